@@ -1,0 +1,126 @@
+/**
+ * @module Time, injected.
+ *
+ * Every timestamp and every timed wait in the SDK goes through a `Clock`, so
+ * a `MockClock` moves schedules, backoff, leases and retention in tests
+ * without sleeping.
+ */
+
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /**
+   * Resolves once `now() >= at`, or at once when it already is. Rejects with
+   * the signal's reason when `signal` aborts first. Timers are never busy
+   * loops: a system clock sets one timeout, a mock clock waits for `advance`.
+   */
+  waitUntil(at: number, signal?: AbortSignal): Promise<void>;
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new Error("aborted");
+}
+
+// setTimeout's upper bound; longer waits re-arm.
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+class SystemClockImpl implements Clock {
+  now(): number {
+    return Date.now();
+  }
+
+  waitUntil(at: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    return new Promise<void>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(abortReason(signal!));
+      };
+      const arm = () => {
+        const remaining = at - Date.now();
+        if (remaining <= 0) {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+          return;
+        }
+        timer = setTimeout(arm, Math.min(remaining, MAX_TIMEOUT_MS));
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      arm();
+    });
+  }
+}
+
+/** Wall-clock time. */
+export const SystemClock: Clock = new SystemClockImpl();
+
+interface MockTimer {
+  at: number;
+  resolve(): void;
+}
+
+/**
+ * A clock that moves only when told. `advance` and `set` wake every waiter
+ * whose deadline has passed, in deadline order.
+ */
+export class MockClock implements Clock {
+  #now: number;
+  #timers = new Set<MockTimer>();
+
+  constructor(startMs = 1_700_000_000_000) {
+    this.#now = startMs;
+  }
+
+  now(): number {
+    return this.#now;
+  }
+
+  /** Moves time forward by `ms` and wakes the timers now due. */
+  advance(ms: number): void {
+    if (!(ms >= 0)) throw new RangeError(`MockClock.advance takes a non-negative number of milliseconds, got ${ms}`);
+    this.set(this.#now + ms);
+  }
+
+  /** Sets the time (it may go backwards, to test clock skew) and wakes the timers now due. */
+  set(ms: number): void {
+    this.#now = ms;
+    const due = [...this.#timers].filter((t) => t.at <= ms).sort((a, b) => a.at - b.at);
+    for (const t of due) {
+      this.#timers.delete(t);
+      t.resolve();
+    }
+  }
+
+  /** How many waits are pending; tests use it to know a worker went idle. */
+  get pendingTimers(): number {
+    return this.#timers.size;
+  }
+
+  /** The earliest pending deadline, if any. */
+  get nextDeadline(): number | undefined {
+    let min: number | undefined;
+    for (const t of this.#timers) if (min === undefined || t.at < min) min = t.at;
+    return min;
+  }
+
+  waitUntil(at: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    if (at <= this.#now) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const timer: MockTimer = {
+        at,
+        resolve: () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        },
+      };
+      const onAbort = () => {
+        this.#timers.delete(timer);
+        reject(abortReason(signal!));
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#timers.add(timer);
+    });
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * @module The error tree shared by every layer.
+ *
+ * Every error the SDK throws is a `TaqubaError` with a stable string `code`
+ * and a `retryable` flag. `instanceof` is made to work across duplicate
+ * copies of the package (two installs in one process, or tests that load a
+ * module twice) through a `Symbol.for` brand instead of prototype identity.
+ */
+
+const BRAND = Symbol.for("taquba.error");
+
+export class TaqubaError extends Error {
+  /** A stable identifier such as `PRECONDITION_FAILED`; never a number. */
+  readonly code: string;
+  /** Whether repeating the operation may succeed. */
+  readonly retryable: boolean;
+
+  constructor(code: string, message: string, opts: { retryable?: boolean; cause?: unknown } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.code = code;
+    this.retryable = opts.retryable ?? false;
+    this.name = new.target.name;
+    // The names of every class from this one up to TaqubaError, so that
+    // `instanceof` answers by name for errors made by another copy.
+    const names: string[] = [];
+    for (let c: unknown = new.target; typeof c === "function" && c !== Error; c = Object.getPrototypeOf(c)) {
+      names.push((c as { name: string }).name);
+    }
+    Object.defineProperty(this, BRAND, { value: names, enumerable: false });
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (typeof value !== "object" || value === null) return false;
+    const names = (value as { [BRAND]?: unknown })[BRAND];
+    return Array.isArray(names) && names.includes(this.name);
+  }
+}
+
+/** A create-if-absent put found the key already present. */
+export class PreconditionFailedError extends TaqubaError {
+  constructor(readonly key: string) {
+    super("PRECONDITION_FAILED", `object "${key}" already exists; a create-if-absent put never overwrites`);
+  }
+}
+
+/** An argument was malformed. Nothing durable was changed. */
+export class ValidationError extends TaqubaError {
+  /** One entry per violation, each naming where and what. */
+  readonly issues: readonly string[];
+  constructor(message: string, issues: readonly string[] = []) {
+    super("VALIDATION", issues.length > 0 ? `${message}:\n  - ${issues.join("\n  - ")}` : message);
+    this.issues = issues;
+  }
+}
+
+/** A stored object failed its checksum or could not be decoded. */
+export class StoreCorruptedError extends TaqubaError {
+  constructor(readonly objectKey: string, detail: string) {
+    super(
+      "STORE_CORRUPTED",
+      `object "${objectKey}" is corrupted (${detail}); restore it from a backup or remove the store's data, nothing was replayed from it`,
+    );
+  }
+}
+
+/** Another process opened the same store as writer; this one must stop. */
+export class FencedError extends TaqubaError {
+  constructor(detail: string) {
+    super("FENCED", `this writer was fenced by a newer writer on the same store (${detail}); close it and let the newer process own the store`);
+  }
+}
+
+/** The engine or queue is closed (or poisoned by a failed write). */
+export class ClosedError extends TaqubaError {
+  constructor(what: string, cause?: unknown) {
+    super("CLOSED", `${what} is closed${cause instanceof Error ? ` after: ${cause.message}` : ""}; reopen it to recover the durable state`, {
+      cause,
+    });
+  }
+}
+
+/** A request to the object store failed after its retries. */
+export class StoreUnavailableError extends TaqubaError {
+  constructor(operation: string, key: string, cause: unknown) {
+    super(
+      "STORE_UNAVAILABLE",
+      `object store ${operation} of "${key}" failed: ${cause instanceof Error ? cause.message : String(cause)}; check the store's reachability and credentials`,
+      { retryable: true, cause },
+    );
+  }
+}

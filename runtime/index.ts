@@ -1,0 +1,19 @@
+/**
+ * @module taquba: durable execution for TypeScript on object storage.
+ *
+ * Everything users import comes from here. Grouped by layer, top to bottom.
+ */
+
+// Errors and time
+export * from "./errors.js";
+export * from "./clock.js";
+
+// Object stores
+export type * from "./store/object-store.js";
+export { MemoryStore } from "./store/memory-store.js";
+export { validateObjectKey, compareKeys } from "./store/keys.js";
+
+// Engine
+export { Engine } from "./engine/engine.js";
+export type { EngineOptions, ScanOptions, CommitOptions } from "./engine/engine.js";
+export { WriteBatch } from "./engine/write-batch.js";

@@ -1,0 +1,53 @@
+/**
+ * @module Object key validation and ordering, shared by every store.
+ */
+import { ValidationError } from "../errors.js";
+
+/** Longest key S3 accepts, in UTF-8 bytes. */
+export const MAX_OBJECT_KEY_BYTES = 1024;
+
+/**
+ * Rejects keys that could escape a directory or that S3 and a file system
+ * would read differently: empty, absolute, `.`/`..` or empty segments, NUL,
+ * backslashes, and keys longer than S3 allows.
+ */
+export function validateObjectKey(key: string): void {
+  const problems: string[] = [];
+  if (key.length === 0) problems.push("the key is empty");
+  if (key.startsWith("/")) problems.push("the key is absolute (starts with '/')");
+  if (key.includes("\0")) problems.push("the key contains a NUL character");
+  if (key.includes("\\")) problems.push("the key contains a backslash");
+  if (key.length > 0 && !key.startsWith("/")) {
+    for (const segment of key.split("/")) {
+      if (segment === "") problems.push("the key has an empty segment ('//' or a trailing '/')");
+      else if (segment === "." || segment === "..") problems.push(`the key has a '${segment}' segment`);
+    }
+  }
+  if (Buffer.byteLength(key, "utf8") > MAX_OBJECT_KEY_BYTES) problems.push(`the key is longer than ${MAX_OBJECT_KEY_BYTES} bytes`);
+  if (problems.length > 0) {
+    throw new ValidationError(`invalid object key ${JSON.stringify(key)}; use '/'-separated non-empty relative segments`, [
+      ...new Set(problems),
+    ]);
+  }
+}
+
+/**
+ * Compares strings by the byte order of their UTF-8 encodings, which is code
+ * point order. JavaScript's `<` compares UTF-16 code units and disagrees for
+ * characters above U+FFFF against U+E000..U+FFFF.
+ */
+export function compareKeys(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const ca = a.charCodeAt(i);
+    const cb = b.charCodeAt(i);
+    if (ca === cb) continue;
+    // Surrogates (D800..DFFF) encode code points above U+FFFF and so sort
+    // after every BMP character.
+    const sa = ca >= 0xd800 && ca <= 0xdfff;
+    const sb = cb >= 0xd800 && cb <= 0xdfff;
+    if (sa !== sb) return sa ? 1 : -1;
+    return ca < cb ? -1 : 1;
+  }
+  return a.length - b.length;
+}
