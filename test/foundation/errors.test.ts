@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { FencedError, PreconditionFailedError, StoreCorruptedError, TaqubaError, ValidationError } from "taquba";
+
+describe("error tree", () => {
+  it("sets name, code and retryable, and keeps instanceof along the hierarchy", () => {
+    const e = new PreconditionFailedError("wal/1");
+    expect(e).toBeInstanceOf(PreconditionFailedError);
+    expect(e).toBeInstanceOf(TaqubaError);
+    expect(e).toBeInstanceOf(Error);
+    expect(e).not.toBeInstanceOf(FencedError);
+    expect(e.name).toBe("PreconditionFailedError");
+    expect(e.code).toBe("PRECONDITION_FAILED");
+    expect(e.retryable).toBe(false);
+    expect(e.message).toContain("wal/1");
+  });
+
+  it("recognises errors made by another copy of the classes by their brand", () => {
+    // A structurally identical class from a second copy of the package.
+    class StoreCorruptedError2 extends TaqubaError {}
+    Object.defineProperty(StoreCorruptedError2, "name", { value: "StoreCorruptedError" });
+    const foreign = new StoreCorruptedError2("STORE_CORRUPTED", "x");
+    expect(foreign).toBeInstanceOf(StoreCorruptedError);
+    expect({}).not.toBeInstanceOf(TaqubaError);
+    expect(new Error("plain")).not.toBeInstanceOf(TaqubaError);
+  });
+
+  it("lists every validation issue in the message", () => {
+    const e = new ValidationError("bad input", ["/a must be a string", "/b is required"]);
+    expect(e.issues).toHaveLength(2);
+    expect(e.message).toContain("/a must be a string");
+    expect(e.message).toContain("/b is required");
+  });
+});
