@@ -12,6 +12,12 @@ export * from "./clock.js";
 export type * from "./store/object-store.js";
 export { MemoryStore } from "./store/memory-store.js";
 export { validateObjectKey, compareKeys } from "./store/keys.js";
+export { withFaults, InjectedFaultError } from "./store/with-faults.js";
+export type { FaultOptions, FaultyStore, StoreOperation } from "./store/with-faults.js";
+export { withLatency } from "./store/with-latency.js";
+export type { LatencyOptions } from "./store/with-latency.js";
+export { withCounting } from "./store/with-counting.js";
+export type { CountingStore, StoreCounts } from "./store/with-counting.js";
 
 // Engine
 export { Engine } from "./engine/engine.js";
