@@ -1,0 +1,288 @@
+/**
+ * @module Typed job, signal and header definitions: the values generated code
+ * exports and the runner consumes.
+ *
+ * A definition is a plain frozen object whose type parameters carry the
+ * job's input, output, error and header types (phantom types: nothing at run
+ * time holds them, the validators check them). Because clients, runners and
+ * handlers all take the definition value, a wrong job name, field, header or
+ * signal payload is a compile error, and the same validators enforce it at
+ * run time. This module holds no IO so clients and workers can share it.
+ */
+
+import { TaqubaError, ValidationError } from "../errors.js";
+import { formatIssue, type Validator } from "./validator.js";
+
+/** Header values as they travel with a job: strings by name. */
+export type HeaderValues = { readonly [name: string]: string };
+
+/** The typed header set a spec package declares for all its jobs. */
+export interface HeaderSetDefinition<Headers extends HeaderValues = HeaderValues> {
+  readonly kind: "headers";
+  readonly package: string;
+  /** Every declared header, sorted. */
+  readonly names: readonly string[];
+  /** The headers a submission must carry, sorted. */
+  readonly required: readonly string[];
+  readonly validator: Validator<Headers>;
+}
+
+/** A typed job: what a client submits and what a handler implements. */
+export interface JobDefinition<
+  Name extends string = string,
+  Input = unknown,
+  Output = unknown,
+  Err = unknown,
+  Headers extends HeaderValues = HeaderValues,
+> {
+  readonly kind: "job";
+  /** The qualified name `<package>.<job>` the runner files jobs under. */
+  readonly name: Name;
+  readonly package: string;
+  readonly description: string | undefined;
+  readonly input: Validator<Input>;
+  readonly output: Validator<Output>;
+  /** The typed error a handler may fail with (`ctx.fail`), when the spec declares one. */
+  readonly error: Validator<Err> | undefined;
+  readonly headers: HeaderSetDefinition<Headers>;
+  /** Derives the deduplication key from the input, when the spec declares a template. */
+  readonly idempotencyKey: ((input: Input) => string) | undefined;
+  readonly maxAttempts: number | undefined;
+  readonly priority: number | undefined;
+  /** A hash of the job's normalised contract (schemas, headers, key); changes when the contract does. */
+  readonly contractHash: string;
+}
+
+/** A typed signal: a correlation key built from typed parameters and a typed payload. */
+export interface SignalDefinition<Name extends string = string, Params = unknown, Payload = unknown> {
+  readonly kind: "signal";
+  /** The qualified name `<package>.<signal>`. */
+  readonly name: Name;
+  readonly package: string;
+  /** The correlation-key template, e.g. `payment:{order_id}`. */
+  readonly keyTemplate: string;
+  readonly params: Validator<Params>;
+  readonly payload: Validator<Payload>;
+  /** Builds the correlation key; validates the parameters first. */
+  key(params: Params): string;
+  /** Validates a payload and encodes it (UTF-8 JSON) for the wire. */
+  encode(payload: Payload): Uint8Array;
+  /** Decodes a received payload and validates it: old senders exist. */
+  decode(bytes: Uint8Array): Payload;
+}
+
+/** A handler's outcome as a client sees it. */
+export type JobOutcome<Output, Err> =
+  | { readonly status: "succeeded"; readonly output: Output }
+  | {
+      readonly status: "failed";
+      /** The typed error when the handler failed through `ctx.fail`; undefined for crashes and exhausted attempts. */
+      readonly error: Err | undefined;
+      readonly message: string;
+    }
+  | { readonly status: "cancelled" };
+
+/** A submitted job, to await or look up its outcome, also after a restart. */
+export interface JobHandle<Output, Err> {
+  readonly jobId: string;
+  /** False when the idempotency key matched an existing job and nothing new was enqueued. */
+  readonly newlySubmitted: boolean;
+  /** Waits for the job to end. */
+  result(): Promise<JobOutcome<Output, Err>>;
+  /** The outcome if the job has ended, else null; never waits. */
+  fetchResult(): Promise<JobOutcome<Output, Err> | null>;
+}
+
+/** Options of one submission. */
+export interface JobSubmitOptions<Headers extends HeaderValues = HeaderValues> {
+  /** Typed headers; generated clients require this when the package declares required headers. */
+  readonly headers?: Headers;
+  /** Higher runs first. Default: the definition's priority, else 0. */
+  readonly priority?: number;
+  /** Epoch milliseconds before which the job is not claimed. Default: now. */
+  readonly runAt?: number;
+  /** Overrides the key derived from the definition's idempotency template. */
+  readonly idempotencyKey?: string;
+  /** Default: the definition's `maxAttempts`, else the queue's. */
+  readonly maxAttempts?: number;
+}
+
+/**
+ * What a generated client needs from a job runner. The runner validates the
+ * input and headers again on submit and on the worker side.
+ */
+export interface JobSubmitter {
+  submit<Name extends string, Input, Output, Err, Headers extends HeaderValues>(
+    definition: JobDefinition<Name, Input, Output, Err, Headers>,
+    input: Input,
+    options?: JobSubmitOptions<Headers>,
+  ): Promise<JobHandle<Output, Err>>;
+}
+
+/** Where a signal was put: handed to a waiting step, or kept until one waits. */
+export type SignalDelivery = "delivered" | "buffered";
+
+/** What a generated client needs to send signals (a `WorkflowRuntime` satisfies it). */
+export interface SignalSender {
+  signal(correlationKey: string, payload: Uint8Array): Promise<SignalDelivery>;
+}
+
+/** What a handler receives beside its input. */
+export interface JobContext<Headers extends HeaderValues = HeaderValues, Err = unknown> {
+  readonly jobId: string;
+  /** 1 on the first delivery. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly headers: Headers;
+  /** Aborted when the job is cancelled or the runner shuts down. */
+  readonly cancelSignal: AbortSignal;
+  /** Ends the job as failed with a typed error (validated, then stored); never retried. */
+  fail(error: Err): never;
+}
+
+/** The implementation of one job. */
+export interface JobHandler<Input = unknown, Output = unknown, Err = unknown, Headers extends HeaderValues = HeaderValues> {
+  run(input: Input, ctx: JobContext<Headers, Err>): Promise<Output>;
+}
+
+/** What generated `register` functions need from a runner builder. */
+export interface JobRegistrar {
+  register<Name extends string, Input, Output, Err, Headers extends HeaderValues>(
+    definition: JobDefinition<Name, Input, Output, Err, Headers>,
+    handler: JobHandler<Input, Output, Err, Headers>,
+  ): unknown;
+}
+
+/**
+ * Thrown by `ctx.fail`: the handler ended its job with a typed error. The
+ * runner validates `error` against the definition's error schema and stores
+ * it as the job's outcome without retrying.
+ */
+export class JobFailure<Err = unknown> extends TaqubaError {
+  constructor(readonly error: Err, message = "the job failed with a typed error") {
+    super("JOB_FAILED", `${message}; see the error payload for details`);
+  }
+}
+
+const PLACEHOLDER = /\{([^{}]*)\}/g;
+
+/**
+ * Compiles a key template such as `payment:{order_id}` or `{customer.id}`
+ * into a function of the values it names. Strings are percent-encoded so
+ * that a value holding the template's separators cannot collide with
+ * another key; numbers and booleans are written as JSON writes them.
+ */
+export function compileKeyTemplate(template: string): (values: unknown) => string {
+  const parts: Array<string | readonly string[]> = [];
+  let last = 0;
+  for (const m of template.matchAll(PLACEHOLDER)) {
+    parts.push(template.slice(last, m.index));
+    parts.push((m[1] ?? "").split("."));
+    last = m.index + m[0].length;
+  }
+  parts.push(template.slice(last));
+  return (values: unknown): string =>
+    parts
+      .map((p) => {
+        if (typeof p === "string") return p;
+        let v: unknown = values;
+        for (const seg of p) v = typeof v === "object" && v !== null ? (v as Record<string, unknown>)[seg] : undefined;
+        if (typeof v === "string") return encodeURIComponent(v);
+        if (typeof v === "number" || typeof v === "boolean") return String(v);
+        throw new ValidationError(`key template "${template}" needs a string, number or boolean at "${p.join(".")}"`, [
+          `${p.join(".")}: is ${v === null ? "null" : typeof v}`,
+        ]);
+      })
+      .join("");
+}
+
+/** Defines the typed header set of a package. */
+export function defineHeaders<Headers extends HeaderValues>(spec: {
+  package: string;
+  names: readonly string[];
+  required: readonly string[];
+  validator: Validator<Headers>;
+}): HeaderSetDefinition<Headers> {
+  return Object.freeze({
+    kind: "headers",
+    package: spec.package,
+    names: Object.freeze([...spec.names]),
+    required: Object.freeze([...spec.required]),
+    validator: spec.validator,
+  });
+}
+
+/** Defines a typed job; generated code calls this once per job of a spec. */
+export function defineJob<Name extends string, Input, Output, Err, Headers extends HeaderValues>(spec: {
+  name: Name;
+  package: string;
+  description?: string;
+  input: Validator<Input>;
+  output: Validator<Output>;
+  error?: Validator<Err>;
+  headers: HeaderSetDefinition<Headers>;
+  idempotencyKey?: string;
+  maxAttempts?: number;
+  priority?: number;
+  contractHash: string;
+}): JobDefinition<Name, Input, Output, Err, Headers> {
+  const key = spec.idempotencyKey === undefined ? undefined : compileKeyTemplate(spec.idempotencyKey);
+  return Object.freeze({
+    kind: "job",
+    name: spec.name,
+    package: spec.package,
+    description: spec.description,
+    input: spec.input,
+    output: spec.output,
+    error: spec.error,
+    headers: spec.headers,
+    idempotencyKey: key === undefined ? undefined : (input: Input) => key(input),
+    maxAttempts: spec.maxAttempts,
+    priority: spec.priority,
+    contractHash: spec.contractHash,
+  });
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/** Defines a typed signal; generated code calls this once per signal of a spec. */
+export function defineSignal<Name extends string, Params, Payload>(spec: {
+  name: Name;
+  package: string;
+  keyTemplate: string;
+  params: Validator<Params>;
+  payload: Validator<Payload>;
+}): SignalDefinition<Name, Params, Payload> {
+  const key = compileKeyTemplate(spec.keyTemplate);
+  const params: Validator<Params> = spec.params;
+  const payload: Validator<Payload> = spec.payload;
+  return Object.freeze({
+    kind: "signal",
+    name: spec.name,
+    package: spec.package,
+    keyTemplate: spec.keyTemplate,
+    params,
+    payload,
+    key(values: Params): string {
+      params.assert(values);
+      return key(values);
+    },
+    encode(value: Payload): Uint8Array {
+      payload.assert(value);
+      return encoder.encode(JSON.stringify(value));
+    },
+    decode(bytes: Uint8Array): Payload {
+      let value: unknown;
+      try {
+        value = JSON.parse(decoder.decode(bytes));
+      } catch (e) {
+        throw new ValidationError(`${payload.name} is not UTF-8 JSON; send it through the generated signal sender`, [
+          formatIssue({ path: "", message: e instanceof Error ? e.message : String(e) }),
+        ]);
+      }
+      payload.assert(value);
+      return value;
+    },
+  });
+}
