@@ -23,3 +23,32 @@ export type { CountingStore, StoreCounts } from "./store/with-counting.js";
 export { Engine } from "./engine/engine.js";
 export type { EngineOptions, ScanOptions, CommitOptions } from "./engine/engine.js";
 export { WriteBatch } from "./engine/write-batch.js";
+
+// Jobs
+export { createValidator, formatIssue } from "./jobs/validator.js";
+export type {
+  Validator,
+  ValidationIssue,
+  RawValidateFunction,
+  RawValidationError,
+  StandardSchemaV1,
+  StandardSchemaResult,
+  StandardSchemaIssue,
+} from "./jobs/validator.js";
+export { jsonSchemaFormats, validatorRuntime } from "./jobs/json-schema-formats.js";
+export { defineJob, defineSignal, defineHeaders, compileKeyTemplate, JobFailure } from "./jobs/job-definition.js";
+export type {
+  HeaderValues,
+  HeaderSetDefinition,
+  JobDefinition,
+  SignalDefinition,
+  JobOutcome,
+  JobHandle,
+  JobSubmitOptions,
+  JobSubmitter,
+  SignalDelivery,
+  SignalSender,
+  JobContext,
+  JobHandler,
+  JobRegistrar,
+} from "./jobs/job-definition.js";
