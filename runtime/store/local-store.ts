@@ -1,0 +1,286 @@
+/**
+ * @module An object store in a local directory.
+ *
+ * Layout: a key's segments become nested directories, so `wal/0001` is the
+ * file `<dir>/wal%2F/0001`. Directories carry the suffix `%2F` (an escaped
+ * `/`) and every `%` in a segment is written as `%25`; object files and
+ * directories therefore never share a name, and keys `a` and `a/b` can both
+ * exist, as on S3. Temporary files start with `%tmp.`, a name no key maps
+ * to, so they are never listed and never collide with an object.
+ *
+ * Durability: a put writes a temporary file in the target directory, fsyncs
+ * it, moves it into place (`link()` for create-if-absent, which fails when the
+ * name exists, `rename()` otherwise), then fsyncs the directory and any
+ * directory it had to create before resolving.
+ */
+import { randomBytes } from "node:crypto";
+import { constants as fsConstants, type Dirent } from "node:fs";
+import * as fs from "node:fs/promises";
+import * as path from "node:path";
+import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
+import { compareKeys, validateObjectKey } from "./keys.js";
+import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
+
+const DIR_SUFFIX = "%2F";
+const TEMP_PREFIX = "%tmp.";
+/** A put whose directory a concurrent delete removed is retried this many times. */
+const MAX_PUT_ATTEMPTS = 5;
+
+function escapeSegment(segment: string): string {
+  return segment.replaceAll("%", "%25");
+}
+
+/** The segment a file name stands for, or null for names no key produces (temporary files, strays). */
+function unescapeName(name: string): string | null {
+  for (let i = name.indexOf("%"); i !== -1; i = name.indexOf("%", i + 1)) {
+    if (!name.startsWith("%25", i)) return null;
+  }
+  return name.replaceAll("%25", "%");
+}
+
+function errorCode(err: unknown): string | undefined {
+  return typeof err === "object" && err !== null ? (err as { code?: string }).code : undefined;
+}
+
+/** One directory entry seen while listing, placed by the key (or key prefix) it stands for. */
+interface ListEntry {
+  /** Full key of an object, or full prefix ending in `/` of a directory. */
+  key: string;
+  dir: boolean;
+  name: string;
+}
+
+/** A store whose objects are files under one directory. */
+export class LocalStore implements ObjectStore {
+  /** Absolute path of the store's directory. */
+  readonly root: string;
+  /** Directories known to exist with a durable entry in their parent, by absolute path. */
+  #durableDirs = new Map<string, Promise<void>>();
+  #tempCounter = 0;
+
+  /** `dir` is created on the first put if absent. */
+  constructor(dir: string) {
+    if (typeof dir !== "string" || dir.length === 0 || dir.includes("\0")) {
+      throw new ValidationError(`LocalStore needs a directory path, got ${JSON.stringify(dir)}`);
+    }
+    this.root = path.resolve(dir);
+  }
+
+  async get(key: string): Promise<StoredObject | null> {
+    validateObjectKey(key);
+    let handle: fs.FileHandle;
+    try {
+      handle = await fs.open(this.#objectPath(key), "r");
+    } catch (err) {
+      if (errorCode(err) === "ENOENT" || errorCode(err) === "ENOTDIR") return null;
+      throw this.#mapError(err, key, "get");
+    }
+    try {
+      const stat = await handle.stat({ bigint: true });
+      const body = new Uint8Array(await handle.readFile());
+      return { body, etag: etagOf(stat) };
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async put(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<{ etag: string }> {
+    validateObjectKey(key);
+    // The write happens after awaits; a private copy keeps a caller's later
+    // mutation of `body` out of the stored object.
+    const payload = body.slice();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#putOnce(key, payload, opts.ifNoneMatch === "*");
+      } catch (err) {
+        // ENOENT: a concurrent delete removed a directory on our path after
+        // we made sure of it. Forget what we knew and build the path again.
+        if (errorCode(err) === "ENOENT" && attempt < MAX_PUT_ATTEMPTS) {
+          this.#durableDirs.clear();
+          continue;
+        }
+        throw this.#mapError(err, key, "put");
+      }
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    validateObjectKey(key);
+    const file = this.#objectPath(key);
+    try {
+      await fs.unlink(file);
+    } catch (err) {
+      if (errorCode(err) === "ENOENT" || errorCode(err) === "ENOTDIR") return;
+      throw this.#mapError(err, key, "delete");
+    }
+    let dir = path.dirname(file);
+    try {
+      await fsyncDir(dir);
+    } catch (err) {
+      throw this.#mapError(err, key, "delete");
+    }
+    // Remove directories the delete left empty, bottom up, never the root.
+    // rmdir refuses a non-empty directory, so a concurrent put loses nothing:
+    // at worst it retries after ENOENT.
+    const rootPrefix = this.root.endsWith(path.sep) ? this.root : this.root + path.sep;
+    while (dir !== this.root && dir.startsWith(rootPrefix)) {
+      try {
+        await fs.rmdir(dir);
+      } catch {
+        break;
+      }
+      this.#durableDirs.delete(dir);
+      dir = path.dirname(dir);
+    }
+  }
+
+  async *list(prefix: string, opts: ListOptions = {}): AsyncIterable<ListedObject> {
+    // No key contains NUL; the file system would reject such a path.
+    if (prefix.includes("\0")) return;
+    const startAfter = opts.startAfter;
+    // Go straight to the directory of the prefix's complete segments; only
+    // the last, partial segment needs filtering.
+    const cut = prefix.lastIndexOf("/") + 1;
+    const dirKey = prefix.slice(0, cut);
+    const dirPath = dirKey === "" ? this.root : this.#dirPath(dirKey.slice(0, -1).split("/"));
+    yield* this.#walk(dirPath, dirKey, prefix, startAfter);
+  }
+
+  /** Lists one directory, sorted by key, descending into subdirectories as their turn comes. */
+  async *#walk(dirPath: string, dirKey: string, prefix: string, startAfter: string | undefined): AsyncGenerator<ListedObject> {
+    let dirents: Dirent[];
+    try {
+      dirents = await fs.readdir(dirPath, { withFileTypes: true });
+    } catch (err) {
+      if (errorCode(err) === "ENOENT" || errorCode(err) === "ENOTDIR") return;
+      throw this.#mapError(err, prefix, "list");
+    }
+    const entries: ListEntry[] = [];
+    for (const d of dirents) {
+      const isDir = d.isDirectory();
+      if (isDir !== d.name.endsWith(DIR_SUFFIX)) continue;
+      const segment = unescapeName(isDir ? d.name.slice(0, -DIR_SUFFIX.length) : d.name);
+      if (segment === null || segment === "") continue;
+      const key = dirKey + segment + (isDir ? "/" : "");
+      if (isDir) {
+        // A directory matters when its keys can start with the prefix and
+        // some of them can sort after startAfter.
+        if (!key.startsWith(prefix) && !prefix.startsWith(key)) continue;
+        if (startAfter !== undefined && compareKeys(key, startAfter) <= 0 && !startAfter.startsWith(key)) continue;
+      } else {
+        if (!key.startsWith(prefix)) continue;
+        if (startAfter !== undefined && compareKeys(key, startAfter) <= 0) continue;
+      }
+      entries.push({ key, dir: isDir, name: d.name });
+    }
+    entries.sort((a, b) => compareKeys(a.key, b.key));
+    for (const entry of entries) {
+      const entryPath = path.join(dirPath, entry.name);
+      if (entry.dir) {
+        yield* this.#walk(entryPath, entry.key, prefix, startAfter);
+        continue;
+      }
+      try {
+        const stat = await fs.stat(entryPath);
+        yield { key: entry.key, size: stat.size };
+      } catch (err) {
+        // Deleted since readdir: a listing is not a snapshot.
+        if (errorCode(err) !== "ENOENT") throw this.#mapError(err, entry.key, "list");
+      }
+    }
+  }
+
+  async #putOnce(key: string, body: Uint8Array, createOnly: boolean): Promise<{ etag: string }> {
+    const segments = key.split("/");
+    const dir = this.#dirPath(segments.slice(0, -1));
+    await this.#ensureDir(dir);
+    const target = path.join(dir, escapeSegment(segments[segments.length - 1]!));
+    const temp = path.join(dir, `${TEMP_PREFIX}${process.pid}.${++this.#tempCounter}.${randomBytes(6).toString("hex")}`);
+    let etag: string;
+    const handle = await fs.open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o644);
+    try {
+      await handle.writeFile(body);
+      await handle.sync();
+      etag = etagOf(await handle.stat({ bigint: true }));
+    } catch (err) {
+      await handle.close().catch(() => undefined);
+      await fs.unlink(temp).catch(() => undefined);
+      throw err;
+    }
+    await handle.close();
+    try {
+      if (createOnly) {
+        try {
+          await fs.link(temp, target);
+        } catch (err) {
+          if (errorCode(err) === "EEXIST") throw new PreconditionFailedError(key);
+          throw err;
+        }
+        await fs.unlink(temp);
+      } else {
+        await fs.rename(temp, target);
+      }
+    } catch (err) {
+      await fs.unlink(temp).catch(() => undefined);
+      throw err;
+    }
+    await fsyncDir(dir);
+    return { etag };
+  }
+
+  /** Makes `dir` and its missing ancestors exist, each with a durable entry in its parent. */
+  #ensureDir(dir: string): Promise<void> {
+    const known = this.#durableDirs.get(dir);
+    if (known) return known;
+    const made = (async () => {
+      if (dir === this.root) {
+        await fs.mkdir(dir, { recursive: true });
+        await fsyncDir(path.dirname(dir));
+        return;
+      }
+      const parent = path.dirname(dir);
+      await this.#ensureDir(parent);
+      try {
+        await fs.mkdir(dir);
+      } catch (err) {
+        if (errorCode(err) !== "EEXIST") throw err;
+      }
+      // Also when it existed: whoever made it may not have synced yet.
+      await fsyncDir(parent);
+    })();
+    this.#durableDirs.set(dir, made);
+    made.catch(() => this.#durableDirs.delete(dir));
+    return made;
+  }
+
+  #dirPath(segments: readonly string[]): string {
+    return path.join(this.root, ...segments.map((s) => escapeSegment(s) + DIR_SUFFIX));
+  }
+
+  #objectPath(key: string): string {
+    const segments = key.split("/");
+    return path.join(this.#dirPath(segments.slice(0, -1)), escapeSegment(segments[segments.length - 1]!));
+  }
+
+  /** File-system failures become `StoreUnavailableError`, so callers handle every store alike. */
+  #mapError(err: unknown, key: string, operation = "access"): unknown {
+    if (err instanceof TaqubaError) return err;
+    if (errorCode(err) === "ENAMETOOLONG") {
+      return new ValidationError(`object key ${JSON.stringify(key)} has a segment too long for the local file system; use segments under 255 bytes`);
+    }
+    return new StoreUnavailableError(`local ${operation} (${this.root})`, key, err);
+  }
+}
+
+function etagOf(stat: { ino: bigint; size: bigint; mtimeNs: bigint }): string {
+  return `"${stat.ino.toString(16)}-${stat.size.toString(16)}-${stat.mtimeNs.toString(16)}"`;
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  const handle = await fs.open(dir, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,100 @@
+import { mkdtemp, readdir, rm, stat, writeFile, mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { LocalStore, ValidationError } from "taquba";
+import { describeStoreConformance } from "./conformance.js";
+
+const dirs: string[] = [];
+async function freshDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "taquba-local-"));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(async () => {
+  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+});
+
+const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
+
+async function keys(store: LocalStore, prefix = ""): Promise<string[]> {
+  const out: string[] = [];
+  for await (const o of store.list(prefix)) out.push(o.key);
+  return out;
+}
+
+describeStoreConformance("LocalStore", { makeStore: async () => new LocalStore(await freshDir()), paginationKeys: 1100 });
+
+describe("LocalStore on disk", () => {
+  it("keeps objects across instances on the same directory", async () => {
+    const dir = await freshDir();
+    await new LocalStore(dir).put("wal/0001", enc("durable"));
+    const again = new LocalStore(dir);
+    expect(new TextDecoder().decode((await again.get("wal/0001"))!.body)).toBe("durable");
+    expect(await keys(again)).toEqual(["wal/0001"]);
+  });
+
+  it("creates its directory on the first put and reads as empty before", async () => {
+    const dir = join(await freshDir(), "not", "yet");
+    const store = new LocalStore(dir);
+    expect(await store.get("k")).toBeNull();
+    expect(await keys(store)).toEqual([]);
+    await store.delete("k");
+    await store.put("k", enc("v"));
+    expect((await stat(dir)).isDirectory()).toBe(true);
+  });
+
+  it("never lists temporary or stray files and never lets them collide with keys", async () => {
+    const dir = await freshDir();
+    const store = new LocalStore(dir);
+    await store.put("a/b", enc("v"));
+    // What a crash in the middle of a put leaves behind, plus files no key maps to.
+    await writeFile(join(dir, "%tmp.1.1.abc"), "partial");
+    await writeFile(join(dir, "a%2F", "%tmp.1.2.def"), "partial");
+    await writeFile(join(dir, "stray%"), "x");
+    await mkdir(join(dir, "plain-dir"));
+    await writeFile(join(dir, "plain-dir", "f"), "x");
+    expect(await keys(store)).toEqual(["a/b"]);
+    // Keys spelled like the temporary files are ordinary keys.
+    await store.put("%tmp.1.1.abc", enc("key"), { ifNoneMatch: "*" });
+    expect(new TextDecoder().decode((await store.get("%tmp.1.1.abc"))!.body)).toBe("key");
+    expect(await keys(store)).toEqual(["%tmp.1.1.abc", "a/b"]);
+  });
+
+  it("removes directories a delete left empty, but never the root", async () => {
+    const dir = await freshDir();
+    const store = new LocalStore(dir);
+    await store.put("x/y/z", enc("1"));
+    await store.put("x/keep", enc("2"));
+    await store.delete("x/y/z");
+    expect(await readdir(join(dir, "x%2F"))).toEqual(["keep"]);
+    await store.delete("x/keep");
+    expect(await readdir(dir)).toEqual([]);
+    expect((await stat(dir)).isDirectory()).toBe(true);
+  });
+
+  it("survives puts racing deletes that empty the same directories", async () => {
+    const store = new LocalStore(await freshDir());
+    for (let round = 0; round < 20; round++) {
+      await store.put(`d/e/k${round}`, enc("old"));
+      await Promise.all([store.delete(`d/e/k${round}`), store.put(`d/e/n${round}`, enc("new"))]);
+      expect(await store.get(`d/e/n${round}`)).not.toBeNull();
+      await store.delete(`d/e/n${round}`);
+    }
+    expect(await keys(store)).toEqual([]);
+  });
+
+  it("rejects a key segment too long for the file system with ValidationError", async () => {
+    const store = new LocalStore(await freshDir());
+    await expect(store.put(`a/${"x".repeat(300)}`, enc("v"))).rejects.toBeInstanceOf(ValidationError);
+    expect(await keys(store)).toEqual([]);
+  });
+
+  it("changes the etag when an object is replaced", async () => {
+    const store = new LocalStore(await freshDir());
+    const first = await store.put("k", enc("same"));
+    const second = await store.put("k", enc("same"));
+    expect(second.etag).not.toBe(first.etag);
+    expect((await store.get("k"))!.etag).toBe(second.etag);
+  });
+});
