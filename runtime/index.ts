@@ -12,6 +12,9 @@ export * from "./clock.js";
 export type * from "./store/object-store.js";
 export { MemoryStore } from "./store/memory-store.js";
 export { validateObjectKey, compareKeys } from "./store/keys.js";
+export { LocalStore } from "./store/local-store.js";
+export { S3Store, isRetryableS3Error } from "./store/s3-store.js";
+export type { S3StoreOptions, S3RetryOptions } from "./store/s3-store.js";
 export { withFaults, InjectedFaultError } from "./store/with-faults.js";
 export type { FaultOptions, FaultyStore, StoreOperation } from "./store/with-faults.js";
 export { withLatency } from "./store/with-latency.js";
@@ -23,6 +26,51 @@ export type { CountingStore, StoreCounts } from "./store/with-counting.js";
 export { Engine } from "./engine/engine.js";
 export type { EngineOptions, ScanOptions, CommitOptions } from "./engine/engine.js";
 export { WriteBatch } from "./engine/write-batch.js";
+
+// Workflow
+export { RunId, MAX_RUN_ID_LEN } from "./workflow/run-id.js";
+export {
+  InputMismatchError,
+  RunNotFoundError,
+  InvalidRunIdError,
+  ReservedHeaderError,
+  ReservedKeyError,
+  InvalidEffectError,
+  EffectsSealedError,
+  StepError,
+} from "./workflow/workflow-errors.js";
+export type { StepErrorKind } from "./workflow/workflow-errors.js";
+export { StepOutcome, Trigger } from "./workflow/step-outcome.js";
+export {
+  RESERVED_HEADER_PREFIX,
+  RESERVED_KV_PREFIX,
+  HEADER_RUN_ID,
+  HEADER_STEP,
+  HEADER_TERMINAL,
+  HEADER_SIGNAL_WAIT,
+  HEADER_SIGNAL_DELIVERED,
+  RUN_OUTCOME_MEMO_KEY,
+} from "./workflow/reserved.js";
+export type {
+  TerminalStatus,
+  RunErrorKind,
+  RunState,
+  ActiveRunState,
+  Termination,
+  RunStatus,
+  RunOutcome,
+  RunEnd,
+  RunOptions,
+  SubmitOutcome,
+  SignalOutcome,
+} from "./workflow/run-types.js";
+export { Memo, MemoStore } from "./workflow/memo.js";
+export { EffectsHandle, TerminalEffects } from "./workflow/effects-handle.js";
+export type { KvReadHandle } from "./workflow/effects-handle.js";
+export { NoopTerminalHook } from "./workflow/terminal-hook.js";
+export type { TerminalHook } from "./workflow/terminal-hook.js";
+export { Delivery, Step } from "./workflow/delivery.js";
+export type { DetachedOptions, StepRunner } from "./workflow/delivery.js";
 
 // Jobs
 export { createValidator, formatIssue } from "./jobs/validator.js";
@@ -52,3 +100,49 @@ export type {
   JobHandler,
   JobRegistrar,
 } from "./jobs/job-definition.js";
+
+// Webhooks
+export {
+  InvalidWebhookRequestError,
+  WebhookAddressRefusedError,
+  WebhookDeliveryError,
+  WebhookRejectedError,
+  WebhookVerificationError,
+} from "./webhooks/webhook-errors.js";
+export type { WebhookVerificationFailure } from "./webhooks/webhook-errors.js";
+export {
+  WEBHOOK_URL_KEY,
+  WEBHOOK_METHOD_KEY,
+  WEBHOOK_TIMEOUT_KEY,
+  WEBHOOK_HTTP_HEADER_PREFIX,
+  DEFAULT_WEBHOOK_TIMEOUT_MS,
+  MAX_WEBHOOK_TIMEOUT_MS,
+  encodeWebhookHeaders,
+  decodeWebhookJob,
+  webhookEnqueueRequest,
+  enqueueWebhook,
+} from "./webhooks/webhook-request.js";
+export type {
+  WebhookRequest,
+  DecodedWebhookRequest,
+  WebhookEnqueueOptions,
+  WebhookEnqueueRequest,
+  WebhookEnqueuer,
+} from "./webhooks/webhook-request.js";
+export {
+  WEBHOOK_ID_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+  WEBHOOK_SIGNATURE_HEADER,
+  DEFAULT_WEBHOOK_TOLERANCE_MS,
+  parseWebhookSecret,
+  generateWebhookSecret,
+  signWebhook,
+  verifyWebhook,
+} from "./webhooks/webhook-signature.js";
+export type { WebhookSecret, WebhookHeaders, VerifyWebhookOptions, VerifiedWebhook } from "./webhooks/webhook-signature.js";
+export { compileAddressPolicy, checkAddress, resolveAllowedAddresses } from "./webhooks/address-policy.js";
+export type { AddressPolicyOptions, CompiledAddressPolicy, HostResolver, ResolvedAddress } from "./webhooks/address-policy.js";
+export { classifyIp, parseIp, parseNetwork } from "./webhooks/ip-address.js";
+export type { AddressClass, Network } from "./webhooks/ip-address.js";
+export { DEFAULT_MAX_RETRY_AFTER_MS, classifyResponse, parseRetryAfter } from "./webhooks/delivery-verdict.js";
+export type { DeliveryVerdict } from "./webhooks/delivery-verdict.js";

@@ -1,0 +1,169 @@
+/**
+ * @module Durable memo: a retry-safety cache of within-step side effects.
+ *
+ * Entries live in the object store, outside any queue transaction, so a
+ * memo is a cache whose readers tolerate absence by re-executing; the
+ * durable channel between steps is a continuing outcome's payload.
+ */
+import type { ObjectStore } from "../store/object-store.js";
+import { decodeValue, encodeValue, sha256Hex } from "./codec.js";
+import { memoEntryKey, runMemoRoot, runReplayRoot } from "./kv-keys.js";
+import { decodeOutcomeRecord, encodeOutcomeRecord, type OutcomeRecord } from "./records.js";
+import { RUN_OUTCOME_MEMO_KEY } from "./reserved.js";
+import { ReservedKeyError } from "./workflow-errors.js";
+
+/** The memo key {@link Memo.memoizedByContent} derives from an input value. */
+export function contentKeyOf(input: unknown): string {
+  return `content:${sha256Hex(encodeValue(input))}`;
+}
+
+/**
+ * One memo namespace: the entries of one step of a run, or the run-scoped
+ * entries every step of the run shares.
+ *
+ * @example
+ * const draft = await step.memo.memoized("draft", () => callModel(step.payload));
+ */
+export class Memo {
+  readonly #store: ObjectStore;
+  readonly #prefix: string;
+  /** The run this namespace belongs to. */
+  readonly runId: string;
+  /** The step number, or `"run"` for the run-scoped namespace. */
+  readonly scope: number | "run";
+
+  /** Prefer `MemoStore.newMemo` / `MemoStore.runMemo`. */
+  constructor(store: ObjectStore, memoPrefix: string, runId: string, scope: number | "run") {
+    this.#store = store;
+    this.#prefix = memoPrefix;
+    this.runId = runId;
+    this.scope = scope;
+  }
+
+  /** The step number of a per-step memo, `undefined` for the run memo. */
+  get stepNumber(): number | undefined {
+    return this.scope === "run" ? undefined : this.scope;
+  }
+
+  #objectKey(key: string): string {
+    return memoEntryKey(this.#prefix, this.runId, this.scope, key);
+  }
+
+  #checkWritable(key: string): void {
+    if (this.scope === "run" && key === RUN_OUTCOME_MEMO_KEY) {
+      throw new ReservedKeyError(key, "the run memo keeps the run result record there");
+    }
+  }
+
+  /** The stored bytes under `key`, or `null`. */
+  async get(key: string): Promise<Uint8Array | null> {
+    const found = await this.#store.get(this.#objectKey(key));
+    return found === null ? null : found.body;
+  }
+
+  /** Stores `value` under `key`, overwriting any earlier value. Durable when it resolves. */
+  async put(key: string, value: Uint8Array): Promise<void> {
+    this.#checkWritable(key);
+    await this.#store.put(this.#objectKey(key), value);
+  }
+
+  /**
+   * The value stored under `key`, or else the value of `compute()`, stored
+   * and returned. Values are MessagePack with named fields. An entry that
+   * fails to decode is treated as absent and overwritten; an error from
+   * `compute` propagates and stores nothing.
+   */
+  async memoized<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    this.#checkWritable(key);
+    const stored = await this.get(key);
+    if (stored !== null) {
+      try {
+        return decodeValue(stored) as T;
+      } catch {
+        // A damaged or foreign entry is a cache miss: recompute and overwrite.
+      }
+    }
+    const value = await compute();
+    await this.#store.put(this.#objectKey(key), encodeValue(value));
+    return value;
+  }
+
+  /** The memo key derived from `input`: `content:` + hex SHA-256 of its MessagePack encoding. */
+  contentKey(input: unknown): string {
+    return contentKeyOf(input);
+  }
+
+  /** {@link Memo.memoized} under {@link Memo.contentKey}`(input)`. Include an operation name in `input` when several operations may share inputs. */
+  memoizedByContent<T>(input: unknown, compute: () => Promise<T>): Promise<T> {
+    return this.memoized(contentKeyOf(input), compute);
+  }
+
+  /** {@link Memo.get} under {@link Memo.contentKey}`(input)`. */
+  contentGet(input: unknown): Promise<Uint8Array | null> {
+    return this.get(contentKeyOf(input));
+  }
+
+  /** {@link Memo.put} under {@link Memo.contentKey}`(input)`. */
+  contentPut(input: unknown, value: Uint8Array): Promise<void> {
+    return this.put(contentKeyOf(input), value);
+  }
+}
+
+/**
+ * The memo entries of every run under one prefix. A process without a
+ * runtime builds one at the runtime's memo prefix to read or clear entries.
+ *
+ * @example
+ * const memos = new MemoStore(store, "workflow-steps-memo");
+ * await memos.clearMemosForRun(runId);
+ */
+export class MemoStore {
+  readonly store: ObjectStore;
+  readonly prefix: string;
+
+  constructor(store: ObjectStore, memoPrefix: string) {
+    this.store = store;
+    this.prefix = memoPrefix;
+  }
+
+  /** The per-step memo of `(runId, step)`. */
+  newMemo(runId: string, step: number): Memo {
+    return new Memo(this.store, this.prefix, runId, step);
+  }
+
+  /** The run-scoped memo of `runId`. */
+  runMemo(runId: string): Memo {
+    return new Memo(this.store, this.prefix, runId, "run");
+  }
+
+  /** Removes every memo entry (both namespaces, the run result record included) and every replay record of `runId`. */
+  async clearMemosForRun(runId: string): Promise<number> {
+    let removed = 0;
+    for (const root of [runMemoRoot(this.prefix, runId), runReplayRoot(this.prefix, runId)]) {
+      // Collect first: deleting while listing could skip keys on stores that page by position.
+      const keys: string[] = [];
+      for await (const o of this.store.list(root)) keys.push(o.key);
+      for (const k of keys) await this.store.delete(k);
+      removed += keys.length;
+    }
+    return removed;
+  }
+
+  /** The run result record of `runId`, or `null` when none was written (or it is unreadable). */
+  async readOutcomeRecord(runId: string): Promise<OutcomeRecord | null> {
+    const key = memoEntryKey(this.prefix, runId, "run", RUN_OUTCOME_MEMO_KEY);
+    const found = await this.store.get(key);
+    if (found === null) return null;
+    try {
+      return decodeOutcomeRecord(found.body, key);
+    } catch {
+      // Readers of the memo tolerate absence; a damaged record reads as none.
+      return null;
+    }
+  }
+
+  /** Writes the run result record; the worker does this before a terminating settlement. */
+  async writeOutcomeRecord(runId: string, record: OutcomeRecord): Promise<void> {
+    await this.store.put(memoEntryKey(this.prefix, runId, "run", RUN_OUTCOME_MEMO_KEY), encodeOutcomeRecord(record));
+  }
+}

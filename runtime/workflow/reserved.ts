@@ -1,0 +1,22 @@
+/**
+ * @module Names the runtime reserves: step-job headers, the KV prefix and
+ * the run-memo key of the run result record.
+ */
+
+/** User headers may not start with this; step jobs carry the runtime's own. */
+export const RESERVED_HEADER_PREFIX = "workflow.";
+/** The run a step job belongs to. */
+export const HEADER_RUN_ID = "workflow.run_id";
+/** Zero-based step number of a step job. */
+export const HEADER_STEP = "workflow.step";
+/** Marks the notification job that runs the terminal hook. */
+export const HEADER_TERMINAL = "workflow.terminal";
+/** The correlation key a step waits on (set on a step continued on a signal). */
+export const HEADER_SIGNAL_WAIT = "workflow.signal_wait";
+/** Set on a step enqueued with a signal consumed from the buffer at registration. */
+export const HEADER_SIGNAL_DELIVERED = "workflow.signal_delivered";
+
+/** Caller KV keys under this prefix belong to the runtime; effects may not touch them. */
+export const RESERVED_KV_PREFIX = "workflow/";
+/** Run-memo key of the run result record, written before every terminating settlement. */
+export const RUN_OUTCOME_MEMO_KEY = "workflow.outcome";

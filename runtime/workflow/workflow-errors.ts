@@ -1,0 +1,111 @@
+/**
+ * @module Errors of the workflow runtime.
+ *
+ * `StepError` is what a runner throws to steer retries; every other class
+ * here reports a caller's mistake and is thrown before anything durable
+ * changes.
+ */
+import { TaqubaError } from "../errors.js";
+
+/** A run id that is empty, too long or uses characters outside `[A-Za-z0-9_-]`. */
+export class InvalidRunIdError extends TaqubaError {
+  constructor(readonly runId: string, problem: string) {
+    super("INVALID_RUN_ID", `invalid run id ${JSON.stringify(runId.slice(0, 200))}: ${problem}; pass an id of 1 to 128 characters of [A-Za-z0-9_-], or omit it to get a ULID`);
+  }
+}
+
+/** A submission reused the id of an active run with a different input. */
+export class InputMismatchError extends TaqubaError {
+  constructor(readonly runId: string) {
+    super(
+      "INPUT_MISMATCH",
+      `run "${runId}" is already active with a different input; a run id is idempotent on its input, so pick a fresh run id for a new run`,
+    );
+  }
+}
+
+/** The runtime has no record of a run: never submitted, or terminated and swept. */
+export class RunNotFoundError extends TaqubaError {
+  constructor(readonly runId: string) {
+    super("RUN_NOT_FOUND", `no record of run "${runId}": it was never submitted to this queue, or it terminated and its records were swept`);
+  }
+}
+
+/** A user header used the `workflow.` prefix the runtime reserves for step jobs. */
+export class ReservedHeaderError extends TaqubaError {
+  constructor(readonly header: string) {
+    super("RESERVED_HEADER", `header "${header}" uses the reserved prefix "workflow."; rename it, the runtime sets those headers itself`);
+  }
+}
+
+/** A KV key used the `workflow/` prefix, or a memo key the runtime reserves. */
+export class ReservedKeyError extends TaqubaError {
+  constructor(readonly key: string, what: string) {
+    super("RESERVED_KEY", `key "${key}" is reserved (${what}); choose a key outside it`);
+  }
+}
+
+/** A staged KV operation broke a rule of the effects handle. */
+export class InvalidEffectError extends TaqubaError {
+  constructor(readonly key: string, problem: string) {
+    super("INVALID_EFFECT", `cannot stage an effect on key "${key}": ${problem}`);
+  }
+}
+
+/** An effects handle was used after its step returned. */
+export class EffectsSealedError extends TaqubaError {
+  constructor() {
+    super("EFFECTS_SEALED", "the step's effects were already committed with its settlement; stage effects before the step returns");
+  }
+}
+
+/** How a step error is retried: transient errors retry with backoff, permanent ones dead-letter at once. */
+export type StepErrorKind = "transient" | "permanent";
+
+function describe(cause: unknown): string {
+  if (cause instanceof Error) return cause.message;
+  if (typeof cause === "string") return cause;
+  try {
+    return JSON.stringify(cause) ?? String(cause);
+  } catch {
+    return String(cause);
+  }
+}
+
+/**
+ * What a runner throws to fail a step. A transient error retries per the
+ * queue's backoff up to the attempt limit and then dead-letters the step; a
+ * permanent one dead-letters it at once. Any other thrown value is treated
+ * as transient.
+ *
+ * @example
+ * throw StepError.permanent(new Error("order not found"));
+ */
+export class StepError extends TaqubaError {
+  readonly kind: StepErrorKind;
+
+  private constructor(kind: StepErrorKind, cause: unknown) {
+    super(kind === "transient" ? "STEP_TRANSIENT" : "STEP_PERMANENT", describe(cause), { retryable: kind === "transient", cause });
+    this.kind = kind;
+  }
+
+  /** A failure that may pass on a retry (a timeout, a 503). */
+  static transient(cause: unknown): StepError {
+    return new StepError("transient", cause);
+  }
+
+  /** A failure no retry can fix (bad input, a 404). */
+  static permanent(cause: unknown): StepError {
+    return new StepError("permanent", cause);
+  }
+
+  /** The kind of any thrown value: a `StepError`'s own kind, else transient. */
+  static kindOf(err: unknown): StepErrorKind {
+    return err instanceof StepError ? err.kind : "transient";
+  }
+}
+
+/** The text of any thrown value, for `lastError` and terminal records. */
+export function errorText(err: unknown): string {
+  return describe(err);
+}
