@@ -1,0 +1,124 @@
+/**
+ * @module Which addresses outbound webhook requests may connect to.
+ *
+ * Webhook URLs often come from users, so a delivery worker is a server-side
+ * request forgery risk: a URL naming `localhost`, a private service or the
+ * cloud metadata address (169.254.169.254) would let a user reach inside the
+ * network. The check resolves the host once, refuses the whole host when any
+ * of its addresses is refused (a name that mixes public and private answers
+ * is suspicious), and hands the checked addresses to the connection so a
+ * second DNS answer cannot swap in another address (DNS rebinding).
+ */
+
+import { lookup as dnsLookup } from "node:dns/promises";
+import { type AddressClass, type Network, classifyIp, inNetwork, parseIp, parseNetwork, unmapIp } from "./ip-address.js";
+import { WebhookAddressRefusedError } from "./webhook-errors.js";
+
+/** One resolved address, as `dns.lookup` gives it. */
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/**
+ * Resolves a host name to all its addresses. The default uses the system
+ * resolver (`dns.lookup` with `all: true`), the same one Node's HTTP client
+ * would use, so `/etc/hosts` entries are honoured and checked.
+ */
+export type HostResolver = (hostname: string) => Promise<ResolvedAddress[]>;
+
+/** The outbound address policy. By default only public addresses are allowed. */
+export interface AddressPolicyOptions {
+  /**
+   * Allow loopback addresses (127.0.0.0/8, ::1). For tests and local
+   * development. Default: false.
+   */
+  allowLoopback?: boolean;
+  /**
+   * Allow private networks (10/8, 172.16/12, 192.168/16, 100.64/10,
+   * 198.18/15, fc00::/7). For deployments whose receivers live on the same
+   * private network. Link-local addresses (169.254/16, fe80::/10, where cloud
+   * metadata services answer) stay refused; list them in `allowedNetworks`
+   * if they are really wanted. Default: false.
+   */
+  allowPrivate?: boolean;
+  /**
+   * Addresses or CIDR networks allowed whatever their class, e.g.
+   * `["10.1.2.0/24", "fd12::5"]`. IPv4-mapped IPv6 addresses match the IPv4
+   * entries. Default: none.
+   */
+  allowedNetworks?: readonly string[];
+  /** Resolves host names. Default: the system resolver. */
+  resolve?: HostResolver;
+}
+
+/** The policy with its defaults resolved and its networks parsed, made once per worker. */
+export interface CompiledAddressPolicy {
+  readonly allowLoopback: boolean;
+  readonly allowPrivate: boolean;
+  readonly allowedNetworks: readonly Network[];
+  readonly resolve: HostResolver;
+}
+
+const systemResolve: HostResolver = async (hostname) => {
+  const found = await dnsLookup(hostname, { all: true, verbatim: true });
+  return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+};
+
+/**
+ * Resolves defaults and parses `allowedNetworks`; throws a `RangeError`
+ * naming a malformed entry.
+ */
+export function compileAddressPolicy(opts: AddressPolicyOptions = {}): CompiledAddressPolicy {
+  return {
+    allowLoopback: opts.allowLoopback ?? false,
+    allowPrivate: opts.allowPrivate ?? false,
+    allowedNetworks: (opts.allowedNetworks ?? []).map(parseNetwork),
+    resolve: opts.resolve ?? systemResolve,
+  };
+}
+
+/**
+ * Whether the policy lets a connection reach `address`, with the class it
+ * was judged by. Pure.
+ */
+export function checkAddress(policy: CompiledAddressPolicy, address: string): { allowed: boolean; addressClass: AddressClass | "invalid" } {
+  const bytes = parseIp(address);
+  if (!bytes) return { allowed: false, addressClass: "invalid" };
+  const addressClass = classifyIp(bytes);
+  const plain = unmapIp(bytes);
+  if (policy.allowedNetworks.some((n) => inNetwork(plain, n) || inNetwork(bytes, n))) return { allowed: true, addressClass };
+  switch (addressClass) {
+    case "public":
+      return { allowed: true, addressClass };
+    case "loopback":
+      return { allowed: policy.allowLoopback, addressClass };
+    case "private":
+      return { allowed: policy.allowPrivate, addressClass };
+    default:
+      return { allowed: false, addressClass };
+  }
+}
+
+/**
+ * Resolves `hostname` (a name or an IP literal, brackets allowed) and returns
+ * every address when all are allowed. Throws `WebhookAddressRefusedError`
+ * (permanent) when any address is refused; resolver failures propagate as
+ * they are (a DNS outage is worth retrying).
+ */
+export async function resolveAllowedAddresses(policy: CompiledAddressPolicy, hostname: string): Promise<ResolvedAddress[]> {
+  const literal = parseIp(hostname);
+  const addresses: ResolvedAddress[] = literal
+    ? [{ address: literalText(hostname), family: literal.length === 4 ? 4 : 6 }]
+    : await policy.resolve(hostname);
+  if (addresses.length === 0) throw new Error(`host "${hostname}" resolved to no addresses`);
+  for (const a of addresses) {
+    const verdict = checkAddress(policy, a.address);
+    if (!verdict.allowed) throw new WebhookAddressRefusedError(hostname, a.address, verdict.addressClass);
+  }
+  return addresses;
+}
+
+function literalText(hostname: string): string {
+  return hostname.startsWith("[") && hostname.endsWith("]") ? hostname.slice(1, -1) : hostname;
+}

@@ -1,0 +1,276 @@
+/**
+ * @module The webhook request model and its encoding as a queue job.
+ *
+ * A delivery travels as an ordinary job so it inherits the queue's
+ * durability, retries and dead-lettering. The request's configuration goes
+ * in job headers and the body is the job payload:
+ *
+ * | job header           | meaning                                   |
+ * |----------------------|-------------------------------------------|
+ * | `webhook.url`        | target URL, http or https (required)      |
+ * | `webhook.method`     | HTTP method (default POST)                |
+ * | `webhook.timeout_ms` | whole-exchange timeout (default: worker's)|
+ * | `http.<Name>`        | one outgoing HTTP header each             |
+ *
+ * Requests are validated when built and again when decoded, so a job
+ * written by another version or by hand fails with a message naming the
+ * field rather than a confusing HTTP error.
+ */
+
+import { validateHeaderName, validateHeaderValue } from "node:http";
+import { InvalidWebhookRequestError } from "./webhook-errors.js";
+
+/** Job header holding the target URL. */
+export const WEBHOOK_URL_KEY = "webhook.url";
+/** Job header holding the HTTP method. */
+export const WEBHOOK_METHOD_KEY = "webhook.method";
+/** Job header holding the timeout in milliseconds. */
+export const WEBHOOK_TIMEOUT_KEY = "webhook.timeout_ms";
+/** Prefix of job headers that become outgoing HTTP headers. */
+export const WEBHOOK_HTTP_HEADER_PREFIX = "http.";
+const CONFIG_PREFIX = "webhook.";
+
+/** Default request timeout, used when neither the request nor the worker sets one: 30 s. */
+export const DEFAULT_WEBHOOK_TIMEOUT_MS = 30_000;
+/**
+ * Longest allowed request timeout: 10 minutes. The worker holds the job's
+ * lease for the whole exchange; a receiver that needs longer should accept
+ * the delivery and work on it afterwards.
+ */
+export const MAX_WEBHOOK_TIMEOUT_MS = 10 * 60_000;
+
+// Set by the worker or by Node for each attempt; a request may not override them.
+const RESERVED_HEADERS = new Set([
+  "host",
+  "content-length",
+  "transfer-encoding",
+  "connection",
+  "keep-alive",
+  "upgrade",
+  "te",
+  "trailer",
+  "proxy-connection",
+  "webhook-id",
+  "webhook-timestamp",
+  "webhook-signature",
+]);
+
+const METHOD_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * An outbound HTTP request to deliver. Build one and hand it to
+ * {@link enqueueWebhook} or {@link webhookEnqueueRequest}.
+ *
+ * @example
+ * const req: WebhookRequest = {
+ *   url: "https://example.com/hooks/orders",
+ *   headers: { "content-type": "application/json" },
+ *   body: JSON.stringify({ order: "o-1", status: "paid" }),
+ * };
+ */
+export interface WebhookRequest {
+  /** Target, `http:` or `https:`. Redirects are not followed. */
+  url: string | URL;
+  /** HTTP method. Default: `POST`. */
+  method?: string;
+  /** Outgoing headers. Hop-by-hop headers, `host` and the `webhook-*` signing headers are set by the worker and refused here. */
+  headers?: Readonly<Record<string, string>>;
+  /** Timeout for the whole exchange, 1 ms to 10 min. Default: the worker's default (30 s unless configured). */
+  timeoutMs?: number;
+  /** The body; a string is sent as UTF-8. Default: empty. */
+  body?: Uint8Array | string;
+}
+
+/** A delivery job decoded back into a request, validated. */
+export interface DecodedWebhookRequest {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  /** Absent when the job leaves the timeout to the worker. */
+  timeoutMs?: number;
+  body: Uint8Array;
+}
+
+/** Queue options for the delivery job, beside the webhook itself. */
+export interface WebhookEnqueueOptions {
+  priority?: number;
+  /** Epoch milliseconds before which the delivery is not attempted. */
+  runAt?: number;
+  /** Collapses duplicate deliveries, as the queue's `dedupKey`. */
+  dedupKey?: string;
+  /** Delivery attempts before the job is dead-lettered. Default: the queue's. */
+  maxAttempts?: number;
+  /** Extra job headers (not sent over HTTP); may not use the `webhook.` or `http.` prefixes. */
+  headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Everything `SettlementEffects.enqueue` and `Queue.enqueue` take, so a
+ * delivery can be staged in the same commit as another change.
+ */
+export interface WebhookEnqueueRequest {
+  queueName: string;
+  payload: Uint8Array;
+  options: {
+    priority?: number;
+    runAt?: number;
+    dedupKey?: string;
+    maxAttempts?: number;
+    headers: Record<string, string>;
+  };
+}
+
+function checkUrl(raw: string, issues: string[]): URL | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    issues.push(`url "${raw}" is not an absolute URL`);
+    return undefined;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    issues.push(`url "${raw}" uses ${url.protocol}; only http: and https: are delivered`);
+    return undefined;
+  }
+  if (url.hostname === "") {
+    issues.push(`url "${raw}" has no host`);
+    return undefined;
+  }
+  return url;
+}
+
+function checkMethod(method: string, issues: string[]): void {
+  if (!METHOD_TOKEN.test(method)) issues.push(`method "${method}" is not an HTTP method token`);
+  else if (method.toUpperCase() === "CONNECT") issues.push("method CONNECT opens a tunnel, not a webhook; use POST, PUT or another method");
+}
+
+function checkTimeout(timeoutMs: number, issues: string[]): void {
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_WEBHOOK_TIMEOUT_MS) {
+    issues.push(`timeout ${timeoutMs} ms is not a whole number of milliseconds from 1 to ${MAX_WEBHOOK_TIMEOUT_MS}`);
+  }
+}
+
+function checkHeaders(headers: Readonly<Record<string, string>>, issues: string[]): void {
+  const seen = new Set<string>();
+  for (const [name, value] of Object.entries(headers)) {
+    try {
+      validateHeaderName(name);
+    } catch {
+      issues.push(`header name "${name}" is not a valid HTTP header name`);
+      continue;
+    }
+    const lower = name.toLowerCase();
+    if (RESERVED_HEADERS.has(lower)) issues.push(`header "${name}" is set by the delivery worker and may not be given`);
+    if (seen.has(lower)) issues.push(`header "${name}" is given twice (header names ignore case)`);
+    seen.add(lower);
+    try {
+      validateHeaderValue(name, value);
+    } catch {
+      issues.push(`header "${name}" has a value with characters HTTP forbids (control characters or line breaks)`);
+    }
+  }
+}
+
+/**
+ * The job headers that carry `request`. Throws `InvalidWebhookRequestError`
+ * listing every problem.
+ */
+export function encodeWebhookHeaders(request: WebhookRequest): Record<string, string> {
+  const issues: string[] = [];
+  const rawUrl = request.url instanceof URL ? request.url.href : request.url;
+  const url = typeof rawUrl === "string" ? checkUrl(rawUrl, issues) : (issues.push("url is required"), undefined);
+  const method = request.method ?? "POST";
+  checkMethod(method, issues);
+  if (request.timeoutMs !== undefined) checkTimeout(request.timeoutMs, issues);
+  checkHeaders(request.headers ?? {}, issues);
+  if (issues.length > 0 || !url) throw new InvalidWebhookRequestError(issues);
+
+  const out: Record<string, string> = { [WEBHOOK_URL_KEY]: url.href, [WEBHOOK_METHOD_KEY]: method };
+  if (request.timeoutMs !== undefined) out[WEBHOOK_TIMEOUT_KEY] = String(request.timeoutMs);
+  for (const [name, value] of Object.entries(request.headers ?? {})) out[WEBHOOK_HTTP_HEADER_PREFIX + name] = value;
+  return out;
+}
+
+/**
+ * Reads a delivery job back into a request. Job headers outside the
+ * `webhook.` and `http.` prefixes are ignored (they belong to the caller);
+ * unknown `webhook.` keys are refused, as they are most likely typos.
+ * Throws `InvalidWebhookRequestError` listing every problem.
+ */
+export function decodeWebhookJob(jobHeaders: Readonly<Record<string, string>>, payload: Uint8Array): DecodedWebhookRequest {
+  const issues: string[] = [];
+  const headers: Record<string, string> = {};
+  let url: URL | undefined;
+  let method = "POST";
+  let timeoutMs: number | undefined;
+  for (const [key, value] of Object.entries(jobHeaders)) {
+    if (key.startsWith(WEBHOOK_HTTP_HEADER_PREFIX)) {
+      headers[key.slice(WEBHOOK_HTTP_HEADER_PREFIX.length)] = value;
+    } else if (key === WEBHOOK_URL_KEY) {
+      url = checkUrl(value, issues);
+    } else if (key === WEBHOOK_METHOD_KEY) {
+      method = value;
+      checkMethod(value, issues);
+    } else if (key === WEBHOOK_TIMEOUT_KEY) {
+      if (!/^\d{1,10}$/.test(value)) issues.push(`${WEBHOOK_TIMEOUT_KEY} "${value}" is not a whole number of milliseconds`);
+      else {
+        timeoutMs = Number(value);
+        checkTimeout(timeoutMs, issues);
+      }
+    } else if (key.startsWith(CONFIG_PREFIX)) {
+      issues.push(`job header "${key}" is not a webhook setting (known: ${WEBHOOK_URL_KEY}, ${WEBHOOK_METHOD_KEY}, ${WEBHOOK_TIMEOUT_KEY})`);
+    }
+  }
+  if (!(WEBHOOK_URL_KEY in jobHeaders)) issues.push(`job header ${WEBHOOK_URL_KEY} is missing; enqueue deliveries with enqueueWebhook`);
+  checkHeaders(headers, issues);
+  if (issues.length > 0 || !url) throw new InvalidWebhookRequestError(issues);
+  return timeoutMs === undefined ? { url, method, headers, body: payload } : { url, method, headers, timeoutMs, body: payload };
+}
+
+/**
+ * Builds the job for `request` without enqueueing it, so it can be staged
+ * into `SettlementEffects` and created in the same commit as the change it
+ * reports.
+ *
+ * @example
+ * const d = webhookEnqueueRequest("webhooks", { url: "https://example.com/hook", body: "{}" });
+ * effects.enqueue(d.queueName, d.payload, d.options);
+ */
+export function webhookEnqueueRequest(queueName: string, request: WebhookRequest, opts: WebhookEnqueueOptions = {}): WebhookEnqueueRequest {
+  const headers = encodeWebhookHeaders(request);
+  const clashes = Object.keys(opts.headers ?? {}).filter((k) => k.startsWith(CONFIG_PREFIX) || k.startsWith(WEBHOOK_HTTP_HEADER_PREFIX));
+  if (clashes.length > 0) {
+    throw new InvalidWebhookRequestError(clashes.map((k) => `extra job header "${k}" uses a prefix reserved for the webhook itself; set it on the request instead`));
+  }
+  const body = request.body ?? new Uint8Array();
+  const payload = typeof body === "string" ? new TextEncoder().encode(body) : body;
+  const options: WebhookEnqueueRequest["options"] = { headers: { ...opts.headers, ...headers } };
+  if (opts.priority !== undefined) options.priority = opts.priority;
+  if (opts.runAt !== undefined) options.runAt = opts.runAt;
+  if (opts.dedupKey !== undefined) options.dedupKey = opts.dedupKey;
+  if (opts.maxAttempts !== undefined) options.maxAttempts = opts.maxAttempts;
+  return { queueName, payload, options };
+}
+
+/** The part of a queue `enqueueWebhook` needs. */
+export interface WebhookEnqueuer {
+  enqueue(queueName: string, payload: Uint8Array, opts: WebhookEnqueueRequest["options"]): Promise<{ jobId: string; newlyEnqueued: boolean }>;
+}
+
+/**
+ * Enqueues a delivery of `request` on `queueName`, where a webhook worker
+ * picks it up. Resolves with the job id, which is also the delivery's
+ * `webhook-id`.
+ *
+ * @example
+ * const { jobId } = await enqueueWebhook(queue, "webhooks", { url: "https://example.com/hook", body: "{}" });
+ */
+export async function enqueueWebhook(
+  queue: WebhookEnqueuer,
+  queueName: string,
+  request: WebhookRequest,
+  opts: WebhookEnqueueOptions = {},
+): Promise<{ jobId: string; newlyEnqueued: boolean }> {
+  const r = webhookEnqueueRequest(queueName, request, opts);
+  return queue.enqueue(r.queueName, r.payload, r.options);
+}

@@ -1,0 +1,156 @@
+import { describe, expect, it } from "vitest";
+import {
+  checkAddress,
+  classifyIp,
+  compileAddressPolicy,
+  parseIp,
+  parseNetwork,
+  resolveAllowedAddresses,
+  WebhookAddressRefusedError,
+  type AddressClass,
+  type HostResolver,
+} from "taquba";
+
+const cls = (ip: string): AddressClass => classifyIp(parseIp(ip)!);
+
+describe("IP classification", () => {
+  it.each([
+    ["8.8.8.8", "public"],
+    ["1.1.1.1", "public"],
+    ["127.0.0.1", "loopback"],
+    ["127.255.0.9", "loopback"],
+    ["0.0.0.0", "unspecified"],
+    ["0.1.2.3", "unspecified"],
+    ["10.0.0.1", "private"],
+    ["172.16.0.1", "private"],
+    ["172.31.255.255", "private"],
+    ["172.32.0.1", "public"],
+    ["192.168.1.1", "private"],
+    ["100.64.0.1", "private"],
+    ["100.127.255.255", "private"],
+    ["100.128.0.1", "public"],
+    ["198.18.0.1", "private"],
+    ["169.254.169.254", "link-local"],
+    ["224.0.0.1", "multicast"],
+    ["239.255.255.250", "multicast"],
+    ["255.255.255.255", "reserved"],
+    ["192.0.2.5", "reserved"],
+    ["203.0.113.9", "reserved"],
+  ] as const)("IPv4 %s is %s", (ip, expected) => {
+    expect(cls(ip)).toBe(expected);
+  });
+
+  it.each([
+    ["2606:4700:4700::1111", "public"],
+    ["::1", "loopback"],
+    ["::", "unspecified"],
+    ["fc00::1", "private"],
+    ["fd12:3456::1", "private"],
+    ["fe80::1", "link-local"],
+    ["fe80::1%eth0", "link-local"],
+    ["febf::1", "link-local"],
+    ["fec0::1", "private"],
+    ["ff02::1", "multicast"],
+    ["2001:db8::1", "reserved"],
+    ["100::1", "reserved"],
+    ["4000::1", "reserved"],
+    ["[::1]", "loopback"],
+    // IPv4 embedded in IPv6 is judged by the IPv4 address.
+    ["::ffff:127.0.0.1", "loopback"],
+    ["::ffff:7f00:1", "loopback"],
+    ["::ffff:10.1.2.3", "private"],
+    ["::ffff:169.254.169.254", "link-local"],
+    ["::ffff:8.8.8.8", "public"],
+    ["64:ff9b::7f00:1", "loopback"],
+    ["64:ff9b::808:808", "public"],
+    ["2002:7f00:1::1", "loopback"],
+    ["2002:0808:0808::1", "public"],
+    ["::127.0.0.1", "reserved"],
+  ] as const)("IPv6 %s is %s", (ip, expected) => {
+    expect(cls(ip)).toBe(expected);
+  });
+
+  it("parses networks and refuses bad ones", () => {
+    expect(parseNetwork("10.0.0.0/8").prefix).toBe(8);
+    expect(parseNetwork("fd00::5").prefix).toBe(128);
+    expect(() => parseNetwork("10.0.0.0/33")).toThrow(RangeError);
+    expect(() => parseNetwork("10.0.0.0/x")).toThrow(RangeError);
+    expect(() => parseNetwork("example.com")).toThrow(/not an IP/);
+    expect(parseIp("example.com")).toBeNull();
+    expect(parseIp("1.2.3")).toBeNull();
+  });
+});
+
+describe("address policy", () => {
+  it("allows only public addresses by default", () => {
+    const p = compileAddressPolicy();
+    expect(checkAddress(p, "8.8.8.8").allowed).toBe(true);
+    for (const ip of ["127.0.0.1", "::1", "10.0.0.1", "169.254.169.254", "0.0.0.0", "::ffff:127.0.0.1", "ff02::1", "junk"]) {
+      expect(checkAddress(p, ip).allowed, ip).toBe(false);
+    }
+  });
+
+  it("allowLoopback and allowPrivate open only their classes", () => {
+    const loop = compileAddressPolicy({ allowLoopback: true });
+    expect(checkAddress(loop, "127.0.0.1").allowed).toBe(true);
+    expect(checkAddress(loop, "::ffff:127.0.0.1").allowed).toBe(true);
+    expect(checkAddress(loop, "10.0.0.1").allowed).toBe(false);
+    const priv = compileAddressPolicy({ allowPrivate: true });
+    expect(checkAddress(priv, "10.0.0.1").allowed).toBe(true);
+    expect(checkAddress(priv, "fd00::1").allowed).toBe(true);
+    expect(checkAddress(priv, "127.0.0.1").allowed).toBe(false);
+    // The metadata service stays out of reach with allowPrivate.
+    expect(checkAddress(priv, "169.254.169.254").allowed).toBe(false);
+  });
+
+  it("allowedNetworks admits exactly the listed networks, mapped forms included", () => {
+    const p = compileAddressPolicy({ allowedNetworks: ["10.1.2.0/24", "169.254.169.254", "fd12::/16"] });
+    expect(checkAddress(p, "10.1.2.77").allowed).toBe(true);
+    expect(checkAddress(p, "::ffff:10.1.2.77").allowed).toBe(true);
+    expect(checkAddress(p, "10.1.3.1").allowed).toBe(false);
+    expect(checkAddress(p, "169.254.169.254").allowed).toBe(true);
+    expect(checkAddress(p, "fd12::9").allowed).toBe(true);
+    expect(checkAddress(p, "fd13::9").allowed).toBe(false);
+    expect(() => compileAddressPolicy({ allowedNetworks: ["10.0.0.0/40"] })).toThrow(RangeError);
+  });
+
+  it("refuses a host when any of its addresses is refused", async () => {
+    const resolve: HostResolver = async (h) =>
+      h === "mixed.test"
+        ? [
+            { address: "8.8.8.8", family: 4 },
+            { address: "10.0.0.5", family: 4 },
+          ]
+        : [{ address: "2606:4700:4700::1111", family: 6 }];
+    const p = compileAddressPolicy({ resolve });
+    await expect(resolveAllowedAddresses(p, "public.test")).resolves.toEqual([{ address: "2606:4700:4700::1111", family: 6 }]);
+    const err = await resolveAllowedAddresses(p, "mixed.test").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WebhookAddressRefusedError);
+    expect((err as WebhookAddressRefusedError).address).toBe("10.0.0.5");
+    expect((err as WebhookAddressRefusedError).addressClass).toBe("private");
+    expect((err as Error).message).toMatch(/allowPrivate/);
+  });
+
+  it("checks IP literals without resolving them", async () => {
+    const resolve: HostResolver = async () => {
+      throw new Error("must not resolve a literal");
+    };
+    const p = compileAddressPolicy({ resolve, allowLoopback: true });
+    await expect(resolveAllowedAddresses(p, "127.0.0.1")).resolves.toEqual([{ address: "127.0.0.1", family: 4 }]);
+    await expect(resolveAllowedAddresses(p, "[::1]")).resolves.toEqual([{ address: "::1", family: 6 }]);
+    await expect(resolveAllowedAddresses(compileAddressPolicy({ resolve }), "[::ffff:7f00:1]")).rejects.toBeInstanceOf(WebhookAddressRefusedError);
+  });
+
+  it("checks what the system resolver returns for localhost", async () => {
+    await expect(resolveAllowedAddresses(compileAddressPolicy(), "localhost")).rejects.toBeInstanceOf(WebhookAddressRefusedError);
+    const ok = await resolveAllowedAddresses(compileAddressPolicy({ allowLoopback: true }), "localhost");
+    expect(ok.length).toBeGreaterThan(0);
+  });
+
+  it("passes resolver failures through for a retry", async () => {
+    const p = compileAddressPolicy({ resolve: async () => Promise.reject(Object.assign(new Error("EAI_AGAIN"), { code: "EAI_AGAIN" })) });
+    const err = await resolveAllowedAddresses(p, "flaky.test").catch((e: unknown) => e);
+    expect(err).not.toBeInstanceOf(WebhookAddressRefusedError);
+    expect((err as { code?: string }).code).toBe("EAI_AGAIN");
+  });
+});

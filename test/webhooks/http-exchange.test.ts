@@ -1,0 +1,112 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { pinnedLookup, sendHttp } from "../../runtime/webhooks/http-exchange.js";
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage["headers"];
+  body: string;
+}
+
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => new Promise<void>((r) => s.close(() => r()))));
+});
+
+async function serve(handler: (seen: Seen, res: ServerResponse) => void): Promise<{ port: number; seen: Seen[] }> {
+  const seen: Seen[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const s = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString() };
+      seen.push(s);
+      handler(s, res);
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  return { port: (server.address() as AddressInfo).port, seen };
+}
+
+const LOOPBACK = [{ address: "127.0.0.1", family: 4 as const }];
+
+describe("sendHttp", () => {
+  it("connects to the checked address, keeping the URL's host name", async () => {
+    const { port, seen } = await serve((_s, res) => res.writeHead(204).end());
+    // ".invalid" never resolves, so reaching the server proves no second DNS lookup happened.
+    const r = await sendHttp({
+      url: new URL(`http://hooks.invalid:${port}/in?q=1`),
+      method: "PUT",
+      headers: { "X-Test": "yes" },
+      body: new TextEncoder().encode("hello"),
+      timeoutMs: 5_000,
+      addresses: LOOPBACK,
+    });
+    expect(r).toMatchObject({ kind: "response", status: 204 });
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ method: "PUT", url: "/in?q=1", body: "hello" });
+    expect(seen[0]!.headers.host).toBe(`hooks.invalid:${port}`);
+    expect(seen[0]!.headers["x-test"]).toBe("yes");
+    expect(seen[0]!.headers["content-length"]).toBe("5");
+  });
+
+  it("returns a non-2xx status with its headers and a body excerpt", async () => {
+    const { port } = await serve((_s, res) => res.writeHead(503, { "retry-after": "3" }).end("x".repeat(5_000)));
+    const r = await sendHttp({ url: new URL(`http://127.0.0.1:${port}/`), method: "POST", headers: {}, body: new Uint8Array(), timeoutMs: 5_000, addresses: LOOPBACK });
+    expect(r.kind).toBe("response");
+    if (r.kind !== "response") return;
+    expect(r.status).toBe(503);
+    expect(r.headers["retry-after"]).toBe("3");
+    expect(r.bodyExcerpt).toBe("x".repeat(512));
+  });
+
+  it("times out a receiver that never answers", async () => {
+    const { port } = await serve(() => {
+      /* never answers */
+    });
+    const started = Date.now();
+    const r = await sendHttp({ url: new URL(`http://127.0.0.1:${port}/`), method: "POST", headers: {}, body: new Uint8Array(), timeoutMs: 150, addresses: LOOPBACK });
+    expect(r).toEqual({ kind: "timeout", timeoutMs: 150 });
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it("reports a refused connection as a network error", async () => {
+    const { port } = await serve(() => {});
+    await new Promise<void>((r) => servers.pop()!.close(() => r()));
+    const r = await sendHttp({ url: new URL(`http://127.0.0.1:${port}/`), method: "POST", headers: {}, body: new Uint8Array(), timeoutMs: 5_000, addresses: LOOPBACK });
+    expect(r.kind).toBe("network");
+    expect(r.kind === "network" && (r.error as NodeJS.ErrnoException).code).toBe("ECONNREFUSED");
+  });
+
+  it("ends as a network error when aborted", async () => {
+    const { port } = await serve(() => {});
+    const ac = new AbortController();
+    const p = sendHttp({ url: new URL(`http://127.0.0.1:${port}/`), method: "POST", headers: {}, body: new Uint8Array(), timeoutMs: 5_000, addresses: LOOPBACK, signal: ac.signal });
+    ac.abort(new Error("shutting down"));
+    const r = await p;
+    expect(r.kind).toBe("network");
+    expect(r.kind === "network" && r.error.message).toMatch(/shutting down/);
+  });
+});
+
+describe("pinnedLookup", () => {
+  const call = (addrs: Parameters<typeof pinnedLookup>[0], opts: Parameters<ReturnType<typeof pinnedLookup>>[1]) =>
+    new Promise<{ err: NodeJS.ErrnoException | null; address: unknown; family?: number }>((resolve) =>
+      pinnedLookup(addrs)("h.invalid", opts, (err, address, family) => resolve({ err, address, family })),
+    );
+  const both = [
+    { address: "2606:4700::1", family: 6 as const },
+    { address: "8.8.8.8", family: 4 as const },
+  ];
+
+  it("answers only with the checked addresses, by family", async () => {
+    expect(await call(both, {})).toEqual({ err: null, address: "2606:4700::1", family: 6 });
+    expect(await call(both, { family: 4 })).toEqual({ err: null, address: "8.8.8.8", family: 4 });
+    expect((await call(both, { all: true })).address).toEqual(both);
+    const none = await call([{ address: "8.8.8.8", family: 4 }], { family: 6 });
+    expect(none.err?.code).toBe("ENOTFOUND");
+  });
+});
