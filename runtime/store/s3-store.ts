@@ -1,0 +1,229 @@
+/**
+ * @module An object store in an S3 bucket, or any service speaking the S3
+ * protocol (MinIO, R2, GCS interoperability, Ceph...).
+ *
+ * Create-if-absent is `If-None-Match: *` on PutObject. Services answer a lost
+ * race with 412 PreconditionFailed, and some answer 409
+ * ConditionalRequestConflict while another conditional write to the key is
+ * in flight; both become `PreconditionFailedError`. Requests that fail with
+ * 5xx, throttling or a network error are retried with exponential backoff
+ * and full jitter, then surface as `StoreUnavailableError`.
+ */
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  type S3ClientConfig,
+} from "@aws-sdk/client-s3";
+import { setTimeout as sleep } from "node:timers/promises";
+import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
+import { validateObjectKey } from "./keys.js";
+import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
+
+/** How failed requests are retried. */
+export interface S3RetryOptions {
+  /** Attempts per request, the first included. Default 6. */
+  maxAttempts?: number;
+  /** Backoff before the second attempt; doubles each time. Default 50 ms. */
+  baseDelayMs?: number;
+  /** Cap on one backoff. Default 2,000 ms. */
+  maxDelayMs?: number;
+}
+
+export interface S3StoreOptions {
+  bucket: string;
+  /** Key prefix inside the bucket, e.g. `"tenants/a"`; a trailing `/` is implied. */
+  prefix?: string;
+  /** A client to use as is. When absent, one is made from `clientConfig`. */
+  client?: S3Client;
+  /**
+   * Configuration of the client this store makes: `region`, `endpoint`,
+   * `forcePathStyle`, `credentials`... Credentials default to the SDK's
+   * default chain (environment, shared files, instance roles). The SDK's own
+   * retries are off by default (`maxAttempts: 1`) because this store retries.
+   */
+  clientConfig?: S3ClientConfig;
+  retry?: S3RetryOptions;
+}
+
+const THROTTLING_NAMES = new Set(["SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "RequestThrottled", "TooManyRequests"]);
+const NETWORK_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ETIMEDOUT", "EPIPE", "EAI_AGAIN", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_SOCKET"]);
+
+interface SdkErrorShape {
+  name?: string;
+  code?: string;
+  Code?: string;
+  $metadata?: { httpStatusCode?: number };
+  $retryable?: unknown;
+}
+
+function statusOf(err: unknown): number | undefined {
+  return typeof err === "object" && err !== null ? (err as SdkErrorShape).$metadata?.httpStatusCode : undefined;
+}
+
+function nameOf(err: unknown): string {
+  if (typeof err !== "object" || err === null) return "";
+  const e = err as SdkErrorShape;
+  return e.Code ?? e.name ?? "";
+}
+
+/** Whether repeating the request may succeed: server errors, throttling, network failures. */
+export function isRetryableS3Error(err: unknown): boolean {
+  if (typeof err !== "object" || err === null) return false;
+  const status = statusOf(err);
+  if (status !== undefined && (status >= 500 || status === 429)) return true;
+  if (THROTTLING_NAMES.has(nameOf(err))) return true;
+  if ((err as SdkErrorShape).$retryable) return true;
+  if (status === undefined) {
+    const code = (err as SdkErrorShape).code;
+    if (code !== undefined && NETWORK_CODES.has(code)) return true;
+    if (nameOf(err) === "TimeoutError") return true;
+  }
+  return false;
+}
+
+function isPreconditionFailure(err: unknown): boolean {
+  const status = statusOf(err);
+  const name = nameOf(err);
+  return status === 412 || name === "PreconditionFailed" || (status === 409 && name === "ConditionalRequestConflict") || name === "ConditionalRequestConflict";
+}
+
+function isNotFound(err: unknown): boolean {
+  return nameOf(err) === "NoSuchKey" || (statusOf(err) === 404 && nameOf(err) !== "NoSuchBucket");
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.byteLength === b.byteLength && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
+}
+
+/** A store whose objects live under a prefix of one S3 bucket. */
+export class S3Store implements ObjectStore {
+  readonly bucket: string;
+  /** Prefix added to every key: `""` or ending in `/`. */
+  readonly prefix: string;
+  readonly client: S3Client;
+  readonly #maxAttempts: number;
+  readonly #baseDelayMs: number;
+  readonly #maxDelayMs: number;
+
+  constructor(opts: S3StoreOptions) {
+    if (typeof opts.bucket !== "string" || !/^[a-zA-Z0-9][a-zA-Z0-9._-]{1,254}$/.test(opts.bucket)) {
+      throw new ValidationError(`S3Store: invalid bucket name ${JSON.stringify(opts.bucket)}; use letters, digits, '.', '-' or '_'`);
+    }
+    this.bucket = opts.bucket;
+    const prefix = (opts.prefix ?? "").replace(/\/+$/, "");
+    if (prefix !== "") validateObjectKey(prefix);
+    this.prefix = prefix === "" ? "" : `${prefix}/`;
+    this.client = opts.client ?? new S3Client({ maxAttempts: 1, ...opts.clientConfig });
+    const retry = opts.retry ?? {};
+    this.#maxAttempts = retry.maxAttempts ?? 6;
+    this.#baseDelayMs = retry.baseDelayMs ?? 50;
+    this.#maxDelayMs = retry.maxDelayMs ?? 2_000;
+    if (!(Number.isInteger(this.#maxAttempts) && this.#maxAttempts >= 1) || !(this.#baseDelayMs >= 0) || !(this.#maxDelayMs >= 0)) {
+      throw new ValidationError("S3Store: retry.maxAttempts must be an integer >= 1 and delays must be >= 0");
+    }
+  }
+
+  async get(key: string): Promise<StoredObject | null> {
+    validateObjectKey(key);
+    return this.#withRetries("get", key, () => this.#getOnce(key));
+  }
+
+  async put(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<{ etag: string }> {
+    validateObjectKey(key);
+    const createOnly = opts.ifNoneMatch === "*";
+    // The SDK may read the body after this call returns control; a private
+    // copy keeps a caller's later mutation out of the request.
+    const payload = body.slice();
+    let mayHaveLanded = false;
+    return this.#withRetries("put", key, async () => {
+      try {
+        const res = await this.client.send(
+          new PutObjectCommand({
+            Bucket: this.bucket,
+            Key: this.prefix + key,
+            Body: payload,
+            ContentLength: payload.byteLength,
+            ...(createOnly ? { IfNoneMatch: "*" } : {}),
+          }),
+        );
+        return { etag: res.ETag ?? "" };
+      } catch (err) {
+        if (createOnly && isPreconditionFailure(err)) {
+          // An earlier attempt that failed in transit may have created the
+          // object; finding our own bytes there means that attempt won.
+          if (mayHaveLanded) {
+            const existing = await this.#getOnce(key);
+            if (existing && sameBytes(existing.body, payload)) return { etag: existing.etag };
+          }
+          throw new PreconditionFailedError(key);
+        }
+        mayHaveLanded = true;
+        throw err;
+      }
+    });
+  }
+
+  async delete(key: string): Promise<void> {
+    validateObjectKey(key);
+    await this.#withRetries("delete", key, async () => {
+      try {
+        await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
+      } catch (err) {
+        if (isNotFound(err)) return;
+        throw err;
+      }
+    });
+  }
+
+  async *list(prefix: string, opts: ListOptions = {}): AsyncIterable<ListedObject> {
+    let continuationToken: string | undefined;
+    const startAfter = opts.startAfter === undefined ? undefined : this.prefix + opts.startAfter;
+    do {
+      const token = continuationToken;
+      const page = await this.#withRetries("list", prefix, () =>
+        this.client.send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: this.prefix + prefix,
+            ...(token !== undefined ? { ContinuationToken: token } : startAfter !== undefined ? { StartAfter: startAfter } : {}),
+          }),
+        ),
+      );
+      for (const object of page.Contents ?? []) {
+        if (object.Key === undefined || !object.Key.startsWith(this.prefix)) continue;
+        yield { key: object.Key.slice(this.prefix.length), size: object.Size ?? 0 };
+      }
+      continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (continuationToken !== undefined);
+  }
+
+  async #getOnce(key: string): Promise<StoredObject | null> {
+    try {
+      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
+      const body = res.Body ? await res.Body.transformToByteArray() : new Uint8Array(0);
+      return { body, etag: res.ETag ?? "" };
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+  }
+
+  /** Runs `attempt` until it succeeds, throws a non-retryable error, or runs out of attempts. */
+  async #withRetries<T>(operation: string, key: string, attempt: () => Promise<T>): Promise<T> {
+    for (let n = 1; ; n++) {
+      try {
+        return await attempt();
+      } catch (err) {
+        if (err instanceof TaqubaError) throw err;
+        if (!isRetryableS3Error(err) || n >= this.#maxAttempts) {
+          throw new StoreUnavailableError(`S3 ${operation} (bucket ${this.bucket}, attempt ${n})`, this.prefix + key, err);
+        }
+        const cap = Math.min(this.#maxDelayMs, this.#baseDelayMs * 2 ** (n - 1));
+        await sleep(Math.random() * cap);
+      }
+    }
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * @module A real S3 protocol server on loopback for tests: s3rver, with a
+ * temporary directory, one bucket, and a middleware in front of its routes.
+ *
+ * s3rver ignores `If-None-Match` on PUT and would overwrite. The middleware
+ * answers 412 PreconditionFailed to a PUT carrying `If-None-Match: *` when
+ * the key exists, as S3 does, and serialises PUT and DELETE per key so that
+ * the check and the write are one step (concurrent creates: exactly one
+ * wins). It can also be told to answer the next requests with an error, to
+ * test retries (503 SlowDown, 500) and the 409 ConditionalRequestConflict
+ * that some S3-compatible services return.
+ *
+ * The middleware also answers ListObjectsV2 itself, from the files s3rver
+ * wrote, because s3rver's own listing differs from S3 in two ways the
+ * conformance suite checks: it cannot paginate on current Node (its
+ * continuation tokens are DES-encrypted, which OpenSSL 3 refuses, so any
+ * listing past 1,000 keys answers 500), and it orders keys by its directory
+ * walk and compares start-after in UTF-16 order instead of UTF-8 byte order.
+ * Gets, puts and deletes are served by s3rver.
+ */
+import type { S3ClientConfig } from "@aws-sdk/client-s3";
+import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join, sep } from "node:path";
+
+/** What the middleware sees of a Koa context. */
+interface KoaContext {
+  method: string;
+  path: string;
+  query: Record<string, unknown>;
+  get(header: string): string;
+  status: number;
+  type: string;
+  body: unknown;
+  set(header: string, value: string): void;
+}
+type Middleware = (ctx: KoaContext, next: () => Promise<void>) => Promise<void>;
+
+/** The part of s3rver's class used here (it ships no types). */
+interface S3rverInstance {
+  middleware: Middleware[];
+  store: { existsObject(bucket: string, key: string): Promise<boolean> };
+  run(): Promise<AddressInfo>;
+  httpServer?: Server;
+  close(): Promise<void>;
+}
+type S3rverClass = new (opts: Record<string, unknown>) => S3rverInstance;
+
+/** An error the server will answer instead of serving a request. */
+export interface InjectedResponse {
+  status: number;
+  code: string;
+  /** Only requests with this method (e.g. `"PUT"`). Default: any object request. */
+  method?: string;
+}
+
+export interface TestS3Server {
+  endpoint: string;
+  bucket: string;
+  /** Client settings for this server: endpoint, path style, its fixed credentials, a region. */
+  clientConfig: S3ClientConfig;
+  /** Requests that reached the server, by HTTP method. */
+  readonly requests: Record<string, number>;
+  /** Answers the next `count` matching object requests with `response` instead of serving them. */
+  failNext(count: number, response: InjectedResponse): void;
+  stop(): Promise<void>;
+}
+
+const require = createRequire(import.meta.url);
+
+function errorXml(code: string, message: string): string {
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message></Error>`;
+}
+
+const OBJECT_SUFFIX = "._S3rver_object";
+
+function xmlEscape(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function queryString(ctx: KoaContext, name: string): string | undefined {
+  const value = ctx.query[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+/**
+ * ListObjectsV2 over s3rver's files (`<dir>/<bucket>/<key>._S3rver_object`):
+ * UTF-8 byte order, prefix, start-after, at most 1,000 keys per page, and a
+ * continuation token that is the base64 of the page's last key.
+ */
+async function listObjectsV2(ctx: KoaContext, directory: string): Promise<void> {
+  const bucket = decodeURIComponent(ctx.path.replace(/^\/|\/$/g, ""));
+  const bucketDir = join(directory, bucket);
+  const prefix = queryString(ctx, "prefix") ?? "";
+  const token = queryString(ctx, "continuation-token");
+  const startAfter = token !== undefined ? Buffer.from(token, "base64").toString("utf8") : queryString(ctx, "start-after");
+  const maxKeys = Math.min(1000, Number(queryString(ctx, "max-keys") ?? 1000));
+  const files = await readdir(bucketDir, { recursive: true });
+  const after = startAfter === undefined ? undefined : Buffer.from(startAfter, "utf8");
+  const keys = files
+    .filter((f) => f.endsWith(OBJECT_SUFFIX))
+    .map((f) => f.slice(0, -OBJECT_SUFFIX.length).split(sep).join("/"))
+    .filter((k) => k.startsWith(prefix) && (after === undefined || Buffer.compare(Buffer.from(k, "utf8"), after) > 0))
+    .sort((a, b) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8")));
+  const page = keys.slice(0, maxKeys);
+  const truncated = keys.length > page.length;
+  const contents: string[] = [];
+  for (const key of page) {
+    const info = await stat(join(bucketDir, key + OBJECT_SUFFIX));
+    contents.push(
+      `<Contents><Key>${xmlEscape(key)}</Key><LastModified>${info.mtime.toISOString()}</LastModified><Size>${info.size}</Size><StorageClass>STANDARD</StorageClass></Contents>`,
+    );
+  }
+  const last = page[page.length - 1];
+  ctx.status = 200;
+  ctx.type = "application/xml";
+  ctx.body = [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    '<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">',
+    `<Name>${xmlEscape(bucket)}</Name><Prefix>${xmlEscape(prefix)}</Prefix><KeyCount>${page.length}</KeyCount><MaxKeys>${maxKeys}</MaxKeys>`,
+    `<IsTruncated>${truncated}</IsTruncated>`,
+    token !== undefined ? `<ContinuationToken>${xmlEscape(token)}</ContinuationToken>` : "",
+    truncated && last !== undefined ? `<NextContinuationToken>${Buffer.from(last, "utf8").toString("base64")}</NextContinuationToken>` : "",
+    ...contents,
+    "</ListBucketResult>",
+  ].join("");
+}
+
+/** Starts s3rver on 127.0.0.1 with an ephemeral port and a fresh temporary directory. */
+export async function startS3Server(opts: { bucket?: string } = {}): Promise<TestS3Server> {
+  const S3rver = require("s3rver") as S3rverClass;
+  const bucket = opts.bucket ?? "taquba-test";
+  const directory = await mkdtemp(join(tmpdir(), "taquba-s3rver-"));
+  const server = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory, configureBuckets: [{ name: bucket }] });
+
+  const requests: Record<string, number> = {};
+  const injected: { remaining: number; response: InjectedResponse }[] = [];
+  const keyLocks = new Map<string, Promise<void>>();
+
+  const guard: Middleware = async (ctx, next) => {
+    requests[ctx.method] = (requests[ctx.method] ?? 0) + 1;
+    // Path style: /<bucket>/<key>, each segment percent-encoded by the SDK.
+    const match = /^\/([^/]+)\/(.+)$/.exec(ctx.path);
+    const objectRequest = match !== null && !("uploads" in ctx.query) && !("uploadId" in ctx.query);
+    const listRequest = /^\/[^/]+\/?$/.test(ctx.path) && ctx.method === "GET";
+    const rule = injected.find((r) => r.remaining > 0 && (objectRequest || listRequest) && (r.response.method === undefined || r.response.method === ctx.method));
+    if (rule) {
+      rule.remaining--;
+      ctx.status = rule.response.status;
+      ctx.type = "application/xml";
+      ctx.body = errorXml(rule.response.code, "injected by the test server");
+      return;
+    }
+    if (listRequest && ctx.query["list-type"] === "2" && ctx.query["delimiter"] === undefined) {
+      await listObjectsV2(ctx, directory);
+      return;
+    }
+    if (!match || !objectRequest || (ctx.method !== "PUT" && ctx.method !== "DELETE")) return next();
+    const [, reqBucket, rawKey] = match as unknown as [string, string, string];
+    const key = decodeURIComponent(rawKey);
+    const lockId = `${reqBucket}/${key}`;
+    // Serialise writes per key: wait for the previous one, then hold the lock.
+    const previous = keyLocks.get(lockId) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((resolve) => (release = resolve));
+    const chained = previous.then(() => mine);
+    keyLocks.set(lockId, chained);
+    await previous;
+    try {
+      if (ctx.method === "PUT" && ctx.get("if-none-match").trim() === "*" && (await server.store.existsObject(decodeURIComponent(reqBucket), key))) {
+        ctx.status = 412;
+        ctx.type = "application/xml";
+        ctx.body = errorXml("PreconditionFailed", "At least one of the pre-conditions you specified did not hold");
+        return;
+      }
+      await next();
+    } finally {
+      release();
+      if (keyLocks.get(lockId) === chained) keyLocks.delete(lockId);
+    }
+  };
+  // The router is the last middleware; the guard goes right before it.
+  server.middleware.splice(server.middleware.length - 1, 0, guard);
+
+  const address = await server.run();
+  const endpoint = `http://127.0.0.1:${address.port}`;
+  return {
+    endpoint,
+    bucket,
+    clientConfig: {
+      endpoint,
+      forcePathStyle: true,
+      region: "us-east-1",
+      credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" },
+    },
+    requests,
+    failNext(count, response) {
+      injected.push({ remaining: count, response });
+    },
+    async stop() {
+      await server.close();
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
