@@ -84,7 +84,16 @@ export type {
   StandardSchemaIssue,
 } from "./jobs/validator.js";
 export { jsonSchemaFormats, validatorRuntime } from "./jobs/json-schema-formats.js";
-export { defineJob, defineSignal, defineHeaders, compileKeyTemplate, JobFailure } from "./jobs/job-definition.js";
+export {
+  defineJob,
+  defineSignal,
+  defineHeaders,
+  compileKeyTemplate,
+  JobFailure,
+  validatingHandler,
+  requireSubmitter,
+  requireSignalSender,
+} from "./jobs/job-definition.js";
 export type {
   HeaderValues,
   HeaderSetDefinition,

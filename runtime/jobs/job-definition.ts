@@ -286,3 +286,67 @@ export function defineSignal<Name extends string, Params, Payload>(spec: {
     },
   });
 }
+
+/**
+ * Wraps a handler so that the worker side of every boundary is checked: the
+ * input again (jobs may predate the code), the output and any typed error
+ * before the runner stores them. Generated `register` functions use it.
+ */
+export function validatingHandler<Name extends string, Input, Output, Err, Headers extends HeaderValues>(
+  definition: JobDefinition<Name, Input, Output, Err, Headers>,
+  handler: JobHandler<Input, Output, Err, Headers>,
+): JobHandler<Input, Output, Err, Headers> {
+  const checkError = (error: unknown): void => {
+    if (definition.error === undefined) {
+      throw new ValidationError(`job "${definition.name}" declares no error type, so it cannot fail with a typed error; declare "error" in its spec or throw instead`);
+    }
+    definition.error.assert(error);
+  };
+  return {
+    async run(input: Input, ctx: JobContext<Headers, Err>): Promise<Output> {
+      definition.input.assert(input);
+      const checked = new Proxy(ctx, {
+        get(target, property) {
+          if (property !== "fail") return Reflect.get(target, property, target);
+          return (error: Err): never => {
+            checkError(error);
+            return target.fail(error);
+          };
+        },
+      });
+      let output: Output;
+      try {
+        output = await handler.run(input, checked);
+      } catch (e) {
+        if (e instanceof JobFailure) checkError(e.error);
+        throw e;
+      }
+      definition.output.assert(output);
+      return output;
+    },
+  };
+}
+
+function isSubmitter(target: unknown): target is JobSubmitter {
+  return typeof (target as { submit?: unknown } | null)?.submit === "function";
+}
+
+function isSignalSender(target: unknown): target is SignalSender {
+  return typeof (target as { signal?: unknown } | null)?.signal === "function";
+}
+
+/** The target of a generated client as a `JobSubmitter`, or a clear error when it is not one. */
+export function requireSubmitter(target: unknown, pkg: string): JobSubmitter {
+  if (!isSubmitter(target)) {
+    throw new TypeError(`the ${pkg} client was made over an object without submit(); pass a job runner to ${pkg}.client() to submit jobs`);
+  }
+  return target;
+}
+
+/** The target of a generated client as a `SignalSender`, or a clear error when it is not one. */
+export function requireSignalSender(target: unknown, pkg: string): SignalSender {
+  if (!isSignalSender(target)) {
+    throw new TypeError(`the ${pkg} client was made over an object without signal(); pass a workflow runtime to ${pkg}.client() to send signals`);
+  }
+  return target;
+}

@@ -81,6 +81,10 @@ function toIssue(e: RawValidationError): ValidationIssue {
   if (e.keyword === "additionalProperties" && typeof extra === "string") {
     return { path: `${e.instancePath}/${escapePointer(extra)}`, message: "is not a declared property" };
   }
+  const allowed = e.params["allowedValues"];
+  if (e.keyword === "enum" && Array.isArray(allowed)) {
+    return { path: e.instancePath, message: `must be one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}` };
+  }
   return { path: e.instancePath, message: e.message ?? `fails "${e.keyword}"` };
 }
 
