@@ -155,3 +155,10 @@ export { classifyIp, parseIp, parseNetwork } from "./webhooks/ip-address.js";
 export type { AddressClass, Network } from "./webhooks/ip-address.js";
 export { DEFAULT_MAX_RETRY_AFTER_MS, classifyResponse, parseRetryAfter } from "./webhooks/delivery-verdict.js";
 export type { DeliveryVerdict } from "./webhooks/delivery-verdict.js";
+export {
+  WebhookTerminalHook,
+  CALLBACK_URL_HEADER,
+  RUN_ID_HTTP_HEADER,
+  RUN_STATUS_HTTP_HEADER,
+} from "./webhooks/webhook-terminal-hook.js";
+export type { WebhookTerminalHookOptions } from "./webhooks/webhook-terminal-hook.js";

@@ -1,0 +1,107 @@
+/**
+ * @module `WebhookTerminalHook`: tells a run's submitter over HTTP that the
+ * run ended.
+ *
+ * The runtime hands each termination to the hook inside the job that
+ * carries the notification; the hook stages a webhook delivery job into the
+ * notification's effects, so the delivery is created exactly once, in the
+ * commit that acknowledges the notification. The HTTP request itself is then
+ * made (and retried) by a webhook worker on `queueName`.
+ *
+ * The target is the run's `callback_url` header (set on
+ * `RunSpec.options.headers`). Runs without it produce no notification job
+ * at all.
+ */
+
+import { StepError } from "../workflow/workflow-errors.js";
+import type { TerminalEffects } from "../workflow/effects-handle.js";
+import type { RunOutcome } from "../workflow/run-types.js";
+import type { TerminalHook } from "../workflow/terminal-hook.js";
+import { webhookEnqueueRequest } from "./webhook-request.js";
+
+/** Run header holding the callback URL. */
+export const CALLBACK_URL_HEADER = "callback_url";
+/** Outgoing header carrying the run id. */
+export const RUN_ID_HTTP_HEADER = "Workflow-Run-Id";
+/** Outgoing header carrying `succeeded`, `failed` or `cancelled`. */
+export const RUN_STATUS_HTTP_HEADER = "Workflow-Run-Status";
+
+/** Options of {@link WebhookTerminalHook}. */
+export interface WebhookTerminalHookOptions {
+  /** The queue a webhook worker serves; the delivery jobs go there. Required. */
+  queueName: string;
+  /** Extra outgoing HTTP headers on every callback, e.g. an API key for the receiver. Default: none. */
+  headers?: Readonly<Record<string, string>>;
+  /** Request timeout of each callback. Default: the webhook worker's. */
+  timeoutMs?: number;
+  /** Delivery attempts before a callback is dead-lettered. Default: the queue's. */
+  maxAttempts?: number;
+}
+
+/**
+ * A terminal hook that POSTs each run's termination to the run's
+ * `callback_url` header. The body is the result bytes when the run
+ * succeeded, else the error text (UTF-8); the headers `Workflow-Run-Id` and
+ * `Workflow-Run-Status` say which run and how it ended. Deliveries are
+ * signed and their addresses checked by the webhook worker that sends them.
+ *
+ * A `callback_url` that is not a valid http(s) URL dead-letters the
+ * notification, with a message naming the problem, rather than retrying it.
+ *
+ * @example
+ * const hook = new WebhookTerminalHook({ queueName: "callbacks" });
+ * const runtime = WorkflowRuntime.builder(queue, store, runner, hook).build();
+ * // elsewhere: runWebhookWorker(queue, "callbacks", { secret, signal });
+ * await runtime.submit({ input, options: { headers: { callback_url: "https://example.com/done" } } });
+ */
+export class WebhookTerminalHook implements TerminalHook {
+  readonly #opts: WebhookTerminalHookOptions;
+
+  /** Throws `InvalidWebhookRequestError` when the static headers or timeout are unusable. */
+  constructor(opts: WebhookTerminalHookOptions) {
+    this.#opts = { ...opts, headers: { ...opts.headers } };
+    // Checked once here, so a bad option fails at startup rather than on every termination.
+    this.#build("https://example.com/", "00000000000000000000000000", "succeeded", new Uint8Array());
+  }
+
+  /** Only runs with a `callback_url` header get a notification. */
+  observes(outcome: RunOutcome): boolean {
+    const url = outcome.headers[CALLBACK_URL_HEADER];
+    return url !== undefined && url !== "";
+  }
+
+  async onTermination(outcome: RunOutcome, effects: TerminalEffects): Promise<void> {
+    const url = outcome.headers[CALLBACK_URL_HEADER];
+    if (url === undefined || url === "") return;
+    const body = outcome.status === "succeeded" ? (outcome.result ?? new Uint8Array()) : new TextEncoder().encode(outcome.error ?? outcome.status);
+    let delivery;
+    try {
+      delivery = this.#build(url, outcome.runId, outcome.status, body);
+    } catch (err) {
+      // A bad URL will not get better on a retry.
+      throw StepError.permanent(err);
+    }
+    effects.enqueue(delivery.queueName, delivery.payload, delivery.options);
+  }
+
+  #build(url: string, runId: string, status: RunOutcome["status"], body: Uint8Array) {
+    return webhookEnqueueRequest(
+      this.#opts.queueName,
+      {
+        url,
+        method: "POST",
+        headers: {
+          ...(Object.keys(this.#opts.headers ?? {}).some((k) => k.toLowerCase() === "content-type")
+            ? {}
+            : { "Content-Type": status === "succeeded" ? "application/octet-stream" : "text/plain; charset=utf-8" }),
+          ...this.#opts.headers,
+          [RUN_ID_HTTP_HEADER]: runId,
+          [RUN_STATUS_HTTP_HEADER]: status,
+        },
+        ...(this.#opts.timeoutMs === undefined ? {} : { timeoutMs: this.#opts.timeoutMs }),
+        body,
+      },
+      this.#opts.maxAttempts === undefined ? {} : { maxAttempts: this.#opts.maxAttempts },
+    );
+  }
+}
