@@ -15,6 +15,8 @@ export { validateObjectKey, compareKeys } from "./store/keys.js";
 export { LocalStore } from "./store/local-store.js";
 export { S3Store, isRetryableS3Error } from "./store/s3-store.js";
 export type { S3StoreOptions, S3RetryOptions } from "./store/s3-store.js";
+export { openStore } from "./store/open-store.js";
+export type { OpenStoreOptions } from "./store/open-store.js";
 export { withFaults, InjectedFaultError } from "./store/with-faults.js";
 export type { FaultOptions, FaultyStore, StoreOperation } from "./store/with-faults.js";
 export { withLatency } from "./store/with-latency.js";
