@@ -29,6 +29,9 @@ export { Engine } from "./engine/engine.js";
 export type { EngineOptions, ScanOptions, CommitOptions } from "./engine/engine.js";
 export { WriteBatch } from "./engine/write-batch.js";
 
+// Queue
+export * from "./queue/index.js";
+
 // Workflow
 export { RunId, MAX_RUN_ID_LEN } from "./workflow/run-id.js";
 export {

@@ -1,0 +1,87 @@
+/**
+ * @module The `ClaimedJob` handed out by claims and its `LeaseHandle`.
+ *
+ * A claimed job carries a claim token that only this module and the queue
+ * can read, so a job obtained any other way (a view, a copy) cannot settle.
+ */
+import type { Clock } from "../clock.js";
+import { CancelRequestedError, ClaimLostError } from "./errors.js";
+import type { LeaseEntry, LeaseRegistry } from "./lease-registry.js";
+import type { JobRecord } from "./record.js";
+import type { ClaimedJob, LeaseHandle } from "./types.js";
+
+/** Extra time `ensureAtLeast` adds, so a renewal racing the reaper still wins. */
+export const LEASE_MARGIN_MS = 5000;
+
+/** The claim behind a `ClaimedJob`: which queue issued it and its token. */
+export interface ClaimTicket {
+  readonly owner: object;
+  readonly token: number;
+}
+
+const tickets = new WeakMap<object, ClaimTicket>();
+
+export function ticketOf(job: ClaimedJob): ClaimTicket | undefined {
+  return tickets.get(job);
+}
+
+class Lease implements LeaseHandle {
+  #last: number;
+  constructor(
+    private readonly registry: LeaseRegistry,
+    private readonly clock: Clock,
+    private readonly id: string,
+    private readonly token: number,
+    expiresAt: number,
+  ) {
+    this.#last = expiresAt;
+  }
+
+  get expiresAt(): number {
+    const e = this.registry.holds(this.id, this.token);
+    if (e !== undefined) this.#last = e.expiresAt;
+    return this.#last;
+  }
+
+  async ensureAtLeast(ms: number): Promise<void> {
+    const e = this.registry.holds(this.id, this.token);
+    if (e === undefined) throw new ClaimLostError(this.id, "its lease ended before it was extended");
+    if (e.cancel.signal.aborted) throw new CancelRequestedError(this.id);
+    this.registry.extend(e, this.clock.now() + Math.max(0, ms) + LEASE_MARGIN_MS);
+    this.#last = e.expiresAt;
+  }
+}
+
+/** A lease bound to no queue, for tests of code that takes a `LeaseHandle`. */
+export function detachedLease(expiresAt = Number.MAX_SAFE_INTEGER): LeaseHandle {
+  return { expiresAt, ensureAtLeast: async () => {} };
+}
+
+export function makeClaimedJob(
+  owner: object,
+  registry: LeaseRegistry,
+  clock: Clock,
+  r: JobRecord,
+  entry: LeaseEntry,
+  payload: Uint8Array,
+): ClaimedJob {
+  const job: ClaimedJob = {
+    id: r.id,
+    queueName: r.queue,
+    payload,
+    headers: Object.freeze({ ...(r.headers ?? {}) }),
+    attempt: r.attempts,
+    maxAttempts: r.maxAttempts,
+    priority: r.priority,
+    enqueuedAt: r.enqueuedAt,
+    claimedAt: r.claimedAt ?? clock.now(),
+    lease: new Lease(registry, clock, r.id, entry.token, entry.expiresAt),
+    cancelSignal: entry.cancel.signal,
+    ...(r.attached === undefined ? {} : { attached: r.attached }),
+    ...(r.wokenAt === undefined ? {} : { wokenAt: r.wokenAt }),
+    ...(r.lastError === undefined ? {} : { lastError: r.lastError }),
+    isLastAttempt: () => r.attempts >= r.maxAttempts,
+  };
+  tickets.set(job, { owner, token: entry.token });
+  return Object.freeze(job);
+}

@@ -1,0 +1,156 @@
+/**
+ * @module Queue options: per-queue `QueueConfig`, `OpenOptions`, their
+ * defaults (those of the Rust crate) resolved once, and the backoff math.
+ */
+import type { Clock } from "../clock.js";
+import { ValidationError } from "../errors.js";
+import { validateMillis, validatePositiveInt, validateQueueName } from "./names.js";
+
+/** Retry backoff: `delay = min(baseMs × factor^(attempts−1), maxMs)`. */
+export interface BackoffConfig {
+  /** Delay after the first failed attempt. Zero requeues at once. Default: 1000. */
+  baseMs: number;
+  /** Cap on the delay. Default: 300000 (5 minutes). */
+  maxMs: number;
+  /** Growth per attempt. Default: 2. */
+  factor?: number;
+}
+
+/** Settings of one named queue. */
+export interface QueueConfig {
+  /** Lease of `claimNext`/`runWorker` claims when none is given. Default: 30000. */
+  leaseMs?: number;
+  /** Claims a job gets before it is dead-lettered; crash-interrupted claims count. Default: 3. */
+  maxAttempts?: number;
+  /** Default priority; lower is claimed first. Default: 1000 (`Priority.NORMAL`). */
+  defaultPriority?: number;
+  /** Retry backoff. Default: base 1 s, max 300 s, factor 2. */
+  backoff?: BackoffConfig;
+  /** Keep done records this long after ack. Default: undefined (deleted at ack). */
+  doneRetentionMs?: number;
+  /** Keep dead records this long after they die; `null` keeps them forever. Default: 7 days. */
+  deadRetention?: number | null;
+}
+
+/** Options of `Queue.open`. */
+export interface OpenOptions {
+  /** Time source for every timestamp and timer. Default: `SystemClock`. */
+  clock?: Clock;
+  /** Settings for queues not listed in `queueConfigs`. Default: the `QueueConfig` defaults. */
+  defaultQueueConfig?: QueueConfig;
+  /** Per-queue settings, keyed by queue name. */
+  queueConfigs?: Record<string, QueueConfig>;
+  /** The engine's group-commit window. Default: the engine's. */
+  flushIntervalMs?: number;
+  /** Payloads larger than this many bytes live in their own objects; `null` never offloads. Default: 262144. */
+  payloadOffloadBytes?: number | null;
+  /** Called for every job the reaper or open-time recovery dead-letters (not for settlements). */
+  onDeadLettered?: (event: DeadLetteredEvent) => void;
+}
+
+/** A job dead-lettered outside any settlement: by the reaper or by recovery on open. */
+export interface DeadLetteredEvent {
+  jobId: string;
+  queueName: string;
+  reason: "lease_expired" | "interrupted";
+  lastError: string;
+}
+
+/** Priority constants; any integer 0..2^32−1 is accepted, lower first. */
+export const Priority = { HIGH: 100, NORMAL: 1000, LOW: 10000 } as const;
+
+export const MAX_PRIORITY = 2 ** 32 - 1;
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/** A `QueueConfig` with every default filled in. */
+export interface ResolvedQueueConfig {
+  leaseMs: number;
+  maxAttempts: number;
+  defaultPriority: number;
+  backoff: Required<BackoffConfig>;
+  doneRetentionMs: number | undefined;
+  deadRetentionMs: number | null;
+}
+
+export const DEFAULT_QUEUE_CONFIG: ResolvedQueueConfig = Object.freeze({
+  // Long enough for most jobs; workers extend it with ensureAtLeast.
+  leaseMs: 30_000,
+  maxAttempts: 3,
+  defaultPriority: Priority.NORMAL,
+  backoff: Object.freeze({ baseMs: 1000, maxMs: 300_000, factor: 2 }),
+  doneRetentionMs: undefined,
+  // A week gives operators time to inspect and requeue failures.
+  deadRetentionMs: 7 * DAY_MS,
+});
+
+export function validatePriority(p: unknown): asserts p is number {
+  if (typeof p !== "number" || !Number.isInteger(p) || p < 0 || p > MAX_PRIORITY) {
+    throw new ValidationError(`priority must be an integer from 0 to ${MAX_PRIORITY} (lower is claimed first), got ${String(p)}`);
+  }
+}
+
+/** Merges `c` over `base`, validating every given field. */
+export function resolveQueueConfig(c: QueueConfig | undefined, base: ResolvedQueueConfig = DEFAULT_QUEUE_CONFIG): ResolvedQueueConfig {
+  if (c === undefined) return base;
+  const out: ResolvedQueueConfig = { ...base, backoff: { ...base.backoff } };
+  if (c.leaseMs !== undefined) {
+    validatePositiveInt("QueueConfig.leaseMs", c.leaseMs);
+    out.leaseMs = c.leaseMs;
+  }
+  if (c.maxAttempts !== undefined) {
+    validatePositiveInt("QueueConfig.maxAttempts", c.maxAttempts);
+    out.maxAttempts = c.maxAttempts;
+  }
+  if (c.defaultPriority !== undefined) {
+    validatePriority(c.defaultPriority);
+    out.defaultPriority = c.defaultPriority;
+  }
+  if (c.backoff !== undefined) {
+    validateMillis("QueueConfig.backoff.baseMs", c.backoff.baseMs);
+    validateMillis("QueueConfig.backoff.maxMs", c.backoff.maxMs);
+    const factor = c.backoff.factor ?? 2;
+    if (!(typeof factor === "number" && factor >= 1 && Number.isFinite(factor))) {
+      throw new ValidationError(`QueueConfig.backoff.factor must be a number >= 1, got ${String(factor)}`);
+    }
+    out.backoff = { baseMs: c.backoff.baseMs, maxMs: c.backoff.maxMs, factor };
+  }
+  if (c.doneRetentionMs !== undefined) {
+    validateMillis("QueueConfig.doneRetentionMs", c.doneRetentionMs);
+    out.doneRetentionMs = c.doneRetentionMs;
+  }
+  if (c.deadRetention !== undefined) {
+    if (c.deadRetention !== null) validateMillis("QueueConfig.deadRetention", c.deadRetention);
+    out.deadRetentionMs = c.deadRetention;
+  }
+  return out;
+}
+
+/** Resolves every queue's configuration once, at open. */
+export class QueueConfigs {
+  readonly #base: ResolvedQueueConfig;
+  readonly #byName = new Map<string, ResolvedQueueConfig>();
+
+  constructor(defaults: QueueConfig | undefined, perQueue: Record<string, QueueConfig> | undefined) {
+    this.#base = resolveQueueConfig(defaults);
+    for (const [name, c] of Object.entries(perQueue ?? {})) {
+      validateQueueName(name);
+      this.#byName.set(name, resolveQueueConfig(c, this.#base));
+    }
+  }
+
+  get(queue: string): ResolvedQueueConfig {
+    return this.#byName.get(queue) ?? this.#base;
+  }
+}
+
+/**
+ * Delay before the next attempt after `attempts` claims failed:
+ * `min(base × factor^(attempts−1), max)`; the first failure waits `base`.
+ */
+export function backoffDelay(b: Required<BackoffConfig>, attempts: number): number {
+  if (b.baseMs === 0) return 0;
+  const exp = Math.max(0, attempts - 1);
+  const d = b.baseMs * Math.pow(b.factor, exp);
+  return Math.min(Number.isFinite(d) ? d : b.maxMs, b.maxMs);
+}

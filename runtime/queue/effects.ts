@@ -1,0 +1,58 @@
+/**
+ * @module `SettlementEffects`: caller KV writes and follow-up enqueues that
+ * commit in the same transaction as a settlement, a cancel or an enqueue.
+ */
+import { validateEnqueueOptions } from "./validate-enqueue.js";
+import { validateKvKey, validateKvValue, validateQueueName } from "./names.js";
+import type { EnqueueItem, EnqueueOptions } from "./types.js";
+
+/** One staged KV operation, in staging order; a later op on a key wins. */
+export type KvOp = { kind: "put"; key: string; value: Uint8Array } | { kind: "delete"; key: string };
+
+/**
+ * Effects staged for one commit. Every operation is validated as it is
+ * staged, so a bad key, an oversize value or a bad enqueue throws here and
+ * never reaches a commit.
+ *
+ * @example
+ * const effects = new SettlementEffects().kvPut("orders/1", status).enqueue("emails", body);
+ * await queue.ack(job, effects);
+ */
+export class SettlementEffects {
+  readonly kvOps: KvOp[] = [];
+  readonly enqueues: EnqueueItem[] = [];
+
+  /** Writes `value` at caller key `key`. */
+  kvPut(key: string, value: Uint8Array): this {
+    validateKvKey(key);
+    validateKvValue(key, value);
+    this.kvOps.push({ kind: "put", key, value });
+    return this;
+  }
+
+  /** Deletes caller key `key` (absent: no effect). */
+  kvDelete(key: string): this {
+    validateKvKey(key);
+    this.kvOps.push({ kind: "delete", key });
+    return this;
+  }
+
+  /** Enqueues a job; its outcome is returned, aligned by index, by the settlement. */
+  enqueue(queueName: string, payload: Uint8Array, opts: EnqueueOptions = {}): this {
+    validateQueueName(queueName);
+    validateEnqueueOptions(opts, payload);
+    this.enqueues.push({ queueName, payload, opts });
+    return this;
+  }
+
+  /** Adds everything staged in `other` after this one's operations. */
+  merge(other: SettlementEffects): this {
+    this.kvOps.push(...other.kvOps);
+    this.enqueues.push(...other.enqueues);
+    return this;
+  }
+
+  get isEmpty(): boolean {
+    return this.kvOps.length === 0 && this.enqueues.length === 0;
+  }
+}

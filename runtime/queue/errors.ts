@@ -1,0 +1,69 @@
+/**
+ * @module The queue's own error classes. Each one says what happened and what
+ * the caller should do; all are `TaqubaError`s with a stable `code`.
+ */
+import { TaqubaError } from "../errors.js";
+import type { SettlementEffects } from "./effects.js";
+
+/**
+ * The claim being settled is no longer held: its lease expired and the
+ * reaper requeued the job, the job was recovered after a restart, or it was
+ * already settled. Nothing was applied.
+ */
+export class ClaimLostError extends TaqubaError {
+  constructor(readonly jobId: string, detail = "its lease expired or it was already settled") {
+    super("CLAIM_LOST", `the claim on job ${jobId} is no longer held (${detail}); nothing was applied, the job will be (or was) redelivered`);
+  }
+}
+
+/** A caller-chosen job id is already used by a job that still exists. */
+export class DuplicateJobIdError extends TaqubaError {
+  constructor(readonly jobId: string) {
+    super("DUPLICATE_JOB_ID", `job id ${JSON.stringify(jobId)} is already used by an existing job; choose another id or use a dedupKey for idempotent enqueues`);
+  }
+}
+
+/** A caller KV value is larger than `MAX_KV_VALUE_SIZE`. */
+export class KvValueTooLargeError extends TaqubaError {
+  constructor(readonly key: string, readonly size: number, readonly max: number) {
+    super("KV_VALUE_TOO_LARGE", `the value for KV key ${JSON.stringify(key)} is ${size} bytes, more than the ${max} allowed; store large data as an object and keep a reference in KV`);
+  }
+}
+
+/** A lease cannot be extended because a cancellation was requested for the job. */
+export class CancelRequestedError extends TaqubaError {
+  constructor(readonly jobId: string) {
+    super("CANCEL_REQUESTED", `job ${jobId} has a cancellation request; stop working on it and settle it instead of extending its lease`);
+  }
+}
+
+/** The object holding an offloaded payload is missing from the store. */
+export class PayloadMissingError extends TaqubaError {
+  constructor(readonly jobId: string, readonly objectKey: string) {
+    super("PAYLOAD_MISSING", `the payload object ${JSON.stringify(objectKey)} of job ${jobId} is missing; it may have been removed outside the queue`, {
+      retryable: true,
+    });
+  }
+}
+
+/** The operation needs the job in another state (for example requeueing a job that is not dead). */
+export class InvalidJobStateError extends TaqubaError {
+  constructor(readonly jobId: string, readonly state: string, wanted: string) {
+    super("INVALID_JOB_STATE", `job ${jobId} is ${state}, but this operation needs it ${wanted}`);
+  }
+}
+
+/**
+ * Thrown by a worker to dead-letter its job at once, whatever the attempt
+ * count. `effects`, when given, are applied in the dead-letter commit.
+ *
+ * @example
+ * throw new PermanentError("the order does not exist");
+ */
+export class PermanentError extends TaqubaError {
+  readonly effects: SettlementEffects | undefined;
+  constructor(message: string, opts: { cause?: unknown; effects?: SettlementEffects } = {}) {
+    super("PERMANENT", message, { cause: opts.cause });
+    this.effects = opts.effects;
+  }
+}

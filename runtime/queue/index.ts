@@ -1,0 +1,55 @@
+/**
+ * @module The durable task queue: public surface.
+ */
+export { Queue, type RecoveryReport } from "./queue.js";
+export { SettlementEffects, type KvOp } from "./effects.js";
+export { ExpiryIndex, type ExpiryEntry, type KvScanner } from "./expiry-index.js";
+export { runWorker, type Worker, type RunWorkerOptions } from "./worker.js";
+export { detachedLease, LEASE_MARGIN_MS } from "./claimed-job.js";
+export type { QueueView, KvPage, KvScanOptions, ListJobsOptions } from "./view.js";
+export {
+  Priority,
+  backoffDelay,
+  DEFAULT_QUEUE_CONFIG,
+  type BackoffConfig,
+  type QueueConfig,
+  type OpenOptions,
+  type DeadLetteredEvent,
+  type ResolvedQueueConfig,
+} from "./config.js";
+export {
+  MAX_KV_VALUE_SIZE,
+  MAX_KV_KEY_BYTES,
+  MAX_QUEUE_NAME_LEN,
+  MAX_JOB_ID_LEN,
+  MAX_DEDUP_KEY_BYTES,
+  validateQueueName,
+  validateJobId,
+} from "./names.js";
+export {
+  ClaimLostError,
+  DuplicateJobIdError,
+  KvValueTooLargeError,
+  CancelRequestedError,
+  PayloadMissingError,
+  InvalidJobStateError,
+  PermanentError,
+} from "./errors.js";
+export type {
+  EnqueueOptions,
+  EnqueueOutcome,
+  EnqueueItem,
+  LeaseHandle,
+  ClaimedJob,
+  NackOutcome,
+  CancelOutcome,
+  WakeOutcome,
+  JobInfo,
+  JobState,
+  JobAttempt,
+  AttemptOutcome,
+  QueueStats,
+  Page,
+  KvEntry,
+  CompletionResult,
+} from "./types.js";

@@ -1,0 +1,95 @@
+/**
+ * @module The queue's keyspace inside its engine: pure key builders and
+ * parsers.
+ *
+ * Layout (every internal key starts with one letter and '/'; queue names
+ * and job ids never contain '/', so each prefix below is prefix-free):
+ *
+ * | key | value | what |
+ * |---|---|---|
+ * | `j/<id>` | job record | the one copy of a job, whatever its state |
+ * | `p/<queue>/<priority:10>/<seq>` | id | pending, claim order: priority, then FIFO |
+ * | `s/<runAt:16>/<queue>/<id>` | empty | scheduled, in global due order for the scheduler |
+ * | `c/<queue>/<id>` | empty | claimed; recovery on open requeues these |
+ * | `o/<queue>/<completedAt:16>/<id>` | empty | done (only with done retention) |
+ * | `d/<queue>/<id>` | empty | dead letters |
+ * | `r/<dueAt:16>/<id>` | empty | retention sweep order for done and dead records |
+ * | `k/<queue>/<dedupKey>` | id | dedup keys, held while pending or scheduled |
+ * | `n/<queue>` | stats | per-queue counters |
+ * | `h/<id>` | attempt history | |
+ * | `u/<caller key>` | caller value | caller KV; callers cannot address anything else |
+ *
+ * Numbers are zero-padded decimals so that byte order is numeric order.
+ * `seq` is a ULID taken at enqueue; it equals the id for generated ids and
+ * keeps FIFO order for caller-chosen ids, which need not sort by time.
+ */
+
+const TIME_WIDTH = 16; // 2^53 has 16 digits
+const PRIORITY_WIDTH = 10; // 2^32 has 10 digits
+
+export function padTime(ms: number): string {
+  const n = Math.max(0, Math.floor(ms));
+  return n.toString().padStart(TIME_WIDTH, "0");
+}
+
+export function padPriority(p: number): string {
+  return p.toString().padStart(PRIORITY_WIDTH, "0");
+}
+
+export const JOB = "j/";
+export const PENDING = "p/";
+export const SCHEDULED = "s/";
+export const CLAIMED = "c/";
+export const DONE = "o/";
+export const DEAD = "d/";
+export const RETENTION = "r/";
+export const DEDUP = "k/";
+export const STATS = "n/";
+export const HISTORY = "h/";
+export const USER = "u/";
+
+export const jobKey = (id: string) => `${JOB}${id}`;
+export const pendingPrefix = (queue: string) => `${PENDING}${queue}/`;
+export const pendingKey = (queue: string, priority: number, seq: string) => `${PENDING}${queue}/${padPriority(priority)}/${seq}`;
+export const scheduledKey = (runAt: number, queue: string, id: string) => `${SCHEDULED}${padTime(runAt)}/${queue}/${id}`;
+export const claimedPrefix = (queue: string) => `${CLAIMED}${queue}/`;
+export const claimedKey = (queue: string, id: string) => `${CLAIMED}${queue}/${id}`;
+export const donePrefix = (queue: string) => `${DONE}${queue}/`;
+export const doneKey = (queue: string, completedAt: number, id: string) => `${DONE}${queue}/${padTime(completedAt)}/${id}`;
+export const deadPrefix = (queue: string) => `${DEAD}${queue}/`;
+export const deadKey = (queue: string, id: string) => `${DEAD}${queue}/${id}`;
+export const retentionKey = (dueAt: number, id: string) => `${RETENTION}${padTime(dueAt)}/${id}`;
+export const dedupKey = (queue: string, key: string) => `${DEDUP}${queue}/${key}`;
+export const statsKey = (queue: string) => `${STATS}${queue}`;
+export const historyKey = (id: string) => `${HISTORY}${id}`;
+export const userKey = (key: string) => `${USER}${key}`;
+
+/** The last '/'-separated field of a key (ids are always last). */
+export function lastField(key: string): string {
+  return key.slice(key.lastIndexOf("/") + 1);
+}
+
+/** `s/<runAt>/<queue>/<id>` → its parts. */
+export function parseScheduledKey(key: string): { runAt: number; queue: string; id: string } {
+  const rest = key.slice(SCHEDULED.length);
+  const a = rest.indexOf("/");
+  const b = rest.lastIndexOf("/");
+  return { runAt: Number(rest.slice(0, a)), queue: rest.slice(a + 1, b), id: rest.slice(b + 1) };
+}
+
+/** `r/<dueAt>/<id>` → its parts. */
+export function parseRetentionKey(key: string): { dueAt: number; id: string } {
+  const rest = key.slice(RETENTION.length);
+  const a = rest.indexOf("/");
+  return { dueAt: Number(rest.slice(0, a)), id: rest.slice(a + 1) };
+}
+
+/** The time field of a key whose time comes right after the tag (`s/`, `r/`). */
+export function leadingTime(key: string): number {
+  return Number(key.slice(2, 2 + TIME_WIDTH));
+}
+
+/** The smallest key greater than every key that starts with `prefix`. */
+export function prefixEnd(prefix: string): string {
+  return prefix + "\u{10FFFF}";
+}

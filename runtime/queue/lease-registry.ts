@@ -1,0 +1,101 @@
+/**
+ * @module In-memory leases of the jobs this process has claimed.
+ *
+ * Leases are never persisted: after a restart every claimed record is
+ * requeued by recovery, so a dead process's leases are void anyway. Each
+ * entry carries a claim token that fences settlement (a settlement must
+ * present the token of the live claim) and the cancel controller behind
+ * `ClaimedJob.cancelSignal`.
+ */
+import * as btreeModule from "sorted-btree";
+import { padTime } from "./keys.js";
+
+type BTreeCtor = typeof import("sorted-btree").default;
+
+// sorted-btree is CommonJS with `exports.default`; unwrap whichever layer
+// the module loader left around it.
+function resolveCtor(): BTreeCtor {
+  let c: unknown = btreeModule;
+  for (let i = 0; i < 3 && typeof c !== "function"; i++) c = (c as { default?: unknown }).default;
+  if (typeof c !== "function") throw new Error("sorted-btree did not load: its default export is not a class");
+  return c as BTreeCtor;
+}
+const BTree = resolveCtor();
+
+export interface LeaseEntry {
+  readonly id: string;
+  readonly queue: string;
+  readonly token: number;
+  expiresAt: number;
+  readonly cancel: AbortController;
+}
+
+/** Lease entries by job id, plus an expiry-ordered index for the reaper. */
+export class LeaseRegistry {
+  readonly #byId = new Map<string, LeaseEntry>();
+  readonly #byExpiry = new BTree<string, string>();
+  #nextToken = 1;
+
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  /** Registers a new claim and returns its entry. Replaces any older entry for the id. */
+  add(id: string, queue: string, expiresAt: number, cancelled: boolean): LeaseEntry {
+    this.remove(id);
+    const cancel = new AbortController();
+    if (cancelled) cancel.abort(new Error(`cancellation of job ${id} was requested`));
+    const e: LeaseEntry = { id, queue, token: this.#nextToken++, expiresAt, cancel };
+    this.#byId.set(id, e);
+    this.#byExpiry.set(`${padTime(expiresAt)}/${id}`, id);
+    return e;
+  }
+
+  get(id: string): LeaseEntry | undefined {
+    return this.#byId.get(id);
+  }
+
+  /** The live entry of `id` if it still carries `token`. */
+  holds(id: string, token: number): LeaseEntry | undefined {
+    const e = this.#byId.get(id);
+    return e !== undefined && e.token === token ? e : undefined;
+  }
+
+  extend(e: LeaseEntry, expiresAt: number): void {
+    if (expiresAt <= e.expiresAt) return;
+    this.#byExpiry.delete(`${padTime(e.expiresAt)}/${e.id}`);
+    e.expiresAt = expiresAt;
+    this.#byExpiry.set(`${padTime(expiresAt)}/${e.id}`, e.id);
+  }
+
+  remove(id: string): void {
+    const e = this.#byId.get(id);
+    if (e === undefined) return;
+    this.#byId.delete(id);
+    this.#byExpiry.delete(`${padTime(e.expiresAt)}/${id}`);
+  }
+
+  /** The earliest expiry, if any lease is held. */
+  nextExpiry(): number | undefined {
+    const k = this.#byExpiry.minKey();
+    if (k === undefined) return undefined;
+    return this.#byId.get(this.#byExpiry.get(k)!)?.expiresAt;
+  }
+
+  /** Entries whose lease expired at or before `now`, earliest first. */
+  expired(now: number, limit: number): LeaseEntry[] {
+    const out: LeaseEntry[] = [];
+    for (const [, id] of this.#byExpiry.entries()) {
+      const e = this.#byId.get(id);
+      if (e === undefined) continue;
+      if (e.expiresAt > now || out.length >= limit) break;
+      out.push(e);
+    }
+    return out;
+  }
+
+  clear(): void {
+    this.#byId.clear();
+    this.#byExpiry.clear();
+  }
+}

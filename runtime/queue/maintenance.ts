@@ -1,0 +1,238 @@
+/**
+ * @module Background work of a queue: recovery of claims a previous process
+ * held (at open), the lease reaper, promotion of due scheduled jobs and the
+ * done/dead retention sweeps.
+ *
+ * One loop sleeps on a Clock timer until the earliest deadline among lease
+ * expiries, scheduled run times and retention times; anything that creates
+ * an earlier deadline calls `rearm`. There is no fixed polling interval.
+ * Every commit here is non-durable: each step is idempotent when redone
+ * after a crash (a lost promotion is promoted again, a lost requeue is
+ * recovered again at the next open).
+ */
+import type { Clock } from "../clock.js";
+import type { Engine } from "../engine/engine.js";
+import type { DeadLetteredEvent } from "./config.js";
+import * as K from "./keys.js";
+import type { LeaseRegistry } from "./lease-registry.js";
+import type { Finish } from "./notifier.js";
+import type { JobRecord } from "./record.js";
+import { appendHistory, deleteJob, killJob, readJob, requeueJob, writeJob, type TransitionContext } from "./transitions.js";
+import { Txn } from "./txn.js";
+
+/** Jobs handled per transaction; bounds the time one turn of the event loop takes. */
+const BATCH = 500;
+
+/** What the background work needs from its queue. */
+export interface MaintenanceHost {
+  readonly engine: Engine;
+  readonly clock: Clock;
+  readonly leases: LeaseRegistry;
+  context(): TransitionContext;
+  /** Commits non-durably; the promise resolves when durable. */
+  commitBackground(txn: Txn): Promise<void>;
+  notifyWork(queue: string): void;
+  finished(id: string, f: Finish): void;
+  deadLettered(e: DeadLetteredEvent): void;
+  deletePayloads(refs: string[]): Promise<void>;
+}
+
+/** Announces what a batch did once its commit is durable. */
+function announce(host: MaintenanceHost, p: Promise<void>, queues: Set<string>, dead: DeadLetteredEvent[], removedRefs: string[]): void {
+  for (const q of queues) host.notifyWork(q);
+  p.then(
+    () => {
+      for (const e of dead) {
+        host.finished(e.jobId, { kind: "dead" });
+        host.deadLettered(e);
+      }
+      if (removedRefs.length > 0) void host.deletePayloads(removedRefs);
+    },
+    () => undefined,
+  );
+}
+
+/** Open-time recovery: every claimed record belonged to a previous process. */
+export function recoverClaims(host: MaintenanceHost): { requeued: string[]; deadLettered: string[] } {
+  const requeued: string[] = [];
+  const deadLettered: string[] = [];
+  for (;;) {
+    const keys = [...host.engine.scan({ prefix: K.CLAIMED, limit: BATCH })].map(([k]) => k);
+    if (keys.length === 0) break;
+    const txn = new Txn(host.engine);
+    const ctx = host.context();
+    const queues = new Set<string>();
+    const dead: DeadLetteredEvent[] = [];
+    for (const key of keys) {
+      const r = readJob(txn, K.lastField(key));
+      if (r === undefined || r.state !== "claimed") {
+        txn.delete(key); // an index entry without its record: drop it
+        continue;
+      }
+      const error = "interrupted: the process holding the claim stopped";
+      appendHistory(txn, r.id, { attempt: r.attempts, claimedAt: r.claimedAt, recordedAt: ctx.now, outcome: "interrupted", error });
+      if (r.attempts >= r.maxAttempts) {
+        killJob(txn, ctx, r, error);
+        deadLettered.push(r.id);
+        dead.push({ jobId: r.id, queueName: r.queue, reason: "interrupted", lastError: error });
+      } else {
+        requeueJob(txn, r, undefined, error);
+        requeued.push(r.id);
+        queues.add(r.queue);
+      }
+    }
+    announce(host, host.commitBackground(txn), queues, dead, []);
+  }
+  return { requeued, deadLettered };
+}
+
+/** Requeues or dead-letters claims whose lease expired at or before `now`. Returns how many. */
+export function reapExpired(host: MaintenanceHost, now: number): number {
+  let total = 0;
+  for (;;) {
+    const expired = host.leases.expired(now, BATCH);
+    if (expired.length === 0) return total;
+    const txn = new Txn(host.engine);
+    const ctx = host.context();
+    const queues = new Set<string>();
+    const dead: DeadLetteredEvent[] = [];
+    for (const e of expired) {
+      host.leases.remove(e.id);
+      const r = readJob(txn, e.id);
+      if (r === undefined || r.state !== "claimed") continue;
+      const error = "lease expired";
+      appendHistory(txn, r.id, { attempt: r.attempts, claimedAt: r.claimedAt, recordedAt: ctx.now, outcome: "lease_expired", error });
+      if (r.attempts >= r.maxAttempts) {
+        killJob(txn, ctx, r, error);
+        dead.push({ jobId: r.id, queueName: r.queue, reason: "lease_expired", lastError: error });
+      } else {
+        requeueJob(txn, r, undefined, error);
+        queues.add(r.queue);
+      }
+      total++;
+    }
+    announce(host, host.commitBackground(txn), queues, dead, []);
+  }
+}
+
+/** Moves scheduled jobs due at or before `now` to pending. Returns how many. */
+export function promoteDue(host: MaintenanceHost, now: number): number {
+  let total = 0;
+  const end = K.SCHEDULED + K.padTime(now + 1);
+  for (;;) {
+    const keys = [...host.engine.scan({ prefix: K.SCHEDULED, end, limit: BATCH })].map(([k]) => k);
+    if (keys.length === 0) return total;
+    const txn = new Txn(host.engine);
+    const queues = new Set<string>();
+    for (const key of keys) {
+      const r = readJob(txn, K.parseScheduledKey(key).id);
+      if (r === undefined || r.state !== "scheduled" || K.scheduledKey(r.runAt ?? 0, r.queue, r.id) !== key) {
+        txn.delete(key);
+        continue;
+      }
+      const next: JobRecord = { ...r, state: "pending", runAt: undefined };
+      writeJob(txn, next, r);
+      queues.add(r.queue);
+      total++;
+    }
+    announce(host, host.commitBackground(txn), queues, [], []);
+  }
+}
+
+/** Removes done and dead records whose retention ended at or before `now`. */
+export function sweepRetention(host: MaintenanceHost, now: number): number {
+  let total = 0;
+  const end = K.RETENTION + K.padTime(now + 1);
+  for (;;) {
+    const keys = [...host.engine.scan({ prefix: K.RETENTION, end, limit: BATCH })].map(([k]) => k);
+    if (keys.length === 0) return total;
+    const txn = new Txn(host.engine);
+    const refs: string[] = [];
+    for (const key of keys) {
+      const { dueAt, id } = K.parseRetentionKey(key);
+      const r = readJob(txn, id);
+      if (r === undefined || r.retainUntil !== dueAt || (r.state !== "done" && r.state !== "dead")) {
+        txn.delete(key);
+        continue;
+      }
+      deleteJob(txn, r);
+      if (r.payloadRef !== undefined) refs.push(r.payloadRef);
+      total++;
+    }
+    announce(host, host.commitBackground(txn), new Set(), [], refs);
+  }
+}
+
+/** The earliest instant at which some background work is due. */
+export function nextDeadline(host: MaintenanceHost): number | undefined {
+  let next = host.leases.nextExpiry();
+  for (const prefix of [K.SCHEDULED, K.RETENTION]) {
+    for (const [k] of host.engine.scan({ prefix, limit: 1 })) {
+      const t = K.leadingTime(k);
+      if (next === undefined || t < next) next = t;
+    }
+  }
+  return next;
+}
+
+/** The loop that runs the reaper, the scheduler and the sweeps when due. */
+export class MaintenanceLoop {
+  #stopped = false;
+  #wait: AbortController | undefined;
+  #armedAt: number | undefined;
+  #done: Promise<void> | undefined;
+
+  constructor(private readonly host: MaintenanceHost) {}
+
+  start(): void {
+    this.#done = this.#run();
+  }
+
+  /** Runs everything due now, synchronously. */
+  runDue(): void {
+    const now = this.host.clock.now();
+    reapExpired(this.host, now);
+    promoteDue(this.host, now);
+    sweepRetention(this.host, now);
+  }
+
+  /** Called when something becomes due at `at`; wakes the loop if it sleeps past it. */
+  rearm(at: number): void {
+    if (this.#armedAt === undefined || at < this.#armedAt) this.#wait?.abort();
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopped) {
+      try {
+        this.runDue();
+      } catch {
+        // A failed commit poisons the engine and closes the queue; stop quietly.
+        if (this.host.engine.closed) return;
+      }
+      if (this.#stopped) return;
+      const next = nextDeadline(this.host);
+      if (next !== undefined && next <= this.host.clock.now()) {
+        // More is due than one pass handled (or the clock moved); yield, then go on.
+        await new Promise<void>((r) => setImmediate(r));
+        continue;
+      }
+      const ac = new AbortController();
+      this.#wait = ac;
+      this.#armedAt = next;
+      try {
+        if (next === undefined) await new Promise<void>((r) => ac.signal.addEventListener("abort", () => r(), { once: true }));
+        else await this.host.clock.waitUntil(next, ac.signal);
+      } catch {
+        // aborted by rearm or stop
+      }
+      this.#wait = undefined;
+      this.#armedAt = undefined;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#wait?.abort();
+    await this.#done;
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * @module Validation of every name and identifier the queue accepts from
+ * callers. Checks run before any write, so bad input changes nothing.
+ */
+import { ValidationError } from "../errors.js";
+import { validateObjectKey } from "../store/keys.js";
+import { KvValueTooLargeError } from "./errors.js";
+
+/** Largest caller KV value, in bytes (256 KiB). Values are never offloaded. */
+export const MAX_KV_VALUE_SIZE = 256 * 1024;
+
+/** Longest caller KV key, in UTF-8 bytes. */
+export const MAX_KV_KEY_BYTES = 1024;
+
+/** Longest queue name, in characters (all ASCII). */
+export const MAX_QUEUE_NAME_LEN = 128;
+
+/** Longest caller-chosen job id, in bytes. */
+export const MAX_JOB_ID_LEN = 128;
+
+/** Longest dedup key, in UTF-8 bytes. */
+export const MAX_DEDUP_KEY_BYTES = 512;
+
+// Queue names appear inside engine keys between '/' separators, so they may
+// not contain '/'; the remaining alphabet keeps them readable in listings.
+const QUEUE_NAME_RE = /^[A-Za-z0-9._:-]+$/;
+const JOB_ID_RE = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * A queue name is 1-128 characters of `[A-Za-z0-9._:-]`, and not `.` or `..`.
+ */
+export function validateQueueName(name: unknown): asserts name is string {
+  if (typeof name !== "string" || name.length === 0 || name.length > MAX_QUEUE_NAME_LEN || !QUEUE_NAME_RE.test(name) || name === "." || name === "..") {
+    throw new ValidationError(
+      `invalid queue name ${JSON.stringify(name)}; use 1-${MAX_QUEUE_NAME_LEN} characters of letters, digits, '.', '_', ':' and '-'`,
+    );
+  }
+}
+
+/** A caller job id is 1-128 bytes of `[A-Za-z0-9_-]`. */
+export function validateJobId(id: unknown): asserts id is string {
+  if (typeof id !== "string" || id.length === 0 || id.length > MAX_JOB_ID_LEN || !JOB_ID_RE.test(id)) {
+    throw new ValidationError(`invalid job id ${JSON.stringify(id)}; use 1-${MAX_JOB_ID_LEN} characters of letters, digits, '_' and '-'`);
+  }
+}
+
+/**
+ * The store name given to `Queue.open` prefixes every object the queue
+ * writes (`<name>/db/...`, `<name>/payloads/...`), so it must be a valid
+ * object key without a trailing '/'.
+ */
+export function validateStoreName(name: unknown): asserts name is string {
+  if (typeof name !== "string") throw new ValidationError(`the queue store name must be a string, got ${typeof name}`);
+  try {
+    validateObjectKey(`${name}/x`);
+  } catch (e) {
+    throw new ValidationError(`invalid queue store name ${JSON.stringify(name)}; it becomes an object key prefix`, e instanceof ValidationError ? e.issues : []);
+  }
+}
+
+// With the `u` flag a paired surrogate is one code point, so this matches lone ones only.
+const LONE_SURROGATE = /\p{Cs}/u;
+function isWellFormed(s: string): boolean {
+  return !LONE_SURROGATE.test(s);
+}
+
+function utf8Length(s: string): number {
+  return Buffer.byteLength(s, "utf8");
+}
+
+/** A caller KV key: 1-1024 UTF-8 bytes of well-formed text. */
+export function validateKvKey(key: unknown): asserts key is string {
+  if (typeof key !== "string" || key.length === 0 || !isWellFormed(key) || utf8Length(key) > MAX_KV_KEY_BYTES) {
+    throw new ValidationError(`invalid KV key ${JSON.stringify(key)}; use 1-${MAX_KV_KEY_BYTES} bytes of well-formed UTF-8 text`);
+  }
+}
+
+/** A KV prefix may be empty (the whole namespace) but must be well-formed text. */
+export function validateKvPrefix(prefix: unknown): asserts prefix is string {
+  if (typeof prefix !== "string" || !isWellFormed(prefix) || utf8Length(prefix) > MAX_KV_KEY_BYTES) {
+    throw new ValidationError(`invalid KV prefix ${JSON.stringify(prefix)}; use at most ${MAX_KV_KEY_BYTES} bytes of well-formed UTF-8 text`);
+  }
+}
+
+/** A KV value must be bytes of at most `MAX_KV_VALUE_SIZE`. */
+export function validateKvValue(key: string, value: unknown): asserts value is Uint8Array {
+  if (!(value instanceof Uint8Array)) throw new ValidationError(`the value for KV key ${JSON.stringify(key)} must be a Uint8Array`);
+  if (value.byteLength > MAX_KV_VALUE_SIZE) throw new KvValueTooLargeError(key, value.byteLength, MAX_KV_VALUE_SIZE);
+}
+
+/** A dedup key: 1-512 bytes of well-formed text. */
+export function validateDedupKey(key: unknown): asserts key is string {
+  if (typeof key !== "string" || key.length === 0 || !isWellFormed(key) || utf8Length(key) > MAX_DEDUP_KEY_BYTES) {
+    throw new ValidationError(`invalid dedupKey ${JSON.stringify(key)}; use 1-${MAX_DEDUP_KEY_BYTES} bytes of well-formed UTF-8 text`);
+  }
+}
+
+/** Positive integer (attempt counts). */
+export function validatePositiveInt(what: string, n: unknown): asserts n is number {
+  if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 1) throw new ValidationError(`${what} must be a positive integer, got ${String(n)}`);
+}
+
+/** Non-negative duration or instant in milliseconds. */
+export function validateMillis(what: string, n: unknown): asserts n is number {
+  if (typeof n !== "number" || !Number.isFinite(n) || n < 0) throw new ValidationError(`${what} must be a non-negative number of milliseconds, got ${String(n)}`);
+}

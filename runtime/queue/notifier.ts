@@ -1,0 +1,81 @@
+/**
+ * @module In-process wake-ups: "work became claimable on queue X" for
+ * workers, and "job Y finished" for completion waiters. Nothing here is
+ * durable; callers fire only after the write they announce is committed.
+ */
+
+/** Per-queue epochs: a waiter that read epoch `e` before finding no work waits only if nothing was announced since. */
+export class WorkNotifier {
+  readonly #epochs = new Map<string, number>();
+  readonly #waiters = new Map<string, Set<() => void>>();
+
+  epoch(queue: string): number {
+    return this.#epochs.get(queue) ?? 0;
+  }
+
+  /** Announces new claimable work on `queue` and wakes every waiter. */
+  notify(queue: string): void {
+    this.#epochs.set(queue, this.epoch(queue) + 1);
+    const ws = this.#waiters.get(queue);
+    if (ws === undefined) return;
+    this.#waiters.delete(queue);
+    for (const w of ws) w();
+  }
+
+  /**
+   * Resolves on the next `notify(queue)` after epoch `seen`, at once when
+   * one already happened, or when `signal` aborts (resolving, not rejecting).
+   */
+  wait(queue: string, seen: number, signal?: AbortSignal): Promise<void> {
+    if (this.epoch(queue) !== seen || signal?.aborted) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      let set = this.#waiters.get(queue);
+      if (set === undefined) {
+        set = new Set();
+        this.#waiters.set(queue, set);
+      }
+      const done = () => {
+        signal?.removeEventListener("abort", done);
+        this.#waiters.get(queue)?.delete(done);
+        resolve();
+      };
+      set.add(done);
+      signal?.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  /** Wakes every waiter of every queue (used at close). */
+  wakeAll(): void {
+    for (const q of [...this.#waiters.keys()]) this.notify(q);
+  }
+}
+
+/** What a finished job ended as, for completion waiters. */
+export type Finish = { kind: "done" | "dead" | "cancelled" };
+
+/** Waiters keyed by job id. */
+export class CompletionNotifier {
+  readonly #waiters = new Map<string, Set<(f: Finish) => void>>();
+
+  finished(id: string, f: Finish): void {
+    const ws = this.#waiters.get(id);
+    if (ws === undefined) return;
+    this.#waiters.delete(id);
+    for (const w of ws) w(f);
+  }
+
+  /** Registers a waiter; returns the function that unregisters it. */
+  on(id: string, fn: (f: Finish) => void): () => void {
+    let set = this.#waiters.get(id);
+    if (set === undefined) {
+      set = new Set();
+      this.#waiters.set(id, set);
+    }
+    set.add(fn);
+    return () => {
+      const s = this.#waiters.get(id);
+      s?.delete(fn);
+      if (s?.size === 0) this.#waiters.delete(id);
+    };
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * @module A view of an object store confined to one key prefix, so that
+ * several queues (each with its own engine) can share one bucket.
+ */
+import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "../store/object-store.js";
+
+/** Keys given to the view are stored at `prefix + key`; `prefix` ends with '/'. */
+export class PrefixedStore implements ObjectStore {
+  constructor(
+    readonly inner: ObjectStore,
+    readonly prefix: string,
+  ) {}
+
+  get(key: string): Promise<StoredObject | null> {
+    return this.inner.get(this.prefix + key);
+  }
+
+  put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
+    return this.inner.put(this.prefix + key, body, opts);
+  }
+
+  delete(key: string): Promise<void> {
+    return this.inner.delete(this.prefix + key);
+  }
+
+  async *list(prefix: string, opts: ListOptions = {}): AsyncIterable<ListedObject> {
+    const inner = opts.startAfter === undefined ? {} : { startAfter: this.prefix + opts.startAfter };
+    for await (const o of this.inner.list(this.prefix + prefix, inner)) {
+      yield { key: o.key.slice(this.prefix.length), size: o.size };
+    }
+  }
+}

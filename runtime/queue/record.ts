@@ -1,0 +1,134 @@
+/**
+ * @module Stored records (job, attempt history, stats) and their MessagePack
+ * codec. Records are maps with named fields; absent fields are omitted.
+ */
+import { Packr } from "msgpackr";
+import { StoreCorruptedError } from "../errors.js";
+
+/** Where a job is in its life. `done` is stored only with done retention. */
+export type JobState = "pending" | "scheduled" | "claimed" | "done" | "dead";
+
+export const JOB_STATES: readonly JobState[] = ["pending", "scheduled", "claimed", "done", "dead"];
+
+/** The stored form of a job. One copy per job, at `j/<id>`. */
+export interface JobRecord {
+  id: string;
+  queue: string;
+  state: JobState;
+  /** FIFO position within the priority (a ULID taken at enqueue). */
+  seq: string;
+  priority: number;
+  /** Inline payload; empty when offloaded (`payloadRef` set). */
+  payload: Uint8Array;
+  /** Object name (under the queue's `payloads/`) of an offloaded payload. */
+  payloadRef?: string;
+  /** Size of an offloaded payload. */
+  payloadSize?: number;
+  headers?: Record<string, string>;
+  /** Claims so far, including claims interrupted by a crash. */
+  attempts: number;
+  maxAttempts: number;
+  enqueuedAt: number;
+  claimedAt?: number;
+  /** Due time while scheduled. */
+  runAt?: number;
+  /** When `wakeScheduled` woke it; persists across redeliveries. */
+  wokenAt?: number;
+  /** Bytes attached by `wakeScheduled`; persist across redeliveries. */
+  attached?: Uint8Array;
+  completedAt?: number;
+  failedAt?: number;
+  lastError?: string;
+  /** Held (and indexed) only while pending or scheduled. */
+  dedupKey?: string;
+  /** A cooperative cancellation was requested while claimed. */
+  cancelRequested?: boolean;
+  /** When the retention sweep removes a done or dead record. */
+  retainUntil?: number;
+}
+
+/** How one claim of a job ended. */
+export type AttemptOutcome = "completed" | "retried" | "dead_lettered" | "lease_expired" | "interrupted" | "requeued";
+
+/** One entry of a job's attempt history. */
+export interface JobAttempt {
+  attempt: number;
+  claimedAt?: number;
+  recordedAt: number;
+  outcome: AttemptOutcome;
+  error?: string;
+}
+
+/** Per-queue counters. `done` is cumulative (every ack), the rest are current. */
+export interface QueueStats {
+  pending: number;
+  scheduled: number;
+  claimed: number;
+  done: number;
+  dead: number;
+}
+
+export const emptyStats = (): QueueStats => ({ pending: 0, scheduled: 0, claimed: 0, done: 0, dead: 0 });
+
+const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+
+function stripUndefined<T extends object>(o: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out as T;
+}
+
+// msgpackr returns a view into a shared buffer; the engine keeps values, so copy.
+function pack(value: unknown): Uint8Array {
+  return new Uint8Array(packr.pack(value));
+}
+
+function asBytes(v: unknown): Uint8Array {
+  if (v instanceof Uint8Array) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  return new Uint8Array(0);
+}
+
+function unpack(key: string, bytes: Uint8Array): unknown {
+  try {
+    return packr.unpack(bytes);
+  } catch (e) {
+    throw new StoreCorruptedError(key, `undecodable record: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+export function encodeJob(r: JobRecord): Uint8Array {
+  return pack(stripUndefined(r));
+}
+
+export function decodeJob(key: string, bytes: Uint8Array): JobRecord {
+  const o = unpack(key, bytes) as JobRecord | null;
+  if (o === null || typeof o !== "object" || typeof o.id !== "string" || typeof o.state !== "string") {
+    throw new StoreCorruptedError(key, "not a job record");
+  }
+  o.payload = asBytes(o.payload);
+  if (o.attached !== undefined) o.attached = asBytes(o.attached);
+  return o;
+}
+
+export function encodeHistory(entries: readonly JobAttempt[]): Uint8Array {
+  return pack(entries.map(stripUndefined));
+}
+
+export function decodeHistory(key: string, bytes: Uint8Array | undefined): JobAttempt[] {
+  if (bytes === undefined) return [];
+  const o = unpack(key, bytes);
+  if (!Array.isArray(o)) throw new StoreCorruptedError(key, "not an attempt history");
+  return o as JobAttempt[];
+}
+
+export function encodeStats(s: QueueStats): Uint8Array {
+  return pack([s.pending, s.scheduled, s.claimed, s.done, s.dead]);
+}
+
+export function decodeStats(key: string, bytes: Uint8Array | undefined): QueueStats {
+  if (bytes === undefined) return emptyStats();
+  const a = unpack(key, bytes);
+  if (!Array.isArray(a) || a.length !== 5) throw new StoreCorruptedError(key, "not a stats record");
+  const [pending, scheduled, claimed, done, dead] = a as number[];
+  return { pending: pending!, scheduled: scheduled!, claimed: claimed!, done: done!, dead: dead! };
+}

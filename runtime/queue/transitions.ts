@@ -1,0 +1,205 @@
+/**
+ * @module Job state transitions as functions over a `Txn`: each keeps the
+ * record, its state index, the dedup index and the stats in step. No IO and
+ * no clock reads here; callers pass `now`.
+ */
+import type { ResolvedQueueConfig } from "./config.js";
+import { backoffDelay } from "./config.js";
+import { DuplicateJobIdError } from "./errors.js";
+import * as K from "./keys.js";
+import { decodeHistory, decodeJob, encodeHistory, encodeJob, type JobAttempt, type JobRecord, type JobState } from "./record.js";
+import type { Txn } from "./txn.js";
+import type { EnqueueOptions, EnqueueOutcome } from "./types.js";
+
+const EMPTY = new Uint8Array(0);
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** What a transition needs besides the transaction. */
+export interface TransitionContext {
+  now: number;
+  config(queue: string): ResolvedQueueConfig;
+  /** A fresh monotonic ULID. */
+  newId(): string;
+}
+
+/** An enqueue whose payload may already be offloaded. */
+export interface PreparedEnqueue {
+  queueName: string;
+  /** The full payload (also when offloaded; only its size is recorded then). */
+  payload: Uint8Array;
+  payloadRef?: string;
+  opts: EnqueueOptions;
+}
+
+export function readJob(txn: Pick<Txn, "get">, id: string): JobRecord | undefined {
+  const key = K.jobKey(id);
+  const bytes = txn.get(key);
+  return bytes === undefined ? undefined : decodeJob(key, bytes);
+}
+
+/** The index key a record in its current state lives under, if any. */
+export function indexKey(r: JobRecord): string | undefined {
+  switch (r.state) {
+    case "pending":
+      return K.pendingKey(r.queue, r.priority, r.seq);
+    case "scheduled":
+      return K.scheduledKey(r.runAt ?? 0, r.queue, r.id);
+    case "claimed":
+      return K.claimedKey(r.queue, r.id);
+    case "done":
+      return r.completedAt === undefined ? undefined : K.doneKey(r.queue, r.completedAt, r.id);
+    case "dead":
+      return K.deadKey(r.queue, r.id);
+  }
+}
+
+function indexValue(r: JobRecord): Uint8Array {
+  return r.state === "pending" ? encoder.encode(r.id) : EMPTY;
+}
+
+/** Writes `r` and its index entries; `prev` is the stored copy being replaced, if any. */
+export function writeJob(txn: Txn, r: JobRecord, prev: JobRecord | undefined): void {
+  if (prev !== undefined) {
+    const old = indexKey(prev);
+    if (old !== undefined && old !== indexKey(r)) txn.delete(old);
+    if (prev.retainUntil !== undefined && prev.retainUntil !== r.retainUntil) txn.delete(K.retentionKey(prev.retainUntil, prev.id));
+  }
+  txn.put(K.jobKey(r.id), encodeJob(r));
+  const key = indexKey(r);
+  if (key !== undefined) txn.put(key, indexValue(r));
+  if (r.retainUntil !== undefined) txn.put(K.retentionKey(r.retainUntil, r.id), EMPTY);
+  txn.move(r.queue, prev?.state ?? null, r.state);
+}
+
+/** Removes a job entirely: record, index, dedup entry and history. */
+export function deleteJob(txn: Txn, r: JobRecord): void {
+  const key = indexKey(r);
+  if (key !== undefined) txn.delete(key);
+  if (r.retainUntil !== undefined) txn.delete(K.retentionKey(r.retainUntil, r.id));
+  releaseDedup(txn, r);
+  txn.delete(K.jobKey(r.id));
+  txn.delete(K.historyKey(r.id));
+  txn.move(r.queue, r.state, null);
+}
+
+/** Drops the dedup index entry while it still points at this job. */
+export function releaseDedup(txn: Txn, r: JobRecord): void {
+  if (r.dedupKey === undefined) return;
+  const key = K.dedupKey(r.queue, r.dedupKey);
+  const held = txn.get(key);
+  if (held !== undefined && decoder.decode(held) === r.id) txn.delete(key);
+}
+
+export function appendHistory(txn: Txn, id: string, entry: JobAttempt): void {
+  const key = K.historyKey(id);
+  const list = decodeHistory(key, txn.get(key));
+  list.push(entry);
+  txn.put(key, encodeHistory(list));
+}
+
+/**
+ * Inserts one job, or reports the job holding its dedup key. Throws
+ * `DuplicateJobIdError` for a caller id that is in use (the caller then
+ * discards the whole transaction).
+ */
+export function insertJob(txn: Txn, ctx: TransitionContext, item: PreparedEnqueue): EnqueueOutcome {
+  const { queueName: queue, opts } = item;
+  if (opts.dedupKey !== undefined) {
+    const held = txn.get(K.dedupKey(queue, opts.dedupKey));
+    if (held !== undefined) return { jobId: decoder.decode(held), newlyEnqueued: false };
+  }
+  const seq = ctx.newId();
+  const id = opts.jobId ?? seq;
+  if (txn.has(K.jobKey(id))) throw new DuplicateJobIdError(id);
+  const cfg = ctx.config(queue);
+  const scheduled = opts.runAt !== undefined && opts.runAt > ctx.now;
+  const headers = opts.headers !== undefined && Object.keys(opts.headers).length > 0 ? { ...opts.headers } : undefined;
+  const r: JobRecord = {
+    id,
+    queue,
+    state: scheduled ? "scheduled" : "pending",
+    seq,
+    priority: opts.priority ?? cfg.defaultPriority,
+    payload: item.payloadRef === undefined ? item.payload : EMPTY,
+    payloadRef: item.payloadRef,
+    payloadSize: item.payloadRef === undefined ? undefined : item.payload.byteLength,
+    headers,
+    attempts: 0,
+    maxAttempts: opts.maxAttempts ?? cfg.maxAttempts,
+    enqueuedAt: ctx.now,
+    runAt: scheduled ? opts.runAt : undefined,
+    dedupKey: opts.dedupKey,
+  };
+  writeJob(txn, r, undefined);
+  if (r.dedupKey !== undefined) txn.put(K.dedupKey(queue, r.dedupKey), encoder.encode(id));
+  return { jobId: id, newlyEnqueued: true };
+}
+
+/** Claims one pending job: attempts+1, dedup released, state claimed. */
+export function claimJob(txn: Txn, r: JobRecord, now: number): JobRecord {
+  releaseDedup(txn, r);
+  const next: JobRecord = { ...r, state: "claimed", attempts: r.attempts + 1, claimedAt: now, dedupKey: undefined };
+  writeJob(txn, next, r);
+  return next;
+}
+
+/** Back to pending (keeping its FIFO position) or to scheduled at `runAt`. */
+export function requeueJob(txn: Txn, r: JobRecord, runAt: number | undefined, lastError: string | undefined): JobRecord {
+  const next: JobRecord = {
+    ...r,
+    state: runAt === undefined ? "pending" : "scheduled",
+    runAt,
+    lastError: lastError ?? r.lastError,
+  };
+  writeJob(txn, next, r);
+  return next;
+}
+
+/** Dead now; schedules the retention sweep per the queue config. */
+export function killJob(txn: Txn, ctx: TransitionContext, r: JobRecord, error: string): JobRecord {
+  const keep = ctx.config(r.queue).deadRetentionMs;
+  const next: JobRecord = {
+    ...r,
+    state: "dead",
+    runAt: undefined,
+    failedAt: ctx.now,
+    lastError: error,
+    retainUntil: keep === null ? undefined : ctx.now + keep,
+  };
+  writeJob(txn, next, r);
+  return next;
+}
+
+/**
+ * Ack: a done record when the queue retains done jobs, else the job is
+ * deleted. Returns the done record, if kept.
+ */
+export function completeJob(txn: Txn, ctx: TransitionContext, r: JobRecord): JobRecord | undefined {
+  const keep = ctx.config(r.queue).doneRetentionMs;
+  if (keep === undefined) {
+    deleteJob(txn, r);
+    txn.bump(r.queue, "done", 1);
+    return undefined;
+  }
+  const next: JobRecord = { ...r, state: "done", completedAt: ctx.now, retainUntil: ctx.now + keep };
+  writeJob(txn, next, r);
+  return next;
+}
+
+/** A failed attempt: retry after the backoff, or dead at the attempt limit. */
+export function failJob(
+  txn: Txn,
+  ctx: TransitionContext,
+  r: JobRecord,
+  error: string,
+): { record: JobRecord; dead: boolean } {
+  if (r.attempts >= r.maxAttempts) return { record: killJob(txn, ctx, r, error), dead: true };
+  const delay = backoffDelay(ctx.config(r.queue).backoff, r.attempts);
+  return { record: requeueJob(txn, r, delay > 0 ? ctx.now + delay : undefined, error), dead: false };
+}
+
+/** Which stats counter a state moves. */
+export function stateOf(r: JobRecord): JobState {
+  return r.state;
+}

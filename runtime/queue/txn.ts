@@ -1,0 +1,82 @@
+/**
+ * @module A transaction over the engine: synchronous reads that see the
+ * transaction's own writes, a write batch, and per-queue stats deltas
+ * folded into the batch at the end.
+ *
+ * The engine applies a commit in memory synchronously, so a transaction is
+ * serializable as long as it is built and committed within one turn of the
+ * event loop: never `await` between creating a `Txn` and committing it.
+ */
+import type { ScanOptions } from "../engine/engine.js";
+import { WriteBatch } from "../engine/write-batch.js";
+import { statsKey } from "./keys.js";
+import { decodeStats, encodeStats, type JobState, type QueueStats } from "./record.js";
+
+/** The read surface the queue needs; `Engine` and `EngineReader` provide it. */
+export interface ReadSource {
+  get(key: string): Uint8Array | undefined;
+  scan(opts?: ScanOptions): Iterable<[string, Uint8Array]>;
+}
+
+type StatField = keyof QueueStats;
+
+export class Txn {
+  readonly batch = new WriteBatch();
+  readonly #overlay = new Map<string, Uint8Array | null>();
+  readonly #deltas = new Map<string, QueueStats>();
+
+  constructor(readonly src: ReadSource) {}
+
+  get(key: string): Uint8Array | undefined {
+    const o = this.#overlay.get(key);
+    if (o !== undefined) return o ?? undefined;
+    return this.src.get(key);
+  }
+
+  has(key: string): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  put(key: string, value: Uint8Array): void {
+    this.#overlay.set(key, value);
+    this.batch.put(key, value);
+  }
+
+  delete(key: string): void {
+    this.#overlay.set(key, null);
+    this.batch.delete(key);
+  }
+
+  /** Adds `delta` to one counter of `queue`. */
+  bump(queue: string, field: StatField, delta: number): void {
+    let d = this.#deltas.get(queue);
+    if (d === undefined) {
+      d = { pending: 0, scheduled: 0, claimed: 0, done: 0, dead: 0 };
+      this.#deltas.set(queue, d);
+    }
+    d[field] += delta;
+  }
+
+  /** Moves one job of `queue` between state counters (`done` only grows). */
+  move(queue: string, from: JobState | null, to: JobState | null): void {
+    if (from !== null && from !== "done") this.bump(queue, from, -1);
+    if (to !== null) this.bump(queue, to, 1);
+  }
+
+  /** Folds the stats deltas into the batch and returns it. Call once, right before commit. */
+  finish(): WriteBatch {
+    for (const [queue, d] of this.#deltas) {
+      if (d.pending === 0 && d.scheduled === 0 && d.claimed === 0 && d.done === 0 && d.dead === 0) continue;
+      const key = statsKey(queue);
+      const s = decodeStats(key, this.get(key));
+      s.pending += d.pending;
+      s.scheduled += d.scheduled;
+      s.claimed += d.claimed;
+      s.done += d.done;
+      s.dead += d.dead;
+      this.batch.put(key, encodeStats(s));
+    }
+    this.#deltas.clear();
+    return this.batch;
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * @module Public shapes of the queue API: enqueue options and outcomes,
+ * claimed jobs, leases, settlement and cancel outcomes, job views.
+ */
+import type { AttemptOutcome, JobState } from "./record.js";
+
+/** Options of one enqueue. */
+export interface EnqueueOptions {
+  /** Lower is claimed first; 0..2^32−1. Default: the queue's `defaultPriority` (1000). */
+  priority?: number;
+  /** Not claimable before this instant (epoch ms). At or before now: pending at once. */
+  runAt?: number;
+  /**
+   * While a job with this key is pending or scheduled in the same queue, an
+   * enqueue with the key returns that job (`newlyEnqueued: false`) and
+   * writes nothing. Released when the job is claimed or cancelled.
+   */
+  dedupKey?: string;
+  /** Overrides the queue's `maxAttempts`. */
+  maxAttempts?: number;
+  /** String headers carried with the job to every delivery. */
+  headers?: Record<string, string>;
+  /** Caller-chosen id: 1-128 of `[A-Za-z0-9_-]`, e.g. from `nextJobId()`. Default: a fresh ULID. */
+  jobId?: string;
+}
+
+/** What an enqueue did. */
+export interface EnqueueOutcome {
+  jobId: string;
+  /** `false` when a dedup key matched an existing job; nothing was written then. */
+  newlyEnqueued: boolean;
+}
+
+/** One item of `enqueueBatch`. */
+export interface EnqueueItem {
+  queueName: string;
+  payload: Uint8Array;
+  opts?: EnqueueOptions;
+}
+
+/** Extends the lease of a claimed job. Cannot settle it. */
+export interface LeaseHandle {
+  /**
+   * Makes the lease last at least `ms` more (plus a 5 s margin); never
+   * shortens it. Fails with `ClaimLostError` once the claim ended, and with
+   * `CancelRequestedError` once a cancellation was requested.
+   */
+  ensureAtLeast(ms: number): Promise<void>;
+  /** Current lease expiry (epoch ms). */
+  readonly expiresAt: number;
+}
+
+/** A job handed to a worker by `claim`; settle it with ack, nack or deadLetter. */
+export interface ClaimedJob {
+  readonly id: string;
+  readonly queueName: string;
+  readonly payload: Uint8Array;
+  readonly headers: Readonly<Record<string, string>>;
+  /** This delivery's attempt number, from 1. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly priority: number;
+  readonly enqueuedAt: number;
+  readonly claimedAt: number;
+  readonly lease: LeaseHandle;
+  /** Bytes given to `wakeScheduled`; the same on every redelivery. */
+  readonly attached?: Uint8Array;
+  /** When `wakeScheduled` woke the job. */
+  readonly wokenAt?: number;
+  /** Aborted when a cancellation is requested (already aborted if requested before this claim). */
+  readonly cancelSignal: AbortSignal;
+  /** The error of the previous failed attempt, if any. */
+  readonly lastError?: string;
+  /** Whether a failure of this attempt dead-letters the job. */
+  isLastAttempt(): boolean;
+}
+
+/** What `nack` did. */
+export type NackOutcome =
+  | { kind: "retried"; runAt: number }
+  | { kind: "dead"; enqueued: EnqueueOutcome[] };
+
+/** What `cancelJob` did. `requested`: the job is claimed, a cooperative request was recorded. */
+export type CancelOutcome = "removed" | "requested" | "not_found";
+
+/** What `wake` did. */
+export type WakeOutcome = "woken" | "not_scheduled" | "not_found";
+
+/** A job as the views show it. */
+export interface JobInfo {
+  id: string;
+  queueName: string;
+  state: JobState;
+  priority: number;
+  attempt: number;
+  maxAttempts: number;
+  headers: Record<string, string>;
+  payloadSize: number;
+  payloadOffloaded: boolean;
+  enqueuedAt: number;
+  claimedAt?: number;
+  runAt?: number;
+  wokenAt?: number;
+  attached?: Uint8Array;
+  completedAt?: number;
+  failedAt?: number;
+  lastError?: string;
+  dedupKey?: string;
+  cancelRequested: boolean;
+}
+
+export type { AttemptOutcome, JobAttempt, JobState, QueueStats } from "./record.js";
+
+/** One page of a listing; the listing is finished when `nextCursor` is undefined. */
+export interface Page<T> {
+  items: T[];
+  nextCursor?: string;
+}
+
+/** A caller KV entry. */
+export interface KvEntry {
+  key: string;
+  value: Uint8Array;
+}
+
+/** How `waitForCompletion` ended. */
+export type CompletionResult =
+  | { kind: "done"; job?: JobInfo }
+  | { kind: "dead"; job: JobInfo }
+  | { kind: "cancelled" }
+  /** The job finished before the wait and left no record (ack without retention, or cancel). */
+  | { kind: "gone" }
+  | { kind: "timed_out" };
+

@@ -1,0 +1,25 @@
+/**
+ * @module Validation of enqueue options, shared by every enqueue path.
+ */
+import { ValidationError } from "../errors.js";
+import { validatePriority } from "./config.js";
+import { validateDedupKey, validateJobId, validateMillis, validatePositiveInt } from "./names.js";
+import type { EnqueueOptions } from "./types.js";
+
+export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): void {
+  if (!(payload instanceof Uint8Array)) throw new ValidationError("a job payload must be a Uint8Array");
+  if (opts === null || typeof opts !== "object") throw new ValidationError("enqueue options must be an object");
+  if (opts.priority !== undefined) validatePriority(opts.priority);
+  if (opts.runAt !== undefined) validateMillis("EnqueueOptions.runAt", opts.runAt);
+  if (opts.dedupKey !== undefined) validateDedupKey(opts.dedupKey);
+  if (opts.maxAttempts !== undefined) validatePositiveInt("EnqueueOptions.maxAttempts", opts.maxAttempts);
+  if (opts.jobId !== undefined) validateJobId(opts.jobId);
+  if (opts.headers !== undefined) {
+    if (opts.headers === null || typeof opts.headers !== "object" || Array.isArray(opts.headers)) {
+      throw new ValidationError("EnqueueOptions.headers must be an object of string values");
+    }
+    for (const [k, v] of Object.entries(opts.headers)) {
+      if (typeof v !== "string") throw new ValidationError(`header ${JSON.stringify(k)} must be a string, got ${typeof v}`);
+    }
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * @module Read-only views of a queue's state, shared by `Queue.view()` (over
+ * the live engine) and `QueueReader` (over a reader in another process).
+ */
+import { ValidationError } from "../errors.js";
+import * as K from "./keys.js";
+import { validateJobId, validateKvKey, validateKvPrefix, validateQueueName } from "./names.js";
+import { decodeHistory, decodeJob, decodeStats, JOB_STATES, type JobAttempt, type JobRecord, type JobState, type QueueStats } from "./record.js";
+import type { ReadSource } from "./txn.js";
+import type { JobInfo, KvEntry, Page } from "./types.js";
+
+/** A page of caller KV entries; the scan is finished when `nextCursor` is undefined. */
+export interface KvPage {
+  entries: KvEntry[];
+  nextCursor?: string;
+}
+
+/** Options of paged KV scans. */
+export interface KvScanOptions {
+  /** Continue after this key (a `nextCursor`). */
+  after?: string;
+  /** Most entries per page. Default: 1000. */
+  limit?: number;
+}
+
+/** Options of job listings. */
+export interface ListJobsOptions {
+  /** A `nextCursor` from the previous page. */
+  cursor?: string;
+  /** Most jobs per page. Default: 100. */
+  limit?: number;
+}
+
+/** Reads over one queue store; every method reads one consistent state. */
+export interface QueueView {
+  /** Counters of one queue (`done` counts every ack, cumulatively). */
+  stats(queueName: string): Promise<QueueStats>;
+  /** Every queue that ever held a job. */
+  listQueues(): Promise<string[]>;
+  /** One job, or null when unknown (or removed: acked without retention, cancelled, swept). */
+  job(jobId: string): Promise<JobInfo | null>;
+  /**
+   * Jobs of one queue in one state. Order: pending by priority then FIFO,
+   * scheduled by due time, claimed and dead by id, done by completion time.
+   * A page may be short; the listing ends when `nextCursor` is undefined.
+   */
+  listJobs(queueName: string, state: JobState, opts?: ListJobsOptions): Promise<Page<JobInfo>>;
+  /** Dead jobs of one queue in id order, after `after`. */
+  deadJobs(queueName: string, opts?: { after?: string; limit?: number }): Promise<JobInfo[]>;
+  /** How each claim of a job ended, oldest first. Empty once the job is removed. */
+  attemptHistory(jobId: string): Promise<JobAttempt[]>;
+  kvGet(key: string): Promise<Uint8Array | null>;
+  kvScan(prefix: string, opts?: KvScanOptions): Promise<KvPage>;
+}
+
+const decoder = new TextDecoder();
+
+export function toJobInfo(r: JobRecord): JobInfo {
+  const info: JobInfo = {
+    id: r.id,
+    queueName: r.queue,
+    state: r.state,
+    priority: r.priority,
+    attempt: r.attempts,
+    maxAttempts: r.maxAttempts,
+    headers: { ...(r.headers ?? {}) },
+    payloadSize: r.payloadSize ?? r.payload.byteLength,
+    payloadOffloaded: r.payloadRef !== undefined,
+    enqueuedAt: r.enqueuedAt,
+    cancelRequested: r.cancelRequested === true,
+  };
+  if (r.claimedAt !== undefined) info.claimedAt = r.claimedAt;
+  if (r.runAt !== undefined) info.runAt = r.runAt;
+  if (r.wokenAt !== undefined) info.wokenAt = r.wokenAt;
+  if (r.attached !== undefined) info.attached = r.attached;
+  if (r.completedAt !== undefined) info.completedAt = r.completedAt;
+  if (r.failedAt !== undefined) info.failedAt = r.failedAt;
+  if (r.lastError !== undefined) info.lastError = r.lastError;
+  if (r.dedupKey !== undefined) info.dedupKey = r.dedupKey;
+  return info;
+}
+
+function pageLimit(limit: number | undefined, dflt: number): number {
+  if (limit === undefined) return dflt;
+  if (!Number.isInteger(limit) || limit < 1) throw new ValidationError(`limit must be a positive integer, got ${String(limit)}`);
+  return limit;
+}
+
+/** The shared implementation; `src` is read synchronously, so each call sees one state. */
+export class StoreView implements QueueView {
+  constructor(readonly src: ReadSource) {}
+
+  #record(id: string): JobRecord | undefined {
+    const key = K.jobKey(id);
+    const b = this.src.get(key);
+    return b === undefined ? undefined : decodeJob(key, b);
+  }
+
+  async stats(queueName: string): Promise<QueueStats> {
+    validateQueueName(queueName);
+    const key = K.statsKey(queueName);
+    return decodeStats(key, this.src.get(key));
+  }
+
+  async listQueues(): Promise<string[]> {
+    return [...this.src.scan({ prefix: K.STATS })].map(([k]) => k.slice(K.STATS.length));
+  }
+
+  async job(jobId: string): Promise<JobInfo | null> {
+    validateJobId(jobId);
+    const r = this.#record(jobId);
+    return r === undefined ? null : toJobInfo(r);
+  }
+
+  async listJobs(queueName: string, state: JobState, opts: ListJobsOptions = {}): Promise<Page<JobInfo>> {
+    validateQueueName(queueName);
+    if (!JOB_STATES.includes(state)) throw new ValidationError(`unknown job state ${JSON.stringify(state)}; use one of ${JOB_STATES.join(", ")}`);
+    const limit = pageLimit(opts.limit, 100);
+    const prefix = {
+      pending: K.pendingPrefix(queueName),
+      scheduled: K.SCHEDULED,
+      claimed: K.claimedPrefix(queueName),
+      done: K.donePrefix(queueName),
+      dead: K.deadPrefix(queueName),
+    }[state];
+    // Scheduled keys are in global time order, so one queue's page filters;
+    // bound the keys examined so a page costs O(limit) even then.
+    const budget = limit * 10 + 100;
+    const items: JobInfo[] = [];
+    let last: string | undefined;
+    let examined = 0;
+    let more = false;
+    const scan = this.src.scan({ prefix, ...(opts.cursor === undefined ? {} : { start: opts.cursor, startExclusive: true }) });
+    for (const [key, value] of scan) {
+      if (items.length >= limit || examined >= budget) {
+        more = true;
+        break;
+      }
+      examined++;
+      last = key;
+      let id: string;
+      if (state === "scheduled") {
+        const p = K.parseScheduledKey(key);
+        if (p.queue !== queueName) continue;
+        id = p.id;
+      } else id = state === "pending" ? decoder.decode(value) : K.lastField(key);
+      const r = this.#record(id);
+      if (r !== undefined) items.push(toJobInfo(r));
+    }
+    return more && last !== undefined ? { items, nextCursor: last } : { items };
+  }
+
+  async deadJobs(queueName: string, opts: { after?: string; limit?: number } = {}): Promise<JobInfo[]> {
+    validateQueueName(queueName);
+    const limit = pageLimit(opts.limit, 100);
+    const prefix = K.deadPrefix(queueName);
+    const out: JobInfo[] = [];
+    const range = opts.after === undefined ? { prefix } : { prefix, start: prefix + opts.after, startExclusive: true };
+    for (const [key] of this.src.scan({ ...range, limit })) {
+      const r = this.#record(K.lastField(key));
+      if (r !== undefined) out.push(toJobInfo(r));
+    }
+    return out;
+  }
+
+  async attemptHistory(jobId: string): Promise<JobAttempt[]> {
+    validateJobId(jobId);
+    const key = K.historyKey(jobId);
+    return decodeHistory(key, this.src.get(key));
+  }
+
+  async kvGet(key: string): Promise<Uint8Array | null> {
+    validateKvKey(key);
+    return this.src.get(K.userKey(key)) ?? null;
+  }
+
+  async kvScan(prefix: string, opts: KvScanOptions = {}): Promise<KvPage> {
+    return kvScanSync(this.src, prefix, opts);
+  }
+}
+
+export function kvScanSync(src: ReadSource, prefix: string, opts: KvScanOptions = {}): KvPage {
+  validateKvPrefix(prefix);
+  if (opts.after !== undefined) validateKvKey(opts.after);
+  const limit = pageLimit(opts.limit, 1000);
+  const full = K.userKey(prefix);
+  const range = opts.after === undefined ? { prefix: full } : { prefix: full, start: K.userKey(opts.after), startExclusive: true };
+  const entries: KvEntry[] = [];
+  for (const [k, v] of src.scan({ ...range, limit: limit + 1 })) {
+    if (entries.length === limit) return { entries, nextCursor: entries[entries.length - 1]!.key };
+    entries.push({ key: k.slice(K.USER.length), value: v });
+  }
+  return { entries };
+}

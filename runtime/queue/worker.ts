@@ -1,0 +1,127 @@
+/**
+ * @module `runWorker`: a claim-process-settle loop with bounded concurrency.
+ *
+ * It claims batches sized to its free slots, sleeps on the queue's
+ * in-process notification when nothing is claimable (scheduled jobs reach
+ * it through the queue's scheduler timer, which announces them), and on
+ * shutdown stops claiming and waits for every in-flight job to settle.
+ */
+import { ClosedError } from "../errors.js";
+import { SettlementEffects } from "./effects.js";
+import { PermanentError } from "./errors.js";
+import { validatePositiveInt, validateQueueName } from "./names.js";
+import type { Queue } from "./queue.js";
+import type { ClaimedJob } from "./types.js";
+
+/**
+ * Processes claimed jobs. Resolve to acknowledge (with the effects you
+ * return, applied in the ack commit); throw `PermanentError` to dead-letter;
+ * throw anything else to nack with backoff. A thrown error's message becomes
+ * the job's `lastError`; an `effects` property holding `SettlementEffects`
+ * is applied if the failure dead-letters the job.
+ */
+export interface Worker {
+  process(job: ClaimedJob): Promise<void | SettlementEffects>;
+}
+
+/** Options of `runWorker`. */
+export interface RunWorkerOptions {
+  /** Most jobs processed at once. Default: 1. */
+  concurrency?: number;
+  /** Lease of each claim. Default: the queue's `leaseMs`. */
+  leaseMs?: number;
+  /** Most jobs per claim. Default: the free slots. */
+  claimBatch?: number;
+  /** Abort to stop claiming; `runWorker` resolves once in-flight jobs are settled. */
+  signal?: AbortSignal;
+  /** Told about settlement failures (a lost claim, a closed queue). Default: `console.warn`. */
+  onError?: (error: unknown, job: ClaimedJob) => void;
+}
+
+function messageOf(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  return String(err);
+}
+
+function failureEffects(err: unknown): SettlementEffects | undefined {
+  const e = (err as { effects?: unknown } | null)?.effects;
+  return e instanceof SettlementEffects ? e : undefined;
+}
+
+async function processOne(queue: Queue, worker: Worker, job: ClaimedJob, onError: (e: unknown, j: ClaimedJob) => void): Promise<void> {
+  let result: void | SettlementEffects;
+  try {
+    result = await worker.process(job);
+  } catch (err) {
+    try {
+      if (err instanceof PermanentError) await queue.deadLetter(job, messageOf(err), err.effects);
+      else await queue.nack(job, messageOf(err), failureEffects(err));
+    } catch (settleErr) {
+      onError(settleErr, job);
+    }
+    return;
+  }
+  try {
+    await queue.ack(job, result instanceof SettlementEffects ? result : undefined);
+  } catch (settleErr) {
+    onError(settleErr, job);
+  }
+}
+
+/**
+ * Runs `worker` over `queueName` until `signal` aborts or the queue
+ * closes, then waits for in-flight jobs. A claim error other than a closed
+ * queue ends the loop (after in-flight jobs settle) by rejecting with it.
+ *
+ * @example
+ * const ac = new AbortController();
+ * const done = runWorker(queue, "emails", { process: async (job) => send(job.payload) }, { concurrency: 8, signal: ac.signal });
+ * // later
+ * ac.abort();
+ * await done;
+ */
+export async function runWorker(queue: Queue, queueName: string, worker: Worker, opts: RunWorkerOptions = {}): Promise<void> {
+  validateQueueName(queueName);
+  const concurrency = opts.concurrency ?? 1;
+  validatePositiveInt("RunWorkerOptions.concurrency", concurrency);
+  if (opts.claimBatch !== undefined) validatePositiveInt("RunWorkerOptions.claimBatch", opts.claimBatch);
+  if (opts.leaseMs !== undefined) validatePositiveInt("RunWorkerOptions.leaseMs", opts.leaseMs);
+  const signal = opts.signal;
+  const onError = opts.onError ?? ((e: unknown, j: ClaimedJob) => console.warn(`taquba worker: settling job ${j.id} failed: ${messageOf(e)}`));
+  const inflight = new Set<Promise<void>>();
+  const aborted = new Promise<void>((resolve) => {
+    if (signal === undefined) return;
+    if (signal.aborted) resolve();
+    else signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+  let failure: unknown;
+  try {
+    while (!signal?.aborted && !queue.closed) {
+      const free = concurrency - inflight.size;
+      if (free === 0) {
+        await Promise.race([...inflight, aborted]);
+        continue;
+      }
+      const epoch = queue.workEpoch(queueName);
+      let jobs: ClaimedJob[];
+      try {
+        jobs = await queue.claimBatch(queueName, Math.min(free, opts.claimBatch ?? free), opts.leaseMs);
+      } catch (err) {
+        if (err instanceof ClosedError) break;
+        failure = err;
+        break;
+      }
+      if (jobs.length === 0) {
+        await queue.waitForWork(queueName, epoch, signal);
+        continue;
+      }
+      for (const job of jobs) {
+        const p: Promise<void> = processOne(queue, worker, job, onError).finally(() => inflight.delete(p));
+        inflight.add(p);
+      }
+    }
+  } finally {
+    await Promise.allSettled([...inflight]);
+  }
+  if (failure !== undefined) throw failure;
+}

@@ -1,0 +1,16 @@
+import { MockClock, MemoryStore, Queue, type ObjectStore, type OpenOptions } from "taquba";
+
+export const enc = (s: string) => new TextEncoder().encode(s);
+export const dec = (b: Uint8Array) => new TextDecoder().decode(b);
+
+/** Lets queued microtasks and immediates run (background loops, notifications). */
+export async function settle(rounds = 5): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise<void>((r) => setImmediate(r));
+}
+
+export async function openQueue(opts: OpenOptions & { store?: ObjectStore; name?: string } = {}) {
+  const clock = (opts.clock as MockClock | undefined) ?? new MockClock(1_700_000_000_000);
+  const store = opts.store ?? new MemoryStore();
+  const queue = await Queue.open(store, opts.name ?? "q", { ...opts, clock });
+  return { queue, clock, store };
+}
