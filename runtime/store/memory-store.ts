@@ -2,13 +2,24 @@
  * @module An object store in process memory, for tests, benchmarks and
  * throwaway runs. Objects are copied on the way in and out so callers cannot
  * alter stored bytes.
+ *
+ * Objects sit in a B+tree ordered like S3 (UTF-8 byte order), so a listing
+ * seeks to its start and walks only the keys it yields. Each step looks up
+ * the next key after the last one yielded, so puts and deletes during a
+ * listing are safe: the listing sees each key at most once, in order.
  */
+import { createRequire } from "node:module";
 import { PreconditionFailedError } from "../errors.js";
 import { compareKeys, validateObjectKey } from "./keys.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
 
+// sorted-btree is CommonJS exporting `default`; require() reads it the same
+// way under Node, tsx and vitest, where ESM interop nests it differently.
+const BTree = (createRequire(import.meta.url)("sorted-btree") as { default: typeof import("sorted-btree").default }).default;
+
+/** A store held in memory; everything is lost with the process. */
 export class MemoryStore implements ObjectStore {
-  #objects = new Map<string, StoredObject>();
+  #objects: import("sorted-btree").default<string, StoredObject> = new BTree<string, StoredObject>(undefined, compareKeys);
   #version = 0;
 
   async get(key: string): Promise<StoredObject | null> {
@@ -31,12 +42,16 @@ export class MemoryStore implements ObjectStore {
   }
 
   async *list(prefix: string, opts: ListOptions = {}): AsyncIterable<ListedObject> {
-    const keys = [...this.#objects.keys()]
-      .filter((k) => k.startsWith(prefix) && (opts.startAfter === undefined || compareKeys(k, opts.startAfter) > 0))
-      .sort(compareKeys);
-    for (const key of keys) {
-      const found = this.#objects.get(key);
-      if (found) yield { key, size: found.body.byteLength };
+    const startAfter = opts.startAfter;
+    let pair =
+      startAfter !== undefined && compareKeys(startAfter, prefix) >= 0
+        ? this.#objects.nextHigherPair(startAfter)
+        : this.#objects.getPairOrNextHigher(prefix);
+    // Keys sharing a prefix are contiguous in byte order: stop at the first that does not.
+    while (pair !== undefined && pair[0].startsWith(prefix)) {
+      const [key, object] = pair;
+      yield { key, size: object.body.byteLength };
+      pair = this.#objects.nextHigherPair(key);
     }
   }
 
