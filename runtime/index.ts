@@ -167,3 +167,5 @@ export {
   RUN_STATUS_HTTP_HEADER,
 } from "./webhooks/webhook-terminal-hook.js";
 export type { WebhookTerminalHookOptions } from "./webhooks/webhook-terminal-hook.js";
+export { WebhookWorker, runWebhookWorker } from "./webhooks/webhook-worker.js";
+export type { WebhookWorkerOptions, RunWebhookWorkerOptions } from "./webhooks/webhook-worker.js";

@@ -1,0 +1,192 @@
+/**
+ * @module `WebhookWorker`: delivers webhook jobs over HTTP.
+ *
+ * One `process` call is one delivery attempt: decode the job, hold the
+ * lease for the whole attempt, resolve and check the target's addresses,
+ * sign, send to the checked address, and turn the answer into the queue's
+ * settlement: resolve (ack), `PermanentError` (dead-letter) or a retryable
+ * `WebhookDeliveryError` (nack with the queue's backoff).
+ *
+ * Retry-After: a retryable error carries `retryAfterMs`, the server's
+ * requested delay (capped). A queue whose worker loop passes that delay to
+ * `nack` honours it; otherwise the queue's own backoff applies.
+ */
+
+import { type Clock, SystemClock } from "../clock.js";
+import { PermanentError, CancelRequestedError } from "../queue/errors.js";
+import type { ClaimedJob } from "../queue/types.js";
+import type { Queue } from "../queue/queue.js";
+import { runWorker, type RunWorkerOptions } from "../queue/worker.js";
+import { type AddressPolicyOptions, type CompiledAddressPolicy, compileAddressPolicy, resolveAllowedAddresses, type ResolvedAddress } from "./address-policy.js";
+import { classifyResponse, DEFAULT_MAX_RETRY_AFTER_MS } from "./delivery-verdict.js";
+import { sendHttp } from "./http-exchange.js";
+import { InvalidWebhookRequestError, WebhookAddressRefusedError, WebhookDeliveryError, WebhookRejectedError } from "./webhook-errors.js";
+import { DEFAULT_WEBHOOK_TIMEOUT_MS, decodeWebhookJob, MAX_WEBHOOK_TIMEOUT_MS, type DecodedWebhookRequest } from "./webhook-request.js";
+import { parseWebhookSecret, signWebhook, WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER, type WebhookSecret } from "./webhook-signature.js";
+
+/** Options of {@link WebhookWorker}. Address policy fields default to public addresses only. */
+export interface WebhookWorkerOptions extends AddressPolicyOptions {
+  /**
+   * Signing secret(s). With one, every delivery carries a Standard Webhooks
+   * `webhook-signature`; with several (during a rotation), one signature per
+   * secret. Kept in the worker, never in the job. Default: unsigned (the
+   * `webhook-id` and `webhook-timestamp` headers are still sent).
+   */
+  secret?: WebhookSecret | readonly WebhookSecret[];
+  /** Timeout of requests that do not set their own. Default: 30 000 ms. */
+  defaultTimeoutMs?: number;
+  /** Ceiling on a server's `Retry-After`. Default: 1 hour. */
+  maxRetryAfterMs?: number;
+  /** Source of `webhook-timestamp` and of "now" for `Retry-After` dates. Default: `SystemClock`. */
+  clock?: Clock;
+  /** `User-Agent` sent when the request sets none. Default: `taquba-webhooks`. */
+  userAgent?: string;
+}
+
+/**
+ * A queue `Worker` that sends webhook jobs. Run it with the queue's
+ * `runWorker`, or through {@link runWebhookWorker}.
+ *
+ * @example
+ * const worker = new WebhookWorker({ secret: process.env.WEBHOOK_SECRET });
+ * await runWorker(queue, "webhooks", worker, { concurrency: 8, signal });
+ */
+export class WebhookWorker {
+  readonly #policy: CompiledAddressPolicy;
+  readonly #secrets: readonly WebhookSecret[];
+  readonly #defaultTimeoutMs: number;
+  readonly #maxRetryAfterMs: number;
+  readonly #clock: Clock;
+  readonly #userAgent: string;
+
+  /** Throws a `ValidationError` or `RangeError` naming a bad option (secret, network, timeout). */
+  constructor(opts: WebhookWorkerOptions = {}) {
+    this.#policy = compileAddressPolicy(opts);
+    const secrets = opts.secret === undefined ? [] : Array.isArray(opts.secret) ? [...(opts.secret as readonly WebhookSecret[])] : [opts.secret as WebhookSecret];
+    for (const s of secrets) parseWebhookSecret(s); // fail at startup, not per delivery
+    this.#secrets = secrets;
+    this.#defaultTimeoutMs = opts.defaultTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
+    if (!Number.isInteger(this.#defaultTimeoutMs) || this.#defaultTimeoutMs < 1 || this.#defaultTimeoutMs > MAX_WEBHOOK_TIMEOUT_MS) {
+      throw new RangeError(`defaultTimeoutMs must be a whole number of milliseconds from 1 to ${MAX_WEBHOOK_TIMEOUT_MS}, got ${this.#defaultTimeoutMs}`);
+    }
+    this.#maxRetryAfterMs = opts.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
+    if (!(this.#maxRetryAfterMs >= 0)) throw new RangeError(`maxRetryAfterMs must be >= 0, got ${this.#maxRetryAfterMs}`);
+    this.#clock = opts.clock ?? SystemClock;
+    this.#userAgent = opts.userAgent ?? "taquba-webhooks";
+  }
+
+  /**
+   * Makes one delivery attempt of `job`. Resolves when the receiver answered
+   * 2xx. Throws `PermanentError` for a malformed job, a refused address, a
+   * non-retryable answer or a cancelled job, and `WebhookDeliveryError`
+   * (retryable, with `retryAfterMs` when the server gave one) otherwise.
+   */
+  async process(job: ClaimedJob): Promise<void> {
+    let req: DecodedWebhookRequest;
+    try {
+      req = decodeWebhookJob(job.headers, job.payload);
+    } catch (err) {
+      if (err instanceof InvalidWebhookRequestError) throw new PermanentError(err.message, { cause: err });
+      throw err;
+    }
+    const timeoutMs = req.timeoutMs ?? this.#defaultTimeoutMs;
+    const target = `${req.method} ${req.url.origin}${req.url.pathname}`; // no query: it may carry tokens
+    if (job.cancelSignal.aborted) throw cancelled(job, target);
+    try {
+      // The whole attempt (resolve + exchange) fits in timeoutMs, so this lease outlives it.
+      await job.lease.ensureAtLeast(timeoutMs);
+    } catch (err) {
+      if (err instanceof CancelRequestedError) throw cancelled(job, target);
+      throw err;
+    }
+
+    // Real time, not the injected clock: the socket's timers run on real time whatever the clock says.
+    const deadline = Date.now() + timeoutMs;
+    const addresses = await this.#resolve(req, target, timeoutMs);
+    const result = await sendHttp({
+      url: req.url,
+      method: req.method,
+      headers: this.#outgoingHeaders(job.id, req),
+      body: req.body,
+      timeoutMs: Math.max(1, deadline - Date.now()),
+      addresses,
+      signal: job.cancelSignal,
+    });
+
+    if (job.cancelSignal.aborted) throw cancelled(job, target);
+    if (result.kind === "timeout") throw new WebhookDeliveryError(`${target}: no answer within ${timeoutMs} ms`);
+    if (result.kind === "network") {
+      const code = (result.error as NodeJS.ErrnoException).code;
+      throw new WebhookDeliveryError(`${target}: ${code ? `${code} ` : ""}${result.error.message}`, { cause: result.error });
+    }
+    const verdict = classifyResponse(result.status, result.headers["retry-after"], this.#clock.now(), this.#maxRetryAfterMs);
+    if (verdict.kind === "delivered") return;
+    const excerpt = result.bodyExcerpt.trim() === "" ? "" : `: ${result.bodyExcerpt.trim().slice(0, 200)}`;
+    if (verdict.kind === "permanent") {
+      const rejected = new WebhookRejectedError(`${target}: ${verdict.reason}${excerpt}`, verdict.status);
+      throw new PermanentError(rejected.message, { cause: rejected });
+    }
+    throw new WebhookDeliveryError(`${target}: ${verdict.reason}${excerpt}`, {
+      ...(verdict.status === undefined ? {} : { status: verdict.status }),
+      ...(verdict.retryAfterMs === undefined ? {} : { retryAfterMs: verdict.retryAfterMs }),
+    });
+  }
+
+  async #resolve(req: DecodedWebhookRequest, target: string, timeoutMs: number): Promise<ResolvedAddress[]> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new WebhookDeliveryError(`${target}: resolving the host took longer than ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      return await Promise.race([resolveAllowedAddresses(this.#policy, req.url.hostname), timeout]);
+    } catch (err) {
+      if (err instanceof WebhookAddressRefusedError) throw new PermanentError(`${target}: ${err.message}`, { cause: err });
+      if (err instanceof WebhookDeliveryError) throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new WebhookDeliveryError(`${target}: resolving the host failed: ${code ? `${code} ` : ""}${(err as Error).message}`, { cause: err });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #outgoingHeaders(jobId: string, req: DecodedWebhookRequest): Record<string, string> {
+    const out: Record<string, string> = { ...req.headers };
+    if (!Object.keys(out).some((k) => k.toLowerCase() === "user-agent")) out["user-agent"] = this.#userAgent;
+    // Seconds of this attempt, re-signed on every retry so receivers' replay windows stay meaningful.
+    const timestampSec = Math.floor(this.#clock.now() / 1000);
+    out[WEBHOOK_ID_HEADER] = jobId;
+    out[WEBHOOK_TIMESTAMP_HEADER] = String(timestampSec);
+    if (this.#secrets.length > 0) out[WEBHOOK_SIGNATURE_HEADER] = signWebhook(this.#secrets, jobId, timestampSec, req.body);
+    return out;
+  }
+}
+
+function cancelled(job: ClaimedJob, target: string): PermanentError {
+  return new PermanentError(`${target}: delivery of job ${job.id} was cancelled`);
+}
+
+/** Options of {@link runWebhookWorker}: the worker's and the loop's. */
+export interface RunWebhookWorkerOptions extends WebhookWorkerOptions, Pick<RunWorkerOptions, "concurrency" | "leaseMs" | "claimBatch" | "signal" | "onError"> {}
+
+/**
+ * Runs a {@link WebhookWorker} over `queueName` until `opts.signal` aborts
+ * (then waits for in-flight deliveries) or the queue closes.
+ *
+ * @example
+ * const ac = new AbortController();
+ * const done = runWebhookWorker(queue, "webhooks", { secret, concurrency: 8, signal: ac.signal });
+ * // at shutdown
+ * ac.abort();
+ * await done;
+ */
+export function runWebhookWorker(queue: Queue, queueName: string, opts: RunWebhookWorkerOptions = {}): Promise<void> {
+  const { concurrency, leaseMs, claimBatch, signal, onError, ...workerOpts } = opts;
+  const worker = new WebhookWorker(workerOpts);
+  const loop: RunWorkerOptions = {};
+  if (concurrency !== undefined) loop.concurrency = concurrency;
+  if (leaseMs !== undefined) loop.leaseMs = leaseMs;
+  if (claimBatch !== undefined) loop.claimBatch = claimBatch;
+  if (signal !== undefined) loop.signal = signal;
+  if (onError !== undefined) loop.onError = onError;
+  return runWorker(queue, queueName, worker, loop);
+}

@@ -1,0 +1,255 @@
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  enqueueWebhook,
+  generateWebhookSecret,
+  MemoryStore,
+  MockClock,
+  PermanentError,
+  Queue,
+  runWebhookWorker,
+  verifyWebhook,
+  WebhookDeliveryError,
+  WebhookWorker,
+  type ClaimedJob,
+  type WebhookRequest,
+} from "taquba";
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  verified: { id: string; timestampMs: number } | string;
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** A receiver on loopback that verifies every request and answers from a script. */
+async function receiver(secret: string, clock: MockClock, answer: (n: number, res: ServerResponse) => void) {
+  const received: Received[] = [];
+  const waiters: Array<() => void> = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      let verified: Received["verified"];
+      try {
+        verified = verifyWebhook(secret, req.headers, body, { now: clock.now() });
+      } catch (e) {
+        verified = (e as Error).message;
+      }
+      received.push({ headers: req.headers, body, verified });
+      answer(received.length, res);
+      for (const w of waiters.splice(0)) w();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+  const port = (server.address() as AddressInfo).port;
+  /** Resolves once `n` requests have arrived. */
+  const requests = async (n: number) => {
+    while (received.length < n) await new Promise<void>((r) => waiters.push(r));
+  };
+  return { url: `http://127.0.0.1:${port}/hook`, port, received, requests };
+}
+
+/** Waits (bounded, in real time) for a queue condition that follows a request's answer. */
+async function until(what: string, cond: () => Promise<boolean>): Promise<void> {
+  const giveUp = Date.now() + 5_000;
+  while (!(await cond())) {
+    if (Date.now() > giveUp) throw new Error(`timed out waiting for ${what}`);
+    await new Promise<void>((r) => setTimeout(r, 2));
+  }
+}
+
+async function openQueue(clock: MockClock) {
+  const queue = await Queue.open(new MemoryStore(), "q", {
+    clock,
+    queueConfigs: { hooks: { backoff: { baseMs: 2_000, maxMs: 60_000 }, maxAttempts: 4 } },
+  });
+  cleanups.push(() => queue.close());
+  return queue;
+}
+
+function startWorker(queue: Queue, opts: Parameters<typeof runWebhookWorker>[2]) {
+  const ac = new AbortController();
+  const done = runWebhookWorker(queue, "hooks", { ...opts, signal: ac.signal });
+  cleanups.push(async () => {
+    ac.abort();
+    await done;
+  });
+  return done;
+}
+
+describe("webhook delivery worker", () => {
+  it("signs, retries a 503 with Retry-After, then delivers; the id is stable across attempts", async () => {
+    const clock = new MockClock(1_700_000_000_000);
+    const secret = generateWebhookSecret();
+    const rx = await receiver(secret, clock, (n, res) => (n === 1 ? res.writeHead(503, { "Retry-After": "7" }).end("busy") : res.writeHead(200).end()));
+    const queue = await openQueue(clock);
+    const request: WebhookRequest = { url: rx.url, headers: { "Content-Type": "application/json" }, body: '{"order":"o-1"}' };
+    const { jobId } = await enqueueWebhook(queue, "hooks", request);
+    startWorker(queue, { secret, allowLoopback: true, clock });
+
+    await rx.requests(1);
+    await until("the 503 to be nacked", async () => (await queue.view().job(jobId))?.state === "scheduled");
+    const afterFirst = await queue.view().job(jobId);
+    expect(afterFirst?.lastError).toMatch(/503/);
+    expect(afterFirst?.lastError).toMatch(/Retry-After 7000 ms: busy/);
+    // Not due yet: nothing is sent until the clock reaches the retry time.
+    expect(rx.received).toHaveLength(1);
+
+    clock.advance(afterFirst!.runAt! - clock.now());
+    await rx.requests(2);
+    await until("the 200 to be acked", async () => (await queue.view().job(jobId)) === null);
+
+    const [first, second] = rx.received;
+    for (const r of [first!, second!]) {
+      expect(r.verified).toMatchObject({ id: jobId });
+      expect(r.body.toString()).toBe('{"order":"o-1"}');
+      expect(r.headers["content-type"]).toBe("application/json");
+      expect(r.headers["user-agent"]).toBe("taquba-webhooks");
+    }
+    // Each attempt is signed at its own time, from the queue's clock.
+    expect(first!.headers["webhook-timestamp"]).toBe(String(Math.floor(1_700_000_000_000 / 1000)));
+    expect(Number(second!.headers["webhook-timestamp"])).toBe(Math.floor(clock.now() / 1000));
+  });
+
+  it("dead-letters a 4xx at once and keeps the answer as the error", async () => {
+    const clock = new MockClock();
+    const secret = generateWebhookSecret();
+    const rx = await receiver(secret, clock, (_n, res) => res.writeHead(410).end("endpoint removed"));
+    const queue = await openQueue(clock);
+    const { jobId } = await enqueueWebhook(queue, "hooks", { url: rx.url, body: "x" });
+    startWorker(queue, { secret, allowLoopback: true, clock });
+    await rx.requests(1);
+    await until("the dead-letter", async () => (await queue.view().job(jobId))?.state === "dead");
+    const job = await queue.view().job(jobId);
+    expect(job?.attempt).toBe(1);
+    expect(job?.lastError).toMatch(/410.*endpoint removed/);
+  });
+
+  it("does not follow redirects", async () => {
+    const clock = new MockClock();
+    const rx = await receiver(generateWebhookSecret(), clock, (n, res) => res.writeHead(307, { Location: "http://169.254.169.254/latest/meta-data" }).end());
+    const queue = await openQueue(clock);
+    const { jobId } = await enqueueWebhook(queue, "hooks", { url: rx.url });
+    startWorker(queue, { allowLoopback: true, clock });
+    await until("the dead-letter", async () => (await queue.view().job(jobId))?.state === "dead");
+    expect(rx.received).toHaveLength(1);
+    expect((await queue.view().job(jobId))?.lastError).toMatch(/redirect/);
+  });
+
+  it("refuses loopback unless allowed, without sending anything", async () => {
+    const clock = new MockClock();
+    const rx = await receiver(generateWebhookSecret(), clock, (_n, res) => res.writeHead(200).end());
+    const queue = await openQueue(clock);
+    const { jobId } = await enqueueWebhook(queue, "hooks", { url: rx.url.replace("127.0.0.1", "localhost") });
+    startWorker(queue, { clock });
+    await until("the dead-letter", async () => (await queue.view().job(jobId))?.state === "dead");
+    expect((await queue.view().job(jobId))?.lastError).toMatch(/loopback.*allowLoopback/);
+    expect(rx.received).toHaveLength(0);
+  });
+
+  it("sends unsigned deliveries with id and timestamp when no secret is set", async () => {
+    const clock = new MockClock();
+    const rx = await receiver(generateWebhookSecret(), clock, (_n, res) => res.writeHead(204).end());
+    const queue = await openQueue(clock);
+    const { jobId } = await enqueueWebhook(queue, "hooks", { url: rx.url, method: "PUT", headers: { "User-Agent": "mine" } });
+    startWorker(queue, { allowLoopback: true, clock });
+    await rx.requests(1);
+    await until("the ack", async () => (await queue.view().job(jobId)) === null);
+    const h = rx.received[0]!.headers;
+    expect(h["webhook-id"]).toBe(jobId);
+    expect(h["webhook-signature"]).toBeUndefined();
+    expect(h["user-agent"]).toBe("mine");
+  });
+});
+
+describe("WebhookWorker.process", () => {
+  async function claimOne(clock: MockClock, request: WebhookRequest): Promise<{ queue: Queue; job: ClaimedJob }> {
+    const queue = await openQueue(clock);
+    await enqueueWebhook(queue, "hooks", request);
+    const job = await queue.claim("hooks", 1_000);
+    return { queue, job: job! };
+  }
+
+  it("extends the lease to cover the request timeout before sending", async () => {
+    const clock = new MockClock();
+    let leaseAtRequest = 0;
+    let job!: ClaimedJob;
+    const rx = await receiver(generateWebhookSecret(), clock, (_n, res) => {
+      leaseAtRequest = job.lease.expiresAt;
+      res.writeHead(200).end();
+    });
+    ({ job } = await claimOne(clock, { url: rx.url, timeoutMs: 120_000 }));
+    expect(job.lease.expiresAt).toBe(clock.now() + 1_000);
+    await new WebhookWorker({ allowLoopback: true, clock }).process(job);
+    expect(leaseAtRequest).toBeGreaterThanOrEqual(clock.now() + 120_000);
+  });
+
+  it("carries the capped Retry-After delay on the retryable error", async () => {
+    const clock = new MockClock(Date.parse("2026-01-01T00:00:00Z"));
+    const rx = await receiver(generateWebhookSecret(), clock, (n, res) =>
+      res.writeHead(n === 1 ? 429 : 503, { "Retry-After": n === 1 ? "Thu, 01 Jan 2026 00:00:45 GMT" : "86400" }).end(),
+    );
+    const { job } = await claimOne(clock, { url: rx.url });
+    const worker = new WebhookWorker({ allowLoopback: true, clock, maxRetryAfterMs: 600_000 });
+    const first = await worker.process(job).catch((e: unknown) => e);
+    expect(first).toBeInstanceOf(WebhookDeliveryError);
+    expect(first).toMatchObject({ status: 429, retryAfterMs: 45_000, retryable: true });
+    const second = await worker.process(job).catch((e: unknown) => e);
+    expect(second).toMatchObject({ status: 503, retryAfterMs: 600_000 });
+  });
+
+  it("turns a malformed job and a cancelled job into permanent errors", async () => {
+    const clock = new MockClock();
+    const queue = await openQueue(clock);
+    const { jobId } = await queue.enqueue("hooks", new Uint8Array(), { headers: { "webhook.url": "ftp://x.test/" } });
+    const bad = (await queue.claim("hooks"))!;
+    const err = await new WebhookWorker().process(bad).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PermanentError);
+    expect((err as Error).message).toMatch(/only http: and https:/);
+    await queue.deadLetter(bad, (err as Error).message);
+    expect((await queue.view().job(jobId))?.state).toBe("dead");
+
+    const rx = await receiver(generateWebhookSecret(), clock, (_n, res) => res.writeHead(200).end());
+    await enqueueWebhook(queue, "hooks", { url: rx.url });
+    const job = (await queue.claim("hooks"))!;
+    expect(await queue.cancelJob(job.id)).toBe("requested");
+    const cancelled = await new WebhookWorker({ allowLoopback: true }).process(job).catch((e: unknown) => e);
+    expect(cancelled).toBeInstanceOf(PermanentError);
+    expect((cancelled as Error).message).toMatch(/cancelled/);
+    expect(rx.received).toHaveLength(0);
+  });
+
+  it("retries timeouts and refused connections", async () => {
+    const clock = new MockClock();
+    const rx = await receiver(generateWebhookSecret(), clock, () => {
+      /* never answers */
+    });
+    const { job } = await claimOne(clock, { url: rx.url, timeoutMs: 100 });
+    const timedOut = await new WebhookWorker({ allowLoopback: true }).process(job).catch((e: unknown) => e);
+    expect(timedOut).toBeInstanceOf(WebhookDeliveryError);
+    expect((timedOut as Error).message).toMatch(/no answer within 100 ms/);
+
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", () => r()));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const { job: job2 } = await claimOne(clock, { url: `http://127.0.0.1:${port}/` });
+    const refused = await new WebhookWorker({ allowLoopback: true }).process(job2).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(WebhookDeliveryError);
+    expect((refused as Error).message).toMatch(/ECONNREFUSED/);
+  });
+
+  it("refuses bad options at construction", () => {
+    expect(() => new WebhookWorker({ secret: "whsec_short" })).toThrow();
+    expect(() => new WebhookWorker({ defaultTimeoutMs: 0 })).toThrow(RangeError);
+    expect(() => new WebhookWorker({ allowedNetworks: ["nope"] })).toThrow(RangeError);
+  });
+});
