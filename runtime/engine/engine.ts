@@ -10,38 +10,62 @@
  *   before it returns, so a transaction is: read synchronously, build a
  *   batch, commit, all inside one turn of the event loop. No locks needed.
  *   The returned promise resolves once the batch is durable (its WAL
- *   segment and every earlier one are stored), and rejects with
+ *   object and every earlier one are stored), and rejects with
  *   `FencedError` / `ClosedError` when it never will be.
- * - Never mutate the engine while iterating a `scan`; collect first.
+ * - Never mutate the engine while iterating a `scan`; collect first. Never
+ *   mutate a value after committing it: the in-memory state keeps it.
  *
- * THIS FILE IS A STUB: durability (WAL, group commit, fencing, checkpoints,
- * recovery) is being built behind this same surface.
+ * Durability: commits within `flushIntervalMs` share one WAL object (group
+ * commit). Opening bumps the writer epoch in a new manifest and leaves a
+ * fence marker in the WAL, so an older writer's next put fails and it shuts
+ * down (`FencedError`). A WAL put that fails after its retries poisons the
+ * engine: every pending and later commit rejects with a `ClosedError` whose
+ * `cause` is the store failure. The in-memory state may then hold commits
+ * that never became durable, so reads after poisoning are not to be trusted;
+ * reopen to get exactly the durable state. Checkpoints (automatic, or
+ * `checkpoint()`) write the state as segments and delete the WAL they cover.
+ *
+ * The flush timer and retry backoff use real timers, not the SDK `Clock`:
+ * they pace I/O and never decide anything a test needs to move.
  */
-import { ClosedError } from "../errors.js";
-import { compareKeys } from "../store/keys.js";
+import { ClosedError, FencedError, StoreCorruptedError, TaqubaError, ValidationError } from "../errors.js";
+import { validateObjectKey } from "../store/keys.js";
 import type { ObjectStore } from "../store/object-store.js";
+import { collectGarbage, publishManifest, writeSegments, type CheckpointWriter } from "./checkpoint.js";
+import { WAL_FENCE_JUMP, walKey } from "./layout.js";
+import type { Manifest } from "./manifest.js";
+import { applyOps, loadSegments, newWalk, readNewestManifest, walkWal, type StoreContext, type WalWalk } from "./recovery.js";
+import type { RetryPolicy } from "./retry.js";
+import { scanTree, type ScanOptions } from "./scan.js";
 import { newSortedMap, type SortedMap } from "./sorted-map.js";
+import { createOnce } from "./store-ops.js";
+import { decodeWal, encodeFence, validateBatchOps } from "./wal-format.js";
+import { WalWriter } from "./wal-writer.js";
 import type { WriteBatch } from "./write-batch.js";
+
+export { scanTree, type ScanOptions } from "./scan.js";
 
 export interface EngineOptions {
   /** How long a commit may wait for others to share its WAL object. Default: 2 ms. */
   flushIntervalMs?: number;
   /** Most bytes per WAL object before it is flushed early. Default: 4 MiB. */
   maxWalBytes?: number;
-}
-
-export interface ScanOptions {
-  /** Only keys starting with this prefix. */
+  /** Most WAL puts in flight at once (at most 63). Default: 16. */
+  maxInflightWalPuts?: number;
+  /** Key prefix of every object the engine writes: "" or ending in "/". Default: "". */
   prefix?: string;
-  /** Lower bound (inclusive unless `startExclusive`). */
-  start?: string;
-  startExclusive?: boolean;
-  /** Upper bound, exclusive. */
-  end?: string;
-  /** Stop after this many entries. */
-  limit?: number;
-  /** Descending order. */
-  reverse?: boolean;
+  /** Checkpoint automatically after this many WAL objects; 0 disables. Default: 1000. */
+  checkpointWalObjects?: number;
+  /** Checkpoint automatically after this many WAL bytes; 0 disables. Default: 64 MiB. */
+  checkpointWalBytes?: number;
+  /** Largest segment a checkpoint writes before starting another. Default: 64 MiB. */
+  maxSegmentBytes?: number;
+  /** Target size of a segment block. Default: 64 KiB. */
+  segmentBlockBytes?: number;
+  /** Retries of transient store failures. */
+  retry?: RetryPolicy;
+  /** Called with errors of background work (automatic checkpoints). Default: `console.warn`. */
+  onBackgroundError?: (err: unknown) => void;
 }
 
 export interface CommitOptions {
@@ -53,21 +77,112 @@ export interface CommitOptions {
   durable?: boolean;
 }
 
+/** Counters for benchmarks and operators. */
+export interface EngineStats {
+  epoch: number;
+  walPuts: number;
+  walBytes: number;
+  walBatches: number;
+  durableSeq: number;
+  checkpoints: number;
+  checkpointBytes: number;
+  manifestId: number;
+}
+
+const RESOLVED = Promise.resolve();
+
+interface Recovered {
+  ctx: StoreContext;
+  tree: SortedMap;
+  manifest: Manifest;
+  firstSeq: number;
+  walk: WalWalk;
+}
+
 export class Engine {
   readonly store: ObjectStore;
-  #state: SortedMap = newSortedMap();
-  #closed = false;
+  readonly #ctx: StoreContext;
+  readonly #opts: Required<Pick<EngineOptions, "checkpointWalObjects" | "checkpointWalBytes" | "maxSegmentBytes" | "segmentBlockBytes">>;
+  readonly #onBackgroundError: (err: unknown) => void;
+  readonly #epoch: number;
+  #state: SortedMap;
+  #manifest: Manifest;
+  #wal: WalWriter;
+  #status: "open" | "closing" | "closed" = "open";
+  #failure: TaqubaError | undefined;
+  #closing: Promise<void> | undefined;
+  #checkpointing: Promise<void> | undefined;
+  #segmentCounter = 0;
+  #sinceCheckpoint = { objects: 0, bytes: 0 };
+  #checkpoints = 0;
+  #checkpointBytes = 0;
 
-  private constructor(store: ObjectStore) {
+  private constructor(store: ObjectStore, opts: EngineOptions, r: Recovered) {
     this.store = store;
+    this.#ctx = r.ctx;
+    this.#opts = {
+      checkpointWalObjects: opts.checkpointWalObjects ?? 1000,
+      checkpointWalBytes: opts.checkpointWalBytes ?? 64 * 1024 * 1024,
+      maxSegmentBytes: opts.maxSegmentBytes ?? 64 * 1024 * 1024,
+      segmentBlockBytes: opts.segmentBlockBytes ?? 64 * 1024,
+    };
+    this.#onBackgroundError = opts.onBackgroundError ?? ((err) => console.warn("taquba engine: background work failed:", err));
+    this.#epoch = r.manifest.epoch;
+    this.#state = r.tree;
+    this.#manifest = r.manifest;
+    this.#sinceCheckpoint = { objects: r.walk.objects, bytes: r.walk.bytes };
+    this.#wal = new WalWriter(
+      store,
+      r.ctx.prefix,
+      this.#epoch,
+      r.firstSeq,
+      {
+        flushIntervalMs: opts.flushIntervalMs ?? 2,
+        maxWalBytes: opts.maxWalBytes ?? 4 * 1024 * 1024,
+        maxInflight: opts.maxInflightWalPuts ?? 16,
+        retry: r.ctx.retry,
+      },
+      (_seq, bytes) => this.#onLanded(bytes),
+      (err) => this.#fail(err),
+    );
   }
 
-  static async open(store: ObjectStore, _opts: EngineOptions = {}): Promise<Engine> {
-    return new Engine(store);
+  /**
+   * Opens `store` as its only writer: bumps the writer epoch in a new
+   * manifest, recovers the newest manifest's segments plus the WAL up to its
+   * first gap, and fences older writers. Fails with `FencedError` when
+   * another writer opens the same store at the same moment, and with
+   * `UnsupportedFormatError` when a newer taquba wrote the store.
+   */
+  static async open(store: ObjectStore, opts: EngineOptions = {}): Promise<Engine> {
+    const ctx: StoreContext = { store, prefix: checkPrefix(opts.prefix ?? ""), retry: opts.retry ?? {} };
+    const r = await recoverAsWriter(ctx);
+    const engine = new Engine(store, opts, r);
+    engine.#maybeCheckpoint();
+    return engine;
   }
 
+  /** True once closed, fenced or poisoned; commits then reject. */
   get closed(): boolean {
-    return this.#closed;
+    return this.#status !== "open" || this.#failure !== undefined;
+  }
+
+  /** This writer's epoch (one more than the writer before it). */
+  get epoch(): number {
+    return this.#epoch;
+  }
+
+  get stats(): EngineStats {
+    return {
+      epoch: this.#epoch,
+      walPuts: this.#wal.stats.objects,
+      walBytes: this.#wal.stats.bytes,
+      walBatches: this.#wal.stats.batches,
+      durableSeq: this.#wal.durableSeq,
+      checkpoints: this.#checkpoints,
+      checkpointBytes: this.#checkpointBytes,
+      manifestId: this.#manifest.id,
+    };
   }
 
   get(key: string): Uint8Array | undefined {
@@ -82,51 +197,190 @@ export class Engine {
     yield* scanTree(this.#state, opts);
   }
 
-  commit(batch: WriteBatch, _opts: CommitOptions = {}): Promise<void> {
-    if (this.#closed) return Promise.reject(new ClosedError("the engine"));
-    for (const op of batch.ops) {
-      if (op.kind === "put") this.#state.set(op.key, op.value);
-      else this.#state.delete(op.key);
+  /**
+   * Applies `batch` to the in-memory state now, atomically, and resolves once
+   * it is durable. A rejected batch (closed engine, invalid op) changes
+   * nothing. An empty batch resolves when every earlier commit is durable.
+   */
+  commit(batch: WriteBatch, opts: CommitOptions = {}): Promise<void> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    if (this.#status !== "open") return Promise.reject(new ClosedError("the engine"));
+    const ops = batch.ops;
+    if (ops.length > 0) {
+      try {
+        validateBatchOps(ops);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      this.#wal.append(ops);
+      applyOps(this.#state, ops);
     }
-    return Promise.resolve();
+    return opts.durable === false ? RESOLVED : this.#wal.waitAppended();
   }
 
   /** Resolves when every commit made so far is durable. */
-  async flush(): Promise<void> {}
+  async flush(): Promise<void> {
+    if (this.#failure) throw this.#failure;
+    await this.#wal.waitDurable(this.#wal.seal());
+  }
 
-  async close(): Promise<void> {
-    this.#closed = true;
+  /**
+   * Writes the current state as segments and a manifest covering every
+   * commit made before the call, then deletes the WAL objects it covers.
+   * Commits continue meanwhile; the snapshot is a copy-on-write clone.
+   */
+  async checkpoint(): Promise<void> {
+    while (this.#checkpointing) await this.#checkpointing.catch(() => {});
+    await this.#startCheckpoint();
+  }
+
+  /**
+   * Waits for pending commits to become durable and stops. Later commits
+   * reject with `ClosedError`. Closing a fenced or poisoned engine resolves.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#doClose();
+    return this.#closing;
+  }
+
+  async #doClose(): Promise<void> {
+    // Refuse new commits first, so none can land in an object never sealed.
+    this.#status = "closing";
+    if (!this.#failure) {
+      try {
+        await this.#wal.waitDurable(this.#wal.seal());
+      } catch {
+        // The failure already rejected every pending commit.
+      }
+    }
+    this.#wal.stopTimers();
+    await this.#checkpointing?.catch(() => {});
+    this.#status = "closed";
+  }
+
+  #fail(err: TaqubaError): void {
+    if (this.#failure) return;
+    this.#failure = err instanceof FencedError ? err : new ClosedError("the engine", err);
+    this.#wal.fail(this.#failure);
+  }
+
+  #onLanded(bytes: number): void {
+    this.#sinceCheckpoint.objects++;
+    this.#sinceCheckpoint.bytes += bytes;
+    this.#maybeCheckpoint();
+  }
+
+  #maybeCheckpoint(): void {
+    if (this.#checkpointing || this.closed) return;
+    const { checkpointWalObjects: maxObjects, checkpointWalBytes: maxBytes } = this.#opts;
+    const due =
+      (maxObjects > 0 && this.#sinceCheckpoint.objects >= maxObjects) || (maxBytes > 0 && this.#sinceCheckpoint.bytes >= maxBytes);
+    if (!due) return;
+    this.#startCheckpoint().catch((err) => {
+      if (!this.closed) this.#onBackgroundError(err);
+    });
+  }
+
+  #startCheckpoint(): Promise<void> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    if (this.#status !== "open") return Promise.reject(new ClosedError("the engine"));
+    const run = this.#runCheckpoint().finally(() => {
+      if (this.#checkpointing === run) this.#checkpointing = undefined;
+    });
+    this.#checkpointing = run;
+    return run;
+  }
+
+  async #runCheckpoint(): Promise<void> {
+    const cutSeq = this.#wal.seal();
+    const walNext = cutSeq + 1;
+    if (walNext === this.#manifest.walNext) return;
+    const snapshot = this.#state.clone();
+    const counted = { ...this.#sinceCheckpoint };
+    const writer: CheckpointWriter = {
+      ...this.#ctx,
+      epoch: this.#epoch,
+      maxSegmentBytes: this.#opts.maxSegmentBytes,
+      blockBytes: this.#opts.segmentBlockBytes,
+      nextSegmentNumber: () => ++this.#segmentCounter,
+      stopped: () => this.closed,
+    };
+    try {
+      await this.#wal.waitDurable(cutSeq);
+      const segments = await writeSegments(writer, snapshot);
+      const prev = this.#manifest;
+      const next: Manifest = { id: prev.id + 1, epoch: this.#epoch, walNext, segments, fences: prev.fences, createdAt: Date.now() };
+      if (this.closed) throw this.#failure ?? new ClosedError("the engine");
+      await publishManifest(this.#ctx, next, () => this.#failure !== undefined);
+      this.#manifest = next;
+      this.#checkpoints++;
+      this.#checkpointBytes += segments.reduce((n, s) => n + s.bytes, 0);
+      this.#sinceCheckpoint.objects -= counted.objects;
+      this.#sinceCheckpoint.bytes -= counted.bytes;
+      await collectGarbage(writer, next);
+    } catch (err) {
+      if (err instanceof FencedError) this.#fail(err);
+      throw err;
+    }
   }
 }
 
-/** Ordered iteration over a tree with prefix, bounds, limit and direction. */
-export function* scanTree(
-  tree: SortedMap,
-  opts: ScanOptions,
-): IterableIterator<[string, Uint8Array]> {
-  const { prefix = "", limit = Infinity } = opts;
-  let lo = opts.start ?? prefix;
-  if (compareKeys(lo, prefix) < 0) lo = prefix;
-  let count = 0;
-  if (count >= limit) return;
-  const inRange = (k: string) =>
-    k.startsWith(prefix) &&
-    (opts.end === undefined || compareKeys(k, opts.end) < 0) &&
-    (opts.start === undefined || (opts.startExclusive ? compareKeys(k, opts.start) > 0 : compareKeys(k, opts.start) >= 0));
-  if (!opts.reverse) {
-    for (const [k, v] of tree.entries(lo)) {
-      if (!k.startsWith(prefix) || (opts.end !== undefined && compareKeys(k, opts.end) >= 0)) return;
-      if (!inRange(k)) continue;
-      yield [k, v];
-      if (++count >= limit) return;
+function checkPrefix(prefix: string): string {
+  if (prefix === "") return prefix;
+  if (!prefix.endsWith("/")) throw new ValidationError(`the engine prefix ${JSON.stringify(prefix)} must be "" or end with "/"`);
+  validateObjectKey(`${prefix}x`);
+  return prefix;
+}
+
+/**
+ * Takes over the store: claims the next manifest with a bumped epoch, loads
+ * the state, replays the WAL to its first gap and plants a fence marker
+ * there. A fence that lands on an existing object means the object is a
+ * late, legitimate WAL write of the previous writer (replay it and move on)
+ * or a newer writer's fence (this open lost the race).
+ */
+async function recoverAsWriter(ctx: StoreContext): Promise<Recovered> {
+  let base: Manifest | undefined;
+  let mine: Manifest | undefined;
+  for (let attempt = 0; attempt < 8 && mine === undefined; attempt++) {
+    base = (await readNewestManifest(ctx))!;
+    const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: Date.now() };
+    try {
+      await publishManifest(ctx, claim);
+      mine = claim;
+    } catch (err) {
+      if (!(err instanceof FencedError)) throw err;
+      // A checkpoint of the current writer may have taken the number; only a
+      // manifest with an epoch as high as ours means another writer opened.
+      const now = (await readNewestManifest(ctx))!;
+      if (now.epoch >= claim.epoch) {
+        throw new FencedError(`another writer opened the store at the same time (manifest ${now.id} has epoch ${now.epoch})`);
+      }
     }
-  } else {
-    const hi = opts.end;
-    for (const [k, v] of hi === undefined ? tree.entriesReversed() : tree.entriesReversed(hi)) {
-      if (compareKeys(k, lo) < 0) return;
-      if (!inRange(k)) continue;
-      yield [k, v];
-      if (++count >= limit) return;
+  }
+  if (mine === undefined || base === undefined) throw new FencedError("the manifest kept changing while opening; another process is writing");
+  const tree = newSortedMap();
+  if (!(await loadSegments(ctx, base, tree))) {
+    throw new StoreCorruptedError(`${ctx.prefix}manifest/${base.id}`, "a segment it lists is missing");
+  }
+  let walk = newWalk(base.walNext);
+  const apply = (ops: Parameters<typeof applyOps>[1]) => applyOps(tree, ops);
+  for (;;) {
+    walk = await walkWal(ctx, walk, apply);
+    if (walk.vanished) throw new StoreCorruptedError(walKey(ctx.prefix, walk.pos), "a WAL object vanished during recovery");
+    const seq = walk.pos;
+    const key = walKey(ctx.prefix, seq);
+    const fence = encodeFence(mine.epoch, seq, seq + WAL_FENCE_JUMP);
+    const res = await createOnce(ctx.store, key, fence, ctx.retry);
+    if (res.created) {
+      const fences = [...new Set([...base.fences, ...walk.fences, seq])].sort((a, b) => a - b);
+      return { ctx, tree, manifest: { ...mine, fences }, firstSeq: seq + WAL_FENCE_JUMP, walk };
     }
+    if (res.existing === null) continue;
+    const obj = decodeWal(key, res.existing, seq);
+    if (obj.epoch > mine.epoch || (obj.kind === "fence" && obj.epoch === mine.epoch)) {
+      throw new FencedError(`another writer (epoch ${obj.epoch}) fenced the store while this one was opening`);
+    }
+    // The previous writer's object landed after the listing: walk on.
   }
 }

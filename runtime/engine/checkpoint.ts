@@ -1,0 +1,124 @@
+/**
+ * @module Checkpoints: write a snapshot of the state as sorted segments,
+ * publish a manifest that lists them and the WAL sequence they cover, then
+ * delete what that manifest made obsolete.
+ *
+ * Order matters for crash safety: segments first (unreferenced until the
+ * manifest exists), then the manifest (put-if-absent, so a fenced writer can
+ * never publish one), then deletions. A crash between steps leaves only
+ * unreferenced objects, which a later checkpoint's listing removes.
+ */
+import { setImmediate as yieldToLoop } from "node:timers/promises";
+import { FencedError, StoreCorruptedError } from "../errors.js";
+import { manifestKey, parseNumberedKey, parseSegmentEpoch, segmentKey } from "./layout.js";
+import { decodeManifest, encodeManifest, type Manifest, type SegmentRef } from "./manifest.js";
+import type { StoreContext } from "./recovery.js";
+import { SegmentBuilder } from "./segment-format.js";
+import type { SortedMap } from "./sorted-map.js";
+import { createOnce, forEachLimit, listKeys } from "./store-ops.js";
+
+/** Manifests kept behind the newest, so readers mid-load can still finish. */
+const KEEP_MANIFESTS = 2;
+/** Entries encoded between yields to the event loop, so commits keep flowing. */
+const ENTRIES_PER_SLICE = 2048;
+
+export interface CheckpointWriter extends StoreContext {
+  epoch: number;
+  maxSegmentBytes: number;
+  blockBytes: number;
+  /** A fresh segment number for this writer epoch. */
+  nextSegmentNumber(): number;
+  /** True once the engine failed; the checkpoint then stops early. */
+  stopped(): boolean;
+}
+
+/** Writes `snapshot` (never mutated) as segments and returns their references. */
+export async function writeSegments(w: CheckpointWriter, snapshot: SortedMap): Promise<SegmentRef[]> {
+  const refs: SegmentRef[] = [];
+  let builder = new SegmentBuilder(w.blockBytes);
+  const flush = async () => {
+    if (builder.entries === 0) return;
+    const n = w.nextSegmentNumber();
+    const key = segmentKey(w.prefix, w.epoch, n);
+    const bytes = builder.finish();
+    const res = await createOnce(w.store, key, bytes, w.retry, w.stopped);
+    if (!res.created) throw new FencedError(`segment "${key}" already exists; another process is writing with this epoch`);
+    refs.push({
+      name: key.slice(w.prefix.length),
+      bytes: bytes.length,
+      entries: builder.entries,
+      firstKey: builder.firstKey!,
+      lastKey: builder.lastKey!,
+    });
+    builder = new SegmentBuilder(w.blockBytes);
+  };
+  let sinceYield = 0;
+  for (const [k, v] of snapshot.entries()) {
+    builder.add(k, v);
+    if (builder.byteLength >= w.maxSegmentBytes) await flush();
+    if (++sinceYield >= ENTRIES_PER_SLICE) {
+      sinceYield = 0;
+      await yieldToLoop();
+      if (w.stopped()) throw new Error("checkpoint stopped: the engine failed or closed");
+    }
+  }
+  await flush();
+  return refs;
+}
+
+/**
+ * Publishes `next` with put-if-absent. Finding another manifest under that
+ * number means a newer writer opened the store: this writer is fenced.
+ */
+export async function publishManifest(ctx: StoreContext, next: Manifest, stopped?: () => boolean): Promise<void> {
+  const key = manifestKey(ctx.prefix, next.id);
+  const res = await createOnce(ctx.store, key, encodeManifest(next), ctx.retry, stopped);
+  if (res.created) return;
+  let detail = "it vanished when read";
+  if (res.existing !== null) {
+    try {
+      detail = `it has writer epoch ${decodeManifest(key, res.existing, next.id).epoch}, this writer has ${next.epoch}`;
+    } catch (err) {
+      if (!(err instanceof StoreCorruptedError)) throw err;
+      detail = "it is unreadable";
+    }
+  }
+  throw new FencedError(`manifest "${key}" was written by another process (${detail})`);
+}
+
+/**
+ * Deletes what `current` made obsolete: segments of this or older epochs it
+ * does not list, WAL objects below its `walNext` except fence markers, and
+ * manifests more than `KEEP_MANIFESTS` behind it. Failures are left for the
+ * next checkpoint, whose listing finds the same objects again.
+ */
+export async function collectGarbage(w: CheckpointWriter, current: Manifest): Promise<{ deleted: number; failed: number }> {
+  const doomed: string[] = [];
+  const live = new Set(current.segments.map((s) => w.prefix + s.name));
+  for (const key of await listKeys(w.store, `${w.prefix}seg/`, w.retry)) {
+    const epoch = parseSegmentEpoch(w.prefix, key);
+    // Segments of newer epochs belong to a writer that fenced this one.
+    if (epoch !== undefined && epoch <= w.epoch && !live.has(key)) doomed.push(key);
+  }
+  const fences = new Set(current.fences);
+  for (const key of await listKeys(w.store, `${w.prefix}wal/`, w.retry)) {
+    const seq = parseNumberedKey(w.prefix, "wal", key);
+    if (seq === undefined) continue;
+    if (seq >= current.walNext) break;
+    if (!fences.has(seq)) doomed.push(key);
+  }
+  for (const key of await listKeys(w.store, `${w.prefix}manifest/`, w.retry)) {
+    const id = parseNumberedKey(w.prefix, "manifest", key);
+    if (id !== undefined && id < current.id - KEEP_MANIFESTS) doomed.push(key);
+  }
+  let failed = 0;
+  await forEachLimit(doomed, 8, async (key) => {
+    if (w.stopped()) return;
+    try {
+      await w.store.delete(key);
+    } catch {
+      failed++;
+    }
+  });
+  return { deleted: doomed.length - failed, failed };
+}

@@ -1,0 +1,53 @@
+/**
+ * @module Names of the engine's objects in the store, and the format
+ * constants every version of the engine must agree on.
+ *
+ * Layout under the engine's prefix:
+ * - `manifest/<n>`: numbered manifests, each created once with put-if-absent.
+ * - `wal/<seq>`: WAL objects (group-committed batches, or fence markers).
+ * - `seg/<epoch>-<n>`: immutable sorted segments written by checkpoints.
+ * Numbers are zero-padded to 20 digits so that key order is numeric order.
+ */
+
+/**
+ * How many WAL sequence numbers a new writer skips past its fence marker.
+ * A writer never has a WAL put outstanding at or beyond (durable watermark +
+ * this window), so a fenced writer's late puts can only land inside the
+ * skipped range, never where the new writer writes.
+ */
+export const WAL_FENCE_JUMP = 64;
+
+const PAD = 20;
+
+export function padNumber(n: number): string {
+  return String(n).padStart(PAD, "0");
+}
+
+export function walKey(prefix: string, seq: number): string {
+  return `${prefix}wal/${padNumber(seq)}`;
+}
+
+export function manifestKey(prefix: string, n: number): string {
+  return `${prefix}manifest/${padNumber(n)}`;
+}
+
+export function segmentKey(prefix: string, epoch: number, n: number): string {
+  return `${prefix}seg/${padNumber(epoch)}-${padNumber(n)}`;
+}
+
+/** The number at the end of a `wal/` or `manifest/` key, or undefined if it is not one. */
+export function parseNumberedKey(prefix: string, dir: "wal" | "manifest", key: string): number | undefined {
+  const head = `${prefix}${dir}/`;
+  if (!key.startsWith(head)) return undefined;
+  const tail = key.slice(head.length);
+  if (tail.length !== PAD || !/^[0-9]+$/.test(tail)) return undefined;
+  return Number(tail);
+}
+
+/** The writer epoch encoded in a segment key, or undefined if it is not one. */
+export function parseSegmentEpoch(prefix: string, key: string): number | undefined {
+  const head = `${prefix}seg/`;
+  if (!key.startsWith(head)) return undefined;
+  const m = /^([0-9]{20})-([0-9]{20})$/.exec(key.slice(head.length));
+  return m ? Number(m[1]) : undefined;
+}

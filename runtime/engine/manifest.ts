@@ -1,0 +1,101 @@
+/**
+ * @module The manifest: the numbered root object that names the writer epoch,
+ * the segments holding the checkpointed state, and where WAL replay starts.
+ *
+ * Layout: `"TQMF"`, u16 format version, u16 flags, u32 CRC-32 of the body,
+ * then the body as MessagePack. The version is read before anything else, so
+ * a store written by a newer format fails with `UnsupportedFormatError`
+ * instead of a checksum or decode error.
+ */
+import { crc32 } from "node:zlib";
+import { pack, unpack } from "msgpackr";
+import { StoreCorruptedError } from "../errors.js";
+import { UnsupportedFormatError } from "./format-error.js";
+
+export const MANIFEST_FORMAT_VERSION = 1;
+const MAGIC = 0x464d5154; // "TQMF" read as little-endian u32
+const HEADER_BYTES = 12;
+
+/** A segment listed by a manifest. `name` is relative to the engine prefix. */
+export interface SegmentRef {
+  name: string;
+  bytes: number;
+  entries: number;
+  firstKey: string;
+  lastKey: string;
+}
+
+export interface Manifest {
+  /** This manifest's own number (its key is `manifest/<id>`). */
+  id: number;
+  /** The epoch of the writer that wrote it. Opening a writer bumps it. */
+  epoch: number;
+  /** First WAL sequence number not covered by `segments`; replay starts here. */
+  walNext: number;
+  segments: SegmentRef[];
+  /**
+   * Sequence numbers of fence markers. They are never deleted, so that a
+   * paused, fenced writer can never land a put at that sequence later.
+   */
+  fences: number[];
+  /** Wall-clock time of writing, for people reading the store. */
+  createdAt: number;
+}
+
+/** The state of a store no writer has opened yet. */
+export function emptyManifest(): Manifest {
+  return { id: 0, epoch: 0, walNext: 1, segments: [], fences: [], createdAt: 0 };
+}
+
+export function encodeManifest(m: Manifest): Buffer {
+  const body = pack({
+    id: m.id,
+    epoch: m.epoch,
+    walNext: m.walNext,
+    segments: m.segments,
+    fences: m.fences,
+    createdAt: m.createdAt,
+  });
+  const out = Buffer.allocUnsafe(HEADER_BYTES + body.length);
+  out.writeUInt32LE(MAGIC, 0);
+  out.writeUInt16LE(MANIFEST_FORMAT_VERSION, 4);
+  out.writeUInt16LE(0, 6);
+  out.writeUInt32LE(crc32(body), 8);
+  body.copy(out, HEADER_BYTES);
+  return out;
+}
+
+const isNat = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+
+export function decodeManifest(objectKey: string, bytes: Uint8Array, expectedId: number): Manifest {
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
+  if (buf.length < HEADER_BYTES) throw corrupt(`manifest is ${buf.length} bytes, shorter than its header`);
+  if (buf.readUInt32LE(0) !== MAGIC) throw corrupt("not a manifest (bad magic bytes)");
+  const version = buf.readUInt16LE(4);
+  if (version > MANIFEST_FORMAT_VERSION) throw new UnsupportedFormatError(objectKey, version, MANIFEST_FORMAT_VERSION);
+  const body = buf.subarray(HEADER_BYTES);
+  if (crc32(body) !== buf.readUInt32LE(8)) throw corrupt("manifest checksum mismatch (truncated or altered)");
+  let raw: unknown;
+  try {
+    raw = unpack(body);
+  } catch (err) {
+    throw corrupt(`undecodable manifest: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const m = raw as Partial<Manifest> | null;
+  const segmentsOk =
+    Array.isArray(m?.segments) &&
+    m.segments.every(
+      (s) =>
+        typeof s === "object" && s !== null && typeof s.name === "string" && isNat(s.bytes) && isNat(s.entries) &&
+        typeof s.firstKey === "string" && typeof s.lastKey === "string",
+    );
+  if (
+    !m || !isNat(m.id) || !isNat(m.epoch) || !isNat(m.walNext) || !segmentsOk || !Array.isArray(m.fences) ||
+    !m.fences.every(isNat) || typeof m.createdAt !== "number"
+  ) {
+    throw corrupt("manifest fields are missing or malformed");
+  }
+  if (m.id !== expectedId) throw corrupt(`manifest claims number ${m.id} but is stored as ${expectedId}`);
+  return m as Manifest;
+}

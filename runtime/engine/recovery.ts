@@ -1,0 +1,150 @@
+/**
+ * @module Loading state from a store: the newest manifest, its segments and
+ * the WAL replay after it. Shared by the writer's open and by readers.
+ *
+ * WAL replay walks sequence numbers from the manifest's `walNext` and stops
+ * at the first missing one: a commit is acknowledged only once its object
+ * and every earlier one are stored, so nothing past a gap was acknowledged.
+ * A fence marker sends the walk to its resume sequence; objects in between
+ * are late puts of a fenced writer and are never replayed. An object whose
+ * epoch is below one already replayed is also skipped, defensively.
+ */
+import { StoreCorruptedError, StoreUnavailableError } from "../errors.js";
+import type { ObjectStore } from "../store/object-store.js";
+import { manifestKey, parseNumberedKey, walKey } from "./layout.js";
+import { decodeManifest, emptyManifest, type Manifest } from "./manifest.js";
+import type { RetryPolicy } from "./retry.js";
+import { readSegment } from "./segment-format.js";
+import type { SortedMap } from "./sorted-map.js";
+import { forEachLimit, getWithRetries, listKeys } from "./store-ops.js";
+import { decodeWal, type WalObject } from "./wal-format.js";
+import type { BatchOp } from "./write-batch.js";
+
+export interface StoreContext {
+  store: ObjectStore;
+  /** Key prefix of every engine object ("" or ending in "/"). */
+  prefix: string;
+  retry: RetryPolicy;
+}
+
+const PREFETCH = 16;
+
+/** The newest manifest, or the empty manifest of a fresh store. */
+export async function readNewestManifest(ctx: StoreContext, after = -1): Promise<Manifest | undefined> {
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const head = `${ctx.prefix}manifest/`;
+    const keys = await listKeys(ctx.store, head, ctx.retry, after >= 0 ? manifestKey(ctx.prefix, after) : undefined);
+    let newest = -1;
+    for (const k of keys) newest = Math.max(newest, parseNumberedKey(ctx.prefix, "manifest", k) ?? -1);
+    if (newest < 0) return after >= 0 ? undefined : emptyManifest();
+    const key = manifestKey(ctx.prefix, newest);
+    const bytes = await getWithRetries(ctx.store, key, ctx.retry);
+    // Deleted between list and get: a newer manifest exists, list again.
+    if (bytes === null) continue;
+    return decodeManifest(key, bytes, newest);
+  }
+  throw new StoreUnavailableError("read", `${ctx.prefix}manifest/`, new Error("the newest manifest kept disappearing between list and get"));
+}
+
+/**
+ * Loads every segment of `manifest` into `tree`. Returns false when one is
+ * missing: for a reader that means a checkpoint replaced the manifest.
+ */
+export async function loadSegments(ctx: StoreContext, manifest: Manifest, tree: SortedMap): Promise<boolean> {
+  let missing = false;
+  await forEachLimit(manifest.segments, 4, async (seg) => {
+    if (missing) return;
+    const key = ctx.prefix + seg.name;
+    const bytes = await getWithRetries(ctx.store, key, ctx.retry);
+    if (bytes === null) {
+      missing = true;
+      return;
+    }
+    const n = readSegment(key, bytes, (k, v) => tree.set(k, v));
+    if (n !== seg.entries) throw new StoreCorruptedError(key, `segment holds ${n} entries, the manifest says ${seg.entries}`);
+  });
+  return !missing;
+}
+
+export interface WalWalk {
+  /** The next sequence number to read. */
+  pos: number;
+  /** Highest epoch replayed so far. */
+  maxEpoch: number;
+  /** Fence markers passed. */
+  fences: number[];
+  /** Objects and bytes replayed. */
+  objects: number;
+  bytes: number;
+  /** A listed object was gone when read (a checkpoint deleted it). */
+  vanished: boolean;
+}
+
+/** Reads and decodes WAL object `seq`; `null` if absent. */
+export async function readWal(ctx: StoreContext, seq: number): Promise<{ obj: WalObject; size: number } | null> {
+  const key = walKey(ctx.prefix, seq);
+  const bytes = await getWithRetries(ctx.store, key, ctx.retry);
+  return bytes === null ? null : { obj: decodeWal(key, bytes, seq), size: bytes.byteLength };
+}
+
+/**
+ * Replays the WAL from `walk.pos` to the first gap, calling `apply` per batch
+ * in order. Every object is verified before any batch of it is applied.
+ */
+export async function walkWal(ctx: StoreContext, walk: WalWalk, apply: (ops: BatchOp[]) => void): Promise<WalWalk> {
+  const keys = await listKeys(ctx.store, `${ctx.prefix}wal/`, ctx.retry, walKey(ctx.prefix, walk.pos - 1));
+  const seqs: number[] = [];
+  for (const k of keys) {
+    const s = parseNumberedKey(ctx.prefix, "wal", k);
+    if (s !== undefined) seqs.push(s);
+  }
+  const fetches: Promise<Uint8Array | null>[] = [];
+  const fetch = (i: number): Promise<Uint8Array | null> => {
+    while (fetches.length < Math.min(seqs.length, i + PREFETCH)) {
+      const p = getWithRetries(ctx.store, walKey(ctx.prefix, seqs[fetches.length]!), ctx.retry);
+      p.catch(() => {});
+      fetches.push(p);
+    }
+    return fetches[i]!;
+  };
+  for (let i = 0; i < seqs.length; i++) {
+    const seq = seqs[i]!;
+    if (seq < walk.pos) continue; // inside a fence's skipped range
+    if (seq > walk.pos) break; // a gap: nothing after it was acknowledged
+    const bytes = await fetch(i);
+    if (bytes === null) return { ...walk, vanished: true };
+    const key = walKey(ctx.prefix, seq);
+    const obj = decodeWal(key, bytes, seq);
+    walk = applyWalObject(walk, obj, bytes.byteLength, apply);
+  }
+  return walk;
+}
+
+/** Advances a walk over one verified WAL object. */
+export function applyWalObject(walk: WalWalk, obj: WalObject, size: number, apply: (ops: BatchOp[]) => void): WalWalk {
+  const next = { ...walk, objects: walk.objects + 1, bytes: walk.bytes + size };
+  if (obj.kind === "fence") {
+    next.fences = [...walk.fences, obj.seq];
+    next.maxEpoch = Math.max(walk.maxEpoch, obj.epoch);
+    next.pos = obj.resumeAt;
+    return next;
+  }
+  if (obj.epoch >= walk.maxEpoch) {
+    for (const ops of obj.batches) apply(ops);
+    next.maxEpoch = obj.epoch;
+  }
+  next.pos = obj.seq + 1;
+  return next;
+}
+
+export function newWalk(pos: number): WalWalk {
+  return { pos, maxEpoch: 0, fences: [], objects: 0, bytes: 0, vanished: false };
+}
+
+/** Applies one batch to a tree, in op order. */
+export function applyOps(tree: SortedMap, ops: readonly BatchOp[]): void {
+  for (const op of ops) {
+    if (op.kind === "put") tree.set(op.key, op.value);
+    else tree.delete(op.key);
+  }
+}

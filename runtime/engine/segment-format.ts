@@ -1,0 +1,195 @@
+/**
+ * @module The segment format: an immutable, sorted run of key/value entries
+ * written by a checkpoint.
+ *
+ * Layout:
+ * ```
+ * [block 0] ... [block n-1] [filter] [index] [footer: 44 bytes]
+ * block   entries (varint keyLen, key, varint valueLen, value), then u32 CRC-32 of the entries
+ * filter  u8 kind (0 = none), varint length, bytes: room for a key filter later
+ * index   varint blockCount, then per block: varint offset, varint length (with CRC),
+ *         varint entryCount, first key, last key (length-prefixed UTF-8)
+ * footer  u64 filterOffset, u32 filterLength, u64 indexOffset, u32 indexLength,
+ *         u64 entryCount, u16 version, u16 flags, "TQSG", u32 CRC-32 of filter + index + footer
+ * ```
+ * Today a checkpoint's segments are loaded whole at open. The footer, index
+ * and per-block checksums let a later version read only the footer and index
+ * and then fetch single blocks through a cache, without changing the format.
+ */
+import { crc32 } from "node:zlib";
+import { StoreCorruptedError } from "../errors.js";
+import { compareKeys } from "../store/keys.js";
+import { ByteReader, ByteWriter, DecodeError } from "./byte-io.js";
+import { UnsupportedFormatError } from "./format-error.js";
+
+export const SEGMENT_FORMAT_VERSION = 1;
+const MAGIC = 0x47535154; // "TQSG" read as little-endian u32
+const FOOTER_BYTES = 44;
+const FILTER_NONE = 0;
+
+export interface SegmentBlockInfo {
+  offset: number;
+  length: number;
+  entries: number;
+  firstKey: string;
+  lastKey: string;
+}
+
+function writeU64(buf: Buffer, at: number, v: number): void {
+  buf.writeUInt32LE(v % 0x1_0000_0000, at);
+  buf.writeUInt32LE(Math.floor(v / 0x1_0000_0000), at + 4);
+}
+
+function readU64(buf: Buffer, at: number): number {
+  return buf.readUInt32LE(at) + buf.readUInt32LE(at + 4) * 0x1_0000_0000;
+}
+
+/** Builds one segment from entries added in ascending key order. */
+export class SegmentBuilder {
+  readonly #w: ByteWriter;
+  readonly #blockBytes: number;
+  readonly #blocks: SegmentBlockInfo[] = [];
+  #blockStart = 0;
+  #blockEntries = 0;
+  #blockFirst = "";
+  #lastKey = "";
+  #entries = 0;
+
+  constructor(blockBytes = 64 * 1024, initialCapacity = 256 * 1024) {
+    this.#blockBytes = blockBytes;
+    this.#w = new ByteWriter(initialCapacity);
+  }
+
+  get entries(): number {
+    return this.#entries;
+  }
+
+  get byteLength(): number {
+    return this.#w.pos;
+  }
+
+  get firstKey(): string | undefined {
+    return this.#blocks[0]?.firstKey ?? (this.#blockEntries > 0 ? this.#blockFirst : undefined);
+  }
+
+  get lastKey(): string | undefined {
+    return this.#entries > 0 ? this.#lastKey : undefined;
+  }
+
+  add(key: string, value: Uint8Array): void {
+    if (this.#blockEntries === 0) this.#blockFirst = key;
+    this.#w.str(key);
+    this.#w.blob(value);
+    this.#lastKey = key;
+    this.#blockEntries++;
+    this.#entries++;
+    if (this.#w.pos - this.#blockStart >= this.#blockBytes) this.#endBlock();
+  }
+
+  #endBlock(): void {
+    if (this.#blockEntries === 0) return;
+    const w = this.#w;
+    const crc = crc32(w.bytes().subarray(this.#blockStart, w.pos));
+    w.u32(crc);
+    this.#blocks.push({
+      offset: this.#blockStart,
+      length: w.pos - this.#blockStart,
+      entries: this.#blockEntries,
+      firstKey: this.#blockFirst,
+      lastKey: this.#lastKey,
+    });
+    this.#blockStart = w.pos;
+    this.#blockEntries = 0;
+  }
+
+  /** The finished object; the builder must not be used after. */
+  finish(): Buffer {
+    this.#endBlock();
+    const w = this.#w;
+    const filterOffset = w.pos;
+    w.u8(FILTER_NONE);
+    w.varint(0);
+    const indexOffset = w.pos;
+    w.varint(this.#blocks.length);
+    for (const b of this.#blocks) {
+      w.varint(b.offset);
+      w.varint(b.length);
+      w.varint(b.entries);
+      w.str(b.firstKey);
+      w.str(b.lastKey);
+    }
+    const indexLength = w.pos - indexOffset;
+    const footer = w.pos;
+    w.ensure(FOOTER_BYTES);
+    w.pos += FOOTER_BYTES;
+    const buf = w.bytes();
+    writeU64(buf, footer, filterOffset);
+    buf.writeUInt32LE(indexOffset - filterOffset, footer + 8);
+    writeU64(buf, footer + 12, indexOffset);
+    buf.writeUInt32LE(indexLength, footer + 20);
+    writeU64(buf, footer + 24, this.#entries);
+    buf.writeUInt16LE(SEGMENT_FORMAT_VERSION, footer + 32);
+    buf.writeUInt16LE(0, footer + 34);
+    buf.writeUInt32LE(MAGIC, footer + 36);
+    buf.writeUInt32LE(crc32(buf.subarray(filterOffset, footer + 40)), footer + 40);
+    return buf;
+  }
+}
+
+/**
+ * Verifies every checksum of a segment and calls `onEntry` for each entry in
+ * key order. Values are copies, so they do not pin the object's buffer.
+ */
+export function readSegment(objectKey: string, bytes: Uint8Array, onEntry: (key: string, value: Uint8Array) => void): number {
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
+  if (buf.length < FOOTER_BYTES) throw corrupt(`segment is ${buf.length} bytes, shorter than its footer`);
+  const footer = buf.length - FOOTER_BYTES;
+  if (buf.readUInt32LE(footer + 36) !== MAGIC) throw corrupt("not a segment (bad magic bytes; truncated?)");
+  const version = buf.readUInt16LE(footer + 32);
+  if (version > SEGMENT_FORMAT_VERSION) throw new UnsupportedFormatError(objectKey, version, SEGMENT_FORMAT_VERSION);
+  const filterOffset = readU64(buf, footer);
+  const filterLength = buf.readUInt32LE(footer + 8);
+  const indexOffset = readU64(buf, footer + 12);
+  const indexLength = buf.readUInt32LE(footer + 20);
+  const entryCount = readU64(buf, footer + 24);
+  if (filterOffset + filterLength !== indexOffset || indexOffset + indexLength !== footer) {
+    throw corrupt("segment footer offsets do not match its size");
+  }
+  if (crc32(buf.subarray(filterOffset, footer + 40)) !== buf.readUInt32LE(footer + 40)) {
+    throw corrupt("segment index checksum mismatch");
+  }
+  try {
+    const index = new ByteReader(buf, indexOffset, footer);
+    const blockCount = index.varint();
+    let expectedOffset = 0;
+    let total = 0;
+    let prev: string | undefined;
+    for (let i = 0; i < blockCount; i++) {
+      const offset = index.varint();
+      const length = index.varint();
+      const entries = index.varint();
+      index.str();
+      index.str();
+      if (offset !== expectedOffset || length < 4 || offset + length > filterOffset) throw corrupt(`segment block ${i} lies outside the data`);
+      const end = offset + length - 4;
+      if (crc32(buf.subarray(offset, end)) !== buf.readUInt32LE(end)) throw corrupt(`segment block ${i} checksum mismatch`);
+      const r = new ByteReader(buf, offset, end);
+      for (let e = 0; e < entries; e++) {
+        const key = r.str();
+        if (prev !== undefined && compareKeys(prev, key) >= 0) throw corrupt(`segment keys out of order at block ${i}`);
+        prev = key;
+        onEntry(key, r.blob());
+      }
+      if (r.remaining !== 0) throw corrupt(`segment block ${i} has ${r.remaining} bytes past its entries`);
+      expectedOffset = offset + length;
+      total += entries;
+    }
+    if (expectedOffset !== filterOffset) throw corrupt("segment blocks do not cover the data");
+    if (total !== entryCount) throw corrupt(`segment holds ${total} entries, its footer says ${entryCount}`);
+    return total;
+  } catch (err) {
+    if (err instanceof DecodeError) throw corrupt(`undecodable segment: ${err.message}`);
+    throw err;
+  }
+}

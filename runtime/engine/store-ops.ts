@@ -1,0 +1,65 @@
+/**
+ * @module Object-store calls the engine makes, with its retry policy:
+ * idempotent create-if-absent and bounded-concurrency fan-out.
+ */
+import { PreconditionFailedError } from "../errors.js";
+import type { ObjectStore } from "../store/object-store.js";
+import { withRetries, type RetryPolicy } from "./retry.js";
+
+export type CreateResult = { created: true } | { created: false; existing: Uint8Array | null };
+
+/**
+ * Creates `key` with put-if-absent. A retried put whose first attempt landed
+ * finds its own bytes there; that counts as created. Otherwise the bytes
+ * already stored are returned (`null` if the object vanished meanwhile) for
+ * the caller to judge: usually another writer got there first.
+ */
+export async function createOnce(
+  store: ObjectStore,
+  key: string,
+  bytes: Uint8Array,
+  policy: RetryPolicy,
+  stop?: () => boolean,
+): Promise<CreateResult> {
+  try {
+    await withRetries(policy, "put", key, () => store.put(key, bytes, { ifNoneMatch: "*" }), stop);
+    return { created: true };
+  } catch (err) {
+    if (!(err instanceof PreconditionFailedError)) throw err;
+  }
+  const found = await withRetries(policy, "get", key, () => store.get(key), stop);
+  if (found !== null && Buffer.compare(found.body, bytes) === 0) return { created: true };
+  return { created: false, existing: found?.body ?? null };
+}
+
+/** Reads `key` with retries; `null` when absent. */
+export async function getWithRetries(
+  store: ObjectStore,
+  key: string,
+  policy: RetryPolicy,
+  stop?: () => boolean,
+): Promise<Uint8Array | null> {
+  const found = await withRetries(policy, "get", key, () => store.get(key), stop);
+  return found?.body ?? null;
+}
+
+/** Lists every key under `prefix` (after `startAfter`), with retries of the whole listing. */
+export async function listKeys(store: ObjectStore, prefix: string, policy: RetryPolicy, startAfter?: string): Promise<string[]> {
+  return withRetries(policy, "list", prefix, async () => {
+    const keys: string[] = [];
+    for await (const o of store.list(prefix, startAfter === undefined ? {} : { startAfter })) keys.push(o.key);
+    return keys;
+  });
+}
+
+/** Runs `fn` over `items` with at most `limit` calls at once; rejects with the first failure. */
+export async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

@@ -1,0 +1,187 @@
+/**
+ * @module The WAL object format: one object per group commit, holding every
+ * batch committed in a flush window, or a fence marker left by a new writer.
+ *
+ * Layout (little-endian):
+ * ```
+ *  0  "TQWL"                    magic
+ *  4  u16 format version         (1)
+ *  6  u8  kind                   0 = batches, 1 = fence
+ *  7  u8  flags                  0
+ *  8  u64 writer epoch
+ * 16  u64 sequence number        must match the object's key
+ * 24  u32 batch count            (fence: 0)
+ * 28  u32 reserved               0
+ * 32  body                       batches, or (fence) varint resume sequence
+ * end u32 CRC-32 of every byte before it
+ * ```
+ * A batch is `varint opCount` then per op `u8 tag (0 put, 1 delete)`,
+ * `varint keyLen, key UTF-8` and for a put `varint valueLen, value`.
+ *
+ * Object stores write objects atomically, so a short or altered object is
+ * never an interrupted write: it is corruption and is reported, never skipped.
+ */
+import { crc32 } from "node:zlib";
+import { StoreCorruptedError, ValidationError } from "../errors.js";
+import { ByteReader, ByteWriter, DecodeError } from "./byte-io.js";
+import { UnsupportedFormatError } from "./format-error.js";
+import type { BatchOp } from "./write-batch.js";
+
+export const WAL_FORMAT_VERSION = 1;
+const MAGIC = 0x4c575154; // "TQWL" read as little-endian u32
+const HEADER_BYTES = 32;
+const TRAILER_BYTES = 4;
+const KIND_BATCHES = 0;
+const KIND_FENCE = 1;
+const TAG_PUT = 0;
+const TAG_DELETE = 1;
+
+export type WalObject =
+  | { kind: "batches"; epoch: number; seq: number; batches: BatchOp[][] }
+  | { kind: "fence"; epoch: number; seq: number; resumeAt: number };
+
+function writeU64(w: Buffer, at: number, v: number): void {
+  w.writeUInt32LE(v % 0x1_0000_0000, at);
+  w.writeUInt32LE(Math.floor(v / 0x1_0000_0000), at + 4);
+}
+
+function readU64(r: Buffer, at: number): number {
+  return r.readUInt32LE(at) + r.readUInt32LE(at + 4) * 0x1_0000_0000;
+}
+
+/**
+ * Checks a batch before anything is applied: string keys that are well-formed
+ * UTF-16 (a lone surrogate would not survive the UTF-8 round trip and would
+ * come back as a different key) and `Uint8Array` values.
+ */
+export function validateBatchOps(ops: readonly BatchOp[]): void {
+  const problems: string[] = [];
+  for (let i = 0; i < ops.length && problems.length < 10; i++) {
+    const op = ops[i]!;
+    if (typeof op.key !== "string") problems.push(`op ${i}: the key is not a string`);
+    else if (!(op.key as string & { isWellFormed(): boolean }).isWellFormed()) {
+      problems.push(`op ${i}: key ${JSON.stringify(op.key)} contains a lone surrogate, which UTF-8 cannot store`);
+    }
+    if (op.kind === "put") {
+      if (!(op.value instanceof Uint8Array)) problems.push(`op ${i}: the value of ${JSON.stringify(op.key)} is not a Uint8Array`);
+    } else if (op.kind !== "delete") problems.push(`op ${i}: unknown kind ${JSON.stringify((op as { kind: unknown }).kind)}`);
+  }
+  if (problems.length > 0) throw new ValidationError("the write batch was rejected and nothing was applied", problems);
+}
+
+/** Accumulates batches for one WAL object; each batch is encoded once, when added. */
+export class WalBuilder {
+  readonly #w: ByteWriter;
+  #batches = 0;
+
+  constructor(initialCapacity = 4096) {
+    this.#w = new ByteWriter(initialCapacity);
+    this.#w.pos = HEADER_BYTES;
+  }
+
+  get batchCount(): number {
+    return this.#batches;
+  }
+
+  get byteLength(): number {
+    return this.#w.pos + TRAILER_BYTES;
+  }
+
+  add(ops: readonly BatchOp[]): void {
+    const w = this.#w;
+    w.varint(ops.length);
+    for (const op of ops) {
+      if (op.kind === "put") {
+        w.u8(TAG_PUT);
+        w.str(op.key);
+        w.blob(op.value);
+      } else {
+        w.u8(TAG_DELETE);
+        w.str(op.key);
+      }
+    }
+    this.#batches++;
+  }
+
+  /** Fills in the header and checksum; the builder must not be used after. */
+  seal(epoch: number, seq: number): Buffer {
+    const w = this.#w;
+    w.ensure(TRAILER_BYTES);
+    const end = w.pos;
+    w.pos += TRAILER_BYTES;
+    const buf = w.bytes();
+    writeHeader(buf, KIND_BATCHES, epoch, seq, this.#batches);
+    buf.writeUInt32LE(crc32(buf.subarray(0, end)), end);
+    return buf;
+  }
+}
+
+function writeHeader(buf: Buffer, kind: number, epoch: number, seq: number, count: number): void {
+  buf.writeUInt32LE(MAGIC, 0);
+  buf.writeUInt16LE(WAL_FORMAT_VERSION, 4);
+  buf[6] = kind;
+  buf[7] = 0;
+  writeU64(buf, 8, epoch);
+  writeU64(buf, 16, seq);
+  buf.writeUInt32LE(count, 24);
+  buf.writeUInt32LE(0, 28);
+}
+
+/** The marker a new writer puts at the first free sequence number to fence older writers. */
+export function encodeFence(epoch: number, seq: number, resumeAt: number): Buffer {
+  const w = new ByteWriter(64);
+  w.pos = HEADER_BYTES;
+  w.varint(resumeAt);
+  const end = w.pos;
+  w.u32(0);
+  const buf = w.bytes();
+  writeHeader(buf, KIND_FENCE, epoch, seq, 0);
+  buf.writeUInt32LE(crc32(buf.subarray(0, end)), end);
+  return buf;
+}
+
+/** The writer epoch of a WAL object, after checking its magic, version and checksum. */
+export function decodeWal(objectKey: string, bytes: Uint8Array, expectedSeq: number): WalObject {
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (buf.length < HEADER_BYTES + TRAILER_BYTES) throw new StoreCorruptedError(objectKey, `WAL object is ${buf.length} bytes, shorter than its header`);
+  if (buf.readUInt32LE(0) !== MAGIC) throw new StoreCorruptedError(objectKey, "not a WAL object (bad magic bytes)");
+  const version = buf.readUInt16LE(4);
+  const end = buf.length - TRAILER_BYTES;
+  if (crc32(buf.subarray(0, end)) !== buf.readUInt32LE(end)) {
+    if (version > WAL_FORMAT_VERSION) throw new UnsupportedFormatError(objectKey, version, WAL_FORMAT_VERSION);
+    throw new StoreCorruptedError(objectKey, "WAL checksum mismatch (truncated or altered)");
+  }
+  if (version > WAL_FORMAT_VERSION) throw new UnsupportedFormatError(objectKey, version, WAL_FORMAT_VERSION);
+  const kind = buf[6]!;
+  const epoch = readU64(buf, 8);
+  const seq = readU64(buf, 16);
+  const count = buf.readUInt32LE(24);
+  if (seq !== expectedSeq) throw new StoreCorruptedError(objectKey, `WAL object claims sequence ${seq} but is stored at ${expectedSeq}`);
+  const r = new ByteReader(buf, HEADER_BYTES, end);
+  try {
+    if (kind === KIND_FENCE) {
+      const resumeAt = r.varint();
+      if (r.remaining !== 0 || resumeAt <= seq) throw new DecodeError("malformed fence marker");
+      return { kind: "fence", epoch, seq, resumeAt };
+    }
+    if (kind !== KIND_BATCHES) throw new DecodeError(`unknown WAL object kind ${kind}`);
+    const batches: BatchOp[][] = [];
+    for (let b = 0; b < count; b++) {
+      const n = r.varint();
+      const ops: BatchOp[] = [];
+      for (let i = 0; i < n; i++) {
+        const tag = r.u8();
+        const key = r.str();
+        if (tag === TAG_PUT) ops.push({ kind: "put", key, value: r.blob() });
+        else if (tag === TAG_DELETE) ops.push({ kind: "delete", key });
+        else throw new DecodeError(`unknown op tag ${tag}`);
+      }
+      batches.push(ops);
+    }
+    if (r.remaining !== 0) throw new DecodeError(`${r.remaining} unexpected bytes after the last batch`);
+    return { kind: "batches", epoch, seq, batches };
+  } catch (err) {
+    if (err instanceof DecodeError) throw new StoreCorruptedError(objectKey, `undecodable WAL object: ${err.message}`);
+    throw err;
+  }
+}

@@ -1,0 +1,248 @@
+/**
+ * @module Group commit: batches committed within one flush window share a WAL
+ * object; several objects may be in flight; durability is reported strictly
+ * in sequence order.
+ *
+ * Invariants:
+ * - A sequence number is assigned when an object is sealed and never reused.
+ * - `durableSeq`: every object up to it is stored. A waiter on sequence `s`
+ *   resolves only once `durableSeq >= s`, even if `s` landed earlier.
+ * - No put is issued for a sequence beyond `durableSeq + maxInflight`, and
+ *   `maxInflight < WAL_FENCE_JUMP`: a fenced writer's late puts can only land
+ *   in the range a new writer skips (see layout.ts).
+ * - After the first fatal error nothing is sent again and every waiter, now
+ *   or later, rejects with that error.
+ */
+import { FencedError, StoreCorruptedError, TaqubaError } from "../errors.js";
+import type { ObjectStore } from "../store/object-store.js";
+import { WAL_FENCE_JUMP, walKey } from "./layout.js";
+import type { RetryPolicy } from "./retry.js";
+import { createOnce } from "./store-ops.js";
+import { WalBuilder, decodeWal } from "./wal-format.js";
+import type { BatchOp } from "./write-batch.js";
+
+export interface WalWriterOptions {
+  flushIntervalMs: number;
+  maxWalBytes: number;
+  maxInflight: number;
+  retry: RetryPolicy;
+}
+
+interface Waiter {
+  promise: Promise<void>;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+function newWaiter(): Waiter {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+interface Sealed {
+  seq: number;
+  bytes: Buffer;
+  waiter?: Waiter;
+  landed: boolean;
+}
+
+/** Statistics for benchmarks and checkpoint triggers. */
+export interface WalStats {
+  objects: number;
+  bytes: number;
+  batches: number;
+}
+
+export class WalWriter {
+  readonly #store: ObjectStore;
+  readonly #prefix: string;
+  readonly #epoch: number;
+  readonly #opts: WalWriterOptions;
+  readonly #onLanded: (seq: number, bytes: number) => void;
+  readonly #onFatal: (err: TaqubaError) => void;
+
+  #open: WalBuilder | undefined;
+  #openWaiter: Waiter | undefined;
+  #timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  #flushDue = false;
+  #lastSize = 4096;
+
+  #nextSeq: number;
+  #durableSeq: number;
+  /** Sealed objects not yet durable, in sequence order (sent or waiting for the window). */
+  #sealed: Sealed[] = [];
+  #sentUpTo: number;
+  #failure: TaqubaError | undefined;
+  readonly stats: WalStats = { objects: 0, bytes: 0, batches: 0 };
+
+  constructor(
+    store: ObjectStore,
+    prefix: string,
+    epoch: number,
+    firstSeq: number,
+    opts: WalWriterOptions,
+    onLanded: (seq: number, bytes: number) => void,
+    onFatal: (err: TaqubaError) => void,
+  ) {
+    this.#store = store;
+    this.#prefix = prefix;
+    this.#epoch = epoch;
+    this.#opts = { ...opts, maxInflight: Math.max(1, Math.min(opts.maxInflight, WAL_FENCE_JUMP - 1)) };
+    this.#nextSeq = firstSeq;
+    this.#durableSeq = firstSeq - 1;
+    this.#sentUpTo = firstSeq - 1;
+    this.#onLanded = onLanded;
+    this.#onFatal = onFatal;
+  }
+
+  get failure(): TaqubaError | undefined {
+    return this.#failure;
+  }
+
+  /** The last sequence number assigned (the open object has none yet). */
+  get lastSeq(): number {
+    return this.#nextSeq - 1;
+  }
+
+  get durableSeq(): number {
+    return this.#durableSeq;
+  }
+
+  /** Appends one validated batch to the open object. */
+  append(ops: readonly BatchOp[]): void {
+    let open = this.#open;
+    if (open === undefined) {
+      open = this.#open = new WalBuilder(this.#lastSize);
+      this.#armTimer();
+    }
+    open.add(ops);
+    if (open.byteLength >= this.#opts.maxWalBytes) this.seal();
+  }
+
+  /** A promise for the durability of everything appended so far. */
+  waitAppended(): Promise<void> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    if (this.#open !== undefined) return (this.#openWaiter ??= newWaiter()).promise;
+    return this.waitDurable(this.lastSeq);
+  }
+
+  /** Resolves when every object up to `seq` is stored. */
+  waitDurable(seq: number): Promise<void> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    if (seq <= this.#durableSeq) return Promise.resolve();
+    const s = this.#sealed[seq - this.#durableSeq - 1];
+    if (s === undefined || s.seq !== seq) throw new Error(`internal: no sealed WAL object ${seq}`);
+    return (s.waiter ??= newWaiter()).promise;
+  }
+
+  /** Seals the open object now (if any) and returns the last assigned sequence number. */
+  seal(): number {
+    const open = this.#open;
+    if (open === undefined || this.#failure) return this.lastSeq;
+    this.#clearTimer();
+    this.#flushDue = false;
+    this.#open = undefined;
+    const seq = this.#nextSeq++;
+    const bytes = open.seal(this.#epoch, seq);
+    this.#lastSize = Math.min(this.#opts.maxWalBytes, Math.max(4096, bytes.length + (bytes.length >> 2)));
+    const sealed: Sealed = { seq, bytes, landed: false };
+    if (this.#openWaiter) sealed.waiter = this.#openWaiter;
+    this.#openWaiter = undefined;
+    this.#sealed.push(sealed);
+    this.stats.objects++;
+    this.stats.bytes += bytes.length;
+    this.stats.batches += open.batchCount;
+    this.#pump();
+    return seq;
+  }
+
+  /** Stops timers; pending waiters keep waiting for puts already issued. */
+  stopTimers(): void {
+    this.#clearTimer();
+  }
+
+  /** Rejects every waiter with `err` and never sends again. */
+  fail(err: TaqubaError): void {
+    if (this.#failure) return;
+    this.#failure = err;
+    this.#clearTimer();
+    this.#openWaiter?.reject(err);
+    this.#openWaiter = undefined;
+    this.#open = undefined;
+    for (const s of this.#sealed) s.waiter?.reject(err);
+    this.#sealed = [];
+  }
+
+  #armTimer(): void {
+    const ms = this.#opts.flushIntervalMs;
+    this.#timer = ms <= 0 ? setImmediate(() => this.#onTimer()) : setTimeout(() => this.#onTimer(), ms);
+  }
+
+  #clearTimer(): void {
+    if (this.#timer === undefined) return;
+    clearTimeout(this.#timer as NodeJS.Timeout);
+    clearImmediate(this.#timer as NodeJS.Immediate);
+    this.#timer = undefined;
+  }
+
+  #windowOpen(): boolean {
+    return this.#sentUpTo + 1 <= this.#durableSeq + this.#opts.maxInflight;
+  }
+
+  #onTimer(): void {
+    this.#timer = undefined;
+    // With the window full, keep gathering: the object is sealed when a slot frees.
+    if (this.#windowOpen()) this.seal();
+    else this.#flushDue = true;
+  }
+
+  #pump(): void {
+    while (!this.#failure && this.#windowOpen()) {
+      const s = this.#sealed[this.#sentUpTo - this.#durableSeq];
+      if (s === undefined) break;
+      this.#sentUpTo = s.seq;
+      void this.#send(s);
+    }
+    if (this.#flushDue && this.#open !== undefined && this.#windowOpen()) this.seal();
+  }
+
+  async #send(s: Sealed): Promise<void> {
+    const key = walKey(this.#prefix, s.seq);
+    try {
+      const res = await createOnce(this.#store, key, s.bytes, this.#opts.retry, () => this.#failure !== undefined);
+      if (!res.created) throw this.#explainConflict(key, s.seq, res.existing);
+    } catch (err) {
+      if (this.#failure) return;
+      this.#onFatal(err instanceof TaqubaError ? err : new StoreCorruptedError(key, String(err)));
+      return;
+    }
+    if (this.#failure) return;
+    s.landed = true;
+    this.#onLanded(s.seq, s.bytes.length);
+    // Release durability strictly in sequence order.
+    while (this.#sealed.length > 0 && this.#sealed[0]!.landed) {
+      const done = this.#sealed.shift()!;
+      this.#durableSeq = done.seq;
+      done.waiter?.resolve();
+    }
+    this.#pump();
+  }
+
+  /** Why our WAL sequence number is taken: a newer writer's fence, or something unexpected. */
+  #explainConflict(key: string, seq: number, existing: Uint8Array | null): TaqubaError {
+    if (existing === null) return new FencedError(`WAL object "${key}" appeared and vanished while this writer was creating it`);
+    let epoch: number;
+    try {
+      epoch = decodeWal(key, existing, seq).epoch;
+    } catch (err) {
+      return err instanceof TaqubaError ? err : new StoreCorruptedError(key, String(err));
+    }
+    if (epoch > this.#epoch) return new FencedError(`WAL object "${key}" was written by writer epoch ${epoch}, this writer has epoch ${this.#epoch}`);
+    return new FencedError(`WAL object "${key}" already exists (epoch ${epoch}); another process is writing to this store`);
+  }
+}

@@ -1,0 +1,91 @@
+import { describe, expect, it } from "vitest";
+import { ClosedError, Engine, MemoryStore, ValidationError, WriteBatch } from "taquba";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const dec = (b: Uint8Array | undefined) => (b === undefined ? undefined : new TextDecoder().decode(b));
+
+function dump(engine: Engine): Record<string, string> {
+  return Object.fromEntries([...engine.scan()].map(([k, v]) => [k, dec(v)!]));
+}
+
+describe("engine durability and reopen", () => {
+  it("applies a batch atomically and in op order, visible before durability", async () => {
+    const engine = await Engine.open(new MemoryStore());
+    const b = new WriteBatch().put("a", enc("1")).put("b", enc("2")).delete("a").put("c", enc("3")).put("c", enc("4"));
+    const done = engine.commit(b);
+    // Visible synchronously, before the promise settles.
+    expect(dump(engine)).toEqual({ b: "2", c: "4" });
+    await done;
+    await engine.close();
+  });
+
+  it("rejects an invalid batch without applying any of it", async () => {
+    const engine = await Engine.open(new MemoryStore());
+    const b = new WriteBatch().put("ok", enc("1")).put("bad\uD800", enc("2"));
+    await expect(engine.commit(b)).rejects.toBeInstanceOf(ValidationError);
+    const c = new WriteBatch().put("ok", enc("1")).put("x", "not bytes" as unknown as Uint8Array);
+    await expect(engine.commit(c)).rejects.toBeInstanceOf(ValidationError);
+    expect(engine.has("ok")).toBe(false);
+    await engine.close();
+  });
+
+  it("recovers every commit after close and reopen, from WAL and from checkpoints", async () => {
+    const store = new MemoryStore();
+    let engine = await Engine.open(store, { checkpointWalObjects: 0 });
+    const expected: Record<string, string> = {};
+    for (let i = 0; i < 50; i++) {
+      const b = new WriteBatch().put(`k/${i % 7}`, enc(`v${i}`)).put(`n/${i}`, enc(String(i)));
+      if (i % 5 === 0) b.delete(`n/${i - 5}`);
+      await engine.commit(b);
+      expected[`k/${i % 7}`] = `v${i}`;
+      expected[`n/${i}`] = String(i);
+      if (i % 5 === 0) delete expected[`n/${i - 5}`];
+    }
+    expect(dump(engine)).toEqual(expected);
+    await engine.close();
+    await expect(engine.commit(new WriteBatch().put("late", enc("x")))).rejects.toBeInstanceOf(ClosedError);
+
+    engine = await Engine.open(store, { checkpointWalObjects: 0 });
+    expect(dump(engine)).toEqual(expected);
+    await engine.checkpoint();
+    await engine.commit(new WriteBatch().put("after", enc("cp")).delete("k/0"));
+    expected.after = "cp";
+    delete expected["k/0"];
+    await engine.close();
+
+    engine = await Engine.open(store);
+    expect(dump(engine)).toEqual(expected);
+    expect(engine.epoch).toBe(3);
+    await engine.close();
+  });
+
+  it("non-durable commits and empty batches follow the same WAL order", async () => {
+    const store = new MemoryStore();
+    const engine = await Engine.open(store);
+    await engine.commit(new WriteBatch().put("a", enc("1")), { durable: false });
+    await engine.commit(new WriteBatch());
+    await engine.close();
+    const again = await Engine.open(store);
+    expect(dec(again.get("a"))).toBe("1");
+    await again.close();
+  });
+
+  it("round-trips keys across the whole Unicode range and empty values", async () => {
+    const store = new MemoryStore();
+    const engine = await Engine.open(store, { checkpointWalObjects: 0 });
+    const keys = ["", "a", "\u00e9", "\uFFFD", "\u{1F600}", "\uE000", "z".repeat(3000)];
+    const b = new WriteBatch();
+    for (const k of keys) b.put(k, k === "a" ? new Uint8Array(0) : enc(k));
+    await engine.commit(b);
+    const before = [...engine.scan()].map(([k]) => k);
+    await engine.close();
+    const reopened = await Engine.open(store);
+    expect([...reopened.scan()].map(([k]) => k)).toEqual(before);
+    expect(reopened.get("a")?.byteLength).toBe(0);
+    await reopened.checkpoint();
+    await reopened.close();
+    const third = await Engine.open(store);
+    expect([...third.scan()].map(([k]) => k)).toEqual(before);
+    await third.close();
+  });
+});
