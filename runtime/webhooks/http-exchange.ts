@@ -33,6 +33,8 @@ export interface HttpExchange {
   addresses: readonly ResolvedAddress[];
   /** Aborts the exchange early; it then ends as a network error. */
   signal?: AbortSignal;
+  /** Trusted certificate authorities for https, replacing Node's bundled ones when set. */
+  ca?: string | Buffer | ReadonlyArray<string | Buffer>;
 }
 
 /** How an exchange ended. */
@@ -83,6 +85,7 @@ export function sendHttp(x: HttpExchange): Promise<HttpExchangeResult> {
       headers: { ...x.headers, "content-length": String(x.body.length) },
       lookup: pinnedLookup(x.addresses),
       agent: false,
+      ...(x.ca === undefined ? {} : { ca: x.ca as string | Buffer | Array<string | Buffer> }),
     });
     const timer = setTimeout(() => req.destroy(new ExchangeTimeout()), x.timeoutMs);
     const onAbort = () => req.destroy(x.signal?.reason instanceof Error ? x.signal.reason : new Error("delivery aborted"));

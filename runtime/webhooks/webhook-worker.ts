@@ -41,6 +41,12 @@ export interface WebhookWorkerOptions extends AddressPolicyOptions {
   clock?: Clock;
   /** `User-Agent` sent when the request sets none. Default: `taquba-webhooks`. */
   userAgent?: string;
+  /**
+   * Certificate authorities (PEM) trusted for https receivers, for a private
+   * CA. Replaces Node's bundled public roots when set. Certificates are
+   * always verified against the URL's host name. Default: Node's roots.
+   */
+  ca?: string | Buffer | ReadonlyArray<string | Buffer>;
 }
 
 /**
@@ -58,6 +64,7 @@ export class WebhookWorker {
   readonly #maxRetryAfterMs: number;
   readonly #clock: Clock;
   readonly #userAgent: string;
+  readonly #ca: WebhookWorkerOptions["ca"];
 
   /** Throws a `ValidationError` or `RangeError` naming a bad option (secret, network, timeout). */
   constructor(opts: WebhookWorkerOptions = {}) {
@@ -73,6 +80,7 @@ export class WebhookWorker {
     if (!(this.#maxRetryAfterMs >= 0)) throw new RangeError(`maxRetryAfterMs must be >= 0, got ${this.#maxRetryAfterMs}`);
     this.#clock = opts.clock ?? SystemClock;
     this.#userAgent = opts.userAgent ?? "taquba-webhooks";
+    this.#ca = opts.ca;
   }
 
   /**
@@ -111,6 +119,7 @@ export class WebhookWorker {
       timeoutMs: Math.max(1, deadline - Date.now()),
       addresses,
       signal: job.cancelSignal,
+      ...(this.#ca === undefined ? {} : { ca: this.#ca }),
     });
 
     if (job.cancelSignal.aborted) throw cancelled(job, target);

@@ -1,4 +1,6 @@
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { pinnedLookup, sendHttp } from "../../runtime/webhooks/http-exchange.js";
@@ -89,6 +91,32 @@ describe("sendHttp", () => {
     const r = await p;
     expect(r.kind).toBe("network");
     expect(r.kind === "network" && r.error.message).toMatch(/shutting down/);
+  });
+});
+
+describe("sendHttp over TLS", () => {
+  // A self-signed test certificate for the name "hooks.test" only (fixtures/), valid for a century.
+  const cert = readFileSync(new URL("./fixtures/hooks-test.cert.pem", import.meta.url));
+  const key = readFileSync(new URL("./fixtures/hooks-test.key.pem", import.meta.url));
+
+  async function tlsServer(): Promise<number> {
+    const server = createTlsServer({ cert, key }, (_req, res) => res.writeHead(200).end());
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    return (server.address() as AddressInfo).port;
+  }
+
+  it("verifies the certificate against the URL's host while connecting to the pinned address", async () => {
+    const port = await tlsServer();
+    const send = (host: string, ca?: Buffer) =>
+      sendHttp({ url: new URL(`https://${host}:${port}/`), method: "POST", headers: {}, body: new Uint8Array(), timeoutMs: 5_000, addresses: LOOPBACK, ...(ca ? { ca } : {}) });
+    expect(await send("hooks.test", cert)).toMatchObject({ kind: "response", status: 200 });
+    // Same address, another name: the certificate does not cover it.
+    const wrongName = await send("other.test", cert);
+    expect(wrongName.kind === "network" && (wrongName.error as NodeJS.ErrnoException).code).toBe("ERR_TLS_CERT_ALTNAME_INVALID");
+    // Without the CA the self-signed certificate is not trusted.
+    const untrusted = await send("hooks.test");
+    expect(untrusted.kind).toBe("network");
   });
 });
 

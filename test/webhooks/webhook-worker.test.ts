@@ -1,4 +1,6 @@
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -167,6 +169,58 @@ describe("webhook delivery worker", () => {
     expect(h["webhook-id"]).toBe(jobId);
     expect(h["webhook-signature"]).toBeUndefined();
     expect(h["user-agent"]).toBe("mine");
+  });
+});
+
+describe("WebhookWorker over https with a resolved name", () => {
+  it("resolves once per attempt, checks the answer and connects to exactly that address", async () => {
+    const cert = readFileSync(new URL("./fixtures/hooks-test.cert.pem", import.meta.url));
+    const key = readFileSync(new URL("./fixtures/hooks-test.key.pem", import.meta.url));
+    const clock = new MockClock();
+    const secret = generateWebhookSecret();
+    const seen: Array<{ host?: string; verified: boolean }> = [];
+    const server = createTlsServer({ cert, key }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c)).on("end", () => {
+        let verified = true;
+        try {
+          verifyWebhook(secret, req.headers, Buffer.concat(chunks), { now: clock.now() });
+        } catch {
+          verified = false;
+        }
+        seen.push({ ...(req.headers.host === undefined ? {} : { host: req.headers.host }), verified });
+        res.writeHead(202).end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+    const port = (server.address() as AddressInfo).port;
+
+    // A resolver whose second answer would point elsewhere (rebinding): only the first, checked one is used.
+    const answers = ["127.0.0.1", "10.0.0.1"];
+    const lookups: string[] = [];
+    const worker = new WebhookWorker({
+      secret,
+      clock,
+      allowLoopback: true,
+      ca: cert,
+      resolve: async (host) => {
+        lookups.push(host);
+        return [{ address: answers[lookups.length - 1] ?? "10.0.0.1", family: 4 }];
+      },
+    });
+    const queue = await openQueue(clock);
+    await enqueueWebhook(queue, "hooks", { url: `https://hooks.test:${port}/in`, body: "{}" });
+    const job = (await queue.claim("hooks"))!;
+    await worker.process(job);
+    expect(lookups).toEqual(["hooks.test"]);
+    expect(seen).toEqual([{ host: `hooks.test:${port}`, verified: true }]);
+
+    // The next attempt resolves again, gets the private answer and is refused before connecting.
+    const again = await worker.process(job).catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(PermanentError);
+    expect((again as Error).message).toMatch(/10\.0\.0\.1 \(private\)/);
+    expect(seen).toHaveLength(1);
   });
 });
 
