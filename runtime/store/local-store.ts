@@ -249,7 +249,9 @@ export class LocalStore implements ObjectStore {
       await fsyncDir(parent);
     })();
     this.#durableDirs.set(dir, made);
-    made.catch(() => this.#durableDirs.delete(dir));
+    made.catch(() => {
+      if (this.#durableDirs.get(dir) === made) this.#durableDirs.delete(dir);
+    });
     return made;
   }
 
