@@ -1,0 +1,96 @@
+import { describe, expect, it } from "vitest";
+import { backoffDelay, DEFAULT_QUEUE_CONFIG, ValidationError } from "taquba";
+import * as K from "../../runtime/queue/keys.js";
+import { decodeJob, encodeJob, decodeStats, encodeStats, type JobRecord } from "../../runtime/queue/record.js";
+import { validateJobId, validateQueueName, validateKvKey, validateStoreName } from "../../runtime/queue/names.js";
+import { resolveQueueConfig } from "../../runtime/queue/config.js";
+import { compareKeys } from "taquba";
+
+describe("keys", () => {
+  it("pads numbers so byte order is numeric order", () => {
+    const times = [0, 9, 10, 1_700_000_000_000, 2 ** 53 - 1];
+    const keys = times.map((t) => K.scheduledKey(t, "q", "id"));
+    expect([...keys].sort(compareKeys)).toEqual(keys);
+    const prios = [0, 5, 100, 1000, 2 ** 32 - 1].map((p) => K.pendingKey("q", p, "01"));
+    expect([...prios].sort(compareKeys)).toEqual(prios);
+  });
+
+  it("keeps one queue's prefix from matching another queue", () => {
+    expect(K.pendingKey("ab", 1, "x").startsWith(K.pendingPrefix("a"))).toBe(false);
+    expect(K.claimedKey("a.b", "x").startsWith(K.claimedPrefix("a"))).toBe(false);
+  });
+
+  it("parses what it builds", () => {
+    expect(K.parseScheduledKey(K.scheduledKey(123, "my-q", "ID_1"))).toEqual({ runAt: 123, queue: "my-q", id: "ID_1" });
+    expect(K.parseRetentionKey(K.retentionKey(77, "a-b"))).toEqual({ dueAt: 77, id: "a-b" });
+    expect(K.leadingTime(K.retentionKey(1234, "x"))).toBe(1234);
+  });
+});
+
+describe("record codec", () => {
+  it("round-trips a record and omits absent fields", () => {
+    const r: JobRecord = {
+      id: "a",
+      queue: "q",
+      state: "scheduled",
+      seq: "01H",
+      priority: 5,
+      payload: new Uint8Array([1, 2, 3]),
+      headers: { h: "v" },
+      attempts: 2,
+      maxAttempts: 3,
+      enqueuedAt: 10,
+      runAt: 99,
+      attached: new Uint8Array([9]),
+      lastError: "boom",
+    };
+    const bytes = encodeJob({ ...r, wokenAt: undefined });
+    const back = decodeJob("j/a", bytes);
+    expect(back).toEqual(r);
+    expect(back.payload).toBeInstanceOf(Uint8Array);
+    expect("wokenAt" in back).toBe(false);
+  });
+
+  it("rejects garbage with StoreCorruptedError", () => {
+    expect(() => decodeJob("j/x", new Uint8Array([0xc1]))).toThrow(/corrupted/);
+    expect(() => decodeStats("n/x", encodeJob({} as JobRecord))).toThrow(/corrupted/);
+    expect(decodeStats("n/q", encodeStats({ pending: 1, scheduled: 2, claimed: 3, done: 4, dead: 5 }))).toEqual({ pending: 1, scheduled: 2, claimed: 3, done: 4, dead: 5 });
+  });
+});
+
+describe("backoff", () => {
+  it("doubles from the base up to the cap", () => {
+    const b = DEFAULT_QUEUE_CONFIG.backoff;
+    expect([1, 2, 3, 4].map((a) => backoffDelay(b, a))).toEqual([1000, 2000, 4000, 8000]);
+    expect(backoffDelay(b, 20)).toBe(300_000);
+    expect(backoffDelay(b, 5000)).toBe(300_000);
+    expect(backoffDelay({ baseMs: 0, maxMs: 10, factor: 2 }, 3)).toBe(0);
+    expect(backoffDelay({ baseMs: 100, maxMs: 10_000, factor: 3 }, 3)).toBe(900);
+  });
+
+  it("resolves the Rust defaults and validates overrides", () => {
+    expect(DEFAULT_QUEUE_CONFIG).toMatchObject({ leaseMs: 30_000, maxAttempts: 3, deadRetentionMs: 7 * 24 * 3600 * 1000, doneRetentionMs: undefined });
+    expect(resolveQueueConfig({ maxAttempts: 5, deadRetention: null })).toMatchObject({ maxAttempts: 5, deadRetentionMs: null, leaseMs: 30_000 });
+    expect(() => resolveQueueConfig({ maxAttempts: 0 })).toThrow(ValidationError);
+    expect(() => resolveQueueConfig({ backoff: { baseMs: 1, maxMs: 2, factor: 0.5 } })).toThrow(ValidationError);
+  });
+});
+
+describe("names", () => {
+  it("accepts and rejects queue names", () => {
+    for (const ok of ["a", "emails", "workflow.steps", "a:b-c_d", "x".repeat(128)]) expect(() => validateQueueName(ok)).not.toThrow();
+    for (const bad of ["", "a/b", "..", ".", "é", "x".repeat(129), "a b"]) expect(() => validateQueueName(bad)).toThrow(ValidationError);
+  });
+  it("accepts and rejects job ids", () => {
+    for (const ok of ["a", "A_b-9", "x".repeat(128)]) expect(() => validateJobId(ok)).not.toThrow();
+    for (const bad of ["", "a.b", "a/b", "x".repeat(129)]) expect(() => validateJobId(bad)).toThrow(ValidationError);
+  });
+  it("accepts and rejects KV keys and store names", () => {
+    expect(() => validateKvKey("app/x/ü")).not.toThrow();
+    expect(() => validateKvKey("")).toThrow(ValidationError);
+    expect(() => validateKvKey("\uD800")).toThrow(ValidationError);
+    expect(() => validateStoreName("tenant/a")).not.toThrow();
+    expect(() => validateStoreName("a//b")).toThrow(ValidationError);
+    expect(() => validateStoreName("../x")).toThrow(ValidationError);
+  });
+});
