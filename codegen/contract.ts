@@ -1,0 +1,60 @@
+/**
+ * @module The canonical contract of a job or signal and its hash.
+ *
+ * A contract is what producers and workers must agree on: schemas with the
+ * shared types they reach inlined, the header set, and the key templates.
+ * It is serialised with sorted keys, so the hash changes exactly when the
+ * contract does, whatever the YAML's order or layout.
+ */
+
+import { createHash } from "node:crypto";
+import { selfContained } from "./compile-validators.js";
+import { compareCodeUnits } from "./names.js";
+import type { JobModel, JsonValue, PackageModel, SignalModel } from "./spec-model.js";
+
+/** JSON with object keys sorted in code-unit order at every level. */
+export function canonicalJson(value: unknown): string {
+  const walk = (v: unknown): JsonValue => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (typeof v !== "object" || v === null) return v as JsonValue;
+    const out: Record<string, JsonValue> = {};
+    for (const k of Object.keys(v).sort(compareCodeUnits)) {
+      const child = (v as Record<string, unknown>)[k];
+      if (child !== undefined) out[k] = walk(child);
+    }
+    return out;
+  };
+  return JSON.stringify(walk(value));
+}
+
+/** The header set as contracts see it. */
+function headerContract(pkg: PackageModel): JsonValue {
+  return pkg.headers.map((h) => ({ name: h.name, required: h.required, schema: h.schema }));
+}
+
+/** The normalised contract of a job. */
+export function jobContract(job: JobModel, pkg: PackageModel): JsonValue {
+  return {
+    name: job.qualifiedName,
+    input: selfContained(job.input, pkg),
+    output: selfContained(job.output, pkg),
+    error: job.error === undefined ? null : selfContained(job.error, pkg),
+    headers: headerContract(pkg),
+    idempotencyKey: job.idempotencyKey ?? null,
+  };
+}
+
+/** The normalised contract of a signal. */
+export function signalContract(signal: SignalModel, pkg: PackageModel): JsonValue {
+  return {
+    name: signal.qualifiedName,
+    key: signal.keyTemplate,
+    params: selfContained(signal.params, pkg),
+    payload: selfContained(signal.payload, pkg),
+  };
+}
+
+/** A short, stable hash of a contract (the first 16 hex digits of its SHA-256). */
+export function contractHash(contract: JsonValue): string {
+  return createHash("sha256").update(canonicalJson(contract)).digest("hex").slice(0, 16);
+}

@@ -1,0 +1,111 @@
+/**
+ * @module Emits `definitions.ts`: name constants, typed validators and one
+ * definition value per job and signal.
+ */
+
+import { contractHash, jobContract } from "./contract.js";
+import { headersType, jobNames, signalNames, validatorName } from "./generated-names.js";
+import { jsDoc, propertyKey } from "./names.js";
+import type { PackageModel } from "./spec-model.js";
+import { Imports, printFile } from "./ts-file.js";
+
+function constant(name: string, type: string | undefined, initializer: string, doc?: string): string {
+  const head = doc === undefined ? "" : `${jsDoc(doc)}\n`;
+  return `${head}export const ${name}${type === undefined ? "" : `: ${type}`} = ${initializer};`;
+}
+
+function record(entries: ReadonlyArray<readonly [string, string]>): string {
+  if (entries.length === 0) return "{}";
+  return `{\n${entries.map(([k, v]) => `  ${propertyKey(k)}: ${v},`).join("\n")}\n}`;
+}
+
+function validator(type: string, label: string): string {
+  return `createValidator<${type}>(${JSON.stringify(label)}, raw.${validatorName(type)})`;
+}
+
+/** The text of `definitions.ts`. */
+export function emitDefinitions(pkg: PackageModel, source: string): string {
+  const imports = new Imports().value("taquba", "createValidator", "defineHeaders").namespace("./validators.js", "raw");
+  const hType = headersType(pkg);
+  const typeNames = [hType];
+  const statements: string[] = [];
+
+  statements.push(constant("PACKAGE", undefined, JSON.stringify(pkg.name), "The spec package these definitions come from."));
+  statements.push(
+    constant("JOB_NAMES", undefined, `${record(pkg.jobs.map((j) => [j.ident, JSON.stringify(j.qualifiedName)]))} as const`, "Qualified job names, by job."),
+  );
+  statements.push(
+    constant("SIGNAL_NAMES", undefined, `${record(pkg.signals.map((s) => [s.ident, JSON.stringify(s.qualifiedName)]))} as const`, "Qualified signal names, by signal."),
+  );
+  statements.push(
+    constant("HEADER_NAMES", undefined, `${record(pkg.headers.map((h) => [h.ident, JSON.stringify(h.name)]))} as const`, "Header names, by header."),
+  );
+  imports.type("taquba", "HeaderSetDefinition");
+  statements.push(
+    constant(
+      "headers",
+      `HeaderSetDefinition<${hType}>`,
+      `defineHeaders({
+  package: PACKAGE,
+  names: [${pkg.headers.map((h) => JSON.stringify(h.name)).join(", ")}],
+  required: [${pkg.headers.filter((h) => h.required).map((h) => JSON.stringify(h.name)).join(", ")}],
+  validator: ${validator(hType, `${pkg.name} headers`)},
+})`,
+      `The header set of package "${pkg.name}".`,
+    ),
+  );
+
+  if (pkg.jobs.length > 0) imports.value("taquba", "defineJob").type("taquba", "JobDefinition");
+  for (const j of pkg.jobs) {
+    const n = jobNames(j);
+    typeNames.push(n.input, n.output);
+    if (j.error !== undefined) typeNames.push(n.error);
+    const lines = [
+      `  name: JOB_NAMES.${j.ident},`,
+      `  package: PACKAGE,`,
+      ...(j.description === undefined ? [] : [`  description: ${JSON.stringify(j.description)},`]),
+      `  input: ${validator(n.input, `${j.qualifiedName} input`)},`,
+      `  output: ${validator(n.output, `${j.qualifiedName} output`)},`,
+      ...(j.error === undefined ? [] : [`  error: ${validator(n.error, `${j.qualifiedName} error`)},`]),
+      `  headers,`,
+      ...(j.idempotencyKey === undefined ? [] : [`  idempotencyKey: ${JSON.stringify(j.idempotencyKey)},`]),
+      ...(j.maxAttempts === undefined ? [] : [`  maxAttempts: ${j.maxAttempts},`]),
+      ...(j.priority === undefined ? [] : [`  priority: ${j.priority},`]),
+      `  contractHash: ${JSON.stringify(contractHash(jobContract(j, pkg)))},`,
+    ];
+    const types = `${JSON.stringify(j.qualifiedName)}, ${n.input}, ${n.output}, ${n.error}, ${hType}`;
+    statements.push(
+      constant(n.definition, `JobDefinition<${types}>`, `defineJob<${types}>({\n${lines.join("\n")}\n})`, j.description ?? `Job "${j.name}".`),
+    );
+  }
+
+  if (pkg.signals.length > 0) imports.value("taquba", "defineSignal").type("taquba", "SignalDefinition");
+  for (const s of pkg.signals) {
+    const n = signalNames(s);
+    typeNames.push(n.params, n.payload);
+    const types = `${JSON.stringify(s.qualifiedName)}, ${n.params}, ${n.payload}`;
+    statements.push(
+      constant(
+        n.definition,
+        `SignalDefinition<${types}>`,
+        `defineSignal<${types}>({
+  name: SIGNAL_NAMES.${s.ident},
+  package: PACKAGE,
+  keyTemplate: ${JSON.stringify(s.keyTemplate)},
+  params: ${validator(n.params, `${s.qualifiedName} key parameters`)},
+  payload: ${validator(n.payload, `${s.qualifiedName} payload`)},
+})`,
+        s.description ?? `Signal "${s.name}".`,
+      ),
+    );
+  }
+
+  statements.push(
+    constant("jobs", undefined, `${record(pkg.jobs.map((j) => [j.ident, jobNames(j).definition]))} as const`, "Every job definition of the package, by job."),
+  );
+  statements.push(
+    constant("signals", undefined, `${record(pkg.signals.map((s) => [s.ident, signalNames(s).definition]))} as const`, "Every signal definition of the package, by signal."),
+  );
+  imports.type("./types.js", ...typeNames);
+  return printFile(source, imports, statements);
+}

@@ -1,0 +1,152 @@
+/**
+ * @module The generator as one pure function: spec texts in, files and
+ * diagnostics out. Only the CLI reads and writes the disk.
+ *
+ * Stages: load (YAML with positions) -> validate (meta-schema) -> build the
+ * frozen model -> check semantics -> emit. Every file's problems are
+ * collected before stopping; when any is an error, no file is produced.
+ */
+
+import { checkPackage } from "./check-spec.js";
+import { buildModel } from "./build-model.js";
+import { compileValidators, type ValidatorRoot } from "./compile-validators.js";
+import { hasErrors, sortDiagnostics, type Diagnostic } from "./diagnostics.js";
+import { emitClient } from "./emit-client.js";
+import { emitDefinitions } from "./emit-definitions.js";
+import { emitHandlers } from "./emit-handlers.js";
+import { emitTypes, headersSchema } from "./emit-types.js";
+import { headersType, jobNames, signalNames, validatorName } from "./generated-names.js";
+import { loadSpec } from "./load-spec.js";
+import { compareCodeUnits } from "./names.js";
+import type { PackageModel } from "./spec-model.js";
+import { finishText, headerComment } from "./ts-file.js";
+import { validateSpec } from "./validate-spec.js";
+
+/** One spec file to generate from. `file` is the path shown in diagnostics and headers (relative, `/`-separated). */
+export interface SpecInput {
+  readonly file: string;
+  readonly source: string;
+}
+
+/** One generated file; `path` is relative to the output folder, `/`-separated. */
+export interface GeneratedFile {
+  readonly path: string;
+  readonly content: string;
+}
+
+export interface GenerateResult {
+  /** Sorted by path; empty when any diagnostic is an error. */
+  readonly files: readonly GeneratedFile[];
+  /** Sorted by file, line and column. */
+  readonly diagnostics: readonly Diagnostic[];
+  /** The models of the specs that passed every check (also when another file failed). */
+  readonly packages: readonly PackageModel[];
+}
+
+/** Loads, validates and checks specs into models, without emitting. */
+export function analyse(inputs: readonly SpecInput[]): { packages: PackageModel[]; diagnostics: Diagnostic[] } {
+  const diagnostics: Diagnostic[] = [];
+  const packages: PackageModel[] = [];
+  const owners = new Map<string, string>();
+  for (const input of [...inputs].sort((a, b) => compareCodeUnits(a.file, b.file))) {
+    const loaded = loadSpec(input.file, input.source);
+    diagnostics.push(...loaded.diagnostics);
+    if (loaded.value === undefined) continue;
+    const schemaProblems = validateSpec(loaded);
+    diagnostics.push(...schemaProblems);
+    if (schemaProblems.length > 0) continue;
+    const model = buildModel(input.file, loaded.value);
+    const problems = checkPackage(model, loaded.locator);
+    diagnostics.push(...problems);
+    const owner = owners.get(model.name);
+    if (owner !== undefined) {
+      const p = loaded.locator.locate(["package"], "value");
+      diagnostics.push({
+        code: "DUPLICATE_PACKAGE",
+        severity: "error",
+        file: input.file,
+        line: p.line,
+        column: p.column,
+        message: `package "${model.name}" is also declared by ${owner}; give each spec file its own package name`,
+      });
+      continue;
+    }
+    owners.set(model.name, input.file);
+    if (!hasErrors(problems)) packages.push(model);
+  }
+  return { packages, diagnostics: sortDiagnostics(diagnostics) };
+}
+
+/** Every schema of a package that gets a precompiled validator. */
+export function validatorRoots(pkg: PackageModel): ValidatorRoot[] {
+  const roots: ValidatorRoot[] = [{ exportName: validatorName(headersType(pkg)), schema: headersSchema(pkg) }];
+  for (const j of pkg.jobs) {
+    const n = jobNames(j);
+    roots.push({ exportName: validatorName(n.input), schema: j.input });
+    roots.push({ exportName: validatorName(n.output), schema: j.output });
+    if (j.error !== undefined) roots.push({ exportName: validatorName(n.error), schema: j.error });
+  }
+  for (const s of pkg.signals) {
+    const n = signalNames(s);
+    roots.push({ exportName: validatorName(n.params), schema: s.params });
+    roots.push({ exportName: validatorName(n.payload), schema: s.payload });
+  }
+  return roots;
+}
+
+/** The files of one package, under `<package>/`. */
+export function emitPackage(pkg: PackageModel): GeneratedFile[] {
+  const src = pkg.file;
+  const dir = pkg.name;
+  const validators = compileValidators(validatorRoots(pkg), pkg);
+  const files: GeneratedFile[] = [
+    { path: `${dir}/types.ts`, content: emitTypes(pkg, src) },
+    {
+      path: `${dir}/validators.ts`,
+      // ajv's standalone code is untyped JavaScript; the typed surface is definitions.ts.
+      content: finishText(`${headerComment(src)}\n// @ts-nocheck\n/* eslint-disable */\n${validators}`),
+    },
+    { path: `${dir}/definitions.ts`, content: emitDefinitions(pkg, src) },
+    { path: `${dir}/client.ts`, content: emitClient(pkg, src) },
+    {
+      path: `${dir}/package.ts`,
+      content: finishText(
+        `${headerComment(src)}\n${["client", "definitions", ...(pkg.jobs.length > 0 ? ["handlers"] : []), "types"]
+          .map((m) => `export * from "./${m}.js";`)
+          .join("\n")}`,
+      ),
+    },
+    {
+      path: `${dir}/index.ts`,
+      content: finishText(
+        `${headerComment(src)}\n/** Package "${pkg.name}"${pkg.description === undefined ? "" : `: ${pkg.description.replace(/\*\//g, "*\\/")}`} */\nexport * as ${pkg.ident} from "./package.js";`,
+      ),
+    },
+  ];
+  if (pkg.jobs.length > 0) files.push({ path: `${dir}/handlers.ts`, content: emitHandlers(pkg, src) });
+  return files;
+}
+
+/**
+ * Generates every file for a set of spec files. Pure: same inputs, same
+ * bytes. Files come back only when no diagnostic is an error.
+ */
+export function generate(inputs: readonly SpecInput[]): GenerateResult {
+  const { packages, diagnostics } = analyse(inputs);
+  if (hasErrors(diagnostics)) return { files: [], diagnostics, packages };
+  const files = packages.flatMap(emitPackage);
+  if (packages.length > 0) {
+    const sources = packages.map((p) => p.file).join(", ");
+    files.push({
+      path: "index.ts",
+      content: finishText(
+        `${headerComment(sources)}\n${packages
+          .map((p) => `export { ${p.ident} } from "./${p.name}/index.js";`)
+          .sort(compareCodeUnits)
+          .join("\n")}`,
+      ),
+    });
+  }
+  files.sort((a, b) => compareCodeUnits(a.path, b.path));
+  return { files, diagnostics, packages };
+}

@@ -1,0 +1,123 @@
+/**
+ * @module The validated, frozen model of spec packages that emitters read.
+ *
+ * Every node is readonly, carries a `kind` discriminant and the path of the
+ * YAML entry it came from (for diagnostics), and lists its children sorted in
+ * code-unit order, so emission never depends on the order of the YAML.
+ */
+
+import type { SpecPath } from "./load-spec.js";
+
+/** A JSON value, as schemas hold them. */
+export type JsonValue = null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue };
+
+/** A JSON Schema as written in the spec (draft 7 subset), deep-frozen. `$ref`s name `#/types/<Name>`. */
+export type JsonSchema = { readonly [key: string]: JsonValue };
+
+/** A named shared schema (`types:`), emitted as a named TypeScript type. */
+export interface TypeModel {
+  readonly kind: "type";
+  readonly name: string;
+  readonly schema: JsonSchema;
+  readonly path: SpecPath;
+}
+
+/** One typed header. */
+export interface HeaderModel {
+  readonly kind: "header";
+  readonly name: string;
+  /** camelCase, for name constants. */
+  readonly ident: string;
+  readonly required: boolean;
+  readonly description: string | undefined;
+  /** The header's string schema, without the spec-only `optional` key. */
+  readonly schema: JsonSchema;
+  readonly path: SpecPath;
+}
+
+/** One signal. */
+export interface SignalModel {
+  readonly kind: "signal";
+  readonly name: string;
+  /** `<package>.<name>`. */
+  readonly qualifiedName: string;
+  /** `paymentReceived`. */
+  readonly ident: string;
+  /** `PaymentReceived`. */
+  readonly typeName: string;
+  readonly description: string | undefined;
+  readonly keyTemplate: string;
+  /** An object schema whose properties are the key parameters, all required. */
+  readonly params: JsonSchema;
+  readonly payload: JsonSchema;
+  readonly path: SpecPath;
+}
+
+/** One job. */
+export interface JobModel {
+  readonly kind: "job";
+  readonly name: string;
+  readonly qualifiedName: string;
+  readonly ident: string;
+  readonly typeName: string;
+  readonly description: string | undefined;
+  readonly input: JsonSchema;
+  readonly output: JsonSchema;
+  readonly error: JsonSchema | undefined;
+  readonly idempotencyKey: string | undefined;
+  readonly maxAttempts: number | undefined;
+  readonly priority: number | undefined;
+  readonly path: SpecPath;
+}
+
+/** One step of a workflow (checked now, generated later). */
+export interface StepModel {
+  readonly kind: "step";
+  readonly name: string;
+  readonly payload: JsonSchema | undefined;
+  readonly waitsFor: string | undefined;
+  readonly timeoutMs: number | undefined;
+  readonly next: readonly string[];
+  readonly path: SpecPath;
+}
+
+/** One workflow (checked now, generated later). Steps keep their YAML order: the first step is the entry. */
+export interface WorkflowModel {
+  readonly kind: "workflow";
+  readonly name: string;
+  readonly qualifiedName: string;
+  readonly ident: string;
+  readonly typeName: string;
+  readonly description: string | undefined;
+  readonly input: JsonSchema | undefined;
+  readonly result: JsonSchema | undefined;
+  readonly error: JsonSchema | undefined;
+  readonly steps: readonly StepModel[];
+  readonly path: SpecPath;
+}
+
+/** One spec file: one package. */
+export interface PackageModel {
+  readonly kind: "package";
+  readonly file: string;
+  readonly name: string;
+  /** camelCase namespace identifier. */
+  readonly ident: string;
+  /** PascalCase prefix, e.g. for `BillingHeaders`. */
+  readonly typeName: string;
+  readonly description: string | undefined;
+  readonly types: readonly TypeModel[];
+  readonly headers: readonly HeaderModel[];
+  readonly signals: readonly SignalModel[];
+  readonly jobs: readonly JobModel[];
+  readonly workflows: readonly WorkflowModel[];
+}
+
+/** Freezes a value and everything it holds. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
