@@ -121,6 +121,47 @@ describe("webhook delivery worker", () => {
     expect(Number(second!.headers["webhook-timestamp"])).toBe(Math.floor(clock.now() / 1000));
   });
 
+  it("runs deliveries concurrently up to the limit, each exactly once", async () => {
+    const clock = new MockClock();
+    const secret = generateWebhookSecret();
+    const held: ServerResponse[] = [];
+    let maxInFlight = 0;
+    const rx = await receiver(secret, clock, (_n, res) => {
+      held.push(res);
+      maxInFlight = Math.max(maxInFlight, held.length);
+      // Answer in groups of four: the worker can only fill a group if it runs four at once.
+      if (held.length === 4) for (const r of held.splice(0)) r.writeHead(200).end();
+    });
+    const queue = await openQueue(clock);
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) ids.push((await enqueueWebhook(queue, "hooks", { url: rx.url, body: `n${i}` })).jobId);
+    startWorker(queue, { secret, allowLoopback: true, clock, concurrency: 4 });
+    await rx.requests(8);
+    for (const id of ids) await until(`ack of ${id}`, async () => (await queue.view().job(id)) === null);
+    expect(maxInFlight).toBe(4);
+    expect(rx.received.map((r) => (r.verified as { id: string }).id).sort()).toEqual([...ids].sort());
+    expect(rx.received.map((r) => r.body.toString()).sort()).toEqual(ids.map((_, i) => `n${i}`).sort());
+  });
+
+  it("dead-letters after the attempt limit when the receiver keeps failing", async () => {
+    const clock = new MockClock();
+    const rx = await receiver(generateWebhookSecret(), clock, (_n, res) => res.writeHead(500).end("down"));
+    const queue = await openQueue(clock);
+    const { jobId } = await enqueueWebhook(queue, "hooks", { url: rx.url });
+    startWorker(queue, { allowLoopback: true, clock });
+    for (let attempt = 1; attempt < 4; attempt++) {
+      await rx.requests(attempt);
+      await until(`retry ${attempt} to be scheduled`, async () => (await queue.view().job(jobId))?.state === "scheduled");
+      clock.advance((await queue.view().job(jobId))!.runAt! - clock.now());
+    }
+    await rx.requests(4);
+    await until("the dead-letter", async () => (await queue.view().job(jobId))?.state === "dead");
+    const job = await queue.view().job(jobId);
+    expect(job?.attempt).toBe(4);
+    expect(job?.lastError).toMatch(/500: down/);
+    expect(rx.received).toHaveLength(4);
+  });
+
   it("dead-letters a 4xx at once and keeps the answer as the error", async () => {
     const clock = new MockClock();
     const secret = generateWebhookSecret();
@@ -169,6 +210,46 @@ describe("webhook delivery worker", () => {
     expect(h["webhook-id"]).toBe(jobId);
     expect(h["webhook-signature"]).toBeUndefined();
     expect(h["user-agent"]).toBe("mine");
+  });
+});
+
+describe("webhook delivery across restarts", () => {
+  it("a delivery enqueued before a restart is sent after it", async () => {
+    const clock = new MockClock();
+    const secret = generateWebhookSecret();
+    const rx = await receiver(secret, clock, (_n, res) => res.writeHead(200).end());
+    const store = new MemoryStore();
+    const before = await Queue.open(store, "q", { clock });
+    const { jobId } = await enqueueWebhook(before, "hooks", { url: rx.url, body: "kept" });
+    await before.close();
+
+    const after = await Queue.open(store, "q", { clock });
+    cleanups.push(() => after.close());
+    startWorker(after, { secret, allowLoopback: true, clock });
+    await rx.requests(1);
+    expect(rx.received[0]!.verified).toMatchObject({ id: jobId });
+    expect(rx.received[0]!.body.toString()).toBe("kept");
+  });
+
+  it("a delivery sent but not acknowledged before a takeover is sent again with the same webhook-id", async () => {
+    const clock = new MockClock();
+    const secret = generateWebhookSecret();
+    const rx = await receiver(secret, clock, (_n, res) => res.writeHead(200).end());
+    const store = new MemoryStore();
+    const first = await Queue.open(store, "q", { clock });
+    const { jobId } = await enqueueWebhook(first, "hooks", { url: rx.url, body: "once" });
+    cleanups.push(() => first.close().catch(() => {}));
+    const job = (await first.claim("hooks"))!;
+    await new WebhookWorker({ secret, allowLoopback: true, clock }).process(job);
+    expect(rx.received).toHaveLength(1);
+
+    // Another process opens the store before the ack: the first is fenced and its claim requeued.
+    const second = await Queue.open(store, "q", { clock });
+    cleanups.push(() => second.close());
+    await expect(first.ack(job)).rejects.toThrow();
+    startWorker(second, { secret, allowLoopback: true, clock });
+    await rx.requests(2);
+    expect(rx.received.map((r) => (r.verified as { id: string }).id)).toEqual([jobId, jobId]);
   });
 });
 
