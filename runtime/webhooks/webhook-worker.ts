@@ -16,7 +16,7 @@ import { type Clock, SystemClock } from "../clock.js";
 import { PermanentError, CancelRequestedError } from "../queue/errors.js";
 import type { ClaimedJob } from "../queue/types.js";
 import type { Queue } from "../queue/queue.js";
-import { runWorker, type RunWorkerOptions } from "../queue/worker.js";
+import { runWorker, type RunWorkerOptions, type Worker } from "../queue/worker.js";
 import { type AddressPolicyOptions, type CompiledAddressPolicy, compileAddressPolicy, resolveAllowedAddresses, type ResolvedAddress } from "./address-policy.js";
 import { classifyResponse, DEFAULT_MAX_RETRY_AFTER_MS } from "./delivery-verdict.js";
 import { sendHttp } from "./http-exchange.js";
@@ -57,7 +57,7 @@ export interface WebhookWorkerOptions extends AddressPolicyOptions {
  * const worker = new WebhookWorker({ secret: process.env.WEBHOOK_SECRET });
  * await runWorker(queue, "webhooks", worker, { concurrency: 8, signal });
  */
-export class WebhookWorker {
+export class WebhookWorker implements Worker {
   readonly #policy: CompiledAddressPolicy;
   readonly #secrets: readonly WebhookSecret[];
   readonly #defaultTimeoutMs: number;
