@@ -122,14 +122,14 @@ export class WebhookWorker implements Worker {
       ...(this.#ca === undefined ? {} : { ca: this.#ca }),
     });
 
+    const verdict =
+      result.kind === "response" ? classifyResponse(result.status, result.headers["retry-after"], this.#clock.now(), this.#maxRetryAfterMs) : undefined;
+    // A 2xx is a delivery even when a cancellation arrived meanwhile: the receiver has it.
+    if (verdict?.kind === "delivered") return;
     if (job.cancelSignal.aborted) throw cancelled(job, target);
     if (result.kind === "timeout") throw new WebhookDeliveryError(`${target}: no answer within ${timeoutMs} ms`);
-    if (result.kind === "network") {
-      const code = (result.error as NodeJS.ErrnoException).code;
-      throw new WebhookDeliveryError(`${target}: ${code ? `${code} ` : ""}${result.error.message}`, { cause: result.error });
-    }
-    const verdict = classifyResponse(result.status, result.headers["retry-after"], this.#clock.now(), this.#maxRetryAfterMs);
-    if (verdict.kind === "delivered") return;
+    if (result.kind === "network") throw new WebhookDeliveryError(`${target}: ${errorText(result.error)}`, { cause: result.error });
+    if (verdict === undefined) throw new Error("unreachable: a response always has a verdict");
     const excerpt = result.bodyExcerpt.trim() === "" ? "" : `: ${result.bodyExcerpt.trim().slice(0, 200)}`;
     if (verdict.kind === "permanent") {
       const rejected = new WebhookRejectedError(`${target}: ${verdict.reason}${excerpt}`, verdict.status);
@@ -151,8 +151,7 @@ export class WebhookWorker implements Worker {
     } catch (err) {
       if (err instanceof WebhookAddressRefusedError) throw new PermanentError(`${target}: ${err.message}`, { cause: err });
       if (err instanceof WebhookDeliveryError) throw err;
-      const code = (err as NodeJS.ErrnoException).code;
-      throw new WebhookDeliveryError(`${target}: resolving the host failed: ${code ? `${code} ` : ""}${(err as Error).message}`, { cause: err });
+      throw new WebhookDeliveryError(`${target}: resolving the host failed: ${errorText(err)}`, { cause: err });
     } finally {
       clearTimeout(timer);
     }
@@ -168,6 +167,13 @@ export class WebhookWorker implements Worker {
     if (this.#secrets.length > 0) out[WEBHOOK_SIGNATURE_HEADER] = signWebhook(this.#secrets, jobId, timestampSec, req.body);
     return out;
   }
+}
+
+/** An error's message, led by its system code (ECONNREFUSED, ENOTFOUND) when the message lacks it. */
+function errorText(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return typeof code === "string" && !message.includes(code) ? `${code} ${message}` : message;
 }
 
 function cancelled(job: ClaimedJob, target: string): PermanentError {

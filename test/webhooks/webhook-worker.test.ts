@@ -362,6 +362,21 @@ describe("WebhookWorker.process", () => {
     expect(rx.received).toHaveLength(0);
   });
 
+  it("stops an in-flight delivery when its cancellation is requested", async () => {
+    const clock = new MockClock();
+    let job!: ClaimedJob;
+    let queue!: Queue;
+    const rx = await receiver(generateWebhookSecret(), clock, () => {
+      // Hold the answer and cancel the job meanwhile.
+      void queue.cancelJob(job.id);
+    });
+    ({ queue, job } = await claimOne(clock, { url: rx.url, timeoutMs: 60_000 }));
+    const err = await new WebhookWorker({ allowLoopback: true }).process(job).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PermanentError);
+    expect((err as Error).message).toMatch(/cancelled/);
+    expect(rx.received).toHaveLength(1);
+  });
+
   it("retries timeouts and refused connections", async () => {
     const clock = new MockClock();
     const rx = await receiver(generateWebhookSecret(), clock, () => {
