@@ -5,6 +5,7 @@
  * the offending key or value, and reworded to say how to fix it.
  */
 
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import type { Diagnostic } from "./diagnostics.js";
@@ -15,9 +16,12 @@ const require = createRequire(import.meta.url);
 
 let compiled: ValidateFunction | undefined;
 
-/** The spec format's JSON Schema, as shipped in `schemas/`. */
+/** The spec format's JSON Schema, as shipped in `schemas/` (found from the sources and from `dist/`). */
 export function specMetaSchema(): Record<string, unknown> {
-  return require("../schemas/taquba-spec.schema.json") as Record<string, unknown>;
+  for (const candidate of ["../schemas/taquba-spec.schema.json", "../../schemas/taquba-spec.schema.json"]) {
+    if (existsSync(new URL(candidate, import.meta.url))) return require(candidate) as Record<string, unknown>;
+  }
+  throw new Error("schemas/taquba-spec.schema.json is missing from the installation; reinstall taquba");
 }
 
 function metaValidator(): ValidateFunction {

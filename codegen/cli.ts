@@ -1,0 +1,214 @@
+#!/usr/bin/env node
+/**
+ * @module The `taquba` command line: `taquba codegen [paths...] [options]`.
+ *
+ * The only place where generation meets the disk. Exit codes: 0 success,
+ * 1 spec errors or (with `--check`) drift, 2 bad usage.
+ */
+
+import { watch as watchPath, type FSWatcher } from "node:fs";
+import { access } from "node:fs/promises";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { hasErrors, renderDiagnostic } from "./diagnostics.js";
+import { generate, type SpecInput } from "./generate.js";
+import { compareOutput, hasDrift } from "./output-check.js";
+import { findSpecFiles, readGenerated, readSpecs, syncOutput, writeAtomic } from "./output-files.js";
+import { scaffoldFiles } from "./scaffold.js";
+
+const USAGE = `usage: taquba codegen [paths...] [--out DIR] [--check] [--watch] [--dry-run] [--scaffold DIR]
+
+  paths          spec files or folders holding *.taquba.yaml (default: schemas/)
+  --out DIR      where generated code goes (default: generated/)
+  --check        regenerate in memory, print a diff, exit 1 if anything differs
+  --watch        regenerate whenever a spec changes; keeps running after errors
+  --dry-run      list what would be written, write nothing
+  --scaffold DIR write a handler stub per job into DIR, never overwriting a file`;
+
+/** Where the CLI prints and which folder relative paths start from. */
+export interface CliIo {
+  readonly cwd: string;
+  out(text: string): void;
+  err(text: string): void;
+}
+
+const processIo: CliIo = {
+  cwd: process.cwd(),
+  out: (t) => process.stdout.write(`${t}\n`),
+  err: (t) => process.stderr.write(`${t}\n`),
+};
+
+interface Options {
+  readonly paths: string[];
+  readonly outDir: string;
+  readonly check: boolean;
+  readonly watch: boolean;
+  readonly dryRun: boolean;
+  readonly scaffold: string | undefined;
+}
+
+function toPosix(p: string): string {
+  return p.split(sep).join("/");
+}
+
+/** One generation pass. Returns the exit code. */
+async function runOnce(opts: Options, io: CliIo): Promise<number> {
+  let inputs: SpecInput[];
+  try {
+    const files = await findSpecFiles(opts.paths);
+    if (files.length === 0) {
+      io.err(`no spec files (*.taquba.yaml) found in ${opts.paths.map((p) => relative(io.cwd, p) || ".").join(", ")}`);
+      return 1;
+    }
+    inputs = (await readSpecs(files)).map((i) => ({ ...i, file: toPosix(relative(io.cwd, resolve(io.cwd, i.file))) }));
+  } catch (e) {
+    io.err(`cannot read the specs: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+  const result = generate(inputs);
+  const sources = new Map(inputs.map((i) => [i.file, i.source]));
+  for (const d of result.diagnostics) io.err(renderDiagnostic(d, sources.get(d.file)));
+  if (hasErrors(result.diagnostics)) {
+    const n = result.diagnostics.filter((d) => d.severity === "error").length;
+    io.err(`${n} error${n === 1 ? "" : "s"}; nothing was written`);
+    return 1;
+  }
+  const onDisk = await readGenerated(opts.outDir);
+  const drift = compareOutput(result.files, onDisk);
+  const outName = toPosix(relative(io.cwd, opts.outDir)) || ".";
+  if (opts.check) {
+    if (!hasDrift(drift)) {
+      io.out(`${outName} is up to date with ${inputs.length} spec file${inputs.length === 1 ? "" : "s"}`);
+      return 0;
+    }
+    io.out(drift.diff.trimEnd());
+    for (const p of drift.missing) io.err(`missing: ${outName}/${p}`);
+    for (const p of drift.changed) io.err(`changed: ${outName}/${p}`);
+    for (const p of drift.stale) io.err(`stale:   ${outName}/${p}`);
+    io.err(`${outName} is out of date; run \`npm run codegen\` and commit the result`);
+    return 1;
+  }
+  if (opts.dryRun) {
+    for (const p of drift.missing) io.out(`would create ${outName}/${p}`);
+    for (const p of drift.changed) io.out(`would update ${outName}/${p}`);
+    for (const p of drift.stale) io.out(`would delete ${outName}/${p}`);
+    if (!hasDrift(drift)) io.out(`${outName} is up to date; nothing to write`);
+  } else {
+    const { written, deleted } = await syncOutput(opts.outDir, result.files, onDisk);
+    io.out(`${outName}: ${written.length} written, ${deleted.length} deleted, ${result.files.length - written.length} unchanged`);
+  }
+  if (opts.scaffold !== undefined) await scaffold(opts, result.packages, io);
+  return 0;
+}
+
+async function scaffold(opts: Options, packages: Parameters<typeof scaffoldFiles>[0], io: CliIo): Promise<void> {
+  const dir = opts.scaffold as string;
+  const importPath = toPosix(relative(dir, opts.outDir)) || ".";
+  for (const f of scaffoldFiles(packages, importPath)) {
+    const target = join(dir, f.path);
+    const exists = await access(target).then(
+      () => true,
+      () => false,
+    );
+    const name = toPosix(relative(io.cwd, target));
+    if (exists) continue;
+    if (opts.dryRun) io.out(`would scaffold ${name}`);
+    else {
+      await writeAtomic(target, f.content);
+      io.out(`scaffolded ${name}`);
+    }
+  }
+}
+
+/** Regenerates on every change under the spec paths until `signal` aborts. */
+async function runWatch(opts: Options, io: CliIo, signal: AbortSignal): Promise<number> {
+  await runOnce(opts, io);
+  let timer: NodeJS.Timeout | undefined;
+  let running = Promise.resolve();
+  const trigger = () => {
+    clearTimeout(timer);
+    // Editors write a file in several steps; one pass after they settle.
+    timer = setTimeout(() => {
+      running = running.then(async () => {
+        io.out(`change detected; regenerating`);
+        await runOnce(opts, io).catch((e: unknown) => io.err(`generation failed: ${e instanceof Error ? e.message : String(e)}`));
+      });
+    }, 100);
+  };
+  const watchers: FSWatcher[] = opts.paths.map((p) => watchPath(p, { recursive: true }, trigger));
+  io.out(`watching ${opts.paths.map((p) => toPosix(relative(io.cwd, p)) || ".").join(", ")}; press Ctrl-C to stop`);
+  await new Promise<void>((done) => signal.addEventListener("abort", () => done(), { once: true }));
+  clearTimeout(timer);
+  for (const w of watchers) w.close();
+  await running;
+  return 0;
+}
+
+/** Runs the CLI with `argv` (without the node and script entries). Resolves to the exit code. */
+export async function main(argv: readonly string[], io: CliIo = processIo, signal?: AbortSignal): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === "--help" || command === "-h" || command === "help") {
+    io.out(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  if (command !== "codegen") {
+    io.err(`unknown command "${command}"\n${USAGE}`);
+    return 2;
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...rest],
+      allowPositionals: true,
+      options: {
+        out: { type: "string" },
+        check: { type: "boolean", default: false },
+        watch: { type: "boolean", default: false },
+        "dry-run": { type: "boolean", default: false },
+        scaffold: { type: "string" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (e) {
+    io.err(`${e instanceof Error ? e.message : String(e)}\n${USAGE}`);
+    return 2;
+  }
+  if (parsed.values.help) {
+    io.out(USAGE);
+    return 0;
+  }
+  const abs = (p: string) => (isAbsolute(p) ? p : resolve(io.cwd, p));
+  const opts: Options = {
+    paths: (parsed.positionals.length > 0 ? parsed.positionals : ["schemas"]).map(abs),
+    outDir: abs(parsed.values.out ?? "generated"),
+    check: parsed.values.check,
+    watch: parsed.values.watch,
+    dryRun: parsed.values["dry-run"],
+    scaffold: parsed.values.scaffold === undefined ? undefined : abs(parsed.values.scaffold),
+  };
+  if (opts.check && (opts.watch || opts.scaffold !== undefined)) {
+    io.err(`--check cannot be combined with --watch or --scaffold\n${USAGE}`);
+    return 2;
+  }
+  if (opts.watch) {
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    signal?.addEventListener("abort", stop, { once: true });
+    if (signal === undefined) process.once("SIGINT", stop);
+    return runWatch(opts, io, controller.signal);
+  }
+  return runOnce(opts, io);
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e: unknown) => {
+      process.stderr.write(`taquba: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
