@@ -26,8 +26,13 @@ export type { CountingStore, StoreCounts } from "./store/with-counting.js";
 
 // Engine
 export { Engine } from "./engine/engine.js";
-export type { EngineOptions, ScanOptions, CommitOptions } from "./engine/engine.js";
+export type { EngineOptions, ScanOptions, CommitOptions, EngineStats } from "./engine/engine.js";
+export { EngineReader } from "./engine/engine-reader.js";
+export type { EngineReaderOptions } from "./engine/engine-reader.js";
 export { WriteBatch } from "./engine/write-batch.js";
+export type { BatchOp } from "./engine/write-batch.js";
+export { UnsupportedFormatError } from "./engine/format-error.js";
+export type { RetryPolicy } from "./engine/retry.js";
 
 // Queue
 export * from "./queue/index.js";
@@ -66,6 +71,7 @@ export type {
   RunOutcome,
   RunEnd,
   RunOptions,
+  RunSpec,
   SubmitOutcome,
   SignalOutcome,
 } from "./workflow/run-types.js";
@@ -76,6 +82,12 @@ export { NoopTerminalHook } from "./workflow/terminal-hook.js";
 export type { TerminalHook } from "./workflow/terminal-hook.js";
 export { Delivery, Step } from "./workflow/delivery.js";
 export type { DetachedOptions, StepRunner } from "./workflow/delivery.js";
+export { WorkflowRuntime, WorkflowRuntimeBuilder } from "./workflow/workflow-runtime.js";
+export type { RunnerHandle, Shutdown } from "./workflow/workflow-runtime.js";
+export type { WorkflowLogger } from "./workflow/step-worker.js";
+export { WorkflowView } from "./workflow/workflow-view.js";
+export type { WorkflowReadSource } from "./workflow/workflow-view.js";
+export type { WorkflowQueue } from "./workflow/queue-port.js";
 
 // Jobs
 export { createValidator, formatIssue } from "./jobs/validator.js";

@@ -1,0 +1,138 @@
+/**
+ * @module A read-only view of an engine's store, for other processes.
+ *
+ * It never writes. `open` loads the newest manifest, its segments and the
+ * WAL up to the first gap; `refresh()` reads WAL objects written since, or
+ * reloads from a newer manifest when a checkpoint replaced the segments.
+ * A checkpoint may delete objects between this reader's listing and its
+ * reads; the reader then starts over from the newest manifest.
+ */
+import { StoreUnavailableError } from "../errors.js";
+import type { ObjectStore } from "../store/object-store.js";
+import type { Manifest } from "./manifest.js";
+import { applyOps, loadSegments, newWalk, readNewestManifest, walkWal, type StoreContext, type WalWalk } from "./recovery.js";
+import type { RetryPolicy } from "./retry.js";
+import { scanTree, type ScanOptions } from "./scan.js";
+import { newSortedMap, type SortedMap } from "./sorted-map.js";
+
+export interface EngineReaderOptions {
+  /** The prefix the writer was opened with. Default: "". */
+  prefix?: string;
+  /** Retries of transient store failures. */
+  retry?: RetryPolicy;
+}
+
+const MAX_RELOADS = 10;
+
+function sameSegments(a: Manifest, b: Manifest): boolean {
+  return a.segments.length === b.segments.length && a.segments.every((s, i) => s.name === b.segments[i]!.name);
+}
+
+export class EngineReader {
+  readonly store: ObjectStore;
+  readonly #ctx: StoreContext;
+  #state: SortedMap;
+  #manifest: Manifest;
+  #walk: WalWalk;
+  #closed = false;
+  #refreshing: Promise<boolean> | undefined;
+
+  private constructor(ctx: StoreContext, loaded: { tree: SortedMap; manifest: Manifest; walk: WalWalk }) {
+    this.store = ctx.store;
+    this.#ctx = ctx;
+    this.#state = loaded.tree;
+    this.#manifest = loaded.manifest;
+    this.#walk = loaded.walk;
+  }
+
+  /** Loads the store's current durable state. The store need not have a writer. */
+  static async open(store: ObjectStore, opts: EngineReaderOptions = {}): Promise<EngineReader> {
+    const ctx: StoreContext = { store, prefix: opts.prefix ?? "", retry: opts.retry ?? {} };
+    return new EngineReader(ctx, await loadFresh(ctx));
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** The number of the manifest this view is based on. */
+  get manifestId(): number {
+    return this.#manifest.id;
+  }
+
+  /** The next WAL sequence number this view will read. */
+  get walPosition(): number {
+    return this.#walk.pos;
+  }
+
+  get(key: string): Uint8Array | undefined {
+    return this.#state.get(key);
+  }
+
+  has(key: string): boolean {
+    return this.#state.has(key);
+  }
+
+  /** Ordered entries; do not `await refresh()` while iterating. */
+  *scan(opts: ScanOptions = {}): IterableIterator<[string, Uint8Array]> {
+    yield* scanTree(this.#state, opts);
+  }
+
+  /**
+   * Picks up WAL objects and manifests written since the last load. Resolves
+   * to whether anything changed. Concurrent calls share one refresh.
+   */
+  refresh(): Promise<boolean> {
+    this.#refreshing ??= this.#doRefresh().finally(() => {
+      this.#refreshing = undefined;
+    });
+    return this.#refreshing;
+  }
+
+  async #doRefresh(): Promise<boolean> {
+    const before = this.#walk.pos;
+    const newer = await readNewestManifest(this.#ctx, this.#manifest.id);
+    if (newer !== undefined) {
+      if (!sameSegments(newer, this.#manifest) || newer.walNext > this.#walk.pos) {
+        this.#adopt(await loadFresh(this.#ctx));
+        return true;
+      }
+      // A writer's opening claim: same segments, nothing new to load.
+      this.#manifest = newer;
+    }
+    const tree = this.#state;
+    const walk = await walkWal(this.#ctx, this.#walk, (ops) => applyOps(tree, ops));
+    this.#walk = walk;
+    if (walk.vanished) {
+      this.#adopt(await loadFresh(this.#ctx));
+      return true;
+    }
+    return walk.pos !== before || newer !== undefined;
+  }
+
+  #adopt(loaded: { tree: SortedMap; manifest: Manifest; walk: WalWalk }): void {
+    this.#state = loaded.tree;
+    this.#manifest = loaded.manifest;
+    this.#walk = loaded.walk;
+  }
+
+  /** Drops the loaded state. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#refreshing?.catch(() => {});
+    this.#state = newSortedMap();
+  }
+}
+
+/** Loads the newest manifest, its segments and the WAL, starting over when a checkpoint deletes something mid-load. */
+async function loadFresh(ctx: StoreContext): Promise<{ tree: SortedMap; manifest: Manifest; walk: WalWalk }> {
+  for (let attempt = 0; attempt < MAX_RELOADS; attempt++) {
+    const manifest = (await readNewestManifest(ctx))!;
+    const tree = newSortedMap();
+    if (!(await loadSegments(ctx, manifest, tree))) continue;
+    const walk = await walkWal(ctx, newWalk(manifest.walNext), (ops) => applyOps(tree, ops));
+    if (walk.vanished) continue;
+    return { tree, manifest, walk: { ...walk, vanished: false } };
+  }
+  throw new StoreUnavailableError("load", `${ctx.prefix}manifest/`, new Error(`the store changed under the reader ${MAX_RELOADS} times in a row`));
+}
