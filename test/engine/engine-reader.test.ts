@@ -1,0 +1,84 @@
+import { describe, expect, it } from "vitest";
+import { Engine, EngineReader, MemoryStore, WriteBatch, type ObjectStore, type StoredObject } from "taquba";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const dec = (b: Uint8Array | undefined) => (b === undefined ? undefined : new TextDecoder().decode(b));
+const entries = (e: { scan(): IterableIterator<[string, Uint8Array]> }) => [...e.scan()].map(([k, v]) => `${k}=${dec(v)}`);
+
+describe("engine reader", () => {
+  it("sees new commits, checkpoints and new writers after refresh()", async () => {
+    const store = new MemoryStore();
+    const reader0 = await EngineReader.open(store);
+    expect(entries(reader0)).toEqual([]);
+
+    const writer = await Engine.open(store, { checkpointWalObjects: 0 });
+    await writer.commit(new WriteBatch().put("a", enc("1")));
+    const reader = await EngineReader.open(store);
+    expect(entries(reader)).toEqual(["a=1"]);
+
+    await writer.commit(new WriteBatch().put("b", enc("2")).delete("a"));
+    expect(entries(reader)).toEqual(["a=1"]);
+    expect(await reader.refresh()).toBe(true);
+    expect(entries(reader)).toEqual(["b=2"]);
+    expect(await reader.refresh()).toBe(false);
+
+    // A checkpoint replaces the segments and deletes the WAL the reader read.
+    await writer.commit(new WriteBatch().put("c", enc("3")));
+    await writer.checkpoint();
+    await writer.commit(new WriteBatch().put("d", enc("4")));
+    await reader.refresh();
+    expect(entries(reader)).toEqual(["b=2", "c=3", "d=4"]);
+
+    // A new writer fences the old one; the reader follows the new epoch.
+    await writer.close();
+    const writer2 = await Engine.open(store);
+    await writer2.commit(new WriteBatch().put("e", enc("5")));
+    await reader.refresh();
+    expect(entries(reader)).toEqual(["b=2", "c=3", "d=4", "e=5"]);
+    expect(entries(reader0)).toEqual([]);
+    await reader0.refresh();
+    expect(entries(reader0)).toEqual(entries(reader));
+    await writer2.close();
+    await reader.close();
+  });
+
+  it("starts over when a checkpoint deletes a WAL object between its listing and its read", async () => {
+    const inner = new MemoryStore();
+    const writer = await Engine.open(inner, { checkpointWalObjects: 0 });
+    await writer.commit(new WriteBatch().put("a", enc("1")));
+    let interfere = false;
+    // Runs the writer's checkpoint just before the reader's first WAL read.
+    const racing: ObjectStore = {
+      get: async (key: string): Promise<StoredObject | null> => {
+        if (interfere && key.startsWith("wal/")) {
+          interfere = false;
+          await writer.commit(new WriteBatch().put("c", enc("3")));
+          await writer.checkpoint();
+        }
+        return inner.get(key);
+      },
+      put: (k, b, o) => inner.put(k, b, o),
+      delete: (k) => inner.delete(k),
+      list: (p, o) => inner.list(p, o),
+    };
+    const reader = await EngineReader.open(racing);
+    expect(entries(reader)).toEqual(["a=1"]);
+    await writer.commit(new WriteBatch().put("b", enc("2")));
+    interfere = true;
+    await reader.refresh();
+    expect(interfere).toBe(false);
+    expect(entries(reader)).toEqual(["a=1", "b=2", "c=3"]);
+    await writer.close();
+  });
+
+  it("never writes to the store", async () => {
+    const store = new MemoryStore();
+    const writer = await Engine.open(store);
+    await writer.commit(new WriteBatch().put("a", enc("1")));
+    const before = store.size;
+    const reader = await EngineReader.open(store);
+    await reader.refresh();
+    expect(store.size).toBe(before);
+    await writer.close();
+  });
+});
