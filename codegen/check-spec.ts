@@ -144,9 +144,13 @@ export function checkPackage(pkg: PackageModel, locator: SourceLocator): Diagnos
 
   // Identifier collisions after case conversion: each generated name must come from one spec name.
   const claims = new Map<string, string>();
+  const reported = new Set<string>();
   const claim = (generated: string, origin: string, path: SpecPath) => {
     const previous = claims.get(generated);
     if (previous !== undefined && previous !== origin) {
+      // One report per pair of clashing entries, naming the first identifier they share.
+      if (reported.has(`${previous}|${origin}`)) return;
+      reported.add(`${previous}|${origin}`);
       report("NAME_COLLISION", path, `${origin} and ${previous} both become "${generated}" in TypeScript; rename one of them`);
     } else {
       claims.set(generated, origin);

@@ -18,8 +18,7 @@ export type DiagnosticCode =
   | "NAME_COLLISION"
   | "DUPLICATE_PACKAGE"
   | "WAIT_WITHOUT_TIMEOUT"
-  | "WORKFLOWS_NOT_GENERATED"
-  | "READ_FAILED";
+  | "WORKFLOWS_NOT_GENERATED";
 
 export type Severity = "error" | "warning";
 

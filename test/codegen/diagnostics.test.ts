@@ -1,0 +1,160 @@
+/**
+ * Diagnostics: one bad spec per code, asserting the code, line and column,
+ * plus aggregation (every problem at once) and the code-frame renderer.
+ */
+
+import { describe, expect, it } from "vitest";
+import { renderDiagnostic, type Diagnostic } from "../../codegen/diagnostics.js";
+import { generate } from "../../codegen/generate.js";
+
+function run(source: string, file = "spec.taquba.yaml"): readonly Diagnostic[] {
+  const result = generate([{ file, source }]);
+  if (result.diagnostics.some((d) => d.severity === "error")) expect(result.files).toEqual([]);
+  return result.diagnostics;
+}
+
+function only(source: string): Diagnostic {
+  const ds = run(source);
+  expect(ds, JSON.stringify(ds, null, 2)).toHaveLength(1);
+  return ds[0] as Diagnostic;
+}
+
+const JOB = `    input: { type: object, required: [id], properties: { id: { type: string } } }
+    output: { type: object }`;
+
+describe("diagnostics", () => {
+  it("YAML_SYNTAX: a broken flow mapping", () => {
+    const ds = run(`version: 1\npackage: p\njobs: { a: [1, 2 }\n`);
+    expect(ds[0]).toMatchObject({ code: "YAML_SYNTAX", severity: "error", file: "spec.taquba.yaml", line: 3 });
+    expect(ds.every((d) => d.code === "YAML_SYNTAX")).toBe(true);
+  });
+
+  it("DUPLICATE_KEY: a job declared twice", () => {
+    const d = only(`version: 1\npackage: p\njobs:\n  a:\n${JOB}\n  a:\n${JOB}\n`);
+    expect(d).toMatchObject({ code: "DUPLICATE_KEY", line: 7, column: 3 });
+  });
+
+  it("SPEC_SCHEMA: a misspelt key is pointed at, with the allowed keys", () => {
+    const d = only(`version: 1\npackage: p\njobs:\n  a:\n${JOB}\n    max_atempts: 3\n`);
+    expect(d).toMatchObject({ code: "SPEC_SCHEMA", line: 7, column: 5 });
+    expect(d.message).toContain('unknown key "max_atempts"');
+    expect(d.message).toContain("max_attempts");
+  });
+
+  it("SPEC_SCHEMA: a wrong value is pointed at", () => {
+    const d = only(`version: 1\npackage: p\njobs:\n  a:\n${JOB}\n    max_attempts: 0\n`);
+    expect(d).toMatchObject({ code: "SPEC_SCHEMA", line: 7, column: 19 });
+  });
+
+  it("SPEC_SCHEMA: an unsupported format", () => {
+    const d = only(`version: 1\npackage: p\nheaders:\n  h: { type: string, format: ipv5 }\n`);
+    expect(d).toMatchObject({ code: "SPEC_SCHEMA", line: 4, column: 30 });
+    expect(d.message).toContain('"uuid"');
+  });
+
+  it("UNKNOWN_REF: a $ref to an undeclared type", () => {
+    const d = only(
+      `version: 1\npackage: p\ntypes:\n  Money: { type: integer }\njobs:\n  a:\n    input: { $ref: "#/types/Mony" }\n    output: { type: object }\n`,
+    );
+    expect(d).toMatchObject({ code: "UNKNOWN_REF", line: 7, column: 20 });
+    expect(d.message).toContain("Money");
+  });
+
+  it("BAD_KEY_TEMPLATE: an idempotency key naming an unknown field", () => {
+    const d = only(`version: 1\npackage: p\njobs:\n  a:\n${JOB}\n    idempotency_key: "k:{idd}"\n`);
+    expect(d).toMatchObject({ code: "BAD_KEY_TEMPLATE", line: 7, column: 22 });
+    expect(d.message).toContain('"idd" names no declared field');
+  });
+
+  it("BAD_KEY_TEMPLATE: an idempotency key over an optional or non-scalar field", () => {
+    const ds = run(
+      `version: 1\npackage: p\njobs:\n  a:\n    input: { type: object, required: [tags], properties: { tags: { type: array }, note: { type: string } } }\n    output: { type: object }\n    idempotency_key: "{tags}:{note}"\n`,
+    );
+    expect(ds.map((d) => [d.code, d.line, d.column])).toEqual([
+      ["BAD_KEY_TEMPLATE", 7, 22],
+      ["BAD_KEY_TEMPLATE", 7, 22],
+    ]);
+    expect(ds.map((d) => d.message).join("\n")).toMatch(/"tags" is not a string[\s\S]*"note" is optional/);
+  });
+
+  it("BAD_KEY_TEMPLATE: a signal key naming an undeclared parameter, and an unused parameter", () => {
+    const ds = run(
+      `version: 1\npackage: p\nsignals:\n  s:\n    key: "s:{order}"\n    params:\n      order_id: { type: string }\n    payload: { type: object }\n`,
+    );
+    expect(ds.map((d) => [d.code, d.line, d.column])).toEqual([
+      ["BAD_KEY_TEMPLATE", 5, 10],
+      ["BAD_KEY_TEMPLATE", 7, 7],
+    ]);
+  });
+
+  it("NAME_COLLISION: two jobs that camelCase to one identifier", () => {
+    const d = only(`version: 1\npackage: p\njobs:\n  email.send:\n${JOB}\n  email_send:\n${JOB}\n`);
+    expect(d).toMatchObject({ code: "NAME_COLLISION", line: 7, column: 3 });
+    expect(d.message).toContain("EmailSendInput");
+  });
+
+  it("NAME_COLLISION: a shared type named like a generated one", () => {
+    const d = only(`version: 1\npackage: p\ntypes:\n  Client: { type: string }\n`);
+    expect(d).toMatchObject({ code: "NAME_COLLISION", line: 4, column: 3 });
+  });
+
+  it("DUPLICATE_PACKAGE: two files declaring one package", () => {
+    const result = generate([
+      { file: "a.taquba.yaml", source: "version: 1\npackage: p\n" },
+      { file: "b.taquba.yaml", source: "version: 1\npackage: p\n" },
+    ]);
+    expect(result.files).toEqual([]);
+    expect(result.diagnostics).toEqual([
+      expect.objectContaining({ code: "DUPLICATE_PACKAGE", file: "b.taquba.yaml", line: 2, column: 10 }),
+    ]);
+  });
+
+  const WORKFLOW = (step: string) =>
+    `version: 1\npackage: p\nsignals:\n  paid:\n    key: "paid:{id}"\n    params: { id: { type: string } }\n    payload: { type: object }\nworkflows:\n  order:\n    steps:\n${step}`;
+
+  it("UNKNOWN_SIGNAL: a step waiting for an undeclared signal", () => {
+    const ds = run(WORKFLOW(`      pay: { waits_for: payed, timeout_ms: 1000 }\n`));
+    expect(ds.filter((d) => d.severity === "error")).toEqual([
+      expect.objectContaining({ code: "UNKNOWN_SIGNAL", line: 11, column: 25 }),
+    ]);
+    expect(ds.find((d) => d.code === "UNKNOWN_SIGNAL")?.message).toContain("paid");
+  });
+
+  it("UNKNOWN_STEP and WAIT_WITHOUT_TIMEOUT", () => {
+    const ds = run(WORKFLOW(`      pay: { waits_for: paid, next: [ship] }\n`)).filter((d) => d.severity === "error");
+    expect(ds.map((d) => [d.code, d.line, d.column])).toEqual([
+      ["WAIT_WITHOUT_TIMEOUT", 11, 14],
+      ["UNKNOWN_STEP", 11, 38],
+    ]);
+  });
+
+  it("WORKFLOWS_NOT_GENERATED is a warning: files are still generated", () => {
+    const result = generate([{ file: "w.taquba.yaml", source: WORKFLOW(`      pay: { waits_for: paid, timeout_ms: 5 }\n`) }]);
+    expect(result.diagnostics).toEqual([expect.objectContaining({ code: "WORKFLOWS_NOT_GENERATED", severity: "warning", line: 9, column: 3 })]);
+    expect(result.files.length).toBeGreaterThan(0);
+  });
+
+  it("reports every problem of every file at once, sorted by file and position", () => {
+    const result = generate([
+      { file: "b.taquba.yaml", source: `version: 1\npackage: b\njobs:\n  a:\n${JOB}\n    priority: high\n    idempotency_key: "{nope}"\n` },
+      { file: "a.taquba.yaml", source: `version: 2\npackage: a\n` },
+    ]);
+    expect(result.files).toEqual([]);
+    expect(result.diagnostics.map((d) => `${d.file}:${d.line}:${d.column} ${d.code}`)).toEqual([
+      "a.taquba.yaml:1:10 SPEC_SCHEMA",
+      "b.taquba.yaml:7:15 SPEC_SCHEMA",
+    ]);
+  });
+
+  it("renders a code frame with a caret under the column", () => {
+    const source = `version: 1\npackage: p\njobs:\n  a:\n${JOB}\n    max_attempts: 0\n`;
+    const d = only(source);
+    const text = renderDiagnostic(d, source);
+    expect(text.split("\n")).toEqual([
+      `spec.taquba.yaml:7:19: error SPEC_SCHEMA: ${d.message}`,
+      "6 |     output: { type: object }",
+      "7 |     max_attempts: 0",
+      "  |                   ^",
+    ]);
+  });
+});
