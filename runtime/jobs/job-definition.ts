@@ -298,9 +298,12 @@ export function validatingHandler<Name extends string, Input, Output, Err, Heade
 ): JobHandler<Input, Output, Err, Headers> {
   const checkError = (error: unknown): void => {
     if (definition.error === undefined) {
-      throw new ValidationError(`job "${definition.name}" declares no error type, so it cannot fail with a typed error; declare "error" in its spec or throw instead`);
+      throw new ValidationError(
+        `job "${definition.name}" declares no error type, so it cannot fail with a typed error; declare "error" in its spec or throw instead`,
+      );
     }
-    definition.error.assert(error);
+    const validator: Validator<Err> = definition.error;
+    validator.assert(error);
   };
   return {
     async run(input: Input, ctx: JobContext<Headers, Err>): Promise<Output> {
