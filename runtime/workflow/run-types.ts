@@ -1,6 +1,7 @@
 /**
  * @module The shapes a caller observes of a run: its outcome, status and end.
  */
+import type { SettlementEffects } from "../queue/effects.js";
 import type { RunId } from "./run-id.js";
 
 /** How a run ended. */
@@ -75,6 +76,17 @@ export interface RunOptions {
   readonly maxAttemptsPerStep?: number;
   /** Epoch ms before which the first step is not claimable. */
   readonly runAt?: number;
+}
+
+/** A submission. */
+export interface RunSpec {
+  /** The payload of step 0. */
+  readonly input: Uint8Array;
+  /** The run id; a ULID when absent. */
+  readonly runId?: RunId | string;
+  readonly options?: RunOptions;
+  /** Caller KV writes and enqueues applied atomically with the step-0 enqueue; dropped on a duplicate. */
+  readonly effects?: SettlementEffects;
 }
 
 /** What `submit` reports. */

@@ -1,0 +1,45 @@
+/**
+ * @module The part of the queue the workflow runtime uses.
+ *
+ * A narrow role interface: `Queue` satisfies it structurally, and naming
+ * exactly what the runtime relies on keeps the layer boundary visible.
+ */
+import type { Clock } from "../clock.js";
+import type { SettlementEffects } from "../queue/effects.js";
+import type { CancelOutcome, ClaimedJob, CompletionResult, EnqueueOptions, EnqueueOutcome, NackOutcome } from "../queue/types.js";
+import type { KvPage, KvScanOptions, QueueView } from "../queue/view.js";
+import type { DeadLetteredEvent } from "../queue/config.js";
+
+export interface WorkflowQueue {
+  readonly clock: Clock;
+  nextJobId(): string;
+  enqueueWithEffects(
+    queueName: string,
+    payload: Uint8Array,
+    opts: EnqueueOptions,
+    effects: SettlementEffects,
+  ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] }>;
+  claimBatch(queueName: string, max: number, leaseMs?: number): Promise<ClaimedJob[]>;
+  ack(job: ClaimedJob, effects?: SettlementEffects): Promise<EnqueueOutcome[]>;
+  nack(job: ClaimedJob, error: string, effects?: SettlementEffects): Promise<NackOutcome>;
+  deadLetter(job: ClaimedJob, error: string, effects?: SettlementEffects): Promise<EnqueueOutcome[]>;
+  wakeScheduled(queueName: string, jobId: string, attached?: Uint8Array): Promise<boolean>;
+  cancelJob(jobId: string, effects?: SettlementEffects): Promise<CancelOutcome>;
+  kvGet(key: string): Promise<Uint8Array | null>;
+  kvPut(key: string, value: Uint8Array): Promise<void>;
+  kvDelete(key: string): Promise<void>;
+  kvCompareAndPut(key: string, expected: Uint8Array | null, value: Uint8Array): Promise<boolean>;
+  kvCompareAndDelete(key: string, expected: Uint8Array): Promise<boolean>;
+  kvScan(prefix: string, opts?: KvScanOptions): Promise<KvPage>;
+  view(): QueueView;
+  waitForCompletion(jobId: string, opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<CompletionResult>;
+  /** Calls `listener` for every job the reaper or recovery dead-letters; returns the unsubscribe function. */
+  onDeadLettered(listener: (e: DeadLetteredEvent) => void): () => void;
+  /** Jobs recovery dead-lettered when the queue was opened (before any listener could subscribe). */
+  readonly recovery: { readonly deadLettered: readonly string[] };
+  workEpoch(queueName: string): number;
+  waitForWork(queueName: string, epoch: number, signal?: AbortSignal): Promise<void>;
+  readonly closed: boolean;
+}
+
+export type { DeadLetteredEvent };

@@ -1,0 +1,57 @@
+/**
+ * @module The state every part of a runtime shares, resolved once by the
+ * builder.
+ */
+import type { Clock } from "../clock.js";
+import type { StepRunner } from "./delivery.js";
+import type { MemoStore } from "./memo.js";
+import type { WorkflowQueue } from "./queue-port.js";
+import { KeyedLock, RunEvents } from "./run-events.js";
+import type { TerminalSettings } from "./terminal.js";
+import type { TerminalHook } from "./terminal-hook.js";
+
+export interface RuntimeCore {
+  readonly queue: WorkflowQueue;
+  readonly queueName: string;
+  readonly memos: MemoStore;
+  readonly runner: StepRunner;
+  readonly hook: TerminalHook;
+  readonly clock: Clock;
+  readonly stepOutputReplay: boolean;
+  readonly memoRetentionMs: number | undefined;
+  readonly pollIntervalMs: number;
+  readonly maxConcurrentSteps: number;
+  readonly leaseMs: number | undefined;
+  readonly terminal: TerminalSettings;
+  readonly events: RunEvents;
+  /** Serializes submissions of one run id within the process. */
+  readonly submitLock: KeyedLock;
+  /** Called after a terminating commit is durable: wakes waiters, tells the memo sweeper about the new marker. */
+  noteTerminated(runId: string, terminatedAtMs: number): void;
+}
+
+/** Submissions to one queue share a lock, even across runtimes over it. */
+const submitLocks = new WeakMap<object, KeyedLock>();
+
+export function submitLockFor(queue: object): KeyedLock {
+  let l = submitLocks.get(queue);
+  if (l === undefined) {
+    l = new KeyedLock();
+    submitLocks.set(queue, l);
+  }
+  return l;
+}
+
+export { RunEvents };
+
+const runEvents = new WeakMap<object, RunEvents>();
+
+/** Runtimes over one queue share termination announcements, so a wait in one sees a cancel in another. */
+export function runEventsFor(queue: object): RunEvents {
+  let e = runEvents.get(queue);
+  if (e === undefined) {
+    e = new RunEvents();
+    runEvents.set(queue, e);
+  }
+  return e;
+}

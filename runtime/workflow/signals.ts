@@ -1,0 +1,140 @@
+/**
+ * @module Durable signals: a step continued on a signal is a scheduled job
+ * woken early by `signal`, or by its timeout.
+ *
+ * KV bookkeeping: `signal-wait/{key}` names the scheduled waiter,
+ * `signal-buf/{key}` holds one buffered payload (a later signal replaces
+ * it), `signal-delivered/{run}/{step}` holds a payload consumed on a step's
+ * behalf so every redelivery of the step observes the same value; it is
+ * deleted by the step's settlement.
+ */
+import type { ClaimedJob, EnqueueOptions } from "../queue/types.js";
+import type { SettlementEffects } from "../queue/effects.js";
+import { signalBufferKey, signalDeliveredKey, signalWaitKey } from "./kv-keys.js";
+import { decodeSignalWait, encodeSignalWait, type StepPointer } from "./records.js";
+import { HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from "./reserved.js";
+import type { SignalOutcome } from "./run-types.js";
+import type { RuntimeCore } from "./runtime-core.js";
+import { ValidationError } from "../errors.js";
+import { StepError } from "./workflow-errors.js";
+
+function checkCorrelationKey(key: string): void {
+  if (typeof key !== "string" || key.length === 0) throw new ValidationError("a signal correlation key must be a non-empty string");
+}
+
+/** Releases the wait index entry when it still names `jobId`. */
+async function releaseWait(core: RuntimeCore, correlationKey: string, jobId: string): Promise<void> {
+  const k = signalWaitKey(correlationKey);
+  const cur = await core.queue.kvGet(k);
+  if (cur !== null && decodeSignalWait(cur, k).jobId === jobId) await core.queue.kvCompareAndDelete(k, cur);
+}
+
+/**
+ * The signal a claimed step observes: `undefined` for a step not continued
+ * on a signal, the payload when one arrived, `null` when its timeout fired.
+ */
+export async function resolveSignal(core: RuntimeCore, job: ClaimedJob, runId: string, step: number): Promise<Uint8Array | null | undefined> {
+  const correlationKey = job.headers[HEADER_SIGNAL_WAIT];
+  if (correlationKey === undefined) return undefined;
+  await releaseWait(core, correlationKey, job.id);
+  if (job.attached !== undefined) return job.attached;
+  const deliveredKey = signalDeliveredKey(runId, step);
+  const delivered = await core.queue.kvGet(deliveredKey);
+  if (delivered !== null) return delivered;
+  // A signal that arrived while this step's timeout was promoting it: consume it now.
+  const bufKey = signalBufferKey(correlationKey);
+  const buffered = await core.queue.kvGet(bufKey);
+  if (buffered !== null) {
+    await core.queue.kvPut(deliveredKey, buffered);
+    await core.queue.kvCompareAndDelete(bufKey, buffered);
+    return buffered;
+  }
+  return null;
+}
+
+/** What registering a wait decided. */
+export interface Registration {
+  /** The wait index entry written; `undefined` when a buffered signal was consumed at once. */
+  waitingOn: string | undefined;
+}
+
+/**
+ * Stages the registration of the next step's wait on `correlationKey` into
+ * `effects`, adjusting the next step's enqueue options and pointer. Throws a
+ * permanent `StepError` when another live waiter holds the key.
+ */
+export async function stageSignalWait(
+  core: RuntimeCore,
+  args: { runId: string; nextStep: number; nextJobId: string; correlationKey: string; timeoutMs: number; now: number },
+  opts: EnqueueOptions & { headers: Record<string, string> },
+  pointer: StepPointer,
+  effects: SettlementEffects,
+): Promise<Registration> {
+  const { runId, nextStep, nextJobId, correlationKey } = args;
+  const waitKey = signalWaitKey(correlationKey);
+  const existing = await core.queue.kvGet(waitKey);
+  if (existing !== null) {
+    const w = decodeSignalWait(existing, waitKey);
+    const info = await core.queue.view().job(w.jobId);
+    if (info !== null && info.state === "scheduled") {
+      throw StepError.permanent(
+        new Error(`signal key "${correlationKey}" already has a waiter (run ${w.runId}, step ${w.step}); one waiter is allowed per key, so include the run id in the key`),
+      );
+    }
+  }
+  opts.headers[HEADER_SIGNAL_WAIT] = correlationKey;
+  const bufKey = signalBufferKey(correlationKey);
+  const buffered = await core.queue.kvGet(bufKey);
+  if (buffered !== null) {
+    opts.headers[HEADER_SIGNAL_DELIVERED] = "1";
+    effects.kvPut(signalDeliveredKey(runId, nextStep), buffered);
+    effects.kvDelete(bufKey);
+    return { waitingOn: undefined };
+  }
+  opts.runAt = args.now + args.timeoutMs;
+  effects.kvPut(waitKey, encodeSignalWait({ jobId: nextJobId, runId, step: nextStep }));
+  pointer.signalWait = correlationKey;
+  return { waitingOn: correlationKey };
+}
+
+/**
+ * After a wait registration committed: a signal buffered while it was
+ * settling is handed over now rather than at the timeout.
+ */
+export async function afterWaitRegistered(core: RuntimeCore, correlationKey: string, jobId: string): Promise<void> {
+  const buffered = await core.queue.kvGet(signalBufferKey(correlationKey));
+  if (buffered !== null) await core.queue.wakeScheduled(core.queueName, jobId);
+}
+
+/** `WorkflowRuntime.signal`: buffer durably, then wake the registered waiter if there is one. */
+export async function sendSignal(core: RuntimeCore, correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
+  checkCorrelationKey(correlationKey);
+  if (!(payload instanceof Uint8Array)) throw new ValidationError("a signal payload must be a Uint8Array");
+  const bufKey = signalBufferKey(correlationKey);
+  // Durable before anything else: from here on the signal cannot be lost.
+  await core.queue.kvPut(bufKey, payload);
+  const waitKey = signalWaitKey(correlationKey);
+  const waitBytes = await core.queue.kvGet(waitKey);
+  if (waitBytes === null) return "buffered";
+  const w = decodeSignalWait(waitBytes, waitKey);
+  if (await core.queue.wakeScheduled(core.queueName, w.jobId, payload)) {
+    await core.queue.kvCompareAndDelete(bufKey, payload);
+    await core.queue.kvCompareAndDelete(waitKey, waitBytes);
+    return "delivered";
+  }
+  // The waiter already timed out, was cancelled or is being claimed: it (or
+  // the next waiter) consumes the buffer. Drop the stale index entry unless
+  // the waiter is still claimable.
+  const info = await core.queue.view().job(w.jobId);
+  if (info === null || info.state === "done" || info.state === "dead") await core.queue.kvCompareAndDelete(waitKey, waitBytes);
+  return "buffered";
+}
+
+/** `WorkflowRuntime.clearSignal`: discards the buffered signal of `correlationKey`. */
+export async function clearBufferedSignal(core: RuntimeCore, correlationKey: string): Promise<boolean> {
+  checkCorrelationKey(correlationKey);
+  const bufKey = signalBufferKey(correlationKey);
+  const cur = await core.queue.kvGet(bufKey);
+  if (cur === null) return false;
+  return core.queue.kvCompareAndDelete(bufKey, cur);
+}

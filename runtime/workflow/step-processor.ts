@@ -1,0 +1,232 @@
+/**
+ * @module Processing one claimed step job: run the runner (or replay its
+ * recorded outcome), then settle with the effects its outcome implies.
+ *
+ * Outcome precedence:
+ * 1. a runner-issued `cancel` wins and keeps its staged effects;
+ * 2. an external cancel overrides everything else, errors included: the
+ *    step is acked, the run ends cancelled and staged effects are dropped;
+ * 3. `continue` enqueues the next step in the ack;
+ * 4. `succeed` / `fail` ack and terminate;
+ * 5. a permanent error dead-letters with the terminal effects;
+ * 6. a transient error nacks; on the last attempt with the terminal effects.
+ */
+import { SettlementEffects } from "../queue/effects.js";
+import type { ClaimedJob, EnqueueOptions } from "../queue/types.js";
+import { makeStep } from "./delivery.js";
+import { applyStaged, EffectsHandle } from "./effects-handle.js";
+import { replayRecordKey, runKey, signalDeliveredKey, stepDedupKey, stepPointerKey } from "./kv-keys.js";
+import {
+  decodeReplayRecord,
+  decodeRunRecord,
+  decodeStepPointer,
+  encodeReplayRecord,
+  encodeStepPointer,
+  type RunRecord,
+  type StagedKv,
+  type StepPointer,
+} from "./records.js";
+import { HEADER_RUN_ID, HEADER_STEP, HEADER_TERMINAL } from "./reserved.js";
+import { RunId } from "./run-id.js";
+import type { RuntimeCore } from "./runtime-core.js";
+import { afterWaitRegistered, resolveSignal, stageSignalWait } from "./signals.js";
+import type { StepOutcome } from "./step-outcome.js";
+import { userHeadersOf } from "./submit.js";
+import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "./terminal.js";
+import { processNotification } from "./notification.js";
+import { errorText, StepError } from "./workflow-errors.js";
+
+type Verdict =
+  | { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number }
+  | { ok: false; error: unknown };
+
+/** Rejects what is not a StepOutcome, so a runner bug fails the step instead of corrupting a record. */
+function checkOutcome(o: unknown): StepOutcome {
+  const v = o as { kind?: unknown; payload?: unknown; result?: unknown; reason?: unknown } | null;
+  const ok =
+    v !== null &&
+    typeof v === "object" &&
+    ((v.kind === "continue" && v.payload instanceof Uint8Array) ||
+      (v.kind === "succeed" && v.result instanceof Uint8Array) ||
+      ((v.kind === "fail" || v.kind === "cancel") && typeof v.reason === "string"));
+  if (!ok) throw StepError.permanent(new Error("the runner returned something that is not a StepOutcome; build one with StepOutcome.*"));
+  return o as StepOutcome;
+}
+
+/** Processes and settles one claimed job of the step queue. Never throws for a settlement the queue refuses. */
+export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<void> {
+  if (job.headers[HEADER_TERMINAL] !== undefined) return processNotification(core, job);
+  const runId = job.headers[HEADER_RUN_ID];
+  const step = Number(job.headers[HEADER_STEP]);
+  if (!RunId.isValid(runId) || !Number.isInteger(step) || step < 0) {
+    await core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed");
+    return;
+  }
+  const runBytes = await core.queue.kvGet(runKey(runId));
+  const ptrBytes = await core.queue.kvGet(stepPointerKey(runId));
+  const pointer = ptrBytes === null ? null : decodeStepPointer(ptrBytes, stepPointerKey(runId));
+  if (runBytes === null || pointer === null || pointer.jobId !== job.id) {
+    // The run terminated or moved past this job (a stale redelivery): nothing to do.
+    await core.queue.ack(job);
+    return;
+  }
+  const run = decodeRunRecord(runBytes, runKey(runId));
+  const base: Omit<TerminationInput, "status"> = {
+    runId,
+    incarnation: run.incarnation,
+    finalStep: step,
+    headers: run.headers,
+    token: `${job.id}:${job.attempt}`,
+    nowMs: core.clock.now(),
+    priority: job.priority,
+    maxAttempts: job.maxAttempts,
+  };
+  if (run.cancelRequested === true || job.cancelSignal.aborted) {
+    await terminate(core, job, { ...base, status: "cancelled", errorKind: "cancelled" }, undefined);
+    return;
+  }
+
+  const signal = await resolveSignal(core, job, runId, step);
+  const verdict = await decide(core, job, run, runId, step, signal);
+  const externalCancel = job.cancelSignal.aborted || (await cancelRequested(core, runId));
+  if (verdict.ok && !verdict.replayed && !externalCancel && core.stepOutputReplay) {
+    const record = { storedAtMs: core.clock.now(), outcome: verdict.outcome, effects: verdict.staged };
+    await core.memos.store.put(replayRecordKey(core.memos.prefix, runId, step, job.payload), encodeReplayRecord(record));
+  }
+  const now = core.clock.now();
+  const at = { ...base, nowMs: now };
+
+  if (verdict.ok && verdict.outcome.kind === "cancel") {
+    await terminate(core, job, { ...at, status: "cancelled", errorKind: "runner", error: verdict.outcome.reason }, verdict.staged);
+  } else if (externalCancel) {
+    await terminate(core, job, { ...at, status: "cancelled", errorKind: "cancelled" }, undefined);
+  } else if (verdict.ok) {
+    const o = verdict.outcome;
+    if (o.kind === "continue") await continueRun(core, job, runId, step, o, verdict, now, at);
+    else if (o.kind === "succeed") await terminate(core, job, { ...at, status: "succeeded", result: o.result }, verdict.staged);
+    else if (o.kind === "fail") await terminate(core, job, { ...at, status: "failed", errorKind: "runner", error: o.reason }, verdict.staged);
+  } else {
+    await failStep(core, job, at, verdict.error);
+  }
+}
+
+async function cancelRequested(core: RuntimeCore, runId: string): Promise<boolean> {
+  const b = await core.queue.kvGet(runKey(runId));
+  return b !== null && decodeRunRecord(b, runKey(runId)).cancelRequested === true;
+}
+
+/** Runs the runner, or replays the outcome recorded for this delivery. */
+async function decide(core: RuntimeCore, job: ClaimedJob, run: RunRecord, runId: RunId, step: number, signal: Uint8Array | null | undefined): Promise<Verdict> {
+  if (core.stepOutputReplay) {
+    const key = replayRecordKey(core.memos.prefix, runId, step, job.payload);
+    const found = await core.memos.store.get(key);
+    if (found !== null) {
+      try {
+        const r = decodeReplayRecord(found.body, key);
+        return { ok: true, outcome: r.outcome, staged: r.effects, replayed: true, storedAtMs: r.storedAtMs };
+      } catch {
+        // An unreadable record is a miss: run the step again.
+      }
+    }
+  }
+  const effects = new EffectsHandle();
+  const s = makeStep(
+    {
+      runId,
+      headers: run.headers,
+      jobId: job.id,
+      attempt: job.attempt,
+      maxAttempts: job.maxAttempts,
+      cancelSignal: job.cancelSignal,
+      lease: job.lease,
+      memo: core.memos.newMemo(runId, step),
+      runMemo: core.memos.runMemo(runId),
+      effects,
+      kv: { get: (key) => core.queue.kvGet(key) },
+    },
+    step,
+    job.payload,
+    signal,
+  );
+  try {
+    const outcome = checkOutcome(await core.runner.runStep(s));
+    return { ok: true, outcome, staged: effects.staged(), replayed: false };
+  } catch (error) {
+    return { ok: false, error };
+  } finally {
+    effects.seal();
+  }
+}
+
+/** Writes the run result record, then commits the termination with the step's ack. */
+async function terminate(core: RuntimeCore, job: ClaimedJob, t: TerminationInput, staged: StagedKv | undefined): Promise<void> {
+  await core.memos.writeOutcomeRecord(t.runId, { token: t.token, outcome: runOutcomeOf(t) });
+  const effects = new SettlementEffects();
+  if (staged !== undefined) applyStaged(staged, effects);
+  addTerminalEffects(core.terminal, t, effects);
+  await core.queue.ack(job, effects);
+  core.noteTerminated(t.runId, t.nowMs);
+}
+
+async function failStep(core: RuntimeCore, job: ClaimedJob, at: Omit<TerminationInput, "status">, error: unknown): Promise<void> {
+  const text = errorText(error);
+  const kind = StepError.kindOf(error);
+  if (kind === "transient" && !job.isLastAttempt()) {
+    await core.queue.nack(job, text);
+    return;
+  }
+  const t: TerminationInput = { ...at, status: "failed", errorKind: kind, error: text };
+  await core.memos.writeOutcomeRecord(t.runId, { token: t.token, outcome: runOutcomeOf(t) });
+  const effects = addTerminalEffects(core.terminal, t);
+  if (kind === "permanent") await core.queue.deadLetter(job, text, effects);
+  else await core.queue.nack(job, text, effects);
+  core.noteTerminated(t.runId, t.nowMs);
+}
+
+async function continueRun(
+  core: RuntimeCore,
+  job: ClaimedJob,
+  runId: RunId,
+  step: number,
+  o: Extract<StepOutcome, { kind: "continue" }>,
+  verdict: Extract<Verdict, { ok: true }>,
+  now: number,
+  at: Omit<TerminationInput, "status">,
+): Promise<void> {
+  const nextStep = step + 1;
+  const nextJobId = core.queue.nextJobId();
+  // A replayed delay keeps its original schedule: it counts from when the outcome was first stored.
+  const elapsed = verdict.replayed && verdict.storedAtMs !== undefined ? Math.max(0, now - verdict.storedAtMs) : 0;
+  const opts: EnqueueOptions & { headers: Record<string, string> } = {
+    jobId: nextJobId,
+    dedupKey: stepDedupKey(runId, nextStep),
+    priority: job.priority,
+    maxAttempts: job.maxAttempts,
+    headers: { ...userHeadersOf(job.headers), [HEADER_RUN_ID]: runId, [HEADER_STEP]: String(nextStep) },
+  };
+  const pointer: StepPointer = { step: nextStep, jobId: nextJobId };
+  const effects = applyStaged(verdict.staged, new SettlementEffects());
+  effects.kvDelete(signalDeliveredKey(runId, step));
+  let waitingOn: string | undefined;
+  if (o.when.kind === "after") {
+    opts.runAt = now + Math.max(0, o.when.delayMs - elapsed);
+  } else if (o.when.kind === "onSignal") {
+    try {
+      const reg = await stageSignalWait(
+        core,
+        { runId, nextStep, nextJobId, correlationKey: o.when.correlationKey, timeoutMs: Math.max(0, o.when.timeoutMs - elapsed), now },
+        opts,
+        pointer,
+        effects,
+      );
+      waitingOn = reg.waitingOn;
+    } catch (error) {
+      await failStep(core, job, at, error);
+      return;
+    }
+  }
+  effects.enqueue(core.queueName, o.payload, opts);
+  effects.kvPut(stepPointerKey(runId), encodeStepPointer(pointer));
+  await core.queue.ack(job, effects);
+  if (waitingOn !== undefined) await afterWaitRegistered(core, waitingOn, nextJobId);
+}

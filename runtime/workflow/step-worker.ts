@@ -1,0 +1,54 @@
+/**
+ * @module The step worker loop: claims step jobs up to the free slots and
+ * processes them concurrently; waits on the queue's work notification when
+ * there is nothing to claim (no polling).
+ */
+import type { RuntimeCore } from "./runtime-core.js";
+import { processJob } from "./step-processor.js";
+
+/** Where worker errors go; a logger such as pino's satisfies it. */
+export interface WorkflowLogger {
+  error(obj: unknown, msg?: string): void;
+}
+
+/**
+ * Runs until `signal` aborts, then lets every in-flight step finish.
+ * Settlement errors (a lost claim, a closed queue) are logged: the queue
+ * redelivers the job, so no step is lost.
+ */
+export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log: WorkflowLogger): Promise<void> {
+  const inFlight = new Set<Promise<void>>();
+  let slotFreed: () => void = () => undefined;
+  const aborted = new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+  while (!signal.aborted && !core.queue.closed) {
+    const free = core.maxConcurrentSteps - inFlight.size;
+    if (free <= 0) {
+      await Promise.race([new Promise<void>((r) => (slotFreed = r)), aborted]);
+      continue;
+    }
+    const epoch = core.queue.workEpoch(core.queueName);
+    let jobs;
+    try {
+      jobs = await core.queue.claimBatch(core.queueName, free, core.leaseMs);
+    } catch (e) {
+      // A queue closed under the worker ends the loop; any other claim error ends it with that error.
+      if (core.queue.closed) break;
+      await Promise.allSettled([...inFlight]);
+      throw e;
+    }
+    for (const job of jobs) {
+      const p: Promise<void> = processJob(core, job)
+        .catch((e: unknown) => log.error({ err: e, jobId: job.id }, "workflow step settlement failed; the queue will redeliver the step"))
+        .finally(() => {
+          inFlight.delete(p);
+          slotFreed();
+        });
+      inFlight.add(p);
+    }
+    if (jobs.length === 0) await core.queue.waitForWork(core.queueName, epoch, signal);
+  }
+  await Promise.allSettled([...inFlight]);
+}

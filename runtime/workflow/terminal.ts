@@ -1,0 +1,105 @@
+/**
+ * @module What every terminating settlement writes, whichever path
+ * terminates the run (a worker's ack or dead-letter, an exhausted nack, an
+ * external cancel's removal, dead-step reconciliation).
+ *
+ * Pure: builds the effects; the caller commits them with its settlement.
+ */
+import { SettlementEffects } from "../queue/effects.js";
+import { ExpiryIndex } from "../queue/expiry-index.js";
+import {
+  runKey,
+  signalDeliveredKey,
+  signalWaitKey,
+  stepPointerKey,
+  terminalDedupKey,
+  terminalRecordKey,
+  TERMINALS_PREFIX,
+} from "./kv-keys.js";
+import { encodeRunOutcome, encodeTerminalRecord, type TerminalRecord } from "./records.js";
+import { HEADER_RUN_ID, HEADER_TERMINAL } from "./reserved.js";
+import type { RunId } from "./run-id.js";
+import type { RunErrorKind, RunOutcome, TerminalStatus } from "./run-types.js";
+import { hookObserves, type TerminalHook } from "./terminal-hook.js";
+
+/** Settings the terminal effects depend on. */
+export interface TerminalSettings {
+  queueName: string;
+  hook: TerminalHook;
+  /** Memo retention window; a marker is written only when set. */
+  memoRetentionMs: number | undefined;
+}
+
+/** One termination of a run. */
+export interface TerminationInput {
+  runId: RunId;
+  incarnation: string;
+  status: TerminalStatus;
+  error?: string | undefined;
+  errorKind?: RunErrorKind | undefined;
+  result?: Uint8Array | undefined;
+  finalStep: number;
+  headers: Readonly<Record<string, string>>;
+  /** Identifies the terminating settlement (see `TerminalRecord.token`). */
+  token: string;
+  nowMs: number;
+  priority?: number | undefined;
+  maxAttempts?: number | undefined;
+  /** A signal wait index entry the run holds, to release. */
+  signalWait?: string | undefined;
+}
+
+/** Retention markers: an expiry index whose entries are suffixed with the run id and hold the termination token. */
+export const TERMINAL_MARKERS = new ExpiryIndex(TERMINALS_PREFIX);
+
+/** The outcome the hook and `WorkflowRuntime.outcome` see for a termination. */
+export function runOutcomeOf(t: TerminationInput): RunOutcome {
+  const o: { -readonly [K in keyof RunOutcome]: RunOutcome[K] } = {
+    runId: t.runId,
+    status: t.status,
+    headers: { ...t.headers },
+    finalStep: t.finalStep,
+  };
+  if (t.result !== undefined) o.result = t.result;
+  if (t.error !== undefined) o.error = t.error;
+  if (t.errorKind !== undefined) o.errorKind = t.errorKind;
+  return o;
+}
+
+/**
+ * Adds to `into` everything a termination commits: the run record and
+ * step pointer removed, the terminal record written, signal bookkeeping
+ * released, the retention marker (when retention is on) and the
+ * notification job (when the hook observes the outcome).
+ */
+export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, into: SettlementEffects = new SettlementEffects()): SettlementEffects {
+  const outcome = runOutcomeOf(t);
+  into.kvDelete(runKey(t.runId));
+  into.kvDelete(stepPointerKey(t.runId));
+  into.kvDelete(signalDeliveredKey(t.runId, t.finalStep));
+  if (t.signalWait !== undefined) into.kvDelete(signalWaitKey(t.signalWait));
+  const record: TerminalRecord = {
+    runId: t.runId,
+    status: t.status,
+    finalStep: t.finalStep,
+    terminatedAtMs: t.nowMs,
+    incarnation: t.incarnation,
+    token: t.token,
+    ...(t.error === undefined ? {} : { error: t.error }),
+    ...(t.errorKind === undefined ? {} : { errorKind: t.errorKind }),
+  };
+  into.kvPut(terminalRecordKey(t.runId), encodeTerminalRecord(record));
+  if (s.memoRetentionMs !== undefined) {
+    TERMINAL_MARKERS.add(into, t.nowMs + s.memoRetentionMs, t.runId, new TextEncoder().encode(t.token));
+  }
+  if (hookObserves(s.hook, outcome)) {
+    const opts: { dedupKey: string; headers: Record<string, string>; priority?: number; maxAttempts?: number } = {
+      dedupKey: terminalDedupKey(t.runId, t.token),
+      headers: { [HEADER_RUN_ID]: t.runId, [HEADER_TERMINAL]: "1" },
+    };
+    if (t.priority !== undefined) opts.priority = t.priority;
+    if (t.maxAttempts !== undefined) opts.maxAttempts = t.maxAttempts;
+    into.enqueue(s.queueName, encodeRunOutcome(outcome), opts);
+  }
+  return into;
+}

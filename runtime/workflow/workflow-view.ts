@@ -1,0 +1,98 @@
+/**
+ * @module Read-only queries over a runtime's durable records: status and
+ * outcome of a run, answered the same after a restart and from any process.
+ */
+import type { JobInfo } from "../queue/types.js";
+import { runKey, stepPointerKey, terminalRecordKey } from "./kv-keys.js";
+import type { MemoStore } from "./memo.js";
+import { decodeRunRecord, decodeStepPointer, decodeTerminalRecord, terminationOf, type RunRecord, type StepPointer, type TerminalRecord } from "./records.js";
+import { RunId } from "./run-id.js";
+import type { RunOutcome, RunStatus } from "./run-types.js";
+
+/** The reads a view needs: `Queue.view()` and `QueueReader` provide them. */
+export interface WorkflowReadSource {
+  kvGet(key: string): Promise<Uint8Array | null>;
+  job(jobId: string): Promise<JobInfo | null>;
+}
+
+/** A run as its records describe it at one moment. */
+export type RunRecords =
+  | { kind: "active"; run: RunRecord; pointer: StepPointer; runBytes: Uint8Array }
+  | { kind: "terminated"; terminal: TerminalRecord }
+  | { kind: "unknown" };
+
+/**
+ * Status and outcome queries over the queue's KV namespace and the memo
+ * store. A process without a runtime builds one from a queue reader and a
+ * `MemoStore` at the runtime's memo prefix.
+ *
+ * @example
+ * const view = new WorkflowView(queue.view(), new MemoStore(store, "workflow-steps-memo"));
+ * const status = await view.status(RunId.parse("order-1"));
+ */
+export class WorkflowView {
+  readonly #src: WorkflowReadSource;
+  readonly #memos: MemoStore;
+
+  constructor(source: WorkflowReadSource, memos: MemoStore) {
+    this.#src = source;
+    this.#memos = memos;
+  }
+
+  /** @internal The run's records, read consistently (retried across a concurrent step transition). */
+  async records(runId: string): Promise<RunRecords> {
+    for (let i = 0; i < 8; i++) {
+      const runBytes = await this.#src.kvGet(runKey(runId));
+      if (runBytes !== null) {
+        const ptr = await this.#src.kvGet(stepPointerKey(runId));
+        // The pointer is written and removed with the record; absent means the run terminated in between.
+        if (ptr === null) continue;
+        return {
+          kind: "active",
+          run: decodeRunRecord(runBytes, runKey(runId)),
+          pointer: decodeStepPointer(ptr, stepPointerKey(runId)),
+          runBytes,
+        };
+      }
+      const t = await this.#src.kvGet(terminalRecordKey(runId));
+      if (t !== null) return { kind: "terminated", terminal: decodeTerminalRecord(t, terminalRecordKey(runId)) };
+      // A submission may be committing between the two reads; re-read once more before answering.
+      if ((await this.#src.kvGet(runKey(runId))) === null) return { kind: "unknown" };
+    }
+    return { kind: "unknown" };
+  }
+
+  /**
+   * The run's status: pending, running or cancelling with its current step,
+   * terminated with its termination, or `null` when the run is unknown
+   * (never submitted, or swept).
+   */
+  async status(runId: RunId | string): Promise<RunStatus | null> {
+    const id = RunId.parse(runId);
+    const r = await this.records(id);
+    if (r.kind === "unknown") return null;
+    if (r.kind === "terminated") return { ...terminationOf(r.terminal), state: "terminated", step: r.terminal.finalStep };
+    if (r.run.cancelRequested === true) return { runId: id, state: "cancelling", step: r.pointer.step };
+    const job = await this.#src.job(r.pointer.jobId);
+    return { runId: id, state: job?.state === "pending" || job?.state === "scheduled" ? "pending" : "running", step: r.pointer.step };
+  }
+
+  /**
+   * The committed outcome of a terminated run, from the run result record a
+   * worker wrote before the terminating settlement; `null` while the run is
+   * active, when it is unknown, or when it terminated without a worker (a
+   * cancel of a pending step, a step dead-lettered outside the worker).
+   */
+  async outcome(runId: RunId | string): Promise<RunOutcome | null> {
+    const id = RunId.parse(runId);
+    const r = await this.records(id);
+    if (r.kind !== "terminated") return null;
+    return this.outcomeOf(r.terminal);
+  }
+
+  /** @internal The run result record that belongs to `terminal`, if one was written. */
+  async outcomeOf(terminal: TerminalRecord): Promise<RunOutcome | null> {
+    const rec = await this.#memos.readOutcomeRecord(terminal.runId);
+    return rec !== null && rec.token === terminal.token ? rec.outcome : null;
+  }
+}

@@ -1,0 +1,81 @@
+import {
+  MemoryStore,
+  MockClock,
+  NoopTerminalHook,
+  Queue,
+  WorkflowRuntime,
+  type ObjectStore,
+  type OpenOptions,
+  type RunnerHandle,
+  type StepRunner,
+  type TerminalHook,
+  type WorkflowRuntimeBuilder,
+} from "taquba";
+
+export const enc = (s: string) => new TextEncoder().encode(s);
+export const dec = (b: Uint8Array | null | undefined) => (b == null ? String(b) : new TextDecoder().decode(b));
+
+/** Lets queued microtasks and immediates run. */
+export async function settle(rounds = 10): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise<void>((r) => setImmediate(r));
+}
+
+/** Waits (in real time, bounded) until `cond` holds; for states reached by background work. */
+export async function until(cond: () => boolean | Promise<boolean>, what = "condition", timeoutMs = 5000): Promise<void> {
+  const start = Date.now();
+  while (!(await cond())) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise<void>((r) => setTimeout(r, 2));
+  }
+}
+
+export interface Env {
+  store: ObjectStore;
+  clock: MockClock;
+  queue: Queue;
+  runtime: WorkflowRuntime;
+  worker: RunnerHandle | undefined;
+  stop(): Promise<void>;
+}
+
+export interface EnvOptions {
+  store?: ObjectStore;
+  clock?: MockClock;
+  hook?: TerminalHook;
+  queueOptions?: OpenOptions;
+  configure?: (b: WorkflowRuntimeBuilder) => WorkflowRuntimeBuilder;
+  /** Start the worker (default true). */
+  start?: boolean;
+}
+
+/** A queue over a memory store with a mock clock, a runtime over it and (by default) a running worker. */
+export async function openEnv(runner: StepRunner, opts: EnvOptions = {}): Promise<Env> {
+  const store = opts.store ?? new MemoryStore();
+  const clock = opts.clock ?? new MockClock(1_700_000_000_000);
+  const queue = await Queue.open(store, "wf", {
+    flushIntervalMs: 1,
+    ...opts.queueOptions,
+    clock,
+    queueConfigs: { "workflow-steps": { backoff: { baseMs: 1000, maxMs: 60_000 }, ...(opts.queueOptions?.queueConfigs?.["workflow-steps"] ?? {}) } },
+  });
+  let b = WorkflowRuntime.builder(queue, store, runner, opts.hook ?? NoopTerminalHook);
+  if (opts.configure) b = opts.configure(b);
+  const runtime = b.build();
+  const worker = opts.start === false ? undefined : runtime.spawn();
+  return {
+    store,
+    clock,
+    queue,
+    runtime,
+    worker,
+    async stop() {
+      await worker?.shutdown();
+      await queue.close();
+    },
+  };
+}
+
+/** A runner from a function. */
+export function runnerOf(fn: StepRunner["runStep"]): StepRunner {
+  return { runStep: fn };
+}
