@@ -2,6 +2,7 @@
  * @module The durable task queue: public surface.
  */
 export { Queue, type RecoveryReport } from "./queue.js";
+export { QueueReader } from "./reader.js";
 export { SettlementEffects, type KvOp } from "./effects.js";
 export { ExpiryIndex, type ExpiryEntry, type KvScanner } from "./expiry-index.js";
 export { runWorker, type Worker, type RunWorkerOptions } from "./worker.js";

@@ -614,6 +614,11 @@ export class Queue {
     return this.#payloads.list();
   }
 
+  /** Resolves when every commit made so far (claims and background work included) is durable. */
+  async flush(): Promise<void> {
+    await this.#engine.flush();
+  }
+
   get closed(): boolean {
     return this.#closed || this.#engine.closed;
   }

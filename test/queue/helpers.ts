@@ -8,10 +8,17 @@ export async function settle(rounds = 5): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise<void>((r) => setImmediate(r));
 }
 
+/** Lets background work run and waits until everything committed so far is durable. */
+export async function quiesce(queue: Queue): Promise<void> {
+  await settle();
+  await queue.flush();
+  await settle();
+}
+
 export async function openQueue(opts: OpenOptions & { store?: ObjectStore; name?: string } = {}) {
   const clock = (opts.clock as MockClock | undefined) ?? new MockClock(1_700_000_000_000);
   const store = opts.store ?? new MemoryStore();
-  const queue = await Queue.open(store, opts.name ?? "q", { ...opts, clock });
+  const queue = await Queue.open(store, opts.name ?? "q", { flushIntervalMs: 0, ...opts, clock });
   return { queue, clock, store };
 }
 

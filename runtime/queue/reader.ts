@@ -1,0 +1,70 @@
+/**
+ * @module `QueueReader`: the queue's views from another process, over a
+ * read-only engine reader. It never writes, so it never fences the writer.
+ * Its state is the writer's durable state as of the last `refresh()`.
+ */
+import { EngineReader } from "../engine/engine-reader.js";
+import type { ObjectStore } from "../store/object-store.js";
+import { validateStoreName } from "./names.js";
+import { PrefixedStore } from "./prefixed-store.js";
+import { ENGINE_PREFIX } from "./queue.js";
+import type { JobAttempt, JobState, QueueStats } from "./record.js";
+import type { JobInfo, Page } from "./types.js";
+import { StoreView, type KvPage, type KvScanOptions, type ListJobsOptions, type QueueView } from "./view.js";
+
+/**
+ * @example
+ * const reader = await QueueReader.open(store, "demo");
+ * console.log(await reader.stats("emails"));
+ * await reader.refresh(); // pick up what the writer committed since
+ */
+export class QueueReader implements QueueView {
+  readonly #reader: EngineReader;
+  readonly #view: StoreView;
+
+  private constructor(reader: EngineReader) {
+    this.#reader = reader;
+    this.#view = new StoreView(reader);
+  }
+
+  /** Loads the durable state of queue store `name` in `store` (the `name` given to `Queue.open`). */
+  static async open(store: ObjectStore, name: string): Promise<QueueReader> {
+    validateStoreName(name);
+    const root = new PrefixedStore(store, `${name}/`);
+    return new QueueReader(await EngineReader.open(new PrefixedStore(root, ENGINE_PREFIX)));
+  }
+
+  /** Reads what the writer made durable since the last load. `true` when something changed. */
+  refresh(): Promise<boolean> {
+    return this.#reader.refresh();
+  }
+
+  stats(queueName: string): Promise<QueueStats> {
+    return this.#view.stats(queueName);
+  }
+  listQueues(): Promise<string[]> {
+    return this.#view.listQueues();
+  }
+  job(jobId: string): Promise<JobInfo | null> {
+    return this.#view.job(jobId);
+  }
+  listJobs(queueName: string, state: JobState, opts?: ListJobsOptions): Promise<Page<JobInfo>> {
+    return this.#view.listJobs(queueName, state, opts);
+  }
+  deadJobs(queueName: string, opts?: { after?: string; limit?: number }): Promise<JobInfo[]> {
+    return this.#view.deadJobs(queueName, opts);
+  }
+  attemptHistory(jobId: string): Promise<JobAttempt[]> {
+    return this.#view.attemptHistory(jobId);
+  }
+  kvGet(key: string): Promise<Uint8Array | null> {
+    return this.#view.kvGet(key);
+  }
+  kvScan(prefix: string, opts?: KvScanOptions): Promise<KvPage> {
+    return this.#view.kvScan(prefix, opts);
+  }
+
+  async close(): Promise<void> {
+    await this.#reader.close();
+  }
+}

@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import { MemoryStore, SettlementEffects, type ObjectStore } from "taquba";
+import { enc, openQueue, settle } from "./helpers.js";
+
+async function payloadObjects(store: ObjectStore, name = "q"): Promise<string[]> {
+  const out: string[] = [];
+  for await (const o of store.list(`${name}/payloads/`)) out.push(o.key);
+  return out;
+}
+
+const big = (tag: string) => enc(tag.padEnd(100, "."));
+
+describe("payload offload", () => {
+  it("stores a large payload in its own object, delivers it, deletes it after ack", async () => {
+    const store = new MemoryStore();
+    const { queue } = await openQueue({ store, payloadOffloadBytes: 64 });
+    const { jobId } = await queue.enqueue("q", big("a"));
+    await queue.enqueue("q", enc("small"));
+    expect(await payloadObjects(store)).toHaveLength(1);
+    expect(await queue.view().job(jobId)).toMatchObject({ payloadOffloaded: true, payloadSize: 100 });
+    const [job, small] = await queue.claimBatch("q", 2);
+    expect(job!.payload).toEqual(big("a"));
+    await queue.ack(job!);
+    await queue.ack(small!);
+    expect(await payloadObjects(store)).toEqual([]);
+    await queue.close();
+  });
+
+  it("deletes the object after cancel and after a dedup hit", async () => {
+    const store = new MemoryStore();
+    const { queue } = await openQueue({ store, payloadOffloadBytes: 64 });
+    const a = await queue.enqueue("q", big("a"), { dedupKey: "d" });
+    expect((await queue.enqueue("q", big("b"), { dedupKey: "d" })).newlyEnqueued).toBe(false);
+    await settle();
+    expect(await payloadObjects(store)).toHaveLength(1);
+    expect(await queue.cancel(a.jobId)).toBe(true);
+    expect(await payloadObjects(store)).toEqual([]);
+    await queue.close();
+  });
+
+  it("keeps the object through retries and removes it with the dead record's retention", async () => {
+    const store = new MemoryStore();
+    const { queue, clock } = await openQueue({ store, payloadOffloadBytes: 64, defaultQueueConfig: { maxAttempts: 2, deadRetention: 1000, backoff: { baseMs: 0, maxMs: 0 } } });
+    await queue.enqueue("q", big("a"));
+    await queue.nack((await queue.claim("q"))!, "once");
+    const again = (await queue.claim("q"))!;
+    expect(again.payload).toEqual(big("a"));
+    await queue.nack(again, "twice");
+    expect(await payloadObjects(store)).toHaveLength(1);
+    clock.advance(1000);
+    await settle(10);
+    expect(await payloadObjects(store)).toEqual([]);
+    await queue.close();
+  });
+
+  it("offloads effect enqueues, and removes the done record's object with done retention", async () => {
+    const store = new MemoryStore();
+    const { queue, clock } = await openQueue({ store, payloadOffloadBytes: 64, queueConfigs: { next: { doneRetentionMs: 500 } } });
+    await queue.enqueue("q", enc("a"));
+    await queue.ack((await queue.claim("q"))!, new SettlementEffects().enqueue("next", big("n")));
+    expect(await payloadObjects(store)).toHaveLength(1);
+    const n = (await queue.claim("next"))!;
+    expect(n.payload).toEqual(big("n"));
+    await queue.ack(n);
+    expect(await payloadObjects(store)).toHaveLength(1);
+    clock.advance(500);
+    await settle(10);
+    expect(await payloadObjects(store)).toEqual([]);
+    await queue.close();
+  });
+
+  it("a failed settlement deletes the objects its effect enqueues wrote", async () => {
+    const store = new MemoryStore();
+    const { queue } = await openQueue({ store, payloadOffloadBytes: 64 });
+    await queue.enqueue("q", enc("a"));
+    const job = (await queue.claim("q"))!;
+    await queue.ack(job);
+    await expect(queue.ack(job, new SettlementEffects().enqueue("next", big("n")))).rejects.toThrow();
+    await settle();
+    expect(await payloadObjects(store)).toEqual([]);
+    await queue.close();
+  });
+
+  it("null disables offloading", async () => {
+    const store = new MemoryStore();
+    const { queue } = await openQueue({ store, payloadOffloadBytes: null });
+    await queue.enqueue("q", new Uint8Array(1024 * 1024));
+    expect(await payloadObjects(store)).toEqual([]);
+    expect((await queue.claim("q"))!.payload.byteLength).toBe(1024 * 1024);
+    await queue.close();
+  });
+});

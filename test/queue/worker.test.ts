@@ -1,0 +1,139 @@
+import { describe, expect, it, vi } from "vitest";
+import { PermanentError, runWorker, SettlementEffects, type ClaimedJob } from "taquba";
+import { dec, enc, openQueue, settle } from "./helpers.js";
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe("runWorker", () => {
+  it("never runs more than `concurrency` jobs at once and processes them all", async () => {
+    const { queue } = await openQueue();
+    for (let i = 0; i < 20; i++) await queue.enqueue("q", enc(String(i)));
+    let active = 0;
+    let peak = 0;
+    const seen: string[] = [];
+    const ac = new AbortController();
+    const done = runWorker(
+      queue,
+      "q",
+      {
+        async process(job) {
+          active++;
+          peak = Math.max(peak, active);
+          await settle(1);
+          seen.push(dec(job.payload));
+          active--;
+          if (seen.length === 20) ac.abort();
+        },
+      },
+      { concurrency: 3, signal: ac.signal },
+    );
+    await done;
+    expect(peak).toBe(3);
+    expect(seen.sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: 20 }, (_, i) => String(i)));
+    expect(await queue.view().stats("q")).toMatchObject({ pending: 0, claimed: 0, done: 20 });
+    await queue.close();
+  });
+
+  it("shutdown stops claiming and waits for in-flight jobs to settle", async () => {
+    const { queue } = await openQueue();
+    for (let i = 0; i < 4; i++) await queue.enqueue("q", enc(String(i)));
+    const gate = deferred();
+    const started: string[] = [];
+    const ac = new AbortController();
+    let finished = false;
+    const done = runWorker(
+      queue,
+      "q",
+      {
+        async process(job) {
+          started.push(job.id);
+          await gate.promise;
+        },
+      },
+      { concurrency: 2, signal: ac.signal },
+    ).then(() => (finished = true));
+    await settle();
+    expect(started).toHaveLength(2);
+    ac.abort();
+    await settle();
+    expect(finished).toBe(false);
+    gate.resolve();
+    await done;
+    expect(started).toHaveLength(2);
+    expect(await queue.view().stats("q")).toMatchObject({ pending: 2, claimed: 0, done: 2 });
+    await queue.close();
+  });
+
+  it("does not poll: an idle worker waits without timers and takes a scheduled job exactly when due", async () => {
+    const { queue, clock } = await openQueue();
+    const processedAt: number[] = [];
+    const ac = new AbortController();
+    const done = runWorker(queue, "q", { process: async () => void processedAt.push(clock.now()) }, { signal: ac.signal });
+    await settle();
+    expect(clock.pendingTimers).toBe(0); // nothing due anywhere: no timer at all
+    const due = clock.now() + 5000;
+    await queue.enqueue("q", enc("later"), { runAt: due });
+    await settle();
+    expect(clock.pendingTimers).toBe(1); // the scheduler's one timer
+    expect(clock.nextDeadline).toBe(due);
+    clock.advance(4999);
+    await settle();
+    expect(processedAt).toEqual([]);
+    clock.advance(1);
+    await settle();
+    expect(processedAt).toEqual([due]);
+    // An immediate enqueue wakes the idle worker through the in-process notification.
+    await queue.enqueue("q", enc("now"));
+    await settle();
+    expect(processedAt).toHaveLength(2);
+    ac.abort();
+    await done;
+    await queue.close();
+  });
+
+  it("routes results: effects on ack, PermanentError dead-letters, other errors nack", async () => {
+    const { queue } = await openQueue({ defaultQueueConfig: { backoff: { baseMs: 0, maxMs: 0 } } });
+    const ok = await queue.enqueue("q", enc("ok"));
+    const perm = await queue.enqueue("q", enc("perm"));
+    const flaky = await queue.enqueue("q", enc("flaky"));
+    const attempts: Record<string, number> = {};
+    const ac = new AbortController();
+    const done = runWorker(
+      queue,
+      "q",
+      {
+        async process(job: ClaimedJob) {
+          const p = dec(job.payload);
+          attempts[p] = (attempts[p] ?? 0) + 1;
+          if (p === "perm") throw new PermanentError("no such order", { effects: new SettlementEffects().kvPut("perm", enc("dead")) });
+          if (p === "flaky" && job.attempt < 2) throw new Error("try again");
+          return new SettlementEffects().kvPut(`done/${p}`, enc("1"));
+        },
+      },
+      { concurrency: 2, signal: ac.signal },
+    );
+    await vi.waitFor(async () => expect((await queue.view().stats("q")).done).toBe(2));
+    ac.abort();
+    await done;
+    expect(attempts).toEqual({ ok: 1, perm: 1, flaky: 2 });
+    expect(await queue.kvGet("done/ok")).not.toBeNull();
+    expect(await queue.kvGet("done/flaky")).not.toBeNull();
+    expect(await queue.kvGet("perm")).not.toBeNull();
+    expect(await queue.view().job(perm.jobId)).toMatchObject({ state: "dead", lastError: "no such order", attempt: 1 });
+    expect(await queue.view().job(ok.jobId)).toBeNull();
+    expect(await queue.view().job(flaky.jobId)).toBeNull();
+    await queue.close();
+  });
+
+  it("ends when the queue closes", async () => {
+    const { queue } = await openQueue();
+    const done = runWorker(queue, "q", { process: async () => undefined });
+    await settle();
+    await queue.close();
+    await done;
+  });
+});
