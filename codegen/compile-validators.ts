@@ -88,7 +88,8 @@ export function compileValidators(roots: readonly ValidatorRoot[], pkg: PackageM
     // No option that rewrites data (defaults, coercion, removal): validators only judge.
     code: { source: true, esm: true, lines: true, formats: _`require("taquba").validatorRuntime.formats` },
   });
-  for (const [name, fn] of Object.entries(jsonSchemaFormats)) ajv.addFormat(name, { type: "string", validate: fn });
+  // Plain functions, as the run-time table holds them: ajv then calls `formats[name](value)`.
+  for (const [name, fn] of Object.entries(jsonSchemaFormats)) ajv.addFormat(name, fn);
   const sorted = [...roots].sort((a, b) => compareCodeUnits(a.exportName, b.exportName));
   const mapping: Record<string, string> = {};
   for (const r of sorted) {

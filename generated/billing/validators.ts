@@ -37,7 +37,7 @@ errors++;
 if(data.callback_url !== undefined){
 let data0 = data.callback_url;
 if(typeof data0 === "string"){
-if(!(formats0.validate(data0))){
+if(!(formats0(data0))){
 const err2 = {instancePath:instancePath+"/callback_url",schemaPath:"#/properties/callback_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -235,7 +235,7 @@ errors++;
 if(data.to !== undefined){
 let data0 = data.to;
 if(typeof data0 === "string"){
-if(!(formats2.validate(data0))){
+if(!(formats2(data0))){
 const err3 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/format",keyword:"format",params:{format: "email"},message:"must match format \""+"email"+"\""};
 if(vErrors === null){
 vErrors = [err3];
