@@ -24,6 +24,7 @@ import {
   type JobSubmitter,
   type SignalDelivery,
   type SignalSender,
+  type Validator,
 } from "taquba";
 import { billing, media } from "../../generated/index.js";
 
@@ -81,7 +82,7 @@ const headers = { tenant_id: "acme" };
 const email = { to: "a@b.co", subject: "Hello" };
 
 describe("generated validators", () => {
-  const input = billing.emailSendJob.input;
+  const input: Validator<billing.EmailSendInput> = billing.emailSendJob.input;
 
   it("accept valid values and report every violation by path", () => {
     expect(input.validate(email)).toEqual([]);
