@@ -1,0 +1,152 @@
+import { describe, expect, it } from "vitest";
+import { MemoryStore, MockClock, StepOutcome, type Step, type StepRunner } from "taquba";
+import { dec, enc, openEnv, settle, until } from "./helpers.js";
+
+const HOUR = 3_600_000;
+
+/** Step 0 waits on the key in its payload; step 1 reports the signal it observed. */
+function approvalRunner(observed: Array<Uint8Array | null | undefined>): StepRunner {
+  return {
+    async runStep(s: Step) {
+      if (s.stepNumber === 0) return StepOutcome.continueOnSignal(s.payload, dec(s.payload), HOUR);
+      observed.push(s.signal);
+      return StepOutcome.succeed(s.signal == null ? enc("timeout") : s.signal);
+    },
+  };
+}
+
+async function waiting(env: Awaited<ReturnType<typeof openEnv>>, runId: string) {
+  await until(async () => (await env.runtime.status(runId))?.step === 1, `${runId} waiting`);
+}
+
+describe("durable signals", () => {
+  it("delivers a signal to a waiting run", async () => {
+    const seen: Array<Uint8Array | null | undefined> = [];
+    const env = await openEnv(approvalRunner(seen));
+    await env.runtime.submit({ input: enc("approve:1"), runId: "a1" });
+    await waiting(env, "a1");
+    expect(await env.runtime.status("a1")).toMatchObject({ state: "pending", step: 1 });
+    expect(await env.runtime.signal("approve:1", enc("yes"))).toBe("delivered");
+    const end = await env.runtime.wait("a1");
+    expect(dec(end.outcome!.result)).toBe("yes");
+    expect(seen.map(dec)).toEqual(["yes"]);
+    expect(await env.runtime.clearSignal("approve:1")).toBe(false);
+    await env.stop();
+  });
+
+  it("buffers a signal with no waiter; the next waiter consumes it at registration", async () => {
+    const seen: Array<Uint8Array | null | undefined> = [];
+    const env = await openEnv(approvalRunner(seen));
+    expect(await env.runtime.signal("k", enc("early"))).toBe("buffered");
+    expect(await env.runtime.signal("k", enc("replaced"))).toBe("buffered");
+    await env.runtime.submit({ input: enc("k"), runId: "b" });
+    const end = await env.runtime.wait("b");
+    expect(dec(end.outcome!.result)).toBe("replaced");
+    expect(await env.runtime.clearSignal("k")).toBe(false); // consumed
+    await env.stop();
+  });
+
+  it("wakes the step with a null signal when the timeout fires", async () => {
+    const seen: Array<Uint8Array | null | undefined> = [];
+    const env = await openEnv(approvalRunner(seen));
+    await env.runtime.submit({ input: enc("t"), runId: "t" });
+    await waiting(env, "t");
+    env.clock.advance(HOUR);
+    const end = await env.runtime.wait("t");
+    expect(seen).toEqual([null]);
+    expect(dec(end.outcome!.result)).toBe("timeout");
+    // A signal after the timeout is buffered for the next waiter.
+    expect(await env.runtime.signal("t", enc("late"))).toBe("buffered");
+    expect(await env.runtime.clearSignal("t")).toBe(true);
+    expect(await env.runtime.clearSignal("t")).toBe(false);
+    await env.stop();
+  });
+
+  it("a step not continued on a signal sees undefined", async () => {
+    let signal: unknown = "unset";
+    const env = await openEnv({
+      async runStep(s) {
+        signal = s.signal;
+        return StepOutcome.succeed(s.payload);
+      },
+    });
+    await env.runtime.submit({ input: enc("x"), runId: "u" });
+    await env.runtime.wait("u");
+    expect(signal).toBeUndefined();
+    await env.stop();
+  });
+
+  it("fails a run that registers a second waiter on a key", async () => {
+    const seen: Array<Uint8Array | null | undefined> = [];
+    const env = await openEnv(approvalRunner(seen));
+    await env.runtime.submit({ input: enc("shared"), runId: "first" });
+    await waiting(env, "first");
+    await env.runtime.submit({ input: enc("shared"), runId: "second" });
+    const end = await env.runtime.wait("second");
+    expect(end.termination).toMatchObject({ status: "failed", errorKind: "permanent" });
+    expect(end.termination.error).toContain("already has a waiter");
+    expect(await env.runtime.signal("shared", enc("go"))).toBe("delivered");
+    expect(dec((await env.runtime.wait("first")).outcome!.result)).toBe("go");
+    await env.stop();
+  });
+
+  it("a cancelled waiter releases its key", async () => {
+    const seen: Array<Uint8Array | null | undefined> = [];
+    const env = await openEnv(approvalRunner(seen));
+    await env.runtime.submit({ input: enc("key"), runId: "w" });
+    await waiting(env, "w");
+    expect(await env.runtime.cancel("w")).toBe(true);
+    expect(await env.runtime.signal("key", enc("s"))).toBe("buffered");
+    await env.stop();
+  });
+
+  it("survives restarts: waiting, delivered and buffered paths", async () => {
+    const store = new MemoryStore();
+    const clock = new MockClock();
+    const seen: Array<Uint8Array | null | undefined> = [];
+    const env = await openEnv(approvalRunner(seen), { store, clock });
+    await env.runtime.submit({ input: enc("r1"), runId: "r1" });
+    await env.runtime.submit({ input: enc("r2"), runId: "r2" });
+    await waiting(env, "r1");
+    await waiting(env, "r2");
+    await env.stop();
+
+    const env2 = await openEnv(approvalRunner(seen), { store, clock, start: false });
+    expect(await env2.runtime.signal("r1", enc("after-restart"))).toBe("delivered");
+    expect(await env2.runtime.signal("r3", enc("for-later"))).toBe("buffered");
+    await env2.stop();
+
+    const env3 = await openEnv(approvalRunner(seen), { store, clock });
+    expect(dec((await env3.runtime.wait("r1")).outcome!.result)).toBe("after-restart");
+    clock.advance(HOUR);
+    expect(dec((await env3.runtime.wait("r2")).outcome!.result)).toBe("timeout");
+    await env3.runtime.submit({ input: enc("r3"), runId: "r3" });
+    expect(dec((await env3.runtime.wait("r3")).outcome!.result)).toBe("for-later");
+    await env3.stop();
+  });
+
+  it("a redelivered woken step observes the same signal", async () => {
+    const observed: string[] = [];
+    let failOnce = true;
+    const env = await openEnv({
+      async runStep(s) {
+        if (s.stepNumber === 0) return StepOutcome.continueOnSignal(s.payload, "redo", HOUR);
+        observed.push(dec(s.signal));
+        if (failOnce) {
+          failOnce = false;
+          throw new Error("transient");
+        }
+        return StepOutcome.succeed(s.signal!);
+      },
+    });
+    await env.runtime.submit({ input: enc("x"), runId: "redo" });
+    await waiting(env, "redo");
+    await env.runtime.signal("redo", enc("sig"));
+    await until(() => observed.length === 1, "first delivery");
+    await settle();
+    env.clock.advance(1_000);
+    await env.runtime.wait("redo");
+    expect(observed).toEqual(["sig", "sig"]);
+    await env.stop();
+  });
+});
