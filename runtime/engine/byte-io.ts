@@ -147,12 +147,16 @@ export class ByteReader {
     return s;
   }
 
-  /** Length-prefixed bytes, copied so they do not pin the source buffer. */
+  /**
+   * Length-prefixed bytes as a view into the source buffer, not a copy: one
+   * object per value instead of an allocation and a copy. The views keep the
+   * source object's buffer alive while any of its values is alive; callers
+   * only pass buffers they own (objects just read from the store).
+   */
   blob(): Uint8Array {
     const n = this.varint();
     this.#need(n);
-    const out = new Uint8Array(n);
-    out.set(this.buf.subarray(this.pos, this.pos + n));
+    const out = new Uint8Array(this.buf.buffer, this.buf.byteOffset + this.pos, n);
     this.pos += n;
     return out;
   }

@@ -128,8 +128,8 @@ export class EngineReader {
 async function loadFresh(ctx: StoreContext): Promise<{ tree: SortedMap; manifest: Manifest; walk: WalWalk }> {
   for (let attempt = 0; attempt < MAX_RELOADS; attempt++) {
     const manifest = (await readNewestManifest(ctx))!;
-    const tree = newSortedMap();
-    if (!(await loadSegments(ctx, manifest, tree))) continue;
+    const tree = await loadSegments(ctx, manifest);
+    if (tree === undefined) continue;
     const walk = await walkWal(ctx, newWalk(manifest.walNext), (ops) => applyOps(tree, ops));
     if (walk.vanished) continue;
     return { tree, manifest, walk: { ...walk, vanished: false } };

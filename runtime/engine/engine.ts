@@ -32,7 +32,7 @@ import { ClosedError, FencedError, StoreCorruptedError, TaqubaError, ValidationE
 import { validateObjectKey } from "../store/keys.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { collectGarbage, publishManifest, writeSegments, type CheckpointWriter } from "./checkpoint.js";
-import { WAL_FENCE_JUMP, walKey } from "./layout.js";
+import { WAL_FENCE_JUMP, manifestKey, walKey } from "./layout.js";
 import type { Manifest } from "./manifest.js";
 import { applyOps, loadSegments, newWalk, readNewestManifest, walkWal, type StoreContext, type WalWalk } from "./recovery.js";
 import type { RetryPolicy } from "./retry.js";
@@ -359,10 +359,8 @@ async function recoverAsWriter(ctx: StoreContext): Promise<Recovered> {
     }
   }
   if (mine === undefined || base === undefined) throw new FencedError("the manifest kept changing while opening; another process is writing");
-  const tree = newSortedMap();
-  if (!(await loadSegments(ctx, base, tree))) {
-    throw new StoreCorruptedError(`${ctx.prefix}manifest/${base.id}`, "a segment it lists is missing");
-  }
+  const tree = await loadSegments(ctx, base);
+  if (tree === undefined) throw new StoreCorruptedError(manifestKey(ctx.prefix, base.id), "a segment it lists is missing");
   let walk = newWalk(base.walNext);
   const apply = (ops: Parameters<typeof applyOps>[1]) => applyOps(tree, ops);
   for (;;) {

@@ -10,12 +10,13 @@
  * epoch is below one already replayed is also skipped, defensively.
  */
 import { StoreCorruptedError, StoreUnavailableError } from "../errors.js";
+import { compareKeys } from "../store/keys.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { manifestKey, parseNumberedKey, walKey } from "./layout.js";
 import { decodeManifest, emptyManifest, type Manifest } from "./manifest.js";
 import type { RetryPolicy } from "./retry.js";
 import { readSegment } from "./segment-format.js";
-import type { SortedMap } from "./sorted-map.js";
+import { sortedMapFromSorted, type SortedMap } from "./sorted-map.js";
 import { forEachLimit, getWithRetries, listKeys } from "./store-ops.js";
 import { decodeWal, type WalObject } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
@@ -27,7 +28,7 @@ export interface StoreContext {
   retry: RetryPolicy;
 }
 
-const PREFETCH = 16;
+const PREFETCH = 64;
 
 /** The newest manifest, or the empty manifest of a fresh store. */
 export async function readNewestManifest(ctx: StoreContext, after = -1): Promise<Manifest | undefined> {
@@ -47,12 +48,14 @@ export async function readNewestManifest(ctx: StoreContext, after = -1): Promise
 }
 
 /**
- * Loads every segment of `manifest` into `tree`. Returns false when one is
- * missing: for a reader that means a checkpoint replaced the manifest.
+ * Loads every segment of `manifest` into a new map. Resolves to undefined
+ * when one is missing: for a reader that means a checkpoint replaced the
+ * manifest. The segments of a manifest hold disjoint, ascending key ranges.
  */
-export async function loadSegments(ctx: StoreContext, manifest: Manifest, tree: SortedMap): Promise<boolean> {
+export async function loadSegments(ctx: StoreContext, manifest: Manifest): Promise<SortedMap | undefined> {
   let missing = false;
-  await forEachLimit(manifest.segments, 4, async (seg) => {
+  const parts: { keys: string[]; values: Uint8Array[] }[] = [];
+  await forEachLimit(manifest.segments, 4, async (seg, i) => {
     if (missing) return;
     const key = ctx.prefix + seg.name;
     const bytes = await getWithRetries(ctx.store, key, ctx.retry);
@@ -60,10 +63,29 @@ export async function loadSegments(ctx: StoreContext, manifest: Manifest, tree: 
       missing = true;
       return;
     }
-    const n = readSegment(key, bytes, (k, v) => tree.set(k, v));
+    const part: { keys: string[]; values: Uint8Array[] } = { keys: [], values: [] };
+    const n = readSegment(key, bytes, (k, v) => {
+      part.keys.push(k);
+      part.values.push(v);
+    });
     if (n !== seg.entries) throw new StoreCorruptedError(key, `segment holds ${n} entries, the manifest says ${seg.entries}`);
+    parts[i] = part;
   });
-  return !missing;
+  if (missing) return undefined;
+  if (parts.length === 1) return sortedMapFromSorted(parts[0]!.keys, parts[0]!.values);
+  const keys: string[] = [];
+  const values: Uint8Array[] = [];
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    if (keys.length > 0 && part.keys.length > 0 && compareKeys(keys[keys.length - 1]!, part.keys[0]!) >= 0) {
+      throw new StoreCorruptedError(ctx.prefix + manifest.segments[i]!.name, "segment key range overlaps the previous segment");
+    }
+    for (let j = 0; j < part.keys.length; j++) {
+      keys.push(part.keys[j]!);
+      values.push(part.values[j]!);
+    }
+  }
+  return sortedMapFromSorted(keys, values);
 }
 
 export interface WalWalk {

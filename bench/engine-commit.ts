@@ -1,0 +1,86 @@
+/**
+ * @module Benchmark: commit throughput and latency of the engine with C
+ * concurrent committers of small batches, over a memory store, a local
+ * directory, and a memory store with S3-like latency.
+ *
+ * Run: npx tsx bench/engine-commit.ts
+ * Env: C (committers, 256), DURATION_MS (per store, 3000), FLUSH_MS (flush
+ * interval, 2), KEYS (puts per batch, 2), VALUE_BYTES (64), LATENCY_MS (20),
+ * JITTER_MS (5), STORES (comma list of memory,local,latency).
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { Engine, LocalStore, MemoryStore, WriteBatch, withCounting, withLatency, type ObjectStore } from "../runtime/index.js";
+
+const env = (name: string, dflt: number) => (process.env[name] === undefined ? dflt : Number(process.env[name]));
+const C = env("C", 256);
+const DURATION_MS = env("DURATION_MS", 3000);
+const FLUSH_MS = env("FLUSH_MS", 2);
+const KEYS = env("KEYS", 2);
+const VALUE_BYTES = env("VALUE_BYTES", 64);
+const LATENCY_MS = env("LATENCY_MS", 20);
+const JITTER_MS = env("JITTER_MS", 5);
+const STORES = (process.env.STORES ?? "memory,local,latency").split(",");
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function run(label: string, store: ObjectStore): Promise<void> {
+  const counted = withCounting(store);
+  const engine = await Engine.open(counted, { flushIntervalMs: FLUSH_MS });
+  counted.reset();
+  const startStats = engine.stats;
+  const value = new Uint8Array(VALUE_BYTES).fill(7);
+  const latencies: number[] = [];
+  const deadline = performance.now() + DURATION_MS;
+  const started = performance.now();
+  const committer = async (w: number) => {
+    for (let i = 0; performance.now() < deadline; i++) {
+      const batch = new WriteBatch();
+      for (let k = 0; k < KEYS; k++) batch.put(`bench/${w}/${(i * KEYS + k) % 512}`, value);
+      const t0 = performance.now();
+      await engine.commit(batch);
+      latencies.push(performance.now() - t0);
+    }
+  };
+  await Promise.all(Array.from({ length: C }, (_, w) => committer(w)));
+  const elapsed = (performance.now() - started) / 1000;
+  const stats = engine.stats;
+  await engine.close();
+  const sorted = Float64Array.from(latencies).sort();
+  const commits = latencies.length;
+  const walPuts = stats.walPuts - startStats.walPuts;
+  const walBytes = stats.walBytes - startStats.walBytes;
+  console.log(
+    [
+      `${label}:`,
+      `  commits/s          ${(commits / elapsed).toFixed(0)}  (${commits} commits in ${elapsed.toFixed(2)} s)`,
+      `  commit p50 / p99   ${percentile(sorted, 50).toFixed(2)} ms / ${percentile(sorted, 99).toFixed(2)} ms`,
+      `  WAL puts/s         ${(walPuts / elapsed).toFixed(0)}`,
+      `  commits per put    ${(commits / walPuts).toFixed(1)}`,
+      `  WAL bytes/commit   ${(walBytes / commits).toFixed(1)}`,
+      `  store bytes/commit ${(counted.counts.bytesIn / commits).toFixed(1)}  (WAL + ${stats.checkpoints} checkpoints)`,
+    ].join("\n"),
+  );
+}
+
+console.log(
+  `engine-commit: C=${C} DURATION_MS=${DURATION_MS} FLUSH_MS=${FLUSH_MS} KEYS=${KEYS} VALUE_BYTES=${VALUE_BYTES} ` +
+    `latency store=${LATENCY_MS}±${JITTER_MS} ms, node ${process.version}`,
+);
+for (const name of STORES) {
+  if (name === "memory") await run("MemoryStore", new MemoryStore());
+  else if (name === "local") {
+    const dir = await mkdtemp(path.join(tmpdir(), "taquba-bench-"));
+    try {
+      await run(`LocalStore (${tmpdir()})`, new LocalStore(dir));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  } else if (name === "latency") {
+    await run(`withLatency(MemoryStore, ${LATENCY_MS} ms ± ${JITTER_MS} ms)`, withLatency(new MemoryStore(), { ms: LATENCY_MS, jitterMs: JITTER_MS }));
+  } else throw new Error(`unknown store ${name}; use memory, local or latency`);
+}
