@@ -35,6 +35,8 @@ export interface Env {
   queue: Queue;
   runtime: WorkflowRuntime;
   worker: RunnerHandle | undefined;
+  /** What the runtime logged (settlement failures after a simulated crash, ...). */
+  logged: unknown[];
   stop(): Promise<void>;
 }
 
@@ -58,7 +60,8 @@ export async function openEnv(runner: StepRunner, opts: EnvOptions = {}): Promis
     clock,
     queueConfigs: { "workflow-steps": { backoff: { baseMs: 1000, maxMs: 60_000 }, ...(opts.queueOptions?.queueConfigs?.["workflow-steps"] ?? {}) } },
   });
-  let b = WorkflowRuntime.builder(queue, store, runner, opts.hook ?? NoopTerminalHook);
+  const logged: unknown[] = [];
+  let b = WorkflowRuntime.builder(queue, store, runner, opts.hook ?? NoopTerminalHook).logger({ error: (obj) => logged.push(obj) });
   if (opts.configure) b = opts.configure(b);
   const runtime = b.build();
   const worker = opts.start === false ? undefined : runtime.spawn();
@@ -68,6 +71,7 @@ export async function openEnv(runner: StepRunner, opts: EnvOptions = {}): Promis
     queue,
     runtime,
     worker,
+    logged,
     async stop() {
       await worker?.shutdown();
       await queue.close();

@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { RunNotFoundError, StepOutcome } from "taquba";
+import { enc, openEnv, runnerOf, settle, until } from "./helpers.js";
+
+async function objectCount(store: { list(p: string): AsyncIterable<unknown> }, prefix: string): Promise<number> {
+  let n = 0;
+  for await (const _ of store.list(prefix)) n++;
+  return n;
+}
+
+describe("memo retention", () => {
+  it("sweeps memo entries, replay records, terminal records and markers a window after termination", async () => {
+    const env = await openEnv(
+      runnerOf(async (s) => {
+        await s.memo.put("m", enc("1"));
+        await s.runMemo.put("r", enc("2"));
+        return StepOutcome.succeed(s.payload);
+      }),
+      { configure: (b) => b.memoRetention(60_000).stepOutputReplay().pollIntervalMs(1_000) },
+    );
+    await env.runtime.submit({ input: enc("x"), runId: "old" });
+    await env.runtime.wait("old");
+    expect(await objectCount(env.store, "workflow-steps-memo/memos/old/")).toBe(3); // two entries + the run result record
+    expect(await objectCount(env.store, "workflow-steps-memo/step-outputs/old/")).toBe(1);
+    expect((await env.queue.kvScan("workflow/terminals/")).entries).toHaveLength(1);
+    env.clock.advance(30_000);
+    await env.runtime.submit({ input: enc("x"), runId: "young" });
+    await env.runtime.wait("young");
+    env.clock.advance(30_000);
+    await until(async () => (await env.runtime.status("old")) === null, "old swept");
+    expect(await objectCount(env.store, "workflow-steps-memo/memos/old/")).toBe(0);
+    expect(await objectCount(env.store, "workflow-steps-memo/step-outputs/old/")).toBe(0);
+    await expect(env.runtime.wait("old")).rejects.toBeInstanceOf(RunNotFoundError);
+    expect(await env.runtime.status("young")).toMatchObject({ state: "terminated" });
+    expect(await objectCount(env.store, "workflow-steps-memo/memos/young/")).toBe(3);
+    await until(async () => (await env.queue.kvScan("workflow/terminals/")).entries.length === 1, "old marker removed");
+    env.clock.advance(30_000);
+    await until(async () => (await env.runtime.status("young")) === null, "young swept");
+    await env.stop();
+  });
+
+  it("keeps everything without retention, and never touches in-flight runs", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const env = await openEnv(
+      runnerOf(async (s) => {
+        await s.memo.put("m", enc("1"));
+        if (s.runId === "slow") await gate;
+        return StepOutcome.succeed(s.payload);
+      }),
+      { configure: (b) => b.memoRetention(1_000).pollIntervalMs(100) },
+    );
+    await env.runtime.submit({ input: enc("x"), runId: "slow" });
+    await until(async () => (await objectCount(env.store, "workflow-steps-memo/memos/slow/")) === 1, "memo written");
+    env.clock.advance(10_000);
+    await settle();
+    expect(await objectCount(env.store, "workflow-steps-memo/memos/slow/")).toBe(1);
+    release();
+    await env.runtime.wait("slow");
+    await env.stop();
+
+    const env2 = await openEnv(runnerOf(async (s) => StepOutcome.succeed(s.payload)));
+    await env2.runtime.submit({ input: enc("x"), runId: "kept" });
+    await env2.runtime.wait("kept");
+    env2.clock.advance(365 * 86_400_000);
+    await settle();
+    expect(await env2.runtime.status("kept")).toMatchObject({ state: "terminated" });
+    expect((await env2.queue.kvScan("workflow/terminals/")).entries).toHaveLength(0);
+    await env2.stop();
+  });
+});
