@@ -1,0 +1,73 @@
+import { describe, expect, it } from "vitest";
+import { LocalStore, MemoryStore, MemoStore, QueueReader, RunNotFoundError, StepOutcome, WorkflowRuntime, NoopTerminalHook, WorkflowView } from "taquba";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { dec, enc, openEnv, runnerOf, until } from "./helpers.js";
+
+describe("status, outcome and wait", () => {
+  it("reports unknown runs as null / RunNotFoundError", async () => {
+    const env = await openEnv(runnerOf(async (s) => StepOutcome.succeed(s.payload)));
+    expect(await env.runtime.status("nope")).toBeNull();
+    expect(await env.runtime.outcome("nope")).toBeNull();
+    await expect(env.runtime.wait("nope")).rejects.toBeInstanceOf(RunNotFoundError);
+    await expect(env.runtime.waitTimeout("nope", 10)).rejects.toBeInstanceOf(RunNotFoundError);
+    await env.stop();
+  });
+
+  it("outcome is null while active; wait follows a run across many steps", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const env = await openEnv(
+      runnerOf(async (s) => {
+        if (s.stepNumber === 5) await gate;
+        return s.stepNumber < 9 ? StepOutcome.continueNow(s.payload) : StepOutcome.succeed(enc(`final ${s.stepNumber}`));
+      }),
+    );
+    await env.runtime.submit({ input: enc("x"), runId: "long" });
+    const waiting = env.runtime.wait("long");
+    await until(async () => (await env.runtime.status("long"))?.step === 5 && (await env.runtime.status("long"))?.state === "running", "step 5 running");
+    expect(await env.runtime.status("long")).toMatchObject({ state: "running", step: 5 });
+    expect(await env.runtime.outcome("long")).toBeNull();
+    release();
+    const end = await waiting;
+    expect(end.termination.finalStep).toBe(9);
+    expect(dec(end.outcome!.result)).toBe("final 9");
+    await env.stop();
+  });
+
+  it("answers from durable records after a restart and from another runtime over the same queue", async () => {
+    const store = new MemoryStore();
+    const env = await openEnv(runnerOf(async (s) => StepOutcome.succeed(enc(`r:${dec(s.payload)}`))), { store });
+    await env.runtime.submit({ input: enc("a"), runId: "a" });
+    await env.runtime.wait("a");
+    const other = WorkflowRuntime.builder(env.queue, store, runnerOf(async () => StepOutcome.fail("unused")), NoopTerminalHook).build();
+    expect(dec((await other.outcome("a"))!.result)).toBe("r:a");
+    await env.stop();
+    const env2 = await openEnv(runnerOf(async (s) => StepOutcome.succeed(s.payload)), { store, clock: env.clock, start: false });
+    expect(await env2.runtime.status("a")).toMatchObject({ state: "terminated", status: "succeeded" });
+    expect(dec((await env2.runtime.wait("a")).outcome!.result)).toBe("r:a");
+    await env2.stop();
+  });
+
+  it("a WorkflowView over a QueueReader answers from another process's view of the store", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "wf-view-"));
+    try {
+      const store = new LocalStore(dir);
+      const env = await openEnv(runnerOf(async (s) => (s.stepNumber === 0 ? StepOutcome.continueAfter(s.payload, 60_000) : StepOutcome.succeed(s.payload))), { store });
+      await env.runtime.submit({ input: enc("x"), runId: "v" });
+      await until(async () => (await env.runtime.status("v"))?.step === 1, "step 1");
+      const reader = await QueueReader.open(new LocalStore(dir), "wf");
+      const view = new WorkflowView(reader, new MemoStore(new LocalStore(dir), "workflow-steps-memo"));
+      expect(await view.status("v")).toMatchObject({ state: "pending", step: 1 });
+      env.clock.advance(60_000);
+      await env.runtime.wait("v");
+      await reader.refresh();
+      expect(await view.status("v")).toMatchObject({ state: "terminated", status: "succeeded", step: 1 });
+      expect(dec((await view.outcome("v"))!.result)).toBe("x");
+      await env.stop();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
