@@ -9,7 +9,7 @@
  * unreferenced objects, which a later checkpoint's listing removes.
  */
 import { setImmediate as yieldToLoop } from "node:timers/promises";
-import { FencedError, StoreCorruptedError } from "../errors.js";
+import { ClosedError, FencedError, StoreCorruptedError } from "../errors.js";
 import { manifestKey, parseNumberedKey, parseSegmentEpoch, segmentKey } from "./layout.js";
 import { decodeManifest, encodeManifest, type Manifest, type SegmentRef } from "./manifest.js";
 import type { StoreContext } from "./recovery.js";
@@ -59,7 +59,7 @@ export async function writeSegments(w: CheckpointWriter, snapshot: SortedMap): P
     if (++sinceYield >= ENTRIES_PER_SLICE) {
       sinceYield = 0;
       await yieldToLoop();
-      if (w.stopped()) throw new Error("checkpoint stopped: the engine failed or closed");
+      if (w.stopped()) throw new ClosedError("the engine (the checkpoint stopped before publishing)");
     }
   }
   await flush();

@@ -9,6 +9,7 @@
  */
 import { StoreUnavailableError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
+import { checkPrefix } from "./layout.js";
 import type { Manifest } from "./manifest.js";
 import { applyOps, loadSegments, newWalk, readNewestManifest, walkWal, type StoreContext, type WalWalk } from "./recovery.js";
 import type { RetryPolicy } from "./retry.js";
@@ -47,7 +48,7 @@ export class EngineReader {
 
   /** Loads the store's current durable state. The store need not have a writer. */
   static async open(store: ObjectStore, opts: EngineReaderOptions = {}): Promise<EngineReader> {
-    const ctx: StoreContext = { store, prefix: opts.prefix ?? "", retry: opts.retry ?? {} };
+    const ctx: StoreContext = { store, prefix: checkPrefix(opts.prefix ?? ""), retry: opts.retry ?? {} };
     return new EngineReader(ctx, await loadFresh(ctx));
   }
 

@@ -28,16 +28,15 @@
  * The flush timer and retry backoff use real timers, not the SDK `Clock`:
  * they pace I/O and never decide anything a test needs to move.
  */
-import { ClosedError, FencedError, StoreCorruptedError, TaqubaError, ValidationError } from "../errors.js";
-import { validateObjectKey } from "../store/keys.js";
+import { ClosedError, FencedError, StoreCorruptedError, TaqubaError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { collectGarbage, publishManifest, writeSegments, type CheckpointWriter } from "./checkpoint.js";
-import { WAL_FENCE_JUMP, manifestKey, walKey } from "./layout.js";
+import { WAL_FENCE_JUMP, checkPrefix, manifestKey, walKey } from "./layout.js";
 import type { Manifest } from "./manifest.js";
 import { applyOps, loadSegments, newWalk, readNewestManifest, walkWal, type StoreContext, type WalWalk } from "./recovery.js";
 import type { RetryPolicy } from "./retry.js";
 import { scanTree, type ScanOptions } from "./scan.js";
-import { newSortedMap, type SortedMap } from "./sorted-map.js";
+import type { SortedMap } from "./sorted-map.js";
 import { createOnce } from "./store-ops.js";
 import { decodeWal, encodeFence, validateBatchOps } from "./wal-format.js";
 import { WalWriter } from "./wal-writer.js";
@@ -323,13 +322,6 @@ export class Engine {
       throw err;
     }
   }
-}
-
-function checkPrefix(prefix: string): string {
-  if (prefix === "") return prefix;
-  if (!prefix.endsWith("/")) throw new ValidationError(`the engine prefix ${JSON.stringify(prefix)} must be "" or end with "/"`);
-  validateObjectKey(`${prefix}x`);
-  return prefix;
 }
 
 /**

@@ -8,6 +8,8 @@
  * - `seg/<epoch>-<n>`: immutable sorted segments written by checkpoints.
  * Numbers are zero-padded to 20 digits so that key order is numeric order.
  */
+import { ValidationError } from "../errors.js";
+import { validateObjectKey } from "../store/keys.js";
 
 /**
  * How many WAL sequence numbers a new writer skips past its fence marker.
@@ -18,6 +20,16 @@
 export const WAL_FENCE_JUMP = 64;
 
 const PAD = 20;
+
+/** Checks an engine key prefix: "" or a valid key path ending in "/". */
+export function checkPrefix(prefix: string): string {
+  if (prefix === "") return prefix;
+  if (typeof prefix !== "string" || !prefix.endsWith("/")) {
+    throw new ValidationError(`the engine prefix ${JSON.stringify(prefix)} must be "" or end with "/"`);
+  }
+  validateObjectKey(`${prefix}x`);
+  return prefix;
+}
 
 export function padNumber(n: number): string {
   return String(n).padStart(PAD, "0");

@@ -88,4 +88,19 @@ describe("engine durability and reopen", () => {
     expect([...third.scan()].map(([k]) => k)).toEqual(before);
     await third.close();
   });
+
+  it("engines under different prefixes share a store without fencing each other", async () => {
+    const store = new MemoryStore();
+    const a = await Engine.open(store, { prefix: "tenant-a/" });
+    const b = await Engine.open(store, { prefix: "tenant-b/" });
+    await a.commit(new WriteBatch().put("k", enc("a")));
+    await b.commit(new WriteBatch().put("k", enc("b")));
+    await a.checkpoint();
+    await Promise.all([a.close(), b.close()]);
+    for await (const o of store.list("")) expect(o.key).toMatch(/^tenant-[ab]\/(wal|manifest|seg)\//);
+    const a2 = await Engine.open(store, { prefix: "tenant-a/" });
+    expect(dec(a2.get("k"))).toBe("a");
+    await a2.close();
+    await expect(Engine.open(store, { prefix: "no-slash" })).rejects.toBeInstanceOf(ValidationError);
+  });
 });

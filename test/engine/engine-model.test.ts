@@ -1,0 +1,79 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { Engine, EngineReader, MemoryStore, WriteBatch } from "taquba";
+
+type Op =
+  | { t: "commit"; ops: Array<{ del: boolean; key: string; value: number }>; durable: boolean }
+  | { t: "checkpoint" }
+  | { t: "reopen" }
+  | { t: "reader" };
+
+const keyArb = fc.constantFrom("a", "b", "b/1", "b/2", "c\u00e9", "\u{1F600}", "\uFFFD", "");
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ t: fc.constant("commit" as const), ops: fc.array(fc.record({ del: fc.boolean(), key: keyArb, value: fc.nat(1000) }), { maxLength: 5 }), durable: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.constant({ t: "checkpoint" as const }) },
+  { weight: 1, arbitrary: fc.constant({ t: "reopen" as const }) },
+  { weight: 1, arbitrary: fc.constant({ t: "reader" as const }) },
+);
+
+function snapshot(e: { scan(): IterableIterator<[string, Uint8Array]> }): Array<[string, number]> {
+  return [...e.scan()].map(([k, v]) => [k, new DataView(v.buffer, v.byteOffset, v.byteLength).getUint32(0)]);
+}
+
+function modelSnapshot(model: Map<string, number>, engineOrder: string[]): Array<[string, number]> {
+  return engineOrder.map((k) => [k, model.get(k)!]);
+}
+
+describe("engine against a model map", () => {
+  it("matches a plain map across commits, checkpoints, reopens and readers", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArb, { maxLength: 40 }), fc.integer({ min: 0, max: 3 }), async (script, flushMs) => {
+        const store = new MemoryStore();
+        const opts = { flushIntervalMs: flushMs, checkpointWalObjects: 3 };
+        let engine = await Engine.open(store, opts);
+        const model = new Map<string, number>();
+        const pending: Promise<void>[] = [];
+        for (const step of script) {
+          if (step.t === "commit") {
+            const b = new WriteBatch();
+            for (const o of step.ops) {
+              if (o.del) {
+                b.delete(o.key);
+                model.delete(o.key);
+              } else {
+                const v = new Uint8Array(4);
+                new DataView(v.buffer).setUint32(0, o.value);
+                b.put(o.key, v);
+                model.set(o.key, o.value);
+              }
+            }
+            pending.push(engine.commit(b, { durable: step.durable }));
+          } else if (step.t === "checkpoint") {
+            await engine.checkpoint();
+          } else if (step.t === "reopen") {
+            await Promise.all(pending.splice(0));
+            await engine.close();
+            engine = await Engine.open(store, opts);
+          } else {
+            await engine.flush();
+            const reader = await EngineReader.open(store);
+            const keys = [...reader.scan()].map(([k]) => k);
+            expect(snapshot(reader)).toEqual(modelSnapshot(model, keys));
+            expect(new Set(keys)).toEqual(new Set(model.keys()));
+          }
+          const keys = [...engine.scan()].map(([k]) => k);
+          expect(new Set(keys)).toEqual(new Set(model.keys()));
+          expect(snapshot(engine)).toEqual(modelSnapshot(model, keys));
+        }
+        await Promise.all(pending);
+        await engine.close();
+        const final = await Engine.open(store);
+        const keys = [...final.scan()].map(([k]) => k);
+        expect(new Set(keys)).toEqual(new Set(model.keys()));
+        expect(snapshot(final)).toEqual(modelSnapshot(model, keys));
+        await final.close();
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
