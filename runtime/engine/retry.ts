@@ -1,10 +1,10 @@
 /**
  * @module Bounded retries with exponential backoff for object-store calls.
  */
-import { PreconditionFailedError, StoreUnavailableError, ValidationError } from "../errors.js";
+import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 
 export interface RetryPolicy {
-  /** Attempts in all, the first included. Default: 6. */
+  /** Attempts in all, the first included. Default: 8 (about 2 s of retrying). */
   attempts?: number;
   /** Delay before the first retry; doubled each time, with jitter. Default: 20 ms. */
   baseDelayMs?: number;
@@ -14,7 +14,8 @@ export interface RetryPolicy {
 
 /** Errors that repeating the same call cannot fix. */
 function isPermanent(err: unknown): boolean {
-  return err instanceof PreconditionFailedError || err instanceof ValidationError;
+  if (err instanceof PreconditionFailedError || err instanceof ValidationError) return true;
+  return err instanceof TaqubaError && !err.retryable;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -31,7 +32,7 @@ export async function withRetries<T>(
   op: () => Promise<T>,
   stop: () => boolean = () => false,
 ): Promise<T> {
-  const attempts = Math.max(1, policy.attempts ?? 6);
+  const attempts = Math.max(1, policy.attempts ?? 8);
   const base = policy.baseDelayMs ?? 20;
   const max = policy.maxDelayMs ?? 1000;
   let lastErr: unknown;
