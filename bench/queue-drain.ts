@@ -1,0 +1,52 @@
+/**
+ * @module Queue drain: claim latency across a large backlog.
+ *
+ * Enqueues JOBS (default 100000) jobs of 64 B in batches, then drains them
+ * with DRAINERS (default 32) concurrent claim→ack loops. Each claim's
+ * latency is recorded; the figures per tenth of the drain show whether the
+ * claim cost stays flat from the first claim to the last.
+ */
+import { MemoryStore, Queue, withLatency, type ObjectStore } from "../runtime/index.js";
+
+const JOBS = Number(process.env.JOBS ?? 100_000);
+const DRAINERS = Number(process.env.DRAINERS ?? 32);
+const LATENCY_MS = Number(process.env.LATENCY_MS ?? 0);
+const PAYLOAD = new Uint8Array(64).fill(1);
+
+function pct(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+const inner: ObjectStore = LATENCY_MS > 0 ? withLatency(new MemoryStore(), { ms: LATENCY_MS, jitterMs: LATENCY_MS / 4 }) : new MemoryStore();
+const queue = await Queue.open(inner, "drain", { flushIntervalMs: 2 });
+const tFill = performance.now();
+for (let i = 0; i < JOBS; i += 1000) {
+  const n = Math.min(1000, JOBS - i);
+  await queue.enqueueBatch(Array.from({ length: n }, () => ({ queueName: "jobs", payload: PAYLOAD })));
+}
+const fillS = (performance.now() - tFill) / 1000;
+const claimMs: number[] = new Array(JOBS);
+let order = 0;
+const t0 = performance.now();
+await Promise.all(
+  Array.from({ length: DRAINERS }, async () => {
+    for (;;) {
+      const s = performance.now();
+      const job = await queue.claim("jobs");
+      const took = performance.now() - s;
+      if (job === null) return;
+      claimMs[order++] = took;
+      await queue.ack(job);
+    }
+  }),
+);
+const drainS = (performance.now() - t0) / 1000;
+console.log(`queue-drain: jobs=${JOBS} drainers=${DRAINERS} store=${LATENCY_MS > 0 ? `withLatency(memory, ${LATENCY_MS} ms)` : "MemoryStore"} payload=64 B`);
+console.log(`fill: ${fillS.toFixed(1)} s (${Math.round(JOBS / fillS).toLocaleString("en-US")} enqueues/s in batches of 1000); drain: ${drainS.toFixed(1)} s (${Math.round(JOBS / drainS).toLocaleString("en-US")} claim+ack/s)`);
+console.log("| claims | p50 | p99 | max |");
+console.log("|---|---|---|---|");
+for (let d = 0; d < 10; d++) {
+  const slice = claimMs.slice((d * JOBS) / 10, ((d + 1) * JOBS) / 10).sort((a, b) => a - b);
+  console.log(`| ${(d * JOBS) / 10 + 1}-${((d + 1) * JOBS) / 10} | ${pct(slice, 50).toFixed(3)} ms | ${pct(slice, 99).toFixed(3)} ms | ${slice[slice.length - 1]!.toFixed(2)} ms |`);
+}
+await queue.close();
