@@ -25,20 +25,33 @@
  * reopen to get exactly the durable state. Checkpoints (automatic, or
  * `checkpoint()`) write the state as segments and delete the WAL they cover.
  *
+ * Recovery = newest manifest + its segments + WAL replay from the sequence
+ * it covers up to the first missing sequence (see recovery.ts). A WAL,
+ * segment or manifest object that fails its checksum or cannot be decoded
+ * fails open with `StoreCorruptedError` naming it; stores write objects
+ * atomically, so a short object at the WAL tail is corruption too, never a
+ * torn write to skip. Formats: wal-format.ts, segment-format.ts, manifest.ts.
+ *
+ * Memory: the whole state lives in memory in this version. Values loaded at
+ * open are views into the objects read, so those objects' buffers stay alive
+ * while any of their values does (at most the bytes loaded at open). Each
+ * writer open leaves one small fence object in the WAL that is never deleted
+ * (see manifest.ts `fences`).
+ *
  * The flush timer and retry backoff use real timers, not the SDK `Clock`:
  * they pace I/O and never decide anything a test needs to move.
  */
-import { ClosedError, FencedError, StoreCorruptedError, TaqubaError } from "../errors.js";
+import { ClosedError, FencedError, TaqubaError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { collectGarbage, publishManifest, writeSegments, type CheckpointWriter } from "./checkpoint.js";
-import { WAL_FENCE_JUMP, checkPrefix, manifestKey, walKey } from "./layout.js";
+import { checkPrefix } from "./layout.js";
 import type { Manifest } from "./manifest.js";
-import { applyOps, loadSegments, newWalk, readNewestManifest, walkWal, type StoreContext, type WalWalk } from "./recovery.js";
+import { recoverAsWriter, type Recovered } from "./open-writer.js";
+import { applyOps, type StoreContext } from "./recovery.js";
 import type { RetryPolicy } from "./retry.js";
 import { scanTree, type ScanOptions } from "./scan.js";
 import type { SortedMap } from "./sorted-map.js";
-import { createOnce } from "./store-ops.js";
-import { decodeWal, encodeFence, validateBatchOps } from "./wal-format.js";
+import { validateBatchOps } from "./wal-format.js";
 import { WalWriter } from "./wal-writer.js";
 import type { WriteBatch } from "./write-batch.js";
 
@@ -90,13 +103,6 @@ export interface EngineStats {
 
 const RESOLVED = Promise.resolve();
 
-interface Recovered {
-  ctx: StoreContext;
-  tree: SortedMap;
-  manifest: Manifest;
-  firstSeq: number;
-  walk: WalWalk;
-}
 
 export class Engine {
   readonly store: ObjectStore;
@@ -321,56 +327,5 @@ export class Engine {
       if (err instanceof FencedError) this.#fail(err);
       throw err;
     }
-  }
-}
-
-/**
- * Takes over the store: claims the next manifest with a bumped epoch, loads
- * the state, replays the WAL to its first gap and plants a fence marker
- * there. A fence that lands on an existing object means the object is a
- * late, legitimate WAL write of the previous writer (replay it and move on)
- * or a newer writer's fence (this open lost the race).
- */
-async function recoverAsWriter(ctx: StoreContext): Promise<Recovered> {
-  let base: Manifest | undefined;
-  let mine: Manifest | undefined;
-  for (let attempt = 0; attempt < 8 && mine === undefined; attempt++) {
-    base = (await readNewestManifest(ctx))!;
-    const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: Date.now() };
-    try {
-      await publishManifest(ctx, claim);
-      mine = claim;
-    } catch (err) {
-      if (!(err instanceof FencedError)) throw err;
-      // A checkpoint of the current writer may have taken the number; only a
-      // manifest with an epoch as high as ours means another writer opened.
-      const now = (await readNewestManifest(ctx))!;
-      if (now.epoch >= claim.epoch) {
-        throw new FencedError(`another writer opened the store at the same time (manifest ${now.id} has epoch ${now.epoch})`);
-      }
-    }
-  }
-  if (mine === undefined || base === undefined) throw new FencedError("the manifest kept changing while opening; another process is writing");
-  const tree = await loadSegments(ctx, base);
-  if (tree === undefined) throw new StoreCorruptedError(manifestKey(ctx.prefix, base.id), "a segment it lists is missing");
-  let walk = newWalk(base.walNext);
-  const apply = (ops: Parameters<typeof applyOps>[1]) => applyOps(tree, ops);
-  for (;;) {
-    walk = await walkWal(ctx, walk, apply);
-    if (walk.vanished) throw new StoreCorruptedError(walKey(ctx.prefix, walk.pos), "a WAL object vanished during recovery");
-    const seq = walk.pos;
-    const key = walKey(ctx.prefix, seq);
-    const fence = encodeFence(mine.epoch, seq, seq + WAL_FENCE_JUMP);
-    const res = await createOnce(ctx.store, key, fence, ctx.retry);
-    if (res.created) {
-      const fences = [...new Set([...base.fences, ...walk.fences, seq])].sort((a, b) => a - b);
-      return { ctx, tree, manifest: { ...mine, fences }, firstSeq: seq + WAL_FENCE_JUMP, walk };
-    }
-    if (res.existing === null) continue;
-    const obj = decodeWal(key, res.existing, seq);
-    if (obj.epoch > mine.epoch || (obj.kind === "fence" && obj.epoch === mine.epoch)) {
-      throw new FencedError(`another writer (epoch ${obj.epoch}) fenced the store while this one was opening`);
-    }
-    // The previous writer's object landed after the listing: walk on.
   }
 }
