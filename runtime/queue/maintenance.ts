@@ -20,6 +20,9 @@ import type { JobRecord } from "./record.js";
 import { appendHistory, deleteJob, killJob, readJob, requeueJob, writeJob, type TransitionContext } from "./transitions.js";
 import { Txn } from "./txn.js";
 
+/** Pause before background work runs again after an unexpected error. */
+const ERROR_RETRY_MS = 1000;
+
 /** Jobs handled per transaction; bounds the time one turn of the event loop takes. */
 const BATCH = 500;
 
@@ -35,6 +38,8 @@ export interface MaintenanceHost {
   finished(id: string, f: Finish): void;
   deadLettered(e: DeadLetteredEvent): void;
   deletePayloads(refs: string[]): Promise<void>;
+  /** Told about unexpected errors of background work. */
+  onError(err: unknown): void;
 }
 
 /** Announces what a batch did once its commit is durable. */
@@ -203,15 +208,21 @@ export class MaintenanceLoop {
 
   async #run(): Promise<void> {
     while (!this.#stopped) {
+      let failed = false;
       try {
         this.runDue();
-      } catch {
+      } catch (err) {
         // A failed commit poisons the engine and closes the queue; stop quietly.
         if (this.host.engine.closed) return;
+        // Anything else (an undecodable record) would fail again at once:
+        // report it and retry after a pause instead of spinning.
+        failed = true;
+        this.host.onError(err);
       }
       if (this.#stopped) return;
-      const next = nextDeadline(this.host);
-      if (next !== undefined && next <= this.host.clock.now()) {
+      let next = nextDeadline(this.host);
+      if (failed) next = this.host.clock.now() + ERROR_RETRY_MS;
+      else if (next !== undefined && next <= this.host.clock.now()) {
         // More is due than one pass handled (or the clock moved); yield, then go on.
         await new Promise<void>((r) => setImmediate(r));
         continue;

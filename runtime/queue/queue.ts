@@ -97,6 +97,7 @@ export class Queue {
         for (const l of this.#deadListeners) l(e);
       },
       deletePayloads: (refs) => this.#payloads.deleteAll(refs),
+      onError: (err) => console.warn(`taquba queue "${name}": background work failed, retrying in 1 s: ${err instanceof Error ? err.message : String(err)}`),
     };
     this.#loop = new MaintenanceLoop(this.#host);
     this.recovery = { requeued: [], deadLettered: [] };
@@ -295,8 +296,34 @@ export class Queue {
     if (claimed.length === 0) return [];
     this.#commit(txn, false);
     this.#loop.rearm(now + lease);
-    const payloads = await Promise.all(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : this.#payloads.read(r.id, r.payloadRef))));
+    let payloads: Uint8Array[];
+    try {
+      payloads = await Promise.all(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : this.#payloads.read(r.id, r.payloadRef))));
+    } catch (err) {
+      this.#release(claimed.map(([r, e]) => [r.id, e.token]));
+      throw err;
+    }
     return claimed.map(([r, e], i) => makeClaimedJob(this, this.#leases, this.clock, r, e, payloads[i]!));
+  }
+
+  /**
+   * Puts claims this process could not hand out (a payload read failed)
+   * back to pending, undoing their attempt. Non-durable like the claim.
+   */
+  #release(claims: [string, number][]): void {
+    if (this.closed) return;
+    const txn = new Txn(this.#engine);
+    const queues = new Set<string>();
+    for (const [id, token] of claims) {
+      if (!this.#leases.holds(id, token)) continue;
+      this.#leases.remove(id);
+      const r = readJob(txn, id);
+      if (r === undefined || r.state !== "claimed") continue;
+      writeJob(txn, { ...r, state: "pending", attempts: r.attempts - 1, claimedAt: undefined }, r);
+      queues.add(r.queue);
+    }
+    this.#commit(txn, false);
+    for (const q of queues) this.#work.notify(q);
   }
 
   // ---- settle ----------------------------------------------------------

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MemoryStore, SettlementEffects, type ObjectStore } from "taquba";
+import { MemoryStore, PayloadMissingError, SettlementEffects, type ObjectStore } from "taquba";
 import { enc, openQueue, settle } from "./helpers.js";
 
 async function payloadObjects(store: ObjectStore, name = "q"): Promise<string[]> {
@@ -78,6 +78,19 @@ describe("payload offload", () => {
     await expect(queue.ack(job, new SettlementEffects().enqueue("next", big("n")))).rejects.toThrow();
     await settle();
     expect(await payloadObjects(store)).toEqual([]);
+    await queue.close();
+  });
+
+  it("a missing payload object fails the claim and puts the job back without using an attempt", async () => {
+    const store = new MemoryStore();
+    const { queue } = await openQueue({ store, payloadOffloadBytes: 64 });
+    const { jobId } = await queue.enqueue("q", big("a"));
+    const [obj] = await payloadObjects(store);
+    await store.delete(obj!);
+    await expect(queue.claim("q")).rejects.toBeInstanceOf(PayloadMissingError);
+    expect(await queue.view().job(jobId)).toMatchObject({ state: "pending", attempt: 0 });
+    await store.put(obj!, big("a"));
+    expect((await queue.claim("q"))?.attempt).toBe(1);
     await queue.close();
   });
 
