@@ -154,7 +154,11 @@ export class ByteReader {
    * only pass buffers they own (objects just read from the store).
    */
   blob(): Uint8Array {
-    const n = this.varint();
+    return this.view(this.varint());
+  }
+
+  /** The next `n` bytes as a view (see `blob`). */
+  view(n: number): Uint8Array {
     this.#need(n);
     const out = new Uint8Array(this.buf.buffer, this.buf.byteOffset + this.pos, n);
     this.pos += n;

@@ -64,7 +64,9 @@ export async function loadSegments(ctx: StoreContext, manifest: Manifest): Promi
       return;
     }
     const part: { keys: string[]; values: Uint8Array[] } = { keys: [], values: [] };
+    // A manifest's segments are one full snapshot, so a tombstone only says the key is absent.
     const n = readSegment(key, bytes, (k, v) => {
+      if (v === undefined) return;
       part.keys.push(k);
       part.values.push(v);
     });

@@ -5,7 +5,9 @@
  * Layout:
  * ```
  * [block 0] ... [block n-1] [filter] [index] [footer: 44 bytes]
- * block   entries (varint keyLen, key, varint valueLen, value), then u32 CRC-32 of the entries
+ * block   entries, then u32 CRC-32 of the entries; an entry is varint keyLen, key UTF-8,
+ *         varint (valueLen * 2 + tombstone bit), value. A tombstone (bit 1, no value) marks a
+ *         deleted key; full checkpoints never write one, incremental ones may later
  * filter  u8 kind (0 = none), varint length, bytes: room for a key filter later
  * index   varint blockCount, then per block: varint offset, varint length (with CRC),
  *         varint entryCount, first key, last key (length-prefixed UTF-8)
@@ -76,10 +78,15 @@ export class SegmentBuilder {
     return this.#entries > 0 ? this.#lastKey : undefined;
   }
 
-  add(key: string, value: Uint8Array): void {
+  /** Adds an entry; `undefined` writes a tombstone. Keys must ascend strictly. */
+  add(key: string, value: Uint8Array | undefined): void {
     if (this.#blockEntries === 0) this.#blockFirst = key;
     this.#w.str(key);
-    this.#w.blob(value);
+    if (value === undefined) this.#w.varint(1);
+    else {
+      this.#w.varint(value.byteLength * 2);
+      this.#w.raw(value);
+    }
     this.#lastKey = key;
     this.#blockEntries++;
     this.#entries++;
@@ -138,9 +145,14 @@ export class SegmentBuilder {
 
 /**
  * Verifies every checksum of a segment and calls `onEntry` for each entry in
- * key order. Values are copies, so they do not pin the object's buffer.
+ * key order; `undefined` stands for a tombstone. Values are views into
+ * `bytes` (see `ByteReader.blob`).
  */
-export function readSegment(objectKey: string, bytes: Uint8Array, onEntry: (key: string, value: Uint8Array) => void): number {
+export function readSegment(
+  objectKey: string,
+  bytes: Uint8Array,
+  onEntry: (key: string, value: Uint8Array | undefined) => void,
+): number {
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
   if (buf.length < FOOTER_BYTES) throw corrupt(`segment is ${buf.length} bytes, shorter than its footer`);
@@ -179,7 +191,11 @@ export function readSegment(objectKey: string, bytes: Uint8Array, onEntry: (key:
         const key = r.str();
         if (prev !== undefined && compareKeys(prev, key) >= 0) throw corrupt(`segment keys out of order at block ${i}`);
         prev = key;
-        onEntry(key, r.blob());
+        const tagged = r.varint();
+        if (tagged % 2 === 1) {
+          if (tagged !== 1) throw corrupt(`segment tombstone with a value at block ${i}`);
+          onEntry(key, undefined);
+        } else onEntry(key, r.view(tagged / 2));
       }
       if (r.remaining !== 0) throw corrupt(`segment block ${i} has ${r.remaining} bytes past its entries`);
       expectedOffset = offset + length;
