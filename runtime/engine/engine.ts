@@ -120,6 +120,7 @@ export class Engine {
   #segmentCounter = 0;
   #sinceCheckpoint = { objects: 0, bytes: 0 };
   #checkpoints = 0;
+  #autoCheckpointPause = { until: 0, ms: 0 };
   #checkpointBytes = 0;
 
   private constructor(store: ObjectStore, opts: EngineOptions, r: Recovered) {
@@ -280,10 +281,19 @@ export class Engine {
     const { checkpointWalObjects: maxObjects, checkpointWalBytes: maxBytes } = this.#opts;
     const due =
       (maxObjects > 0 && this.#sinceCheckpoint.objects >= maxObjects) || (maxBytes > 0 && this.#sinceCheckpoint.bytes >= maxBytes);
-    if (!due) return;
-    this.#startCheckpoint().catch((err) => {
-      if (!this.closed) this.#onBackgroundError(err);
-    });
+    if (!due || performance.now() < this.#autoCheckpointPause.until) return;
+    this.#startCheckpoint().then(
+      () => {
+        this.#autoCheckpointPause = { until: 0, ms: 0 };
+      },
+      (err: unknown) => {
+        if (this.closed) return;
+        // Back off, so a store that keeps failing is not hit on every WAL put.
+        const ms = Math.min(60_000, Math.max(1000, this.#autoCheckpointPause.ms * 2));
+        this.#autoCheckpointPause = { until: performance.now() + ms, ms };
+        this.#onBackgroundError(err);
+      },
+    );
   }
 
   #startCheckpoint(): Promise<void> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Engine, MemoryStore, WriteBatch, withCounting } from "taquba";
+import { Engine, MemoryStore, WriteBatch, withCounting, type ObjectStore } from "taquba";
 import { GatedStore } from "./gated-store.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -114,6 +114,41 @@ describe("engine checkpoints", () => {
     const reopened = await Engine.open(store);
     expect([...reopened.scan({ prefix: "k/" })]).toHaveLength(19_999);
     expect(reopened.has("during")).toBe(true);
+    await reopened.close();
+  });
+
+  it("a failing background checkpoint is reported, backs off, and never blocks commits", async () => {
+    const inner = new MemoryStore();
+    let failSegments = true;
+    const store: ObjectStore = {
+      get: (k) => inner.get(k),
+      put: async (k, b, o) => {
+        if (failSegments && k.startsWith("seg/")) throw new Error("segment bucket unavailable");
+        return inner.put(k, b, o);
+      },
+      delete: (k) => inner.delete(k),
+      list: (p, o) => inner.list(p, o),
+    };
+    const errors: unknown[] = [];
+    const engine = await Engine.open(store, {
+      checkpointWalObjects: 5,
+      flushIntervalMs: 0,
+      retry: { attempts: 2, baseDelayMs: 1 },
+      onBackgroundError: (e) => errors.push(e),
+    });
+    for (let i = 0; i < 100; i++) await engine.commit(new WriteBatch().put(`k/${i}`, enc("v")));
+    // Attempts failed, but the back-off (1 s, doubling) held off one per WAL put.
+    expect(errors.length).toBeGreaterThanOrEqual(1);
+    expect(errors.length).toBeLessThanOrEqual(3);
+    expect(String(errors[0])).toMatch(/segment bucket unavailable/);
+    failSegments = false;
+    await engine.checkpoint();
+    const wal: string[] = [];
+    for await (const o of inner.list("wal/")) wal.push(o.key);
+    expect(wal).toHaveLength(1); // only the fence marker remains
+    await engine.close();
+    const reopened = await Engine.open(inner);
+    expect([...reopened.scan()]).toHaveLength(100);
     await reopened.close();
   });
 });
