@@ -49,7 +49,7 @@ if (LATENCY_MS > 0) await timeOpen(`  same, ${LATENCY_MS} ms store latency`, wit
 {
   // flushIntervalMs 0 and awaited one by one: every commit is its own WAL object.
   const engine = await Engine.open(store, { checkpointWalObjects: 0, flushIntervalMs: 0 });
-  for (let i = 0; i < COMMITS; i++) await engine.commit(new WriteBatch().put(key(i * 7), value).put(`extra/${i}`, value));
+  for (let i = 0; i < COMMITS; i++) await engine.commit(new WriteBatch().put(key((i * 7) % KEYS), value).put(`extra/${i}`, value));
   const walObjects = engine.stats.walPuts;
   await engine.close();
   console.log(`  (${walObjects} WAL objects written after the checkpoint)`);
