@@ -1,0 +1,95 @@
+/**
+ * @module Cancel, wake and dead-job requeue: operations on jobs that
+ * nobody holds a claim for (or, for cancel, a cooperative request to the
+ * holder). All wait for durable commits.
+ */
+import { ValidationError } from "../errors.js";
+import type { SettlementEffects } from "./effects.js";
+import { validateJobId } from "./names.js";
+import type { QueueCore } from "./queue-core.js";
+import type { JobRecord } from "./record.js";
+import { appendHistory, deleteJob, readJob, writeJob } from "./transitions.js";
+import { Txn } from "./txn.js";
+import type { CancelOutcome, EnqueueOutcome, WakeOutcome } from "./types.js";
+
+export async function cancelJob(core: QueueCore, jobId: string, effects?: SettlementEffects): Promise<CancelOutcome> {
+  core.checkOpen();
+  validateJobId(jobId);
+  const prepared = effects === undefined ? [] : await core.prepare(effects.enqueues);
+  let outcomes: EnqueueOutcome[] | undefined;
+  let outcome: CancelOutcome;
+  let commit: Promise<void> | undefined;
+  let removed: JobRecord | undefined;
+  const ctx = core.ctx();
+  try {
+    core.checkOpen();
+    const txn = new Txn(core.engine);
+    const r = readJob(txn, jobId);
+    if (r === undefined || r.state === "done" || r.state === "dead") outcome = "not_found";
+    else if (r.state === "claimed") {
+      outcome = "requested";
+      if (r.cancelRequested !== true) {
+        writeJob(txn, { ...r, cancelRequested: true }, r);
+        commit = core.commit(txn, true);
+      }
+    } else {
+      outcome = "removed";
+      removed = r;
+      deleteJob(txn, r);
+      outcomes = core.applyEffects(txn, ctx, effects, prepared);
+      commit = core.commit(txn, true);
+    }
+  } finally {
+    core.discardUnused(prepared, outcomes);
+  }
+  await commit;
+  if (outcome === "requested") {
+    const e = core.leases.get(jobId);
+    if (e !== undefined && !e.cancel.signal.aborted) e.cancel.abort(new Error(`cancellation of job ${jobId} was requested`));
+  }
+  if (removed !== undefined) {
+    if (removed.payloadRef !== undefined) await core.payloads.deleteAll([removed.payloadRef]);
+    core.completions.finished(jobId, { kind: "cancelled" });
+    core.announceInserted(prepared, outcomes ?? [], ctx.now);
+  }
+  return outcome;
+}
+
+export async function wake(core: QueueCore, jobId: string, attached: Uint8Array | undefined, queueName: string | undefined): Promise<WakeOutcome> {
+  core.checkOpen();
+  validateJobId(jobId);
+  if (attached !== undefined && !(attached instanceof Uint8Array)) throw new ValidationError("attached bytes must be a Uint8Array");
+  const txn = new Txn(core.engine);
+  const r = readJob(txn, jobId);
+  if (r === undefined || (queueName !== undefined && r.queue !== queueName)) return "not_found";
+  if (r.state !== "scheduled") return "not_scheduled";
+  const now = core.clock.now();
+  writeJob(txn, { ...r, state: "pending", runAt: undefined, wokenAt: now, attached: attached ?? r.attached }, r);
+  await core.commit(txn, true);
+  core.work.notify(r.queue);
+  return "woken";
+}
+
+export async function requeueDead(core: QueueCore, jobId: string): Promise<boolean> {
+  core.checkOpen();
+  validateJobId(jobId);
+  const txn = new Txn(core.engine);
+  const r = readJob(txn, jobId);
+  if (r === undefined || r.state !== "dead") return false;
+  const now = core.clock.now();
+  appendHistory(txn, r.id, { attempt: r.attempts, recordedAt: now, outcome: "requeued" });
+  const next: JobRecord = {
+    ...r,
+    state: "pending",
+    attempts: 0,
+    lastError: undefined,
+    claimedAt: undefined,
+    failedAt: undefined,
+    cancelRequested: undefined,
+    retainUntil: undefined,
+  };
+  writeJob(txn, next, r);
+  await core.commit(txn, true);
+  core.work.notify(r.queue);
+  return true;
+}

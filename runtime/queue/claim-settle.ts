@@ -1,0 +1,147 @@
+/**
+ * @module Claims and settlements. A claim is a non-durable commit that
+ * registers an in-memory lease; a settlement checks that lease (the claim
+ * token) and the stored record inside its transaction, so a settlement of
+ * a lost claim applies nothing.
+ */
+import { ValidationError } from "../errors.js";
+import { makeClaimedJob, ticketOf } from "./claimed-job.js";
+import type { SettlementEffects } from "./effects.js";
+import { ClaimLostError } from "./errors.js";
+import * as K from "./keys.js";
+import type { LeaseEntry } from "./lease-registry.js";
+import { validatePositiveInt, validateQueueName } from "./names.js";
+import type { Finish } from "./notifier.js";
+import type { QueueCore } from "./queue-core.js";
+import type { JobRecord } from "./record.js";
+import { appendHistory, claimJob, completeJob, failJob, killJob, readJob, writeJob, type TransitionContext } from "./transitions.js";
+import { Txn } from "./txn.js";
+import type { ClaimedJob, EnqueueOutcome, NackOutcome } from "./types.js";
+
+const decoder = new TextDecoder();
+
+export async function claimBatch(core: QueueCore, queueName: string, max: number, leaseMs?: number): Promise<ClaimedJob[]> {
+  core.checkOpen();
+  validateQueueName(queueName);
+  validatePositiveInt("claimBatch max", max);
+  const lease = leaseMs ?? core.configs.get(queueName).leaseMs;
+  validatePositiveInt("leaseMs", lease);
+  const now = core.clock.now();
+  const txn = new Txn(core.engine);
+  const claimed: [JobRecord, LeaseEntry][] = [];
+  for (const [, idBytes] of core.engine.scan({ prefix: K.pendingPrefix(queueName), limit: max })) {
+    const r = readJob(txn, decoder.decode(idBytes));
+    if (r === undefined || r.state !== "pending") continue;
+    const next = claimJob(txn, r, now);
+    claimed.push([next, core.leases.add(next.id, queueName, now + lease, next.cancelRequested === true)]);
+  }
+  if (claimed.length === 0) return [];
+  core.commit(txn, false);
+  core.loop.rearm(now + lease);
+  let payloads: Uint8Array[];
+  try {
+    payloads = await Promise.all(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef))));
+  } catch (err) {
+    release(core, claimed.map(([r, e]) => [r.id, e.token]));
+    throw err;
+  }
+  return claimed.map(([r, e], i) => makeClaimedJob(core, core.leases, core.clock, r, e, payloads[i]!));
+}
+
+/**
+ * Puts claims this process could not hand out (a payload read failed) back
+ * to pending, undoing their attempt. Non-durable like the claim.
+ */
+function release(core: QueueCore, claims: [string, number][]): void {
+  if (core.isClosed) return;
+  const txn = new Txn(core.engine);
+  const queues = new Set<string>();
+  for (const [id, token] of claims) {
+    if (!core.leases.holds(id, token)) continue;
+    core.leases.remove(id);
+    const r = readJob(txn, id);
+    if (r === undefined || r.state !== "claimed") continue;
+    writeJob(txn, { ...r, state: "pending", attempts: r.attempts - 1, claimedAt: undefined }, r);
+    queues.add(r.queue);
+  }
+  core.commit(txn, false);
+  for (const q of queues) core.work.notify(q);
+}
+
+type Transition = (txn: Txn, ctx: TransitionContext, r: JobRecord) => { record: JobRecord | undefined; applyEffects: boolean; finish?: Finish };
+
+/**
+ * The shared settlement: checks the claim is still held, applies the
+ * transition and (when it says so) the effects in one durable commit.
+ * Throws `ClaimLostError` and applies nothing otherwise.
+ */
+async function settle(
+  core: QueueCore,
+  job: ClaimedJob,
+  effects: SettlementEffects | undefined,
+  transition: Transition,
+): Promise<{ record: JobRecord | undefined; enqueued: EnqueueOutcome[] }> {
+  core.checkOpen();
+  const ticket = ticketOf(job);
+  if (ticket === undefined || ticket.owner !== core) throw new ValidationError("settle only ClaimedJobs returned by this queue's claim");
+  const prepared = effects === undefined ? [] : await core.prepare(effects.enqueues);
+  let outcomes: EnqueueOutcome[] | undefined;
+  let result: ReturnType<Transition>;
+  let commit: Promise<void>;
+  let removedRef: string | undefined;
+  const ctx = core.ctx();
+  try {
+    core.checkOpen();
+    const txn = new Txn(core.engine);
+    const r = core.leases.holds(job.id, ticket.token) ? readJob(txn, job.id) : undefined;
+    if (r === undefined || r.state !== "claimed") throw new ClaimLostError(job.id);
+    result = transition(txn, ctx, r);
+    outcomes = result.applyEffects ? core.applyEffects(txn, ctx, effects, prepared) : [];
+    if (result.record === undefined && r.payloadRef !== undefined) removedRef = r.payloadRef;
+    commit = core.commit(txn, true);
+    // Removed in the same turn as the commit, so the reaper never sees a settled claim.
+    core.leases.remove(job.id);
+  } finally {
+    core.discardUnused(prepared, outcomes);
+  }
+  await commit;
+  if (removedRef !== undefined) await core.payloads.deleteAll([removedRef]);
+  const rec = result.record;
+  if (rec?.state === "scheduled") core.loop.rearm(rec.runAt!);
+  if (rec?.state === "pending") core.work.notify(rec.queue);
+  if (rec?.retainUntil !== undefined) core.loop.rearm(rec.retainUntil);
+  if (result.finish) core.completions.finished(job.id, result.finish);
+  if (result.applyEffects) core.announceInserted(prepared, outcomes, ctx.now);
+  return { record: rec, enqueued: outcomes };
+}
+
+export async function ack(core: QueueCore, job: ClaimedJob, effects?: SettlementEffects): Promise<EnqueueOutcome[]> {
+  const res = await settle(core, job, effects, (txn, ctx, r) => {
+    // Without done retention the history goes with the record, so skip writing it.
+    if (ctx.config(r.queue).doneRetentionMs !== undefined) {
+      appendHistory(txn, r.id, { attempt: r.attempts, claimedAt: r.claimedAt, recordedAt: ctx.now, outcome: "completed" });
+    }
+    return { record: completeJob(txn, ctx, r), applyEffects: true, finish: { kind: "done" } };
+  });
+  return res.enqueued;
+}
+
+export async function nack(core: QueueCore, job: ClaimedJob, error: string, effects?: SettlementEffects): Promise<NackOutcome> {
+  const message = String(error);
+  const res = await settle(core, job, effects, (txn, ctx, r) => {
+    const { record, dead } = failJob(txn, ctx, r, message);
+    appendHistory(txn, r.id, { attempt: r.attempts, claimedAt: r.claimedAt, recordedAt: ctx.now, outcome: dead ? "dead_lettered" : "retried", error: message });
+    return dead ? { record, applyEffects: true, finish: { kind: "dead" } } : { record, applyEffects: false };
+  });
+  if (res.record?.state === "dead") return { kind: "dead", enqueued: res.enqueued };
+  return { kind: "retried", runAt: res.record?.runAt ?? core.clock.now() };
+}
+
+export async function deadLetter(core: QueueCore, job: ClaimedJob, error: string, effects?: SettlementEffects): Promise<EnqueueOutcome[]> {
+  const message = String(error);
+  const res = await settle(core, job, effects, (txn, ctx, r) => {
+    appendHistory(txn, r.id, { attempt: r.attempts, claimedAt: r.claimedAt, recordedAt: ctx.now, outcome: "dead_lettered", error: message });
+    return { record: killJob(txn, ctx, r, message), applyEffects: true, finish: { kind: "dead" } };
+  });
+  return res.enqueued;
+}

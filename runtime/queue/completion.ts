@@ -1,0 +1,50 @@
+/**
+ * @module In-process waiting for a job to finish.
+ */
+import { validateJobId } from "./names.js";
+import type { Finish } from "./notifier.js";
+import type { QueueCore } from "./queue-core.js";
+import { readJob } from "./transitions.js";
+import type { CompletionResult } from "./types.js";
+import { toJobInfo } from "./view.js";
+
+export async function waitForCompletion(core: QueueCore, jobId: string, opts: { timeoutMs?: number; signal?: AbortSignal }): Promise<CompletionResult> {
+  validateJobId(jobId);
+  // Reading the record and registering the listener happen in one turn, so no finish is missed.
+  const current = readJob(core.engine, jobId);
+  if (current === undefined) return { kind: "gone" };
+  if (current.state === "done") return { kind: "done", job: toJobInfo(current) };
+  if (current.state === "dead") return { kind: "dead", job: toJobInfo(current) };
+  const stop = new AbortController();
+  const onAbort = () => stop.abort(opts.signal?.reason);
+  opts.signal?.addEventListener("abort", onAbort, { once: true });
+  let off: () => void = () => undefined;
+  try {
+    const finished = new Promise<Finish>((resolve) => {
+      off = core.completions.on(jobId, resolve);
+    });
+    const racers: Promise<Finish | "timeout">[] = [finished];
+    if (opts.timeoutMs !== undefined) {
+      racers.push(core.clock.waitUntil(core.clock.now() + opts.timeoutMs, stop.signal).then(() => "timeout" as const));
+    }
+    if (opts.signal !== undefined) {
+      const signal = opts.signal;
+      racers.push(
+        new Promise((_, reject) => {
+          if (signal.aborted) reject(signal.reason);
+          stop.signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+        }),
+      );
+    }
+    const f = await Promise.race(racers);
+    if (f === "timeout") return { kind: "timed_out" };
+    if (f.kind === "cancelled") return { kind: "cancelled" };
+    const r = readJob(core.engine, jobId);
+    if (f.kind === "dead") return r ? { kind: "dead", job: toJobInfo(r) } : { kind: "gone" };
+    return r?.state === "done" ? { kind: "done", job: toJobInfo(r) } : { kind: "done" };
+  } finally {
+    off();
+    opts.signal?.removeEventListener("abort", onAbort);
+    if (!stop.signal.aborted) stop.abort();
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * @module Enqueue paths: single, batch and with effects. Each validates
+ * everything first, offloads large payloads, then runs one transaction and
+ * waits for its durable commit.
+ */
+import type { SettlementEffects } from "./effects.js";
+import { validateQueueName } from "./names.js";
+import type { QueueCore } from "./queue-core.js";
+import { insertJob } from "./transitions.js";
+import { Txn } from "./txn.js";
+import type { EnqueueItem, EnqueueOptions, EnqueueOutcome } from "./types.js";
+import { validateEnqueueOptions } from "./validate-enqueue.js";
+
+/** Enqueues `items` atomically; a duplicate caller id fails the whole call. */
+export async function enqueueItems(core: QueueCore, items: readonly EnqueueItem[]): Promise<EnqueueOutcome[]> {
+  core.checkOpen();
+  for (const i of items) {
+    validateQueueName(i.queueName);
+    validateEnqueueOptions(i.opts ?? {}, i.payload);
+  }
+  const prepared = await core.prepare(items);
+  let outcomes: EnqueueOutcome[] | undefined;
+  let commit: Promise<void>;
+  const ctx = core.ctx();
+  try {
+    core.checkOpen();
+    const txn = new Txn(core.engine);
+    outcomes = prepared.map((p) => insertJob(txn, ctx, p));
+    commit = core.commit(txn, true);
+  } finally {
+    core.discardUnused(prepared, outcomes);
+  }
+  await commit;
+  core.announceInserted(prepared, outcomes, ctx.now);
+  return outcomes;
+}
+
+/** One job plus `effects` in one commit; a dedup hit writes nothing. */
+export async function enqueueWithEffects(
+  core: QueueCore,
+  queueName: string,
+  payload: Uint8Array,
+  opts: EnqueueOptions,
+  effects: SettlementEffects,
+): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] }> {
+  core.checkOpen();
+  validateQueueName(queueName);
+  validateEnqueueOptions(opts ?? {}, payload);
+  const prepared = await core.prepare([{ queueName, payload, opts: opts ?? {} }, ...effects.enqueues]);
+  let outcomes: EnqueueOutcome[] | undefined;
+  let commit: Promise<void> | undefined;
+  const ctx = core.ctx();
+  try {
+    core.checkOpen();
+    const txn = new Txn(core.engine);
+    const first = insertJob(txn, ctx, prepared[0]!);
+    if (first.newlyEnqueued) {
+      outcomes = [first, ...core.applyEffects(txn, ctx, effects, prepared.slice(1))];
+      commit = core.commit(txn, true);
+    } else outcomes = [first];
+  } finally {
+    core.discardUnused(prepared, outcomes);
+  }
+  if (commit !== undefined) {
+    await commit;
+    core.announceInserted(prepared, outcomes, ctx.now);
+  }
+  return { outcome: outcomes[0]!, enqueued: outcomes.slice(1) };
+}

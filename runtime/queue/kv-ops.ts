@@ -1,0 +1,52 @@
+/**
+ * @module Caller KV writes. Caller keys live under their own engine prefix,
+ * so no caller key can address a queue record.
+ */
+import * as K from "./keys.js";
+import { validateKvKey, validateKvValue } from "./names.js";
+import type { QueueCore } from "./queue-core.js";
+import { Txn } from "./txn.js";
+
+function sameValue(a: Uint8Array | undefined, b: Uint8Array | null): boolean {
+  if (a === undefined || b === null) return a === undefined && b === null;
+  return a.byteLength === b.byteLength && Buffer.compare(a, b) === 0;
+}
+
+export async function kvPut(core: QueueCore, key: string, value: Uint8Array): Promise<void> {
+  core.checkOpen();
+  validateKvKey(key);
+  validateKvValue(key, value);
+  const txn = new Txn(core.engine);
+  txn.put(K.userKey(key), value);
+  await core.commit(txn, true);
+}
+
+export async function kvDelete(core: QueueCore, key: string): Promise<void> {
+  core.checkOpen();
+  validateKvKey(key);
+  const txn = new Txn(core.engine);
+  txn.delete(K.userKey(key));
+  await core.commit(txn, true);
+}
+
+export async function kvCompareAndPut(core: QueueCore, key: string, expected: Uint8Array | null, value: Uint8Array): Promise<boolean> {
+  core.checkOpen();
+  validateKvKey(key);
+  validateKvValue(key, value);
+  const txn = new Txn(core.engine);
+  if (!sameValue(txn.get(K.userKey(key)), expected)) return false;
+  txn.put(K.userKey(key), value);
+  await core.commit(txn, true);
+  return true;
+}
+
+export async function kvCompareAndDelete(core: QueueCore, key: string, expected: Uint8Array): Promise<boolean> {
+  core.checkOpen();
+  validateKvKey(key);
+  const txn = new Txn(core.engine);
+  const cur = txn.get(K.userKey(key));
+  if (cur === undefined || !sameValue(cur, expected)) return false;
+  txn.delete(K.userKey(key));
+  await core.commit(txn, true);
+  return true;
+}

@@ -1,0 +1,126 @@
+/**
+ * @module The state one open queue shares between its operation modules:
+ * engine, payload store, configs, leases, notifiers and the background
+ * loop, plus the helpers every transaction path uses. Internal: users see
+ * only `Queue`.
+ */
+import { monotonicFactory } from "ulid";
+import { SystemClock, type Clock } from "../clock.js";
+import type { Engine } from "../engine/engine.js";
+import { ClosedError } from "../errors.js";
+import { QueueConfigs, type DeadLetteredEvent, type OpenOptions } from "./config.js";
+import type { SettlementEffects } from "./effects.js";
+import * as K from "./keys.js";
+import { LeaseRegistry } from "./lease-registry.js";
+import { MaintenanceLoop, type MaintenanceHost } from "./maintenance.js";
+import { CompletionNotifier, WorkNotifier } from "./notifier.js";
+import type { PayloadStore } from "./payloads.js";
+import { insertJob, type PreparedEnqueue, type TransitionContext } from "./transitions.js";
+import type { Txn } from "./txn.js";
+import type { EnqueueItem, EnqueueOutcome } from "./types.js";
+
+export class QueueCore {
+  readonly clock: Clock;
+  readonly configs: QueueConfigs;
+  readonly leases = new LeaseRegistry();
+  readonly work = new WorkNotifier();
+  readonly completions = new CompletionNotifier();
+  readonly deadListeners = new Set<(e: DeadLetteredEvent) => void>();
+  readonly host: MaintenanceHost;
+  readonly loop: MaintenanceLoop;
+  readonly #ulid = monotonicFactory();
+  closed = false;
+
+  constructor(
+    readonly name: string,
+    readonly engine: Engine,
+    readonly payloads: PayloadStore,
+    opts: OpenOptions,
+  ) {
+    this.clock = opts.clock ?? SystemClock;
+    this.configs = new QueueConfigs(opts.defaultQueueConfig, opts.queueConfigs);
+    if (opts.onDeadLettered) this.deadListeners.add(opts.onDeadLettered);
+    this.host = {
+      engine,
+      clock: this.clock,
+      leases: this.leases,
+      context: () => this.ctx(),
+      commitBackground: (txn) => this.commit(txn, false),
+      notifyWork: (q) => this.work.notify(q),
+      finished: (id, f) => this.completions.finished(id, f),
+      deadLettered: (e) => {
+        for (const l of this.deadListeners) l(e);
+      },
+      deletePayloads: (refs) => this.payloads.deleteAll(refs),
+      onError: (err) => console.warn(`taquba queue "${name}": background work failed, retrying in 1 s: ${err instanceof Error ? err.message : String(err)}`),
+    };
+    this.loop = new MaintenanceLoop(this.host);
+  }
+
+  /** A fresh monotonic ULID timed by the queue clock. */
+  newId(now = this.clock.now()): string {
+    return this.#ulid(now);
+  }
+
+  ctx(): TransitionContext {
+    const now = this.clock.now();
+    return { now, config: (q) => this.configs.get(q), newId: () => this.#ulid(now) };
+  }
+
+  get isClosed(): boolean {
+    return this.closed || this.engine.closed;
+  }
+
+  checkOpen(): void {
+    if (this.isClosed) throw new ClosedError(`queue "${this.name}"`);
+  }
+
+  /** Commits `txn`; the promise resolves when durable. Non-durable commits are not awaited by callers. */
+  commit(txn: Txn, durable: boolean): Promise<void> {
+    const p = this.engine.commit(txn.finish(), { durable });
+    if (!durable) p.catch(() => undefined); // surfaced by the next durable commit
+    return p;
+  }
+
+  /** Writes oversized payloads to their own objects, before any record refers to them. */
+  async prepare(items: readonly EnqueueItem[]): Promise<PreparedEnqueue[]> {
+    const out: PreparedEnqueue[] = items.map((i) => ({ queueName: i.queueName, payload: i.payload, opts: i.opts ?? {} }));
+    const big = out.filter((p) => this.payloads.shouldOffload(p.payload));
+    if (big.length === 0) return out;
+    const now = this.clock.now();
+    for (const p of big) p.payloadRef = this.#ulid(now);
+    const results = await Promise.allSettled(big.map((p) => this.payloads.write(p.payloadRef!, p.payload)));
+    const failed = results.find((r) => r.status === "rejected");
+    if (failed) {
+      await this.payloads.deleteAll(big.map((p) => p.payloadRef!));
+      throw (failed as PromiseRejectedResult).reason;
+    }
+    return out;
+  }
+
+  /** Deletes the objects of prepared enqueues that did not become new jobs (dedup hits, a failed transaction). */
+  discardUnused(prepared: readonly PreparedEnqueue[], outcomes: readonly EnqueueOutcome[] | undefined): void {
+    const unused = prepared.filter((p, i) => p.payloadRef !== undefined && outcomes?.[i]?.newlyEnqueued !== true).map((p) => p.payloadRef!);
+    if (unused.length > 0) void this.payloads.deleteAll(unused);
+  }
+
+  /** Applies caller KV ops and effect enqueues inside `txn`; outcomes align with `prepared`. */
+  applyEffects(txn: Txn, ctx: TransitionContext, effects: SettlementEffects | undefined, prepared: readonly PreparedEnqueue[]): EnqueueOutcome[] {
+    if (effects !== undefined) {
+      for (const op of effects.kvOps) {
+        if (op.kind === "put") txn.put(K.userKey(op.key), op.value);
+        else txn.delete(K.userKey(op.key));
+      }
+    }
+    return prepared.map((p) => insertJob(txn, ctx, p));
+  }
+
+  /** After a durable commit that inserted jobs: wake workers, or the scheduler for future jobs. */
+  announceInserted(prepared: readonly PreparedEnqueue[], outcomes: readonly EnqueueOutcome[], now: number): void {
+    prepared.forEach((p, i) => {
+      if (!outcomes[i]?.newlyEnqueued) return;
+      if (p.opts.runAt !== undefined && p.opts.runAt > now) this.loop.rearm(p.opts.runAt);
+      else this.work.notify(p.queueName);
+    });
+  }
+}
