@@ -7,7 +7,7 @@
  * a store written by a newer format fails with `UnsupportedFormatError`
  * instead of a checksum or decode error.
  */
-import { crc32 } from "node:zlib";
+import { crc32 } from "./checksum.js";
 import { pack, unpack } from "msgpackr";
 import { StoreCorruptedError } from "../errors.js";
 import { UnsupportedFormatError } from "./format-error.js";

@@ -18,7 +18,7 @@
  * and per-block checksums let a later version read only the footer and index
  * and then fetch single blocks through a cache, without changing the format.
  */
-import { crc32 } from "node:zlib";
+import { crc32 } from "./checksum.js";
 import { StoreCorruptedError } from "../errors.js";
 import { compareKeys } from "../store/keys.js";
 import { ByteReader, ByteWriter, DecodeError } from "./byte-io.js";

@@ -21,7 +21,7 @@
  * Object stores write objects atomically, so a short or altered object is
  * never an interrupted write: it is corruption and is reported, never skipped.
  */
-import { crc32 } from "node:zlib";
+import { crc32 } from "./checksum.js";
 import { StoreCorruptedError, ValidationError } from "../errors.js";
 import { ByteReader, ByteWriter, DecodeError } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";

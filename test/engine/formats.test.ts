@@ -74,3 +74,13 @@ describe("manifest format", () => {
     expect(() => decodeManifest("manifest/4", future, 4)).toThrow(/format version 2/);
   });
 });
+
+describe("checksum", () => {
+  it("the portable CRC-32 agrees with the native one", async () => {
+    const { crc32, portableCrc32 } = await import("../../runtime/engine/checksum.js");
+    const data = new TextEncoder().encode("The quick brown fox jumps over the lazy dog");
+    expect(portableCrc32(data)).toBe(0x414fa339);
+    expect(crc32(data)).toBe(0x414fa339);
+    expect(portableCrc32(data.subarray(10), portableCrc32(data.subarray(0, 10)))).toBe(0x414fa339);
+  });
+});
