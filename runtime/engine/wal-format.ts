@@ -140,7 +140,7 @@ export function encodeFence(epoch: number, seq: number, resumeAt: number): Buffe
   return buf;
 }
 
-/** The writer epoch of a WAL object, after checking its magic, version and checksum. */
+/** Decodes WAL object `seq` after checking its magic, version, checksum and sequence number. */
 export function decodeWal(objectKey: string, bytes: Uint8Array, expectedSeq: number): WalObject {
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (buf.length < HEADER_BYTES + TRAILER_BYTES) throw new StoreCorruptedError(objectKey, `WAL object is ${buf.length} bytes, shorter than its header`);
