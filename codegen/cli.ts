@@ -7,24 +7,27 @@
  */
 
 import { watch as watchPath, type FSWatcher } from "node:fs";
-import { access } from "node:fs/promises";
+import { access, readFile } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { hasErrors, renderDiagnostic } from "./diagnostics.js";
-import { generate, type SpecInput } from "./generate.js";
+import { diffLocks, parseLock, renderChange, type ContractChange } from "./contract-lock.js";
+import { generate, type GenerateResult, type SpecInput } from "./generate.js";
 import { compareOutput, hasDrift } from "./output-check.js";
-import { findSpecFiles, readGenerated, readSpecs, syncOutput, writeAtomic } from "./output-files.js";
+import { findSpecFiles, readGenerated, readSpecs, SPEC_FILE, syncOutput, writeAtomic } from "./output-files.js";
 import { scaffoldFiles } from "./scaffold.js";
 
-const USAGE = `usage: taquba codegen [paths...] [--out DIR] [--check] [--watch] [--dry-run] [--scaffold DIR]
+const USAGE = `usage: taquba codegen [paths...] [--out DIR] [--check] [--watch] [--dry-run] [--scaffold DIR] [--accept-breaking]
 
   paths          spec files or folders holding *.taquba.yaml (default: schemas/)
   --out DIR      where generated code goes (default: generated/)
   --check        regenerate in memory, print a diff, exit 1 if anything differs
   --watch        regenerate whenever a spec changes; keeps running after errors
   --dry-run      list what would be written, write nothing
-  --scaffold DIR write a handler stub per job into DIR, never overwriting a file`;
+  --scaffold DIR write a handler stub per job into DIR, never overwriting a file
+  --accept-breaking
+                 update the contract locks (*.taquba.lock.json) despite breaking changes`;
 
 /** Where the CLI prints and which folder relative paths start from. */
 export interface CliIo {
@@ -46,6 +49,25 @@ interface Options {
   readonly watch: boolean;
   readonly dryRun: boolean;
   readonly scaffold: string | undefined;
+  readonly acceptBreaking: boolean;
+}
+
+interface LockState {
+  readonly file: string;
+  readonly content: string;
+  readonly existing: string | undefined;
+  readonly changes: readonly ContractChange[];
+}
+
+/** Compares each package's lock as generated now with the committed one. */
+async function lockStates(locks: GenerateResult["locks"], cwd: string): Promise<LockState[]> {
+  return Promise.all(
+    locks.map(async (l) => {
+      const existing = await readFile(resolve(cwd, l.file), "utf8").catch(() => undefined);
+      const before = existing === undefined ? undefined : parseLock(existing);
+      return { file: l.file, content: l.content, existing, changes: before === undefined ? [] : diffLocks(before, l.lock) };
+    }),
+  );
 }
 
 function toPosix(p: string): string {
@@ -77,7 +99,15 @@ async function runOnce(opts: Options, io: CliIo): Promise<number> {
   const onDisk = await readGenerated(opts.outDir);
   const drift = compareOutput(result.files, onDisk);
   const outName = toPosix(relative(io.cwd, opts.outDir)) || ".";
+  const locks = await lockStates(result.locks, io.cwd);
+  const staleLocks = locks.filter((l) => l.existing !== l.content);
+  for (const l of staleLocks) for (const c of l.changes) io.err(`${l.file}: ${renderChange(c)}`);
   if (opts.check) {
+    for (const l of staleLocks) io.err(`${l.existing === undefined ? "missing" : "changed"}: ${l.file}`);
+    if (staleLocks.length > 0 && !hasDrift(drift)) {
+      io.err(`the contract locks are out of date; run \`npm run codegen\` (with --accept-breaking if it reports breaking changes) and commit them`);
+      return 1;
+    }
     if (!hasDrift(drift)) {
       io.out(`${outName} is up to date with ${inputs.length} spec file${inputs.length === 1 ? "" : "s"}`);
       return 0;
@@ -89,14 +119,25 @@ async function runOnce(opts: Options, io: CliIo): Promise<number> {
     io.err(`${outName} is out of date; run \`npm run codegen\` and commit the result`);
     return 1;
   }
+  const breaking = locks.flatMap((l) => l.changes.filter((c) => c.breaking));
+  if (breaking.length > 0 && !opts.acceptBreaking && !opts.dryRun) {
+    io.err(
+      `${breaking.length} breaking change${breaking.length === 1 ? "" : "s"} against the committed contract lock; nothing was written. ` +
+        `Keep old producers and workers working (add a new job instead), or rerun with --accept-breaking to acknowledge them`,
+    );
+    return 1;
+  }
   if (opts.dryRun) {
+    for (const l of staleLocks) io.out(`would ${l.existing === undefined ? "create" : "update"} ${l.file}`);
     for (const p of drift.missing) io.out(`would create ${outName}/${p}`);
     for (const p of drift.changed) io.out(`would update ${outName}/${p}`);
     for (const p of drift.stale) io.out(`would delete ${outName}/${p}`);
     if (!hasDrift(drift)) io.out(`${outName} is up to date; nothing to write`);
   } else {
     const { written, deleted } = await syncOutput(opts.outDir, result.files, onDisk);
+    for (const l of staleLocks) await writeAtomic(resolve(io.cwd, l.file), l.content);
     io.out(`${outName}: ${written.length} written, ${deleted.length} deleted, ${result.files.length - written.length} unchanged`);
+    if (staleLocks.length > 0) io.out(`contract locks updated: ${staleLocks.map((l) => l.file).join(", ")}`);
   }
   if (opts.scaffold !== undefined) await scaffold(opts, result.packages, io);
   return 0;
@@ -136,7 +177,12 @@ async function runWatch(opts: Options, io: CliIo, signal: AbortSignal): Promise<
       });
     }, 100);
   };
-  const watchers: FSWatcher[] = opts.paths.map((p) => watchPath(p, { recursive: true }, trigger));
+  // Only spec files matter; this also ignores the lock files the pass itself writes.
+  const watchers: FSWatcher[] = opts.paths.map((p) =>
+    watchPath(p, { recursive: true }, (_event, name) => {
+      if (name === null || SPEC_FILE.test(String(name)) || !/\.lock\.json$/.test(String(name))) trigger();
+    }),
+  );
   io.out(`watching ${opts.paths.map((p) => toPosix(relative(io.cwd, p)) || ".").join(", ")}; press Ctrl-C to stop`);
   await new Promise<void>((done) => signal.addEventListener("abort", () => done(), { once: true }));
   clearTimeout(timer);
@@ -167,6 +213,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo, signa
         watch: { type: "boolean", default: false },
         "dry-run": { type: "boolean", default: false },
         scaffold: { type: "string" },
+        "accept-breaking": { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
     });
@@ -186,6 +233,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo, signa
     watch: parsed.values.watch,
     dryRun: parsed.values["dry-run"],
     scaffold: parsed.values.scaffold === undefined ? undefined : abs(parsed.values.scaffold),
+    acceptBreaking: parsed.values["accept-breaking"],
   };
   if (opts.check && (opts.watch || opts.scaffold !== undefined)) {
     io.err(`--check cannot be combined with --watch or --scaffold\n${USAGE}`);

@@ -65,6 +65,22 @@ export function selfContained(schema: JsonSchema, pkg: PackageModel): JsonSchema
   return { ...root, definitions };
 }
 
+const SHARED_ID = "taquba:types";
+
+/** Points `#/types/X` references at the shared types schema. */
+function sharedRefs(value: JsonValue): JsonValue {
+  if (Array.isArray(value)) return value.map((v) => sharedRefs(v as JsonValue));
+  if (typeof value !== "object" || value === null) return value;
+  const out: Record<string, JsonValue> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (k === "$ref" && typeof v === "string" && v.startsWith(TYPES_PREFIX)) {
+      out[k] = `${SHARED_ID}#/definitions/${v.slice(TYPES_PREFIX.length)}`;
+    } else if (k === "const" || k === "enum" || k === "default" || k === "examples") out[k] = v;
+    else out[k] = sharedRefs(v);
+  }
+  return out;
+}
+
 const HELPERS: ReadonlyArray<readonly [string, string]> = [
   ['require("ajv/dist/runtime/ucs2length").default', "validatorRuntime.ucs2length"],
   ['require("ajv/dist/runtime/equal").default', "validatorRuntime.equal"],
@@ -90,10 +106,16 @@ export function compileValidators(roots: readonly ValidatorRoot[], pkg: PackageM
   });
   // Plain functions, as the run-time table holds them: ajv then calls `formats[name](value)`.
   for (const [name, fn] of Object.entries(jsonSchemaFormats)) ajv.addFormat(name, fn);
+  // Shared types are compiled once, as one schema the roots reference, rather than inlined into every root.
+  if (pkg.types.length > 0) {
+    const definitions: Record<string, JsonValue> = {};
+    for (const t of pkg.types) definitions[t.name] = sharedRefs(t.schema);
+    ajv.addSchema({ $id: SHARED_ID, definitions });
+  }
   const sorted = [...roots].sort((a, b) => compareCodeUnits(a.exportName, b.exportName));
   const mapping: Record<string, string> = {};
   for (const r of sorted) {
-    ajv.addSchema(selfContained(r.schema, pkg) as object, r.exportName);
+    ajv.addSchema(sharedRefs(r.schema) as object, r.exportName);
     mapping[r.exportName] = r.exportName;
   }
   let code = standaloneCode(ajv, mapping);

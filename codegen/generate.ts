@@ -8,6 +8,7 @@
  */
 
 import { checkPackage } from "./check-spec.js";
+import { buildLock, lockPathFor, renderLock, type ContractLock } from "./contract-lock.js";
 import { buildModel } from "./build-model.js";
 import { compileValidators, type ValidatorRoot } from "./compile-validators.js";
 import { hasErrors, sortDiagnostics, type Diagnostic } from "./diagnostics.js";
@@ -34,7 +35,17 @@ export interface GeneratedFile {
   readonly content: string;
 }
 
+/** The contract lock of one spec file, to be committed beside it. */
+export interface LockOutput {
+  /** The lock's path, beside the spec (same form as the spec's `file`). */
+  readonly file: string;
+  readonly lock: ContractLock;
+  readonly content: string;
+}
+
 export interface GenerateResult {
+  /** One per package, sorted by file; empty when any diagnostic is an error. */
+  readonly locks: readonly LockOutput[];
   /** Sorted by path; empty when any diagnostic is an error. */
   readonly files: readonly GeneratedFile[];
   /** Sorted by file, line and column. */
@@ -133,7 +144,11 @@ export function emitPackage(pkg: PackageModel): GeneratedFile[] {
  */
 export function generate(inputs: readonly SpecInput[]): GenerateResult {
   const { packages, diagnostics } = analyse(inputs);
-  if (hasErrors(diagnostics)) return { files: [], diagnostics, packages };
+  if (hasErrors(diagnostics)) return { files: [], locks: [], diagnostics, packages };
+  const locks = packages.map((p) => {
+    const lock = buildLock(p);
+    return { file: lockPathFor(p.file), lock, content: renderLock(lock) };
+  });
   const files = packages.flatMap(emitPackage);
   if (packages.length > 0) {
     const sources = packages.map((p) => p.file).join(", ");
@@ -148,5 +163,5 @@ export function generate(inputs: readonly SpecInput[]): GenerateResult {
     });
   }
   files.sort((a, b) => compareCodeUnits(a.path, b.path));
-  return { files, diagnostics, packages };
+  return { files, locks, diagnostics, packages };
 }

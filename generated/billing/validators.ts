@@ -376,8 +376,8 @@ return errors === 0;
 }
 
 export const validateInvoiceRenderInput = validate14;
-const schema15 = {"type":"object","required":["invoice_id","lines"],"properties":{"invoice_id":{"type":"string"},"lines":{"type":"array","minItems":1,"items":{"type":"object","required":["sku","quantity","unit_price"],"properties":{"sku":{"type":"string"},"quantity":{"type":"integer","minimum":1},"unit_price":{"$ref":"#/definitions/Money"}},"additionalProperties":false}}},"additionalProperties":false,"definitions":{"Money":{"type":"object","required":["amount_cents","currency"],"properties":{"amount_cents":{"type":"integer","minimum":0},"currency":{"type":"string","enum":["EUR","USD","GBP"]}},"additionalProperties":false}}};
-const schema16 = {"type":"object","required":["amount_cents","currency"],"properties":{"amount_cents":{"type":"integer","minimum":0},"currency":{"type":"string","enum":["EUR","USD","GBP"]}},"additionalProperties":false};
+const schema15 = {"type":"object","required":["invoice_id","lines"],"properties":{"invoice_id":{"type":"string"},"lines":{"type":"array","minItems":1,"items":{"type":"object","required":["sku","quantity","unit_price"],"properties":{"sku":{"type":"string"},"quantity":{"type":"integer","minimum":1},"unit_price":{"$ref":"taquba:types#/definitions/Money"}},"additionalProperties":false}}},"additionalProperties":false};
+const schema17 = {"type":"object","required":["amount_cents","currency"],"properties":{"amount_cents":{"type":"integer","minimum":0},"currency":{"type":"string","enum":["EUR","USD","GBP"]}},"additionalProperties":false};
 
 function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -527,7 +527,7 @@ if(data2.unit_price !== undefined){
 let data5 = data2.unit_price;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if(data5.amount_cents === undefined){
-const err12 = {instancePath:instancePath+"/lines/" + i0+"/unit_price",schemaPath:"#/definitions/Money/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
+const err12 = {instancePath:instancePath+"/lines/" + i0+"/unit_price",schemaPath:"taquba:types#/definitions/Money/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -537,7 +537,7 @@ vErrors.push(err12);
 errors++;
 }
 if(data5.currency === undefined){
-const err13 = {instancePath:instancePath+"/lines/" + i0+"/unit_price",schemaPath:"#/definitions/Money/required",keyword:"required",params:{missingProperty: "currency"},message:"must have required property '"+"currency"+"'"};
+const err13 = {instancePath:instancePath+"/lines/" + i0+"/unit_price",schemaPath:"taquba:types#/definitions/Money/required",keyword:"required",params:{missingProperty: "currency"},message:"must have required property '"+"currency"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -548,7 +548,7 @@ errors++;
 }
 for(const key2 in data5){
 if(!((key2 === "amount_cents") || (key2 === "currency"))){
-const err14 = {instancePath:instancePath+"/lines/" + i0+"/unit_price",schemaPath:"#/definitions/Money/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+const err14 = {instancePath:instancePath+"/lines/" + i0+"/unit_price",schemaPath:"taquba:types#/definitions/Money/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -561,7 +561,7 @@ errors++;
 if(data5.amount_cents !== undefined){
 let data6 = data5.amount_cents;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err15 = {instancePath:instancePath+"/lines/" + i0+"/unit_price/amount_cents",schemaPath:"#/definitions/Money/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err15 = {instancePath:instancePath+"/lines/" + i0+"/unit_price/amount_cents",schemaPath:"taquba:types#/definitions/Money/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -572,7 +572,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err16 = {instancePath:instancePath+"/lines/" + i0+"/unit_price/amount_cents",schemaPath:"#/definitions/Money/properties/amount_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err16 = {instancePath:instancePath+"/lines/" + i0+"/unit_price/amount_cents",schemaPath:"taquba:types#/definitions/Money/properties/amount_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -586,7 +586,7 @@ errors++;
 if(data5.currency !== undefined){
 let data7 = data5.currency;
 if(typeof data7 !== "string"){
-const err17 = {instancePath:instancePath+"/lines/" + i0+"/unit_price/currency",schemaPath:"#/definitions/Money/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err17 = {instancePath:instancePath+"/lines/" + i0+"/unit_price/currency",schemaPath:"taquba:types#/definitions/Money/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -596,7 +596,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data7 === "EUR") || (data7 === "USD")) || (data7 === "GBP"))){
-const err18 = {instancePath:instancePath+"/lines/" + i0+"/unit_price/currency",schemaPath:"#/definitions/Money/properties/currency/enum",keyword:"enum",params:{allowedValues: schema16.properties.currency.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/lines/" + i0+"/unit_price/currency",schemaPath:"taquba:types#/definitions/Money/properties/currency/enum",keyword:"enum",params:{allowedValues: schema17.properties.currency.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -608,7 +608,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/lines/" + i0+"/unit_price",schemaPath:"#/definitions/Money/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err19 = {instancePath:instancePath+"/lines/" + i0+"/unit_price",schemaPath:"taquba:types#/definitions/Money/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -657,11 +657,10 @@ validate14.errors = vErrors;
 return errors === 0;
 }
 
-export const validateInvoiceRenderOutput = validate15;
-const schema17 = {"type":"object","required":["object_key","total"],"properties":{"object_key":{"type":"string"},"total":{"$ref":"#/definitions/Money"}},"additionalProperties":false,"definitions":{"Money":{"type":"object","required":["amount_cents","currency"],"properties":{"amount_cents":{"type":"integer","minimum":0},"currency":{"type":"string","enum":["EUR","USD","GBP"]}},"additionalProperties":false}}};
-const schema18 = {"type":"object","required":["amount_cents","currency"],"properties":{"amount_cents":{"type":"integer","minimum":0},"currency":{"type":"string","enum":["EUR","USD","GBP"]}},"additionalProperties":false};
+export const validateInvoiceRenderOutput = validate16;
+const schema18 = {"type":"object","required":["object_key","total"],"properties":{"object_key":{"type":"string"},"total":{"$ref":"taquba:types#/definitions/Money"}},"additionalProperties":false};
 
-function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -713,7 +712,7 @@ if(data.total !== undefined){
 let data1 = data.total;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.amount_cents === undefined){
-const err4 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/Money/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
+const err4 = {instancePath:instancePath+"/total",schemaPath:"taquba:types#/definitions/Money/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -723,7 +722,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data1.currency === undefined){
-const err5 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/Money/required",keyword:"required",params:{missingProperty: "currency"},message:"must have required property '"+"currency"+"'"};
+const err5 = {instancePath:instancePath+"/total",schemaPath:"taquba:types#/definitions/Money/required",keyword:"required",params:{missingProperty: "currency"},message:"must have required property '"+"currency"+"'"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -734,7 +733,7 @@ errors++;
 }
 for(const key1 in data1){
 if(!((key1 === "amount_cents") || (key1 === "currency"))){
-const err6 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/Money/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+const err6 = {instancePath:instancePath+"/total",schemaPath:"taquba:types#/definitions/Money/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -747,7 +746,7 @@ errors++;
 if(data1.amount_cents !== undefined){
 let data2 = data1.amount_cents;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err7 = {instancePath:instancePath+"/total/amount_cents",schemaPath:"#/definitions/Money/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err7 = {instancePath:instancePath+"/total/amount_cents",schemaPath:"taquba:types#/definitions/Money/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -758,7 +757,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err8 = {instancePath:instancePath+"/total/amount_cents",schemaPath:"#/definitions/Money/properties/amount_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err8 = {instancePath:instancePath+"/total/amount_cents",schemaPath:"taquba:types#/definitions/Money/properties/amount_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -772,7 +771,7 @@ errors++;
 if(data1.currency !== undefined){
 let data3 = data1.currency;
 if(typeof data3 !== "string"){
-const err9 = {instancePath:instancePath+"/total/currency",schemaPath:"#/definitions/Money/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err9 = {instancePath:instancePath+"/total/currency",schemaPath:"taquba:types#/definitions/Money/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -782,7 +781,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((data3 === "EUR") || (data3 === "USD")) || (data3 === "GBP"))){
-const err10 = {instancePath:instancePath+"/total/currency",schemaPath:"#/definitions/Money/properties/currency/enum",keyword:"enum",params:{allowedValues: schema18.properties.currency.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/total/currency",schemaPath:"taquba:types#/definitions/Money/properties/currency/enum",keyword:"enum",params:{allowedValues: schema17.properties.currency.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -794,7 +793,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/Money/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err11 = {instancePath:instancePath+"/total",schemaPath:"taquba:types#/definitions/Money/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -815,14 +814,14 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate15.errors = vErrors;
+validate16.errors = vErrors;
 return errors === 0;
 }
 
-export const validatePaymentReceivedSignalParams = validate16;
-const schema19 = {"type":"object","required":["order_id"],"properties":{"order_id":{"type":"string","minLength":1}},"additionalProperties":false};
+export const validatePaymentReceivedSignalParams = validate17;
+const schema20 = {"type":"object","required":["order_id"],"properties":{"order_id":{"type":"string","minLength":1}},"additionalProperties":false};
 
-function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -884,15 +883,14 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate16.errors = vErrors;
+validate17.errors = vErrors;
 return errors === 0;
 }
 
-export const validatePaymentReceivedSignalPayload = validate17;
-const schema20 = {"type":"object","required":["amount"],"properties":{"amount":{"$ref":"#/definitions/Money"},"provider_ref":{"type":"string"}},"additionalProperties":false,"definitions":{"Money":{"type":"object","required":["amount_cents","currency"],"properties":{"amount_cents":{"type":"integer","minimum":0},"currency":{"type":"string","enum":["EUR","USD","GBP"]}},"additionalProperties":false}}};
-const schema21 = {"type":"object","required":["amount_cents","currency"],"properties":{"amount_cents":{"type":"integer","minimum":0},"currency":{"type":"string","enum":["EUR","USD","GBP"]}},"additionalProperties":false};
+export const validatePaymentReceivedSignalPayload = validate18;
+const schema21 = {"type":"object","required":["amount"],"properties":{"amount":{"$ref":"taquba:types#/definitions/Money"},"provider_ref":{"type":"string"}},"additionalProperties":false};
 
-function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -922,7 +920,7 @@ if(data.amount !== undefined){
 let data0 = data.amount;
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(data0.amount_cents === undefined){
-const err2 = {instancePath:instancePath+"/amount",schemaPath:"#/definitions/Money/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
+const err2 = {instancePath:instancePath+"/amount",schemaPath:"taquba:types#/definitions/Money/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -932,7 +930,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data0.currency === undefined){
-const err3 = {instancePath:instancePath+"/amount",schemaPath:"#/definitions/Money/required",keyword:"required",params:{missingProperty: "currency"},message:"must have required property '"+"currency"+"'"};
+const err3 = {instancePath:instancePath+"/amount",schemaPath:"taquba:types#/definitions/Money/required",keyword:"required",params:{missingProperty: "currency"},message:"must have required property '"+"currency"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -943,7 +941,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "amount_cents") || (key1 === "currency"))){
-const err4 = {instancePath:instancePath+"/amount",schemaPath:"#/definitions/Money/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+const err4 = {instancePath:instancePath+"/amount",schemaPath:"taquba:types#/definitions/Money/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -956,7 +954,7 @@ errors++;
 if(data0.amount_cents !== undefined){
 let data1 = data0.amount_cents;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err5 = {instancePath:instancePath+"/amount/amount_cents",schemaPath:"#/definitions/Money/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err5 = {instancePath:instancePath+"/amount/amount_cents",schemaPath:"taquba:types#/definitions/Money/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -967,7 +965,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err6 = {instancePath:instancePath+"/amount/amount_cents",schemaPath:"#/definitions/Money/properties/amount_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err6 = {instancePath:instancePath+"/amount/amount_cents",schemaPath:"taquba:types#/definitions/Money/properties/amount_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -981,7 +979,7 @@ errors++;
 if(data0.currency !== undefined){
 let data2 = data0.currency;
 if(typeof data2 !== "string"){
-const err7 = {instancePath:instancePath+"/amount/currency",schemaPath:"#/definitions/Money/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err7 = {instancePath:instancePath+"/amount/currency",schemaPath:"taquba:types#/definitions/Money/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -991,7 +989,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!(((data2 === "EUR") || (data2 === "USD")) || (data2 === "GBP"))){
-const err8 = {instancePath:instancePath+"/amount/currency",schemaPath:"#/definitions/Money/properties/currency/enum",keyword:"enum",params:{allowedValues: schema21.properties.currency.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/amount/currency",schemaPath:"taquba:types#/definitions/Money/properties/currency/enum",keyword:"enum",params:{allowedValues: schema17.properties.currency.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1003,7 +1001,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/amount",schemaPath:"#/definitions/Money/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err9 = {instancePath:instancePath+"/amount",schemaPath:"taquba:types#/definitions/Money/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1036,6 +1034,6 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate17.errors = vErrors;
+validate18.errors = vErrors;
 return errors === 0;
 }

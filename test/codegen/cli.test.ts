@@ -136,6 +136,43 @@ describe("taquba codegen", () => {
     expect(readFileSync(stub, "utf8")).toBe("// mine\n");
   });
 
+  it("keeps a contract lock beside each spec and refuses breaking changes unless acknowledged", async () => {
+    await run();
+    const lockFile = join(dir, "schemas", "demo.taquba.lock.json");
+    const lock = readFileSync(lockFile, "utf8");
+    expect(JSON.parse(lock).jobs.greet.hash).toMatch(/^[0-9a-f]{16}$/);
+    const spec = join(dir, "schemas", "demo.taquba.yaml");
+
+    // Compatible: a new optional input field is written and the lock follows.
+    writeFileSync(spec, SPEC.replace("name: { type: string }", "name: { type: string }, nick: { type: string }"));
+    const compatible = await run();
+    expect(compatible.code).toBe(0);
+    expect(compatible.io.text()).toContain('compatible: job "greet" at input.nick: new optional field');
+    expect(readFileSync(lockFile, "utf8")).not.toBe(lock);
+
+    // Breaking: a new required field and a removed job; nothing is written.
+    const before = readFileSync(join(dir, "generated", "demo", "types.ts"), "utf8");
+    const lockBefore = readFileSync(lockFile, "utf8");
+    writeFileSync(spec, SPEC.replace("required: [name]", "required: [name, age]").replace("name: { type: string }", "name: { type: string }, age: { type: integer }").replace(/  farewell\.say:[\s\S]*$/, ""));
+    const refused = await run();
+    expect(refused.code).toBe(1);
+    const text = refused.io.text();
+    expect(text).toContain('BREAKING: job "farewell.say": job removed');
+    expect(text).toContain('BREAKING: job "greet" at input.age: new required field');
+    // Inputs are closed, so dropping the optional field breaks producers still sending it.
+    expect(text).toContain('BREAKING: job "greet" at input.nick: field removed');
+    expect(text).toContain("3 breaking changes against the committed contract lock; nothing was written");
+    expect(readFileSync(join(dir, "generated", "demo", "types.ts"), "utf8")).toBe(before);
+    expect(readFileSync(lockFile, "utf8")).toBe(lockBefore);
+
+    // --check flags the lock as out of date; --accept-breaking records the acknowledgement.
+    const check = await run("--check");
+    expect(check.code).toBe(1);
+    expect(check.io.text()).toContain("changed: schemas/demo.taquba.lock.json");
+    expect((await run("--accept-breaking")).code).toBe(0);
+    expect((await run("--check")).code).toBe(0);
+  });
+
   it("rejects bad usage with exit code 2", async () => {
     expect((await run("--nope")).code).toBe(2);
     expect((await run("--check", "--watch")).code).toBe(2);
@@ -161,19 +198,25 @@ describe("taquba codegen", () => {
 
     const spec = join(dir, "schemas", "demo.taquba.yaml");
     let regenerated = io.next(/written/);
-    writeFileSync(spec, SPEC.replace("name: { type: string }", "name: { type: integer }"));
+    writeFileSync(spec, SPEC.replace("name: { type: string }", "name: { type: string }, greeting: { type: string }"));
     await regenerated;
-    expect(readFileSync(join(dir, "generated", "demo", "types.ts"), "utf8")).toContain("name: number;");
+    expect(readFileSync(join(dir, "generated", "demo", "types.ts"), "utf8")).toContain("greeting?: string;");
 
     const failed = io.next(/nothing was written/);
     writeFileSync(spec, "version: 1\npackage: demo\njobs: [\n");
     await failed;
     expect(io.text()).toContain("error YAML_SYNTAX");
 
-    regenerated = io.next(/written/);
+    // Dropping the field again would break producers that send it: refused, and the watch goes on.
+    const refused = io.next(/breaking change/);
     writeFileSync(spec, SPEC);
+    await refused;
+    expect(readFileSync(join(dir, "generated", "demo", "types.ts"), "utf8")).toContain("greeting?: string;");
+
+    regenerated = io.next(/written/);
+    writeFileSync(spec, SPEC.replace("name: { type: string }", "name: { type: string }, greeting: { type: string }").replace("  greet:\n", "  greet:\n    description: Says hello.\n"));
     await regenerated;
-    expect(readFileSync(join(dir, "generated", "demo", "types.ts"), "utf8")).toContain("name: string;");
+    expect(readFileSync(join(dir, "generated", "demo", "client.ts"), "utf8")).toContain("/** Says hello. */");
 
     stop.abort();
     expect(await done).toBe(0);
