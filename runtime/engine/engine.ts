@@ -41,7 +41,7 @@
  * The flush timer and retry backoff use real timers, not the SDK `Clock`:
  * they pace I/O and never decide anything a test needs to move.
  */
-import { ClosedError, FencedError, TaqubaError } from "../errors.js";
+import { ClosedError, FencedError, TaqubaError, ValidationError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { collectGarbage, publishManifest, writeSegments, type CheckpointWriter } from "./checkpoint.js";
 import { checkPrefix } from "./layout.js";
@@ -103,6 +103,33 @@ export interface EngineStats {
 
 const RESOLVED = Promise.resolve();
 
+/** Rejects option values that would make the engine misbehave, before any IO. */
+function validateOptions(opts: EngineOptions): void {
+  const problems: string[] = [];
+  const check = (name: keyof EngineOptions, min: number) => {
+    const v = opts[name];
+    if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min)) {
+      problems.push(`${name} must be a finite number >= ${min}, got ${String(v)}`);
+    }
+  };
+  check("flushIntervalMs", 0);
+  check("maxWalBytes", 1);
+  check("maxInflightWalPuts", 1);
+  check("checkpointWalObjects", 0);
+  check("checkpointWalBytes", 0);
+  check("maxSegmentBytes", 1);
+  check("segmentBlockBytes", 1);
+  const r = opts.retry;
+  if (r !== undefined) {
+    for (const [k, min] of [["attempts", 1], ["baseDelayMs", 0], ["maxDelayMs", 0]] as const) {
+      const v = r[k];
+      if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min)) {
+        problems.push(`retry.${k} must be a finite number >= ${min}, got ${String(v)}`);
+      }
+    }
+  }
+  if (problems.length > 0) throw new ValidationError("invalid engine options; nothing was read or written", problems);
+}
 
 export class Engine {
   readonly store: ObjectStore;
@@ -158,9 +185,11 @@ export class Engine {
    * manifest, recovers the newest manifest's segments plus the WAL up to its
    * first gap, and fences older writers. Fails with `FencedError` when
    * another writer opens the same store at the same moment, and with
-   * `UnsupportedFormatError` when a newer taquba wrote the store.
+   * `UnsupportedFormatError` when a newer taquba wrote the store. To look
+   * at a store without taking it over, use `EngineReader`.
    */
   static async open(store: ObjectStore, opts: EngineOptions = {}): Promise<Engine> {
+    validateOptions(opts);
     const ctx: StoreContext = { store, prefix: checkPrefix(opts.prefix ?? ""), retry: opts.retry ?? {} };
     const r = await recoverAsWriter(ctx);
     const engine = new Engine(store, opts, r);

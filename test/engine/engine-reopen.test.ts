@@ -102,5 +102,8 @@ describe("engine durability and reopen", () => {
     expect(dec(a2.get("k"))).toBe("a");
     await a2.close();
     await expect(Engine.open(store, { prefix: "no-slash" })).rejects.toBeInstanceOf(ValidationError);
+    const before = store.size;
+    await expect(Engine.open(store, { flushIntervalMs: -1, retry: { attempts: 0 } })).rejects.toThrow(/flushIntervalMs.*\n.*retry.attempts/s);
+    expect(store.size).toBe(before);
   });
 });
