@@ -83,7 +83,8 @@ async function settle(
 ): Promise<{ record: JobRecord | undefined; enqueued: EnqueueOutcome[] }> {
   core.checkOpen();
   const ticket = ticketOf(job);
-  if (ticket === undefined || ticket.owner !== core) throw new ValidationError("settle only ClaimedJobs returned by this queue's claim");
+  if (ticket === undefined) throw new ValidationError("settle only ClaimedJobs returned by a queue's claim, not copies of them");
+  if (ticket.owner !== core) throw new ClaimLostError(job.id, "it was claimed through another Queue instance, such as one before a restart");
   const prepared = effects === undefined ? [] : await core.prepare(effects.enqueues);
   let outcomes: EnqueueOutcome[] | undefined;
   let result: ReturnType<Transition>;

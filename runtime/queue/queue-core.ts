@@ -4,7 +4,7 @@
  * loop, plus the helpers every transaction path uses. Internal: users see
  * only `Queue`.
  */
-import { monotonicFactory } from "ulid";
+import { incrementBase32, monotonicFactory } from "ulid";
 import { SystemClock, type Clock } from "../clock.js";
 import type { Engine } from "../engine/engine.js";
 import { ClosedError } from "../errors.js";
@@ -28,7 +28,9 @@ export class QueueCore {
   readonly deadListeners = new Set<(e: DeadLetteredEvent) => void>();
   readonly host: MaintenanceHost;
   readonly loop: MaintenanceLoop;
-  readonly #ulid = monotonicFactory();
+  readonly #factory = monotonicFactory();
+  /** Every id handed out is greater than this (the persisted high-water mark, then the last id). */
+  #last: string;
   closed = false;
 
   constructor(
@@ -55,6 +57,17 @@ export class QueueCore {
       onError: (err) => console.warn(`taquba queue "${name}": background work failed, retrying in 1 s: ${err instanceof Error ? err.message : String(err)}`),
     };
     this.loop = new MaintenanceLoop(this.host);
+    const hwm = engine.get(K.SEQ_HIGH_WATER);
+    this.#last = hwm === undefined ? "" : new TextDecoder().decode(hwm);
+  }
+
+  // ulid's factory is monotonic only within itself; the floor keeps ids
+  // increasing across restarts too.
+  #ulid(now: number): string {
+    let id = this.#factory(now);
+    if (id <= this.#last) id = incrementBase32(this.#last);
+    this.#last = id;
+    return id;
   }
 
   /** A fresh monotonic ULID timed by the queue clock. */

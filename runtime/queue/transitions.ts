@@ -110,6 +110,7 @@ export function insertJob(txn: Txn, ctx: TransitionContext, item: PreparedEnqueu
     if (held !== undefined) return { jobId: decoder.decode(held), newlyEnqueued: false };
   }
   const seq = ctx.newId();
+  txn.put(K.SEQ_HIGH_WATER, encoder.encode(seq));
   const id = opts.jobId ?? seq;
   if (txn.has(K.jobKey(id))) throw new DuplicateJobIdError(id);
   const cfg = ctx.config(queue);

@@ -75,6 +75,23 @@ describe("enqueue and claim order", () => {
   });
 });
 
+describe("FIFO across restarts", () => {
+  it.runIf(durable)("keeps order for jobs enqueued in the same millisecond by two processes, and after the clock went back", async () => {
+    for (let round = 0; round < 8; round++) {
+      const store = new MemoryStore();
+      const { queue, clock } = await openQueue({ store });
+      const first = await queue.enqueue("q", enc("first"));
+      await queue.close();
+      if (round % 2 === 1) clock.set(clock.now() - 5000);
+      const again = await Queue.open(store, "q", { clock, flushIntervalMs: 0 });
+      const second = await again.enqueue("q", enc("second"));
+      expect(second.jobId > first.jobId).toBe(true);
+      expect(await drain(again, "q")).toEqual(["first", "second"]);
+      await again.close();
+    }
+  });
+});
+
 describe("runAt", () => {
   it("schedules a future job and promotes it exactly when due", async () => {
     const { queue, clock } = await openQueue();

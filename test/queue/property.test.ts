@@ -13,7 +13,8 @@ type Op =
   | { kind: "ack" | "nack"; pick: number }
   | { kind: "cancel"; pick: number }
   | { kind: "wake"; pick: number }
-  | { kind: "advance"; ms: number };
+  | { kind: "advance"; ms: number }
+  | { kind: "reopen" };
 
 interface MJob {
   id: string;
@@ -40,6 +41,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant("nack" as const), pick: fc.nat(20) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("cancel" as const), pick: fc.nat(20) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("wake" as const), pick: fc.nat(20) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("reopen" as const) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("advance" as const), ms: fc.constantFrom(50, 100, 300, 800) }) },
 );
 
@@ -74,6 +76,14 @@ class Model {
       j.runAt = this.now + backoff(j.attempts);
     }
   }
+  /** A restart: every claim is void; recovery requeues or dead-letters at the limit. */
+  reopen() {
+    for (const j of this.jobs) {
+      if (j.state !== "claimed") continue;
+      j.claimToken = -1;
+      j.state = j.attempts >= MAX_ATTEMPTS ? "dead" : "pending";
+    }
+  }
   tick() {
     for (const j of this.jobs) {
       if (j.state === "claimed" && j.leaseExpiry <= this.now) {
@@ -87,11 +97,14 @@ class Model {
 
 async function runSequence(ops: Op[]): Promise<void> {
   const clock = new MockClock(1_000_000);
-  const queue = await Queue.open(new MemoryStore(), "prop", {
-    clock,
-    flushIntervalMs: 0,
-    defaultQueueConfig: { maxAttempts: MAX_ATTEMPTS, leaseMs: LEASE, backoff: { baseMs: 100, maxMs: 1000, factor: 2 } },
-  });
+  const store = new MemoryStore();
+  const open = () =>
+    Queue.open(store, "prop", {
+      clock,
+      flushIntervalMs: 0,
+      defaultQueueConfig: { maxAttempts: MAX_ATTEMPTS, leaseMs: LEASE, backoff: { baseMs: 100, maxMs: 1000, factor: 2 } },
+    });
+  let queue = await open();
   const model = new Model(clock.now());
   const held: { job: ClaimedJob; token: number }[] = [];
   let tokens = 0;
@@ -158,6 +171,12 @@ async function runSequence(ops: Op[]): Promise<void> {
           const out = await queue.wake(m.id);
           expect(out).toBe(m.state === "scheduled" ? "woken" : m.state === "gone" ? "not_found" : "not_scheduled");
           if (m.state === "scheduled") m.state = "pending";
+          break;
+        }
+        case "reopen": {
+          await queue.close();
+          queue = await open();
+          model.reopen();
           break;
         }
         case "advance": {

@@ -56,7 +56,7 @@ describe("ack", () => {
     const job = (await queue.claim("q"))!;
     await expect(queue.ack({ ...job })).rejects.toBeInstanceOf(ValidationError);
     const other = (await openQueue()).queue;
-    await expect(other.ack(job)).rejects.toBeInstanceOf(ValidationError);
+    await expect(other.ack(job)).rejects.toBeInstanceOf(ClaimLostError);
     await queue.close();
     await other.close();
   });
