@@ -10,6 +10,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { analyse } from "../../codegen/generate.js";
+import { scaffoldFiles } from "../../codegen/scaffold.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..", "..");
@@ -66,5 +68,26 @@ describe("generated types", () => {
     const errors = new Set(await typecheck(stripped, "stripped"));
     expect(marked.filter((line) => !errors.has(line))).toEqual([]);
     expect([...errors].filter((line) => !marked.includes(line))).toEqual([]);
+  });
+
+  it("scaffolded handler stubs compile against the generated code", async () => {
+    const inputs = ["billing", "media"].map((p) => ({
+      file: `schemas/${p}.taquba.yaml`,
+      source: readFileSync(join(root, "schemas", `${p}.taquba.yaml`), "utf8"),
+    }));
+    const stubs = scaffoldFiles(analyse(inputs).packages, "../generated");
+    expect(stubs.map((f) => f.path)).toEqual(["billing/email-send.ts", "billing/invoice-render.ts", "media/image-scan.ts", "media/image-thumbnail.ts"]);
+    // One program holding every stub, each import pointed at the real generated folder.
+    const program = stubs
+      .map((f, i) =>
+        f.content
+          .replace(/from "(?:\.\.\/)+generated\//, `from "../../../generated/`)
+          .replace(/@module[^\n]*\n/, "\n")
+          .replace(/import \{ (\w+) \}/, `import { $1 as pkg${i} }`)
+          .replace(/\b(billing|media)\./g, `pkg${i}.`)
+          .replace(/export class (\w+)/, `export class Stub${i}$1`),
+      )
+      .join("\n");
+    expect(await typecheck(program, "stubs")).toEqual([]);
   });
 });
