@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Engine, EngineReader, MemoryStore, WriteBatch } from "taquba";
+import { Engine, EngineReader, MemoryStore, WriteBatch, withFaults, type ObjectStore } from "taquba";
 
 type Op =
   | { t: "commit"; ops: Array<{ del: boolean; key: string; value: number }>; durable: boolean }
@@ -24,56 +24,68 @@ function modelSnapshot(model: Map<string, number>, engineOrder: string[]): Array
   return engineOrder.map((k) => [k, model.get(k)!]);
 }
 
+/** Runs random scripts against the engine and a plain map; `faultSeed` turns on injected store faults. */
+async function checkAgainstModel(faultSeed: number | undefined, numRuns: number): Promise<void> {
+  let seed = faultSeed;
+  await fc.assert(
+    fc.asyncProperty(fc.array(opArb, { maxLength: 40 }), fc.integer({ min: 0, max: 3 }), async (script, flushMs) => {
+      const store: ObjectStore =
+        seed === undefined ? new MemoryStore() : withFaults(new MemoryStore(), { failureRate: 0.2, seed: seed++, failAfterWriteRate: 0.5 });
+      const retry = { attempts: 30, baseDelayMs: 0, maxDelayMs: 0 };
+      const opts = { flushIntervalMs: flushMs, checkpointWalObjects: 3, retry };
+      let engine = await Engine.open(store, opts);
+      const model = new Map<string, number>();
+      const pending: Promise<void>[] = [];
+      for (const step of script) {
+        if (step.t === "commit") {
+          const b = new WriteBatch();
+          for (const o of step.ops) {
+            if (o.del) {
+              b.delete(o.key);
+              model.delete(o.key);
+            } else {
+              const v = new Uint8Array(4);
+              new DataView(v.buffer).setUint32(0, o.value);
+              b.put(o.key, v);
+              model.set(o.key, o.value);
+            }
+          }
+          pending.push(engine.commit(b, { durable: step.durable }));
+        } else if (step.t === "checkpoint") {
+          await engine.checkpoint();
+        } else if (step.t === "reopen") {
+          await Promise.all(pending.splice(0));
+          await engine.close();
+          engine = await Engine.open(store, opts);
+        } else {
+          await engine.flush();
+          const reader = await EngineReader.open(store, { retry });
+          const keys = [...reader.scan()].map(([k]) => k);
+          expect(snapshot(reader)).toEqual(modelSnapshot(model, keys));
+          expect(new Set(keys)).toEqual(new Set(model.keys()));
+        }
+        const keys = [...engine.scan()].map(([k]) => k);
+        expect(new Set(keys)).toEqual(new Set(model.keys()));
+        expect(snapshot(engine)).toEqual(modelSnapshot(model, keys));
+      }
+      await Promise.all(pending);
+      await engine.close();
+      const final = await Engine.open(store, { retry });
+      const keys = [...final.scan()].map(([k]) => k);
+      expect(new Set(keys)).toEqual(new Set(model.keys()));
+      expect(snapshot(final)).toEqual(modelSnapshot(model, keys));
+      await final.close();
+    }),
+    { numRuns },
+  );
+}
+
 describe("engine against a model map", () => {
   it("matches a plain map across commits, checkpoints, reopens and readers", async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { maxLength: 40 }), fc.integer({ min: 0, max: 3 }), async (script, flushMs) => {
-        const store = new MemoryStore();
-        const opts = { flushIntervalMs: flushMs, checkpointWalObjects: 3 };
-        let engine = await Engine.open(store, opts);
-        const model = new Map<string, number>();
-        const pending: Promise<void>[] = [];
-        for (const step of script) {
-          if (step.t === "commit") {
-            const b = new WriteBatch();
-            for (const o of step.ops) {
-              if (o.del) {
-                b.delete(o.key);
-                model.delete(o.key);
-              } else {
-                const v = new Uint8Array(4);
-                new DataView(v.buffer).setUint32(0, o.value);
-                b.put(o.key, v);
-                model.set(o.key, o.value);
-              }
-            }
-            pending.push(engine.commit(b, { durable: step.durable }));
-          } else if (step.t === "checkpoint") {
-            await engine.checkpoint();
-          } else if (step.t === "reopen") {
-            await Promise.all(pending.splice(0));
-            await engine.close();
-            engine = await Engine.open(store, opts);
-          } else {
-            await engine.flush();
-            const reader = await EngineReader.open(store);
-            const keys = [...reader.scan()].map(([k]) => k);
-            expect(snapshot(reader)).toEqual(modelSnapshot(model, keys));
-            expect(new Set(keys)).toEqual(new Set(model.keys()));
-          }
-          const keys = [...engine.scan()].map(([k]) => k);
-          expect(new Set(keys)).toEqual(new Set(model.keys()));
-          expect(snapshot(engine)).toEqual(modelSnapshot(model, keys));
-        }
-        await Promise.all(pending);
-        await engine.close();
-        const final = await Engine.open(store);
-        const keys = [...final.scan()].map(([k]) => k);
-        expect(new Set(keys)).toEqual(new Set(model.keys()));
-        expect(snapshot(final)).toEqual(modelSnapshot(model, keys));
-        await final.close();
-      }),
-      { numRuns: 100 },
-    );
+    await checkAgainstModel(undefined, 100);
+  });
+
+  it("still matches when a fifth of all store calls fail, half of failed puts after landing", async () => {
+    await checkAgainstModel(1, 40);
   });
 });
