@@ -40,9 +40,16 @@ function pointerSegments(pointer: string): string[] {
     .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
 
-function describe(e: ErrorObject): { path: string[]; at: "key" | "value"; message: string } {
+/** `jobs["email.send"].input`: dotted where segments are identifiers, bracketed where not. */
+function showPath(path: readonly string[]): string {
+  return path
+    .map((s, i) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(s) ? `${i === 0 ? "" : "."}${s}` : /^\d+$/.test(s) ? `[${s}]` : `[${JSON.stringify(s)}]`))
+    .join("");
+}
+
+function describe(e: ErrorObject, all: readonly ErrorObject[]): { path: string[]; at: "key" | "value"; message: string } {
   const path = pointerSegments(e.instancePath);
-  const where = path.length === 0 ? "the spec" : `"${path.join(".")}"`;
+  const where = path.length === 0 ? "the spec" : showPath(path);
   switch (e.keyword) {
     case "additionalProperties": {
       const key = String(e.params["additionalProperty"]);
@@ -56,12 +63,13 @@ function describe(e: ErrorObject): { path: string[]; at: "key" | "value"; messag
         at: "key",
         message: `${where} lacks the required key "${String(e.params["missingProperty"])}"; add it`,
       };
-    case "propertyNames":
-      return {
-        path: [...path, String(e.params["propertyName"])],
-        at: "key",
-        message: `the name "${String(e.params["propertyName"])}" is not allowed here; rename it`,
-      };
+    case "propertyNames": {
+      const name = String(e.params["propertyName"]);
+      // The name's own failure (usually a pattern) says what form is expected.
+      const inner = all.find((x) => x !== e && x.propertyName === name && x.instancePath === e.instancePath && x.keyword === "pattern");
+      const form = inner === undefined ? "" : ` (names here must match ${String(inner.params["pattern"])})`;
+      return { path: [...path, name], at: "key", message: `the name "${name}" is not allowed in ${where}${form}; rename it` };
+    }
     case "enum":
       return {
         path,
@@ -102,7 +110,7 @@ export function validateSpec(spec: LoadedSpec): Diagnostic[] {
     if (e.keyword === "anyOf") continue;
     if (e.keyword !== "propertyNames" && e.propertyName !== undefined) continue;
     if (e.keyword === "pattern" && propertyNameErrors.has(e.instancePath) && e.propertyName !== undefined) continue;
-    const d = describe(e);
+    const d = describe(e, errors);
     const dedupe = `${d.path.join("/")}|${d.at}`;
     if (seen.has(dedupe)) continue;
     seen.add(dedupe);
