@@ -361,7 +361,10 @@ export class Engine {
       this.#checkpointBytes += segments.reduce((n, s) => n + s.bytes, 0);
       this.#sinceCheckpoint.objects -= counted.objects;
       this.#sinceCheckpoint.bytes -= counted.bytes;
-      await collectGarbage(writer, next);
+      // The checkpoint is complete; what GC leaves behind the next one finds again.
+      await collectGarbage(writer, next).catch((err: unknown) => {
+        if (!this.closed) this.#onBackgroundError(err);
+      });
     } catch (err) {
       if (err instanceof FencedError) this.#fail(err);
       throw err;
