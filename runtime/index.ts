@@ -32,7 +32,7 @@ export type { EngineReaderOptions } from "./engine/engine-reader.js";
 export { WriteBatch } from "./engine/write-batch.js";
 export type { BatchOp } from "./engine/write-batch.js";
 export { UnsupportedFormatError } from "./engine/format-error.js";
-export type { RetryPolicy } from "./engine/retry.js";
+export type { RetryPolicy as EngineRetryOptions } from "./engine/retry.js";
 
 // Queue
 export * from "./queue/index.js";
