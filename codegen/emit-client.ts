@@ -7,14 +7,15 @@
  * is a compile error. Every method validates before anything is enqueued.
  */
 
-import { StructureKind, type StatementStructures } from "ts-morph";
+import type { StatementStructures } from "ts-morph";
 import { headersType, jobNames, signalNames } from "./generated-names.js";
 import { docText, jsDoc, propertyKey } from "./names.js";
 import type { PackageModel } from "./spec-model.js";
-import { Imports, printFile } from "./ts-file.js";
+import { Imports, loadTsMorph, printFile } from "./ts-file.js";
 
 /** The text of `client.ts`. */
 export function emitClient(pkg: PackageModel, source: string): string {
+  const { StructureKind } = loadTsMorph();
   const imports = new Imports();
   const hType = headersType(pkg);
   const hasRequired = pkg.headers.some((h) => h.required);

@@ -3,14 +3,15 @@
  * `register` function whose `handlers` argument must name every job.
  */
 
-import { StructureKind, type StatementStructures } from "ts-morph";
+import type { StatementStructures } from "ts-morph";
 import { headersType, jobNames } from "./generated-names.js";
 import { docText, propertyKey } from "./names.js";
 import type { PackageModel } from "./spec-model.js";
-import { Imports, printFile } from "./ts-file.js";
+import { Imports, loadTsMorph, printFile } from "./ts-file.js";
 
 /** The text of `handlers.ts`. */
 export function emitHandlers(pkg: PackageModel, source: string): string {
+  const { StructureKind } = loadTsMorph();
   const imports = new Imports()
     .value("taquba", "validatingHandler")
     .type("taquba", "JobContext", "JobRegistrar");
