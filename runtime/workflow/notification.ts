@@ -6,6 +6,7 @@ import { TerminalEffects } from "./effects-handle.js";
 import { decodeRunOutcome } from "./records.js";
 import type { RuntimeCore } from "./runtime-core.js";
 import { errorText, StepError } from "./workflow-errors.js";
+import { submitted } from "./settlement-slots.js";
 
 /**
  * Calls the hook and settles the notification: its staged effects commit
@@ -17,7 +18,7 @@ export async function processNotification(core: RuntimeCore, job: ClaimedJob): P
   try {
     outcome = decodeRunOutcome(job.payload, `job ${job.id}`);
   } catch (e) {
-    await core.queue.deadLetter(job, `unreadable notification payload: ${errorText(e)}`);
+    await submitted(job, core.queue.deadLetter(job, `unreadable notification payload: ${errorText(e)}`));
     return;
   }
   const effects = new TerminalEffects();
@@ -25,10 +26,10 @@ export async function processNotification(core: RuntimeCore, job: ClaimedJob): P
     await core.hook.onTermination(outcome, effects);
   } catch (error) {
     effects.seal();
-    if (StepError.kindOf(error) === "permanent") await core.queue.deadLetter(job, errorText(error));
-    else await core.queue.nack(job, errorText(error));
+    if (StepError.kindOf(error) === "permanent") await submitted(job, core.queue.deadLetter(job, errorText(error)));
+    else await submitted(job, core.queue.nack(job, errorText(error)));
     return;
   }
   effects.seal();
-  await core.queue.ack(job, effects.toSettlementEffects());
+  await submitted(job, core.queue.ack(job, effects.toSettlementEffects()));
 }

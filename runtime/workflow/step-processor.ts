@@ -35,6 +35,7 @@ import { userHeadersOf } from "./submit.js";
 import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "./terminal.js";
 import { processNotification } from "./notification.js";
 import { errorText, StepError } from "./workflow-errors.js";
+import { submitted } from "./settlement-slots.js";
 
 type Verdict =
   | { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number }
@@ -59,7 +60,7 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<vo
   const runId = job.headers[HEADER_RUN_ID];
   const step = Number(job.headers[HEADER_STEP]);
   if (!RunId.isValid(runId) || !Number.isInteger(step) || step < 0) {
-    await core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed");
+    await submitted(job, core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed"));
     return;
   }
   const runBytes = await core.queue.kvGet(runKey(runId));
@@ -67,7 +68,7 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<vo
   const pointer = ptrBytes === null ? null : decodeStepPointer(ptrBytes, stepPointerKey(runId));
   if (runBytes === null || pointer === null || pointer.jobId !== job.id) {
     // The run terminated or moved past this job (a stale redelivery): nothing to do.
-    await core.queue.ack(job);
+    await submitted(job, core.queue.ack(job));
     return;
   }
   const run = decodeRunRecord(runBytes, runKey(runId));
@@ -164,7 +165,7 @@ async function terminate(core: RuntimeCore, job: ClaimedJob, t: TerminationInput
   const effects = new SettlementEffects();
   if (staged !== undefined) applyStaged(staged, effects);
   addTerminalEffects(core.terminal, t, effects);
-  await core.queue.ack(job, effects);
+  await submitted(job, core.queue.ack(job, effects));
   core.noteTerminated(t.runId, t.nowMs);
 }
 
@@ -172,14 +173,14 @@ async function failStep(core: RuntimeCore, job: ClaimedJob, at: Omit<Termination
   const text = errorText(error);
   const kind = StepError.kindOf(error);
   if (kind === "transient" && !job.isLastAttempt()) {
-    await core.queue.nack(job, text);
+    await submitted(job, core.queue.nack(job, text));
     return;
   }
   const t: TerminationInput = { ...at, status: "failed", errorKind: kind, error: text };
   await core.memos.writeOutcomeRecord(t.runId, { token: t.token, outcome: runOutcomeOf(t) });
   const effects = addTerminalEffects(core.terminal, t);
-  if (kind === "permanent") await core.queue.deadLetter(job, text, effects);
-  else await core.queue.nack(job, text, effects);
+  if (kind === "permanent") await submitted(job, core.queue.deadLetter(job, text, effects));
+  else await submitted(job, core.queue.nack(job, text, effects));
   core.noteTerminated(t.runId, t.nowMs);
 }
 
@@ -227,6 +228,6 @@ async function continueRun(
   }
   effects.enqueue(core.queueName, o.payload, opts);
   effects.kvPut(stepPointerKey(runId), encodeStepPointer(pointer));
-  await core.queue.ack(job, effects);
+  await submitted(job, core.queue.ack(job, effects));
   if (waitingOn !== undefined) await afterWaitRegistered(core, waitingOn, nextJobId);
 }

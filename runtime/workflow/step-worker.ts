@@ -4,6 +4,7 @@
  * there is nothing to claim (no polling).
  */
 import type { RuntimeCore } from "./runtime-core.js";
+import { onSettlementSubmitted } from "./settlement-slots.js";
 import { processJob } from "./step-processor.js";
 
 /** Where worker errors go; a logger such as pino's satisfies it. */
@@ -18,13 +19,15 @@ export interface WorkflowLogger {
  */
 export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log: WorkflowLogger): Promise<void> {
   const inFlight = new Set<Promise<void>>();
+  // Slots in use: a slot is taken at claim and released when the job's settlement is submitted.
+  let busy = 0;
   let slotFreed: () => void = () => undefined;
   const aborted = new Promise<void>((resolve) => {
     if (signal.aborted) resolve();
     signal.addEventListener("abort", () => resolve(), { once: true });
   });
   while (!signal.aborted && !core.queue.closed) {
-    const free = core.maxConcurrentSteps - inFlight.size;
+    const free = core.maxConcurrentSteps - busy;
     if (free <= 0) {
       await Promise.race([new Promise<void>((r) => (slotFreed = r)), aborted]);
       continue;
@@ -40,11 +43,20 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
       throw e;
     }
     for (const job of jobs) {
+      busy++;
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        busy--;
+        slotFreed();
+      };
+      onSettlementSubmitted(job, release);
       const p: Promise<void> = processJob(core, job)
         .catch((e: unknown) => log.error({ err: e, jobId: job.id }, "workflow step settlement failed; the queue will redeliver the step"))
         .finally(() => {
           inFlight.delete(p);
-          slotFreed();
+          release();
         });
       inFlight.add(p);
     }

@@ -259,9 +259,9 @@ export class WorkflowRuntime {
   async #wait(runId: RunId, deadline: number | undefined): Promise<RunEnd | null> {
     const core = this.#core;
     const stop = new AbortController();
-    let finishedJob: string | undefined;
     try {
       for (;;) {
+        // Subscribe before reading, so a termination between the read and the wait is not missed.
         const sub = core.events.next(runId);
         try {
           const r = await this.#view.records(runId);
@@ -269,17 +269,11 @@ export class WorkflowRuntime {
           if (r.kind === "unknown") throw new RunNotFoundError(runId);
           const now = core.clock.now();
           if (deadline !== undefined && now >= deadline) return null;
+          // Every termination in this process (worker, cancel, reconciliation, any runtime over
+          // this queue) is announced; the poll interval only bounds how late a termination
+          // committed without an announcement (another process's) is noticed.
           const slice = deadline === undefined ? core.pollIntervalMs : Math.min(core.pollIntervalMs, deadline - now);
-          if (r.pointer.jobId === finishedJob) {
-            // The step finished but the run did not move (a dead step awaiting reconciliation): poll.
-            await Promise.race([sub.promise, core.clock.waitUntil(now + slice, stop.signal).catch(() => undefined)]);
-          } else {
-            const res = await Promise.race([
-              sub.promise.then(() => null),
-              core.queue.waitForCompletion(r.pointer.jobId, { timeoutMs: slice, signal: stop.signal }).catch(() => null),
-            ]);
-            if (res !== null && res.kind !== "timed_out") finishedJob = r.pointer.jobId;
-          }
+          await Promise.race([sub.promise, core.clock.waitUntil(now + slice, stop.signal).catch(() => undefined)]);
         } finally {
           sub.dispose();
         }

@@ -72,15 +72,17 @@ describe("crash recovery", () => {
           const logged = lines.filter(([id, s]) => id === runId && s === step).map(([, , n]) => n);
           // The nonce the run carried is the memoized one, and the side effect that produced it ran.
           expect(logged).toContain(nonce);
-          const memo = await memos.newMemo(runId, Number(step)).get("effect");
-          expect(memo).not.toBeNull();
+          // Every later delivery observed the memoized value: the one the run carried.
+          const memo = await memos.newMemo(runId, Number(step)).memoized("effect", async () => "absent");
+          expect(memo).toBe(nonce);
           duplicates += logged.length - 1;
         }
       }
       expect(kills).toBeGreaterThanOrEqual(3);
-      // A computation re-runs only when a kill lands between its side effect and its memo write.
+      // A computation re-runs only when a kill lands between its side effect and its memo
+      // write, which at most the 4 steps running at the kill can be in.
       if (process.env.CRASH_TEST_DEBUG) console.log({ kills, logLines: lines.length, duplicates });
-      expect(duplicates).toBeLessThanOrEqual(kills);
+      expect(duplicates).toBeLessThanOrEqual(kills * 4);
       expect((await queue.view().stats("workflow-steps")).dead).toBe(0);
       await queue.close();
     } finally {

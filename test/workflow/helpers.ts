@@ -83,3 +83,17 @@ export async function openEnv(runner: StepRunner, opts: EnvOptions = {}): Promis
 export function runnerOf(fn: StepRunner["runStep"]): StepRunner {
   return { runStep: fn };
 }
+
+/**
+ * Moves a mock clock from timer to timer, never past `limitMs`, until `cond`
+ * holds: "this happens by `limitMs`" for work on clock timers.
+ */
+export async function advanceUntil(clock: MockClock, limitMs: number, cond: () => Promise<boolean>, what = "condition"): Promise<void> {
+  const start = Date.now();
+  while (!(await cond())) {
+    if (Date.now() - start > 5000) throw new Error(`timed out waiting for ${what} by ${limitMs - clock.now()} ms from now`);
+    const next = clock.nextDeadline;
+    if (next !== undefined && next <= limitMs && next > clock.now()) clock.set(next);
+    else await new Promise<void>((r) => setTimeout(r, 2));
+  }
+}

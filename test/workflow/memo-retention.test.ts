@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RunNotFoundError, StepOutcome } from "taquba";
-import { enc, openEnv, runnerOf, settle, until } from "./helpers.js";
+import { advanceUntil, enc, openEnv, runnerOf, settle, until } from "./helpers.js";
 
 async function objectCount(store: { list(p: string): AsyncIterable<unknown> }, prefix: string): Promise<number> {
   let n = 0;
@@ -26,16 +26,17 @@ describe("memo retention", () => {
     env.clock.advance(30_000);
     await env.runtime.submit({ input: enc("x"), runId: "young" });
     await env.runtime.wait("young");
+    const t0 = env.clock.now() - 30_000;
     env.clock.advance(30_000);
-    await until(async () => (await env.runtime.status("old")) === null, "old swept");
+    // Removed within one poll interval (1 s) of the end of its window.
+    await advanceUntil(env.clock, t0 + 61_000, async () => (await env.runtime.status("old")) === null, "old swept");
     expect(await objectCount(env.store, "workflow-steps-memo/memos/old/")).toBe(0);
     expect(await objectCount(env.store, "workflow-steps-memo/step-outputs/old/")).toBe(0);
     await expect(env.runtime.wait("old")).rejects.toBeInstanceOf(RunNotFoundError);
     expect(await env.runtime.status("young")).toMatchObject({ state: "terminated" });
     expect(await objectCount(env.store, "workflow-steps-memo/memos/young/")).toBe(3);
     await until(async () => (await env.queue.kvScan("workflow/terminals/")).entries.length === 1, "old marker removed");
-    env.clock.advance(30_000);
-    await until(async () => (await env.runtime.status("young")) === null, "young swept");
+    await advanceUntil(env.clock, t0 + 91_000, async () => (await env.runtime.status("young")) === null, "young swept");
     await env.stop();
   });
 

@@ -1,0 +1,120 @@
+/**
+ * @module Workflow step transitions: the runtime's overhead per step.
+ *
+ * N runs of M steps whose runner returns `continueNow` with the same
+ * payload at once (the last step succeeds). Reports steps per second (all
+ * steps over the time from the first submit to the last termination), the
+ * transition latency (between step k−1 and step k of one run being handed
+ * to the runner: one ack with the next enqueue, one claim), run end-to-end
+ * latency, and object-store requests per step, over MemoryStore, a
+ * LocalStore directory and a MemoryStore behind 20 ms ± 5 ms of latency.
+ *
+ * Env: N_RUNS (100), N_STEPS (10), MAX_CONCURRENT_STEPS (runtime default 16
+ * unless set), SUBMIT_CONCURRENCY (32), PAYLOAD_BYTES (64), FLUSH_MS (engine
+ * flush window, 2), STORES (comma list of memory,local,latency).
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  LocalStore,
+  MemoryStore,
+  NoopTerminalHook,
+  Queue,
+  StepOutcome,
+  WorkflowRuntime,
+  withCounting,
+  withLatency,
+  type ObjectStore,
+  type StepRunner,
+} from "../runtime/index.js";
+
+const N_RUNS = Number(process.env.N_RUNS ?? 100);
+const N_STEPS = Number(process.env.N_STEPS ?? 10);
+const MAX_CONCURRENT_STEPS = process.env.MAX_CONCURRENT_STEPS === undefined ? undefined : Number(process.env.MAX_CONCURRENT_STEPS);
+const SUBMIT_CONCURRENCY = Number(process.env.SUBMIT_CONCURRENCY ?? 32);
+const PAYLOAD_BYTES = Number(process.env.PAYLOAD_BYTES ?? 64);
+const FLUSH_MS = Number(process.env.FLUSH_MS ?? 2);
+const STORES = (process.env.STORES ?? "memory,local,latency").split(",");
+
+function pct(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+const ms = (x: number) => `${x.toFixed(2)} ms`;
+
+async function bench(label: string, inner: ObjectStore, nRuns: number, report = true): Promise<void> {
+  const store = withCounting(inner);
+  const queue = await Queue.open(store, "bench", { flushIntervalMs: FLUSH_MS });
+  // Step k of run r is handed to the runner at seen[r][k] (ms, monotonic).
+  const seen = new Map<string, number[]>();
+  const runner: StepRunner = {
+    async runStep(s) {
+      let t = seen.get(s.runId);
+      if (t === undefined) seen.set(s.runId, (t = []));
+      t[s.stepNumber] = performance.now();
+      return s.stepNumber + 1 < N_STEPS ? StepOutcome.continueNow(s.payload) : StepOutcome.succeed(s.payload);
+    },
+  };
+  let b = WorkflowRuntime.builder(queue, store, runner, NoopTerminalHook).logger({ error: (o) => console.error(o) });
+  if (MAX_CONCURRENT_STEPS !== undefined) b = b.maxConcurrentSteps(MAX_CONCURRENT_STEPS);
+  const runtime = b.build();
+  const worker = runtime.spawn();
+  const payload = new Uint8Array(PAYLOAD_BYTES).fill(7);
+  const base = { ...store.counts };
+  const ids = Array.from({ length: nRuns }, (_, i) => `run-${i}`);
+  const submittedAt = new Map<string, number>();
+  const endedAt = new Map<string, number>();
+  const start = performance.now();
+  let next = 0;
+  const waits: Promise<void>[] = [];
+  await Promise.all(
+    Array.from({ length: Math.min(SUBMIT_CONCURRENCY, nRuns) }, async () => {
+      while (next < ids.length) {
+        const id = ids[next++]!;
+        submittedAt.set(id, performance.now());
+        await runtime.submit({ input: payload, runId: id });
+        waits.push(runtime.wait(id).then(() => void endedAt.set(id, performance.now())));
+      }
+    }),
+  );
+  await Promise.all(waits);
+  const elapsed = (performance.now() - start) / 1000;
+  await worker.shutdown();
+  const counts = store.counts;
+  await queue.close();
+
+  const transitions: number[] = [];
+  for (const t of seen.values()) for (let k = 1; k < t.length; k++) transitions.push(t[k]! - t[k - 1]!);
+  transitions.sort((a, b) => a - b);
+  const e2e = ids.map((id) => endedAt.get(id)! - submittedAt.get(id)!).sort((a, b) => a - b);
+  const steps = nRuns * N_STEPS;
+  const per = (n: number) => (n / steps).toFixed(3);
+  if (!report) return;
+  console.log(
+    `| ${label} | ${nRuns}×${N_STEPS} | ${Math.round(steps / elapsed).toLocaleString("en-US")} | ${ms(pct(transitions, 50))} | ${ms(pct(transitions, 99))} | ${ms(pct(e2e, 50))} | ${ms(pct(e2e, 99))} | ${per(counts.puts - base.puts)} | ${per(counts.gets - base.gets)} | ${per(counts.lists - base.lists)} | ${per(counts.deletes - base.deletes)} |`,
+  );
+}
+
+console.log(
+  `step-transitions: N_RUNS=${N_RUNS} N_STEPS=${N_STEPS} MAX_CONCURRENT_STEPS=${MAX_CONCURRENT_STEPS ?? "16 (runtime default)"} SUBMIT_CONCURRENCY=${SUBMIT_CONCURRENCY} PAYLOAD_BYTES=${PAYLOAD_BYTES} FLUSH_MS=${FLUSH_MS}`,
+);
+console.log("| store | runs×steps | steps/s | transition p50 | transition p99 | run e2e p50 | run e2e p99 | puts/step | gets/step | lists/step | deletes/step |");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|");
+// Warm-up (not reported): the first runs of a process pay for JIT compilation.
+await bench("warm-up", new MemoryStore(), 50, false);
+for (const kind of STORES) {
+  if (kind === "memory") await bench("MemoryStore", new MemoryStore(), N_RUNS);
+  else if (kind === "local") {
+    const dir = await mkdtemp(join(tmpdir(), "bench-steps-"));
+    try {
+      await bench("LocalStore", new LocalStore(dir), N_RUNS);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  } else if (kind === "latency") {
+    await bench("withLatency(20 ms ± 5 ms)", withLatency(new MemoryStore(), { ms: 20, jitterMs: 5 }), N_RUNS);
+    await bench("withLatency(20 ms ± 5 ms)", withLatency(new MemoryStore(), { ms: 20, jitterMs: 5 }), 10);
+  } else throw new Error(`unknown store ${kind}`);
+}
