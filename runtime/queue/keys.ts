@@ -17,6 +17,7 @@
  * | `k/<queue>/<dedupKey>` | id | dedup keys, held while pending or scheduled |
  * | `n/<queue>` | stats | per-queue counters |
  * | `h/<id>` | attempt history | |
+ * | `y/<ref>` | id | offloaded payload objects still referenced (the orphan sweep reads it) |
  * | `m/seq` | ULID | the greatest `seq` handed out, so FIFO order survives a restart within one millisecond or a clock that went back |
  * | `u/<caller key>` | caller value | caller KV; callers cannot address anything else |
  *
@@ -49,6 +50,8 @@ export const STATS = "n/";
 export const HISTORY = "h/";
 export const USER = "u/";
 export const SEQ_HIGH_WATER = "m/seq";
+export const PAYLOAD_REF = "y/";
+export const payloadRefKey = (ref: string) => `${PAYLOAD_REF}${ref}`;
 
 export const jobKey = (id: string) => `${JOB}${id}`;
 export const pendingPrefix = (queue: string) => `${PENDING}${queue}/`;

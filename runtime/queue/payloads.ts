@@ -37,6 +37,24 @@ export class PayloadStore {
     await Promise.all([...refs].map((r) => this.store.delete(PAYLOAD_PREFIX + r).catch(() => undefined)));
   }
 
+  /**
+   * Deletes payload objects no record refers to: left by a crash between
+   * writing the object and committing its record. `referenced(ref)` must
+   * answer from durable state (the caller flushes first).
+   */
+  async sweepOrphans(isCandidate: (ref: string) => boolean, confirm: () => Promise<void>, stillOrphan: (ref: string) => boolean): Promise<number> {
+    const candidates: string[] = [];
+    for await (const o of this.store.list(PAYLOAD_PREFIX)) {
+      const ref = o.key.slice(PAYLOAD_PREFIX.length);
+      if (isCandidate(ref)) candidates.push(ref);
+    }
+    if (candidates.length === 0) return 0;
+    await confirm();
+    const orphans = candidates.filter(stillOrphan);
+    await this.deleteAll(orphans);
+    return orphans.length;
+  }
+
   /** Lists every payload object (tests and orphan checks). */
   async list(): Promise<string[]> {
     const out: string[] = [];

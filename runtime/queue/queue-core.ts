@@ -31,6 +31,8 @@ export class QueueCore {
   readonly #factory = monotonicFactory();
   /** Every id handed out is greater than this (the persisted high-water mark, then the last id). */
   #last: string;
+  /** Payload objects written for transactions not yet built; the orphan sweep leaves them alone. */
+  readonly inflightRefs = new Set<string>();
   closed = false;
 
   constructor(
@@ -101,18 +103,28 @@ export class QueueCore {
     const big = out.filter((p) => this.payloads.shouldOffload(p.payload));
     if (big.length === 0) return out;
     const now = this.clock.now();
-    for (const p of big) p.payloadRef = this.#ulid(now);
+    for (const p of big) {
+      p.payloadRef = this.#ulid(now);
+      this.inflightRefs.add(p.payloadRef);
+    }
     const results = await Promise.allSettled(big.map((p) => this.payloads.write(p.payloadRef!, p.payload)));
     const failed = results.find((r) => r.status === "rejected");
     if (failed) {
+      for (const p of big) this.inflightRefs.delete(p.payloadRef!);
       await this.payloads.deleteAll(big.map((p) => p.payloadRef!));
       throw (failed as PromiseRejectedResult).reason;
     }
     return out;
   }
 
-  /** Deletes the objects of prepared enqueues that did not become new jobs (dedup hits, a failed transaction). */
+  /**
+   * Ends the in-flight life of prepared payload objects (their records are
+   * now in memory, or never will be) and deletes those that did not become
+   * new jobs (dedup hits, a failed transaction). Call in the same turn as
+   * the transaction.
+   */
   discardUnused(prepared: readonly PreparedEnqueue[], outcomes: readonly EnqueueOutcome[] | undefined): void {
+    for (const p of prepared) if (p.payloadRef !== undefined) this.inflightRefs.delete(p.payloadRef);
     const unused = prepared.filter((p, i) => p.payloadRef !== undefined && outcomes?.[i]?.newlyEnqueued !== true).map((p) => p.payloadRef!);
     if (unused.length > 0) void this.payloads.deleteAll(unused);
   }

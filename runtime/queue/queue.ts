@@ -87,7 +87,25 @@ export class Queue {
     const core = new QueueCore(name, engine, new PayloadStore(root, threshold), opts);
     const recovery = recoverClaims(core.host);
     core.loop.start();
-    return new Queue(core, recovery);
+    const queue = new Queue(core, recovery);
+    queue.sweepOrphanPayloads().catch((err) => {
+      if (!core.isClosed) core.host.onError(err);
+    });
+    return queue;
+  }
+
+  /**
+   * Deletes offloaded payload objects that no job refers to (a crash
+   * between writing one and committing its job leaves such an orphan).
+   * Runs in the background at open; returns how many were deleted.
+   */
+  async sweepOrphanPayloads(): Promise<number> {
+    const core = this.#core;
+    core.checkOpen();
+    const orphan = (ref: string) => !core.inflightRefs.has(ref) && !core.engine.has(K.payloadRefKey(ref));
+    // Flushing before deleting makes every removal of a reference durable,
+    // so no record that still points at an object can come back after a crash.
+    return core.payloads.sweepOrphans(orphan, () => core.engine.flush(), orphan);
   }
 
   // ---- enqueue ---------------------------------------------------------

@@ -80,6 +80,7 @@ export function deleteJob(txn: Txn, r: JobRecord): void {
   releaseDedup(txn, r);
   txn.delete(K.jobKey(r.id));
   txn.delete(K.historyKey(r.id));
+  if (r.payloadRef !== undefined) txn.delete(K.payloadRefKey(r.payloadRef));
   txn.move(r.queue, r.state, null);
 }
 
@@ -133,6 +134,7 @@ export function insertJob(txn: Txn, ctx: TransitionContext, item: PreparedEnqueu
     dedupKey: opts.dedupKey,
   };
   writeJob(txn, r, undefined);
+  if (r.payloadRef !== undefined) txn.put(K.payloadRefKey(r.payloadRef), encoder.encode(id));
   if (r.dedupKey !== undefined) txn.put(K.dedupKey(queue, r.dedupKey), encoder.encode(id));
   return { jobId: id, newlyEnqueued: true };
 }

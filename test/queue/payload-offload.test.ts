@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { MemoryStore, PayloadMissingError, SettlementEffects, type ObjectStore } from "taquba";
 import { enc, openQueue, settle } from "./helpers.js";
 
@@ -92,6 +92,29 @@ describe("payload offload", () => {
     await store.put(obj!, big("a"));
     expect((await queue.claim("q"))?.attempt).toBe(1);
     await queue.close();
+  });
+
+  it("the orphan sweep deletes objects no job refers to and keeps referenced ones", async () => {
+    const store = new MemoryStore();
+    const { queue, clock } = await openQueue({ store, payloadOffloadBytes: 64 });
+    const kept = await queue.enqueue("q", big("kept"));
+    const done = await queue.enqueue("q", big("done"));
+    await queue.close();
+    // What a crash between writing an object and committing its job leaves behind:
+    await store.put("q/payloads/01ORPHAN0000000000000000AA", big("orphan"));
+    const again = await openQueue({ store, clock, payloadOffloadBytes: 64 });
+    // The open sweeps in the background.
+    await vi.waitFor(async () => expect(await payloadObjects(store)).toHaveLength(2));
+    expect(await payloadObjects(store)).not.toContain("q/payloads/01ORPHAN0000000000000000AA");
+    const jobs = await again.queue.claimBatch("q", 2);
+    expect(jobs.map((j) => j.id)).toEqual([kept.jobId, done.jobId]);
+    await again.queue.ack(jobs[1]!);
+    expect(await payloadObjects(store)).toHaveLength(1);
+    await store.put("q/payloads/01ORPHAN0000000000000000BB", big("orphan"));
+    expect(await again.queue.sweepOrphanPayloads()).toBe(1);
+    expect(jobs[0]!.payload).toEqual(big("kept"));
+    expect(await payloadObjects(store)).toHaveLength(1);
+    await again.queue.close();
   });
 
   it("null disables offloading", async () => {
