@@ -59,10 +59,12 @@ describe("status, outcome and wait", () => {
       await until(async () => (await env.runtime.status("v"))?.step === 1, "step 1");
       const reader = await QueueReader.open(new LocalStore(dir), "wf");
       const view = new WorkflowView(reader, new MemoStore(new LocalStore(dir), "workflow-steps-memo"));
+      // The reader sees durable state, which may trail the writer's by a flush.
+      await until(async () => (await reader.refresh(), (await view.status("v"))?.step === 1), "reader sees step 1");
       expect(await view.status("v")).toMatchObject({ state: "pending", step: 1 });
       env.clock.advance(60_000);
       await env.runtime.wait("v");
-      await reader.refresh();
+      await until(async () => (await reader.refresh(), (await view.status("v"))?.state === "terminated"), "reader sees the end");
       expect(await view.status("v")).toMatchObject({ state: "terminated", status: "succeeded", step: 1 });
       expect(dec((await view.outcome("v"))!.result)).toBe("x");
       await env.stop();
