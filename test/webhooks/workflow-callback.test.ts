@@ -1,0 +1,85 @@
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  generateWebhookSecret,
+  MemoryStore,
+  MockClock,
+  Queue,
+  runWebhookWorker,
+  StepOutcome,
+  verifyWebhook,
+  WebhookTerminalHook,
+  WorkflowRuntime,
+} from "taquba";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const dec = (b: Uint8Array) => new TextDecoder().decode(b);
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function until(what: string, cond: () => Promise<boolean>): Promise<void> {
+  const giveUp = Date.now() + 5_000;
+  while (!(await cond())) {
+    if (Date.now() > giveUp) throw new Error(`timed out waiting for ${what}`);
+    await new Promise<void>((r) => setTimeout(r, 2));
+  }
+}
+
+describe("WebhookTerminalHook with a workflow runtime", () => {
+  it("posts each run's termination, signed, to its callback_url; runs without one send nothing", async () => {
+    const clock = new MockClock();
+    const secret = generateWebhookSecret();
+    const received: Array<{ headers: IncomingHttpHeaders; body: string; id: string }> = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c)).on("end", () => {
+        const body = Buffer.concat(chunks);
+        try {
+          const { id } = verifyWebhook(secret, req.headers, body, { now: clock.now() });
+          received.push({ headers: req.headers, body: body.toString(), id });
+          res.writeHead(204).end();
+        } catch {
+          res.writeHead(401).end();
+        }
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+    const callbackUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/runs/done`;
+
+    const store = new MemoryStore();
+    const queue = await Queue.open(store, "wf", { clock, flushIntervalMs: 1 });
+    cleanups.push(() => queue.close());
+    const runner = { runStep: async (s: { payload: Uint8Array }) => (dec(s.payload) === "fail" ? StepOutcome.fail("card declined") : StepOutcome.succeed(s.payload)) };
+    const runtime = WorkflowRuntime.builder(queue, store, runner, new WebhookTerminalHook({ queueName: "callbacks" })).clock(clock).build();
+    const handle = runtime.spawn();
+    cleanups.push(() => handle.shutdown());
+    const ac = new AbortController();
+    const delivering = runWebhookWorker(queue, "callbacks", { secret, allowLoopback: true, clock, signal: ac.signal });
+    cleanups.push(async () => {
+      ac.abort();
+      await delivering;
+    });
+
+    await runtime.submit({ input: enc("paid"), runId: "order-1", options: { headers: { callback_url: callbackUrl } } });
+    await runtime.submit({ input: enc("fail"), runId: "order-2", options: { headers: { callback_url: callbackUrl } } });
+    await runtime.submit({ input: enc("quiet"), runId: "order-3" });
+    await runtime.wait("order-3");
+    await until("two callbacks", async () => received.length === 2);
+
+    const byRun = Object.fromEntries(received.map((r) => [r.headers["workflow-run-id"] as string, r]));
+    expect(byRun["order-1"]).toMatchObject({ body: "paid", headers: { "workflow-run-status": "succeeded", "content-type": "application/octet-stream" } });
+    expect(byRun["order-2"]).toMatchObject({ body: "card declined", headers: { "workflow-run-status": "failed" } });
+    expect(new Set(received.map((r) => r.id)).size).toBe(2);
+    // The run without a callback_url staged no delivery; both deliveries were acknowledged.
+    await until("callbacks acked", async () => {
+      const s = await queue.view().stats("callbacks");
+      return s.pending + s.scheduled + s.claimed === 0;
+    });
+    expect(received).toHaveLength(2);
+  });
+});
