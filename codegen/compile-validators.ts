@@ -12,6 +12,7 @@
 import { createRequire } from "node:module";
 import { _, Ajv } from "ajv";
 import { jsonSchemaFormats } from "../runtime/jobs/json-schema-formats.js";
+import { canonicalJson } from "./canonical-json.js";
 import { compareCodeUnits } from "./names.js";
 import type { JsonSchema, JsonValue, PackageModel } from "./spec-model.js";
 
@@ -114,11 +115,23 @@ export function compileValidators(roots: readonly ValidatorRoot[], pkg: PackageM
   }
   const sorted = [...roots].sort((a, b) => compareCodeUnits(a.exportName, b.exportName));
   const mapping: Record<string, string> = {};
+  // Identical schemas (a shared error shape, `{ type: object }` outputs) compile once; later names alias the first.
+  const firstBySchema = new Map<string, string>();
+  const aliases: string[] = [];
   for (const r of sorted) {
-    ajv.addSchema(sharedRefs(r.schema) as object, r.exportName);
+    const schema = sharedRefs(r.schema);
+    const key = canonicalJson(schema);
+    const first = firstBySchema.get(key);
+    if (first !== undefined) {
+      aliases.push(`export const ${r.exportName} = ${first};`);
+      continue;
+    }
+    firstBySchema.set(key, r.exportName);
+    ajv.addSchema(schema as object, r.exportName);
     mapping[r.exportName] = r.exportName;
   }
   let code = standaloneCode(ajv, mapping);
+  if (aliases.length > 0) code = `${code.trimEnd()}\n\n${aliases.join("\n")}\n`;
   for (const [from, to] of HELPERS) code = code.split(from).join(to);
   const leftover = /require\([^)]*\)/.exec(code);
   if (leftover !== null) throw new Error(`ajv standalone output references ${leftover[0]}, which the generator cannot map`);

@@ -9,23 +9,10 @@
 
 import { createHash } from "node:crypto";
 import { selfContained } from "./compile-validators.js";
-import { compareCodeUnits } from "./names.js";
+import { canonicalJson } from "./canonical-json.js";
 import type { JobModel, JsonValue, PackageModel, SignalModel } from "./spec-model.js";
 
-/** JSON with object keys sorted in code-unit order at every level. */
-export function canonicalJson(value: unknown): string {
-  const walk = (v: unknown): JsonValue => {
-    if (Array.isArray(v)) return v.map(walk);
-    if (typeof v !== "object" || v === null) return v as JsonValue;
-    const out: Record<string, JsonValue> = {};
-    for (const k of Object.keys(v).sort(compareCodeUnits)) {
-      const child = (v as Record<string, unknown>)[k];
-      if (child !== undefined) out[k] = walk(child);
-    }
-    return out;
-  };
-  return JSON.stringify(walk(value));
-}
+export { canonicalJson };
 
 /** The header set as contracts see it. */
 function headerContract(pkg: PackageModel): JsonValue {

@@ -92,6 +92,13 @@ describe("golden output", () => {
     }
   });
 
+  it("identical schemas compile once and alias the first", () => {
+    const validators = generate(inputsOf("minimal")).files.find((f) => f.path === "minimal/validators.ts");
+    expect(validators?.content).toContain("export const validatePongInput = validatePingInput;");
+    expect(validators?.content).toContain("export const validatePongOutput = validatePingOutput;");
+    expect(validators?.content.match(/^function validate\d+/gm)).toHaveLength(3);
+  });
+
   it("generated validators import nothing but taquba", () => {
     for (const name of names) {
       for (const f of generate(inputsOf(name)).files) {
