@@ -41,7 +41,8 @@ export async function cancelRun(core: RuntimeCore, view: WorkflowView, runIdIn: 
       nowMs: now,
       priority: job?.priority ?? r.run.priority,
       maxAttempts: job?.maxAttempts ?? r.run.maxAttempts,
-      signalWait: r.pointer.signalWait,
+      // Only a waiter still scheduled holds the index entry; a woken one released it already.
+      signalWait: job?.state === "scheduled" ? r.pointer.signalWait : undefined,
     });
     const out = await core.queue.cancelJob(r.pointer.jobId, effects);
     if (out === "removed") {
