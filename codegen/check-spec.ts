@@ -164,13 +164,13 @@ export function checkPackage(pkg: PackageModel, locator: SourceLocator): Diagnos
   for (const t of pkg.types) claim(t.name, `type "${t.name}"`, t.path);
   for (const j of pkg.jobs) {
     const o = `job "${j.name}"`;
-    for (const suffix of ["Input", "Output", "Error", "Handler", "Context"]) claim(`${j.typeName}${suffix}`, o, j.path);
+    for (const suffix of ["Input", "Output", "Error", "Handler", "Context", "Job"]) claim(`${j.typeName}${suffix}`, o, j.path);
     claim(`${j.ident}Job`, o, j.path);
     if (j.ident === "signals") claim("signalsJob", o, j.path);
   }
   for (const s of pkg.signals) {
     const o = `signal "${s.name}"`;
-    for (const suffix of ["SignalParams", "SignalPayload"]) claim(`${s.typeName}${suffix}`, o, s.path);
+    for (const suffix of ["SignalParams", "SignalPayload", "Signal"]) claim(`${s.typeName}${suffix}`, o, s.path);
     claim(`${s.ident}Signal`, o, s.path);
   }
   const headerIdents = new Map<string, string>();

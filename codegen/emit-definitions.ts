@@ -73,22 +73,26 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
       ...(j.priority === undefined ? [] : [`  priority: ${j.priority},`]),
       `  contractHash: ${JSON.stringify(contractHash(jobContract(j, pkg)))},`,
     ];
-    const types = `${JSON.stringify(j.qualifiedName)}, ${n.input}, ${n.output}, ${n.error}, ${hType}`;
+    const alias = `${j.typeName}Job`;
     statements.push(
-      constant(n.definition, `JobDefinition<${types}>`, `defineJob<${types}>({\n${lines.join("\n")}\n})`, j.description ?? `Job "${j.name}".`),
+      `${jsDoc(`The definition type of job "${j.name}".`)}\nexport type ${alias} = JobDefinition<\n  ${[JSON.stringify(j.qualifiedName), n.input, n.output, n.error, hType].join(",\n  ")}\n>;`,
     );
+    statements.push(constant(n.definition, alias, `defineJob({\n${lines.join("\n")}\n})`, j.description ?? `Job "${j.name}".`));
   }
 
   if (pkg.signals.length > 0) imports.value("taquba", "defineSignal").type("taquba", "SignalDefinition");
   for (const s of pkg.signals) {
     const n = signalNames(s);
     typeNames.push(n.params, n.payload);
-    const types = `${JSON.stringify(s.qualifiedName)}, ${n.params}, ${n.payload}`;
+    const alias = `${s.typeName}Signal`;
+    statements.push(
+      `${jsDoc(`The definition type of signal "${s.name}".`)}\nexport type ${alias} = SignalDefinition<${JSON.stringify(s.qualifiedName)}, ${n.params}, ${n.payload}>;`,
+    );
     statements.push(
       constant(
         n.definition,
-        `SignalDefinition<${types}>`,
-        `defineSignal<${types}>({
+        alias,
+        `defineSignal({
   name: SIGNAL_NAMES.${s.ident},
   package: PACKAGE,
   keyTemplate: ${JSON.stringify(s.keyTemplate)},

@@ -86,6 +86,14 @@ export class Imports {
   }
 }
 
+/** Breaks a long single-line named import into one name per line, as a formatter would. */
+function wrapImport(line: string): string {
+  const m = /^import (type )?\{ (.*) \} from (".*");$/.exec(line);
+  if (m === null || line.length <= 100) return line;
+  const names = (m[2] ?? "").split(", ");
+  return `import ${m[1] ?? ""}{\n${names.map((n) => `  ${n},`).join("\n")}\n} from ${m[3]};`;
+}
+
 let project: Project | undefined;
 let counter = 0;
 
@@ -118,7 +126,7 @@ export function printFile(source: string, imports: Imports, statements: Readonly
   });
   const body = p.createSourceFile(`/b${counter++}.ts`, { statements: [...statements] });
   const chunks = [headerComment(source)];
-  const importText = importFile.getFullText().trim();
+  const importText = importFile.getFullText().trim().split("\n").map(wrapImport).join("\n");
   if (importText !== "") chunks.push(importText);
   for (const s of body.getStatementsWithComments()) chunks.push(s.getFullText().trim());
   // Dropping the files keeps the shared project's memory flat across large specs.

@@ -2,7 +2,16 @@
 
 import { createValidator, defineHeaders, defineJob, defineSignal } from "taquba";
 import type { HeaderSetDefinition, JobDefinition, SignalDefinition } from "taquba";
-import type { BillingHeaders, EmailSendError, EmailSendInput, EmailSendOutput, InvoiceRenderInput, InvoiceRenderOutput, PaymentReceivedSignalParams, PaymentReceivedSignalPayload } from "./types.js";
+import type {
+  BillingHeaders,
+  EmailSendError,
+  EmailSendInput,
+  EmailSendOutput,
+  InvoiceRenderInput,
+  InvoiceRenderOutput,
+  PaymentReceivedSignalParams,
+  PaymentReceivedSignalPayload,
+} from "./types.js";
 import * as raw from "./validators.js";
 
 /** The spec package these definitions come from. */
@@ -33,8 +42,17 @@ export const headers: HeaderSetDefinition<BillingHeaders> = defineHeaders({
   validator: createValidator<BillingHeaders>("billing headers", raw.validateBillingHeaders),
 });
 
+/** The definition type of job "email.send". */
+export type EmailSendJob = JobDefinition<
+  "billing.email.send",
+  EmailSendInput,
+  EmailSendOutput,
+  EmailSendError,
+  BillingHeaders
+>;
+
 /** Send one transactional email. */
-export const emailSendJob: JobDefinition<"billing.email.send", EmailSendInput, EmailSendOutput, EmailSendError, BillingHeaders> = defineJob<"billing.email.send", EmailSendInput, EmailSendOutput, EmailSendError, BillingHeaders>({
+export const emailSendJob: EmailSendJob = defineJob({
   name: JOB_NAMES.emailSend,
   package: PACKAGE,
   description: "Send one transactional email.",
@@ -47,8 +65,17 @@ export const emailSendJob: JobDefinition<"billing.email.send", EmailSendInput, E
   contractHash: "d86d75b39ee00f59",
 });
 
+/** The definition type of job "invoice.render". */
+export type InvoiceRenderJob = JobDefinition<
+  "billing.invoice.render",
+  InvoiceRenderInput,
+  InvoiceRenderOutput,
+  never,
+  BillingHeaders
+>;
+
 /** Render an invoice as PDF and store it. */
-export const invoiceRenderJob: JobDefinition<"billing.invoice.render", InvoiceRenderInput, InvoiceRenderOutput, never, BillingHeaders> = defineJob<"billing.invoice.render", InvoiceRenderInput, InvoiceRenderOutput, never, BillingHeaders>({
+export const invoiceRenderJob: InvoiceRenderJob = defineJob({
   name: JOB_NAMES.invoiceRender,
   package: PACKAGE,
   description: "Render an invoice as PDF and store it.",
@@ -60,8 +87,11 @@ export const invoiceRenderJob: JobDefinition<"billing.invoice.render", InvoiceRe
   contractHash: "5a2d2b931924cf23",
 });
 
+/** The definition type of signal "payment_received". */
+export type PaymentReceivedSignal = SignalDefinition<"billing.payment_received", PaymentReceivedSignalParams, PaymentReceivedSignalPayload>;
+
 /** A payment provider confirmed a payment for an order. */
-export const paymentReceivedSignal: SignalDefinition<"billing.payment_received", PaymentReceivedSignalParams, PaymentReceivedSignalPayload> = defineSignal<"billing.payment_received", PaymentReceivedSignalParams, PaymentReceivedSignalPayload>({
+export const paymentReceivedSignal: PaymentReceivedSignal = defineSignal({
   name: SIGNAL_NAMES.paymentReceived,
   package: PACKAGE,
   keyTemplate: "payment:{order_id}",

@@ -3,7 +3,14 @@
 import { validatingHandler } from "taquba";
 import type { JobContext, JobRegistrar } from "taquba";
 import { emailSendJob, invoiceRenderJob } from "./definitions.js";
-import type { BillingHeaders, EmailSendError, EmailSendInput, EmailSendOutput, InvoiceRenderInput, InvoiceRenderOutput } from "./types.js";
+import type {
+  BillingHeaders,
+  EmailSendError,
+  EmailSendInput,
+  EmailSendOutput,
+  InvoiceRenderInput,
+  InvoiceRenderOutput,
+} from "./types.js";
 
 /** What the handler of job "email.send" receives beside its input. */
 export type EmailSendContext = JobContext<BillingHeaders, EmailSendError>;

@@ -3,7 +3,13 @@
 import { requireSubmitter } from "taquba";
 import type { JobHandle, JobSubmitOptions, JobSubmitter } from "taquba";
 import { PACKAGE, headers, imageScanJob, imageThumbnailJob } from "./definitions.js";
-import type { ImageScanInput, ImageScanOutput, ImageThumbnailInput, ImageThumbnailOutput, MediaHeaders } from "./types.js";
+import type {
+  ImageScanInput,
+  ImageScanOutput,
+  ImageThumbnailInput,
+  ImageThumbnailOutput,
+  MediaHeaders,
+} from "./types.js";
 
 /** Options of a submission. */
 export type SubmitOptions = JobSubmitOptions<MediaHeaders>;

@@ -2,7 +2,13 @@
 
 import { createValidator, defineHeaders, defineJob } from "taquba";
 import type { HeaderSetDefinition, JobDefinition } from "taquba";
-import type { ImageScanInput, ImageScanOutput, ImageThumbnailInput, ImageThumbnailOutput, MediaHeaders } from "./types.js";
+import type {
+  ImageScanInput,
+  ImageScanOutput,
+  ImageThumbnailInput,
+  ImageThumbnailOutput,
+  MediaHeaders,
+} from "./types.js";
 import * as raw from "./validators.js";
 
 /** The spec package these definitions come from. */
@@ -30,8 +36,17 @@ export const headers: HeaderSetDefinition<MediaHeaders> = defineHeaders({
   validator: createValidator<MediaHeaders>("media headers", raw.validateMediaHeaders),
 });
 
+/** The definition type of job "image.scan". */
+export type ImageScanJob = JobDefinition<
+  "media.image.scan",
+  ImageScanInput,
+  ImageScanOutput,
+  never,
+  MediaHeaders
+>;
+
 /** Check an image for malware before it is published. */
-export const imageScanJob: JobDefinition<"media.image.scan", ImageScanInput, ImageScanOutput, never, MediaHeaders> = defineJob<"media.image.scan", ImageScanInput, ImageScanOutput, never, MediaHeaders>({
+export const imageScanJob: ImageScanJob = defineJob({
   name: JOB_NAMES.imageScan,
   package: PACKAGE,
   description: "Check an image for malware before it is published.",
@@ -41,8 +56,17 @@ export const imageScanJob: JobDefinition<"media.image.scan", ImageScanInput, Ima
   contractHash: "c7ed1c8d45ca79ea",
 });
 
+/** The definition type of job "image.thumbnail". */
+export type ImageThumbnailJob = JobDefinition<
+  "media.image.thumbnail",
+  ImageThumbnailInput,
+  ImageThumbnailOutput,
+  never,
+  MediaHeaders
+>;
+
 /** Resize an uploaded image to the thumbnail sizes. */
-export const imageThumbnailJob: JobDefinition<"media.image.thumbnail", ImageThumbnailInput, ImageThumbnailOutput, never, MediaHeaders> = defineJob<"media.image.thumbnail", ImageThumbnailInput, ImageThumbnailOutput, never, MediaHeaders>({
+export const imageThumbnailJob: ImageThumbnailJob = defineJob({
   name: JOB_NAMES.imageThumbnail,
   package: PACKAGE,
   description: "Resize an uploaded image to the thumbnail sizes.",

@@ -3,7 +3,13 @@
 import { validatingHandler } from "taquba";
 import type { JobContext, JobRegistrar } from "taquba";
 import { imageScanJob, imageThumbnailJob } from "./definitions.js";
-import type { ImageScanInput, ImageScanOutput, ImageThumbnailInput, ImageThumbnailOutput, MediaHeaders } from "./types.js";
+import type {
+  ImageScanInput,
+  ImageScanOutput,
+  ImageThumbnailInput,
+  ImageThumbnailOutput,
+  MediaHeaders,
+} from "./types.js";
 
 /** What the handler of job "image.scan" receives beside its input. */
 export type ImageScanContext = JobContext<MediaHeaders, never>;
