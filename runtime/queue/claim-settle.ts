@@ -7,7 +7,8 @@
 import { ValidationError } from "../errors.js";
 import { makeClaimedJob, ticketOf } from "./claimed-job.js";
 import type { SettlementEffects } from "./effects.js";
-import { ClaimLostError } from "./errors.js";
+import type { DeadLetteredEvent } from "./config.js";
+import { ClaimLostError, PayloadMissingError } from "./errors.js";
 import * as K from "./keys.js";
 import type { LeaseEntry } from "./lease-registry.js";
 import { validatePositiveInt, validateQueueName } from "./names.js";
@@ -38,14 +39,53 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   if (claimed.length === 0) return [];
   core.commit(txn, false);
   core.loop.rearm(now + lease);
-  let payloads: Uint8Array[];
-  try {
-    payloads = await Promise.all(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef))));
-  } catch (err) {
-    release(core, claimed.map(([r, e]) => [r.id, e.token]));
-    throw err;
+  const fetched = await Promise.allSettled(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef))));
+  // A missing payload object never comes back: dead-letter that job. Any
+  // other failure (the store is unreachable) may pass: put the whole batch
+  // back and report it.
+  const missing = claimed.filter((_, i) => {
+    const f = fetched[i]!;
+    return f.status === "rejected" && f.reason instanceof PayloadMissingError;
+  });
+  if (missing.length > 0) killMissing(core, missing);
+  const failure = fetched.find((f) => f.status === "rejected" && !(f.reason instanceof PayloadMissingError));
+  if (failure !== undefined) {
+    release(core, claimed.filter(([r]) => !missing.some(([m]) => m.id === r.id)).map(([r, e]) => [r.id, e.token]));
+    throw (failure as PromiseRejectedResult).reason;
   }
-  return claimed.map(([r, e], i) => makeClaimedJob(core, core.leases, core.clock, r, e, payloads[i]!));
+  const out: ClaimedJob[] = [];
+  claimed.forEach(([r, e], i) => {
+    const f = fetched[i]!;
+    if (f.status === "fulfilled") out.push(makeClaimedJob(core, core.leases, core.clock, r, e, f.value));
+  });
+  return out;
+}
+
+/** Dead-letters claimed jobs whose payload object is gone, and tells the dead-letter listeners. */
+function killMissing(core: QueueCore, claims: [JobRecord, LeaseEntry][]): void {
+  if (core.isClosed) return;
+  const txn = new Txn(core.engine);
+  const ctx = core.ctx();
+  const events: DeadLetteredEvent[] = [];
+  for (const [claimedRecord, e] of claims) {
+    if (!core.leases.holds(claimedRecord.id, e.token)) continue;
+    core.leases.remove(claimedRecord.id);
+    const r = readJob(txn, claimedRecord.id);
+    if (r === undefined || r.state !== "claimed") continue;
+    const error = `payload object ${r.payloadRef ?? ""} is missing`;
+    appendHistory(txn, r.id, { attempt: r.attempts, claimedAt: r.claimedAt, recordedAt: ctx.now, outcome: "dead_lettered", error });
+    killJob(txn, ctx, r, error);
+    events.push({ jobId: r.id, queueName: r.queue, reason: "payload_missing", lastError: error });
+  }
+  core.commit(txn, true).then(
+    () => {
+      for (const ev of events) {
+        core.completions.finished(ev.jobId, { kind: "dead" });
+        core.host.deadLettered(ev);
+      }
+    },
+    () => undefined,
+  );
 }
 
 /**

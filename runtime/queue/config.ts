@@ -48,11 +48,14 @@ export interface OpenOptions {
   onDeadLettered?: (event: DeadLetteredEvent) => void;
 }
 
-/** A job dead-lettered outside any settlement: by the reaper or by recovery on open. */
+/**
+ * A job dead-lettered outside any settlement: by the reaper, by recovery on
+ * open, or by a claim that found its payload object missing.
+ */
 export interface DeadLetteredEvent {
   jobId: string;
   queueName: string;
-  reason: "lease_expired" | "interrupted";
+  reason: "lease_expired" | "interrupted" | "payload_missing";
   lastError: string;
 }
 

@@ -6,7 +6,7 @@
  * it through the queue's scheduler timer, which announces them), and on
  * shutdown stops claiming and waits for every in-flight job to settle.
  */
-import { ClosedError } from "../errors.js";
+import { ClosedError, TaqubaError } from "../errors.js";
 import { SettlementEffects } from "./effects.js";
 import { PermanentError } from "./errors.js";
 import { validatePositiveInt, validateQueueName } from "./names.js";
@@ -37,6 +37,9 @@ export interface RunWorkerOptions {
   /** Told about settlement failures (a lost claim, a closed queue). Default: `console.warn`. */
   onError?: (error: unknown, job: ClaimedJob) => void;
 }
+
+/** Pause after a claim failed with a retryable error (an unreachable store). */
+const CLAIM_RETRY_MS = 1000;
 
 function messageOf(err: unknown): string {
   if (err instanceof Error) return err.message || err.name;
@@ -70,8 +73,10 @@ async function processOne(queue: Queue, worker: Worker, job: ClaimedJob, onError
 
 /**
  * Runs `worker` over `queueName` until `signal` aborts or the queue
- * closes, then waits for in-flight jobs. A claim error other than a closed
- * queue ends the loop (after in-flight jobs settle) by rejecting with it.
+ * closes, then waits for in-flight jobs. A retryable claim error (the
+ * store is unreachable) is retried after a pause on the queue's clock; any
+ * other claim error ends the loop (after in-flight jobs settle) by
+ * rejecting with it.
  *
  * @example
  * const ac = new AbortController();
@@ -108,6 +113,12 @@ export async function runWorker(queue: Queue, queueName: string, worker: Worker,
         jobs = await queue.claimBatch(queueName, Math.min(free, opts.claimBatch ?? free), opts.leaseMs);
       } catch (err) {
         if (err instanceof ClosedError) break;
+        if (err instanceof TaqubaError && err.retryable) {
+          // The store is unreachable for now; the claims were put back. Try again after a pause.
+          console.warn(`taquba worker on "${queueName}": claim failed, retrying in ${CLAIM_RETRY_MS} ms: ${messageOf(err)}`);
+          await queue.clock.waitUntil(queue.clock.now() + CLAIM_RETRY_MS, signal).catch(() => undefined);
+          continue;
+        }
         failure = err;
         break;
       }

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { MemoryStore, PayloadMissingError, SettlementEffects, type ObjectStore } from "taquba";
+import { MemoryStore, SettlementEffects, type DeadLetteredEvent, type ObjectStore } from "taquba";
 import { enc, openQueue, settle } from "./helpers.js";
 
 async function payloadObjects(store: ObjectStore, name = "q"): Promise<string[]> {
@@ -81,15 +81,36 @@ describe("payload offload", () => {
     await queue.close();
   });
 
-  it("a missing payload object fails the claim and puts the job back without using an attempt", async () => {
+  it("a missing payload object dead-letters that job; a store failure puts the batch back", async () => {
     const store = new MemoryStore();
-    const { queue } = await openQueue({ store, payloadOffloadBytes: 64 });
-    const { jobId } = await queue.enqueue("q", big("a"));
+    const events: DeadLetteredEvent[] = [];
+    const { queue } = await openQueue({ store, payloadOffloadBytes: 64, onDeadLettered: (e) => events.push(e) });
+    const lost = await queue.enqueue("q", big("lost"));
+    const fine = await queue.enqueue("q", enc("fine"));
     const [obj] = await payloadObjects(store);
     await store.delete(obj!);
-    await expect(queue.claim("q")).rejects.toBeInstanceOf(PayloadMissingError);
+    const jobs = await queue.claimBatch("q", 2);
+    expect(jobs.map((j) => j.id)).toEqual([fine.jobId]);
+    expect(await queue.view().job(lost.jobId)).toMatchObject({ state: "dead", lastError: expect.stringContaining("missing") });
+    await vi.waitFor(() => expect(events.map((e) => [e.jobId, e.reason])).toEqual([[lost.jobId, "payload_missing"]]));
+    await queue.close();
+  });
+
+  it("a payload read failure releases the claims without using attempts", async () => {
+    const inner = new MemoryStore();
+    let failGets = false;
+    const store: ObjectStore = {
+      get: (k) => (failGets ? Promise.reject(new Error("store down")) : inner.get(k)),
+      put: (k, b, o) => inner.put(k, b, o),
+      delete: (k) => inner.delete(k),
+      list: (p, o) => inner.list(p, o),
+    };
+    const { queue } = await openQueue({ store, payloadOffloadBytes: 64 });
+    const { jobId } = await queue.enqueue("q", big("a"));
+    failGets = true;
+    await expect(queue.claim("q")).rejects.toThrow("store down");
     expect(await queue.view().job(jobId)).toMatchObject({ state: "pending", attempt: 0 });
-    await store.put(obj!, big("a"));
+    failGets = false;
     expect((await queue.claim("q"))?.attempt).toBe(1);
     await queue.close();
   });
