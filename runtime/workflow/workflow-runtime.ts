@@ -7,7 +7,6 @@
  * queue. The runtime object itself holds only configuration and in-process
  * wake-ups.
  */
-import type { Clock } from "../clock.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { cancelRun } from "./cancel.js";
 import type { StepRunner } from "./delivery.js";
@@ -27,6 +26,7 @@ import type { TerminalHook } from "./terminal-hook.js";
 import { RunNotFoundError } from "./workflow-errors.js";
 import { WorkflowView } from "./workflow-view.js";
 import { ValidationError } from "../errors.js";
+import { WorkflowRuntimeBuilder, type BuilderState } from "./runtime-builder.js";
 
 /** Handle of a spawned worker. */
 export interface RunnerHandle {
@@ -38,121 +38,6 @@ export interface RunnerHandle {
 
 /** A shutdown trigger: a promise that resolves, or an abort signal. */
 export type Shutdown = Promise<void> | AbortSignal;
-
-const consoleLogger: WorkflowLogger = {
-  error(obj, msg) {
-    console.error(msg ?? "workflow error", obj);
-  },
-};
-
-interface BuilderState {
-  queueName: string;
-  memoPrefix: string | undefined;
-  maxConcurrentSteps: number;
-  pollIntervalMs: number;
-  stepOutputReplay: boolean;
-  memoRetentionMs: number | undefined;
-  groupRetentionMs: number | undefined;
-  clock: Clock | undefined;
-  leaseMs: number | undefined;
-  logger: WorkflowLogger;
-}
-
-function positiveInt(name: string, n: number): number {
-  if (!Number.isInteger(n) || n < 1) throw new ValidationError(`${name} must be an integer >= 1, got ${n}`);
-  return n;
-}
-
-/**
- * Configures a {@link WorkflowRuntime}. Every setting has a default; call
- * `build()` when done.
- */
-export class WorkflowRuntimeBuilder {
-  readonly #deps: { queue: WorkflowQueue; store: ObjectStore; runner: StepRunner; hook: TerminalHook };
-  readonly #s: BuilderState = {
-    queueName: "workflow-steps",
-    memoPrefix: undefined,
-    maxConcurrentSteps: 16,
-    pollIntervalMs: 250,
-    stepOutputReplay: false,
-    memoRetentionMs: undefined,
-    groupRetentionMs: undefined,
-    clock: undefined,
-    leaseMs: undefined,
-    logger: consoleLogger,
-  };
-
-  /** @internal Use `WorkflowRuntime.builder`. */
-  constructor(queue: WorkflowQueue, store: ObjectStore, runner: StepRunner, hook: TerminalHook) {
-    this.#deps = { queue, store, runner, hook };
-  }
-
-  /** The queue step jobs live in; per-queue settings (lease, attempts, backoff) are keyed on it. Default: `"workflow-steps"`. */
-  queueName(name: string): this {
-    if (typeof name !== "string" || name.length === 0) throw new ValidationError("queueName must be a non-empty string");
-    this.#s.queueName = name;
-    return this;
-  }
-
-  /** Object-key prefix of memo entries and replay records. Default: `"{queueName}-memo"`. */
-  memoPrefix(prefix: string): this {
-    if (typeof prefix !== "string" || prefix.length === 0 || prefix.endsWith("/")) throw new ValidationError("memoPrefix must be a non-empty prefix without a trailing '/'");
-    this.#s.memoPrefix = prefix;
-    return this;
-  }
-
-  /** Most steps processed at once by `run`. Default: 16. */
-  maxConcurrentSteps(n: number): this {
-    this.#s.maxConcurrentSteps = positiveInt("maxConcurrentSteps", n);
-    return this;
-  }
-
-  /** Period of the memo sweep and of a wait's check for reconciled runs. Default: 250. */
-  pollIntervalMs(ms: number): this {
-    this.#s.pollIntervalMs = positiveInt("pollIntervalMs", ms);
-    return this;
-  }
-
-  /** Record every runner outcome before settling it and replay it on redelivery. Default: off. */
-  stepOutputReplay(on = true): this {
-    this.#s.stepOutputReplay = on;
-    return this;
-  }
-
-  /** Remove a terminated run's memo entries, replay records and terminal record this long after termination. Default: kept forever. */
-  memoRetention(ms: number): this {
-    this.#s.memoRetentionMs = positiveInt("memoRetention", ms);
-    return this;
-  }
-
-  /** Retention of run groups after their results were consumed. Default: kept until forgotten. */
-  groupRetention(ms: number): this {
-    this.#s.groupRetentionMs = positiveInt("groupRetention", ms);
-    return this;
-  }
-
-  /** The runtime's time source. Default: the queue's clock. */
-  clock(clock: Clock): this {
-    this.#s.clock = clock;
-    return this;
-  }
-
-  /** Lease of each claimed step. Default: the step queue's `leaseMs`. */
-  leaseMs(ms: number): this {
-    this.#s.leaseMs = positiveInt("leaseMs", ms);
-    return this;
-  }
-
-  /** Where worker errors are reported. Default: `console.error`. */
-  logger(logger: WorkflowLogger): this {
-    this.#s.logger = logger;
-    return this;
-  }
-
-  build(): WorkflowRuntime {
-    return new WorkflowRuntime(this.#deps, { ...this.#s });
-  }
-}
 
 /**
  * Durable runtime for workflow runs.
