@@ -7,6 +7,7 @@
  * crash can orphan an object but never leave a record without its payload.
  */
 import type { ObjectStore } from "../store/object-store.js";
+import { StoreUnavailableError, TaqubaError } from "../errors.js";
 import { PayloadMissingError } from "./errors.js";
 
 export const PAYLOAD_PREFIX = "payloads/";
@@ -27,7 +28,12 @@ export class PayloadStore {
   }
 
   async read(jobId: string, ref: string): Promise<Uint8Array> {
-    const o = await this.store.get(PAYLOAD_PREFIX + ref);
+    let o;
+    try {
+      o = await this.store.get(PAYLOAD_PREFIX + ref);
+    } catch (err) {
+      throw err instanceof TaqubaError ? err : new StoreUnavailableError("get", PAYLOAD_PREFIX + ref, err);
+    }
     if (o === null) throw new PayloadMissingError(jobId, PAYLOAD_PREFIX + ref);
     return o.body;
   }

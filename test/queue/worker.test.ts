@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { PermanentError, runWorker, SettlementEffects, type ClaimedJob } from "taquba";
+import { MemoryStore, PermanentError, runWorker, SettlementEffects, type ClaimedJob, type ObjectStore } from "taquba";
 import { dec, enc, openQueue, settle } from "./helpers.js";
 
 function deferred() {
@@ -126,6 +126,36 @@ describe("runWorker", () => {
     expect(await queue.view().job(perm.jobId)).toMatchObject({ state: "dead", lastError: "no such order", attempt: 1 });
     expect(await queue.view().job(ok.jobId)).toBeNull();
     expect(await queue.view().job(flaky.jobId)).toBeNull();
+    await queue.close();
+  });
+
+  it("retries a claim that failed on an unreachable store after a pause on the clock", async () => {
+    const inner = new MemoryStore();
+    let down = false;
+    const store: ObjectStore = {
+      get: (k) => (down ? Promise.reject(new Error("connection reset")) : inner.get(k)),
+      put: (k, b, o) => inner.put(k, b, o),
+      delete: (k) => inner.delete(k),
+      list: (p, o) => inner.list(p, o),
+    };
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    const { queue, clock } = await openQueue({ store, payloadOffloadBytes: 8 });
+    down = true;
+    await queue.enqueue("q", enc("a payload larger than eight bytes"));
+    const seen: string[] = [];
+    const ac = new AbortController();
+    const done = runWorker(queue, "q", { process: async (j) => void seen.push(dec(j.payload)) }, { signal: ac.signal });
+    await vi.waitFor(() => expect(warn).toHaveBeenCalled());
+    expect(seen).toEqual([]);
+    down = false;
+    clock.advance(999);
+    await settle();
+    expect(seen).toEqual([]);
+    clock.advance(1);
+    await vi.waitFor(() => expect(seen).toEqual(["a payload larger than eight bytes"]));
+    ac.abort();
+    await done;
+    warn.mockRestore();
     await queue.close();
   });
 
