@@ -8,6 +8,7 @@
  * - `workflow/steps/{runId}`: the current-step pointer, rewritten per step;
  * - `workflow/outcomes/{runId}`: the terminal record, from termination to sweep;
  * - `workflow/terminals/...`: retention markers (an expiry index);
+ * - `workflow/groups/{groupId}/{key}`: run-group member records;
  * - `workflow/signal-wait/{key}`, `workflow/signal-buf/{key}`,
  *   `workflow/signal-delivered/{runId}/{step}`: durable signals.
  *
@@ -25,12 +26,17 @@ export const TERMINALS_PREFIX = `${RESERVED_KV_PREFIX}terminals/`;
 export const SIGNAL_WAIT_PREFIX = `${RESERVED_KV_PREFIX}signal-wait/`;
 export const SIGNAL_BUF_PREFIX = `${RESERVED_KV_PREFIX}signal-buf/`;
 export const SIGNAL_DELIVERED_PREFIX = `${RESERVED_KV_PREFIX}signal-delivered/`;
+export const GROUPS_PREFIX = `${RESERVED_KV_PREFIX}groups/`;
 
 export const runKey = (runId: string): string => `${RUNS_PREFIX}${runId}`;
 export const stepPointerKey = (runId: string): string => `${STEPS_PREFIX}${runId}`;
 export const terminalRecordKey = (runId: string): string => `${OUTCOMES_PREFIX}${runId}`;
 export const signalWaitKey = (correlationKey: string): string => `${SIGNAL_WAIT_PREFIX}${correlationKey}`;
 export const signalBufferKey = (correlationKey: string): string => `${SIGNAL_BUF_PREFIX}${correlationKey}`;
+/** Prefix of the member records of one run group, ending in `/`. */
+export const groupMembersPrefix = (groupId: string): string => `${GROUPS_PREFIX}${groupId}/`;
+/** Member record of one key of a run group. */
+export const groupMemberKey = (groupId: string, key: string): string => `${groupMembersPrefix(groupId)}${key}`;
 export const signalDeliveredKey = (runId: string, step: number): string => `${SIGNAL_DELIVERED_PREFIX}${runId}/${step}`;
 
 /** Dedup key of a step job: no two pending or scheduled jobs exist for one step. */

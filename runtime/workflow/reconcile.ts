@@ -35,6 +35,7 @@ export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jo
     nowMs: now,
     priority: info.priority,
     maxAttempts: info.maxAttempts,
+    group: r.run.group,
   };
   const effects = addTerminalEffects(core.terminal, t);
   const [notification, ...rest] = effects.enqueues;

@@ -24,6 +24,41 @@ export interface RunRecord {
   maxAttempts?: number;
   /** Set by `WorkflowRuntime.cancel`; the worker settles the run as cancelled. */
   cancelRequested?: boolean;
+  /** The run group and member key this run was submitted as, if any. */
+  group?: GroupRef;
+}
+
+/** A run's place in a run group. */
+export interface GroupRef {
+  id: string;
+  key: string;
+}
+
+/**
+ * `workflow/groups/{groupId}/{key}`: one member of a run group, written with
+ * the member's submission and rewritten by the settlement that terminates it.
+ */
+export interface GroupMemberRecord {
+  key: string;
+  runId: string;
+  /** The submission it describes (the run record's incarnation). */
+  incarnation: string;
+  state: "active" | TerminalStatus;
+  error?: string;
+  errorKind?: RunErrorKind;
+  terminatedAtMs?: number;
+}
+
+export function encodeGroupMember(r: GroupMemberRecord): Uint8Array {
+  return encodeValue(compact(r));
+}
+
+export function decodeGroupMember(bytes: Uint8Array, key: string): GroupMemberRecord {
+  return decodeChecked<GroupMemberRecord>(bytes, key, "group member record", (v) => {
+    if (!isStr(v.key) || !isStr(v.runId) || !isStr(v.incarnation)) return "lacks its key, run or incarnation";
+    if (v.state !== "active" && !(isStr(v.state) && TERMINAL_STATUSES.includes(v.state))) return "has an unknown state";
+    return optional(v.error, isStr) && optional(v.terminatedAtMs, isNum) ? undefined : "has a malformed termination";
+  });
 }
 
 /** `workflow/steps/{runId}`: which queue job is the run's current step. */
@@ -101,6 +136,7 @@ export function decodeRunRecord(bytes: Uint8Array, key: string): RunRecord {
     if (!isStr(v.runId) || !isNum(v.submittedAtMs) || !isStr(v.inputSha256) || !isStr(v.incarnation)) return "lacks its identity fields";
     if (!isStrMap(v.headers)) return "has malformed headers";
     if (!optional(v.priority, isNum) || !optional(v.maxAttempts, isNum)) return "has malformed step options";
+    if (!optional(v.group, (g) => g !== null && typeof g === "object" && isStr((g as GroupRef).id) && isStr((g as GroupRef).key))) return "has a malformed group";
     return undefined;
   });
 }

@@ -81,6 +81,7 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<vo
     nowMs: core.clock.now(),
     priority: job.priority,
     maxAttempts: job.maxAttempts,
+    group: run.group,
   };
   if (run.cancelRequested === true || job.cancelSignal.aborted) {
     await terminate(core, job, { ...base, status: "cancelled", errorKind: "cancelled" }, undefined);

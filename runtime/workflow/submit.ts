@@ -4,8 +4,8 @@
 import { SettlementEffects } from "../queue/effects.js";
 import type { EnqueueOptions } from "../queue/types.js";
 import { sha256Hex } from "./codec.js";
-import { runKey, stepDedupKey, stepPointerKey, terminalRecordKey } from "./kv-keys.js";
-import { decodeRunRecord, decodeStepPointer, encodeRunRecord, encodeStepPointer, type RunRecord } from "./records.js";
+import { groupMemberKey, runKey, stepDedupKey, stepPointerKey, terminalRecordKey } from "./kv-keys.js";
+import { decodeRunRecord, decodeStepPointer, encodeGroupMember, encodeRunRecord, encodeStepPointer, type GroupRef, type RunRecord } from "./records.js";
 import { HEADER_RUN_ID, HEADER_STEP, RESERVED_HEADER_PREFIX, RESERVED_KV_PREFIX } from "./reserved.js";
 import { RunId } from "./run-id.js";
 import type { RunOptions, RunSpec, SubmitOutcome } from "./run-types.js";
@@ -42,7 +42,7 @@ function checkEffects(effects: SettlementEffects | undefined): void {
  * (written with the step-0 enqueue) catches duplicates across restarts,
  * after step 0 was claimed and its dedup key released.
  */
-export async function submitRun(core: RuntimeCore, spec: RunSpec): Promise<SubmitOutcome> {
+export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupRef): Promise<SubmitOutcome> {
   if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
     throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
   }
@@ -70,6 +70,7 @@ export async function submitRun(core: RuntimeCore, spec: RunSpec): Promise<Submi
       headers,
       ...(options.priority === undefined ? {} : { priority: options.priority }),
       ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttempts: options.maxAttemptsPerStep }),
+      ...(group === undefined ? {} : { group: { id: group.id, key: group.key } }),
     };
     const effects = new SettlementEffects();
     if (spec.effects !== undefined) effects.merge(spec.effects);
@@ -77,6 +78,9 @@ export async function submitRun(core: RuntimeCore, spec: RunSpec): Promise<Submi
     effects.kvPut(stepPointerKey(runId), encodeStepPointer({ step: 0, jobId }));
     // A terminal record of an earlier run under this id no longer describes the run.
     effects.kvDelete(terminalRecordKey(runId));
+    if (group !== undefined) {
+      effects.kvPut(groupMemberKey(group.id, group.key), encodeGroupMember({ key: group.key, runId, incarnation: jobId, state: "active" }));
+    }
     const opts: EnqueueOptions = {
       jobId,
       dedupKey: stepDedupKey(runId, 0),

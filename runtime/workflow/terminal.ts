@@ -8,6 +8,7 @@
 import { SettlementEffects } from "../queue/effects.js";
 import { ExpiryIndex } from "../queue/expiry-index.js";
 import {
+  groupMemberKey,
   runKey,
   signalDeliveredKey,
   signalWaitKey,
@@ -16,7 +17,7 @@ import {
   terminalRecordKey,
   TERMINALS_PREFIX,
 } from "./kv-keys.js";
-import { encodeRunOutcome, encodeTerminalRecord, type TerminalRecord } from "./records.js";
+import { encodeGroupMember, encodeRunOutcome, encodeTerminalRecord, type GroupRef, type TerminalRecord } from "./records.js";
 import { HEADER_RUN_ID, HEADER_TERMINAL } from "./reserved.js";
 import type { RunId } from "./run-id.js";
 import type { RunErrorKind, RunOutcome, TerminalStatus } from "./run-types.js";
@@ -47,6 +48,8 @@ export interface TerminationInput {
   maxAttempts?: number | undefined;
   /** A signal wait index entry the run holds, to release. */
   signalWait?: string | undefined;
+  /** The run group member this run is, whose record the termination rewrites. */
+  group?: GroupRef | undefined;
 }
 
 /** Retention markers: an expiry index whose entries are suffixed with the run id and hold the termination token. */
@@ -89,6 +92,20 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     ...(t.errorKind === undefined ? {} : { errorKind: t.errorKind }),
   };
   into.kvPut(terminalRecordKey(t.runId), encodeTerminalRecord(record));
+  if (t.group !== undefined) {
+    into.kvPut(
+      groupMemberKey(t.group.id, t.group.key),
+      encodeGroupMember({
+        key: t.group.key,
+        runId: t.runId,
+        incarnation: t.incarnation,
+        state: t.status,
+        terminatedAtMs: t.nowMs,
+        ...(t.error === undefined ? {} : { error: t.error }),
+        ...(t.errorKind === undefined ? {} : { errorKind: t.errorKind }),
+      }),
+    );
+  }
   if (s.memoRetentionMs !== undefined) {
     TERMINAL_MARKERS.add(into, t.nowMs + s.memoRetentionMs, t.runId, new TextEncoder().encode(t.token));
   }

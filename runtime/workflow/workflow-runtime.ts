@@ -116,6 +116,19 @@ export class WorkflowRuntime {
     return submitRun(this.#core, spec);
   }
 
+  /**
+   * @internal For run groups: submits `spec` as member `key` of group
+   * `groupId`. The member record `workflow/groups/{groupId}/{key}` is written
+   * with the step-0 enqueue and rewritten (status, error) by whichever
+   * settlement terminates the run. Idempotent like `submit`.
+   */
+  submitGroupMember(groupId: string, key: string, spec: RunSpec): Promise<SubmitOutcome> {
+    if (typeof groupId !== "string" || groupId.length === 0 || typeof key !== "string" || key.length === 0) {
+      throw new ValidationError("a group member needs a non-empty group id and key");
+    }
+    return submitRun(this.#core, spec, { id: groupId, key });
+  }
+
   /** The run's status from its durable records; `null` for an unknown run. */
   status(runId: RunId | string): Promise<RunStatus | null> {
     return this.#view.status(runId);

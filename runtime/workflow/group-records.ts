@@ -1,0 +1,104 @@
+/**
+ * @module A run group's durable records and their codecs: the manifest (in
+ * the object store) and the member records (in the queue's KV namespace).
+ *
+ * MessagePack maps with named fields, checked on decode: a damaged record
+ * throws `StoreCorruptedError` naming its key.
+ */
+import { StoreCorruptedError } from "../errors.js";
+import { decodeValue, encodeValue } from "./codec.js";
+import type { RunErrorKind, TerminalStatus } from "./run-types.js";
+
+/** The options members are submitted with, as the manifest keeps them for `resume`. */
+export interface ManifestOptions {
+  headers: Record<string, string>;
+  priority?: number;
+  maxAttemptsPerStep?: number;
+}
+
+/** One member of the manifest. */
+export interface ManifestMember {
+  key: string;
+  input: Uint8Array;
+}
+
+/** `{memoPrefix}/groups/{tag}/manifest`: the group's id, members (in submission order) and options. */
+export interface GroupManifest {
+  groupId: string;
+  createdAtMs: number;
+  options: ManifestOptions;
+  members: ManifestMember[];
+}
+
+/** A member record: written with the member's submission, rewritten by the settlement that terminates it. */
+export type MemberRecord =
+  | { state: "active"; submittedAtMs: number }
+  | {
+      state: "terminated";
+      status: TerminalStatus;
+      error?: string;
+      errorKind?: RunErrorKind;
+      finalStep: number;
+      terminatedAtMs: number;
+      /** The terminating settlement's token (the terminal record and run result record carry it too). */
+      token: string;
+    };
+
+function decodeMap(bytes: Uint8Array, key: string, what: string): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = decodeValue(bytes);
+  } catch (e) {
+    throw new StoreCorruptedError(key, `${what} is not MessagePack: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v)) throw new StoreCorruptedError(key, `${what} is not a map`);
+  return v as Record<string, unknown>;
+}
+
+const isStr = (x: unknown): x is string => typeof x === "string";
+const isNum = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
+
+function compact<T extends object>(o: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out as T;
+}
+
+export function encodeManifest(m: GroupManifest): Uint8Array {
+  return encodeValue({ ...m, options: compact(m.options) });
+}
+
+export function decodeManifest(bytes: Uint8Array, key: string): GroupManifest {
+  const v = decodeMap(bytes, key, "group manifest");
+  const o = v.options as Record<string, unknown> | null;
+  const ok =
+    isStr(v.groupId) &&
+    isNum(v.createdAtMs) &&
+    o !== null &&
+    typeof o === "object" &&
+    o.headers !== null &&
+    typeof o.headers === "object" &&
+    Array.isArray(v.members) &&
+    v.members.every((m: unknown) => m !== null && typeof m === "object" && isStr((m as ManifestMember).key) && (m as ManifestMember).input instanceof Uint8Array);
+  if (!ok) throw new StoreCorruptedError(key, "group manifest lacks its id, options or members");
+  return v as unknown as GroupManifest;
+}
+
+export function encodeMemberRecord(r: MemberRecord): Uint8Array {
+  return encodeValue(compact(r));
+}
+
+export function decodeMemberRecord(bytes: Uint8Array, key: string): MemberRecord {
+  const v = decodeMap(bytes, key, "group member record");
+  if (v.state === "active" && isNum(v.submittedAtMs)) return v as unknown as MemberRecord;
+  if (
+    v.state === "terminated" &&
+    (v.status === "succeeded" || v.status === "failed" || v.status === "cancelled") &&
+    isNum(v.finalStep) &&
+    isNum(v.terminatedAtMs) &&
+    isStr(v.token)
+  ) {
+    return v as unknown as MemberRecord;
+  }
+  throw new StoreCorruptedError(key, "group member record has no valid state");
+}

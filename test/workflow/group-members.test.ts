@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+import { StepOutcome } from "taquba";
+import { decodeGroupMember } from "../../runtime/workflow/records.js";
+import { dec, enc, openEnv, runnerOf } from "./helpers.js";
+
+describe("run-group member records (the runtime's part of run groups)", () => {
+  it("are written with the submission and rewritten by the terminating settlement on every path", async () => {
+    const env = await openEnv(
+      runnerOf(async (s) => (dec(s.payload) === "ok" ? StepOutcome.succeed(s.payload) : StepOutcome.fail("no"))),
+      { start: false },
+    );
+    const member = async (key: string) => {
+      const k = `workflow/groups/g1/${key}`;
+      const b = await env.queue.kvGet(k);
+      return b === null ? null : decodeGroupMember(b, k);
+    };
+    await env.runtime.submitGroupMember("g1", "a", { input: enc("ok"), runId: "g1-a" });
+    await env.runtime.submitGroupMember("g1", "b", { input: enc("bad"), runId: "g1-b" });
+    await env.runtime.submitGroupMember("g1", "c", { input: enc("ok"), runId: "g1-c" });
+    expect(await member("a")).toMatchObject({ key: "a", runId: "g1-a", state: "active" });
+    expect(await env.runtime.cancel("g1-c")).toBe(true);
+    expect(await member("c")).toMatchObject({ state: "cancelled", errorKind: "cancelled" });
+    const worker = env.runtime.spawn();
+    await env.runtime.wait("g1-a");
+    await env.runtime.wait("g1-b");
+    expect(await member("a")).toMatchObject({ state: "succeeded" });
+    expect(await member("b")).toMatchObject({ state: "failed", error: "no", errorKind: "runner" });
+    await worker.shutdown();
+    await env.stop();
+  });
+});
