@@ -36,7 +36,14 @@ export interface KvScanner {
  * for (const e of await idx.scanExpired(queue, clock.now())) ...
  */
 export class ExpiryIndex {
-  constructor(readonly prefix: string) {
+  /**
+   * @param prefix the caller KV prefix the entries live under (non-empty, owned by this index)
+   * @param source where `scanExpired(now)` reads when called without one (a `Queue`, view or reader)
+   */
+  constructor(
+    readonly prefix: string,
+    readonly source?: KvScanner,
+  ) {
     validateKvPrefix(prefix);
     if (prefix.length === 0) throw new ValidationError("an ExpiryIndex needs a non-empty prefix of its own");
   }
@@ -65,8 +72,19 @@ export class ExpiryIndex {
     return { expiresAt: Number(digits), suffix: key.slice(this.prefix.length + TIME_DIGITS) };
   }
 
-  /** Entries expired at or before `now`, earliest first, at most `limit`. */
-  async scanExpired(source: KvScanner, now: number, limit = 100): Promise<ExpiryEntry[]> {
+  /** Entries expired at or before `now`, earliest first, at most `limit` (default 100), read from the bound source. */
+  scanExpired(now: number, limit?: number): Promise<ExpiryEntry[]>;
+  /** The same, read from `source`. */
+  scanExpired(source: KvScanner, now: number, limit?: number): Promise<ExpiryEntry[]>;
+  scanExpired(a: KvScanner | number, b?: number, c?: number): Promise<ExpiryEntry[]> {
+    if (typeof a === "number") {
+      if (this.source === undefined) return Promise.reject(new ValidationError("this ExpiryIndex has no source; pass one to the constructor or to scanExpired"));
+      return this.#scan(this.source, a, b ?? 100);
+    }
+    return this.#scan(a, b!, c ?? 100);
+  }
+
+  async #scan(source: KvScanner, now: number, limit: number): Promise<ExpiryEntry[]> {
     const out: ExpiryEntry[] = [];
     let after: string | undefined;
     while (out.length < limit) {

@@ -81,6 +81,9 @@ describe("ExpiryIndex", () => {
     await queue.ack(job, rm);
     expect((await idx.scanExpired(queue, now + 10_000_000)).map((d) => d.suffix)).toEqual(["c", "z"]);
     expect(() => new ExpiryIndex("")).toThrow(ValidationError);
+    const bound = new ExpiryIndex("app/exp/", queue);
+    expect((await bound.scanExpired(now + 10_000_000)).map((d) => d.suffix)).toEqual(["c", "z"]);
+    await expect(idx.scanExpired(now)).rejects.toBeInstanceOf(ValidationError);
     await queue.close();
   });
 });
