@@ -36,7 +36,16 @@ export const NoopTerminalHook: TerminalHook = Object.freeze({
   async onTermination(): Promise<void> {},
 });
 
-/** Whether `hook` wants a notification for `outcome`. */
+/**
+ * Whether `hook` wants a notification for `outcome`. A throwing `observes`
+ * counts as `true`: a spurious notification is recoverable, a termination
+ * that cannot commit is not.
+ */
 export function hookObserves(hook: TerminalHook, outcome: RunOutcome): boolean {
-  return hook.observes === undefined ? true : hook.observes(outcome);
+  if (hook.observes === undefined) return true;
+  try {
+    return hook.observes(outcome) !== false;
+  } catch {
+    return true;
+  }
 }

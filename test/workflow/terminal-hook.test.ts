@@ -103,3 +103,22 @@ describe("terminal hook", () => {
     await env.stop();
   });
 });
+
+describe("terminal hook robustness", () => {
+  it("a throwing observes() still lets the run terminate, with a notification", async () => {
+    const seen: string[] = [];
+    const hook: TerminalHook = {
+      observes() {
+        throw new Error("buggy filter");
+      },
+      async onTermination(o) {
+        seen.push(o.runId);
+      },
+    };
+    const env = await openEnv(echo, { hook });
+    await env.runtime.submit({ input: enc("x"), runId: "r" });
+    expect((await env.runtime.wait("r")).termination.status).toBe("succeeded");
+    await until(() => seen.length === 1, "notification");
+    await env.stop();
+  });
+});
