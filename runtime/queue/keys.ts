@@ -93,8 +93,3 @@ export function parseRetentionKey(key: string): { dueAt: number; id: string } {
 export function leadingTime(key: string): number {
   return Number(key.slice(2, 2 + TIME_WIDTH));
 }
-
-/** The smallest key greater than every key that starts with `prefix`. */
-export function prefixEnd(prefix: string): string {
-  return prefix + "\u{10FFFF}";
-}

@@ -7,7 +7,7 @@ import type { ResolvedQueueConfig } from "./config.js";
 import { backoffDelay } from "./config.js";
 import { DuplicateJobIdError } from "./errors.js";
 import * as K from "./keys.js";
-import { decodeHistory, decodeJob, encodeHistory, encodeJob, type JobAttempt, type JobRecord, type JobState } from "./record.js";
+import { decodeHistory, decodeJob, encodeHistory, encodeJob, type JobAttempt, type JobRecord } from "./record.js";
 import type { Txn } from "./txn.js";
 import type { EnqueueOptions, EnqueueOutcome } from "./types.js";
 
@@ -200,9 +200,4 @@ export function failJob(
   if (r.attempts >= r.maxAttempts) return { record: killJob(txn, ctx, r, error), dead: true };
   const delay = backoffDelay(ctx.config(r.queue).backoff, r.attempts);
   return { record: requeueJob(txn, r, delay > 0 ? ctx.now + delay : undefined, error), dead: false };
-}
-
-/** Which stats counter a state moves. */
-export function stateOf(r: JobRecord): JobState {
-  return r.state;
 }
