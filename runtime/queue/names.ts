@@ -60,7 +60,8 @@ export function validateStoreName(name: unknown): asserts name is string {
 
 // With the `u` flag a paired surrogate is one code point, so this matches lone ones only.
 const LONE_SURROGATE = /\p{Cs}/u;
-function isWellFormed(s: string): boolean {
+/** Whether `s` has no lone surrogates (so it survives UTF-8 encoding unchanged). */
+export function isWellFormed(s: string): boolean {
   return !LONE_SURROGATE.test(s);
 }
 
