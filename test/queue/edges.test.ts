@@ -53,6 +53,22 @@ describe("edges", () => {
     await queue.close();
   });
 
+  it("two queue stores share one object store without touching each other", async () => {
+    const store = new MemoryStore();
+    const a = await Queue.open(store, "tenant/a", { flushIntervalMs: 0 });
+    const b = await Queue.open(store, "tenant/b", { flushIntervalMs: 0 });
+    await a.enqueue("q", enc("for a"));
+    await b.kvPut("k", enc("b"));
+    expect(await b.view().stats("q")).toMatchObject({ pending: 0 });
+    expect(await a.kvGet("k")).toBeNull();
+    expect(dec((await a.claim("q"))!.payload)).toBe("for a");
+    const keys: string[] = [];
+    for await (const o of store.list("")) keys.push(o.key);
+    expect(keys.every((k) => k.startsWith("tenant/a/db/") || k.startsWith("tenant/b/db/"))).toBe(true);
+    await a.close();
+    await b.close();
+  });
+
   it("a closed queue refuses work with ClosedError", async () => {
     const { queue } = await openQueue();
     await queue.enqueue("q", enc("x"));
