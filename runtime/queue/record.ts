@@ -70,13 +70,9 @@ export interface QueueStats {
 
 export const emptyStats = (): QueueStats => ({ pending: 0, scheduled: 0, claimed: 0, done: 0, dead: 0 });
 
-const packr = new Packr({ useRecords: false, mapsAsObjects: true });
-
-function stripUndefined<T extends object>(o: T): T {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
-  return out as T;
-}
+// Named maps, absent (undefined) fields omitted. `skipValues` is a msgpackr
+// option its type declarations do not list.
+const packr = new Packr({ useRecords: false, mapsAsObjects: true, skipValues: [undefined] } as ConstructorParameters<typeof Packr>[0]);
 
 // msgpackr returns a view into a shared buffer; the engine keeps values, so copy.
 function pack(value: unknown): Uint8Array {
@@ -97,7 +93,7 @@ function unpack(key: string, bytes: Uint8Array): unknown {
 }
 
 export function encodeJob(r: JobRecord): Uint8Array {
-  return pack(stripUndefined(r));
+  return pack(r);
 }
 
 export function decodeJob(key: string, bytes: Uint8Array): JobRecord {
@@ -111,7 +107,7 @@ export function decodeJob(key: string, bytes: Uint8Array): JobRecord {
 }
 
 export function encodeHistory(entries: readonly JobAttempt[]): Uint8Array {
-  return pack(entries.map(stripUndefined));
+  return pack(entries);
 }
 
 export function decodeHistory(key: string, bytes: Uint8Array | undefined): JobAttempt[] {
