@@ -90,6 +90,11 @@ export { WorkflowView } from "./workflow/workflow-view.js";
 export type { WorkflowReadSource } from "./workflow/workflow-view.js";
 export type { WorkflowQueue } from "./workflow/queue-port.js";
 
+// Run groups
+export { RunGroup } from "./workflow/run-group.js";
+export type { GroupMember, GroupSubmitOutcome, MemberSubmission, MemberResult, GroupStatus } from "./workflow/run-group.js";
+export { GroupNotFoundError, GroupActiveError } from "./workflow/group-errors.js";
+
 // Jobs
 export { createValidator, formatIssue } from "./jobs/validator.js";
 export type {

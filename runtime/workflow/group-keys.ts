@@ -5,14 +5,15 @@
  * SHA-256 of its id, so any group id (any string) maps to fixed-size keys.
  *
  * A member's run id is `g_{tag}_k{key}` when the member key is 1 to 64
- * characters of `[A-Za-z0-9_-]`, else `g_{tag}_h{sha256hex(key)}`; at most
- * 88 characters, within `MAX_RUN_ID_LEN`. The tag has a fixed length, so the
- * group of a member is read back from its run id alone: that is what lets
- * the terminating settlement, a pure function of the run id, rewrite the
- * member record. Run ids of this shape are reserved for group members.
+ * characters of `[A-Za-z0-9_-]`, else `g_{tag}_h{sha256hex(key)}`: at most
+ * 88 characters, within `MAX_RUN_ID_LEN`, and distinct for distinct
+ * (group, key) pairs (the `k`/`h` marker keeps raw and hashed keys apart),
+ * so groups never share run state.
  *
  * KV (the runtime's reserved namespace):
- * - `workflow/groups/{tag}/m/{memberRunId}`: one member record per key;
+ * - `workflow/groups/{tag}/{key}`: one member record per key, written with
+ *   the member's submission and rewritten by its terminating settlement
+ *   (the run record carries the group reference to every terminal path);
  * - `workflow/group-terminals/{expiry}{tag}`: retention markers (an expiry index).
  *
  * Objects (under the memo prefix): `{memoPrefix}/groups/{tag}/manifest`.
@@ -20,9 +21,9 @@
 import { ExpiryIndex } from "../queue/expiry-index.js";
 import { sha256Hex } from "./codec.js";
 import { RESERVED_KV_PREFIX } from "./reserved.js";
+export { groupMemberKey, groupMembersPrefix } from "./kv-keys.js";
 import { RunId } from "./run-id.js";
 
-export const GROUPS_PREFIX = `${RESERVED_KV_PREFIX}groups/`;
 export const GROUP_TERMINALS_PREFIX = `${RESERVED_KV_PREFIX}group-terminals/`;
 
 /** Retention markers of groups whose results a consumer read to the end; suffix: the group tag. */
@@ -30,7 +31,6 @@ export const GROUP_TERMINAL_MARKERS = new ExpiryIndex(GROUP_TERMINALS_PREFIX);
 
 const TAG_LEN = 20;
 const RAW_KEY = /^[A-Za-z0-9_-]{1,64}$/;
-const MEMBER_RUN_ID = /^g_([0-9a-f]{20})_[kh]/;
 
 /** The fixed-size tag that addresses a group in keys. */
 export function groupTag(groupId: string): string {
@@ -43,14 +43,5 @@ export function memberRunId(tag: string, key: string): RunId {
   return RunId.parse(`g_${tag}_${part}`);
 }
 
-/** The group tag a member run id belongs to, or undefined when the run is no group member. */
-export function groupTagOfRun(runId: string): string | undefined {
-  return MEMBER_RUN_ID.exec(runId)?.[1];
-}
-
-/** Prefix of every member record of a group, ending in `/`. */
-export const memberRecordsPrefix = (tag: string): string => `${GROUPS_PREFIX}${tag}/m/`;
-/** Key of the member record of `runId`. */
-export const memberRecordKey = (tag: string, runId: string): string => `${memberRecordsPrefix(tag)}${runId}`;
 /** Object key of a group's manifest. */
 export const manifestKey = (memoPrefix: string, tag: string): string => `${memoPrefix}/groups/${tag}/manifest`;

@@ -1,13 +1,13 @@
 /**
- * @module A run group's durable records and their codecs: the manifest (in
- * the object store) and the member records (in the queue's KV namespace).
+ * @module A run group's manifest (in the object store) and its codec. The
+ * member records (in the queue's KV namespace) are the workflow records'
+ * `GroupMemberRecord`.
  *
- * MessagePack maps with named fields, checked on decode: a damaged record
+ * A MessagePack map with named fields, checked on decode: a damaged manifest
  * throws `StoreCorruptedError` naming its key.
  */
 import { StoreCorruptedError } from "../errors.js";
 import { decodeValue, encodeValue } from "./codec.js";
-import type { RunErrorKind, TerminalStatus } from "./run-types.js";
 
 /** The options members are submitted with, as the manifest keeps them for `resume`. */
 export interface ManifestOptions {
@@ -29,20 +29,6 @@ export interface GroupManifest {
   options: ManifestOptions;
   members: ManifestMember[];
 }
-
-/** A member record: written with the member's submission, rewritten by the settlement that terminates it. */
-export type MemberRecord =
-  | { state: "active"; submittedAtMs: number }
-  | {
-      state: "terminated";
-      status: TerminalStatus;
-      error?: string;
-      errorKind?: RunErrorKind;
-      finalStep: number;
-      terminatedAtMs: number;
-      /** The terminating settlement's token (the terminal record and run result record carry it too). */
-      token: string;
-    };
 
 function decodeMap(bytes: Uint8Array, key: string, what: string): Record<string, unknown> {
   let v: unknown;
@@ -82,23 +68,4 @@ export function decodeManifest(bytes: Uint8Array, key: string): GroupManifest {
     v.members.every((m: unknown) => m !== null && typeof m === "object" && isStr((m as ManifestMember).key) && (m as ManifestMember).input instanceof Uint8Array);
   if (!ok) throw new StoreCorruptedError(key, "group manifest lacks its id, options or members");
   return v as unknown as GroupManifest;
-}
-
-export function encodeMemberRecord(r: MemberRecord): Uint8Array {
-  return encodeValue(compact(r));
-}
-
-export function decodeMemberRecord(bytes: Uint8Array, key: string): MemberRecord {
-  const v = decodeMap(bytes, key, "group member record");
-  if (v.state === "active" && isNum(v.submittedAtMs)) return v as unknown as MemberRecord;
-  if (
-    v.state === "terminated" &&
-    (v.status === "succeeded" || v.status === "failed" || v.status === "cancelled") &&
-    isNum(v.finalStep) &&
-    isNum(v.terminatedAtMs) &&
-    isStr(v.token)
-  ) {
-    return v as unknown as MemberRecord;
-  }
-  throw new StoreCorruptedError(key, "group member record has no valid state");
 }

@@ -27,6 +27,8 @@ import { RunNotFoundError } from "./workflow-errors.js";
 import { WorkflowView } from "./workflow-view.js";
 import { ValidationError } from "../errors.js";
 import { WorkflowRuntimeBuilder, type BuilderState } from "./runtime-builder.js";
+import type { RunGroup } from "./run-group.js";
+import { RunGroups } from "./run-groups.js";
 
 /** Handle of a spawned worker. */
 export interface RunnerHandle {
@@ -55,6 +57,7 @@ export class WorkflowRuntime {
   readonly #sweeper: MemoSweeper;
   readonly #logger: WorkflowLogger;
   readonly #reconcileLock = new KeyedLock();
+  readonly #groups: RunGroups;
 
   /** Starts configuring a runtime over `queue`, with memo entries in `store`. */
   static builder(queue: WorkflowQueue, store: ObjectStore, runner: StepRunner, hook: TerminalHook): WorkflowRuntimeBuilder {
@@ -90,6 +93,17 @@ export class WorkflowRuntime {
     this.#sweeper = sweeper;
     this.#view = new WorkflowView({ kvGet: (k) => deps.queue.kvGet(k), job: (id) => deps.queue.view().job(id) }, memos);
     this.#logger = s.logger;
+    this.#groups = new RunGroups({
+      queue: deps.queue,
+      memos,
+      clock: this.#core.clock,
+      events,
+      view: this.#view,
+      pollIntervalMs: s.pollIntervalMs,
+      retentionMs: s.groupRetentionMs,
+      submitMember: (tag, key, spec) => this.submitGroupMember(tag, key, spec),
+      cancel: (runId) => this.cancel(runId),
+    });
   }
 
   /** The step queue's name. */
@@ -127,6 +141,26 @@ export class WorkflowRuntime {
       throw new ValidationError("a group member needs a non-empty group id and key");
     }
     return submitRun(this.#core, spec, { id: groupId, key });
+  }
+
+  /** The run group `id`: a durable set of runs (see `RunGroup`). Naming a group writes nothing. */
+  group(id: string): RunGroup {
+    return this.#groups.group(id);
+  }
+
+  /** A run group with a fresh ULID id. */
+  newGroup(): RunGroup {
+    return this.#groups.newGroup();
+  }
+
+  /** Runs one group-retention sweep now; returns how many groups it removed. */
+  sweepGroups(): Promise<number> {
+    return this.#groups.sweep();
+  }
+
+  /** @internal The runtime's run groups, for layers that keep per-member state (typed jobs). */
+  get runGroups(): RunGroups {
+    return this.#groups;
   }
 
   /** The run's status from its durable records; `null` for an unknown run. */
@@ -243,6 +277,9 @@ export class WorkflowRuntime {
       ),
     );
     if (core.memoRetentionMs !== undefined) tasks.push(this.#sweepLoop(stop.signal));
+    if (this.#groups.retains) {
+      tasks.push(this.#groups.sweepLoop(stop.signal, (e) => this.#logger.error({ err: e }, "group retention sweep failed; retrying at the next poll interval")));
+    }
     try {
       await runStepWorker(core, stop.signal, this.#logger);
     } finally {

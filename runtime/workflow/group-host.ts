@@ -1,0 +1,95 @@
+/**
+ * @module What run groups need from their runtime, resolved once by the
+ * runtime, and the retention sweep over `workflow/group-terminals/`.
+ */
+import type { Clock } from "../clock.js";
+import { fromUtf8 } from "./codec.js";
+import { GROUP_TERMINAL_MARKERS, GROUP_TERMINALS_PREFIX } from "./group-keys.js";
+import type { MemoStore } from "./memo.js";
+import type { WorkflowQueue } from "./queue-port.js";
+import { KeyedLock, type RunEvents } from "./run-events.js";
+import type { RunId } from "./run-id.js";
+import type { RunSpec, SubmitOutcome } from "./run-types.js";
+import type { WorkflowView } from "./workflow-view.js";
+
+/** The runtime services a run group uses. */
+export interface GroupHost {
+  readonly queue: WorkflowQueue;
+  readonly memos: MemoStore;
+  readonly clock: Clock;
+  readonly events: RunEvents;
+  readonly view: WorkflowView;
+  readonly pollIntervalMs: number;
+  /** Removal window after a results consumer saw the last termination; undefined keeps groups until forgotten. */
+  readonly retentionMs: number | undefined;
+  /** Submits a run as member `key` of the group tagged `tag` (member record written with step 0). */
+  submitMember(tag: string, key: string, spec: RunSpec): Promise<SubmitOutcome>;
+  cancel(runId: RunId): Promise<boolean>;
+  /** Serializes manifest updates of one group within the process. */
+  readonly manifestLock: KeyedLock;
+  /** Extra state a layer above keeps per member run (job results); removed when a group is forgotten. */
+  readonly memberCleanups: Array<(runId: RunId) => Promise<void>>;
+}
+
+/** Markers read per sweep page. */
+const PAGE = 256;
+
+/**
+ * Group retention: removes every group whose marker expired. A group with an
+ * active member (resumed after its results were read) is kept; its next
+ * complete read of results writes a new marker.
+ */
+export class GroupSweeper {
+  readonly #host: GroupHost;
+  readonly #forget: (groupId: string) => Promise<boolean>;
+  #nextDue: number | undefined;
+
+  constructor(host: GroupHost, forget: (groupId: string) => Promise<boolean>) {
+    this.#host = host;
+    this.#forget = forget;
+  }
+
+  /** A marker expiring at `at` was written. */
+  noteMarker(at: number): void {
+    if (this.#nextDue !== undefined) this.#nextDue = Math.min(this.#nextDue, at);
+  }
+
+  /** One pass; returns how many groups it removed. */
+  async sweep(): Promise<number> {
+    const { queue, clock } = this.#host;
+    const now = clock.now();
+    if (this.#nextDue !== undefined && now < this.#nextDue) return 0;
+    let removed = 0;
+    for (;;) {
+      const expired = await GROUP_TERMINAL_MARKERS.scanExpired(queue, now, PAGE);
+      for (const m of expired) {
+        if (await this.#forget(fromUtf8(m.value))) removed++;
+        await queue.kvCompareAndDelete(m.key, m.value);
+      }
+      if (expired.length < PAGE) break;
+    }
+    const first = (await queue.kvScan(GROUP_TERMINALS_PREFIX, { limit: 1 })).entries[0];
+    const parsed = first === undefined ? undefined : GROUP_TERMINAL_MARKERS.parse(first.key);
+    this.#nextDue = parsed === undefined ? Number.POSITIVE_INFINITY : parsed.expiresAt;
+    return removed;
+  }
+
+  /** Sweeps at every poll interval until `signal` aborts. */
+  async loop(signal: AbortSignal, onError: (e: unknown) => void): Promise<void> {
+    const { queue, clock, pollIntervalMs } = this.#host;
+    while (!signal.aborted && !queue.closed) {
+      try {
+        await this.sweep();
+      } catch (e) {
+        onError(e);
+      }
+      try {
+        await clock.waitUntil(clock.now() + pollIntervalMs, signal);
+      } catch {
+        return;
+      }
+    }
+  }
+}
+
+export { KeyedLock };
