@@ -11,13 +11,13 @@ import type { DeadLetteredEvent } from "./config.js";
 import { ClaimLostError, PayloadMissingError } from "./errors.js";
 import * as K from "./keys.js";
 import type { LeaseEntry } from "./lease-registry.js";
-import { validatePositiveInt, validateQueueName } from "./names.js";
+import { validateMillis, validatePositiveInt, validateQueueName } from "./names.js";
 import type { Finish } from "./notifier.js";
 import type { QueueCore } from "./queue-core.js";
 import type { JobRecord } from "./record.js";
 import { appendHistory, claimJob, completeJob, failJob, killJob, readJob, writeJob, type TransitionContext } from "./transitions.js";
 import { Txn } from "./txn.js";
-import type { ClaimedJob, EnqueueOutcome, NackOutcome } from "./types.js";
+import type { ClaimedJob, EnqueueOutcome, NackOptions, NackOutcome } from "./types.js";
 
 const decoder = new TextDecoder();
 
@@ -167,15 +167,28 @@ export async function ack(core: QueueCore, job: ClaimedJob, effects?: Settlement
   return res.enqueued;
 }
 
-export async function nack(core: QueueCore, job: ClaimedJob, error: string, effects?: SettlementEffects): Promise<NackOutcome> {
+export async function nack(
+  core: QueueCore,
+  job: ClaimedJob,
+  error: string,
+  effects?: SettlementEffects,
+  opts: NackOptions = {},
+): Promise<NackOutcome> {
   const message = String(error);
+  const retryAfterMs = validateRetryAfter(opts.retryAfterMs);
   const res = await settle(core, job, effects, (txn, ctx, r) => {
-    const { record, dead } = failJob(txn, ctx, r, message);
+    const { record, dead } = failJob(txn, ctx, r, message, retryAfterMs);
     appendHistory(txn, r.id, { attempt: r.attempts, claimedAt: r.claimedAt, recordedAt: ctx.now, outcome: dead ? "dead_lettered" : "retried", error: message });
     return dead ? { record, applyEffects: true, finish: { kind: "dead" } } : { record, applyEffects: false };
   });
   if (res.record?.state === "dead") return { kind: "dead", enqueued: res.enqueued };
   return { kind: "retried", runAt: res.record?.runAt ?? core.clock.now() };
+}
+
+function validateRetryAfter(ms: number | undefined): number {
+  if (ms === undefined) return 0;
+  validateMillis("nack's retryAfterMs", ms);
+  return ms;
 }
 
 export async function deadLetter(core: QueueCore, job: ClaimedJob, error: string, effects?: SettlementEffects): Promise<EnqueueOutcome[]> {

@@ -42,6 +42,7 @@ export type {
   EnqueueItem,
   LeaseHandle,
   ClaimedJob,
+  NackOptions,
   NackOutcome,
   CancelOutcome,
   WakeOutcome,

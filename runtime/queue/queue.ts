@@ -26,7 +26,7 @@ import { PayloadStore } from "./payloads.js";
 import { PrefixedStore } from "./prefixed-store.js";
 import { QueueCore } from "./queue-core.js";
 import * as K from "./keys.js";
-import type { CancelOutcome, ClaimedJob, CompletionResult, EnqueueItem, EnqueueOptions, EnqueueOutcome, NackOutcome, WakeOutcome } from "./types.js";
+import type { CancelOutcome, ClaimedJob, CompletionResult, EnqueueItem, EnqueueOptions, EnqueueOutcome, NackOptions, NackOutcome, WakeOutcome } from "./types.js";
 import { kvScanSync, StoreView, type KvPage, type KvScanOptions, type QueueView } from "./view.js";
 
 /** What open-time recovery did with the claims the previous process held. */
@@ -156,9 +156,13 @@ export class Queue {
     return cs.ack(this.#core, job, effects);
   }
 
-  /** Reports a failed attempt: retried after the backoff, or dead at the attempt limit. `effects` apply only when it goes dead. */
-  nack(job: ClaimedJob, error: string, effects?: SettlementEffects): Promise<NackOutcome> {
-    return cs.nack(this.#core, job, error, effects);
+  /**
+   * Reports a failed attempt: retried after the backoff (or `retryAfterMs`,
+   * when later), or dead at the attempt limit. `effects` apply only when it
+   * goes dead.
+   */
+  nack(job: ClaimedJob, error: string, effects?: SettlementEffects, opts?: NackOptions): Promise<NackOutcome> {
+    return cs.nack(this.#core, job, error, effects, opts);
   }
 
   /** Dead-letters the job now, whatever its attempt count; effects apply. */

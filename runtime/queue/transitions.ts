@@ -190,14 +190,19 @@ export function completeJob(txn: Txn, ctx: TransitionContext, r: JobRecord): Job
   return next;
 }
 
-/** A failed attempt: retry after the backoff, or dead at the attempt limit. */
+/**
+ * A failed attempt: retry after the backoff, or dead at the attempt limit.
+ * `retryAfterMs` (a server's Retry-After, say) can push the retry later than
+ * the backoff, never earlier.
+ */
 export function failJob(
   txn: Txn,
   ctx: TransitionContext,
   r: JobRecord,
   error: string,
+  retryAfterMs = 0,
 ): { record: JobRecord; dead: boolean } {
   if (r.attempts >= r.maxAttempts) return { record: killJob(txn, ctx, r, error), dead: true };
-  const delay = backoffDelay(ctx.config(r.queue).backoff, r.attempts);
+  const delay = Math.max(backoffDelay(ctx.config(r.queue).backoff, r.attempts), retryAfterMs);
   return { record: requeueJob(txn, r, delay > 0 ? ctx.now + delay : undefined, error), dead: false };
 }

@@ -75,6 +75,15 @@ export interface ClaimedJob {
   isLastAttempt(): boolean;
 }
 
+/** Options of `nack`. */
+export interface NackOptions {
+  /**
+   * Retry no sooner than this many milliseconds from now (a server's
+   * `Retry-After`, say). The queue's backoff still applies when it is longer.
+   */
+  retryAfterMs?: number;
+}
+
 /** What `nack` did. */
 export type NackOutcome =
   | { kind: "retried"; runAt: number }

@@ -18,7 +18,8 @@ import type { ClaimedJob } from "./types.js";
  * return, applied in the ack commit); throw `PermanentError` to dead-letter;
  * throw anything else to nack with backoff. A thrown error's message becomes
  * the job's `lastError`; an `effects` property holding `SettlementEffects`
- * is applied if the failure dead-letters the job.
+ * is applied if the failure dead-letters the job; a finite non-negative
+ * `retryAfterMs` property delays the retry at least that long.
  */
 export interface Worker {
   process(job: ClaimedJob): Promise<void | SettlementEffects>;
@@ -51,6 +52,11 @@ function failureEffects(err: unknown): SettlementEffects | undefined {
   return e instanceof SettlementEffects ? e : undefined;
 }
 
+function retryAfterOf(err: unknown): number | undefined {
+  const ms = (err as { retryAfterMs?: unknown } | null)?.retryAfterMs;
+  return typeof ms === "number" && Number.isFinite(ms) && ms >= 0 ? ms : undefined;
+}
+
 async function processOne(queue: Queue, worker: Worker, job: ClaimedJob, onError: (e: unknown, j: ClaimedJob) => void): Promise<void> {
   let result: void | SettlementEffects;
   try {
@@ -58,7 +64,7 @@ async function processOne(queue: Queue, worker: Worker, job: ClaimedJob, onError
   } catch (err) {
     try {
       if (err instanceof PermanentError) await queue.deadLetter(job, messageOf(err), err.effects);
-      else await queue.nack(job, messageOf(err), failureEffects(err));
+      else await queue.nack(job, messageOf(err), failureEffects(err), { retryAfterMs: retryAfterOf(err) });
     } catch (settleErr) {
       onError(settleErr, job);
     }

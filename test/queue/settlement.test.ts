@@ -109,6 +109,26 @@ describe("nack", () => {
     await queue.close();
   });
 
+  it("retryAfterMs delays the retry past a shorter backoff, never before a longer one", async () => {
+    const { queue, clock } = await openQueue({ defaultQueueConfig: { maxAttempts: 5, backoff: { baseMs: 1000, maxMs: 60_000 } } });
+    await queue.enqueue("q", enc("a"));
+    const t0 = clock.now();
+    const first = await queue.nack((await queue.claim("q"))!, "429", undefined, { retryAfterMs: 7000 });
+    expect(first).toEqual({ kind: "retried", runAt: t0 + 7000 });
+    clock.advance(6999);
+    await settle();
+    expect(await queue.claim("q")).toBeNull();
+    clock.advance(1);
+    await settle();
+    const second = await queue.claim("q");
+    expect(second?.attempt).toBe(2);
+    // Backoff for the second failure is 2 s; a 500 ms Retry-After does not shorten it.
+    const t1 = clock.now();
+    expect(await queue.nack(second!, "503", undefined, { retryAfterMs: 500 })).toEqual({ kind: "retried", runAt: t1 + 2000 });
+    await expect(queue.nack(second!, "x", undefined, { retryAfterMs: -1 })).rejects.toThrow(ValidationError);
+    await queue.close();
+  });
+
   it("dead records are swept after the dead retention", async () => {
     const { queue, clock } = await openQueue({ queueConfigs: { q: { deadRetention: 10_000, maxAttempts: 1 } } });
     const { jobId } = await queue.enqueue("q", enc("a"));

@@ -129,6 +129,34 @@ describe("runWorker", () => {
     await queue.close();
   });
 
+  it("a thrown error's retryAfterMs delays the retry", async () => {
+    const { queue, clock } = await openQueue({ defaultQueueConfig: { backoff: { baseMs: 100, maxMs: 100 } } });
+    const { jobId } = await queue.enqueue("q", enc("x"));
+    let calls = 0;
+    const ac = new AbortController();
+    const done = runWorker(
+      queue,
+      "q",
+      {
+        async process() {
+          calls++;
+          if (calls === 1) throw Object.assign(new Error("busy"), { retryAfterMs: 5000 });
+        },
+      },
+      { signal: ac.signal },
+    );
+    await vi.waitFor(async () => expect(await queue.view().job(jobId)).toMatchObject({ state: "scheduled", runAt: clock.now() + 5000 }));
+    clock.advance(4999);
+    await settle(20);
+    expect(calls).toBe(1);
+    clock.advance(1);
+    await vi.waitFor(async () => expect(await queue.view().job(jobId)).toBeNull());
+    expect(calls).toBe(2);
+    ac.abort();
+    await done;
+    await queue.close();
+  });
+
   it("retries a claim that failed on an unreachable store after a pause on the clock", async () => {
     const inner = new MemoryStore();
     let down = false;
