@@ -102,6 +102,8 @@ describe("webhook delivery worker", () => {
     const afterFirst = await queue.view().job(jobId);
     expect(afterFirst?.lastError).toMatch(/503/);
     expect(afterFirst?.lastError).toMatch(/Retry-After 7000 ms: busy/);
+    // The server's Retry-After (7 s) wins over the queue's shorter backoff.
+    expect(afterFirst!.runAt! - clock.now()).toBe(7000);
     // Not due yet: nothing is sent until the clock reaches the retry time.
     expect(rx.received).toHaveLength(1);
 
