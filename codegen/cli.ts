@@ -12,11 +12,17 @@ import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { hasErrors, renderDiagnostic } from "./diagnostics.js";
-import { diffLocks, parseLock, renderChange, type ContractChange } from "./contract-lock.js";
-import { generate, type GenerateResult, type SpecInput } from "./generate.js";
+import type { ContractChange } from "./contract-lock.js";
+import type { GenerateResult, SpecInput } from "./generate.js";
 import { compareOutput, hasDrift } from "./output-check.js";
-import { findSpecFiles, readGenerated, readSpecs, SPEC_FILE, syncOutput, writeAtomic } from "./output-files.js";
+import { findSpecFiles, lockPathFor, readGenerated, readSpecs, SPEC_FILE, syncOutput, writeAtomic } from "./output-files.js";
+import { parseStamp, renderStamp, sha256, STAMP_FILE, stampKey, stampMatches } from "./output-stamp.js";
 import { scaffoldFiles } from "./scaffold.js";
+
+// The generator proper (YAML, ajv, ts-morph) loads only when a pass needs it:
+// a `--check` that the output stamp answers never does.
+const loadGenerator = () => import("./generate.js");
+const loadLocks = () => import("./contract-lock.js");
 
 const USAGE = `usage: taquba codegen [paths...] [--out DIR] [--check] [--watch] [--dry-run] [--scaffold DIR] [--accept-breaking]
 
@@ -61,6 +67,7 @@ interface LockState {
 
 /** Compares each package's lock as generated now with the committed one. */
 async function lockStates(locks: GenerateResult["locks"], cwd: string): Promise<LockState[]> {
+  const { diffLocks, parseLock } = await loadLocks();
   return Promise.all(
     locks.map(async (l) => {
       const existing = await readFile(resolve(cwd, l.file), "utf8").catch(() => undefined);
@@ -88,6 +95,25 @@ async function runOnce(opts: Options, io: CliIo): Promise<number> {
     io.err(`cannot read the specs: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
   }
+  const stampPath = join(opts.outDir, STAMP_FILE);
+  const key = await stampKey(inputs);
+  if (opts.check) {
+    const stamp = parseStamp(await readFile(stampPath, "utf8").catch(() => undefined));
+    if (stamp !== undefined) {
+      const onDisk = await readGenerated(opts.outDir);
+      const lockTexts = new Map(
+        await Promise.all(
+          inputs.map(async (i) => [lockPathFor(i.file), await readFile(resolve(io.cwd, lockPathFor(i.file)), "utf8").catch(() => undefined)] as const),
+        ),
+      );
+      if (stampMatches(stamp, key, onDisk, lockTexts)) {
+        io.out(`${toPosix(relative(io.cwd, opts.outDir)) || "."} is up to date with ${inputs.length} spec file${inputs.length === 1 ? "" : "s"}`);
+        return 0;
+      }
+    }
+  }
+  const { generate } = await loadGenerator();
+  const { renderChange } = await loadLocks();
   const result = generate(inputs);
   const sources = new Map(inputs.map((i) => [i.file, i.source]));
   for (const d of result.diagnostics) io.err(renderDiagnostic(d, sources.get(d.file)));
@@ -136,6 +162,13 @@ async function runOnce(opts: Options, io: CliIo): Promise<number> {
   } else {
     const { written, deleted } = await syncOutput(opts.outDir, result.files, onDisk);
     for (const l of staleLocks) await writeAtomic(resolve(io.cwd, l.file), l.content);
+    const stamp = renderStamp({
+      stampVersion: 1,
+      key,
+      files: Object.fromEntries(result.files.map((f) => [f.path, sha256(f.content)])),
+      locks: Object.fromEntries(result.locks.map((l) => [l.file, sha256(l.content)])),
+    });
+    if ((await readFile(stampPath, "utf8").catch(() => undefined)) !== stamp) await writeAtomic(stampPath, stamp);
     io.out(`${outName}: ${written.length} written, ${deleted.length} deleted, ${result.files.length - written.length} unchanged`);
     if (staleLocks.length > 0) io.out(`contract locks updated: ${staleLocks.map((l) => l.file).join(", ")}`);
   }

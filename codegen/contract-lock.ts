@@ -14,6 +14,8 @@
 
 import { canonicalJson, contractHash, jobContract, signalContract } from "./contract.js";
 import { compareCodeUnits } from "./names.js";
+
+export { lockPathFor } from "./output-files.js";
 import type { JsonSchema, JsonValue, PackageModel } from "./spec-model.js";
 
 /** One package's lock: every job's and signal's contract with its hash. */
@@ -32,11 +34,6 @@ export interface ContractChange {
   /** Where in the contract, e.g. `input.to`. */
   readonly at: string;
   readonly message: string;
-}
-
-/** Where the lock of a spec file lives: beside it, `billing.taquba.yaml` -> `billing.taquba.lock.json`. */
-export function lockPathFor(specFile: string): string {
-  return specFile.replace(/\.ya?ml$/, "") + ".lock.json";
 }
 
 /** Renders a change as one line for the terminal. */

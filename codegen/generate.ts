@@ -8,7 +8,8 @@
  */
 
 import { checkPackage } from "./check-spec.js";
-import { buildLock, lockPathFor, renderLock, type ContractLock } from "./contract-lock.js";
+import { buildLock, renderLock, type ContractLock } from "./contract-lock.js";
+import { lockPathFor } from "./output-files.js";
 import { buildModel } from "./build-model.js";
 import { compileValidators, type ValidatorRoot } from "./compile-validators.js";
 import { hasErrors, sortDiagnostics, type Diagnostic } from "./diagnostics.js";

@@ -13,6 +13,11 @@ import { GENERATED_MARKER } from "./ts-file.js";
 /** Spec files are named `*.taquba.yaml` (or `.yml`) so a folder may hold other YAML. */
 export const SPEC_FILE = /\.taquba\.ya?ml$/;
 
+/** Where the lock of a spec file lives: beside it, `billing.taquba.yaml` -> `billing.taquba.lock.json`. */
+export function lockPathFor(specFile: string): string {
+  return `${specFile.replace(/\.ya?ml$/, "")}.lock.json`;
+}
+
 /** A path as shown to users and written into headers: relative to `cwd`, `/`-separated. */
 export function displayPath(path: string, cwd = process.cwd()): string {
   return relative(cwd, path).split(sep).join("/");
