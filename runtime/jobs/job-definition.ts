@@ -212,7 +212,13 @@ export function defineHeaders<Headers extends HeaderValues>(spec: {
   });
 }
 
-/** Defines a typed job; generated code calls this once per job of a spec. */
+/**
+ * Defines a typed job; generated code calls this once per job of a spec.
+ *
+ * @example
+ * export const emailSendJob: JobDefinition<"billing.email.send", EmailSendInput, EmailSendOutput, never, BillingHeaders> =
+ *   defineJob({ name: "billing.email.send", package: "billing", input, output, headers, contractHash: "d86d75b39ee00f59" });
+ */
 export function defineJob<Name extends string, Input, Output, Err, Headers extends HeaderValues>(spec: {
   name: Name;
   package: string;
@@ -246,7 +252,13 @@ export function defineJob<Name extends string, Input, Output, Err, Headers exten
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
-/** Defines a typed signal; generated code calls this once per signal of a spec. */
+/**
+ * Defines a typed signal; generated code calls this once per signal of a spec.
+ *
+ * @example
+ * const paid = defineSignal({ name: "billing.paid", package: "billing", keyTemplate: "paid:{order_id}", params, payload });
+ * await runtime.signal(paid.key({ order_id: "o-1" }), paid.encode({ amount_cents: 500 }));
+ */
 export function defineSignal<Name extends string, Params, Payload>(spec: {
   name: Name;
   package: string;
