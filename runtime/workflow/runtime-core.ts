@@ -7,6 +7,7 @@ import type { StepRunner } from "./delivery.js";
 import type { MemoStore } from "./memo.js";
 import type { WorkflowQueue } from "./queue-port.js";
 import { KeyedLock, RunEvents } from "./run-events.js";
+import type { RunSettlements } from "./settlement-slots.js";
 import type { TerminalSettings } from "./terminal.js";
 import type { TerminalHook } from "./terminal-hook.js";
 
@@ -26,6 +27,8 @@ export interface RuntimeCore {
   readonly events: RunEvents;
   /** Serializes submissions of one run id within the process. */
   readonly submitLock: KeyedLock;
+  /** Step settlements not yet durable, per run. */
+  readonly settlements: RunSettlements;
   /** Called after a terminating commit is durable: wakes waiters, tells the memo sweeper about the new marker. */
   noteTerminated(runId: string, terminatedAtMs: number): void;
 }

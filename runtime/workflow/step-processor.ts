@@ -35,7 +35,14 @@ import { userHeadersOf } from "./submit.js";
 import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "./terminal.js";
 import { processNotification } from "./notification.js";
 import { errorText, StepError } from "./workflow-errors.js";
-import { submitted } from "./settlement-slots.js";
+import { submitted as submittedSlot } from "./settlement-slots.js";
+
+/** Releases the job's slot and tracks the settlement as its run's latest. */
+function submitted<T>(job: ClaimedJob, p: Promise<T>, core?: RuntimeCore): Promise<T> {
+  const runId = job.headers[HEADER_RUN_ID];
+  if (core !== undefined && runId !== undefined) core.settlements.track(runId, p);
+  return submittedSlot(job, p);
+}
 
 type Verdict =
   | { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number }
@@ -60,15 +67,18 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<vo
   const runId = job.headers[HEADER_RUN_ID];
   const step = Number(job.headers[HEADER_STEP]);
   if (!RunId.isValid(runId) || !Number.isInteger(step) || step < 0) {
-    await submitted(job, core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed"));
+    await submitted(job, core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed"), core);
     return;
   }
+  // The previous step's settlement (which enqueued this one) may still be in flight: wait
+  // until it is durable, so the runner never sees a step whose predecessor could be lost.
+  await core.settlements.durable(runId);
   const runBytes = await core.queue.kvGet(runKey(runId));
   const ptrBytes = await core.queue.kvGet(stepPointerKey(runId));
   const pointer = ptrBytes === null ? null : decodeStepPointer(ptrBytes, stepPointerKey(runId));
   if (runBytes === null || pointer === null || pointer.jobId !== job.id) {
     // The run terminated or moved past this job (a stale redelivery): nothing to do.
-    await submitted(job, core.queue.ack(job));
+    await submitted(job, core.queue.ack(job), core);
     return;
   }
   const run = decodeRunRecord(runBytes, runKey(runId));
@@ -166,7 +176,7 @@ async function terminate(core: RuntimeCore, job: ClaimedJob, t: TerminationInput
   const effects = new SettlementEffects();
   if (staged !== undefined) applyStaged(staged, effects);
   addTerminalEffects(core.terminal, t, effects);
-  await submitted(job, core.queue.ack(job, effects));
+  await submitted(job, core.queue.ack(job, effects), core);
   core.noteTerminated(t.runId, t.nowMs);
 }
 
@@ -174,14 +184,14 @@ async function failStep(core: RuntimeCore, job: ClaimedJob, at: Omit<Termination
   const text = errorText(error);
   const kind = StepError.kindOf(error);
   if (kind === "transient" && !job.isLastAttempt()) {
-    await submitted(job, core.queue.nack(job, text));
+    await submitted(job, core.queue.nack(job, text), core);
     return;
   }
   const t: TerminationInput = { ...at, status: "failed", errorKind: kind, error: text };
   await core.memos.writeOutcomeRecord(t.runId, { token: t.token, outcome: runOutcomeOf(t) });
   const effects = addTerminalEffects(core.terminal, t);
-  if (kind === "permanent") await submitted(job, core.queue.deadLetter(job, text, effects));
-  else await submitted(job, core.queue.nack(job, text, effects));
+  if (kind === "permanent") await submitted(job, core.queue.deadLetter(job, text, effects), core);
+  else await submitted(job, core.queue.nack(job, text, effects), core);
   core.noteTerminated(t.runId, t.nowMs);
 }
 
@@ -229,6 +239,6 @@ async function continueRun(
   }
   effects.enqueue(core.queueName, o.payload, opts);
   effects.kvPut(stepPointerKey(runId), encodeStepPointer(pointer));
-  await submitted(job, core.queue.ack(job, effects));
+  await submitted(job, core.queue.ack(job, effects), core);
   if (waitingOn !== undefined) await afterWaitRegistered(core, waitingOn, nextJobId);
 }
