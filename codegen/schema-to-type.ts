@@ -109,7 +109,7 @@ export function schemaToType(schema: JsonSchema, indent = 0): string {
   if (typeof t === "string") parts.push(typeFor(t, schema, indent));
   else if (Array.isArray(t)) parts.push(union((t as string[]).map((x) => typeFor(x, schema, indent))));
   else if (schema["properties"] !== undefined) parts.push(objectType(schema, indent));
-  if (alternatives !== undefined) parts.push(wrap(union(alternatives.map((a) => wrap(schemaToType(a, indent))))));
+  if (alternatives !== undefined) parts.push(union(alternatives.map((a) => wrap(schemaToType(a, indent)))));
   if (Array.isArray(schema["allOf"])) {
     parts.push(...(schema["allOf"] as JsonSchema[]).map((a) => wrap(schemaToType(a, indent))));
   }
