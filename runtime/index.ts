@@ -132,6 +132,13 @@ export type {
   JobHandler,
   JobRegistrar,
 } from "./jobs/job-definition.js";
+export { JobRunner, JobRunnerBuilder } from "./jobs/job-runner.js";
+export { RunnerJobHandle } from "./jobs/job-handle.js";
+export { JobGroup } from "./jobs/job-group.js";
+export type { JobMemberResult, JobGroupSubmitOptions } from "./jobs/job-group.js";
+export { StateKey, StateNotRegisteredError, jobContext } from "./jobs/job-context.js";
+export type { RunnerJobContext } from "./jobs/job-context.js";
+export { JobFailedError, JobCancelledError, JobNotFoundError } from "./jobs/job-errors.js";
 
 // Webhooks
 export {

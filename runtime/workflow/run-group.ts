@@ -252,6 +252,11 @@ export class RunGroup {
     return { groupId: this.id, submitted: out.filter((m) => m.submission === "submitted").length, members: out };
   }
 
+  /** The member keys in submission order; empty for a group with no manifest. */
+  async keys(): Promise<string[]> {
+    return (await readManifest(this.#host, this.#tag))?.members.map((m) => m.key) ?? [];
+  }
+
   /** Requests cancellation of every active member; returns how many requests were recorded. */
   async cancel(): Promise<number> {
     const manifest = await readManifest(this.#host, this.#tag);

@@ -1,0 +1,105 @@
+/**
+ * @module How typed jobs travel and are kept: the step payload of a job run,
+ * its job result record, and their keys. Pure.
+ *
+ * - Payload: UTF-8 canonical JSON `{"input":...,"job":"<name>"}` (keys
+ *   sorted), so equal inputs give equal bytes and the run's input check
+ *   (SHA-256 of the payload) compares values, not key order.
+ * - `jobs/results/{runId}` (caller KV): the job result record, staged in the
+ *   job's terminating settlement, so it exists exactly when that settlement
+ *   committed. MessagePack `{incarnation, status, output?|error?, message?}`.
+ * - `jobs/dedup/{runId}` (caller KV): `{inputSha256}` of a job submitted with
+ *   an idempotency key, written with its submission and kept after it
+ *   terminates, so duplicates collapse before and after completion.
+ */
+import { StoreCorruptedError, ValidationError } from "../errors.js";
+import { decodeValue, encodeValue, fromUtf8, sha256Hex, utf8 } from "../workflow/codec.js";
+import { RunId } from "../workflow/run-id.js";
+
+export const JOB_RESULTS_PREFIX = "jobs/results/";
+export const JOB_DEDUP_PREFIX = "jobs/dedup/";
+export const jobResultKey = (runId: string): string => `${JOB_RESULTS_PREFIX}${runId}`;
+export const jobDedupKey = (runId: string): string => `${JOB_DEDUP_PREFIX}${runId}`;
+
+/**
+ * The run id of a job submitted with an idempotency key: `j_` and 40 hex
+ * digits of SHA-256 over the runner's queue name, the job name and the key.
+ */
+export function keyedJobRunId(queueName: string, jobName: string, key: string): RunId {
+  return RunId.parse(`j_${sha256Hex(`${queueName}\u0000${jobName}\u0000${key}`).slice(0, 40)}`);
+}
+
+/** JSON with object keys sorted at every level; `undefined` at the top is `null`. Rejects what JSON cannot hold. */
+export function canonicalJson(value: unknown, path = ""): string {
+  if (value === null || value === undefined) return "null";
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return JSON.stringify(value);
+    case "number":
+      if (!Number.isFinite(value)) throw new ValidationError(`${path || "the value"} is ${value}, which JSON cannot hold`);
+      return JSON.stringify(value);
+    case "object": {
+      if (Array.isArray(value)) return `[${value.map((v, i) => canonicalJson(v === undefined ? null : v, `${path}/${i}`)).join(",")}]`;
+      const keys = Object.keys(value).filter((k) => (value as Record<string, unknown>)[k] !== undefined).sort();
+      return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k], `${path}/${k}`)}`).join(",")}}`;
+    }
+    default:
+      throw new ValidationError(`${path || "the value"} is a ${typeof value}, which JSON cannot hold`);
+  }
+}
+
+/** The step payload of a job run. */
+export function encodeJobPayload(job: string, input: unknown): Uint8Array {
+  return utf8(canonicalJson({ job, input }));
+}
+
+/** Reads a job run's payload; throws a `ValidationError` saying what is wrong. */
+export function decodeJobPayload(bytes: Uint8Array): { job: string; input: unknown } {
+  let v: unknown;
+  try {
+    v = JSON.parse(fromUtf8(bytes));
+  } catch (e) {
+    throw new ValidationError(`the job payload is not JSON: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (v === null || typeof v !== "object" || typeof (v as { job?: unknown }).job !== "string") {
+    throw new ValidationError("the job payload names no job; submit jobs through JobRunner.submit");
+  }
+  return v as { job: string; input: unknown };
+}
+
+/** The job result record. */
+export type JobResultRecord =
+  | { incarnation: string; status: "succeeded"; output: string }
+  | { incarnation: string; status: "failed"; error: string; message: string };
+
+export function encodeJobResult(r: JobResultRecord): Uint8Array {
+  return encodeValue(r);
+}
+
+export function decodeJobResult(bytes: Uint8Array, key: string): JobResultRecord {
+  let v: unknown;
+  try {
+    v = decodeValue(bytes);
+  } catch (e) {
+    throw new StoreCorruptedError(key, `job result record is not MessagePack: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const r = v as Record<string, unknown> | null;
+  const ok =
+    r !== null &&
+    typeof r === "object" &&
+    typeof r.incarnation === "string" &&
+    ((r.status === "succeeded" && typeof r.output === "string") || (r.status === "failed" && typeof r.error === "string" && typeof r.message === "string"));
+  if (!ok) throw new StoreCorruptedError(key, "job result record lacks its status or value");
+  return r as unknown as JobResultRecord;
+}
+
+export function encodeDedup(inputSha256: string): Uint8Array {
+  return encodeValue({ inputSha256 });
+}
+
+export function decodeDedup(bytes: Uint8Array, key: string): string {
+  const v = decodeValue(bytes) as { inputSha256?: unknown } | null;
+  if (v === null || typeof v !== "object" || typeof v.inputSha256 !== "string") throw new StoreCorruptedError(key, "job dedup record lacks its input hash");
+  return v.inputSha256;
+}

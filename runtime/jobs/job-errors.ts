@@ -1,0 +1,36 @@
+/**
+ * @module Errors of typed jobs as callers see them.
+ */
+import { TaqubaError } from "../errors.js";
+import type { RunErrorKind } from "../workflow/run-types.js";
+
+/**
+ * A job ended without an output: `JobHandle.output()` rejects with it.
+ * `error` is the typed error when the handler failed through `ctx.fail`;
+ * `kind` says why (`runner` for a typed error, `transient` when attempts
+ * ran out, `permanent`, `dead_lettered`).
+ */
+export class JobFailedError<Err = unknown> extends TaqubaError {
+  constructor(
+    readonly jobId: string,
+    readonly error: Err | undefined,
+    readonly kind: RunErrorKind | undefined,
+    readonly detail: string,
+  ) {
+    super("JOB_FAILED", `job ${jobId} failed (${kind ?? "unknown"}): ${detail}; inspect .error for the typed error, if any`);
+  }
+}
+
+/** A job was cancelled before it produced an output. */
+export class JobCancelledError extends TaqubaError {
+  constructor(readonly jobId: string) {
+    super("JOB_CANCELLED", `job ${jobId} was cancelled before it produced an output`);
+  }
+}
+
+/** The runner has no record of a job id: never submitted here, or forgotten. */
+export class JobNotFoundError extends TaqubaError {
+  constructor(readonly jobId: string) {
+    super("JOB_NOT_FOUND", `no record of job "${jobId}" in this runner's queue: it was never submitted there, or its records were removed`);
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * @module The step runner of job runs: one step that runs the registered
+ * handler of the job named in the payload.
+ *
+ * Both the output and a typed error are validated, then staged as the job
+ * result record on the delivery's effects, which the workflow commits with
+ * the step's terminating settlement: the record exists exactly when the
+ * job's termination committed. Handler errors: a `JobFailure` (`ctx.fail`)
+ * ends the job as failed with its typed error and is never retried; a
+ * `StepError` keeps its kind; a `PermanentError` or `ValidationError` is
+ * permanent; anything else is transient (retried up to the attempt limit).
+ */
+import { ValidationError } from "../errors.js";
+import { PermanentError } from "../queue/errors.js";
+import { MAX_KV_VALUE_SIZE } from "../queue/names.js";
+import type { Step, StepRunner } from "../workflow/delivery.js";
+import { StepOutcome } from "../workflow/step-outcome.js";
+import { StepError } from "../workflow/workflow-errors.js";
+import { utf8 } from "../workflow/codec.js";
+import { canonicalJson, decodeJobPayload, encodeJobResult, jobResultKey, type JobResultRecord } from "./job-codec.js";
+import { makeJobContext, type StateKey, type SubmitJob } from "./job-context.js";
+import { JobFailure, type JobDefinition, type JobHandler } from "./job-definition.js";
+import { formatIssue, type ValidationIssue } from "./validator.js";
+
+/** A registered job: its definition and handler, with types erased for the registry. */
+export interface Registration {
+  readonly definition: JobDefinition<string, unknown, unknown, unknown, never>;
+  readonly handler: JobHandler<unknown, unknown, unknown, never>;
+}
+
+function invalid(what: string, issues: readonly ValidationIssue[]): StepError {
+  return StepError.permanent(new ValidationError(`${what} is invalid; fix the handler or the submitter`, issues.map(formatIssue)));
+}
+
+/** Stages the result record; an oversized record fails the job permanently instead of being dropped. */
+function stage(step: Step, record: JobResultRecord): void {
+  const bytes = encodeJobResult(record);
+  if (bytes.byteLength > MAX_KV_VALUE_SIZE) {
+    throw StepError.permanent(
+      new ValidationError(`the job's ${record.status === "succeeded" ? "output" : "error"} takes ${bytes.byteLength} bytes, more than the ${MAX_KV_VALUE_SIZE} a result record holds; return a reference (an object key) instead`),
+    );
+  }
+  step.effects.put(jobResultKey(step.runId), bytes);
+}
+
+/** @internal The `StepRunner` a `JobRunner` gives its workflow runtime. */
+export class JobStepRunner implements StepRunner {
+  constructor(
+    private readonly registry: ReadonlyMap<string, Registration>,
+    private readonly state: ReadonlyMap<StateKey<unknown>, unknown>,
+    private readonly submit: SubmitJob,
+  ) {}
+
+  async runStep(step: Step): Promise<StepOutcome> {
+    let env: { job: string; input: unknown };
+    try {
+      env = decodeJobPayload(step.payload);
+    } catch (e) {
+      throw StepError.permanent(e);
+    }
+    const reg = this.registry.get(env.job);
+    if (reg === undefined) throw StepError.permanent(new Error(`no handler is registered for job "${env.job}" on this runner; register it before build()`));
+    const def = reg.definition;
+    const inputIssues = def.input.validate(env.input);
+    if (inputIssues.length > 0) throw invalid(`${def.input.name}`, inputIssues);
+    // The incarnation of a single-step run is its step-0 job id: it ties the record to this run.
+    const incarnation = step.jobId;
+    let output: unknown;
+    try {
+      output = await reg.handler.run(env.input, makeJobContext(step, this.state, this.submit) as never);
+    } catch (e) {
+      if (e instanceof JobFailure) {
+        const errValidator = def.error;
+        if (errValidator === undefined) {
+          throw StepError.permanent(new ValidationError(`job "${def.name}" declares no error type, so it cannot fail with a typed error; declare one or throw instead`));
+        }
+        const issues = errValidator.validate(e.error);
+        if (issues.length > 0) throw invalid(errValidator.name, issues);
+        const error = canonicalJson(e.error);
+        stage(step, { incarnation, status: "failed", error, message: e.message });
+        return StepOutcome.fail(error);
+      }
+      if (e instanceof StepError) throw e;
+      if (e instanceof PermanentError || e instanceof ValidationError) throw StepError.permanent(e);
+      throw StepError.transient(e);
+    }
+    const outIssues = def.output.validate(output);
+    if (outIssues.length > 0) throw invalid(def.output.name, outIssues);
+    const json = canonicalJson(output);
+    stage(step, { incarnation, status: "succeeded", output: json });
+    return StepOutcome.succeed(utf8(json));
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * @module Submit-side checks of typed jobs, shared by `JobRunner.submit` and
+ * `JobGroup.submit`: everything is validated before anything is written.
+ */
+import { ValidationError } from "../errors.js";
+import { isWellFormed } from "../queue/names.js";
+import { utf8 } from "../workflow/codec.js";
+import type { RunOptions } from "../workflow/run-types.js";
+import { encodeJobPayload } from "./job-codec.js";
+import type { HeaderValues, JobDefinition, JobSubmitOptions } from "./job-definition.js";
+
+/** A definition with its types erased, as submit-side checks see it. */
+export type AnyDefinition = JobDefinition<string, unknown, unknown, unknown, never>;
+
+export function positiveInt(name: string, n: number): number {
+  if (!Number.isInteger(n) || n < 1) throw new ValidationError(`${name} must be an integer >= 1, got ${n}`);
+  return n;
+}
+
+export function checkDefinition(def: unknown): void {
+  if (def === null || typeof def !== "object" || (def as { kind?: unknown }).kind !== "job") {
+    throw new ValidationError("expected a job definition (from defineJob or generated code)");
+  }
+}
+
+/** @internal Checks a submission's headers and options and turns them into run options; throws `ValidationError`. */
+export function prepareRunOptions(def: AnyDefinition, options: JobSubmitOptions<HeaderValues> | undefined): RunOptions {
+  checkDefinition(def);
+  const o = options ?? {};
+  const headers: Record<string, string> = { ...(o.headers ?? {}) };
+  def.headers.validator.assert(headers);
+  if (o.priority !== undefined && !Number.isInteger(o.priority)) throw new ValidationError(`priority must be an integer, got ${o.priority}`);
+  if (o.runAt !== undefined && !Number.isFinite(o.runAt)) throw new ValidationError(`runAt must be an instant in ms, got ${o.runAt}`);
+  if (o.maxAttempts !== undefined) positiveInt("maxAttempts", o.maxAttempts);
+  if (o.idempotencyKey !== undefined && (typeof o.idempotencyKey !== "string" || o.idempotencyKey.length === 0 || !isWellFormed(o.idempotencyKey) || utf8(o.idempotencyKey).byteLength > 512)) {
+    throw new ValidationError(`idempotencyKey must be 1 to 512 bytes of well-formed text, got ${JSON.stringify(o.idempotencyKey)}`);
+  }
+  const priority = o.priority ?? def.priority;
+  const maxAttempts = o.maxAttempts ?? def.maxAttempts;
+  return {
+    headers,
+    ...(priority === undefined ? {} : { priority }),
+    ...(maxAttempts === undefined ? {} : { maxAttemptsPerStep: maxAttempts }),
+    ...(o.runAt === undefined ? {} : { runAt: o.runAt }),
+  };
+}
+
+/** @internal Validates an input and encodes it as a job run's payload; throws `ValidationError`. */
+export function preparePayload(def: AnyDefinition, input: unknown): Uint8Array {
+  def.input.assert(input);
+  try {
+    return encodeJobPayload(def.name, input);
+  } catch (e) {
+    throw new ValidationError(`the input of job "${def.name}" cannot be stored as JSON: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
