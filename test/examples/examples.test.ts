@@ -138,8 +138,27 @@ describe("examples", () => {
     expect(out).not.toMatch(/run invoice-9 .*body/);
   });
 
+  it("fanout-jobs: a retried fan-out collapses onto existing jobs by idempotency key", { timeout: 15_000 }, async () => {
+    const out = await example("fanout-jobs");
+    expect(out).toMatch(/step 0 attempt 1: connection lost after submitting 3 jobs/);
+    expect(out).toMatch(/step 0 attempt 2: 6 submissions, 3 new, 3 matched existing jobs by idempotency key/);
+    expect(lines(out, /^ {2}job: resized /)).toHaveLength(6);
+    expect(out).toMatch(/run album-summer succeeded: thumbs\/320\/beach.jpg, /);
+    expect(out).toMatch(/rejected before enqueueing: thumbs.photo.resize input is invalid/);
+  });
+
+  it("group-document-pipeline: progress and cost folded over the group's results", { timeout: 15_000 }, async () => {
+    const out = await example("group-document-pipeline");
+    expect(out).toMatch(/submitted group intake-2026-11-29: 20 documents/);
+    expect(lines(out, /^progress \d+\/20: /)).toHaveLength(4);
+    expect(out).toMatch(/doc-007: attempt 2 reuses the extract stage from the memo/);
+    expect(out).toMatch(/doc:doc-013: failed \(empty\)/);
+    expect(out).toMatch(/"total":20,"unsubmitted":0,"pending":0,"running":0,"succeeded":19,"failed":1,"cancelled":0/);
+    expect(out).toMatch(/group-document-pipeline done: 20 documents, 1 failed, total cost \$0\.024350/);
+  });
+
   it("the examples' generated code is up to date with their specs", async () => {
-    for (const dir of ["durable-approvals"]) {
+    for (const dir of ["durable-approvals", "fanout-jobs", "group-document-pipeline"]) {
       const r = await run(["codegen/bin.js", "codegen", `examples/${dir}`, "--out", `examples/${dir}/generated`, "--check"], 20_000);
       expect(r.code, r.stdout + r.stderr).toBe(0);
     }
