@@ -81,6 +81,16 @@ function toPosix(p: string): string {
   return p.split(sep).join("/");
 }
 
+/** Whether the output stamp shows, without regenerating, that output and locks are current. */
+async function stampProvesUpToDate(stampPath: string, key: string, opts: Options, io: CliIo, inputs: readonly SpecInput[]): Promise<boolean> {
+  const stamp = parseStamp(await readFile(stampPath, "utf8").catch(() => undefined));
+  if (stamp === undefined) return false;
+  const onDisk = await readGenerated(opts.outDir);
+  const read = (file: string) => readFile(resolve(io.cwd, file), "utf8").catch(() => undefined);
+  const lockTexts = new Map(await Promise.all(inputs.map(async (i) => [lockPathFor(i.file), await read(lockPathFor(i.file))] as const)));
+  return stampMatches(stamp, key, onDisk, lockTexts);
+}
+
 /** One generation pass. Returns the exit code. */
 async function runOnce(opts: Options, io: CliIo): Promise<number> {
   let inputs: SpecInput[];
@@ -97,20 +107,9 @@ async function runOnce(opts: Options, io: CliIo): Promise<number> {
   }
   const stampPath = join(opts.outDir, STAMP_FILE);
   const key = await stampKey(inputs);
-  if (opts.check) {
-    const stamp = parseStamp(await readFile(stampPath, "utf8").catch(() => undefined));
-    if (stamp !== undefined) {
-      const onDisk = await readGenerated(opts.outDir);
-      const lockTexts = new Map(
-        await Promise.all(
-          inputs.map(async (i) => [lockPathFor(i.file), await readFile(resolve(io.cwd, lockPathFor(i.file)), "utf8").catch(() => undefined)] as const),
-        ),
-      );
-      if (stampMatches(stamp, key, onDisk, lockTexts)) {
-        io.out(`${toPosix(relative(io.cwd, opts.outDir)) || "."} is up to date with ${inputs.length} spec file${inputs.length === 1 ? "" : "s"}`);
-        return 0;
-      }
-    }
+  if (opts.check && (await stampProvesUpToDate(stampPath, key, opts, io, inputs))) {
+    io.out(`${toPosix(relative(io.cwd, opts.outDir)) || "."} is up to date with ${inputs.length} spec file${inputs.length === 1 ? "" : "s"}`);
+    return 0;
   }
   const { generate } = await loadGenerator();
   const { renderChange } = await loadLocks();
