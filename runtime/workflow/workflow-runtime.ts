@@ -192,28 +192,26 @@ export class WorkflowRuntime {
 
   async #wait(runId: RunId, deadline: number | undefined): Promise<RunEnd | null> {
     const core = this.#core;
-    const stop = new AbortController();
-    try {
-      for (;;) {
-        // Subscribe before reading, so a termination between the read and the wait is not missed.
-        const sub = core.events.next(runId);
-        try {
-          const r = await this.#view.records(runId);
-          if (r.kind === "terminated") return { termination: terminationOf(r.terminal), outcome: await this.#view.outcomeOf(r.terminal) };
-          if (r.kind === "unknown") throw new RunNotFoundError(runId);
-          const now = core.clock.now();
-          if (deadline !== undefined && now >= deadline) return null;
-          // Every termination in this process (worker, cancel, reconciliation, any runtime over
-          // this queue) is announced; the poll interval only bounds how late a termination
-          // committed without an announcement (another process's) is noticed.
-          const slice = deadline === undefined ? core.pollIntervalMs : Math.min(core.pollIntervalMs, deadline - now);
-          await Promise.race([sub.promise, core.clock.waitUntil(now + slice, stop.signal).catch(() => undefined)]);
-        } finally {
-          sub.dispose();
-        }
+    for (;;) {
+      // Subscribe before reading, so a termination between the read and the wait is not missed.
+      const sub = core.events.next(runId);
+      const tick = new AbortController();
+      try {
+        const r = await this.#view.records(runId);
+        if (r.kind === "terminated") return { termination: terminationOf(r.terminal), outcome: await this.#view.outcomeOf(r.terminal) };
+        if (r.kind === "unknown") throw new RunNotFoundError(runId);
+        const now = core.clock.now();
+        if (deadline !== undefined && now >= deadline) return null;
+        // Every termination in this process (worker, cancel, reconciliation, any runtime over
+        // this queue) is announced; the poll interval only bounds how late a termination
+        // committed without an announcement (by another process) is noticed.
+        const slice = deadline === undefined ? core.pollIntervalMs : Math.min(core.pollIntervalMs, deadline - now);
+        await Promise.race([sub.promise, core.clock.waitUntil(now + slice, tick.signal).catch(() => undefined)]);
+      } finally {
+        sub.dispose();
+        // Drop this round's timer at once rather than letting it run out.
+        tick.abort();
       }
-    } finally {
-      stop.abort();
     }
   }
 
