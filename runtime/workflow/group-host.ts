@@ -25,7 +25,7 @@ export interface GroupHost {
   /** Submits a run as member `key` of the group tagged `tag` (member record written with step 0). */
   submitMember(tag: string, key: string, spec: RunSpec): Promise<SubmitOutcome>;
   cancel(runId: RunId): Promise<boolean>;
-  /** Serializes manifest updates of one group within the process. */
+  /** Serializes manifest updates of one group (keyed by tag) and submissions of one member (keyed `member:{runId}`) within the process. */
   readonly manifestLock: KeyedLock;
   /** Extra state a layer above keeps per member run (job results); removed when a group is forgotten. */
   readonly memberCleanups: Array<(runId: RunId) => Promise<void>>;

@@ -243,11 +243,15 @@ export class RunGroup {
     const host = this.#host;
     const out = await mapPool(members, SUBMIT_CONCURRENCY, async (m) => {
       const runId = memberRunId(this.#tag, m.key);
-      const rec = await readMember(host, this.#tag, m.key);
-      // Only a member that is not active can be resubmitted, so no termination races this decision.
-      if (rec?.state === "succeeded" || rec?.state === "active") return { key: m.key, runId, submission: rec.state };
-      const r = await host.submitMember(this.#tag, m.key, { runId, input: m.input, options });
-      return { key: m.key, runId, submission: (r.newlySubmitted ? "submitted" : "active") as MemberSubmission };
+      // Read and submit under the member's lock: a concurrent submission of the same member could
+      // otherwise start, finish and be submitted again between this read and this submission.
+      return host.manifestLock.run(`member:${runId}`, async () => {
+        const rec = await readMember(host, this.#tag, m.key);
+        // Only a member that is not active is resubmitted, so no termination races this decision.
+        if (rec?.state === "succeeded" || rec?.state === "active") return { key: m.key, runId, submission: rec.state };
+        const r = await host.submitMember(this.#tag, m.key, { runId, input: m.input, options });
+        return { key: m.key, runId, submission: (r.newlySubmitted ? "submitted" : "active") as MemberSubmission };
+      });
     });
     return { groupId: this.id, submitted: out.filter((m) => m.submission === "submitted").length, members: out };
   }

@@ -278,4 +278,62 @@ describe("run groups", () => {
     expect(() => env.runtime.group("")).toThrow(ValidationError);
     await env.stop();
   });
+
+  it("results notices a termination committed without an in-process announcement within the poll interval", async () => {
+    const { runner } = scriptedRunner();
+    const env = await openGroupEnv(runner, { start: false });
+    const group = env.runtime.group("remote");
+    await group.submit([{ key: "a", input: enc("ok:a") }]);
+    const seen: string[] = [];
+    const done = (async () => {
+      for await (const r of group.results()) seen.push(`${r.key}:${r.status}`);
+    })();
+    // Another process's termination: its member record changes, nothing is announced here.
+    const { encodeGroupMember } = await import("../../runtime/workflow/records.js");
+    const { groupMemberKey, groupTag } = await import("../../runtime/workflow/group-keys.js");
+    await env.queue.kvPut(
+      groupMemberKey(groupTag("remote"), "a"),
+      encodeGroupMember({ key: "a", runId: group.runIdOf("a"), incarnation: "x", state: "succeeded", terminatedAtMs: env.clock.now() }),
+    );
+    for (let i = 0; i < 20; i++) await new Promise<void>((r) => setImmediate(r));
+    expect(seen).toEqual([]);
+    env.clock.advance(3_600_000);
+    await done;
+    expect(seen).toEqual(["a:succeeded"]);
+    await env.stop();
+  });
+
+  it("concurrent submissions of one set submit each member once", async () => {
+    const calls: string[] = [];
+    const runner: StepRunner = {
+      async runStep(step) {
+        calls.push(dec(step.payload));
+        return StepOutcome.succeed(step.payload);
+      },
+    };
+    const env = await openGroupEnv(runner);
+    const group = env.runtime.newGroup();
+    const members = Array.from({ length: 20 }, (_, i) => ({ key: `m${i}`, input: enc(`m${i}`) }));
+    const [a, b] = await Promise.all([group.submit(members), env.runtime.group(group.id).submit(members)]);
+    expect(a.submitted + b.submitted).toBe(20);
+    expect(await group.keys()).toEqual(members.map((m) => m.key));
+    expect((await collect(group.results())).length).toBe(20);
+    expect(calls.sort()).toEqual(members.map((m) => m.key).sort());
+    await env.stop();
+  });
+
+  it("the running worker sweeps groups whose retention window passed", async () => {
+    const { runner } = scriptedRunner();
+    const env = await openGroupEnv(runner, { configure: (b) => b.groupRetention(1_000) });
+    const group = env.runtime.group("swept-by-worker");
+    await group.submit([{ key: "a", input: enc("ok:a") }]);
+    await collect(group.results());
+    env.clock.advance(3_600_000);
+    const started = Date.now();
+    while ((await group.status()) !== null) {
+      if (Date.now() - started > 5000) throw new Error("the worker did not sweep the group");
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await env.stop();
+  });
 });
