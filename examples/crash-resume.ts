@@ -9,8 +9,10 @@
  * claimable at once, without waiting for its lease to expire.
  *
  * The example runs itself: this process starts a worker process, kills it
- * once the second step has memoized its first chunk, then starts a second
- * worker process over the same directory that finishes the run.
+ * while the second step's call for its second chunk hangs (its first chunk
+ * memoized), then starts a second worker process over the same directory
+ * that finishes the run. Hanging there puts the kill at the same point on
+ * every run; the test suite's crash tests kill at random points.
  *
  * Run: npx tsx examples/crash-resume.ts
  */
@@ -30,7 +32,7 @@ const dec = (b: Uint8Array | undefined) => new TextDecoder().decode(b);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Each step processes its chunks one by one, memoizing each; the payload carries the digest so far. */
-function stagedRunner(say: (line: string) => void): StepRunner {
+function stagedRunner(say: (line: string) => void, hangAt?: { step: number; chunk: number }): StepRunner {
   return {
     async runStep(step: Step) {
       const stage = STAGES[step.stepNumber]!;
@@ -39,6 +41,10 @@ function stagedRunner(say: (line: string) => void): StepRunner {
         let computed = false;
         const value = await step.memo.memoized(`chunk-${chunk}`, async () => {
           computed = true;
+          if (hangAt?.step === step.stepNumber && hangAt.chunk === chunk) {
+            say(`step ${step.stepNumber} ${stage}: chunk ${chunk}/${CHUNKS} call hangs`);
+            await new Promise(() => undefined);
+          }
           await sleep(120); // an expensive call
           return `${stage[0]}${chunk}`;
         });
@@ -57,7 +63,7 @@ async function workerProcess(dir: string, n: number): Promise<void> {
   const store = new LocalStore(dir);
   const queue = await Queue.open(store, "crash-resume");
   if (queue.recovery.requeued.length > 0) say(`recovery at open: ${queue.recovery.requeued.length} interrupted step claimable again`);
-  const runtime = WorkflowRuntime.builder(queue, store, stagedRunner(say), NoopTerminalHook).build();
+  const runtime = WorkflowRuntime.builder(queue, store, stagedRunner(say, n === 1 ? { step: 1, chunk: 2 } : undefined), NoopTerminalHook).build();
   const status = await runtime.status(RUN_ID);
   if (status === null) {
     await runtime.submit({ runId: RUN_ID, input: enc("") });
@@ -91,7 +97,7 @@ const start = (n: number, onLine: (line: string) => void) => {
 
 let killed = false;
 const first = start(1, (line) => {
-  if (!killed && line.includes("step 1 transform: chunk 1/3 computed")) {
+  if (!killed && line.includes("call hangs")) {
     killed = true;
     first.child.kill("SIGKILL");
   }

@@ -58,6 +58,8 @@ class OrderPipeline implements StepRunner {
     private readonly say: (line: string) => void,
     private readonly journal: string,
     private readonly awaitingApproval: (orderId: string) => void,
+    /** Process 1 only: the label service hangs, so the process is stuck mid-step when the demo kills it. */
+    private readonly labelServiceHangs: boolean,
   ) {}
 
   /** Runs `compute` unless the step's memo already holds `key`; reports which happened. */
@@ -103,6 +105,10 @@ class OrderPipeline implements StepRunner {
         const documents: string[] = [];
         for (const doc of DOCUMENTS) {
           const r = await this.#once(step, `document:${doc}`, async () => {
+            if (doc === "shipping-label" && this.labelServiceHangs) {
+              say("calling the label service... it hangs");
+              await new Promise(() => undefined);
+            }
             await sleep(150);
             const id = `${doc}-${randomUUID().slice(0, 6)}.pdf`;
             this.#effect(order, "render", id);
@@ -146,7 +152,7 @@ export async function runWorkerProcess(dir: string, n: number): Promise<void> {
   }
 
   const pending = new Map<string, (orderId: string) => void>();
-  const runner = new OrderPipeline(say, journalFile(dir), (orderId) => pending.get(orderId)?.(orderId));
+  const runner = new OrderPipeline(say, journalFile(dir), (orderId) => pending.get(orderId)?.(orderId), n === 1);
   const runtime = WorkflowRuntime.builder(queue, store, runner, NoopTerminalHook).queueName(QUEUE_NAME).maxConcurrentSteps(1).build();
 
   for (const order of ORDERS) {
