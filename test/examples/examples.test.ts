@@ -157,6 +157,16 @@ describe("examples", () => {
     expect(out).toMatch(/group-document-pipeline done: 20 documents, 1 failed, total cost \$0\.024350/);
   });
 
+  it("hello-jobs: generated typed jobs, idempotent duplicates, typed failure, results after a restart", { timeout: 15_000 }, async () => {
+    const out = await example("hello-jobs");
+    expect(lines(out, /^email job j_\w+: sent msg-acme-/)).toHaveLength(3);
+    expect(out).toMatch(/invoice job: invoices\/inv-2026-001.pdf, total 172.5 EUR/);
+    expect(out).toMatch(/duplicate email: newlySubmitted=false, same job true, 3 emails sent in all/);
+    expect(out).toMatch(/failed with typed error \{"reason":"bounced"\}/);
+    expect(out).toMatch(/rejected before enqueueing: .*tenant_id/);
+    expect(out).toMatch(/after a restart, job j_\w+: \{"status":"succeeded","output":\{"message_id":"msg-acme-grace"\}\}/);
+  });
+
   it("the examples' generated code is up to date with their specs", async () => {
     for (const dir of ["durable-approvals", "fanout-jobs", "group-document-pipeline"]) {
       const r = await run(["codegen/bin.js", "codegen", `examples/${dir}`, "--out", `examples/${dir}/generated`, "--check"], 20_000);
