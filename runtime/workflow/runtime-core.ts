@@ -27,6 +27,8 @@ export interface RuntimeCore {
   readonly events: RunEvents;
   /** Serializes submissions of one run id within the process. */
   readonly submitLock: KeyedLock;
+  /** Serializes wait registrations and signals of one correlation key within the process. */
+  readonly signalLock: KeyedLock;
   /** Step settlements not yet durable, per run. */
   readonly settlements: RunSettlements;
   /** Called after a terminating commit is durable: wakes waiters, tells the memo sweeper about the new marker. */
@@ -35,14 +37,24 @@ export interface RuntimeCore {
 
 /** Submissions to one queue share a lock, even across runtimes over it. */
 const submitLocks = new WeakMap<object, KeyedLock>();
+const signalLocks = new WeakMap<object, KeyedLock>();
 
-export function submitLockFor(queue: object): KeyedLock {
-  let l = submitLocks.get(queue);
+function lockFor(map: WeakMap<object, KeyedLock>, queue: object): KeyedLock {
+  let l = map.get(queue);
   if (l === undefined) {
     l = new KeyedLock();
-    submitLocks.set(queue, l);
+    map.set(queue, l);
   }
   return l;
+}
+
+export function submitLockFor(queue: object): KeyedLock {
+  return lockFor(submitLocks, queue);
+}
+
+/** Signals and wait registrations on one queue share a lock per correlation key, even across runtimes. */
+export function signalLockFor(queue: object): KeyedLock {
+  return lockFor(signalLocks, queue);
 }
 
 export { RunEvents };

@@ -110,6 +110,10 @@ export async function afterWaitRegistered(core: RuntimeCore, correlationKey: str
 export async function sendSignal(core: RuntimeCore, correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
   checkCorrelationKey(correlationKey);
   if (!(payload instanceof Uint8Array)) throw new ValidationError("a signal payload must be a Uint8Array");
+  return core.signalLock.run(correlationKey, () => deliverOrBuffer(core, correlationKey, payload));
+}
+
+async function deliverOrBuffer(core: RuntimeCore, correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
   const bufKey = signalBufferKey(correlationKey);
   // Durable before anything else: from here on the signal cannot be lost.
   await core.queue.kvPut(bufKey, payload);

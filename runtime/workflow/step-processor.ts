@@ -219,26 +219,32 @@ async function continueRun(
   const pointer: StepPointer = { step: nextStep, jobId: nextJobId };
   const effects = applyStaged(verdict.staged, new SettlementEffects());
   effects.kvDelete(signalDeliveredKey(runId, step));
-  let waitingOn: string | undefined;
-  if (o.when.kind === "after") {
+  const commit = async (): Promise<void> => {
+    effects.enqueue(core.queueName, o.payload, opts);
+    effects.kvPut(stepPointerKey(runId), encodeStepPointer(pointer));
+    await submitted(job, core.queue.ack(job, effects), core);
+  };
+  if (o.when.kind === "immediate") {
+    await commit();
+  } else if (o.when.kind === "after") {
     opts.runAt = now + Math.max(0, o.when.delayMs - elapsed);
-  } else if (o.when.kind === "onSignal") {
-    try {
-      const reg = await stageSignalWait(
-        core,
-        { runId, nextStep, nextJobId, correlationKey: o.when.correlationKey, timeoutMs: Math.max(0, o.when.timeoutMs - elapsed), now },
-        opts,
-        pointer,
-        effects,
-      );
-      waitingOn = reg.waitingOn;
-    } catch (error) {
-      await failStep(core, job, at, error);
-      return;
-    }
+    await commit();
+  } else {
+    const { correlationKey } = o.when;
+    const timeoutMs = Math.max(0, o.when.timeoutMs - elapsed);
+    // Registration (check, then commit) and `signal` on one key take turns, so a signal
+    // sent while a wait registers finds either the waiter or the buffer it consumes.
+    const registered = await core.signalLock.run(correlationKey, async () => {
+      let reg;
+      try {
+        reg = await stageSignalWait(core, { runId, nextStep, nextJobId, correlationKey, timeoutMs, now }, opts, pointer, effects);
+      } catch (error) {
+        return { conflict: error };
+      }
+      await commit();
+      return { waitingOn: reg.waitingOn };
+    });
+    if ("conflict" in registered) await failStep(core, job, at, registered.conflict);
+    else if (registered.waitingOn !== undefined) await afterWaitRegistered(core, registered.waitingOn, nextJobId);
   }
-  effects.enqueue(core.queueName, o.payload, opts);
-  effects.kvPut(stepPointerKey(runId), encodeStepPointer(pointer));
-  await submitted(job, core.queue.ack(job, effects), core);
-  if (waitingOn !== undefined) await afterWaitRegistered(core, waitingOn, nextJobId);
 }

@@ -18,7 +18,7 @@ import { RunId } from "./run-id.js";
 import { KeyedLock } from "./run-events.js";
 import { terminationOf } from "./records.js";
 import type { RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "./run-types.js";
-import { runEventsFor, submitLockFor, type RuntimeCore } from "./runtime-core.js";
+import { runEventsFor, signalLockFor, submitLockFor, type RuntimeCore } from "./runtime-core.js";
 import { clearBufferedSignal, sendSignal } from "./signals.js";
 import { runSettlementsFor } from "./settlement-slots.js";
 import { runStepWorker, type WorkflowLogger } from "./step-worker.js";
@@ -85,6 +85,7 @@ export class WorkflowRuntime {
       terminal: { queueName: s.queueName, hook: deps.hook, memoRetentionMs: s.memoRetentionMs },
       events,
       submitLock: submitLockFor(deps.queue),
+      signalLock: signalLockFor(deps.queue),
       settlements: runSettlementsFor(deps.queue),
       noteTerminated: (runId, at) => {
         if (s.memoRetentionMs !== undefined) sweeper?.noteMarker(at + s.memoRetentionMs);

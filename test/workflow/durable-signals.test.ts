@@ -150,3 +150,27 @@ describe("durable signals", () => {
     await env.stop();
   });
 });
+
+describe("signals racing registrations", () => {
+  it("every signal reaches its waiter without waiting for the timeout, whichever comes first", async () => {
+    const seen: Array<Uint8Array | null | undefined> = [];
+    const env = await openEnv(approvalRunner(seen));
+    const n = 20;
+    await Promise.all(
+      Array.from({ length: n }, async (_, i) => {
+        const sub = env.runtime.submit({ input: enc(`race:${i}`), runId: `race-${i}` });
+        // Signal before, during or after the registration.
+        await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 10)));
+        await env.runtime.signal(`race:${i}`, enc(`sig-${i}`));
+        await sub;
+      }),
+    );
+    await until(async () => {
+      for (let i = 0; i < n; i++) if ((await env.runtime.status(`race-${i}`))?.state !== "terminated") return false;
+      return true;
+    }, "every run terminated without advancing the clock");
+    for (let i = 0; i < n; i++) expect(dec((await env.runtime.outcome(`race-${i}`))!.result)).toBe(`sig-${i}`);
+    expect(seen.filter((s) => s === null)).toEqual([]);
+    await env.stop();
+  });
+});
