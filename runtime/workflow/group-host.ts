@@ -4,7 +4,7 @@
  */
 import type { Clock } from "../clock.js";
 import { fromUtf8 } from "./codec.js";
-import { GROUP_TERMINAL_MARKERS, GROUP_TERMINALS_PREFIX } from "./group-keys.js";
+import { GROUP_TERMINAL_MARKERS } from "./group-keys.js";
 import type { MemoStore } from "./memo.js";
 import type { WorkflowQueue } from "./queue-port.js";
 import { KeyedLock, type RunEvents } from "./run-events.js";
@@ -37,28 +37,24 @@ const PAGE = 256;
 /**
  * Group retention: removes every group whose marker expired. A group with an
  * active member (resumed after its results were read) is kept; its next
- * complete read of results writes a new marker.
+ * complete read of results writes a new marker. Markers are ordered by
+ * expiry, so a pass reads from the front and stops at the first unexpired
+ * one: a pass with nothing due costs one KV scan. Markers may be written by
+ * any runtime over the queue, so no in-memory schedule is trusted.
  */
 export class GroupSweeper {
   readonly #host: GroupHost;
   readonly #forget: (groupId: string) => Promise<boolean>;
-  #nextDue: number | undefined;
 
   constructor(host: GroupHost, forget: (groupId: string) => Promise<boolean>) {
     this.#host = host;
     this.#forget = forget;
   }
 
-  /** A marker expiring at `at` was written. */
-  noteMarker(at: number): void {
-    if (this.#nextDue !== undefined) this.#nextDue = Math.min(this.#nextDue, at);
-  }
-
   /** One pass; returns how many groups it removed. */
   async sweep(): Promise<number> {
     const { queue, clock } = this.#host;
     const now = clock.now();
-    if (this.#nextDue !== undefined && now < this.#nextDue) return 0;
     let removed = 0;
     for (;;) {
       const expired = await GROUP_TERMINAL_MARKERS.scanExpired(queue, now, PAGE);
@@ -66,12 +62,8 @@ export class GroupSweeper {
         if (await this.#forget(fromUtf8(m.value))) removed++;
         await queue.kvCompareAndDelete(m.key, m.value);
       }
-      if (expired.length < PAGE) break;
+      if (expired.length < PAGE) return removed;
     }
-    const first = (await queue.kvScan(GROUP_TERMINALS_PREFIX, { limit: 1 })).entries[0];
-    const parsed = first === undefined ? undefined : GROUP_TERMINAL_MARKERS.parse(first.key);
-    this.#nextDue = parsed === undefined ? Number.POSITIVE_INFINITY : parsed.expiresAt;
-    return removed;
   }
 
   /** Sweeps at every poll interval until `signal` aborts. */

@@ -174,17 +174,15 @@ export async function forgetGroup(host: GroupHost, groupId: string, ifIdle: bool
  */
 export class RunGroup {
   readonly #host: GroupHost;
-  readonly #noteMarker: (at: number) => void;
   /** The group id. */
   readonly id: string;
   readonly #tag: string;
 
   /** @internal Use `WorkflowRuntime.group`. */
-  constructor(host: GroupHost, id: string, noteMarker: (at: number) => void) {
+  constructor(host: GroupHost, id: string) {
     this.#host = host;
     this.id = checkText("a group id", id);
     this.#tag = groupTag(id);
-    this.#noteMarker = noteMarker;
   }
 
   /** The run id of member `key` (derived from the group id and the key). */
@@ -372,7 +370,6 @@ export class RunGroup {
       if (host.retentionMs !== undefined) {
         const at = host.clock.now() + host.retentionMs;
         await host.queue.kvPut(GROUP_TERMINAL_MARKERS.key(at, this.#tag), utf8(this.id));
-        this.#noteMarker(at);
       }
     } finally {
       for (const dispose of subs.values()) dispose();

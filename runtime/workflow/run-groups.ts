@@ -19,7 +19,7 @@ export class RunGroups {
 
   /** The group `id` (any non-empty text up to 512 bytes). Naming a group writes nothing. */
   group(id: string): RunGroup {
-    return new RunGroup(this.#host, id, (at) => this.#sweeper.noteMarker(at));
+    return new RunGroup(this.#host, id);
   }
 
   /** A group with a fresh ULID id. */
