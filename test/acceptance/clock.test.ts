@@ -12,6 +12,10 @@ describe("Clock", () => {
     expectTypeOf(c.now()).toEqualTypeOf<number>();
   });
 
+  it.todo(
+    "a user clock implementing only now() (as the contract's `interface Clock { now(): number }` reads) is accepted by Queue.open and the builder: gap, Clock also requires waitUntil(at, signal?)",
+  );
+
   it("SystemClock reads wall-clock epoch milliseconds", () => {
     const before = Date.now();
     const now = SystemClock.now();
