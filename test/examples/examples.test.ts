@@ -167,6 +167,24 @@ describe("examples", () => {
     expect(out).toMatch(/after a restart, job j_\w+: \{"status":"succeeded","output":\{"message_id":"msg-acme-grace"\}\}/);
   });
 
+  it("queue-worker: priorities, delay, dedup, retries and a dead letter, with KV rows", async () => {
+    const out = await example("queue-worker");
+    expect(out).toMatch(/dedup: second enqueue returned job the same job, newlyEnqueued=false/);
+    expect(out).toMatch(/stats before the worker: \{"pending":4,"scheduled":1,/);
+    expect(lines(out, /^attempt \d: /)[0]).toBe("attempt 1: sent receipt to b@example.com");
+    expect(out).toMatch(/attempt 3: sent receipt to flaky@example.com/);
+    expect(out).toMatch(/stats after: \{"pending":0,"scheduled":0,"claimed":0,"done":4,"dead":1\}/);
+    expect(out).toMatch(/dead job \w+: no mail server for nobody@invalid/);
+    expect(out).toMatch(/outbox rows: a@example.com=sent, b@example.com=sent, c@example.com=sent, flaky@example.com=sent, nobody@invalid=undeliverable/);
+  });
+
+  it("long-running: the lease is extended and a running step stops on cancellation", async () => {
+    const out = await example("long-running");
+    expect(out).toMatch(/step 0: started; lease expires in 30 s\nstep 0: lease extended; expires in 65 s/);
+    expect(out).toMatch(/cancel reindex-catalog: true; status now (cancelling|terminated)/);
+    expect(out).toMatch(/run reindex-catalog cancelled \("stopped on request"\) after 2 of 20 chunks/);
+  });
+
   it("the examples' generated code is up to date with their specs", async () => {
     for (const dir of ["durable-approvals", "fanout-jobs", "group-document-pipeline"]) {
       const r = await run(["codegen/bin.js", "codegen", `examples/${dir}`, "--out", `examples/${dir}/generated`, "--check"], 20_000);
