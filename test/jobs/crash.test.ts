@@ -27,7 +27,7 @@ function startWorker(dir: string, log: string) {
 }
 
 describe("job groups across crashes", () => {
-  it("a fan-out killed with SIGKILL mid-way completes after a restart with every result exactly once", { timeout: 60_000 }, async () => {
+  it("a fan-out killed with SIGKILL mid-way completes after a restart with one result per job, in submission order", { timeout: 60_000 }, async () => {
     const dir = await mkdtemp(join(tmpdir(), "jobs-crash-"));
     const log = join(dir, "runs.log");
     try {
@@ -53,10 +53,15 @@ describe("job groups across crashes", () => {
       expect(results.map((r) => r.key)).toEqual(Array.from({ length: N }, (_, i) => `item-${i}`));
       expect(results.map((r) => r.outcome)).toEqual(Array.from({ length: N }, (_, i) => ({ status: "succeeded", output: i + 1000 })));
       expect(await group.status()).toMatchObject({ total: N, succeeded: N, pending: 0, running: 0 });
-      // At-least-once: every job ran, a job killed mid-run ran again, and none ran after it succeeded.
+      // At-least-once: every job ran; a job ran again only if the killed process had started it
+      // (its settlement may not have become durable), and never twice in one process.
       const runs = await logLines(log);
+      const firstLife = runs.slice(0, before);
+      const secondLife = runs.slice(before);
       expect(new Set(runs).size).toBe(N);
-      expect(runs.length - N).toBeLessThanOrEqual(4);
+      expect(new Set(firstLife).size).toBe(firstLife.length);
+      expect(new Set(secondLife).size).toBe(secondLife.length);
+      expect(runs.length).toBeLessThan(2 * N);
       await queue.close();
     } finally {
       await rm(dir, { recursive: true, force: true });
