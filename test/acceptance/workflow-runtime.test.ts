@@ -330,6 +330,35 @@ describe("the runtime: quick start", () => {
   });
 });
 
+describe("durability", () => {
+  it("a waiting run resumes in a new queue and runtime over the same store; status and outcome survive", async () => {
+    const store = new MemoryStore();
+    const clock = new MockClock(1_700_000_000_000);
+    const twoSteps = runner(async (s) => (s.stepNumber === 0 ? StepOutcome.continueAfter(enc("second"), HOUR) : StepOutcome.succeed(s.payload)));
+    const q1 = await Queue.open(store, "durable", { clock, flushIntervalMs: 1 });
+    const r1 = WorkflowRuntime.builder(q1, store, twoSteps, NoopTerminalHook).build();
+    const h1 = r1.spawn();
+    await r1.submit({ input: enc("first"), runId: "d" });
+    await until(async () => (await r1.status("d"))?.step === 1, "step 1 scheduled");
+    await h1.shutdown();
+    await q1.close();
+
+    const q2 = await Queue.open(store, "durable", { clock, flushIntervalMs: 1 });
+    const r2 = WorkflowRuntime.builder(q2, store, twoSteps, NoopTerminalHook).build();
+    expect(await r2.status("d")).toMatchObject({ state: "pending", step: 1 });
+    const h2 = r2.spawn();
+    clock.advance(HOUR);
+    expect(dec((await r2.wait("d")).outcome!.result)).toBe("second");
+    await h2.shutdown();
+    await q2.close();
+
+    const q3 = await Queue.open(store, "durable", { clock, flushIntervalMs: 1 });
+    const r3 = WorkflowRuntime.builder(q3, store, twoSteps, NoopTerminalHook).build();
+    expect(await r3.outcome("d")).toMatchObject({ status: "succeeded", finalStep: 1 });
+    await q3.close();
+  });
+});
+
 describe("submit rules", () => {
   it("is idempotent on (runId, input); a different input is InputMismatchError", async () => {
     const env = await start(runner(async (s) => StepOutcome.continueAfter(s.payload, HOUR)), NoopTerminalHook, false);
