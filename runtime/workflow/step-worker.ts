@@ -5,14 +5,21 @@
  *
  * Slots bound the steps being worked on. A claimed step whose run still has
  * its previous settlement in flight (not yet durable) waits outside the
- * slots, in a pool no larger than the slot count, and takes a slot when that
- * settlement is durable; ready steps are started before new claims.
+ * slots, in a bounded pool, and takes a slot when that settlement is
+ * durable; ready steps are started before new claims.
  */
 import type { ClaimedJob } from "../queue/types.js";
 import { HEADER_RUN_ID } from "./reserved.js";
 import type { RuntimeCore } from "./runtime-core.js";
 import { onSettlementSubmitted } from "./settlement-slots.js";
 import { processJob } from "./step-processor.js";
+
+/**
+ * Claimed steps that may wait for their predecessor's durability, per slot.
+ * A wait lasts about one WAL write; with one waiter per slot, a slow store
+ * left slots idle while later, already-durable runs sat unclaimed.
+ */
+const GATED_PER_SLOT = 4;
 
 /** Where worker errors go; a logger such as pino's satisfies it. */
 export interface WorkflowLogger {
@@ -77,7 +84,7 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
     signal.addEventListener("abort", () => resolve(), { once: true });
   });
   while (!signal.aborted && !core.queue.closed) {
-    const free = Math.min(max - busy - ready.length, max - gated);
+    const free = Math.min(max - busy - ready.length, GATED_PER_SLOT * max - gated);
     if (free <= 0) {
       await Promise.race([new Promise<void>((r) => (wake = r)), aborted]);
       continue;
