@@ -209,6 +209,10 @@ export class RunGroup {
     const host = this.#host;
     await host.manifestLock.run(this.#tag, async () => {
       const existing = await readManifest(host, this.#tag);
+      if (existing !== null && existing.groupId !== this.id) {
+        // 80-bit tags make this astronomically unlikely; refuse rather than mix two groups.
+        throw new ValidationError(`group id "${this.id}" shares its storage tag with group "${existing.groupId}"; choose another group id`);
+      }
       const byKey = new Map((existing?.members ?? []).map((m) => [m.key, m] as const));
       const added: ManifestMember[] = [];
       for (const m of members) {
