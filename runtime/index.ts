@@ -140,6 +140,18 @@ export { StateKey, StateNotRegisteredError, jobContext } from "./jobs/job-contex
 export type { RunnerJobContext } from "./jobs/job-context.js";
 export { JobFailedError, JobCancelledError, JobNotFoundError } from "./jobs/job-errors.js";
 
+// Typed workflows
+export { defineWorkflow } from "./workflow/typed/workflow-definition.js";
+export type { WorkflowDefinition, WorkflowStepDefinition, WorkflowStepSpec, AnyWorkflowDefinition } from "./workflow/typed/workflow-definition.js";
+export { encodeStepEnvelope, decodeStepEnvelope, isStepEnvelope } from "./workflow/typed/step-envelope.js";
+export type { StepEnvelope } from "./workflow/typed/step-envelope.js";
+export type { StepTransition, Continuation, SignalContinuation, SignalWaitOptions } from "./workflow/typed/step-transition.js";
+export type { WorkflowStepContext } from "./workflow/typed/step-context.js";
+export { WorkflowDispatcher, WorkflowDispatcherBuilder } from "./workflow/typed/workflow-dispatcher.js";
+export type { WorkflowRegistrar } from "./workflow/typed/workflow-dispatcher.js";
+export { workflowClient, requireWorkflowHost, WorkflowResultUnavailableError } from "./workflow/typed/workflow-client.js";
+export type { WorkflowHost, WorkflowSubmitOptions, WorkflowRunEnd, WorkflowClient } from "./workflow/typed/workflow-client.js";
+
 // Webhooks
 export {
   InvalidWebhookRequestError,

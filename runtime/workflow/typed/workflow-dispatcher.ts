@@ -1,0 +1,204 @@
+/**
+ * @module `WorkflowDispatcher`: the one `StepRunner` of a runtime that runs
+ * typed workflows, dispatching each step to its handler method by the
+ * workflow and step names in the step envelope.
+ *
+ * Every boundary is checked: the payload (and, for a waiting step, the
+ * signal) on entry, the next step's payload, the result or typed error on
+ * exit. A violation is a permanent `StepError` naming the path, so a bad
+ * value dead-letters the step instead of being retried or stored. Handler
+ * errors: a `StepError` keeps its kind; a `PermanentError` or
+ * `ValidationError` is permanent; anything else is transient.
+ */
+
+import { ValidationError } from "../../errors.js";
+import type { HeaderValues } from "../../jobs/job-definition.js";
+import { canonicalJson } from "../../jobs/job-codec.js";
+import { formatIssue, type Validator } from "../../jobs/validator.js";
+import { PermanentError } from "../../queue/errors.js";
+import { utf8 } from "../codec.js";
+import type { Step, StepRunner } from "../delivery.js";
+import { StepOutcome } from "../step-outcome.js";
+import { StepError } from "../workflow-errors.js";
+import { makeStepContext } from "./step-context.js";
+import { decodeStepEnvelope, encodeStepEnvelope, type StepEnvelope } from "./step-envelope.js";
+import { transitionRecord } from "./step-transition.js";
+import type { AnyWorkflowDefinition, WorkflowDefinition, WorkflowStepDefinition } from "./workflow-definition.js";
+
+/** What generated `registerWorkflows` functions need from a dispatcher builder. */
+export interface WorkflowRegistrar {
+  register<Name extends string, Input, Result, Err, Headers extends HeaderValues, Handler>(
+    definition: WorkflowDefinition<Name, Input, Result, Err, Headers, Handler>,
+    handler: Handler,
+  ): unknown;
+}
+
+interface Registration {
+  readonly definition: AnyWorkflowDefinition;
+  readonly handler: Record<string, unknown>;
+}
+
+/** Configures a {@link WorkflowDispatcher}: register workflows (from any number of spec packages), then `build()`. */
+export class WorkflowDispatcherBuilder implements WorkflowRegistrar {
+  readonly #registry = new Map<string, Registration>();
+  #fallback: StepRunner | undefined;
+
+  /** Registers the handler of one workflow; a second registration of the same name throws. */
+  register<Name extends string, Input, Result, Err, Headers extends HeaderValues, Handler>(
+    definition: WorkflowDefinition<Name, Input, Result, Err, Headers, Handler>,
+    handler: Handler,
+  ): this {
+    const def = definition as unknown as AnyWorkflowDefinition;
+    if (def === null || typeof def !== "object" || def.kind !== "workflow") throw new ValidationError("register takes a workflow definition from generated code");
+    if (this.#registry.has(def.name)) throw new ValidationError(`workflow "${def.name}" is registered twice; register each workflow once`);
+    const h = handler as unknown as Record<string, unknown>;
+    const missing = Object.values(def.steps)
+      .filter((s) => h === null || typeof h !== "object" || typeof h[s.method] !== "function")
+      .map((s) => `${s.method}(payload, ctx) for step "${s.name}"`);
+    if (missing.length > 0) throw new ValidationError(`the handler of workflow "${def.name}" lacks a method per step`, missing);
+    this.#registry.set(def.name, { definition: def, handler: h });
+    return this;
+  }
+
+  /**
+   * A hand-written runner for steps that are not typed workflow envelopes,
+   * so untyped runs can share the runtime. Default: none (such steps are
+   * dead-lettered with a message saying so).
+   */
+  fallback(runner: StepRunner): this {
+    this.#fallback = runner;
+    return this;
+  }
+
+  build(): WorkflowDispatcher {
+    return new WorkflowDispatcher(new Map(this.#registry), this.#fallback);
+  }
+}
+
+function invalid(what: string, issues: readonly string[]): StepError {
+  return StepError.permanent(new ValidationError(`${what} is invalid`, issues));
+}
+
+function check(validator: Validator<unknown>, value: unknown, what: string): void {
+  const issues = validator.validate(value);
+  if (issues.length > 0) throw invalid(what, issues.map(formatIssue));
+}
+
+function json(value: unknown, what: string): string {
+  try {
+    return canonicalJson(value);
+  } catch (e) {
+    throw StepError.permanent(new ValidationError(`${what} cannot be stored as JSON: ${e instanceof Error ? e.message : String(e)}`));
+  }
+}
+
+/**
+ * Runs the steps of every registered typed workflow.
+ *
+ * @example
+ * const dispatcher = WorkflowDispatcher.builder();
+ * orders.registerWorkflows(dispatcher, { orderFulfil: new OrderFulfil() });
+ * const runtime = WorkflowRuntime.builder(queue, store, dispatcher.build(), NoopTerminalHook).build();
+ */
+export class WorkflowDispatcher implements StepRunner {
+  /** Starts registering workflows. */
+  static builder(): WorkflowDispatcherBuilder {
+    return new WorkflowDispatcherBuilder();
+  }
+
+  /** @internal Use the builder. */
+  constructor(
+    private readonly registry: ReadonlyMap<string, Registration>,
+    private readonly fallbackRunner: StepRunner | undefined,
+  ) {}
+
+  /** The qualified names of the registered workflows, sorted. */
+  get workflows(): readonly string[] {
+    return [...this.registry.keys()].sort();
+  }
+
+  async runStep(step: Step): Promise<StepOutcome> {
+    let env: StepEnvelope;
+    try {
+      env = decodeStepEnvelope(step.payload);
+    } catch (e) {
+      if (this.fallbackRunner !== undefined) return this.fallbackRunner.runStep(step);
+      throw StepError.permanent(e);
+    }
+    const reg = this.registry.get(env.workflow);
+    if (reg === undefined) {
+      throw StepError.permanent(new Error(`no handler is registered for workflow "${env.workflow}" on this runtime; register it on the dispatcher before build()`));
+    }
+    const def = reg.definition;
+    const stepDef = def.steps[env.step];
+    if (stepDef === undefined) {
+      throw StepError.permanent(new Error(`workflow "${def.name}" has no step "${env.step}"; the run was started by code generated from another version of its spec`));
+    }
+    check(stepDef.payload, env.payload, `${def.name} step ${stepDef.name} payload`);
+    const signal = this.#signal(def, stepDef, step);
+    const { ctx, owner } = makeStepContext(def, stepDef, step, signal);
+    const method = reg.handler[stepDef.method] as (payload: unknown, ctx: unknown) => Promise<unknown>;
+    let returned: unknown;
+    try {
+      returned = await method.call(reg.handler, env.payload, ctx);
+    } catch (e) {
+      if (e instanceof StepError) throw e;
+      if (e instanceof PermanentError || e instanceof ValidationError) throw StepError.permanent(e);
+      throw StepError.transient(e);
+    }
+    const t = transitionRecord(owner, returned);
+    if (t === undefined) {
+      throw StepError.permanent(
+        new TypeError(`step "${stepDef.name}" of workflow "${def.name}" returned something other than a transition built from its own context; return ctx.next.<step>(...), ctx.succeed(...), ctx.fail(...) or ctx.cancel()`),
+      );
+    }
+    switch (t.kind) {
+      case "continue": {
+        const target = def.steps[t.to];
+        if (target === undefined || !stepDef.next.includes(t.to)) {
+          throw StepError.permanent(new Error(`step "${stepDef.name}" of workflow "${def.name}" may not continue to "${t.to}"; declare it under its "next"`));
+        }
+        check(target.payload, t.payload, `${def.name} step ${target.name} payload`);
+        const bytes = encodeStepEnvelope(def.name, target.name, t.payload);
+        if (t.when.kind === "immediate") return StepOutcome.continueNow(bytes);
+        if (t.when.kind === "after") return StepOutcome.continueAfter(bytes, t.when.delayMs);
+        const sig = target.signal;
+        if (sig === undefined) throw StepError.permanent(new Error(`step "${target.name}" of workflow "${def.name}" waits for no signal`));
+        let key: string;
+        try {
+          key = sig.key(t.when.params);
+        } catch (e) {
+          throw StepError.permanent(e);
+        }
+        return StepOutcome.continueOnSignal(bytes, key, t.when.timeoutMs ?? (target.timeoutMs as number));
+      }
+      case "succeed":
+        check(def.result, t.result, `${def.name} result`);
+        return StepOutcome.succeed(utf8(json(t.result, `${def.name} result`)));
+      case "fail": {
+        if (def.error === undefined) {
+          throw StepError.permanent(new ValidationError(`workflow "${def.name}" declares no error type, so it cannot fail with a typed error; declare "error" in its spec or throw instead`));
+        }
+        check(def.error, t.error, `${def.name} error`);
+        return StepOutcome.fail(json(t.error, `${def.name} error`));
+      }
+      case "cancel":
+        return StepOutcome.cancel(t.reason);
+    }
+  }
+
+  /** The validated signal of a waiting step: its payload, `null` on timeout; `undefined` for other steps. */
+  #signal(def: AnyWorkflowDefinition, stepDef: WorkflowStepDefinition, step: Step): unknown {
+    const sig = stepDef.signal;
+    if (sig === undefined) return undefined;
+    if (step.signal === null) return null;
+    if (step.signal === undefined) {
+      throw StepError.permanent(new Error(`step "${stepDef.name}" of workflow "${def.name}" waits for a signal but was entered without a signal wait; continue to it with ctx.next.<step>.onSignal(...)`));
+    }
+    try {
+      return sig.decode(step.signal);
+    } catch (e) {
+      throw StepError.permanent(e);
+    }
+  }
+}
