@@ -161,4 +161,20 @@ describe("cancellation", () => {
     await worker.shutdown();
     await env.stop();
   });
+
+  it("cancels a run waiting on a signal after a restart, releasing its key", async () => {
+    const store = new MemoryStore();
+    const clock = new MockClock();
+    const runner = runnerOf(async (s) => (s.stepNumber === 0 ? StepOutcome.continueOnSignal(s.payload, "approval:1", 86_400_000) : StepOutcome.succeed(s.payload)));
+    const env = await openEnv(runner, { store, clock });
+    await env.runtime.submit({ input: enc("x"), runId: "w" });
+    await until(async () => (await env.runtime.status("w"))?.step === 1, "waiting");
+    await env.stop();
+    const env2 = await openEnv(runner, { store, clock });
+    expect(await env2.runtime.cancel("w")).toBe(true);
+    expect((await env2.runtime.wait("w")).termination).toMatchObject({ status: "cancelled", finalStep: 1 });
+    expect(await env2.queue.kvGet("workflow/signal-wait/approval:1")).toBeNull();
+    expect(await env2.runtime.signal("approval:1", enc("late"))).toBe("buffered");
+    await env2.stop();
+  });
 });
