@@ -27,6 +27,7 @@ import { JobGroup } from "./job-group.js";
 import { RunnerJobHandle, type JobReader } from "./job-handle.js";
 import { readJobOutcome } from "./job-results.js";
 import { JobStepRunner, type Registration } from "./job-step-runner.js";
+import { sweepJobResults } from "./result-retention.js";
 import { checkDefinition, positiveInt, preparePayload, prepareRunOptions, type AnyDefinition } from "./job-submission.js";
 
 interface Settings {
@@ -34,9 +35,21 @@ interface Settings {
   concurrency: number;
   pollIntervalMs: number;
   groupRetentionMs: number | undefined;
+  resultRetentionMs: number | undefined;
   clock: Clock | undefined;
   leaseMs: number | undefined;
   logger: WorkflowLogger | undefined;
+}
+
+/** An abort signal for a shutdown trigger (never aborted when there is none). */
+function abortOn(shutdown: Shutdown | undefined): AbortSignal {
+  if (shutdown instanceof AbortSignal) return shutdown;
+  const c = new AbortController();
+  shutdown?.then(
+    () => c.abort(),
+    () => c.abort(),
+  );
+  return c.signal;
 }
 
 /** Configures a {@link JobRunner}: register handlers and state, then `build()`. */
@@ -45,7 +58,7 @@ export class JobRunnerBuilder implements JobRegistrar {
   readonly #store: ObjectStore;
   readonly #registry = new Map<string, Registration>();
   readonly #state = new Map<StateKey<unknown>, unknown>();
-  readonly #s: Settings = { queueName: "jobs", concurrency: 16, pollIntervalMs: 100, groupRetentionMs: undefined, clock: undefined, leaseMs: undefined, logger: undefined };
+  readonly #s: Settings = { queueName: "jobs", concurrency: 16, pollIntervalMs: 100, groupRetentionMs: undefined, resultRetentionMs: undefined, clock: undefined, leaseMs: undefined, logger: undefined };
 
   /** @internal Use `JobRunner.builder`. */
   constructor(queue: WorkflowQueue, store: ObjectStore) {
@@ -96,6 +109,16 @@ export class JobRunnerBuilder implements JobRegistrar {
     return this;
   }
 
+  /**
+   * Removes a job's result, dedup and terminal records (and its memo
+   * entries) this long after it ended; a later submission with the same
+   * idempotency key then runs again. Default: kept forever.
+   */
+  resultRetention(ms: number): this {
+    this.#s.resultRetentionMs = positiveInt("resultRetention", ms);
+    return this;
+  }
+
   /** The runner's time source. Default: the queue's clock. */
   clock(clock: Clock): this {
     this.#s.clock = clock;
@@ -134,6 +157,10 @@ export class JobRunner implements JobSubmitter {
   readonly #runtime: WorkflowRuntime;
   readonly #lock = new KeyedLock();
   readonly #reader: JobReader;
+  readonly #resultRetentionMs: number | undefined;
+  readonly #pollIntervalMs: number;
+  readonly #clock: Clock;
+  readonly #logger: WorkflowLogger;
 
   /** Starts configuring a runner over `queue`, keeping its group manifests in `store`. */
   static builder(queue: WorkflowQueue, store: ObjectStore): JobRunnerBuilder {
@@ -143,9 +170,16 @@ export class JobRunner implements JobSubmitter {
   /** @internal Use the builder. */
   constructor(queue: WorkflowQueue, store: ObjectStore, registry: Map<string, Registration>, state: Map<StateKey<unknown>, unknown>, s: Settings) {
     this.#queue = queue;
-    const steps = new JobStepRunner(registry, state, (def, input, opts) => this.submit(def, input, opts));
+    this.#resultRetentionMs = s.resultRetentionMs;
+    this.#pollIntervalMs = s.pollIntervalMs;
+    this.#logger = s.logger ?? { error: (obj, msg) => console.error(msg ?? "job runner error", obj) };
+    const clock = s.clock ?? queue.clock;
+    this.#clock = clock;
+    const retention = s.resultRetentionMs === undefined ? undefined : { ms: s.resultRetentionMs, clock };
+    const steps = new JobStepRunner(registry, state, (def, input, opts) => this.submit(def, input, opts), retention);
     let b = WorkflowRuntime.builder(queue, store, steps, NoopTerminalHook).queueName(s.queueName).maxConcurrentSteps(s.concurrency).pollIntervalMs(s.pollIntervalMs);
     if (s.groupRetentionMs !== undefined) b = b.groupRetention(s.groupRetentionMs);
+    if (s.resultRetentionMs !== undefined) b = b.memoRetention(s.resultRetentionMs);
     if (s.clock !== undefined) b = b.clock(s.clock);
     if (s.leaseMs !== undefined) b = b.leaseMs(s.leaseMs);
     if (s.logger !== undefined) b = b.logger(s.logger);
@@ -188,7 +222,8 @@ export class JobRunner implements JobSubmitter {
     const inputSha256 = sha256Hex(payload);
     return this.#lock.run(runId, async () => {
       const found = await this.#queue.kvGet(jobDedupKey(runId));
-      if (found !== null) {
+      // A dedup record whose run has no records left outlived result retention: it collapses nothing.
+      if (found !== null && (await this.#runtime.view().records(runId)).kind !== "unknown") {
         if (decodeDedup(found, jobDedupKey(runId)) !== inputSha256) throw new InputMismatchError(runId);
         return new RunnerJobHandle<Output, Err>(this.#reader, runId, false);
       }
@@ -221,13 +256,57 @@ export class JobRunner implements JobSubmitter {
     return this.#runtime.cancel(jobId);
   }
 
-  /** Runs jobs until `shutdown` resolves or aborts; in-flight jobs finish first. */
-  run(shutdown?: Shutdown): Promise<void> {
-    return this.#runtime.run(shutdown);
+  /**
+   * Runs one result-retention pass now (the workflow's memo sweep, then the
+   * job records); returns how many job results it removed. `run` does this
+   * at every poll interval when result retention is set.
+   */
+  async sweepResults(): Promise<number> {
+    await this.#runtime.sweepMemos();
+    return sweepJobResults(this.#queue, this.#runtime.view(), this.#lock, this.#clock.now());
+  }
+
+  /**
+   * Runs jobs until `shutdown` resolves or aborts: the worker, group
+   * retention and, when set, result retention. In-flight jobs finish first.
+   */
+  async run(shutdown?: Shutdown): Promise<void> {
+    const stop = abortOn(shutdown);
+    const tasks = [this.#runtime.run(stop)];
+    if (this.#resultRetentionMs !== undefined) tasks.push(this.#sweepLoop(stop));
+    await Promise.all(tasks);
+  }
+
+  async #sweepLoop(signal: AbortSignal): Promise<void> {
+    const clock = this.#clock;
+    while (!signal.aborted && !this.#queue.closed) {
+      try {
+        await sweepJobResults(this.#queue, this.#runtime.view(), this.#lock, clock.now());
+      } catch (e) {
+        this.#logger.error({ err: e }, "job result retention sweep failed; retrying at the next poll interval");
+      }
+      try {
+        await clock.waitUntil(clock.now() + this.#pollIntervalMs, signal);
+      } catch {
+        return;
+      }
+    }
   }
 
   /** Runs jobs in the background; `await handle.shutdown()` stops claiming and waits for in-flight jobs. */
   spawn(shutdown?: Shutdown): RunnerHandle {
-    return this.#runtime.spawn(shutdown);
+    const stop = new AbortController();
+    const outer = abortOn(shutdown);
+    if (outer.aborted) stop.abort();
+    else outer.addEventListener("abort", () => stop.abort(), { once: true });
+    const done = this.run(stop.signal);
+    done.catch(() => undefined);
+    return {
+      done,
+      shutdown: async () => {
+        stop.abort();
+        await done;
+      },
+    };
   }
 }

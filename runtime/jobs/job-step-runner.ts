@@ -10,6 +10,7 @@
  * `StepError` keeps its kind; a `PermanentError` or `ValidationError` is
  * permanent; anything else is transient (retried up to the attempt limit).
  */
+import type { Clock } from "../clock.js";
 import { ValidationError } from "../errors.js";
 import { PermanentError } from "../queue/errors.js";
 import { MAX_KV_VALUE_SIZE } from "../queue/names.js";
@@ -20,6 +21,7 @@ import { utf8 } from "../workflow/codec.js";
 import { canonicalJson, decodeJobPayload, encodeJobResult, jobResultKey, type JobResultRecord } from "./job-codec.js";
 import { makeJobContext, type StateKey, type SubmitJob } from "./job-context.js";
 import { JobFailure, type JobDefinition, type JobHandler } from "./job-definition.js";
+import { addResultMarker } from "./result-retention.js";
 import { formatIssue, type ValidationIssue } from "./validator.js";
 
 /** A registered job: its definition and handler, with types erased for the registry. */
@@ -32,8 +34,14 @@ function invalid(what: string, issues: readonly ValidationIssue[]): StepError {
   return StepError.permanent(new ValidationError(`${what} is invalid; fix the handler or the submitter`, issues.map(formatIssue)));
 }
 
-/** Stages the result record; an oversized record fails the job permanently instead of being dropped. */
-function stage(step: Step, record: JobResultRecord): void {
+/** Result retention as the step runner applies it. */
+export interface StagedRetention {
+  readonly ms: number;
+  readonly clock: Clock;
+}
+
+/** Stages the result record (and its retention marker); an oversized record fails the job permanently instead of being dropped. */
+function stage(step: Step, record: JobResultRecord, retention: StagedRetention | undefined): void {
   const bytes = encodeJobResult(record);
   if (bytes.byteLength > MAX_KV_VALUE_SIZE) {
     throw StepError.permanent(
@@ -41,6 +49,7 @@ function stage(step: Step, record: JobResultRecord): void {
     );
   }
   step.effects.put(jobResultKey(step.runId), bytes);
+  if (retention !== undefined) addResultMarker(step.effects, step.runId, record.incarnation, retention.clock.now() + retention.ms);
 }
 
 /** @internal The `StepRunner` a `JobRunner` gives its workflow runtime. */
@@ -49,6 +58,7 @@ export class JobStepRunner implements StepRunner {
     private readonly registry: ReadonlyMap<string, Registration>,
     private readonly state: ReadonlyMap<StateKey<unknown>, unknown>,
     private readonly submit: SubmitJob,
+    private readonly retention: StagedRetention | undefined,
   ) {}
 
   async runStep(step: Step): Promise<StepOutcome> {
@@ -77,7 +87,7 @@ export class JobStepRunner implements StepRunner {
         const issues = errValidator.validate(e.error);
         if (issues.length > 0) throw invalid(errValidator.name, issues);
         const error = canonicalJson(e.error);
-        stage(step, { incarnation, status: "failed", error, message: e.message });
+        stage(step, { incarnation, status: "failed", error, message: e.message }, this.retention);
         return StepOutcome.fail(error);
       }
       if (e instanceof StepError) throw e;
@@ -87,7 +97,7 @@ export class JobStepRunner implements StepRunner {
     const outIssues = def.output.validate(output);
     if (outIssues.length > 0) throw invalid(def.output.name, outIssues);
     const json = canonicalJson(output);
-    stage(step, { incarnation, status: "succeeded", output: json });
+    stage(step, { incarnation, status: "succeeded", output: json }, this.retention);
     return StepOutcome.succeed(utf8(json));
   }
 }

@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import { JobNotFoundError, PermanentError } from "taquba";
+import { keyedEmailJob, openJobEnv } from "./fixtures.js";
+
+describe("job result retention", () => {
+  it("removes result, dedup and terminal records a window after the job ended; the key then runs again", async () => {
+    const calls: string[] = [];
+    const env = await openJobEnv((b) =>
+      b.resultRetention(60_000).register(keyedEmailJob, {
+        async run(input) {
+          calls.push(input.to);
+          if (input.to.startsWith("perm@")) throw new PermanentError("no such mailbox");
+          return { message_id: `m-${input.to}` };
+        },
+      }),
+    );
+    const ok = await env.runner.submit(keyedEmailJob, { to: "a@x.io" });
+    const perm = await env.runner.submit(keyedEmailJob, { to: "perm@x.io" });
+    await ok.result();
+    await perm.result();
+    expect(await env.runner.sweepResults()).toBe(0);
+    env.clock.advance(59_000);
+    expect(await env.runner.sweepResults()).toBe(0);
+    expect(await ok.fetchResult()).toMatchObject({ status: "succeeded" });
+    expect((await env.runner.submit(keyedEmailJob, { to: "a@x.io" })).newlySubmitted).toBe(false);
+
+    env.clock.advance(1_000);
+    expect(await env.runner.sweepResults()).toBe(1);
+    await expect(ok.fetchResult()).rejects.toBeInstanceOf(JobNotFoundError);
+    await expect(perm.fetchResult()).rejects.toBeInstanceOf(JobNotFoundError);
+    expect((await env.queue.kvScan("jobs/")).entries.map((e) => e.key)).toEqual([`jobs/dedup/${perm.jobId}`]);
+    expect((await env.queue.kvScan("workflow/")).entries).toEqual([]);
+
+    // Both keys run again: the swept one and the one whose stale dedup record outlived its run.
+    const again = await env.runner.submit(keyedEmailJob, { to: "a@x.io" });
+    const permAgain = await env.runner.submit(keyedEmailJob, { to: "perm@x.io" });
+    expect(again.newlySubmitted).toBe(true);
+    expect(permAgain.newlySubmitted).toBe(true);
+    expect(await again.output()).toEqual({ message_id: "m-a@x.io" });
+    await permAgain.result();
+    expect(calls).toEqual(["a@x.io", "perm@x.io", "a@x.io", "perm@x.io"]);
+    await env.stop();
+  });
+
+  it("the running worker sweeps expired results at its poll interval", async () => {
+    const env = await openJobEnv((b) => b.resultRetention(1_000).register(keyedEmailJob, { run: async (i) => ({ message_id: i.to }) }));
+    const h = await env.runner.submit(keyedEmailJob, { to: "a@x.io" });
+    await h.result();
+    env.clock.advance(3_600_000);
+    const started = Date.now();
+    while ((await env.queue.kvScan("jobs/")).entries.length > 0 || (await env.queue.kvScan("workflow/")).entries.length > 0) {
+      if (Date.now() - started > 5000) throw new Error("the worker did not sweep the job's records");
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await expect(h.fetchResult()).rejects.toBeInstanceOf(JobNotFoundError);
+    await env.stop();
+  });
+});
