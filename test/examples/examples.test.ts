@@ -190,6 +190,15 @@ describe("examples", () => {
     expect(out).toMatch(/run reindex-catalog cancelled \("stopped on request"\) after 2 of 20 chunks/);
   });
 
+  it("time-injection: a mock clock drives delays and memo retention", async () => {
+    const out = await example("time-injection");
+    expect(out).toMatch(/day 0\.0: step 0 sent email-0-to-ada@example.com/);
+    expect(out).toMatch(/day 3\.0: one millisecond early, 1 step run so far/);
+    expect(out).toMatch(/day 3\.0: step 1 sent email-1-to-ada@example.com/);
+    expect(out).toMatch(/day 3\.0: run succeeded; outcome kept: true/);
+    expect(out).toMatch(/day 5\.0: retention window over: outcome kept: false, status null/);
+  });
+
   it("the examples' generated code is up to date with their specs", async () => {
     for (const dir of ["durable-approvals", "fanout-jobs", "group-document-pipeline"]) {
       const r = await run(["codegen/bin.js", "codegen", `examples/${dir}`, "--out", `examples/${dir}/generated`, "--check"], 20_000);
