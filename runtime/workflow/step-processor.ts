@@ -61,7 +61,11 @@ function checkOutcome(o: unknown): StepOutcome {
   return o as StepOutcome;
 }
 
-/** Processes and settles one claimed job of the step queue. Never throws for a settlement the queue refuses. */
+/**
+ * Processes and settles one claimed job of the step queue. A settlement the
+ * queue refuses (a lost claim, a closed queue) rejects; the caller logs it
+ * and the queue redelivers the job.
+ */
 export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<void> {
   if (job.headers[HEADER_TERMINAL] !== undefined) return processNotification(core, job);
   const runId = job.headers[HEADER_RUN_ID];
@@ -172,12 +176,29 @@ async function decide(core: RuntimeCore, job: ClaimedJob, run: RunRecord, runId:
 
 /** Writes the run result record, then commits the termination with the step's ack. */
 async function terminate(core: RuntimeCore, job: ClaimedJob, t: TerminationInput, staged: StagedKv | undefined): Promise<void> {
-  await core.memos.writeOutcomeRecord(t.runId, { token: t.token, outcome: runOutcomeOf(t) });
+  if (!(await recordOutcome(core, job, t))) return;
   const effects = new SettlementEffects();
   if (staged !== undefined) applyStaged(staged, effects);
   addTerminalEffects(core.terminal, t, effects);
   await submitted(job, core.queue.ack(job, effects), core);
   core.noteTerminated(t.runId, t.nowMs);
+}
+
+/**
+ * Writes the run result record before a terminating settlement. When the
+ * memo store fails, the step is retried (nacked) unless this is its last
+ * attempt, where terminating without the record beats dead-lettering a step
+ * whose outcome is known. `false` when the job was nacked instead.
+ */
+async function recordOutcome(core: RuntimeCore, job: ClaimedJob, t: TerminationInput): Promise<boolean> {
+  try {
+    await core.memos.writeOutcomeRecord(t.runId, { token: t.token, outcome: runOutcomeOf(t) });
+    return true;
+  } catch (e) {
+    if (job.isLastAttempt()) return true;
+    await submitted(job, core.queue.nack(job, `could not record the run result in the memo store: ${errorText(e)}`), core);
+    return false;
+  }
 }
 
 async function failStep(core: RuntimeCore, job: ClaimedJob, at: Omit<TerminationInput, "status">, error: unknown): Promise<void> {
@@ -188,7 +209,7 @@ async function failStep(core: RuntimeCore, job: ClaimedJob, at: Omit<Termination
     return;
   }
   const t: TerminationInput = { ...at, status: "failed", errorKind: kind, error: text };
-  await core.memos.writeOutcomeRecord(t.runId, { token: t.token, outcome: runOutcomeOf(t) });
+  if (!(await recordOutcome(core, job, t))) return;
   const effects = addTerminalEffects(core.terminal, t);
   if (kind === "permanent") await submitted(job, core.queue.deadLetter(job, text, effects), core);
   else await submitted(job, core.queue.nack(job, text, effects), core);
