@@ -107,7 +107,15 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<vo
   const externalCancel = job.cancelSignal.aborted || (await cancelRequested(core, runId));
   if (verdict.ok && !verdict.replayed && !externalCancel && core.stepOutputReplay) {
     const record = { storedAtMs: core.clock.now(), outcome: verdict.outcome, effects: verdict.staged };
-    await core.memos.store.put(replayRecordKey(core.memos.prefix, runId, step, job.payload), encodeReplayRecord(record));
+    try {
+      await core.memos.store.put(replayRecordKey(core.memos.prefix, runId, step, job.payload), encodeReplayRecord(record));
+    } catch (e) {
+      // The record is part of the settlement: without it, retry the step, except on its last attempt.
+      if (!job.isLastAttempt()) {
+        await submitted(job, core.queue.nack(job, `could not write the step's replay record: ${errorText(e)}`), core);
+        return;
+      }
+    }
   }
   const now = core.clock.now();
   const at = { ...base, nowMs: now };
