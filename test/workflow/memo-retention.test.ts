@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RunNotFoundError, StepOutcome } from "taquba";
+import { MemoryStore, MockClock, RunNotFoundError, StepOutcome, type WorkflowRuntimeBuilder } from "taquba";
 import { advanceUntil, enc, openEnv, runnerOf, settle, until } from "./helpers.js";
 
 async function objectCount(store: { list(p: string): AsyncIterable<unknown> }, prefix: string): Promise<number> {
@@ -67,6 +67,25 @@ describe("memo retention", () => {
     await settle();
     expect(await env2.runtime.status("kept")).toMatchObject({ state: "terminated" });
     expect((await env2.queue.kvScan("workflow/terminals/")).entries).toHaveLength(0);
+    await env2.stop();
+  });
+
+  it("sweeps at start-up what expired while no worker ran", async () => {
+    const store = new MemoryStore();
+    const clock = new MockClock();
+    const runner = runnerOf(async (s) => {
+      await s.memo.put("m", enc("1"));
+      return StepOutcome.succeed(s.payload);
+    });
+    const configure = (b: WorkflowRuntimeBuilder) => b.memoRetention(60_000).pollIntervalMs(3_600_000);
+    const env = await openEnv(runner, { store, clock, configure });
+    await env.runtime.submit({ input: enc("x"), runId: "gone" });
+    await env.runtime.wait("gone");
+    await env.stop();
+    clock.advance(61_000);
+    const env2 = await openEnv(runner, { store, clock, configure });
+    await until(async () => (await env2.runtime.status("gone")) === null, "swept at start");
+    expect(await objectCount(store, "workflow-steps-memo/memos/gone/")).toBe(0);
     await env2.stop();
   });
 });
