@@ -8,10 +8,9 @@
  * reads nothing.
  */
 import { fromUtf8 } from "./codec.js";
-import { terminalRecordKey, TERMINALS_PREFIX } from "./kv-keys.js";
+import { terminalRecordKey } from "./kv-keys.js";
 import { decodeTerminalRecord } from "./records.js";
 import type { RuntimeCore } from "./runtime-core.js";
-import { TERMINAL_MARKERS } from "./terminal.js";
 
 /** Markers read per page. */
 const PAGE = 256;
@@ -37,7 +36,7 @@ export class MemoSweeper {
     if (this.#nextDue !== undefined && now < this.#nextDue) return 0;
     let swept = 0;
     for (;;) {
-      const expired = await TERMINAL_MARKERS.scanExpired(core.queue, now, PAGE);
+      const expired = await core.terminal.markers.scanExpired(core.queue, now, PAGE);
       for (const m of expired) {
         await core.memos.clearMemosForRun(m.suffix);
         // The terminal record goes only if it still describes the termination this marker
@@ -50,9 +49,29 @@ export class MemoSweeper {
       }
       if (expired.length < PAGE) break;
     }
-    const first = (await core.queue.kvScan(TERMINALS_PREFIX, { limit: 1 })).entries[0];
-    const parsed = first === undefined ? undefined : TERMINAL_MARKERS.parse(first.key);
+    const first = (await core.queue.kvScan(core.terminal.markers.prefix, { limit: 1 })).entries[0];
+    const parsed = first === undefined ? undefined : core.terminal.markers.parse(first.key);
     this.#nextDue = parsed === undefined ? Number.POSITIVE_INFINITY : parsed.expiresAt;
     return swept;
   }
+}
+
+const sweepers = new WeakMap<object, Map<string, MemoSweeper>>();
+
+/**
+ * The sweeper of `core`'s queue and memo prefix, shared by every runtime
+ * with both, so a marker any of them writes lowers the one "next due" hint.
+ */
+export function memoSweeperFor(core: RuntimeCore): MemoSweeper {
+  let byPrefix = sweepers.get(core.queue);
+  if (byPrefix === undefined) {
+    byPrefix = new Map();
+    sweepers.set(core.queue, byPrefix);
+  }
+  let s = byPrefix.get(core.memos.prefix);
+  if (s === undefined) {
+    s = new MemoSweeper(core);
+    byPrefix.set(core.memos.prefix, s);
+  }
+  return s;
 }

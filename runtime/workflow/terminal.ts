@@ -29,6 +29,8 @@ export interface TerminalSettings {
   hook: TerminalHook;
   /** Memo retention window; a marker is written only when set. */
   memoRetentionMs: number | undefined;
+  /** Where retention markers go (see `terminalMarkersFor`). */
+  markers: ExpiryIndex;
 }
 
 /** One termination of a run. */
@@ -52,8 +54,15 @@ export interface TerminationInput {
   group?: GroupRef | undefined;
 }
 
-/** Retention markers: an expiry index whose entries are suffixed with the run id and hold the termination token. */
-export const TERMINAL_MARKERS = new ExpiryIndex(TERMINALS_PREFIX);
+/**
+ * Retention markers of the runtimes using `memoPrefix`: an expiry index
+ * whose entries are suffixed with the run id and hold the termination
+ * token. One index per memo prefix, so a sweeper only meets markers whose
+ * memo entries live under its own prefix.
+ */
+export function terminalMarkersFor(memoPrefix: string): ExpiryIndex {
+  return new ExpiryIndex(`${TERMINALS_PREFIX}${encodeURIComponent(memoPrefix)}/`);
+}
 
 /** The outcome the hook and `WorkflowRuntime.outcome` see for a termination. */
 export function runOutcomeOf(t: TerminationInput): RunOutcome {
@@ -107,7 +116,7 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     );
   }
   if (s.memoRetentionMs !== undefined) {
-    TERMINAL_MARKERS.add(into, t.nowMs + s.memoRetentionMs, t.runId, new TextEncoder().encode(t.token));
+    s.markers.add(into, t.nowMs + s.memoRetentionMs, t.runId, new TextEncoder().encode(t.token));
   }
   if (hookObserves(s.hook, outcome)) {
     const opts: { dedupKey: string; headers: Record<string, string>; priority?: number; maxAttempts?: number } = {

@@ -11,7 +11,8 @@ import type { ObjectStore } from "../store/object-store.js";
 import { cancelRun } from "./cancel.js";
 import type { StepRunner } from "./delivery.js";
 import { MemoStore } from "./memo.js";
-import { MemoSweeper } from "./memo-sweeper.js";
+import { memoSweeperFor, type MemoSweeper } from "./memo-sweeper.js";
+import { terminalMarkersFor } from "./terminal.js";
 import type { WorkflowQueue } from "./queue-port.js";
 import { reconcileAllDead, reconcileDeadJob } from "./reconcile.js";
 import { RunId } from "./run-id.js";
@@ -82,7 +83,7 @@ export class WorkflowRuntime {
       pollIntervalMs: s.pollIntervalMs,
       maxConcurrentSteps: s.maxConcurrentSteps,
       leaseMs: s.leaseMs,
-      terminal: { queueName: s.queueName, hook: deps.hook, memoRetentionMs: s.memoRetentionMs },
+      terminal: { queueName: s.queueName, hook: deps.hook, memoRetentionMs: s.memoRetentionMs, markers: terminalMarkersFor(memos.prefix) },
       events,
       submitLock: submitLockFor(deps.queue),
       signalLock: signalLockFor(deps.queue),
@@ -92,7 +93,7 @@ export class WorkflowRuntime {
         events.terminated(runId);
       },
     };
-    sweeper = new MemoSweeper(this.#core);
+    sweeper = memoSweeperFor(this.#core);
     this.#sweeper = sweeper;
     this.#view = new WorkflowView({ kvGet: (k) => deps.queue.kvGet(k), job: (id) => deps.queue.view().job(id) }, memos);
     this.#logger = s.logger;

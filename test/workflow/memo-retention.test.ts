@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MemoryStore, MockClock, RunNotFoundError, StepOutcome, type WorkflowRuntimeBuilder } from "taquba";
+import { MemoryStore, MockClock, NoopTerminalHook, RunNotFoundError, StepOutcome, WorkflowRuntime, type WorkflowRuntimeBuilder } from "taquba";
 import { advanceUntil, enc, openEnv, runnerOf, settle, until } from "./helpers.js";
 
 async function objectCount(store: { list(p: string): AsyncIterable<unknown> }, prefix: string): Promise<number> {
@@ -87,5 +87,32 @@ describe("memo retention", () => {
     await until(async () => (await env2.runtime.status("gone")) === null, "swept at start");
     expect(await objectCount(store, "workflow-steps-memo/memos/gone/")).toBe(0);
     await env2.stop();
+  });
+
+  it("two runtimes over one queue with their own memo prefixes each sweep their own runs", async () => {
+    const runner = runnerOf(async (s) => {
+      await s.memo.put("m", enc("1"));
+      return StepOutcome.succeed(s.payload);
+    });
+    const env = await openEnv(runner, { configure: (b) => b.memoRetention(60_000).pollIntervalMs(1_000) });
+    const other = WorkflowRuntime.builder(env.queue, env.store, runner, NoopTerminalHook)
+      .queueName("other-steps")
+      .memoPrefix("other-memo")
+      .memoRetention(60_000)
+      .pollIntervalMs(1_000)
+      .build();
+    const otherWorker = other.spawn();
+    await env.runtime.submit({ input: enc("x"), runId: "mine" });
+    await other.submit({ input: enc("x"), runId: "theirs" });
+    await env.runtime.wait("mine");
+    await other.wait("theirs");
+    expect(await objectCount(env.store, "other-memo/memos/theirs/")).toBe(2);
+    const t0 = env.clock.now();
+    env.clock.advance(60_000);
+    await advanceUntil(env.clock, t0 + 61_000, async () => (await env.runtime.status("mine")) === null && (await other.status("theirs")) === null, "both swept");
+    expect(await objectCount(env.store, "other-memo/memos/theirs/")).toBe(0);
+    expect(await objectCount(env.store, "workflow-steps-memo/memos/mine/")).toBe(0);
+    await otherWorker.shutdown();
+    await env.stop();
   });
 });
