@@ -49,12 +49,21 @@ type Verdict =
   | { ok: false; error: unknown };
 
 /** Rejects what is not a StepOutcome, so a runner bug fails the step instead of corrupting a record. */
+function validTrigger(w: unknown): boolean {
+  const t = w as { kind?: unknown; delayMs?: unknown; correlationKey?: unknown; timeoutMs?: unknown } | null;
+  if (t === null || typeof t !== "object") return false;
+  const ms = (x: unknown) => typeof x === "number" && Number.isFinite(x) && x >= 0;
+  if (t.kind === "immediate") return true;
+  if (t.kind === "after") return ms(t.delayMs);
+  return t.kind === "onSignal" && typeof t.correlationKey === "string" && t.correlationKey.length > 0 && ms(t.timeoutMs);
+}
+
 function checkOutcome(o: unknown): StepOutcome {
-  const v = o as { kind?: unknown; payload?: unknown; result?: unknown; reason?: unknown } | null;
+  const v = o as { kind?: unknown; payload?: unknown; result?: unknown; reason?: unknown; when?: unknown } | null;
   const ok =
     v !== null &&
     typeof v === "object" &&
-    ((v.kind === "continue" && v.payload instanceof Uint8Array) ||
+    ((v.kind === "continue" && v.payload instanceof Uint8Array && validTrigger(v.when)) ||
       (v.kind === "succeed" && v.result instanceof Uint8Array) ||
       ((v.kind === "fail" || v.kind === "cancel") && typeof v.reason === "string"));
   if (!ok) throw StepError.permanent(new Error("the runner returned something that is not a StepOutcome; build one with StepOutcome.*"));

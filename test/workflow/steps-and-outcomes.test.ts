@@ -127,4 +127,11 @@ describe("step outcomes", () => {
     expect(end.termination).toMatchObject({ status: "failed", errorKind: "permanent", finalStep: 1 });
     await env.stop();
   });
+
+  it("a hand-built continue without a valid trigger fails the run permanently", async () => {
+    const env = await openEnv(runnerOf(async (s) => ({ kind: "continue", payload: s.payload }) as unknown as StepOutcome));
+    await env.runtime.submit({ input: enc("x"), runId: "bad-when" });
+    expect((await env.runtime.wait("bad-when")).termination).toMatchObject({ status: "failed", errorKind: "permanent" });
+    await env.stop();
+  });
 });
