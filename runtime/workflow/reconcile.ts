@@ -4,10 +4,14 @@
  * reaper after a lease expired past the attempt limit, recovery when the
  * queue was opened). Such a run is terminated as failed with the job's last
  * error, and its notification enqueued in the same commit.
+ *
+ * The queue has no KV-only transaction, so the commit rides on an enqueue:
+ * the notification job, or a no-op job when the hook does not observe the
+ * outcome.
  */
 import { SettlementEffects } from "../queue/effects.js";
-import { runKey, stepPointerKey } from "./kv-keys.js";
-import { HEADER_RUN_ID, HEADER_TERMINAL } from "./reserved.js";
+import { terminalDedupKey } from "./kv-keys.js";
+import { HEADER_NOOP, HEADER_RUN_ID, HEADER_TERMINAL } from "./reserved.js";
 import { RunId } from "./run-id.js";
 import type { RuntimeCore } from "./runtime-core.js";
 import { addTerminalEffects, type TerminationInput } from "./terminal.js";
@@ -38,28 +42,23 @@ export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jo
     group: r.run.group,
   };
   const effects = addTerminalEffects(core.terminal, t);
-  const [notification, ...rest] = effects.enqueues;
-  if (notification !== undefined) {
-    // The notification is the commit's own enqueue, so termination and notification are one transaction.
-    const kvOnly = new SettlementEffects();
-    for (const op of effects.kvOps) {
-      if (op.kind === "put") kvOnly.kvPut(op.key, op.value);
-      else kvOnly.kvDelete(op.key);
-    }
-    for (const e of rest) kvOnly.enqueue(e.queueName, e.payload, e.opts);
-    const { outcome } = await core.queue.enqueueWithEffects(notification.queueName, notification.payload, notification.opts ?? {}, kvOnly);
-    if (!outcome.newlyEnqueued) return false;
-  } else {
-    // No notification to carry the commit: write the terminal state first and
-    // remove the run record last, so a crash in between leaves the run active
-    // and the next start reconciles it again.
-    for (const op of effects.kvOps) {
-      if (op.kind === "put") await core.queue.kvPut(op.key, op.value);
-      else if (op.key !== runKey(runId) && op.key !== stepPointerKey(runId)) await core.queue.kvDelete(op.key);
-    }
-    if (!(await core.queue.kvCompareAndDelete(runKey(runId), r.runBytes))) return false;
-    await core.queue.kvDelete(stepPointerKey(runId));
+  // The commit needs an enqueue of its own: the notification when the hook observes the
+  // outcome, else a no-op job the worker acknowledges. Either way termination, notification
+  // and the dedup key that stops a second reconciliation of the same job are one transaction.
+  const [own, ...rest] = effects.enqueues;
+  const carrier = own ?? {
+    queueName: core.queueName,
+    payload: new Uint8Array(0),
+    opts: { dedupKey: terminalDedupKey(runId, t.token), headers: { [HEADER_RUN_ID]: runId, [HEADER_NOOP]: "1" } },
+  };
+  const kvOnly = new SettlementEffects();
+  for (const op of effects.kvOps) {
+    if (op.kind === "put") kvOnly.kvPut(op.key, op.value);
+    else kvOnly.kvDelete(op.key);
   }
+  for (const e of rest) kvOnly.enqueue(e.queueName, e.payload, e.opts);
+  const { outcome } = await core.queue.enqueueWithEffects(carrier.queueName, carrier.payload, carrier.opts ?? {}, kvOnly);
+  if (!outcome.newlyEnqueued) return false;
   core.noteTerminated(runId, now);
   return true;
 }

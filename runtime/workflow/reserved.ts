@@ -11,6 +11,12 @@ export const HEADER_RUN_ID = "workflow.run_id";
 export const HEADER_STEP = "workflow.step";
 /** Marks the notification job that runs the terminal hook. */
 export const HEADER_TERMINAL = "workflow.terminal";
+/**
+ * Marks a job that carries no work: it exists so a termination with no
+ * notification (dead-step reconciliation) still commits in one enqueue
+ * transaction. The worker acknowledges it.
+ */
+export const HEADER_NOOP = "workflow.noop";
 /** The correlation key a step waits on (set on a step continued on a signal). */
 export const HEADER_SIGNAL_WAIT = "workflow.signal_wait";
 /** Set on a step enqueued with a signal consumed from the buffer at registration. */

@@ -26,7 +26,7 @@ import {
   type StagedKv,
   type StepPointer,
 } from "./records.js";
-import { HEADER_RUN_ID, HEADER_STEP, HEADER_TERMINAL } from "./reserved.js";
+import { HEADER_NOOP, HEADER_RUN_ID, HEADER_STEP, HEADER_TERMINAL } from "./reserved.js";
 import { RunId } from "./run-id.js";
 import type { RuntimeCore } from "./runtime-core.js";
 import { afterWaitRegistered, resolveSignal, stageSignalWait } from "./signals.js";
@@ -77,6 +77,10 @@ function checkOutcome(o: unknown): StepOutcome {
  */
 export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<void> {
   if (job.headers[HEADER_TERMINAL] !== undefined) return processNotification(core, job);
+  if (job.headers[HEADER_NOOP] !== undefined) {
+    await submitted(job, core.queue.ack(job), core);
+    return;
+  }
   const runId = job.headers[HEADER_RUN_ID];
   const step = Number(job.headers[HEADER_STEP]);
   if (!RunId.isValid(runId) || !Number.isInteger(step) || step < 0) {
