@@ -131,14 +131,17 @@ export function buildModel(file: string, value: unknown): PackageModel {
     ident: camelCase(name),
     typeName: pascalCase(name),
     description: optionalString(w["description"]),
-    input: w["input"] === undefined ? undefined : normaliseSchema(w["input"]),
-    result: w["result"] === undefined ? undefined : normaliseSchema(w["result"]),
+    input: normaliseSchema(w["input"]),
+    result: normaliseSchema(w["result"]),
     error: w["error"] === undefined ? undefined : normaliseSchema(w["error"]),
     // Step order is meaningful (the first step is the entry), so it is kept.
     steps: Object.entries((w["steps"] ?? {}) as Record<string, Raw>).map(
       ([step, s]): StepModel => ({
         kind: "step",
         name: step,
+        ident: camelCase(step),
+        typeName: pascalCase(step),
+        description: optionalString(s["description"]),
         payload: s["payload"] === undefined ? undefined : normaliseSchema(s["payload"]),
         waitsFor: optionalString(s["waits_for"]),
         timeoutMs: optionalNumber(s["timeout_ms"]),

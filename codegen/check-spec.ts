@@ -8,8 +8,7 @@
 
 import type { Diagnostic, DiagnosticCode } from "./diagnostics.js";
 import type { SourceLocator, SpecPath } from "./load-spec.js";
-import { camelCase } from "./names.js";
-import type { JsonSchema, JsonValue, PackageModel } from "./spec-model.js";
+import type { JsonSchema, JsonValue, PackageModel, WorkflowModel } from "./spec-model.js";
 
 const REF_PREFIX = "#/types/";
 const PLACEHOLDER = /\{([^{}]*)\}/g;
@@ -157,7 +156,7 @@ export function checkPackage(pkg: PackageModel, locator: SourceLocator): Diagnos
     }
   };
   claim(`${pkg.typeName}Headers`, "the package's headers", ["package"]);
-  for (const reserved of ["Client", "JobsClient", "SignalsClient", "SubmitOptions", "Handlers"]) {
+  for (const reserved of ["Client", "JobsClient", "SignalsClient", "WorkflowsClient", "SubmitOptions", "Handlers", "WorkflowHandlers"]) {
     claims.set(reserved, `the generated "${reserved}"`);
   }
   claims.set("signalsJob", "the client's signals");
@@ -180,25 +179,78 @@ export function checkPackage(pkg: PackageModel, locator: SourceLocator): Diagnos
     headerIdents.set(h.ident, h.name);
   }
 
-  // Workflows: checked so specs can declare them now; generated later.
+  // Workflows.
   const signalNames = new Set(pkg.signals.map((s) => s.name));
+  // Jobs and workflows are members of one client object (clashes among jobs, or among workflows, are caught above).
+  const jobMembers = new Map(pkg.jobs.map((j) => [j.ident, j.name]));
   for (const w of pkg.workflows) {
-    report("WORKFLOWS_NOT_GENERATED", w.path, `workflow "${w.name}" is checked but no code is generated for workflows yet`, "key", "warning");
-    const steps = new Set(w.steps.map((s) => s.name));
-    const wIdent = camelCase(w.name);
-    claim(`${wIdent}Workflow`, `workflow "${w.name}"`, w.path);
+    const o = `workflow "${w.name}"`;
+    const job = jobMembers.get(w.ident);
+    if (job !== undefined) report("NAME_COLLISION", w.path, `${o} and job "${job}" are both "${w.ident}" on the client; rename one of them`);
+    if (w.ident === "signals") report("NAME_COLLISION", w.path, `${o} would be "signals" on the client, which holds the signal senders; rename it`);
+    for (const suffix of ["Input", "Result", "Error", "Handler", "Client", "Workflow"]) claim(`${w.typeName}${suffix}`, o, w.path);
+    claim(`${w.ident}Workflow`, o, w.path);
+    const idents = new Map<string, string>();
     for (const s of w.steps) {
-      if (s.waitsFor !== undefined && !signalNames.has(s.waitsFor)) {
-        const known = [...signalNames].sort().join(", ");
-        report("UNKNOWN_SIGNAL", [...s.path, "waits_for"], `step "${s.name}" waits for "${s.waitsFor}", which is not declared under "signals"${known === "" ? "; declare it" : `; known signals: ${known}`}`, "value");
-      }
-      if (s.waitsFor !== undefined && s.timeoutMs === undefined) {
-        report("WAIT_WITHOUT_TIMEOUT", [...s.path, "waits_for"], `step "${s.name}" waits for a signal without "timeout_ms"; add one so a lost signal cannot park the run forever`);
-      }
-      s.next.forEach((n, i) => {
-        if (!steps.has(n)) report("UNKNOWN_STEP", [...s.path, "next", i], `step "${s.name}" continues to "${n}", which is not a step of workflow "${w.name}"`, "value");
-      });
+      const so = `step "${s.name}" of ${o}`;
+      for (const suffix of ["Payload", "Next", "Context", "Transition"]) claim(`${w.typeName}${s.typeName}${suffix}`, so, s.path);
+      const previous = idents.get(s.ident);
+      if (previous !== undefined) report("NAME_COLLISION", s.path, `steps "${s.name}" and "${previous}" of ${o} both become "${s.ident}"; rename one of them`);
+      idents.set(s.ident, s.name);
     }
+    checkSteps(w, report, signalNames);
   }
   return out;
+}
+
+type Report = (code: DiagnosticCode, path: SpecPath, message: string, at?: "key" | "value", severity?: "error" | "warning") => void;
+
+/**
+ * The step graph of one workflow: the entry step (the first listed) takes the
+ * input and is entered by submit, every transition names a step, every wait
+ * names a signal and has a timeout, and every step is reachable from the entry.
+ */
+function checkSteps(w: WorkflowModel, report: Report, signalNames: ReadonlySet<string>): void {
+  const steps = new Map(w.steps.map((s) => [s.name, s]));
+  const entry = w.steps[0];
+  if (entry === undefined) return;
+  if (entry.payload !== undefined) {
+    report("BAD_ENTRY_STEP", [...entry.path, "payload"], `"${entry.name}" is the entry step of workflow "${w.name}" (the first listed), so it receives the workflow input; remove its "payload" and describe the shape under the workflow's "input"`);
+  }
+  if (entry.waitsFor !== undefined) {
+    report("BAD_ENTRY_STEP", [...entry.path, "waits_for"], `"${entry.name}" is the entry step of workflow "${w.name}" (the first listed), which submit enters at once; it cannot wait for a signal, so list a step before it`);
+  }
+  for (const s of w.steps) {
+    if (s.waitsFor !== undefined && !signalNames.has(s.waitsFor)) {
+      const known = [...signalNames].sort().join(", ");
+      report("UNKNOWN_SIGNAL", [...s.path, "waits_for"], `step "${s.name}" waits for "${s.waitsFor}", which is not declared under "signals"${known === "" ? "; declare it" : `; known signals: ${known}`}`, "value");
+    }
+    if (s.waitsFor !== undefined && s.timeoutMs === undefined) {
+      report("WAIT_WITHOUT_TIMEOUT", [...s.path, "waits_for"], `step "${s.name}" waits for a signal without "timeout_ms"; add one so a lost signal cannot park the run forever`);
+    }
+    if (s.waitsFor === undefined && s.timeoutMs !== undefined) {
+      report("TIMEOUT_WITHOUT_WAIT", [...s.path, "timeout_ms"], `step "${s.name}" has "timeout_ms" but waits for no signal; add "waits_for" or remove the timeout`);
+    }
+    s.next.forEach((n, i) => {
+      if (!steps.has(n)) {
+        report("UNKNOWN_STEP", [...s.path, "next", i], `step "${s.name}" continues to "${n}", which is not a step of workflow "${w.name}"; steps: ${[...steps.keys()].join(", ")}`, "value");
+      }
+    });
+  }
+  const reached = new Set([entry.name]);
+  const queue = [entry];
+  for (let s = queue.shift(); s !== undefined; s = queue.shift()) {
+    for (const n of s.next) {
+      const t = steps.get(n);
+      if (t !== undefined && !reached.has(n)) {
+        reached.add(n);
+        queue.push(t);
+      }
+    }
+  }
+  for (const s of w.steps) {
+    if (!reached.has(s.name)) {
+      report("UNREACHABLE_STEP", s.path, `step "${s.name}" of workflow "${w.name}" is not reachable from the entry step "${entry.name}"; list it under some step's "next" or remove it`);
+    }
+  }
 }

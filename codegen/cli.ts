@@ -31,7 +31,7 @@ const USAGE = `usage: taquba codegen [paths...] [--out DIR] [--check] [--watch] 
   --check        regenerate in memory, print a diff, exit 1 if anything differs
   --watch        regenerate whenever a spec changes; keeps running after errors
   --dry-run      list what would be written, write nothing
-  --scaffold DIR write a handler stub per job into DIR, never overwriting a file
+  --scaffold DIR write a handler stub per job and workflow into DIR, never overwriting a file
   --accept-breaking
                  update the contract locks (*.taquba.lock.json) despite breaking changes`;
 

@@ -10,7 +10,7 @@
 import { createHash } from "node:crypto";
 import { selfContained } from "./compile-validators.js";
 import { canonicalJson } from "./canonical-json.js";
-import type { JobModel, JsonValue, PackageModel, SignalModel } from "./spec-model.js";
+import type { JobModel, JsonValue, PackageModel, SignalModel, WorkflowModel } from "./spec-model.js";
 
 export { canonicalJson };
 
@@ -38,6 +38,23 @@ export function signalContract(signal: SignalModel, pkg: PackageModel): JsonValu
     key: signal.keyTemplate,
     params: selfContained(signal.params, pkg),
     payload: selfContained(signal.payload, pkg),
+  };
+}
+
+/** The normalised contract of a workflow: its schemas, step graph and waits, in step order (the first is the entry). */
+export function workflowContract(workflow: WorkflowModel, pkg: PackageModel): JsonValue {
+  return {
+    name: workflow.qualifiedName,
+    input: selfContained(workflow.input, pkg),
+    result: selfContained(workflow.result, pkg),
+    error: workflow.error === undefined ? null : selfContained(workflow.error, pkg),
+    headers: headerContract(pkg),
+    steps: workflow.steps.map((s) => ({
+      name: s.name,
+      payload: s.payload === undefined ? null : selfContained(s.payload, pkg),
+      waitsFor: s.waitsFor ?? null,
+      next: [...s.next],
+    })),
   };
 }
 

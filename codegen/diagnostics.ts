@@ -18,7 +18,9 @@ export type DiagnosticCode =
   | "NAME_COLLISION"
   | "DUPLICATE_PACKAGE"
   | "WAIT_WITHOUT_TIMEOUT"
-  | "WORKFLOWS_NOT_GENERATED";
+  | "TIMEOUT_WITHOUT_WAIT"
+  | "UNREACHABLE_STEP"
+  | "BAD_ENTRY_STEP";
 
 export type Severity = "error" | "warning";
 

@@ -8,7 +8,7 @@
  */
 
 import type { StatementStructures } from "ts-morph";
-import { headersType, jobNames, signalNames } from "./generated-names.js";
+import { headersType, jobNames, signalNames, workflowNames } from "./generated-names.js";
 import { docText, jsDoc, propertyKey } from "./names.js";
 import type { PackageModel } from "./spec-model.js";
 import { Imports, loadTsMorph, printFile } from "./ts-file.js";
@@ -24,6 +24,7 @@ export function emitClient(pkg: PackageModel, source: string): string {
   const defs: string[] = [];
   const hasJobs = pkg.jobs.length > 0;
   const hasSignals = pkg.signals.length > 0;
+  const hasWorkflows = pkg.workflows.length > 0;
 
   if (hasJobs) {
     typeNames.push(hType);
@@ -84,11 +85,55 @@ export function emitClient(pkg: PackageModel, source: string): string {
     });
   }
 
+  if (hasWorkflows) {
+    imports.value("taquba", "workflowClient").type("taquba", "SubmitOutcome", "WorkflowClient", "WorkflowHost", "WorkflowSubmitOptions");
+    if (!typeNames.includes(hType)) typeNames.push(hType);
+    const options = hasRequired ? `WorkflowSubmitOptions<${hType}> & { readonly headers: ${hType} }` : `WorkflowSubmitOptions<${hType}>`;
+    for (const w of pkg.workflows) {
+      const n = workflowNames(w);
+      typeNames.push(n.input, n.result);
+      if (w.error !== undefined) typeNames.push(n.error);
+      const waited = pkg.signals.filter((sig) => w.steps.some((st) => st.waitsFor === sig.name));
+      const senders = waited.map((sig) => {
+        const sn = signalNames(sig);
+        if (!typeNames.includes(sn.params)) typeNames.push(sn.params, sn.payload);
+        imports.type("taquba", "SignalDelivery");
+        return [
+          jsDoc(`Sends signal "${sig.name}" (key \`${sig.keyTemplate}\`), validated; a waiting step of this workflow is entered with it.`, "    "),
+          `    ${propertyKey(sig.ident)}(params: ${sn.params}, payload: ${sn.payload}): Promise<SignalDelivery>;`,
+        ].join("\n");
+      });
+      statements.push(
+        [
+          jsDoc(`Runs of workflow "${w.qualifiedName}"${w.description === undefined ? "." : `: ${w.description}`}`),
+          `export interface ${n.client} extends WorkflowClient<${n.result}, ${n.error}> {`,
+          jsDoc(
+            `Validates the input and headers, then submits a run entered at step "${w.steps[0]?.name ?? ""}".\n` +
+              `Idempotent on \`(runId, input)\`. Rejects with a ValidationError, enqueuing nothing, when either is invalid.`,
+            "  ",
+          ),
+          `  submit(input: ${n.input}, options${hasRequired ? "" : "?"}: ${options}): Promise<SubmitOutcome>;`,
+          jsDoc(`Senders of the signals this workflow's steps wait for.`, "  "),
+          `  readonly signals: {${senders.length === 0 ? "" : `\n${senders.join("\n")}\n  `}};`,
+          `}`,
+        ].join("\n"),
+      );
+    }
+    statements.push({
+      kind: StructureKind.Interface,
+      name: "WorkflowsClient",
+      isExported: true,
+      docs: [`Submits and follows the workflows of package "${pkg.name}".`],
+      properties: pkg.workflows.map((w) => ({ name: propertyKey(w.ident), isReadonly: true, type: workflowNames(w).client })),
+    });
+  }
+
   const parts = [
     ...(hasJobs ? ["([T] extends [JobSubmitter] ? JobsClient : unknown)"] : []),
     ...(hasSignals ? ["([T] extends [SignalSender] ? { readonly signals: SignalsClient } : unknown)"] : []),
+    ...(hasWorkflows ? ["([T] extends [WorkflowHost] ? WorkflowsClient : unknown)"] : []),
   ];
-  const bound = [...(hasJobs ? ["JobSubmitter"] : []), ...(hasSignals ? ["SignalSender"] : [])].join(" | ") || "object";
+  const bound = [...(hasJobs ? ["JobSubmitter"] : []), ...(hasSignals ? ["SignalSender"] : []), ...(hasWorkflows ? ["WorkflowHost"] : [])].join(" | ") || "object";
   statements.push({
     kind: StructureKind.TypeAlias,
     name: "Client",
@@ -118,11 +163,18 @@ export function emitClient(pkg: PackageModel, source: string): string {
     return requireSignalSender(target, PACKAGE).signal(key, bytes);
   },`;
   });
+  const workflowEntries = pkg.workflows.map((w) => {
+    const n = workflowNames(w);
+    defs.push(n.definition);
+    return `  ${propertyKey(w.ident)}: workflowClient(${n.definition}, target, PACKAGE) as unknown as ${n.client},`;
+  });
   defs.push("PACKAGE");
   const body: string[] = [];
   if (hasJobs) body.push(`const jobs: JobsClient = {\n${jobEntries.join("\n")}\n};`);
   if (hasSignals) body.push(`const signals: SignalsClient = {\n${signalEntries.join("\n")}\n};`);
-  const members = [...(hasJobs ? ["...jobs"] : []), ...(hasSignals ? ["signals"] : [])].join(", ");
+  // Each workflow client checks its target on every call, so building it over a job runner is harmless.
+  if (hasWorkflows) body.push(`const workflows: WorkflowsClient = {\n${workflowEntries.join("\n")}\n};`);
+  const members = [...(hasJobs ? ["...jobs"] : []), ...(hasWorkflows ? ["...workflows"] : []), ...(hasSignals ? ["signals"] : [])].join(", ");
   // The object holds both halves; the type exposes only what the target supports.
   body.push(`return { ${members} } as unknown as Client<T>;`);
   statements.push({
@@ -133,7 +185,10 @@ export function emitClient(pkg: PackageModel, source: string): string {
     parameters: [{ name: "target", type: "T" }],
     returnType: "Client<T>",
     docs: [
-      `A typed client of package "${pkg.name}" over a job runner${hasSignals ? " or a signal sender (a workflow runtime)" : ""}.\n\n@example\nconst handle = await ${pkg.ident}.client(runner).${pkg.jobs[0]?.ident ?? "someJob"}.submit(input${hasRequired ? ", { headers }" : ""});`,
+      `A typed client of package "${pkg.name}" over a job runner${hasSignals ? " or a signal sender (a workflow runtime)" : hasWorkflows ? " or a workflow runtime" : ""}.\n\n@example\n` +
+        (!hasJobs && hasWorkflows
+          ? `const { runId } = await ${pkg.ident}.client(runtime).${pkg.workflows[0]?.ident ?? ""}.submit(input${hasRequired ? ", { headers }" : ""});`
+          : `const handle = await ${pkg.ident}.client(runner).${pkg.jobs[0]?.ident ?? "someJob"}.submit(input${hasRequired ? ", { headers }" : ""});`),
     ],
     statements: body.join("\n"),
   });

@@ -3,9 +3,9 @@
  * definition value per job and signal.
  */
 
-import { contractHash, jobContract } from "./contract.js";
-import { headersType, jobNames, signalNames, validatorName } from "./generated-names.js";
-import { jsDoc, propertyKey } from "./names.js";
+import { contractHash, jobContract, workflowContract } from "./contract.js";
+import { headersType, jobNames, signalNames, stepNames, validatorName, workflowNames } from "./generated-names.js";
+import { compareCodeUnits, jsDoc, propertyKey } from "./names.js";
 import type { PackageModel } from "./spec-model.js";
 import { Imports, printFile } from "./ts-file.js";
 
@@ -104,12 +104,69 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
     );
   }
 
+  if (pkg.workflows.length > 0) {
+    imports.value("taquba", "defineWorkflow").type("taquba", "WorkflowDefinition");
+    statements.push(
+      constant("WORKFLOW_NAMES", undefined, `${record(pkg.workflows.map((w) => [w.ident, JSON.stringify(w.qualifiedName)]))} as const`, "Qualified workflow names, by workflow."),
+    );
+  }
+  for (const w of pkg.workflows) {
+    const n = workflowNames(w);
+    typeNames.push(n.input, n.result);
+    if (w.error !== undefined) typeNames.push(n.error);
+    imports.type("./workflows.js", n.handler);
+    const waited = new Map<string, string>();
+    const steps = w.steps.map((st) => {
+      const sn = stepNames(w, st);
+      if (sn.ownPayload) typeNames.push(sn.payload);
+      const payload =
+        st === w.steps[0]
+          ? validator(n.input, `${w.qualifiedName} input`)
+          : st.payload === undefined
+            ? `createValidator<null>(${JSON.stringify(`${w.qualifiedName} step ${st.name} payload`)}, raw.${validatorName(`${w.typeName}_null`)})`
+            : validator(sn.payload, `${w.qualifiedName} step ${st.name} payload`);
+      const signal = pkg.signals.find((x) => x.name === st.waitsFor);
+      if (signal !== undefined) waited.set(signal.ident, signalNames(signal).definition);
+      const fields = [
+        `method: ${JSON.stringify(st.ident)}`,
+        `payload: ${payload}`,
+        ...(signal === undefined ? [] : [`signal: ${signalNames(signal).definition}`]),
+        ...(st.timeoutMs === undefined ? [] : [`timeoutMs: ${st.timeoutMs}`]),
+        `next: [${st.next.map((x) => JSON.stringify(x)).join(", ")}]`,
+      ];
+      return `    ${propertyKey(st.name)}: {\n${fields.map((f) => `      ${f},`).join("\n")}\n    },`;
+    });
+    const lines = [
+      `  name: WORKFLOW_NAMES.${w.ident},`,
+      `  package: PACKAGE,`,
+      ...(w.description === undefined ? [] : [`  description: ${JSON.stringify(w.description)},`]),
+      `  input: ${validator(n.input, `${w.qualifiedName} input`)},`,
+      `  result: ${validator(n.result, `${w.qualifiedName} result`)},`,
+      ...(w.error === undefined ? [] : [`  error: ${validator(n.error, `${w.qualifiedName} error`)},`]),
+      `  headers,`,
+      `  entry: ${JSON.stringify(w.steps[0]?.name ?? "")},`,
+      `  steps: {\n${steps.join("\n")}\n  },`,
+      `  signals: ${waited.size === 0 ? "{}" : `{ ${[...waited].sort(([a], [b]) => compareCodeUnits(a, b)).map(([k, v]) => `${propertyKey(k)}: ${v}`).join(", ")} }`},`,
+      `  contractHash: ${JSON.stringify(contractHash(workflowContract(w, pkg)))},`,
+    ];
+    const typeArgs = [JSON.stringify(w.qualifiedName), n.input, n.result, n.error, hType, n.handler];
+    statements.push(`${jsDoc(`The definition type of workflow "${w.name}".`)}\nexport type ${n.definitionType} = WorkflowDefinition<\n  ${typeArgs.join(",\n  ")}\n>;`);
+    statements.push(
+      constant(n.definition, n.definitionType, `defineWorkflow<\n  ${typeArgs.join(",\n  ")}\n>({\n${lines.join("\n")}\n})`, w.description ?? `Workflow "${w.name}".`),
+    );
+  }
+
   statements.push(
     constant("jobs", undefined, `${record(pkg.jobs.map((j) => [j.ident, jobNames(j).definition]))} as const`, "Every job definition of the package, by job."),
   );
   statements.push(
     constant("signals", undefined, `${record(pkg.signals.map((s) => [s.ident, signalNames(s).definition]))} as const`, "Every signal definition of the package, by signal."),
   );
+  if (pkg.workflows.length > 0) {
+    statements.push(
+      constant("workflows", undefined, `${record(pkg.workflows.map((w) => [w.ident, workflowNames(w).definition]))} as const`, "Every workflow definition of the package, by workflow."),
+    );
+  }
   imports.type("./types.js", ...typeNames);
   return printFile(source, imports, statements);
 }

@@ -2,7 +2,7 @@
  * @module Emits `types.ts`: one TypeScript type per schema of a package.
  */
 
-import { headersType, jobNames, signalNames } from "./generated-names.js";
+import { headersType, jobNames, signalNames, stepNames, workflowNames } from "./generated-names.js";
 import { jsDoc } from "./names.js";
 import { schemaToType } from "./schema-to-type.js";
 import type { JsonSchema, PackageModel } from "./spec-model.js";
@@ -56,6 +56,18 @@ export function emitTypes(pkg: PackageModel, source: string): string {
     const n = signalNames(s);
     statements.push(typeDeclaration(n.params, s.params, `Parameters of the correlation key of signal "${s.name}" (\`${s.keyTemplate}\`).`));
     statements.push(typeDeclaration(n.payload, s.payload, `Payload of signal "${s.name}".`));
+  }
+  for (const w of pkg.workflows) {
+    const n = workflowNames(w);
+    statements.push(typeDeclaration(n.input, w.input, `Input of workflow "${w.name}": the payload of its entry step "${w.steps[0]?.name ?? ""}".`));
+    statements.push(typeDeclaration(n.result, w.result, `Result of workflow "${w.name}".`));
+    if (w.error !== undefined) statements.push(typeDeclaration(n.error, w.error, `Typed error of workflow "${w.name}".`));
+    for (const s of w.steps) {
+      const sn = stepNames(w, s);
+      if (sn.ownPayload && s.payload !== undefined) {
+        statements.push(typeDeclaration(sn.payload, s.payload, s.description === undefined ? `Payload of step "${s.name}" of workflow "${w.name}".` : `Payload of step "${s.name}" of workflow "${w.name}": ${s.description}`));
+      }
+    }
   }
   return printFile(source, new Imports(), statements);
 }

@@ -17,7 +17,8 @@ import { emitClient } from "./emit-client.js";
 import { emitDefinitions } from "./emit-definitions.js";
 import { emitHandlers } from "./emit-handlers.js";
 import { emitTypes, headersSchema } from "./emit-types.js";
-import { headersType, jobNames, signalNames, validatorName } from "./generated-names.js";
+import { emitWorkflows } from "./emit-workflows.js";
+import { headersType, jobNames, signalNames, stepNames, validatorName, workflowNames } from "./generated-names.js";
 import { loadSpec } from "./load-spec.js";
 import { compareCodeUnits } from "./names.js";
 import type { PackageModel } from "./spec-model.js";
@@ -103,6 +104,18 @@ export function validatorRoots(pkg: PackageModel): ValidatorRoot[] {
     roots.push({ exportName: validatorName(n.params), schema: s.params });
     roots.push({ exportName: validatorName(n.payload), schema: s.payload });
   }
+  for (const w of pkg.workflows) {
+    const n = workflowNames(w);
+    roots.push({ exportName: validatorName(n.input), schema: w.input });
+    roots.push({ exportName: validatorName(n.result), schema: w.result });
+    if (w.error !== undefined) roots.push({ exportName: validatorName(n.error), schema: w.error });
+    for (const s of w.steps) {
+      const sn = stepNames(w, s);
+      if (sn.ownPayload && s.payload !== undefined) roots.push({ exportName: validatorName(sn.payload), schema: s.payload });
+    }
+    // Steps declaring no payload are entered with null.
+    if (w.steps.some((s, i) => i > 0 && s.payload === undefined)) roots.push({ exportName: validatorName(`${w.typeName}_null`), schema: { type: "null" } });
+  }
   return roots;
 }
 
@@ -123,7 +136,7 @@ export function emitPackage(pkg: PackageModel): GeneratedFile[] {
     {
       path: `${dir}/package.ts`,
       content: finishText(
-        `${headerComment(src)}\n${["client", "definitions", ...(pkg.jobs.length > 0 ? ["handlers"] : []), "types"]
+        `${headerComment(src)}\n${["client", "definitions", ...(pkg.jobs.length > 0 ? ["handlers"] : []), "types", ...(pkg.workflows.length > 0 ? ["workflows"] : [])]
           .map((m) => `export * from "./${m}.js";`)
           .join("\n")}`,
       ),
@@ -136,6 +149,7 @@ export function emitPackage(pkg: PackageModel): GeneratedFile[] {
     },
   ];
   if (pkg.jobs.length > 0) files.push({ path: `${dir}/handlers.ts`, content: emitHandlers(pkg, src) });
+  if (pkg.workflows.length > 0) files.push({ path: `${dir}/workflows.ts`, content: emitWorkflows(pkg, src) });
   return files;
 }
 

@@ -4,7 +4,7 @@
  * Kept in one place so the emitters and the collision check agree.
  */
 
-import type { JobModel, PackageModel, SignalModel } from "./spec-model.js";
+import type { JobModel, JsonSchema, PackageModel, SignalModel, StepModel, WorkflowModel } from "./spec-model.js";
 
 export const headersType = (pkg: PackageModel): string => `${pkg.typeName}Headers`;
 
@@ -26,3 +26,34 @@ export const signalNames = (signal: SignalModel) => ({
 
 /** The name of the precompiled validator of a generated type. */
 export const validatorName = (typeName: string): string => `validate${typeName}`;
+
+export const workflowNames = (workflow: WorkflowModel) => ({
+  input: `${workflow.typeName}Input`,
+  result: `${workflow.typeName}Result`,
+  /** The error type, or `never` when the workflow declares none (then `ctx.fail` cannot be called). */
+  error: workflow.error === undefined ? "never" : `${workflow.typeName}Error`,
+  definition: `${workflow.ident}Workflow`,
+  definitionType: `${workflow.typeName}Workflow`,
+  handler: `${workflow.typeName}Handler`,
+  client: `${workflow.typeName}Client`,
+});
+
+/** The entry step: the first step listed. */
+export const entryStep = (workflow: WorkflowModel): StepModel | undefined => workflow.steps[0];
+
+export const stepNames = (workflow: WorkflowModel, step: StepModel) => {
+  const prefix = `${workflow.typeName}${step.typeName}`;
+  return {
+    /** The payload type: the workflow input for the entry step, `null` for a step declaring none. */
+    payload: step === entryStep(workflow) ? `${workflow.typeName}Input` : step.payload === undefined ? "null" : `${prefix}Payload`,
+    /** Whether the step has a payload type of its own to declare and validate. */
+    ownPayload: step !== entryStep(workflow) && step.payload !== undefined,
+    next: `${prefix}Next`,
+    context: `${prefix}Context`,
+    transition: `${prefix}Transition`,
+  };
+};
+
+/** The schema a step's payload is validated against (`null` when it declares none). */
+export const stepPayloadSchema = (workflow: WorkflowModel, step: StepModel): JsonSchema =>
+  step === entryStep(workflow) ? workflow.input : (step.payload ?? { type: "null" });

@@ -70,10 +70,16 @@ export interface JobModel {
   readonly path: SpecPath;
 }
 
-/** One step of a workflow (checked now, generated later). */
+/** One step of a workflow. */
 export interface StepModel {
   readonly kind: "step";
   readonly name: string;
+  /** The handler method and `ctx.next` member, e.g. `awaitPayment`. */
+  readonly ident: string;
+  /** `AwaitPayment`. */
+  readonly typeName: string;
+  readonly description: string | undefined;
+  /** The declared payload; undefined on the entry step (it takes the input) and for steps entered with null. */
   readonly payload: JsonSchema | undefined;
   readonly waitsFor: string | undefined;
   readonly timeoutMs: number | undefined;
@@ -81,7 +87,7 @@ export interface StepModel {
   readonly path: SpecPath;
 }
 
-/** One workflow (checked now, generated later). Steps keep their YAML order: the first step is the entry. */
+/** One workflow. Steps keep their YAML order: the first step is the entry and receives the input. */
 export interface WorkflowModel {
   readonly kind: "workflow";
   readonly name: string;
@@ -89,8 +95,8 @@ export interface WorkflowModel {
   readonly ident: string;
   readonly typeName: string;
   readonly description: string | undefined;
-  readonly input: JsonSchema | undefined;
-  readonly result: JsonSchema | undefined;
+  readonly input: JsonSchema;
+  readonly result: JsonSchema;
   readonly error: JsonSchema | undefined;
   readonly steps: readonly StepModel[];
   readonly path: SpecPath;

@@ -109,13 +109,13 @@ describe("diagnostics", () => {
     ]);
   });
 
-  const WORKFLOW = (step: string) =>
-    `version: 1\npackage: p\nsignals:\n  paid:\n    key: "paid:{id}"\n    params: { id: { type: string } }\n    payload: { type: object }\nworkflows:\n  order:\n    steps:\n${step}`;
+  const WORKFLOW = (steps: string) =>
+    `version: 1\npackage: p\nsignals:\n  paid:\n    key: "paid:{id}"\n    params: { id: { type: string } }\n    payload: { type: object }\nworkflows:\n  order:\n    input: { type: object }\n    result: { type: object }\n    steps:\n      start: { next: [pay] }\n${steps}`;
 
   it("UNKNOWN_SIGNAL: a step waiting for an undeclared signal", () => {
     const ds = run(WORKFLOW(`      pay: { waits_for: payed, timeout_ms: 1000 }\n`));
     expect(ds.filter((d) => d.severity === "error")).toEqual([
-      expect.objectContaining({ code: "UNKNOWN_SIGNAL", line: 11, column: 25 }),
+      expect.objectContaining({ code: "UNKNOWN_SIGNAL", line: 14, column: 25 }),
     ]);
     expect(ds.find((d) => d.code === "UNKNOWN_SIGNAL")?.message).toContain("paid");
   });
@@ -123,15 +123,49 @@ describe("diagnostics", () => {
   it("UNKNOWN_STEP and WAIT_WITHOUT_TIMEOUT", () => {
     const ds = run(WORKFLOW(`      pay: { waits_for: paid, next: [ship] }\n`)).filter((d) => d.severity === "error");
     expect(ds.map((d) => [d.code, d.line, d.column])).toEqual([
-      ["WAIT_WITHOUT_TIMEOUT", 11, 14],
-      ["UNKNOWN_STEP", 11, 38],
+      ["WAIT_WITHOUT_TIMEOUT", 14, 14],
+      ["UNKNOWN_STEP", 14, 38],
     ]);
   });
 
-  it("WORKFLOWS_NOT_GENERATED is a warning: files are still generated", () => {
+  it("UNREACHABLE_STEP: a step no transition from the entry leads to", () => {
+    const ds = run(WORKFLOW(`      pay: { waits_for: paid, timeout_ms: 5 }\n      orphan: { next: [pay] }\n`));
+    expect(ds.map((d) => [d.code, d.line, d.column])).toEqual([["UNREACHABLE_STEP", 15, 7]]);
+    expect(ds[0]?.message).toContain('"orphan"');
+  });
+
+  it("BAD_ENTRY_STEP: the entry step declares a payload or waits for a signal", () => {
+    const source = WORKFLOW(`      pay: { waits_for: paid, timeout_ms: 5 }\n`).replace(
+      "      start: { next: [pay] }",
+      "      start: { payload: { type: string }, waits_for: paid, timeout_ms: 5, next: [pay] }",
+    );
+    expect(run(source).map((d) => [d.code, d.line, d.column])).toEqual([
+      ["BAD_ENTRY_STEP", 13, 16],
+      ["BAD_ENTRY_STEP", 13, 43],
+    ]);
+  });
+
+  it("TIMEOUT_WITHOUT_WAIT: a timeout on a step that waits for nothing", () => {
+    const ds = run(WORKFLOW(`      pay: { timeout_ms: 5 }\n`));
+    expect(ds.map((d) => [d.code, d.line, d.column])).toEqual([["TIMEOUT_WITHOUT_WAIT", 14, 14]]);
+  });
+
+  it("SPEC_SCHEMA: a workflow without input or result", () => {
+    const source = WORKFLOW(`      pay: { waits_for: paid, timeout_ms: 5 }\n`).replace("    input: { type: object }\n", "");
+    expect(only(source)).toMatchObject({ code: "SPEC_SCHEMA", line: 9, column: 3 });
+  });
+
+  it("NAME_COLLISION: a workflow and a job that share a client member", () => {
+    const source = `${WORKFLOW(`      pay: { waits_for: paid, timeout_ms: 5 }\n`)}jobs:\n  order:\n${JOB}\n`;
+    const ds = run(source);
+    expect(ds.map((d) => d.code)).toContain("NAME_COLLISION");
+    expect(ds.every((d) => d.code === "NAME_COLLISION")).toBe(true);
+  });
+
+  it("a sound workflow generates files with no diagnostic", () => {
     const result = generate([{ file: "w.taquba.yaml", source: WORKFLOW(`      pay: { waits_for: paid, timeout_ms: 5 }\n`) }]);
-    expect(result.diagnostics).toEqual([expect.objectContaining({ code: "WORKFLOWS_NOT_GENERATED", severity: "warning", line: 9, column: 3 })]);
-    expect(result.files.length).toBeGreaterThan(0);
+    expect(result.diagnostics).toEqual([]);
+    expect(result.files.map((f) => f.path)).toContain("p/workflows.ts");
   });
 
   it("reports every problem of every file at once, sorted by file and position", () => {
