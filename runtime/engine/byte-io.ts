@@ -2,13 +2,31 @@
  * @module Growable byte writer and bounds-checked byte reader with unsigned
  * LEB128 varints: the primitives of the WAL and segment formats.
  *
- * Integers above 2^32 (epochs, sequence numbers) are written as varints,
- * which stay exact up to `Number.MAX_SAFE_INTEGER`.
+ * Numbers above 2^32 (epochs, sequence numbers, offsets) are written as
+ * varints or as fixed-width u64 header fields; both stay exact up to
+ * `Number.MAX_SAFE_INTEGER`, the largest integer a JS number holds exactly.
  */
 
 /** Thrown by `ByteReader` when the bytes end early or a field is malformed. */
 export class DecodeError extends Error {}
 
+/** `bytes` as a `Buffer` sharing its memory (no copy), for Buffer's fixed-width readers. */
+export function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** Writes a non-negative safe integer as two little-endian u32 halves at `at`. */
+export function writeU64(buf: Buffer, at: number, v: number): void {
+  buf.writeUInt32LE(v % 0x1_0000_0000, at);
+  buf.writeUInt32LE(Math.floor(v / 0x1_0000_0000), at + 4);
+}
+
+/** Reads what `writeU64` wrote; exact up to `Number.MAX_SAFE_INTEGER`. */
+export function readU64(buf: Buffer, at: number): number {
+  return buf.readUInt32LE(at) + buf.readUInt32LE(at + 4) * 0x1_0000_0000;
+}
+
+/** Appends to a buffer that grows by doubling; `pos` is the write position. */
 export class ByteWriter {
   #buf: Buffer;
   pos = 0;
@@ -36,12 +54,6 @@ export class ByteWriter {
   u8(v: number): void {
     this.ensure(1);
     this.#buf[this.pos++] = v;
-  }
-
-  u16(v: number): void {
-    this.ensure(2);
-    this.#buf.writeUInt16LE(v, this.pos);
-    this.pos += 2;
   }
 
   u32(v: number): void {
@@ -76,25 +88,22 @@ export class ByteWriter {
     this.raw(b);
   }
 
+  /** Writes bytes as they are, without a length. */
   raw(b: Uint8Array): void {
     this.ensure(b.byteLength);
     this.#buf.set(b, this.pos);
     this.pos += b.byteLength;
   }
-
-  /** Overwrites a u32 at an earlier position (for headers filled in last). */
-  patchU32(at: number, v: number): void {
-    this.#buf.writeUInt32LE(v >>> 0, at);
-  }
 }
 
+/** Reads from `start` up to `end` of a buffer, throwing `DecodeError` past the end. */
 export class ByteReader {
   readonly buf: Buffer;
   pos: number;
   readonly end: number;
 
   constructor(bytes: Uint8Array, start = 0, end = bytes.byteLength) {
-    this.buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.buf = asBuffer(bytes);
     this.pos = start;
     this.end = end;
   }
@@ -110,20 +119,6 @@ export class ByteReader {
   u8(): number {
     this.#need(1);
     return this.buf[this.pos++]!;
-  }
-
-  u16(): number {
-    this.#need(2);
-    const v = this.buf.readUInt16LE(this.pos);
-    this.pos += 2;
-    return v;
-  }
-
-  u32(): number {
-    this.#need(4);
-    const v = this.buf.readUInt32LE(this.pos);
-    this.pos += 4;
-    return v;
   }
 
   varint(): number {
@@ -161,13 +156,6 @@ export class ByteReader {
   view(n: number): Uint8Array {
     this.#need(n);
     const out = new Uint8Array(this.buf.buffer, this.buf.byteOffset + this.pos, n);
-    this.pos += n;
-    return out;
-  }
-
-  raw(n: number): Buffer {
-    this.#need(n);
-    const out = this.buf.subarray(this.pos, this.pos + n);
     this.pos += n;
     return out;
   }

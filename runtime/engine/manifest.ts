@@ -10,6 +10,7 @@
 import { crc32 } from "./checksum.js";
 import { pack, unpack } from "msgpackr";
 import { StoreCorruptedError } from "../errors.js";
+import { asBuffer } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
 
 export const MANIFEST_FORMAT_VERSION = 1;
@@ -68,7 +69,7 @@ export function encodeManifest(m: Manifest): Buffer {
 const isNat = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 
 export function decodeManifest(objectKey: string, bytes: Uint8Array, expectedId: number): Manifest {
-  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const buf = asBuffer(bytes);
   const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
   if (buf.length < HEADER_BYTES) throw corrupt(`manifest is ${buf.length} bytes, shorter than its header`);
   if (buf.readUInt32LE(0) !== MAGIC) throw corrupt("not a manifest (bad magic bytes)");

@@ -104,13 +104,6 @@ export interface WalWalk {
   vanished: boolean;
 }
 
-/** Reads and decodes WAL object `seq`; `null` if absent. */
-export async function readWal(ctx: StoreContext, seq: number): Promise<{ obj: WalObject; size: number } | null> {
-  const key = walKey(ctx.prefix, seq);
-  const bytes = await getWithRetries(ctx.store, key, ctx.retry);
-  return bytes === null ? null : { obj: decodeWal(key, bytes, seq), size: bytes.byteLength };
-}
-
 /**
  * Replays the WAL from `walk.pos` to the first gap, calling `apply` per batch
  * in order. Every object is verified before any batch of it is applied.

@@ -21,7 +21,7 @@
 import { crc32 } from "./checksum.js";
 import { StoreCorruptedError } from "../errors.js";
 import { compareKeys } from "../store/keys.js";
-import { ByteReader, ByteWriter, DecodeError } from "./byte-io.js";
+import { asBuffer, ByteReader, ByteWriter, DecodeError, readU64, writeU64 } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
 
 export const SEGMENT_FORMAT_VERSION = 1;
@@ -35,15 +35,6 @@ export interface SegmentBlockInfo {
   entries: number;
   firstKey: string;
   lastKey: string;
-}
-
-function writeU64(buf: Buffer, at: number, v: number): void {
-  buf.writeUInt32LE(v % 0x1_0000_0000, at);
-  buf.writeUInt32LE(Math.floor(v / 0x1_0000_0000), at + 4);
-}
-
-function readU64(buf: Buffer, at: number): number {
-  return buf.readUInt32LE(at) + buf.readUInt32LE(at + 4) * 0x1_0000_0000;
 }
 
 /** Builds one segment from entries added in ascending key order. */
@@ -153,7 +144,7 @@ export function readSegment(
   bytes: Uint8Array,
   onEntry: (key: string, value: Uint8Array | undefined) => void,
 ): number {
-  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const buf = asBuffer(bytes);
   const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
   if (buf.length < FOOTER_BYTES) throw corrupt(`segment is ${buf.length} bytes, shorter than its footer`);
   const footer = buf.length - FOOTER_BYTES;

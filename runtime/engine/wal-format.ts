@@ -23,7 +23,7 @@
  */
 import { crc32 } from "./checksum.js";
 import { StoreCorruptedError, ValidationError } from "../errors.js";
-import { ByteReader, ByteWriter, DecodeError } from "./byte-io.js";
+import { asBuffer, ByteReader, ByteWriter, DecodeError, readU64, writeU64 } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
 import type { BatchOp } from "./write-batch.js";
 
@@ -39,15 +39,6 @@ const TAG_DELETE = 1;
 export type WalObject =
   | { kind: "batches"; epoch: number; seq: number; batches: BatchOp[][] }
   | { kind: "fence"; epoch: number; seq: number; resumeAt: number };
-
-function writeU64(w: Buffer, at: number, v: number): void {
-  w.writeUInt32LE(v % 0x1_0000_0000, at);
-  w.writeUInt32LE(Math.floor(v / 0x1_0000_0000), at + 4);
-}
-
-function readU64(r: Buffer, at: number): number {
-  return r.readUInt32LE(at) + r.readUInt32LE(at + 4) * 0x1_0000_0000;
-}
 
 /**
  * Checks a batch before anything is applied: string keys that are well-formed
@@ -142,7 +133,7 @@ export function encodeFence(epoch: number, seq: number, resumeAt: number): Buffe
 
 /** Decodes WAL object `seq` after checking its magic, version, checksum and sequence number. */
 export function decodeWal(objectKey: string, bytes: Uint8Array, expectedSeq: number): WalObject {
-  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const buf = asBuffer(bytes);
   if (buf.length < HEADER_BYTES + TRAILER_BYTES) throw new StoreCorruptedError(objectKey, `WAL object is ${buf.length} bytes, shorter than its header`);
   if (buf.readUInt32LE(0) !== MAGIC) throw new StoreCorruptedError(objectKey, "not a WAL object (bad magic bytes)");
   const version = buf.readUInt16LE(4);

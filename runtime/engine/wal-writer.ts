@@ -100,10 +100,6 @@ export class WalWriter {
     this.#onFatal = onFatal;
   }
 
-  get failure(): TaqubaError | undefined {
-    return this.#failure;
-  }
-
   /** The last sequence number assigned (the open object has none yet). */
   get lastSeq(): number {
     return this.#nextSeq - 1;
