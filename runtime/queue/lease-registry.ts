@@ -7,20 +7,8 @@
  * present the token of the live claim) and the cancel controller behind
  * `ClaimedJob.cancelSignal`.
  */
-import * as btreeModule from "sorted-btree";
+import { BTree } from "../store/btree.js";
 import { padTime } from "./keys.js";
-
-type BTreeCtor = typeof import("sorted-btree").default;
-
-// sorted-btree is CommonJS with `exports.default`; unwrap whichever layer
-// the module loader left around it.
-function resolveCtor(): BTreeCtor {
-  let c: unknown = btreeModule;
-  for (let i = 0; i < 3 && typeof c !== "function"; i++) c = (c as { default?: unknown }).default;
-  if (typeof c !== "function") throw new Error("sorted-btree did not load: its default export is not a class");
-  return c as BTreeCtor;
-}
-const BTree = resolveCtor();
 
 export interface LeaseEntry {
   readonly id: string;

@@ -8,18 +8,14 @@
  * the next key after the last one yielded, so puts and deletes during a
  * listing are safe: the listing sees each key at most once, in order.
  */
-import { createRequire } from "node:module";
 import { PreconditionFailedError } from "../errors.js";
+import { BTree } from "./btree.js";
 import { compareKeys, validateObjectKey } from "./keys.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
 
-// sorted-btree is CommonJS exporting `default`; require() reads it the same
-// way under Node, tsx and vitest, where ESM interop nests it differently.
-const BTree = (createRequire(import.meta.url)("sorted-btree") as { default: typeof import("sorted-btree").default }).default;
-
 /** A store held in memory; everything is lost with the process. */
 export class MemoryStore implements ObjectStore {
-  #objects: import("sorted-btree").default<string, StoredObject> = new BTree<string, StoredObject>(undefined, compareKeys);
+  #objects: BTree<string, StoredObject> = new BTree<string, StoredObject>(undefined, compareKeys);
   #version = 0;
 
   async get(key: string): Promise<StoredObject | null> {
