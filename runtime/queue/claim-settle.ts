@@ -15,7 +15,7 @@ import { validateMillis, validatePositiveInt, validateQueueName } from "./names.
 import type { Finish } from "./notifier.js";
 import type { QueueCore } from "./queue-core.js";
 import type { JobRecord } from "./record.js";
-import { appendHistory, claimJob, completeJob, failJob, killJob, readJob, writeJob, type TransitionContext } from "./transitions.js";
+import { claimJob, completeJob, failJob, killJob, readJob, recordAttempt, writeJob, type TransitionContext } from "./transitions.js";
 import { Txn } from "./txn.js";
 import type { ClaimedJob, EnqueueOutcome, NackOptions, NackOutcome } from "./types.js";
 
@@ -73,7 +73,7 @@ function killMissing(core: QueueCore, claims: [JobRecord, LeaseEntry][]): void {
     const r = readJob(txn, claimedRecord.id);
     if (r === undefined || r.state !== "claimed") continue;
     const error = `payload object ${r.payloadRef ?? ""} is missing`;
-    appendHistory(txn, r.id, { attempt: r.attempts, claimedAt: r.claimedAt, recordedAt: ctx.now, outcome: "dead_lettered", error });
+    recordAttempt(txn, r, ctx.now, "dead_lettered", error);
     killJob(txn, ctx, r, error);
     events.push({ jobId: r.id, queueName: r.queue, reason: "payload_missing", lastError: error });
   }
@@ -160,7 +160,7 @@ export async function ack(core: QueueCore, job: ClaimedJob, effects?: Settlement
   const res = await settle(core, job, effects, (txn, ctx, r) => {
     // Without done retention the history goes with the record, so skip writing it.
     if (ctx.config(r.queue).doneRetentionMs !== undefined) {
-      appendHistory(txn, r.id, { attempt: r.attempts, claimedAt: r.claimedAt, recordedAt: ctx.now, outcome: "completed" });
+      recordAttempt(txn, r, ctx.now, "completed");
     }
     return { record: completeJob(txn, ctx, r), applyEffects: true, finish: { kind: "done" } };
   });
@@ -178,7 +178,7 @@ export async function nack(
   const retryAfterMs = validateRetryAfter(opts.retryAfterMs);
   const res = await settle(core, job, effects, (txn, ctx, r) => {
     const { record, dead } = failJob(txn, ctx, r, message, retryAfterMs);
-    appendHistory(txn, r.id, { attempt: r.attempts, claimedAt: r.claimedAt, recordedAt: ctx.now, outcome: dead ? "dead_lettered" : "retried", error: message });
+    recordAttempt(txn, r, ctx.now, dead ? "dead_lettered" : "retried", message);
     return dead ? { record, applyEffects: true, finish: { kind: "dead" } } : { record, applyEffects: false };
   });
   if (res.record?.state === "dead") return { kind: "dead", enqueued: res.enqueued };
@@ -194,7 +194,7 @@ function validateRetryAfter(ms: number | undefined): number {
 export async function deadLetter(core: QueueCore, job: ClaimedJob, error: string, effects?: SettlementEffects): Promise<EnqueueOutcome[]> {
   const message = String(error);
   const res = await settle(core, job, effects, (txn, ctx, r) => {
-    appendHistory(txn, r.id, { attempt: r.attempts, claimedAt: r.claimedAt, recordedAt: ctx.now, outcome: "dead_lettered", error: message });
+    recordAttempt(txn, r, ctx.now, "dead_lettered", message);
     return { record: killJob(txn, ctx, r, message), applyEffects: true, finish: { kind: "dead" } };
   });
   return res.enqueued;

@@ -17,7 +17,7 @@ import * as K from "./keys.js";
 import type { LeaseRegistry } from "./lease-registry.js";
 import type { Finish } from "./notifier.js";
 import type { JobRecord } from "./record.js";
-import { appendHistory, deleteJob, killJob, readJob, requeueJob, writeJob, type TransitionContext } from "./transitions.js";
+import { deleteJob, killJob, readJob, recordAttempt, requeueJob, writeJob, type TransitionContext } from "./transitions.js";
 import { Txn } from "./txn.js";
 
 /** Pause before background work runs again after an unexpected error. */
@@ -57,13 +57,49 @@ function announce(host: MaintenanceHost, p: Promise<void>, queues: Set<string>, 
   );
 }
 
+/**
+ * Batches of up to `BATCH` index keys under `prefix` (below `end`), each
+ * read after the previous batch was committed. The caller must remove every
+ * key of a batch in its commit, or the same batch comes back.
+ */
+function* indexBatches(engine: Engine, prefix: string, end?: string): Generator<string[]> {
+  for (;;) {
+    const keys = [...engine.scan({ prefix, end, limit: BATCH })].map(([k]) => k);
+    if (keys.length === 0) return;
+    yield keys;
+  }
+}
+
+/**
+ * Ends a claim whose holder is gone (its process stopped, or its lease
+ * expired): back to pending, or dead at the attempt limit. Returns whether
+ * the job died.
+ */
+function endAbandonedClaim(
+  txn: Txn,
+  ctx: TransitionContext,
+  r: JobRecord,
+  reason: "interrupted" | "lease_expired",
+  error: string,
+  queues: Set<string>,
+  dead: DeadLetteredEvent[],
+): boolean {
+  recordAttempt(txn, r, ctx.now, reason, error);
+  if (r.attempts >= r.maxAttempts) {
+    killJob(txn, ctx, r, error);
+    dead.push({ jobId: r.id, queueName: r.queue, reason, lastError: error });
+    return true;
+  }
+  requeueJob(txn, r, undefined, error);
+  queues.add(r.queue);
+  return false;
+}
+
 /** Open-time recovery: every claimed record belonged to a previous process. */
 export function recoverClaims(host: MaintenanceHost): { requeued: string[]; deadLettered: string[] } {
   const requeued: string[] = [];
   const deadLettered: string[] = [];
-  for (;;) {
-    const keys = [...host.engine.scan({ prefix: K.CLAIMED, limit: BATCH })].map(([k]) => k);
-    if (keys.length === 0) break;
+  for (const keys of indexBatches(host.engine, K.CLAIMED)) {
     const txn = new Txn(host.engine);
     const ctx = host.context();
     const queues = new Set<string>();
@@ -74,17 +110,8 @@ export function recoverClaims(host: MaintenanceHost): { requeued: string[]; dead
         txn.delete(key); // an index entry without its record: drop it
         continue;
       }
-      const error = "interrupted: the process holding the claim stopped";
-      appendHistory(txn, r.id, { attempt: r.attempts, claimedAt: r.claimedAt, recordedAt: ctx.now, outcome: "interrupted", error });
-      if (r.attempts >= r.maxAttempts) {
-        killJob(txn, ctx, r, error);
-        deadLettered.push(r.id);
-        dead.push({ jobId: r.id, queueName: r.queue, reason: "interrupted", lastError: error });
-      } else {
-        requeueJob(txn, r, undefined, error);
-        requeued.push(r.id);
-        queues.add(r.queue);
-      }
+      const died = endAbandonedClaim(txn, ctx, r, "interrupted", "interrupted: the process holding the claim stopped", queues, dead);
+      (died ? deadLettered : requeued).push(r.id);
     }
     announce(host, host.commitBackground(txn), queues, dead, []);
   }
@@ -105,15 +132,7 @@ export function reapExpired(host: MaintenanceHost, now: number): number {
       host.leases.remove(e.id);
       const r = readJob(txn, e.id);
       if (r === undefined || r.state !== "claimed") continue;
-      const error = "lease expired";
-      appendHistory(txn, r.id, { attempt: r.attempts, claimedAt: r.claimedAt, recordedAt: ctx.now, outcome: "lease_expired", error });
-      if (r.attempts >= r.maxAttempts) {
-        killJob(txn, ctx, r, error);
-        dead.push({ jobId: r.id, queueName: r.queue, reason: "lease_expired", lastError: error });
-      } else {
-        requeueJob(txn, r, undefined, error);
-        queues.add(r.queue);
-      }
+      endAbandonedClaim(txn, ctx, r, "lease_expired", "lease expired", queues, dead);
       total++;
     }
     announce(host, host.commitBackground(txn), queues, dead, []);
@@ -123,10 +142,7 @@ export function reapExpired(host: MaintenanceHost, now: number): number {
 /** Moves scheduled jobs due at or before `now` to pending. Returns how many. */
 export function promoteDue(host: MaintenanceHost, now: number): number {
   let total = 0;
-  const end = K.SCHEDULED + K.padTime(now + 1);
-  for (;;) {
-    const keys = [...host.engine.scan({ prefix: K.SCHEDULED, end, limit: BATCH })].map(([k]) => k);
-    if (keys.length === 0) return total;
+  for (const keys of indexBatches(host.engine, K.SCHEDULED, K.SCHEDULED + K.padTime(now + 1))) {
     const txn = new Txn(host.engine);
     const queues = new Set<string>();
     for (const key of keys) {
@@ -142,15 +158,13 @@ export function promoteDue(host: MaintenanceHost, now: number): number {
     }
     announce(host, host.commitBackground(txn), queues, [], []);
   }
+  return total;
 }
 
 /** Removes done and dead records whose retention ended at or before `now`. */
 export function sweepRetention(host: MaintenanceHost, now: number): number {
   let total = 0;
-  const end = K.RETENTION + K.padTime(now + 1);
-  for (;;) {
-    const keys = [...host.engine.scan({ prefix: K.RETENTION, end, limit: BATCH })].map(([k]) => k);
-    if (keys.length === 0) return total;
+  for (const keys of indexBatches(host.engine, K.RETENTION, K.RETENTION + K.padTime(now + 1))) {
     const txn = new Txn(host.engine);
     const refs: string[] = [];
     for (const key of keys) {
@@ -166,6 +180,7 @@ export function sweepRetention(host: MaintenanceHost, now: number): number {
     }
     announce(host, host.commitBackground(txn), new Set(), [], refs);
   }
+  return total;
 }
 
 /** The earliest instant at which some background work is due. */

@@ -7,7 +7,7 @@ import type { ResolvedQueueConfig } from "./config.js";
 import { backoffDelay } from "./config.js";
 import { DuplicateJobIdError } from "./errors.js";
 import * as K from "./keys.js";
-import { decodeHistory, decodeJob, encodeHistory, encodeJob, type JobAttempt, type JobRecord } from "./record.js";
+import { decodeHistory, decodeJob, encodeHistory, encodeJob, type AttemptOutcome, type JobAttempt, type JobRecord } from "./record.js";
 import type { Txn } from "./txn.js";
 import type { EnqueueOptions, EnqueueOutcome } from "./types.js";
 
@@ -32,6 +32,7 @@ export interface PreparedEnqueue {
   opts: EnqueueOptions;
 }
 
+/** The stored record of job `id`, or undefined when there is none. */
 export function readJob(txn: Pick<Txn, "get">, id: string): JobRecord | undefined {
   const key = K.jobKey(id);
   const bytes = txn.get(key);
@@ -92,11 +93,17 @@ export function releaseDedup(txn: Txn, r: JobRecord): void {
   if (held !== undefined && decoder.decode(held) === r.id) txn.delete(key);
 }
 
+/** Appends `entry` to the attempt history of job `id`. */
 export function appendHistory(txn: Txn, id: string, entry: JobAttempt): void {
   const key = K.historyKey(id);
   const list = decodeHistory(key, txn.get(key));
   list.push(entry);
   txn.put(key, encodeHistory(list));
+}
+
+/** Records how the current claim of `r` ended, in its attempt history. */
+export function recordAttempt(txn: Txn, r: JobRecord, now: number, outcome: AttemptOutcome, error?: string): void {
+  appendHistory(txn, r.id, { attempt: r.attempts, claimedAt: r.claimedAt, recordedAt: now, outcome, error });
 }
 
 /**

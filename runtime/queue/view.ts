@@ -5,7 +5,8 @@
 import { ValidationError } from "../errors.js";
 import * as K from "./keys.js";
 import { validateJobId, validateKvKey, validateKvPrefix, validateQueueName } from "./names.js";
-import { decodeHistory, decodeJob, decodeStats, JOB_STATES, type JobAttempt, type JobRecord, type JobState, type QueueStats } from "./record.js";
+import { decodeHistory, decodeStats, JOB_STATES, type JobAttempt, type JobRecord, type JobState, type QueueStats } from "./record.js";
+import { readJob } from "./transitions.js";
 import type { ReadSource } from "./txn.js";
 import type { JobInfo, KvEntry, Page } from "./types.js";
 
@@ -55,6 +56,7 @@ export interface QueueView {
 
 const decoder = new TextDecoder();
 
+/** The public view of a stored record. */
 export function toJobInfo(r: JobRecord): JobInfo {
   const info: JobInfo = {
     id: r.id,
@@ -90,12 +92,6 @@ function pageLimit(limit: number | undefined, dflt: number): number {
 export class StoreView implements QueueView {
   constructor(readonly src: ReadSource) {}
 
-  #record(id: string): JobRecord | undefined {
-    const key = K.jobKey(id);
-    const b = this.src.get(key);
-    return b === undefined ? undefined : decodeJob(key, b);
-  }
-
   async stats(queueName: string): Promise<QueueStats> {
     validateQueueName(queueName);
     const key = K.statsKey(queueName);
@@ -108,7 +104,7 @@ export class StoreView implements QueueView {
 
   async job(jobId: string): Promise<JobInfo | null> {
     validateJobId(jobId);
-    const r = this.#record(jobId);
+    const r = readJob(this.src, jobId);
     return r === undefined ? null : toJobInfo(r);
   }
 
@@ -144,7 +140,7 @@ export class StoreView implements QueueView {
         if (p.queue !== queueName) continue;
         id = p.id;
       } else id = state === "pending" ? decoder.decode(value) : K.lastField(key);
-      const r = this.#record(id);
+      const r = readJob(this.src, id);
       if (r !== undefined) items.push(toJobInfo(r));
     }
     return more && last !== undefined ? { items, nextCursor: last } : { items };
@@ -157,7 +153,7 @@ export class StoreView implements QueueView {
     const out: JobInfo[] = [];
     const range = opts.after === undefined ? { prefix } : { prefix, start: prefix + opts.after, startExclusive: true };
     for (const [key] of this.src.scan({ ...range, limit })) {
-      const r = this.#record(K.lastField(key));
+      const r = readJob(this.src, K.lastField(key));
       if (r !== undefined) out.push(toJobInfo(r));
     }
     return out;
@@ -179,6 +175,7 @@ export class StoreView implements QueueView {
   }
 }
 
+/** One page of caller KV entries under `prefix`, read synchronously from `src`. */
 export function kvScanSync(src: ReadSource, prefix: string, opts: KvScanOptions = {}): KvPage {
   validateKvPrefix(prefix);
   if (opts.after !== undefined) validateKvKey(opts.after);
