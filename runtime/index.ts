@@ -59,6 +59,7 @@ export {
   HEADER_TERMINAL,
   HEADER_SIGNAL_WAIT,
   HEADER_SIGNAL_DELIVERED,
+  HEADER_NOOP,
   RUN_OUTCOME_MEMO_KEY,
 } from "./workflow/reserved.js";
 export type {
