@@ -160,6 +160,35 @@ describe("taquba codegen", () => {
     expect(readFileSync(stub, "utf8")).toBe("// mine\n");
   });
 
+  it("--scaffold writes a stub per workflow as the spec grows, one method per step, never overwriting", async () => {
+    await run("--scaffold", "src/handlers");
+    expect(existsSync(join(dir, "src", "handlers", "demo", "greet.ts"))).toBe(true);
+    const spec = join(dir, "schemas", "demo.taquba.yaml");
+    writeFileSync(
+      spec,
+      `${SPEC}workflows:
+  visit:
+    input: { type: object, required: [name], properties: { name: { type: string } } }
+    result: { type: string }
+    steps:
+      arrive: { next: [leave] }
+      leave: { payload: { type: string } }
+`,
+    );
+    writeFileSync(join(dir, "src", "handlers", "demo", "greet.ts"), "// mine\n");
+    const { code, io } = await run("--scaffold", "src/handlers");
+    expect(code).toBe(0);
+    expect(io.text()).toContain("scaffolded src/handlers/demo/visit.workflow.ts");
+    expect(io.text()).not.toContain("greet.ts");
+    expect(readFileSync(join(dir, "src", "handlers", "demo", "greet.ts"), "utf8")).toBe("// mine\n");
+    const stub = readFileSync(join(dir, "src", "handlers", "demo", "visit.workflow.ts"), "utf8");
+    expect(stub).toContain("export class VisitHandler implements demo.VisitHandler {");
+    expect(stub).toContain("async arrive(payload: demo.VisitInput, ctx: demo.VisitArriveContext): Promise<demo.VisitArriveTransition> {");
+    expect(stub).toContain("async leave(payload: demo.VisitLeavePayload, ctx: demo.VisitLeaveContext): Promise<demo.VisitLeaveTransition> {");
+    expect(stub).toContain('throw new Error("step leave of workflow demo.visit is not implemented yet');
+    expect(existsSync(join(dir, "generated", "demo", "workflows.ts"))).toBe(true);
+  });
+
   it("keeps a contract lock beside each spec and refuses breaking changes unless acknowledged", async () => {
     await run();
     const lockFile = join(dir, "schemas", "demo.taquba.lock.json");
