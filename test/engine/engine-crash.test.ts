@@ -1,47 +1,29 @@
-import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Engine, LocalStore } from "taquba";
+import { startScript } from "../support/child-script.js";
+import { useTempDirs } from "../support/temp-dirs.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/crash-writer.ts", import.meta.url));
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
-});
+const tempDir = useTempDirs("taquba-crash-");
+
+/** Ids of the batches the writer reported durable ("D <id>" lines). */
+const durableIds = (lines: readonly string[]) => lines.filter((l) => l.startsWith("D ")).map((l) => l.slice(2));
 
 /** Runs the writer until it has reported `target` durable batches, then SIGKILLs it at a random moment. */
 async function runAndKill(dir: string, tag: string, target: number, extraDelayMs: number): Promise<string[]> {
-  const child = spawn(process.execPath, ["--import", "tsx", fixture, dir, tag, "4"], { stdio: ["ignore", "pipe", "pipe"] });
-  const durable: string[] = [];
-  let stderr = "";
-  let buffered = "";
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on("data", (d: Buffer) => {
-      buffered += d.toString();
-      const lines = buffered.split("\n");
-      buffered = lines.pop()!;
-      for (const line of lines) if (line.startsWith("D ")) durable.push(line.slice(2));
-      if (durable.length >= target) resolve();
-    });
-    void exited.then((code) => reject(new Error(`writer exited early (${code}): ${stderr}`)));
-  });
+  const writer = startScript(fixture, [dir, tag, "4"]);
+  await writer.waitFor((lines) => durableIds(lines).length >= target);
+  // Real time on purpose: the kill must land at an arbitrary point of the writer's IO.
   await new Promise((r) => setTimeout(r, extraDelayMs));
-  child.kill("SIGKILL");
-  await exited;
-  // Lines printed before the kill are still in the pipe.
-  for (const line of buffered.split("\n")) if (line.startsWith("D ")) durable.push(line.slice(2));
-  return durable;
+  await writer.kill();
+  // Lines printed before the kill were still in the pipe; the exit waits for them.
+  return durableIds(writer.lines);
 }
 
 describe("engine crash recovery", () => {
   it("recovers every durable commit and no half batch after SIGKILL, repeatedly", async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), "taquba-crash-"));
-    dirs.push(dir);
+    const dir = await tempDir();
     const allDurable: string[] = [];
     for (let round = 0; round < 6; round++) {
       const target = 20 + Math.floor(Math.random() * 800);

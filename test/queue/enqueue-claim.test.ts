@@ -1,8 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DuplicateJobIdError, MemoryStore, Priority, Queue, ValidationError } from "taquba";
-import { dec, enc, engineIsDurable, openQueue, settle } from "./helpers.js";
-
-const durable = await engineIsDurable();
+import { dec, enc, openQueue, settle } from "./helpers.js";
 
 async function drain(queue: Queue, name: string): Promise<string[]> {
   const out: string[] = [];
@@ -76,7 +74,7 @@ describe("enqueue and claim order", () => {
 });
 
 describe("FIFO across restarts", () => {
-  it.runIf(durable)("keeps order for jobs enqueued in the same millisecond by two processes, and after the clock went back", async () => {
+  it("keeps order for jobs enqueued in the same millisecond by two processes, and after the clock went back", async () => {
     for (let round = 0; round < 8; round++) {
       const store = new MemoryStore();
       const { queue, clock } = await openQueue({ store });
@@ -139,7 +137,7 @@ describe("dedup", () => {
     await queue.close();
   });
 
-  it.runIf(durable)("holds across a restart", async () => {
+  it("holds across a restart", async () => {
     const store = new MemoryStore();
     const { queue, clock } = await openQueue({ store });
     const a = await queue.enqueue("q", enc("a"), { dedupKey: "k" });

@@ -21,15 +21,3 @@ export async function openQueue(opts: OpenOptions & { store?: ObjectStore; name?
   const queue = await Queue.open(store, opts.name ?? "q", { flushIntervalMs: 0, ...opts, clock });
   return { queue, clock, store };
 }
-
-/** Whether the engine keeps data across a reopen of the same store yet (restart tests need it). */
-export async function engineIsDurable(): Promise<boolean> {
-  const store = new MemoryStore();
-  const a = await Queue.open(store, "probe");
-  await a.kvPut("k", enc("v"));
-  await a.close();
-  const b = await Queue.open(store, "probe");
-  const v = await b.kvGet("k");
-  await b.close();
-  return v !== null;
-}

@@ -1,17 +1,12 @@
-import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LocalStore, MemoryStore, MockClock, Queue, QueueReader, SettlementEffects, type DeadLetteredEvent } from "taquba";
+import { startScript } from "../support/child-script.js";
+import { useTempDirs } from "../support/temp-dirs.js";
 import { dec, enc, quiesce } from "./helpers.js";
 
 const FIXTURE = fileURLToPath(new URL("./fixtures/claim-and-hang.ts", import.meta.url));
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
-});
+const tempDir = useTempDirs("taquba-queue-crash-");
 
 async function reopen(store: MemoryStore | LocalStore, clock: MockClock, extra = {}) {
   return Queue.open(store, "q", { clock, flushIntervalMs: 0, ...extra });
@@ -89,23 +84,11 @@ describe("restart", () => {
   });
 
   it("recovers the claims of a child process killed with SIGKILL; its acks and their effects are whole", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "taquba-queue-crash-"));
-    dirs.push(dir);
-    const child = spawn(process.execPath, ["--import", "tsx", FIXTURE, dir, "6", "2", "3"], {
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { ...process.env, NODE_OPTIONS: "" },
-    });
-    const line = await new Promise<string>((resolve, reject) => {
-      let buf = "";
-      child.stdout!.on("data", (d: Buffer) => {
-        buf += d.toString();
-        if (buf.includes("\n")) resolve(buf.split("\n")[0]!);
-      });
-      child.on("exit", (code) => reject(new Error(`child exited early with ${code}`)));
-    });
-    const { acked, claimed } = JSON.parse(line) as { acked: string[]; claimed: string[] };
-    child.kill("SIGKILL");
-    await new Promise((r) => child.on("exit", r));
+    const dir = await tempDir();
+    const child = startScript(FIXTURE, [dir, "6", "2", "3"], { env: { ...process.env, NODE_OPTIONS: "" } });
+    await child.waitFor((lines) => lines.length >= 1);
+    const { acked, claimed } = JSON.parse(child.lines[0]!) as { acked: string[]; claimed: string[] };
+    await child.kill();
     expect(acked).toHaveLength(2);
     expect(claimed).toHaveLength(3);
 

@@ -1,39 +1,27 @@
-import { spawn } from "node:child_process";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createInterface } from "node:readline";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LocalStore } from "taquba";
+import { startScript } from "../support/child-script.js";
+import { useTempDirs } from "../support/temp-dirs.js";
 import { labelOf } from "./fixtures/crash-bodies.js";
 
 const script = fileURLToPath(new URL("./fixtures/local-put-loop.ts", import.meta.url));
-const dirs: string[] = [];
-afterAll(async () => {
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
-});
+const tempDir = useTempDirs("taquba-local-crash-");
 
-/** Runs the put loop in a child, kills it with SIGKILL after `acked` acknowledged puts, and returns those keys. */
+/** Runs the put loop in a child, kills it with SIGKILL after `acked` acknowledged puts, and returns the keys it acknowledged. */
 async function runAndKill(dir: string, first: number, acked: number): Promise<string[]> {
-  const child = spawn(process.execPath, ["--import", "tsx", script, dir, String(first)], { stdio: ["ignore", "pipe", "pipe"] });
-  let stderr = "";
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  const keys: string[] = [];
-  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
-  for await (const line of createInterface({ input: child.stdout })) {
-    keys.push(line.split(" ")[0]!);
-    if (keys.length === acked) child.kill("SIGKILL");
-  }
-  const signal = await exited;
-  if (signal !== "SIGKILL") throw new Error(`put loop exited without being killed: ${stderr}`);
-  return keys;
+  const loop = startScript(script, [dir, String(first)]);
+  await loop.waitFor((lines) => lines.length >= acked);
+  const { signal } = await loop.kill();
+  if (signal !== "SIGKILL") throw new Error(`put loop exited without being killed: ${loop.stderr()}`);
+  return loop.lines.map((line) => line.split(" ")[0]!);
 }
 
 describe("LocalStore after SIGKILL", () => {
   it("holds every acknowledged put whole and never shows a torn or temporary object", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "taquba-local-crash-"));
-    dirs.push(dir);
+    const dir = await tempDir();
     const acknowledged: string[] = [];
     // Rounds start at spaced indexes so that each round's keys are new.
     for (let round = 0; round < 3; round++) {

@@ -1,0 +1,87 @@
+/**
+ * @module A TypeScript script run in a child process (`node --import tsx`),
+ * for crash tests: read what it reports on stdout, then kill it with
+ * SIGKILL at a chosen moment, as a power cut or an OOM kill would.
+ */
+import { spawn } from "node:child_process";
+
+/** How a child process ended. */
+export interface ChildExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A running script; see `startScript`. */
+export interface ChildScript {
+  /** Lines the script wrote to stdout so far; after the exit, also an unterminated last line. */
+  readonly lines: readonly string[];
+  /** What the script wrote to stderr so far. */
+  stderr(): string;
+  /** Resolves once the process has exited and its output is fully read. */
+  readonly exited: Promise<ChildExit>;
+  /**
+   * Resolves once `done(lines)` holds, checked whenever output arrives.
+   * Rejects, with the script's stderr, if the process exits first.
+   */
+  waitFor(done: (lines: readonly string[]) => boolean): Promise<void>;
+  /** Sends SIGKILL (unless it already exited) and resolves with how it ended. */
+  kill(): Promise<ChildExit>;
+}
+
+/** Starts `node --import tsx <script> ...args`, with stdout and stderr piped. */
+export function startScript(script: string, args: readonly string[], opts: { env?: NodeJS.ProcessEnv } = {}): ChildScript {
+  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    ...(opts.env === undefined ? {} : { env: opts.env }),
+  });
+  const lines: string[] = [];
+  let partial = "";
+  let stderr = "";
+  let ended = false;
+  const watchers = new Set<() => void>();
+  const wake = () => {
+    for (const w of [...watchers]) w();
+  };
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  child.stdout.on("data", (d: Buffer) => {
+    const parts = (partial + d.toString()).split("\n");
+    partial = parts.pop()!;
+    lines.push(...parts);
+    wake();
+  });
+  // "close" comes after stdout ended, so every line is in by then.
+  const exited = new Promise<ChildExit>((resolve) =>
+    child.on("close", (code, signal) => {
+      if (partial !== "") lines.push(partial);
+      partial = "";
+      ended = true;
+      resolve({ code, signal });
+      wake();
+    }),
+  );
+
+  return {
+    lines,
+    stderr: () => stderr,
+    exited,
+    waitFor(done) {
+      return new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (done(lines)) {
+            watchers.delete(check);
+            resolve();
+          } else if (ended) {
+            watchers.delete(check);
+            reject(new Error(`${script} exited before the awaited output (${lines.length} lines); stderr: ${stderr}`));
+          }
+        };
+        watchers.add(check);
+        check();
+      });
+    },
+    async kill() {
+      if (!ended) child.kill("SIGKILL");
+      return exited;
+    },
+  };
+}
