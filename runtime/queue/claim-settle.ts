@@ -39,7 +39,12 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   if (claimed.length === 0) return [];
   core.commit(txn, false);
   core.loop.rearm(now + lease);
-  const fetched = await Promise.allSettled(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef))));
+  // A job is handed out only once the write that made it claimable is
+  // durable; the payload reads overlap that wait.
+  const durable = core.claimableDurable(claimed.map(([r]) => r.id));
+  const fetching = Promise.allSettled(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef))));
+  if (durable !== undefined) await durable;
+  const fetched = await fetching;
   // A missing payload object never comes back: dead-letter that job. Any
   // other failure (the store is unreachable) may pass: put the whole batch
   // back and report it.

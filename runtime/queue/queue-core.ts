@@ -19,6 +19,8 @@ import { insertJob, type PreparedEnqueue, type TransitionContext } from "./trans
 import type { Txn } from "./txn.js";
 import type { EnqueueItem, EnqueueOutcome } from "./types.js";
 
+const idDecoder = new TextDecoder();
+
 export class QueueCore {
   readonly clock: Clock;
   readonly configs: QueueConfigs;
@@ -33,6 +35,13 @@ export class QueueCore {
   #last: string;
   /** Payload objects written for transactions not yet built; the orphan sweep leaves them alone. */
   readonly inflightRefs = new Set<string>();
+  /**
+   * Jobs made claimable by a durable commit still on its way to the store,
+   * with that commit. A claim sees the in-memory state at once, but must not
+   * hand a job to a worker before the write that made it claimable (an
+   * enqueue, a wake with its attached bytes) is durable.
+   */
+  readonly #claimableAfter = new Map<string, Promise<void>>();
   closed = false;
 
   constructor(
@@ -92,9 +101,39 @@ export class QueueCore {
 
   /** Commits `txn`; the promise resolves when durable. Non-durable commits are not awaited by callers. */
   commit(txn: Txn, durable: boolean): Promise<void> {
-    const p = this.engine.commit(txn.finish(), { durable });
-    if (!durable) p.catch(() => undefined); // surfaced by the next durable commit
+    const batch = txn.finish();
+    const p = this.engine.commit(batch, { durable });
+    if (!durable) {
+      // Non-durable commits only re-file jobs whose content is already
+      // durable (claims, promotions, requeues), so nothing to track.
+      p.catch(() => undefined); // surfaced by the next durable commit
+      return p;
+    }
+    const ids: string[] = [];
+    for (const op of batch.ops) {
+      if (op.kind === "put" && op.key.startsWith(K.PENDING)) ids.push(idDecoder.decode(op.value));
+    }
+    if (ids.length > 0) {
+      for (const id of ids) this.#claimableAfter.set(id, p);
+      const forget = () => {
+        for (const id of ids) if (this.#claimableAfter.get(id) === p) this.#claimableAfter.delete(id);
+      };
+      p.then(forget, forget);
+    }
     return p;
+  }
+
+  /**
+   * Resolves once every commit that made one of `ids` claimable is durable
+   * (at once when all already are); rejects when one never will be.
+   */
+  claimableDurable(ids: readonly string[]): Promise<unknown> | undefined {
+    let waits: Promise<void>[] | undefined;
+    for (const id of ids) {
+      const p = this.#claimableAfter.get(id);
+      if (p !== undefined) (waits ??= []).push(p);
+    }
+    return waits === undefined ? undefined : Promise.all(waits);
   }
 
   /** Writes oversized payloads to their own objects, before any record refers to them. */
