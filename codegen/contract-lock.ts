@@ -12,18 +12,20 @@
  * `oneOf`/`anyOf`/`allOf`) count as breaking, to be acknowledged.
  */
 
-import { canonicalJson, contractHash, jobContract, signalContract } from "./contract.js";
+import { canonicalJson, contractHash, jobContract, signalContract, workflowContract } from "./contract.js";
 import { compareCodeUnits } from "./names.js";
 
 export { lockPathFor } from "./output-files.js";
 import type { JsonSchema, JsonValue, PackageModel } from "./spec-model.js";
 
-/** One package's lock: every job's and signal's contract with its hash. */
+/** One package's lock: every job's, signal's and workflow's contract with its hash. */
 export interface ContractLock {
   readonly lockVersion: 1;
   readonly package: string;
   readonly jobs: { readonly [name: string]: { readonly hash: string; readonly contract: JsonValue } };
   readonly signals: { readonly [name: string]: { readonly hash: string; readonly contract: JsonValue } };
+  /** Present only when the package declares workflows, so locks of packages without them are unchanged. */
+  readonly workflows?: { readonly [name: string]: { readonly hash: string; readonly contract: JsonValue } };
 }
 
 /** One difference between a lock and the current spec. */
@@ -53,7 +55,13 @@ export function buildLock(pkg: PackageModel): ContractLock {
     const contract = signalContract(s, pkg);
     signals[s.name] = { hash: contractHash(contract), contract };
   }
-  return { lockVersion: 1, package: pkg.name, jobs, signals };
+  if (pkg.workflows.length === 0) return { lockVersion: 1, package: pkg.name, jobs, signals };
+  const workflows: Record<string, { hash: string; contract: JsonValue }> = {};
+  for (const w of pkg.workflows) {
+    const contract = workflowContract(w, pkg);
+    workflows[w.name] = { hash: contractHash(contract), contract };
+  }
+  return { lockVersion: 1, package: pkg.name, jobs, signals, workflows };
 }
 
 /** The lock as committed text: canonical key order, two-space indentation, one trailing newline. */
@@ -223,6 +231,7 @@ export function diffLocks(before: ContractLock, after: ContractLock): ContractCh
   };
   section("job", before.jobs, after.jobs);
   section("signal", before.signals, after.signals);
+  diffWorkflows(before.workflows ?? {}, after.workflows ?? {}, changes);
   return changes.sort((x, y) => Number(y.breaking) - Number(x.breaking));
 }
 
@@ -240,6 +249,52 @@ function compareHeaders(before: JsonValue, after: JsonValue, add: (breaking: boo
       if (!hb.required && ha.required) add(true, at, "became required");
       if (hb.required && !ha.required) add(false, at, "became optional");
       compareSchema(hb.schema, ha.schema, "accepts", at, add);
+    }
+  }
+}
+
+type StepContract = { name: string; payload: JsonSchema | null; waitsFor: string | null };
+
+/**
+ * Workflow changes. Runs in flight when new code starts carry step envelopes
+ * written by the old code: a removed workflow or step, a step payload that no
+ * longer accepts what was sent, or a wait moved to another signal breaks them.
+ * The result and error are read by old clients (covariant); the input is sent
+ * by old producers (contravariant). Changing the step graph otherwise is safe.
+ */
+function diffWorkflows(before: NonNullable<ContractLock["workflows"]>, after: NonNullable<ContractLock["workflows"]>, changes: ContractChange[]): void {
+  for (const name of [...new Set([...Object.keys(before), ...Object.keys(after)])].sort(compareCodeUnits)) {
+    const entry = `workflow "${name}"`;
+    const old = before[name];
+    const now = after[name];
+    const add = (breaking: boolean, at: string, message: string) => changes.push({ breaking, entry, at, message });
+    if (old === undefined) add(false, "", "new workflow");
+    else if (now === undefined) add(true, "", "workflow removed; runs of it in flight remain");
+    else if (old.hash !== now.hash) {
+      for (const [key, dir] of [["input", "accepts"], ["result", "produces"], ["error", "produces"]] as const) {
+        const sb = field(old.contract, key);
+        const sa = field(now.contract, key);
+        if (sb === null || sa === null) {
+          if (sb !== sa) add(key === "error" ? sb !== null : true, key, sb === null ? `${key} added` : `${key} removed`);
+        } else compareSchema(sb as JsonSchema, sa as JsonSchema, dir, key, add);
+      }
+      if (canonicalJson(field(old.contract, "headers")) !== canonicalJson(field(now.contract, "headers"))) {
+        compareHeaders(field(old.contract, "headers"), field(now.contract, "headers"), add);
+      }
+      const sb = new Map((field(old.contract, "steps") as unknown as StepContract[]).map((x) => [x.name, x]));
+      const sa = new Map((field(now.contract, "steps") as unknown as StepContract[]).map((x) => [x.name, x]));
+      for (const step of [...new Set([...sb.keys(), ...sa.keys()])].sort(compareCodeUnits)) {
+        const b = sb.get(step);
+        const a = sa.get(step);
+        const at = `steps.${step}`;
+        if (b === undefined) add(false, at, "new step");
+        else if (a === undefined) add(true, at, "step removed; runs in flight may be about to enter it");
+        else {
+          if (b.waitsFor !== a.waitsFor) add(true, `${at}.waits_for`, `changed from ${JSON.stringify(b.waitsFor)} to ${JSON.stringify(a.waitsFor)}; runs waiting now were keyed by the old signal`);
+          if (b.payload !== null && a.payload !== null) compareSchema(b.payload, a.payload, "accepts", `${at}.payload`, add);
+          else if (canonicalJson(b.payload) !== canonicalJson(a.payload)) add(true, `${at}.payload`, "payload added or removed");
+        }
+      }
     }
   }
 }

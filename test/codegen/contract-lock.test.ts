@@ -111,4 +111,36 @@ describe("contract lock", () => {
     const b = spec({ output: `{ oneOf: [{ type: string }, { type: number }] }` });
     expect(changes(a, b)).toEqual(['BREAKING: job "work" at output: "oneOf" changed; the classifier cannot judge it, so it counts as breaking']);
   });
+  describe("workflows", () => {
+    const WF = (steps: string, result = "{ type: object, required: [ok], properties: { ok: { type: boolean } } }") =>
+      `workflows:\n  flow:\n    input: { type: object, properties: { id: { type: string } } }\n    result: ${result}\n    steps:\n${steps}`;
+    const STEPS = `      start: { next: [wait] }\n      wait: { payload: { type: object, required: [id], properties: { id: { type: string } } }, waits_for: paid, timeout_ms: 5, next: [done] }\n      done: {}\n`;
+    const withFlow = (steps = STEPS, result?: string) => `${spec()}${WF(steps, result)}`;
+
+    it("are locked only when a package declares them", () => {
+      expect(generate([{ file: "p.taquba.yaml", source: spec() }]).locks[0]?.content).not.toContain("workflows");
+      expect(JSON.parse(generate([{ file: "p.taquba.yaml", source: withFlow() }]).locks[0]?.content ?? "{}").workflows.flow.hash).toMatch(/^[0-9a-f]{16}$/);
+      expect(changes(withFlow(), withFlow())).toEqual([]);
+    });
+
+    it("a removed workflow or step, a moved wait or a narrowed step payload breaks runs in flight", () => {
+      expect(changes(withFlow(), spec())).toEqual(['BREAKING: workflow "flow": workflow removed; runs of it in flight remain']);
+      expect(changes(spec(), withFlow())).toEqual(['compatible: workflow "flow": new workflow']);
+      expect(changes(withFlow(), withFlow(STEPS.replace("next: [done] }", "}").replace("      done: {}\n", "")))).toEqual([
+        'BREAKING: workflow "flow" at steps.done: step removed; runs in flight may be about to enter it',
+      ]);
+      expect(changes(withFlow(), withFlow(STEPS.replace(", waits_for: paid, timeout_ms: 5", "")))).toEqual([
+        'BREAKING: workflow "flow" at steps.wait.waits_for: changed from "paid" to null; runs waiting now were keyed by the old signal',
+      ]);
+      expect(changes(withFlow(), withFlow(STEPS.replace("id: { type: string } } }, waits_for", "id: { type: string, minLength: 3 } } }, waits_for")))).toEqual([
+        'BREAKING: workflow "flow" at steps.wait.payload.id: "minLength" added (3)',
+      ]);
+      expect(changes(withFlow(), withFlow(`${STEPS}      later: {}\n`.replace("next: [done] }", "next: [done, later] }")))).toEqual([
+        'compatible: workflow "flow" at steps.later: new step',
+      ]);
+      expect(changes(withFlow(), withFlow(STEPS, "{ type: object, required: [], properties: { ok: { type: boolean } } }"))).toEqual([
+        'BREAKING: workflow "flow" at result.ok: became optional',
+      ]);
+    });
+  });
 });
