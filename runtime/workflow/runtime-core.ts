@@ -7,7 +7,6 @@ import type { StepRunner } from "./delivery.js";
 import type { MemoStore } from "./memo.js";
 import type { WorkflowQueue } from "./queue-port.js";
 import { KeyedLock, RunEvents } from "./run-events.js";
-import type { RunSettlements } from "./settlement-slots.js";
 import type { TerminalSettings } from "./terminal.js";
 import type { TerminalHook } from "./terminal-hook.js";
 
@@ -29,8 +28,6 @@ export interface RuntimeCore {
   readonly submitLock: KeyedLock;
   /** Serializes wait registrations and signals of one correlation key within the process. */
   readonly signalLock: KeyedLock;
-  /** Step settlements not yet durable, per run. */
-  readonly settlements: RunSettlements;
   /** Called after a terminating commit is durable: wakes waiters, tells the memo sweeper about the new marker. */
   noteTerminated(runId: string, terminatedAtMs: number): void;
 }

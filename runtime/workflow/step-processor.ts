@@ -37,12 +37,8 @@ import { processNotification } from "./notification.js";
 import { errorText, StepError } from "./workflow-errors.js";
 import { submitted as submittedSlot } from "./settlement-slots.js";
 
-/** Releases the job's slot and tracks the settlement as its run's latest. */
-function submitted<T>(job: ClaimedJob, p: Promise<T>, core?: RuntimeCore): Promise<T> {
-  const runId = job.headers[HEADER_RUN_ID];
-  if (core !== undefined && runId !== undefined) core.settlements.track(runId, p);
-  return submittedSlot(job, p);
-}
+/** Releases the job's worker slot once its settlement is handed to the queue. */
+const submitted = <T>(job: ClaimedJob, p: Promise<T>): Promise<T> => submittedSlot(job, p);
 
 type Verdict =
   | { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number }
@@ -78,24 +74,21 @@ function checkOutcome(o: unknown): StepOutcome {
 export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<void> {
   if (job.headers[HEADER_TERMINAL] !== undefined) return processNotification(core, job);
   if (job.headers[HEADER_NOOP] !== undefined) {
-    await submitted(job, core.queue.ack(job), core);
+    await submitted(job, core.queue.ack(job));
     return;
   }
   const runId = job.headers[HEADER_RUN_ID];
   const step = Number(job.headers[HEADER_STEP]);
   if (!RunId.isValid(runId) || !Number.isInteger(step) || step < 0) {
-    await submitted(job, core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed"), core);
+    await submitted(job, core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed"));
     return;
   }
-  // The previous step's settlement (which enqueued this one) may still be in flight: wait
-  // until it is durable, so the runner never sees a step whose predecessor could be lost.
-  await core.settlements.durable(runId);
   const runBytes = await core.queue.kvGet(runKey(runId));
   const ptrBytes = await core.queue.kvGet(stepPointerKey(runId));
   const pointer = ptrBytes === null ? null : decodeStepPointer(ptrBytes, stepPointerKey(runId));
   if (runBytes === null || pointer === null || pointer.jobId !== job.id) {
     // The run terminated or moved past this job (a stale redelivery): nothing to do.
-    await submitted(job, core.queue.ack(job), core);
+    await submitted(job, core.queue.ack(job));
     return;
   }
   const run = decodeRunRecord(runBytes, runKey(runId));
@@ -125,7 +118,7 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<vo
     } catch (e) {
       // The record is part of the settlement: without it, retry the step, except on its last attempt.
       if (!job.isLastAttempt()) {
-        await submitted(job, core.queue.nack(job, `could not write the step's replay record: ${errorText(e)}`), core);
+        await submitted(job, core.queue.nack(job, `could not write the step's replay record: ${errorText(e)}`));
         return;
       }
     }
@@ -201,7 +194,7 @@ async function terminate(core: RuntimeCore, job: ClaimedJob, t: TerminationInput
   const effects = new SettlementEffects();
   if (staged !== undefined) applyStaged(staged, effects);
   addTerminalEffects(core.terminal, t, effects);
-  await submitted(job, core.queue.ack(job, effects), core);
+  await submitted(job, core.queue.ack(job, effects));
   core.noteTerminated(t.runId, t.nowMs);
 }
 
@@ -217,7 +210,7 @@ async function recordOutcome(core: RuntimeCore, job: ClaimedJob, t: TerminationI
     return true;
   } catch (e) {
     if (job.isLastAttempt()) return true;
-    await submitted(job, core.queue.nack(job, `could not record the run result in the memo store: ${errorText(e)}`), core);
+    await submitted(job, core.queue.nack(job, `could not record the run result in the memo store: ${errorText(e)}`));
     return false;
   }
 }
@@ -226,14 +219,14 @@ async function failStep(core: RuntimeCore, job: ClaimedJob, at: Omit<Termination
   const text = errorText(error);
   const kind = StepError.kindOf(error);
   if (kind === "transient" && !job.isLastAttempt()) {
-    await submitted(job, core.queue.nack(job, text), core);
+    await submitted(job, core.queue.nack(job, text));
     return;
   }
   const t: TerminationInput = { ...at, status: "failed", errorKind: kind, error: text };
   if (!(await recordOutcome(core, job, t))) return;
   const effects = addTerminalEffects(core.terminal, t);
-  if (kind === "permanent") await submitted(job, core.queue.deadLetter(job, text, effects), core);
-  else await submitted(job, core.queue.nack(job, text, effects), core);
+  if (kind === "permanent") await submitted(job, core.queue.deadLetter(job, text, effects));
+  else await submitted(job, core.queue.nack(job, text, effects));
   core.noteTerminated(t.runId, t.nowMs);
 }
 
@@ -264,7 +257,7 @@ async function continueRun(
   const commit = async (): Promise<void> => {
     effects.enqueue(core.queueName, o.payload, opts);
     effects.kvPut(stepPointerKey(runId), encodeStepPointer(pointer));
-    await submitted(job, core.queue.ack(job, effects), core);
+    await submitted(job, core.queue.ack(job, effects));
   };
   if (o.when.kind === "immediate") {
     await commit();

@@ -3,23 +3,15 @@
  * processes them concurrently; waits on the queue's work notification when
  * there is nothing to claim (no polling).
  *
- * Slots bound the steps being worked on. A claimed step whose run still has
- * its previous settlement in flight (not yet durable) waits outside the
- * slots, in a bounded pool, and takes a slot when that settlement is
- * durable; ready steps are started before new claims.
+ * Slots bound the steps being worked on; a slot is released once its
+ * step's settlement is handed to the queue, not when it is durable. The
+ * queue hands out a step only once the settlement that enqueued it is
+ * durable, so a runner never sees step k+1 before step k is committed.
  */
 import type { ClaimedJob } from "../queue/types.js";
-import { HEADER_RUN_ID } from "./reserved.js";
 import type { RuntimeCore } from "./runtime-core.js";
 import { onSettlementSubmitted } from "./settlement-slots.js";
 import { processJob } from "./step-processor.js";
-
-/**
- * Claimed steps that may wait for their predecessor's durability, per slot.
- * A wait lasts about one WAL write; with one waiter per slot, a slow store
- * left slots idle while later, already-durable runs sat unclaimed.
- */
-const GATED_PER_SLOT = 4;
 
 /** Where worker errors go; a logger such as pino's satisfies it. */
 export interface WorkflowLogger {
@@ -36,8 +28,6 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
   const inFlight = new Set<Promise<void>>();
   // Slots in use: a slot is taken when a step starts and released when its settlement is submitted.
   let busy = 0;
-  let gated = 0;
-  const ready: ClaimedJob[] = [];
   let wake: () => void = () => undefined;
 
   const start = (job: ClaimedJob): void => {
@@ -47,8 +37,6 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
       if (released) return;
       released = true;
       busy--;
-      const next = ready.shift();
-      if (next !== undefined) start(next);
       wake();
     };
     onSettlementSubmitted(job, release);
@@ -61,30 +49,12 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
     inFlight.add(p);
   };
 
-  const admit = (job: ClaimedJob): void => {
-    const runId = job.headers[HEADER_RUN_ID];
-    const before = runId === undefined ? undefined : core.settlements.pending(runId);
-    if (before === undefined) {
-      start(job);
-      return;
-    }
-    gated++;
-    const p = before.then(() => {
-      gated--;
-      inFlight.delete(p);
-      if (busy < max) start(job);
-      else ready.push(job);
-      wake();
-    });
-    inFlight.add(p);
-  };
-
   const aborted = new Promise<void>((resolve) => {
     if (signal.aborted) resolve();
     signal.addEventListener("abort", () => resolve(), { once: true });
   });
   while (!signal.aborted && !core.queue.closed) {
-    const free = Math.min(max - busy - ready.length, GATED_PER_SLOT * max - gated);
+    const free = max - busy;
     if (free <= 0) {
       await Promise.race([new Promise<void>((r) => (wake = r)), aborted]);
       continue;
@@ -99,13 +69,8 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
       await Promise.allSettled([...inFlight]);
       throw e;
     }
-    for (const job of jobs) admit(job);
+    for (const job of jobs) start(job);
     if (jobs.length === 0) await core.queue.waitForWork(core.queueName, epoch, signal);
   }
-  // Drain: gated steps start as their predecessors settle; wait until nothing is left.
-  for (;;) {
-    while (ready.length > 0 && busy < max) start(ready.shift()!);
-    if (inFlight.size === 0) break;
-    await Promise.allSettled([...inFlight]);
-  }
+  while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
 }

@@ -21,7 +21,6 @@ import { terminationOf } from "./records.js";
 import type { RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "./run-types.js";
 import { runEventsFor, signalLockFor, submitLockFor, type RuntimeCore } from "./runtime-core.js";
 import { clearBufferedSignal, sendSignal } from "./signals.js";
-import { runSettlementsFor } from "./settlement-slots.js";
 import { runStepWorker, type WorkflowLogger } from "./step-worker.js";
 import { submitRun } from "./submit.js";
 import type { TerminalHook } from "./terminal-hook.js";
@@ -87,7 +86,6 @@ export class WorkflowRuntime {
       events,
       submitLock: submitLockFor(deps.queue),
       signalLock: signalLockFor(deps.queue),
-      settlements: runSettlementsFor(deps.queue),
       noteTerminated: (runId, at) => {
         if (s.memoRetentionMs !== undefined) sweeper?.noteMarker(at + s.memoRetentionMs);
         events.terminated(runId);
