@@ -1,19 +1,11 @@
-import { mkdtemp, readdir, rm, stat, writeFile, mkdir } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, stat, writeFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LocalStore, ValidationError } from "taquba";
+import { useTempDirs } from "../support/temp-dirs.js";
 import { describeStoreConformance } from "./conformance.js";
 
-const dirs: string[] = [];
-async function freshDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "taquba-local-"));
-  dirs.push(dir);
-  return dir;
-}
-afterEach(async () => {
-  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
-});
+const freshDir = useTempDirs("taquba-local-");
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 

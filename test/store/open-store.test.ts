@@ -1,10 +1,12 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { LocalStore, MemoryStore, S3Store, ValidationError, openStore } from "taquba";
 import { startS3Server } from "../support/s3-server.js";
+import { useTempDirs } from "../support/temp-dirs.js";
+
+// The space checks that a file URL's percent-encoded path is decoded.
+const tempDir = useTempDirs("taquba open ");
 
 describe("openStore", () => {
   it("opens a fresh MemoryStore for memory://", async () => {
@@ -16,18 +18,14 @@ describe("openStore", () => {
   });
 
   it("opens a LocalStore for file:///abs/dir, decoding the path", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "taquba open "));
-    try {
-      const url = pathToFileURL(join(dir, "sub dir")).href;
-      expect(url).toContain("%20");
-      const store = openStore(url);
-      expect(store).toBeInstanceOf(LocalStore);
-      expect((store as LocalStore).root).toBe(join(dir, "sub dir"));
-      await store.put("x/y", new Uint8Array([7]));
-      expect((await new LocalStore(join(dir, "sub dir")).get("x/y"))!.body).toEqual(new Uint8Array([7]));
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const dir = await tempDir();
+    const url = pathToFileURL(join(dir, "sub dir")).href;
+    expect(url).toContain("%20");
+    const store = openStore(url);
+    expect(store).toBeInstanceOf(LocalStore);
+    expect((store as LocalStore).root).toBe(join(dir, "sub dir"));
+    await store.put("x/y", new Uint8Array([7]));
+    expect((await new LocalStore(join(dir, "sub dir")).get("x/y"))!.body).toEqual(new Uint8Array([7]));
   });
 
   it("reads bucket and prefix from s3 URLs and AWS settings from the environment", async () => {

@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createTlsServer } from "node:https";
-import type { AddressInfo } from "node:net";
+import type { Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { pinnedLookup, sendHttp } from "../../runtime/webhooks/http-exchange.js";
+import { listenOnLoopback, withBody } from "../support/loopback-server.js";
 
 interface Seen {
   method: string;
@@ -12,25 +13,28 @@ interface Seen {
   body: string;
 }
 
-const servers: Server[] = [];
+const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise<void>((r) => s.close(() => r()))));
+  await Promise.all(closers.splice(0).map((close) => close()));
 });
+
+/** Starts `server` on loopback, closed after the test; returns its port. */
+async function start(server: Server): Promise<number> {
+  const { port, close } = await listenOnLoopback(server);
+  closers.push(close);
+  return port;
+}
 
 async function serve(handler: (seen: Seen, res: ServerResponse) => void): Promise<{ port: number; seen: Seen[] }> {
   const seen: Seen[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const s = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString() };
+  const server = createServer(
+    withBody((req, body, res) => {
+      const s = { method: req.method!, url: req.url!, headers: req.headers, body: body.toString() };
       seen.push(s);
       handler(s, res);
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  return { port: (server.address() as AddressInfo).port, seen };
+    }),
+  );
+  return { port: await start(server), seen };
 }
 
 const LOOPBACK = [{ address: "127.0.0.1", family: 4 as const }];
@@ -76,8 +80,10 @@ describe("sendHttp", () => {
   });
 
   it("reports a refused connection as a network error", async () => {
-    const { port } = await serve(() => {});
-    await new Promise<void>((r) => servers.pop()!.close(() => r()));
+    // A port that was just free: nothing listens there now.
+    const closed = await listenOnLoopback(createServer());
+    await closed.close();
+    const port = closed.port;
     const r = await sendHttp({ url: new URL(`http://127.0.0.1:${port}/`), method: "POST", headers: {}, body: new Uint8Array(), timeoutMs: 5_000, addresses: LOOPBACK });
     expect(r.kind).toBe("network");
     expect(r.kind === "network" && (r.error as NodeJS.ErrnoException).code).toBe("ECONNREFUSED");
@@ -100,10 +106,7 @@ describe("sendHttp over TLS", () => {
   const key = readFileSync(new URL("./fixtures/hooks-test.key.pem", import.meta.url));
 
   async function tlsServer(): Promise<number> {
-    const server = createTlsServer({ cert, key }, (_req, res) => res.writeHead(200).end());
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-    return (server.address() as AddressInfo).port;
+    return start(createTlsServer({ cert, key }, (_req, res) => res.writeHead(200).end()));
   }
 
   it("verifies the certificate against the URL's host while connecting to the pinned address", async () => {

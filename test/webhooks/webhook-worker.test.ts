@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import { createServer as createTlsServer } from "node:https";
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   enqueueWebhook,
@@ -17,6 +16,8 @@ import {
   type ClaimedJob,
   type WebhookRequest,
 } from "taquba";
+import { listenOnLoopback, withBody } from "../support/loopback-server.js";
+import { until } from "../support/until.js";
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -33,11 +34,8 @@ afterEach(async () => {
 async function receiver(secret: string, clock: MockClock, answer: (n: number, res: ServerResponse) => void) {
   const received: Received[] = [];
   const waiters: Array<() => void> = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const body = Buffer.concat(chunks);
+  const server = createServer(
+    withBody((req, body, res) => {
       let verified: Received["verified"];
       try {
         verified = verifyWebhook(secret, req.headers, body, { now: clock.now() });
@@ -47,25 +45,15 @@ async function receiver(secret: string, clock: MockClock, answer: (n: number, re
       received.push({ headers: req.headers, body, verified });
       answer(received.length, res);
       for (const w of waiters.splice(0)) w();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
-  const port = (server.address() as AddressInfo).port;
+    }),
+  );
+  const { port, close } = await listenOnLoopback(server);
+  cleanups.push(close);
   /** Resolves once `n` requests have arrived. */
   const requests = async (n: number) => {
     while (received.length < n) await new Promise<void>((r) => waiters.push(r));
   };
   return { url: `http://127.0.0.1:${port}/hook`, port, received, requests };
-}
-
-/** Waits (bounded, in real time) for a queue condition that follows a request's answer. */
-async function until(what: string, cond: () => Promise<boolean>): Promise<void> {
-  const giveUp = Date.now() + 5_000;
-  while (!(await cond())) {
-    if (Date.now() > giveUp) throw new Error(`timed out waiting for ${what}`);
-    await new Promise<void>((r) => setTimeout(r, 2));
-  }
 }
 
 async function openQueue(clock: MockClock) {
@@ -262,22 +250,21 @@ describe("WebhookWorker over https with a resolved name", () => {
     const clock = new MockClock();
     const secret = generateWebhookSecret();
     const seen: Array<{ host?: string; verified: boolean }> = [];
-    const server = createTlsServer({ cert, key }, (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c)).on("end", () => {
+    const server = createTlsServer(
+      { cert, key },
+      withBody((req, body, res) => {
         let verified = true;
         try {
-          verifyWebhook(secret, req.headers, Buffer.concat(chunks), { now: clock.now() });
+          verifyWebhook(secret, req.headers, body, { now: clock.now() });
         } catch {
           verified = false;
         }
         seen.push({ ...(req.headers.host === undefined ? {} : { host: req.headers.host }), verified });
         res.writeHead(202).end();
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-    cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
-    const port = (server.address() as AddressInfo).port;
+      }),
+    );
+    const { port, close } = await listenOnLoopback(server);
+    cleanups.push(close);
 
     // A resolver whose second answer would point elsewhere (rebinding): only the first, checked one is used.
     const answers = ["127.0.0.1", "10.0.0.1"];
@@ -389,10 +376,10 @@ describe("WebhookWorker.process", () => {
     expect(timedOut).toBeInstanceOf(WebhookDeliveryError);
     expect((timedOut as Error).message).toMatch(/no answer within 100 ms/);
 
-    const closed = createServer();
-    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", () => r()));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise<void>((r) => closed.close(() => r()));
+    // A port that was just free: nothing listens there now.
+    const closed = await listenOnLoopback(createServer());
+    await closed.close();
+    const port = closed.port;
     const { job: job2 } = await claimOne(clock, { url: `http://127.0.0.1:${port}/` });
     const refused = await new WebhookWorker({ allowLoopback: true }).process(job2).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(WebhookDeliveryError);

@@ -1,5 +1,4 @@
 import { createServer, type IncomingHttpHeaders } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   generateWebhookSecret,
@@ -12,6 +11,8 @@ import {
   WebhookTerminalHook,
   WorkflowRuntime,
 } from "taquba";
+import { listenOnLoopback, withBody } from "../support/loopback-server.js";
+import { until } from "../support/until.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -21,23 +22,13 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function until(what: string, cond: () => Promise<boolean>): Promise<void> {
-  const giveUp = Date.now() + 5_000;
-  while (!(await cond())) {
-    if (Date.now() > giveUp) throw new Error(`timed out waiting for ${what}`);
-    await new Promise<void>((r) => setTimeout(r, 2));
-  }
-}
-
 describe("WebhookTerminalHook with a workflow runtime", () => {
   it("posts each run's termination, signed, to its callback_url; runs without one send nothing", async () => {
     const clock = new MockClock();
     const secret = generateWebhookSecret();
     const received: Array<{ headers: IncomingHttpHeaders; body: string; id: string }> = [];
-    const server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c)).on("end", () => {
-        const body = Buffer.concat(chunks);
+    const server = createServer(
+      withBody((req, body, res) => {
         try {
           const { id } = verifyWebhook(secret, req.headers, body, { now: clock.now() });
           received.push({ headers: req.headers, body: body.toString(), id });
@@ -45,11 +36,11 @@ describe("WebhookTerminalHook with a workflow runtime", () => {
         } catch {
           res.writeHead(401).end();
         }
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-    cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
-    const callbackUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/runs/done`;
+      }),
+    );
+    const { port, close } = await listenOnLoopback(server);
+    cleanups.push(close);
+    const callbackUrl = `http://127.0.0.1:${port}/runs/done`;
 
     const store = new MemoryStore();
     const queue = await Queue.open(store, "wf", { clock, flushIntervalMs: 1 });
