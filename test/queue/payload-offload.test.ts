@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { MemoryStore, SettlementEffects, type DeadLetteredEvent, type ObjectStore } from "taquba";
+import { failWhen } from "../support/failing-store.js";
 import { enc, openQueue, settle } from "./helpers.js";
 
 async function payloadObjects(store: ObjectStore, name = "q"): Promise<string[]> {
@@ -97,14 +98,8 @@ describe("payload offload", () => {
   });
 
   it("a payload read failure releases the claims without using attempts", async () => {
-    const inner = new MemoryStore();
     let failGets = false;
-    const store: ObjectStore = {
-      get: (k) => (failGets ? Promise.reject(new Error("store down")) : inner.get(k)),
-      put: (k, b, o) => inner.put(k, b, o),
-      delete: (k) => inner.delete(k),
-      list: (p, o) => inner.list(p, o),
-    };
+    const store = failWhen(new MemoryStore(), (call) => (failGets && call === "get" ? new Error("store down") : undefined));
     const { queue } = await openQueue({ store, payloadOffloadBytes: 64 });
     const { jobId } = await queue.enqueue("q", big("a"));
     failGets = true;

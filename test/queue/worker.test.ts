@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
-import { MemoryStore, PermanentError, runWorker, SettlementEffects, type ClaimedJob, type ObjectStore } from "taquba";
+import { MemoryStore, PermanentError, runWorker, SettlementEffects, type ClaimedJob } from "taquba";
+import { failWhen } from "../support/failing-store.js";
 import { dec, enc, openQueue, settle } from "./helpers.js";
 
 function deferred() {
@@ -158,14 +159,8 @@ describe("runWorker", () => {
   });
 
   it("retries a claim that failed on an unreachable store after a pause on the clock", async () => {
-    const inner = new MemoryStore();
     let down = false;
-    const store: ObjectStore = {
-      get: (k) => (down ? Promise.reject(new Error("connection reset")) : inner.get(k)),
-      put: (k, b, o) => inner.put(k, b, o),
-      delete: (k) => inner.delete(k),
-      list: (p, o) => inner.list(p, o),
-    };
+    const store = failWhen(new MemoryStore(), (call) => (down && call === "get" ? new Error("connection reset") : undefined));
     const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
     const { queue, clock } = await openQueue({ store, payloadOffloadBytes: 8 });
     down = true;
