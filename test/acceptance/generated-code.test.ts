@@ -5,7 +5,7 @@
  * comes from "taquba".
  */
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { MemoryStore, MockClock, NoopTerminalHook, Queue, StepOutcome, ValidationError, WorkflowRuntime, type JobHandle, type StepRunner } from "taquba";
+import { JobRunner, MemoryStore, MockClock, NoopTerminalHook, Queue, StepOutcome, ValidationError, WorkflowRuntime, type JobHandle, type StepRunner } from "taquba";
 import { billing } from "../../generated/index.js";
 import { dec, enc, until } from "./support.js";
 
@@ -70,5 +70,44 @@ describe("generated signal client over a workflow runtime", () => {
     }
     expectTypeOf<Parameters<EmailSend["run"]>[0]>().toEqualTypeOf<billing.EmailSendInput>();
     expectTypeOf<billing.JobsClient["emailSend"]["submit"]>().returns.toEqualTypeOf<Promise<JobHandle<billing.EmailSendOutput, billing.EmailSendError>>>();
+  });
+});
+
+describe("generated job client over a job runner", () => {
+  class EmailSend implements billing.EmailSendHandler {
+    async run(input: billing.EmailSendInput, ctx: billing.EmailSendContext): Promise<billing.EmailSendOutput> {
+      if (input.to.endsWith("@bounce.test")) ctx.fail({ reason: "bounced" });
+      return { message_id: `m-${ctx.headers.tenant_id}` };
+    }
+  }
+  class InvoiceRender implements billing.InvoiceRenderHandler {
+    async run(input: billing.InvoiceRenderInput): Promise<billing.InvoiceRenderOutput> {
+      return { object_key: `invoices/${input.invoice_id}.pdf`, total: input.lines[0]!.unit_price };
+    }
+  }
+
+  it("billing.register(builder, handlers) and billing.client(runner).emailSend.submit(input, { headers })", async () => {
+    const store = new MemoryStore();
+    const clock = new MockClock(1_700_000_000_000);
+    const queue = await Queue.open(store, "gen-jobs", { clock, flushIntervalMs: 1 });
+    const runner = billing.register(JobRunner.builder(queue, store), { emailSend: new EmailSend(), invoiceRender: new InvoiceRender() }).build();
+    const worker = runner.spawn();
+    const client = billing.client(runner);
+    const handle = await client.emailSend.submit({ to: "a@b.co", subject: "Hi" }, { headers: { tenant_id: "acme" } });
+    expect(await handle.result()).toEqual({ status: "succeeded", output: { message_id: "m-acme" } });
+    const bounced = await (await client.emailSend.submit({ to: "x@bounce.test", subject: "Hi" }, { headers: { tenant_id: "acme" } })).result();
+    expect(bounced).toMatchObject({ status: "failed", error: { reason: "bounced" } });
+    // Validated at run time: nothing is enqueued.
+    await expect(client.emailSend.submit({ to: "not an email", subject: "Hi" }, { headers: { tenant_id: "acme" } })).rejects.toBeInstanceOf(ValidationError);
+    await expect(client.emailSend.submit({ to: "a@b.co", subject: "Hi" }, { headers: { tenant_id: "ACME Corp" } })).rejects.toBeInstanceOf(ValidationError);
+    const check = () => {
+      // @ts-expect-error a misspelt input field
+      void client.emailSend.submit({ too: "a@b.co", subject: "Hi" }, { headers: { tenant_id: "acme" } });
+      // @ts-expect-error the package requires the tenant_id header
+      void client.emailSend.submit({ to: "a@b.co", subject: "Hi" }, { headers: {} });
+    };
+    void check;
+    await worker.shutdown();
+    await queue.close();
   });
 });
