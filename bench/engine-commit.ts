@@ -8,10 +8,10 @@
  * interval, 2), KEYS (puts per batch, 2), VALUE_BYTES (64), LATENCY_MS (20),
  * JITTER_MS (5), STORES (comma list of memory,local,latency).
  */
-import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import * as path from "node:path";
 import { Engine, LocalStore, MemoryStore, WriteBatch, withCounting, withLatency, type ObjectStore } from "../runtime/index.js";
+import { percentile } from "./support/percentile.js";
+import { withTempDir } from "./support/temp-dir.js";
 
 const env = (name: string, dflt: number) => (process.env[name] === undefined ? dflt : Number(process.env[name]));
 const C = env("C", 256);
@@ -22,11 +22,6 @@ const VALUE_BYTES = env("VALUE_BYTES", 64);
 const LATENCY_MS = env("LATENCY_MS", 20);
 const JITTER_MS = env("JITTER_MS", 5);
 const STORES = (process.env.STORES ?? "memory,local,latency").split(",");
-
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 async function run(label: string, store: ObjectStore): Promise<void> {
   const counted = withCounting(store);
@@ -74,12 +69,7 @@ console.log(
 for (const name of STORES) {
   if (name === "memory") await run("MemoryStore", new MemoryStore());
   else if (name === "local") {
-    const dir = await mkdtemp(path.join(tmpdir(), "taquba-bench-"));
-    try {
-      await run(`LocalStore (${tmpdir()})`, new LocalStore(dir));
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    await withTempDir("taquba-bench-", (dir) => run(`LocalStore (${tmpdir()})`, new LocalStore(dir)));
   } else if (name === "latency") {
     await run(`withLatency(MemoryStore, ${LATENCY_MS} ms ± ${JITTER_MS} ms)`, withLatency(new MemoryStore(), { ms: LATENCY_MS, jitterMs: JITTER_MS }));
   } else throw new Error(`unknown store ${name}; use memory, local or latency`);

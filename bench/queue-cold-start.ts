@@ -4,10 +4,8 @@
  * then claim the first job. Reports the open time and the first-claim
  * latency over a LocalStore directory and a MemoryStore behind 20 ms ± 5 ms.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { LocalStore, MemoryStore, Queue, withCounting, withLatency, type ObjectStore } from "../runtime/index.js";
+import { withTempDir } from "./support/temp-dir.js";
 
 const HISTORY = Number(process.env.HISTORY ?? 20_000);
 const LIVE = Number(process.env.LIVE ?? 100);
@@ -45,12 +43,9 @@ async function measure(label: string, store: ObjectStore, slow: ObjectStore): Pr
 console.log(`queue-cold-start: history=${HISTORY} done jobs (retained), live=${LIVE} pending, payload=64 B`);
 console.log("| store | open (incl. recovery) | first claim | requests during open | bytes |");
 console.log("|---|---|---|---|---|");
-const dir = await mkdtemp(join(tmpdir(), "taquba-cold-"));
-try {
+await withTempDir("taquba-cold-", async (dir) => {
   const local = new LocalStore(dir);
   await measure("LocalStore (tmp dir)", local, local);
-} finally {
-  await rm(dir, { recursive: true, force: true });
-}
+});
 const mem = new MemoryStore();
 await measure("withLatency(memory, 20±5 ms)", mem, withLatency(mem, { ms: 20, jitterMs: 5 }));

@@ -7,15 +7,12 @@
  * claim cost stays flat from the first claim to the last.
  */
 import { MemoryStore, Queue, withLatency, type ObjectStore } from "../runtime/index.js";
+import { percentile } from "./support/percentile.js";
 
 const JOBS = Number(process.env.JOBS ?? 100_000);
 const DRAINERS = Number(process.env.DRAINERS ?? 32);
 const LATENCY_MS = Number(process.env.LATENCY_MS ?? 0);
 const PAYLOAD = new Uint8Array(64).fill(1);
-
-function pct(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 const inner: ObjectStore = LATENCY_MS > 0 ? withLatency(new MemoryStore(), { ms: LATENCY_MS, jitterMs: LATENCY_MS / 4 }) : new MemoryStore();
 const queue = await Queue.open(inner, "drain", { flushIntervalMs: 2 });
@@ -47,6 +44,6 @@ console.log("| claims | p50 | p99 | max |");
 console.log("|---|---|---|---|");
 for (let d = 0; d < 10; d++) {
   const slice = claimMs.slice((d * JOBS) / 10, ((d + 1) * JOBS) / 10).sort((a, b) => a - b);
-  console.log(`| ${(d * JOBS) / 10 + 1}-${((d + 1) * JOBS) / 10} | ${pct(slice, 50).toFixed(3)} ms | ${pct(slice, 99).toFixed(3)} ms | ${slice[slice.length - 1]!.toFixed(2)} ms |`);
+  console.log(`| ${(d * JOBS) / 10 + 1}-${((d + 1) * JOBS) / 10} | ${percentile(slice, 50).toFixed(3)} ms | ${percentile(slice, 99).toFixed(3)} ms | ${slice[slice.length - 1]!.toFixed(2)} ms |`);
 }
 await queue.close();

@@ -11,10 +11,9 @@
  * CONCURRENCY (worker slots, 512), FLUSH_MS (engine flush window, 2),
  * STORES (comma list of memory,local,latency).
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { LocalStore, MemoryStore, Queue, runWorker, withCounting, withLatency, type ObjectStore } from "../runtime/index.js";
+import { percentile } from "./support/percentile.js";
+import { withTempDir } from "./support/temp-dir.js";
 
 const JOBS = Number(process.env.JOBS ?? 20_000);
 const PRODUCERS = Number(process.env.PRODUCERS ?? 128);
@@ -23,15 +22,11 @@ const FLUSH_MS = Number(process.env.FLUSH_MS ?? 2);
 const STORES = (process.env.STORES ?? "memory,local,latency").split(",");
 const PAYLOAD = new Uint8Array(64).fill(7);
 
-function pct(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
 async function run(label: string, inner: ObjectStore): Promise<void> {
   const store = withCounting(inner);
   const queue = await Queue.open(store, "bench", { flushIntervalMs: FLUSH_MS });
   const walBefore = queue.engineStats.walPuts;
-  store.counts; // opened: count only the run
+  // Opening is not part of the run: count from here.
   const base = { ...store.counts };
   const latencies: number[] = [];
   let doneCount = 0;
@@ -62,7 +57,7 @@ async function run(label: string, inner: ObjectStore): Promise<void> {
   const requests = c.gets - base.gets + (c.puts - base.puts) + (c.deletes - base.deletes) + (c.lists - base.lists);
   latencies.sort((a, b) => a - b);
   console.log(
-    `| ${label} | ${JOBS} | ${Math.round(JOBS / seconds).toLocaleString("en-US")} | ${pct(latencies, 50).toFixed(1)} ms | ${pct(latencies, 99).toFixed(1)} ms | ${(walPuts / JOBS).toFixed(4)} | ${(requests / JOBS).toFixed(4)} | ${((c.bytesIn - base.bytesIn) / JOBS).toFixed(0)} |`,
+    `| ${label} | ${JOBS} | ${Math.round(JOBS / seconds).toLocaleString("en-US")} | ${percentile(latencies, 50).toFixed(1)} ms | ${percentile(latencies, 99).toFixed(1)} ms | ${(walPuts / JOBS).toFixed(4)} | ${(requests / JOBS).toFixed(4)} | ${((c.bytesIn - base.bytesIn) / JOBS).toFixed(0)} |`,
   );
   await queue.close();
 }
@@ -73,11 +68,6 @@ console.log("|---|---|---|---|---|---|---|---|");
 for (const s of STORES) {
   if (s === "memory") await run("MemoryStore", new MemoryStore());
   else if (s === "local") {
-    const dir = await mkdtemp(join(tmpdir(), "taquba-bench-"));
-    try {
-      await run("LocalStore (tmp dir)", new LocalStore(dir));
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    await withTempDir("taquba-bench-", (dir) => run("LocalStore (tmp dir)", new LocalStore(dir)));
   } else if (s === "latency") await run("withLatency(memory, 20±5 ms)", withLatency(new MemoryStore(), { ms: 20, jitterMs: 5 }));
 }
