@@ -59,6 +59,13 @@ describe("Queue.open and options", () => {
     await q.ack(job);
     // doneRetentionMs keeps the done record.
     expect(await q.view().job(jobId)).toMatchObject({ state: "done" });
+    // payloadOffloadBytes: a larger payload lives in its own object and comes back whole.
+    const big = new Uint8Array(4096).map((_, i) => i % 251);
+    const offloaded = await q.enqueue("work", big);
+    expect(await q.view().job(offloaded.jobId)).toMatchObject({ payloadOffloaded: true, payloadSize: 4096 });
+    const bigJob = (await q.claim("work", 1_000))!;
+    expect(bigJob.payload).toEqual(big);
+    await q.ack(bigJob);
     await q.close();
   });
 
