@@ -4,12 +4,26 @@
 // (no sources beside this file) runs the compiled CLI from dist/.
 import { existsSync } from "node:fs";
 
-const source = new URL("./cli.ts", import.meta.url);
-const mod = existsSync(source)
-  ? await (async () => {
-      const { register } = await import("tsx/esm/api");
-      register();
-      return import(source.href);
-    })()
-  : await import(new URL("../dist/codegen/cli.js", import.meta.url).href);
-process.exitCode = await mod.main(process.argv.slice(2));
+// The generator's libraries are optional peer dependencies, so that an
+// application using only the runtime does not install them.
+const GENERATOR_DEPS = ["ajv", "diff", "ts-morph", "yaml"];
+
+async function load() {
+  const source = new URL("./cli.ts", import.meta.url);
+  if (existsSync(source)) {
+    const { register } = await import("tsx/esm/api");
+    register();
+    return import(source.href);
+  }
+  return import(new URL("../dist/codegen/cli.js", import.meta.url).href);
+}
+
+try {
+  const mod = await load();
+  process.exitCode = await mod.main(process.argv.slice(2));
+} catch (e) {
+  const missing = e && e.code === "ERR_MODULE_NOT_FOUND" && GENERATOR_DEPS.find((d) => String(e.message).includes(`'${d}'`));
+  if (!missing) throw e;
+  console.error(`taquba codegen needs the package "${missing}", which is not installed.\nInstall the generator's dependencies as dev dependencies: npm install --save-dev ${GENERATOR_DEPS.join(" ")}`);
+  process.exitCode = 1;
+}
