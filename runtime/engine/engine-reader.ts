@@ -16,6 +16,7 @@ import type { RetryPolicy } from "./retry.js";
 import { scanTree, type ScanOptions } from "./scan.js";
 import { newSortedMap, type SortedMap } from "./sorted-map.js";
 
+/** Options of `EngineReader.open`. */
 export interface EngineReaderOptions {
   /** The prefix the writer was opened with. Default: "". */
   prefix?: string;
@@ -29,7 +30,17 @@ function sameSegments(a: Manifest, b: Manifest): boolean {
   return a.segments.length === b.segments.length && a.segments.every((s, i) => s.name === b.segments[i]!.name);
 }
 
+/**
+ * The durable state of an engine's store, read without taking it over; see
+ * the module documentation.
+ *
+ * @example
+ * const reader = await EngineReader.open(store);
+ * console.log(reader.get("a/1"));
+ * await reader.refresh(); // picks up what the writer made durable since
+ */
 export class EngineReader {
+  /** The store this reader reads. */
   readonly store: ObjectStore;
   readonly #ctx: StoreContext;
   #state: SortedMap;
@@ -52,6 +63,7 @@ export class EngineReader {
     return new EngineReader(ctx, await loadFresh(ctx));
   }
 
+  /** True once `close` was called. */
   get closed(): boolean {
     return this.#closed;
   }
@@ -66,10 +78,12 @@ export class EngineReader {
     return this.#walk.pos;
   }
 
+  /** The value of `key` as of the last load, or undefined. */
   get(key: string): Uint8Array | undefined {
     return this.#state.get(key);
   }
 
+  /** Whether `key` had a value as of the last load. */
   has(key: string): boolean {
     return this.#state.has(key);
   }

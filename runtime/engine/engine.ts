@@ -57,6 +57,7 @@ import type { WriteBatch } from "./write-batch.js";
 
 export { scanTree, type ScanOptions } from "./scan.js";
 
+/** Options of `Engine.open`; every field is optional. */
 export interface EngineOptions {
   /** How long a commit may wait for others to share its WAL object. Default: 2 ms. */
   flushIntervalMs?: number;
@@ -80,6 +81,7 @@ export interface EngineOptions {
   onBackgroundError?: (err: unknown) => void;
 }
 
+/** Options of `Engine.commit`. */
 export interface CommitOptions {
   /**
    * `false`: the caller does not wait for durability (the promise still
@@ -91,13 +93,21 @@ export interface CommitOptions {
 
 /** Counters for benchmarks and operators. */
 export interface EngineStats {
+  /** This writer's epoch. */
   epoch: number;
+  /** WAL objects sealed since open; each is one put. */
   walPuts: number;
+  /** Bytes of those WAL objects. */
   walBytes: number;
+  /** Non-empty commits those WAL objects carry. */
   walBatches: number;
+  /** Every WAL object up to this sequence number is stored. */
   durableSeq: number;
+  /** Checkpoints completed since open. */
   checkpoints: number;
+  /** Bytes of segments those checkpoints wrote. */
   checkpointBytes: number;
+  /** Number of the newest manifest this writer published. */
   manifestId: number;
 }
 
@@ -131,7 +141,18 @@ function validateOptions(opts: EngineOptions): void {
   if (problems.length > 0) throw new ValidationError("invalid engine options; nothing was read or written", problems);
 }
 
+/**
+ * The ordered, transactional key-value engine; see the module documentation
+ * for its contract. One writer per store: opening fences the previous one.
+ *
+ * @example
+ * const engine = await Engine.open(new MemoryStore());
+ * await engine.commit(new WriteBatch().put("a/1", new Uint8Array([1])).delete("a/0"));
+ * for (const [key, value] of engine.scan({ prefix: "a/" })) console.log(key, value);
+ * await engine.close();
+ */
 export class Engine {
+  /** The store this engine writes to. */
   readonly store: ObjectStore;
   readonly #ctx: StoreContext;
   readonly #opts: Required<Pick<EngineOptions, "checkpointWalObjects" | "checkpointWalBytes" | "maxSegmentBytes" | "segmentBlockBytes">>;
@@ -207,6 +228,7 @@ export class Engine {
     return this.#epoch;
   }
 
+  /** Counters since open, for benchmarks and operators. */
   get stats(): EngineStats {
     return {
       epoch: this.#epoch,
@@ -220,14 +242,17 @@ export class Engine {
     };
   }
 
+  /** The committed value of `key` (durable or not yet), or undefined. Do not mutate it. */
   get(key: string): Uint8Array | undefined {
     return this.#state.get(key);
   }
 
+  /** Whether `key` has a committed value. */
   has(key: string): boolean {
     return this.#state.has(key);
   }
 
+  /** Committed entries in key order (or reversed), within the bounds of `opts`. Do not commit while iterating. */
   *scan(opts: ScanOptions = {}): IterableIterator<[string, Uint8Array]> {
     yield* scanTree(this.#state, opts);
   }

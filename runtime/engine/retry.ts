@@ -3,6 +3,7 @@
  */
 import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 
+/** How the engine retries transient store failures (exported as `EngineRetryOptions`). */
 export interface RetryPolicy {
   /** Attempts in all, the first included. Default: 8 (about 2 s of retrying). */
   attempts?: number;

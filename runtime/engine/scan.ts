@@ -4,6 +4,7 @@
 import { compareKeys } from "../store/keys.js";
 import type { SortedMap } from "./sorted-map.js";
 
+/** Bounds, order and size of a scan. */
 export interface ScanOptions {
   /** Only keys starting with this prefix. */
   prefix?: string;

@@ -62,6 +62,7 @@ export interface DeadLetteredEvent {
 /** Priority constants; any integer 0..2^32−1 is accepted, lower first. */
 export const Priority = { HIGH: 100, NORMAL: 1000, LOW: 10000 } as const;
 
+/** Largest priority; priorities are stored as 10 decimal digits. */
 export const MAX_PRIORITY = 2 ** 32 - 1;
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -76,6 +77,7 @@ export interface ResolvedQueueConfig {
   deadRetentionMs: number | null;
 }
 
+/** The settings of a queue no `QueueConfig` changes. */
 export const DEFAULT_QUEUE_CONFIG: ResolvedQueueConfig = Object.freeze({
   // Long enough for most jobs; workers extend it with ensureAtLeast.
   leaseMs: 30_000,
@@ -87,6 +89,7 @@ export const DEFAULT_QUEUE_CONFIG: ResolvedQueueConfig = Object.freeze({
   deadRetentionMs: 7 * DAY_MS,
 });
 
+/** A priority is an integer from 0 to `MAX_PRIORITY`. */
 export function validatePriority(p: unknown): asserts p is number {
   if (typeof p !== "number" || !Number.isInteger(p) || p < 0 || p > MAX_PRIORITY) {
     throw new ValidationError(`priority must be an integer from 0 to ${MAX_PRIORITY} (lower is claimed first), got ${String(p)}`);

@@ -6,6 +6,7 @@ import { validatePriority } from "./config.js";
 import { isWellFormed, validateDedupKey, validateJobId, validateMillis, validatePositiveInt } from "./names.js";
 import type { EnqueueOptions } from "./types.js";
 
+/** Throws `ValidationError` naming the first bad field of an enqueue, before anything is written. */
 export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): void {
   if (!(payload instanceof Uint8Array)) throw new ValidationError("a job payload must be a Uint8Array");
   if (opts === null || typeof opts !== "object") throw new ValidationError("enqueue options must be an object");

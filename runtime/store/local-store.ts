@@ -50,7 +50,12 @@ interface ListEntry {
   name: string;
 }
 
-/** A store whose objects are files under one directory. */
+/**
+ * A store whose objects are files under one directory.
+ *
+ * @example
+ * const queue = await Queue.open(new LocalStore("/var/lib/myapp/taquba"), "orders");
+ */
 export class LocalStore implements ObjectStore {
   /** Absolute path of the store's directory. */
   readonly root: string;

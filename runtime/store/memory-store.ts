@@ -13,7 +13,12 @@ import { BTree } from "./btree.js";
 import { compareKeys, validateObjectKey } from "./keys.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
 
-/** A store held in memory; everything is lost with the process. */
+/**
+ * A store held in memory; everything is lost with the process.
+ *
+ * @example
+ * const queue = await Queue.open(new MemoryStore(), "test");
+ */
 export class MemoryStore implements ObjectStore {
   #objects: BTree<string, StoredObject> = new BTree<string, StoredObject>(undefined, compareKeys);
   #version = 0;

@@ -6,26 +6,43 @@
  * MinIO or a local disk. No compare-and-swap on existing objects is needed.
  */
 
+/** An object as read from a store. */
 export interface StoredObject {
+  /** The object's bytes, owned by the caller. */
   body: Uint8Array;
+  /** A tag that changes whenever the object is replaced. */
   etag: string;
 }
 
+/** Options of `ObjectStore.put`. */
 export interface PutOptions {
   /** `"*"`: create only when the key is absent, else `PreconditionFailedError`. */
   ifNoneMatch?: "*";
 }
 
+/** One entry of a listing. */
 export interface ListedObject {
   key: string;
+  /** Size of the object in bytes. */
   size: number;
 }
 
+/** Options of `ObjectStore.list`. */
 export interface ListOptions {
   /** List only keys strictly after this one. */
   startAfter?: string;
 }
 
+/**
+ * Where every durable byte goes: `MemoryStore`, `LocalStore`, `S3Store`, or
+ * any implementation that keeps these promises. Keys are non-empty
+ * '/'-separated relative paths (see `validateObjectKey`).
+ *
+ * @example
+ * const store: ObjectStore = new MemoryStore();
+ * await store.put("wal/0001", new TextEncoder().encode("batch"), { ifNoneMatch: "*" });
+ * for await (const o of store.list("wal/")) console.log(o.key, o.size);
+ */
 export interface ObjectStore {
   /** The object at `key`, or `null` when absent. */
   get(key: string): Promise<StoredObject | null>;

@@ -24,6 +24,7 @@ const ACCEPTED =
   "use memory://, file:///absolute/dir or s3://bucket/prefix (options: ?endpoint=http://host:port&forcePathStyle=true&region=us-east-1)";
 const S3_OPTIONS = new Set(["endpoint", "forcePathStyle", "region"]);
 
+/** Options of `openStore`. */
 export interface OpenStoreOptions {
   /** Environment to read AWS settings from. Default `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;
@@ -33,7 +34,13 @@ function invalid(url: string, why: string): ValidationError {
   return new ValidationError(`invalid store URL ${JSON.stringify(url)}: ${why}; ${ACCEPTED}`);
 }
 
-/** Opens the store a URL names; see the module documentation for the forms. */
+/**
+ * Opens the store a URL names; see the module documentation for the forms.
+ * Throws `ValidationError` naming the accepted forms for anything else.
+ *
+ * @example
+ * const store = openStore(process.env.TAQUBA_STORE ?? "memory://");
+ */
 export function openStore(url: string, opts: OpenStoreOptions = {}): ObjectStore {
   if (typeof url !== "string") throw invalid(String(url), "not a string");
   let parsed: URL;

@@ -32,7 +32,9 @@ export interface S3RetryOptions {
   maxDelayMs?: number;
 }
 
+/** Options of `S3Store`. */
 export interface S3StoreOptions {
+  /** The bucket; it must exist. */
   bucket: string;
   /** Key prefix inside the bucket, e.g. `"tenants/a"`; a trailing `/` is implied. */
   prefix?: string;
@@ -98,7 +100,12 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.byteLength === b.byteLength && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
 }
 
-/** A store whose objects live under a prefix of one S3 bucket. */
+/**
+ * A store whose objects live under a prefix of one S3 bucket.
+ *
+ * @example
+ * const store = new S3Store({ bucket: "my-bucket", prefix: "taquba/prod", clientConfig: { region: "eu-west-1" } });
+ */
 export class S3Store implements ObjectStore {
   readonly bucket: string;
   /** Prefix added to every key: `""` or ending in `/`. */

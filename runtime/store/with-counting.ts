@@ -25,7 +25,16 @@ export interface CountingStore extends ObjectStore {
   reset(): void;
 }
 
-/** Wraps `store`, counting each call when it is made and each returned byte when it arrives. */
+/**
+ * Wraps `store`, counting each call when it is made and each returned byte when it arrives.
+ *
+ * @example
+ * const store = withCounting(new MemoryStore());
+ * const queue = await Queue.open(store, "q");
+ * store.reset();
+ * await queue.enqueue("jobs", new Uint8Array(8));
+ * console.log(store.counts.puts); // WAL objects written for the enqueue
+ */
 export function withCounting(store: ObjectStore): CountingStore {
   const counts: StoreCounts = { gets: 0, puts: 0, deletes: 0, lists: 0, bytesIn: 0, bytesOut: 0 };
   return {

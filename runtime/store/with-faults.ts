@@ -31,6 +31,7 @@ export class InjectedFaultError extends TaqubaError {
   }
 }
 
+/** Options of `withFaults`. */
 export interface FaultOptions {
   /** Probability in [0, 1] that a covered operation fails. */
   failureRate: number;
@@ -63,6 +64,10 @@ function checkRate(name: string, value: number): number {
  * taken for every covered call, even while the rate is 0, so the pattern of
  * failures for a seed depends only on the sequence of calls. A listing fails
  * when its iteration starts, before yielding anything.
+ *
+ * @example
+ * const store = withFaults(new MemoryStore(), { failureRate: 0.1, seed: 42, ops: ["put"] });
+ * // ...run the workload, then check its invariants; store.injected counts the faults.
  */
 export function withFaults(store: ObjectStore, opts: FaultOptions): FaultyStore {
   let failureRate = checkRate("failureRate", opts.failureRate);

@@ -11,6 +11,7 @@ import { ValidationError } from "../errors.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
 import { seededRandom } from "./prng.js";
 
+/** Options of `withLatency`. */
 export interface LatencyOptions {
   /** Mean delay per call, in milliseconds. */
   ms: number;
@@ -23,6 +24,9 @@ export interface LatencyOptions {
 /**
  * Wraps `store` so that each get, put and delete resolves after a delay, and
  * each listing waits once before its first entry.
+ *
+ * @example
+ * const s3Like = withLatency(new MemoryStore(), { ms: 20, jitterMs: 5 });
  */
 export function withLatency(store: ObjectStore, opts: LatencyOptions): ObjectStore {
   const jitter = opts.jitterMs ?? 0;

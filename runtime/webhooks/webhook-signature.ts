@@ -23,9 +23,12 @@ import { WebhookVerificationError } from "./webhook-errors.js";
  */
 export type WebhookSecret = string | Uint8Array;
 
-/** Header names, lower case as Node presents received headers. */
+// Header names are lower case, as Node presents received headers.
+/** Header carrying the delivery id. */
 export const WEBHOOK_ID_HEADER = "webhook-id";
+/** Header carrying the attempt's signing time, in seconds since the epoch. */
 export const WEBHOOK_TIMESTAMP_HEADER = "webhook-timestamp";
+/** Header carrying the `v1,<base64>` signatures. */
 export const WEBHOOK_SIGNATURE_HEADER = "webhook-signature";
 
 const SECRET_PREFIX = "whsec_";
