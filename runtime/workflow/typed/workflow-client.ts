@@ -73,10 +73,13 @@ export interface WorkflowClient<Result, Err> {
   cancel(runId: RunId | string): Promise<boolean>;
 }
 
-/** A succeeded run whose result record is gone (swept by memo retention) or was never written. */
+/** A succeeded run whose result record the runtime cannot report (swept by memo retention, or never recorded for this termination). */
 export class WorkflowResultUnavailableError extends TaqubaError {
   constructor(readonly runId: string) {
-    super("WORKFLOW_RESULT_UNAVAILABLE", `run "${runId}" succeeded but its result record is gone (memo retention removed it); read results within the retention window`);
+    super(
+      "WORKFLOW_RESULT_UNAVAILABLE",
+      `run "${runId}" succeeded but the runtime has no result record for that termination (memo retention removed it, or it was never recorded); read results within the retention window`,
+    );
   }
 }
 
