@@ -8,11 +8,11 @@
  */
 import { ValidationError } from "../errors.js";
 import type { SettlementEffects } from "./effects.js";
-import { padTime } from "./keys.js";
+import { padTime, TIME_WIDTH } from "./keys.js";
 import { validateKvPrefix } from "./names.js";
 import type { KvPage, KvScanOptions } from "./view.js";
 
-const TIME_DIGITS = 16;
+const DIGITS_RE = new RegExp(`^\\d{${TIME_WIDTH}}$`);
 const EMPTY = new Uint8Array(0);
 
 /** One entry of an `ExpiryIndex`. */
@@ -67,9 +67,9 @@ export class ExpiryIndex {
   /** Parses a key of this index, or undefined when it is not one. */
   parse(key: string): { expiresAt: number; suffix: string } | undefined {
     if (!key.startsWith(this.prefix)) return undefined;
-    const digits = key.slice(this.prefix.length, this.prefix.length + TIME_DIGITS);
-    if (!/^\d{16}$/.test(digits)) return undefined;
-    return { expiresAt: Number(digits), suffix: key.slice(this.prefix.length + TIME_DIGITS) };
+    const digits = key.slice(this.prefix.length, this.prefix.length + TIME_WIDTH);
+    if (!DIGITS_RE.test(digits)) return undefined;
+    return { expiresAt: Number(digits), suffix: key.slice(this.prefix.length + TIME_WIDTH) };
   }
 
   /** Entries expired at or before `now`, earliest first, at most `limit` (default 100), read from the bound source. */

@@ -26,7 +26,8 @@
  * keeps FIFO order for caller-chosen ids, which need not sort by time.
  */
 
-const TIME_WIDTH = 16; // 2^53 has 16 digits
+/** Digits of a padded time: 2^53 has 16. */
+export const TIME_WIDTH = 16;
 const PRIORITY_WIDTH = 10; // 2^32 has 10 digits
 
 export function padTime(ms: number): string {

@@ -61,13 +61,13 @@ function indexValue(r: JobRecord): Uint8Array {
 
 /** Writes `r` and its index entries; `prev` is the stored copy being replaced, if any. */
 export function writeJob(txn: Txn, r: JobRecord, prev: JobRecord | undefined): void {
+  const key = indexKey(r);
   if (prev !== undefined) {
     const old = indexKey(prev);
-    if (old !== undefined && old !== indexKey(r)) txn.delete(old);
+    if (old !== undefined && old !== key) txn.delete(old);
     if (prev.retainUntil !== undefined && prev.retainUntil !== r.retainUntil) txn.delete(K.retentionKey(prev.retainUntil, prev.id));
   }
   txn.put(K.jobKey(r.id), encodeJob(r));
-  const key = indexKey(r);
   if (key !== undefined) txn.put(key, indexValue(r));
   if (r.retainUntil !== undefined) txn.put(K.retentionKey(r.retainUntil, r.id), EMPTY);
   txn.move(r.queue, prev?.state ?? null, r.state);

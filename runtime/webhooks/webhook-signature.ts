@@ -74,6 +74,11 @@ export function generateWebhookSecret(): string {
   return SECRET_PREFIX + randomBytes(32).toString("base64");
 }
 
+/** One secret or several, as a list. */
+export function secretList(secrets: WebhookSecret | readonly WebhookSecret[]): WebhookSecret[] {
+  return Array.isArray(secrets) ? [...(secrets as readonly WebhookSecret[])] : [secrets as WebhookSecret];
+}
+
 function toBytes(body: Uint8Array | string): Uint8Array {
   return typeof body === "string" ? Buffer.from(body, "utf8") : body;
 }
@@ -96,7 +101,7 @@ export function signWebhook(
   timestampSec: number,
   body: Uint8Array | string,
 ): string {
-  const list = Array.isArray(secrets) ? (secrets as readonly WebhookSecret[]) : [secrets as WebhookSecret];
+  const list = secretList(secrets);
   if (list.length === 0) throw new ValidationError("signWebhook needs at least one secret");
   if (!Number.isSafeInteger(timestampSec) || timestampSec < 0) {
     throw new ValidationError(`a webhook timestamp is whole seconds since the epoch, got ${timestampSec}`);
@@ -170,7 +175,7 @@ export function verifyWebhook(
   body: Uint8Array | string,
   opts: VerifyWebhookOptions = {},
 ): VerifiedWebhook {
-  const keys = (Array.isArray(secrets) ? (secrets as readonly WebhookSecret[]) : [secrets as WebhookSecret]).map(parseWebhookSecret);
+  const keys = secretList(secrets).map(parseWebhookSecret);
   const id = header(headers, WEBHOOK_ID_HEADER);
   const ts = header(headers, WEBHOOK_TIMESTAMP_HEADER);
   const sig = header(headers, WEBHOOK_SIGNATURE_HEADER);

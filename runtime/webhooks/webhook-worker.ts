@@ -22,7 +22,7 @@ import { classifyResponse, DEFAULT_MAX_RETRY_AFTER_MS } from "./delivery-verdict
 import { sendHttp } from "./http-exchange.js";
 import { InvalidWebhookRequestError, WebhookAddressRefusedError, WebhookDeliveryError, WebhookRejectedError } from "./webhook-errors.js";
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, decodeWebhookJob, MAX_WEBHOOK_TIMEOUT_MS, type DecodedWebhookRequest } from "./webhook-request.js";
-import { parseWebhookSecret, signWebhook, WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER, type WebhookSecret } from "./webhook-signature.js";
+import { parseWebhookSecret, secretList, signWebhook, WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER, type WebhookSecret } from "./webhook-signature.js";
 
 /** Options of {@link WebhookWorker}. Address policy fields default to public addresses only. */
 export interface WebhookWorkerOptions extends AddressPolicyOptions {
@@ -69,7 +69,7 @@ export class WebhookWorker implements Worker {
   /** Throws a `ValidationError` or `RangeError` naming a bad option (secret, network, timeout). */
   constructor(opts: WebhookWorkerOptions = {}) {
     this.#policy = compileAddressPolicy(opts);
-    const secrets = opts.secret === undefined ? [] : Array.isArray(opts.secret) ? [...(opts.secret as readonly WebhookSecret[])] : [opts.secret as WebhookSecret];
+    const secrets = opts.secret === undefined ? [] : secretList(opts.secret);
     for (const s of secrets) parseWebhookSecret(s); // fail at startup, not per delivery
     this.#secrets = secrets;
     this.#defaultTimeoutMs = opts.defaultTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
@@ -196,12 +196,5 @@ export interface RunWebhookWorkerOptions extends WebhookWorkerOptions, Pick<RunW
  */
 export function runWebhookWorker(queue: Queue, queueName: string, opts: RunWebhookWorkerOptions = {}): Promise<void> {
   const { concurrency, leaseMs, claimBatch, signal, onError, ...workerOpts } = opts;
-  const worker = new WebhookWorker(workerOpts);
-  const loop: RunWorkerOptions = {};
-  if (concurrency !== undefined) loop.concurrency = concurrency;
-  if (leaseMs !== undefined) loop.leaseMs = leaseMs;
-  if (claimBatch !== undefined) loop.claimBatch = claimBatch;
-  if (signal !== undefined) loop.signal = signal;
-  if (onError !== undefined) loop.onError = onError;
-  return runWorker(queue, queueName, worker, loop);
+  return runWorker(queue, queueName, new WebhookWorker(workerOpts), { concurrency, leaseMs, claimBatch, signal, onError });
 }
