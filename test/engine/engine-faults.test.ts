@@ -78,10 +78,15 @@ describe("engine poisoning", () => {
       const engine = await Engine.open(faulty, { retry, flushIntervalMs: 0, checkpointWalObjects: 4 });
       faulty.failureRate = 0.5;
       const acked: number[] = [];
-      const all = Array.from({ length: 40 }, (_, i) =>
-        engine.commit(new WriteBatch().put(`a/${i}`, enc("x")).put(`b/${i}`, enc("y"))).then(() => acked.push(i), () => {}),
-      );
+      const all: Promise<unknown>[] = [];
+      for (let i = 0; i < 40; i++) {
+        all.push(engine.commit(new WriteBatch().put(`a/${i}`, enc("x")).put(`b/${i}`, enc("y"))).then(() => acked.push(i), () => {}));
+        // Let each commit go out in a WAL object of its own, so failures fall between commits.
+        await new Promise<void>((r) => setImmediate(r));
+      }
       await Promise.all(all);
+      expect(engine.stats.walPuts).toBeGreaterThan(1);
+      expect(faulty.injected).toBeGreaterThan(0);
       await engine.close();
       faulty.failureRate = 0;
       const reopened = await Engine.open(inner);

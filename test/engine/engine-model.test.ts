@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Engine, EngineReader, MemoryStore, WriteBatch, withFaults, type ObjectStore } from "taquba";
+import { Engine, EngineReader, MemoryStore, WriteBatch, withFaults, type FaultyStore, type ObjectStore } from "taquba";
 
 type Op =
   | { t: "commit"; ops: Array<{ del: boolean; key: string; value: number }>; durable: boolean }
@@ -24,13 +24,23 @@ function modelSnapshot(model: Map<string, number>, engineOrder: string[]): Array
   return engineOrder.map((k) => [k, model.get(k)!]);
 }
 
+/** The model's keys in UTF-8 byte order, computed independently of the engine. */
+function byteOrder(model: Map<string, number>): string[] {
+  return [...model.keys()].sort((a, b) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8")));
+}
+
 /** Runs random scripts against the engine and a plain map; `faultSeed` turns on injected store faults. */
 async function checkAgainstModel(faultSeed: number | undefined, numRuns: number): Promise<void> {
   let seed = faultSeed;
+  const faulty: FaultyStore[] = [];
   await fc.assert(
     fc.asyncProperty(fc.array(opArb, { maxLength: 40 }), fc.integer({ min: 0, max: 3 }), async (script, flushMs) => {
-      const store: ObjectStore =
-        seed === undefined ? new MemoryStore() : withFaults(new MemoryStore(), { failureRate: 0.2, seed: seed++, failAfterWriteRate: 0.5 });
+      let store: ObjectStore = new MemoryStore();
+      if (seed !== undefined) {
+        const f = withFaults(store, { failureRate: 0.2, seed: seed++, failAfterWriteRate: 0.5 });
+        faulty.push(f);
+        store = f;
+      }
       const retry = { attempts: 30, baseDelayMs: 0, maxDelayMs: 0 };
       const opts = { flushIntervalMs: flushMs, checkpointWalObjects: 3, retry };
       let engine = await Engine.open(store, opts);
@@ -66,6 +76,7 @@ async function checkAgainstModel(faultSeed: number | undefined, numRuns: number)
         }
         const keys = [...engine.scan()].map(([k]) => k);
         expect(new Set(keys)).toEqual(new Set(model.keys()));
+        expect(keys).toEqual(byteOrder(model));
         expect(snapshot(engine)).toEqual(modelSnapshot(model, keys));
       }
       await Promise.all(pending);
@@ -78,6 +89,8 @@ async function checkAgainstModel(faultSeed: number | undefined, numRuns: number)
     }),
     { numRuns },
   );
+  // The fault runs must really have met faults.
+  if (faultSeed !== undefined) expect(faulty.reduce((n, f) => n + f.injected, 0)).toBeGreaterThan(0);
 }
 
 describe("engine against a model map", () => {
