@@ -13,6 +13,12 @@ import { RUN_OUTCOME_MEMO_KEY } from "./reserved.js";
 import { ReservedKeyError } from "./workflow-errors.js";
 
 /** The memo key {@link Memo.memoizedByContent} derives from an input value. */
+
+/** Where the run result record of one terminating settlement lives: in the run memo, beside the run's other entries. */
+function outcomeRecordKey(prefix: string, runId: string, token: string): string {
+  return memoEntryKey(prefix, runId, "run", `${RUN_OUTCOME_MEMO_KEY}:${token}`);
+}
+
 export function contentKeyOf(input: unknown): string {
   return `content:${sha256Hex(encodeValue(input))}`;
 }
@@ -50,7 +56,7 @@ export class Memo {
   }
 
   #checkWritable(key: string): void {
-    if (this.scope === "run" && key === RUN_OUTCOME_MEMO_KEY) {
+    if (this.scope === "run" && (key === RUN_OUTCOME_MEMO_KEY || key.startsWith(`${RUN_OUTCOME_MEMO_KEY}:`))) {
       throw new ReservedKeyError(key, "the run memo keeps the run result record there");
     }
   }
@@ -149,9 +155,12 @@ export class MemoStore {
     return removed;
   }
 
-  /** The run result record of `runId`, or `null` when none was written (or it is unreadable). */
-  async readOutcomeRecord(runId: string): Promise<OutcomeRecord | null> {
-    const key = memoEntryKey(this.prefix, runId, "run", RUN_OUTCOME_MEMO_KEY);
+  /**
+   * The run result record written for the terminating settlement `token`,
+   * or `null` when none was written (or it is unreadable).
+   */
+  async readOutcomeRecord(runId: string, token: string): Promise<OutcomeRecord | null> {
+    const key = outcomeRecordKey(this.prefix, runId, token);
     const found = await this.store.get(key);
     if (found === null) return null;
     try {
@@ -162,8 +171,14 @@ export class MemoStore {
     }
   }
 
-  /** Writes the run result record; the worker does this before a terminating settlement. */
+  /**
+   * Writes the run result record; the worker does this before a
+   * terminating settlement. Each settlement attempt writes under its own
+   * token, so a stale delivery whose settlement is later refused (its lease
+   * expired and another delivery terminated the run) cannot overwrite the
+   * record of the settlement that committed.
+   */
   async writeOutcomeRecord(runId: string, record: OutcomeRecord): Promise<void> {
-    await this.store.put(memoEntryKey(this.prefix, runId, "run", RUN_OUTCOME_MEMO_KEY), encodeOutcomeRecord(record));
+    await this.store.put(outcomeRecordKey(this.prefix, runId, record.token), encodeOutcomeRecord(record));
   }
 }

@@ -47,8 +47,12 @@ describe("long-running steps", () => {
     const end = await env.runtime.wait("short");
     expect(calls).toBe(2);
     expect(new TextDecoder().decode(end.outcome!.result)).toBe("attempt 2");
+    // The first delivery now finishes too; its settlement is refused (its
+    // claim is lost) and it must not disturb the committed outcome.
     release();
-    await settle();
+    await until(() => env.logged.length > 0, "the stale delivery's refused settlement");
+    expect(new TextDecoder().decode((await env.runtime.outcome("short"))!.result)).toBe("attempt 2");
+    expect(new TextDecoder().decode((await env.runtime.wait("short")).outcome!.result)).toBe("attempt 2");
     await env.stop();
   });
 });

@@ -70,6 +70,7 @@ describe("Memo", () => {
   it("reserves workflow.outcome in the run memo only", async () => {
     const memos = new MemoStore(new MemoryStore(), "m");
     await expect(memos.runMemo(runId).put(RUN_OUTCOME_MEMO_KEY, bytes("x"))).rejects.toBeInstanceOf(ReservedKeyError);
+    await expect(memos.runMemo(runId).put(`${RUN_OUTCOME_MEMO_KEY}:x:1`, bytes("x"))).rejects.toBeInstanceOf(ReservedKeyError);
     await expect(memos.runMemo(runId).memoized(RUN_OUTCOME_MEMO_KEY, async () => 1)).rejects.toBeInstanceOf(ReservedKeyError);
     await memos.newMemo(runId, 0).put(RUN_OUTCOME_MEMO_KEY, bytes("fine"));
   });
