@@ -1,3 +1,8 @@
+/**
+ * @module Engine crash recovery: a child process commits in several loops and is
+ * killed with SIGKILL at a random point, repeatedly; reopening must recover
+ * every commit it reported durable and no half batch.
+ */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { Engine, LocalStore } from "taquba";

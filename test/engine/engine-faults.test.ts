@@ -1,3 +1,8 @@
+/**
+ * @module Engine under store failures (poisoning after retries run out, transient
+ * faults, failures after landing) and against corrupted or newer-format
+ * objects.
+ */
 import { describe, expect, it } from "vitest";
 import {
   ClosedError,

@@ -1,3 +1,7 @@
+/**
+ * @module Engine fencing: a second writer opening the store stops the first from
+ * acknowledging anything again.
+ */
 import { describe, expect, it } from "vitest";
 import { ClosedError, Engine, EngineReader, FencedError, MemoryStore, WriteBatch, withCounting } from "taquba";
 import { GatedStore } from "./gated-store.js";

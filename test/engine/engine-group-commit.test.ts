@@ -1,3 +1,7 @@
+/**
+ * @module Engine group commit (shared WAL objects, in-order durability, gaps at
+ * recovery) and checkpoints (bounded object count, segments, failure backoff).
+ */
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, WriteBatch, withCounting } from "taquba";
 import { failWhen } from "../support/failing-store.js";

@@ -1,3 +1,7 @@
+/**
+ * @module The engine against a plain map: random commits, checkpoints, reopens and
+ * readers (property-based), with and without injected store faults.
+ */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Engine, EngineReader, MemoryStore, WriteBatch, withFaults, type FaultyStore, type ObjectStore } from "taquba";

@@ -1,3 +1,7 @@
+/**
+ * @module EngineReader: a read-only view that follows the writer through refreshes
+ * and checkpoints.
+ */
 import { describe, expect, it } from "vitest";
 import { Engine, EngineReader, MemoryStore, WriteBatch, type ObjectStore, type StoredObject } from "taquba";
 

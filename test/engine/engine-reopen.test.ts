@@ -1,3 +1,7 @@
+/**
+ * @module Engine commits and durability: atomic batches, invalid batches, what
+ * a reopen finds (from WAL and checkpoints), Unicode keys, shared prefixes.
+ */
 import { describe, expect, it } from "vitest";
 import { ClosedError, Engine, MemoryStore, ValidationError, WriteBatch } from "taquba";
 

@@ -1,3 +1,6 @@
+/**
+ * @module The engine over S3Store against s3rver on loopback.
+ */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Engine, EngineReader, FencedError, S3Store, WriteBatch } from "taquba";
 import { startS3Server, type TestS3Server } from "../support/s3-server.js";

@@ -1,3 +1,7 @@
+/**
+ * @module Engine scans: prefixes, bounds, limits and reverse order in UTF-8 byte
+ * order.
+ */
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, WriteBatch } from "taquba";
 

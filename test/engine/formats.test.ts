@@ -1,3 +1,7 @@
+/**
+ * @module The engine's object formats (segment, WAL, manifest) and the checksum:
+ * round trips, and every kind of damage detected.
+ */
 import { describe, expect, it } from "vitest";
 import { StoreCorruptedError, UnsupportedFormatError } from "taquba";
 import { SegmentBuilder, readSegment } from "../../runtime/engine/segment-format.js";

@@ -1,3 +1,7 @@
+/**
+ * @module Effects of ack, nack at the limit, deadLetter and cancel across a
+ * crash: applied whole with their settlement or not at all.
+ */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, MockClock, Queue, SettlementEffects } from "taquba";
 import { enc } from "./helpers.js";

@@ -1,3 +1,7 @@
+/**
+ * @module Queue edge cases: concurrent claims, an earlier schedule re-arming the
+ * scheduler, bad input, two queue stores in one object store, closed queues.
+ */
 import { describe, expect, it } from "vitest";
 import { ClosedError, MemoryStore, Queue, SettlementEffects, ValidationError } from "taquba";
 import { dec, enc, openQueue, settle } from "./helpers.js";

@@ -1,3 +1,7 @@
+/**
+ * @module Enqueue and claim: priority then FIFO order (also across restarts and a
+ * clock that went back), runAt, dedup keys and caller ids.
+ */
 import { describe, expect, it } from "vitest";
 import { DuplicateJobIdError, MemoryStore, Priority, Queue, ValidationError } from "taquba";
 import { dec, enc, openQueue, settle } from "./helpers.js";

@@ -1,3 +1,7 @@
+/**
+ * @module Shared helpers of the queue tests: byte encoding, letting background work
+ * run, and opening a queue on a MockClock.
+ */
 import { MockClock, MemoryStore, Queue, type ObjectStore, type OpenOptions } from "taquba";
 
 export const enc = (s: string) => new TextEncoder().encode(s);

@@ -1,3 +1,7 @@
+/**
+ * @module Caller KV, ExpiryIndex, enqueueWithEffects and the read views (Queue.view
+ * and QueueReader).
+ */
 import { describe, expect, it } from "vitest";
 import { ExpiryIndex, KvValueTooLargeError, MAX_KV_VALUE_SIZE, SettlementEffects, ValidationError } from "taquba";
 import { dec, enc, openQueue } from "./helpers.js";

@@ -1,3 +1,7 @@
+/**
+ * @module Leases (extension, expiry, the reaper), cancellation, wakeScheduled and
+ * waitForCompletion, on a MockClock.
+ */
 import { describe, expect, it } from "vitest";
 import { CancelRequestedError, ClaimLostError, LEASE_MARGIN_MS, SettlementEffects, type DeadLetteredEvent } from "taquba";
 import { dec, enc, openQueue, settle } from "./helpers.js";

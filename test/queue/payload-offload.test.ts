@@ -1,3 +1,7 @@
+/**
+ * @module Payload offload: large payloads in their own objects, kept while a record
+ * refers to them and deleted after; missing objects and read failures.
+ */
 import { describe, expect, it, vi } from "vitest";
 import { MemoryStore, SettlementEffects, type DeadLetteredEvent, type ObjectStore } from "taquba";
 import { failWhen } from "../support/failing-store.js";

@@ -1,5 +1,5 @@
 /**
- * Random operation sequences against the queue and a small reference model;
+ * @module Random operation sequences against the queue and a small reference model;
  * after every operation the claim choices, outcomes and per-queue counters
  * must agree.
  */

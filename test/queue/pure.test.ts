@@ -1,3 +1,6 @@
+/**
+ * @module Pure queue logic: key layout, record codec, backoff and name validation.
+ */
 import { describe, expect, it } from "vitest";
 import { backoffDelay, DEFAULT_QUEUE_CONFIG, ValidationError } from "taquba";
 import * as K from "../../runtime/queue/keys.js";

@@ -1,3 +1,7 @@
+/**
+ * @module Queue restarts: recovery of claims at open, readers in another process,
+ * and a child process killed with SIGKILL while holding claims.
+ */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { LocalStore, MemoryStore, MockClock, Queue, QueueReader, SettlementEffects, type DeadLetteredEvent } from "taquba";

@@ -1,3 +1,7 @@
+/**
+ * @module Settlements: ack, nack and deadLetter with their effects, retention and
+ * history, and effects validation.
+ */
 import { describe, expect, it } from "vitest";
 import { ClaimLostError, KvValueTooLargeError, MAX_KV_VALUE_SIZE, SettlementEffects, ValidationError } from "taquba";
 import { dec, enc, openQueue, settle } from "./helpers.js";

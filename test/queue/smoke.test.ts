@@ -1,3 +1,6 @@
+/**
+ * @module A quick end-to-end pass through the queue API.
+ */
 import { describe, expect, it } from "vitest";
 import { dec, enc, openQueue, settle } from "./helpers.js";
 

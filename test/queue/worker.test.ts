@@ -1,3 +1,7 @@
+/**
+ * @module runWorker: concurrency, shutdown, no polling, settlement by outcome,
+ * retryAfterMs, and retries of an unreachable store on the clock.
+ */
 import { describe, expect, it, vi } from "vitest";
 import { MemoryStore, PermanentError, runWorker, SettlementEffects, type ClaimedJob } from "taquba";
 import { failWhen } from "../support/failing-store.js";

@@ -1,3 +1,8 @@
+/**
+ * @module LocalStore durability against SIGKILL: a child process puts in a loop and is
+ * killed; every acknowledged object must be whole, and no temporary file may
+ * show as an object.
+ */
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";

@@ -1,3 +1,7 @@
+/**
+ * @module LocalStore: the store conformance suite over a real directory, plus its
+ * on-disk layout (escaping, temporary files, empty-directory removal).
+ */
 import { readdir, stat, writeFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";

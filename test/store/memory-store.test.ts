@@ -1,3 +1,7 @@
+/**
+ * @module MemoryStore: the store conformance suite, plus listings that stay ordered
+ * while keys change under them.
+ */
 import { describe, expect, it } from "vitest";
 import { MemoryStore } from "taquba";
 import { describeStoreConformance } from "./conformance.js";

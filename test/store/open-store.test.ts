@@ -1,3 +1,7 @@
+/**
+ * @module openStore: which store each URL form opens, with which settings, and the
+ * error every malformed URL gets.
+ */
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";

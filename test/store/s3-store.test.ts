@@ -1,3 +1,7 @@
+/**
+ * @module S3Store against s3rver on loopback: the conformance suite, prefixes,
+ * retries of 5xx and throttling, 412/409 mapping, and landed retried creates.
+ */
 import { S3Client } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PreconditionFailedError, S3Store, StoreUnavailableError, ValidationError } from "taquba";

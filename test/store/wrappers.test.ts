@@ -1,3 +1,7 @@
+/**
+ * @module The store wrappers: seeded fault injection (withFaults), latency
+ * (withLatency) and request counting (withCounting).
+ */
 import { describe, expect, it } from "vitest";
 import { InjectedFaultError, MemoryStore, TaqubaError, ValidationError, withCounting, withFaults, withLatency } from "taquba";
 

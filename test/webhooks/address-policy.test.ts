@@ -1,3 +1,7 @@
+/**
+ * @module IP address classification and the outbound address policy (loopback,
+ * private, allowed networks, embedded IPv4).
+ */
 import { describe, expect, it } from "vitest";
 import {
   checkAddress,

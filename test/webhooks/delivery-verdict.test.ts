@@ -1,3 +1,6 @@
+/**
+ * @module What an HTTP answer means for a delivery, and Retry-After parsing.
+ */
 import { describe, expect, it } from "vitest";
 import { classifyResponse, DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from "taquba";
 

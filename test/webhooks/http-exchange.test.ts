@@ -1,3 +1,7 @@
+/**
+ * @module sendHttp against loopback servers: pinned addresses, timeouts, refusals,
+ * aborts and TLS name checks.
+ */
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createTlsServer } from "node:https";

@@ -1,3 +1,7 @@
+/**
+ * @module Webhook requests encoded as queue jobs and decoded back, with every
+ * validation problem reported.
+ */
 import { describe, expect, it } from "vitest";
 import {
   decodeWebhookJob,

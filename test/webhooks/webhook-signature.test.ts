@@ -1,3 +1,7 @@
+/**
+ * @module Standard Webhooks signing and verification, against the reference
+ * signature.
+ */
 import { describe, expect, it } from "vitest";
 import {
   generateWebhookSecret,

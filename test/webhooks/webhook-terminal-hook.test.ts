@@ -1,3 +1,6 @@
+/**
+ * @module WebhookTerminalHook: the delivery job each run termination stages.
+ */
 import { describe, expect, it } from "vitest";
 import { decodeWebhookJob, InvalidWebhookRequestError, RunId, StepError, TerminalEffects, WebhookTerminalHook, type RunOutcome } from "taquba";
 

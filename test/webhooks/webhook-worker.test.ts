@@ -1,3 +1,8 @@
+/**
+ * @module The webhook delivery worker against loopback receivers: signing,
+ * retries with Retry-After, concurrency, dead letters, redirects, address
+ * refusal, restarts, TLS with pinned resolution, leases and cancellation.
+ */
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import { createServer as createTlsServer } from "node:https";

@@ -1,3 +1,7 @@
+/**
+ * @module Run-end callbacks end to end: a workflow runtime with WebhookTerminalHook
+ * and a webhook worker posting to a loopback receiver.
+ */
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import {
