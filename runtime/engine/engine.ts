@@ -41,14 +41,13 @@
  * The flush timer and retry backoff use real timers, not the SDK `Clock`:
  * they pace I/O and never decide anything a test needs to move.
  */
-import { ClosedError, FencedError, TaqubaError, ValidationError } from "../errors.js";
+import { ClosedError, FencedError, TaqubaError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { collectGarbage, publishManifest, writeSegments, type CheckpointWriter } from "./checkpoint.js";
-import { checkPrefix } from "./layout.js";
+import { resolveEngineOptions, type CommitOptions, type EngineOptions, type EngineStats, type ResolvedEngineOptions } from "./engine-options.js";
 import type { Manifest } from "./manifest.js";
 import { recoverAsWriter, type Recovered } from "./open-writer.js";
 import { applyOps, type StoreContext } from "./recovery.js";
-import type { RetryPolicy } from "./retry.js";
 import { scanTree, type ScanOptions } from "./scan.js";
 import type { SortedMap } from "./sorted-map.js";
 import { validateBatchOps } from "./wal-format.js";
@@ -56,90 +55,9 @@ import { WalWriter } from "./wal-writer.js";
 import type { WriteBatch } from "./write-batch.js";
 
 export { scanTree, type ScanOptions } from "./scan.js";
-
-/** Options of `Engine.open`; every field is optional. */
-export interface EngineOptions {
-  /** How long a commit may wait for others to share its WAL object. Default: 2 ms. */
-  flushIntervalMs?: number;
-  /** Most bytes per WAL object before it is flushed early. Default: 4 MiB. */
-  maxWalBytes?: number;
-  /** Most WAL puts in flight at once (at most 63). Default: 16. */
-  maxInflightWalPuts?: number;
-  /** Key prefix of every object the engine writes: "" or ending in "/". Default: "". */
-  prefix?: string;
-  /** Checkpoint automatically after this many WAL objects; 0 disables. Default: 1000. */
-  checkpointWalObjects?: number;
-  /** Checkpoint automatically after this many WAL bytes; 0 disables. Default: 64 MiB. */
-  checkpointWalBytes?: number;
-  /** Largest segment a checkpoint writes before starting another. Default: 64 MiB. */
-  maxSegmentBytes?: number;
-  /** Target size of a segment block. Default: 64 KiB. */
-  segmentBlockBytes?: number;
-  /** Retries of transient store failures. */
-  retry?: RetryPolicy;
-  /** Called with errors of background work (automatic checkpoints). Default: `console.warn`. */
-  onBackgroundError?: (err: unknown) => void;
-}
-
-/** Options of `Engine.commit`. */
-export interface CommitOptions {
-  /**
-   * `false`: the caller does not wait for durability (the promise still
-   * settles). Use only for writes that are safe to lose in a crash because
-   * redoing them is idempotent (claims, sweeps, recovery requeues).
-   */
-  durable?: boolean;
-}
-
-/** Counters for benchmarks and operators. */
-export interface EngineStats {
-  /** This writer's epoch. */
-  epoch: number;
-  /** WAL objects sealed since open; each is one put. */
-  walPuts: number;
-  /** Bytes of those WAL objects. */
-  walBytes: number;
-  /** Non-empty commits those WAL objects carry. */
-  walBatches: number;
-  /** Every WAL object up to this sequence number is stored. */
-  durableSeq: number;
-  /** Checkpoints completed since open. */
-  checkpoints: number;
-  /** Bytes of segments those checkpoints wrote. */
-  checkpointBytes: number;
-  /** Number of the newest manifest this writer published. */
-  manifestId: number;
-}
+export type { CommitOptions, EngineOptions, EngineStats } from "./engine-options.js";
 
 const RESOLVED = Promise.resolve();
-
-/** Rejects option values that would make the engine misbehave, before any IO. */
-function validateOptions(opts: EngineOptions): void {
-  const problems: string[] = [];
-  const check = (name: keyof EngineOptions, min: number) => {
-    const v = opts[name];
-    if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min)) {
-      problems.push(`${name} must be a finite number >= ${min}, got ${String(v)}`);
-    }
-  };
-  check("flushIntervalMs", 0);
-  check("maxWalBytes", 1);
-  check("maxInflightWalPuts", 1);
-  check("checkpointWalObjects", 0);
-  check("checkpointWalBytes", 0);
-  check("maxSegmentBytes", 1);
-  check("segmentBlockBytes", 1);
-  const r = opts.retry;
-  if (r !== undefined) {
-    for (const [k, min] of [["attempts", 1], ["baseDelayMs", 0], ["maxDelayMs", 0]] as const) {
-      const v = r[k];
-      if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min)) {
-        problems.push(`retry.${k} must be a finite number >= ${min}, got ${String(v)}`);
-      }
-    }
-  }
-  if (problems.length > 0) throw new ValidationError("invalid engine options; nothing was read or written", problems);
-}
 
 /**
  * The ordered, transactional key-value engine; see the module documentation
@@ -155,8 +73,7 @@ export class Engine {
   /** The store this engine writes to. */
   readonly store: ObjectStore;
   readonly #ctx: StoreContext;
-  readonly #opts: Required<Pick<EngineOptions, "checkpointWalObjects" | "checkpointWalBytes" | "maxSegmentBytes" | "segmentBlockBytes">>;
-  readonly #onBackgroundError: (err: unknown) => void;
+  readonly #opts: ResolvedEngineOptions;
   readonly #epoch: number;
   #state: SortedMap;
   #manifest: Manifest;
@@ -171,16 +88,10 @@ export class Engine {
   #autoCheckpointPause = { until: 0, ms: 0 };
   #checkpointBytes = 0;
 
-  private constructor(store: ObjectStore, opts: EngineOptions, r: Recovered) {
+  private constructor(store: ObjectStore, opts: ResolvedEngineOptions, r: Recovered) {
     this.store = store;
     this.#ctx = r.ctx;
-    this.#opts = {
-      checkpointWalObjects: opts.checkpointWalObjects ?? 1000,
-      checkpointWalBytes: opts.checkpointWalBytes ?? 64 * 1024 * 1024,
-      maxSegmentBytes: opts.maxSegmentBytes ?? 64 * 1024 * 1024,
-      segmentBlockBytes: opts.segmentBlockBytes ?? 64 * 1024,
-    };
-    this.#onBackgroundError = opts.onBackgroundError ?? ((err) => console.warn("taquba engine: background work failed:", err));
+    this.#opts = opts;
     this.#epoch = r.manifest.epoch;
     this.#state = r.tree;
     this.#manifest = r.manifest;
@@ -190,12 +101,7 @@ export class Engine {
       r.ctx.prefix,
       this.#epoch,
       r.firstSeq,
-      {
-        flushIntervalMs: opts.flushIntervalMs ?? 2,
-        maxWalBytes: opts.maxWalBytes ?? 4 * 1024 * 1024,
-        maxInflight: opts.maxInflightWalPuts ?? 16,
-        retry: r.ctx.retry,
-      },
+      { flushIntervalMs: opts.flushIntervalMs, maxWalBytes: opts.maxWalBytes, maxInflight: opts.maxInflightWalPuts, retry: opts.retry },
       (_seq, bytes) => this.#onLanded(bytes),
       (err) => this.#fail(err),
     );
@@ -210,10 +116,10 @@ export class Engine {
    * at a store without taking it over, use `EngineReader`.
    */
   static async open(store: ObjectStore, opts: EngineOptions = {}): Promise<Engine> {
-    validateOptions(opts);
-    const ctx: StoreContext = { store, prefix: checkPrefix(opts.prefix ?? ""), retry: opts.retry ?? {} };
+    const resolved = resolveEngineOptions(opts);
+    const ctx: StoreContext = { store, prefix: resolved.prefix, retry: resolved.retry };
     const r = await recoverAsWriter(ctx);
-    const engine = new Engine(store, opts, r);
+    const engine = new Engine(store, resolved, r);
     engine.#maybeCheckpoint();
     return engine;
   }
@@ -345,7 +251,7 @@ export class Engine {
         // Back off, so a store that keeps failing is not hit on every WAL put.
         const ms = Math.min(60_000, Math.max(1000, this.#autoCheckpointPause.ms * 2));
         this.#autoCheckpointPause = { until: performance.now() + ms, ms };
-        this.#onBackgroundError(err);
+        this.#opts.onBackgroundError(err);
       },
     );
   }
@@ -388,7 +294,7 @@ export class Engine {
       this.#sinceCheckpoint.bytes -= counted.bytes;
       // The checkpoint is complete; what GC leaves behind the next one finds again.
       await collectGarbage(writer, next).catch((err: unknown) => {
-        if (!this.closed) this.#onBackgroundError(err);
+        if (!this.closed) this.#opts.onBackgroundError(err);
       });
     } catch (err) {
       if (err instanceof FencedError) this.#fail(err);

@@ -1,0 +1,123 @@
+/**
+ * @module The engine's options: what `Engine.open` and `Engine.commit` take,
+ * the counters it reports, and the check and defaults applied once at open.
+ */
+import { ValidationError } from "../errors.js";
+import { checkPrefix } from "./layout.js";
+import type { RetryPolicy } from "./retry.js";
+
+/** Options of `Engine.open`; every field is optional. */
+export interface EngineOptions {
+  /** How long a commit may wait for others to share its WAL object. Default: 2 ms. */
+  flushIntervalMs?: number;
+  /** Most bytes per WAL object before it is flushed early. Default: 4 MiB. */
+  maxWalBytes?: number;
+  /** Most WAL puts in flight at once (at most 63). Default: 16. */
+  maxInflightWalPuts?: number;
+  /** Key prefix of every object the engine writes: "" or ending in "/". Default: "". */
+  prefix?: string;
+  /** Checkpoint automatically after this many WAL objects; 0 disables. Default: 1000. */
+  checkpointWalObjects?: number;
+  /** Checkpoint automatically after this many WAL bytes; 0 disables. Default: 64 MiB. */
+  checkpointWalBytes?: number;
+  /** Largest segment a checkpoint writes before starting another. Default: 64 MiB. */
+  maxSegmentBytes?: number;
+  /** Target size of a segment block. Default: 64 KiB. */
+  segmentBlockBytes?: number;
+  /** Retries of transient store failures. */
+  retry?: RetryPolicy;
+  /** Called with errors of background work (automatic checkpoints). Default: `console.warn`. */
+  onBackgroundError?: (err: unknown) => void;
+}
+
+/** Options of `Engine.commit`. */
+export interface CommitOptions {
+  /**
+   * `false`: the caller does not wait for durability (the promise still
+   * settles). Use only for writes that are safe to lose in a crash because
+   * redoing them is idempotent (claims, sweeps, recovery requeues).
+   */
+  durable?: boolean;
+}
+
+/** Counters for benchmarks and operators. */
+export interface EngineStats {
+  /** This writer's epoch. */
+  epoch: number;
+  /** WAL objects sealed since open; each is one put. */
+  walPuts: number;
+  /** Bytes of those WAL objects. */
+  walBytes: number;
+  /** Non-empty commits those WAL objects carry. */
+  walBatches: number;
+  /** Every WAL object up to this sequence number is stored. */
+  durableSeq: number;
+  /** Checkpoints completed since open. */
+  checkpoints: number;
+  /** Bytes of segments those checkpoints wrote. */
+  checkpointBytes: number;
+  /** Number of the newest manifest this writer published. */
+  manifestId: number;
+}
+
+/** `EngineOptions` checked, with every default filled in; made once at open. */
+export interface ResolvedEngineOptions {
+  flushIntervalMs: number;
+  maxWalBytes: number;
+  maxInflightWalPuts: number;
+  prefix: string;
+  checkpointWalObjects: number;
+  checkpointWalBytes: number;
+  maxSegmentBytes: number;
+  segmentBlockBytes: number;
+  retry: RetryPolicy;
+  onBackgroundError: (err: unknown) => void;
+}
+
+/**
+ * Checks `opts` and fills in the defaults documented on `EngineOptions`.
+ * Throws `ValidationError` listing every bad value, before any IO.
+ */
+export function resolveEngineOptions(opts: EngineOptions): ResolvedEngineOptions {
+  validateOptions(opts);
+  return {
+    flushIntervalMs: opts.flushIntervalMs ?? 2,
+    maxWalBytes: opts.maxWalBytes ?? 4 * 1024 * 1024,
+    maxInflightWalPuts: opts.maxInflightWalPuts ?? 16,
+    prefix: checkPrefix(opts.prefix ?? ""),
+    checkpointWalObjects: opts.checkpointWalObjects ?? 1000,
+    checkpointWalBytes: opts.checkpointWalBytes ?? 64 * 1024 * 1024,
+    maxSegmentBytes: opts.maxSegmentBytes ?? 64 * 1024 * 1024,
+    segmentBlockBytes: opts.segmentBlockBytes ?? 64 * 1024,
+    retry: opts.retry ?? {},
+    onBackgroundError: opts.onBackgroundError ?? ((err) => console.warn("taquba engine: background work failed:", err)),
+  };
+}
+
+/** Rejects option values that would make the engine misbehave, before any IO. */
+function validateOptions(opts: EngineOptions): void {
+  const problems: string[] = [];
+  const check = (name: keyof EngineOptions, min: number) => {
+    const v = opts[name];
+    if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min)) {
+      problems.push(`${name} must be a finite number >= ${min}, got ${String(v)}`);
+    }
+  };
+  check("flushIntervalMs", 0);
+  check("maxWalBytes", 1);
+  check("maxInflightWalPuts", 1);
+  check("checkpointWalObjects", 0);
+  check("checkpointWalBytes", 0);
+  check("maxSegmentBytes", 1);
+  check("segmentBlockBytes", 1);
+  const r = opts.retry;
+  if (r !== undefined) {
+    for (const [k, min] of [["attempts", 1], ["baseDelayMs", 0], ["maxDelayMs", 0]] as const) {
+      const v = r[k];
+      if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min)) {
+        problems.push(`retry.${k} must be a finite number >= ${min}, got ${String(v)}`);
+      }
+    }
+  }
+  if (problems.length > 0) throw new ValidationError("invalid engine options; nothing was read or written", problems);
+}
