@@ -48,6 +48,7 @@ export interface JobDefinition<
   /** Derives the deduplication key from the input, when the spec declares a template. */
   readonly idempotencyKey: ((input: Input) => string) | undefined;
   readonly maxAttempts: number | undefined;
+  /** Queue priority of its runs (lower is claimed first); undefined for the queue's default. */
   readonly priority: number | undefined;
   /** A hash of the job's normalised contract (schemas, headers, key); changes when the contract does. */
   readonly contractHash: string;
@@ -97,7 +98,11 @@ export interface JobHandle<Output, Err> {
 export interface JobSubmitOptions<Headers extends HeaderValues = HeaderValues> {
   /** Typed headers; generated clients require this when the package declares required headers. */
   readonly headers?: Headers;
-  /** Higher runs first. Default: the definition's priority, else 0. */
+  /**
+   * Queue priority: LOWER numbers are claimed first (0 before 1000), an
+   * integer in 0..2^32-1. Default: the definition's priority, else the step
+   * queue's `defaultPriority` (1000).
+   */
   readonly priority?: number;
   /** Epoch milliseconds before which the job is not claimed. Default: now. */
   readonly runAt?: number;
