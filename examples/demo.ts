@@ -3,12 +3,14 @@
  *
  * Shows, over a local directory (the `LocalStore`), everything that makes a
  * run durable: a four-step workflow (reserve stock, charge the card, render
- * the documents, ship) whose expensive calls are memoized; a worker process
- * killed with SIGKILL in the middle of a step; a fresh process that resumes
- * every run at its last committed step, skipping the committed steps and
- * reusing the memo entries of the interrupted one; an approval that the
- * workflow waits for as a durable signal (sent here by the demo itself);
- * and a cancellation of a run while it waits.
+ * the documents, ship) declared in YAML (`demo/shop.taquba.yaml`) and
+ * implemented against the generated typed code, its expensive calls
+ * memoized; a worker process killed with SIGKILL in the middle of a step; a
+ * fresh process that resumes every run at its last committed step,
+ * skipping the committed steps and reusing the memo entries of the
+ * interrupted one; an approval that the workflow waits for as a durable,
+ * typed signal (sent here by the demo itself); and a cancellation of a run
+ * while it waits.
  *
  * The demo runs itself three times: this process orchestrates, and two
  * child processes (`demo.ts --worker <dir> <n>`) host the runtime. Every
@@ -24,8 +26,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { LocalStore, MemoStore, QueueReader, WorkflowView } from "taquba";
-import { ORDERS, QUEUE_NAME, STEP_NAMES, STORE_NAME, journalFile, runWorkerProcess } from "./demo/order-pipeline.js";
+import { ORDERS, STEP_NAMES, journalFile, readBack, runWorkerProcess } from "./demo/order-pipeline.js";
 
 const self = fileURLToPath(import.meta.url);
 
@@ -40,7 +41,7 @@ const dir = await mkdtemp(join(tmpdir(), "taquba-demo-"));
 const say = (line: string) => console.log(`[demo]      ${line}`);
 
 say(`state directory: ${dir} (a LocalStore: the queue, run records and memo entries live there)`);
-say(`orders: ${ORDERS.map((o) => o.id).join(", ")}; steps: ${STEP_NAMES.join(" -> ")}`);
+say(`orders: ${ORDERS.map((o) => o.order_id).join(", ")}; typed workflow shop.order.pipeline: ${STEP_NAMES.join(" -> ")}`);
 
 /** Starts a worker process; `onLine` sees each line it prints. Resolves with its exit code or signal. */
 function startWorker(n: number, onLine: (line: string) => void) {
@@ -77,26 +78,22 @@ const p2 = startWorker(2, () => undefined);
 const p2End = await p2.exited;
 if (p2End !== "exit code 0") throw new Error(`worker process 2 ended with ${p2End}`);
 
-// Read the results back from the directory with a read-only view, as any other process could.
-const store = new LocalStore(dir);
-const reader = await QueueReader.open(store, STORE_NAME);
-const view = new WorkflowView(reader, new MemoStore(store, `${QUEUE_NAME}-memo`));
-for (const order of ORDERS) {
-  const status = await view.status(order.id);
-  const outcome = await view.outcome(order.id);
-  if (status?.state !== "terminated") throw new Error(`${order.id} did not terminate: ${JSON.stringify(status)}`);
-  const detail = outcome?.result ? ` ${new TextDecoder().decode(outcome.result)}` : status.status === "cancelled" && status.error === undefined ? " (cancelled from outside the run)" : "";
-  say(`read back from the directory: ${order.id} ${status.status} at step ${status.step}${detail}`);
+// Read the results back from the directory, as any later process could: the typed client
+// reports each run's end with its typed result or error.
+for (const { orderId, end } of await readBack(dir)) {
+  if (end === null) throw new Error(`${orderId} did not end`);
+  const detail =
+    end.status === "succeeded" ? ` (charge ${end.result.charge_id}, tracking ${end.result.tracking_number})` : end.status === "failed" ? ` (${end.error?.reason ?? end.message})` : " (cancelled from outside the run)";
+  say(`read back from the directory: ${orderId} ${end.status} at step ${end.finalStep}${detail}`);
 }
-await reader.close();
 
 const journal = (await readFile(journalFile(dir), "utf8")).trim().split("\n").map((l) => l.split(" "));
 const count = (what: string, order: string) => journal.filter(([o, w]) => o === order && w === what).length;
-for (const order of ORDERS) {
-  say(`${order.id}: side effects performed: charge x${count("charge", order.id)}, documents x${count("render", order.id)}, shipment x${count("ship", order.id)}`);
+for (const { order_id: id } of ORDERS) {
+  say(`${id}: side effects performed: charge x${count("charge", id)}, documents x${count("render", id)}, shipment x${count("ship", id)}`);
 }
-const charges = ORDERS.map((o) => count("charge", o.id));
-const renders = ORDERS.map((o) => count("render", o.id));
+const charges = ORDERS.map((o) => count("charge", o.order_id));
+const renders = ORDERS.map((o) => count("render", o.order_id));
 if (charges.some((c) => c !== 1) || renders.some((r) => r !== 3)) throw new Error("a side effect ran twice: durability is broken");
 
 if (keep) say(`state kept in ${dir}`);

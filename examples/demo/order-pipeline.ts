@@ -1,45 +1,28 @@
 /**
- * The demo's workflow and worker process: an order pipeline of four steps
- * (reserve, charge, documents, ship) whose side effects are memoized, with a
- * durable approval wait before shipping.
- *
- * Written with the runtime API directly (a `StepRunner`): the spec format of
- * the code generator describes jobs and signals, not multi-step workflows.
+ * The demo's workflow and worker process: the typed workflow
+ * `shop.order.pipeline` (declared in `shop.taquba.yaml`: reserve -> charge
+ * -> documents -> ship, where ship waits for the `approval` signal),
+ * implemented against the code `taquba codegen` generated into `generated/`.
+ * Each handler method returns a transition built from its context
+ * (`ctx.next.<step>`), so a transition the spec does not declare, or a wrong
+ * payload, does not compile; every expensive call goes through `ctx.memo`.
  */
 import { randomUUID } from "node:crypto";
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
-import { LocalStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime, type Step, type StepRunner } from "taquba";
+import { LocalStore, NoopTerminalHook, Queue, WorkflowDispatcher, WorkflowRuntime, type Memo } from "taquba";
+import { shop } from "./generated/index.js";
 
-/** The queue store's name (its objects live under `demo/` in the directory) and the step queue's name. */
+/** The queue store's name (its objects live under `demo/` in the directory). */
 export const STORE_NAME = "demo";
-export const QUEUE_NAME = "orders";
 export const STEP_NAMES = ["reserve", "charge", "documents", "ship"] as const;
 const DOCUMENTS = ["invoice", "packing-slip", "shipping-label"] as const;
-const APPROVAL_TIMEOUT_MS = 30_000;
 
-interface Order {
-  id: string;
-  item: string;
-  quantity: number;
-  amountCents: number;
-}
-
-export const ORDERS: readonly Order[] = [
-  { id: "order-1001", item: "espresso grinder", quantity: 1, amountCents: 12900 },
-  { id: "order-1002", item: "milk jug", quantity: 2, amountCents: 3800 },
+export const ORDERS: readonly shop.Order[] = [
+  { order_id: "order-1001", item: "espresso grinder", quantity: 1, amount_cents: 12900 },
+  { order_id: "order-1002", item: "milk jug", quantity: 2, amount_cents: 3800 },
 ];
 
-/** What one step hands the next (the durable channel between steps). */
-interface OrderState {
-  order: Order;
-  reservation?: string;
-  charge?: string;
-  documents?: string[];
-}
-
-const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
-const dec = <T>(b: Uint8Array): T => JSON.parse(new TextDecoder().decode(b)) as T;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const euros = (cents: number) => `EUR ${(cents / 100).toFixed(2)}`;
 
@@ -49,11 +32,11 @@ export function journalFile(dir: string): string {
 }
 
 /**
- * The order pipeline. Each expensive call goes through `step.memo`, so a
- * step delivered again (after a crash, a lease expiry or a retry) reuses
- * what an earlier delivery already did instead of doing it twice.
+ * The handlers of `shop.order.pipeline`, one method per step. A step
+ * delivered again (after a crash, a lease expiry or a retry) finds what an
+ * earlier delivery did in the step's memo instead of doing it twice.
  */
-class OrderPipeline implements StepRunner {
+class OrderPipeline implements shop.OrderPipelineHandler {
   constructor(
     private readonly say: (line: string) => void,
     private readonly journal: string,
@@ -62,79 +45,98 @@ class OrderPipeline implements StepRunner {
     private readonly labelServiceHangs: boolean,
   ) {}
 
-  /** Runs `compute` unless the step's memo already holds `key`; reports which happened. */
-  async #once<T>(step: Step, key: string, compute: () => Promise<T>): Promise<{ value: T; reused: boolean }> {
+  /** Runs `compute` unless the memo already holds `key`; reports which happened. */
+  async #once<T>(memo: Memo, key: string, compute: () => Promise<T>): Promise<{ value: T; reused: boolean }> {
     let ran = false;
-    const value = await step.memo.memoized(key, async () => {
+    const value = await memo.memoized(key, async () => {
       ran = true;
       return compute();
     });
     return { value, reused: !ran };
   }
 
-  #effect(order: Order, what: string, id: string): void {
-    appendFileSync(this.journal, `${order.id} ${what} ${id}\n`);
+  #effect(order: shop.Order, what: string, id: string): void {
+    appendFileSync(this.journal, `${order.order_id} ${what} ${id}\n`);
   }
 
-  async runStep(step: Step): Promise<StepOutcome> {
-    const state = dec<OrderState>(step.payload);
-    const { order } = state;
-    const say = (text: string) => this.say(`${order.id} step ${step.stepNumber} ${STEP_NAMES[step.stepNumber]}: ${text}`);
-    switch (step.stepNumber) {
-      case 0: {
-        const r = await this.#once(step, "reservation", async () => {
-          await sleep(60);
-          const id = `res-${randomUUID().slice(0, 6)}`;
-          this.#effect(order, "reserve", id);
-          return id;
-        });
-        say(`reserved ${order.quantity} x ${order.item} (${r.value})`);
-        return StepOutcome.continueNow(enc({ ...state, reservation: r.value }));
-      }
-      case 1: {
-        const r = await this.#once(step, "charge", async () => {
-          await sleep(100);
-          const id = `ch-${randomUUID().slice(0, 6)}`;
-          this.#effect(order, "charge", id);
-          return id;
-        });
-        say(`${r.reused ? "reused memo entry for the charge" : "charged"} ${euros(order.amountCents)} (${r.value})`);
-        return StepOutcome.continueNow(enc({ ...state, charge: r.value }));
-      }
-      case 2: {
-        const documents: string[] = [];
-        for (const doc of DOCUMENTS) {
-          const r = await this.#once(step, `document:${doc}`, async () => {
-            if (doc === "shipping-label" && this.labelServiceHangs) {
-              say("calling the label service... it hangs");
-              await new Promise(() => undefined);
-            }
-            await sleep(150);
-            const id = `${doc}-${randomUUID().slice(0, 6)}.pdf`;
-            this.#effect(order, "render", id);
-            return id;
-          });
-          say(r.reused ? `reused memo entry "document:${doc}" (${r.value}, rendered before the crash)` : `rendered ${doc} (${r.value})`);
-          documents.push(r.value);
+  #log(order: shop.Order, ctx: { stepNumber: number; stepName: string }, text: string): void {
+    this.say(`${order.order_id} step ${ctx.stepNumber} ${ctx.stepName}: ${text}`);
+  }
+
+  async reserve(order: shop.OrderPipelineInput, ctx: shop.OrderPipelineReserveContext): Promise<shop.OrderPipelineReserveTransition> {
+    const r = await this.#once(ctx.memo, "reservation", async () => {
+      await sleep(60);
+      const id = `res-${randomUUID().slice(0, 6)}`;
+      this.#effect(order, "reserve", id);
+      return id;
+    });
+    this.#log(order, ctx, `reserved ${order.quantity} x ${order.item} (${r.value})`);
+    return ctx.next.charge({ order, reservation_id: r.value });
+  }
+
+  async charge(p: shop.OrderPipelineChargePayload, ctx: shop.OrderPipelineChargeContext): Promise<shop.OrderPipelineChargeTransition> {
+    const r = await this.#once(ctx.memo, "charge", async () => {
+      await sleep(100);
+      const id = `ch-${randomUUID().slice(0, 6)}`;
+      this.#effect(p.order, "charge", id);
+      return id;
+    });
+    this.#log(p.order, ctx, `${r.reused ? "reused memo entry for the charge" : "charged"} ${euros(p.order.amount_cents)} (${r.value})`);
+    return ctx.next.documents({ order: p.order, charge_id: r.value });
+  }
+
+  async documents(p: shop.OrderPipelineDocumentsPayload, ctx: shop.OrderPipelineDocumentsContext): Promise<shop.OrderPipelineDocumentsTransition> {
+    const documents: string[] = [];
+    for (const doc of DOCUMENTS) {
+      const r = await this.#once(ctx.memo, `document:${doc}`, async () => {
+        if (doc === "shipping-label" && this.labelServiceHangs) {
+          this.#log(p.order, ctx, "calling the label service... it hangs");
+          await new Promise(() => undefined);
         }
-        say(`waiting for the approval signal "approval:${order.id}" (timeout ${APPROVAL_TIMEOUT_MS / 1000} s); no worker is held while it waits`);
-        this.awaitingApproval(order.id);
-        return StepOutcome.continueOnSignal(enc({ ...state, documents }), `approval:${order.id}`, APPROVAL_TIMEOUT_MS);
-      }
-      default: {
-        if (step.signal === null) return StepOutcome.fail("no approval before the timeout");
-        const approval = dec<{ approved: boolean; by: string }>(step.signal!);
-        if (!approval.approved) return StepOutcome.fail(`rejected by ${approval.by}`);
-        const r = await this.#once(step, "shipment", async () => {
-          await sleep(50);
-          const id = `TRK${randomUUID().slice(0, 8).toUpperCase()}`;
-          this.#effect(order, "ship", id);
-          return id;
-        });
-        say(`approved by ${approval.by}; shipped ${state.documents?.length ?? 0} documents with tracking ${r.value}`);
-        return StepOutcome.succeed(new TextEncoder().encode(`(charge ${state.charge}, tracking ${r.value})`));
-      }
+        await sleep(150);
+        const id = `${doc}-${randomUUID().slice(0, 6)}.pdf`;
+        this.#effect(p.order, "render", id);
+        return id;
+      });
+      this.#log(p.order, ctx, r.reused ? `reused memo entry "document:${doc}" (${r.value}, rendered before the crash)` : `rendered ${doc} (${r.value})`);
+      documents.push(r.value);
     }
+    this.#log(p.order, ctx, `waiting for the approval signal "approval:${p.order.order_id}" (timeout 30 s); no worker is held while it waits`);
+    this.awaitingApproval(p.order.order_id);
+    return ctx.next.ship.onSignal({ order_id: p.order.order_id }, { order: p.order, charge_id: p.charge_id, documents });
+  }
+
+  async ship(p: shop.OrderPipelineShipPayload, ctx: shop.OrderPipelineShipContext): Promise<shop.OrderPipelineShipTransition> {
+    if (ctx.signal === null) return ctx.fail({ reason: "approval_timeout" });
+    if (!ctx.signal.approved) return ctx.fail({ reason: "rejected", detail: `by ${ctx.signal.by}` });
+    const by = ctx.signal.by;
+    const r = await this.#once(ctx.memo, "shipment", async () => {
+      await sleep(50);
+      const id = `TRK${randomUUID().slice(0, 8).toUpperCase()}`;
+      this.#effect(p.order, "ship", id);
+      return id;
+    });
+    this.#log(p.order, ctx, `approved by ${by}; shipped ${p.documents.length} documents with tracking ${r.value}`);
+    return ctx.succeed({ order_id: p.order.order_id, charge_id: p.charge_id, tracking_number: r.value });
+  }
+}
+
+/** Opens the queue over `dir` and a runtime whose step runner dispatches the typed workflow. */
+export async function openShop(dir: string, handler: shop.OrderPipelineHandler) {
+  const store = new LocalStore(dir);
+  const queue = await Queue.open(store, STORE_NAME);
+  const dispatcher = shop.registerWorkflows(WorkflowDispatcher.builder(), { orderPipeline: handler }).build();
+  const runtime = WorkflowRuntime.builder(queue, store, dispatcher, NoopTerminalHook).maxConcurrentSteps(1).build();
+  return { queue, runtime, pipeline: shop.client(runtime).orderPipeline };
+}
+
+/** How each order's run ended, read from the directory by a process that runs no worker. */
+export async function readBack(dir: string) {
+  const { queue, pipeline } = await openShop(dir, new OrderPipeline(() => undefined, journalFile(dir), () => undefined, false));
+  try {
+    return await Promise.all(ORDERS.map(async (o) => ({ orderId: o.order_id, end: await pipeline.result(o.order_id) })));
+  } finally {
+    await queue.close();
   }
 }
 
@@ -145,47 +147,45 @@ class OrderPipeline implements StepRunner {
  */
 export async function runWorkerProcess(dir: string, n: number): Promise<void> {
   const say = (line: string) => console.log(`[process ${n}] ${line}`);
-  const store = new LocalStore(dir);
-  const queue = await Queue.open(store, STORE_NAME);
+  const pending = new Map<string, (orderId: string) => void>();
+  const handler = new OrderPipeline(say, journalFile(dir), (orderId) => pending.get(orderId)?.(orderId), n === 1);
+  const { queue, runtime, pipeline } = await openShop(dir, handler);
   if (queue.recovery.requeued.length > 0) {
     say(`opened the queue: ${queue.recovery.requeued.length} step the killed process held is claimable again`);
   }
 
-  const pending = new Map<string, (orderId: string) => void>();
-  const runner = new OrderPipeline(say, journalFile(dir), (orderId) => pending.get(orderId)?.(orderId), n === 1);
-  const runtime = WorkflowRuntime.builder(queue, store, runner, NoopTerminalHook).queueName(QUEUE_NAME).maxConcurrentSteps(1).build();
-
   for (const order of ORDERS) {
-    const before = await runtime.status(order.id);
+    const before = await pipeline.status(order.order_id);
     // Submitting is idempotent on (run id, input): process 2 resubmits and nothing changes.
-    const submitted = await runtime.submit({ runId: order.id, input: enc({ order }) });
-    if (submitted.newlySubmitted) say(`submitted ${order.id}: ${order.quantity} x ${order.item}, ${euros(order.amountCents)}`);
+    const submitted = await pipeline.submit(order, { runId: order.order_id });
+    if (submitted.newlySubmitted) say(`submitted ${order.order_id}: ${order.quantity} x ${order.item}, ${euros(order.amount_cents)}`);
     else if (before !== null && before.state !== "terminated") {
       const skipped = STEP_NAMES.slice(0, before.step);
-      say(`${order.id} resubmitted: already in flight (a no-op); resumes at step ${before.step} ${STEP_NAMES[before.step]}, skipping committed steps ${skipped.join(", ")}`);
+      say(`${order.order_id} resubmitted: already in flight (a no-op); resumes at step ${before.step} ${STEP_NAMES[before.step]}, skipping committed steps ${skipped.join(", ")}`);
     }
   }
 
   if (n === 2) {
-    // The "humans": an approver answers order-1001, and order-1002's customer cancels.
+    // The "humans": an operator approves order-1001, and order-1002's customer cancels.
     pending.set("order-1001", (id) => {
       setTimeout(() => {
-        runtime
-          .signal(`approval:${id}`, enc({ approved: true, by: "ops@example.com" }))
+        pipeline.signals
+          .approval({ order_id: id }, { approved: true, by: "ops@example.com" })
           .then((r) => say(`ops approved ${id}: signal ${r}`), (e: unknown) => say(`signal failed: ${String(e)}`));
       }, 200);
     });
     pending.set("order-1002", (id) => {
       setTimeout(() => {
-        runtime.cancel(id).then((r) => say(`customer cancelled ${id} while it awaited approval: ${r ? "cancelled" : "too late"}`), (e: unknown) => say(`cancel failed: ${String(e)}`));
+        pipeline.cancel(id).then((r) => say(`customer cancelled ${id} while it awaited approval: ${r ? "cancelled" : "too late"}`), (e: unknown) => say(`cancel failed: ${String(e)}`));
       }, 200);
     });
   }
 
   const worker = runtime.spawn();
   for (const order of ORDERS) {
-    const end = await runtime.wait(order.id);
-    say(`${order.id} ended: ${end.termination.status}${end.termination.error ? ` (${end.termination.error})` : ""} at step ${end.termination.finalStep}`);
+    const end = await pipeline.wait(order.order_id);
+    const detail = end.status === "failed" ? ` (${end.error?.reason ?? end.message})` : "";
+    say(`${order.order_id} ended: ${end.status}${detail} at step ${end.finalStep}`);
   }
   await worker.shutdown();
   await queue.close();

@@ -199,8 +199,19 @@ describe("examples", () => {
     expect(out).toMatch(/day 5\.0: retention window over: outcome kept: false, status null/);
   });
 
+  it("order-fulfilment: the typed order.fulfil workflow across a restart, each run's typed end", { timeout: 15_000 }, async () => {
+    const out = await example("order-fulfilment/main");
+    expect(out).toMatch(/submitted 5 orders; restarting while they wait for payments/);
+    expect(out).toMatch(/o-100: courier API unavailable on attempt 1; retrying/);
+    expect(out).toMatch(/^o-100: succeeded, tracking TRK-parcel-res-o-100, paid 2500 cents$/m);
+    expect(out).toMatch(/^o-101: failed, underpaid \(paid 1000 of 4000 cents\)$/m);
+    expect(out).toMatch(/^o-102: failed, payment_timeout/m);
+    expect(out).toMatch(/^o-103: failed, out_of_stock \(no stock for SOLD-OUT\)$/m);
+    expect(out).toMatch(/^o-104: cancelled$/m);
+  });
+
   it("the examples' generated code is up to date with their specs", async () => {
-    for (const dir of ["durable-approvals", "fanout-jobs", "group-document-pipeline"]) {
+    for (const dir of ["demo", "durable-approvals", "fanout-jobs", "group-document-pipeline", "order-fulfilment"]) {
       const r = await run(["codegen/bin.js", "codegen", `examples/${dir}`, "--out", `examples/${dir}/generated`, "--check"], 20_000);
       expect(r.code, r.stdout + r.stderr).toBe(0);
     }
