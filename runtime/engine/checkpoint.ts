@@ -22,6 +22,7 @@ const KEEP_MANIFESTS = 2;
 /** Entries encoded between yields to the event loop, so commits keep flowing. */
 const ENTRIES_PER_SLICE = 2048;
 
+/** What a checkpoint needs from the engine writing it. */
 export interface CheckpointWriter extends StoreContext {
   epoch: number;
   maxSegmentBytes: number;

@@ -31,18 +31,22 @@ export function checkPrefix(prefix: string): string {
   return prefix;
 }
 
+/** `n` zero-padded to 20 digits, so key order is numeric order. */
 export function padNumber(n: number): string {
   return String(n).padStart(PAD, "0");
 }
 
+/** Key of WAL object `seq`. */
 export function walKey(prefix: string, seq: number): string {
   return `${prefix}wal/${padNumber(seq)}`;
 }
 
+/** Key of manifest `n`. */
 export function manifestKey(prefix: string, n: number): string {
   return `${prefix}manifest/${padNumber(n)}`;
 }
 
+/** Key of segment `n` written by writer `epoch`. */
 export function segmentKey(prefix: string, epoch: number, n: number): string {
   return `${prefix}seg/${padNumber(epoch)}-${padNumber(n)}`;
 }

@@ -13,6 +13,7 @@ import { StoreCorruptedError } from "../errors.js";
 import { asBuffer } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
 
+/** The manifest format this engine writes; it reads this and older. */
 export const MANIFEST_FORMAT_VERSION = 1;
 const MAGIC = 0x464d5154; // "TQMF" read as little-endian u32
 const HEADER_BYTES = 12;
@@ -26,6 +27,7 @@ export interface SegmentRef {
   lastKey: string;
 }
 
+/** A decoded manifest. */
 export interface Manifest {
   /** This manifest's own number (its key is `manifest/<id>`). */
   id: number;
@@ -48,6 +50,7 @@ export function emptyManifest(): Manifest {
   return { id: 0, epoch: 0, walNext: 1, segments: [], fences: [], createdAt: 0 };
 }
 
+/** The stored form of `m`: header, checksum, MessagePack body. */
 export function encodeManifest(m: Manifest): Buffer {
   const body = pack({
     id: m.id,
@@ -68,6 +71,10 @@ export function encodeManifest(m: Manifest): Buffer {
 
 const isNat = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 
+/**
+ * Decodes manifest number `expectedId` after checking its magic, version and
+ * checksum; `StoreCorruptedError` or `UnsupportedFormatError` otherwise.
+ */
 export function decodeManifest(objectKey: string, bytes: Uint8Array, expectedId: number): Manifest {
   const buf = asBuffer(bytes);
   const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);

@@ -21,6 +21,7 @@ import { forEachLimit, getWithRetries, listKeys } from "./store-ops.js";
 import { decodeWal, type WalObject } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
 
+/** The store an engine reads and writes, where in it, and how it retries. */
 export interface StoreContext {
   store: ObjectStore;
   /** Key prefix of every engine object ("" or ending in "/"). */
@@ -90,6 +91,7 @@ export async function loadSegments(ctx: StoreContext, manifest: Manifest): Promi
   return sortedMapFromSorted(keys, values);
 }
 
+/** How far a WAL replay got, and what it passed on the way. */
 export interface WalWalk {
   /** The next sequence number to read. */
   pos: number;
@@ -154,6 +156,7 @@ export function applyWalObject(walk: WalWalk, obj: WalObject, size: number, appl
   return next;
 }
 
+/** A walk that has read nothing yet and starts at sequence `pos`. */
 export function newWalk(pos: number): WalWalk {
   return { pos, maxEpoch: 0, fences: [], objects: 0, bytes: 0, vanished: false };
 }

@@ -24,11 +24,13 @@ import { compareKeys } from "../store/keys.js";
 import { asBuffer, ByteReader, ByteWriter, DecodeError, readU64, writeU64 } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
 
+/** The segment format this engine writes; it reads this and older. */
 export const SEGMENT_FORMAT_VERSION = 1;
 const MAGIC = 0x47535154; // "TQSG" read as little-endian u32
 const FOOTER_BYTES = 44;
 const FILTER_NONE = 0;
 
+/** One block of a segment, as its index lists it. */
 export interface SegmentBlockInfo {
   offset: number;
   length: number;

@@ -6,6 +6,7 @@ import { PreconditionFailedError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { withRetries, type RetryPolicy } from "./retry.js";
 
+/** What `createOnce` found: our object created, or the bytes already there. */
 export type CreateResult = { created: true } | { created: false; existing: Uint8Array | null };
 
 /**

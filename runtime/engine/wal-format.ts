@@ -27,6 +27,7 @@ import { asBuffer, ByteReader, ByteWriter, DecodeError, readU64, writeU64 } from
 import { UnsupportedFormatError } from "./format-error.js";
 import type { BatchOp } from "./write-batch.js";
 
+/** The WAL format this engine writes; it reads this and older. */
 export const WAL_FORMAT_VERSION = 1;
 const MAGIC = 0x4c575154; // "TQWL" read as little-endian u32
 const HEADER_BYTES = 32;
@@ -36,6 +37,7 @@ const KIND_FENCE = 1;
 const TAG_PUT = 0;
 const TAG_DELETE = 1;
 
+/** A decoded WAL object: committed batches, or a new writer's fence marker. */
 export type WalObject =
   | { kind: "batches"; epoch: number; seq: number; batches: BatchOp[][] }
   | { kind: "fence"; epoch: number; seq: number; resumeAt: number };

@@ -21,6 +21,7 @@ import { createOnce } from "./store-ops.js";
 import { WalBuilder, decodeWal } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
 
+/** Settings of a `WalWriter`, resolved by the engine. */
 export interface WalWriterOptions {
   flushIntervalMs: number;
   maxWalBytes: number;
@@ -58,6 +59,7 @@ export interface WalStats {
   batches: number;
 }
 
+/** The engine's group-commit writer; see the module documentation for its invariants. */
 export class WalWriter {
   readonly #store: ObjectStore;
   readonly #prefix: string;

@@ -10,6 +10,7 @@
 import { BTree } from "../store/btree.js";
 import { padTime } from "./keys.js";
 
+/** One live claim held by this process. */
 export interface LeaseEntry {
   readonly id: string;
   readonly queue: string;

@@ -10,8 +10,10 @@ import type { ObjectStore } from "../store/object-store.js";
 import { StoreUnavailableError, TaqubaError } from "../errors.js";
 import { PayloadMissingError } from "./errors.js";
 
+/** Where offloaded payloads live in the queue's store view. */
 export const PAYLOAD_PREFIX = "payloads/";
 
+/** Reads, writes and deletes offloaded payload objects. */
 export class PayloadStore {
   constructor(
     readonly store: ObjectStore,

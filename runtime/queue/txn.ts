@@ -20,6 +20,7 @@ export interface ReadSource {
 
 type StatField = keyof QueueStats;
 
+/** One transaction: reads see its own writes; `finish` yields the batch to commit. */
 export class Txn {
   readonly batch = new WriteBatch();
   readonly #overlay = new Map<string, Uint8Array | null>();
