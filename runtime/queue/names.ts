@@ -58,11 +58,10 @@ export function validateStoreName(name: unknown): asserts name is string {
   }
 }
 
-// With the `u` flag a paired surrogate is one code point, so this matches lone ones only.
-const LONE_SURROGATE = /\p{Cs}/u;
 /** Whether `s` has no lone surrogates (so it survives UTF-8 encoding unchanged). */
 export function isWellFormed(s: string): boolean {
-  return !LONE_SURROGATE.test(s);
+  // Native since Node 20 (the engine's batch check uses it too); the ES2023 lib does not declare it.
+  return (s as string & { isWellFormed(): boolean }).isWellFormed();
 }
 
 function utf8Length(s: string): number {
