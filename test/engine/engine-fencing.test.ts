@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ClosedError, Engine, EngineReader, FencedError, MemoryStore, WriteBatch, withCounting } from "taquba";
-import { GatedStore } from "./gated-store.js";
+import { GatedStore } from "../support/gated-store.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const keys = (e: { scan(): IterableIterator<[string, Uint8Array]> }) => [...e.scan()].map(([k]) => k);

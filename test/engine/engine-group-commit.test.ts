@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, WriteBatch, withCounting } from "taquba";
 import { failWhen } from "../support/failing-store.js";
-import { GatedStore } from "./gated-store.js";
+import { GatedStore } from "../support/gated-store.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 

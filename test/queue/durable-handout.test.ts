@@ -1,6 +1,10 @@
+/**
+ * @module A claim hands out a job only once the commit that made it
+ * claimable is durable (WAL puts are held back to open that window).
+ */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, Queue } from "taquba";
-import { GatedStore } from "../engine/gated-store.js";
+import { GatedStore } from "../support/gated-store.js";
 import { enc, settle } from "./helpers.js";
 
 /** A queue whose WAL puts can be held, so commits apply in memory but are not yet durable. */
