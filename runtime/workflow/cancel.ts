@@ -27,7 +27,7 @@ export async function cancelRun(core: RuntimeCore, view: WorkflowView, runIdIn: 
     if (job?.state === "dead") return false;
     if (r.run.cancelRequested !== true) {
       const flagged = encodeRunRecord({ ...r.run, cancelRequested: true });
-      if (!(await core.queue.kvCompareAndPut(runKey(runId), r.runBytes, flagged))) continue;
+      if (!(await core.queue.kvCompareAndPut(runKey(core.queueName, runId), r.runBytes, flagged))) continue;
     }
     const now = core.clock.now();
     const effects = addTerminalEffects(core.terminal, {

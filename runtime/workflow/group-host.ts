@@ -4,7 +4,7 @@
  */
 import type { Clock } from "../clock.js";
 import { fromUtf8 } from "./codec.js";
-import { GROUP_TERMINAL_MARKERS } from "./group-keys.js";
+import { groupTerminalMarkers } from "./group-keys.js";
 import type { MemoStore } from "./memo.js";
 import type { WorkflowQueue } from "./queue-port.js";
 import { KeyedLock, type RunEvents } from "./run-events.js";
@@ -15,6 +15,8 @@ import type { WorkflowView } from "./workflow-view.js";
 /** The runtime services a run group uses. */
 export interface GroupHost {
   readonly queue: WorkflowQueue;
+  /** The runtime's step queue: member records and retention markers are scoped by it. */
+  readonly queueName: string;
   readonly memos: MemoStore;
   readonly clock: Clock;
   readonly events: RunEvents;
@@ -53,11 +55,11 @@ export class GroupSweeper {
 
   /** One pass; returns how many groups it removed. */
   async sweep(): Promise<number> {
-    const { queue, clock } = this.#host;
+    const { queue, clock, queueName } = this.#host;
     const now = clock.now();
     let removed = 0;
     for (;;) {
-      const expired = await GROUP_TERMINAL_MARKERS.scanExpired(queue, now, PAGE);
+      const expired = await groupTerminalMarkers(queueName).scanExpired(queue, now, PAGE);
       for (const m of expired) {
         if (await this.#forget(fromUtf8(m.value))) removed++;
         await queue.kvCompareAndDelete(m.key, m.value);

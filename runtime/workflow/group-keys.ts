@@ -11,10 +11,13 @@
  * so groups never share run state.
  *
  * KV (the runtime's reserved namespace):
- * - `workflow/groups/{tag}/{key}`: one member record per key, written with
+ * - `workflow/groups/{queue}/{tag}/{key}`: one member record per key, written with
  *   the member's submission and rewritten by its terminating settlement
  *   (the run record carries the group reference to every terminal path);
- * - `workflow/group-terminals/{expiry}{tag}`: retention markers (an expiry index).
+ * - `workflow/group-terminals/{queue}/{expiry}{tag}`: retention markers (an expiry index).
+ *
+ * `{queue}` is the runtime's step queue: groups of runtimes over different
+ * step queues are separate (see `kv-keys`).
  *
  * Objects (under the memo prefix): `{memoPrefix}/groups/{tag}/manifest`.
  */
@@ -26,8 +29,8 @@ import { RunId } from "./run-id.js";
 
 export const GROUP_TERMINALS_PREFIX = `${RESERVED_KV_PREFIX}group-terminals/`;
 
-/** Retention markers of groups whose results a consumer read to the end; suffix: the group tag. */
-export const GROUP_TERMINAL_MARKERS = new ExpiryIndex(GROUP_TERMINALS_PREFIX);
+/** Retention markers of the groups of step queue `queueName` whose results a consumer read to the end; suffix: the group tag. */
+export const groupTerminalMarkers = (queueName: string): ExpiryIndex => new ExpiryIndex(`${GROUP_TERMINALS_PREFIX}${queueName}/`);
 
 const TAG_LEN = 20;
 const RAW_KEY = /^[A-Za-z0-9_-]{1,64}$/;

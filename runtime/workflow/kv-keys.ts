@@ -3,16 +3,27 @@
  * the memo object store. Pure functions; every reader and writer goes
  * through them so the layout is defined once.
  *
- * KV (all under {@link RESERVED_KV_PREFIX}):
- * - `workflow/runs/{runId}`: the run record, from submission to termination;
- * - `workflow/steps/{runId}`: the current-step pointer, rewritten per step;
- * - `workflow/outcomes/{runId}`: the terminal record, from termination to sweep;
- * - `workflow/terminals/...`: retention markers (an expiry index);
- * - `workflow/groups/{groupId}/{key}`: run-group member records;
- * - `workflow/signal-wait/{key}`, `workflow/signal-buf/{key}`,
- *   `workflow/signal-delivered/{runId}/{step}`: durable signals.
+ * A run belongs to its step queue: the queue its steps are jobs of (the
+ * builder's `queueName`), whose workers process it and whose dedup keys
+ * guard it. Every KV key therefore carries the step queue's name, so
+ * runtimes over one `Queue` with different step queues keep separate run-id
+ * (and signal-key and group) namespaces: run `order-1` of queue `emails`
+ * and run `order-1` of queue `billing` are two runs. Runtimes over the same
+ * step queue share everything, which is what makes status, cancel and
+ * signals work from any of them and after a restart. Queue names contain no
+ * `/`, so a key's queue segment is unambiguous.
  *
- * Objects (under the memo prefix):
+ * KV (all under {@link RESERVED_KV_PREFIX}; `{q}` is the step queue name):
+ * - `workflow/runs/{q}/{runId}`: the run record, from submission to termination;
+ * - `workflow/steps/{q}/{runId}`: the current-step pointer, rewritten per step;
+ * - `workflow/outcomes/{q}/{runId}`: the terminal record, from termination to sweep;
+ * - `workflow/terminals/{q}/{memoPrefix}/...`: retention markers (an expiry index);
+ * - `workflow/groups/{q}/{groupTag}/{key}`: run-group member records;
+ * - `workflow/signal-wait/{q}/{key}`, `workflow/signal-buf/{q}/{key}`,
+ *   `workflow/signal-delivered/{q}/{runId}/{step}`: durable signals.
+ *
+ * Objects (under the memo prefix, which defaults to `{q}-memo`; runtimes of
+ * different step queues must not share one):
  * - `{prefix}/memos/{runId}/{step}/{sha256(key)}` and `{prefix}/memos/{runId}/run/{sha256(key)}`;
  * - `{prefix}/step-outputs/{runId}/{step}/{sha256(payload)}`: replay records.
  */
@@ -28,16 +39,24 @@ export const SIGNAL_BUF_PREFIX = `${RESERVED_KV_PREFIX}signal-buf/`;
 export const SIGNAL_DELIVERED_PREFIX = `${RESERVED_KV_PREFIX}signal-delivered/`;
 export const GROUPS_PREFIX = `${RESERVED_KV_PREFIX}groups/`;
 
-export const runKey = (runId: string): string => `${RUNS_PREFIX}${runId}`;
-export const stepPointerKey = (runId: string): string => `${STEPS_PREFIX}${runId}`;
-export const terminalRecordKey = (runId: string): string => `${OUTCOMES_PREFIX}${runId}`;
-export const signalWaitKey = (correlationKey: string): string => `${SIGNAL_WAIT_PREFIX}${correlationKey}`;
-export const signalBufferKey = (correlationKey: string): string => `${SIGNAL_BUF_PREFIX}${correlationKey}`;
-/** Prefix of the member records of one run group, ending in `/`. */
-export const groupMembersPrefix = (groupId: string): string => `${GROUPS_PREFIX}${groupId}/`;
-/** Member record of one key of a run group. */
-export const groupMemberKey = (groupId: string, key: string): string => `${groupMembersPrefix(groupId)}${key}`;
-export const signalDeliveredKey = (runId: string, step: number): string => `${SIGNAL_DELIVERED_PREFIX}${runId}/${step}`;
+/** The run record of `runId` in step queue `q`. */
+export const runKey = (q: string, runId: string): string => `${RUNS_PREFIX}${q}/${runId}`;
+/** The current-step pointer of `runId` in step queue `q`. */
+export const stepPointerKey = (q: string, runId: string): string => `${STEPS_PREFIX}${q}/${runId}`;
+/** The terminal record of `runId` in step queue `q`. */
+export const terminalRecordKey = (q: string, runId: string): string => `${OUTCOMES_PREFIX}${q}/${runId}`;
+/** The wait index entry of a correlation key in step queue `q`. */
+export const signalWaitKey = (q: string, correlationKey: string): string => `${SIGNAL_WAIT_PREFIX}${q}/${correlationKey}`;
+/** The buffered signal of a correlation key in step queue `q`. */
+export const signalBufferKey = (q: string, correlationKey: string): string => `${SIGNAL_BUF_PREFIX}${q}/${correlationKey}`;
+/** Prefix of the member records of one run group of step queue `q`, ending in `/`. */
+export const groupMembersPrefix = (q: string, groupTag: string): string => `${GROUPS_PREFIX}${q}/${groupTag}/`;
+/** Member record of one key of a run group of step queue `q`. */
+export const groupMemberKey = (q: string, groupTag: string, key: string): string => `${groupMembersPrefix(q, groupTag)}${key}`;
+/** The signal consumed on behalf of `(runId, step)` in step queue `q`. */
+export const signalDeliveredKey = (q: string, runId: string, step: number): string => `${SIGNAL_DELIVERED_PREFIX}${q}/${runId}/${step}`;
+/** Prefix of the retention markers of step queue `q` and memo prefix `memoPrefix`, ending in `/`. */
+export const terminalMarkersPrefix = (q: string, memoPrefix: string): string => `${TERMINALS_PREFIX}${q}/${encodeURIComponent(memoPrefix)}/`;
 
 /** Dedup key of a step job: no two pending or scheduled jobs exist for one step. */
 export const stepDedupKey = (runId: string, step: number): string => `run:${runId}:${step}`;

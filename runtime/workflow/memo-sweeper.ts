@@ -41,7 +41,7 @@ export class MemoSweeper {
         await core.memos.clearMemosForRun(m.suffix);
         // The terminal record goes only if it still describes the termination this marker
         // belongs to: a later run under the same id has its own record.
-        const tk = terminalRecordKey(m.suffix);
+        const tk = terminalRecordKey(core.queueName, m.suffix);
         const t = await core.queue.kvGet(tk);
         if (t !== null && decodeTerminalRecord(t, tk).token === fromUtf8(m.value)) await core.queue.kvCompareAndDelete(tk, t);
         await core.queue.kvCompareAndDelete(m.key, m.value);
@@ -59,8 +59,9 @@ export class MemoSweeper {
 const sweepers = new WeakMap<object, Map<string, MemoSweeper>>();
 
 /**
- * The sweeper of `core`'s queue and memo prefix, shared by every runtime
- * with both, so a marker any of them writes lowers the one "next due" hint.
+ * The sweeper of `core`'s queue, step queue and memo prefix, shared by
+ * every runtime with all three, so a marker any of them writes lowers the
+ * one "next due" hint.
  */
 export function memoSweeperFor(core: RuntimeCore): MemoSweeper {
   let byPrefix = sweepers.get(core.queue);
@@ -68,10 +69,11 @@ export function memoSweeperFor(core: RuntimeCore): MemoSweeper {
     byPrefix = new Map();
     sweepers.set(core.queue, byPrefix);
   }
-  let s = byPrefix.get(core.memos.prefix);
+  const id = `${core.queueName}/${core.memos.prefix}`;
+  let s = byPrefix.get(id);
   if (s === undefined) {
     s = new MemoSweeper(core);
-    byPrefix.set(core.memos.prefix, s);
+    byPrefix.set(id, s);
   }
   return s;
 }

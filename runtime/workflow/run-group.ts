@@ -12,7 +12,7 @@
 import { ValidationError } from "../errors.js";
 import { isWellFormed } from "../queue/names.js";
 import { bytesEqual, utf8 } from "./codec.js";
-import { groupMemberKey, groupMembersPrefix, GROUP_TERMINAL_MARKERS, groupTag, manifestKey, memberRunId } from "./group-keys.js";
+import { groupMemberKey, groupMembersPrefix, groupTerminalMarkers, groupTag, manifestKey, memberRunId } from "./group-keys.js";
 import { decodeManifest, encodeManifest, type GroupManifest, type ManifestMember, type ManifestOptions } from "./group-records.js";
 import { GroupActiveError, GroupNotFoundError } from "./group-errors.js";
 import type { GroupHost } from "./group-host.js";
@@ -108,7 +108,7 @@ async function mapPool<T, R>(items: readonly T[], limit: number, fn: (item: T) =
 
 /** @internal A member's record, or null. */
 export async function readMember(host: GroupHost, tag: string, key: string): Promise<GroupMemberRecord | null> {
-  const k = groupMemberKey(tag, key);
+  const k = groupMemberKey(host.queueName, tag, key);
   const b = await host.queue.kvGet(k);
   return b === null ? null : decodeGroupMember(b, k);
 }
@@ -118,7 +118,7 @@ export async function readMembers(host: GroupHost, tag: string): Promise<Map<str
   const out = new Map<string, GroupMemberRecord>();
   let after: string | undefined;
   for (;;) {
-    const page = await host.queue.kvScan(groupMembersPrefix(tag), { limit: 1000, ...(after === undefined ? {} : { after }) });
+    const page = await host.queue.kvScan(groupMembersPrefix(host.queueName, tag), { limit: 1000, ...(after === undefined ? {} : { after }) });
     for (const e of page.entries) {
       const r = decodeGroupMember(e.value, e.key);
       out.set(r.key, r);
@@ -155,9 +155,9 @@ export async function forgetGroup(host: GroupHost, groupId: string, ifIdle: bool
     await mapPool(manifest.members, SUBMIT_CONCURRENCY, async (m) => {
       const runId = memberRunId(tag, m.key);
       await host.memos.clearMemosForRun(runId);
-      await host.queue.kvDelete(terminalRecordKey(runId));
+      await host.queue.kvDelete(terminalRecordKey(host.queueName, runId));
       for (const cleanup of host.memberCleanups) await cleanup(runId);
-      await host.queue.kvDelete(groupMemberKey(tag, m.key));
+      await host.queue.kvDelete(groupMemberKey(host.queueName, tag, m.key));
     });
     await host.memos.store.delete(manifestKey(host.memos.prefix, tag));
     return true;
@@ -373,7 +373,7 @@ export class RunGroup {
       }
       if (host.retentionMs !== undefined) {
         const at = host.clock.now() + host.retentionMs;
-        await host.queue.kvPut(GROUP_TERMINAL_MARKERS.key(at, this.#tag), utf8(this.id));
+        await host.queue.kvPut(groupTerminalMarkers(host.queueName).key(at, this.#tag), utf8(this.id));
       }
     } finally {
       for (const dispose of subs.values()) dispose();

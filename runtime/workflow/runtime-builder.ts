@@ -4,12 +4,14 @@
  */
 import type { Clock } from "../clock.js";
 import { ValidationError } from "../errors.js";
+import { validateQueueName } from "../queue/names.js";
 import type { ObjectStore } from "../store/object-store.js";
 import type { StepRunner } from "./delivery.js";
 import type { WorkflowQueue } from "./queue-port.js";
 import type { WorkflowLogger } from "./step-worker.js";
 import type { TerminalHook } from "./terminal-hook.js";
 import { WorkflowRuntime } from "./workflow-runtime.js";
+import { DEFAULT_STEP_QUEUE } from "./workflow-view.js";
 
 const consoleLogger: WorkflowLogger = {
   error(obj, msg) {
@@ -43,7 +45,7 @@ function positiveInt(name: string, n: number): number {
 export class WorkflowRuntimeBuilder {
   readonly #deps: { queue: WorkflowQueue; store: ObjectStore; runner: StepRunner; hook: TerminalHook };
   readonly #s: BuilderState = {
-    queueName: "workflow-steps",
+    queueName: DEFAULT_STEP_QUEUE,
     memoPrefix: undefined,
     maxConcurrentSteps: 16,
     pollIntervalMs: 250,
@@ -60,9 +62,20 @@ export class WorkflowRuntimeBuilder {
     this.#deps = { queue, store, runner, hook };
   }
 
-  /** The queue step jobs live in; per-queue settings (lease, attempts, backoff) are keyed on it. Default: `"workflow-steps"`. */
+  /**
+   * The queue step jobs live in; per-queue settings (lease, attempts,
+   * backoff) are keyed on it. Default: `"workflow-steps"`.
+   *
+   * It is also the namespace of the runtime's runs: run records, step
+   * pointers, terminal records, signal keys and run groups are all scoped
+   * by it, so runtimes over one `Queue` with different step queues never
+   * share a run id or a signal key, and runtimes with the same step queue
+   * (in this process or another) see the same runs. Give runtimes of
+   * different step queues different memo prefixes too (the default is
+   * derived from this name).
+   */
   queueName(name: string): this {
-    if (typeof name !== "string" || name.length === 0) throw new ValidationError("queueName must be a non-empty string");
+    validateQueueName(name);
     this.#s.queueName = name;
     return this;
   }

@@ -24,7 +24,7 @@ function checkCorrelationKey(key: string): void {
 
 /** Releases the wait index entry when it still names `jobId`. */
 async function releaseWait(core: RuntimeCore, correlationKey: string, jobId: string): Promise<void> {
-  const k = signalWaitKey(correlationKey);
+  const k = signalWaitKey(core.queueName, correlationKey);
   const cur = await core.queue.kvGet(k);
   if (cur !== null && decodeSignalWait(cur, k).jobId === jobId) await core.queue.kvCompareAndDelete(k, cur);
 }
@@ -38,11 +38,11 @@ export async function resolveSignal(core: RuntimeCore, job: ClaimedJob, runId: s
   if (correlationKey === undefined) return undefined;
   await releaseWait(core, correlationKey, job.id);
   if (job.attached !== undefined) return job.attached;
-  const deliveredKey = signalDeliveredKey(runId, step);
+  const deliveredKey = signalDeliveredKey(core.queueName, runId, step);
   const delivered = await core.queue.kvGet(deliveredKey);
   if (delivered !== null) return delivered;
   // A signal that arrived while this step's timeout was promoting it: consume it now.
-  const bufKey = signalBufferKey(correlationKey);
+  const bufKey = signalBufferKey(core.queueName, correlationKey);
   const buffered = await core.queue.kvGet(bufKey);
   if (buffered !== null) {
     await core.queue.kvPut(deliveredKey, buffered);
@@ -71,7 +71,7 @@ export async function stageSignalWait(
   effects: SettlementEffects,
 ): Promise<Registration> {
   const { runId, nextStep, nextJobId, correlationKey } = args;
-  const waitKey = signalWaitKey(correlationKey);
+  const waitKey = signalWaitKey(core.queueName, correlationKey);
   const existing = await core.queue.kvGet(waitKey);
   if (existing !== null) {
     const w = decodeSignalWait(existing, waitKey);
@@ -83,11 +83,11 @@ export async function stageSignalWait(
     }
   }
   opts.headers[HEADER_SIGNAL_WAIT] = correlationKey;
-  const bufKey = signalBufferKey(correlationKey);
+  const bufKey = signalBufferKey(core.queueName, correlationKey);
   const buffered = await core.queue.kvGet(bufKey);
   if (buffered !== null) {
     opts.headers[HEADER_SIGNAL_DELIVERED] = "1";
-    effects.kvPut(signalDeliveredKey(runId, nextStep), buffered);
+    effects.kvPut(signalDeliveredKey(core.queueName, runId, nextStep), buffered);
     effects.kvDelete(bufKey);
     return { waitingOn: undefined };
   }
@@ -102,7 +102,7 @@ export async function stageSignalWait(
  * settling is handed over now rather than at the timeout.
  */
 export async function afterWaitRegistered(core: RuntimeCore, correlationKey: string, jobId: string): Promise<void> {
-  const buffered = await core.queue.kvGet(signalBufferKey(correlationKey));
+  const buffered = await core.queue.kvGet(signalBufferKey(core.queueName, correlationKey));
   if (buffered !== null) await core.queue.wakeScheduled(core.queueName, jobId);
 }
 
@@ -114,10 +114,10 @@ export async function sendSignal(core: RuntimeCore, correlationKey: string, payl
 }
 
 async function deliverOrBuffer(core: RuntimeCore, correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
-  const bufKey = signalBufferKey(correlationKey);
+  const bufKey = signalBufferKey(core.queueName, correlationKey);
   // Durable before anything else: from here on the signal cannot be lost.
   await core.queue.kvPut(bufKey, payload);
-  const waitKey = signalWaitKey(correlationKey);
+  const waitKey = signalWaitKey(core.queueName, correlationKey);
   const waitBytes = await core.queue.kvGet(waitKey);
   if (waitBytes === null) return "buffered";
   const w = decodeSignalWait(waitBytes, waitKey);
@@ -137,7 +137,7 @@ async function deliverOrBuffer(core: RuntimeCore, correlationKey: string, payloa
 /** `WorkflowRuntime.clearSignal`: discards the buffered signal of `correlationKey`. */
 export async function clearBufferedSignal(core: RuntimeCore, correlationKey: string): Promise<boolean> {
   checkCorrelationKey(correlationKey);
-  const bufKey = signalBufferKey(correlationKey);
+  const bufKey = signalBufferKey(core.queueName, correlationKey);
   const cur = await core.queue.kvGet(bufKey);
   if (cur === null) return false;
   return core.queue.kvCompareAndDelete(bufKey, cur);

@@ -83,15 +83,15 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<vo
     await submitted(job, core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed"));
     return;
   }
-  const runBytes = await core.queue.kvGet(runKey(runId));
-  const ptrBytes = await core.queue.kvGet(stepPointerKey(runId));
-  const pointer = ptrBytes === null ? null : decodeStepPointer(ptrBytes, stepPointerKey(runId));
+  const runBytes = await core.queue.kvGet(runKey(core.queueName, runId));
+  const ptrBytes = await core.queue.kvGet(stepPointerKey(core.queueName, runId));
+  const pointer = ptrBytes === null ? null : decodeStepPointer(ptrBytes, stepPointerKey(core.queueName, runId));
   if (runBytes === null || pointer === null || pointer.jobId !== job.id) {
     // The run terminated or moved past this job (a stale redelivery): nothing to do.
     await submitted(job, core.queue.ack(job));
     return;
   }
-  const run = decodeRunRecord(runBytes, runKey(runId));
+  const run = decodeRunRecord(runBytes, runKey(core.queueName, runId));
   const base: Omit<TerminationInput, "status"> = {
     runId,
     incarnation: run.incarnation,
@@ -141,8 +141,8 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<vo
 }
 
 async function cancelRequested(core: RuntimeCore, runId: string): Promise<boolean> {
-  const b = await core.queue.kvGet(runKey(runId));
-  return b !== null && decodeRunRecord(b, runKey(runId)).cancelRequested === true;
+  const b = await core.queue.kvGet(runKey(core.queueName, runId));
+  return b !== null && decodeRunRecord(b, runKey(core.queueName, runId)).cancelRequested === true;
 }
 
 /** Runs the runner, or replays the outcome recorded for this delivery. */
@@ -253,10 +253,10 @@ async function continueRun(
   };
   const pointer: StepPointer = { step: nextStep, jobId: nextJobId };
   const effects = applyStaged(verdict.staged, new SettlementEffects());
-  effects.kvDelete(signalDeliveredKey(runId, step));
+  effects.kvDelete(signalDeliveredKey(core.queueName, runId, step));
   const commit = async (): Promise<void> => {
     effects.enqueue(core.queueName, o.payload, opts);
-    effects.kvPut(stepPointerKey(runId), encodeStepPointer(pointer));
+    effects.kvPut(stepPointerKey(core.queueName, runId), encodeStepPointer(pointer));
     await submitted(job, core.queue.ack(job, effects));
   };
   if (o.when.kind === "immediate") {

@@ -53,12 +53,12 @@ export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupR
   const inputSha256 = sha256Hex(spec.input);
 
   return core.submitLock.run(runId, async () => {
-    const existing = await core.queue.kvGet(runKey(runId));
+    const existing = await core.queue.kvGet(runKey(core.queueName, runId));
     if (existing !== null) {
-      const record = decodeRunRecord(existing, runKey(runId));
+      const record = decodeRunRecord(existing, runKey(core.queueName, runId));
       if (record.inputSha256 !== inputSha256) throw new InputMismatchError(runId);
-      const pointer = await core.queue.kvGet(stepPointerKey(runId));
-      const jobId = pointer === null ? record.incarnation : decodeStepPointer(pointer, stepPointerKey(runId)).jobId;
+      const pointer = await core.queue.kvGet(stepPointerKey(core.queueName, runId));
+      const jobId = pointer === null ? record.incarnation : decodeStepPointer(pointer, stepPointerKey(core.queueName, runId)).jobId;
       return { runId, jobId, newlySubmitted: false };
     }
     const jobId = core.queue.nextJobId();
@@ -74,12 +74,12 @@ export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupR
     };
     const effects = new SettlementEffects();
     if (spec.effects !== undefined) effects.merge(spec.effects);
-    effects.kvPut(runKey(runId), encodeRunRecord(record));
-    effects.kvPut(stepPointerKey(runId), encodeStepPointer({ step: 0, jobId }));
+    effects.kvPut(runKey(core.queueName, runId), encodeRunRecord(record));
+    effects.kvPut(stepPointerKey(core.queueName, runId), encodeStepPointer({ step: 0, jobId }));
     // A terminal record of an earlier run under this id no longer describes the run.
-    effects.kvDelete(terminalRecordKey(runId));
+    effects.kvDelete(terminalRecordKey(core.queueName, runId));
     if (group !== undefined) {
-      effects.kvPut(groupMemberKey(group.id, group.key), encodeGroupMember({ key: group.key, runId, incarnation: jobId, state: "active" }));
+      effects.kvPut(groupMemberKey(core.queueName, group.id, group.key), encodeGroupMember({ key: group.key, runId, incarnation: jobId, state: "active" }));
     }
     const opts: EnqueueOptions = {
       jobId,

@@ -15,7 +15,7 @@ import {
   stepPointerKey,
   terminalDedupKey,
   terminalRecordKey,
-  TERMINALS_PREFIX,
+  terminalMarkersPrefix,
 } from "./kv-keys.js";
 import { encodeGroupMember, encodeRunOutcome, encodeTerminalRecord, type GroupRef, type TerminalRecord } from "./records.js";
 import { HEADER_RUN_ID, HEADER_TERMINAL } from "./reserved.js";
@@ -60,8 +60,8 @@ export interface TerminationInput {
  * token. One index per memo prefix, so a sweeper only meets markers whose
  * memo entries live under its own prefix.
  */
-export function terminalMarkersFor(memoPrefix: string): ExpiryIndex {
-  return new ExpiryIndex(`${TERMINALS_PREFIX}${encodeURIComponent(memoPrefix)}/`);
+export function terminalMarkersFor(queueName: string, memoPrefix: string): ExpiryIndex {
+  return new ExpiryIndex(terminalMarkersPrefix(queueName, memoPrefix));
 }
 
 /** The outcome the hook and `WorkflowRuntime.outcome` see for a termination. */
@@ -86,10 +86,10 @@ export function runOutcomeOf(t: TerminationInput): RunOutcome {
  */
 export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, into: SettlementEffects = new SettlementEffects()): SettlementEffects {
   const outcome = runOutcomeOf(t);
-  into.kvDelete(runKey(t.runId));
-  into.kvDelete(stepPointerKey(t.runId));
-  into.kvDelete(signalDeliveredKey(t.runId, t.finalStep));
-  if (t.signalWait !== undefined) into.kvDelete(signalWaitKey(t.signalWait));
+  into.kvDelete(runKey(s.queueName, t.runId));
+  into.kvDelete(stepPointerKey(s.queueName, t.runId));
+  into.kvDelete(signalDeliveredKey(s.queueName, t.runId, t.finalStep));
+  if (t.signalWait !== undefined) into.kvDelete(signalWaitKey(s.queueName, t.signalWait));
   const record: TerminalRecord = {
     runId: t.runId,
     status: t.status,
@@ -100,10 +100,10 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     ...(t.error === undefined ? {} : { error: t.error }),
     ...(t.errorKind === undefined ? {} : { errorKind: t.errorKind }),
   };
-  into.kvPut(terminalRecordKey(t.runId), encodeTerminalRecord(record));
+  into.kvPut(terminalRecordKey(s.queueName, t.runId), encodeTerminalRecord(record));
   if (t.group !== undefined) {
     into.kvPut(
-      groupMemberKey(t.group.id, t.group.key),
+      groupMemberKey(s.queueName, t.group.id, t.group.key),
       encodeGroupMember({
         key: t.group.key,
         runId: t.runId,

@@ -4,8 +4,9 @@
  * Everything a run is lives in the queue's store (run record, step pointer,
  * step jobs, terminal record, signals) or in the memo store, so every query
  * and command works after a restart and from any runtime over the same
- * queue. The runtime object itself holds only configuration and in-process
- * wake-ups.
+ * queue and step queue (`queueName`, which scopes every record: see
+ * `kv-keys`). The runtime object itself holds only configuration and
+ * in-process wake-ups.
  */
 import type { ObjectStore } from "../store/object-store.js";
 import { cancelRun } from "./cancel.js";
@@ -82,7 +83,7 @@ export class WorkflowRuntime {
       pollIntervalMs: s.pollIntervalMs,
       maxConcurrentSteps: s.maxConcurrentSteps,
       leaseMs: s.leaseMs,
-      terminal: { queueName: s.queueName, hook: deps.hook, memoRetentionMs: s.memoRetentionMs, markers: terminalMarkersFor(memos.prefix) },
+      terminal: { queueName: s.queueName, hook: deps.hook, memoRetentionMs: s.memoRetentionMs, markers: terminalMarkersFor(s.queueName, memos.prefix) },
       events,
       submitLock: submitLockFor(deps.queue),
       signalLock: signalLockFor(deps.queue),
@@ -93,10 +94,11 @@ export class WorkflowRuntime {
     };
     sweeper = memoSweeperFor(this.#core);
     this.#sweeper = sweeper;
-    this.#view = new WorkflowView({ kvGet: (k) => deps.queue.kvGet(k), job: (id) => deps.queue.view().job(id) }, memos);
+    this.#view = new WorkflowView({ kvGet: (k) => deps.queue.kvGet(k), job: (id) => deps.queue.view().job(id) }, memos, s.queueName);
     this.#logger = s.logger;
     this.#groups = new RunGroups({
       queue: deps.queue,
+      queueName: s.queueName,
       memos,
       clock: this.#core.clock,
       events,

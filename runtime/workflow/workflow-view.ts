@@ -8,6 +8,10 @@ import type { MemoStore } from "./memo.js";
 import { decodeRunRecord, decodeStepPointer, decodeTerminalRecord, terminationOf, type RunRecord, type StepPointer, type TerminalRecord } from "./records.js";
 import { RunId } from "./run-id.js";
 import type { RunOutcome, RunStatus } from "./run-types.js";
+import { validateQueueName } from "../queue/names.js";
+
+/** The builder's default step queue name. */
+export const DEFAULT_STEP_QUEUE = "workflow-steps";
 
 /** The reads a view needs: `Queue.view()` and `QueueReader` provide them. */
 export interface WorkflowReadSource {
@@ -23,41 +27,50 @@ export type RunRecords =
 
 /**
  * Status and outcome queries over the queue's KV namespace and the memo
- * store. A process without a runtime builds one from a queue reader and a
- * `MemoStore` at the runtime's memo prefix.
+ * store. A process without a runtime builds one from a queue reader, a
+ * `MemoStore` at the runtime's memo prefix and the runtime's step queue
+ * name (runs are scoped by it; default `"workflow-steps"`).
  *
  * @example
- * const view = new WorkflowView(queue.view(), new MemoStore(store, "workflow-steps-memo"));
+ * const view = new WorkflowView(queue.view(), new MemoStore(store, "workflow-steps-memo"), "workflow-steps");
  * const status = await view.status(RunId.parse("order-1"));
  */
 export class WorkflowView {
   readonly #src: WorkflowReadSource;
   readonly #memos: MemoStore;
+  readonly #queueName: string;
 
-  constructor(source: WorkflowReadSource, memos: MemoStore) {
+  constructor(source: WorkflowReadSource, memos: MemoStore, queueName: string = DEFAULT_STEP_QUEUE) {
+    validateQueueName(queueName);
     this.#src = source;
     this.#memos = memos;
+    this.#queueName = queueName;
+  }
+
+  /** The step queue whose runs this view reads. */
+  get queueName(): string {
+    return this.#queueName;
   }
 
   /** @internal The run's records, read consistently (retried across a concurrent step transition). */
   async records(runId: string): Promise<RunRecords> {
     for (let i = 0; i < 8; i++) {
-      const runBytes = await this.#src.kvGet(runKey(runId));
+      const runBytes = await this.#src.kvGet(runKey(this.#queueName, runId));
       if (runBytes !== null) {
-        const ptr = await this.#src.kvGet(stepPointerKey(runId));
+        const ptr = await this.#src.kvGet(stepPointerKey(this.#queueName, runId));
         // The pointer is written and removed with the record; absent means the run terminated in between.
         if (ptr === null) continue;
         return {
           kind: "active",
-          run: decodeRunRecord(runBytes, runKey(runId)),
-          pointer: decodeStepPointer(ptr, stepPointerKey(runId)),
+          run: decodeRunRecord(runBytes, runKey(this.#queueName, runId)),
+          pointer: decodeStepPointer(ptr, stepPointerKey(this.#queueName, runId)),
           runBytes,
         };
       }
-      const t = await this.#src.kvGet(terminalRecordKey(runId));
-      if (t !== null) return { kind: "terminated", terminal: decodeTerminalRecord(t, terminalRecordKey(runId)) };
+      const t = await this.#src.kvGet(terminalRecordKey(this.#queueName, runId));
+      if (t !== null) return { kind: "terminated", terminal: decodeTerminalRecord(t, terminalRecordKey(this.#queueName, runId)) };
       // A submission may be committing between the two reads; re-read once more before answering.
-      if ((await this.#src.kvGet(runKey(runId))) === null) return { kind: "unknown" };
+      if ((await this.#src.kvGet(runKey(this.#queueName, runId))) === null) return { kind: "unknown" };
     }
     return { kind: "unknown" };
   }

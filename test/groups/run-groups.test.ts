@@ -292,7 +292,7 @@ describe("run groups", () => {
     const { encodeGroupMember } = await import("../../runtime/workflow/records.js");
     const { groupMemberKey, groupTag } = await import("../../runtime/workflow/group-keys.js");
     await env.queue.kvPut(
-      groupMemberKey(groupTag("remote"), "a"),
+      groupMemberKey(env.runtime.queueName, groupTag("remote"), "a"),
       encodeGroupMember({ key: "a", runId: group.runIdOf("a"), incarnation: "x", state: "succeeded", terminatedAtMs: env.clock.now() }),
     );
     for (let i = 0; i < 20; i++) await new Promise<void>((r) => setImmediate(r));

@@ -124,8 +124,8 @@ describe("cancellation", () => {
     // Record the request durably without delivering it to the running claim, as a
     // runtime over the same queue would after this process restarted.
     const { encodeRunRecord, decodeRunRecord } = await import("../../runtime/workflow/records.js");
-    const cur = (await env.queue.kvGet("workflow/runs/r"))!;
-    await env.queue.kvCompareAndPut("workflow/runs/r", cur, encodeRunRecord({ ...decodeRunRecord(cur, "k"), cancelRequested: true }));
+    const cur = (await env.queue.kvGet("workflow/runs/workflow-steps/r"))!;
+    await env.queue.kvCompareAndPut("workflow/runs/workflow-steps/r", cur, encodeRunRecord({ ...decodeRunRecord(cur, "k"), cancelRequested: true }));
     release();
     const end = await env.runtime.wait("r");
     expect(end.termination).toMatchObject({ status: "cancelled" });
@@ -173,7 +173,7 @@ describe("cancellation", () => {
     const env2 = await openEnv(runner, { store, clock });
     expect(await env2.runtime.cancel("w")).toBe(true);
     expect((await env2.runtime.wait("w")).termination).toMatchObject({ status: "cancelled", finalStep: 1 });
-    expect(await env2.queue.kvGet("workflow/signal-wait/approval:1")).toBeNull();
+    expect(await env2.queue.kvGet("workflow/signal-wait/workflow-steps/approval:1")).toBeNull();
     expect(await env2.runtime.signal("approval:1", enc("late"))).toBe("buffered");
     await env2.stop();
   });

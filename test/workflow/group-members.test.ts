@@ -10,7 +10,7 @@ describe("run-group member records (the runtime's part of run groups)", () => {
       { start: false },
     );
     const member = async (key: string) => {
-      const k = `workflow/groups/g1/${key}`;
+      const k = `workflow/groups/workflow-steps/g1/${key}`;
       const b = await env.queue.kvGet(k);
       return b === null ? null : decodeGroupMember(b, k);
     };

@@ -58,9 +58,9 @@ describe("durable records", () => {
 
 describe("key layout", () => {
   it("keeps runs apart whose ids share a prefix", () => {
-    expect(runKey("a")).toBe("workflow/runs/a");
-    expect(stepPointerKey("a")).toBe("workflow/steps/a");
-    expect(signalDeliveredKey("a", 3)).toBe("workflow/signal-delivered/a/3");
+    expect(runKey("q", "a")).toBe("workflow/runs/q/a");
+    expect(stepPointerKey("q", "a")).toBe("workflow/steps/q/a");
+    expect(signalDeliveredKey("q", "a", 3)).toBe("workflow/signal-delivered/q/a/3");
     expect(stepDedupKey("a", 3)).toBe("run:a:3");
     expect(memoEntryKey("p", "ab", 0, "k").startsWith(runMemoRoot("p", "a"))).toBe(false);
     expect(memoEntryKey("p", "a", 0, "k").startsWith(runMemoRoot("p", "a"))).toBe(true);

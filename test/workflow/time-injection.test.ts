@@ -11,7 +11,7 @@ describe("time injection", () => {
     const job = (await env.queue.view().listJobs("workflow-steps", "scheduled")).items[0]!;
     expect(job.runAt).toBe(t0 + 5_000);
     const { decodeRunRecord } = await import("../../runtime/workflow/records.js");
-    expect(decodeRunRecord((await env.queue.kvGet("workflow/runs/r"))!, "k").submittedAtMs).toBe(t0);
+    expect(decodeRunRecord((await env.queue.kvGet("workflow/runs/workflow-steps/r"))!, "k").submittedAtMs).toBe(t0);
     env.clock.advance(5_000);
     expect((await env.runtime.wait("r")).termination.terminatedAtMs).toBe(t0 + 5_000);
     await env.stop();

@@ -1,0 +1,94 @@
+/**
+ * @module Runs belong to their step queue: two runtimes over one `Queue`
+ * with different `queueName`s keep separate run-id, signal-key and group
+ * namespaces, so identical run ids (and keys) never meet.
+ */
+import { describe, expect, it } from "vitest";
+import { MemoStore, NoopTerminalHook, StepOutcome, WorkflowRuntime, WorkflowView, type StepRunner } from "taquba";
+import { dec, enc, openEnv, until } from "./helpers.js";
+
+const HOUR = 3_600_000;
+
+/** Step 0 waits on the key in its payload when it starts with "wait:"; otherwise the run succeeds with `tag` + its input. */
+function taggedRunner(tag: string): StepRunner {
+  return {
+    async runStep(s) {
+      const p = dec(s.payload);
+      if (s.stepNumber === 0 && p.startsWith("wait:")) return StepOutcome.continueOnSignal(s.payload, p.slice(5), HOUR);
+      if (s.stepNumber === 1) return StepOutcome.succeed(enc(`${tag}:${dec(s.signal)}`));
+      return StepOutcome.succeed(enc(`${tag}:${p}`));
+    },
+  };
+}
+
+describe("step queue scoping", () => {
+  it("keeps identical run ids of two step queues over one Queue apart", async () => {
+    const env = await openEnv(taggedRunner("A"));
+    const b = WorkflowRuntime.builder(env.queue, env.store, taggedRunner("B"), NoopTerminalHook).queueName("other-steps").build();
+    const workerB = b.spawn();
+
+    const sa = await env.runtime.submit({ input: enc("x"), runId: "r" });
+    // Same id, different input: a run of another step queue, not a duplicate and not a mismatch.
+    const sb = await b.submit({ input: enc("y"), runId: "r" });
+    expect(sa.newlySubmitted).toBe(true);
+    expect(sb.newlySubmitted).toBe(true);
+    const [ea, eb] = await Promise.all([env.runtime.wait("r"), b.wait("r")]);
+    expect(dec(ea.outcome!.result)).toBe("A:x");
+    expect(dec(eb.outcome!.result)).toBe("B:y");
+    expect(dec((await env.runtime.outcome("r"))!.result)).toBe("A:x");
+    expect(dec((await b.outcome("r"))!.result)).toBe("B:y");
+
+    // A view without a runtime names the step queue it reads.
+    const viewB = new WorkflowView(env.queue.view(), new MemoStore(env.store, "other-steps-memo"), "other-steps");
+    expect(dec((await viewB.outcome("r"))!.result)).toBe("B:y");
+
+    await workerB.shutdown();
+    await env.stop();
+  });
+
+  it("keeps signal keys, cancellation and status of two step queues apart", async () => {
+    const env = await openEnv(taggedRunner("A"));
+    const b = WorkflowRuntime.builder(env.queue, env.store, taggedRunner("B"), NoopTerminalHook).queueName("other-steps").build();
+    const workerB = b.spawn();
+
+    await env.runtime.submit({ input: enc("wait:k"), runId: "w" });
+    await until(async () => (await env.runtime.status("w"))?.step === 1, "A's run waiting");
+    // The other queue knows no run "w" and no waiter on "k".
+    expect(await b.status("w")).toBeNull();
+    expect(await b.cancel("w")).toBe(false);
+    expect(await b.signal("k", enc("for-b"))).toBe("buffered");
+    expect(await env.runtime.status("w")).toMatchObject({ state: "pending", step: 1 });
+
+    // B's own waiter on "k" consumes B's buffered signal; A's waiter is untouched.
+    await b.submit({ input: enc("wait:k"), runId: "w" });
+    expect(dec((await b.wait("w")).outcome!.result)).toBe("B:for-b");
+    expect(await env.runtime.status("w")).toMatchObject({ state: "pending", step: 1 });
+
+    expect(await env.runtime.signal("k", enc("for-a"))).toBe("delivered");
+    expect(dec((await env.runtime.wait("w")).outcome!.result)).toBe("A:for-a");
+
+    await workerB.shutdown();
+    await env.stop();
+  });
+
+  it("keeps run groups of the same id apart", async () => {
+    const env = await openEnv(taggedRunner("A"));
+    const b = WorkflowRuntime.builder(env.queue, env.store, taggedRunner("B"), NoopTerminalHook).queueName("other-steps").build();
+    const workerB = b.spawn();
+    await env.runtime.group("g").submit([{ key: "k", input: enc("1") }]);
+    await b.group("g").submit([{ key: "k", input: enc("2") }]);
+    const results = async (rt: WorkflowRuntime) => {
+      const out: string[] = [];
+      for await (const r of rt.group("g").results()) out.push(`${r.key}:${dec(r.outcome?.result)}`);
+      return out;
+    };
+    expect(await results(env.runtime)).toEqual(["k:A:1"]);
+    expect(await results(b)).toEqual(["k:B:2"]);
+    await workerB.shutdown();
+    await env.stop();
+  });
+
+  it("rejects a step queue name the queue would refuse", () => {
+    expect(() => WorkflowRuntime.builder({} as never, {} as never, taggedRunner("A"), NoopTerminalHook).queueName("a/b")).toThrow(/queue name/);
+  });
+});
