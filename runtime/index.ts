@@ -134,12 +134,13 @@ export type {
   JobRegistrar,
 } from "./jobs/job-definition.js";
 export { JobRunner, JobRunnerBuilder } from "./jobs/job-runner.js";
+export type { JobRunnerOptions } from "./jobs/job-runner.js";
 export { RunnerJobHandle } from "./jobs/job-handle.js";
 export { JobGroup } from "./jobs/job-group.js";
 export type { JobMemberResult, JobGroupSubmitOptions } from "./jobs/job-group.js";
 export { StateKey, StateNotRegisteredError, jobContext } from "./jobs/job-context.js";
-export type { RunnerJobContext } from "./jobs/job-context.js";
-export { JobFailedError, JobCancelledError, JobNotFoundError } from "./jobs/job-errors.js";
+export type { RunnerJobContext, JobHost } from "./jobs/job-context.js";
+export { JobFailedError, JobCancelledError, JobNotFoundError, JobsNotAttachedError, JobsAlreadyAttachedError } from "./jobs/job-errors.js";
 
 // Typed workflows
 export { defineWorkflow } from "./workflow/typed/workflow-definition.js";

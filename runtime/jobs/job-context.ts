@@ -5,7 +5,7 @@
  */
 import { TaqubaError } from "../errors.js";
 import type { Delivery } from "../workflow/delivery.js";
-import { JobFailure, type HeaderValues, type JobContext, type JobDefinition, type JobSubmitOptions } from "./job-definition.js";
+import { JobFailure, type HeaderValues, type JobContext, type JobDefinition, type JobSubmitOptions, type JobSubmitter } from "./job-definition.js";
 import type { RunnerJobHandle } from "./job-handle.js";
 
 /** `JobRunner.submit`, as handlers reach it. */
@@ -14,6 +14,25 @@ export type SubmitJob = <Name extends string, Input, Output, Err, Headers extend
   input: Input,
   options?: JobSubmitOptions<Headers>,
 ) => Promise<RunnerJobHandle<Output, Err>>;
+
+/**
+ * Submits and finds typed jobs on the runtime a step runs on (a `JobRunner`
+ * satisfies it). Workflow steps reach it as `ctx.jobs`, job handlers as
+ * `jobContext(ctx).submit`. It is also a `JobSubmitter`, so a generated
+ * client can be made over it: `billing.client(ctx.jobs)`.
+ */
+export interface JobHost extends JobSubmitter {
+  submit<Name extends string, Input, Output, Err, Headers extends HeaderValues>(
+    definition: JobDefinition<Name, Input, Output, Err, Headers>,
+    input: Input,
+    options?: JobSubmitOptions<Headers>,
+  ): Promise<RunnerJobHandle<Output, Err>>;
+  /** A handle on an existing job by id, typed by its definition. */
+  handle<Name extends string, Input, Output, Err, Headers extends HeaderValues>(
+    definition: JobDefinition<Name, Input, Output, Err, Headers>,
+    jobId: string,
+  ): RunnerJobHandle<Output, Err>;
+}
 
 /**
  * A typed name for one piece of state registered on a runner (a database

@@ -34,3 +34,23 @@ export class JobNotFoundError extends TaqubaError {
     super("JOB_NOT_FOUND", `no record of job "${jobId}" in this runner's queue: it was never submitted there, or its records were removed`);
   }
 }
+
+/**
+ * A job or workflow step asked to submit jobs through a `WorkflowDispatcher`
+ * that no `JobRunner` was attached to.
+ */
+export class JobsNotAttachedError extends TaqubaError {
+  constructor() {
+    super(
+      "JOBS_NOT_ATTACHED",
+      "this dispatcher has no JobRunner attached, so its steps cannot submit jobs; build the runtime with JobRunner.builder(...), or call JobRunner.over(runtime, dispatcher) before the worker starts",
+    );
+  }
+}
+
+/** A dispatcher already serves one `JobRunner`: its job steps submit children through that runner only. */
+export class JobsAlreadyAttachedError extends TaqubaError {
+  constructor() {
+    super("JOBS_ALREADY_ATTACHED", "this dispatcher already has a JobRunner attached; make one JobRunner per runtime and share it");
+  }
+}

@@ -3,15 +3,16 @@
  * after a restart (`JobRunner.handle(definition, jobId)`).
  */
 import type { RunStatus } from "../workflow/run-types.js";
-import { RunNotFoundError } from "../workflow/workflow-errors.js";
 import type { JobHandle, JobOutcome } from "./job-definition.js";
 import { JobCancelledError, JobFailedError, JobNotFoundError } from "./job-errors.js";
 import type { ResolvedOutcome } from "./job-results.js";
+import type { JobWait } from "./job-waits.js";
 
 /** @internal What a handle reads through. */
 export interface JobReader {
   outcome<Output, Err>(jobId: string): Promise<ResolvedOutcome<Output, Err> | "active" | "unknown">;
-  wait(jobId: string): Promise<void>;
+  /** Registers a wait on the job's termination announcement; register before reading so none is missed. */
+  register(jobId: string): JobWait;
   status(jobId: string): Promise<RunStatus | null>;
   cancel(jobId: string): Promise<boolean>;
 }
@@ -32,14 +33,14 @@ export class RunnerJobHandle<Output, Err> implements JobHandle<Output, Err> {
 
   async #resolved(): Promise<ResolvedOutcome<Output, Err>> {
     for (;;) {
-      const r = await this.#reader.outcome<Output, Err>(this.jobId);
-      if (r === "unknown") throw new JobNotFoundError(this.jobId);
-      if (r !== "active") return r;
+      const wait = this.#reader.register(this.jobId);
       try {
-        await this.#reader.wait(this.jobId);
-      } catch (e) {
-        if (e instanceof RunNotFoundError) throw new JobNotFoundError(this.jobId);
-        throw e;
+        const r = await this.#reader.outcome<Output, Err>(this.jobId);
+        if (r === "unknown") throw new JobNotFoundError(this.jobId);
+        if (r !== "active") return r;
+        await wait.promise;
+      } finally {
+        wait.dispose();
       }
     }
   }

@@ -1,6 +1,15 @@
 /**
  * @module `JobRunner`: typed async functions run as single-step workflow
- * runs, with awaitable, durable results.
+ * runs, with awaitable, durable results, on a runtime that may host typed
+ * workflows too.
+ *
+ * One runtime, one step queue, one worker: a `WorkflowDispatcher` is the
+ * runtime's only `StepRunner` and runs both job steps and workflow steps
+ * (their payloads say which). The runner is the job half over that runtime:
+ * submission, handles, groups, result retention, and the binding through
+ * which job handlers submit child jobs and workflow steps reach `ctx.jobs`.
+ * Build both at once with `JobRunner.builder(queue, store)`, or attach a
+ * runner to a runtime built by hand with `JobRunner.over`.
  *
  * A job's id is its run id: a ULID, or, with an idempotency key, one derived
  * from the runner's queue, the job name and the key. The job result record
@@ -12,33 +21,43 @@ import type { Clock } from "../clock.js";
 import { ValidationError } from "../errors.js";
 import { SettlementEffects } from "../queue/effects.js";
 import type { ObjectStore } from "../store/object-store.js";
+import { runEventsFor } from "../workflow/runtime-core.js";
+import type { SignalOutcome } from "../workflow/run-types.js";
+import type { WorkflowDispatcher } from "../workflow/typed/workflow-dispatcher.js";
 import { sha256Hex } from "../workflow/codec.js";
 import type { WorkflowQueue } from "../workflow/queue-port.js";
 import { KeyedLock } from "../workflow/run-events.js";
 import { RunId } from "../workflow/run-id.js";
 import type { WorkflowLogger } from "../workflow/step-worker.js";
-import { NoopTerminalHook } from "../workflow/terminal-hook.js";
 import { InputMismatchError } from "../workflow/workflow-errors.js";
 import { WorkflowRuntime, type RunnerHandle, type Shutdown } from "../workflow/workflow-runtime.js";
 import { decodeDedup, encodeDedup, jobDedupKey, jobResultKey, keyedJobRunId } from "./job-codec.js";
-import type { StateKey } from "./job-context.js";
-import type { HeaderValues, JobDefinition, JobHandler, JobRegistrar, JobSubmitOptions, JobSubmitter } from "./job-definition.js";
+import type { JobHost } from "./job-context.js";
+import type { HeaderValues, JobDefinition, JobSubmitOptions } from "./job-definition.js";
 import { JobGroup } from "./job-group.js";
 import { RunnerJobHandle, type JobReader } from "./job-handle.js";
 import { readJobOutcome } from "./job-results.js";
-import { JobStepRunner, type Registration } from "./job-step-runner.js";
+import { JobRunnerBuilder } from "./job-runner-builder.js";
+import { JobWaits } from "./job-waits.js";
 import { sweepJobResults } from "./result-retention.js";
 import { checkDefinition, positiveInt, preparePayload, prepareRunOptions, type AnyDefinition } from "./job-submission.js";
 
-interface Settings {
-  queueName: string;
-  concurrency: number;
-  pollIntervalMs: number;
-  groupRetentionMs: number | undefined;
-  resultRetentionMs: number | undefined;
-  clock: Clock | undefined;
-  leaseMs: number | undefined;
-  logger: WorkflowLogger | undefined;
+export { JobRunnerBuilder };
+
+/** Options of {@link JobRunner.over}. */
+export interface JobRunnerOptions {
+  /** Period of the waits' shared fallback poll and of result retention sweeps. Default: 100. */
+  readonly pollIntervalMs?: number;
+  /**
+   * Removes a job's result and dedup records this long after it ended (see
+   * `JobRunnerBuilder.resultRetention`); give the runtime the same
+   * `memoRetention`, which removes the terminal records. Default: kept.
+   */
+  readonly resultRetentionMs?: number;
+  /** Default: the queue's clock. */
+  readonly clock?: Clock;
+  /** Default: `console.error`. */
+  readonly logger?: WorkflowLogger;
 }
 
 /** An abort signal for a shutdown trigger (never aborted when there is none). */
@@ -52,98 +71,13 @@ function abortOn(shutdown: Shutdown | undefined): AbortSignal {
   return c.signal;
 }
 
-/** Configures a {@link JobRunner}: register handlers and state, then `build()`. */
-export class JobRunnerBuilder implements JobRegistrar {
-  readonly #queue: WorkflowQueue;
-  readonly #store: ObjectStore;
-  readonly #registry = new Map<string, Registration>();
-  readonly #state = new Map<StateKey<unknown>, unknown>();
-  readonly #s: Settings = { queueName: "jobs", concurrency: 16, pollIntervalMs: 100, groupRetentionMs: undefined, resultRetentionMs: undefined, clock: undefined, leaseMs: undefined, logger: undefined };
-
-  /** @internal Use `JobRunner.builder`. */
-  constructor(queue: WorkflowQueue, store: ObjectStore) {
-    this.#queue = queue;
-    this.#store = store;
-  }
-
-  /** Registers the handler of one job; a second registration of the same name throws. */
-  register<Name extends string, Input, Output, Err, Headers extends HeaderValues>(
-    definition: JobDefinition<Name, Input, Output, Err, Headers>,
-    handler: JobHandler<Input, Output, Err, Headers>,
-  ): this {
-    checkDefinition(definition);
-    if (handler === null || typeof handler !== "object" || typeof handler.run !== "function") throw new ValidationError(`the handler of job "${definition.name}" must have a run(input, ctx) method`);
-    if (this.#registry.has(definition.name)) throw new ValidationError(`job "${definition.name}" is registered twice; register each job once`);
-    this.#registry.set(definition.name, { definition: definition as unknown as AnyDefinition, handler: handler as unknown as Registration["handler"] });
-    return this;
-  }
-
-  /** Registers state handlers reach through `jobContext(ctx).state(key)`. */
-  state<T>(key: StateKey<T>, value: T): this {
-    this.#state.set(key as StateKey<unknown>, value);
-    return this;
-  }
-
-  /** The queue job runs live in. Default: `"jobs"`. */
-  queueName(name: string): this {
-    if (typeof name !== "string" || name.length === 0) throw new ValidationError("queueName must be a non-empty string");
-    this.#s.queueName = name;
-    return this;
-  }
-
-  /** Most jobs run at once by `run`. Default: 16. */
-  concurrency(n: number): this {
-    this.#s.concurrency = positiveInt("concurrency", n);
-    return this;
-  }
-
-  /** How late a termination committed by another process is noticed by waiters. Default: 100. */
-  pollIntervalMs(ms: number): this {
-    this.#s.pollIntervalMs = positiveInt("pollIntervalMs", ms);
-    return this;
-  }
-
-  /** Removes a job group this long after a `results()`/`join()` consumer saw its last job end. Default: kept until forgotten. */
-  groupRetention(ms: number): this {
-    this.#s.groupRetentionMs = positiveInt("groupRetention", ms);
-    return this;
-  }
-
-  /**
-   * Removes a job's result, dedup and terminal records (and its memo
-   * entries) this long after it ended; a later submission with the same
-   * idempotency key then runs again. Default: kept forever.
-   */
-  resultRetention(ms: number): this {
-    this.#s.resultRetentionMs = positiveInt("resultRetention", ms);
-    return this;
-  }
-
-  /** The runner's time source. Default: the queue's clock. */
-  clock(clock: Clock): this {
-    this.#s.clock = clock;
-    return this;
-  }
-
-  /** Lease of each claimed job. Default: the queue's `leaseMs`. */
-  leaseMs(ms: number): this {
-    this.#s.leaseMs = positiveInt("leaseMs", ms);
-    return this;
-  }
-
-  /** Where worker errors are reported. Default: `console.error`. */
-  logger(logger: WorkflowLogger): this {
-    this.#s.logger = logger;
-    return this;
-  }
-
-  build(): JobRunner {
-    return new JobRunner(this.#queue, this.#store, new Map(this.#registry), new Map(this.#state), { ...this.#s });
-  }
-}
-
 /**
- * Runs typed jobs and returns their results to awaiting callers.
+ * Runs typed jobs and returns their results to awaiting callers, on a
+ * runtime whose dispatcher may run typed workflows too.
+ *
+ * Waiting handles wake on the runtime's in-process termination
+ * announcements; one shared poll per runner (see `JobWaits`) is the
+ * fallback for a termination no announcement reached.
  *
  * @example
  * const runner = JobRunner.builder(queue, store).register(emailSendJob, new EmailSend()).build();
@@ -152,49 +86,86 @@ export class JobRunnerBuilder implements JobRegistrar {
  * const messageId = await handle.output();
  * await worker.shutdown();
  */
-export class JobRunner implements JobSubmitter {
+export class JobRunner implements JobHost {
   readonly #queue: WorkflowQueue;
   readonly #runtime: WorkflowRuntime;
   readonly #lock = new KeyedLock();
   readonly #reader: JobReader;
+  readonly #waits: JobWaits;
   readonly #resultRetentionMs: number | undefined;
   readonly #pollIntervalMs: number;
   readonly #clock: Clock;
   readonly #logger: WorkflowLogger;
 
-  /** Starts configuring a runner over `queue`, keeping its group manifests in `store`. */
+  /**
+   * Starts configuring a runner over `queue`, with a runtime of its own
+   * (memo entries and group manifests in `store`). Its builder registers
+   * jobs and typed workflows alike.
+   */
   static builder(queue: WorkflowQueue, store: ObjectStore): JobRunnerBuilder {
     return new JobRunnerBuilder(queue, store);
   }
 
-  /** @internal Use the builder. */
-  constructor(queue: WorkflowQueue, store: ObjectStore, registry: Map<string, Registration>, state: Map<StateKey<unknown>, unknown>, s: Settings) {
+  /**
+   * A runner over a runtime built by hand whose `StepRunner` is
+   * `dispatcher` (register jobs on the dispatcher's builder): job steps then
+   * run on that runtime's step queue and worker, beside its workflows, and
+   * its workflow steps submit jobs through `ctx.jobs`. `queue` is the
+   * runtime's queue. One runner per dispatcher (a second throws
+   * `JobsAlreadyAttachedError`); attach it before the worker starts. Run the
+   * worker once: `runner.spawn()` (which also sweeps job results when
+   * retention is set) or `runtime.spawn()`.
+   *
+   * @example
+   * const dispatcher = billing.register(orders.registerWorkflows(WorkflowDispatcher.builder(), flows), jobs).build();
+   * const runtime = WorkflowRuntime.builder(queue, store, dispatcher, hook).build();
+   * const runner = JobRunner.over(queue, runtime, dispatcher);
+   */
+  static over(queue: WorkflowQueue, runtime: WorkflowRuntime, dispatcher: WorkflowDispatcher, options: JobRunnerOptions = {}): JobRunner {
+    return new JobRunner(queue, runtime, dispatcher, options);
+  }
+
+  /** @internal Use `JobRunner.builder` or `JobRunner.over`. */
+  constructor(queue: WorkflowQueue, runtime: WorkflowRuntime, dispatcher: WorkflowDispatcher, options: JobRunnerOptions) {
     this.#queue = queue;
-    this.#resultRetentionMs = s.resultRetentionMs;
-    this.#pollIntervalMs = s.pollIntervalMs;
-    this.#logger = s.logger ?? { error: (obj, msg) => console.error(msg ?? "job runner error", obj) };
-    const clock = s.clock ?? queue.clock;
+    this.#runtime = runtime;
+    this.#resultRetentionMs = options.resultRetentionMs === undefined ? undefined : positiveInt("resultRetentionMs", options.resultRetentionMs);
+    this.#pollIntervalMs = positiveInt("pollIntervalMs", options.pollIntervalMs ?? 100);
+    this.#logger = options.logger ?? { error: (obj, msg) => console.error(msg ?? "job runner error", obj) };
+    const clock = options.clock ?? queue.clock;
     this.#clock = clock;
-    const retention = s.resultRetentionMs === undefined ? undefined : { ms: s.resultRetentionMs, clock };
-    const steps = new JobStepRunner(registry, state, (def, input, opts) => this.submit(def, input, opts), retention);
-    let b = WorkflowRuntime.builder(queue, store, steps, NoopTerminalHook).queueName(s.queueName).maxConcurrentSteps(s.concurrency).pollIntervalMs(s.pollIntervalMs);
-    if (s.groupRetentionMs !== undefined) b = b.groupRetention(s.groupRetentionMs);
-    if (s.resultRetentionMs !== undefined) b = b.memoRetention(s.resultRetentionMs);
-    if (s.clock !== undefined) b = b.clock(s.clock);
-    if (s.leaseMs !== undefined) b = b.leaseMs(s.leaseMs);
-    if (s.logger !== undefined) b = b.logger(s.logger);
-    this.#runtime = b.build();
-    this.#runtime.runGroups.addMemberCleanup((runId) => queue.kvDelete(jobResultKey(runId)));
-    const runtime = this.#runtime;
+    const retention = this.#resultRetentionMs === undefined ? undefined : { ms: this.#resultRetentionMs, clock };
+    dispatcher.attachJobs({ jobs: this, retention });
+    runtime.runGroups.addMemberCleanup((runId) => queue.kvDelete(jobResultKey(runId)));
+    const view = runtime.view();
+    this.#waits = new JobWaits(runEventsFor(queue), clock, this.#pollIntervalMs, async (runId) => (await view.records(runId)).kind === "active");
+    const waits = this.#waits;
     this.#reader = {
-      outcome: (jobId) => readJobOutcome(runtime.view(), queue, jobId),
-      wait: async (jobId) => void (await runtime.wait(jobId)),
+      outcome: (jobId) => readJobOutcome(view, queue, jobId),
+      register: (jobId) => waits.register(jobId),
       status: (jobId) => runtime.status(jobId),
       cancel: (jobId) => runtime.cancel(jobId),
     };
   }
 
-  /** The workflow runtime job runs execute on. */
+  /** @internal The runner's shared waits (fallback poll counters, for tests and benchmarks). */
+  get waits(): JobWaits {
+    return this.#waits;
+  }
+
+  /**
+   * Delivers a signal to a waiting workflow step of this runtime, or buffers
+   * it (see `WorkflowRuntime.signal`); generated clients over the runner
+   * then carry their package's typed signal senders.
+   */
+  signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
+    return this.#runtime.signal(correlationKey, payload);
+  }
+
+  /**
+   * The workflow runtime job runs execute on; typed workflows registered on
+   * the same builder run here too: `orders.client(runner.runtime)`.
+   */
   get runtime(): WorkflowRuntime {
     return this.#runtime;
   }

@@ -19,8 +19,9 @@ import { StepOutcome } from "../workflow/step-outcome.js";
 import { StepError } from "../workflow/workflow-errors.js";
 import { utf8 } from "../workflow/codec.js";
 import { canonicalJson, decodeJobPayload, encodeJobResult, jobResultKey, type JobResultRecord } from "./job-codec.js";
-import { makeJobContext, type StateKey, type SubmitJob } from "./job-context.js";
+import { makeJobContext, type JobHost, type StateKey, type SubmitJob } from "./job-context.js";
 import { JobFailure, type JobDefinition, type JobHandler } from "./job-definition.js";
+import { JobsAlreadyAttachedError, JobsNotAttachedError } from "./job-errors.js";
 import { addResultMarker } from "./result-retention.js";
 import { formatIssue, type ValidationIssue } from "./validator.js";
 
@@ -52,14 +53,64 @@ function stage(step: Step, record: JobResultRecord, retention: StagedRetention |
   if (retention !== undefined) addResultMarker(step.effects, step.runId, record.incarnation, retention.clock.now() + retention.ms);
 }
 
-/** @internal The `StepRunner` a `JobRunner` gives its workflow runtime. */
+/**
+ * What a job handler reaches beyond its registry, bound once a `JobRunner`
+ * exists over the runtime: `submit` for child jobs and result retention.
+ */
+export interface JobBinding {
+  readonly jobs: JobHost;
+  readonly retention: StagedRetention | undefined;
+}
+
+/** The jobs of a dispatcher no `JobRunner` was attached to: every use says so. */
+export const unboundJobs: JobHost = {
+  submit: () => Promise.reject(new JobsNotAttachedError()),
+  handle: () => {
+    throw new JobsNotAttachedError();
+  },
+};
+
+/**
+ * @internal Runs job steps: the `StepRunner` of a job-only runtime, and the
+ * job half of a `WorkflowDispatcher` that hosts jobs beside workflows.
+ */
 export class JobStepRunner implements StepRunner {
+  #binding: JobBinding | undefined;
+
   constructor(
     private readonly registry: ReadonlyMap<string, Registration>,
     private readonly state: ReadonlyMap<StateKey<unknown>, unknown>,
-    private readonly submit: SubmitJob,
-    private readonly retention: StagedRetention | undefined,
   ) {}
+
+  /** Whether any job is registered. */
+  get size(): number {
+    return this.registry.size;
+  }
+
+  /** The registered job names, sorted. */
+  get names(): readonly string[] {
+    return [...this.registry.keys()].sort();
+  }
+
+  /** The binding child submissions and result retention go through; set once, by the runner. */
+  get binding(): JobBinding | undefined {
+    return this.#binding;
+  }
+
+  /** The job host steps reach: the attached runner, else one that says none is attached. */
+  get jobs(): JobHost {
+    return this.#binding?.jobs ?? unboundJobs;
+  }
+
+  get #jobs(): SubmitJob {
+    const jobs = this.jobs;
+    return (definition, input, options) => jobs.submit(definition, input, options);
+  }
+
+  bind(binding: JobBinding): void {
+    if (this.#binding !== undefined && this.#binding !== binding) throw new JobsAlreadyAttachedError();
+    this.#binding = binding;
+  }
 
   async runStep(step: Step): Promise<StepOutcome> {
     let env: { job: string; input: unknown };
@@ -68,16 +119,22 @@ export class JobStepRunner implements StepRunner {
     } catch (e) {
       throw StepError.permanent(e);
     }
+    return this.runJob(step, env);
+  }
+
+  /** Runs the job step `env` (its payload, decoded). */
+  async runJob(step: Step, env: { job: string; input: unknown }): Promise<StepOutcome> {
     const reg = this.registry.get(env.job);
-    if (reg === undefined) throw StepError.permanent(new Error(`no handler is registered for job "${env.job}" on this runner; register it before build()`));
+    if (reg === undefined) throw StepError.permanent(new Error(`no handler is registered for job "${env.job}" on this runtime; register it before build()`));
     const def = reg.definition;
     const inputIssues = def.input.validate(env.input);
     if (inputIssues.length > 0) throw invalid(`${def.input.name}`, inputIssues);
     // The incarnation of a single-step run is its step-0 job id: it ties the record to this run.
     const incarnation = step.jobId;
+    const retention = this.#binding?.retention;
     let output: unknown;
     try {
-      output = await reg.handler.run(env.input, makeJobContext(step, this.state, this.submit) as never);
+      output = await reg.handler.run(env.input, makeJobContext(step, this.state, this.#jobs) as never);
     } catch (e) {
       if (e instanceof JobFailure) {
         const errValidator = def.error;
@@ -87,7 +144,7 @@ export class JobStepRunner implements StepRunner {
         const issues = errValidator.validate(e.error);
         if (issues.length > 0) throw invalid(errValidator.name, issues);
         const error = canonicalJson(e.error);
-        stage(step, { incarnation, status: "failed", error, message: e.message }, this.retention);
+        stage(step, { incarnation, status: "failed", error, message: e.message }, retention);
         return StepOutcome.fail(error);
       }
       if (e instanceof StepError) throw e;
@@ -97,7 +154,7 @@ export class JobStepRunner implements StepRunner {
     const outIssues = def.output.validate(output);
     if (outIssues.length > 0) throw invalid(def.output.name, outIssues);
     const json = canonicalJson(output);
-    stage(step, { incarnation, status: "succeeded", output: json }, this.retention);
+    stage(step, { incarnation, status: "succeeded", output: json }, retention);
     return StepOutcome.succeed(utf8(json));
   }
 }

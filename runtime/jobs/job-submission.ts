@@ -7,6 +7,7 @@ import { isWellFormed } from "../queue/names.js";
 import { utf8 } from "../workflow/codec.js";
 import type { RunOptions } from "../workflow/run-types.js";
 import { encodeJobPayload } from "./job-codec.js";
+import type { Registration } from "./job-step-runner.js";
 import type { HeaderValues, JobDefinition, JobSubmitOptions } from "./job-definition.js";
 
 /** A definition with its types erased, as submit-side checks see it. */
@@ -21,6 +22,16 @@ export function checkDefinition(def: unknown): void {
   if (def === null || typeof def !== "object" || (def as { kind?: unknown }).kind !== "job") {
     throw new ValidationError("expected a job definition (from defineJob or generated code)");
   }
+}
+
+/** @internal Checks one `register(definition, handler)` of a job and returns its registration; throws `ValidationError`. */
+export function checkJobRegistration(definition: unknown, handler: unknown): Registration {
+  checkDefinition(definition);
+  const def = definition as AnyDefinition;
+  if (handler === null || typeof handler !== "object" || typeof (handler as { run?: unknown }).run !== "function") {
+    throw new ValidationError(`the handler of job "${def.name}" must have a run(input, ctx) method`);
+  }
+  return { definition: def, handler: handler as Registration["handler"] };
 }
 
 /** @internal Checks a submission's headers and options and turns them into run options; throws `ValidationError`. */

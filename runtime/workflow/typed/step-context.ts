@@ -4,6 +4,7 @@
  * of a waiting step, and the builders of the transitions it may return.
  */
 
+import type { JobHost } from "../../jobs/job-context.js";
 import type { HeaderValues } from "../../jobs/job-definition.js";
 import type { LeaseHandle } from "../../queue/types.js";
 import type { Step } from "../delivery.js";
@@ -50,6 +51,14 @@ export interface WorkflowStepContext<Workflow extends string, Next, Result, Err,
   readonly kv: KvReadHandle;
   /** The signal that entered a waiting step (validated), `null` when its wait timed out; `undefined` for other steps. */
   readonly signal: Signal;
+  /**
+   * The typed jobs of this runtime: `ctx.jobs.submit(def, input, { idempotencyKey })`
+   * enqueues a job on the same step queue, `ctx.jobs.handle(def, id)` finds one.
+   * A submission is not atomic with this step's settlement: derive its
+   * idempotency key from the run id so a retried step finds the same job.
+   * Throws `JobsNotAttachedError` when no `JobRunner` serves this runtime.
+   */
+  readonly jobs: JobHost;
   /** One continuation per declared next step: `ctx.next.ship(payload)`, `ctx.next.ship.after(ms, payload)`, `ctx.next.awaitPayment.onSignal(params, payload)`. */
   readonly next: Next;
   /** Ends the run as succeeded; the result is validated before it is stored. */
@@ -69,6 +78,7 @@ export function makeStepContext(
   stepDef: WorkflowStepDefinition,
   step: Step,
   signal: unknown,
+  jobs: JobHost,
 ): { readonly ctx: AnyStepContext; readonly owner: object } {
   const owner = {};
   const make = (record: TransitionRecord) => makeTransition(owner, record) as never;
@@ -104,6 +114,7 @@ export function makeStepContext(
     effects: step.effects,
     kv: step.kv,
     signal,
+    jobs,
     next: Object.freeze(next),
     succeed: (result: unknown) => make({ kind: "succeed", result }),
     fail: (error: unknown) => make({ kind: "fail", error }),

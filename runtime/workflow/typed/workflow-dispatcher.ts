@@ -1,7 +1,9 @@
 /**
  * @module `WorkflowDispatcher`: the one `StepRunner` of a runtime that runs
- * typed workflows, dispatching each step to its handler method by the
- * workflow and step names in the step envelope.
+ * typed workflows and typed jobs, from any number of spec packages, over one
+ * step queue. Each step's payload says what it is: a step envelope names its
+ * workflow and step, a job payload names its job (see `step-envelope.ts` and
+ * `job-codec.ts`); anything else goes to the fallback runner, if any.
  *
  * Every boundary is checked: the payload (and, for a waiting step, the
  * signal) on entry, the next step's payload, the result or typed error on
@@ -9,14 +11,23 @@
  * value dead-letters the step instead of being retried or stored. Handler
  * errors: a `StepError` keeps its kind; a `PermanentError` or
  * `ValidationError` is permanent; anything else is transient.
+ *
+ * Jobs reach their runner (for child submissions, `ctx.jobs` in workflow
+ * steps, result retention) through a binding a `JobRunner` sets when it is
+ * made over the runtime (`JobRunner.builder(...).build()` or
+ * `JobRunner.over(runtime, dispatcher)`); until then a submission from a
+ * step throws `JobsNotAttachedError`.
  */
 
 import { ValidationError } from "../../errors.js";
-import type { HeaderValues } from "../../jobs/job-definition.js";
+import type { StateKey } from "../../jobs/job-context.js";
+import type { HeaderValues, JobDefinition, JobHandler, JobRegistrar } from "../../jobs/job-definition.js";
 import { canonicalJson } from "../../jobs/job-codec.js";
+import { JobStepRunner, type JobBinding, type Registration as JobRegistration } from "../../jobs/job-step-runner.js";
+import { checkJobRegistration } from "../../jobs/job-submission.js";
 import { formatIssue, type Validator } from "../../jobs/validator.js";
 import { PermanentError } from "../../queue/errors.js";
-import { utf8 } from "../codec.js";
+import { fromUtf8, utf8 } from "../codec.js";
 import type { Step, StepRunner } from "../delivery.js";
 import { StepOutcome } from "../step-outcome.js";
 import { StepError } from "../workflow-errors.js";
@@ -38,20 +49,38 @@ interface Registration {
   readonly handler: Record<string, unknown>;
 }
 
-/** Configures a {@link WorkflowDispatcher}: register workflows (from any number of spec packages), then `build()`. */
-export class WorkflowDispatcherBuilder implements WorkflowRegistrar {
+/**
+ * Configures a {@link WorkflowDispatcher}: register workflows and jobs (from
+ * any number of spec packages; generated `registerWorkflows` and `register`
+ * both accept it), then `build()`.
+ */
+export class WorkflowDispatcherBuilder implements WorkflowRegistrar, JobRegistrar {
   readonly #registry = new Map<string, Registration>();
+  readonly #jobs = new Map<string, JobRegistration>();
+  readonly #state = new Map<StateKey<unknown>, unknown>();
   #fallback: StepRunner | undefined;
 
-  /** Registers the handler of one workflow; a second registration of the same name throws. */
+  /** Registers the handler of one job; a second registration of the same name throws. */
+  register<Name extends string, Input, Output, Err, Headers extends HeaderValues>(
+    definition: JobDefinition<Name, Input, Output, Err, Headers>,
+    handler: JobHandler<Input, Output, Err, Headers>,
+  ): this;
+  /** Registers the handler of one workflow (one method per step); a second registration of the same name throws. */
   register<Name extends string, Input, Result, Err, Headers extends HeaderValues, Handler>(
     definition: WorkflowDefinition<Name, Input, Result, Err, Headers, Handler>,
     handler: Handler,
-  ): this {
-    const def = definition as unknown as AnyWorkflowDefinition;
-    if (def === null || typeof def !== "object" || def.kind !== "workflow") throw new ValidationError("register takes a workflow definition from generated code");
+  ): this;
+  register(definition: unknown, handler: unknown): this {
+    if ((definition as { kind?: unknown } | null)?.kind === "job") {
+      const reg = checkJobRegistration(definition, handler);
+      if (this.#jobs.has(reg.definition.name)) throw new ValidationError(`job "${reg.definition.name}" is registered twice; register each job once`);
+      this.#jobs.set(reg.definition.name, reg);
+      return this;
+    }
+    const def = definition as AnyWorkflowDefinition;
+    if (def === null || typeof def !== "object" || def.kind !== "workflow") throw new ValidationError("register takes a workflow or job definition from generated code (or defineJob)");
     if (this.#registry.has(def.name)) throw new ValidationError(`workflow "${def.name}" is registered twice; register each workflow once`);
-    const h = handler as unknown as Record<string, unknown>;
+    const h = handler as Record<string, unknown>;
     const missing = Object.values(def.steps)
       .filter((s) => h === null || typeof h !== "object" || typeof h[s.method] !== "function")
       .map((s) => `${s.method}(payload, ctx) for step "${s.name}"`);
@@ -60,10 +89,17 @@ export class WorkflowDispatcherBuilder implements WorkflowRegistrar {
     return this;
   }
 
+  /** Registers state job handlers reach through `jobContext(ctx).state(key)`. */
+  state<T>(key: StateKey<T>, value: T): this {
+    this.#state.set(key as StateKey<unknown>, value);
+    return this;
+  }
+
   /**
-   * A hand-written runner for steps that are not typed workflow envelopes,
-   * so untyped runs can share the runtime. Default: none (such steps are
-   * dead-lettered with a message saying so).
+   * A hand-written runner for steps that are neither typed workflow
+   * envelopes nor payloads of registered jobs, so untyped runs can share the
+   * runtime. Default: none (such steps are dead-lettered with a message
+   * saying so).
    */
   fallback(runner: StepRunner): this {
     this.#fallback = runner;
@@ -71,8 +107,25 @@ export class WorkflowDispatcherBuilder implements WorkflowRegistrar {
   }
 
   build(): WorkflowDispatcher {
-    return new WorkflowDispatcher(new Map(this.#registry), this.#fallback);
+    return new WorkflowDispatcher(new Map(this.#registry), new JobStepRunner(new Map(this.#jobs), new Map(this.#state)), this.#fallback);
   }
+}
+
+/** What a step's payload is, from one JSON parse. */
+type Classified = { readonly kind: "workflow"; readonly env: StepEnvelope } | { readonly kind: "job"; readonly env: { job: string; input: unknown } } | { readonly kind: "other" };
+
+function classify(bytes: Uint8Array): Classified {
+  let v: unknown;
+  try {
+    v = JSON.parse(fromUtf8(bytes));
+  } catch {
+    return { kind: "other" };
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return { kind: "other" };
+  const r = v as Record<string, unknown>;
+  if (typeof r.workflow === "string" && typeof r.step === "string" && "payload" in r) return { kind: "workflow", env: v as StepEnvelope };
+  if (typeof r.job === "string" && !("workflow" in r)) return { kind: "job", env: { job: r.job, input: r.input } };
+  return { kind: "other" };
 }
 
 function invalid(what: string, issues: readonly string[]): StepError {
@@ -93,41 +146,70 @@ function json(value: unknown, what: string): string {
 }
 
 /**
- * Runs the steps of every registered typed workflow.
+ * Runs the steps of every registered typed workflow and typed job.
  *
  * @example
- * const dispatcher = WorkflowDispatcher.builder();
- * orders.registerWorkflows(dispatcher, { orderFulfil: new OrderFulfil() });
- * const runtime = WorkflowRuntime.builder(queue, store, dispatcher.build(), NoopTerminalHook).build();
+ * // One runtime, one step queue, workflows and jobs of several packages:
+ * const runner = orders.registerWorkflows(billing.register(JobRunner.builder(queue, store), jobHandlers), workflowHandlers).build();
+ * const worker = runner.spawn();
+ * // Or over a runtime built by hand (a terminal hook, other options):
+ * const dispatcher = orders.registerWorkflows(WorkflowDispatcher.builder(), { orderFulfil: new OrderFulfil() }).build();
+ * const runtime = WorkflowRuntime.builder(queue, store, dispatcher, NoopTerminalHook).build();
+ * const jobs = JobRunner.over(runtime, dispatcher); // only needed when steps or callers submit jobs
  */
 export class WorkflowDispatcher implements StepRunner {
-  /** Starts registering workflows. */
+  /** Starts registering workflows and jobs. */
   static builder(): WorkflowDispatcherBuilder {
     return new WorkflowDispatcherBuilder();
   }
 
+  readonly #jobs: JobStepRunner;
+
   /** @internal Use the builder. */
   constructor(
     private readonly registry: ReadonlyMap<string, Registration>,
+    jobs: JobStepRunner,
     private readonly fallbackRunner: StepRunner | undefined,
-  ) {}
+  ) {
+    this.#jobs = jobs;
+  }
 
   /** The qualified names of the registered workflows, sorted. */
   get workflows(): readonly string[] {
     return [...this.registry.keys()].sort();
   }
 
+  /** The qualified names of the registered jobs, sorted. */
+  get jobs(): readonly string[] {
+    return this.#jobs.names;
+  }
+
+  /** @internal Set once by the `JobRunner` made over this dispatcher's runtime; throws `JobsAlreadyAttachedError` for a second runner. */
+  attachJobs(binding: JobBinding): void {
+    this.#jobs.bind(binding);
+  }
+
+  /** @internal Whether a `JobRunner` is attached. */
+  get jobsAttached(): boolean {
+    return this.#jobs.binding !== undefined;
+  }
+
   async runStep(step: Step): Promise<StepOutcome> {
-    let env: StepEnvelope;
-    try {
-      env = decodeStepEnvelope(step.payload);
-    } catch (e) {
+    const c = classify(step.payload);
+    if (c.kind === "job" && (this.#jobs.size > 0 || this.fallbackRunner === undefined)) return this.#jobs.runJob(step, c.env);
+    if (c.kind !== "workflow") {
       if (this.fallbackRunner !== undefined) return this.fallbackRunner.runStep(step);
-      throw StepError.permanent(e);
+      try {
+        decodeStepEnvelope(step.payload);
+      } catch (e) {
+        throw StepError.permanent(e);
+      }
+      throw StepError.permanent(new ValidationError("the step payload is neither a typed workflow envelope nor a job payload"));
     }
+    const env = c.env;
     const reg = this.registry.get(env.workflow);
     if (reg === undefined) {
-      throw StepError.permanent(new Error(`no handler is registered for workflow "${env.workflow}" on this runtime; register it on the dispatcher before build()`));
+      throw StepError.permanent(new Error(`no handler is registered for workflow "${env.workflow}" on this runtime; register it on the dispatcher (or the JobRunner builder) before build()`));
     }
     const def = reg.definition;
     const stepDef = def.steps[env.step];
@@ -136,7 +218,7 @@ export class WorkflowDispatcher implements StepRunner {
     }
     check(stepDef.payload, env.payload, `${def.name} step ${stepDef.name} payload`);
     const signal = this.#signal(def, stepDef, step);
-    const { ctx, owner } = makeStepContext(def, stepDef, step, signal);
+    const { ctx, owner } = makeStepContext(def, stepDef, step, signal, this.#jobs.jobs);
     const method = reg.handler[stepDef.method] as (payload: unknown, ctx: unknown) => Promise<unknown>;
     let returned: unknown;
     try {
