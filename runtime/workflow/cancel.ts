@@ -21,7 +21,11 @@ export async function cancelRun(core: RuntimeCore, view: WorkflowView, runIdIn: 
   const runId = RunId.parse(runIdIn);
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const r = await view.records(runId);
-    if (r.kind !== "active") return false;
+    if (r.kind !== "active") {
+      // "Unknown or terminated" only once that state is durable, so a caller never gives up on a run a crash revives.
+      await view.durable();
+      return false;
+    }
     const job = await core.queue.view().job(r.pointer.jobId);
     // A step the queue dead-lettered outside the worker: reconciliation terminates the run as failed.
     if (job?.state === "dead") return false;

@@ -40,6 +40,8 @@ export interface WorkflowQueue {
   workEpoch(queueName: string): number;
   waitForWork(queueName: string, epoch: number, signal?: AbortSignal): Promise<void>;
   readonly closed: boolean;
+  /** Resolves when every commit made so far is durable; at once when none is in flight. */
+  flush(): Promise<void>;
 }
 
 export type { DeadLetteredEvent };

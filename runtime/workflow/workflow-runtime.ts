@@ -94,7 +94,11 @@ export class WorkflowRuntime {
     };
     sweeper = memoSweeperFor(this.#core);
     this.#sweeper = sweeper;
-    this.#view = new WorkflowView({ kvGet: (k) => deps.queue.kvGet(k), job: (id) => deps.queue.view().job(id) }, memos, s.queueName);
+    this.#view = new WorkflowView(
+      { kvGet: (k) => deps.queue.kvGet(k), job: (id) => deps.queue.view().job(id), durable: () => deps.queue.flush() },
+      memos,
+      s.queueName,
+    );
     this.#logger = s.logger;
     this.#groups = new RunGroups({
       queue: deps.queue,
@@ -200,6 +204,8 @@ export class WorkflowRuntime {
       const tick = new AbortController();
       try {
         const r = await this.#view.records(runId);
+        // Answer only from what is durable: a termination still in flight is not reported yet.
+        if (r.kind !== "active") await this.#view.durable();
         if (r.kind === "terminated") return { termination: terminationOf(r.terminal), outcome: await this.#view.outcomeOf(r.terminal) };
         if (r.kind === "unknown") throw new RunNotFoundError(runId);
         const now = core.clock.now();

@@ -17,6 +17,12 @@ export const DEFAULT_STEP_QUEUE = "workflow-steps";
 export interface WorkflowReadSource {
   kvGet(key: string): Promise<Uint8Array | null>;
   job(jobId: string): Promise<JobInfo | null>;
+  /**
+   * For a source that reads commits before they are durable (a live
+   * queue): resolves once everything read so far is durable. A source
+   * that reads only durable state (a `QueueReader`) leaves it out.
+   */
+  durable?(): Promise<void>;
 }
 
 /** A run as its records describe it at one moment. */
@@ -83,11 +89,25 @@ export class WorkflowView {
   async status(runId: RunId | string): Promise<RunStatus | null> {
     const id = RunId.parse(runId);
     const r = await this.records(id);
-    if (r.kind === "unknown") return null;
-    if (r.kind === "terminated") return { ...terminationOf(r.terminal), state: "terminated", step: r.terminal.finalStep };
-    if (r.run.cancelRequested === true) return { runId: id, state: "cancelling", step: r.pointer.step };
-    const job = await this.#src.job(r.pointer.jobId);
-    return { runId: id, state: job?.state === "pending" || job?.state === "scheduled" ? "pending" : "running", step: r.pointer.step };
+    let status: RunStatus | null;
+    if (r.kind === "unknown") status = null;
+    else if (r.kind === "terminated") status = { ...terminationOf(r.terminal), state: "terminated", step: r.terminal.finalStep };
+    else if (r.run.cancelRequested === true) status = { runId: id, state: "cancelling", step: r.pointer.step };
+    else {
+      const job = await this.#src.job(r.pointer.jobId);
+      status = { runId: id, state: job?.state === "pending" || job?.state === "scheduled" ? "pending" : "running", step: r.pointer.step };
+    }
+    await this.durable();
+    return status;
+  }
+
+  /**
+   * @internal Resolves once everything this view read so far is durable, so
+   * an answer never reports a commit (a termination, say) that a crash
+   * could still undo. Free when no commit is in flight.
+   */
+  async durable(): Promise<void> {
+    await this.#src.durable?.();
   }
 
   /**
@@ -99,6 +119,7 @@ export class WorkflowView {
   async outcome(runId: RunId | string): Promise<RunOutcome | null> {
     const id = RunId.parse(runId);
     const r = await this.records(id);
+    await this.durable();
     if (r.kind !== "terminated") return null;
     return this.outcomeOf(r.terminal);
   }

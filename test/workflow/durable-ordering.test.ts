@@ -1,36 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { MemoryStore, StepOutcome, type ObjectStore } from "taquba";
-import { enc, openEnv, runnerOf, until } from "./helpers.js";
-
-/** A memory store whose WAL writes can be held back, so commits apply in memory but do not become durable. */
-function holdableStore(): ObjectStore & { hold(): void; release(): void; held: number } {
-  const inner = new MemoryStore();
-  let holding = false;
-  let waiters: Array<() => void> = [];
-  const s = {
-    held: 0,
-    hold() {
-      holding = true;
-    },
-    release() {
-      holding = false;
-      const w = waiters;
-      waiters = [];
-      for (const f of w) f();
-    },
-    get: (k: string) => inner.get(k),
-    delete: (k: string) => inner.delete(k),
-    list: (p: string, o?: { startAfter?: string }) => inner.list(p, o),
-    async put(k: string, b: Uint8Array, o?: { ifNoneMatch?: "*" }) {
-      if (holding && k.includes("/wal/")) {
-        s.held++;
-        await new Promise<void>((r) => waiters.push(r));
-      }
-      return inner.put(k, b, o);
-    },
-  };
-  return s;
-}
+import { StepOutcome } from "taquba";
+import { enc, holdableStore, openEnv, runnerOf, until } from "./helpers.js";
 
 describe("step ordering against durability", () => {
   it("a runner never sees step k+1 before step k's settlement is durable", async () => {

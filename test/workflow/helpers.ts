@@ -97,3 +97,45 @@ export async function advanceUntil(clock: MockClock, limitMs: number, cond: () =
     else await new Promise<void>((r) => setTimeout(r, 2));
   }
 }
+
+/** A memory store whose WAL writes can be held back, so commits apply in memory but do not become durable. */
+export interface HoldableStore extends ObjectStore {
+  /** The memory store underneath, holding exactly what is durable. */
+  readonly inner: MemoryStore;
+  /** WAL puts held so far. */
+  readonly held: number;
+  hold(): void;
+  release(): void;
+}
+
+export function holdableStore(): HoldableStore {
+  const inner = new MemoryStore();
+  let holding = false;
+  let held = 0;
+  let waiters: Array<() => void> = [];
+  return {
+    inner,
+    get held() {
+      return held;
+    },
+    hold() {
+      holding = true;
+    },
+    release() {
+      holding = false;
+      const w = waiters;
+      waiters = [];
+      for (const f of w) f();
+    },
+    get: (k) => inner.get(k),
+    delete: (k) => inner.delete(k),
+    list: (p, o) => inner.list(p, o),
+    async put(k, b, o) {
+      if (holding && k.includes("/wal/")) {
+        held++;
+        await new Promise<void>((r) => waiters.push(r));
+      }
+      return inner.put(k, b, o);
+    },
+  };
+}
