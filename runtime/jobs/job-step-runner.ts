@@ -148,7 +148,7 @@ export class JobStepRunner implements StepRunner {
         return StepOutcome.fail(error);
       }
       if (e instanceof StepError) throw e;
-      if (e instanceof PermanentError || e instanceof ValidationError) throw StepError.permanent(e);
+      if (e instanceof PermanentError || e instanceof ValidationError || e instanceof JobsNotAttachedError) throw StepError.permanent(e);
       throw StepError.transient(e);
     }
     const outIssues = def.output.validate(output);

@@ -23,6 +23,7 @@ import { ValidationError } from "../../errors.js";
 import type { StateKey } from "../../jobs/job-context.js";
 import type { HeaderValues, JobDefinition, JobHandler, JobRegistrar } from "../../jobs/job-definition.js";
 import { canonicalJson } from "../../jobs/job-codec.js";
+import { JobsNotAttachedError } from "../../jobs/job-errors.js";
 import { JobStepRunner, type JobBinding, type Registration as JobRegistration } from "../../jobs/job-step-runner.js";
 import { checkJobRegistration } from "../../jobs/job-submission.js";
 import { formatIssue, type Validator } from "../../jobs/validator.js";
@@ -225,7 +226,8 @@ export class WorkflowDispatcher implements StepRunner {
       returned = await method.call(reg.handler, env.payload, ctx);
     } catch (e) {
       if (e instanceof StepError) throw e;
-      if (e instanceof PermanentError || e instanceof ValidationError) throw StepError.permanent(e);
+      // A runtime with no job runner stays without one: retrying cannot help.
+      if (e instanceof PermanentError || e instanceof ValidationError || e instanceof JobsNotAttachedError) throw StepError.permanent(e);
       throw StepError.transient(e);
     }
     const t = transitionRecord(owner, returned);
