@@ -6,19 +6,30 @@
  * the start of the range and stops at the first unexpired marker. The
  * sweeper remembers the earliest expiry it knows of; a pass before then
  * reads nothing.
+ *
+ * A sweep must not hold up other work: it clears {@link RUNS_AT_ONCE} runs
+ * at a time (each with bounded concurrent deletes), one pass at a time per
+ * sweeper (a second caller joins the pass in progress), and it stops
+ * between runs when its worker shuts down, so a shutdown waits for at most
+ * the runs being cleared, not for a whole backlog.
  */
 import { fromUtf8 } from "./codec.js";
 import { terminalRecordKey } from "./kv-keys.js";
 import { decodeTerminalRecord } from "./records.js";
 import type { RuntimeCore } from "./runtime-core.js";
+import { forEachBounded } from "./bounded.js";
 
 /** Markers read per page. */
 const PAGE = 256;
+/** Runs cleared at once by a pass. */
+export const RUNS_AT_ONCE = 4;
 
 export class MemoSweeper {
   readonly #core: RuntimeCore;
   /** Earliest expiry of a marker not yet swept; `undefined` when unknown (read the index). */
   #nextDue: number | undefined;
+  /** The pass in progress, which a concurrent caller joins. */
+  #running: Promise<number> | undefined;
 
   constructor(core: RuntimeCore) {
     this.#core = core;
@@ -29,15 +40,30 @@ export class MemoSweeper {
     if (this.#nextDue !== undefined) this.#nextDue = Math.min(this.#nextDue, expiresAtMs);
   }
 
-  /** One pass; returns how many runs it swept. */
-  async sweep(): Promise<number> {
+  /**
+   * One pass; returns how many runs it swept. When `signal` aborts, the pass
+   * stops after the runs being cleared; the rest waits for the next pass.
+   */
+  sweep(signal?: AbortSignal): Promise<number> {
+    if (this.#running !== undefined) return this.#running;
+    const pass = this.#pass(signal).finally(() => {
+      this.#running = undefined;
+    });
+    this.#running = pass;
+    return pass;
+  }
+
+  async #pass(signal: AbortSignal | undefined): Promise<number> {
     const core = this.#core;
+    const stopped = (): boolean => signal?.aborted === true;
     const now = core.clock.now();
     if (this.#nextDue !== undefined && now < this.#nextDue) return 0;
     let swept = 0;
     for (;;) {
+      if (stopped()) return swept;
       const expired = await core.terminal.markers.scanExpired(core.queue, now, PAGE);
-      for (const m of expired) {
+      await forEachBounded(expired, RUNS_AT_ONCE, async (m) => {
+        if (stopped()) return;
         await core.memos.clearMemosForRun(m.suffix);
         // The terminal record goes only if it still describes the termination this marker
         // belongs to: a later run under the same id has its own record.
@@ -46,7 +72,8 @@ export class MemoSweeper {
         if (t !== null && decodeTerminalRecord(t, tk).token === fromUtf8(m.value)) await core.queue.kvCompareAndDelete(tk, t);
         await core.queue.kvCompareAndDelete(m.key, m.value);
         swept++;
-      }
+      });
+      if (stopped()) return swept;
       if (expired.length < PAGE) break;
     }
     const first = (await core.queue.kvScan(core.terminal.markers.prefix, { limit: 1 })).entries[0];

@@ -11,14 +11,19 @@ import { memoEntryKey, runMemoRoot, runReplayRoot } from "./kv-keys.js";
 import { decodeOutcomeRecord, encodeOutcomeRecord, type OutcomeRecord } from "./records.js";
 import { RUN_OUTCOME_MEMO_KEY } from "./reserved.js";
 import { ReservedKeyError } from "./workflow-errors.js";
+import { forEachBounded } from "./bounded.js";
 
-/** The memo key {@link Memo.memoizedByContent} derives from an input value. */
+/** Object deletes in flight at once when a run's memo entries are cleared. */
+export const CLEAR_CONCURRENCY = 16;
+/** Keys listed (and held in memory) at once when a run's memo entries are cleared. */
+export const CLEAR_CHUNK = 1000;
 
 /** Where the run result record of one terminating settlement lives: in the run memo, beside the run's other entries. */
 function outcomeRecordKey(prefix: string, runId: string, token: string): string {
   return memoEntryKey(prefix, runId, "run", `${RUN_OUTCOME_MEMO_KEY}:${token}`);
 }
 
+/** The memo key {@link Memo.memoizedByContent} derives from an input value. */
 export function contentKeyOf(input: unknown): string {
   return `content:${sha256Hex(encodeValue(input))}`;
 }
@@ -142,15 +147,32 @@ export class MemoStore {
     return new Memo(this.store, this.prefix, runId, "run");
   }
 
-  /** Removes every memo entry (both namespaces, the run result record included) and every replay record of `runId`. */
-  async clearMemosForRun(runId: string): Promise<number> {
+  /**
+   * Removes every memo entry (both namespaces, the run result record
+   * included) and every replay record of `runId`; returns how many objects
+   * it removed. Deletes run {@link CLEAR_CONCURRENCY} at a time, over
+   * chunks of at most {@link CLEAR_CHUNK} listed keys, so memory stays
+   * bounded however many entries a run has. `signal` stops it between
+   * chunks (what is left is removed by a later call).
+   */
+  async clearMemosForRun(runId: string, signal?: AbortSignal): Promise<number> {
     let removed = 0;
     for (const root of [runMemoRoot(this.prefix, runId), runReplayRoot(this.prefix, runId)]) {
-      // Collect first: deleting while listing could skip keys on stores that page by position.
-      const keys: string[] = [];
-      for await (const o of this.store.list(root)) keys.push(o.key);
-      for (const k of keys) await this.store.delete(k);
-      removed += keys.length;
+      let startAfter: string | undefined;
+      for (;;) {
+        if (signal?.aborted === true) return removed;
+        // List a chunk, then delete it: listing resumes after the chunk's last key (by key, not
+        // by position), so deleting what was listed cannot make the next listing skip a key.
+        const keys: string[] = [];
+        for await (const o of this.store.list(root, startAfter === undefined ? {} : { startAfter })) {
+          keys.push(o.key);
+          if (keys.length >= CLEAR_CHUNK) break;
+        }
+        await forEachBounded(keys, CLEAR_CONCURRENCY, (k) => this.store.delete(k));
+        removed += keys.length;
+        if (keys.length < CLEAR_CHUNK) break;
+        startAfter = keys[keys.length - 1];
+      }
     }
     return removed;
   }

@@ -301,7 +301,7 @@ export class WorkflowRuntime {
     const core = this.#core;
     while (!signal.aborted && !core.queue.closed) {
       try {
-        await this.#sweeper.sweep();
+        await this.#sweeper.sweep(signal);
       } catch (e) {
         this.#logger.error({ err: e }, "memo retention sweep failed; retrying at the next poll interval");
       }
