@@ -1,29 +1,56 @@
 /**
  * @module Printing generated TypeScript files with ts-morph.
  *
- * One in-memory project with fixed manipulation settings; each file is
- * built from structures in a single call (incremental `addX` calls reparse
- * the file each time). Imports are collected by the caller and emitted
- * sorted; the printed text gets the generated-file header, LF endings and
- * exactly one trailing newline.
+ * Structures are printed by `structure-printer.ts`, which reproduces
+ * ts-morph's output for the subset the emitters use without loading
+ * ts-morph; anything outside that subset falls back to ts-morph itself:
+ * one in-memory project with fixed manipulation settings, each file built
+ * from structures in a single call (incremental `addX` calls reparse the
+ * file each time). Imports are collected by the caller and emitted sorted;
+ * the printed text gets the generated-file header, LF endings and exactly
+ * one trailing newline.
  */
 
 import { createRequire } from "node:module";
 import type { ImportDeclarationStructure, OptionalKind, Project, StatementStructures } from "ts-morph";
 import { compareCodeUnits } from "./names.js";
+import { printStatements, STRUCTURE_KIND } from "./structure-printer.js";
 
 type TsMorph = typeof import("ts-morph");
 
 let tsMorph: TsMorph | undefined;
+let lazyTsMorph: TsMorph | undefined;
 
-/**
- * ts-morph (with the TypeScript compiler it bundles) takes most of a cold
- * start to load, so it is loaded on first emission only: runs that stop at
- * diagnostics, and `--help`, never pay for it.
- */
-export function loadTsMorph(): TsMorph {
+function realTsMorph(): TsMorph {
   tsMorph ??= createRequire(import.meta.url)("ts-morph") as TsMorph;
   return tsMorph;
+}
+
+/**
+ * ts-morph (with the TypeScript compiler it bundles) takes a large part of a
+ * cold start to load, and emitters mostly need only `StructureKind` to build
+ * structures the fast printer prints. So this returns a stand-in that
+ * answers `StructureKind` from a copy and loads ts-morph on first access to
+ * anything else.
+ */
+export function loadTsMorph(): TsMorph {
+  if (tsMorph !== undefined) return tsMorph;
+  lazyTsMorph ??= new Proxy({} as TsMorph, {
+    get: (_target, prop) => (prop === "StructureKind" ? STRUCTURE_KIND : Reflect.get(realTsMorph(), prop)),
+  });
+  return lazyTsMorph;
+}
+
+/** Rewrites top-level structure kinds from the copied numbering to the installed ts-morph's (matched by name). */
+function toInstalledKinds(statements: ReadonlyArray<string | StatementStructures>): Array<string | StatementStructures> {
+  const installed = realTsMorph().StructureKind as unknown as Record<string, number>;
+  const names = new Map(Object.entries(STRUCTURE_KIND).map(([name, value]) => [value as number, name]));
+  return statements.map((s) => {
+    if (typeof s === "string") return s;
+    const name = names.get(s.kind);
+    const kind = name === undefined ? undefined : installed[name];
+    return kind === undefined || kind === s.kind ? s : ({ ...s, kind } as unknown as StatementStructures);
+  });
 }
 
 /** The first line of every generated file; `--check` and stale-file detection look for it. */
@@ -98,7 +125,7 @@ let project: Project | undefined;
 let counter = 0;
 
 function emitProject(): Project {
-  const { IndentationText, NewLineKind, Project, QuoteKind } = loadTsMorph();
+  const { IndentationText, NewLineKind, Project, QuoteKind } = realTsMorph();
   project ??= new Project({
     useInMemoryFileSystem: true,
     skipLoadingLibFiles: true,
@@ -119,18 +146,45 @@ function emitProject(): Project {
  * inside structures, so multi-line initializers and types are passed as text.
  */
 export function printFile(source: string, imports: Imports, statements: ReadonlyArray<string | StatementStructures>): string {
+  const fast = referenceOnly ? undefined : printStatements(imports.structures(), statements);
+  if (fast !== undefined) return joinFile(source, fast.imports, fast.statements);
+  return printFileWithTsMorph(source, imports, statements);
+}
+
+let referenceOnly = false;
+
+/** Runs `fn` with every file printed by ts-morph, the reference; tests compare its output with the fast path's. */
+export function withTsMorphPrinter<T>(fn: () => T): T {
+  const before = referenceOnly;
+  referenceOnly = true;
+  try {
+    return fn();
+  } finally {
+    referenceOnly = before;
+  }
+}
+
+function joinFile(source: string, importText: string, statements: readonly string[]): string {
+  const chunks = [headerComment(source)];
+  const wrapped = importText.split("\n").map(wrapImport).join("\n");
+  if (wrapped !== "") chunks.push(wrapped);
+  for (const s of statements) chunks.push(s);
+  return finishText(chunks.join("\n\n"));
+}
+
+/** `printFile` through ts-morph: the reference the fast printer must match byte for byte (tests compare them). */
+export function printFileWithTsMorph(source: string, imports: Imports, statements: ReadonlyArray<string | StatementStructures>): string {
+  statements = toInstalledKinds(statements);
   const p = emitProject();
-  const { StructureKind } = loadTsMorph();
+  const { StructureKind } = realTsMorph();
   const importFile = p.createSourceFile(`/i${counter++}.ts`, {
     statements: imports.structures().map((i) => ({ ...i, kind: StructureKind.ImportDeclaration })),
   });
   const body = p.createSourceFile(`/b${counter++}.ts`, { statements: [...statements] });
-  const chunks = [headerComment(source)];
-  const importText = importFile.getFullText().trim().split("\n").map(wrapImport).join("\n");
-  if (importText !== "") chunks.push(importText);
-  for (const s of body.getStatementsWithComments()) chunks.push(s.getFullText().trim());
+  const importText = importFile.getFullText().trim();
+  const texts = body.getStatementsWithComments().map((s) => s.getFullText().trim());
   // Dropping the files keeps the shared project's memory flat across large specs.
   p.removeSourceFile(importFile);
   p.removeSourceFile(body);
-  return finishText(chunks.join("\n\n"));
+  return joinFile(source, importText, texts);
 }
