@@ -22,7 +22,8 @@ import { ValidationError } from "../errors.js";
 import { SettlementEffects } from "../queue/effects.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { runEventsFor } from "../workflow/runtime-core.js";
-import type { SignalOutcome } from "../workflow/run-types.js";
+import type { RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "../workflow/run-types.js";
+import type { WorkflowHost } from "../workflow/typed/workflow-client.js";
 import type { WorkflowDispatcher } from "../workflow/typed/workflow-dispatcher.js";
 import { sha256Hex } from "../workflow/codec.js";
 import type { WorkflowQueue } from "../workflow/queue-port.js";
@@ -86,7 +87,7 @@ function abortOn(shutdown: Shutdown | undefined): AbortSignal {
  * const messageId = await handle.output();
  * await worker.shutdown();
  */
-export class JobRunner implements JobHost {
+export class JobRunner implements JobHost, WorkflowHost {
   readonly #queue: WorkflowQueue;
   readonly #runtime: WorkflowRuntime;
   readonly #lock = new KeyedLock();
@@ -164,7 +165,9 @@ export class JobRunner implements JobHost {
 
   /**
    * The workflow runtime job runs execute on; typed workflows registered on
-   * the same builder run here too: `orders.client(runner.runtime)`.
+   * the same builder run here too. The runner itself is a `WorkflowHost`
+   * and a `SignalSender`, so `orders.client(runner)` and
+   * `orders.client(runner.runtime)` are the same client.
    */
   get runtime(): WorkflowRuntime {
     return this.#runtime;
@@ -176,18 +179,28 @@ export class JobRunner implements JobHost {
    * definition's template) duplicates collapse, before and after the job
    * ends; the same key with a different input throws `InputMismatchError`.
    */
-  async submit<Name extends string, Input, Output, Err, Headers extends HeaderValues>(
+  submit<Name extends string, Input, Output, Err, Headers extends HeaderValues>(
     definition: JobDefinition<Name, Input, Output, Err, Headers>,
     input: Input,
     options?: JobSubmitOptions<Headers>,
-  ): Promise<RunnerJobHandle<Output, Err>> {
-    const def = definition as unknown as AnyDefinition;
-    const runOptions = prepareRunOptions(def, options as JobSubmitOptions<HeaderValues> | undefined);
+  ): Promise<RunnerJobHandle<Output, Err>>;
+  /**
+   * Submits a run of the runtime's step runner: `WorkflowRuntime.submit`,
+   * so generated workflow clients accept the runner as their host.
+   */
+  submit(spec: RunSpec): Promise<SubmitOutcome>;
+  submit(definitionOrSpec: unknown, input?: unknown, options?: JobSubmitOptions<HeaderValues>): Promise<unknown> {
+    if ((definitionOrSpec as { kind?: unknown } | null)?.kind === "job") return this.#submitJob(definitionOrSpec as AnyDefinition, input, options);
+    return this.#runtime.submit(definitionOrSpec as RunSpec);
+  }
+
+  async #submitJob<Output, Err>(def: AnyDefinition, input: unknown, options: JobSubmitOptions<HeaderValues> | undefined): Promise<RunnerJobHandle<Output, Err>> {
+    const runOptions = prepareRunOptions(def, options);
     const payload = preparePayload(def, input);
     const key = options?.idempotencyKey ?? def.idempotencyKey?.(input as never);
     if (key === undefined) {
       const out = await this.#runtime.submit({ input: payload, options: runOptions });
-      return new RunnerJobHandle(this.#reader, out.runId, true);
+      return new RunnerJobHandle<Output, Err>(this.#reader, out.runId, true);
     }
     const runId = keyedJobRunId(this.#runtime.queueName, def.name, key);
     const inputSha256 = sha256Hex(payload);
@@ -222,9 +235,29 @@ export class JobRunner implements JobHost {
     return new JobGroup(this.#runtime.group(id), definition, this.#reader);
   }
 
-  /** Requests cancellation of a job; false when it already ended or is unknown. */
-  cancel(jobId: string): Promise<boolean> {
+  /** Requests cancellation of a job or run; false when it already ended or is unknown. */
+  cancel(jobId: RunId | string): Promise<boolean> {
     return this.#runtime.cancel(jobId);
+  }
+
+  /** A job's or run's status (see `WorkflowRuntime.status`); null for an unknown id. */
+  status(runId: RunId | string): Promise<RunStatus | null> {
+    return this.#runtime.status(runId);
+  }
+
+  /** The committed outcome of a terminated run, or null (see `WorkflowRuntime.outcome`). */
+  outcome(runId: RunId | string): Promise<RunOutcome | null> {
+    return this.#runtime.outcome(runId);
+  }
+
+  /** Waits for a run to end (see `WorkflowRuntime.wait`); job handles wait through `result()` instead. */
+  wait(runId: RunId | string): Promise<RunEnd> {
+    return this.#runtime.wait(runId);
+  }
+
+  /** {@link JobRunner.wait} bounded by `timeoutMs`; null when it elapses first. */
+  waitTimeout(runId: RunId | string, timeoutMs: number): Promise<RunEnd | null> {
+    return this.#runtime.waitTimeout(runId, timeoutMs);
   }
 
   /**

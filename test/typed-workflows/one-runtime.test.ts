@@ -148,7 +148,8 @@ describe("typed jobs and typed workflows of several packages on one runtime", ()
     const journal: Journal = [];
     let app = await start(store, clock, journal);
     expect(app.runner.runtime.queueName).toBe(STEPS);
-    const flows = orders.client(app.runner.runtime).orderFulfil;
+    // The runner is the workflows' host too: one object for every package's client.
+    const flows = orders.client(app.runner).orderFulfil;
     const { runId } = await flows.submit(order("o-1"), { headers, runId: "order-o-1" });
 
     // reserve submits the invoice job; its first attempt fails and its retry waits for the clock.
@@ -174,7 +175,8 @@ describe("typed jobs and typed workflows of several packages on one runtime", ()
     await until(async () => (await app.runner.runtime.status(runId))?.step === 3, "ship scheduled");
     clock.advance(PICKUP_DELAY_MS);
 
-    const end = await orders.client(app.runner.runtime).orderFulfil.wait(runId);
+    const end = await orders.client(app.runner).orderFulfil.wait(runId);
+    expect(await orders.client(app.runner.runtime).orderFulfil.result(runId)).toEqual(end);
     expect(end).toEqual({ status: "succeeded", runId, finalStep: 3, result: { order_id: "o-1", paid_cents: 1_000, tracking_number: "TRK-invoices/o-1.pdf" } });
     expect(await invoice.output()).toEqual({ object_key: "invoices/o-1.pdf", total: { amount_cents: 1_000, currency: "EUR" } });
     // reserve ran once and submitted once (its journal line races the job's first attempt, so it is checked apart).

@@ -18,7 +18,7 @@ import type { RunEnd, RunErrorKind, RunOutcome, RunStatus, RunSpec, SubmitOutcom
 import { encodeStepEnvelope } from "./step-envelope.js";
 import type { AnyWorkflowDefinition, WorkflowDefinition } from "./workflow-definition.js";
 
-/** What a workflow client needs from its target (a `WorkflowRuntime` satisfies it). */
+/** What a workflow client needs from its target (a `WorkflowRuntime` or a `JobRunner` satisfies it). */
 export interface WorkflowHost extends SignalSender {
   submit(spec: RunSpec): Promise<SubmitOutcome>;
   status(runId: RunId | string): Promise<RunStatus | null>;
@@ -91,7 +91,7 @@ function isHost(target: unknown): target is WorkflowHost {
 /** The target of a generated client as a `WorkflowHost`, or a clear error when it is not one. */
 export function requireWorkflowHost(target: unknown, pkg: string): WorkflowHost {
   if (!isHost(target)) {
-    throw new TypeError(`the ${pkg} client was made over an object that cannot run workflows; pass a WorkflowRuntime to ${pkg}.client() to submit workflows`);
+    throw new TypeError(`the ${pkg} client was made over an object that cannot run workflows; pass a JobRunner or a WorkflowRuntime to ${pkg}.client() to submit workflows`);
   }
   return target;
 }
