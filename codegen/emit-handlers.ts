@@ -68,7 +68,9 @@ export function emitHandlers(pkg: PackageModel, source: string): string {
     ],
     returnType: "B",
     docs: [
-      `Registers a handler for every job of package "${pkg.name}" on a runner builder, each wrapped so its\ninput, output and typed error are validated on the worker side. Returns the builder.`,
+      `Registers a handler for every job of package "${pkg.name}" on a builder (\`JobRunner.builder(queue, store)\`\n` +
+        `or \`WorkflowDispatcher.builder()\`), which may hold the jobs and workflows of other packages too: one\n` +
+        `runtime runs them all. Each handler is wrapped so its input, output and typed error are validated on the\nworker side. Returns the builder.`,
     ],
     statements: [...lines, "return builder;"].join("\n"),
   });

@@ -121,9 +121,10 @@ export function emitWorkflows(pkg: PackageModel, source: string): string {
     ],
     returnType: "B",
     docs: [
-      `Registers a handler for every workflow of package "${pkg.name}" on a dispatcher builder\n` +
-        `(\`WorkflowDispatcher.builder()\`), which may hold the workflows of other packages too. Returns it.\n\n` +
-        `@example\nconst dispatcher = ${pkg.ident}.registerWorkflows(WorkflowDispatcher.builder(), handlers).build();`,
+      `Registers a handler for every workflow of package "${pkg.name}" on a builder (\`JobRunner.builder(queue, store)\`\n` +
+        `or \`WorkflowDispatcher.builder()\`), which may hold the jobs and workflows of other packages too: one\n` +
+        `runtime runs them all. Returns it.\n\n` +
+        `@example\nconst runner = ${pkg.ident}.registerWorkflows(JobRunner.builder(queue, store), handlers).build();`,
     ],
     statements: [...pkg.workflows.map((w) => `registrar.register(${workflowNames(w).definition}, handlers.${w.ident});`), "return registrar;"].join("\n"),
   });

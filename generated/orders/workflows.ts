@@ -88,11 +88,12 @@ export interface WorkflowHandlers {
 }
 
 /**
- * Registers a handler for every workflow of package "orders" on a dispatcher builder
- * (`WorkflowDispatcher.builder()`), which may hold the workflows of other packages too. Returns it.
+ * Registers a handler for every workflow of package "orders" on a builder (`JobRunner.builder(queue, store)`
+ * or `WorkflowDispatcher.builder()`), which may hold the jobs and workflows of other packages too: one
+ * runtime runs them all. Returns it.
  *
  * @example
- * const dispatcher = orders.registerWorkflows(WorkflowDispatcher.builder(), handlers).build();
+ * const runner = orders.registerWorkflows(JobRunner.builder(queue, store), handlers).build();
  */
 export function registerWorkflows<B extends WorkflowRegistrar>(registrar: B, handlers: WorkflowHandlers): B {
   registrar.register(orderFulfilWorkflow, handlers.orderFulfil);

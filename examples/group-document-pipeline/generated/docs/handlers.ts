@@ -28,8 +28,10 @@ export interface Handlers {
 }
 
 /**
- * Registers a handler for every job of package "docs" on a runner builder, each wrapped so its
- * input, output and typed error are validated on the worker side. Returns the builder.
+ * Registers a handler for every job of package "docs" on a builder (`JobRunner.builder(queue, store)`
+ * or `WorkflowDispatcher.builder()`), which may hold the jobs and workflows of other packages too: one
+ * runtime runs them all. Each handler is wrapped so its input, output and typed error are validated on the
+ * worker side. Returns the builder.
  */
 export function register<B extends JobRegistrar>(builder: B, handlers: Handlers): B {
   builder.register(documentProcessJob, validatingHandler(documentProcessJob, handlers.documentProcess));
