@@ -152,6 +152,8 @@ describe("durable signals", () => {
 });
 
 describe("signals racing registrations", () => {
+  // A liveness check over random timings: it holds while either the per-key lock or the
+  // post-registration buffer check is in place. The deterministic race is the next describe.
   it("every signal reaches its waiter without waiting for the timeout, whichever comes first", async () => {
     const seen: Array<Uint8Array | null | undefined> = [];
     const env = await openEnv(approvalRunner(seen));
@@ -171,6 +173,58 @@ describe("signals racing registrations", () => {
     }, "every run terminated without advancing the clock");
     for (let i = 0; i < n; i++) expect(dec((await env.runtime.outcome(`race-${i}`))!.result)).toBe(`sig-${i}`);
     expect(seen.filter((s) => s === null)).toEqual([]);
+    await env.stop();
+  });
+});
+
+describe("a signal during a registration that consumes a buffered one", () => {
+  it("keeps the later signal buffered for the next waiter (registration and signal take turns per key)", async () => {
+    // Hold the registering settlement between reading the buffer and committing: its next
+    // step's payload is large enough to be offloaded, and that object's write is held.
+    let holding = false;
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let held = 0;
+    const inner = new MemoryStore();
+    const store = {
+      get: (k: string) => inner.get(k),
+      delete: (k: string) => inner.delete(k),
+      list: (p: string, o?: { startAfter?: string }) => inner.list(p, o),
+      async put(k: string, b: Uint8Array, o?: { ifNoneMatch?: "*" }) {
+        if (holding && k.includes("/payloads/")) {
+          held++;
+          await released;
+        }
+        return inner.put(k, b, o);
+      },
+    };
+    const big = new Uint8Array(4096).fill(7);
+    const env = await openEnv(
+      {
+        async runStep(s) {
+          if (s.stepNumber === 0 && dec(s.payload) !== "again") return StepOutcome.continueOnSignal(big, "k", HOUR);
+          if (s.stepNumber === 0) return StepOutcome.continueOnSignal(enc("small"), "k", HOUR);
+          return StepOutcome.succeed(s.signal ?? enc("timeout"));
+        },
+      },
+      { store, queueOptions: { payloadOffloadBytes: 1024 } },
+    );
+    expect(await env.runtime.signal("k", enc("first"))).toBe("buffered");
+    holding = true;
+    await env.runtime.submit({ input: enc("x"), runId: "a" });
+    // Run a has read the buffered "first" and staged its consumption; its commit is held.
+    await until(() => held > 0, "the registering settlement held");
+    const second = env.runtime.signal("k", enc("second"));
+    await settle(20);
+    holding = false;
+    release();
+    expect(await second).toBe("buffered");
+    expect(dec((await env.runtime.wait("a")).outcome!.result)).toBe("first");
+    // "second" arrived after "first" was taken: it waits for the next waiter, it is not lost.
+    await env.runtime.submit({ input: enc("again"), runId: "b" });
+    await until(async () => (await env.runtime.status("b"))?.state === "terminated", "b consuming the buffered signal at registration", 2000);
+    expect(dec((await env.runtime.outcome("b"))!.result)).toBe("second");
+    expect(await env.runtime.clearSignal("k")).toBe(false);
     await env.stop();
   });
 });
