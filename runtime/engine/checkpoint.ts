@@ -1,7 +1,8 @@
 /**
- * @module Checkpoints: write a snapshot of the state as sorted segments,
- * publish a manifest that lists them and the WAL sequence they cover, then
- * delete what that manifest made obsolete.
+ * @module Checkpoints: write sorted segments (the whole state, or only the
+ * keys changed since the previous checkpoint as a new run), publish a
+ * manifest that lists them and the WAL sequence they cover, then delete what
+ * that manifest made obsolete.
  *
  * Order matters for crash safety: segments first (unreferenced until the
  * manifest exists), then the manifest (put-if-absent, so a fenced writer can
@@ -19,8 +20,13 @@ import { createOnce, forEachLimit, listKeys } from "./store-ops.js";
 
 /** Manifests kept behind the newest, so readers mid-load can still finish. */
 const KEEP_MANIFESTS = 2;
-/** Entries encoded between yields to the event loop, so commits keep flowing. */
-const ENTRIES_PER_SLICE = 2048;
+/**
+ * Most milliseconds of encoding between yields to the event loop, so commits
+ * and claims sharing the loop wait at most about this long behind a
+ * checkpoint; the clock is read every `CHECK_EVERY` entries.
+ */
+const SLICE_MS = 2;
+const CHECK_EVERY = 64;
 
 /** What a checkpoint needs from the engine writing it. */
 export interface CheckpointWriter extends StoreContext {
@@ -33,8 +39,15 @@ export interface CheckpointWriter extends StoreContext {
   stopped(): boolean;
 }
 
-/** Writes `snapshot` (never mutated) as segments and returns their references. */
-export async function writeSegments(w: CheckpointWriter, snapshot: SortedMap): Promise<SegmentRef[]> {
+/**
+ * Writes `entries` (ascending keys, never mutated meanwhile; `null` writes a
+ * tombstone) as segments of run `run` and returns their references.
+ */
+export async function writeSegments(
+  w: CheckpointWriter,
+  entries: Iterable<[string, Uint8Array | null]>,
+  run: number,
+): Promise<SegmentRef[]> {
   const refs: SegmentRef[] = [];
   let builder = new SegmentBuilder(w.blockBytes);
   const flush = async () => {
@@ -50,18 +63,21 @@ export async function writeSegments(w: CheckpointWriter, snapshot: SortedMap): P
       entries: builder.entries,
       firstKey: builder.firstKey!,
       lastKey: builder.lastKey!,
+      run,
     });
     builder = new SegmentBuilder(w.blockBytes);
   };
-  let sinceYield = 0;
-  for (const [k, v] of snapshot.entries()) {
-    builder.add(k, v);
+  let sinceCheck = 0;
+  let sliceStart = performance.now();
+  for (const [k, v] of entries) {
+    builder.add(k, v ?? undefined);
     if (builder.byteLength >= w.maxSegmentBytes) await flush();
-    if (++sinceYield >= ENTRIES_PER_SLICE) {
-      sinceYield = 0;
-      await yieldToLoop();
-      if (w.stopped()) throw new ClosedError("the engine (the checkpoint stopped before publishing)");
-    }
+    if (++sinceCheck < CHECK_EVERY) continue;
+    sinceCheck = 0;
+    if (performance.now() - sliceStart < SLICE_MS) continue;
+    await yieldToLoop();
+    if (w.stopped()) throw new ClosedError("the engine (the checkpoint stopped before publishing)");
+    sliceStart = performance.now();
   }
   await flush();
   return refs;

@@ -20,6 +20,13 @@ export interface EngineOptions {
   checkpointWalObjects?: number;
   /** Checkpoint automatically after this many WAL bytes; 0 disables. Default: 64 MiB. */
   checkpointWalBytes?: number;
+  /**
+   * Most segment runs a manifest may list: checkpoints add one run of the
+   * keys changed since the previous checkpoint; when the runs reach this
+   * number, the next checkpoint rewrites the whole state as one run
+   * (a compaction). 1 makes every checkpoint a full one. Default: 8.
+   */
+  maxSegmentRuns?: number;
   /** Largest segment a checkpoint writes before starting another. Default: 64 MiB. */
   maxSegmentBytes?: number;
   /** Target size of a segment block. Default: 64 KiB. */
@@ -54,6 +61,10 @@ export interface EngineStats {
   durableSeq: number;
   /** Checkpoints completed since open. */
   checkpoints: number;
+  /** Those checkpoints that rewrote the whole state (compactions); the others were incremental. */
+  compactions: number;
+  /** Segment runs the current manifest lists (1 after a compaction, plus one per incremental checkpoint). */
+  segmentRuns: number;
   /** Bytes of segments those checkpoints wrote. */
   checkpointBytes: number;
   /** Number of the newest manifest this writer published. */
@@ -68,6 +79,7 @@ export interface ResolvedEngineOptions {
   prefix: string;
   checkpointWalObjects: number;
   checkpointWalBytes: number;
+  maxSegmentRuns: number;
   maxSegmentBytes: number;
   segmentBlockBytes: number;
   retry: RetryPolicy;
@@ -87,6 +99,7 @@ export function resolveEngineOptions(opts: EngineOptions): ResolvedEngineOptions
     prefix: checkPrefix(opts.prefix ?? ""),
     checkpointWalObjects: opts.checkpointWalObjects ?? 1000,
     checkpointWalBytes: opts.checkpointWalBytes ?? 64 * 1024 * 1024,
+    maxSegmentRuns: opts.maxSegmentRuns ?? 8,
     maxSegmentBytes: opts.maxSegmentBytes ?? 64 * 1024 * 1024,
     segmentBlockBytes: opts.segmentBlockBytes ?? 64 * 1024,
     retry: opts.retry ?? {},
@@ -108,6 +121,7 @@ function validateOptions(opts: EngineOptions): void {
   check("maxInflightWalPuts", 1);
   check("checkpointWalObjects", 0);
   check("checkpointWalBytes", 0);
+  check("maxSegmentRuns", 1);
   check("maxSegmentBytes", 1);
   check("segmentBlockBytes", 1);
   const r = opts.retry;

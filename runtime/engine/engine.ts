@@ -23,9 +23,16 @@
  * `cause` is the store failure. The in-memory state may then hold commits
  * that never became durable, so reads after poisoning are not to be trusted;
  * reopen to get exactly the durable state. Checkpoints (automatic, or
- * `checkpoint()`) write the state as segments and delete the WAL they cover.
+ * `checkpoint()`) write segments and delete the WAL they cover. Most are
+ * incremental: they write only the keys changed since the previous one (a
+ * new segment run, with tombstones), so their cost follows the change, not
+ * the state size. A full checkpoint (compaction) rewrites the whole state as
+ * one run and drops the others when the runs reach `maxSegmentRuns`, when
+ * the newer runs together outgrow the oldest, when the change is as large
+ * as the state, or after a checkpoint failed.
  *
- * Recovery = newest manifest + its segments + WAL replay from the sequence
+ * Recovery = newest manifest + its segment runs (oldest first, newer runs
+ * winning) + WAL replay from the sequence
  * it covers up to the first missing sequence (see recovery.ts). A WAL,
  * segment or manifest object that fails its checksum or cannot be decoded
  * fails open with `StoreCorruptedError` naming it; stores write objects
@@ -45,11 +52,11 @@ import { ClosedError, FencedError, TaqubaError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { collectGarbage, publishManifest, writeSegments, type CheckpointWriter } from "./checkpoint.js";
 import { resolveEngineOptions, type CommitOptions, type EngineOptions, type EngineStats, type ResolvedEngineOptions } from "./engine-options.js";
-import type { Manifest } from "./manifest.js";
+import { segmentRuns, type Manifest } from "./manifest.js";
 import { recoverAsWriter, type Recovered } from "./open-writer.js";
 import { applyOps, type StoreContext } from "./recovery.js";
 import { scanTree, type ScanOptions } from "./scan.js";
-import type { SortedMap } from "./sorted-map.js";
+import { newDeltaMap, type DeltaMap, type SortedMap } from "./sorted-map.js";
 import { validateBatchOps } from "./wal-format.js";
 import { WalWriter } from "./wal-writer.js";
 import type { WriteBatch } from "./write-batch.js";
@@ -76,6 +83,10 @@ export class Engine {
   readonly #opts: ResolvedEngineOptions;
   readonly #epoch: number;
   #state: SortedMap;
+  /** Changes since the manifest's `walNext`; the next incremental checkpoint writes them. */
+  #delta: DeltaMap;
+  /** Set while `#delta` may miss changes (a checkpoint took it and has not published). */
+  #needFull = false;
   #manifest: Manifest;
   #wal: WalWriter;
   #status: "open" | "closing" | "closed" = "open";
@@ -85,6 +96,7 @@ export class Engine {
   #segmentCounter = 0;
   #sinceCheckpoint = { objects: 0, bytes: 0 };
   #checkpoints = 0;
+  #compactions = 0;
   #autoCheckpointPause = { until: 0, ms: 0 };
   #checkpointBytes = 0;
 
@@ -94,6 +106,7 @@ export class Engine {
     this.#opts = opts;
     this.#epoch = r.manifest.epoch;
     this.#state = r.tree;
+    this.#delta = r.delta;
     this.#manifest = r.manifest;
     this.#sinceCheckpoint = { objects: r.walk.objects, bytes: r.walk.bytes };
     this.#wal = new WalWriter(
@@ -143,8 +156,10 @@ export class Engine {
       walBatches: this.#wal.stats.batches,
       durableSeq: this.#wal.durableSeq,
       checkpoints: this.#checkpoints,
+      compactions: this.#compactions,
       checkpointBytes: this.#checkpointBytes,
       manifestId: this.#manifest.id,
+      segmentRuns: segmentRuns(this.#manifest).length,
     };
   }
 
@@ -179,7 +194,7 @@ export class Engine {
         return Promise.reject(err);
       }
       this.#wal.append(ops);
-      applyOps(this.#state, ops);
+      applyOps(this.#state, ops, this.#delta);
     }
     return opts.durable === false ? RESOLVED : this.#wal.waitAppended();
   }
@@ -191,9 +206,10 @@ export class Engine {
   }
 
   /**
-   * Writes the current state as segments and a manifest covering every
-   * commit made before the call, then deletes the WAL objects it covers.
-   * Commits continue meanwhile; the snapshot is a copy-on-write clone.
+   * Writes segments and a manifest covering every commit made before the
+   * call, then deletes the WAL objects it covers: the keys changed since the
+   * previous checkpoint as a new run, or the whole state when a compaction
+   * is due (see the module documentation). Commits continue meanwhile.
    */
   async checkpoint(): Promise<void> {
     while (this.#checkpointing) await this.#checkpointing.catch(() => {});
@@ -269,8 +285,15 @@ export class Engine {
   async #runCheckpoint(): Promise<void> {
     const cutSeq = this.#wal.seal();
     const walNext = cutSeq + 1;
-    if (walNext === this.#manifest.walNext) return;
-    const snapshot = this.#state.clone();
+    const prev = this.#manifest;
+    if (walNext === prev.walNext) return;
+    // The cut: commits from here on land in later WAL objects and a new delta.
+    const changed = this.#delta;
+    this.#delta = newDeltaMap();
+    const full = this.#needFull || this.#compactionDue(prev, changed.size);
+    // Until this checkpoint publishes, no later one may build on `changed` being stored.
+    this.#needFull = true;
+    const snapshot = full ? this.#state.clone() : undefined;
     const counted = { ...this.#sinceCheckpoint };
     const writer: CheckpointWriter = {
       ...this.#ctx,
@@ -282,14 +305,17 @@ export class Engine {
     };
     try {
       await this.#wal.waitDurable(cutSeq);
-      const segments = await writeSegments(writer, snapshot);
-      const prev = this.#manifest;
-      const next: Manifest = { id: prev.id + 1, epoch: this.#epoch, walNext, segments, fences: prev.fences, createdAt: Date.now() };
+      const id = prev.id + 1;
+      const written = await writeSegments(writer, snapshot ? snapshot.entries() : changed.entries(), id);
+      const segments = full ? written : [...prev.segments, ...written];
+      const next: Manifest = { id, epoch: this.#epoch, walNext, segments, fences: prev.fences, createdAt: Date.now() };
       if (this.closed) throw this.#failure ?? new ClosedError("the engine");
       await publishManifest(this.#ctx, next, () => this.#failure !== undefined);
       this.#manifest = next;
+      this.#needFull = false;
       this.#checkpoints++;
-      this.#checkpointBytes += segments.reduce((n, s) => n + s.bytes, 0);
+      if (full) this.#compactions++;
+      this.#checkpointBytes += written.reduce((n, s) => n + s.bytes, 0);
       this.#sinceCheckpoint.objects -= counted.objects;
       this.#sinceCheckpoint.bytes -= counted.bytes;
       // The checkpoint is complete; what GC leaves behind the next one finds again.
@@ -300,5 +326,22 @@ export class Engine {
       if (err instanceof FencedError) this.#fail(err);
       throw err;
     }
+  }
+
+  /**
+   * Whether the next checkpoint should rewrite the whole state instead of
+   * adding a run of `changedKeys` entries: too many runs, newer runs as large
+   * as the oldest (the store would hold mostly superseded entries), or a
+   * change as large as the state itself.
+   */
+  #compactionDue(current: Manifest, changedKeys: number): boolean {
+    const runs = segmentRuns(current);
+    if (this.#opts.maxSegmentRuns <= 1 || runs.length >= this.#opts.maxSegmentRuns) return true;
+    if (changedKeys >= this.#state.size) return true;
+    if (runs.length === 0) return false;
+    const bytes = (run: readonly { bytes: number }[]) => run.reduce((n, seg) => n + seg.bytes, 0);
+    const oldest = bytes(runs[0]!);
+    const newer = runs.slice(1).reduce((n, run) => n + bytes(run), 0);
+    return newer >= oldest;
   }
 }

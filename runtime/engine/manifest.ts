@@ -3,7 +3,15 @@
  * the segments holding the checkpointed state, and where WAL replay starts.
  *
  * Layout: `"TQMF"`, u16 format version, u16 flags, u32 CRC-32 of the body,
- * then the body as MessagePack. The version is read before anything else, so
+ * then the body as MessagePack.
+ *
+ * Segments come in runs. Every segment names the run it belongs to (the id
+ * of the manifest whose checkpoint wrote it); the list holds runs in
+ * ascending run order, and within a run, segments with disjoint, ascending
+ * key ranges. The oldest run is a full snapshot (a full checkpoint writes
+ * one run and drops the others); each later run holds only the keys changed
+ * since the run before it, with tombstones for deleted keys, and wins over
+ * every older run. Version 1 (one snapshot, no `run` field) reads as run 0. The version is read before anything else, so
  * a store written by a newer format fails with `UnsupportedFormatError`
  * instead of a checksum or decode error.
  */
@@ -14,7 +22,7 @@ import { asBuffer } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
 
 /** The manifest format this engine writes; it reads this and older. */
-export const MANIFEST_FORMAT_VERSION = 1;
+export const MANIFEST_FORMAT_VERSION = 2;
 const MAGIC = 0x464d5154; // "TQMF" read as little-endian u32
 const HEADER_BYTES = 12;
 
@@ -25,6 +33,8 @@ export interface SegmentRef {
   entries: number;
   firstKey: string;
   lastKey: string;
+  /** The run this segment belongs to: the id of the manifest that first listed it. */
+  run: number;
 }
 
 /** A decoded manifest. */
@@ -96,7 +106,7 @@ export function decodeManifest(objectKey: string, bytes: Uint8Array, expectedId:
     m.segments.every(
       (s) =>
         typeof s === "object" && s !== null && typeof s.name === "string" && isNat(s.bytes) && isNat(s.entries) &&
-        typeof s.firstKey === "string" && typeof s.lastKey === "string",
+        typeof s.firstKey === "string" && typeof s.lastKey === "string" && (version < 2 ? s.run === undefined : isNat(s.run)),
     );
   if (
     !m || !isNat(m.id) || !isNat(m.epoch) || !isNat(m.walNext) || !segmentsOk || !Array.isArray(m.fences) ||
@@ -105,5 +115,21 @@ export function decodeManifest(objectKey: string, bytes: Uint8Array, expectedId:
     throw corrupt("manifest fields are missing or malformed");
   }
   if (m.id !== expectedId) throw corrupt(`manifest claims number ${m.id} but is stored as ${expectedId}`);
+  const segments = m.segments as SegmentRef[];
+  if (version < 2) for (const s of segments) s.run = 0;
+  for (let i = 1; i < segments.length; i++) {
+    if (segments[i]!.run < segments[i - 1]!.run) throw corrupt("manifest segment runs are out of order");
+  }
   return m as Manifest;
+}
+
+/** The segments of `m` grouped by run, oldest run first. */
+export function segmentRuns(m: Manifest): SegmentRef[][] {
+  const runs: SegmentRef[][] = [];
+  for (const s of m.segments) {
+    const last = runs[runs.length - 1];
+    if (last !== undefined && last[0]!.run === s.run) last.push(s);
+    else runs.push([s]);
+  }
+  return runs;
 }

@@ -8,7 +8,7 @@ import { WAL_FENCE_JUMP, manifestKey, walKey } from "./layout.js";
 import type { Manifest } from "./manifest.js";
 import { publishManifest } from "./checkpoint.js";
 import { applyOps, loadSegments, newWalk, readNewestManifest, walkWal, type StoreContext, type WalWalk } from "./recovery.js";
-import type { SortedMap } from "./sorted-map.js";
+import { newDeltaMap, type DeltaMap, type SortedMap } from "./sorted-map.js";
 import { createOnce } from "./store-ops.js";
 import { decodeWal, encodeFence } from "./wal-format.js";
 
@@ -16,6 +16,8 @@ import { decodeWal, encodeFence } from "./wal-format.js";
 export interface Recovered {
   ctx: StoreContext;
   tree: SortedMap;
+  /** The changes replayed from the WAL: what the base manifest's segments lack. */
+  delta: DeltaMap;
   manifest: Manifest;
   firstSeq: number;
   walk: WalWalk;
@@ -51,7 +53,8 @@ export async function recoverAsWriter(ctx: StoreContext): Promise<Recovered> {
   const tree = await loadSegments(ctx, base);
   if (tree === undefined) throw new StoreCorruptedError(manifestKey(ctx.prefix, base.id), "a segment it lists is missing");
   let walk = newWalk(base.walNext);
-  const apply = (ops: Parameters<typeof applyOps>[1]) => applyOps(tree, ops);
+  const delta = newDeltaMap();
+  const apply = (ops: Parameters<typeof applyOps>[1]) => applyOps(tree, ops, delta);
   for (;;) {
     walk = await walkWal(ctx, walk, apply);
     if (walk.vanished) throw new StoreCorruptedError(walKey(ctx.prefix, walk.pos), "a WAL object vanished during recovery");
@@ -61,7 +64,7 @@ export async function recoverAsWriter(ctx: StoreContext): Promise<Recovered> {
     const res = await createOnce(ctx.store, key, fence, ctx.retry);
     if (res.created) {
       const fences = [...new Set([...base.fences, ...walk.fences, seq])].sort((a, b) => a - b);
-      return { ctx, tree, manifest: { ...mine, fences }, firstSeq: seq + WAL_FENCE_JUMP, walk };
+      return { ctx, tree, delta, manifest: { ...mine, fences }, firstSeq: seq + WAL_FENCE_JUMP, walk };
     }
     if (res.existing === null) continue;
     const obj = decodeWal(key, res.existing, seq);

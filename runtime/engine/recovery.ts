@@ -13,10 +13,10 @@ import { StoreCorruptedError, StoreUnavailableError } from "../errors.js";
 import { compareKeys } from "../store/keys.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { manifestKey, parseNumberedKey, walKey } from "./layout.js";
-import { decodeManifest, emptyManifest, type Manifest } from "./manifest.js";
+import { decodeManifest, emptyManifest, segmentRuns, type Manifest } from "./manifest.js";
 import type { RetryPolicy } from "./retry.js";
 import { readSegment } from "./segment-format.js";
-import { sortedMapFromSorted, type SortedMap } from "./sorted-map.js";
+import { newSortedMap, sortedMapFromSorted, type DeltaMap, type SortedMap } from "./sorted-map.js";
 import { forEachLimit, getWithRetries, listKeys } from "./store-ops.js";
 import { decodeWal, type WalObject } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
@@ -48,14 +48,22 @@ export async function readNewestManifest(ctx: StoreContext, after = -1): Promise
   throw new StoreUnavailableError("read", `${ctx.prefix}manifest/`, new Error("the newest manifest kept disappearing between list and get"));
 }
 
+/** One segment's entries in key order; `undefined` values are tombstones. */
+interface SegmentPart {
+  keys: string[];
+  values: (Uint8Array | undefined)[];
+}
+
 /**
- * Loads every segment of `manifest` into a new map. Resolves to undefined
- * when one is missing: for a reader that means a checkpoint replaced the
- * manifest. The segments of a manifest hold disjoint, ascending key ranges.
+ * Loads every segment of `manifest` into a new map: the oldest run in bulk,
+ * then each newer run on top of it (its puts and tombstones win). Resolves to
+ * undefined when a segment is missing: for a reader that means a checkpoint
+ * replaced the manifest. Within a run, key ranges must be disjoint and
+ * ascending (see manifest.ts).
  */
 export async function loadSegments(ctx: StoreContext, manifest: Manifest): Promise<SortedMap | undefined> {
   let missing = false;
-  const parts: { keys: string[]; values: Uint8Array[] }[] = [];
+  const parts: SegmentPart[] = [];
   await forEachLimit(manifest.segments, 4, async (seg, i) => {
     if (missing) return;
     const key = ctx.prefix + seg.name;
@@ -64,10 +72,8 @@ export async function loadSegments(ctx: StoreContext, manifest: Manifest): Promi
       missing = true;
       return;
     }
-    const part: { keys: string[]; values: Uint8Array[] } = { keys: [], values: [] };
-    // A manifest's segments are one full snapshot, so a tombstone only says the key is absent.
+    const part: SegmentPart = { keys: [], values: [] };
     const n = readSegment(key, bytes, (k, v) => {
-      if (v === undefined) return;
       part.keys.push(k);
       part.values.push(v);
     });
@@ -75,20 +81,42 @@ export async function loadSegments(ctx: StoreContext, manifest: Manifest): Promi
     parts[i] = part;
   });
   if (missing) return undefined;
-  if (parts.length === 1) return sortedMapFromSorted(parts[0]!.keys, parts[0]!.values);
-  const keys: string[] = [];
-  const values: Uint8Array[] = [];
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i]!;
-    if (keys.length > 0 && part.keys.length > 0 && compareKeys(keys[keys.length - 1]!, part.keys[0]!) >= 0) {
-      throw new StoreCorruptedError(ctx.prefix + manifest.segments[i]!.name, "segment key range overlaps the previous segment");
+  let tree: SortedMap | undefined;
+  let i = 0;
+  for (const run of segmentRuns(manifest)) {
+    let keys: string[] = [];
+    let values: (Uint8Array | undefined)[] = [];
+    if (run.length === 1) ({ keys, values } = parts[i++]!);
+    else for (const seg of run) {
+      const part = parts[i++]!;
+      if (keys.length > 0 && part.keys.length > 0 && compareKeys(keys[keys.length - 1]!, part.keys[0]!) >= 0) {
+        throw new StoreCorruptedError(ctx.prefix + seg.name, "segment key range overlaps the previous segment of its run");
+      }
+      for (let j = 0; j < part.keys.length; j++) {
+        keys.push(part.keys[j]!);
+        values.push(part.values[j]);
+      }
     }
-    for (let j = 0; j < part.keys.length; j++) {
-      keys.push(part.keys[j]!);
-      values.push(part.values[j]!);
+    if (tree === undefined) {
+      // The oldest run is a snapshot: a tombstone there only says the key is absent.
+      const liveKeys: string[] = [];
+      const liveValues: Uint8Array[] = [];
+      for (let j = 0; j < keys.length; j++) {
+        const v = values[j];
+        if (v === undefined) continue;
+        liveKeys.push(keys[j]!);
+        liveValues.push(v);
+      }
+      tree = sortedMapFromSorted(liveKeys, liveValues);
+    } else {
+      for (let j = 0; j < keys.length; j++) {
+        const v = values[j];
+        if (v === undefined) tree.delete(keys[j]!);
+        else tree.set(keys[j]!, v);
+      }
     }
   }
-  return sortedMapFromSorted(keys, values);
+  return tree ?? newSortedMap();
 }
 
 /** How far a WAL replay got, and what it passed on the way. */
@@ -161,10 +189,18 @@ export function newWalk(pos: number): WalWalk {
   return { pos, maxEpoch: 0, fences: [], objects: 0, bytes: 0, vanished: false };
 }
 
-/** Applies one batch to a tree, in op order. */
-export function applyOps(tree: SortedMap, ops: readonly BatchOp[]): void {
+/**
+ * Applies one batch to a tree, in op order, and records each change in
+ * `delta` when given (the keys the next incremental checkpoint writes).
+ */
+export function applyOps(tree: SortedMap, ops: readonly BatchOp[], delta?: DeltaMap): void {
   for (const op of ops) {
-    if (op.kind === "put") tree.set(op.key, op.value);
-    else tree.delete(op.key);
+    if (op.kind === "put") {
+      tree.set(op.key, op.value);
+      delta?.set(op.key, op.value);
+    } else {
+      tree.delete(op.key);
+      delta?.set(op.key, null);
+    }
   }
 }

@@ -7,7 +7,7 @@
  * [block 0] ... [block n-1] [filter] [index] [footer: 44 bytes]
  * block   entries, then u32 CRC-32 of the entries; an entry is varint keyLen, key UTF-8,
  *         varint (valueLen * 2 + tombstone bit), value. A tombstone (bit 1, no value) marks a
- *         deleted key; full checkpoints never write one, incremental ones may later
+ *         deleted key; full checkpoints never write one, incremental ones do (manifest.ts)
  * filter  u8 kind (0 = none), varint length, bytes: room for a key filter later
  * index   varint blockCount, then per block: varint offset, varint length (with CRC),
  *         varint entryCount, first key, last key (length-prefixed UTF-8)

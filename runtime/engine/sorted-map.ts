@@ -9,6 +9,18 @@ import { compareKeys } from "../store/keys.js";
 /** The engine's state: values by key, in `compareKeys` order. */
 export type SortedMap = BTree<string, Uint8Array>;
 
+/**
+ * The keys changed since the last checkpoint cut, with their new values;
+ * `null` marks a deleted key. An incremental checkpoint writes it as a
+ * segment run (tombstones for the nulls).
+ */
+export type DeltaMap = BTree<string, Uint8Array | null>;
+
+/** An empty delta map ordered by `compareKeys`. */
+export function newDeltaMap(): DeltaMap {
+  return new BTree<string, Uint8Array | null>(undefined, compareKeys);
+}
+
 /** An empty map ordered by `compareKeys`. */
 export function newSortedMap(): SortedMap {
   return new BTree<string, Uint8Array>(undefined, compareKeys);

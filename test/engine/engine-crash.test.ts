@@ -1,7 +1,8 @@
 /**
  * @module Engine crash recovery: a child process commits in several loops and is
  * killed with SIGKILL at a random point, repeatedly; reopening must recover
- * every commit it reported durable and no half batch.
+ * every commit it reported durable and no half batch, and no deleted key
+ * may come back (the writer checkpoints incrementally and compacts).
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -50,6 +51,17 @@ describe("engine crash recovery", () => {
         const last = Number(new TextDecoder().decode(engine.get(`last/r${round}-${w}`)));
         expect(last).toBeGreaterThanOrEqual(Number(i));
       }
+      // Each loop of every round so far has exactly one marker: the one its last counter names.
+      const markers = new Map<string, number[]>();
+      for (const [key] of engine.scan({ prefix: "x/" })) {
+        const [, loop, n] = key.split("/");
+        markers.set(loop!, [...(markers.get(loop!) ?? []), Number(n)]);
+      }
+      for (const [loop, ns] of markers) {
+        expect(ns, `loop ${loop} has stale markers (a delete was lost)`).toHaveLength(1);
+        expect(ns[0]).toBe(Number(new TextDecoder().decode(engine.get(`last/${loop}`))));
+      }
+      for (const id of allDurable) expect(markers.has(id.split("-").slice(0, 2).join("-"))).toBe(true);
       await engine.close();
     }
     expect(allDurable.length).toBeGreaterThan(100);

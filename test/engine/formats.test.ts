@@ -6,7 +6,9 @@ import { describe, expect, it } from "vitest";
 import { StoreCorruptedError, UnsupportedFormatError } from "taquba";
 import { SegmentBuilder, readSegment } from "../../runtime/engine/segment-format.js";
 import { WalBuilder, decodeWal, encodeFence } from "../../runtime/engine/wal-format.js";
-import { decodeManifest, encodeManifest, emptyManifest } from "../../runtime/engine/manifest.js";
+import { pack } from "msgpackr";
+import { crc32 } from "../../runtime/engine/checksum.js";
+import { decodeManifest, encodeManifest, emptyManifest, segmentRuns } from "../../runtime/engine/manifest.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 
@@ -68,23 +70,35 @@ describe("WAL format", () => {
 });
 
 describe("manifest format", () => {
-  it("round-trips and names a future version", () => {
-    const m = { ...emptyManifest(), id: 4, epoch: 2, fences: [1, 65] };
+  const seg = (name: string, run: number, firstKey = "a", lastKey = "z") => ({ name, bytes: 10, entries: 2, firstKey, lastKey, run });
+
+  it("round-trips segment runs and names a future version", () => {
+    const m = { ...emptyManifest(), id: 4, epoch: 2, fences: [1, 65], segments: [seg("seg/1", 1), seg("seg/2", 3), seg("seg/3", 3)] };
     const bytes = encodeManifest(m);
     expect(decodeManifest("manifest/4", bytes, 4)).toEqual(m);
+    expect(segmentRuns(m).map((r) => r.map((s) => s.name))).toEqual([["seg/1"], ["seg/2", "seg/3"]]);
     expect(() => decodeManifest("manifest/5", bytes, 5)).toThrow(StoreCorruptedError);
     const future = Uint8Array.from(bytes);
-    future[4] = 2;
-    expect(() => decodeManifest("manifest/4", future, 4)).toThrow(/format version 2/);
+    future[4] = 3;
+    expect(() => decodeManifest("manifest/4", future, 4)).toThrow(/format version 3/);
   });
-});
 
-describe("checksum", () => {
-  it("the portable CRC-32 agrees with the native one", async () => {
-    const { crc32, portableCrc32 } = await import("../../runtime/engine/checksum.js");
-    const data = new TextEncoder().encode("The quick brown fox jumps over the lazy dog");
-    expect(portableCrc32(data)).toBe(0x414fa339);
-    expect(crc32(data)).toBe(0x414fa339);
-    expect(portableCrc32(data.subarray(10), portableCrc32(data.subarray(0, 10)))).toBe(0x414fa339);
+  it("reads a version 1 manifest (one snapshot, no runs) as run 0", () => {
+    const v2 = encodeManifest({ ...emptyManifest(), id: 7, segments: [seg("seg/1", 0, "a", "m"), seg("seg/2", 0, "n", "z")] });
+    // Rewrite as version 1: the body without run fields, the old version number, a fresh checksum.
+    const body = pack({ id: 7, epoch: 0, walNext: 1, fences: [], createdAt: 0, segments: [1, 2].map((n) => ({ name: `seg/${n}`, bytes: 10, entries: 2, firstKey: "a", lastKey: "z" })) });
+    const v1 = Buffer.concat([v2.subarray(0, 12), body]);
+    v1.writeUInt16LE(1, 4);
+    v1.writeUInt32LE(crc32(body), 8);
+    const m = decodeManifest("manifest/7", v1, 7);
+    expect(m.segments.map((s) => s.run)).toEqual([0, 0]);
+    expect(segmentRuns(m)).toHaveLength(1);
+  });
+
+  it("rejects runs out of order and a version 2 segment without a run", () => {
+    const m = { ...emptyManifest(), id: 1, segments: [seg("seg/1", 5), seg("seg/2", 3)] };
+    expect(() => decodeManifest("manifest/1", encodeManifest(m), 1)).toThrow(/runs are out of order/);
+    const noRun = { ...emptyManifest(), id: 1, segments: [{ ...seg("seg/1", 1), run: undefined as unknown as number }] };
+    expect(() => decodeManifest("manifest/1", encodeManifest(noRun), 1)).toThrow(/missing or malformed/);
   });
 });
