@@ -20,7 +20,8 @@
  * - `workflow/terminals/{q}/{memoPrefix}/...`: retention markers (an expiry index);
  * - `workflow/groups/{q}/{groupTag}/{key}`: run-group member records;
  * - `workflow/signal-wait/{q}/{key}`, `workflow/signal-buf/{q}/{key}`,
- *   `workflow/signal-delivered/{q}/{runId}/{step}`: durable signals.
+ *   `workflow/signal-delivered/{q}/{runId}/{step}`,
+ *   `workflow/signal-timed-out/{q}/{runId}/{step}`: durable signals.
  *
  * Objects (under the memo prefix, which defaults to `{q}-memo`; runtimes of
  * different step queues must not share one):
@@ -37,6 +38,7 @@ export const TERMINALS_PREFIX = `${RESERVED_KV_PREFIX}terminals/`;
 export const SIGNAL_WAIT_PREFIX = `${RESERVED_KV_PREFIX}signal-wait/`;
 export const SIGNAL_BUF_PREFIX = `${RESERVED_KV_PREFIX}signal-buf/`;
 export const SIGNAL_DELIVERED_PREFIX = `${RESERVED_KV_PREFIX}signal-delivered/`;
+export const SIGNAL_TIMED_OUT_PREFIX = `${RESERVED_KV_PREFIX}signal-timed-out/`;
 export const GROUPS_PREFIX = `${RESERVED_KV_PREFIX}groups/`;
 
 /** The run record of `runId` in step queue `q`. */
@@ -55,6 +57,8 @@ export const groupMembersPrefix = (q: string, groupTag: string): string => `${GR
 export const groupMemberKey = (q: string, groupTag: string, key: string): string => `${groupMembersPrefix(q, groupTag)}${key}`;
 /** The signal consumed on behalf of `(runId, step)` in step queue `q`. */
 export const signalDeliveredKey = (q: string, runId: string, step: number): string => `${SIGNAL_DELIVERED_PREFIX}${q}/${runId}/${step}`;
+/** Marks that `(runId, step)` in step queue `q` resolved its wait as timed out, so every redelivery sees the timeout. */
+export const signalTimedOutKey = (q: string, runId: string, step: number): string => `${SIGNAL_TIMED_OUT_PREFIX}${q}/${runId}/${step}`;
 /** Prefix of the retention markers of step queue `q` and memo prefix `memoPrefix`, ending in `/`. */
 export const terminalMarkersPrefix = (q: string, memoPrefix: string): string => `${TERMINALS_PREFIX}${q}/${encodeURIComponent(memoPrefix)}/`;
 

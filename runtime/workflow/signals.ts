@@ -5,12 +5,23 @@
  * KV bookkeeping: `signal-wait/{key}` names the scheduled waiter,
  * `signal-buf/{key}` holds one buffered payload (a later signal replaces
  * it), `signal-delivered/{run}/{step}` holds a payload consumed on a step's
- * behalf so every redelivery of the step observes the same value; it is
+ * behalf so every redelivery of the step observes the same value, and
+ * `signal-timed-out/{run}/{step}` records that a delivery resolved the wait
+ * as timed out, so a signal arriving before a redelivery does not change
+ * what the step observes (it stays buffered for the next waiter). Both are
  * deleted by the step's settlement.
  */
 import type { ClaimedJob, EnqueueOptions } from "../queue/types.js";
 import type { SettlementEffects } from "../queue/effects.js";
-import { signalBufferKey, signalDeliveredKey, signalWaitKey } from "./kv-keys.js";
+import { signalBufferKey, signalDeliveredKey, signalTimedOutKey, signalWaitKey } from "./kv-keys.js";
+
+const TIMED_OUT = new Uint8Array([1]);
+
+/** Adds to `effects` the removal of the signal bookkeeping of one step (what it observed). */
+export function releaseStepSignal(queueName: string, runId: string, step: number, effects: SettlementEffects): void {
+  effects.kvDelete(signalDeliveredKey(queueName, runId, step));
+  effects.kvDelete(signalTimedOutKey(queueName, runId, step));
+}
 import { decodeSignalWait, encodeSignalWait, type StepPointer } from "./records.js";
 import { HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from "./reserved.js";
 import type { SignalOutcome } from "./run-types.js";
@@ -41,6 +52,8 @@ export async function resolveSignal(core: RuntimeCore, job: ClaimedJob, runId: s
   const deliveredKey = signalDeliveredKey(core.queueName, runId, step);
   const delivered = await core.queue.kvGet(deliveredKey);
   if (delivered !== null) return delivered;
+  const timedOutKey = signalTimedOutKey(core.queueName, runId, step);
+  if ((await core.queue.kvGet(timedOutKey)) !== null) return null;
   // A signal that arrived while this step's timeout was promoting it: consume it now.
   const bufKey = signalBufferKey(core.queueName, correlationKey);
   const buffered = await core.queue.kvGet(bufKey);
@@ -49,6 +62,8 @@ export async function resolveSignal(core: RuntimeCore, job: ClaimedJob, runId: s
     await core.queue.kvCompareAndDelete(bufKey, buffered);
     return buffered;
   }
+  // Durable before the runner sees the timeout: every later delivery of this step sees it too.
+  await core.queue.kvPut(timedOutKey, TIMED_OUT);
   return null;
 }
 

@@ -15,7 +15,7 @@ import { SettlementEffects } from "../queue/effects.js";
 import type { ClaimedJob, EnqueueOptions } from "../queue/types.js";
 import { makeStep } from "./delivery.js";
 import { applyStaged, EffectsHandle } from "./effects-handle.js";
-import { replayRecordKey, runKey, signalDeliveredKey, stepDedupKey, stepPointerKey } from "./kv-keys.js";
+import { replayRecordKey, runKey, stepDedupKey, stepPointerKey } from "./kv-keys.js";
 import {
   decodeReplayRecord,
   decodeRunRecord,
@@ -26,10 +26,10 @@ import {
   type StagedKv,
   type StepPointer,
 } from "./records.js";
-import { HEADER_NOOP, HEADER_RUN_ID, HEADER_STEP, HEADER_TERMINAL } from "./reserved.js";
+import { HEADER_NOOP, HEADER_RUN_ID, HEADER_SIGNAL_WAIT, HEADER_STEP, HEADER_TERMINAL } from "./reserved.js";
 import { RunId } from "./run-id.js";
 import type { RuntimeCore } from "./runtime-core.js";
-import { afterWaitRegistered, resolveSignal, stageSignalWait } from "./signals.js";
+import { afterWaitRegistered, releaseStepSignal, resolveSignal, stageSignalWait } from "./signals.js";
 import type { StepOutcome } from "./step-outcome.js";
 import { userHeadersOf } from "./submit.js";
 import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "./terminal.js";
@@ -253,7 +253,8 @@ async function continueRun(
   };
   const pointer: StepPointer = { step: nextStep, jobId: nextJobId };
   const effects = applyStaged(verdict.staged, new SettlementEffects());
-  effects.kvDelete(signalDeliveredKey(core.queueName, runId, step));
+  // Only a step continued on a signal has signal bookkeeping to release.
+  if (job.headers[HEADER_SIGNAL_WAIT] !== undefined) releaseStepSignal(core.queueName, runId, step, effects);
   const commit = async (): Promise<void> => {
     effects.enqueue(core.queueName, o.payload, opts);
     effects.kvPut(stepPointerKey(core.queueName, runId), encodeStepPointer(pointer));

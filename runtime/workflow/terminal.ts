@@ -11,6 +11,7 @@ import {
   groupMemberKey,
   runKey,
   signalDeliveredKey,
+  signalTimedOutKey,
   signalWaitKey,
   stepPointerKey,
   terminalDedupKey,
@@ -89,6 +90,7 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
   into.kvDelete(runKey(s.queueName, t.runId));
   into.kvDelete(stepPointerKey(s.queueName, t.runId));
   into.kvDelete(signalDeliveredKey(s.queueName, t.runId, t.finalStep));
+  into.kvDelete(signalTimedOutKey(s.queueName, t.runId, t.finalStep));
   if (t.signalWait !== undefined) into.kvDelete(signalWaitKey(s.queueName, t.signalWait));
   const record: TerminalRecord = {
     runId: t.runId,

@@ -149,6 +149,29 @@ describe("durable signals", () => {
     expect(observed).toEqual(["sig", "sig"]);
     await env.stop();
   });
+
+  it("a redelivered timed-out step observes the timeout again; a signal sent meanwhile waits for the next waiter", async () => {
+    const observed: Array<string | null | undefined> = [];
+    const env = await openEnv({
+      async runStep(s) {
+        if (s.stepNumber === 0) return StepOutcome.continueOnSignal(s.payload, "late", HOUR);
+        observed.push(s.signal == null ? s.signal : dec(s.signal));
+        if (observed.length === 1) throw new Error("transient");
+        return StepOutcome.succeed(s.signal ?? enc("timeout"));
+      },
+    });
+    await env.runtime.submit({ input: enc("x"), runId: "late" });
+    await waiting(env, "late");
+    env.clock.advance(HOUR);
+    await until(() => observed.length === 1, "first delivery after the timeout");
+    await settle();
+    expect(await env.runtime.signal("late", enc("sig"))).toBe("buffered");
+    env.clock.advance(1_000);
+    expect(dec((await env.runtime.wait("late")).outcome!.result)).toBe("timeout");
+    expect(observed).toEqual([null, null]);
+    expect(await env.runtime.clearSignal("late")).toBe(true);
+    await env.stop();
+  });
 });
 
 describe("signals racing registrations", () => {
