@@ -121,32 +121,56 @@ export async function afterWaitRegistered(core: RuntimeCore, correlationKey: str
   if (buffered !== null) await core.queue.wakeScheduled(core.queueName, jobId);
 }
 
-/** `WorkflowRuntime.signal`: buffer durably, then wake the registered waiter if there is one. */
+/**
+ * `WorkflowRuntime.signal`: wake the registered waiter with the payload, or
+ * else buffer it durably for the next waiter.
+ */
 export async function sendSignal(core: RuntimeCore, correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
   checkCorrelationKey(correlationKey);
   if (!(payload instanceof Uint8Array)) throw new ValidationError("a signal payload must be a Uint8Array");
   return core.signalLock.run(correlationKey, () => deliverOrBuffer(core, correlationKey, payload));
 }
 
+/**
+ * Wakes first, buffers only when no waiter took the payload: a woken waiter
+ * holds the payload durably on its job, so nothing is left in the buffer
+ * that a crash could hand to a second waiter. Once this resolves the signal
+ * is durable either way.
+ */
 async function deliverOrBuffer(core: RuntimeCore, correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
   const bufKey = signalBufferKey(core.queueName, correlationKey);
-  // Durable before anything else: from here on the signal cannot be lost.
-  await core.queue.kvPut(bufKey, payload);
   const waitKey = signalWaitKey(core.queueName, correlationKey);
-  const waitBytes = await core.queue.kvGet(waitKey);
-  if (waitBytes === null) return "buffered";
-  const w = decodeSignalWait(waitBytes, waitKey);
-  if (await core.queue.wakeScheduled(core.queueName, w.jobId, payload)) {
+  const before = await core.queue.kvGet(waitKey);
+  if (before !== null && (await wakeWaiter(core, waitKey, before, payload))) return "delivered";
+  await core.queue.kvPut(bufKey, payload);
+  // In this process the per-key lock keeps registrations out, but a registration committed by
+  // another process since the first read may have missed the buffer: hand it over.
+  const after = await core.queue.kvGet(waitKey);
+  if (after !== null && (before === null || !sameBytes(after, before)) && (await wakeWaiter(core, waitKey, after, payload))) {
     await core.queue.kvCompareAndDelete(bufKey, payload);
-    await core.queue.kvCompareAndDelete(waitKey, waitBytes);
     return "delivered";
   }
-  // The waiter already timed out, was cancelled or is being claimed: it (or
-  // the next waiter) consumes the buffer. Drop the stale index entry unless
-  // the waiter is still claimable.
+  return "buffered";
+}
+
+/**
+ * Wakes the waiter `waitBytes` names with `payload` and releases its index
+ * entry; `false` when it is no longer waiting (timed out, cancelled, being
+ * claimed), dropping the entry when its job is finished.
+ */
+async function wakeWaiter(core: RuntimeCore, waitKey: string, waitBytes: Uint8Array, payload: Uint8Array): Promise<boolean> {
+  const w = decodeSignalWait(waitBytes, waitKey);
+  if (await core.queue.wakeScheduled(core.queueName, w.jobId, payload)) {
+    await core.queue.kvCompareAndDelete(waitKey, waitBytes);
+    return true;
+  }
   const info = await core.queue.view().job(w.jobId);
   if (info === null || info.state === "done" || info.state === "dead") await core.queue.kvCompareAndDelete(waitKey, waitBytes);
-  return "buffered";
+  return false;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 /** `WorkflowRuntime.clearSignal`: discards the buffered signal of `correlationKey`. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MemoryStore, MockClock, StepOutcome, type Step, type StepRunner } from "taquba";
-import { dec, enc, openEnv, settle, until } from "./helpers.js";
+import { dec, enc, holdableStore, openEnv, settle, until } from "./helpers.js";
 
 const HOUR = 3_600_000;
 
@@ -249,5 +249,36 @@ describe("a signal during a registration that consumes a buffered one", () => {
     expect(dec((await env.runtime.outcome("b"))!.result)).toBe("second");
     expect(await env.runtime.clearSignal("k")).toBe(false);
     await env.stop();
+  });
+});
+
+describe("a crash during a delivery", () => {
+  it("never hands a signal delivered to one waiter to a later waiter", async () => {
+    const store = holdableStore();
+    const clock = new MockClock();
+    const seen: Array<Uint8Array | null | undefined> = [];
+    const env1 = await openEnv(approvalRunner(seen), { store, clock });
+    await env1.runtime.submit({ input: enc("k"), runId: "a" });
+    await waiting(env1, "a");
+    await env1.stop();
+
+    // No worker, so the signal's own commits are the only WAL writes: let two land, then
+    // crash (the rest never becomes durable).
+    const env2 = await openEnv(approvalRunner(seen), { store, clock, start: false });
+    store.hold(2);
+    let sent = false;
+    void env2.runtime.signal("k", enc("P")).then(
+      () => (sent = true),
+      () => undefined,
+    );
+    await until(() => sent || store.held > 0, "the signal delivered or its third commit held");
+    // env2 is abandoned as a crashed process would be; the next process opens what is durable.
+    const env3 = await openEnv(approvalRunner(seen), { store: store.inner, clock });
+    expect(dec((await env3.runtime.wait("a")).outcome!.result)).toBe("P");
+    await env3.runtime.submit({ input: enc("k"), runId: "b" });
+    await until(async () => (await env3.runtime.status("b"))?.step === 1, "b past its registration");
+    clock.advance(HOUR);
+    expect(dec((await env3.runtime.wait("b")).outcome!.result)).toBe("timeout");
+    await env3.stop();
   });
 });

@@ -104,13 +104,15 @@ export interface HoldableStore extends ObjectStore {
   readonly inner: MemoryStore;
   /** WAL puts held so far. */
   readonly held: number;
-  hold(): void;
+  /** Holds WAL writes from now on, after letting `after` more through. */
+  hold(after?: number): void;
   release(): void;
 }
 
 export function holdableStore(): HoldableStore {
   const inner = new MemoryStore();
   let holding = false;
+  let passes = 0;
   let held = 0;
   let waiters: Array<() => void> = [];
   return {
@@ -118,8 +120,9 @@ export function holdableStore(): HoldableStore {
     get held() {
       return held;
     },
-    hold() {
+    hold(after = 0) {
       holding = true;
+      passes = after;
     },
     release() {
       holding = false;
@@ -132,8 +135,11 @@ export function holdableStore(): HoldableStore {
     list: (p, o) => inner.list(p, o),
     async put(k, b, o) {
       if (holding && k.includes("/wal/")) {
-        held++;
-        await new Promise<void>((r) => waiters.push(r));
+        if (passes > 0) passes--;
+        else {
+          held++;
+          await new Promise<void>((r) => waiters.push(r));
+        }
       }
       return inner.put(k, b, o);
     },
