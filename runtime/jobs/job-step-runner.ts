@@ -1,6 +1,9 @@
 /**
  * @module The step runner of job runs: one step that runs the registered
- * handler of the job named in the payload.
+ * handler of the job named in the payload. A `WorkflowDispatcher` holds one
+ * and hands it every job step, so jobs and typed workflows share a runtime;
+ * the `JobRunner` made over that runtime binds itself here for child
+ * submissions, `ctx.jobs` of workflow steps and result retention.
  *
  * Both the output and a typed error are validated, then staged as the job
  * result record on the delivery's effects, which the workflow commits with
@@ -82,7 +85,7 @@ export class JobStepRunner implements StepRunner {
     private readonly state: ReadonlyMap<StateKey<unknown>, unknown>,
   ) {}
 
-  /** Whether any job is registered. */
+  /** How many jobs are registered. */
   get size(): number {
     return this.registry.size;
   }
@@ -102,11 +105,13 @@ export class JobStepRunner implements StepRunner {
     return this.#binding?.jobs ?? unboundJobs;
   }
 
+  /** `ctx.submit` of a job handler, bound to whatever host is attached when the job runs. */
   get #jobs(): SubmitJob {
     const jobs = this.jobs;
     return (definition, input, options) => jobs.submit(definition, input, options);
   }
 
+  /** Attaches the runner; a second, different runner throws `JobsAlreadyAttachedError`. */
   bind(binding: JobBinding): void {
     if (this.#binding !== undefined && this.#binding !== binding) throw new JobsAlreadyAttachedError();
     this.#binding = binding;
