@@ -31,6 +31,16 @@ export function userHeadersOf(jobHeaders: Readonly<Record<string, string>>): Rec
   return out;
 }
 
+/** Checks the step options a submission sets, naming them as `RunOptions` does. */
+function checkRunOptions(o: RunOptions): void {
+  if (o.maxAttemptsPerStep !== undefined && (!Number.isInteger(o.maxAttemptsPerStep) || o.maxAttemptsPerStep < 1)) {
+    throw new ValidationError(`RunOptions.maxAttemptsPerStep must be an integer >= 1, got ${o.maxAttemptsPerStep}`);
+  }
+  if (o.runAt !== undefined && (typeof o.runAt !== "number" || !Number.isFinite(o.runAt) || o.runAt < 0)) {
+    throw new ValidationError(`RunOptions.runAt must be epoch milliseconds >= 0, got ${o.runAt}`);
+  }
+}
+
 function checkEffects(effects: SettlementEffects | undefined): void {
   for (const op of effects?.kvOps ?? []) {
     if (op.key.startsWith(RESERVED_KV_PREFIX)) throw new ReservedKeyError(op.key, `the "${RESERVED_KV_PREFIX}" KV prefix belongs to the workflow runtime`);
@@ -49,6 +59,7 @@ export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupR
   const runId = spec.runId === undefined ? RunId.generate(core.clock.now()) : RunId.parse(spec.runId);
   const options: RunOptions = spec.options ?? {};
   const headers = checkUserHeaders(options.headers);
+  checkRunOptions(options);
   checkEffects(spec.effects);
   const inputSha256 = sha256Hex(spec.input);
 

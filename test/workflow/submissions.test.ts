@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InputMismatchError, InvalidRunIdError, MemoryStore, MockClock, ReservedHeaderError, ReservedKeyError, RunId, SettlementEffects, StepOutcome } from "taquba";
+import { InputMismatchError, InvalidRunIdError, MemoryStore, MockClock, ReservedHeaderError, ReservedKeyError, RunId, SettlementEffects, StepOutcome, ValidationError } from "taquba";
 import { dec, enc, openEnv, runnerOf, until } from "./helpers.js";
 
 const echo = runnerOf(async (s) => StepOutcome.succeed(s.payload));
@@ -71,6 +71,10 @@ describe("submissions", () => {
     await expect(env.runtime.submit({ input: enc("x"), options: { headers: { "workflow.step": "9" } } })).rejects.toBeInstanceOf(ReservedHeaderError);
     const reserved = new SettlementEffects().kvPut("workflow/runs/x", enc("1"));
     await expect(env.runtime.submit({ input: enc("x"), effects: reserved })).rejects.toBeInstanceOf(ReservedKeyError);
+    // Step options are named as RunOptions names them.
+    await expect(env.runtime.submit({ input: enc("x"), options: { maxAttemptsPerStep: 0 } })).rejects.toThrow(/RunOptions\.maxAttemptsPerStep/);
+    await expect(env.runtime.submit({ input: enc("x"), options: { runAt: Number.NaN } })).rejects.toThrow(/RunOptions\.runAt/);
+    await expect(env.runtime.submit({ input: enc("x"), options: { priority: 1.5 } })).rejects.toBeInstanceOf(ValidationError);
     expect((await env.queue.view().stats("workflow-steps")).pending).toBe(0);
     expect((await env.queue.kvScan("")).entries).toEqual([]);
     await env.stop();
