@@ -171,12 +171,18 @@ export class WorkflowRuntime {
     return this.#groups;
   }
 
-  /** The run's status from its durable records; `null` for an unknown run. */
+  /**
+   * The run's status from its durable records; `null` for an unknown run.
+   * Answers only with what is durable: when a commit the read saw (a
+   * termination, say) is still being written, it waits for that write, so a
+   * crash cannot undo a reported state. Runs are those of this runtime's
+   * step queue (`queueName`).
+   */
   status(runId: RunId | string): Promise<RunStatus | null> {
     return this.#view.status(runId);
   }
 
-  /** The committed outcome of a terminated run, or `null`. */
+  /** The committed outcome of a terminated run, or `null`; durable like {@link WorkflowRuntime.status}. */
   outcome(runId: RunId | string): Promise<RunOutcome | null> {
     return this.#view.outcome(runId);
   }
@@ -184,7 +190,8 @@ export class WorkflowRuntime {
   /**
    * Waits until the run terminates and reports its end, following its
    * current step across steps. Throws `RunNotFoundError` for a run with no
-   * record (never submitted, or terminated and swept).
+   * record (never submitted, or terminated and swept). Reports a
+   * termination only once it is durable.
    */
   async wait(runId: RunId | string): Promise<RunEnd> {
     return (await this.#wait(RunId.parse(runId), undefined))!;
