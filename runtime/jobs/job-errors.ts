@@ -43,7 +43,7 @@ export class JobsNotAttachedError extends TaqubaError {
   constructor() {
     super(
       "JOBS_NOT_ATTACHED",
-      "this dispatcher has no JobRunner attached, so its steps cannot submit jobs; build the runtime with JobRunner.builder(...), or call JobRunner.over(runtime, dispatcher) before the worker starts",
+      "this dispatcher has no JobRunner attached, so its steps cannot submit jobs; build the runtime with JobRunner.builder(...), or call JobRunner.over(queue, runtime, dispatcher) before the worker starts",
     );
   }
 }

@@ -83,7 +83,7 @@ export class JobRunnerBuilder implements JobRegistrar, WorkflowRegistrar {
     handler: Handler,
   ): this;
   register(definition: unknown, handler: unknown): this {
-    (this.#dispatcher.register as (d: unknown, h: unknown) => unknown)(definition, handler);
+    this.#dispatcher.register(definition as JobDefinition<string, unknown, unknown, unknown, never>, handler as JobHandler<unknown, unknown, unknown, never>);
     return this;
   }
 

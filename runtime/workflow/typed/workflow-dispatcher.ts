@@ -15,7 +15,7 @@
  * Jobs reach their runner (for child submissions, `ctx.jobs` in workflow
  * steps, result retention) through a binding a `JobRunner` sets when it is
  * made over the runtime (`JobRunner.builder(...).build()` or
- * `JobRunner.over(runtime, dispatcher)`); until then a submission from a
+ * `JobRunner.over(queue, runtime, dispatcher)`); until then a submission from a
  * step throws `JobsNotAttachedError`.
  */
 
@@ -156,7 +156,7 @@ function json(value: unknown, what: string): string {
  * // Or over a runtime built by hand (a terminal hook, other options):
  * const dispatcher = orders.registerWorkflows(WorkflowDispatcher.builder(), { orderFulfil: new OrderFulfil() }).build();
  * const runtime = WorkflowRuntime.builder(queue, store, dispatcher, NoopTerminalHook).build();
- * const jobs = JobRunner.over(runtime, dispatcher); // only needed when steps or callers submit jobs
+ * const jobs = JobRunner.over(queue, runtime, dispatcher); // only needed when steps or callers submit jobs
  */
 export class WorkflowDispatcher implements StepRunner {
   /** Starts registering workflows and jobs. */
