@@ -380,15 +380,9 @@ function printImport(w: Writer, s: Obj): void {
   if (named.length > 0) {
     w.space();
     w.write("{");
-    const inner = newWriter();
-    commaSeparated(inner, named, (n) => {
-      inner.closeComment();
-      const name = str(n);
-      // A multi-line specifier would get a queued indent from ts-morph.
-      if (/[\r\n]/.test(name)) throw new Unsupported();
-      inner.write(name);
-    });
-    const text = inner.toString();
+    // Plain identifiers (all the emitters import) come out as ts-morph prints them, without its
+    // one-insertion-per-comma pass, which is quadratic in a long list.
+    const text = named.every((n) => typeof n === "string" && IDENTIFIER.test(n)) ? named.join(", ") : importList(named);
     if (!text.startsWith("\n")) w.space();
     w.write(text);
     if (!text.endsWith("\n")) w.space();
@@ -398,6 +392,20 @@ function printImport(w: Writer, s: Obj): void {
   w.write(" ");
   w.quote(str(s["moduleSpecifier"]));
   w.write(";");
+}
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+function importList(named: readonly unknown[]): string {
+  const inner = newWriter();
+  commaSeparated(inner, named, (n) => {
+    inner.closeComment();
+    const name = str(n);
+    // A multi-line specifier would get a queued indent from ts-morph.
+    if (/[\r\n]/.test(name)) throw new Unsupported();
+    inner.write(name);
+  });
+  return inner.toString();
 }
 
 /** ts-morph's statement-list printing; `mark` receives each statement's printed range. */

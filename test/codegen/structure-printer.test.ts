@@ -40,7 +40,7 @@ describe("fast structure printer", () => {
   });
 
   it("matches ts-morph on structures with type parameters, optional and rest parameters, extends and empty bodies", () => {
-    const imports = new Imports().value("m", "b", "a").type("m", "T").namespace("./ns.js", "ns");
+    const imports = new Imports().value("m", "b", "a", "c as d").type("m", "T").namespace("./ns.js", "ns");
     const statements: Array<string | StatementStructures> = [
       { kind: STRUCTURE_KIND.TypeAlias, name: "A", isExported: true, typeParameters: [{ name: "T", constraint: "object", default: "{}" }, "U"], type: "T | U" } as StatementStructures,
       { kind: STRUCTURE_KIND.Interface, name: "Empty", isExported: true, docs: ["Nothing."] } as StatementStructures,
