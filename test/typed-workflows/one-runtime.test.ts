@@ -9,6 +9,8 @@
  * - a runner attached to a hand-built runtime (`JobRunner.over`), child jobs
  *   from a job handler, and the errors of an unattached or twice-attached
  *   dispatcher;
+ * - untyped runs share the runtime through the fallback runner, submitted
+ *   and awaited through the runner;
  * - registration mistakes are refused before anything runs.
  */
 
@@ -23,6 +25,7 @@ import {
   Queue,
   Step,
   StepError,
+  StepOutcome,
   ValidationError,
   WorkflowDispatcher,
   WorkflowRuntime,
@@ -241,6 +244,27 @@ describe("typed jobs and typed workflows of several packages on one runtime", ()
       const thumb = await media.client(runner).imageThumbnail.submit({ object_key: "photos/2.jpg", sizes: [64] }, {});
       expect(await thumb.result()).toEqual({ status: "succeeded", output: { thumbnails: { "64": "photos/2.jpg@64" } } });
       expect(journal).toEqual(["reserve#1", "scan clean"]);
+    } finally {
+      await worker.shutdown();
+      await queue.close();
+    }
+  });
+
+  it("runs untyped runs beside typed ones through the fallback runner, submitted and awaited through the runner", async () => {
+    const store = new MemoryStore();
+    const queue = await Queue.open(store, "shop", { clock: new MockClock(1_700_000_000_000), flushIntervalMs: 1 });
+    const runner = media.register(JobRunner.builder(queue, store), mediaHandlers)
+      .fallback({ runStep: async (step) => StepOutcome.succeed(new TextEncoder().encode(`echo:${new TextDecoder().decode(step.payload)}`)) })
+      .build();
+    const worker = runner.spawn();
+    try {
+      const { runId } = await runner.submit({ input: new TextEncoder().encode("raw") });
+      const end = await runner.wait(runId);
+      expect(end.termination.status).toBe("succeeded");
+      expect(new TextDecoder().decode(end.outcome?.result)).toBe("echo:raw");
+      expect(await runner.status(runId)).toMatchObject({ state: "terminated", status: "succeeded" });
+      const scan = await media.client(runner).imageScan.submit({ object_key: "a.png" }, {});
+      expect((await scan.result()).status).toBe("succeeded");
     } finally {
       await worker.shutdown();
       await queue.close();
