@@ -12,7 +12,7 @@
  * deleted by the step's settlement.
  */
 import type { ClaimedJob, EnqueueOptions } from "../queue/types.js";
-import type { SettlementEffects } from "../queue/effects.js";
+import { SettlementEffects } from "../queue/effects.js";
 import { signalBufferKey, signalDeliveredKey, signalTimedOutKey, signalWaitKey } from "./kv-keys.js";
 
 const TIMED_OUT = new Uint8Array([1]);
@@ -23,7 +23,7 @@ export function releaseStepSignal(queueName: string, runId: string, step: number
   effects.kvDelete(signalTimedOutKey(queueName, runId, step));
 }
 import { decodeSignalWait, encodeSignalWait, type StepPointer } from "./records.js";
-import { HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from "./reserved.js";
+import { HEADER_NOOP, HEADER_RUN_ID, HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from "./reserved.js";
 import type { SignalOutcome } from "./run-types.js";
 import type { RuntimeCore } from "./runtime-core.js";
 import { ValidationError } from "../errors.js";
@@ -54,17 +54,23 @@ export async function resolveSignal(core: RuntimeCore, job: ClaimedJob, runId: s
   if (delivered !== null) return delivered;
   const timedOutKey = signalTimedOutKey(core.queueName, runId, step);
   if ((await core.queue.kvGet(timedOutKey)) !== null) return null;
-  // A signal that arrived while this step's timeout was promoting it: consume it now.
-  const bufKey = signalBufferKey(core.queueName, correlationKey);
-  const buffered = await core.queue.kvGet(bufKey);
-  if (buffered !== null) {
-    await core.queue.kvPut(deliveredKey, buffered);
-    await core.queue.kvCompareAndDelete(bufKey, buffered);
-    return buffered;
-  }
-  // Durable before the runner sees the timeout: every later delivery of this step sees it too.
-  await core.queue.kvPut(timedOutKey, TIMED_OUT);
-  return null;
+  // Turn-taking with `signal` on this key: the buffer read below and its consumption are one step.
+  return core.signalLock.run(correlationKey, async () => {
+    // A signal that arrived while this step's timeout was promoting it: consume it now.
+    const bufKey = signalBufferKey(core.queueName, correlationKey);
+    const buffered = await core.queue.kvGet(bufKey);
+    if (buffered !== null) {
+      // Recorded for the step and removed from the buffer in one commit, so a crash cannot
+      // leave it both delivered here and buffered for the next waiter. The queue commits KV
+      // changes together only with an enqueue, so a no-op job carries them.
+      const effects = new SettlementEffects().kvPut(deliveredKey, buffered).kvDelete(bufKey);
+      await core.queue.enqueueWithEffects(core.queueName, new Uint8Array(0), { headers: { [HEADER_RUN_ID]: runId, [HEADER_NOOP]: "1" } }, effects);
+      return buffered;
+    }
+    // Durable before the runner sees the timeout: every later delivery of this step sees it too.
+    await core.queue.kvPut(timedOutKey, TIMED_OUT);
+    return null;
+  });
 }
 
 /** What registering a wait decided. */

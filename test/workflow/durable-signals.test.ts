@@ -282,3 +282,51 @@ describe("a crash during a delivery", () => {
     await env3.stop();
   });
 });
+
+describe("a crash while a step consumes a late signal", () => {
+  it("never leaves the consumed signal buffered for the next waiter", async () => {
+    const inner = new MemoryStore();
+    const text = (b: Uint8Array) => Buffer.from(b).toString("latin1");
+    // Once armed, holds (forever: a crash) a WAL write that removes the buffered signal
+    // without recording it for the step in the same commit.
+    let armed = false;
+    let held = 0;
+    const store = {
+      get: (k: string) => inner.get(k),
+      delete: (k: string) => inner.delete(k),
+      list: (p: string, o?: { startAfter?: string }) => inner.list(p, o),
+      async put(k: string, b: Uint8Array, o?: { ifNoneMatch?: "*" }) {
+        if (armed && k.includes("/wal/") && text(b).includes("signal-buf/") && !text(b).includes("signal-delivered/")) {
+          held++;
+          await new Promise<void>(() => undefined);
+        }
+        return inner.put(k, b, o);
+      },
+    };
+    const clock = new MockClock();
+    const seen: Array<Uint8Array | null | undefined> = [];
+    const env1 = await openEnv(approvalRunner(seen), { store, clock });
+    await env1.runtime.submit({ input: enc("k"), runId: "a" });
+    await waiting(env1, "a");
+    await env1.stop();
+
+    // The timeout promotes the waiting step; a signal then finds no waiter to wake and is buffered.
+    const env2 = await openEnv(approvalRunner(seen), { store, clock, start: false });
+    clock.advance(HOUR);
+    env2.queue.runMaintenance();
+    expect(await env2.runtime.signal("k", enc("P"))).toBe("buffered");
+    await env2.stop();
+
+    // The step's delivery consumes the buffered signal; a crash follows its first commit.
+    armed = true;
+    const env3 = await openEnv(approvalRunner(seen), { store, clock });
+    await until(async () => held > 0 || (await env3.runtime.status("a"))?.state === "terminated", "a consumed the signal");
+    const env4 = await openEnv(approvalRunner(seen), { store: inner, clock });
+    expect(dec((await env4.runtime.wait("a")).outcome!.result)).toBe("P");
+    await env4.runtime.submit({ input: enc("k"), runId: "b" });
+    await until(async () => (await env4.runtime.status("b"))?.step === 1, "b past its registration");
+    clock.advance(HOUR);
+    expect(dec((await env4.runtime.wait("b")).outcome!.result)).toBe("timeout");
+    await env4.stop();
+  });
+});
