@@ -135,6 +135,7 @@ export type {
 } from "./jobs/job-definition.js";
 export { JobRunner, JobRunnerBuilder } from "./jobs/job-runner.js";
 export type { JobRunnerOptions } from "./jobs/job-runner.js";
+export type { JobNotice } from "./jobs/job-notice.js";
 export { RunnerJobHandle } from "./jobs/job-handle.js";
 export { JobGroup } from "./jobs/job-group.js";
 export type { JobMemberResult, JobGroupSubmitOptions } from "./jobs/job-group.js";

@@ -110,6 +110,16 @@ export interface JobSubmitOptions<Headers extends HeaderValues = HeaderValues> {
   readonly idempotencyKey?: string;
   /** Default: the definition's `maxAttempts`, else the queue's. */
   readonly maxAttempts?: number;
+  /**
+   * A signal correlation key: when the job ends, however it ends, its
+   * outcome (a `JobNotice`, canonical JSON) is sent as a signal under this
+   * key on the job's runtime, so a workflow step continued on that signal
+   * resumes without holding a worker while the job runs. Sent at least once,
+   * by a terminal notification committed with the job's termination; use a
+   * key unique to the waiting run and job. Needs a runner from
+   * `JobRunner.builder`. Default: no signal.
+   */
+  readonly notifySignal?: string;
 }
 
 /**

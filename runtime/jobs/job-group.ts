@@ -24,7 +24,7 @@ export interface JobMemberResult<Output, Err> {
 }
 
 /** Submission options of a group: one set for every job (keys come from the inputs or positions). */
-export type JobGroupSubmitOptions<Headers extends HeaderValues> = Omit<JobSubmitOptions<Headers>, "idempotencyKey">;
+export type JobGroupSubmitOptions<Headers extends HeaderValues> = Omit<JobSubmitOptions<Headers>, "idempotencyKey" | "notifySignal">;
 
 /**
  * A durable set of jobs of one definition, named by `JobRunner.group(id, definition)`.
@@ -66,6 +66,9 @@ export class JobGroup<Input, Output, Err, Headers extends HeaderValues> {
     if (!Array.isArray(inputs)) throw new ValidationError("JobGroup.submit takes an array of inputs");
     if (options !== undefined && (options as JobSubmitOptions<Headers>).idempotencyKey !== undefined) {
       throw new ValidationError("a job group keys its members itself (the definition's idempotency key, else item-{i}); drop idempotencyKey");
+    }
+    if (options !== undefined && (options as JobSubmitOptions<Headers>).notifySignal !== undefined) {
+      throw new ValidationError("a job group reports its members through results() and join(), not signals; drop notifySignal");
     }
     const def = this.#def as unknown as JobDefinition<string, unknown, unknown, unknown, never>;
     const runOptions = prepareRunOptions(def, options as JobSubmitOptions<HeaderValues> | undefined);

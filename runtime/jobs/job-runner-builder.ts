@@ -21,6 +21,7 @@ import type { WorkflowDefinition } from "../workflow/typed/workflow-definition.j
 import { WorkflowRuntime } from "../workflow/workflow-runtime.js";
 import type { StateKey } from "./job-context.js";
 import type { HeaderValues, JobDefinition, JobHandler, JobRegistrar } from "./job-definition.js";
+import { noticeRunners, withJobNotices } from "./job-notice.js";
 import { JobRunner } from "./job-runner.js";
 import { positiveInt } from "./job-submission.js";
 
@@ -99,7 +100,11 @@ export class JobRunnerBuilder implements JobRegistrar, WorkflowRegistrar {
     return this;
   }
 
-  /** Called with every run's termination, atomically with it (see `TerminalHook`). Default: none. */
+  /**
+   * Called with every run's termination, atomically with it (see
+   * `TerminalHook`). The runner wraps it to send the completion signals of
+   * jobs submitted with `notifySignal`. Default: none.
+   */
   terminalHook(hook: TerminalHook): this {
     this.#s.hook = hook;
     return this;
@@ -163,17 +168,21 @@ export class JobRunnerBuilder implements JobRegistrar, WorkflowRegistrar {
   build(): JobRunner {
     const s = { ...this.#s };
     const dispatcher = this.#dispatcher.build();
-    let b = WorkflowRuntime.builder(this.#queue, this.#store, dispatcher, s.hook).queueName(s.queueName).maxConcurrentSteps(s.concurrency).pollIntervalMs(s.pollIntervalMs);
+    let runner: JobRunner | undefined;
+    const hook = withJobNotices(s.hook, () => (runner === undefined ? undefined : (jobId, key) => runner!.deliverNotice(jobId, key)));
+    let b = WorkflowRuntime.builder(this.#queue, this.#store, dispatcher, hook).queueName(s.queueName).maxConcurrentSteps(s.concurrency).pollIntervalMs(s.pollIntervalMs);
     if (s.groupRetentionMs !== undefined) b = b.groupRetention(s.groupRetentionMs);
     if (s.resultRetentionMs !== undefined) b = b.memoRetention(s.resultRetentionMs);
     if (s.clock !== undefined) b = b.clock(s.clock);
     if (s.leaseMs !== undefined) b = b.leaseMs(s.leaseMs);
     if (s.logger !== undefined) b = b.logger(s.logger);
-    return JobRunner.over(this.#queue, b.build(), dispatcher, {
+    runner = JobRunner.over(this.#queue, b.build(), dispatcher, {
       pollIntervalMs: s.pollIntervalMs,
       ...(s.resultRetentionMs === undefined ? {} : { resultRetentionMs: s.resultRetentionMs }),
       ...(s.clock === undefined ? {} : { clock: s.clock }),
       ...(s.logger === undefined ? {} : { logger: s.logger }),
     });
+    noticeRunners.add(runner);
+    return runner;
   }
 }

@@ -40,6 +40,7 @@ import { RunnerJobHandle, type JobReader } from "./job-handle.js";
 import { readJobOutcome } from "./job-results.js";
 import { JobRunnerBuilder } from "./job-runner-builder.js";
 import { JobWaits } from "./job-waits.js";
+import { encodeJobNotice, jobNotice, noticeRunners } from "./job-notice.js";
 import { sweepJobResults } from "./result-retention.js";
 import { checkDefinition, positiveInt, preparePayload, prepareRunOptions, type AnyDefinition } from "./job-submission.js";
 
@@ -154,6 +155,14 @@ export class JobRunner implements JobHost, WorkflowHost {
     return this.#waits;
   }
 
+  /** @internal Sends the completion signal of job `jobId` (the notice hook calls this). */
+  async deliverNotice(jobId: string, key: string): Promise<void> {
+    const r = await readJobOutcome(this.#runtime.view(), this.#queue, jobId);
+    // The hook runs after the termination committed, so the job has ended; records swept meanwhile say so.
+    const resolved = r === "active" || r === "unknown" ? { outcome: { status: "failed" as const, error: undefined, message: "the job's records were removed" }, kind: undefined } : r;
+    await this.#runtime.signal(key, encodeJobNotice(jobNotice(jobId, resolved)));
+  }
+
   /**
    * Delivers a signal to a waiting workflow step of this runtime, or buffers
    * it (see `WorkflowRuntime.signal`); generated clients over the runner
@@ -195,6 +204,9 @@ export class JobRunner implements JobHost, WorkflowHost {
   }
 
   async #submitJob<Output, Err>(def: AnyDefinition, input: unknown, options: JobSubmitOptions<HeaderValues> | undefined): Promise<RunnerJobHandle<Output, Err>> {
+    if (options?.notifySignal !== undefined && !noticeRunners.has(this)) {
+      throw new ValidationError("notifySignal needs the runner's terminal hook, which only JobRunner.builder(...) installs; build the runtime that way, or wait on the handle instead");
+    }
     const runOptions = prepareRunOptions(def, options);
     const payload = preparePayload(def, input);
     const key = options?.idempotencyKey ?? def.idempotencyKey?.(input as never);

@@ -7,6 +7,7 @@ import { isWellFormed } from "../queue/names.js";
 import { utf8 } from "../workflow/codec.js";
 import type { RunOptions } from "../workflow/run-types.js";
 import { encodeJobPayload } from "./job-codec.js";
+import { checkNotifyKey, JOB_NOTIFY_HEADER } from "./job-notice.js";
 import type { Registration } from "./job-step-runner.js";
 import type { HeaderValues, JobDefinition, JobSubmitOptions } from "./job-definition.js";
 
@@ -46,10 +47,12 @@ export function prepareRunOptions(def: AnyDefinition, options: JobSubmitOptions<
   if (o.idempotencyKey !== undefined && (typeof o.idempotencyKey !== "string" || o.idempotencyKey.length === 0 || !isWellFormed(o.idempotencyKey) || utf8(o.idempotencyKey).byteLength > 512)) {
     throw new ValidationError(`idempotencyKey must be 1 to 512 bytes of well-formed text, got ${JSON.stringify(o.idempotencyKey)}`);
   }
+  // Added after the package's validator ran: it is the runtime's header, not the package's.
+  const notify: Record<string, string> = o.notifySignal === undefined ? {} : { [JOB_NOTIFY_HEADER]: checkNotifyKey(o.notifySignal) };
   const priority = o.priority ?? def.priority;
   const maxAttempts = o.maxAttempts ?? def.maxAttempts;
   return {
-    headers,
+    headers: { ...(headers as Record<string, string>), ...notify },
     ...(priority === undefined ? {} : { priority }),
     ...(maxAttempts === undefined ? {} : { maxAttemptsPerStep: maxAttempts }),
     ...(o.runAt === undefined ? {} : { runAt: o.runAt }),
