@@ -13,7 +13,7 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { hasErrors, renderDiagnostic } from "./diagnostics.js";
 import type { ContractChange } from "./contract-lock.js";
-import type { GenerateResult, SpecInput } from "./generate.js";
+import type { GenerateResult, GenerationCache, SpecInput } from "./generate.js";
 import { compareOutput, hasDrift } from "./output-check.js";
 import { findSpecFiles, lockPathFor, readGenerated, readSpecs, SPEC_FILE, syncOutput, writeAtomic } from "./output-files.js";
 import { parseStamp, renderStamp, sha256, STAMP_FILE, stampKey, stampMatches } from "./output-stamp.js";
@@ -91,8 +91,11 @@ async function stampProvesUpToDate(stampPath: string, key: string, opts: Options
   return stampMatches(stamp, key, onDisk, lockTexts);
 }
 
-/** One generation pass. Returns the exit code. */
-async function runOnce(opts: Options, io: CliIo): Promise<number> {
+/**
+ * One generation pass. Returns the exit code. `cache` (kept by `--watch`
+ * across passes) lets a pass re-emit only the packages whose spec changed.
+ */
+async function runOnce(opts: Options, io: CliIo, cache?: GenerationCache): Promise<number> {
   let inputs: SpecInput[];
   try {
     const files = await findSpecFiles(opts.paths);
@@ -113,7 +116,7 @@ async function runOnce(opts: Options, io: CliIo): Promise<number> {
   }
   const { generate } = await loadGenerator();
   const { renderChange } = await loadLocks();
-  const result = generate(inputs);
+  const result = generate(inputs, cache);
   const sources = new Map(inputs.map((i) => [i.file, i.source]));
   for (const d of result.diagnostics) io.err(renderDiagnostic(d, sources.get(d.file)));
   if (hasErrors(result.diagnostics)) {
@@ -159,6 +162,10 @@ async function runOnce(opts: Options, io: CliIo): Promise<number> {
     for (const p of drift.stale) io.out(`would delete ${outName}/${p}`);
     if (!hasDrift(drift)) io.out(`${outName} is up to date; nothing to write`);
   } else {
+    if (cache !== undefined) {
+      const n = cache.lastEmitted.length;
+      io.out(`re-emitted ${n} of ${result.packages.length} package${result.packages.length === 1 ? "" : "s"}${n === 0 ? "" : `: ${cache.lastEmitted.join(", ")}`}`);
+    }
     const { written, deleted } = await syncOutput(opts.outDir, result.files, onDisk);
     for (const l of staleLocks) await writeAtomic(resolve(io.cwd, l.file), l.content);
     const stamp = renderStamp({
@@ -196,7 +203,9 @@ async function scaffold(opts: Options, packages: Parameters<typeof scaffoldFiles
 
 /** Regenerates on every change under the spec paths until `signal` aborts. */
 async function runWatch(opts: Options, io: CliIo, signal: AbortSignal): Promise<number> {
-  await runOnce(opts, io);
+  const { GenerationCache } = await loadGenerator();
+  const cache = new GenerationCache();
+  await runOnce(opts, io, cache);
   let timer: NodeJS.Timeout | undefined;
   let running = Promise.resolve();
   const trigger = () => {
@@ -205,7 +214,7 @@ async function runWatch(opts: Options, io: CliIo, signal: AbortSignal): Promise<
     timer = setTimeout(() => {
       running = running.then(async () => {
         io.out(`change detected; regenerating`);
-        await runOnce(opts, io).catch((e: unknown) => io.err(`generation failed: ${e instanceof Error ? e.message : String(e)}`));
+        await runOnce(opts, io, cache).catch((e: unknown) => io.err(`generation failed: ${e instanceof Error ? e.message : String(e)}`));
       });
     }, 100);
   };

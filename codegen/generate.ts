@@ -56,24 +56,89 @@ export interface GenerateResult {
   readonly packages: readonly PackageModel[];
 }
 
+/** What one spec file analyses to; depends only on its path and text. */
+interface FileAnalysis {
+  /** Syntax, meta-schema and semantic problems of the file. */
+  readonly diagnostics: readonly Diagnostic[];
+  /** The model, when the file passed the meta-schema. */
+  readonly model: PackageModel | undefined;
+  /** Whether the semantic checks found an error (the model is then not emitted). */
+  readonly failed: boolean;
+  /** Where the package name is, for a duplicate-package diagnostic. */
+  readonly packageAt: { readonly line: number; readonly column: number } | undefined;
+}
+
+function analyseFile(input: SpecInput): FileAnalysis {
+  const loaded = loadSpec(input.file, input.source);
+  const diagnostics = [...loaded.diagnostics];
+  if (loaded.value === undefined) return { diagnostics, model: undefined, failed: true, packageAt: undefined };
+  const schemaProblems = validateSpec(loaded);
+  diagnostics.push(...schemaProblems);
+  if (schemaProblems.length > 0) return { diagnostics, model: undefined, failed: true, packageAt: undefined };
+  const model = buildModel(input.file, loaded.value);
+  const problems = checkPackage(model, loaded.locator);
+  diagnostics.push(...problems);
+  return { diagnostics, model, failed: hasErrors(problems), packageAt: loaded.locator.locate(["package"], "value") };
+}
+
+interface Emitted {
+  readonly files: readonly GeneratedFile[];
+  readonly lock: LockOutput;
+}
+
+/**
+ * Per-spec results kept between generation passes (the CLI's `--watch`):
+ * a spec file's analysis and emitted files are reused while its text is
+ * unchanged, so a pass re-analyses and re-emits only the packages whose
+ * spec changed. Holds one entry per spec file of the latest pass.
+ */
+export class GenerationCache {
+  private readonly analyses = new Map<string, { readonly source: string; readonly analysis: FileAnalysis }>();
+  private readonly emitted = new Map<string, { readonly source: string; readonly out: Emitted }>();
+  /** The spec files the latest pass emitted afresh (not reused), sorted. */
+  lastEmitted: string[] = [];
+
+  /** @internal */
+  analysis(input: SpecInput): FileAnalysis {
+    const hit = this.analyses.get(input.file);
+    if (hit !== undefined && hit.source === input.source) return hit.analysis;
+    const analysis = analyseFile(input);
+    this.analyses.set(input.file, { source: input.source, analysis });
+    return analysis;
+  }
+
+  /** @internal */
+  emit(pkg: PackageModel, source: string): Emitted {
+    const hit = this.emitted.get(pkg.file);
+    if (hit !== undefined && hit.source === source) return hit.out;
+    const out = emitWithLock(pkg);
+    this.emitted.set(pkg.file, { source, out });
+    this.lastEmitted.push(pkg.file);
+    return out;
+  }
+
+  /** @internal Drops entries of spec files that are gone, so memory follows the current set. */
+  retain(files: ReadonlySet<string>): void {
+    for (const map of [this.analyses, this.emitted]) for (const f of [...map.keys()]) if (!files.has(f)) map.delete(f);
+  }
+}
+
 /** Loads, validates and checks specs into models, without emitting. */
-export function analyse(inputs: readonly SpecInput[]): { packages: PackageModel[]; diagnostics: Diagnostic[] } {
+export function analyse(
+  inputs: readonly SpecInput[],
+  cache?: GenerationCache,
+): { packages: PackageModel[]; diagnostics: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];
   const packages: PackageModel[] = [];
   const owners = new Map<string, string>();
   for (const input of [...inputs].sort((a, b) => compareCodeUnits(a.file, b.file))) {
-    const loaded = loadSpec(input.file, input.source);
-    diagnostics.push(...loaded.diagnostics);
-    if (loaded.value === undefined) continue;
-    const schemaProblems = validateSpec(loaded);
-    diagnostics.push(...schemaProblems);
-    if (schemaProblems.length > 0) continue;
-    const model = buildModel(input.file, loaded.value);
-    const problems = checkPackage(model, loaded.locator);
-    diagnostics.push(...problems);
+    const a = cache === undefined ? analyseFile(input) : cache.analysis(input);
+    diagnostics.push(...a.diagnostics);
+    const model = a.model;
+    if (model === undefined) continue;
     const owner = owners.get(model.name);
     if (owner !== undefined) {
-      const p = loaded.locator.locate(["package"], "value");
+      const p = a.packageAt ?? { line: 1, column: 1 };
       diagnostics.push({
         code: "DUPLICATE_PACKAGE",
         severity: "error",
@@ -85,7 +150,7 @@ export function analyse(inputs: readonly SpecInput[]): { packages: PackageModel[
       continue;
     }
     owners.set(model.name, input.file);
-    if (!hasErrors(problems)) packages.push(model);
+    if (!a.failed) packages.push(model);
   }
   return { packages, diagnostics: sortDiagnostics(diagnostics) };
 }
@@ -153,18 +218,27 @@ export function emitPackage(pkg: PackageModel): GeneratedFile[] {
   return files;
 }
 
+function emitWithLock(pkg: PackageModel): Emitted {
+  const lock = buildLock(pkg);
+  return { lock: { file: lockPathFor(pkg.file), lock, content: renderLock(lock) }, files: emitPackage(pkg) };
+}
+
 /**
  * Generates every file for a set of spec files. Pure: same inputs, same
  * bytes. Files come back only when no diagnostic is an error.
  */
-export function generate(inputs: readonly SpecInput[]): GenerateResult {
-  const { packages, diagnostics } = analyse(inputs);
+export function generate(inputs: readonly SpecInput[], cache?: GenerationCache): GenerateResult {
+  if (cache !== undefined) {
+    cache.retain(new Set(inputs.map((i) => i.file)));
+    cache.lastEmitted = [];
+  }
+  const { packages, diagnostics } = analyse(inputs, cache);
   if (hasErrors(diagnostics)) return { files: [], locks: [], diagnostics, packages };
-  const locks = packages.map((p) => {
-    const lock = buildLock(p);
-    return { file: lockPathFor(p.file), lock, content: renderLock(lock) };
-  });
-  const files = packages.flatMap(emitPackage);
+  const texts = new Map(inputs.map((i) => [i.file, i.source]));
+  const emitted = packages.map((p) => (cache === undefined ? emitWithLock(p) : cache.emit(p, texts.get(p.file) ?? "")));
+  if (cache !== undefined) cache.lastEmitted.sort(compareCodeUnits);
+  const locks = emitted.map((e) => e.lock);
+  const files = emitted.flatMap((e) => e.files);
   if (packages.length > 0) {
     const sources = packages.map((p) => p.file).join(", ");
     files.push({
