@@ -92,6 +92,11 @@ export interface JobHandle<Output, Err> {
   result(): Promise<JobOutcome<Output, Err>>;
   /** The outcome if the job has ended, else null; never waits. */
   fetchResult(): Promise<JobOutcome<Output, Err> | null>;
+  /**
+   * Waits for the job to end and resolves with its output; rejects with
+   * `JobFailedError` (carrying the typed error) or `JobCancelledError`.
+   */
+  output(): Promise<Output>;
 }
 
 /** Options of one submission. */

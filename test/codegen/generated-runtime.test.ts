@@ -44,6 +44,7 @@ class RecordingRunner implements JobSubmitter, SignalSender, JobRegistrar {
       newlySubmitted: true,
       result: () => Promise.reject(new Error("not run")),
       fetchResult: async () => null,
+      output: () => Promise.reject(new Error("not run")),
     };
   }
 
