@@ -42,6 +42,7 @@ export async function cancelRun(core: RuntimeCore, view: WorkflowView, runIdIn: 
       finalStep: r.pointer.step,
       headers: r.run.headers,
       token: `cancel:${r.pointer.jobId}`,
+      memoPrefix: r.run.memoPrefix ?? core.memos.prefix,
       nowMs: now,
       priority: job?.priority ?? r.run.priority,
       maxAttempts: job?.maxAttempts ?? r.run.maxAttempts,

@@ -17,14 +17,16 @@
  * - `workflow/runs/{q}/{runId}`: the run record, from submission to termination;
  * - `workflow/steps/{q}/{runId}`: the current-step pointer, rewritten per step;
  * - `workflow/outcomes/{q}/{runId}`: the terminal record, from termination to sweep;
- * - `workflow/terminals/{q}/{memoPrefix}/...`: retention markers (an expiry index);
+ * - `workflow/terminals/{q}/...`: retention markers (an expiry index);
  * - `workflow/groups/{q}/{groupTag}/{key}`: run-group member records;
  * - `workflow/signal-wait/{q}/{key}`, `workflow/signal-buf/{q}/{key}`,
  *   `workflow/signal-delivered/{q}/{runId}/{step}`,
  *   `workflow/signal-timed-out/{q}/{runId}/{step}`: durable signals.
  *
- * Objects (under the memo prefix, which defaults to `{q}-memo`; runtimes of
- * different step queues must not share one):
+ * Objects (under the memo prefix of the runtime that submitted the run, which
+ * the run record names, so every runtime of the step queue finds them; it
+ * defaults to `{q}-memo`, and runtimes of different step queues must not
+ * share one):
  * - `{prefix}/memos/{runId}/{step}/{sha256(key)}` and `{prefix}/memos/{runId}/run/{sha256(key)}`;
  * - `{prefix}/step-outputs/{runId}/{step}/{sha256(payload)}`: replay records.
  */
@@ -59,8 +61,8 @@ export const groupMemberKey = (q: string, groupTag: string, key: string): string
 export const signalDeliveredKey = (q: string, runId: string, step: number): string => `${SIGNAL_DELIVERED_PREFIX}${q}/${runId}/${step}`;
 /** Marks that `(runId, step)` in step queue `q` resolved its wait as timed out, so every redelivery sees the timeout. */
 export const signalTimedOutKey = (q: string, runId: string, step: number): string => `${SIGNAL_TIMED_OUT_PREFIX}${q}/${runId}/${step}`;
-/** Prefix of the retention markers of step queue `q` and memo prefix `memoPrefix`, ending in `/`. */
-export const terminalMarkersPrefix = (q: string, memoPrefix: string): string => `${TERMINALS_PREFIX}${q}/${encodeURIComponent(memoPrefix)}/`;
+/** Prefix of the retention markers of step queue `q`, ending in `/`. */
+export const terminalMarkersPrefix = (q: string): string => `${TERMINALS_PREFIX}${q}/`;
 
 /** Dedup key of a step job: no two pending or scheduled jobs exist for one step. */
 export const stepDedupKey = (runId: string, step: number): string => `run:${runId}:${step}`;

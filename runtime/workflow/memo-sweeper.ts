@@ -13,7 +13,7 @@
  * between runs when its worker shuts down, so a shutdown waits for at most
  * the runs being cleared, not for a whole backlog.
  */
-import { fromUtf8 } from "./codec.js";
+import { decodeMarkerValue } from "./terminal.js";
 import { terminalRecordKey } from "./kv-keys.js";
 import { decodeTerminalRecord } from "./records.js";
 import type { RuntimeCore } from "./runtime-core.js";
@@ -64,12 +64,13 @@ export class MemoSweeper {
       const expired = await core.terminal.markers.scanExpired(core.queue, now, PAGE);
       await forEachBounded(expired, RUNS_AT_ONCE, async (m) => {
         if (stopped()) return;
-        await core.memos.clearMemosForRun(m.suffix);
+        const marker = decodeMarkerValue(m.value, m.key);
+        await core.memos.withPrefix(marker.memoPrefix).clearMemosForRun(m.suffix);
         // The terminal record goes only if it still describes the termination this marker
         // belongs to: a later run under the same id has its own record.
         const tk = terminalRecordKey(core.queueName, m.suffix);
         const t = await core.queue.kvGet(tk);
-        if (t !== null && decodeTerminalRecord(t, tk).token === fromUtf8(m.value)) await core.queue.kvCompareAndDelete(tk, t);
+        if (t !== null && decodeTerminalRecord(t, tk).token === marker.token) await core.queue.kvCompareAndDelete(tk, t);
         await core.queue.kvCompareAndDelete(m.key, m.value);
         swept++;
       });
@@ -86,9 +87,10 @@ export class MemoSweeper {
 const sweepers = new WeakMap<object, Map<string, MemoSweeper>>();
 
 /**
- * The sweeper of `core`'s queue, step queue and memo prefix, shared by
- * every runtime with all three, so a marker any of them writes lowers the
- * one "next due" hint.
+ * The sweeper of `core`'s queue and step queue, shared by every runtime
+ * with both, so a marker any of them writes lowers the one "next due" hint.
+ * Each marker names the memo prefix of its run, so one sweeper clears runs
+ * of any prefix (in the runtime's object store).
  */
 export function memoSweeperFor(core: RuntimeCore): MemoSweeper {
   let byPrefix = sweepers.get(core.queue);
@@ -96,7 +98,7 @@ export function memoSweeperFor(core: RuntimeCore): MemoSweeper {
     byPrefix = new Map();
     sweepers.set(core.queue, byPrefix);
   }
-  const id = `${core.queueName}/${core.memos.prefix}`;
+  const id = core.queueName;
   let s = byPrefix.get(id);
   if (s === undefined) {
     s = new MemoSweeper(core);

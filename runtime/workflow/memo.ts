@@ -137,6 +137,11 @@ export class MemoStore {
     this.prefix = memoPrefix;
   }
 
+  /** The memo entries under `memoPrefix` in the same object store (this store when the prefix is its own). */
+  withPrefix(memoPrefix: string): MemoStore {
+    return memoPrefix === this.prefix ? this : new MemoStore(this.store, memoPrefix);
+  }
+
   /** The per-step memo of `(runId, step)`. */
   newMemo(runId: string, step: number): Memo {
     return new Memo(this.store, this.prefix, runId, step);

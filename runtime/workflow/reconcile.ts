@@ -36,6 +36,7 @@ export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jo
     finalStep: r.pointer.step,
     headers: r.run.headers,
     token: `dead:${jobId}`,
+    memoPrefix: r.run.memoPrefix ?? core.memos.prefix,
     nowMs: now,
     priority: info.priority,
     maxAttempts: info.maxAttempts,

@@ -26,6 +26,13 @@ export interface RunRecord {
   cancelRequested?: boolean;
   /** The run group and member key this run was submitted as, if any. */
   group?: GroupRef;
+  /**
+   * The memo prefix of the runtime that submitted the run: every runtime of
+   * the step queue keeps the run's memo entries, replay records and result
+   * record there, so they stay together whichever runtime works a step.
+   * Absent in records written before it existed (the runtime's own prefix).
+   */
+  memoPrefix?: string;
 }
 
 /** A run's place in a run group. */
@@ -74,6 +81,8 @@ export interface TerminalRecord extends Termination {
   incarnation: string;
   /** Identifies the terminating settlement; the run result record carries the same token. */
   token: string;
+  /** Where the run's memo entries and result record live (the run record's `memoPrefix`). */
+  memoPrefix?: string;
 }
 
 /** The run result record, in the run memo under `workflow.outcome`. */
@@ -136,6 +145,7 @@ export function decodeRunRecord(bytes: Uint8Array, key: string): RunRecord {
     if (!isStr(v.runId) || !isNum(v.submittedAtMs) || !isStr(v.inputSha256) || !isStr(v.incarnation)) return "lacks its identity fields";
     if (!isStrMap(v.headers)) return "has malformed headers";
     if (!optional(v.priority, isNum) || !optional(v.maxAttempts, isNum)) return "has malformed step options";
+    if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
     if (!optional(v.group, (g) => g !== null && typeof g === "object" && isStr((g as GroupRef).id) && isStr((g as GroupRef).key))) return "has a malformed group";
     return undefined;
   });
@@ -167,6 +177,7 @@ export function decodeTerminalRecord(bytes: Uint8Array, key: string): TerminalRe
   return decodeChecked<TerminalRecord>(bytes, key, "terminal record", (v) => {
     const p = terminationProblem(v);
     if (p !== undefined) return p;
+    if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
     return isNum(v.terminatedAtMs) && isStr(v.incarnation) && isStr(v.token) ? undefined : "lacks its time or token";
   });
 }

@@ -70,9 +70,10 @@ export class WorkflowRuntimeBuilder {
    * pointers, terminal records, signal keys and run groups are all scoped
    * by it, so runtimes over one `Queue` with different step queues never
    * share a run id or a signal key, and runtimes with the same step queue
-   * (in this process or another) see the same runs. Give runtimes of
-   * different step queues different memo prefixes too (the default is
-   * derived from this name).
+   * (in this process or another) see the same runs, each run's memo under
+   * the prefix it was submitted with. Give runtimes of different step
+   * queues different memo prefixes too (the default is derived from this
+   * name).
    */
   queueName(name: string): this {
     validateQueueName(name);
@@ -80,7 +81,14 @@ export class WorkflowRuntimeBuilder {
     return this;
   }
 
-  /** Object-key prefix of memo entries and replay records. Default: `"{queueName}-memo"`. */
+  /**
+   * Object-key prefix of the memo entries, replay records and result
+   * records of the runs this runtime submits. Default: `"{queueName}-memo"`.
+   * A run records the prefix it was submitted with, and every runtime of
+   * the step queue works and reads it there (in its own object store), so
+   * runtimes of one step queue may differ in prefix; runtimes of different
+   * step queues sharing an object store must not share one.
+   */
   memoPrefix(prefix: string): this {
     if (typeof prefix !== "string" || prefix.length === 0 || prefix.endsWith("/")) throw new ValidationError("memoPrefix must be a non-empty prefix without a trailing '/'");
     this.#s.memoPrefix = prefix;

@@ -29,6 +29,7 @@ import {
 import { HEADER_NOOP, HEADER_RUN_ID, HEADER_SIGNAL_WAIT, HEADER_STEP, HEADER_TERMINAL } from "./reserved.js";
 import { RunId } from "./run-id.js";
 import type { RuntimeCore } from "./runtime-core.js";
+import type { MemoStore } from "./memo.js";
 import { afterWaitRegistered, releaseStepSignal, resolveSignal, stageSignalWait } from "./signals.js";
 import type { StepOutcome } from "./step-outcome.js";
 import { userHeadersOf } from "./submit.js";
@@ -92,9 +93,12 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<vo
     return;
   }
   const run = decodeRunRecord(runBytes, runKey(core.queueName, runId));
+  // The run's memo lives where its submitting runtime keeps memos, whichever runtime works this step.
+  const memos = core.memos.withPrefix(run.memoPrefix ?? core.memos.prefix);
   const base: Omit<TerminationInput, "status"> = {
     runId,
     incarnation: run.incarnation,
+    memoPrefix: memos.prefix,
     finalStep: step,
     headers: run.headers,
     token: `${job.id}:${job.attempt}`,
@@ -109,12 +113,12 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<vo
   }
 
   const signal = await resolveSignal(core, job, runId, step);
-  const verdict = await decide(core, job, run, runId, step, signal);
+  const verdict = await decide(core, memos, job, run, runId, step, signal);
   const externalCancel = job.cancelSignal.aborted || (await cancelRequested(core, runId));
   if (verdict.ok && !verdict.replayed && !externalCancel && core.stepOutputReplay) {
     const record = { storedAtMs: core.clock.now(), outcome: verdict.outcome, effects: verdict.staged };
     try {
-      await core.memos.store.put(replayRecordKey(core.memos.prefix, runId, step, job.payload), encodeReplayRecord(record));
+      await memos.store.put(replayRecordKey(memos.prefix, runId, step, job.payload), encodeReplayRecord(record));
     } catch (e) {
       // The record is part of the settlement: without it, retry the step, except on its last attempt.
       if (!job.isLastAttempt()) {
@@ -146,10 +150,10 @@ async function cancelRequested(core: RuntimeCore, runId: string): Promise<boolea
 }
 
 /** Runs the runner, or replays the outcome recorded for this delivery. */
-async function decide(core: RuntimeCore, job: ClaimedJob, run: RunRecord, runId: RunId, step: number, signal: Uint8Array | null | undefined): Promise<Verdict> {
+async function decide(core: RuntimeCore, memos: MemoStore, job: ClaimedJob, run: RunRecord, runId: RunId, step: number, signal: Uint8Array | null | undefined): Promise<Verdict> {
   if (core.stepOutputReplay) {
-    const key = replayRecordKey(core.memos.prefix, runId, step, job.payload);
-    const found = await core.memos.store.get(key);
+    const key = replayRecordKey(memos.prefix, runId, step, job.payload);
+    const found = await memos.store.get(key);
     if (found !== null) {
       try {
         const r = decodeReplayRecord(found.body, key);
@@ -169,8 +173,8 @@ async function decide(core: RuntimeCore, job: ClaimedJob, run: RunRecord, runId:
       maxAttempts: job.maxAttempts,
       cancelSignal: job.cancelSignal,
       lease: job.lease,
-      memo: core.memos.newMemo(runId, step),
-      runMemo: core.memos.runMemo(runId),
+      memo: memos.newMemo(runId, step),
+      runMemo: memos.runMemo(runId),
       effects,
       kv: { get: (key) => core.queue.kvGet(key) },
     },
@@ -206,7 +210,7 @@ async function terminate(core: RuntimeCore, job: ClaimedJob, t: TerminationInput
  */
 async function recordOutcome(core: RuntimeCore, job: ClaimedJob, t: TerminationInput): Promise<boolean> {
   try {
-    await core.memos.writeOutcomeRecord(t.runId, { token: t.token, outcome: runOutcomeOf(t) });
+    await core.memos.withPrefix(t.memoPrefix).writeOutcomeRecord(t.runId, { token: t.token, outcome: runOutcomeOf(t) });
     return true;
   } catch (e) {
     if (job.isLastAttempt()) return true;

@@ -79,6 +79,7 @@ export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupR
       inputSha256,
       incarnation: jobId,
       headers,
+      memoPrefix: core.memos.prefix,
       ...(options.priority === undefined ? {} : { priority: options.priority }),
       ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttempts: options.maxAttemptsPerStep }),
       ...(group === undefined ? {} : { group: { id: group.id, key: group.key } }),

@@ -23,6 +23,8 @@ import { HEADER_RUN_ID, HEADER_TERMINAL } from "./reserved.js";
 import type { RunId } from "./run-id.js";
 import type { RunErrorKind, RunOutcome, TerminalStatus } from "./run-types.js";
 import { hookObserves, type TerminalHook } from "./terminal-hook.js";
+import { decodeValue, encodeValue } from "./codec.js";
+import { StoreCorruptedError } from "../errors.js";
 
 /** Settings the terminal effects depend on. */
 export interface TerminalSettings {
@@ -46,6 +48,8 @@ export interface TerminationInput {
   headers: Readonly<Record<string, string>>;
   /** Identifies the terminating settlement (see `TerminalRecord.token`). */
   token: string;
+  /** Where the run's memo entries live (the run record's `memoPrefix`). */
+  memoPrefix: string;
   nowMs: number;
   priority?: number | undefined;
   maxAttempts?: number | undefined;
@@ -56,13 +60,38 @@ export interface TerminationInput {
 }
 
 /**
- * Retention markers of the runtimes using `memoPrefix`: an expiry index
- * whose entries are suffixed with the run id and hold the termination
- * token. One index per memo prefix, so a sweeper only meets markers whose
- * memo entries live under its own prefix.
+ * Retention markers of the runs of step queue `queueName`: an expiry index
+ * whose entries are suffixed with the run id and hold a {@link MarkerValue},
+ * so any runtime of the step queue sweeps any of its runs, wherever their
+ * memo entries live.
  */
-export function terminalMarkersFor(queueName: string, memoPrefix: string): ExpiryIndex {
-  return new ExpiryIndex(terminalMarkersPrefix(queueName, memoPrefix));
+export function terminalMarkersFor(queueName: string): ExpiryIndex {
+  return new ExpiryIndex(terminalMarkersPrefix(queueName));
+}
+
+/** What a retention marker holds: the termination it belongs to and where the run's memo entries live. */
+export interface MarkerValue {
+  token: string;
+  memoPrefix: string;
+}
+
+export function encodeMarkerValue(v: MarkerValue): Uint8Array {
+  return encodeValue({ token: v.token, memoPrefix: v.memoPrefix });
+}
+
+/** The marker's value; `StoreCorruptedError` naming `key` when it is not one. */
+export function decodeMarkerValue(bytes: Uint8Array, key: string): MarkerValue {
+  let v: unknown;
+  try {
+    v = decodeValue(bytes);
+  } catch {
+    v = undefined;
+  }
+  const m = v as Partial<MarkerValue> | undefined;
+  if (m === undefined || m === null || typeof m.token !== "string" || typeof m.memoPrefix !== "string") {
+    throw new StoreCorruptedError(key, "retention marker lacks its token or memo prefix");
+  }
+  return { token: m.token, memoPrefix: m.memoPrefix };
 }
 
 /** The outcome the hook and `WorkflowRuntime.outcome` see for a termination. */
@@ -99,6 +128,7 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     terminatedAtMs: t.nowMs,
     incarnation: t.incarnation,
     token: t.token,
+    memoPrefix: t.memoPrefix,
     ...(t.error === undefined ? {} : { error: t.error }),
     ...(t.errorKind === undefined ? {} : { errorKind: t.errorKind }),
   };
@@ -118,7 +148,7 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     );
   }
   if (s.memoRetentionMs !== undefined) {
-    s.markers.add(into, t.nowMs + s.memoRetentionMs, t.runId, new TextEncoder().encode(t.token));
+    s.markers.add(into, t.nowMs + s.memoRetentionMs, t.runId, encodeMarkerValue({ token: t.token, memoPrefix: t.memoPrefix }));
   }
   if (hookObserves(s.hook, outcome)) {
     const opts: { dedupKey: string; headers: Record<string, string>; priority?: number; maxAttempts?: number } = {

@@ -83,7 +83,7 @@ export class WorkflowRuntime {
       pollIntervalMs: s.pollIntervalMs,
       maxConcurrentSteps: s.maxConcurrentSteps,
       leaseMs: s.leaseMs,
-      terminal: { queueName: s.queueName, hook: deps.hook, memoRetentionMs: s.memoRetentionMs, markers: terminalMarkersFor(s.queueName, memos.prefix) },
+      terminal: { queueName: s.queueName, hook: deps.hook, memoRetentionMs: s.memoRetentionMs, markers: terminalMarkersFor(s.queueName) },
       events,
       submitLock: submitLockFor(deps.queue),
       signalLock: signalLockFor(deps.queue),

@@ -126,7 +126,7 @@ export class WorkflowView {
 
   /** @internal The run result record that belongs to `terminal`, if one was written. */
   async outcomeOf(terminal: TerminalRecord): Promise<RunOutcome | null> {
-    const rec = await this.#memos.readOutcomeRecord(terminal.runId, terminal.token);
+    const rec = await this.#memos.withPrefix(terminal.memoPrefix ?? this.#memos.prefix).readOutcomeRecord(terminal.runId, terminal.token);
     return rec !== null && rec.token === terminal.token ? rec.outcome : null;
   }
 }

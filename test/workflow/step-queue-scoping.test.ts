@@ -92,3 +92,44 @@ describe("step queue scoping", () => {
     expect(() => WorkflowRuntime.builder({} as never, {} as never, taggedRunner("A"), NoopTerminalHook).queueName("a/b")).toThrow(/queue name/);
   });
 });
+
+describe("runtimes of one step queue with different memo prefixes", () => {
+  it("keep a run's memo, result record and retention where the submitting runtime put them", async () => {
+    // Step 0 stores a value in the run memo and continues after a delay; step 1 reads it back.
+    const runner: StepRunner = {
+      async runStep(s) {
+        if (s.stepNumber === 0) {
+          await s.runMemo.put("draft", enc("from step 0"));
+          return StepOutcome.continueAfter(s.payload, 1_000);
+        }
+        return StepOutcome.succeed((await s.runMemo.get("draft")) ?? enc("memo missing"));
+      },
+    };
+    const env = await openEnv(runner, { configure: (b) => b.memoPrefix("pa") });
+    const b = WorkflowRuntime.builder(env.queue, env.store, runner, NoopTerminalHook).memoPrefix("pb").memoRetention(60_000).build();
+    await env.runtime.submit({ input: enc("x"), runId: "r" });
+    await until(async () => (await env.runtime.status("r"))?.step === 1, "step 0 done under the first runtime");
+    await env.worker!.shutdown();
+
+    // The other runtime works step 1 of the run.
+    const workerB = b.spawn();
+    env.clock.advance(1_000);
+    const end = await b.wait("r");
+    expect(dec(end.outcome!.result)).toBe("from step 0");
+    // Both runtimes read the same result record.
+    expect(dec((await env.runtime.outcome("r"))!.result)).toBe("from step 0");
+    let underB = 0;
+    for await (const _ of env.store.list("pb/")) underB++;
+    expect(underB).toBe(0);
+
+    // Retention, configured on the second runtime, sweeps the run's entries under the first one's prefix.
+    env.clock.advance(60_000);
+    await b.sweepMemos();
+    let underA = 0;
+    for await (const _ of env.store.list("pa/memos/r/")) underA++;
+    expect(underA).toBe(0);
+    expect(await b.status("r")).toBeNull();
+    await workerB.shutdown();
+    await env.queue.close();
+  });
+});
