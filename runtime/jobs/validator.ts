@@ -121,7 +121,7 @@ export function createValidator<T>(name: string, raw: RawValidateFunction): Vali
     assert(value: unknown): asserts value is T {
       const issues = validate(value);
       if (issues.length > 0) {
-        throw new ValidationError(`${name} is invalid; fix these fields and retry`, issues.map(formatIssue));
+        throw new ValidationError(`invalid ${name}; fix these fields and retry`, issues.map(formatIssue));
       }
     },
     "~standard": {

@@ -106,7 +106,7 @@ describe("generated validators", () => {
     } catch (e) {
       expect((e as ValidationError).code).toBe("VALIDATION");
       expect((e as ValidationError).issues).toEqual(["/to: must be string", "/subject: must NOT have fewer than 1 characters"]);
-      expect((e as Error).message).toContain("billing.email.send input is invalid");
+      expect((e as Error).message).toContain("invalid billing.email.send input");
     }
   });
 
@@ -272,7 +272,7 @@ describe("generated register", () => {
   it("validates the output before it is stored", async () => {
     const { runner } = setUp({ output: { object_key: "k" } });
     await expect(runner.run("billing.invoice.render", { invoice_id: "i", lines: [{ sku: "s", quantity: 1, unit_price: output.total }] })).rejects.toThrow(
-      /billing.invoice.render output is invalid[\s\S]*\/total: is required/,
+      /invalid billing.invoice.render output[\s\S]*\/total: is required/,
     );
   });
 
@@ -283,7 +283,7 @@ describe("generated register", () => {
     expect(failed).toEqual([{ reason: "bounced" }]);
     const bad = setUp({ fail: { reason: "lost" } });
     const failed2: unknown[] = [];
-    await expect(bad.runner.run("billing.email.send", email, failed2)).rejects.toThrow(/billing.email.send error is invalid/);
+    await expect(bad.runner.run("billing.email.send", email, failed2)).rejects.toThrow(/invalid billing.email.send error/);
     expect(failed2).toEqual([]);
   });
 });

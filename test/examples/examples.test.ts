@@ -149,7 +149,7 @@ describe("examples", () => {
     expect(out).toMatch(/step 0 attempt 2: 6 submissions, 3 new, 3 matched existing jobs by idempotency key/);
     expect(lines(out, /^ {2}job: resized /)).toHaveLength(6);
     expect(out).toMatch(/run album-summer succeeded: thumbs\/320\/beach.jpg, /);
-    expect(out).toMatch(/rejected before enqueueing: thumbs.photo.resize input is invalid/);
+    expect(out).toMatch(/rejected before enqueueing: invalid thumbs.photo.resize input/);
   });
 
   it("group-document-pipeline: progress and cost folded over the group's results", { timeout: 15_000 }, async () => {
