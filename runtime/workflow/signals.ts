@@ -14,6 +14,12 @@
 import type { ClaimedJob, EnqueueOptions } from "../queue/types.js";
 import { SettlementEffects } from "../queue/effects.js";
 import { signalBufferKey, signalDeliveredKey, signalTimedOutKey, signalWaitKey } from "./kv-keys.js";
+import { decodeSignalWait, encodeSignalWait, type StepPointer } from "./records.js";
+import { HEADER_NOOP, HEADER_RUN_ID, HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from "./reserved.js";
+import type { SignalOutcome } from "./run-types.js";
+import type { RuntimeCore } from "./runtime-core.js";
+import { ValidationError } from "../errors.js";
+import { StepError } from "./workflow-errors.js";
 
 const TIMED_OUT = new Uint8Array([1]);
 
@@ -22,12 +28,6 @@ export function releaseStepSignal(queueName: string, runId: string, step: number
   effects.kvDelete(signalDeliveredKey(queueName, runId, step));
   effects.kvDelete(signalTimedOutKey(queueName, runId, step));
 }
-import { decodeSignalWait, encodeSignalWait, type StepPointer } from "./records.js";
-import { HEADER_NOOP, HEADER_RUN_ID, HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from "./reserved.js";
-import type { SignalOutcome } from "./run-types.js";
-import type { RuntimeCore } from "./runtime-core.js";
-import { ValidationError } from "../errors.js";
-import { StepError } from "./workflow-errors.js";
 
 function checkCorrelationKey(key: string): void {
   if (typeof key !== "string" || key.length === 0) throw new ValidationError("a signal correlation key must be a non-empty string");
@@ -119,8 +119,10 @@ export async function stageSignalWait(
 }
 
 /**
- * After a wait registration committed: a signal buffered while it was
- * settling is handed over now rather than at the timeout.
+ * After a wait registration committed: a signal found buffered is handed
+ * over now rather than at the timeout. Registration and `signal` take turns
+ * per key, so none is expected; this is a cheap guard that a signal never
+ * waits for a timeout it need not.
  */
 export async function afterWaitRegistered(core: RuntimeCore, correlationKey: string, jobId: string): Promise<void> {
   const buffered = await core.queue.kvGet(signalBufferKey(core.queueName, correlationKey));
@@ -141,21 +143,16 @@ export async function sendSignal(core: RuntimeCore, correlationKey: string, payl
  * Wakes first, buffers only when no waiter took the payload: a woken waiter
  * holds the payload durably on its job, so nothing is left in the buffer
  * that a crash could hand to a second waiter. Once this resolves the signal
- * is durable either way.
+ * is durable either way. Runs under the key's lock, which registrations and
+ * late consumptions also take (and a queue has one writer process), so no
+ * registration commits between the read of the wait index and the buffer
+ * write.
  */
 async function deliverOrBuffer(core: RuntimeCore, correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
-  const bufKey = signalBufferKey(core.queueName, correlationKey);
   const waitKey = signalWaitKey(core.queueName, correlationKey);
-  const before = await core.queue.kvGet(waitKey);
-  if (before !== null && (await wakeWaiter(core, waitKey, before, payload))) return "delivered";
-  await core.queue.kvPut(bufKey, payload);
-  // In this process the per-key lock keeps registrations out, but a registration committed by
-  // another process since the first read may have missed the buffer: hand it over.
-  const after = await core.queue.kvGet(waitKey);
-  if (after !== null && (before === null || !sameBytes(after, before)) && (await wakeWaiter(core, waitKey, after, payload))) {
-    await core.queue.kvCompareAndDelete(bufKey, payload);
-    return "delivered";
-  }
+  const waitBytes = await core.queue.kvGet(waitKey);
+  if (waitBytes !== null && (await wakeWaiter(core, waitKey, waitBytes, payload))) return "delivered";
+  await core.queue.kvPut(signalBufferKey(core.queueName, correlationKey), payload);
   return "buffered";
 }
 
@@ -173,10 +170,6 @@ async function wakeWaiter(core: RuntimeCore, waitKey: string, waitBytes: Uint8Ar
   const info = await core.queue.view().job(w.jobId);
   if (info === null || info.state === "done" || info.state === "dead") await core.queue.kvCompareAndDelete(waitKey, waitBytes);
   return false;
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 /** `WorkflowRuntime.clearSignal`: discards the buffered signal of `correlationKey`. */
