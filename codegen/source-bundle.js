@@ -1,0 +1,101 @@
+/**
+ * @module Runs the CLI of a checkout from one cached bundle of its sources.
+ *
+ * Loading the TypeScript sources through tsx costs a loader thread that the
+ * main thread waits for, plus a round trip per module: a few hundred
+ * milliseconds of every `npm run codegen`. So, in a checkout, the CLI's
+ * sources are bundled once with esbuild (which tsx ships) into
+ * `node_modules/.cache/taquba-codegen/`, and later runs import the bundle
+ * directly. The bundle is used only when the content hash of every source
+ * it was built from, and of the bundle itself, still matches; otherwise it
+ * is rebuilt. Any problem (no esbuild, a read-only folder, a source outside
+ * `codegen/` that reads `import.meta`) makes `importBundled` return
+ * undefined and the caller falls back to tsx. Plain JavaScript: it runs
+ * before anything can load TypeScript.
+ */
+
+import { createHash } from "node:crypto";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+// Bump when the build options below change, so older bundles are rebuilt.
+const FORMAT = 1;
+
+function sha256(data) {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+async function writeAtomic(path, content) {
+  const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  await writeFile(tmp, content);
+  await rename(tmp, path);
+}
+
+/** Whether every recorded source still has the recorded hash. */
+async function sourcesMatch(root, sources) {
+  const hashes = await Promise.all(Object.keys(sources).map((p) => readFile(resolve(root, p)).then(sha256, () => undefined)));
+  return Object.values(sources).every((h, i) => hashes[i] === h);
+}
+
+/**
+ * Imports the module at `entry` (a file URL of `codegen/cli.ts`) from a
+ * bundle that is current with the sources, building it when needed.
+ * Resolves to undefined when bundling is not possible here.
+ *
+ * @param {string} entry
+ * @param {string} [cacheDir] where the bundle and its manifest live (tests pass their own)
+ */
+export async function importBundled(entry, cacheDir) {
+  try {
+    const entryPath = fileURLToPath(entry);
+    const codegenDir = dirname(entryPath);
+    const root = dirname(codegenDir);
+    cacheDir ??= join(root, "node_modules", ".cache", "taquba-codegen");
+    const bundlePath = join(cacheDir, "cli.mjs");
+    const manifestPath = join(cacheDir, "manifest.json");
+    const require = createRequire(entry);
+    const esbuild = createRequire(require.resolve("tsx/package.json"))("esbuild");
+    const manifest = await readFile(manifestPath, "utf8").then(JSON.parse, () => undefined);
+    if (
+      manifest?.format === FORMAT &&
+      manifest.esbuild === esbuild.version &&
+      manifest.entry === entryPath &&
+      (await sourcesMatch(root, manifest.sources)) &&
+      (await readFile(bundlePath).then(sha256, () => undefined)) === manifest.bundle
+    ) {
+      return await import(pathToFileURL(bundlePath).href);
+    }
+    const result = await esbuild.build({
+      absWorkingDir: root,
+      entryPoints: [entryPath],
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      packages: "external",
+      write: false,
+      metafile: true,
+      logLevel: "silent",
+      // Every source reading import.meta lives in codegen/, and only uses it to find files and packages
+      // relative to its folder: the entry's URL answers the same for all of them.
+      define: { "import.meta.url": "__taqubaCodegenUrl" },
+      banner: { js: `const __taqubaCodegenUrl = ${JSON.stringify(entry)};` },
+    });
+    const sources = {};
+    for (const p of Object.keys(result.metafile.inputs)) {
+      const content = await readFile(resolve(root, p));
+      if (content.includes("import.meta") && dirname(resolve(root, p)) !== codegenDir) return undefined;
+      sources[p] = sha256(content);
+    }
+    const bundle = result.outputFiles[0]?.contents;
+    if (bundle === undefined) return undefined;
+    await mkdir(cacheDir, { recursive: true });
+    await writeAtomic(bundlePath, bundle);
+    await writeAtomic(manifestPath, `${JSON.stringify({ format: FORMAT, esbuild: esbuild.version, entry: entryPath, bundle: sha256(bundle), sources }, null, 2)}\n`);
+    return await import(pathToFileURL(bundlePath).href);
+  } catch {
+    return undefined;
+  }
+}
