@@ -63,7 +63,8 @@ export function headerComment(source: string): string {
 
 /** Normalises text to LF and exactly one trailing newline. */
 export function finishText(text: string): string {
-  return `${text.replace(/\r\n?/g, "\n").replace(/\s+$/, "")}\n`;
+  // trimEnd strips exactly what /\s+$/ would, without the regex's rescans of every whitespace run in a 4 MB file.
+  return `${text.replace(/\r\n?/g, "\n").trimEnd()}\n`;
 }
 
 /** Collects imports: per module, value names and type-only names. */
