@@ -82,9 +82,10 @@ function toPosix(p: string): string {
 }
 
 /** Whether the output stamp shows, without regenerating, that output and locks are current. */
-async function stampProvesUpToDate(stampPath: string, key: string, opts: Options, io: CliIo, inputs: readonly SpecInput[]): Promise<boolean> {
+async function stampProvesUpToDate(stampPath: string, opts: Options, io: CliIo, inputs: readonly SpecInput[]): Promise<boolean> {
   const stamp = parseStamp(await readFile(stampPath, "utf8").catch(() => undefined));
   if (stamp === undefined) return false;
+  const key = await stampKey(inputs);
   const onDisk = await readGenerated(opts.outDir);
   const read = (file: string) => readFile(resolve(io.cwd, file), "utf8").catch(() => undefined);
   const lockTexts = new Map(await Promise.all(inputs.map(async (i) => [lockPathFor(i.file), await read(lockPathFor(i.file))] as const)));
@@ -109,8 +110,7 @@ async function runOnce(opts: Options, io: CliIo, cache?: GenerationCache): Promi
     return 1;
   }
   const stampPath = join(opts.outDir, STAMP_FILE);
-  const key = await stampKey(inputs);
-  if (opts.check && (await stampProvesUpToDate(stampPath, key, opts, io, inputs))) {
+  if (opts.check && (await stampProvesUpToDate(stampPath, opts, io, inputs))) {
     io.out(`${toPosix(relative(io.cwd, opts.outDir)) || "."} is up to date with ${inputs.length} spec file${inputs.length === 1 ? "" : "s"}`);
     return 0;
   }
@@ -170,7 +170,7 @@ async function runOnce(opts: Options, io: CliIo, cache?: GenerationCache): Promi
     for (const l of staleLocks) await writeAtomic(resolve(io.cwd, l.file), l.content);
     const stamp = renderStamp({
       stampVersion: 1,
-      key,
+      key: await stampKey(inputs),
       files: Object.fromEntries(result.files.map((f) => [f.path, sha256(f.content)])),
       locks: Object.fromEntries(result.locks.map((l) => [l.file, sha256(l.content)])),
     });

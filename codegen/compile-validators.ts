@@ -82,11 +82,13 @@ function sharedRefs(value: JsonValue): JsonValue {
   return out;
 }
 
-const HELPERS: ReadonlyArray<readonly [string, string]> = [
+const HELPERS: ReadonlyMap<string, string> = new Map([
   ['require("ajv/dist/runtime/ucs2length").default', "validatorRuntime.ucs2length"],
   ['require("ajv/dist/runtime/equal").default', "validatorRuntime.equal"],
   ['require("taquba").validatorRuntime.formats', "validatorRuntime.formats"],
-];
+]);
+// All helper references, rewritten in one pass over the (multi-megabyte) module text.
+const HELPER_PATTERN = new RegExp([...HELPERS.keys()].map((h) => h.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"), "g");
 
 /**
  * Compiles the roots into the text of an ES module exporting one validation
@@ -146,7 +148,7 @@ export function compileValidators(roots: readonly ValidatorRoot[], pkg: PackageM
   }
   let code = standaloneCode(ajv, mapping);
   if (aliases.length > 0) code = `${code.trimEnd()}\n\n${aliases.join("\n")}\n`;
-  for (const [from, to] of HELPERS) code = code.split(from).join(to);
+  code = code.replace(HELPER_PATTERN, (m) => HELPERS.get(m) ?? m);
   const leftover = /require\([^)]*\)/.exec(code);
   if (leftover !== null) throw new Error(`ajv standalone output references ${leftover[0]}, which the generator cannot map`);
   code = code.replace(/^"use strict";\n?/, "");
