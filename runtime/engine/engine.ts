@@ -28,8 +28,9 @@
  * new segment run, with tombstones), so their cost follows the change, not
  * the state size. A full checkpoint (compaction) rewrites the whole state as
  * one run and drops the others when the runs reach `maxSegmentRuns`, when
- * the newer runs together outgrow the oldest, when the change is as large
- * as the state, or after a checkpoint failed.
+ * the newer runs together outgrow the oldest, when more than half the state
+ * changed (the engine then stops recording changes), or after a checkpoint
+ * failed.
  *
  * Recovery = newest manifest + its segment runs (oldest first, newer runs
  * winning) + WAL replay from the sequence
@@ -56,7 +57,8 @@ import { segmentRuns, type Manifest } from "./manifest.js";
 import { recoverAsWriter, type Recovered } from "./open-writer.js";
 import { applyOps, type StoreContext } from "./recovery.js";
 import { scanTree, type ScanOptions } from "./scan.js";
-import { newDeltaMap, type DeltaMap, type SortedMap } from "./sorted-map.js";
+import { orderChanges } from "./change-order.js";
+import { deltaOverflows, type DeltaMap, type SortedMap } from "./sorted-map.js";
 import { validateBatchOps } from "./wal-format.js";
 import { WalWriter } from "./wal-writer.js";
 import type { WriteBatch } from "./write-batch.js";
@@ -83,10 +85,12 @@ export class Engine {
   readonly #opts: ResolvedEngineOptions;
   readonly #epoch: number;
   #state: SortedMap;
-  /** Changes since the manifest's `walNext`; the next incremental checkpoint writes them. */
-  #delta: DeltaMap;
-  /** Set while `#delta` may miss changes (a checkpoint took it and has not published). */
-  #needFull = false;
+  /**
+   * Changes since the manifest's `walNext`, for the next incremental
+   * checkpoint; undefined when they are not all known (too many to be
+   * worth it, or a checkpoint took them and failed): the next one is full.
+   */
+  #delta: DeltaMap | undefined;
   #manifest: Manifest;
   #wal: WalWriter;
   #status: "open" | "closing" | "closed" = "open";
@@ -194,7 +198,9 @@ export class Engine {
         return Promise.reject(err);
       }
       this.#wal.append(ops);
-      applyOps(this.#state, ops, this.#delta);
+      const delta = this.#delta;
+      applyOps(this.#state, ops, delta);
+      if (delta !== undefined && deltaOverflows(delta, this.#state.size)) this.#delta = undefined;
     }
     return opts.durable === false ? RESOLVED : this.#wal.waitAppended();
   }
@@ -289,10 +295,8 @@ export class Engine {
     if (walNext === prev.walNext) return;
     // The cut: commits from here on land in later WAL objects and a new delta.
     const changed = this.#delta;
-    this.#delta = newDeltaMap();
-    const full = this.#needFull || this.#compactionDue(prev, changed.size);
-    // Until this checkpoint publishes, no later one may build on `changed` being stored.
-    this.#needFull = true;
+    this.#delta = new Map();
+    const full = changed === undefined || this.#compactionDue(prev, changed.size);
     const snapshot = full ? this.#state.clone() : undefined;
     const counted = { ...this.#sinceCheckpoint };
     const writer: CheckpointWriter = {
@@ -303,16 +307,19 @@ export class Engine {
       nextSegmentNumber: () => ++this.#segmentCounter,
       stopped: () => this.closed,
     };
+    let published = false;
     try {
       await this.#wal.waitDurable(cutSeq);
       const id = prev.id + 1;
-      const written = await writeSegments(writer, snapshot ? snapshot.entries() : changed.entries(), id);
+      const stoppedError = () => new ClosedError("the engine (the checkpoint stopped before publishing)");
+      const entries = snapshot ? snapshot.entries() : await orderChanges(changed!, writer.stopped, stoppedError);
+      const written = await writeSegments(writer, entries, id);
       const segments = full ? written : [...prev.segments, ...written];
       const next: Manifest = { id, epoch: this.#epoch, walNext, segments, fences: prev.fences, createdAt: Date.now() };
       if (this.closed) throw this.#failure ?? new ClosedError("the engine");
       await publishManifest(this.#ctx, next, () => this.#failure !== undefined);
       this.#manifest = next;
-      this.#needFull = false;
+      published = true;
       this.#checkpoints++;
       if (full) this.#compactions++;
       this.#checkpointBytes += written.reduce((n, s) => n + s.bytes, 0);
@@ -325,6 +332,9 @@ export class Engine {
     } catch (err) {
       if (err instanceof FencedError) this.#fail(err);
       throw err;
+    } finally {
+      // The changes this checkpoint took are not stored: no later one may build on them.
+      if (!published) this.#delta = undefined;
     }
   }
 

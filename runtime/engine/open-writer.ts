@@ -8,7 +8,7 @@ import { WAL_FENCE_JUMP, manifestKey, walKey } from "./layout.js";
 import type { Manifest } from "./manifest.js";
 import { publishManifest } from "./checkpoint.js";
 import { applyOps, loadSegments, newWalk, readNewestManifest, walkWal, type StoreContext, type WalWalk } from "./recovery.js";
-import { newDeltaMap, type DeltaMap, type SortedMap } from "./sorted-map.js";
+import { deltaOverflows, type DeltaMap, type SortedMap } from "./sorted-map.js";
 import { createOnce } from "./store-ops.js";
 import { decodeWal, encodeFence } from "./wal-format.js";
 
@@ -16,8 +16,11 @@ import { decodeWal, encodeFence } from "./wal-format.js";
 export interface Recovered {
   ctx: StoreContext;
   tree: SortedMap;
-  /** The changes replayed from the WAL: what the base manifest's segments lack. */
-  delta: DeltaMap;
+  /**
+   * The changes replayed from the WAL: what the base manifest's segments
+   * lack; undefined when too many to be worth an incremental checkpoint.
+   */
+  delta: DeltaMap | undefined;
   manifest: Manifest;
   firstSeq: number;
   walk: WalWalk;
@@ -53,8 +56,11 @@ export async function recoverAsWriter(ctx: StoreContext): Promise<Recovered> {
   const tree = await loadSegments(ctx, base);
   if (tree === undefined) throw new StoreCorruptedError(manifestKey(ctx.prefix, base.id), "a segment it lists is missing");
   let walk = newWalk(base.walNext);
-  const delta = newDeltaMap();
-  const apply = (ops: Parameters<typeof applyOps>[1]) => applyOps(tree, ops, delta);
+  let delta: DeltaMap | undefined = new Map();
+  const apply = (ops: Parameters<typeof applyOps>[1]) => {
+    applyOps(tree, ops, delta);
+    if (delta !== undefined && deltaOverflows(delta, tree.size)) delta = undefined;
+  };
   for (;;) {
     walk = await walkWal(ctx, walk, apply);
     if (walk.vanished) throw new StoreCorruptedError(walKey(ctx.prefix, walk.pos), "a WAL object vanished during recovery");

@@ -11,14 +11,20 @@ export type SortedMap = BTree<string, Uint8Array>;
 
 /**
  * The keys changed since the last checkpoint cut, with their new values;
- * `null` marks a deleted key. An incremental checkpoint writes it as a
- * segment run (tombstones for the nulls).
+ * `null` marks a deleted key. A hash map, so recording a change costs far
+ * less than an ordered insert; an incremental checkpoint orders the keys
+ * (change-order.ts) and writes them as a segment run, nulls as tombstones.
  */
-export type DeltaMap = BTree<string, Uint8Array | null>;
+export type DeltaMap = Map<string, Uint8Array | null>;
 
-/** An empty delta map ordered by `compareKeys`. */
-export function newDeltaMap(): DeltaMap {
-  return new BTree<string, Uint8Array | null>(undefined, compareKeys);
+/**
+ * Whether a delta has grown past what an incremental checkpoint is worth:
+ * more than half as many keys as the state (and past a small floor). The
+ * engine then stops recording and the next checkpoint rewrites the state,
+ * which costs no more; this also bounds the delta's memory by the state's.
+ */
+export function deltaOverflows(delta: DeltaMap, stateSize: number): boolean {
+  return delta.size > 4096 && delta.size > stateSize / 2;
 }
 
 /** An empty map ordered by `compareKeys`. */

@@ -6,6 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { Engine, EngineReader, MemoryStore, WriteBatch, type ObjectStore } from "taquba";
+import { orderChanges } from "../../runtime/engine/change-order.js";
+import { compareKeys } from "../../runtime/store/keys.js";
 import { failWhen } from "../support/failing-store.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -31,8 +33,10 @@ function changes(model: Model, seed: number, n: number, space: number): WriteBat
   let x = seed * 7919 + 13;
   for (let i = 0; i < n; i++) {
     x = (x * 1103515245 + 12345) % 2147483648;
-    const key = `k/${String(x % space).padStart(4, "0")}`;
-    if (x % 3 === 0) {
+    // The high bits: an LCG's low bits repeat with short periods.
+    const r = Math.floor(x / 65536);
+    const key = `k/${String(r % space).padStart(5, "0")}`;
+    if (r % 3 === 0) {
       b.delete(key);
       model.delete(key);
     } else {
@@ -104,6 +108,28 @@ describe("incremental checkpoints", () => {
     await reopened.close();
   });
 
+  it("an incremental run of thousands of changed keys reopens exactly; more than half the state changed makes a full one", async () => {
+    const store = new MemoryStore();
+    const model: Model = new Map();
+    const engine = await Engine.open(store, manual);
+    await engine.commit(changes(model, 1, 40_000, 20_000));
+    await engine.checkpoint();
+    await engine.commit(changes(model, 2, 3000, 20_000));
+    await engine.checkpoint();
+    expect(model.size).toBeGreaterThan(7000);
+    expect(engine.stats).toMatchObject({ compactions: 1, segmentRuns: 2 });
+    const size = model.size;
+    const churn = new WriteBatch();
+    for (let i = 0; i < size; i++) churn.put(`churn/${i}`, enc("c")).delete(`churn/${i}`);
+    await engine.commit(churn);
+    await engine.checkpoint();
+    expect(engine.stats).toMatchObject({ compactions: 2, segmentRuns: 1 });
+    await engine.close();
+    const reopened = await Engine.open(store, manual);
+    expect(sorted(contents(reopened))).toEqual(sorted(model));
+    await reopened.close();
+  });
+
   it("a deleted key stays deleted across runs and a compaction", async () => {
     const store = new MemoryStore();
     const engine = await Engine.open(store, { ...manual, maxSegmentRuns: 3 });
@@ -167,6 +193,31 @@ describe("incremental checkpoints", () => {
     const third = await Engine.open(store, manual);
     expect(sorted(contents(third))).toEqual(sorted(model));
     await third.close();
+  });
+});
+
+describe("ordering a checkpoint's changes", () => {
+  it("yields every changed key once, in compareKeys order, across many sorted chunks", async () => {
+    const delta = new Map<string, Uint8Array | null>();
+    const alphabet = ["a", "b", "z", "é", "\u{ffff}", "\u{10000}", "\u{1f600}", "\ue000", "/"];
+    // Every key of up to four characters of the alphabet, inserted in a scrambled order.
+    const keys: string[] = [""];
+    for (let len = 0; len < 4; len++) for (const k of keys.filter((k) => [...k].length === len)) for (const c of alphabet) keys.push(k + c);
+    for (let i = 1; i < keys.length; i++) {
+      const key = keys[(i * 7919) % keys.length]!;
+      delta.set(key, i % 5 === 0 ? null : enc(key));
+    }
+    expect(delta.size).toBeGreaterThan(6000);
+    const ordered = [...(await orderChanges(delta, () => false, () => new Error("stopped")))];
+    const expected = [...delta.keys()].sort(compareKeys);
+    expect(ordered.map(([k]) => k)).toEqual(expected);
+    for (const [k, v] of ordered) expect(v).toBe(delta.get(k));
+  });
+
+  it("stops when the engine stops", async () => {
+    const delta = new Map<string, Uint8Array | null>();
+    for (let i = 0; i < 200_000; i++) delta.set(`k/${(i * 7919) % 200_003}`, null);
+    await expect(orderChanges(delta, () => true, () => new Error("stopped"))).rejects.toThrow("stopped");
   });
 });
 

@@ -1,0 +1,72 @@
+/**
+ * @module Ordering a checkpoint's changed keys without blocking the event
+ * loop: the keys are sorted in chunks, one chunk per slice of work with
+ * yields between, then merged lazily as the segment writer consumes them.
+ *
+ * The engine records changes in a hash map (cheap on every commit) instead
+ * of an ordered tree; the ordering cost moves to the checkpoint, which runs
+ * in the background and yields regularly.
+ */
+import { setImmediate as yieldToLoop } from "node:timers/promises";
+import { compareKeys } from "../store/keys.js";
+import type { DeltaMap } from "./sorted-map.js";
+
+const CHUNK = 2048;
+const SLICE_MS = 2;
+
+/**
+ * The entries of `delta` (never mutated meanwhile) in ascending key order.
+ * Sorting yields to the event loop after about `SLICE_MS` of work; `stopped`
+ * is checked at each yield and ends the sort early with `onStop()`'s error.
+ */
+export async function orderChanges(
+  delta: DeltaMap,
+  stopped: () => boolean,
+  onStop: () => Error,
+): Promise<Iterable<[string, Uint8Array | null]>> {
+  const keys = [...delta.keys()];
+  const runs: string[][] = [];
+  let sliceStart = performance.now();
+  for (let i = 0; i < keys.length; i += CHUNK) {
+    runs.push(keys.slice(i, i + CHUNK).sort(compareKeys));
+    if (performance.now() - sliceStart >= SLICE_MS) {
+      await yieldToLoop();
+      if (stopped()) throw onStop();
+      sliceStart = performance.now();
+    }
+  }
+  return { [Symbol.iterator]: () => mergeRuns(runs, delta) };
+}
+
+/** K-way merge of sorted runs of distinct keys through a binary min-heap of run heads. */
+function* mergeRuns(runs: string[][], delta: DeltaMap): Generator<[string, Uint8Array | null]> {
+  const pos = runs.map(() => 0);
+  const heap: number[] = [];
+  const head = (r: number) => runs[r]![pos[r]!]!;
+  const less = (a: number, b: number) => compareKeys(head(a), head(b)) < 0;
+  const down = (i: number) => {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < heap.length && less(heap[l]!, heap[m]!)) m = l;
+      if (r < heap.length && less(heap[r]!, heap[m]!)) m = r;
+      if (m === i) return;
+      [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+      i = m;
+    }
+  };
+  for (let r = 0; r < runs.length; r++) if (runs[r]!.length > 0) heap.push(r);
+  for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(i);
+  while (heap.length > 0) {
+    const r = heap[0]!;
+    const key = head(r);
+    yield [key, delta.get(key)!];
+    if (++pos[r]! < runs[r]!.length) down(0);
+    else {
+      heap[0] = heap[heap.length - 1]!;
+      heap.pop();
+      if (heap.length > 0) down(0);
+    }
+  }
+}
