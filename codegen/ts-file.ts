@@ -34,7 +34,8 @@ function realTsMorph(): TsMorph {
  * anything else.
  */
 export function loadTsMorph(): TsMorph {
-  if (tsMorph !== undefined) return tsMorph;
+  // Always the stand-in, even once ts-morph is loaded: emitters then always number structure kinds
+  // as the fast printer does, and the ts-morph path maps them onto the installed numbering.
   lazyTsMorph ??= new Proxy({} as TsMorph, {
     get: (_target, prop) => (prop === "StructureKind" ? STRUCTURE_KIND : Reflect.get(realTsMorph(), prop)),
   });

@@ -13,7 +13,7 @@ import type { StatementStructures } from "ts-morph";
 import { describe, expect, it } from "vitest";
 import { generate, type SpecInput } from "../../codegen/generate.js";
 import { printStatements, singleStatement, STRUCTURE_KIND } from "../../codegen/structure-printer.js";
-import { Imports, printFile, printFileWithTsMorph, withTsMorphPrinter } from "../../codegen/ts-file.js";
+import { Imports, loadTsMorph, printFile, printFileWithTsMorph, withTsMorphPrinter } from "../../codegen/ts-file.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..", "..");
@@ -83,6 +83,13 @@ describe("fast structure printer", () => {
       expect(printStatements([], statements)).toBeUndefined();
       expect(printFile("s.yaml", new Imports(), statements)).toBe(printFileWithTsMorph("s.yaml", new Imports(), statements));
     }
+  });
+
+  it("numbers structure kinds as the installed ts-morph does, and emitters get that numbering", async () => {
+    const { StructureKind } = (await import("ts-morph")) as { StructureKind: Record<string, string | number> };
+    const installed = Object.fromEntries(Object.entries(StructureKind).filter(([, v]) => typeof v === "number"));
+    expect({ ...STRUCTURE_KIND }).toEqual(installed);
+    expect(loadTsMorph().StructureKind).toBe(STRUCTURE_KIND);
   });
 
   it("recognises single statements conservatively", () => {
