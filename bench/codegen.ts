@@ -253,7 +253,7 @@ try {
   if (genCpu.length > 0) {
     console.log(`CPU time, cold process:              codegen ${show(genCpu)}; --check without stamp ${show(checkCpu)}`);
   }
-  console.log(`--watch, small spec saved -> written: ${show(watchSmall)}  (the large spec is not re-emitted)`);
+  console.log(`--watch, small spec saved -> written: ${show(watchSmall)}`);
   console.log(`--watch, large spec saved -> written: ${show(watchBig)}`);
   console.log(`load average (1, 5, 15 min): ${loadBefore} at the start, ${load()} at the end`);
 } finally {
