@@ -1,8 +1,8 @@
 /**
  * Order fulfilment: a typed four-step workflow declared in YAML
- * (`orders.taquba.yaml`: reserve -> await_payment -> pack -> ship),
- * implemented by `order-fulfil.ts` against the generated code in
- * `generated/`, over a local-directory store.
+ * (`schemas/orders.taquba.yaml`: reserve -> await_payment -> pack -> ship),
+ * implemented by `order-fulfil.ts` against the project's generated code
+ * (`generated/orders`, from `npm run codegen`), over a local-directory store.
  *
  * Submits five orders, restarts the process's runtime (a new queue over the
  * same directory) while they wait for their payments, then delivers payment
@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalStore, NoopTerminalHook, Queue, WorkflowDispatcher, WorkflowRuntime } from "taquba";
-import { orders } from "./generated/index.js";
+import { orders } from "../../generated/index.js";
 import { OrderFulfil } from "./order-fulfil.js";
 
 const dir = process.argv[2] ?? mkdtempSync(join(tmpdir(), "taquba-orders-"));

@@ -9,7 +9,7 @@
  * payload does not compile.
  */
 
-import { orders } from "./generated/index.js";
+import { orders } from "../../generated/index.js";
 
 /** Knobs of the demo, so a run shows each path quickly. */
 export interface OrderFulfilOptions {
