@@ -21,7 +21,9 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 // Bump when the build options below change, so older bundles are rebuilt.
-const FORMAT = 1;
+const FORMAT = 2;
+// Files that shape the bundle without being bundled (esbuild reads compiler options and package type from them).
+const SETTINGS = ["tsconfig.json", "package.json"];
 
 function sha256(data) {
   return createHash("sha256").update(data).digest("hex");
@@ -86,8 +88,14 @@ export async function importBundled(entry, cacheDir) {
     const sources = {};
     for (const p of Object.keys(result.metafile.inputs)) {
       const content = await readFile(resolve(root, p));
-      if (content.includes("import.meta") && dirname(resolve(root, p)) !== codegenDir) return undefined;
+      const text = content.toString("utf8");
+      // Only import.meta.url is rewritten, and only its folder is right: anything else must not be bundled.
+      if (/import\.meta(?!\.url\b)/.test(text) || (text.includes("import.meta") && dirname(resolve(root, p)) !== codegenDir)) return undefined;
       sources[p] = sha256(content);
+    }
+    for (const p of SETTINGS) {
+      const content = await readFile(resolve(root, p)).catch(() => undefined);
+      if (content !== undefined) sources[p] = sha256(content);
     }
     const bundle = result.outputFiles[0]?.contents;
     if (bundle === undefined) return undefined;
