@@ -49,7 +49,11 @@ export async function writeSegments(
   run: number,
 ): Promise<SegmentRef[]> {
   const refs: SegmentRef[] = [];
-  let builder = new SegmentBuilder(w.blockBytes);
+  // Room for a full segment plus its index up front: growing a buffer of
+  // many MiB by doubling copies it in one go, a pause no slice bounds.
+  const capacity = w.maxSegmentBytes + Math.max(256 * 1024, w.blockBytes * 2);
+  const newBuilder = () => new SegmentBuilder(w.blockBytes, capacity);
+  let builder = newBuilder();
   const flush = async () => {
     if (builder.entries === 0) return;
     const n = w.nextSegmentNumber();
@@ -65,7 +69,7 @@ export async function writeSegments(
       lastKey: builder.lastKey!,
       run,
     });
-    builder = new SegmentBuilder(w.blockBytes);
+    builder = newBuilder();
   };
   let sinceCheck = 0;
   let sliceStart = performance.now();

@@ -27,7 +27,11 @@ export interface EngineOptions {
    * (a compaction). 1 makes every checkpoint a full one. Default: 8.
    */
   maxSegmentRuns?: number;
-  /** Largest segment a checkpoint writes before starting another. Default: 64 MiB. */
+  /**
+   * Largest segment a checkpoint writes before starting another. A segment
+   * is finished and handed to the store in one synchronous step, so this
+   * also bounds the longest pause a checkpoint causes. Default: 4 MiB.
+   */
   maxSegmentBytes?: number;
   /** Target size of a segment block. Default: 64 KiB. */
   segmentBlockBytes?: number;
@@ -100,7 +104,7 @@ export function resolveEngineOptions(opts: EngineOptions): ResolvedEngineOptions
     checkpointWalObjects: opts.checkpointWalObjects ?? 1000,
     checkpointWalBytes: opts.checkpointWalBytes ?? 64 * 1024 * 1024,
     maxSegmentRuns: opts.maxSegmentRuns ?? 8,
-    maxSegmentBytes: opts.maxSegmentBytes ?? 64 * 1024 * 1024,
+    maxSegmentBytes: opts.maxSegmentBytes ?? 4 * 1024 * 1024,
     segmentBlockBytes: opts.segmentBlockBytes ?? 64 * 1024,
     retry: opts.retry ?? {},
     onBackgroundError: opts.onBackgroundError ?? ((err) => console.warn("taquba engine: background work failed:", err)),
