@@ -13,7 +13,7 @@ import { StoreCorruptedError, StoreUnavailableError } from "../errors.js";
 import { compareKeys } from "../store/keys.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { manifestKey, parseNumberedKey, walKey } from "./layout.js";
-import { decodeManifest, emptyManifest, segmentRuns, type Manifest } from "./manifest.js";
+import { decodeManifest, emptyManifest, segmentRuns, type Manifest, type SegmentRef } from "./manifest.js";
 import type { RetryPolicy } from "./retry.js";
 import { readSegment } from "./segment-format.js";
 import { newSortedMap, sortedMapFromSorted, type DeltaMap, type SortedMap } from "./sorted-map.js";
@@ -73,7 +73,10 @@ export async function loadSegments(ctx: StoreContext, manifest: Manifest): Promi
       return;
     }
     const part: SegmentPart = { keys: [], values: [] };
+    // The oldest run is a snapshot: a tombstone there only says the key is absent.
+    const inOldestRun = seg.run === manifest.segments[0]!.run;
     const n = readSegment(key, bytes, (k, v) => {
+      if (v === undefined && inOldestRun) return;
       part.keys.push(k);
       part.values.push(v);
     });
@@ -84,30 +87,10 @@ export async function loadSegments(ctx: StoreContext, manifest: Manifest): Promi
   let tree: SortedMap | undefined;
   let i = 0;
   for (const run of segmentRuns(manifest)) {
-    let keys: string[] = [];
-    let values: (Uint8Array | undefined)[] = [];
-    if (run.length === 1) ({ keys, values } = parts[i++]!);
-    else for (const seg of run) {
-      const part = parts[i++]!;
-      if (keys.length > 0 && part.keys.length > 0 && compareKeys(keys[keys.length - 1]!, part.keys[0]!) >= 0) {
-        throw new StoreCorruptedError(ctx.prefix + seg.name, "segment key range overlaps the previous segment of its run");
-      }
-      for (let j = 0; j < part.keys.length; j++) {
-        keys.push(part.keys[j]!);
-        values.push(part.values[j]);
-      }
-    }
+    const { keys, values } = run.length === 1 ? parts[i++]! : concatRun(ctx, run, parts.slice(i, (i += run.length)));
     if (tree === undefined) {
-      // The oldest run is a snapshot: a tombstone there only says the key is absent.
-      const liveKeys: string[] = [];
-      const liveValues: Uint8Array[] = [];
-      for (let j = 0; j < keys.length; j++) {
-        const v = values[j];
-        if (v === undefined) continue;
-        liveKeys.push(keys[j]!);
-        liveValues.push(v);
-      }
-      tree = sortedMapFromSorted(liveKeys, liveValues);
+      // Tombstones of the oldest run were dropped while reading.
+      tree = sortedMapFromSorted(keys, values as Uint8Array[]);
     } else {
       for (let j = 0; j < keys.length; j++) {
         const v = values[j];
@@ -117,6 +100,22 @@ export async function loadSegments(ctx: StoreContext, manifest: Manifest): Promi
     }
   }
   return tree ?? newSortedMap();
+}
+
+/** The parts of one run's segments as one ascending list, checking that their ranges do not overlap. */
+function concatRun(ctx: StoreContext, run: readonly SegmentRef[], parts: readonly SegmentPart[]): SegmentPart {
+  const out: SegmentPart = { keys: [], values: [] };
+  parts.forEach((part, n) => {
+    const { keys, values } = out;
+    if (keys.length > 0 && part.keys.length > 0 && compareKeys(keys[keys.length - 1]!, part.keys[0]!) >= 0) {
+      throw new StoreCorruptedError(ctx.prefix + run[n]!.name, "segment key range overlaps the previous segment of its run");
+    }
+    for (let j = 0; j < part.keys.length; j++) {
+      keys.push(part.keys[j]!);
+      values.push(part.values[j]);
+    }
+  });
+  return out;
 }
 
 /** How far a WAL replay got, and what it passed on the way. */
