@@ -13,7 +13,14 @@ export interface Clock {
    * Resolves once `now() >= at`, or at once when it already is. Rejects with
    * the signal's reason when `signal` aborts first. Timers are never busy
    * loops: a system clock sets one timeout, a mock clock waits for `advance`.
+   * Optional: a clock without it is waited on with real timers against its
+   * `now()` (see `timedClock`).
    */
+  waitUntil?(at: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** A clock that can wait: what the SDK uses inside, made from any `Clock` by `timedClock`. */
+export interface TimedClock extends Clock {
   waitUntil(at: number, signal?: AbortSignal): Promise<void>;
 }
 
@@ -24,36 +31,57 @@ function abortReason(signal: AbortSignal): unknown {
 // setTimeout's upper bound; longer waits re-arm.
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
-class SystemClockImpl implements Clock {
+/**
+ * Waits with real timers until `now() >= at`, re-arming after each timeout
+ * in case the clock moved slower than wall time (or went backwards).
+ */
+function waitWithTimers(now: () => number, at: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(abortReason(signal));
+  return new Promise<void>((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortReason(signal!));
+    };
+    const arm = () => {
+      const remaining = at - now();
+      if (remaining <= 0) {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+        return;
+      }
+      timer = setTimeout(arm, Math.min(remaining, MAX_TIMEOUT_MS));
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    arm();
+  });
+}
+
+class SystemClockImpl implements TimedClock {
   now(): number {
     return Date.now();
   }
 
   waitUntil(at: number, signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) return Promise.reject(abortReason(signal));
-    return new Promise<void>((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(abortReason(signal!));
-      };
-      const arm = () => {
-        const remaining = at - Date.now();
-        if (remaining <= 0) {
-          signal?.removeEventListener("abort", onAbort);
-          resolve();
-          return;
-        }
-        timer = setTimeout(arm, Math.min(remaining, MAX_TIMEOUT_MS));
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      arm();
-    });
+    return waitWithTimers(Date.now, at, signal);
   }
 }
 
 /** Wall-clock time. */
-export const SystemClock: Clock = new SystemClockImpl();
+export const SystemClock: TimedClock = new SystemClockImpl();
+
+/**
+ * `clock` itself when it can wait; otherwise a clock reading its `now()`
+ * that waits with real timers, re-checking `now()` when each one fires. Every
+ * clock an application hands to the SDK goes through this once.
+ */
+export function timedClock(clock: Clock): TimedClock {
+  if (typeof clock.waitUntil === "function") return clock as TimedClock;
+  return {
+    now: () => clock.now(),
+    waitUntil: (at, signal) => waitWithTimers(() => clock.now(), at, signal),
+  };
+}
 
 interface MockTimer {
   at: number;
@@ -64,7 +92,7 @@ interface MockTimer {
  * A clock that moves only when told. `advance` and `set` wake every waiter
  * whose deadline has passed, in deadline order.
  */
-export class MockClock implements Clock {
+export class MockClock implements TimedClock {
   #now: number;
   #timers = new Set<MockTimer>();
 

@@ -17,7 +17,7 @@
  * `job-step-runner.ts`), so `JobHandle.fetchResult` after a restart reads
  * exactly what the termination committed.
  */
-import type { Clock } from "../clock.js";
+import { timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
 import { SettlementEffects } from "../queue/effects.js";
 import type { ObjectStore } from "../store/object-store.js";
@@ -96,7 +96,7 @@ export class JobRunner implements JobHost, WorkflowHost {
   readonly #waits: JobWaits;
   readonly #resultRetentionMs: number | undefined;
   readonly #pollIntervalMs: number;
-  readonly #clock: Clock;
+  readonly #clock: TimedClock;
   readonly #logger: WorkflowLogger;
 
   /**
@@ -134,7 +134,7 @@ export class JobRunner implements JobHost, WorkflowHost {
     this.#resultRetentionMs = options.resultRetentionMs === undefined ? undefined : positiveInt("resultRetentionMs", options.resultRetentionMs);
     this.#pollIntervalMs = positiveInt("pollIntervalMs", options.pollIntervalMs ?? 100);
     this.#logger = options.logger ?? { error: (obj, msg) => console.error(msg ?? "job runner error", obj) };
-    const clock = options.clock ?? queue.clock;
+    const clock = options.clock === undefined ? queue.clock : timedClock(options.clock);
     this.#clock = clock;
     const retention = this.#resultRetentionMs === undefined ? undefined : { ms: this.#resultRetentionMs, clock };
     dispatcher.attachJobs({ jobs: this, retention });

@@ -13,7 +13,7 @@
  * `StepError` keeps its kind; a `PermanentError` or `ValidationError` is
  * permanent; anything else is transient (retried up to the attempt limit).
  */
-import type { Clock } from "../clock.js";
+import type { TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
 import { PermanentError } from "../queue/errors.js";
 import { MAX_KV_VALUE_SIZE } from "../queue/names.js";
@@ -41,7 +41,7 @@ function invalid(what: string, issues: readonly ValidationIssue[]): StepError {
 /** Result retention as the step runner applies it. */
 export interface StagedRetention {
   readonly ms: number;
-  readonly clock: Clock;
+  readonly clock: TimedClock;
 }
 
 /** Stages the result record (and its retention marker); an oversized record fails the job permanently instead of being dropped. */

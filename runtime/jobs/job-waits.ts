@@ -16,7 +16,7 @@
  * thus bounded whatever the number of waits, and an unannounced termination
  * is noticed within `ceil(waiting runs / FALLBACK_BATCH)` poll intervals.
  */
-import type { Clock } from "../clock.js";
+import type { TimedClock } from "../clock.js";
 import type { RunEvents } from "../workflow/run-events.js";
 
 /** Runs re-read per fallback poll. */
@@ -35,7 +35,7 @@ export interface JobWait {
 
 export class JobWaits {
   readonly #events: RunEvents;
-  readonly #clock: Clock;
+  readonly #clock: TimedClock;
   readonly #pollIntervalMs: number;
   /** Whether the run is still active; false for terminated or unknown runs. */
   readonly #isActive: (runId: string) => Promise<boolean>;
@@ -45,7 +45,7 @@ export class JobWaits {
   /** Runs re-read by the fallback poll so far (for tests and benchmarks). */
   fallbackReads = 0;
 
-  constructor(events: RunEvents, clock: Clock, pollIntervalMs: number, isActive: (runId: string) => Promise<boolean>) {
+  constructor(events: RunEvents, clock: TimedClock, pollIntervalMs: number, isActive: (runId: string) => Promise<boolean>) {
     this.#events = events;
     this.#clock = clock;
     this.#pollIntervalMs = pollIntervalMs;

@@ -4,7 +4,7 @@
  * A claimed job carries a claim token that only this module and the queue
  * can read, so a job obtained any other way (a view, a copy) cannot settle.
  */
-import type { Clock } from "../clock.js";
+import type { TimedClock } from "../clock.js";
 import { CancelRequestedError, ClaimLostError } from "./errors.js";
 import type { LeaseEntry, LeaseRegistry } from "./lease-registry.js";
 import type { JobRecord } from "./record.js";
@@ -29,7 +29,7 @@ class Lease implements LeaseHandle {
   #last: number;
   constructor(
     private readonly registry: LeaseRegistry,
-    private readonly clock: Clock,
+    private readonly clock: TimedClock,
     private readonly id: string,
     private readonly token: number,
     expiresAt: number,
@@ -60,7 +60,7 @@ export function detachedLease(expiresAt = Number.MAX_SAFE_INTEGER): LeaseHandle 
 export function makeClaimedJob(
   owner: object,
   registry: LeaseRegistry,
-  clock: Clock,
+  clock: TimedClock,
   r: JobRecord,
   entry: LeaseEntry,
   payload: Uint8Array,

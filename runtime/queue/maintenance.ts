@@ -10,7 +10,7 @@
  * after a crash (a lost promotion is promoted again, a lost requeue is
  * recovered again at the next open).
  */
-import type { Clock } from "../clock.js";
+import type { TimedClock } from "../clock.js";
 import type { Engine } from "../engine/engine.js";
 import type { DeadLetteredEvent } from "./config.js";
 import * as K from "./keys.js";
@@ -29,7 +29,7 @@ const BATCH = 500;
 /** What the background work needs from its queue. */
 export interface MaintenanceHost {
   readonly engine: Engine;
-  readonly clock: Clock;
+  readonly clock: TimedClock;
   readonly leases: LeaseRegistry;
   context(): TransitionContext;
   /** Commits non-durably; the promise resolves when durable. */

@@ -5,7 +5,7 @@
  * only `Queue`.
  */
 import { incrementBase32, monotonicFactory } from "ulid";
-import { SystemClock, type Clock } from "../clock.js";
+import { SystemClock, timedClock, type TimedClock } from "../clock.js";
 import type { Engine } from "../engine/engine.js";
 import { ClosedError } from "../errors.js";
 import { QueueConfigs, type DeadLetteredEvent, type OpenOptions } from "./config.js";
@@ -22,7 +22,7 @@ import type { EnqueueItem, EnqueueOutcome } from "./types.js";
 const idDecoder = new TextDecoder();
 
 export class QueueCore {
-  readonly clock: Clock;
+  readonly clock: TimedClock;
   readonly configs: QueueConfigs;
   readonly leases = new LeaseRegistry();
   readonly work = new WorkNotifier();
@@ -50,7 +50,7 @@ export class QueueCore {
     readonly payloads: PayloadStore,
     opts: OpenOptions,
   ) {
-    this.clock = opts.clock ?? SystemClock;
+    this.clock = timedClock(opts.clock ?? SystemClock);
     this.configs = new QueueConfigs(opts.defaultQueueConfig, opts.queueConfigs);
     if (opts.onDeadLettered) this.deadListeners.add(opts.onDeadLettered);
     this.host = {

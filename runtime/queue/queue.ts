@@ -9,7 +9,7 @@
  * operations live in `enqueue-ops`, `claim-settle`, `cancel-wake`,
  * `kv-ops` and `completion`; this class is their public face.
  */
-import type { Clock } from "../clock.js";
+import type { TimedClock } from "../clock.js";
 import { Engine, type EngineStats } from "../engine/engine.js";
 import { ValidationError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
@@ -52,7 +52,7 @@ export const DEFAULT_PAYLOAD_OFFLOAD_BYTES = 256 * 1024;
  */
 export class Queue {
   /** The clock every timestamp and timer of this queue uses. */
-  readonly clock: Clock;
+  readonly clock: TimedClock;
   /** What recovery did at open. */
   readonly recovery: RecoveryReport;
   readonly #core: QueueCore;

@@ -2,7 +2,7 @@
  * @module What run groups need from their runtime, resolved once by the
  * runtime, and the retention sweep over `workflow/group-terminals/`.
  */
-import type { Clock } from "../clock.js";
+import type { TimedClock } from "../clock.js";
 import { fromUtf8 } from "./codec.js";
 import { groupTerminalMarkers } from "./group-keys.js";
 import type { MemoStore } from "./memo.js";
@@ -18,7 +18,7 @@ export interface GroupHost {
   /** The runtime's step queue: member records and retention markers are scoped by it. */
   readonly queueName: string;
   readonly memos: MemoStore;
-  readonly clock: Clock;
+  readonly clock: TimedClock;
   readonly events: RunEvents;
   readonly view: WorkflowView;
   readonly pollIntervalMs: number;

@@ -4,14 +4,14 @@
  * A narrow role interface: `Queue` satisfies it structurally, and naming
  * exactly what the runtime relies on keeps the layer boundary visible.
  */
-import type { Clock } from "../clock.js";
+import type { TimedClock } from "../clock.js";
 import type { SettlementEffects } from "../queue/effects.js";
 import type { CancelOutcome, ClaimedJob, CompletionResult, EnqueueOptions, EnqueueOutcome, NackOutcome } from "../queue/types.js";
 import type { KvPage, KvScanOptions, QueueView } from "../queue/view.js";
 import type { DeadLetteredEvent } from "../queue/config.js";
 
 export interface WorkflowQueue {
-  readonly clock: Clock;
+  readonly clock: TimedClock;
   nextJobId(): string;
   enqueueWithEffects(
     queueName: string,

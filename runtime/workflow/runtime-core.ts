@@ -2,7 +2,7 @@
  * @module The state every part of a runtime shares, resolved once by the
  * builder.
  */
-import type { Clock } from "../clock.js";
+import type { TimedClock } from "../clock.js";
 import type { StepRunner } from "./delivery.js";
 import type { MemoStore } from "./memo.js";
 import type { WorkflowQueue } from "./queue-port.js";
@@ -16,7 +16,7 @@ export interface RuntimeCore {
   readonly memos: MemoStore;
   readonly runner: StepRunner;
   readonly hook: TerminalHook;
-  readonly clock: Clock;
+  readonly clock: TimedClock;
   readonly stepOutputReplay: boolean;
   readonly memoRetentionMs: number | undefined;
   readonly pollIntervalMs: number;

@@ -8,6 +8,7 @@
  * `kv-keys`). The runtime object itself holds only configuration and
  * in-process wake-ups.
  */
+import { timedClock } from "../clock.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { cancelRun } from "./cancel.js";
 import type { StepRunner } from "./delivery.js";
@@ -77,7 +78,7 @@ export class WorkflowRuntime {
       memos,
       runner: deps.runner,
       hook: deps.hook,
-      clock: s.clock ?? deps.queue.clock,
+      clock: s.clock === undefined ? deps.queue.clock : timedClock(s.clock),
       stepOutputReplay: s.stepOutputReplay,
       memoRetentionMs: s.memoRetentionMs,
       pollIntervalMs: s.pollIntervalMs,

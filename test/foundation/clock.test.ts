@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MockClock, SystemClock } from "taquba";
+import { MemoryStore, MockClock, Queue, runWorker, SystemClock, timedClock, type Clock } from "taquba";
 
 describe("MockClock", () => {
   it("wakes waiters in deadline order only when advanced past their deadline", async () => {
@@ -51,5 +51,43 @@ describe("SystemClock", () => {
     const wait = SystemClock.waitUntil(Date.now() + 60_000, ac.signal);
     ac.abort(new Error("bye"));
     await expect(wait).rejects.toThrow("bye");
+  });
+});
+
+describe("a clock with only now()", () => {
+  it("timedClock waits with real timers against its now()", async () => {
+    let offset = 0;
+    const plain: Clock = { now: () => 5_000_000 + Date.now() + offset };
+    const timed = timedClock(plain);
+    expect(timedClock(SystemClock)).toBe(SystemClock);
+    const start = Date.now();
+    await timed.waitUntil(plain.now() + 30);
+    expect(Date.now() - start).toBeGreaterThanOrEqual(25);
+    // The clock jumping ahead is noticed when the next timer fires.
+    offset = 10_000;
+    await timed.waitUntil(plain.now() - 1);
+    const ac = new AbortController();
+    const wait = timed.waitUntil(plain.now() + 60_000, ac.signal);
+    ac.abort(new Error("stop"));
+    await expect(wait).rejects.toThrow("stop");
+  });
+
+  it("drives a queue's schedule: a delayed job is claimable once the clock reaches it", async () => {
+    const plain: Clock = { now: () => 9_000_000_000_000 + Date.now() };
+    const queue = await Queue.open(new MemoryStore(), "plain-clock", { clock: plain, flushIntervalMs: 0 });
+    const runAt = plain.now() + 40;
+    await queue.enqueue("q", new Uint8Array([1]), { runAt });
+    expect(await queue.claim("q")).toBeNull();
+    // The worker sleeps on the queue's scheduler timer, which for this clock is a real timer.
+    let processedAt = 0;
+    let processed!: () => void;
+    const done = new Promise<void>((r) => (processed = r));
+    const ac = new AbortController();
+    const worker = runWorker(queue, "q", { process: async () => ((processedAt = plain.now()), processed()) }, { signal: ac.signal });
+    await done;
+    expect(processedAt).toBeGreaterThanOrEqual(runAt);
+    ac.abort();
+    await worker;
+    await queue.close();
   });
 });
