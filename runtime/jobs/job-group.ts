@@ -27,7 +27,8 @@ export interface JobMemberResult<Output, Err> {
 export type JobGroupSubmitOptions<Headers extends HeaderValues> = Omit<JobSubmitOptions<Headers>, "idempotencyKey" | "notifySignal">;
 
 /**
- * A durable set of jobs of one definition, named by `JobRunner.group(id, definition)`.
+ * A durable set of jobs of one definition, named by `JobRunner.group(id, definition)`
+ * (or `JobRunner.group(id)`, untyped, to follow up on an existing group).
  *
  * @example
  * const group = runner.group("thumbnails-2026-11", imageScanJob);
@@ -36,11 +37,11 @@ export type JobGroupSubmitOptions<Headers extends HeaderValues> = Omit<JobSubmit
  */
 export class JobGroup<Input, Output, Err, Headers extends HeaderValues> {
   readonly #group: RunGroup;
-  readonly #def: JobDefinition<string, Input, Output, Err, Headers>;
+  readonly #def: JobDefinition<string, Input, Output, Err, Headers> | undefined;
   readonly #reader: JobReader;
 
   /** @internal Use `JobRunner.group`. */
-  constructor(group: RunGroup, definition: JobDefinition<string, Input, Output, Err, Headers>, reader: JobReader) {
+  constructor(group: RunGroup, definition: JobDefinition<string, Input, Output, Err, Headers> | undefined, reader: JobReader) {
     this.#group = group;
     this.#def = definition;
     this.#reader = reader;
@@ -53,7 +54,14 @@ export class JobGroup<Input, Output, Err, Headers extends HeaderValues> {
 
   /** The member key of item `index` of a submission with `input`. */
   keyOf(input: Input, index: number): string {
-    return this.#def.idempotencyKey?.(input) ?? `item-${index}`;
+    return this.#definition().idempotencyKey?.(input) ?? `item-${index}`;
+  }
+
+  #definition(): JobDefinition<string, Input, Output, Err, Headers> {
+    if (this.#def === undefined) {
+      throw new ValidationError(`job group "${this.id}" was named without a job definition; name it with runner.group(id, definition) to submit jobs to it`);
+    }
+    return this.#def;
   }
 
   /**
@@ -70,7 +78,7 @@ export class JobGroup<Input, Output, Err, Headers extends HeaderValues> {
     if (options !== undefined && (options as JobSubmitOptions<Headers>).notifySignal !== undefined) {
       throw new ValidationError("a job group reports its members through results() and join(), not signals; drop notifySignal");
     }
-    const def = this.#def as unknown as JobDefinition<string, unknown, unknown, unknown, never>;
+    const def = this.#definition() as unknown as JobDefinition<string, unknown, unknown, unknown, never>;
     const runOptions = prepareRunOptions(def, options as JobSubmitOptions<HeaderValues> | undefined);
     const members = inputs.map((input, i) => {
       try {

@@ -238,12 +238,23 @@ export class JobRunner implements JobHost, WorkflowHost {
     return new RunnerJobHandle<Output, Err>(this.#reader, RunId.parse(jobId), false);
   }
 
-  /** The job group `id` of jobs of `definition` (see `JobGroup`). Naming a group writes nothing. */
+  /**
+   * The job group `id` of jobs of `definition` (see `JobGroup`). Naming a
+   * group writes nothing. Without a definition the group is untyped: it
+   * reports, resumes, counts, cancels and forgets an existing group (after
+   * a restart, say), and `submit` asks for the definition, which is what
+   * types and validates the jobs' inputs.
+   */
   group<Name extends string, Input, Output, Err, Headers extends HeaderValues>(
     id: string,
     definition: JobDefinition<Name, Input, Output, Err, Headers>,
+  ): JobGroup<Input, Output, Err, Headers>;
+  group(id: string): JobGroup<unknown, unknown, unknown, HeaderValues>;
+  group<Name extends string, Input, Output, Err, Headers extends HeaderValues>(
+    id: string,
+    definition?: JobDefinition<Name, Input, Output, Err, Headers>,
   ): JobGroup<Input, Output, Err, Headers> {
-    checkDefinition(definition as unknown);
+    if (definition !== undefined) checkDefinition(definition as unknown);
     return new JobGroup(this.#runtime.group(id), definition, this.#reader);
   }
 

@@ -67,10 +67,18 @@ describe("job groups", () => {
 
     down.value = false;
     const second = await openJobEnv((b) => b.register(emailJob, handler(calls, down)), { store });
+    // Named by id alone, the group follows up on what exists; submitting needs the definition.
+    const untyped = second.runner.group("batch");
+    expect(await untyped.status()).toMatchObject({ succeeded: 1, failed: 1 });
+    await expect(untyped.submit([{ to: "new@x.io" }])).rejects.toBeInstanceOf(ValidationError);
     const g2 = second.runner.group("batch", emailJob);
     expect((await g2.resume()).submitted).toBe(1);
     const joined = await g2.join();
     expect(joined.map((r) => r.outcome.status)).toEqual(["succeeded", "succeeded"]);
+    expect((await untyped.join()).map((r) => [r.key, r.outcome])).toEqual([
+      ["item-0", { status: "succeeded", output: { message_id: "m-ok@x.io" } }],
+      ["item-1", { status: "succeeded", output: { message_id: "m-down@x.io" } }],
+    ]);
     expect(calls.filter((c) => c === "ok@x.io")).toHaveLength(1);
     expect(calls.filter((c) => c === "down@x.io")).toHaveLength(2);
     await second.stop();
