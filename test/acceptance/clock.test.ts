@@ -2,7 +2,19 @@
  * Acceptance: the "Clock" section of the public API contract.
  */
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { MemoryStore, MockClock, Queue, SystemClock, type ClaimedJob, type Clock } from "taquba";
+import {
+  JobRunner,
+  MemoryStore,
+  MockClock,
+  NoopTerminalHook,
+  Queue,
+  StepOutcome,
+  SystemClock,
+  WorkflowRuntime,
+  type ClaimedJob,
+  type Clock,
+  type StepRunner,
+} from "taquba";
 import { enc, until } from "./support.js";
 
 describe("Clock", () => {
@@ -12,9 +24,30 @@ describe("Clock", () => {
     expectTypeOf(c.now()).toEqualTypeOf<number>();
   });
 
-  it.todo(
-    "a user clock implementing only now() (as the contract's `interface Clock { now(): number }` reads) is accepted by Queue.open and the builder: gap, Clock also requires waitUntil(at, signal?)",
-  );
+  it("an application clock with only now() is accepted by Queue.open, the runtime builder and the job runner, and its timers fire", async () => {
+    // An application clock a day ahead of wall time: schedules follow its now().
+    const clock: Clock = { now: () => Date.now() + 86_400_000 };
+    const store = new MemoryStore();
+    const queue = await Queue.open(store, "own-clock", { clock, flushIntervalMs: 0 });
+    try {
+      await queue.enqueue("jobs", enc("soon"), { runAt: clock.now() + 30 });
+      expect(await queue.claim("jobs", 10_000)).toBeNull();
+      let job: ClaimedJob | null = null;
+      await until(async () => (job = await queue.claim("jobs", 10_000)) !== null, "the job due on the application clock");
+      expect(job!.lease.expiresAt).toBeGreaterThan(Date.now() + 86_000_000);
+      await queue.ack(job!);
+
+      const runner: StepRunner = { runStep: async (s) => (s.stepNumber === 0 ? StepOutcome.continueAfter(s.payload, 20) : StepOutcome.succeed(s.payload)) };
+      const runtime = WorkflowRuntime.builder(queue, store, runner, NoopTerminalHook).clock(clock).build();
+      const worker = runtime.spawn();
+      await runtime.submit({ input: enc("x"), runId: "r" });
+      expect((await runtime.wait("r")).termination).toMatchObject({ status: "succeeded", finalStep: 1 });
+      await worker.shutdown();
+      expect(JobRunner.builder(queue, store).clock(clock).build()).toBeInstanceOf(JobRunner);
+    } finally {
+      await queue.close();
+    }
+  });
 
   it("SystemClock reads wall-clock epoch milliseconds", () => {
     const before = Date.now();

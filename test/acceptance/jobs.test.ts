@@ -109,9 +109,7 @@ describe("JobRunner", () => {
     await again.queue.close();
   });
 
-  it.todo("runner.group(id) → JobGroup with the id alone, as the contract writes it: gap, the runner takes group(id, definition) so the group is typed by one job definition");
-
-  it("runner.group(id, definition) → JobGroup: submit(jobs), results(), join(), status(), resume(), cancel(), forget()", async () => {
+  it("runner.group(id, definition) and runner.group(id) → JobGroup: submit(jobs), results(), join(), status(), resume(), cancel(), forget()", async () => {
     const store = new MemoryStore();
     const clock = new MockClock(1_700_000_000_000);
     const { queue, runner } = await open(store, clock);
@@ -130,7 +128,12 @@ describe("JobRunner", () => {
     const resumed = await group.resume();
     expect(resumed.submitted).toBe(1);
     await until(async () => (await group.status())?.failed === 1 && (await group.status())?.running === 0 && (await group.status())?.pending === 0, "the rerun ended");
-    expect(await group.forget()).toBe(true);
+    // runner.group(id), as the contract writes it: the same group, untyped; it reports, counts and forgets.
+    const byId = runner.group("batch");
+    expect(await byId.status()).toEqual(await group.status());
+    expect((await byId.join()).map((r) => r.outcome.status)).toEqual(["succeeded", "succeeded", "failed"]);
+    await expect(byId.submit([{ n: 9 }])).rejects.toThrow();
+    expect(await byId.forget()).toBe(true);
     expect(await group.status()).toBeNull();
     await worker.shutdown();
     await queue.close();
