@@ -31,7 +31,7 @@ import { KeyedLock } from "../workflow/run-events.js";
 import { RunId } from "../workflow/run-id.js";
 import type { WorkflowLogger } from "../workflow/step-worker.js";
 import { InputMismatchError } from "../workflow/workflow-errors.js";
-import { WorkflowRuntime, type RunnerHandle, type Shutdown } from "../workflow/workflow-runtime.js";
+import { stopOn, WorkflowRuntime, type RunnerHandle, type Shutdown } from "../workflow/workflow-runtime.js";
 import { decodeDedup, encodeDedup, jobDedupKey, jobResultKey, keyedJobRunId } from "./job-codec.js";
 import type { JobHost } from "./job-context.js";
 import type { HeaderValues, JobDefinition, JobSubmitOptions } from "./job-definition.js";
@@ -63,16 +63,6 @@ export interface JobRunnerOptions {
 }
 
 /** An abort signal for a shutdown trigger (never aborted when there is none). */
-function abortOn(shutdown: Shutdown | undefined): AbortSignal {
-  if (shutdown instanceof AbortSignal) return shutdown;
-  const c = new AbortController();
-  shutdown?.then(
-    () => c.abort(),
-    () => c.abort(),
-  );
-  return c.signal;
-}
-
 /**
  * Runs typed jobs and returns their results to awaiting callers, on a
  * runtime whose dispatcher may run typed workflows too.
@@ -298,7 +288,7 @@ export class JobRunner implements JobHost, WorkflowHost {
    * retention and, when set, result retention. In-flight jobs finish first.
    */
   async run(shutdown?: Shutdown): Promise<void> {
-    const stop = abortOn(shutdown);
+    const stop = stopOn(shutdown).signal;
     const tasks = [this.#runtime.run(stop)];
     if (this.#resultRetentionMs !== undefined) tasks.push(this.#sweepLoop(stop));
     await Promise.all(tasks);
@@ -322,10 +312,7 @@ export class JobRunner implements JobHost, WorkflowHost {
 
   /** Runs jobs in the background; `await handle.shutdown()` stops claiming and waits for in-flight jobs. */
   spawn(shutdown?: Shutdown): RunnerHandle {
-    const stop = new AbortController();
-    const outer = abortOn(shutdown);
-    if (outer.aborted) stop.abort();
-    else outer.addEventListener("abort", () => stop.abort(), { once: true });
+    const stop = stopOn(shutdown);
     const done = this.run(stop.signal);
     done.catch(() => undefined);
     return {

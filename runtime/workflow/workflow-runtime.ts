@@ -44,6 +44,21 @@ export interface RunnerHandle {
 /** A shutdown trigger: a promise that resolves, or an abort signal. */
 export type Shutdown = Promise<void> | AbortSignal;
 
+/** @internal A controller aborted when `shutdown` fires (resolves, rejects or aborts); never, without one. */
+export function stopOn(shutdown: Shutdown | undefined): AbortController {
+  const stop = new AbortController();
+  if (shutdown instanceof AbortSignal) {
+    if (shutdown.aborted) stop.abort();
+    else shutdown.addEventListener("abort", () => stop.abort(), { once: true });
+  } else if (shutdown !== undefined) {
+    shutdown.then(
+      () => stop.abort(),
+      () => stop.abort(),
+    );
+  }
+  return stop;
+}
+
 /**
  * Durable runtime for workflow runs.
  *
@@ -268,16 +283,7 @@ export class WorkflowRuntime {
    */
   async run(shutdown?: Shutdown): Promise<void> {
     const core = this.#core;
-    const stop = new AbortController();
-    if (shutdown instanceof AbortSignal) {
-      if (shutdown.aborted) stop.abort();
-      else shutdown.addEventListener("abort", () => stop.abort(), { once: true });
-    } else if (shutdown !== undefined) {
-      shutdown.then(
-        () => stop.abort(),
-        () => stop.abort(),
-      );
-    }
+    const stop = stopOn(shutdown);
     const reconcile = (jobId: string) =>
       this.#reconcileLock
         .run("all", () => reconcileDeadJob(core, this.#view, jobId))
@@ -323,16 +329,7 @@ export class WorkflowRuntime {
 
   /** Runs {@link WorkflowRuntime.run} in the background and returns a handle for graceful shutdown. */
   spawn(shutdown?: Shutdown): RunnerHandle {
-    const stop = new AbortController();
-    if (shutdown instanceof AbortSignal) {
-      if (shutdown.aborted) stop.abort();
-      else shutdown.addEventListener("abort", () => stop.abort(), { once: true });
-    } else if (shutdown !== undefined) {
-      shutdown.then(
-        () => stop.abort(),
-        () => stop.abort(),
-      );
-    }
+    const stop = stopOn(shutdown);
     const done = this.run(stop.signal);
     done.catch(() => undefined);
     return {
