@@ -1,64 +1,33 @@
-import {
-  MemoryStore,
-  MockClock,
-  NoopTerminalHook,
-  Queue,
-  WorkflowRuntime,
-  type ObjectStore,
-  type RunnerHandle,
-  type StepRunner,
-  type WorkflowRuntimeBuilder,
-} from "taquba";
+/**
+ * @module Fixtures of the run-group tests: the workflow tests' environment with
+ * no retry backoff, 3 attempts and an hourly poll, plus small readers.
+ */
+import type { MockClock, ObjectStore, StepRunner, WorkflowRuntimeBuilder } from "taquba";
+import { openEnv, type Env } from "../workflow/helpers.js";
 
-export const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
-export const dec = (b: Uint8Array | null | undefined): string => (b == null ? String(b) : new TextDecoder().decode(b));
+export { dec, enc } from "../workflow/helpers.js";
 
-export interface GroupEnv {
-  store: ObjectStore;
-  clock: MockClock;
-  queue: Queue;
-  runtime: WorkflowRuntime;
-  worker: RunnerHandle | undefined;
-  logged: unknown[];
-  /** Stops the worker and closes the queue (a clean shutdown). */
-  stop(): Promise<void>;
-}
+export type GroupEnv = Env;
 
 /**
- * A queue over `store` with a mock clock and a runtime over it. The poll
- * interval is an hour and the clock never moves unless a test moves it, so
- * anything that finishes was woken by an in-process notification.
+ * A queue over `store` with a mock clock, no retry backoff and 3 attempts,
+ * and a runtime over it. The poll interval is an hour and the clock never
+ * moves unless a test moves it, so anything that finishes was woken by an
+ * in-process notification.
  */
-export async function openGroupEnv(
+export function openGroupEnv(
   runner: StepRunner,
   opts: { store?: ObjectStore; clock?: MockClock; start?: boolean; configure?: (b: WorkflowRuntimeBuilder) => WorkflowRuntimeBuilder } = {},
 ): Promise<GroupEnv> {
-  const store = opts.store ?? new MemoryStore();
-  const clock = opts.clock ?? new MockClock(1_700_000_000_000);
-  const queue = await Queue.open(store, "grp", {
-    flushIntervalMs: 1,
-    clock,
-    queueConfigs: { "workflow-steps": { backoff: { baseMs: 0, maxMs: 0 }, maxAttempts: 3 } },
-  });
-  const logged: unknown[] = [];
-  let b = WorkflowRuntime.builder(queue, store, runner, NoopTerminalHook)
-    .pollIntervalMs(3_600_000)
-    .logger({ error: (obj) => logged.push(obj) });
-  if (opts.configure) b = opts.configure(b);
-  const runtime = b.build();
-  const worker = opts.start === false ? undefined : runtime.spawn();
-  return {
-    store,
-    clock,
-    queue,
-    runtime,
-    worker,
-    logged,
-    async stop() {
-      await worker?.shutdown();
-      await queue.close();
+  const { configure, ...rest } = opts;
+  return openEnv(runner, {
+    ...rest,
+    queueOptions: { queueConfigs: { "workflow-steps": { backoff: { baseMs: 0, maxMs: 0 }, maxAttempts: 3 } } },
+    configure: (b) => {
+      const hourly = b.pollIntervalMs(3_600_000);
+      return configure ? configure(hourly) : hourly;
     },
-  };
+  });
 }
 
 /** Collects an async iterable. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InputMismatchError, MAX_RUN_ID_LEN, MemoryStore, RunId, StepError, StepOutcome, ValidationError, type StepRunner } from "taquba";
 import { GroupActiveError, GroupNotFoundError } from "../../runtime/workflow/group-errors.js";
+import { until } from "../workflow/helpers.js";
 import { collect, dec, enc, keysUnder, openGroupEnv } from "./helpers.js";
 
 /** Input "ok:x" succeeds with "done:x", "fail" fails, "flaky" throws transiently on its first attempt, "slow" waits for `release`. */
@@ -329,11 +330,7 @@ describe("run groups", () => {
     await group.submit([{ key: "a", input: enc("ok:a") }]);
     await collect(group.results());
     env.clock.advance(3_600_000);
-    const started = Date.now();
-    while ((await group.status()) !== null) {
-      if (Date.now() - started > 5000) throw new Error("the worker did not sweep the group");
-      await new Promise((r) => setTimeout(r, 2));
-    }
+    await until(async () => (await group.status()) === null, "the worker sweeping the group");
     await env.stop();
   });
 });

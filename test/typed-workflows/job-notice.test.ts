@@ -22,6 +22,7 @@ import {
   type RunnerHandle,
   type StepRunner,
 } from "taquba";
+import { until } from "../workflow/helpers.js";
 import { emailJob, type EmailOutput } from "../jobs/fixtures.js";
 
 const DAY = 86_400_000;
@@ -87,15 +88,6 @@ async function stop(app: App): Promise<void> {
 afterEach(async () => {
   for (const app of [...open]) await stop(app);
 });
-
-/** Waits (real time, bounded) for background work on the mock-clocked runtime to reach a state. */
-async function until(cond: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise<void>((r) => setTimeout(r, 2));
-  }
-}
 
 async function notice(app: App, runId: string): Promise<JobNotice<EmailOutput, { reason: string }>> {
   const end = await app.runner.wait(runId);

@@ -34,6 +34,7 @@ import {
   type ObjectStore,
   type RunnerHandle,
 } from "taquba";
+import { until } from "../workflow/helpers.js";
 import { billing, media, orders } from "../../generated/index.js";
 
 const HOUR = 3_600_000;
@@ -132,15 +133,6 @@ async function stop(app: App): Promise<void> {
 afterEach(async () => {
   for (const app of [...open]) await stop(app);
 });
-
-/** Waits (real time, bounded) for background work on the mock-clocked runtime to reach a state. */
-async function until(cond: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise<void>((r) => setTimeout(r, 2));
-  }
-}
 
 const order = (id: string): orders.OrderFulfilInput => ({ order_id: id, lines: [{ sku: "BOOK", quantity: 2 }], total_cents: 1_000 });
 

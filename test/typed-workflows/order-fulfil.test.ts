@@ -20,6 +20,7 @@ import {
   type ObjectStore,
   type RunnerHandle,
 } from "taquba";
+import { until } from "../workflow/helpers.js";
 import { orders } from "../../generated/index.js";
 
 const HOUR = 3_600_000;
@@ -90,15 +91,6 @@ async function stop(env: Env): Promise<void> {
 afterEach(async () => {
   for (const env of [...open]) await stop(env);
 });
-
-/** Waits (real time, bounded) for background work to reach a state. */
-async function until(cond: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise<void>((r) => setTimeout(r, 2));
-  }
-}
 
 const input = (orderId: string, total = 1_000): orders.OrderFulfilInput => ({ order_id: orderId, lines: [{ sku: "BOOK", quantity: 2 }], total_cents: total });
 

@@ -11,6 +11,7 @@ import {
   type TerminalHook,
   type WorkflowRuntimeBuilder,
 } from "taquba";
+import { until as untilReal } from "../support/until.js";
 
 export const enc = (s: string) => new TextEncoder().encode(s);
 export const dec = (b: Uint8Array | null | undefined) => (b == null ? String(b) : new TextDecoder().decode(b));
@@ -21,12 +22,8 @@ export async function settle(rounds = 10): Promise<void> {
 }
 
 /** Waits (in real time, bounded) until `cond` holds; for states reached by background work. */
-export async function until(cond: () => boolean | Promise<boolean>, what = "condition", timeoutMs = 5000): Promise<void> {
-  const start = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise<void>((r) => setTimeout(r, 2));
-  }
+export function until(cond: () => boolean | Promise<boolean>, what = "condition", timeoutMs = 5000): Promise<void> {
+  return untilReal(what, cond, timeoutMs);
 }
 
 export interface Env {
