@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { LocalStore, MemoryStore, MemoStore, QueueReader, RunNotFoundError, StepOutcome, WorkflowRuntime, NoopTerminalHook, WorkflowView } from "taquba";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { useTempDirs } from "../support/temp-dirs.js";
 import { dec, enc, openEnv, runnerOf, until } from "./helpers.js";
+
+const tempDir = useTempDirs("wf-view-");
 
 describe("status, outcome and wait", () => {
   it("reports unknown runs as null / RunNotFoundError", async () => {
@@ -51,26 +51,22 @@ describe("status, outcome and wait", () => {
   });
 
   it("a WorkflowView over a QueueReader answers from another process's view of the store", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "wf-view-"));
-    try {
-      const store = new LocalStore(dir);
-      const env = await openEnv(runnerOf(async (s) => (s.stepNumber === 0 ? StepOutcome.continueAfter(s.payload, 60_000) : StepOutcome.succeed(s.payload))), { store });
-      await env.runtime.submit({ input: enc("x"), runId: "v" });
-      await until(async () => (await env.runtime.status("v"))?.step === 1, "step 1");
-      const reader = await QueueReader.open(new LocalStore(dir), "wf");
-      const view = new WorkflowView(reader, new MemoStore(new LocalStore(dir), "workflow-steps-memo"));
-      // The reader sees durable state, which may trail the writer's by a flush.
-      await until(async () => (await reader.refresh(), (await view.status("v"))?.step === 1), "reader sees step 1");
-      expect(await view.status("v")).toMatchObject({ state: "pending", step: 1 });
-      env.clock.advance(60_000);
-      await env.runtime.wait("v");
-      await until(async () => (await reader.refresh(), (await view.status("v"))?.state === "terminated"), "reader sees the end");
-      expect(await view.status("v")).toMatchObject({ state: "terminated", status: "succeeded", step: 1 });
-      expect(dec((await view.outcome("v"))!.result)).toBe("x");
-      await env.stop();
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const dir = await tempDir();
+    const store = new LocalStore(dir);
+    const env = await openEnv(runnerOf(async (s) => (s.stepNumber === 0 ? StepOutcome.continueAfter(s.payload, 60_000) : StepOutcome.succeed(s.payload))), { store });
+    await env.runtime.submit({ input: enc("x"), runId: "v" });
+    await until(async () => (await env.runtime.status("v"))?.step === 1, "step 1");
+    const reader = await QueueReader.open(new LocalStore(dir), "wf");
+    const view = new WorkflowView(reader, new MemoStore(new LocalStore(dir), "workflow-steps-memo"));
+    // The reader sees durable state, which may trail the writer's by a flush.
+    await until(async () => (await reader.refresh(), (await view.status("v"))?.step === 1), "reader sees step 1");
+    expect(await view.status("v")).toMatchObject({ state: "pending", step: 1 });
+    env.clock.advance(60_000);
+    await env.runtime.wait("v");
+    await until(async () => (await reader.refresh(), (await view.status("v"))?.state === "terminated"), "reader sees the end");
+    expect(await view.status("v")).toMatchObject({ state: "terminated", status: "succeeded", step: 1 });
+    expect(dec((await view.outcome("v"))!.result)).toBe("x");
+    await env.stop();
   });
 });
 
