@@ -9,12 +9,8 @@ import { describe, expect, it } from "vitest";
 import { JobRunner, MemoryStore, MockClock, Queue } from "taquba";
 import { FALLBACK_BATCH, JobWaits } from "../../runtime/jobs/job-waits.js";
 import { RunEvents } from "../../runtime/workflow/run-events.js";
+import { settle } from "../workflow/helpers.js";
 import { addJob } from "./fixtures.js";
-
-/** Lets pending promise callbacks (the fallback's reads) run. */
-async function settle(): Promise<void> {
-  for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
-}
 
 describe("job waits", () => {
   it("hundreds of concurrent handles resolve on termination announcements alone, with no fallback read", async () => {
@@ -62,7 +58,7 @@ describe("job waits", () => {
 
     // An announcement wakes its run's waits with no read at all.
     events.terminated("r-7");
-    await settle();
+    await settle(5);
     expect(woken.has("r-7")).toBe(true);
     await expect(twin.promise).resolves.toBeUndefined();
     expect(reads).toEqual([]);
@@ -71,22 +67,22 @@ describe("job waits", () => {
     // A termination no announcement reached (r-150) is found by the shared poll, one bounded batch per interval.
     endedElsewhere.add("r-150");
     clock.advance(100);
-    await settle();
+    await settle(5);
     expect(reads.length).toBe(FALLBACK_BATCH);
     expect(reads[0]).toBe("r-0");
     expect(woken.has("r-150")).toBe(false);
     clock.advance(100);
-    await settle();
+    await settle(5);
     expect(reads.length).toBe(2 * FALLBACK_BATCH);
     expect(woken.has("r-150")).toBe(false);
     clock.advance(100);
-    await settle();
+    await settle(5);
     expect(reads.length).toBe(3 * FALLBACK_BATCH);
     expect(woken.has("r-150")).toBe(true);
     expect(woken.size).toBe(2);
     // Checked runs moved to the back: the fourth batch starts where the third ended.
     clock.advance(100);
-    await settle();
+    await settle(5);
     expect(reads[3 * FALLBACK_BATCH]).toBe(`r-${3 * FALLBACK_BATCH + 1}`);
 
     // Once every wait is dropped the poll stops: time passing reads nothing.
@@ -95,7 +91,7 @@ describe("job waits", () => {
     expect(waits.size).toBe(0);
     const before = reads.length;
     clock.advance(1_000);
-    await settle();
+    await settle(5);
     expect(reads.length).toBe(before);
   });
 });

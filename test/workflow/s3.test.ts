@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { S3Store, StepOutcome, type StepRunner } from "taquba";
 import { startS3Server, type TestS3Server } from "../support/s3-server.js";
-import { dec, enc, openEnv } from "./helpers.js";
+import { dec, enc, openEnv, until } from "./helpers.js";
 
 let server: TestS3Server;
 beforeAll(async () => {
@@ -25,7 +25,7 @@ describe("workflow over S3 (s3rver on loopback)", () => {
     const env = await openEnv(runner, { store });
     await env.runtime.submit({ input: enc("in"), runId: "s3run" });
     const clock = env.clock;
-    while ((await env.runtime.status("s3run"))?.step !== 1) await new Promise((r) => setTimeout(r, 10));
+    await until(async () => (await env.runtime.status("s3run"))?.step === 1, "step 1 scheduled");
     await env.stop();
     const env2 = await openEnv(runner, { store, clock });
     expect(await env2.runtime.status("s3run")).toMatchObject({ state: "pending", step: 1 });
