@@ -4,56 +4,19 @@
  * compile (so the directives are not hiding a file that never typechecks).
  */
 
-import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
 import { analyse } from "../../codegen/generate.js";
 import { scaffoldFiles } from "../../codegen/scaffold.js";
+import { expectErrorDirectives, root, useTypecheck } from "./typecheck.js";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, "..", "..");
-const usage = join(here, "typing", "generated-usage.ts");
-const work = mkdtempSync(join(tmpdir(), "taquba-types-"));
-// The copies are ES modules, like the repository's own files.
-writeFileSync(join(work, "package.json"), JSON.stringify({ type: "module" }));
-
-afterAll(() => rmSync(work, { recursive: true, force: true }));
-
-/** Typechecks one file against the repository's settings; returns the lines (1-based) with errors in that file. */
-function typecheck(source: string, name: string): Promise<number[]> {
-  const file = join(work, `${name}.ts`);
-  // Absolute imports keep the copy pointing at the real generated code.
-  writeFileSync(file, source.replace(/from "\.\.\/\.\.\/\.\.\/generated\//g, `from "${join(root, "generated")}/`));
-  const config = join(work, `${name}.tsconfig.json`);
-  writeFileSync(
-    config,
-    JSON.stringify({
-      extends: join(root, "tsconfig.json"),
-      compilerOptions: { typeRoots: [join(root, "node_modules", "@types")] },
-      include: [file],
-    }),
-  );
-  return new Promise((resolve, reject) => {
-    execFile(join(root, "node_modules", ".bin", "tsc"), ["--noEmit", "-p", config], { cwd: root }, (error, stdout) => {
-      // Other parts of the tree may be mid-edit; only this file's errors count.
-      const lines = stdout
-        .split("\n")
-        .filter((l) => l.includes(`${name}.ts(`))
-        .map((l) => Number(/\.ts\((\d+),/.exec(l)?.[1]));
-      if (error !== null && stdout === "") reject(error);
-      else resolve(lines);
-    });
-  });
-}
+const typecheck = useTypecheck("taquba-types-");
 
 describe("generated types", () => {
-  const source = readFileSync(usage, "utf8");
+  const source = readFileSync(join(root, "test", "codegen", "typing", "generated-usage.ts"), "utf8");
   const lines = source.split("\n");
-  const isDirective = (l: string) => l.trim().startsWith("// @ts-expect-error");
-  const marked = lines.flatMap((l, i) => (isDirective(l) ? [i + 2] : []));
+  const { marked, stripped } = expectErrorDirectives(source);
 
   it("correct use compiles and every misuse directive is needed", async () => {
     expect(await typecheck(source, "usage")).toEqual([]);
@@ -63,8 +26,6 @@ describe("generated types", () => {
 
   it("each marked misuse is a compile error on its own line", async () => {
     expect(marked.length).toBeGreaterThanOrEqual(15);
-    // Blank the directives in place so line numbers stay put.
-    const stripped = lines.map((l) => (isDirective(l) ? "" : l)).join("\n");
     const errors = new Set(await typecheck(stripped, "stripped"));
     expect(marked.filter((line) => !errors.has(line))).toEqual([]);
     expect([...errors].filter((line) => !marked.includes(line))).toEqual([]);
