@@ -19,9 +19,6 @@
  * Env: N (1000), STORES (comma list of memory,local; default both),
  * CONCURRENCY (runner default 16), FLUSH_MS (engine flush window, 2).
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Ajv } from "ajv";
 import {
   createValidator,
@@ -34,6 +31,7 @@ import {
   withCounting,
   type ObjectStore,
 } from "../runtime/index.js";
+import { withTempDir } from "./support/temp-dir.js";
 
 const N = Number(process.env.N ?? 1000);
 const STORES = (process.env.STORES ?? "memory,local").split(",");
@@ -71,15 +69,7 @@ async function timed<T>(fn: () => Promise<T>): Promise<[number, T]> {
   return [performance.now() - t0, r];
 }
 
-async function runOn(kind: string): Promise<void> {
-  let dir: string | undefined;
-  let base: ObjectStore;
-  if (kind === "local") {
-    dir = await mkdtemp(join(tmpdir(), "jobs-fanout-"));
-    base = new LocalStore(dir);
-  } else {
-    base = new MemoryStore();
-  }
+async function runOn(kind: string, base: ObjectStore): Promise<void> {
   const store = withCounting(base);
   const queue = await Queue.open(store, "bench", { flushIntervalMs: FLUSH_MS });
   const runner = JobRunner.builder(queue, store)
@@ -117,9 +107,11 @@ async function runOn(kind: string): Promise<void> {
   } finally {
     await worker.shutdown();
     await queue.close();
-    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   }
 }
 
 console.log(`jobs-fanout: N=${N} CONCURRENCY=${CONCURRENCY} FLUSH_MS=${FLUSH_MS} node ${process.version}`);
-for (const kind of STORES) await runOn(kind);
+for (const kind of STORES) {
+  if (kind === "local") await withTempDir("jobs-fanout-", (dir) => runOn(kind, new LocalStore(dir)));
+  else await runOn(kind, new MemoryStore());
+}

@@ -15,9 +15,6 @@
  * each configuration runs this many times and the run with the median
  * steps/s is printed, followed by every run's steps/s).
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import {
   LocalStore,
   MemoryStore,
@@ -30,6 +27,8 @@ import {
   type ObjectStore,
   type StepRunner,
 } from "../runtime/index.js";
+import { percentile } from "./support/percentile.js";
+import { withTempDir } from "./support/temp-dir.js";
 
 const N_RUNS = Number(process.env.N_RUNS ?? 100);
 const N_STEPS = Number(process.env.N_STEPS ?? 10);
@@ -39,11 +38,6 @@ const PAYLOAD_BYTES = Number(process.env.PAYLOAD_BYTES ?? 64);
 const FLUSH_MS = Number(process.env.FLUSH_MS ?? 2);
 const STORES = (process.env.STORES ?? "memory,local,latency").split(",");
 const REPEAT = Number(process.env.REPEAT ?? 3);
-
-function pct(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 const ms = (x: number) => `${x.toFixed(2)} ms`;
 
@@ -102,7 +96,7 @@ async function bench(label: string, inner: ObjectStore, nRuns: number): Promise<
   const stepsPerSec = steps / elapsed;
   return {
     stepsPerSec,
-    line: `| ${label} | ${nRuns}×${N_STEPS} | ${Math.round(steps / elapsed).toLocaleString("en-US")} | ${ms(pct(transitions, 50))} | ${ms(pct(transitions, 99))} | ${ms(pct(e2e, 50))} | ${ms(pct(e2e, 99))} | ${per(counts.puts - base.puts)} | ${per(counts.gets - base.gets)} | ${per(counts.lists - base.lists)} | ${per(counts.deletes - base.deletes)} |`,
+    line: `| ${label} | ${nRuns}×${N_STEPS} | ${Math.round(steps / elapsed).toLocaleString("en-US")} | ${ms(percentile(transitions, 50))} | ${ms(percentile(transitions, 99))} | ${ms(percentile(e2e, 50))} | ${ms(percentile(e2e, 99))} | ${per(counts.puts - base.puts)} | ${per(counts.gets - base.gets)} | ${per(counts.lists - base.lists)} | ${per(counts.deletes - base.deletes)} |`,
   };
 }
 
@@ -125,14 +119,7 @@ await bench("warm-up", new MemoryStore(), 50);
 for (const kind of STORES) {
   if (kind === "memory") await median(() => bench("MemoryStore", new MemoryStore(), N_RUNS));
   else if (kind === "local") {
-    await median(async () => {
-      const dir = await mkdtemp(join(tmpdir(), "bench-steps-"));
-      try {
-        return await bench("LocalStore", new LocalStore(dir), N_RUNS);
-      } finally {
-        await rm(dir, { recursive: true, force: true });
-      }
-    });
+    await median(() => withTempDir("bench-steps-", (dir) => bench("LocalStore", new LocalStore(dir), N_RUNS)));
   } else if (kind === "latency") {
     const slow = () => withLatency(new MemoryStore(), { ms: 20, jitterMs: 5 });
     await median(() => bench("withLatency(20 ms ± 5 ms)", slow(), N_RUNS));
