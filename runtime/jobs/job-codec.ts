@@ -5,12 +5,20 @@
  * - Payload: UTF-8 canonical JSON `{"input":...,"job":"<name>"}` (keys
  *   sorted), so equal inputs give equal bytes and the run's input check
  *   (SHA-256 of the payload) compares values, not key order.
- * - `jobs/results/{runId}` (caller KV): the job result record, staged in the
- *   job's terminating settlement, so it exists exactly when that settlement
- *   committed. MessagePack `{incarnation, status, output?|error?, message?}`.
- * - `jobs/dedup/{runId}` (caller KV): `{inputSha256}` of a job submitted with
- *   an idempotency key, written with its submission and kept after it
+ * - `jobs/results/{q}/{runId}` (caller KV): the job result record, staged in
+ *   the job's terminating settlement, so it exists exactly when that
+ *   settlement committed. MessagePack `{incarnation, status, output?|error?, message?}`.
+ * - `jobs/dedup/{q}/{runId}` (caller KV): `{inputSha256}` of a job submitted
+ *   with an idempotency key, written with its submission and kept after it
  *   terminates, so duplicates collapse before and after completion.
+ *
+ * `{q}` is the job's step queue (the runtime's `queueName`). A job run is a
+ * run of its step queue, and run ids are only unique within one (a job
+ * group derives its members' run ids from the group id alone), so the job
+ * records carry the queue name as the workflow's records do (see
+ * `workflow/kv-keys.ts`): runners over one `Queue` with different step
+ * queues never read or remove each other's records. Queue names contain no
+ * `/`, so the queue segment is unambiguous.
  */
 import { StoreCorruptedError, ValidationError } from "../errors.js";
 import { decodeValue, encodeValue, fromUtf8, sha256Hex, utf8 } from "../workflow/codec.js";
@@ -18,8 +26,10 @@ import { RunId } from "../workflow/run-id.js";
 
 export const JOB_RESULTS_PREFIX = "jobs/results/";
 export const JOB_DEDUP_PREFIX = "jobs/dedup/";
-export const jobResultKey = (runId: string): string => `${JOB_RESULTS_PREFIX}${runId}`;
-export const jobDedupKey = (runId: string): string => `${JOB_DEDUP_PREFIX}${runId}`;
+/** The result record of job run `runId` of step queue `q`. */
+export const jobResultKey = (q: string, runId: string): string => `${JOB_RESULTS_PREFIX}${q}/${runId}`;
+/** The dedup record of the keyed job run `runId` of step queue `q`. */
+export const jobDedupKey = (q: string, runId: string): string => `${JOB_DEDUP_PREFIX}${q}/${runId}`;
 
 /**
  * The run id of a job submitted with an idempotency key: `j_` and 40 hex

@@ -15,7 +15,8 @@ export interface ResolvedOutcome<Output, Err> {
 }
 
 /**
- * The outcome of the job run `runId`: `"active"` while it runs, `"unknown"`
+ * The outcome of the job run `runId` of the step queue `view` reads:
+ * `"active"` while it runs, `"unknown"`
  * when no record exists. A job that terminated without a result record (a
  * cancel, exhausted attempts, a dead-letter, a crash) reports the terminal
  * record's status and error.
@@ -28,7 +29,7 @@ export async function readJobOutcome<Output, Err>(
   const r = await view.records(runId);
   if (r.kind !== "terminated") return r.kind;
   const t = r.terminal;
-  const key = jobResultKey(runId);
+  const key = jobResultKey(view.queueName, runId);
   const bytes = await queue.kvGet(key);
   const rec = bytes === null ? null : decodeJobResult(bytes, key);
   if (rec !== null && rec.incarnation === t.incarnation) {

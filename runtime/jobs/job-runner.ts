@@ -127,8 +127,9 @@ export class JobRunner implements JobHost, WorkflowHost {
     const clock = options.clock === undefined ? queue.clock : timedClock(options.clock);
     this.#clock = clock;
     const retention = this.#resultRetentionMs === undefined ? undefined : { ms: this.#resultRetentionMs, clock };
-    dispatcher.attachJobs({ jobs: this, retention });
-    runtime.runGroups.addMemberCleanup((runId) => queue.kvDelete(jobResultKey(runId)));
+    const q = runtime.queueName;
+    dispatcher.attachJobs({ jobs: this, retention, queueName: q });
+    runtime.runGroups.addMemberCleanup((runId) => queue.kvDelete(jobResultKey(q, runId)));
     const view = runtime.view();
     this.#waits = new JobWaits(runEventsFor(queue), clock, this.#pollIntervalMs, async (runId) => (await view.records(runId)).kind === "active");
     const waits = this.#waits;
@@ -207,14 +208,15 @@ export class JobRunner implements JobHost, WorkflowHost {
     const runId = keyedJobRunId(this.#runtime.queueName, def.name, key);
     const inputSha256 = sha256Hex(payload);
     return this.#lock.run(runId, async () => {
-      const found = await this.#queue.kvGet(jobDedupKey(runId));
+      const dedupKey = jobDedupKey(this.#runtime.queueName, runId);
+      const found = await this.#queue.kvGet(dedupKey);
       // A dedup record whose run has no records left outlived result retention: it collapses nothing.
       if (found !== null && (await this.#runtime.view().records(runId)).kind !== "unknown") {
-        if (decodeDedup(found, jobDedupKey(runId)) !== inputSha256) throw new InputMismatchError(runId);
+        if (decodeDedup(found, dedupKey) !== inputSha256) throw new InputMismatchError(runId);
         return new RunnerJobHandle<Output, Err>(this.#reader, runId, false);
       }
       // The dedup record commits with the enqueue and outlives the run, so a late duplicate finds it.
-      const effects = new SettlementEffects().kvPut(jobDedupKey(runId), encodeDedup(inputSha256));
+      const effects = new SettlementEffects().kvPut(dedupKey, encodeDedup(inputSha256));
       const out = await this.#runtime.submit({ runId, input: payload, options: runOptions, effects });
       return new RunnerJobHandle<Output, Err>(this.#reader, runId, out.newlySubmitted);
     });

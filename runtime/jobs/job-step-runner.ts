@@ -44,25 +44,28 @@ export interface StagedRetention {
   readonly clock: TimedClock;
 }
 
-/** Stages the result record (and its retention marker); an oversized record fails the job permanently instead of being dropped. */
-function stage(step: Step, record: JobResultRecord, retention: StagedRetention | undefined): void {
+/** Stages the result record of step queue `q` (and its retention marker); an oversized record fails the job permanently instead of being dropped. */
+function stage(step: Step, q: string, record: JobResultRecord, retention: StagedRetention | undefined): void {
   const bytes = encodeJobResult(record);
   if (bytes.byteLength > MAX_KV_VALUE_SIZE) {
     throw StepError.permanent(
       new ValidationError(`the job's ${record.status === "succeeded" ? "output" : "error"} takes ${bytes.byteLength} bytes, more than the ${MAX_KV_VALUE_SIZE} a result record holds; return a reference (an object key) instead`),
     );
   }
-  step.effects.put(jobResultKey(step.runId), bytes);
-  if (retention !== undefined) addResultMarker(step.effects, step.runId, record.incarnation, retention.clock.now() + retention.ms);
+  step.effects.put(jobResultKey(q, step.runId), bytes);
+  if (retention !== undefined) addResultMarker(step.effects, q, step.runId, record.incarnation, retention.clock.now() + retention.ms);
 }
 
 /**
  * What a job handler reaches beyond its registry, bound once a `JobRunner`
- * exists over the runtime: `submit` for child jobs and result retention.
+ * exists over the runtime: `submit` for child jobs, result retention, and
+ * the runtime's step queue, which scopes the job records.
  */
 export interface JobBinding {
   readonly jobs: JobHost;
   readonly retention: StagedRetention | undefined;
+  /** The step queue of the runtime the runner is over (its `queueName`). */
+  readonly queueName: string;
 }
 
 /** The jobs of a dispatcher no `JobRunner` was attached to: every use says so. */
@@ -134,9 +137,14 @@ export class JobStepRunner implements StepRunner {
     const def = reg.definition;
     const inputIssues = def.input.validate(env.input);
     if (inputIssues.length > 0) throw invalid(`${def.input.name}`, inputIssues);
+    // The result record is scoped by the runtime's step queue, which only an attached runner names. Until
+    // one is attached (a worker started before `JobRunner.over`), retry rather than store it unscoped.
+    const binding = this.#binding;
+    if (binding === undefined) throw StepError.transient(new JobsNotAttachedError());
+    const q = binding.queueName;
     // The incarnation of a single-step run is its step-0 job id: it ties the record to this run.
     const incarnation = step.jobId;
-    const retention = this.#binding?.retention;
+    const retention = binding.retention;
     let output: unknown;
     try {
       output = await reg.handler.run(env.input, makeJobContext(step, this.state, this.#jobs) as never);
@@ -149,7 +157,7 @@ export class JobStepRunner implements StepRunner {
         const issues = errValidator.validate(e.error);
         if (issues.length > 0) throw invalid(errValidator.name, issues);
         const error = canonicalJson(e.error);
-        stage(step, { incarnation, status: "failed", error, message: e.message }, retention);
+        stage(step, q, { incarnation, status: "failed", error, message: e.message }, retention);
         return StepOutcome.fail(error);
       }
       if (e instanceof StepError) throw e;
@@ -159,7 +167,7 @@ export class JobStepRunner implements StepRunner {
     const outIssues = def.output.validate(output);
     if (outIssues.length > 0) throw invalid(def.output.name, outIssues);
     const json = canonicalJson(output);
-    stage(step, { incarnation, status: "succeeded", output: json }, retention);
+    stage(step, q, { incarnation, status: "succeeded", output: json }, retention);
     return StepOutcome.succeed(utf8(json));
   }
 }

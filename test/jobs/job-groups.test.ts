@@ -97,9 +97,9 @@ describe("job groups", () => {
     await done.submit([{ to: "a@x.io" }]);
     await done.join();
     const jobId = done.handle("item-0").jobId;
-    expect(await env.queue.kvGet(`jobs/results/${jobId}`)).not.toBeNull();
+    expect(await env.queue.kvGet(`jobs/results/jobs/${jobId}`)).not.toBeNull();
     expect(await done.forget()).toBe(true);
-    expect(await env.queue.kvGet(`jobs/results/${jobId}`)).toBeNull();
+    expect(await env.queue.kvGet(`jobs/results/jobs/${jobId}`)).toBeNull();
     expect(await done.status()).toBeNull();
     await worker.shutdown();
     await env.stop();
@@ -114,7 +114,7 @@ describe("job groups", () => {
     env.clock.advance(10_000);
     expect(await env.runner.runtime.sweepGroups()).toBe(1);
     expect(await group.status()).toBeNull();
-    expect(await env.queue.kvGet(`jobs/results/${jobId}`)).toBeNull();
+    expect(await env.queue.kvGet(`jobs/results/jobs/${jobId}`)).toBeNull();
     await env.stop();
   });
 

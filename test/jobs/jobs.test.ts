@@ -58,7 +58,7 @@ describe("typed jobs", () => {
     // The workflow's best-effort run result record (object store) is not what jobs read.
     await env.runner.runtime.memoStore.clearMemosForRun(handle.jobId);
     expect(await handle.fetchResult()).toMatchObject({ status: "succeeded" });
-    expect(await env.queue.kvGet(`jobs/results/${handle.jobId}`)).not.toBeNull();
+    expect(await env.queue.kvGet(`jobs/results/jobs/${handle.jobId}`)).not.toBeNull();
     await env.stop();
   });
 

@@ -28,7 +28,7 @@ describe("job result retention", () => {
     expect(await env.runner.sweepResults()).toBe(1);
     await expect(ok.fetchResult()).rejects.toBeInstanceOf(JobNotFoundError);
     await expect(perm.fetchResult()).rejects.toBeInstanceOf(JobNotFoundError);
-    expect((await env.queue.kvScan("jobs/")).entries.map((e) => e.key)).toEqual([`jobs/dedup/${perm.jobId}`]);
+    expect((await env.queue.kvScan("jobs/")).entries.map((e) => e.key)).toEqual([`jobs/dedup/jobs/${perm.jobId}`]);
     expect((await env.queue.kvScan("workflow/")).entries).toEqual([]);
 
     // Both keys run again: the swept one and the one whose stale dedup record outlived its run.
