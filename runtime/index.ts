@@ -82,7 +82,7 @@ export type { KvReadHandle } from "./workflow/effects-handle.js";
 export { NoopTerminalHook } from "./workflow/terminal-hook.js";
 export type { TerminalHook } from "./workflow/terminal-hook.js";
 export { Delivery, Step } from "./workflow/delivery.js";
-export type { DetachedOptions, StepRunner } from "./workflow/delivery.js";
+export type { DetachedOptions, RunnerStartContext, StepRunner } from "./workflow/delivery.js";
 export { WorkflowRuntime } from "./workflow/workflow-runtime.js";
 export { WorkflowRuntimeBuilder } from "./workflow/runtime-builder.js";
 export type { RunnerHandle, Shutdown } from "./workflow/workflow-runtime.js";
@@ -146,6 +146,8 @@ export { JobFailedError, JobCancelledError, JobNotFoundError, JobsNotAttachedErr
 // Typed workflows
 export { defineWorkflow } from "./workflow/typed/workflow-definition.js";
 export type { WorkflowDefinition, WorkflowStepDefinition, WorkflowStepSpec, AnyWorkflowDefinition } from "./workflow/typed/workflow-definition.js";
+export { ContractTooOldError, checkContracts } from "./workflow/typed/contract-guard.js";
+export type { ContractEntry } from "./workflow/typed/contract-guard.js";
 export { encodeStepEnvelope, decodeStepEnvelope, isStepEnvelope } from "./workflow/typed/step-envelope.js";
 export type { StepEnvelope } from "./workflow/typed/step-envelope.js";
 export type { StepTransition, Continuation, SignalContinuation, SignalWaitOptions } from "./workflow/typed/step-transition.js";

@@ -100,6 +100,12 @@ export class JobRunnerBuilder implements JobRegistrar, WorkflowRegistrar {
     return this;
   }
 
+  /** See `WorkflowDispatcherBuilder.allowContractDowngrade`: start although a newer contract already ran over the store. */
+  allowContractDowngrade(allow = true): this {
+    this.#dispatcher.allowContractDowngrade(allow);
+    return this;
+  }
+
   /**
    * Called with every run's termination, atomically with it (see
    * `TerminalHook`). The runner wraps it to send the completion signals of

@@ -1,6 +1,7 @@
 /**
  * @module What a runner receives for one delivery of a step.
  */
+import type { WorkflowQueue } from "./queue-port.js";
 import type { LeaseHandle } from "../queue/types.js";
 import { MemoryStore } from "../store/memory-store.js";
 import type { ObjectStore } from "../store/object-store.js";
@@ -152,4 +153,16 @@ export const Step = {
  */
 export interface StepRunner {
   runStep(step: Step): Promise<StepOutcome>;
+  /**
+   * Called once by `WorkflowRuntime.run` before the worker claims anything;
+   * a rejection stops the worker from starting (the generated dispatcher
+   * checks its contracts against the store here).
+   */
+  beforeStart?(ctx: RunnerStartContext): Promise<void>;
+}
+
+/** What `StepRunner.beforeStart` is given: the runtime's queue and step queue name. */
+export interface RunnerStartContext {
+  readonly queue: WorkflowQueue;
+  readonly queueName: string;
 }

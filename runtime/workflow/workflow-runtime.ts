@@ -279,11 +279,14 @@ export class WorkflowRuntime {
    * Drives the step worker until `shutdown` resolves (or aborts): up to
    * `maxConcurrentSteps` step processors, dead-step reconciliation and,
    * with memo retention, the memo sweeper. In-flight steps finish before it
-   * resolves.
+   * resolves. Rejects before claiming anything when the runner's
+   * `beforeStart` does (`ContractTooOldError` from a generated dispatcher).
    */
   async run(shutdown?: Shutdown): Promise<void> {
     const core = this.#core;
     const stop = stopOn(shutdown);
+    // The runner may refuse to start (a worker older than the store's contracts): nothing runs then.
+    await core.runner.beforeStart?.({ queue: core.queue, queueName: core.queueName });
     const reconcile = (jobId: string) =>
       this.#reconcileLock
         .run("all", () => reconcileDeadJob(core, this.#view, jobId))

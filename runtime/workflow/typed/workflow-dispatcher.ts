@@ -19,6 +19,7 @@
  * step throws `JobsNotAttachedError`.
  */
 
+import { checkContracts, type ContractEntry } from "./contract-guard.js";
 import { ValidationError } from "../../errors.js";
 import type { StateKey } from "../../jobs/job-context.js";
 import type { HeaderValues, JobDefinition, JobHandler, JobRegistrar } from "../../jobs/job-definition.js";
@@ -29,7 +30,7 @@ import { checkJobRegistration } from "../../jobs/job-submission.js";
 import { formatIssue, type Validator } from "../../jobs/validator.js";
 import { PermanentError } from "../../queue/errors.js";
 import { fromUtf8, utf8 } from "../codec.js";
-import type { Step, StepRunner } from "../delivery.js";
+import type { RunnerStartContext, Step, StepRunner } from "../delivery.js";
 import { StepOutcome } from "../step-outcome.js";
 import { StepError } from "../workflow-errors.js";
 import { makeStepContext } from "./step-context.js";
@@ -60,6 +61,7 @@ export class WorkflowDispatcherBuilder implements WorkflowRegistrar, JobRegistra
   readonly #jobs = new Map<string, JobRegistration>();
   readonly #state = new Map<StateKey<unknown>, unknown>();
   #fallback: StepRunner | undefined;
+  #allowDowngrade = false;
 
   /** Registers the handler of one job; a second registration of the same name throws. */
   register<Name extends string, Input, Output, Err, Headers extends HeaderValues>(
@@ -107,8 +109,28 @@ export class WorkflowDispatcherBuilder implements WorkflowRegistrar, JobRegistra
     return this;
   }
 
+  /**
+   * Lets a worker start although a newer contract of one of its
+   * definitions already ran over the store (an intended rollback). Default:
+   * such a start fails with `ContractTooOldError`.
+   */
+  allowContractDowngrade(allow = true): this {
+    this.#allowDowngrade = allow;
+    return this;
+  }
+
   build(): WorkflowDispatcher {
-    return new WorkflowDispatcher(new Map(this.#registry), new JobStepRunner(new Map(this.#jobs), new Map(this.#state)), this.#fallback);
+    const contracts: ContractEntry[] = [
+      ...[...this.#jobs.values()].map((r) => ({ name: r.definition.name, hash: r.definition.contractHash })),
+      ...[...this.#registry.values()].map((r) => ({ name: r.definition.name, hash: r.definition.contractHash })),
+    ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return new WorkflowDispatcher(
+      new Map(this.#registry),
+      new JobStepRunner(new Map(this.#jobs), new Map(this.#state)),
+      this.#fallback,
+      contracts,
+      this.#allowDowngrade,
+    );
   }
 }
 
@@ -171,8 +193,20 @@ export class WorkflowDispatcher implements StepRunner {
     private readonly registry: ReadonlyMap<string, Registration>,
     jobs: JobStepRunner,
     private readonly fallbackRunner: StepRunner | undefined,
+    /** The registered definitions' contract hashes, by name. */
+    readonly contracts: readonly ContractEntry[] = [],
+    private readonly allowDowngrade = false,
   ) {
     this.#jobs = jobs;
+  }
+
+  /**
+   * Refuses to start a worker older than the contract that last ran over
+   * the store (see `checkContracts`), and records this one's contracts.
+   */
+  async beforeStart(ctx: RunnerStartContext): Promise<void> {
+    await checkContracts(ctx.queue, ctx.queueName, this.contracts, this.allowDowngrade);
+    await this.fallbackRunner?.beforeStart?.(ctx);
   }
 
   /** The qualified names of the registered workflows, sorted. */
