@@ -20,56 +20,11 @@
 import { createRequire } from "node:module";
 import type CodeBlockWriterType from "code-block-writer";
 import type { ImportDeclarationStructure, OptionalKind, StatementStructures } from "ts-morph";
+import { singleStatement, WHITESPACE } from "./single-statement.js";
+import { STRUCTURE_KIND } from "./structure-kind.js";
 
-/**
- * ts-morph's `StructureKind` values (ts-morph 28), so emitters can build
- * structures without loading ts-morph. The fallback path maps kinds by name
- * onto the installed ts-morph, so a different numbering there is harmless.
- */
-export const STRUCTURE_KIND = {
-  ImportAttribute: 0,
-  CallSignature: 1,
-  Class: 2,
-  ClassStaticBlock: 3,
-  ConstructSignature: 4,
-  Constructor: 5,
-  ConstructorOverload: 6,
-  Decorator: 7,
-  Enum: 8,
-  EnumMember: 9,
-  ExportAssignment: 10,
-  ExportDeclaration: 11,
-  ExportSpecifier: 12,
-  Function: 13,
-  FunctionOverload: 14,
-  GetAccessor: 15,
-  ImportDeclaration: 16,
-  ImportSpecifier: 17,
-  IndexSignature: 18,
-  Interface: 19,
-  JsxAttribute: 20,
-  JsxSpreadAttribute: 21,
-  JsxElement: 22,
-  JsxSelfClosingElement: 23,
-  JSDoc: 24,
-  JSDocTag: 25,
-  Method: 26,
-  MethodOverload: 27,
-  MethodSignature: 28,
-  Module: 29,
-  Parameter: 30,
-  Property: 31,
-  PropertyAssignment: 32,
-  PropertySignature: 33,
-  SetAccessor: 34,
-  ShorthandPropertyAssignment: 35,
-  SourceFile: 36,
-  SpreadAssignment: 37,
-  TypeAlias: 38,
-  TypeParameter: 39,
-  VariableDeclaration: 40,
-  VariableStatement: 41,
-} as const;
+export { singleStatement } from "./single-statement.js";
+export { STRUCTURE_KIND } from "./structure-kind.js";
 
 type Writer = CodeBlockWriterType;
 type WriterClass = new (opts: { newLine: "\n"; indentNumberOfSpaces: number; useTabs: boolean; useSingleQuote: boolean }) => Writer;
@@ -118,9 +73,6 @@ function list(v: unknown): unknown[] {
   if (!Array.isArray(v)) throw new Unsupported();
   return v;
 }
-
-// ts-morph's notion of whitespace, which differs from `\s` and `trim()`.
-const WHITESPACE = new Set([" ", "\f", "\n", "\r", "\t", "\v", "\u00A0", "\u2028", "\u2029"].map((c) => c.charCodeAt(0)));
 
 function isBlank(s: string): boolean {
   for (let i = 0; i < s.length; i++) if (!WHITESPACE.has(s.charCodeAt(i))) return false;
@@ -447,100 +399,6 @@ function printStatementList(w: Writer, statements: readonly unknown[], mark: (st
     }
     mark(start, w.getLength());
   }
-}
-
-const BLOCK_DECLARATION = /^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+|async\s+|const\s+)?(?:function|interface|class|enum|namespace|module)\b/;
-/** A top-level line ending in one of these continues on the next line. */
-const CONTINUES_AFTER = new Set(["=", ",", "(", "[", "{", "<", "|", "&", ":", "?", "."]);
-/** A top-level line starting with one of these continues the previous one. */
-const CONTINUES_BEFORE = new Set(["|", "&", ".", "?", ":", "=", ">", ")", "]", "}", ","]);
-/** What may follow a `}` that closes to the top level, on the same line, in a statement that goes on. */
-const AFTER_CLOSE = /^(?:[;,)\]}|&.?:=>[]|as\s|satisfies\s)/;
-
-function isSpace(c: string): boolean {
-  return WHITESPACE.has(c.charCodeAt(0)) || c === "\ufeff";
-}
-
-/**
- * Whether `text` is exactly one top-level statement that a TypeScript
- * parser would give back, trimmed, as this very text: optional JSDoc
- * comments, then code with balanced brackets whose only top-level end is
- * at the end, no other comment at the top level, and every top-level line
- * break inside an unfinished expression (so automatic semicolon insertion
- * cannot split it). Conservative: "no" only costs a slower print.
- */
-export function singleStatement(text: string): boolean {
-  const t = text.trim();
-  let i = 0;
-  // Leading JSDoc blocks stay attached to the statement; any other leading comment would become a statement of its own.
-  for (;;) {
-    while (i < t.length && isSpace(t[i] as string)) i++;
-    if (!t.startsWith("/*", i)) break;
-    if (!t.startsWith("/**", i) || t.startsWith("/**/", i)) return false;
-    const end = t.indexOf("*/", i + 3);
-    if (end < 0) return false;
-    i = end + 2;
-  }
-  if (i >= t.length || t.startsWith("//", i)) return false;
-  const block = BLOCK_DECLARATION.test(t.slice(i, i + 60));
-  let depth = 0;
-  let lastCode = "";
-  let beforeLast = "";
-  const code = (c: string) => {
-    beforeLast = lastCode;
-    lastCode = c;
-  };
-  for (; i < t.length; i++) {
-    const c = t[i] as string;
-    if (c === '"' || c === "'") {
-      for (i++; i < t.length && t[i] !== c; i++) {
-        if (t[i] === "\\") i++;
-        else if (t[i] === "\n" || t[i] === "\r") return false;
-      }
-      if (i >= t.length) return false;
-      code(c);
-      continue;
-    }
-    if (c === "`") return false;
-    if (c === "/") {
-      // Top-level comments would move to a neighbouring statement; a lone slash may start a regular expression.
-      if (depth === 0) return false;
-      if (t[i + 1] === "/") {
-        const nl = t.indexOf("\n", i);
-        if (nl < 0) return false;
-        i = nl - 1;
-        continue;
-      }
-      if (t[i + 1] === "*") {
-        const end = t.indexOf("*/", i + 2);
-        if (end < 0) return false;
-        i = end + 1;
-        continue;
-      }
-      return false;
-    }
-    if (c === "\n" || c === "\r" || c === "\u2028" || c === "\u2029") {
-      if (depth > 0) continue;
-      let j = i + 1;
-      while (j < t.length && isSpace(t[j] as string)) j++;
-      const arrow = lastCode === ">" && beforeLast === "=";
-      if (!CONTINUES_AFTER.has(lastCode) && !arrow && !CONTINUES_BEFORE.has(t[j] ?? "")) return false;
-      continue;
-    }
-    if (isSpace(c)) continue;
-    if (c === "(" || c === "[" || c === "{") depth++;
-    else if (c === ")" || c === "]" || c === "}") {
-      depth--;
-      if (depth < 0) return false;
-      if (depth === 0 && c === "}") {
-        if (block && i !== t.length - 1) return false;
-        const rest = t.slice(i + 1, i + 12).replace(/^[ \t]+/, "");
-        if (rest !== "" && !rest.startsWith("\n") && !AFTER_CLOSE.test(rest)) return false;
-      }
-    } else if (c === ";" && depth === 0 && i !== t.length - 1) return false;
-    code(c);
-  }
-  return depth === 0;
 }
 
 /** The printed text of a file's imports and of each statement, trimmed; undefined when outside the supported subset. */

@@ -14,7 +14,8 @@
 import { createRequire } from "node:module";
 import type { ImportDeclarationStructure, OptionalKind, Project, StatementStructures } from "ts-morph";
 import { compareCodeUnits } from "./names.js";
-import { printStatements, STRUCTURE_KIND } from "./structure-printer.js";
+import { STRUCTURE_KIND } from "./structure-kind.js";
+import { printStatements } from "./structure-printer.js";
 
 type TsMorph = typeof import("ts-morph");
 

@@ -12,7 +12,9 @@ import { fileURLToPath } from "node:url";
 import type { StatementStructures } from "ts-morph";
 import { describe, expect, it } from "vitest";
 import { generate, type SpecInput } from "../../codegen/generate.js";
-import { printStatements, singleStatement, STRUCTURE_KIND } from "../../codegen/structure-printer.js";
+import { singleStatement } from "../../codegen/single-statement.js";
+import { STRUCTURE_KIND } from "../../codegen/structure-kind.js";
+import { printStatements } from "../../codegen/structure-printer.js";
 import { Imports, loadTsMorph, printFile, printFileWithTsMorph, withTsMorphPrinter } from "../../codegen/ts-file.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
