@@ -21,19 +21,23 @@ import type { PackageModel } from "./spec-model.js";
 export function scaffoldFiles(packages: readonly PackageModel[], importPath: string): GeneratedFile[] {
   const files: GeneratedFile[] = [];
   for (const pkg of packages) {
+    // Stubs sit one folder below the scaffold folder (`<package>/`).
+    const from = posix.join("..", importPath, pkg.name, "index.js");
+    const specifier = from.startsWith(".") ? from : `./${from}`;
+    const header = (what: string) => [
+      `/**`,
+      ` * @module Handler of ${what}.`,
+      ` *`,
+      ` * Written once by \`taquba codegen --scaffold\`; yours to edit, never overwritten.`,
+      ` */`,
+      ``,
+      `import { ${pkg.ident} } from "${specifier}";`,
+      ``,
+    ];
     for (const job of pkg.jobs) {
       const n = jobNames(job);
-      const from = posix.join("..", importPath, pkg.name, "index.js");
-      const specifier = from.startsWith(".") ? from : `./${from}`;
       const content = [
-        `/**`,
-        ` * @module Handler of job "${job.qualifiedName}" (spec: ${pkg.file}, jobs.${job.name}).`,
-        ` *`,
-        ` * Written once by \`taquba codegen --scaffold\`; yours to edit, never overwritten.`,
-        ` */`,
-        ``,
-        `import { ${pkg.ident} } from "${specifier}";`,
-        ``,
+        ...header(`job "${job.qualifiedName}" (spec: ${pkg.file}, jobs.${job.name})`),
         `export class ${job.typeName}Handler implements ${pkg.ident}.${n.handler} {`,
         `  async run(input: ${pkg.ident}.${n.input}, ctx: ${pkg.ident}.${n.context}): Promise<${pkg.ident}.${n.output}> {`,
         `    void input;`,
@@ -47,8 +51,6 @@ export function scaffoldFiles(packages: readonly PackageModel[], importPath: str
     }
     for (const w of pkg.workflows) {
       const n = workflowNames(w);
-      const from = posix.join("..", importPath, pkg.name, "index.js");
-      const specifier = from.startsWith(".") ? from : `./${from}`;
       const methods = w.steps.flatMap((st, i) => {
         const sn = stepNames(w, st);
         const type = (t: string) => (t === "null" ? t : `${pkg.ident}.${t}`);
@@ -63,14 +65,7 @@ export function scaffoldFiles(packages: readonly PackageModel[], importPath: str
         ];
       });
       const content = [
-        `/**`,
-        ` * @module Handler of workflow "${w.qualifiedName}" (spec: ${pkg.file}, workflows.${w.name}).`,
-        ` *`,
-        ` * Written once by \`taquba codegen --scaffold\`; yours to edit, never overwritten.`,
-        ` */`,
-        ``,
-        `import { ${pkg.ident} } from "${specifier}";`,
-        ``,
+        ...header(`workflow "${w.qualifiedName}" (spec: ${pkg.file}, workflows.${w.name})`),
         `export class ${n.handler} implements ${pkg.ident}.${n.handler} {`,
         ...methods,
         `}`,
