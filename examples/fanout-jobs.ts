@@ -1,27 +1,32 @@
 /**
- * Fan-out jobs: a workflow step fans out typed jobs, awaits them all and
- * memoizes the joined result.
+ * Fan-out jobs: a typed workflow step fans out typed jobs on its own
+ * runtime, awaits them all and memoizes the joined result.
  *
- * Shows: a `WorkflowRuntime` and a `JobRunner` sharing one queue (each on
- * its own queue name); the step submits one `photo.resize` job per photo and
- * width through the generated client (`fanout-jobs/generated`, from
- * `fanout-jobs/thumbs.taquba.yaml`: a wrong field is a compile error and a
- * bad value a `ValidationError` before anything is enqueued). The job's
- * idempotency key (`resize:{photo}:{width}`) makes the fan-out safe to
- * retry: the first attempt of the step fails half-way through submitting,
- * and the retry's submissions of the jobs that already exist collapse onto
- * them (`newlySubmitted: false`) instead of resizing twice. The joined
- * result is memoized, so a later redelivery of the step reads it back
- * without touching the jobs.
+ * Shows: one runtime for jobs and workflows. `JobRunner.builder(queue,
+ * store)` registers the `photo.resize` job and the `album.publish` workflow
+ * (both generated into `fanout-jobs/generated` from
+ * `fanout-jobs/thumbs.taquba.yaml`), so job steps and workflow steps run on
+ * one step queue and one worker. The `fan_out` step submits one resize job
+ * per photo and width through `thumbs.client(ctx.jobs)`: a wrong field is a
+ * compile error and a bad value a `ValidationError` before anything is
+ * enqueued. Each job's idempotency key is derived from the run id, the photo
+ * and the width, which makes the fan-out safe to retry: the step's first
+ * attempt fails half-way through submitting, and the retry's submissions of
+ * the jobs that already exist collapse onto them (`newlySubmitted: false`)
+ * instead of resizing twice. The joined result is memoized in the step's
+ * memo, so a redelivery after the join reads it back without touching the
+ * jobs, then `publish` ends the run with it.
+ *
+ * The step holds a worker slot while it waits for its jobs, which is fine
+ * for a handful; to wait without holding one, submit with `notifySignal`
+ * and continue on that signal (see the README, "Typed workflows").
  *
  * Run: npx tsx examples/fanout-jobs.ts
  */
-import { JobRunner, MemoryStore, NoopTerminalHook, Queue, StepError, StepOutcome, WorkflowRuntime, type StepRunner } from "taquba";
+import { JobRunner, MemoryStore, Queue, StepError } from "taquba";
 import { thumbs } from "./fanout-jobs/generated/index.js";
 
-const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
-const dec = <T>(b: Uint8Array | undefined): T => JSON.parse(new TextDecoder().decode(b)) as T;
-
+const STEPS = "thumbs-steps";
 let resizes = 0;
 
 /** The job's handler, typed by the generated interface. */
@@ -34,63 +39,59 @@ class PhotoResize implements thumbs.PhotoResizeHandler {
   }
 }
 
-const store = new MemoryStore();
-const queue = await Queue.open(store, "fanout", { queueConfigs: { "workflow-steps": { backoff: { baseMs: 50, maxMs: 500 } } } });
-const jobs = thumbs.register(JobRunner.builder(queue, store), { photoResize: new PhotoResize() }).build();
-const client = thumbs.client(jobs);
-
-interface Joined {
-  thumbnails: string[];
-  totalBytes: number;
-}
-
-/** Step 0 fans out and joins; step 1 publishes the album. */
-const album: StepRunner = {
-  async runStep(step) {
-    if (step.stepNumber === 1) {
-      const joined = dec<Joined>(step.payload);
-      console.log(`step 1: published the album with ${joined.thumbnails.length} thumbnails`);
-      return StepOutcome.succeed(step.payload);
-    }
-    const photos = dec<string[]>(step.payload);
-    console.log(`step 0 attempt ${step.attempt}: fanning out ${photos.length * 2} resize jobs`);
-    const joined = await step.memo.memoized("joined", async (): Promise<Joined> => {
+/** The workflow's steps, typed by the generated interface: `fan_out` continues to `publish` only. */
+class AlbumPublish implements thumbs.AlbumPublishHandler {
+  async fanOut(input: thumbs.AlbumPublishInput, ctx: thumbs.AlbumPublishFanOutContext): Promise<thumbs.AlbumPublishFanOutTransition> {
+    const jobs = thumbs.client(ctx.jobs);
+    console.log(`fan_out attempt ${ctx.attempt}: fanning out ${input.photos.length * 2} resize jobs`);
+    const joined = await ctx.memo.memoized("joined", async (): Promise<thumbs.Thumbnails> => {
       const handles = [];
       let fresh = 0;
-      for (const photo of photos) {
+      for (const photo of input.photos) {
         for (const width of [320, 1280] as const) {
-          const h = await client.photoResize.submit({ photo, width }, {});
+          // Keyed by the run: a retried step finds the job it submitted before.
+          const h = await jobs.photoResize.submit({ photo, width }, { idempotencyKey: `${ctx.runId}:${photo}:${width}` });
           if (h.newlySubmitted) fresh++;
           handles.push(h);
-          if (step.attempt === 1 && handles.length === 3) {
-            console.log(`  step 0 attempt 1: connection lost after submitting 3 jobs; the step is retried`);
+          if (ctx.attempt === 1 && handles.length === 3) {
+            console.log(`  fan_out attempt 1: connection lost after submitting 3 jobs; the step is retried`);
             throw StepError.transient(new Error("connection lost"));
           }
         }
       }
-      console.log(`  step 0 attempt ${step.attempt}: ${handles.length} submissions, ${fresh} new, ${handles.length - fresh} matched existing jobs by idempotency key`);
-      const outputs = await Promise.all(handles.map((h) => h.result()));
-      const thumbnails = outputs.map((o) => (o.status === "succeeded" ? o.output.object_key : `missing (${o.status})`));
-      return { thumbnails, totalBytes: outputs.reduce((n, o) => n + (o.status === "succeeded" ? o.output.bytes : 0), 0) };
+      console.log(`  fan_out attempt ${ctx.attempt}: ${handles.length} submissions, ${fresh} new, ${handles.length - fresh} matched existing jobs by idempotency key`);
+      const outputs = await Promise.all(handles.map((h) => h.output()));
+      return { album: input.album, thumbnails: outputs.map((o) => o.object_key), total_bytes: outputs.reduce((n, o) => n + o.bytes, 0) };
     });
-    console.log(`  step 0 attempt ${step.attempt}: joined ${joined.thumbnails.length} thumbnails (${joined.totalBytes} bytes), memoized`);
-    return StepOutcome.continueNow(enc(joined));
-  },
-};
+    console.log(`  fan_out attempt ${ctx.attempt}: joined ${joined.thumbnails.length} thumbnails (${joined.total_bytes} bytes), memoized`);
+    return ctx.next.publish(joined);
+  }
 
-const runtime = WorkflowRuntime.builder(queue, store, album, NoopTerminalHook).build();
-const jobWorker = jobs.spawn();
-const stepWorker = runtime.spawn();
+  async publish(p: thumbs.AlbumPublishPublishPayload, ctx: thumbs.AlbumPublishPublishContext): Promise<thumbs.AlbumPublishPublishTransition> {
+    console.log(`publish: published album ${p.album} with ${p.thumbnails.length} thumbnails`);
+    return ctx.succeed(p);
+  }
+}
 
-const { runId } = await runtime.submit({ runId: "album-summer", input: enc(["beach.jpg", "harbour.jpg", "sunset.jpg"]) });
-const end = await runtime.wait(runId);
-const result = dec<Joined>(end.outcome?.result);
-console.log(`run ${runId} ${end.termination.status}: ${result.thumbnails.join(", ")}`);
-console.log(`fanout-jobs done: ${resizes} resize jobs ran for ${result.thumbnails.length} thumbnails despite the retried fan-out`);
+const store = new MemoryStore();
+const queue = await Queue.open(store, "fanout", { queueConfigs: { [STEPS]: { backoff: { baseMs: 50, maxMs: 500 } } } });
+// One builder, one runtime: the job and the workflow share the step queue and the worker.
+const builder = JobRunner.builder(queue, store).queueName(STEPS);
+thumbs.register(builder, { photoResize: new PhotoResize() });
+thumbs.registerWorkflows(builder, { albumPublish: new AlbumPublish() });
+const runner = builder.build();
+const worker = runner.spawn();
+// The runner hosts both halves of the package's client: jobs and workflows.
+const client = thumbs.client(runner);
+
+const { runId } = await client.albumPublish.submit({ album: "summer", photos: ["beach.jpg", "harbour.jpg", "sunset.jpg"] }, { runId: "album-summer" });
+const end = await client.albumPublish.wait(runId);
+if (end.status !== "succeeded") throw new Error(`run ${runId} ended ${end.status}`);
+console.log(`run ${runId} ${end.status}: ${end.result.thumbnails.join(", ")}`);
+console.log(`fanout-jobs done: ${resizes} resize jobs ran for ${end.result.thumbnails.length} thumbnails despite the retried fan-out`);
 
 // A wrong value never reaches the queue: the generated client validates it first.
-await client.photoResize.submit({ photo: "not a photo", width: 320 }, {}).catch((e: unknown) => console.log(`rejected before enqueueing: ${e instanceof Error ? e.message.replace(/\s*\n\s*/g, " ") : String(e)}`));
+await client.photoResize.submit({ photo: "not a photo", width: 320 }).catch((e: unknown) => console.log(`rejected before enqueueing: ${e instanceof Error ? e.message.replace(/\s*\n\s*/g, " ") : String(e)}`));
 
-await stepWorker.shutdown();
-await jobWorker.shutdown();
+await worker.shutdown();
 await queue.close();

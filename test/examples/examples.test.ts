@@ -143,12 +143,15 @@ describe("examples", () => {
     expect(out).not.toMatch(/run invoice-9 .*body/);
   });
 
-  it("fanout-jobs: a retried fan-out collapses onto existing jobs by idempotency key", { timeout: 15_000 }, async () => {
+  it("fanout-jobs: a typed workflow step on the jobs' runtime; a retried fan-out collapses onto existing jobs by idempotency key", { timeout: 15_000 }, async () => {
     const out = await example("fanout-jobs");
-    expect(out).toMatch(/step 0 attempt 1: connection lost after submitting 3 jobs/);
-    expect(out).toMatch(/step 0 attempt 2: 6 submissions, 3 new, 3 matched existing jobs by idempotency key/);
+    expect(out).toMatch(/fan_out attempt 1: connection lost after submitting 3 jobs/);
+    expect(out).toMatch(/fan_out attempt 2: 6 submissions, 3 new, 3 matched existing jobs by idempotency key/);
+    expect(out).toMatch(/fan_out attempt 2: joined 6 thumbnails \(177600 bytes\), memoized/);
     expect(lines(out, /^ {2}job: resized /)).toHaveLength(6);
+    expect(out).toMatch(/publish: published album summer with 6 thumbnails/);
     expect(out).toMatch(/run album-summer succeeded: thumbs\/320\/beach.jpg, /);
+    expect(out).toMatch(/fanout-jobs done: 6 resize jobs ran for 6 thumbnails/);
     expect(out).toMatch(/rejected before enqueueing: invalid thumbs.photo.resize input/);
   });
 

@@ -3,3 +3,4 @@ export * from "./client.js";
 export * from "./definitions.js";
 export * from "./handlers.js";
 export * from "./types.js";
+export * from "./workflows.js";
