@@ -4,9 +4,11 @@
  * an idempotency key is reused on both, yet each runner reads back its own
  * results, collapses duplicates onto its own job, and neither result
  * retention nor forgetting a group on one touches the other's records.
+ * A worker whose dispatcher no runner is attached to knows no step queue to
+ * scope a result by, so it retries the job instead of storing it.
  */
 import { describe, expect, it } from "vitest";
-import { InputMismatchError, JobNotFoundError, JobRunner, MemoryStore, MockClock, Queue, type JobRunnerBuilder } from "taquba";
+import { InputMismatchError, JobNotFoundError, JobRunner, MemoryStore, MockClock, NoopTerminalHook, Queue, WorkflowDispatcher, WorkflowRuntime, type JobRunnerBuilder } from "taquba";
 import { emailJob, type EmailInput } from "./fixtures.js";
 
 const noBackoff = { backoff: { baseMs: 0, maxMs: 0 }, maxAttempts: 3 };
@@ -110,5 +112,26 @@ describe("job records are scoped by step queue", () => {
     await expect(env.b.handle(emailJob, memberId).fetchResult()).rejects.toBeInstanceOf(JobNotFoundError);
     expect((await env.queue.kvScan("jobs/results/")).entries.map((e) => e.key)).toEqual([`jobs/results/steps-b/${kb.jobId}`]);
     await env.stop();
+  });
+
+  it("a worker whose dispatcher has no runner attached retries the job instead of storing an unscoped result", async () => {
+    const store = new MemoryStore();
+    const clock = new MockClock(1_700_000_000_000);
+    const queue = await Queue.open(store, "q", { flushIntervalMs: 1, clock, queueConfigs: { steps: noBackoff } });
+    const calls: string[] = [];
+    const handler = { run: async (input: EmailInput) => (calls.push(input.to), { message_id: input.to }) };
+    // The submitting runner runs no worker; the only worker is a hand-built runtime nobody attached a runner to.
+    const runner = JobRunner.builder(queue, store).queueName("steps").register(emailJob, handler).build();
+    const dispatcher = WorkflowDispatcher.builder().register(emailJob, handler).build();
+    const bare = WorkflowRuntime.builder(queue, store, dispatcher, NoopTerminalHook).queueName("steps").logger({ error: () => undefined }).build();
+    const worker = bare.spawn();
+    const h = await runner.submit(emailJob, { to: "a@x.io" });
+    const end = await bare.wait(h.jobId);
+    expect(end.termination.status).toBe("failed");
+    expect(end.termination.error).toMatch(/JobRunner/);
+    expect(calls).toEqual([]);
+    expect((await queue.kvScan("jobs/")).entries).toEqual([]);
+    await worker.shutdown();
+    await queue.close();
   });
 });
