@@ -31,7 +31,8 @@ import { KeyedLock } from "../workflow/run-events.js";
 import { RunId } from "../workflow/run-id.js";
 import type { WorkflowLogger } from "../workflow/step-worker.js";
 import { InputMismatchError } from "../workflow/workflow-errors.js";
-import { stopOn, WorkflowRuntime, type RunnerHandle, type Shutdown } from "../workflow/workflow-runtime.js";
+import { repeatEvery, spawnWorker, stopOn, type RunnerHandle, type Shutdown } from "../workflow/worker-lifecycle.js";
+import { WorkflowRuntime } from "../workflow/workflow-runtime.js";
 import { decodeDedup, encodeDedup, jobDedupKey, jobResultKey, keyedJobRunId } from "./job-codec.js";
 import type { JobHost } from "./job-context.js";
 import type { HeaderValues, JobDefinition, JobSubmitOptions } from "./job-definition.js";
@@ -296,33 +297,18 @@ export class JobRunner implements JobHost, WorkflowHost {
     await Promise.all(tasks);
   }
 
-  async #sweepLoop(signal: AbortSignal): Promise<void> {
+  #sweepLoop(signal: AbortSignal): Promise<void> {
     const clock = this.#clock;
-    while (!signal.aborted && !this.#queue.closed) {
-      try {
-        await sweepJobResults(this.#queue, this.#runtime.view(), this.#lock, clock.now());
-      } catch (e) {
-        this.#logger.error({ err: e }, "job result retention sweep failed; retrying at the next poll interval");
-      }
-      try {
-        await clock.waitUntil(clock.now() + this.#pollIntervalMs, signal);
-      } catch {
-        return;
-      }
-    }
+    return repeatEvery(
+      { clock, intervalMs: this.#pollIntervalMs, queue: this.#queue },
+      signal,
+      () => sweepJobResults(this.#queue, this.#runtime.view(), this.#lock, clock.now()),
+      (e) => this.#logger.error({ err: e }, "job result retention sweep failed; retrying at the next poll interval"),
+    );
   }
 
   /** Runs jobs in the background; `await handle.shutdown()` stops claiming and waits for in-flight jobs. */
   spawn(shutdown?: Shutdown): RunnerHandle {
-    const stop = stopOn(shutdown);
-    const done = this.run(stop.signal);
-    done.catch(() => undefined);
-    return {
-      done,
-      shutdown: async () => {
-        stop.abort();
-        await done;
-      },
-    };
+    return spawnWorker((signal) => this.run(signal), shutdown);
   }
 }

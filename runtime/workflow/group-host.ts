@@ -11,6 +11,7 @@ import { KeyedLock, type RunEvents } from "./run-events.js";
 import type { RunId } from "./run-id.js";
 import type { RunSpec, SubmitOutcome } from "./run-types.js";
 import type { WorkflowView } from "./workflow-view.js";
+import { repeatEvery } from "./worker-lifecycle.js";
 
 /** The runtime services a run group uses. */
 export interface GroupHost {
@@ -69,20 +70,9 @@ export class GroupSweeper {
   }
 
   /** Sweeps at every poll interval until `signal` aborts. */
-  async loop(signal: AbortSignal, onError: (e: unknown) => void): Promise<void> {
+  loop(signal: AbortSignal, onError: (e: unknown) => void): Promise<void> {
     const { queue, clock, pollIntervalMs } = this.#host;
-    while (!signal.aborted && !queue.closed) {
-      try {
-        await this.sweep();
-      } catch (e) {
-        onError(e);
-      }
-      try {
-        await clock.waitUntil(clock.now() + pollIntervalMs, signal);
-      } catch {
-        return;
-      }
-    }
+    return repeatEvery({ clock, intervalMs: pollIntervalMs, queue }, signal, () => this.sweep(), onError);
   }
 }
 

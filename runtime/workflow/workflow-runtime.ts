@@ -32,32 +32,9 @@ import { ValidationError } from "../errors.js";
 import { WorkflowRuntimeBuilder, type BuilderState } from "./runtime-builder.js";
 import type { RunGroup } from "./run-group.js";
 import { RunGroups } from "./run-groups.js";
+import { repeatEvery, spawnWorker, stopOn, type RunnerHandle, type Shutdown } from "./worker-lifecycle.js";
 
-/** Handle of a spawned worker. */
-export interface RunnerHandle {
-  /** Stops claiming, lets in-flight steps finish, resolves when the worker stopped. */
-  shutdown(): Promise<void>;
-  /** Resolves when the worker stops (rejects if it failed). */
-  readonly done: Promise<void>;
-}
-
-/** A shutdown trigger: a promise that resolves, or an abort signal. */
-export type Shutdown = Promise<void> | AbortSignal;
-
-/** @internal A controller aborted when `shutdown` fires (resolves, rejects or aborts); never, without one. */
-export function stopOn(shutdown: Shutdown | undefined): AbortController {
-  const stop = new AbortController();
-  if (shutdown instanceof AbortSignal) {
-    if (shutdown.aborted) stop.abort();
-    else shutdown.addEventListener("abort", () => stop.abort(), { once: true });
-  } else if (shutdown !== undefined) {
-    shutdown.then(
-      () => stop.abort(),
-      () => stop.abort(),
-    );
-  }
-  return stop;
-}
+export { stopOn, type RunnerHandle, type Shutdown } from "./worker-lifecycle.js";
 
 /**
  * Durable runtime for workflow runs.
@@ -314,33 +291,15 @@ export class WorkflowRuntime {
     }
   }
 
-  async #sweepLoop(signal: AbortSignal): Promise<void> {
+  #sweepLoop(signal: AbortSignal): Promise<void> {
     const core = this.#core;
-    while (!signal.aborted && !core.queue.closed) {
-      try {
-        await this.#sweeper.sweep(signal);
-      } catch (e) {
-        this.#logger.error({ err: e }, "memo retention sweep failed; retrying at the next poll interval");
-      }
-      try {
-        await core.clock.waitUntil(core.clock.now() + core.pollIntervalMs, signal);
-      } catch {
-        return;
-      }
-    }
+    return repeatEvery({ clock: core.clock, intervalMs: core.pollIntervalMs, queue: core.queue }, signal, () => this.#sweeper.sweep(signal), (e) =>
+      this.#logger.error({ err: e }, "memo retention sweep failed; retrying at the next poll interval"),
+    );
   }
 
   /** Runs {@link WorkflowRuntime.run} in the background and returns a handle for graceful shutdown. */
   spawn(shutdown?: Shutdown): RunnerHandle {
-    const stop = stopOn(shutdown);
-    const done = this.run(stop.signal);
-    done.catch(() => undefined);
-    return {
-      done,
-      shutdown: async () => {
-        stop.abort();
-        await done;
-      },
-    };
+    return spawnWorker((signal) => this.run(signal), shutdown);
   }
 }
