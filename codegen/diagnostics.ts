@@ -22,6 +22,7 @@ export type DiagnosticCode =
   | "UNREACHABLE_STEP"
   | "BAD_ENTRY_STEP";
 
+/** An error stops generation (no files are written); a warning is reported and generation goes on. */
 export type Severity = "error" | "warning";
 
 /** One problem at one place. Lines and columns are 1-based. */

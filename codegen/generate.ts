@@ -45,6 +45,7 @@ export interface LockOutput {
   readonly content: string;
 }
 
+/** What `generate` returns: the files and contract locks to write, and every diagnostic found. */
 export interface GenerateResult {
   /** One per package, sorted by file; empty when any diagnostic is an error. */
   readonly locks: readonly LockOutput[];

@@ -33,6 +33,7 @@ export interface JobWait {
   dispose(): void;
 }
 
+/** The waits of one runner's job handles (see the module comment); `runner.waits`. */
 export class JobWaits {
   readonly #events: RunEvents;
   readonly #clock: TimedClock;

@@ -24,6 +24,7 @@ const PAGE = 256;
 /** Runs cleared at once by a pass. */
 export const RUNS_AT_ONCE = 4;
 
+/** One runtime's memo-retention sweeper (see the module comment). */
 export class MemoSweeper {
   readonly #core: RuntimeCore;
   /** Earliest expiry of a marker not yet swept; `undefined` when unknown (read the index). */

@@ -10,6 +10,7 @@ import type { CancelOutcome, ClaimedJob, CompletionResult, EnqueueOptions, Enque
 import type { KvPage, KvScanOptions, QueueView } from "../queue/view.js";
 import type { DeadLetteredEvent } from "../queue/config.js";
 
+/** What the workflow runtime and job runner call on a queue; `Queue` satisfies it. */
 export interface WorkflowQueue {
   readonly clock: TimedClock;
   nextJobId(): string;
