@@ -36,10 +36,8 @@ import { userHeadersOf } from "./submit.js";
 import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "./terminal.js";
 import { processNotification } from "./notification.js";
 import { errorText, StepError } from "./workflow-errors.js";
-import { submitted as submittedSlot } from "./settlement-slots.js";
-
-/** Releases the job's worker slot once its settlement is handed to the queue. */
-const submitted = <T>(job: ClaimedJob, p: Promise<T>): Promise<T> => submittedSlot(job, p);
+// `submitted(job, settlement)` releases the job's worker slot once its settlement is handed to the queue.
+import { submitted } from "./settlement-slots.js";
 
 type Verdict =
   | { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number }
