@@ -6,7 +6,7 @@
  * (an untyped run through the fallback runner), on a mock clock.
  */
 
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   JobRunner,
   MemoryStore,
@@ -22,7 +22,7 @@ import {
   type RunnerHandle,
   type StepRunner,
 } from "taquba";
-import { until } from "../workflow/helpers.js";
+import { until, useOpenApps } from "../workflow/helpers.js";
 import { emailJob, type EmailOutput } from "../jobs/fixtures.js";
 
 const DAY = 86_400_000;
@@ -35,7 +35,7 @@ interface App {
   worker: RunnerHandle;
 }
 
-const open: App[] = [];
+const { track, stop } = useOpenApps<App>();
 
 /**
  * The workflow: step 0 submits the email job (keyed by the run, so a retried
@@ -75,19 +75,8 @@ async function start(store: ObjectStore, clock: MockClock, calls: string[], jobI
     .fallback(mailFlow(() => runner, clock, jobIds))
     .build();
   const app = { queue, runner, worker: runner.spawn() };
-  open.push(app);
-  return app;
+  return track(app);
 }
-
-async function stop(app: App): Promise<void> {
-  open.splice(open.indexOf(app), 1);
-  await app.worker.shutdown();
-  await app.queue.close();
-}
-
-afterEach(async () => {
-  for (const app of [...open]) await stop(app);
-});
 
 async function notice(app: App, runId: string): Promise<JobNotice<EmailOutput, { reason: string }>> {
   const end = await app.runner.wait(runId);

@@ -14,7 +14,7 @@
  * - registration mistakes are refused before anything runs.
  */
 
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   JobRunner,
   JobsAlreadyAttachedError,
@@ -34,7 +34,7 @@ import {
   type ObjectStore,
   type RunnerHandle,
 } from "taquba";
-import { until } from "../workflow/helpers.js";
+import { until, useOpenApps } from "../workflow/helpers.js";
 import { billing, media, orders } from "../../generated/index.js";
 
 const HOUR = 3_600_000;
@@ -109,7 +109,7 @@ interface App {
   worker: RunnerHandle;
 }
 
-const open: App[] = [];
+const { track, stop } = useOpenApps<App>();
 
 /** Opens (or reopens: a restart) the queue over `store` and starts one runner hosting all three packages. */
 async function start(store: ObjectStore, clock: MockClock, journal: Journal): Promise<App> {
@@ -120,19 +120,8 @@ async function start(store: ObjectStore, clock: MockClock, journal: Journal): Pr
   orders.registerWorkflows(builder, { orderFulfil: new OrderFulfil(journal) });
   const runner = builder.build();
   const app = { queue, runner, worker: runner.spawn() };
-  open.push(app);
-  return app;
+  return track(app);
 }
-
-async function stop(app: App): Promise<void> {
-  open.splice(open.indexOf(app), 1);
-  await app.worker.shutdown();
-  await app.queue.close();
-}
-
-afterEach(async () => {
-  for (const app of [...open]) await stop(app);
-});
 
 const order = (id: string): orders.OrderFulfilInput => ({ order_id: id, lines: [{ sku: "BOOK", quantity: 2 }], total_cents: 1_000 });
 

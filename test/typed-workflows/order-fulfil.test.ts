@@ -7,7 +7,7 @@
  * validation at every boundary.
  */
 
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   InputMismatchError,
   MemoryStore,
@@ -20,7 +20,7 @@ import {
   type ObjectStore,
   type RunnerHandle,
 } from "taquba";
-import { until } from "../workflow/helpers.js";
+import { until, useOpenApps } from "../workflow/helpers.js";
 import { orders } from "../../generated/index.js";
 
 const HOUR = 3_600_000;
@@ -70,7 +70,7 @@ interface Env {
   client: ReturnType<typeof orders.client<WorkflowRuntime>>;
 }
 
-const open: Env[] = [];
+const { track, stop } = useOpenApps<Env>();
 
 /** Opens (or reopens: a restart) the queue over `store` and starts a runtime whose one runner is the dispatcher. */
 async function start(store: ObjectStore, clock: MockClock, journal: Journal): Promise<Env> {
@@ -78,19 +78,8 @@ async function start(store: ObjectStore, clock: MockClock, journal: Journal): Pr
   const dispatcher = orders.registerWorkflows(WorkflowDispatcher.builder(), { orderFulfil: new OrderFulfil(journal) }).build();
   const runtime = WorkflowRuntime.builder(queue, store, dispatcher, NoopTerminalHook).logger({ error: () => undefined }).build();
   const env = { queue, runtime, worker: runtime.spawn(), client: orders.client(runtime) };
-  open.push(env);
-  return env;
+  return track(env);
 }
-
-async function stop(env: Env): Promise<void> {
-  open.splice(open.indexOf(env), 1);
-  await env.worker.shutdown();
-  await env.queue.close();
-}
-
-afterEach(async () => {
-  for (const env of [...open]) await stop(env);
-});
 
 const input = (orderId: string, total = 1_000): orders.OrderFulfilInput => ({ order_id: orderId, lines: [{ sku: "BOOK", quantity: 2 }], total_cents: total });
 

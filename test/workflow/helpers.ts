@@ -11,6 +11,7 @@ import {
   type TerminalHook,
   type WorkflowRuntimeBuilder,
 } from "taquba";
+import { afterEach } from "vitest";
 import { until as untilReal } from "../support/until.js";
 
 export const enc = (s: string) => new TextEncoder().encode(s);
@@ -73,6 +74,31 @@ export async function openEnv(runner: StepRunner, opts: EnvOptions = {}): Promis
       await worker?.shutdown();
       await queue.close();
     },
+  };
+}
+
+/**
+ * Apps (a queue and the worker over it) that a test file opens: `track`
+ * registers one, `stop` shuts its worker down and closes its queue (a clean
+ * stop, or a restart's first half), and whatever a test leaves open is
+ * stopped after it. Call at the top level of a test file.
+ */
+export function useOpenApps<A extends { readonly queue: Queue; readonly worker: RunnerHandle }>(): { track(app: A): A; stop(app: A): Promise<void> } {
+  const open: A[] = [];
+  const stop = async (app: A): Promise<void> => {
+    open.splice(open.indexOf(app), 1);
+    await app.worker.shutdown();
+    await app.queue.close();
+  };
+  afterEach(async () => {
+    for (const app of [...open]) await stop(app);
+  });
+  return {
+    track(app) {
+      open.push(app);
+      return app;
+    },
+    stop,
   };
 }
 
