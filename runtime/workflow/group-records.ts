@@ -7,7 +7,8 @@
  * throws `StoreCorruptedError` naming its key.
  */
 import { StoreCorruptedError } from "../errors.js";
-import { decodeValue, encodeValue } from "./codec.js";
+import { encodeValue } from "./codec.js";
+import { decodeMap } from "./records.js";
 
 /** The options members are submitted with, as the manifest keeps them for `resume`. */
 export interface ManifestOptions {
@@ -28,17 +29,6 @@ export interface GroupManifest {
   createdAtMs: number;
   options: ManifestOptions;
   members: ManifestMember[];
-}
-
-function decodeMap(bytes: Uint8Array, key: string, what: string): Record<string, unknown> {
-  let v: unknown;
-  try {
-    v = decodeValue(bytes);
-  } catch (e) {
-    throw new StoreCorruptedError(key, `${what} is not MessagePack: ${e instanceof Error ? e.message : String(e)}`);
-  }
-  if (v === null || typeof v !== "object" || Array.isArray(v)) throw new StoreCorruptedError(key, `${what} is not a map`);
-  return v as Record<string, unknown>;
 }
 
 const isStr = (x: unknown): x is string => typeof x === "string";

@@ -106,7 +106,8 @@ export interface ReplayRecord {
 
 type Check = (v: Record<string, unknown>) => string | undefined;
 
-function decodeChecked<T>(bytes: Uint8Array, key: string, what: string, check: Check): T {
+/** @internal Decodes the record `what` at `key` as a MessagePack map; anything else is a `StoreCorruptedError`. */
+export function decodeMap(bytes: Uint8Array, key: string, what: string): Record<string, unknown> {
   let v: unknown;
   try {
     v = decodeValue(bytes);
@@ -114,7 +115,12 @@ function decodeChecked<T>(bytes: Uint8Array, key: string, what: string, check: C
     throw new StoreCorruptedError(key, `${what} is not MessagePack: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (v === null || typeof v !== "object" || Array.isArray(v)) throw new StoreCorruptedError(key, `${what} is not a map`);
-  const problem = check(v as Record<string, unknown>);
+  return v as Record<string, unknown>;
+}
+
+function decodeChecked<T>(bytes: Uint8Array, key: string, what: string, check: Check): T {
+  const v = decodeMap(bytes, key, what);
+  const problem = check(v);
   if (problem !== undefined) throw new StoreCorruptedError(key, `${what} ${problem}`);
   return v as T;
 }
