@@ -1,3 +1,7 @@
+/**
+ * @module A job group fan-out across a SIGKILL: the worker process is killed
+ * mid-way and restarted, and the group still ends with one result per job.
+ */
 import { describe, expect, it } from "vitest";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";

@@ -1,3 +1,8 @@
+/**
+ * @module Fixtures of the job tests: hand-written job definitions (email
+ * send, keyed email, add) with Ajv validators, and a job runner over a
+ * mock-clocked memory queue (`openJobEnv`).
+ */
 import { Ajv } from "ajv";
 import {
   createValidator,

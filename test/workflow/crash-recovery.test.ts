@@ -1,3 +1,7 @@
+/**
+ * @module Workflow runs across repeated SIGKILLs of the worker process: each
+ * run ends exactly once, and memoized side effects are observed once.
+ */
 import { describe, expect, it } from "vitest";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";

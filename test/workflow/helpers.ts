@@ -1,3 +1,9 @@
+/**
+ * @module Fixtures of the workflow tests: a queue over a memory store with
+ * a mock clock and a runtime over it (`openEnv`), bounded waits for state
+ * reached by background work, and a store whose WAL writes can be held back
+ * to separate "applied in memory" from "durable".
+ */
 import {
   MemoryStore,
   MockClock,
