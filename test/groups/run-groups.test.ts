@@ -1,3 +1,7 @@
+/**
+ * @module Run groups: member run ids, submit and results, resubmission,
+ * resume after a restart, cancel, forget, retention and bad input.
+ */
 import { describe, expect, it } from "vitest";
 import { InputMismatchError, MAX_RUN_ID_LEN, MemoryStore, RunId, StepError, StepOutcome, ValidationError, type StepRunner } from "taquba";
 import { GroupActiveError, GroupNotFoundError } from "../../runtime/workflow/group-errors.js";

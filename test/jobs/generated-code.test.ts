@@ -1,3 +1,7 @@
+/**
+ * @module Generated job code over a real `JobRunner`: generated handlers
+ * registered, submitted through the generated client, typed results read.
+ */
 import { describe, expect, it } from "vitest";
 import { JobFailedError, jobContext } from "taquba";
 import { billing } from "../../generated/index.js";

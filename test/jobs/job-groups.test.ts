@@ -1,3 +1,8 @@
+/**
+ * @module Job groups: typed results in submission order, idempotent
+ * resubmission, streaming results, resume, cancel and forget, retention and
+ * invalid items.
+ */
 import { describe, expect, it } from "vitest";
 import { GroupActiveError, InputMismatchError, MemoryStore, ValidationError, type JobHandler } from "taquba";
 import { addJob, emailJob, keyedEmailJob, openJobEnv, type EmailError, type EmailInput, type EmailOutput, type TestHeaders } from "./fixtures.js";

@@ -1,3 +1,8 @@
+/**
+ * @module Typed jobs on a `JobRunner`: results across restarts, validation
+ * before enqueue, idempotency keys, retries, typed errors, handler context,
+ * cancel and shutdown.
+ */
 import { describe, expect, it } from "vitest";
 import {
   InputMismatchError,

@@ -1,3 +1,8 @@
+/**
+ * @module Cancelling runs: pending, delayed and running steps, runners that
+ * ignore the request or cancel themselves, a step claimed after the request,
+ * and a restart.
+ */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, MockClock, StepError, StepOutcome, type RunOutcome, type TerminalHook } from "taquba";
 import { dec, enc, openEnv, runnerOf, settle, until } from "./helpers.js";

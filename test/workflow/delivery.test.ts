@@ -1,3 +1,7 @@
+/**
+ * @module `Step.detached` and `Delivery.detached`: steps and deliveries
+ * built without a queue, for running a runner outside a runtime.
+ */
 import { describe, expect, it } from "vitest";
 import { Delivery, MemoryStore, RunId, Step, StepOutcome, type StepRunner } from "taquba";
 

@@ -1,3 +1,7 @@
+/**
+ * @module A runner never sees a run's next step before the previous step's
+ * settlement is durable.
+ */
 import { describe, expect, it } from "vitest";
 import { StepOutcome } from "taquba";
 import { enc, holdableStore, openEnv, runnerOf, until } from "./helpers.js";

@@ -1,3 +1,8 @@
+/**
+ * @module Durable signals: delivery to a waiting step, buffering, races with
+ * wait registration, and crashes mid-delivery that must neither lose nor
+ * duplicate a signal.
+ */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, MockClock, StepOutcome, type Step, type StepRunner } from "taquba";
 import { dec, enc, holdableStore, openEnv, settle, until } from "./helpers.js";

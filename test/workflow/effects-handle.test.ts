@@ -1,3 +1,7 @@
+/**
+ * @module `EffectsHandle` (the KV effects a step stages) and the terminal
+ * effects applied with a termination.
+ */
 import { describe, expect, it } from "vitest";
 import { EffectsHandle, EffectsSealedError, InvalidEffectError, ReservedKeyError, TerminalEffects } from "taquba";
 import { MAX_KV_VALUE_SIZE } from "../../runtime/queue/names.js";

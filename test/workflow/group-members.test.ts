@@ -1,3 +1,7 @@
+/**
+ * @module The run-group member records the runtime writes with each
+ * termination (its part of run groups).
+ */
 import { describe, expect, it } from "vitest";
 import { StepOutcome } from "taquba";
 import { decodeGroupMember } from "../../runtime/workflow/records.js";

@@ -1,3 +1,7 @@
+/**
+ * @module Application KV effects: applied with the step's settlement,
+ * dropped when the step throws or fails permanently.
+ */
 import { describe, expect, it } from "vitest";
 import { EffectsSealedError, InvalidEffectError, ReservedKeyError, SettlementEffects, StepError, StepOutcome, type Step } from "taquba";
 import { dec, enc, openEnv, runnerOf, until } from "./helpers.js";

@@ -1,3 +1,7 @@
+/**
+ * @module Long-running steps: a step that extends its lease is not
+ * redelivered; one that outlives its lease is delivered again.
+ */
 import { describe, expect, it } from "vitest";
 import { StepOutcome } from "taquba";
 import { enc, openEnv, runnerOf, settle, until } from "./helpers.js";

@@ -1,3 +1,8 @@
+/**
+ * @module Memo retention: a terminated run's memo entries, replay records,
+ * terminal record and marker go a window after termination, also for runs
+ * that expired while no worker ran.
+ */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, MockClock, NoopTerminalHook, RunNotFoundError, StepOutcome, WorkflowRuntime, type WorkflowRuntimeBuilder } from "taquba";
 import { advanceUntil, enc, openEnv, runnerOf, settle, until } from "./helpers.js";

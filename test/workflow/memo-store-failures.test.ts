@@ -1,3 +1,7 @@
+/**
+ * @module Memo store failures around termination: the step is retried, or on
+ * its last attempt terminates without the result record.
+ */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, StepOutcome, type ObjectStore } from "taquba";
 import { dec, enc, openEnv, runnerOf, until } from "./helpers.js";

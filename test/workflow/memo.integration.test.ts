@@ -1,3 +1,8 @@
+/**
+ * @module Memos in a running runtime: a retried step observes the memoized
+ * value, the run memo is shared by the run's steps, and entries live under
+ * the memo prefix.
+ */
 import { describe, expect, it } from "vitest";
 import { StepError, StepOutcome } from "taquba";
 import { dec, enc, openEnv, runnerOf, until } from "./helpers.js";

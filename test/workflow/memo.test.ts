@@ -1,3 +1,7 @@
+/**
+ * @module `Memo`: scoping by run and step, memoized values, undecodable
+ * entries, content keys and clearing one run.
+ */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, MemoStore, ReservedKeyError, RUN_OUTCOME_MEMO_KEY, RunId } from "taquba";
 

@@ -1,3 +1,7 @@
+/**
+ * @module Outcome precedence (runner cancel, external cancel, continue,
+ * succeed, fail, errors) checked against a model with generated cases.
+ */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { StepError, StepOutcome, type RunErrorKind, type TerminalStatus } from "taquba";

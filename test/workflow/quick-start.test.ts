@@ -1,3 +1,6 @@
+/**
+ * @module The quick-start flow as the README shows it.
+ */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime, type StepRunner } from "taquba";
 

@@ -1,3 +1,7 @@
+/**
+ * @module Dead-step reconciliation: a run whose step job the reaper or
+ * recovery dead-lettered still terminates, with its notification.
+ */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, MockClock, StepOutcome, type RunOutcome, type StepRunner, type TerminalHook } from "taquba";
 import { enc, openEnv, until } from "./helpers.js";

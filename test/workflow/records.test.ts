@@ -1,3 +1,7 @@
+/**
+ * @module The durable workflow records: round trips, damaged records
+ * reported as `StoreCorruptedError`, and the key layout.
+ */
 import { describe, expect, it } from "vitest";
 import { StoreCorruptedError, StepOutcome } from "taquba";
 import { encodeValue } from "../../runtime/workflow/codec.js";

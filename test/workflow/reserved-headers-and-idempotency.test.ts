@@ -1,3 +1,7 @@
+/**
+ * @module Reserved `workflow.*` headers: step jobs carry them, user headers
+ * thread through, and a user header under the prefix is refused.
+ */
 import { describe, expect, it } from "vitest";
 import { HEADER_RUN_ID, HEADER_STEP, RESERVED_HEADER_PREFIX, ReservedHeaderError, StepOutcome, type JobInfo } from "taquba";
 import { enc, openEnv, runnerOf, until } from "./helpers.js";

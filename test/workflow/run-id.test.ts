@@ -1,3 +1,6 @@
+/**
+ * @module `RunId`: the accepted forms and the ULIDs it generates.
+ */
 import { describe, expect, it } from "vitest";
 import { InvalidRunIdError, MAX_RUN_ID_LEN, RunId, TaqubaError } from "taquba";
 

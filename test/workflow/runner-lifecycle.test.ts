@@ -1,3 +1,7 @@
+/**
+ * @module The worker's concurrency limit and graceful shutdown: in-flight
+ * steps finish and nothing more is claimed.
+ */
 import { describe, expect, it } from "vitest";
 import { StepOutcome } from "taquba";
 import { enc, openEnv, runnerOf, settle, until } from "./helpers.js";

@@ -1,3 +1,7 @@
+/**
+ * @module A workflow run over `S3Store` (s3rver on loopback) across a
+ * restart.
+ */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { S3Store, StepOutcome, type StepRunner } from "taquba";
 import { startS3Server, type TestS3Server } from "../support/s3-server.js";

@@ -1,3 +1,8 @@
+/**
+ * @module `status`, `outcome` and `wait`, from the runtime and from a
+ * `WorkflowView` over another process's reader; outcome records belong to
+ * one termination.
+ */
 import { describe, expect, it } from "vitest";
 import { LocalStore, MemoryStore, MemoStore, QueueReader, RunNotFoundError, StepOutcome, WorkflowRuntime, NoopTerminalHook, WorkflowView } from "taquba";
 import { useTempDirs } from "../support/temp-dirs.js";

@@ -1,3 +1,7 @@
+/**
+ * @module `StepOutcome`, `Trigger` and `StepError` constructors and their
+ * validation.
+ */
 import { describe, expect, it } from "vitest";
 import { StepError, StepOutcome, TaqubaError, Trigger } from "taquba";
 

@@ -1,3 +1,8 @@
+/**
+ * @module Step-output replay: a recorded outcome is replayed after a crash
+ * before the ack, keeping its delay's schedule; without replay the runner
+ * runs again.
+ */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, MockClock, StepOutcome, type StepRunner } from "taquba";
 import { dec, enc, openEnv, until } from "./helpers.js";

@@ -1,3 +1,7 @@
+/**
+ * @module Step outcomes end to end: continuing, delays, succeed, fail and
+ * cancel verdicts, and errors by kind.
+ */
 import { describe, expect, it } from "vitest";
 import { StepError, StepOutcome, type Step } from "taquba";
 import { dec, enc, openEnv, runnerOf, until } from "./helpers.js";

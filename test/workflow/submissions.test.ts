@@ -1,3 +1,8 @@
+/**
+ * @module Submitting runs: generated run ids, idempotency on (runId, input),
+ * concurrent and post-claim duplicates, bad input, submission effects and
+ * per-step options.
+ */
 import { describe, expect, it } from "vitest";
 import { InputMismatchError, InvalidRunIdError, MemoryStore, MockClock, ReservedHeaderError, ReservedKeyError, RunId, SettlementEffects, StepOutcome, ValidationError } from "taquba";
 import { dec, enc, openEnv, runnerOf, until } from "./helpers.js";

@@ -1,3 +1,8 @@
+/**
+ * @module The terminal hook: what it observes, its notification jobs and
+ * their effects, retries and dead-letters of hook errors, and a throwing
+ * `observes()`.
+ */
 import { describe, expect, it } from "vitest";
 import { StepError, StepOutcome, type RunOutcome, type TerminalEffects, type TerminalHook } from "taquba";
 import { dec, enc, openEnv, runnerOf, until } from "./helpers.js";

@@ -1,3 +1,7 @@
+/**
+ * @module Time injection: submit times, delays and `waitTimeout` follow the
+ * queue's clock, or the builder's when one is given.
+ */
 import { describe, expect, it } from "vitest";
 import { MockClock, StepOutcome } from "taquba";
 import { enc, openEnv, runnerOf, until } from "./helpers.js";
