@@ -4,7 +4,7 @@
  * Kept in one place so the emitters and the collision check agree.
  */
 
-import type { JobModel, JsonSchema, PackageModel, SignalModel, StepModel, WorkflowModel } from "./spec-model.js";
+import type { JobModel, PackageModel, SignalModel, StepModel, WorkflowModel } from "./spec-model.js";
 
 export const headersType = (pkg: PackageModel): string => `${pkg.typeName}Headers`;
 
@@ -54,6 +54,3 @@ export const stepNames = (workflow: WorkflowModel, step: StepModel) => {
   };
 };
 
-/** The schema a step's payload is validated against (`null` when it declares none). */
-export const stepPayloadSchema = (workflow: WorkflowModel, step: StepModel): JsonSchema =>
-  step === entryStep(workflow) ? workflow.input : (step.payload ?? { type: "null" });

@@ -31,26 +31,6 @@ export function kebabCase(name: string): string {
     .join("-");
 }
 
-/** `tenant_id` -> `TENANT_ID`. */
-export function constantCase(name: string): string {
-  return words(name)
-    .map((w) => w.toUpperCase())
-    .join("_");
-}
-
-const RESERVED = new Set(
-  (
-    "break case catch class const continue debugger default delete do else enum export extends false finally for " +
-    "function if import in instanceof new null return super switch this throw true try typeof var void while with " +
-    "yield let static implements interface package private protected public await"
-  ).split(" "),
-);
-
-/** Whether `name` can be written bare as a property key or binding. */
-export function isIdentifier(name: string): boolean {
-  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) && !RESERVED.has(name);
-}
-
 /** A property key as TypeScript source: bare when possible, else a JSON string. */
 export function propertyKey(name: string): string {
   return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : JSON.stringify(name);
