@@ -21,7 +21,8 @@
  * `/`, so the queue segment is unambiguous.
  */
 import { StoreCorruptedError, ValidationError } from "../errors.js";
-import { decodeValue, encodeValue, fromUtf8, sha256Hex, utf8 } from "../workflow/codec.js";
+import { decodeMap } from "../workflow/records.js";
+import { encodeValue, fromUtf8, sha256Hex, utf8 } from "../workflow/codec.js";
 import { RunId } from "../workflow/run-id.js";
 
 export const JOB_RESULTS_PREFIX = "jobs/results/";
@@ -88,16 +89,8 @@ export function encodeJobResult(r: JobResultRecord): Uint8Array {
 }
 
 export function decodeJobResult(bytes: Uint8Array, key: string): JobResultRecord {
-  let v: unknown;
-  try {
-    v = decodeValue(bytes);
-  } catch (e) {
-    throw new StoreCorruptedError(key, `job result record is not MessagePack: ${e instanceof Error ? e.message : String(e)}`);
-  }
-  const r = v as Record<string, unknown> | null;
+  const r = decodeMap(bytes, key, "job result record");
   const ok =
-    r !== null &&
-    typeof r === "object" &&
     typeof r.incarnation === "string" &&
     ((r.status === "succeeded" && typeof r.output === "string") || (r.status === "failed" && typeof r.error === "string" && typeof r.message === "string"));
   if (!ok) throw new StoreCorruptedError(key, "job result record lacks its status or value");
@@ -109,7 +102,7 @@ export function encodeDedup(inputSha256: string): Uint8Array {
 }
 
 export function decodeDedup(bytes: Uint8Array, key: string): string {
-  const v = decodeValue(bytes) as { inputSha256?: unknown } | null;
-  if (v === null || typeof v !== "object" || typeof v.inputSha256 !== "string") throw new StoreCorruptedError(key, "job dedup record lacks its input hash");
+  const v = decodeMap(bytes, key, "job dedup record");
+  if (typeof v.inputSha256 !== "string") throw new StoreCorruptedError(key, "job dedup record lacks its input hash");
   return v.inputSha256;
 }
