@@ -17,7 +17,7 @@
 import { StoreCorruptedError, StoreUnavailableError } from "../errors.js";
 import { compareKeys } from "../store/keys.js";
 import type { ObjectStore } from "../store/object-store.js";
-import { WAL_FENCE_JUMP, manifestKey, parseNumberedKey, parseSegmentEpoch, walKey } from "./layout.js";
+import { WAL_FENCE_JUMP, manifestKey, parseNumberedKey, parseSegmentKey, walKey } from "./layout.js";
 import { decodeManifest, emptyManifest, segmentRuns, type Manifest, type SegmentRef } from "./manifest.js";
 import type { RetryPolicy } from "./retry.js";
 import { readSegment } from "./segment-format.js";
@@ -136,8 +136,10 @@ export interface WalWalk {
   maxEpoch: number;
   /** Fence markers passed. */
   fences: number[];
-  /** Objects and bytes replayed. */
+  /** Objects and bytes replayed (fences included). */
   objects: number;
+  /** Objects of committed batches replayed (fences not included). */
+  replayed: number;
   bytes: number;
   /** A listed object was gone when read (a checkpoint deleted it). */
   vanished: boolean;
@@ -242,10 +244,30 @@ export async function findUnexplained(
     };
   }
   if (!segments) return undefined;
+  // Segments are named by writer epoch and a per-writer counter, so names order by age.
+  type Name = { epoch: number; n: number };
+  const newer = (a: Name, b: Name) => a.epoch > b.epoch || (a.epoch === b.epoch && a.n > b.n);
+  const live = new Set(base.segments.map((s) => ctx.prefix + s.name));
+  let newestLive: Name = { epoch: -1, n: -1 };
+  for (const key of live) {
+    const parsed = parseSegmentKey(ctx.prefix, key);
+    if (parsed !== undefined && newer(parsed, newestLive)) newestLive = parsed;
+  }
   for (const key of await listKeys(ctx.store, `${ctx.prefix}seg/`, ctx.retry)) {
-    const epoch = parseSegmentEpoch(ctx.prefix, key);
-    if (epoch !== undefined && epoch > base.epoch) {
-      return { key, detail: `it was written by writer epoch ${epoch}, but the newest manifest (${base.id}) has epoch ${base.epoch}: a newer manifest is missing` };
+    const parsed = parseSegmentKey(ctx.prefix, key);
+    if (parsed === undefined) continue;
+    if (parsed.epoch > base.epoch) {
+      return { key, detail: `it was written by writer epoch ${parsed.epoch}, but the newest manifest (${base.id}) has epoch ${base.epoch}: a newer manifest is missing` };
+    }
+    // An unlisted segment newer than the manifest's is a checkpoint that
+    // crashed before publishing (the WAL it covered is still there: its
+    // deletion follows publishing, the first object first; see
+    // collectGarbage) or one whose manifest was deleted (that WAL is gone).
+    if (!live.has(key) && newer(parsed, newestLive) && walk.replayed === 0) {
+      return {
+        key,
+        detail: `no manifest lists it, it is newer than every segment manifest ${base.id} (the newest) lists, and the WAL that manifest replays from (sequence ${base.walNext}) is gone: the manifest that listed it was deleted`,
+      };
     }
   }
   return undefined;
@@ -260,6 +282,7 @@ export function applyWalObject(walk: WalWalk, obj: WalObject, size: number, appl
     next.pos = obj.resumeAt;
     return next;
   }
+  next.replayed++;
   if (obj.epoch >= walk.maxEpoch) {
     for (const ops of obj.batches) apply(ops);
     next.maxEpoch = obj.epoch;
@@ -270,7 +293,7 @@ export function applyWalObject(walk: WalWalk, obj: WalObject, size: number, appl
 
 /** A walk that has read nothing yet and starts at sequence `pos`. */
 export function newWalk(pos: number): WalWalk {
-  return { pos, maxEpoch: 0, fences: [], objects: 0, bytes: 0, vanished: false, beyond: -1 };
+  return { pos, maxEpoch: 0, fences: [], objects: 0, replayed: 0, bytes: 0, vanished: false, beyond: -1 };
 }
 
 /**
