@@ -146,7 +146,7 @@ export class EngineReader {
 /** Loads the newest manifest, its segments and the WAL, starting over when a checkpoint deletes something mid-load. */
 async function loadFresh(ctx: StoreContext): Promise<{ tree: SortedMap; manifest: Manifest; walk: WalWalk }> {
   for (let attempt = 0; attempt < MAX_RELOADS; attempt++) {
-    const loaded = await loadState(ctx, { trackDelta: false, checkSegments: false });
+    const loaded = await loadState(ctx, { trackDelta: false, checkSegments: true });
     if (loaded !== undefined) return loaded;
   }
   throw new StoreUnavailableError("load", `${ctx.prefix}manifest/`, new Error(`the store changed under the reader ${MAX_RELOADS} times in a row`));
