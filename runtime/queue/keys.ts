@@ -26,12 +26,19 @@
  * keeps FIFO order for caller-chosen ids, which need not sort by time.
  */
 
+import { validateInstant } from "../time-bounds.js";
+
 /** Digits of a padded time: 2^53 has 16. */
 export const TIME_WIDTH = 16;
 const PRIORITY_WIDTH = 10; // 2^32 has 10 digits
 
+/**
+ * A time as 16 zero-padded digits. Anything but a finite instant from 0 to
+ * `MAX_INSTANT_MS` throws: printed as text ("NaN", "1e+30") it would sort
+ * before every real time.
+ */
 export function padTime(ms: number): string {
-  const n = Math.max(0, Math.floor(ms));
+  const n = Math.floor(validateInstant("an index time", ms));
   return n.toString().padStart(TIME_WIDTH, "0");
 }
 

@@ -4,6 +4,7 @@
  * Both types are plain tagged unions so they encode into replay records and
  * compare structurally; the companion objects only build them.
  */
+import { validateDelay } from "../time-bounds.js";
 
 /**
  * When the next step of a continuing run becomes claimable.
@@ -18,8 +19,7 @@ export type Trigger =
   | { readonly kind: "onSignal"; readonly correlationKey: string; readonly timeoutMs: number };
 
 function checkDuration(name: string, ms: number): number {
-  if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`${name} must be a finite number of milliseconds >= 0, got ${ms}`);
-  return ms;
+  return validateDelay(name, ms);
 }
 
 /** Constructors for {@link Trigger}. */
