@@ -28,8 +28,8 @@ export function backoffDelay(policy: Backoff, n: number): number {
 /**
  * Runs `op` (given the attempt number, from 1) until it succeeds, throws an
  * error `retryable` says no to, `stop()` says to give up, or the attempts run
- * out. Rethrows the last error as is; `undefined` when stopped before any
- * attempt failed is impossible (the first attempt always runs).
+ * out. Rethrows the last error as is (the first attempt always runs, so
+ * there is one).
  */
 export async function retryWithBackoff<T>(
   policy: Backoff,
