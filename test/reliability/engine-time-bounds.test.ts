@@ -54,6 +54,42 @@ describe("delays and timeouts of steps", () => {
   });
 });
 
+describe("delays that bypass the constructors", () => {
+  it("a hand-built continue outcome with a 1e30 delay fails the step instead of running the next one at once", async () => {
+    const store = new MemoryStore();
+    const queue = await Queue.open(store, "wf", { flushIntervalMs: 0 });
+    const steps: number[] = [];
+    const runner: StepRunner = {
+      runStep: async (step) => {
+        steps.push(step.stepNumber);
+        if (step.stepNumber > 0) return StepOutcome.succeed(step.payload);
+        return { kind: "continue", payload: step.payload, when: { kind: "after", delayMs: 1e30 } };
+      },
+    };
+    const runtime = WorkflowRuntime.builder(queue, store, runner, NoopTerminalHook).build();
+    const worker = runtime.spawn();
+    const { runId } = await runtime.submit({ input: enc("in") });
+    const end = await runtime.wait(runId);
+    expect(end.termination).toMatchObject({ status: "failed" });
+    expect(steps.every((n) => n === 0)).toBe(true);
+    await worker.shutdown();
+    await queue.close();
+  });
+
+  it("builders refuse absurd poll intervals and retentions", async () => {
+    const store = new MemoryStore();
+    const queue = await Queue.open(store, "wf");
+    const echo: StepRunner = { runStep: async (step) => StepOutcome.succeed(step.payload) };
+    const builder = () => WorkflowRuntime.builder(queue, store, echo, NoopTerminalHook);
+    for (const ms of [1e30, MAX_DELAY_MS + 1]) {
+      expect(() => builder().pollIntervalMs(ms)).toThrow(ValidationError);
+      expect(() => builder().memoRetention(ms)).toThrow(ValidationError);
+      expect(() => builder().groupRetention(ms)).toThrow(ValidationError);
+    }
+    await queue.close();
+  });
+});
+
 describe("the index key encoding", () => {
   it.each([Number.NaN, Infinity, -1, 1e30, MAX_INSTANT_MS + 1])("refuses %s instead of printing text that sorts before real times", (ms) => {
     expect(() => padTime(ms)).toThrow(ValidationError);
