@@ -34,7 +34,10 @@
  *
  * Recovery = newest manifest + its segment runs (oldest first, newer runs
  * winning) + WAL replay from the sequence
- * it covers up to the first missing sequence (see recovery.ts). A WAL,
+ * it covers up to the first missing sequence (see recovery.ts). A gap a
+ * crash cannot explain (an object deleted from the middle of the log), a
+ * missing listed segment, or data no manifest explains fails open with
+ * `StoreCorruptedError`, before anything is written. A WAL,
  * segment or manifest object that fails its checksum or cannot be decoded
  * fails open with `StoreCorruptedError` naming it; stores write objects
  * atomically, so a short object at the WAL tail is corruption too, never a
