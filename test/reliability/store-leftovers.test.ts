@@ -49,5 +49,4 @@ describe("temporary files of killed writers", () => {
     await queue.close();
     expect(await temporaries(dir)).toEqual([]);
   });
-
 });
