@@ -9,14 +9,11 @@
 import type { Diagnostic, DiagnosticCode } from "./diagnostics.js";
 import type { SourceLocator, SpecPath } from "./load-spec.js";
 import type { JsonSchema, JsonValue, PackageModel, WorkflowModel } from "./spec-model.js";
+import { templateFields } from "../../runtime/contract/key-template.js";
 
 const REF_PREFIX = "#/types/";
-const PLACEHOLDER = /\{([^{}]*)\}/g;
-
-/** The names a key template interpolates, in order. */
-export function templateFields(template: string): string[] {
-  return [...template.matchAll(PLACEHOLDER)].map((m) => m[1] ?? "");
-}
+// The runtime's parser, so the generator checks exactly the fields the runtime will read.
+export { templateFields } from "../../runtime/contract/key-template.js";
 
 /** Calls `visit` for every `$ref` in a schema, with the path of the `$ref` key. */
 function forEachRef(schema: JsonValue, path: SpecPath, visit: (ref: string, path: SpecPath) => void): void {
