@@ -183,7 +183,7 @@ export interface JobRegistrar {
  */
 export class JobFailure<Err = unknown> extends TaqubaError {
   constructor(readonly error: Err, message = "the job failed with a typed error") {
-    super("JOB_FAILED", `${message}; see the error payload for details`);
+    super("JOB_FAILURE", `${message}; see the error payload for details`);
   }
 }
 
@@ -344,7 +344,7 @@ function isSignalSender(target: unknown): target is SignalSender {
 /** The target of a generated client as a `JobSubmitter`, or a clear error when it is not one. */
 export function requireSubmitter(target: unknown, pkg: string): JobSubmitter {
   if (!isSubmitter(target)) {
-    throw new TypeError(`the ${pkg} client was made over an object without submit(); pass a job runner to ${pkg}.client() to submit jobs`);
+    throw new ValidationError(`the ${pkg} client was made over an object without submit(); pass a job runner to ${pkg}.client() to submit jobs`);
   }
   return target;
 }
@@ -352,7 +352,7 @@ export function requireSubmitter(target: unknown, pkg: string): JobSubmitter {
 /** The target of a generated client as a `SignalSender`, or a clear error when it is not one. */
 export function requireSignalSender(target: unknown, pkg: string): SignalSender {
   if (!isSignalSender(target)) {
-    throw new TypeError(`the ${pkg} client was made over an object without signal(); pass a workflow runtime to ${pkg}.client() to send signals`);
+    throw new ValidationError(`the ${pkg} client was made over an object without signal(); pass a workflow runtime to ${pkg}.client() to send signals`);
   }
   return target;
 }

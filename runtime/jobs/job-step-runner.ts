@@ -10,12 +10,12 @@
  * the step's terminating settlement: the record exists exactly when the
  * job's termination committed. Handler errors: a `JobFailure` (`ctx.fail`)
  * ends the job as failed with its typed error and is never retried; a
- * `StepError` keeps its kind; a `PermanentError` or `ValidationError` is
- * permanent; anything else is transient (retried up to the attempt limit).
+ * `StepError` keeps its kind; any other error is permanent when it is a
+ * `TaqubaError` that is not `retryable` (`PermanentError`, `ValidationError`),
+ * else transient (retried up to the attempt limit): `StepError.kindOf`.
  */
 import type { TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
-import { PermanentError } from "../queue/errors.js";
 import { MAX_KV_VALUE_SIZE } from "../queue/names.js";
 import type { Step, StepRunner } from "../workflow/steps/delivery.js";
 import { StepOutcome } from "../workflow/steps/step-outcome.js";
@@ -161,9 +161,7 @@ export class JobStepRunner implements StepRunner {
         stage(step, q, { incarnation, status: "failed", error, message: e.message }, retention);
         return StepOutcome.fail(error);
       }
-      if (e instanceof StepError) throw e;
-      if (e instanceof PermanentError || e instanceof ValidationError || e instanceof JobsNotAttachedError) throw StepError.permanent(e);
-      throw StepError.transient(e);
+      throw StepError.from(e);
     }
     const outIssues = def.output.validate(output);
     if (outIssues.length > 0) throw invalid(def.output.name, outIssues);
