@@ -91,6 +91,8 @@ export class TaqubaError extends Error {
   static override [Symbol.hasInstance](value: unknown): boolean {
     if (typeof value !== "object" || value === null) return false;
     const names = (value as { [BRAND]?: unknown })[BRAND];
+    // \`this\` is the class \`instanceof\` was asked about, a subclass included: its name is what to look for.
+    // biome-ignore lint/complexity/noThisInStatic: the receiver is the subclass being tested, not TaqubaError
     return Array.isArray(names) && names.includes(this.name);
   }
 }

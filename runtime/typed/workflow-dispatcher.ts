@@ -24,7 +24,6 @@ import { ValidationError } from "../errors.js";
 import type { StateKey } from "../jobs/job-context.js";
 import type { HeaderValues, JobDefinition, JobHandler, JobRegistrar } from "../contract/job-definition.js";
 import { canonicalJson } from "../contract/canonical-json.js";
-import { JobsNotAttachedError } from "../jobs/job-errors.js";
 import { JobStepRunner, type JobBinding, type Registration as JobRegistration } from "../jobs/job-step-runner.js";
 import { checkJobRegistration } from "../jobs/job-submission.js";
 import { formatIssue, type Validator } from "../contract/validator.js";
