@@ -110,7 +110,7 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob, slot: Worke
   }
 
   const signal = await resolveSignal(core, job, runId, step);
-  const verdict = await decide(core, memos, job, run, runId, step, signal);
+  const verdict = await runOrReplay(core, memos, job, run, runId, step, signal);
   const externalCancel = job.cancelSignal.aborted || (await cancelRequested(core, runId));
   if (verdict.ok && !verdict.replayed && !externalCancel && core.stepOutputReplay) {
     const record = { storedAtMs: core.clock.now(), outcome: verdict.outcome, effects: verdict.staged };
@@ -147,7 +147,7 @@ async function cancelRequested(core: RuntimeCore, runId: string): Promise<boolea
 }
 
 /** Runs the runner, or replays the outcome recorded for this delivery. */
-async function decide(core: RuntimeCore, memos: MemoStore, job: ClaimedJob, run: RunRecord, runId: RunId, step: number, signal: Uint8Array | null | undefined): Promise<Verdict> {
+async function runOrReplay(core: RuntimeCore, memos: MemoStore, job: ClaimedJob, run: RunRecord, runId: RunId, step: number, signal: Uint8Array | null | undefined): Promise<Verdict> {
   if (core.stepOutputReplay) {
     const key = replayRecordKey(memos.prefix, runId, step, job.payload);
     const found = await memos.store.get(key);
