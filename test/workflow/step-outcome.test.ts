@@ -26,7 +26,7 @@ describe("StepOutcome and Trigger", () => {
     expect(() => Trigger.after(-1)).toThrow(ValidationError);
     expect(() => Trigger.after(Number.NaN)).toThrow(ValidationError);
     expect(() => Trigger.onSignal("k", Infinity)).toThrow(ValidationError);
-    expect(() => Trigger.onSignal("", 10)).toThrow(RangeError);
+    expect(() => Trigger.onSignal("", 10)).toThrow(ValidationError);
     expect(() => StepOutcome.continueAfter(bytes("p"), -5)).toThrow(ValidationError);
   });
 });
