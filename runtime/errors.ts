@@ -89,3 +89,23 @@ export class StoreUnavailableError extends TaqubaError {
     );
   }
 }
+
+/**
+ * The object store refused a request in a way retrying cannot fix: the
+ * bucket or container is missing, the credentials are refused, or the
+ * request was malformed. The message names the bucket or container.
+ */
+export class StoreRequestError extends TaqubaError {
+  constructor(operation: string, key: string, detail: string, cause?: unknown) {
+    super("STORE_REQUEST_REFUSED", `object store ${operation} of "${key}" was refused: ${detail}`, { cause });
+  }
+}
+
+/** An optional package a feature needs is not installed. */
+export class MissingDependencyError extends TaqubaError {
+  constructor(feature: string, packageName: string, cause?: unknown) {
+    super("MISSING_DEPENDENCY", `${feature} needs the package "${packageName}", which is not installed; run: npm install ${packageName}`, {
+      cause,
+    });
+  }
+}
