@@ -17,6 +17,8 @@ export { S3Store, isRetryableS3Error } from "./store/s3-store.js";
 export type { S3StoreOptions, S3RetryOptions } from "./store/s3-store.js";
 export { AzureBlobStore, AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, isRetryableAzureError } from "./store/azure-blob-store.js";
 export type { AzureBlobStoreOptions, AzureTokenCredential } from "./store/azure-blob-store.js";
+export { GcsStore, isRetryableGcsError } from "./store/gcs-store.js";
+export type { GcsStoreOptions } from "./store/gcs-store.js";
 export type { StoreRetryOptions } from "./store/request-retry.js";
 export { openStore } from "./store/open-store.js";
 export type { OpenStoreOptions } from "./store/open-store.js";
