@@ -4,7 +4,7 @@
  * landed retried creates, and permanent errors naming the container.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { AzureBlobStore, PreconditionFailedError, StoreRequestError, StoreUnavailableError, ValidationError } from "taquba";
+import { AzureBlobStore, MissingDependencyError, PreconditionFailedError, openStore, StoreRequestError, StoreUnavailableError, ValidationError } from "taquba";
 import { startAzurite, type TestAzurite } from "../support/azurite.js";
 import { describeStoreConformance } from "./conformance.js";
 
@@ -172,6 +172,25 @@ describe("AzureBlobStore", () => {
     });
     expect(store.endpoint).toBe("http://127.0.0.1:1/devstoreaccount1");
     await expect(store.get("k")).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+
+  it("opens through an azure:// URL with an endpoint option, using Azurite's published key", async () => {
+    const base = azurite.endpoint.slice(0, azurite.endpoint.lastIndexOf("/"));
+    const store = openStore(`azure://${azurite.account}/${CONTAINER}/via-url/t${++counter}?endpoint=${encodeURIComponent(base)}`, { env: {} });
+    await store.put("k", enc("v"), { ifNoneMatch: "*" });
+    const listed: string[] = [];
+    for await (const o of store.list("")) listed.push(o.key);
+    expect(listed).toEqual(["k"]);
+  });
+
+  it("says which package to install when an optional SDK is missing", async () => {
+    const { loadOptionalPackage } = await import("../../runtime/store/request-retry.js");
+    const err = await loadOptionalPackage("@azure/identity-not-installed", "AzureBlobStore with DefaultAzureCredential").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MissingDependencyError);
+    expect((err as Error).message).toContain("npm install @azure/identity-not-installed");
+    // Other import failures are not disguised as a missing package.
+    const broken = new Error("SyntaxError in the package");
+    await expect(loadOptionalPackage("x", "y", () => Promise.reject(broken))).rejects.toBe(broken);
   });
 
   it.each([

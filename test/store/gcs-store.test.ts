@@ -6,7 +6,7 @@
  * bucket and option validation against the stand-in.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { GcsStore, PreconditionFailedError, StoreRequestError, StoreUnavailableError, ValidationError } from "taquba";
+import { GcsStore, PreconditionFailedError, openStore, StoreRequestError, StoreUnavailableError, ValidationError } from "taquba";
 import { startGcsServer, type TestGcsServer } from "../support/gcs-server.js";
 import { describeStoreConformance } from "./conformance.js";
 
@@ -146,6 +146,30 @@ describe.skipIf(realBucket !== undefined)("GcsStore on the stand-in", () => {
   it("surfaces a refused connection as StoreUnavailableError after retries", async () => {
     const store = new GcsStore({ bucket: server.bucket, apiEndpoint: "http://127.0.0.1:1", retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 } });
     await expect(store.get("k")).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+
+  it("opens through a gs:// URL with an endpoint option", async () => {
+    const store = openStore(`gs://${server.bucket}/via-url/t${++counter}?endpoint=${encodeURIComponent(server.endpoint)}`);
+    await store.put("k", enc("v"), { ifNoneMatch: "*" });
+    await expect(store.put("k", enc("v"), { ifNoneMatch: "*" })).rejects.toBeInstanceOf(PreconditionFailedError);
+    const listed: string[] = [];
+    for await (const o of store.list("")) listed.push(o.key);
+    expect(listed).toEqual(["k"]);
+  });
+
+  it("rejects an upload whose body does not match the MD5 it declares (the stand-in checks it like the service)", async () => {
+    const boundary = "b0undary";
+    const body = Buffer.from(
+      `--${boundary}\r\ncontent-type: application/json\r\n\r\n${JSON.stringify({ name: "tampered", md5Hash: "AAAAAAAAAAAAAAAAAAAAAA==" })}\r\n` +
+        `--${boundary}\r\ncontent-type: application/octet-stream\r\n\r\nbytes\r\n--${boundary}--`,
+    );
+    const res = await fetch(`${server.endpoint}/upload/storage/v1/b/${server.bucket}/o?uploadType=multipart`, {
+      method: "POST",
+      headers: { "content-type": `multipart/related; boundary=${boundary}` },
+      body,
+    });
+    expect(res.status).toBe(400);
+    expect(await new GcsStore({ bucket: server.bucket, apiEndpoint: server.endpoint }).get("tampered")).toBeNull();
   });
 
   it.each([
