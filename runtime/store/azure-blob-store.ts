@@ -64,6 +64,18 @@ const CONTAINER_NAME = /^(?=.{3,63}$)[a-z0-9]+(-[a-z0-9]+)*$/;
 const ACCOUNT_NAME = /^[a-z0-9]{3,24}$/;
 const PAGE_SIZE = 5000;
 
+/**
+ * Rejects keys Azure may read as another blob: Azure's naming rules say no
+ * path segment should end with a dot, and URL normalisation on the way can
+ * drop such dots, so "a." and "a" could name one blob.
+ */
+function validateAzureKey(key: string): void {
+  validateObjectKey(key);
+  if (key.split("/").some((segment) => segment.endsWith("."))) {
+    throw new ValidationError(`invalid object key ${JSON.stringify(key)} for Azure Blob Storage: a path segment ends with '.', which Azure may drop; keep trailing dots out of key segments`);
+  }
+}
+
 function errorCode(err: unknown): string {
   if (typeof err !== "object" || err === null) return "";
   const e = err as Partial<RestError> & { details?: { errorCode?: unknown } };
@@ -127,7 +139,7 @@ export class AzureBlobStore implements ObjectStore {
     }
     this.container = opts.container;
     const prefix = (opts.prefix ?? "").replace(/\/+$/, "");
-    if (prefix !== "") validateObjectKey(prefix);
+    if (prefix !== "") validateAzureKey(prefix);
     this.prefix = prefix === "" ? "" : `${prefix}/`;
     this.account = opts.connectionString === undefined ? opts.account : undefined;
     this.endpoint = this.account === undefined ? undefined : serviceUrl(this.account, opts.endpoint);
@@ -140,13 +152,13 @@ export class AzureBlobStore implements ObjectStore {
   }
 
   async get(key: string): Promise<StoredObject | null> {
-    validateObjectKey(key);
+    validateAzureKey(key);
     const client = await this.#containerClient();
     return this.#withRetries("get", key, () => this.#getOnce(client, key));
   }
 
   async put(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<{ etag: string }> {
-    validateObjectKey(key);
+    validateAzureKey(key);
     const createOnly = opts.ifNoneMatch === "*";
     // A private copy keeps a caller's later mutation out of the request.
     const payload = Buffer.from(body);
@@ -174,7 +186,7 @@ export class AzureBlobStore implements ObjectStore {
   }
 
   async delete(key: string): Promise<void> {
-    validateObjectKey(key);
+    validateAzureKey(key);
     const client = await this.#containerClient();
     await this.#withRetries("delete", key, async () => {
       try {

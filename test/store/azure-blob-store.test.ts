@@ -56,6 +56,31 @@ describe("AzureBlobStore", () => {
     expect(await root.get(`${a.prefix}k`)).not.toBeNull();
   });
 
+  it("round-trips keys with URL-special characters, each as its own object", async () => {
+    const store = makeStore();
+    const odd = [".a", "a..b", "sp ace/x", "%41", "%2F", "q?x=1", "h#f", "p+l", "amp&=;", "t\tab", "\u00e9/\u00fc", "\u{1f600}", "~tilde", "'quote\"", "a:b@c"];
+    for (const key of odd) await store.put(key, enc(key), { ifNoneMatch: "*" });
+    for (const key of odd) expect(dec((await store.get(key))!.body), key).toBe(key);
+    const listed: string[] = [];
+    for await (const o of store.list("")) listed.push(o.key);
+    expect(listed).toEqual([...odd].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
+    for (const key of odd) await store.delete(key);
+    expect(await store.get("%41")).toBeNull();
+  });
+
+  it("refuses keys with a segment ending in '.', which Azure may fold into another blob, writing nothing", async () => {
+    const store = makeStore();
+    for (const key of ["a.", "dir./x", "x/y.", "x/.../y"]) {
+      await expect(store.put(key, enc("v"), { ifNoneMatch: "*" }), key).rejects.toThrow(/ends with '\.'/);
+      await expect(store.get(key)).rejects.toBeInstanceOf(ValidationError);
+      await expect(store.delete(key)).rejects.toBeInstanceOf(ValidationError);
+    }
+    const listed: string[] = [];
+    for await (const o of store.list("")) listed.push(o.key);
+    expect(listed).toEqual([]);
+    expect(() => new AzureBlobStore({ container: CONTAINER, account: "acct", prefix: "p./q" })).toThrow(ValidationError);
+  });
+
   it("connects with a connection string", async () => {
     const store = new AzureBlobStore({ container: CONTAINER, prefix: `t${++counter}`, connectionString: azurite.connectionString });
     await store.put("k", enc("v"), { ifNoneMatch: "*" });
