@@ -91,7 +91,9 @@ describe("AzureBlobStore", () => {
   it("passes the writer-open capability probe: a second create of the same key fails, then the probe object is removed", async () => {
     const store = makeStore();
     await store.put("probe/1", enc("p"), { ifNoneMatch: "*" });
-    await expect(store.put("probe/1", enc("p"), { ifNoneMatch: "*" })).rejects.toBeInstanceOf(PreconditionFailedError);
+    // The engine's probe writes different bytes the second time; a store that overwrote would fail it.
+    await expect(store.put("probe/1", enc("second"), { ifNoneMatch: "*" })).rejects.toBeInstanceOf(PreconditionFailedError);
+    expect(dec((await store.get("probe/1"))!.body)).toBe("p");
     await store.delete("probe/1");
     expect(await store.get("probe/1")).toBeNull();
   });

@@ -23,7 +23,12 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server?.stop();
-});
+  if (realBucket) {
+    // Remove what this run wrote to the real bucket.
+    const root = new GcsStore({ bucket: realBucket, prefix: `taquba-test/${run}` });
+    for await (const o of root.list("")) await root.delete(o.key);
+  }
+}, 600_000);
 
 /** A store under a prefix of its own, so tests sharing the bucket start empty. */
 function makeStore(retry = { baseDelayMs: 1, maxDelayMs: 5 }): GcsStore {
@@ -71,7 +76,9 @@ describe.skipIf(realBucket !== undefined)("GcsStore on the stand-in", () => {
   it("passes the writer-open capability probe: a second create of the same key fails, then the probe object is removed", async () => {
     const store = makeStore();
     await store.put("probe/1", enc("p"), { ifNoneMatch: "*" });
-    await expect(store.put("probe/1", enc("p"), { ifNoneMatch: "*" })).rejects.toBeInstanceOf(PreconditionFailedError);
+    // The engine's probe writes different bytes the second time; a store that overwrote would fail it.
+    await expect(store.put("probe/1", enc("second"), { ifNoneMatch: "*" })).rejects.toBeInstanceOf(PreconditionFailedError);
+    expect(dec((await store.get("probe/1"))!.body)).toBe("p");
     await store.delete("probe/1");
     expect(await store.get("probe/1")).toBeNull();
   });
