@@ -18,7 +18,7 @@ import { validateObjectKey } from "./keys.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
 import { skipThrough } from "./skip-through.js";
 import { inUtf8Order } from "./utf8-order.js";
-import { isNetworkError, loadOptionalPackage, retryRequest, retrySettings, sameBytes, type FailureJudge, type RetrySettings, type StoreRetryOptions } from "./request-retry.js";
+import { isNetworkError, loadOptionalPackage, requestTimeout, retryRequest, retrySettings, sameBytes, type FailureJudge, type RetrySettings, type StoreRetryOptions } from "./request-retry.js";
 
 type BlobSdk = typeof import("@azure/storage-blob");
 
@@ -54,6 +54,8 @@ export interface AzureBlobStoreOptions {
   retry?: StoreRetryOptions;
   /** Blobs per List Blobs request, 1 to 5,000. Default 5,000. */
   listPageSize?: number;
+  /** Longest wait for one request before it counts as failed (and is retried). Default 60,000 ms. */
+  requestTimeoutMs?: number;
 }
 
 /** Azurite's published development account and key, the same in every install. */
@@ -120,6 +122,7 @@ export class AzureBlobStore implements ObjectStore {
   readonly #options: AzureBlobStoreOptions;
   readonly #retry: RetrySettings;
   readonly #pageSize: number;
+  readonly #timeoutMs: number;
   #client: Promise<ContainerClient> | undefined;
 
   constructor(opts: AzureBlobStoreOptions) {
@@ -145,6 +148,7 @@ export class AzureBlobStore implements ObjectStore {
     this.endpoint = this.account === undefined ? undefined : serviceUrl(this.account, opts.endpoint);
     this.#options = opts;
     this.#retry = retrySettings("AzureBlobStore", opts.retry);
+    this.#timeoutMs = requestTimeout("AzureBlobStore", opts.requestTimeoutMs);
     this.#pageSize = opts.listPageSize ?? PAGE_SIZE;
     if (!Number.isInteger(this.#pageSize) || this.#pageSize < 1 || this.#pageSize > PAGE_SIZE) {
       throw new ValidationError(`AzureBlobStore: listPageSize must be an integer from 1 to ${PAGE_SIZE}, got ${String(opts.listPageSize)}`);
@@ -167,7 +171,7 @@ export class AzureBlobStore implements ObjectStore {
     let mayHaveLanded = false;
     return this.#withRetries("put", key, async () => {
       try {
-        const res = await blob.upload(payload, payload.byteLength, createOnly ? { conditions: { ifNoneMatch: "*" } } : {});
+        const res = await blob.upload(payload, payload.byteLength, { abortSignal: this.#deadline(), ...(createOnly ? { conditions: { ifNoneMatch: "*" } } : {}) });
         return { etag: res.etag ?? "" };
       } catch (err) {
         if (createOnly && isCreateConflict(err)) {
@@ -190,7 +194,7 @@ export class AzureBlobStore implements ObjectStore {
     const client = await this.#containerClient();
     await this.#withRetries("delete", key, async () => {
       try {
-        await client.getBlobClient(this.prefix + key).delete({ deleteSnapshots: "include" });
+        await client.getBlobClient(this.prefix + key).delete({ deleteSnapshots: "include", abortSignal: this.#deadline() });
       } catch (err) {
         if (errorCode(err) === "BlobNotFound") return;
         throw err;
@@ -212,7 +216,7 @@ export class AzureBlobStore implements ObjectStore {
       const token = marker;
       const page = await this.#withRetries("list", prefix, async () => {
         const pages = client
-          .listBlobsFlat({ prefix: this.prefix + prefix })
+          .listBlobsFlat({ prefix: this.prefix + prefix, abortSignal: this.#deadline() })
           .byPage({ maxPageSize: this.#pageSize, ...(token ? { continuationToken: token } : {}) });
         const next = await pages.next();
         return next.done ? undefined : next.value;
@@ -227,13 +231,18 @@ export class AzureBlobStore implements ObjectStore {
 
   async #getOnce(client: ContainerClient, key: string): Promise<StoredObject | null> {
     try {
-      const res = await client.getBlobClient(this.prefix + key).download(0);
+      const res = await client.getBlobClient(this.prefix + key).download(0, undefined, { abortSignal: this.#deadline() });
       const body = res.readableStreamBody ? await readAll(res.readableStreamBody) : new Uint8Array(0);
       return { body, etag: res.etag ?? "" };
     } catch (err) {
       if (errorCode(err) === "BlobNotFound") return null;
       throw err;
     }
+  }
+
+  /** A signal that aborts one request (its body included) once it has taken longer than the request timeout. */
+  #deadline(): AbortSignal {
+    return AbortSignal.timeout(this.#timeoutMs);
   }
 
   #containerClient(): Promise<ContainerClient> {

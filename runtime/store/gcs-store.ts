@@ -17,7 +17,7 @@ import { createHash } from "node:crypto";
 import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, ValidationError } from "../errors.js";
 import { validateObjectKey } from "./keys.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
-import { isNetworkError, loadOptionalPackage, retryRequest, retrySettings, sameBytes, type FailureJudge, type RetrySettings, type StoreRetryOptions } from "./request-retry.js";
+import { isNetworkError, loadOptionalPackage, requestTimeout, retryRequest, retrySettings, sameBytes, type FailureJudge, type RetrySettings, type StoreRetryOptions } from "./request-retry.js";
 import { skipThrough } from "./skip-through.js";
 import { inUtf8Order } from "./utf8-order.js";
 
@@ -41,6 +41,8 @@ export interface GcsStoreOptions {
   retry?: StoreRetryOptions;
   /** Objects per list request, 1 to 1,000. Default 1,000. */
   listPageSize?: number;
+  /** Longest wait for one request before it counts as failed (and is retried). Default 60,000 ms. */
+  requestTimeoutMs?: number;
 }
 
 const BUCKET_NAME = /^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$/;
@@ -89,6 +91,7 @@ export class GcsStore implements ObjectStore {
   readonly #options: GcsStoreOptions;
   readonly #retry: RetrySettings;
   readonly #pageSize: number;
+  readonly #timeoutMs: number;
   #client: Promise<Bucket> | undefined;
 
   constructor(opts: GcsStoreOptions) {
@@ -115,6 +118,7 @@ export class GcsStore implements ObjectStore {
     this.apiEndpoint = opts.apiEndpoint?.replace(/\/+$/, "");
     this.#options = opts;
     this.#retry = retrySettings("GcsStore", opts.retry);
+    this.#timeoutMs = requestTimeout("GcsStore", opts.requestTimeoutMs);
     this.#pageSize = opts.listPageSize ?? PAGE_SIZE;
     if (!Number.isInteger(this.#pageSize) || this.#pageSize < 1 || this.#pageSize > PAGE_SIZE) {
       throw new ValidationError(`GcsStore: listPageSize must be an integer from 1 to ${PAGE_SIZE}, got ${String(opts.listPageSize)}`);
@@ -243,6 +247,7 @@ export class GcsStore implements ObjectStore {
     const storageOptions: StorageOptions = {
       // This store retries; the SDK's own retries would multiply its attempts.
       retryOptions: { autoRetry: false, maxRetries: 0 },
+      timeout: this.#timeoutMs,
       ...(opts.projectId !== undefined ? { projectId: opts.projectId } : {}),
       ...(opts.keyFilename !== undefined ? { keyFilename: opts.keyFilename } : {}),
       ...(this.apiEndpoint !== undefined ? { apiEndpoint: this.apiEndpoint } : {}),

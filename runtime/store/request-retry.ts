@@ -29,6 +29,15 @@ export function retrySettings(store: string, opts: StoreRetryOptions = {}): Retr
   return settings;
 }
 
+/** Validates a per-request timeout (default 60 s); `store` names the store in the error. */
+export function requestTimeout(store: string, ms: number | undefined): number {
+  const value = ms ?? 60_000;
+  if (!Number.isInteger(value) || value < 1 || value > 3_600_000) {
+    throw new ValidationError(`${store}: requestTimeoutMs must be an integer from 1 to 3,600,000, got ${String(ms)}`);
+  }
+  return value;
+}
+
 /** How a store judges one failed attempt. */
 export interface FailureJudge {
   /** Whether repeating the request may succeed. */
@@ -76,6 +85,9 @@ export function isNetworkError(err: unknown): boolean {
     if (typeof code === "string" && NETWORK_CODES.has(code)) return true;
     const name = (e as { name?: unknown }).name;
     if (name === "TimeoutError" || name === "AbortError") return true;
+    // node-fetch, under the GCS SDK: timeouts and socket failures.
+    const type = (e as { type?: unknown }).type;
+    if (name === "FetchError" && (type === "request-timeout" || type === "body-timeout" || type === "system")) return true;
   }
   return false;
 }

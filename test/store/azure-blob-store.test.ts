@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { AzureBlobStore, MissingDependencyError, PreconditionFailedError, openStore, StoreRequestError, StoreUnavailableError, ValidationError } from "taquba";
 import { startAzurite, type TestAzurite } from "../support/azurite.js";
+import { startSilentServer } from "../support/silent-server.js";
 import { describeStoreConformance } from "./conformance.js";
 
 // Azurite takes 10 to 40 ms a write here, so the 1,100-key listing test needs minutes under load.
@@ -189,6 +190,24 @@ describe("AzureBlobStore", () => {
     await expect(store.put("landed", enc("theirs"), { ifNoneMatch: "*" })).rejects.toBeInstanceOf(PreconditionFailedError);
   });
 
+  it("times out a request the service never answers, retries it, then gives up with StoreUnavailableError", async () => {
+    const silent = await startSilentServer();
+    try {
+      const store = new AzureBlobStore({
+        container: CONTAINER,
+        account: azurite.account,
+        accountKey: azurite.accountKey,
+        endpoint: silent.endpoint,
+        requestTimeoutMs: 200,
+        retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
+      });
+      await expect(store.put("k", enc("v"), { ifNoneMatch: "*" })).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(silent.connections()).toBeGreaterThanOrEqual(2);
+    } finally {
+      await silent.close();
+    }
+  });
+
   it("surfaces a refused connection as StoreUnavailableError after retries", async () => {
     const store = new AzureBlobStore({
       container: CONTAINER,
@@ -232,6 +251,7 @@ describe("AzureBlobStore", () => {
     [{ container: "ok-name", account: "acct", retry: { maxAttempts: 0 } }, "maxAttempts"],
     [{ container: "ok-name", account: "acct", retry: { baseDelayMs: Number.NaN } }, "maxAttempts"],
     [{ container: "ok-name", account: "acct", listPageSize: 5001 }, "listPageSize"],
+    [{ container: "ok-name", account: "acct", requestTimeoutMs: Number.POSITIVE_INFINITY }, "requestTimeoutMs"],
   ])("rejects options %j with a ValidationError", (opts, why) => {
     let err: unknown;
     try {

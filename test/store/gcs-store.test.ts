@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { GcsStore, PreconditionFailedError, openStore, StoreRequestError, StoreUnavailableError, ValidationError } from "taquba";
 import { startGcsServer, type TestGcsServer } from "../support/gcs-server.js";
+import { startSilentServer } from "../support/silent-server.js";
 import { describeStoreConformance } from "./conformance.js";
 
 vi.setConfig({ testTimeout: 120_000 });
@@ -162,6 +163,17 @@ describe.skipIf(realBucket !== undefined)("GcsStore on the stand-in", () => {
     await expect(store.put("landed", enc("theirs"), { ifNoneMatch: "*" })).rejects.toBeInstanceOf(PreconditionFailedError);
   });
 
+  it("times out a request the service never answers, retries it, then gives up with StoreUnavailableError", async () => {
+    const silent = await startSilentServer();
+    try {
+      const store = new GcsStore({ bucket: server.bucket, apiEndpoint: silent.endpoint, requestTimeoutMs: 200, retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 } });
+      await expect(store.get("k")).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(silent.connections()).toBeGreaterThanOrEqual(2);
+    } finally {
+      await silent.close();
+    }
+  });
+
   it("surfaces a refused connection as StoreUnavailableError after retries", async () => {
     const store = new GcsStore({ bucket: server.bucket, apiEndpoint: "http://127.0.0.1:1", retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 } });
     await expect(store.get("k")).rejects.toBeInstanceOf(StoreUnavailableError);
@@ -200,6 +212,7 @@ describe.skipIf(realBucket !== undefined)("GcsStore on the stand-in", () => {
     [{ bucket: "ok-bucket", retry: { maxAttempts: 1e30 } }, "maxAttempts"],
     [{ bucket: "ok-bucket", retry: { maxDelayMs: Infinity } }, "maxAttempts"],
     [{ bucket: "ok-bucket", listPageSize: 0 }, "listPageSize"],
+    [{ bucket: "ok-bucket", requestTimeoutMs: 0.5 }, "requestTimeoutMs"],
   ])("rejects options %j with a ValidationError", (opts, why) => {
     let err: unknown;
     try {

@@ -10,7 +10,7 @@ import { createRequire } from "node:module";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY } from "taquba";
+import { AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY } from "../../runtime/store/azure-blob-store.js";
 import { listenOnLoopback } from "./loopback-server.js";
 
 /** An error the proxy answers instead of forwarding a request. */
