@@ -108,7 +108,9 @@ export async function loadOptionalPackage<T>(name: string, feature: string, impo
   } catch (err) {
     const code = (err as { code?: unknown }).code;
     const message = err instanceof Error ? err.message : "";
-    if ((code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && message.includes(name)) {
+    // Node sets a code; bundlers and test runners (Vite's "Could not resolve") only a message.
+    const notFound = code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND" || /cannot find (package|module)|could not resolve|failed to resolve/i.test(message);
+    if (notFound && (message.includes(`'${name}'`) || message.includes(`"${name}"`))) {
       throw new MissingDependencyError(feature, name, err);
     }
     throw err;

@@ -3,6 +3,7 @@
  * prefixes, credentials, retries of throttling and 5xx, the 409/412 mapping,
  * landed retried creates, and permanent errors naming the container.
  */
+import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { AzureBlobStore, MissingDependencyError, PreconditionFailedError, openStore, StoreRequestError, StoreUnavailableError, ValidationError } from "taquba";
 import { startAzurite, type TestAzurite } from "../support/azurite.js";
@@ -227,6 +228,27 @@ describe("AzureBlobStore", () => {
     const listed: string[] = [];
     for await (const o of store.list("")) listed.push(o.key);
     expect(listed).toEqual(["k"]);
+  });
+
+  const identityInstalled = (() => {
+    try {
+      createRequire(import.meta.url).resolve("@azure/identity");
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+
+  // The project does not install @azure/identity; a machine that has it skips this.
+  it.skipIf(identityInstalled)("asks for @azure/identity when no credential is given and it is not installed, and writes nothing", async () => {
+    const store = new AzureBlobStore({ container: CONTAINER, prefix: `t${++counter}`, account: azurite.account, endpoint: azurite.endpoint });
+    const before = azurite.requests.PUT ?? 0;
+    const err = await store.put("k", enc("v")).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MissingDependencyError);
+    expect((err as Error).message).toContain("npm install @azure/identity");
+    expect(azurite.requests.PUT ?? 0).toBe(before);
+    // The failure is not cached: the next call tries again (and fails the same way here).
+    await expect(store.get("k")).rejects.toBeInstanceOf(MissingDependencyError);
   });
 
   it("says which package to install when an optional SDK is missing", async () => {
