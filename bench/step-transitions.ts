@@ -115,7 +115,9 @@ async function median(make: () => Promise<Row>): Promise<void> {
 console.log(
   `step-transitions: N_RUNS=${N_RUNS} N_STEPS=${N_STEPS} MAX_CONCURRENT_STEPS=${MAX_CONCURRENT_STEPS ?? "16 (runtime default)"} SUBMIT_CONCURRENCY=${SUBMIT_CONCURRENCY} PAYLOAD_BYTES=${PAYLOAD_BYTES} FLUSH_MS=${FLUSH_MS}`,
 );
-console.log("| store | runs×steps | steps/s | transition p50 | transition p99 | run e2e p50 | run e2e p99 | puts/step | gets/step | lists/step | deletes/step | steps/s of each run |");
+console.log(
+  "| store | runs×steps | steps/s | transition p50 | transition p99 | run e2e p50 | run e2e p99 | puts/step | gets/step | lists/step | deletes/step | steps/s of each run |",
+);
 console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
 // Warm-up (not reported): the first runs of a process pay for JIT compilation.
 await bench("warm-up", new MemoryStore(), 50);
@@ -132,7 +134,9 @@ for (const kind of STORES) {
       const before = emulator.httpRequests();
       await median(() => bench(emulator.label, emulator.makeStore(), N_RUNS));
       const requests = emulator.httpRequests() - before;
-      console.log(`|  ↳ HTTP requests that reached the emulator per step, over all ${REPEAT} repeats: ${(requests / (REPEAT * N_RUNS * N_STEPS)).toFixed(2)} |`);
+      console.log(
+        `|  ↳ HTTP requests that reached the emulator per step, over all ${REPEAT} repeats: ${(requests / (REPEAT * N_RUNS * N_STEPS)).toFixed(2)} |`,
+      );
     });
   } else throw new Error(`unknown store ${kind}`);
 }

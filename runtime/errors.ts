@@ -118,7 +118,10 @@ export class ValidationError extends TaqubaError {
 
 /** A stored object failed its checksum or could not be decoded. */
 export class StoreCorruptedError extends TaqubaError {
-  constructor(readonly objectKey: string, detail: string) {
+  constructor(
+    readonly objectKey: string,
+    detail: string,
+  ) {
     super(
       "STORE_CORRUPTED",
       `object "${objectKey}" is corrupted (${detail}); restore it from a backup or remove the store's data, nothing was replayed from it`,

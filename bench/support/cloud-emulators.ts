@@ -28,7 +28,13 @@ export async function withCloudEmulator(kind: "azurite" | "gcs", fn: (emulator: 
       await fn({
         label: "AzureBlobStore (Azurite, loopback)",
         makeStore: () =>
-          new AzureBlobStore({ container: "bench", prefix: `${run}-${++n}`, account: azurite.account, accountKey: azurite.accountKey, endpoint: azurite.endpoint }),
+          new AzureBlobStore({
+            container: "bench",
+            prefix: `${run}-${++n}`,
+            account: azurite.account,
+            accountKey: azurite.accountKey,
+            endpoint: azurite.endpoint,
+          }),
         httpRequests: () => total(azurite.requests),
       });
     } finally {

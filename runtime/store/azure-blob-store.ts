@@ -18,7 +18,17 @@ import { validateObjectKey } from "./keys.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
 import { skipThrough } from "./skip-through.js";
 import { inUtf8Order } from "./utf8-order.js";
-import { isNetworkError, loadOptionalPackage, requestTimeout, retryRequest, retrySettings, sameBytes, type FailureJudge, type RetrySettings, type StoreRetryOptions } from "./request-retry.js";
+import {
+  isNetworkError,
+  loadOptionalPackage,
+  requestTimeout,
+  retryRequest,
+  retrySettings,
+  sameBytes,
+  type FailureJudge,
+  type RetrySettings,
+  type StoreRetryOptions,
+} from "./request-retry.js";
 
 type BlobSdk = typeof import("@azure/storage-blob");
 
@@ -74,7 +84,9 @@ const PAGE_SIZE = 5000;
 function validateAzureKey(key: string): void {
   validateObjectKey(key);
   if (key.split("/").some((segment) => segment.endsWith("."))) {
-    throw new ValidationError(`invalid object key ${JSON.stringify(key)} for Azure Blob Storage: a path segment ends with '.', which Azure may drop; keep trailing dots out of key segments`);
+    throw new ValidationError(
+      `invalid object key ${JSON.stringify(key)} for Azure Blob Storage: a path segment ends with '.', which Azure may drop; keep trailing dots out of key segments`,
+    );
   }
 }
 
@@ -93,7 +105,8 @@ function statusOf(err: unknown): number | undefined {
 /** Whether repeating the request may succeed: throttling, server errors, network failures. */
 export function isRetryableAzureError(err: unknown): boolean {
   const status = statusOf(err);
-  if (status !== undefined) return status >= 500 || status === 429 || status === 408 || errorCode(err) === "ServerBusy" || errorCode(err) === "OperationTimedOut";
+  if (status !== undefined)
+    return status >= 500 || status === 429 || status === 408 || errorCode(err) === "ServerBusy" || errorCode(err) === "OperationTimedOut";
   return isNetworkError(err);
 }
 
@@ -171,7 +184,10 @@ export class AzureBlobStore implements ObjectStore {
     let mayHaveLanded = false;
     return this.#withRetries("put", key, async () => {
       try {
-        const res = await blob.upload(payload, payload.byteLength, { abortSignal: this.#deadline(), ...(createOnly ? { conditions: { ifNoneMatch: "*" } } : {}) });
+        const res = await blob.upload(payload, payload.byteLength, {
+          abortSignal: this.#deadline(),
+          ...(createOnly ? { conditions: { ifNoneMatch: "*" } } : {}),
+        });
         return { etag: res.etag ?? "" };
       } catch (err) {
         if (createOnly && isCreateConflict(err)) {
@@ -319,7 +335,8 @@ function serviceUrl(account: string, endpoint: string | undefined): string {
   } catch {
     throw new ValidationError(`AzureBlobStore: endpoint ${JSON.stringify(endpoint)} is not a URL`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ValidationError(`AzureBlobStore: endpoint ${JSON.stringify(endpoint)} must be http or https`);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new ValidationError(`AzureBlobStore: endpoint ${JSON.stringify(endpoint)} must be http or https`);
   if (url.search !== "" || url.hash !== "") throw new ValidationError(`AzureBlobStore: endpoint ${JSON.stringify(endpoint)} takes no query or fragment`);
   const base = url.href.replace(/\/+$/, "");
   return url.pathname === "/" && !url.hostname.startsWith(`${account}.`) ? `${base}/${account}` : base;

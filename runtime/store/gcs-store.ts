@@ -17,7 +17,17 @@ import { createHash } from "node:crypto";
 import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, ValidationError } from "../errors.js";
 import { validateObjectKey } from "./keys.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
-import { isNetworkError, loadOptionalPackage, requestTimeout, retryRequest, retrySettings, sameBytes, type FailureJudge, type RetrySettings, type StoreRetryOptions } from "./request-retry.js";
+import {
+  isNetworkError,
+  loadOptionalPackage,
+  requestTimeout,
+  retryRequest,
+  retrySettings,
+  sameBytes,
+  type FailureJudge,
+  type RetrySettings,
+  type StoreRetryOptions,
+} from "./request-retry.js";
 import { skipThrough } from "./skip-through.js";
 import { inUtf8Order } from "./utf8-order.js";
 

@@ -23,7 +23,11 @@ export type RetrySettings = Required<StoreRetryOptions>;
 export function retrySettings(store: string, opts: StoreRetryOptions = {}): RetrySettings {
   const settings = { maxAttempts: opts.maxAttempts ?? 6, baseDelayMs: opts.baseDelayMs ?? 50, maxDelayMs: opts.maxDelayMs ?? 2_000 };
   const finiteDelay = (n: number) => Number.isFinite(n) && n >= 0;
-  if (!(Number.isInteger(settings.maxAttempts) && settings.maxAttempts >= 1 && settings.maxAttempts <= 100) || !finiteDelay(settings.baseDelayMs) || !finiteDelay(settings.maxDelayMs)) {
+  if (
+    !(Number.isInteger(settings.maxAttempts) && settings.maxAttempts >= 1 && settings.maxAttempts <= 100) ||
+    !finiteDelay(settings.baseDelayMs) ||
+    !finiteDelay(settings.maxDelayMs)
+  ) {
     throw new ValidationError(`${store}: retry.maxAttempts must be an integer from 1 to 100 and delays finite numbers >= 0`);
   }
   return settings;
@@ -109,7 +113,8 @@ export async function loadOptionalPackage<T>(name: string, feature: string, impo
     const code = (err as { code?: unknown }).code;
     const message = err instanceof Error ? err.message : "";
     // Node sets a code; bundlers and test runners (Vite's "Could not resolve") only a message.
-    const notFound = code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND" || /cannot find (package|module)|could not resolve|failed to resolve/i.test(message);
+    const notFound =
+      code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND" || /cannot find (package|module)|could not resolve|failed to resolve/i.test(message);
     if (notFound && (message.includes(`'${name}'`) || message.includes(`"${name}"`))) {
       throw new MissingDependencyError(feature, name, err);
     }

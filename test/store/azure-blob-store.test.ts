@@ -181,7 +181,13 @@ describe("AzureBlobStore", () => {
 
   it("treats its own landed write as success when a retried create meets the conflict", async () => {
     const store = makeStore();
-    const other = new AzureBlobStore({ container: CONTAINER, prefix: store.prefix, account: azurite.account, accountKey: azurite.accountKey, endpoint: azurite.endpoint });
+    const other = new AzureBlobStore({
+      container: CONTAINER,
+      prefix: store.prefix,
+      account: azurite.account,
+      accountKey: azurite.accountKey,
+      endpoint: azurite.endpoint,
+    });
     // As if our first attempt landed but its answer was lost: the bytes are
     // there and our attempt saw a 503.
     await other.put("landed", enc("mine"));

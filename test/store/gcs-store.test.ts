@@ -64,7 +64,24 @@ describe.skipIf(realBucket !== undefined)("GcsStore on the stand-in", () => {
 
   it("round-trips keys with URL-special characters, each as its own object", async () => {
     const store = makeStore();
-    const odd = ["a.", "a..b", "sp ace/x", "%41", "%2F", "q?x=1", "h#f", "p+l", "amp&=;", "t\tab", "\u00e9/\u00fc", "\u{1f600}", "~tilde", "'quote\"", "a:b@c", "ends.with.dot./x"];
+    const odd = [
+      "a.",
+      "a..b",
+      "sp ace/x",
+      "%41",
+      "%2F",
+      "q?x=1",
+      "h#f",
+      "p+l",
+      "amp&=;",
+      "t\tab",
+      "\u00e9/\u00fc",
+      "\u{1f600}",
+      "~tilde",
+      "'quote\"",
+      "a:b@c",
+      "ends.with.dot./x",
+    ];
     for (const key of odd) await store.put(key, enc(key), { ifNoneMatch: "*" });
     for (const key of odd) expect(dec((await store.get(key))!.body), key).toBe(key);
     const listed: string[] = [];
@@ -116,7 +133,12 @@ describe.skipIf(realBucket !== undefined)("GcsStore on the stand-in", () => {
   });
 
   it("gives up after maxAttempts with StoreUnavailableError naming the bucket", async () => {
-    const store = new GcsStore({ bucket: server.bucket, prefix: `t${++counter}`, apiEndpoint: server.endpoint, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 } });
+    const store = new GcsStore({
+      bucket: server.bucket,
+      prefix: `t${++counter}`,
+      apiEndpoint: server.endpoint,
+      retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
+    });
     server.failNext(3, { status: 503, reason: "backendError", method: "GET" });
     const err = await store.get("k").catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StoreUnavailableError);
@@ -166,7 +188,12 @@ describe.skipIf(realBucket !== undefined)("GcsStore on the stand-in", () => {
   it("times out a request the service never answers, retries it, then gives up with StoreUnavailableError", async () => {
     const silent = await startSilentServer();
     try {
-      const store = new GcsStore({ bucket: server.bucket, apiEndpoint: silent.endpoint, requestTimeoutMs: 200, retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 } });
+      const store = new GcsStore({
+        bucket: server.bucket,
+        apiEndpoint: silent.endpoint,
+        requestTimeoutMs: 200,
+        retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
+      });
       await expect(store.get("k")).rejects.toBeInstanceOf(StoreUnavailableError);
       expect(silent.connections()).toBeGreaterThanOrEqual(2);
     } finally {

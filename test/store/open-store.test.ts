@@ -137,7 +137,12 @@ describe("openStore", () => {
   it("reads account, container and prefix from azure URLs and picks credentials from the environment", () => {
     const withKey = openStore("azure://myacct/box/tenants/a%20b/", { env: { AZURE_STORAGE_KEY: "a2V5" } }) as AzureBlobStore;
     expect(withKey).toBeInstanceOf(AzureBlobStore);
-    expect([withKey.account, withKey.container, withKey.prefix, withKey.endpoint]).toEqual(["myacct", "box", "tenants/a b/", "https://myacct.blob.core.windows.net"]);
+    expect([withKey.account, withKey.container, withKey.prefix, withKey.endpoint]).toEqual([
+      "myacct",
+      "box",
+      "tenants/a b/",
+      "https://myacct.blob.core.windows.net",
+    ]);
     const emulator = openStore("azure://devstoreaccount1/box?endpoint=http://127.0.0.1:10000", { env: {} }) as AzureBlobStore;
     expect(emulator.endpoint).toBe("http://127.0.0.1:10000/devstoreaccount1");
     expect(emulator.prefix).toBe("");

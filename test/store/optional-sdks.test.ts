@@ -26,11 +26,21 @@ function runtimeImports(text: string): string[] {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
       const typeOnly = node.importClause?.isTypeOnly === true;
       const bindings = node.importClause?.namedBindings;
-      const allTypes = bindings !== undefined && ts.isNamedImports(bindings) && bindings.elements.length > 0 && bindings.elements.every((e) => e.isTypeOnly) && node.importClause?.name === undefined;
+      const allTypes =
+        bindings !== undefined &&
+        ts.isNamedImports(bindings) &&
+        bindings.elements.length > 0 &&
+        bindings.elements.every((e) => e.isTypeOnly) &&
+        node.importClause?.name === undefined;
       if (!typeOnly && !allTypes) out.push(node.moduleSpecifier.text);
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier) && !node.isTypeOnly) {
       out.push(node.moduleSpecifier.text);
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    ) {
       // A literal dynamic import is loaded lazily, but bundlers resolve it eagerly; keep them out too.
       out.push(node.arguments[0].text);
     }
@@ -42,7 +52,11 @@ function runtimeImports(text: string): string[] {
 
 describe("optional cloud SDKs", () => {
   it("are never imported by runtime/ at load time", () => {
-    const offenders = sources(root).flatMap((file) => runtimeImports(readFileSync(file, "utf8")).filter((s) => OPTIONAL.test(s)).map((s) => `${relative(root, file)} imports ${s}`));
+    const offenders = sources(root).flatMap((file) =>
+      runtimeImports(readFileSync(file, "utf8"))
+        .filter((s) => OPTIONAL.test(s))
+        .map((s) => `${relative(root, file)} imports ${s}`),
+    );
     expect(offenders).toEqual([]);
   });
 

@@ -51,7 +51,19 @@ export async function startAzurite(): Promise<TestAzurite> {
   const workDir = await mkdtemp(join(tmpdir(), "taquba-azurite-"));
   const child = spawn(
     process.execPath,
-    [main, "--blobHost", "127.0.0.1", "--blobPort", "0", "--inMemoryPersistence", "--extentMemoryLimit", "512", "--disableTelemetry", "--skipApiVersionCheck", "--loose"],
+    [
+      main,
+      "--blobHost",
+      "127.0.0.1",
+      "--blobPort",
+      "0",
+      "--inMemoryPersistence",
+      "--extentMemoryLimit",
+      "512",
+      "--disableTelemetry",
+      "--skipApiVersionCheck",
+      "--loose",
+    ],
     { cwd: workDir, stdio: ["ignore", "pipe", "pipe"] },
   );
   const port = await new Promise<number>((resolve, reject) => {

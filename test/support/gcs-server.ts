@@ -144,7 +144,7 @@ export async function startGcsServer(opts: { bucket?: string } = {}): Promise<Te
     updated: o.updated,
   });
 
-  const handle = (req: IncomingMessage, body: Buffer, res: ServerResponse): void => {
+  const handle = (req: IncomingMessage, body: Buffer, res: ServerResponse) => {
     const method = req.method ?? "GET";
     requests[method] = (requests[method] ?? 0) + 1;
     const rule = injected.find((r) => r.remaining > 0 && (r.response.method === undefined || r.response.method === method));
@@ -169,7 +169,7 @@ export async function startGcsServer(opts: { bucket?: string } = {}): Promise<Te
       const uploadType = q.get("uploadType");
       if (uploadType === "multipart") {
         const parts = parseMultipart(body, req.headers["content-type"] ?? "");
-        if (!parts || parts.length !== 2) return sendError(res, 400, "invalid", "Invalid multipart request");
+        if (parts?.length !== 2) return sendError(res, 400, "invalid", "Invalid multipart request");
         try {
           metadata = JSON.parse(parts[0]!.data.toString("utf8")) as typeof metadata;
         } catch {
