@@ -7,6 +7,7 @@
 // Errors and time
 export * from "./errors.js";
 export * from "./clock.js";
+export { MAX_DELAY_MS, MAX_INSTANT_MS } from "./time-bounds.js";
 
 // Object stores
 export type * from "./store/object-store.js";
