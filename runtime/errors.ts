@@ -157,20 +157,6 @@ export class StoreUnavailableError extends TaqubaError {
   }
 }
 
-/** The object store lacks a capability taquba relies on; it refuses to run on it and changed nothing. */
-export class UnsupportedStoreError extends TaqubaError {
-  constructor(
-    /** The missing capability, e.g. `conditional create (If-None-Match: *)`. */
-    readonly capability: string,
-    detail: string,
-  ) {
-    super(
-      "UNSUPPORTED_STORE",
-      `the object store does not support ${capability}: ${detail}; without it two writers could both acknowledge commits and lose each other's data, so taquba refuses to run on it. Use a store that supports it (see docs/reliability.md)`,
-    );
-  }
-}
-
 /**
  * The object store refused a request in a way retrying cannot fix: the
  * bucket or container is missing, the credentials are refused, or the
@@ -188,5 +174,19 @@ export class MissingDependencyError extends TaqubaError {
     super("MISSING_DEPENDENCY", `${feature} needs the package "${packageName}", which is not installed; run: npm install ${packageName}`, {
       cause,
     });
+  }
+}
+
+/** The object store lacks a capability taquba relies on; it refuses to run on it and changed nothing. */
+export class UnsupportedStoreError extends TaqubaError {
+  constructor(
+    /** The missing capability, e.g. `conditional create (If-None-Match: *)`. */
+    readonly capability: string,
+    detail: string,
+  ) {
+    super(
+      "UNSUPPORTED_STORE",
+      `the object store does not support ${capability}: ${detail}; without it two writers could both acknowledge commits and lose each other's data, so taquba refuses to run on it. Use a store that supports it (see docs/reliability.md)`,
+    );
   }
 }
