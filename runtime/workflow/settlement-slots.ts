@@ -12,6 +12,8 @@
 import type { ClaimedJob } from "../queue/types.js";
 
 const releases = new WeakMap<ClaimedJob, () => void>();
+/** Jobs whose settlement was handed to the queue: an error after that is the settlement's. */
+const settling = new WeakSet<ClaimedJob>();
 
 /** Registers what to call when `job`'s settlement is submitted. */
 export function onSettlementSubmitted(job: ClaimedJob, release: () => void): void {
@@ -20,8 +22,14 @@ export function onSettlementSubmitted(job: ClaimedJob, release: () => void): voi
 
 /** Marks `job`'s settlement `p` as submitted (releasing its slot) and returns it. */
 export function submitted<T>(job: ClaimedJob, p: Promise<T>): Promise<T> {
+  settling.add(job);
   const release = releases.get(job);
   releases.delete(job);
   release?.();
   return p;
+}
+
+/** Whether a settlement of `job` was handed to the queue. */
+export function settlementSubmitted(job: ClaimedJob): boolean {
+  return settling.has(job);
 }

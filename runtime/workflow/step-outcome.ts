@@ -4,6 +4,7 @@
  * Both types are plain tagged unions so they encode into replay records and
  * compare structurally; the companion objects only build them.
  */
+import { excerpt, MAX_CORRELATION_KEY_BYTES } from "./limits.js";
 
 /**
  * When the next step of a continuing run becomes claimable.
@@ -36,6 +37,10 @@ export const Trigger = {
   onSignal(correlationKey: string, timeoutMs: number): Trigger {
     if (typeof correlationKey !== "string" || correlationKey.length === 0) {
       throw new RangeError("a signal correlation key must be a non-empty string");
+    }
+    // The bound of `WorkflowRuntime.signal`, checked here so the runner learns it, not a later settlement.
+    if (Buffer.byteLength(correlationKey, "utf8") > MAX_CORRELATION_KEY_BYTES) {
+      throw new RangeError(`signal correlation key ${excerpt(correlationKey)} is longer than ${MAX_CORRELATION_KEY_BYTES} bytes`);
     }
     return { kind: "onSignal", correlationKey, timeoutMs: checkDuration("Trigger.onSignal timeout", timeoutMs) };
   },
