@@ -26,7 +26,11 @@ export const MAX_RUN_PAYLOAD_BYTES = 64 * 1024 * 1024;
 /** Longest run-group member key, in UTF-8 bytes (it is part of the member record's key). */
 export const MAX_GROUP_KEY_BYTES = 512;
 /** Longest run-group id, in UTF-8 bytes (ids are hashed into a fixed-size tag). */
-export const MAX_GROUP_ID_BYTES = 1024;
+export const MAX_GROUP_ID_BYTES = 512;
+/** Most members of one run group: its manifest (every member's key and input) is one object, read and rewritten whole. */
+export const MAX_GROUP_MEMBERS = 10_000;
+/** Most bytes of member inputs in one run group's manifest. */
+export const MAX_GROUP_INPUT_BYTES = 64 * 1024 * 1024;
 
 const RUN_HEADER_LIMITS: HeaderLimits = {
   what: "RunOptions.headers",
@@ -97,5 +101,19 @@ export function checkGroupMember(groupId: unknown, key: unknown): void {
   }
   if (typeof key !== "string" || key.length === 0 || !wellFormed(key) || utf8(key) > MAX_GROUP_KEY_BYTES) {
     throw new ValidationError(`a run group member key must be 1 to ${MAX_GROUP_KEY_BYTES} bytes of well-formed text, got ${typeof key === "string" ? excerpt(key) : typeof key}`);
+  }
+}
+
+/** Checks that a run group stays within its member count and input bytes once `added` joins the `existing` members. */
+export function checkGroupSize(groupId: string, existing: readonly { input: Uint8Array }[], added: readonly { input: Uint8Array }[]): void {
+  const count = existing.length + added.length;
+  if (count > MAX_GROUP_MEMBERS) {
+    throw new ValidationError(`run group ${excerpt(groupId)} would have ${count} members; a group holds at most ${MAX_GROUP_MEMBERS}, so split the work over several groups`);
+  }
+  let bytes = 0;
+  for (const m of existing) bytes += m.input.byteLength;
+  for (const m of added) bytes += m.input.byteLength;
+  if (bytes > MAX_GROUP_INPUT_BYTES) {
+    throw new ValidationError(`the member inputs of run group ${excerpt(groupId)} would take ${bytes} bytes; a group holds at most ${MAX_GROUP_INPUT_BYTES} bytes of inputs, so pass references (object keys) as inputs or split the group`);
   }
 }
