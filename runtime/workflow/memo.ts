@@ -109,7 +109,9 @@ export class Memo {
    * The value stored under `key`, or else the value of `compute()`, stored
    * and returned. Values are MessagePack with named fields. An entry that
    * fails to decode is treated as absent and overwritten; an error from
-   * `compute` propagates and stores nothing.
+   * `compute` propagates and stores nothing. Store faults are retried with
+   * backoff; `MemoUnavailableError` when the store keeps failing (the
+   * worker then runs the step again without counting an attempt).
    */
   async memoized<T>(key: string, compute: () => Promise<T>): Promise<T> {
     this.#checkWritable(key);
