@@ -20,7 +20,9 @@
  * computation runs, `stored` when memoized returned, `terminal` from the
  * terminal hook. At the end the parent stops the last worker, opens the
  * store itself without faults and reports:
- * - runs lost: acknowledged submissions that are not terminated `succeeded`;
+ * - runs lost: acknowledged submissions with no terminal state (unknown, or still active at the end);
+ * - runs failed: runs that terminated otherwise than `succeeded` (a step killed
+ *   inside more often than its attempt limit of 5 is dead-lettered: a kill counts an attempt);
  * - results lost: succeeded runs whose outcome() is null or wrong, or whose KV effects are missing;
  * - duplicated terminal outcomes: runs the hook saw with two different outcomes;
  * - repeated memoized effects: computations that ran again for the same
@@ -186,12 +188,15 @@ async function parent(): Promise<void> {
   watch(child);
 
   const terminatedIds = () => new Set(readLog(logFile).filter((l) => l[0] === "terminal").map((l) => l[1]!));
+  // Worker processes that logged a step of their own: a kill waits for the new worker to have worked,
+  // so kills do not fall in a burst on one starting process (each kill inside a step costs that step an attempt).
+  const workedPids = () => new Set(readLog(logFile).filter((l) => l[0] === "stored").map((l) => l[4]!));
   let done = terminatedIds().size;
   while (done < runs && Date.now() - t0 < timeoutMs) {
     await new Promise((r) => setTimeout(r, 100));
     done = terminatedIds().size;
     // Kills are spread over the progress: kill i once i/(kills+1) of the runs ended, at a random moment.
-    if (killed < kills && done >= Math.floor(((killed + 1) * runs) / (kills + 1))) {
+    if (killed < kills && done >= Math.floor(((killed + 1) * runs) / (kills + 1)) && workedPids().has(String(child.pid))) {
       await new Promise((r) => setTimeout(r, Math.random() * 300));
       const victim = child;
       victim.kill("SIGKILL");
@@ -213,13 +218,15 @@ async function parent(): Promise<void> {
   const lines = readLog(logFile);
   const acked = [...new Set(lines.filter((l) => l[0] === "submitted").map((l) => l[1]!))];
   let runsLost = 0;
+  let runsFailed = 0;
   let resultsLost = 0;
   const notSucceeded: string[] = [];
   for (const id of acked) {
     const status = await runtime.status(id);
     if (status?.state !== "terminated" || status.status !== "succeeded") {
-      runsLost++;
-      if (notSucceeded.length < 5) notSucceeded.push(`${id}: ${JSON.stringify(status)}`);
+      if (status?.state === "terminated") runsFailed++;
+      else runsLost++;
+      if (notSucceeded.length < 3) notSucceeded.push(`${id}: ${status?.state === "terminated" ? `${status.status}, ${status.error ?? ""}` : JSON.stringify(status)}`);
       continue;
     }
     const outcome = await runtime.outcome(id);
@@ -259,14 +266,15 @@ async function parent(): Promise<void> {
   const load1 = loadavg();
   console.log(`  wall ${wallS.toFixed(1)} s; ${done}/${runs} runs ended before the check; ${killed} SIGKILLs; ${selfExits} workers stopped by themselves and were restarted`);
   console.log(`  runs submitted (acknowledged): ${acked.length}`);
-  console.log(`  runs lost: ${runsLost}${notSucceeded.length > 0 ? ` (e.g. ${notSucceeded.join("; ")})` : ""}`);
+  console.log(`  runs lost: ${runsLost}`);
+  console.log(`  runs failed: ${runsFailed}${notSucceeded.length > 0 ? ` (e.g. ${notSucceeded.join("; ")})` : ""}`);
   console.log(`  results lost: ${resultsLost}`);
   console.log(`  duplicated terminal outcomes: ${duplicated} (terminal hook calls: ${hookCalls}, at least once)`);
   console.log(`  repeated memoized effects: ${repeats} (${repeats - unexplained} where an earlier computation never stored its value: a kill or fault inside the step; ${unexplained} otherwise)`);
   console.log(`  memo keys computed: ${effects.size}; runs whose signal wait timed out (a kill lost the signal before it was sent): ${timedOut.size}`);
   console.log(`  load average at the end: ${load1.map((x) => x.toFixed(2)).join(" ")}`);
   await rm(dir, { recursive: true, force: true });
-  if (runsLost + resultsLost + duplicated + unexplained > 0) process.exitCode = 1;
+  if (runsLost + runsFailed + resultsLost + duplicated + unexplained > 0) process.exitCode = 1;
 }
 
 if (process.argv[2] === "--worker") {
