@@ -13,7 +13,7 @@ import { RUN_OUTCOME_MEMO_KEY } from "./reserved.js";
 import { MemoUnavailableError, ReservedKeyError } from "./workflow-errors.js";
 import { checkMemoKey, checkMemoValue, excerpt } from "./limits.js";
 import { ValidationError } from "../errors.js";
-import { retryStore } from "./store-retry.js";
+import { isStoreFault, retryStore } from "./store-retry.js";
 import { forEachBounded } from "./bounded.js";
 
 /** Object deletes in flight at once when a run's memo entries are cleared. */
@@ -77,7 +77,8 @@ export class Memo {
       const found = await retryStore(() => this.#store.get(objectKey));
       return found === null ? null : found.body;
     } catch (e) {
-      throw new MemoUnavailableError(this.runId, this.scope, key, "read", e);
+      // Only faults become MemoUnavailableError (retried uncounted); anything else is the error it is.
+      throw isStoreFault(e) ? new MemoUnavailableError(this.runId, this.scope, key, "read", e) : e;
     }
   }
 
@@ -88,7 +89,7 @@ export class Memo {
     try {
       await retryStore(() => this.#store.put(objectKey, value));
     } catch (e) {
-      throw new MemoUnavailableError(this.runId, this.scope, key, "write", e);
+      throw isStoreFault(e) ? new MemoUnavailableError(this.runId, this.scope, key, "write", e) : e;
     }
   }
 

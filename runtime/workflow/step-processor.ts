@@ -114,6 +114,16 @@ async function putBack(core: RuntimeCore, job: ClaimedJob, log: WorkflowLogger, 
   await submitted(job, core.queue.nack(job, reason, undefined, { countAttempt: false }));
 }
 
+/**
+ * The step could not record what it must before settling: after store
+ * faults it goes back uncounted; any other error (one that repeating cannot
+ * fix) is a counted retry, so it cannot loop forever.
+ */
+async function retryStep(core: RuntimeCore, job: ClaimedJob, log: WorkflowLogger, error: unknown, what: string): Promise<void> {
+  if (isStoreFault(error)) await putBack(core, job, log, error);
+  else await submitted(job, core.queue.nack(job, `${what}: ${errorText(error)}`));
+}
+
 async function processStep(core: RuntimeCore, job: ClaimedJob, log: WorkflowLogger): Promise<void> {
   if (job.headers[HEADER_TERMINAL] !== undefined) return processNotification(core, job);
   if (job.headers[HEADER_NOOP] !== undefined) {
@@ -164,8 +174,8 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, log: WorkflowLogg
     try {
       await retryStore(() => memos.store.put(key, bytes));
     } catch (e) {
-      // The record is part of the settlement: without it, run the step again (uncounted).
-      await putBack(core, job, log, e);
+      // The record is part of the settlement: without it, run the step again (uncounted after store faults).
+      await retryStep(core, job, log, e, "could not write the step's replay record");
       return;
     }
   }
@@ -256,8 +266,7 @@ async function recordOutcome(core: RuntimeCore, job: ClaimedJob, t: TerminationI
     await core.memos.withPrefix(t.memoPrefix).writeOutcomeRecord(t.runId, { token: t.token, outcome: runOutcomeOf(t) });
     return true;
   } catch (e) {
-    if (!isStoreFault(e)) throw e;
-    await putBack(core, job, log, e);
+    await retryStep(core, job, log, e, "could not record the run result in the memo store");
     return false;
   }
 }
