@@ -11,8 +11,9 @@
  * worker sends it 0-50 ms later, or the 5 s timeout fires when a kill lost
  * it); step 3 memoizes in the run memo and continues; step 4 memoizes and
  * succeeds. Every step also stages a KV effect. While runs progress, the
- * parent SIGKILLs the worker KILLS times (spread over the progress, each at
- * a random moment) and starts a new one; a worker that stops by itself
+ * parent SIGKILLs the worker KILLS times (spread over the submission period,
+ * each at a random moment once the worker has worked a step) and starts a
+ * new one; a worker that stops by itself
  * (an engine poisoned by faults) is restarted too and counted.
  *
  * Every worker appends to one log file (O_APPEND, one short write per
@@ -29,7 +30,9 @@
  *   memo key, split into those whose earlier run never stored its value
  *   (a kill or fault inside the step: expected) and the rest (a memo lost: a bug).
  *
- * Env: RUNS (1000), KILLS (50), FAULT_RATE (0.05), SEED (1), TIMEOUT_S (1800).
+ * Env: RUNS (1000), KILLS (50), FAULT_RATE (0.05), SUBMIT_RATE (4 runs per
+ * second: kills are spread over the RUNS / SUBMIT_RATE seconds of
+ * submissions), SEED (1), TIMEOUT_S (1800).
  * Run: `npx tsx bench/chaos.ts`.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -48,7 +51,7 @@ const STEP_QUEUE_CONFIG = { "workflow-steps": { leaseMs: 3_000, backoff: { baseM
 
 // ---- worker process ---------------------------------------------------------
 
-async function worker(dir: string, runs: number, faultRate: number, seed: number): Promise<void> {
+async function worker(dir: string, runs: number, faultRate: number, seed: number, submitRate: number): Promise<void> {
   const logFile = join(dir, "events.log");
   const log = (line: string) => appendFileSync(logFile, `${line}\n`);
   const pid = process.pid;
@@ -119,9 +122,13 @@ async function worker(dir: string, runs: number, faultRate: number, seed: number
   // so a run lost after its acknowledgement stays lost and is counted.
   const acked = new Set(readLog(logFile).filter((l) => l[0] === "submitted").map((l) => l[1]!));
   const todo = Array.from({ length: runs }, (_, i) => runIdOf(i)).filter((id) => !acked.has(id));
-  for (let i = 0; i < todo.length; i += 25) {
+  // Submitted at SUBMIT_RATE runs per second, so runs are in every phase all along and the kills
+  // land on steady work rather than on one backlog.
+  const batch = Math.max(1, Math.round(submitRate / 4));
+  for (let i = 0; i < todo.length; i += batch) {
+    if (i > 0) await new Promise((r) => setTimeout(r, (1000 * batch) / submitRate));
     await Promise.all(
-      todo.slice(i, i + 25).map(async (id) => {
+      todo.slice(i, i + batch).map(async (id) => {
         for (;;) {
           try {
             await runtime.submit({ input: enc(id), runId: id, options: { maxAttemptsPerStep: 5 } });
@@ -149,7 +156,8 @@ function readLog(file: string): string[][] {
 
 function startWorker(dir: string, runs: number, faultRate: number, seed: number): ChildProcess {
   const script = fileURLToPath(import.meta.url);
-  return spawn(process.execPath, ["--import", "tsx", script, "--worker", dir, String(runs), String(faultRate), String(seed)], {
+  const rate = process.env.SUBMIT_RATE ?? "4";
+  return spawn(process.execPath, ["--import", "tsx", script, "--worker", dir, String(runs), String(faultRate), String(seed), rate], {
     stdio: ["ignore", "ignore", "inherit"],
   });
 }
@@ -192,17 +200,22 @@ async function parent(): Promise<void> {
   // so kills do not fall in a burst on one starting process (each kill inside a step costs that step an attempt).
   const workedPids = () => new Set(readLog(logFile).filter((l) => l[0] === "stored").map((l) => l[4]!));
   let done = terminatedIds().size;
-  while (done < runs && Date.now() - t0 < timeoutMs) {
+  // Kills are spread over the submission period (RUNS / SUBMIT_RATE seconds), each once the
+  // current worker has worked a step, then at a random moment up to 2 s later.
+  const submitRate = Number(process.env.SUBMIT_RATE ?? 4);
+  const killEveryMs = (1000 * runs) / submitRate / (kills + 1);
+  let lastRestart = Date.now();
+  while ((done < runs || killed < kills) && Date.now() - t0 < timeoutMs) {
     await new Promise((r) => setTimeout(r, 100));
     done = terminatedIds().size;
-    // Kills are spread over the progress: kill i once i/(kills+1) of the runs ended, at a random moment.
-    if (killed < kills && done >= Math.floor(((killed + 1) * runs) / (kills + 1)) && workedPids().has(String(child.pid))) {
-      await new Promise((r) => setTimeout(r, Math.random() * 300));
+    if (killed < kills && Date.now() >= Math.max(t0 + (killed + 1) * killEveryMs, lastRestart + 500) && workedPids().has(String(child.pid))) {
+      await new Promise((r) => setTimeout(r, Math.random() * 2000));
       const victim = child;
       victim.kill("SIGKILL");
       await exited(victim);
       killed++;
       child = startWorker(dir, runs, faultRate, seed);
+      lastRestart = Date.now();
       watch(child);
     }
   }
@@ -278,8 +291,8 @@ async function parent(): Promise<void> {
 }
 
 if (process.argv[2] === "--worker") {
-  const [, , , dir, runs, faultRate, seed] = process.argv;
-  await worker(dir!, Number(runs), Number(faultRate), Number(seed));
+  const [, , , dir, runs, faultRate, seed, rate] = process.argv;
+  await worker(dir!, Number(runs), Number(faultRate), Number(seed), Number(rate));
 } else {
   await parent();
 }
