@@ -122,13 +122,15 @@ async function worker(dir: string, runs: number, faultRate: number, seed: number
   // so a run lost after its acknowledgement stays lost and is counted.
   const acked = new Set(readLog(logFile).filter((l) => l[0] === "submitted").map((l) => l[1]!));
   const todo = Array.from({ length: runs }, (_, i) => runIdOf(i)).filter((id) => !acked.has(id));
-  // Submitted at SUBMIT_RATE runs per second, so runs are in every phase all along and the kills
-  // land on steady work rather than on one backlog.
-  const batch = Math.max(1, Math.round(submitRate / 4));
-  for (let i = 0; i < todo.length; i += batch) {
-    if (i > 0) await new Promise((r) => setTimeout(r, (1000 * batch) / submitRate));
-    await Promise.all(
-      todo.slice(i, i + batch).map(async (id) => {
+  // Submitted at SUBMIT_RATE runs per second (started on schedule, not one after another), so
+  // runs are in every phase all along and the kills land on steady work rather than on one backlog.
+  const begin = Date.now();
+  const submitting: Promise<void>[] = [];
+  for (const [i, id] of todo.entries()) {
+    const wait = begin + (1000 * i) / submitRate - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    submitting.push(
+      (async () => {
         for (;;) {
           try {
             await runtime.submit({ input: enc(id), runId: id, options: { maxAttemptsPerStep: 5 } });
@@ -139,9 +141,10 @@ async function worker(dir: string, runs: number, faultRate: number, seed: number
             await new Promise((r) => setTimeout(r, 50));
           }
         }
-      }),
-    ).catch(() => stop(2));
+      })(),
+    );
   }
+  await Promise.all(submitting).catch(() => stop(2));
 }
 
 // ---- parent -----------------------------------------------------------------
