@@ -120,7 +120,11 @@ async function worker(dir: string, runs: number, faultRate: number, seed: number
 
   // Submit every run no earlier worker acknowledged; an acknowledged one is never resubmitted,
   // so a run lost after its acknowledgement stays lost and is counted.
-  const acked = new Set(readLog(logFile).filter((l) => l[0] === "submitted").map((l) => l[1]!));
+  const acked = new Set(
+    readLog(logFile)
+      .filter((l) => l[0] === "submitted")
+      .map((l) => l[1]!),
+  );
   const todo = Array.from({ length: runs }, (_, i) => runIdOf(i)).filter((id) => !acked.has(id));
   // Submitted at SUBMIT_RATE runs per second (started on schedule, not one after another), so
   // runs are in every phase all along and the kills land on steady work rather than on one backlog.
@@ -181,7 +185,9 @@ async function parent(): Promise<void> {
   const logFile = join(dir, "events.log");
   const load0 = loadavg();
   const t0 = Date.now();
-  console.log(`chaos: ${runs} runs x 5 steps, ${kills} SIGKILLs, ${faultRate * 100}% store faults (engine and memo), LocalStore; load average ${load0.map((x) => x.toFixed(2)).join(" ")}`);
+  console.log(
+    `chaos: ${runs} runs x 5 steps, ${kills} SIGKILLs, ${faultRate * 100}% store faults (engine and memo), LocalStore; load average ${load0.map((x) => x.toFixed(2)).join(" ")}`,
+  );
 
   let child = startWorker(dir, runs, faultRate, seed);
   let killed = 0;
@@ -198,10 +204,20 @@ async function parent(): Promise<void> {
     });
   watch(child);
 
-  const terminatedIds = () => new Set(readLog(logFile).filter((l) => l[0] === "terminal").map((l) => l[1]!));
+  const terminatedIds = () =>
+    new Set(
+      readLog(logFile)
+        .filter((l) => l[0] === "terminal")
+        .map((l) => l[1]!),
+    );
   // Worker processes that logged a step of their own: a kill waits for the new worker to have worked,
   // so kills do not fall in a burst on one starting process (each kill inside a step costs that step an attempt).
-  const workedPids = () => new Set(readLog(logFile).filter((l) => l[0] === "stored").map((l) => l[4]!));
+  const workedPids = () =>
+    new Set(
+      readLog(logFile)
+        .filter((l) => l[0] === "stored")
+        .map((l) => l[4]!),
+    );
   let done = terminatedIds().size;
   // Kills are spread over the submission period (RUNS / SUBMIT_RATE seconds), each once the
   // current worker has worked a step, then at a random moment up to 2 s later.
@@ -230,7 +246,12 @@ async function parent(): Promise<void> {
   // Check from durable state, without faults.
   const store = new LocalStore(join(dir, "store"));
   const queue = await Queue.open(store, "chaos", { queueConfigs: STEP_QUEUE_CONFIG });
-  const runtime = WorkflowRuntime.builder(queue, store, { runStep: async () => StepOutcome.fail("checking only") }, { onTermination: async () => undefined }).build();
+  const runtime = WorkflowRuntime.builder(
+    queue,
+    store,
+    { runStep: async () => StepOutcome.fail("checking only") },
+    { onTermination: async () => undefined },
+  ).build();
   const lines = readLog(logFile);
   const acked = [...new Set(lines.filter((l) => l[0] === "submitted").map((l) => l[1]!))];
   let runsLost = 0;
@@ -242,7 +263,8 @@ async function parent(): Promise<void> {
     if (status?.state !== "terminated" || status.status !== "succeeded") {
       if (status?.state === "terminated") runsFailed++;
       else runsLost++;
-      if (notSucceeded.length < 3) notSucceeded.push(`${id}: ${status?.state === "terminated" ? `${status.status}, ${status.error ?? ""}` : JSON.stringify(status)}`);
+      if (notSucceeded.length < 3)
+        notSucceeded.push(`${id}: ${status?.state === "terminated" ? `${status.status}, ${status.error ?? ""}` : JSON.stringify(status)}`);
       continue;
     }
     const outcome = await runtime.outcome(id);
@@ -280,13 +302,17 @@ async function parent(): Promise<void> {
   }
   const timedOut = new Set(lines.filter((l) => l[0] === "signal" && l[2] === "timeout").map((l) => l[1]));
   const load1 = loadavg();
-  console.log(`  wall ${wallS.toFixed(1)} s; ${done}/${runs} runs ended before the check; ${killed} SIGKILLs; ${selfExits} workers stopped by themselves and were restarted`);
+  console.log(
+    `  wall ${wallS.toFixed(1)} s; ${done}/${runs} runs ended before the check; ${killed} SIGKILLs; ${selfExits} workers stopped by themselves and were restarted`,
+  );
   console.log(`  runs submitted (acknowledged): ${acked.length}`);
   console.log(`  runs lost: ${runsLost}`);
   console.log(`  runs failed: ${runsFailed}${notSucceeded.length > 0 ? ` (e.g. ${notSucceeded.join("; ")})` : ""}`);
   console.log(`  results lost: ${resultsLost}`);
   console.log(`  duplicated terminal outcomes: ${duplicated} (terminal hook calls: ${hookCalls}, at least once)`);
-  console.log(`  repeated memoized effects: ${repeats} (${repeats - unexplained} where an earlier computation never stored its value: a kill or fault inside the step; ${unexplained} otherwise)`);
+  console.log(
+    `  repeated memoized effects: ${repeats} (${repeats - unexplained} where an earlier computation never stored its value: a kill or fault inside the step; ${unexplained} otherwise)`,
+  );
   console.log(`  memo keys computed: ${effects.size}; runs whose signal wait timed out (a kill lost the signal before it was sent): ${timedOut.size}`);
   console.log(`  load average at the end: ${load1.map((x) => x.toFixed(2)).join(" ")}`);
   await rm(dir, { recursive: true, force: true });

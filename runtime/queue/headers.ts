@@ -77,7 +77,9 @@ export function validateHeaders(headers: unknown, limits: HeaderLimits = QUEUE_H
     }
     total += nameBytes + Buffer.byteLength(value, "utf8");
     if (total > limits.maxTotalBytes) {
-      throw new ValidationError(`${what} hold more than ${limits.maxTotalBytes} bytes of names and values (header ${shown(name)} goes past it); keep headers small and put data in the payload`);
+      throw new ValidationError(
+        `${what} hold more than ${limits.maxTotalBytes} bytes of names and values (header ${shown(name)} goes past it); keep headers small and put data in the payload`,
+      );
     }
   }
 }

@@ -77,7 +77,10 @@ export function checkMemoKey(key: unknown): asserts key is string {
   if (typeof key !== "string") throw new ValidationError(`a memo key must be a string, got ${typeof key}`);
   if (!wellFormed(key)) throw new ValidationError(`memo key ${excerpt(key)} is not well-formed text (it has a lone surrogate)`);
   const n = utf8(key);
-  if (n > MAX_MEMO_KEY_BYTES) throw new ValidationError(`memo key ${excerpt(key)} is ${n} bytes; memo keys are at most ${MAX_MEMO_KEY_BYTES} bytes (use memoizedByContent for long inputs)`);
+  if (n > MAX_MEMO_KEY_BYTES)
+    throw new ValidationError(
+      `memo key ${excerpt(key)} is ${n} bytes; memo keys are at most ${MAX_MEMO_KEY_BYTES} bytes (use memoizedByContent for long inputs)`,
+    );
 }
 
 /** Checks a memo value's size. */
@@ -97,10 +100,14 @@ export function checkRunPayload(what: string, bytes: Uint8Array): void {
 /** Checks a run-group id and member key. */
 export function checkGroupMember(groupId: unknown, key: unknown): void {
   if (typeof groupId !== "string" || groupId.length === 0 || !wellFormed(groupId) || utf8(groupId) > MAX_GROUP_ID_BYTES) {
-    throw new ValidationError(`a run group id must be 1 to ${MAX_GROUP_ID_BYTES} bytes of well-formed text, got ${typeof groupId === "string" ? excerpt(groupId) : typeof groupId}`);
+    throw new ValidationError(
+      `a run group id must be 1 to ${MAX_GROUP_ID_BYTES} bytes of well-formed text, got ${typeof groupId === "string" ? excerpt(groupId) : typeof groupId}`,
+    );
   }
   if (typeof key !== "string" || key.length === 0 || !wellFormed(key) || utf8(key) > MAX_GROUP_KEY_BYTES) {
-    throw new ValidationError(`a run group member key must be 1 to ${MAX_GROUP_KEY_BYTES} bytes of well-formed text, got ${typeof key === "string" ? excerpt(key) : typeof key}`);
+    throw new ValidationError(
+      `a run group member key must be 1 to ${MAX_GROUP_KEY_BYTES} bytes of well-formed text, got ${typeof key === "string" ? excerpt(key) : typeof key}`,
+    );
   }
 }
 
@@ -108,12 +115,16 @@ export function checkGroupMember(groupId: unknown, key: unknown): void {
 export function checkGroupSize(groupId: string, existing: readonly { input: Uint8Array }[], added: readonly { input: Uint8Array }[]): void {
   const count = existing.length + added.length;
   if (count > MAX_GROUP_MEMBERS) {
-    throw new ValidationError(`run group ${excerpt(groupId)} would have ${count} members; a group holds at most ${MAX_GROUP_MEMBERS}, so split the work over several groups`);
+    throw new ValidationError(
+      `run group ${excerpt(groupId)} would have ${count} members; a group holds at most ${MAX_GROUP_MEMBERS}, so split the work over several groups`,
+    );
   }
   let bytes = 0;
   for (const m of existing) bytes += m.input.byteLength;
   for (const m of added) bytes += m.input.byteLength;
   if (bytes > MAX_GROUP_INPUT_BYTES) {
-    throw new ValidationError(`the member inputs of run group ${excerpt(groupId)} would take ${bytes} bytes; a group holds at most ${MAX_GROUP_INPUT_BYTES} bytes of inputs, so pass references (object keys) as inputs or split the group`);
+    throw new ValidationError(
+      `the member inputs of run group ${excerpt(groupId)} would take ${bytes} bytes; a group holds at most ${MAX_GROUP_INPUT_BYTES} bytes of inputs, so pass references (object keys) as inputs or split the group`,
+    );
   }
 }

@@ -7,17 +7,7 @@
  * `__proto__` is refused on runs and on raw queues, never dropped or renamed.
  */
 import { describe, expect, it } from "vitest";
-import {
-  MAX_HEADERS,
-  MAX_HEADER_NAME_BYTES,
-  MAX_HEADERS_BYTES,
-  MAX_KV_VALUE_SIZE,
-  Memo,
-  MemoryStore,
-  StepOutcome,
-  Trigger,
-  ValidationError,
-} from "taquba";
+import { MAX_HEADERS, MAX_HEADER_NAME_BYTES, MAX_HEADERS_BYTES, MAX_KV_VALUE_SIZE, Memo, MemoryStore, StepOutcome, Trigger, ValidationError } from "taquba";
 import {
   checkGroupSize,
   checkRunPayload,
@@ -74,7 +64,10 @@ describe("headers of runs", () => {
     const full = headersOf(MAX_RUN_HEADERS);
     const end = await env.runtime.submit({ input: enc("i"), runId: "count-ok", options: { headers: full } }).then(() => env.runtime.wait("count-ok"));
     expect(dec(end.outcome!.result)).toBe(String(MAX_RUN_HEADERS));
-    await refused(env.runtime.submit({ input: enc("i"), runId: "count-over", options: { headers: headersOf(MAX_RUN_HEADERS + 1) } }), `at most ${MAX_RUN_HEADERS}`);
+    await refused(
+      env.runtime.submit({ input: enc("i"), runId: "count-over", options: { headers: headersOf(MAX_RUN_HEADERS + 1) } }),
+      `at most ${MAX_RUN_HEADERS}`,
+    );
     // One header whose name and value take exactly the byte budget.
     const exact = { a: "v".repeat(MAX_RUN_HEADERS_BYTES - 1) };
     await env.runtime.submit({ input: enc("i"), runId: "bytes-ok", options: { headers: exact } });
@@ -96,7 +89,10 @@ describe("headers of runs", () => {
 
 describe("headers of raw queue jobs", () => {
   it("refuses __proto__ instead of storing it renamed", async () => {
-    const env = await openEnv(runnerOf(async (s) => StepOutcome.succeed(s.payload)), { start: false });
+    const env = await openEnv(
+      runnerOf(async (s) => StepOutcome.succeed(s.payload)),
+      { start: false },
+    );
     const headers = JSON.parse('{"__proto__":"x"}') as Record<string, string>;
     await refused(env.queue.enqueue("raw", enc("p"), { headers }), '"__proto__"');
     expect((await env.queue.view().stats("raw")).pending).toBe(0);
@@ -104,7 +100,10 @@ describe("headers of raw queue jobs", () => {
   });
 
   it(`takes ${MAX_HEADERS} headers, names of ${MAX_HEADER_NAME_BYTES} bytes and ${MAX_HEADERS_BYTES} bytes in all; refuses one more of each`, async () => {
-    const env = await openEnv(runnerOf(async (s) => StepOutcome.succeed(s.payload)), { start: false });
+    const env = await openEnv(
+      runnerOf(async (s) => StepOutcome.succeed(s.payload)),
+      { start: false },
+    );
     await env.queue.enqueue("raw", enc("p"), { headers: headersOf(MAX_HEADERS) });
     await refused(env.queue.enqueue("raw", enc("p"), { headers: headersOf(MAX_HEADERS + 1) }), `at most ${MAX_HEADERS}`);
     await env.queue.enqueue("raw", enc("p"), { headers: { ["n".repeat(MAX_HEADER_NAME_BYTES)]: "v" } });
@@ -163,19 +162,28 @@ describe("memo keys and values", () => {
     const memo = new Memo(new MemoryStore(), "m", "run-1", 0);
     await refused(memo.put("k".repeat(MAX_MEMO_KEY_BYTES + 1), enc("v")), "memo key");
     await refused(memo.get("k".repeat(MAX_MEMO_KEY_BYTES + 1)), "memo key");
-    await refused(memo.memoized("k".repeat(MAX_MEMO_KEY_BYTES + 1), async () => 1), "memo key");
+    await refused(
+      memo.memoized("k".repeat(MAX_MEMO_KEY_BYTES + 1), async () => 1),
+      "memo key",
+    );
     await memo.put("k".repeat(MAX_MEMO_KEY_BYTES), enc("v"));
     expect(dec(await memo.get("k".repeat(MAX_MEMO_KEY_BYTES)))).toBe("v");
     await memo.put("big", new Uint8Array(MAX_MEMO_VALUE_BYTES));
     await refused(memo.put("bigger", new Uint8Array(MAX_MEMO_VALUE_BYTES + 1)), '"bigger"');
     expect(await memo.get("bigger")).toBeNull();
-    await refused(memo.memoized("huge", async () => new Uint8Array(MAX_MEMO_VALUE_BYTES + 16)), '"huge"');
+    await refused(
+      memo.memoized("huge", async () => new Uint8Array(MAX_MEMO_VALUE_BYTES + 16)),
+      '"huge"',
+    );
   });
 });
 
 describe("run inputs and run groups", () => {
   it(`refuses a run input over ${MAX_RUN_PAYLOAD_BYTES} bytes naming the run, and takes one at the limit`, async () => {
-    const env = await openEnv(runnerOf(async (s) => StepOutcome.succeed(s.payload)), { start: false });
+    const env = await openEnv(
+      runnerOf(async (s) => StepOutcome.succeed(s.payload)),
+      { start: false },
+    );
     await refused(env.runtime.submit({ input: new Uint8Array(MAX_RUN_PAYLOAD_BYTES + 1), runId: "huge" }), '"huge"');
     expect(await env.runtime.status("huge")).toBeNull();
     expect(() => checkRunPayload("x", new Uint8Array(MAX_RUN_PAYLOAD_BYTES))).not.toThrow();
@@ -184,7 +192,9 @@ describe("run inputs and run groups", () => {
 
   it("fails the step permanently when a runner continues with a signal key over the limit", async () => {
     const key = "k".repeat(MAX_CORRELATION_KEY_BYTES + 1);
-    const env = await openEnv(runnerOf(async () => ({ kind: "continue", payload: enc("p"), when: { kind: "onSignal", correlationKey: key, timeoutMs: 1000 } }) as StepOutcome));
+    const env = await openEnv(
+      runnerOf(async () => ({ kind: "continue", payload: enc("p"), when: { kind: "onSignal", correlationKey: key, timeoutMs: 1000 } }) as StepOutcome),
+    );
     await env.runtime.submit({ input: enc("i"), runId: "r" });
     const end = await env.runtime.wait("r");
     expect(end.termination.status).toBe("failed");
@@ -203,11 +213,26 @@ describe("run inputs and run groups", () => {
 
   it(`holds ${MAX_GROUP_MEMBERS} members and ${MAX_GROUP_INPUT_BYTES} bytes of inputs per group; refuses more before writing anything`, async () => {
     const one = (n: number) => ({ input: new Uint8Array(n) });
-    expect(() => checkGroupSize("g", Array.from({ length: MAX_GROUP_MEMBERS - 1 }, () => one(0)), [one(0)])).not.toThrow();
-    expect(() => checkGroupSize("g", Array.from({ length: MAX_GROUP_MEMBERS }, () => one(0)), [one(0)])).toThrow(`at most ${MAX_GROUP_MEMBERS}`);
+    expect(() =>
+      checkGroupSize(
+        "g",
+        Array.from({ length: MAX_GROUP_MEMBERS - 1 }, () => one(0)),
+        [one(0)],
+      ),
+    ).not.toThrow();
+    expect(() =>
+      checkGroupSize(
+        "g",
+        Array.from({ length: MAX_GROUP_MEMBERS }, () => one(0)),
+        [one(0)],
+      ),
+    ).toThrow(`at most ${MAX_GROUP_MEMBERS}`);
     expect(() => checkGroupSize("g", [one(MAX_GROUP_INPUT_BYTES - 1)], [one(1)])).not.toThrow();
     expect(() => checkGroupSize("g", [one(MAX_GROUP_INPUT_BYTES)], [one(1)])).toThrow(`at most ${MAX_GROUP_INPUT_BYTES} bytes`);
-    const env = await openEnv(runnerOf(async (s) => StepOutcome.succeed(s.payload)), { start: false });
+    const env = await openEnv(
+      runnerOf(async (s) => StepOutcome.succeed(s.payload)),
+      { start: false },
+    );
     const group = env.runtime.group("big");
     const members = Array.from({ length: MAX_GROUP_MEMBERS + 1 }, (_, i) => ({ key: `m${i}`, input: enc("i") }));
     await refused(group.submit(members), `at most ${MAX_GROUP_MEMBERS}`);

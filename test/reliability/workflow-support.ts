@@ -84,6 +84,12 @@ export async function within<T>(ms: number, what: string, p: Promise<T>): Promis
 /** Whether `p` is still pending after the current turns of the event loop. */
 export async function isPending(p: Promise<unknown>): Promise<boolean> {
   const marker = Symbol("pending");
-  const r = await Promise.race([p.then(() => "settled", () => "settled"), new Promise((res) => setTimeout(() => res(marker), 20))]);
+  const r = await Promise.race([
+    p.then(
+      () => "settled",
+      () => "settled",
+    ),
+    new Promise((res) => setTimeout(() => res(marker), 20)),
+  ]);
   return r === marker;
 }

@@ -15,7 +15,10 @@ describe("workflow worker under store faults on its claim path", () => {
   for (const backend of backends) {
     it(`${backend.name}: a failed read of an offloaded payload is logged and retried; the worker keeps running`, async () => {
       const store = failing(await backend.make(), "get", (k) => k.includes("payloads/"), 2);
-      const env = await openEnv(runnerOf(async (s) => StepOutcome.succeed(enc(`${s.payload.byteLength}`))), { store });
+      const env = await openEnv(
+        runnerOf(async (s) => StepOutcome.succeed(enc(`${s.payload.byteLength}`))),
+        { store },
+      );
       const big = new Uint8Array(300 * 1024).fill(7);
       await env.runtime.submit({ input: big, runId: "big" });
       const end = await within(15_000, "the run over an offloaded payload ending", env.runtime.wait("big"));
