@@ -6,6 +6,7 @@
  */
 import { ValidationError } from "../../errors.js";
 import { checkCorrelationKey } from "../limits.js";
+import { validateDelay } from "../../time-bounds.js";
 
 /**
  * When the next step of a continuing run becomes claimable.
@@ -20,8 +21,7 @@ export type Trigger =
   | { readonly kind: "onSignal"; readonly correlationKey: string; readonly timeoutMs: number };
 
 function checkDuration(name: string, ms: number): number {
-  if (!Number.isFinite(ms) || ms < 0) throw new ValidationError(`${name} must be a finite number of milliseconds >= 0, got ${ms}`);
-  return ms;
+  return validateDelay(name, ms);
 }
 
 /** Constructors for {@link Trigger}. */
