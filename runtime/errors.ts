@@ -46,6 +46,7 @@ export const TAQUBA_ERROR_CODES = [
   "STEP_PERMANENT",
   "GROUP_NOT_FOUND",
   "GROUP_ACTIVE",
+  "MEMO_UNAVAILABLE",
   // typed jobs and workflows
   "JOB_FAILURE",
   "JOB_FAILED",

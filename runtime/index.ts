@@ -54,7 +54,21 @@ export {
   InvalidEffectError,
   EffectsSealedError,
   StepError,
+  MemoUnavailableError,
 } from "./workflow/workflow-errors.js";
+export {
+  MAX_RUN_HEADERS,
+  MAX_RUN_HEADERS_BYTES,
+  MAX_CORRELATION_KEY_BYTES,
+  MAX_SIGNAL_PAYLOAD_BYTES,
+  MAX_MEMO_KEY_BYTES,
+  MAX_MEMO_VALUE_BYTES,
+  MAX_RUN_PAYLOAD_BYTES,
+  MAX_GROUP_KEY_BYTES,
+  MAX_GROUP_ID_BYTES,
+  MAX_GROUP_MEMBERS,
+  MAX_GROUP_INPUT_BYTES,
+} from "./workflow/limits.js";
 export type { StepErrorKind } from "./workflow/workflow-errors.js";
 export { StepOutcome, Trigger } from "./workflow/steps/step-outcome.js";
 export {
