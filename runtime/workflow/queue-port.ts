@@ -41,8 +41,12 @@ export interface WorkflowQueue {
   workEpoch(queueName: string): number;
   waitForWork(queueName: string, epoch: number, signal?: AbortSignal): Promise<void>;
   readonly closed: boolean;
+  /** Aborted when the queue closes or its engine fails; `reason` is the `ClosedError` waiters settle with. */
+  readonly closedSignal: AbortSignal;
   /** Resolves when every commit made so far is durable; at once when none is in flight. */
   flush(): Promise<void>;
+  /** Stops the queue's background work and closes its engine once what was committed is durable. */
+  close(): Promise<void>;
 }
 
 export type { DeadLetteredEvent };
