@@ -10,7 +10,7 @@ export type { LoadedSpec, SourceLocator, SpecPath } from "./load-spec.js";
 export { validateSpec, specMetaSchema } from "./validate-spec.js";
 export { buildModel, normaliseSchema } from "./build-model.js";
 export { checkPackage, templateFields } from "./check-spec.js";
-export type * from "./spec-model.js";
+export type { JsonValue, JsonSchema, TypeModel, HeaderModel, SignalModel, JobModel, StepModel, WorkflowModel, PackageModel } from "./spec-model.js";
 export { analyse, emitPackage, generate, validatorRoots } from "./generate.js";
 export type { GenerateResult, GeneratedFile, LockOutput, SpecInput } from "./generate.js";
 export { compileValidators, selfContained } from "./compile-validators.js";

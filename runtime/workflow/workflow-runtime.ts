@@ -35,7 +35,7 @@ import { RunGroups } from "./run-groups.js";
 import { closeTimeout, repeatEvery, spawnWorker, stopOn, WorkerSet, type CloseOptions, type RunnerHandle, type Shutdown } from "./worker-lifecycle.js";
 import { ClosedError } from "../errors.js";
 
-export { stopOn, type CloseOptions, type RunnerHandle, type Shutdown } from "./worker-lifecycle.js";
+export type { CloseOptions, RunnerHandle, Shutdown } from "./worker-lifecycle.js";
 
 /**
  * How long a `wait` (or a job's `result()`) may wait, with no worker

@@ -7,7 +7,8 @@
 import { Ajv, type ErrorObject } from "ajv";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { jsonSchemaFormats, validatorRuntime, type RawValidateFunction } from "taquba";
+import { type RawValidateFunction } from "taquba";
+import { jsonSchemaFormats, validatorRuntime } from "taquba/generated";
 import { buildModel } from "../../codegen/build-model.js";
 import { compileValidators } from "../../codegen/compile-validators.js";
 import type { JsonSchema } from "../../codegen/spec-model.js";
