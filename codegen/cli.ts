@@ -24,7 +24,11 @@ import { scaffoldFiles } from "./scaffold.js";
 const loadGenerator = () => import("./generate.js");
 const loadLocks = () => import("./contract-lock.js");
 
-const USAGE = `usage: taquba codegen [paths...] [--out DIR] [--check] [--watch] [--dry-run] [--scaffold DIR] [--accept-breaking]
+const USAGE = `usage: taquba init [dir]
+       taquba codegen [paths...] [--out DIR] [--check] [--watch] [--dry-run] [--scaffold DIR] [--accept-breaking]
+
+  init [dir]     start a project in dir (default: here): an example spec, handlers,
+                 a worker and a submit script, npm scripts; then generate the code
 
   paths          spec files or folders holding *.taquba.yaml (default: schemas/)
   --out DIR      where generated code goes (default: generated/)
@@ -238,6 +242,10 @@ export async function main(argv: readonly string[], io: CliIo = processIo, signa
   if (command === undefined || command === "--help" || command === "-h" || command === "help") {
     io.out(USAGE);
     return command === undefined ? 2 : 0;
+  }
+  if (command === "init") {
+    const { runInit } = await import("./cli/init.js");
+    return runInit(rest, io, (args, initIo) => main(args, initIo, signal));
   }
   if (command !== "codegen") {
     io.err(`unknown command "${command}"\n${USAGE}`);
