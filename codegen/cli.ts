@@ -16,7 +16,7 @@ import type { ContractChange } from "./contract-lock.js";
 import type { GenerateResult, GenerationCache, SpecInput } from "./generate.js";
 import { compareOutput, hasDrift } from "./output-check.js";
 import { findSpecFiles, lockPathFor, readGenerated, readSpecs, SPEC_FILE, syncOutput, writeAtomic } from "./output-files.js";
-import { parseStamp, renderStamp, sha256, STAMP_FILE, stampKey, stampMatches } from "./output-stamp.js";
+import { parseStamp, renderStamp, sha256, STAMP_FILE, stampKey, stampMatches, staleSpecs } from "./output-stamp.js";
 import { scaffoldFiles } from "./scaffold.js";
 
 // The generator proper (YAML, ajv, ts-morph) loads only when a pass needs it:
@@ -118,6 +118,15 @@ async function runOnce(opts: Options, io: CliIo, cache?: GenerationCache): Promi
     io.out(`${toPosix(relative(io.cwd, opts.outDir)) || "."} is up to date with ${inputs.length} spec file${inputs.length === 1 ? "" : "s"}`);
     return 0;
   }
+  if (opts.check) {
+    // A spec edited since the last generation is the usual cause of drift: say so in one line, not as a diff.
+    const stamp = parseStamp(await readFile(stampPath, "utf8").catch(() => undefined));
+    const stale = stamp === undefined ? [] : staleSpecs(stamp, inputs, toPosix(relative(io.cwd, opts.outDir)) || ".");
+    if (stale.length > 0) {
+      for (const line of stale) io.err(line);
+      return 1;
+    }
+  }
   const { generate } = await loadGenerator();
   const { renderChange } = await loadLocks();
   const result = generate(inputs, cache);
@@ -177,6 +186,7 @@ async function runOnce(opts: Options, io: CliIo, cache?: GenerationCache): Promi
       key: await stampKey(inputs),
       files: Object.fromEntries(result.files.map((f) => [f.path, sha256(f.content)])),
       locks: Object.fromEntries(result.locks.map((l) => [l.file, sha256(l.content)])),
+      specs: Object.fromEntries(result.packages.map((p) => [p.file, { sha256: sha256(sources.get(p.file) ?? ""), package: p.name }])),
     });
     if ((await readFile(stampPath, "utf8").catch(() => undefined)) !== stamp) await writeAtomic(stampPath, stamp);
     io.out(`${outName}: ${written.length} written, ${deleted.length} deleted, ${result.files.length - written.length} unchanged`);

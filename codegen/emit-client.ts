@@ -49,7 +49,7 @@ export function emitClient(pkg: PackageModel, source: string): string {
         jsDoc(j.description ?? `Job "${j.name}".`, "  "),
         `  readonly ${propertyKey(j.ident)}: {`,
         jsDoc(
-          `Validates the input and headers, then submits job "${j.qualifiedName}".\n` +
+          `Validates the input and headers, then submits job "${j.name}" of package "${pkg.name}".\n` +
             `Rejects with a ValidationError listing every violation, enqueuing nothing, when either is invalid.`,
           "    ",
         ),
@@ -105,7 +105,7 @@ export function emitClient(pkg: PackageModel, source: string): string {
       });
       statements.push(
         [
-          jsDoc(`Runs of workflow "${w.qualifiedName}"${w.description === undefined ? "." : `: ${w.description}`}`),
+          jsDoc(`Runs of workflow "${w.name}" of package "${pkg.name}"${w.description === undefined ? "." : `: ${w.description}`}`),
           `export interface ${n.client} extends WorkflowClient<${n.result}, ${n.error}> {`,
           jsDoc(
             `Validates the input and headers, then submits a run entered at step "${w.steps[0]?.name ?? ""}".\n` +

@@ -211,8 +211,8 @@ export function initFiles(): InitFile[] {
 export const INIT_SCRIPTS: Readonly<Record<string, string>> = {
   codegen: "taquba codegen",
   // Runs before \`npm test\` and \`npm run build\`: a spec edited without regenerating fails in one line.
-  pretest: "taquba codegen --check --quiet",
-  prebuild: "taquba codegen --check --quiet",
+  pretest: "taquba codegen --check",
+  prebuild: "taquba codegen --check",
   worker: "tsx src/worker.ts",
   submit: "tsx src/submit.ts",
 };

@@ -34,7 +34,7 @@ export interface JobsClient {
   /** Send one transactional email. */
   readonly emailSend: {
     /**
-     * Validates the input and headers, then submits job "billing.email.send".
+     * Validates the input and headers, then submits job "email.send" of package "billing".
      * Rejects with a ValidationError listing every violation, enqueuing nothing, when either is invalid.
      */
     submit(input: EmailSendInput, options: SubmitOptions): Promise<JobHandle<EmailSendOutput, EmailSendError>>;
@@ -42,7 +42,7 @@ export interface JobsClient {
   /** Render an invoice as PDF and store it. */
   readonly invoiceRender: {
     /**
-     * Validates the input and headers, then submits job "billing.invoice.render".
+     * Validates the input and headers, then submits job "invoice.render" of package "billing".
      * Rejects with a ValidationError listing every violation, enqueuing nothing, when either is invalid.
      */
     submit(input: InvoiceRenderInput, options: SubmitOptions): Promise<JobHandle<InvoiceRenderOutput, never>>;

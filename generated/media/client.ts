@@ -19,7 +19,7 @@ export interface JobsClient {
   /** Check an image for malware before it is published. */
   readonly imageScan: {
     /**
-     * Validates the input and headers, then submits job "media.image.scan".
+     * Validates the input and headers, then submits job "image.scan" of package "media".
      * Rejects with a ValidationError listing every violation, enqueuing nothing, when either is invalid.
      */
     submit(input: ImageScanInput, options?: SubmitOptions): Promise<JobHandle<ImageScanOutput, never>>;
@@ -27,7 +27,7 @@ export interface JobsClient {
   /** Resize an uploaded image to the thumbnail sizes. */
   readonly imageThumbnail: {
     /**
-     * Validates the input and headers, then submits job "media.image.thumbnail".
+     * Validates the input and headers, then submits job "image.thumbnail" of package "media".
      * Rejects with a ValidationError listing every violation, enqueuing nothing, when either is invalid.
      */
     submit(input: ImageThumbnailInput, options?: SubmitOptions): Promise<JobHandle<ImageThumbnailOutput, never>>;

@@ -30,7 +30,7 @@ export interface SignalsClient {
   paymentReceived(params: PaymentReceivedSignalParams, payload: PaymentReceivedSignalPayload): Promise<SignalDelivery>;
 }
 
-/** Runs of workflow "orders.order.fulfil": Reserve stock, wait for the payment, pack, then ship once the courier collects. */
+/** Runs of workflow "order.fulfil" of package "orders": Reserve stock, wait for the payment, pack, then ship once the courier collects. */
 export interface OrderFulfilClient extends WorkflowClient<OrderFulfilResult, OrderFulfilError> {
   /**
    * Validates the input and headers, then submits a run entered at step "reserve".

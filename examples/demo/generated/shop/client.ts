@@ -30,7 +30,7 @@ export interface SignalsClient {
   approval(params: ApprovalSignalParams, payload: ApprovalSignalPayload): Promise<SignalDelivery>;
 }
 
-/** Runs of workflow "shop.order.pipeline": Reserve stock, charge the card, render the documents, then ship once an operator approves. */
+/** Runs of workflow "order.pipeline" of package "shop": Reserve stock, charge the card, render the documents, then ship once an operator approves. */
 export interface OrderPipelineClient extends WorkflowClient<OrderPipelineResult, OrderPipelineError> {
   /**
    * Validates the input and headers, then submits a run entered at step "reserve".

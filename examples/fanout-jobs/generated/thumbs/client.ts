@@ -27,14 +27,14 @@ export interface JobsClient {
   /** Resize one photo to one width. */
   readonly photoResize: {
     /**
-     * Validates the input and headers, then submits job "thumbs.photo.resize".
+     * Validates the input and headers, then submits job "photo.resize" of package "thumbs".
      * Rejects with a ValidationError listing every violation, enqueuing nothing, when either is invalid.
      */
     submit(input: PhotoResizeInput, options?: SubmitOptions): Promise<JobHandle<PhotoResizeOutput, never>>;
   };
 }
 
-/** Runs of workflow "thumbs.album.publish": Resize every photo of an album to both widths, join the thumbnails, then publish the album. */
+/** Runs of workflow "album.publish" of package "thumbs": Resize every photo of an album to both widths, join the thumbnails, then publish the album. */
 export interface AlbumPublishClient extends WorkflowClient<AlbumPublishResult, never> {
   /**
    * Validates the input and headers, then submits a run entered at step "fan_out".

@@ -18,7 +18,7 @@ export interface JobsClient {
   /** Extract, classify and validate one document. */
   readonly documentProcess: {
     /**
-     * Validates the input and headers, then submits job "docs.document.process".
+     * Validates the input and headers, then submits job "document.process" of package "docs".
      * Rejects with a ValidationError listing every violation, enqueuing nothing, when either is invalid.
      */
     submit(input: DocumentProcessInput, options: SubmitOptions): Promise<JobHandle<DocumentProcessOutput, DocumentProcessError>>;
