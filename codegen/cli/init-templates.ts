@@ -112,9 +112,9 @@ export class Greet implements ${INIT_PACKAGE}.GreetHandler {
 }
 
 export class AccountOpen implements ${INIT_PACKAGE}.AccountOpenHandler {
-  async request(input: ${INIT_PACKAGE}.AccountOpenRequestPayload, ctx: ${INIT_PACKAGE}.AccountOpenRequestContext): Promise<${INIT_PACKAGE}.AccountOpenRequestTransition> {
+  async request(input: ${INIT_PACKAGE}.AccountOpenInput, ctx: ${INIT_PACKAGE}.AccountOpenRequestContext): Promise<${INIT_PACKAGE}.AccountOpenRequestTransition> {
     console.log(\`account.open \${ctx.runId}: waiting for the approval of \${input.account_id}\`);
-    return ctx.next.decide({ account_id: input.account_id });
+    return ctx.next.decide.onSignal({ account_id: input.account_id }, { account_id: input.account_id });
   }
 
   async decide(p: ${INIT_PACKAGE}.AccountOpenDecidePayload, ctx: ${INIT_PACKAGE}.AccountOpenDecideContext): Promise<${INIT_PACKAGE}.AccountOpenDecideTransition> {

@@ -64,7 +64,7 @@ const runEvents = new WeakMap<object, RunEvents>();
  * sees a cancel in another. When the queue closes or its engine fails, the
  * announcements close with its `ClosedError`, settling every wait.
  */
-export function runEventsFor(queue: Pick<WorkflowQueue, "closedSignal">): RunEvents {
+export function runEventsFor(queue: { readonly closedSignal: AbortSignal }): RunEvents {
   let e = runEvents.get(queue);
   if (e === undefined) {
     const events = new RunEvents();
