@@ -6,9 +6,9 @@
  * the helpers behind typed clients and handlers. Applications have no need
  * for it; the `define*` builders are also exported from the package root.
  */
-export { createValidator } from "./jobs/validator.js";
-export type { Validator, RawValidateFunction } from "./jobs/validator.js";
-export { jsonSchemaFormats, validatorRuntime } from "./jobs/json-schema-formats.js";
+export { createValidator } from "./contract/validator.js";
+export type { Validator, RawValidateFunction } from "./contract/validator.js";
+export { jsonSchemaFormats, validatorRuntime } from "./contract/json-schema-formats.js";
 export {
   defineJob,
   defineSignal,
@@ -17,7 +17,7 @@ export {
   validatingHandler,
   requireSubmitter,
   requireSignalSender,
-} from "./jobs/job-definition.js";
+} from "./contract/job-definition.js";
 export type {
   HeaderSetDefinition,
   JobDefinition,
@@ -29,15 +29,15 @@ export type {
   SignalSender,
   JobContext,
   JobRegistrar,
-} from "./jobs/job-definition.js";
-export type { SubmitOutcome } from "./workflow/run-types.js";
-export { defineWorkflow } from "./workflow/typed/workflow-definition.js";
-export type { WorkflowDefinition } from "./workflow/typed/workflow-definition.js";
-export { checkContracts } from "./workflow/typed/contract-guard.js";
-export { encodeStepEnvelope, decodeStepEnvelope, isStepEnvelope } from "./workflow/typed/step-envelope.js";
-export type { StepEnvelope } from "./workflow/typed/step-envelope.js";
-export type { StepTransition, Continuation, SignalContinuation } from "./workflow/typed/step-transition.js";
-export type { WorkflowStepContext } from "./workflow/typed/step-context.js";
-export type { WorkflowRegistrar } from "./workflow/typed/workflow-dispatcher.js";
-export { workflowClient, requireWorkflowHost } from "./workflow/typed/workflow-client.js";
-export type { WorkflowHost, WorkflowSubmitOptions, WorkflowClient } from "./workflow/typed/workflow-client.js";
+} from "./contract/job-definition.js";
+export type { SubmitOutcome } from "./workflow/runs/run-types.js";
+export { defineWorkflow } from "./contract/workflow-definition.js";
+export type { WorkflowDefinition } from "./contract/workflow-definition.js";
+export { checkContracts } from "./typed/contract-guard.js";
+export { encodeStepEnvelope, decodeStepEnvelope, isStepEnvelope } from "./contract/step-envelope.js";
+export type { StepEnvelope } from "./contract/step-envelope.js";
+export type { StepTransition, Continuation, SignalContinuation } from "./contract/step-transition.js";
+export type { WorkflowStepContext } from "./typed/step-context.js";
+export type { WorkflowRegistrar } from "./typed/workflow-dispatcher.js";
+export { workflowClient, requireWorkflowHost } from "./typed/workflow-client.js";
+export type { WorkflowHost, WorkflowSubmitOptions, WorkflowClient } from "./typed/workflow-client.js";

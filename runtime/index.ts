@@ -108,7 +108,7 @@ export type {
 } from "./queue/index.js";
 
 // Workflow
-export { RunId, MAX_RUN_ID_LEN } from "./workflow/run-id.js";
+export { RunId, MAX_RUN_ID_LEN } from "./workflow/runs/run-id.js";
 export {
   InputMismatchError,
   RunNotFoundError,
@@ -120,8 +120,8 @@ export {
   StepError,
 } from "./workflow/workflow-errors.js";
 export type { StepErrorKind } from "./workflow/workflow-errors.js";
-export { StepOutcome, Trigger } from "./workflow/step-outcome.js";
-export { RESERVED_HEADER_PREFIX, RESERVED_KV_PREFIX, HEADER_RUN_ID, HEADER_STEP, RUN_OUTCOME_MEMO_KEY } from "./workflow/reserved.js";
+export { StepOutcome, Trigger } from "./workflow/steps/step-outcome.js";
+export { RESERVED_HEADER_PREFIX, RESERVED_KV_PREFIX, HEADER_RUN_ID, HEADER_STEP, RUN_OUTCOME_MEMO_KEY } from "./workflow/records/reserved.js";
 export type {
   TerminalStatus,
   RunErrorKind,
@@ -135,31 +135,31 @@ export type {
   RunSpec,
   SubmitOutcome,
   SignalOutcome,
-} from "./workflow/run-types.js";
-export { Memo, MemoStore } from "./workflow/memo.js";
-export { EffectsHandle, TerminalEffects } from "./workflow/effects-handle.js";
-export type { KvReadHandle } from "./workflow/effects-handle.js";
-export { NoopTerminalHook } from "./workflow/terminal-hook.js";
-export type { TerminalHook } from "./workflow/terminal-hook.js";
-export { Delivery, Step } from "./workflow/delivery.js";
-export type { DetachedOptions, RunnerStartContext, StepRunner } from "./workflow/delivery.js";
+} from "./workflow/runs/run-types.js";
+export { Memo, MemoStore } from "./workflow/memo/memo.js";
+export { EffectsHandle, TerminalEffects } from "./workflow/steps/effects-handle.js";
+export type { KvReadHandle } from "./workflow/steps/effects-handle.js";
+export { NoopTerminalHook } from "./workflow/terminal-hook/terminal-hook.js";
+export type { TerminalHook } from "./workflow/terminal-hook/terminal-hook.js";
+export { Delivery, Step } from "./workflow/steps/delivery.js";
+export type { DetachedOptions, RunnerStartContext, StepRunner } from "./workflow/steps/delivery.js";
 export { WorkflowRuntime } from "./workflow/workflow-runtime.js";
 export { WorkflowRuntimeBuilder } from "./workflow/runtime-builder.js";
 export { NO_WORKER_WARNING_MS } from "./workflow/workflow-runtime.js";
 export type { RunnerHandle, Shutdown, CloseOptions } from "./workflow/workflow-runtime.js";
 export { DEFAULT_CLOSE_TIMEOUT_MS } from "./workflow/worker-lifecycle.js";
-export type { WorkflowLogger } from "./workflow/step-worker.js";
-export { WorkflowView } from "./workflow/workflow-view.js";
-export type { WorkflowReadSource } from "./workflow/workflow-view.js";
+export type { WorkflowLogger } from "./workflow/steps/step-worker.js";
+export { WorkflowView } from "./workflow/runs/workflow-view.js";
+export type { WorkflowReadSource } from "./workflow/runs/workflow-view.js";
 export type { WorkflowQueue } from "./workflow/queue-port.js";
 
 // Run groups
-export { RunGroup } from "./workflow/run-group.js";
-export type { GroupMember, GroupSubmitOutcome, MemberSubmission, MemberResult, GroupStatus } from "./workflow/run-group.js";
-export { GroupNotFoundError, GroupActiveError } from "./workflow/group-errors.js";
+export { RunGroup } from "./workflow/groups/run-group.js";
+export type { GroupMember, GroupSubmitOutcome, MemberSubmission, MemberResult, GroupStatus } from "./workflow/groups/run-group.js";
+export { GroupNotFoundError, GroupActiveError } from "./workflow/groups/group-errors.js";
 
 // Jobs
-export { createValidator, formatIssue } from "./jobs/validator.js";
+export { createValidator, formatIssue } from "./contract/validator.js";
 export type {
   Validator,
   ValidationIssue,
@@ -168,8 +168,8 @@ export type {
   StandardSchemaV1,
   StandardSchemaResult,
   StandardSchemaIssue,
-} from "./jobs/validator.js";
-export { defineJob, defineSignal, defineHeaders, JobFailure } from "./jobs/job-definition.js";
+} from "./contract/validator.js";
+export { defineJob, defineSignal, defineHeaders, JobFailure } from "./contract/job-definition.js";
 export type {
   HeaderValues,
   HeaderSetDefinition,
@@ -184,9 +184,9 @@ export type {
   JobContext,
   JobHandler,
   JobRegistrar,
-} from "./jobs/job-definition.js";
-export { JobRunner, JobRunnerBuilder } from "./jobs/job-runner.js";
-export type { JobRunnerOptions } from "./jobs/job-runner.js";
+} from "./contract/job-definition.js";
+export { JobRunner, JobRunnerBuilder } from "./typed/job-runner.js";
+export type { JobRunnerOptions } from "./typed/job-runner.js";
 export type { JobNotice } from "./jobs/job-notice.js";
 export { RunnerJobHandle } from "./jobs/job-handle.js";
 export { JobGroup } from "./jobs/job-group.js";
@@ -196,16 +196,16 @@ export type { RunnerJobContext, JobHost } from "./jobs/job-context.js";
 export { JobFailedError, JobCancelledError, JobNotFoundError, JobsNotAttachedError, JobsAlreadyAttachedError } from "./jobs/job-errors.js";
 
 // Typed workflows
-export { defineWorkflow } from "./workflow/typed/workflow-definition.js";
-export type { WorkflowDefinition, WorkflowStepDefinition, WorkflowStepSpec, AnyWorkflowDefinition } from "./workflow/typed/workflow-definition.js";
-export { ContractTooOldError } from "./workflow/typed/contract-guard.js";
-export type { ContractEntry } from "./workflow/typed/contract-guard.js";
-export type { StepTransition, Continuation, SignalContinuation, SignalWaitOptions } from "./workflow/typed/step-transition.js";
-export type { WorkflowStepContext } from "./workflow/typed/step-context.js";
-export { WorkflowDispatcher, WorkflowDispatcherBuilder } from "./workflow/typed/workflow-dispatcher.js";
-export type { WorkflowRegistrar } from "./workflow/typed/workflow-dispatcher.js";
-export { workflowClient, WorkflowResultUnavailableError } from "./workflow/typed/workflow-client.js";
-export type { WorkflowHost, WorkflowSubmitOptions, WorkflowRunEnd, WorkflowClient } from "./workflow/typed/workflow-client.js";
+export { defineWorkflow } from "./contract/workflow-definition.js";
+export type { WorkflowDefinition, WorkflowStepDefinition, WorkflowStepSpec, AnyWorkflowDefinition } from "./contract/workflow-definition.js";
+export { ContractTooOldError } from "./typed/contract-guard.js";
+export type { ContractEntry } from "./typed/contract-guard.js";
+export type { StepTransition, Continuation, SignalContinuation, SignalWaitOptions } from "./contract/step-transition.js";
+export type { WorkflowStepContext } from "./typed/step-context.js";
+export { WorkflowDispatcher, WorkflowDispatcherBuilder } from "./typed/workflow-dispatcher.js";
+export type { WorkflowRegistrar } from "./typed/workflow-dispatcher.js";
+export { workflowClient, WorkflowResultUnavailableError } from "./typed/workflow-client.js";
+export type { WorkflowHost, WorkflowSubmitOptions, WorkflowRunEnd, WorkflowClient } from "./typed/workflow-client.js";
 
 // Webhooks
 export {

@@ -9,8 +9,8 @@
  */
 import { access, mkdir, readFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
-import type { CliIo } from "../cli.js";
-import { writeAtomic } from "../output-files.js";
+import type { CliIo } from "./cli.js";
+import { writeAtomic } from "./output-files.js";
 import { INIT_PACKAGE, INIT_SCRIPTS, initFiles } from "./init-templates.js";
 
 const exists = (path: string) =>

@@ -17,7 +17,7 @@
  * is noticed within `ceil(waiting runs / FALLBACK_BATCH)` poll intervals.
  */
 import type { TimedClock } from "../clock.js";
-import type { RunEvents } from "../workflow/run-events.js";
+import type { RunEvents } from "../workflow/runs/run-events.js";
 import { NO_WORKER_WARNING_MS } from "../workflow/workflow-runtime.js";
 
 /** Runs re-read per fallback poll. */

@@ -9,9 +9,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type RawValidateFunction } from "taquba";
 import { jsonSchemaFormats, validatorRuntime } from "taquba/generated";
-import { buildModel } from "../../codegen/build-model.js";
-import { compileValidators } from "../../codegen/compile-validators.js";
-import type { JsonSchema } from "../../codegen/spec-model.js";
+import { buildModel } from "../../codegen/analyse/build-model.js";
+import { compileValidators } from "../../codegen/emit/compile-validators.js";
+import type { JsonSchema } from "../../codegen/analyse/spec-model.js";
 
 type Schema = Record<string, unknown>;
 
