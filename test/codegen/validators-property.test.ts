@@ -70,7 +70,7 @@ const value = fc.oneof(
 /** Loads precompiled module text as functions, with `validatorRuntime` supplied. */
 function load(code: string): Record<string, RawValidateFunction> {
   const exports: Record<string, RawValidateFunction> = {};
-  const body = code.replace(/^import \{ validatorRuntime \} from "taquba";$/m, "").replace(/^export const (\w+) = /gm, "exports.$1 = ");
+  const body = code.replace(/^import \{ validatorRuntime \} from "taquba\/generated";$/m, "").replace(/^export const (\w+) = /gm, "exports.$1 = ");
   new Function("validatorRuntime", "exports", body)(validatorRuntime, exports);
   return exports;
 }
