@@ -11,6 +11,7 @@
 
 // Errors and time
 export {
+  TAQUBA_ERROR_CODES,
   TaqubaError,
   PreconditionFailedError,
   ValidationError,
@@ -19,6 +20,7 @@ export {
   ClosedError,
   StoreUnavailableError,
 } from "./errors.js";
+export type { TaqubaErrorCode } from "./errors.js";
 export { SystemClock, MockClock } from "./clock.js";
 export type { Clock, TimedClock } from "./clock.js";
 
