@@ -19,10 +19,14 @@ export {
   FencedError,
   ClosedError,
   StoreUnavailableError,
+  StoreRequestError,
+  MissingDependencyError,
+  UnsupportedStoreError,
 } from "./errors.js";
 export type { TaqubaErrorCode } from "./errors.js";
 export { SystemClock, MockClock } from "./clock.js";
 export type { Clock, TimedClock } from "./clock.js";
+export { MAX_DELAY_MS, MAX_INSTANT_MS } from "./time-bounds.js";
 
 // Object stores
 export type { ObjectStore, StoredObject, PutOptions, ListedObject, ListOptions } from "./store/object-store.js";
@@ -31,6 +35,11 @@ export { validateObjectKey } from "./store/keys.js";
 export { LocalStore } from "./store/local-store.js";
 export { S3Store, isRetryableS3Error } from "./store/s3-store.js";
 export type { S3StoreOptions, S3RetryOptions } from "./store/s3-store.js";
+export { AzureBlobStore, AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, isRetryableAzureError } from "./store/azure-blob-store.js";
+export type { AzureBlobStoreOptions, AzureTokenCredential } from "./store/azure-blob-store.js";
+export { GcsStore, isRetryableGcsError } from "./store/gcs-store.js";
+export type { GcsStoreOptions } from "./store/gcs-store.js";
+export type { StoreRetryOptions } from "./store/request-retry.js";
 export { openStore } from "./store/open-store.js";
 export type { OpenStoreOptions } from "./store/open-store.js";
 export { withFaults } from "./store/with-faults.js";

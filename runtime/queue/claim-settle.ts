@@ -27,6 +27,7 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   validatePositiveInt("claimBatch max", max);
   const lease = leaseMs ?? core.configs.get(queueName).leaseMs;
   validatePositiveInt("leaseMs", lease);
+  validateMillis("leaseMs", lease);
   const now = core.clock.now();
   const txn = new Txn(core.engine);
   const claimed: [JobRecord, LeaseEntry][] = [];

@@ -29,6 +29,7 @@ import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import { RunNotFoundError } from "./workflow-errors.js";
 import { WorkflowView } from "./runs/workflow-view.js";
 import { ValidationError } from "../errors.js";
+import { validateDelay } from "../time-bounds.js";
 import { WorkflowRuntimeBuilder, type BuilderState } from "./runtime-builder.js";
 import type { RunGroup } from "./groups/run-group.js";
 import { RunGroups } from "./groups/run-groups.js";
@@ -203,7 +204,7 @@ export class WorkflowRuntime {
 
   /** {@link WorkflowRuntime.wait} bounded by `timeoutMs`; `null` when the timeout elapses first. */
   waitTimeout(runId: RunId | string, timeoutMs: number): Promise<RunEnd | null> {
-    if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new ValidationError(`waitTimeout takes a timeout >= 0 ms, got ${timeoutMs}`);
+    validateDelay("waitTimeout's timeout", timeoutMs);
     return this.#wait(RunId.parse(runId), this.#core.clock.now() + timeoutMs);
   }
 

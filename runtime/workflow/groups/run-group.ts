@@ -9,6 +9,7 @@
  * else is kept: every method works after a restart and from any runtime
  * over the same queue and store.
  */
+import { validateInstant } from "../../time-bounds.js";
 import { ValidationError } from "../../errors.js";
 import { isWellFormed } from "../../queue/names.js";
 import { bytesEqual, utf8 } from "../records/codec.js";
@@ -84,7 +85,7 @@ function manifestOptions(o: RunOptions | undefined): ManifestOptions {
   };
   check("priority", o?.priority, Number.MIN_SAFE_INTEGER);
   check("maxAttemptsPerStep", o?.maxAttemptsPerStep, 1);
-  if (o?.runAt !== undefined && !Number.isFinite(o.runAt)) throw new ValidationError(`runAt must be an instant in ms, got ${o.runAt}`);
+  if (o?.runAt !== undefined) validateInstant("runAt", o.runAt);
   return {
     headers,
     ...(o?.priority === undefined ? {} : { priority: o.priority }),

@@ -1,6 +1,7 @@
 /**
  * @module Submitting a run: step 0 and the durable run record in one commit.
  */
+import { validateInstant } from "../../time-bounds.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import type { EnqueueOptions } from "../../queue/types.js";
 import { sha256Hex } from "../records/codec.js";
@@ -36,9 +37,7 @@ function checkRunOptions(o: RunOptions): void {
   if (o.maxAttemptsPerStep !== undefined && (!Number.isInteger(o.maxAttemptsPerStep) || o.maxAttemptsPerStep < 1)) {
     throw new ValidationError(`RunOptions.maxAttemptsPerStep must be an integer >= 1, got ${o.maxAttemptsPerStep}`);
   }
-  if (o.runAt !== undefined && (typeof o.runAt !== "number" || !Number.isFinite(o.runAt) || o.runAt < 0)) {
-    throw new ValidationError(`RunOptions.runAt must be epoch milliseconds >= 0, got ${o.runAt}`);
-  }
+  if (o.runAt !== undefined) validateInstant("RunOptions.runAt", o.runAt);
 }
 
 function checkEffects(effects: SettlementEffects | undefined): void {

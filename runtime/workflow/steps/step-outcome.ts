@@ -5,6 +5,7 @@
  * compare structurally; the companion objects only build them.
  */
 import { ValidationError } from "../../errors.js";
+import { validateDelay } from "../../time-bounds.js";
 
 /**
  * When the next step of a continuing run becomes claimable.
@@ -19,8 +20,7 @@ export type Trigger =
   | { readonly kind: "onSignal"; readonly correlationKey: string; readonly timeoutMs: number };
 
 function checkDuration(name: string, ms: number): number {
-  if (!Number.isFinite(ms) || ms < 0) throw new ValidationError(`${name} must be a finite number of milliseconds >= 0, got ${ms}`);
-  return ms;
+  return validateDelay(name, ms);
 }
 
 /** Constructors for {@link Trigger}. */

@@ -11,6 +11,7 @@
  * 5. a permanent error dead-letters with the terminal effects;
  * 6. a transient error nacks; on the last attempt with the terminal effects.
  */
+import { MAX_DELAY_MS } from "../../time-bounds.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import type { ClaimedJob, EnqueueOptions } from "../../queue/types.js";
 import { makeStep } from "./delivery.js";
@@ -46,7 +47,8 @@ type Verdict =
 function validTrigger(w: unknown): boolean {
   const t = w as { kind?: unknown; delayMs?: unknown; correlationKey?: unknown; timeoutMs?: unknown } | null;
   if (t === null || typeof t !== "object") return false;
-  const ms = (x: unknown) => typeof x === "number" && Number.isFinite(x) && x >= 0;
+  // The same bounds as Trigger.after / onSignal: an outcome built by hand gets no looser check.
+  const ms = (x: unknown) => typeof x === "number" && Number.isFinite(x) && x >= 0 && x <= MAX_DELAY_MS;
   if (t.kind === "immediate") return true;
   if (t.kind === "after") return ms(t.delayMs);
   return t.kind === "onSignal" && typeof t.correlationKey === "string" && t.correlationKey.length > 0 && ms(t.timeoutMs);
