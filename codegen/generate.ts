@@ -74,11 +74,28 @@ function analyseFile(input: SpecInput): FileAnalysis {
   if (loaded.value === undefined) return { diagnostics, model: undefined, failed: true, packageAt: undefined };
   const schemaProblems = validateSpec(loaded);
   diagnostics.push(...schemaProblems);
-  if (schemaProblems.length > 0) return { diagnostics, model: undefined, failed: true, packageAt: undefined };
+  if (schemaProblems.length > 0) {
+    // Every problem at once: the workflow graph checks still run on what parsed, so a
+    // format error does not hide a wrong step name. A model too broken to build adds nothing.
+    diagnostics.push(...graphProblemsDespite(input.file, loaded));
+    return { diagnostics, model: undefined, failed: true, packageAt: undefined };
+  }
   const model = buildModel(input.file, loaded.value);
   const problems = checkPackage(model, loaded.locator);
   diagnostics.push(...problems);
   return { diagnostics, model, failed: hasErrors(problems), packageAt: loaded.locator.locate(["package"], "value") };
+}
+
+/** Problems of the workflow step graphs, which stand on their own even when the rest of the file breaks the format. */
+const GRAPH_CODES: ReadonlySet<string> = new Set(["UNKNOWN_STEP", "UNREACHABLE_STEP", "UNKNOWN_SIGNAL", "WAIT_WITHOUT_TIMEOUT", "TIMEOUT_WITHOUT_WAIT", "BAD_ENTRY_STEP"]);
+
+function graphProblemsDespite(file: string, loaded: ReturnType<typeof loadSpec>): Diagnostic[] {
+  try {
+    const model = buildModel(file, loaded.value);
+    return checkPackage(model, loaded.locator).filter((d) => GRAPH_CODES.has(d.code));
+  } catch {
+    return [];
+  }
 }
 
 interface Emitted {

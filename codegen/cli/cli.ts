@@ -17,7 +17,7 @@ import type { GenerateResult, GenerationCache, SpecInput } from "../generate.js"
 import { compareOutput, hasDrift } from "./output-check.js";
 import { lockPathFor } from "../contract/contract-lock.js";
 import { findSpecFiles, readGenerated, readSpecs, SPEC_FILE, syncOutput, writeAtomic } from "./output-files.js";
-import { parseStamp, renderStamp, sha256, STAMP_FILE, stampKey, stampMatches } from "./output-stamp.js";
+import { parseStamp, renderStamp, sha256, STAMP_FILE, stampKey, stampMatches, staleSpecs } from "./output-stamp.js";
 import { scaffoldFiles } from "./scaffold.js";
 
 // The generator proper (YAML, ajv, ts-morph) loads only when a pass needs it:
@@ -25,7 +25,11 @@ import { scaffoldFiles } from "./scaffold.js";
 const loadGenerator = () => import("../generate.js");
 const loadLocks = () => import("../contract/contract-lock.js");
 
-const USAGE = `usage: taquba codegen [paths...] [--out DIR] [--check] [--watch] [--dry-run] [--scaffold DIR] [--accept-breaking]
+const USAGE = `usage: taquba init [dir]
+       taquba codegen [paths...] [--out DIR] [--check] [--watch] [--dry-run] [--scaffold DIR] [--accept-breaking]
+
+  init [dir]     start a project in dir (default: here): an example spec, handlers,
+                 a worker and a submit script, npm scripts; then generate the code
 
   paths          spec files or folders holding *.taquba.yaml (default: schemas/)
   --out DIR      where generated code goes (default: generated/)
@@ -115,6 +119,15 @@ async function runOnce(opts: Options, io: CliIo, cache?: GenerationCache): Promi
     io.out(`${toPosix(relative(io.cwd, opts.outDir)) || "."} is up to date with ${inputs.length} spec file${inputs.length === 1 ? "" : "s"}`);
     return 0;
   }
+  if (opts.check) {
+    // A spec edited since the last generation is the usual cause of drift: say so in one line, not as a diff.
+    const stamp = parseStamp(await readFile(stampPath, "utf8").catch(() => undefined));
+    const stale = stamp === undefined ? [] : staleSpecs(stamp, inputs, toPosix(relative(io.cwd, opts.outDir)) || ".");
+    if (stale.length > 0) {
+      for (const line of stale) io.err(line);
+      return 1;
+    }
+  }
   const { generate } = await loadGenerator();
   const { renderChange } = await loadLocks();
   const result = generate(inputs, cache);
@@ -174,6 +187,7 @@ async function runOnce(opts: Options, io: CliIo, cache?: GenerationCache): Promi
       key: await stampKey(inputs),
       files: Object.fromEntries(result.files.map((f) => [f.path, sha256(f.content)])),
       locks: Object.fromEntries(result.locks.map((l) => [l.file, sha256(l.content)])),
+      specs: Object.fromEntries(result.packages.map((p) => [p.file, { sha256: sha256(sources.get(p.file) ?? ""), package: p.name }])),
     });
     if ((await readFile(stampPath, "utf8").catch(() => undefined)) !== stamp) await writeAtomic(stampPath, stamp);
     io.out(`${outName}: ${written.length} written, ${deleted.length} deleted, ${result.files.length - written.length} unchanged`);
@@ -239,6 +253,10 @@ export async function main(argv: readonly string[], io: CliIo = processIo, signa
   if (command === undefined || command === "--help" || command === "-h" || command === "help") {
     io.out(USAGE);
     return command === undefined ? 2 : 0;
+  }
+  if (command === "init") {
+    const { runInit } = await import("./init.js");
+    return runInit(rest, io, (args, initIo) => main(args, initIo, signal));
   }
   if (command !== "codegen") {
     io.err(`unknown command "${command}"\n${USAGE}`);

@@ -3,7 +3,7 @@
  *
  * ajv's standalone output still `require`s a few of ajv's runtime helpers
  * (string length, deep equality, format functions), even as ESM. Those
- * references are rewritten to `validatorRuntime` from "taquba", which
+ * references are rewritten to `validatorRuntime` from "taquba/generated", which
  * implements the same helpers, so generated code depends on nothing else and
  * loads the same under Node, bundlers and ESM. Schemas are added in sorted
  * order, so the function numbering (and thus every byte) is stable.
@@ -152,6 +152,6 @@ export function compileValidators(roots: readonly ValidatorRoot[], pkg: PackageM
   const leftover = /require\([^)]*\)/.exec(code);
   if (leftover !== null) throw new Error(`ajv standalone output references ${leftover[0]}, which the generator cannot map`);
   code = code.replace(/^"use strict";\n?/, "");
-  const imports = code.includes("validatorRuntime.") ? 'import { validatorRuntime } from "taquba";\n\n' : "";
+  const imports = code.includes("validatorRuntime.") ? 'import { validatorRuntime } from "taquba/generated";\n\n' : "";
   return `${imports}${code.trimEnd()}\n`;
 }

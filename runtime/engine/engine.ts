@@ -107,6 +107,7 @@ export class Engine {
   #compactions = 0;
   #autoCheckpointPause = { until: 0, ms: 0 };
   #checkpointBytes = 0;
+  readonly #closedController = new AbortController();
 
   private constructor(store: ObjectStore, opts: ResolvedEngineOptions, r: Recovered) {
     this.store = store;
@@ -155,6 +156,16 @@ export class Engine {
   /** True once closed, fenced or poisoned; commits then reject. */
   get closed(): boolean {
     return this.#status !== "open" || this.#failure !== undefined;
+  }
+
+  /**
+   * @internal Aborted when the engine stops accepting commits: `close()`
+   * began, a newer writer fenced it, or a failed WAL write poisoned it. Its
+   * `reason` is the `ClosedError` (or `FencedError`) that later commits get,
+   * so waiters above can settle with the same cause.
+   */
+  get closedSignal(): AbortSignal {
+    return this.#closedController.signal;
   }
 
   /** This writer's epoch (one more than the writer before it). */
@@ -245,6 +256,7 @@ export class Engine {
   async #doClose(): Promise<void> {
     // Refuse new commits first, so none can land in an object never sealed.
     this.#status = "closing";
+    if (!this.#closedController.signal.aborted) this.#closedController.abort(this.#failure ?? new ClosedError("the engine"));
     if (!this.#failure) {
       try {
         await this.#wal.waitDurable(this.#wal.seal());
@@ -261,6 +273,7 @@ export class Engine {
     if (this.#failure) return;
     this.#failure = err instanceof FencedError ? err : new ClosedError("the engine", err);
     this.#wal.fail(this.#failure);
+    if (!this.#closedController.signal.aborted) this.#closedController.abort(this.#failure);
   }
 
   #onLanded(bytes: number): void {

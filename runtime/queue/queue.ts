@@ -308,6 +308,15 @@ export class Queue {
   }
 
   /**
+   * @internal Aborted when the queue closes or its engine is fenced or
+   * poisoned; `reason` is a `ClosedError` whose `cause` says why (absent
+   * after `close()`). Waiters above the queue settle with it.
+   */
+  get closedSignal(): AbortSignal {
+    return this.#core.closedSignal;
+  }
+
+  /**
    * Stops the background work and closes the engine after everything
    * committed so far is durable. Does not wait for in-flight workers; their
    * later settlements fail with `ClosedError` and the jobs are recovered at
@@ -317,6 +326,7 @@ export class Queue {
     const core = this.#core;
     if (core.closed) return;
     core.closed = true;
+    core.markClosed();
     await core.loop.stop();
     core.work.wakeAll();
     core.leases.clear();

@@ -9,6 +9,7 @@
  * 5xx, throttling or a network error are retried through the store layer's
  * one backoff loop (retry.ts), then surface as `StoreUnavailableError`.
  */
+import { createS3Client } from "./s3-client.js";
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -123,7 +124,7 @@ export class S3Store implements ObjectStore {
     const prefix = (opts.prefix ?? "").replace(/\/+$/, "");
     if (prefix !== "") validateObjectKey(prefix);
     this.prefix = prefix === "" ? "" : `${prefix}/`;
-    this.client = opts.client ?? new S3Client({ maxAttempts: 1, ...opts.clientConfig });
+    this.client = opts.client ?? createS3Client({ maxAttempts: 1, ...opts.clientConfig });
     const retry = opts.retry ?? {};
     this.#maxAttempts = retry.maxAttempts ?? 6;
     this.#baseDelayMs = retry.baseDelayMs ?? 50;

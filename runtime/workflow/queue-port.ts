@@ -38,11 +38,17 @@ export interface WorkflowQueue {
   onDeadLettered(listener: (e: DeadLetteredEvent) => void): () => void;
   /** Jobs recovery dead-lettered when the queue was opened (before any listener could subscribe). */
   readonly recovery: { readonly deadLettered: readonly string[] };
+  /** @internal */
   workEpoch(queueName: string): number;
+  /** @internal */
   waitForWork(queueName: string, epoch: number, signal?: AbortSignal): Promise<void>;
   readonly closed: boolean;
+  /** @internal Aborted when the queue closes or its engine fails; `reason` is the `ClosedError` waiters settle with. */
+  readonly closedSignal: AbortSignal;
   /** Resolves when every commit made so far is durable; at once when none is in flight. */
   flush(): Promise<void>;
+  /** Stops the queue's background work and closes its engine once what was committed is durable. */
+  close(): Promise<void>;
 }
 
 export type { DeadLetteredEvent };

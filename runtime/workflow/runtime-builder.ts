@@ -18,6 +18,9 @@ const consoleLogger: WorkflowLogger = {
   error(obj, msg) {
     console.error(msg ?? "workflow error", obj);
   },
+  warn(obj, msg) {
+    console.warn(msg ?? "workflow warning", obj);
+  },
 };
 
 /** @internal The resolved options. */

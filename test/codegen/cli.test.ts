@@ -87,8 +87,20 @@ describe("taquba codegen", () => {
     rmSync(stampFile);
     expect((await run("--check")).code).toBe(0);
     await run();
-    // An edited spec changes the key: the full check finds the drift.
+    // An edited spec: the stamp's spec hash says so in one line, no diff.
     writeFileSync(join(dir, "schemas", "demo.taquba.yaml"), SPEC.replace("  greet:\n", "  greet:\n    description: Says hello.\n"));
+    const stale = await run("--check");
+    expect(stale.code).toBe(1);
+    expect(stale.io.lines).toEqual(["schemas/demo.taquba.yaml changed since generated/demo was generated: run npx taquba codegen"]);
+    // A new spec file is named the same way.
+    writeFileSync(join(dir, "schemas", "extra.taquba.yaml"), SPEC.replace("package: demo", "package: extra"));
+    expect((await run("--check")).io.lines).toEqual([
+      "schemas/demo.taquba.yaml changed since generated/demo was generated: run npx taquba codegen",
+      "schemas/extra.taquba.yaml is new since generated was generated: run npx taquba codegen",
+    ]);
+    rmSync(join(dir, "schemas", "extra.taquba.yaml"));
+    // Without a stamp, the full check finds the drift.
+    rmSync(stampFile);
     const check = await run("--check");
     expect(check.code).toBe(1);
     expect(check.io.text()).toContain("changed: generated/demo/client.ts");
@@ -152,7 +164,10 @@ describe("taquba codegen", () => {
     expect(content).toContain('import { demo } from "../../../generated/demo/index.js";');
     expect(content).toContain("export class GreetHandler implements demo.GreetHandler {");
     expect(content).toContain("async run(input: demo.GreetInput, ctx: demo.GreetContext): Promise<demo.GreetOutput> {");
-    expect(content).toContain('throw new Error("job demo.greet is not implemented yet');
+    expect(content).toContain('import { PermanentError } from "taquba";');
+    expect(content).toContain(
+      'throw new PermanentError("the handler of job \\"greet\\" (package \\"demo\\") is not implemented yet: write GreetHandler.run in demo/greet.ts");',
+    );
     expect(existsSync(join(dir, "src", "jobs", "demo", "farewell-say.ts"))).toBe(true);
     writeFileSync(stub, "// mine\n");
     const second = await run("--scaffold", "src/jobs");
@@ -185,7 +200,7 @@ describe("taquba codegen", () => {
     expect(stub).toContain("export class VisitHandler implements demo.VisitHandler {");
     expect(stub).toContain("async arrive(payload: demo.VisitInput, ctx: demo.VisitArriveContext): Promise<demo.VisitArriveTransition> {");
     expect(stub).toContain("async leave(payload: demo.VisitLeavePayload, ctx: demo.VisitLeaveContext): Promise<demo.VisitLeaveTransition> {");
-    expect(stub).toContain('throw new Error("step leave of workflow demo.visit is not implemented yet');
+    expect(stub).toContain('throw new PermanentError("step \\"leave\\" of workflow \\"visit\\" (package \\"demo\\") is not implemented yet: write VisitHandler.leave in demo/visit.workflow.ts");');
     expect(existsSync(join(dir, "generated", "demo", "workflows.ts"))).toBe(true);
   });
 
@@ -218,10 +233,16 @@ describe("taquba codegen", () => {
     expect(readFileSync(join(dir, "generated", "demo", "types.ts"), "utf8")).toBe(before);
     expect(readFileSync(lockFile, "utf8")).toBe(lockBefore);
 
-    // --check flags the lock as out of date; --accept-breaking records the acknowledgement.
+    // --check says in one line that the spec changed since generation ...
     const check = await run("--check");
     expect(check.code).toBe(1);
-    expect(check.io.text()).toContain("changed: schemas/demo.taquba.lock.json");
+    expect(check.io.lines).toEqual(["schemas/demo.taquba.yaml changed since generated/demo was generated: run npx taquba codegen"]);
+    // ... and, without the stamp to tell, the full comparison flags the lock as out of date.
+    rmSync(join(dir, "generated", "taquba-stamp.json"));
+    const full = await run("--check");
+    expect(full.code).toBe(1);
+    expect(full.io.text()).toContain("changed: schemas/demo.taquba.lock.json");
+    // --accept-breaking records the acknowledgement.
     expect((await run("--accept-breaking")).code).toBe(0);
     expect((await run("--check")).code).toBe(0);
   });
@@ -273,5 +294,39 @@ describe("taquba codegen", () => {
 
     stop.abort();
     expect(await done).toBe(0);
+  });
+});
+
+describe("taquba init", () => {
+  it("writes the example project, merges npm scripts into package.json, generates the code, and refuses to run twice", async () => {
+    const project = join(dir, "shop");
+    mkdirSync(project);
+    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "shop", type: "module", scripts: { test: "vitest", worker: "node mine.js" } }));
+    const io = new Capture(dir);
+    expect(await main(["init", "shop"], io)).toBe(0);
+    for (const f of ["schemas/app.taquba.yaml", "src/handlers.ts", "src/app.ts", "src/worker.ts", "src/submit.ts", "tsconfig.json", "generated/app/index.ts"]) {
+      expect(existsSync(join(project, f)), f).toBe(true);
+    }
+    const spec = readFileSync(join(project, "schemas", "app.taquba.yaml"), "utf8");
+    expect(spec.split("\n")[0]).toBe("# yaml-language-server: $schema=../node_modules/taquba/schemas/taquba-spec.schema.json");
+    const pkg = JSON.parse(readFileSync(join(project, "package.json"), "utf8"));
+    expect(pkg.scripts).toMatchObject({ test: "vitest", worker: "node mine.js", codegen: "taquba codegen", pretest: "taquba codegen --check", submit: "tsx src/submit.ts" });
+    expect(io.text()).toContain('kept your npm script "worker"');
+    expect(readFileSync(join(project, "generated", "app", "workflows.ts"), "utf8")).toContain("AccountOpenHandler");
+
+    writeFileSync(join(project, "src", "handlers.ts"), "// mine\n");
+    const again = new Capture(dir);
+    expect(await main(["init", "shop"], again)).toBe(1);
+    expect(again.text()).toContain("writes nothing over existing files");
+    expect(again.text()).toContain(join("shop", "src", "handlers.ts"));
+    expect(readFileSync(join(project, "src", "handlers.ts"), "utf8")).toBe("// mine\n");
+  });
+
+  it("creates package.json in an empty folder and rejects extra arguments", async () => {
+    const io = new Capture(dir);
+    expect(await main(["init", "fresh"], io)).toBe(0);
+    const pkg = JSON.parse(readFileSync(join(dir, "fresh", "package.json"), "utf8"));
+    expect(pkg).toMatchObject({ name: "fresh", private: true, type: "module" });
+    expect(await main(["init", "a", "b"], new Capture(dir))).toBe(2);
   });
 });

@@ -128,6 +128,15 @@ describe("diagnostics", () => {
     ]);
   });
 
+  it("a format error does not hide the step graph's errors: both are reported at once", () => {
+    const source = WORKFLOW(`      pay: { waits_for: paid, timeout_ms: 5, next: [ship] }\n`).replace("    result: { type: object }", "    result: { type: object }\n    retries: 3");
+    const codes = run(source)
+      .filter((d) => d.severity === "error")
+      .map((d) => d.code);
+    expect(codes).toContain("SPEC_SCHEMA");
+    expect(codes).toContain("UNKNOWN_STEP");
+  });
+
   it("UNREACHABLE_STEP: a step no transition from the entry leads to", () => {
     const ds = run(WORKFLOW(`      pay: { waits_for: paid, timeout_ms: 5 }\n      orphan: { next: [pay] }\n`));
     expect(ds.map((d) => [d.code, d.line, d.column])).toEqual([["UNREACHABLE_STEP", 15, 7]]);

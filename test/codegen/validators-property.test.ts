@@ -7,7 +7,8 @@
 import { Ajv, type ErrorObject } from "ajv";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { jsonSchemaFormats, validatorRuntime, type RawValidateFunction } from "taquba";
+import { type RawValidateFunction } from "taquba";
+import { jsonSchemaFormats, validatorRuntime } from "taquba/generated";
 import { buildModel } from "../../codegen/analyse/build-model.js";
 import { compileValidators } from "../../codegen/emit/compile-validators.js";
 import type { JsonSchema } from "../../codegen/analyse/spec-model.js";
@@ -69,7 +70,7 @@ const value = fc.oneof(
 /** Loads precompiled module text as functions, with `validatorRuntime` supplied. */
 function load(code: string): Record<string, RawValidateFunction> {
   const exports: Record<string, RawValidateFunction> = {};
-  const body = code.replace(/^import \{ validatorRuntime \} from "taquba";$/m, "").replace(/^export const (\w+) = /gm, "exports.$1 = ");
+  const body = code.replace(/^import \{ validatorRuntime \} from "taquba\/generated";$/m, "").replace(/^export const (\w+) = /gm, "exports.$1 = ");
   new Function("validatorRuntime", "exports", body)(validatorRuntime, exports);
   return exports;
 }

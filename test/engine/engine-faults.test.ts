@@ -7,13 +7,13 @@ import { describe, expect, it } from "vitest";
 import {
   ClosedError,
   Engine,
-  InjectedFaultError,
   MemoryStore,
   StoreCorruptedError,
   UnsupportedFormatError,
   WriteBatch,
   withFaults,
 } from "taquba";
+import { InjectedFaultError } from "taquba/testing";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const retry = { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 };

@@ -30,7 +30,7 @@ const LAYERS: readonly (readonly [rank: number, name: string, prefixes: readonly
   [6, "jobs", ["runtime/jobs/"]],
   [6, "webhooks", ["runtime/webhooks/"]],
   [7, "typed", ["runtime/typed/"]],
-  [8, "entry", ["runtime/index.ts"]],
+  [8, "entry", ["runtime/index.ts", "runtime/testing.ts", "runtime/generated.ts"]],
   [9, "codegen", ["codegen/"]],
 ];
 

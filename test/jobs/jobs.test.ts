@@ -14,10 +14,10 @@ import {
   StateKey,
   ValidationError,
   jobContext,
-  validatingHandler,
   type JobContext,
   type JobHandler,
 } from "taquba";
+import { validatingHandler } from "taquba/generated";
 import { addJob, emailJob, keyedEmailJob, openJobEnv, type EmailError, type EmailInput, type EmailOutput, type TestHeaders } from "./fixtures.js";
 
 type EmailCtx = JobContext<TestHeaders, EmailError>;

@@ -2,12 +2,13 @@
  * @module Pure queue logic: key layout, record codec, backoff and name validation.
  */
 import { describe, expect, it } from "vitest";
-import { backoffDelay, DEFAULT_QUEUE_CONFIG, ValidationError } from "taquba";
+import { DEFAULT_QUEUE_CONFIG, ValidationError } from "taquba";
+import { backoffDelay } from "../../runtime/queue/index.js";
+import { compareKeys } from "../../runtime/store/keys.js";
 import * as K from "../../runtime/queue/keys.js";
 import { decodeJob, encodeJob, decodeStats, encodeStats, type JobRecord } from "../../runtime/queue/record.js";
 import { validateJobId, validateQueueName, validateKvKey, validateStoreName } from "../../runtime/queue/names.js";
 import { resolveQueueConfig } from "../../runtime/queue/config.js";
-import { compareKeys } from "taquba";
 
 describe("keys", () => {
   it("pads numbers so byte order is numeric order", () => {

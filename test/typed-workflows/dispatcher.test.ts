@@ -7,10 +7,8 @@
 import { describe, expect, it } from "vitest";
 import {
   createValidator,
-  decodeStepEnvelope,
   defineHeaders,
   defineWorkflow,
-  encodeStepEnvelope,
   Step,
   StepError,
   StepOutcome,
@@ -20,6 +18,7 @@ import {
   type WorkflowStepContext,
   type StepTransition,
 } from "taquba";
+import { decodeStepEnvelope, encodeStepEnvelope } from "taquba/generated";
 import { orders } from "../../generated/index.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);

@@ -360,6 +360,9 @@ export class RunGroup {
           };
         }
         if (pending.size === 0) break;
+        // A closed queue or failed engine ends the stream: nothing more can terminate in this process.
+        const closed = host.events.closedError;
+        if (closed !== undefined) throw closed;
         if (woken.size > 0) {
           full = false;
           continue;

@@ -20,6 +20,8 @@ const CLAIM_RETRY: StoreRetryPolicy = { attempts: Infinity, baseDelayMs: 50, max
 /** Where worker errors go; a logger such as pino's satisfies it. */
 export interface WorkflowLogger {
   error(obj: unknown, msg?: string): void;
+  /** Problems that need no action from the runtime but likely from you (a wait no worker can end); `console.warn` when absent. */
+  warn?(obj: unknown, msg?: string): void;
 }
 
 /**
