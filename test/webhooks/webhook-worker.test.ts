@@ -9,6 +9,7 @@ import { createServer as createTlsServer } from "node:https";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   enqueueWebhook,
+  FencedError,
   generateWebhookSecret,
   MemoryStore,
   MockClock,
@@ -21,7 +22,7 @@ import {
   type ClaimedJob,
   type WebhookRequest,
 } from "taquba";
-import { listenOnLoopback, withBody } from "../support/loopback-server.js";
+import { listenOnLoopback, REFUSING_PORT, withBody } from "../support/loopback-server.js";
 import { until } from "../support/until.js";
 
 interface Received {
@@ -241,7 +242,9 @@ describe("webhook delivery across restarts", () => {
     // Another process opens the store before the ack: the first is fenced and its claim requeued.
     const second = await Queue.open(store, "q", { clock });
     cleanups.push(() => second.close());
-    await expect(first.ack(job)).rejects.toThrow();
+    const err = await first.ack(job).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FencedError);
+    expect(first.closed).toBe(true);
     startWorker(second, { secret, allowLoopback: true, clock });
     await rx.requests(2);
     expect(rx.received.map((r) => (r.verified as { id: string }).id)).toEqual([jobId, jobId]);
@@ -381,11 +384,7 @@ describe("WebhookWorker.process", () => {
     expect(timedOut).toBeInstanceOf(WebhookDeliveryError);
     expect((timedOut as Error).message).toMatch(/no answer within 100 ms/);
 
-    // A port that was just free: nothing listens there now.
-    const closed = await listenOnLoopback(createServer());
-    await closed.close();
-    const port = closed.port;
-    const { job: job2 } = await claimOne(clock, { url: `http://127.0.0.1:${port}/` });
+    const { job: job2 } = await claimOne(clock, { url: `http://127.0.0.1:${REFUSING_PORT}/` });
     const refused = await new WebhookWorker({ allowLoopback: true }).process(job2).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(WebhookDeliveryError);
     expect((refused as Error).message).toMatch(/ECONNREFUSED/);
