@@ -33,7 +33,6 @@ export {
   KvValueTooLargeError,
   CancelRequestedError,
   PayloadMissingError,
-  InvalidJobStateError,
   PermanentError,
 } from "./errors.js";
 export type {
