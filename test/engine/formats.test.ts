@@ -67,6 +67,62 @@ describe("WAL format", () => {
     expect(() => decodeWal("wal/71", bytes, 71)).toThrow(StoreCorruptedError);
     expect(decodeWal("wal/5", encodeFence(2 ** 40, 5, 69), 5)).toEqual({ kind: "fence", epoch: 2 ** 40, seq: 5, resumeAt: 69 });
   });
+
+  // Each check of decodeWal, reached by damage that passes the checks before it
+  // (the checksum is recomputed where the damage is inside it).
+  it("names every kind of damage: short, foreign, altered, future, misplaced, malformed", () => {
+    const sealed = () => {
+      const w = new WalBuilder(16);
+      w.add([{ kind: "put", key: "a", value: enc("1") }]);
+      return Buffer.from(w.seal(3, 70));
+    };
+    const reseal = (b: Buffer) => {
+      const end = b.length - 4;
+      b.writeUInt32LE(crc32(b.subarray(0, end)), end);
+      return b;
+    };
+    const damage = (b: Uint8Array, expected: RegExp, Err: typeof StoreCorruptedError | typeof UnsupportedFormatError = StoreCorruptedError, seq = 70) => {
+      const err = (() => {
+        try {
+          decodeWal(`wal/${seq}`, b, seq);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(err, String(expected)).toBeInstanceOf(Err);
+      expect((err as Error).message).toMatch(expected);
+      expect((err as Error).message).toContain(`wal/${seq}`);
+    };
+    const good = sealed();
+    damage(good.subarray(0, 35), /35 bytes, shorter than its header/);
+    expect(() => decodeWal("wal/70", good.subarray(0, 36), 70)).not.toThrow(/shorter than its header/);
+    const foreign = sealed();
+    foreign.writeUInt32LE(foreign.readUInt32LE(0) ^ 1, 0);
+    damage(reseal(foreign), /bad magic bytes/);
+    const flipped = sealed();
+    flipped[33]! ^= 0x40;
+    damage(flipped, /checksum mismatch/);
+    const future = sealed();
+    future.writeUInt16LE(99, 4);
+    damage(reseal(Buffer.from(future)), /99/, UnsupportedFormatError);
+    // A future version that also fails the checksum (its layout may differ) is still "future".
+    damage(future, /99/, UnsupportedFormatError);
+    damage(sealed(), /claims sequence 70 but is stored at 71/, StoreCorruptedError, 71);
+    const fenceBackwards = Buffer.from(encodeFence(2, 5, 5));
+    damage(fenceBackwards, /malformed fence marker/, StoreCorruptedError, 5);
+    const fenceLong = Buffer.from(encodeFence(2, 5, 9));
+    const grown = Buffer.concat([fenceLong.subarray(0, fenceLong.length - 4), Buffer.from([0]), Buffer.alloc(4)]);
+    damage(reseal(grown), /malformed fence marker/, StoreCorruptedError, 5);
+    const unknownKind = sealed();
+    unknownKind[6] = 9;
+    damage(reseal(unknownKind), /unknown WAL object kind 9/);
+    const trailing = sealed();
+    const extra = Buffer.concat([trailing.subarray(0, trailing.length - 4), Buffer.from([7, 7]), Buffer.alloc(4)]);
+    damage(reseal(extra), /2 unexpected bytes after the last batch/);
+    const badTag = sealed();
+    badTag[33] = 0xee; // the op tag of the only operation (header 32 bytes, then the op count)
+    damage(reseal(badTag), /unknown op tag 238/);
+  });
 });
 
 describe("manifest format", () => {
