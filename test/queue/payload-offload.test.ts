@@ -104,6 +104,40 @@ describe("payload offload", () => {
     await queue.close();
   });
 
+  it("a payload object with a flipped byte, or cut short, dead-letters its job instead of handing it out", async () => {
+    for (const damage of [(b: Uint8Array) => b.map((x, i) => (i === 50 ? x ^ 0x01 : x)), (b: Uint8Array) => b.subarray(0, b.byteLength - 1)]) {
+      const store = new MemoryStore();
+      const events: DeadLetteredEvent[] = [];
+      const { queue } = await openQueue({ store, payloadOffloadBytes: 64, onDeadLettered: (e) => events.push(e) });
+      const bad = await queue.enqueue("q", big("bad"));
+      const fine = await queue.enqueue("q", big("fine"));
+      // Find the object of the first job: the one whose bytes start with its payload.
+      const objects = await payloadObjects(store);
+      const target = (await Promise.all(objects.map(async (k) => [k, (await store.get(k))!.body] as const))).find(([, b]) => new TextDecoder().decode(b.subarray(0, 3)) === "bad")!;
+      await store.put(target[0], damage(target[1]));
+      const jobs = await queue.claimBatch("q", 2);
+      expect(jobs.map((j) => j.id)).toEqual([fine.jobId]);
+      expect(jobs[0]!.payload).toEqual(big("fine"));
+      expect(await queue.view().job(bad.jobId)).toMatchObject({ state: "dead", lastError: expect.stringContaining("corrupted") });
+      await vi.waitFor(() => expect(events.map((e) => [e.jobId, e.reason])).toEqual([[bad.jobId, "payload_corrupted"]]));
+      await queue.close();
+    }
+  });
+
+  it("reads a payload object written before objects carried a checksum", async () => {
+    const store = new MemoryStore();
+    const { queue } = await openQueue({ store, payloadOffloadBytes: 64 });
+    const { jobId } = await queue.enqueue("q", big("old"));
+    const [obj] = await payloadObjects(store);
+    const framed = (await store.get(obj!))!.body;
+    // The old form: the payload bytes alone, exactly the size the record holds.
+    await store.put(obj!, framed.subarray(0, framed.byteLength - 8));
+    const job = await queue.claim("q");
+    expect(job?.id).toBe(jobId);
+    expect(job?.payload).toEqual(big("old"));
+    await queue.close();
+  });
+
   it("a payload read failure releases the claims without using attempts", async () => {
     let failGets = false;
     const store = failWhen(new MemoryStore(), (call) => (failGets && call === "get" ? new Error("store down") : undefined));
