@@ -53,8 +53,9 @@ export async function recoverAsWriter(ctx: StoreContext): Promise<Recovered> {
     }
   }
   if (mine === undefined || base === undefined) throw new FencedError("the manifest kept changing while opening; another process is writing");
-  const tree = await loadSegments(ctx, base);
-  if (tree === undefined) throw new StoreCorruptedError(manifestKey(ctx.prefix, base.id), "a segment it lists is missing");
+  let missingSegment = "";
+  const tree = await loadSegments(ctx, base, (key) => (missingSegment = key));
+  if (tree === undefined) throw new StoreCorruptedError(manifestKey(ctx.prefix, base.id), `the segment "${missingSegment}" it lists is missing`);
   let walk = newWalk(base.walNext);
   let delta: DeltaMap | undefined = new Map();
   const apply = (ops: Parameters<typeof applyOps>[1]) => {

@@ -61,7 +61,7 @@ interface SegmentPart {
  * replaced the manifest. Within a run, key ranges must be disjoint and
  * ascending (see manifest.ts).
  */
-export async function loadSegments(ctx: StoreContext, manifest: Manifest): Promise<SortedMap | undefined> {
+export async function loadSegments(ctx: StoreContext, manifest: Manifest, onMissing?: (segmentKey: string) => void): Promise<SortedMap | undefined> {
   let missing = false;
   const parts: SegmentPart[] = [];
   await forEachLimit(manifest.segments, 4, async (seg, i) => {
@@ -69,6 +69,7 @@ export async function loadSegments(ctx: StoreContext, manifest: Manifest): Promi
     const key = ctx.prefix + seg.name;
     const bytes = await getWithRetries(ctx.store, key, ctx.retry);
     if (bytes === null) {
+      if (!missing) onMissing?.(key);
       missing = true;
       return;
     }
