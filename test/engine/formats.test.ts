@@ -3,9 +3,10 @@
  * round trips, and every kind of damage detected.
  */
 import { describe, expect, it } from "vitest";
-import { StoreCorruptedError, UnsupportedFormatError } from "taquba";
+import { Engine, MemoryStore, StoreCorruptedError, UnsupportedFormatError, ValidationError, WriteBatch } from "taquba";
 import { SegmentBuilder, readSegment } from "../../runtime/engine/segment-format.js";
-import { WalBuilder, decodeWal, encodeFence } from "../../runtime/engine/wal-format.js";
+import { WalBuilder, decodeWal, encodeFence, validateBatchOps } from "../../runtime/engine/wal-format.js";
+import type { BatchOp } from "../../runtime/engine/write-batch.js";
 import { pack } from "msgpackr";
 import { crc32 } from "../../runtime/engine/checksum.js";
 import { decodeManifest, encodeManifest, emptyManifest, segmentRuns } from "../../runtime/engine/manifest.js";
@@ -122,6 +123,45 @@ describe("WAL format", () => {
     const badTag = sealed();
     badTag[33] = 0xee; // the op tag of the only operation (header 32 bytes, then the op count)
     damage(reseal(badTag), /unknown op tag 238/);
+  });
+});
+
+describe("batch validation", () => {
+  it("names each bad operation (at most 10), and a rejected commit applies nothing", async () => {
+    const issues = (ops: unknown[]) => {
+      try {
+        validateBatchOps(ops as BatchOp[]);
+      } catch (e) {
+        expect(e).toBeInstanceOf(ValidationError);
+        return (e as ValidationError).issues;
+      }
+      return [];
+    };
+    expect(issues([{ kind: "put", key: "a", value: enc("1") }, { kind: "delete", key: "b" }])).toEqual([]);
+    expect(issues([{ kind: "put", key: 7, value: enc("1") }])).toEqual(["op 0: the key is not a string"]);
+    expect(issues([{ kind: "delete", key: "ok" }, { kind: "delete", key: "a\ud800" }])).toEqual(['op 1: key "a\\ud800" contains a lone surrogate, which UTF-8 cannot store']);
+    expect(issues([{ kind: "put", key: "v", value: "text" }])).toEqual(['op 0: the value of "v" is not a Uint8Array']);
+    expect(issues([{ kind: "merge", key: "m" }])).toEqual(['op 0: unknown kind "merge"']);
+    expect(issues(Array.from({ length: 30 }, () => ({ kind: "put", key: 1, value: enc("") })))).toHaveLength(10);
+    const engine = await Engine.open(new MemoryStore());
+    const err = await engine.commit(new WriteBatch().put("good", enc("1")).put("a\ud800", enc("2"))).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect(engine.has("good")).toBe(false);
+    await engine.close();
+  });
+
+  it("a WAL builder counts its batches and knows its sealed size", () => {
+    const w = new WalBuilder(8);
+    expect(w.batchCount).toBe(0);
+    const empty = w.byteLength;
+    expect(w.seal(1, 1).byteLength).toBe(empty);
+    const w2 = new WalBuilder(8);
+    w2.add([{ kind: "put", key: "a", value: enc("12345") }]);
+    w2.add([]);
+    expect(w2.batchCount).toBe(2);
+    const size = w2.byteLength;
+    expect(w2.seal(1, 2).byteLength).toBe(size);
+    expect(size).toBeGreaterThan(empty);
   });
 });
 
