@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join, relative, sep } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { main, type CliIo } from "../../codegen/cli.js";
+import { main, type CliIo } from "../../codegen/cli/cli.js";
 
 const SPEC = `version: 1
 package: demo
@@ -206,7 +206,7 @@ describe("taquba codegen", () => {
     // Breaking: a new required field and a removed job; nothing is written.
     const before = readFileSync(join(dir, "generated", "demo", "types.ts"), "utf8");
     const lockBefore = readFileSync(lockFile, "utf8");
-    writeFileSync(spec, SPEC.replace("required: [name]", "required: [name, age]").replace("name: { type: string }", "name: { type: string }, age: { type: integer }").replace(/  farewell\.say:[\s\S]*$/, ""));
+    writeFileSync(spec, SPEC.replace("required: [name]", "required: [name, age]").replace("name: { type: string }", "name: { type: string }, age: { type: integer }").replace(/ {2}farewell\.say:[\s\S]*$/, ""));
     const refused = await run();
     expect(refused.code).toBe(1);
     const text = refused.io.text();

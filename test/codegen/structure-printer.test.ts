@@ -12,10 +12,10 @@ import { fileURLToPath } from "node:url";
 import type { StatementStructures } from "ts-morph";
 import { describe, expect, it } from "vitest";
 import { generate, type SpecInput } from "../../codegen/generate.js";
-import { singleStatement } from "../../codegen/single-statement.js";
-import { STRUCTURE_KIND } from "../../codegen/structure-kind.js";
-import { printStatements } from "../../codegen/structure-printer.js";
-import { Imports, loadTsMorph, printFile, printFileWithTsMorph, withTsMorphPrinter } from "../../codegen/ts-file.js";
+import { singleStatement } from "../../codegen/print/single-statement.js";
+import { STRUCTURE_KIND } from "../../codegen/print/structure-kind.js";
+import { printStatements } from "../../codegen/print/structure-printer.js";
+import { Imports, loadTsMorph, printFile, printFileWithTsMorph, withTsMorphPrinter } from "../../codegen/print/ts-file.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..", "..");
@@ -83,6 +83,7 @@ describe("fast structure printer", () => {
       ["export const a = 1;\nexport const b = 2;"],
       ["// a line comment\nexport const a = 1;"],
       ["export type A = string\nexport type B = number"],
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of a template literal, printed as code
       ["export const t = `x${1}`;"],
       ["export const a = 1; // trailing"],
       [{ kind: STRUCTURE_KIND.Enum, name: "E", members: [{ name: "A" }] } as StatementStructures],

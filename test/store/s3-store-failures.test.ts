@@ -112,18 +112,20 @@ describe("S3Store failure paths", () => {
   it("a server that never answers, or stalls in the body, is a timeout: retried, then StoreUnavailableError", async () => {
     const silent = await endpoint(() => {
       /* never answers */
-    }, 150);
+    }, 300);
     let err = await failure(silent.store.get("k"));
-    expect((err.cause as Error).message).toContain("no complete answer within 150 ms");
-    expect(silent.requests.GET).toBe(retry.maxAttempts);
+    expect((err.cause as Error).message).toContain("no complete answer within 300 ms");
+    // Every attempt was made (under heavy load one may time out before its request arrives).
+    expect(err.message).toContain(`attempt ${retry.maxAttempts}`);
     await failure(silent.store.put("k", enc("v")));
     await failure(silent.store.delete("k"));
     const stalling = await endpoint((_req, res) => {
       res.writeHead(200, { "content-length": "100" });
       res.write("0123456789");
-    }, 150);
+    }, 300);
     err = await failure(stalling.store.get("k"));
-    expect(stalling.requests.GET).toBe(retry.maxAttempts);
+    expect(err.message).toContain(`attempt ${retry.maxAttempts}`);
+    expect(stalling.requests.GET).toBeGreaterThan(0);
   });
 
   it("refuses an attempt timeout that is not a usable number of milliseconds", () => {

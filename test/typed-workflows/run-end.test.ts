@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { RunId, StoreCorruptedError, ValidationError, WorkflowResultUnavailableError, type RunEnd } from "taquba";
-import { typedRunEnd } from "../../runtime/workflow/typed/workflow-client.js";
+import { typedRunEnd } from "../../runtime/typed/workflow-client.js";
 import { orders } from "../../generated/index.js";
 
 const def = orders.orderFulfilWorkflow;

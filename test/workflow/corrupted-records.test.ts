@@ -8,8 +8,8 @@ import { pack } from "msgpackr";
 import { describe, expect, it } from "vitest";
 import { StoreCorruptedError } from "taquba";
 import { decodeDedup, decodeJobResult, encodeDedup, encodeJobResult } from "../../runtime/jobs/job-codec.js";
-import { decodeManifest, encodeManifest } from "../../runtime/workflow/group-records.js";
-import { decodeMarkerValue, encodeMarkerValue } from "../../runtime/workflow/terminal.js";
+import { decodeManifest, encodeManifest } from "../../runtime/workflow/groups/group-records.js";
+import { decodeMarkerValue, encodeMarkerValue } from "../../runtime/workflow/runs/terminal.js";
 
 type Decode = (bytes: Uint8Array, key: string) => unknown;
 

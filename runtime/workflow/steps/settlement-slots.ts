@@ -1,0 +1,37 @@
+/**
+ * @module `WorkerSlot`: the worker slot one claimed job holds, freed when
+ * the job's settlement is submitted.
+ *
+ * A slot bounds the steps being worked on (runner calls and their
+ * bookkeeping), not the durability waits of settlements already handed to
+ * the queue: holding a slot for a WAL flush would cap throughput at
+ * `maxConcurrentSteps / flush latency` without protecting anything. The
+ * worker still awaits every settlement before shutdown resolves, and the
+ * queue hands out step k+1 only once step k's settlement (which enqueued
+ * it) is durable.
+ */
+
+export class WorkerSlot {
+  #release: (() => void) | undefined;
+
+  /** `release` is called once, when the slot is freed. */
+  constructor(release: () => void) {
+    this.#release = release;
+  }
+
+  /**
+   * Frees the slot and returns `settlement` for the caller to await its
+   * durability. Call it with the settlement the queue was just handed.
+   */
+  freeAfterSubmitting<T>(settlement: Promise<T>): Promise<T> {
+    this.free();
+    return settlement;
+  }
+
+  /** Frees the slot; later calls do nothing. */
+  free(): void {
+    const release = this.#release;
+    this.#release = undefined;
+    release?.();
+  }
+}

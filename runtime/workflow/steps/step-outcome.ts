@@ -1,0 +1,91 @@
+/**
+ * @module What a runner decides at the end of a step.
+ *
+ * Both types are plain tagged unions so they encode into replay records and
+ * compare structurally; the companion objects only build them.
+ */
+import { ValidationError } from "../../errors.js";
+
+/**
+ * When the next step of a continuing run becomes claimable.
+ *
+ * @example
+ * Trigger.after(60_000);
+ * Trigger.onSignal("payment:o-1", 7 * 24 * 3600_000);
+ */
+export type Trigger =
+  | { readonly kind: "immediate" }
+  | { readonly kind: "after"; readonly delayMs: number }
+  | { readonly kind: "onSignal"; readonly correlationKey: string; readonly timeoutMs: number };
+
+function checkDuration(name: string, ms: number): number {
+  if (!Number.isFinite(ms) || ms < 0) throw new ValidationError(`${name} must be a finite number of milliseconds >= 0, got ${ms}`);
+  return ms;
+}
+
+/** Constructors for {@link Trigger}. */
+export const Trigger = {
+  /** Claimable at once. */
+  immediate(): Trigger {
+    return { kind: "immediate" };
+  },
+  /** Claimable `delayMs` after the step settles. */
+  after(delayMs: number): Trigger {
+    return { kind: "after", delayMs: checkDuration("Trigger.after delay", delayMs) };
+  },
+  /** Claimable when a signal for `correlationKey` arrives, or after `timeoutMs` with no signal. */
+  onSignal(correlationKey: string, timeoutMs: number): Trigger {
+    if (typeof correlationKey !== "string" || correlationKey.length === 0) {
+      throw new ValidationError("a signal correlation key must be a non-empty string");
+    }
+    return { kind: "onSignal", correlationKey, timeoutMs: checkDuration("Trigger.onSignal timeout", timeoutMs) };
+  },
+} as const;
+
+/**
+ * A runner's verdict on a step. `continue` enqueues the next step with
+ * `payload`; `succeed`, `fail` and `cancel` terminate the run and acknowledge
+ * normally (a `fail` is a verdict, not an infrastructure error, so it does
+ * not dead-letter).
+ *
+ * @example
+ * return StepOutcome.continueNow(next);
+ * return StepOutcome.succeed(new TextEncoder().encode("done"));
+ */
+export type StepOutcome =
+  | { readonly kind: "continue"; readonly payload: Uint8Array; readonly when: Trigger }
+  | { readonly kind: "succeed"; readonly result: Uint8Array }
+  | { readonly kind: "fail"; readonly reason: string }
+  | { readonly kind: "cancel"; readonly reason: string };
+
+/** Constructors for {@link StepOutcome}. */
+export const StepOutcome = {
+  /** Continue with `payload`, claimable when `when` fires. */
+  continue(payload: Uint8Array, when: Trigger): StepOutcome {
+    return { kind: "continue", payload, when };
+  },
+  /** Continue with `payload` at once. */
+  continueNow(payload: Uint8Array): StepOutcome {
+    return { kind: "continue", payload, when: Trigger.immediate() };
+  },
+  /** Continue with `payload` after `delayMs`. */
+  continueAfter(payload: Uint8Array, delayMs: number): StepOutcome {
+    return { kind: "continue", payload, when: Trigger.after(delayMs) };
+  },
+  /** Continue with `payload` once a signal for `correlationKey` arrives, or after `timeoutMs`. */
+  continueOnSignal(payload: Uint8Array, correlationKey: string, timeoutMs: number): StepOutcome {
+    return { kind: "continue", payload, when: Trigger.onSignal(correlationKey, timeoutMs) };
+  },
+  /** Terminate the run as succeeded with `result`. */
+  succeed(result: Uint8Array): StepOutcome {
+    return { kind: "succeed", result };
+  },
+  /** Terminate the run as failed with `reason`. */
+  fail(reason: string): StepOutcome {
+    return { kind: "fail", reason };
+  },
+  /** Terminate the run as cancelled with `reason`. */
+  cancel(reason: string): StepOutcome {
+    return { kind: "cancel", reason };
+  },
+} as const;
