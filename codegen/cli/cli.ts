@@ -165,7 +165,9 @@ async function runOnce(opts: Options, io: CliIo, cache?: GenerationCache): Promi
   } else {
     if (cache !== undefined) {
       const n = cache.lastEmitted.length;
-      io.out(`re-emitted ${n} of ${result.packages.length} package${result.packages.length === 1 ? "" : "s"}${n === 0 ? "" : `: ${cache.lastEmitted.join(", ")}`}`);
+      io.out(
+        `re-emitted ${n} of ${result.packages.length} package${result.packages.length === 1 ? "" : "s"}${n === 0 ? "" : `: ${cache.lastEmitted.join(", ")}`}`,
+      );
     }
     const { written, deleted } = await syncOutput(opts.outDir, result.files, onDisk);
     for (const l of staleLocks) await writeAtomic(resolve(io.cwd, l.file), l.content);

@@ -14,7 +14,6 @@ import { GENERATED_MARKER } from "../print/ts-file.js";
 /** Spec files are named `*.taquba.yaml` (or `.yml`) so a folder may hold other YAML. */
 export const SPEC_FILE = /\.taquba\.ya?ml$/;
 
-
 /**
  * A path as shown to users and written into headers, `/`-separated: relative
  * to `cwd` when it lies inside `cwd` (`.` for `cwd` itself), absolute

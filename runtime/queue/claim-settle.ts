@@ -48,12 +48,21 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   // A missing or corrupted payload object never heals: dead-letter that job.
   // Any other failure (the store is unreachable) may pass: put the whole
   // batch back and report it.
-  const unreadable = (f: PromiseSettledResult<unknown>) => f.status === "rejected" && (f.reason instanceof PayloadMissingError || f.reason instanceof StoreCorruptedError);
+  const unreadable = (f: PromiseSettledResult<unknown>) =>
+    f.status === "rejected" && (f.reason instanceof PayloadMissingError || f.reason instanceof StoreCorruptedError);
   const missing = claimed.filter((_, i) => unreadable(fetched[i]!));
-  if (missing.length > 0) killMissing(core, missing, claimed.map(([r], i) => [r.id, fetched[i]!] as const));
+  if (missing.length > 0)
+    killMissing(
+      core,
+      missing,
+      claimed.map(([r], i) => [r.id, fetched[i]!] as const),
+    );
   const failure = fetched.find((f) => f.status === "rejected" && !unreadable(f));
   if (failure !== undefined) {
-    release(core, claimed.filter(([r]) => !missing.some(([m]) => m.id === r.id)).map(([r, e]) => [r.id, e.token]));
+    release(
+      core,
+      claimed.filter(([r]) => !missing.some(([m]) => m.id === r.id)).map(([r, e]) => [r.id, e.token]),
+    );
     throw (failure as PromiseRejectedResult).reason;
   }
   const out: ClaimedJob[] = [];
@@ -172,13 +181,7 @@ export async function ack(core: QueueCore, job: ClaimedJob, effects?: Settlement
   return res.enqueued;
 }
 
-export async function nack(
-  core: QueueCore,
-  job: ClaimedJob,
-  error: string,
-  effects?: SettlementEffects,
-  opts: NackOptions = {},
-): Promise<NackOutcome> {
+export async function nack(core: QueueCore, job: ClaimedJob, error: string, effects?: SettlementEffects, opts: NackOptions = {}): Promise<NackOutcome> {
   const message = String(error);
   const retryAfterMs = validateRetryAfter(opts.retryAfterMs);
   const res = await settle(core, job, effects, (txn, ctx, r) => {

@@ -9,14 +9,7 @@
  * 5xx, throttling or a network error are retried with exponential backoff
  * and full jitter, then surface as `StoreUnavailableError`.
  */
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  type S3ClientConfig,
-} from "@aws-sdk/client-s3";
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from "@aws-sdk/client-s3";
 import { setTimeout as sleep } from "node:timers/promises";
 import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 import { validateObjectKey } from "./keys.js";
@@ -57,7 +50,18 @@ export interface S3StoreOptions {
 }
 
 const THROTTLING_NAMES = new Set(["SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "RequestThrottled", "TooManyRequests"]);
-const NETWORK_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ETIMEDOUT", "EPIPE", "EAI_AGAIN", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_SOCKET"]);
+const NETWORK_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EAI_AGAIN",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "UND_ERR_SOCKET",
+]);
 
 interface SdkErrorShape {
   name?: string;
@@ -262,7 +266,9 @@ export class S3Store implements ObjectStore {
         return await attempt(signal);
       } catch (caught) {
         if (caught instanceof TaqubaError) throw caught;
-        const err = signal.aborted ? Object.assign(new Error(`no complete answer within ${this.#attemptTimeoutMs} ms`), { name: "TimeoutError", cause: caught }) : caught;
+        const err = signal.aborted
+          ? Object.assign(new Error(`no complete answer within ${this.#attemptTimeoutMs} ms`), { name: "TimeoutError", cause: caught })
+          : caught;
         if (!isRetryableS3Error(err) || n >= this.#maxAttempts) {
           throw new StoreUnavailableError(`S3 ${operation} (bucket ${this.bucket}, attempt ${n})`, this.prefix + key, err);
         }

@@ -44,7 +44,11 @@ describe("segment format", () => {
     b.add("a", new Uint8Array(0));
     b.add("b", undefined);
     b.add("c", enc("x"));
-    expect(readAll(b.finish())).toEqual([["a", ""], ["b", undefined], ["c", "x"]]);
+    expect(readAll(b.finish())).toEqual([
+      ["a", ""],
+      ["b", undefined],
+      ["c", "x"],
+    ]);
   });
 
   it("reads an empty segment and rejects a future version", () => {
@@ -59,7 +63,10 @@ describe("segment format", () => {
 describe("WAL format", () => {
   it("round-trips batches and fences, and checks the sequence number against the key", () => {
     const w = new WalBuilder(16);
-    w.add([{ kind: "put", key: "a", value: enc("1") }, { kind: "delete", key: "b" }]);
+    w.add([
+      { kind: "put", key: "a", value: enc("1") },
+      { kind: "delete", key: "b" },
+    ]);
     w.add([]);
     const bytes = w.seal(3, 70);
     const obj = decodeWal("wal/70", bytes, 70);
@@ -137,9 +144,19 @@ describe("batch validation", () => {
       }
       return [];
     };
-    expect(issues([{ kind: "put", key: "a", value: enc("1") }, { kind: "delete", key: "b" }])).toEqual([]);
+    expect(
+      issues([
+        { kind: "put", key: "a", value: enc("1") },
+        { kind: "delete", key: "b" },
+      ]),
+    ).toEqual([]);
     expect(issues([{ kind: "put", key: 7, value: enc("1") }])).toEqual(["op 0: the key is not a string"]);
-    expect(issues([{ kind: "delete", key: "ok" }, { kind: "delete", key: "a\ud800" }])).toEqual(['op 1: key "a\\ud800" contains a lone surrogate, which UTF-8 cannot store']);
+    expect(
+      issues([
+        { kind: "delete", key: "ok" },
+        { kind: "delete", key: "a\ud800" },
+      ]),
+    ).toEqual(['op 1: key "a\\ud800" contains a lone surrogate, which UTF-8 cannot store']);
     expect(issues([{ kind: "put", key: "v", value: "text" }])).toEqual(['op 0: the value of "v" is not a Uint8Array']);
     expect(issues([{ kind: "merge", key: "m" }])).toEqual(['op 0: unknown kind "merge"']);
     expect(issues(Array.from({ length: 30 }, () => ({ kind: "put", key: 1, value: enc("") })))).toHaveLength(10);
@@ -182,7 +199,14 @@ describe("manifest format", () => {
   it("reads a version 1 manifest (one snapshot, no runs) as run 0", () => {
     const v2 = encodeManifest({ ...emptyManifest(), id: 7, segments: [seg("seg/1", 0, "a", "m"), seg("seg/2", 0, "n", "z")] });
     // Rewrite as version 1: the body without run fields, the old version number, a fresh checksum.
-    const body = pack({ id: 7, epoch: 0, walNext: 1, fences: [], createdAt: 0, segments: [1, 2].map((n) => ({ name: `seg/${n}`, bytes: 10, entries: 2, firstKey: "a", lastKey: "z" })) });
+    const body = pack({
+      id: 7,
+      epoch: 0,
+      walNext: 1,
+      fences: [],
+      createdAt: 0,
+      segments: [1, 2].map((n) => ({ name: `seg/${n}`, bytes: 10, entries: 2, firstKey: "a", lastKey: "z" })),
+    });
     const v1 = Buffer.concat([v2.subarray(0, 12), body]);
     v1.writeUInt16LE(1, 4);
     v1.writeUInt32LE(crc32(body), 8);

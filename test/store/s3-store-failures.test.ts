@@ -72,9 +72,11 @@ describe("S3Store failure paths", () => {
     expect((server.requests.GET ?? 0) - before).toBe(1);
     await failure(store.put("k", enc("v")));
     await failure(store.delete("k"));
-    await failure((async () => {
-      for await (const _ of store.list("")) void _;
-    })());
+    await failure(
+      (async () => {
+        for await (const _ of store.list("")) void _;
+      })(),
+    );
   });
 
   it("errors on DELETE: retried when transient, reported when not", async () => {

@@ -15,7 +15,17 @@ const runId = RunId.parse("order-7");
 
 function ended(status: "succeeded" | "failed", over: { result?: Uint8Array; error?: string; outcome?: null } = {}): RunEnd {
   const termination = { runId, status, finalStep: 3, terminatedAtMs: 1, ...(status === "failed" ? { errorKind: "runner" as const, error: over.error } : {}) };
-  const outcome = over.outcome === null ? null : { runId, status, headers: {}, finalStep: 3, ...(over.result === undefined ? {} : { result: over.result }), ...(over.error === undefined ? {} : { error: over.error }) };
+  const outcome =
+    over.outcome === null
+      ? null
+      : {
+          runId,
+          status,
+          headers: {},
+          finalStep: 3,
+          ...(over.result === undefined ? {} : { result: over.result }),
+          ...(over.error === undefined ? {} : { error: over.error }),
+        };
   return { termination, outcome } as RunEnd;
 }
 

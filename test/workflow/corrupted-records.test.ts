@@ -73,6 +73,11 @@ describe("corrupted records", () => {
   it("retention markers", () => {
     const v = { token: "t", memoPrefix: "p" };
     expect(decodeMarkerValue(encodeMarkerValue(v as never), "k")).toMatchObject(v);
-    expectRefused(decodeMarkerValue, "workflow/expiry/q/1", /retention marker lacks its token or memo prefix/, [{}, { token: "t" }, { memoPrefix: "p" }, { token: 1, memoPrefix: "p" }]);
+    expectRefused(decodeMarkerValue, "workflow/expiry/q/1", /retention marker lacks its token or memo prefix/, [
+      {},
+      { token: "t" },
+      { memoPrefix: "p" },
+      { token: 1, memoPrefix: "p" },
+    ]);
   });
 });
