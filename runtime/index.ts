@@ -83,7 +83,6 @@ export {
   KvValueTooLargeError,
   CancelRequestedError,
   PayloadMissingError,
-  InvalidJobStateError,
   PermanentError,
 } from "./queue/index.js";
 export type {

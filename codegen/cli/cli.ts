@@ -16,7 +16,7 @@ import type { ContractChange } from "../contract/contract-lock.js";
 import type { GenerateResult, GenerationCache, SpecInput } from "../generate.js";
 import { compareOutput, hasDrift } from "./output-check.js";
 import { lockPathFor } from "../contract/contract-lock.js";
-import { findSpecFiles, readGenerated, readSpecs, SPEC_FILE, syncOutput, writeAtomic } from "./output-files.js";
+import { displayPath, findSpecFiles, readGenerated, readSpecs, SPEC_FILE, syncOutput, writeAtomic } from "./output-files.js";
 import { parseStamp, renderStamp, sha256, STAMP_FILE, stampKey, stampMatches, staleSpecs } from "./output-stamp.js";
 import { scaffoldFiles } from "./scaffold.js";
 
@@ -106,17 +106,17 @@ async function runOnce(opts: Options, io: CliIo, cache?: GenerationCache): Promi
   try {
     const files = await findSpecFiles(opts.paths);
     if (files.length === 0) {
-      io.err(`no spec files (*.taquba.yaml) found in ${opts.paths.map((p) => relative(io.cwd, p) || ".").join(", ")}`);
+      io.err(`no spec files (*.taquba.yaml) found in ${opts.paths.map((p) => displayPath(p, io.cwd)).join(", ")}`);
       return 1;
     }
-    inputs = (await readSpecs(files)).map((i) => ({ ...i, file: toPosix(relative(io.cwd, resolve(io.cwd, i.file))) }));
+    inputs = await readSpecs(files, io.cwd);
   } catch (e) {
     io.err(`cannot read the specs: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
   }
   const stampPath = join(opts.outDir, STAMP_FILE);
   if (opts.check && (await stampProvesUpToDate(stampPath, opts, io, inputs))) {
-    io.out(`${toPosix(relative(io.cwd, opts.outDir)) || "."} is up to date with ${inputs.length} spec file${inputs.length === 1 ? "" : "s"}`);
+    io.out(`${displayPath(opts.outDir, io.cwd)} is up to date with ${inputs.length} spec file${inputs.length === 1 ? "" : "s"}`);
     return 0;
   }
   if (opts.check) {
@@ -140,7 +140,7 @@ async function runOnce(opts: Options, io: CliIo, cache?: GenerationCache): Promi
   }
   const onDisk = await readGenerated(opts.outDir);
   const drift = compareOutput(result.files, onDisk);
-  const outName = toPosix(relative(io.cwd, opts.outDir)) || ".";
+  const outName = displayPath(opts.outDir, io.cwd);
   const locks = await lockStates(result.locks, io.cwd);
   const staleLocks = locks.filter((l) => l.existing !== l.content);
   for (const l of staleLocks) for (const c of l.changes) io.err(`${l.file}: ${renderChange(c)}`);
@@ -178,7 +178,9 @@ async function runOnce(opts: Options, io: CliIo, cache?: GenerationCache): Promi
   } else {
     if (cache !== undefined) {
       const n = cache.lastEmitted.length;
-      io.out(`re-emitted ${n} of ${result.packages.length} package${result.packages.length === 1 ? "" : "s"}${n === 0 ? "" : `: ${cache.lastEmitted.join(", ")}`}`);
+      io.out(
+        `re-emitted ${n} of ${result.packages.length} package${result.packages.length === 1 ? "" : "s"}${n === 0 ? "" : `: ${cache.lastEmitted.join(", ")}`}`,
+      );
     }
     const { written, deleted } = await syncOutput(opts.outDir, result.files, onDisk);
     for (const l of staleLocks) await writeAtomic(resolve(io.cwd, l.file), l.content);
@@ -206,7 +208,7 @@ async function scaffold(opts: Options, packages: Parameters<typeof scaffoldFiles
       () => true,
       () => false,
     );
-    const name = toPosix(relative(io.cwd, target));
+    const name = displayPath(target, io.cwd);
     if (exists) continue;
     if (opts.dryRun) io.out(`would scaffold ${name}`);
     else {
@@ -239,7 +241,7 @@ async function runWatch(opts: Options, io: CliIo, signal: AbortSignal): Promise<
       if (name === null || SPEC_FILE.test(String(name)) || !/\.lock\.json$/.test(String(name))) trigger();
     }),
   );
-  io.out(`watching ${opts.paths.map((p) => toPosix(relative(io.cwd, p)) || ".").join(", ")}; press Ctrl-C to stop`);
+  io.out(`watching ${opts.paths.map((p) => displayPath(p, io.cwd)).join(", ")}; press Ctrl-C to stop`);
   await new Promise<void>((done) => signal.addEventListener("abort", () => done(), { once: true }));
   clearTimeout(timer);
   for (const w of watchers) w.close();

@@ -50,12 +50,12 @@ export interface OpenOptions {
 
 /**
  * A job dead-lettered outside any settlement: by the reaper, by recovery on
- * open, or by a claim that found its payload object missing.
+ * open, or by a claim that found its payload object missing or corrupted.
  */
 export interface DeadLetteredEvent {
   jobId: string;
   queueName: string;
-  reason: "lease_expired" | "interrupted" | "payload_missing";
+  reason: "lease_expired" | "interrupted" | "payload_missing" | "payload_corrupted";
   lastError: string;
 }
 

@@ -34,7 +34,6 @@ export {
   KvValueTooLargeError,
   CancelRequestedError,
   PayloadMissingError,
-  InvalidJobStateError,
   PermanentError,
 } from "./errors.js";
 export type {

@@ -4,9 +4,9 @@
  * `--scaffold`, errors that write nothing, and `--watch`.
  */
 
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { main, type CliIo } from "../../codegen/cli/cli.js";
 
@@ -221,7 +221,12 @@ describe("taquba codegen", () => {
     // Breaking: a new required field and a removed job; nothing is written.
     const before = readFileSync(join(dir, "generated", "demo", "types.ts"), "utf8");
     const lockBefore = readFileSync(lockFile, "utf8");
-    writeFileSync(spec, SPEC.replace("required: [name]", "required: [name, age]").replace("name: { type: string }", "name: { type: string }, age: { type: integer }").replace(/ {2}farewell\.say:[\s\S]*$/, ""));
+    writeFileSync(
+      spec,
+      SPEC.replace("required: [name]", "required: [name, age]")
+        .replace("name: { type: string }", "name: { type: string }, age: { type: integer }")
+        .replace(/ {2}farewell\.say:[\s\S]*$/, ""),
+    );
     const refused = await run();
     expect(refused.code).toBe(1);
     const text = refused.io.text();
@@ -288,12 +293,56 @@ describe("taquba codegen", () => {
     expect(readFileSync(join(dir, "generated", "demo", "types.ts"), "utf8")).toContain("greeting?: string;");
 
     regenerated = io.next(/written/);
-    writeFileSync(spec, SPEC.replace("name: { type: string }", "name: { type: string }, greeting: { type: string }").replace("  greet:\n", "  greet:\n    description: Says hello.\n"));
+    writeFileSync(
+      spec,
+      SPEC.replace("name: { type: string }", "name: { type: string }, greeting: { type: string }").replace(
+        "  greet:\n",
+        "  greet:\n    description: Says hello.\n",
+      ),
+    );
     await regenerated;
     expect(readFileSync(join(dir, "generated", "demo", "client.ts"), "utf8")).toContain("/** Says hello. */");
 
     stop.abort();
     expect(await done).toBe(0);
+  });
+
+  it("works from a working directory unrelated to process.cwd() and writes only into the output and spec folders", async () => {
+    // Deeper than any checkout, so a path made relative to process.cwd() and
+    // resolved against the CLI's folder cannot land back in place by chance.
+    const cwd = join(dir, "w", "o", "r", "k", "i", "n", "g", "d", "i", "r");
+    const inside = join(cwd, "schemas");
+    const outside = join(dir, "specs");
+    mkdirSync(inside, { recursive: true });
+    mkdirSync(outside);
+    writeFileSync(join(inside, "demo.taquba.yaml"), SPEC);
+    writeFileSync(join(outside, "other.taquba.yaml"), SPEC.replace("package: demo", "package: other"));
+    expect(relative(process.cwd(), cwd).startsWith("..")).toBe(true);
+    const io = new Capture(cwd);
+    const code = await main(["codegen", "schemas", outside, "--out", join(dir, "out")], io);
+    expect(io.text()).toContain("out: 15 written, 0 deleted, 0 unchanged".replace("out", join(dir, "out").split(sep).join("/")));
+    expect(code).toBe(0);
+    // Inside the working directory a name is relative; outside it, absolute.
+    const posix = (p: string) => p.split(sep).join("/");
+    expect(readFileSync(join(dir, "out", "demo", "client.ts"), "utf8")).toContain("from schemas/demo.taquba.yaml, do not edit");
+    expect(readFileSync(join(dir, "out", "other", "client.ts"), "utf8")).toContain(`from ${posix(join(outside, "other.taquba.yaml"))}, do not edit`);
+    expect(io.text()).toContain(`contract locks updated: ${posix(join(outside, "other.taquba.lock.json"))}, schemas/demo.taquba.lock.json`);
+    expect(existsSync(join(inside, "demo.taquba.lock.json"))).toBe(true);
+    expect(existsSync(join(outside, "other.taquba.lock.json"))).toBe(true);
+    // Every file the run left lies in the spec or output folders.
+    const files = (readdirSync(dir, { recursive: true, withFileTypes: true }) as import("node:fs").Dirent[])
+      .filter((e) => e.isFile())
+      .map((e) => join(e.parentPath, e.name));
+    const allowed = [inside, outside, join(dir, "out")].map((d) => d + sep);
+    expect(files.filter((f) => !allowed.some((d) => f.startsWith(d)))).toEqual([join(dir, "schemas", "demo.taquba.yaml"), join(dir, "schemas", "notes.yaml")]);
+    // Nothing at the filesystem root named after this folder (where the old bug put the locks).
+    const name = dir.split(sep).at(-1) as string;
+    expect(existsSync(join(sep, name))).toBe(false);
+    // A spec error outside the working directory is named by its absolute path.
+    writeFileSync(join(outside, "other.taquba.yaml"), "version: 2\npackage: other\n");
+    const failed = new Capture(cwd);
+    expect(await main(["codegen", "schemas", outside, "--out", join(dir, "out")], failed)).toBe(1);
+    expect(failed.text()).toContain(`${posix(join(outside, "other.taquba.yaml"))}:1:10: error SPEC_SCHEMA`);
   });
 });
 

@@ -106,9 +106,12 @@ describe("engine poisoning", () => {
     const engine = await Engine.open(faulty, { retry });
     faulty.failureRate = 1;
     const err = await engine.commit(new WriteBatch().put("a", enc("1"))).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ClosedError);
     expect((err as ClosedError).cause).toBeDefined();
     const root = ((err as ClosedError).cause as Error).cause;
     expect(root).toBeInstanceOf(InjectedFaultError);
+    await engine.close().catch(() => undefined);
+    expect(engine.closed).toBe(true);
   });
 });
 

@@ -72,7 +72,15 @@ describe("WebhookTerminalHook", () => {
   it("refuses unusable options at construction", () => {
     expect(() => new WebhookTerminalHook({ queueName: "callbacks", headers: { Host: "x" } })).toThrow(InvalidWebhookRequestError);
     expect(() => new WebhookTerminalHook({ queueName: "callbacks", timeoutMs: -1 })).toThrow(InvalidWebhookRequestError);
-    // A caller's own content type replaces the default rather than clashing with it.
-    expect(() => new WebhookTerminalHook({ queueName: "callbacks", headers: { "content-type": "application/json" } })).not.toThrow();
+  });
+
+  it("lets a caller's own content type replace the default rather than clash with it", async () => {
+    const hook = new WebhookTerminalHook({ queueName: "callbacks", headers: { "content-type": "application/json" } });
+    for (const o of [outcome(), outcome({ status: "failed", result: undefined, error: "no" })]) {
+      const [job] = await staged(hook, o);
+      const req = decodeWebhookJob(job!.opts!.headers!, job!.payload);
+      const contentTypes = Object.entries(req.headers).filter(([k]) => k.toLowerCase() === "content-type");
+      expect(contentTypes).toEqual([["content-type", "application/json"]]);
+    }
   });
 });
