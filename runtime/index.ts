@@ -199,6 +199,7 @@ export type { WebhookSecret, WebhookHeaders, VerifyWebhookOptions, VerifiedWebho
 export { compileAddressPolicy, checkAddress, resolveAllowedAddresses } from "./webhooks/address-policy.js";
 export type { AddressPolicyOptions, CompiledAddressPolicy, HostResolver, ResolvedAddress } from "./webhooks/address-policy.js";
 export { classifyIp, parseIp, parseNetwork } from "./webhooks/ip-address.js";
+export { CLOUD_METADATA_ADDRESSES, isCloudMetadataAddress } from "./webhooks/metadata-addresses.js";
 export type { AddressClass, Network } from "./webhooks/ip-address.js";
 export { DEFAULT_MAX_RETRY_AFTER_MS, classifyResponse, parseRetryAfter } from "./webhooks/delivery-verdict.js";
 export type { DeliveryVerdict } from "./webhooks/delivery-verdict.js";
