@@ -9,6 +9,7 @@
 import type { Diagnostic, DiagnosticCode } from "./diagnostics.js";
 import type { SourceLocator, SpecPath } from "./load-spec.js";
 import type { JsonSchema, JsonValue, PackageModel, WorkflowModel } from "./spec-model.js";
+import { keyTemplateProblem } from "../runtime/jobs/key-template.js";
 
 const REF_PREFIX = "#/types/";
 const PLACEHOLDER = /\{([^{}]*)\}/g;
@@ -57,7 +58,7 @@ function fieldProblem(schema: JsonSchema, field: string, pkg: PackageModel): str
   let current = resolve(schema, pkg);
   for (const seg of field.split(".")) {
     const props = current?.["properties"] as Record<string, JsonSchema> | undefined;
-    if (current === undefined || props === undefined || props[seg] === undefined) {
+    if (current === undefined || props === undefined || !Object.hasOwn(props, seg) || props[seg] === undefined) {
       return `"${field}" names no declared field`;
     }
     const required = current["required"];
@@ -115,6 +116,8 @@ export function checkPackage(pkg: PackageModel, locator: SourceLocator): Diagnos
   // Key templates.
   for (const j of pkg.jobs) {
     if (j.idempotencyKey === undefined) continue;
+    const ambiguity = keyTemplateProblem(j.idempotencyKey);
+    if (ambiguity !== undefined) report("BAD_KEY_TEMPLATE", [...j.path, "idempotency_key"], `idempotency key of job "${j.name}": ${ambiguity}`, "value");
     for (const field of templateFields(j.idempotencyKey)) {
       const problem = fieldProblem(j.input, field, pkg);
       if (problem !== undefined) {
@@ -125,6 +128,8 @@ export function checkPackage(pkg: PackageModel, locator: SourceLocator): Diagnos
   for (const s of pkg.signals) {
     const params = Object.keys((s.params["properties"] ?? {}) as Record<string, JsonSchema>);
     const fields = templateFields(s.keyTemplate);
+    const ambiguity = keyTemplateProblem(s.keyTemplate);
+    if (ambiguity !== undefined) report("BAD_KEY_TEMPLATE", [...s.path, "key"], `key of signal "${s.name}": ${ambiguity}`, "value");
     for (const field of fields) {
       if (!params.includes(field)) {
         report("BAD_KEY_TEMPLATE", [...s.path, "key"], `key of signal "${s.name}": "{${field}}" names no entry of its "params"; declare it there`, "value");

@@ -11,6 +11,7 @@
  */
 
 import { TaqubaError, ValidationError } from "../errors.js";
+import { compileKeyTemplate } from "./key-template.js";
 import { formatIssue, type Validator } from "./validator.js";
 
 /** Header values as they travel with a job: strings by name. */
@@ -184,37 +185,7 @@ export class JobFailure<Err = unknown> extends TaqubaError {
   }
 }
 
-const PLACEHOLDER = /\{([^{}]*)\}/g;
-
-/**
- * Compiles a key template such as `payment:{order_id}` or `{customer.id}`
- * into a function of the values it names. Strings are percent-encoded so
- * that a value holding the template's separators cannot collide with
- * another key; numbers and booleans are written as JSON writes them.
- */
-export function compileKeyTemplate(template: string): (values: unknown) => string {
-  const parts: Array<string | readonly string[]> = [];
-  let last = 0;
-  for (const m of template.matchAll(PLACEHOLDER)) {
-    parts.push(template.slice(last, m.index));
-    parts.push((m[1] ?? "").split("."));
-    last = m.index + m[0].length;
-  }
-  parts.push(template.slice(last));
-  return (values: unknown): string =>
-    parts
-      .map((p) => {
-        if (typeof p === "string") return p;
-        let v: unknown = values;
-        for (const seg of p) v = typeof v === "object" && v !== null ? (v as Record<string, unknown>)[seg] : undefined;
-        if (typeof v === "string") return encodeURIComponent(v);
-        if (typeof v === "number" || typeof v === "boolean") return String(v);
-        throw new ValidationError(`key template "${template}" needs a string, number or boolean at "${p.join(".")}"`, [
-          `${p.join(".")}: is ${v === null ? "null" : typeof v}`,
-        ]);
-      })
-      .join("");
-}
+export { compileKeyTemplate } from "./key-template.js";
 
 /** Defines the typed header set of a package. */
 export function defineHeaders<Headers extends HeaderValues>(spec: {
