@@ -20,7 +20,7 @@ import { emitTypes, headersSchema } from "./emit-types.js";
 import { emitWorkflows } from "./emit-workflows.js";
 import { headersType, jobNames, signalNames, stepNames, validatorName, workflowNames } from "./generated-names.js";
 import { loadSpec } from "./load-spec.js";
-import { compareCodeUnits } from "./names.js";
+import { compareCodeUnits, docText } from "./names.js";
 import type { PackageModel } from "./spec-model.js";
 import { finishText, headerComment } from "./ts-file.js";
 import { validateSpec } from "./validate-spec.js";
@@ -210,7 +210,7 @@ export function emitPackage(pkg: PackageModel): GeneratedFile[] {
     {
       path: `${dir}/index.ts`,
       content: finishText(
-        `${headerComment(src)}\n/** Package "${pkg.name}"${pkg.description === undefined ? "" : `: ${pkg.description.replace(/\*\//g, "*\\/")}`} */\nexport * as ${pkg.ident} from "./package.js";`,
+        `${headerComment(src)}\n/** Package "${pkg.name}"${pkg.description === undefined ? "" : `: ${docText(pkg.description)}`} */\nexport * as ${pkg.ident} from "./package.js";`,
       ),
     },
   ];

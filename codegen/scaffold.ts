@@ -10,7 +10,7 @@
 import { posix } from "node:path";
 import type { GeneratedFile } from "./generate.js";
 import { jobNames, stepNames, workflowNames } from "./generated-names.js";
-import { kebabCase } from "./names.js";
+import { docText, kebabCase } from "./names.js";
 import type { PackageModel } from "./spec-model.js";
 
 /**
@@ -26,12 +26,12 @@ export function scaffoldFiles(packages: readonly PackageModel[], importPath: str
     const specifier = from.startsWith(".") ? from : `./${from}`;
     const header = (what: string) => [
       `/**`,
-      ` * @module Handler of ${what}.`,
+      ` * @module Handler of ${docText(what)}.`,
       ` *`,
       ` * Written once by \`taquba codegen --scaffold\`; yours to edit, never overwritten.`,
       ` */`,
       ``,
-      `import { ${pkg.ident} } from "${specifier}";`,
+      `import { ${pkg.ident} } from ${JSON.stringify(specifier)};`,
       ``,
     ];
     for (const job of pkg.jobs) {
