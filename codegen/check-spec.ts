@@ -10,6 +10,7 @@ import type { Diagnostic, DiagnosticCode } from "./diagnostics.js";
 import type { SourceLocator, SpecPath } from "./load-spec.js";
 import type { JsonSchema, JsonValue, PackageModel, WorkflowModel } from "./spec-model.js";
 import { keyTemplateProblem } from "../runtime/jobs/key-template.js";
+import { patternProblem } from "./pattern-safety.js";
 
 const REF_PREFIX = "#/types/";
 const PLACEHOLDER = /\{([^{}]*)\}/g;
@@ -17,6 +18,21 @@ const PLACEHOLDER = /\{([^{}]*)\}/g;
 /** The names a key template interpolates, in order. */
 export function templateFields(template: string): string[] {
   return [...template.matchAll(PLACEHOLDER)].map((m) => m[1] ?? "");
+}
+
+/** Calls `visit` for every `pattern` in a schema, with the path of the `pattern` key. */
+function forEachPattern(schema: JsonValue, path: SpecPath, visit: (pattern: string, path: SpecPath) => void): void {
+  if (Array.isArray(schema)) {
+    schema.forEach((s, i) => forEachPattern(s as JsonValue, [...path, i], visit));
+    return;
+  }
+  if (typeof schema !== "object" || schema === null) return;
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === "const" || k === "enum" || k === "default" || k === "examples") continue;
+    // A property may itself be named "pattern"; only a string under it is the keyword.
+    if (k === "pattern" && typeof v === "string") visit(v, [...path, k]);
+    else forEachPattern(v, [...path, k], visit);
+  }
 }
 
 /** Calls `visit` for every `$ref` in a schema, with the path of the `$ref` key. */
@@ -85,6 +101,10 @@ export function checkPackage(pkg: PackageModel, locator: SourceLocator): Diagnos
   const typeNames = new Set(pkg.types.map((t) => t.name));
   const checkRefs = (schema: JsonSchema | undefined, path: SpecPath) => {
     if (schema === undefined) return;
+    forEachPattern(schema, path, (pattern, at) => {
+      const problem = patternProblem(pattern);
+      if (problem !== undefined) report("UNSAFE_PATTERN", at, `pattern "${pattern}": ${problem}`, "value");
+    });
     forEachRef(schema, path, (ref, at) => {
       const name = ref.slice(REF_PREFIX.length);
       if (!typeNames.has(name)) {

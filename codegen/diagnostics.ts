@@ -20,7 +20,8 @@ export type DiagnosticCode =
   | "WAIT_WITHOUT_TIMEOUT"
   | "TIMEOUT_WITHOUT_WAIT"
   | "UNREACHABLE_STEP"
-  | "BAD_ENTRY_STEP";
+  | "BAD_ENTRY_STEP"
+  | "UNSAFE_PATTERN";
 
 /** An error stops generation (no files are written); a warning is reported and generation goes on. */
 export type Severity = "error" | "warning";
