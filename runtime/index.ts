@@ -49,7 +49,7 @@ export {
   EffectsSealedError,
   StepError,
 } from "./workflow/workflow-errors.js";
-export type { StepErrorKind } from "./workflow/workflow-errors.js";
+export type { StepErrorExposure, StepErrorKind } from "./workflow/workflow-errors.js";
 export { StepOutcome, Trigger } from "./workflow/step-outcome.js";
 export {
   RESERVED_HEADER_PREFIX,
@@ -208,7 +208,8 @@ export {
   CALLBACK_URL_HEADER,
   RUN_ID_HTTP_HEADER,
   RUN_STATUS_HTTP_HEADER,
+  runFailureNotice,
 } from "./webhooks/webhook-terminal-hook.js";
-export type { WebhookTerminalHookOptions } from "./webhooks/webhook-terminal-hook.js";
+export type { RunFailureNotice, WebhookTerminalHookOptions } from "./webhooks/webhook-terminal-hook.js";
 export { WebhookWorker, runWebhookWorker } from "./webhooks/webhook-worker.js";
 export type { WebhookWorkerOptions, RunWebhookWorkerOptions } from "./webhooks/webhook-worker.js";

@@ -224,7 +224,14 @@ async function failStep(core: RuntimeCore, job: ClaimedJob, at: Omit<Termination
     await submitted(job, core.queue.nack(job, text));
     return;
   }
-  const t: TerminationInput = { ...at, status: "failed", errorKind: kind, error: text };
+  const t: TerminationInput = {
+    ...at,
+    status: "failed",
+    errorKind: kind,
+    error: text,
+    errorCode: error instanceof StepError ? error.publicCode : kind === "transient" ? "STEP_TRANSIENT" : "STEP_PERMANENT",
+    ...(error instanceof StepError && error.publicMessage !== undefined ? { publicError: error.publicMessage } : {}),
+  };
   if (!(await recordOutcome(core, job, t))) return;
   const effects = addTerminalEffects(core.terminal, t);
   if (kind === "permanent") await submitted(job, core.queue.deadLetter(job, text, effects));
