@@ -24,6 +24,7 @@ import { StoreCorruptedError, ValidationError } from "../errors.js";
 import { decodeMap } from "../workflow/records.js";
 import { encodeValue, fromUtf8, sha256Hex, utf8 } from "../workflow/codec.js";
 import { RunId } from "../workflow/run-id.js";
+import { jsonErrorText } from "../redact.js";
 
 export const JOB_RESULTS_PREFIX = "jobs/results/";
 export const JOB_DEDUP_PREFIX = "jobs/dedup/";
@@ -71,7 +72,7 @@ export function decodeJobPayload(bytes: Uint8Array): { job: string; input: unkno
   try {
     v = JSON.parse(fromUtf8(bytes));
   } catch (e) {
-    throw new ValidationError(`the job payload is not JSON: ${e instanceof Error ? e.message : String(e)}`);
+    throw new ValidationError(`the job payload is not JSON: ${jsonErrorText(e)}`);
   }
   if (v === null || typeof v !== "object" || typeof (v as { job?: unknown }).job !== "string") {
     throw new ValidationError("the job payload names no job; submit jobs through JobRunner.submit");

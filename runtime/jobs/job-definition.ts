@@ -13,6 +13,7 @@
 import { TaqubaError, ValidationError } from "../errors.js";
 import { compileKeyTemplate } from "./key-template.js";
 import { formatIssue, type Validator } from "./validator.js";
+import { jsonErrorText } from "../redact.js";
 
 /** Header values as they travel with a job: strings by name. */
 export type HeaderValues = { readonly [name: string]: string };
@@ -281,7 +282,7 @@ export function defineSignal<Name extends string, Params, Payload>(spec: {
         value = JSON.parse(decoder.decode(bytes));
       } catch (e) {
         throw new ValidationError(`${payload.name} is not UTF-8 JSON; send it through the generated signal sender`, [
-          formatIssue({ path: "", message: e instanceof Error ? e.message : String(e) }),
+          formatIssue({ path: "", message: jsonErrorText(e) }),
         ]);
       }
       payload.assert(value);

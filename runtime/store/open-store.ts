@@ -19,6 +19,7 @@ import { LocalStore } from "./local-store.js";
 import { MemoryStore } from "./memory-store.js";
 import type { ObjectStore } from "./object-store.js";
 import { S3Store } from "./s3-store.js";
+import { redactUrl } from "../redact.js";
 
 const ACCEPTED =
   "use memory://, file:///absolute/dir or s3://bucket/prefix (options: ?endpoint=http://host:port&forcePathStyle=true&region=us-east-1)";
@@ -31,7 +32,8 @@ export interface OpenStoreOptions {
 }
 
 function invalid(url: string, why: string): ValidationError {
-  return new ValidationError(`invalid store URL ${JSON.stringify(url)}: ${why}; ${ACCEPTED}`);
+  // Redacted: a URL carrying credentials (s3://KEY:SECRET@bucket) must not reach logs through this message.
+  return new ValidationError(`invalid store URL ${JSON.stringify(redactUrl(url))}: ${why}; ${ACCEPTED}`);
 }
 
 /**
