@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { generate } from "../../codegen/generate.js";
-import { MAX_SPEC_CHARS } from "../../codegen/load-spec.js";
+import { MAX_SPEC_CHARS } from "../../codegen/analyse/load-spec.js";
 
 const laughs = (levels: number, width = 9) => {
   const lines = [`version: 1`, `package: p`, `description: x`, `l0: &l0 [${Array(width).fill('"lol"').join(",")}]`];

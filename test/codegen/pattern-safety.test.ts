@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { generate } from "../../codegen/generate.js";
-import { boundPattern, patternProblem, PATTERN_INPUT_LIMIT } from "../../codegen/pattern-safety.js";
+import { boundPattern, patternProblem, PATTERN_INPUT_LIMIT } from "../../codegen/analyse/pattern-safety.js";
 
 const spec = (pattern: string, extra = "") =>
   `version: 1\npackage: p\nheaders:\n  code:\n    type: string\n    pattern: ${JSON.stringify(pattern)}${extra}\n`;

@@ -8,7 +8,7 @@ import { Packr } from "msgpackr";
 import { describe, expect, it } from "vitest";
 import { MemoryStore, MemoStore, RunId, StoreCorruptedError } from "taquba";
 import { assertPlainMessagePack, MessagePackExtensionError } from "../../runtime/engine/plain-messagepack.js";
-import { decodeValue, encodeValue } from "../../runtime/workflow/codec.js";
+import { decodeValue, encodeValue } from "../../runtime/workflow/records/codec.js";
 import { decodeJob, encodeJob } from "../../runtime/queue/record.js";
 
 const hostile = new Packr({ useRecords: false, moreTypes: true });

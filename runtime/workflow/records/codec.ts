@@ -1,0 +1,64 @@
+/**
+ * @module MessagePack encoding of the runtime's records and of memo values.
+ *
+ * Maps with named fields (no msgpackr record extension), so a record stays
+ * readable by any MessagePack decoder and by later versions that add fields.
+ * Decoded binary values are returned as plain `Uint8Array`s, never as
+ * Buffers sharing a pool.
+ */
+import { createHash } from "node:crypto";
+import { Packr } from "msgpackr";
+import { assertPlainMessagePack } from "../../engine/plain-messagepack.js";
+
+const packr = new Packr({ useRecords: false, moreTypes: false });
+
+/** Encodes `value` into a fresh byte array that owns its memory. */
+export function encodeValue(value: unknown): Uint8Array {
+  return new Uint8Array(packr.pack(value));
+}
+
+/**
+ * Decodes bytes written by {@link encodeValue}; throws when they are not
+ * MessagePack or hold an extension type other than undefined and timestamps
+ * (plain data only: a bucket writer cannot plant a RegExp, Error or Set).
+ */
+export function decodeValue(bytes: Uint8Array): unknown {
+  assertPlainMessagePack(bytes);
+  return normalize(packr.unpack(bytes));
+}
+
+function normalize(v: unknown): unknown {
+  if (v instanceof Uint8Array) return v.constructor === Uint8Array ? v : new Uint8Array(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
+  if (Array.isArray(v)) return v.map(normalize);
+  if (v !== null && typeof v === "object" && Object.getPrototypeOf(v) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = normalize(x);
+    return out;
+  }
+  return v;
+}
+
+/** SHA-256 of `bytes`, as lowercase hex. */
+export function sha256Hex(bytes: Uint8Array | string): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/** Whether two byte arrays hold the same bytes. */
+export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** UTF-8 bytes of `s`. */
+export function utf8(s: string): Uint8Array {
+  return encoder.encode(s);
+}
+
+/** The string of UTF-8 `bytes`. */
+export function fromUtf8(bytes: Uint8Array): string {
+  return decoder.decode(bytes);
+}
