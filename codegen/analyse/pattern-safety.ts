@@ -56,10 +56,14 @@ export function patternProblem(pattern: string): string | undefined {
 
 /**
  * `pattern` rewritten so it is never tested against a string longer than
- * `limit`: a string that long fails at once, otherwise the pattern searches
- * exactly as before (the lazy prefix tries every start position, as an
- * unanchored search does).
+ * `limit`; otherwise it searches exactly as before (the lazy prefix tries
+ * every start position, as an unanchored search does). A longer string
+ * fails at once, or, with `overLimit: "pass"` (the limit is the schema's
+ * own maxLength, which already fails it), passes at once so the error list
+ * names maxLength alone.
  */
-export function boundPattern(pattern: string, limit: number): string {
-  return `^(?![\\s\\S]{${limit + 1}})[\\s\\S]*?(?:${pattern})`;
+export function boundPattern(pattern: string, limit: number, overLimit: "fail" | "pass" = "fail"): string {
+  const tooLong = `[\\s\\S]{${limit + 1}}`;
+  const bounded = `(?!${tooLong})[\\s\\S]*?(?:${pattern})`;
+  return overLimit === "pass" ? `^(?:${tooLong}|${bounded})` : `^${bounded}`;
 }

@@ -100,7 +100,8 @@ function sharedRefs(value: JsonValue): JsonValue {
       out[k] = `${SHARED_ID}#/definitions/${v.slice(TYPES_PREFIX.length)}`;
     } else if (k === "pattern" && typeof v === "string") {
       const max = (value as { readonly [key: string]: JsonValue })["maxLength"];
-      const bounded = boundPattern(v, typeof max === "number" && Number.isSafeInteger(max) && max >= 0 ? max : PATTERN_INPUT_LIMIT);
+      const ownMax = typeof max === "number" && Number.isSafeInteger(max) && max >= 0;
+      const bounded = ownMax ? boundPattern(v, max, "pass") : boundPattern(v, PATTERN_INPUT_LIMIT);
       boundedPatterns.set(bounded, v);
       out[k] = bounded;
     } else if (k === "const" || k === "enum" || k === "default" || k === "examples") out[k] = v;

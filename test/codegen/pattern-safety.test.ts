@@ -44,6 +44,9 @@ describe("pattern safety", () => {
     }
     expect(new RegExp(boundPattern("a", 3), "u").test("aaa")).toBe(true);
     expect(new RegExp(boundPattern("a", 3), "u").test("aaaa")).toBe(false);
+    // Bounded by the schema's own maxLength, an over-long string passes the pattern: maxLength already fails it.
+    expect(new RegExp(boundPattern("^b", 3, "pass"), "u").test("aaaa")).toBe(true);
+    expect(new RegExp(boundPattern("^b", 3, "pass"), "u").test("aaa")).toBe(false);
   });
 
   it("generated validators refuse an over-long string at once and name the spec's pattern", async () => {
