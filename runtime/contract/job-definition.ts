@@ -11,9 +11,11 @@
  */
 
 import { TaqubaError, ValidationError } from "../errors.js";
-import { compileKeyTemplate } from "./key-template.js";
 import { formatIssue, type Validator } from "./validator.js";
 import { jsonErrorText } from "../redact.js";
+import { compileKeyTemplate } from "./key-template.js";
+
+export { compileKeyTemplate };
 
 /** Header values as they travel with a job: strings by name. */
 export type HeaderValues = { readonly [name: string]: string };
@@ -182,11 +184,9 @@ export interface JobRegistrar {
  */
 export class JobFailure<Err = unknown> extends TaqubaError {
   constructor(readonly error: Err, message = "the job failed with a typed error") {
-    super("JOB_FAILED", `${message}; see the error payload for details`);
+    super("JOB_FAILURE", `${message}; see the error payload for details`);
   }
 }
-
-export { compileKeyTemplate } from "./key-template.js";
 
 /** Defines the typed header set of a package. */
 export function defineHeaders<Headers extends HeaderValues>(spec: {
@@ -345,7 +345,7 @@ function isSignalSender(target: unknown): target is SignalSender {
 /** The target of a generated client as a `JobSubmitter`, or a clear error when it is not one. */
 export function requireSubmitter(target: unknown, pkg: string): JobSubmitter {
   if (!isSubmitter(target)) {
-    throw new TypeError(`the ${pkg} client was made over an object without submit(); pass a job runner to ${pkg}.client() to submit jobs`);
+    throw new ValidationError(`the ${pkg} client was made over an object without submit(); pass a job runner to ${pkg}.client() to submit jobs`);
   }
   return target;
 }
@@ -353,7 +353,7 @@ export function requireSubmitter(target: unknown, pkg: string): JobSubmitter {
 /** The target of a generated client as a `SignalSender`, or a clear error when it is not one. */
 export function requireSignalSender(target: unknown, pkg: string): SignalSender {
   if (!isSignalSender(target)) {
-    throw new TypeError(`the ${pkg} client was made over an object without signal(); pass a workflow runtime to ${pkg}.client() to send signals`);
+    throw new ValidationError(`the ${pkg} client was made over an object without signal(); pass a workflow runtime to ${pkg}.client() to send signals`);
   }
   return target;
 }

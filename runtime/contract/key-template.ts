@@ -1,9 +1,10 @@
 /**
- * @module Key templates: `payment:{order_id}` into an injective function of
- * the values it names.
+ * @module Key templates: the idempotency and correlation keys a spec
+ * declares, such as `payment:{order_id}`, parsed once here for the runtime
+ * (which fills them from a job's input or a signal's payload) and for the
+ * generator (which checks the fields they name). Pure.
  *
- * Signal correlation keys and job idempotency keys come from templates, and
- * two different parameter tuples must never give the same key (a signal
+ * Two different parameter tuples must never give the same key (a signal
  * would reach another run's waiter; two jobs would share an idempotency
  * key). So:
  * - strings are percent-encoded as `encodeURIComponent` does, and the
@@ -15,7 +16,6 @@
  *   character no encoded value holds (anything but letters, digits, `%` and
  *   `#`), so where one value ends is never ambiguous.
  */
-
 import { ValidationError } from "../errors.js";
 
 const PLACEHOLDER = /\{([^{}]*)\}/g;
@@ -24,24 +24,30 @@ const VALUE_CHARS = /^[A-Za-z0-9%#]*$/;
 /** What encodeURIComponent leaves unescaped besides letters and digits. */
 const UNRESERVED_MARKS = /[-._~!*'()]/g;
 
-/** The literal texts and field paths of a template, alternating: literal, field, literal, ..., literal. */
-export interface ParsedKeyTemplate {
-  readonly literals: readonly string[];
-  readonly fields: readonly string[];
-}
-
-/** Splits a template into its literal texts and the (dotted) fields it interpolates. */
-export function parseKeyTemplate(template: string): ParsedKeyTemplate {
-  const literals: string[] = [];
-  const fields: string[] = [];
+/**
+ * Splits a key template into its literal text (strings) and its
+ * placeholders (the dotted path each names, split at the dots), in order.
+ */
+export function parseKeyTemplate(template: string): Array<string | readonly string[]> {
+  const parts: Array<string | readonly string[]> = [];
   let last = 0;
   for (const m of template.matchAll(PLACEHOLDER)) {
-    literals.push(template.slice(last, m.index));
-    fields.push(m[1] ?? "");
+    parts.push(template.slice(last, m.index));
+    parts.push((m[1] ?? "").split("."));
     last = m.index + m[0].length;
   }
-  literals.push(template.slice(last));
-  return { literals, fields };
+  parts.push(template.slice(last));
+  return parts;
+}
+
+/** The dotted paths a key template interpolates, in order (`payment:{order.id}` -> `["order.id"]`). */
+export function templateFields(template: string): string[] {
+  return parseKeyTemplate(template).flatMap((p) => (typeof p === "string" ? [] : [p.join(".")]));
+}
+
+/** The literal texts of a template: before the first placeholder, between each two, after the last. */
+function literalsOf(parts: ReadonlyArray<string | readonly string[]>): string[] {
+  return parts.filter((p): p is string => typeof p === "string");
 }
 
 /**
@@ -49,7 +55,8 @@ export function parseKeyTemplate(template: string): ParsedKeyTemplate {
  * two parameters with no separator between them (`{a}{b}`, `{a}x{b}`).
  */
 export function keyTemplateProblem(template: string): string | undefined {
-  const { literals, fields } = parseKeyTemplate(template);
+  const literals = literalsOf(parseKeyTemplate(template));
+  const fields = templateFields(template);
   for (let i = 1; i < fields.length; i++) {
     const between = literals[i] ?? "";
     if (VALUE_CHARS.test(between)) {
@@ -73,25 +80,22 @@ function escapeMarks(text: string, marks: ReadonlySet<string>): string {
 export function compileKeyTemplate(template: string): (values: unknown) => string {
   const problem = keyTemplateProblem(template);
   if (problem !== undefined) throw new ValidationError(`key template "${template}" is ambiguous`, [problem]);
-  const { literals, fields } = parseKeyTemplate(template);
+  const parts = parseKeyTemplate(template);
+  const literals = literalsOf(parts);
   // Marks used between parameters are escaped in values, so a value never contains its neighbour's separator.
   const marks = new Set(literals.slice(1, -1).join("").match(UNRESERVED_MARKS) ?? []);
-  const paths = fields.map((f) => f.split("."));
-  return (values: unknown): string => {
-    let out = literals[0] ?? "";
-    paths.forEach((path, i) => {
-      let v: unknown = values;
-      // Own properties only: a field named "constructor" must not read Object.prototype.
-      for (const seg of path) v = typeof v === "object" && v !== null && Object.hasOwn(v, seg) ? (v as Record<string, unknown>)[seg] : undefined;
-      if (typeof v === "string") out += escapeMarks(encodeURIComponent(v), marks);
-      else if ((typeof v === "number" && Number.isFinite(v)) || typeof v === "boolean") out += `#${escapeMarks(encodeURIComponent(String(v)), marks)}`;
-      else {
-        throw new ValidationError(`key template "${template}" needs a string, finite number or boolean at "${path.join(".")}"`, [
-          `${path.join(".")}: is ${v === null ? "null" : typeof v === "number" ? String(v) : typeof v}`,
+  return (values: unknown): string =>
+    parts
+      .map((p) => {
+        if (typeof p === "string") return p;
+        let v: unknown = values;
+        // Own properties only: a field named "constructor" must not read Object.prototype.
+        for (const seg of p) v = typeof v === "object" && v !== null && Object.hasOwn(v, seg) ? (v as Record<string, unknown>)[seg] : undefined;
+        if (typeof v === "string") return escapeMarks(encodeURIComponent(v), marks);
+        if ((typeof v === "number" && Number.isFinite(v)) || typeof v === "boolean") return `#${escapeMarks(encodeURIComponent(String(v)), marks)}`;
+        throw new ValidationError(`key template "${template}" needs a string, finite number or boolean at "${p.join(".")}"`, [
+          `${p.join(".")}: is ${v === null ? "null" : typeof v === "number" ? String(v) : typeof v}`,
         ]);
-      }
-      out += literals[i + 1] ?? "";
-    });
-    return out;
-  };
+      })
+      .join("");
 }
