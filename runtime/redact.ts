@@ -67,6 +67,7 @@ export function redactSecretsIn(text: string): string {
  * secrets are redacted, and the result holds at most `max` characters.
  */
 export function safeExcerpt(text: string, max = 200): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this flattens.
   const flat = redactSecretsIn(text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\s]+/g, " ").trim());
   return flat.length <= max ? flat : `${flat.slice(0, max)}...`;
 }

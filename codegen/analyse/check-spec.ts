@@ -19,7 +19,7 @@ export { templateFields } from "../../runtime/contract/key-template.js";
 /** Calls `visit` for every `pattern` in a schema, with the path of the `pattern` key. */
 function forEachPattern(schema: JsonValue, path: SpecPath, visit: (pattern: string, path: SpecPath) => void): void {
   if (Array.isArray(schema)) {
-    schema.forEach((s, i) => forEachPattern(s as JsonValue, [...path, i], visit));
+    for (const [i, s] of schema.entries()) forEachPattern(s as JsonValue, [...path, i], visit);
     return;
   }
   if (typeof schema !== "object" || schema === null) return;

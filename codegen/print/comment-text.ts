@@ -12,6 +12,7 @@ const hex = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
 
 /** Text safe inside a `// ...` comment: one line, no control characters. */
 export function lineCommentText(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this function's job.
   return text.replace(/[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029]/g, hex);
 }
 
@@ -20,8 +21,11 @@ export function lineCommentText(text: string): string {
  * normalised to LF (the only one kept), other control characters escaped.
  */
 export function blockCommentText(text: string): string {
-  return text
-    .replace(/\r\n/g, "\n")
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/g, hex)
-    .replace(/\*\//g, "*\\/");
+  return (
+    text
+      .replace(/\r\n/g, "\n")
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this function's job.
+      .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/g, hex)
+      .replace(/\*\//g, "*\\/")
+  );
 }

@@ -67,7 +67,9 @@ export function keyTemplateProblem(template: string): string | undefined {
 }
 
 function escapeMarks(text: string, marks: ReadonlySet<string>): string {
-  return marks.size === 0 ? text : text.replace(UNRESERVED_MARKS, (c) => (marks.has(c) ? `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}` : c));
+  return marks.size === 0
+    ? text
+    : text.replace(UNRESERVED_MARKS, (c) => (marks.has(c) ? `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}` : c));
 }
 
 /**

@@ -38,24 +38,44 @@ export function assertPlainMessagePack(bytes: Uint8Array): void {
     pending--;
     const b = u8(pos);
     if (b <= 0x7f || b >= 0xe0 || b === 0xc0 || b === 0xc2 || b === 0xc3) pos += 1;
-    else if (b <= 0x8f) { pending += 2 * (b & 0x0f); pos += 1; }
-    else if (b <= 0x9f) { pending += b & 0x0f; pos += 1; }
-    else if (b <= 0xbf) pos += 1 + (b & 0x1f);
+    else if (b <= 0x8f) {
+      pending += 2 * (b & 0x0f);
+      pos += 1;
+    } else if (b <= 0x9f) {
+      pending += b & 0x0f;
+      pos += 1;
+    } else if (b <= 0xbf) pos += 1 + (b & 0x1f);
     else if (b === 0xc4 || b === 0xd9) pos += 2 + u8(pos + 1);
     else if (b === 0xc5 || b === 0xda) pos += 3 + u16(pos + 1);
     else if (b === 0xc6 || b === 0xdb) pos += 5 + u32(pos + 1);
-    else if (b === 0xc7) { ext(u8(pos + 2)); pos += 3 + u8(pos + 1); }
-    else if (b === 0xc8) { ext(u8(pos + 3)); pos += 4 + u16(pos + 1); }
-    else if (b === 0xc9) { ext(u8(pos + 5)); pos += 6 + u32(pos + 1); }
-    else if (b === 0xca || b === 0xce || b === 0xd2) pos += 5;
+    else if (b === 0xc7) {
+      ext(u8(pos + 2));
+      pos += 3 + u8(pos + 1);
+    } else if (b === 0xc8) {
+      ext(u8(pos + 3));
+      pos += 4 + u16(pos + 1);
+    } else if (b === 0xc9) {
+      ext(u8(pos + 5));
+      pos += 6 + u32(pos + 1);
+    } else if (b === 0xca || b === 0xce || b === 0xd2) pos += 5;
     else if (b === 0xcb || b === 0xcf || b === 0xd3) pos += 9;
     else if (b === 0xcc || b === 0xd0) pos += 2;
     else if (b === 0xcd || b === 0xd1) pos += 3;
-    else if (b >= 0xd4 && b <= 0xd8) { ext(u8(pos + 1)); pos += 2 + (1 << (b - 0xd4)); }
-    else if (b === 0xdc) { pending += u16(pos + 1); pos += 3; }
-    else if (b === 0xdd) { pending += u32(pos + 1); pos += 5; }
-    else if (b === 0xde) { pending += 2 * u16(pos + 1); pos += 3; }
-    else if (b === 0xdf) { pending += 2 * u32(pos + 1); pos += 5; }
-    else throw new MessagePackExtensionError(`holds the reserved MessagePack byte 0x${b.toString(16)}`);
+    else if (b >= 0xd4 && b <= 0xd8) {
+      ext(u8(pos + 1));
+      pos += 2 + (1 << (b - 0xd4));
+    } else if (b === 0xdc) {
+      pending += u16(pos + 1);
+      pos += 3;
+    } else if (b === 0xdd) {
+      pending += u32(pos + 1);
+      pos += 5;
+    } else if (b === 0xde) {
+      pending += 2 * u16(pos + 1);
+      pos += 3;
+    } else if (b === 0xdf) {
+      pending += 2 * u32(pos + 1);
+      pos += 5;
+    } else throw new MessagePackExtensionError(`holds the reserved MessagePack byte 0x${b.toString(16)}`);
   }
 }

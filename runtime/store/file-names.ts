@@ -31,8 +31,8 @@ export function encodeSegment(segment: string): string {
   const bytes = encoder.encode(segment);
   bytes.forEach((b, i) => {
     const c = String.fromCharCode(b);
-    const escape = b >= 0x80 || !LITERAL.test(c) || (c === "." && i === bytes.length - 1) || (i === 0 && DEVICE_NAME.test(segment));
-    out += escape ? hex(b) : c;
+    const escaped = b >= 0x80 || !LITERAL.test(c) || (c === "." && i === bytes.length - 1) || (i === 0 && DEVICE_NAME.test(segment));
+    out += escaped ? hex(b) : c;
   });
   return out;
 }

@@ -14,7 +14,12 @@ import { MAX_SPEC_CHARS } from "../../codegen/analyse/load-spec.js";
 
 const laughs = (levels: number, width = 9) => {
   const lines = [`version: 1`, `package: p`, `description: x`, `l0: &l0 [${Array(width).fill('"lol"').join(",")}]`];
-  for (let i = 1; i <= levels; i++) lines.push(`l${i}: &l${i} [${Array(width).fill(`*l${i - 1}`).join(",")}]`);
+  for (let i = 1; i <= levels; i++)
+    lines.push(
+      `l${i}: &l${i} [${Array(width)
+        .fill(`*l${i - 1}`)
+        .join(",")}]`,
+    );
   return `${lines.join("\n")}\n`;
 };
 
@@ -47,7 +52,9 @@ describe("hostile YAML", () => {
   });
 
   it("a property named __proto__ gets a diagnostic instead of vanishing", () => {
-    const d = diagnosticsOf(`version: 1\npackage: p\ntypes:\n  Thing:\n    type: object\n    properties:\n      __proto__: { type: string }\n      ok: { type: string }\n`);
+    const d = diagnosticsOf(
+      `version: 1\npackage: p\ntypes:\n  Thing:\n    type: object\n    properties:\n      __proto__: { type: string }\n      ok: { type: string }\n`,
+    );
     expect(d).toMatchObject([{ code: "FORBIDDEN_NAME", line: 7, column: 7 }]);
   });
 

@@ -8,8 +8,7 @@ import { describe, expect, it } from "vitest";
 import { generate } from "../../codegen/generate.js";
 import { boundPattern, patternProblem, PATTERN_INPUT_LIMIT } from "../../codegen/analyse/pattern-safety.js";
 
-const spec = (pattern: string, extra = "") =>
-  `version: 1\npackage: p\nheaders:\n  code:\n    type: string\n    pattern: ${JSON.stringify(pattern)}${extra}\n`;
+const spec = (pattern: string, extra = "") => `version: 1\npackage: p\nheaders:\n  code:\n    type: string\n    pattern: ${JSON.stringify(pattern)}${extra}\n`;
 
 describe("pattern safety", () => {
   it.each(["^(a+)+$", "(a*)*b", "^(\\w+\\s?)*$", "(x|y{1,3})+", "^([a-z0-9]+\\.)+[a-z]+$", "(?:a{2,})*", "(a|b*)+"])("refuses nested repetition in %s", (p) => {

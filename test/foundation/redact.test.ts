@@ -4,7 +4,17 @@
  * requests and payload decoding.
  */
 import { describe, expect, it } from "vitest";
-import { createValidator, decodeWebhookJob, defineSignal, enqueueWebhook, InvalidWebhookRequestError, MemoryStore, openStore, Queue, ValidationError } from "taquba";
+import {
+  createValidator,
+  decodeWebhookJob,
+  defineSignal,
+  enqueueWebhook,
+  InvalidWebhookRequestError,
+  MemoryStore,
+  openStore,
+  Queue,
+  ValidationError,
+} from "taquba";
 import { jsonErrorText, looksLikeToken, redactUrl, safeExcerpt } from "../../runtime/redact.js";
 import { decodeJobPayload } from "../../runtime/jobs/job-codec.js";
 import { decodeStepEnvelope } from "taquba";
@@ -82,8 +92,22 @@ describe("messages that used to carry secrets", () => {
     const pii = new TextEncoder().encode('{"card":"4111 1111 1111 1111"');
     expect(await messageOf(() => decodeJobPayload(pii))).not.toContain("4111");
     expect(await messageOf(() => decodeStepEnvelope(pii))).not.toContain("4111");
-    const sig = defineSignal({ name: "p.s", package: "p", keyTemplate: "k:{id}", params: createValidator("p", Object.assign(() => true, { errors: null })), payload: createValidator("q", Object.assign(() => true, { errors: null })) });
-    const err = await Promise.resolve().then(() => sig.decode(pii)).catch((e: unknown) => e);
+    const sig = defineSignal({
+      name: "p.s",
+      package: "p",
+      keyTemplate: "k:{id}",
+      params: createValidator(
+        "p",
+        Object.assign(() => true, { errors: null }),
+      ),
+      payload: createValidator(
+        "q",
+        Object.assign(() => true, { errors: null }),
+      ),
+    });
+    const err = await Promise.resolve()
+      .then(() => sig.decode(pii))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ValidationError);
     expect(JSON.stringify({ m: (err as ValidationError).message, i: (err as ValidationError).issues })).not.toContain("4111");
   });

@@ -15,9 +15,19 @@ const value = fc.oneof(
   fc.constantFrom("1", "true", "#1", "-1", "1e+21"),
 );
 // Interior literals hold at least one separator; outer ones may be anything.
-const separator = fc.tuple(fc.string({ unit: fc.constantFrom("a", "1", "%", "#"), maxLength: 2 }), fc.constantFrom(...`${MARKS}:/| é`.split("")), fc.string({ unit: fc.constantFrom(..."a-:".split("")), maxLength: 2 })).map((p) => p.join(""));
+const separator = fc
+  .tuple(
+    fc.string({ unit: fc.constantFrom("a", "1", "%", "#"), maxLength: 2 }),
+    fc.constantFrom(...`${MARKS}:/| é`.split("")),
+    fc.string({ unit: fc.constantFrom(..."a-:".split("")), maxLength: 2 }),
+  )
+  .map((p) => p.join(""));
 const template = fc
-  .tuple(fc.string({ unit: fc.constantFrom(..."k-:.".split("")), maxLength: 3 }), fc.array(separator, { minLength: 0, maxLength: 3 }), fc.string({ unit: fc.constantFrom(..."-:.x".split("")), maxLength: 3 }))
+  .tuple(
+    fc.string({ unit: fc.constantFrom(..."k-:.".split("")), maxLength: 3 }),
+    fc.array(separator, { minLength: 0, maxLength: 3 }),
+    fc.string({ unit: fc.constantFrom(..."-:.x".split("")), maxLength: 3 }),
+  )
   .map(([head, seps, tail]) => {
     const names = ["p0", ...seps.map((_, i) => `p${i + 1}`)];
     return { names, text: head + names.map((n, i) => `{${n}}${i < seps.length ? seps[i] : ""}`).join("") + tail };
@@ -35,7 +45,11 @@ describe("key templates", () => {
           const values = Object.fromEntries(t.names.map((n, i) => [n, tuple[i]]));
           const k = key(values);
           const before = seen.get(k);
-          if (before !== undefined) expect(t.names.every((_, i) => same(before[i], tuple[i])), `${t.text}: ${JSON.stringify(before)} vs ${JSON.stringify(tuple)} -> ${k}`).toBe(true);
+          if (before !== undefined)
+            expect(
+              t.names.every((_, i) => same(before[i], tuple[i])),
+              `${t.text}: ${JSON.stringify(before)} vs ${JSON.stringify(tuple)} -> ${k}`,
+            ).toBe(true);
           seen.set(k, tuple);
         }
       }),

@@ -13,8 +13,15 @@ import { compareKeys } from "../../runtime/store/keys.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 /** How macOS and Windows compare names by default: case and normalisation folded. */
-const folds: ReadonlyArray<(name: string) => string> = [(n) => n.toLowerCase(), (n) => n.toUpperCase(), (n) => n.normalize("NFD").toLowerCase(), (n) => n.normalize("NFC").toUpperCase()];
-const tricky = fc.string({ unit: fc.constantFrom(..."aAbBzZ0%._- :<>|?*\"é\u0065\u0301ÉßİıK\u212a".split("")), maxLength: 8 }).filter((s) => s !== "" && !s.includes("/"));
+const folds: ReadonlyArray<(name: string) => string> = [
+  (n) => n.toLowerCase(),
+  (n) => n.toUpperCase(),
+  (n) => n.normalize("NFD").toLowerCase(),
+  (n) => n.normalize("NFC").toUpperCase(),
+];
+const tricky = fc
+  .string({ unit: fc.constantFrom(...'aAbBzZ0%._- :<>|?*"é\u0065\u0301ÉßİıK\u212a'.split("")), maxLength: 8 })
+  .filter((s) => s !== "" && !s.includes("/"));
 const tempDir = useTempDirs("taquba-file-names-");
 
 describe("LocalStore file names", () => {
@@ -60,9 +67,13 @@ describe("LocalStore file names", () => {
     for (const k of keys) await store.put(k, new TextEncoder().encode(k));
     // Every path on disk, as a case-and-normalisation-folding file system would see it.
     const walk = async (d: string, rel: string): Promise<string[]> =>
-      (await readdir(d, { withFileTypes: true })).flatMap((e) => [`${rel}/${e.name}`]).concat(
-        ...(await Promise.all((await readdir(d, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => walk(join(d, e.name), `${rel}/${e.name}`)))),
-      );
+      (await readdir(d, { withFileTypes: true }))
+        .flatMap((e) => [`${rel}/${e.name}`])
+        .concat(
+          ...(await Promise.all(
+            (await readdir(d, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => walk(join(d, e.name), `${rel}/${e.name}`)),
+          )),
+        );
     const files = (await walk(dir, "")).filter((p) => !p.endsWith("%2F"));
     expect(files).toHaveLength(keys.length);
     for (const fold of folds) expect(new Set(files.map(fold)).size, "collision under folding").toBe(keys.length);

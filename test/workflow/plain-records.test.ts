@@ -47,7 +47,13 @@ describe("plain MessagePack from the store", () => {
 
   it("scans every MessagePack form and skips binary contents", () => {
     const long = "s".repeat(70_000);
-    const value = { long, arr: new Array(20).fill(1), map: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, i])), bin: new Uint8Array([0xd4, 0x01, 0x00]), ints: [200, 70_000, 5_000_000_000, -200, -70_000, -5_000_000_000] };
+    const value = {
+      long,
+      arr: new Array(20).fill(1),
+      map: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, i])),
+      bin: new Uint8Array([0xd4, 0x01, 0x00]),
+      ints: [200, 70_000, 5_000_000_000, -200, -70_000, -5_000_000_000],
+    };
     expect(() => assertPlainMessagePack(encodeValue(value))).not.toThrow();
     expect(() => assertPlainMessagePack(new Uint8Array([0xc1]))).toThrow(MessagePackExtensionError);
   });
