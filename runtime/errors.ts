@@ -21,8 +21,11 @@ export const TAQUBA_ERROR_CODES = [
   "FENCED",
   "CLOSED",
   "STORE_UNAVAILABLE",
+  "STORE_REQUEST_REFUSED",
+  "MISSING_DEPENDENCY",
   "INJECTED_FAULT",
   "UNSUPPORTED_FORMAT",
+  "UNSUPPORTED_STORE",
   // queue
   "CLAIM_LOST",
   "DUPLICATE_JOB_ID",
@@ -43,6 +46,7 @@ export const TAQUBA_ERROR_CODES = [
   "STEP_PERMANENT",
   "GROUP_NOT_FOUND",
   "GROUP_ACTIVE",
+  "MEMO_UNAVAILABLE",
   // typed jobs and workflows
   "JOB_FAILURE",
   "JOB_FAILED",
@@ -116,7 +120,10 @@ export class ValidationError extends TaqubaError {
 
 /** A stored object failed its checksum or could not be decoded. */
 export class StoreCorruptedError extends TaqubaError {
-  constructor(readonly objectKey: string, detail: string) {
+  constructor(
+    readonly objectKey: string,
+    detail: string,
+  ) {
     super(
       "STORE_CORRUPTED",
       `object "${objectKey}" is corrupted (${detail}); restore it from a backup or remove the store's data, nothing was replayed from it`,
@@ -147,6 +154,40 @@ export class StoreUnavailableError extends TaqubaError {
       "STORE_UNAVAILABLE",
       `object store ${operation} of "${key}" failed: ${cause instanceof Error ? cause.message : String(cause)}; check the store's reachability and credentials`,
       { retryable: true, cause },
+    );
+  }
+}
+
+/**
+ * The object store refused a request in a way retrying cannot fix: the
+ * bucket or container is missing, the credentials are refused, or the
+ * request was malformed. The message names the bucket or container.
+ */
+export class StoreRequestError extends TaqubaError {
+  constructor(operation: string, key: string, detail: string, cause?: unknown) {
+    super("STORE_REQUEST_REFUSED", `object store ${operation} of "${key}" was refused: ${detail}`, { cause });
+  }
+}
+
+/** An optional package a feature needs is not installed. */
+export class MissingDependencyError extends TaqubaError {
+  constructor(feature: string, packageName: string, cause?: unknown) {
+    super("MISSING_DEPENDENCY", `${feature} needs the package "${packageName}", which is not installed; run: npm install ${packageName}`, {
+      cause,
+    });
+  }
+}
+
+/** The object store lacks a capability taquba relies on; it refuses to run on it and changed nothing. */
+export class UnsupportedStoreError extends TaqubaError {
+  constructor(
+    /** The missing capability, e.g. `conditional create (If-None-Match: *)`. */
+    readonly capability: string,
+    detail: string,
+  ) {
+    super(
+      "UNSUPPORTED_STORE",
+      `the object store does not support ${capability}: ${detail}; without it two writers could both acknowledge commits and lose each other's data, so taquba refuses to run on it. Use a store that supports it (see docs/reliability.md)`,
     );
   }
 }

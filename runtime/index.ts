@@ -7,6 +7,7 @@
 // Errors and time
 export * from "./errors.js";
 export * from "./clock.js";
+export { MAX_DELAY_MS, MAX_INSTANT_MS } from "./time-bounds.js";
 
 // Object stores
 export type * from "./store/object-store.js";
@@ -15,6 +16,11 @@ export { validateObjectKey, compareKeys } from "./store/keys.js";
 export { LocalStore } from "./store/local-store.js";
 export { S3Store, isRetryableS3Error } from "./store/s3-store.js";
 export type { S3StoreOptions, S3RetryOptions } from "./store/s3-store.js";
+export { AzureBlobStore, AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, isRetryableAzureError } from "./store/azure-blob-store.js";
+export type { AzureBlobStoreOptions, AzureTokenCredential } from "./store/azure-blob-store.js";
+export { GcsStore, isRetryableGcsError } from "./store/gcs-store.js";
+export type { GcsStoreOptions } from "./store/gcs-store.js";
+export type { StoreRetryOptions } from "./store/request-retry.js";
 export { openStore } from "./store/open-store.js";
 export type { OpenStoreOptions } from "./store/open-store.js";
 export { withFaults, InjectedFaultError } from "./store/with-faults.js";
@@ -48,7 +54,21 @@ export {
   InvalidEffectError,
   EffectsSealedError,
   StepError,
+  MemoUnavailableError,
 } from "./workflow/workflow-errors.js";
+export {
+  MAX_RUN_HEADERS,
+  MAX_RUN_HEADERS_BYTES,
+  MAX_CORRELATION_KEY_BYTES,
+  MAX_SIGNAL_PAYLOAD_BYTES,
+  MAX_MEMO_KEY_BYTES,
+  MAX_MEMO_VALUE_BYTES,
+  MAX_RUN_PAYLOAD_BYTES,
+  MAX_GROUP_KEY_BYTES,
+  MAX_GROUP_ID_BYTES,
+  MAX_GROUP_MEMBERS,
+  MAX_GROUP_INPUT_BYTES,
+} from "./workflow/limits.js";
 export type { StepErrorExposure, StepErrorKind } from "./workflow/workflow-errors.js";
 export { StepOutcome, Trigger } from "./workflow/steps/step-outcome.js";
 export {

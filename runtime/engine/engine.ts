@@ -34,7 +34,10 @@
  *
  * Recovery = newest manifest + its segment runs (oldest first, newer runs
  * winning) + WAL replay from the sequence
- * it covers up to the first missing sequence (see recovery.ts). A WAL,
+ * it covers up to the first missing sequence (see recovery.ts). A gap a
+ * crash cannot explain (an object deleted from the middle of the log), a
+ * missing listed segment, or data no manifest explains fails open with
+ * `StoreCorruptedError`, before anything is written. A WAL,
  * segment or manifest object that fails its checksum or cannot be decoded
  * fails open with `StoreCorruptedError` naming it; stores write objects
  * atomically, so a short object at the WAL tail is corruption too, never a
@@ -55,6 +58,7 @@ import { collectGarbage, publishManifest, writeSegments, type CheckpointWriter }
 import { resolveEngineOptions, type CommitOptions, type EngineOptions, type EngineStats, type ResolvedEngineOptions } from "./engine-options.js";
 import { segmentRuns, type Manifest } from "./manifest.js";
 import { recoverAsWriter, type Recovered } from "./open-writer.js";
+import { probeConditionalCreate } from "./store-probe.js";
 import { applyOps, type StoreContext } from "./recovery.js";
 import { scanTree, type ScanOptions } from "./scan.js";
 import { orderChanges } from "./change-order.js";
@@ -128,13 +132,20 @@ export class Engine {
    * Opens `store` as its only writer: bumps the writer epoch in a new
    * manifest, recovers the newest manifest's segments plus the WAL up to its
    * first gap, and fences older writers. Fails with `FencedError` when
-   * another writer opens the same store at the same moment, and with
-   * `UnsupportedFormatError` when a newer taquba wrote the store. To look
-   * at a store without taking it over, use `EngineReader`.
+   * another writer opens the same store at the same moment, with
+   * `UnsupportedFormatError` when a newer taquba wrote the store, with
+   * `StoreCorruptedError` when objects are missing (a WAL object from the
+   * middle of the log, a listed segment, the manifests) and with
+   * `UnsupportedStoreError` when the store ignores create-if-absent; a
+   * refused open writes no manifest. To look at a store without taking it
+   * over, use `EngineReader`.
    */
   static async open(store: ObjectStore, opts: EngineOptions = {}): Promise<Engine> {
     const resolved = resolveEngineOptions(opts);
     const ctx: StoreContext = { store, prefix: resolved.prefix, retry: resolved.retry };
+    // Temporary files of writers killed mid-put; failing to remove them costs only disk space.
+    await store.removeLeftovers?.(resolved.prefix).catch((err: unknown) => resolved.onBackgroundError(err));
+    await probeConditionalCreate(ctx);
     const r = await recoverAsWriter(ctx);
     const engine = new Engine(store, resolved, r);
     engine.#maybeCheckpoint();
@@ -326,7 +337,7 @@ export class Engine {
       this.#sinceCheckpoint.objects -= counted.objects;
       this.#sinceCheckpoint.bytes -= counted.bytes;
       // The checkpoint is complete; what GC leaves behind the next one finds again.
-      await collectGarbage(writer, next).catch((err: unknown) => {
+      await collectGarbage(writer, next, prev).catch((err: unknown) => {
         if (!this.closed) this.#opts.onBackgroundError(err);
       });
     } catch (err) {

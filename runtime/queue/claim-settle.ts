@@ -15,7 +15,7 @@ import { validateMillis, validatePositiveInt, validateQueueName } from "./names.
 import type { Finish } from "./notifier.js";
 import type { QueueCore } from "./queue-core.js";
 import type { JobRecord } from "./record.js";
-import { claimJob, completeJob, failJob, killJob, readJob, recordAttempt, writeJob, type TransitionContext } from "./transitions.js";
+import { claimJob, completeJob, failJob, killJob, readJob, recordAttempt, requeueJob, writeJob, type TransitionContext } from "./transitions.js";
 import { Txn } from "./txn.js";
 import type { ClaimedJob, EnqueueOutcome, NackOptions, NackOutcome } from "./types.js";
 
@@ -27,6 +27,7 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   validatePositiveInt("claimBatch max", max);
   const lease = leaseMs ?? core.configs.get(queueName).leaseMs;
   validatePositiveInt("leaseMs", lease);
+  validateMillis("leaseMs", lease);
   const now = core.clock.now();
   const txn = new Txn(core.engine);
   const claimed: [JobRecord, LeaseEntry][] = [];
@@ -181,12 +182,23 @@ export async function nack(
 ): Promise<NackOutcome> {
   const message = String(error);
   const retryAfterMs = validateRetryAfter(opts.retryAfterMs);
+  if (opts.countAttempt === false) return nackUncounted(core, job, message, retryAfterMs);
   const res = await settle(core, job, effects, (txn, ctx, r) => {
     const { record, dead } = failJob(txn, ctx, r, message, retryAfterMs);
     recordAttempt(txn, r, ctx.now, dead ? "dead_lettered" : "retried", message);
     return dead ? { record, applyEffects: true, finish: { kind: "dead" } } : { record, applyEffects: false };
   });
   if (res.record?.state === "dead") return { kind: "dead", enqueued: res.enqueued };
+  return { kind: "retried", runAt: res.record?.runAt ?? core.clock.now() };
+}
+
+/** A nack that gives the attempt back: the job returns to pending (or scheduled), never dead. No effects apply. */
+async function nackUncounted(core: QueueCore, job: ClaimedJob, message: string, retryAfterMs: number): Promise<NackOutcome> {
+  const res = await settle(core, job, undefined, (txn, ctx, r) => {
+    recordAttempt(txn, r, ctx.now, "retried", message);
+    const back = { ...r, attempts: Math.max(0, r.attempts - 1) };
+    return { record: requeueJob(txn, back, retryAfterMs > 0 ? ctx.now + retryAfterMs : undefined, message), applyEffects: false };
+  });
   return { kind: "retried", runAt: res.record?.runAt ?? core.clock.now() };
 }
 

@@ -102,6 +102,7 @@ export function resolveQueueConfig(c: QueueConfig | undefined, base: ResolvedQue
   const out: ResolvedQueueConfig = { ...base, backoff: { ...base.backoff } };
   if (c.leaseMs !== undefined) {
     validatePositiveInt("QueueConfig.leaseMs", c.leaseMs);
+    validateMillis("QueueConfig.leaseMs", c.leaseMs);
     out.leaseMs = c.leaseMs;
   }
   if (c.maxAttempts !== undefined) {

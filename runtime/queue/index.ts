@@ -27,6 +27,7 @@ export {
   validateQueueName,
   validateJobId,
 } from "./names.js";
+export { MAX_HEADERS, MAX_HEADER_NAME_BYTES, MAX_HEADERS_BYTES } from "./headers.js";
 export {
   ClaimLostError,
   DuplicateJobIdError,

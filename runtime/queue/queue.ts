@@ -22,7 +22,7 @@ import * as eq from "./enqueue-ops.js";
 import * as kv from "./kv-ops.js";
 import { recoverClaims } from "./maintenance.js";
 import { validateKvKey, validatePositiveInt, validateQueueName, validateStoreName } from "./names.js";
-import { PayloadStore } from "./payloads.js";
+import { PAYLOAD_PREFIX, PayloadStore } from "./payloads.js";
 import { PrefixedStore } from "./prefixed-store.js";
 import { QueueCore } from "./queue-core.js";
 import * as K from "./keys.js";
@@ -83,6 +83,8 @@ export class Queue {
     const threshold = opts.payloadOffloadBytes === undefined ? DEFAULT_PAYLOAD_OFFLOAD_BYTES : opts.payloadOffloadBytes;
     if (threshold !== null) validatePositiveInt("OpenOptions.payloadOffloadBytes", threshold);
     const root = new PrefixedStore(store, `${name}/`);
+    // Temporary files of payload puts a killed process left (the engine sweeps its own).
+    await root.removeLeftovers(PAYLOAD_PREFIX).catch((err: unknown) => console.warn(`taquba queue "${name}": removing leftover temporary files failed (they only take disk space): ${err instanceof Error ? err.message : String(err)}`));
     const engine = await Engine.open(new PrefixedStore(root, ENGINE_PREFIX), opts.flushIntervalMs === undefined ? {} : { flushIntervalMs: opts.flushIntervalMs });
     const core = new QueueCore(name, engine, new PayloadStore(root, threshold), opts);
     const recovery = recoverClaims(core.host);

@@ -12,7 +12,9 @@
  * Durability: a put writes a temporary file in the target directory, fsyncs
  * it, moves it into place (`link()` for create-if-absent, which fails when the
  * name exists, `rename()` otherwise), then fsyncs the directory and any
- * directory it had to create before resolving.
+ * directory it had to create before resolving. A process killed mid-put
+ * leaves its temporary file behind; `removeLeftovers` deletes those whose
+ * process (the pid in the name) is gone, and a writer calls it at open.
  */
 import { randomBytes } from "node:crypto";
 import { constants as fsConstants, type Dirent } from "node:fs";
@@ -152,6 +154,13 @@ export class LocalStore implements ObjectStore {
     yield* this.#walk(dirPath, dirKey, prefix, startAfter);
   }
 
+  async removeLeftovers(prefix: string): Promise<number> {
+    const cut = prefix.lastIndexOf("/") + 1;
+    const dirKey = prefix.slice(0, cut);
+    if (prefix.includes("\0")) return 0;
+    return removeDeadTemps(dirKey === "" ? this.root : this.#dirPath(dirKey.slice(0, -1).split("/")));
+  }
+
   /** Lists one directory, sorted by key, descending into subdirectories as their turn comes. */
   async *#walk(dirPath: string, dirKey: string, prefix: string, startAfter: string | undefined): AsyncGenerator<ListedObject> {
     let dirents: Dirent[];
@@ -283,6 +292,45 @@ export class LocalStore implements ObjectStore {
       return new ValidationError(`object key ${JSON.stringify(key)} has a segment too long for the local file system; use segments under 255 bytes`);
     }
     return new StoreUnavailableError(`local ${operation} (${this.root})`, key, err);
+  }
+}
+
+/**
+ * Deletes, under `dir` and its subdirectories, temporary files of processes
+ * that no longer run. The pid is the name's second field; a live process's
+ * (this one's included) are left alone, and a live put elsewhere that loses
+ * its file anyway (another machine sharing the directory) retries.
+ */
+async function removeDeadTemps(dir: string): Promise<number> {
+  let dirents: Dirent[];
+  try {
+    dirents = await fs.readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    if (errorCode(err) === "ENOENT" || errorCode(err) === "ENOTDIR") return 0;
+    throw err;
+  }
+  let removed = 0;
+  for (const d of dirents) {
+    const full = path.join(dir, d.name);
+    if (d.isDirectory()) {
+      if (d.name.endsWith(DIR_SUFFIX)) removed += await removeDeadTemps(full);
+    } else if (d.name.startsWith(TEMP_PREFIX) && !processRuns(Number(d.name.slice(TEMP_PREFIX.length).split(".")[0]))) {
+      await fs.unlink(full).catch(() => undefined);
+      removed++;
+    }
+  }
+  return removed;
+}
+
+/** Whether a process with this pid runs on this machine (an unreadable pid counts as gone). */
+function processRuns(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return errorCode(err) === "EPERM";
   }
 }
 

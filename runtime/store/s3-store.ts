@@ -6,8 +6,8 @@
  * race with 412 PreconditionFailed, and some answer 409
  * ConditionalRequestConflict while another conditional write to the key is
  * in flight; both become `PreconditionFailedError`. Requests that fail with
- * 5xx, throttling or a network error are retried with exponential backoff
- * and full jitter, then surface as `StoreUnavailableError`.
+ * 5xx, throttling or a network error are retried through the store layer's
+ * one backoff loop (retry.ts), then surface as `StoreUnavailableError`.
  */
 import {
   DeleteObjectCommand,
@@ -17,9 +17,9 @@ import {
   S3Client,
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
-import { setTimeout as sleep } from "node:timers/promises";
 import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 import { validateObjectKey } from "./keys.js";
+import { retryWithBackoff } from "./retry.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
 
 /** How failed requests are retried. */
@@ -218,19 +218,18 @@ export class S3Store implements ObjectStore {
     }
   }
 
-  /** Runs `attempt` until it succeeds, throws a non-retryable error, or runs out of attempts. */
+  /** Runs `attempt` through the shared backoff loop (retry.ts) until it succeeds, throws a non-retryable error, or runs out of attempts. */
   async #withRetries<T>(operation: string, key: string, attempt: () => Promise<T>): Promise<T> {
-    for (let n = 1; ; n++) {
-      try {
-        return await attempt();
-      } catch (err) {
-        if (err instanceof TaqubaError) throw err;
-        if (!isRetryableS3Error(err) || n >= this.#maxAttempts) {
-          throw new StoreUnavailableError(`S3 ${operation} (bucket ${this.bucket}, attempt ${n})`, this.prefix + key, err);
-        }
-        const cap = Math.min(this.#maxDelayMs, this.#baseDelayMs * 2 ** (n - 1));
-        await sleep(Math.random() * cap);
-      }
+    let n = 0;
+    const policy = { attempts: this.#maxAttempts, baseDelayMs: this.#baseDelayMs, maxDelayMs: this.#maxDelayMs };
+    try {
+      return await retryWithBackoff(policy, (err) => !(err instanceof TaqubaError) && isRetryableS3Error(err), (i) => {
+        n = i;
+        return attempt();
+      });
+    } catch (err) {
+      if (err instanceof TaqubaError) throw err;
+      throw new StoreUnavailableError(`S3 ${operation} (bucket ${this.bucket}, attempt ${n})`, this.prefix + key, err);
     }
   }
 }

@@ -142,3 +142,35 @@ export class StepError extends TaqubaError {
 export function errorText(err: unknown): string {
   return describe(err);
 }
+
+/**
+ * The memo store did not answer a memo read or write after its retries.
+ * Retryable: the worker puts the step back without counting an attempt,
+ * and the step runs again (its earlier memo entries still replay).
+ */
+export class MemoUnavailableError extends TaqubaError {
+  constructor(
+    readonly runId: string,
+    /** The step number, or `"run"` for the run memo. */
+    readonly scope: number | "run",
+    readonly memoKey: string,
+    operation: "read" | "write",
+    cause: unknown,
+  ) {
+    const where = scope === "run" ? "the run memo" : `the memo of step ${scope}`;
+    const key = memoKey.length > 80 ? `${memoKey.slice(0, 80)}...` : memoKey;
+    super(
+      "MEMO_UNAVAILABLE",
+      `could not ${operation} memo key ${JSON.stringify(key)} in ${where} of run "${runId}": ${describe(cause)}; the object store kept failing, so the step will run again without counting an attempt`,
+      { retryable: true, cause },
+    );
+  }
+}
+
+/** Whether `err` (or the error it wraps, such as a `StepError` around it) is a memo store fault rather than the runner's own failure. */
+export function isMemoFault(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (e instanceof MemoUnavailableError) return true;
+  }
+  return false;
+}

@@ -29,6 +29,9 @@ import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import { RunNotFoundError } from "./workflow-errors.js";
 import { WorkflowView } from "./runs/workflow-view.js";
 import { ValidationError } from "../errors.js";
+import { checkGroupMember } from "./limits.js";
+import { backoffMs, isStoreFault, sleep, STORE_RETRY } from "./store-retry.js";
+import { validateDelay } from "../time-bounds.js";
 import { WorkflowRuntimeBuilder, type BuilderState } from "./runtime-builder.js";
 import type { RunGroup } from "./groups/run-group.js";
 import { RunGroups } from "./groups/run-groups.js";
@@ -138,9 +141,7 @@ export class WorkflowRuntime {
    * settlement terminates the run. Idempotent like `submit`.
    */
   submitGroupMember(groupId: string, key: string, spec: RunSpec): Promise<SubmitOutcome> {
-    if (typeof groupId !== "string" || groupId.length === 0 || typeof key !== "string" || key.length === 0) {
-      throw new ValidationError("a group member needs a non-empty group id and key");
-    }
+    checkGroupMember(groupId, key);
     return submitRun(this.#core, spec, { id: groupId, key });
   }
 
@@ -192,29 +193,45 @@ export class WorkflowRuntime {
 
   /** {@link WorkflowRuntime.wait} bounded by `timeoutMs`; `null` when the timeout elapses first. */
   waitTimeout(runId: RunId | string, timeoutMs: number): Promise<RunEnd | null> {
-    if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new ValidationError(`waitTimeout takes a timeout >= 0 ms, got ${timeoutMs}`);
+    validateDelay("waitTimeout's timeout", timeoutMs);
     return this.#wait(RunId.parse(runId), this.#core.clock.now() + timeoutMs);
   }
 
   async #wait(runId: RunId, deadline: number | undefined): Promise<RunEnd | null> {
     const core = this.#core;
+    let faults = 0;
     for (;;) {
       // Subscribe before reading, so a termination between the read and the wait is not missed.
       const sub = core.events.next(runId);
       const tick = new AbortController();
       try {
-        const r = await this.#view.records(runId);
-        // Answer only from what is durable: a termination still in flight is not reported yet.
-        if (r.kind !== "active") await this.#view.durable();
-        if (r.kind === "terminated") return { termination: terminationOf(r.terminal), outcome: await this.#view.outcomeOf(r.terminal) };
-        if (r.kind === "unknown") throw new RunNotFoundError(runId);
+        // Reads retry store faults in place; one that still fails is waited out like an
+        // active run (a wait has no reason to give up while the store is away), until the deadline.
+        let fault: unknown;
+        try {
+          const r = await this.#view.records(runId);
+          // Answer only from what is durable: a termination still in flight is not reported yet.
+          if (r.kind !== "active") await this.#view.durable();
+          if (r.kind === "terminated") return { termination: terminationOf(r.terminal), outcome: await this.#view.outcomeOf(r.terminal) };
+          if (r.kind === "unknown") throw new RunNotFoundError(runId);
+        } catch (e) {
+          if (!isStoreFault(e) || e instanceof RunNotFoundError) throw e;
+          fault = e;
+          this.#logger.error({ err: e, runId }, "wait could not read the run (store fault); reading again at the next poll");
+        }
         const now = core.clock.now();
-        if (deadline !== undefined && now >= deadline) return null;
+        if (deadline !== undefined && now >= deadline) {
+          if (fault !== undefined) throw fault;
+          return null;
+        }
         // Every termination in this process (worker, cancel, reconciliation, any runtime over
         // this queue) is announced; the poll interval only bounds how late a termination
         // committed without an announcement (by another process) is noticed.
         const slice = deadline === undefined ? core.pollIntervalMs : Math.min(core.pollIntervalMs, deadline - now);
-        await Promise.race([sub.promise, core.clock.waitUntil(now + slice, tick.signal).catch(() => undefined)]);
+        const woken = [sub.promise, core.clock.waitUntil(now + slice, tick.signal).catch(() => undefined)];
+        // After a fault, read again within about a second of real time, whatever clock the runtime runs on.
+        if (fault !== undefined) woken.push(sleep(backoffMs(STORE_RETRY, ++faults), tick.signal));
+        await Promise.race(woken);
       } finally {
         sub.dispose();
         // Drop this round's timer at once rather than letting it run out.

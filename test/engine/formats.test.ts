@@ -65,7 +65,10 @@ describe("WAL format", () => {
     expect(obj).toMatchObject({ kind: "batches", epoch: 3, seq: 70 });
     expect(obj.kind === "batches" && obj.batches.map((b) => b.map((o) => o.kind))).toEqual([["put", "delete"], []]);
     expect(() => decodeWal("wal/71", bytes, 71)).toThrow(StoreCorruptedError);
-    expect(decodeWal("wal/5", encodeFence(2 ** 40, 5, 69), 5)).toEqual({ kind: "fence", epoch: 2 ** 40, seq: 5, resumeAt: 69 });
+    expect(decodeWal("wal/5", encodeFence(2 ** 40, 5, 69), 5)).toEqual({ kind: "fence", epoch: 2 ** 40, seq: 5, watermark: 4, resumeAt: 69 });
+    // The durable watermark at sealing travels in the header; unknown reads as -1.
+    expect(decodeWal("wal/70", new WalBuilder().seal(3, 70, 66), 70).watermark).toBe(66);
+    expect(obj.watermark).toBe(-1);
   });
 });
 

@@ -5,6 +5,8 @@
  * compare structurally; the companion objects only build them.
  */
 import { ValidationError } from "../../errors.js";
+import { checkCorrelationKey } from "../limits.js";
+import { validateDelay } from "../../time-bounds.js";
 
 /**
  * When the next step of a continuing run becomes claimable.
@@ -19,8 +21,7 @@ export type Trigger =
   | { readonly kind: "onSignal"; readonly correlationKey: string; readonly timeoutMs: number };
 
 function checkDuration(name: string, ms: number): number {
-  if (!Number.isFinite(ms) || ms < 0) throw new ValidationError(`${name} must be a finite number of milliseconds >= 0, got ${ms}`);
-  return ms;
+  return validateDelay(name, ms);
 }
 
 /** Constructors for {@link Trigger}. */
@@ -38,6 +39,8 @@ export const Trigger = {
     if (typeof correlationKey !== "string" || correlationKey.length === 0) {
       throw new ValidationError("a signal correlation key must be a non-empty string");
     }
+    // The bound of `WorkflowRuntime.signal`, checked here so the runner learns it, not a later settlement.
+    checkCorrelationKey(correlationKey);
     return { kind: "onSignal", correlationKey, timeoutMs: checkDuration("Trigger.onSignal timeout", timeoutMs) };
   },
 } as const;
