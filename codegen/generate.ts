@@ -19,7 +19,7 @@ import { emitTypes, headersSchema } from "./emit/emit-types.js";
 import { emitWorkflows } from "./emit/emit-workflows.js";
 import { headersType, jobNames, signalNames, stepNames, validatorName, workflowNames } from "./emit/generated-names.js";
 import { loadSpec } from "./analyse/load-spec.js";
-import { compareCodeUnits } from "./emit/names.js";
+import { compareCodeUnits, docText } from "./emit/names.js";
 import type { PackageModel } from "./analyse/spec-model.js";
 import { finishText, headerComment } from "./print/ts-file.js";
 import { validateSpec } from "./analyse/validate-spec.js";
@@ -226,7 +226,7 @@ export function emitPackage(pkg: PackageModel): GeneratedFile[] {
     {
       path: `${dir}/index.ts`,
       content: finishText(
-        `${headerComment(src)}\n/** Package "${pkg.name}"${pkg.description === undefined ? "" : `: ${pkg.description.replace(/\*\//g, "*\\/")}`} */\nexport * as ${pkg.ident} from "./package.js";`,
+        `${headerComment(src)}\n/** Package "${pkg.name}"${pkg.description === undefined ? "" : `: ${docText(pkg.description)}`} */\nexport * as ${pkg.ident} from "./package.js";`,
       ),
     },
   ];

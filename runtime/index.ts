@@ -146,7 +146,7 @@ export {
   MAX_GROUP_MEMBERS,
   MAX_GROUP_INPUT_BYTES,
 } from "./workflow/limits.js";
-export type { StepErrorKind } from "./workflow/workflow-errors.js";
+export type { StepErrorExposure, StepErrorKind } from "./workflow/workflow-errors.js";
 export { StepOutcome, Trigger } from "./workflow/steps/step-outcome.js";
 export { RESERVED_HEADER_PREFIX, RESERVED_KV_PREFIX, HEADER_RUN_ID, HEADER_STEP, RUN_OUTCOME_MEMO_KEY } from "./workflow/records/reserved.js";
 export type {
@@ -275,12 +275,14 @@ export {
 export type { WebhookSecret, WebhookHeaders, VerifyWebhookOptions, VerifiedWebhook } from "./webhooks/webhook-signature.js";
 export type { AddressPolicyOptions, HostResolver, ResolvedAddress } from "./webhooks/address-policy.js";
 export { DEFAULT_MAX_RETRY_AFTER_MS } from "./webhooks/delivery-verdict.js";
+export { CLOUD_METADATA_ADDRESSES, isCloudMetadataAddress } from "./webhooks/metadata-addresses.js";
 export {
   WebhookTerminalHook,
   CALLBACK_URL_HEADER,
   RUN_ID_HTTP_HEADER,
   RUN_STATUS_HTTP_HEADER,
+  runFailureNotice,
 } from "./webhooks/webhook-terminal-hook.js";
-export type { WebhookTerminalHookOptions } from "./webhooks/webhook-terminal-hook.js";
+export type { RunFailureNotice, WebhookTerminalHookOptions } from "./webhooks/webhook-terminal-hook.js";
 export { WebhookWorker, runWebhookWorker } from "./webhooks/webhook-worker.js";
 export type { WebhookWorkerOptions, RunWebhookWorkerOptions } from "./webhooks/webhook-worker.js";

@@ -13,7 +13,7 @@
 import { posix } from "node:path";
 import type { GeneratedFile } from "../generate.js";
 import { jobNames, stepNames, workflowNames } from "../emit/generated-names.js";
-import { kebabCase } from "../emit/names.js";
+import { docText, kebabCase } from "../emit/names.js";
 import type { PackageModel } from "../analyse/spec-model.js";
 
 /**
@@ -29,13 +29,13 @@ export function scaffoldFiles(packages: readonly PackageModel[], importPath: str
     const specifier = from.startsWith(".") ? from : `./${from}`;
     const header = (what: string) => [
       `/**`,
-      ` * @module Handler of ${what}.`,
+      ` * @module Handler of ${docText(what)}.`,
       ` *`,
       ` * Written once by \`taquba codegen --scaffold\`; yours to edit, never overwritten.`,
       ` */`,
       ``,
       `import { PermanentError } from "taquba";`,
-      `import { ${pkg.ident} } from "${specifier}";`,
+      `import { ${pkg.ident} } from ${JSON.stringify(specifier)};`,
       ``,
     ];
     for (const job of pkg.jobs) {

@@ -4,9 +4,9 @@
 import { validatorRuntime } from "taquba/generated";
 
 export const validateBillingHeaders = validate10;
-const schema11 = {"type":"object","required":["tenant_id"],"properties":{"callback_url":{"type":"string","format":"uri","description":"Where the terminal hook posts the outcome."},"tenant_id":{"type":"string","pattern":"^[a-z0-9-]{1,64}$","description":"The tenant the work belongs to."}},"additionalProperties":false};
+const schema11 = {"type":"object","required":["tenant_id"],"properties":{"callback_url":{"type":"string","format":"uri","description":"Where the terminal hook posts the outcome."},"tenant_id":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)","description":"The tenant the work belongs to."}},"additionalProperties":false};
 const formats0 = validatorRuntime.formats.uri;
-const pattern0 = new RegExp("^[a-z0-9-]{1,64}$", "u");
+const pattern0 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)", "u");
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

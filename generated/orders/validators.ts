@@ -726,8 +726,8 @@ return errors === 0;
 }
 
 export const validateOrdersHeaders = validate17;
-const schema19 = {"type":"object","required":["tenant_id"],"properties":{"tenant_id":{"type":"string","pattern":"^[a-z0-9-]{1,64}$","description":"The tenant the order belongs to."}},"additionalProperties":false};
-const pattern0 = new RegExp("^[a-z0-9-]{1,64}$", "u");
+const schema19 = {"type":"object","required":["tenant_id"],"properties":{"tenant_id":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)","description":"The tenant the order belongs to."}},"additionalProperties":false};
+const pattern0 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)", "u");
 
 function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

@@ -75,8 +75,20 @@ function load(code: string): Record<string, RawValidateFunction> {
   return exports;
 }
 
-const summary = (errors: readonly Pick<ErrorObject, "instancePath" | "keyword">[] | null | undefined) =>
-  (errors ?? []).map((e) => `${e.instancePath} ${e.keyword}`).sort();
+/**
+ * Error keywords by path. Generated validators never run a pattern over a
+ * string longer than its maxLength (see codegen/analyse/pattern-safety.ts),
+ * so where maxLength failed, whether pattern is reported too is left out of
+ * the comparison; validity itself is compared exactly.
+ */
+const summary = (errors: readonly Pick<ErrorObject, "instancePath" | "keyword">[] | null | undefined) => {
+  const list = errors ?? [];
+  const tooLong = new Set(list.filter((e) => e.keyword === "maxLength").map((e) => e.instancePath));
+  return list
+    .filter((e) => !(e.keyword === "pattern" && tooLong.has(e.instancePath)))
+    .map((e) => `${e.instancePath} ${e.keyword}`)
+    .sort();
+};
 
 describe("precompiled validators", () => {
   it("agree with ajv compiling the same schema in memory", () => {

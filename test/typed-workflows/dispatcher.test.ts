@@ -115,6 +115,10 @@ describe("WorkflowDispatcher", () => {
     expect(await permanent(badError.runStep(step(W, "ship", { order_id: "o", parcel_id: "p", paid_cents: 1 })))).toContain("/reason");
   });
 
+  it.each(["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf"])("an envelope naming the inherited step %s is an unknown step, dead-lettered as permanent", async (name) => {
+    expect(await permanent(dispatcher().runStep(step(W, name, {})))).toContain(`has no step "${name}"`);
+  });
+
   it("refuses a value that is not a transition of the step's own context", async () => {
     let stolen: unknown;
     const d = dispatcher(

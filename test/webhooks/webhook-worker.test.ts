@@ -173,6 +173,23 @@ describe("webhook delivery worker", () => {
     expect(job?.lastError).toMatch(/410.*endpoint removed/);
   });
 
+  it("keeps secrets out of the stored error: token path segments masked, the receiver's excerpt one bounded line, redacted", async () => {
+    const clock = new MockClock();
+    const leak = `oops\r\n\u001b[31mdb=postgres://app:hunter2@db.internal/prod ${"x".repeat(5_000)}`;
+    const rx = await receiver(generateWebhookSecret(), clock, (_n, res) => res.writeHead(404).end(leak));
+    const queue = await openQueue(clock);
+    const { jobId } = await enqueueWebhook(queue, "hooks", { url: `${rx.url.replace("/hook", "")}/services/T0001/B0001/Xy12Ab34Cd56Ef78Gh90Ij12?token=s3cr3t` });
+    startWorker(queue, { allowLoopback: true, clock });
+    await rx.requests(1);
+    expect(rx.received[0]!.body).toBeDefined();
+    await until("the dead-letter", async () => (await queue.view().job(jobId))?.state === "dead");
+    const error = (await queue.view().job(jobId))!.lastError!;
+    expect(error).toContain("/services/T0001/B0001/***");
+    for (const secret of ["Xy12Ab34Cd56Ef78Gh90Ij12", "s3cr3t", "hunter2", "\r", "\n", "\u001b"]) expect(error, secret).not.toContain(secret);
+    expect(error).toContain("postgres://***@db.internal/prod");
+    expect(error.length).toBeLessThan(400);
+  });
+
   it("does not follow redirects", async () => {
     const clock = new MockClock();
     const rx = await receiver(generateWebhookSecret(), clock, (_n, res) => res.writeHead(307, { Location: "http://169.254.169.254/latest/meta-data" }).end());

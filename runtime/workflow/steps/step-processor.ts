@@ -284,7 +284,14 @@ async function failStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, at
     await slot.freeAfterSubmitting(core.queue.nack(job, text));
     return;
   }
-  const t: TerminationInput = { ...at, status: "failed", errorKind: kind, error: text };
+  const t: TerminationInput = {
+    ...at,
+    status: "failed",
+    errorKind: kind,
+    error: text,
+    errorCode: StepError.from(error).publicCode,
+    ...(error instanceof StepError && error.publicMessage !== undefined ? { publicError: error.publicMessage } : {}),
+  };
   if (!(await recordOutcome(core, job, slot, t, log))) return;
   const effects = addTerminalEffects(core.terminal, t);
   if (kind === "permanent") await slot.freeAfterSubmitting(core.queue.deadLetter(job, text, effects));

@@ -166,8 +166,8 @@ return errors === 0;
 
 export const validateOrderPipelineChargePayload = validate12;
 const schema13 = {"type":"object","required":["order","reservation_id"],"properties":{"order":{"$ref":"taquba:types#/definitions/Order"},"reservation_id":{"type":"string"}},"additionalProperties":false};
-const schema15 = {"type":"object","required":["order_id","item","quantity","amount_cents"],"properties":{"order_id":{"type":"string","pattern":"^order-[0-9]{1,12}$"},"item":{"type":"string","minLength":1},"quantity":{"type":"integer","minimum":1},"amount_cents":{"type":"integer","minimum":1}},"additionalProperties":false};
-const pattern0 = new RegExp("^order-[0-9]{1,12}$", "u");
+const schema15 = {"type":"object","required":["order_id","item","quantity","amount_cents"],"properties":{"order_id":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^order-[0-9]{1,12}$)"},"item":{"type":"string","minLength":1},"quantity":{"type":"integer","minimum":1},"amount_cents":{"type":"integer","minimum":1}},"additionalProperties":false};
+const pattern0 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^order-[0-9]{1,12}$)", "u");
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

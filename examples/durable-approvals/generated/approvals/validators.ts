@@ -36,8 +36,8 @@ return errors === 0;
 }
 
 export const validateDecisionSignalParams = validate11;
-const schema12 = {"type":"object","required":["request_id"],"properties":{"request_id":{"type":"string","pattern":"^[a-z0-9-]{1,64}$"}},"additionalProperties":false};
-const pattern0 = new RegExp("^[a-z0-9-]{1,64}$", "u");
+const schema12 = {"type":"object","required":["request_id"],"properties":{"request_id":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)"}},"additionalProperties":false};
+const pattern0 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)", "u");
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
