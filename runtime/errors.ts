@@ -73,7 +73,9 @@ export class FencedError extends TaqubaError {
 /** The engine or queue is closed (or poisoned by a failed write). */
 export class ClosedError extends TaqubaError {
   constructor(what: string, cause?: unknown) {
-    super("CLOSED", `${what} is closed${cause instanceof Error ? ` after: ${cause.message}` : ""}; reopen it to recover the durable state`, {
+    // A fenced writer must not be reopened while the newer owner runs: that would fence the owner in turn.
+    const advice = cause instanceof FencedError ? "" : "; reopen it to recover the durable state";
+    super("CLOSED", `${what} is closed${cause instanceof Error ? ` after: ${cause.message}` : ""}${advice}`, {
       cause,
     });
   }

@@ -95,6 +95,7 @@ export class Engine {
   #wal: WalWriter;
   #status: "open" | "closing" | "closed" = "open";
   #failure: TaqubaError | undefined;
+  readonly #failureListeners = new Set<(failure: TaqubaError) => void>();
   #closing: Promise<void> | undefined;
   #checkpointing: Promise<void> | undefined;
   #segmentCounter = 0;
@@ -144,6 +145,21 @@ export class Engine {
   /** True once closed, fenced or poisoned; commits then reject. */
   get closed(): boolean {
     return this.#status !== "open" || this.#failure !== undefined;
+  }
+
+  /**
+   * Why the engine stopped accepting commits on its own: a `FencedError`
+   * (a newer writer opened the store) or a `ClosedError` whose cause is the
+   * failed store write. Undefined while open and after a plain `close()`.
+   */
+  get failure(): TaqubaError | undefined {
+    return this.#failure;
+  }
+
+  /** Calls `listener` once when the engine is fenced or poisoned; returns the unsubscribe function. */
+  onFailure(listener: (failure: TaqubaError) => void): () => void {
+    this.#failureListeners.add(listener);
+    return () => this.#failureListeners.delete(listener);
   }
 
   /** This writer's epoch (one more than the writer before it). */
@@ -248,8 +264,17 @@ export class Engine {
 
   #fail(err: TaqubaError): void {
     if (this.#failure) return;
-    this.#failure = err instanceof FencedError ? err : new ClosedError("the engine", err);
-    this.#wal.fail(this.#failure);
+    const failure = err instanceof FencedError ? err : new ClosedError("the engine", err);
+    this.#failure = failure;
+    this.#wal.fail(failure);
+    for (const l of this.#failureListeners) {
+      try {
+        l(failure);
+      } catch {
+        // A listener's own failure must not stop the others from hearing of this one.
+      }
+    }
+    this.#failureListeners.clear();
   }
 
   #onLanded(bytes: number): void {

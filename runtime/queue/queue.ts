@@ -306,6 +306,31 @@ export class Queue {
   }
 
   /**
+   * Why the queue stopped on its own: a `FencedError` (another process
+   * opened the same store as writer; do not reopen this one while that
+   * process runs) or a `ClosedError` whose cause is the store write that
+   * failed. Undefined while open and after a plain `close()`. Every call
+   * after the stop rejects with an error carrying this reason.
+   */
+  get closedReason(): Error | undefined {
+    return this.#core.closedReason;
+  }
+
+  /**
+   * Calls `listener` once when the queue closes (see `OpenOptions.onClosed`);
+   * at once when it already has. Returns the unsubscribe function.
+   */
+  onClosed(listener: (reason: Error | undefined) => void): () => void {
+    const core = this.#core;
+    if (core.isClosed) {
+      queueMicrotask(() => listener(core.closedReason));
+      return () => {};
+    }
+    core.closedListeners.add(listener);
+    return () => core.closedListeners.delete(listener);
+  }
+
+  /**
    * Stops the background work and closes the engine after everything
    * committed so far is durable. Does not wait for in-flight workers; their
    * later settlements fail with `ClosedError` and the jobs are recovered at
@@ -319,9 +344,11 @@ export class Queue {
     core.work.wakeAll();
     core.leases.clear();
     try {
-      await core.engine.flush();
+      // A fenced or poisoned queue has nothing to flush; its reason was told already.
+      if (core.engine.failure === undefined) await core.engine.flush();
     } finally {
       await core.engine.close();
+      core.announceClosed(core.closedReason);
     }
   }
 }
