@@ -192,10 +192,11 @@ export class Queue {
    * Moves a scheduled job of `queueName` to pending now, recording
    * `attached` (seen by every later delivery) and `wokenAt`. Exactly one of
    * a wake, the scheduler's promotion and a cancel wins. `true` when woken.
+   * `effects` (caller KV ops only) commit with the wake, and only with it.
    */
-  async wakeScheduled(queueName: string, jobId: string, attached?: Uint8Array): Promise<boolean> {
+  async wakeScheduled(queueName: string, jobId: string, attached?: Uint8Array, effects?: SettlementEffects): Promise<boolean> {
     validateQueueName(queueName);
-    return (await cw.wake(this.#core, jobId, attached, queueName)) === "woken";
+    return (await cw.wake(this.#core, jobId, attached, queueName, effects)) === "woken";
   }
 
   /** `wakeScheduled` for a job of any queue, with the reason it did nothing. */
@@ -234,6 +235,14 @@ export class Queue {
   /** Deletes `key` only if its value equals `expected`. `true` when deleted. */
   kvCompareAndDelete(key: string, expected: Uint8Array): Promise<boolean> {
     return kv.kvCompareAndDelete(this.#core, key, expected);
+  }
+
+  /**
+   * Applies the caller KV ops of `effects` in one durable commit when every
+   * `expected` key holds its value (`null`: absent); `true` when applied.
+   */
+  kvCompareAndApply(expected: ReadonlyArray<{ key: string; value: Uint8Array | null }>, effects: SettlementEffects): Promise<boolean> {
+    return kv.kvCompareAndApply(this.#core, expected, effects);
   }
 
   /** One page of caller KV entries under `prefix`, in key byte order. */

@@ -3,6 +3,7 @@
  */
 import { SettlementEffects } from "../queue/effects.js";
 import type { EnqueueOptions } from "../queue/types.js";
+import { markEffects, type AppliedMark } from "./applied-mark.js";
 import { sha256Hex } from "./codec.js";
 import { groupMemberKey, runKey, stepDedupKey, stepPointerKey, terminalRecordKey } from "./kv-keys.js";
 import { decodeRunRecord, decodeStepPointer, encodeGroupMember, encodeRunRecord, encodeStepPointer, type GroupRef, type RunRecord } from "./records.js";
@@ -50,9 +51,10 @@ function checkEffects(effects: SettlementEffects | undefined): void {
 /**
  * Submits a run. Idempotent on `(runId, input)`: the durable run record
  * (written with the step-0 enqueue) catches duplicates across restarts,
- * after step 0 was claimed and its dedup key released.
+ * after step 0 was claimed and its dedup key released. `mark` commits
+ * with a new submission (see `applied-mark`).
  */
-export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupRef): Promise<SubmitOutcome> {
+export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupRef, mark?: AppliedMark<SubmitOutcome>): Promise<SubmitOutcome> {
   if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
     throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
   }
@@ -90,6 +92,7 @@ export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupR
     effects.kvPut(stepPointerKey(core.queueName, runId), encodeStepPointer({ step: 0, jobId }));
     // A terminal record of an earlier run under this id no longer describes the run.
     effects.kvDelete(terminalRecordKey(core.queueName, runId));
+    if (mark !== undefined) markEffects(mark, { runId, jobId, newlySubmitted: true }, effects);
     if (group !== undefined) {
       effects.kvPut(groupMemberKey(core.queueName, group.id, group.key), encodeGroupMember({ key: group.key, runId, incarnation: jobId, state: "active" }));
     }
