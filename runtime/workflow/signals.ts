@@ -30,7 +30,7 @@ export function releaseStepSignal(queueName: string, runId: string, step: number
   effects.kvDelete(signalTimedOutKey(queueName, runId, step));
 }
 
-function checkCorrelationKey(key: string): void {
+export function checkCorrelationKey(key: string): void {
   if (typeof key !== "string" || key.length === 0) throw new ValidationError("a signal correlation key must be a non-empty string");
 }
 

@@ -32,8 +32,8 @@ export function userHeadersOf(jobHeaders: Readonly<Record<string, string>>): Rec
   return out;
 }
 
-/** Checks the step options a submission sets, naming them as `RunOptions` does. */
-function checkRunOptions(o: RunOptions): void {
+/** Checks the step options a submission sets, naming them as `RunOptions` does (also in a client, before writing). */
+export function checkRunOptions(o: RunOptions): void {
   if (o.maxAttemptsPerStep !== undefined && (!Number.isInteger(o.maxAttemptsPerStep) || o.maxAttemptsPerStep < 1)) {
     throw new ValidationError(`RunOptions.maxAttemptsPerStep must be an integer >= 1, got ${o.maxAttemptsPerStep}`);
   }
@@ -42,7 +42,7 @@ function checkRunOptions(o: RunOptions): void {
   }
 }
 
-function checkEffects(effects: SettlementEffects | undefined): void {
+export function checkEffects(effects: SettlementEffects | undefined): void {
   for (const op of effects?.kvOps ?? []) {
     if (op.key.startsWith(RESERVED_KV_PREFIX)) throw new ReservedKeyError(op.key, `the "${RESERVED_KV_PREFIX}" KV prefix belongs to the workflow runtime`);
   }
