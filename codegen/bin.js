@@ -9,17 +9,17 @@ import { existsSync } from "node:fs";
 const GENERATOR_DEPS = ["ajv", "diff", "ts-morph", "yaml"];
 
 async function load() {
-  const source = new URL("./cli.ts", import.meta.url);
+  const source = new URL("./cli/cli.ts", import.meta.url);
   if (existsSync(source)) {
     // A cached bundle of the sources starts faster than tsx; it is rebuilt whenever a source changes.
-    const { importBundled } = await import("./source-bundle.js");
+    const { importBundled } = await import("./cli/source-bundle.js");
     const bundled = await importBundled(source.href);
     if (bundled !== undefined) return bundled;
     const { register } = await import("tsx/esm/api");
     register();
     return import(source.href);
   }
-  return import(new URL("../dist/codegen/cli.js", import.meta.url).href);
+  return import(new URL("../dist/codegen/cli/cli.js", import.meta.url).href);
 }
 
 try {

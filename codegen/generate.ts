@@ -7,23 +7,23 @@
  * collected before stopping; when any is an error, no file is produced.
  */
 
-import { checkPackage } from "./check-spec.js";
-import { buildLock, renderLock, type ContractLock } from "./contract-lock.js";
-import { lockPathFor } from "./output-files.js";
-import { buildModel } from "./build-model.js";
-import { compileValidators, type ValidatorRoot } from "./compile-validators.js";
-import { hasErrors, sortDiagnostics, type Diagnostic } from "./diagnostics.js";
-import { emitClient } from "./emit-client.js";
-import { emitDefinitions } from "./emit-definitions.js";
-import { emitHandlers } from "./emit-handlers.js";
-import { emitTypes, headersSchema } from "./emit-types.js";
-import { emitWorkflows } from "./emit-workflows.js";
-import { headersType, jobNames, signalNames, stepNames, validatorName, workflowNames } from "./generated-names.js";
-import { loadSpec } from "./load-spec.js";
-import { compareCodeUnits } from "./names.js";
-import type { PackageModel } from "./spec-model.js";
-import { finishText, headerComment } from "./ts-file.js";
-import { validateSpec } from "./validate-spec.js";
+import { checkPackage } from "./analyse/check-spec.js";
+import { buildLock, renderLock, type ContractLock } from "./contract/contract-lock.js";
+import { lockPathFor } from "./cli/output-files.js";
+import { buildModel } from "./analyse/build-model.js";
+import { compileValidators, type ValidatorRoot } from "./emit/compile-validators.js";
+import { hasErrors, sortDiagnostics, type Diagnostic } from "./analyse/diagnostics.js";
+import { emitClient } from "./emit/emit-client.js";
+import { emitDefinitions } from "./emit/emit-definitions.js";
+import { emitHandlers } from "./emit/emit-handlers.js";
+import { emitTypes, headersSchema } from "./emit/emit-types.js";
+import { emitWorkflows } from "./emit/emit-workflows.js";
+import { headersType, jobNames, signalNames, stepNames, validatorName, workflowNames } from "./emit/generated-names.js";
+import { loadSpec } from "./analyse/load-spec.js";
+import { compareCodeUnits } from "./emit/names.js";
+import type { PackageModel } from "./analyse/spec-model.js";
+import { finishText, headerComment } from "./print/ts-file.js";
+import { validateSpec } from "./analyse/validate-spec.js";
 
 /** One spec file to generate from. `file` is the path shown in diagnostics and headers (relative, `/`-separated). */
 export interface SpecInput {

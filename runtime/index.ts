@@ -38,7 +38,7 @@ export type { RetryPolicy as EngineRetryOptions } from "./engine/retry.js";
 export * from "./queue/index.js";
 
 // Workflow
-export { RunId, MAX_RUN_ID_LEN } from "./workflow/run-id.js";
+export { RunId, MAX_RUN_ID_LEN } from "./workflow/runs/run-id.js";
 export {
   InputMismatchError,
   RunNotFoundError,
@@ -50,7 +50,7 @@ export {
   StepError,
 } from "./workflow/workflow-errors.js";
 export type { StepErrorKind } from "./workflow/workflow-errors.js";
-export { StepOutcome, Trigger } from "./workflow/step-outcome.js";
+export { StepOutcome, Trigger } from "./workflow/steps/step-outcome.js";
 export {
   RESERVED_HEADER_PREFIX,
   RESERVED_KV_PREFIX,
@@ -61,7 +61,7 @@ export {
   HEADER_SIGNAL_DELIVERED,
   HEADER_NOOP,
   RUN_OUTCOME_MEMO_KEY,
-} from "./workflow/reserved.js";
+} from "./workflow/records/reserved.js";
 export type {
   TerminalStatus,
   RunErrorKind,
@@ -75,29 +75,29 @@ export type {
   RunSpec,
   SubmitOutcome,
   SignalOutcome,
-} from "./workflow/run-types.js";
-export { Memo, MemoStore } from "./workflow/memo.js";
-export { EffectsHandle, TerminalEffects } from "./workflow/effects-handle.js";
-export type { KvReadHandle } from "./workflow/effects-handle.js";
-export { NoopTerminalHook } from "./workflow/terminal-hook.js";
-export type { TerminalHook } from "./workflow/terminal-hook.js";
-export { Delivery, Step } from "./workflow/delivery.js";
-export type { DetachedOptions, RunnerStartContext, StepRunner } from "./workflow/delivery.js";
+} from "./workflow/runs/run-types.js";
+export { Memo, MemoStore } from "./workflow/memo/memo.js";
+export { EffectsHandle, TerminalEffects } from "./workflow/steps/effects-handle.js";
+export type { KvReadHandle } from "./workflow/steps/effects-handle.js";
+export { NoopTerminalHook } from "./workflow/terminal-hook/terminal-hook.js";
+export type { TerminalHook } from "./workflow/terminal-hook/terminal-hook.js";
+export { Delivery, Step } from "./workflow/steps/delivery.js";
+export type { DetachedOptions, RunnerStartContext, StepRunner } from "./workflow/steps/delivery.js";
 export { WorkflowRuntime } from "./workflow/workflow-runtime.js";
 export { WorkflowRuntimeBuilder } from "./workflow/runtime-builder.js";
 export type { RunnerHandle, Shutdown } from "./workflow/workflow-runtime.js";
-export type { WorkflowLogger } from "./workflow/step-worker.js";
-export { WorkflowView } from "./workflow/workflow-view.js";
-export type { WorkflowReadSource } from "./workflow/workflow-view.js";
+export type { WorkflowLogger } from "./workflow/steps/step-worker.js";
+export { WorkflowView } from "./workflow/runs/workflow-view.js";
+export type { WorkflowReadSource } from "./workflow/runs/workflow-view.js";
 export type { WorkflowQueue } from "./workflow/queue-port.js";
 
 // Run groups
-export { RunGroup } from "./workflow/run-group.js";
-export type { GroupMember, GroupSubmitOutcome, MemberSubmission, MemberResult, GroupStatus } from "./workflow/run-group.js";
-export { GroupNotFoundError, GroupActiveError } from "./workflow/group-errors.js";
+export { RunGroup } from "./workflow/groups/run-group.js";
+export type { GroupMember, GroupSubmitOutcome, MemberSubmission, MemberResult, GroupStatus } from "./workflow/groups/run-group.js";
+export { GroupNotFoundError, GroupActiveError } from "./workflow/groups/group-errors.js";
 
 // Jobs
-export { createValidator, formatIssue } from "./jobs/validator.js";
+export { createValidator, formatIssue } from "./contract/validator.js";
 export type {
   Validator,
   ValidationIssue,
@@ -106,8 +106,8 @@ export type {
   StandardSchemaV1,
   StandardSchemaResult,
   StandardSchemaIssue,
-} from "./jobs/validator.js";
-export { jsonSchemaFormats, validatorRuntime } from "./jobs/json-schema-formats.js";
+} from "./contract/validator.js";
+export { jsonSchemaFormats, validatorRuntime } from "./contract/json-schema-formats.js";
 export {
   defineJob,
   defineSignal,
@@ -117,7 +117,7 @@ export {
   validatingHandler,
   requireSubmitter,
   requireSignalSender,
-} from "./jobs/job-definition.js";
+} from "./contract/job-definition.js";
 export type {
   HeaderValues,
   HeaderSetDefinition,
@@ -132,9 +132,9 @@ export type {
   JobContext,
   JobHandler,
   JobRegistrar,
-} from "./jobs/job-definition.js";
-export { JobRunner, JobRunnerBuilder } from "./jobs/job-runner.js";
-export type { JobRunnerOptions } from "./jobs/job-runner.js";
+} from "./contract/job-definition.js";
+export { JobRunner, JobRunnerBuilder } from "./typed/job-runner.js";
+export type { JobRunnerOptions } from "./typed/job-runner.js";
 export type { JobNotice } from "./jobs/job-notice.js";
 export { RunnerJobHandle } from "./jobs/job-handle.js";
 export { JobGroup } from "./jobs/job-group.js";
@@ -144,18 +144,18 @@ export type { RunnerJobContext, JobHost } from "./jobs/job-context.js";
 export { JobFailedError, JobCancelledError, JobNotFoundError, JobsNotAttachedError, JobsAlreadyAttachedError } from "./jobs/job-errors.js";
 
 // Typed workflows
-export { defineWorkflow } from "./workflow/typed/workflow-definition.js";
-export type { WorkflowDefinition, WorkflowStepDefinition, WorkflowStepSpec, AnyWorkflowDefinition } from "./workflow/typed/workflow-definition.js";
-export { ContractTooOldError, checkContracts } from "./workflow/typed/contract-guard.js";
-export type { ContractEntry } from "./workflow/typed/contract-guard.js";
-export { encodeStepEnvelope, decodeStepEnvelope, isStepEnvelope } from "./workflow/typed/step-envelope.js";
-export type { StepEnvelope } from "./workflow/typed/step-envelope.js";
-export type { StepTransition, Continuation, SignalContinuation, SignalWaitOptions } from "./workflow/typed/step-transition.js";
-export type { WorkflowStepContext } from "./workflow/typed/step-context.js";
-export { WorkflowDispatcher, WorkflowDispatcherBuilder } from "./workflow/typed/workflow-dispatcher.js";
-export type { WorkflowRegistrar } from "./workflow/typed/workflow-dispatcher.js";
-export { workflowClient, requireWorkflowHost, WorkflowResultUnavailableError } from "./workflow/typed/workflow-client.js";
-export type { WorkflowHost, WorkflowSubmitOptions, WorkflowRunEnd, WorkflowClient } from "./workflow/typed/workflow-client.js";
+export { defineWorkflow } from "./contract/workflow-definition.js";
+export type { WorkflowDefinition, WorkflowStepDefinition, WorkflowStepSpec, AnyWorkflowDefinition } from "./contract/workflow-definition.js";
+export { ContractTooOldError, checkContracts } from "./typed/contract-guard.js";
+export type { ContractEntry } from "./typed/contract-guard.js";
+export { encodeStepEnvelope, decodeStepEnvelope, isStepEnvelope } from "./contract/step-envelope.js";
+export type { StepEnvelope } from "./contract/step-envelope.js";
+export type { StepTransition, Continuation, SignalContinuation, SignalWaitOptions } from "./contract/step-transition.js";
+export type { WorkflowStepContext } from "./typed/step-context.js";
+export { WorkflowDispatcher, WorkflowDispatcherBuilder } from "./typed/workflow-dispatcher.js";
+export type { WorkflowRegistrar } from "./typed/workflow-dispatcher.js";
+export { workflowClient, requireWorkflowHost, WorkflowResultUnavailableError } from "./typed/workflow-client.js";
+export type { WorkflowHost, WorkflowSubmitOptions, WorkflowRunEnd, WorkflowClient } from "./typed/workflow-client.js";
 
 // Webhooks
 export {

@@ -16,8 +16,8 @@ await queue.enqueue("q", new Uint8Array([1]));
 const job = await queue.claim("q");
 await queue.ack(job);
 await queue.close();
-const cli = await import(new URL("../dist/codegen/cli.js", import.meta.url).href);
-if (typeof cli.main !== "function") throw new Error("dist/codegen/cli.js has no main");
+const cli = await import(new URL("../dist/codegen/cli/cli.js", import.meta.url).href);
+if (typeof cli.main !== "function") throw new Error("dist/codegen/cli/cli.js has no main");
 // The built generator agrees with the committed output.
 const code = await cli.main(["codegen", "schemas", "--out", "generated", "--check"]);
 if (code !== 0) throw new Error(`the built codegen --check exited with ${code}`);

@@ -16,7 +16,7 @@
  * submission order (by the client's clock) and old marks are found by id.
  */
 import { decodeTime, monotonicFactory } from "ulid";
-import { RESERVED_KV_PREFIX } from "../workflow/reserved.js";
+import { RESERVED_KV_PREFIX } from "../workflow/records/reserved.js";
 
 export const inboxPrefix = (q: string): string => `inbox/${q}/`;
 export const requestsPrefix = (q: string): string => `${inboxPrefix(q)}requests/`;

@@ -17,14 +17,14 @@
  * the others.
  */
 import { ClosedError, FencedError, StoreUnavailableError, TaqubaError } from "../errors.js";
-import { JobRunner } from "../jobs/job-runner.js";
+import { JobRunner } from "../typed/job-runner.js";
 import { SettlementEffects } from "../queue/effects.js";
 import type { Queue } from "../queue/queue.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { PrefixedStore } from "../queue/prefixed-store.js";
-import type { AppliedMark } from "../workflow/applied-mark.js";
-import { encodeValue } from "../workflow/codec.js";
-import type { WorkflowLogger } from "../workflow/step-worker.js";
+import type { AppliedMark } from "../workflow/records/applied-mark.js";
+import { encodeValue } from "../workflow/records/codec.js";
+import type { WorkflowLogger } from "../workflow/steps/step-worker.js";
 import type { WorkflowRuntime } from "../workflow/workflow-runtime.js";
 import { answerKey, answersPrefix, appliedKey, appliedPrefix, deadKey, inboxPrefix, isRequestId, ownerKey, requestsPrefix, requestTime } from "./inbox-layout.js";
 import { answeredError, decodeAnswer, decodeRequest, encodeAnswer, MalformedRequestError, type AnswerValue, type InboxAnswer, type InboxRequest } from "./request-codec.js";

@@ -5,10 +5,10 @@
  * than applied half-understood.
  */
 import { TaqubaError } from "../errors.js";
-import type { PreparedJob } from "../jobs/job-runner.js";
+import type { PreparedJob } from "../typed/job-runner.js";
 import type { KvOp } from "../queue/effects.js";
-import { decodeValue, encodeValue } from "../workflow/codec.js";
-import type { RunOptions, SignalOutcome, SubmitOutcome } from "../workflow/run-types.js";
+import { decodeValue, encodeValue } from "../workflow/records/codec.js";
+import type { RunOptions, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
 import { InputMismatchError } from "../workflow/workflow-errors.js";
 import { ValidationError } from "../errors.js";
 

@@ -16,14 +16,15 @@
  * run of its step queue, and run ids are only unique within one (a job
  * group derives its members' run ids from the group id alone), so the job
  * records carry the queue name as the workflow's records do (see
- * `workflow/kv-keys.ts`): runners over one `Queue` with different step
+ * `workflow/records/kv-keys.ts`): runners over one `Queue` with different step
  * queues never read or remove each other's records. Queue names contain no
  * `/`, so the queue segment is unambiguous.
  */
 import { StoreCorruptedError, ValidationError } from "../errors.js";
-import { decodeMap } from "../workflow/records.js";
-import { encodeValue, fromUtf8, sha256Hex, utf8 } from "../workflow/codec.js";
-import { RunId } from "../workflow/run-id.js";
+import { decodeMap } from "../workflow/records/records.js";
+import { encodeValue, fromUtf8, sha256Hex, utf8 } from "../workflow/records/codec.js";
+import { RunId } from "../workflow/runs/run-id.js";
+import { canonicalJson } from "../contract/canonical-json.js";
 
 export const JOB_RESULTS_PREFIX = "jobs/results/";
 export const JOB_DEDUP_PREFIX = "jobs/dedup/";
@@ -38,26 +39,6 @@ export const jobDedupKey = (q: string, runId: string): string => `${JOB_DEDUP_PR
  */
 export function keyedJobRunId(queueName: string, jobName: string, key: string): RunId {
   return RunId.parse(`j_${sha256Hex(`${queueName}\u0000${jobName}\u0000${key}`).slice(0, 40)}`);
-}
-
-/** JSON with object keys sorted at every level; `undefined` at the top is `null`. Rejects what JSON cannot hold. */
-export function canonicalJson(value: unknown, path = ""): string {
-  if (value === null || value === undefined) return "null";
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return JSON.stringify(value);
-    case "number":
-      if (!Number.isFinite(value)) throw new ValidationError(`${path || "the value"} is ${value}, which JSON cannot hold`);
-      return JSON.stringify(value);
-    case "object": {
-      if (Array.isArray(value)) return `[${value.map((v, i) => canonicalJson(v === undefined ? null : v, `${path}/${i}`)).join(",")}]`;
-      const keys = Object.keys(value).filter((k) => (value as Record<string, unknown>)[k] !== undefined).sort();
-      return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k], `${path}/${k}`)}`).join(",")}}`;
-    }
-    default:
-      throw new ValidationError(`${path || "the value"} is a ${typeof value}, which JSON cannot hold`);
-  }
 }
 
 /** The step payload of a job run. */

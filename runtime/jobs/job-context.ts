@@ -4,8 +4,8 @@
  * state and `submit` for child jobs.
  */
 import { TaqubaError } from "../errors.js";
-import type { Delivery } from "../workflow/delivery.js";
-import { JobFailure, type HeaderValues, type JobContext, type JobDefinition, type JobSubmitOptions, type JobSubmitter } from "./job-definition.js";
+import type { Delivery } from "../workflow/steps/delivery.js";
+import { JobFailure, type HeaderValues, type JobContext, type JobDefinition, type JobSubmitOptions, type JobSubmitter } from "../contract/job-definition.js";
 import type { RunnerJobHandle } from "./job-handle.js";
 
 /** `JobRunner.submit`, as handlers reach it. */

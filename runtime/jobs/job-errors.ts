@@ -2,7 +2,7 @@
  * @module Errors of typed jobs as callers see them.
  */
 import { TaqubaError } from "../errors.js";
-import type { RunErrorKind } from "../workflow/run-types.js";
+import type { RunErrorKind } from "../workflow/runs/run-types.js";
 
 /**
  * A job ended without an output: `JobHandle.output()` rejects with it.

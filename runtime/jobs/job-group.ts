@@ -8,9 +8,9 @@
  * result record, which forgetting the group (or its retention) removes too.
  */
 import { ValidationError } from "../errors.js";
-import type { GroupStatus, GroupSubmitOutcome, RunGroup } from "../workflow/run-group.js";
-import type { RunErrorKind } from "../workflow/run-types.js";
-import type { HeaderValues, JobDefinition, JobOutcome, JobSubmitOptions } from "./job-definition.js";
+import type { GroupStatus, GroupSubmitOutcome, RunGroup } from "../workflow/groups/run-group.js";
+import type { RunErrorKind } from "../workflow/runs/run-types.js";
+import type { HeaderValues, JobDefinition, JobOutcome, JobSubmitOptions } from "../contract/job-definition.js";
 import { RunnerJobHandle, type JobReader } from "./job-handle.js";
 import { preparePayload, prepareRunOptions } from "./job-submission.js";
 

@@ -2,8 +2,8 @@
  * @module `RunnerJobHandle`: a submitted job, to await or look up, also
  * after a restart (`JobRunner.handle(definition, jobId)`).
  */
-import type { RunStatus } from "../workflow/run-types.js";
-import type { JobHandle, JobOutcome } from "./job-definition.js";
+import type { RunStatus } from "../workflow/runs/run-types.js";
+import type { JobHandle, JobOutcome } from "../contract/job-definition.js";
 import { JobCancelledError, JobFailedError, JobNotFoundError } from "./job-errors.js";
 import type { ResolvedOutcome } from "./job-results.js";
 import type { JobWait } from "./job-waits.js";

@@ -16,12 +16,12 @@
  */
 import { ValidationError } from "../errors.js";
 import { isWellFormed } from "../queue/names.js";
-import { utf8 } from "../workflow/codec.js";
-import type { RunErrorKind, RunOutcome } from "../workflow/run-types.js";
-import type { TerminalEffects } from "../workflow/effects-handle.js";
-import type { TerminalHook } from "../workflow/terminal-hook.js";
-import { hookObserves } from "../workflow/terminal-hook.js";
-import { canonicalJson } from "./job-codec.js";
+import { utf8 } from "../workflow/records/codec.js";
+import type { RunErrorKind, RunOutcome } from "../workflow/runs/run-types.js";
+import type { TerminalEffects } from "../workflow/steps/effects-handle.js";
+import type { TerminalHook } from "../workflow/terminal-hook/terminal-hook.js";
+import { hookObserves } from "../workflow/terminal-hook/terminal-hook.js";
+import { canonicalJson } from "../contract/canonical-json.js";
 import type { ResolvedOutcome } from "./job-results.js";
 
 /** The job run header carrying the completion signal's correlation key. */

@@ -3,10 +3,10 @@
  * terminal record and the job result record committed with it.
  */
 import type { WorkflowQueue } from "../workflow/queue-port.js";
-import type { RunErrorKind } from "../workflow/run-types.js";
-import type { WorkflowView } from "../workflow/workflow-view.js";
+import type { RunErrorKind } from "../workflow/runs/run-types.js";
+import type { WorkflowView } from "../workflow/runs/workflow-view.js";
 import { decodeJobResult, jobResultKey } from "./job-codec.js";
-import type { JobOutcome } from "./job-definition.js";
+import type { JobOutcome } from "../contract/job-definition.js";
 
 /** A job's outcome with why it failed, when it did. */
 export interface ResolvedOutcome<Output, Err> {

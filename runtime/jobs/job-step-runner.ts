@@ -17,16 +17,17 @@ import type { TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
 import { PermanentError } from "../queue/errors.js";
 import { MAX_KV_VALUE_SIZE } from "../queue/names.js";
-import type { Step, StepRunner } from "../workflow/delivery.js";
-import { StepOutcome } from "../workflow/step-outcome.js";
+import type { Step, StepRunner } from "../workflow/steps/delivery.js";
+import { StepOutcome } from "../workflow/steps/step-outcome.js";
 import { StepError } from "../workflow/workflow-errors.js";
-import { utf8 } from "../workflow/codec.js";
-import { canonicalJson, decodeJobPayload, encodeJobResult, jobResultKey, type JobResultRecord } from "./job-codec.js";
+import { utf8 } from "../workflow/records/codec.js";
+import { canonicalJson } from "../contract/canonical-json.js";
+import { decodeJobPayload, encodeJobResult, jobResultKey, type JobResultRecord } from "./job-codec.js";
 import { makeJobContext, type JobHost, type StateKey, type SubmitJob } from "./job-context.js";
-import { JobFailure, type JobDefinition, type JobHandler } from "./job-definition.js";
+import { JobFailure, type JobDefinition, type JobHandler } from "../contract/job-definition.js";
 import { JobsAlreadyAttachedError, JobsNotAttachedError } from "./job-errors.js";
 import { addResultMarker } from "./result-retention.js";
-import { formatIssue, type ValidationIssue } from "./validator.js";
+import { formatIssue, type ValidationIssue } from "../contract/validator.js";
 
 /** A registered job: its definition and handler, with types erased for the registry. */
 export interface Registration {

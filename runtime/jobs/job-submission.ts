@@ -4,12 +4,12 @@
  */
 import { ValidationError } from "../errors.js";
 import { isWellFormed } from "../queue/names.js";
-import { utf8 } from "../workflow/codec.js";
-import type { RunOptions } from "../workflow/run-types.js";
+import { utf8 } from "../workflow/records/codec.js";
+import type { RunOptions } from "../workflow/runs/run-types.js";
 import { encodeJobPayload } from "./job-codec.js";
 import { checkNotifyKey, JOB_NOTIFY_HEADER } from "./job-notice.js";
 import type { Registration } from "./job-step-runner.js";
-import type { HeaderValues, JobDefinition, JobSubmitOptions } from "./job-definition.js";
+import type { HeaderValues, JobDefinition, JobSubmitOptions } from "../contract/job-definition.js";
 
 /** A definition with its types erased, as submit-side checks see it. */
 export type AnyDefinition = JobDefinition<string, unknown, unknown, unknown, never>;

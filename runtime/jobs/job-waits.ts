@@ -17,7 +17,7 @@
  * is noticed within `ceil(waiting runs / FALLBACK_BATCH)` poll intervals.
  */
 import type { TimedClock } from "../clock.js";
-import type { RunEvents } from "../workflow/run-events.js";
+import type { RunEvents } from "../workflow/runs/run-events.js";
 
 /** Runs re-read per fallback poll. */
 export const FALLBACK_BATCH = 64;

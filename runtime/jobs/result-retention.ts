@@ -13,10 +13,10 @@
  * no records left as expired.
  */
 import { ExpiryIndex } from "../queue/expiry-index.js";
-import { fromUtf8, utf8 } from "../workflow/codec.js";
-import type { KeyedLock } from "../workflow/run-events.js";
+import { fromUtf8, utf8 } from "../workflow/records/codec.js";
+import type { KeyedLock } from "../workflow/runs/run-events.js";
 import type { WorkflowQueue } from "../workflow/queue-port.js";
-import type { WorkflowView } from "../workflow/workflow-view.js";
+import type { WorkflowView } from "../workflow/runs/workflow-view.js";
 import { decodeJobResult, jobDedupKey, jobResultKey } from "./job-codec.js";
 
 /** Result-retention markers of the jobs of step queue `q`. */

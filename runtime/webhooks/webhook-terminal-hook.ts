@@ -14,9 +14,9 @@
  */
 
 import { StepError } from "../workflow/workflow-errors.js";
-import type { TerminalEffects } from "../workflow/effects-handle.js";
-import type { RunOutcome } from "../workflow/run-types.js";
-import type { TerminalHook } from "../workflow/terminal-hook.js";
+import type { TerminalEffects } from "../workflow/steps/effects-handle.js";
+import type { RunOutcome } from "../workflow/runs/run-types.js";
+import type { TerminalHook } from "../workflow/terminal-hook/terminal-hook.js";
 import { webhookEnqueueRequest } from "./webhook-request.js";
 
 /** Run header holding the callback URL. */

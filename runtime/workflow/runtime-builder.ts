@@ -6,12 +6,12 @@ import type { Clock } from "../clock.js";
 import { ValidationError } from "../errors.js";
 import { validateQueueName } from "../queue/names.js";
 import type { ObjectStore } from "../store/object-store.js";
-import type { StepRunner } from "./delivery.js";
+import type { StepRunner } from "./steps/delivery.js";
 import type { WorkflowQueue } from "./queue-port.js";
-import type { WorkflowLogger } from "./step-worker.js";
-import type { TerminalHook } from "./terminal-hook.js";
+import type { WorkflowLogger } from "./steps/step-worker.js";
+import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import { WorkflowRuntime } from "./workflow-runtime.js";
-import { DEFAULT_STEP_QUEUE } from "./workflow-view.js";
+import { DEFAULT_STEP_QUEUE } from "./runs/workflow-view.js";
 
 const consoleLogger: WorkflowLogger = {
   error(obj, msg) {

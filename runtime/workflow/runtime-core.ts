@@ -3,12 +3,12 @@
  * builder.
  */
 import type { TimedClock } from "../clock.js";
-import type { StepRunner } from "./delivery.js";
-import type { MemoStore } from "./memo.js";
+import type { StepRunner } from "./steps/delivery.js";
+import type { MemoStore } from "./memo/memo.js";
 import type { WorkflowQueue } from "./queue-port.js";
-import { KeyedLock, RunEvents } from "./run-events.js";
-import type { TerminalSettings } from "./terminal.js";
-import type { TerminalHook } from "./terminal-hook.js";
+import { KeyedLock, RunEvents } from "./runs/run-events.js";
+import type { TerminalSettings } from "./runs/terminal.js";
+import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 
 export interface RuntimeCore {
   readonly queue: WorkflowQueue;

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { main, type CliIo } from "../../codegen/cli.js";
+import { main, type CliIo } from "../../codegen/cli/cli.js";
 
 const SPEC = `version: 1
 package: demo

@@ -4,7 +4,7 @@
  */
 
 import { describe, expect, it } from "vitest";
-import { diffLocks, parseLock, renderChange, renderLock } from "../../codegen/contract-lock.js";
+import { diffLocks, parseLock, renderChange, renderLock } from "../../codegen/contract/contract-lock.js";
 import { generate } from "../../codegen/generate.js";
 
 const BASE = {

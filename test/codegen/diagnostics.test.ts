@@ -4,7 +4,7 @@
  */
 
 import { describe, expect, it } from "vitest";
-import { renderDiagnostic, type Diagnostic } from "../../codegen/diagnostics.js";
+import { renderDiagnostic, type Diagnostic } from "../../codegen/analyse/diagnostics.js";
 import { generate } from "../../codegen/generate.js";
 
 function run(source: string, file = "spec.taquba.yaml"): readonly Diagnostic[] {

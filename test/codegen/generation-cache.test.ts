@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { main, type CliIo } from "../../codegen/cli.js";
+import { main, type CliIo } from "../../codegen/cli/cli.js";
 import { generate, GenerationCache, type SpecInput } from "../../codegen/generate.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));

@@ -4,8 +4,8 @@
  */
 
 import { describe, expect, it } from "vitest";
-import { normaliseSchema } from "../../codegen/build-model.js";
-import { schemaToType } from "../../codegen/schema-to-type.js";
+import { normaliseSchema } from "../../codegen/analyse/build-model.js";
+import { schemaToType } from "../../codegen/emit/schema-to-type.js";
 
 const t = (schema: unknown) => schemaToType(normaliseSchema(schema));
 

@@ -12,10 +12,10 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 // @ts-expect-error plain JavaScript without declarations, like the launcher that imports it
-import { importBundled } from "../../codegen/source-bundle.js";
+import { importBundled } from "../../codegen/cli/source-bundle.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-const entry = pathToFileURL(join(root, "codegen", "cli.ts")).href;
+const entry = pathToFileURL(join(root, "codegen", "cli", "cli.ts")).href;
 
 let cache: string;
 beforeEach(() => {
@@ -32,7 +32,7 @@ describe("source bundle", () => {
     const mod = await load();
     expect(typeof mod?.main).toBe("function");
     const m = manifest();
-    expect(Object.keys(m.sources)).toContain("codegen/cli.ts");
+    expect(Object.keys(m.sources)).toContain("codegen/cli/cli.ts");
     expect(Object.keys(m.sources)).toContain("codegen/generate.ts");
     const built = statSync(join(cache, "cli.mjs")).mtimeMs;
     await load();
@@ -47,9 +47,9 @@ describe("source bundle", () => {
     expect(readFileSync(join(cache, "cli.mjs"), "utf8")).toBe(original);
 
     const m = manifest();
-    writeFileSync(join(cache, "manifest.json"), JSON.stringify({ ...m, sources: { ...m.sources, "codegen/cli.ts": "0".repeat(64) } }));
+    writeFileSync(join(cache, "manifest.json"), JSON.stringify({ ...m, sources: { ...m.sources, "codegen/cli/cli.ts": "0".repeat(64) } }));
     await load();
-    expect(manifest().sources["codegen/cli.ts"]).toBe(m.sources["codegen/cli.ts"]);
+    expect(manifest().sources["codegen/cli/cli.ts"]).toBe(m.sources["codegen/cli/cli.ts"]);
   });
 
   it("runs the CLI with the same result as the sources: the project's output is up to date", () => {

@@ -12,10 +12,10 @@ import { fileURLToPath } from "node:url";
 import type { StatementStructures } from "ts-morph";
 import { describe, expect, it } from "vitest";
 import { generate, type SpecInput } from "../../codegen/generate.js";
-import { singleStatement } from "../../codegen/single-statement.js";
-import { STRUCTURE_KIND } from "../../codegen/structure-kind.js";
-import { printStatements } from "../../codegen/structure-printer.js";
-import { Imports, loadTsMorph, printFile, printFileWithTsMorph, withTsMorphPrinter } from "../../codegen/ts-file.js";
+import { singleStatement } from "../../codegen/print/single-statement.js";
+import { STRUCTURE_KIND } from "../../codegen/print/structure-kind.js";
+import { printStatements } from "../../codegen/print/structure-printer.js";
+import { Imports, loadTsMorph, printFile, printFileWithTsMorph, withTsMorphPrinter } from "../../codegen/print/ts-file.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..", "..");

@@ -8,9 +8,9 @@ import { Ajv, type ErrorObject } from "ajv";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { jsonSchemaFormats, validatorRuntime, type RawValidateFunction } from "taquba";
-import { buildModel } from "../../codegen/build-model.js";
-import { compileValidators } from "../../codegen/compile-validators.js";
-import type { JsonSchema } from "../../codegen/spec-model.js";
+import { buildModel } from "../../codegen/analyse/build-model.js";
+import { compileValidators } from "../../codegen/emit/compile-validators.js";
+import type { JsonSchema } from "../../codegen/analyse/spec-model.js";
 
 type Schema = Record<string, unknown>;
 

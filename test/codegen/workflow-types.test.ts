@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { analyse } from "../../codegen/generate.js";
-import { scaffoldFiles } from "../../codegen/scaffold.js";
+import { scaffoldFiles } from "../../codegen/cli/scaffold.js";
 import { expectErrorDirectives, root, useTypecheck } from "./typecheck.js";
 
 const typecheck = useTypecheck("taquba-wf-types-");

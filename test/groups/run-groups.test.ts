@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { InputMismatchError, MAX_RUN_ID_LEN, MemoryStore, RunId, StepError, StepOutcome, ValidationError, type StepRunner } from "taquba";
-import { GroupActiveError, GroupNotFoundError } from "../../runtime/workflow/group-errors.js";
+import { GroupActiveError, GroupNotFoundError } from "../../runtime/workflow/groups/group-errors.js";
 import { until } from "../workflow/helpers.js";
 import { collect, dec, enc, keysUnder, openGroupEnv } from "./helpers.js";
 
@@ -181,8 +181,8 @@ describe("run groups", () => {
     const group = first.runtime.group("interrupted");
     await group.submit([{ key: "a", input: enc("ok:a") }]);
     // Simulate the crash: the manifest gains a member whose submission never committed.
-    const { encodeManifest, decodeManifest } = await import("../../runtime/workflow/group-records.js");
-    const { manifestKey, groupTag } = await import("../../runtime/workflow/group-keys.js");
+    const { encodeManifest, decodeManifest } = await import("../../runtime/workflow/groups/group-records.js");
+    const { manifestKey, groupTag } = await import("../../runtime/workflow/groups/group-keys.js");
     const key = manifestKey(first.runtime.memoStore.prefix, groupTag("interrupted"));
     const m = decodeManifest((await store.get(key))!.body, key);
     m.members.push({ key: "b", input: enc("ok:b") });
@@ -294,8 +294,8 @@ describe("run groups", () => {
       for await (const r of group.results()) seen.push(`${r.key}:${r.status}`);
     })();
     // Another process's termination: its member record changes, nothing is announced here.
-    const { encodeGroupMember } = await import("../../runtime/workflow/records.js");
-    const { groupMemberKey, groupTag } = await import("../../runtime/workflow/group-keys.js");
+    const { encodeGroupMember } = await import("../../runtime/workflow/records/records.js");
+    const { groupMemberKey, groupTag } = await import("../../runtime/workflow/groups/group-keys.js");
     await env.queue.kvPut(
       groupMemberKey(env.runtime.queueName, groupTag("remote"), "a"),
       encodeGroupMember({ key: "a", runId: group.runIdOf("a"), incarnation: "x", state: "succeeded", terminatedAtMs: env.clock.now() }),

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { JobRunner, MemoryStore, MockClock, Queue } from "taquba";
 import { FALLBACK_BATCH, JobWaits } from "../../runtime/jobs/job-waits.js";
-import { RunEvents } from "../../runtime/workflow/run-events.js";
+import { RunEvents } from "../../runtime/workflow/runs/run-events.js";
 import { settle } from "../workflow/helpers.js";
 import { addJob } from "./fixtures.js";
 

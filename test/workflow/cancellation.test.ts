@@ -128,7 +128,7 @@ describe("cancellation", () => {
     await until(() => ran.length === 1, "step 0 running");
     // Record the request durably without delivering it to the running claim, as a
     // runtime over the same queue would after this process restarted.
-    const { encodeRunRecord, decodeRunRecord } = await import("../../runtime/workflow/records.js");
+    const { encodeRunRecord, decodeRunRecord } = await import("../../runtime/workflow/records/records.js");
     const cur = (await env.queue.kvGet("workflow/runs/workflow-steps/r"))!;
     await env.queue.kvCompareAndPut("workflow/runs/workflow-steps/r", cur, encodeRunRecord({ ...decodeRunRecord(cur, "k"), cancelRequested: true }));
     release();

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { StepOutcome } from "taquba";
-import { decodeGroupMember } from "../../runtime/workflow/records.js";
+import { decodeGroupMember } from "../../runtime/workflow/records/records.js";
 import { dec, enc, openEnv, runnerOf } from "./helpers.js";
 
 describe("run-group member records (the runtime's part of run groups)", () => {

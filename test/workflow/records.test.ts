@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { StoreCorruptedError, StepOutcome } from "taquba";
-import { encodeValue } from "../../runtime/workflow/codec.js";
+import { encodeValue } from "../../runtime/workflow/records/codec.js";
 import {
   decodeOutcomeRecord,
   decodeReplayRecord,
@@ -18,8 +18,8 @@ import {
   encodeTerminalRecord,
   terminationOf,
   type TerminalRecord,
-} from "../../runtime/workflow/records.js";
-import { memoEntryKey, replayRecordKey, runKey, runMemoRoot, signalDeliveredKey, stepDedupKey, stepPointerKey } from "../../runtime/workflow/kv-keys.js";
+} from "../../runtime/workflow/records/records.js";
+import { memoEntryKey, replayRecordKey, runKey, runMemoRoot, signalDeliveredKey, stepDedupKey, stepPointerKey } from "../../runtime/workflow/records/kv-keys.js";
 import type { RunId } from "taquba";
 
 const bytes = (s: string) => new TextEncoder().encode(s);

@@ -14,7 +14,7 @@ describe("time injection", () => {
     await until(async () => (await env.runtime.status("r"))?.step === 1, "scheduled");
     const job = (await env.queue.view().listJobs("workflow-steps", "scheduled")).items[0]!;
     expect(job.runAt).toBe(t0 + 5_000);
-    const { decodeRunRecord } = await import("../../runtime/workflow/records.js");
+    const { decodeRunRecord } = await import("../../runtime/workflow/records/records.js");
     expect(decodeRunRecord((await env.queue.kvGet("workflow/runs/workflow-steps/r"))!, "k").submittedAtMs).toBe(t0);
     env.clock.advance(5_000);
     expect((await env.runtime.wait("r")).termination.terminatedAtMs).toBe(t0 + 5_000);

@@ -1,0 +1,168 @@
+/**
+ * @module Stage 3: turn a spec value that passed the meta-schema into the
+ * frozen package model.
+ *
+ * Only shape-level normalisation happens here (sorting, identifiers, closing
+ * objects); cross-reference checks live in `check-spec.ts`.
+ */
+
+import { camelCase, compareCodeUnits, pascalCase } from "../emit/names.js";
+import {
+  deepFreeze,
+  type HeaderModel,
+  type JobModel,
+  type JsonSchema,
+  type JsonValue,
+  type PackageModel,
+  type SignalModel,
+  type StepModel,
+  type TypeModel,
+  type WorkflowModel,
+} from "./spec-model.js";
+
+type Raw = Record<string, unknown>;
+
+function entries(value: unknown): [string, Raw][] {
+  if (typeof value !== "object" || value === null) return [];
+  return Object.entries(value as Record<string, Raw>).sort(([a], [b]) => compareCodeUnits(a, b));
+}
+
+function optionalString(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+function optionalNumber(value: unknown): number | undefined {
+  return typeof value === "number" ? value : undefined;
+}
+
+/**
+ * Copies a schema, closing every object that lists `properties` but says
+ * nothing of `additionalProperties`: a misspelt field is then an error both
+ * for the compiler and at run time, rather than silently carried along.
+ */
+export function normaliseSchema(schema: unknown): JsonSchema {
+  const walk = (v: unknown): JsonValue => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (typeof v !== "object" || v === null) return v as JsonValue;
+    const out: Record<string, JsonValue> = {};
+    for (const [k, child] of Object.entries(v as Raw)) {
+      // `default`, `const`, `enum` and `examples` hold data, not schemas.
+      out[k] = k === "default" || k === "const" || k === "enum" || k === "examples" ? (child as JsonValue) : walkSchemaMember(k, child);
+    }
+    if (out["properties"] !== undefined && out["additionalProperties"] === undefined) out["additionalProperties"] = false;
+    return out;
+  };
+  const walkSchemaMember = (key: string, v: unknown): JsonValue => {
+    if (key === "properties" && typeof v === "object" && v !== null) {
+      const props: Record<string, JsonValue> = {};
+      for (const [name, s] of Object.entries(v as Raw)) props[name] = walk(s);
+      return props;
+    }
+    return walk(v);
+  };
+  return walk(schema) as JsonSchema;
+}
+
+/** Builds the model of one package. `value` must have passed `validateSpec`. */
+export function buildModel(file: string, value: unknown): PackageModel {
+  const spec = value as Raw;
+  const pkg = String(spec["package"]);
+
+  const types: TypeModel[] = entries(spec["types"]).map(([name, s]) => ({
+    kind: "type",
+    name,
+    schema: normaliseSchema(s),
+    path: ["types", name],
+  }));
+
+  const headers: HeaderModel[] = entries(spec["headers"]).map(([name, h]) => {
+    const { optional, ...schema } = h;
+    return {
+      kind: "header",
+      name,
+      ident: camelCase(name),
+      required: optional !== true,
+      description: optionalString(h["description"]),
+      schema: normaliseSchema(schema),
+      path: ["headers", name],
+    };
+  });
+
+  const signals: SignalModel[] = entries(spec["signals"]).map(([name, s]) => {
+    const params = entries(s["params"]);
+    return {
+      kind: "signal",
+      name,
+      qualifiedName: `${pkg}.${name}`,
+      ident: camelCase(name),
+      typeName: pascalCase(name),
+      description: optionalString(s["description"]),
+      keyTemplate: String(s["key"]),
+      params: normaliseSchema({
+        type: "object",
+        required: params.map(([p]) => p),
+        properties: Object.fromEntries(params),
+      }),
+      payload: normaliseSchema(s["payload"]),
+      path: ["signals", name],
+    };
+  });
+
+  const jobs: JobModel[] = entries(spec["jobs"]).map(([name, j]) => ({
+    kind: "job",
+    name,
+    qualifiedName: `${pkg}.${name}`,
+    ident: camelCase(name),
+    typeName: pascalCase(name),
+    description: optionalString(j["description"]),
+    input: normaliseSchema(j["input"]),
+    output: normaliseSchema(j["output"]),
+    error: j["error"] === undefined ? undefined : normaliseSchema(j["error"]),
+    idempotencyKey: optionalString(j["idempotency_key"]),
+    maxAttempts: optionalNumber(j["max_attempts"]),
+    priority: optionalNumber(j["priority"]),
+    path: ["jobs", name],
+  }));
+
+  const workflows: WorkflowModel[] = entries(spec["workflows"]).map(([name, w]) => ({
+    kind: "workflow",
+    name,
+    qualifiedName: `${pkg}.${name}`,
+    ident: camelCase(name),
+    typeName: pascalCase(name),
+    description: optionalString(w["description"]),
+    input: normaliseSchema(w["input"]),
+    result: normaliseSchema(w["result"]),
+    error: w["error"] === undefined ? undefined : normaliseSchema(w["error"]),
+    // Step order is meaningful (the first step is the entry), so it is kept.
+    steps: Object.entries((w["steps"] ?? {}) as Record<string, Raw>).map(
+      ([step, s]): StepModel => ({
+        kind: "step",
+        name: step,
+        ident: camelCase(step),
+        typeName: pascalCase(step),
+        description: optionalString(s["description"]),
+        payload: s["payload"] === undefined ? undefined : normaliseSchema(s["payload"]),
+        waitsFor: optionalString(s["waits_for"]),
+        timeoutMs: optionalNumber(s["timeout_ms"]),
+        next: Array.isArray(s["next"]) ? (s["next"] as unknown[]).map(String) : [],
+        path: ["workflows", name, "steps", step],
+      }),
+    ),
+    path: ["workflows", name],
+  }));
+
+  return deepFreeze({
+    kind: "package",
+    file,
+    name: pkg,
+    ident: camelCase(pkg),
+    typeName: pascalCase(pkg),
+    description: optionalString(spec["description"]),
+    types,
+    headers,
+    signals,
+    jobs,
+    workflows,
+  });
+}

@@ -1,0 +1,114 @@
+/**
+ * @module The output stamp: what lets `--check` skip regeneration safely.
+ *
+ * After writing, the CLI records in `<out>/taquba-stamp.json` a key over
+ * the generator (its own code, the spec meta-schema and the versions of the
+ * libraries that shape output) and the spec texts, plus a hash of every
+ * generated file and lock. The generator is deterministic, so when the key
+ * matches and every file on disk still has its recorded hash, regenerating
+ * would produce the same bytes; `--check` then answers without loading the
+ * compiler stack. Any mismatch (an edited spec, an edited or deleted or
+ * extra generated file, a new generator) falls back to full regeneration.
+ */
+
+import { createHash } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { dirname, join, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { SpecInput } from "../generate.js";
+import { compareCodeUnits } from "../emit/names.js";
+
+export const STAMP_FILE = "taquba-stamp.json";
+
+/** The stamp as stored. */
+export interface OutputStamp {
+  readonly stampVersion: 1;
+  /** Generator fingerprint and spec texts, hashed together. */
+  readonly key: string;
+  /** Generated file (relative to the output folder) -> content hash. */
+  readonly files: { readonly [path: string]: string };
+  /** Lock file (as the spec's path) -> content hash. */
+  readonly locks: { readonly [path: string]: string };
+}
+
+export function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+let fingerprint: Promise<string> | undefined;
+
+/** A hash of everything besides the specs that determines the output bytes. */
+export function generatorFingerprint(): Promise<string> {
+  fingerprint ??= (async () => {
+    const here = dirname(fileURLToPath(import.meta.url));
+    const codegenDir = dirname(here);
+    const hash = createHash("sha256");
+    // The generator's own modules in every stage folder (sources in a checkout, compiled files when installed).
+    const own = (await readdir(codegenDir, { recursive: true })).filter((f) => /\.(ts|js)$/.test(f)).map((f) => f.split(sep).join("/")).sort(compareCodeUnits);
+    for (const f of own) hash.update(f).update(await readFile(join(codegenDir, f)));
+    for (const rel of ["../../schemas/taquba-spec.schema.json", "../../../schemas/taquba-spec.schema.json", "../../runtime/contract/json-schema-formats.ts", "../../runtime/contract/json-schema-formats.js"]) {
+      const content = await readFile(join(here, rel)).catch(() => undefined);
+      if (content !== undefined) hash.update(rel).update(content);
+    }
+    const require = createRequire(import.meta.url);
+    for (const pkg of ["ajv", "ts-morph", "yaml"]) {
+      let version = "unknown";
+      try {
+        version = String((require(`${pkg}/package.json`) as { version?: unknown }).version);
+      } catch {
+        // Without a version the fingerprint still covers the generator's code.
+      }
+      hash.update(`${pkg}@${version}`);
+    }
+    return hash.digest("hex");
+  })();
+  return fingerprint;
+}
+
+/** The stamp key for a set of spec inputs. */
+export async function stampKey(inputs: readonly SpecInput[]): Promise<string> {
+  const hash = createHash("sha256").update(await generatorFingerprint());
+  for (const i of [...inputs].sort((a, b) => compareCodeUnits(a.file, b.file))) hash.update(`\0${i.file}\0${i.source}`);
+  return hash.digest("hex");
+}
+
+/** Renders a stamp as stored text. */
+export function renderStamp(stamp: OutputStamp): string {
+  return `${JSON.stringify(stamp, null, 2)}\n`;
+}
+
+/** Parses stored stamp text; undefined when unusable. */
+export function parseStamp(text: string | undefined): OutputStamp | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const v = JSON.parse(text) as Partial<OutputStamp>;
+    return v.stampVersion === 1 && typeof v.key === "string" && typeof v.files === "object" && typeof v.locks === "object"
+      ? (v as OutputStamp)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the output on disk is exactly what the stamp records. */
+export function stampMatches(
+  stamp: OutputStamp,
+  key: string,
+  onDisk: ReadonlyMap<string, string>,
+  locks: ReadonlyMap<string, string | undefined>,
+): boolean {
+  if (stamp.key !== key) return false;
+  const recorded = Object.keys(stamp.files);
+  if (recorded.length !== onDisk.size) return false;
+  for (const path of recorded) {
+    const content = onDisk.get(path);
+    if (content === undefined || sha256(content) !== stamp.files[path]) return false;
+  }
+  const lockPaths = Object.keys(stamp.locks);
+  if (lockPaths.length !== locks.size) return false;
+  return lockPaths.every((p) => {
+    const content = locks.get(p);
+    return content !== undefined && sha256(content) === stamp.locks[p];
+  });
+}

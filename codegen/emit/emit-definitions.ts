@@ -1,0 +1,172 @@
+/**
+ * @module Emits `definitions.ts`: name constants, typed validators and one
+ * definition value per job and signal.
+ */
+
+import { contractHash, jobContract, workflowContract } from "../contract/contract.js";
+import { headersType, jobNames, signalNames, stepNames, validatorName, workflowNames } from "./generated-names.js";
+import { compareCodeUnits, jsDoc, propertyKey } from "./names.js";
+import type { PackageModel } from "../analyse/spec-model.js";
+import { Imports, printFile } from "../print/ts-file.js";
+
+function constant(name: string, type: string | undefined, initializer: string, doc?: string): string {
+  const head = doc === undefined ? "" : `${jsDoc(doc)}\n`;
+  return `${head}export const ${name}${type === undefined ? "" : `: ${type}`} = ${initializer};`;
+}
+
+function record(entries: ReadonlyArray<readonly [string, string]>): string {
+  if (entries.length === 0) return "{}";
+  return `{\n${entries.map(([k, v]) => `  ${propertyKey(k)}: ${v},`).join("\n")}\n}`;
+}
+
+function validator(type: string, label: string): string {
+  return `createValidator<${type}>(${JSON.stringify(label)}, raw.${validatorName(type)})`;
+}
+
+/** The text of `definitions.ts`. */
+export function emitDefinitions(pkg: PackageModel, source: string): string {
+  const imports = new Imports().value("taquba", "createValidator", "defineHeaders").namespace("./validators.js", "raw");
+  const hType = headersType(pkg);
+  const typeNames = [hType];
+  const statements: string[] = [];
+
+  statements.push(constant("PACKAGE", undefined, JSON.stringify(pkg.name), "The spec package these definitions come from."));
+  statements.push(
+    constant("JOB_NAMES", undefined, `${record(pkg.jobs.map((j) => [j.ident, JSON.stringify(j.qualifiedName)]))} as const`, "Qualified job names, by job."),
+  );
+  statements.push(
+    constant("SIGNAL_NAMES", undefined, `${record(pkg.signals.map((s) => [s.ident, JSON.stringify(s.qualifiedName)]))} as const`, "Qualified signal names, by signal."),
+  );
+  statements.push(
+    constant("HEADER_NAMES", undefined, `${record(pkg.headers.map((h) => [h.ident, JSON.stringify(h.name)]))} as const`, "Header names, by header."),
+  );
+  imports.type("taquba", "HeaderSetDefinition");
+  statements.push(
+    constant(
+      "headers",
+      `HeaderSetDefinition<${hType}>`,
+      `defineHeaders({
+  package: PACKAGE,
+  names: [${pkg.headers.map((h) => JSON.stringify(h.name)).join(", ")}],
+  required: [${pkg.headers.filter((h) => h.required).map((h) => JSON.stringify(h.name)).join(", ")}],
+  validator: ${validator(hType, `${pkg.name} headers`)},
+})`,
+      `The header set of package "${pkg.name}".`,
+    ),
+  );
+
+  if (pkg.jobs.length > 0) imports.value("taquba", "defineJob").type("taquba", "JobDefinition");
+  for (const j of pkg.jobs) {
+    const n = jobNames(j);
+    typeNames.push(n.input, n.output);
+    if (j.error !== undefined) typeNames.push(n.error);
+    const lines = [
+      `  name: JOB_NAMES.${j.ident},`,
+      `  package: PACKAGE,`,
+      ...(j.description === undefined ? [] : [`  description: ${JSON.stringify(j.description)},`]),
+      `  input: ${validator(n.input, `${j.qualifiedName} input`)},`,
+      `  output: ${validator(n.output, `${j.qualifiedName} output`)},`,
+      ...(j.error === undefined ? [] : [`  error: ${validator(n.error, `${j.qualifiedName} error`)},`]),
+      `  headers,`,
+      ...(j.idempotencyKey === undefined ? [] : [`  idempotencyKey: ${JSON.stringify(j.idempotencyKey)},`]),
+      ...(j.maxAttempts === undefined ? [] : [`  maxAttempts: ${j.maxAttempts},`]),
+      ...(j.priority === undefined ? [] : [`  priority: ${j.priority},`]),
+      `  contractHash: ${JSON.stringify(contractHash(jobContract(j, pkg)))},`,
+    ];
+    const alias = `${j.typeName}Job`;
+    statements.push(
+      `${jsDoc(`The definition type of job "${j.name}".`)}\nexport type ${alias} = JobDefinition<\n  ${[JSON.stringify(j.qualifiedName), n.input, n.output, n.error, hType].join(",\n  ")}\n>;`,
+    );
+    statements.push(constant(n.definition, alias, `defineJob({\n${lines.join("\n")}\n})`, j.description ?? `Job "${j.name}".`));
+  }
+
+  if (pkg.signals.length > 0) imports.value("taquba", "defineSignal").type("taquba", "SignalDefinition");
+  for (const s of pkg.signals) {
+    const n = signalNames(s);
+    typeNames.push(n.params, n.payload);
+    const alias = `${s.typeName}Signal`;
+    statements.push(
+      `${jsDoc(`The definition type of signal "${s.name}".`)}\nexport type ${alias} = SignalDefinition<${JSON.stringify(s.qualifiedName)}, ${n.params}, ${n.payload}>;`,
+    );
+    statements.push(
+      constant(
+        n.definition,
+        alias,
+        `defineSignal({
+  name: SIGNAL_NAMES.${s.ident},
+  package: PACKAGE,
+  keyTemplate: ${JSON.stringify(s.keyTemplate)},
+  params: ${validator(n.params, `${s.qualifiedName} key parameters`)},
+  payload: ${validator(n.payload, `${s.qualifiedName} payload`)},
+})`,
+        s.description ?? `Signal "${s.name}".`,
+      ),
+    );
+  }
+
+  if (pkg.workflows.length > 0) {
+    imports.value("taquba", "defineWorkflow").type("taquba", "WorkflowDefinition");
+    statements.push(
+      constant("WORKFLOW_NAMES", undefined, `${record(pkg.workflows.map((w) => [w.ident, JSON.stringify(w.qualifiedName)]))} as const`, "Qualified workflow names, by workflow."),
+    );
+  }
+  for (const w of pkg.workflows) {
+    const n = workflowNames(w);
+    typeNames.push(n.input, n.result);
+    if (w.error !== undefined) typeNames.push(n.error);
+    imports.type("./workflows.js", n.handler);
+    const waited = new Map<string, string>();
+    const steps = w.steps.map((st) => {
+      const sn = stepNames(w, st);
+      if (sn.ownPayload) typeNames.push(sn.payload);
+      const payload =
+        st === w.steps[0]
+          ? validator(n.input, `${w.qualifiedName} input`)
+          : st.payload === undefined
+            ? `createValidator<null>(${JSON.stringify(`${w.qualifiedName} step ${st.name} payload`)}, raw.${validatorName(`${w.typeName}_null`)})`
+            : validator(sn.payload, `${w.qualifiedName} step ${st.name} payload`);
+      const signal = pkg.signals.find((x) => x.name === st.waitsFor);
+      if (signal !== undefined) waited.set(signal.ident, signalNames(signal).definition);
+      const fields = [
+        `method: ${JSON.stringify(st.ident)}`,
+        `payload: ${payload}`,
+        ...(signal === undefined ? [] : [`signal: ${signalNames(signal).definition}`]),
+        ...(st.timeoutMs === undefined ? [] : [`timeoutMs: ${st.timeoutMs}`]),
+        `next: [${st.next.map((x) => JSON.stringify(x)).join(", ")}]`,
+      ];
+      return `    ${propertyKey(st.name)}: {\n${fields.map((f) => `      ${f},`).join("\n")}\n    },`;
+    });
+    const lines = [
+      `  name: WORKFLOW_NAMES.${w.ident},`,
+      `  package: PACKAGE,`,
+      ...(w.description === undefined ? [] : [`  description: ${JSON.stringify(w.description)},`]),
+      `  input: ${validator(n.input, `${w.qualifiedName} input`)},`,
+      `  result: ${validator(n.result, `${w.qualifiedName} result`)},`,
+      ...(w.error === undefined ? [] : [`  error: ${validator(n.error, `${w.qualifiedName} error`)},`]),
+      `  headers,`,
+      `  entry: ${JSON.stringify(w.steps[0]?.name ?? "")},`,
+      `  steps: {\n${steps.join("\n")}\n  },`,
+      `  signals: ${waited.size === 0 ? "{}" : `{ ${[...waited].sort(([a], [b]) => compareCodeUnits(a, b)).map(([k, v]) => `${propertyKey(k)}: ${v}`).join(", ")} }`},`,
+      `  contractHash: ${JSON.stringify(contractHash(workflowContract(w, pkg)))},`,
+    ];
+    const typeArgs = [JSON.stringify(w.qualifiedName), n.input, n.result, n.error, hType, n.handler];
+    statements.push(`${jsDoc(`The definition type of workflow "${w.name}".`)}\nexport type ${n.definitionType} = WorkflowDefinition<\n  ${typeArgs.join(",\n  ")}\n>;`);
+    statements.push(
+      constant(n.definition, n.definitionType, `defineWorkflow<\n  ${typeArgs.join(",\n  ")}\n>({\n${lines.join("\n")}\n})`, w.description ?? `Workflow "${w.name}".`),
+    );
+  }
+
+  statements.push(
+    constant("jobs", undefined, `${record(pkg.jobs.map((j) => [j.ident, jobNames(j).definition]))} as const`, "Every job definition of the package, by job."),
+  );
+  statements.push(
+    constant("signals", undefined, `${record(pkg.signals.map((s) => [s.ident, signalNames(s).definition]))} as const`, "Every signal definition of the package, by signal."),
+  );
+  if (pkg.workflows.length > 0) {
+    statements.push(
+      constant("workflows", undefined, `${record(pkg.workflows.map((w) => [w.ident, workflowNames(w).definition]))} as const`, "Every workflow definition of the package, by workflow."),
+    );
+  }
+  imports.type("./types.js", ...typeNames);
+  return printFile(source, imports, statements);
+}

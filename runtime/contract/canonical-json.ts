@@ -1,0 +1,26 @@
+/**
+ * @module Canonical JSON: object keys sorted at every level, so equal values
+ * give equal bytes. Job payloads, step envelopes, job results and notices
+ * are written in it, so input checks compare values, not key order. Pure.
+ */
+import { ValidationError } from "../errors.js";
+
+/** JSON with object keys sorted at every level; `undefined` at the top is `null`. Rejects what JSON cannot hold. */
+export function canonicalJson(value: unknown, path = ""): string {
+  if (value === null || value === undefined) return "null";
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return JSON.stringify(value);
+    case "number":
+      if (!Number.isFinite(value)) throw new ValidationError(`${path || "the value"} is ${value}, which JSON cannot hold`);
+      return JSON.stringify(value);
+    case "object": {
+      if (Array.isArray(value)) return `[${value.map((v, i) => canonicalJson(v === undefined ? null : v, `${path}/${i}`)).join(",")}]`;
+      const keys = Object.keys(value).filter((k) => (value as Record<string, unknown>)[k] !== undefined).sort();
+      return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k], `${path}/${k}`)}`).join(",")}}`;
+    }
+    default:
+      throw new ValidationError(`${path || "the value"} is a ${typeof value}, which JSON cannot hold`);
+  }
+}

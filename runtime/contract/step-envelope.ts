@@ -1,0 +1,51 @@
+/**
+ * @module The step envelope: how a typed workflow's step travels as the
+ * bytes of a seed step payload. Pure.
+ *
+ * UTF-8 canonical JSON `{"payload":...,"step":"<name>","workflow":"<qualified name>"}`
+ * (keys sorted at every level), so equal payloads give equal bytes and the
+ * runtime's submit check (SHA-256 of step 0's payload) compares values, not
+ * key order. The workflow name lets one dispatcher serve every workflow of
+ * every spec package on one runtime; the step name picks the handler method.
+ */
+
+import { ValidationError } from "../errors.js";
+import { canonicalJson } from "./canonical-json.js";
+import { fromUtf8, utf8 } from "../workflow/records/codec.js";
+
+/** A decoded step envelope. */
+export interface StepEnvelope {
+  readonly workflow: string;
+  readonly step: string;
+  readonly payload: unknown;
+}
+
+/** Encodes one step's envelope; throws a `ValidationError` when the payload is not JSON-representable. */
+export function encodeStepEnvelope(workflow: string, step: string, payload: unknown): Uint8Array {
+  return utf8(canonicalJson({ workflow, step, payload }));
+}
+
+/** Decodes a step envelope; throws a `ValidationError` saying what is wrong. */
+export function decodeStepEnvelope(bytes: Uint8Array): StepEnvelope {
+  let v: unknown;
+  try {
+    v = JSON.parse(fromUtf8(bytes));
+  } catch (e) {
+    throw new ValidationError(`the step payload is not a typed workflow envelope (not JSON: ${e instanceof Error ? e.message : String(e)}); submit typed workflows through their generated client`);
+  }
+  const r = v as { workflow?: unknown; step?: unknown } | null;
+  if (r === null || typeof r !== "object" || typeof r.workflow !== "string" || typeof r.step !== "string" || !("payload" in r)) {
+    throw new ValidationError("the step payload is not a typed workflow envelope (it lacks workflow, step or payload); submit typed workflows through their generated client");
+  }
+  return v as StepEnvelope;
+}
+
+/** Whether bytes look like a step envelope, without throwing (for dispatchers with a fallback runner). */
+export function isStepEnvelope(bytes: Uint8Array): boolean {
+  try {
+    decodeStepEnvelope(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}

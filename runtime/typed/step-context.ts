@@ -1,0 +1,125 @@
+/**
+ * @module What a typed workflow step's handler receives beside its payload:
+ * the delivery (run id, headers, memo, effects, lease...), the typed signal
+ * of a waiting step, and the builders of the transitions it may return.
+ */
+
+import type { JobHost } from "../jobs/job-context.js";
+import type { HeaderValues } from "../contract/job-definition.js";
+import type { LeaseHandle } from "../queue/types.js";
+import type { Step } from "../workflow/steps/delivery.js";
+import type { EffectsHandle, KvReadHandle } from "../workflow/steps/effects-handle.js";
+import type { Memo } from "../workflow/memo/memo.js";
+import type { RunId } from "../workflow/runs/run-id.js";
+import { makeTransition, type StepTransition, type TransitionRecord } from "../contract/step-transition.js";
+import type { WorkflowDefinition, WorkflowStepDefinition } from "../contract/workflow-definition.js";
+
+/**
+ * The context of one delivery of one step of workflow `Workflow`.
+ * `Next` holds one continuation per step this step may continue to;
+ * `Signal` is the waited-for signal's payload (or `null` when the wait
+ * timed out) for a waiting step, `undefined` for any other.
+ */
+export interface WorkflowStepContext<Workflow extends string, Next, Result, Err, Headers extends HeaderValues, Signal = undefined> {
+  /** The qualified workflow name. */
+  readonly workflow: Workflow;
+  /** This step's name in the spec. */
+  readonly stepName: string;
+  /** The underlying seed step (bytes payload), for what the typed surface does not cover. */
+  readonly step: Step;
+  readonly runId: RunId;
+  /** Zero-based number of this step in the run (loops and retries of earlier steps count). */
+  readonly stepNumber: number;
+  /** The submitter's headers, validated on submit. */
+  readonly headers: Headers;
+  /** This delivery's attempt, from 1. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  /** Whether a transient error thrown now dead-letters the step (and fails the run). */
+  isLastAttempt(): boolean;
+  /** Aborted when the run is cancelled from outside; return `ctx.cancel()` early when it fires. */
+  readonly cancelSignal: AbortSignal;
+  /** Extends the step's lease before a slow call. */
+  readonly lease: LeaseHandle;
+  /** Durable memo scoped to this run and step: memoize non-idempotent calls so a retry does not repeat them. */
+  readonly memo: Memo;
+  /** Durable memo shared by every step of the run. */
+  readonly runMemo: Memo;
+  /** Caller KV effects committed with this step's settlement, whatever transition it returns. */
+  readonly effects: EffectsHandle;
+  /** Committed caller KV reads. */
+  readonly kv: KvReadHandle;
+  /** The signal that entered a waiting step (validated), `null` when its wait timed out; `undefined` for other steps. */
+  readonly signal: Signal;
+  /**
+   * The typed jobs of this runtime: `ctx.jobs.submit(def, input, { idempotencyKey })`
+   * enqueues a job on the same step queue, `ctx.jobs.handle(def, id)` finds one.
+   * A submission is not atomic with this step's settlement: derive its
+   * idempotency key from the run id so a retried step finds the same job.
+   * Throws `JobsNotAttachedError` when no `JobRunner` serves this runtime.
+   */
+  readonly jobs: JobHost;
+  /** One continuation per declared next step: `ctx.next.ship(payload)`, `ctx.next.ship.after(ms, payload)`, `ctx.next.awaitPayment.onSignal(params, payload)`. */
+  readonly next: Next;
+  /** Ends the run as succeeded; the result is validated before it is stored. */
+  succeed(result: Result): StepTransition<Workflow, never, Result, never>;
+  /** Ends the run as failed with the workflow's typed error (validated, never retried). `never` when the spec declares none. */
+  fail(error: Err): StepTransition<Workflow, never, never, Err>;
+  /** Ends the run as cancelled (a verdict: no dead letter). */
+  cancel(reason?: string): StepTransition<Workflow, never, never, never>;
+}
+
+/** A context with its types erased, as the dispatcher builds it. */
+export type AnyStepContext = WorkflowStepContext<string, Record<string, unknown>, unknown, unknown, HeaderValues, unknown>;
+
+/** @internal Builds the context of one delivery of `stepDef`. */
+export function makeStepContext(
+  definition: WorkflowDefinition<string, unknown, unknown, unknown, HeaderValues, unknown>,
+  stepDef: WorkflowStepDefinition,
+  step: Step,
+  signal: unknown,
+  jobs: JobHost,
+): { readonly ctx: AnyStepContext; readonly owner: object } {
+  const owner = {};
+  const make = (record: TransitionRecord) => makeTransition(owner, record) as never;
+  const next: Record<string, unknown> = {};
+  for (const name of stepDef.next) {
+    const target = definition.steps[name];
+    if (target === undefined) continue;
+    if (target.signal !== undefined) {
+      next[target.method] = Object.freeze({
+        onSignal: (params: unknown, payload: unknown, options?: { timeoutMs?: number }) =>
+          make({ kind: "continue", to: name, payload, when: { kind: "onSignal", params, timeoutMs: options?.timeoutMs } }),
+      });
+    } else {
+      const now = (payload: unknown) => make({ kind: "continue", to: name, payload, when: { kind: "immediate" } });
+      now.after = (delayMs: number, payload: unknown) => make({ kind: "continue", to: name, payload, when: { kind: "after", delayMs } });
+      next[target.method] = Object.freeze(now);
+    }
+  }
+  const ctx: AnyStepContext = {
+    workflow: definition.name,
+    stepName: stepDef.name,
+    step,
+    runId: step.runId,
+    stepNumber: step.stepNumber,
+    headers: step.headers,
+    attempt: step.attempt,
+    maxAttempts: step.maxAttempts,
+    isLastAttempt: () => step.isLastAttempt(),
+    cancelSignal: step.cancelSignal,
+    lease: step.lease,
+    memo: step.memo,
+    runMemo: step.runMemo,
+    effects: step.effects,
+    kv: step.kv,
+    signal,
+    jobs,
+    next: Object.freeze(next),
+    succeed: (result: unknown) => make({ kind: "succeed", result }),
+    fail: (error: unknown) => make({ kind: "fail", error }),
+    cancel: (reason?: string) => make({ kind: "cancel", reason: reason ?? "cancelled by the workflow" }),
+  };
+  // Transitions are tied to `owner`, so one built by another step's context is refused.
+  return { ctx: Object.freeze(ctx), owner };
+}

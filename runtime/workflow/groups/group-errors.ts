@@ -1,0 +1,19 @@
+/**
+ * @module Errors of run groups. Each reports a caller's mistake and is
+ * thrown before anything durable changes.
+ */
+import { TaqubaError } from "../../errors.js";
+
+/** The group has no manifest: never submitted, forgotten, or swept by group retention. */
+export class GroupNotFoundError extends TaqubaError {
+  constructor(readonly groupId: string) {
+    super("GROUP_NOT_FOUND", `run group "${groupId}" has no manifest: submit members first (it may have been forgotten or swept by group retention)`);
+  }
+}
+
+/** `forget` was called while members are still active. */
+export class GroupActiveError extends TaqubaError {
+  constructor(readonly groupId: string, readonly active: number) {
+    super("GROUP_ACTIVE", `run group "${groupId}" has ${active} active member(s); cancel the group and wait for its results before forgetting it`);
+  }
+}

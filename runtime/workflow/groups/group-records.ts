@@ -1,0 +1,61 @@
+/**
+ * @module A run group's manifest (in the object store) and its codec. The
+ * member records (in the queue's KV namespace) are the workflow records'
+ * `GroupMemberRecord`.
+ *
+ * A MessagePack map with named fields, checked on decode: a damaged manifest
+ * throws `StoreCorruptedError` naming its key.
+ */
+import { StoreCorruptedError } from "../../errors.js";
+import { encodeValue } from "../records/codec.js";
+import { decodeMap } from "../records/records.js";
+
+/** The options members are submitted with, as the manifest keeps them for `resume`. */
+export interface ManifestOptions {
+  headers: Record<string, string>;
+  priority?: number;
+  maxAttemptsPerStep?: number;
+}
+
+/** One member of the manifest. */
+export interface ManifestMember {
+  key: string;
+  input: Uint8Array;
+}
+
+/** `{memoPrefix}/groups/{tag}/manifest`: the group's id, members (in submission order) and options. */
+export interface GroupManifest {
+  groupId: string;
+  createdAtMs: number;
+  options: ManifestOptions;
+  members: ManifestMember[];
+}
+
+const isStr = (x: unknown): x is string => typeof x === "string";
+const isNum = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
+
+function compact<T extends object>(o: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out as T;
+}
+
+export function encodeManifest(m: GroupManifest): Uint8Array {
+  return encodeValue({ ...m, options: compact(m.options) });
+}
+
+export function decodeManifest(bytes: Uint8Array, key: string): GroupManifest {
+  const v = decodeMap(bytes, key, "group manifest");
+  const o = v.options as Record<string, unknown> | null;
+  const ok =
+    isStr(v.groupId) &&
+    isNum(v.createdAtMs) &&
+    o !== null &&
+    typeof o === "object" &&
+    o.headers !== null &&
+    typeof o.headers === "object" &&
+    Array.isArray(v.members) &&
+    v.members.every((m: unknown) => m !== null && typeof m === "object" && isStr((m as ManifestMember).key) && (m as ManifestMember).input instanceof Uint8Array);
+  if (!ok) throw new StoreCorruptedError(key, "group manifest lacks its id, options or members");
+  return v as unknown as GroupManifest;
+}

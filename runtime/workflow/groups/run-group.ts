@@ -1,0 +1,391 @@
+/**
+ * @module `RunGroup`: a durable set of runs of one runtime, identified by a
+ * group id.
+ *
+ * Durable state: the manifest (member keys and inputs, in submission order,
+ * and the submission options) in the memo object store, and one member
+ * record per key in the queue's KV namespace, written with the member's
+ * submission and rewritten by the settlement that terminates it. Nothing
+ * else is kept: every method works after a restart and from any runtime
+ * over the same queue and store.
+ */
+import { ValidationError } from "../../errors.js";
+import { isWellFormed } from "../../queue/names.js";
+import { bytesEqual, utf8 } from "../records/codec.js";
+import { groupMemberKey, groupMembersPrefix, groupTerminalMarkers, groupTag, manifestKey, memberRunId } from "./group-keys.js";
+import { decodeManifest, encodeManifest, type GroupManifest, type ManifestMember, type ManifestOptions } from "./group-records.js";
+import { GroupActiveError, GroupNotFoundError } from "./group-errors.js";
+import type { GroupHost } from "./group-host.js";
+import { terminalRecordKey } from "../records/kv-keys.js";
+import { decodeGroupMember, type GroupMemberRecord } from "../records/records.js";
+import type { RunId } from "../runs/run-id.js";
+import type { RunErrorKind, RunOptions, RunOutcome, TerminalStatus } from "../runs/run-types.js";
+import { checkUserHeaders } from "../runs/submit.js";
+import { InputMismatchError } from "../workflow-errors.js";
+
+/** One member to submit: a key unique in the group and the input of its run's step 0. */
+export interface GroupMember {
+  readonly key: string;
+  readonly input: Uint8Array;
+}
+
+/** What a submission did with one member. */
+export type MemberSubmission = "submitted" | "active" | "succeeded";
+
+/** What `RunGroup.submit` and `RunGroup.resume` report. */
+export interface GroupSubmitOutcome {
+  readonly groupId: string;
+  /** Members whose run was submitted now (new, or run again after failing or being cancelled). */
+  readonly submitted: number;
+  /** Per member of the call, in its order: submitted now, already active, or already succeeded (left alone). */
+  readonly members: ReadonlyArray<{ readonly key: string; readonly runId: RunId; readonly submission: MemberSubmission }>;
+}
+
+/** A member's termination, as `RunGroup.results` yields it. */
+export interface MemberResult {
+  readonly key: string;
+  readonly runId: RunId;
+  readonly status: TerminalStatus;
+  readonly error?: string;
+  readonly errorKind?: RunErrorKind;
+  readonly terminatedAtMs?: number;
+  /** The committed outcome, when the worker that terminated the run recorded one (and it was not swept). */
+  readonly outcome?: RunOutcome;
+}
+
+/** Counts of a group's members by state. */
+export interface GroupStatus {
+  readonly total: number;
+  /** In the manifest but never submitted (a submission interrupted by a crash): `resume` submits them. */
+  readonly unsubmitted: number;
+  readonly pending: number;
+  /** Claimed by a worker, or cancelling. */
+  readonly running: number;
+  readonly succeeded: number;
+  readonly failed: number;
+  readonly cancelled: number;
+}
+
+/** Member submissions in flight at once. */
+const SUBMIT_CONCURRENCY = 16;
+const MAX_ID_BYTES = 512;
+
+function checkText(what: string, s: unknown): string {
+  if (typeof s !== "string" || s.length === 0 || !isWellFormed(s) || utf8(s).byteLength > MAX_ID_BYTES) {
+    throw new ValidationError(`${what} must be 1 to ${MAX_ID_BYTES} bytes of well-formed text, got ${JSON.stringify(s)}`);
+  }
+  return s;
+}
+
+function manifestOptions(o: RunOptions | undefined): ManifestOptions {
+  const headers = checkUserHeaders(o?.headers);
+  const check = (name: string, n: number | undefined, min: number): void => {
+    if (n !== undefined && (!Number.isInteger(n) || n < min)) throw new ValidationError(`${name} must be an integer >= ${min}, got ${n}`);
+  };
+  check("priority", o?.priority, Number.MIN_SAFE_INTEGER);
+  check("maxAttemptsPerStep", o?.maxAttemptsPerStep, 1);
+  if (o?.runAt !== undefined && !Number.isFinite(o.runAt)) throw new ValidationError(`runAt must be an instant in ms, got ${o.runAt}`);
+  return {
+    headers,
+    ...(o?.priority === undefined ? {} : { priority: o.priority }),
+    ...(o?.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: o.maxAttemptsPerStep }),
+  };
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight; results in input order. */
+async function mapPool<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return out;
+}
+
+/** @internal A member's record, or null. */
+export async function readMember(host: GroupHost, tag: string, key: string): Promise<GroupMemberRecord | null> {
+  const k = groupMemberKey(host.queueName, tag, key);
+  const b = await host.queue.kvGet(k);
+  return b === null ? null : decodeGroupMember(b, k);
+}
+
+/** @internal Every member record of a group, by member key. */
+export async function readMembers(host: GroupHost, tag: string): Promise<Map<string, GroupMemberRecord>> {
+  const out = new Map<string, GroupMemberRecord>();
+  let after: string | undefined;
+  for (;;) {
+    const page = await host.queue.kvScan(groupMembersPrefix(host.queueName, tag), { limit: 1000, ...(after === undefined ? {} : { after }) });
+    for (const e of page.entries) {
+      const r = decodeGroupMember(e.value, e.key);
+      out.set(r.key, r);
+    }
+    if (page.nextCursor === undefined) return out;
+    after = page.nextCursor;
+  }
+}
+
+/** @internal Reads a group's manifest, or null. */
+export async function readManifest(host: GroupHost, tag: string): Promise<GroupManifest | null> {
+  const key = manifestKey(host.memos.prefix, tag);
+  const found = await host.memos.store.get(key);
+  return found === null ? null : decodeManifest(found.body, key);
+}
+
+/**
+ * @internal Removes a group: per member its memo entries, terminal record,
+ * the upper layers' state and its member record, then the manifest (last,
+ * so an interrupted removal is finished by the next one). Refuses while a
+ * member is active: with `ifIdle` by returning false, else by throwing.
+ */
+export async function forgetGroup(host: GroupHost, groupId: string, ifIdle: boolean): Promise<boolean> {
+  const tag = groupTag(groupId);
+  return host.manifestLock.run(tag, async () => {
+    const manifest = await readManifest(host, tag);
+    if (manifest === null) return false;
+    const records = await readMembers(host, tag);
+    const active = [...records.values()].filter((r) => r.state === "active").length;
+    if (active > 0) {
+      if (ifIdle) return false;
+      throw new GroupActiveError(groupId, active);
+    }
+    await mapPool(manifest.members, SUBMIT_CONCURRENCY, async (m) => {
+      const runId = memberRunId(tag, m.key);
+      await host.memos.clearMemosForRun(runId);
+      await host.queue.kvDelete(terminalRecordKey(host.queueName, runId));
+      for (const cleanup of host.memberCleanups) await cleanup(runId);
+      await host.queue.kvDelete(groupMemberKey(host.queueName, tag, m.key));
+    });
+    await host.memos.store.delete(manifestKey(host.memos.prefix, tag));
+    return true;
+  });
+}
+
+/**
+ * A durable set of runs, named by `WorkflowRuntime.group(id)`.
+ *
+ * @example
+ * const group = runtime.group("import-2026-11-29");
+ * await group.submit(files.map((f) => ({ key: f.name, input: f.bytes })));
+ * for await (const r of group.results()) console.log(r.key, r.status);
+ */
+export class RunGroup {
+  readonly #host: GroupHost;
+  /** The group id. */
+  readonly id: string;
+  readonly #tag: string;
+
+  /** @internal Use `WorkflowRuntime.group`. */
+  constructor(host: GroupHost, id: string) {
+    this.#host = host;
+    this.id = checkText("a group id", id);
+    this.#tag = groupTag(id);
+  }
+
+  /** The run id of member `key` (derived from the group id and the key). */
+  runIdOf(key: string): RunId {
+    return memberRunId(this.#tag, checkText("a member key", key));
+  }
+
+  /**
+   * Adds `members` to the manifest and submits them. Idempotent: a member
+   * that succeeded or is active is left alone, one that failed or was
+   * cancelled runs again. A key already in the manifest with a different
+   * input throws `InputMismatchError` before anything is written.
+   */
+  async submit(members: readonly GroupMember[], options?: RunOptions): Promise<GroupSubmitOutcome> {
+    if (!Array.isArray(members)) throw new ValidationError("submit takes an array of { key, input } members");
+    const seen = new Set<string>();
+    for (const m of members) {
+      checkText("a member key", m?.key);
+      if (!(m.input instanceof Uint8Array)) throw new ValidationError(`member "${m.key}" needs a Uint8Array input`);
+      if (seen.has(m.key)) throw new ValidationError(`member key "${m.key}" appears twice; keys identify members within a group`);
+      seen.add(m.key);
+    }
+    const opts = manifestOptions(options);
+    const host = this.#host;
+    await host.manifestLock.run(this.#tag, async () => {
+      const existing = await readManifest(host, this.#tag);
+      if (existing !== null && existing.groupId !== this.id) {
+        // 80-bit tags make this astronomically unlikely; refuse rather than mix two groups.
+        throw new ValidationError(`group id "${this.id}" shares its storage tag with group "${existing.groupId}"; choose another group id`);
+      }
+      const byKey = new Map((existing?.members ?? []).map((m) => [m.key, m] as const));
+      const added: ManifestMember[] = [];
+      for (const m of members) {
+        const had = byKey.get(m.key);
+        if (had === undefined) added.push({ key: m.key, input: m.input });
+        else if (!bytesEqual(had.input, m.input)) throw new InputMismatchError(memberRunId(this.#tag, m.key));
+      }
+      // Written before any member is submitted, so `resume` can finish an interrupted submission.
+      if (existing === null || added.length > 0 || options !== undefined) {
+        const manifest: GroupManifest = {
+          groupId: this.id,
+          createdAtMs: existing?.createdAtMs ?? host.clock.now(),
+          options: options === undefined && existing !== null ? existing.options : opts,
+          members: [...(existing?.members ?? []), ...added],
+        };
+        await host.memos.store.put(manifestKey(host.memos.prefix, this.#tag), encodeManifest(manifest));
+      }
+    });
+    return this.#submitMembers(members, { ...opts, ...(options?.runAt === undefined ? {} : { runAt: options.runAt }) });
+  }
+
+  /** Runs again, from the manifest alone, every member that did not succeed and is not active. */
+  async resume(): Promise<GroupSubmitOutcome> {
+    const manifest = await readManifest(this.#host, this.#tag);
+    if (manifest === null) throw new GroupNotFoundError(this.id);
+    return this.#submitMembers(manifest.members, manifest.options);
+  }
+
+  async #submitMembers(members: readonly GroupMember[], options: RunOptions): Promise<GroupSubmitOutcome> {
+    const host = this.#host;
+    const out = await mapPool(members, SUBMIT_CONCURRENCY, async (m) => {
+      const runId = memberRunId(this.#tag, m.key);
+      // Read and submit under the member's lock: a concurrent submission of the same member could
+      // otherwise start, finish and be submitted again between this read and this submission.
+      return host.manifestLock.run(`member:${runId}`, async () => {
+        const rec = await readMember(host, this.#tag, m.key);
+        // Only a member that is not active is resubmitted, so no termination races this decision.
+        if (rec?.state === "succeeded" || rec?.state === "active") return { key: m.key, runId, submission: rec.state };
+        const r = await host.submitMember(this.#tag, m.key, { runId, input: m.input, options });
+        return { key: m.key, runId, submission: (r.newlySubmitted ? "submitted" : "active") as MemberSubmission };
+      });
+    });
+    return { groupId: this.id, submitted: out.filter((m) => m.submission === "submitted").length, members: out };
+  }
+
+  /** The member keys in submission order; empty for a group with no manifest. */
+  async keys(): Promise<string[]> {
+    return (await readManifest(this.#host, this.#tag))?.members.map((m) => m.key) ?? [];
+  }
+
+  /** Requests cancellation of every active member; returns how many requests were recorded. */
+  async cancel(): Promise<number> {
+    const manifest = await readManifest(this.#host, this.#tag);
+    if (manifest === null) return 0;
+    const records = await readMembers(this.#host, this.#tag);
+    const active = manifest.members.filter((m) => records.get(m.key)?.state === "active");
+    const done = await mapPool(active, SUBMIT_CONCURRENCY, (m) => this.#host.cancel(memberRunId(this.#tag, m.key)));
+    return done.filter(Boolean).length;
+  }
+
+  /** Counts the members by state; `null` for a group with no manifest. */
+  async status(): Promise<GroupStatus | null> {
+    const host = this.#host;
+    const manifest = await readManifest(host, this.#tag);
+    if (manifest === null) return null;
+    const records = await readMembers(host, this.#tag);
+    const c = { total: manifest.members.length, unsubmitted: 0, pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
+    const active: ManifestMember[] = [];
+    for (const m of manifest.members) {
+      const r = records.get(m.key);
+      if (r === undefined) c.unsubmitted++;
+      else if (r.state === "active") active.push(m);
+      else c[r.state]++;
+    }
+    const states = await mapPool(active, SUBMIT_CONCURRENCY, async (m) => (await host.view.status(memberRunId(this.#tag, m.key)))?.state);
+    for (const s of states) {
+      if (s === "pending") c.pending++;
+      else if (s === "terminated") c.running++; // terminated between the two reads: still counted once
+      else c.running++;
+    }
+    return c;
+  }
+
+  /**
+   * Yields each member's result as it terminates: first those terminated
+   * already, then the rest as their terminating settlements commit. Wakes on
+   * the runtime's in-process termination announcements; terminations by
+   * another process are noticed within the poll interval. Ends when every
+   * member of the manifest (as read at the start) terminated; with group
+   * retention, that starts the group's removal window.
+   */
+  async *results(): AsyncGenerator<MemberResult, void, undefined> {
+    const host = this.#host;
+    const manifest = await readManifest(host, this.#tag);
+    if (manifest === null) throw new GroupNotFoundError(this.id);
+    const pending = new Map<string, RunId>(manifest.members.map((m) => [m.key, memberRunId(this.#tag, m.key)]));
+    const woken = new Set<string>();
+    const subs = new Map<string, () => void>();
+    let wake: () => void = () => undefined;
+    const arm = (key: string, runId: RunId): void => {
+      const s = host.events.next(runId);
+      subs.set(key, s.dispose);
+      void s.promise.then(() => {
+        subs.delete(key);
+        woken.add(key);
+        wake();
+      });
+    };
+    // Subscribe before the first read, so a termination in between is not missed.
+    for (const [key, runId] of pending) arm(key, runId);
+    try {
+      let full = true;
+      while (pending.size > 0) {
+        let records: Map<string, GroupMemberRecord | null>;
+        if (full) {
+          records = await readMembers(host, this.#tag);
+        } else {
+          records = new Map();
+          const keys = [...woken].filter((k) => pending.has(k));
+          woken.clear();
+          for (const k of keys) records.set(k, await readMember(host, this.#tag, k));
+        }
+        for (const [key, rec] of records) {
+          const runId = pending.get(key);
+          if (runId === undefined) continue;
+          if (rec === null || rec.state === "active") {
+            if (!subs.has(key)) arm(key, runId);
+            continue;
+          }
+          pending.delete(key);
+          subs.get(key)?.();
+          subs.delete(key);
+          const outcome = await host.view.outcome(runId);
+          yield {
+            key,
+            runId,
+            status: rec.state,
+            ...(rec.error === undefined ? {} : { error: rec.error }),
+            ...(rec.errorKind === undefined ? {} : { errorKind: rec.errorKind }),
+            ...(rec.terminatedAtMs === undefined ? {} : { terminatedAtMs: rec.terminatedAtMs }),
+            ...(outcome === null ? {} : { outcome }),
+          };
+        }
+        if (pending.size === 0) break;
+        if (woken.size > 0) {
+          full = false;
+          continue;
+        }
+        const stop = new AbortController();
+        const woke = new Promise<"wake">((resolve) => (wake = () => resolve("wake")));
+        const polled = host.clock.waitUntil(host.clock.now() + host.pollIntervalMs, stop.signal).then(
+          () => "poll" as const,
+          () => "poll" as const,
+        );
+        full = (await Promise.race([woke, polled])) === "poll";
+        stop.abort();
+        wake = () => undefined;
+      }
+      if (host.retentionMs !== undefined) {
+        const at = host.clock.now() + host.retentionMs;
+        await host.queue.kvPut(groupTerminalMarkers(host.queueName).key(at, this.#tag), utf8(this.id));
+      }
+    } finally {
+      for (const dispose of subs.values()) dispose();
+    }
+  }
+
+  /**
+   * Removes the group: its manifest, member records, and the members' memo
+   * entries and terminal records. Throws `GroupActiveError` while a member
+   * is active. Returns false when the group had no manifest.
+   */
+  forget(): Promise<boolean> {
+    return forgetGroup(this.#host, this.id, false);
+  }
+}

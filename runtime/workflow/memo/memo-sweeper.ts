@@ -1,0 +1,109 @@
+/**
+ * @module Memo retention: removes the memo entries, replay records,
+ * terminal record and marker of every run whose retention marker expired.
+ *
+ * Markers are keyed by expiry time, so a pass reads the expired ones from
+ * the start of the range and stops at the first unexpired marker. The
+ * sweeper remembers the earliest expiry it knows of; a pass before then
+ * reads nothing.
+ *
+ * A sweep must not hold up other work: it clears {@link RUNS_AT_ONCE} runs
+ * at a time (each with bounded concurrent deletes), one pass at a time per
+ * sweeper (a second caller joins the pass in progress), and it stops
+ * between runs when its worker shuts down, so a shutdown waits for at most
+ * the runs being cleared, not for a whole backlog.
+ */
+import { decodeMarkerValue } from "../runs/terminal.js";
+import { terminalRecordKey } from "../records/kv-keys.js";
+import { decodeTerminalRecord } from "../records/records.js";
+import type { RuntimeCore } from "../runtime-core.js";
+import { forEachBounded } from "../bounded.js";
+
+/** Markers read per page. */
+const PAGE = 256;
+/** Runs cleared at once by a pass. */
+export const RUNS_AT_ONCE = 4;
+
+/** One runtime's memo-retention sweeper (see the module comment). */
+export class MemoSweeper {
+  readonly #core: RuntimeCore;
+  /** Earliest expiry of a marker not yet swept; `undefined` when unknown (read the index). */
+  #nextDue: number | undefined;
+  /** The pass in progress, which a concurrent caller joins. */
+  #running: Promise<number> | undefined;
+
+  constructor(core: RuntimeCore) {
+    this.#core = core;
+  }
+
+  /** A terminating commit wrote a marker expiring at `expiresAtMs`. */
+  noteMarker(expiresAtMs: number): void {
+    if (this.#nextDue !== undefined) this.#nextDue = Math.min(this.#nextDue, expiresAtMs);
+  }
+
+  /**
+   * One pass; returns how many runs it swept. When `signal` aborts, the pass
+   * stops after the runs being cleared; the rest waits for the next pass.
+   */
+  sweep(signal?: AbortSignal): Promise<number> {
+    if (this.#running !== undefined) return this.#running;
+    const pass = this.#pass(signal).finally(() => {
+      this.#running = undefined;
+    });
+    this.#running = pass;
+    return pass;
+  }
+
+  async #pass(signal: AbortSignal | undefined): Promise<number> {
+    const core = this.#core;
+    const stopped = (): boolean => signal?.aborted === true;
+    const now = core.clock.now();
+    if (this.#nextDue !== undefined && now < this.#nextDue) return 0;
+    let swept = 0;
+    for (;;) {
+      if (stopped()) return swept;
+      const expired = await core.terminal.markers.scanExpired(core.queue, now, PAGE);
+      await forEachBounded(expired, RUNS_AT_ONCE, async (m) => {
+        if (stopped()) return;
+        const marker = decodeMarkerValue(m.value, m.key);
+        await core.memos.withPrefix(marker.memoPrefix).clearMemosForRun(m.suffix);
+        // The terminal record goes only if it still describes the termination this marker
+        // belongs to: a later run under the same id has its own record.
+        const tk = terminalRecordKey(core.queueName, m.suffix);
+        const t = await core.queue.kvGet(tk);
+        if (t !== null && decodeTerminalRecord(t, tk).token === marker.token) await core.queue.kvCompareAndDelete(tk, t);
+        await core.queue.kvCompareAndDelete(m.key, m.value);
+        swept++;
+      });
+      if (stopped()) return swept;
+      if (expired.length < PAGE) break;
+    }
+    const first = (await core.queue.kvScan(core.terminal.markers.prefix, { limit: 1 })).entries[0];
+    const parsed = first === undefined ? undefined : core.terminal.markers.parse(first.key);
+    this.#nextDue = parsed === undefined ? Number.POSITIVE_INFINITY : parsed.expiresAt;
+    return swept;
+  }
+}
+
+const sweepers = new WeakMap<object, Map<string, MemoSweeper>>();
+
+/**
+ * The sweeper of `core`'s queue and step queue, shared by every runtime
+ * with both, so a marker any of them writes lowers the one "next due" hint.
+ * Each marker names the memo prefix of its run, so one sweeper clears runs
+ * of any prefix (in the runtime's object store).
+ */
+export function memoSweeperFor(core: RuntimeCore): MemoSweeper {
+  let byPrefix = sweepers.get(core.queue);
+  if (byPrefix === undefined) {
+    byPrefix = new Map();
+    sweepers.set(core.queue, byPrefix);
+  }
+  const id = core.queueName;
+  let s = byPrefix.get(id);
+  if (s === undefined) {
+    s = new MemoSweeper(core);
+    byPrefix.set(id, s);
+  }
+  return s;
+}

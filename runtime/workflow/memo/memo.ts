@@ -1,0 +1,211 @@
+/**
+ * @module Durable memo: a retry-safety cache of within-step side effects.
+ *
+ * Entries live in the object store, outside any queue transaction, so a
+ * memo is a cache whose readers tolerate absence by re-executing; the
+ * durable channel between steps is a continuing outcome's payload.
+ */
+import type { ObjectStore } from "../../store/object-store.js";
+import { decodeValue, encodeValue, sha256Hex } from "../records/codec.js";
+import { memoEntryKey, runMemoRoot, runReplayRoot } from "../records/kv-keys.js";
+import { decodeOutcomeRecord, encodeOutcomeRecord, type OutcomeRecord } from "../records/records.js";
+import { RUN_OUTCOME_MEMO_KEY } from "../records/reserved.js";
+import { ReservedKeyError } from "../workflow-errors.js";
+import { forEachBounded } from "../bounded.js";
+
+/** Object deletes in flight at once when a run's memo entries are cleared. */
+export const CLEAR_CONCURRENCY = 16;
+/** Keys listed (and held in memory) at once when a run's memo entries are cleared. */
+export const CLEAR_CHUNK = 1000;
+
+/** Where the run result record of one terminating settlement lives: in the run memo, beside the run's other entries. */
+function outcomeRecordKey(prefix: string, runId: string, token: string): string {
+  return memoEntryKey(prefix, runId, "run", `${RUN_OUTCOME_MEMO_KEY}:${token}`);
+}
+
+/** The memo key {@link Memo.memoizedByContent} derives from an input value. */
+export function contentKeyOf(input: unknown): string {
+  return `content:${sha256Hex(encodeValue(input))}`;
+}
+
+/**
+ * One memo namespace: the entries of one step of a run, or the run-scoped
+ * entries every step of the run shares.
+ *
+ * @example
+ * const draft = await step.memo.memoized("draft", () => callModel(step.payload));
+ */
+export class Memo {
+  readonly #store: ObjectStore;
+  readonly #prefix: string;
+  /** The run this namespace belongs to. */
+  readonly runId: string;
+  /** The step number, or `"run"` for the run-scoped namespace. */
+  readonly scope: number | "run";
+
+  /** Prefer `MemoStore.newMemo` / `MemoStore.runMemo`. */
+  constructor(store: ObjectStore, memoPrefix: string, runId: string, scope: number | "run") {
+    this.#store = store;
+    this.#prefix = memoPrefix;
+    this.runId = runId;
+    this.scope = scope;
+  }
+
+  /** The step number of a per-step memo, `undefined` for the run memo. */
+  get stepNumber(): number | undefined {
+    return this.scope === "run" ? undefined : this.scope;
+  }
+
+  #objectKey(key: string): string {
+    return memoEntryKey(this.#prefix, this.runId, this.scope, key);
+  }
+
+  #checkWritable(key: string): void {
+    if (this.scope === "run" && (key === RUN_OUTCOME_MEMO_KEY || key.startsWith(`${RUN_OUTCOME_MEMO_KEY}:`))) {
+      throw new ReservedKeyError(key, "the run memo keeps the run result record there");
+    }
+  }
+
+  /** The stored bytes under `key`, or `null`. */
+  async get(key: string): Promise<Uint8Array | null> {
+    const found = await this.#store.get(this.#objectKey(key));
+    return found === null ? null : found.body;
+  }
+
+  /** Stores `value` under `key`, overwriting any earlier value. Durable when it resolves. */
+  async put(key: string, value: Uint8Array): Promise<void> {
+    this.#checkWritable(key);
+    await this.#store.put(this.#objectKey(key), value);
+  }
+
+  /**
+   * The value stored under `key`, or else the value of `compute()`, stored
+   * and returned. Values are MessagePack with named fields. An entry that
+   * fails to decode is treated as absent and overwritten; an error from
+   * `compute` propagates and stores nothing.
+   */
+  async memoized<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    this.#checkWritable(key);
+    const stored = await this.get(key);
+    if (stored !== null) {
+      try {
+        return decodeValue(stored) as T;
+      } catch {
+        // A damaged or foreign entry is a cache miss: recompute and overwrite.
+      }
+    }
+    const value = await compute();
+    await this.#store.put(this.#objectKey(key), encodeValue(value));
+    return value;
+  }
+
+  /** The memo key derived from `input`: `content:` + hex SHA-256 of its MessagePack encoding. */
+  contentKey(input: unknown): string {
+    return contentKeyOf(input);
+  }
+
+  /** {@link Memo.memoized} under {@link Memo.contentKey}`(input)`. Include an operation name in `input` when several operations may share inputs. */
+  memoizedByContent<T>(input: unknown, compute: () => Promise<T>): Promise<T> {
+    return this.memoized(contentKeyOf(input), compute);
+  }
+
+  /** {@link Memo.get} under {@link Memo.contentKey}`(input)`. */
+  contentGet(input: unknown): Promise<Uint8Array | null> {
+    return this.get(contentKeyOf(input));
+  }
+
+  /** {@link Memo.put} under {@link Memo.contentKey}`(input)`. */
+  contentPut(input: unknown, value: Uint8Array): Promise<void> {
+    return this.put(contentKeyOf(input), value);
+  }
+}
+
+/**
+ * The memo entries of every run under one prefix. A process without a
+ * runtime builds one at the runtime's memo prefix to read or clear entries.
+ *
+ * @example
+ * const memos = new MemoStore(store, "workflow-steps-memo");
+ * await memos.clearMemosForRun(runId);
+ */
+export class MemoStore {
+  readonly store: ObjectStore;
+  readonly prefix: string;
+
+  constructor(store: ObjectStore, memoPrefix: string) {
+    this.store = store;
+    this.prefix = memoPrefix;
+  }
+
+  /** The memo entries under `memoPrefix` in the same object store (this store when the prefix is its own). */
+  withPrefix(memoPrefix: string): MemoStore {
+    return memoPrefix === this.prefix ? this : new MemoStore(this.store, memoPrefix);
+  }
+
+  /** The per-step memo of `(runId, step)`. */
+  newMemo(runId: string, step: number): Memo {
+    return new Memo(this.store, this.prefix, runId, step);
+  }
+
+  /** The run-scoped memo of `runId`. */
+  runMemo(runId: string): Memo {
+    return new Memo(this.store, this.prefix, runId, "run");
+  }
+
+  /**
+   * Removes every memo entry (both namespaces, the run result record
+   * included) and every replay record of `runId`; returns how many objects
+   * it removed. Deletes run {@link CLEAR_CONCURRENCY} at a time, over
+   * chunks of at most {@link CLEAR_CHUNK} listed keys, so memory stays
+   * bounded however many entries a run has. `signal` stops it between
+   * chunks (what is left is removed by a later call).
+   */
+  async clearMemosForRun(runId: string, signal?: AbortSignal): Promise<number> {
+    let removed = 0;
+    for (const root of [runMemoRoot(this.prefix, runId), runReplayRoot(this.prefix, runId)]) {
+      let startAfter: string | undefined;
+      for (;;) {
+        if (signal?.aborted === true) return removed;
+        // List a chunk, then delete it: listing resumes after the chunk's last key (by key, not
+        // by position), so deleting what was listed cannot make the next listing skip a key.
+        const keys: string[] = [];
+        for await (const o of this.store.list(root, startAfter === undefined ? {} : { startAfter })) {
+          keys.push(o.key);
+          if (keys.length >= CLEAR_CHUNK) break;
+        }
+        await forEachBounded(keys, CLEAR_CONCURRENCY, (k) => this.store.delete(k));
+        removed += keys.length;
+        if (keys.length < CLEAR_CHUNK) break;
+        startAfter = keys[keys.length - 1];
+      }
+    }
+    return removed;
+  }
+
+  /**
+   * The run result record written for the terminating settlement `token`,
+   * or `null` when none was written (or it is unreadable).
+   */
+  async readOutcomeRecord(runId: string, token: string): Promise<OutcomeRecord | null> {
+    const key = outcomeRecordKey(this.prefix, runId, token);
+    const found = await this.store.get(key);
+    if (found === null) return null;
+    try {
+      return decodeOutcomeRecord(found.body, key);
+    } catch {
+      // Readers of the memo tolerate absence; a damaged record reads as none.
+      return null;
+    }
+  }
+
+  /**
+   * Writes the run result record; the worker does this before a
+   * terminating settlement. Each settlement attempt writes under its own
+   * token, so a stale delivery whose settlement is later refused (its lease
+   * expired and another delivery terminated the run) cannot overwrite the
+   * record of the settlement that committed.
+   */
+  async writeOutcomeRecord(runId: string, record: OutcomeRecord): Promise<void> {
+    await this.store.put(outcomeRecordKey(this.prefix, runId, record.token), encodeOutcomeRecord(record));
+  }
+}

@@ -1,0 +1,281 @@
+/**
+ * @module The runtime's durable records and their codecs.
+ *
+ * Every record is a MessagePack map with named fields. Decoders check the
+ * shape and throw `StoreCorruptedError` naming the key, so a damaged record
+ * is reported, never half-read.
+ */
+import { StoreCorruptedError } from "../../errors.js";
+import { decodeValue, encodeValue } from "./codec.js";
+import type { RunErrorKind, RunOutcome, TerminalStatus, Termination } from "../runs/run-types.js";
+import type { RunId } from "../runs/run-id.js";
+import type { StepOutcome } from "../steps/step-outcome.js";
+
+/** `workflow/runs/{runId}`: an active run. Deleted by the terminating settlement. */
+export interface RunRecord {
+  runId: string;
+  submittedAtMs: number;
+  /** Hex SHA-256 of step 0's input, for the duplicate-with-different-input check. */
+  inputSha256: string;
+  /** Identifies this submission of the run id (step 0's job id): records of an earlier run under the same id never match it. */
+  incarnation: string;
+  headers: Record<string, string>;
+  priority?: number;
+  maxAttempts?: number;
+  /** Set by `WorkflowRuntime.cancel`; the worker settles the run as cancelled. */
+  cancelRequested?: boolean;
+  /** The run group and member key this run was submitted as, if any. */
+  group?: GroupRef;
+  /**
+   * The memo prefix of the runtime that submitted the run: every runtime of
+   * the step queue keeps the run's memo entries, replay records and result
+   * record there, so they stay together whichever runtime works a step.
+   * Absent in records written before it existed (the runtime's own prefix).
+   */
+  memoPrefix?: string;
+}
+
+/** A run's place in a run group. */
+export interface GroupRef {
+  id: string;
+  key: string;
+}
+
+/**
+ * `workflow/groups/{groupId}/{key}`: one member of a run group, written with
+ * the member's submission and rewritten by the settlement that terminates it.
+ */
+export interface GroupMemberRecord {
+  key: string;
+  runId: string;
+  /** The submission it describes (the run record's incarnation). */
+  incarnation: string;
+  state: "active" | TerminalStatus;
+  error?: string;
+  errorKind?: RunErrorKind;
+  terminatedAtMs?: number;
+}
+
+export function encodeGroupMember(r: GroupMemberRecord): Uint8Array {
+  return encodeValue(compact(r));
+}
+
+export function decodeGroupMember(bytes: Uint8Array, key: string): GroupMemberRecord {
+  return decodeChecked<GroupMemberRecord>(bytes, key, "group member record", (v) => {
+    if (!isStr(v.key) || !isStr(v.runId) || !isStr(v.incarnation)) return "lacks its key, run or incarnation";
+    if (v.state !== "active" && !(isStr(v.state) && TERMINAL_STATUSES.includes(v.state))) return "has an unknown state";
+    return optional(v.error, isStr) && optional(v.terminatedAtMs, isNum) ? undefined : "has a malformed termination";
+  });
+}
+
+/** `workflow/steps/{runId}`: which queue job is the run's current step. */
+export interface StepPointer {
+  step: number;
+  jobId: string;
+  /** The correlation key the step waits on, when it was continued on a signal. */
+  signalWait?: string;
+}
+
+/** `workflow/outcomes/{runId}`: a terminated run. */
+export interface TerminalRecord extends Termination {
+  incarnation: string;
+  /** Identifies the terminating settlement; the run result record carries the same token. */
+  token: string;
+  /** Where the run's memo entries and result record live (the run record's `memoPrefix`). */
+  memoPrefix?: string;
+}
+
+/** The run result record, in the run memo under `workflow.outcome`. */
+export interface OutcomeRecord {
+  token: string;
+  outcome: RunOutcome;
+}
+
+/** Staged caller KV effects, as replay records store them. */
+export interface StagedKv {
+  puts: Array<[string, Uint8Array]>;
+  deletes: string[];
+}
+
+/** `{memoPrefix}/step-outputs/...`: an outcome stored before its settlement, replayed on redelivery. */
+export interface ReplayRecord {
+  storedAtMs: number;
+  outcome: StepOutcome;
+  effects: StagedKv;
+}
+
+type Check = (v: Record<string, unknown>) => string | undefined;
+
+/** @internal Decodes the record `what` at `key` as a MessagePack map; anything else is a `StoreCorruptedError`. */
+export function decodeMap(bytes: Uint8Array, key: string, what: string): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = decodeValue(bytes);
+  } catch (e) {
+    throw new StoreCorruptedError(key, `${what} is not MessagePack: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v)) throw new StoreCorruptedError(key, `${what} is not a map`);
+  return v as Record<string, unknown>;
+}
+
+function decodeChecked<T>(bytes: Uint8Array, key: string, what: string, check: Check): T {
+  const v = decodeMap(bytes, key, what);
+  const problem = check(v);
+  if (problem !== undefined) throw new StoreCorruptedError(key, `${what} ${problem}`);
+  return v as T;
+}
+
+const isStr = (x: unknown): x is string => typeof x === "string";
+const isNum = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
+const isBytes = (x: unknown): x is Uint8Array => x instanceof Uint8Array;
+const isStrMap = (x: unknown): boolean =>
+  x !== null && typeof x === "object" && !Array.isArray(x) && Object.values(x as object).every(isStr);
+const optional = (x: unknown, pred: (x: unknown) => boolean): boolean => x === undefined || x === null || pred(x);
+
+const TERMINAL_STATUSES: readonly string[] = ["succeeded", "failed", "cancelled"] satisfies TerminalStatus[];
+const ERROR_KINDS: readonly string[] = ["runner", "transient", "permanent", "cancelled", "dead_lettered"] satisfies RunErrorKind[];
+
+/** Drops `undefined` fields so an encoded record omits them. */
+function compact<T extends object>(o: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out as T;
+}
+
+export function encodeRunRecord(r: RunRecord): Uint8Array {
+  return encodeValue(compact(r));
+}
+
+export function decodeRunRecord(bytes: Uint8Array, key: string): RunRecord {
+  return decodeChecked<RunRecord>(bytes, key, "run record", (v) => {
+    if (!isStr(v.runId) || !isNum(v.submittedAtMs) || !isStr(v.inputSha256) || !isStr(v.incarnation)) return "lacks its identity fields";
+    if (!isStrMap(v.headers)) return "has malformed headers";
+    if (!optional(v.priority, isNum) || !optional(v.maxAttempts, isNum)) return "has malformed step options";
+    if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
+    if (!optional(v.group, (g) => g !== null && typeof g === "object" && isStr((g as GroupRef).id) && isStr((g as GroupRef).key))) return "has a malformed group";
+    return undefined;
+  });
+}
+
+export function encodeStepPointer(p: StepPointer): Uint8Array {
+  return encodeValue(compact(p));
+}
+
+export function decodeStepPointer(bytes: Uint8Array, key: string): StepPointer {
+  return decodeChecked<StepPointer>(bytes, key, "step pointer", (v) =>
+    isNum(v.step) && isStr(v.jobId) && optional(v.signalWait, isStr) ? undefined : "lacks its step or job id",
+  );
+}
+
+function terminationProblem(v: Record<string, unknown>): string | undefined {
+  if (!isStr(v.runId) || !isStr(v.status) || !TERMINAL_STATUSES.includes(v.status)) return "has no valid status";
+  if (!isNum(v.finalStep)) return "has no final step";
+  if (!optional(v.error, isStr)) return "has a malformed error";
+  if (!optional(v.errorKind, (k) => isStr(k) && ERROR_KINDS.includes(k))) return "has an unknown error kind";
+  return undefined;
+}
+
+export function encodeTerminalRecord(r: TerminalRecord): Uint8Array {
+  return encodeValue(compact(r));
+}
+
+export function decodeTerminalRecord(bytes: Uint8Array, key: string): TerminalRecord {
+  return decodeChecked<TerminalRecord>(bytes, key, "terminal record", (v) => {
+    const p = terminationProblem(v);
+    if (p !== undefined) return p;
+    if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
+    return isNum(v.terminatedAtMs) && isStr(v.incarnation) && isStr(v.token) ? undefined : "lacks its time or token";
+  });
+}
+
+/** The {@link Termination} part of a terminal record, without its bookkeeping fields. */
+export function terminationOf(r: TerminalRecord): Termination {
+  return compact({
+    runId: r.runId as RunId,
+    status: r.status,
+    error: r.error ?? undefined,
+    errorKind: r.errorKind ?? undefined,
+    finalStep: r.finalStep,
+    terminatedAtMs: r.terminatedAtMs,
+  });
+}
+
+export function encodeRunOutcome(o: RunOutcome): Uint8Array {
+  return encodeValue(compact({ ...o }));
+}
+
+export function decodeRunOutcome(bytes: Uint8Array, key: string): RunOutcome {
+  return decodeChecked<RunOutcome>(bytes, key, "run outcome", (v) => {
+    const p = terminationProblem(v);
+    if (p !== undefined) return p;
+    if (!optional(v.result, isBytes)) return "has a malformed result";
+    return isStrMap(v.headers) ? undefined : "has malformed headers";
+  });
+}
+
+export function encodeOutcomeRecord(r: OutcomeRecord): Uint8Array {
+  return encodeValue({ token: r.token, outcome: compact({ ...r.outcome }) });
+}
+
+export function decodeOutcomeRecord(bytes: Uint8Array, key: string): OutcomeRecord {
+  const r = decodeChecked<{ token: string; outcome: unknown }>(bytes, key, "run result record", (v) =>
+    isStr(v.token) && v.outcome !== null && typeof v.outcome === "object" ? undefined : "lacks its token or outcome",
+  );
+  return { token: r.token, outcome: decodeRunOutcome(encodeValue(r.outcome), key) };
+}
+
+function stepOutcomeProblem(o: unknown): string | undefined {
+  if (o === null || typeof o !== "object") return "has no outcome";
+  const v = o as Record<string, unknown>;
+  switch (v.kind) {
+    case "succeed":
+      return isBytes(v.result) ? undefined : "has a succeed outcome without a result";
+    case "fail":
+    case "cancel":
+      return isStr(v.reason) ? undefined : `has a ${v.kind} outcome without a reason`;
+    case "continue": {
+      if (!isBytes(v.payload)) return "has a continue outcome without a payload";
+      const w = v.when as Record<string, unknown> | null;
+      if (w === null || typeof w !== "object") return "has a continue outcome without a trigger";
+      if (w.kind === "immediate") return undefined;
+      if (w.kind === "after") return isNum(w.delayMs) ? undefined : "has an after trigger without a delay";
+      if (w.kind === "onSignal") return isStr(w.correlationKey) && isNum(w.timeoutMs) ? undefined : "has a malformed signal trigger";
+      return "has an unknown trigger";
+    }
+    default:
+      return "has an unknown outcome kind";
+  }
+}
+
+export function encodeReplayRecord(r: ReplayRecord): Uint8Array {
+  return encodeValue(r);
+}
+
+export function decodeReplayRecord(bytes: Uint8Array, key: string): ReplayRecord {
+  return decodeChecked<ReplayRecord>(bytes, key, "replay record", (v) => {
+    if (!isNum(v.storedAtMs)) return "has no store time";
+    const p = stepOutcomeProblem(v.outcome);
+    if (p !== undefined) return p;
+    const e = v.effects as Record<string, unknown> | null;
+    if (e === null || typeof e !== "object" || !Array.isArray(e.puts) || !Array.isArray(e.deletes)) return "has malformed effects";
+    const putsOk = e.puts.every((p) => Array.isArray(p) && p.length === 2 && isStr(p[0]) && isBytes(p[1]));
+    return putsOk && e.deletes.every(isStr) ? undefined : "has malformed effects";
+  });
+}
+
+/** `workflow/signal-wait/{key}`: which scheduled step waits on a correlation key. */
+export interface SignalWaitRecord {
+  jobId: string;
+  runId: string;
+  step: number;
+}
+
+export function encodeSignalWait(r: SignalWaitRecord): Uint8Array {
+  return encodeValue(r);
+}
+
+export function decodeSignalWait(bytes: Uint8Array, key: string): SignalWaitRecord {
+  return decodeChecked<SignalWaitRecord>(bytes, key, "signal wait record", (v) =>
+    isStr(v.jobId) && isStr(v.runId) && isNum(v.step) ? undefined : "lacks its job, run or step",
+  );
+}

@@ -1,0 +1,102 @@
+/**
+ * @module The shapes a caller observes of a run: its outcome, status and end.
+ */
+import type { SettlementEffects } from "../../queue/effects.js";
+import type { RunId } from "./run-id.js";
+
+/** How a run ended. */
+export type TerminalStatus = "succeeded" | "failed" | "cancelled";
+
+/**
+ * Why a run that did not succeed ended:
+ * - `runner`: the runner returned `fail` or `cancel` (its reason is the error);
+ * - `transient`: a transient step error exhausted the step's attempts;
+ * - `permanent`: a permanent step error dead-lettered the step;
+ * - `cancelled`: `WorkflowRuntime.cancel` cancelled it from outside;
+ * - `dead_lettered`: the queue dead-lettered its step outside the worker
+ *   (lease expiry past the attempt limit, recovery on open).
+ */
+export type RunErrorKind = "runner" | "transient" | "permanent" | "cancelled" | "dead_lettered";
+
+/** The state of a run that has not terminated. */
+export type ActiveRunState = "pending" | "running" | "cancelling";
+/** Every state {@link RunStatus} reports. */
+export type RunState = ActiveRunState | "terminated";
+
+/** A run's termination, read from its durable terminal record. */
+export interface Termination {
+  readonly runId: RunId;
+  readonly status: TerminalStatus;
+  /** The runner's reason or the step error's text; absent on success and on an external cancel. */
+  readonly error?: string;
+  readonly errorKind?: RunErrorKind;
+  /** The step that terminated the run. */
+  readonly finalStep: number;
+  /** When the terminating settlement committed, by the runtime's clock. */
+  readonly terminatedAtMs: number;
+}
+
+/**
+ * A run's status. `step` is the current step of an active run and the final
+ * step of a terminated one.
+ */
+export type RunStatus =
+  | { readonly runId: RunId; readonly state: ActiveRunState; readonly step: number }
+  | (Termination & { readonly state: "terminated"; readonly step: number });
+
+/**
+ * The committed outcome of a terminated run, as the terminal hook and
+ * `WorkflowRuntime.outcome` see it.
+ */
+export interface RunOutcome {
+  readonly runId: RunId;
+  readonly status: TerminalStatus;
+  /** The runner's result on success. */
+  readonly result?: Uint8Array;
+  readonly error?: string;
+  readonly errorKind?: RunErrorKind;
+  /** The submitter's headers (the reserved `workflow.*` ones excluded). */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly finalStep: number;
+}
+
+/** What `WorkflowRuntime.wait` reports: the termination and, when a worker recorded one, the outcome. */
+export interface RunEnd {
+  readonly termination: Termination;
+  readonly outcome: RunOutcome | null;
+}
+
+/** Options shared by every step of a run. */
+export interface RunOptions {
+  /** Threaded through every step and reported on `RunOutcome.headers`; `workflow.*` is reserved. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Queue priority of every step (lower is claimed first). Default: the queue's. */
+  readonly priority?: number;
+  /** Attempt limit of every step. Default: the queue's. */
+  readonly maxAttemptsPerStep?: number;
+  /** Epoch ms before which the first step is not claimable. */
+  readonly runAt?: number;
+}
+
+/** A submission. */
+export interface RunSpec {
+  /** The payload of step 0. */
+  readonly input: Uint8Array;
+  /** The run id; a ULID when absent. */
+  readonly runId?: RunId | string;
+  readonly options?: RunOptions;
+  /** Caller KV writes and enqueues applied atomically with the step-0 enqueue; dropped on a duplicate. */
+  readonly effects?: SettlementEffects;
+}
+
+/** What `submit` reports. */
+export interface SubmitOutcome {
+  readonly runId: RunId;
+  /** The queue job that currently represents the run. */
+  readonly jobId: string;
+  /** False when the submission was a duplicate of an active run with the same input. */
+  readonly newlySubmitted: boolean;
+}
+
+/** What `signal` did with a payload. */
+export type SignalOutcome = "delivered" | "buffered";

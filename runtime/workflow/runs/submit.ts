@@ -1,0 +1,110 @@
+/**
+ * @module Submitting a run: step 0 and the durable run record in one commit.
+ */
+import { SettlementEffects } from "../../queue/effects.js";
+import type { EnqueueOptions } from "../../queue/types.js";
+import { markEffects, type AppliedMark } from "../records/applied-mark.js";
+import { sha256Hex } from "../records/codec.js";
+import { groupMemberKey, runKey, stepDedupKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
+import { decodeRunRecord, decodeStepPointer, encodeGroupMember, encodeRunRecord, encodeStepPointer, type GroupRef, type RunRecord } from "../records/records.js";
+import { HEADER_RUN_ID, HEADER_STEP, RESERVED_HEADER_PREFIX, RESERVED_KV_PREFIX } from "../records/reserved.js";
+import { RunId } from "./run-id.js";
+import type { RunOptions, RunSpec, SubmitOutcome } from "./run-types.js";
+import type { RuntimeCore } from "../runtime-core.js";
+import { InputMismatchError, ReservedHeaderError, ReservedKeyError } from "../workflow-errors.js";
+import { ValidationError } from "../../errors.js";
+
+/** Checks user headers: string values, no reserved prefix. */
+export function checkUserHeaders(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers ?? {})) {
+    if (k.startsWith(RESERVED_HEADER_PREFIX)) throw new ReservedHeaderError(k);
+    if (typeof v !== "string") throw new ValidationError(`header "${k}" must have a string value, got ${typeof v}`);
+    out[k] = v;
+  }
+  return out;
+}
+
+/** The submitter's headers of a step job: every header except the reserved ones. */
+export function userHeadersOf(jobHeaders: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(jobHeaders)) if (!k.startsWith(RESERVED_HEADER_PREFIX)) out[k] = v;
+  return out;
+}
+
+/** Checks the step options a submission sets, naming them as `RunOptions` does (also in a client, before writing). */
+export function checkRunOptions(o: RunOptions): void {
+  if (o.maxAttemptsPerStep !== undefined && (!Number.isInteger(o.maxAttemptsPerStep) || o.maxAttemptsPerStep < 1)) {
+    throw new ValidationError(`RunOptions.maxAttemptsPerStep must be an integer >= 1, got ${o.maxAttemptsPerStep}`);
+  }
+  if (o.runAt !== undefined && (typeof o.runAt !== "number" || !Number.isFinite(o.runAt) || o.runAt < 0)) {
+    throw new ValidationError(`RunOptions.runAt must be epoch milliseconds >= 0, got ${o.runAt}`);
+  }
+}
+
+export function checkEffects(effects: SettlementEffects | undefined): void {
+  for (const op of effects?.kvOps ?? []) {
+    if (op.key.startsWith(RESERVED_KV_PREFIX)) throw new ReservedKeyError(op.key, `the "${RESERVED_KV_PREFIX}" KV prefix belongs to the workflow runtime`);
+  }
+}
+
+/**
+ * Submits a run. Idempotent on `(runId, input)`: the durable run record
+ * (written with the step-0 enqueue) catches duplicates across restarts,
+ * after step 0 was claimed and its dedup key released. `mark` commits
+ * with a new submission (see `applied-mark`).
+ */
+export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupRef, mark?: AppliedMark<SubmitOutcome>): Promise<SubmitOutcome> {
+  if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
+    throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
+  }
+  const runId = spec.runId === undefined ? RunId.generate(core.clock.now()) : RunId.parse(spec.runId);
+  const options: RunOptions = spec.options ?? {};
+  const headers = checkUserHeaders(options.headers);
+  checkRunOptions(options);
+  checkEffects(spec.effects);
+  const inputSha256 = sha256Hex(spec.input);
+
+  return core.submitLock.run(runId, async () => {
+    const existing = await core.queue.kvGet(runKey(core.queueName, runId));
+    if (existing !== null) {
+      const record = decodeRunRecord(existing, runKey(core.queueName, runId));
+      if (record.inputSha256 !== inputSha256) throw new InputMismatchError(runId);
+      const pointer = await core.queue.kvGet(stepPointerKey(core.queueName, runId));
+      const jobId = pointer === null ? record.incarnation : decodeStepPointer(pointer, stepPointerKey(core.queueName, runId)).jobId;
+      return { runId, jobId, newlySubmitted: false };
+    }
+    const jobId = core.queue.nextJobId();
+    const record: RunRecord = {
+      runId,
+      submittedAtMs: core.clock.now(),
+      inputSha256,
+      incarnation: jobId,
+      headers,
+      memoPrefix: core.memos.prefix,
+      ...(options.priority === undefined ? {} : { priority: options.priority }),
+      ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttempts: options.maxAttemptsPerStep }),
+      ...(group === undefined ? {} : { group: { id: group.id, key: group.key } }),
+    };
+    const effects = new SettlementEffects();
+    if (spec.effects !== undefined) effects.merge(spec.effects);
+    effects.kvPut(runKey(core.queueName, runId), encodeRunRecord(record));
+    effects.kvPut(stepPointerKey(core.queueName, runId), encodeStepPointer({ step: 0, jobId }));
+    // A terminal record of an earlier run under this id no longer describes the run.
+    effects.kvDelete(terminalRecordKey(core.queueName, runId));
+    if (mark !== undefined) markEffects(mark, { runId, jobId, newlySubmitted: true }, effects);
+    if (group !== undefined) {
+      effects.kvPut(groupMemberKey(core.queueName, group.id, group.key), encodeGroupMember({ key: group.key, runId, incarnation: jobId, state: "active" }));
+    }
+    const opts: EnqueueOptions = {
+      jobId,
+      dedupKey: stepDedupKey(runId, 0),
+      headers: { ...headers, [HEADER_RUN_ID]: runId, [HEADER_STEP]: "0" },
+      ...(options.priority === undefined ? {} : { priority: options.priority }),
+      ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttempts: options.maxAttemptsPerStep }),
+      ...(options.runAt === undefined ? {} : { runAt: options.runAt }),
+    };
+    const { outcome } = await core.queue.enqueueWithEffects(core.queueName, spec.input, opts, effects);
+    return { runId, jobId: outcome.jobId, newlySubmitted: outcome.newlyEnqueued };
+  });
+}

@@ -1,0 +1,163 @@
+/**
+ * @module What every terminating settlement writes, whichever path
+ * terminates the run (a worker's ack or dead-letter, an exhausted nack, an
+ * external cancel's removal, dead-step reconciliation).
+ *
+ * Pure: builds the effects; the caller commits them with its settlement.
+ */
+import { SettlementEffects } from "../../queue/effects.js";
+import { ExpiryIndex } from "../../queue/expiry-index.js";
+import {
+  groupMemberKey,
+  runKey,
+  signalDeliveredKey,
+  signalTimedOutKey,
+  signalWaitKey,
+  stepPointerKey,
+  terminalDedupKey,
+  terminalRecordKey,
+  terminalMarkersPrefix,
+} from "../records/kv-keys.js";
+import { encodeGroupMember, encodeRunOutcome, encodeTerminalRecord, type GroupRef, type TerminalRecord } from "../records/records.js";
+import { HEADER_RUN_ID, HEADER_TERMINAL } from "../records/reserved.js";
+import type { RunId } from "./run-id.js";
+import type { RunErrorKind, RunOutcome, TerminalStatus } from "./run-types.js";
+import { hookObserves, type TerminalHook } from "../terminal-hook/terminal-hook.js";
+import { decodeValue, encodeValue } from "../records/codec.js";
+import { StoreCorruptedError } from "../../errors.js";
+
+/** Settings the terminal effects depend on. */
+export interface TerminalSettings {
+  queueName: string;
+  hook: TerminalHook;
+  /** Memo retention window; a marker is written only when set. */
+  memoRetentionMs: number | undefined;
+  /** Where retention markers go (see `terminalMarkersFor`). */
+  markers: ExpiryIndex;
+}
+
+/** One termination of a run. */
+export interface TerminationInput {
+  runId: RunId;
+  incarnation: string;
+  status: TerminalStatus;
+  error?: string | undefined;
+  errorKind?: RunErrorKind | undefined;
+  result?: Uint8Array | undefined;
+  finalStep: number;
+  headers: Readonly<Record<string, string>>;
+  /** Identifies the terminating settlement (see `TerminalRecord.token`). */
+  token: string;
+  /** Where the run's memo entries live (the run record's `memoPrefix`). */
+  memoPrefix: string;
+  nowMs: number;
+  priority?: number | undefined;
+  maxAttempts?: number | undefined;
+  /** A signal wait index entry the run holds, to release. */
+  signalWait?: string | undefined;
+  /** The run group member this run is, whose record the termination rewrites. */
+  group?: GroupRef | undefined;
+}
+
+/**
+ * Retention markers of the runs of step queue `queueName`: an expiry index
+ * whose entries are suffixed with the run id and hold a {@link MarkerValue},
+ * so any runtime of the step queue sweeps any of its runs, wherever their
+ * memo entries live.
+ */
+export function terminalMarkersFor(queueName: string): ExpiryIndex {
+  return new ExpiryIndex(terminalMarkersPrefix(queueName));
+}
+
+/** What a retention marker holds: the termination it belongs to and where the run's memo entries live. */
+export interface MarkerValue {
+  token: string;
+  memoPrefix: string;
+}
+
+export function encodeMarkerValue(v: MarkerValue): Uint8Array {
+  return encodeValue({ token: v.token, memoPrefix: v.memoPrefix });
+}
+
+/** The marker's value; `StoreCorruptedError` naming `key` when it is not one. */
+export function decodeMarkerValue(bytes: Uint8Array, key: string): MarkerValue {
+  let v: unknown;
+  try {
+    v = decodeValue(bytes);
+  } catch {
+    v = undefined;
+  }
+  const m = v as Partial<MarkerValue> | undefined;
+  if (m === undefined || m === null || typeof m.token !== "string" || typeof m.memoPrefix !== "string") {
+    throw new StoreCorruptedError(key, "retention marker lacks its token or memo prefix");
+  }
+  return { token: m.token, memoPrefix: m.memoPrefix };
+}
+
+/** The outcome the hook and `WorkflowRuntime.outcome` see for a termination. */
+export function runOutcomeOf(t: TerminationInput): RunOutcome {
+  const o: { -readonly [K in keyof RunOutcome]: RunOutcome[K] } = {
+    runId: t.runId,
+    status: t.status,
+    headers: { ...t.headers },
+    finalStep: t.finalStep,
+  };
+  if (t.result !== undefined) o.result = t.result;
+  if (t.error !== undefined) o.error = t.error;
+  if (t.errorKind !== undefined) o.errorKind = t.errorKind;
+  return o;
+}
+
+/**
+ * Adds to `into` everything a termination commits: the run record and
+ * step pointer removed, the terminal record written, signal bookkeeping
+ * released, the retention marker (when retention is on) and the
+ * notification job (when the hook observes the outcome).
+ */
+export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, into: SettlementEffects = new SettlementEffects()): SettlementEffects {
+  const outcome = runOutcomeOf(t);
+  into.kvDelete(runKey(s.queueName, t.runId));
+  into.kvDelete(stepPointerKey(s.queueName, t.runId));
+  into.kvDelete(signalDeliveredKey(s.queueName, t.runId, t.finalStep));
+  into.kvDelete(signalTimedOutKey(s.queueName, t.runId, t.finalStep));
+  if (t.signalWait !== undefined) into.kvDelete(signalWaitKey(s.queueName, t.signalWait));
+  const record: TerminalRecord = {
+    runId: t.runId,
+    status: t.status,
+    finalStep: t.finalStep,
+    terminatedAtMs: t.nowMs,
+    incarnation: t.incarnation,
+    token: t.token,
+    memoPrefix: t.memoPrefix,
+    ...(t.error === undefined ? {} : { error: t.error }),
+    ...(t.errorKind === undefined ? {} : { errorKind: t.errorKind }),
+  };
+  into.kvPut(terminalRecordKey(s.queueName, t.runId), encodeTerminalRecord(record));
+  if (t.group !== undefined) {
+    into.kvPut(
+      groupMemberKey(s.queueName, t.group.id, t.group.key),
+      encodeGroupMember({
+        key: t.group.key,
+        runId: t.runId,
+        incarnation: t.incarnation,
+        state: t.status,
+        terminatedAtMs: t.nowMs,
+        ...(t.error === undefined ? {} : { error: t.error }),
+        ...(t.errorKind === undefined ? {} : { errorKind: t.errorKind }),
+      }),
+    );
+  }
+  if (s.memoRetentionMs !== undefined) {
+    s.markers.add(into, t.nowMs + s.memoRetentionMs, t.runId, encodeMarkerValue({ token: t.token, memoPrefix: t.memoPrefix }));
+  }
+  if (hookObserves(s.hook, outcome)) {
+    const opts: { dedupKey: string; headers: Record<string, string>; priority?: number; maxAttempts?: number } = {
+      dedupKey: terminalDedupKey(t.runId, t.token),
+      headers: { [HEADER_RUN_ID]: t.runId, [HEADER_TERMINAL]: "1" },
+    };
+    if (t.priority !== undefined) opts.priority = t.priority;
+    if (t.maxAttempts !== undefined) opts.maxAttempts = t.maxAttempts;
+    into.enqueue(s.queueName, encodeRunOutcome(outcome), opts);
+  }
+  return into;
+}

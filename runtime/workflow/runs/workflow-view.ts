@@ -1,0 +1,132 @@
+/**
+ * @module Read-only queries over a runtime's durable records: status and
+ * outcome of a run, answered the same after a restart and from any process.
+ */
+import type { JobInfo } from "../../queue/types.js";
+import { runKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
+import type { MemoStore } from "../memo/memo.js";
+import { decodeRunRecord, decodeStepPointer, decodeTerminalRecord, terminationOf, type RunRecord, type StepPointer, type TerminalRecord } from "../records/records.js";
+import { RunId } from "./run-id.js";
+import type { RunOutcome, RunStatus } from "./run-types.js";
+import { validateQueueName } from "../../queue/names.js";
+
+/** The builder's default step queue name. */
+export const DEFAULT_STEP_QUEUE = "workflow-steps";
+
+/** The reads a view needs: `Queue.view()` and `QueueReader` provide them. */
+export interface WorkflowReadSource {
+  kvGet(key: string): Promise<Uint8Array | null>;
+  job(jobId: string): Promise<JobInfo | null>;
+  /**
+   * For a source that reads commits before they are durable (a live
+   * queue): resolves once everything read so far is durable. A source
+   * that reads only durable state (a `QueueReader`) leaves it out.
+   */
+  durable?(): Promise<void>;
+}
+
+/** A run as its records describe it at one moment. */
+export type RunRecords =
+  | { kind: "active"; run: RunRecord; pointer: StepPointer; runBytes: Uint8Array }
+  | { kind: "terminated"; terminal: TerminalRecord }
+  | { kind: "unknown" };
+
+/**
+ * Status and outcome queries over the queue's KV namespace and the memo
+ * store. A process without a runtime builds one from a queue reader, a
+ * `MemoStore` at the runtime's memo prefix and the runtime's step queue
+ * name (runs are scoped by it; default `"workflow-steps"`).
+ *
+ * @example
+ * const view = new WorkflowView(queue.view(), new MemoStore(store, "workflow-steps-memo"), "workflow-steps");
+ * const status = await view.status(RunId.parse("order-1"));
+ */
+export class WorkflowView {
+  readonly #src: WorkflowReadSource;
+  readonly #memos: MemoStore;
+  readonly #queueName: string;
+
+  constructor(source: WorkflowReadSource, memos: MemoStore, queueName: string = DEFAULT_STEP_QUEUE) {
+    validateQueueName(queueName);
+    this.#src = source;
+    this.#memos = memos;
+    this.#queueName = queueName;
+  }
+
+  /** The step queue whose runs this view reads. */
+  get queueName(): string {
+    return this.#queueName;
+  }
+
+  /** @internal The run's records, read consistently (retried across a concurrent step transition). */
+  async records(runId: string): Promise<RunRecords> {
+    for (let i = 0; i < 8; i++) {
+      const runBytes = await this.#src.kvGet(runKey(this.#queueName, runId));
+      if (runBytes !== null) {
+        const ptr = await this.#src.kvGet(stepPointerKey(this.#queueName, runId));
+        // The pointer is written and removed with the record; absent means the run terminated in between.
+        if (ptr === null) continue;
+        return {
+          kind: "active",
+          run: decodeRunRecord(runBytes, runKey(this.#queueName, runId)),
+          pointer: decodeStepPointer(ptr, stepPointerKey(this.#queueName, runId)),
+          runBytes,
+        };
+      }
+      const t = await this.#src.kvGet(terminalRecordKey(this.#queueName, runId));
+      if (t !== null) return { kind: "terminated", terminal: decodeTerminalRecord(t, terminalRecordKey(this.#queueName, runId)) };
+      // A submission may be committing between the two reads; re-read once more before answering.
+      if ((await this.#src.kvGet(runKey(this.#queueName, runId))) === null) return { kind: "unknown" };
+    }
+    return { kind: "unknown" };
+  }
+
+  /**
+   * The run's status: pending, running or cancelling with its current step,
+   * terminated with its termination, or `null` when the run is unknown
+   * (never submitted, or swept).
+   */
+  async status(runId: RunId | string): Promise<RunStatus | null> {
+    const id = RunId.parse(runId);
+    const r = await this.records(id);
+    let status: RunStatus | null;
+    if (r.kind === "unknown") status = null;
+    else if (r.kind === "terminated") status = { ...terminationOf(r.terminal), state: "terminated", step: r.terminal.finalStep };
+    else if (r.run.cancelRequested === true) status = { runId: id, state: "cancelling", step: r.pointer.step };
+    else {
+      const job = await this.#src.job(r.pointer.jobId);
+      status = { runId: id, state: job?.state === "pending" || job?.state === "scheduled" ? "pending" : "running", step: r.pointer.step };
+    }
+    await this.durable();
+    return status;
+  }
+
+  /**
+   * @internal Resolves once everything this view read so far is durable, so
+   * an answer never reports a commit (a termination, say) that a crash
+   * could still undo. Free when no commit is in flight.
+   */
+  async durable(): Promise<void> {
+    await this.#src.durable?.();
+  }
+
+  /**
+   * The committed outcome of a terminated run, from the run result record a
+   * worker wrote before the terminating settlement; `null` while the run is
+   * active, when it is unknown, or when it terminated without a worker (a
+   * cancel of a pending step, a step dead-lettered outside the worker).
+   */
+  async outcome(runId: RunId | string): Promise<RunOutcome | null> {
+    const id = RunId.parse(runId);
+    const r = await this.records(id);
+    await this.durable();
+    if (r.kind !== "terminated") return null;
+    return this.outcomeOf(r.terminal);
+  }
+
+  /** @internal The run result record that belongs to `terminal`, if one was written. */
+  async outcomeOf(terminal: TerminalRecord): Promise<RunOutcome | null> {
+    const rec = await this.#memos.withPrefix(terminal.memoPrefix ?? this.#memos.prefix).readOutcomeRecord(terminal.runId, terminal.token);
+    return rec !== null && rec.token === terminal.token ? rec.outcome : null;
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * @module Durable signals: a step continued on a signal is a scheduled job
+ * woken early by `signal`, or by its timeout.
+ *
+ * KV bookkeeping: `signal-wait/{key}` names the scheduled waiter,
+ * `signal-buf/{key}` holds one buffered payload (a later signal replaces
+ * it), `signal-delivered/{run}/{step}` holds a payload consumed on a step's
+ * behalf so every redelivery of the step observes the same value, and
+ * `signal-timed-out/{run}/{step}` records that a delivery resolved the wait
+ * as timed out, so a signal arriving before a redelivery does not change
+ * what the step observes (it stays buffered for the next waiter). Both are
+ * deleted by the step's settlement.
+ */
+import type { ClaimedJob, EnqueueOptions } from "../../queue/types.js";
+import { SettlementEffects } from "../../queue/effects.js";
+import { signalBufferKey, signalDeliveredKey, signalTimedOutKey, signalWaitKey } from "../records/kv-keys.js";
+import { decodeSignalWait, encodeSignalWait, type StepPointer } from "../records/records.js";
+import { HEADER_NOOP, HEADER_RUN_ID, HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from "../records/reserved.js";
+import type { SignalOutcome } from "../runs/run-types.js";
+import type { RuntimeCore } from "../runtime-core.js";
+import { ValidationError } from "../../errors.js";
+import { markEffects, type AppliedMark } from "../records/applied-mark.js";
+import { StepError } from "../workflow-errors.js";
+
+const TIMED_OUT = new Uint8Array([1]);
+
+/** Adds to `effects` the removal of the signal bookkeeping of one step (what it observed). */
+export function releaseStepSignal(queueName: string, runId: string, step: number, effects: SettlementEffects): void {
+  effects.kvDelete(signalDeliveredKey(queueName, runId, step));
+  effects.kvDelete(signalTimedOutKey(queueName, runId, step));
+}
+
+export function checkCorrelationKey(key: string): void {
+  if (typeof key !== "string" || key.length === 0) throw new ValidationError("a signal correlation key must be a non-empty string");
+}
+
+/** Releases the wait index entry when it still names `jobId`. */
+async function releaseWait(core: RuntimeCore, correlationKey: string, jobId: string): Promise<void> {
+  const k = signalWaitKey(core.queueName, correlationKey);
+  const cur = await core.queue.kvGet(k);
+  if (cur !== null && decodeSignalWait(cur, k).jobId === jobId) await core.queue.kvCompareAndDelete(k, cur);
+}
+
+/**
+ * The signal a claimed step observes: `undefined` for a step not continued
+ * on a signal, the payload when one arrived, `null` when its timeout fired.
+ */
+export async function resolveSignal(core: RuntimeCore, job: ClaimedJob, runId: string, step: number): Promise<Uint8Array | null | undefined> {
+  const correlationKey = job.headers[HEADER_SIGNAL_WAIT];
+  if (correlationKey === undefined) return undefined;
+  await releaseWait(core, correlationKey, job.id);
+  if (job.attached !== undefined) return job.attached;
+  const deliveredKey = signalDeliveredKey(core.queueName, runId, step);
+  const delivered = await core.queue.kvGet(deliveredKey);
+  if (delivered !== null) return delivered;
+  const timedOutKey = signalTimedOutKey(core.queueName, runId, step);
+  if ((await core.queue.kvGet(timedOutKey)) !== null) return null;
+  // Turn-taking with `signal` on this key: the buffer read below and its consumption are one step.
+  return core.signalLock.run(correlationKey, async () => {
+    // A signal that arrived while this step's timeout was promoting it: consume it now.
+    const bufKey = signalBufferKey(core.queueName, correlationKey);
+    const buffered = await core.queue.kvGet(bufKey);
+    if (buffered !== null) {
+      // Recorded for the step and removed from the buffer in one commit, so a crash cannot
+      // leave it both delivered here and buffered for the next waiter. The queue commits KV
+      // changes together only with an enqueue, so a no-op job carries them.
+      const effects = new SettlementEffects().kvPut(deliveredKey, buffered).kvDelete(bufKey);
+      await core.queue.enqueueWithEffects(core.queueName, new Uint8Array(0), { headers: { [HEADER_RUN_ID]: runId, [HEADER_NOOP]: "1" } }, effects);
+      return buffered;
+    }
+    // Durable before the runner sees the timeout: every later delivery of this step sees it too.
+    await core.queue.kvPut(timedOutKey, TIMED_OUT);
+    return null;
+  });
+}
+
+/** What registering a wait decided. */
+export interface Registration {
+  /** The wait index entry written; `undefined` when a buffered signal was consumed at once. */
+  waitingOn: string | undefined;
+}
+
+/**
+ * Stages the registration of the next step's wait on `correlationKey` into
+ * `effects`, adjusting the next step's enqueue options and pointer. Throws a
+ * permanent `StepError` when another live waiter holds the key.
+ */
+export async function stageSignalWait(
+  core: RuntimeCore,
+  args: { runId: string; nextStep: number; nextJobId: string; correlationKey: string; timeoutMs: number; now: number },
+  opts: EnqueueOptions & { headers: Record<string, string> },
+  pointer: StepPointer,
+  effects: SettlementEffects,
+): Promise<Registration> {
+  const { runId, nextStep, nextJobId, correlationKey } = args;
+  const waitKey = signalWaitKey(core.queueName, correlationKey);
+  const existing = await core.queue.kvGet(waitKey);
+  if (existing !== null) {
+    const w = decodeSignalWait(existing, waitKey);
+    const info = await core.queue.view().job(w.jobId);
+    if (info !== null && info.state === "scheduled") {
+      throw StepError.permanent(
+        new Error(`signal key "${correlationKey}" already has a waiter (run ${w.runId}, step ${w.step}); one waiter is allowed per key, so include the run id in the key`),
+      );
+    }
+  }
+  opts.headers[HEADER_SIGNAL_WAIT] = correlationKey;
+  const bufKey = signalBufferKey(core.queueName, correlationKey);
+  const buffered = await core.queue.kvGet(bufKey);
+  if (buffered !== null) {
+    opts.headers[HEADER_SIGNAL_DELIVERED] = "1";
+    effects.kvPut(signalDeliveredKey(core.queueName, runId, nextStep), buffered);
+    effects.kvDelete(bufKey);
+    return { waitingOn: undefined };
+  }
+  opts.runAt = args.now + args.timeoutMs;
+  effects.kvPut(waitKey, encodeSignalWait({ jobId: nextJobId, runId, step: nextStep }));
+  pointer.signalWait = correlationKey;
+  return { waitingOn: correlationKey };
+}
+
+/**
+ * After a wait registration committed: a signal found buffered is handed
+ * over now rather than at the timeout. Registration and `signal` take turns
+ * per key, so none is expected; this is a cheap guard that a signal never
+ * waits for a timeout it need not.
+ */
+export async function afterWaitRegistered(core: RuntimeCore, correlationKey: string, jobId: string): Promise<void> {
+  const buffered = await core.queue.kvGet(signalBufferKey(core.queueName, correlationKey));
+  if (buffered !== null) await core.queue.wakeScheduled(core.queueName, jobId);
+}
+
+/**
+ * `WorkflowRuntime.signal`: wake the registered waiter with the payload, or
+ * else buffer it durably for the next waiter.
+ */
+export async function sendSignal(core: RuntimeCore, correlationKey: string, payload: Uint8Array, mark?: AppliedMark<SignalOutcome>): Promise<SignalOutcome> {
+  checkCorrelationKey(correlationKey);
+  if (!(payload instanceof Uint8Array)) throw new ValidationError("a signal payload must be a Uint8Array");
+  return core.signalLock.run(correlationKey, () => deliverOrBuffer(core, correlationKey, payload, mark));
+}
+
+/**
+ * Wakes first, buffers only when no waiter took the payload: a woken waiter
+ * holds the payload durably on its job, so nothing is left in the buffer
+ * that a crash could hand to a second waiter. Once this resolves the signal
+ * is durable either way. Runs under the key's lock, which registrations and
+ * late consumptions also take (and a queue has one writer process), so no
+ * registration commits between the read of the wait index and the buffer
+ * write.
+ */
+async function deliverOrBuffer(core: RuntimeCore, correlationKey: string, payload: Uint8Array, mark: AppliedMark<SignalOutcome> | undefined): Promise<SignalOutcome> {
+  const waitKey = signalWaitKey(core.queueName, correlationKey);
+  const waitBytes = await core.queue.kvGet(waitKey);
+  if (waitBytes !== null && (await wakeWaiter(core, waitKey, waitBytes, payload, mark))) return "delivered";
+  const bufKey = signalBufferKey(core.queueName, correlationKey);
+  if (mark === undefined) await core.queue.kvPut(bufKey, payload);
+  else await core.queue.kvCompareAndApply([], markEffects(mark, "buffered", new SettlementEffects().kvPut(bufKey, payload)));
+  return "buffered";
+}
+
+/**
+ * Wakes the waiter `waitBytes` names with `payload` and releases its index
+ * entry; `false` when it is no longer waiting (timed out, cancelled, being
+ * claimed), dropping the entry when its job is finished.
+ */
+async function wakeWaiter(core: RuntimeCore, waitKey: string, waitBytes: Uint8Array, payload: Uint8Array, mark: AppliedMark<SignalOutcome> | undefined): Promise<boolean> {
+  const w = decodeSignalWait(waitBytes, waitKey);
+  if (await core.queue.wakeScheduled(core.queueName, w.jobId, payload, mark === undefined ? undefined : markEffects(mark, "delivered"))) {
+    await core.queue.kvCompareAndDelete(waitKey, waitBytes);
+    return true;
+  }
+  const info = await core.queue.view().job(w.jobId);
+  if (info === null || info.state === "done" || info.state === "dead") await core.queue.kvCompareAndDelete(waitKey, waitBytes);
+  return false;
+}
+
+/** `WorkflowRuntime.clearSignal`: discards the buffered signal of `correlationKey`. */
+export async function clearBufferedSignal(core: RuntimeCore, correlationKey: string, mark?: AppliedMark<boolean>): Promise<boolean> {
+  checkCorrelationKey(correlationKey);
+  const bufKey = signalBufferKey(core.queueName, correlationKey);
+  const cur = await core.queue.kvGet(bufKey);
+  if (cur === null) return false;
+  if (mark === undefined) return core.queue.kvCompareAndDelete(bufKey, cur);
+  return core.queue.kvCompareAndApply([{ key: bufKey, value: cur }], markEffects(mark, true, new SettlementEffects().kvDelete(bufKey)));
+}

@@ -1,0 +1,168 @@
+/**
+ * @module What a runner receives for one delivery of a step.
+ */
+import type { WorkflowQueue } from "../queue-port.js";
+import type { LeaseHandle } from "../../queue/types.js";
+import { MemoryStore } from "../../store/memory-store.js";
+import type { ObjectStore } from "../../store/object-store.js";
+import { EffectsHandle, type KvReadHandle } from "./effects-handle.js";
+import { Memo } from "../memo/memo.js";
+import { RunId } from "../runs/run-id.js";
+import type { StepOutcome } from "./step-outcome.js";
+
+/**
+ * One delivery of a queue job of a run: who it is for and the handles it
+ * works through.
+ */
+export interface Delivery {
+  readonly runId: RunId;
+  /** The submitter's headers (the reserved `workflow.*` ones excluded). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The queue job being delivered. */
+  readonly jobId: string;
+  /** This delivery's attempt number, from 1. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  /** Whether a transient error from this attempt dead-letters the step. */
+  isLastAttempt(): boolean;
+  /** Aborted when the run is cancelled from outside; a runner may return at once. */
+  readonly cancelSignal: AbortSignal;
+  /** Extends the step's lease; call `ensureAtLeast` before a slow call. */
+  readonly lease: LeaseHandle;
+  /** Durable memo scoped to `(runId, step)`. */
+  readonly memo: Memo;
+  /** Durable memo shared by every step of the run. */
+  readonly runMemo: Memo;
+  /** Caller KV effects applied with the step's settlement. */
+  readonly effects: EffectsHandle;
+  /** Committed caller KV state. */
+  readonly kv: KvReadHandle;
+}
+
+/** A step: a delivery plus its number, payload and signal. */
+export interface Step extends Delivery {
+  /** Zero-based step number. */
+  readonly stepNumber: number;
+  readonly payload: Uint8Array;
+  /**
+   * `undefined` when the step was not continued on a signal, the signal's
+   * payload when one arrived, `null` when the wait timed out.
+   */
+  readonly signal: Uint8Array | null | undefined;
+}
+
+/** Options of {@link Delivery.detached} and {@link Step.detached}. */
+export interface DetachedOptions {
+  runId?: RunId | string;
+  headers?: Record<string, string>;
+  jobId?: string;
+  attempt?: number;
+  maxAttempts?: number;
+  stepNumber?: number;
+  signal?: Uint8Array | null;
+  cancelSignal?: AbortSignal;
+  /** Object store behind the memos. Default: a fresh `MemoryStore`. */
+  store?: ObjectStore;
+  memoPrefix?: string;
+  /** Committed KV state `kv.get` answers from. */
+  kv?: Record<string, Uint8Array>;
+}
+
+const DETACHED_LEASE: LeaseHandle = Object.freeze({
+  async ensureAtLeast(): Promise<void> {},
+  expiresAt: Number.MAX_SAFE_INTEGER,
+});
+
+/** The parts the runtime assembles into a delivery. */
+export interface DeliveryParts {
+  runId: RunId;
+  headers: Readonly<Record<string, string>>;
+  jobId: string;
+  attempt: number;
+  maxAttempts: number;
+  cancelSignal: AbortSignal;
+  lease: LeaseHandle;
+  memo: Memo;
+  runMemo: Memo;
+  effects: EffectsHandle;
+  kv: KvReadHandle;
+}
+
+/** Builds a {@link Delivery} from its parts. */
+export function makeDelivery(p: DeliveryParts): Delivery {
+  return Object.freeze({
+    ...p,
+    isLastAttempt(): boolean {
+      return p.attempt >= p.maxAttempts;
+    },
+  });
+}
+
+/** Builds a {@link Step} from a delivery's parts and the step's own fields. */
+export function makeStep(p: DeliveryParts, stepNumber: number, payload: Uint8Array, signal: Uint8Array | null | undefined): Step {
+  return Object.freeze({ ...makeDelivery(p), stepNumber, payload, signal });
+}
+
+function detachedParts(opts: DetachedOptions, step: number): DeliveryParts {
+  const runId = opts.runId === undefined ? RunId.generate() : RunId.parse(opts.runId);
+  const store = opts.store ?? new MemoryStore();
+  const prefix = opts.memoPrefix ?? "detached-memo";
+  const kv = new Map(Object.entries(opts.kv ?? {}));
+  return {
+    runId,
+    headers: { ...(opts.headers ?? {}) },
+    jobId: opts.jobId ?? "detached",
+    attempt: opts.attempt ?? 1,
+    maxAttempts: opts.maxAttempts ?? 3,
+    cancelSignal: opts.cancelSignal ?? new AbortController().signal,
+    lease: DETACHED_LEASE,
+    memo: new Memo(store, prefix, runId, step),
+    runMemo: new Memo(store, prefix, runId, "run"),
+    effects: new EffectsHandle(),
+    kv: { get: async (key) => kv.get(key) ?? null },
+  };
+}
+
+/** Builders of deliveries bound to no queue, for tests. */
+export const Delivery = {
+  /** A delivery bound to no queue: a no-op lease, memos over `opts.store` (default: a fresh memory store). */
+  detached(opts: DetachedOptions = {}): Delivery {
+    return makeDelivery(detachedParts(opts, opts.stepNumber ?? 0));
+  },
+} as const;
+
+/** Builders of steps bound to no queue, for tests. */
+export const Step = {
+  /**
+   * A step bound to no queue, for unit-testing a runner.
+   *
+   * @example
+   * const out = await runner.runStep(Step.detached(new TextEncoder().encode("hi")));
+   */
+  detached(payload: Uint8Array, opts: DetachedOptions = {}): Step {
+    const n = opts.stepNumber ?? 0;
+    return makeStep(detachedParts(opts, n), n, payload, opts.signal);
+  },
+} as const;
+
+/**
+ * The user's per-step logic: bytes in, a {@link StepOutcome} out. Throw
+ * `StepError.transient` / `StepError.permanent` to fail the step. Steps are
+ * delivered at least once, so `runStep` must be idempotent for the same
+ * `(runId, stepNumber)`.
+ */
+export interface StepRunner {
+  runStep(step: Step): Promise<StepOutcome>;
+  /**
+   * Called once by `WorkflowRuntime.run` before the worker claims anything;
+   * a rejection stops the worker from starting (the generated dispatcher
+   * checks its contracts against the store here).
+   */
+  beforeStart?(ctx: RunnerStartContext): Promise<void>;
+}
+
+/** What `StepRunner.beforeStart` is given: the runtime's queue and step queue name. */
+export interface RunnerStartContext {
+  readonly queue: WorkflowQueue;
+  readonly queueName: string;
+}

@@ -1,0 +1,137 @@
+/**
+ * @module Caller KV effects a step or a terminal hook stages, applied in the
+ * transaction that settles it.
+ */
+import { MAX_KV_VALUE_SIZE } from "../../queue/names.js";
+import { SettlementEffects } from "../../queue/effects.js";
+import type { EnqueueOptions } from "../../queue/types.js";
+import type { StagedKv } from "../records/records.js";
+import { RESERVED_KV_PREFIX } from "../records/reserved.js";
+import { EffectsSealedError, InvalidEffectError, ReservedKeyError } from "../workflow-errors.js";
+
+function checkKey(key: string): void {
+  if (typeof key !== "string" || key.length === 0) throw new InvalidEffectError(String(key), "a KV key must be a non-empty string");
+  if (key.startsWith(RESERVED_KV_PREFIX)) throw new ReservedKeyError(key, `the "${RESERVED_KV_PREFIX}" KV prefix belongs to the workflow runtime`);
+}
+
+function checkValue(key: string, value: Uint8Array): void {
+  if (!(value instanceof Uint8Array)) throw new InvalidEffectError(key, "a KV value must be a Uint8Array");
+  if (value.byteLength > MAX_KV_VALUE_SIZE) {
+    throw new InvalidEffectError(key, `the value is ${value.byteLength} bytes, over MAX_KV_VALUE_SIZE (${MAX_KV_VALUE_SIZE}); store large values in the object store`);
+  }
+}
+
+/**
+ * Caller KV writes and deletes staged during a step, applied in the
+ * settlement that commits the outcome the runner returned. Each operation
+ * is validated as it is staged; after the step returns the handle is
+ * sealed and staging throws {@link EffectsSealedError}. Delivery is
+ * at-least-once, so stage absolute values.
+ *
+ * @example
+ * step.effects.put(`app/runs/${step.runId}`, summary);
+ */
+export class EffectsHandle {
+  readonly #puts = new Map<string, Uint8Array>();
+  readonly #deletes = new Set<string>();
+  #sealed = false;
+
+  /** Stages a write of `value` at `key`; a later `put` of the same key replaces it. */
+  put(key: string, value: Uint8Array): void {
+    if (this.#sealed) throw new EffectsSealedError();
+    checkKey(key);
+    checkValue(key, value);
+    if (this.#deletes.has(key)) throw new InvalidEffectError(key, "it is already staged for a delete in this step; a key is either written or deleted");
+    this.#puts.set(key, value.slice());
+  }
+
+  /** Stages a delete of `key`. */
+  delete(key: string): void {
+    if (this.#sealed) throw new EffectsSealedError();
+    checkKey(key);
+    if (this.#puts.has(key)) throw new InvalidEffectError(key, "it is already staged for a write in this step; a key is either written or deleted");
+    this.#deletes.add(key);
+  }
+
+  /** Whether the step has returned and staging is closed. */
+  get sealed(): boolean {
+    return this.#sealed;
+  }
+
+  /** Closes staging. The runtime calls it when the step returns. */
+  seal(): void {
+    this.#sealed = true;
+  }
+
+  /** What is staged, in a form replay records store. */
+  staged(): StagedKv {
+    return { puts: [...this.#puts.entries()], deletes: [...this.#deletes] };
+  }
+
+  /** A handle pre-filled from a replay record, already sealed. */
+  static fromStaged(staged: StagedKv): EffectsHandle {
+    const h = new EffectsHandle();
+    for (const [k, v] of staged.puts) h.#puts.set(k, v);
+    for (const k of staged.deletes) h.#deletes.add(k);
+    h.#sealed = true;
+    return h;
+  }
+}
+
+/** Adds staged KV operations to queue settlement effects. */
+export function applyStaged(staged: StagedKv, into: SettlementEffects): SettlementEffects {
+  for (const [k, v] of staged.puts) into.kvPut(k, v);
+  for (const k of staged.deletes) into.kvDelete(k);
+  return into;
+}
+
+/**
+ * What a terminal hook stages: caller KV writes and deletes plus follow-up
+ * enqueues, applied in the transaction that acknowledges the run's
+ * notification job. Validated as staged, like {@link EffectsHandle}.
+ *
+ * @example
+ * effects.put(`app/orders/${outcome.runId}`, encode(outcome.status));
+ * effects.enqueue("emails", receipt);
+ */
+export class TerminalEffects {
+  readonly #kv = new EffectsHandle();
+  readonly #enqueues = new SettlementEffects();
+
+  /** Stages a write of `value` at `key`. */
+  put(key: string, value: Uint8Array): void {
+    this.#kv.put(key, value);
+  }
+
+  /** Stages a delete of `key`. */
+  delete(key: string): void {
+    this.#kv.delete(key);
+  }
+
+  /** Stages an enqueue of a follow-up job. */
+  enqueue(queueName: string, payload: Uint8Array, opts?: EnqueueOptions): void {
+    if (this.#kv.sealed) throw new EffectsSealedError();
+    this.#enqueues.enqueue(queueName, payload, opts);
+  }
+
+  /** Closes staging; the runtime calls it when the hook returns. */
+  seal(): void {
+    this.#kv.seal();
+  }
+
+  /** Everything staged, as queue settlement effects. */
+  toSettlementEffects(): SettlementEffects {
+    const out = applyStaged(this.#kv.staged(), new SettlementEffects());
+    for (const e of this.#enqueues.enqueues) out.enqueue(e.queueName, e.payload, e.opts);
+    return out;
+  }
+}
+
+/**
+ * Reads committed caller KV state inside a step. Effects the running step
+ * staged are not visible until its settlement commits.
+ */
+export interface KvReadHandle {
+  /** The committed value at `key`, or `null`. */
+  get(key: string): Promise<Uint8Array | null>;
+}

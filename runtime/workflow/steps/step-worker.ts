@@ -1,0 +1,76 @@
+/**
+ * @module The step worker loop: claims step jobs up to the free slots and
+ * processes them concurrently; waits on the queue's work notification when
+ * there is nothing to claim (no polling).
+ *
+ * Slots bound the steps being worked on; a slot is released once its
+ * step's settlement is handed to the queue, not when it is durable. The
+ * queue hands out a step only once the settlement that enqueued it is
+ * durable, so a runner never sees step k+1 before step k is committed.
+ */
+import type { ClaimedJob } from "../../queue/types.js";
+import type { RuntimeCore } from "../runtime-core.js";
+import { onSettlementSubmitted } from "./settlement-slots.js";
+import { processJob } from "./step-processor.js";
+
+/** Where worker errors go; a logger such as pino's satisfies it. */
+export interface WorkflowLogger {
+  error(obj: unknown, msg?: string): void;
+}
+
+/**
+ * Runs until `signal` aborts, then lets every in-flight step finish.
+ * Settlement errors (a lost claim, a closed queue) are logged: the queue
+ * redelivers the job, so no step is lost.
+ */
+export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log: WorkflowLogger): Promise<void> {
+  const max = core.maxConcurrentSteps;
+  const inFlight = new Set<Promise<void>>();
+  // Slots in use: a slot is taken when a step starts and released when its settlement is submitted.
+  let busy = 0;
+  let wake: () => void = () => undefined;
+
+  const start = (job: ClaimedJob): void => {
+    busy++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      busy--;
+      wake();
+    };
+    onSettlementSubmitted(job, release);
+    const p: Promise<void> = processJob(core, job)
+      .catch((e: unknown) => log.error({ err: e, jobId: job.id }, "workflow step settlement failed; the queue will redeliver the step"))
+      .finally(() => {
+        inFlight.delete(p);
+        release();
+      });
+    inFlight.add(p);
+  };
+
+  const aborted = new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+  while (!signal.aborted && !core.queue.closed) {
+    const free = max - busy;
+    if (free <= 0) {
+      await Promise.race([new Promise<void>((r) => (wake = r)), aborted]);
+      continue;
+    }
+    const epoch = core.queue.workEpoch(core.queueName);
+    let jobs: ClaimedJob[];
+    try {
+      jobs = await core.queue.claimBatch(core.queueName, free, core.leaseMs);
+    } catch (e) {
+      // A queue closed under the worker ends the loop; any other claim error ends it with that error.
+      if (core.queue.closed) break;
+      await Promise.allSettled([...inFlight]);
+      throw e;
+    }
+    for (const job of jobs) start(job);
+    if (jobs.length === 0) await core.queue.waitForWork(core.queueName, epoch, signal);
+  }
+  while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+}

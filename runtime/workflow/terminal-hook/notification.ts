@@ -1,0 +1,35 @@
+/**
+ * @module The terminal hook, run as the worker of a run's notification job.
+ */
+import type { ClaimedJob } from "../../queue/types.js";
+import { TerminalEffects } from "../steps/effects-handle.js";
+import { decodeRunOutcome } from "../records/records.js";
+import type { RuntimeCore } from "../runtime-core.js";
+import { errorText, StepError } from "../workflow-errors.js";
+import { submitted } from "../steps/settlement-slots.js";
+
+/**
+ * Calls the hook and settles the notification: its staged effects commit
+ * with the ack; a transient error retries per the queue's backoff up to the
+ * terminal step's attempt limit; a permanent one dead-letters.
+ */
+export async function processNotification(core: RuntimeCore, job: ClaimedJob): Promise<void> {
+  let outcome;
+  try {
+    outcome = decodeRunOutcome(job.payload, `job ${job.id}`);
+  } catch (e) {
+    await submitted(job, core.queue.deadLetter(job, `unreadable notification payload: ${errorText(e)}`));
+    return;
+  }
+  const effects = new TerminalEffects();
+  try {
+    await core.hook.onTermination(outcome, effects);
+  } catch (error) {
+    effects.seal();
+    if (StepError.kindOf(error) === "permanent") await submitted(job, core.queue.deadLetter(job, errorText(error)));
+    else await submitted(job, core.queue.nack(job, errorText(error)));
+    return;
+  }
+  effects.seal();
+  await submitted(job, core.queue.ack(job, effects.toSettlementEffects()));
+}

@@ -1,0 +1,132 @@
+/**
+ * @module The direction of imports: every module of runtime/ and codegen/
+ * belongs to one layer, and imports only from its own layer or from layers
+ * below it (see docs/architecture.md for what each layer holds).
+ *
+ * Imports are read with the TypeScript scanner (`preProcessFile`), which
+ * sees static imports, re-exports, `import()` calls and `import("...")`
+ * types, and ignores comments and strings.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, normalize, relative, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ts } from "ts-morph";
+import { describe, expect, it } from "vitest";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * The layers, lowest first. A module may import from its own layer entry and
+ * from any earlier rank; entries of one rank (jobs and webhooks) are peers
+ * and must not import each other. Prefixes ending in `/` name folders.
+ */
+const LAYERS: readonly (readonly [rank: number, name: string, prefixes: readonly string[]])[] = [
+  [0, "foundation", ["runtime/errors.ts", "runtime/clock.ts"]],
+  [1, "store", ["runtime/store/"]],
+  [2, "engine", ["runtime/engine/"]],
+  [3, "queue", ["runtime/queue/"]],
+  [4, "workflow", ["runtime/workflow/"]],
+  [5, "contract", ["runtime/contract/"]],
+  [6, "jobs", ["runtime/jobs/"]],
+  [6, "webhooks", ["runtime/webhooks/"]],
+  [7, "typed", ["runtime/typed/"]],
+  [8, "client", ["runtime/client/"]],
+  [9, "entry", ["runtime/index.ts"]],
+  [10, "codegen", ["codegen/"]],
+];
+
+interface Layer {
+  readonly rank: number;
+  readonly name: string;
+}
+
+function layerOf(path: string): Layer | undefined {
+  let best: { layer: Layer; length: number } | undefined;
+  for (const [rank, name, prefixes] of LAYERS) {
+    for (const p of prefixes) {
+      const hit = p.endsWith("/") ? path.startsWith(p) : path === p;
+      if (hit && (best === undefined || p.length > best.length)) best = { layer: { rank, name }, length: p.length };
+    }
+  }
+  return best?.layer;
+}
+
+/** An import of one module by another, as repository-relative paths with `/`. */
+interface Edge {
+  readonly from: string;
+  readonly to: string;
+}
+
+/** The edges that go upward or sideways between peers, as readable lines. */
+function violations(edges: readonly Edge[]): string[] {
+  const found: string[] = [];
+  for (const { from, to } of edges) {
+    const a = layerOf(from);
+    const b = layerOf(to);
+    if (a === undefined || b === undefined) {
+      found.push(`${from} -> ${to}: ${a === undefined ? from : to} belongs to no layer`);
+    } else if (b.rank > a.rank || (b.rank === a.rank && b.name !== a.name)) {
+      found.push(`${from} (${a.name}) imports ${to} (${b.name})`);
+    }
+  }
+  return found;
+}
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(join(root, dir), { withFileTypes: true })) {
+    const path = `${dir}/${e.name}`;
+    if (e.isDirectory()) out.push(...sourceFiles(path));
+    else if (/\.(ts|js|mjs)$/.test(e.name) && !e.name.endsWith(".d.ts")) out.push(path);
+  }
+  return out;
+}
+
+/** The relative imports of every module under runtime/ and codegen/, resolved to the imported file. */
+function moduleEdges(): Edge[] {
+  const files = [...sourceFiles("runtime"), ...sourceFiles("codegen")];
+  const known = new Set(files);
+  const edges: Edge[] = [];
+  for (const from of files) {
+    const text = readFileSync(join(root, from), "utf8");
+    for (const { fileName } of ts.preProcessFile(text, true, true).importedFiles) {
+      if (!fileName.startsWith(".")) continue;
+      const base = relative(root, normalize(join(root, dirname(from), fileName))).split(sep).join("/");
+      const to = [base, base.replace(/\.js$/, ".ts")].find((c) => known.has(c));
+      if (to === undefined) throw new Error(`${from} imports ${fileName}, which is not a module of the repository`);
+      edges.push({ from, to });
+    }
+  }
+  return edges;
+}
+
+describe("import direction", () => {
+  it("every module imports only from its own layer or a layer below", () => {
+    const edges = moduleEdges();
+    expect(edges.length).toBeGreaterThan(500);
+    expect(violations(edges)).toEqual([]);
+  });
+
+  it("every module belongs to a layer", () => {
+    const orphans = [...sourceFiles("runtime"), ...sourceFiles("codegen")].filter((f) => layerOf(f) === undefined);
+    expect(orphans).toEqual([]);
+  });
+
+  it("reports an upward import, an import between peers and a module outside every layer", () => {
+    expect(
+      violations([
+        { from: "runtime/workflow/steps/step-processor.ts", to: "runtime/typed/workflow-dispatcher.ts" },
+        { from: "runtime/jobs/job-codec.ts", to: "runtime/webhooks/webhook-worker.ts" },
+        { from: "runtime/store/keys.ts", to: "runtime/errors.ts" },
+        { from: "runtime/typed/job-runner.ts", to: "runtime/jobs/job-handle.ts" },
+        { from: "runtime/queue/queue.ts", to: "runtime/elsewhere/x.ts" },
+        { from: "runtime/contract/job-definition.ts", to: "codegen/generate.ts" },
+      ]),
+    ).toEqual([
+      "runtime/workflow/steps/step-processor.ts (workflow) imports runtime/typed/workflow-dispatcher.ts (typed)",
+      "runtime/jobs/job-codec.ts (jobs) imports runtime/webhooks/webhook-worker.ts (webhooks)",
+      "runtime/queue/queue.ts -> runtime/elsewhere/x.ts: runtime/elsewhere/x.ts belongs to no layer",
+      "runtime/contract/job-definition.ts (contract) imports codegen/generate.ts (codegen)",
+    ]);
+  });
+});
