@@ -38,6 +38,9 @@ export const DEFAULT_LOCAL_LIST_INTERVAL_MS = 5000;
 /** Default time applied marks and unread answers are kept: far longer than any client retries a write. */
 export const DEFAULT_APPLIED_RETENTION_MS = 60 * 60 * 1000;
 
+/** A request that does not decode is left alone this long after it was made before it is moved aside. */
+const MALFORMED_GRACE_MS = 30_000;
+
 /** Options of {@link serveClients}. */
 export interface ServeClientsOptions {
   /** The store given to `Queue.open` (the inbox lives beside the queue's engine). */
@@ -177,6 +180,8 @@ export class ClientInbox {
       request = decodeRequest(obj.body);
     } catch (err) {
       if (!(err instanceof MalformedRequestError)) throw err;
+      // A store without atomic puts can show a request still being written: give a young one time.
+      if (this.#queue.clock.now() - requestTime(name) < MALFORMED_GRACE_MS) return false;
       await this.#deadLetter(name, key, obj.body, err.reason);
       return true;
     }

@@ -35,7 +35,7 @@ import { RunNotFoundError } from "../workflow/workflow-errors.js";
 import { DEFAULT_STEP_QUEUE, WorkflowView } from "../workflow/runs/workflow-view.js";
 import { TimeoutError } from "./client-errors.js";
 import { answerKey, inboxPrefix, requestIds, requestKey } from "./inbox-layout.js";
-import { decodeAnswer, encodeRequest, rebuildError, type AnswerValue, type InboxRequest } from "./request-codec.js";
+import { decodeAnswer, encodeRequest, MalformedRequestError, rebuildError, type AnswerValue, type InboxAnswer, type InboxRequest } from "./request-codec.js";
 import { watchPrefix } from "./store-watch.js";
 
 /** Default time a command waits for the owner's answer. */
@@ -48,6 +48,15 @@ const LOCAL_FALLBACK_POLL_MS = 1000;
 /** The first re-read of an answer comes this soon; later ones back off to the poll interval. */
 const FIRST_ANSWER_POLL_MS = 10;
 const PUT_ATTEMPTS = 5;
+
+function readAnswer(body: Uint8Array): InboxAnswer | undefined {
+  try {
+    return decodeAnswer(body);
+  } catch (e) {
+    if (e instanceof MalformedRequestError) return undefined;
+    throw e;
+  }
+}
 
 /** Options of {@link TaqubaClient.open}. */
 export interface TaqubaClientOptions {
@@ -225,8 +234,10 @@ export class TaqubaClient {
       const changed = this.#nextChange();
       try {
         const obj = await this.#root.get(answerKey(this.#q, id));
-        if (obj !== null) {
-          const answer = decodeAnswer(obj.body);
+        // A store without atomic puts (some S3-compatible servers) can show an answer half written;
+        // the owner rewrites an answer it did not finish, so read again rather than fail.
+        const answer = obj === null ? undefined : readAnswer(obj.body);
+        if (answer !== undefined) {
           // The answer is ours alone; the owner sweeps any a client leaves behind.
           await this.#root.delete(answerKey(this.#q, id)).catch(() => {});
           if (answer.ok) return answer.value;

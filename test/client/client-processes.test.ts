@@ -13,7 +13,7 @@
  * full 500 is run by hand, see bench/RESULTS.md).
  */
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { openStore, QueueReader, type ObjectStore } from "taquba";
 import { decodeTerminalRecord } from "../../runtime/workflow/records/records.js";
 import { startScript, type ChildScript } from "../support/child-script.js";
@@ -122,7 +122,17 @@ describe("one owner and two client processes, the owner SIGKILLed twice", () => 
       await s3.stop();
     });
     it("runs", async () => {
-      const env = { ...process.env, AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1" };
+      const creds = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1" };
+      const env = { ...process.env, ...creds };
+      // The SDK reads credentials from this process's environment too (the checks below read the bucket).
+      const saved = Object.fromEntries(Object.keys(creds).map((k) => [k, process.env[k]]));
+      Object.assign(process.env, creds);
+      onTestFinished(() => {
+        for (const [k, v] of Object.entries(saved)) {
+          if (v === undefined) delete process.env[k];
+          else process.env[k] = v;
+        }
+      });
       await scenario(`s3://${s3.bucket}/client-test?endpoint=${encodeURIComponent(s3.endpoint)}&forcePathStyle=true`, sized || 30, env, "200");
     }, 600_000);
   });
