@@ -7,8 +7,10 @@
  * - `inbox/{q}/requests/{requestId}`: one request, created put-if-absent;
  * - `inbox/{q}/answers/{requestId}`: the owner's answer, read and removed by the client;
  * - `inbox/{q}/dead/{requestId}`: a request the owner could not read, with the reason;
- * - `inbox/{q}/owner`: written when an owner starts serving, so a local
- *   directory exists to watch.
+ * - `inbox/{q}/requests/~keep`, `inbox/{q}/answers/~keep`: written when an
+ *   owner starts serving, so that on a local directory the folders stay in
+ *   place (a store removes emptied folders) and a watch on them does not
+ *   rescan a new folder for every request.
  * KV: `workflow/inbox-applied/{q}/{requestId}`: the answer of an applied
  * request, committed with the request's effect (see `applied-mark`).
  *
@@ -22,7 +24,9 @@ export const inboxPrefix = (q: string): string => `inbox/${q}/`;
 export const requestsPrefix = (q: string): string => `${inboxPrefix(q)}requests/`;
 export const answersPrefix = (q: string): string => `${inboxPrefix(q)}answers/`;
 export const deadPrefix = (q: string): string => `${inboxPrefix(q)}dead/`;
-export const ownerKey = (q: string): string => `${inboxPrefix(q)}owner`;
+/** The name of the placeholder objects that keep the inbox folders in place. */
+export const KEEP_NAME = "~keep";
+export const keepKeys = (q: string): string[] => [`${requestsPrefix(q)}${KEEP_NAME}`, `${answersPrefix(q)}${KEEP_NAME}`];
 export const requestKey = (q: string, id: string): string => `${requestsPrefix(q)}${id}`;
 export const answerKey = (q: string, id: string): string => `${answersPrefix(q)}${id}`;
 export const deadKey = (q: string, id: string): string => `${deadPrefix(q)}${id}`;

@@ -26,7 +26,7 @@ import type { AppliedMark } from "../workflow/records/applied-mark.js";
 import { encodeValue } from "../workflow/records/codec.js";
 import type { WorkflowLogger } from "../workflow/steps/step-worker.js";
 import type { WorkflowRuntime } from "../workflow/workflow-runtime.js";
-import { answerKey, answersPrefix, appliedKey, appliedPrefix, deadKey, inboxPrefix, isRequestId, ownerKey, requestsPrefix, requestTime } from "./inbox-layout.js";
+import { answerKey, answersPrefix, appliedKey, appliedPrefix, deadKey, inboxPrefix, isRequestId, KEEP_NAME, keepKeys, requestsPrefix, requestTime } from "./inbox-layout.js";
 import { answeredError, decodeAnswer, decodeRequest, encodeAnswer, MalformedRequestError, type AnswerValue, type InboxAnswer, type InboxRequest } from "./request-codec.js";
 import { watchPrefix } from "./store-watch.js";
 import { ValidationError } from "../errors.js";
@@ -115,10 +115,10 @@ export class ClientInbox {
   async #run(): Promise<void> {
     const signal = this.#stop.signal;
     try {
-      // Keeps the inbox directory in place on a local store, so it can be watched.
-      await this.#store.put(ownerKey(this.#q), encodeValue({ since: this.#queue.clock.now() }));
+      // Keeps the inbox folders in place on a local store, so watching them stays cheap.
+      for (const k of keepKeys(this.#q)) await this.#store.put(k, encodeValue({ since: this.#queue.clock.now() }));
     } catch (err) {
-      this.#logger.error({ err }, "could not write the inbox owner object; serving anyway");
+      this.#logger.error({ err }, "could not write the inbox placeholder objects; serving anyway");
     }
     while (!signal.aborted && !this.#queue.closed) {
       this.#woken = false;
@@ -157,7 +157,10 @@ export class ClientInbox {
     this.stats.listings++;
     const prefix = requestsPrefix(this.#q);
     const names: string[] = [];
-    for await (const o of this.#store.list(prefix)) names.push(o.key.slice(prefix.length));
+    for await (const o of this.#store.list(prefix)) {
+      const name = o.key.slice(prefix.length);
+      if (name !== KEEP_NAME) names.push(name);
+    }
     let handled = 0;
     for (const name of names) {
       if (this.#stop.signal.aborted || this.#queue.closed) break;
@@ -269,6 +272,7 @@ export class ClientInbox {
     const stale: string[] = [];
     for await (const o of this.#store.list(prefix)) {
       const id = o.key.slice(prefix.length);
+      if (id === KEEP_NAME) continue;
       if (!isRequestId(id) || requestTime(id) >= cutoff) break;
       stale.push(o.key);
     }

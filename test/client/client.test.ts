@@ -30,7 +30,8 @@ const dec = (b: Uint8Array | undefined) => (b === undefined ? undefined : new Te
 
 async function keysUnder(store: ObjectStore, prefix: string): Promise<string[]> {
   const out: string[] = [];
-  for await (const o of store.list(prefix)) out.push(o.key);
+  // The owner keeps a placeholder in each inbox folder.
+  for await (const o of store.list(prefix)) if (!o.key.endsWith("/~keep")) out.push(o.key);
   return out;
 }
 

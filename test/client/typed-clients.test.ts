@@ -51,7 +51,8 @@ async function startOwner(store: ObjectStore) {
 
 async function keysUnder(store: ObjectStore, prefix: string): Promise<string[]> {
   const out: string[] = [];
-  for await (const o of store.list(prefix)) out.push(o.key);
+  // The owner keeps a placeholder in each inbox folder.
+  for await (const o of store.list(prefix)) if (!o.key.endsWith("/~keep")) out.push(o.key);
   return out;
 }
 
