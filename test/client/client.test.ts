@@ -17,8 +17,13 @@ import {
   TaqubaClient,
   TimeoutError,
   ValidationError,
+  MemoryStore,
+  NoopTerminalHook,
+  Queue,
+  WorkflowRuntime,
   type ObjectStore,
 } from "taquba";
+import { appRunner } from "./fixtures/app.js";
 import { failWhen } from "../support/failing-store.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { until } from "../support/until.js";
@@ -209,6 +214,53 @@ describe("TaqubaClient with an owner", () => {
     } finally {
       await client.close();
       await owner.stop();
+    }
+  });
+
+  it("a read after a commit sees it, even while an older refresh of the view is under way", async () => {
+    const base = new MemoryStore();
+    const queue = await Queue.open(base, STORE_NAME, { flushIntervalMs: 1 });
+    const runtime = WorkflowRuntime.builder(queue, base, appRunner, NoopTerminalHook).queueName(STEP_QUEUE).build();
+    let gate: Promise<void> | undefined;
+    let entered!: () => void;
+    const inFirstRefresh = new Promise<void>((r) => (entered = r));
+    // The client's store answers WAL reads late while `gate` is closed: a refresh that read before a commit ends after it.
+    const slowReads: ObjectStore = {
+      async get(key) {
+        const r = await base.get(key);
+        if (gate !== undefined && key.includes("/db/wal/")) {
+          entered();
+          await gate;
+        }
+        return r;
+      },
+      put: (k, b, o) => base.put(k, b, o),
+      delete: (k) => base.delete(k),
+      async *list(prefix, o) {
+        const listed: Array<{ key: string; size: number }> = [];
+        for await (const x of base.list(prefix, o)) listed.push(x);
+        if (gate !== undefined && prefix.includes("/db/wal")) {
+          entered();
+          await gate;
+        }
+        yield* listed;
+      },
+    };
+    const client = await TaqubaClient.open(slowReads, { name: STORE_NAME, queueName: STEP_QUEUE });
+    try {
+      expect(await client.status("r1")).toBeNull();
+      let open!: () => void;
+      gate = new Promise<void>((r) => (open = r));
+      const first = client.status("r1");
+      await inFirstRefresh;
+      await runtime.submit({ runId: "r1", input: enc({ wait: "k" }) });
+      const second = client.status("r1");
+      open();
+      expect(await first).toBeNull();
+      expect((await second)?.runId).toBe("r1");
+    } finally {
+      await client.close();
+      await queue.close();
     }
   });
 });
