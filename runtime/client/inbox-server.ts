@@ -93,8 +93,11 @@ export class ClientInbox {
   #lastSweep = 0;
   readonly stats: InboxStats = { applied: 0, replayed: 0, deadLettered: 0, listings: 0 };
 
+  readonly #release: () => void;
+
   /** @internal Use {@link serveClients}. */
-  constructor(queue: Queue, target: WorkflowRuntime | JobRunner, opts: ServeClientsOptions) {
+  constructor(queue: Queue, target: WorkflowRuntime | JobRunner, opts: ServeClientsOptions, release: () => void) {
+    this.#release = release;
     this.#queue = queue;
     this.#target = target;
     this.#runtime = target instanceof JobRunner ? target.runtime : target;
@@ -286,6 +289,7 @@ export class ClientInbox {
     this.#wake?.();
     await this.#loop;
     await this.#draining?.catch(() => {});
+    this.#release();
   }
 }
 
@@ -307,5 +311,16 @@ export function serveClients(queue: Queue, target: WorkflowRuntime | JobRunner, 
   for (const [k, v] of [["listIntervalMs", opts.listIntervalMs], ["appliedRetentionMs", opts.appliedRetentionMs]] as const) {
     if (v !== undefined && (!Number.isFinite(v) || v < 1 || v > 24 * 3600 * 1000)) throw new ValidationError(`serveClients: ${k} must be a number of ms in 1..86400000, got ${v}`);
   }
-  return new ClientInbox(queue, target, opts);
+  const runtime = target instanceof JobRunner ? target.runtime : target;
+  const served = servedInboxes.get(queue) ?? new Set<string>();
+  // Two loops over one inbox would both find a request unapplied and apply it twice.
+  if (served.has(runtime.queueName)) {
+    throw new ValidationError(`the client inbox of step queue "${runtime.queueName}" of queue "${queue.name}" is already served in this process; stop that ClientInbox first`);
+  }
+  served.add(runtime.queueName);
+  servedInboxes.set(queue, served);
+  return new ClientInbox(queue, target, opts, () => served.delete(runtime.queueName));
 }
+
+/** The step queues whose inbox is served, per open queue. */
+const servedInboxes = new WeakMap<Queue, Set<string>>();

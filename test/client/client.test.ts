@@ -21,6 +21,7 @@ import {
   NoopTerminalHook,
   Queue,
   WorkflowRuntime,
+  serveClients,
   type ObjectStore,
 } from "taquba";
 import { appRunner } from "./fixtures/app.js";
@@ -196,6 +197,21 @@ describe("TaqubaClient with an owner", () => {
       expect(await client.clearSignal("k")).toBe(false);
     } finally {
       console.error = original;
+      await client.close();
+      await owner.stop();
+    }
+  });
+
+  it("carries a large input, and refuses a second inbox loop over the same step queue", async () => {
+    const store = new LocalStore(await tempDir());
+    const owner = await openOwner(store);
+    const client = await TaqubaClient.open(store, { name: STORE_NAME, queueName: STEP_QUEUE, timeoutMs: 20_000 });
+    try {
+      expect(() => serveClients(owner.queue, owner.runtime, { store })).toThrow(ValidationError);
+      const big = "x".repeat(1024 * 1024);
+      await client.submit({ runId: "big", input: enc({ big }) });
+      expect(dec((await client.wait("big")).outcome?.result)).toBe(JSON.stringify({ big }));
+    } finally {
       await client.close();
       await owner.stop();
     }
