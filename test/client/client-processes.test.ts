@@ -61,7 +61,8 @@ async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv, listI
   const finished = () => clients.reduce((n, c) => n + c.lines.filter((l) => l.startsWith("{")).length, 0);
   try {
     for (let kill = 1; kill <= 2; kill++) {
-      await until(`${(kill * perClient * 2) / 3} runs finished`, () => finished() >= Math.floor((kill * perClient * 2) / 3) || clients.every((c) => c.lines.includes("done")), 240_000);
+      const target = Math.floor((kill * perClient * 2) / 3);
+      await until(`${target} runs finished`, () => finished() >= target || clients.every((c) => c.lines.includes("done")), Math.max(240_000, runs * 2_000));
       await owner.kill();
       owner = await startOwner();
     }
@@ -99,13 +100,16 @@ async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv, listI
       const terminal = decodeTerminalRecord((await reader.kvGet(key))!, key);
       expect(terminal.incarnation, line.runId).toBe(line.jobId);
     }
-    expect((await reader.kvScan(`workflow/signal-buf/${STEP_QUEUE}/`)).entries).toEqual([]);
+    expect((await reader.kvScan(`workflow/signal-buf/${STEP_QUEUE}/`)).entries.map((e) => e.key), "buffered signals left").toEqual([]);
   } finally {
     await reader.close();
   }
-  expect(await keys(store, `${STORE_NAME}/inbox/${STEP_QUEUE}/requests/`)).toEqual([]);
-  expect(await keys(store, `${STORE_NAME}/inbox/${STEP_QUEUE}/answers/`)).toEqual([]);
-  expect(await keys(store, `${STORE_NAME}/inbox/${STEP_QUEUE}/dead/`)).toEqual([]);
+  expect(await keys(store, `${STORE_NAME}/inbox/${STEP_QUEUE}/requests/`), "requests left").toEqual([]);
+  expect(await keys(store, `${STORE_NAME}/inbox/${STEP_QUEUE}/dead/`), "dead-lettered requests").toEqual([]);
+  // An owner killed after answering and before deleting the request answers it again after the
+  // restart, when the client may have read and removed the first answer: at most one orphan per
+  // kill, removed by the owner after the retention period.
+  expect((await keys(store, `${STORE_NAME}/inbox/${STEP_QUEUE}/answers/`)).length, "answers left").toBeLessThanOrEqual(2);
 }
 
 describe("one owner and two client processes, the owner SIGKILLed twice", () => {
