@@ -8,8 +8,7 @@
  */
 
 import { checkPackage } from "./analyse/check-spec.js";
-import { buildLock, renderLock, type ContractLock } from "./contract/contract-lock.js";
-import { lockPathFor } from "./cli/output-files.js";
+import { buildLock, lockPathFor, renderLock, type ContractLock } from "./contract/contract-lock.js";
 import { buildModel } from "./analyse/build-model.js";
 import { compileValidators, type ValidatorRoot } from "./emit/compile-validators.js";
 import { hasErrors, sortDiagnostics, type Diagnostic } from "./analyse/diagnostics.js";

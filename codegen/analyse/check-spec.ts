@@ -9,19 +9,18 @@
 import type { Diagnostic, DiagnosticCode } from "./diagnostics.js";
 import type { SourceLocator, SpecPath } from "./load-spec.js";
 import type { JsonSchema, JsonValue, PackageModel, WorkflowModel } from "./spec-model.js";
+import { templateFields } from "../../runtime/contract/key-template.js";
 
 const REF_PREFIX = "#/types/";
-const PLACEHOLDER = /\{([^{}]*)\}/g;
-
-/** The names a key template interpolates, in order. */
-export function templateFields(template: string): string[] {
-  return [...template.matchAll(PLACEHOLDER)].map((m) => m[1] ?? "");
-}
+// The runtime's parser, so the generator checks exactly the fields the runtime will read.
+export { templateFields } from "../../runtime/contract/key-template.js";
 
 /** Calls `visit` for every `$ref` in a schema, with the path of the `$ref` key. */
 function forEachRef(schema: JsonValue, path: SpecPath, visit: (ref: string, path: SpecPath) => void): void {
   if (Array.isArray(schema)) {
-    schema.forEach((s, i) => forEachRef(s as JsonValue, [...path, i], visit));
+    schema.forEach((s, i) => {
+      forEachRef(s as JsonValue, [...path, i], visit);
+    });
     return;
   }
   if (typeof schema !== "object" || schema === null) return;
@@ -49,7 +48,7 @@ function isScalar(schema: JsonSchema): boolean {
   if (typeof t === "string") return SCALARS.has(t);
   if (Array.isArray(t)) return t.length > 0 && t.every((x) => typeof x === "string" && SCALARS.has(x));
   const values = Array.isArray(schema["enum"]) ? (schema["enum"] as JsonValue[]) : "const" in schema ? [schema["const"] as JsonValue] : undefined;
-  return values !== undefined && values.every((v) => typeof v === "string" || typeof v === "number" || typeof v === "boolean");
+  return values?.every((v) => typeof v === "string" || typeof v === "number" || typeof v === "boolean") ?? false;
 }
 
 /** Why `field` (dotted) cannot feed a key template over `schema`, or undefined when it can. */

@@ -15,7 +15,8 @@ import { hasErrors, renderDiagnostic } from "../analyse/diagnostics.js";
 import type { ContractChange } from "../contract/contract-lock.js";
 import type { GenerateResult, GenerationCache, SpecInput } from "../generate.js";
 import { compareOutput, hasDrift } from "./output-check.js";
-import { findSpecFiles, lockPathFor, readGenerated, readSpecs, SPEC_FILE, syncOutput, writeAtomic } from "./output-files.js";
+import { lockPathFor } from "../contract/contract-lock.js";
+import { findSpecFiles, readGenerated, readSpecs, SPEC_FILE, syncOutput, writeAtomic } from "./output-files.js";
 import { parseStamp, renderStamp, sha256, STAMP_FILE, stampKey, stampMatches } from "./output-stamp.js";
 import { scaffoldFiles } from "./scaffold.js";
 

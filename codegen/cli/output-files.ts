@@ -1,6 +1,7 @@
 /**
  * @module Disk access for the CLI: finding spec files, reading generated
- * output, and writing it atomically. The only codegen module doing IO.
+ * output, and writing it atomically. IO lives only in `cli/` (this module,
+ * the CLI itself, the output stamp); every other stage is pure.
  */
 
 import { randomBytes } from "node:crypto";
@@ -13,10 +14,6 @@ import { GENERATED_MARKER } from "../print/ts-file.js";
 /** Spec files are named `*.taquba.yaml` (or `.yml`) so a folder may hold other YAML. */
 export const SPEC_FILE = /\.taquba\.ya?ml$/;
 
-/** Where the lock of a spec file lives: beside it, `billing.taquba.yaml` -> `billing.taquba.lock.json`. */
-export function lockPathFor(specFile: string): string {
-  return `${specFile.replace(/\.ya?ml$/, "")}.lock.json`;
-}
 
 /** A path as shown to users and written into headers: relative to `cwd`, `/`-separated. */
 export function displayPath(path: string, cwd = process.cwd()): string {

@@ -47,7 +47,9 @@ export function generatorFingerprint(): Promise<string> {
     // The generator's own modules in every stage folder (sources in a checkout, compiled files when installed).
     const own = (await readdir(codegenDir, { recursive: true })).filter((f) => /\.(ts|js)$/.test(f)).map((f) => f.split(sep).join("/")).sort(compareCodeUnits);
     for (const f of own) hash.update(f).update(await readFile(join(codegenDir, f)));
-    for (const rel of ["../../schemas/taquba-spec.schema.json", "../../../schemas/taquba-spec.schema.json", "../../runtime/contract/json-schema-formats.ts", "../../runtime/contract/json-schema-formats.js"]) {
+    for (const rel of ["../../schemas/taquba-spec.schema.json", "../../../schemas/taquba-spec.schema.json", "../../runtime/contract/json-schema-formats.ts", "../../runtime/contract/json-schema-formats.js",
+      // The runtime's key-template parser decides which templates the checks accept.
+      "../../runtime/contract/key-template.ts", "../../runtime/contract/key-template.js"]) {
       const content = await readFile(join(here, rel)).catch(() => undefined);
       if (content !== undefined) hash.update(rel).update(content);
     }

@@ -44,7 +44,8 @@ export class MalformedRequestError extends TaqubaError {
 
 /**
  * The owner refused a client's request with an error the client has no
- * class for; `code` and the message are the owner's.
+ * class for: `ownerCode` and `ownerName` are the code and class of the
+ * owner's error, and the message is the owner's.
  */
 export class RequestRefusedError extends TaqubaError {
   constructor(
@@ -52,7 +53,7 @@ export class RequestRefusedError extends TaqubaError {
     readonly ownerName: string,
     message: string,
   ) {
-    super(ownerCode, message);
+    super("REQUEST_REFUSED", message);
   }
 }
 

@@ -15,7 +15,6 @@ import { manifestKey, parseNumberedKey, parseSegmentEpoch, segmentKey } from "./
 import { decodeManifest, encodeManifest, type Manifest, type SegmentRef } from "./manifest.js";
 import type { StoreContext } from "./recovery.js";
 import { SegmentBuilder } from "./segment-format.js";
-import type { SortedMap } from "./sorted-map.js";
 import { createOnce, forEachLimit, listKeys } from "./store-ops.js";
 
 /** Manifests kept behind the newest, so readers mid-load can still finish. */

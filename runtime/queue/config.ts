@@ -165,6 +165,6 @@ export class QueueConfigs {
 export function backoffDelay(b: Required<BackoffConfig>, attempts: number): number {
   if (b.baseMs === 0) return 0;
   const exp = Math.max(0, attempts - 1);
-  const d = b.baseMs * Math.pow(b.factor, exp);
+  const d = b.baseMs * b.factor ** exp;
   return Math.min(Number.isFinite(d) ? d : b.maxMs, b.maxMs);
 }

@@ -2,7 +2,7 @@
  * @module Public shapes of the queue API: enqueue options and outcomes,
  * claimed jobs, leases, settlement and cancel outcomes, job views.
  */
-import type { AttemptOutcome, JobState } from "./record.js";
+import type { JobState } from "./record.js";
 
 /** Options of one enqueue. */
 export interface EnqueueOptions {

@@ -32,6 +32,17 @@ export interface RuntimeCore {
   noteTerminated(runId: string, terminatedAtMs: number): void;
 }
 
+// Why these three are keyed by the queue object rather than passed in:
+// the unit that must share them is the queue, not a runtime. Any number of
+// runtimes and job runners, built independently (one per spec package, or a
+// second runtime with other options), may run over one `Queue` in a process,
+// and a wait in one must see a cancel committed by another, and two
+// submissions of one run id through two runtimes must take turns. A
+// constructor argument would make every application thread one shared
+// object through every builder, and forgetting it would silently lose
+// wake-ups. The queue layer cannot hold them (it knows nothing of runs), so
+// they hang off the queue here; a WeakMap drops them with the queue.
+
 /** Submissions to one queue share a lock, even across runtimes over it. */
 const submitLocks = new WeakMap<object, KeyedLock>();
 const signalLocks = new WeakMap<object, KeyedLock>();

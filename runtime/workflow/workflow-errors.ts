@@ -75,8 +75,8 @@ function describe(cause: unknown): string {
 /**
  * What a runner throws to fail a step. A transient error retries per the
  * queue's backoff up to the attempt limit and then dead-letters the step; a
- * permanent one dead-letters it at once. Any other thrown value is treated
- * as transient.
+ * permanent one dead-letters it at once. Any other thrown value is judged by
+ * `retryable` alone (see `kindOf`).
  *
  * @example
  * throw StepError.permanent(new Error("order not found"));
@@ -99,9 +99,21 @@ export class StepError extends TaqubaError {
     return new StepError("permanent", cause);
   }
 
-  /** The kind of any thrown value: a `StepError`'s own kind, else transient. */
+  /**
+   * The kind of any thrown value: a `StepError`'s own kind; permanent for
+   * any other `TaqubaError` that is not `retryable` (a `PermanentError`, a
+   * `ValidationError`, a `JobsNotAttachedError`...); transient for the rest,
+   * errors of other libraries included.
+   */
   static kindOf(err: unknown): StepErrorKind {
-    return err instanceof StepError ? err.kind : "transient";
+    if (err instanceof StepError) return err.kind;
+    return err instanceof TaqubaError && !err.retryable ? "permanent" : "transient";
+  }
+
+  /** Any thrown value as a `StepError` of the kind `kindOf` gives it. */
+  static from(err: unknown): StepError {
+    if (err instanceof StepError) return err;
+    return new StepError(StepError.kindOf(err), err);
   }
 }
 

@@ -206,7 +206,7 @@ describe("taquba codegen", () => {
     // Breaking: a new required field and a removed job; nothing is written.
     const before = readFileSync(join(dir, "generated", "demo", "types.ts"), "utf8");
     const lockBefore = readFileSync(lockFile, "utf8");
-    writeFileSync(spec, SPEC.replace("required: [name]", "required: [name, age]").replace("name: { type: string }", "name: { type: string }, age: { type: integer }").replace(/  farewell\.say:[\s\S]*$/, ""));
+    writeFileSync(spec, SPEC.replace("required: [name]", "required: [name, age]").replace("name: { type: string }", "name: { type: string }, age: { type: integer }").replace(/ {2}farewell\.say:[\s\S]*$/, ""));
     const refused = await run();
     expect(refused.code).toBe(1);
     const text = refused.io.text();

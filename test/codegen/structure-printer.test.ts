@@ -76,6 +76,7 @@ describe("fast structure printer", () => {
       ["export const a = 1;\nexport const b = 2;"],
       ["// a line comment\nexport const a = 1;"],
       ["export type A = string\nexport type B = number"],
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of a template literal, printed as code
       ["export const t = `x${1}`;"],
       ["export const a = 1; // trailing"],
       [{ kind: STRUCTURE_KIND.Enum, name: "E", members: [{ name: "A" }] } as StatementStructures],

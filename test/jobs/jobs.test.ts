@@ -184,7 +184,7 @@ describe("typed jobs", () => {
     const h = await env.runner.submit(addJob, { a: -1, b: 2 });
     expect(await h.output()).toBe(206);
     expect(seen).toEqual([true, undefined, true, undefined]);
-    expect(() => jobContext({} as JobContext)).toThrow(TypeError);
+    expect(() => jobContext({} as JobContext)).toThrow(ValidationError);
     await env.stop();
   });
 

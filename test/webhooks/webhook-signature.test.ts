@@ -87,7 +87,7 @@ describe("verifyWebhook", () => {
   });
 
   it("rejects a changed body, id, timestamp or secret", () => {
-    expect(failure(() => verifyWebhook(SPEC_SECRET, headersFor(SPEC_SIG), SPEC_BODY + " ", { now }))).toBe("no-matching-signature");
+    expect(failure(() => verifyWebhook(SPEC_SECRET, headersFor(SPEC_SIG), `${SPEC_BODY} `, { now }))).toBe("no-matching-signature");
     expect(failure(() => verifyWebhook(SPEC_SECRET, headersFor(SPEC_SIG, "msg_other"), SPEC_BODY, { now }))).toBe("no-matching-signature");
     expect(
       failure(() => verifyWebhook(SPEC_SECRET, headersFor(SPEC_SIG, SPEC_ID, String(SPEC_TS + 1)), SPEC_BODY, { now })),

@@ -173,7 +173,7 @@ describe("webhook delivery worker", () => {
 
   it("does not follow redirects", async () => {
     const clock = new MockClock();
-    const rx = await receiver(generateWebhookSecret(), clock, (n, res) => res.writeHead(307, { Location: "http://169.254.169.254/latest/meta-data" }).end());
+    const rx = await receiver(generateWebhookSecret(), clock, (_n, res) => res.writeHead(307, { Location: "http://169.254.169.254/latest/meta-data" }).end());
     const queue = await openQueue(clock);
     const { jobId } = await enqueueWebhook(queue, "hooks", { url: rx.url });
     startWorker(queue, { allowLoopback: true, clock });

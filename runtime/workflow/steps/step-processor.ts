@@ -36,8 +36,7 @@ import { userHeadersOf } from "../runs/submit.js";
 import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "../runs/terminal.js";
 import { processNotification } from "../terminal-hook/notification.js";
 import { errorText, StepError } from "../workflow-errors.js";
-// `submitted(job, settlement)` releases the job's worker slot once its settlement is handed to the queue.
-import { submitted } from "./settlement-slots.js";
+import type { WorkerSlot } from "./settlement-slots.js";
 
 type Verdict =
   | { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number }
@@ -70,16 +69,16 @@ function checkOutcome(o: unknown): StepOutcome {
  * queue refuses (a lost claim, a closed queue) rejects; the caller logs it
  * and the queue redelivers the job.
  */
-export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<void> {
-  if (job.headers[HEADER_TERMINAL] !== undefined) return processNotification(core, job);
+export async function processJob(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot): Promise<void> {
+  if (job.headers[HEADER_TERMINAL] !== undefined) return processNotification(core, job, slot);
   if (job.headers[HEADER_NOOP] !== undefined) {
-    await submitted(job, core.queue.ack(job));
+    await slot.freeAfterSubmitting(core.queue.ack(job));
     return;
   }
   const runId = job.headers[HEADER_RUN_ID];
   const step = Number(job.headers[HEADER_STEP]);
   if (!RunId.isValid(runId) || !Number.isInteger(step) || step < 0) {
-    await submitted(job, core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed"));
+    await slot.freeAfterSubmitting(core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed"));
     return;
   }
   const runBytes = await core.queue.kvGet(runKey(core.queueName, runId));
@@ -87,7 +86,7 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<vo
   const pointer = ptrBytes === null ? null : decodeStepPointer(ptrBytes, stepPointerKey(core.queueName, runId));
   if (runBytes === null || pointer === null || pointer.jobId !== job.id) {
     // The run terminated or moved past this job (a stale redelivery): nothing to do.
-    await submitted(job, core.queue.ack(job));
+    await slot.freeAfterSubmitting(core.queue.ack(job));
     return;
   }
   const run = decodeRunRecord(runBytes, runKey(core.queueName, runId));
@@ -106,12 +105,12 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<vo
     group: run.group,
   };
   if (run.cancelRequested === true || job.cancelSignal.aborted) {
-    await terminate(core, job, { ...base, status: "cancelled", errorKind: "cancelled" }, undefined);
+    await terminate(core, job, slot, { ...base, status: "cancelled", errorKind: "cancelled" }, undefined);
     return;
   }
 
   const signal = await resolveSignal(core, job, runId, step);
-  const verdict = await decide(core, memos, job, run, runId, step, signal);
+  const verdict = await runOrReplay(core, memos, job, run, runId, step, signal);
   const externalCancel = job.cancelSignal.aborted || (await cancelRequested(core, runId));
   if (verdict.ok && !verdict.replayed && !externalCancel && core.stepOutputReplay) {
     const record = { storedAtMs: core.clock.now(), outcome: verdict.outcome, effects: verdict.staged };
@@ -120,7 +119,7 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<vo
     } catch (e) {
       // The record is part of the settlement: without it, retry the step, except on its last attempt.
       if (!job.isLastAttempt()) {
-        await submitted(job, core.queue.nack(job, `could not write the step's replay record: ${errorText(e)}`));
+        await slot.freeAfterSubmitting(core.queue.nack(job, `could not write the step's replay record: ${errorText(e)}`));
         return;
       }
     }
@@ -129,16 +128,16 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<vo
   const at = { ...base, nowMs: now };
 
   if (verdict.ok && verdict.outcome.kind === "cancel") {
-    await terminate(core, job, { ...at, status: "cancelled", errorKind: "runner", error: verdict.outcome.reason }, verdict.staged);
+    await terminate(core, job, slot, { ...at, status: "cancelled", errorKind: "runner", error: verdict.outcome.reason }, verdict.staged);
   } else if (externalCancel) {
-    await terminate(core, job, { ...at, status: "cancelled", errorKind: "cancelled" }, undefined);
+    await terminate(core, job, slot, { ...at, status: "cancelled", errorKind: "cancelled" }, undefined);
   } else if (verdict.ok) {
     const o = verdict.outcome;
-    if (o.kind === "continue") await continueRun(core, job, runId, step, o, verdict, now, at);
-    else if (o.kind === "succeed") await terminate(core, job, { ...at, status: "succeeded", result: o.result }, verdict.staged);
-    else if (o.kind === "fail") await terminate(core, job, { ...at, status: "failed", errorKind: "runner", error: o.reason }, verdict.staged);
+    if (o.kind === "continue") await continueRun(core, job, slot, runId, step, o, verdict, now, at);
+    else if (o.kind === "succeed") await terminate(core, job, slot, { ...at, status: "succeeded", result: o.result }, verdict.staged);
+    else if (o.kind === "fail") await terminate(core, job, slot, { ...at, status: "failed", errorKind: "runner", error: o.reason }, verdict.staged);
   } else {
-    await failStep(core, job, at, verdict.error);
+    await failStep(core, job, slot, at, verdict.error);
   }
 }
 
@@ -148,7 +147,7 @@ async function cancelRequested(core: RuntimeCore, runId: string): Promise<boolea
 }
 
 /** Runs the runner, or replays the outcome recorded for this delivery. */
-async function decide(core: RuntimeCore, memos: MemoStore, job: ClaimedJob, run: RunRecord, runId: RunId, step: number, signal: Uint8Array | null | undefined): Promise<Verdict> {
+async function runOrReplay(core: RuntimeCore, memos: MemoStore, job: ClaimedJob, run: RunRecord, runId: RunId, step: number, signal: Uint8Array | null | undefined): Promise<Verdict> {
   if (core.stepOutputReplay) {
     const key = replayRecordKey(memos.prefix, runId, step, job.payload);
     const found = await memos.store.get(key);
@@ -191,12 +190,12 @@ async function decide(core: RuntimeCore, memos: MemoStore, job: ClaimedJob, run:
 }
 
 /** Writes the run result record, then commits the termination with the step's ack. */
-async function terminate(core: RuntimeCore, job: ClaimedJob, t: TerminationInput, staged: StagedKv | undefined): Promise<void> {
-  if (!(await recordOutcome(core, job, t))) return;
+async function terminate(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, t: TerminationInput, staged: StagedKv | undefined): Promise<void> {
+  if (!(await recordOutcome(core, job, slot, t))) return;
   const effects = new SettlementEffects();
   if (staged !== undefined) applyStaged(staged, effects);
   addTerminalEffects(core.terminal, t, effects);
-  await submitted(job, core.queue.ack(job, effects));
+  await slot.freeAfterSubmitting(core.queue.ack(job, effects));
   core.noteTerminated(t.runId, t.nowMs);
 }
 
@@ -206,35 +205,36 @@ async function terminate(core: RuntimeCore, job: ClaimedJob, t: TerminationInput
  * attempt, where terminating without the record beats dead-lettering a step
  * whose outcome is known. `false` when the job was nacked instead.
  */
-async function recordOutcome(core: RuntimeCore, job: ClaimedJob, t: TerminationInput): Promise<boolean> {
+async function recordOutcome(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, t: TerminationInput): Promise<boolean> {
   try {
     await core.memos.withPrefix(t.memoPrefix).writeOutcomeRecord(t.runId, { token: t.token, outcome: runOutcomeOf(t) });
     return true;
   } catch (e) {
     if (job.isLastAttempt()) return true;
-    await submitted(job, core.queue.nack(job, `could not record the run result in the memo store: ${errorText(e)}`));
+    await slot.freeAfterSubmitting(core.queue.nack(job, `could not record the run result in the memo store: ${errorText(e)}`));
     return false;
   }
 }
 
-async function failStep(core: RuntimeCore, job: ClaimedJob, at: Omit<TerminationInput, "status">, error: unknown): Promise<void> {
+async function failStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, at: Omit<TerminationInput, "status">, error: unknown): Promise<void> {
   const text = errorText(error);
   const kind = StepError.kindOf(error);
   if (kind === "transient" && !job.isLastAttempt()) {
-    await submitted(job, core.queue.nack(job, text));
+    await slot.freeAfterSubmitting(core.queue.nack(job, text));
     return;
   }
   const t: TerminationInput = { ...at, status: "failed", errorKind: kind, error: text };
-  if (!(await recordOutcome(core, job, t))) return;
+  if (!(await recordOutcome(core, job, slot, t))) return;
   const effects = addTerminalEffects(core.terminal, t);
-  if (kind === "permanent") await submitted(job, core.queue.deadLetter(job, text, effects));
-  else await submitted(job, core.queue.nack(job, text, effects));
+  if (kind === "permanent") await slot.freeAfterSubmitting(core.queue.deadLetter(job, text, effects));
+  else await slot.freeAfterSubmitting(core.queue.nack(job, text, effects));
   core.noteTerminated(t.runId, t.nowMs);
 }
 
 async function continueRun(
   core: RuntimeCore,
   job: ClaimedJob,
+  slot: WorkerSlot,
   runId: RunId,
   step: number,
   o: Extract<StepOutcome, { kind: "continue" }>,
@@ -260,7 +260,7 @@ async function continueRun(
   const commit = async (): Promise<void> => {
     effects.enqueue(core.queueName, o.payload, opts);
     effects.kvPut(stepPointerKey(core.queueName, runId), encodeStepPointer(pointer));
-    await submitted(job, core.queue.ack(job, effects));
+    await slot.freeAfterSubmitting(core.queue.ack(job, effects));
   };
   if (o.when.kind === "immediate") {
     await commit();
@@ -282,7 +282,7 @@ async function continueRun(
       await commit();
       return { waitingOn: reg.waitingOn };
     });
-    if ("conflict" in registered) await failStep(core, job, at, registered.conflict);
+    if ("conflict" in registered) await failStep(core, job, slot, at, registered.conflict);
     else if (registered.waitingOn !== undefined) await afterWaitRegistered(core, registered.waitingOn, nextJobId);
   }
 }

@@ -10,7 +10,7 @@
  */
 import type { ClaimedJob } from "../../queue/types.js";
 import type { RuntimeCore } from "../runtime-core.js";
-import { onSettlementSubmitted } from "./settlement-slots.js";
+import { WorkerSlot } from "./settlement-slots.js";
 import { processJob } from "./step-processor.js";
 
 /** Where worker errors go; a logger such as pino's satisfies it. */
@@ -32,19 +32,15 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
 
   const start = (job: ClaimedJob): void => {
     busy++;
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
+    const slot = new WorkerSlot(() => {
       busy--;
       wake();
-    };
-    onSettlementSubmitted(job, release);
-    const p: Promise<void> = processJob(core, job)
+    });
+    const p: Promise<void> = processJob(core, job, slot)
       .catch((e: unknown) => log.error({ err: e, jobId: job.id }, "workflow step settlement failed; the queue will redeliver the step"))
       .finally(() => {
         inFlight.delete(p);
-        release();
+        slot.free();
       });
     inFlight.add(p);
   };
