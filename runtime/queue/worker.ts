@@ -65,7 +65,8 @@ async function processOne(queue: Queue, worker: Worker, job: ClaimedJob, onError
     result = await worker.process(job);
   } catch (err) {
     try {
-      if (err instanceof PermanentError) await queue.deadLetter(job, messageOf(err), err.effects);
+      // Permanence follows `retryable` alone, as everywhere: a non-retryable TaqubaError is dead-lettered.
+      if (err instanceof TaqubaError && !err.retryable) await queue.deadLetter(job, messageOf(err), err instanceof PermanentError ? err.effects : undefined);
       else await queue.nack(job, messageOf(err), failureEffects(err), { retryAfterMs: retryAfterOf(err) });
     } catch (settleErr) {
       onError(settleErr, job);

@@ -70,7 +70,7 @@ const systemResolve: HostResolver = async (hostname) => {
 };
 
 /**
- * Resolves defaults and parses `allowedNetworks`; throws a `RangeError`
+ * Resolves defaults and parses `allowedNetworks`; throws a `ValidationError`
  * naming a malformed entry.
  */
 export function compileAddressPolicy(opts: AddressPolicyOptions = {}): CompiledAddressPolicy {

@@ -10,6 +10,7 @@
  */
 
 import { isIPv4, isIPv6 } from "node:net";
+import { ValidationError } from "../errors.js";
 
 /** What an address reaches. Only `public` is allowed by default. */
 export type AddressClass =
@@ -74,16 +75,16 @@ export function formatIp(bytes: Uint8Array): string {
 
 /**
  * Parses `"10.0.0.0/8"`, `"fd00::/8"` or a single address (a /32 or /128).
- * Throws a `RangeError` naming the input when it is not one.
+ * Throws a `ValidationError` naming the input when it is not one.
  */
 export function parseNetwork(text: string): Network {
   const slash = text.indexOf("/");
   const addr = parseIp(slash < 0 ? text : text.slice(0, slash));
-  if (!addr) throw new RangeError(`"${text}" is not an IP address or CIDR network`);
+  if (!addr) throw new ValidationError(`"${text}" is not an IP address or CIDR network`);
   const max = addr.length * 8;
   const prefix = slash < 0 ? max : Number(text.slice(slash + 1));
   if (!Number.isInteger(prefix) || prefix < 0 || prefix > max || (slash >= 0 && !/^\d+$/.test(text.slice(slash + 1)))) {
-    throw new RangeError(`"${text}" has a bad prefix length; expected 0 to ${max}`);
+    throw new ValidationError(`"${text}" has a bad prefix length; expected 0 to ${max}`);
   }
   return { bytes: addr, prefix };
 }

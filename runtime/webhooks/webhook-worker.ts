@@ -14,6 +14,7 @@
 
 import { type Clock, SystemClock } from "../clock.js";
 import { PermanentError, CancelRequestedError } from "../queue/errors.js";
+import { ValidationError } from "../errors.js";
 import type { ClaimedJob } from "../queue/types.js";
 import type { Queue } from "../queue/queue.js";
 import { runWorker, type RunWorkerOptions, type Worker } from "../queue/worker.js";
@@ -67,7 +68,7 @@ export class WebhookWorker implements Worker {
   readonly #userAgent: string;
   readonly #ca: WebhookWorkerOptions["ca"];
 
-  /** Throws a `ValidationError` or `RangeError` naming a bad option (secret, network, timeout). */
+  /** Throws a `ValidationError` naming a bad option (secret, network, timeout). */
   constructor(opts: WebhookWorkerOptions = {}) {
     this.#policy = compileAddressPolicy(opts);
     const secrets = opts.secret === undefined ? [] : secretList(opts.secret);
@@ -75,10 +76,10 @@ export class WebhookWorker implements Worker {
     this.#secrets = secrets;
     this.#defaultTimeoutMs = opts.defaultTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
     if (!Number.isInteger(this.#defaultTimeoutMs) || this.#defaultTimeoutMs < 1 || this.#defaultTimeoutMs > MAX_WEBHOOK_TIMEOUT_MS) {
-      throw new RangeError(`defaultTimeoutMs must be a whole number of milliseconds from 1 to ${MAX_WEBHOOK_TIMEOUT_MS}, got ${this.#defaultTimeoutMs}`);
+      throw new ValidationError(`defaultTimeoutMs must be a whole number of milliseconds from 1 to ${MAX_WEBHOOK_TIMEOUT_MS}, got ${this.#defaultTimeoutMs}`);
     }
     this.#maxRetryAfterMs = opts.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
-    if (!(this.#maxRetryAfterMs >= 0)) throw new RangeError(`maxRetryAfterMs must be >= 0, got ${this.#maxRetryAfterMs}`);
+    if (!(this.#maxRetryAfterMs >= 0)) throw new ValidationError(`maxRetryAfterMs must be >= 0, got ${this.#maxRetryAfterMs}`);
     this.#clock = opts.clock ?? SystemClock;
     this.#userAgent = opts.userAgent ?? "taquba-webhooks";
     this.#ca = opts.ca;

@@ -3,7 +3,7 @@
  * retryAfterMs, and retries of an unreachable store on the clock.
  */
 import { describe, expect, it, vi } from "vitest";
-import { MemoryStore, PermanentError, runWorker, SettlementEffects, withCounting, type ClaimedJob } from "taquba";
+import { MemoryStore, PermanentError, runWorker, SettlementEffects, StoreUnavailableError, ValidationError, withCounting, type ClaimedJob } from "taquba";
 import { failWhen } from "../support/failing-store.js";
 import { dec, enc, openQueue, settle } from "./helpers.js";
 
@@ -131,6 +131,33 @@ describe("runWorker", () => {
     expect(await queue.view().job(perm.jobId)).toMatchObject({ state: "dead", lastError: "no such order", attempt: 1 });
     expect(await queue.view().job(ok.jobId)).toBeNull();
     expect(await queue.view().job(flaky.jobId)).toBeNull();
+    await queue.close();
+  });
+
+  it("a non-retryable TaqubaError dead-letters like PermanentError; a retryable one is retried", async () => {
+    const { queue } = await openQueue({ defaultQueueConfig: { backoff: { baseMs: 0, maxMs: 0 } } });
+    const bad = await queue.enqueue("q", enc("bad"));
+    await queue.enqueue("q", enc("busy"));
+    const attempts: Record<string, number> = {};
+    const ac = new AbortController();
+    const done = runWorker(
+      queue,
+      "q",
+      {
+        async process(job: ClaimedJob) {
+          const p = dec(job.payload);
+          attempts[p] = (attempts[p] ?? 0) + 1;
+          if (p === "bad") throw new ValidationError("the order id is malformed");
+          if (job.attempt < 2) throw new StoreUnavailableError("get", "orders/1", new Error("reset"));
+        },
+      },
+      { concurrency: 2, signal: ac.signal },
+    );
+    await vi.waitFor(async () => expect((await queue.view().stats("q")).done).toBe(1));
+    ac.abort();
+    await done;
+    expect(attempts).toEqual({ bad: 1, busy: 2 });
+    expect(await queue.view().job(bad.jobId)).toMatchObject({ state: "dead", lastError: "the order id is malformed", attempt: 1 });
     await queue.close();
   });
 

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import { createServer as createTlsServer } from "node:https";
 import { afterEach, describe, expect, it } from "vitest";
+import { ValidationError } from "taquba";
 import {
   enqueueWebhook,
   FencedError,
@@ -461,7 +462,7 @@ describe("WebhookWorker.process", () => {
 
   it("refuses bad options at construction", () => {
     expect(() => new WebhookWorker({ secret: "whsec_short" })).toThrow();
-    expect(() => new WebhookWorker({ defaultTimeoutMs: 0 })).toThrow(RangeError);
-    expect(() => new WebhookWorker({ allowedNetworks: ["nope"] })).toThrow(RangeError);
+    expect(() => new WebhookWorker({ defaultTimeoutMs: 0 })).toThrow(ValidationError);
+    expect(() => new WebhookWorker({ allowedNetworks: ["nope"] })).toThrow(ValidationError);
   });
 });
