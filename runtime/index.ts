@@ -93,6 +93,7 @@ export { WorkflowRuntime } from "./workflow/workflow-runtime.js";
 export { WorkflowRuntimeBuilder } from "./workflow/runtime-builder.js";
 export type { RunnerHandle, Shutdown } from "./workflow/workflow-runtime.js";
 export type { WorkflowLogger } from "./workflow/steps/step-worker.js";
+export { consoleLogger, REDACTED, type Logger, type LogLevel } from "./logger.js";
 export { WorkflowView } from "./workflow/runs/workflow-view.js";
 export type { WorkflowReadSource } from "./workflow/runs/workflow-view.js";
 export type { WorkflowQueue } from "./workflow/queue-port.js";

@@ -38,6 +38,7 @@ import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "../runs
 import { processNotification } from "../terminal-hook/notification.js";
 import { errorText, StepError } from "../workflow-errors.js";
 import type { WorkerSlot } from "./settlement-slots.js";
+import { logFailedAttempt } from "./step-log.js";
 
 type Verdict =
   | { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number }
@@ -221,7 +222,9 @@ async function recordOutcome(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlo
 async function failStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, at: Omit<TerminationInput, "status">, error: unknown): Promise<void> {
   const text = errorText(error);
   const kind = StepError.kindOf(error);
-  if (kind === "transient" && !job.isLastAttempt()) {
+  const retry = kind === "transient" && !job.isLastAttempt();
+  logFailedAttempt(core, job, at.runId, at.finalStep, error, retry ? "retried" : kind === "permanent" ? "dead_lettered" : "failed");
+  if (retry) {
     await slot.freeAfterSubmitting(core.queue.nack(job, text));
     return;
   }

@@ -8,22 +8,21 @@
  * queue hands out a step only once the settlement that enqueued it is
  * durable, so a runner never sees step k+1 before step k is committed.
  */
+import type { FullLogger, Logger } from "../../logger.js";
 import type { ClaimedJob } from "../../queue/types.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { WorkerSlot } from "./settlement-slots.js";
 import { processJob } from "./step-processor.js";
 
-/** Where worker errors go; a logger such as pino's satisfies it. */
-export interface WorkflowLogger {
-  error(obj: unknown, msg?: string): void;
-}
+/** Where worker events go; a logger such as pino's satisfies it. Kept as a name for {@link Logger}. */
+export type WorkflowLogger = Logger;
 
 /**
  * Runs until `signal` aborts, then lets every in-flight step finish.
  * Settlement errors (a lost claim, a closed queue) are logged: the queue
  * redelivers the job, so no step is lost.
  */
-export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log: WorkflowLogger): Promise<void> {
+export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log: FullLogger): Promise<void> {
   const max = core.maxConcurrentSteps;
   const inFlight = new Set<Promise<void>>();
   // Slots in use: a slot is taken when a step starts and released when its settlement is submitted.

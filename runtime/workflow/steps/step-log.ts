@@ -1,0 +1,30 @@
+/**
+ * @module The log records of a failed step attempt: a retry at warn, a
+ * dead letter or a failure that ends the run at error. Each carries the
+ * error's name, message and stack and the run's headers with the
+ * sensitive ones redacted; never the step's payload.
+ */
+import { errorFields, redactHeaders } from "../../logger.js";
+import type { ClaimedJob } from "../../queue/types.js";
+import type { RuntimeCore } from "../runtime-core.js";
+import { userHeadersOf } from "../runs/submit.js";
+
+/** How a failed attempt was settled. */
+export type FailedAttemptOutcome = "retried" | "dead_lettered" | "failed";
+
+export function logFailedAttempt(core: RuntimeCore, job: ClaimedJob, runId: string, step: number, error: unknown, outcome: FailedAttemptOutcome): void {
+  const obj = {
+    err: errorFields(error),
+    runId,
+    step,
+    attempt: job.attempt,
+    maxAttempts: job.maxAttempts,
+    jobId: job.id,
+    queue: core.queueName,
+    outcome,
+    headers: redactHeaders(userHeadersOf(job.headers), core.sensitiveHeaders),
+  };
+  if (outcome === "retried") core.log.warn(obj, `workflow run ${runId} step ${step} attempt ${job.attempt} of ${job.maxAttempts} failed; retrying`);
+  else if (outcome === "dead_lettered") core.log.error(obj, `workflow run ${runId} step ${step} failed permanently; the step is dead-lettered and the run fails`);
+  else core.log.error(obj, `workflow run ${runId} step ${step} failed on its last attempt; the run fails`);
+}
