@@ -84,16 +84,17 @@ export interface ErrorFields {
   stack?: string;
 }
 
-function bound(s: string, max: number): string {
+/** `s` cut to `max` characters, saying how many were cut. */
+export function boundText(s: string, max: number): string {
   return s.length <= max ? s : `${s.slice(0, max)}… (${s.length - max} more characters)`;
 }
 
 /** The bounded {@link ErrorFields} of anything thrown. */
 export function errorFields(e: unknown): ErrorFields {
   if (e instanceof Error) {
-    const f: ErrorFields = { name: bound(e.name, 200), message: bound(e.message, MAX_MESSAGE_CHARS) };
-    if (typeof e.stack === "string") f.stack = bound(e.stack, MAX_STACK_CHARS);
+    const f: ErrorFields = { name: boundText(e.name, 200), message: boundText(e.message, MAX_MESSAGE_CHARS) };
+    if (typeof e.stack === "string") f.stack = boundText(e.stack, MAX_STACK_CHARS);
     return f;
   }
-  return { name: "NonError", message: bound(String(e), MAX_MESSAGE_CHARS) };
+  return { name: "NonError", message: boundText(String(e), MAX_MESSAGE_CHARS) };
 }

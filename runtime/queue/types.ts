@@ -82,6 +82,17 @@ export interface NackOptions {
    * `Retry-After`, say). The queue's backoff still applies when it is longer.
    */
   retryAfterMs?: number;
+  /**
+   * The thrown value behind the error text: its name and stack join the
+   * message in the attempt history (each bounded, see `JobAttempt`).
+   */
+  cause?: unknown;
+}
+
+/** Options of `deadLetter`. */
+export interface DeadLetterOptions {
+  /** As `NackOptions.cause`. */
+  cause?: unknown;
 }
 
 /** What `nack` did. */

@@ -65,8 +65,8 @@ async function processOne(queue: Queue, worker: Worker, job: ClaimedJob, onError
     result = await worker.process(job);
   } catch (err) {
     try {
-      if (err instanceof PermanentError) await queue.deadLetter(job, messageOf(err), err.effects);
-      else await queue.nack(job, messageOf(err), failureEffects(err), { retryAfterMs: retryAfterOf(err) });
+      if (err instanceof PermanentError) await queue.deadLetter(job, messageOf(err), err.effects, { cause: err });
+      else await queue.nack(job, messageOf(err), failureEffects(err), { retryAfterMs: retryAfterOf(err), cause: err });
     } catch (settleErr) {
       onError(settleErr, job);
     }

@@ -8,13 +8,19 @@ import { errorFields, redactHeaders } from "../../logger.js";
 import type { ClaimedJob } from "../../queue/types.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { userHeadersOf } from "../runs/submit.js";
+import { StepError } from "../workflow-errors.js";
+
+/** The error a step threw, unwrapped from a `StepError` that only classifies it. */
+export function thrownCause(error: unknown): unknown {
+  return error instanceof StepError && error.cause !== undefined ? error.cause : error;
+}
 
 /** How a failed attempt was settled. */
 export type FailedAttemptOutcome = "retried" | "dead_lettered" | "failed";
 
 export function logFailedAttempt(core: RuntimeCore, job: ClaimedJob, runId: string, step: number, error: unknown, outcome: FailedAttemptOutcome): void {
   const obj = {
-    err: errorFields(error),
+    err: errorFields(thrownCause(error)),
     runId,
     step,
     attempt: job.attempt,

@@ -38,7 +38,7 @@ import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "../runs
 import { processNotification } from "../terminal-hook/notification.js";
 import { errorText, StepError } from "../workflow-errors.js";
 import type { WorkerSlot } from "./settlement-slots.js";
-import { logFailedAttempt } from "./step-log.js";
+import { logFailedAttempt, thrownCause } from "./step-log.js";
 
 type Verdict =
   | { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number }
@@ -225,14 +225,14 @@ async function failStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, at
   const retry = kind === "transient" && !job.isLastAttempt();
   logFailedAttempt(core, job, at.runId, at.finalStep, error, retry ? "retried" : kind === "permanent" ? "dead_lettered" : "failed");
   if (retry) {
-    await slot.freeAfterSubmitting(core.queue.nack(job, text));
+    await slot.freeAfterSubmitting(core.queue.nack(job, text, undefined, { cause: thrownCause(error) }));
     return;
   }
   const t: TerminationInput = { ...at, status: "failed", errorKind: kind, error: text };
   if (!(await recordOutcome(core, job, slot, t))) return;
   const effects = addTerminalEffects(core.terminal, t);
-  if (kind === "permanent") await slot.freeAfterSubmitting(core.queue.deadLetter(job, text, effects));
-  else await slot.freeAfterSubmitting(core.queue.nack(job, text, effects));
+  if (kind === "permanent") await slot.freeAfterSubmitting(core.queue.deadLetter(job, text, effects, { cause: thrownCause(error) }));
+  else await slot.freeAfterSubmitting(core.queue.nack(job, text, effects, { cause: thrownCause(error) }));
   core.noteTerminated(t.runId, t.nowMs);
 }
 
