@@ -128,6 +128,7 @@ export class WorkflowDispatcherBuilder implements WorkflowRegistrar, JobRegistra
       this.#fallback,
       contracts,
       this.#allowDowngrade,
+      [...this.#jobs.values(), ...this.#registry.values()].flatMap((r) => r.definition.headers.sensitive),
     );
   }
 }
@@ -194,9 +195,15 @@ export class WorkflowDispatcher implements StepRunner {
     /** The registered definitions' contract hashes, by name. */
     readonly contracts: readonly ContractEntry[] = [],
     private readonly allowDowngrade = false,
+    specSensitive: readonly string[] = [],
   ) {
     this.#jobs = jobs;
+    const names = new Set<string>([...specSensitive, ...(fallbackRunner?.sensitiveHeaders ?? [])]);
+    this.sensitiveHeaders = [...names].sort();
   }
+
+  /** The headers the registered definitions' specs mark `sensitive: true`: redacted in logs and spans. */
+  readonly sensitiveHeaders: readonly string[];
 
   /**
    * Refuses to start a worker older than the contract that last ran over
