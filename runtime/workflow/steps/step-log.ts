@@ -31,6 +31,7 @@ export function logFailedAttempt(core: RuntimeCore, job: ClaimedJob, runId: stri
     headers: redactHeaders(userHeadersOf(job.headers), core.sensitiveHeaders),
   };
   if (outcome === "retried") core.log.warn(obj, `workflow run ${runId} step ${step} attempt ${job.attempt} of ${job.maxAttempts} failed; retrying`);
-  else if (outcome === "dead_lettered") core.log.error(obj, `workflow run ${runId} step ${step} failed permanently; the step is dead-lettered and the run fails`);
+  else if (outcome === "dead_lettered")
+    core.log.error(obj, `workflow run ${runId} step ${step} failed permanently; the step is dead-lettered and the run fails`);
   else core.log.error(obj, `workflow run ${runId} step ${step} failed on its last attempt; the run fails`);
 }
