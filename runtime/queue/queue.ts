@@ -10,6 +10,7 @@
  * `kv-ops` and `completion`; this class is their public face.
  */
 import { fullLogger } from "../logger.js";
+import { loadTelemetry } from "../telemetry/tracing.js";
 import type { TimedClock } from "../clock.js";
 import { Engine, type EngineStats } from "../engine/engine.js";
 import { ValidationError } from "../errors.js";
@@ -27,7 +28,18 @@ import { PAYLOAD_PREFIX, PayloadStore } from "./payloads.js";
 import { PrefixedStore } from "./prefixed-store.js";
 import { QueueCore } from "./queue-core.js";
 import * as K from "./keys.js";
-import type { CancelOutcome, ClaimedJob, CompletionResult, DeadLetterOptions, EnqueueItem, EnqueueOptions, EnqueueOutcome, NackOptions, NackOutcome, WakeOutcome } from "./types.js";
+import type {
+  CancelOutcome,
+  ClaimedJob,
+  CompletionResult,
+  DeadLetterOptions,
+  EnqueueItem,
+  EnqueueOptions,
+  EnqueueOutcome,
+  NackOptions,
+  NackOutcome,
+  WakeOutcome,
+} from "./types.js";
 import { kvScanSync, StoreView, type KvPage, type KvScanOptions, type QueueView } from "./view.js";
 
 /** What open-time recovery did with the claims the previous process held. */
@@ -80,6 +92,7 @@ export class Queue {
    */
   static async open(store: ObjectStore, name: string, opts: OpenOptions = {}): Promise<Queue> {
     validateStoreName(name);
+    await loadTelemetry();
     new QueueConfigs(opts.defaultQueueConfig, opts.queueConfigs); // validates before any IO
     const threshold = opts.payloadOffloadBytes === undefined ? DEFAULT_PAYLOAD_OFFLOAD_BYTES : opts.payloadOffloadBytes;
     if (threshold !== null) validatePositiveInt("OpenOptions.payloadOffloadBytes", threshold);
@@ -88,9 +101,15 @@ export class Queue {
     await root
       .removeLeftovers(PAYLOAD_PREFIX)
       .catch((err: unknown) =>
-        fullLogger(opts.logger).warn({ err, queue: name }, `queue "${name}": removing leftover temporary files failed (they only take disk space): ${err instanceof Error ? err.message : String(err)}`),
+        fullLogger(opts.logger).warn(
+          { err, queue: name },
+          `queue "${name}": removing leftover temporary files failed (they only take disk space): ${err instanceof Error ? err.message : String(err)}`,
+        ),
       );
-    const engine = await Engine.open(new PrefixedStore(root, ENGINE_PREFIX), opts.flushIntervalMs === undefined ? {} : { flushIntervalMs: opts.flushIntervalMs });
+    const engine = await Engine.open(
+      new PrefixedStore(root, ENGINE_PREFIX),
+      opts.flushIntervalMs === undefined ? {} : { flushIntervalMs: opts.flushIntervalMs },
+    );
     const core = new QueueCore(name, engine, new PayloadStore(root, threshold), opts);
     const recovery = recoverClaims(core.host);
     core.loop.start();
@@ -138,7 +157,12 @@ export class Queue {
    * holds the outcomes of the effects' own enqueues. On a dedup hit nothing
    * is written, effects included.
    */
-  enqueueWithEffects(queueName: string, payload: Uint8Array, opts: EnqueueOptions, effects: SettlementEffects): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] }> {
+  enqueueWithEffects(
+    queueName: string,
+    payload: Uint8Array,
+    opts: EnqueueOptions,
+    effects: SettlementEffects,
+  ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] }> {
     return eq.enqueueWithEffects(this.#core, queueName, payload, opts, effects);
   }
 

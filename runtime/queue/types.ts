@@ -96,9 +96,7 @@ export interface DeadLetterOptions {
 }
 
 /** What `nack` did. */
-export type NackOutcome =
-  | { kind: "retried"; runAt: number }
-  | { kind: "dead"; enqueued: EnqueueOutcome[] };
+export type NackOutcome = { kind: "retried"; runAt: number } | { kind: "dead"; enqueued: EnqueueOutcome[] };
 
 /** What `cancelJob` did. `requested`: the job is claimed, a cooperative request was recorded. */
 export type CancelOutcome = "removed" | "requested" | "not_found";
@@ -151,4 +149,3 @@ export type CompletionResult =
   /** The job finished before the wait and left no record (ack without retention, or cancel). */
   | { kind: "gone" }
   | { kind: "timed_out" };
-

@@ -9,6 +9,14 @@ import type { ClaimedJob } from "../../queue/types.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { userHeadersOf } from "../runs/submit.js";
 import { StepError } from "../workflow-errors.js";
+import { HEADER_TRACEPARENT } from "../records/reserved.js";
+import { endWithError, stepSpanOf } from "../../telemetry/tracing.js";
+
+/** The reserved trace header a step passes on to the next step of its run. */
+export function traceHeaderOf(job: ClaimedJob): Record<string, string> {
+  const t = job.headers[HEADER_TRACEPARENT];
+  return t === undefined ? {} : { [HEADER_TRACEPARENT]: t };
+}
 
 /** The error a step threw, unwrapped from a `StepError` that only classifies it. */
 export function thrownCause(error: unknown): unknown {
@@ -30,6 +38,7 @@ export function logFailedAttempt(core: RuntimeCore, job: ClaimedJob, runId: stri
     outcome,
     headers: redactHeaders(userHeadersOf(job.headers), core.sensitiveHeaders),
   };
+  endWithError(stepSpanOf(job.id, job.attempt), thrownCause(error), StepError.kindOf(error), { "taquba.outcome": outcome });
   if (outcome === "retried") core.log.warn(obj, `workflow run ${runId} step ${step} attempt ${job.attempt} of ${job.maxAttempts} failed; retrying`);
   else if (outcome === "dead_lettered")
     core.log.error(obj, `workflow run ${runId} step ${step} failed permanently; the step is dead-lettered and the run fails`);

@@ -38,11 +38,9 @@ import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "../runs
 import { processNotification } from "../terminal-hook/notification.js";
 import { errorText, StepError } from "../workflow-errors.js";
 import type { WorkerSlot } from "./settlement-slots.js";
-import { logFailedAttempt, thrownCause } from "./step-log.js";
+import { logFailedAttempt, thrownCause, traceHeaderOf } from "./step-log.js";
 
-type Verdict =
-  | { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number }
-  | { ok: false; error: unknown };
+type Verdict = { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number } | { ok: false; error: unknown };
 
 /** Rejects what is not a StepOutcome, so a runner bug fails the step instead of corrupting a record. */
 function validTrigger(w: unknown): boolean {
@@ -150,7 +148,15 @@ async function cancelRequested(core: RuntimeCore, runId: string): Promise<boolea
 }
 
 /** Runs the runner, or replays the outcome recorded for this delivery. */
-async function runOrReplay(core: RuntimeCore, memos: MemoStore, job: ClaimedJob, run: RunRecord, runId: RunId, step: number, signal: Uint8Array | null | undefined): Promise<Verdict> {
+async function runOrReplay(
+  core: RuntimeCore,
+  memos: MemoStore,
+  job: ClaimedJob,
+  run: RunRecord,
+  runId: RunId,
+  step: number,
+  signal: Uint8Array | null | undefined,
+): Promise<Verdict> {
   if (core.stepOutputReplay) {
     const key = replayRecordKey(memos.prefix, runId, step, job.payload);
     const found = await memos.store.get(key);
@@ -256,7 +262,7 @@ async function continueRun(
     dedupKey: stepDedupKey(runId, nextStep),
     priority: job.priority,
     maxAttempts: job.maxAttempts,
-    headers: { ...userHeadersOf(job.headers), [HEADER_RUN_ID]: runId, [HEADER_STEP]: String(nextStep) },
+    headers: { ...userHeadersOf(job.headers), [HEADER_RUN_ID]: runId, [HEADER_STEP]: String(nextStep), ...traceHeaderOf(job) },
   };
   const pointer: StepPointer = { step: nextStep, jobId: nextJobId };
   const effects = applyStaged(verdict.staged, new SettlementEffects());

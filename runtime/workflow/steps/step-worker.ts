@@ -13,6 +13,8 @@ import type { ClaimedJob } from "../../queue/types.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { WorkerSlot } from "./settlement-slots.js";
 import { processJob } from "./step-processor.js";
+import { endOk, forgetStepSpan, registerStepSpan, startSpan } from "../../telemetry/tracing.js";
+import { HEADER_RUN_ID, HEADER_STEP, HEADER_TERMINAL, HEADER_TRACEPARENT } from "../records/reserved.js";
 
 /** Where worker events go; a logger such as pino's satisfies it. Kept as a name for {@link Logger}. */
 export type WorkflowLogger = Logger;
@@ -35,9 +37,14 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
       busy--;
       wake();
     });
+    const span = job.headers[HEADER_TERMINAL] !== undefined ? undefined : startStepSpan(core, job);
     const p: Promise<void> = processJob(core, job, slot)
       .catch((e: unknown) => log.error({ err: e, jobId: job.id }, "workflow step settlement failed; the queue will redeliver the step"))
       .finally(() => {
+        if (span !== undefined) {
+          forgetStepSpan(job.id, job.attempt);
+          if (span.isRecording()) endOk(span, { "taquba.outcome": "completed" });
+        }
         inFlight.delete(p);
         slot.free();
       });
@@ -68,4 +75,22 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
     if (jobs.length === 0) await core.queue.waitForWork(core.queueName, epoch, signal);
   }
   while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+}
+
+/** The span of one step attempt (named `taquba.step` until the typed dispatcher names it), or undefined when tracing is off. */
+function startStepSpan(core: RuntimeCore, job: ClaimedJob) {
+  const span = startSpan(
+    "taquba.step",
+    {
+      "taquba.run.id": job.headers[HEADER_RUN_ID] ?? "",
+      "taquba.step": Number(job.headers[HEADER_STEP]),
+      "taquba.attempt": job.attempt,
+      "taquba.queue": core.queueName,
+      "taquba.job.id": job.id,
+    },
+    job.headers[HEADER_TRACEPARENT] ?? "",
+    "consumer",
+  );
+  registerStepSpan(job.id, job.attempt, span);
+  return span;
 }
