@@ -56,10 +56,7 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   if (missing.length > 0) killMissing(core, missing);
   const failure = fetched.find((f) => f.status === "rejected" && !(f.reason instanceof PayloadMissingError));
   if (failure !== undefined) {
-    release(
-      core,
-      claimed.filter(([r]) => !missing.some(([m]) => m.id === r.id)).map(([r, e]) => [r.id, e.token]),
-    );
+    release(core, claimed.filter(([r]) => !missing.some(([m]) => m.id === r.id)).map(([r, e]) => [r.id, e.token]));
     throw (failure as PromiseRejectedResult).reason;
   }
   const out: ClaimedJob[] = [];
@@ -162,10 +159,7 @@ async function settle(
   if (rec?.retainUntil !== undefined) core.loop.rearm(rec.retainUntil);
   if (result.finish) core.completions.finished(job.id, result.finish);
   if (result.finish?.kind === "dead") {
-    core.log.error(
-      { jobId: job.id, queue: job.queueName, attempt: job.attempt, lastError: rec?.lastError },
-      `queue "${core.name}": job ${job.id} of queue "${job.queueName}" was dead-lettered after attempt ${job.attempt}`,
-    );
+    core.log.error({ jobId: job.id, queue: job.queueName, attempt: job.attempt, lastError: rec?.lastError }, `queue "${core.name}": job ${job.id} of queue "${job.queueName}" was dead-lettered after attempt ${job.attempt}`);
   }
   if (result.applyEffects) core.announceInserted(prepared, outcomes, ctx.now);
   return { record: rec, enqueued: outcomes };
@@ -182,7 +176,13 @@ export async function ack(core: QueueCore, job: ClaimedJob, effects?: Settlement
   return res.enqueued;
 }
 
-export async function nack(core: QueueCore, job: ClaimedJob, error: string, effects?: SettlementEffects, opts: NackOptions = {}): Promise<NackOutcome> {
+export async function nack(
+  core: QueueCore,
+  job: ClaimedJob,
+  error: string,
+  effects?: SettlementEffects,
+  opts: NackOptions = {},
+): Promise<NackOutcome> {
   const message = String(error);
   const retryAfterMs = validateRetryAfter(opts.retryAfterMs);
   const res = await settle(core, job, effects, (txn, ctx, r) => {
@@ -200,13 +200,7 @@ function validateRetryAfter(ms: number | undefined): number {
   return ms;
 }
 
-export async function deadLetter(
-  core: QueueCore,
-  job: ClaimedJob,
-  error: string,
-  effects?: SettlementEffects,
-  opts: DeadLetterOptions = {},
-): Promise<EnqueueOutcome[]> {
+export async function deadLetter(core: QueueCore, job: ClaimedJob, error: string, effects?: SettlementEffects, opts: DeadLetterOptions = {}): Promise<EnqueueOutcome[]> {
   const message = String(error);
   const res = await settle(core, job, effects, (txn, ctx, r) => {
     recordAttempt(txn, r, ctx.now, "dead_lettered", message, opts.cause);

@@ -85,15 +85,11 @@ export class QueueCore {
       notifyWork: (q) => this.work.notify(q),
       finished: (id, f) => this.completions.finished(id, f),
       deadLettered: (e) => {
-        this.log.error(
-          { jobId: e.jobId, queue: e.queueName, reason: e.reason, lastError: e.lastError },
-          `queue "${name}": job ${e.jobId} of queue "${e.queueName}" was dead-lettered (${e.reason})`,
-        );
+        this.log.error({ jobId: e.jobId, queue: e.queueName, reason: e.reason, lastError: e.lastError }, `queue "${name}": job ${e.jobId} of queue "${e.queueName}" was dead-lettered (${e.reason})`);
         for (const l of this.deadListeners) l(e);
       },
       deletePayloads: (refs) => this.payloads.deleteAll(refs),
-      onError: (err) =>
-        this.log.warn({ err, queue: name }, `queue "${name}": background work failed, retrying in 1 s: ${err instanceof Error ? err.message : String(err)}`),
+      onError: (err) => this.log.warn({ err, queue: name }, `queue "${name}": background work failed, retrying in 1 s: ${err instanceof Error ? err.message : String(err)}`),
     };
     this.loop = new MaintenanceLoop(this.host);
     const hwm = engine.get(K.SEQ_HIGH_WATER);
@@ -156,10 +152,7 @@ export class QueueCore {
   #noteCommitFailure(e: unknown): void {
     if (!(e instanceof FencedError) || this.#fenceLogged) return;
     this.#fenceLogged = true;
-    this.log.error(
-      { err: e, queue: this.name },
-      `queue "${this.name}": another process opened this queue store and fenced this one; this process can no longer commit and must stop or reopen the queue`,
-    );
+    this.log.error({ err: e, queue: this.name }, `queue "${this.name}": another process opened this queue store and fenced this one; this process can no longer commit and must stop or reopen the queue`);
   }
 
   /**

@@ -96,7 +96,9 @@ export interface DeadLetterOptions {
 }
 
 /** What `nack` did. */
-export type NackOutcome = { kind: "retried"; runAt: number } | { kind: "dead"; enqueued: EnqueueOutcome[] };
+export type NackOutcome =
+  | { kind: "retried"; runAt: number }
+  | { kind: "dead"; enqueued: EnqueueOutcome[] };
 
 /** What `cancelJob` did. `requested`: the job is claimed, a cooperative request was recorded. */
 export type CancelOutcome = "removed" | "requested" | "not_found";
@@ -149,3 +151,4 @@ export type CompletionResult =
   /** The job finished before the wait and left no record (ack without retention, or cancel). */
   | { kind: "gone" }
   | { kind: "timed_out" };
+

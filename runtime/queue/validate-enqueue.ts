@@ -22,8 +22,7 @@ export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): 
     }
     for (const [k, v] of Object.entries(opts.headers)) {
       if (typeof v !== "string") throw new ValidationError(`header ${JSON.stringify(k)} must be a string, got ${typeof v}`);
-      if (k.length === 0 || !isWellFormed(k) || !isWellFormed(v))
-        throw new ValidationError(`header ${JSON.stringify(k)} needs a non-empty name, and name and value must be well-formed text`);
+      if (k.length === 0 || !isWellFormed(k) || !isWellFormed(v)) throw new ValidationError(`header ${JSON.stringify(k)} needs a non-empty name, and name and value must be well-formed text`);
     }
   }
 }

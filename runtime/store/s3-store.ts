@@ -9,7 +9,14 @@
  * 5xx, throttling or a network error are retried through the store layer's
  * one backoff loop (retry.ts), then surface as `StoreUnavailableError`.
  */
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from "@aws-sdk/client-s3";
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  type S3ClientConfig,
+} from "@aws-sdk/client-s3";
 import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 import { validateObjectKey } from "./keys.js";
 import { retryWithBackoff } from "./retry.js";
@@ -44,18 +51,7 @@ export interface S3StoreOptions {
 }
 
 const THROTTLING_NAMES = new Set(["SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "RequestThrottled", "TooManyRequests"]);
-const NETWORK_CODES = new Set([
-  "ECONNRESET",
-  "ECONNREFUSED",
-  "ECONNABORTED",
-  "ETIMEDOUT",
-  "EPIPE",
-  "EAI_AGAIN",
-  "ENOTFOUND",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "UND_ERR_SOCKET",
-]);
+const NETWORK_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ETIMEDOUT", "EPIPE", "EAI_AGAIN", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_SOCKET"]);
 
 interface SdkErrorShape {
   name?: string;
@@ -227,14 +223,10 @@ export class S3Store implements ObjectStore {
     let n = 0;
     const policy = { attempts: this.#maxAttempts, baseDelayMs: this.#baseDelayMs, maxDelayMs: this.#maxDelayMs };
     try {
-      return await retryWithBackoff(
-        policy,
-        (err) => !(err instanceof TaqubaError) && isRetryableS3Error(err),
-        (i) => {
-          n = i;
-          return attempt();
-        },
-      );
+      return await retryWithBackoff(policy, (err) => !(err instanceof TaqubaError) && isRetryableS3Error(err), (i) => {
+        n = i;
+        return attempt();
+      });
     } catch (err) {
       if (err instanceof TaqubaError) throw err;
       throw new StoreUnavailableError(`S3 ${operation} (bucket ${this.bucket}, attempt ${n})`, this.prefix + key, err);

@@ -151,10 +151,7 @@ export class JobRunner implements JobHost, WorkflowHost {
   async deliverNotice(jobId: string, key: string): Promise<void> {
     const r = await readJobOutcome(this.#runtime.view(), this.#queue, jobId);
     // The hook runs after the termination committed, so the job has ended; records swept meanwhile say so.
-    const resolved =
-      r === "active" || r === "unknown"
-        ? { outcome: { status: "failed" as const, error: undefined, message: "the job's records were removed" }, kind: undefined }
-        : r;
+    const resolved = r === "active" || r === "unknown" ? { outcome: { status: "failed" as const, error: undefined, message: "the job's records were removed" }, kind: undefined } : r;
     await this.#runtime.signal(key, encodeJobNotice(jobNotice(jobId, resolved)));
   }
 
@@ -198,15 +195,9 @@ export class JobRunner implements JobHost, WorkflowHost {
     return this.#runtime.submit(definitionOrSpec as RunSpec);
   }
 
-  async #submitJob<Output, Err>(
-    def: AnyDefinition,
-    input: unknown,
-    options: JobSubmitOptions<HeaderValues> | undefined,
-  ): Promise<RunnerJobHandle<Output, Err>> {
+  async #submitJob<Output, Err>(def: AnyDefinition, input: unknown, options: JobSubmitOptions<HeaderValues> | undefined): Promise<RunnerJobHandle<Output, Err>> {
     if (options?.notifySignal !== undefined && !noticeRunners.has(this)) {
-      throw new ValidationError(
-        "notifySignal needs the runner's terminal hook, which only JobRunner.builder(...) installs; build the runtime that way, or wait on the handle instead",
-      );
+      throw new ValidationError("notifySignal needs the runner's terminal hook, which only JobRunner.builder(...) installs; build the runtime that way, or wait on the handle instead");
     }
     const runOptions = prepareRunOptions(def, options);
     const payload = preparePayload(def, input);

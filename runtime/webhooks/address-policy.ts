@@ -108,7 +108,9 @@ export function checkAddress(policy: CompiledAddressPolicy, address: string): { 
  */
 export async function resolveAllowedAddresses(policy: CompiledAddressPolicy, hostname: string): Promise<ResolvedAddress[]> {
   const literal = parseIp(hostname);
-  const addresses: ResolvedAddress[] = literal ? [{ address: literalText(hostname), family: literal.length === 4 ? 4 : 6 }] : await policy.resolve(hostname);
+  const addresses: ResolvedAddress[] = literal
+    ? [{ address: literalText(hostname), family: literal.length === 4 ? 4 : 6 }]
+    : await policy.resolve(hostname);
   if (addresses.length === 0) throw new Error(`host "${hostname}" resolved to no addresses`);
   for (const a of addresses) {
     const verdict = checkAddress(policy, a.address);

@@ -99,9 +99,7 @@ export async function stageSignalWait(
     const info = await core.queue.view().job(w.jobId);
     if (info !== null && info.state === "scheduled") {
       throw StepError.permanent(
-        new Error(
-          `signal key "${correlationKey}" already has a waiter (run ${w.runId}, step ${w.step}); one waiter is allowed per key, so include the run id in the key`,
-        ),
+        new Error(`signal key "${correlationKey}" already has a waiter (run ${w.runId}, step ${w.step}); one waiter is allowed per key, so include the run id in the key`),
       );
     }
   }

@@ -40,7 +40,9 @@ import { errorText, StepError } from "../workflow-errors.js";
 import type { WorkerSlot } from "./settlement-slots.js";
 import { logFailedAttempt, thrownCause, traceHeaderOf } from "./step-log.js";
 
-type Verdict = { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number } | { ok: false; error: unknown };
+type Verdict =
+  | { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number }
+  | { ok: false; error: unknown };
 
 /** Rejects what is not a StepOutcome, so a runner bug fails the step instead of corrupting a record. */
 function validTrigger(w: unknown): boolean {
@@ -148,15 +150,7 @@ async function cancelRequested(core: RuntimeCore, runId: string): Promise<boolea
 }
 
 /** Runs the runner, or replays the outcome recorded for this delivery. */
-async function runOrReplay(
-  core: RuntimeCore,
-  memos: MemoStore,
-  job: ClaimedJob,
-  run: RunRecord,
-  runId: RunId,
-  step: number,
-  signal: Uint8Array | null | undefined,
-): Promise<Verdict> {
+async function runOrReplay(core: RuntimeCore, memos: MemoStore, job: ClaimedJob, run: RunRecord, runId: RunId, step: number, signal: Uint8Array | null | undefined): Promise<Verdict> {
   if (core.stepOutputReplay) {
     const key = replayRecordKey(memos.prefix, runId, step, job.payload);
     const found = await memos.store.get(key);
