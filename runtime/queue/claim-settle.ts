@@ -4,6 +4,7 @@
  * token) and the stored record inside its transaction, so a settlement of
  * a lost claim applies nothing.
  */
+import { instruments } from "../telemetry/metrics.js";
 import { ValidationError } from "../errors.js";
 import { makeClaimedJob, ticketOf } from "./claimed-job.js";
 import type { SettlementEffects } from "./effects.js";
@@ -159,6 +160,7 @@ async function settle(
   if (rec?.retainUntil !== undefined) core.loop.rearm(rec.retainUntil);
   if (result.finish) core.completions.finished(job.id, result.finish);
   if (result.finish?.kind === "dead") {
+    instruments()?.deadLetters.add(1, { "taquba.queue": job.queueName });
     core.log.error({ jobId: job.id, queue: job.queueName, attempt: job.attempt, lastError: rec?.lastError }, `queue "${core.name}": job ${job.id} of queue "${job.queueName}" was dead-lettered after attempt ${job.attempt}`);
   }
   if (result.applyEffects) core.announceInserted(prepared, outcomes, ctx.now);

@@ -10,6 +10,7 @@ import { SystemClock, timedClock, type TimedClock } from "../clock.js";
 import type { Engine } from "../engine/engine.js";
 import { ClosedError, FencedError } from "../errors.js";
 import { type FullLogger, fullLogger } from "../logger.js";
+import { instruments } from "../telemetry/metrics.js";
 import { QueueConfigs, type DeadLetteredEvent, type OpenOptions } from "./config.js";
 import type { SettlementEffects } from "./effects.js";
 import * as K from "./keys.js";
@@ -85,6 +86,7 @@ export class QueueCore {
       notifyWork: (q) => this.work.notify(q),
       finished: (id, f) => this.completions.finished(id, f),
       deadLettered: (e) => {
+        instruments()?.deadLetters.add(1, { "taquba.queue": e.queueName });
         this.log.error({ jobId: e.jobId, queue: e.queueName, reason: e.reason, lastError: e.lastError }, `queue "${name}": job ${e.jobId} of queue "${e.queueName}" was dead-lettered (${e.reason})`);
         for (const l of this.deadListeners) l(e);
       },

@@ -9,6 +9,7 @@ import { groupMemberKey, runKey, stepDedupKey, stepPointerKey, terminalRecordKey
 import { decodeRunRecord, decodeStepPointer, encodeGroupMember, encodeRunRecord, encodeStepPointer, type GroupRef, type RunRecord } from "../records/records.js";
 import { HEADER_RUN_ID, HEADER_STEP, HEADER_TRACEPARENT, RESERVED_HEADER_PREFIX, RESERVED_KV_PREFIX } from "../records/reserved.js";
 import { endOk, endWithError, startSpan, traceparentOf } from "../../telemetry/tracing.js";
+import { instruments } from "../../telemetry/metrics.js";
 import { RunId } from "./run-id.js";
 import type { RunOptions, RunSpec, SubmitOutcome } from "./run-types.js";
 import type { RuntimeCore } from "../runtime-core.js";
@@ -66,6 +67,7 @@ export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupR
   try {
     const out = await submitLocked(core, spec, group, runId, options, headers, inputSha256, span === undefined ? undefined : traceparentOf(span));
     endOk(span, { "taquba.outcome": out.newlySubmitted ? "submitted" : "duplicate", "taquba.job.id": out.jobId });
+    if (out.newlySubmitted) instruments()?.runsSubmitted.add(1, { "taquba.queue": core.queueName });
     return out;
   } catch (e) {
     endWithError(span, e, "submit");

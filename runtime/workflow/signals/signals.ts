@@ -11,6 +11,7 @@
  * what the step observes (it stays buffered for the next waiter). Both are
  * deleted by the step's settlement.
  */
+import { instruments } from "../../telemetry/metrics.js";
 import type { ClaimedJob, EnqueueOptions } from "../../queue/types.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import { signalBufferKey, signalDeliveredKey, signalTimedOutKey, signalWaitKey } from "../records/kv-keys.js";
@@ -136,7 +137,9 @@ export async function afterWaitRegistered(core: RuntimeCore, correlationKey: str
 export async function sendSignal(core: RuntimeCore, correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
   checkCorrelationKey(correlationKey);
   if (!(payload instanceof Uint8Array)) throw new ValidationError("a signal payload must be a Uint8Array");
-  return core.signalLock.run(correlationKey, () => deliverOrBuffer(core, correlationKey, payload));
+  const outcome = await core.signalLock.run(correlationKey, () => deliverOrBuffer(core, correlationKey, payload));
+  instruments()?.signals.add(1, { "taquba.queue": core.queueName, "taquba.outcome": outcome });
+  return outcome;
 }
 
 /**

@@ -11,6 +11,20 @@ import { userHeadersOf } from "../runs/submit.js";
 import { StepError } from "../workflow-errors.js";
 import { HEADER_TRACEPARENT } from "../records/reserved.js";
 import { endWithError, stepSpanOf } from "../../telemetry/tracing.js";
+import { instruments } from "../../telemetry/metrics.js";
+
+// The attempts logFailedAttempt saw, so the worker counts the others as completed.
+const failedAttempts = new WeakSet<ClaimedJob>();
+
+/** Whether `job`'s attempt failed (was logged by {@link logFailedAttempt}). */
+export function attemptFailed(job: ClaimedJob): boolean {
+  return failedAttempts.has(job);
+}
+
+/** Counts a run that ended, by status. */
+export function noteRunEnded(core: RuntimeCore, status: string): void {
+  instruments()?.runsTerminated.add(1, { "taquba.queue": core.queueName, "taquba.outcome": status });
+}
 
 /** The reserved trace header a step passes on to the next step of its run. */
 export function traceHeaderOf(job: ClaimedJob): Record<string, string> {
@@ -39,6 +53,12 @@ export function logFailedAttempt(core: RuntimeCore, job: ClaimedJob, runId: stri
     headers: redactHeaders(userHeadersOf(job.headers), core.sensitiveHeaders),
   };
   endWithError(stepSpanOf(job.id, job.attempt), thrownCause(error), StepError.kindOf(error), { "taquba.outcome": outcome });
+  failedAttempts.add(job);
+  const m = instruments();
+  if (m !== undefined) {
+    m.stepAttempts.add(1, { "taquba.queue": core.queueName, "taquba.outcome": outcome });
+    if (outcome === "retried") m.stepRetries.add(1, { "taquba.queue": core.queueName });
+  }
   if (outcome === "retried") core.log.warn(obj, `workflow run ${runId} step ${step} attempt ${job.attempt} of ${job.maxAttempts} failed; retrying`);
   else if (outcome === "dead_lettered")
     core.log.error(obj, `workflow run ${runId} step ${step} failed permanently; the step is dead-lettered and the run fails`);

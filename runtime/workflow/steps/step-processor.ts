@@ -38,7 +38,7 @@ import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "../runs
 import { processNotification } from "../terminal-hook/notification.js";
 import { errorText, StepError } from "../workflow-errors.js";
 import type { WorkerSlot } from "./settlement-slots.js";
-import { logFailedAttempt, thrownCause, traceHeaderOf } from "./step-log.js";
+import { logFailedAttempt, noteRunEnded, thrownCause, traceHeaderOf } from "./step-log.js";
 
 type Verdict =
   | { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number }
@@ -200,6 +200,7 @@ async function terminate(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, t
   addTerminalEffects(core.terminal, t, effects);
   await slot.freeAfterSubmitting(core.queue.ack(job, effects));
   core.noteTerminated(t.runId, t.nowMs);
+  noteRunEnded(core, t.status);
 }
 
 /**
@@ -234,6 +235,7 @@ async function failStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, at
   if (kind === "permanent") await slot.freeAfterSubmitting(core.queue.deadLetter(job, text, effects, { cause: thrownCause(error) }));
   else await slot.freeAfterSubmitting(core.queue.nack(job, text, effects, { cause: thrownCause(error) }));
   core.noteTerminated(t.runId, t.nowMs);
+  noteRunEnded(core, t.status);
 }
 
 async function continueRun(

@@ -14,6 +14,8 @@ import type { RuntimeCore } from "../runtime-core.js";
 import { WorkerSlot } from "./settlement-slots.js";
 import { processJob } from "./step-processor.js";
 import { endOk, forgetStepSpan, registerStepSpan, startSpan } from "../../telemetry/tracing.js";
+import { type Instruments, instruments } from "../../telemetry/metrics.js";
+import { attemptFailed } from "./step-log.js";
 import { HEADER_RUN_ID, HEADER_STEP, HEADER_TERMINAL, HEADER_TRACEPARENT } from "../records/reserved.js";
 
 /** Where worker events go; a logger such as pino's satisfies it. Kept as a name for {@link Logger}. */
@@ -38,9 +40,12 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
       wake();
     });
     const span = job.headers[HEADER_TERMINAL] !== undefined ? undefined : startStepSpan(core, job);
+    const metrics = instruments();
+    const startedAt = metrics === undefined ? 0 : performance.now();
     const p: Promise<void> = processJob(core, job, slot)
       .catch((e: unknown) => log.error({ err: e, jobId: job.id }, "workflow step settlement failed; the queue will redeliver the step"))
       .finally(() => {
+        if (metrics !== undefined && job.headers[HEADER_TERMINAL] === undefined) recordAttempt(metrics, core, job, startedAt);
         if (span !== undefined) {
           forgetStepSpan(job.id, job.attempt);
           if (span.isRecording()) endOk(span, { "taquba.outcome": "completed" });
@@ -93,4 +98,10 @@ function startStepSpan(core: RuntimeCore, job: ClaimedJob) {
   );
   registerStepSpan(job.id, job.attempt, span);
   return span;
+}
+
+/** The attempt's duration, and its count when it did not fail (failures are counted where they are logged). */
+function recordAttempt(m: Instruments, core: RuntimeCore, job: ClaimedJob, startedAt: number): void {
+  m.stepDuration.record((performance.now() - startedAt) / 1000, { "taquba.queue": core.queueName });
+  if (!attemptFailed(job)) m.stepAttempts.add(1, { "taquba.queue": core.queueName, "taquba.outcome": "completed" });
 }
