@@ -126,6 +126,7 @@ describe("metrics", () => {
     expect(await value("taquba.signal.sent", "delivered")).toBe(1);
     expect(await value("taquba.signal.sent", "buffered")).toBe(1);
     const duration = (await points("taquba.step.duration")).get("");
-    expect((duration?.value as Histogram).count).toBe(6);
+    expect(duration).toBeDefined();
+    expect((duration!.value as Histogram).count).toBe(6);
   });
 });
