@@ -91,6 +91,11 @@ describe("tracing", () => {
     expect(submit!.parentSpanContext?.spanId).toBe(request.spanContext().spanId);
     expect(submit!.attributes).toMatchObject({ "taquba.run.id": runId, "taquba.queue": "workflow-steps", "taquba.outcome": "submitted" });
 
+    // The signal send joins the trace of whoever sent it (here none: its own trace).
+    const [send] = byName(spans, "taquba.signal.send");
+    expect(send!.attributes).toMatchObject({ "taquba.queue": "workflow-steps", "taquba.outcome": "delivered" });
+    expect(send!.kind).toBe(SpanKind.PRODUCER);
+
     const steps = ["reserve", "await_payment", "pack", "ship"];
     const stepSpans = spans.filter((s) => s.name.startsWith("orders.order.fulfil."));
     expect(stepSpans.map((s) => s.name)).toEqual(["reserve", "reserve", "await_payment", "pack", "ship"].map((n) => `orders.order.fulfil.${n}`));
@@ -125,7 +130,9 @@ describe("tracing", () => {
     await env.queue.close();
     const [submit] = byName(exporter.getFinishedSpans(), "taquba.submit");
     expect(submit!.parentSpanContext).toBeUndefined();
-    const traces = new Set(exporter.getFinishedSpans().map((s) => s.spanContext().traceId));
-    expect(traces.size).toBe(1);
+    // The run's spans share one trace; the signal send, made outside any span, has its own.
+    const runSpans = exporter.getFinishedSpans().filter((s) => s.name !== "taquba.signal.send");
+    expect(new Set(runSpans.map((s) => s.spanContext().traceId))).toEqual(new Set([submit!.spanContext().traceId]));
+    expect(runSpans).toHaveLength(6); // submit, reserve twice, await_payment, pack, ship
   });
 });

@@ -12,6 +12,7 @@
  * deleted by the step's settlement.
  */
 import { instruments } from "../../telemetry/metrics.js";
+import { endOk, endWithError, startSpan } from "../../telemetry/tracing.js";
 import type { ClaimedJob, EnqueueOptions } from "../../queue/types.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import { signalBufferKey, signalDeliveredKey, signalTimedOutKey, signalWaitKey } from "../records/kv-keys.js";
@@ -137,9 +138,16 @@ export async function afterWaitRegistered(core: RuntimeCore, correlationKey: str
 export async function sendSignal(core: RuntimeCore, correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
   checkCorrelationKey(correlationKey);
   if (!(payload instanceof Uint8Array)) throw new ValidationError("a signal payload must be a Uint8Array");
-  const outcome = await core.signalLock.run(correlationKey, () => deliverOrBuffer(core, correlationKey, payload));
-  instruments()?.signals.add(1, { "taquba.queue": core.queueName, "taquba.outcome": outcome });
-  return outcome;
+  const span = startSpan("taquba.signal.send", { "taquba.queue": core.queueName }, undefined, "producer");
+  try {
+    const outcome = await core.signalLock.run(correlationKey, () => deliverOrBuffer(core, correlationKey, payload));
+    instruments()?.signals.add(1, { "taquba.queue": core.queueName, "taquba.outcome": outcome });
+    endOk(span, { "taquba.outcome": outcome });
+    return outcome;
+  } catch (e) {
+    endWithError(span, e, "signal");
+    throw e;
+  }
 }
 
 /**
