@@ -30,6 +30,32 @@ export interface OutputStamp {
   readonly files: { readonly [path: string]: string };
   /** Lock file (as the spec's path) -> content hash. */
   readonly locks: { readonly [path: string]: string };
+  /**
+   * Spec file -> the hash of its text and the package folder generated from
+   * it, so `--check` can say in one line which spec changed since the code
+   * was generated. Absent in stamps of older versions.
+   */
+  readonly specs?: { readonly [path: string]: { readonly sha256: string; readonly package: string } };
+}
+
+/** One line per spec edited, added or removed since the stamp was written; empty when none (or the stamp predates spec hashes). */
+export function staleSpecs(stamp: OutputStamp, inputs: readonly SpecInput[], outName: string): string[] {
+  if (stamp.specs === undefined) return [];
+  // Paths are relative to where codegen ran; from elsewhere none matches, and full regeneration decides.
+  if (!inputs.some((i) => stamp.specs![i.file] !== undefined)) return [];
+  const fix = "run npx taquba codegen";
+  const lines: string[] = [];
+  const seen = new Set<string>();
+  for (const i of [...inputs].sort((a, b) => compareCodeUnits(a.file, b.file))) {
+    seen.add(i.file);
+    const before = stamp.specs[i.file];
+    if (before === undefined) lines.push(`${i.file} is new since ${outName} was generated: ${fix}`);
+    else if (before.sha256 !== sha256(i.source)) lines.push(`${i.file} changed since ${outName}/${before.package} was generated: ${fix}`);
+  }
+  for (const file of Object.keys(stamp.specs).sort(compareCodeUnits)) {
+    if (!seen.has(file)) lines.push(`${file} was removed since ${outName}/${stamp.specs[file]!.package} was generated: ${fix}`);
+  }
+  return lines;
 }
 
 export function sha256(text: string): string {

@@ -12,6 +12,7 @@
 
 import { TaqubaError, ValidationError } from "../errors.js";
 import { formatIssue, type Validator } from "./validator.js";
+import { jsonErrorText } from "../redact.js";
 import { compileKeyTemplate } from "./key-template.js";
 
 export { compileKeyTemplate };
@@ -285,7 +286,7 @@ export function defineSignal<Name extends string, Params, Payload>(spec: {
         value = JSON.parse(decoder.decode(bytes));
       } catch (e) {
         throw new ValidationError(`${payload.name} is not UTF-8 JSON; send it through the generated signal sender`, [
-          formatIssue({ path: "", message: e instanceof Error ? e.message : String(e) }),
+          formatIssue({ path: "", message: jsonErrorText(e) }),
         ]);
       }
       payload.assert(value);

@@ -99,6 +99,7 @@ export class Engine {
   #wal: WalWriter;
   #status: "open" | "closing" | "closed" = "open";
   #failure: TaqubaError | undefined;
+  readonly #failureListeners = new Set<(failure: TaqubaError) => void>();
   #closing: Promise<void> | undefined;
   #checkpointing: Promise<void> | undefined;
   #segmentCounter = 0;
@@ -107,6 +108,7 @@ export class Engine {
   #compactions = 0;
   #autoCheckpointPause = { until: 0, ms: 0 };
   #checkpointBytes = 0;
+  readonly #closedController = new AbortController();
 
   private constructor(store: ObjectStore, opts: ResolvedEngineOptions, r: Recovered) {
     this.store = store;
@@ -155,6 +157,31 @@ export class Engine {
   /** True once closed, fenced or poisoned; commits then reject. */
   get closed(): boolean {
     return this.#status !== "open" || this.#failure !== undefined;
+  }
+
+  /**
+   * @internal Aborted when the engine stops accepting commits: `close()`
+   * began, a newer writer fenced it, or a failed WAL write poisoned it. Its
+   * `reason` is the `ClosedError` (or `FencedError`) that later commits get,
+   * so waiters above can settle with the same cause.
+   */
+  get closedSignal(): AbortSignal {
+    return this.#closedController.signal;
+  }
+
+  /**
+   * Why the engine stopped accepting commits on its own: a `FencedError`
+   * (a newer writer opened the store) or a `ClosedError` whose cause is the
+   * failed store write. Undefined while open and after a plain `close()`.
+   */
+  get failure(): TaqubaError | undefined {
+    return this.#failure;
+  }
+
+  /** Calls `listener` once when the engine is fenced or poisoned; returns the unsubscribe function. */
+  onFailure(listener: (failure: TaqubaError) => void): () => void {
+    this.#failureListeners.add(listener);
+    return () => this.#failureListeners.delete(listener);
   }
 
   /** This writer's epoch (one more than the writer before it). */
@@ -245,6 +272,7 @@ export class Engine {
   async #doClose(): Promise<void> {
     // Refuse new commits first, so none can land in an object never sealed.
     this.#status = "closing";
+    if (!this.#closedController.signal.aborted) this.#closedController.abort(this.#failure ?? new ClosedError("the engine"));
     if (!this.#failure) {
       try {
         await this.#wal.waitDurable(this.#wal.seal());
@@ -259,8 +287,18 @@ export class Engine {
 
   #fail(err: TaqubaError): void {
     if (this.#failure) return;
-    this.#failure = err instanceof FencedError ? err : new ClosedError("the engine", err);
-    this.#wal.fail(this.#failure);
+    const failure = err instanceof FencedError ? err : new ClosedError("the engine", err);
+    this.#failure = failure;
+    this.#wal.fail(failure);
+    if (!this.#closedController.signal.aborted) this.#closedController.abort(failure);
+    for (const l of this.#failureListeners) {
+      try {
+        l(failure);
+      } catch {
+        // A listener's own failure must not stop the others from hearing of this one.
+      }
+    }
+    this.#failureListeners.clear();
   }
 
   #onLanded(bytes: number): void {

@@ -53,16 +53,24 @@ export interface OpenOptions {
   logger?: Logger;
   /** Called for every job the reaper or open-time recovery dead-letters (not for settlements). */
   onDeadLettered?: (event: DeadLetteredEvent) => void;
+  /**
+   * Called once when the queue closes: with the reason when it stopped on
+   * its own (a `FencedError` when another process opened the store, a
+   * `ClosedError` whose cause is the failed store write when a write
+   * failed after its retries), or `undefined` after `close()`. An
+   * application typically exits or alerts on a reason.
+   */
+  onClosed?: (reason: Error | undefined) => void;
 }
 
 /**
  * A job dead-lettered outside any settlement: by the reaper, by recovery on
- * open, or by a claim that found its payload object missing.
+ * open, or by a claim that found its payload object missing or corrupted.
  */
 export interface DeadLetteredEvent {
   jobId: string;
   queueName: string;
-  reason: "lease_expired" | "interrupted" | "payload_missing";
+  reason: "lease_expired" | "interrupted" | "payload_missing" | "payload_corrupted";
   lastError: string;
 }
 

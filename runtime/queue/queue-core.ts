@@ -66,6 +66,10 @@ export class QueueCore {
   /** Where fencing, dead letters and background failures are logged. */
   readonly log: FullLogger;
   #fenceLogged = false;
+  readonly #closedController = new AbortController();
+  /** Called once when the queue closes: with the engine's failure, or `undefined` after a plain `close()`. */
+  readonly closedListeners = new Set<(reason: Error | undefined) => void>();
+  #closedAnnounced = false;
 
   constructor(
     readonly name: string,
@@ -77,6 +81,13 @@ export class QueueCore {
     this.clock = timedClock(opts.clock ?? SystemClock);
     this.configs = new QueueConfigs(opts.defaultQueueConfig, opts.queueConfigs);
     if (opts.onDeadLettered) this.deadListeners.add(opts.onDeadLettered);
+    if (opts.onClosed) this.closedListeners.add(opts.onClosed);
+    engine.onFailure((failure) => {
+      // Said once, at error level: every later call rejects with an error carrying this cause.
+      console.error(`taquba queue "${name}" stopped: ${failure.message}`);
+      void this.loop.stop();
+      this.announceClosed(failure);
+    });
     this.host = {
       engine,
       clock: this.clock,
@@ -91,9 +102,15 @@ export class QueueCore {
         for (const l of this.deadListeners) l(e);
       },
       deletePayloads: (refs) => this.payloads.deleteAll(refs),
-      onError: (err) => this.log.warn({ err, queue: name }, `queue "${name}": background work failed, retrying in 1 s: ${err instanceof Error ? err.message : String(err)}`),
+      onError: (err) =>
+        engine.failure === undefined &&
+        this.log.warn({ err, queue: name }, `queue "${name}": background work failed, retrying in 1 s: ${err instanceof Error ? err.message : String(err)}`),
     };
     this.loop = new MaintenanceLoop(this.host);
+    // A fenced or poisoned engine closes the queue for good: tell the waiters now, with the cause.
+    const engineClosed = engine.closedSignal;
+    if (engineClosed.aborted) this.markClosed(engineClosed.reason);
+    else engineClosed.addEventListener("abort", () => this.markClosed(engineClosed.reason), { once: true });
     const hwm = engine.get(K.SEQ_HIGH_WATER);
     this.#last = hwm === undefined ? "" : new TextDecoder().decode(hwm);
   }
@@ -117,12 +134,42 @@ export class QueueCore {
     return { now, config: (q) => this.configs.get(q), newId: () => this.#ulid(now) };
   }
 
+  /** Aborted, with a `ClosedError` carrying the cause as its reason, when the queue closes or its engine fails. */
+  get closedSignal(): AbortSignal {
+    return this.#closedController.signal;
+  }
+
+  /** Records that the queue can no longer commit: by `close()` (no cause) or an engine failure (`cause`). */
+  markClosed(cause?: unknown): void {
+    if (this.#closedController.signal.aborted) return;
+    this.#closedController.abort(new ClosedError(`queue "${this.name}"`, cause));
+  }
+
   get isClosed(): boolean {
     return this.closed || this.engine.closed;
   }
 
+  /** Why the queue stopped on its own (fenced or poisoned); undefined while open or after a plain close. */
+  get closedReason(): Error | undefined {
+    return this.engine.failure;
+  }
+
   checkOpen(): void {
-    if (this.isClosed) throw new ClosedError(`queue "${this.name}"`);
+    if (this.isClosed) throw new ClosedError(`queue "${this.name}"`, this.engine.failure);
+  }
+
+  /** Tells the `onClosed` listeners, once. */
+  announceClosed(reason: Error | undefined): void {
+    if (this.#closedAnnounced) return;
+    this.#closedAnnounced = true;
+    for (const l of this.closedListeners) {
+      try {
+        l(reason);
+      } catch (err) {
+        console.error(`taquba queue "${this.name}": an onClosed listener threw: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    this.closedListeners.clear();
   }
 
   /** Commits `txn`; the promise resolves when durable. Non-durable commits are not awaited by callers. */

@@ -83,6 +83,14 @@ export interface NackOptions {
    */
   retryAfterMs?: number;
   /**
+   * `false` when the attempt never got to do the work (a store the worker
+   * depends on was unreachable): the job goes back without the attempt
+   * counting against `maxAttempts`, so it is never dead-lettered by this
+   * nack, and retries after `retryAfterMs` (default 0) instead of the
+   * backoff. Default `true`.
+   */
+  countAttempt?: boolean;
+  /**
    * The thrown value behind the error text: its name and stack join the
    * message in the attempt history (each bounded, see `JobAttempt`).
    */

@@ -3,9 +3,10 @@
  *
  * Layout: a key's segments become nested directories, so `wal/0001` is the
  * file `<dir>/wal%2F/0001`. Directories carry the suffix `%2F` (an escaped
- * `/`) and every `%` in a segment is written as `%25`; object files and
- * directories therefore never share a name, and keys `a` and `a/b` can both
- * exist, as on S3. Temporary files start with `%tmp.`, a name no key maps
+ * `/`); object files and directories therefore never share a name, and keys
+ * `a` and `a/b` can both exist, as on S3. Segments are escaped so that
+ * distinct keys stay distinct files on case-folding and Windows file
+ * systems (see file-names.ts): `Order-1` is the file `%4Frder-1`. Temporary files start with `%tmp.`, a name no key maps
  * to, so they are never listed and never collide with an object.
  *
  * Durability: a put writes a temporary file in the target directory, fsyncs
@@ -20,6 +21,7 @@ import { constants as fsConstants, type Dirent } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
+import { decodeSegment, encodeSegment } from "./file-names.js";
 import { compareKeys, validateObjectKey } from "./keys.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
 
@@ -28,16 +30,15 @@ const TEMP_PREFIX = "%tmp.";
 /** A put whose directory a concurrent delete removed is retried this many times. */
 const MAX_PUT_ATTEMPTS = 5;
 
-function escapeSegment(segment: string): string {
-  return segment.replaceAll("%", "%25");
-}
-
-/** The segment a file name stands for, or null for names no key produces (temporary files, strays). */
-function unescapeName(name: string): string | null {
-  for (let i = name.indexOf("%"); i !== -1; i = name.indexOf("%", i + 1)) {
-    if (!name.startsWith("%25", i)) return null;
-  }
-  return name.replaceAll("%25", "%");
+/**
+ * Whether a name is one the earlier layout wrote (every `%` spelled `%25`)
+ * with characters the current one escapes. Files the operating system drops
+ * into folders (`.DS_Store`, `Thumbs.db`) are not.
+ */
+function isLegacyName(name: string): boolean {
+  if (name.startsWith(".") || name === "Thumbs.db") return false;
+  for (let i = name.indexOf("%"); i !== -1; i = name.indexOf("%", i + 1)) if (!name.startsWith("%25", i)) return false;
+  return /[^a-z0-9_.%-]/.test(name);
 }
 
 function errorCode(err: unknown): string | undefined {
@@ -173,7 +174,13 @@ export class LocalStore implements ObjectStore {
     for (const d of dirents) {
       const isDir = d.isDirectory();
       if (isDir !== d.name.endsWith(DIR_SUFFIX)) continue;
-      const segment = unescapeName(isDir ? d.name.slice(0, -DIR_SUFFIX.length) : d.name);
+      const segment = decodeSegment(isDir ? d.name.slice(0, -DIR_SUFFIX.length) : d.name);
+      if (segment === null && !d.name.startsWith(TEMP_PREFIX) && isLegacyName(isDir ? d.name.slice(0, -DIR_SUFFIX.length) : d.name)) {
+        // Written before names were escaped for case-folding file systems: refusing beats listing it as empty.
+        throw new ValidationError(
+          `the store directory ${this.root} holds "${path.join(dirPath, d.name)}", a file name from the layout before keys were escaped for case-insensitive file systems; copy the data into a fresh directory through an older LocalStore and this one (list and get from the old, put into the new)`,
+        );
+      }
       if (segment === null || segment === "") continue;
       const key = dirKey + segment + (isDir ? "/" : "");
       if (isDir) {
@@ -208,7 +215,7 @@ export class LocalStore implements ObjectStore {
     const segments = key.split("/");
     const dir = this.#dirPath(segments.slice(0, -1));
     await this.#ensureDir(dir);
-    const target = path.join(dir, escapeSegment(segments[segments.length - 1]!));
+    const target = path.join(dir, encodeSegment(segments[segments.length - 1]!));
     const temp = path.join(dir, `${TEMP_PREFIX}${process.pid}.${++this.#tempCounter}.${randomBytes(6).toString("hex")}`);
     let etag: string;
     const handle = await fs.open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o644);
@@ -269,13 +276,24 @@ export class LocalStore implements ObjectStore {
     return made;
   }
 
+  /**
+   * The directory that holds the keys under `prefix` (a key prefix ending
+   * in "/"), for watching it with `fs.watch`; it may not exist yet.
+   */
+  directoryOf(prefix: string): string {
+    if (prefix === "") return this.root;
+    if (!prefix.endsWith("/")) throw new ValidationError(`a directory prefix ends with "/", got ${JSON.stringify(prefix)}`);
+    validateObjectKey(`${prefix}x`);
+    return this.#dirPath(prefix.slice(0, -1).split("/"));
+  }
+
   #dirPath(segments: readonly string[]): string {
-    return path.join(this.root, ...segments.map((s) => escapeSegment(s) + DIR_SUFFIX));
+    return path.join(this.root, ...segments.map((s) => encodeSegment(s) + DIR_SUFFIX));
   }
 
   #objectPath(key: string): string {
     const segments = key.split("/");
-    return path.join(this.#dirPath(segments.slice(0, -1)), escapeSegment(segments[segments.length - 1]!));
+    return path.join(this.#dirPath(segments.slice(0, -1)), encodeSegment(segments[segments.length - 1]!));
   }
 
   /** File-system failures become `StoreUnavailableError`, so callers handle every store alike. */

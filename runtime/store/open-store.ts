@@ -30,6 +30,7 @@ import type { ObjectStore } from "./object-store.js";
 import { S3Store } from "./s3-store.js";
 import { AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, AzureBlobStore, type AzureBlobStoreOptions } from "./azure-blob-store.js";
 import { GcsStore } from "./gcs-store.js";
+import { redactUrl } from "../redact.js";
 
 const ACCEPTED =
   "use memory://, file:///absolute/dir or s3://bucket/prefix (options: ?endpoint=http://host:port&forcePathStyle=true&region=us-east-1); " +
@@ -43,7 +44,8 @@ export interface OpenStoreOptions {
 }
 
 function invalid(url: string, why: string): ValidationError {
-  return new ValidationError(`invalid store URL ${JSON.stringify(url)}: ${why}; ${ACCEPTED}`);
+  // Redacted: a URL carrying credentials (s3://KEY:SECRET@bucket) must not reach logs through this message.
+  return new ValidationError(`invalid store URL ${JSON.stringify(redactUrl(url))}: ${why}; ${ACCEPTED}`);
 }
 
 /**

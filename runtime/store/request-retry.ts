@@ -1,10 +1,11 @@
 /**
  * @module Retries of one request to a cloud object store, shared by the
- * Azure and GCS stores: exponential backoff with full jitter for failures the
- * store calls transient, and loading of the optional SDK packages they use.
+ * Azure and GCS stores: the store layer's backoff loop (retry.ts) for
+ * failures the store calls transient, and loading of the optional SDK
+ * packages they use.
  */
-import { setTimeout as sleep } from "node:timers/promises";
 import { MissingDependencyError, TaqubaError, ValidationError } from "../errors.js";
+import { retryWithBackoff } from "./retry.js";
 
 /** How failed requests are retried. */
 export interface StoreRetryOptions {
@@ -55,15 +56,17 @@ export interface FailureJudge {
  * throws something `judge` calls permanent, or runs out of attempts.
  */
 export async function retryRequest<T>(settings: RetrySettings, judge: FailureJudge, attempt: () => Promise<T>): Promise<T> {
-  for (let n = 1; ; n++) {
-    try {
-      return await attempt();
-    } catch (err) {
-      if (err instanceof TaqubaError) throw err;
-      if (!judge.retryable(err) || n >= settings.maxAttempts) throw judge.giveUp(err, n);
-      const cap = Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (n - 1));
-      await sleep(Math.random() * cap);
-    }
+  let n = 0;
+  const policy = { attempts: settings.maxAttempts, baseDelayMs: settings.baseDelayMs, maxDelayMs: settings.maxDelayMs };
+  try {
+    // The store layer's one backoff loop (retry.ts), as S3Store and the engine use.
+    return await retryWithBackoff(policy, (err) => !(err instanceof TaqubaError) && judge.retryable(err), (i) => {
+      n = i;
+      return attempt();
+    });
+  } catch (err) {
+    if (err instanceof TaqubaError) throw err;
+    throw judge.giveUp(err, n);
   }
 }
 

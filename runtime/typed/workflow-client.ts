@@ -17,6 +17,7 @@ import type { RunId } from "../workflow/runs/run-id.js";
 import type { RunEnd, RunErrorKind, RunOutcome, RunStatus, RunSpec, SubmitOutcome } from "../workflow/runs/run-types.js";
 import { encodeStepEnvelope } from "../contract/step-envelope.js";
 import type { AnyWorkflowDefinition, WorkflowDefinition } from "../contract/workflow-definition.js";
+import { jsonErrorText } from "../redact.js";
 
 /** What a workflow client needs from its target (a `WorkflowRuntime` or a `JobRunner` satisfies it). */
 export interface WorkflowHost extends SignalSender {
@@ -104,7 +105,7 @@ function parseJson(text: string, what: string, key: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new StoreCorruptedError(key, `${what} is not JSON: ${e instanceof Error ? e.message : String(e)}`);
+    throw new StoreCorruptedError(key, `${what} is not JSON: ${jsonErrorText(e)}`);
   }
 }
 

@@ -256,7 +256,8 @@ export class WorkflowDispatcher implements StepRunner {
       throw StepError.permanent(new Error(`no handler is registered for workflow "${env.workflow}" on this runtime; register it on the dispatcher (or the JobRunner builder) before build()`));
     }
     const def = reg.definition;
-    const stepDef = def.steps[env.step];
+    // The step name comes from the stored envelope: own properties only, so "constructor" or "__proto__" is an unknown step.
+    const stepDef = Object.hasOwn(def.steps, env.step) ? def.steps[env.step] : undefined;
     stepSpanOf(step.jobId, step.attempt)?.updateName(`${def.name}.${env.step}`).setAttributes({ "taquba.workflow": def.name, "taquba.step.name": env.step });
     if (stepDef === undefined) {
       throw StepError.permanent(new Error(`workflow "${def.name}" has no step "${env.step}"; the run was started by code generated from another version of its spec`));
@@ -280,7 +281,7 @@ export class WorkflowDispatcher implements StepRunner {
     }
     switch (t.kind) {
       case "continue": {
-        const target = def.steps[t.to];
+        const target = Object.hasOwn(def.steps, t.to) ? def.steps[t.to] : undefined;
         if (target === undefined || !stepDef.next.includes(t.to)) {
           throw StepError.permanent(new Error(`step "${stepDef.name}" of workflow "${def.name}" may not continue to "${t.to}"; declare it under its "next"`));
         }

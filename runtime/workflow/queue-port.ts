@@ -24,13 +24,14 @@ export interface WorkflowQueue {
   ack(job: ClaimedJob, effects?: SettlementEffects): Promise<EnqueueOutcome[]>;
   nack(job: ClaimedJob, error: string, effects?: SettlementEffects, opts?: NackOptions): Promise<NackOutcome>;
   deadLetter(job: ClaimedJob, error: string, effects?: SettlementEffects, opts?: DeadLetterOptions): Promise<EnqueueOutcome[]>;
-  wakeScheduled(queueName: string, jobId: string, attached?: Uint8Array): Promise<boolean>;
+  wakeScheduled(queueName: string, jobId: string, attached?: Uint8Array, effects?: SettlementEffects): Promise<boolean>;
   cancelJob(jobId: string, effects?: SettlementEffects): Promise<CancelOutcome>;
   kvGet(key: string): Promise<Uint8Array | null>;
   kvPut(key: string, value: Uint8Array): Promise<void>;
   kvDelete(key: string): Promise<void>;
   kvCompareAndPut(key: string, expected: Uint8Array | null, value: Uint8Array): Promise<boolean>;
   kvCompareAndDelete(key: string, expected: Uint8Array): Promise<boolean>;
+  kvCompareAndApply(expected: ReadonlyArray<{ key: string; value: Uint8Array | null }>, effects: SettlementEffects): Promise<boolean>;
   kvScan(prefix: string, opts?: KvScanOptions): Promise<KvPage>;
   view(): QueueView;
   waitForCompletion(jobId: string, opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<CompletionResult>;
@@ -38,11 +39,17 @@ export interface WorkflowQueue {
   onDeadLettered(listener: (e: DeadLetteredEvent) => void): () => void;
   /** Jobs recovery dead-lettered when the queue was opened (before any listener could subscribe). */
   readonly recovery: { readonly deadLettered: readonly string[] };
+  /** @internal */
   workEpoch(queueName: string): number;
+  /** @internal */
   waitForWork(queueName: string, epoch: number, signal?: AbortSignal): Promise<void>;
   readonly closed: boolean;
+  /** @internal Aborted when the queue closes or its engine fails; `reason` is the `ClosedError` waiters settle with. */
+  readonly closedSignal: AbortSignal;
   /** Resolves when every commit made so far is durable; at once when none is in flight. */
   flush(): Promise<void>;
+  /** Stops the queue's background work and closes its engine once what was committed is durable. */
+  close(): Promise<void>;
 }
 
 export type { DeadLetteredEvent };

@@ -7,6 +7,7 @@ import type { FullLogger } from "../logger.js";
 import type { StepRunner } from "./steps/delivery.js";
 import type { MemoStore } from "./memo/memo.js";
 import type { WorkflowQueue } from "./queue-port.js";
+import { ClosedError } from "../errors.js";
 import { KeyedLock, RunEvents } from "./runs/run-events.js";
 import type { TerminalSettings } from "./runs/terminal.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
@@ -74,12 +75,21 @@ export { RunEvents };
 
 const runEvents = new WeakMap<object, RunEvents>();
 
-/** Runtimes over one queue share termination announcements, so a wait in one sees a cancel in another. */
-export function runEventsFor(queue: object): RunEvents {
+/**
+ * Runtimes over one queue share termination announcements, so a wait in one
+ * sees a cancel in another. When the queue closes or its engine fails, the
+ * announcements close with its `ClosedError`, settling every wait.
+ */
+export function runEventsFor(queue: { readonly closedSignal: AbortSignal }): RunEvents {
   let e = runEvents.get(queue);
   if (e === undefined) {
-    e = new RunEvents();
-    runEvents.set(queue, e);
+    const events = new RunEvents();
+    e = events;
+    runEvents.set(queue, events);
+    const closed = queue.closedSignal;
+    const close = () => events.close(closed.reason instanceof Error ? closed.reason : new ClosedError("the queue", closed.reason));
+    if (closed.aborted) close();
+    else closed.addEventListener("abort", close, { once: true });
   }
   return e;
 }

@@ -21,7 +21,7 @@ describe("key templates", () => {
 
   it("fills exactly the fields it reports", () => {
     const t = "payment:{order.id}/{n}";
-    expect(compileKeyTemplate(t)({ order: { id: "a/b" }, n: 3 })).toBe("payment:a%2Fb/3");
+    expect(compileKeyTemplate(t)({ order: { id: "a/b" }, n: 3 })).toBe("payment:a%2Fb/#3"); // numbers are tagged, so 3 and "3" give different keys
     expect(() => compileKeyTemplate(t)({ order: {}, n: 3 })).toThrow(/order\.id/);
   });
 });

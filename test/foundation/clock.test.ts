@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { MemoryStore, MockClock, Queue, runWorker, SystemClock, timedClock, ValidationError, type Clock } from "taquba";
+import { MemoryStore, MockClock, Queue, runWorker, SystemClock, ValidationError, type Clock } from "taquba";
+import { timedClock } from "../../runtime/clock.js";
 
 describe("MockClock", () => {
   it("wakes waiters in deadline order only when advanced past their deadline", async () => {

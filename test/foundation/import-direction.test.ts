@@ -21,7 +21,7 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
  * and must not import each other. Prefixes ending in `/` name folders.
  */
 const LAYERS: readonly (readonly [rank: number, name: string, prefixes: readonly string[]])[] = [
-  [0, "foundation", ["runtime/errors.ts", "runtime/clock.ts", "runtime/time-bounds.ts", "runtime/logger.ts", "runtime/telemetry/"]],
+  [0, "foundation", ["runtime/errors.ts", "runtime/clock.ts", "runtime/time-bounds.ts", "runtime/redact.ts", "runtime/logger.ts", "runtime/telemetry/"]],
   [1, "store", ["runtime/store/"]],
   [2, "engine", ["runtime/engine/"]],
   [3, "queue", ["runtime/queue/"]],
@@ -30,8 +30,9 @@ const LAYERS: readonly (readonly [rank: number, name: string, prefixes: readonly
   [6, "jobs", ["runtime/jobs/"]],
   [6, "webhooks", ["runtime/webhooks/"]],
   [7, "typed", ["runtime/typed/"]],
-  [8, "entry", ["runtime/index.ts"]],
-  [9, "codegen", ["codegen/"]],
+  [8, "client", ["runtime/client/"]],
+  [9, "entry", ["runtime/index.ts", "runtime/testing.ts", "runtime/generated.ts"]],
+  [10, "codegen", ["codegen/"]],
 ];
 
 interface Layer {

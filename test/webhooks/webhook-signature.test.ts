@@ -108,6 +108,17 @@ describe("verifyWebhook", () => {
     expect(verifyWebhook(SPEC_SECRET, h, SPEC_BODY, { now: now + 3_600_000, toleranceMs: 3_600_000 }).id).toBe(SPEC_ID);
   });
 
+  it("refuses a non-finite tolerance or clock instead of accepting any timestamp", () => {
+    const h = headersFor(SPEC_SIG);
+    const fiveYears = now + 5 * 365 * 86_400_000;
+    for (const toleranceMs of [NaN, Infinity, Number(undefined), -1]) {
+      expect(() => verifyWebhook(SPEC_SECRET, h, SPEC_BODY, { now: fiveYears, toleranceMs }), String(toleranceMs)).toThrow(ValidationError);
+    }
+    for (const bad of [NaN, Infinity, -Infinity]) {
+      expect(() => verifyWebhook(SPEC_SECRET, h, SPEC_BODY, { now: bad }), String(bad)).toThrow(/now must be finite/);
+    }
+  });
+
   it("names missing and malformed headers", () => {
     expect(failure(() => verifyWebhook(SPEC_SECRET, { "webhook-id": SPEC_ID, "webhook-signature": SPEC_SIG }, SPEC_BODY, { now }))).toBe(
       "missing-header",

@@ -4,6 +4,7 @@
 import { validateInstant } from "../../time-bounds.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import type { EnqueueOptions } from "../../queue/types.js";
+import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { sha256Hex } from "../records/codec.js";
 import { groupMemberKey, runKey, stepDedupKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
 import { decodeRunRecord, decodeStepPointer, encodeGroupMember, encodeRunRecord, encodeStepPointer, type GroupRef, type RunRecord } from "../records/records.js";
@@ -15,13 +16,16 @@ import type { RunOptions, RunSpec, SubmitOutcome } from "./run-types.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { InputMismatchError, ReservedHeaderError, ReservedKeyError } from "../workflow-errors.js";
 import { ValidationError } from "../../errors.js";
+import { checkRunHeaders, checkRunPayload } from "../limits.js";
 
 /** Checks user headers: string values, no reserved prefix. */
 export function checkUserHeaders(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers ?? {})) {
+  if (headers === undefined) return out;
+  // Names, sizes and `__proto__` first: a header the record could not carry is refused, never dropped.
+  checkRunHeaders(headers);
+  for (const [k, v] of Object.entries(headers)) {
     if (k.startsWith(RESERVED_HEADER_PREFIX)) throw new ReservedHeaderError(k);
-    if (typeof v !== "string") throw new ValidationError(`header "${k}" must have a string value, got ${typeof v}`);
     out[k] = v;
   }
   return out;
@@ -34,15 +38,15 @@ export function userHeadersOf(jobHeaders: Readonly<Record<string, string>>): Rec
   return out;
 }
 
-/** Checks the step options a submission sets, naming them as `RunOptions` does. */
-function checkRunOptions(o: RunOptions): void {
+/** Checks the step options a submission sets, naming them as `RunOptions` does (also in a client, before writing). */
+export function checkRunOptions(o: RunOptions): void {
   if (o.maxAttemptsPerStep !== undefined && (!Number.isInteger(o.maxAttemptsPerStep) || o.maxAttemptsPerStep < 1)) {
     throw new ValidationError(`RunOptions.maxAttemptsPerStep must be an integer >= 1, got ${o.maxAttemptsPerStep}`);
   }
   if (o.runAt !== undefined) validateInstant("RunOptions.runAt", o.runAt);
 }
 
-function checkEffects(effects: SettlementEffects | undefined): void {
+export function checkEffects(effects: SettlementEffects | undefined): void {
   for (const op of effects?.kvOps ?? []) {
     if (op.key.startsWith(RESERVED_KV_PREFIX)) throw new ReservedKeyError(op.key, `the "${RESERVED_KV_PREFIX}" KV prefix belongs to the workflow runtime`);
   }
@@ -51,21 +55,23 @@ function checkEffects(effects: SettlementEffects | undefined): void {
 /**
  * Submits a run. Idempotent on `(runId, input)`: the durable run record
  * (written with the step-0 enqueue) catches duplicates across restarts,
- * after step 0 was claimed and its dedup key released.
+ * after step 0 was claimed and its dedup key released. `mark` commits
+ * with a new submission (see `applied-mark`).
  */
-export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupRef): Promise<SubmitOutcome> {
+export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupRef, mark?: AppliedMark<SubmitOutcome>): Promise<SubmitOutcome> {
   if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
     throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
   }
   const runId = spec.runId === undefined ? RunId.generate(core.clock.now()) : RunId.parse(spec.runId);
   const options: RunOptions = spec.options ?? {};
   const headers = checkUserHeaders(options.headers);
+  checkRunPayload(`the input of run "${runId}"`, spec.input);
   checkRunOptions(options);
   checkEffects(spec.effects);
   const inputSha256 = sha256Hex(spec.input);
   const span = startSpan("taquba.submit", { "taquba.run.id": runId, "taquba.queue": core.queueName }, undefined, "producer");
   try {
-    const out = await submitLocked(core, spec, group, runId, options, headers, inputSha256, span === undefined ? undefined : traceparentOf(span));
+    const out = await submitLocked(core, spec, group, mark, runId, options, headers, inputSha256, span === undefined ? undefined : traceparentOf(span));
     endOk(span, { "taquba.outcome": out.newlySubmitted ? "submitted" : "duplicate", "taquba.job.id": out.jobId });
     if (out.newlySubmitted) instruments()?.runsSubmitted.add(1, { "taquba.queue": core.queueName });
     return out;
@@ -79,6 +85,7 @@ async function submitLocked(
   core: RuntimeCore,
   spec: RunSpec,
   group: GroupRef | undefined,
+  mark: AppliedMark<SubmitOutcome> | undefined,
   runId: RunId,
   options: RunOptions,
   headers: Record<string, string>,
@@ -112,6 +119,7 @@ async function submitLocked(
     effects.kvPut(stepPointerKey(core.queueName, runId), encodeStepPointer({ step: 0, jobId }));
     // A terminal record of an earlier run under this id no longer describes the run.
     effects.kvDelete(terminalRecordKey(core.queueName, runId));
+    if (mark !== undefined) markEffects(mark, { runId, jobId, newlySubmitted: true }, effects);
     if (group !== undefined) {
       effects.kvPut(groupMemberKey(core.queueName, group.id, group.key), encodeGroupMember({ key: group.key, runId, incarnation: jobId, state: "active" }));
     }

@@ -20,7 +20,8 @@ import { decodeSignalWait, encodeSignalWait, type StepPointer } from "../records
 import { HEADER_NOOP, HEADER_RUN_ID, HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from "../records/reserved.js";
 import type { SignalOutcome } from "../runs/run-types.js";
 import type { RuntimeCore } from "../runtime-core.js";
-import { ValidationError } from "../../errors.js";
+import { checkCorrelationKey, checkSignalPayload } from "../limits.js";
+import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { StepError } from "../workflow-errors.js";
 
 const TIMED_OUT = new Uint8Array([1]);
@@ -31,9 +32,6 @@ export function releaseStepSignal(queueName: string, runId: string, step: number
   effects.kvDelete(signalTimedOutKey(queueName, runId, step));
 }
 
-function checkCorrelationKey(key: string): void {
-  if (typeof key !== "string" || key.length === 0) throw new ValidationError("a signal correlation key must be a non-empty string");
-}
 
 /** Releases the wait index entry when it still names `jobId`. */
 async function releaseWait(core: RuntimeCore, correlationKey: string, jobId: string): Promise<void> {
@@ -135,12 +133,13 @@ export async function afterWaitRegistered(core: RuntimeCore, correlationKey: str
  * `WorkflowRuntime.signal`: wake the registered waiter with the payload, or
  * else buffer it durably for the next waiter.
  */
-export async function sendSignal(core: RuntimeCore, correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
+export async function sendSignal(core: RuntimeCore, correlationKey: string, payload: Uint8Array, mark?: AppliedMark<SignalOutcome>): Promise<SignalOutcome> {
   checkCorrelationKey(correlationKey);
-  if (!(payload instanceof Uint8Array)) throw new ValidationError("a signal payload must be a Uint8Array");
+  // Checked up front, so the answer does not depend on whether a run waits (a delivered payload is never buffered).
+  checkSignalPayload(correlationKey, payload);
   const span = startSpan("taquba.signal.send", { "taquba.queue": core.queueName }, undefined, "producer");
   try {
-    const outcome = await core.signalLock.run(correlationKey, () => deliverOrBuffer(core, correlationKey, payload));
+    const outcome = await core.signalLock.run(correlationKey, () => deliverOrBuffer(core, correlationKey, payload, mark));
     instruments()?.signals.add(1, { "taquba.queue": core.queueName, "taquba.outcome": outcome });
     endOk(span, { "taquba.outcome": outcome });
     return outcome;
@@ -159,11 +158,13 @@ export async function sendSignal(core: RuntimeCore, correlationKey: string, payl
  * registration commits between the read of the wait index and the buffer
  * write.
  */
-async function deliverOrBuffer(core: RuntimeCore, correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
+async function deliverOrBuffer(core: RuntimeCore, correlationKey: string, payload: Uint8Array, mark: AppliedMark<SignalOutcome> | undefined): Promise<SignalOutcome> {
   const waitKey = signalWaitKey(core.queueName, correlationKey);
   const waitBytes = await core.queue.kvGet(waitKey);
-  if (waitBytes !== null && (await wakeWaiter(core, waitKey, waitBytes, payload))) return "delivered";
-  await core.queue.kvPut(signalBufferKey(core.queueName, correlationKey), payload);
+  if (waitBytes !== null && (await wakeWaiter(core, waitKey, waitBytes, payload, mark))) return "delivered";
+  const bufKey = signalBufferKey(core.queueName, correlationKey);
+  if (mark === undefined) await core.queue.kvPut(bufKey, payload);
+  else await core.queue.kvCompareAndApply([], markEffects(mark, "buffered", new SettlementEffects().kvPut(bufKey, payload)));
   return "buffered";
 }
 
@@ -172,9 +173,9 @@ async function deliverOrBuffer(core: RuntimeCore, correlationKey: string, payloa
  * entry; `false` when it is no longer waiting (timed out, cancelled, being
  * claimed), dropping the entry when its job is finished.
  */
-async function wakeWaiter(core: RuntimeCore, waitKey: string, waitBytes: Uint8Array, payload: Uint8Array): Promise<boolean> {
+async function wakeWaiter(core: RuntimeCore, waitKey: string, waitBytes: Uint8Array, payload: Uint8Array, mark: AppliedMark<SignalOutcome> | undefined): Promise<boolean> {
   const w = decodeSignalWait(waitBytes, waitKey);
-  if (await core.queue.wakeScheduled(core.queueName, w.jobId, payload)) {
+  if (await core.queue.wakeScheduled(core.queueName, w.jobId, payload, mark === undefined ? undefined : markEffects(mark, "delivered"))) {
     await core.queue.kvCompareAndDelete(waitKey, waitBytes);
     return true;
   }
@@ -184,10 +185,11 @@ async function wakeWaiter(core: RuntimeCore, waitKey: string, waitBytes: Uint8Ar
 }
 
 /** `WorkflowRuntime.clearSignal`: discards the buffered signal of `correlationKey`. */
-export async function clearBufferedSignal(core: RuntimeCore, correlationKey: string): Promise<boolean> {
+export async function clearBufferedSignal(core: RuntimeCore, correlationKey: string, mark?: AppliedMark<boolean>): Promise<boolean> {
   checkCorrelationKey(correlationKey);
   const bufKey = signalBufferKey(core.queueName, correlationKey);
   const cur = await core.queue.kvGet(bufKey);
   if (cur === null) return false;
-  return core.queue.kvCompareAndDelete(bufKey, cur);
+  if (mark === undefined) return core.queue.kvCompareAndDelete(bufKey, cur);
+  return core.queue.kvCompareAndApply([{ key: bufKey, value: cur }], markEffects(mark, true, new SettlementEffects().kvDelete(bufKey)));
 }

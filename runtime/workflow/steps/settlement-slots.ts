@@ -13,6 +13,12 @@
 
 export class WorkerSlot {
   #release: (() => void) | undefined;
+  #submitted = false;
+
+  /** Whether a settlement was handed to the queue through this slot: an error after that is the settlement's. */
+  get settlementSubmitted(): boolean {
+    return this.#submitted;
+  }
 
   /** `release` is called once, when the slot is freed. */
   constructor(release: () => void) {
@@ -24,6 +30,7 @@ export class WorkerSlot {
    * durability. Call it with the settlement the queue was just handed.
    */
   freeAfterSubmitting<T>(settlement: Promise<T>): Promise<T> {
+    this.#submitted = true;
     this.free();
     return settlement;
   }

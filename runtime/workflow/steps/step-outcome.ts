@@ -5,6 +5,7 @@
  * compare structurally; the companion objects only build them.
  */
 import { ValidationError } from "../../errors.js";
+import { checkCorrelationKey } from "../limits.js";
 import { validateDelay } from "../../time-bounds.js";
 
 /**
@@ -38,6 +39,8 @@ export const Trigger = {
     if (typeof correlationKey !== "string" || correlationKey.length === 0) {
       throw new ValidationError("a signal correlation key must be a non-empty string");
     }
+    // The bound of `WorkflowRuntime.signal`, checked here so the runner learns it, not a later settlement.
+    checkCorrelationKey(correlationKey);
     return { kind: "onSignal", correlationKey, timeoutMs: checkDuration("Trigger.onSignal timeout", timeoutMs) };
   },
 } as const;

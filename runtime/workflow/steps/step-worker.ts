@@ -18,13 +18,21 @@ import { type Instruments, instruments } from "../../telemetry/metrics.js";
 import { attemptFailed } from "./step-log.js";
 import { HEADER_RUN_ID, HEADER_STEP, HEADER_TERMINAL, HEADER_TRACEPARENT } from "../records/reserved.js";
 
+import { backoffMs, isStoreFault, sleep, type StoreRetryPolicy } from "../store-retry.js";
+
+/** Backoff between failed claims: from 50 ms up to 5 s while the store keeps failing. */
+const CLAIM_RETRY: StoreRetryPolicy = { attempts: Infinity, baseDelayMs: 50, maxDelayMs: 5000 };
+
 /** Where worker events go; a logger such as pino's satisfies it. Kept as a name for {@link Logger}. */
 export type WorkflowLogger = Logger;
 
 /**
- * Runs until `signal` aborts, then lets every in-flight step finish.
- * Settlement errors (a lost claim, a closed queue) are logged: the queue
- * redelivers the job, so no step is lost.
+ * Runs until `signal` aborts (or the queue closes), then lets every
+ * in-flight step finish. Settlement errors (a lost claim, a closed queue)
+ * are logged: the queue redelivers the job, so no step is lost. A claim
+ * that fails (an offloaded payload the store did not return) is logged and
+ * retried with backoff: the claimed jobs went back to the queue, and the
+ * worker keeps running through a store outage.
  */
 export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log: FullLogger): Promise<void> {
   const max = core.maxConcurrentSteps;
@@ -42,7 +50,7 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
     const span = job.headers[HEADER_TERMINAL] !== undefined ? undefined : startStepSpan(core, job);
     const metrics = instruments();
     const startedAt = metrics === undefined ? 0 : performance.now();
-    const p: Promise<void> = processJob(core, job, slot)
+    const p: Promise<void> = processJob(core, job, slot, log)
       .catch((e: unknown) => log.error({ err: e, jobId: job.id }, "workflow step settlement failed; the queue will redeliver the step"))
       .finally(() => {
         if (metrics !== undefined && job.headers[HEADER_TERMINAL] === undefined) recordAttempt(metrics, core, job, startedAt);
@@ -60,6 +68,8 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
     if (signal.aborted) resolve();
     signal.addEventListener("abort", () => resolve(), { once: true });
   });
+  // Consecutive failed claims: the backoff grows with them and resets on a good claim.
+  let claimFailures = 0;
   while (!signal.aborted && !core.queue.closed) {
     const free = max - busy;
     if (free <= 0) {
@@ -71,11 +81,18 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
     try {
       jobs = await core.queue.claimBatch(core.queueName, free, core.leaseMs);
     } catch (e) {
-      // A queue closed under the worker ends the loop; any other claim error ends it with that error.
+      // A queue closed under the worker ends the loop; a store fault is waited out; anything else ends it.
       if (core.queue.closed) break;
-      await Promise.allSettled([...inFlight]);
-      throw e;
+      if (!isStoreFault(e)) {
+        await Promise.allSettled([...inFlight]);
+        throw e;
+      }
+      claimFailures++;
+      log.error({ err: e, failures: claimFailures }, "workflow worker could not claim steps (store fault); retrying with backoff");
+      await sleep(backoffMs(CLAIM_RETRY, claimFailures), signal);
+      continue;
     }
+    claimFailures = 0;
     for (const job of jobs) start(job);
     if (jobs.length === 0) await core.queue.waitForWork(core.queueName, epoch, signal);
   }
