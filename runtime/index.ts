@@ -176,6 +176,7 @@ export { NO_WORKER_WARNING_MS } from "./workflow/workflow-runtime.js";
 export type { RunnerHandle, Shutdown, CloseOptions } from "./workflow/workflow-runtime.js";
 export { DEFAULT_CLOSE_TIMEOUT_MS } from "./workflow/worker-lifecycle.js";
 export type { WorkflowLogger } from "./workflow/steps/step-worker.js";
+export { consoleLogger, REDACTED, type Logger, type LogLevel } from "./logger.js";
 export { WorkflowView } from "./workflow/runs/workflow-view.js";
 export type { WorkflowReadSource } from "./workflow/runs/workflow-view.js";
 export type { WorkflowQueue } from "./workflow/queue-port.js";

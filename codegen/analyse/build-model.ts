@@ -76,12 +76,13 @@ export function buildModel(file: string, value: unknown): PackageModel {
   }));
 
   const headers: HeaderModel[] = entries(spec["headers"]).map(([name, h]) => {
-    const { optional, ...schema } = h;
+    const { optional, sensitive, ...schema } = h;
     return {
       kind: "header",
       name,
       ident: camelCase(name),
       required: optional !== true,
+      sensitive: sensitive === true,
       description: optionalString(h["description"]),
       schema: normaliseSchema(schema),
       path: ["headers", name],

@@ -29,8 +29,10 @@ export interface HeaderModel {
   /** camelCase, for name constants. */
   readonly ident: string;
   readonly required: boolean;
+  /** Its value is a secret: the runtime redacts it in logs and spans. */
+  readonly sensitive: boolean;
   readonly description: string | undefined;
-  /** The header's string schema, without the spec-only `optional` key. */
+  /** The header's string schema, without the spec-only `optional` and `sensitive` keys. */
   readonly schema: JsonSchema;
   readonly path: SpecPath;
 }

@@ -9,6 +9,12 @@ import { compareCodeUnits, jsDoc, propertyKey } from "./names.js";
 import type { PackageModel } from "../analyse/spec-model.js";
 import { Imports, printFile } from "../print/ts-file.js";
 
+/** The `sensitive` list of the header set; absent when no header is marked, so such output is unchanged. */
+function sensitiveLine(pkg: PackageModel): string {
+  const names = pkg.headers.filter((h) => h.sensitive).map((h) => JSON.stringify(h.name));
+  return names.length === 0 ? "" : `\n  sensitive: [${names.join(", ")}],`;
+}
+
 function constant(name: string, type: string | undefined, initializer: string, doc?: string): string {
   const head = doc === undefined ? "" : `${jsDoc(doc)}\n`;
   return `${head}export const ${name}${type === undefined ? "" : `: ${type}`} = ${initializer};`;
@@ -48,7 +54,7 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
       `defineHeaders({
   package: PACKAGE,
   names: [${pkg.headers.map((h) => JSON.stringify(h.name)).join(", ")}],
-  required: [${pkg.headers.filter((h) => h.required).map((h) => JSON.stringify(h.name)).join(", ")}],
+  required: [${pkg.headers.filter((h) => h.required).map((h) => JSON.stringify(h.name)).join(", ")}],${sensitiveLine(pkg)}
   validator: ${validator(hType, `${pkg.name} headers`)},
 })`,
       `The header set of package "${pkg.name}".`,

@@ -39,6 +39,7 @@ export const headers: HeaderSetDefinition<BillingHeaders> = defineHeaders({
   package: PACKAGE,
   names: ["callback_url", "tenant_id"],
   required: ["tenant_id"],
+  sensitive: ["callback_url"],
   validator: createValidator<BillingHeaders>("billing headers", raw.validateBillingHeaders),
 });
 

@@ -28,6 +28,8 @@ export interface HeaderSetDefinition<Headers extends HeaderValues = HeaderValues
   readonly names: readonly string[];
   /** The headers a submission must carry, sorted. */
   readonly required: readonly string[];
+  /** The headers marked `sensitive: true` in the spec: redacted in logs and spans. */
+  readonly sensitive: readonly string[];
   readonly validator: Validator<Headers>;
 }
 
@@ -193,6 +195,7 @@ export function defineHeaders<Headers extends HeaderValues>(spec: {
   package: string;
   names: readonly string[];
   required: readonly string[];
+  sensitive?: readonly string[];
   validator: Validator<Headers>;
 }): HeaderSetDefinition<Headers> {
   return Object.freeze({
@@ -200,6 +203,7 @@ export function defineHeaders<Headers extends HeaderValues>(spec: {
     package: spec.package,
     names: Object.freeze([...spec.names]),
     required: Object.freeze([...spec.required]),
+    sensitive: Object.freeze([...(spec.sensitive ?? [])]),
     validator: spec.validator,
   });
 }

@@ -4,6 +4,7 @@
  * token) and the stored record inside its transaction, so a settlement of
  * a lost claim applies nothing.
  */
+import { instruments } from "../telemetry/metrics.js";
 import { StoreCorruptedError, ValidationError } from "../errors.js";
 import { makeClaimedJob, ticketOf } from "./claimed-job.js";
 import type { SettlementEffects } from "./effects.js";
@@ -17,7 +18,7 @@ import type { QueueCore } from "./queue-core.js";
 import type { JobRecord } from "./record.js";
 import { claimJob, completeJob, failJob, killJob, readJob, recordAttempt, requeueJob, writeJob, type TransitionContext } from "./transitions.js";
 import { Txn } from "./txn.js";
-import type { ClaimedJob, EnqueueOutcome, NackOptions, NackOutcome } from "./types.js";
+import type { ClaimedJob, DeadLetterOptions, EnqueueOutcome, NackOptions, NackOutcome } from "./types.js";
 
 const decoder = new TextDecoder();
 
@@ -167,6 +168,10 @@ async function settle(
   if (rec?.state === "pending") core.work.notify(rec.queue);
   if (rec?.retainUntil !== undefined) core.loop.rearm(rec.retainUntil);
   if (result.finish) core.completions.finished(job.id, result.finish);
+  if (result.finish?.kind === "dead") {
+    instruments()?.deadLetters.add(1, { "taquba.queue": job.queueName });
+    core.log.error({ jobId: job.id, queue: job.queueName, attempt: job.attempt, lastError: rec?.lastError }, `queue "${core.name}": job ${job.id} of queue "${job.queueName}" was dead-lettered after attempt ${job.attempt}`);
+  }
   if (result.applyEffects) core.announceInserted(prepared, outcomes, ctx.now);
   return { record: rec, enqueued: outcomes };
 }
@@ -188,7 +193,7 @@ export async function nack(core: QueueCore, job: ClaimedJob, error: string, effe
   if (opts.countAttempt === false) return nackUncounted(core, job, message, retryAfterMs);
   const res = await settle(core, job, effects, (txn, ctx, r) => {
     const { record, dead } = failJob(txn, ctx, r, message, retryAfterMs);
-    recordAttempt(txn, r, ctx.now, dead ? "dead_lettered" : "retried", message);
+    recordAttempt(txn, r, ctx.now, dead ? "dead_lettered" : "retried", message, opts.cause);
     return dead ? { record, applyEffects: true, finish: { kind: "dead" } } : { record, applyEffects: false };
   });
   if (res.record?.state === "dead") return { kind: "dead", enqueued: res.enqueued };
@@ -211,10 +216,10 @@ function validateRetryAfter(ms: number | undefined): number {
   return ms;
 }
 
-export async function deadLetter(core: QueueCore, job: ClaimedJob, error: string, effects?: SettlementEffects): Promise<EnqueueOutcome[]> {
+export async function deadLetter(core: QueueCore, job: ClaimedJob, error: string, effects?: SettlementEffects, opts: DeadLetterOptions = {}): Promise<EnqueueOutcome[]> {
   const message = String(error);
   const res = await settle(core, job, effects, (txn, ctx, r) => {
-    recordAttempt(txn, r, ctx.now, "dead_lettered", message);
+    recordAttempt(txn, r, ctx.now, "dead_lettered", message, opts.cause);
     return { record: killJob(txn, ctx, r, message), applyEffects: true, finish: { kind: "dead" } };
   });
   return res.enqueued;

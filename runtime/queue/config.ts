@@ -3,6 +3,7 @@
  * defaults (those of the Rust crate) resolved once, and the backoff math.
  */
 import type { Clock } from "../clock.js";
+import type { Logger } from "../logger.js";
 import { ValidationError } from "../errors.js";
 import { validateMillis, validatePositiveInt, validateQueueName } from "./names.js";
 
@@ -44,6 +45,12 @@ export interface OpenOptions {
   flushIntervalMs?: number;
   /** Payloads larger than this many bytes live in their own objects; `null` never offloads. Default: 262144. */
   payloadOffloadBytes?: number | null;
+  /**
+   * Where fencing and dead letters (error), and background failures (warn)
+   * are logged: any object with pino-style `debug/info/warn/error(obj, msg)`
+   * methods. Default: `console` at warn level. See docs/observability.md.
+   */
+  logger?: Logger;
   /** Called for every job the reaper or open-time recovery dead-letters (not for settlements). */
   onDeadLettered?: (event: DeadLetteredEvent) => void;
   /**

@@ -43,6 +43,7 @@ export type {
   LeaseHandle,
   ClaimedJob,
   NackOptions,
+  DeadLetterOptions,
   NackOutcome,
   CancelOutcome,
   WakeOutcome,

@@ -8,7 +8,9 @@ import { randomFillSync } from "node:crypto";
 import { incrementBase32, monotonicFactory } from "ulid";
 import { SystemClock, timedClock, type TimedClock } from "../clock.js";
 import type { Engine } from "../engine/engine.js";
-import { ClosedError } from "../errors.js";
+import { ClosedError, FencedError } from "../errors.js";
+import { type FullLogger, fullLogger } from "../logger.js";
+import { instruments } from "../telemetry/metrics.js";
 import { QueueConfigs, type DeadLetteredEvent, type OpenOptions } from "./config.js";
 import type { SettlementEffects } from "./effects.js";
 import * as K from "./keys.js";
@@ -61,6 +63,9 @@ export class QueueCore {
    */
   readonly #claimableAfter = new Map<string, Promise<void>>();
   closed = false;
+  /** Where fencing, dead letters and background failures are logged. */
+  readonly log: FullLogger;
+  #fenceLogged = false;
   readonly #closedController = new AbortController();
   /** Called once when the queue closes: with the engine's failure, or `undefined` after a plain `close()`. */
   readonly closedListeners = new Set<(reason: Error | undefined) => void>();
@@ -72,6 +77,7 @@ export class QueueCore {
     readonly payloads: PayloadStore,
     opts: OpenOptions,
   ) {
+    this.log = fullLogger(opts.logger);
     this.clock = timedClock(opts.clock ?? SystemClock);
     this.configs = new QueueConfigs(opts.defaultQueueConfig, opts.queueConfigs);
     if (opts.onDeadLettered) this.deadListeners.add(opts.onDeadLettered);
@@ -91,10 +97,14 @@ export class QueueCore {
       notifyWork: (q) => this.work.notify(q),
       finished: (id, f) => this.completions.finished(id, f),
       deadLettered: (e) => {
+        instruments()?.deadLetters.add(1, { "taquba.queue": e.queueName });
+        this.log.error({ jobId: e.jobId, queue: e.queueName, reason: e.reason, lastError: e.lastError }, `queue "${name}": job ${e.jobId} of queue "${e.queueName}" was dead-lettered (${e.reason})`);
         for (const l of this.deadListeners) l(e);
       },
       deletePayloads: (refs) => this.payloads.deleteAll(refs),
-      onError: (err) => engine.failure === undefined && console.warn(`taquba queue "${name}": background work failed, retrying in 1 s: ${err instanceof Error ? err.message : String(err)}`),
+      onError: (err) =>
+        engine.failure === undefined &&
+        this.log.warn({ err, queue: name }, `queue "${name}": background work failed, retrying in 1 s: ${err instanceof Error ? err.message : String(err)}`),
     };
     this.loop = new MaintenanceLoop(this.host);
     // A fenced or poisoned engine closes the queue for good: tell the waiters now, with the cause.
@@ -166,6 +176,7 @@ export class QueueCore {
   commit(txn: Txn, durable: boolean): Promise<void> {
     const batch = txn.finish();
     const p = this.engine.commit(batch, { durable });
+    p.catch((e: unknown) => this.#noteCommitFailure(e));
     if (!durable) {
       // Non-durable commits only re-file jobs whose content is already
       // durable (claims, promotions, requeues), so nothing to track.
@@ -184,6 +195,13 @@ export class QueueCore {
       p.then(forget, forget);
     }
     return p;
+  }
+
+  /** A fenced writer is logged once: every later commit fails the same way. */
+  #noteCommitFailure(e: unknown): void {
+    if (!(e instanceof FencedError) || this.#fenceLogged) return;
+    this.#fenceLogged = true;
+    this.log.error({ err: e, queue: this.name }, `queue "${this.name}": another process opened this queue store and fenced this one; this process can no longer commit and must stop or reopen the queue`);
   }
 
   /**

@@ -9,6 +9,8 @@
  * operations live in `enqueue-ops`, `claim-settle`, `cancel-wake`,
  * `kv-ops` and `completion`; this class is their public face.
  */
+import { fullLogger } from "../logger.js";
+import { loadTelemetry } from "../telemetry/tracing.js";
 import type { TimedClock } from "../clock.js";
 import { Engine, type EngineStats } from "../engine/engine.js";
 import { ValidationError } from "../errors.js";
@@ -26,7 +28,7 @@ import { PAYLOAD_PREFIX, PayloadStore } from "./payloads.js";
 import { PrefixedStore } from "./prefixed-store.js";
 import { QueueCore } from "./queue-core.js";
 import * as K from "./keys.js";
-import type { CancelOutcome, ClaimedJob, CompletionResult, EnqueueItem, EnqueueOptions, EnqueueOutcome, NackOptions, NackOutcome, WakeOutcome } from "./types.js";
+import type { CancelOutcome, ClaimedJob, CompletionResult, DeadLetterOptions, EnqueueItem, EnqueueOptions, EnqueueOutcome, NackOptions, NackOutcome, WakeOutcome } from "./types.js";
 import { kvScanSync, StoreView, type KvPage, type KvScanOptions, type QueueView } from "./view.js";
 
 /** What open-time recovery did with the claims the previous process held. */
@@ -79,12 +81,17 @@ export class Queue {
    */
   static async open(store: ObjectStore, name: string, opts: OpenOptions = {}): Promise<Queue> {
     validateStoreName(name);
+    await loadTelemetry();
     new QueueConfigs(opts.defaultQueueConfig, opts.queueConfigs); // validates before any IO
     const threshold = opts.payloadOffloadBytes === undefined ? DEFAULT_PAYLOAD_OFFLOAD_BYTES : opts.payloadOffloadBytes;
     if (threshold !== null) validatePositiveInt("OpenOptions.payloadOffloadBytes", threshold);
     const root = new PrefixedStore(store, `${name}/`);
     // Temporary files of payload puts a killed process left (the engine sweeps its own).
-    await root.removeLeftovers(PAYLOAD_PREFIX).catch((err: unknown) => console.warn(`taquba queue "${name}": removing leftover temporary files failed (they only take disk space): ${err instanceof Error ? err.message : String(err)}`));
+    await root
+      .removeLeftovers(PAYLOAD_PREFIX)
+      .catch((err: unknown) =>
+        fullLogger(opts.logger).warn({ err, queue: name }, `queue "${name}": removing leftover temporary files failed (they only take disk space): ${err instanceof Error ? err.message : String(err)}`),
+      );
     const engine = await Engine.open(new PrefixedStore(root, ENGINE_PREFIX), opts.flushIntervalMs === undefined ? {} : { flushIntervalMs: opts.flushIntervalMs });
     const core = new QueueCore(name, engine, new PayloadStore(root, threshold), opts);
     const recovery = recoverClaims(core.host);
@@ -168,8 +175,8 @@ export class Queue {
   }
 
   /** Dead-letters the job now, whatever its attempt count; effects apply. */
-  deadLetter(job: ClaimedJob, error: string, effects?: SettlementEffects): Promise<EnqueueOutcome[]> {
-    return cs.deadLetter(this.#core, job, error, effects);
+  deadLetter(job: ClaimedJob, error: string, effects?: SettlementEffects, opts?: DeadLetterOptions): Promise<EnqueueOutcome[]> {
+    return cs.deadLetter(this.#core, job, error, effects, opts);
   }
 
   // ---- cancel and wake -------------------------------------------------

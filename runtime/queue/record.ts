@@ -57,7 +57,12 @@ export interface JobAttempt {
   claimedAt?: number;
   recordedAt: number;
   outcome: AttemptOutcome;
+  /** The error text, at most 2048 characters. */
   error?: string;
+  /** The thrown error's class name, when the settlement gave its cause. */
+  errorName?: string;
+  /** The thrown error's stack, at most 4096 characters, when the settlement gave its cause. */
+  errorStack?: string;
 }
 
 /** Per-queue counters. `done` is cumulative (every ack), the rest are current. */

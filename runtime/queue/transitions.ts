@@ -7,6 +7,7 @@ import type { ResolvedQueueConfig } from "./config.js";
 import { backoffDelay } from "./config.js";
 import { DuplicateJobIdError } from "./errors.js";
 import * as K from "./keys.js";
+import { boundText, errorFields, MAX_MESSAGE_CHARS } from "../logger.js";
 import { decodeHistory, decodeJob, encodeHistory, encodeJob, type AttemptOutcome, type JobAttempt, type JobRecord } from "./record.js";
 import type { Txn } from "./txn.js";
 import type { EnqueueOptions, EnqueueOutcome } from "./types.js";
@@ -102,8 +103,14 @@ export function appendHistory(txn: Txn, id: string, entry: JobAttempt): void {
 }
 
 /** Records how the current claim of `r` ended, in its attempt history. */
-export function recordAttempt(txn: Txn, r: JobRecord, now: number, outcome: AttemptOutcome, error?: string): void {
-  appendHistory(txn, r.id, { attempt: r.attempts, claimedAt: r.claimedAt, recordedAt: now, outcome, error });
+export function recordAttempt(txn: Txn, r: JobRecord, now: number, outcome: AttemptOutcome, error?: string, cause?: unknown): void {
+  const entry: JobAttempt = { attempt: r.attempts, claimedAt: r.claimedAt, recordedAt: now, outcome, error: error === undefined ? undefined : boundText(error, MAX_MESSAGE_CHARS) };
+  if (cause !== undefined) {
+    const f = errorFields(cause);
+    entry.errorName = f.name;
+    if (f.stack !== undefined) entry.errorStack = f.stack;
+  }
+  appendHistory(txn, r.id, entry);
 }
 
 /**

@@ -90,6 +90,17 @@ export interface NackOptions {
    * backoff. Default `true`.
    */
   countAttempt?: boolean;
+  /**
+   * The thrown value behind the error text: its name and stack join the
+   * message in the attempt history (each bounded, see `JobAttempt`).
+   */
+  cause?: unknown;
+}
+
+/** Options of `deadLetter`. */
+export interface DeadLetterOptions {
+  /** As `NackOptions.cause`. */
+  cause?: unknown;
 }
 
 /** What `nack` did. */

@@ -66,8 +66,9 @@ async function processOne(queue: Queue, worker: Worker, job: ClaimedJob, onError
   } catch (err) {
     try {
       // Permanence follows `retryable` alone, as everywhere: a non-retryable TaqubaError is dead-lettered.
-      if (err instanceof TaqubaError && !err.retryable) await queue.deadLetter(job, messageOf(err), err instanceof PermanentError ? err.effects : undefined);
-      else await queue.nack(job, messageOf(err), failureEffects(err), { retryAfterMs: retryAfterOf(err) });
+      if (err instanceof TaqubaError && !err.retryable) {
+        await queue.deadLetter(job, messageOf(err), err instanceof PermanentError ? err.effects : undefined, { cause: err });
+      } else await queue.nack(job, messageOf(err), failureEffects(err), { retryAfterMs: retryAfterOf(err), cause: err });
     } catch (settleErr) {
       onError(settleErr, job);
     }

@@ -15,7 +15,7 @@ import { ValidationError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
 import type { StepRunner } from "../workflow/steps/delivery.js";
 import type { WorkflowQueue } from "../workflow/queue-port.js";
-import type { WorkflowLogger } from "../workflow/steps/step-worker.js";
+import type { Logger } from "../logger.js";
 import { NoopTerminalHook, type TerminalHook } from "../workflow/terminal-hook/terminal-hook.js";
 import { WorkflowDispatcher, type WorkflowDispatcherBuilder, type WorkflowRegistrar } from "./workflow-dispatcher.js";
 import type { WorkflowDefinition } from "../contract/workflow-definition.js";
@@ -34,7 +34,7 @@ interface Settings {
   resultRetentionMs: number | undefined;
   clock: Clock | undefined;
   leaseMs: number | undefined;
-  logger: WorkflowLogger | undefined;
+  logger: Logger | undefined;
   hook: TerminalHook;
 }
 
@@ -166,8 +166,12 @@ export class JobRunnerBuilder implements JobRegistrar, WorkflowRegistrar {
     return this;
   }
 
-  /** Where worker errors are reported. Default: `console.error`. */
-  logger(logger: WorkflowLogger): this {
+  /**
+   * Where the runner's and its runtime's log events go: any object with
+   * pino-style `debug/info/warn/error(obj, msg)` methods. Default: `console`
+   * at warn level. See docs/observability.md.
+   */
+  logger(logger: Logger): this {
     this.#s.logger = logger;
     return this;
   }

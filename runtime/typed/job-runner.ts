@@ -29,7 +29,7 @@ import { sha256Hex } from "../workflow/records/codec.js";
 import type { WorkflowQueue } from "../workflow/queue-port.js";
 import { KeyedLock } from "../workflow/runs/run-events.js";
 import { RunId } from "../workflow/runs/run-id.js";
-import type { WorkflowLogger } from "../workflow/steps/step-worker.js";
+import { type FullLogger, fullLogger, type Logger } from "../logger.js";
 import { InputMismatchError } from "../workflow/workflow-errors.js";
 import { closeTimeout, repeatEvery, spawnWorker, stopOn, WorkerSet, type CloseOptions, type RunnerHandle, type Shutdown } from "../workflow/worker-lifecycle.js";
 import { WorkflowRuntime } from "../workflow/workflow-runtime.js";
@@ -60,8 +60,8 @@ export interface JobRunnerOptions {
   readonly resultRetentionMs?: number;
   /** Default: the queue's clock. */
   readonly clock?: Clock;
-  /** Default: `console.error`. */
-  readonly logger?: WorkflowLogger;
+  /** Pino-style logger (see docs/observability.md). Default: `console` at warn level. */
+  readonly logger?: Logger;
 }
 
 /** @internal A job submission validated and encoded by `preparePayload` and `prepareRunOptions`. */
@@ -99,7 +99,7 @@ export class JobRunner implements JobHost, WorkflowHost {
   readonly #resultRetentionMs: number | undefined;
   readonly #pollIntervalMs: number;
   readonly #clock: TimedClock;
-  readonly #logger: WorkflowLogger;
+  readonly #logger: FullLogger;
   readonly #workers = new WorkerSet();
   #closing: Promise<void> | undefined;
 
@@ -137,7 +137,7 @@ export class JobRunner implements JobHost, WorkflowHost {
     this.#runtime = runtime;
     this.#resultRetentionMs = options.resultRetentionMs === undefined ? undefined : positiveInt("resultRetentionMs", options.resultRetentionMs);
     this.#pollIntervalMs = positiveInt("pollIntervalMs", options.pollIntervalMs ?? 100);
-    this.#logger = options.logger ?? { error: (obj, msg) => console.error(msg ?? "job runner error", obj) };
+    this.#logger = fullLogger(options.logger);
     const clock = options.clock === undefined ? queue.clock : timedClock(options.clock);
     this.#clock = clock;
     const retention = this.#resultRetentionMs === undefined ? undefined : { ms: this.#resultRetentionMs, clock };

@@ -19,6 +19,7 @@
  * step throws `JobsNotAttachedError`.
  */
 
+import { stepSpanOf } from "../telemetry/tracing.js";
 import { checkContracts, type ContractEntry } from "./contract-guard.js";
 import { ValidationError } from "../errors.js";
 import type { StateKey } from "../jobs/job-context.js";
@@ -128,6 +129,7 @@ export class WorkflowDispatcherBuilder implements WorkflowRegistrar, JobRegistra
       this.#fallback,
       contracts,
       this.#allowDowngrade,
+      [...this.#jobs.values(), ...this.#registry.values()].flatMap((r) => r.definition.headers.sensitive),
     );
   }
 }
@@ -194,9 +196,15 @@ export class WorkflowDispatcher implements StepRunner {
     /** The registered definitions' contract hashes, by name. */
     readonly contracts: readonly ContractEntry[] = [],
     private readonly allowDowngrade = false,
+    specSensitive: readonly string[] = [],
   ) {
     this.#jobs = jobs;
+    const names = new Set<string>([...specSensitive, ...(fallbackRunner?.sensitiveHeaders ?? [])]);
+    this.sensitiveHeaders = [...names].sort();
   }
+
+  /** The headers the registered definitions' specs mark `sensitive: true`: redacted in logs and spans. */
+  readonly sensitiveHeaders: readonly string[];
 
   /**
    * Refuses to start a worker older than the contract that last ran over
@@ -229,7 +237,10 @@ export class WorkflowDispatcher implements StepRunner {
 
   async runStep(step: Step): Promise<StepOutcome> {
     const c = classify(step.payload);
-    if (c.kind === "job" && (this.#jobs.size > 0 || this.fallbackRunner === undefined)) return this.#jobs.runJob(step, c.env);
+    if (c.kind === "job" && (this.#jobs.size > 0 || this.fallbackRunner === undefined)) {
+      stepSpanOf(step.jobId, step.attempt)?.updateName(c.env.job).setAttribute("taquba.job.type", c.env.job);
+      return this.#jobs.runJob(step, c.env);
+    }
     if (c.kind !== "workflow") {
       if (this.fallbackRunner !== undefined) return this.fallbackRunner.runStep(step);
       try {
@@ -247,6 +258,7 @@ export class WorkflowDispatcher implements StepRunner {
     const def = reg.definition;
     // The step name comes from the stored envelope: own properties only, so "constructor" or "__proto__" is an unknown step.
     const stepDef = Object.hasOwn(def.steps, env.step) ? def.steps[env.step] : undefined;
+    stepSpanOf(step.jobId, step.attempt)?.updateName(`${def.name}.${env.step}`).setAttributes({ "taquba.workflow": def.name, "taquba.step.name": env.step });
     if (stepDef === undefined) {
       throw StepError.permanent(new Error(`workflow "${def.name}" has no step "${env.step}"; the run was started by code generated from another version of its spec`));
     }

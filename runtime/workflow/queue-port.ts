@@ -6,7 +6,7 @@
  */
 import type { TimedClock } from "../clock.js";
 import type { SettlementEffects } from "../queue/effects.js";
-import type { CancelOutcome, ClaimedJob, CompletionResult, EnqueueOptions, EnqueueOutcome, NackOptions, NackOutcome } from "../queue/types.js";
+import type { CancelOutcome, ClaimedJob, CompletionResult, DeadLetterOptions, EnqueueOptions, EnqueueOutcome, NackOptions, NackOutcome } from "../queue/types.js";
 import type { KvPage, KvScanOptions, QueueView } from "../queue/view.js";
 import type { DeadLetteredEvent } from "../queue/config.js";
 
@@ -23,7 +23,7 @@ export interface WorkflowQueue {
   claimBatch(queueName: string, max: number, leaseMs?: number): Promise<ClaimedJob[]>;
   ack(job: ClaimedJob, effects?: SettlementEffects): Promise<EnqueueOutcome[]>;
   nack(job: ClaimedJob, error: string, effects?: SettlementEffects, opts?: NackOptions): Promise<NackOutcome>;
-  deadLetter(job: ClaimedJob, error: string, effects?: SettlementEffects): Promise<EnqueueOutcome[]>;
+  deadLetter(job: ClaimedJob, error: string, effects?: SettlementEffects, opts?: DeadLetterOptions): Promise<EnqueueOutcome[]>;
   wakeScheduled(queueName: string, jobId: string, attached?: Uint8Array, effects?: SettlementEffects): Promise<boolean>;
   cancelJob(jobId: string, effects?: SettlementEffects): Promise<CancelOutcome>;
   kvGet(key: string): Promise<Uint8Array | null>;

@@ -9,19 +9,10 @@ import { validateQueueName } from "../queue/names.js";
 import type { ObjectStore } from "../store/object-store.js";
 import type { StepRunner } from "./steps/delivery.js";
 import type { WorkflowQueue } from "./queue-port.js";
-import type { WorkflowLogger } from "./steps/step-worker.js";
+import { type FullLogger, fullLogger, type Logger } from "../logger.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import { WorkflowRuntime } from "./workflow-runtime.js";
 import { DEFAULT_STEP_QUEUE } from "./runs/workflow-view.js";
-
-const consoleLogger: WorkflowLogger = {
-  error(obj, msg) {
-    console.error(msg ?? "workflow error", obj);
-  },
-  warn(obj, msg) {
-    console.warn(msg ?? "workflow warning", obj);
-  },
-};
 
 /** @internal The resolved options. */
 export interface BuilderState {
@@ -34,7 +25,7 @@ export interface BuilderState {
   groupRetentionMs: number | undefined;
   clock: Clock | undefined;
   leaseMs: number | undefined;
-  logger: WorkflowLogger;
+  logger: FullLogger;
 }
 
 function positiveInt(name: string, n: number): number {
@@ -58,7 +49,7 @@ export class WorkflowRuntimeBuilder {
     groupRetentionMs: undefined,
     clock: undefined,
     leaseMs: undefined,
-    logger: consoleLogger,
+    logger: fullLogger(undefined),
   };
 
   /** @internal Use `WorkflowRuntime.builder`. */
@@ -141,9 +132,13 @@ export class WorkflowRuntimeBuilder {
     return this;
   }
 
-  /** Where worker errors are reported. Default: `console.error`. */
-  logger(logger: WorkflowLogger): this {
-    this.#s.logger = logger;
+  /**
+   * Where the runtime's log events go: any object with pino-style
+   * `debug/info/warn/error(obj, msg)` methods (levels it lacks are not
+   * logged). Default: `console` at warn level. See docs/observability.md.
+   */
+  logger(logger: Logger): this {
+    this.#s.logger = fullLogger(logger);
     return this;
   }
 

@@ -3,6 +3,7 @@
  * builder.
  */
 import type { TimedClock } from "../clock.js";
+import type { FullLogger } from "../logger.js";
 import type { StepRunner } from "./steps/delivery.js";
 import type { MemoStore } from "./memo/memo.js";
 import type { WorkflowQueue } from "./queue-port.js";
@@ -25,6 +26,10 @@ export interface RuntimeCore {
   readonly leaseMs: number | undefined;
   readonly terminal: TerminalSettings;
   readonly events: RunEvents;
+  /** Where step retries, dead letters and worker events are logged. */
+  readonly log: FullLogger;
+  /** Lower-cased header names whose values never reach a log record or span. */
+  readonly sensitiveHeaders: ReadonlySet<string>;
   /** Serializes submissions of one run id within the process. */
   readonly submitLock: KeyedLock;
   /** Serializes wait registrations and signals of one correlation key within the process. */

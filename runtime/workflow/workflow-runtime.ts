@@ -24,7 +24,8 @@ import { terminationOf } from "./records/records.js";
 import type { RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "./runs/run-types.js";
 import { runEventsFor, signalLockFor, submitLockFor, type RuntimeCore } from "./runtime-core.js";
 import { clearBufferedSignal, sendSignal } from "./signals/signals.js";
-import { runStepWorker, type WorkflowLogger } from "./steps/step-worker.js";
+import { runStepWorker } from "./steps/step-worker.js";
+import type { FullLogger } from "../logger.js";
 import { submitRun } from "./runs/submit.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import { RunNotFoundError } from "./workflow-errors.js";
@@ -70,7 +71,7 @@ export class WorkflowRuntime {
   readonly #core: RuntimeCore;
   readonly #view: WorkflowView;
   readonly #sweeper: MemoSweeper;
-  readonly #logger: WorkflowLogger;
+  readonly #logger: FullLogger;
   readonly #reconcileLock = new KeyedLock();
   readonly #groups: RunGroups;
   readonly #workers = new WorkerSet();
@@ -101,6 +102,8 @@ export class WorkflowRuntime {
       leaseMs: s.leaseMs,
       terminal: { queueName: s.queueName, hook: deps.hook, memoRetentionMs: s.memoRetentionMs, markers: terminalMarkersFor(s.queueName) },
       events,
+      log: s.logger,
+      sensitiveHeaders: new Set((deps.runner.sensitiveHeaders ?? []).map((h) => h.toLowerCase())),
       submitLock: submitLockFor(deps.queue),
       signalLock: signalLockFor(deps.queue),
       noteTerminated: (runId, at) => {
@@ -361,12 +364,15 @@ export class WorkflowRuntime {
     if (this.#groups.retains) {
       tasks.push(this.#groups.sweepLoop(stop.signal, (e) => this.#logger.error({ err: e }, "group retention sweep failed; retrying at the next poll interval")));
     }
+    const where = { queue: core.queueName, maxConcurrentSteps: core.maxConcurrentSteps };
+    this.#logger.info(where, "workflow worker started");
     try {
       await runStepWorker(core, stop.signal, this.#logger);
     } finally {
       stop.abort();
       unsubscribe();
       await Promise.allSettled(tasks);
+      this.#logger.info(where, "workflow worker stopped");
     }
   }
 

@@ -213,6 +213,21 @@ describe("examples", () => {
     expect(out).toMatch(/^o-104: cancelled$/m);
   });
 
+  it("observability: a run's trace tree under the request span, its counters and its log events", async () => {
+    const out = await example("observability");
+    expect(out).toMatch(/log warn: {2}workflow run checkout-42 step 0 attempt 1 of 3 failed; retrying \(Error: inventory service timed out\)/);
+    expect(lines(out, /^trace: /)).toEqual([
+      "trace: POST /checkout (request)",
+      "trace:   taquba.submit (run checkout-42)",
+      "trace:     taquba.step (step 0 attempt 1 retried) ERROR: inventory service timed out",
+      "trace:     taquba.step (step 0 attempt 2 completed)",
+      "trace:     taquba.step (step 1 attempt 1 completed)",
+      "trace:     taquba.step (step 2 attempt 1 completed)",
+    ]);
+    expect(out).toMatch(/^metric: taquba\.step\.attempts\{outcome=completed\} = 3$/m);
+    expect(out).toMatch(/^metric: taquba\.step\.retries = 1$/m);
+  });
+
   it("the examples' generated code is up to date with their specs", async () => {
     for (const dir of ["demo", "durable-approvals", "fanout-jobs", "group-document-pipeline"]) {
       const r = await run(["codegen/bin.js", "codegen", `examples/${dir}`, "--out", `examples/${dir}/generated`, "--check"], 20_000);

@@ -19,6 +19,8 @@ export const HEADER_TERMINAL = "workflow.terminal";
 export const HEADER_NOOP = "workflow.noop";
 /** The correlation key a step waits on (set on a step continued on a signal). */
 export const HEADER_SIGNAL_WAIT = "workflow.signal_wait";
+/** The W3C traceparent of the span that submitted the run; every step attempt span is its child. */
+export const HEADER_TRACEPARENT = "workflow.traceparent";
 /** Set on a step enqueued with a signal consumed from the buffer at registration. */
 export const HEADER_SIGNAL_DELIVERED = "workflow.signal_delivered";
 

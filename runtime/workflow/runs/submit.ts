@@ -8,7 +8,9 @@ import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { sha256Hex } from "../records/codec.js";
 import { groupMemberKey, runKey, stepDedupKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
 import { decodeRunRecord, decodeStepPointer, encodeGroupMember, encodeRunRecord, encodeStepPointer, type GroupRef, type RunRecord } from "../records/records.js";
-import { HEADER_RUN_ID, HEADER_STEP, RESERVED_HEADER_PREFIX, RESERVED_KV_PREFIX } from "../records/reserved.js";
+import { HEADER_RUN_ID, HEADER_STEP, HEADER_TRACEPARENT, RESERVED_HEADER_PREFIX, RESERVED_KV_PREFIX } from "../records/reserved.js";
+import { endOk, endWithError, startSpan, traceparentOf } from "../../telemetry/tracing.js";
+import { instruments } from "../../telemetry/metrics.js";
 import { RunId } from "./run-id.js";
 import type { RunOptions, RunSpec, SubmitOutcome } from "./run-types.js";
 import type { RuntimeCore } from "../runtime-core.js";
@@ -67,7 +69,29 @@ export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupR
   checkRunOptions(options);
   checkEffects(spec.effects);
   const inputSha256 = sha256Hex(spec.input);
+  const span = startSpan("taquba.submit", { "taquba.run.id": runId, "taquba.queue": core.queueName }, undefined, "producer");
+  try {
+    const out = await submitLocked(core, spec, group, mark, runId, options, headers, inputSha256, span === undefined ? undefined : traceparentOf(span));
+    endOk(span, { "taquba.outcome": out.newlySubmitted ? "submitted" : "duplicate", "taquba.job.id": out.jobId });
+    if (out.newlySubmitted) instruments()?.runsSubmitted.add(1, { "taquba.queue": core.queueName });
+    return out;
+  } catch (e) {
+    endWithError(span, e, "submit");
+    throw e;
+  }
+}
 
+async function submitLocked(
+  core: RuntimeCore,
+  spec: RunSpec,
+  group: GroupRef | undefined,
+  mark: AppliedMark<SubmitOutcome> | undefined,
+  runId: RunId,
+  options: RunOptions,
+  headers: Record<string, string>,
+  inputSha256: string,
+  traceparent: string | undefined,
+): Promise<SubmitOutcome> {
   return core.submitLock.run(runId, async () => {
     const existing = await core.queue.kvGet(runKey(core.queueName, runId));
     if (existing !== null) {
@@ -102,7 +126,7 @@ export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupR
     const opts: EnqueueOptions = {
       jobId,
       dedupKey: stepDedupKey(runId, 0),
-      headers: { ...headers, [HEADER_RUN_ID]: runId, [HEADER_STEP]: "0" },
+      headers: { ...headers, [HEADER_RUN_ID]: runId, [HEADER_STEP]: "0", ...(traceparent === undefined ? {} : { [HEADER_TRACEPARENT]: traceparent }) },
       ...(options.priority === undefined ? {} : { priority: options.priority }),
       ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttempts: options.maxAttemptsPerStep }),
       ...(options.runAt === undefined ? {} : { runAt: options.runAt }),

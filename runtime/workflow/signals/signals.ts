@@ -11,6 +11,8 @@
  * what the step observes (it stays buffered for the next waiter). Both are
  * deleted by the step's settlement.
  */
+import { instruments } from "../../telemetry/metrics.js";
+import { endOk, endWithError, startSpan } from "../../telemetry/tracing.js";
 import type { ClaimedJob, EnqueueOptions } from "../../queue/types.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import { signalBufferKey, signalDeliveredKey, signalTimedOutKey, signalWaitKey } from "../records/kv-keys.js";
@@ -135,7 +137,16 @@ export async function sendSignal(core: RuntimeCore, correlationKey: string, payl
   checkCorrelationKey(correlationKey);
   // Checked up front, so the answer does not depend on whether a run waits (a delivered payload is never buffered).
   checkSignalPayload(correlationKey, payload);
-  return core.signalLock.run(correlationKey, () => deliverOrBuffer(core, correlationKey, payload, mark));
+  const span = startSpan("taquba.signal.send", { "taquba.queue": core.queueName }, undefined, "producer");
+  try {
+    const outcome = await core.signalLock.run(correlationKey, () => deliverOrBuffer(core, correlationKey, payload, mark));
+    instruments()?.signals.add(1, { "taquba.queue": core.queueName, "taquba.outcome": outcome });
+    endOk(span, { "taquba.outcome": outcome });
+    return outcome;
+  } catch (e) {
+    endWithError(span, e, "signal");
+    throw e;
+  }
 }
 
 /**

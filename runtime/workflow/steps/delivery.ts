@@ -159,6 +159,12 @@ export interface StepRunner {
    * checks its contracts against the store here).
    */
   beforeStart?(ctx: RunnerStartContext): Promise<void>;
+  /**
+   * Header names whose values are secrets: the runtime replaces them in
+   * log records and spans. The generated dispatcher lists the headers its
+   * specs mark `sensitive: true`.
+   */
+  readonly sensitiveHeaders?: readonly string[];
 }
 
 /** What `StepRunner.beforeStart` is given: the runtime's queue and step queue name. */

@@ -48,6 +48,7 @@ import { isStoreFault, retryStore } from "../store-retry.js";
 import type { WorkflowLogger } from "./step-worker.js";
 import { checkCorrelationKey, checkRunPayload } from "../limits.js";
 import type { WorkerSlot } from "./settlement-slots.js";
+import { logFailedAttempt, noteRunEnded, thrownCause, traceHeaderOf } from "./step-log.js";
 
 type Verdict =
   | { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number }
@@ -253,6 +254,7 @@ async function terminate(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, t
   addTerminalEffects(core.terminal, t, effects);
   await slot.freeAfterSubmitting(core.queue.ack(job, effects));
   core.noteTerminated(t.runId, t.nowMs);
+  noteRunEnded(core, t.status);
 }
 
 /**
@@ -280,8 +282,10 @@ async function failStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, at
   }
   const text = errorText(error);
   const kind = StepError.kindOf(error);
-  if (kind === "transient" && !job.isLastAttempt()) {
-    await slot.freeAfterSubmitting(core.queue.nack(job, text));
+  const retry = kind === "transient" && !job.isLastAttempt();
+  logFailedAttempt(core, job, at.runId, at.finalStep, error, retry ? "retried" : kind === "permanent" ? "dead_lettered" : "failed");
+  if (retry) {
+    await slot.freeAfterSubmitting(core.queue.nack(job, text, undefined, { cause: thrownCause(error) }));
     return;
   }
   const t: TerminationInput = {
@@ -294,9 +298,10 @@ async function failStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, at
   };
   if (!(await recordOutcome(core, job, slot, t, log))) return;
   const effects = addTerminalEffects(core.terminal, t);
-  if (kind === "permanent") await slot.freeAfterSubmitting(core.queue.deadLetter(job, text, effects));
-  else await slot.freeAfterSubmitting(core.queue.nack(job, text, effects));
+  if (kind === "permanent") await slot.freeAfterSubmitting(core.queue.deadLetter(job, text, effects, { cause: thrownCause(error) }));
+  else await slot.freeAfterSubmitting(core.queue.nack(job, text, effects, { cause: thrownCause(error) }));
   core.noteTerminated(t.runId, t.nowMs);
+  noteRunEnded(core, t.status);
 }
 
 async function continueRun(
@@ -320,7 +325,7 @@ async function continueRun(
     dedupKey: stepDedupKey(runId, nextStep),
     priority: job.priority,
     maxAttempts: job.maxAttempts,
-    headers: { ...userHeadersOf(job.headers), [HEADER_RUN_ID]: runId, [HEADER_STEP]: String(nextStep) },
+    headers: { ...userHeadersOf(job.headers), [HEADER_RUN_ID]: runId, [HEADER_STEP]: String(nextStep), ...traceHeaderOf(job) },
   };
   const pointer: StepPointer = { step: nextStep, jobId: nextJobId };
   const effects = applyStaged(verdict.staged, new SettlementEffects());

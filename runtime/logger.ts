@@ -1,0 +1,100 @@
+/**
+ * @module The one logging hook of the queue, the workflow runtime and the
+ * job runner: any object with pino-style `debug/info/warn/error(obj, msg)`
+ * methods (pino itself fits as is). Missing levels are dropped, so an
+ * object with only `error` still works. Also the helpers that keep secrets
+ * out of log records: header redaction and bounded error fields.
+ */
+
+/** One log method: a structured object first, then the message. */
+export type LogMethod = (obj: Record<string, unknown>, msg: string) => void;
+
+/**
+ * What a `logger` option accepts. Every level is optional except `error`;
+ * a level the object lacks is not logged.
+ */
+export interface Logger {
+  debug?(obj: Record<string, unknown>, msg: string): void;
+  info?(obj: Record<string, unknown>, msg: string): void;
+  warn?(obj: Record<string, unknown>, msg: string): void;
+  error(obj: Record<string, unknown>, msg: string): void;
+}
+
+/** A {@link Logger} with every level present, as the runtime calls it. */
+export interface FullLogger {
+  debug: LogMethod;
+  info: LogMethod;
+  warn: LogMethod;
+  error: LogMethod;
+}
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+const LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error"];
+
+const drop: LogMethod = () => undefined;
+
+/**
+ * Logs to `console` at `level` and above (default `warn`): the default of
+ * every `logger` option.
+ */
+export function consoleLogger(level: LogLevel = "warn"): FullLogger {
+  const min = LEVELS.indexOf(level);
+  const at = (l: LogLevel, write: (...a: unknown[]) => void): LogMethod => (LEVELS.indexOf(l) >= min ? (obj, msg) => write(`taquba ${l}: ${msg}`, obj) : drop);
+  return {
+    debug: at("debug", console.debug),
+    info: at("info", console.info),
+    warn: at("warn", console.warn),
+    error: at("error", console.error),
+  };
+}
+
+/** Fills the levels `logger` lacks with no-ops, binding each method to its object (pino needs `this`). */
+export function fullLogger(logger: Logger | undefined): FullLogger {
+  if (logger === undefined) return consoleLogger();
+  const pick = (l: LogLevel): LogMethod => {
+    const m = logger[l];
+    return typeof m === "function" ? (obj, msg) => m.call(logger, obj, msg) : drop;
+  };
+  return { debug: pick("debug"), info: pick("info"), warn: pick("warn"), error: pick("error") };
+}
+
+/** What replaces a sensitive header's value in logs and spans. */
+export const REDACTED = "[redacted]";
+
+/**
+ * A copy of `headers` for a log record or span: the values of the header
+ * names in `sensitive` (compared case-insensitively) are replaced.
+ */
+export function redactHeaders(headers: Readonly<Record<string, string>>, sensitive: ReadonlySet<string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) out[k] = sensitive.has(k.toLowerCase()) ? REDACTED : v;
+  return out;
+}
+
+/** Longest stack kept in an attempt history entry or a log record. */
+export const MAX_STACK_CHARS = 4096;
+/** Longest error message kept. */
+export const MAX_MESSAGE_CHARS = 2048;
+
+/** An error's name, message and stack, each bounded; safe to store and log. */
+export interface ErrorFields {
+  name: string;
+  message: string;
+  stack?: string;
+}
+
+/** `s` cut to `max` characters, saying how many were cut. */
+export function boundText(s: string, max: number): string {
+  return s.length <= max ? s : `${s.slice(0, max)}… (${s.length - max} more characters)`;
+}
+
+/** The bounded {@link ErrorFields} of anything thrown. */
+export function errorFields(e: unknown): ErrorFields {
+  if (e instanceof Error) {
+    const f: ErrorFields = { name: boundText(e.name, 200), message: boundText(e.message, MAX_MESSAGE_CHARS) };
+    if (typeof e.stack === "string") f.stack = boundText(e.stack, MAX_STACK_CHARS);
+    return f;
+  }
+  return { name: "NonError", message: boundText(String(e), MAX_MESSAGE_CHARS) };
+}

@@ -1,0 +1,103 @@
+/**
+ * @module Tracing through `@opentelemetry/api`, an optional peer
+ * dependency: loaded once by `Queue.open` with a dynamic import, so the
+ * package works without it. Without the API, or without a registered
+ * tracer provider, every span site costs one check and creates nothing.
+ *
+ * Trace context travels as a W3C `traceparent` value in a run's reserved
+ * headers, written at submit; each step attempt span is a child of it, so
+ * every step of a run joins the submitting request's trace on whichever
+ * process or restart works it.
+ */
+import type * as Otel from "@opentelemetry/api";
+
+/** The instrumentation scope name of every span and instrument. */
+export const SCOPE = "taquba";
+
+let api: typeof Otel | undefined;
+let loading: Promise<void> | undefined;
+
+/** Loads `@opentelemetry/api` when it is installed; resolves either way. */
+export function loadTelemetry(): Promise<void> {
+  loading ??= import("@opentelemetry/api").then(
+    (m) => {
+      api = m;
+    },
+    () => undefined,
+  );
+  return loading;
+}
+
+/** The loaded API, or undefined (not installed, or not loaded yet). */
+export function otelApi(): typeof Otel | undefined {
+  return api;
+}
+
+/** The tracer of the registered provider; undefined when there is none (the no-cost path). */
+export function activeTracer(): Otel.Tracer | undefined {
+  if (api === undefined) return undefined;
+  const provider = api.trace.getTracerProvider() as Otel.TracerProvider & { getDelegateTracer?: (name: string) => Otel.Tracer | undefined };
+  return typeof provider.getDelegateTracer === "function" ? provider.getDelegateTracer(SCOPE) : provider.getTracer(SCOPE);
+}
+
+/** Attribute values a span takes, by `taquba.` name. */
+export type SpanAttributes = Record<string, string | number | boolean>;
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/** The W3C `traceparent` of `span`. */
+export function traceparentOf(span: Otel.Span): string {
+  const c = span.spanContext();
+  return `00-${c.traceId}-${c.spanId}-${(c.traceFlags & 0xff).toString(16).padStart(2, "0")}`;
+}
+
+/** The parent context a `traceparent` header names; the root context for a missing or malformed one. */
+export function contextOf(traceparent: string | undefined): Otel.Context | undefined {
+  if (api === undefined) return undefined;
+  const m = traceparent === undefined ? null : TRACEPARENT.exec(traceparent);
+  if (m === null) return api.ROOT_CONTEXT;
+  return api.trace.setSpanContext(api.ROOT_CONTEXT, { traceId: m[1]!, spanId: m[2]!, traceFlags: Number.parseInt(m[3]!, 16), isRemote: true });
+}
+
+/** Starts a span under `parent` (a traceparent, or the active context when undefined); undefined when tracing is off. */
+export function startSpan(name: string, attributes: SpanAttributes, parent?: string, kind?: "producer" | "consumer" | "internal"): Otel.Span | undefined {
+  const tracer = activeTracer();
+  if (tracer === undefined || api === undefined) return undefined;
+  const ctx = parent === undefined ? api.context.active() : contextOf(parent);
+  const spanKind = kind === "producer" ? api.SpanKind.PRODUCER : kind === "consumer" ? api.SpanKind.CONSUMER : api.SpanKind.INTERNAL;
+  return tracer.startSpan(name, { attributes, kind: spanKind }, ctx);
+}
+
+/** Ends `span` as failed with `error` recorded, and `taquba.error.kind` set. */
+export function endWithError(span: Otel.Span | undefined, error: unknown, errorKind: string, attributes: SpanAttributes = {}): void {
+  if (span === undefined || api === undefined) return;
+  const e = error instanceof Error ? error : new Error(String(error));
+  span.recordException(e);
+  span.setAttributes({ ...attributes, "taquba.error.kind": errorKind });
+  span.setStatus({ code: api.SpanStatusCode.ERROR, message: e.message });
+  span.end();
+}
+
+/** Ends `span` as succeeded with `attributes` added. */
+export function endOk(span: Otel.Span | undefined, attributes: SpanAttributes = {}): void {
+  if (span === undefined) return;
+  span.setAttributes(attributes);
+  span.end();
+}
+
+// The span of each step attempt in flight, by step job id and attempt (a
+// retry can be claimed before the failed attempt's bookkeeping ends), so the
+// typed dispatcher, which knows workflow and step names, can name it.
+const stepSpans = new Map<string, Otel.Span>();
+
+export function registerStepSpan(jobId: string, attempt: number, span: Otel.Span | undefined): void {
+  if (span !== undefined) stepSpans.set(`${jobId}#${attempt}`, span);
+}
+
+export function stepSpanOf(jobId: string, attempt: number): Otel.Span | undefined {
+  return stepSpans.size === 0 ? undefined : stepSpans.get(`${jobId}#${attempt}`);
+}
+
+export function forgetStepSpan(jobId: string, attempt: number): void {
+  if (stepSpans.size !== 0) stepSpans.delete(`${jobId}#${attempt}`);
+}
