@@ -3,9 +3,13 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   resolve: {
-    alias: {
-      taquba: fileURLToPath(new URL("./runtime/index.ts", import.meta.url)),
-    },
+    // The package's entries, resolved to their sources (as tsconfig's paths do for the type checker).
+    alias: [
+      { find: /^taquba$/, replacement: fileURLToPath(new URL("./runtime/index.ts", import.meta.url)) },
+      { find: /^taquba\/testing$/, replacement: fileURLToPath(new URL("./runtime/testing.ts", import.meta.url)) },
+      { find: /^taquba\/generated$/, replacement: fileURLToPath(new URL("./runtime/generated.ts", import.meta.url)) },
+      { find: /^taquba\/codegen$/, replacement: fileURLToPath(new URL("./codegen/index.ts", import.meta.url)) },
+    ],
   },
   test: {
     include: ["test/**/*.test.ts", "runtime/**/*.test.ts", "codegen/**/*.test.ts"],

@@ -146,7 +146,7 @@ async function watchPasses(dir: string, edits: Array<() => string>): Promise<num
     while ((nl = buffered.indexOf("\n")) >= 0) {
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
-      if (waiter !== undefined && waiter.pattern.test(line)) {
+      if (waiter?.pattern.test(line)) {
         const w = waiter;
         waiter = undefined;
         w.done();

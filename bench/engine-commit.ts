@@ -6,12 +6,15 @@
  * Run: npx tsx bench/engine-commit.ts
  * Env: C (committers, 256), DURATION_MS (per store, 3000), FLUSH_MS (flush
  * interval, 2), KEYS (puts per batch, 2), VALUE_BYTES (64), LATENCY_MS (20),
- * JITTER_MS (5), STORES (comma list of memory,local,latency).
+ * JITTER_MS (5), STORES (comma list of memory,local,latency,azurite,gcs;
+ * azurite and gcs are AzureBlobStore on Azurite and GcsStore on the JSON API
+ * stand-in, both on loopback, and also print emulator HTTP requests per commit).
  */
 import { tmpdir } from "node:os";
 import { Engine, LocalStore, MemoryStore, WriteBatch, withCounting, withLatency, type ObjectStore } from "../runtime/index.js";
 import { percentile } from "./support/percentile.js";
 import { withTempDir } from "./support/temp-dir.js";
+import { withCloudEmulator } from "./support/cloud-emulators.js";
 
 const env = (name: string, dflt: number) => (process.env[name] === undefined ? dflt : Number(process.env[name]));
 const C = env("C", 256);
@@ -23,11 +26,12 @@ const LATENCY_MS = env("LATENCY_MS", 20);
 const JITTER_MS = env("JITTER_MS", 5);
 const STORES = (process.env.STORES ?? "memory,local,latency").split(",");
 
-async function run(label: string, store: ObjectStore): Promise<void> {
+async function run(label: string, store: ObjectStore, httpRequests?: () => number): Promise<void> {
   const counted = withCounting(store);
   const engine = await Engine.open(counted, { flushIntervalMs: FLUSH_MS });
   counted.reset();
   const startStats = engine.stats;
+  const startRequests = httpRequests?.() ?? 0;
   const value = new Uint8Array(VALUE_BYTES).fill(7);
   const latencies: number[] = [];
   const deadline = performance.now() + DURATION_MS;
@@ -44,6 +48,7 @@ async function run(label: string, store: ObjectStore): Promise<void> {
   await Promise.all(Array.from({ length: C }, (_, w) => committer(w)));
   const elapsed = (performance.now() - started) / 1000;
   const stats = engine.stats;
+  const requests = (httpRequests?.() ?? 0) - startRequests;
   await engine.close();
   const sorted = Float64Array.from(latencies).sort();
   const commits = latencies.length;
@@ -58,6 +63,7 @@ async function run(label: string, store: ObjectStore): Promise<void> {
       `  commits per put    ${(commits / walPuts).toFixed(1)}`,
       `  WAL bytes/commit   ${(walBytes / commits).toFixed(1)}`,
       `  store bytes/commit ${(counted.counts.bytesIn / commits).toFixed(1)}  (WAL + ${stats.checkpoints} checkpoints)`,
+      ...(httpRequests ? [`  HTTP requests/commit ${(requests / commits).toFixed(3)}  (${requests} requests reached the emulator)`] : []),
     ].join("\n"),
   );
 }
@@ -72,5 +78,7 @@ for (const name of STORES) {
     await withTempDir("taquba-bench-", (dir) => run(`LocalStore (${tmpdir()})`, new LocalStore(dir)));
   } else if (name === "latency") {
     await run(`withLatency(MemoryStore, ${LATENCY_MS} ms ± ${JITTER_MS} ms)`, withLatency(new MemoryStore(), { ms: LATENCY_MS, jitterMs: JITTER_MS }));
-  } else throw new Error(`unknown store ${name}; use memory, local or latency`);
+  } else if (name === "azurite" || name === "gcs") {
+    await withCloudEmulator(name, (emulator) => run(emulator.label, emulator.makeStore(), emulator.httpRequests));
+  } else throw new Error(`unknown store ${name}; use memory, local, latency, azurite or gcs`);
 }

@@ -11,7 +11,9 @@
  *
  * Env: N_RUNS (100), N_STEPS (10), MAX_CONCURRENT_STEPS (runtime default 16
  * unless set), SUBMIT_CONCURRENCY (32), PAYLOAD_BYTES (64), FLUSH_MS (engine
- * flush window, 2), STORES (comma list of memory,local,latency), REPEAT (3:
+ * flush window, 2), STORES (comma list of memory,local,latency,azurite,gcs;
+ * azurite and gcs are AzureBlobStore on Azurite and GcsStore on the JSON API
+ * stand-in on loopback, followed by a line of emulator HTTP requests per step), REPEAT (3:
  * each configuration runs this many times and the run with the median
  * steps/s is printed, followed by every run's steps/s).
  */
@@ -29,6 +31,7 @@ import {
 } from "../runtime/index.js";
 import { percentile } from "./support/percentile.js";
 import { withTempDir } from "./support/temp-dir.js";
+import { withCloudEmulator } from "./support/cloud-emulators.js";
 
 const N_RUNS = Number(process.env.N_RUNS ?? 100);
 const N_STEPS = Number(process.env.N_STEPS ?? 10);
@@ -112,7 +115,9 @@ async function median(make: () => Promise<Row>): Promise<void> {
 console.log(
   `step-transitions: N_RUNS=${N_RUNS} N_STEPS=${N_STEPS} MAX_CONCURRENT_STEPS=${MAX_CONCURRENT_STEPS ?? "16 (runtime default)"} SUBMIT_CONCURRENCY=${SUBMIT_CONCURRENCY} PAYLOAD_BYTES=${PAYLOAD_BYTES} FLUSH_MS=${FLUSH_MS}`,
 );
-console.log("| store | runs×steps | steps/s | transition p50 | transition p99 | run e2e p50 | run e2e p99 | puts/step | gets/step | lists/step | deletes/step | steps/s of each run |");
+console.log(
+  "| store | runs×steps | steps/s | transition p50 | transition p99 | run e2e p50 | run e2e p99 | puts/step | gets/step | lists/step | deletes/step | steps/s of each run |",
+);
 console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
 // Warm-up (not reported): the first runs of a process pay for JIT compilation.
 await bench("warm-up", new MemoryStore(), 50);
@@ -124,5 +129,14 @@ for (const kind of STORES) {
     const slow = () => withLatency(new MemoryStore(), { ms: 20, jitterMs: 5 });
     await median(() => bench("withLatency(20 ms ± 5 ms)", slow(), N_RUNS));
     await median(() => bench("withLatency(20 ms ± 5 ms)", slow(), 10));
+  } else if (kind === "azurite" || kind === "gcs") {
+    await withCloudEmulator(kind, async (emulator) => {
+      const before = emulator.httpRequests();
+      await median(() => bench(emulator.label, emulator.makeStore(), N_RUNS));
+      const requests = emulator.httpRequests() - before;
+      console.log(
+        `|  ↳ HTTP requests that reached the emulator per step, over all ${REPEAT} repeats: ${(requests / (REPEAT * N_RUNS * N_STEPS)).toFixed(2)} |`,
+      );
+    });
   } else throw new Error(`unknown store ${kind}`);
 }

@@ -8,8 +8,7 @@
  */
 
 import { checkPackage } from "./analyse/check-spec.js";
-import { buildLock, renderLock, type ContractLock } from "./contract/contract-lock.js";
-import { lockPathFor } from "./cli/output-files.js";
+import { buildLock, lockPathFor, renderLock, type ContractLock } from "./contract/contract-lock.js";
 import { buildModel } from "./analyse/build-model.js";
 import { compileValidators, type ValidatorRoot } from "./emit/compile-validators.js";
 import { hasErrors, sortDiagnostics, type Diagnostic } from "./analyse/diagnostics.js";
@@ -20,7 +19,7 @@ import { emitTypes, headersSchema } from "./emit/emit-types.js";
 import { emitWorkflows } from "./emit/emit-workflows.js";
 import { headersType, jobNames, signalNames, stepNames, validatorName, workflowNames } from "./emit/generated-names.js";
 import { loadSpec } from "./analyse/load-spec.js";
-import { compareCodeUnits } from "./emit/names.js";
+import { compareCodeUnits, docText } from "./emit/names.js";
 import type { PackageModel } from "./analyse/spec-model.js";
 import { finishText, headerComment } from "./print/ts-file.js";
 import { validateSpec } from "./analyse/validate-spec.js";
@@ -75,11 +74,28 @@ function analyseFile(input: SpecInput): FileAnalysis {
   if (loaded.value === undefined) return { diagnostics, model: undefined, failed: true, packageAt: undefined };
   const schemaProblems = validateSpec(loaded);
   diagnostics.push(...schemaProblems);
-  if (schemaProblems.length > 0) return { diagnostics, model: undefined, failed: true, packageAt: undefined };
+  if (schemaProblems.length > 0) {
+    // Every problem at once: the workflow graph checks still run on what parsed, so a
+    // format error does not hide a wrong step name. A model too broken to build adds nothing.
+    diagnostics.push(...graphProblemsDespite(input.file, loaded));
+    return { diagnostics, model: undefined, failed: true, packageAt: undefined };
+  }
   const model = buildModel(input.file, loaded.value);
   const problems = checkPackage(model, loaded.locator);
   diagnostics.push(...problems);
   return { diagnostics, model, failed: hasErrors(problems), packageAt: loaded.locator.locate(["package"], "value") };
+}
+
+/** Problems of the workflow step graphs, which stand on their own even when the rest of the file breaks the format. */
+const GRAPH_CODES: ReadonlySet<string> = new Set(["UNKNOWN_STEP", "UNREACHABLE_STEP", "UNKNOWN_SIGNAL", "WAIT_WITHOUT_TIMEOUT", "TIMEOUT_WITHOUT_WAIT", "BAD_ENTRY_STEP"]);
+
+function graphProblemsDespite(file: string, loaded: ReturnType<typeof loadSpec>): Diagnostic[] {
+  try {
+    const model = buildModel(file, loaded.value);
+    return checkPackage(model, loaded.locator).filter((d) => GRAPH_CODES.has(d.code));
+  } catch {
+    return [];
+  }
 }
 
 interface Emitted {
@@ -210,7 +226,7 @@ export function emitPackage(pkg: PackageModel): GeneratedFile[] {
     {
       path: `${dir}/index.ts`,
       content: finishText(
-        `${headerComment(src)}\n/** Package "${pkg.name}"${pkg.description === undefined ? "" : `: ${pkg.description.replace(/\*\//g, "*\\/")}`} */\nexport * as ${pkg.ident} from "./package.js";`,
+        `${headerComment(src)}\n/** Package "${pkg.name}"${pkg.description === undefined ? "" : `: ${docText(pkg.description)}`} */\nexport * as ${pkg.ident} from "./package.js";`,
       ),
     },
   ];

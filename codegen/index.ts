@@ -10,7 +10,7 @@ export type { LoadedSpec, SourceLocator, SpecPath } from "./analyse/load-spec.js
 export { validateSpec, specMetaSchema } from "./analyse/validate-spec.js";
 export { buildModel, normaliseSchema } from "./analyse/build-model.js";
 export { checkPackage, templateFields } from "./analyse/check-spec.js";
-export type * from "./analyse/spec-model.js";
+export type { JsonValue, JsonSchema, TypeModel, HeaderModel, SignalModel, JobModel, StepModel, WorkflowModel, PackageModel } from "./analyse/spec-model.js";
 export { analyse, emitPackage, generate, validatorRoots } from "./generate.js";
 export type { GenerateResult, GeneratedFile, LockOutput, SpecInput } from "./generate.js";
 export { compileValidators, selfContained } from "./emit/compile-validators.js";

@@ -31,11 +31,18 @@ import {
   generateWebhookSecret,
   runWebhookWorker,
   verifyWebhook,
+  type RunFailureNotice,
   type StepRunner,
 } from "taquba";
 
 const secret = generateWebhookSecret(); // shared by sender and receiver, e.g. from a secret manager
 const enc = (s: string) => new TextEncoder().encode(s);
+
+/** A failure notice as the receiver shows it: its code and message. */
+function noticeText(body: Buffer): string {
+  const notice = JSON.parse(body.toString("utf8")) as RunFailureNotice;
+  return `notice ${notice.code}: "${notice.message}"`;
+}
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -62,7 +69,10 @@ const server = createServer((req, res) => {
       if (processed.has(verified.id)) console.log(`receiver: delivery ${verified.id} already processed; ignoring the duplicate`);
       else {
         processed.add(verified.id);
-        console.log(`receiver: verified delivery ${verified.id}: run ${req.headers[RUN_ID_HTTP_HEADER.toLowerCase()]} ${req.headers[RUN_STATUS_HTTP_HEADER.toLowerCase()]}, body "${body.toString("utf8")}"`);
+        const status = req.headers[RUN_STATUS_HTTP_HEADER.toLowerCase()];
+        // A run that did not succeed arrives as a JSON notice: kind, code and the message the application exposed.
+        const what = status === "succeeded" ? `body "${body.toString("utf8")}"` : noticeText(body);
+        console.log(`receiver: verified delivery ${verified.id}: run ${req.headers[RUN_ID_HTTP_HEADER.toLowerCase()]} ${status}, ${what}`);
         if (processed.size === 2) gotAll();
       }
       res.writeHead(204).end();

@@ -5,6 +5,7 @@
  * a `MockClock` moves schedules, backoff, leases and retention in tests
  * without sleeping.
  */
+import { ValidationError } from "./errors.js";
 
 export interface Clock {
   /** Milliseconds since the epoch. */
@@ -106,7 +107,7 @@ export class MockClock implements TimedClock {
 
   /** Moves time forward by `ms` and wakes the timers now due. */
   advance(ms: number): void {
-    if (!(ms >= 0)) throw new RangeError(`MockClock.advance takes a non-negative number of milliseconds, got ${ms}`);
+    if (!(ms >= 0)) throw new ValidationError(`MockClock.advance takes a non-negative number of milliseconds, got ${ms}`);
     this.set(this.#now + ms);
   }
 

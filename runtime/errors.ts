@@ -1,21 +1,83 @@
 /**
  * @module The error tree shared by every layer.
  *
- * Every error the SDK throws is a `TaqubaError` with a stable string `code`
- * and a `retryable` flag. `instanceof` is made to work across duplicate
+ * Every error the SDK throws is a `TaqubaError` with a stable `code` (one
+ * of `TAQUBA_ERROR_CODES`) and a `retryable` flag. `instanceof` is made to work across duplicate
  * copies of the package (two installs in one process, or tests that load a
  * module twice) through a `Symbol.for` brand instead of prototype identity.
  */
 
 const BRAND = Symbol.for("taquba.error");
 
+/**
+ * Every code a `TaqubaError` carries. Each belongs to one class (the table
+ * in docs/errors.md, checked by a test); `StepError` has one per kind.
+ */
+export const TAQUBA_ERROR_CODES = [
+  // errors.ts: stores and the engine
+  "PRECONDITION_FAILED",
+  "VALIDATION",
+  "STORE_CORRUPTED",
+  "FENCED",
+  "CLOSED",
+  "STORE_UNAVAILABLE",
+  "STORE_REQUEST_REFUSED",
+  "MISSING_DEPENDENCY",
+  "INJECTED_FAULT",
+  "UNSUPPORTED_FORMAT",
+  "UNSUPPORTED_STORE",
+  // queue
+  "CLAIM_LOST",
+  "DUPLICATE_JOB_ID",
+  "KV_VALUE_TOO_LARGE",
+  "CANCEL_REQUESTED",
+  "PAYLOAD_MISSING",
+  "PERMANENT",
+  // workflow
+  "INVALID_RUN_ID",
+  "INPUT_MISMATCH",
+  "RUN_NOT_FOUND",
+  "RESERVED_HEADER",
+  "RESERVED_KEY",
+  "INVALID_EFFECT",
+  "EFFECTS_SEALED",
+  "STEP_TRANSIENT",
+  "STEP_PERMANENT",
+  "GROUP_NOT_FOUND",
+  "GROUP_ACTIVE",
+  "MEMO_UNAVAILABLE",
+  // typed jobs and workflows
+  "JOB_FAILURE",
+  "JOB_FAILED",
+  "JOB_CANCELLED",
+  "JOB_NOT_FOUND",
+  "JOBS_NOT_ATTACHED",
+  "JOBS_ALREADY_ATTACHED",
+  "STATE_NOT_REGISTERED",
+  "CONTRACT_TOO_OLD",
+  "WORKFLOW_RESULT_UNAVAILABLE",
+  // webhooks
+  "WEBHOOK_INVALID_REQUEST",
+  "WEBHOOK_ADDRESS_REFUSED",
+  "WEBHOOK_DELIVERY_FAILED",
+  "WEBHOOK_REJECTED",
+  "WEBHOOK_VERIFICATION_FAILED",
+] as const;
+
+/** The code of a `TaqubaError`: a closed set, so a `switch` over it is checked for exhaustiveness. */
+export type TaqubaErrorCode = (typeof TAQUBA_ERROR_CODES)[number];
+
 export class TaqubaError extends Error {
   /** A stable identifier such as `PRECONDITION_FAILED`; never a number. */
-  readonly code: string;
-  /** Whether repeating the operation may succeed. */
+  readonly code: TaqubaErrorCode;
+  /**
+   * Whether repeating the operation may succeed. This one property decides
+   * retries everywhere: a step whose handler throws a `TaqubaError` that is
+   * not retryable fails at once instead of retrying.
+   */
   readonly retryable: boolean;
 
-  constructor(code: string, message: string, opts: { retryable?: boolean; cause?: unknown } = {}) {
+  constructor(code: TaqubaErrorCode, message: string, opts: { retryable?: boolean; cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.code = code;
     this.retryable = opts.retryable ?? false;
@@ -32,6 +94,8 @@ export class TaqubaError extends Error {
   static override [Symbol.hasInstance](value: unknown): boolean {
     if (typeof value !== "object" || value === null) return false;
     const names = (value as { [BRAND]?: unknown })[BRAND];
+    // \`this\` is the class \`instanceof\` was asked about, a subclass included: its name is what to look for.
+    // biome-ignore lint/complexity/noThisInStatic: the receiver is the subclass being tested, not TaqubaError
     return Array.isArray(names) && names.includes(this.name);
   }
 }
@@ -55,7 +119,10 @@ export class ValidationError extends TaqubaError {
 
 /** A stored object failed its checksum or could not be decoded. */
 export class StoreCorruptedError extends TaqubaError {
-  constructor(readonly objectKey: string, detail: string) {
+  constructor(
+    readonly objectKey: string,
+    detail: string,
+  ) {
     super(
       "STORE_CORRUPTED",
       `object "${objectKey}" is corrupted (${detail}); restore it from a backup or remove the store's data, nothing was replayed from it`,
@@ -86,6 +153,40 @@ export class StoreUnavailableError extends TaqubaError {
       "STORE_UNAVAILABLE",
       `object store ${operation} of "${key}" failed: ${cause instanceof Error ? cause.message : String(cause)}; check the store's reachability and credentials`,
       { retryable: true, cause },
+    );
+  }
+}
+
+/**
+ * The object store refused a request in a way retrying cannot fix: the
+ * bucket or container is missing, the credentials are refused, or the
+ * request was malformed. The message names the bucket or container.
+ */
+export class StoreRequestError extends TaqubaError {
+  constructor(operation: string, key: string, detail: string, cause?: unknown) {
+    super("STORE_REQUEST_REFUSED", `object store ${operation} of "${key}" was refused: ${detail}`, { cause });
+  }
+}
+
+/** An optional package a feature needs is not installed. */
+export class MissingDependencyError extends TaqubaError {
+  constructor(feature: string, packageName: string, cause?: unknown) {
+    super("MISSING_DEPENDENCY", `${feature} needs the package "${packageName}", which is not installed; run: npm install ${packageName}`, {
+      cause,
+    });
+  }
+}
+
+/** The object store lacks a capability taquba relies on; it refuses to run on it and changed nothing. */
+export class UnsupportedStoreError extends TaqubaError {
+  constructor(
+    /** The missing capability, e.g. `conditional create (If-None-Match: *)`. */
+    readonly capability: string,
+    detail: string,
+  ) {
+    super(
+      "UNSUPPORTED_STORE",
+      `the object store does not support ${capability}: ${detail}; without it two writers could both acknowledge commits and lose each other's data, so taquba refuses to run on it. Use a store that supports it (see docs/reliability.md)`,
     );
   }
 }

@@ -1,23 +1,48 @@
 /**
  * @module taquba: durable execution for TypeScript on object storage.
  *
- * Everything users import comes from here. Grouped by layer, top to bottom.
+ * What applications import. Grouped by layer, top to bottom, each name
+ * listed on purpose. The other entries of the package: `taquba/testing`
+ * (mock clock, fault/latency/counting stores), `taquba/generated` (what
+ * generated code imports) and `taquba/codegen` (the generator as a
+ * library). Test tools and `define*` stay here too, because the API
+ * contract names them here.
  */
 
 // Errors and time
-export * from "./errors.js";
-export * from "./clock.js";
+export {
+  TAQUBA_ERROR_CODES,
+  TaqubaError,
+  PreconditionFailedError,
+  ValidationError,
+  StoreCorruptedError,
+  FencedError,
+  ClosedError,
+  StoreUnavailableError,
+  StoreRequestError,
+  MissingDependencyError,
+  UnsupportedStoreError,
+} from "./errors.js";
+export type { TaqubaErrorCode } from "./errors.js";
+export { SystemClock, MockClock } from "./clock.js";
+export type { Clock, TimedClock } from "./clock.js";
+export { MAX_DELAY_MS, MAX_INSTANT_MS } from "./time-bounds.js";
 
 // Object stores
-export type * from "./store/object-store.js";
+export type { ObjectStore, StoredObject, PutOptions, ListedObject, ListOptions } from "./store/object-store.js";
 export { MemoryStore } from "./store/memory-store.js";
-export { validateObjectKey, compareKeys } from "./store/keys.js";
+export { validateObjectKey } from "./store/keys.js";
 export { LocalStore } from "./store/local-store.js";
 export { S3Store, isRetryableS3Error } from "./store/s3-store.js";
 export type { S3StoreOptions, S3RetryOptions } from "./store/s3-store.js";
+export { AzureBlobStore, AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, isRetryableAzureError } from "./store/azure-blob-store.js";
+export type { AzureBlobStoreOptions, AzureTokenCredential } from "./store/azure-blob-store.js";
+export { GcsStore, isRetryableGcsError } from "./store/gcs-store.js";
+export type { GcsStoreOptions } from "./store/gcs-store.js";
+export type { StoreRetryOptions } from "./store/request-retry.js";
 export { openStore } from "./store/open-store.js";
 export type { OpenStoreOptions } from "./store/open-store.js";
-export { withFaults, InjectedFaultError } from "./store/with-faults.js";
+export { withFaults } from "./store/with-faults.js";
 export type { FaultOptions, FaultyStore, StoreOperation } from "./store/with-faults.js";
 export { withLatency } from "./store/with-latency.js";
 export type { LatencyOptions } from "./store/with-latency.js";
@@ -35,7 +60,65 @@ export { UnsupportedFormatError } from "./engine/format-error.js";
 export type { RetryPolicy as EngineRetryOptions } from "./engine/retry.js";
 
 // Queue
-export * from "./queue/index.js";
+export {
+  Queue,
+  QueueReader,
+  SettlementEffects,
+  ExpiryIndex,
+  runWorker,
+  Priority,
+  DEFAULT_QUEUE_CONFIG,
+  MAX_KV_VALUE_SIZE,
+  MAX_KV_KEY_BYTES,
+  MAX_QUEUE_NAME_LEN,
+  MAX_JOB_ID_LEN,
+  MAX_DEDUP_KEY_BYTES,
+  MAX_HEADERS,
+  MAX_HEADER_NAME_BYTES,
+  MAX_HEADERS_BYTES,
+  validateQueueName,
+  validateJobId,
+  ClaimLostError,
+  DuplicateJobIdError,
+  KvValueTooLargeError,
+  CancelRequestedError,
+  PayloadMissingError,
+  PermanentError,
+} from "./queue/index.js";
+export type {
+  RecoveryReport,
+  KvOp,
+  ExpiryEntry,
+  KvScanner,
+  Worker,
+  RunWorkerOptions,
+  QueueView,
+  KvPage,
+  KvScanOptions,
+  ListJobsOptions,
+  BackoffConfig,
+  QueueConfig,
+  OpenOptions,
+  DeadLetteredEvent,
+  ResolvedQueueConfig,
+  EnqueueOptions,
+  EnqueueOutcome,
+  EnqueueItem,
+  LeaseHandle,
+  ClaimedJob,
+  NackOptions,
+  NackOutcome,
+  CancelOutcome,
+  WakeOutcome,
+  JobInfo,
+  JobState,
+  JobAttempt,
+  AttemptOutcome,
+  QueueStats,
+  Page,
+  KvEntry,
+  CompletionResult,
+} from "./queue/index.js";
 
 // Workflow
 export { RunId, MAX_RUN_ID_LEN } from "./workflow/runs/run-id.js";
@@ -48,20 +131,24 @@ export {
   InvalidEffectError,
   EffectsSealedError,
   StepError,
+  MemoUnavailableError,
 } from "./workflow/workflow-errors.js";
-export type { StepErrorKind } from "./workflow/workflow-errors.js";
-export { StepOutcome, Trigger } from "./workflow/steps/step-outcome.js";
 export {
-  RESERVED_HEADER_PREFIX,
-  RESERVED_KV_PREFIX,
-  HEADER_RUN_ID,
-  HEADER_STEP,
-  HEADER_TERMINAL,
-  HEADER_SIGNAL_WAIT,
-  HEADER_SIGNAL_DELIVERED,
-  HEADER_NOOP,
-  RUN_OUTCOME_MEMO_KEY,
-} from "./workflow/records/reserved.js";
+  MAX_RUN_HEADERS,
+  MAX_RUN_HEADERS_BYTES,
+  MAX_CORRELATION_KEY_BYTES,
+  MAX_SIGNAL_PAYLOAD_BYTES,
+  MAX_MEMO_KEY_BYTES,
+  MAX_MEMO_VALUE_BYTES,
+  MAX_RUN_PAYLOAD_BYTES,
+  MAX_GROUP_KEY_BYTES,
+  MAX_GROUP_ID_BYTES,
+  MAX_GROUP_MEMBERS,
+  MAX_GROUP_INPUT_BYTES,
+} from "./workflow/limits.js";
+export type { StepErrorExposure, StepErrorKind } from "./workflow/workflow-errors.js";
+export { StepOutcome, Trigger } from "./workflow/steps/step-outcome.js";
+export { RESERVED_HEADER_PREFIX, RESERVED_KV_PREFIX, HEADER_RUN_ID, HEADER_STEP, RUN_OUTCOME_MEMO_KEY } from "./workflow/records/reserved.js";
 export type {
   TerminalStatus,
   RunErrorKind,
@@ -85,7 +172,9 @@ export { Delivery, Step } from "./workflow/steps/delivery.js";
 export type { DetachedOptions, RunnerStartContext, StepRunner } from "./workflow/steps/delivery.js";
 export { WorkflowRuntime } from "./workflow/workflow-runtime.js";
 export { WorkflowRuntimeBuilder } from "./workflow/runtime-builder.js";
-export type { RunnerHandle, Shutdown } from "./workflow/workflow-runtime.js";
+export { NO_WORKER_WARNING_MS } from "./workflow/workflow-runtime.js";
+export type { RunnerHandle, Shutdown, CloseOptions } from "./workflow/workflow-runtime.js";
+export { DEFAULT_CLOSE_TIMEOUT_MS } from "./workflow/worker-lifecycle.js";
 export type { WorkflowLogger } from "./workflow/steps/step-worker.js";
 export { WorkflowView } from "./workflow/runs/workflow-view.js";
 export type { WorkflowReadSource } from "./workflow/runs/workflow-view.js";
@@ -107,17 +196,7 @@ export type {
   StandardSchemaResult,
   StandardSchemaIssue,
 } from "./contract/validator.js";
-export { jsonSchemaFormats, validatorRuntime } from "./contract/json-schema-formats.js";
-export {
-  defineJob,
-  defineSignal,
-  defineHeaders,
-  compileKeyTemplate,
-  JobFailure,
-  validatingHandler,
-  requireSubmitter,
-  requireSignalSender,
-} from "./contract/job-definition.js";
+export { defineJob, defineSignal, defineHeaders, JobFailure } from "./contract/job-definition.js";
 export type {
   HeaderValues,
   HeaderSetDefinition,
@@ -146,15 +225,13 @@ export { JobFailedError, JobCancelledError, JobNotFoundError, JobsNotAttachedErr
 // Typed workflows
 export { defineWorkflow } from "./contract/workflow-definition.js";
 export type { WorkflowDefinition, WorkflowStepDefinition, WorkflowStepSpec, AnyWorkflowDefinition } from "./contract/workflow-definition.js";
-export { ContractTooOldError, checkContracts } from "./typed/contract-guard.js";
+export { ContractTooOldError } from "./typed/contract-guard.js";
 export type { ContractEntry } from "./typed/contract-guard.js";
-export { encodeStepEnvelope, decodeStepEnvelope, isStepEnvelope } from "./contract/step-envelope.js";
-export type { StepEnvelope } from "./contract/step-envelope.js";
 export type { StepTransition, Continuation, SignalContinuation, SignalWaitOptions } from "./contract/step-transition.js";
 export type { WorkflowStepContext } from "./typed/step-context.js";
 export { WorkflowDispatcher, WorkflowDispatcherBuilder } from "./typed/workflow-dispatcher.js";
 export type { WorkflowRegistrar } from "./typed/workflow-dispatcher.js";
-export { workflowClient, requireWorkflowHost, WorkflowResultUnavailableError } from "./typed/workflow-client.js";
+export { workflowClient, WorkflowResultUnavailableError } from "./typed/workflow-client.js";
 export type { WorkflowHost, WorkflowSubmitOptions, WorkflowRunEnd, WorkflowClient } from "./typed/workflow-client.js";
 
 // Webhooks
@@ -196,18 +273,16 @@ export {
   verifyWebhook,
 } from "./webhooks/webhook-signature.js";
 export type { WebhookSecret, WebhookHeaders, VerifyWebhookOptions, VerifiedWebhook } from "./webhooks/webhook-signature.js";
-export { compileAddressPolicy, checkAddress, resolveAllowedAddresses } from "./webhooks/address-policy.js";
-export type { AddressPolicyOptions, CompiledAddressPolicy, HostResolver, ResolvedAddress } from "./webhooks/address-policy.js";
-export { classifyIp, parseIp, parseNetwork } from "./webhooks/ip-address.js";
-export type { AddressClass, Network } from "./webhooks/ip-address.js";
-export { DEFAULT_MAX_RETRY_AFTER_MS, classifyResponse, parseRetryAfter } from "./webhooks/delivery-verdict.js";
-export type { DeliveryVerdict } from "./webhooks/delivery-verdict.js";
+export type { AddressPolicyOptions, HostResolver, ResolvedAddress } from "./webhooks/address-policy.js";
+export { DEFAULT_MAX_RETRY_AFTER_MS } from "./webhooks/delivery-verdict.js";
+export { CLOUD_METADATA_ADDRESSES, isCloudMetadataAddress } from "./webhooks/metadata-addresses.js";
 export {
   WebhookTerminalHook,
   CALLBACK_URL_HEADER,
   RUN_ID_HTTP_HEADER,
   RUN_STATUS_HTTP_HEADER,
+  runFailureNotice,
 } from "./webhooks/webhook-terminal-hook.js";
-export type { WebhookTerminalHookOptions } from "./webhooks/webhook-terminal-hook.js";
+export type { RunFailureNotice, WebhookTerminalHookOptions } from "./webhooks/webhook-terminal-hook.js";
 export { WebhookWorker, runWebhookWorker } from "./webhooks/webhook-worker.js";
 export type { WebhookWorkerOptions, RunWebhookWorkerOptions } from "./webhooks/webhook-worker.js";

@@ -1,7 +1,7 @@
 // Builds what is published (dist/) and imports it with plain Node, the way
 // an installed package is used: ESM resolution, no TypeScript loader.
 import { execFileSync } from "node:child_process";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 
 rmSync(new URL("../dist", import.meta.url), { recursive: true, force: true });
 execFileSync("npx", ["tsc", "-p", "tsconfig.build.json"], { stdio: "inherit", cwd: new URL("..", import.meta.url) });
@@ -16,6 +16,13 @@ await queue.enqueue("q", new Uint8Array([1]));
 const job = await queue.claim("q");
 await queue.ack(job);
 await queue.close();
+// Every subpath entry of package.json exists and loads.
+const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+for (const [entry, target] of Object.entries(pkg.exports)) {
+  if (typeof target === "string") continue;
+  const mod = await import(new URL(`../${target.import}`, import.meta.url).href);
+  if (Object.keys(mod).length === 0) throw new Error(`the entry "${entry}" (${target.import}) exports nothing`);
+}
 const cli = await import(new URL("../dist/codegen/cli/cli.js", import.meta.url).href);
 if (typeof cli.main !== "function") throw new Error("dist/codegen/cli/cli.js has no main");
 // The built generator agrees with the committed output.

@@ -9,19 +9,34 @@
 import type { Diagnostic, DiagnosticCode } from "./diagnostics.js";
 import type { SourceLocator, SpecPath } from "./load-spec.js";
 import type { JsonSchema, JsonValue, PackageModel, WorkflowModel } from "./spec-model.js";
+import { keyTemplateProblem, templateFields } from "../../runtime/contract/key-template.js";
+import { patternProblem } from "./pattern-safety.js";
 
 const REF_PREFIX = "#/types/";
-const PLACEHOLDER = /\{([^{}]*)\}/g;
+// The runtime's parser, so the generator checks exactly the fields the runtime will read.
+export { templateFields } from "../../runtime/contract/key-template.js";
 
-/** The names a key template interpolates, in order. */
-export function templateFields(template: string): string[] {
-  return [...template.matchAll(PLACEHOLDER)].map((m) => m[1] ?? "");
+/** Calls `visit` for every `pattern` in a schema, with the path of the `pattern` key. */
+function forEachPattern(schema: JsonValue, path: SpecPath, visit: (pattern: string, path: SpecPath) => void): void {
+  if (Array.isArray(schema)) {
+    for (const [i, s] of schema.entries()) forEachPattern(s as JsonValue, [...path, i], visit);
+    return;
+  }
+  if (typeof schema !== "object" || schema === null) return;
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === "const" || k === "enum" || k === "default" || k === "examples") continue;
+    // A property may itself be named "pattern"; only a string under it is the keyword.
+    if (k === "pattern" && typeof v === "string") visit(v, [...path, k]);
+    else forEachPattern(v, [...path, k], visit);
+  }
 }
 
 /** Calls `visit` for every `$ref` in a schema, with the path of the `$ref` key. */
 function forEachRef(schema: JsonValue, path: SpecPath, visit: (ref: string, path: SpecPath) => void): void {
   if (Array.isArray(schema)) {
-    schema.forEach((s, i) => forEachRef(s as JsonValue, [...path, i], visit));
+    schema.forEach((s, i) => {
+      forEachRef(s as JsonValue, [...path, i], visit);
+    });
     return;
   }
   if (typeof schema !== "object" || schema === null) return;
@@ -49,7 +64,7 @@ function isScalar(schema: JsonSchema): boolean {
   if (typeof t === "string") return SCALARS.has(t);
   if (Array.isArray(t)) return t.length > 0 && t.every((x) => typeof x === "string" && SCALARS.has(x));
   const values = Array.isArray(schema["enum"]) ? (schema["enum"] as JsonValue[]) : "const" in schema ? [schema["const"] as JsonValue] : undefined;
-  return values !== undefined && values.every((v) => typeof v === "string" || typeof v === "number" || typeof v === "boolean");
+  return values?.every((v) => typeof v === "string" || typeof v === "number" || typeof v === "boolean") ?? false;
 }
 
 /** Why `field` (dotted) cannot feed a key template over `schema`, or undefined when it can. */
@@ -57,7 +72,7 @@ function fieldProblem(schema: JsonSchema, field: string, pkg: PackageModel): str
   let current = resolve(schema, pkg);
   for (const seg of field.split(".")) {
     const props = current?.["properties"] as Record<string, JsonSchema> | undefined;
-    if (current === undefined || props === undefined || props[seg] === undefined) {
+    if (current === undefined || props === undefined || !Object.hasOwn(props, seg) || props[seg] === undefined) {
       return `"${field}" names no declared field`;
     }
     const required = current["required"];
@@ -84,6 +99,10 @@ export function checkPackage(pkg: PackageModel, locator: SourceLocator): Diagnos
   const typeNames = new Set(pkg.types.map((t) => t.name));
   const checkRefs = (schema: JsonSchema | undefined, path: SpecPath) => {
     if (schema === undefined) return;
+    forEachPattern(schema, path, (pattern, at) => {
+      const problem = patternProblem(pattern);
+      if (problem !== undefined) report("UNSAFE_PATTERN", at, `pattern "${pattern}": ${problem}`, "value");
+    });
     forEachRef(schema, path, (ref, at) => {
       const name = ref.slice(REF_PREFIX.length);
       if (!typeNames.has(name)) {
@@ -115,6 +134,8 @@ export function checkPackage(pkg: PackageModel, locator: SourceLocator): Diagnos
   // Key templates.
   for (const j of pkg.jobs) {
     if (j.idempotencyKey === undefined) continue;
+    const ambiguity = keyTemplateProblem(j.idempotencyKey);
+    if (ambiguity !== undefined) report("BAD_KEY_TEMPLATE", [...j.path, "idempotency_key"], `idempotency key of job "${j.name}": ${ambiguity}`, "value");
     for (const field of templateFields(j.idempotencyKey)) {
       const problem = fieldProblem(j.input, field, pkg);
       if (problem !== undefined) {
@@ -125,6 +146,8 @@ export function checkPackage(pkg: PackageModel, locator: SourceLocator): Diagnos
   for (const s of pkg.signals) {
     const params = Object.keys((s.params["properties"] ?? {}) as Record<string, JsonSchema>);
     const fields = templateFields(s.keyTemplate);
+    const ambiguity = keyTemplateProblem(s.keyTemplate);
+    if (ambiguity !== undefined) report("BAD_KEY_TEMPLATE", [...s.path, "key"], `key of signal "${s.name}": ${ambiguity}`, "value");
     for (const field of fields) {
       if (!params.includes(field)) {
         report("BAD_KEY_TEMPLATE", [...s.path, "key"], `key of signal "${s.name}": "{${field}}" names no entry of its "params"; declare it there`, "value");

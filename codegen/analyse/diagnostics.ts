@@ -20,7 +20,11 @@ export type DiagnosticCode =
   | "WAIT_WITHOUT_TIMEOUT"
   | "TIMEOUT_WITHOUT_WAIT"
   | "UNREACHABLE_STEP"
-  | "BAD_ENTRY_STEP";
+  | "BAD_ENTRY_STEP"
+  | "UNSAFE_PATTERN"
+  | "SPEC_TOO_LARGE"
+  | "UNSUPPORTED_TAG"
+  | "FORBIDDEN_NAME";
 
 /** An error stops generation (no files are written); a warning is reported and generation goes on. */
 export type Severity = "error" | "warning";

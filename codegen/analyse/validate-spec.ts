@@ -5,7 +5,6 @@
  * the offending key or value, and reworded to say how to fix it.
  */
 
-import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import type { Diagnostic } from "./diagnostics.js";
@@ -16,10 +15,18 @@ const require = createRequire(import.meta.url);
 
 let compiled: ValidateFunction | undefined;
 
-/** The spec format's JSON Schema, as shipped in `schemas/` (found from the sources and from `dist/`). */
+/**
+ * The spec format's JSON Schema, as shipped in `schemas/`, loaded as a
+ * module the way the other stages load ajv and ts-morph: no file access of
+ * its own. From the sources it is two folders up, from `dist/` three.
+ */
 export function specMetaSchema(): Record<string, unknown> {
   for (const candidate of ["../../schemas/taquba-spec.schema.json", "../../../schemas/taquba-spec.schema.json"]) {
-    if (existsSync(new URL(candidate, import.meta.url))) return require(candidate) as Record<string, unknown>;
+    try {
+      return require(candidate) as Record<string, unknown>;
+    } catch (e) {
+      if ((e as { code?: unknown }).code !== "MODULE_NOT_FOUND") throw e;
+    }
   }
   throw new Error("schemas/taquba-spec.schema.json is missing from the installation; reinstall taquba");
 }

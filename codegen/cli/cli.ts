@@ -15,8 +15,9 @@ import { hasErrors, renderDiagnostic } from "../analyse/diagnostics.js";
 import type { ContractChange } from "../contract/contract-lock.js";
 import type { GenerateResult, GenerationCache, SpecInput } from "../generate.js";
 import { compareOutput, hasDrift } from "./output-check.js";
-import { findSpecFiles, lockPathFor, readGenerated, readSpecs, SPEC_FILE, syncOutput, writeAtomic } from "./output-files.js";
-import { parseStamp, renderStamp, sha256, STAMP_FILE, stampKey, stampMatches } from "./output-stamp.js";
+import { lockPathFor } from "../contract/contract-lock.js";
+import { displayPath, findSpecFiles, readGenerated, readSpecs, SPEC_FILE, syncOutput, writeAtomic } from "./output-files.js";
+import { parseStamp, renderStamp, sha256, STAMP_FILE, stampKey, stampMatches, staleSpecs } from "./output-stamp.js";
 import { scaffoldFiles } from "./scaffold.js";
 
 // The generator proper (YAML, ajv, ts-morph) loads only when a pass needs it:
@@ -24,7 +25,11 @@ import { scaffoldFiles } from "./scaffold.js";
 const loadGenerator = () => import("../generate.js");
 const loadLocks = () => import("../contract/contract-lock.js");
 
-const USAGE = `usage: taquba codegen [paths...] [--out DIR] [--check] [--watch] [--dry-run] [--scaffold DIR] [--accept-breaking]
+const USAGE = `usage: taquba init [dir]
+       taquba codegen [paths...] [--out DIR] [--check] [--watch] [--dry-run] [--scaffold DIR] [--accept-breaking]
+
+  init [dir]     start a project in dir (default: here): an example spec, handlers,
+                 a worker and a submit script, npm scripts; then generate the code
 
   paths          spec files or folders holding *.taquba.yaml (default: schemas/)
   --out DIR      where generated code goes (default: generated/)
@@ -101,18 +106,27 @@ async function runOnce(opts: Options, io: CliIo, cache?: GenerationCache): Promi
   try {
     const files = await findSpecFiles(opts.paths);
     if (files.length === 0) {
-      io.err(`no spec files (*.taquba.yaml) found in ${opts.paths.map((p) => relative(io.cwd, p) || ".").join(", ")}`);
+      io.err(`no spec files (*.taquba.yaml) found in ${opts.paths.map((p) => displayPath(p, io.cwd)).join(", ")}`);
       return 1;
     }
-    inputs = (await readSpecs(files)).map((i) => ({ ...i, file: toPosix(relative(io.cwd, resolve(io.cwd, i.file))) }));
+    inputs = await readSpecs(files, io.cwd);
   } catch (e) {
     io.err(`cannot read the specs: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
   }
   const stampPath = join(opts.outDir, STAMP_FILE);
   if (opts.check && (await stampProvesUpToDate(stampPath, opts, io, inputs))) {
-    io.out(`${toPosix(relative(io.cwd, opts.outDir)) || "."} is up to date with ${inputs.length} spec file${inputs.length === 1 ? "" : "s"}`);
+    io.out(`${displayPath(opts.outDir, io.cwd)} is up to date with ${inputs.length} spec file${inputs.length === 1 ? "" : "s"}`);
     return 0;
+  }
+  if (opts.check) {
+    // A spec edited since the last generation is the usual cause of drift: say so in one line, not as a diff.
+    const stamp = parseStamp(await readFile(stampPath, "utf8").catch(() => undefined));
+    const stale = stamp === undefined ? [] : staleSpecs(stamp, inputs, toPosix(relative(io.cwd, opts.outDir)) || ".");
+    if (stale.length > 0) {
+      for (const line of stale) io.err(line);
+      return 1;
+    }
   }
   const { generate } = await loadGenerator();
   const { renderChange } = await loadLocks();
@@ -126,7 +140,7 @@ async function runOnce(opts: Options, io: CliIo, cache?: GenerationCache): Promi
   }
   const onDisk = await readGenerated(opts.outDir);
   const drift = compareOutput(result.files, onDisk);
-  const outName = toPosix(relative(io.cwd, opts.outDir)) || ".";
+  const outName = displayPath(opts.outDir, io.cwd);
   const locks = await lockStates(result.locks, io.cwd);
   const staleLocks = locks.filter((l) => l.existing !== l.content);
   for (const l of staleLocks) for (const c of l.changes) io.err(`${l.file}: ${renderChange(c)}`);
@@ -164,7 +178,9 @@ async function runOnce(opts: Options, io: CliIo, cache?: GenerationCache): Promi
   } else {
     if (cache !== undefined) {
       const n = cache.lastEmitted.length;
-      io.out(`re-emitted ${n} of ${result.packages.length} package${result.packages.length === 1 ? "" : "s"}${n === 0 ? "" : `: ${cache.lastEmitted.join(", ")}`}`);
+      io.out(
+        `re-emitted ${n} of ${result.packages.length} package${result.packages.length === 1 ? "" : "s"}${n === 0 ? "" : `: ${cache.lastEmitted.join(", ")}`}`,
+      );
     }
     const { written, deleted } = await syncOutput(opts.outDir, result.files, onDisk);
     for (const l of staleLocks) await writeAtomic(resolve(io.cwd, l.file), l.content);
@@ -173,6 +189,7 @@ async function runOnce(opts: Options, io: CliIo, cache?: GenerationCache): Promi
       key: await stampKey(inputs),
       files: Object.fromEntries(result.files.map((f) => [f.path, sha256(f.content)])),
       locks: Object.fromEntries(result.locks.map((l) => [l.file, sha256(l.content)])),
+      specs: Object.fromEntries(result.packages.map((p) => [p.file, { sha256: sha256(sources.get(p.file) ?? ""), package: p.name }])),
     });
     if ((await readFile(stampPath, "utf8").catch(() => undefined)) !== stamp) await writeAtomic(stampPath, stamp);
     io.out(`${outName}: ${written.length} written, ${deleted.length} deleted, ${result.files.length - written.length} unchanged`);
@@ -191,7 +208,7 @@ async function scaffold(opts: Options, packages: Parameters<typeof scaffoldFiles
       () => true,
       () => false,
     );
-    const name = toPosix(relative(io.cwd, target));
+    const name = displayPath(target, io.cwd);
     if (exists) continue;
     if (opts.dryRun) io.out(`would scaffold ${name}`);
     else {
@@ -224,7 +241,7 @@ async function runWatch(opts: Options, io: CliIo, signal: AbortSignal): Promise<
       if (name === null || SPEC_FILE.test(String(name)) || !/\.lock\.json$/.test(String(name))) trigger();
     }),
   );
-  io.out(`watching ${opts.paths.map((p) => toPosix(relative(io.cwd, p)) || ".").join(", ")}; press Ctrl-C to stop`);
+  io.out(`watching ${opts.paths.map((p) => displayPath(p, io.cwd)).join(", ")}; press Ctrl-C to stop`);
   await new Promise<void>((done) => signal.addEventListener("abort", () => done(), { once: true }));
   clearTimeout(timer);
   for (const w of watchers) w.close();
@@ -238,6 +255,10 @@ export async function main(argv: readonly string[], io: CliIo = processIo, signa
   if (command === undefined || command === "--help" || command === "-h" || command === "help") {
     io.out(USAGE);
     return command === undefined ? 2 : 0;
+  }
+  if (command === "init") {
+    const { runInit } = await import("./init.js");
+    return runInit(rest, io, (args, initIo) => main(args, initIo, signal));
   }
   if (command !== "codegen") {
     io.err(`unknown command "${command}"\n${USAGE}`);

@@ -1,11 +1,12 @@
 /**
  * @module Disk access for the CLI: finding spec files, reading generated
- * output, and writing it atomically. The only codegen module doing IO.
+ * output, and writing it atomically. IO lives only in `cli/` (this module,
+ * the CLI itself, the output stamp); every other stage is pure.
  */
 
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
-import { dirname, join, relative, sep } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { GeneratedFile, SpecInput } from "../generate.js";
 import { compareCodeUnits } from "../emit/names.js";
 import { GENERATED_MARKER } from "../print/ts-file.js";
@@ -13,14 +14,17 @@ import { GENERATED_MARKER } from "../print/ts-file.js";
 /** Spec files are named `*.taquba.yaml` (or `.yml`) so a folder may hold other YAML. */
 export const SPEC_FILE = /\.taquba\.ya?ml$/;
 
-/** Where the lock of a spec file lives: beside it, `billing.taquba.yaml` -> `billing.taquba.lock.json`. */
-export function lockPathFor(specFile: string): string {
-  return `${specFile.replace(/\.ya?ml$/, "")}.lock.json`;
-}
-
-/** A path as shown to users and written into headers: relative to `cwd`, `/`-separated. */
-export function displayPath(path: string, cwd = process.cwd()): string {
-  return relative(cwd, path).split(sep).join("/");
+/**
+ * A path as shown to users and written into headers, `/`-separated: relative
+ * to `cwd` when it lies inside `cwd` (`.` for `cwd` itself), absolute
+ * otherwise, so the name reads the same from anywhere (`../../x` would not).
+ */
+export function displayPath(path: string, cwd: string): string {
+  const full = resolve(cwd, path);
+  const rel = relative(cwd, full);
+  if (rel === "") return ".";
+  const inside = rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
+  return (inside ? rel : full).split(sep).join("/");
 }
 
 async function walk(dir: string, keep: (name: string) => boolean): Promise<string[]> {
@@ -51,9 +55,9 @@ export async function findSpecFiles(paths: readonly string[]): Promise<string[]>
   return [...out].sort(compareCodeUnits);
 }
 
-/** Reads spec files as generator inputs. */
-export async function readSpecs(files: readonly string[]): Promise<SpecInput[]> {
-  return Promise.all(files.map(async (f) => ({ file: displayPath(f), source: await readFile(f, "utf8") })));
+/** Reads spec files as generator inputs, each named by its {@link displayPath} from `cwd`. */
+export async function readSpecs(files: readonly string[], cwd: string): Promise<SpecInput[]> {
+  return Promise.all(files.map(async (f) => ({ file: displayPath(f, cwd), source: await readFile(resolve(cwd, f), "utf8") })));
 }
 
 /** Every file under `outDir` that carries the generated-file header, by relative path. */

@@ -30,6 +30,32 @@ export interface OutputStamp {
   readonly files: { readonly [path: string]: string };
   /** Lock file (as the spec's path) -> content hash. */
   readonly locks: { readonly [path: string]: string };
+  /**
+   * Spec file -> the hash of its text and the package folder generated from
+   * it, so `--check` can say in one line which spec changed since the code
+   * was generated. Absent in stamps of older versions.
+   */
+  readonly specs?: { readonly [path: string]: { readonly sha256: string; readonly package: string } };
+}
+
+/** One line per spec edited, added or removed since the stamp was written; empty when none (or the stamp predates spec hashes). */
+export function staleSpecs(stamp: OutputStamp, inputs: readonly SpecInput[], outName: string): string[] {
+  if (stamp.specs === undefined) return [];
+  // Paths are relative to where codegen ran; from elsewhere none matches, and full regeneration decides.
+  if (!inputs.some((i) => stamp.specs![i.file] !== undefined)) return [];
+  const fix = "run npx taquba codegen";
+  const lines: string[] = [];
+  const seen = new Set<string>();
+  for (const i of [...inputs].sort((a, b) => compareCodeUnits(a.file, b.file))) {
+    seen.add(i.file);
+    const before = stamp.specs[i.file];
+    if (before === undefined) lines.push(`${i.file} is new since ${outName} was generated: ${fix}`);
+    else if (before.sha256 !== sha256(i.source)) lines.push(`${i.file} changed since ${outName}/${before.package} was generated: ${fix}`);
+  }
+  for (const file of Object.keys(stamp.specs).sort(compareCodeUnits)) {
+    if (!seen.has(file)) lines.push(`${file} was removed since ${outName}/${stamp.specs[file]!.package} was generated: ${fix}`);
+  }
+  return lines;
 }
 
 export function sha256(text: string): string {
@@ -47,7 +73,9 @@ export function generatorFingerprint(): Promise<string> {
     // The generator's own modules in every stage folder (sources in a checkout, compiled files when installed).
     const own = (await readdir(codegenDir, { recursive: true })).filter((f) => /\.(ts|js)$/.test(f)).map((f) => f.split(sep).join("/")).sort(compareCodeUnits);
     for (const f of own) hash.update(f).update(await readFile(join(codegenDir, f)));
-    for (const rel of ["../../schemas/taquba-spec.schema.json", "../../../schemas/taquba-spec.schema.json", "../../runtime/contract/json-schema-formats.ts", "../../runtime/contract/json-schema-formats.js"]) {
+    for (const rel of ["../../schemas/taquba-spec.schema.json", "../../../schemas/taquba-spec.schema.json", "../../runtime/contract/json-schema-formats.ts", "../../runtime/contract/json-schema-formats.js",
+      // The runtime's key-template parser decides which templates the checks accept.
+      "../../runtime/contract/key-template.ts", "../../runtime/contract/key-template.js"]) {
       const content = await readFile(join(here, rel)).catch(() => undefined);
       if (content !== undefined) hash.update(rel).update(content);
     }

@@ -3,6 +3,9 @@
  * workflow (`<name>.workflow.ts`, one method per step), implementing its
  * generated handler interface.
  *
+ * A stub throws a `PermanentError` naming what to write, so a job or step
+ * run before it is written fails at once instead of being retried.
+ *
  * The CLI writes a stub only where no file exists, so rerunning it as the
  * spec grows adds stubs for new jobs and never touches edited ones.
  */
@@ -10,7 +13,7 @@
 import { posix } from "node:path";
 import type { GeneratedFile } from "../generate.js";
 import { jobNames, stepNames, workflowNames } from "../emit/generated-names.js";
-import { kebabCase } from "../emit/names.js";
+import { docText, kebabCase } from "../emit/names.js";
 import type { PackageModel } from "../analyse/spec-model.js";
 
 /**
@@ -26,23 +29,24 @@ export function scaffoldFiles(packages: readonly PackageModel[], importPath: str
     const specifier = from.startsWith(".") ? from : `./${from}`;
     const header = (what: string) => [
       `/**`,
-      ` * @module Handler of ${what}.`,
+      ` * @module Handler of ${docText(what)}.`,
       ` *`,
       ` * Written once by \`taquba codegen --scaffold\`; yours to edit, never overwritten.`,
       ` */`,
       ``,
-      `import { ${pkg.ident} } from "${specifier}";`,
+      `import { PermanentError } from "taquba";`,
+      `import { ${pkg.ident} } from ${JSON.stringify(specifier)};`,
       ``,
     ];
     for (const job of pkg.jobs) {
       const n = jobNames(job);
       const content = [
-        ...header(`job "${job.qualifiedName}" (spec: ${pkg.file}, jobs.${job.name})`),
+        ...header(`job "${job.name}" of package "${pkg.name}" (spec: ${pkg.file}, jobs.${job.name})`),
         `export class ${job.typeName}Handler implements ${pkg.ident}.${n.handler} {`,
         `  async run(input: ${pkg.ident}.${n.input}, ctx: ${pkg.ident}.${n.context}): Promise<${pkg.ident}.${n.output}> {`,
         `    void input;`,
         `    void ctx;`,
-        `    throw new Error("job ${job.qualifiedName} is not implemented yet; write its handler in this file");`,
+        `    throw new PermanentError(${JSON.stringify(`the handler of job "${job.name}" (package "${pkg.name}") is not implemented yet: write ${job.typeName}Handler.run in ${pkg.name}/${kebabCase(job.name)}.ts`)});`,
         `  }`,
         `}`,
         ``,
@@ -60,12 +64,12 @@ export function scaffoldFiles(packages: readonly PackageModel[], importPath: str
           `  async ${st.ident}(payload: ${type(sn.payload)}, ctx: ${pkg.ident}.${sn.context}): Promise<${pkg.ident}.${sn.transition}> {`,
           `    void payload;`,
           `    void ctx;`,
-          `    throw new Error("step ${st.name} of workflow ${w.qualifiedName} is not implemented yet; write it in this file");`,
+          `    throw new PermanentError(${JSON.stringify(`step "${st.name}" of workflow "${w.name}" (package "${pkg.name}") is not implemented yet: write ${n.handler}.${st.ident} in ${pkg.name}/${kebabCase(w.name)}.workflow.ts`)});`,
           `  }`,
         ];
       });
       const content = [
-        ...header(`workflow "${w.qualifiedName}" (spec: ${pkg.file}, workflows.${w.name})`),
+        ...header(`workflow "${w.name}" of package "${pkg.name}" (spec: ${pkg.file}, workflows.${w.name})`),
         `export class ${n.handler} implements ${pkg.ident}.${n.handler} {`,
         ...methods,
         `}`,

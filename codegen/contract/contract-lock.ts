@@ -15,8 +15,12 @@
 import { canonicalJson, contractHash, jobContract, signalContract, workflowContract } from "./contract.js";
 import { compareCodeUnits } from "../emit/names.js";
 
-export { lockPathFor } from "../cli/output-files.js";
 import type { JsonSchema, JsonValue, PackageModel } from "../analyse/spec-model.js";
+
+/** Where the lock of a spec file lives: beside it, `billing.taquba.yaml` -> `billing.taquba.lock.json`. */
+export function lockPathFor(specFile: string): string {
+  return `${specFile.replace(/\.ya?ml$/, "")}.lock.json`;
+}
 
 /** One package's lock: every job's, signal's and workflow's contract with its hash. */
 export interface ContractLock {

@@ -3,7 +3,7 @@
  *
  * ajv's standalone output still `require`s a few of ajv's runtime helpers
  * (string length, deep equality, format functions), even as ESM. Those
- * references are rewritten to `validatorRuntime` from "taquba", which
+ * references are rewritten to `validatorRuntime` from "taquba/generated", which
  * implements the same helpers, so generated code depends on nothing else and
  * loads the same under Node, bundlers and ESM. Schemas are added in sorted
  * order, so the function numbering (and thus every byte) is stable.
@@ -15,6 +15,7 @@ import { jsonSchemaFormats } from "../../runtime/contract/json-schema-formats.js
 import { canonicalJson } from "../contract/canonical-json.js";
 import { compareCodeUnits } from "./names.js";
 import type { JsonSchema, JsonValue, PackageModel } from "../analyse/spec-model.js";
+import { boundPattern, PATTERN_INPUT_LIMIT } from "../analyse/pattern-safety.js";
 
 /** One schema to precompile, exported from the module as `exportName`. */
 export interface ValidatorRoot {
@@ -68,7 +69,28 @@ export function selfContained(schema: JsonSchema, pkg: PackageModel): JsonSchema
 
 const SHARED_ID = "taquba:types";
 
-/** Points `#/types/X` references at the shared types schema. */
+/** Bounded pattern -> the spec's pattern, so error messages can name the one the user wrote. */
+const boundedPatterns = new Map<string, string>();
+
+/** A string as ajv's generated code spells it. */
+const codeString = (s: string) => JSON.stringify(s).replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+
+/** Error objects in ajv's output name the spec's pattern, not its bounded form (the RegExp keeps the bound). */
+function originalPatternsInErrors(code: string): string {
+  for (const [bounded, original] of boundedPatterns) {
+    const b = codeString(bounded);
+    const o = codeString(original);
+    code = code.split(`params:{pattern: ${b}}`).join(`params:{pattern: ${o}}`).split(`"must match pattern \\""+${b}+"\\""`).join(`"must match pattern \\""+${o}+"\\""`);
+  }
+  return code;
+}
+
+/**
+ * Points `#/types/X` references at the shared types schema, and bounds every
+ * `pattern` to the schema's maxLength or PATTERN_INPUT_LIMIT, so a validator
+ * never runs a pattern over an unbounded string (ajv's allErrors mode tests
+ * the pattern even when maxLength already failed).
+ */
 function sharedRefs(value: JsonValue): JsonValue {
   if (Array.isArray(value)) return value.map((v) => sharedRefs(v as JsonValue));
   if (typeof value !== "object" || value === null) return value;
@@ -76,6 +98,12 @@ function sharedRefs(value: JsonValue): JsonValue {
   for (const [k, v] of Object.entries(value)) {
     if (k === "$ref" && typeof v === "string" && v.startsWith(TYPES_PREFIX)) {
       out[k] = `${SHARED_ID}#/definitions/${v.slice(TYPES_PREFIX.length)}`;
+    } else if (k === "pattern" && typeof v === "string") {
+      const max = (value as { readonly [key: string]: JsonValue })["maxLength"];
+      const ownMax = typeof max === "number" && Number.isSafeInteger(max) && max >= 0;
+      const bounded = ownMax ? boundPattern(v, max, "pass") : boundPattern(v, PATTERN_INPUT_LIMIT);
+      boundedPatterns.set(bounded, v);
+      out[k] = bounded;
     } else if (k === "const" || k === "enum" || k === "default" || k === "examples") out[k] = v;
     else out[k] = sharedRefs(v);
   }
@@ -96,6 +124,7 @@ const HELPER_PATTERN = new RegExp([...HELPERS.keys()].map((h) => h.replace(/[.*+
  * (a generator bug, never a spec problem: the meta-schema bounds the keywords).
  */
 export function compileValidators(roots: readonly ValidatorRoot[], pkg: PackageModel): string {
+  boundedPatterns.clear();
   // The schemas added below. Their compiled functions are never called here, only their source text is
   // kept, so ajv is handed a stub body to evaluate instead of parsing each function's code with
   // `new Function` (about a tenth of compile time). The source text, and so every output byte, is
@@ -149,9 +178,10 @@ export function compileValidators(roots: readonly ValidatorRoot[], pkg: PackageM
   let code = standaloneCode(ajv, mapping);
   if (aliases.length > 0) code = `${code.trimEnd()}\n\n${aliases.join("\n")}\n`;
   code = code.replace(HELPER_PATTERN, (m) => HELPERS.get(m) ?? m);
+  code = originalPatternsInErrors(code);
   const leftover = /require\([^)]*\)/.exec(code);
   if (leftover !== null) throw new Error(`ajv standalone output references ${leftover[0]}, which the generator cannot map`);
   code = code.replace(/^"use strict";\n?/, "");
-  const imports = code.includes("validatorRuntime.") ? 'import { validatorRuntime } from "taquba";\n\n' : "";
+  const imports = code.includes("validatorRuntime.") ? 'import { validatorRuntime } from "taquba/generated";\n\n' : "";
   return `${imports}${code.trimEnd()}\n`;
 }

@@ -8,7 +8,7 @@
  */
 
 import type { StatementStructures } from "ts-morph";
-import { headersType, jobNames, signalNames, workflowNames } from "./generated-names.js";
+import { headersType, jobNames, signalNames, workflowNames, RUNTIME_MODULE } from "./generated-names.js";
 import { docText, jsDoc, propertyKey } from "./names.js";
 import type { PackageModel } from "../analyse/spec-model.js";
 import { Imports, loadTsMorph, printFile } from "../print/ts-file.js";
@@ -29,7 +29,7 @@ export function emitClient(pkg: PackageModel, source: string): string {
   if (hasJobs) {
     typeNames.push(hType);
     defs.push("headers");
-    imports.value("taquba", "requireSubmitter").type("taquba", "JobHandle", "JobSubmitOptions", "JobSubmitter");
+    imports.value(RUNTIME_MODULE, "requireSubmitter").type(RUNTIME_MODULE, "JobHandle", "JobSubmitOptions", "JobSubmitter");
     statements.push({
       kind: StructureKind.TypeAlias,
       name: "SubmitOptions",
@@ -49,7 +49,7 @@ export function emitClient(pkg: PackageModel, source: string): string {
         jsDoc(j.description ?? `Job "${j.name}".`, "  "),
         `  readonly ${propertyKey(j.ident)}: {`,
         jsDoc(
-          `Validates the input and headers, then submits job "${j.qualifiedName}".\n` +
+          `Validates the input and headers, then submits job "${j.name}" of package "${pkg.name}".\n` +
             `Rejects with a ValidationError listing every violation, enqueuing nothing, when either is invalid.`,
           "    ",
         ),
@@ -61,7 +61,7 @@ export function emitClient(pkg: PackageModel, source: string): string {
   }
 
   if (hasSignals) {
-    imports.value("taquba", "requireSignalSender").type("taquba", "SignalDelivery", "SignalSender");
+    imports.value(RUNTIME_MODULE, "requireSignalSender").type(RUNTIME_MODULE, "SignalDelivery", "SignalSender");
     statements.push({
       kind: StructureKind.Interface,
       name: "SignalsClient",
@@ -86,7 +86,7 @@ export function emitClient(pkg: PackageModel, source: string): string {
   }
 
   if (hasWorkflows) {
-    imports.value("taquba", "workflowClient").type("taquba", "SubmitOutcome", "WorkflowClient", "WorkflowHost", "WorkflowSubmitOptions");
+    imports.value(RUNTIME_MODULE, "workflowClient").type(RUNTIME_MODULE, "SubmitOutcome", "WorkflowClient", "WorkflowHost", "WorkflowSubmitOptions");
     if (!typeNames.includes(hType)) typeNames.push(hType);
     const options = hasRequired ? `WorkflowSubmitOptions<${hType}> & { readonly headers: ${hType} }` : `WorkflowSubmitOptions<${hType}>`;
     for (const w of pkg.workflows) {
@@ -97,7 +97,7 @@ export function emitClient(pkg: PackageModel, source: string): string {
       const senders = waited.map((sig) => {
         const sn = signalNames(sig);
         if (!typeNames.includes(sn.params)) typeNames.push(sn.params, sn.payload);
-        imports.type("taquba", "SignalDelivery");
+        imports.type(RUNTIME_MODULE, "SignalDelivery");
         return [
           jsDoc(`Sends signal "${sig.name}" (key \`${sig.keyTemplate}\`), validated; a waiting step of this workflow is entered with it.`, "    "),
           `    ${propertyKey(sig.ident)}(params: ${sn.params}, payload: ${sn.payload}): Promise<SignalDelivery>;`,
@@ -105,7 +105,7 @@ export function emitClient(pkg: PackageModel, source: string): string {
       });
       statements.push(
         [
-          jsDoc(`Runs of workflow "${w.qualifiedName}"${w.description === undefined ? "." : `: ${w.description}`}`),
+          jsDoc(`Runs of workflow "${w.name}" of package "${pkg.name}"${w.description === undefined ? "." : `: ${w.description}`}`),
           `export interface ${n.client} extends WorkflowClient<${n.result}, ${n.error}> {`,
           jsDoc(
             `Validates the input and headers, then submits a run entered at step "${w.steps[0]?.name ?? ""}".\n` +

@@ -4,7 +4,7 @@
  */
 
 import { contractHash, jobContract, workflowContract } from "../contract/contract.js";
-import { headersType, jobNames, signalNames, stepNames, validatorName, workflowNames } from "./generated-names.js";
+import { headersType, jobNames, signalNames, stepNames, validatorName, workflowNames, RUNTIME_MODULE } from "./generated-names.js";
 import { compareCodeUnits, jsDoc, propertyKey } from "./names.js";
 import type { PackageModel } from "../analyse/spec-model.js";
 import { Imports, printFile } from "../print/ts-file.js";
@@ -25,7 +25,7 @@ function validator(type: string, label: string): string {
 
 /** The text of `definitions.ts`. */
 export function emitDefinitions(pkg: PackageModel, source: string): string {
-  const imports = new Imports().value("taquba", "createValidator", "defineHeaders").namespace("./validators.js", "raw");
+  const imports = new Imports().value(RUNTIME_MODULE, "createValidator", "defineHeaders").namespace("./validators.js", "raw");
   const hType = headersType(pkg);
   const typeNames = [hType];
   const statements: string[] = [];
@@ -40,7 +40,7 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
   statements.push(
     constant("HEADER_NAMES", undefined, `${record(pkg.headers.map((h) => [h.ident, JSON.stringify(h.name)]))} as const`, "Header names, by header."),
   );
-  imports.type("taquba", "HeaderSetDefinition");
+  imports.type(RUNTIME_MODULE, "HeaderSetDefinition");
   statements.push(
     constant(
       "headers",
@@ -55,7 +55,7 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
     ),
   );
 
-  if (pkg.jobs.length > 0) imports.value("taquba", "defineJob").type("taquba", "JobDefinition");
+  if (pkg.jobs.length > 0) imports.value(RUNTIME_MODULE, "defineJob").type(RUNTIME_MODULE, "JobDefinition");
   for (const j of pkg.jobs) {
     const n = jobNames(j);
     typeNames.push(n.input, n.output);
@@ -80,7 +80,7 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
     statements.push(constant(n.definition, alias, `defineJob({\n${lines.join("\n")}\n})`, j.description ?? `Job "${j.name}".`));
   }
 
-  if (pkg.signals.length > 0) imports.value("taquba", "defineSignal").type("taquba", "SignalDefinition");
+  if (pkg.signals.length > 0) imports.value(RUNTIME_MODULE, "defineSignal").type(RUNTIME_MODULE, "SignalDefinition");
   for (const s of pkg.signals) {
     const n = signalNames(s);
     typeNames.push(n.params, n.payload);
@@ -105,7 +105,7 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
   }
 
   if (pkg.workflows.length > 0) {
-    imports.value("taquba", "defineWorkflow").type("taquba", "WorkflowDefinition");
+    imports.value(RUNTIME_MODULE, "defineWorkflow").type(RUNTIME_MODULE, "WorkflowDefinition");
     statements.push(
       constant("WORKFLOW_NAMES", undefined, `${record(pkg.workflows.map((w) => [w.ident, JSON.stringify(w.qualifiedName)]))} as const`, "Qualified workflow names, by workflow."),
     );

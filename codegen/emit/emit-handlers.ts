@@ -4,7 +4,7 @@
  */
 
 import type { StatementStructures } from "ts-morph";
-import { headersType, jobNames } from "./generated-names.js";
+import { headersType, jobNames, RUNTIME_MODULE } from "./generated-names.js";
 import { docText, propertyKey } from "./names.js";
 import type { PackageModel } from "../analyse/spec-model.js";
 import { Imports, loadTsMorph, printFile } from "../print/ts-file.js";
@@ -13,8 +13,8 @@ import { Imports, loadTsMorph, printFile } from "../print/ts-file.js";
 export function emitHandlers(pkg: PackageModel, source: string): string {
   const { StructureKind } = loadTsMorph();
   const imports = new Imports()
-    .value("taquba", "validatingHandler")
-    .type("taquba", "JobContext", "JobRegistrar");
+    .value(RUNTIME_MODULE, "validatingHandler")
+    .type(RUNTIME_MODULE, "JobContext", "JobRegistrar");
   const hType = headersType(pkg);
   const typeNames = [hType];
   const defs: string[] = [];

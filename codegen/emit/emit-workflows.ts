@@ -11,7 +11,7 @@
  */
 
 import type { StatementStructures } from "ts-morph";
-import { headersType, signalNames, stepNames, workflowNames } from "./generated-names.js";
+import { headersType, signalNames, stepNames, workflowNames, RUNTIME_MODULE } from "./generated-names.js";
 import { docText, jsDoc, propertyKey } from "./names.js";
 import type { PackageModel, StepModel, WorkflowModel } from "../analyse/spec-model.js";
 import { Imports, loadTsMorph, printFile } from "../print/ts-file.js";
@@ -31,7 +31,7 @@ function stepStatements(pkg: PackageModel, w: WorkflowModel, s: StepModel, impor
     const tn = stepNames(w, target);
     const signal = pkg.signals.find((x) => x.name === target.waitsFor);
     if (signal !== undefined) {
-      imports.type("taquba", "SignalContinuation");
+      imports.type(RUNTIME_MODULE, "SignalContinuation");
       const params = signalNames(signal).params;
       typeNames.push(params);
       return [
@@ -39,7 +39,7 @@ function stepStatements(pkg: PackageModel, w: WorkflowModel, s: StepModel, impor
         `  readonly ${propertyKey(target.ident)}: SignalContinuation<${wName}, ${JSON.stringify(target.name)}, ${tn.payload}, ${params}>;`,
       ];
     }
-    imports.type("taquba", "Continuation");
+    imports.type(RUNTIME_MODULE, "Continuation");
     return [
       jsDoc(`Continue to step "${target.name}" now, or \`.after(delayMs, payload)\`.`, "  "),
       `  readonly ${propertyKey(target.ident)}: Continuation<${wName}, ${JSON.stringify(target.name)}, ${tn.payload}>;`,
@@ -62,7 +62,7 @@ function stepStatements(pkg: PackageModel, w: WorkflowModel, s: StepModel, impor
 /** The text of `workflows.ts`. */
 export function emitWorkflows(pkg: PackageModel, source: string): string {
   const { StructureKind } = loadTsMorph();
-  const imports = new Imports().type("taquba", "StepTransition", "WorkflowRegistrar", "WorkflowStepContext");
+  const imports = new Imports().type(RUNTIME_MODULE, "StepTransition", "WorkflowRegistrar", "WorkflowStepContext");
   const typeNames = [headersType(pkg)];
   const defs: string[] = [];
   const statements: Array<string | StatementStructures> = [];

@@ -6,6 +6,9 @@
 
 import type { JobModel, PackageModel, SignalModel, StepModel, WorkflowModel } from "../analyse/spec-model.js";
 
+/** The package entry generated code imports from: one small, stable surface (see runtime/generated.ts). */
+export const RUNTIME_MODULE = "taquba/generated";
+
 export const headersType = (pkg: PackageModel): string => `${pkg.typeName}Headers`;
 
 export const jobNames = (job: JobModel) => ({

@@ -6,6 +6,8 @@
  * reported as a collision rather than silently suffixed.
  */
 
+import { blockCommentText } from "../print/comment-text.js";
+
 function words(name: string): string[] {
   return name.split(/[^A-Za-z0-9]+/).filter((w) => w.length > 0);
 }
@@ -41,9 +43,9 @@ export function compareCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Text safe inside a `/** ... *\/` comment. */
+/** Text safe inside a `/** ... *\/` comment (see comment-text.ts). */
 export function docText(text: string): string {
-  return text.replace(/\*\//g, "*\\/").trim();
+  return blockCommentText(text).trim();
 }
 
 /** A JSDoc block for `text` at `indent` spaces: one line when it fits, else one line per source line. */

@@ -6,7 +6,7 @@ import type {
   StepTransition,
   WorkflowRegistrar,
   WorkflowStepContext,
-} from "taquba";
+} from "taquba/generated";
 import { orderFulfilWorkflow } from "./definitions.js";
 import type {
   OrderFulfilAwaitPaymentPayload,

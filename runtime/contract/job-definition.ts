@@ -12,6 +12,10 @@
 
 import { TaqubaError, ValidationError } from "../errors.js";
 import { formatIssue, type Validator } from "./validator.js";
+import { jsonErrorText } from "../redact.js";
+import { compileKeyTemplate } from "./key-template.js";
+
+export { compileKeyTemplate };
 
 /** Header values as they travel with a job: strings by name. */
 export type HeaderValues = { readonly [name: string]: string };
@@ -180,40 +184,8 @@ export interface JobRegistrar {
  */
 export class JobFailure<Err = unknown> extends TaqubaError {
   constructor(readonly error: Err, message = "the job failed with a typed error") {
-    super("JOB_FAILED", `${message}; see the error payload for details`);
+    super("JOB_FAILURE", `${message}; see the error payload for details`);
   }
-}
-
-const PLACEHOLDER = /\{([^{}]*)\}/g;
-
-/**
- * Compiles a key template such as `payment:{order_id}` or `{customer.id}`
- * into a function of the values it names. Strings are percent-encoded so
- * that a value holding the template's separators cannot collide with
- * another key; numbers and booleans are written as JSON writes them.
- */
-export function compileKeyTemplate(template: string): (values: unknown) => string {
-  const parts: Array<string | readonly string[]> = [];
-  let last = 0;
-  for (const m of template.matchAll(PLACEHOLDER)) {
-    parts.push(template.slice(last, m.index));
-    parts.push((m[1] ?? "").split("."));
-    last = m.index + m[0].length;
-  }
-  parts.push(template.slice(last));
-  return (values: unknown): string =>
-    parts
-      .map((p) => {
-        if (typeof p === "string") return p;
-        let v: unknown = values;
-        for (const seg of p) v = typeof v === "object" && v !== null ? (v as Record<string, unknown>)[seg] : undefined;
-        if (typeof v === "string") return encodeURIComponent(v);
-        if (typeof v === "number" || typeof v === "boolean") return String(v);
-        throw new ValidationError(`key template "${template}" needs a string, number or boolean at "${p.join(".")}"`, [
-          `${p.join(".")}: is ${v === null ? "null" : typeof v}`,
-        ]);
-      })
-      .join("");
 }
 
 /** Defines the typed header set of a package. */
@@ -310,7 +282,7 @@ export function defineSignal<Name extends string, Params, Payload>(spec: {
         value = JSON.parse(decoder.decode(bytes));
       } catch (e) {
         throw new ValidationError(`${payload.name} is not UTF-8 JSON; send it through the generated signal sender`, [
-          formatIssue({ path: "", message: e instanceof Error ? e.message : String(e) }),
+          formatIssue({ path: "", message: jsonErrorText(e) }),
         ]);
       }
       payload.assert(value);
@@ -373,7 +345,7 @@ function isSignalSender(target: unknown): target is SignalSender {
 /** The target of a generated client as a `JobSubmitter`, or a clear error when it is not one. */
 export function requireSubmitter(target: unknown, pkg: string): JobSubmitter {
   if (!isSubmitter(target)) {
-    throw new TypeError(`the ${pkg} client was made over an object without submit(); pass a job runner to ${pkg}.client() to submit jobs`);
+    throw new ValidationError(`the ${pkg} client was made over an object without submit(); pass a job runner to ${pkg}.client() to submit jobs`);
   }
   return target;
 }
@@ -381,7 +353,7 @@ export function requireSubmitter(target: unknown, pkg: string): JobSubmitter {
 /** The target of a generated client as a `SignalSender`, or a clear error when it is not one. */
 export function requireSignalSender(target: unknown, pkg: string): SignalSender {
   if (!isSignalSender(target)) {
-    throw new TypeError(`the ${pkg} client was made over an object without signal(); pass a workflow runtime to ${pkg}.client() to send signals`);
+    throw new ValidationError(`the ${pkg} client was made over an object without signal(); pass a workflow runtime to ${pkg}.client() to send signals`);
   }
   return target;
 }

@@ -137,7 +137,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (ka.length !== kb.length) return false;
   const rb = b as Record<string, unknown>;
   const ra = a as Record<string, unknown>;
-  return ka.every((k) => Object.prototype.hasOwnProperty.call(rb, k) && jsonEqual(ra[k], rb[k]));
+  return ka.every((k) => Object.hasOwn(rb, k) && jsonEqual(ra[k], rb[k]));
 }
 
 /**

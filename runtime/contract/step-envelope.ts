@@ -12,6 +12,7 @@
 import { ValidationError } from "../errors.js";
 import { canonicalJson } from "./canonical-json.js";
 import { fromUtf8, utf8 } from "../workflow/records/codec.js";
+import { jsonErrorText } from "../redact.js";
 
 /** A decoded step envelope. */
 export interface StepEnvelope {
@@ -31,7 +32,7 @@ export function decodeStepEnvelope(bytes: Uint8Array): StepEnvelope {
   try {
     v = JSON.parse(fromUtf8(bytes));
   } catch (e) {
-    throw new ValidationError(`the step payload is not a typed workflow envelope (not JSON: ${e instanceof Error ? e.message : String(e)}); submit typed workflows through their generated client`);
+    throw new ValidationError(`the step payload is not a typed workflow envelope (not JSON: ${jsonErrorText(e)}); submit typed workflows through their generated client`);
   }
   const r = v as { workflow?: unknown; step?: unknown } | null;
   if (r === null || typeof r !== "object" || typeof r.workflow !== "string" || typeof r.step !== "string" || !("payload" in r)) {

@@ -97,10 +97,10 @@ export function defineWorkflow<Name extends string, Input, Result, Err, Headers 
   contractHash: string;
 }): WorkflowDefinition<Name, Input, Result, Err, Headers, Handler> {
   const problems: string[] = [];
-  if (spec.steps[spec.entry] === undefined) problems.push(`entry step "${spec.entry}" is not one of its steps`);
+  if (!Object.hasOwn(spec.steps, spec.entry)) problems.push(`entry step "${spec.entry}" is not one of its steps`);
   const steps: Record<string, WorkflowStepDefinition> = {};
   for (const [name, s] of Object.entries(spec.steps)) {
-    for (const n of s.next) if (spec.steps[n] === undefined) problems.push(`step "${name}" continues to "${n}", which is not one of its steps`);
+    for (const n of s.next) if (!Object.hasOwn(spec.steps, n)) problems.push(`step "${name}" continues to "${n}", which is not one of its steps`);
     if (s.signal !== undefined && s.timeoutMs === undefined) problems.push(`step "${name}" waits for a signal without a timeout`);
     steps[name] = Object.freeze({
       name,

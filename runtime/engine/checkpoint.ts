@@ -15,7 +15,7 @@ import { manifestKey, parseNumberedKey, parseSegmentEpoch, segmentKey } from "./
 import { decodeManifest, encodeManifest, type Manifest, type SegmentRef } from "./manifest.js";
 import type { StoreContext } from "./recovery.js";
 import { SegmentBuilder } from "./segment-format.js";
-import type { SortedMap } from "./sorted-map.js";
+import { withRetries } from "./retry.js";
 import { createOnce, forEachLimit, listKeys } from "./store-ops.js";
 
 /** Manifests kept behind the newest, so readers mid-load can still finish. */
@@ -112,8 +112,14 @@ export async function publishManifest(ctx: StoreContext, next: Manifest, stopped
  * does not list, WAL objects below its `walNext` except fence markers, and
  * manifests more than `KEEP_MANIFESTS` behind it. Failures are left for the
  * next checkpoint, whose listing finds the same objects again.
+ *
+ * The first WAL object `previous` replays from goes first, alone, and the
+ * rest only once it is gone: should `current` ever be deleted, recovery from
+ * `previous` then either replays the whole WAL again (nothing deleted yet)
+ * or finds that object missing next to segments no manifest lists, and
+ * refuses (see `findUnexplained`) instead of stopping early in silence.
  */
-export async function collectGarbage(w: CheckpointWriter, current: Manifest): Promise<{ deleted: number; failed: number }> {
+export async function collectGarbage(w: CheckpointWriter, current: Manifest, previous?: Manifest): Promise<{ deleted: number; failed: number }> {
   const doomed: string[] = [];
   const live = new Set(current.segments.map((s) => w.prefix + s.name));
   for (const key of await listKeys(w.store, `${w.prefix}seg/`, w.retry)) {
@@ -122,24 +128,36 @@ export async function collectGarbage(w: CheckpointWriter, current: Manifest): Pr
     if (epoch !== undefined && epoch <= w.epoch && !live.has(key)) doomed.push(key);
   }
   const fences = new Set(current.fences);
+  let first: string | undefined;
   for (const key of await listKeys(w.store, `${w.prefix}wal/`, w.retry)) {
     const seq = parseNumberedKey(w.prefix, "wal", key);
     if (seq === undefined) continue;
     if (seq >= current.walNext) break;
-    if (!fences.has(seq)) doomed.push(key);
+    if (fences.has(seq)) continue;
+    if (first === undefined && previous !== undefined && seq >= previous.walNext) first = key;
+    else doomed.push(key);
   }
   for (const key of await listKeys(w.store, `${w.prefix}manifest/`, w.retry)) {
     const id = parseNumberedKey(w.prefix, "manifest", key);
     if (id !== undefined && id < current.id - KEEP_MANIFESTS) doomed.push(key);
   }
+  if (first !== undefined) {
+    if (w.stopped()) return { deleted: 0, failed: 0 };
+    try {
+      await withRetries(w.retry, "delete", first, () => w.store.delete(first), w.stopped);
+    } catch {
+      // Nothing else goes either: the next checkpoint tries again in the same order.
+      return { deleted: 0, failed: doomed.length + 1 };
+    }
+  }
   let failed = 0;
   await forEachLimit(doomed, 8, async (key) => {
     if (w.stopped()) return;
     try {
-      await w.store.delete(key);
+      await withRetries(w.retry, "delete", key, () => w.store.delete(key), w.stopped);
     } catch {
       failed++;
     }
   });
-  return { deleted: doomed.length - failed, failed };
+  return { deleted: doomed.length - failed + (first === undefined ? 0 : 1), failed };
 }

@@ -5,13 +5,16 @@
  * WAL up to the first gap; `refresh()` reads WAL objects written since, or
  * reloads from a newer manifest when a checkpoint replaced the segments.
  * A checkpoint may delete objects between this reader's listing and its
- * reads; the reader then starts over from the newest manifest.
+ * reads, or before its WAL listing (the log then seems to end early); the
+ * reader lists manifests after the WAL, sees the newer manifest, and starts
+ * over from it. A store missing objects that no checkpoint explains fails
+ * with `StoreCorruptedError` (see `loadState`).
  */
 import { StoreUnavailableError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { checkPrefix } from "./layout.js";
 import type { Manifest } from "./manifest.js";
-import { applyOps, loadSegments, newWalk, readNewestManifest, walkWal, type StoreContext, type WalWalk } from "./recovery.js";
+import { applyOps, explainGap, loadState, readNewestManifest, walkWal, type StoreContext, type WalWalk } from "./recovery.js";
 import type { RetryPolicy } from "./retry.js";
 import { scanTree, type ScanOptions } from "./scan.js";
 import { newSortedMap, type SortedMap } from "./sorted-map.js";
@@ -106,22 +109,23 @@ export class EngineReader {
 
   async #doRefresh(): Promise<boolean> {
     const before = this.#walk.pos;
-    const newer = await readNewestManifest(this.#ctx, this.#manifest.id);
-    if (newer !== undefined) {
-      if (!sameSegments(newer, this.#manifest) || newer.walNext > this.#walk.pos) {
-        this.#adopt(await loadFresh(this.#ctx));
-        return true;
-      }
-      // A writer's opening claim: same segments, nothing new to load.
-      this.#manifest = newer;
-    }
     const tree = this.#state;
+    // WAL first, manifests after: a checkpoint publishes before it deletes,
+    // so a walk cut short by its deletions always meets its manifest below.
     const walk = await walkWal(this.#ctx, this.#walk, (ops) => applyOps(tree, ops));
-    this.#walk = walk;
-    if (walk.vanished) {
+    this.#walk = { ...walk, vanished: false };
+    const newer = await readNewestManifest(this.#ctx, this.#manifest.id);
+    const reload =
+      walk.vanished ||
+      (newer !== undefined && (!sameSegments(newer, this.#manifest) || newer.walNext > walk.pos)) ||
+      (await explainGap(this.#ctx, walk)) !== undefined;
+    if (reload) {
+      // loadState tells a checkpoint from a deletion, and refuses the latter.
       this.#adopt(await loadFresh(this.#ctx));
       return true;
     }
+    // A writer's opening claim: same segments, nothing new to load.
+    if (newer !== undefined) this.#manifest = newer;
     return walk.pos !== before || newer !== undefined;
   }
 
@@ -142,12 +146,8 @@ export class EngineReader {
 /** Loads the newest manifest, its segments and the WAL, starting over when a checkpoint deletes something mid-load. */
 async function loadFresh(ctx: StoreContext): Promise<{ tree: SortedMap; manifest: Manifest; walk: WalWalk }> {
   for (let attempt = 0; attempt < MAX_RELOADS; attempt++) {
-    const manifest = (await readNewestManifest(ctx))!;
-    const tree = await loadSegments(ctx, manifest);
-    if (tree === undefined) continue;
-    const walk = await walkWal(ctx, newWalk(manifest.walNext), (ops) => applyOps(tree, ops));
-    if (walk.vanished) continue;
-    return { tree, manifest, walk: { ...walk, vanished: false } };
+    const loaded = await loadState(ctx, { trackDelta: false, checkSegments: true });
+    if (loaded !== undefined) return loaded;
   }
   throw new StoreUnavailableError("load", `${ctx.prefix}manifest/`, new Error(`the store changed under the reader ${MAX_RELOADS} times in a row`));
 }

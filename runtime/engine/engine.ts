@@ -34,7 +34,10 @@
  *
  * Recovery = newest manifest + its segment runs (oldest first, newer runs
  * winning) + WAL replay from the sequence
- * it covers up to the first missing sequence (see recovery.ts). A WAL,
+ * it covers up to the first missing sequence (see recovery.ts). A gap a
+ * crash cannot explain (an object deleted from the middle of the log), a
+ * missing listed segment, or data no manifest explains fails open with
+ * `StoreCorruptedError`, before anything is written. A WAL,
  * segment or manifest object that fails its checksum or cannot be decoded
  * fails open with `StoreCorruptedError` naming it; stores write objects
  * atomically, so a short object at the WAL tail is corruption too, never a
@@ -55,6 +58,7 @@ import { collectGarbage, publishManifest, writeSegments, type CheckpointWriter }
 import { resolveEngineOptions, type CommitOptions, type EngineOptions, type EngineStats, type ResolvedEngineOptions } from "./engine-options.js";
 import { segmentRuns, type Manifest } from "./manifest.js";
 import { recoverAsWriter, type Recovered } from "./open-writer.js";
+import { probeConditionalCreate } from "./store-probe.js";
 import { applyOps, type StoreContext } from "./recovery.js";
 import { scanTree, type ScanOptions } from "./scan.js";
 import { orderChanges } from "./change-order.js";
@@ -103,6 +107,7 @@ export class Engine {
   #compactions = 0;
   #autoCheckpointPause = { until: 0, ms: 0 };
   #checkpointBytes = 0;
+  readonly #closedController = new AbortController();
 
   private constructor(store: ObjectStore, opts: ResolvedEngineOptions, r: Recovered) {
     this.store = store;
@@ -128,13 +133,20 @@ export class Engine {
    * Opens `store` as its only writer: bumps the writer epoch in a new
    * manifest, recovers the newest manifest's segments plus the WAL up to its
    * first gap, and fences older writers. Fails with `FencedError` when
-   * another writer opens the same store at the same moment, and with
-   * `UnsupportedFormatError` when a newer taquba wrote the store. To look
-   * at a store without taking it over, use `EngineReader`.
+   * another writer opens the same store at the same moment, with
+   * `UnsupportedFormatError` when a newer taquba wrote the store, with
+   * `StoreCorruptedError` when objects are missing (a WAL object from the
+   * middle of the log, a listed segment, the manifests) and with
+   * `UnsupportedStoreError` when the store ignores create-if-absent; a
+   * refused open writes no manifest. To look at a store without taking it
+   * over, use `EngineReader`.
    */
   static async open(store: ObjectStore, opts: EngineOptions = {}): Promise<Engine> {
     const resolved = resolveEngineOptions(opts);
     const ctx: StoreContext = { store, prefix: resolved.prefix, retry: resolved.retry };
+    // Temporary files of writers killed mid-put; failing to remove them costs only disk space.
+    await store.removeLeftovers?.(resolved.prefix).catch((err: unknown) => resolved.onBackgroundError(err));
+    await probeConditionalCreate(ctx);
     const r = await recoverAsWriter(ctx);
     const engine = new Engine(store, resolved, r);
     engine.#maybeCheckpoint();
@@ -144,6 +156,16 @@ export class Engine {
   /** True once closed, fenced or poisoned; commits then reject. */
   get closed(): boolean {
     return this.#status !== "open" || this.#failure !== undefined;
+  }
+
+  /**
+   * @internal Aborted when the engine stops accepting commits: `close()`
+   * began, a newer writer fenced it, or a failed WAL write poisoned it. Its
+   * `reason` is the `ClosedError` (or `FencedError`) that later commits get,
+   * so waiters above can settle with the same cause.
+   */
+  get closedSignal(): AbortSignal {
+    return this.#closedController.signal;
   }
 
   /** This writer's epoch (one more than the writer before it). */
@@ -234,6 +256,7 @@ export class Engine {
   async #doClose(): Promise<void> {
     // Refuse new commits first, so none can land in an object never sealed.
     this.#status = "closing";
+    if (!this.#closedController.signal.aborted) this.#closedController.abort(this.#failure ?? new ClosedError("the engine"));
     if (!this.#failure) {
       try {
         await this.#wal.waitDurable(this.#wal.seal());
@@ -250,6 +273,7 @@ export class Engine {
     if (this.#failure) return;
     this.#failure = err instanceof FencedError ? err : new ClosedError("the engine", err);
     this.#wal.fail(this.#failure);
+    if (!this.#closedController.signal.aborted) this.#closedController.abort(this.#failure);
   }
 
   #onLanded(bytes: number): void {
@@ -326,7 +350,7 @@ export class Engine {
       this.#sinceCheckpoint.objects -= counted.objects;
       this.#sinceCheckpoint.bytes -= counted.bytes;
       // The checkpoint is complete; what GC leaves behind the next one finds again.
-      await collectGarbage(writer, next).catch((err: unknown) => {
+      await collectGarbage(writer, next, prev).catch((err: unknown) => {
         if (!this.closed) this.#opts.onBackgroundError(err);
       });
     } catch (err) {

@@ -62,8 +62,13 @@ export function parseNumberedKey(prefix: string, dir: "wal" | "manifest", key: s
 
 /** The writer epoch encoded in a segment key, or undefined if it is not one. */
 export function parseSegmentEpoch(prefix: string, key: string): number | undefined {
+  return parseSegmentKey(prefix, key)?.epoch;
+}
+
+/** The writer epoch and that writer's segment number encoded in a segment key, or undefined if it is not one. */
+export function parseSegmentKey(prefix: string, key: string): { epoch: number; n: number } | undefined {
   const head = `${prefix}seg/`;
   if (!key.startsWith(head)) return undefined;
   const m = /^([0-9]{20})-([0-9]{20})$/.exec(key.slice(head.length));
-  return m ? Number(m[1]) : undefined;
+  return m ? { epoch: Number(m[1]), n: Number(m[2]) } : undefined;
 }

@@ -17,6 +17,7 @@
  */
 import { crc32 } from "./checksum.js";
 import { pack, unpack } from "msgpackr";
+import { assertPlainMessagePack } from "./plain-messagepack.js";
 import { StoreCorruptedError } from "../errors.js";
 import { asBuffer } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
@@ -96,6 +97,7 @@ export function decodeManifest(objectKey: string, bytes: Uint8Array, expectedId:
   if (crc32(body) !== buf.readUInt32LE(8)) throw corrupt("manifest checksum mismatch (truncated or altered)");
   let raw: unknown;
   try {
+    assertPlainMessagePack(body);
     raw = unpack(body);
   } catch (err) {
     throw corrupt(`undecodable manifest: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,13 +1,18 @@
 /**
- * @module Opening a store as its writer: claim the next manifest with a
- * bumped epoch, load the state, replay the WAL to its first gap, and plant a
- * fence marker there so that no older writer can acknowledge anything again.
+ * @module Opening a store as its writer: load and check the durable state,
+ * claim the next manifest with a bumped epoch, replay what the previous
+ * writer landed meanwhile, and plant a fence marker at the end of the log so
+ * that no older writer can acknowledge anything again.
+ *
+ * Everything that can refuse the open (a missing WAL object, segment or
+ * manifest, unexplained objects) runs before the claim, so a refused open
+ * writes no manifest and changes nothing durable.
  */
-import { FencedError, StoreCorruptedError } from "../errors.js";
+import { FencedError, StoreCorruptedError, StoreUnavailableError } from "../errors.js";
 import { WAL_FENCE_JUMP, manifestKey, walKey } from "./layout.js";
 import type { Manifest } from "./manifest.js";
 import { publishManifest } from "./checkpoint.js";
-import { applyOps, loadSegments, newWalk, readNewestManifest, walkWal, type StoreContext, type WalWalk } from "./recovery.js";
+import { applyOps, explainGap, loadState, missingWalError, readNewestManifest, walkWal, type LoadedState, type StoreContext, type WalWalk } from "./recovery.js";
 import { deltaOverflows, type DeltaMap, type SortedMap } from "./sorted-map.js";
 import { createOnce } from "./store-ops.js";
 import { decodeWal, encodeFence } from "./wal-format.js";
@@ -26,22 +31,25 @@ export interface Recovered {
   walk: WalWalk;
 }
 
+/** Loads and claims at most this many times when a checkpoint or another writer keeps changing the store. */
+const MAX_ATTEMPTS = 8;
+
 /**
- * Takes over the store: claims the next manifest with a bumped epoch, loads
- * the state, replays the WAL to its first gap and plants a fence marker
- * there. A fence that lands on an existing object means the object is a
- * late, legitimate WAL write of the previous writer (replay it and move on)
- * or a newer writer's fence (this open lost the race).
+ * Takes over the store: loads and checks the state (refusing with
+ * `StoreCorruptedError` before writing anything), claims the next manifest
+ * with a bumped epoch, then walks on to the end of the log and plants a
+ * fence marker there. A fence that lands on an existing object means the
+ * object is a late, legitimate WAL write of the previous writer (replay it
+ * and move on) or a newer writer's fence (this open lost the race).
  */
 export async function recoverAsWriter(ctx: StoreContext): Promise<Recovered> {
-  let base: Manifest | undefined;
-  let mine: Manifest | undefined;
-  for (let attempt = 0; attempt < 8 && mine === undefined; attempt++) {
-    base = (await readNewestManifest(ctx))!;
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const loaded = await loadState(ctx, { trackDelta: true, checkSegments: true });
+    if (loaded === undefined) continue; // a checkpoint changed the store mid-load
+    const base = loaded.manifest;
     const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: Date.now() };
     try {
       await publishManifest(ctx, claim);
-      mine = claim;
     } catch (err) {
       if (!(err instanceof FencedError)) throw err;
       // A checkpoint of the current writer may have taken the number; only a
@@ -50,13 +58,17 @@ export async function recoverAsWriter(ctx: StoreContext): Promise<Recovered> {
       if (now.epoch >= claim.epoch) {
         throw new FencedError(`another writer opened the store at the same time (manifest ${now.id} has epoch ${now.epoch})`);
       }
+      continue;
     }
+    return plantFence(ctx, base, claim, loaded);
   }
-  if (mine === undefined || base === undefined) throw new FencedError("the manifest kept changing while opening; another process is writing");
-  const tree = await loadSegments(ctx, base);
-  if (tree === undefined) throw new StoreCorruptedError(manifestKey(ctx.prefix, base.id), "a segment it lists is missing");
-  let walk = newWalk(base.walNext);
-  let delta: DeltaMap | undefined = new Map();
+  throw new StoreUnavailableError("open", manifestKey(ctx.prefix, 0), new Error(`the store kept changing under the opening writer ${MAX_ATTEMPTS} times in a row`));
+}
+
+/** After the claim: replays what the previous writer landed since the load and fences the end of the log. */
+async function plantFence(ctx: StoreContext, base: Manifest, mine: Manifest, loaded: LoadedState): Promise<Recovered> {
+  const { tree } = loaded;
+  let { walk, delta } = loaded;
   const apply = (ops: Parameters<typeof applyOps>[1]) => {
     applyOps(tree, ops, delta);
     if (delta !== undefined && deltaOverflows(delta, tree.size)) delta = undefined;
@@ -64,6 +76,12 @@ export async function recoverAsWriter(ctx: StoreContext): Promise<Recovered> {
   for (;;) {
     walk = await walkWal(ctx, walk, apply);
     if (walk.vanished) throw new StoreCorruptedError(walKey(ctx.prefix, walk.pos), "a WAL object vanished during recovery");
+    const gap = await explainGap(ctx, walk);
+    if (gap !== undefined) {
+      const now = (await readNewestManifest(ctx))!;
+      if (now.epoch > mine.epoch) throw new FencedError(`another writer (epoch ${now.epoch}) opened the store while this one was opening`);
+      throw missingWalError(ctx, walk.pos, gap === "vanished" ? "an object past it vanished while being read" : gap);
+    }
     const seq = walk.pos;
     const key = walKey(ctx.prefix, seq);
     const fence = encodeFence(mine.epoch, seq, seq + WAL_FENCE_JUMP);

@@ -8,16 +8,21 @@
  * A fence marker sends the walk to its resume sequence; objects in between
  * are late puts of a fenced writer and are never replayed. An object whose
  * epoch is below one already replayed is also skipped, defensively.
+ *
+ * A gap is not always a crash, though: an object deleted out of the middle
+ * of the log looks the same to the walk. `explainGap` tells them apart from
+ * what lies beyond the gap (see its rule), and the loaders refuse to open a
+ * store whose objects no manifest explains (`checkExplained`).
  */
 import { StoreCorruptedError, StoreUnavailableError } from "../errors.js";
 import { compareKeys } from "../store/keys.js";
 import type { ObjectStore } from "../store/object-store.js";
-import { manifestKey, parseNumberedKey, walKey } from "./layout.js";
+import { WAL_FENCE_JUMP, manifestKey, parseNumberedKey, parseSegmentKey, walKey } from "./layout.js";
 import { decodeManifest, emptyManifest, segmentRuns, type Manifest, type SegmentRef } from "./manifest.js";
 import type { RetryPolicy } from "./retry.js";
 import { readSegment } from "./segment-format.js";
-import { newSortedMap, sortedMapFromSorted, type DeltaMap, type SortedMap } from "./sorted-map.js";
-import { forEachLimit, getWithRetries, listKeys } from "./store-ops.js";
+import { deltaOverflows, newSortedMap, sortedMapFromSorted, type DeltaMap, type SortedMap } from "./sorted-map.js";
+import { firstKey, forEachLimit, getWithRetries, listKeys } from "./store-ops.js";
 import { decodeWal, type WalObject } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
 
@@ -61,7 +66,11 @@ interface SegmentPart {
  * replaced the manifest. Within a run, key ranges must be disjoint and
  * ascending (see manifest.ts).
  */
-export async function loadSegments(ctx: StoreContext, manifest: Manifest): Promise<SortedMap | undefined> {
+export async function loadSegments(
+  ctx: StoreContext,
+  manifest: Manifest,
+  onMissing: (key: string) => void = () => {},
+): Promise<SortedMap | undefined> {
   let missing = false;
   const parts: SegmentPart[] = [];
   await forEachLimit(manifest.segments, 4, async (seg, i) => {
@@ -69,6 +78,7 @@ export async function loadSegments(ctx: StoreContext, manifest: Manifest): Promi
     const key = ctx.prefix + seg.name;
     const bytes = await getWithRetries(ctx.store, key, ctx.retry);
     if (bytes === null) {
+      if (!missing) onMissing(key);
       missing = true;
       return;
     }
@@ -126,11 +136,15 @@ export interface WalWalk {
   maxEpoch: number;
   /** Fence markers passed. */
   fences: number[];
-  /** Objects and bytes replayed. */
+  /** Objects and bytes replayed (fences included). */
   objects: number;
+  /** Objects of committed batches replayed (fences not included). */
+  replayed: number;
   bytes: number;
   /** A listed object was gone when read (a checkpoint deleted it). */
   vanished: boolean;
+  /** The highest sequence number listed past the gap the walk stopped at; -1 when none. */
+  beyond: number;
 }
 
 /**
@@ -153,10 +167,14 @@ export async function walkWal(ctx: StoreContext, walk: WalWalk, apply: (ops: Bat
     }
     return fetches[i]!;
   };
+  walk = { ...walk, beyond: -1 };
   for (let i = 0; i < seqs.length; i++) {
     const seq = seqs[i]!;
     if (seq < walk.pos) continue; // inside a fence's skipped range
-    if (seq > walk.pos) break; // a gap: nothing after it was acknowledged
+    if (seq > walk.pos) {
+      // A gap: see explainGap for what may lie beyond it.
+      return { ...walk, beyond: seqs[seqs.length - 1]! };
+    }
     const bytes = await fetch(i);
     if (bytes === null) return { ...walk, vanished: true };
     const key = walKey(ctx.prefix, seq);
@@ -164,6 +182,95 @@ export async function walkWal(ctx: StoreContext, walk: WalWalk, apply: (ops: Bat
     walk = applyWalObject(walk, obj, bytes.byteLength, apply);
   }
   return walk;
+}
+
+/**
+ * Why the gap a walk stopped at cannot be the in-flight window of a crashed
+ * writer, or undefined when it can be (or there is nothing beyond it).
+ *
+ * The rule: a writer issues a put for sequence s only while s is within
+ * `WAL_FENCE_JUMP - 1` of its durable watermark, and the watermark never
+ * passes a missing object; so objects that a crash leaves past a gap at g
+ * all lie below g + WAL_FENCE_JUMP - 1, and each records a watermark below g
+ * (wal-format.ts). An object farther out, or one whose watermark reaches g,
+ * was written after g was stored: g was deleted. (A checkpoint deletes WAL
+ * objects too, but only below the `walNext` of a newer manifest; callers
+ * rule that out before treating the answer as corruption.) `"vanished"`:
+ * the object beyond was deleted while being read.
+ */
+export async function explainGap(ctx: StoreContext, walk: WalWalk): Promise<string | "vanished" | undefined> {
+  const gap = walk.pos;
+  const last = walk.beyond;
+  if (last < 0) return undefined;
+  if (last >= gap + WAL_FENCE_JUMP - 1) {
+    return `WAL object ${last} exists ${last - gap} sequence numbers past it, farther than any writer puts ahead of its durable log`;
+  }
+  const key = walKey(ctx.prefix, last);
+  const bytes = await getWithRetries(ctx.store, key, ctx.retry);
+  if (bytes === null) return "vanished";
+  const obj = decodeWal(key, bytes, last);
+  if (obj.watermark >= gap) {
+    return `WAL object ${last} was written when every object up to ${obj.watermark} was stored`;
+  }
+  return undefined;
+}
+
+/**
+ * Why the objects of the store are not explained by `base` (the newest
+ * manifest found), or undefined when they are: WAL objects or segments
+ * written by a writer epoch newer than any manifest records (a writer
+ * publishes its manifest before writing anything), or any WAL object or
+ * segment while no manifest exists at all. `segments` also lists the
+ * segment objects to check their epochs (a writer's open does; readers
+ * skip that listing). Returns the key of the unexplained object with why.
+ */
+export async function findUnexplained(
+  ctx: StoreContext,
+  base: Manifest,
+  walk: WalWalk,
+  segments: boolean,
+): Promise<{ key: string; detail: string } | undefined> {
+  if (base.id === 0) {
+    for (const dir of ["wal/", "seg/"]) {
+      const key = await firstKey(ctx.store, ctx.prefix + dir, ctx.retry);
+      if (key !== undefined) return { key, detail: "it exists, but no manifest does: every manifest of this store was deleted" };
+    }
+    return undefined;
+  }
+  if (walk.maxEpoch > base.epoch) {
+    return {
+      key: manifestKey(ctx.prefix, base.id + 1),
+      detail: `it is missing: WAL objects of writer epoch ${walk.maxEpoch} exist, but the newest manifest (${base.id}) has epoch ${base.epoch}`,
+    };
+  }
+  if (!segments) return undefined;
+  // Segments are named by writer epoch and a per-writer counter, so names order by age.
+  type Name = { epoch: number; n: number };
+  const newer = (a: Name, b: Name) => a.epoch > b.epoch || (a.epoch === b.epoch && a.n > b.n);
+  const live = new Set(base.segments.map((s) => ctx.prefix + s.name));
+  let newestLive: Name = { epoch: -1, n: -1 };
+  for (const key of live) {
+    const parsed = parseSegmentKey(ctx.prefix, key);
+    if (parsed !== undefined && newer(parsed, newestLive)) newestLive = parsed;
+  }
+  for (const key of await listKeys(ctx.store, `${ctx.prefix}seg/`, ctx.retry)) {
+    const parsed = parseSegmentKey(ctx.prefix, key);
+    if (parsed === undefined) continue;
+    if (parsed.epoch > base.epoch) {
+      return { key, detail: `it was written by writer epoch ${parsed.epoch}, but the newest manifest (${base.id}) has epoch ${base.epoch}: a newer manifest is missing` };
+    }
+    // An unlisted segment newer than the manifest's is a checkpoint that
+    // crashed before publishing (the WAL it covered is still there: its
+    // deletion follows publishing, the first object first; see
+    // collectGarbage) or one whose manifest was deleted (that WAL is gone).
+    if (!live.has(key) && newer(parsed, newestLive) && walk.replayed === 0) {
+      return {
+        key,
+        detail: `no manifest lists it, it is newer than every segment manifest ${base.id} (the newest) lists, and the WAL that manifest replays from (sequence ${base.walNext}) is gone: the manifest that listed it was deleted`,
+      };
+    }
+  }
+  return undefined;
 }
 
 /** Advances a walk over one verified WAL object. */
@@ -175,6 +282,7 @@ export function applyWalObject(walk: WalWalk, obj: WalObject, size: number, appl
     next.pos = obj.resumeAt;
     return next;
   }
+  next.replayed++;
   if (obj.epoch >= walk.maxEpoch) {
     for (const ops of obj.batches) apply(ops);
     next.maxEpoch = obj.epoch;
@@ -185,7 +293,7 @@ export function applyWalObject(walk: WalWalk, obj: WalObject, size: number, appl
 
 /** A walk that has read nothing yet and starts at sequence `pos`. */
 export function newWalk(pos: number): WalWalk {
-  return { pos, maxEpoch: 0, fences: [], objects: 0, bytes: 0, vanished: false };
+  return { pos, maxEpoch: 0, fences: [], objects: 0, replayed: 0, bytes: 0, vanished: false, beyond: -1 };
 }
 
 /**
@@ -202,4 +310,74 @@ export function applyOps(tree: SortedMap, ops: readonly BatchOp[], delta?: Delta
       delta?.set(op.key, null);
     }
   }
+}
+
+/** A state loaded from a store: the manifest it starts from, the tree, and how far the WAL replay got. */
+export interface LoadedState {
+  manifest: Manifest;
+  tree: SortedMap;
+  walk: WalWalk;
+  /** The changes the WAL replay made (when asked for; undefined once too many to track). */
+  delta: DeltaMap | undefined;
+}
+
+/** What `loadState` checks and records besides loading. */
+export interface LoadOptions {
+  /** Record the WAL replay's changes in `delta` (a writer's next incremental checkpoint needs them). */
+  trackDelta: boolean;
+  /** Also list segments to check that none is newer than the manifest (a writer's open). */
+  checkSegments: boolean;
+}
+
+/**
+ * Loads the newest manifest, its segments and the WAL after it, and checks
+ * that the result is the whole durable state: no object missing from the
+ * middle of the log (`explainGap`), no data that no manifest explains
+ * (`findUnexplained`), no segment the manifest lists missing. Each of those
+ * can also be a checkpoint running meanwhile (it deletes what a newer
+ * manifest covers), so each is first checked against the manifest listing:
+ * when a newer manifest exists, this resolves to undefined and the caller
+ * starts over; otherwise it throws `StoreCorruptedError` naming the object.
+ * The same check runs after a clean walk, so a checkpoint that deleted WAL
+ * objects before they were listed is never mistaken for the end of the log.
+ */
+export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<LoadedState | undefined> {
+  const manifest = (await readNewestManifest(ctx))!;
+  const newerExists = async (): Promise<Manifest | undefined> => readNewestManifest(ctx, manifest.id);
+  let missingSegment = "";
+  const tree = await loadSegments(ctx, manifest, (key) => (missingSegment = key));
+  if (tree === undefined) {
+    if (await newerExists()) return undefined;
+    throw new StoreCorruptedError(missingSegment, `it is missing, but manifest ${manifest.id} (the newest) lists it`);
+  }
+  let delta: DeltaMap | undefined = opts.trackDelta ? new Map() : undefined;
+  const walk = await walkWal(ctx, newWalk(manifest.walNext), (ops) => {
+    applyOps(tree, ops, delta);
+    if (delta !== undefined && deltaOverflows(delta, tree.size)) delta = undefined;
+  });
+  if (walk.vanished) return undefined;
+  const gap = await explainGap(ctx, walk);
+  if (gap === "vanished") return undefined;
+  if (gap !== undefined) {
+    if (await newerExists()) return undefined;
+    throw missingWalError(ctx, walk.pos, gap);
+  }
+  const unexplained = await findUnexplained(ctx, manifest, walk, opts.checkSegments);
+  if (unexplained !== undefined) {
+    if (await newerExists()) return undefined;
+    throw new StoreCorruptedError(unexplained.key, unexplained.detail);
+  }
+  // A checkpoint publishes before it deletes: a manifest listing taken after
+  // the WAL listing shows any checkpoint that removed WAL objects we needed.
+  const newer = await newerExists();
+  if (newer !== undefined && newer.walNext > walk.pos) return undefined;
+  return { manifest, tree, walk, delta: opts.trackDelta ? delta : undefined };
+}
+
+/** The refusal for a WAL object deleted from the middle of the log. */
+export function missingWalError(ctx: StoreContext, seq: number, why: string): StoreCorruptedError {
+  return new StoreCorruptedError(
+    walKey(ctx.prefix, seq),
+    `WAL sequence ${seq} is missing from the middle of the log (${why}); the commits in it were acknowledged, so opening would lose them and everything after`,
+  );
 }

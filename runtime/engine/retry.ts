@@ -1,7 +1,11 @@
 /**
- * @module Bounded retries with exponential backoff for object-store calls.
+ * @module The engine's retry policy for object-store calls: every store call
+ * the engine makes goes through `withRetries` (see store-ops.ts), which runs
+ * the store layer's one backoff loop and retries everything but permanent
+ * errors.
  */
 import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
+import { retryWithBackoff } from "../store/retry.js";
 
 /** How the engine retries transient store failures (exported as `EngineRetryOptions`). */
 export interface RetryPolicy {
@@ -19,11 +23,10 @@ function isPermanent(err: unknown): boolean {
   return err instanceof TaqubaError && !err.retryable;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /**
  * Runs `op` until it succeeds, fails permanently, `stop()` says to give up,
- * or the attempts run out; the last failure is rethrown as
+ * or the attempts run out (the store layer's one backoff loop,
+ * `retryWithBackoff`); the last failure is rethrown as
  * `StoreUnavailableError` naming the operation and key.
  */
 export async function withRetries<T>(
@@ -33,24 +36,11 @@ export async function withRetries<T>(
   op: () => Promise<T>,
   stop: () => boolean = () => false,
 ): Promise<T> {
-  const attempts = Math.max(1, policy.attempts ?? 8);
-  const base = policy.baseDelayMs ?? 20;
-  const max = policy.maxDelayMs ?? 1000;
-  let lastErr: unknown;
-  for (let i = 0; i < attempts; i++) {
-    if (i > 0) {
-      if (stop()) break;
-      const delay = Math.min(max, base * 2 ** (i - 1));
-      await sleep(delay / 2 + Math.random() * (delay / 2));
-      if (stop()) break;
-    }
-    try {
-      return await op();
-    } catch (err) {
-      if (isPermanent(err)) throw err;
-      lastErr = err;
-    }
+  const backoff = { attempts: policy.attempts ?? 8, baseDelayMs: policy.baseDelayMs ?? 20, maxDelayMs: policy.maxDelayMs ?? 1000 };
+  try {
+    return await retryWithBackoff(backoff, (err) => !isPermanent(err), op, stop);
+  } catch (err) {
+    if (isPermanent(err) || err instanceof StoreUnavailableError) throw err;
+    throw new StoreUnavailableError(operation, key, err ?? new Error("gave up before trying"));
   }
-  if (lastErr instanceof StoreUnavailableError) throw lastErr;
-  throw new StoreUnavailableError(operation, key, lastErr ?? new Error("gave up before trying"));
 }

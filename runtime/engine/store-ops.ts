@@ -53,6 +53,14 @@ export async function listKeys(store: ObjectStore, prefix: string, policy: Retry
   });
 }
 
+/** The first key under `prefix`, or undefined when there is none; reads one page at most. */
+export async function firstKey(store: ObjectStore, prefix: string, policy: RetryPolicy): Promise<string | undefined> {
+  return withRetries(policy, "list", prefix, async () => {
+    for await (const o of store.list(prefix)) return o.key;
+    return undefined;
+  });
+}
+
 /** Runs `fn` over `items` with at most `limit` calls at once; rejects with the first failure. */
 export async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
   let next = 0;

@@ -11,10 +11,17 @@
  *  8  u64 writer epoch
  * 16  u64 sequence number        must match the object's key
  * 24  u32 batch count            (fence: 0)
- * 28  u32 reserved               0
+ * 28  u32 durable distance        seq minus the writer's durable watermark
+ *                                when the object was sealed; 0 = not recorded
  * 32  body                       batches, or (fence) varint resume sequence
  * end u32 CRC-32 of every byte before it
  * ```
+ * The durable watermark is the highest sequence number up to which the log
+ * was contiguous and stored when the object was sealed (a fence records the
+ * sequence right before it: its writer's replay reached it). Recovery uses
+ * it to tell a crash's in-flight gap (nothing past it was acknowledged) from
+ * an object deleted out of the middle of the log (see recovery.ts). Writers
+ * before this field wrote 0 there, and readers that predate it ignore it.
  * A batch is `varint opCount` then per op `u8 tag (0 put, 1 delete)`,
  * `varint keyLen, key UTF-8` and for a put `varint valueLen, value`.
  *
@@ -39,8 +46,17 @@ const TAG_DELETE = 1;
 
 /** A decoded WAL object: committed batches, or a new writer's fence marker. */
 export type WalObject =
-  | { kind: "batches"; epoch: number; seq: number; batches: BatchOp[][] }
-  | { kind: "fence"; epoch: number; seq: number; resumeAt: number };
+  | { kind: "batches"; epoch: number; seq: number; watermark: number; batches: BatchOp[][] }
+  | { kind: "fence"; epoch: number; seq: number; watermark: number; resumeAt: number };
+
+/** The largest distance the header can record; a longer one is recorded as this (a weaker, still true claim). */
+const MAX_DISTANCE = 0xffffffff;
+
+/** The header field for a watermark: how far back from `seq` it lies; 0 when unknown (negative). */
+function distanceField(seq: number, watermark: number): number {
+  if (watermark < 0 || watermark >= seq) return 0;
+  return Math.min(MAX_DISTANCE, seq - watermark);
+}
 
 /**
  * Checks a batch before anything is applied: string keys that are well-formed
@@ -96,20 +112,23 @@ export class WalBuilder {
     this.#batches++;
   }
 
-  /** Fills in the header and checksum; the builder must not be used after. */
-  seal(epoch: number, seq: number): Buffer {
+  /**
+   * Fills in the header and checksum; the builder must not be used after.
+   * `watermark`: the writer's durable sequence number at sealing.
+   */
+  seal(epoch: number, seq: number, watermark = -1): Buffer {
     const w = this.#w;
     w.ensure(TRAILER_BYTES);
     const end = w.pos;
     w.pos += TRAILER_BYTES;
     const buf = w.bytes();
-    writeHeader(buf, KIND_BATCHES, epoch, seq, this.#batches);
+    writeHeader(buf, KIND_BATCHES, epoch, seq, this.#batches, distanceField(seq, watermark));
     buf.writeUInt32LE(crc32(buf.subarray(0, end)), end);
     return buf;
   }
 }
 
-function writeHeader(buf: Buffer, kind: number, epoch: number, seq: number, count: number): void {
+function writeHeader(buf: Buffer, kind: number, epoch: number, seq: number, count: number, distance: number): void {
   buf.writeUInt32LE(MAGIC, 0);
   buf.writeUInt16LE(WAL_FORMAT_VERSION, 4);
   buf[6] = kind;
@@ -117,10 +136,14 @@ function writeHeader(buf: Buffer, kind: number, epoch: number, seq: number, coun
   writeU64(buf, 8, epoch);
   writeU64(buf, 16, seq);
   buf.writeUInt32LE(count, 24);
-  buf.writeUInt32LE(0, 28);
+  buf.writeUInt32LE(distance, 28);
 }
 
-/** The marker a new writer puts at the first free sequence number to fence older writers. */
+/**
+ * The marker a new writer puts at the first free sequence number to fence
+ * older writers. Its watermark is `seq - 1`: the new writer's replay reached
+ * `seq` without a gap.
+ */
 export function encodeFence(epoch: number, seq: number, resumeAt: number): Buffer {
   const w = new ByteWriter(64);
   w.pos = HEADER_BYTES;
@@ -128,7 +151,7 @@ export function encodeFence(epoch: number, seq: number, resumeAt: number): Buffe
   const end = w.pos;
   w.u32(0);
   const buf = w.bytes();
-  writeHeader(buf, KIND_FENCE, epoch, seq, 0);
+  writeHeader(buf, KIND_FENCE, epoch, seq, 0, distanceField(seq, seq - 1));
   buf.writeUInt32LE(crc32(buf.subarray(0, end)), end);
   return buf;
 }
@@ -149,13 +172,15 @@ export function decodeWal(objectKey: string, bytes: Uint8Array, expectedSeq: num
   const epoch = readU64(buf, 8);
   const seq = readU64(buf, 16);
   const count = buf.readUInt32LE(24);
+  const distance = buf.readUInt32LE(28);
+  const watermark = distance === 0 || distance > seq ? -1 : seq - distance;
   if (seq !== expectedSeq) throw new StoreCorruptedError(objectKey, `WAL object claims sequence ${seq} but is stored at ${expectedSeq}`);
   const r = new ByteReader(buf, HEADER_BYTES, end);
   try {
     if (kind === KIND_FENCE) {
       const resumeAt = r.varint();
       if (r.remaining !== 0 || resumeAt <= seq) throw new DecodeError("malformed fence marker");
-      return { kind: "fence", epoch, seq, resumeAt };
+      return { kind: "fence", epoch, seq, watermark, resumeAt };
     }
     if (kind !== KIND_BATCHES) throw new DecodeError(`unknown WAL object kind ${kind}`);
     const batches: BatchOp[][] = [];
@@ -172,7 +197,7 @@ export function decodeWal(objectKey: string, bytes: Uint8Array, expectedSeq: num
       batches.push(ops);
     }
     if (r.remaining !== 0) throw new DecodeError(`${r.remaining} unexpected bytes after the last batch`);
-    return { kind: "batches", epoch, seq, batches };
+    return { kind: "batches", epoch, seq, watermark, batches };
   } catch (err) {
     if (err instanceof DecodeError) throw new StoreCorruptedError(objectKey, `undecodable WAL object: ${err.message}`);
     throw err;

@@ -152,7 +152,7 @@ export class WalWriter {
     this.#flushDue = false;
     this.#open = undefined;
     const seq = this.#nextSeq++;
-    const bytes = open.seal(this.#epoch, seq);
+    const bytes = open.seal(this.#epoch, seq, this.#durableSeq);
     this.#lastSize = Math.min(this.#opts.maxWalBytes, Math.max(4096, bytes.length + (bytes.length >> 2)));
     const sealed: Sealed = { seq, bytes, landed: false };
     if (this.#openWaiter) sealed.waiter = this.#openWaiter;

@@ -25,6 +25,7 @@ import { decodeMap } from "../workflow/records/records.js";
 import { encodeValue, fromUtf8, sha256Hex, utf8 } from "../workflow/records/codec.js";
 import { RunId } from "../workflow/runs/run-id.js";
 import { canonicalJson } from "../contract/canonical-json.js";
+import { jsonErrorText } from "../redact.js";
 
 export const JOB_RESULTS_PREFIX = "jobs/results/";
 export const JOB_DEDUP_PREFIX = "jobs/dedup/";
@@ -52,7 +53,7 @@ export function decodeJobPayload(bytes: Uint8Array): { job: string; input: unkno
   try {
     v = JSON.parse(fromUtf8(bytes));
   } catch (e) {
-    throw new ValidationError(`the job payload is not JSON: ${e instanceof Error ? e.message : String(e)}`);
+    throw new ValidationError(`the job payload is not JSON: ${jsonErrorText(e)}`);
   }
   if (v === null || typeof v !== "object" || typeof (v as { job?: unknown }).job !== "string") {
     throw new ValidationError("the job payload names no job; submit jobs through JobRunner.submit");

@@ -3,7 +3,7 @@
  * `job-definition.ts` plus the workflow delivery, the runner's registered
  * state and `submit` for child jobs.
  */
-import { TaqubaError } from "../errors.js";
+import { TaqubaError, ValidationError } from "../errors.js";
 import type { Delivery } from "../workflow/steps/delivery.js";
 import { JobFailure, type HeaderValues, type JobContext, type JobDefinition, type JobSubmitOptions, type JobSubmitter } from "../contract/job-definition.js";
 import type { RunnerJobHandle } from "./job-handle.js";
@@ -79,7 +79,7 @@ const RUNNER_CONTEXT = Symbol("taquba.runnerJobContext");
  * Throws when `ctx` was not made by a `JobRunner` (a hand-built test context).
  */
 export function jobContext<Headers extends HeaderValues, Err>(ctx: JobContext<Headers, Err>): RunnerJobContext<Headers, Err> {
-  if ((ctx as { [RUNNER_CONTEXT]?: unknown })[RUNNER_CONTEXT] !== true) throw new TypeError("this JobContext was not made by a JobRunner, so it has no delivery, state or submit");
+  if ((ctx as { [RUNNER_CONTEXT]?: unknown })[RUNNER_CONTEXT] !== true) throw new ValidationError("this JobContext was not made by a JobRunner, so it has no delivery, state or submit");
   return ctx as RunnerJobContext<Headers, Err>;
 }
 

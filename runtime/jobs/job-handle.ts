@@ -38,14 +38,20 @@ export class RunnerJobHandle<Output, Err> implements JobHandle<Output, Err> {
         const r = await this.#reader.outcome<Output, Err>(this.jobId);
         if (r === "unknown") throw new JobNotFoundError(this.jobId);
         if (r !== "active") return r;
+        if (wait.closedError !== undefined) throw wait.closedError;
         await wait.promise;
+        if (wait.closedError !== undefined) throw wait.closedError;
       } finally {
         wait.dispose();
       }
     }
   }
 
-  /** Waits for the job to end and reports how it ended. Throws `JobNotFoundError` for a job with no record. */
+  /**
+   * Waits for the job to end and reports how it ended. Throws
+   * `JobNotFoundError` for a job with no record, and `ClosedError` (its
+   * `cause` says why) when the queue closes or its engine fails first.
+   */
   async result(): Promise<JobOutcome<Output, Err>> {
     return (await this.#resolved()).outcome;
   }

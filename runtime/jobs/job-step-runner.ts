@@ -10,12 +10,12 @@
  * the step's terminating settlement: the record exists exactly when the
  * job's termination committed. Handler errors: a `JobFailure` (`ctx.fail`)
  * ends the job as failed with its typed error and is never retried; a
- * `StepError` keeps its kind; a `PermanentError` or `ValidationError` is
- * permanent; anything else is transient (retried up to the attempt limit).
+ * `StepError` keeps its kind; any other error is permanent when it is a
+ * `TaqubaError` that is not `retryable` (`PermanentError`, `ValidationError`),
+ * else transient (retried up to the attempt limit): `StepError.kindOf`.
  */
 import type { TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
-import { PermanentError } from "../queue/errors.js";
 import { MAX_KV_VALUE_SIZE } from "../queue/names.js";
 import type { Step, StepRunner } from "../workflow/steps/delivery.js";
 import { StepOutcome } from "../workflow/steps/step-outcome.js";
@@ -35,7 +35,7 @@ export interface Registration {
   readonly handler: JobHandler<unknown, unknown, unknown, never>;
 }
 
-function invalid(what: string, issues: readonly ValidationIssue[]): StepError {
+function invalidValueError(what: string, issues: readonly ValidationIssue[]): StepError {
   return StepError.permanent(new ValidationError(`${what} is invalid; fix the handler or the submitter`, issues.map(formatIssue)));
 }
 
@@ -46,7 +46,7 @@ export interface StagedRetention {
 }
 
 /** Stages the result record of step queue `q` (and its retention marker); an oversized record fails the job permanently instead of being dropped. */
-function stage(step: Step, q: string, record: JobResultRecord, retention: StagedRetention | undefined): void {
+function stageResultRecord(step: Step, q: string, record: JobResultRecord, retention: StagedRetention | undefined): void {
   const bytes = encodeJobResult(record);
   if (bytes.byteLength > MAX_KV_VALUE_SIZE) {
     throw StepError.permanent(
@@ -137,7 +137,7 @@ export class JobStepRunner implements StepRunner {
     if (reg === undefined) throw StepError.permanent(new Error(`no handler is registered for job "${env.job}" on this runtime; register it before build()`));
     const def = reg.definition;
     const inputIssues = def.input.validate(env.input);
-    if (inputIssues.length > 0) throw invalid(`${def.input.name}`, inputIssues);
+    if (inputIssues.length > 0) throw invalidValueError(`${def.input.name}`, inputIssues);
     // The result record is scoped by the runtime's step queue, which only an attached runner names. Until
     // one is attached (a worker started before `JobRunner.over`), retry rather than store it unscoped.
     const binding = this.#binding;
@@ -156,19 +156,17 @@ export class JobStepRunner implements StepRunner {
           throw StepError.permanent(new ValidationError(`job "${def.name}" declares no error type, so it cannot fail with a typed error; declare one or throw instead`));
         }
         const issues = errValidator.validate(e.error);
-        if (issues.length > 0) throw invalid(errValidator.name, issues);
+        if (issues.length > 0) throw invalidValueError(errValidator.name, issues);
         const error = canonicalJson(e.error);
-        stage(step, q, { incarnation, status: "failed", error, message: e.message }, retention);
+        stageResultRecord(step, q, { incarnation, status: "failed", error, message: e.message }, retention);
         return StepOutcome.fail(error);
       }
-      if (e instanceof StepError) throw e;
-      if (e instanceof PermanentError || e instanceof ValidationError || e instanceof JobsNotAttachedError) throw StepError.permanent(e);
-      throw StepError.transient(e);
+      throw StepError.from(e);
     }
     const outIssues = def.output.validate(output);
-    if (outIssues.length > 0) throw invalid(def.output.name, outIssues);
+    if (outIssues.length > 0) throw invalidValueError(def.output.name, outIssues);
     const json = canonicalJson(output);
-    stage(step, q, { incarnation, status: "succeeded", output: json }, retention);
+    stageResultRecord(step, q, { incarnation, status: "succeeded", output: json }, retention);
     return StepOutcome.succeed(utf8(json));
   }
 }

@@ -2,6 +2,7 @@
  * @module Submit-side checks of typed jobs, shared by `JobRunner.submit` and
  * `JobGroup.submit`: everything is validated before anything is written.
  */
+import { validateInstant } from "../time-bounds.js";
 import { ValidationError } from "../errors.js";
 import { isWellFormed } from "../queue/names.js";
 import { utf8 } from "../workflow/records/codec.js";
@@ -42,7 +43,7 @@ export function prepareRunOptions(def: AnyDefinition, options: JobSubmitOptions<
   const headers: Record<string, string> = { ...(o.headers ?? {}) };
   def.headers.validator.assert(headers);
   if (o.priority !== undefined && !Number.isInteger(o.priority)) throw new ValidationError(`priority must be an integer, got ${o.priority}`);
-  if (o.runAt !== undefined && !Number.isFinite(o.runAt)) throw new ValidationError(`runAt must be an instant in ms, got ${o.runAt}`);
+  if (o.runAt !== undefined) validateInstant("runAt", o.runAt);
   if (o.maxAttempts !== undefined) positiveInt("maxAttempts", o.maxAttempts);
   if (o.idempotencyKey !== undefined && (typeof o.idempotencyKey !== "string" || o.idempotencyKey.length === 0 || !isWellFormed(o.idempotencyKey) || utf8(o.idempotencyKey).byteLength > 512)) {
     throw new ValidationError(`idempotencyKey must be 1 to 512 bytes of well-formed text, got ${JSON.stringify(o.idempotencyKey)}`);

@@ -18,6 +18,7 @@
  */
 import type { TimedClock } from "../clock.js";
 import type { RunEvents } from "../workflow/runs/run-events.js";
+import { NO_WORKER_WARNING_MS } from "../workflow/workflow-runtime.js";
 
 /** Runs re-read per fallback poll. */
 export const FALLBACK_BATCH = 64;
@@ -31,6 +32,8 @@ interface Entry {
 export interface JobWait {
   readonly promise: Promise<void>;
   dispose(): void;
+  /** Set once the queue closed or its engine failed: the wait is over for good, settle with this error. */
+  readonly closedError: Error | undefined;
 }
 
 /** The waits of one runner's job handles (see the module comment); `runner.waits`. */
@@ -43,10 +46,22 @@ export class JobWaits {
   /** Insertion order is the fallback's check order: a checked run moves to the back. */
   readonly #waiting = new Map<string, Entry>();
   #poller: AbortController | undefined;
+  /** Since when some wait has been registered without a break (the poller's start), on the runner's clock. */
+  #busySince = 0;
   /** Runs re-read by the fallback poll so far (for tests and benchmarks). */
   fallbackReads = 0;
 
-  constructor(events: RunEvents, clock: TimedClock, pollIntervalMs: number, isActive: (runId: string) => Promise<boolean>) {
+  /** Called at each poll while a wait is older than `NO_WORKER_WARNING_MS` (the runtime warns once when no worker runs). */
+  readonly #onLongWait: () => void;
+
+  constructor(
+    events: RunEvents,
+    clock: TimedClock,
+    pollIntervalMs: number,
+    isActive: (runId: string) => Promise<boolean>,
+    onLongWait: () => void = () => undefined,
+  ) {
+    this.#onLongWait = onLongWait;
     this.#events = events;
     this.#clock = clock;
     this.#pollIntervalMs = pollIntervalMs;
@@ -76,8 +91,12 @@ export class JobWaits {
     entry.wakers.add(waker);
     this.#ensurePoller();
     const e = entry;
+    const events = this.#events;
     return {
       promise,
+      get closedError() {
+        return events.closedError;
+      },
       dispose: () => {
         e.wakers.delete(waker);
         if (e.wakers.size === 0 && this.#waiting.get(runId) === e) {
@@ -103,6 +122,7 @@ export class JobWaits {
     if (this.#poller !== undefined) return;
     const stop = new AbortController();
     this.#poller = stop;
+    this.#busySince = this.#clock.now();
     void this.#pollLoop(stop.signal);
   }
 
@@ -119,6 +139,7 @@ export class JobWaits {
       } catch {
         return;
       }
+      if (clock.now() - this.#busySince >= NO_WORKER_WARNING_MS) this.#onLongWait();
       const batch: Array<[string, Entry]> = [];
       for (const item of this.#waiting) {
         if (batch.length >= FALLBACK_BATCH) break;

@@ -4,7 +4,7 @@
  * token) and the stored record inside its transaction, so a settlement of
  * a lost claim applies nothing.
  */
-import { ValidationError } from "../errors.js";
+import { StoreCorruptedError, ValidationError } from "../errors.js";
 import { makeClaimedJob, ticketOf } from "./claimed-job.js";
 import type { SettlementEffects } from "./effects.js";
 import type { DeadLetteredEvent } from "./config.js";
@@ -15,7 +15,7 @@ import { validateMillis, validatePositiveInt, validateQueueName } from "./names.
 import type { Finish } from "./notifier.js";
 import type { QueueCore } from "./queue-core.js";
 import type { JobRecord } from "./record.js";
-import { claimJob, completeJob, failJob, killJob, readJob, recordAttempt, writeJob, type TransitionContext } from "./transitions.js";
+import { claimJob, completeJob, failJob, killJob, readJob, recordAttempt, requeueJob, writeJob, type TransitionContext } from "./transitions.js";
 import { Txn } from "./txn.js";
 import type { ClaimedJob, EnqueueOutcome, NackOptions, NackOutcome } from "./types.js";
 
@@ -27,6 +27,7 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   validatePositiveInt("claimBatch max", max);
   const lease = leaseMs ?? core.configs.get(queueName).leaseMs;
   validatePositiveInt("leaseMs", lease);
+  validateMillis("leaseMs", lease);
   const now = core.clock.now();
   const txn = new Txn(core.engine);
   const claimed: [JobRecord, LeaseEntry][] = [];
@@ -42,20 +43,27 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   // A job is handed out only once the write that made it claimable is
   // durable; the payload reads overlap that wait.
   const durable = core.claimableDurable(claimed.map(([r]) => r.id));
-  const fetching = Promise.allSettled(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef))));
+  const fetching = Promise.allSettled(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef, r.payloadSize))));
   if (durable !== undefined) await durable;
   const fetched = await fetching;
-  // A missing payload object never comes back: dead-letter that job. Any
-  // other failure (the store is unreachable) may pass: put the whole batch
-  // back and report it.
-  const missing = claimed.filter((_, i) => {
-    const f = fetched[i]!;
-    return f.status === "rejected" && f.reason instanceof PayloadMissingError;
-  });
-  if (missing.length > 0) killMissing(core, missing);
-  const failure = fetched.find((f) => f.status === "rejected" && !(f.reason instanceof PayloadMissingError));
+  // A missing or corrupted payload object never heals: dead-letter that job.
+  // Any other failure (the store is unreachable) may pass: put the whole
+  // batch back and report it.
+  const unreadable = (f: PromiseSettledResult<unknown>) =>
+    f.status === "rejected" && (f.reason instanceof PayloadMissingError || f.reason instanceof StoreCorruptedError);
+  const missing = claimed.filter((_, i) => unreadable(fetched[i]!));
+  if (missing.length > 0)
+    killMissing(
+      core,
+      missing,
+      claimed.map(([r], i) => [r.id, fetched[i]!] as const),
+    );
+  const failure = fetched.find((f) => f.status === "rejected" && !unreadable(f));
   if (failure !== undefined) {
-    release(core, claimed.filter(([r]) => !missing.some(([m]) => m.id === r.id)).map(([r, e]) => [r.id, e.token]));
+    release(
+      core,
+      claimed.filter(([r]) => !missing.some(([m]) => m.id === r.id)).map(([r, e]) => [r.id, e.token]),
+    );
     throw (failure as PromiseRejectedResult).reason;
   }
   const out: ClaimedJob[] = [];
@@ -66,8 +74,9 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   return out;
 }
 
-/** Dead-letters claimed jobs whose payload object is gone, and tells the dead-letter listeners. */
-function killMissing(core: QueueCore, claims: [JobRecord, LeaseEntry][]): void {
+/** Dead-letters claimed jobs whose payload object is gone or corrupted, and tells the dead-letter listeners. */
+function killMissing(core: QueueCore, claims: [JobRecord, LeaseEntry][], fetched: ReadonlyArray<readonly [string, PromiseSettledResult<unknown>]>): void {
+  const corrupted = new Set(fetched.filter(([, f]) => f.status === "rejected" && f.reason instanceof StoreCorruptedError).map(([id]) => id));
   if (core.isClosed) return;
   const txn = new Txn(core.engine);
   const ctx = core.ctx();
@@ -77,10 +86,11 @@ function killMissing(core: QueueCore, claims: [JobRecord, LeaseEntry][]): void {
     core.leases.remove(claimedRecord.id);
     const r = readJob(txn, claimedRecord.id);
     if (r === undefined || r.state !== "claimed") continue;
-    const error = `payload object ${r.payloadRef ?? ""} is missing`;
+    const bad = corrupted.has(r.id);
+    const error = `payload object ${r.payloadRef ?? ""} is ${bad ? "corrupted (checksum mismatch)" : "missing"}`;
     recordAttempt(txn, r, ctx.now, "dead_lettered", error);
     killJob(txn, ctx, r, error);
-    events.push({ jobId: r.id, queueName: r.queue, reason: "payload_missing", lastError: error });
+    events.push({ jobId: r.id, queueName: r.queue, reason: bad ? "payload_corrupted" : "payload_missing", lastError: error });
   }
   core.commit(txn, true).then(
     () => {
@@ -172,21 +182,26 @@ export async function ack(core: QueueCore, job: ClaimedJob, effects?: Settlement
   return res.enqueued;
 }
 
-export async function nack(
-  core: QueueCore,
-  job: ClaimedJob,
-  error: string,
-  effects?: SettlementEffects,
-  opts: NackOptions = {},
-): Promise<NackOutcome> {
+export async function nack(core: QueueCore, job: ClaimedJob, error: string, effects?: SettlementEffects, opts: NackOptions = {}): Promise<NackOutcome> {
   const message = String(error);
   const retryAfterMs = validateRetryAfter(opts.retryAfterMs);
+  if (opts.countAttempt === false) return nackUncounted(core, job, message, retryAfterMs);
   const res = await settle(core, job, effects, (txn, ctx, r) => {
     const { record, dead } = failJob(txn, ctx, r, message, retryAfterMs);
     recordAttempt(txn, r, ctx.now, dead ? "dead_lettered" : "retried", message);
     return dead ? { record, applyEffects: true, finish: { kind: "dead" } } : { record, applyEffects: false };
   });
   if (res.record?.state === "dead") return { kind: "dead", enqueued: res.enqueued };
+  return { kind: "retried", runAt: res.record?.runAt ?? core.clock.now() };
+}
+
+/** A nack that gives the attempt back: the job returns to pending (or scheduled), never dead. No effects apply. */
+async function nackUncounted(core: QueueCore, job: ClaimedJob, message: string, retryAfterMs: number): Promise<NackOutcome> {
+  const res = await settle(core, job, undefined, (txn, ctx, r) => {
+    recordAttempt(txn, r, ctx.now, "retried", message);
+    const back = { ...r, attempts: Math.max(0, r.attempts - 1) };
+    return { record: requeueJob(txn, back, retryAfterMs > 0 ? ctx.now + retryAfterMs : undefined, message), applyEffects: false };
+  });
   return { kind: "retried", runAt: res.record?.runAt ?? core.clock.now() };
 }
 

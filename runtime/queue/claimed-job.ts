@@ -5,6 +5,7 @@
  * can read, so a job obtained any other way (a view, a copy) cannot settle.
  */
 import type { TimedClock } from "../clock.js";
+import { validateDelay } from "../time-bounds.js";
 import { CancelRequestedError, ClaimLostError } from "./errors.js";
 import type { LeaseEntry, LeaseRegistry } from "./lease-registry.js";
 import type { JobRecord } from "./record.js";
@@ -47,7 +48,8 @@ class Lease implements LeaseHandle {
     const e = this.registry.holds(this.id, this.token);
     if (e === undefined) throw new ClaimLostError(this.id, "its lease ended before it was extended");
     if (e.cancel.signal.aborted) throw new CancelRequestedError(this.id);
-    this.registry.extend(e, this.clock.now() + Math.max(0, ms) + LEASE_MARGIN_MS);
+    validateDelay("ensureAtLeast's lease extension", ms);
+    this.registry.extend(e, this.clock.now() + ms + LEASE_MARGIN_MS);
     this.#last = e.expiresAt;
   }
 }

@@ -50,12 +50,12 @@ export interface OpenOptions {
 
 /**
  * A job dead-lettered outside any settlement: by the reaper, by recovery on
- * open, or by a claim that found its payload object missing.
+ * open, or by a claim that found its payload object missing or corrupted.
  */
 export interface DeadLetteredEvent {
   jobId: string;
   queueName: string;
-  reason: "lease_expired" | "interrupted" | "payload_missing";
+  reason: "lease_expired" | "interrupted" | "payload_missing" | "payload_corrupted";
   lastError: string;
 }
 
@@ -102,6 +102,7 @@ export function resolveQueueConfig(c: QueueConfig | undefined, base: ResolvedQue
   const out: ResolvedQueueConfig = { ...base, backoff: { ...base.backoff } };
   if (c.leaseMs !== undefined) {
     validatePositiveInt("QueueConfig.leaseMs", c.leaseMs);
+    validateMillis("QueueConfig.leaseMs", c.leaseMs);
     out.leaseMs = c.leaseMs;
   }
   if (c.maxAttempts !== undefined) {
@@ -157,6 +158,6 @@ export class QueueConfigs {
 export function backoffDelay(b: Required<BackoffConfig>, attempts: number): number {
   if (b.baseMs === 0) return 0;
   const exp = Math.max(0, attempts - 1);
-  const d = b.baseMs * Math.pow(b.factor, exp);
+  const d = b.baseMs * b.factor ** exp;
   return Math.min(Number.isFinite(d) ? d : b.maxMs, b.maxMs);
 }

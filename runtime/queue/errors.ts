@@ -46,13 +46,6 @@ export class PayloadMissingError extends TaqubaError {
   }
 }
 
-/** The operation needs the job in another state (for example requeueing a job that is not dead). */
-export class InvalidJobStateError extends TaqubaError {
-  constructor(readonly jobId: string, readonly state: string, wanted: string) {
-    super("INVALID_JOB_STATE", `job ${jobId} is ${state}, but this operation needs it ${wanted}`);
-  }
-}
-
 /**
  * Thrown by a worker to dead-letter its job at once, whatever the attempt
  * count. `effects`, when given, are applied in the dead-letter commit.

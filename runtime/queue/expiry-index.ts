@@ -7,6 +7,7 @@
  * start of the range and stops at the first unexpired entry.
  */
 import { ValidationError } from "../errors.js";
+import { validateInstant } from "../time-bounds.js";
 import type { SettlementEffects } from "./effects.js";
 import { padTime, TIME_WIDTH } from "./keys.js";
 import { validateKvPrefix } from "./names.js";
@@ -50,7 +51,7 @@ export class ExpiryIndex {
 
   /** The KV key of the entry `(expiresAt, suffix)`. */
   key(expiresAt: number, suffix: string): string {
-    if (!Number.isFinite(expiresAt) || expiresAt < 0) throw new ValidationError(`expiresAt must be a non-negative instant in ms, got ${expiresAt}`);
+    validateInstant("expiresAt", expiresAt);
     return this.prefix + padTime(expiresAt) + suffix;
   }
 

@@ -27,13 +27,13 @@ export {
   validateQueueName,
   validateJobId,
 } from "./names.js";
+export { MAX_HEADERS, MAX_HEADER_NAME_BYTES, MAX_HEADERS_BYTES } from "./headers.js";
 export {
   ClaimLostError,
   DuplicateJobIdError,
   KvValueTooLargeError,
   CancelRequestedError,
   PayloadMissingError,
-  InvalidJobStateError,
   PermanentError,
 } from "./errors.js";
 export type {

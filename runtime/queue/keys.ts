@@ -26,13 +26,23 @@
  * keeps FIFO order for caller-chosen ids, which need not sort by time.
  */
 
+import { ValidationError } from "../errors.js";
+
 /** Digits of a padded time: 2^53 has 16. */
 export const TIME_WIDTH = 16;
 const PRIORITY_WIDTH = 10; // 2^32 has 10 digits
 
+/**
+ * A time as 16 zero-padded digits. Anything but a finite number from 0 to
+ * `Number.MAX_SAFE_INTEGER` (16 digits at most) throws: printed as text
+ * ("NaN", "1e+30") it would sort before every real time. The APIs accept
+ * less (see time-bounds.ts); this is the encoding's own limit.
+ */
 export function padTime(ms: number): string {
-  const n = Math.max(0, Math.floor(ms));
-  return n.toString().padStart(TIME_WIDTH, "0");
+  if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0 || ms > Number.MAX_SAFE_INTEGER) {
+    throw new ValidationError(`an index time must be a number of ms from 0 to ${Number.MAX_SAFE_INTEGER}, got ${String(ms)}`);
+  }
+  return Math.floor(ms).toString().padStart(TIME_WIDTH, "0");
 }
 
 export function padPriority(p: number): string {

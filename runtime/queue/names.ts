@@ -3,6 +3,7 @@
  * callers. Checks run before any write, so bad input changes nothing.
  */
 import { ValidationError } from "../errors.js";
+import { validateDelay } from "../time-bounds.js";
 import { validateObjectKey } from "../store/keys.js";
 import { KvValueTooLargeError } from "./errors.js";
 
@@ -102,5 +103,5 @@ export function validatePositiveInt(what: string, n: unknown): asserts n is numb
 
 /** Non-negative duration or instant in milliseconds. */
 export function validateMillis(what: string, n: unknown): asserts n is number {
-  if (typeof n !== "number" || !Number.isFinite(n) || n < 0) throw new ValidationError(`${what} must be a non-negative number of milliseconds, got ${String(n)}`);
+  validateDelay(what, n);
 }

@@ -23,6 +23,10 @@ export class PrefixedStore implements ObjectStore {
     return this.inner.delete(this.prefix + key);
   }
 
+  removeLeftovers(prefix: string): Promise<number> {
+    return this.inner.removeLeftovers?.(this.prefix + prefix) ?? Promise.resolve(0);
+  }
+
   async *list(prefix: string, opts: ListOptions = {}): AsyncIterable<ListedObject> {
     const inner = opts.startAfter === undefined ? {} : { startAfter: this.prefix + opts.startAfter };
     for await (const o of this.inner.list(this.prefix + prefix, inner)) {

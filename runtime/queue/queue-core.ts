@@ -61,6 +61,7 @@ export class QueueCore {
    */
   readonly #claimableAfter = new Map<string, Promise<void>>();
   closed = false;
+  readonly #closedController = new AbortController();
 
   constructor(
     readonly name: string,
@@ -86,6 +87,10 @@ export class QueueCore {
       onError: (err) => console.warn(`taquba queue "${name}": background work failed, retrying in 1 s: ${err instanceof Error ? err.message : String(err)}`),
     };
     this.loop = new MaintenanceLoop(this.host);
+    // A fenced or poisoned engine closes the queue for good: tell the waiters now, with the cause.
+    const engineClosed = engine.closedSignal;
+    if (engineClosed.aborted) this.markClosed(engineClosed.reason);
+    else engineClosed.addEventListener("abort", () => this.markClosed(engineClosed.reason), { once: true });
     const hwm = engine.get(K.SEQ_HIGH_WATER);
     this.#last = hwm === undefined ? "" : new TextDecoder().decode(hwm);
   }
@@ -107,6 +112,17 @@ export class QueueCore {
   ctx(): TransitionContext {
     const now = this.clock.now();
     return { now, config: (q) => this.configs.get(q), newId: () => this.#ulid(now) };
+  }
+
+  /** Aborted, with a `ClosedError` carrying the cause as its reason, when the queue closes or its engine fails. */
+  get closedSignal(): AbortSignal {
+    return this.#closedController.signal;
+  }
+
+  /** Records that the queue can no longer commit: by `close()` (no cause) or an engine failure (`cause`). */
+  markClosed(cause?: unknown): void {
+    if (this.#closedController.signal.aborted) return;
+    this.#closedController.abort(new ClosedError(`queue "${this.name}"`, cause));
   }
 
   get isClosed(): boolean {

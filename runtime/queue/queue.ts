@@ -22,7 +22,7 @@ import * as eq from "./enqueue-ops.js";
 import * as kv from "./kv-ops.js";
 import { recoverClaims } from "./maintenance.js";
 import { validateKvKey, validatePositiveInt, validateQueueName, validateStoreName } from "./names.js";
-import { PayloadStore } from "./payloads.js";
+import { PAYLOAD_PREFIX, PayloadStore } from "./payloads.js";
 import { PrefixedStore } from "./prefixed-store.js";
 import { QueueCore } from "./queue-core.js";
 import * as K from "./keys.js";
@@ -83,6 +83,8 @@ export class Queue {
     const threshold = opts.payloadOffloadBytes === undefined ? DEFAULT_PAYLOAD_OFFLOAD_BYTES : opts.payloadOffloadBytes;
     if (threshold !== null) validatePositiveInt("OpenOptions.payloadOffloadBytes", threshold);
     const root = new PrefixedStore(store, `${name}/`);
+    // Temporary files of payload puts a killed process left (the engine sweeps its own).
+    await root.removeLeftovers(PAYLOAD_PREFIX).catch((err: unknown) => console.warn(`taquba queue "${name}": removing leftover temporary files failed (they only take disk space): ${err instanceof Error ? err.message : String(err)}`));
     const engine = await Engine.open(new PrefixedStore(root, ENGINE_PREFIX), opts.flushIntervalMs === undefined ? {} : { flushIntervalMs: opts.flushIntervalMs });
     const core = new QueueCore(name, engine, new PayloadStore(root, threshold), opts);
     const recovery = recoverClaims(core.host);
@@ -306,6 +308,15 @@ export class Queue {
   }
 
   /**
+   * @internal Aborted when the queue closes or its engine is fenced or
+   * poisoned; `reason` is a `ClosedError` whose `cause` says why (absent
+   * after `close()`). Waiters above the queue settle with it.
+   */
+  get closedSignal(): AbortSignal {
+    return this.#core.closedSignal;
+  }
+
+  /**
    * Stops the background work and closes the engine after everything
    * committed so far is durable. Does not wait for in-flight workers; their
    * later settlements fail with `ClosedError` and the jobs are recovered at
@@ -315,6 +326,7 @@ export class Queue {
     const core = this.#core;
     if (core.closed) return;
     core.closed = true;
+    core.markClosed();
     await core.loop.stop();
     core.work.wakeAll();
     core.leases.clear();

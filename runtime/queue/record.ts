@@ -3,6 +3,7 @@
  * codec. Records are maps with named fields; absent fields are omitted.
  */
 import { Packr } from "msgpackr";
+import { assertPlainMessagePack } from "../engine/plain-messagepack.js";
 import { StoreCorruptedError } from "../errors.js";
 
 /** Where a job is in its life. `done` is stored only with done retention. */
@@ -86,6 +87,7 @@ function asBytes(v: unknown): Uint8Array {
 
 function unpack(key: string, bytes: Uint8Array): unknown {
   try {
+    assertPlainMessagePack(bytes);
     return packr.unpack(bytes);
   } catch (e) {
     throw new StoreCorruptedError(key, `undecodable record: ${e instanceof Error ? e.message : String(e)}`);

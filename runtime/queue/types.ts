@@ -2,7 +2,7 @@
  * @module Public shapes of the queue API: enqueue options and outcomes,
  * claimed jobs, leases, settlement and cancel outcomes, job views.
  */
-import type { AttemptOutcome, JobState } from "./record.js";
+import type { JobState } from "./record.js";
 
 /** Options of one enqueue. */
 export interface EnqueueOptions {
@@ -82,6 +82,14 @@ export interface NackOptions {
    * `Retry-After`, say). The queue's backoff still applies when it is longer.
    */
   retryAfterMs?: number;
+  /**
+   * `false` when the attempt never got to do the work (a store the worker
+   * depends on was unreachable): the job goes back without the attempt
+   * counting against `maxAttempts`, so it is never dead-lettered by this
+   * nack, and retries after `retryAfterMs` (default 0) instead of the
+   * backoff. Default `true`.
+   */
+  countAttempt?: boolean;
 }
 
 /** What `nack` did. */

@@ -3,7 +3,9 @@
  */
 import { ValidationError } from "../errors.js";
 import { validatePriority } from "./config.js";
-import { isWellFormed, validateDedupKey, validateJobId, validateMillis, validatePositiveInt } from "./names.js";
+import { validateInstant } from "../time-bounds.js";
+import { validateHeaders } from "./headers.js";
+import { validateDedupKey, validateJobId, validatePositiveInt } from "./names.js";
 import type { EnqueueOptions } from "./types.js";
 
 /** Throws `ValidationError` naming the first bad field of an enqueue, before anything is written. */
@@ -11,17 +13,9 @@ export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): 
   if (!(payload instanceof Uint8Array)) throw new ValidationError("a job payload must be a Uint8Array");
   if (opts === null || typeof opts !== "object") throw new ValidationError("enqueue options must be an object");
   if (opts.priority !== undefined) validatePriority(opts.priority);
-  if (opts.runAt !== undefined) validateMillis("EnqueueOptions.runAt", opts.runAt);
+  if (opts.runAt !== undefined) validateInstant("EnqueueOptions.runAt", opts.runAt);
   if (opts.dedupKey !== undefined) validateDedupKey(opts.dedupKey);
   if (opts.maxAttempts !== undefined) validatePositiveInt("EnqueueOptions.maxAttempts", opts.maxAttempts);
   if (opts.jobId !== undefined) validateJobId(opts.jobId);
-  if (opts.headers !== undefined) {
-    if (opts.headers === null || typeof opts.headers !== "object" || Array.isArray(opts.headers)) {
-      throw new ValidationError("EnqueueOptions.headers must be an object of string values");
-    }
-    for (const [k, v] of Object.entries(opts.headers)) {
-      if (typeof v !== "string") throw new ValidationError(`header ${JSON.stringify(k)} must be a string, got ${typeof v}`);
-      if (k.length === 0 || !isWellFormed(k) || !isWellFormed(v)) throw new ValidationError(`header ${JSON.stringify(k)} needs a non-empty name, and name and value must be well-formed text`);
-    }
-  }
+  if (opts.headers !== undefined) validateHeaders(opts.headers);
 }

@@ -6,6 +6,7 @@
  * it through the queue's scheduler timer, which announces them), and on
  * shutdown stops claiming and waits for every in-flight job to settle.
  */
+import { MAX_DELAY_MS } from "../time-bounds.js";
 import { ClosedError, TaqubaError } from "../errors.js";
 import { SettlementEffects } from "./effects.js";
 import { PermanentError } from "./errors.js";
@@ -54,7 +55,8 @@ function failureEffects(err: unknown): SettlementEffects | undefined {
 
 function retryAfterOf(err: unknown): number | undefined {
   const ms = (err as { retryAfterMs?: unknown } | null)?.retryAfterMs;
-  return typeof ms === "number" && Number.isFinite(ms) && ms >= 0 ? ms : undefined;
+  // Beyond the longest delay a nack takes, wait that long rather than fail the settle.
+  return typeof ms === "number" && Number.isFinite(ms) && ms >= 0 ? Math.min(ms, MAX_DELAY_MS) : undefined;
 }
 
 async function processOne(queue: Queue, worker: Worker, job: ClaimedJob, onError: (e: unknown, j: ClaimedJob) => void): Promise<void> {

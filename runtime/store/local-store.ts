@@ -3,21 +3,25 @@
  *
  * Layout: a key's segments become nested directories, so `wal/0001` is the
  * file `<dir>/wal%2F/0001`. Directories carry the suffix `%2F` (an escaped
- * `/`) and every `%` in a segment is written as `%25`; object files and
- * directories therefore never share a name, and keys `a` and `a/b` can both
- * exist, as on S3. Temporary files start with `%tmp.`, a name no key maps
+ * `/`); object files and directories therefore never share a name, and keys
+ * `a` and `a/b` can both exist, as on S3. Segments are escaped so that
+ * distinct keys stay distinct files on case-folding and Windows file
+ * systems (see file-names.ts): `Order-1` is the file `%4Frder-1`. Temporary files start with `%tmp.`, a name no key maps
  * to, so they are never listed and never collide with an object.
  *
  * Durability: a put writes a temporary file in the target directory, fsyncs
  * it, moves it into place (`link()` for create-if-absent, which fails when the
  * name exists, `rename()` otherwise), then fsyncs the directory and any
- * directory it had to create before resolving.
+ * directory it had to create before resolving. A process killed mid-put
+ * leaves its temporary file behind; `removeLeftovers` deletes those whose
+ * process (the pid in the name) is gone, and a writer calls it at open.
  */
 import { randomBytes } from "node:crypto";
 import { constants as fsConstants, type Dirent } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
+import { decodeSegment, encodeSegment } from "./file-names.js";
 import { compareKeys, validateObjectKey } from "./keys.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
 
@@ -26,16 +30,15 @@ const TEMP_PREFIX = "%tmp.";
 /** A put whose directory a concurrent delete removed is retried this many times. */
 const MAX_PUT_ATTEMPTS = 5;
 
-function escapeSegment(segment: string): string {
-  return segment.replaceAll("%", "%25");
-}
-
-/** The segment a file name stands for, or null for names no key produces (temporary files, strays). */
-function unescapeName(name: string): string | null {
-  for (let i = name.indexOf("%"); i !== -1; i = name.indexOf("%", i + 1)) {
-    if (!name.startsWith("%25", i)) return null;
-  }
-  return name.replaceAll("%25", "%");
+/**
+ * Whether a name is one the earlier layout wrote (every `%` spelled `%25`)
+ * with characters the current one escapes. Files the operating system drops
+ * into folders (`.DS_Store`, `Thumbs.db`) are not.
+ */
+function isLegacyName(name: string): boolean {
+  if (name.startsWith(".") || name === "Thumbs.db") return false;
+  for (let i = name.indexOf("%"); i !== -1; i = name.indexOf("%", i + 1)) if (!name.startsWith("%25", i)) return false;
+  return /[^a-z0-9_.%-]/.test(name);
 }
 
 function errorCode(err: unknown): string | undefined {
@@ -151,6 +154,13 @@ export class LocalStore implements ObjectStore {
     yield* this.#walk(dirPath, dirKey, prefix, startAfter);
   }
 
+  async removeLeftovers(prefix: string): Promise<number> {
+    const cut = prefix.lastIndexOf("/") + 1;
+    const dirKey = prefix.slice(0, cut);
+    if (prefix.includes("\0")) return 0;
+    return removeDeadTemps(dirKey === "" ? this.root : this.#dirPath(dirKey.slice(0, -1).split("/")));
+  }
+
   /** Lists one directory, sorted by key, descending into subdirectories as their turn comes. */
   async *#walk(dirPath: string, dirKey: string, prefix: string, startAfter: string | undefined): AsyncGenerator<ListedObject> {
     let dirents: Dirent[];
@@ -164,7 +174,13 @@ export class LocalStore implements ObjectStore {
     for (const d of dirents) {
       const isDir = d.isDirectory();
       if (isDir !== d.name.endsWith(DIR_SUFFIX)) continue;
-      const segment = unescapeName(isDir ? d.name.slice(0, -DIR_SUFFIX.length) : d.name);
+      const segment = decodeSegment(isDir ? d.name.slice(0, -DIR_SUFFIX.length) : d.name);
+      if (segment === null && !d.name.startsWith(TEMP_PREFIX) && isLegacyName(isDir ? d.name.slice(0, -DIR_SUFFIX.length) : d.name)) {
+        // Written before names were escaped for case-folding file systems: refusing beats listing it as empty.
+        throw new ValidationError(
+          `the store directory ${this.root} holds "${path.join(dirPath, d.name)}", a file name from the layout before keys were escaped for case-insensitive file systems; copy the data into a fresh directory through an older LocalStore and this one (list and get from the old, put into the new)`,
+        );
+      }
       if (segment === null || segment === "") continue;
       const key = dirKey + segment + (isDir ? "/" : "");
       if (isDir) {
@@ -199,7 +215,7 @@ export class LocalStore implements ObjectStore {
     const segments = key.split("/");
     const dir = this.#dirPath(segments.slice(0, -1));
     await this.#ensureDir(dir);
-    const target = path.join(dir, escapeSegment(segments[segments.length - 1]!));
+    const target = path.join(dir, encodeSegment(segments[segments.length - 1]!));
     const temp = path.join(dir, `${TEMP_PREFIX}${process.pid}.${++this.#tempCounter}.${randomBytes(6).toString("hex")}`);
     let etag: string;
     const handle = await fs.open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o644);
@@ -261,12 +277,12 @@ export class LocalStore implements ObjectStore {
   }
 
   #dirPath(segments: readonly string[]): string {
-    return path.join(this.root, ...segments.map((s) => escapeSegment(s) + DIR_SUFFIX));
+    return path.join(this.root, ...segments.map((s) => encodeSegment(s) + DIR_SUFFIX));
   }
 
   #objectPath(key: string): string {
     const segments = key.split("/");
-    return path.join(this.#dirPath(segments.slice(0, -1)), escapeSegment(segments[segments.length - 1]!));
+    return path.join(this.#dirPath(segments.slice(0, -1)), encodeSegment(segments[segments.length - 1]!));
   }
 
   /** File-system failures become `StoreUnavailableError`, so callers handle every store alike. */
@@ -276,6 +292,45 @@ export class LocalStore implements ObjectStore {
       return new ValidationError(`object key ${JSON.stringify(key)} has a segment too long for the local file system; use segments under 255 bytes`);
     }
     return new StoreUnavailableError(`local ${operation} (${this.root})`, key, err);
+  }
+}
+
+/**
+ * Deletes, under `dir` and its subdirectories, temporary files of processes
+ * that no longer run. The pid is the name's second field; a live process's
+ * (this one's included) are left alone, and a live put elsewhere that loses
+ * its file anyway (another machine sharing the directory) retries.
+ */
+async function removeDeadTemps(dir: string): Promise<number> {
+  let dirents: Dirent[];
+  try {
+    dirents = await fs.readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    if (errorCode(err) === "ENOENT" || errorCode(err) === "ENOTDIR") return 0;
+    throw err;
+  }
+  let removed = 0;
+  for (const d of dirents) {
+    const full = path.join(dir, d.name);
+    if (d.isDirectory()) {
+      if (d.name.endsWith(DIR_SUFFIX)) removed += await removeDeadTemps(full);
+    } else if (d.name.startsWith(TEMP_PREFIX) && !processRuns(Number(d.name.slice(TEMP_PREFIX.length).split(".")[0]))) {
+      await fs.unlink(full).catch(() => undefined);
+      removed++;
+    }
+  }
+  return removed;
+}
+
+/** Whether a process with this pid runs on this machine (an unreadable pid counts as gone). */
+function processRuns(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return errorCode(err) === "EPERM";
   }
 }
 

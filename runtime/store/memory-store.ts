@@ -49,7 +49,7 @@ export class MemoryStore implements ObjectStore {
         ? this.#objects.nextHigherPair(startAfter)
         : this.#objects.getPairOrNextHigher(prefix);
     // Keys sharing a prefix are contiguous in byte order: stop at the first that does not.
-    while (pair !== undefined && pair[0].startsWith(prefix)) {
+    while (pair?.[0].startsWith(prefix)) {
       const [key, object] = pair;
       yield { key, size: object.body.byteLength };
       pair = this.#objects.nextHigherPair(key);

@@ -52,4 +52,11 @@ export interface ObjectStore {
   delete(key: string): Promise<void>;
   /** Keys starting with `prefix`, in ascending byte order of their UTF-8 encoding. */
   list(prefix: string, opts?: ListOptions): AsyncIterable<ListedObject>;
+  /**
+   * Optional: removes what writes interrupted by a killed process left
+   * under `prefix` (LocalStore: temporary files of dead processes) and
+   * resolves to how many it removed. Stores whose puts leave nothing behind
+   * omit it; wrappers pass it through. A writer calls it when it opens.
+   */
+  removeLeftovers?(prefix: string): Promise<number>;
 }

@@ -11,6 +11,15 @@
  *   Path-style addressing (`forcePathStyle`) defaults to on when a custom
  *   endpoint is set, since most S3-compatible services need it, and off
  *   for AWS. Credentials come from the SDK's default chain.
+ * - `azure://account/container/optional/prefix`: an `AzureBlobStore`. The
+ *   `endpoint` option names another Blob service URL (Azurite:
+ *   `?endpoint=http://127.0.0.1:10000`). Credentials: the environment's
+ *   `AZURE_STORAGE_CONNECTION_STRING` when it names the same account and no
+ *   endpoint option is given, else `AZURE_STORAGE_KEY`, else Azurite's
+ *   published key for its `devstoreaccount1`, else `DefaultAzureCredential`
+ *   from the optional `@azure/identity`.
+ * - `gs://bucket/optional/prefix`: a `GcsStore` with Application Default
+ *   Credentials; the `endpoint` option names another JSON API endpoint.
  */
 import type { S3ClientConfig } from "@aws-sdk/client-s3";
 import { fileURLToPath } from "node:url";
@@ -19,19 +28,24 @@ import { LocalStore } from "./local-store.js";
 import { MemoryStore } from "./memory-store.js";
 import type { ObjectStore } from "./object-store.js";
 import { S3Store } from "./s3-store.js";
+import { AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, AzureBlobStore, type AzureBlobStoreOptions } from "./azure-blob-store.js";
+import { GcsStore } from "./gcs-store.js";
+import { redactUrl } from "../redact.js";
 
 const ACCEPTED =
-  "use memory://, file:///absolute/dir or s3://bucket/prefix (options: ?endpoint=http://host:port&forcePathStyle=true&region=us-east-1)";
+  "use memory://, file:///absolute/dir or s3://bucket/prefix (options: ?endpoint=http://host:port&forcePathStyle=true&region=us-east-1); " +
+  "azure://account/container/prefix (option: ?endpoint=http://host:port); gs://bucket/prefix (option: ?endpoint=http://host:port)";
 const S3_OPTIONS = new Set(["endpoint", "forcePathStyle", "region"]);
 
 /** Options of `openStore`. */
 export interface OpenStoreOptions {
-  /** Environment to read AWS settings from. Default `process.env`. */
+  /** Environment to read AWS and Azure settings from. Default `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;
 }
 
 function invalid(url: string, why: string): ValidationError {
-  return new ValidationError(`invalid store URL ${JSON.stringify(url)}: ${why}; ${ACCEPTED}`);
+  // Redacted: a URL carrying credentials (s3://KEY:SECRET@bucket) must not reach logs through this message.
+  return new ValidationError(`invalid store URL ${JSON.stringify(redactUrl(url))}: ${why}; ${ACCEPTED}`);
 }
 
 /**
@@ -76,6 +90,10 @@ export function openStore(url: string, opts: OpenStoreOptions = {}): ObjectStore
         throw err instanceof ValidationError ? invalid(url, err.message) : err;
       }
     }
+    case "azure:":
+      return construct(url, () => new AzureBlobStore(azureOptions(url, parsed, opts.env ?? process.env)));
+    case "gs:":
+      return construct(url, () => new GcsStore(gcsOptions(url, parsed)));
     default:
       throw invalid(url, `unknown scheme "${parsed.protocol}"`);
   }
@@ -109,4 +127,77 @@ function s3Options(url: string, parsed: URL, env: Readonly<Record<string, string
   clientConfig.forcePathStyle = pathStyleOption !== null ? pathStyleOption === "true" : Boolean(endpoint);
   if (region) clientConfig.region = region;
   return { bucket, prefix, clientConfig };
+}
+
+/** Runs a store constructor, restating its `ValidationError` in terms of the URL. */
+function construct(url: string, make: () => ObjectStore): ObjectStore {
+  try {
+    return make();
+  } catch (err) {
+    throw err instanceof ValidationError ? invalid(url, err.message) : err;
+  }
+}
+
+/** The `endpoint` option of a cloud URL, checked; the only option these schemes take. */
+function endpointOption(url: string, parsed: URL, scheme: string): string | undefined {
+  if (parsed.username !== "" || parsed.password !== "" || parsed.port !== "") {
+    throw invalid(url, `credentials and ports do not belong in a ${scheme} URL; use the environment or the endpoint option`);
+  }
+  if (parsed.hash !== "") throw invalid(url, `a ${scheme} URL takes no fragment`);
+  for (const name of parsed.searchParams.keys()) {
+    if (name !== "endpoint") throw invalid(url, `unknown option "${name}"`);
+  }
+  const endpoint = parsed.searchParams.get("endpoint") ?? undefined;
+  if (endpoint !== undefined) {
+    let ok = false;
+    try {
+      ok = ["http:", "https:"].includes(new URL(endpoint).protocol);
+    } catch {
+      ok = false;
+    }
+    if (!ok) throw invalid(url, `endpoint ${JSON.stringify(endpoint)} is not a URL`);
+  }
+  return endpoint;
+}
+
+function pathSegments(url: string, parsed: URL): string[] {
+  try {
+    return parsed.pathname
+      .replace(/^\/+/, "")
+      .split("/")
+      .map((segment) => decodeURIComponent(segment));
+  } catch {
+    throw invalid(url, "the path has a malformed percent-encoding");
+  }
+}
+
+function connectionStringAccount(connectionString: string): string | undefined {
+  return /(?:^|;)\s*AccountName=([^;]+)/i.exec(connectionString)?.[1]?.trim();
+}
+
+function azureOptions(url: string, parsed: URL, env: Readonly<Record<string, string | undefined>>): AzureBlobStoreOptions {
+  const endpoint = endpointOption(url, parsed, "azure");
+  const account = parsed.hostname;
+  if (account === "") throw invalid(url, "the account is missing (azure://account/container/prefix)");
+  const [container = "", ...rest] = pathSegments(url, parsed);
+  if (container === "") throw invalid(url, "the container is missing (azure://account/container/prefix)");
+  const base = { container, prefix: rest.join("/"), ...(endpoint !== undefined ? { endpoint } : {}) };
+  const connectionString = env.AZURE_STORAGE_CONNECTION_STRING;
+  if (connectionString && endpoint === undefined && connectionStringAccount(connectionString) === account) {
+    return { ...base, connectionString };
+  }
+  const keyAccount = env.AZURE_STORAGE_ACCOUNT;
+  if (env.AZURE_STORAGE_KEY && (keyAccount === undefined || keyAccount === "" || keyAccount === account)) {
+    return { ...base, account, accountKey: env.AZURE_STORAGE_KEY };
+  }
+  if (account === AZURITE_ACCOUNT) return { ...base, account, accountKey: AZURITE_ACCOUNT_KEY };
+  return { ...base, account };
+}
+
+function gcsOptions(url: string, parsed: URL) {
+  const apiEndpoint = endpointOption(url, parsed, "gs");
+  const bucket = parsed.hostname;
+  if (bucket === "") throw invalid(url, "the bucket is missing (gs://bucket/prefix)");
+  const prefix = pathSegments(url, parsed).join("/");
+  return { bucket, prefix, ...(apiEndpoint !== undefined ? { apiEndpoint } : {}) };
 }

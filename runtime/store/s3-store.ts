@@ -6,9 +6,10 @@
  * race with 412 PreconditionFailed, and some answer 409
  * ConditionalRequestConflict while another conditional write to the key is
  * in flight; both become `PreconditionFailedError`. Requests that fail with
- * 5xx, throttling or a network error are retried with exponential backoff
- * and full jitter, then surface as `StoreUnavailableError`.
+ * 5xx, throttling or a network error are retried through the store layer's
+ * one backoff loop (retry.ts), then surface as `StoreUnavailableError`.
  */
+import { createS3Client } from "./s3-client.js";
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -17,9 +18,9 @@ import {
   S3Client,
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
-import { setTimeout as sleep } from "node:timers/promises";
 import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 import { validateObjectKey } from "./keys.js";
+import { retryWithBackoff } from "./retry.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
 
 /** How failed requests are retried. */
@@ -30,6 +31,12 @@ export interface S3RetryOptions {
   baseDelayMs?: number;
   /** Cap on one backoff. Default 2,000 ms. */
   maxDelayMs?: number;
+  /**
+   * Bound on one attempt, response body included. A server that accepts the
+   * connection and never answers fails the attempt, which is then retried.
+   * Default 30,000 ms.
+   */
+  attemptTimeoutMs?: number;
 }
 
 /** Options of `S3Store`. */
@@ -51,7 +58,18 @@ export interface S3StoreOptions {
 }
 
 const THROTTLING_NAMES = new Set(["SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "RequestThrottled", "TooManyRequests"]);
-const NETWORK_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ETIMEDOUT", "EPIPE", "EAI_AGAIN", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_SOCKET"]);
+const NETWORK_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EAI_AGAIN",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "UND_ERR_SOCKET",
+]);
 
 interface SdkErrorShape {
   name?: string;
@@ -96,6 +114,25 @@ function isNotFound(err: unknown): boolean {
   return nameOf(err) === "NoSuchKey" || (statusOf(err) === 404 && nameOf(err) !== "NoSuchBucket");
 }
 
+/** `p`, or a rejection as soon as `signal` aborts (a body read the SDK does not bound). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.byteLength === b.byteLength && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
 }
@@ -114,6 +151,7 @@ export class S3Store implements ObjectStore {
   readonly #maxAttempts: number;
   readonly #baseDelayMs: number;
   readonly #maxDelayMs: number;
+  readonly #attemptTimeoutMs: number;
 
   constructor(opts: S3StoreOptions) {
     if (typeof opts.bucket !== "string" || !/^[a-zA-Z0-9][a-zA-Z0-9._-]{1,254}$/.test(opts.bucket)) {
@@ -123,19 +161,23 @@ export class S3Store implements ObjectStore {
     const prefix = (opts.prefix ?? "").replace(/\/+$/, "");
     if (prefix !== "") validateObjectKey(prefix);
     this.prefix = prefix === "" ? "" : `${prefix}/`;
-    this.client = opts.client ?? new S3Client({ maxAttempts: 1, ...opts.clientConfig });
+    this.client = opts.client ?? createS3Client({ maxAttempts: 1, ...opts.clientConfig });
     const retry = opts.retry ?? {};
     this.#maxAttempts = retry.maxAttempts ?? 6;
     this.#baseDelayMs = retry.baseDelayMs ?? 50;
     this.#maxDelayMs = retry.maxDelayMs ?? 2_000;
+    this.#attemptTimeoutMs = retry.attemptTimeoutMs ?? 30_000;
     if (!(Number.isInteger(this.#maxAttempts) && this.#maxAttempts >= 1) || !(this.#baseDelayMs >= 0) || !(this.#maxDelayMs >= 0)) {
       throw new ValidationError("S3Store: retry.maxAttempts must be an integer >= 1 and delays must be >= 0");
+    }
+    if (!(Number.isInteger(this.#attemptTimeoutMs) && this.#attemptTimeoutMs >= 1 && this.#attemptTimeoutMs <= 2_147_483_647)) {
+      throw new ValidationError(`S3Store: retry.attemptTimeoutMs must be a whole number of milliseconds from 1 to 2147483647, got ${retry.attemptTimeoutMs}`);
     }
   }
 
   async get(key: string): Promise<StoredObject | null> {
     validateObjectKey(key);
-    return this.#withRetries("get", key, () => this.#getOnce(key));
+    return this.#withRetries("get", key, (signal) => this.#getOnce(key, signal));
   }
 
   async put(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<{ etag: string }> {
@@ -145,7 +187,7 @@ export class S3Store implements ObjectStore {
     // copy keeps a caller's later mutation out of the request.
     const payload = body.slice();
     let mayHaveLanded = false;
-    return this.#withRetries("put", key, async () => {
+    return this.#withRetries("put", key, async (signal) => {
       try {
         const res = await this.client.send(
           new PutObjectCommand({
@@ -155,6 +197,7 @@ export class S3Store implements ObjectStore {
             ContentLength: payload.byteLength,
             ...(createOnly ? { IfNoneMatch: "*" } : {}),
           }),
+          { abortSignal: signal },
         );
         return { etag: res.ETag ?? "" };
       } catch (err) {
@@ -162,7 +205,7 @@ export class S3Store implements ObjectStore {
           // An earlier attempt that failed in transit may have created the
           // object; finding our own bytes there means that attempt won.
           if (mayHaveLanded) {
-            const existing = await this.#getOnce(key);
+            const existing = await this.#getOnce(key, signal);
             if (existing && sameBytes(existing.body, payload)) return { etag: existing.etag };
           }
           throw new PreconditionFailedError(key);
@@ -175,9 +218,9 @@ export class S3Store implements ObjectStore {
 
   async delete(key: string): Promise<void> {
     validateObjectKey(key);
-    await this.#withRetries("delete", key, async () => {
+    await this.#withRetries("delete", key, async (signal) => {
       try {
-        await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
+        await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }), { abortSignal: signal });
       } catch (err) {
         if (isNotFound(err)) return;
         throw err;
@@ -190,13 +233,14 @@ export class S3Store implements ObjectStore {
     const startAfter = opts.startAfter === undefined ? undefined : this.prefix + opts.startAfter;
     do {
       const token = continuationToken;
-      const page = await this.#withRetries("list", prefix, () =>
+      const page = await this.#withRetries("list", prefix, (signal) =>
         this.client.send(
           new ListObjectsV2Command({
             Bucket: this.bucket,
             Prefix: this.prefix + prefix,
             ...(token !== undefined ? { ContinuationToken: token } : startAfter !== undefined ? { StartAfter: startAfter } : {}),
           }),
+          { abortSignal: signal },
         ),
       );
       for (const object of page.Contents ?? []) {
@@ -207,10 +251,14 @@ export class S3Store implements ObjectStore {
     } while (continuationToken !== undefined);
   }
 
-  async #getOnce(key: string): Promise<StoredObject | null> {
+  async #getOnce(key: string, signal: AbortSignal): Promise<StoredObject | null> {
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
-      const body = res.Body ? await res.Body.transformToByteArray() : new Uint8Array(0);
+      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }), { abortSignal: signal });
+      const body = res.Body ? await untilAborted(res.Body.transformToByteArray(), signal) : new Uint8Array(0);
+      // A body shorter than announced is a transfer cut short, never an object.
+      if (res.ContentLength !== undefined && body.byteLength !== res.ContentLength) {
+        throw Object.assign(new Error(`the body ended after ${body.byteLength} of ${res.ContentLength} bytes`), { code: "ECONNRESET" });
+      }
       return { body, etag: res.ETag ?? "" };
     } catch (err) {
       if (isNotFound(err)) return null;
@@ -218,19 +266,28 @@ export class S3Store implements ObjectStore {
     }
   }
 
-  /** Runs `attempt` until it succeeds, throws a non-retryable error, or runs out of attempts. */
-  async #withRetries<T>(operation: string, key: string, attempt: () => Promise<T>): Promise<T> {
-    for (let n = 1; ; n++) {
-      try {
-        return await attempt();
-      } catch (err) {
-        if (err instanceof TaqubaError) throw err;
-        if (!isRetryableS3Error(err) || n >= this.#maxAttempts) {
-          throw new StoreUnavailableError(`S3 ${operation} (bucket ${this.bucket}, attempt ${n})`, this.prefix + key, err);
+  /**
+   * Runs `attempt` through the shared backoff loop (retry.ts) until it succeeds, throws a
+   * non-retryable error, or runs out of attempts; each attempt is cut off after
+   * `attemptTimeoutMs` (a server that accepts and never answers must not hang the caller).
+   */
+  async #withRetries<T>(operation: string, key: string, attempt: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    let n = 0;
+    const policy = { attempts: this.#maxAttempts, baseDelayMs: this.#baseDelayMs, maxDelayMs: this.#maxDelayMs };
+    try {
+      return await retryWithBackoff(policy, (err) => !(err instanceof TaqubaError) && isRetryableS3Error(err), async (i) => {
+        n = i;
+        const signal = AbortSignal.timeout(this.#attemptTimeoutMs);
+        try {
+          return await attempt(signal);
+        } catch (caught) {
+          if (caught instanceof TaqubaError || !signal.aborted) throw caught;
+          throw Object.assign(new Error(`no complete answer within ${this.#attemptTimeoutMs} ms`), { name: "TimeoutError", cause: caught });
         }
-        const cap = Math.min(this.#maxDelayMs, this.#baseDelayMs * 2 ** (n - 1));
-        await sleep(Math.random() * cap);
-      }
+      });
+    } catch (err) {
+      if (err instanceof TaqubaError) throw err;
+      throw new StoreUnavailableError(`S3 ${operation} (bucket ${this.bucket}, attempt ${n})`, this.prefix + key, err);
     }
   }
 }

@@ -61,5 +61,8 @@ export function withCounting(store: ObjectStore): CountingStore {
       counts.lists++;
       return store.list(prefix, opts);
     },
+    removeLeftovers(prefix: string): Promise<number> {
+      return store.removeLeftovers?.(prefix) ?? Promise.resolve(0);
+    },
   };
 }

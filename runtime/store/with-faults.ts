@@ -131,5 +131,10 @@ export function withFaults(store: ObjectStore, opts: FaultOptions): FaultyStore 
         },
       };
     },
+
+    // Housekeeping at open, not a store call the fault model covers.
+    removeLeftovers(prefix: string): Promise<number> {
+      return store.removeLeftovers?.(prefix) ?? Promise.resolve(0);
+    },
   };
 }

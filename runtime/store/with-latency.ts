@@ -56,5 +56,8 @@ export function withLatency(store: ObjectStore, opts: LatencyOptions): ObjectSto
       await delay();
       yield* store.list(prefix, listOpts);
     },
+    removeLeftovers(prefix: string): Promise<number> {
+      return store.removeLeftovers?.(prefix) ?? Promise.resolve(0);
+    },
   };
 }

@@ -9,6 +9,7 @@
  * `WorkflowDispatcher` of everything registered, a `WorkflowRuntime` whose
  * one `StepRunner` it is, and a `JobRunner` over both.
  */
+import { validateDelay } from "../time-bounds.js";
 import type { Clock } from "../clock.js";
 import { ValidationError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
@@ -131,13 +132,13 @@ export class JobRunnerBuilder implements JobRegistrar, WorkflowRegistrar {
 
   /** Period of the waits' shared fallback poll (a termination no announcement reached) and of retention sweeps. Default: 100. */
   pollIntervalMs(ms: number): this {
-    this.#s.pollIntervalMs = positiveInt("pollIntervalMs", ms);
+    this.#s.pollIntervalMs = validateDelay("pollIntervalMs", positiveInt("pollIntervalMs", ms));
     return this;
   }
 
   /** Removes a job group this long after a `results()`/`join()` consumer saw its last job end. Default: kept until forgotten. */
   groupRetention(ms: number): this {
-    this.#s.groupRetentionMs = positiveInt("groupRetention", ms);
+    this.#s.groupRetentionMs = validateDelay("groupRetention", positiveInt("groupRetention", ms));
     return this;
   }
 
@@ -149,7 +150,7 @@ export class JobRunnerBuilder implements JobRegistrar, WorkflowRegistrar {
    * same window. Default: kept forever.
    */
   resultRetention(ms: number): this {
-    this.#s.resultRetentionMs = positiveInt("resultRetention", ms);
+    this.#s.resultRetentionMs = validateDelay("resultRetention", positiveInt("resultRetention", ms));
     return this;
   }
 
@@ -161,7 +162,7 @@ export class JobRunnerBuilder implements JobRegistrar, WorkflowRegistrar {
 
   /** Lease of each claimed step. Default: the queue's `leaseMs`. */
   leaseMs(ms: number): this {
-    this.#s.leaseMs = positiveInt("leaseMs", ms);
+    this.#s.leaseMs = validateDelay("leaseMs", positiveInt("leaseMs", ms));
     return this;
   }
 

@@ -18,7 +18,7 @@
  * exactly what the termination committed.
  */
 import { timedClock, type Clock, type TimedClock } from "../clock.js";
-import { ValidationError } from "../errors.js";
+import { ClosedError, ValidationError } from "../errors.js";
 import { SettlementEffects } from "../queue/effects.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { runEventsFor } from "../workflow/runtime-core.js";
@@ -31,7 +31,7 @@ import { KeyedLock } from "../workflow/runs/run-events.js";
 import { RunId } from "../workflow/runs/run-id.js";
 import type { WorkflowLogger } from "../workflow/steps/step-worker.js";
 import { InputMismatchError } from "../workflow/workflow-errors.js";
-import { repeatEvery, spawnWorker, stopOn, type RunnerHandle, type Shutdown } from "../workflow/worker-lifecycle.js";
+import { closeTimeout, repeatEvery, spawnWorker, stopOn, WorkerSet, type CloseOptions, type RunnerHandle, type Shutdown } from "../workflow/worker-lifecycle.js";
 import { WorkflowRuntime } from "../workflow/workflow-runtime.js";
 import { decodeDedup, encodeDedup, jobDedupKey, jobResultKey, keyedJobRunId } from "../jobs/job-codec.js";
 import type { JobHost } from "../jobs/job-context.js";
@@ -89,6 +89,8 @@ export class JobRunner implements JobHost, WorkflowHost {
   readonly #pollIntervalMs: number;
   readonly #clock: TimedClock;
   readonly #logger: WorkflowLogger;
+  readonly #workers = new WorkerSet();
+  #closing: Promise<void> | undefined;
 
   /**
    * Starts configuring a runner over `queue`, with a runtime of its own
@@ -132,7 +134,13 @@ export class JobRunner implements JobHost, WorkflowHost {
     dispatcher.attachJobs({ jobs: this, retention, queueName: q });
     runtime.runGroups.addMemberCleanup((runId) => queue.kvDelete(jobResultKey(q, runId)));
     const view = runtime.view();
-    this.#waits = new JobWaits(runEventsFor(queue), clock, this.#pollIntervalMs, async (runId) => (await view.records(runId)).kind === "active");
+    this.#waits = new JobWaits(
+      runEventsFor(queue),
+      clock,
+      this.#pollIntervalMs,
+      async (runId) => (await view.records(runId)).kind === "active",
+      () => runtime.warnIfNoWorker("waiting for a job's result"),
+    );
     const waits = this.#waits;
     this.#reader = {
       outcome: (jobId) => readJobOutcome(view, queue, jobId),
@@ -290,7 +298,12 @@ export class JobRunner implements JobHost, WorkflowHost {
    * Runs jobs until `shutdown` resolves or aborts: the worker, group
    * retention and, when set, result retention. In-flight jobs finish first.
    */
-  async run(shutdown?: Shutdown): Promise<void> {
+  run(shutdown?: Shutdown): Promise<void> {
+    if (this.#workers.closing) return Promise.reject(new ClosedError("this job runner"));
+    return this.#workers.track(shutdown, (signal) => this.#run(signal));
+  }
+
+  async #run(shutdown: AbortSignal): Promise<void> {
     const stop = stopOn(shutdown).signal;
     const tasks = [this.#runtime.run(stop)];
     if (this.#resultRetentionMs !== undefined) tasks.push(this.#sweepLoop(stop));
@@ -310,5 +323,27 @@ export class JobRunner implements JobHost, WorkflowHost {
   /** Runs jobs in the background; `await handle.shutdown()` stops claiming and waits for in-flight jobs. */
   spawn(shutdown?: Shutdown): RunnerHandle {
     return spawnWorker((signal) => this.run(signal), shutdown);
+  }
+
+  /**
+   * The one way to stop: stops the workers this runner (or its runtime)
+   * started, lets in-flight jobs finish (at most `timeoutMs`, default 10 s),
+   * then closes the queue. Pending `result()`, `wait()` and group
+   * `results()` calls then reject with `ClosedError`, and nothing keeps the
+   * process alive. Idempotent; `await using` calls it too.
+   */
+  close(opts?: CloseOptions): Promise<void> {
+    const timeoutMs = closeTimeout(opts);
+    this.#closing ??= (async () => {
+      const started = Date.now();
+      await this.#workers.stopAll(timeoutMs);
+      await this.#runtime.close({ timeoutMs: Math.max(0, timeoutMs - (Date.now() - started)) });
+    })();
+    return this.#closing;
+  }
+
+  /** `await using runner = ...` closes the runner (see {@link JobRunner.close}). */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 }

@@ -84,7 +84,8 @@ export function makeStepContext(
   const make = (record: TransitionRecord) => makeTransition(owner, record) as never;
   const next: Record<string, unknown> = {};
   for (const name of stepDef.next) {
-    const target = definition.steps[name];
+    // Own properties only: a name like "constructor" must not reach Object.prototype.
+    const target = Object.hasOwn(definition.steps, name) ? definition.steps[name] : undefined;
     if (target === undefined) continue;
     if (target.signal !== undefined) {
       next[target.method] = Object.freeze({

@@ -17,6 +17,7 @@ import type { RunId } from "../workflow/runs/run-id.js";
 import type { RunEnd, RunErrorKind, RunOutcome, RunStatus, RunSpec, SubmitOutcome } from "../workflow/runs/run-types.js";
 import { encodeStepEnvelope } from "../contract/step-envelope.js";
 import type { AnyWorkflowDefinition, WorkflowDefinition } from "../contract/workflow-definition.js";
+import { jsonErrorText } from "../redact.js";
 
 /** What a workflow client needs from its target (a `WorkflowRuntime` or a `JobRunner` satisfies it). */
 export interface WorkflowHost extends SignalSender {
@@ -91,7 +92,7 @@ function isHost(target: unknown): target is WorkflowHost {
 /** The target of a generated client as a `WorkflowHost`, or a clear error when it is not one. */
 export function requireWorkflowHost(target: unknown, pkg: string): WorkflowHost {
   if (!isHost(target)) {
-    throw new TypeError(`the ${pkg} client was made over an object that cannot run workflows; pass a JobRunner or a WorkflowRuntime to ${pkg}.client() to submit workflows`);
+    throw new ValidationError(`the ${pkg} client was made over an object that cannot run workflows; pass a JobRunner or a WorkflowRuntime to ${pkg}.client() to submit workflows`);
   }
   return target;
 }
@@ -104,7 +105,7 @@ function parseJson(text: string, what: string, key: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new StoreCorruptedError(key, `${what} is not JSON: ${e instanceof Error ? e.message : String(e)}`);
+    throw new StoreCorruptedError(key, `${what} is not JSON: ${jsonErrorText(e)}`);
   }
 }
 

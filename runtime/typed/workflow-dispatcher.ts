@@ -9,8 +9,8 @@
  * signal) on entry, the next step's payload, the result or typed error on
  * exit. A violation is a permanent `StepError` naming the path, so a bad
  * value dead-letters the step instead of being retried or stored. Handler
- * errors: a `StepError` keeps its kind; a `PermanentError` or
- * `ValidationError` is permanent; anything else is transient.
+ * errors: a `StepError` keeps its kind; a `TaqubaError` that is not
+ * `retryable` is permanent; anything else is transient (`StepError.kindOf`).
  *
  * Jobs reach their runner (for child submissions, `ctx.jobs` in workflow
  * steps, result retention) through a binding a `JobRunner` sets when it is
@@ -24,11 +24,9 @@ import { ValidationError } from "../errors.js";
 import type { StateKey } from "../jobs/job-context.js";
 import type { HeaderValues, JobDefinition, JobHandler, JobRegistrar } from "../contract/job-definition.js";
 import { canonicalJson } from "../contract/canonical-json.js";
-import { JobsNotAttachedError } from "../jobs/job-errors.js";
 import { JobStepRunner, type JobBinding, type Registration as JobRegistration } from "../jobs/job-step-runner.js";
 import { checkJobRegistration } from "../jobs/job-submission.js";
 import { formatIssue, type Validator } from "../contract/validator.js";
-import { PermanentError } from "../queue/errors.js";
 import { fromUtf8, utf8 } from "../workflow/records/codec.js";
 import type { RunnerStartContext, Step, StepRunner } from "../workflow/steps/delivery.js";
 import { StepOutcome } from "../workflow/steps/step-outcome.js";
@@ -247,7 +245,8 @@ export class WorkflowDispatcher implements StepRunner {
       throw StepError.permanent(new Error(`no handler is registered for workflow "${env.workflow}" on this runtime; register it on the dispatcher (or the JobRunner builder) before build()`));
     }
     const def = reg.definition;
-    const stepDef = def.steps[env.step];
+    // The step name comes from the stored envelope: own properties only, so "constructor" or "__proto__" is an unknown step.
+    const stepDef = Object.hasOwn(def.steps, env.step) ? def.steps[env.step] : undefined;
     if (stepDef === undefined) {
       throw StepError.permanent(new Error(`workflow "${def.name}" has no step "${env.step}"; the run was started by code generated from another version of its spec`));
     }
@@ -259,10 +258,8 @@ export class WorkflowDispatcher implements StepRunner {
     try {
       returned = await method.call(reg.handler, env.payload, ctx);
     } catch (e) {
-      if (e instanceof StepError) throw e;
-      // A runtime with no job runner stays without one: retrying cannot help.
-      if (e instanceof PermanentError || e instanceof ValidationError || e instanceof JobsNotAttachedError) throw StepError.permanent(e);
-      throw StepError.transient(e);
+      // Not retryable (a PermanentError, a ValidationError, a runtime with no job runner): retrying cannot help.
+      throw StepError.from(e);
     }
     const t = transitionRecord(owner, returned);
     if (t === undefined) {
@@ -272,7 +269,7 @@ export class WorkflowDispatcher implements StepRunner {
     }
     switch (t.kind) {
       case "continue": {
-        const target = def.steps[t.to];
+        const target = Object.hasOwn(def.steps, t.to) ? def.steps[t.to] : undefined;
         if (target === undefined || !stepDef.next.includes(t.to)) {
           throw StepError.permanent(new Error(`step "${stepDef.name}" of workflow "${def.name}" may not continue to "${t.to}"; declare it under its "next"`));
         }

@@ -12,6 +12,7 @@
 
 import { lookup as dnsLookup } from "node:dns/promises";
 import { type AddressClass, type Network, classifyIp, inNetwork, parseIp, parseNetwork, unmapIp } from "./ip-address.js";
+import { isCloudMetadataAddress, namesMetadataAddressExactly } from "./metadata-addresses.js";
 import { WebhookAddressRefusedError } from "./webhook-errors.js";
 
 /** One resolved address, as `dns.lookup` gives it. */
@@ -39,13 +40,16 @@ export interface AddressPolicyOptions {
    * 198.18/15, fc00::/7). For deployments whose receivers live on the same
    * private network. Link-local addresses (169.254/16, fe80::/10, where cloud
    * metadata services answer) stay refused; list them in `allowedNetworks`
-   * if they are really wanted. Default: false.
+   * if they are really wanted. Cloud metadata endpoints (see
+   * `CLOUD_METADATA_ADDRESSES`, e.g. fd00:ec2::254 or 100.100.100.200) stay
+   * refused whatever the class permissions. Default: false.
    */
   allowPrivate?: boolean;
   /**
    * Addresses or CIDR networks allowed whatever their class, e.g.
    * `["10.1.2.0/24", "fd12::5"]`. IPv4-mapped IPv6 addresses match the IPv4
-   * entries. Default: none.
+   * entries. A cloud metadata address is allowed only by an entry naming
+   * exactly that address (a /32 or /128), never by a wider network. Default: none.
    */
   allowedNetworks?: readonly string[];
   /** Resolves host names. Default: the system resolver. */
@@ -82,9 +86,15 @@ export function compileAddressPolicy(opts: AddressPolicyOptions = {}): CompiledA
  * Whether the policy lets a connection reach `address`, with the class it
  * was judged by. Pure.
  */
-export function checkAddress(policy: CompiledAddressPolicy, address: string): { allowed: boolean; addressClass: AddressClass | "invalid" } {
+export function checkAddress(
+  policy: CompiledAddressPolicy,
+  address: string,
+): { allowed: boolean; addressClass: AddressClass | "cloud-metadata" | "invalid" } {
   const bytes = parseIp(address);
   if (!bytes) return { allowed: false, addressClass: "invalid" };
+  if (isCloudMetadataAddress(bytes)) {
+    return { allowed: policy.allowedNetworks.some((n) => namesMetadataAddressExactly(n, bytes)), addressClass: "cloud-metadata" };
+  }
   const addressClass = classifyIp(bytes);
   const plain = unmapIp(bytes);
   if (policy.allowedNetworks.some((n) => inNetwork(plain, n) || inNetwork(bytes, n))) return { allowed: true, addressClass };

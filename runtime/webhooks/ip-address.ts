@@ -49,7 +49,7 @@ function parseIpv6(s: string): Uint8Array {
   const lastColon = s.lastIndexOf(":");
   if (s.indexOf(".", lastColon) >= 0) {
     tail = parseIpv4(s.slice(lastColon + 1));
-    s = s.slice(0, lastColon + 1) + "0:0";
+    s = `${s.slice(0, lastColon + 1)}0:0`;
   }
   const [head, rest] = s.split("::") as [string, string | undefined];
   const groups = (part: string) => (part === "" ? [] : part.split(":").map((g) => parseInt(g, 16)));

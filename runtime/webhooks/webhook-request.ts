@@ -19,6 +19,7 @@
 
 import { validateHeaderName, validateHeaderValue } from "node:http";
 import { InvalidWebhookRequestError } from "./webhook-errors.js";
+import { redactUrl } from "../redact.js";
 
 /** Job header holding the target URL. */
 export const WEBHOOK_URL_KEY = "webhook.url";
@@ -125,15 +126,15 @@ function checkUrl(raw: string, issues: string[]): URL | undefined {
   try {
     url = new URL(raw);
   } catch {
-    issues.push(`url "${raw}" is not an absolute URL`);
+    issues.push(`url "${redactUrl(raw)}" is not an absolute URL`);
     return undefined;
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    issues.push(`url "${raw}" uses ${url.protocol}; only http: and https: are delivered`);
+    issues.push(`url "${redactUrl(url)}" uses ${url.protocol}; only http: and https: are delivered`);
     return undefined;
   }
   if (url.hostname === "") {
-    issues.push(`url "${raw}" has no host`);
+    issues.push(`url "${redactUrl(url)}" has no host`);
     return undefined;
   }
   return url;

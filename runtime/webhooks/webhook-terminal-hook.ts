@@ -36,12 +36,51 @@ export interface WebhookTerminalHookOptions {
   timeoutMs?: number;
   /** Delivery attempts before a callback is dead-lettered. Default: the queue's. */
   maxAttempts?: number;
+  /**
+   * Send the raw error text of a failed run as its message. It often holds
+   * internal detail (hosts, credentials in connection strings, stack
+   * frames), so turn this on only when every receiver is trusted. Default:
+   * false: the message is what the application exposed through
+   * `StepError.permanent(err, { publicMessage })`, or the runner's own
+   * `fail`/`cancel` reason, else a generic sentence.
+   */
+  exposeErrorText?: boolean;
+}
+
+/** The body of a callback for a run that did not succeed. */
+export interface RunFailureNotice {
+  readonly status: "failed" | "cancelled";
+  /** Why it ended (see `RunErrorKind`); absent when the record does not say. */
+  readonly kind?: RunOutcome["errorKind"];
+  /** A stable code: the step error's public code, or RUN_FAILED / RUN_CANCELLED. */
+  readonly code: string;
+  /** Text the application chose to expose; never the raw error unless `exposeErrorText` is set. */
+  readonly message: string;
+}
+
+/** The notice a receiver gets for a failed or cancelled run; pure. */
+export function runFailureNotice(outcome: RunOutcome, exposeErrorText = false): RunFailureNotice {
+  const status = outcome.status === "cancelled" ? "cancelled" : "failed";
+  // A runner's fail/cancel reason is text the application wrote for this purpose.
+  const chosen = outcome.errorKind === "runner" ? outcome.error : outcome.publicError;
+  const message =
+    (exposeErrorText ? outcome.error : undefined) ??
+    chosen ??
+    (status === "cancelled" ? "the run was cancelled" : "the run failed; the details are kept with the run on the server");
+  return {
+    status,
+    ...(outcome.errorKind === undefined ? {} : { kind: outcome.errorKind }),
+    code: outcome.errorCode ?? (status === "cancelled" ? "RUN_CANCELLED" : "RUN_FAILED"),
+    message,
+  };
 }
 
 /**
  * A terminal hook that POSTs each run's termination to the run's
  * `callback_url` header. The body is the result bytes when the run
- * succeeded, else the error text (UTF-8); the headers `Workflow-Run-Id` and
+ * succeeded, else a JSON {@link RunFailureNotice} (status, kind, code and a
+ * message the application chose to expose, never the raw error text unless
+ * `exposeErrorText` is set); the headers `Workflow-Run-Id` and
  * `Workflow-Run-Status` say which run and how it ended. Deliveries are
  * signed and their addresses checked by the webhook worker that sends them.
  *
@@ -73,7 +112,10 @@ export class WebhookTerminalHook implements TerminalHook {
   async onTermination(outcome: RunOutcome, effects: TerminalEffects): Promise<void> {
     const url = outcome.headers[CALLBACK_URL_HEADER];
     if (url === undefined || url === "") return;
-    const body = outcome.status === "succeeded" ? (outcome.result ?? new Uint8Array()) : new TextEncoder().encode(outcome.error ?? outcome.status);
+    const body =
+      outcome.status === "succeeded"
+        ? (outcome.result ?? new Uint8Array())
+        : new TextEncoder().encode(JSON.stringify(runFailureNotice(outcome, this.#opts.exposeErrorText ?? false)));
     let delivery;
     try {
       delivery = this.#build(url, outcome.runId, outcome.status, body);
@@ -93,7 +135,7 @@ export class WebhookTerminalHook implements TerminalHook {
         headers: {
           ...(Object.keys(this.#opts.headers ?? {}).some((k) => k.toLowerCase() === "content-type")
             ? {}
-            : { "Content-Type": status === "succeeded" ? "application/octet-stream" : "text/plain; charset=utf-8" }),
+            : { "Content-Type": status === "succeeded" ? "application/octet-stream" : "application/json" }),
           ...this.#opts.headers,
           [RUN_ID_HTTP_HEADER]: runId,
           [RUN_STATUS_HTTP_HEADER]: status,

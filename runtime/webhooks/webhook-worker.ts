@@ -23,6 +23,7 @@ import { sendHttp } from "./http-exchange.js";
 import { InvalidWebhookRequestError, WebhookAddressRefusedError, WebhookDeliveryError, WebhookRejectedError } from "./webhook-errors.js";
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, decodeWebhookJob, MAX_WEBHOOK_TIMEOUT_MS, type DecodedWebhookRequest } from "./webhook-request.js";
 import { parseWebhookSecret, secretList, signWebhook, WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER, type WebhookSecret } from "./webhook-signature.js";
+import { redactUrl, safeExcerpt } from "../redact.js";
 
 /** Options of {@link WebhookWorker}. Address policy fields default to public addresses only. */
 export interface WebhookWorkerOptions extends AddressPolicyOptions {
@@ -98,7 +99,8 @@ export class WebhookWorker implements Worker {
       throw err;
     }
     const timeoutMs = req.timeoutMs ?? this.#defaultTimeoutMs;
-    const target = `${req.method} ${req.url.origin}${req.url.pathname}`; // no query: it may carry tokens
+    // No query, and token-like path segments masked (Slack-style URLs carry their secret in the path).
+    const target = `${req.method} ${redactUrl(`${req.url.origin}${req.url.pathname}`)}`;
     if (job.cancelSignal.aborted) throw cancelled(job, target);
     try {
       // The whole attempt (resolve + exchange) fits in timeoutMs, so this lease outlives it.
@@ -130,7 +132,9 @@ export class WebhookWorker implements Worker {
     if (result.kind === "timeout") throw new WebhookDeliveryError(`${target}: no answer within ${timeoutMs} ms`);
     if (result.kind === "network") throw new WebhookDeliveryError(`${target}: ${errorText(result.error)}`, { cause: result.error });
     if (verdict === undefined) throw new Error("unreachable: a response always has a verdict");
-    const excerpt = result.bodyExcerpt.trim() === "" ? "" : `: ${result.bodyExcerpt.trim().slice(0, 200)}`;
+    // The receiver's words are stored as the error: one line, bounded, secrets redacted.
+    const said = safeExcerpt(result.bodyExcerpt);
+    const excerpt = said === "" ? "" : `: ${said}`;
     if (verdict.kind === "permanent") {
       const rejected = new WebhookRejectedError(`${target}: ${verdict.reason}${excerpt}`, verdict.status);
       throw new PermanentError(rejected.message, { cause: rejected });

@@ -6,7 +6,7 @@
  */
 import type { TimedClock } from "../clock.js";
 import type { SettlementEffects } from "../queue/effects.js";
-import type { CancelOutcome, ClaimedJob, CompletionResult, EnqueueOptions, EnqueueOutcome, NackOutcome } from "../queue/types.js";
+import type { CancelOutcome, ClaimedJob, CompletionResult, EnqueueOptions, EnqueueOutcome, NackOptions, NackOutcome } from "../queue/types.js";
 import type { KvPage, KvScanOptions, QueueView } from "../queue/view.js";
 import type { DeadLetteredEvent } from "../queue/config.js";
 
@@ -22,7 +22,7 @@ export interface WorkflowQueue {
   ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] }>;
   claimBatch(queueName: string, max: number, leaseMs?: number): Promise<ClaimedJob[]>;
   ack(job: ClaimedJob, effects?: SettlementEffects): Promise<EnqueueOutcome[]>;
-  nack(job: ClaimedJob, error: string, effects?: SettlementEffects): Promise<NackOutcome>;
+  nack(job: ClaimedJob, error: string, effects?: SettlementEffects, opts?: NackOptions): Promise<NackOutcome>;
   deadLetter(job: ClaimedJob, error: string, effects?: SettlementEffects): Promise<EnqueueOutcome[]>;
   wakeScheduled(queueName: string, jobId: string, attached?: Uint8Array): Promise<boolean>;
   cancelJob(jobId: string, effects?: SettlementEffects): Promise<CancelOutcome>;
@@ -38,11 +38,17 @@ export interface WorkflowQueue {
   onDeadLettered(listener: (e: DeadLetteredEvent) => void): () => void;
   /** Jobs recovery dead-lettered when the queue was opened (before any listener could subscribe). */
   readonly recovery: { readonly deadLettered: readonly string[] };
+  /** @internal */
   workEpoch(queueName: string): number;
+  /** @internal */
   waitForWork(queueName: string, epoch: number, signal?: AbortSignal): Promise<void>;
   readonly closed: boolean;
+  /** @internal Aborted when the queue closes or its engine fails; `reason` is the `ClosedError` waiters settle with. */
+  readonly closedSignal: AbortSignal;
   /** Resolves when every commit made so far is durable; at once when none is in flight. */
   flush(): Promise<void>;
+  /** Stops the queue's background work and closes its engine once what was committed is durable. */
+  close(): Promise<void>;
 }
 
 export type { DeadLetteredEvent };

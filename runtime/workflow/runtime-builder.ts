@@ -2,6 +2,7 @@
  * @module `WorkflowRuntimeBuilder`: the runtime's options, each with its
  * default, resolved once by `build()`.
  */
+import { validateDelay } from "../time-bounds.js";
 import type { Clock } from "../clock.js";
 import { ValidationError } from "../errors.js";
 import { validateQueueName } from "../queue/names.js";
@@ -16,6 +17,9 @@ import { DEFAULT_STEP_QUEUE } from "./runs/workflow-view.js";
 const consoleLogger: WorkflowLogger = {
   error(obj, msg) {
     console.error(msg ?? "workflow error", obj);
+  },
+  warn(obj, msg) {
+    console.warn(msg ?? "workflow warning", obj);
   },
 };
 
@@ -103,7 +107,7 @@ export class WorkflowRuntimeBuilder {
 
   /** Period of the memo sweep and of a wait's check for reconciled runs. Default: 250. */
   pollIntervalMs(ms: number): this {
-    this.#s.pollIntervalMs = positiveInt("pollIntervalMs", ms);
+    this.#s.pollIntervalMs = validateDelay("pollIntervalMs", positiveInt("pollIntervalMs", ms));
     return this;
   }
 
@@ -115,13 +119,13 @@ export class WorkflowRuntimeBuilder {
 
   /** Remove a terminated run's memo entries, replay records and terminal record this long after termination. Default: kept forever. */
   memoRetention(ms: number): this {
-    this.#s.memoRetentionMs = positiveInt("memoRetention", ms);
+    this.#s.memoRetentionMs = validateDelay("memoRetention", positiveInt("memoRetention", ms));
     return this;
   }
 
   /** Retention of run groups after their results were consumed. Default: kept until forgotten. */
   groupRetention(ms: number): this {
-    this.#s.groupRetentionMs = positiveInt("groupRetention", ms);
+    this.#s.groupRetentionMs = validateDelay("groupRetention", positiveInt("groupRetention", ms));
     return this;
   }
 

@@ -6,6 +6,7 @@ import type { TimedClock } from "../clock.js";
 import type { StepRunner } from "./steps/delivery.js";
 import type { MemoStore } from "./memo/memo.js";
 import type { WorkflowQueue } from "./queue-port.js";
+import { ClosedError } from "../errors.js";
 import { KeyedLock, RunEvents } from "./runs/run-events.js";
 import type { TerminalSettings } from "./runs/terminal.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
@@ -31,6 +32,17 @@ export interface RuntimeCore {
   /** Called after a terminating commit is durable: wakes waiters, tells the memo sweeper about the new marker. */
   noteTerminated(runId: string, terminatedAtMs: number): void;
 }
+
+// Why these three are keyed by the queue object rather than passed in:
+// the unit that must share them is the queue, not a runtime. Any number of
+// runtimes and job runners, built independently (one per spec package, or a
+// second runtime with other options), may run over one `Queue` in a process,
+// and a wait in one must see a cancel committed by another, and two
+// submissions of one run id through two runtimes must take turns. A
+// constructor argument would make every application thread one shared
+// object through every builder, and forgetting it would silently lose
+// wake-ups. The queue layer cannot hold them (it knows nothing of runs), so
+// they hang off the queue here; a WeakMap drops them with the queue.
 
 /** Submissions to one queue share a lock, even across runtimes over it. */
 const submitLocks = new WeakMap<object, KeyedLock>();
@@ -58,12 +70,21 @@ export { RunEvents };
 
 const runEvents = new WeakMap<object, RunEvents>();
 
-/** Runtimes over one queue share termination announcements, so a wait in one sees a cancel in another. */
-export function runEventsFor(queue: object): RunEvents {
+/**
+ * Runtimes over one queue share termination announcements, so a wait in one
+ * sees a cancel in another. When the queue closes or its engine fails, the
+ * announcements close with its `ClosedError`, settling every wait.
+ */
+export function runEventsFor(queue: { readonly closedSignal: AbortSignal }): RunEvents {
   let e = runEvents.get(queue);
   if (e === undefined) {
-    e = new RunEvents();
-    runEvents.set(queue, e);
+    const events = new RunEvents();
+    e = events;
+    runEvents.set(queue, events);
+    const closed = queue.closedSignal;
+    const close = () => events.close(closed.reason instanceof Error ? closed.reason : new ClosedError("the queue", closed.reason));
+    if (closed.aborted) close();
+    else closed.addEventListener("abort", close, { once: true });
   }
   return e;
 }

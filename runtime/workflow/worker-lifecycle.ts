@@ -6,6 +6,7 @@
  * the same way.
  */
 import type { TimedClock } from "../clock.js";
+import { ValidationError } from "../errors.js";
 
 /** Handle of a spawned worker. */
 export interface RunnerHandle {
@@ -76,4 +77,74 @@ export async function repeatEvery(
       return;
     }
   }
+}
+
+/** How long `close()` lets in-flight steps finish before it closes the queue anyway. */
+export const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
+
+/** Options of `runtime.close()` and `runner.close()`. */
+export interface CloseOptions {
+  /**
+   * How long in-flight steps may take to finish, in ms (default 10,000).
+   * When it elapses the queue closes anyway: the unfinished steps' claims
+   * are recovered, and the steps run again, at the next open.
+   */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * @internal The workers a runner started, so that `close()` can stop them
+ * all and wait for them, bounded by a timeout. Once closing, no new worker
+ * starts.
+ */
+export class WorkerSet {
+  readonly #closing = new AbortController();
+  readonly #running = new Set<Promise<unknown>>();
+
+  /** Whether `stopAll` was called. */
+  get closing(): boolean {
+    return this.#closing.signal.aborted;
+  }
+
+  /** Runs `run` with a signal aborted by `shutdown` or by `stopAll`, tracked until it settles. */
+  track<T>(shutdown: Shutdown | undefined, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const stop = stopOn(shutdown);
+    const onClose = () => stop.abort();
+    this.#closing.signal.addEventListener("abort", onClose, { once: true });
+    const p = run(stop.signal);
+    const settled = p.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#running.add(settled);
+    void settled.then(() => {
+      this.#running.delete(settled);
+      this.#closing.signal.removeEventListener("abort", onClose);
+    });
+    return p;
+  }
+
+  /** Stops every tracked worker and waits for them, at most `timeoutMs`; true when all stopped in time. */
+  async stopAll(timeoutMs: number): Promise<boolean> {
+    this.#closing.abort();
+    if (this.#running.size === 0) return true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      return await Promise.race([Promise.all([...this.#running]).then(() => true as const), timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** @internal Validates `CloseOptions.timeoutMs`. */
+export function closeTimeout(opts: CloseOptions | undefined): number {
+  const ms = opts?.timeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS;
+  if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0 || ms > 2_147_483_647) {
+    throw new ValidationError(`close takes a timeoutMs between 0 and 2147483647, got ${String(ms)}`);
+  }
+  return ms;
 }

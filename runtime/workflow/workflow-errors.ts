@@ -73,39 +73,104 @@ function describe(cause: unknown): string {
 }
 
 /**
+ * What a step error may say to the outside world (a run's callback
+ * receiver, say): the raw text of the cause often holds internal detail
+ * (hosts, connection strings, stack frames), so only what is given here is
+ * ever sent out.
+ */
+export interface StepErrorExposure {
+  /** A message the application chose to expose, e.g. "the card was declined". */
+  publicMessage?: string;
+  /** A stable code the receiver can act on, e.g. "card_declined". Default: the cause's taquba error code, else STEP_PERMANENT / STEP_TRANSIENT. */
+  code?: string;
+}
+
+/**
  * What a runner throws to fail a step. A transient error retries per the
  * queue's backoff up to the attempt limit and then dead-letters the step; a
- * permanent one dead-letters it at once. Any other thrown value is treated
- * as transient.
+ * permanent one dead-letters it at once. Any other thrown value is judged by
+ * `retryable` alone (see `kindOf`).
  *
  * @example
  * throw StepError.permanent(new Error("order not found"));
+ * // With text fit for the run's callback receiver (the cause's text is never sent):
+ * throw StepError.permanent(err, { publicMessage: "the card was declined", code: "card_declined" });
  */
 export class StepError extends TaqubaError {
   readonly kind: StepErrorKind;
+  /** What may be shown outside the process; undefined when the application exposed nothing. */
+  readonly publicMessage: string | undefined;
+  /** The code shown outside the process (see {@link StepErrorExposure.code}). */
+  readonly publicCode: string;
 
-  private constructor(kind: StepErrorKind, cause: unknown) {
+  private constructor(kind: StepErrorKind, cause: unknown, exposure: StepErrorExposure) {
     super(kind === "transient" ? "STEP_TRANSIENT" : "STEP_PERMANENT", describe(cause), { retryable: kind === "transient", cause });
     this.kind = kind;
+    this.publicMessage = exposure.publicMessage;
+    this.publicCode = exposure.code ?? (cause instanceof TaqubaError ? cause.code : this.code);
   }
 
   /** A failure that may pass on a retry (a timeout, a 503). */
-  static transient(cause: unknown): StepError {
-    return new StepError("transient", cause);
+  static transient(cause: unknown, exposure: StepErrorExposure = {}): StepError {
+    return new StepError("transient", cause, exposure);
   }
 
   /** A failure no retry can fix (bad input, a 404). */
-  static permanent(cause: unknown): StepError {
-    return new StepError("permanent", cause);
+  static permanent(cause: unknown, exposure: StepErrorExposure = {}): StepError {
+    return new StepError("permanent", cause, exposure);
   }
 
-  /** The kind of any thrown value: a `StepError`'s own kind, else transient. */
+  /**
+   * The kind of any thrown value: a `StepError`'s own kind; permanent for
+   * any other `TaqubaError` that is not `retryable` (a `PermanentError`, a
+   * `ValidationError`, a `JobsNotAttachedError`...); transient for the rest,
+   * errors of other libraries included.
+   */
   static kindOf(err: unknown): StepErrorKind {
-    return err instanceof StepError ? err.kind : "transient";
+    if (err instanceof StepError) return err.kind;
+    return err instanceof TaqubaError && !err.retryable ? "permanent" : "transient";
+  }
+
+  /** Any thrown value as a `StepError` of the kind `kindOf` gives it. */
+  static from(err: unknown): StepError {
+    if (err instanceof StepError) return err;
+    return new StepError(StepError.kindOf(err), err, {});
   }
 }
 
 /** The text of any thrown value, for `lastError` and terminal records. */
 export function errorText(err: unknown): string {
   return describe(err);
+}
+
+/**
+ * The memo store did not answer a memo read or write after its retries.
+ * Retryable: the worker puts the step back without counting an attempt,
+ * and the step runs again (its earlier memo entries still replay).
+ */
+export class MemoUnavailableError extends TaqubaError {
+  constructor(
+    readonly runId: string,
+    /** The step number, or `"run"` for the run memo. */
+    readonly scope: number | "run",
+    readonly memoKey: string,
+    operation: "read" | "write",
+    cause: unknown,
+  ) {
+    const where = scope === "run" ? "the run memo" : `the memo of step ${scope}`;
+    const key = memoKey.length > 80 ? `${memoKey.slice(0, 80)}...` : memoKey;
+    super(
+      "MEMO_UNAVAILABLE",
+      `could not ${operation} memo key ${JSON.stringify(key)} in ${where} of run "${runId}": ${describe(cause)}; the object store kept failing, so the step will run again without counting an attempt`,
+      { retryable: true, cause },
+    );
+  }
+}
+
+/** Whether `err` (or the error it wraps, such as a `StepError` around it) is a memo store fault rather than the runner's own failure. */
+export function isMemoFault(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (e instanceof MemoUnavailableError) return true;
+  }
+  return false;
 }

@@ -29,12 +29,23 @@ import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import { RunNotFoundError } from "./workflow-errors.js";
 import { WorkflowView } from "./runs/workflow-view.js";
 import { ValidationError } from "../errors.js";
+import { checkGroupMember } from "./limits.js";
+import { backoffMs, isStoreFault, sleep, STORE_RETRY } from "./store-retry.js";
+import { validateDelay } from "../time-bounds.js";
 import { WorkflowRuntimeBuilder, type BuilderState } from "./runtime-builder.js";
 import type { RunGroup } from "./groups/run-group.js";
 import { RunGroups } from "./groups/run-groups.js";
-import { repeatEvery, spawnWorker, stopOn, type RunnerHandle, type Shutdown } from "./worker-lifecycle.js";
+import { closeTimeout, repeatEvery, spawnWorker, stopOn, WorkerSet, type CloseOptions, type RunnerHandle, type Shutdown } from "./worker-lifecycle.js";
+import { ClosedError } from "../errors.js";
 
-export { stopOn, type RunnerHandle, type Shutdown } from "./worker-lifecycle.js";
+export type { CloseOptions, RunnerHandle, Shutdown } from "./worker-lifecycle.js";
+
+/**
+ * How long a `wait` (or a job's `result()`) may wait, with no worker
+ * running in this process over its step queue, before it logs a warning:
+ * nothing in this process can end the run then.
+ */
+export const NO_WORKER_WARNING_MS = 10_000;
 
 /**
  * Durable runtime for workflow runs.
@@ -53,6 +64,9 @@ export class WorkflowRuntime {
   readonly #logger: WorkflowLogger;
   readonly #reconcileLock = new KeyedLock();
   readonly #groups: RunGroups;
+  readonly #workers = new WorkerSet();
+  #closing: Promise<void> | undefined;
+  #warnedNoWorker = false;
 
   /** Starts configuring a runtime over `queue`, with memo entries in `store`. */
   static builder(queue: WorkflowQueue, store: ObjectStore, runner: StepRunner, hook: TerminalHook): WorkflowRuntimeBuilder {
@@ -138,9 +152,7 @@ export class WorkflowRuntime {
    * settlement terminates the run. Idempotent like `submit`.
    */
   submitGroupMember(groupId: string, key: string, spec: RunSpec): Promise<SubmitOutcome> {
-    if (typeof groupId !== "string" || groupId.length === 0 || typeof key !== "string" || key.length === 0) {
-      throw new ValidationError("a group member needs a non-empty group id and key");
-    }
+    checkGroupMember(groupId, key);
     return submitRun(this.#core, spec, { id: groupId, key });
   }
 
@@ -192,35 +204,73 @@ export class WorkflowRuntime {
 
   /** {@link WorkflowRuntime.wait} bounded by `timeoutMs`; `null` when the timeout elapses first. */
   waitTimeout(runId: RunId | string, timeoutMs: number): Promise<RunEnd | null> {
-    if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new ValidationError(`waitTimeout takes a timeout >= 0 ms, got ${timeoutMs}`);
+    validateDelay("waitTimeout's timeout", timeoutMs);
     return this.#wait(RunId.parse(runId), this.#core.clock.now() + timeoutMs);
   }
 
   async #wait(runId: RunId, deadline: number | undefined): Promise<RunEnd | null> {
     const core = this.#core;
+    let faults = 0;
+    const started = core.clock.now();
     for (;;) {
       // Subscribe before reading, so a termination between the read and the wait is not missed.
       const sub = core.events.next(runId);
       const tick = new AbortController();
       try {
-        const r = await this.#view.records(runId);
-        // Answer only from what is durable: a termination still in flight is not reported yet.
-        if (r.kind !== "active") await this.#view.durable();
-        if (r.kind === "terminated") return { termination: terminationOf(r.terminal), outcome: await this.#view.outcomeOf(r.terminal) };
-        if (r.kind === "unknown") throw new RunNotFoundError(runId);
+        // Reads retry store faults in place; one that still fails is waited out like an
+        // active run (a wait has no reason to give up while the store is away), until the deadline.
+        let fault: unknown;
+        try {
+          const r = await this.#view.records(runId);
+          // Answer only from what is durable: a termination still in flight is not reported yet.
+          if (r.kind !== "active") await this.#view.durable();
+          if (r.kind === "terminated") return { termination: terminationOf(r.terminal), outcome: await this.#view.outcomeOf(r.terminal) };
+          if (r.kind === "unknown") throw new RunNotFoundError(runId);
+        } catch (e) {
+          if (!isStoreFault(e) || e instanceof RunNotFoundError) throw e;
+          fault = e;
+          this.#logger.error({ err: e, runId }, "wait could not read the run (store fault); reading again at the next poll");
+        }
         const now = core.clock.now();
-        if (deadline !== undefined && now >= deadline) return null;
+        if (deadline !== undefined && now >= deadline) {
+          if (fault !== undefined) throw fault;
+          return null;
+        }
+        // Nothing more terminates once the queue closed or its engine failed: settle with why.
+        const closed = core.events.closedError;
+        if (closed !== undefined) throw closed;
+        if (now - started >= NO_WORKER_WARNING_MS) this.warnIfNoWorker(`waiting for run "${runId}"`);
         // Every termination in this process (worker, cancel, reconciliation, any runtime over
         // this queue) is announced; the poll interval only bounds how late a termination
         // committed without an announcement (by another process) is noticed.
         const slice = deadline === undefined ? core.pollIntervalMs : Math.min(core.pollIntervalMs, deadline - now);
-        await Promise.race([sub.promise, core.clock.waitUntil(now + slice, tick.signal).catch(() => undefined)]);
+        const woken = [sub.promise, core.clock.waitUntil(now + slice, tick.signal).catch(() => undefined)];
+        // After a fault, read again within about a second of real time, whatever clock the runtime runs on.
+        if (fault !== undefined) woken.push(sleep(backoffMs(STORE_RETRY, ++faults), tick.signal));
+        await Promise.race(woken);
       } finally {
         sub.dispose();
         // Drop this round's timer at once rather than letting it run out.
         tick.abort();
       }
     }
+  }
+
+  /**
+   * @internal Logs, once per runtime, that `what` has waited
+   * {@link NO_WORKER_WARNING_MS} with no worker running over the step queue
+   * in this process, so a wait that cannot end says so instead of hanging
+   * silently.
+   */
+  warnIfNoWorker(what: string): void {
+    const core = this.#core;
+    if (this.#warnedNoWorker || core.events.hasWorker(core.queueName)) return;
+    this.#warnedNoWorker = true;
+    const msg =
+      `${what} for ${NO_WORKER_WARNING_MS / 1000} s, but no worker runs over step queue "${core.queueName}" in this process: ` +
+      "start one with runtime.spawn() (or runner.spawn()), or the run waits until another process owning the store runs it";
+    if (this.#logger.warn) this.#logger.warn({ queueName: core.queueName }, msg);
+    else console.warn(msg);
   }
 
   /**
@@ -259,7 +309,12 @@ export class WorkflowRuntime {
    * resolves. Rejects before claiming anything when the runner's
    * `beforeStart` does (`ContractTooOldError` from a generated dispatcher).
    */
-  async run(shutdown?: Shutdown): Promise<void> {
+  run(shutdown?: Shutdown): Promise<void> {
+    if (this.#workers.closing) return Promise.reject(new ClosedError("this workflow runtime"));
+    return this.#workers.track(shutdown, (signal) => this.#core.events.withWorker(this.#core.queueName, () => this.#run(signal)));
+  }
+
+  async #run(shutdown: AbortSignal): Promise<void> {
     const core = this.#core;
     const stop = stopOn(shutdown);
     // The runner may refuse to start (a worker older than the store's contracts): nothing runs then.
@@ -301,5 +356,32 @@ export class WorkflowRuntime {
   /** Runs {@link WorkflowRuntime.run} in the background and returns a handle for graceful shutdown. */
   spawn(shutdown?: Shutdown): RunnerHandle {
     return spawnWorker((signal) => this.run(signal), shutdown);
+  }
+
+  /**
+   * The one way to stop: stops every worker this runtime started and lets
+   * in-flight steps finish (at most `timeoutMs`, default 10 s), then closes
+   * the queue. Every pending `wait`, job `result()` and group `results()`
+   * then rejects with `ClosedError`, and no timer of the runtime or queue
+   * keeps the process alive. Idempotent; `await using` calls it too.
+   */
+  close(opts?: CloseOptions): Promise<void> {
+    const timeoutMs = closeTimeout(opts);
+    this.#closing ??= (async () => {
+      const drained = await this.#workers.stopAll(timeoutMs);
+      if (!drained) {
+        this.#logger.error(
+          { queueName: this.#core.queueName, timeoutMs },
+          `in-flight steps did not finish within ${timeoutMs} ms of close(); closing the queue anyway: their claims are recovered at the next open`,
+        );
+      }
+      await this.#core.queue.close();
+    })();
+    return this.#closing;
+  }
+
+  /** `await using runtime = ...` closes the runtime (see {@link WorkflowRuntime.close}). */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 }

@@ -4,9 +4,9 @@
  * `--scaffold`, errors that write nothing, and `--watch`.
  */
 
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { main, type CliIo } from "../../codegen/cli/cli.js";
 
@@ -87,8 +87,20 @@ describe("taquba codegen", () => {
     rmSync(stampFile);
     expect((await run("--check")).code).toBe(0);
     await run();
-    // An edited spec changes the key: the full check finds the drift.
+    // An edited spec: the stamp's spec hash says so in one line, no diff.
     writeFileSync(join(dir, "schemas", "demo.taquba.yaml"), SPEC.replace("  greet:\n", "  greet:\n    description: Says hello.\n"));
+    const stale = await run("--check");
+    expect(stale.code).toBe(1);
+    expect(stale.io.lines).toEqual(["schemas/demo.taquba.yaml changed since generated/demo was generated: run npx taquba codegen"]);
+    // A new spec file is named the same way.
+    writeFileSync(join(dir, "schemas", "extra.taquba.yaml"), SPEC.replace("package: demo", "package: extra"));
+    expect((await run("--check")).io.lines).toEqual([
+      "schemas/demo.taquba.yaml changed since generated/demo was generated: run npx taquba codegen",
+      "schemas/extra.taquba.yaml is new since generated was generated: run npx taquba codegen",
+    ]);
+    rmSync(join(dir, "schemas", "extra.taquba.yaml"));
+    // Without a stamp, the full check finds the drift.
+    rmSync(stampFile);
     const check = await run("--check");
     expect(check.code).toBe(1);
     expect(check.io.text()).toContain("changed: generated/demo/client.ts");
@@ -152,7 +164,10 @@ describe("taquba codegen", () => {
     expect(content).toContain('import { demo } from "../../../generated/demo/index.js";');
     expect(content).toContain("export class GreetHandler implements demo.GreetHandler {");
     expect(content).toContain("async run(input: demo.GreetInput, ctx: demo.GreetContext): Promise<demo.GreetOutput> {");
-    expect(content).toContain('throw new Error("job demo.greet is not implemented yet');
+    expect(content).toContain('import { PermanentError } from "taquba";');
+    expect(content).toContain(
+      'throw new PermanentError("the handler of job \\"greet\\" (package \\"demo\\") is not implemented yet: write GreetHandler.run in demo/greet.ts");',
+    );
     expect(existsSync(join(dir, "src", "jobs", "demo", "farewell-say.ts"))).toBe(true);
     writeFileSync(stub, "// mine\n");
     const second = await run("--scaffold", "src/jobs");
@@ -185,7 +200,7 @@ describe("taquba codegen", () => {
     expect(stub).toContain("export class VisitHandler implements demo.VisitHandler {");
     expect(stub).toContain("async arrive(payload: demo.VisitInput, ctx: demo.VisitArriveContext): Promise<demo.VisitArriveTransition> {");
     expect(stub).toContain("async leave(payload: demo.VisitLeavePayload, ctx: demo.VisitLeaveContext): Promise<demo.VisitLeaveTransition> {");
-    expect(stub).toContain('throw new Error("step leave of workflow demo.visit is not implemented yet');
+    expect(stub).toContain('throw new PermanentError("step \\"leave\\" of workflow \\"visit\\" (package \\"demo\\") is not implemented yet: write VisitHandler.leave in demo/visit.workflow.ts");');
     expect(existsSync(join(dir, "generated", "demo", "workflows.ts"))).toBe(true);
   });
 
@@ -206,7 +221,12 @@ describe("taquba codegen", () => {
     // Breaking: a new required field and a removed job; nothing is written.
     const before = readFileSync(join(dir, "generated", "demo", "types.ts"), "utf8");
     const lockBefore = readFileSync(lockFile, "utf8");
-    writeFileSync(spec, SPEC.replace("required: [name]", "required: [name, age]").replace("name: { type: string }", "name: { type: string }, age: { type: integer }").replace(/  farewell\.say:[\s\S]*$/, ""));
+    writeFileSync(
+      spec,
+      SPEC.replace("required: [name]", "required: [name, age]")
+        .replace("name: { type: string }", "name: { type: string }, age: { type: integer }")
+        .replace(/ {2}farewell\.say:[\s\S]*$/, ""),
+    );
     const refused = await run();
     expect(refused.code).toBe(1);
     const text = refused.io.text();
@@ -218,10 +238,16 @@ describe("taquba codegen", () => {
     expect(readFileSync(join(dir, "generated", "demo", "types.ts"), "utf8")).toBe(before);
     expect(readFileSync(lockFile, "utf8")).toBe(lockBefore);
 
-    // --check flags the lock as out of date; --accept-breaking records the acknowledgement.
+    // --check says in one line that the spec changed since generation ...
     const check = await run("--check");
     expect(check.code).toBe(1);
-    expect(check.io.text()).toContain("changed: schemas/demo.taquba.lock.json");
+    expect(check.io.lines).toEqual(["schemas/demo.taquba.yaml changed since generated/demo was generated: run npx taquba codegen"]);
+    // ... and, without the stamp to tell, the full comparison flags the lock as out of date.
+    rmSync(join(dir, "generated", "taquba-stamp.json"));
+    const full = await run("--check");
+    expect(full.code).toBe(1);
+    expect(full.io.text()).toContain("changed: schemas/demo.taquba.lock.json");
+    // --accept-breaking records the acknowledgement.
     expect((await run("--accept-breaking")).code).toBe(0);
     expect((await run("--check")).code).toBe(0);
   });
@@ -267,11 +293,89 @@ describe("taquba codegen", () => {
     expect(readFileSync(join(dir, "generated", "demo", "types.ts"), "utf8")).toContain("greeting?: string;");
 
     regenerated = io.next(/written/);
-    writeFileSync(spec, SPEC.replace("name: { type: string }", "name: { type: string }, greeting: { type: string }").replace("  greet:\n", "  greet:\n    description: Says hello.\n"));
+    writeFileSync(
+      spec,
+      SPEC.replace("name: { type: string }", "name: { type: string }, greeting: { type: string }").replace(
+        "  greet:\n",
+        "  greet:\n    description: Says hello.\n",
+      ),
+    );
     await regenerated;
     expect(readFileSync(join(dir, "generated", "demo", "client.ts"), "utf8")).toContain("/** Says hello. */");
 
     stop.abort();
     expect(await done).toBe(0);
+  });
+
+  it("works from a working directory unrelated to process.cwd() and writes only into the output and spec folders", async () => {
+    // Deeper than any checkout, so a path made relative to process.cwd() and
+    // resolved against the CLI's folder cannot land back in place by chance.
+    const cwd = join(dir, "w", "o", "r", "k", "i", "n", "g", "d", "i", "r");
+    const inside = join(cwd, "schemas");
+    const outside = join(dir, "specs");
+    mkdirSync(inside, { recursive: true });
+    mkdirSync(outside);
+    writeFileSync(join(inside, "demo.taquba.yaml"), SPEC);
+    writeFileSync(join(outside, "other.taquba.yaml"), SPEC.replace("package: demo", "package: other"));
+    expect(relative(process.cwd(), cwd).startsWith("..")).toBe(true);
+    const io = new Capture(cwd);
+    const code = await main(["codegen", "schemas", outside, "--out", join(dir, "out")], io);
+    expect(io.text()).toContain("out: 15 written, 0 deleted, 0 unchanged".replace("out", join(dir, "out").split(sep).join("/")));
+    expect(code).toBe(0);
+    // Inside the working directory a name is relative; outside it, absolute.
+    const posix = (p: string) => p.split(sep).join("/");
+    expect(readFileSync(join(dir, "out", "demo", "client.ts"), "utf8")).toContain("from schemas/demo.taquba.yaml, do not edit");
+    expect(readFileSync(join(dir, "out", "other", "client.ts"), "utf8")).toContain(`from ${posix(join(outside, "other.taquba.yaml"))}, do not edit`);
+    expect(io.text()).toContain(`contract locks updated: ${posix(join(outside, "other.taquba.lock.json"))}, schemas/demo.taquba.lock.json`);
+    expect(existsSync(join(inside, "demo.taquba.lock.json"))).toBe(true);
+    expect(existsSync(join(outside, "other.taquba.lock.json"))).toBe(true);
+    // Every file the run left lies in the spec or output folders.
+    const files = (readdirSync(dir, { recursive: true, withFileTypes: true }) as import("node:fs").Dirent[])
+      .filter((e) => e.isFile())
+      .map((e) => join(e.parentPath, e.name));
+    const allowed = [inside, outside, join(dir, "out")].map((d) => d + sep);
+    expect(files.filter((f) => !allowed.some((d) => f.startsWith(d)))).toEqual([join(dir, "schemas", "demo.taquba.yaml"), join(dir, "schemas", "notes.yaml")]);
+    // Nothing at the filesystem root named after this folder (where the old bug put the locks).
+    const name = dir.split(sep).at(-1) as string;
+    expect(existsSync(join(sep, name))).toBe(false);
+    // A spec error outside the working directory is named by its absolute path.
+    writeFileSync(join(outside, "other.taquba.yaml"), "version: 2\npackage: other\n");
+    const failed = new Capture(cwd);
+    expect(await main(["codegen", "schemas", outside, "--out", join(dir, "out")], failed)).toBe(1);
+    expect(failed.text()).toContain(`${posix(join(outside, "other.taquba.yaml"))}:1:10: error SPEC_SCHEMA`);
+  });
+});
+
+describe("taquba init", () => {
+  it("writes the example project, merges npm scripts into package.json, generates the code, and refuses to run twice", async () => {
+    const project = join(dir, "shop");
+    mkdirSync(project);
+    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "shop", type: "module", scripts: { test: "vitest", worker: "node mine.js" } }));
+    const io = new Capture(dir);
+    expect(await main(["init", "shop"], io)).toBe(0);
+    for (const f of ["schemas/app.taquba.yaml", "src/handlers.ts", "src/app.ts", "src/worker.ts", "src/submit.ts", "tsconfig.json", "generated/app/index.ts"]) {
+      expect(existsSync(join(project, f)), f).toBe(true);
+    }
+    const spec = readFileSync(join(project, "schemas", "app.taquba.yaml"), "utf8");
+    expect(spec.split("\n")[0]).toBe("# yaml-language-server: $schema=../node_modules/taquba/schemas/taquba-spec.schema.json");
+    const pkg = JSON.parse(readFileSync(join(project, "package.json"), "utf8"));
+    expect(pkg.scripts).toMatchObject({ test: "vitest", worker: "node mine.js", codegen: "taquba codegen", pretest: "taquba codegen --check", submit: "tsx src/submit.ts" });
+    expect(io.text()).toContain('kept your npm script "worker"');
+    expect(readFileSync(join(project, "generated", "app", "workflows.ts"), "utf8")).toContain("AccountOpenHandler");
+
+    writeFileSync(join(project, "src", "handlers.ts"), "// mine\n");
+    const again = new Capture(dir);
+    expect(await main(["init", "shop"], again)).toBe(1);
+    expect(again.text()).toContain("writes nothing over existing files");
+    expect(again.text()).toContain(join("shop", "src", "handlers.ts"));
+    expect(readFileSync(join(project, "src", "handlers.ts"), "utf8")).toBe("// mine\n");
+  });
+
+  it("creates package.json in an empty folder and rejects extra arguments", async () => {
+    const io = new Capture(dir);
+    expect(await main(["init", "fresh"], io)).toBe(0);
+    const pkg = JSON.parse(readFileSync(join(dir, "fresh", "package.json"), "utf8"));
+    expect(pkg).toMatchObject({ name: "fresh", private: true, type: "module" });
+    expect(await main(["init", "a", "b"], new Capture(dir))).toBe(2);
   });
 });

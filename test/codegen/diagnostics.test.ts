@@ -87,6 +87,22 @@ describe("diagnostics", () => {
     ]);
   });
 
+  it.each([["s:{a}{b}", "nothing"], ["s:{a}x9%{b}", 'only "x9%"']])("BAD_KEY_TEMPLATE: signal key %s has no separator between parameters", (key, between) => {
+    const d = only(`version: 1\npackage: p\nsignals:\n  s:\n    key: "${key}"\n    params:\n      a: { type: string }\n      b: { type: string }\n    payload: { type: object }\n`);
+    expect(d).toMatchObject({ code: "BAD_KEY_TEMPLATE", line: 5, column: 10 });
+    expect(d.message).toContain(`{a} and {b} have ${between} between them`);
+  });
+
+  it("BAD_KEY_TEMPLATE: an idempotency key with adjacent fields", () => {
+    const d = only(`version: 1\npackage: p\njobs:\n  a:\n    input: { type: object, required: [x, y], properties: { x: { type: string }, y: { type: string } } }\n    output: { type: object }\n    idempotency_key: "{x}{y}"\n`);
+    expect(d).toMatchObject({ code: "BAD_KEY_TEMPLATE", line: 7, column: 22 });
+  });
+
+  it("BAD_KEY_TEMPLATE: a field named like an inherited property is not declared", () => {
+    const d = only(`version: 1\npackage: p\njobs:\n  a:\n${JOB}\n    idempotency_key: "k:{constructor}"\n`);
+    expect(d.message).toContain('"constructor" names no declared field');
+  });
+
   it("NAME_COLLISION: two jobs that camelCase to one identifier", () => {
     const d = only(`version: 1\npackage: p\njobs:\n  email.send:\n${JOB}\n  email_send:\n${JOB}\n`);
     expect(d).toMatchObject({ code: "NAME_COLLISION", line: 7, column: 3 });
@@ -126,6 +142,15 @@ describe("diagnostics", () => {
       ["WAIT_WITHOUT_TIMEOUT", 14, 14],
       ["UNKNOWN_STEP", 14, 38],
     ]);
+  });
+
+  it("a format error does not hide the step graph's errors: both are reported at once", () => {
+    const source = WORKFLOW(`      pay: { waits_for: paid, timeout_ms: 5, next: [ship] }\n`).replace("    result: { type: object }", "    result: { type: object }\n    retries: 3");
+    const codes = run(source)
+      .filter((d) => d.severity === "error")
+      .map((d) => d.code);
+    expect(codes).toContain("SPEC_SCHEMA");
+    expect(codes).toContain("UNKNOWN_STEP");
   });
 
   it("UNREACHABLE_STEP: a step no transition from the entry leads to", () => {

@@ -13,7 +13,6 @@ import { describe, expect, it } from "vitest";
 import {
   JobFailure,
   ValidationError,
-  jsonSchemaFormats,
   type HeaderValues,
   type JobContext,
   type JobDefinition,
@@ -26,6 +25,7 @@ import {
   type SignalSender,
   type Validator,
 } from "taquba";
+import { jsonSchemaFormats } from "taquba/generated";
 import { billing, media } from "../../generated/index.js";
 
 class RecordingRunner implements JobSubmitter, SignalSender, JobRegistrar {

@@ -38,10 +38,14 @@ describe("generated types", () => {
     }));
     const stubs = scaffoldFiles(analyse(inputs).packages, "../generated");
     expect(stubs.map((f) => f.path)).toEqual(["billing/email-send.ts", "billing/invoice-render.ts", "media/image-scan.ts", "media/image-thumbnail.ts"]);
-    // One program holding every stub, each import pointed at the real generated folder.
-    const program = stubs
+    // One program holding every stub, each import pointed at the real generated folder
+    // (the stubs' shared import of PermanentError once, at the top).
+    const permanent = 'import { PermanentError } from "taquba";\n';
+    for (const f of stubs) expect(f.content).toContain(permanent);
+    const program = permanent + stubs
       .map((f, i) =>
         f.content
+          .replace(permanent, "")
           .replace(/from "(?:\.\.\/)+generated\//, `from "../../../generated/`)
           .replace(/@module[^\n]*\n/, "\n")
           .replace(/import \{ (\w+) \}/, `import { $1 as pkg${i} }`)

@@ -7,7 +7,8 @@
 import { Ajv, type ErrorObject } from "ajv";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { jsonSchemaFormats, validatorRuntime, type RawValidateFunction } from "taquba";
+import { type RawValidateFunction } from "taquba";
+import { jsonSchemaFormats, validatorRuntime } from "taquba/generated";
 import { buildModel } from "../../codegen/analyse/build-model.js";
 import { compileValidators } from "../../codegen/emit/compile-validators.js";
 import type { JsonSchema } from "../../codegen/analyse/spec-model.js";
@@ -69,13 +70,25 @@ const value = fc.oneof(
 /** Loads precompiled module text as functions, with `validatorRuntime` supplied. */
 function load(code: string): Record<string, RawValidateFunction> {
   const exports: Record<string, RawValidateFunction> = {};
-  const body = code.replace(/^import \{ validatorRuntime \} from "taquba";$/m, "").replace(/^export const (\w+) = /gm, "exports.$1 = ");
+  const body = code.replace(/^import \{ validatorRuntime \} from "taquba\/generated";$/m, "").replace(/^export const (\w+) = /gm, "exports.$1 = ");
   new Function("validatorRuntime", "exports", body)(validatorRuntime, exports);
   return exports;
 }
 
-const summary = (errors: readonly Pick<ErrorObject, "instancePath" | "keyword">[] | null | undefined) =>
-  (errors ?? []).map((e) => `${e.instancePath} ${e.keyword}`).sort();
+/**
+ * Error keywords by path. Generated validators never run a pattern over a
+ * string longer than its maxLength (see codegen/analyse/pattern-safety.ts),
+ * so where maxLength failed, whether pattern is reported too is left out of
+ * the comparison; validity itself is compared exactly.
+ */
+const summary = (errors: readonly Pick<ErrorObject, "instancePath" | "keyword">[] | null | undefined) => {
+  const list = errors ?? [];
+  const tooLong = new Set(list.filter((e) => e.keyword === "maxLength").map((e) => e.instancePath));
+  return list
+    .filter((e) => !(e.keyword === "pattern" && tooLong.has(e.instancePath)))
+    .map((e) => `${e.instancePath} ${e.keyword}`)
+    .sort();
+};
 
 describe("precompiled validators", () => {
   it("agree with ajv compiling the same schema in memory", () => {

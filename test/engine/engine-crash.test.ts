@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { Engine, LocalStore } from "taquba";
 import { startScript } from "../support/child-script.js";
+import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/crash-writer.ts", import.meta.url));
@@ -31,9 +32,11 @@ describe("engine crash recovery", () => {
   it("recovers every durable commit and no half batch after SIGKILL, repeatedly", async () => {
     const dir = await tempDir();
     const allDurable: string[] = [];
+    // Real time still decides where each kill lands; the seed replays the targets and delays.
+    const { int } = testRandom("engine crash recovery");
     for (let round = 0; round < 6; round++) {
-      const target = 20 + Math.floor(Math.random() * 800);
-      const delay = Math.floor(Math.random() * 40);
+      const target = 20 + int(800);
+      const delay = int(40);
       allDurable.push(...(await runAndKill(dir, `r${round}`, target, delay)));
 
       const engine = await Engine.open(new LocalStore(dir));

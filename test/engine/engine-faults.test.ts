@@ -7,13 +7,13 @@ import { describe, expect, it } from "vitest";
 import {
   ClosedError,
   Engine,
-  InjectedFaultError,
   MemoryStore,
   StoreCorruptedError,
   UnsupportedFormatError,
   WriteBatch,
   withFaults,
 } from "taquba";
+import { InjectedFaultError } from "taquba/testing";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const retry = { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 };
@@ -106,9 +106,12 @@ describe("engine poisoning", () => {
     const engine = await Engine.open(faulty, { retry });
     faulty.failureRate = 1;
     const err = await engine.commit(new WriteBatch().put("a", enc("1"))).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ClosedError);
     expect((err as ClosedError).cause).toBeDefined();
     const root = ((err as ClosedError).cause as Error).cause;
     expect(root).toBeInstanceOf(InjectedFaultError);
+    await engine.close().catch(() => undefined);
+    expect(engine.closed).toBe(true);
   });
 });
 

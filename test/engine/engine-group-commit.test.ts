@@ -3,7 +3,7 @@
  * recovery) and checkpoints (bounded object count, segments, failure backoff).
  */
 import { describe, expect, it } from "vitest";
-import { Engine, MemoryStore, WriteBatch, withCounting } from "taquba";
+import { Engine, FencedError, MemoryStore, WriteBatch, withCounting } from "taquba";
 import { failWhen } from "../support/failing-store.js";
 import { GatedStore } from "../support/gated-store.js";
 
@@ -46,10 +46,9 @@ describe("engine group commit", () => {
     const [k1, k2] = gated.held.map((h) => h.key);
     expect(k1! < k2!).toBe(true);
     gated.release(k2!);
-    // The later object is stored, but its commit waits for the earlier one.
-    // (No clock decides this: the pause only gives a wrong resolution, by
-    // any route, the chance to happen.)
-    await new Promise((r) => setTimeout(r, 20));
+    // The later object is stored and its put has returned to the engine, but
+    // its commit waits for the earlier one.
+    await gated.landed(k2!);
     expect(await gated.inner.get(k2!)).not.toBeNull();
     expect(order).toEqual([]);
     const flushed = engine.flush().then(() => order.push("flush"));
@@ -80,7 +79,10 @@ describe("engine group commit", () => {
     expect([...third.scan()].map(([k]) => k)).toEqual(["before", "c"]);
     await third.close();
     gated.release(gated.held[0]!.key);
-    await expect(lost).rejects.toThrow();
+    // The first writer learns, when its held object finally lands, that a newer writer owns the store.
+    const err = await lost.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FencedError);
+    expect(engine.closed).toBe(true);
   });
 });
 

@@ -34,7 +34,7 @@ function byteOrder(model: Map<string, number>): string[] {
 }
 
 /** Runs random scripts against the engine and a plain map; `faultSeed` turns on injected store faults. */
-async function checkAgainstModel(faultSeed: number | undefined, numRuns: number): Promise<void> {
+async function checkAgainstModel(faultSeed: number | undefined, numRuns: number, checkSeed?: number): Promise<void> {
   let seed = faultSeed;
   const faulty: FaultyStore[] = [];
   await fc.assert(
@@ -91,7 +91,7 @@ async function checkAgainstModel(faultSeed: number | undefined, numRuns: number)
       expect(snapshot(final)).toEqual(modelSnapshot(model, keys));
       await final.close();
     }),
-    { numRuns },
+    checkSeed === undefined ? { numRuns } : { numRuns, seed: checkSeed },
   );
   // The fault runs must really have met faults.
   if (faultSeed !== undefined) expect(faulty.reduce((n, f) => n + f.injected, 0)).toBeGreaterThan(0);
@@ -104,5 +104,9 @@ describe("engine against a model map", () => {
 
   it("still matches when a fifth of all store calls fail, half of failed puts after landing", async () => {
     await checkAgainstModel(1, 40);
+  });
+
+  it("replays the run where a reader opened while a checkpoint deleted the WAL it had listed (fast-check seed 507665202)", async () => {
+    await checkAgainstModel(1, 40, 507665202);
   });
 });

@@ -3,9 +3,10 @@
  * round trips, and every kind of damage detected.
  */
 import { describe, expect, it } from "vitest";
-import { StoreCorruptedError, UnsupportedFormatError } from "taquba";
+import { Engine, MemoryStore, StoreCorruptedError, UnsupportedFormatError, ValidationError, WriteBatch } from "taquba";
 import { SegmentBuilder, readSegment } from "../../runtime/engine/segment-format.js";
-import { WalBuilder, decodeWal, encodeFence } from "../../runtime/engine/wal-format.js";
+import { WalBuilder, decodeWal, encodeFence, validateBatchOps } from "../../runtime/engine/wal-format.js";
+import type { BatchOp } from "../../runtime/engine/write-batch.js";
 import { pack } from "msgpackr";
 import { crc32 } from "../../runtime/engine/checksum.js";
 import { decodeManifest, encodeManifest, emptyManifest, segmentRuns } from "../../runtime/engine/manifest.js";
@@ -43,7 +44,11 @@ describe("segment format", () => {
     b.add("a", new Uint8Array(0));
     b.add("b", undefined);
     b.add("c", enc("x"));
-    expect(readAll(b.finish())).toEqual([["a", ""], ["b", undefined], ["c", "x"]]);
+    expect(readAll(b.finish())).toEqual([
+      ["a", ""],
+      ["b", undefined],
+      ["c", "x"],
+    ]);
   });
 
   it("reads an empty segment and rejects a future version", () => {
@@ -58,14 +63,125 @@ describe("segment format", () => {
 describe("WAL format", () => {
   it("round-trips batches and fences, and checks the sequence number against the key", () => {
     const w = new WalBuilder(16);
-    w.add([{ kind: "put", key: "a", value: enc("1") }, { kind: "delete", key: "b" }]);
+    w.add([
+      { kind: "put", key: "a", value: enc("1") },
+      { kind: "delete", key: "b" },
+    ]);
     w.add([]);
     const bytes = w.seal(3, 70);
     const obj = decodeWal("wal/70", bytes, 70);
     expect(obj).toMatchObject({ kind: "batches", epoch: 3, seq: 70 });
     expect(obj.kind === "batches" && obj.batches.map((b) => b.map((o) => o.kind))).toEqual([["put", "delete"], []]);
     expect(() => decodeWal("wal/71", bytes, 71)).toThrow(StoreCorruptedError);
-    expect(decodeWal("wal/5", encodeFence(2 ** 40, 5, 69), 5)).toEqual({ kind: "fence", epoch: 2 ** 40, seq: 5, resumeAt: 69 });
+    expect(decodeWal("wal/5", encodeFence(2 ** 40, 5, 69), 5)).toEqual({ kind: "fence", epoch: 2 ** 40, seq: 5, watermark: 4, resumeAt: 69 });
+    // The durable watermark at sealing travels in the header; unknown reads as -1.
+    expect(decodeWal("wal/70", new WalBuilder().seal(3, 70, 66), 70).watermark).toBe(66);
+    expect(obj.watermark).toBe(-1);
+  });
+
+  // Each check of decodeWal, reached by damage that passes the checks before it
+  // (the checksum is recomputed where the damage is inside it).
+  it("names every kind of damage: short, foreign, altered, future, misplaced, malformed", () => {
+    const sealed = () => {
+      const w = new WalBuilder(16);
+      w.add([{ kind: "put", key: "a", value: enc("1") }]);
+      return Buffer.from(w.seal(3, 70));
+    };
+    const reseal = (b: Buffer) => {
+      const end = b.length - 4;
+      b.writeUInt32LE(crc32(b.subarray(0, end)), end);
+      return b;
+    };
+    const damage = (b: Uint8Array, expected: RegExp, Err: typeof StoreCorruptedError | typeof UnsupportedFormatError = StoreCorruptedError, seq = 70) => {
+      const err = (() => {
+        try {
+          decodeWal(`wal/${seq}`, b, seq);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(err, String(expected)).toBeInstanceOf(Err);
+      expect((err as Error).message).toMatch(expected);
+      expect((err as Error).message).toContain(`wal/${seq}`);
+    };
+    const good = sealed();
+    damage(good.subarray(0, 35), /35 bytes, shorter than its header/);
+    expect(() => decodeWal("wal/70", good.subarray(0, 36), 70)).not.toThrow(/shorter than its header/);
+    const foreign = sealed();
+    foreign.writeUInt32LE(foreign.readUInt32LE(0) ^ 1, 0);
+    damage(reseal(foreign), /bad magic bytes/);
+    const flipped = sealed();
+    flipped[33]! ^= 0x40;
+    damage(flipped, /checksum mismatch/);
+    const future = sealed();
+    future.writeUInt16LE(99, 4);
+    damage(reseal(Buffer.from(future)), /99/, UnsupportedFormatError);
+    // A future version that also fails the checksum (its layout may differ) is still "future".
+    damage(future, /99/, UnsupportedFormatError);
+    damage(sealed(), /claims sequence 70 but is stored at 71/, StoreCorruptedError, 71);
+    const fenceBackwards = Buffer.from(encodeFence(2, 5, 5));
+    damage(fenceBackwards, /malformed fence marker/, StoreCorruptedError, 5);
+    const fenceLong = Buffer.from(encodeFence(2, 5, 9));
+    const grown = Buffer.concat([fenceLong.subarray(0, fenceLong.length - 4), Buffer.from([0]), Buffer.alloc(4)]);
+    damage(reseal(grown), /malformed fence marker/, StoreCorruptedError, 5);
+    const unknownKind = sealed();
+    unknownKind[6] = 9;
+    damage(reseal(unknownKind), /unknown WAL object kind 9/);
+    const trailing = sealed();
+    const extra = Buffer.concat([trailing.subarray(0, trailing.length - 4), Buffer.from([7, 7]), Buffer.alloc(4)]);
+    damage(reseal(extra), /2 unexpected bytes after the last batch/);
+    const badTag = sealed();
+    badTag[33] = 0xee; // the op tag of the only operation (header 32 bytes, then the op count)
+    damage(reseal(badTag), /unknown op tag 238/);
+  });
+});
+
+describe("batch validation", () => {
+  it("names each bad operation (at most 10), and a rejected commit applies nothing", async () => {
+    const issues = (ops: unknown[]) => {
+      try {
+        validateBatchOps(ops as BatchOp[]);
+      } catch (e) {
+        expect(e).toBeInstanceOf(ValidationError);
+        return (e as ValidationError).issues;
+      }
+      return [];
+    };
+    expect(
+      issues([
+        { kind: "put", key: "a", value: enc("1") },
+        { kind: "delete", key: "b" },
+      ]),
+    ).toEqual([]);
+    expect(issues([{ kind: "put", key: 7, value: enc("1") }])).toEqual(["op 0: the key is not a string"]);
+    expect(
+      issues([
+        { kind: "delete", key: "ok" },
+        { kind: "delete", key: "a\ud800" },
+      ]),
+    ).toEqual(['op 1: key "a\\ud800" contains a lone surrogate, which UTF-8 cannot store']);
+    expect(issues([{ kind: "put", key: "v", value: "text" }])).toEqual(['op 0: the value of "v" is not a Uint8Array']);
+    expect(issues([{ kind: "merge", key: "m" }])).toEqual(['op 0: unknown kind "merge"']);
+    expect(issues(Array.from({ length: 30 }, () => ({ kind: "put", key: 1, value: enc("") })))).toHaveLength(10);
+    const engine = await Engine.open(new MemoryStore());
+    const err = await engine.commit(new WriteBatch().put("good", enc("1")).put("a\ud800", enc("2"))).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect(engine.has("good")).toBe(false);
+    await engine.close();
+  });
+
+  it("a WAL builder counts its batches and knows its sealed size", () => {
+    const w = new WalBuilder(8);
+    expect(w.batchCount).toBe(0);
+    const empty = w.byteLength;
+    expect(w.seal(1, 1).byteLength).toBe(empty);
+    const w2 = new WalBuilder(8);
+    w2.add([{ kind: "put", key: "a", value: enc("12345") }]);
+    w2.add([]);
+    expect(w2.batchCount).toBe(2);
+    const size = w2.byteLength;
+    expect(w2.seal(1, 2).byteLength).toBe(size);
+    expect(size).toBeGreaterThan(empty);
   });
 });
 
@@ -86,7 +202,14 @@ describe("manifest format", () => {
   it("reads a version 1 manifest (one snapshot, no runs) as run 0", () => {
     const v2 = encodeManifest({ ...emptyManifest(), id: 7, segments: [seg("seg/1", 0, "a", "m"), seg("seg/2", 0, "n", "z")] });
     // Rewrite as version 1: the body without run fields, the old version number, a fresh checksum.
-    const body = pack({ id: 7, epoch: 0, walNext: 1, fences: [], createdAt: 0, segments: [1, 2].map((n) => ({ name: `seg/${n}`, bytes: 10, entries: 2, firstKey: "a", lastKey: "z" })) });
+    const body = pack({
+      id: 7,
+      epoch: 0,
+      walNext: 1,
+      fences: [],
+      createdAt: 0,
+      segments: [1, 2].map((n) => ({ name: `seg/${n}`, bytes: 10, entries: 2, firstKey: "a", lastKey: "z" })),
+    });
     const v1 = Buffer.concat([v2.subarray(0, 12), body]);
     v1.writeUInt16LE(1, 4);
     v1.writeUInt32LE(crc32(body), 8);

@@ -44,7 +44,7 @@ describe("run groups", () => {
     }
     expect(a.runIdOf("k1")).not.toBe(b.runIdOf("k1"));
     expect(a.runIdOf("k1")).toBe(env.runtime.group("batch-1").runIdOf("k1"));
-    expect(a.runIdOf(long)).not.toBe(a.runIdOf(long + "x"));
+    expect(a.runIdOf(long)).not.toBe(a.runIdOf(`${long}x`));
     expect(() => a.runIdOf("")).toThrow(ValidationError);
     await env.stop();
   });

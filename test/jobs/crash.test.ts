@@ -23,7 +23,8 @@ describe("job groups across crashes", () => {
   it("a fan-out killed with SIGKILL mid-way completes after a restart with one result per job, in submission order", { timeout: 60_000 }, async () => {
     const dir = await tempDir();
     const log = join(dir, "runs.log");
-    const w = startScript(script, [dir, String(N), log]);
+    // The first life stalls after 6 handler runs, so it cannot finish before the kill.
+    const w = startScript(script, [dir, String(N), log, "6"]);
     await w.waitFor((lines) => lines.length >= 6);
     expect((await w.kill()).signal, w.stderr()).toBe("SIGKILL");
     const before = (await logLines(log)).length;

@@ -14,11 +14,12 @@ import {
   StateKey,
   ValidationError,
   jobContext,
-  validatingHandler,
   type JobContext,
   type JobHandler,
 } from "taquba";
+import { validatingHandler } from "taquba/generated";
 import { addJob, emailJob, keyedEmailJob, openJobEnv, type EmailError, type EmailInput, type EmailOutput, type TestHeaders } from "./fixtures.js";
+import { settle } from "../workflow/helpers.js";
 
 type EmailCtx = JobContext<TestHeaders, EmailError>;
 
@@ -184,7 +185,7 @@ describe("typed jobs", () => {
     const h = await env.runner.submit(addJob, { a: -1, b: 2 });
     expect(await h.output()).toBe(206);
     expect(seen).toEqual([true, undefined, true, undefined]);
-    expect(() => jobContext({} as JobContext)).toThrow(TypeError);
+    expect(() => jobContext({} as JobContext)).toThrow(ValidationError);
     await env.stop();
   });
 
@@ -215,7 +216,12 @@ describe("typed jobs", () => {
     );
     const h = await env.runner.submit(addJob, { a: 2, b: 3 });
     await running;
-    const stopping = env.worker!.shutdown();
+    let stopped = false;
+    const stopping = env.worker!.shutdown().then(() => (stopped = true));
+    await settle(10);
+    // Shutdown waits for the job in flight.
+    expect(stopped).toBe(false);
+    expect(await h.fetchResult()).toBeNull();
     release();
     await stopping;
     expect(await h.fetchResult()).toEqual({ status: "succeeded", output: 5 });

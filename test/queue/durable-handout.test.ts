@@ -30,7 +30,7 @@ describe("jobs are handed out only once durable", () => {
     let enqueued = false;
     const enqueue = queue.enqueue("q", enc("a")).then(() => (enqueued = true));
     await store.waitHeld(1);
-    let claimed: unknown = undefined;
+    let claimed: unknown;
     const claim = queue.claim("q").then((j) => (claimed = j));
     await settle(20);
     // The job is in memory and its claim is made, but the worker is not told yet.

@@ -3,7 +3,8 @@
  * waitForCompletion, on a MockClock.
  */
 import { describe, expect, it } from "vitest";
-import { CancelRequestedError, ClaimLostError, LEASE_MARGIN_MS, SettlementEffects, type DeadLetteredEvent } from "taquba";
+import { CancelRequestedError, ClaimLostError, SettlementEffects, type DeadLetteredEvent } from "taquba";
+import { LEASE_MARGIN_MS } from "../../runtime/queue/index.js";
 import { dec, enc, openQueue, settle } from "./helpers.js";
 
 describe("leases", () => {

@@ -3,7 +3,7 @@
  * refers to them and deleted after; missing objects and read failures.
  */
 import { describe, expect, it, vi } from "vitest";
-import { MemoryStore, SettlementEffects, type DeadLetteredEvent, type ObjectStore } from "taquba";
+import { ClaimLostError, MemoryStore, SettlementEffects, type DeadLetteredEvent, type ObjectStore } from "taquba";
 import { failWhen } from "../support/failing-store.js";
 import { enc, openQueue, settle } from "./helpers.js";
 
@@ -80,7 +80,10 @@ describe("payload offload", () => {
     await queue.enqueue("q", enc("a"));
     const job = (await queue.claim("q"))!;
     await queue.ack(job);
-    await expect(queue.ack(job, new SettlementEffects().enqueue("next", big("n")))).rejects.toThrow();
+    const err = await queue.ack(job, new SettlementEffects().enqueue("next", big("n"))).catch((e: unknown) => e);
+    // The second ack finds the claim gone: refused before anything is committed.
+    expect(err).toBeInstanceOf(ClaimLostError);
+    expect((err as Error).message).toContain(job.id);
     await settle();
     expect(await payloadObjects(store)).toEqual([]);
     await queue.close();
@@ -98,6 +101,40 @@ describe("payload offload", () => {
     expect(jobs.map((j) => j.id)).toEqual([fine.jobId]);
     expect(await queue.view().job(lost.jobId)).toMatchObject({ state: "dead", lastError: expect.stringContaining("missing") });
     await vi.waitFor(() => expect(events.map((e) => [e.jobId, e.reason])).toEqual([[lost.jobId, "payload_missing"]]));
+    await queue.close();
+  });
+
+  it("a payload object with a flipped byte, or cut short, dead-letters its job instead of handing it out", async () => {
+    for (const damage of [(b: Uint8Array) => b.map((x, i) => (i === 50 ? x ^ 0x01 : x)), (b: Uint8Array) => b.subarray(0, b.byteLength - 1)]) {
+      const store = new MemoryStore();
+      const events: DeadLetteredEvent[] = [];
+      const { queue } = await openQueue({ store, payloadOffloadBytes: 64, onDeadLettered: (e) => events.push(e) });
+      const bad = await queue.enqueue("q", big("bad"));
+      const fine = await queue.enqueue("q", big("fine"));
+      // Find the object of the first job: the one whose bytes start with its payload.
+      const objects = await payloadObjects(store);
+      const target = (await Promise.all(objects.map(async (k) => [k, (await store.get(k))!.body] as const))).find(([, b]) => new TextDecoder().decode(b.subarray(0, 3)) === "bad")!;
+      await store.put(target[0], damage(target[1]));
+      const jobs = await queue.claimBatch("q", 2);
+      expect(jobs.map((j) => j.id)).toEqual([fine.jobId]);
+      expect(jobs[0]!.payload).toEqual(big("fine"));
+      expect(await queue.view().job(bad.jobId)).toMatchObject({ state: "dead", lastError: expect.stringContaining("corrupted") });
+      await vi.waitFor(() => expect(events.map((e) => [e.jobId, e.reason])).toEqual([[bad.jobId, "payload_corrupted"]]));
+      await queue.close();
+    }
+  });
+
+  it("reads a payload object written before objects carried a checksum", async () => {
+    const store = new MemoryStore();
+    const { queue } = await openQueue({ store, payloadOffloadBytes: 64 });
+    const { jobId } = await queue.enqueue("q", big("old"));
+    const [obj] = await payloadObjects(store);
+    const framed = (await store.get(obj!))!.body;
+    // The old form: the payload bytes alone, exactly the size the record holds.
+    await store.put(obj!, framed.subarray(0, framed.byteLength - 8));
+    const job = await queue.claim("q");
+    expect(job?.id).toBe(jobId);
+    expect(job?.payload).toEqual(big("old"));
     await queue.close();
   });
 

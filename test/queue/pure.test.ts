@@ -2,12 +2,21 @@
  * @module Pure queue logic: key layout, record codec, backoff and name validation.
  */
 import { describe, expect, it } from "vitest";
-import { backoffDelay, DEFAULT_QUEUE_CONFIG, ValidationError } from "taquba";
+import { DEFAULT_QUEUE_CONFIG, ValidationError } from "taquba";
+import { backoffDelay } from "../../runtime/queue/index.js";
+import { compareKeys } from "../../runtime/store/keys.js";
 import * as K from "../../runtime/queue/keys.js";
 import { decodeJob, encodeJob, decodeStats, encodeStats, type JobRecord } from "../../runtime/queue/record.js";
-import { validateJobId, validateQueueName, validateKvKey, validateStoreName } from "../../runtime/queue/names.js";
+import {
+  MAX_KV_KEY_BYTES,
+  validateJobId,
+  validateKvKey,
+  validateMillis,
+  validatePositiveInt,
+  validateQueueName,
+  validateStoreName,
+} from "../../runtime/queue/names.js";
 import { resolveQueueConfig } from "../../runtime/queue/config.js";
-import { compareKeys } from "taquba";
 
 describe("keys", () => {
   it("pads numbers so byte order is numeric order", () => {
@@ -57,7 +66,13 @@ describe("record codec", () => {
   it("rejects garbage with StoreCorruptedError", () => {
     expect(() => decodeJob("j/x", new Uint8Array([0xc1]))).toThrow(/corrupted/);
     expect(() => decodeStats("n/x", encodeJob({} as JobRecord))).toThrow(/corrupted/);
-    expect(decodeStats("n/q", encodeStats({ pending: 1, scheduled: 2, claimed: 3, done: 4, dead: 5 }))).toEqual({ pending: 1, scheduled: 2, claimed: 3, done: 4, dead: 5 });
+    expect(decodeStats("n/q", encodeStats({ pending: 1, scheduled: 2, claimed: 3, done: 4, dead: 5 }))).toEqual({
+      pending: 1,
+      scheduled: 2,
+      claimed: 3,
+      done: 4,
+      dead: 5,
+    });
   });
 });
 
@@ -95,5 +110,45 @@ describe("names", () => {
     expect(() => validateStoreName("tenant/a")).not.toThrow();
     expect(() => validateStoreName("a//b")).toThrow(ValidationError);
     expect(() => validateStoreName("../x")).toThrow(ValidationError);
+  });
+
+  // Found by mutation testing: non-string values, exact limits and the messages were unchecked.
+  it("refuses values that are not strings, at the exact limits, naming the value", () => {
+    const message = (f: () => void) => {
+      try {
+        f();
+      } catch (e) {
+        expect(e).toBeInstanceOf(ValidationError);
+        return (e as Error).message;
+      }
+      throw new Error("expected a ValidationError");
+    };
+    // A number would pass the character checks once turned into text.
+    for (const bad of [5, null, undefined, ["a"], { length: 1 }]) {
+      expect(message(() => validateQueueName(bad))).toMatch(/^invalid queue name .*; use 1-128 characters/);
+      expect(message(() => validateJobId(bad))).toMatch(/^invalid job id .*; use 1-128 characters/);
+      expect(message(() => validateKvKey(bad))).toMatch(/^invalid KV key .*; use 1-1024 bytes of well-formed UTF-8 text/);
+    }
+    expect(message(() => validateStoreName(5))).toBe("the queue store name must be a string, got number");
+    expect(message(() => validateStoreName("../x"))).toMatch(/^invalid queue store name "\.\.\/x"; it becomes an object key prefix/);
+    expect(message(() => validateQueueName("a/b"))).toContain('"a/b"');
+    expect(message(() => validateJobId("a.b"))).toContain('"a.b"');
+    // KV keys are limited in UTF-8 bytes, not characters: exactly the limit passes.
+    expect(() => validateKvKey("x".repeat(MAX_KV_KEY_BYTES))).not.toThrow();
+    expect(message(() => validateKvKey("x".repeat(MAX_KV_KEY_BYTES + 1)))).toContain("invalid KV key");
+    expect(() => validateKvKey("é".repeat(MAX_KV_KEY_BYTES / 2))).not.toThrow();
+    expect(() => validateKvKey(`${"é".repeat(MAX_KV_KEY_BYTES / 2)}x`)).toThrow(ValidationError);
+  });
+
+  it("positive integers and milliseconds: the boundaries and the offending value in the message", () => {
+    expect(() => validatePositiveInt("concurrency", 1)).not.toThrow();
+    expect(() => validatePositiveInt("concurrency", Number.MAX_SAFE_INTEGER)).not.toThrow();
+    for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53, "3", null]) {
+      expect(() => validatePositiveInt("concurrency", bad)).toThrow(`concurrency must be a positive integer, got ${String(bad)}`);
+    }
+    for (const ok of [0, 0.5, 1, 1e9]) expect(() => validateMillis("leaseMs", ok)).not.toThrow();
+    for (const bad of [-1, -0.5, Number.NaN, Number.POSITIVE_INFINITY, "5", null, undefined]) {
+      expect(() => validateMillis("leaseMs", bad)).toThrow(`leaseMs must be a non-negative number of milliseconds, got ${String(bad)}`);
+    }
   });
 });

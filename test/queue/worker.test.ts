@@ -3,7 +3,7 @@
  * retryAfterMs, and retries of an unreachable store on the clock.
  */
 import { describe, expect, it, vi } from "vitest";
-import { MemoryStore, PermanentError, runWorker, SettlementEffects, type ClaimedJob } from "taquba";
+import { MemoryStore, PermanentError, runWorker, SettlementEffects, withCounting, type ClaimedJob } from "taquba";
 import { failWhen } from "../support/failing-store.js";
 import { dec, enc, openQueue, settle } from "./helpers.js";
 
@@ -186,11 +186,18 @@ describe("runWorker", () => {
     await queue.close();
   });
 
-  it("ends when the queue closes", async () => {
-    const { queue } = await openQueue();
-    const done = runWorker(queue, "q", { process: async () => undefined });
+  it("waits idle without touching the store, and ends when the queue closes", async () => {
+    const store = withCounting(new MemoryStore());
+    const { queue } = await openQueue({ store });
+    let ended = false;
+    const done = runWorker(queue, "q", { process: async () => undefined }).then(() => (ended = true));
     await settle();
+    store.reset();
+    await settle(20);
+    // Waiting for work, not polling for it, and not finished.
+    expect(ended).toBe(false);
+    expect(store.counts).toMatchObject({ gets: 0, puts: 0, lists: 0 });
     await queue.close();
-    await done;
+    await expect(done).resolves.toBe(true);
   });
 });

@@ -1,14 +1,29 @@
 /**
- * The README's code is real: every TypeScript or YAML block is an excerpt
- * of a file that CI compiles or loads (its first line names the file), every
- * `npm run` it mentions exists, and every relative link resolves.
+ * The documentation's code is real. For the README, CONTRIBUTING.md and
+ * every file in docs/: each TypeScript or YAML block is an excerpt of a file
+ * that CI compiles or loads (its first line names the file), or, headed
+ * `file:`, that whole file after its header comment (the README's quick
+ * start, runnable as pasted); every `npm run` names a script of this package
+ * or one that `taquba init` writes; every `npx taquba` command exists; and
+ * every relative link resolves.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { INIT_SCRIPTS } from "../../codegen/cli/init-templates.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
-const readme = readFileSync(`${root}README.md`, "utf8");
+
+/**
+ * Topic files other work adds to docs/, linked from the README's map
+ * before they land. A link to one passes only while the file is missing;
+ * once it exists, the link is checked like any other. Empty this list once
+ * they all exist.
+ */
+const PLANNED_DOCS = new Set(["reliability", "security", "limits", "errors", "architecture", "testing", "client", "stores"].map((n) => `docs/${n}.md`));
+
+const documents = ["README.md", "CONTRIBUTING.md", ...readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
 
 interface Block {
   lang: string;
@@ -41,34 +56,60 @@ function containsRun(hay: string[], needle: string[]): boolean {
   return false;
 }
 
-const all = blocks(readme);
+/** A source file without its leading `/** ... *\/` comment: what a reader pastes. */
+function withoutHeader(source: string): string {
+  return source.replace(/^\/\*\*[\s\S]*?\*\/\n/, "").trim();
+}
+
+const scripts = Object.keys((JSON.parse(readFileSync(`${root}package.json`, "utf8")) as { scripts: Record<string, string> }).scripts);
+const TAQUBA_COMMANDS = ["init", "codegen"];
 
 describe("README", () => {
-  it("has code blocks to check", () => {
-    expect(all.filter((b) => b.lang === "ts").length).toBeGreaterThan(3);
+  const readme = readFileSync(`${root}README.md`, "utf8");
+
+  it("has code blocks to check and stays under 250 lines", () => {
+    expect(blocks(readme).filter((b) => b.lang === "ts").length).toBeGreaterThan(3);
+    expect(readme.split("\n").length).toBeLessThan(250);
   });
 
-  for (const b of all.filter((b) => ["ts", "typescript", "yaml"].includes(b.lang))) {
-    it(`block at line ${b.line} is an excerpt of a checked file`, () => {
-      const header = /^(?:\/\/|#) excerpt: (\S+)$/.exec(b.lines[0] ?? "");
-      expect(header, `the block at README line ${b.line} must start with an "excerpt: <file>" line`).not.toBeNull();
-      const file = `${root}${header![1]}`;
-      expect(existsSync(file), `${header![1]} exists`).toBe(true);
-      const source = readFileSync(file, "utf8").split("\n");
-      expect(containsRun(source, b.lines.slice(1)), `README line ${b.line}: the excerpt matches ${header![1]}`).toBe(true);
-    });
-  }
-
-  it("mentions only npm scripts that exist", () => {
-    const scripts = Object.keys((JSON.parse(readFileSync(`${root}package.json`, "utf8")) as { scripts: Record<string, string> }).scripts);
-    const used = [...readme.matchAll(/npm run ([\w:-]+)/g)].map((m) => m[1]!);
-    expect(used.length).toBeGreaterThan(0);
-    for (const s of used) expect(scripts, `npm run ${s}`).toContain(s);
-  });
-
-  it("links only to files that exist", () => {
-    const links = [...readme.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1]!).filter((l) => !/^[a-z]+:/.test(l));
-    expect(links.length).toBeGreaterThan(0);
-    for (const l of links) expect(existsSync(`${root}${l}`), l).toBe(true);
+  it("shows the quick start as a whole program", () => {
+    expect(blocks(readme).some((b) => b.lines[0] === "// file: examples/quickstart.ts")).toBe(true);
   });
 });
+
+for (const doc of documents) {
+  describe(doc, () => {
+    const text = readFileSync(join(root, doc), "utf8");
+    const all = blocks(text);
+
+    for (const b of all.filter((b) => ["ts", "typescript", "yaml"].includes(b.lang))) {
+      it(`block at line ${b.line} is an excerpt of a checked file`, () => {
+        const header = /^(?:\/\/|#) (excerpt|file): (\S+)$/.exec(b.lines[0] ?? "");
+        expect(header, `the block at ${doc} line ${b.line} must start with an "excerpt: <file>" or "file: <file>" line`).not.toBeNull();
+        const file = `${root}${header![2]}`;
+        expect(existsSync(file), `${header![2]} exists`).toBe(true);
+        const source = readFileSync(file, "utf8");
+        if (header![1] === "file") {
+          expect(b.lines.slice(1).join("\n").trim(), `${doc} line ${b.line} is the whole of ${header![2]}`).toBe(withoutHeader(source));
+        } else {
+          expect(containsRun(source.split("\n"), b.lines.slice(1)), `${doc} line ${b.line}: the excerpt matches ${header![2]}`).toBe(true);
+        }
+      });
+    }
+
+    it("mentions only npm scripts and taquba commands that exist", () => {
+      for (const [, s] of text.matchAll(/npm run ([\w:-]+)/g)) expect([...scripts, ...Object.keys(INIT_SCRIPTS)], `npm run ${s}`).toContain(s);
+      for (const [, c] of text.matchAll(/npx taquba ([\w-]+)/g)) expect(TAQUBA_COMMANDS, `npx taquba ${c}`).toContain(c);
+    });
+
+    it("links only to files that exist", () => {
+      const links = [...text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1]!).filter((l) => !/^[a-z]+:/.test(l));
+      for (const l of links) {
+        const target = join(root, dirname(doc), l);
+        const fromRoot = relative(root, target).split("\\").join("/");
+        if (PLANNED_DOCS.has(fromRoot) && !existsSync(target)) continue;
+        expect(existsSync(target), `${doc} links to ${l}`).toBe(true);
+      }
+    });
+  });
+}

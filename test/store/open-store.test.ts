@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { LocalStore, MemoryStore, S3Store, ValidationError, openStore } from "taquba";
+import { AZURITE_ACCOUNT_KEY, AzureBlobStore, GcsStore, LocalStore, MemoryStore, S3Store, ValidationError, openStore } from "taquba";
 import { startS3Server } from "../support/s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
@@ -102,7 +102,23 @@ describe("openStore", () => {
     ["s3://user:pw@b/p", "credentials"],
     ["s3://bkt/a//c", "empty segment"],
     ["s3://b/p", "invalid bucket name"],
-    ["gs://bucket/x", 'unknown scheme "gs:"'],
+    ["ftp://bucket/x", 'unknown scheme "ftp:"'],
+    ["azure:///container/p", "account is missing"],
+    ["azure://acct", "container is missing"],
+    ["azure://acct/", "container is missing"],
+    ["azure://acct/Bad_Container/p", "invalid container name"],
+    ["azure://Bad-Acct/c0ntainer/p", "invalid account name"],
+    ["azure://acct/box/p?region=x", 'unknown option "region"'],
+    ["azure://acct/box/p?endpoint=nope", "not a URL"],
+    ["azure://acct/box/p?endpoint=file:///x", "not a URL"],
+    ["azure://k:s@acct/box/p", "credentials"],
+    ["azure://acct/box/a%ZZb", "malformed percent-encoding"],
+    ["azure://acct/box/a//b", "empty segment"],
+    ["gs:///prefix", "bucket is missing"],
+    ["gs://Bad_Bucket/p", "invalid bucket name"],
+    ["gs://bucket/p?forcePathStyle=true", 'unknown option "forcePathStyle"'],
+    ["gs://bucket:8080/p", "ports"],
+    ["gs://bucket/a%5Cb", "backslash"],
   ])("rejects %j with a ValidationError naming the accepted forms", (url, why) => {
     let err: unknown;
     try {
@@ -114,5 +130,33 @@ describe("openStore", () => {
     const message = (err as ValidationError).message;
     expect(message).toContain(why);
     expect(message).toContain("memory://, file:///absolute/dir or s3://bucket/prefix");
+    expect(message).toContain("azure://account/container/prefix");
+    expect(message).toContain("gs://bucket/prefix");
+  });
+
+  it("reads account, container and prefix from azure URLs and picks credentials from the environment", () => {
+    const withKey = openStore("azure://myacct/box/tenants/a%20b/", { env: { AZURE_STORAGE_KEY: "a2V5" } }) as AzureBlobStore;
+    expect(withKey).toBeInstanceOf(AzureBlobStore);
+    expect([withKey.account, withKey.container, withKey.prefix, withKey.endpoint]).toEqual([
+      "myacct",
+      "box",
+      "tenants/a b/",
+      "https://myacct.blob.core.windows.net",
+    ]);
+    const emulator = openStore("azure://devstoreaccount1/box?endpoint=http://127.0.0.1:10000", { env: {} }) as AzureBlobStore;
+    expect(emulator.endpoint).toBe("http://127.0.0.1:10000/devstoreaccount1");
+    expect(emulator.prefix).toBe("");
+    // A connection string for the same account is used (its account is not known before connecting).
+    const cs = `DefaultEndpointsProtocol=https;AccountName=myacct;AccountKey=${AZURITE_ACCOUNT_KEY}`;
+    expect((openStore("azure://myacct/box", { env: { AZURE_STORAGE_CONNECTION_STRING: cs } }) as AzureBlobStore).account).toBeUndefined();
+    // One for another account is not.
+    expect((openStore("azure://other/box", { env: { AZURE_STORAGE_CONNECTION_STRING: cs } }) as AzureBlobStore).account).toBe("other");
+  });
+
+  it("reads bucket and prefix from gs URLs", () => {
+    const store = openStore("gs://my-bucket/tenants/a?endpoint=http://127.0.0.1:4443", { env: {} }) as GcsStore;
+    expect(store).toBeInstanceOf(GcsStore);
+    expect([store.bucket, store.prefix, store.apiEndpoint]).toEqual(["my-bucket", "tenants/a/", "http://127.0.0.1:4443"]);
+    expect((openStore("gs://my-bucket", { env: {} }) as GcsStore).prefix).toBe("");
   });
 });

@@ -3,7 +3,8 @@
  * (withLatency) and request counting (withCounting).
  */
 import { describe, expect, it } from "vitest";
-import { InjectedFaultError, MemoryStore, TaqubaError, ValidationError, withCounting, withFaults, withLatency } from "taquba";
+import { MemoryStore, TaqubaError, ValidationError, withCounting, withFaults, withLatency } from "taquba";
+import { InjectedFaultError } from "taquba/testing";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 

@@ -13,6 +13,8 @@ export interface ChildExit {
 
 /** A running script; see `startScript`. */
 export interface ChildScript {
+  /** The process id, to send it a signal. */
+  readonly pid: number;
   /** Lines the script wrote to stdout so far; after the exit, also an unterminated last line. */
   readonly lines: readonly string[];
   /** What the script wrote to stderr so far. */
@@ -29,10 +31,11 @@ export interface ChildScript {
 }
 
 /** Starts `node --import tsx <script> ...args`, with stdout and stderr piped. */
-export function startScript(script: string, args: readonly string[], opts: { env?: NodeJS.ProcessEnv } = {}): ChildScript {
+export function startScript(script: string, args: readonly string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): ChildScript {
   const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
     stdio: ["ignore", "pipe", "pipe"],
     ...(opts.env === undefined ? {} : { env: opts.env }),
+    ...(opts.cwd === undefined ? {} : { cwd: opts.cwd }),
   });
   const lines: string[] = [];
   let partial = "";
@@ -61,6 +64,7 @@ export function startScript(script: string, args: readonly string[], opts: { env
   );
 
   return {
+    pid: child.pid!,
     lines,
     stderr: () => stderr,
     exited,

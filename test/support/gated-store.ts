@@ -12,6 +12,8 @@ interface Held {
 export class GatedStore implements ObjectStore {
   readonly held: Held[] = [];
   #waiters: Array<() => void> = [];
+  readonly #landed = new Set<string>();
+  #landWaiters: Array<() => void> = [];
 
   constructor(
     readonly inner: ObjectStore,
@@ -21,6 +23,16 @@ export class GatedStore implements ObjectStore {
   /** Resolves once `n` puts are being held. */
   async waitHeld(n: number): Promise<void> {
     while (this.held.length < n) await new Promise<void>((r) => this.#waiters.push(r));
+  }
+
+  /**
+   * Resolves once the put of `key` has returned to its caller (stored, and
+   * the caller's continuation queued), plus one turn of the event loop, so
+   * everything the caller did in reaction without further IO has happened.
+   */
+  async landed(key: string): Promise<void> {
+    while (!this.#landed.has(key)) await new Promise<void>((r) => this.#landWaiters.push(r));
+    await new Promise<void>((r) => setImmediate(r));
   }
 
   /** Lets the held put of `key` proceed. */
@@ -41,7 +53,10 @@ export class GatedStore implements ObjectStore {
         for (const w of this.#waiters.splice(0)) w();
       });
     }
-    return this.inner.put(key, body, opts);
+    const result = await this.inner.put(key, body, opts);
+    this.#landed.add(key);
+    for (const w of this.#landWaiters.splice(0)) w();
+    return result;
   }
 
   delete(key: string): Promise<void> {

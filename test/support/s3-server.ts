@@ -17,6 +17,9 @@
  * listing past 1,000 keys answers 500), and it orders keys by its directory
  * walk and compares start-after in UTF-16 order instead of UTF-8 byte order.
  * Gets, puts and deletes are served by s3rver.
+ *
+ * `conditionalCreate: false` leaves `If-None-Match` to s3rver, which ignores
+ * it: a server without conditional create, to prove that a writer refuses it.
  */
 import type { S3ClientConfig } from "@aws-sdk/client-s3";
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
@@ -130,7 +133,8 @@ async function listObjectsV2(ctx: KoaContext, directory: string): Promise<void> 
 }
 
 /** Starts s3rver on 127.0.0.1 with an ephemeral port and a fresh temporary directory. */
-export async function startS3Server(opts: { bucket?: string } = {}): Promise<TestS3Server> {
+export async function startS3Server(opts: { bucket?: string; conditionalCreate?: boolean } = {}): Promise<TestS3Server> {
+  const conditionalCreate = opts.conditionalCreate ?? true;
   const S3rver = require("s3rver") as S3rverClass;
   const bucket = opts.bucket ?? "taquba-test";
   const directory = await mkdtemp(join(tmpdir(), "taquba-s3rver-"));
@@ -170,7 +174,7 @@ export async function startS3Server(opts: { bucket?: string } = {}): Promise<Tes
     keyLocks.set(lockId, chained);
     await previous;
     try {
-      if (ctx.method === "PUT" && ctx.get("if-none-match").trim() === "*" && (await server.store.existsObject(decodeURIComponent(reqBucket), key))) {
+      if (conditionalCreate && ctx.method === "PUT" && ctx.get("if-none-match").trim() === "*" && (await server.store.existsObject(decodeURIComponent(reqBucket), key))) {
         ctx.status = 412;
         ctx.type = "application/xml";
         ctx.body = errorXml("PreconditionFailed", "At least one of the pre-conditions you specified did not hold");

@@ -7,10 +7,8 @@
 import { describe, expect, it } from "vitest";
 import {
   createValidator,
-  decodeStepEnvelope,
   defineHeaders,
   defineWorkflow,
-  encodeStepEnvelope,
   Step,
   StepError,
   StepOutcome,
@@ -20,6 +18,7 @@ import {
   type WorkflowStepContext,
   type StepTransition,
 } from "taquba";
+import { decodeStepEnvelope, encodeStepEnvelope } from "taquba/generated";
 import { orders } from "../../generated/index.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -114,6 +113,10 @@ describe("WorkflowDispatcher", () => {
     expect(await permanent(badNext.runStep(step(W, "pack", { order_id: "o", reservation_id: "r", paid_cents: 1 })))).toContain("/parcel_id");
     const badError = dispatcher(handler({ ship: async (_p, ctx) => ctx.fail({ reason: "lost" } as unknown as orders.OrderFulfilError) }));
     expect(await permanent(badError.runStep(step(W, "ship", { order_id: "o", parcel_id: "p", paid_cents: 1 })))).toContain("/reason");
+  });
+
+  it.each(["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf"])("an envelope naming the inherited step %s is an unknown step, dead-lettered as permanent", async (name) => {
+    expect(await permanent(dispatcher().runStep(step(W, name, {})))).toContain(`has no step "${name}"`);
   });
 
   it("refuses a value that is not a transition of the step's own context", async () => {

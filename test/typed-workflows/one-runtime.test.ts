@@ -29,11 +29,11 @@ import {
   ValidationError,
   WorkflowDispatcher,
   WorkflowRuntime,
-  encodeStepEnvelope,
   jobContext,
   type ObjectStore,
   type RunnerHandle,
 } from "taquba";
+import { encodeStepEnvelope } from "taquba/generated";
 import { until, useOpenApps } from "../workflow/helpers.js";
 import { billing, media, orders } from "../../generated/index.js";
 

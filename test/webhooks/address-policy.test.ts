@@ -4,16 +4,11 @@
  */
 import { describe, expect, it } from "vitest";
 import {
-  checkAddress,
-  classifyIp,
-  compileAddressPolicy,
-  parseIp,
-  parseNetwork,
-  resolveAllowedAddresses,
   WebhookAddressRefusedError,
-  type AddressClass,
   type HostResolver,
 } from "taquba";
+import { checkAddress, compileAddressPolicy, resolveAllowedAddresses } from "../../runtime/webhooks/address-policy.js";
+import { classifyIp, parseIp, parseNetwork, type AddressClass } from "../../runtime/webhooks/ip-address.js";
 
 const cls = (ip: string): AddressClass => classifyIp(parseIp(ip)!);
 

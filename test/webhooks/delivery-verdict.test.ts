@@ -2,7 +2,8 @@
  * @module What an HTTP answer means for a delivery, and Retry-After parsing.
  */
 import { describe, expect, it } from "vitest";
-import { classifyResponse, DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from "taquba";
+import { DEFAULT_MAX_RETRY_AFTER_MS } from "taquba";
+import { classifyResponse, parseRetryAfter } from "../../runtime/webhooks/delivery-verdict.js";
 
 const NOW = Date.parse("2026-01-01T00:00:00Z");
 

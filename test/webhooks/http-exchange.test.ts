@@ -8,7 +8,7 @@ import { createServer as createTlsServer } from "node:https";
 import type { Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { pinnedLookup, sendHttp } from "../../runtime/webhooks/http-exchange.js";
-import { listenOnLoopback, withBody } from "../support/loopback-server.js";
+import { listenOnLoopback, REFUSING_PORT, withBody } from "../support/loopback-server.js";
 
 interface Seen {
   method: string;
@@ -84,11 +84,7 @@ describe("sendHttp", () => {
   });
 
   it("reports a refused connection as a network error", async () => {
-    // A port that was just free: nothing listens there now.
-    const closed = await listenOnLoopback(createServer());
-    await closed.close();
-    const port = closed.port;
-    const r = await sendHttp({ url: new URL(`http://127.0.0.1:${port}/`), method: "POST", headers: {}, body: new Uint8Array(), timeoutMs: 5_000, addresses: LOOPBACK });
+    const r = await sendHttp({ url: new URL(`http://127.0.0.1:${REFUSING_PORT}/`), method: "POST", headers: {}, body: new Uint8Array(), timeoutMs: 5_000, addresses: LOOPBACK });
     expect(r.kind).toBe("network");
     expect(r.kind === "network" && (r.error as NodeJS.ErrnoException).code).toBe("ECONNREFUSED");
   });

@@ -87,7 +87,7 @@ describe("verifyWebhook", () => {
   });
 
   it("rejects a changed body, id, timestamp or secret", () => {
-    expect(failure(() => verifyWebhook(SPEC_SECRET, headersFor(SPEC_SIG), SPEC_BODY + " ", { now }))).toBe("no-matching-signature");
+    expect(failure(() => verifyWebhook(SPEC_SECRET, headersFor(SPEC_SIG), `${SPEC_BODY} `, { now }))).toBe("no-matching-signature");
     expect(failure(() => verifyWebhook(SPEC_SECRET, headersFor(SPEC_SIG, "msg_other"), SPEC_BODY, { now }))).toBe("no-matching-signature");
     expect(
       failure(() => verifyWebhook(SPEC_SECRET, headersFor(SPEC_SIG, SPEC_ID, String(SPEC_TS + 1)), SPEC_BODY, { now })),
@@ -106,6 +106,17 @@ describe("verifyWebhook", () => {
     expect(failure(() => verifyWebhook(SPEC_SECRET, h, SPEC_BODY, { now: now + 5 * 60_000 + 1 }))).toBe("timestamp-too-old");
     expect(failure(() => verifyWebhook(SPEC_SECRET, h, SPEC_BODY, { now: now - 5 * 60_000 - 1 }))).toBe("timestamp-too-new");
     expect(verifyWebhook(SPEC_SECRET, h, SPEC_BODY, { now: now + 3_600_000, toleranceMs: 3_600_000 }).id).toBe(SPEC_ID);
+  });
+
+  it("refuses a non-finite tolerance or clock instead of accepting any timestamp", () => {
+    const h = headersFor(SPEC_SIG);
+    const fiveYears = now + 5 * 365 * 86_400_000;
+    for (const toleranceMs of [NaN, Infinity, Number(undefined), -1]) {
+      expect(() => verifyWebhook(SPEC_SECRET, h, SPEC_BODY, { now: fiveYears, toleranceMs }), String(toleranceMs)).toThrow(ValidationError);
+    }
+    for (const bad of [NaN, Infinity, -Infinity]) {
+      expect(() => verifyWebhook(SPEC_SECRET, h, SPEC_BODY, { now: bad }), String(bad)).toThrow(/now must be finite/);
+    }
   });
 
   it("names missing and malformed headers", () => {

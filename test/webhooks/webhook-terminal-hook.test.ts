@@ -46,15 +46,34 @@ describe("WebhookTerminalHook", () => {
     expect(dec(req.body)).toBe("done!");
   });
 
-  it("sends the error text for failed and cancelled runs", async () => {
+  it("sends a classified notice for failed and cancelled runs, never the raw error text", async () => {
     const hook = new WebhookTerminalHook({ queueName: "callbacks" });
-    const [failed] = await staged(hook, outcome({ status: "failed", result: undefined, error: "card declined" }));
-    const req = decodeWebhookJob(failed!.opts!.headers!, failed!.payload);
-    expect(dec(req.body)).toBe("card declined");
-    expect(req.headers["Workflow-Run-Status"]).toBe("failed");
-    expect(req.headers["Content-Type"]).toMatch(/^text\/plain/);
-    const [cancelled] = await staged(hook, outcome({ status: "cancelled", result: undefined }));
-    expect(dec(cancelled!.payload)).toBe("cancelled");
+    const secret = "connect ECONNREFUSED 10.0.0.5:5432 (postgres://app:password@db.internal/prod)";
+    const body = async (o: RunOutcome, h = hook) => {
+      const [job] = await staged(h, o);
+      const req = decodeWebhookJob(job!.opts!.headers!, job!.payload);
+      expect(req.headers["Content-Type"]).toBe("application/json");
+      return { text: dec(req.body), json: JSON.parse(dec(req.body)) as unknown, status: req.headers["Workflow-Run-Status"] };
+    };
+    const leaked = await body(outcome({ status: "failed", result: undefined, error: secret, errorKind: "transient", errorCode: "STEP_TRANSIENT" }));
+    expect(leaked.text).not.toContain("password");
+    expect(leaked.json).toEqual({ status: "failed", kind: "transient", code: "STEP_TRANSIENT", message: "the run failed; the details are kept with the run on the server" });
+    expect(leaked.status).toBe("failed");
+    const chosen = await body(outcome({ status: "failed", result: undefined, error: secret, errorKind: "permanent", errorCode: "card_declined", publicError: "the card was declined" }));
+    expect(chosen.json).toEqual({ status: "failed", kind: "permanent", code: "card_declined", message: "the card was declined" });
+    // A runner's own fail reason is text the application wrote to be seen.
+    expect((await body(outcome({ status: "failed", result: undefined, error: "out of stock", errorKind: "runner" }))).json).toMatchObject({ code: "RUN_FAILED", message: "out of stock" });
+    expect((await body(outcome({ status: "cancelled", result: undefined, errorKind: "cancelled" }))).json).toEqual({ status: "cancelled", kind: "cancelled", code: "RUN_CANCELLED", message: "the run was cancelled" });
+    // Only an explicit option sends the raw text.
+    const open = new WebhookTerminalHook({ queueName: "callbacks", exposeErrorText: true });
+    expect((await body(outcome({ status: "failed", result: undefined, error: secret, errorKind: "transient" }), open)).json).toMatchObject({ message: secret });
+  });
+
+  it("StepError carries what the application exposes, and a code", () => {
+    const e = StepError.permanent(new Error("db password=hunter2"), { publicMessage: "try again later", code: "busy" });
+    expect([e.publicMessage, e.publicCode, e.kind]).toEqual(["try again later", "busy", "permanent"]);
+    expect(StepError.transient(new InvalidWebhookRequestError(["x"])).publicCode).toBe("WEBHOOK_INVALID_REQUEST");
+    expect(StepError.transient(new Error("x")).publicMessage).toBeUndefined();
   });
 
   it("stages nothing without a callback_url", async () => {
@@ -72,7 +91,15 @@ describe("WebhookTerminalHook", () => {
   it("refuses unusable options at construction", () => {
     expect(() => new WebhookTerminalHook({ queueName: "callbacks", headers: { Host: "x" } })).toThrow(InvalidWebhookRequestError);
     expect(() => new WebhookTerminalHook({ queueName: "callbacks", timeoutMs: -1 })).toThrow(InvalidWebhookRequestError);
-    // A caller's own content type replaces the default rather than clashing with it.
-    expect(() => new WebhookTerminalHook({ queueName: "callbacks", headers: { "content-type": "application/json" } })).not.toThrow();
+  });
+
+  it("lets a caller's own content type replace the default rather than clash with it", async () => {
+    const hook = new WebhookTerminalHook({ queueName: "callbacks", headers: { "content-type": "application/json" } });
+    for (const o of [outcome(), outcome({ status: "failed", result: undefined, error: "no" })]) {
+      const [job] = await staged(hook, o);
+      const req = decodeWebhookJob(job!.opts!.headers!, job!.payload);
+      const contentTypes = Object.entries(req.headers).filter(([k]) => k.toLowerCase() === "content-type");
+      expect(contentTypes).toEqual([["content-type", "application/json"]]);
+    }
   });
 });

@@ -9,6 +9,7 @@ import { createServer as createTlsServer } from "node:https";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   enqueueWebhook,
+  FencedError,
   generateWebhookSecret,
   MemoryStore,
   MockClock,
@@ -17,11 +18,12 @@ import {
   runWebhookWorker,
   verifyWebhook,
   WebhookDeliveryError,
+  WebhookRejectedError,
   WebhookWorker,
   type ClaimedJob,
   type WebhookRequest,
 } from "taquba";
-import { listenOnLoopback, withBody } from "../support/loopback-server.js";
+import { listenOnLoopback, REFUSING_PORT, withBody } from "../support/loopback-server.js";
 import { until } from "../support/until.js";
 
 interface Received {
@@ -171,9 +173,26 @@ describe("webhook delivery worker", () => {
     expect(job?.lastError).toMatch(/410.*endpoint removed/);
   });
 
+  it("keeps secrets out of the stored error: token path segments masked, the receiver's excerpt one bounded line, redacted", async () => {
+    const clock = new MockClock();
+    const leak = `oops\r\n\u001b[31mdb=postgres://app:hunter2@db.internal/prod ${"x".repeat(5_000)}`;
+    const rx = await receiver(generateWebhookSecret(), clock, (_n, res) => res.writeHead(404).end(leak));
+    const queue = await openQueue(clock);
+    const { jobId } = await enqueueWebhook(queue, "hooks", { url: `${rx.url.replace("/hook", "")}/services/T0001/B0001/Xy12Ab34Cd56Ef78Gh90Ij12?token=s3cr3t` });
+    startWorker(queue, { allowLoopback: true, clock });
+    await rx.requests(1);
+    expect(rx.received[0]!.body).toBeDefined();
+    await until("the dead-letter", async () => (await queue.view().job(jobId))?.state === "dead");
+    const error = (await queue.view().job(jobId))!.lastError!;
+    expect(error).toContain("/services/T0001/B0001/***");
+    for (const secret of ["Xy12Ab34Cd56Ef78Gh90Ij12", "s3cr3t", "hunter2", "\r", "\n", "\u001b"]) expect(error, secret).not.toContain(secret);
+    expect(error).toContain("postgres://***@db.internal/prod");
+    expect(error.length).toBeLessThan(400);
+  });
+
   it("does not follow redirects", async () => {
     const clock = new MockClock();
-    const rx = await receiver(generateWebhookSecret(), clock, (n, res) => res.writeHead(307, { Location: "http://169.254.169.254/latest/meta-data" }).end());
+    const rx = await receiver(generateWebhookSecret(), clock, (_n, res) => res.writeHead(307, { Location: "http://169.254.169.254/latest/meta-data" }).end());
     const queue = await openQueue(clock);
     const { jobId } = await enqueueWebhook(queue, "hooks", { url: rx.url });
     startWorker(queue, { allowLoopback: true, clock });
@@ -241,7 +260,9 @@ describe("webhook delivery across restarts", () => {
     // Another process opens the store before the ack: the first is fenced and its claim requeued.
     const second = await Queue.open(store, "q", { clock });
     cleanups.push(() => second.close());
-    await expect(first.ack(job)).rejects.toThrow();
+    const err = await first.ack(job).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FencedError);
+    expect(first.closed).toBe(true);
     startWorker(second, { secret, allowLoopback: true, clock });
     await rx.requests(2);
     expect(rx.received.map((r) => (r.verified as { id: string }).id)).toEqual([jobId, jobId]);
@@ -381,14 +402,61 @@ describe("WebhookWorker.process", () => {
     expect(timedOut).toBeInstanceOf(WebhookDeliveryError);
     expect((timedOut as Error).message).toMatch(/no answer within 100 ms/);
 
-    // A port that was just free: nothing listens there now.
-    const closed = await listenOnLoopback(createServer());
-    await closed.close();
-    const port = closed.port;
-    const { job: job2 } = await claimOne(clock, { url: `http://127.0.0.1:${port}/` });
+    const { job: job2 } = await claimOne(clock, { url: `http://127.0.0.1:${REFUSING_PORT}/` });
     const refused = await new WebhookWorker({ allowLoopback: true }).process(job2).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(WebhookDeliveryError);
     expect((refused as Error).message).toMatch(/ECONNREFUSED/);
+  });
+
+  it("a 4xx is a PermanentError caused by a WebhookRejectedError with the status and the receiver's words", async () => {
+    const clock = new MockClock();
+    const rx = await receiver(generateWebhookSecret(), clock, (_n, res) => res.writeHead(422).end("amount must be positive"));
+    const { job } = await claimOne(clock, { url: rx.url });
+    const err = await new WebhookWorker({ allowLoopback: true }).process(job).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PermanentError);
+    const cause = (err as PermanentError).cause;
+    expect(cause).toBeInstanceOf(WebhookRejectedError);
+    expect((cause as WebhookRejectedError).status).toBe(422);
+    expect((cause as WebhookRejectedError).code).toBe("WEBHOOK_REJECTED");
+    expect((cause as Error).message).toContain("amount must be positive");
+    expect((err as Error).message).toBe((cause as Error).message);
+  });
+
+  it("a non-2xx whose body is cut short still ends with its status", async () => {
+    const clock = new MockClock();
+    // Promises 1000 bytes, sends a few, then drops the connection.
+    const rx = await receiver(generateWebhookSecret(), clock, (_n, res) => {
+      res.writeHead(503, { "content-length": "1000" });
+      res.write("overloaded, try la");
+      setImmediate(() => res.socket?.destroy());
+    });
+    const { job } = await claimOne(clock, { url: rx.url });
+    const err = await new WebhookWorker({ allowLoopback: true }).process(job).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WebhookDeliveryError);
+    expect((err as WebhookDeliveryError).status).toBe(503);
+    expect((err as Error).message).toContain("overloaded");
+  });
+
+  it("a 2xx with an endless body is a delivery, without reading the body", async () => {
+    const clock = new MockClock();
+    let sent = 0;
+    let closed!: () => void;
+    const connectionClosed = new Promise<void>((r) => (closed = r));
+    const rx = await receiver(generateWebhookSecret(), clock, (_n, res) => {
+      res.writeHead(200);
+      const chunk = Buffer.alloc(64 * 1024, 0x61);
+      const pump = () => {
+        while (!res.destroyed && res.write(chunk)) sent += chunk.length;
+      };
+      res.on("drain", pump);
+      res.on("close", () => closed());
+      pump();
+    });
+    const { job } = await claimOne(clock, { url: rx.url, timeoutMs: 5_000 });
+    await new WebhookWorker({ allowLoopback: true }).process(job);
+    // The worker hung up: the receiver's endless stream ends, having sent little.
+    await connectionClosed;
+    expect(sent).toBeLessThan(64 * 1024 * 1024);
   });
 
   it("refuses bad options at construction", () => {

@@ -10,6 +10,7 @@ import {
   MockClock,
   Queue,
   runWebhookWorker,
+  StepError,
   StepOutcome,
   verifyWebhook,
   WebhookTerminalHook,
@@ -49,7 +50,15 @@ describe("WebhookTerminalHook with a workflow runtime", () => {
     const store = new MemoryStore();
     const queue = await Queue.open(store, "wf", { clock, flushIntervalMs: 1 });
     cleanups.push(() => queue.close());
-    const runner = { runStep: async (s: { payload: Uint8Array }) => (dec(s.payload) === "fail" ? StepOutcome.fail("card declined") : StepOutcome.succeed(s.payload)) };
+    const internal = new Error("connect ECONNREFUSED 10.0.0.5:5432 (postgres://app:password@db.internal/prod)");
+    const runner = {
+      runStep: async (s: { payload: Uint8Array }) => {
+        const input = dec(s.payload);
+        if (input === "leak") throw StepError.permanent(internal);
+        if (input === "public") throw StepError.permanent(internal, { publicMessage: "the payment service is down", code: "payment_down" });
+        return input === "fail" ? StepOutcome.fail("card declined") : StepOutcome.succeed(s.payload);
+      },
+    };
     const runtime = WorkflowRuntime.builder(queue, store, runner, new WebhookTerminalHook({ queueName: "callbacks" })).clock(clock).build();
     const handle = runtime.spawn();
     cleanups.push(() => handle.shutdown());
@@ -63,18 +72,27 @@ describe("WebhookTerminalHook with a workflow runtime", () => {
     await runtime.submit({ input: enc("paid"), runId: "order-1", options: { headers: { callback_url: callbackUrl } } });
     await runtime.submit({ input: enc("fail"), runId: "order-2", options: { headers: { callback_url: callbackUrl } } });
     await runtime.submit({ input: enc("quiet"), runId: "order-3" });
+    await runtime.submit({ input: enc("leak"), runId: "order-4", options: { headers: { callback_url: callbackUrl } } });
+    await runtime.submit({ input: enc("public"), runId: "order-5", options: { headers: { callback_url: callbackUrl } } });
     await runtime.wait("order-3");
-    await until("two callbacks", async () => received.length === 2);
+    await until("four callbacks", async () => received.length === 4);
 
     const byRun = Object.fromEntries(received.map((r) => [r.headers["workflow-run-id"] as string, r]));
     expect(byRun["order-1"]).toMatchObject({ body: "paid", headers: { "workflow-run-status": "succeeded", "content-type": "application/octet-stream" } });
-    expect(byRun["order-2"]).toMatchObject({ body: "card declined", headers: { "workflow-run-status": "failed" } });
-    expect(new Set(received.map((r) => r.id)).size).toBe(2);
+    expect(byRun["order-2"]).toMatchObject({ headers: { "workflow-run-status": "failed", "content-type": "application/json" } });
+    // The runner's own fail reason is the message; it is text the application wrote to be seen.
+    expect(JSON.parse(byRun["order-2"]!.body)).toEqual({ status: "failed", kind: "runner", code: "RUN_FAILED", message: "card declined" });
+    // A step error's raw text stays on the server; what the application exposed is sent.
+    expect(byRun["order-4"]!.body).not.toContain("password");
+    expect(JSON.parse(byRun["order-4"]!.body)).toEqual({ status: "failed", kind: "permanent", code: "STEP_PERMANENT", message: "the run failed; the details are kept with the run on the server" });
+    expect(JSON.parse(byRun["order-5"]!.body)).toEqual({ status: "failed", kind: "permanent", code: "payment_down", message: "the payment service is down" });
+    expect((await runtime.wait("order-4")).termination.error).toContain("password");
+    expect(new Set(received.map((r) => r.id)).size).toBe(4);
     // The run without a callback_url staged no delivery; both deliveries were acknowledged.
     await until("callbacks acked", async () => {
       const s = await queue.view().stats("callbacks");
       return s.pending + s.scheduled + s.claimed === 0;
     });
-    expect(received).toHaveLength(2);
+    expect(received).toHaveLength(4);
   });
 });

@@ -9,6 +9,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { LocalStore, MemoStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime } from "taquba";
 import { startScript } from "../support/child-script.js";
+import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const script = fileURLToPath(new URL("./fixtures/crash-worker.ts", import.meta.url));
@@ -23,12 +24,13 @@ describe("crash recovery", () => {
     const log = join(dir, "effects.log");
     const args = [dir, String(N_RUNS), log];
     let kills = 0;
+    const { int } = testRandom("workflow crash recovery");
     for (let i = 0; i < KILLS; i++) {
       const w = startScript(script, args);
       // Once this process performs a new side effect, kill it at a random point; a
       // late life may find every run done and exit before that.
       const progressed = await w.waitFor((lines) => lines.length > 0).then(() => true, () => false);
-      if (progressed) await delay(Math.floor(Math.random() * 120));
+      if (progressed) await delay(int(120));
       const exit = await w.kill();
       if (exit.signal === "SIGKILL") kills++;
       else if (exit.code !== 0) throw new Error(`worker failed: ${w.stderr()}`);

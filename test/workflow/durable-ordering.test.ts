@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { StepOutcome } from "taquba";
-import { enc, holdableStore, openEnv, runnerOf, until } from "./helpers.js";
+import { enc, holdableStore, openEnv, runnerOf, settle, until } from "./helpers.js";
 
 describe("step ordering against durability", () => {
   it("a runner never sees step k+1 before step k's settlement is durable", async () => {
@@ -16,8 +16,8 @@ describe("step ordering against durability", () => {
       runnerOf(async (s) => {
         log.push(`${s.runId}:${s.stepNumber}`);
         if (s.runId === "a" && s.stepNumber === 0) await gateA;
-        // Long enough for a's step-0 ack to be applied in memory meanwhile.
-        if (s.runId === "b") await new Promise((r) => setTimeout(r, 20));
+        // a's step-0 ack is applied in memory by now: its WAL write is being held.
+        if (s.runId === "b") await until(() => store.held > 0, "a's ack written");
         return s.stepNumber === 0 ? StepOutcome.continueNow(s.payload) : StepOutcome.succeed(s.payload);
       }),
       // One slot: every settlement frees the full worker, which claims at once.
@@ -30,8 +30,10 @@ describe("step ordering against durability", () => {
     store.hold();
     releaseA(); // a's ack applies in memory but cannot become durable; the freed slot claims b's step 0
     await until(() => log.includes("b:0"), "b's step 0 running");
-    // b's settlement frees the slot again; a's step 1 is now claimable in memory.
-    await new Promise((r) => setTimeout(r, 100));
+    // a's step 1 is in memory now (pending beside b's claimed step 0)...
+    await until(async () => (await env.queue.view().stats("workflow-steps")).pending === 1, "a's step 1 in memory");
+    // ...and b's settlement, behind a's held write, keeps the one slot: nothing runs it.
+    await settle();
     expect(store.held).toBeGreaterThan(0);
     expect(log).not.toContain("a:1");
     store.release();

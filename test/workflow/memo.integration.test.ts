@@ -44,7 +44,7 @@ describe("memoizing within-step side effects", () => {
         const own = await s.memo.get("own");
         await s.memo.put("own", enc("x"));
         if (own !== null) throw StepError.permanent("per-step memo leaked across steps");
-        return s.stepNumber < 2 ? StepOutcome.continueNow(s.payload) : StepOutcome.succeed(enc(journal + `${s.stepNumber};`));
+        return s.stepNumber < 2 ? StepOutcome.continueNow(s.payload) : StepOutcome.succeed(enc(`${journal}${s.stepNumber};`));
       }),
     );
     await env.runtime.submit({ input: enc("x"), runId: "j" });

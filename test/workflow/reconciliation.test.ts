@@ -39,9 +39,16 @@ describe("dead-step reconciliation", () => {
     expect(seen[0]).toMatchObject({ runId: "reaped", status: "failed" });
     expect(await env.runtime.cancel("reaped")).toBe(false);
     release();
-    await env.stop();
+    // Shutdown waits for the late step to return and its settlement to be tried.
+    await env.worker!.shutdown();
     // The late outcome of the reaped delivery is not committed over the termination.
+    const after = await env.runtime.wait("reaped");
+    expect(after.termination).toMatchObject({ status: "failed", errorKind: "dead_lettered", finalStep: 0 });
+    expect(after.outcome).toBeNull();
+    expect(await env.runtime.status("reaped")).toMatchObject({ state: "terminated", status: "failed" });
+    expect(seen).toHaveLength(1);
     expect(runner.calls).toBe(1);
+    await env.stop();
   });
 
   it("terminates a run whose step recovery dead-lettered when the queue was reopened", async () => {

@@ -3,7 +3,7 @@
  * validation.
  */
 import { describe, expect, it } from "vitest";
-import { StepError, StepOutcome, TaqubaError, Trigger } from "taquba";
+import { StepError, StepOutcome, TaqubaError, Trigger, ValidationError } from "taquba";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 
@@ -23,11 +23,11 @@ describe("StepOutcome and Trigger", () => {
   });
 
   it("rejects negative or non-finite durations and empty correlation keys", () => {
-    expect(() => Trigger.after(-1)).toThrow(RangeError);
-    expect(() => Trigger.after(Number.NaN)).toThrow(RangeError);
-    expect(() => Trigger.onSignal("k", Infinity)).toThrow(RangeError);
-    expect(() => Trigger.onSignal("", 10)).toThrow(RangeError);
-    expect(() => StepOutcome.continueAfter(bytes("p"), -5)).toThrow(RangeError);
+    expect(() => Trigger.after(-1)).toThrow(ValidationError);
+    expect(() => Trigger.after(Number.NaN)).toThrow(ValidationError);
+    expect(() => Trigger.onSignal("k", Infinity)).toThrow(ValidationError);
+    expect(() => Trigger.onSignal("", 10)).toThrow(ValidationError);
+    expect(() => StepOutcome.continueAfter(bytes("p"), -5)).toThrow(ValidationError);
   });
 });
 

@@ -9,6 +9,8 @@
  * else is kept: every method works after a restart and from any runtime
  * over the same queue and store.
  */
+import { checkGroupSize, MAX_GROUP_KEY_BYTES } from "../limits.js";
+import { validateInstant } from "../../time-bounds.js";
 import { ValidationError } from "../../errors.js";
 import { isWellFormed } from "../../queue/names.js";
 import { bytesEqual, utf8 } from "../records/codec.js";
@@ -68,7 +70,7 @@ export interface GroupStatus {
 
 /** Member submissions in flight at once. */
 const SUBMIT_CONCURRENCY = 16;
-const MAX_ID_BYTES = 512;
+const MAX_ID_BYTES = MAX_GROUP_KEY_BYTES;
 
 function checkText(what: string, s: unknown): string {
   if (typeof s !== "string" || s.length === 0 || !isWellFormed(s) || utf8(s).byteLength > MAX_ID_BYTES) {
@@ -84,7 +86,7 @@ function manifestOptions(o: RunOptions | undefined): ManifestOptions {
   };
   check("priority", o?.priority, Number.MIN_SAFE_INTEGER);
   check("maxAttemptsPerStep", o?.maxAttemptsPerStep, 1);
-  if (o?.runAt !== undefined && !Number.isFinite(o.runAt)) throw new ValidationError(`runAt must be an instant in ms, got ${o.runAt}`);
+  if (o?.runAt !== undefined) validateInstant("runAt", o.runAt);
   return {
     headers,
     ...(o?.priority === undefined ? {} : { priority: o.priority }),
@@ -220,6 +222,7 @@ export class RunGroup {
         if (had === undefined) added.push({ key: m.key, input: m.input });
         else if (!bytesEqual(had.input, m.input)) throw new InputMismatchError(memberRunId(this.#tag, m.key));
       }
+      checkGroupSize(this.id, existing?.members ?? [], added);
       // Written before any member is submitted, so `resume` can finish an interrupted submission.
       if (existing === null || added.length > 0 || options !== undefined) {
         const manifest: GroupManifest = {
@@ -357,6 +360,9 @@ export class RunGroup {
           };
         }
         if (pending.size === 0) break;
+        // A closed queue or failed engine ends the stream: nothing more can terminate in this process.
+        const closed = host.events.closedError;
+        if (closed !== undefined) throw closed;
         if (woken.size > 0) {
           full = false;
           continue;

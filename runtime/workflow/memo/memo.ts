@@ -10,7 +10,10 @@ import { decodeValue, encodeValue, sha256Hex } from "../records/codec.js";
 import { memoEntryKey, runMemoRoot, runReplayRoot } from "../records/kv-keys.js";
 import { decodeOutcomeRecord, encodeOutcomeRecord, type OutcomeRecord } from "../records/records.js";
 import { RUN_OUTCOME_MEMO_KEY } from "../records/reserved.js";
-import { ReservedKeyError } from "../workflow-errors.js";
+import { MemoUnavailableError, ReservedKeyError } from "../workflow-errors.js";
+import { checkMemoKey, checkMemoValue, excerpt } from "../limits.js";
+import { ValidationError } from "../../errors.js";
+import { isStoreFault, retryStore } from "../store-retry.js";
 import { forEachBounded } from "../bounded.js";
 
 /** Object deletes in flight at once when a run's memo entries are cleared. */
@@ -61,32 +64,59 @@ export class Memo {
   }
 
   #checkWritable(key: string): void {
+    checkMemoKey(key);
     if (this.scope === "run" && (key === RUN_OUTCOME_MEMO_KEY || key.startsWith(`${RUN_OUTCOME_MEMO_KEY}:`))) {
       throw new ReservedKeyError(key, "the run memo keeps the run result record there");
     }
   }
 
+  /** Reads the entry, retrying store faults; `MemoUnavailableError` when the store keeps failing. */
+  async #read(key: string): Promise<Uint8Array | null> {
+    const objectKey = this.#objectKey(key);
+    try {
+      const found = await retryStore(() => this.#store.get(objectKey));
+      return found === null ? null : found.body;
+    } catch (e) {
+      // Only faults become MemoUnavailableError (retried uncounted); anything else is the error it is.
+      throw isStoreFault(e) ? new MemoUnavailableError(this.runId, this.scope, key, "read", e) : e;
+    }
+  }
+
+  /** Writes the entry, retrying store faults (a put is idempotent); `MemoUnavailableError` when the store keeps failing. */
+  async #write(key: string, value: Uint8Array): Promise<void> {
+    checkMemoValue(key, value);
+    const objectKey = this.#objectKey(key);
+    try {
+      await retryStore(() => this.#store.put(objectKey, value));
+    } catch (e) {
+      throw isStoreFault(e) ? new MemoUnavailableError(this.runId, this.scope, key, "write", e) : e;
+    }
+  }
+
   /** The stored bytes under `key`, or `null`. */
   async get(key: string): Promise<Uint8Array | null> {
-    const found = await this.#store.get(this.#objectKey(key));
-    return found === null ? null : found.body;
+    checkMemoKey(key);
+    return this.#read(key);
   }
 
   /** Stores `value` under `key`, overwriting any earlier value. Durable when it resolves. */
   async put(key: string, value: Uint8Array): Promise<void> {
     this.#checkWritable(key);
-    await this.#store.put(this.#objectKey(key), value);
+    if (!(value instanceof Uint8Array)) throw new ValidationError(`the value of memo key ${excerpt(key)} must be a Uint8Array; use memoized for other values`);
+    await this.#write(key, value);
   }
 
   /**
    * The value stored under `key`, or else the value of `compute()`, stored
    * and returned. Values are MessagePack with named fields. An entry that
    * fails to decode is treated as absent and overwritten; an error from
-   * `compute` propagates and stores nothing.
+   * `compute` propagates and stores nothing. Store faults are retried with
+   * backoff; `MemoUnavailableError` when the store keeps failing (the
+   * worker then runs the step again without counting an attempt).
    */
   async memoized<T>(key: string, compute: () => Promise<T>): Promise<T> {
     this.#checkWritable(key);
-    const stored = await this.get(key);
+    const stored = await this.#read(key);
     if (stored !== null) {
       try {
         return decodeValue(stored) as T;
@@ -95,7 +125,7 @@ export class Memo {
       }
     }
     const value = await compute();
-    await this.#store.put(this.#objectKey(key), encodeValue(value));
+    await this.#write(key, encodeValue(value));
     return value;
   }
 
@@ -184,11 +214,12 @@ export class MemoStore {
 
   /**
    * The run result record written for the terminating settlement `token`,
-   * or `null` when none was written (or it is unreadable).
+   * or `null` when none was written (or it is unreadable). Store faults
+   * are retried with backoff; the last one is rethrown.
    */
   async readOutcomeRecord(runId: string, token: string): Promise<OutcomeRecord | null> {
     const key = outcomeRecordKey(this.prefix, runId, token);
-    const found = await this.store.get(key);
+    const found = await retryStore(() => this.store.get(key));
     if (found === null) return null;
     try {
       return decodeOutcomeRecord(found.body, key);
@@ -203,9 +234,12 @@ export class MemoStore {
    * terminating settlement. Each settlement attempt writes under its own
    * token, so a stale delivery whose settlement is later refused (its lease
    * expired and another delivery terminated the run) cannot overwrite the
-   * record of the settlement that committed.
+   * record of the settlement that committed. Store faults are retried
+   * with backoff; the last one is rethrown.
    */
   async writeOutcomeRecord(runId: string, record: OutcomeRecord): Promise<void> {
-    await this.store.put(outcomeRecordKey(this.prefix, runId, record.token), encodeOutcomeRecord(record));
+    const key = outcomeRecordKey(this.prefix, runId, record.token);
+    const bytes = encodeOutcomeRecord(record);
+    await retryStore(() => this.store.put(key, bytes));
   }
 }

@@ -8,6 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import { Packr } from "msgpackr";
+import { assertPlainMessagePack } from "../../engine/plain-messagepack.js";
 
 const packr = new Packr({ useRecords: false, moreTypes: false });
 
@@ -16,8 +17,13 @@ export function encodeValue(value: unknown): Uint8Array {
   return new Uint8Array(packr.pack(value));
 }
 
-/** Decodes bytes written by {@link encodeValue}; throws when they are not MessagePack. */
+/**
+ * Decodes bytes written by {@link encodeValue}; throws when they are not
+ * MessagePack or hold an extension type other than undefined and timestamps
+ * (plain data only: a bucket writer cannot plant a RegExp, Error or Set).
+ */
 export function decodeValue(bytes: Uint8Array): unknown {
+  assertPlainMessagePack(bytes);
   return normalize(packr.unpack(bytes));
 }
 

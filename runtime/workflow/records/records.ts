@@ -209,6 +209,7 @@ export function decodeRunOutcome(bytes: Uint8Array, key: string): RunOutcome {
     const p = terminationProblem(v);
     if (p !== undefined) return p;
     if (!optional(v.result, isBytes)) return "has a malformed result";
+    if (!optional(v.publicError, isStr) || !optional(v.errorCode, isStr)) return "has a malformed public error";
     return isStrMap(v.headers) ? undefined : "has malformed headers";
   });
 }

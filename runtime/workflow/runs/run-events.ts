@@ -8,6 +8,43 @@
  */
 export class RunEvents {
   readonly #waiters = new Map<string, Set<() => void>>();
+  #closed: Error | undefined;
+  /** Step workers running in this process, per step queue name (for the no-worker warning of waits). */
+  readonly #workers = new Map<string, number>();
+
+  /**
+   * The error every wait settles with once the queue closed or its engine
+   * failed; undefined while it is open. Waiters check it after each wake.
+   */
+  get closedError(): Error | undefined {
+    return this.#closed;
+  }
+
+  /** Wakes every waiter for good: later `next()` calls resolve at once, and waiters see `closedError`. */
+  close(error: Error): void {
+    if (this.#closed !== undefined) return;
+    this.#closed = error;
+    const all = [...this.#waiters.values()];
+    this.#waiters.clear();
+    for (const ws of all) for (const w of ws) w();
+  }
+
+  /** Counts a step worker on `queueName` for as long as `run` lasts. */
+  async withWorker<T>(queueName: string, run: () => Promise<T>): Promise<T> {
+    this.#workers.set(queueName, (this.#workers.get(queueName) ?? 0) + 1);
+    try {
+      return await run();
+    } finally {
+      const n = (this.#workers.get(queueName) ?? 1) - 1;
+      if (n === 0) this.#workers.delete(queueName);
+      else this.#workers.set(queueName, n);
+    }
+  }
+
+  /** Whether a step worker on `queueName` runs in this process. */
+  hasWorker(queueName: string): boolean {
+    return this.#workers.has(queueName);
+  }
 
   /** Wakes every waiter of `runId`. */
   terminated(runId: string): void {
@@ -19,6 +56,7 @@ export class RunEvents {
 
   /** A promise resolved at the next termination of `runId`, and a function that drops the registration. */
   next(runId: string): { promise: Promise<void>; dispose: () => void } {
+    if (this.#closed !== undefined) return { promise: Promise.resolve(), dispose: () => undefined };
     let fn!: () => void;
     const promise = new Promise<void>((resolve) => (fn = resolve));
     let set = this.#waiters.get(runId);

@@ -55,6 +55,13 @@ export interface RunOutcome {
   readonly result?: Uint8Array;
   readonly error?: string;
   readonly errorKind?: RunErrorKind;
+  /**
+   * What the application chose to expose about a failing step error
+   * (`StepError`'s `publicMessage`); the raw `error` text is for operators.
+   */
+  readonly publicError?: string;
+  /** A stable code for the failure (`StepError`'s `publicCode`), when a step error ended the run. */
+  readonly errorCode?: string;
   /** The submitter's headers (the reserved `workflow.*` ones excluded). */
   readonly headers: Readonly<Record<string, string>>;
   readonly finalStep: number;

@@ -1,6 +1,7 @@
 /**
  * @module Submitting a run: step 0 and the durable run record in one commit.
  */
+import { validateInstant } from "../../time-bounds.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import type { EnqueueOptions } from "../../queue/types.js";
 import { sha256Hex } from "../records/codec.js";
@@ -12,13 +13,16 @@ import type { RunOptions, RunSpec, SubmitOutcome } from "./run-types.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { InputMismatchError, ReservedHeaderError, ReservedKeyError } from "../workflow-errors.js";
 import { ValidationError } from "../../errors.js";
+import { checkRunHeaders, checkRunPayload } from "../limits.js";
 
 /** Checks user headers: string values, no reserved prefix. */
 export function checkUserHeaders(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers ?? {})) {
+  if (headers === undefined) return out;
+  // Names, sizes and `__proto__` first: a header the record could not carry is refused, never dropped.
+  checkRunHeaders(headers);
+  for (const [k, v] of Object.entries(headers)) {
     if (k.startsWith(RESERVED_HEADER_PREFIX)) throw new ReservedHeaderError(k);
-    if (typeof v !== "string") throw new ValidationError(`header "${k}" must have a string value, got ${typeof v}`);
     out[k] = v;
   }
   return out;
@@ -36,9 +40,7 @@ function checkRunOptions(o: RunOptions): void {
   if (o.maxAttemptsPerStep !== undefined && (!Number.isInteger(o.maxAttemptsPerStep) || o.maxAttemptsPerStep < 1)) {
     throw new ValidationError(`RunOptions.maxAttemptsPerStep must be an integer >= 1, got ${o.maxAttemptsPerStep}`);
   }
-  if (o.runAt !== undefined && (typeof o.runAt !== "number" || !Number.isFinite(o.runAt) || o.runAt < 0)) {
-    throw new ValidationError(`RunOptions.runAt must be epoch milliseconds >= 0, got ${o.runAt}`);
-  }
+  if (o.runAt !== undefined) validateInstant("RunOptions.runAt", o.runAt);
 }
 
 function checkEffects(effects: SettlementEffects | undefined): void {
@@ -59,6 +61,7 @@ export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupR
   const runId = spec.runId === undefined ? RunId.generate(core.clock.now()) : RunId.parse(spec.runId);
   const options: RunOptions = spec.options ?? {};
   const headers = checkUserHeaders(options.headers);
+  checkRunPayload(`the input of run "${runId}"`, spec.input);
   checkRunOptions(options);
   checkEffects(spec.effects);
   const inputSha256 = sha256Hex(spec.input);

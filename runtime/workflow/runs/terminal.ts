@@ -43,6 +43,10 @@ export interface TerminationInput {
   status: TerminalStatus;
   error?: string | undefined;
   errorKind?: RunErrorKind | undefined;
+  /** See `RunOutcome.publicError`. */
+  publicError?: string | undefined;
+  /** See `RunOutcome.errorCode`. */
+  errorCode?: string | undefined;
   result?: Uint8Array | undefined;
   finalStep: number;
   headers: Readonly<Record<string, string>>;
@@ -105,6 +109,8 @@ export function runOutcomeOf(t: TerminationInput): RunOutcome {
   if (t.result !== undefined) o.result = t.result;
   if (t.error !== undefined) o.error = t.error;
   if (t.errorKind !== undefined) o.errorKind = t.errorKind;
+  if (t.publicError !== undefined) o.publicError = t.publicError;
+  if (t.errorCode !== undefined) o.errorCode = t.errorCode;
   return o;
 }
 

@@ -9,6 +9,7 @@ import { decodeRunRecord, decodeStepPointer, decodeTerminalRecord, terminationOf
 import { RunId } from "./run-id.js";
 import type { RunOutcome, RunStatus } from "./run-types.js";
 import { validateQueueName } from "../../queue/names.js";
+import { retryStore } from "../store-retry.js";
 
 /** The builder's default step queue name. */
 export const DEFAULT_STEP_QUEUE = "workflow-steps";
@@ -48,7 +49,12 @@ export class WorkflowView {
 
   constructor(source: WorkflowReadSource, memos: MemoStore, queueName: string = DEFAULT_STEP_QUEUE) {
     validateQueueName(queueName);
-    this.#src = source;
+    // Reads retry store faults (a reader's source reads the bucket), so one failed read never fails a query.
+    this.#src = {
+      kvGet: (k) => retryStore(() => source.kvGet(k)),
+      job: (id) => retryStore(() => source.job(id)),
+      ...(source.durable === undefined ? {} : { durable: () => source.durable!() }),
+    };
     this.#memos = memos;
     this.#queueName = queueName;
   }

@@ -18,7 +18,7 @@ import { decodeSignalWait, encodeSignalWait, type StepPointer } from "../records
 import { HEADER_NOOP, HEADER_RUN_ID, HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from "../records/reserved.js";
 import type { SignalOutcome } from "../runs/run-types.js";
 import type { RuntimeCore } from "../runtime-core.js";
-import { ValidationError } from "../../errors.js";
+import { checkCorrelationKey, checkSignalPayload } from "../limits.js";
 import { StepError } from "../workflow-errors.js";
 
 const TIMED_OUT = new Uint8Array([1]);
@@ -29,9 +29,6 @@ export function releaseStepSignal(queueName: string, runId: string, step: number
   effects.kvDelete(signalTimedOutKey(queueName, runId, step));
 }
 
-function checkCorrelationKey(key: string): void {
-  if (typeof key !== "string" || key.length === 0) throw new ValidationError("a signal correlation key must be a non-empty string");
-}
 
 /** Releases the wait index entry when it still names `jobId`. */
 async function releaseWait(core: RuntimeCore, correlationKey: string, jobId: string): Promise<void> {
@@ -135,7 +132,8 @@ export async function afterWaitRegistered(core: RuntimeCore, correlationKey: str
  */
 export async function sendSignal(core: RuntimeCore, correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
   checkCorrelationKey(correlationKey);
-  if (!(payload instanceof Uint8Array)) throw new ValidationError("a signal payload must be a Uint8Array");
+  // Checked up front, so the answer does not depend on whether a run waits (a delivered payload is never buffered).
+  checkSignalPayload(correlationKey, payload);
   return core.signalLock.run(correlationKey, () => deliverOrBuffer(core, correlationKey, payload));
 }
 

@@ -1,5 +1,6 @@
 /**
- * @module Releasing a worker slot when a job's settlement is submitted.
+ * @module `WorkerSlot`: the worker slot one claimed job holds, freed when
+ * the job's settlement is submitted.
  *
  * A slot bounds the steps being worked on (runner calls and their
  * bookkeeping), not the durability waits of settlements already handed to
@@ -9,19 +10,35 @@
  * queue hands out step k+1 only once step k's settlement (which enqueued
  * it) is durable.
  */
-import type { ClaimedJob } from "../../queue/types.js";
 
-const releases = new WeakMap<ClaimedJob, () => void>();
+export class WorkerSlot {
+  #release: (() => void) | undefined;
+  #submitted = false;
 
-/** Registers what to call when `job`'s settlement is submitted. */
-export function onSettlementSubmitted(job: ClaimedJob, release: () => void): void {
-  releases.set(job, release);
-}
+  /** Whether a settlement was handed to the queue through this slot: an error after that is the settlement's. */
+  get settlementSubmitted(): boolean {
+    return this.#submitted;
+  }
 
-/** Marks `job`'s settlement `p` as submitted (releasing its slot) and returns it. */
-export function submitted<T>(job: ClaimedJob, p: Promise<T>): Promise<T> {
-  const release = releases.get(job);
-  releases.delete(job);
-  release?.();
-  return p;
+  /** `release` is called once, when the slot is freed. */
+  constructor(release: () => void) {
+    this.#release = release;
+  }
+
+  /**
+   * Frees the slot and returns `settlement` for the caller to await its
+   * durability. Call it with the settlement the queue was just handed.
+   */
+  freeAfterSubmitting<T>(settlement: Promise<T>): Promise<T> {
+    this.#submitted = true;
+    this.free();
+    return settlement;
+  }
+
+  /** Frees the slot; later calls do nothing. */
+  free(): void {
+    const release = this.#release;
+    this.#release = undefined;
+    release?.();
+  }
 }

@@ -4,6 +4,9 @@
  * Both types are plain tagged unions so they encode into replay records and
  * compare structurally; the companion objects only build them.
  */
+import { ValidationError } from "../../errors.js";
+import { checkCorrelationKey } from "../limits.js";
+import { validateDelay } from "../../time-bounds.js";
 
 /**
  * When the next step of a continuing run becomes claimable.
@@ -18,8 +21,7 @@ export type Trigger =
   | { readonly kind: "onSignal"; readonly correlationKey: string; readonly timeoutMs: number };
 
 function checkDuration(name: string, ms: number): number {
-  if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`${name} must be a finite number of milliseconds >= 0, got ${ms}`);
-  return ms;
+  return validateDelay(name, ms);
 }
 
 /** Constructors for {@link Trigger}. */
@@ -35,8 +37,10 @@ export const Trigger = {
   /** Claimable when a signal for `correlationKey` arrives, or after `timeoutMs` with no signal. */
   onSignal(correlationKey: string, timeoutMs: number): Trigger {
     if (typeof correlationKey !== "string" || correlationKey.length === 0) {
-      throw new RangeError("a signal correlation key must be a non-empty string");
+      throw new ValidationError("a signal correlation key must be a non-empty string");
     }
+    // The bound of `WorkflowRuntime.signal`, checked here so the runner learns it, not a later settlement.
+    checkCorrelationKey(correlationKey);
     return { kind: "onSignal", correlationKey, timeoutMs: checkDuration("Trigger.onSignal timeout", timeoutMs) };
   },
 } as const;

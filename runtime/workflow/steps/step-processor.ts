@@ -10,7 +10,15 @@
  * 4. `succeed` / `fail` ack and terminate;
  * 5. a permanent error dead-letters with the terminal effects;
  * 6. a transient error nacks; on the last attempt with the terminal effects.
+ *
+ * Store faults are not the runner's failures: the runtime's own memo-store
+ * calls (replay records, the run result record) and the runner's memo calls
+ * retry in place with backoff, and when the store still fails the step goes
+ * back to the queue without counting an attempt. A run therefore never
+ * terminates without its result record, and never fails because the store
+ * hiccuped.
  */
+import { MAX_DELAY_MS } from "../../time-bounds.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import type { ClaimedJob, EnqueueOptions } from "../../queue/types.js";
 import { makeStep } from "./delivery.js";
@@ -35,9 +43,11 @@ import type { StepOutcome } from "./step-outcome.js";
 import { userHeadersOf } from "../runs/submit.js";
 import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "../runs/terminal.js";
 import { processNotification } from "../terminal-hook/notification.js";
-import { errorText, StepError } from "../workflow-errors.js";
-// `submitted(job, settlement)` releases the job's worker slot once its settlement is handed to the queue.
-import { submitted } from "./settlement-slots.js";
+import { errorText, isMemoFault, StepError } from "../workflow-errors.js";
+import { isStoreFault, retryStore } from "../store-retry.js";
+import type { WorkflowLogger } from "./step-worker.js";
+import { checkCorrelationKey, checkRunPayload } from "../limits.js";
+import type { WorkerSlot } from "./settlement-slots.js";
 
 type Verdict =
   | { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number }
@@ -47,7 +57,8 @@ type Verdict =
 function validTrigger(w: unknown): boolean {
   const t = w as { kind?: unknown; delayMs?: unknown; correlationKey?: unknown; timeoutMs?: unknown } | null;
   if (t === null || typeof t !== "object") return false;
-  const ms = (x: unknown) => typeof x === "number" && Number.isFinite(x) && x >= 0;
+  // The same bounds as Trigger.after / onSignal: an outcome built by hand gets no looser check.
+  const ms = (x: unknown) => typeof x === "number" && Number.isFinite(x) && x >= 0 && x <= MAX_DELAY_MS;
   if (t.kind === "immediate") return true;
   if (t.kind === "after") return ms(t.delayMs);
   return t.kind === "onSignal" && typeof t.correlationKey === "string" && t.correlationKey.length > 0 && ms(t.timeoutMs);
@@ -62,7 +73,19 @@ function checkOutcome(o: unknown): StepOutcome {
       (v.kind === "succeed" && v.result instanceof Uint8Array) ||
       ((v.kind === "fail" || v.kind === "cancel") && typeof v.reason === "string"));
   if (!ok) throw StepError.permanent(new Error("the runner returned something that is not a StepOutcome; build one with StepOutcome.*"));
-  return o as StepOutcome;
+  const out = o as StepOutcome;
+  // The same limits as the public calls, so a bad outcome fails its step with a message about the outcome.
+  try {
+    if (out.kind === "continue") {
+      checkRunPayload("the payload the step continues with", out.payload);
+      if (out.when.kind === "onSignal") checkCorrelationKey(out.when.correlationKey);
+    } else if (out.kind === "succeed") {
+      checkRunPayload("the run result", out.result);
+    }
+  } catch (e) {
+    throw StepError.permanent(e);
+  }
+  return out;
 }
 
 /**
@@ -70,16 +93,48 @@ function checkOutcome(o: unknown): StepOutcome {
  * queue refuses (a lost claim, a closed queue) rejects; the caller logs it
  * and the queue redelivers the job.
  */
-export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<void> {
-  if (job.headers[HEADER_TERMINAL] !== undefined) return processNotification(core, job);
+export async function processJob(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger): Promise<void> {
+  try {
+    await processStep(core, job, slot, log);
+  } catch (e) {
+    // A store fault before the settlement (a memo read that kept failing): put the step back
+    // uncounted. Anything else, or a failed settlement, goes to the caller, which logs it.
+    if (!isStoreFault(e) || slot.settlementSubmitted) throw e;
+    await putBack(core, job, slot, log, e);
+  }
+}
+
+/**
+ * Returns the step to the queue without counting the attempt, because the
+ * store (not the runner) failed; it is claimed again at once, after the
+ * in-place retries already spent seconds backing off.
+ */
+async function putBack(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger, cause: unknown): Promise<void> {
+  const reason = `the object store kept failing, the step will run again (not counted as an attempt): ${errorText(cause)}`;
+  log.error({ err: cause, jobId: job.id }, "workflow step put back after store faults; it is retried without counting an attempt");
+  await slot.freeAfterSubmitting(core.queue.nack(job, reason, undefined, { countAttempt: false }));
+}
+
+/**
+ * The step could not record what it must before settling: after store
+ * faults it goes back uncounted; any other error (one that repeating cannot
+ * fix) is a counted retry, so it cannot loop forever.
+ */
+async function retryStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger, error: unknown, what: string): Promise<void> {
+  if (isStoreFault(error)) await putBack(core, job, slot, log, error);
+  else await slot.freeAfterSubmitting(core.queue.nack(job, `${what}: ${errorText(error)}`));
+}
+
+async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger): Promise<void> {
+  if (job.headers[HEADER_TERMINAL] !== undefined) return processNotification(core, job, slot);
   if (job.headers[HEADER_NOOP] !== undefined) {
-    await submitted(job, core.queue.ack(job));
+    await slot.freeAfterSubmitting(core.queue.ack(job));
     return;
   }
   const runId = job.headers[HEADER_RUN_ID];
   const step = Number(job.headers[HEADER_STEP]);
   if (!RunId.isValid(runId) || !Number.isInteger(step) || step < 0) {
-    await submitted(job, core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed"));
+    await slot.freeAfterSubmitting(core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed"));
     return;
   }
   const runBytes = await core.queue.kvGet(runKey(core.queueName, runId));
@@ -87,7 +142,7 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<vo
   const pointer = ptrBytes === null ? null : decodeStepPointer(ptrBytes, stepPointerKey(core.queueName, runId));
   if (runBytes === null || pointer === null || pointer.jobId !== job.id) {
     // The run terminated or moved past this job (a stale redelivery): nothing to do.
-    await submitted(job, core.queue.ack(job));
+    await slot.freeAfterSubmitting(core.queue.ack(job));
     return;
   }
   const run = decodeRunRecord(runBytes, runKey(core.queueName, runId));
@@ -106,39 +161,39 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob): Promise<vo
     group: run.group,
   };
   if (run.cancelRequested === true || job.cancelSignal.aborted) {
-    await terminate(core, job, { ...base, status: "cancelled", errorKind: "cancelled" }, undefined);
+    await terminate(core, job, slot, { ...base, status: "cancelled", errorKind: "cancelled" }, undefined, log);
     return;
   }
 
   const signal = await resolveSignal(core, job, runId, step);
-  const verdict = await decide(core, memos, job, run, runId, step, signal);
+  const verdict = await runOrReplay(core, memos, job, run, runId, step, signal);
   const externalCancel = job.cancelSignal.aborted || (await cancelRequested(core, runId));
   if (verdict.ok && !verdict.replayed && !externalCancel && core.stepOutputReplay) {
     const record = { storedAtMs: core.clock.now(), outcome: verdict.outcome, effects: verdict.staged };
+    const key = replayRecordKey(memos.prefix, runId, step, job.payload);
+    const bytes = encodeReplayRecord(record);
     try {
-      await memos.store.put(replayRecordKey(memos.prefix, runId, step, job.payload), encodeReplayRecord(record));
+      await retryStore(() => memos.store.put(key, bytes));
     } catch (e) {
-      // The record is part of the settlement: without it, retry the step, except on its last attempt.
-      if (!job.isLastAttempt()) {
-        await submitted(job, core.queue.nack(job, `could not write the step's replay record: ${errorText(e)}`));
-        return;
-      }
+      // The record is part of the settlement: without it, run the step again (uncounted after store faults).
+      await retryStep(core, job, slot, log, e, "could not write the step's replay record");
+      return;
     }
   }
   const now = core.clock.now();
   const at = { ...base, nowMs: now };
 
   if (verdict.ok && verdict.outcome.kind === "cancel") {
-    await terminate(core, job, { ...at, status: "cancelled", errorKind: "runner", error: verdict.outcome.reason }, verdict.staged);
+    await terminate(core, job, slot, { ...at, status: "cancelled", errorKind: "runner", error: verdict.outcome.reason }, verdict.staged, log);
   } else if (externalCancel) {
-    await terminate(core, job, { ...at, status: "cancelled", errorKind: "cancelled" }, undefined);
+    await terminate(core, job, slot, { ...at, status: "cancelled", errorKind: "cancelled" }, undefined, log);
   } else if (verdict.ok) {
     const o = verdict.outcome;
-    if (o.kind === "continue") await continueRun(core, job, runId, step, o, verdict, now, at);
-    else if (o.kind === "succeed") await terminate(core, job, { ...at, status: "succeeded", result: o.result }, verdict.staged);
-    else if (o.kind === "fail") await terminate(core, job, { ...at, status: "failed", errorKind: "runner", error: o.reason }, verdict.staged);
+    if (o.kind === "continue") await continueRun(core, job, slot, runId, step, o, verdict, now, at, log);
+    else if (o.kind === "succeed") await terminate(core, job, slot, { ...at, status: "succeeded", result: o.result }, verdict.staged, log);
+    else if (o.kind === "fail") await terminate(core, job, slot, { ...at, status: "failed", errorKind: "runner", error: o.reason }, verdict.staged, log);
   } else {
-    await failStep(core, job, at, verdict.error);
+    await failStep(core, job, slot, at, verdict.error, log);
   }
 }
 
@@ -148,10 +203,10 @@ async function cancelRequested(core: RuntimeCore, runId: string): Promise<boolea
 }
 
 /** Runs the runner, or replays the outcome recorded for this delivery. */
-async function decide(core: RuntimeCore, memos: MemoStore, job: ClaimedJob, run: RunRecord, runId: RunId, step: number, signal: Uint8Array | null | undefined): Promise<Verdict> {
+async function runOrReplay(core: RuntimeCore, memos: MemoStore, job: ClaimedJob, run: RunRecord, runId: RunId, step: number, signal: Uint8Array | null | undefined): Promise<Verdict> {
   if (core.stepOutputReplay) {
     const key = replayRecordKey(memos.prefix, runId, step, job.payload);
-    const found = await memos.store.get(key);
+    const found = await retryStore(() => memos.store.get(key));
     if (found !== null) {
       try {
         const r = decodeReplayRecord(found.body, key);
@@ -191,56 +246,70 @@ async function decide(core: RuntimeCore, memos: MemoStore, job: ClaimedJob, run:
 }
 
 /** Writes the run result record, then commits the termination with the step's ack. */
-async function terminate(core: RuntimeCore, job: ClaimedJob, t: TerminationInput, staged: StagedKv | undefined): Promise<void> {
-  if (!(await recordOutcome(core, job, t))) return;
+async function terminate(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, t: TerminationInput, staged: StagedKv | undefined, log: WorkflowLogger): Promise<void> {
+  if (!(await recordOutcome(core, job, slot, t, log))) return;
   const effects = new SettlementEffects();
   if (staged !== undefined) applyStaged(staged, effects);
   addTerminalEffects(core.terminal, t, effects);
-  await submitted(job, core.queue.ack(job, effects));
+  await slot.freeAfterSubmitting(core.queue.ack(job, effects));
   core.noteTerminated(t.runId, t.nowMs);
 }
 
 /**
- * Writes the run result record before a terminating settlement. When the
- * memo store fails, the step is retried (nacked) unless this is its last
- * attempt, where terminating without the record beats dead-lettering a step
- * whose outcome is known. `false` when the job was nacked instead.
+ * Writes the run result record before a terminating settlement, retrying
+ * store faults. When the memo store keeps failing, the step goes back to
+ * the queue without counting an attempt (on any attempt, the last one
+ * included): a run never terminates without its result record. `false`
+ * when the job was put back instead.
  */
-async function recordOutcome(core: RuntimeCore, job: ClaimedJob, t: TerminationInput): Promise<boolean> {
+async function recordOutcome(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, t: TerminationInput, log: WorkflowLogger): Promise<boolean> {
   try {
     await core.memos.withPrefix(t.memoPrefix).writeOutcomeRecord(t.runId, { token: t.token, outcome: runOutcomeOf(t) });
     return true;
   } catch (e) {
-    if (job.isLastAttempt()) return true;
-    await submitted(job, core.queue.nack(job, `could not record the run result in the memo store: ${errorText(e)}`));
+    await retryStep(core, job, slot, log, e, "could not record the run result in the memo store");
     return false;
   }
 }
 
-async function failStep(core: RuntimeCore, job: ClaimedJob, at: Omit<TerminationInput, "status">, error: unknown): Promise<void> {
+async function failStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, at: Omit<TerminationInput, "status">, error: unknown, log: WorkflowLogger): Promise<void> {
+  // A memo store that kept failing under the runner is the store's fault, not the runner's.
+  if (isMemoFault(error)) {
+    await putBack(core, job, slot, log, error);
+    return;
+  }
   const text = errorText(error);
   const kind = StepError.kindOf(error);
   if (kind === "transient" && !job.isLastAttempt()) {
-    await submitted(job, core.queue.nack(job, text));
+    await slot.freeAfterSubmitting(core.queue.nack(job, text));
     return;
   }
-  const t: TerminationInput = { ...at, status: "failed", errorKind: kind, error: text };
-  if (!(await recordOutcome(core, job, t))) return;
+  const t: TerminationInput = {
+    ...at,
+    status: "failed",
+    errorKind: kind,
+    error: text,
+    errorCode: StepError.from(error).publicCode,
+    ...(error instanceof StepError && error.publicMessage !== undefined ? { publicError: error.publicMessage } : {}),
+  };
+  if (!(await recordOutcome(core, job, slot, t, log))) return;
   const effects = addTerminalEffects(core.terminal, t);
-  if (kind === "permanent") await submitted(job, core.queue.deadLetter(job, text, effects));
-  else await submitted(job, core.queue.nack(job, text, effects));
+  if (kind === "permanent") await slot.freeAfterSubmitting(core.queue.deadLetter(job, text, effects));
+  else await slot.freeAfterSubmitting(core.queue.nack(job, text, effects));
   core.noteTerminated(t.runId, t.nowMs);
 }
 
 async function continueRun(
   core: RuntimeCore,
   job: ClaimedJob,
+  slot: WorkerSlot,
   runId: RunId,
   step: number,
   o: Extract<StepOutcome, { kind: "continue" }>,
   verdict: Extract<Verdict, { ok: true }>,
   now: number,
   at: Omit<TerminationInput, "status">,
+  log: WorkflowLogger,
 ): Promise<void> {
   const nextStep = step + 1;
   const nextJobId = core.queue.nextJobId();
@@ -260,7 +329,7 @@ async function continueRun(
   const commit = async (): Promise<void> => {
     effects.enqueue(core.queueName, o.payload, opts);
     effects.kvPut(stepPointerKey(core.queueName, runId), encodeStepPointer(pointer));
-    await submitted(job, core.queue.ack(job, effects));
+    await slot.freeAfterSubmitting(core.queue.ack(job, effects));
   };
   if (o.when.kind === "immediate") {
     await commit();
@@ -282,7 +351,7 @@ async function continueRun(
       await commit();
       return { waitingOn: reg.waitingOn };
     });
-    if ("conflict" in registered) await failStep(core, job, at, registered.conflict);
+    if ("conflict" in registered) await failStep(core, job, slot, at, registered.conflict, log);
     else if (registered.waitingOn !== undefined) await afterWaitRegistered(core, registered.waitingOn, nextJobId);
   }
 }

@@ -10,18 +10,27 @@
  */
 import type { ClaimedJob } from "../../queue/types.js";
 import type { RuntimeCore } from "../runtime-core.js";
-import { onSettlementSubmitted } from "./settlement-slots.js";
+import { WorkerSlot } from "./settlement-slots.js";
 import { processJob } from "./step-processor.js";
+import { backoffMs, isStoreFault, sleep, type StoreRetryPolicy } from "../store-retry.js";
+
+/** Backoff between failed claims: from 50 ms up to 5 s while the store keeps failing. */
+const CLAIM_RETRY: StoreRetryPolicy = { attempts: Infinity, baseDelayMs: 50, maxDelayMs: 5000 };
 
 /** Where worker errors go; a logger such as pino's satisfies it. */
 export interface WorkflowLogger {
   error(obj: unknown, msg?: string): void;
+  /** Problems that need no action from the runtime but likely from you (a wait no worker can end); `console.warn` when absent. */
+  warn?(obj: unknown, msg?: string): void;
 }
 
 /**
- * Runs until `signal` aborts, then lets every in-flight step finish.
- * Settlement errors (a lost claim, a closed queue) are logged: the queue
- * redelivers the job, so no step is lost.
+ * Runs until `signal` aborts (or the queue closes), then lets every
+ * in-flight step finish. Settlement errors (a lost claim, a closed queue)
+ * are logged: the queue redelivers the job, so no step is lost. A claim
+ * that fails (an offloaded payload the store did not return) is logged and
+ * retried with backoff: the claimed jobs went back to the queue, and the
+ * worker keeps running through a store outage.
  */
 export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log: WorkflowLogger): Promise<void> {
   const max = core.maxConcurrentSteps;
@@ -32,19 +41,15 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
 
   const start = (job: ClaimedJob): void => {
     busy++;
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
+    const slot = new WorkerSlot(() => {
       busy--;
       wake();
-    };
-    onSettlementSubmitted(job, release);
-    const p: Promise<void> = processJob(core, job)
+    });
+    const p: Promise<void> = processJob(core, job, slot, log)
       .catch((e: unknown) => log.error({ err: e, jobId: job.id }, "workflow step settlement failed; the queue will redeliver the step"))
       .finally(() => {
         inFlight.delete(p);
-        release();
+        slot.free();
       });
     inFlight.add(p);
   };
@@ -53,6 +58,8 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
     if (signal.aborted) resolve();
     signal.addEventListener("abort", () => resolve(), { once: true });
   });
+  // Consecutive failed claims: the backoff grows with them and resets on a good claim.
+  let claimFailures = 0;
   while (!signal.aborted && !core.queue.closed) {
     const free = max - busy;
     if (free <= 0) {
@@ -64,11 +71,18 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
     try {
       jobs = await core.queue.claimBatch(core.queueName, free, core.leaseMs);
     } catch (e) {
-      // A queue closed under the worker ends the loop; any other claim error ends it with that error.
+      // A queue closed under the worker ends the loop; a store fault is waited out; anything else ends it.
       if (core.queue.closed) break;
-      await Promise.allSettled([...inFlight]);
-      throw e;
+      if (!isStoreFault(e)) {
+        await Promise.allSettled([...inFlight]);
+        throw e;
+      }
+      claimFailures++;
+      log.error({ err: e, failures: claimFailures }, "workflow worker could not claim steps (store fault); retrying with backoff");
+      await sleep(backoffMs(CLAIM_RETRY, claimFailures), signal);
+      continue;
     }
+    claimFailures = 0;
     for (const job of jobs) start(job);
     if (jobs.length === 0) await core.queue.waitForWork(core.queueName, epoch, signal);
   }

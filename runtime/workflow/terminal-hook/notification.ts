@@ -6,19 +6,19 @@ import { TerminalEffects } from "../steps/effects-handle.js";
 import { decodeRunOutcome } from "../records/records.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { errorText, StepError } from "../workflow-errors.js";
-import { submitted } from "../steps/settlement-slots.js";
+import type { WorkerSlot } from "../steps/settlement-slots.js";
 
 /**
  * Calls the hook and settles the notification: its staged effects commit
  * with the ack; a transient error retries per the queue's backoff up to the
  * terminal step's attempt limit; a permanent one dead-letters.
  */
-export async function processNotification(core: RuntimeCore, job: ClaimedJob): Promise<void> {
+export async function processNotification(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot): Promise<void> {
   let outcome;
   try {
     outcome = decodeRunOutcome(job.payload, `job ${job.id}`);
   } catch (e) {
-    await submitted(job, core.queue.deadLetter(job, `unreadable notification payload: ${errorText(e)}`));
+    await slot.freeAfterSubmitting(core.queue.deadLetter(job, `unreadable notification payload: ${errorText(e)}`));
     return;
   }
   const effects = new TerminalEffects();
@@ -26,10 +26,10 @@ export async function processNotification(core: RuntimeCore, job: ClaimedJob): P
     await core.hook.onTermination(outcome, effects);
   } catch (error) {
     effects.seal();
-    if (StepError.kindOf(error) === "permanent") await submitted(job, core.queue.deadLetter(job, errorText(error)));
-    else await submitted(job, core.queue.nack(job, errorText(error)));
+    if (StepError.kindOf(error) === "permanent") await slot.freeAfterSubmitting(core.queue.deadLetter(job, errorText(error)));
+    else await slot.freeAfterSubmitting(core.queue.nack(job, errorText(error)));
     return;
   }
   effects.seal();
-  await submitted(job, core.queue.ack(job, effects.toSettlementEffects()));
+  await slot.freeAfterSubmitting(core.queue.ack(job, effects.toSettlementEffects()));
 }

@@ -6,7 +6,7 @@ import type {
   StepTransition,
   WorkflowRegistrar,
   WorkflowStepContext,
-} from "taquba";
+} from "taquba/generated";
 import { orderPipelineWorkflow } from "./definitions.js";
 import type {
   ApprovalSignalParams,

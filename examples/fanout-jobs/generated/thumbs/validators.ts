@@ -2,9 +2,9 @@
 // @ts-nocheck
 /* eslint-disable */
 export const validateAlbumPublishInput = validate10;
-const schema11 = {"type":"object","required":["album","photos"],"properties":{"album":{"type":"string","pattern":"^[a-z0-9-]+$"},"photos":{"type":"array","minItems":1,"items":{"type":"string","pattern":"^[a-z0-9-]+\\.jpg$"}}},"additionalProperties":false};
-const pattern0 = new RegExp("^[a-z0-9-]+$", "u");
-const pattern1 = new RegExp("^[a-z0-9-]+\\.jpg$", "u");
+const schema11 = {"type":"object","required":["album","photos"],"properties":{"album":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]+$)"},"photos":{"type":"array","minItems":1,"items":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]+\\.jpg$)"}}},"additionalProperties":false};
+const pattern0 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]+$)", "u");
+const pattern1 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]+\\.jpg$)", "u");
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -264,7 +264,7 @@ return errors === 0;
 }
 
 export const validatePhotoResizeInput = validate13;
-const schema15 = {"type":"object","required":["photo","width"],"properties":{"photo":{"type":"string","pattern":"^[a-z0-9-]+\\.jpg$"},"width":{"type":"integer","enum":[320,1280]}},"additionalProperties":false};
+const schema15 = {"type":"object","required":["photo","width"],"properties":{"photo":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]+\\.jpg$)"},"width":{"type":"integer","enum":[320,1280]}},"additionalProperties":false};
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

@@ -2,8 +2,8 @@
 // @ts-nocheck
 /* eslint-disable */
 export const validateDocsHeaders = validate10;
-const schema11 = {"type":"object","required":["batch_id"],"properties":{"batch_id":{"type":"string","pattern":"^[a-z0-9-]{1,64}$","description":"The intake batch the document belongs to."}},"additionalProperties":false};
-const pattern0 = new RegExp("^[a-z0-9-]{1,64}$", "u");
+const schema11 = {"type":"object","required":["batch_id"],"properties":{"batch_id":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)","description":"The intake batch the document belongs to."}},"additionalProperties":false};
+const pattern0 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)", "u");
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -164,8 +164,8 @@ return errors === 0;
 }
 
 export const validateDocumentProcessInput = validate12;
-const schema13 = {"type":"object","required":["doc_id","pages"],"properties":{"doc_id":{"type":"string","pattern":"^doc-[0-9]{3}$"},"pages":{"type":"integer","minimum":0,"maximum":500}},"additionalProperties":false};
-const pattern1 = new RegExp("^doc-[0-9]{3}$", "u");
+const schema13 = {"type":"object","required":["doc_id","pages"],"properties":{"doc_id":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^doc-[0-9]{3}$)"},"pages":{"type":"integer","minimum":0,"maximum":500}},"additionalProperties":false};
+const pattern1 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^doc-[0-9]{3}$)", "u");
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

@@ -1,0 +1,327 @@
+/**
+ * @module Chaos: workflow runs under SIGKILLs of the worker process and a
+ * store fault rate, checked for lost runs, lost results, duplicated
+ * terminal outcomes and repeated memoized effects.
+ *
+ * A parent process starts a worker process over a LocalStore directory
+ * whose every store call (engine and memo) fails at FAULT_RATE
+ * (`withFaults`). The worker submits RUNS runs of five steps each: step 0
+ * memoizes an effect and continues at once; step 1 memoizes and continues
+ * after a 10-100 ms timer; step 2 memoizes and continues on a signal (the
+ * worker sends it 0-50 ms later, or the 5 s timeout fires when a kill lost
+ * it); step 3 memoizes in the run memo and continues; step 4 memoizes and
+ * succeeds. Every step also stages a KV effect. While runs progress, the
+ * parent SIGKILLs the worker KILLS times (spread over the submission period,
+ * each at a random moment once the worker has worked a step) and starts a
+ * new one; a worker that stops by itself
+ * (an engine poisoned by faults) is restarted too and counted.
+ *
+ * Every worker appends to one log file (O_APPEND, one short write per
+ * line): `submitted` after a submit resolved, `effect` when a memoized
+ * computation runs, `stored` when memoized returned, `terminal` from the
+ * terminal hook. At the end the parent stops the last worker, opens the
+ * store itself without faults and reports:
+ * - runs lost: acknowledged submissions with no terminal state (unknown, or still active at the end);
+ * - runs failed: runs that terminated otherwise than `succeeded` (a step killed
+ *   inside more often than its attempt limit of 5 is dead-lettered: a kill counts an attempt);
+ * - results lost: succeeded runs whose outcome() is null or wrong, or whose KV effects are missing;
+ * - duplicated terminal outcomes: runs the hook saw with two different outcomes;
+ * - repeated memoized effects: computations that ran again for the same
+ *   memo key, split into those whose earlier run never stored its value
+ *   (a kill or fault inside the step: expected) and the rest (a memo lost: a bug).
+ *
+ * Env: RUNS (1000), KILLS (50), FAULT_RATE (0.05), SUBMIT_RATE (4 runs per
+ * second: kills are spread over the RUNS / SUBMIT_RATE seconds of
+ * submissions), SEED (1), TIMEOUT_S (1800).
+ * Run: `npx tsx bench/chaos.ts`.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { LocalStore, Queue, StepOutcome, WorkflowRuntime, withFaults, type Memo, type StepRunner, type TerminalHook } from "../runtime/index.js";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const dec = (b: Uint8Array | null | undefined) => (b == null ? String(b) : new TextDecoder().decode(b));
+const runIdOf = (i: number) => `chaos-${i}`;
+const expectedResult = (id: string) => `done:${id}:d-${id}`;
+const STEP_QUEUE_CONFIG = { "workflow-steps": { leaseMs: 3_000, backoff: { baseMs: 50, maxMs: 1_000 } } };
+
+// ---- worker process ---------------------------------------------------------
+
+async function worker(dir: string, runs: number, faultRate: number, seed: number, submitRate: number): Promise<void> {
+  const logFile = join(dir, "events.log");
+  const log = (line: string) => appendFileSync(logFile, `${line}\n`);
+  const pid = process.pid;
+  const store = withFaults(new LocalStore(join(dir, "store")), { failureRate: faultRate, seed: seed * 7919 + pid });
+  const queue = await Queue.open(store, "chaos", { queueConfigs: STEP_QUEUE_CONFIG });
+
+  const signalsDue = new Map<string, number>();
+  const once = async (memo: Memo, id: string, step: number, key: string): Promise<string> => {
+    const v = await memo.memoized(key, async () => {
+      log(`effect ${id} ${step} ${key} ${pid}`);
+      return `${key}-${id}`;
+    });
+    log(`stored ${id} ${step} ${key} ${pid}`);
+    return v;
+  };
+  const runner: StepRunner = {
+    async runStep(s) {
+      const id = s.runId;
+      const k = s.stepNumber;
+      const key = "abcde"[k]!;
+      const v = await once(k === 3 ? s.runMemo : s.memo, id, k, key);
+      s.effects.put(`chaos/${id}/${k}`, enc(v));
+      if (k === 0) return StepOutcome.continueNow(enc(v));
+      if (k === 1) return StepOutcome.continueAfter(enc(v), 10 + Math.floor(Math.random() * 90));
+      if (k === 2) {
+        signalsDue.set(id, Date.now() + Math.floor(Math.random() * 50));
+        return StepOutcome.continueOnSignal(enc(v), `sig-${id}`, 5_000);
+      }
+      if (k === 3) {
+        log(`signal ${id} ${s.signal === null ? "timeout" : "payload"}`);
+        return StepOutcome.continueNow(enc(s.signal === null ? "timeout" : dec(s.signal)));
+      }
+      return StepOutcome.succeed(enc(`done:${id}:${await once(s.runMemo, id, 3, "d")}`));
+    },
+  };
+  const hook: TerminalHook = {
+    async onTermination(o) {
+      log(`terminal ${o.runId} ${o.status} ${o.result === undefined ? "-" : dec(o.result)}`);
+    },
+  };
+  const runtime = WorkflowRuntime.builder(queue, store, runner, hook)
+    .logger({ error: () => undefined })
+    .build();
+  const handle = runtime.spawn();
+
+  const stop = async (code: number) => {
+    clearInterval(signaller);
+    await handle.shutdown().catch(() => undefined);
+    await queue.close().catch(() => undefined);
+    process.exit(code);
+  };
+  process.on("SIGTERM", () => void stop(0));
+  handle.done.then(
+    () => void stop(queue.closed ? 2 : 0),
+    () => void stop(3),
+  );
+
+  const signaller = setInterval(() => {
+    const now = Date.now();
+    for (const [id, due] of signalsDue) {
+      if (due > now) continue;
+      signalsDue.delete(id);
+      runtime.signal(`sig-${id}`, enc(`payload-${id}`)).catch(() => signalsDue.set(id, now + 100));
+    }
+  }, 10);
+
+  // Submit every run no earlier worker acknowledged; an acknowledged one is never resubmitted,
+  // so a run lost after its acknowledgement stays lost and is counted.
+  const acked = new Set(
+    readLog(logFile)
+      .filter((l) => l[0] === "submitted")
+      .map((l) => l[1]!),
+  );
+  const todo = Array.from({ length: runs }, (_, i) => runIdOf(i)).filter((id) => !acked.has(id));
+  // Submitted at SUBMIT_RATE runs per second (started on schedule, not one after another), so
+  // runs are in every phase all along and the kills land on steady work rather than on one backlog.
+  const begin = Date.now();
+  const submitting: Promise<void>[] = [];
+  for (const [i, id] of todo.entries()) {
+    const wait = begin + (1000 * i) / submitRate - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    submitting.push(
+      (async () => {
+        for (;;) {
+          try {
+            await runtime.submit({ input: enc(id), runId: id, options: { maxAttemptsPerStep: 5 } });
+            log(`submitted ${id}`);
+            return;
+          } catch (e) {
+            if (queue.closed) throw e;
+            await new Promise((r) => setTimeout(r, 50));
+          }
+        }
+      })(),
+    );
+  }
+  await Promise.all(submitting).catch(() => stop(2));
+}
+
+// ---- parent -----------------------------------------------------------------
+
+function readLog(file: string): string[][] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l.length > 0)
+    .map((l) => l.split(" "));
+}
+
+function startWorker(dir: string, runs: number, faultRate: number, seed: number): ChildProcess {
+  const script = fileURLToPath(import.meta.url);
+  const rate = process.env.SUBMIT_RATE ?? "4";
+  return spawn(process.execPath, ["--import", "tsx", script, "--worker", dir, String(runs), String(faultRate), String(seed), rate], {
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+}
+
+const exited = (c: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (c.exitCode !== null || c.signalCode !== null) resolve();
+    else c.once("exit", () => resolve());
+  });
+
+async function parent(): Promise<void> {
+  const runs = Number(process.env.RUNS ?? 1000);
+  const kills = Number(process.env.KILLS ?? 50);
+  const faultRate = Number(process.env.FAULT_RATE ?? 0.05);
+  const seed = Number(process.env.SEED ?? 1);
+  const timeoutMs = Number(process.env.TIMEOUT_S ?? 1800) * 1000;
+  const dir = await mkdtemp(join(tmpdir(), "taquba-chaos-"));
+  const logFile = join(dir, "events.log");
+  const load0 = loadavg();
+  const t0 = Date.now();
+  console.log(
+    `chaos: ${runs} runs x 5 steps, ${kills} SIGKILLs, ${faultRate * 100}% store faults (engine and memo), LocalStore; load average ${load0.map((x) => x.toFixed(2)).join(" ")}`,
+  );
+
+  let child = startWorker(dir, runs, faultRate, seed);
+  let killed = 0;
+  let selfExits = 0;
+  let stopping = false;
+  const watch = (c: ChildProcess) =>
+    c.once("exit", (code, signal) => {
+      if (stopping || signal === "SIGKILL") return;
+      // A worker that stopped by itself (a poisoned engine): restart it like a supervisor would.
+      selfExits++;
+      console.log(`  worker ${c.pid} exited by itself (code ${code}); restarting`);
+      child = startWorker(dir, runs, faultRate, seed);
+      watch(child);
+    });
+  watch(child);
+
+  const terminatedIds = () =>
+    new Set(
+      readLog(logFile)
+        .filter((l) => l[0] === "terminal")
+        .map((l) => l[1]!),
+    );
+  // Worker processes that logged a step of their own: a kill waits for the new worker to have worked,
+  // so kills do not fall in a burst on one starting process (each kill inside a step costs that step an attempt).
+  const workedPids = () =>
+    new Set(
+      readLog(logFile)
+        .filter((l) => l[0] === "stored")
+        .map((l) => l[4]!),
+    );
+  let done = terminatedIds().size;
+  // Kills are spread over the submission period (RUNS / SUBMIT_RATE seconds), each once the
+  // current worker has worked a step, then at a random moment up to 2 s later.
+  const submitRate = Number(process.env.SUBMIT_RATE ?? 4);
+  const killEveryMs = (1000 * runs) / submitRate / (kills + 1);
+  let lastRestart = Date.now();
+  while ((done < runs || killed < kills) && Date.now() - t0 < timeoutMs) {
+    await new Promise((r) => setTimeout(r, 100));
+    done = terminatedIds().size;
+    if (killed < kills && Date.now() >= Math.max(t0 + (killed + 1) * killEveryMs, lastRestart + 500) && workedPids().has(String(child.pid))) {
+      await new Promise((r) => setTimeout(r, Math.random() * 2000));
+      const victim = child;
+      victim.kill("SIGKILL");
+      await exited(victim);
+      killed++;
+      child = startWorker(dir, runs, faultRate, seed);
+      lastRestart = Date.now();
+      watch(child);
+    }
+  }
+  const wallS = (Date.now() - t0) / 1000;
+  stopping = true;
+  child.kill("SIGTERM");
+  await exited(child);
+
+  // Check from durable state, without faults.
+  const store = new LocalStore(join(dir, "store"));
+  const queue = await Queue.open(store, "chaos", { queueConfigs: STEP_QUEUE_CONFIG });
+  const runtime = WorkflowRuntime.builder(
+    queue,
+    store,
+    { runStep: async () => StepOutcome.fail("checking only") },
+    { onTermination: async () => undefined },
+  ).build();
+  const lines = readLog(logFile);
+  const acked = [...new Set(lines.filter((l) => l[0] === "submitted").map((l) => l[1]!))];
+  let runsLost = 0;
+  let runsFailed = 0;
+  let resultsLost = 0;
+  const notSucceeded: string[] = [];
+  for (const id of acked) {
+    const status = await runtime.status(id);
+    if (status?.state !== "terminated" || status.status !== "succeeded") {
+      if (status?.state === "terminated") runsFailed++;
+      else runsLost++;
+      if (notSucceeded.length < 3)
+        notSucceeded.push(`${id}: ${status?.state === "terminated" ? `${status.status}, ${status.error ?? ""}` : JSON.stringify(status)}`);
+      continue;
+    }
+    const outcome = await runtime.outcome(id);
+    let ok = outcome !== null && dec(outcome.result) === expectedResult(id);
+    for (let k = 0; k < 5 && ok; k++) ok = (await queue.kvGet(`chaos/${id}/${k}`)) !== null;
+    if (!ok) resultsLost++;
+  }
+  await queue.close();
+
+  const outcomesByRun = new Map<string, Set<string>>();
+  for (const l of lines.filter((l) => l[0] === "terminal")) {
+    const s = outcomesByRun.get(l[1]!) ?? new Set<string>();
+    s.add(`${l[2]} ${l[3]}`);
+    outcomesByRun.set(l[1]!, s);
+  }
+  const duplicated = [...outcomesByRun.values()].filter((s) => s.size > 1).length;
+  const hookCalls = lines.filter((l) => l[0] === "terminal").length;
+
+  // Repeated memoized effects: a second `effect` for one memo key. Explained when an earlier
+  // computation of it never reached `stored` in its process (killed, or its write kept failing).
+  const effects = new Map<string, string[]>();
+  const stored = new Set<string>();
+  for (const l of lines) {
+    const key = `${l[1]} ${l[2]} ${l[3]}`;
+    if (l[0] === "effect") effects.set(key, [...(effects.get(key) ?? []), l[4]!]);
+    if (l[0] === "stored") stored.add(`${key} ${l[4]}`);
+  }
+  let repeats = 0;
+  let unexplained = 0;
+  for (const [key, pids] of effects) {
+    for (let i = 1; i < pids.length; i++) {
+      repeats++;
+      if (pids.slice(0, i).every((p) => stored.has(`${key} ${p}`))) unexplained++;
+    }
+  }
+  const timedOut = new Set(lines.filter((l) => l[0] === "signal" && l[2] === "timeout").map((l) => l[1]));
+  const load1 = loadavg();
+  console.log(
+    `  wall ${wallS.toFixed(1)} s; ${done}/${runs} runs ended before the check; ${killed} SIGKILLs; ${selfExits} workers stopped by themselves and were restarted`,
+  );
+  console.log(`  runs submitted (acknowledged): ${acked.length}`);
+  console.log(`  runs lost: ${runsLost}`);
+  console.log(`  runs failed: ${runsFailed}${notSucceeded.length > 0 ? ` (e.g. ${notSucceeded.join("; ")})` : ""}`);
+  console.log(`  results lost: ${resultsLost}`);
+  console.log(`  duplicated terminal outcomes: ${duplicated} (terminal hook calls: ${hookCalls}, at least once)`);
+  console.log(
+    `  repeated memoized effects: ${repeats} (${repeats - unexplained} where an earlier computation never stored its value: a kill or fault inside the step; ${unexplained} otherwise)`,
+  );
+  console.log(`  memo keys computed: ${effects.size}; runs whose signal wait timed out (a kill lost the signal before it was sent): ${timedOut.size}`);
+  console.log(`  load average at the end: ${load1.map((x) => x.toFixed(2)).join(" ")}`);
+  await rm(dir, { recursive: true, force: true });
+  if (runsLost + runsFailed + resultsLost + duplicated + unexplained > 0) process.exitCode = 1;
+}
+
+if (process.argv[2] === "--worker") {
+  const [, , , dir, runs, faultRate, seed, rate] = process.argv;
+  await worker(dir!, Number(runs), Number(faultRate), Number(seed), Number(rate));
+} else {
+  await parent();
+}

@@ -1,0 +1,85 @@
+/**
+ * @module Job headers: the names and sizes a job may carry, checked on every
+ * enqueue path before anything is written.
+ *
+ * Headers are stored in the job record (a MessagePack map in the engine),
+ * copied into every claim and kept in memory while a job is pending, so
+ * their count and size are bounded. `__proto__` is refused: a plain object
+ * cannot hold it as an own field (assigning it sets the prototype instead),
+ * and the MessagePack round trip would store it under another name.
+ */
+import { ValidationError } from "../errors.js";
+
+/** Most headers one job carries. */
+export const MAX_HEADERS = 128;
+/** Longest header name, in UTF-8 bytes. */
+export const MAX_HEADER_NAME_BYTES = 256;
+/** Most UTF-8 bytes of all header names and values of one job together. */
+export const MAX_HEADERS_BYTES = 64 * 1024;
+
+/** Header names no job may use. */
+const FORBIDDEN_NAMES = new Set(["__proto__"]);
+
+/** Whether `s` has no lone surrogates (so it survives UTF-8 encoding unchanged). */
+function isWellFormed(s: string): boolean {
+  return (s as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
+/** Limits a header set is checked against, and what the caller calls it in messages. */
+export interface HeaderLimits {
+  /** What the headers belong to in messages: "EnqueueOptions.headers", "RunOptions.headers". */
+  readonly what: string;
+  readonly maxCount: number;
+  readonly maxNameBytes: number;
+  readonly maxTotalBytes: number;
+}
+
+export const QUEUE_HEADER_LIMITS: HeaderLimits = {
+  what: "EnqueueOptions.headers",
+  maxCount: MAX_HEADERS,
+  maxNameBytes: MAX_HEADER_NAME_BYTES,
+  maxTotalBytes: MAX_HEADERS_BYTES,
+};
+
+/** A short, printable form of a header name for messages (a 32 MiB name is not echoed whole). */
+function shown(name: string): string {
+  return JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}...` : name);
+}
+
+/**
+ * Throws `ValidationError` naming the first header that breaks a rule:
+ * an object of string values, at most `maxCount` of them, each name 1 to
+ * `maxNameBytes` bytes of well-formed text and not `__proto__`, values
+ * well-formed, all of it within `maxTotalBytes`.
+ */
+export function validateHeaders(headers: unknown, limits: HeaderLimits = QUEUE_HEADER_LIMITS): asserts headers is Record<string, string> {
+  const { what } = limits;
+  if (headers === null || typeof headers !== "object" || Array.isArray(headers)) {
+    throw new ValidationError(`${what} must be an object of string values`);
+  }
+  const names = Object.keys(headers);
+  if (names.length > limits.maxCount) {
+    throw new ValidationError(`${what} has ${names.length} headers; at most ${limits.maxCount} are allowed`);
+  }
+  let total = 0;
+  for (const name of names) {
+    if (FORBIDDEN_NAMES.has(name)) {
+      throw new ValidationError(`${what} has a header named "__proto__", which no header may use (objects cannot carry it as a field); rename it`);
+    }
+    const value: unknown = (headers as Record<string, unknown>)[name];
+    if (typeof value !== "string") throw new ValidationError(`header ${shown(name)} in ${what} must be a string, got ${typeof value}`);
+    if (name.length === 0 || !isWellFormed(name) || !isWellFormed(value)) {
+      throw new ValidationError(`header ${shown(name)} in ${what} needs a non-empty name, and name and value must be well-formed text`);
+    }
+    const nameBytes = Buffer.byteLength(name, "utf8");
+    if (nameBytes > limits.maxNameBytes) {
+      throw new ValidationError(`header ${shown(name)} in ${what} has a ${nameBytes}-byte name; names are at most ${limits.maxNameBytes} bytes`);
+    }
+    total += nameBytes + Buffer.byteLength(value, "utf8");
+    if (total > limits.maxTotalBytes) {
+      throw new ValidationError(
+        `${what} hold more than ${limits.maxTotalBytes} bytes of names and values (header ${shown(name)} goes past it); keep headers small and put data in the payload`,
+      );
+    }
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * @module The one backoff loop for object-store calls. The engine runs every
+ * store call through it (with its `RetryPolicy` and `isPermanent`), and
+ * `S3Store` runs each HTTP request through it (with its own attempt counts
+ * and `isRetryableS3Error`), so a transient failure is retried the same way
+ * wherever it happens: exponential backoff from `baseDelayMs`, capped at
+ * `maxDelayMs`, each wait drawn from its upper half (equal jitter).
+ */
+
+/** Attempts and waits of one retry loop, every field filled in. */
+export interface Backoff {
+  /** Attempts in all, the first included (at least 1). */
+  attempts: number;
+  /** The wait before the second attempt; doubled before each later one. */
+  baseDelayMs: number;
+  /** The longest wait between two attempts. */
+  maxDelayMs: number;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The wait before attempt `n` (2 for the first retry): half fixed, half random, so retries of many callers spread out. */
+export function backoffDelay(policy: Backoff, n: number): number {
+  const delay = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (n - 2));
+  return delay / 2 + Math.random() * (delay / 2);
+}
+
+/**
+ * Runs `op` (given the attempt number, from 1) until it succeeds, throws an
+ * error `retryable` says no to, `stop()` says to give up, or the attempts run
+ * out. Rethrows the last error as is (the first attempt always runs, so
+ * there is one).
+ */
+export async function retryWithBackoff<T>(
+  policy: Backoff,
+  retryable: (err: unknown) => boolean,
+  op: (attempt: number) => Promise<T>,
+  stop: () => boolean = () => false,
+): Promise<T> {
+  const attempts = Math.max(1, policy.attempts);
+  let lastErr: unknown;
+  for (let n = 1; n <= attempts; n++) {
+    if (n > 1) {
+      if (stop()) break;
+      await sleep(backoffDelay(policy, n));
+      if (stop()) break;
+    }
+    try {
+      return await op(n);
+    } catch (err) {
+      if (!retryable(err) || n === attempts) throw err;
+      lastErr = err;
+    }
+  }
+  throw lastErr;
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Mutation testing of the engine and queue with StrykerJS (not part of CI:
+# a full run takes hours on a small machine). Scope each run:
+#
+#   scripts/mutation.sh "runtime/engine/wal-format.ts runtime/engine/segment-format.ts" "test/engine/formats.test.ts"
+#
+# $1: the files to mutate (space-separated; default: all of runtime/engine and runtime/queue)
+# $2: the test files that may kill them (space-separated globs; default: test/engine and test/queue)
+# MUTATION_CONCURRENCY (default 1) and MUTATION_TIMEOUT_MINUTES (default 30) bound the run.
+# (The TypeScript 7 compiler has no JS API, so Stryker's tsconfig rewriting is off: stryker.config.json names no tsconfig.)
+# The report is written to reports/mutation/ (text summary on stdout, HTML and JSON beside it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mutate="${1:-runtime/engine/*.ts runtime/queue/*.ts}"
+export MUTATION_TESTS="${2:-test/engine/**/*.test.ts test/queue/**/*.test.ts}"
+# Stryker takes one comma-separated --mutate list.
+list="$(echo $mutate | tr ' ' ',')"
+exec timeout "$(( ${MUTATION_TIMEOUT_MINUTES:-30} * 60 ))" npx stryker run stryker.config.json \
+  --concurrency "${MUTATION_CONCURRENCY:-1}" --mutate "$list"

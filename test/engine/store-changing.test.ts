@@ -1,0 +1,82 @@
+/**
+ * @module Opening over a store that keeps changing, or has lost a segment:
+ * a reader that keeps finding its manifest or segments deleted under it
+ * gives up with StoreUnavailableError (it never loops for ever or returns a
+ * stale state); a writer that finds a segment its manifest names missing
+ * refuses with StoreCorruptedError naming it.
+ */
+import { describe, expect, it } from "vitest";
+import { Engine, EngineReader, MemoryStore, StoreCorruptedError, StoreUnavailableError, WriteBatch, type ObjectStore } from "taquba";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+
+/** `inner`, except that gets of keys matching `vanish` find nothing (deleted between list and get), counted. */
+function vanishing(inner: ObjectStore, vanish: (key: string) => boolean): ObjectStore & { misses: number } {
+  const s = {
+    misses: 0,
+    get: async (k: string) => {
+      if (vanish(k)) {
+        s.misses++;
+        return null;
+      }
+      return inner.get(k);
+    },
+    put: inner.put.bind(inner),
+    delete: inner.delete.bind(inner),
+    list: inner.list.bind(inner),
+  };
+  return s;
+}
+
+async function storeWithSegment(): Promise<MemoryStore> {
+  const store = new MemoryStore();
+  const writer = await Engine.open(store);
+  for (let i = 0; i < 5; i++) await writer.commit(new WriteBatch().put(`k${i}`, enc(String(i))));
+  await writer.checkpoint();
+  await writer.commit(new WriteBatch().put("after", enc("x")));
+  await writer.close();
+  const keys: string[] = [];
+  for await (const o of store.list("")) keys.push(o.key);
+  expect(keys.some((k) => k.startsWith("seg/"))).toBe(true);
+  return store;
+}
+
+async function failure(p: Promise<unknown>): Promise<Error> {
+  return p.then(
+    () => {
+      throw new Error("expected a rejection");
+    },
+    (e: unknown) => e as Error,
+  );
+}
+
+describe("a store changing under a reader", () => {
+  it("manifests that keep disappearing between list and get: StoreUnavailableError for reader and writer", async () => {
+    const store = vanishing(await storeWithSegment(), (k) => k.startsWith("manifest/"));
+    const err = await failure(EngineReader.open(store));
+    expect(err).toBeInstanceOf(StoreUnavailableError);
+    expect((err.cause as Error).message).toMatch(/kept disappearing/);
+    expect(store.misses).toBe(8);
+    store.misses = 0;
+    expect(await failure(Engine.open(store))).toBeInstanceOf(StoreUnavailableError);
+    expect(store.misses).toBeGreaterThan(0);
+  });
+
+  it("segments deleted under every load: the reader gives up with StoreUnavailableError", async () => {
+    const store = vanishing(await storeWithSegment(), (k) => k.startsWith("seg/"));
+    const err = await failure(EngineReader.open(store));
+    expect(err).toBeInstanceOf(StoreUnavailableError);
+    expect((err.cause as Error).message).toMatch(/the store changed under the reader \d+ times in a row/);
+    expect(store.misses).toBeGreaterThan(1);
+  });
+
+  it("a writer opening over a manifest whose segment is missing refuses, naming the segment", async () => {
+    const inner = await storeWithSegment();
+    const segs: string[] = [];
+    for await (const o of inner.list("seg/")) segs.push(o.key);
+    await inner.delete(segs[0]!);
+    const err = await failure(Engine.open(inner));
+    expect(err).toBeInstanceOf(StoreCorruptedError);
+    expect(err.message).toContain(segs[0]!);
+  });
+});

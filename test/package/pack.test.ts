@@ -1,0 +1,122 @@
+/**
+ * @module The published package works: `npm pack` (which builds dist/
+ * through `prepack`), install the tarball with its peers into a fresh
+ * project, then `npx taquba init`, typecheck, and run the submit and worker
+ * scripts end to end on a local directory. Also checks what the tarball
+ * holds (the subpath entries, no `@internal` declarations), that require()
+ * loads it, that the AWS SDK prints no Node-version notice, and that an
+ * edited spec fails the pretest freshness check in one line.
+ *
+ * Installs with `--prefer-offline`, so the npm cache serves the packages.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, appendFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startScript } from "../support/child-script.js";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const devVersions = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { devDependencies: Record<string, string> }).devDependencies;
+const PEERS = ["ajv", "diff", "ts-morph", "yaml"];
+const TOOLS = ["tsx", "typescript", "@types/node"];
+
+let work: string;
+let project: string;
+let tarball: string;
+
+function sh(cmd: string, args: string[], cwd: string, timeout = 240_000): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(cmd, args, { cwd, encoding: "utf8", timeout, env: { ...process.env, npm_config_update_notifier: "false" } });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), "taquba-pack-"));
+  const packed = sh("npm", ["pack", "--json", "--pack-destination", work], root);
+  expect(packed.status, packed.stderr).toBe(0);
+  const info = JSON.parse(packed.stdout.slice(packed.stdout.indexOf("["))) as Array<{ filename: string }>;
+  tarball = join(work, info[0]!.filename);
+  project = join(work, "app");
+  execFileSync("mkdir", [project]);
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
+  const deps = [...PEERS, ...TOOLS].map((d) => `${d}@${devVersions[d]}`);
+  const installed = sh("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", tarball, ...deps], project);
+  expect(installed.status, installed.stderr).toBe(0);
+}, 400_000);
+
+afterAll(() => {
+  if (work !== undefined) rmSync(work, { recursive: true, force: true });
+}, 120_000);
+
+describe("the packed package", () => {
+  it("holds dist with every entry, the schema and the bin, and no @internal declarations", () => {
+    const listing = execFileSync("tar", ["tzf", tarball], { encoding: "utf8" }).split("\n");
+    for (const f of [
+      "package/dist/runtime/index.js",
+      "package/dist/runtime/testing.js",
+      "package/dist/runtime/generated.js",
+      "package/dist/codegen/index.js",
+      "package/schemas/taquba-spec.schema.json",
+      "package/codegen/bin.js",
+    ]) {
+      expect(listing, f).toContain(f);
+    }
+    expect(listing.filter((f) => f.endsWith(".test.js"))).toEqual([]);
+    const pkg = JSON.parse(readFileSync(join(project, "node_modules", "taquba", "package.json"), "utf8")) as { exports: Record<string, unknown> };
+    expect(Object.keys(pkg.exports)).toEqual([".", "./testing", "./generated", "./codegen", "./package.json"]);
+    const dts = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? dts(join(dir, e.name)) : e.name.endsWith(".d.ts") ? [join(dir, e.name)] : []));
+    const withInternal = dts(join(project, "node_modules", "taquba", "dist")).filter((f) => readFileSync(f, "utf8").includes("@internal"));
+    expect(withInternal).toEqual([]);
+  });
+
+  it("loads through import and require, with no AWS SDK Node-version notice", () => {
+    const script = [
+      "const t = require('taquba');",
+      "new t.S3Store({ bucket: 'bucket', clientConfig: { region: 'us-east-1' } });",
+      "import('taquba/testing').then((m) => console.log(typeof t.Queue, typeof m.withFaults));",
+    ].join("\n");
+    const r = sh(process.execPath, ["-e", script], project);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe("function function");
+    expect(r.stderr).not.toContain("NodeVersionSupportWarning");
+  });
+
+  it("npx taquba init, then typecheck, submit and run the worker end to end; an edited spec fails the pretest check in one line", async () => {
+    const init = sh("npx", ["--no-install", "taquba", "init"], project);
+    expect(init.status, init.stderr + init.stdout).toBe(0);
+    expect(init.stdout).toContain("created schemas/app.taquba.yaml");
+    const again = sh("npx", ["--no-install", "taquba", "init"], project);
+    expect(again.status).toBe(1);
+    expect(again.stderr).toContain("writes nothing over existing files");
+
+    // With the package's own declarations checked too: stripped internals must leave them consistent.
+    const tsc = sh("npx", ["--no-install", "tsc", "-p", ".", "--skipLibCheck", "false"], project);
+    expect(tsc.status, tsc.stdout + tsc.stderr).toBe(0);
+
+    const submit = sh("npm", ["run", "--silent", "submit"], project, 60_000);
+    expect(submit.status, submit.stderr).toBe(0);
+    expect(submit.stdout).toContain("submitted job");
+
+    const worker = startScript(join(project, "src", "worker.ts"), [], { cwd: project });
+    try {
+      await worker.waitFor((lines) => lines.some((l) => l.includes("greet: hello, Ada")) && lines.some((l) => l.includes("acc-1 approved by Grace")));
+    } catch (e) {
+      await worker.kill();
+      throw e;
+    }
+    const stopped = Date.now();
+    process.kill(worker.pid, "SIGTERM");
+    const exit = await worker.exited;
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(Date.now() - stopped).toBeLessThan(5_000);
+    expect(worker.lines).toContain("stopped");
+
+    expect(sh("npm", ["run", "--silent", "pretest"], project).status).toBe(0);
+    appendFileSync(join(project, "schemas", "app.taquba.yaml"), "# an edit\n");
+    const stale = sh("npm", ["run", "--silent", "pretest"], project);
+    expect(stale.status).not.toBe(0);
+    expect(stale.stderr.trim().split("\n")[0]).toBe("schemas/app.taquba.yaml changed since generated/app was generated: run npx taquba codegen");
+  }, 300_000);
+});

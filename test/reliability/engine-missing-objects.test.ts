@@ -1,0 +1,115 @@
+/**
+ * @module Objects deleted out of an engine's store (issue J, items 1, 2, 4):
+ * a WAL object from the middle or the start of the log, the newest manifest,
+ * every manifest, a listed segment. Each must fail open (writer and reader)
+ * with StoreCorruptedError naming what is missing, and a refused open must
+ * write no manifest. A crash that left a later WAL object without an earlier
+ * one (several puts in flight) must still open, with exactly the
+ * acknowledged commits. Runs on LocalStore, MemoryStore with faults and s3rver.
+ */
+import { describe, expect, it } from "vitest";
+import { Engine, EngineReader, StoreCorruptedError, WriteBatch, type ObjectStore } from "taquba";
+import { GatedStore } from "../support/gated-store.js";
+import { until } from "../support/until.js";
+import { keysUnder, RETRY, useBackends } from "./backends.js";
+
+const backends = useBackends();
+const enc = new TextEncoder();
+const walKey = (seq: number) => `wal/${String(seq).padStart(20, "0")}`;
+/** No automatic checkpoints: each test decides when the WAL is folded into segments. */
+const OPTS = { flushIntervalMs: 0, checkpointWalObjects: 0, retry: RETRY };
+
+/** Commits `n` one-key batches, each awaited so that each is its own WAL object. */
+async function commitEach(engine: Engine, from: number, n: number): Promise<void> {
+  for (let i = from; i < from + n; i++) await engine.commit(new WriteBatch().put(`k/${String(i).padStart(4, "0")}`, enc.encode(String(i))));
+}
+
+/** Expects both a writer's and a reader's open to fail naming `what`, and no manifest to have been written. */
+async function expectRefused(store: ObjectStore, raw: ObjectStore, what: RegExp): Promise<void> {
+  const manifests = await keysUnder(raw, "manifest/");
+  const writer = Engine.open(store, OPTS);
+  await expect(writer).rejects.toBeInstanceOf(StoreCorruptedError);
+  await expect(writer).rejects.toThrow(what);
+  await expect(EngineReader.open(store, { retry: RETRY })).rejects.toThrow(what);
+  expect(await keysUnder(raw, "manifest/")).toEqual(manifests);
+}
+
+describe.each(backends)("missing engine objects on $name", (backend) => {
+  it("refuses a WAL object deleted from the middle of the log, naming its sequence", async () => {
+    const { store, raw } = await backend.make();
+    const engine = await Engine.open(store, OPTS);
+    await commitEach(engine, 0, 10);
+    await engine.close();
+    // A fresh store: fence at 1, commits from 65 on.
+    expect(await keysUnder(raw, "wal/")).toEqual([walKey(1), ...Array.from({ length: 10 }, (_, i) => walKey(65 + i))]);
+    await raw.delete(walKey(69));
+    await expectRefused(store, raw, /WAL sequence 69 is missing/);
+  });
+
+  it("refuses when the first WAL object is deleted, and when the first fence is too", async () => {
+    const { store, raw } = await backend.make();
+    const engine = await Engine.open(store, OPTS);
+    await commitEach(engine, 0, 5);
+    await engine.close();
+    await raw.delete(walKey(65));
+    await expectRefused(store, raw, /WAL sequence 65 is missing/);
+    await raw.delete(walKey(1));
+    await expectRefused(store, raw, /WAL sequence 1 is missing/);
+  });
+
+  it("opens after a crash that left a later WAL object without an earlier one, with exactly the acknowledged commits", async () => {
+    const { store, raw } = await backend.make();
+    const gated = new GatedStore(store, (key) => key === walKey(66));
+    const crashed = await Engine.open(gated, { ...OPTS, maxInflightWalPuts: 8 });
+    await commitEach(crashed, 0, 1); // 65: acknowledged
+    const held = crashed.commit(new WriteBatch().put("k/held", enc.encode("x"))); // 66: held in flight
+    held.catch(() => {});
+    await gated.waitHeld(1);
+    const later = crashed.commit(new WriteBatch().put("k/later", enc.encode("y"))); // 67: lands
+    later.catch(() => {});
+    await until("WAL object 67 lands", async () => (await keysUnder(raw, "wal/")).includes(walKey(67)));
+    // The process dies here: 66 never lands, 67 did, neither was acknowledged.
+    const engine = await Engine.open(store, OPTS);
+    expect([...engine.scan()].map(([k]) => k)).toEqual(["k/0000"]);
+    await commitEach(engine, 1, 2);
+    await engine.close();
+    const reopened = await Engine.open(store, OPTS);
+    expect([...reopened.scan()].map(([k]) => k)).toEqual(["k/0000", "k/0001", "k/0002"]);
+    await reopened.close();
+  });
+
+  it("refuses when the newest manifest is deleted after a checkpoint, with or without later commits", async () => {
+    for (const later of [0, 3]) {
+      const { store, raw } = await backend.make();
+      const engine = await Engine.open(store, OPTS);
+      await commitEach(engine, 0, 5);
+      await engine.checkpoint();
+      await commitEach(engine, 5, later);
+      await engine.close();
+      const manifests = await keysUnder(raw, "manifest/");
+      await raw.delete(manifests[manifests.length - 1]!);
+      await expectRefused(store, raw, /missing|deleted/);
+    }
+  });
+
+  it("refuses when every manifest is deleted while WAL objects and segments exist", async () => {
+    const { store, raw } = await backend.make();
+    const engine = await Engine.open(store, OPTS);
+    await commitEach(engine, 0, 5);
+    await engine.checkpoint();
+    await engine.close();
+    for (const key of await keysUnder(raw, "manifest/")) await raw.delete(key);
+    await expectRefused(store, raw, /no manifest does/);
+  });
+
+  it("refuses a missing segment without writing a manifest", async () => {
+    const { store, raw } = await backend.make();
+    const engine = await Engine.open(store, OPTS);
+    await commitEach(engine, 0, 5);
+    await engine.checkpoint();
+    await engine.close();
+    const [segment] = await keysUnder(raw, "seg/");
+    await raw.delete(segment!);
+    await expectRefused(store, raw, new RegExp(`${segment}.*is missing`));
+  });
+});

@@ -1,0 +1,52 @@
+/**
+ * @module What killed writers leave in a LocalStore (issue J, item 4): a
+ * process killed with SIGKILL mid-put leaves its temporary file (`%tmp.*`);
+ * the next writer open removes it, while a live process's temporary file
+ * stays. A refused open writes no manifest (see engine-missing-objects).
+ */
+import { readdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { Engine, LocalStore, Queue } from "taquba";
+import { startScript } from "../support/child-script.js";
+import { useTempDirs } from "../support/temp-dirs.js";
+import { until } from "../support/until.js";
+
+const fixture = fileURLToPath(new URL("./fixtures/put-forever.ts", import.meta.url));
+const tempDir = useTempDirs("taquba-leftovers-");
+
+/** Paths, relative to `dir`, of every temporary file under it. */
+async function temporaries(dir: string): Promise<string[]> {
+  const all = await readdir(dir, { recursive: true });
+  return all.filter((p) => p.split(/[\\/]/).pop()!.startsWith("%tmp.")).sort();
+}
+
+/** Starts a child writing `key` over and over in `dir`, and SIGKILLs it mid-put. */
+async function killMidPut(dir: string, key: string): Promise<void> {
+  const child = startScript(fixture, [dir, key]);
+  await child.waitFor((lines) => lines.includes("READY"));
+  await until("the child is mid-put", async () => (await temporaries(dir)).length > 0, 20_000);
+  await child.kill();
+  expect((await temporaries(dir)).length).toBeGreaterThan(0);
+}
+
+describe("temporary files of killed writers", () => {
+  it("are removed when the next writer opens; a live process's are kept", async () => {
+    const dir = await tempDir();
+    await killMidPut(dir, "scratch/big");
+    // A put in flight in this (live) process must survive the sweep.
+    await writeFile(join(dir, `%tmp.${process.pid}.1.livefile`), "in flight");
+    const engine = await Engine.open(new LocalStore(dir));
+    await engine.close();
+    expect(await temporaries(dir)).toEqual([`%tmp.${process.pid}.1.livefile`]);
+  });
+
+  it("under a queue's payload folder are removed when the queue opens", async () => {
+    const dir = await tempDir();
+    await killMidPut(dir, "orders/payloads/big");
+    const queue = await Queue.open(new LocalStore(dir), "orders");
+    await queue.close();
+    expect(await temporaries(dir)).toEqual([]);
+  });
+});

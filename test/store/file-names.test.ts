@@ -1,0 +1,97 @@
+/**
+ * @module LocalStore file names stay distinct on case-folding and Windows
+ * file systems: a simulated folding file system (lower/upper case, Unicode
+ * normalisation) over random keys and over a real store's directory.
+ */
+import { mkdir, readdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { LocalStore } from "taquba";
+import { decodeSegment, encodeSegment } from "../../runtime/store/file-names.js";
+import { compareKeys } from "../../runtime/store/keys.js";
+import { useTempDirs } from "../support/temp-dirs.js";
+
+/** How macOS and Windows compare names by default: case and normalisation folded. */
+const folds: ReadonlyArray<(name: string) => string> = [
+  (n) => n.toLowerCase(),
+  (n) => n.toUpperCase(),
+  (n) => n.normalize("NFD").toLowerCase(),
+  (n) => n.normalize("NFC").toUpperCase(),
+];
+const tricky = fc
+  .string({ unit: fc.constantFrom(...'aAbBzZ0%._- :<>|?*"é\u0065\u0301ÉßİıK\u212a'.split("")), maxLength: 8 })
+  .filter((s) => s !== "" && !s.includes("/"));
+const tempDir = useTempDirs("taquba-file-names-");
+
+describe("LocalStore file names", () => {
+  it("distinct segments stay distinct under every fold, and decode back", () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(tricky, { minLength: 2, maxLength: 12 }), (segments) => {
+        for (const fold of folds) {
+          const seen = new Map<string, string>();
+          for (const s of segments) {
+            const name = encodeSegment(s);
+            expect(decodeSegment(name)).toBe(s);
+            const other = seen.get(fold(name));
+            expect(other === undefined, `${JSON.stringify(s)} and ${JSON.stringify(other)} share ${fold(name)}`).toBe(true);
+            seen.set(fold(name), s);
+          }
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it.each(["con", "CON", "lpt1.txt", "nul", "a.", "a ", "x:y", "a<b>", 'q"', "p|q", "w?", "s*"])("%s becomes a name Windows accepts", (segment) => {
+    const name = encodeSegment(segment);
+    expect(name).toMatch(/^[a-z0-9_.%A-F-]+$/);
+    expect(name).not.toMatch(/\.$/);
+    expect(name.split(".")[0]!.toLowerCase()).not.toMatch(/^(con|prn|aux|nul|com[0-9]|lpt[0-9])$/);
+    expect(decodeSegment(name)).toBe(segment);
+  });
+
+  it("refuses names that are not the canonical spelling of a segment", () => {
+    for (const stray of ["%tmp.1.2", "%41", "%4f", "Order", "a b", "%C3"]) {
+      const back = decodeSegment(stray);
+      if (back !== null) expect(encodeSegment(back)).toBe(stray);
+    }
+    expect(decodeSegment("%4f")).toBeNull();
+    expect(decodeSegment("Order")).toBeNull();
+  });
+
+  it("a real store keeps Order-1 and order-1 apart under a simulated folding file system, and lists in key order", async () => {
+    const dir = await tempDir();
+    const store = new LocalStore(dir);
+    const keys = ["runs/Order-1/memo", "runs/order-1/memo", "runs/ORDER-1/memo", "runs/caf\u00e9/x", "runs/cafe\u0301/x", "a:b", "A:B", "con", "Con."];
+    for (const k of keys) await store.put(k, new TextEncoder().encode(k));
+    // Every path on disk, as a case-and-normalisation-folding file system would see it.
+    const walk = async (d: string, rel: string): Promise<string[]> =>
+      (await readdir(d, { withFileTypes: true }))
+        .flatMap((e) => [`${rel}/${e.name}`])
+        .concat(
+          ...(await Promise.all(
+            (await readdir(d, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => walk(join(d, e.name), `${rel}/${e.name}`)),
+          )),
+        );
+    const files = (await walk(dir, "")).filter((p) => !p.endsWith("%2F"));
+    expect(files).toHaveLength(keys.length);
+    for (const fold of folds) expect(new Set(files.map(fold)).size, "collision under folding").toBe(keys.length);
+    for (const k of keys) expect(new TextDecoder().decode((await store.get(k))!.body)).toBe(k);
+    const listed: string[] = [];
+    for await (const o of store.list("")) listed.push(o.key);
+    expect(listed).toEqual([...keys].sort(compareKeys));
+  });
+
+  it("a directory from the layout before escaping is refused with a clear error, not listed as empty", async () => {
+    const dir = await tempDir();
+    await mkdir(join(dir, "runs%2F"), { recursive: true });
+    await writeFile(join(dir, "runs%2F", "Order-1"), "old");
+    await writeFile(join(dir, "runs%2F", ".DS_Store"), "os");
+    const store = new LocalStore(dir);
+    const listing = async () => {
+      for await (const o of store.list("runs/")) void o;
+    };
+    await expect(listing()).rejects.toThrow(/layout before keys were escaped/);
+  });
+});

@@ -1,0 +1,138 @@
+/**
+ * @module S3Store when the service misbehaves: a missing bucket, a body that
+ * stops part way, errors on DELETE, connections reset or never answered.
+ * The bucket case runs on s3rver; the others on a loopback HTTP server
+ * that speaks just enough of the protocol to misbehave on cue.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { S3Store, StoreUnavailableError, ValidationError } from "taquba";
+import { listenOnLoopback } from "../support/loopback-server.js";
+import { startS3Server, type TestS3Server } from "../support/s3-server.js";
+
+let server: TestS3Server;
+beforeAll(async () => {
+  server = await startS3Server();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
+const retry = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 };
+
+/** A loopback endpoint answering every request with `answer`; counts requests by method. */
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of closers.splice(0)) await c();
+});
+async function endpoint(answer: (req: IncomingMessage, res: ServerResponse) => void, attemptTimeoutMs?: number) {
+  const requests: Record<string, number> = {};
+  const sockets = new Set<Socket>();
+  const http = createServer((req, res) => {
+    requests[req.method ?? "?"] = (requests[req.method ?? "?"] ?? 0) + 1;
+    req.resume();
+    req.on("end", () => answer(req, res));
+  });
+  http.on("connection", (s: Socket) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  const { port, close } = await listenOnLoopback(http);
+  closers.push(async () => {
+    for (const s of sockets) s.destroy();
+    await close();
+  });
+  const store = new S3Store({
+    bucket: "bucket",
+    clientConfig: { endpoint: `http://127.0.0.1:${port}`, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId: "k", secretAccessKey: "s" } },
+    retry: { ...retry, ...(attemptTimeoutMs === undefined ? {} : { attemptTimeoutMs }) },
+  });
+  return { store, requests };
+}
+
+async function failure(p: Promise<unknown>): Promise<StoreUnavailableError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(StoreUnavailableError);
+  return err as StoreUnavailableError;
+}
+
+describe("S3Store failure paths", () => {
+  it("a bucket that does not exist is an error naming the bucket, never an empty store", async () => {
+    const store = new S3Store({ bucket: "no-such-bucket", clientConfig: server.clientConfig, retry });
+    const before = server.requests.GET ?? 0;
+    const err = await failure(store.get("k"));
+    expect(err.message).toContain("no-such-bucket");
+    expect((err.cause as { name?: string }).name).toBe("NoSuchBucket");
+    // Not retried: it will not appear by itself.
+    expect((server.requests.GET ?? 0) - before).toBe(1);
+    await failure(store.put("k", enc("v")));
+    await failure(store.delete("k"));
+    await failure(
+      (async () => {
+        for await (const _ of store.list("")) void _;
+      })(),
+    );
+  });
+
+  it("errors on DELETE: retried when transient, reported when not", async () => {
+    const store = new S3Store({ bucket: server.bucket, prefix: "deletes", clientConfig: server.clientConfig, retry });
+    await store.put("k", enc("v"));
+    server.failNext(2, { status: 503, code: "SlowDown", method: "DELETE" });
+    await store.delete("k");
+    expect(await store.get("k")).toBeNull();
+    await store.put("k", enc("v"));
+    server.failNext(1, { status: 403, code: "AccessDenied", method: "DELETE" });
+    const err = await failure(store.delete("k"));
+    expect(err.message).toContain("delete");
+    expect(await store.get("k")).not.toBeNull();
+  });
+
+  it("a body that stops part way is retried, then StoreUnavailableError; never a short object", async () => {
+    const { store, requests } = await endpoint((_req, res) => {
+      res.writeHead(200, { "content-length": "100", etag: '"e"' });
+      res.write("0123456789");
+      setImmediate(() => res.socket?.destroy());
+    });
+    const err = await failure(store.get("k"));
+    expect(err.message).toContain("get");
+    expect(requests.GET).toBe(retry.maxAttempts);
+  });
+
+  it("a connection reset on any operation is retried, then StoreUnavailableError", async () => {
+    const { store, requests } = await endpoint((req) => req.socket.destroy());
+    await failure(store.get("k"));
+    await failure(store.put("k", enc("v")));
+    await failure(store.delete("k"));
+    expect(requests).toEqual({ GET: retry.maxAttempts, PUT: retry.maxAttempts, DELETE: retry.maxAttempts });
+  });
+
+  it("a server that never answers, or stalls in the body, is a timeout: retried, then StoreUnavailableError", async () => {
+    const silent = await endpoint(() => {
+      /* never answers */
+    }, 300);
+    let err = await failure(silent.store.get("k"));
+    expect((err.cause as Error).message).toContain("no complete answer within 300 ms");
+    // Every attempt was made (under heavy load one may time out before its request arrives).
+    expect(err.message).toContain(`attempt ${retry.maxAttempts}`);
+    await failure(silent.store.put("k", enc("v")));
+    await failure(silent.store.delete("k"));
+    const stalling = await endpoint((_req, res) => {
+      res.writeHead(200, { "content-length": "100" });
+      res.write("0123456789");
+    }, 300);
+    err = await failure(stalling.store.get("k"));
+    expect(err.message).toContain(`attempt ${retry.maxAttempts}`);
+    expect(stalling.requests.GET).toBeGreaterThan(0);
+  });
+
+  it("refuses an attempt timeout that is not a usable number of milliseconds", () => {
+    for (const attemptTimeoutMs of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 1e30]) {
+      expect(() => new S3Store({ bucket: "b", retry: { attemptTimeoutMs } })).toThrow(ValidationError);
+    }
+  });
+});
