@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 
 // The generator's libraries are optional peer dependencies, so that an
 // application using only the runtime does not install them.
-const GENERATOR_DEPS = ["ajv", "diff", "ts-morph", "yaml"];
+const GENERATOR_DEPS = ["@eslint-community/regexpp", "ajv", "diff", "ts-morph", "yaml"];
 
 async function load() {
   const source = new URL("./cli/cli.ts", import.meta.url);

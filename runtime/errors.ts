@@ -56,6 +56,10 @@ export const TAQUBA_ERROR_CODES = [
   "STATE_NOT_REGISTERED",
   "CONTRACT_TOO_OLD",
   "WORKFLOW_RESULT_UNAVAILABLE",
+  // clients in other processes
+  "CLIENT_TIMEOUT",
+  "MALFORMED_INBOX_REQUEST",
+  "REQUEST_REFUSED",
   // webhooks
   "WEBHOOK_INVALID_REQUEST",
   "WEBHOOK_ADDRESS_REFUSED",
@@ -140,7 +144,9 @@ export class FencedError extends TaqubaError {
 /** The engine or queue is closed (or poisoned by a failed write). */
 export class ClosedError extends TaqubaError {
   constructor(what: string, cause?: unknown) {
-    super("CLOSED", `${what} is closed${cause instanceof Error ? ` after: ${cause.message}` : ""}; reopen it to recover the durable state`, {
+    // A fenced writer must not be reopened while the newer owner runs: that would fence the owner in turn.
+    const advice = cause instanceof FencedError ? "" : "; reopen it to recover the durable state";
+    super("CLOSED", `${what} is closed${cause instanceof Error ? ` after: ${cause.message}` : ""}${advice}`, {
       cause,
     });
   }

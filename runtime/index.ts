@@ -286,3 +286,11 @@ export {
 export type { RunFailureNotice, WebhookTerminalHookOptions } from "./webhooks/webhook-terminal-hook.js";
 export { WebhookWorker, runWebhookWorker } from "./webhooks/webhook-worker.js";
 export type { WebhookWorkerOptions, RunWebhookWorkerOptions } from "./webhooks/webhook-worker.js";
+
+// Clients in other processes (an inbox in the store, served by the owner)
+export { TaqubaClient, DEFAULT_CLIENT_TIMEOUT_MS, DEFAULT_CLIENT_POLL_MS, MIN_CLIENT_POLL_MS } from "./client/taquba-client.js";
+export type { TaqubaClientOptions } from "./client/taquba-client.js";
+export { serveClients, ClientInbox, DEFAULT_LIST_INTERVAL_MS, DEFAULT_APPLIED_RETENTION_MS } from "./client/inbox-server.js";
+export type { ServeClientsOptions, InboxStats } from "./client/inbox-server.js";
+export { TimeoutError } from "./client/client-errors.js";
+export { RequestRefusedError, MalformedRequestError } from "./client/request-codec.js";

@@ -185,7 +185,8 @@ export function emitClient(pkg: PackageModel, source: string): string {
     parameters: [{ name: "target", type: "T" }],
     returnType: "Client<T>",
     docs: [
-      `A typed client of package "${pkg.name}" over a job runner${hasSignals ? " or a signal sender (a workflow runtime)" : hasWorkflows ? " or a workflow runtime" : ""}.\n\n@example\n` +
+      `A typed client of package "${pkg.name}" over a job runner${hasSignals ? " or a signal sender (a workflow runtime)" : hasWorkflows ? " or a workflow runtime" : ""}, ` +
+        `or over a TaqubaClient to reach the process that owns the store from any other process.\n\n@example\n` +
         (!hasJobs && hasWorkflows
           ? `const { runId } = await ${pkg.ident}.client(runtime).${pkg.workflows[0]?.ident ?? ""}.submit(input${hasRequired ? ", { headers }" : ""});`
           : `const handle = await ${pkg.ident}.client(runner).${pkg.jobs[0]?.ident ?? "someJob"}.submit(input${hasRequired ? ", { headers }" : ""});`),

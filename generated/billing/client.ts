@@ -64,7 +64,7 @@ export interface SignalsClient {
 export type Client<T> = ([T] extends [JobSubmitter] ? JobsClient : unknown) & ([T] extends [SignalSender] ? { readonly signals: SignalsClient } : unknown);
 
 /**
- * A typed client of package "billing" over a job runner or a signal sender (a workflow runtime).
+ * A typed client of package "billing" over a job runner or a signal sender (a workflow runtime), or over a TaqubaClient to reach the process that owns the store from any other process.
  *
  * @example
  * const handle = await billing.client(runner).emailSend.submit(input, { headers });

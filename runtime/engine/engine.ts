@@ -99,6 +99,7 @@ export class Engine {
   #wal: WalWriter;
   #status: "open" | "closing" | "closed" = "open";
   #failure: TaqubaError | undefined;
+  readonly #failureListeners = new Set<(failure: TaqubaError) => void>();
   #closing: Promise<void> | undefined;
   #checkpointing: Promise<void> | undefined;
   #segmentCounter = 0;
@@ -166,6 +167,21 @@ export class Engine {
    */
   get closedSignal(): AbortSignal {
     return this.#closedController.signal;
+  }
+
+  /**
+   * Why the engine stopped accepting commits on its own: a `FencedError`
+   * (a newer writer opened the store) or a `ClosedError` whose cause is the
+   * failed store write. Undefined while open and after a plain `close()`.
+   */
+  get failure(): TaqubaError | undefined {
+    return this.#failure;
+  }
+
+  /** Calls `listener` once when the engine is fenced or poisoned; returns the unsubscribe function. */
+  onFailure(listener: (failure: TaqubaError) => void): () => void {
+    this.#failureListeners.add(listener);
+    return () => this.#failureListeners.delete(listener);
   }
 
   /** This writer's epoch (one more than the writer before it). */
@@ -271,9 +287,18 @@ export class Engine {
 
   #fail(err: TaqubaError): void {
     if (this.#failure) return;
-    this.#failure = err instanceof FencedError ? err : new ClosedError("the engine", err);
-    this.#wal.fail(this.#failure);
-    if (!this.#closedController.signal.aborted) this.#closedController.abort(this.#failure);
+    const failure = err instanceof FencedError ? err : new ClosedError("the engine", err);
+    this.#failure = failure;
+    this.#wal.fail(failure);
+    if (!this.#closedController.signal.aborted) this.#closedController.abort(failure);
+    for (const l of this.#failureListeners) {
+      try {
+        l(failure);
+      } catch {
+        // A listener's own failure must not stop the others from hearing of this one.
+      }
+    }
+    this.#failureListeners.clear();
   }
 
   #onLanded(bytes: number): void {

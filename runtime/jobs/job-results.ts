@@ -23,7 +23,7 @@ export interface ResolvedOutcome<Output, Err> {
  */
 export async function readJobOutcome<Output, Err>(
   view: WorkflowView,
-  queue: WorkflowQueue,
+  queue: Pick<WorkflowQueue, "kvGet">,
   runId: string,
 ): Promise<ResolvedOutcome<Output, Err> | "active" | "unknown"> {
   const r = await view.records(runId);

@@ -55,16 +55,24 @@ export async function cancelJob(core: QueueCore, jobId: string, effects?: Settle
   return outcome;
 }
 
-export async function wake(core: QueueCore, jobId: string, attached: Uint8Array | undefined, queueName: string | undefined): Promise<WakeOutcome> {
+export async function wake(
+  core: QueueCore,
+  jobId: string,
+  attached: Uint8Array | undefined,
+  queueName: string | undefined,
+  effects?: SettlementEffects,
+): Promise<WakeOutcome> {
   core.checkOpen();
   validateJobId(jobId);
   if (attached !== undefined && !(attached instanceof Uint8Array)) throw new ValidationError("attached bytes must be a Uint8Array");
+  if (effects !== undefined && effects.enqueues.length > 0) throw new ValidationError("a wake commits caller KV effects only, not enqueues");
   const txn = new Txn(core.engine);
   const r = readJob(txn, jobId);
   if (r === undefined || (queueName !== undefined && r.queue !== queueName)) return "not_found";
   if (r.state !== "scheduled") return "not_scheduled";
   const now = core.clock.now();
   writeJob(txn, { ...r, state: "pending", runAt: undefined, wokenAt: now, attached: attached ?? r.attached }, r);
+  core.applyEffects(txn, core.ctx(), effects, []);
   await core.commit(txn, true);
   core.work.notify(r.queue);
   return "woken";

@@ -46,6 +46,14 @@ export interface OpenOptions {
   payloadOffloadBytes?: number | null;
   /** Called for every job the reaper or open-time recovery dead-letters (not for settlements). */
   onDeadLettered?: (event: DeadLetteredEvent) => void;
+  /**
+   * Called once when the queue closes: with the reason when it stopped on
+   * its own (a `FencedError` when another process opened the store, a
+   * `ClosedError` whose cause is the failed store write when a write
+   * failed after its retries), or `undefined` after `close()`. An
+   * application typically exits or alerts on a reason.
+   */
+  onClosed?: (reason: Error | undefined) => void;
 }
 
 /**

@@ -2,9 +2,11 @@
  * @module Caller KV writes. Caller keys live under their own engine prefix,
  * so no caller key can address a queue record.
  */
+import { ValidationError } from "../errors.js";
 import * as K from "./keys.js";
 import { validateKvKey, validateKvValue } from "./names.js";
 import type { QueueCore } from "./queue-core.js";
+import type { SettlementEffects } from "./effects.js";
 import { Txn } from "./txn.js";
 
 function sameValue(a: Uint8Array | undefined, b: Uint8Array | null): boolean {
@@ -47,6 +49,26 @@ export async function kvCompareAndDelete(core: QueueCore, key: string, expected:
   const cur = txn.get(K.userKey(key));
   if (cur === undefined || !sameValue(cur, expected)) return false;
   txn.delete(K.userKey(key));
+  await core.commit(txn, true);
+  return true;
+}
+
+/**
+ * Applies the caller KV ops of `effects` in one durable commit, only if
+ * every `expected` key holds its value (`null`: absent) at commit time.
+ * `true` when applied.
+ */
+export async function kvCompareAndApply(
+  core: QueueCore,
+  expected: ReadonlyArray<{ key: string; value: Uint8Array | null }>,
+  effects: SettlementEffects,
+): Promise<boolean> {
+  core.checkOpen();
+  if (effects.enqueues.length > 0) throw new ValidationError("kvCompareAndApply commits caller KV effects only, not enqueues");
+  for (const e of expected) validateKvKey(e.key);
+  const txn = new Txn(core.engine);
+  for (const e of expected) if (!sameValue(txn.get(K.userKey(e.key)), e.value)) return false;
+  core.applyEffects(txn, core.ctx(), effects, []);
   await core.commit(txn, true);
   return true;
 }

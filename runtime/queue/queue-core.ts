@@ -62,6 +62,9 @@ export class QueueCore {
   readonly #claimableAfter = new Map<string, Promise<void>>();
   closed = false;
   readonly #closedController = new AbortController();
+  /** Called once when the queue closes: with the engine's failure, or `undefined` after a plain `close()`. */
+  readonly closedListeners = new Set<(reason: Error | undefined) => void>();
+  #closedAnnounced = false;
 
   constructor(
     readonly name: string,
@@ -72,6 +75,13 @@ export class QueueCore {
     this.clock = timedClock(opts.clock ?? SystemClock);
     this.configs = new QueueConfigs(opts.defaultQueueConfig, opts.queueConfigs);
     if (opts.onDeadLettered) this.deadListeners.add(opts.onDeadLettered);
+    if (opts.onClosed) this.closedListeners.add(opts.onClosed);
+    engine.onFailure((failure) => {
+      // Said once, at error level: every later call rejects with an error carrying this cause.
+      console.error(`taquba queue "${name}" stopped: ${failure.message}`);
+      void this.loop.stop();
+      this.announceClosed(failure);
+    });
     this.host = {
       engine,
       clock: this.clock,
@@ -84,7 +94,7 @@ export class QueueCore {
         for (const l of this.deadListeners) l(e);
       },
       deletePayloads: (refs) => this.payloads.deleteAll(refs),
-      onError: (err) => console.warn(`taquba queue "${name}": background work failed, retrying in 1 s: ${err instanceof Error ? err.message : String(err)}`),
+      onError: (err) => engine.failure === undefined && console.warn(`taquba queue "${name}": background work failed, retrying in 1 s: ${err instanceof Error ? err.message : String(err)}`),
     };
     this.loop = new MaintenanceLoop(this.host);
     // A fenced or poisoned engine closes the queue for good: tell the waiters now, with the cause.
@@ -129,8 +139,27 @@ export class QueueCore {
     return this.closed || this.engine.closed;
   }
 
+  /** Why the queue stopped on its own (fenced or poisoned); undefined while open or after a plain close. */
+  get closedReason(): Error | undefined {
+    return this.engine.failure;
+  }
+
   checkOpen(): void {
-    if (this.isClosed) throw new ClosedError(`queue "${this.name}"`);
+    if (this.isClosed) throw new ClosedError(`queue "${this.name}"`, this.engine.failure);
+  }
+
+  /** Tells the `onClosed` listeners, once. */
+  announceClosed(reason: Error | undefined): void {
+    if (this.#closedAnnounced) return;
+    this.#closedAnnounced = true;
+    for (const l of this.closedListeners) {
+      try {
+        l(reason);
+      } catch (err) {
+        console.error(`taquba queue "${this.name}": an onClosed listener threw: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    this.closedListeners.clear();
   }
 
   /** Commits `txn`; the promise resolves when durable. Non-durable commits are not awaited by callers. */

@@ -194,10 +194,11 @@ export class Queue {
    * Moves a scheduled job of `queueName` to pending now, recording
    * `attached` (seen by every later delivery) and `wokenAt`. Exactly one of
    * a wake, the scheduler's promotion and a cancel wins. `true` when woken.
+   * `effects` (caller KV ops only) commit with the wake, and only with it.
    */
-  async wakeScheduled(queueName: string, jobId: string, attached?: Uint8Array): Promise<boolean> {
+  async wakeScheduled(queueName: string, jobId: string, attached?: Uint8Array, effects?: SettlementEffects): Promise<boolean> {
     validateQueueName(queueName);
-    return (await cw.wake(this.#core, jobId, attached, queueName)) === "woken";
+    return (await cw.wake(this.#core, jobId, attached, queueName, effects)) === "woken";
   }
 
   /** `wakeScheduled` for a job of any queue, with the reason it did nothing. */
@@ -236,6 +237,14 @@ export class Queue {
   /** Deletes `key` only if its value equals `expected`. `true` when deleted. */
   kvCompareAndDelete(key: string, expected: Uint8Array): Promise<boolean> {
     return kv.kvCompareAndDelete(this.#core, key, expected);
+  }
+
+  /**
+   * Applies the caller KV ops of `effects` in one durable commit when every
+   * `expected` key holds its value (`null`: absent); `true` when applied.
+   */
+  kvCompareAndApply(expected: ReadonlyArray<{ key: string; value: Uint8Array | null }>, effects: SettlementEffects): Promise<boolean> {
+    return kv.kvCompareAndApply(this.#core, expected, effects);
   }
 
   /** One page of caller KV entries under `prefix`, in key byte order. */
@@ -317,6 +326,31 @@ export class Queue {
   }
 
   /**
+   * Why the queue stopped on its own: a `FencedError` (another process
+   * opened the same store as writer; do not reopen this one while that
+   * process runs) or a `ClosedError` whose cause is the store write that
+   * failed. Undefined while open and after a plain `close()`. Every call
+   * after the stop rejects with an error carrying this reason.
+   */
+  get closedReason(): Error | undefined {
+    return this.#core.closedReason;
+  }
+
+  /**
+   * Calls `listener` once when the queue closes (see `OpenOptions.onClosed`);
+   * at once when it already has. Returns the unsubscribe function.
+   */
+  onClosed(listener: (reason: Error | undefined) => void): () => void {
+    const core = this.#core;
+    if (core.isClosed) {
+      queueMicrotask(() => listener(core.closedReason));
+      return () => {};
+    }
+    core.closedListeners.add(listener);
+    return () => core.closedListeners.delete(listener);
+  }
+
+  /**
    * Stops the background work and closes the engine after everything
    * committed so far is durable. Does not wait for in-flight workers; their
    * later settlements fail with `ClosedError` and the jobs are recovered at
@@ -331,9 +365,11 @@ export class Queue {
     core.work.wakeAll();
     core.leases.clear();
     try {
-      await core.engine.flush();
+      // A fenced or poisoned queue has nothing to flush; its reason was told already.
+      if (core.engine.failure === undefined) await core.engine.flush();
     } finally {
       await core.engine.close();
+      core.announceClosed(core.closedReason);
     }
   }
 }

@@ -276,6 +276,17 @@ export class LocalStore implements ObjectStore {
     return made;
   }
 
+  /**
+   * The directory that holds the keys under `prefix` (a key prefix ending
+   * in "/"), for watching it with `fs.watch`; it may not exist yet.
+   */
+  directoryOf(prefix: string): string {
+    if (prefix === "") return this.root;
+    if (!prefix.endsWith("/")) throw new ValidationError(`a directory prefix ends with "/", got ${JSON.stringify(prefix)}`);
+    validateObjectKey(`${prefix}x`);
+    return this.#dirPath(prefix.slice(0, -1).split("/"));
+  }
+
   #dirPath(segments: readonly string[]): string {
     return path.join(this.root, ...segments.map((s) => encodeSegment(s) + DIR_SUFFIX));
   }

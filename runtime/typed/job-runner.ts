@@ -22,7 +22,7 @@ import { ClosedError, ValidationError } from "../errors.js";
 import { SettlementEffects } from "../queue/effects.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { runEventsFor } from "../workflow/runtime-core.js";
-import type { RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
+import type { RunEnd, RunOptions, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
 import type { WorkflowHost } from "./workflow-client.js";
 import type { WorkflowDispatcher } from "./workflow-dispatcher.js";
 import { sha256Hex } from "../workflow/records/codec.js";
@@ -41,7 +41,8 @@ import { RunnerJobHandle, type JobReader } from "../jobs/job-handle.js";
 import { readJobOutcome } from "../jobs/job-results.js";
 import { JobRunnerBuilder } from "./job-runner-builder.js";
 import { JobWaits } from "../jobs/job-waits.js";
-import { encodeJobNotice, jobNotice, noticeRunners } from "../jobs/job-notice.js";
+import { encodeJobNotice, JOB_NOTIFY_HEADER, jobNotice, noticeRunners } from "../jobs/job-notice.js";
+import type { AppliedMark } from "../workflow/records/applied-mark.js";
 import { sweepJobResults } from "../jobs/result-retention.js";
 import { checkDefinition, positiveInt, preparePayload, prepareRunOptions, type AnyDefinition } from "../jobs/job-submission.js";
 
@@ -61,6 +62,16 @@ export interface JobRunnerOptions {
   readonly clock?: Clock;
   /** Default: `console.error`. */
   readonly logger?: WorkflowLogger;
+}
+
+/** @internal A job submission validated and encoded by `preparePayload` and `prepareRunOptions`. */
+export interface PreparedJob {
+  readonly name: string;
+  readonly payload: Uint8Array;
+  readonly runOptions: RunOptions;
+  readonly idempotencyKey?: string;
+  /** The run id of a job without an idempotency key; a fresh ULID when absent. */
+  readonly runId?: string;
 }
 
 /** An abort signal for a shutdown trigger (never aborted when there is none). */
@@ -204,30 +215,43 @@ export class JobRunner implements JobHost, WorkflowHost {
   }
 
   async #submitJob<Output, Err>(def: AnyDefinition, input: unknown, options: JobSubmitOptions<HeaderValues> | undefined): Promise<RunnerJobHandle<Output, Err>> {
-    if (options?.notifySignal !== undefined && !noticeRunners.has(this)) {
-      throw new ValidationError("notifySignal needs the runner's terminal hook, which only JobRunner.builder(...) installs; build the runtime that way, or wait on the handle instead");
-    }
     const runOptions = prepareRunOptions(def, options);
     const payload = preparePayload(def, input);
     const key = options?.idempotencyKey ?? def.idempotencyKey?.(input as never);
-    if (key === undefined) {
-      const out = await this.#runtime.submit({ input: payload, options: runOptions });
-      return new RunnerJobHandle<Output, Err>(this.#reader, out.runId, true);
+    const out = await this.submitPrepared({ name: def.name, payload, runOptions, ...(key === undefined ? {} : { idempotencyKey: key }) });
+    return new RunnerJobHandle<Output, Err>(this.#reader, out.runId, out.newlySubmitted);
+  }
+
+  /**
+   * @internal Submits a job whose input and options were validated and
+   * encoded already (by `preparePayload` / `prepareRunOptions`, in this
+   * process or in a client's). `mark` commits with a new submission (see
+   * `applied-mark`).
+   */
+  async submitPrepared(job: PreparedJob, mark?: AppliedMark<SubmitOutcome>): Promise<SubmitOutcome> {
+    if (job.runOptions.headers?.[JOB_NOTIFY_HEADER] !== undefined && !noticeRunners.has(this)) {
+      throw new ValidationError("notifySignal needs the runner's terminal hook, which only JobRunner.builder(...) installs; build the runtime that way, or wait on the handle instead");
     }
-    const runId = keyedJobRunId(this.#runtime.queueName, def.name, key);
-    const inputSha256 = sha256Hex(payload);
+    const submit = (spec: RunSpec) => (mark === undefined ? this.#runtime.submit(spec) : this.#runtime.marked.submit(spec, mark));
+    if (job.idempotencyKey === undefined) {
+      const runId = job.runId === undefined ? undefined : RunId.parse(job.runId);
+      return submit({ input: job.payload, options: job.runOptions, ...(runId === undefined ? {} : { runId }) });
+    }
+    const runId = keyedJobRunId(this.#runtime.queueName, job.name, job.idempotencyKey);
+    const inputSha256 = sha256Hex(job.payload);
     return this.#lock.run(runId, async () => {
       const dedupKey = jobDedupKey(this.#runtime.queueName, runId);
       const found = await this.#queue.kvGet(dedupKey);
       // A dedup record whose run has no records left outlived result retention: it collapses nothing.
-      if (found !== null && (await this.#runtime.view().records(runId)).kind !== "unknown") {
+      const records = found === null ? undefined : await this.#runtime.view().records(runId);
+      if (found !== null && records !== undefined && records.kind !== "unknown") {
         if (decodeDedup(found, dedupKey) !== inputSha256) throw new InputMismatchError(runId);
-        return new RunnerJobHandle<Output, Err>(this.#reader, runId, false);
+        const jobId = records.kind === "active" ? records.pointer.jobId : records.terminal.incarnation;
+        return { runId, jobId, newlySubmitted: false };
       }
       // The dedup record commits with the enqueue and outlives the run, so a late duplicate finds it.
       const effects = new SettlementEffects().kvPut(dedupKey, encodeDedup(inputSha256));
-      const out = await this.#runtime.submit({ runId, input: payload, options: runOptions, effects });
-      return new RunnerJobHandle<Output, Err>(this.#reader, runId, out.newlySubmitted);
+      return submit({ runId, input: job.payload, options: job.runOptions, effects });
     });
   }
 

@@ -24,13 +24,14 @@ export interface WorkflowQueue {
   ack(job: ClaimedJob, effects?: SettlementEffects): Promise<EnqueueOutcome[]>;
   nack(job: ClaimedJob, error: string, effects?: SettlementEffects, opts?: NackOptions): Promise<NackOutcome>;
   deadLetter(job: ClaimedJob, error: string, effects?: SettlementEffects): Promise<EnqueueOutcome[]>;
-  wakeScheduled(queueName: string, jobId: string, attached?: Uint8Array): Promise<boolean>;
+  wakeScheduled(queueName: string, jobId: string, attached?: Uint8Array, effects?: SettlementEffects): Promise<boolean>;
   cancelJob(jobId: string, effects?: SettlementEffects): Promise<CancelOutcome>;
   kvGet(key: string): Promise<Uint8Array | null>;
   kvPut(key: string, value: Uint8Array): Promise<void>;
   kvDelete(key: string): Promise<void>;
   kvCompareAndPut(key: string, expected: Uint8Array | null, value: Uint8Array): Promise<boolean>;
   kvCompareAndDelete(key: string, expected: Uint8Array): Promise<boolean>;
+  kvCompareAndApply(expected: ReadonlyArray<{ key: string; value: Uint8Array | null }>, effects: SettlementEffects): Promise<boolean>;
   kvScan(prefix: string, opts?: KvScanOptions): Promise<KvPage>;
   view(): QueueView;
   waitForCompletion(jobId: string, opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<CompletionResult>;

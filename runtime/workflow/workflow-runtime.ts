@@ -10,6 +10,7 @@
  */
 import { timedClock } from "../clock.js";
 import type { ObjectStore } from "../store/object-store.js";
+import type { AppliedMark } from "./records/applied-mark.js";
 import { cancelRun } from "./runs/cancel.js";
 import type { StepRunner } from "./steps/delivery.js";
 import { MemoStore } from "./memo/memo.js";
@@ -46,6 +47,14 @@ export type { CloseOptions, RunnerHandle, Shutdown } from "./worker-lifecycle.js
  * nothing in this process can end the run then.
  */
 export const NO_WORKER_WARNING_MS = 10_000;
+
+/** @internal See `WorkflowRuntime.marked`. */
+export interface MarkedCommands {
+  submit(spec: RunSpec, mark: AppliedMark<SubmitOutcome>): Promise<SubmitOutcome>;
+  signal(correlationKey: string, payload: Uint8Array, mark: AppliedMark<SignalOutcome>): Promise<SignalOutcome>;
+  clearSignal(correlationKey: string, mark: AppliedMark<boolean>): Promise<boolean>;
+  cancel(runId: RunId | string, mark: AppliedMark<boolean>): Promise<boolean>;
+}
 
 /**
  * Durable runtime for workflow runs.
@@ -285,6 +294,21 @@ export class WorkflowRuntime {
   /** Delivers a signal for `correlationKey`, or buffers it durably for the next waiter. */
   signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
     return sendSignal(this.#core, correlationKey, payload);
+  }
+
+  /**
+   * @internal The commands with an applied mark (see `applied-mark`): the
+   * commit that decides each answer also writes the mark, for the client
+   * inbox, which applies each request exactly once across crashes.
+   */
+  get marked(): MarkedCommands {
+    const core = this.#core;
+    return {
+      submit: (spec, mark) => submitRun(core, spec, undefined, mark),
+      signal: (key, payload, mark) => sendSignal(core, key, payload, mark),
+      clearSignal: (key, mark) => clearBufferedSignal(core, key, mark),
+      cancel: (runId, mark) => cancelRun(core, this.#view, runId, mark),
+    };
   }
 
   /** Discards the buffered signal of `correlationKey`; `true` when one was removed. */

@@ -30,8 +30,9 @@ const LAYERS: readonly (readonly [rank: number, name: string, prefixes: readonly
   [6, "jobs", ["runtime/jobs/"]],
   [6, "webhooks", ["runtime/webhooks/"]],
   [7, "typed", ["runtime/typed/"]],
-  [8, "entry", ["runtime/index.ts", "runtime/testing.ts", "runtime/generated.ts"]],
-  [9, "codegen", ["codegen/"]],
+  [8, "client", ["runtime/client/"]],
+  [9, "entry", ["runtime/index.ts", "runtime/testing.ts", "runtime/generated.ts"]],
+  [10, "codegen", ["codegen/"]],
 ];
 
 interface Layer {

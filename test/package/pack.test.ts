@@ -19,7 +19,7 @@ import { startScript } from "../support/child-script.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const devVersions = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { devDependencies: Record<string, string> }).devDependencies;
-const PEERS = ["ajv", "diff", "ts-morph", "yaml"];
+const PEERS = ["@eslint-community/regexpp", "ajv", "diff", "ts-morph", "yaml"];
 const TOOLS = ["tsx", "typescript", "@types/node"];
 
 let work: string;

@@ -2,7 +2,7 @@
  * @module Pure queue logic: key layout, record codec, backoff and name validation.
  */
 import { describe, expect, it } from "vitest";
-import { DEFAULT_QUEUE_CONFIG, ValidationError } from "taquba";
+import { DEFAULT_QUEUE_CONFIG, MAX_DELAY_MS, ValidationError } from "taquba";
 import { backoffDelay } from "../../runtime/queue/index.js";
 import { compareKeys } from "../../runtime/store/keys.js";
 import * as K from "../../runtime/queue/keys.js";
@@ -147,8 +147,8 @@ describe("names", () => {
       expect(() => validatePositiveInt("concurrency", bad)).toThrow(`concurrency must be a positive integer, got ${String(bad)}`);
     }
     for (const ok of [0, 0.5, 1, 1e9]) expect(() => validateMillis("leaseMs", ok)).not.toThrow();
-    for (const bad of [-1, -0.5, Number.NaN, Number.POSITIVE_INFINITY, "5", null, undefined]) {
-      expect(() => validateMillis("leaseMs", bad)).toThrow(`leaseMs must be a non-negative number of milliseconds, got ${String(bad)}`);
+    for (const bad of [-1, -0.5, Number.NaN, Number.POSITIVE_INFINITY, 1e30, "5", null, undefined]) {
+      expect(() => validateMillis("leaseMs", bad)).toThrow(`leaseMs must be a number of milliseconds from 0 to ${MAX_DELAY_MS} (10 years), got ${String(bad)}`);
     }
   });
 });

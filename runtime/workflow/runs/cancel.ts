@@ -7,6 +7,8 @@
  * with the terminal effects in one commit; a claimed one gets its cancel
  * signal and the worker settles the run when the step returns.
  */
+import { SettlementEffects } from "../../queue/effects.js";
+import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { runKey } from "../records/kv-keys.js";
 import { encodeRunRecord } from "../records/records.js";
 import { RunId } from "./run-id.js";
@@ -17,8 +19,13 @@ import type { WorkflowView } from "./workflow-view.js";
 /** A bound on retries across concurrent step transitions; each retry follows a real state change. */
 const MAX_ROUNDS = 32;
 
-export async function cancelRun(core: RuntimeCore, view: WorkflowView, runIdIn: RunId | string): Promise<boolean> {
+/**
+ * `mark` (see `applied-mark`) commits with the flag on the run record, or
+ * alone when the run was already flagged: from then on the answer is `true`.
+ */
+export async function cancelRun(core: RuntimeCore, view: WorkflowView, runIdIn: RunId | string, mark?: AppliedMark<boolean>): Promise<boolean> {
   const runId = RunId.parse(runIdIn);
+  let marked = mark === undefined;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const r = await view.records(runId);
     if (r.kind !== "active") {
@@ -31,7 +38,17 @@ export async function cancelRun(core: RuntimeCore, view: WorkflowView, runIdIn: 
     if (job?.state === "dead") return false;
     if (r.run.cancelRequested !== true) {
       const flagged = encodeRunRecord({ ...r.run, cancelRequested: true });
-      if (!(await core.queue.kvCompareAndPut(runKey(core.queueName, runId), r.runBytes, flagged))) continue;
+      const key = runKey(core.queueName, runId);
+      if (mark === undefined || marked) {
+        if (!(await core.queue.kvCompareAndPut(key, r.runBytes, flagged))) continue;
+      } else {
+        const effects = markEffects(mark, true, new SettlementEffects().kvPut(key, flagged));
+        if (!(await core.queue.kvCompareAndApply([{ key, value: r.runBytes }], effects))) continue;
+        marked = true;
+      }
+    } else if (!marked) {
+      await core.queue.kvCompareAndApply([], markEffects(mark!, true));
+      marked = true;
     }
     const now = core.clock.now();
     const effects = addTerminalEffects(core.terminal, {

@@ -4,6 +4,7 @@
 import { validateInstant } from "../../time-bounds.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import type { EnqueueOptions } from "../../queue/types.js";
+import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { sha256Hex } from "../records/codec.js";
 import { groupMemberKey, runKey, stepDedupKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
 import { decodeRunRecord, decodeStepPointer, encodeGroupMember, encodeRunRecord, encodeStepPointer, type GroupRef, type RunRecord } from "../records/records.js";
@@ -35,15 +36,15 @@ export function userHeadersOf(jobHeaders: Readonly<Record<string, string>>): Rec
   return out;
 }
 
-/** Checks the step options a submission sets, naming them as `RunOptions` does. */
-function checkRunOptions(o: RunOptions): void {
+/** Checks the step options a submission sets, naming them as `RunOptions` does (also in a client, before writing). */
+export function checkRunOptions(o: RunOptions): void {
   if (o.maxAttemptsPerStep !== undefined && (!Number.isInteger(o.maxAttemptsPerStep) || o.maxAttemptsPerStep < 1)) {
     throw new ValidationError(`RunOptions.maxAttemptsPerStep must be an integer >= 1, got ${o.maxAttemptsPerStep}`);
   }
   if (o.runAt !== undefined) validateInstant("RunOptions.runAt", o.runAt);
 }
 
-function checkEffects(effects: SettlementEffects | undefined): void {
+export function checkEffects(effects: SettlementEffects | undefined): void {
   for (const op of effects?.kvOps ?? []) {
     if (op.key.startsWith(RESERVED_KV_PREFIX)) throw new ReservedKeyError(op.key, `the "${RESERVED_KV_PREFIX}" KV prefix belongs to the workflow runtime`);
   }
@@ -52,9 +53,10 @@ function checkEffects(effects: SettlementEffects | undefined): void {
 /**
  * Submits a run. Idempotent on `(runId, input)`: the durable run record
  * (written with the step-0 enqueue) catches duplicates across restarts,
- * after step 0 was claimed and its dedup key released.
+ * after step 0 was claimed and its dedup key released. `mark` commits
+ * with a new submission (see `applied-mark`).
  */
-export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupRef): Promise<SubmitOutcome> {
+export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupRef, mark?: AppliedMark<SubmitOutcome>): Promise<SubmitOutcome> {
   if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
     throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
   }
@@ -93,6 +95,7 @@ export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupR
     effects.kvPut(stepPointerKey(core.queueName, runId), encodeStepPointer({ step: 0, jobId }));
     // A terminal record of an earlier run under this id no longer describes the run.
     effects.kvDelete(terminalRecordKey(core.queueName, runId));
+    if (mark !== undefined) markEffects(mark, { runId, jobId, newlySubmitted: true }, effects);
     if (group !== undefined) {
       effects.kvPut(groupMemberKey(core.queueName, group.id, group.key), encodeGroupMember({ key: group.key, runId, incarnation: jobId, state: "active" }));
     }

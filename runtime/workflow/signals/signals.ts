@@ -19,6 +19,7 @@ import { HEADER_NOOP, HEADER_RUN_ID, HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT
 import type { SignalOutcome } from "../runs/run-types.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { checkCorrelationKey, checkSignalPayload } from "../limits.js";
+import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { StepError } from "../workflow-errors.js";
 
 const TIMED_OUT = new Uint8Array([1]);
@@ -130,11 +131,11 @@ export async function afterWaitRegistered(core: RuntimeCore, correlationKey: str
  * `WorkflowRuntime.signal`: wake the registered waiter with the payload, or
  * else buffer it durably for the next waiter.
  */
-export async function sendSignal(core: RuntimeCore, correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
+export async function sendSignal(core: RuntimeCore, correlationKey: string, payload: Uint8Array, mark?: AppliedMark<SignalOutcome>): Promise<SignalOutcome> {
   checkCorrelationKey(correlationKey);
   // Checked up front, so the answer does not depend on whether a run waits (a delivered payload is never buffered).
   checkSignalPayload(correlationKey, payload);
-  return core.signalLock.run(correlationKey, () => deliverOrBuffer(core, correlationKey, payload));
+  return core.signalLock.run(correlationKey, () => deliverOrBuffer(core, correlationKey, payload, mark));
 }
 
 /**
@@ -146,11 +147,13 @@ export async function sendSignal(core: RuntimeCore, correlationKey: string, payl
  * registration commits between the read of the wait index and the buffer
  * write.
  */
-async function deliverOrBuffer(core: RuntimeCore, correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
+async function deliverOrBuffer(core: RuntimeCore, correlationKey: string, payload: Uint8Array, mark: AppliedMark<SignalOutcome> | undefined): Promise<SignalOutcome> {
   const waitKey = signalWaitKey(core.queueName, correlationKey);
   const waitBytes = await core.queue.kvGet(waitKey);
-  if (waitBytes !== null && (await wakeWaiter(core, waitKey, waitBytes, payload))) return "delivered";
-  await core.queue.kvPut(signalBufferKey(core.queueName, correlationKey), payload);
+  if (waitBytes !== null && (await wakeWaiter(core, waitKey, waitBytes, payload, mark))) return "delivered";
+  const bufKey = signalBufferKey(core.queueName, correlationKey);
+  if (mark === undefined) await core.queue.kvPut(bufKey, payload);
+  else await core.queue.kvCompareAndApply([], markEffects(mark, "buffered", new SettlementEffects().kvPut(bufKey, payload)));
   return "buffered";
 }
 
@@ -159,9 +162,9 @@ async function deliverOrBuffer(core: RuntimeCore, correlationKey: string, payloa
  * entry; `false` when it is no longer waiting (timed out, cancelled, being
  * claimed), dropping the entry when its job is finished.
  */
-async function wakeWaiter(core: RuntimeCore, waitKey: string, waitBytes: Uint8Array, payload: Uint8Array): Promise<boolean> {
+async function wakeWaiter(core: RuntimeCore, waitKey: string, waitBytes: Uint8Array, payload: Uint8Array, mark: AppliedMark<SignalOutcome> | undefined): Promise<boolean> {
   const w = decodeSignalWait(waitBytes, waitKey);
-  if (await core.queue.wakeScheduled(core.queueName, w.jobId, payload)) {
+  if (await core.queue.wakeScheduled(core.queueName, w.jobId, payload, mark === undefined ? undefined : markEffects(mark, "delivered"))) {
     await core.queue.kvCompareAndDelete(waitKey, waitBytes);
     return true;
   }
@@ -171,10 +174,11 @@ async function wakeWaiter(core: RuntimeCore, waitKey: string, waitBytes: Uint8Ar
 }
 
 /** `WorkflowRuntime.clearSignal`: discards the buffered signal of `correlationKey`. */
-export async function clearBufferedSignal(core: RuntimeCore, correlationKey: string): Promise<boolean> {
+export async function clearBufferedSignal(core: RuntimeCore, correlationKey: string, mark?: AppliedMark<boolean>): Promise<boolean> {
   checkCorrelationKey(correlationKey);
   const bufKey = signalBufferKey(core.queueName, correlationKey);
   const cur = await core.queue.kvGet(bufKey);
   if (cur === null) return false;
-  return core.queue.kvCompareAndDelete(bufKey, cur);
+  if (mark === undefined) return core.queue.kvCompareAndDelete(bufKey, cur);
+  return core.queue.kvCompareAndApply([{ key: bufKey, value: cur }], markEffects(mark, true, new SettlementEffects().kvDelete(bufKey)));
 }

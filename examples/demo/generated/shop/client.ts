@@ -53,7 +53,7 @@ export interface WorkflowsClient {
 export type Client<T> = ([T] extends [SignalSender] ? { readonly signals: SignalsClient } : unknown) & ([T] extends [WorkflowHost] ? WorkflowsClient : unknown);
 
 /**
- * A typed client of package "shop" over a job runner or a signal sender (a workflow runtime).
+ * A typed client of package "shop" over a job runner or a signal sender (a workflow runtime), or over a TaqubaClient to reach the process that owns the store from any other process.
  *
  * @example
  * const { runId } = await shop.client(runtime).orderPipeline.submit(input);

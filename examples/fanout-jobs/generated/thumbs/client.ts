@@ -54,7 +54,7 @@ export interface WorkflowsClient {
 export type Client<T> = ([T] extends [JobSubmitter] ? JobsClient : unknown) & ([T] extends [WorkflowHost] ? WorkflowsClient : unknown);
 
 /**
- * A typed client of package "thumbs" over a job runner or a workflow runtime.
+ * A typed client of package "thumbs" over a job runner or a workflow runtime, or over a TaqubaClient to reach the process that owns the store from any other process.
  *
  * @example
  * const handle = await thumbs.client(runner).photoResize.submit(input);

@@ -29,7 +29,7 @@ export interface JobsClient {
 export type Client<T> = ([T] extends [JobSubmitter] ? JobsClient : unknown);
 
 /**
- * A typed client of package "docs" over a job runner.
+ * A typed client of package "docs" over a job runner, or over a TaqubaClient to reach the process that owns the store from any other process.
  *
  * @example
  * const handle = await docs.client(runner).documentProcess.submit(input, { headers });

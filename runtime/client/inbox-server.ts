@@ -1,0 +1,326 @@
+/**
+ * @module The owner's side of the client inbox: the process that opened the
+ * queue reads requests that clients in other processes wrote to the store,
+ * applies each exactly once, answers it in the store and deletes it.
+ *
+ * Exactly once: a request that changes anything is applied by one commit
+ * that also writes its applied mark (the answer, see `applied-mark`). The
+ * answer object and the deletion of the request come after. A crash in
+ * between leaves the request in the inbox; the next owner finds the mark
+ * and answers from it instead of applying again. A request that changes
+ * nothing (a duplicate submission, a cancel of an ended run) is simply
+ * applied again, with the same answer.
+ *
+ * Requests are applied one at a time in the order of their names (ULIDs,
+ * so in the order clients made them). An object that is not a request this
+ * version understands is moved to `dead/` with the reason and never stops
+ * the others.
+ */
+import { ClosedError, FencedError, StoreUnavailableError, TaqubaError } from "../errors.js";
+import { JobRunner } from "../typed/job-runner.js";
+import { SettlementEffects } from "../queue/effects.js";
+import type { Queue } from "../queue/queue.js";
+import type { ObjectStore } from "../store/object-store.js";
+import { PrefixedStore } from "../queue/prefixed-store.js";
+import type { AppliedMark } from "../workflow/records/applied-mark.js";
+import { encodeValue } from "../workflow/records/codec.js";
+import type { WorkflowLogger } from "../workflow/steps/step-worker.js";
+import type { WorkflowRuntime } from "../workflow/workflow-runtime.js";
+import { answerKey, answersPrefix, appliedKey, appliedPrefix, deadKey, inboxPrefix, isRequestId, KEEP_NAME, keepKeys, requestsPrefix, requestTime } from "./inbox-layout.js";
+import { answeredError, decodeAnswer, decodeRequest, encodeAnswer, MalformedRequestError, type AnswerValue, type InboxAnswer, type InboxRequest } from "./request-codec.js";
+import { watchPrefix } from "./store-watch.js";
+import { ValidationError } from "../errors.js";
+
+/** Default listing interval on a store without change notification (S3): 3,600 LISTs an hour. */
+export const DEFAULT_LIST_INTERVAL_MS = 1000;
+/** Default listing interval on a local directory, where `fs.watch` does the work and listing is the safety net. */
+export const DEFAULT_LOCAL_LIST_INTERVAL_MS = 5000;
+/** Default time applied marks and unread answers are kept: far longer than any client retries a write. */
+export const DEFAULT_APPLIED_RETENTION_MS = 60 * 60 * 1000;
+
+/** A request that does not decode is left alone this long after it was made before it is moved aside. */
+const MALFORMED_GRACE_MS = 30_000;
+
+/** Options of {@link serveClients}. */
+export interface ServeClientsOptions {
+  /** The store given to `Queue.open` (the inbox lives beside the queue's engine). */
+  readonly store: ObjectStore;
+  /** Time between listings of the inbox. Default: 1,000 ms, or 5,000 ms on a local directory (which notifies). */
+  readonly listIntervalMs?: number;
+  /** How long applied marks and unread answers are kept. Default: 1 hour. */
+  readonly appliedRetentionMs?: number;
+  /** Default: `console.error`. */
+  readonly logger?: WorkflowLogger;
+}
+
+/** What an inbox has done since it started. */
+export interface InboxStats {
+  applied: number;
+  /** Requests found already applied (the owner crashed after applying them). */
+  replayed: number;
+  deadLettered: number;
+  listings: number;
+}
+
+/** Infrastructure failures leave the request in the inbox for the next try; anything else is the request's answer. */
+function isInfrastructure(err: unknown): boolean {
+  return err instanceof ClosedError || err instanceof FencedError || err instanceof StoreUnavailableError || (err instanceof TaqubaError && err.retryable);
+}
+
+const defaultLogger: WorkflowLogger = {
+  error: (fields, msg) => console.error(`taquba client inbox: ${msg ?? ""}`, fields),
+};
+
+/**
+ * The owner's inbox loop; see the module documentation. Start it with
+ * {@link serveClients} in the process that opened the queue.
+ */
+export class ClientInbox {
+  readonly #queue: Queue;
+  readonly #target: WorkflowRuntime | JobRunner;
+  readonly #runtime: WorkflowRuntime;
+  readonly #store: PrefixedStore;
+  readonly #q: string;
+  readonly #intervalMs: number;
+  readonly #retentionMs: number;
+  readonly #logger: WorkflowLogger;
+  readonly #stop = new AbortController();
+  readonly #loop: Promise<void>;
+  readonly #unwatch: (() => void) | undefined;
+  #wake: (() => void) | undefined;
+  #woken = false;
+  #draining: Promise<number> | undefined;
+  #lastSweep = 0;
+  readonly stats: InboxStats = { applied: 0, replayed: 0, deadLettered: 0, listings: 0 };
+
+  readonly #release: () => void;
+
+  /** @internal Use {@link serveClients}. */
+  constructor(queue: Queue, target: WorkflowRuntime | JobRunner, opts: ServeClientsOptions, release: () => void) {
+    this.#release = release;
+    this.#queue = queue;
+    this.#target = target;
+    this.#runtime = target instanceof JobRunner ? target.runtime : target;
+    this.#store = new PrefixedStore(opts.store, `${queue.name}/`);
+    this.#q = this.#runtime.queueName;
+    this.#unwatch = watchPrefix(this.#store, inboxPrefix(this.#q), () => this.#poke());
+    this.#intervalMs = opts.listIntervalMs ?? (this.#unwatch === undefined ? DEFAULT_LIST_INTERVAL_MS : DEFAULT_LOCAL_LIST_INTERVAL_MS);
+    this.#retentionMs = opts.appliedRetentionMs ?? DEFAULT_APPLIED_RETENTION_MS;
+    this.#logger = opts.logger ?? defaultLogger;
+    this.#loop = this.#run();
+  }
+
+  #poke(): void {
+    this.#woken = true;
+    this.#wake?.();
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.#stop.signal;
+    try {
+      // Keeps the inbox folders in place on a local store, so watching them stays cheap.
+      for (const k of keepKeys(this.#q)) await this.#store.put(k, encodeValue({ since: this.#queue.clock.now() }));
+    } catch (err) {
+      this.#logger.error({ err }, "could not write the inbox placeholder objects; serving anyway");
+    }
+    while (!signal.aborted && !this.#queue.closed) {
+      this.#woken = false;
+      try {
+        await this.drain();
+      } catch (err) {
+        if (this.#queue.closed) break;
+        this.#logger.error({ err }, "reading the client inbox failed; retrying at the next listing");
+      }
+      if (this.#woken || signal.aborted) continue;
+      const tick = new AbortController();
+      const onStop = () => tick.abort();
+      signal.addEventListener("abort", onStop);
+      try {
+        await new Promise<void>((resolve) => {
+          this.#wake = resolve;
+          this.#queue.clock.waitUntil(this.#queue.clock.now() + this.#intervalMs, tick.signal).then(resolve, resolve);
+        });
+      } finally {
+        this.#wake = undefined;
+        tick.abort();
+        signal.removeEventListener("abort", onStop);
+      }
+    }
+  }
+
+  /** Reads the inbox now and applies every request in it; resolves with how many it handled. Concurrent calls share one pass. */
+  drain(): Promise<number> {
+    this.#draining ??= this.#drainOnce().finally(() => {
+      this.#draining = undefined;
+    });
+    return this.#draining;
+  }
+
+  async #drainOnce(): Promise<number> {
+    this.stats.listings++;
+    const prefix = requestsPrefix(this.#q);
+    const names: string[] = [];
+    for await (const o of this.#store.list(prefix)) {
+      const name = o.key.slice(prefix.length);
+      if (name !== KEEP_NAME) names.push(name);
+    }
+    let handled = 0;
+    for (const name of names) {
+      if (this.#stop.signal.aborted || this.#queue.closed) break;
+      if (await this.#handle(name)) handled++;
+    }
+    await this.#maybeSweep();
+    return handled;
+  }
+
+  async #handle(name: string): Promise<boolean> {
+    const key = `${requestsPrefix(this.#q)}${name}`;
+    const obj = await this.#store.get(key);
+    if (obj === null) return false;
+    if (!isRequestId(name)) {
+      await this.#deadLetter(name, key, obj.body, "the object name is not a request id (a ULID); it was not written by a TaqubaClient");
+      return true;
+    }
+    let request: InboxRequest;
+    try {
+      request = decodeRequest(obj.body);
+    } catch (err) {
+      if (!(err instanceof MalformedRequestError)) throw err;
+      // A store without atomic puts can show a request still being written: give a young one time.
+      if (this.#queue.clock.now() - requestTime(name) < MALFORMED_GRACE_MS) return false;
+      await this.#deadLetter(name, key, obj.body, err.reason);
+      return true;
+    }
+    const answer = await this.#answerOf(name, request);
+    await this.#store.put(answerKey(this.#q, name), encodeAnswer(answer));
+    await this.#store.delete(key);
+    return true;
+  }
+
+  async #answerOf(id: string, request: InboxRequest): Promise<InboxAnswer> {
+    const markKey = appliedKey(this.#q, id);
+    const found = await this.#queue.kvGet(markKey);
+    if (found !== null) {
+      this.stats.replayed++;
+      return decodeAnswer(found);
+    }
+    const mark = <A extends AnswerValue>(): AppliedMark<A> => ({ key: markKey, encode: (value) => encodeAnswer({ ok: true, value }) });
+    try {
+      const value = await this.#apply(request, mark);
+      this.stats.applied++;
+      return { ok: true, value };
+    } catch (err) {
+      if (isInfrastructure(err)) throw err;
+      this.stats.applied++;
+      return { ok: false, error: answeredError(err) };
+    }
+  }
+
+  #apply(r: InboxRequest, mark: <A extends AnswerValue>() => AppliedMark<A>): Promise<AnswerValue> {
+    const cmds = this.#runtime.marked;
+    switch (r.op) {
+      case "submit": {
+        const effects = new SettlementEffects();
+        for (const op of r.kvOps) {
+          if (op.kind === "put") effects.kvPut(op.key, op.value);
+          else effects.kvDelete(op.key);
+        }
+        return cmds.submit({ runId: r.runId, input: r.input, options: r.options, ...(effects.isEmpty ? {} : { effects }) }, mark());
+      }
+      case "job":
+        if (!(this.#target instanceof JobRunner)) {
+          throw new ValidationError(`the owner of queue "${this.#queue.name}" serves a WorkflowRuntime without jobs; serve its JobRunner to accept job submissions from clients`);
+        }
+        return this.#target.submitPrepared(r.job, mark());
+      case "signal":
+        return cmds.signal(r.key, r.payload, mark());
+      case "clearSignal":
+        return cmds.clearSignal(r.key, mark());
+      case "cancel":
+        return cmds.cancel(r.runId, mark());
+    }
+  }
+
+  async #deadLetter(name: string, key: string, body: Uint8Array, reason: string): Promise<void> {
+    this.stats.deadLettered++;
+    this.#logger.error({ object: key, reason }, "moved an unreadable inbox object aside");
+    await this.#store.put(deadKey(this.#q, name), encodeValue({ reason, at: this.#queue.clock.now(), body }));
+    await this.#store.delete(key);
+  }
+
+  /** Removes applied marks and unread answers older than the retention, at most ten times per retention period. */
+  async #maybeSweep(): Promise<void> {
+    const now = this.#queue.clock.now();
+    if (now - this.#lastSweep < this.#retentionMs / 10) return;
+    this.#lastSweep = now;
+    const cutoff = now - this.#retentionMs;
+    const prefix = appliedPrefix(this.#q);
+    for (let after: string | undefined; ; ) {
+      const page = await this.#queue.kvScan(prefix, { limit: 500, ...(after === undefined ? {} : { after }) });
+      let old = 0;
+      for (const e of page.entries) {
+        const id = e.key.slice(prefix.length);
+        if (isRequestId(id) && requestTime(id) >= cutoff) return this.#sweepAnswers(cutoff);
+        await this.#queue.kvDelete(e.key);
+        old++;
+      }
+      if (page.nextCursor === undefined || old === 0) break;
+      after = page.nextCursor;
+    }
+    await this.#sweepAnswers(cutoff);
+  }
+
+  async #sweepAnswers(cutoff: number): Promise<void> {
+    const prefix = answersPrefix(this.#q);
+    const stale: string[] = [];
+    for await (const o of this.#store.list(prefix)) {
+      const id = o.key.slice(prefix.length);
+      if (id === KEEP_NAME) continue;
+      if (!isRequestId(id) || requestTime(id) >= cutoff) break;
+      stale.push(o.key);
+    }
+    for (const k of stale) await this.#store.delete(k);
+  }
+
+  /** Stops serving; a pass in progress finishes its current request first. */
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    this.#unwatch?.();
+    this.#wake?.();
+    await this.#loop;
+    await this.#draining?.catch(() => {});
+    this.#release();
+  }
+}
+
+/**
+ * Serves `TaqubaClient`s in other processes: applies the requests they
+ * write to the store's inbox to `target` (the runtime, or the job runner
+ * when clients submit jobs). Call it in the one process that opened
+ * `queue`; stop it before closing the queue.
+ *
+ * @example
+ * const queue = await Queue.open(store, "app");
+ * const runner = JobRunner.builder(queue, store).register(emailSendJob, new EmailSend()).build();
+ * const inbox = serveClients(queue, runner, { store });
+ * // ...
+ * await inbox.stop();
+ */
+export function serveClients(queue: Queue, target: WorkflowRuntime | JobRunner, opts: ServeClientsOptions): ClientInbox {
+  if (opts === null || typeof opts !== "object" || opts.store === undefined) throw new ValidationError("serveClients needs { store }: the store given to Queue.open");
+  for (const [k, v] of [["listIntervalMs", opts.listIntervalMs], ["appliedRetentionMs", opts.appliedRetentionMs]] as const) {
+    if (v !== undefined && (!Number.isFinite(v) || v < 1 || v > 24 * 3600 * 1000)) throw new ValidationError(`serveClients: ${k} must be a number of ms in 1..86400000, got ${v}`);
+  }
+  const runtime = target instanceof JobRunner ? target.runtime : target;
+  const served = servedInboxes.get(queue) ?? new Set<string>();
+  // Two loops over one inbox would both find a request unapplied and apply it twice.
+  if (served.has(runtime.queueName)) {
+    throw new ValidationError(`the client inbox of step queue "${runtime.queueName}" of queue "${queue.name}" is already served in this process; stop that ClientInbox first`);
+  }
+  served.add(runtime.queueName);
+  servedInboxes.set(queue, served);
+  return new ClientInbox(queue, target, opts, () => served.delete(runtime.queueName));
+}
+
+/** The step queues whose inbox is served, per open queue. */
+const servedInboxes = new WeakMap<Queue, Set<string>>();

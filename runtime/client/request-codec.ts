@@ -1,0 +1,206 @@
+/**
+ * @module The bytes of inbox requests and answers: MessagePack maps with a
+ * format version. Decoding checks every field, so a malformed or foreign
+ * object is refused with a reason (and dead-lettered by the owner) rather
+ * than applied half-understood.
+ */
+import { TaqubaError } from "../errors.js";
+import type { PreparedJob } from "../typed/job-runner.js";
+import type { KvOp } from "../queue/effects.js";
+import { decodeValue, encodeValue } from "../workflow/records/codec.js";
+import type { RunOptions, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
+import { InputMismatchError } from "../workflow/workflow-errors.js";
+import { ValidationError } from "../errors.js";
+
+const FORMAT = 1;
+
+/** One request a client writes to the inbox. */
+export type InboxRequest =
+  | { readonly op: "submit"; readonly runId: string; readonly input: Uint8Array; readonly options: RunOptions; readonly kvOps: readonly KvOp[] }
+  | { readonly op: "job"; readonly job: PreparedJob }
+  | { readonly op: "signal"; readonly key: string; readonly payload: Uint8Array }
+  | { readonly op: "clearSignal"; readonly key: string }
+  | { readonly op: "cancel"; readonly runId: string };
+
+/** What an applied request answered. */
+export type AnswerValue = SubmitOutcome | SignalOutcome | boolean;
+
+/** An error the owner answered with, as the client rebuilds it. */
+export interface AnsweredError {
+  readonly name: string;
+  readonly code: string;
+  readonly message: string;
+  readonly runId?: string;
+}
+
+export type InboxAnswer = { readonly ok: true; readonly value: AnswerValue } | { readonly ok: false; readonly error: AnsweredError };
+
+/** The inbox object is not a request this version can apply; the reason says why. */
+export class MalformedRequestError extends TaqubaError {
+  constructor(readonly reason: string) {
+    super("MALFORMED_INBOX_REQUEST", `the inbox object is not a taquba request: ${reason}`);
+  }
+}
+
+/**
+ * The owner refused a client's request with an error the client has no
+ * class for: `ownerCode` and `ownerName` are the code and class of the
+ * owner's error, and the message is the owner's.
+ */
+export class RequestRefusedError extends TaqubaError {
+  constructor(
+    readonly ownerCode: string,
+    readonly ownerName: string,
+    message: string,
+  ) {
+    super("REQUEST_REFUSED", message);
+  }
+}
+
+export function encodeRequest(r: InboxRequest): Uint8Array {
+  return encodeValue({ v: FORMAT, ...r });
+}
+
+export function encodeAnswer(a: InboxAnswer): Uint8Array {
+  return encodeValue({ v: FORMAT, ...a });
+}
+
+function fail(reason: string): never {
+  throw new MalformedRequestError(reason);
+}
+
+function str(m: Record<string, unknown>, k: string): string {
+  const v = m[k];
+  if (typeof v !== "string" || v.length === 0) fail(`field "${k}" must be a non-empty string`);
+  return v;
+}
+
+function bytes(m: Record<string, unknown>, k: string): Uint8Array {
+  const v = m[k];
+  if (!(v instanceof Uint8Array)) fail(`field "${k}" must be bytes`);
+  return v;
+}
+
+function map(v: unknown, what: string): Record<string, unknown> {
+  if (v === null || typeof v !== "object" || Array.isArray(v) || v instanceof Uint8Array) fail(`${what} must be a map`);
+  return v as Record<string, unknown>;
+}
+
+function optNumber(m: Record<string, unknown>, k: string): number | undefined {
+  const v = m[k];
+  if (v === undefined) return undefined;
+  if (typeof v !== "number") fail(`field "${k}" must be a number`);
+  return v;
+}
+
+function runOptions(v: unknown): RunOptions {
+  const m = map(v ?? {}, "options");
+  const headersIn = map(m["headers"] ?? {}, "options.headers");
+  const headers: Record<string, string> = {};
+  for (const [k, x] of Object.entries(headersIn)) {
+    if (typeof x !== "string") fail(`header "${k}" must be a string`);
+    headers[k] = x;
+  }
+  const priority = optNumber(m, "priority");
+  const maxAttemptsPerStep = optNumber(m, "maxAttemptsPerStep");
+  const runAt = optNumber(m, "runAt");
+  return {
+    headers,
+    ...(priority === undefined ? {} : { priority }),
+    ...(maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep }),
+    ...(runAt === undefined ? {} : { runAt }),
+  };
+}
+
+function kvOps(v: unknown): KvOp[] {
+  if (v === undefined) return [];
+  if (!Array.isArray(v)) fail(`field "kvOps" must be a list`);
+  return v.map((x, i) => {
+    const m = map(x, `kvOps[${i}]`);
+    const key = str(m, "key");
+    if (m["kind"] === "put") return { kind: "put", key, value: bytes(m, "value") };
+    if (m["kind"] === "delete") return { kind: "delete", key };
+    return fail(`kvOps[${i}].kind must be "put" or "delete"`);
+  });
+}
+
+/** Decodes a request object; throws `MalformedRequestError` naming what is wrong. */
+export function decodeRequest(body: Uint8Array): InboxRequest {
+  let raw: unknown;
+  try {
+    raw = decodeValue(body);
+  } catch (e) {
+    fail(`not MessagePack (${e instanceof Error ? e.message : String(e)})`);
+  }
+  const m = map(raw, "the request");
+  if (m["v"] !== FORMAT) fail(`unknown format version ${JSON.stringify(m["v"])} (this version reads ${FORMAT})`);
+  switch (m["op"]) {
+    case "submit":
+      return { op: "submit", runId: str(m, "runId"), input: bytes(m, "input"), options: runOptions(m["options"]), kvOps: kvOps(m["kvOps"]) };
+    case "job": {
+      const j = map(m["job"], "job");
+      const idempotencyKey = j["idempotencyKey"] === undefined ? undefined : str(j, "idempotencyKey");
+      const runId = j["runId"] === undefined ? undefined : str(j, "runId");
+      return {
+        op: "job",
+        job: {
+          name: str(j, "name"),
+          payload: bytes(j, "payload"),
+          runOptions: runOptions(j["runOptions"]),
+          ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+          ...(runId === undefined ? {} : { runId }),
+        },
+      };
+    }
+    case "signal":
+      return { op: "signal", key: str(m, "key"), payload: bytes(m, "payload") };
+    case "clearSignal":
+      return { op: "clearSignal", key: str(m, "key") };
+    case "cancel":
+      return { op: "cancel", runId: str(m, "runId") };
+    default:
+      return fail(`unknown operation ${JSON.stringify(m["op"])}`);
+  }
+}
+
+function isAnswerValue(v: unknown): v is AnswerValue {
+  if (v === "delivered" || v === "buffered" || typeof v === "boolean") return true;
+  const m = v as Record<string, unknown> | null;
+  return m !== null && typeof m === "object" && typeof m["runId"] === "string" && typeof m["jobId"] === "string" && typeof m["newlySubmitted"] === "boolean";
+}
+
+/** Decodes an answer (or an applied mark); throws `MalformedRequestError` when it is not one. */
+export function decodeAnswer(body: Uint8Array): InboxAnswer {
+  let raw: unknown;
+  try {
+    raw = decodeValue(body);
+  } catch (e) {
+    fail(`answer is not MessagePack (${e instanceof Error ? e.message : String(e)})`);
+  }
+  const m = map(raw, "the answer");
+  if (m["v"] !== FORMAT) fail(`unknown answer format ${JSON.stringify(m["v"])}`);
+  if (m["ok"] === true && isAnswerValue(m["value"])) return { ok: true, value: m["value"] };
+  if (m["ok"] === false) {
+    const e = map(m["error"], "the answer's error");
+    const runId = typeof e["runId"] === "string" ? e["runId"] : undefined;
+    return { ok: false, error: { name: str(e, "name"), code: str(e, "code"), message: str(e, "message"), ...(runId === undefined ? {} : { runId }) } };
+  }
+  return fail("the answer is neither a value nor an error");
+}
+
+/** The answer describing `err`, which applying a request threw. */
+export function answeredError(err: unknown): AnsweredError {
+  if (err instanceof TaqubaError) {
+    const runId = (err as { runId?: unknown }).runId;
+    return { name: err.name, code: err.code, message: err.message, ...(typeof runId === "string" ? { runId } : {}) };
+  }
+  const e = err instanceof Error ? err : new Error(String(err));
+  return { name: e.name || "Error", code: "OWNER_ERROR", message: e.message };
+}
+
+/** The error the client's promise rejects with, the runtime's own class where the client knows it. */
+export function rebuildError(e: AnsweredError): Error {
+  if (e.code === "INPUT_MISMATCH" && e.runId !== undefined) return new InputMismatchError(e.runId);
+  if (e.code === "VALIDATION") return new ValidationError(e.message);
+  return new RequestRefusedError(e.code, e.name, e.message);
+}

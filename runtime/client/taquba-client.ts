@@ -1,0 +1,441 @@
+/**
+ * @module `TaqubaClient`: submit, signal, cancel, read and wait on runs
+ * from any process, while one other process owns the store.
+ *
+ * The engine has one writer. A client never opens it: it writes each
+ * command as a request object in the store's inbox (create-if-absent under
+ * a fresh ULID, so a retried write lands once), and the owner
+ * (`serveClients`) applies it and answers in the store (see
+ * `inbox-server`). Reads go through a read-only view of the owner's
+ * durable state (`QueueReader`), refreshed on every read.
+ *
+ * Bad input is refused here, before anything is written, with the same
+ * checks and errors as the runtime's.
+ */
+import { decodeTime } from "ulid";
+import { ClosedError, PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
+import type { HeaderValues, JobDefinition, JobHandle, JobSubmitOptions } from "../contract/job-definition.js";
+import { RunnerJobHandle, type JobReader } from "../jobs/job-handle.js";
+import { readJobOutcome } from "../jobs/job-results.js";
+import type { PreparedJob } from "../typed/job-runner.js";
+import { preparePayload, prepareRunOptions, type AnyDefinition } from "../jobs/job-submission.js";
+import type { KvOp } from "../queue/effects.js";
+import { validateQueueName, validateStoreName } from "../queue/names.js";
+import { PrefixedStore } from "../queue/prefixed-store.js";
+import { QueueReader } from "../queue/reader.js";
+import type { ObjectStore } from "../store/object-store.js";
+import { openStore } from "../store/open-store.js";
+import { MemoStore } from "../workflow/memo/memo.js";
+import { terminationOf } from "../workflow/records/records.js";
+import { RunId } from "../workflow/runs/run-id.js";
+import type { RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
+import { checkCorrelationKey } from "../workflow/limits.js";
+import { checkEffects, checkRunOptions, checkUserHeaders } from "../workflow/runs/submit.js";
+import { RunNotFoundError } from "../workflow/workflow-errors.js";
+import { DEFAULT_STEP_QUEUE, WorkflowView } from "../workflow/runs/workflow-view.js";
+import { TimeoutError } from "./client-errors.js";
+import { answerKey, inboxPrefix, requestIds, requestKey } from "./inbox-layout.js";
+import { decodeAnswer, encodeRequest, MalformedRequestError, rebuildError, type AnswerValue, type InboxAnswer, type InboxRequest } from "./request-codec.js";
+import { watchPrefix } from "./store-watch.js";
+
+/** Default time a command waits for the owner's answer. */
+export const DEFAULT_CLIENT_TIMEOUT_MS = 30_000;
+/** Default and lowest poll interval of reads and waits on a store without change notification (S3). */
+export const DEFAULT_CLIENT_POLL_MS = 1000;
+export const MIN_CLIENT_POLL_MS = 200;
+/** Poll interval on a local directory, where `fs.watch` wakes waiters and polling only covers a missed event. */
+const LOCAL_FALLBACK_POLL_MS = 1000;
+/** The first re-read of an answer comes this soon; later ones back off to the poll interval. */
+const FIRST_ANSWER_POLL_MS = 10;
+const PUT_ATTEMPTS = 5;
+
+function readAnswer(body: Uint8Array): InboxAnswer | undefined {
+  try {
+    return decodeAnswer(body);
+  } catch (e) {
+    if (e instanceof MalformedRequestError) return undefined;
+    throw e;
+  }
+}
+
+/** Options of {@link TaqubaClient.open}. */
+export interface TaqubaClientOptions {
+  /** The name the owner gave `Queue.open`. */
+  readonly name: string;
+  /** The owner runtime's step queue (`WorkflowRuntime.builder(...).queueName`). Default: "workflow-steps". */
+  readonly queueName?: string;
+  /** The owner runtime's memo prefix, when it set one. Default: `{queueName}-memo`. */
+  readonly memoPrefix?: string;
+  /** How long a command waits for the owner's answer before `TimeoutError`. Default: 30,000 ms. */
+  readonly timeoutMs?: number;
+  /**
+   * Poll interval of `wait()` and of answers on a store without change
+   * notification (S3): each poll is one LIST and a few GETs. Default and
+   * minimum: 1,000 ms and 200 ms. On a local directory waits are woken by
+   * `fs.watch` and this only bounds a missed event.
+   */
+  readonly pollIntervalMs?: number;
+}
+
+function positive(name: string, v: number | undefined, min: number, max: number): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max) throw new ValidationError(`TaqubaClientOptions.${name} must be a number of ms in ${min}..${max}, got ${String(v)}`);
+  return v;
+}
+
+function isRetryable(err: unknown): boolean {
+  return err instanceof StoreUnavailableError || (err instanceof TaqubaError && err.retryable);
+}
+
+/**
+ * A client of a taquba store owned by another process; see the module
+ * documentation. It satisfies what generated clients need (`WorkflowHost`,
+ * `SignalSender`, `JobSubmitter`), so `orders.client(client)` works from
+ * any process.
+ *
+ * @example
+ * const client = await TaqubaClient.open("s3://bucket/prefix", { name: "app", queueName: "workflow-steps" });
+ * const { runId } = await client.submit({ runId: "order-1", input });
+ * const end = await client.wait(runId);
+ * await client.close();
+ */
+export class TaqubaClient {
+  readonly #store: ObjectStore;
+  readonly #root: PrefixedStore;
+  readonly #name: string;
+  readonly #q: string;
+  readonly #memos: MemoStore;
+  readonly #timeoutMs: number;
+  readonly #pollMs: number;
+  readonly #nextId = requestIds();
+  readonly #closing = new AbortController();
+  #reader: QueueReader | undefined;
+  #opening: Promise<QueueReader | undefined> | undefined;
+  #view: WorkflowView | undefined;
+  #currentRefresh: Promise<unknown> | undefined;
+  #queuedRefresh: Promise<void> | undefined;
+  /** Waiters woken by a change under the inbox or the engine's objects (local directories only). */
+  readonly #waiters = new Set<() => void>();
+  readonly #unwatch: Array<() => void> = [];
+  readonly #watched: boolean;
+
+  private constructor(store: ObjectStore, opts: TaqubaClientOptions) {
+    this.#store = store;
+    this.#name = opts.name;
+    this.#q = opts.queueName ?? DEFAULT_STEP_QUEUE;
+    this.#root = new PrefixedStore(store, `${this.#name}/`);
+    this.#memos = new MemoStore(store, opts.memoPrefix ?? `${this.#q}-memo`);
+    this.#timeoutMs = opts.timeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
+    const wake = () => {
+      for (const w of [...this.#waiters]) w();
+    };
+    for (const prefix of [inboxPrefix(this.#q), "db/"]) {
+      const stop = watchPrefix(this.#root, prefix, wake);
+      if (stop !== undefined) this.#unwatch.push(stop);
+    }
+    this.#watched = this.#unwatch.length === 2;
+    this.#pollMs = opts.pollIntervalMs ?? (this.#watched ? LOCAL_FALLBACK_POLL_MS : DEFAULT_CLIENT_POLL_MS);
+  }
+
+  /**
+   * A client of the store `name` (the name the owner gave `Queue.open`) in
+   * `store`, an `ObjectStore` or a URL (`s3://bucket/prefix`,
+   * `file:///dir`; see `openStore`). Opening writes nothing and needs no
+   * owner to be running.
+   */
+  static async open(store: ObjectStore | string, opts: TaqubaClientOptions): Promise<TaqubaClient> {
+    if (opts === null || typeof opts !== "object") throw new ValidationError("TaqubaClient.open takes { name, queueName? }");
+    validateStoreName(opts.name);
+    if (opts.queueName !== undefined) validateQueueName(opts.queueName);
+    positive("timeoutMs", opts.timeoutMs, 1, 24 * 3600 * 1000);
+    positive("pollIntervalMs", opts.pollIntervalMs, MIN_CLIENT_POLL_MS, 3600 * 1000);
+    const s = typeof store === "string" ? openStore(store) : store;
+    if (s === null || typeof s !== "object" || typeof s.get !== "function") throw new ValidationError("TaqubaClient.open takes an ObjectStore or a store URL");
+    return new TaqubaClient(s, opts);
+  }
+
+  /** The step queue whose runs this client reaches. */
+  get queueName(): string {
+    return this.#q;
+  }
+
+  // ---- commands: written to the inbox, answered by the owner ----------
+
+  /**
+   * Submits a run, with `WorkflowRuntime.submit`'s semantics: idempotent on
+   * `(runId, input)` (a duplicate answers `newlySubmitted: false`, another
+   * input rejects with `InputMismatchError`). A run id is drawn here when
+   * absent. `effects` may hold caller KV writes, not enqueues.
+   */
+  submit(spec: RunSpec): Promise<SubmitOutcome>;
+  /** Submits a typed job (the owner must serve a `JobRunner`); the handle waits through this client. */
+  submit<Name extends string, Input, Output, Err, Headers extends HeaderValues>(
+    definition: JobDefinition<Name, Input, Output, Err, Headers>,
+    input: Input,
+    options?: JobSubmitOptions<Headers>,
+  ): Promise<JobHandle<Output, Err>>;
+  async submit(specOrDefinition: unknown, input?: unknown, options?: JobSubmitOptions<HeaderValues>): Promise<unknown> {
+    if ((specOrDefinition as { kind?: unknown } | null)?.kind === "job") return this.#submitJob(specOrDefinition as AnyDefinition, input, options);
+    const spec = specOrDefinition as RunSpec;
+    if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
+      throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
+    }
+    const runId = spec.runId === undefined ? RunId.generate() : RunId.parse(spec.runId);
+    const o = spec.options ?? {};
+    const headers = checkUserHeaders(o.headers);
+    checkRunOptions(o);
+    checkEffects(spec.effects);
+    if (spec.effects !== undefined && spec.effects.enqueues.length > 0) {
+      throw new ValidationError("a TaqubaClient submission carries caller KV effects only; enqueue follow-up jobs from a step instead");
+    }
+    const kvOps: KvOp[] = [...(spec.effects?.kvOps ?? [])];
+    const runOptions = {
+      headers,
+      ...(o.priority === undefined ? {} : { priority: o.priority }),
+      ...(o.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: o.maxAttemptsPerStep }),
+      ...(o.runAt === undefined ? {} : { runAt: o.runAt }),
+    };
+    return this.#request({ op: "submit", runId, input: spec.input, options: runOptions, kvOps }, `submission of run "${runId}"`);
+  }
+
+  async #submitJob(def: AnyDefinition, input: unknown, options: JobSubmitOptions<HeaderValues> | undefined): Promise<JobHandle<unknown, unknown>> {
+    const runOptions = prepareRunOptions(def, options);
+    const payload = preparePayload(def, input);
+    const key = options?.idempotencyKey ?? def.idempotencyKey?.(input as never);
+    const job: PreparedJob = { name: def.name, payload, runOptions, ...(key === undefined ? { runId: RunId.generate() } : { idempotencyKey: key }) };
+    const out = (await this.#request({ op: "job", job }, `submission of job "${def.name}"`)) as SubmitOutcome;
+    return new RunnerJobHandle(this.#jobReader(), out.runId, out.newlySubmitted);
+  }
+
+  /** Delivers a signal to the step waiting on `correlationKey`, or buffers it: `"delivered"` or `"buffered"`, as the owner answers. */
+  async signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
+    checkCorrelationKey(correlationKey);
+    if (!(payload instanceof Uint8Array)) throw new ValidationError("a signal payload must be a Uint8Array");
+    return (await this.#request({ op: "signal", key: correlationKey, payload }, `signal "${correlationKey}"`)) as SignalOutcome;
+  }
+
+  /** Discards the buffered signal of `correlationKey`; `true` when one was removed. */
+  async clearSignal(correlationKey: string): Promise<boolean> {
+    checkCorrelationKey(correlationKey);
+    return (await this.#request({ op: "clearSignal", key: correlationKey }, `clearing of signal "${correlationKey}"`)) as boolean;
+  }
+
+  /** Requests cancellation of a run: `true` once recorded, `false` for an unknown or ended run. */
+  async cancel(runId: RunId | string): Promise<boolean> {
+    const id = RunId.parse(runId);
+    return (await this.#request({ op: "cancel", runId: id }, `cancellation of run "${id}"`)) as boolean;
+  }
+
+  async #request(request: InboxRequest, what: string): Promise<AnswerValue> {
+    this.#checkOpen();
+    const id = this.#nextId(Date.now());
+    await this.#put(requestKey(this.#q, id), encodeRequest(request));
+    const deadline = decodeTime(id) + this.#timeoutMs;
+    let pollMs = FIRST_ANSWER_POLL_MS;
+    for (;;) {
+      const changed = this.#nextChange();
+      try {
+        const obj = await this.#root.get(answerKey(this.#q, id));
+        // A store without atomic puts (some S3-compatible servers) can show an answer half written;
+        // the owner rewrites an answer it did not finish, so read again rather than fail.
+        const answer = obj === null ? undefined : readAnswer(obj.body);
+        if (answer !== undefined) {
+          // The answer is ours alone; the owner sweeps any a client leaves behind.
+          await this.#root.delete(answerKey(this.#q, id)).catch(() => {});
+          if (answer.ok) return answer.value;
+          throw rebuildError(answer.error);
+        }
+        const now = Date.now();
+        if (now >= deadline) throw new TimeoutError(id, what, this.#timeoutMs, this.#name);
+        await this.#sleep(Math.min(pollMs, deadline - now), changed.promise);
+        pollMs = Math.min(pollMs * 2, this.#pollMs);
+      } finally {
+        changed.dispose();
+      }
+    }
+  }
+
+  /** Creates the request object once: a retry after an ambiguous failure finds its own object. */
+  async #put(key: string, body: Uint8Array): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#root.put(key, body, { ifNoneMatch: "*" });
+        return;
+      } catch (err) {
+        // The name is fresh: an existing object is this request, written by an attempt whose answer was lost.
+        if (err instanceof PreconditionFailedError) return;
+        if (!isRetryable(err) || attempt >= PUT_ATTEMPTS) throw err;
+        await this.#sleep(50 * 2 ** attempt, new Promise(() => {}));
+      }
+    }
+  }
+
+  // ---- reads: a read-only view of the owner's durable state -----------
+
+  /** The run's status as of the owner's last durable commit; null for an unknown run. */
+  async status(runId: RunId | string): Promise<RunStatus | null> {
+    const id = RunId.parse(runId);
+    const view = await this.#refreshed();
+    return view === undefined ? null : view.status(id);
+  }
+
+  /** The committed outcome of a terminated run, or null. */
+  async outcome(runId: RunId | string): Promise<RunOutcome | null> {
+    const id = RunId.parse(runId);
+    const view = await this.#refreshed();
+    return view === undefined ? null : view.outcome(id);
+  }
+
+  /** Waits until the run terminates. Throws `RunNotFoundError` for a run with no record. */
+  async wait(runId: RunId | string): Promise<RunEnd> {
+    return (await this.#wait(RunId.parse(runId), undefined))!;
+  }
+
+  /** {@link TaqubaClient.wait} bounded by `timeoutMs`; null when the run has not ended by then. */
+  waitTimeout(runId: RunId | string, timeoutMs: number): Promise<RunEnd | null> {
+    if (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0) throw new ValidationError(`waitTimeout takes a timeout >= 0 ms, got ${timeoutMs}`);
+    return this.#wait(RunId.parse(runId), Date.now() + timeoutMs);
+  }
+
+  async #wait(runId: RunId, deadline: number | undefined): Promise<RunEnd | null> {
+    for (;;) {
+      this.#checkOpen();
+      const changed = this.#nextChange();
+      try {
+        const view = await this.#refreshed();
+        const r = view === undefined ? { kind: "unknown" as const } : await view.records(runId);
+        if (r.kind === "terminated") return { termination: terminationOf(r.terminal), outcome: await view!.outcomeOf(r.terminal) };
+        if (r.kind === "unknown") throw new RunNotFoundError(runId);
+        const now = Date.now();
+        if (deadline !== undefined && now >= deadline) return null;
+        await this.#sleep(deadline === undefined ? this.#pollMs : Math.min(this.#pollMs, deadline - now), changed.promise);
+      } finally {
+        changed.dispose();
+      }
+    }
+  }
+
+  #jobReader(): JobReader {
+    return {
+      outcome: async (jobId) => {
+        const view = await this.#refreshed();
+        if (view === undefined) return "unknown";
+        return readJobOutcome(view, this.#reader!, jobId);
+      },
+      register: () => {
+        const changed = this.#nextChange();
+        const stop = new AbortController();
+        const timer = this.#sleep(this.#pollMs, changed.promise, stop.signal);
+        const closing = this.#closing.signal;
+        return {
+          promise: timer,
+          dispose: () => {
+            stop.abort();
+            changed.dispose();
+          },
+          // A closed client reads nothing more: its job waits settle with why.
+          get closedError() {
+            return closing.aborted ? new ClosedError("this TaqubaClient") : undefined;
+          },
+        };
+      },
+      status: (jobId) => this.status(jobId),
+      cancel: (jobId) => this.cancel(jobId),
+    };
+  }
+
+  /** The view after a refresh of the reader; undefined while the owner has never written the store. */
+  async #refreshed(): Promise<WorkflowView | undefined> {
+    this.#checkOpen();
+    if (this.#reader === undefined) {
+      this.#opening ??= this.#openReader().finally(() => {
+        this.#opening = undefined;
+      });
+      await this.#opening;
+      return this.#view;
+    }
+    await this.#refresh(this.#reader);
+    return this.#view;
+  }
+
+  /**
+   * A refresh that starts after this call. `EngineReader.refresh` shares one
+   * under way, which may have read the store before a commit this caller
+   * already knows of (its own submission's answer, say); so a caller waits
+   * for that one to end and shares the next.
+   */
+  #refresh(reader: QueueReader): Promise<unknown> {
+    if (this.#queuedRefresh !== undefined) return this.#queuedRefresh;
+    const start = async (): Promise<void> => {
+      this.#queuedRefresh = undefined;
+      const p = reader.refresh();
+      this.#currentRefresh = p;
+      try {
+        await p;
+      } finally {
+        if (this.#currentRefresh === p) this.#currentRefresh = undefined;
+      }
+    };
+    if (this.#currentRefresh === undefined) return start();
+    const queued = this.#currentRefresh.then(start, start);
+    this.#queuedRefresh = queued;
+    return queued;
+  }
+
+  async #openReader(): Promise<QueueReader | undefined> {
+    // A store no owner has opened yet has no manifest: nothing to read, no run known.
+    let any = false;
+    for await (const _ of this.#root.list("db/manifest/")) {
+      any = true;
+      break;
+    }
+    if (!any) return undefined;
+    const reader = await QueueReader.open(this.#store, this.#name);
+    if (this.#closing.signal.aborted) {
+      await reader.close();
+      return undefined;
+    }
+    this.#reader = reader;
+    this.#view = new WorkflowView(reader, this.#memos, this.#q);
+    return reader;
+  }
+
+  // ---- waiting ---------------------------------------------------------
+
+  /** A promise settled by the next change notification (never, without one); dispose it after use. */
+  #nextChange(): { promise: Promise<void>; dispose(): void } {
+    let wake!: () => void;
+    const promise = new Promise<void>((resolve) => (wake = resolve));
+    this.#waiters.add(wake);
+    return { promise, dispose: () => this.#waiters.delete(wake) };
+  }
+
+  /** Resolves after `ms`, on `early`, on close, or on `signal`. */
+  #sleep(ms: number, early: Promise<void>, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#closing.signal.removeEventListener("abort", done);
+        signal?.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      this.#closing.signal.addEventListener("abort", done);
+      signal?.addEventListener("abort", done);
+      void early.then(done);
+    });
+  }
+
+  #checkOpen(): void {
+    if (this.#closing.signal.aborted) throw new ClosedError("this TaqubaClient");
+  }
+
+  /** Stops watching and drops the read view. Requests already written stay in the inbox and are applied. */
+  async close(): Promise<void> {
+    if (this.#closing.signal.aborted) return;
+    this.#closing.abort();
+    for (const u of this.#unwatch) u();
+    await this.#opening?.catch(() => undefined);
+    await this.#reader?.close();
+  }
+}
