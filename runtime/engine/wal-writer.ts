@@ -12,6 +12,12 @@
  *   in the range a new writer skips (see layout.ts).
  * - After the first fatal error nothing is sent again and every waiter, now
  *   or later, rejects with that error.
+ *
+ * When to seal (leader/follower): with no WAL put in flight, the open object
+ * is sealed at the end of the current event-loop turn, so an idle engine pays
+ * one write per commit and no window. While puts are in flight, commits keep
+ * gathering until the oldest put lands or `flushIntervalMs` passes, whichever
+ * comes first: batching grows with load instead of being paid by every commit.
  */
 import { FencedError, StoreCorruptedError, TaqubaError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
@@ -178,7 +184,9 @@ export class WalWriter {
 
   #armTimer(): void {
     const ms = this.#opts.flushIntervalMs;
-    this.#timer = ms <= 0 ? setImmediate(() => this.#onTimer()) : setTimeout(() => this.#onTimer(), ms);
+    // Idle (nothing sealed and not yet durable): no one to share a window with.
+    const idle = this.#sealed.length === 0;
+    this.#timer = ms <= 0 || idle ? setImmediate(() => this.#onTimer()) : setTimeout(() => this.#onTimer(), ms);
   }
 
   #clearTimer(): void {
@@ -228,6 +236,9 @@ export class WalWriter {
       this.#durableSeq = done.seq;
       done.waiter?.resolve();
     }
+    // The followers gathered while this put was in flight: send them now
+    // rather than at the end of the window.
+    if (this.#open !== undefined && this.#sealed.length === 0) this.#flushDue = true;
     this.#pump();
   }
 
