@@ -60,7 +60,9 @@ async function owner(dir: string, latencyMs: number, listMs: number): Promise<vo
 }
 
 function startOwner(dir: string, latencyMs: number, listMs: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--owner", dir, String(latencyMs), String(listMs)], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--owner", dir, String(latencyMs), String(listMs)], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   return new Promise((resolve, reject) => {
     child.stdout!.on("data", (d: Buffer) => {
       if (d.toString().includes("ready")) resolve(child);
@@ -122,8 +124,16 @@ if (values.owner) {
 } else {
   const list = Number(values.list);
   const poll = Number(values.poll);
-  console.log(`load average before: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  console.log(
+    `load average before: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
   await measure("LocalStore (fs.watch)", 0, Number(values.runs), 5000, 1000);
   await measure(`withLatency 20 ms (owner lists every ${list} ms, client polls from 10 ms up to ${poll} ms)`, 20, Number(values["latency-runs"]), list, poll);
-  console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  console.log(
+    `load average after: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
 }

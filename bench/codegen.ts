@@ -128,7 +128,10 @@ function time(fn: () => void): number {
 }
 
 const show = (xs: number[]) => `${median(xs).toFixed(0)} ms  (runs: ${xs.map((x) => x.toFixed(0)).join(", ")})`;
-const load = () => loadavg().map((x) => x.toFixed(2)).join(" ");
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ");
 
 const { values } = parseArgs({ options: { root: { type: "string" } } });
 const root = values.root === undefined ? join(dirname(fileURLToPath(import.meta.url)), "..") : resolve(values.root);
@@ -239,10 +242,18 @@ try {
     writeFileSync(big, bigSpec(++revision));
     return big;
   };
-  const watchSmall = await watchPasses(dir, Array.from({ length: RUNS }, () => editSmall));
-  const watchBig = await watchPasses(dir, Array.from({ length: RUNS }, () => editBig));
+  const watchSmall = await watchPasses(
+    dir,
+    Array.from({ length: RUNS }, () => editSmall),
+  );
+  const watchBig = await watchPasses(
+    dir,
+    Array.from({ length: RUNS }, () => editBig),
+  );
 
-  console.log(`codegen benchmark: ${JOBS} jobs, ${SIGNALS} signals, ${HEADERS} headers, ${WORKFLOWS} workflows of ${STEPS} steps (one waits for a signal); spec ${spec.length} bytes`);
+  console.log(
+    `codegen benchmark: ${JOBS} jobs, ${SIGNALS} signals, ${HEADERS} headers, ${WORKFLOWS} workflows of ${STEPS} steps (one waits for a signal); spec ${spec.length} bytes`,
+  );
   console.log(`generator: ${root}`);
   console.log(`output: ${files} files, ${(bytes / 1024).toFixed(0)} KiB (validators ${(validators / 1024).toFixed(0)} KiB)`);
   console.log(`machine: ${process.platform} ${process.arch}, node ${process.version}, 2 shared cores; median of ${RUNS}`);

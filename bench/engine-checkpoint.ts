@@ -88,8 +88,12 @@ async function run(mode: "full" | "incremental"): Promise<void> {
   );
 }
 
-console.log(`engine-checkpoint: KEYS=${KEYS} VALUE_BYTES=${VALUE_BYTES} ROUNDS=${ROUNDS} CHANGES=${CHANGES} COMMITTERS=${COMMITTERS} store=MemoryStore, node ${process.version}`);
-console.log("| checkpoints | checkpoint time p50 / max | written per checkpoint p50 / max | longest loop delay | commit p99 during | full checkpoints | runs at end | reopen |");
+console.log(
+  `engine-checkpoint: KEYS=${KEYS} VALUE_BYTES=${VALUE_BYTES} ROUNDS=${ROUNDS} CHANGES=${CHANGES} COMMITTERS=${COMMITTERS} store=MemoryStore, node ${process.version}`,
+);
+console.log(
+  "| checkpoints | checkpoint time p50 / max | written per checkpoint p50 / max | longest loop delay | commit p99 during | full checkpoints | runs at end | reopen |",
+);
 console.log("|---|---|---|---|---|---|---|---|");
 await run("full");
 await run("incremental");

@@ -20,17 +20,7 @@
  * CONCURRENCY (runner default 16), FLUSH_MS (engine flush window, 2).
  */
 import { Ajv } from "ajv";
-import {
-  createValidator,
-  defineHeaders,
-  defineJob,
-  JobRunner,
-  LocalStore,
-  MemoryStore,
-  Queue,
-  withCounting,
-  type ObjectStore,
-} from "../runtime/index.js";
+import { createValidator, defineHeaders, defineJob, JobRunner, LocalStore, MemoryStore, Queue, withCounting, type ObjectStore } from "../runtime/index.js";
 import { withTempDir } from "./support/temp-dir.js";
 
 const N = Number(process.env.N ?? 1000);
@@ -49,7 +39,10 @@ const headers = defineHeaders<Record<string, never>>({
 const addJob = defineJob<"bench.add", AddInput, number, never, Record<string, never>>({
   name: "bench.add",
   package: "bench",
-  input: createValidator<AddInput>("bench.add input", ajv.compile({ type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] })),
+  input: createValidator<AddInput>(
+    "bench.add input",
+    ajv.compile({ type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] }),
+  ),
   output: createValidator<number>("bench.add output", ajv.compile({ type: "number" })),
   headers,
   contractHash: "bench",
@@ -102,7 +95,9 @@ async function runOn(kind: string, base: ObjectStore): Promise<void> {
     console.log(`                  join   ${fmt(joinMs, N)}`);
     console.log(`                  total  ${fmt(submitMs + joinMs, N)}   ${(requests / N).toFixed(1)} store requests/job`);
     console.log(`  group resubmit         ${fmt(resubmitMs, N)}`);
-    console.log(`  keyed cold (submit+result) ${fmt(keyedMs, N)}   cpu ${keyedCpuMs.toFixed(0)} ms   ${runner.waits.fallbackReads} fallback-poll reads over all phases`);
+    console.log(
+      `  keyed cold (submit+result) ${fmt(keyedMs, N)}   cpu ${keyedCpuMs.toFixed(0)} ms   ${runner.waits.fallbackReads} fallback-poll reads over all phases`,
+    );
     console.log(`  keyed resubmit         ${fmt(keyedAgainMs, N)}`);
   } finally {
     await worker.shutdown();

@@ -79,21 +79,31 @@ await Promise.all(
 const drainS = (performance.now() - t0) / 1000;
 gcObserver.disconnect();
 const after = { stats: queue.engineStats, sched: schedstat(), load: loadavg()[0]! };
-console.log(`queue-drain: jobs=${JOBS} warmup=${WARMUP} drainers=${DRAINERS} store=${LATENCY_MS > 0 ? `withLatency(memory, ${LATENCY_MS} ms)` : "MemoryStore"} payload=64 B`);
-console.log(`fill: ${fillS.toFixed(1)} s (${Math.round(JOBS / fillS).toLocaleString("en-US")} enqueues/s in batches of 1000); drain: ${drainS.toFixed(1)} s (${Math.round(JOBS / drainS).toLocaleString("en-US")} claim+ack/s)`);
+console.log(
+  `queue-drain: jobs=${JOBS} warmup=${WARMUP} drainers=${DRAINERS} store=${LATENCY_MS > 0 ? `withLatency(memory, ${LATENCY_MS} ms)` : "MemoryStore"} payload=64 B`,
+);
+console.log(
+  `fill: ${fillS.toFixed(1)} s (${Math.round(JOBS / fillS).toLocaleString("en-US")} enqueues/s in batches of 1000); drain: ${drainS.toFixed(1)} s (${Math.round(JOBS / drainS).toLocaleString("en-US")} claim+ack/s)`,
+);
 const checkpoints = after.stats.checkpoints - before.stats.checkpoints;
 const compactions = after.stats.compactions - before.stats.compactions;
 const mib = (after.stats.checkpointBytes - before.stats.checkpointBytes) / 1024 / 1024;
-console.log(`during the drain: ${checkpoints} checkpoints (${compactions} full), ${mib.toFixed(1)} MiB of segments; GC ${gc.count} pauses, ${gc.ms.toFixed(0)} ms in all, longest ${gc.maxMs.toFixed(1)} ms`);
+console.log(
+  `during the drain: ${checkpoints} checkpoints (${compactions} full), ${mib.toFixed(1)} MiB of segments; GC ${gc.count} pauses, ${gc.ms.toFixed(0)} ms in all, longest ${gc.maxMs.toFixed(1)} ms`,
+);
 if (before.sched && after.sched) {
   const wait = after.sched.wait - before.sched.wait;
-  console.log(`main thread: ${(after.sched.cpu - before.sched.cpu).toFixed(0)} ms on CPU, ${wait.toFixed(0)} ms runnable but waiting for a core; load average ${before.load.toFixed(1)} -> ${after.load.toFixed(1)} (2 shared cores)`);
+  console.log(
+    `main thread: ${(after.sched.cpu - before.sched.cpu).toFixed(0)} ms on CPU, ${wait.toFixed(0)} ms runnable but waiting for a core; load average ${before.load.toFixed(1)} -> ${after.load.toFixed(1)} (2 shared cores)`,
+  );
 }
 console.log(`claims over 4 ms: ${claimMs.filter((ms) => ms > 4).length}`);
 console.log("| claims | p50 | p99 | max |");
 console.log("|---|---|---|---|");
 for (let d = 0; d < 10; d++) {
   const slice = claimMs.slice((d * JOBS) / 10, ((d + 1) * JOBS) / 10).sort((a, b) => a - b);
-  console.log(`| ${(d * JOBS) / 10 + 1}-${((d + 1) * JOBS) / 10} | ${percentile(slice, 50).toFixed(3)} ms | ${percentile(slice, 99).toFixed(3)} ms | ${slice[slice.length - 1]!.toFixed(2)} ms |`);
+  console.log(
+    `| ${(d * JOBS) / 10 + 1}-${((d + 1) * JOBS) / 10} | ${percentile(slice, 50).toFixed(3)} ms | ${percentile(slice, 99).toFixed(3)} ms | ${slice[slice.length - 1]!.toFixed(2)} ms |`,
+  );
 }
 await queue.close();

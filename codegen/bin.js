@@ -28,6 +28,8 @@ try {
 } catch (e) {
   const missing = e && e.code === "ERR_MODULE_NOT_FOUND" && GENERATOR_DEPS.find((d) => String(e.message).includes(`'${d}'`));
   if (!missing) throw e;
-  console.error(`taquba codegen needs the package "${missing}", which is not installed.\nInstall the generator's dependencies as dev dependencies: npm install --save-dev ${GENERATOR_DEPS.join(" ")}`);
+  console.error(
+    `taquba codegen needs the package "${missing}", which is not installed.\nInstall the generator's dependencies as dev dependencies: npm install --save-dev ${GENERATOR_DEPS.join(" ")}`,
+  );
   process.exitCode = 1;
 }

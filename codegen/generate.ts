@@ -87,7 +87,14 @@ function analyseFile(input: SpecInput): FileAnalysis {
 }
 
 /** Problems of the workflow step graphs, which stand on their own even when the rest of the file breaks the format. */
-const GRAPH_CODES: ReadonlySet<string> = new Set(["UNKNOWN_STEP", "UNREACHABLE_STEP", "UNKNOWN_SIGNAL", "WAIT_WITHOUT_TIMEOUT", "TIMEOUT_WITHOUT_WAIT", "BAD_ENTRY_STEP"]);
+const GRAPH_CODES: ReadonlySet<string> = new Set([
+  "UNKNOWN_STEP",
+  "UNREACHABLE_STEP",
+  "UNKNOWN_SIGNAL",
+  "WAIT_WITHOUT_TIMEOUT",
+  "TIMEOUT_WITHOUT_WAIT",
+  "BAD_ENTRY_STEP",
+]);
 
 function graphProblemsDespite(file: string, loaded: ReturnType<typeof loadSpec>): Diagnostic[] {
   try {
@@ -141,10 +148,7 @@ export class GenerationCache {
 }
 
 /** Loads, validates and checks specs into models, without emitting. */
-export function analyse(
-  inputs: readonly SpecInput[],
-  cache?: GenerationCache,
-): { packages: PackageModel[]; diagnostics: Diagnostic[] } {
+export function analyse(inputs: readonly SpecInput[], cache?: GenerationCache): { packages: PackageModel[]; diagnostics: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];
   const packages: PackageModel[] = [];
   const owners = new Map<string, string>();
@@ -218,7 +222,13 @@ export function emitPackage(pkg: PackageModel): GeneratedFile[] {
     {
       path: `${dir}/package.ts`,
       content: finishText(
-        `${headerComment(src)}\n${["client", "definitions", ...(pkg.jobs.length > 0 ? ["handlers"] : []), "types", ...(pkg.workflows.length > 0 ? ["workflows"] : [])]
+        `${headerComment(src)}\n${[
+          "client",
+          "definitions",
+          ...(pkg.jobs.length > 0 ? ["handlers"] : []),
+          "types",
+          ...(pkg.workflows.length > 0 ? ["workflows"] : []),
+        ]
           .map((m) => `export * from "./${m}.js";`)
           .join("\n")}`,
       ),

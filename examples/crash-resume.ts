@@ -48,7 +48,9 @@ function stagedRunner(say: (line: string) => void, hangAt?: { step: number; chun
           await sleep(120); // an expensive call
           return `${stage[0]}${chunk}`;
         });
-        say(`step ${step.stepNumber} ${stage}: chunk ${chunk}/${CHUNKS} ${computed ? "computed and memoized" : "reused from memo (computed before the crash)"}`);
+        say(
+          `step ${step.stepNumber} ${stage}: chunk ${chunk}/${CHUNKS} ${computed ? "computed and memoized" : "reused from memo (computed before the crash)"}`,
+        );
         parts.push(value);
       }
       const digest = `${dec(step.payload)}${parts.join("")}|`;
@@ -87,7 +89,9 @@ if (process.argv[2] === "--worker") {
 const dir = await mkdtemp(join(tmpdir(), "taquba-crash-resume-"));
 console.log(`state directory: ${dir}`);
 const start = (n: number, onLine: (line: string) => void) => {
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), "--worker", dir, String(n)], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), "--worker", dir, String(n)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   createInterface({ input: child.stdout }).on("line", (line) => {
     console.log(line);
     onLine(line);

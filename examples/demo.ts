@@ -83,11 +83,18 @@ if (p2End !== "exit code 0") throw new Error(`worker process 2 ended with ${p2En
 for (const { orderId, end } of await readBack(dir)) {
   if (end === null) throw new Error(`${orderId} did not end`);
   const detail =
-    end.status === "succeeded" ? ` (charge ${end.result.charge_id}, tracking ${end.result.tracking_number})` : end.status === "failed" ? ` (${end.error?.reason ?? end.message})` : " (cancelled from outside the run)";
+    end.status === "succeeded"
+      ? ` (charge ${end.result.charge_id}, tracking ${end.result.tracking_number})`
+      : end.status === "failed"
+        ? ` (${end.error?.reason ?? end.message})`
+        : " (cancelled from outside the run)";
   say(`read back from the directory: ${orderId} ${end.status} at step ${end.finalStep}${detail}`);
 }
 
-const journal = (await readFile(journalFile(dir), "utf8")).trim().split("\n").map((l) => l.split(" "));
+const journal = (await readFile(journalFile(dir), "utf8"))
+  .trim()
+  .split("\n")
+  .map((l) => l.split(" "));
 const count = (what: string, order: string) => journal.filter(([o, w]) => o === order && w === what).length;
 for (const { order_id: id } of ORDERS) {
   say(`${id}: side effects performed: charge x${count("charge", id)}, documents x${count("render", id)}, shipment x${count("ship", id)}`);

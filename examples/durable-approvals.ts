@@ -102,9 +102,13 @@ async function processTwo(dir: string): Promise<void> {
   const worker = runtime.spawn();
   say(`refund-42 after the restart: ${(await runtime.status("refund-42"))?.state} at step 1`);
   say(`approve refund-42: ${await decide({ request_id: "refund-42" }, { approved: true, by: "finance@example.com" })}`);
-  say(`reject delete-tenant-7: ${await decide({ request_id: "delete-tenant-7" }, { approved: false, by: "cto@example.com", comment: "tenant has an open contract" })}`);
+  say(
+    `reject delete-tenant-7: ${await decide({ request_id: "delete-tenant-7" }, { approved: false, by: "cto@example.com", comment: "tenant has an open contract" })}`,
+  );
   await runtime.submit({ runId: "upgrade-db", input: enc({ request_id: "upgrade-db", action: "upgrade the database", timeoutMs: LONG_TIMEOUT_MS }) });
-  say(`decision for "old-request": ${await decide({ request_id: "old-request" }, { approved: true, by: "someone" })}; withdrawn: ${await runtime.clearSignal("approval:old-request")}`);
+  say(
+    `decision for "old-request": ${await decide({ request_id: "old-request" }, { approved: true, by: "someone" })}; withdrawn: ${await runtime.clearSignal("approval:old-request")}`,
+  );
   for (const id of ["refund-42", "delete-tenant-7", "upgrade-db", "rotate-keys"]) {
     const end = await runtime.wait(id);
     say(`${id}: ${end.termination.status}${end.termination.error ? ` (${end.termination.error})` : ""}`);

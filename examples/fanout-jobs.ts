@@ -59,7 +59,9 @@ class AlbumPublish implements thumbs.AlbumPublishHandler {
           }
         }
       }
-      console.log(`  fan_out attempt ${ctx.attempt}: ${handles.length} submissions, ${fresh} new, ${handles.length - fresh} matched existing jobs by idempotency key`);
+      console.log(
+        `  fan_out attempt ${ctx.attempt}: ${handles.length} submissions, ${fresh} new, ${handles.length - fresh} matched existing jobs by idempotency key`,
+      );
       const outputs = await Promise.all(handles.map((h) => h.output()));
       return { album: input.album, thumbnails: outputs.map((o) => o.object_key), total_bytes: outputs.reduce((n, o) => n + o.bytes, 0) };
     });
@@ -91,7 +93,9 @@ console.log(`run ${runId} ${end.status}: ${end.result.thumbnails.join(", ")}`);
 console.log(`fanout-jobs done: ${resizes} resize jobs ran for ${end.result.thumbnails.length} thumbnails despite the retried fan-out`);
 
 // A wrong value never reaches the queue: the generated client validates it first.
-await client.photoResize.submit({ photo: "not a photo", width: 320 }).catch((e: unknown) => console.log(`rejected before enqueueing: ${e instanceof Error ? e.message.replace(/\s*\n\s*/g, " ") : String(e)}`));
+await client.photoResize
+  .submit({ photo: "not a photo", width: 320 })
+  .catch((e: unknown) => console.log(`rejected before enqueueing: ${e instanceof Error ? e.message.replace(/\s*\n\s*/g, " ") : String(e)}`));
 
 await worker.shutdown();
 await queue.close();

@@ -104,7 +104,8 @@ for await (const r of group.results()) {
     cost += err?.cost_micro_usd ?? 0;
     console.log(`  ${r.key}: ${r.outcome.status}${err ? ` (${err.reason})` : ""}`);
   }
-  if (done % 5 === 0 || done === DOCUMENTS) console.log(`progress ${done}/${DOCUMENTS}: ${done - failed} succeeded, ${failed} failed, cost so far ${usd(cost)}`);
+  if (done % 5 === 0 || done === DOCUMENTS)
+    console.log(`progress ${done}/${DOCUMENTS}: ${done - failed} succeeded, ${failed} failed, cost so far ${usd(cost)}`);
 }
 const status = await group.status();
 console.log(`group status: ${JSON.stringify(status)}`);

@@ -61,7 +61,13 @@ for (const h of handles) {
 }
 
 const invoice = await first.client.invoiceRender.submit(
-  { invoice_id: "inv-2026-001", lines: [{ sku: "grinder", quantity: 1, unit_price: { amount_cents: 12900, currency: "EUR" } }, { sku: "beans", quantity: 3, unit_price: { amount_cents: 1450, currency: "EUR" } }] },
+  {
+    invoice_id: "inv-2026-001",
+    lines: [
+      { sku: "grinder", quantity: 1, unit_price: { amount_cents: 12900, currency: "EUR" } },
+      { sku: "beans", quantity: 3, unit_price: { amount_cents: 1450, currency: "EUR" } },
+    ],
+  },
   { headers },
 );
 const rendered = await invoice.result();

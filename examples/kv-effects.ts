@@ -52,7 +52,9 @@ const runner: StepRunner = {
         // Staged, then the step throws: nothing staged here is applied.
         step.effects.put(rowKey(order.id), enc({ status: "charging" }));
         if (++paymentCalls === 1) {
-          console.log(`${order.id} step 1 attempt ${step.attempt}: payment gateway timed out; throwing a transient error (the staged "charging" row is dropped)`);
+          console.log(
+            `${order.id} step 1 attempt ${step.attempt}: payment gateway timed out; throwing a transient error (the staged "charging" row is dropped)`,
+          );
           throw StepError.transient(new Error("payment gateway timed out"));
         }
         step.effects.put(rowKey(order.id), enc({ status: "paid" }));
@@ -76,7 +78,11 @@ for (const order of orders) {
   await runtime.submit({ runId: order.id, input: enc(order), effects });
 }
 // A duplicate of an active run is a no-op, and its effects are dropped with it.
-const dup = await runtime.submit({ runId: "o-1", input: enc(orders[0]), effects: new SettlementEffects().kvPut(rowKey("o-1"), enc({ status: "received again" })) });
+const dup = await runtime.submit({
+  runId: "o-1",
+  input: enc(orders[0]),
+  effects: new SettlementEffects().kvPut(rowKey("o-1"), enc({ status: "received again" })),
+});
 console.log(`duplicate submission of o-1: newlySubmitted=${dup.newlySubmitted}, its effects dropped`);
 
 const worker = runtime.spawn();

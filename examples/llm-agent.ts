@@ -98,7 +98,9 @@ const { runId } = await runtime.submit({ runId: "article-1", input: new TextEnco
 const end = await runtime.wait(runId);
 const article = dec<{ title: string; body: string }>(end.outcome?.result);
 console.log(`run ${runId} ${end.termination.status}: "${article.title}: ${article.body}"`);
-console.log(`llm-agent done: ${model.calls} model calls (${model.tokens} tokens) for 5 answers; the retried step called the model only for what it had not memoized`);
+console.log(
+  `llm-agent done: ${model.calls} model calls (${model.tokens} tokens) for 5 answers; the retried step called the model only for what it had not memoized`,
+);
 
 await worker.shutdown();
 await queue.close();

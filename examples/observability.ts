@@ -62,7 +62,8 @@ const finished = [...spans.getFinishedSpans()].sort((a, b) => (a.startTime[0] - 
 const children = (parentId: string | undefined) => finished.filter((s) => s.parentSpanContext?.spanId === parentId);
 function print(s: ReadableSpan, depth: number): void {
   const a = s.attributes;
-  const detail = a["taquba.step"] === undefined ? `run ${a["taquba.run.id"] ?? "-"}` : `step ${a["taquba.step"]} attempt ${a["taquba.attempt"]} ${a["taquba.outcome"]}`;
+  const detail =
+    a["taquba.step"] === undefined ? `run ${a["taquba.run.id"] ?? "-"}` : `step ${a["taquba.step"]} attempt ${a["taquba.attempt"]} ${a["taquba.outcome"]}`;
   const error = s.status.code === 2 ? ` ERROR: ${s.status.message}` : "";
   console.log(`trace: ${"  ".repeat(depth)}${s.name} (${s.name === "POST /checkout" ? "request" : detail})${error}`);
   for (const c of children(s.spanContext().spanId)) print(c, depth + 1);

@@ -36,7 +36,12 @@ const first = await queue.enqueue("emails", enc({ to: "flaky@example.com", kind:
 const dup = await queue.enqueue("emails", enc({ to: "flaky@example.com", kind: "receipt" } satisfies Email), { dedupKey: "receipt:flaky" });
 console.log(`dedup: second enqueue returned job ${dup.jobId === first.jobId ? "the same" : "another"} job, newlyEnqueued=${dup.newlyEnqueued}`);
 // The job and an application row commit together, or neither does.
-await queue.enqueueWithEffects("emails", enc({ to: "nobody@invalid", kind: "receipt" } satisfies Email), {}, new SettlementEffects().kvPut("app/outbox/nobody@invalid", enc({ state: "queued" })));
+await queue.enqueueWithEffects(
+  "emails",
+  enc({ to: "nobody@invalid", kind: "receipt" } satisfies Email),
+  {},
+  new SettlementEffects().kvPut("app/outbox/nobody@invalid", enc({ state: "queued" })),
+);
 console.log(`stats before the worker: ${JSON.stringify(await queue.view().stats("emails"))}`);
 
 let flakyAttempts = 0;
@@ -52,7 +57,9 @@ const mailer: Worker = {
     if (email.to.endsWith("@invalid")) {
       console.log(`attempt ${job.attempt}: ${email.to} is not deliverable; dead-lettering`);
       finish();
-      throw new PermanentError(`no mail server for ${email.to}`, { effects: new SettlementEffects().kvPut(`app/outbox/${email.to}`, enc({ state: "undeliverable" })) });
+      throw new PermanentError(`no mail server for ${email.to}`, {
+        effects: new SettlementEffects().kvPut(`app/outbox/${email.to}`, enc({ state: "undeliverable" })),
+      });
     }
     if (email.to.startsWith("flaky") && ++flakyAttempts < 3) {
       console.log(`attempt ${job.attempt}: ${email.to} timed out; retrying after the backoff`);

@@ -43,7 +43,11 @@ const queue = await Queue.open(store, "single-step");
 const runtime = WorkflowRuntime.builder(queue, store, shout, printer).build();
 const worker = runtime.spawn();
 
-for (const [who, text] of [["alice", "hello"], ["bob", "taquba"], ["carol", ""]] as const) {
+for (const [who, text] of [
+  ["alice", "hello"],
+  ["bob", "taquba"],
+  ["carol", ""],
+] as const) {
   const { runId } = await runtime.submit({ runId: `shout-${who}`, input: enc(text), options: { headers: { requested_by: who } } });
   console.log(`submitted ${runId} with input "${text}"`);
 }

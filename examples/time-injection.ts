@@ -40,7 +40,10 @@ const trial: StepRunner = {
 
 const store = new MemoryStore();
 const queue = await Queue.open(store, "trials", { clock });
-const runtime = WorkflowRuntime.builder(queue, store, trial, NoopTerminalHook).memoRetention(2 * DAY).stepOutputReplay().build();
+const runtime = WorkflowRuntime.builder(queue, store, trial, NoopTerminalHook)
+  .memoRetention(2 * DAY)
+  .stepOutputReplay()
+  .build();
 const worker = runtime.spawn();
 
 let stepped = nextStep();
@@ -60,7 +63,9 @@ console.log(`${day()}: run ${end.termination.status}; outcome kept: ${(await run
 clock.advance(2 * DAY);
 // The runtime's own sweep loop wakes on the advance too; sweepMemos() makes sure one pass ran now.
 await runtime.sweepMemos();
-console.log(`${day()}: retention window over: outcome kept: ${(await runtime.outcome("trial-ada")) !== null}, status ${JSON.stringify(await runtime.status("trial-ada"))}`);
+console.log(
+  `${day()}: retention window over: outcome kept: ${(await runtime.outcome("trial-ada")) !== null}, status ${JSON.stringify(await runtime.status("trial-ada"))}`,
+);
 
 await worker.shutdown();
 await queue.close();

@@ -155,7 +155,11 @@ export function checkPackage(pkg: PackageModel, locator: SourceLocator): Diagnos
     }
     for (const p of params) {
       if (!fields.includes(p)) {
-        report("BAD_KEY_TEMPLATE", [...s.path, "params", p], `parameter "${p}" of signal "${s.name}" is not used by its key "${s.keyTemplate}"; use it as {${p}} or remove it`);
+        report(
+          "BAD_KEY_TEMPLATE",
+          [...s.path, "params", p],
+          `parameter "${p}" of signal "${s.name}" is not used by its key "${s.keyTemplate}"; use it as {${p}} or remove it`,
+        );
       }
       const ps = resolve(((s.params["properties"] ?? {}) as Record<string, JsonSchema>)[p], pkg);
       if (ps !== undefined && !isScalar(ps)) {
@@ -238,25 +242,51 @@ function checkSteps(w: WorkflowModel, report: Report, signalNames: ReadonlySet<s
   const entry = w.steps[0];
   if (entry === undefined) return;
   if (entry.payload !== undefined) {
-    report("BAD_ENTRY_STEP", [...entry.path, "payload"], `"${entry.name}" is the entry step of workflow "${w.name}" (the first listed), so it receives the workflow input; remove its "payload" and describe the shape under the workflow's "input"`);
+    report(
+      "BAD_ENTRY_STEP",
+      [...entry.path, "payload"],
+      `"${entry.name}" is the entry step of workflow "${w.name}" (the first listed), so it receives the workflow input; remove its "payload" and describe the shape under the workflow's "input"`,
+    );
   }
   if (entry.waitsFor !== undefined) {
-    report("BAD_ENTRY_STEP", [...entry.path, "waits_for"], `"${entry.name}" is the entry step of workflow "${w.name}" (the first listed), which submit enters at once; it cannot wait for a signal, so list a step before it`);
+    report(
+      "BAD_ENTRY_STEP",
+      [...entry.path, "waits_for"],
+      `"${entry.name}" is the entry step of workflow "${w.name}" (the first listed), which submit enters at once; it cannot wait for a signal, so list a step before it`,
+    );
   }
   for (const s of w.steps) {
     if (s.waitsFor !== undefined && !signalNames.has(s.waitsFor)) {
       const known = [...signalNames].sort().join(", ");
-      report("UNKNOWN_SIGNAL", [...s.path, "waits_for"], `step "${s.name}" waits for "${s.waitsFor}", which is not declared under "signals"${known === "" ? "; declare it" : `; known signals: ${known}`}`, "value");
+      report(
+        "UNKNOWN_SIGNAL",
+        [...s.path, "waits_for"],
+        `step "${s.name}" waits for "${s.waitsFor}", which is not declared under "signals"${known === "" ? "; declare it" : `; known signals: ${known}`}`,
+        "value",
+      );
     }
     if (s.waitsFor !== undefined && s.timeoutMs === undefined) {
-      report("WAIT_WITHOUT_TIMEOUT", [...s.path, "waits_for"], `step "${s.name}" waits for a signal without "timeout_ms"; add one so a lost signal cannot park the run forever`);
+      report(
+        "WAIT_WITHOUT_TIMEOUT",
+        [...s.path, "waits_for"],
+        `step "${s.name}" waits for a signal without "timeout_ms"; add one so a lost signal cannot park the run forever`,
+      );
     }
     if (s.waitsFor === undefined && s.timeoutMs !== undefined) {
-      report("TIMEOUT_WITHOUT_WAIT", [...s.path, "timeout_ms"], `step "${s.name}" has "timeout_ms" but waits for no signal; add "waits_for" or remove the timeout`);
+      report(
+        "TIMEOUT_WITHOUT_WAIT",
+        [...s.path, "timeout_ms"],
+        `step "${s.name}" has "timeout_ms" but waits for no signal; add "waits_for" or remove the timeout`,
+      );
     }
     s.next.forEach((n, i) => {
       if (!steps.has(n)) {
-        report("UNKNOWN_STEP", [...s.path, "next", i], `step "${s.name}" continues to "${n}", which is not a step of workflow "${w.name}"; steps: ${[...steps.keys()].join(", ")}`, "value");
+        report(
+          "UNKNOWN_STEP",
+          [...s.path, "next", i],
+          `step "${s.name}" continues to "${n}", which is not a step of workflow "${w.name}"; steps: ${[...steps.keys()].join(", ")}`,
+          "value",
+        );
       }
     });
   }
@@ -273,7 +303,11 @@ function checkSteps(w: WorkflowModel, report: Report, signalNames: ReadonlySet<s
   }
   for (const s of w.steps) {
     if (!reached.has(s.name)) {
-      report("UNREACHABLE_STEP", s.path, `step "${s.name}" of workflow "${w.name}" is not reachable from the entry step "${entry.name}"; list it under some step's "next" or remove it`);
+      report(
+        "UNREACHABLE_STEP",
+        s.path,
+        `step "${s.name}" of workflow "${w.name}" is not reachable from the entry step "${entry.name}"; list it under some step's "next" or remove it`,
+      );
     }
   }
 }

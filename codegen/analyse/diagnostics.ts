@@ -48,11 +48,7 @@ export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
 /** Sorts by file, line, column, then code, so output order never depends on stage order. */
 export function sortDiagnostics(diagnostics: readonly Diagnostic[]): Diagnostic[] {
   return [...diagnostics].sort(
-    (a, b) =>
-      (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) ||
-      a.line - b.line ||
-      a.column - b.column ||
-      (a.code < b.code ? -1 : a.code > b.code ? 1 : 0),
+    (a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) || a.line - b.line || a.column - b.column || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0),
   );
 }
 

@@ -13,7 +13,15 @@ export const MAX_SPEC_CHARS = 1_000_000;
 /** The most values a spec may hold once its aliases are expanded (a billion-laughs document holds billions). */
 export const MAX_SPEC_NODES = 200_000;
 /** Explicit tags that keep to plain JSON data; anything else (`!!binary`, `!!set`, `!!timestamp`, custom tags) is refused. */
-const PLAIN_TAGS = new Set(["tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"]);
+const PLAIN_TAGS = new Set([
+  "tag:yaml.org,2002:str",
+  "tag:yaml.org,2002:int",
+  "tag:yaml.org,2002:float",
+  "tag:yaml.org,2002:bool",
+  "tag:yaml.org,2002:null",
+  "tag:yaml.org,2002:map",
+  "tag:yaml.org,2002:seq",
+]);
 
 /**
  * Problems the YAML parser lets through but later stages must not see:
@@ -43,7 +51,11 @@ function unsafeStructure(doc: Document, at: (offset: number) => { line: number; 
         const value = isPair(item) ? item.value : item;
         if (isPair(item)) {
           if (isScalar(item.key) && item.key.value === "__proto__") {
-            report("FORBIDDEN_NAME", item.key, `"__proto__" cannot be a name in a spec (JavaScript objects treat it as their prototype, so it would be dropped); rename it`);
+            report(
+              "FORBIDDEN_NAME",
+              item.key,
+              `"__proto__" cannot be a name in a spec (JavaScript objects treat it as their prototype, so it would be dropped); rename it`,
+            );
           }
           n += size(item.key);
         }
@@ -133,7 +145,16 @@ export function loadSpec(file: string, source: string): LoadedSpec {
       source,
       value: undefined,
       locator: { locate: () => ({ line: 1, column: 1 }) },
-      diagnostics: [{ code: "SPEC_TOO_LARGE", severity: "error", file, line: 1, column: 1, message: `the spec is ${source.length} characters, more than the ${MAX_SPEC_CHARS} a spec may hold; split it into several spec files` }],
+      diagnostics: [
+        {
+          code: "SPEC_TOO_LARGE",
+          severity: "error",
+          file,
+          line: 1,
+          column: 1,
+          message: `the spec is ${source.length} characters, more than the ${MAX_SPEC_CHARS} a spec may hold; split it into several spec files`,
+        },
+      ],
     };
   }
   const doc = parseDocument(source, { lineCounter, uniqueKeys: true, prettyErrors: false });
@@ -147,16 +168,20 @@ export function loadSpec(file: string, source: string): LoadedSpec {
       file,
       line: p.line,
       column: p.col,
-      message: duplicate
-        ? "this key appears twice in the same map; remove or rename one of them"
-        : `${e.message.split("\n")[0]}; fix the YAML syntax here`,
+      message: duplicate ? "this key appears twice in the same map; remove or rename one of them" : `${e.message.split("\n")[0]}; fix the YAML syntax here`,
     });
   }
   if (doc.errors.length === 0) {
-    diagnostics.push(...unsafeStructure(doc, (offset) => {
-      const p = lineCounter.linePos(offset);
-      return { line: p.line, column: p.col };
-    }, file));
+    diagnostics.push(
+      ...unsafeStructure(
+        doc,
+        (offset) => {
+          const p = lineCounter.linePos(offset);
+          return { line: p.line, column: p.col };
+        },
+        file,
+      ),
+    );
   }
   let value: unknown;
   if (!diagnostics.some((d) => d.severity === "error")) {
@@ -164,7 +189,14 @@ export function loadSpec(file: string, source: string): LoadedSpec {
       value = doc.toJS({ maxAliasCount: 100 });
     } catch (e) {
       // The parser's own expansion guard: a problem in the spec, not a crash.
-      diagnostics.push({ code: "SPEC_TOO_LARGE", severity: "error", file, line: 1, column: 1, message: `the spec's aliases expand too much (${e instanceof Error ? e.message : String(e)}); write the repeated parts out` });
+      diagnostics.push({
+        code: "SPEC_TOO_LARGE",
+        severity: "error",
+        file,
+        line: 1,
+        column: 1,
+        message: `the spec's aliases expand too much (${e instanceof Error ? e.message : String(e)}); write the repeated parts out`,
+      });
     }
   }
   return {

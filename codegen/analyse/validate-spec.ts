@@ -108,9 +108,7 @@ export function validateSpec(spec: LoadedSpec): Diagnostic[] {
   const errors = validate.errors ?? [];
   // A failed anyOf repeats each branch's error; errors under propertyNames
   // repeat the name check. Report what the user must change, once per place.
-  const propertyNameErrors = new Set(
-    errors.filter((e) => e.keyword === "propertyNames").map((e) => `${e.instancePath}`),
-  );
+  const propertyNameErrors = new Set(errors.filter((e) => e.keyword === "propertyNames").map((e) => `${e.instancePath}`));
   const seen = new Set<string>();
   const out: Diagnostic[] = [];
   for (const e of errors) {

@@ -51,7 +51,12 @@ export async function runInit(args: readonly string[], io: CliIo, codegen: (argv
   const pkgPath = join(dir, "package.json");
   let merged;
   try {
-    merged = mergePackageJson(await readFile(pkgPath, "utf8").catch(() => undefined), basename(dir).toLowerCase().replace(/[^a-z0-9-]/g, "-") || "app");
+    merged = mergePackageJson(
+      await readFile(pkgPath, "utf8").catch(() => undefined),
+      basename(dir)
+        .toLowerCase()
+        .replace(/[^a-z0-9-]/g, "-") || "app",
+    );
   } catch (e) {
     io.err(`cannot read ${shown("package.json")}: ${e instanceof Error ? e.message : String(e)}`);
     return 1;

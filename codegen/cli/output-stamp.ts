@@ -71,11 +71,20 @@ export function generatorFingerprint(): Promise<string> {
     const codegenDir = dirname(here);
     const hash = createHash("sha256");
     // The generator's own modules in every stage folder (sources in a checkout, compiled files when installed).
-    const own = (await readdir(codegenDir, { recursive: true })).filter((f) => /\.(ts|js)$/.test(f)).map((f) => f.split(sep).join("/")).sort(compareCodeUnits);
+    const own = (await readdir(codegenDir, { recursive: true }))
+      .filter((f) => /\.(ts|js)$/.test(f))
+      .map((f) => f.split(sep).join("/"))
+      .sort(compareCodeUnits);
     for (const f of own) hash.update(f).update(await readFile(join(codegenDir, f)));
-    for (const rel of ["../../schemas/taquba-spec.schema.json", "../../../schemas/taquba-spec.schema.json", "../../runtime/contract/json-schema-formats.ts", "../../runtime/contract/json-schema-formats.js",
+    for (const rel of [
+      "../../schemas/taquba-spec.schema.json",
+      "../../../schemas/taquba-spec.schema.json",
+      "../../runtime/contract/json-schema-formats.ts",
+      "../../runtime/contract/json-schema-formats.js",
       // The runtime's key-template parser decides which templates the checks accept.
-      "../../runtime/contract/key-template.ts", "../../runtime/contract/key-template.js"]) {
+      "../../runtime/contract/key-template.ts",
+      "../../runtime/contract/key-template.js",
+    ]) {
       const content = await readFile(join(here, rel)).catch(() => undefined);
       if (content !== undefined) hash.update(rel).update(content);
     }
@@ -111,21 +120,14 @@ export function parseStamp(text: string | undefined): OutputStamp | undefined {
   if (text === undefined) return undefined;
   try {
     const v = JSON.parse(text) as Partial<OutputStamp>;
-    return v.stampVersion === 1 && typeof v.key === "string" && typeof v.files === "object" && typeof v.locks === "object"
-      ? (v as OutputStamp)
-      : undefined;
+    return v.stampVersion === 1 && typeof v.key === "string" && typeof v.files === "object" && typeof v.locks === "object" ? (v as OutputStamp) : undefined;
   } catch {
     return undefined;
   }
 }
 
 /** Whether the output on disk is exactly what the stamp records. */
-export function stampMatches(
-  stamp: OutputStamp,
-  key: string,
-  onDisk: ReadonlyMap<string, string>,
-  locks: ReadonlyMap<string, string | undefined>,
-): boolean {
+export function stampMatches(stamp: OutputStamp, key: string, onDisk: ReadonlyMap<string, string>, locks: ReadonlyMap<string, string | undefined>): boolean {
   if (stamp.key !== key) return false;
   const recorded = Object.keys(stamp.files);
   if (recorded.length !== onDisk.size) return false;

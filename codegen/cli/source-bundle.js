@@ -113,7 +113,10 @@ export async function importBundled(entry, cacheDir) {
     if (bundle === undefined) return undefined;
     await mkdir(cacheDir, { recursive: true });
     await writeAtomic(bundlePath, bundle);
-    await writeAtomic(manifestPath, `${JSON.stringify({ format: FORMAT, esbuild: esbuild.version, entry: entryPath, bundle: sha256(bundle), sources }, null, 2)}\n`);
+    await writeAtomic(
+      manifestPath,
+      `${JSON.stringify({ format: FORMAT, esbuild: esbuild.version, entry: entryPath, bundle: sha256(bundle), sources }, null, 2)}\n`,
+    );
     return await import(pathToFileURL(bundlePath).href);
   } catch {
     return undefined;

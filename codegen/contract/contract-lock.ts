@@ -157,7 +157,11 @@ function compareSchema(before: JsonSchema, after: JsonSchema, dir: Direction, at
       const a = after[k] as number | undefined;
       if (b === a) continue;
       const narrowed = b === undefined || (a !== undefined && tighter(b, a));
-      out(narrowed ? narrowIsBreaking : !narrowIsBreaking, at, `"${k}" ${b === undefined ? `added (${a})` : a === undefined ? "removed" : `changed from ${b} to ${a}`}`);
+      out(
+        narrowed ? narrowIsBreaking : !narrowIsBreaking,
+        at,
+        `"${k}" ${b === undefined ? `added (${a})` : a === undefined ? "removed" : `changed from ${b} to ${a}`}`,
+      );
     }
   }
   // Object members.
@@ -214,7 +218,16 @@ export function diffLocks(before: ContractLock, after: ContractLock): ContractCh
       if (old.hash === now.hash) continue;
       const add = (breaking: boolean, at: string, message: string) => changes.push({ breaking, entry, at, message });
       const parts: Array<[string, Direction]> =
-        kind === "job" ? [["input", "accepts"], ["output", "produces"], ["error", "produces"]] : [["params", "accepts"], ["payload", "accepts"]];
+        kind === "job"
+          ? [
+              ["input", "accepts"],
+              ["output", "produces"],
+              ["error", "produces"],
+            ]
+          : [
+              ["params", "accepts"],
+              ["payload", "accepts"],
+            ];
       for (const [key, dir] of parts) {
         const sb = field(old.contract, key);
         const sa = field(now.contract, key);
@@ -275,7 +288,11 @@ function diffWorkflows(before: NonNullable<ContractLock["workflows"]>, after: No
     if (old === undefined) add(false, "", "new workflow");
     else if (now === undefined) add(true, "", "workflow removed; runs of it in flight remain");
     else if (old.hash !== now.hash) {
-      for (const [key, dir] of [["input", "accepts"], ["result", "produces"], ["error", "produces"]] as const) {
+      for (const [key, dir] of [
+        ["input", "accepts"],
+        ["result", "produces"],
+        ["error", "produces"],
+      ] as const) {
         const sb = field(old.contract, key);
         const sa = field(now.contract, key);
         if (sb === null || sa === null) {
@@ -294,7 +311,12 @@ function diffWorkflows(before: NonNullable<ContractLock["workflows"]>, after: No
         if (b === undefined) add(false, at, "new step");
         else if (a === undefined) add(true, at, "step removed; runs in flight may be about to enter it");
         else {
-          if (b.waitsFor !== a.waitsFor) add(true, `${at}.waits_for`, `changed from ${JSON.stringify(b.waitsFor)} to ${JSON.stringify(a.waitsFor)}; runs waiting now were keyed by the old signal`);
+          if (b.waitsFor !== a.waitsFor)
+            add(
+              true,
+              `${at}.waits_for`,
+              `changed from ${JSON.stringify(b.waitsFor)} to ${JSON.stringify(a.waitsFor)}; runs waiting now were keyed by the old signal`,
+            );
           if (b.payload !== null && a.payload !== null) compareSchema(b.payload, a.payload, "accepts", `${at}.payload`, add);
           else if (canonicalJson(b.payload) !== canonicalJson(a.payload)) add(true, `${at}.payload`, "payload added or removed");
         }

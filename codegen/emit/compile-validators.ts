@@ -24,10 +24,7 @@ export interface ValidatorRoot {
 }
 
 // A CommonJS module whose default export TypeScript and Node see differently; require sidesteps the interop.
-const standaloneCode = createRequire(import.meta.url)("ajv/dist/standalone/index.js") as (
-  ajv: Ajv,
-  refs: Record<string, string>,
-) => string;
+const standaloneCode = createRequire(import.meta.url)("ajv/dist/standalone/index.js") as (ajv: Ajv, refs: Record<string, string>) => string;
 
 const TYPES_PREFIX = "#/types/";
 
@@ -73,14 +70,21 @@ const SHARED_ID = "taquba:types";
 const boundedPatterns = new Map<string, string>();
 
 /** A string as ajv's generated code spells it. */
-const codeString = (s: string) => JSON.stringify(s).replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+const codeString = (s: string) =>
+  JSON.stringify(s)
+    .replace(/\u2028/g, "\\u2028")
+    .replace(/\u2029/g, "\\u2029");
 
 /** Error objects in ajv's output name the spec's pattern, not its bounded form (the RegExp keeps the bound). */
 function originalPatternsInErrors(code: string): string {
   for (const [bounded, original] of boundedPatterns) {
     const b = codeString(bounded);
     const o = codeString(original);
-    code = code.split(`params:{pattern: ${b}}`).join(`params:{pattern: ${o}}`).split(`"must match pattern \\""+${b}+"\\""`).join(`"must match pattern \\""+${o}+"\\""`);
+    code = code
+      .split(`params:{pattern: ${b}}`)
+      .join(`params:{pattern: ${o}}`)
+      .split(`"must match pattern \\""+${b}+"\\""`)
+      .join(`"must match pattern \\""+${o}+"\\""`);
   }
   return code;
 }

@@ -34,11 +34,7 @@ export function emitClient(pkg: PackageModel, source: string): string {
       kind: StructureKind.TypeAlias,
       name: "SubmitOptions",
       isExported: true,
-      docs: [
-        hasRequired
-          ? `Options of a submission. The package declares required headers, so \`headers\` is required.`
-          : `Options of a submission.`,
-      ],
+      docs: [hasRequired ? `Options of a submission. The package declares required headers, so \`headers\` is required.` : `Options of a submission.`],
       type: hasRequired ? `JobSubmitOptions<${hType}> & { readonly headers: ${hType} }` : `JobSubmitOptions<${hType}>`,
     });
     const members = pkg.jobs.map((j) => {
@@ -133,7 +129,8 @@ export function emitClient(pkg: PackageModel, source: string): string {
     ...(hasSignals ? ["([T] extends [SignalSender] ? { readonly signals: SignalsClient } : unknown)"] : []),
     ...(hasWorkflows ? ["([T] extends [WorkflowHost] ? WorkflowsClient : unknown)"] : []),
   ];
-  const bound = [...(hasJobs ? ["JobSubmitter"] : []), ...(hasSignals ? ["SignalSender"] : []), ...(hasWorkflows ? ["WorkflowHost"] : [])].join(" | ") || "object";
+  const bound =
+    [...(hasJobs ? ["JobSubmitter"] : []), ...(hasSignals ? ["SignalSender"] : []), ...(hasWorkflows ? ["WorkflowHost"] : [])].join(" | ") || "object";
   statements.push({
     kind: StructureKind.TypeAlias,
     name: "Client",

@@ -41,7 +41,12 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
     constant("JOB_NAMES", undefined, `${record(pkg.jobs.map((j) => [j.ident, JSON.stringify(j.qualifiedName)]))} as const`, "Qualified job names, by job."),
   );
   statements.push(
-    constant("SIGNAL_NAMES", undefined, `${record(pkg.signals.map((s) => [s.ident, JSON.stringify(s.qualifiedName)]))} as const`, "Qualified signal names, by signal."),
+    constant(
+      "SIGNAL_NAMES",
+      undefined,
+      `${record(pkg.signals.map((s) => [s.ident, JSON.stringify(s.qualifiedName)]))} as const`,
+      "Qualified signal names, by signal.",
+    ),
   );
   statements.push(
     constant("HEADER_NAMES", undefined, `${record(pkg.headers.map((h) => [h.ident, JSON.stringify(h.name)]))} as const`, "Header names, by header."),
@@ -54,7 +59,10 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
       `defineHeaders({
   package: PACKAGE,
   names: [${pkg.headers.map((h) => JSON.stringify(h.name)).join(", ")}],
-  required: [${pkg.headers.filter((h) => h.required).map((h) => JSON.stringify(h.name)).join(", ")}],${sensitiveLine(pkg)}
+  required: [${pkg.headers
+    .filter((h) => h.required)
+    .map((h) => JSON.stringify(h.name))
+    .join(", ")}],${sensitiveLine(pkg)}
   validator: ${validator(hType, `${pkg.name} headers`)},
 })`,
       `The header set of package "${pkg.name}".`,
@@ -113,7 +121,12 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
   if (pkg.workflows.length > 0) {
     imports.value(RUNTIME_MODULE, "defineWorkflow").type(RUNTIME_MODULE, "WorkflowDefinition");
     statements.push(
-      constant("WORKFLOW_NAMES", undefined, `${record(pkg.workflows.map((w) => [w.ident, JSON.stringify(w.qualifiedName)]))} as const`, "Qualified workflow names, by workflow."),
+      constant(
+        "WORKFLOW_NAMES",
+        undefined,
+        `${record(pkg.workflows.map((w) => [w.ident, JSON.stringify(w.qualifiedName)]))} as const`,
+        "Qualified workflow names, by workflow.",
+      ),
     );
   }
   for (const w of pkg.workflows) {
@@ -152,13 +165,27 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
       `  headers,`,
       `  entry: ${JSON.stringify(w.steps[0]?.name ?? "")},`,
       `  steps: {\n${steps.join("\n")}\n  },`,
-      `  signals: ${waited.size === 0 ? "{}" : `{ ${[...waited].sort(([a], [b]) => compareCodeUnits(a, b)).map(([k, v]) => `${propertyKey(k)}: ${v}`).join(", ")} }`},`,
+      `  signals: ${
+        waited.size === 0
+          ? "{}"
+          : `{ ${[...waited]
+              .sort(([a], [b]) => compareCodeUnits(a, b))
+              .map(([k, v]) => `${propertyKey(k)}: ${v}`)
+              .join(", ")} }`
+      },`,
       `  contractHash: ${JSON.stringify(contractHash(workflowContract(w, pkg)))},`,
     ];
     const typeArgs = [JSON.stringify(w.qualifiedName), n.input, n.result, n.error, hType, n.handler];
-    statements.push(`${jsDoc(`The definition type of workflow "${w.name}".`)}\nexport type ${n.definitionType} = WorkflowDefinition<\n  ${typeArgs.join(",\n  ")}\n>;`);
     statements.push(
-      constant(n.definition, n.definitionType, `defineWorkflow<\n  ${typeArgs.join(",\n  ")}\n>({\n${lines.join("\n")}\n})`, w.description ?? `Workflow "${w.name}".`),
+      `${jsDoc(`The definition type of workflow "${w.name}".`)}\nexport type ${n.definitionType} = WorkflowDefinition<\n  ${typeArgs.join(",\n  ")}\n>;`,
+    );
+    statements.push(
+      constant(
+        n.definition,
+        n.definitionType,
+        `defineWorkflow<\n  ${typeArgs.join(",\n  ")}\n>({\n${lines.join("\n")}\n})`,
+        w.description ?? `Workflow "${w.name}".`,
+      ),
     );
   }
 
@@ -166,11 +193,21 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
     constant("jobs", undefined, `${record(pkg.jobs.map((j) => [j.ident, jobNames(j).definition]))} as const`, "Every job definition of the package, by job."),
   );
   statements.push(
-    constant("signals", undefined, `${record(pkg.signals.map((s) => [s.ident, signalNames(s).definition]))} as const`, "Every signal definition of the package, by signal."),
+    constant(
+      "signals",
+      undefined,
+      `${record(pkg.signals.map((s) => [s.ident, signalNames(s).definition]))} as const`,
+      "Every signal definition of the package, by signal.",
+    ),
   );
   if (pkg.workflows.length > 0) {
     statements.push(
-      constant("workflows", undefined, `${record(pkg.workflows.map((w) => [w.ident, workflowNames(w).definition]))} as const`, "Every workflow definition of the package, by workflow."),
+      constant(
+        "workflows",
+        undefined,
+        `${record(pkg.workflows.map((w) => [w.ident, workflowNames(w).definition]))} as const`,
+        "Every workflow definition of the package, by workflow.",
+      ),
     );
   }
   imports.type("./types.js", ...typeNames);

@@ -12,9 +12,7 @@ import { Imports, loadTsMorph, printFile } from "../print/ts-file.js";
 /** The text of `handlers.ts`. */
 export function emitHandlers(pkg: PackageModel, source: string): string {
   const { StructureKind } = loadTsMorph();
-  const imports = new Imports()
-    .value(RUNTIME_MODULE, "validatingHandler")
-    .type(RUNTIME_MODULE, "JobContext", "JobRegistrar");
+  const imports = new Imports().value(RUNTIME_MODULE, "validatingHandler").type(RUNTIME_MODULE, "JobContext", "JobRegistrar");
   const hType = headersType(pkg);
   const typeNames = [hType];
   const defs: string[] = [];
@@ -41,7 +39,16 @@ export function emitHandlers(pkg: PackageModel, source: string): string {
           `The input is validated before \`run\` is called and the output before it is stored` +
           (j.error === undefined ? "." : `; \`ctx.fail(error)\` ends the job with a validated typed error.`),
       ],
-      methods: [{ name: "run", parameters: [{ name: "input", type: n.input }, { name: "ctx", type: n.context }], returnType: `Promise<${n.output}>` }],
+      methods: [
+        {
+          name: "run",
+          parameters: [
+            { name: "input", type: n.input },
+            { name: "ctx", type: n.context },
+          ],
+          returnType: `Promise<${n.output}>`,
+        },
+      ],
     });
   }
 

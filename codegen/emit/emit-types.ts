@@ -9,10 +9,7 @@ import type { JsonSchema, PackageModel } from "../analyse/spec-model.js";
 import { Imports, printFile } from "../print/ts-file.js";
 
 function isPlainObject(schema: JsonSchema): boolean {
-  return (
-    schema["type"] === "object" &&
-    ["$ref", "oneOf", "anyOf", "allOf", "enum", "const"].every((k) => !(k in schema))
-  );
+  return schema["type"] === "object" && ["$ref", "oneOf", "anyOf", "allOf", "enum", "const"].every((k) => !(k in schema));
 }
 
 /**
@@ -65,7 +62,15 @@ export function emitTypes(pkg: PackageModel, source: string): string {
     for (const s of w.steps) {
       const sn = stepNames(w, s);
       if (sn.ownPayload && s.payload !== undefined) {
-        statements.push(typeDeclaration(sn.payload, s.payload, s.description === undefined ? `Payload of step "${s.name}" of workflow "${w.name}".` : `Payload of step "${s.name}" of workflow "${w.name}": ${s.description}`));
+        statements.push(
+          typeDeclaration(
+            sn.payload,
+            s.payload,
+            s.description === undefined
+              ? `Payload of step "${s.name}" of workflow "${w.name}".`
+              : `Payload of step "${s.name}" of workflow "${w.name}": ${s.description}`,
+          ),
+        );
       }
     }
   }

@@ -35,7 +35,10 @@ function stepStatements(pkg: PackageModel, w: WorkflowModel, s: StepModel, impor
       const params = signalNames(signal).params;
       typeNames.push(params);
       return [
-        jsDoc(`Continue to step "${target.name}" when signal "${signal.name}" (\`${docText(signal.keyTemplate)}\`) arrives, or after ${target.timeoutMs ?? 0} ms without it.`, "  "),
+        jsDoc(
+          `Continue to step "${target.name}" when signal "${signal.name}" (\`${docText(signal.keyTemplate)}\`) arrives, or after ${target.timeoutMs ?? 0} ms without it.`,
+          "  ",
+        ),
         `  readonly ${propertyKey(target.ident)}: SignalContinuation<${wName}, ${JSON.stringify(target.name)}, ${tn.payload}, ${params}>;`,
       ];
     }
@@ -89,7 +92,12 @@ export function emitWorkflows(pkg: PackageModel, source: string): string {
       methods: w.steps.map((s, i) => {
         const sn = stepNames(w, s);
         const about = s.description === undefined ? "" : ` ${docText(s.description)}`;
-        const role = i === 0 ? " The entry step: it receives the workflow input." : s.waitsFor === undefined ? "" : ` Entered when signal "${s.waitsFor}" arrives or its wait times out.`;
+        const role =
+          i === 0
+            ? " The entry step: it receives the workflow input."
+            : s.waitsFor === undefined
+              ? ""
+              : ` Entered when signal "${s.waitsFor}" arrives or its wait times out.`;
         return {
           name: propertyKey(s.ident),
           docs: [`Step "${s.name}".${about}${role}`],

@@ -56,4 +56,3 @@ export const stepNames = (workflow: WorkflowModel, step: StepModel) => {
     transition: `${prefix}Transition`,
   };
 };
-

@@ -132,7 +132,15 @@ export async function openShop(dir: string, handler: shop.OrderPipelineHandler) 
 
 /** How each order's run ended, read from the directory by a process that runs no worker. */
 export async function readBack(dir: string) {
-  const { queue, pipeline } = await openShop(dir, new OrderPipeline(() => undefined, journalFile(dir), () => undefined, false));
+  const { queue, pipeline } = await openShop(
+    dir,
+    new OrderPipeline(
+      () => undefined,
+      journalFile(dir),
+      () => undefined,
+      false,
+    ),
+  );
   try {
     return await Promise.all(ORDERS.map(async (o) => ({ orderId: o.order_id, end: await pipeline.result(o.order_id) })));
   } finally {
@@ -161,7 +169,9 @@ export async function runWorkerProcess(dir: string, n: number): Promise<void> {
     if (submitted.newlySubmitted) say(`submitted ${order.order_id}: ${order.quantity} x ${order.item}, ${euros(order.amount_cents)}`);
     else if (before !== null && before.state !== "terminated") {
       const skipped = STEP_NAMES.slice(0, before.step);
-      say(`${order.order_id} resubmitted: already in flight (a no-op); resumes at step ${before.step} ${STEP_NAMES[before.step]}, skipping committed steps ${skipped.join(", ")}`);
+      say(
+        `${order.order_id} resubmitted: already in flight (a no-op); resumes at step ${before.step} ${STEP_NAMES[before.step]}, skipping committed steps ${skipped.join(", ")}`,
+      );
     }
   }
 
@@ -169,14 +179,18 @@ export async function runWorkerProcess(dir: string, n: number): Promise<void> {
     // The "humans": an operator approves order-1001, and order-1002's customer cancels.
     pending.set("order-1001", (id) => {
       setTimeout(() => {
-        pipeline.signals
-          .approval({ order_id: id }, { approved: true, by: "ops@example.com" })
-          .then((r) => say(`ops approved ${id}: signal ${r}`), (e: unknown) => say(`signal failed: ${String(e)}`));
+        pipeline.signals.approval({ order_id: id }, { approved: true, by: "ops@example.com" }).then(
+          (r) => say(`ops approved ${id}: signal ${r}`),
+          (e: unknown) => say(`signal failed: ${String(e)}`),
+        );
       }, 200);
     });
     pending.set("order-1002", (id) => {
       setTimeout(() => {
-        pipeline.cancel(id).then((r) => say(`customer cancelled ${id} while it awaited approval: ${r ? "cancelled" : "too late"}`), (e: unknown) => say(`cancel failed: ${String(e)}`));
+        pipeline.cancel(id).then(
+          (r) => say(`customer cancelled ${id} while it awaited approval: ${r ? "cancelled" : "too late"}`),
+          (e: unknown) => say(`cancel failed: ${String(e)}`),
+        );
       }, 200);
     });
   }

@@ -33,7 +33,11 @@ async function start() {
   return { queue, runtime, worker: runtime.spawn(), fulfil: orders.client(runtime).orderFulfil };
 }
 
-const order = (id: string, sku: string, totalCents: number): orders.OrderFulfilInput => ({ order_id: id, lines: [{ sku, quantity: 1 }], total_cents: totalCents });
+const order = (id: string, sku: string, totalCents: number): orders.OrderFulfilInput => ({
+  order_id: id,
+  lines: [{ sku, quantity: 1 }],
+  total_cents: totalCents,
+});
 const ids = ["o-100", "o-101", "o-102", "o-103", "o-104"];
 
 console.log(`store: ${dir}`);

@@ -26,8 +26,29 @@ import type { AppliedMark } from "../workflow/records/applied-mark.js";
 import { encodeValue } from "../workflow/records/codec.js";
 import type { WorkflowLogger } from "../workflow/steps/step-worker.js";
 import type { WorkflowRuntime } from "../workflow/workflow-runtime.js";
-import { answerKey, answersPrefix, appliedKey, appliedPrefix, deadKey, inboxPrefix, isRequestId, KEEP_NAME, keepKeys, requestsPrefix, requestTime } from "./inbox-layout.js";
-import { answeredError, decodeAnswer, decodeRequest, encodeAnswer, MalformedRequestError, type AnswerValue, type InboxAnswer, type InboxRequest } from "./request-codec.js";
+import {
+  answerKey,
+  answersPrefix,
+  appliedKey,
+  appliedPrefix,
+  deadKey,
+  inboxPrefix,
+  isRequestId,
+  KEEP_NAME,
+  keepKeys,
+  requestsPrefix,
+  requestTime,
+} from "./inbox-layout.js";
+import {
+  answeredError,
+  decodeAnswer,
+  decodeRequest,
+  encodeAnswer,
+  MalformedRequestError,
+  type AnswerValue,
+  type InboxAnswer,
+  type InboxRequest,
+} from "./request-codec.js";
 import { watchPrefix } from "./store-watch.js";
 import { ValidationError } from "../errors.js";
 
@@ -229,7 +250,9 @@ export class ClientInbox {
       }
       case "job":
         if (!(this.#target instanceof JobRunner)) {
-          throw new ValidationError(`the owner of queue "${this.#queue.name}" serves a WorkflowRuntime without jobs; serve its JobRunner to accept job submissions from clients`);
+          throw new ValidationError(
+            `the owner of queue "${this.#queue.name}" serves a WorkflowRuntime without jobs; serve its JobRunner to accept job submissions from clients`,
+          );
         }
         return this.#target.submitPrepared(r.job, mark());
       case "signal":
@@ -307,15 +330,22 @@ export class ClientInbox {
  * await inbox.stop();
  */
 export function serveClients(queue: Queue, target: WorkflowRuntime | JobRunner, opts: ServeClientsOptions): ClientInbox {
-  if (opts === null || typeof opts !== "object" || opts.store === undefined) throw new ValidationError("serveClients needs { store }: the store given to Queue.open");
-  for (const [k, v] of [["listIntervalMs", opts.listIntervalMs], ["appliedRetentionMs", opts.appliedRetentionMs]] as const) {
-    if (v !== undefined && (!Number.isFinite(v) || v < 1 || v > 24 * 3600 * 1000)) throw new ValidationError(`serveClients: ${k} must be a number of ms in 1..86400000, got ${v}`);
+  if (opts === null || typeof opts !== "object" || opts.store === undefined)
+    throw new ValidationError("serveClients needs { store }: the store given to Queue.open");
+  for (const [k, v] of [
+    ["listIntervalMs", opts.listIntervalMs],
+    ["appliedRetentionMs", opts.appliedRetentionMs],
+  ] as const) {
+    if (v !== undefined && (!Number.isFinite(v) || v < 1 || v > 24 * 3600 * 1000))
+      throw new ValidationError(`serveClients: ${k} must be a number of ms in 1..86400000, got ${v}`);
   }
   const runtime = target instanceof JobRunner ? target.runtime : target;
   const served = servedInboxes.get(queue) ?? new Set<string>();
   // Two loops over one inbox would both find a request unapplied and apply it twice.
   if (served.has(runtime.queueName)) {
-    throw new ValidationError(`the client inbox of step queue "${runtime.queueName}" of queue "${queue.name}" is already served in this process; stop that ClientInbox first`);
+    throw new ValidationError(
+      `the client inbox of step queue "${runtime.queueName}" of queue "${queue.name}" is already served in this process; stop that ClientInbox first`,
+    );
   }
   served.add(runtime.queueName);
   servedInboxes.set(queue, served);

@@ -79,7 +79,8 @@ export interface TaqubaClientOptions {
 
 function positive(name: string, v: number | undefined, min: number, max: number): number | undefined {
   if (v === undefined) return undefined;
-  if (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max) throw new ValidationError(`TaqubaClientOptions.${name} must be a number of ms in ${min}..${max}, got ${String(v)}`);
+  if (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max)
+    throw new ValidationError(`TaqubaClientOptions.${name} must be a number of ms in ${min}..${max}, got ${String(v)}`);
   return v;
 }
 
@@ -293,7 +294,8 @@ export class TaqubaClient {
 
   /** {@link TaqubaClient.wait} bounded by `timeoutMs`; null when the run has not ended by then. */
   waitTimeout(runId: RunId | string, timeoutMs: number): Promise<RunEnd | null> {
-    if (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0) throw new ValidationError(`waitTimeout takes a timeout >= 0 ms, got ${timeoutMs}`);
+    if (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0)
+      throw new ValidationError(`waitTimeout takes a timeout >= 0 ms, got ${timeoutMs}`);
     return this.#wait(RunId.parse(runId), Date.now() + timeoutMs);
   }
 

@@ -17,7 +17,9 @@ export function canonicalJson(value: unknown, path = ""): string {
       return JSON.stringify(value);
     case "object": {
       if (Array.isArray(value)) return `[${value.map((v, i) => canonicalJson(v === undefined ? null : v, `${path}/${i}`)).join(",")}]`;
-      const keys = Object.keys(value).filter((k) => (value as Record<string, unknown>)[k] !== undefined).sort();
+      const keys = Object.keys(value)
+        .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+        .sort();
       return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k], `${path}/${k}`)}`).join(",")}}`;
     }
     default:

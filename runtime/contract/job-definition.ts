@@ -34,13 +34,7 @@ export interface HeaderSetDefinition<Headers extends HeaderValues = HeaderValues
 }
 
 /** A typed job: what a client submits and what a handler implements. */
-export interface JobDefinition<
-  Name extends string = string,
-  Input = unknown,
-  Output = unknown,
-  Err = unknown,
-  Headers extends HeaderValues = HeaderValues,
-> {
+export interface JobDefinition<Name extends string = string, Input = unknown, Output = unknown, Err = unknown, Headers extends HeaderValues = HeaderValues> {
   readonly kind: "job";
   /** The qualified name `<package>.<job>` the runner files jobs under. */
   readonly name: Name;
@@ -185,7 +179,10 @@ export interface JobRegistrar {
  * it as the job's outcome without retrying.
  */
 export class JobFailure<Err = unknown> extends TaqubaError {
-  constructor(readonly error: Err, message = "the job failed with a typed error") {
+  constructor(
+    readonly error: Err,
+    message = "the job failed with a typed error",
+  ) {
     super("JOB_FAILURE", `${message}; see the error payload for details`);
   }
 }

@@ -32,11 +32,15 @@ export function decodeStepEnvelope(bytes: Uint8Array): StepEnvelope {
   try {
     v = JSON.parse(fromUtf8(bytes));
   } catch (e) {
-    throw new ValidationError(`the step payload is not a typed workflow envelope (not JSON: ${jsonErrorText(e)}); submit typed workflows through their generated client`);
+    throw new ValidationError(
+      `the step payload is not a typed workflow envelope (not JSON: ${jsonErrorText(e)}); submit typed workflows through their generated client`,
+    );
   }
   const r = v as { workflow?: unknown; step?: unknown } | null;
   if (r === null || typeof r !== "object" || typeof r.workflow !== "string" || typeof r.step !== "string" || !("payload" in r)) {
-    throw new ValidationError("the step payload is not a typed workflow envelope (it lacks workflow, step or payload); submit typed workflows through their generated client");
+    throw new ValidationError(
+      "the step payload is not a typed workflow envelope (it lacks workflow, step or payload); submit typed workflows through their generated client",
+    );
   }
   return v as StepEnvelope;
 }

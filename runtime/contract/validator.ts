@@ -16,9 +16,7 @@ export interface ValidationIssue {
 }
 
 /** The Standard Schema v1 result of validating one value. */
-export type StandardSchemaResult<Output> =
-  | { readonly value: Output; readonly issues?: undefined }
-  | { readonly issues: ReadonlyArray<StandardSchemaIssue> };
+export type StandardSchemaResult<Output> = { readonly value: Output; readonly issues?: undefined } | { readonly issues: ReadonlyArray<StandardSchemaIssue> };
 
 /** A Standard Schema v1 issue: a message and the property path to the offending value. */
 export interface StandardSchemaIssue {

@@ -19,11 +19,7 @@ const SLICE_MS = 2;
  * Sorting yields to the event loop after about `SLICE_MS` of work; `stopped`
  * is checked at each yield and ends the sort early with `onStop()`'s error.
  */
-export async function orderChanges(
-  delta: DeltaMap,
-  stopped: () => boolean,
-  onStop: () => Error,
-): Promise<Iterable<[string, Uint8Array | null]>> {
+export async function orderChanges(delta: DeltaMap, stopped: () => boolean, onStop: () => Error): Promise<Iterable<[string, Uint8Array | null]>> {
   const keys = [...delta.keys()];
   const runs: string[][] = [];
   let sliceStart = performance.now();

@@ -43,11 +43,7 @@ export interface CheckpointWriter extends StoreContext {
  * Writes `entries` (ascending keys, never mutated meanwhile; `null` writes a
  * tombstone) as segments of run `run` and returns their references.
  */
-export async function writeSegments(
-  w: CheckpointWriter,
-  entries: Iterable<[string, Uint8Array | null]>,
-  run: number,
-): Promise<SegmentRef[]> {
+export async function writeSegments(w: CheckpointWriter, entries: Iterable<[string, Uint8Array | null]>, run: number): Promise<SegmentRef[]> {
   const refs: SegmentRef[] = [];
   // Room for a full segment plus its index up front: growing a buffer of
   // many MiB by doubling copies it in one go, a pause no slice bounds.

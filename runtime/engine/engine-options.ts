@@ -130,7 +130,11 @@ function validateOptions(opts: EngineOptions): void {
   check("segmentBlockBytes", 1);
   const r = opts.retry;
   if (r !== undefined) {
-    for (const [k, min] of [["attempts", 1], ["baseDelayMs", 0], ["maxDelayMs", 0]] as const) {
+    for (const [k, min] of [
+      ["attempts", 1],
+      ["baseDelayMs", 0],
+      ["maxDelayMs", 0],
+    ] as const) {
       const v = r[k];
       if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min)) {
         problems.push(`retry.${k} must be a finite number >= ${min}, got ${String(v)}`);

@@ -310,8 +310,7 @@ export class Engine {
   #maybeCheckpoint(): void {
     if (this.#checkpointing || this.closed) return;
     const { checkpointWalObjects: maxObjects, checkpointWalBytes: maxBytes } = this.#opts;
-    const due =
-      (maxObjects > 0 && this.#sinceCheckpoint.objects >= maxObjects) || (maxBytes > 0 && this.#sinceCheckpoint.bytes >= maxBytes);
+    const due = (maxObjects > 0 && this.#sinceCheckpoint.objects >= maxObjects) || (maxBytes > 0 && this.#sinceCheckpoint.bytes >= maxBytes);
     if (!due || performance.now() < this.#autoCheckpointPause.until) return;
     this.#startCheckpoint().then(
       () => {

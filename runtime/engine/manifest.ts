@@ -107,12 +107,24 @@ export function decodeManifest(objectKey: string, bytes: Uint8Array, expectedId:
     Array.isArray(m?.segments) &&
     m.segments.every(
       (s) =>
-        typeof s === "object" && s !== null && typeof s.name === "string" && isNat(s.bytes) && isNat(s.entries) &&
-        typeof s.firstKey === "string" && typeof s.lastKey === "string" && (version < 2 ? s.run === undefined : isNat(s.run)),
+        typeof s === "object" &&
+        s !== null &&
+        typeof s.name === "string" &&
+        isNat(s.bytes) &&
+        isNat(s.entries) &&
+        typeof s.firstKey === "string" &&
+        typeof s.lastKey === "string" &&
+        (version < 2 ? s.run === undefined : isNat(s.run)),
     );
   if (
-    !m || !isNat(m.id) || !isNat(m.epoch) || !isNat(m.walNext) || !segmentsOk || !Array.isArray(m.fences) ||
-    !m.fences.every(isNat) || typeof m.createdAt !== "number"
+    !m ||
+    !isNat(m.id) ||
+    !isNat(m.epoch) ||
+    !isNat(m.walNext) ||
+    !segmentsOk ||
+    !Array.isArray(m.fences) ||
+    !m.fences.every(isNat) ||
+    typeof m.createdAt !== "number"
   ) {
     throw corrupt("manifest fields are missing or malformed");
   }

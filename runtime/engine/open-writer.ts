@@ -12,7 +12,17 @@ import { FencedError, StoreCorruptedError, StoreUnavailableError } from "../erro
 import { WAL_FENCE_JUMP, manifestKey, walKey } from "./layout.js";
 import type { Manifest } from "./manifest.js";
 import { publishManifest } from "./checkpoint.js";
-import { applyOps, explainGap, loadState, missingWalError, readNewestManifest, walkWal, type LoadedState, type StoreContext, type WalWalk } from "./recovery.js";
+import {
+  applyOps,
+  explainGap,
+  loadState,
+  missingWalError,
+  readNewestManifest,
+  walkWal,
+  type LoadedState,
+  type StoreContext,
+  type WalWalk,
+} from "./recovery.js";
 import { deltaOverflows, type DeltaMap, type SortedMap } from "./sorted-map.js";
 import { createOnce } from "./store-ops.js";
 import { decodeWal, encodeFence } from "./wal-format.js";
@@ -62,7 +72,11 @@ export async function recoverAsWriter(ctx: StoreContext): Promise<Recovered> {
     }
     return plantFence(ctx, base, claim, loaded);
   }
-  throw new StoreUnavailableError("open", manifestKey(ctx.prefix, 0), new Error(`the store kept changing under the opening writer ${MAX_ATTEMPTS} times in a row`));
+  throw new StoreUnavailableError(
+    "open",
+    manifestKey(ctx.prefix, 0),
+    new Error(`the store kept changing under the opening writer ${MAX_ATTEMPTS} times in a row`),
+  );
 }
 
 /** After the claim: replays what the previous writer landed since the load and fences the end of the log. */

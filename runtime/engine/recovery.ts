@@ -66,11 +66,7 @@ interface SegmentPart {
  * replaced the manifest. Within a run, key ranges must be disjoint and
  * ascending (see manifest.ts).
  */
-export async function loadSegments(
-  ctx: StoreContext,
-  manifest: Manifest,
-  onMissing: (key: string) => void = () => {},
-): Promise<SortedMap | undefined> {
+export async function loadSegments(ctx: StoreContext, manifest: Manifest, onMissing: (key: string) => void = () => {}): Promise<SortedMap | undefined> {
   let missing = false;
   const parts: SegmentPart[] = [];
   await forEachLimit(manifest.segments, 4, async (seg, i) => {
@@ -257,7 +253,10 @@ export async function findUnexplained(
     const parsed = parseSegmentKey(ctx.prefix, key);
     if (parsed === undefined) continue;
     if (parsed.epoch > base.epoch) {
-      return { key, detail: `it was written by writer epoch ${parsed.epoch}, but the newest manifest (${base.id}) has epoch ${base.epoch}: a newer manifest is missing` };
+      return {
+        key,
+        detail: `it was written by writer epoch ${parsed.epoch}, but the newest manifest (${base.id}) has epoch ${base.epoch}: a newer manifest is missing`,
+      };
     }
     // An unlisted segment newer than the manifest's is a checkpoint that
     // crashed before publishing (the WAL it covered is still there: its

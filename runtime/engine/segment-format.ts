@@ -141,11 +141,7 @@ export class SegmentBuilder {
  * key order; `undefined` stands for a tombstone. Values are views into
  * `bytes` (see `ByteReader.blob`).
  */
-export function readSegment(
-  objectKey: string,
-  bytes: Uint8Array,
-  onEntry: (key: string, value: Uint8Array | undefined) => void,
-): number {
+export function readSegment(objectKey: string, bytes: Uint8Array, onEntry: (key: string, value: Uint8Array | undefined) => void): number {
   const buf = asBuffer(bytes);
   const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
   if (buf.length < FOOTER_BYTES) throw corrupt(`segment is ${buf.length} bytes, shorter than its footer`);

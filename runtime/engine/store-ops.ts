@@ -15,13 +15,7 @@ export type CreateResult = { created: true } | { created: false; existing: Uint8
  * already stored are returned (`null` if the object vanished meanwhile) for
  * the caller to judge: usually another writer got there first.
  */
-export async function createOnce(
-  store: ObjectStore,
-  key: string,
-  bytes: Uint8Array,
-  policy: RetryPolicy,
-  stop?: () => boolean,
-): Promise<CreateResult> {
+export async function createOnce(store: ObjectStore, key: string, bytes: Uint8Array, policy: RetryPolicy, stop?: () => boolean): Promise<CreateResult> {
   try {
     await withRetries(policy, "put", key, () => store.put(key, bytes, { ifNoneMatch: "*" }), stop);
     return { created: true };
@@ -34,12 +28,7 @@ export async function createOnce(
 }
 
 /** Reads `key` with retries; `null` when absent. */
-export async function getWithRetries(
-  store: ObjectStore,
-  key: string,
-  policy: RetryPolicy,
-  stop?: () => boolean,
-): Promise<Uint8Array | null> {
+export async function getWithRetries(store: ObjectStore, key: string, policy: RetryPolicy, stop?: () => boolean): Promise<Uint8Array | null> {
   const found = await withRetries(policy, "get", key, () => store.get(key), stop);
   return found?.body ?? null;
 }

@@ -79,16 +79,13 @@ const RUNNER_CONTEXT = Symbol("taquba.runnerJobContext");
  * Throws when `ctx` was not made by a `JobRunner` (a hand-built test context).
  */
 export function jobContext<Headers extends HeaderValues, Err>(ctx: JobContext<Headers, Err>): RunnerJobContext<Headers, Err> {
-  if ((ctx as { [RUNNER_CONTEXT]?: unknown })[RUNNER_CONTEXT] !== true) throw new ValidationError("this JobContext was not made by a JobRunner, so it has no delivery, state or submit");
+  if ((ctx as { [RUNNER_CONTEXT]?: unknown })[RUNNER_CONTEXT] !== true)
+    throw new ValidationError("this JobContext was not made by a JobRunner, so it has no delivery, state or submit");
   return ctx as RunnerJobContext<Headers, Err>;
 }
 
 /** @internal Builds the context of one delivery. */
-export function makeJobContext(
-  delivery: Delivery,
-  state: ReadonlyMap<StateKey<unknown>, unknown>,
-  submit: SubmitJob,
-): RunnerJobContext<HeaderValues, unknown> {
+export function makeJobContext(delivery: Delivery, state: ReadonlyMap<StateKey<unknown>, unknown>, submit: SubmitJob): RunnerJobContext<HeaderValues, unknown> {
   const ctx: RunnerJobContext<HeaderValues, unknown> & { [RUNNER_CONTEXT]: true } = {
     [RUNNER_CONTEXT]: true,
     jobId: delivery.runId,

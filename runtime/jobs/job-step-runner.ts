@@ -50,7 +50,9 @@ function stageResultRecord(step: Step, q: string, record: JobResultRecord, reten
   const bytes = encodeJobResult(record);
   if (bytes.byteLength > MAX_KV_VALUE_SIZE) {
     throw StepError.permanent(
-      new ValidationError(`the job's ${record.status === "succeeded" ? "output" : "error"} takes ${bytes.byteLength} bytes, more than the ${MAX_KV_VALUE_SIZE} a result record holds; return a reference (an object key) instead`),
+      new ValidationError(
+        `the job's ${record.status === "succeeded" ? "output" : "error"} takes ${bytes.byteLength} bytes, more than the ${MAX_KV_VALUE_SIZE} a result record holds; return a reference (an object key) instead`,
+      ),
     );
   }
   step.effects.put(jobResultKey(q, step.runId), bytes);
@@ -153,7 +155,9 @@ export class JobStepRunner implements StepRunner {
       if (e instanceof JobFailure) {
         const errValidator = def.error;
         if (errValidator === undefined) {
-          throw StepError.permanent(new ValidationError(`job "${def.name}" declares no error type, so it cannot fail with a typed error; declare one or throw instead`));
+          throw StepError.permanent(
+            new ValidationError(`job "${def.name}" declares no error type, so it cannot fail with a typed error; declare one or throw instead`),
+          );
         }
         const issues = errValidator.validate(e.error);
         if (issues.length > 0) throw invalidValueError(errValidator.name, issues);

@@ -45,7 +45,10 @@ export function prepareRunOptions(def: AnyDefinition, options: JobSubmitOptions<
   if (o.priority !== undefined && !Number.isInteger(o.priority)) throw new ValidationError(`priority must be an integer, got ${o.priority}`);
   if (o.runAt !== undefined) validateInstant("runAt", o.runAt);
   if (o.maxAttempts !== undefined) positiveInt("maxAttempts", o.maxAttempts);
-  if (o.idempotencyKey !== undefined && (typeof o.idempotencyKey !== "string" || o.idempotencyKey.length === 0 || !isWellFormed(o.idempotencyKey) || utf8(o.idempotencyKey).byteLength > 512)) {
+  if (
+    o.idempotencyKey !== undefined &&
+    (typeof o.idempotencyKey !== "string" || o.idempotencyKey.length === 0 || !isWellFormed(o.idempotencyKey) || utf8(o.idempotencyKey).byteLength > 512)
+  ) {
     throw new ValidationError(`idempotencyKey must be 1 to 512 bytes of well-formed text, got ${JSON.stringify(o.idempotencyKey)}`);
   }
   // Added after the package's validator ran: it is the runtime's header, not the package's.

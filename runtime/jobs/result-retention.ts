@@ -23,7 +23,13 @@ import { decodeJobResult, jobDedupKey, jobResultKey } from "./job-codec.js";
 export const jobExpiryIndex = (q: string): ExpiryIndex => new ExpiryIndex(`jobs/expiry/${q}/`);
 
 /** Stages the marker of a result record of step queue `q` on the delivery's effects, beside the record. */
-export function addResultMarker(effects: { put(key: string, value: Uint8Array): void }, q: string, runId: string, incarnation: string, expiresAt: number): void {
+export function addResultMarker(
+  effects: { put(key: string, value: Uint8Array): void },
+  q: string,
+  runId: string,
+  incarnation: string,
+  expiresAt: number,
+): void {
   effects.put(jobExpiryIndex(q).key(expiresAt, runId), utf8(incarnation));
 }
 

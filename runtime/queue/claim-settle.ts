@@ -170,7 +170,10 @@ async function settle(
   if (result.finish) core.completions.finished(job.id, result.finish);
   if (result.finish?.kind === "dead") {
     instruments()?.deadLetters.add(1, { "taquba.queue": job.queueName });
-    core.log.error({ jobId: job.id, queue: job.queueName, attempt: job.attempt, lastError: rec?.lastError }, `queue "${core.name}": job ${job.id} of queue "${job.queueName}" was dead-lettered after attempt ${job.attempt}`);
+    core.log.error(
+      { jobId: job.id, queue: job.queueName, attempt: job.attempt, lastError: rec?.lastError },
+      `queue "${core.name}": job ${job.id} of queue "${job.queueName}" was dead-lettered after attempt ${job.attempt}`,
+    );
   }
   if (result.applyEffects) core.announceInserted(prepared, outcomes, ctx.now);
   return { record: rec, enqueued: outcomes };
@@ -216,7 +219,13 @@ function validateRetryAfter(ms: number | undefined): number {
   return ms;
 }
 
-export async function deadLetter(core: QueueCore, job: ClaimedJob, error: string, effects?: SettlementEffects, opts: DeadLetterOptions = {}): Promise<EnqueueOutcome[]> {
+export async function deadLetter(
+  core: QueueCore,
+  job: ClaimedJob,
+  error: string,
+  effects?: SettlementEffects,
+  opts: DeadLetterOptions = {},
+): Promise<EnqueueOutcome[]> {
   const message = String(error);
   const res = await settle(core, job, effects, (txn, ctx, r) => {
     recordAttempt(txn, r, ctx.now, "dead_lettered", message, opts.cause);

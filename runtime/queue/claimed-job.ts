@@ -59,14 +59,7 @@ export function detachedLease(expiresAt = Number.MAX_SAFE_INTEGER): LeaseHandle 
   return { expiresAt, ensureAtLeast: async () => {} };
 }
 
-export function makeClaimedJob(
-  owner: object,
-  registry: LeaseRegistry,
-  clock: TimedClock,
-  r: JobRecord,
-  entry: LeaseEntry,
-  payload: Uint8Array,
-): ClaimedJob {
+export function makeClaimedJob(owner: object, registry: LeaseRegistry, clock: TimedClock, r: JobRecord, entry: LeaseEntry, payload: Uint8Array): ClaimedJob {
   const job: ClaimedJob = {
     id: r.id,
     queueName: r.queue,

@@ -11,7 +11,10 @@ import type { SettlementEffects } from "./effects.js";
  * already settled. Nothing was applied.
  */
 export class ClaimLostError extends TaqubaError {
-  constructor(readonly jobId: string, detail = "its lease expired or it was already settled") {
+  constructor(
+    readonly jobId: string,
+    detail = "its lease expired or it was already settled",
+  ) {
     super("CLAIM_LOST", `the claim on job ${jobId} is no longer held (${detail}); nothing was applied, the job will be (or was) redelivered`);
   }
 }
@@ -19,14 +22,24 @@ export class ClaimLostError extends TaqubaError {
 /** A caller-chosen job id is already used by a job that still exists. */
 export class DuplicateJobIdError extends TaqubaError {
   constructor(readonly jobId: string) {
-    super("DUPLICATE_JOB_ID", `job id ${JSON.stringify(jobId)} is already used by an existing job; choose another id or use a dedupKey for idempotent enqueues`);
+    super(
+      "DUPLICATE_JOB_ID",
+      `job id ${JSON.stringify(jobId)} is already used by an existing job; choose another id or use a dedupKey for idempotent enqueues`,
+    );
   }
 }
 
 /** A caller KV value is larger than `MAX_KV_VALUE_SIZE`. */
 export class KvValueTooLargeError extends TaqubaError {
-  constructor(readonly key: string, readonly size: number, readonly max: number) {
-    super("KV_VALUE_TOO_LARGE", `the value for KV key ${JSON.stringify(key)} is ${size} bytes, more than the ${max} allowed; store large data as an object and keep a reference in KV`);
+  constructor(
+    readonly key: string,
+    readonly size: number,
+    readonly max: number,
+  ) {
+    super(
+      "KV_VALUE_TOO_LARGE",
+      `the value for KV key ${JSON.stringify(key)} is ${size} bytes, more than the ${max} allowed; store large data as an object and keep a reference in KV`,
+    );
   }
 }
 
@@ -39,7 +52,10 @@ export class CancelRequestedError extends TaqubaError {
 
 /** The object holding an offloaded payload is missing from the store. */
 export class PayloadMissingError extends TaqubaError {
-  constructor(readonly jobId: string, readonly objectKey: string) {
+  constructor(
+    readonly jobId: string,
+    readonly objectKey: string,
+  ) {
     super("PAYLOAD_MISSING", `the payload object ${JSON.stringify(objectKey)} of job ${jobId} is missing; it may have been removed outside the queue`, {
       retryable: true,
     });

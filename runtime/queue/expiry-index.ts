@@ -79,7 +79,8 @@ export class ExpiryIndex {
   scanExpired(source: KvScanner, now: number, limit?: number): Promise<ExpiryEntry[]>;
   scanExpired(a: KvScanner | number, b?: number, c?: number): Promise<ExpiryEntry[]> {
     if (typeof a === "number") {
-      if (this.source === undefined) return Promise.reject(new ValidationError("this ExpiryIndex has no source; pass one to the constructor or to scanExpired"));
+      if (this.source === undefined)
+        return Promise.reject(new ValidationError("this ExpiryIndex has no source; pass one to the constructor or to scanExpired"));
       return this.#scan(this.source, a, b ?? 100);
     }
     return this.#scan(a, b!, c ?? 100);

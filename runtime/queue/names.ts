@@ -32,9 +32,7 @@ const JOB_ID_RE = /^[A-Za-z0-9_-]+$/;
  */
 export function validateQueueName(name: unknown): asserts name is string {
   if (typeof name !== "string" || name.length === 0 || name.length > MAX_QUEUE_NAME_LEN || !QUEUE_NAME_RE.test(name) || name === "." || name === "..") {
-    throw new ValidationError(
-      `invalid queue name ${JSON.stringify(name)}; use 1-${MAX_QUEUE_NAME_LEN} characters of letters, digits, '.', '_', ':' and '-'`,
-    );
+    throw new ValidationError(`invalid queue name ${JSON.stringify(name)}; use 1-${MAX_QUEUE_NAME_LEN} characters of letters, digits, '.', '_', ':' and '-'`);
   }
 }
 
@@ -55,7 +53,10 @@ export function validateStoreName(name: unknown): asserts name is string {
   try {
     validateObjectKey(`${name}/x`);
   } catch (e) {
-    throw new ValidationError(`invalid queue store name ${JSON.stringify(name)}; it becomes an object key prefix`, e instanceof ValidationError ? e.issues : []);
+    throw new ValidationError(
+      `invalid queue store name ${JSON.stringify(name)}; it becomes an object key prefix`,
+      e instanceof ValidationError ? e.issues : [],
+    );
   }
 }
 

@@ -98,7 +98,10 @@ export class QueueCore {
       finished: (id, f) => this.completions.finished(id, f),
       deadLettered: (e) => {
         instruments()?.deadLetters.add(1, { "taquba.queue": e.queueName });
-        this.log.error({ jobId: e.jobId, queue: e.queueName, reason: e.reason, lastError: e.lastError }, `queue "${name}": job ${e.jobId} of queue "${e.queueName}" was dead-lettered (${e.reason})`);
+        this.log.error(
+          { jobId: e.jobId, queue: e.queueName, reason: e.reason, lastError: e.lastError },
+          `queue "${name}": job ${e.jobId} of queue "${e.queueName}" was dead-lettered (${e.reason})`,
+        );
         for (const l of this.deadListeners) l(e);
       },
       deletePayloads: (refs) => this.payloads.deleteAll(refs),
@@ -201,7 +204,10 @@ export class QueueCore {
   #noteCommitFailure(e: unknown): void {
     if (!(e instanceof FencedError) || this.#fenceLogged) return;
     this.#fenceLogged = true;
-    this.log.error({ err: e, queue: this.name }, `queue "${this.name}": another process opened this queue store and fenced this one; this process can no longer commit and must stop or reopen the queue`);
+    this.log.error(
+      { err: e, queue: this.name },
+      `queue "${this.name}": another process opened this queue store and fenced this one; this process can no longer commit and must stop or reopen the queue`,
+    );
   }
 
   /**

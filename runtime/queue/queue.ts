@@ -28,7 +28,18 @@ import { PAYLOAD_PREFIX, PayloadStore } from "./payloads.js";
 import { PrefixedStore } from "./prefixed-store.js";
 import { QueueCore } from "./queue-core.js";
 import * as K from "./keys.js";
-import type { CancelOutcome, ClaimedJob, CompletionResult, DeadLetterOptions, EnqueueItem, EnqueueOptions, EnqueueOutcome, NackOptions, NackOutcome, WakeOutcome } from "./types.js";
+import type {
+  CancelOutcome,
+  ClaimedJob,
+  CompletionResult,
+  DeadLetterOptions,
+  EnqueueItem,
+  EnqueueOptions,
+  EnqueueOutcome,
+  NackOptions,
+  NackOutcome,
+  WakeOutcome,
+} from "./types.js";
 import { kvScanSync, StoreView, type KvPage, type KvScanOptions, type QueueView } from "./view.js";
 
 /** What open-time recovery did with the claims the previous process held. */
@@ -90,9 +101,15 @@ export class Queue {
     await root
       .removeLeftovers(PAYLOAD_PREFIX)
       .catch((err: unknown) =>
-        fullLogger(opts.logger).warn({ err, queue: name }, `queue "${name}": removing leftover temporary files failed (they only take disk space): ${err instanceof Error ? err.message : String(err)}`),
+        fullLogger(opts.logger).warn(
+          { err, queue: name },
+          `queue "${name}": removing leftover temporary files failed (they only take disk space): ${err instanceof Error ? err.message : String(err)}`,
+        ),
       );
-    const engine = await Engine.open(new PrefixedStore(root, ENGINE_PREFIX), opts.flushIntervalMs === undefined ? {} : { flushIntervalMs: opts.flushIntervalMs });
+    const engine = await Engine.open(
+      new PrefixedStore(root, ENGINE_PREFIX),
+      opts.flushIntervalMs === undefined ? {} : { flushIntervalMs: opts.flushIntervalMs },
+    );
     const core = new QueueCore(name, engine, new PayloadStore(root, threshold), opts);
     const recovery = recoverClaims(core.host);
     core.loop.start();
@@ -140,7 +157,12 @@ export class Queue {
    * holds the outcomes of the effects' own enqueues. On a dedup hit nothing
    * is written, effects included.
    */
-  enqueueWithEffects(queueName: string, payload: Uint8Array, opts: EnqueueOptions, effects: SettlementEffects): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] }> {
+  enqueueWithEffects(
+    queueName: string,
+    payload: Uint8Array,
+    opts: EnqueueOptions,
+    effects: SettlementEffects,
+  ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] }> {
     return eq.enqueueWithEffects(this.#core, queueName, payload, opts, effects);
   }
 

@@ -104,7 +104,13 @@ export function appendHistory(txn: Txn, id: string, entry: JobAttempt): void {
 
 /** Records how the current claim of `r` ended, in its attempt history. */
 export function recordAttempt(txn: Txn, r: JobRecord, now: number, outcome: AttemptOutcome, error?: string, cause?: unknown): void {
-  const entry: JobAttempt = { attempt: r.attempts, claimedAt: r.claimedAt, recordedAt: now, outcome, error: error === undefined ? undefined : boundText(error, MAX_MESSAGE_CHARS) };
+  const entry: JobAttempt = {
+    attempt: r.attempts,
+    claimedAt: r.claimedAt,
+    recordedAt: now,
+    outcome,
+    error: error === undefined ? undefined : boundText(error, MAX_MESSAGE_CHARS),
+  };
   if (cause !== undefined) {
     const f = errorFields(cause);
     entry.errorName = f.name;
@@ -209,13 +215,7 @@ export function completeJob(txn: Txn, ctx: TransitionContext, r: JobRecord): Job
  * `retryAfterMs` (a server's Retry-After, say) can push the retry later than
  * the backoff, never earlier.
  */
-export function failJob(
-  txn: Txn,
-  ctx: TransitionContext,
-  r: JobRecord,
-  error: string,
-  retryAfterMs = 0,
-): { record: JobRecord; dead: boolean } {
+export function failJob(txn: Txn, ctx: TransitionContext, r: JobRecord, error: string, retryAfterMs = 0): { record: JobRecord; dead: boolean } {
   if (r.attempts >= r.maxAttempts) return { record: killJob(txn, ctx, r, error), dead: true };
   const delay = Math.max(backoffDelay(ctx.config(r.queue).backoff, r.attempts), retryAfterMs);
   return { record: requeueJob(txn, r, delay > 0 ? ctx.now + delay : undefined, error), dead: false };

@@ -104,9 +104,7 @@ export interface DeadLetterOptions {
 }
 
 /** What `nack` did. */
-export type NackOutcome =
-  | { kind: "retried"; runAt: number }
-  | { kind: "dead"; enqueued: EnqueueOutcome[] };
+export type NackOutcome = { kind: "retried"; runAt: number } | { kind: "dead"; enqueued: EnqueueOutcome[] };
 
 /** What `cancelJob` did. `requested`: the job is claimed, a cooperative request was recorded. */
 export type CancelOutcome = "removed" | "requested" | "not_found";
@@ -159,4 +157,3 @@ export type CompletionResult =
   /** The job finished before the wait and left no record (ack without retention, or cancel). */
   | { kind: "gone" }
   | { kind: "timed_out" };
-

@@ -25,9 +25,7 @@ export function validateObjectKey(key: string): void {
   }
   if (Buffer.byteLength(key, "utf8") > MAX_OBJECT_KEY_BYTES) problems.push(`the key is longer than ${MAX_OBJECT_KEY_BYTES} bytes`);
   if (problems.length > 0) {
-    throw new ValidationError(`invalid object key ${JSON.stringify(key)}; use '/'-separated non-empty relative segments`, [
-      ...new Set(problems),
-    ]);
+    throw new ValidationError(`invalid object key ${JSON.stringify(key)}; use '/'-separated non-empty relative segments`, [...new Set(problems)]);
   }
 }
 

@@ -45,9 +45,7 @@ export class MemoryStore implements ObjectStore {
   async *list(prefix: string, opts: ListOptions = {}): AsyncIterable<ListedObject> {
     const startAfter = opts.startAfter;
     let pair =
-      startAfter !== undefined && compareKeys(startAfter, prefix) >= 0
-        ? this.#objects.nextHigherPair(startAfter)
-        : this.#objects.getPairOrNextHigher(prefix);
+      startAfter !== undefined && compareKeys(startAfter, prefix) >= 0 ? this.#objects.nextHigherPair(startAfter) : this.#objects.getPairOrNextHigher(prefix);
     // Keys sharing a prefix are contiguous in byte order: stop at the first that does not.
     while (pair?.[0].startsWith(prefix)) {
       const [key, object] = pair;

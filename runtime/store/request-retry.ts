@@ -60,10 +60,14 @@ export async function retryRequest<T>(settings: RetrySettings, judge: FailureJud
   const policy = { attempts: settings.maxAttempts, baseDelayMs: settings.baseDelayMs, maxDelayMs: settings.maxDelayMs };
   try {
     // The store layer's one backoff loop (retry.ts), as S3Store and the engine use.
-    return await retryWithBackoff(policy, (err) => !(err instanceof TaqubaError) && judge.retryable(err), (i) => {
-      n = i;
-      return attempt();
-    });
+    return await retryWithBackoff(
+      policy,
+      (err) => !(err instanceof TaqubaError) && judge.retryable(err),
+      (i) => {
+        n = i;
+        return attempt();
+      },
+    );
   } catch (err) {
     if (err instanceof TaqubaError) throw err;
     throw judge.giveUp(err, n);

@@ -10,14 +10,7 @@
  * one backoff loop (retry.ts), then surface as `StoreUnavailableError`.
  */
 import { createS3Client } from "./s3-client.js";
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  type S3ClientConfig,
-} from "@aws-sdk/client-s3";
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from "@aws-sdk/client-s3";
 import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 import { validateObjectKey } from "./keys.js";
 import { retryWithBackoff } from "./retry.js";
@@ -275,16 +268,20 @@ export class S3Store implements ObjectStore {
     let n = 0;
     const policy = { attempts: this.#maxAttempts, baseDelayMs: this.#baseDelayMs, maxDelayMs: this.#maxDelayMs };
     try {
-      return await retryWithBackoff(policy, (err) => !(err instanceof TaqubaError) && isRetryableS3Error(err), async (i) => {
-        n = i;
-        const signal = AbortSignal.timeout(this.#attemptTimeoutMs);
-        try {
-          return await attempt(signal);
-        } catch (caught) {
-          if (caught instanceof TaqubaError || !signal.aborted) throw caught;
-          throw Object.assign(new Error(`no complete answer within ${this.#attemptTimeoutMs} ms`), { name: "TimeoutError", cause: caught });
-        }
-      });
+      return await retryWithBackoff(
+        policy,
+        (err) => !(err instanceof TaqubaError) && isRetryableS3Error(err),
+        async (i) => {
+          n = i;
+          const signal = AbortSignal.timeout(this.#attemptTimeoutMs);
+          try {
+            return await attempt(signal);
+          } catch (caught) {
+            if (caught instanceof TaqubaError || !signal.aborted) throw caught;
+            throw Object.assign(new Error(`no complete answer within ${this.#attemptTimeoutMs} ms`), { name: "TimeoutError", cause: caught });
+          }
+        },
+      );
     } catch (err) {
       if (err instanceof TaqubaError) throw err;
       throw new StoreUnavailableError(`S3 ${operation} (bucket ${this.bucket}, attempt ${n})`, this.prefix + key, err);

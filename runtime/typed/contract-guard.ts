@@ -54,12 +54,7 @@ function decodeHistory(bytes: Uint8Array | null): string[] {
  * nothing, when one is older than the newest recorded, unless
  * `allowDowngrade`.
  */
-export async function checkContracts(
-  queue: WorkflowQueue,
-  queueName: string,
-  contracts: readonly ContractEntry[],
-  allowDowngrade = false,
-): Promise<void> {
+export async function checkContracts(queue: WorkflowQueue, queueName: string, contracts: readonly ContractEntry[], allowDowngrade = false): Promise<void> {
   // Compare-and-put, started over on a lost race: another runtime in this
   // process may record at the same time.
   for (;;) {

@@ -181,7 +181,10 @@ export class JobRunnerBuilder implements JobRegistrar, WorkflowRegistrar {
     const dispatcher = this.#dispatcher.build();
     let runner: JobRunner | undefined;
     const hook = withJobNotices(s.hook, () => (runner === undefined ? undefined : (jobId, key) => runner!.deliverNotice(jobId, key)));
-    let b = WorkflowRuntime.builder(this.#queue, this.#store, dispatcher, hook).queueName(s.queueName).maxConcurrentSteps(s.concurrency).pollIntervalMs(s.pollIntervalMs);
+    let b = WorkflowRuntime.builder(this.#queue, this.#store, dispatcher, hook)
+      .queueName(s.queueName)
+      .maxConcurrentSteps(s.concurrency)
+      .pollIntervalMs(s.pollIntervalMs);
     if (s.groupRetentionMs !== undefined) b = b.groupRetention(s.groupRetentionMs);
     if (s.resultRetentionMs !== undefined) b = b.memoRetention(s.resultRetentionMs);
     if (s.clock !== undefined) b = b.clock(s.clock);

@@ -31,7 +31,16 @@ import { KeyedLock } from "../workflow/runs/run-events.js";
 import { RunId } from "../workflow/runs/run-id.js";
 import { type FullLogger, fullLogger, type Logger } from "../logger.js";
 import { InputMismatchError } from "../workflow/workflow-errors.js";
-import { closeTimeout, repeatEvery, spawnWorker, stopOn, WorkerSet, type CloseOptions, type RunnerHandle, type Shutdown } from "../workflow/worker-lifecycle.js";
+import {
+  closeTimeout,
+  repeatEvery,
+  spawnWorker,
+  stopOn,
+  WorkerSet,
+  type CloseOptions,
+  type RunnerHandle,
+  type Shutdown,
+} from "../workflow/worker-lifecycle.js";
 import { WorkflowRuntime } from "../workflow/workflow-runtime.js";
 import { decodeDedup, encodeDedup, jobDedupKey, jobResultKey, keyedJobRunId } from "../jobs/job-codec.js";
 import type { JobHost } from "../jobs/job-context.js";
@@ -170,7 +179,10 @@ export class JobRunner implements JobHost, WorkflowHost {
   async deliverNotice(jobId: string, key: string): Promise<void> {
     const r = await readJobOutcome(this.#runtime.view(), this.#queue, jobId);
     // The hook runs after the termination committed, so the job has ended; records swept meanwhile say so.
-    const resolved = r === "active" || r === "unknown" ? { outcome: { status: "failed" as const, error: undefined, message: "the job's records were removed" }, kind: undefined } : r;
+    const resolved =
+      r === "active" || r === "unknown"
+        ? { outcome: { status: "failed" as const, error: undefined, message: "the job's records were removed" }, kind: undefined }
+        : r;
     await this.#runtime.signal(key, encodeJobNotice(jobNotice(jobId, resolved)));
   }
 
@@ -214,7 +226,11 @@ export class JobRunner implements JobHost, WorkflowHost {
     return this.#runtime.submit(definitionOrSpec as RunSpec);
   }
 
-  async #submitJob<Output, Err>(def: AnyDefinition, input: unknown, options: JobSubmitOptions<HeaderValues> | undefined): Promise<RunnerJobHandle<Output, Err>> {
+  async #submitJob<Output, Err>(
+    def: AnyDefinition,
+    input: unknown,
+    options: JobSubmitOptions<HeaderValues> | undefined,
+  ): Promise<RunnerJobHandle<Output, Err>> {
     const runOptions = prepareRunOptions(def, options);
     const payload = preparePayload(def, input);
     const key = options?.idempotencyKey ?? def.idempotencyKey?.(input as never);
@@ -230,7 +246,9 @@ export class JobRunner implements JobHost, WorkflowHost {
    */
   async submitPrepared(job: PreparedJob, mark?: AppliedMark<SubmitOutcome>): Promise<SubmitOutcome> {
     if (job.runOptions.headers?.[JOB_NOTIFY_HEADER] !== undefined && !noticeRunners.has(this)) {
-      throw new ValidationError("notifySignal needs the runner's terminal hook, which only JobRunner.builder(...) installs; build the runtime that way, or wait on the handle instead");
+      throw new ValidationError(
+        "notifySignal needs the runner's terminal hook, which only JobRunner.builder(...) installs; build the runtime that way, or wait on the handle instead",
+      );
     }
     const submit = (spec: RunSpec) => (mark === undefined ? this.#runtime.submit(spec) : this.#runtime.marked.submit(spec, mark));
     if (job.idempotencyKey === undefined) {

@@ -92,7 +92,9 @@ function isHost(target: unknown): target is WorkflowHost {
 /** The target of a generated client as a `WorkflowHost`, or a clear error when it is not one. */
 export function requireWorkflowHost(target: unknown, pkg: string): WorkflowHost {
   if (!isHost(target)) {
-    throw new ValidationError(`the ${pkg} client was made over an object that cannot run workflows; pass a JobRunner or a WorkflowRuntime to ${pkg}.client() to submit workflows`);
+    throw new ValidationError(
+      `the ${pkg} client was made over an object that cannot run workflows; pass a JobRunner or a WorkflowRuntime to ${pkg}.client() to submit workflows`,
+    );
   }
   return target;
 }

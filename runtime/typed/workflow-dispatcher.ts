@@ -80,7 +80,8 @@ export class WorkflowDispatcherBuilder implements WorkflowRegistrar, JobRegistra
       return this;
     }
     const def = definition as AnyWorkflowDefinition;
-    if (def === null || typeof def !== "object" || def.kind !== "workflow") throw new ValidationError("register takes a workflow or job definition from generated code (or defineJob)");
+    if (def === null || typeof def !== "object" || def.kind !== "workflow")
+      throw new ValidationError("register takes a workflow or job definition from generated code (or defineJob)");
     if (this.#registry.has(def.name)) throw new ValidationError(`workflow "${def.name}" is registered twice; register each workflow once`);
     const h = handler as Record<string, unknown>;
     const missing = Object.values(def.steps)
@@ -135,7 +136,10 @@ export class WorkflowDispatcherBuilder implements WorkflowRegistrar, JobRegistra
 }
 
 /** What a step's payload is, from one JSON parse. */
-type Classified = { readonly kind: "workflow"; readonly env: StepEnvelope } | { readonly kind: "job"; readonly env: { job: string; input: unknown } } | { readonly kind: "other" };
+type Classified =
+  | { readonly kind: "workflow"; readonly env: StepEnvelope }
+  | { readonly kind: "job"; readonly env: { job: string; input: unknown } }
+  | { readonly kind: "other" };
 
 function classify(bytes: Uint8Array): Classified {
   let v: unknown;
@@ -253,14 +257,20 @@ export class WorkflowDispatcher implements StepRunner {
     const env = c.env;
     const reg = this.registry.get(env.workflow);
     if (reg === undefined) {
-      throw StepError.permanent(new Error(`no handler is registered for workflow "${env.workflow}" on this runtime; register it on the dispatcher (or the JobRunner builder) before build()`));
+      throw StepError.permanent(
+        new Error(
+          `no handler is registered for workflow "${env.workflow}" on this runtime; register it on the dispatcher (or the JobRunner builder) before build()`,
+        ),
+      );
     }
     const def = reg.definition;
     // The step name comes from the stored envelope: own properties only, so "constructor" or "__proto__" is an unknown step.
     const stepDef = Object.hasOwn(def.steps, env.step) ? def.steps[env.step] : undefined;
     stepSpanOf(step.jobId, step.attempt)?.updateName(`${def.name}.${env.step}`).setAttributes({ "taquba.workflow": def.name, "taquba.step.name": env.step });
     if (stepDef === undefined) {
-      throw StepError.permanent(new Error(`workflow "${def.name}" has no step "${env.step}"; the run was started by code generated from another version of its spec`));
+      throw StepError.permanent(
+        new Error(`workflow "${def.name}" has no step "${env.step}"; the run was started by code generated from another version of its spec`),
+      );
     }
     check(stepDef.payload, env.payload, `${def.name} step ${stepDef.name} payload`);
     const signal = this.#signal(def, stepDef, step);
@@ -276,7 +286,9 @@ export class WorkflowDispatcher implements StepRunner {
     const t = transitionRecord(owner, returned);
     if (t === undefined) {
       throw StepError.permanent(
-        new TypeError(`step "${stepDef.name}" of workflow "${def.name}" returned something other than a transition built from its own context; return ctx.next.<step>(...), ctx.succeed(...), ctx.fail(...) or ctx.cancel()`),
+        new TypeError(
+          `step "${stepDef.name}" of workflow "${def.name}" returned something other than a transition built from its own context; return ctx.next.<step>(...), ctx.succeed(...), ctx.fail(...) or ctx.cancel()`,
+        ),
       );
     }
     switch (t.kind) {
@@ -304,7 +316,11 @@ export class WorkflowDispatcher implements StepRunner {
         return StepOutcome.succeed(utf8(json(t.result, `${def.name} result`)));
       case "fail": {
         if (def.error === undefined) {
-          throw StepError.permanent(new ValidationError(`workflow "${def.name}" declares no error type, so it cannot fail with a typed error; declare "error" in its spec or throw instead`));
+          throw StepError.permanent(
+            new ValidationError(
+              `workflow "${def.name}" declares no error type, so it cannot fail with a typed error; declare "error" in its spec or throw instead`,
+            ),
+          );
         }
         check(def.error, t.error, `${def.name} error`);
         return StepOutcome.fail(json(t.error, `${def.name} error`));
@@ -320,7 +336,11 @@ export class WorkflowDispatcher implements StepRunner {
     if (sig === undefined) return undefined;
     if (step.signal === null) return null;
     if (step.signal === undefined) {
-      throw StepError.permanent(new Error(`step "${stepDef.name}" of workflow "${def.name}" waits for a signal but was entered without a signal wait; continue to it with ctx.next.<step>.onSignal(...)`));
+      throw StepError.permanent(
+        new Error(
+          `step "${stepDef.name}" of workflow "${def.name}" waits for a signal but was entered without a signal wait; continue to it with ctx.next.<step>.onSignal(...)`,
+        ),
+      );
     }
     try {
       return sig.decode(step.signal);

@@ -86,10 +86,7 @@ export function compileAddressPolicy(opts: AddressPolicyOptions = {}): CompiledA
  * Whether the policy lets a connection reach `address`, with the class it
  * was judged by. Pure.
  */
-export function checkAddress(
-  policy: CompiledAddressPolicy,
-  address: string,
-): { allowed: boolean; addressClass: AddressClass | "cloud-metadata" | "invalid" } {
+export function checkAddress(policy: CompiledAddressPolicy, address: string): { allowed: boolean; addressClass: AddressClass | "cloud-metadata" | "invalid" } {
   const bytes = parseIp(address);
   if (!bytes) return { allowed: false, addressClass: "invalid" };
   if (isCloudMetadataAddress(bytes)) {
@@ -118,9 +115,7 @@ export function checkAddress(
  */
 export async function resolveAllowedAddresses(policy: CompiledAddressPolicy, hostname: string): Promise<ResolvedAddress[]> {
   const literal = parseIp(hostname);
-  const addresses: ResolvedAddress[] = literal
-    ? [{ address: literalText(hostname), family: literal.length === 4 ? 4 : 6 }]
-    : await policy.resolve(hostname);
+  const addresses: ResolvedAddress[] = literal ? [{ address: literalText(hostname), family: literal.length === 4 ? 4 : 6 }] : await policy.resolve(hostname);
   if (addresses.length === 0) throw new Error(`host "${hostname}" resolved to no addresses`);
   for (const a of addresses) {
     const verdict = checkAddress(policy, a.address);

@@ -55,7 +55,10 @@ export function pinnedLookup(addresses: readonly ResolvedAddress[]) {
       err.code = "ENOTFOUND";
       callback(err, "", 0);
     } else if (options.all) {
-      callback(null, list.map((a) => ({ address: a.address, family: a.family })));
+      callback(
+        null,
+        list.map((a) => ({ address: a.address, family: a.family })),
+      );
     } else {
       callback(null, list[0]!.address, list[0]!.family);
     }

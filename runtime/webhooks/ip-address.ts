@@ -13,14 +13,7 @@ import { isIPv4, isIPv6 } from "node:net";
 import { ValidationError } from "../errors.js";
 
 /** What an address reaches. Only `public` is allowed by default. */
-export type AddressClass =
-  | "public"
-  | "loopback"
-  | "private"
-  | "link-local"
-  | "multicast"
-  | "unspecified"
-  | "reserved";
+export type AddressClass = "public" | "loopback" | "private" | "link-local" | "multicast" | "unspecified" | "reserved";
 
 /** A network in CIDR form, as bytes and a prefix length. */
 export interface Network {

@@ -18,10 +18,7 @@ export class InvalidWebhookRequestError extends TaqubaError {
   /** One entry per violation, each naming the field and what was wrong. */
   readonly issues: readonly string[];
   constructor(issues: readonly string[]) {
-    super(
-      "WEBHOOK_INVALID_REQUEST",
-      `invalid webhook request; fix the request before enqueueing it:\n  - ${issues.join("\n  - ")}`,
-    );
+    super("WEBHOOK_INVALID_REQUEST", `invalid webhook request; fix the request before enqueueing it:\n  - ${issues.join("\n  - ")}`);
     this.issues = issues;
   }
 }
@@ -84,12 +81,7 @@ export class WebhookRejectedError extends TaqubaError {
 }
 
 /** Why {@link verifyWebhook} refused a request. */
-export type WebhookVerificationFailure =
-  | "missing-header"
-  | "invalid-timestamp"
-  | "timestamp-too-old"
-  | "timestamp-too-new"
-  | "no-matching-signature";
+export type WebhookVerificationFailure = "missing-header" | "invalid-timestamp" | "timestamp-too-old" | "timestamp-too-new" | "no-matching-signature";
 
 /**
  * A received webhook failed verification. Answer it with 400 or 401 and do

@@ -241,7 +241,9 @@ export function webhookEnqueueRequest(queueName: string, request: WebhookRequest
   const headers = encodeWebhookHeaders(request);
   const clashes = Object.keys(opts.headers ?? {}).filter((k) => k.startsWith(CONFIG_PREFIX) || k.startsWith(WEBHOOK_HTTP_HEADER_PREFIX));
   if (clashes.length > 0) {
-    throw new InvalidWebhookRequestError(clashes.map((k) => `extra job header "${k}" uses a prefix reserved for the webhook itself; set it on the request instead`));
+    throw new InvalidWebhookRequestError(
+      clashes.map((k) => `extra job header "${k}" uses a prefix reserved for the webhook itself; set it on the request instead`),
+    );
   }
   const body = request.body ?? new Uint8Array();
   const payload = typeof body === "string" ? new TextEncoder().encode(body) : body;

@@ -95,12 +95,7 @@ function hmac(key: Uint8Array, id: string, timestampSec: number, body: Uint8Arra
  * @example
  * const sig = signWebhook("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_1", 1614265330, '{"a":1}');
  */
-export function signWebhook(
-  secrets: WebhookSecret | readonly WebhookSecret[],
-  id: string,
-  timestampSec: number,
-  body: Uint8Array | string,
-): string {
+export function signWebhook(secrets: WebhookSecret | readonly WebhookSecret[], id: string, timestampSec: number, body: Uint8Array | string): string {
   const list = secretList(secrets);
   if (list.length === 0) throw new ValidationError("signWebhook needs at least one secret");
   if (!Number.isSafeInteger(timestampSec) || timestampSec < 0) {
@@ -179,7 +174,11 @@ export function verifyWebhook(
   const id = header(headers, WEBHOOK_ID_HEADER);
   const ts = header(headers, WEBHOOK_TIMESTAMP_HEADER);
   const sig = header(headers, WEBHOOK_SIGNATURE_HEADER);
-  for (const [name, v] of [[WEBHOOK_ID_HEADER, id], [WEBHOOK_TIMESTAMP_HEADER, ts], [WEBHOOK_SIGNATURE_HEADER, sig]] as const) {
+  for (const [name, v] of [
+    [WEBHOOK_ID_HEADER, id],
+    [WEBHOOK_TIMESTAMP_HEADER, ts],
+    [WEBHOOK_SIGNATURE_HEADER, sig],
+  ] as const) {
     if (v === undefined || v === "") throw new WebhookVerificationError("missing-header", `the ${name} header is missing`);
   }
   if (!/^\d{1,15}$/.test(ts!)) throw new WebhookVerificationError("invalid-timestamp", `webhook-timestamp "${ts}" is not whole seconds`);
@@ -207,6 +206,10 @@ export function verifyWebhook(
       if (given.length === e.length && timingSafeEqual(given, e)) matched = true;
     }
   }
-  if (!matched) throw new WebhookVerificationError("no-matching-signature", "no v1 signature matches the secret; check the secret and that the body is the raw bytes received");
+  if (!matched)
+    throw new WebhookVerificationError(
+      "no-matching-signature",
+      "no v1 signature matches the secret; check the secret and that the body is the raw bytes received",
+    );
   return { id: id!, timestampMs: timestampSec * 1000 };
 }

@@ -18,12 +18,26 @@ import { ValidationError } from "../errors.js";
 import type { ClaimedJob } from "../queue/types.js";
 import type { Queue } from "../queue/queue.js";
 import { runWorker, type RunWorkerOptions, type Worker } from "../queue/worker.js";
-import { type AddressPolicyOptions, type CompiledAddressPolicy, compileAddressPolicy, resolveAllowedAddresses, type ResolvedAddress } from "./address-policy.js";
+import {
+  type AddressPolicyOptions,
+  type CompiledAddressPolicy,
+  compileAddressPolicy,
+  resolveAllowedAddresses,
+  type ResolvedAddress,
+} from "./address-policy.js";
 import { classifyResponse, DEFAULT_MAX_RETRY_AFTER_MS } from "./delivery-verdict.js";
 import { sendHttp } from "./http-exchange.js";
 import { InvalidWebhookRequestError, WebhookAddressRefusedError, WebhookDeliveryError, WebhookRejectedError } from "./webhook-errors.js";
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, decodeWebhookJob, MAX_WEBHOOK_TIMEOUT_MS, type DecodedWebhookRequest } from "./webhook-request.js";
-import { parseWebhookSecret, secretList, signWebhook, WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER, type WebhookSecret } from "./webhook-signature.js";
+import {
+  parseWebhookSecret,
+  secretList,
+  signWebhook,
+  WEBHOOK_ID_HEADER,
+  WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+  type WebhookSecret,
+} from "./webhook-signature.js";
 import { redactUrl, safeExcerpt } from "../redact.js";
 
 /** Options of {@link WebhookWorker}. Address policy fields default to public addresses only. */
@@ -186,7 +200,9 @@ function cancelled(job: ClaimedJob, target: string): PermanentError {
 }
 
 /** Options of {@link runWebhookWorker}: the worker's and the loop's. */
-export interface RunWebhookWorkerOptions extends WebhookWorkerOptions, Pick<RunWorkerOptions, "concurrency" | "leaseMs" | "claimBatch" | "signal" | "onError"> {}
+export interface RunWebhookWorkerOptions
+  extends WebhookWorkerOptions,
+    Pick<RunWorkerOptions, "concurrency" | "leaseMs" | "claimBatch" | "signal" | "onError"> {}
 
 /**
  * Runs a {@link WebhookWorker} over `queueName` until `opts.signal` aborts

@@ -6,7 +6,16 @@
  */
 import type { TimedClock } from "../clock.js";
 import type { SettlementEffects } from "../queue/effects.js";
-import type { CancelOutcome, ClaimedJob, CompletionResult, DeadLetterOptions, EnqueueOptions, EnqueueOutcome, NackOptions, NackOutcome } from "../queue/types.js";
+import type {
+  CancelOutcome,
+  ClaimedJob,
+  CompletionResult,
+  DeadLetterOptions,
+  EnqueueOptions,
+  EnqueueOutcome,
+  NackOptions,
+  NackOutcome,
+} from "../queue/types.js";
 import type { KvPage, KvScanOptions, QueueView } from "../queue/view.js";
 import type { DeadLetteredEvent } from "../queue/config.js";
 

@@ -85,7 +85,8 @@ export class WorkflowRuntimeBuilder {
    * step queues sharing an object store must not share one.
    */
   memoPrefix(prefix: string): this {
-    if (typeof prefix !== "string" || prefix.length === 0 || prefix.endsWith("/")) throw new ValidationError("memoPrefix must be a non-empty prefix without a trailing '/'");
+    if (typeof prefix !== "string" || prefix.length === 0 || prefix.endsWith("/"))
+      throw new ValidationError("memoPrefix must be a non-empty prefix without a trailing '/'");
     this.#s.memoPrefix = prefix;
     return this;
   }
@@ -146,4 +147,3 @@ export class WorkflowRuntimeBuilder {
     return new WorkflowRuntime(this.#deps, { ...this.#s });
   }
 }
-

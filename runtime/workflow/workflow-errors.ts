@@ -9,8 +9,14 @@ import { TaqubaError } from "../errors.js";
 
 /** A run id that is empty, too long or uses characters outside `[A-Za-z0-9_-]`. */
 export class InvalidRunIdError extends TaqubaError {
-  constructor(readonly runId: string, problem: string) {
-    super("INVALID_RUN_ID", `invalid run id ${JSON.stringify(runId.slice(0, 200))}: ${problem}; pass an id of 1 to 128 characters of [A-Za-z0-9_-], or omit it to get a ULID`);
+  constructor(
+    readonly runId: string,
+    problem: string,
+  ) {
+    super(
+      "INVALID_RUN_ID",
+      `invalid run id ${JSON.stringify(runId.slice(0, 200))}: ${problem}; pass an id of 1 to 128 characters of [A-Za-z0-9_-], or omit it to get a ULID`,
+    );
   }
 }
 
@@ -40,14 +46,20 @@ export class ReservedHeaderError extends TaqubaError {
 
 /** A KV key used the `workflow/` prefix, or a memo key the runtime reserves. */
 export class ReservedKeyError extends TaqubaError {
-  constructor(readonly key: string, what: string) {
+  constructor(
+    readonly key: string,
+    what: string,
+  ) {
     super("RESERVED_KEY", `key "${key}" is reserved (${what}); choose a key outside it`);
   }
 }
 
 /** A staged KV operation broke a rule of the effects handle. */
 export class InvalidEffectError extends TaqubaError {
-  constructor(readonly key: string, problem: string) {
+  constructor(
+    readonly key: string,
+    problem: string,
+  ) {
     super("INVALID_EFFECT", `cannot stage an effect on key "${key}": ${problem}`);
   }
 }

@@ -362,7 +362,9 @@ export class WorkflowRuntime {
     );
     if (core.memoRetentionMs !== undefined) tasks.push(this.#sweepLoop(stop.signal));
     if (this.#groups.retains) {
-      tasks.push(this.#groups.sweepLoop(stop.signal, (e) => this.#logger.error({ err: e }, "group retention sweep failed; retrying at the next poll interval")));
+      tasks.push(
+        this.#groups.sweepLoop(stop.signal, (e) => this.#logger.error({ err: e }, "group retention sweep failed; retrying at the next poll interval")),
+      );
     }
     const where = { queue: core.queueName, maxConcurrentSteps: core.maxConcurrentSteps };
     this.#logger.info(where, "workflow worker started");
@@ -378,8 +380,11 @@ export class WorkflowRuntime {
 
   #sweepLoop(signal: AbortSignal): Promise<void> {
     const core = this.#core;
-    return repeatEvery({ clock: core.clock, intervalMs: core.pollIntervalMs, queue: core.queue }, signal, () => this.#sweeper.sweep(signal), (e) =>
-      this.#logger.error({ err: e }, "memo retention sweep failed; retrying at the next poll interval"),
+    return repeatEvery(
+      { clock: core.clock, intervalMs: core.pollIntervalMs, queue: core.queue },
+      signal,
+      () => this.#sweeper.sweep(signal),
+      (e) => this.#logger.error({ err: e }, "memo retention sweep failed; retrying at the next poll interval"),
     );
   }
 

@@ -5,7 +5,18 @@
  * comes from "taquba".
  */
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { JobRunner, MemoryStore, MockClock, NoopTerminalHook, Queue, StepOutcome, ValidationError, WorkflowRuntime, type JobHandle, type StepRunner } from "taquba";
+import {
+  JobRunner,
+  MemoryStore,
+  MockClock,
+  NoopTerminalHook,
+  Queue,
+  StepOutcome,
+  ValidationError,
+  WorkflowRuntime,
+  type JobHandle,
+  type StepRunner,
+} from "taquba";
 import { billing } from "../../generated/index.js";
 import { dec, enc, until } from "./support.js";
 

@@ -41,15 +41,27 @@ const headers = defineHeaders<Headers>({
   package: "acc",
   names: ["tenant"],
   required: ["tenant"],
-  validator: createValidator<Headers>("acc headers", rawCheck((v) => (isRecord(v) && typeof v.tenant === "string" ? null : "needs a tenant"))),
+  validator: createValidator<Headers>(
+    "acc headers",
+    rawCheck((v) => (isRecord(v) && typeof v.tenant === "string" ? null : "needs a tenant")),
+  ),
 });
 
 const doubleJob = defineJob({
   name: "acc.double",
   package: "acc",
-  input: createValidator<Input>("acc.double input", rawCheck((v) => (isRecord(v) && Number.isInteger(v.n) ? null : "n must be an integer"))),
-  output: createValidator<Output>("acc.double output", rawCheck((v) => (isRecord(v) && typeof v.doubled === "number" ? null : "doubled must be a number"))),
-  error: createValidator<Err>("acc.double error", rawCheck((v) => (isRecord(v) && typeof v.reason === "string" ? null : "reason must be a string"))),
+  input: createValidator<Input>(
+    "acc.double input",
+    rawCheck((v) => (isRecord(v) && Number.isInteger(v.n) ? null : "n must be an integer")),
+  ),
+  output: createValidator<Output>(
+    "acc.double output",
+    rawCheck((v) => (isRecord(v) && typeof v.doubled === "number" ? null : "doubled must be a number")),
+  ),
+  error: createValidator<Err>(
+    "acc.double error",
+    rawCheck((v) => (isRecord(v) && typeof v.reason === "string" ? null : "reason must be a string")),
+  ),
   headers,
   idempotencyKey: "double:{n}",
   contractHash: "0000000000000000",
@@ -127,7 +139,10 @@ describe("JobRunner", () => {
     expect(await group.cancel()).toBe(0);
     const resumed = await group.resume();
     expect(resumed.submitted).toBe(1);
-    await until(async () => (await group.status())?.failed === 1 && (await group.status())?.running === 0 && (await group.status())?.pending === 0, "the rerun ended");
+    await until(
+      async () => (await group.status())?.failed === 1 && (await group.status())?.running === 0 && (await group.status())?.pending === 0,
+      "the rerun ended",
+    );
     // runner.group(id), as the contract writes it: the same group, untyped; it reports, counts and forgets.
     const byId = runner.group("batch");
     expect(await byId.status()).toEqual(await group.status());

@@ -180,7 +180,8 @@ describe("nack, deadLetter, cancel", () => {
   it("deadLetter(job, error, effects?) and view().deadJobs(queueName, { after?, limit? })", async () => {
     const ids: string[] = [];
     for (const p of ["a", "b", "c"]) ids.push((await queue.enqueue("dl", enc(p))).jobId);
-    for (const job of await queue.claimBatch("dl", 3, 1_000)) await queue.deadLetter(job, `bad ${dec(job.payload)}`, new SettlementEffects().kvPut(`dead/${job.id}`, enc("1")));
+    for (const job of await queue.claimBatch("dl", 3, 1_000))
+      await queue.deadLetter(job, `bad ${dec(job.payload)}`, new SettlementEffects().kvPut(`dead/${job.id}`, enc("1")));
     const dead = await queue.view().deadJobs("dl", {});
     expect(dead.map((j) => j.id)).toEqual([...ids].sort());
     expect(dead.every((j) => j.state === "dead")).toBe(true);

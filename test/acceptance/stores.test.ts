@@ -7,17 +7,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { S3Client, S3ClientConfig } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
-import {
-  LocalStore,
-  MemoryStore,
-  PreconditionFailedError,
-  S3Store,
-  openStore,
-  withCounting,
-  withFaults,
-  withLatency,
-  type ObjectStore,
-} from "taquba";
+import { LocalStore, MemoryStore, PreconditionFailedError, S3Store, openStore, withCounting, withFaults, withLatency, type ObjectStore } from "taquba";
 import { startS3Server, type TestS3Server } from "../support/s3-server.js";
 import { collect, dec, enc } from "./support.js";
 
@@ -172,8 +162,6 @@ describe("store wrappers", () => {
     await store.delete("a");
     await collect(store.list(""));
     expect(store.counts).toEqual({ gets: 2, puts: 1, deletes: 1, lists: 1, bytesIn: 4, bytesOut: 4 });
-    expectTypeOf(store.counts).toEqualTypeOf<
-      Readonly<{ gets: number; puts: number; deletes: number; lists: number; bytesIn: number; bytesOut: number }>
-    >();
+    expectTypeOf(store.counts).toEqualTypeOf<Readonly<{ gets: number; puts: number; deletes: number; lists: number; bytesIn: number; bytesOut: number }>>();
   });
 });

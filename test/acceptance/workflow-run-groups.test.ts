@@ -50,7 +50,9 @@ async function start() {
 
 describe("run groups", () => {
   it("have the documented shapes", () => {
-    expectTypeOf<RunGroup["submit"]>().parameters.toEqualTypeOf<[members: readonly { readonly key: string; readonly input: Uint8Array }[], options?: RunOptions]>();
+    expectTypeOf<RunGroup["submit"]>().parameters.toEqualTypeOf<
+      [members: readonly { readonly key: string; readonly input: Uint8Array }[], options?: RunOptions]
+    >();
     expectTypeOf<RunGroup["submit"]>().returns.toEqualTypeOf<Promise<GroupSubmitOutcome>>();
     expectTypeOf<ReturnType<RunGroup["results"]>>().toMatchTypeOf<AsyncIterable<MemberResult>>();
     expectTypeOf<MemberResult>().toHaveProperty("key").toEqualTypeOf<string>();
@@ -94,7 +96,10 @@ describe("run groups", () => {
       { key: "slow", input: enc("wait") },
       { key: "quick", input: enc("ok:q") },
     ]);
-    await until(async () => (await group.status())?.succeeded === 1 && (await env.runtime.status(group.runIdOf("slow")))?.step === 1, "quick done, slow waiting");
+    await until(
+      async () => (await group.status())?.succeeded === 1 && (await env.runtime.status(group.runIdOf("slow")))?.step === 1,
+      "quick done, slow waiting",
+    );
     expect(await group.status()).toMatchObject({ pending: 1, succeeded: 1 });
     await group.cancel();
     const results = await collect(group.results());

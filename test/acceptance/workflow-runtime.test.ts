@@ -227,7 +227,11 @@ describe("the runtime: quick start", () => {
   });
 
   it("run(shutdown) also takes a Promise; spawn(shutdown?) returns a handle whose shutdown() resolves once stopped", async () => {
-    const env = await start(runner(async (s) => StepOutcome.succeed(s.payload)), NoopTerminalHook, false);
+    const env = await start(
+      runner(async (s) => StepOutcome.succeed(s.payload)),
+      NoopTerminalHook,
+      false,
+    );
     let stop!: () => void;
     const running = env.runtime.run(new Promise<void>((r) => (stop = r)));
     await env.runtime.submit({ input: enc("a"), runId: "a" });
@@ -269,7 +273,11 @@ describe("the runtime: quick start", () => {
   it("status goes pending → running → terminated; outcome is null until the end", async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const env = await start(runner(async (s) => (await gate, StepOutcome.succeed(s.payload))), NoopTerminalHook, false);
+    const env = await start(
+      runner(async (s) => (await gate, StepOutcome.succeed(s.payload))),
+      NoopTerminalHook,
+      false,
+    );
     await env.runtime.submit({ input: enc("x"), runId: "s1" });
     expect(await env.runtime.status("s1")).toMatchObject({ runId: "s1", state: "pending", step: 0 });
     expect(await env.runtime.outcome("s1")).toBeNull();
@@ -361,7 +369,11 @@ describe("durability", () => {
 
 describe("submit rules", () => {
   it("is idempotent on (runId, input); a different input is InputMismatchError", async () => {
-    const env = await start(runner(async (s) => StepOutcome.continueAfter(s.payload, HOUR)), NoopTerminalHook, false);
+    const env = await start(
+      runner(async (s) => StepOutcome.continueAfter(s.payload, HOUR)),
+      NoopTerminalHook,
+      false,
+    );
     const first = await env.runtime.submit({ input: enc("a"), runId: "dup" });
     const again = await env.runtime.submit({ input: enc("a"), runId: "dup" });
     expect(again).toEqual({ runId: "dup", jobId: first.jobId, newlySubmitted: false });
@@ -370,7 +382,11 @@ describe("submit rules", () => {
   });
 
   it("rejects reserved headers (ReservedHeaderError) and bad run ids (InvalidRunIdError)", async () => {
-    const env = await start(runner(async (s) => StepOutcome.succeed(s.payload)), NoopTerminalHook, false);
+    const env = await start(
+      runner(async (s) => StepOutcome.succeed(s.payload)),
+      NoopTerminalHook,
+      false,
+    );
     await expect(env.runtime.submit({ input: enc("a"), options: { headers: { "workflow.step": "1" } } })).rejects.toBeInstanceOf(ReservedHeaderError);
     await expect(env.runtime.submit({ input: enc("a"), runId: "has space" })).rejects.toBeInstanceOf(InvalidRunIdError);
     expect(await env.queue.view().stats("workflow-steps")).toMatchObject({ pending: 0 });
@@ -395,7 +411,9 @@ describe("submit rules", () => {
 
 describe("signals", () => {
   const approval = runner(async (s) =>
-    s.stepNumber === 0 ? StepOutcome.continueOnSignal(s.payload, dec(s.payload), HOUR) : StepOutcome.succeed(s.signal == null ? enc(`timeout:${String(s.signal)}`) : s.signal),
+    s.stepNumber === 0
+      ? StepOutcome.continueOnSignal(s.payload, dec(s.payload), HOUR)
+      : StepOutcome.succeed(s.signal == null ? enc(`timeout:${String(s.signal)}`) : s.signal),
   );
 
   it("signal(key, payload) is 'delivered' to a waiting step", async () => {
@@ -481,7 +499,10 @@ describe("terminal hooks", () => {
         fx.put(`app/ended/${o.runId}`, enc(o.status));
       },
     };
-    const env = await start(runner(async (s) => (dec(s.payload) === "c" ? StepOutcome.cancel("c") : StepOutcome.succeed(s.payload))), hook);
+    const env = await start(
+      runner(async (s) => (dec(s.payload) === "c" ? StepOutcome.cancel("c") : StepOutcome.succeed(s.payload))),
+      hook,
+    );
     await env.runtime.submit({ input: enc("ok"), runId: "ok", options: { headers: { who: "me" } } });
     await env.runtime.submit({ input: enc("c"), runId: "c" });
     await env.runtime.wait("c");
@@ -494,7 +515,10 @@ describe("terminal hooks", () => {
 
   it("WebhookTerminalHook stages a delivery for runs with a callback_url header only", async () => {
     const hook = new WebhookTerminalHook({ queueName: "callbacks" });
-    const env = await start(runner(async (s) => StepOutcome.succeed(s.payload)), hook);
+    const env = await start(
+      runner(async (s) => StepOutcome.succeed(s.payload)),
+      hook,
+    );
     await env.runtime.submit({ input: enc("a"), runId: "with", options: { headers: { callback_url: "https://example.com/done" } } });
     await env.runtime.submit({ input: enc("b"), runId: "without" });
     await env.runtime.wait("with");

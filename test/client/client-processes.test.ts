@@ -100,7 +100,10 @@ async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv, listI
       const terminal = decodeTerminalRecord((await reader.kvGet(key))!, key);
       expect(terminal.incarnation, line.runId).toBe(line.jobId);
     }
-    expect((await reader.kvScan(`workflow/signal-buf/${STEP_QUEUE}/`)).entries.map((e) => e.key), "buffered signals left").toEqual([]);
+    expect(
+      (await reader.kvScan(`workflow/signal-buf/${STEP_QUEUE}/`)).entries.map((e) => e.key),
+      "buffered signals left",
+    ).toEqual([]);
   } finally {
     await reader.close();
   }

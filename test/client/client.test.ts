@@ -71,7 +71,11 @@ describe("TaqubaClient with an owner", () => {
       expect(await client.clearSignal("early")).toBe(true);
       expect(await client.clearSignal("early")).toBe(false);
       await client.submit({ runId: "waiter", input: enc({ wait: "pay:1" }) });
-      await until("the waiter waits", async () => (await client.status("waiter"))?.state === "pending" && (await owner.runtime.status("waiter"))?.step === 1, 10_000);
+      await until(
+        "the waiter waits",
+        async () => (await client.status("waiter"))?.state === "pending" && (await owner.runtime.status("waiter"))?.step === 1,
+        10_000,
+      );
       expect(await client.signal("pay:1", enc("paid"))).toBe("delivered");
       const paid = await client.wait("waiter");
       expect(dec(paid.outcome?.result)).toBe(JSON.stringify("paid"));

@@ -31,7 +31,9 @@ const orderFulfil: orders.OrderFulfilHandler = {
 
 async function startOwner(store: ObjectStore) {
   const queue = await Queue.open(store, "shop", { flushIntervalMs: 1 });
-  const builder = JobRunner.builder(queue, store).queueName(STEPS).logger({ error: () => undefined });
+  const builder = JobRunner.builder(queue, store)
+    .queueName(STEPS)
+    .logger({ error: () => undefined });
   billing.register(builder, {
     emailSend: { run: async (input) => ({ message_id: `msg-${input.to}` }) },
     invoiceRender: { run: async (input) => ({ object_key: `invoices/${input.invoice_id}.pdf`, total: { amount_cents: 0, currency: "EUR" } }) },
@@ -84,9 +86,13 @@ describe("generated clients over a TaqubaClient", () => {
     const client = await TaqubaClient.open(store, { name: "shop", queueName: STEPS, timeoutMs: 100 });
     try {
       await expect(billing.client(client).emailSend.submit({ to: "a@b.co" } as never, { headers })).rejects.toBeInstanceOf(ValidationError);
-      await expect(billing.client(client).emailSend.submit({ to: "a@b.co", subject: "s" }, { headers: { tenant_id: "NOT VALID" } })).rejects.toBeInstanceOf(ValidationError);
+      await expect(billing.client(client).emailSend.submit({ to: "a@b.co", subject: "s" }, { headers: { tenant_id: "NOT VALID" } })).rejects.toBeInstanceOf(
+        ValidationError,
+      );
       await expect(orders.client(client).orderFulfil.submit({ order_id: "o" } as never, { headers })).rejects.toBeInstanceOf(ValidationError);
-      await expect(orders.client(client).orderFulfil.signals.paymentReceived({ order_id: "o" }, { amount_cents: -1 } as never)).rejects.toBeInstanceOf(ValidationError);
+      await expect(orders.client(client).orderFulfil.signals.paymentReceived({ order_id: "o" }, { amount_cents: -1 } as never)).rejects.toBeInstanceOf(
+        ValidationError,
+      );
       expect(await keysUnder(store, "shop/")).toEqual([]);
     } finally {
       await client.close();

@@ -200,7 +200,9 @@ describe("taquba codegen", () => {
     expect(stub).toContain("export class VisitHandler implements demo.VisitHandler {");
     expect(stub).toContain("async arrive(payload: demo.VisitInput, ctx: demo.VisitArriveContext): Promise<demo.VisitArriveTransition> {");
     expect(stub).toContain("async leave(payload: demo.VisitLeavePayload, ctx: demo.VisitLeaveContext): Promise<demo.VisitLeaveTransition> {");
-    expect(stub).toContain('throw new PermanentError("step \\"leave\\" of workflow \\"visit\\" (package \\"demo\\") is not implemented yet: write VisitHandler.leave in demo/visit.workflow.ts");');
+    expect(stub).toContain(
+      'throw new PermanentError("step \\"leave\\" of workflow \\"visit\\" (package \\"demo\\") is not implemented yet: write VisitHandler.leave in demo/visit.workflow.ts");',
+    );
     expect(existsSync(join(dir, "generated", "demo", "workflows.ts"))).toBe(true);
   });
 
@@ -359,7 +361,13 @@ describe("taquba init", () => {
     const spec = readFileSync(join(project, "schemas", "app.taquba.yaml"), "utf8");
     expect(spec.split("\n")[0]).toBe("# yaml-language-server: $schema=../node_modules/taquba/schemas/taquba-spec.schema.json");
     const pkg = JSON.parse(readFileSync(join(project, "package.json"), "utf8"));
-    expect(pkg.scripts).toMatchObject({ test: "vitest", worker: "node mine.js", codegen: "taquba codegen", pretest: "taquba codegen --check", submit: "tsx src/submit.ts" });
+    expect(pkg.scripts).toMatchObject({
+      test: "vitest",
+      worker: "node mine.js",
+      codegen: "taquba codegen",
+      pretest: "taquba codegen --check",
+      submit: "tsx src/submit.ts",
+    });
     expect(io.text()).toContain('kept your npm script "worker"');
     expect(readFileSync(join(project, "generated", "app", "workflows.ts"), "utf8")).toContain("AccountOpenHandler");
 

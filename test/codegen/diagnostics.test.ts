@@ -87,14 +87,21 @@ describe("diagnostics", () => {
     ]);
   });
 
-  it.each([["s:{a}{b}", "nothing"], ["s:{a}x9%{b}", 'only "x9%"']])("BAD_KEY_TEMPLATE: signal key %s has no separator between parameters", (key, between) => {
-    const d = only(`version: 1\npackage: p\nsignals:\n  s:\n    key: "${key}"\n    params:\n      a: { type: string }\n      b: { type: string }\n    payload: { type: object }\n`);
+  it.each([
+    ["s:{a}{b}", "nothing"],
+    ["s:{a}x9%{b}", 'only "x9%"'],
+  ])("BAD_KEY_TEMPLATE: signal key %s has no separator between parameters", (key, between) => {
+    const d = only(
+      `version: 1\npackage: p\nsignals:\n  s:\n    key: "${key}"\n    params:\n      a: { type: string }\n      b: { type: string }\n    payload: { type: object }\n`,
+    );
     expect(d).toMatchObject({ code: "BAD_KEY_TEMPLATE", line: 5, column: 10 });
     expect(d.message).toContain(`{a} and {b} have ${between} between them`);
   });
 
   it("BAD_KEY_TEMPLATE: an idempotency key with adjacent fields", () => {
-    const d = only(`version: 1\npackage: p\njobs:\n  a:\n    input: { type: object, required: [x, y], properties: { x: { type: string }, y: { type: string } } }\n    output: { type: object }\n    idempotency_key: "{x}{y}"\n`);
+    const d = only(
+      `version: 1\npackage: p\njobs:\n  a:\n    input: { type: object, required: [x, y], properties: { x: { type: string }, y: { type: string } } }\n    output: { type: object }\n    idempotency_key: "{x}{y}"\n`,
+    );
     expect(d).toMatchObject({ code: "BAD_KEY_TEMPLATE", line: 7, column: 22 });
   });
 
@@ -120,9 +127,7 @@ describe("diagnostics", () => {
       { file: "b.taquba.yaml", source: "version: 1\npackage: p\n" },
     ]);
     expect(result.files).toEqual([]);
-    expect(result.diagnostics).toEqual([
-      expect.objectContaining({ code: "DUPLICATE_PACKAGE", file: "b.taquba.yaml", line: 2, column: 10 }),
-    ]);
+    expect(result.diagnostics).toEqual([expect.objectContaining({ code: "DUPLICATE_PACKAGE", file: "b.taquba.yaml", line: 2, column: 10 })]);
   });
 
   const WORKFLOW = (steps: string) =>
@@ -130,9 +135,7 @@ describe("diagnostics", () => {
 
   it("UNKNOWN_SIGNAL: a step waiting for an undeclared signal", () => {
     const ds = run(WORKFLOW(`      pay: { waits_for: payed, timeout_ms: 1000 }\n`));
-    expect(ds.filter((d) => d.severity === "error")).toEqual([
-      expect.objectContaining({ code: "UNKNOWN_SIGNAL", line: 14, column: 25 }),
-    ]);
+    expect(ds.filter((d) => d.severity === "error")).toEqual([expect.objectContaining({ code: "UNKNOWN_SIGNAL", line: 14, column: 25 })]);
     expect(ds.find((d) => d.code === "UNKNOWN_SIGNAL")?.message).toContain("paid");
   });
 
@@ -145,7 +148,10 @@ describe("diagnostics", () => {
   });
 
   it("a format error does not hide the step graph's errors: both are reported at once", () => {
-    const source = WORKFLOW(`      pay: { waits_for: paid, timeout_ms: 5, next: [ship] }\n`).replace("    result: { type: object }", "    result: { type: object }\n    retries: 3");
+    const source = WORKFLOW(`      pay: { waits_for: paid, timeout_ms: 5, next: [ship] }\n`).replace(
+      "    result: { type: object }",
+      "    result: { type: object }\n    retries: 3",
+    );
     const codes = run(source)
       .filter((d) => d.severity === "error")
       .map((d) => d.code);

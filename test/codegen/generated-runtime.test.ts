@@ -127,7 +127,10 @@ describe("generated validators", () => {
         { message: "is not a declared property", path: ["cc"] },
       ]),
     );
-    const nested = billing.invoiceRenderJob.input["~standard"].validate({ invoice_id: "i", lines: [{ sku: "s", quantity: 0, unit_price: { amount_cents: 1, currency: "EUR" } }] });
+    const nested = billing.invoiceRenderJob.input["~standard"].validate({
+      invoice_id: "i",
+      lines: [{ sku: "s", quantity: 0, unit_price: { amount_cents: 1, currency: "EUR" } }],
+    });
     expect(nested.issues).toEqual([{ message: "must be >= 1", path: ["lines", 0, "quantity"] }]);
   });
 
@@ -182,9 +185,9 @@ describe("generated client", () => {
     await expect(c.emailSend.submit({ ...email, to: "nope" }, { headers })).rejects.toThrow(/\/to: must match format "email"/);
     await expect(c.emailSend.submit(email, { headers: {} as typeof headers })).rejects.toThrow(/\/tenant_id: is required/);
     await expect(c.emailSend.submit(email, { headers: { tenant_id: "Not Valid" } })).rejects.toThrow(ValidationError);
-    await expect(
-      c.emailSend.submit(email, { headers: { tenant_id: "acme", unknown: "x" } as typeof headers }),
-    ).rejects.toThrow(/\/unknown: is not a declared property/);
+    await expect(c.emailSend.submit(email, { headers: { tenant_id: "acme", unknown: "x" } as typeof headers })).rejects.toThrow(
+      /\/unknown: is not a declared property/,
+    );
     expect(runner.submitted).toEqual([]);
   });
 

@@ -21,7 +21,12 @@ function fixtureInputs(): SpecInput[] {
   return readdirSync(fixtures).flatMap((name) =>
     readdirSync(join(fixtures, name))
       .filter((f) => f.endsWith(".taquba.yaml"))
-      .map((f) => ({ file: relative(root, join(fixtures, name, f)).split("\\").join("/"), source: readFileSync(join(fixtures, name, f), "utf8") })),
+      .map((f) => ({
+        file: relative(root, join(fixtures, name, f))
+          .split("\\")
+          .join("/"),
+        source: readFileSync(join(fixtures, name, f), "utf8"),
+      })),
   );
 }
 
@@ -95,8 +100,9 @@ describe("taquba codegen --watch", () => {
       const waiters: Array<{ pattern: RegExp; done: (line: string) => void }> = [];
       const push = (t: string) => {
         lines.push(t);
-        for (const w of waiters.splice(0)) if (w.pattern.test(t)) w.done(t);
-        else waiters.push(w);
+        for (const w of waiters.splice(0))
+          if (w.pattern.test(t)) w.done(t);
+          else waiters.push(w);
       };
       const next = (pattern: RegExp) => new Promise<string>((done) => waiters.push({ pattern, done }));
       const io: CliIo = { cwd: dir, out: push, err: push };

@@ -55,9 +55,7 @@ describe("golden output", () => {
           writeFileSync(join(expectedDir, f.path), f.content);
         }
       }
-      const expected = new Map(
-        listFiles(expectedDir).map((p) => [relative(expectedDir, p).split("\\").join("/"), readFileSync(p, "utf8")]),
-      );
+      const expected = new Map(listFiles(expectedDir).map((p) => [relative(expectedDir, p).split("\\").join("/"), readFileSync(p, "utf8")]));
       expect(result.files.map((f) => f.path)).toEqual([...expected.keys()].sort());
       for (const f of result.files) expect(f.content, f.path).toBe(expected.get(f.path));
     });

@@ -31,9 +31,13 @@ describe("schemaToType", () => {
   });
 
   it("maps objects: sorted properties, optional ones marked, odd keys quoted, closed by default", () => {
-    expect(t({ type: "object", required: ["b"], properties: { b: { type: "string" }, a: { type: "integer", description: "An */ end" }, "x-y": { type: "boolean" } } })).toBe(
-      '{\n  /** An *\\/ end */\n  a?: number;\n  b: string;\n  "x-y"?: boolean;\n}',
-    );
+    expect(
+      t({
+        type: "object",
+        required: ["b"],
+        properties: { b: { type: "string" }, a: { type: "integer", description: "An */ end" }, "x-y": { type: "boolean" } },
+      }),
+    ).toBe('{\n  /** An *\\/ end */\n  a?: number;\n  b: string;\n  "x-y"?: boolean;\n}');
     expect(t({ type: "object", properties: { a: { type: "string" } }, additionalProperties: true })).toBe("{\n  a?: string;\n  [key: string]: unknown;\n}");
     expect(t({ type: "object", additionalProperties: { type: "integer" } })).toBe("{\n  [key: string]: number;\n}");
     expect(t({ type: "object", additionalProperties: false })).toBe("Record<string, never>");

@@ -44,7 +44,13 @@ describe("fast structure printer", () => {
   it("matches ts-morph on structures with type parameters, optional and rest parameters, extends and empty bodies", () => {
     const imports = new Imports().value("m", "b", "a", "c as d").type("m", "T").namespace("./ns.js", "ns");
     const statements: Array<string | StatementStructures> = [
-      { kind: STRUCTURE_KIND.TypeAlias, name: "A", isExported: true, typeParameters: [{ name: "T", constraint: "object", default: "{}" }, "U"], type: "T | U" } as StatementStructures,
+      {
+        kind: STRUCTURE_KIND.TypeAlias,
+        name: "A",
+        isExported: true,
+        typeParameters: [{ name: "T", constraint: "object", default: "{}" }, "U"],
+        type: "T | U",
+      } as StatementStructures,
       { kind: STRUCTURE_KIND.Interface, name: "Empty", isExported: true, docs: ["Nothing."] } as StatementStructures,
       {
         kind: STRUCTURE_KIND.Interface,
@@ -52,7 +58,16 @@ describe("fast structure printer", () => {
         extends: ["X", "Y<Z>"],
         docs: ["First line.\n\nSecond paragraph."],
         properties: [{ name: "a", isReadonly: true, hasQuestionToken: true, type: "string" }, { name: "b" }],
-        methods: [{ name: "m", docs: ["Does m."], parameters: [{ name: "x", hasQuestionToken: true }, { name: "rest", isRestParameter: true, type: "number[]" }] }],
+        methods: [
+          {
+            name: "m",
+            docs: ["Does m."],
+            parameters: [
+              { name: "x", hasQuestionToken: true },
+              { name: "rest", isRestParameter: true, type: "number[]" },
+            ],
+          },
+        ],
       } as StatementStructures,
       "/** Text. */\nexport const x = {\n  a: 1,\n} as const;",
       {
@@ -107,7 +122,7 @@ describe("fast structure printer", () => {
       "export type A = B;",
       "/** Doc. */\nexport interface A {\n  // inside\n  a: string;\n}",
       "export type A =\n  | B\n  | C;",
-      "export type J = JobDefinition<\n  \"a\",\n  B\n>;",
+      'export type J = JobDefinition<\n  "a",\n  B\n>;',
       'export const s = "a;b\\"c";',
       "export const o = {\n  a: 1,\n} as const;",
     ]) {
@@ -121,7 +136,7 @@ describe("fast structure printer", () => {
       "export type A = { a: 1 } export type B = 2;",
       "export const a = b\nexport const c = d;",
       "export const r = /x/;",
-      "export const s = \"unterminated;",
+      'export const s = "unterminated;',
       "export const a = (1;",
     ]) {
       expect(singleStatement(bad), bad).toBe(false);

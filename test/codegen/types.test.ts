@@ -42,17 +42,19 @@ describe("generated types", () => {
     // (the stubs' shared import of PermanentError once, at the top).
     const permanent = 'import { PermanentError } from "taquba";\n';
     for (const f of stubs) expect(f.content).toContain(permanent);
-    const program = permanent + stubs
-      .map((f, i) =>
-        f.content
-          .replace(permanent, "")
-          .replace(/from "(?:\.\.\/)+generated\//, `from "../../../generated/`)
-          .replace(/@module[^\n]*\n/, "\n")
-          .replace(/import \{ (\w+) \}/, `import { $1 as pkg${i} }`)
-          .replace(/\b(billing|media)\./g, `pkg${i}.`)
-          .replace(/export class (\w+)/, `export class Stub${i}$1`),
-      )
-      .join("\n");
+    const program =
+      permanent +
+      stubs
+        .map((f, i) =>
+          f.content
+            .replace(permanent, "")
+            .replace(/from "(?:\.\.\/)+generated\//, `from "../../../generated/`)
+            .replace(/@module[^\n]*\n/, "\n")
+            .replace(/import \{ (\w+) \}/, `import { $1 as pkg${i} }`)
+            .replace(/\b(billing|media)\./g, `pkg${i}.`)
+            .replace(/export class (\w+)/, `export class Stub${i}$1`),
+        )
+        .join("\n");
     expect(await typecheck(program, "stubs")).toEqual([]);
   });
 });

@@ -27,12 +27,23 @@ const scalar: fc.Arbitrary<Schema> = fc.oneof(
     { requiredKeys: ["type"] },
   ),
   fc.record(
-    { type: fc.constantFrom("integer", "number"), minimum: fc.integer({ min: -5, max: 0 }), maximum: fc.integer({ min: 1, max: 9 }), multipleOf: fc.constantFrom(1, 2, 0.5) },
+    {
+      type: fc.constantFrom("integer", "number"),
+      minimum: fc.integer({ min: -5, max: 0 }),
+      maximum: fc.integer({ min: 1, max: 9 }),
+      multipleOf: fc.constantFrom(1, 2, 0.5),
+    },
     { requiredKeys: ["type"] },
   ),
   fc.constant({ type: "boolean" }),
   fc.constant({ type: "null" }),
-  fc.record({ enum: fc.uniqueArray(fc.oneof(fc.string({ maxLength: 2 }), fc.integer({ min: 0, max: 3 }), fc.constant({ k: [1] })), { minLength: 1, maxLength: 3, selector: (v) => JSON.stringify(v) }) }),
+  fc.record({
+    enum: fc.uniqueArray(fc.oneof(fc.string({ maxLength: 2 }), fc.integer({ min: 0, max: 3 }), fc.constant({ k: [1] })), {
+      minLength: 1,
+      maxLength: 3,
+      selector: (v) => JSON.stringify(v),
+    }),
+  }),
   fc.record({ const: fc.oneof(fc.string({ maxLength: 2 }), fc.constant([1, { a: null }])) }),
 );
 
@@ -41,7 +52,13 @@ const schema: fc.Arbitrary<Schema> = fc.letrec<{ s: Schema }>((tie) => ({
     { depthSize: "small", withCrossShrink: true },
     scalar,
     fc.record(
-      { type: fc.constant("array"), items: tie("s"), minItems: fc.integer({ min: 0, max: 2 }), maxItems: fc.integer({ min: 1, max: 4 }), uniqueItems: fc.boolean() },
+      {
+        type: fc.constant("array"),
+        items: tie("s"),
+        minItems: fc.integer({ min: 0, max: 2 }),
+        maxItems: fc.integer({ min: 1, max: 4 }),
+        uniqueItems: fc.boolean(),
+      },
       { requiredKeys: ["type", "items"] },
     ),
     fc
@@ -92,7 +109,15 @@ const summary = (errors: readonly Pick<ErrorObject, "instancePath" | "keyword">[
 
 describe("precompiled validators", () => {
   it("agree with ajv compiling the same schema in memory", () => {
-    const reference = new Ajv({ allErrors: true, strict: true, strictTypes: false, strictTuples: false, strictRequired: false, allowUnionTypes: true, logger: false });
+    const reference = new Ajv({
+      allErrors: true,
+      strict: true,
+      strictTypes: false,
+      strictTuples: false,
+      strictRequired: false,
+      allowUnionTypes: true,
+      logger: false,
+    });
     for (const [name, fn] of Object.entries(jsonSchemaFormats)) reference.addFormat(name, fn);
     const pkg = buildModel("p.taquba.yaml", { version: 1, package: "p" });
     fc.assert(

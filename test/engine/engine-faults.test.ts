@@ -4,15 +4,7 @@
  * objects.
  */
 import { describe, expect, it } from "vitest";
-import {
-  ClosedError,
-  Engine,
-  MemoryStore,
-  StoreCorruptedError,
-  UnsupportedFormatError,
-  WriteBatch,
-  withFaults,
-} from "taquba";
+import { ClosedError, Engine, MemoryStore, StoreCorruptedError, UnsupportedFormatError, WriteBatch, withFaults } from "taquba";
 import { InjectedFaultError } from "taquba/testing";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -41,7 +33,10 @@ describe("engine poisoning", () => {
     faulty.failureRate = 1;
     const pending = [0, 1, 2].map((i) => engine.commit(new WriteBatch().put(`lost/${i}`, enc("v")).put(`lost2/${i}`, enc("v"))));
     for (const p of pending) {
-      const err = await p.then(() => undefined, (e: unknown) => e);
+      const err = await p.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(ClosedError);
       expect((err as ClosedError).cause).toBeDefined();
       expect((err as Error).message).toMatch(/injected fault/);
@@ -85,7 +80,12 @@ describe("engine poisoning", () => {
       const acked: number[] = [];
       const all: Promise<unknown>[] = [];
       for (let i = 0; i < 40; i++) {
-        all.push(engine.commit(new WriteBatch().put(`a/${i}`, enc("x")).put(`b/${i}`, enc("y"))).then(() => acked.push(i), () => {}));
+        all.push(
+          engine.commit(new WriteBatch().put(`a/${i}`, enc("x")).put(`b/${i}`, enc("y"))).then(
+            () => acked.push(i),
+            () => {},
+          ),
+        );
         // Let each commit go out in a WAL object of its own, so failures fall between commits.
         await new Promise<void>((r) => setImmediate(r));
       }

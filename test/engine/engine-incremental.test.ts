@@ -24,7 +24,7 @@ function contents(view: { scan(): Iterable<[string, Uint8Array]> }): Model {
 }
 
 function sorted(m: Model): [string, string][] {
-  return [...m.entries()].sort(([a], [b]) => (Buffer.compare(Buffer.from(a), Buffer.from(b))));
+  return [...m.entries()].sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
 }
 
 /** A batch of puts and deletes over keys `k/000`..`k/<space>`, applied to `model` too. */
@@ -208,7 +208,13 @@ describe("ordering a checkpoint's changes", () => {
       delta.set(key, i % 5 === 0 ? null : enc(key));
     }
     expect(delta.size).toBeGreaterThan(6000);
-    const ordered = [...(await orderChanges(delta, () => false, () => new Error("stopped")))];
+    const ordered = [
+      ...(await orderChanges(
+        delta,
+        () => false,
+        () => new Error("stopped"),
+      )),
+    ];
     const expected = [...delta.keys()].sort(compareKeys);
     expect(ordered.map(([k]) => k)).toEqual(expected);
     for (const [k, v] of ordered) expect(v).toBe(delta.get(k));
@@ -217,7 +223,13 @@ describe("ordering a checkpoint's changes", () => {
   it("stops when the engine stops", async () => {
     const delta = new Map<string, Uint8Array | null>();
     for (let i = 0; i < 200_000; i++) delta.set(`k/${(i * 7919) % 200_003}`, null);
-    await expect(orderChanges(delta, () => true, () => new Error("stopped"))).rejects.toThrow("stopped");
+    await expect(
+      orderChanges(
+        delta,
+        () => true,
+        () => new Error("stopped"),
+      ),
+    ).rejects.toThrow("stopped");
   });
 });
 

@@ -6,15 +6,18 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Engine, EngineReader, MemoryStore, WriteBatch, withFaults, type FaultyStore, type ObjectStore } from "taquba";
 
-type Op =
-  | { t: "commit"; ops: Array<{ del: boolean; key: string; value: number }>; durable: boolean }
-  | { t: "checkpoint" }
-  | { t: "reopen" }
-  | { t: "reader" };
+type Op = { t: "commit"; ops: Array<{ del: boolean; key: string; value: number }>; durable: boolean } | { t: "checkpoint" } | { t: "reopen" } | { t: "reader" };
 
 const keyArb = fc.constantFrom("a", "b", "b/1", "b/2", "c\u00e9", "\u{1F600}", "\uFFFD", "");
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ t: fc.constant("commit" as const), ops: fc.array(fc.record({ del: fc.boolean(), key: keyArb, value: fc.nat(1000) }), { maxLength: 5 }), durable: fc.boolean() }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      t: fc.constant("commit" as const),
+      ops: fc.array(fc.record({ del: fc.boolean(), key: keyArb, value: fc.nat(1000) }), { maxLength: 5 }),
+      durable: fc.boolean(),
+    }),
+  },
   { weight: 1, arbitrary: fc.constant({ t: "checkpoint" as const }) },
   { weight: 1, arbitrary: fc.constant({ t: "reopen" as const }) },
   { weight: 1, arbitrary: fc.constant({ t: "reader" as const }) },

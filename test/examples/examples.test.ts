@@ -53,7 +53,9 @@ describe("examples", () => {
     const out = await example("demo", 25_000);
     expect(out).toMatch(/\[demo\] +killed worker process 1 \(pid \d+\) with SIGKILL/);
     expect(out).toMatch(/\[process 2\] opened the queue: 1 step the killed process held is claimable again/);
-    expect(lines(out, /\[process 2\] order-100[12] resubmitted: already in flight .* resumes at step 2 documents, skipping committed steps reserve, charge/)).toHaveLength(2);
+    expect(
+      lines(out, /\[process 2\] order-100[12] resubmitted: already in flight .* resumes at step 2 documents, skipping committed steps reserve, charge/),
+    ).toHaveLength(2);
     // Rendered before the kill, reused after it; the third document rendered once, in process 2.
     expect(out).toMatch(/\[process 2\] order-1001 step 2 documents: reused memo entry "document:invoice"/);
     expect(out).toMatch(/\[process 2\] order-1001 step 2 documents: reused memo entry "document:packing-slip"/);
@@ -143,7 +145,9 @@ describe("examples", () => {
     expect(out).not.toMatch(/run invoice-9 .*body/);
   });
 
-  it("fanout-jobs: a typed workflow step on the jobs' runtime; a retried fan-out collapses onto existing jobs by idempotency key", { timeout: 15_000 }, async () => {
+  it("fanout-jobs: a typed workflow step on the jobs' runtime; a retried fan-out collapses onto existing jobs by idempotency key", {
+    timeout: 15_000,
+  }, async () => {
     const out = await example("fanout-jobs");
     expect(out).toMatch(/fan_out attempt 1: connection lost after submitting 3 jobs/);
     expect(out).toMatch(/fan_out attempt 2: 6 submissions, 3 new, 3 matched existing jobs by idempotency key/);

@@ -91,7 +91,9 @@ function moduleEdges(): Edge[] {
     const text = readFileSync(join(root, from), "utf8");
     for (const { fileName } of ts.preProcessFile(text, true, true).importedFiles) {
       if (!fileName.startsWith(".")) continue;
-      const base = relative(root, normalize(join(root, dirname(from), fileName))).split(sep).join("/");
+      const base = relative(root, normalize(join(root, dirname(from), fileName)))
+        .split(sep)
+        .join("/");
       const to = [base, base.replace(/\.js$/, ".ts")].find((c) => known.has(c));
       if (to === undefined) throw new Error(`${from} imports ${fileName}, which is not a module of the repository`);
       edges.push({ from, to });
@@ -124,14 +126,26 @@ describe("import direction", () => {
     // bin.js is the package's launcher (part of the cli stage, kept at the root as the package bin).
     const stages = sourceFiles("codegen").filter((f) => !f.startsWith("codegen/cli/") && f !== "codegen/bin.js");
     expect(stages.length).toBeGreaterThan(20);
-    expect(stages.flatMap((f) => specifiers(f).filter((s) => IO_MODULES.test(s)).map((s) => `${f} imports ${s}`))).toEqual([]);
+    expect(
+      stages.flatMap((f) =>
+        specifiers(f)
+          .filter((s) => IO_MODULES.test(s))
+          .map((s) => `${f} imports ${s}`),
+      ),
+    ).toEqual([]);
     expect(IO_MODULES.test("node:fs/promises") && IO_MODULES.test("fs") && !IO_MODULES.test("node:path")).toBe(true);
   });
 
   it("keeps runtime/contract/ pure: no packages, no Node built-ins", () => {
     const contract = sourceFiles("runtime/contract");
     expect(contract.length).toBeGreaterThan(5);
-    expect(contract.flatMap((f) => specifiers(f).filter((s) => !s.startsWith(".")).map((s) => `${f} imports ${s}`))).toEqual([]);
+    expect(
+      contract.flatMap((f) =>
+        specifiers(f)
+          .filter((s) => !s.startsWith("."))
+          .map((s) => `${f} imports ${s}`),
+      ),
+    ).toEqual([]);
   });
 
   it("reports an upward import, an import between peers and a module outside every layer", () => {

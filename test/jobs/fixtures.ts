@@ -121,7 +121,11 @@ export async function openJobEnv(
   const clock = opts.clock ?? new MockClock(1_700_000_000_000);
   const queue = await Queue.open(store, "q", { flushIntervalMs: 1, clock, queueConfigs: { jobs: { backoff: { baseMs: 0, maxMs: 0 }, maxAttempts: 3 } } });
   const logged: unknown[] = [];
-  const runner = configure(JobRunner.builder(queue, store).pollIntervalMs(3_600_000).logger({ error: (o) => logged.push(o) })).build();
+  const runner = configure(
+    JobRunner.builder(queue, store)
+      .pollIntervalMs(3_600_000)
+      .logger({ error: (o) => logged.push(o) }),
+  ).build();
   const worker = opts.start === false ? undefined : runner.spawn();
   return {
     store,

@@ -29,13 +29,19 @@ describe("generated code over a JobRunner", () => {
     const blocked = await client.emailSend.submit({ to: "x@blocked.example", subject: "Hi" }, { headers: { tenant_id: "acme" } });
     const outcome = await blocked.result();
     expect(outcome).toMatchObject({ status: "failed", error: { reason: "rejected" } });
-    const typed = await env.runner.handle(billing.emailSendJob, blocked.jobId).output().catch((e: unknown) => e);
+    const typed = await env.runner
+      .handle(billing.emailSendJob, blocked.jobId)
+      .output()
+      .catch((e: unknown) => e);
     expect(typed).toBeInstanceOf(JobFailedError);
     // The generated client's handles reach output() too, typed by the job's output.
     const sent: billing.EmailSendOutput = await ok.output();
     expect(sent).toEqual({ message_id: "m-acme-1" });
     expect(await blocked.output().catch((e: unknown) => e)).toBeInstanceOf(JobFailedError);
-    const inv = await client.invoiceRender.submit({ invoice_id: "i-1", lines: [{ sku: "s", quantity: 1, unit_price: { amount_cents: 5, currency: "EUR" } }] }, { headers: { tenant_id: "acme" } });
+    const inv = await client.invoiceRender.submit(
+      { invoice_id: "i-1", lines: [{ sku: "s", quantity: 1, unit_price: { amount_cents: 5, currency: "EUR" } }] },
+      { headers: { tenant_id: "acme" } },
+    );
     expect(await inv.result()).toEqual({ status: "succeeded", output: { object_key: "invoices/i-1.pdf", total: { amount_cents: 1, currency: "EUR" } } });
     await expect(client.emailSend.submit({ to: "a@b.co", subject: "Hi" }, { headers: {} as billing.BillingHeaders })).rejects.toThrow(/tenant_id/);
     await env.stop();

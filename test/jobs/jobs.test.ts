@@ -164,23 +164,21 @@ describe("typed jobs", () => {
     const MISSING = new StateKey<string>("missing");
     const seen: unknown[] = [];
     const env = await openJobEnv((b) =>
-      b
-        .state(OFFSET, 100)
-        .register(
-          addJob,
-          validatingHandler(addJob, {
-            async run(input, ctx) {
-              const rc = jobContext(ctx);
-              seen.push(rc.delivery.runId === ctx.jobId, rc.tryState(MISSING));
-              expect(() => rc.state(MISSING)).toThrow(/missing/);
-              if (input.a < 0) {
-                const child = await rc.submit(addJob, { a: -input.a, b: input.b }, { idempotencyKey: `child-of-${ctx.jobId}` });
-                return (await child.output()) * 2;
-              }
-              return input.a + input.b + rc.state(OFFSET);
-            },
-          }),
-        ),
+      b.state(OFFSET, 100).register(
+        addJob,
+        validatingHandler(addJob, {
+          async run(input, ctx) {
+            const rc = jobContext(ctx);
+            seen.push(rc.delivery.runId === ctx.jobId, rc.tryState(MISSING));
+            expect(() => rc.state(MISSING)).toThrow(/missing/);
+            if (input.a < 0) {
+              const child = await rc.submit(addJob, { a: -input.a, b: input.b }, { idempotencyKey: `child-of-${ctx.jobId}` });
+              return (await child.output()) * 2;
+            }
+            return input.a + input.b + rc.state(OFFSET);
+          },
+        }),
+      ),
     );
     const h = await env.runner.submit(addJob, { a: -1, b: 2 });
     expect(await h.output()).toBe(206);

@@ -8,7 +8,18 @@
  * scope a result by, so it retries the job instead of storing it.
  */
 import { describe, expect, it } from "vitest";
-import { InputMismatchError, JobNotFoundError, JobRunner, MemoryStore, MockClock, NoopTerminalHook, Queue, WorkflowDispatcher, WorkflowRuntime, type JobRunnerBuilder } from "taquba";
+import {
+  InputMismatchError,
+  JobNotFoundError,
+  JobRunner,
+  MemoryStore,
+  MockClock,
+  NoopTerminalHook,
+  Queue,
+  WorkflowDispatcher,
+  WorkflowRuntime,
+  type JobRunnerBuilder,
+} from "taquba";
 import { emailJob, type EmailInput } from "./fixtures.js";
 
 const noBackoff = { backoff: { baseMs: 0, maxMs: 0 }, maxAttempts: 3 };
@@ -123,7 +134,10 @@ describe("job records are scoped by step queue", () => {
     // The submitting runner runs no worker; the only worker is a hand-built runtime nobody attached a runner to.
     const runner = JobRunner.builder(queue, store).queueName("steps").register(emailJob, handler).build();
     const dispatcher = WorkflowDispatcher.builder().register(emailJob, handler).build();
-    const bare = WorkflowRuntime.builder(queue, store, dispatcher, NoopTerminalHook).queueName("steps").logger({ error: () => undefined }).build();
+    const bare = WorkflowRuntime.builder(queue, store, dispatcher, NoopTerminalHook)
+      .queueName("steps")
+      .logger({ error: () => undefined })
+      .build();
     const worker = bare.spawn();
     const h = await runner.submit(emailJob, { to: "a@x.io" });
     const end = await bare.wait(h.jobId);

@@ -40,7 +40,9 @@ describe("runtime.close()", () => {
   it("rejects every pending wait, job result and group stream with ClosedError, and is idempotent", async () => {
     const store = new MemoryStore();
     const queue = await Queue.open(store, "close", { flushIntervalMs: 1 });
-    const runner = JobRunner.builder(queue, store).register(addJob, { run: async () => 0 }).build();
+    const runner = JobRunner.builder(queue, store)
+      .register(addJob, { run: async () => 0 })
+      .build();
     const runtime = runner.runtime;
     // No worker: nothing would ever end these.
     const run = await runtime.submit({ input: enc("x") });
@@ -143,7 +145,9 @@ describe("a poisoned engine", () => {
   it("settles every pending wait, job result and group stream with ClosedError carrying the store failure", async () => {
     const faulty = withFaults(new MemoryStore(), { failureRate: 0, ops: ["put"], failAfterWriteRate: 0 });
     const queue = await Queue.open(faulty, "poison", { flushIntervalMs: 1 });
-    const runner = JobRunner.builder(queue, new MemoryStore()).register(addJob, { run: async () => 0 }).build();
+    const runner = JobRunner.builder(queue, new MemoryStore())
+      .register(addJob, { run: async () => 0 })
+      .build();
     const runtime = runner.runtime;
     const run = await runtime.submit({ input: enc("x") });
     const job = await runner.submit(addJob, { a: 1, b: 2 });

@@ -66,7 +66,9 @@ describe("the packed package", () => {
     const pkg = JSON.parse(readFileSync(join(project, "node_modules", "taquba", "package.json"), "utf8")) as { exports: Record<string, unknown> };
     expect(Object.keys(pkg.exports)).toEqual([".", "./testing", "./generated", "./codegen", "./package.json"]);
     const dts = (dir: string): string[] =>
-      readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? dts(join(dir, e.name)) : e.name.endsWith(".d.ts") ? [join(dir, e.name)] : []));
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? dts(join(dir, e.name)) : e.name.endsWith(".d.ts") ? [join(dir, e.name)] : [],
+      );
     const withInternal = dts(join(project, "node_modules", "taquba", "dist")).filter((f) => readFileSync(f, "utf8").includes("@internal"));
     expect(withInternal).toEqual([]);
   });

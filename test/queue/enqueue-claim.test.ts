@@ -185,7 +185,11 @@ describe("enqueueBatch", () => {
       () => queue.enqueue("q", enc("x"), { headers: { a: 1 as unknown as string } }),
       () => queue.enqueue("q", enc("x"), { headers: { "": "v" } }),
       () => queue.enqueue("q", enc("x"), { headers: { a: "\uD800" } }),
-      () => queue.enqueueBatch([{ queueName: "q", payload: enc("1") }, { queueName: "", payload: enc("2") }]),
+      () =>
+        queue.enqueueBatch([
+          { queueName: "q", payload: enc("1") },
+          { queueName: "", payload: enc("2") },
+        ]),
     ];
     for (const f of bad) await expect(f()).rejects.toBeInstanceOf(ValidationError);
     expect(await queue.view().listQueues()).toEqual([]);

@@ -97,7 +97,12 @@ describe("enqueueWithEffects", () => {
     const { queue } = await openQueue();
     const r1 = await queue.enqueueWithEffects("q", enc("a"), { dedupKey: "run-1" }, new SettlementEffects().kvPut("run/1", enc("first")));
     expect(r1.outcome.newlyEnqueued).toBe(true);
-    const r2 = await queue.enqueueWithEffects("q", enc("b"), { dedupKey: "run-1" }, new SettlementEffects().kvPut("run/1", enc("second")).kvPut("other", enc("x")));
+    const r2 = await queue.enqueueWithEffects(
+      "q",
+      enc("b"),
+      { dedupKey: "run-1" },
+      new SettlementEffects().kvPut("run/1", enc("second")).kvPut("other", enc("x")),
+    );
     expect(r2.outcome).toEqual({ jobId: r1.outcome.jobId, newlyEnqueued: false });
     expect(dec((await queue.kvGet("run/1"))!)).toBe("first");
     expect(await queue.kvGet("other")).toBeNull();
@@ -121,7 +126,16 @@ describe("views", () => {
     expect(page2.nextCursor).toBeUndefined();
     expect((await v.listJobs("q", "scheduled")).items.map((j) => j.id)).toEqual([s2.jobId, s1.jobId]);
     const info = await v.job(ids[1]!);
-    expect(info).toMatchObject({ id: ids[1], queueName: "q", state: "pending", attempt: 0, maxAttempts: 3, headers: { i: "1" }, payloadSize: 1, priority: 1000 });
+    expect(info).toMatchObject({
+      id: ids[1],
+      queueName: "q",
+      state: "pending",
+      attempt: 0,
+      maxAttempts: 3,
+      headers: { i: "1" },
+      payloadSize: 1,
+      priority: 1000,
+    });
     expect(await v.stats("q")).toEqual({ pending: 5, scheduled: 2, claimed: 0, done: 0, dead: 0 });
     await queue.claim("q");
     expect((await v.listJobs("q", "claimed")).items.map((j) => j.id)).toEqual([ids[0]]);

@@ -45,7 +45,11 @@ describe("payload offload", () => {
 
   it("keeps the object through retries and removes it with the dead record's retention", async () => {
     const store = new MemoryStore();
-    const { queue, clock } = await openQueue({ store, payloadOffloadBytes: 64, defaultQueueConfig: { maxAttempts: 2, deadRetention: 1000, backoff: { baseMs: 0, maxMs: 0 } } });
+    const { queue, clock } = await openQueue({
+      store,
+      payloadOffloadBytes: 64,
+      defaultQueueConfig: { maxAttempts: 2, deadRetention: 1000, backoff: { baseMs: 0, maxMs: 0 } },
+    });
     await queue.enqueue("q", big("a"));
     await queue.nack((await queue.claim("q"))!, "once");
     const again = (await queue.claim("q"))!;
@@ -113,7 +117,9 @@ describe("payload offload", () => {
       const fine = await queue.enqueue("q", big("fine"));
       // Find the object of the first job: the one whose bytes start with its payload.
       const objects = await payloadObjects(store);
-      const target = (await Promise.all(objects.map(async (k) => [k, (await store.get(k))!.body] as const))).find(([, b]) => new TextDecoder().decode(b.subarray(0, 3)) === "bad")!;
+      const target = (await Promise.all(objects.map(async (k) => [k, (await store.get(k))!.body] as const))).find(
+        ([, b]) => new TextDecoder().decode(b.subarray(0, 3)) === "bad",
+      )!;
       await store.put(target[0], damage(target[1]));
       const jobs = await queue.claimBatch("q", 2);
       expect(jobs.map((j) => j.id)).toEqual([fine.jobId]);

@@ -35,7 +35,16 @@ const MAX_ATTEMPTS = 3;
 const backoff = (attempts: number) => Math.min(100 * 2 ** (attempts - 1), 1000);
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant("enqueue" as const), queue: fc.constantFrom(...QUEUES), priority: fc.constantFrom(0, 1, 2), dedup: fc.option(fc.constantFrom("k1", "k2"), { nil: undefined }), delay: fc.constantFrom(0, 0, 100, 500) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant("enqueue" as const),
+      queue: fc.constantFrom(...QUEUES),
+      priority: fc.constantFrom(0, 1, 2),
+      dedup: fc.option(fc.constantFrom("k1", "k2"), { nil: undefined }),
+      delay: fc.constantFrom(0, 0, 100, 500),
+    }),
+  },
   { weight: 6, arbitrary: fc.record({ kind: fc.constant("claim" as const), queue: fc.constantFrom(...QUEUES) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("ack" as const), pick: fc.nat(20) }) },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant("nack" as const), pick: fc.nat(20) }) },
@@ -113,12 +122,27 @@ async function runSequence(ops: Op[]): Promise<void> {
       switch (op.kind) {
         case "enqueue": {
           const runAt = op.delay > 0 ? clock.now() + op.delay : undefined;
-          const out = await queue.enqueue(op.queue, new Uint8Array([1]), { priority: op.priority, ...(op.dedup ? { dedupKey: op.dedup } : {}), ...(runAt ? { runAt } : {}) });
+          const out = await queue.enqueue(op.queue, new Uint8Array([1]), {
+            priority: op.priority,
+            ...(op.dedup ? { dedupKey: op.dedup } : {}),
+            ...(runAt ? { runAt } : {}),
+          });
           const holder = op.dedup ? model.dedupHolder(op.queue, op.dedup) : undefined;
           if (holder) expect(out).toEqual({ jobId: holder.id, newlyEnqueued: false });
           else {
             expect(out.newlyEnqueued).toBe(true);
-            model.jobs.push({ id: out.jobId, queue: op.queue, priority: op.priority, seq: model.seq++, state: runAt ? "scheduled" : "pending", attempts: 0, runAt: runAt ?? 0, dedup: op.dedup, leaseExpiry: 0, claimToken: -1 });
+            model.jobs.push({
+              id: out.jobId,
+              queue: op.queue,
+              priority: op.priority,
+              seq: model.seq++,
+              state: runAt ? "scheduled" : "pending",
+              attempts: 0,
+              runAt: runAt ?? 0,
+              dedup: op.dedup,
+              leaseExpiry: 0,
+              claimToken: -1,
+            });
           }
           break;
         }

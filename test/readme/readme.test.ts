@@ -22,7 +22,13 @@ const root = fileURLToPath(new URL("../../", import.meta.url));
  * they all exist.
  */
 
-const documents = ["README.md", "CONTRIBUTING.md", ...readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+const documents = [
+  "README.md",
+  "CONTRIBUTING.md",
+  ...readdirSync(join(root, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`),
+];
 
 interface Block {
   lang: string;

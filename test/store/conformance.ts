@@ -87,9 +87,7 @@ export function describeStoreConformance(name: string, opts: ConformanceOptions)
     it("lets exactly one of many concurrent creates of one key win", async () => {
       const store = await opts.makeStore();
       const n = 12;
-      const results = await Promise.allSettled(
-        Array.from({ length: n }, (_, i) => store.put("race/key", enc(`writer-${i}`), { ifNoneMatch: "*" })),
-      );
+      const results = await Promise.allSettled(Array.from({ length: n }, (_, i) => store.put("race/key", enc(`writer-${i}`), { ifNoneMatch: "*" })));
       const winners = results.flatMap((r, i) => (r.status === "fulfilled" ? [i] : []));
       expect(winners).toHaveLength(1);
       for (const r of results) {

@@ -13,7 +13,12 @@ async function failurePattern(seed: number, n: number): Promise<boolean[]> {
   const store = withFaults(new MemoryStore(), { failureRate: 0.3, seed, ops: ["get"] });
   const out: boolean[] = [];
   for (let i = 0; i < n; i++) {
-    out.push(await store.get("k").then(() => false, (e: unknown) => e instanceof InjectedFaultError));
+    out.push(
+      await store.get("k").then(
+        () => false,
+        (e: unknown) => e instanceof InjectedFaultError,
+      ),
+    );
   }
   return out;
 }

@@ -150,7 +150,9 @@ export async function startS3Server(opts: { bucket?: string; conditionalCreate?:
     const match = /^\/([^/]+)\/(.+)$/.exec(ctx.path);
     const objectRequest = match !== null && !("uploads" in ctx.query) && !("uploadId" in ctx.query);
     const listRequest = /^\/[^/]+\/?$/.test(ctx.path) && ctx.method === "GET";
-    const rule = injected.find((r) => r.remaining > 0 && (objectRequest || listRequest) && (r.response.method === undefined || r.response.method === ctx.method));
+    const rule = injected.find(
+      (r) => r.remaining > 0 && (objectRequest || listRequest) && (r.response.method === undefined || r.response.method === ctx.method),
+    );
     if (rule) {
       rule.remaining--;
       ctx.status = rule.response.status;
@@ -174,7 +176,12 @@ export async function startS3Server(opts: { bucket?: string; conditionalCreate?:
     keyLocks.set(lockId, chained);
     await previous;
     try {
-      if (conditionalCreate && ctx.method === "PUT" && ctx.get("if-none-match").trim() === "*" && (await server.store.existsObject(decodeURIComponent(reqBucket), key))) {
+      if (
+        conditionalCreate &&
+        ctx.method === "PUT" &&
+        ctx.get("if-none-match").trim() === "*" &&
+        (await server.store.existsObject(decodeURIComponent(reqBucket), key))
+      ) {
         ctx.status = 412;
         ctx.type = "application/xml";
         ctx.body = errorXml("PreconditionFailed", "At least one of the pre-conditions you specified did not hold");

@@ -40,7 +40,10 @@ describe("typed workflow crash recovery", () => {
       },
     };
     const dispatcher = orders.registerWorkflows(WorkflowDispatcher.builder(), { orderFulfil: handler }).build();
-    const runtime = WorkflowRuntime.builder(queue, store, dispatcher, NoopTerminalHook).leaseMs(60_000).logger({ error: () => undefined }).build();
+    const runtime = WorkflowRuntime.builder(queue, store, dispatcher, NoopTerminalHook)
+      .leaseMs(60_000)
+      .logger({ error: () => undefined })
+      .build();
     // A claim is not made durable before its step runs, so the kill may have lost the child's
     // claim (the step is pending again and runs as attempt 1) or not (opening the queue requeues
     // the claim the dead process held, and the step runs as attempt 2).
@@ -50,7 +53,12 @@ describe("typed workflow crash recovery", () => {
       const client = orders.client(runtime).orderFulfil;
       expect(await client.status("order-o-9")).toMatchObject({ step: 3 });
       const end = await client.wait("order-o-9");
-      expect(end).toEqual({ status: "succeeded", runId: "order-o-9", finalStep: 3, result: { order_id: "o-9", paid_cents: 900, tracking_number: "TRK-order-o-9" } });
+      expect(end).toEqual({
+        status: "succeeded",
+        runId: "order-o-9",
+        finalStep: 3,
+        result: { order_id: "o-9", paid_cents: 900, tracking_number: "TRK-order-o-9" },
+      });
       expect(seen).toEqual([`ship#${attempt}:parcel-${reserved}`]);
     } finally {
       await worker.shutdown();

@@ -31,14 +31,28 @@ type EchoCtx = WorkflowStepContext<"echo.say", object, { said: string }, never, 
 interface EchoHandler {
   say(payload: { text: string }, ctx: EchoCtx): Promise<StepTransition<"echo.say", never, { said: string }, never>>;
 }
-const text = createValidator<{ text: string }>("echo.say input", Object.assign((v: unknown) => typeof (v as { text?: unknown })?.text === "string", { errors: null }));
-const said = createValidator<{ said: string }>("echo.say result", Object.assign((v: unknown) => typeof (v as { said?: unknown })?.said === "string", { errors: null }));
+const text = createValidator<{ text: string }>(
+  "echo.say input",
+  Object.assign((v: unknown) => typeof (v as { text?: unknown })?.text === "string", { errors: null }),
+);
+const said = createValidator<{ said: string }>(
+  "echo.say result",
+  Object.assign((v: unknown) => typeof (v as { said?: unknown })?.said === "string", { errors: null }),
+);
 const echoWorkflow = defineWorkflow<"echo.say", { text: string }, { said: string }, never, Record<string, never>, EchoHandler>({
   name: "echo.say",
   package: "echo",
   input: text,
   result: said,
-  headers: defineHeaders({ package: "echo", names: [], required: [], validator: createValidator("echo headers", Object.assign(() => true, { errors: null })) }),
+  headers: defineHeaders({
+    package: "echo",
+    names: [],
+    required: [],
+    validator: createValidator(
+      "echo headers",
+      Object.assign(() => true, { errors: null }),
+    ),
+  }),
   entry: "say",
   steps: { say: { method: "say", payload: text, next: [] } },
   contractHash: "0",
@@ -47,8 +61,12 @@ const echoWorkflow = defineWorkflow<"echo.say", { text: string }, { said: string
 /** A handler whose steps do what the test asks of them. */
 function handler(over: Partial<orders.OrderFulfilHandler> = {}): orders.OrderFulfilHandler {
   return {
-    reserve: async (p, ctx) => ctx.next.awaitPayment.onSignal({ order_id: p.order_id }, { order_id: p.order_id, reservation_id: "r-1", total_cents: p.total_cents }),
-    awaitPayment: async (p, ctx) => (ctx.signal === null ? ctx.fail({ reason: "payment_timeout" }) : ctx.next.pack({ order_id: p.order_id, reservation_id: p.reservation_id, paid_cents: ctx.signal.amount_cents })),
+    reserve: async (p, ctx) =>
+      ctx.next.awaitPayment.onSignal({ order_id: p.order_id }, { order_id: p.order_id, reservation_id: "r-1", total_cents: p.total_cents }),
+    awaitPayment: async (p, ctx) =>
+      ctx.signal === null
+        ? ctx.fail({ reason: "payment_timeout" })
+        : ctx.next.pack({ order_id: p.order_id, reservation_id: p.reservation_id, paid_cents: ctx.signal.amount_cents }),
     pack: async (p, ctx) => ctx.next.ship.after(5_000, { order_id: p.order_id, parcel_id: "p-1", paid_cents: p.paid_cents }),
     ship: async (p, ctx) => ctx.succeed({ order_id: p.order_id, paid_cents: p.paid_cents, tracking_number: "T-1" }),
     ...over,
@@ -56,7 +74,9 @@ function handler(over: Partial<orders.OrderFulfilHandler> = {}): orders.OrderFul
 }
 
 function dispatcher(h: orders.OrderFulfilHandler = handler(), fallback?: StepRunner) {
-  const b = orders.registerWorkflows(WorkflowDispatcher.builder(), { orderFulfil: h }).register(echoWorkflow, { say: async (p, ctx) => ctx.succeed({ said: p.text }) });
+  const b = orders
+    .registerWorkflows(WorkflowDispatcher.builder(), { orderFulfil: h })
+    .register(echoWorkflow, { say: async (p, ctx) => ctx.succeed({ said: p.text }) });
   return (fallback === undefined ? b : b.fallback(fallback)).build();
 }
 
@@ -79,10 +99,16 @@ describe("WorkflowDispatcher", () => {
     expect(d.workflows).toEqual(["echo.say", W]);
     const wait = await d.runStep(step(W, "reserve", order));
     expect(wait).toMatchObject({ kind: "continue", when: { kind: "onSignal", correlationKey: "order-payment:o-1", timeoutMs: 86_400_000 } });
-    expect(decodeStepEnvelope((wait as { payload: Uint8Array }).payload)).toEqual({ workflow: W, step: "await_payment", payload: { order_id: "o-1", reservation_id: "r-1", total_cents: 700 } });
+    expect(decodeStepEnvelope((wait as { payload: Uint8Array }).payload)).toEqual({
+      workflow: W,
+      step: "await_payment",
+      payload: { order_id: "o-1", reservation_id: "r-1", total_cents: 700 },
+    });
     const packed = await d.runStep(step(W, "await_payment", { order_id: "o-1", reservation_id: "r-1", total_cents: 700 }, enc('{"amount_cents":700}')));
     expect(packed).toMatchObject({ kind: "continue", when: { kind: "immediate" } });
-    expect(await d.runStep(step(W, "pack", { order_id: "o-1", reservation_id: "r-1", paid_cents: 700 }))).toMatchObject({ when: { kind: "after", delayMs: 5_000 } });
+    expect(await d.runStep(step(W, "pack", { order_id: "o-1", reservation_id: "r-1", paid_cents: 700 }))).toMatchObject({
+      when: { kind: "after", delayMs: 5_000 },
+    });
     const done = await d.runStep(step(W, "ship", { order_id: "o-1", parcel_id: "p-1", paid_cents: 700 }));
     expect(done.kind).toBe("succeed");
     expect(JSON.parse(dec((done as { result: Uint8Array }).result))).toEqual({ order_id: "o-1", paid_cents: 700, tracking_number: "T-1" });
@@ -96,14 +122,21 @@ describe("WorkflowDispatcher", () => {
   });
 
   it("a wait can override its timeout", async () => {
-    const d = dispatcher(handler({ reserve: async (p, ctx) => ctx.next.awaitPayment.onSignal({ order_id: "x" }, { order_id: p.order_id, reservation_id: "r", total_cents: 1 }, { timeoutMs: 60_000 }) }));
+    const d = dispatcher(
+      handler({
+        reserve: async (p, ctx) =>
+          ctx.next.awaitPayment.onSignal({ order_id: "x" }, { order_id: p.order_id, reservation_id: "r", total_cents: 1 }, { timeoutMs: 60_000 }),
+      }),
+    );
     expect(await d.runStep(step(W, "reserve", order))).toMatchObject({ when: { kind: "onSignal", correlationKey: "order-payment:x", timeoutMs: 60_000 } });
   });
 
   it("refuses what breaks a boundary with a permanent error naming the path", async () => {
     const d = dispatcher();
     expect(await permanent(d.runStep(step(W, "reserve", { ...order, total_cents: "7" })))).toContain("/total_cents");
-    expect(await permanent(d.runStep(step(W, "await_payment", { order_id: "o", reservation_id: "r", total_cents: 1 }, enc('{"amount_cents":"x"}'))))).toContain("/amount_cents");
+    expect(await permanent(d.runStep(step(W, "await_payment", { order_id: "o", reservation_id: "r", total_cents: 1 }, enc('{"amount_cents":"x"}'))))).toContain(
+      "/amount_cents",
+    );
     expect(await permanent(d.runStep(step(W, "await_payment", { order_id: "o", reservation_id: "r", total_cents: 1 }, enc("not json"))))).toContain("JSON");
     expect(await permanent(d.runStep(step(W, "await_payment", { order_id: "o", reservation_id: "r", total_cents: 1 })))).toContain("without a signal wait");
     expect(await permanent(d.runStep(step("nope.flow", "start", {})))).toContain('"nope.flow"');
@@ -115,9 +148,12 @@ describe("WorkflowDispatcher", () => {
     expect(await permanent(badError.runStep(step(W, "ship", { order_id: "o", parcel_id: "p", paid_cents: 1 })))).toContain("/reason");
   });
 
-  it.each(["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf"])("an envelope naming the inherited step %s is an unknown step, dead-lettered as permanent", async (name) => {
-    expect(await permanent(dispatcher().runStep(step(W, name, {})))).toContain(`has no step "${name}"`);
-  });
+  it.each(["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf"])(
+    "an envelope naming the inherited step %s is an unknown step, dead-lettered as permanent",
+    async (name) => {
+      expect(await permanent(dispatcher().runStep(step(W, name, {})))).toContain(`has no step "${name}"`);
+    },
+  );
 
   it("refuses a value that is not a transition of the step's own context", async () => {
     let stolen: unknown;

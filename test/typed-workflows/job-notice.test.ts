@@ -48,7 +48,11 @@ function mailFlow(app: () => JobRunner, clock: MockClock, jobIds: Map<string, st
       if (step.stepNumber === 0) {
         const to = dec(step.payload);
         const key = `mail-done:${step.runId}`;
-        const h = await app().submit(emailJob, { to }, { idempotencyKey: `${step.runId}:mail`, notifySignal: key, ...(to.startsWith("later@") ? { runAt: clock.now() + 3_600_000 } : {}) });
+        const h = await app().submit(
+          emailJob,
+          { to },
+          { idempotencyKey: `${step.runId}:mail`, notifySignal: key, ...(to.startsWith("later@") ? { runAt: clock.now() + 3_600_000 } : {}) },
+        );
         jobIds.set(step.runId, h.jobId);
         return StepOutcome.continueOnSignal(enc("waiting"), key, DAY);
       }
@@ -118,11 +122,16 @@ describe("job completion signals", () => {
     const clock = new MockClock(1_700_000_000_000);
     const queue = await Queue.open(store, "notify", { clock, flushIntervalMs: 1 });
     try {
-      const dispatcher = WorkflowDispatcher.builder().register(emailJob, { run: async (i) => ({ message_id: i.to }) }).build();
+      const dispatcher = WorkflowDispatcher.builder()
+        .register(emailJob, { run: async (i) => ({ message_id: i.to }) })
+        .build();
       const runtime = WorkflowRuntime.builder(queue, store, dispatcher, NoopTerminalHook).build();
       const over = JobRunner.over(queue, runtime, dispatcher);
       await expect(over.submit(emailJob, { to: "a@x.io" }, { notifySignal: "k" })).rejects.toThrow(/notifySignal needs the runner's terminal hook/);
-      const built = JobRunner.builder(queue, store).queueName("other").register(emailJob, { run: async (i) => ({ message_id: i.to }) }).build();
+      const built = JobRunner.builder(queue, store)
+        .queueName("other")
+        .register(emailJob, { run: async (i) => ({ message_id: i.to }) })
+        .build();
       await expect(built.submit(emailJob, { to: "a@x.io" }, { notifySignal: "" })).rejects.toBeInstanceOf(ValidationError);
       await expect(built.group("g", emailJob).submit([{ to: "a@x.io" }], { notifySignal: "k" } as never)).rejects.toThrow(/drop notifySignal/);
       // Nothing was enqueued by the refused submissions.

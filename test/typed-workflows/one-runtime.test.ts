@@ -55,11 +55,16 @@ class OrderFulfil implements orders.OrderFulfilHandler {
     // The run memo keeps the job id, so a retried reserve (or pack) finds the same job.
     const jobId = await ctx.runMemo.memoized("invoice-job", async () => {
       const lines = input.lines.map((l) => ({ sku: l.sku, quantity: l.quantity, unit_price: { amount_cents: 500, currency: "EUR" as const } }));
-      const handle = await billing.client(ctx.jobs).invoiceRender.submit({ invoice_id: input.order_id, lines }, { headers: { tenant_id: ctx.headers.tenant_id } });
+      const handle = await billing
+        .client(ctx.jobs)
+        .invoiceRender.submit({ invoice_id: input.order_id, lines }, { headers: { tenant_id: ctx.headers.tenant_id } });
       return handle.jobId;
     });
     this.journal.push(`invoice job ${jobId}`);
-    return ctx.next.awaitPayment.onSignal({ order_id: input.order_id }, { order_id: input.order_id, reservation_id: `res-${input.order_id}`, total_cents: input.total_cents });
+    return ctx.next.awaitPayment.onSignal(
+      { order_id: input.order_id },
+      { order_id: input.order_id, reservation_id: `res-${input.order_id}`, total_cents: input.total_cents },
+    );
   }
 
   async awaitPayment(p: orders.OrderFulfilAwaitPaymentPayload, ctx: orders.OrderFulfilAwaitPaymentContext): Promise<orders.OrderFulfilAwaitPaymentTransition> {
@@ -114,7 +119,9 @@ const { track, stop } = useOpenApps<App>();
 /** Opens (or reopens: a restart) the queue over `store` and starts one runner hosting all three packages. */
 async function start(store: ObjectStore, clock: MockClock, journal: Journal): Promise<App> {
   const queue = await Queue.open(store, "shop", { clock, flushIntervalMs: 1, queueConfigs: { [STEPS]: { backoff: { baseMs: 1000, maxMs: 1000 } } } });
-  const builder = JobRunner.builder(queue, store).queueName(STEPS).logger({ error: () => undefined });
+  const builder = JobRunner.builder(queue, store)
+    .queueName(STEPS)
+    .logger({ error: () => undefined });
   billing.register(builder, billingHandlers(journal));
   media.register(builder, mediaHandlers);
   orders.registerWorkflows(builder, { orderFulfil: new OrderFulfil(journal) });
@@ -175,10 +182,9 @@ describe("typed jobs and typed workflows of several packages on one runtime", ()
       "ship#1",
     ]);
     // The job's idempotency key collapses a second submission of the same invoice, from outside the workflow.
-    const again = await billing.client(app.runner).invoiceRender.submit(
-      { invoice_id: "o-1", lines: [{ sku: "BOOK", quantity: 2, unit_price: { amount_cents: 500, currency: "EUR" } }] },
-      { headers },
-    );
+    const again = await billing
+      .client(app.runner)
+      .invoiceRender.submit({ invoice_id: "o-1", lines: [{ sku: "BOOK", quantity: 2, unit_price: { amount_cents: 500, currency: "EUR" } }] }, { headers });
     expect(again).toMatchObject({ jobId, newlySubmitted: false });
     // Jobs of the third package run on the same worker.
     const scan = await media.client(app.runner).imageScan.submit({ object_key: "photos/1.jpg" }, {});
@@ -207,7 +213,10 @@ describe("typed jobs and typed workflows of several packages on one runtime", ()
     const steps = dispatcher.build();
     expect(steps.jobs).toEqual(["media.image.scan", "media.image.thumbnail"]);
     expect(steps.workflows).toEqual(["orders.order.fulfil"]);
-    const runtime = WorkflowRuntime.builder(queue, store, steps, NoopTerminalHook).queueName(STEPS).logger({ error: () => undefined }).build();
+    const runtime = WorkflowRuntime.builder(queue, store, steps, NoopTerminalHook)
+      .queueName(STEPS)
+      .logger({ error: () => undefined })
+      .build();
 
     // Before a runner is attached, a step that submits a job is told why it cannot.
     const detached = Step.detached(encodeStepEnvelope("orders.order.fulfil", "reserve", order("o-9")), { headers });
@@ -234,7 +243,8 @@ describe("typed jobs and typed workflows of several packages on one runtime", ()
   it("runs untyped runs beside typed ones through the fallback runner, submitted and awaited through the runner", async () => {
     const store = new MemoryStore();
     const queue = await Queue.open(store, "shop", { clock: new MockClock(1_700_000_000_000), flushIntervalMs: 1 });
-    const runner = media.register(JobRunner.builder(queue, store), mediaHandlers)
+    const runner = media
+      .register(JobRunner.builder(queue, store), mediaHandlers)
       .fallback({ runStep: async (step) => StepOutcome.succeed(new TextEncoder().encode(`echo:${new TextDecoder().decode(step.payload)}`)) })
       .build();
     const worker = runner.spawn();

@@ -76,7 +76,9 @@ const { track, stop } = useOpenApps<Env>();
 async function start(store: ObjectStore, clock: MockClock, journal: Journal): Promise<Env> {
   const queue = await Queue.open(store, "shop", { clock, flushIntervalMs: 1, queueConfigs: { "workflow-steps": { backoff: { baseMs: 1000, maxMs: 1000 } } } });
   const dispatcher = orders.registerWorkflows(WorkflowDispatcher.builder(), { orderFulfil: new OrderFulfil(journal) }).build();
-  const runtime = WorkflowRuntime.builder(queue, store, dispatcher, NoopTerminalHook).logger({ error: () => undefined }).build();
+  const runtime = WorkflowRuntime.builder(queue, store, dispatcher, NoopTerminalHook)
+    .logger({ error: () => undefined })
+    .build();
   const env = { queue, runtime, worker: runtime.spawn(), client: orders.client(runtime) };
   return track(env);
 }
@@ -112,7 +114,12 @@ describe("a typed four-step workflow on a real runtime", () => {
     clock.advance(1_000);
 
     const end = await env.client.orderFulfil.wait(runId);
-    expect(end).toEqual({ status: "succeeded", runId, finalStep: 3, result: { order_id: "flaky-1", paid_cents: 1_000, tracking_number: "TRK-parcel-res-flaky-1" } });
+    expect(end).toEqual({
+      status: "succeeded",
+      runId,
+      finalStep: 3,
+      result: { order_id: "flaky-1", paid_cents: 1_000, tracking_number: "TRK-parcel-res-flaky-1" },
+    });
     expect(journal).toEqual(["reserve#1", "await_payment#1:1000", "pack#1", "ship#1", "ship#2"]);
     // After another restart the typed end is still readable without waiting.
     await stop(env);
@@ -150,8 +157,17 @@ describe("a typed four-step workflow on a real runtime", () => {
     const soldOut = await env.client.orderFulfil.submit({ ...input("o-4"), lines: [{ sku: "SOLD-OUT", quantity: 1 }] }, { headers });
     await until(async () => (await env.runtime.status(late.runId))?.step === 1, "the run waiting for its payment");
     clock.advance(24 * HOUR);
-    expect(await env.client.orderFulfil.wait(late.runId)).toMatchObject({ status: "failed", error: { reason: "payment_timeout" }, errorKind: "runner", finalStep: 1 });
-    expect(await env.client.orderFulfil.wait(soldOut.runId)).toMatchObject({ status: "failed", error: { reason: "out_of_stock", detail: "SOLD-OUT" }, finalStep: 0 });
+    expect(await env.client.orderFulfil.wait(late.runId)).toMatchObject({
+      status: "failed",
+      error: { reason: "payment_timeout" },
+      errorKind: "runner",
+      finalStep: 1,
+    });
+    expect(await env.client.orderFulfil.wait(soldOut.runId)).toMatchObject({
+      status: "failed",
+      error: { reason: "out_of_stock", detail: "SOLD-OUT" },
+      finalStep: 0,
+    });
     expect(journal).toContain("await_payment#1:timeout");
   });
 

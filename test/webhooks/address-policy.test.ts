@@ -4,10 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "taquba";
-import {
-  WebhookAddressRefusedError,
-  type HostResolver,
-} from "taquba";
+import { WebhookAddressRefusedError, type HostResolver } from "taquba";
 import { checkAddress, compileAddressPolicy, resolveAllowedAddresses } from "../../runtime/webhooks/address-policy.js";
 import { classifyIp, parseIp, parseNetwork, type AddressClass } from "../../runtime/webhooks/ip-address.js";
 

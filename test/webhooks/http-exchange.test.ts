@@ -65,7 +65,14 @@ describe("sendHttp", () => {
 
   it("returns a non-2xx status with its headers and a body excerpt", async () => {
     const { port } = await serve((_s, res) => res.writeHead(503, { "retry-after": "3" }).end("x".repeat(5_000)));
-    const r = await sendHttp({ url: new URL(`http://127.0.0.1:${port}/`), method: "POST", headers: {}, body: new Uint8Array(), timeoutMs: 5_000, addresses: LOOPBACK });
+    const r = await sendHttp({
+      url: new URL(`http://127.0.0.1:${port}/`),
+      method: "POST",
+      headers: {},
+      body: new Uint8Array(),
+      timeoutMs: 5_000,
+      addresses: LOOPBACK,
+    });
     expect(r.kind).toBe("response");
     if (r.kind !== "response") return;
     expect(r.status).toBe(503);
@@ -78,13 +85,27 @@ describe("sendHttp", () => {
       /* never answers */
     });
     const started = Date.now();
-    const r = await sendHttp({ url: new URL(`http://127.0.0.1:${port}/`), method: "POST", headers: {}, body: new Uint8Array(), timeoutMs: 150, addresses: LOOPBACK });
+    const r = await sendHttp({
+      url: new URL(`http://127.0.0.1:${port}/`),
+      method: "POST",
+      headers: {},
+      body: new Uint8Array(),
+      timeoutMs: 150,
+      addresses: LOOPBACK,
+    });
     expect(r).toEqual({ kind: "timeout", timeoutMs: 150 });
     expect(Date.now() - started).toBeLessThan(3_000);
   });
 
   it("reports a refused connection as a network error", async () => {
-    const r = await sendHttp({ url: new URL(`http://127.0.0.1:${REFUSING_PORT}/`), method: "POST", headers: {}, body: new Uint8Array(), timeoutMs: 5_000, addresses: LOOPBACK });
+    const r = await sendHttp({
+      url: new URL(`http://127.0.0.1:${REFUSING_PORT}/`),
+      method: "POST",
+      headers: {},
+      body: new Uint8Array(),
+      timeoutMs: 5_000,
+      addresses: LOOPBACK,
+    });
     expect(r.kind).toBe("network");
     expect(r.kind === "network" && (r.error as NodeJS.ErrnoException).code).toBe("ECONNREFUSED");
   });
@@ -92,7 +113,15 @@ describe("sendHttp", () => {
   it("ends as a network error when aborted", async () => {
     const { port } = await serve(() => {});
     const ac = new AbortController();
-    const p = sendHttp({ url: new URL(`http://127.0.0.1:${port}/`), method: "POST", headers: {}, body: new Uint8Array(), timeoutMs: 5_000, addresses: LOOPBACK, signal: ac.signal });
+    const p = sendHttp({
+      url: new URL(`http://127.0.0.1:${port}/`),
+      method: "POST",
+      headers: {},
+      body: new Uint8Array(),
+      timeoutMs: 5_000,
+      addresses: LOOPBACK,
+      signal: ac.signal,
+    });
     ac.abort(new Error("shutting down"));
     const r = await p;
     expect(r.kind).toBe("network");
@@ -112,7 +141,15 @@ describe("sendHttp over TLS", () => {
   it("verifies the certificate against the URL's host while connecting to the pinned address", async () => {
     const port = await tlsServer();
     const send = (host: string, ca?: Buffer) =>
-      sendHttp({ url: new URL(`https://${host}:${port}/`), method: "POST", headers: {}, body: new Uint8Array(), timeoutMs: 5_000, addresses: LOOPBACK, ...(ca ? { ca } : {}) });
+      sendHttp({
+        url: new URL(`https://${host}:${port}/`),
+        method: "POST",
+        headers: {},
+        body: new Uint8Array(),
+        timeoutMs: 5_000,
+        addresses: LOOPBACK,
+        ...(ca ? { ca } : {}),
+      });
     expect(await send("hooks.test", cert)).toMatchObject({ kind: "response", status: 200 });
     // Same address, another name: the certificate does not cover it.
     const wrongName = await send("other.test", cert);

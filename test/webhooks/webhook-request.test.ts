@@ -3,14 +3,7 @@
  * validation problem reported.
  */
 import { describe, expect, it } from "vitest";
-import {
-  decodeWebhookJob,
-  encodeWebhookHeaders,
-  enqueueWebhook,
-  InvalidWebhookRequestError,
-  webhookEnqueueRequest,
-  type WebhookEnqueueRequest,
-} from "taquba";
+import { decodeWebhookJob, encodeWebhookHeaders, enqueueWebhook, InvalidWebhookRequestError, webhookEnqueueRequest, type WebhookEnqueueRequest } from "taquba";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 
@@ -111,9 +104,7 @@ describe("webhook request encoding", () => {
       /not a whole number/,
     );
     expect(issuesOf(() => decodeWebhookJob({ "webhook.url": "https://x.test/", "webhook.method": "A B" }, new Uint8Array()))[0]).toMatch(/method/);
-    expect(issuesOf(() => decodeWebhookJob({ "webhook.url": "https://x.test/", "http.Connection": "close" }, new Uint8Array()))[0]).toMatch(
-      /Connection/,
-    );
+    expect(issuesOf(() => decodeWebhookJob({ "webhook.url": "https://x.test/", "http.Connection": "close" }, new Uint8Array()))[0]).toMatch(/Connection/);
     const ok = decodeWebhookJob({ "webhook.url": "https://x.test/", tenant_id: "acme", callback_url: "https://y.test/" }, enc("b"));
     expect(ok.headers).toEqual({});
   });

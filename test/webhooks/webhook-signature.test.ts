@@ -89,15 +89,11 @@ describe("verifyWebhook", () => {
   it("rejects a changed body, id, timestamp or secret", () => {
     expect(failure(() => verifyWebhook(SPEC_SECRET, headersFor(SPEC_SIG), `${SPEC_BODY} `, { now }))).toBe("no-matching-signature");
     expect(failure(() => verifyWebhook(SPEC_SECRET, headersFor(SPEC_SIG, "msg_other"), SPEC_BODY, { now }))).toBe("no-matching-signature");
-    expect(
-      failure(() => verifyWebhook(SPEC_SECRET, headersFor(SPEC_SIG, SPEC_ID, String(SPEC_TS + 1)), SPEC_BODY, { now })),
-    ).toBe("no-matching-signature");
+    expect(failure(() => verifyWebhook(SPEC_SECRET, headersFor(SPEC_SIG, SPEC_ID, String(SPEC_TS + 1)), SPEC_BODY, { now }))).toBe("no-matching-signature");
     expect(failure(() => verifyWebhook(generateWebhookSecret(), headersFor(SPEC_SIG), SPEC_BODY, { now }))).toBe("no-matching-signature");
     // A signature that is not base64 of the right length, and no v1 entry at all.
     expect(failure(() => verifyWebhook(SPEC_SECRET, headersFor("v1,abc"), SPEC_BODY, { now }))).toBe("no-matching-signature");
-    expect(failure(() => verifyWebhook(SPEC_SECRET, headersFor(SPEC_SIG.replace("v1,", "v2,")), SPEC_BODY, { now }))).toBe(
-      "no-matching-signature",
-    );
+    expect(failure(() => verifyWebhook(SPEC_SECRET, headersFor(SPEC_SIG.replace("v1,", "v2,")), SPEC_BODY, { now }))).toBe("no-matching-signature");
   });
 
   it("enforces the timestamp tolerance both ways", () => {
@@ -120,9 +116,7 @@ describe("verifyWebhook", () => {
   });
 
   it("names missing and malformed headers", () => {
-    expect(failure(() => verifyWebhook(SPEC_SECRET, { "webhook-id": SPEC_ID, "webhook-signature": SPEC_SIG }, SPEC_BODY, { now }))).toBe(
-      "missing-header",
-    );
+    expect(failure(() => verifyWebhook(SPEC_SECRET, { "webhook-id": SPEC_ID, "webhook-signature": SPEC_SIG }, SPEC_BODY, { now }))).toBe("missing-header");
     expect(failure(() => verifyWebhook(SPEC_SECRET, headersFor(""), SPEC_BODY, { now }))).toBe("missing-header");
     expect(failure(() => verifyWebhook(SPEC_SECRET, headersFor(SPEC_SIG, SPEC_ID, "12.5"), SPEC_BODY, { now }))).toBe("invalid-timestamp");
     expect(failure(() => verifyWebhook(SPEC_SECRET, headersFor(SPEC_SIG, SPEC_ID, "-1"), SPEC_BODY, { now }))).toBe("invalid-timestamp");

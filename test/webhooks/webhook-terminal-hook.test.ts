@@ -4,7 +4,6 @@
 import { describe, expect, it } from "vitest";
 import { decodeWebhookJob, InvalidWebhookRequestError, RunId, StepError, TerminalEffects, WebhookTerminalHook, type RunOutcome } from "taquba";
 
-
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);
 
@@ -57,13 +56,28 @@ describe("WebhookTerminalHook", () => {
     };
     const leaked = await body(outcome({ status: "failed", result: undefined, error: secret, errorKind: "transient", errorCode: "STEP_TRANSIENT" }));
     expect(leaked.text).not.toContain("password");
-    expect(leaked.json).toEqual({ status: "failed", kind: "transient", code: "STEP_TRANSIENT", message: "the run failed; the details are kept with the run on the server" });
+    expect(leaked.json).toEqual({
+      status: "failed",
+      kind: "transient",
+      code: "STEP_TRANSIENT",
+      message: "the run failed; the details are kept with the run on the server",
+    });
     expect(leaked.status).toBe("failed");
-    const chosen = await body(outcome({ status: "failed", result: undefined, error: secret, errorKind: "permanent", errorCode: "card_declined", publicError: "the card was declined" }));
+    const chosen = await body(
+      outcome({ status: "failed", result: undefined, error: secret, errorKind: "permanent", errorCode: "card_declined", publicError: "the card was declined" }),
+    );
     expect(chosen.json).toEqual({ status: "failed", kind: "permanent", code: "card_declined", message: "the card was declined" });
     // A runner's own fail reason is text the application wrote to be seen.
-    expect((await body(outcome({ status: "failed", result: undefined, error: "out of stock", errorKind: "runner" }))).json).toMatchObject({ code: "RUN_FAILED", message: "out of stock" });
-    expect((await body(outcome({ status: "cancelled", result: undefined, errorKind: "cancelled" }))).json).toEqual({ status: "cancelled", kind: "cancelled", code: "RUN_CANCELLED", message: "the run was cancelled" });
+    expect((await body(outcome({ status: "failed", result: undefined, error: "out of stock", errorKind: "runner" }))).json).toMatchObject({
+      code: "RUN_FAILED",
+      message: "out of stock",
+    });
+    expect((await body(outcome({ status: "cancelled", result: undefined, errorKind: "cancelled" }))).json).toEqual({
+      status: "cancelled",
+      kind: "cancelled",
+      code: "RUN_CANCELLED",
+      message: "the run was cancelled",
+    });
     // Only an explicit option sends the raw text.
     const open = new WebhookTerminalHook({ queueName: "callbacks", exposeErrorText: true });
     expect((await body(outcome({ status: "failed", result: undefined, error: secret, errorKind: "transient" }), open)).json).toMatchObject({ message: secret });

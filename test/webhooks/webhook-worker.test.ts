@@ -179,7 +179,9 @@ describe("webhook delivery worker", () => {
     const leak = `oops\r\n\u001b[31mdb=postgres://app:hunter2@db.internal/prod ${"x".repeat(5_000)}`;
     const rx = await receiver(generateWebhookSecret(), clock, (_n, res) => res.writeHead(404).end(leak));
     const queue = await openQueue(clock);
-    const { jobId } = await enqueueWebhook(queue, "hooks", { url: `${rx.url.replace("/hook", "")}/services/T0001/B0001/Xy12Ab34Cd56Ef78Gh90Ij12?token=s3cr3t` });
+    const { jobId } = await enqueueWebhook(queue, "hooks", {
+      url: `${rx.url.replace("/hook", "")}/services/T0001/B0001/Xy12Ab34Cd56Ef78Gh90Ij12?token=s3cr3t`,
+    });
     startWorker(queue, { allowLoopback: true, clock });
     await rx.requests(1);
     expect(rx.received[0]!.body).toBeDefined();

@@ -59,7 +59,9 @@ describe("WebhookTerminalHook with a workflow runtime", () => {
         return input === "fail" ? StepOutcome.fail("card declined") : StepOutcome.succeed(s.payload);
       },
     };
-    const runtime = WorkflowRuntime.builder(queue, store, runner, new WebhookTerminalHook({ queueName: "callbacks" })).clock(clock).build();
+    const runtime = WorkflowRuntime.builder(queue, store, runner, new WebhookTerminalHook({ queueName: "callbacks" }))
+      .clock(clock)
+      .build();
     const handle = runtime.spawn();
     cleanups.push(() => handle.shutdown());
     const ac = new AbortController();
@@ -84,7 +86,12 @@ describe("WebhookTerminalHook with a workflow runtime", () => {
     expect(JSON.parse(byRun["order-2"]!.body)).toEqual({ status: "failed", kind: "runner", code: "RUN_FAILED", message: "card declined" });
     // A step error's raw text stays on the server; what the application exposed is sent.
     expect(byRun["order-4"]!.body).not.toContain("password");
-    expect(JSON.parse(byRun["order-4"]!.body)).toEqual({ status: "failed", kind: "permanent", code: "STEP_PERMANENT", message: "the run failed; the details are kept with the run on the server" });
+    expect(JSON.parse(byRun["order-4"]!.body)).toEqual({
+      status: "failed",
+      kind: "permanent",
+      code: "STEP_PERMANENT",
+      message: "the run failed; the details are kept with the run on the server",
+    });
     expect(JSON.parse(byRun["order-5"]!.body)).toEqual({ status: "failed", kind: "permanent", code: "payment_down", message: "the payment service is down" });
     expect((await runtime.wait("order-4")).termination.error).toContain("password");
     expect(new Set(received.map((r) => r.id)).size).toBe(4);

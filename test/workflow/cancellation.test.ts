@@ -20,7 +20,10 @@ function recordingHook(): TerminalHook & { seen: RunOutcome[] } {
 describe("cancellation", () => {
   it("removes a pending step and terminates the run before returning", async () => {
     const hook = recordingHook();
-    const env = await openEnv(runnerOf(async (s) => StepOutcome.succeed(s.payload)), { start: false, hook });
+    const env = await openEnv(
+      runnerOf(async (s) => StepOutcome.succeed(s.payload)),
+      { start: false, hook },
+    );
     const sub = await env.runtime.submit({ input: enc("x"), runId: "p" });
     expect(await env.runtime.cancel("p")).toBe(true);
     expect(await env.queue.view().job(sub.jobId)).toBeNull();
@@ -157,7 +160,10 @@ describe("cancellation", () => {
   });
 
   it("a later submission of the same id starts without the request", async () => {
-    const env = await openEnv(runnerOf(async (s) => StepOutcome.succeed(s.payload)), { start: false });
+    const env = await openEnv(
+      runnerOf(async (s) => StepOutcome.succeed(s.payload)),
+      { start: false },
+    );
     await env.runtime.submit({ input: enc("x"), runId: "r" });
     await env.runtime.cancel("r");
     await env.runtime.submit({ input: enc("y"), runId: "r" });
@@ -170,7 +176,9 @@ describe("cancellation", () => {
   it("cancels a run waiting on a signal after a restart, releasing its key", async () => {
     const store = new MemoryStore();
     const clock = new MockClock();
-    const runner = runnerOf(async (s) => (s.stepNumber === 0 ? StepOutcome.continueOnSignal(s.payload, "approval:1", 86_400_000) : StepOutcome.succeed(s.payload)));
+    const runner = runnerOf(async (s) =>
+      s.stepNumber === 0 ? StepOutcome.continueOnSignal(s.payload, "approval:1", 86_400_000) : StepOutcome.succeed(s.payload),
+    );
     const env = await openEnv(runner, { store, clock });
     await env.runtime.submit({ input: enc("x"), runId: "w" });
     await until(async () => (await env.runtime.status("w"))?.step === 1, "waiting");

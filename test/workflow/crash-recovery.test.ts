@@ -29,7 +29,12 @@ describe("crash recovery", () => {
       const w = startScript(script, args);
       // Once this process performs a new side effect, kill it at a random point; a
       // late life may find every run done and exit before that.
-      const progressed = await w.waitFor((lines) => lines.length > 0).then(() => true, () => false);
+      const progressed = await w
+        .waitFor((lines) => lines.length > 0)
+        .then(
+          () => true,
+          () => false,
+        );
       if (progressed) await delay(int(120));
       const exit = await w.kill();
       if (exit.signal === "SIGKILL") kills++;
@@ -42,7 +47,10 @@ describe("crash recovery", () => {
     const queue = await Queue.open(store, "wf");
     const runtime = WorkflowRuntime.builder(queue, store, { runStep: async () => StepOutcome.fail("unused") }, NoopTerminalHook).build();
     const memos = new MemoStore(store, "workflow-steps-memo");
-    const lines = (await readFile(log, "utf8")).trim().split("\n").map((l) => l.split(" "));
+    const lines = (await readFile(log, "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => l.split(" "));
     let duplicates = 0;
     for (let r = 0; r < N_RUNS; r++) {
       const runId = `run-${r}`;

@@ -56,7 +56,10 @@ describe("answers from durable state", () => {
 
   it("answers at once when nothing is in flight", async () => {
     const store = holdableStore();
-    const env = await openEnv(runnerOf(async (s) => StepOutcome.succeed(s.payload)), { store });
+    const env = await openEnv(
+      runnerOf(async (s) => StepOutcome.succeed(s.payload)),
+      { store },
+    );
     await env.runtime.submit({ input: enc("x"), runId: "r" });
     await env.runtime.wait("r");
     const before = env.queue.engineStats.walPuts;

@@ -114,7 +114,12 @@ describe("memo retention", () => {
     expect(await objectCount(env.store, "other-memo/memos/theirs/")).toBe(2);
     const t0 = env.clock.now();
     env.clock.advance(60_000);
-    await advanceUntil(env.clock, t0 + 61_000, async () => (await env.runtime.status("mine")) === null && (await other.status("theirs")) === null, "both swept");
+    await advanceUntil(
+      env.clock,
+      t0 + 61_000,
+      async () => (await env.runtime.status("mine")) === null && (await other.status("theirs")) === null,
+      "both swept",
+    );
     expect(await objectCount(env.store, "other-memo/memos/theirs/")).toBe(0);
     expect(await objectCount(env.store, "workflow-steps-memo/memos/mine/")).toBe(0);
     await otherWorker.shutdown();

@@ -31,7 +31,10 @@ describe("memo store failures around termination", () => {
   it("retries the run result record write in place: one failed put does not run the step again", async () => {
     const store = failingOutcomeWrites(1);
     let calls = 0;
-    const env = await openEnv(runnerOf(async (s) => (calls++, StepOutcome.succeed(s.payload))), { store });
+    const env = await openEnv(
+      runnerOf(async (s) => (calls++, StepOutcome.succeed(s.payload))),
+      { store },
+    );
     await env.runtime.submit({ input: enc("x"), runId: "r" });
     const end = await env.runtime.wait("r");
     expect(store.failed).toBe(1);
@@ -44,7 +47,10 @@ describe("memo store failures around termination", () => {
     // More failures than one delivery's in-place retries: the first delivery gives up and puts the step back.
     const store = failingOutcomeWrites(STORE_RETRY.attempts + 1);
     let calls = 0;
-    const env = await openEnv(runnerOf(async (s) => (calls++, StepOutcome.succeed(s.payload))), { store });
+    const env = await openEnv(
+      runnerOf(async (s) => (calls++, StepOutcome.succeed(s.payload))),
+      { store },
+    );
     await env.runtime.submit({ input: enc("x"), runId: "r", options: { maxAttemptsPerStep: 1 } });
     const end = await env.runtime.wait("r");
     expect(end.termination.status).toBe("succeeded");

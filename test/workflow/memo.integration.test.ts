@@ -67,7 +67,10 @@ describe("memoizing within-step side effects", () => {
     expect(keys.some((k) => k.startsWith("custom-memo/memos/p/0/"))).toBe(true);
     expect(env.runtime.memoStore.prefix).toBe("custom-memo");
     await env.stop();
-    const env2 = await openEnv(runnerOf(async (s) => StepOutcome.succeed(s.payload)), { start: false });
+    const env2 = await openEnv(
+      runnerOf(async (s) => StepOutcome.succeed(s.payload)),
+      { start: false },
+    );
     expect(env2.runtime.memoStore.prefix).toBe("workflow-steps-memo");
     await env2.stop();
   });

@@ -68,7 +68,9 @@ describe("outcome precedence against a model", () => {
         await env.runtime.submit({ input: enc("x"), runId });
         const end = await env.runtime.wait(runId);
         const want = model(script);
-        expect({ status: end.termination.status, errorKind: end.termination.errorKind, finalStep: end.termination.finalStep, calls: calls.get(runId) }).toEqual(want);
+        expect({ status: end.termination.status, errorKind: end.termination.errorKind, finalStep: end.termination.finalStep, calls: calls.get(runId) }).toEqual(
+          want,
+        );
       }),
       { numRuns: 60 },
     );

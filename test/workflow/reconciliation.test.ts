@@ -24,7 +24,11 @@ describe("dead-step reconciliation", () => {
     const gate = new Promise<void>((r) => (release = r));
     const runner = hangingRunner(gate);
     const seen: RunOutcome[] = [];
-    const hook: TerminalHook = { async onTermination(o) { seen.push(o); } };
+    const hook: TerminalHook = {
+      async onTermination(o) {
+        seen.push(o);
+      },
+    };
     const env = await openEnv(runner, {
       hook,
       queueOptions: { queueConfigs: { "workflow-steps": { leaseMs: 1_000, maxAttempts: 1 } } },

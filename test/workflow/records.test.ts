@@ -19,7 +19,15 @@ import {
   terminationOf,
   type TerminalRecord,
 } from "../../runtime/workflow/records/records.js";
-import { memoEntryKey, replayRecordKey, runKey, runMemoRoot, signalDeliveredKey, stepDedupKey, stepPointerKey } from "../../runtime/workflow/records/kv-keys.js";
+import {
+  memoEntryKey,
+  replayRecordKey,
+  runKey,
+  runMemoRoot,
+  signalDeliveredKey,
+  stepDedupKey,
+  stepPointerKey,
+} from "../../runtime/workflow/records/kv-keys.js";
 import type { RunId } from "taquba";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
@@ -45,7 +53,11 @@ describe("durable records", () => {
     expect(terminationOf(dt)).toEqual({ runId: "r", status: "failed", error: "boom", errorKind: "permanent", finalStep: 2, terminatedAtMs: 9 });
     const o = { token: "t", outcome: { runId: "r" as RunId, status: "succeeded" as const, result: bytes("ok"), headers: {}, finalStep: 0 } };
     expect(decodeOutcomeRecord(encodeOutcomeRecord(o), "k")).toEqual(o);
-    const r = { storedAtMs: 1, outcome: StepOutcome.continueAfter(bytes("p"), 10), effects: { puts: [["a", bytes("v")]] as Array<[string, Uint8Array]>, deletes: ["b"] } };
+    const r = {
+      storedAtMs: 1,
+      outcome: StepOutcome.continueAfter(bytes("p"), 10),
+      effects: { puts: [["a", bytes("v")]] as Array<[string, Uint8Array]>, deletes: ["b"] },
+    };
     expect(decodeReplayRecord(encodeReplayRecord(r), "k")).toEqual(r);
   });
 

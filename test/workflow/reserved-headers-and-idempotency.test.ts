@@ -8,9 +8,7 @@ import { enc, openEnv, runnerOf, until } from "./helpers.js";
 
 describe("reserved headers", () => {
   it("step jobs carry workflow.run_id and workflow.step; user headers thread through", async () => {
-    const env = await openEnv(
-      runnerOf(async (s) => (s.stepNumber < 2 ? StepOutcome.continueAfter(s.payload, 1_000) : StepOutcome.succeed(s.payload))),
-    );
+    const env = await openEnv(runnerOf(async (s) => (s.stepNumber < 2 ? StepOutcome.continueAfter(s.payload, 1_000) : StepOutcome.succeed(s.payload))));
     await env.runtime.submit({ input: enc("x"), runId: "h", options: { headers: { tenant: "acme", "x-trace": "t1" } } });
     const jobs: JobInfo[] = [];
     for (let step = 1; step <= 2; step++) {
@@ -30,7 +28,10 @@ describe("reserved headers", () => {
   });
 
   it("rejects any user header under the reserved prefix", async () => {
-    const env = await openEnv(runnerOf(async (s) => StepOutcome.succeed(s.payload)), { start: false });
+    const env = await openEnv(
+      runnerOf(async (s) => StepOutcome.succeed(s.payload)),
+      { start: false },
+    );
     expect(RESERVED_HEADER_PREFIX).toBe("workflow.");
     for (const h of ["workflow.run_id", "workflow.anything", "workflow."]) {
       await expect(env.runtime.submit({ input: enc("x"), options: { headers: { [h]: "v" } } })).rejects.toBeInstanceOf(ReservedHeaderError);

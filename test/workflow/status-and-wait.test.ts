@@ -43,13 +43,24 @@ describe("status, outcome and wait", () => {
 
   it("answers from durable records after a restart and from another runtime over the same queue", async () => {
     const store = new MemoryStore();
-    const env = await openEnv(runnerOf(async (s) => StepOutcome.succeed(enc(`r:${dec(s.payload)}`))), { store });
+    const env = await openEnv(
+      runnerOf(async (s) => StepOutcome.succeed(enc(`r:${dec(s.payload)}`))),
+      { store },
+    );
     await env.runtime.submit({ input: enc("a"), runId: "a" });
     await env.runtime.wait("a");
-    const other = WorkflowRuntime.builder(env.queue, store, runnerOf(async () => StepOutcome.fail("unused")), NoopTerminalHook).build();
+    const other = WorkflowRuntime.builder(
+      env.queue,
+      store,
+      runnerOf(async () => StepOutcome.fail("unused")),
+      NoopTerminalHook,
+    ).build();
     expect(dec((await other.outcome("a"))!.result)).toBe("r:a");
     await env.stop();
-    const env2 = await openEnv(runnerOf(async (s) => StepOutcome.succeed(s.payload)), { store, clock: env.clock, start: false });
+    const env2 = await openEnv(
+      runnerOf(async (s) => StepOutcome.succeed(s.payload)),
+      { store, clock: env.clock, start: false },
+    );
     expect(await env2.runtime.status("a")).toMatchObject({ state: "terminated", status: "succeeded" });
     expect(dec((await env2.runtime.wait("a")).outcome!.result)).toBe("r:a");
     await env2.stop();
@@ -58,7 +69,10 @@ describe("status, outcome and wait", () => {
   it("a WorkflowView over a QueueReader answers from another process's view of the store", async () => {
     const dir = await tempDir();
     const store = new LocalStore(dir);
-    const env = await openEnv(runnerOf(async (s) => (s.stepNumber === 0 ? StepOutcome.continueAfter(s.payload, 60_000) : StepOutcome.succeed(s.payload))), { store });
+    const env = await openEnv(
+      runnerOf(async (s) => (s.stepNumber === 0 ? StepOutcome.continueAfter(s.payload, 60_000) : StepOutcome.succeed(s.payload))),
+      { store },
+    );
     await env.runtime.submit({ input: enc("x"), runId: "v" });
     await until(async () => (await env.runtime.status("v"))?.step === 1, "step 1");
     const reader = await QueueReader.open(new LocalStore(dir), "wf");

@@ -4,7 +4,18 @@
  * per-step options.
  */
 import { describe, expect, it } from "vitest";
-import { InputMismatchError, InvalidRunIdError, MemoryStore, MockClock, ReservedHeaderError, ReservedKeyError, RunId, SettlementEffects, StepOutcome, ValidationError } from "taquba";
+import {
+  InputMismatchError,
+  InvalidRunIdError,
+  MemoryStore,
+  MockClock,
+  ReservedHeaderError,
+  ReservedKeyError,
+  RunId,
+  SettlementEffects,
+  StepOutcome,
+  ValidationError,
+} from "taquba";
 import { dec, enc, openEnv, runnerOf, until } from "./helpers.js";
 
 const echo = runnerOf(async (s) => StepOutcome.succeed(s.payload));

@@ -23,9 +23,12 @@ describe("time injection", () => {
 
   it("uses the builder's clock when one is given", async () => {
     const own = new MockClock(2_000_000_000_000);
-    const env = await openEnv(runnerOf(async (s) => (s.stepNumber === 0 ? StepOutcome.continueAfter(s.payload, 1_000) : StepOutcome.succeed(s.payload))), {
-      configure: (b) => b.clock(own),
-    });
+    const env = await openEnv(
+      runnerOf(async (s) => (s.stepNumber === 0 ? StepOutcome.continueAfter(s.payload, 1_000) : StepOutcome.succeed(s.payload))),
+      {
+        configure: (b) => b.clock(own),
+      },
+    );
     await env.runtime.submit({ input: enc("x"), runId: "r" });
     await until(async () => (await env.runtime.status("r"))?.step === 1, "scheduled");
     const job = (await env.queue.view().listJobs("workflow-steps", "scheduled")).items[0]!;

@@ -13,7 +13,10 @@ export class GroupNotFoundError extends TaqubaError {
 
 /** `forget` was called while members are still active. */
 export class GroupActiveError extends TaqubaError {
-  constructor(readonly groupId: string, readonly active: number) {
+  constructor(
+    readonly groupId: string,
+    readonly active: number,
+  ) {
     super("GROUP_ACTIVE", `run group "${groupId}" has ${active} active member(s); cancel the group and wait for its results before forgetting it`);
   }
 }

@@ -55,7 +55,9 @@ export function decodeManifest(bytes: Uint8Array, key: string): GroupManifest {
     o.headers !== null &&
     typeof o.headers === "object" &&
     Array.isArray(v.members) &&
-    v.members.every((m: unknown) => m !== null && typeof m === "object" && isStr((m as ManifestMember).key) && (m as ManifestMember).input instanceof Uint8Array);
+    v.members.every(
+      (m: unknown) => m !== null && typeof m === "object" && isStr((m as ManifestMember).key) && (m as ManifestMember).input instanceof Uint8Array,
+    );
   if (!ok) throw new StoreCorruptedError(key, "group manifest lacks its id, options or members");
   return v as unknown as GroupManifest;
 }

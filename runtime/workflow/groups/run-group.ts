@@ -293,7 +293,8 @@ export class RunGroup {
     const states = await mapPool(active, SUBMIT_CONCURRENCY, async (m) => (await host.view.status(memberRunId(this.#tag, m.key)))?.state);
     for (const s of states) {
       if (s === "pending") c.pending++;
-      else if (s === "terminated") c.running++; // terminated between the two reads: still counted once
+      else if (s === "terminated")
+        c.running++; // terminated between the two reads: still counted once
       else c.running++;
     }
     return c;

@@ -72,8 +72,7 @@ export const terminalDedupKey = (runId: string, token: string): string => `run:$
 /** Object prefix of every memo entry of a run (both namespaces), ending in `/`. */
 export const runMemoRoot = (memoPrefix: string, runId: string): string => `${memoPrefix}/memos/${runId}/`;
 /** Object prefix of a memo namespace: a step number, or `"run"` for the run-scoped one. */
-export const memoNamespacePrefix = (memoPrefix: string, runId: string, scope: number | "run"): string =>
-  `${runMemoRoot(memoPrefix, runId)}${scope}/`;
+export const memoNamespacePrefix = (memoPrefix: string, runId: string, scope: number | "run"): string => `${runMemoRoot(memoPrefix, runId)}${scope}/`;
 /** Object key of one memo entry; user keys are hashed so any string is a valid key. */
 export const memoEntryKey = (memoPrefix: string, runId: string, scope: number | "run", userKey: string): string =>
   `${memoNamespacePrefix(memoPrefix, runId, scope)}${sha256Hex(userKey)}`;

@@ -128,8 +128,7 @@ function decodeChecked<T>(bytes: Uint8Array, key: string, what: string, check: C
 const isStr = (x: unknown): x is string => typeof x === "string";
 const isNum = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
 const isBytes = (x: unknown): x is Uint8Array => x instanceof Uint8Array;
-const isStrMap = (x: unknown): boolean =>
-  x !== null && typeof x === "object" && !Array.isArray(x) && Object.values(x as object).every(isStr);
+const isStrMap = (x: unknown): boolean => x !== null && typeof x === "object" && !Array.isArray(x) && Object.values(x as object).every(isStr);
 const optional = (x: unknown, pred: (x: unknown) => boolean): boolean => x === undefined || x === null || pred(x);
 
 const TERMINAL_STATUSES: readonly string[] = ["succeeded", "failed", "cancelled"] satisfies TerminalStatus[];
@@ -152,7 +151,8 @@ export function decodeRunRecord(bytes: Uint8Array, key: string): RunRecord {
     if (!isStrMap(v.headers)) return "has malformed headers";
     if (!optional(v.priority, isNum) || !optional(v.maxAttempts, isNum)) return "has malformed step options";
     if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
-    if (!optional(v.group, (g) => g !== null && typeof g === "object" && isStr((g as GroupRef).id) && isStr((g as GroupRef).key))) return "has a malformed group";
+    if (!optional(v.group, (g) => g !== null && typeof g === "object" && isStr((g as GroupRef).id) && isStr((g as GroupRef).key)))
+      return "has a malformed group";
     return undefined;
   });
 }

@@ -7,7 +7,15 @@ import type { EnqueueOptions } from "../../queue/types.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { sha256Hex } from "../records/codec.js";
 import { groupMemberKey, runKey, stepDedupKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
-import { decodeRunRecord, decodeStepPointer, encodeGroupMember, encodeRunRecord, encodeStepPointer, type GroupRef, type RunRecord } from "../records/records.js";
+import {
+  decodeRunRecord,
+  decodeStepPointer,
+  encodeGroupMember,
+  encodeRunRecord,
+  encodeStepPointer,
+  type GroupRef,
+  type RunRecord,
+} from "../records/records.js";
 import { HEADER_RUN_ID, HEADER_STEP, HEADER_TRACEPARENT, RESERVED_HEADER_PREFIX, RESERVED_KV_PREFIX } from "../records/reserved.js";
 import { endOk, endWithError, startSpan, traceparentOf } from "../../telemetry/tracing.js";
 import { instruments } from "../../telemetry/metrics.js";

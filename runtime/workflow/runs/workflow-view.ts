@@ -5,7 +5,15 @@
 import type { JobInfo } from "../../queue/types.js";
 import { runKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
 import type { MemoStore } from "../memo/memo.js";
-import { decodeRunRecord, decodeStepPointer, decodeTerminalRecord, terminationOf, type RunRecord, type StepPointer, type TerminalRecord } from "../records/records.js";
+import {
+  decodeRunRecord,
+  decodeStepPointer,
+  decodeTerminalRecord,
+  terminationOf,
+  type RunRecord,
+  type StepPointer,
+  type TerminalRecord,
+} from "../records/records.js";
 import { RunId } from "./run-id.js";
 import type { RunOutcome, RunStatus } from "./run-types.js";
 import { validateQueueName } from "../../queue/names.js";

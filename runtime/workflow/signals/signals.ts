@@ -32,7 +32,6 @@ export function releaseStepSignal(queueName: string, runId: string, step: number
   effects.kvDelete(signalTimedOutKey(queueName, runId, step));
 }
 
-
 /** Releases the wait index entry when it still names `jobId`. */
 async function releaseWait(core: RuntimeCore, correlationKey: string, jobId: string): Promise<void> {
   const k = signalWaitKey(core.queueName, correlationKey);
@@ -99,7 +98,9 @@ export async function stageSignalWait(
     const info = await core.queue.view().job(w.jobId);
     if (info !== null && info.state === "scheduled") {
       throw StepError.permanent(
-        new Error(`signal key "${correlationKey}" already has a waiter (run ${w.runId}, step ${w.step}); one waiter is allowed per key, so include the run id in the key`),
+        new Error(
+          `signal key "${correlationKey}" already has a waiter (run ${w.runId}, step ${w.step}); one waiter is allowed per key, so include the run id in the key`,
+        ),
       );
     }
   }
@@ -158,7 +159,12 @@ export async function sendSignal(core: RuntimeCore, correlationKey: string, payl
  * registration commits between the read of the wait index and the buffer
  * write.
  */
-async function deliverOrBuffer(core: RuntimeCore, correlationKey: string, payload: Uint8Array, mark: AppliedMark<SignalOutcome> | undefined): Promise<SignalOutcome> {
+async function deliverOrBuffer(
+  core: RuntimeCore,
+  correlationKey: string,
+  payload: Uint8Array,
+  mark: AppliedMark<SignalOutcome> | undefined,
+): Promise<SignalOutcome> {
   const waitKey = signalWaitKey(core.queueName, correlationKey);
   const waitBytes = await core.queue.kvGet(waitKey);
   if (waitBytes !== null && (await wakeWaiter(core, waitKey, waitBytes, payload, mark))) return "delivered";
@@ -173,7 +179,13 @@ async function deliverOrBuffer(core: RuntimeCore, correlationKey: string, payloa
  * entry; `false` when it is no longer waiting (timed out, cancelled, being
  * claimed), dropping the entry when its job is finished.
  */
-async function wakeWaiter(core: RuntimeCore, waitKey: string, waitBytes: Uint8Array, payload: Uint8Array, mark: AppliedMark<SignalOutcome> | undefined): Promise<boolean> {
+async function wakeWaiter(
+  core: RuntimeCore,
+  waitKey: string,
+  waitBytes: Uint8Array,
+  payload: Uint8Array,
+  mark: AppliedMark<SignalOutcome> | undefined,
+): Promise<boolean> {
   const w = decodeSignalWait(waitBytes, waitKey);
   if (await core.queue.wakeScheduled(core.queueName, w.jobId, payload, mark === undefined ? undefined : markEffects(mark, "delivered"))) {
     await core.queue.kvCompareAndDelete(waitKey, waitBytes);

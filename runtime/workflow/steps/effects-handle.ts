@@ -17,7 +17,10 @@ function checkKey(key: string): void {
 function checkValue(key: string, value: Uint8Array): void {
   if (!(value instanceof Uint8Array)) throw new InvalidEffectError(key, "a KV value must be a Uint8Array");
   if (value.byteLength > MAX_KV_VALUE_SIZE) {
-    throw new InvalidEffectError(key, `the value is ${value.byteLength} bytes, over MAX_KV_VALUE_SIZE (${MAX_KV_VALUE_SIZE}); store large values in the object store`);
+    throw new InvalidEffectError(
+      key,
+      `the value is ${value.byteLength} bytes, over MAX_KV_VALUE_SIZE (${MAX_KV_VALUE_SIZE}); store large values in the object store`,
+    );
   }
 }
 

@@ -50,9 +50,7 @@ import { checkCorrelationKey, checkRunPayload } from "../limits.js";
 import type { WorkerSlot } from "./settlement-slots.js";
 import { logFailedAttempt, noteRunEnded, thrownCause, traceHeaderOf } from "./step-log.js";
 
-type Verdict =
-  | { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number }
-  | { ok: false; error: unknown };
+type Verdict = { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number } | { ok: false; error: unknown };
 
 /** Rejects what is not a StepOutcome, so a runner bug fails the step instead of corrupting a record. */
 function validTrigger(w: unknown): boolean {
@@ -204,7 +202,15 @@ async function cancelRequested(core: RuntimeCore, runId: string): Promise<boolea
 }
 
 /** Runs the runner, or replays the outcome recorded for this delivery. */
-async function runOrReplay(core: RuntimeCore, memos: MemoStore, job: ClaimedJob, run: RunRecord, runId: RunId, step: number, signal: Uint8Array | null | undefined): Promise<Verdict> {
+async function runOrReplay(
+  core: RuntimeCore,
+  memos: MemoStore,
+  job: ClaimedJob,
+  run: RunRecord,
+  runId: RunId,
+  step: number,
+  signal: Uint8Array | null | undefined,
+): Promise<Verdict> {
   if (core.stepOutputReplay) {
     const key = replayRecordKey(memos.prefix, runId, step, job.payload);
     const found = await retryStore(() => memos.store.get(key));
@@ -247,7 +253,14 @@ async function runOrReplay(core: RuntimeCore, memos: MemoStore, job: ClaimedJob,
 }
 
 /** Writes the run result record, then commits the termination with the step's ack. */
-async function terminate(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, t: TerminationInput, staged: StagedKv | undefined, log: WorkflowLogger): Promise<void> {
+async function terminate(
+  core: RuntimeCore,
+  job: ClaimedJob,
+  slot: WorkerSlot,
+  t: TerminationInput,
+  staged: StagedKv | undefined,
+  log: WorkflowLogger,
+): Promise<void> {
   if (!(await recordOutcome(core, job, slot, t, log))) return;
   const effects = new SettlementEffects();
   if (staged !== undefined) applyStaged(staged, effects);
@@ -274,7 +287,14 @@ async function recordOutcome(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlo
   }
 }
 
-async function failStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, at: Omit<TerminationInput, "status">, error: unknown, log: WorkflowLogger): Promise<void> {
+async function failStep(
+  core: RuntimeCore,
+  job: ClaimedJob,
+  slot: WorkerSlot,
+  at: Omit<TerminationInput, "status">,
+  error: unknown,
+  log: WorkflowLogger,
+): Promise<void> {
   // A memo store that kept failing under the runner is the store's fault, not the runner's.
   if (isMemoFault(error)) {
     await putBack(core, job, slot, log, error);

@@ -33,9 +33,7 @@ const invoiceRender: billing.InvoiceRenderHandler = {
 };
 
 export async function correctUse(): Promise<string> {
-  const handle: JobHandle<billing.EmailSendOutput, billing.EmailSendError> = await billing
-    .client(runner)
-    .emailSend.submit(email, { headers, priority: 1 });
+  const handle: JobHandle<billing.EmailSendOutput, billing.EmailSendError> = await billing.client(runner).emailSend.submit(email, { headers, priority: 1 });
   await billing.client(runtime).signals.paymentReceived({ order_id: "o-1" }, payment);
   await billing.client(both).signals.paymentReceived({ order_id: "o-1" }, payment);
   await billing.client(both).invoiceRender.submit({ invoice_id: "i", lines: [] }, { headers: { tenant_id: "a", callback_url: "https://x.example" } });

@@ -22,9 +22,15 @@ const packing: orders.OrderFulfilPackPayload = { order_id: "o-1", reservation_id
 class OrderFulfil implements orders.OrderFulfilHandler {
   async reserve(payload: orders.OrderFulfilInput, ctx: orders.OrderFulfilReserveContext): Promise<orders.OrderFulfilReserveTransition> {
     if (payload.lines.length > 10) return ctx.fail({ reason: "out_of_stock", detail: "too many lines" });
-    return ctx.next.awaitPayment.onSignal({ order_id: payload.order_id }, { order_id: payload.order_id, reservation_id: "r", total_cents: payload.total_cents });
+    return ctx.next.awaitPayment.onSignal(
+      { order_id: payload.order_id },
+      { order_id: payload.order_id, reservation_id: "r", total_cents: payload.total_cents },
+    );
   }
-  async awaitPayment(payload: orders.OrderFulfilAwaitPaymentPayload, ctx: orders.OrderFulfilAwaitPaymentContext): Promise<orders.OrderFulfilAwaitPaymentTransition> {
+  async awaitPayment(
+    payload: orders.OrderFulfilAwaitPaymentPayload,
+    ctx: orders.OrderFulfilAwaitPaymentContext,
+  ): Promise<orders.OrderFulfilAwaitPaymentTransition> {
     const paid = ctx.signal;
     if (paid === null) return ctx.fail({ reason: "payment_timeout" });
     const cents: number = paid.amount_cents;
