@@ -350,11 +350,16 @@ export class TaqubaClient {
   async #refreshed(): Promise<WorkflowView | undefined> {
     this.#checkOpen();
     if (this.#reader === undefined) {
+      const joined = this.#opening !== undefined;
       this.#opening ??= this.#openReader().finally(() => {
         this.#opening = undefined;
       });
       await this.#opening;
-      return this.#view;
+      if (!joined) return this.#view;
+      // The open this call joined may have read the store before a commit this caller
+      // already knows of (its own submission's answer): read again, with a refresh (or
+      // an open) that starts after this call.
+      return this.#refreshed();
     }
     await this.#refresh(this.#reader);
     return this.#view;

@@ -73,7 +73,7 @@ export interface JobRunnerOptions {
   readonly logger?: Logger;
 }
 
-/** @internal A job submission validated and encoded by `preparePayload` and `prepareRunOptions`. */
+/** A job submission validated and encoded by `preparePayload` and `prepareRunOptions`. */
 export interface PreparedJob {
   readonly name: string;
   readonly payload: Uint8Array;
