@@ -13,6 +13,7 @@ import { createS3Client } from "./s3-client.js";
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from "@aws-sdk/client-s3";
 import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 import { validateObjectKey } from "./keys.js";
+import { isNetworkError } from "./request-retry.js";
 import { retryWithBackoff } from "./retry.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
 
@@ -51,18 +52,6 @@ export interface S3StoreOptions {
 }
 
 const THROTTLING_NAMES = new Set(["SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "RequestThrottled", "TooManyRequests"]);
-const NETWORK_CODES = new Set([
-  "ECONNRESET",
-  "ECONNREFUSED",
-  "ECONNABORTED",
-  "ETIMEDOUT",
-  "EPIPE",
-  "EAI_AGAIN",
-  "ENOTFOUND",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "UND_ERR_SOCKET",
-]);
 
 interface SdkErrorShape {
   name?: string;
@@ -89,11 +78,8 @@ export function isRetryableS3Error(err: unknown): boolean {
   if (status !== undefined && (status >= 500 || status === 429)) return true;
   if (THROTTLING_NAMES.has(nameOf(err))) return true;
   if ((err as SdkErrorShape).$retryable) return true;
-  if (status === undefined) {
-    const code = (err as SdkErrorShape).code;
-    if (code !== undefined && NETWORK_CODES.has(code)) return true;
-    if (nameOf(err) === "TimeoutError") return true;
-  }
+  // No answer at all: the same network failures every cloud store retries.
+  if (status === undefined && isNetworkError(err)) return true;
   return false;
 }
 
