@@ -20,6 +20,7 @@ import { skipThrough } from "./skip-through.js";
 import { inUtf8Order } from "./utf8-order.js";
 import {
   isNetworkError,
+  listPageSize,
   loadOptionalPackage,
   requestTimeout,
   retryRequest,
@@ -162,10 +163,7 @@ export class AzureBlobStore implements ObjectStore {
     this.#options = opts;
     this.#retry = retrySettings("AzureBlobStore", opts.retry);
     this.#timeoutMs = requestTimeout("AzureBlobStore", opts.requestTimeoutMs);
-    this.#pageSize = opts.listPageSize ?? PAGE_SIZE;
-    if (!Number.isInteger(this.#pageSize) || this.#pageSize < 1 || this.#pageSize > PAGE_SIZE) {
-      throw new ValidationError(`AzureBlobStore: listPageSize must be an integer from 1 to ${PAGE_SIZE}, got ${String(opts.listPageSize)}`);
-    }
+    this.#pageSize = listPageSize("AzureBlobStore", opts.listPageSize, PAGE_SIZE);
   }
 
   async get(key: string): Promise<StoredObject | null> {

@@ -19,6 +19,7 @@ import { validateObjectKey } from "./keys.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
 import {
   isNetworkError,
+  listPageSize,
   loadOptionalPackage,
   requestTimeout,
   retryRequest,
@@ -129,10 +130,7 @@ export class GcsStore implements ObjectStore {
     this.#options = opts;
     this.#retry = retrySettings("GcsStore", opts.retry);
     this.#timeoutMs = requestTimeout("GcsStore", opts.requestTimeoutMs);
-    this.#pageSize = opts.listPageSize ?? PAGE_SIZE;
-    if (!Number.isInteger(this.#pageSize) || this.#pageSize < 1 || this.#pageSize > PAGE_SIZE) {
-      throw new ValidationError(`GcsStore: listPageSize must be an integer from 1 to ${PAGE_SIZE}, got ${String(opts.listPageSize)}`);
-    }
+    this.#pageSize = listPageSize("GcsStore", opts.listPageSize, PAGE_SIZE);
   }
 
   async get(key: string): Promise<StoredObject | null> {

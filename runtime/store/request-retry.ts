@@ -43,6 +43,15 @@ export function requestTimeout(store: string, ms: number | undefined): number {
   return value;
 }
 
+/** Validates a listing page size (default and most: the service's `max`); `store` names the store in the error. */
+export function listPageSize(store: string, size: number | undefined, max: number): number {
+  const value = size ?? max;
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    throw new ValidationError(`${store}: listPageSize must be an integer from 1 to ${max}, got ${String(size)}`);
+  }
+  return value;
+}
+
 /** How a store judges one failed attempt. */
 export interface FailureJudge {
   /** Whether repeating the request may succeed. */
