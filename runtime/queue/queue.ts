@@ -11,6 +11,7 @@
  */
 import { fullLogger } from "../logger.js";
 import { loadTelemetry } from "../telemetry/tracing.js";
+import { registerQueueGauges } from "./gauges.js";
 import type { TimedClock } from "../clock.js";
 import { Engine, type EngineStats } from "../engine/engine.js";
 import { ValidationError } from "../errors.js";
@@ -111,6 +112,8 @@ export class Queue {
       opts.flushIntervalMs === undefined ? {} : { flushIntervalMs: opts.flushIntervalMs },
     );
     const core = new QueueCore(name, engine, new PayloadStore(root, threshold), opts);
+    core.log.info({ queue: name, epoch: engine.epoch }, `queue "${name}": this process is now the writer of its store (writer epoch ${engine.epoch}); an earlier writer is fenced`);
+    registerQueueGauges(core);
     const recovery = recoverClaims(core.host);
     core.loop.start();
     const queue = new Queue(core, recovery);
