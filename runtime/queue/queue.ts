@@ -112,7 +112,10 @@ export class Queue {
       opts.flushIntervalMs === undefined ? {} : { flushIntervalMs: opts.flushIntervalMs },
     );
     const core = new QueueCore(name, engine, new PayloadStore(root, threshold), opts);
-    core.log.info({ queue: name, epoch: engine.epoch }, `queue "${name}": this process is now the writer of its store (writer epoch ${engine.epoch}); an earlier writer is fenced`);
+    core.log.info(
+      { queue: name, epoch: engine.epoch },
+      `queue "${name}": this process is now the writer of its store (writer epoch ${engine.epoch}); an earlier writer is fenced`,
+    );
     registerQueueGauges(core);
     const recovery = recoverClaims(core.host);
     core.loop.start();

@@ -148,3 +148,24 @@ export function timeWalPut<T>(put: Promise<T>): Promise<T> {
   );
   return put;
 }
+
+// When each step enqueued at once by a settlement in this process was handed
+// to the queue (performance.now()), by job id, until its claim. Bounded: the
+// oldest entry goes first (its step is being claimed elsewhere, or never).
+const transitions = new Map<string, number>();
+const MAX_TRANSITIONS = 10_000;
+
+/** Notes that a settlement enqueueing step job `jobId` at once was handed to the queue now; without metrics, costs one check. */
+export function stepEnqueuedNow(jobId: string): void {
+  if (instruments() === undefined) return;
+  if (transitions.size >= MAX_TRANSITIONS) transitions.delete(transitions.keys().next().value!);
+  transitions.set(jobId, performance.now());
+}
+
+/** The time `stepEnqueuedNow` noted for `jobId` (forgotten now), or undefined. */
+export function stepClaimed(jobId: string): number | undefined {
+  if (transitions.size === 0) return undefined;
+  const t = transitions.get(jobId);
+  if (t !== undefined) transitions.delete(jobId);
+  return t;
+}

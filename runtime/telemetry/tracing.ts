@@ -11,6 +11,9 @@
  */
 import type * as Otel from "@opentelemetry/api";
 
+/** The reserved run header that carries the submit span's traceparent (the workflow layer's `HEADER_TRACEPARENT`). */
+export const RUN_TRACEPARENT = "workflow.traceparent";
+
 /** The instrumentation scope name of every span and instrument. */
 export const SCOPE = "taquba";
 
@@ -48,6 +51,16 @@ export function activeTracer(): Otel.Tracer | undefined {
   if (api === undefined || switchedOff) return undefined;
   const provider = api.trace.getTracerProvider() as Otel.TracerProvider & { getDelegateTracer?: (name: string) => Otel.Tracer | undefined };
   return typeof provider.getDelegateTracer === "function" ? provider.getDelegateTracer(SCOPE) : provider.getTracer(SCOPE);
+}
+
+/** Whether spans are being made (a tracer provider is registered): the cheap check before building a span's attributes. */
+export function tracing(): boolean {
+  return activeTracer() !== undefined;
+}
+
+/** Whether tracing is on and a span is active: a child span would have a parent. */
+export function tracingWithinSpan(): boolean {
+  return activeTracer() !== undefined && api!.trace.getActiveSpan() !== undefined;
 }
 
 /** Attribute values a span takes, by `taquba.` name. */
@@ -100,7 +113,8 @@ export function activeTraceparent(): string | undefined {
 
 /**
  * Runs `fn` inside a span that ends when its promise settles: OK with
- * `outcome(result)`'s attributes, or ERROR with the rejection recorded.
+ * `outcome(result)`'s attributes, or ERROR with the rejection recorded and
+ * `failure(error)`'s kind and attributes.
  * Without tracing, `fn()` and nothing else.
  */
 export function traced<T>(
@@ -109,7 +123,7 @@ export function traced<T>(
   kind: SpanKindName,
   fn: () => Promise<T>,
   outcome: (result: T) => SpanAttributes,
-  errorKind: (error: unknown) => string,
+  failure: (error: unknown) => { kind: string; attributes?: SpanAttributes },
   parent?: string,
 ): Promise<T> {
   const span = startSpan(name, attributes, parent, kind);
@@ -126,7 +140,8 @@ export function traced<T>(
       return r;
     },
     (e: unknown) => {
-      endWithError(span, e, errorKind(e));
+      const f = failure(e);
+      endWithError(span, e, f.kind, f.attributes);
       throw e;
     },
   );
@@ -164,4 +179,36 @@ export function stepSpanOf(jobId: string, attempt: number): Otel.Span | undefine
 
 export function forgetStepSpan(jobId: string, attempt: number): void {
   if (stepSpans.size !== 0) stepSpans.delete(`${jobId}#${attempt}`);
+}
+
+/**
+ * The span of a signal wait, made when the waiting step is first claimed
+ * (the wait may have begun in another process, before a restart): from the
+ * commit that registered the wait (the step's enqueue) to the signal's
+ * arrival (its wake) or, timed out, to the claim; under the run's trace.
+ */
+export function traceSignalWait(
+  queue: string,
+  job: { id: string; headers: Readonly<Record<string, string>>; enqueuedAt: number; claimedAt: number; wokenAt?: number },
+  runId: string,
+  step: number,
+  timedOut: boolean,
+): void {
+  if (activeTracer() === undefined) return;
+  const attributes = { "taquba.run.id": runId, "taquba.step": step, "taquba.queue": queue, "taquba.job.id": job.id };
+  const span = startSpan("taquba.signal.wait", attributes, job.headers[RUN_TRACEPARENT] ?? "", "internal", job.enqueuedAt);
+  const endAt = timedOut ? job.claimedAt : (job.wokenAt ?? job.claimedAt);
+  endOk(span, { "taquba.outcome": timedOut ? "timed_out" : "delivered" }, Math.max(job.enqueuedAt, endAt));
+}
+
+/** Adds `attributes` to the active span, if tracing is on and one is active. */
+export function annotateActiveSpan(attributes: SpanAttributes): void {
+  if (api === undefined || switchedOff) return;
+  api.trace.getActiveSpan()?.setAttributes(attributes);
+}
+
+/** The reserved trace header of the active span (`{ [RUN_TRACEPARENT]: traceparent }`), or `{}`. */
+export function activeTraceHeader(): Record<string, string> {
+  const t = activeTraceparent();
+  return t === undefined ? {} : { [RUN_TRACEPARENT]: t };
 }

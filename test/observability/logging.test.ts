@@ -89,7 +89,11 @@ describe("logger option", () => {
     expect(retry.obj).toMatchObject({ attempt: 1, maxAttempts: 5, outcome: "retried", queue: "jobs" });
     expect(retry.obj["headers"]).toEqual({ tenant_id: "acme", callback_url: REDACTED });
     const info = log.entries.filter((e) => e.level === "info").map((e) => e.msg);
-    expect(info).toEqual([expect.stringMatching(/^queue "q": this process is now the writer of its store/), "workflow worker started", "workflow worker stopped"]);
+    expect(info).toEqual([
+      expect.stringMatching(/^queue "q": this process is now the writer of its store/),
+      "workflow worker started",
+      "workflow worker stopped",
+    ]);
     expect(log.entries.filter((e) => e.level === "error")).toEqual([]);
     // The secret appears nowhere, in any record, at any level.
     expect(log.text()).not.toContain("s3cr3t-TOKEN");
