@@ -50,6 +50,11 @@ export function registerGaugeSource(source: GaugeSource): () => void {
   return () => sources.delete(source);
 }
 
+/** @internal How many sources are registered (for tests: a closed queue store leaves none). */
+export function gaugeSourceCount(): number {
+  return sources.size;
+}
+
 let cached: { provider: Otel.MeterProvider; instruments: Instruments | undefined } | undefined;
 
 // Bucket bounds (s) for latencies from well under a millisecond (memory) to tens of seconds (slow stores).

@@ -76,7 +76,13 @@ describe("tracing", () => {
       expect(typeof s.attributes["taquba.job.id"]).toBe("string");
     }
     const [failed, retried] = steps;
-    expect(failed!.attributes).toMatchObject({ "taquba.step": 0, "taquba.step.name": "reserve", "taquba.attempt": 1, "taquba.outcome": "retried", "taquba.error.kind": "transient" });
+    expect(failed!.attributes).toMatchObject({
+      "taquba.step": 0,
+      "taquba.step.name": "reserve",
+      "taquba.attempt": 1,
+      "taquba.outcome": "retried",
+      "taquba.error.kind": "transient",
+    });
     expect(failed!.status.code).toBe(SpanStatusCode.ERROR);
     const exception = failed!.events.find((e) => e.name === "exception");
     expect(exception?.attributes?.["exception.message"]).toBe("stock service unavailable");
@@ -93,7 +99,11 @@ describe("tracing", () => {
     ] as const) {
       const settles = spans.filter((s) => s.name === "taquba.settle" && parentOf(s) === idOf(step));
       expect(settles).toHaveLength(1);
-      expect(settles[0]!.attributes).toMatchObject({ "taquba.outcome": outcome, "taquba.job.id": step.attributes["taquba.job.id"], "taquba.attempt": step.attributes["taquba.attempt"] });
+      expect(settles[0]!.attributes).toMatchObject({
+        "taquba.outcome": outcome,
+        "taquba.job.id": step.attributes["taquba.job.id"],
+        "taquba.attempt": step.attributes["taquba.attempt"],
+      });
     }
 
     // The signal waits: t1's delivered after the restart, t2's timed out; each under its run's submit span.
@@ -133,7 +143,12 @@ describe("tracing", () => {
     const clock = new MockClock();
     const store = new MemoryStore();
     const queue = await Queue.open(store, "wf", { clock, flushIntervalMs: 1, queueConfigs: { callbacks: { backoff: { baseMs: 0, maxMs: 0 } } } });
-    const runtime = WorkflowRuntime.builder(queue, store, { runStep: async (s) => StepOutcome.succeed(s.payload) }, new WebhookTerminalHook({ queueName: "callbacks" }))
+    const runtime = WorkflowRuntime.builder(
+      queue,
+      store,
+      { runStep: async (s) => StepOutcome.succeed(s.payload) },
+      new WebhookTerminalHook({ queueName: "callbacks" }),
+    )
       .clock(clock)
       .build();
     const worker = runtime.spawn();
@@ -146,7 +161,12 @@ describe("tracing", () => {
       const spans = exporter.getFinishedSpans();
       const [submit] = named(spans, "taquba.submit");
       const [hook] = named(spans, "taquba.terminal_hook");
-      expect(hook!.attributes).toMatchObject({ "taquba.run.id": "order-9", "taquba.run.status": "succeeded", "taquba.outcome": "completed", "taquba.attempt": 1 });
+      expect(hook!.attributes).toMatchObject({
+        "taquba.run.id": "order-9",
+        "taquba.run.status": "succeeded",
+        "taquba.outcome": "completed",
+        "taquba.attempt": 1,
+      });
       expect(parentOf(hook!)).toBe(idOf(submit!));
       expect(hook!.spanContext().traceId).toBe(submit!.spanContext().traceId);
       const deliveries = named(spans, "taquba.webhook.delivery");
@@ -157,7 +177,12 @@ describe("tracing", () => {
         // The callback URL came from a header; no attribute carries it.
         expect(JSON.stringify(d.attributes)).not.toContain("s3cr3t");
       }
-      expect(deliveries[0]!.attributes).toMatchObject({ "taquba.attempt": 1, "taquba.outcome": "retried", "taquba.error.kind": "transient", "http.response.status_code": 503 });
+      expect(deliveries[0]!.attributes).toMatchObject({
+        "taquba.attempt": 1,
+        "taquba.outcome": "retried",
+        "taquba.error.kind": "transient",
+        "http.response.status_code": 503,
+      });
       expect(deliveries[0]!.status.code).toBe(SpanStatusCode.ERROR);
       expect(deliveries[1]!.attributes).toMatchObject({ "taquba.attempt": 2, "taquba.outcome": "delivered", "http.response.status_code": 204 });
     } finally {

@@ -91,7 +91,8 @@ export async function runOrderScenario(hooks: ScenarioHooks = {}): Promise<void>
 
   const second = await openShop(store, clock);
   const w2 = second.runtime.spawn();
-  if ((await second.client.signals.paymentReceived({ order_id: "t1" }, { amount_cents: 900 })) !== "delivered") throw new Error("t1's signal was not delivered");
+  if ((await second.client.signals.paymentReceived({ order_id: "t1" }, { amount_cents: 900 })) !== "delivered")
+    throw new Error("t1's signal was not delivered");
   if ((await second.client.signals.paymentReceived({ order_id: "nobody" }, { amount_cents: 1 })) !== "buffered") throw new Error("a signal was not buffered");
   await expectStatus(second.runtime, "order-t1", "succeeded");
   clock.advance(PAYMENT_TIMEOUT_MS + 1);
