@@ -80,7 +80,9 @@ const stats = (xs: number[]) => {
   return `median ${percentile(s, 50).toFixed(2)}, quartiles ${percentile(s, 25).toFixed(2)} - ${percentile(s, 75).toFixed(2)}`;
 };
 
-console.log(`telemetry-overhead: PAIRS=${PAIRS} N_RUNS=${N_RUNS} N_STEPS=${N_STEPS} FLUSH_MS=${FLUSH_MS} WITH_SDK=${WITH_SDK ? 1 : 0}; load average at start ${await load()}`);
+console.log(
+  `telemetry-overhead: PAIRS=${PAIRS} N_RUNS=${N_RUNS} N_STEPS=${N_STEPS} FLUSH_MS=${FLUSH_MS} WITH_SDK=${WITH_SDK ? 1 : 0}; load average at start ${await load()}`,
+);
 // Warm-up (not reported): JIT compilation of both arms' paths.
 for (let i = 0; i < 3; i++) {
   await arm("off");

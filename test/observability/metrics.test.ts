@@ -41,7 +41,7 @@ async function collect(): Promise<Map<string, { unit: string; points: Point[] }>
 }
 
 /** The value of `name`'s point whose attributes include `attrs` (0 when none). */
-function valueOf(all: Map<string, { points: Point[] }>, name: string, attrs: Record<string, string> = {}): number {
+function reading(all: Map<string, { points: Point[] }>, name: string, attrs: Record<string, string> = {}): number {
   const p = all.get(name)?.points.find((x) => Object.entries(attrs).every(([k, v]) => x.attributes[k] === v));
   if (p === undefined) return 0;
   return typeof p.value === "number" ? p.value : p.value.count;
@@ -67,7 +67,7 @@ const COUNTERS: ReadonlyArray<readonly [string, Record<string, string>]> = [
 describe("metrics", () => {
   it("count runs, step attempts, retries, dead letters and signals, and time steps, across a restart", async () => {
     const before = await collect();
-    for (const [name, attrs] of COUNTERS) expect(valueOf(before, name, attrs), name).toBe(0);
+    for (const [name, attrs] of COUNTERS) expect(reading(before, name, attrs), name).toBe(0);
     let gauges: Awaited<ReturnType<typeof collect>> | undefined;
     let walSinceCheckpoint = -1;
     await runOrderScenario({
@@ -77,7 +77,7 @@ describe("metrics", () => {
       },
     });
     const after = await collect();
-    const delta = Object.fromEntries(COUNTERS.map(([name, attrs]) => [`${name}${JSON.stringify(attrs)}`, valueOf(after, name, attrs)]));
+    const delta = Object.fromEntries(COUNTERS.map(([name, attrs]) => [`${name}${JSON.stringify(attrs)}`, reading(after, name, attrs)]));
     expect(delta).toEqual({
       // t1, t2 and bad; the duplicate submission of t1 is not counted.
       "taquba.run.submitted{}": 3,
@@ -106,15 +106,15 @@ describe("metrics", () => {
       expect(after.get(name)?.unit, name).toBe("s");
     }
     // Every durable commit and WAL put of both processes is timed.
-    expect(valueOf(after, "taquba.engine.commit.duration")).toBeGreaterThan(10);
-    expect(valueOf(after, "taquba.wal.put.duration")).toBeGreaterThan(10);
+    expect(reading(after, "taquba.engine.commit.duration")).toBeGreaterThan(10);
+    expect(reading(after, "taquba.wal.put.duration")).toBeGreaterThan(10);
     expect(after.get("taquba.run.submitted")?.unit).toBe("{run}");
 
     // The gauges as the second process read them before it closed.
     const g = gauges!;
-    const jobs = (state: string) => valueOf(g, "taquba.queue.jobs", { "taquba.store": "shop", "taquba.queue": STEP_QUEUE, "taquba.job.state": state });
+    const jobs = (state: string) => reading(g, "taquba.queue.jobs", { "taquba.store": "shop", "taquba.queue": STEP_QUEUE, "taquba.job.state": state });
     expect([jobs("pending"), jobs("scheduled"), jobs("claimed"), jobs("dead")]).toEqual([0, 0, 0, 1]);
-    expect(valueOf(g, "taquba.wal.objects_since_checkpoint", { "taquba.store": "shop" })).toBe(walSinceCheckpoint);
+    expect(reading(g, "taquba.wal.objects_since_checkpoint", { "taquba.store": "shop" })).toBe(walSinceCheckpoint);
     expect(walSinceCheckpoint).toBeGreaterThan(0);
     // A closed queue store is no longer observed.
     expect(gaugeSourceCount()).toBe(0);
@@ -132,13 +132,13 @@ describe("metrics", () => {
       const g = await collect();
       const at = { "taquba.store": "gauges", "taquba.queue": "mail" };
       // The oldest pending job is in the lower-priority lane: 5.5 s old.
-      expect(valueOf(g, "taquba.queue.oldest_pending.age", at)).toBe(5.5);
-      expect(valueOf(g, "taquba.queue.jobs", { ...at, "taquba.job.state": "pending" })).toBe(2);
-      expect(valueOf(g, "taquba.queue.jobs", { ...at, "taquba.job.state": "scheduled" })).toBe(1);
+      expect(reading(g, "taquba.queue.oldest_pending.age", at)).toBe(5.5);
+      expect(reading(g, "taquba.queue.jobs", { ...at, "taquba.job.state": "pending" })).toBe(2);
+      expect(reading(g, "taquba.queue.jobs", { ...at, "taquba.job.state": "scheduled" })).toBe(1);
       const [job] = await queue.claimBatch("mail", 1);
       await queue.ack(job!);
       const g2 = await collect();
-      expect(valueOf(g2, "taquba.queue.jobs", { ...at, "taquba.job.state": "pending" })).toBe(1);
+      expect(reading(g2, "taquba.queue.jobs", { ...at, "taquba.job.state": "pending" })).toBe(1);
       expect(g2.get("taquba.queue.oldest_pending.age")?.points.map((p) => p.value)).toHaveLength(1);
     } finally {
       await queue.close();
