@@ -2,7 +2,7 @@
  * @module Metrics through the OpenTelemetry SDK's meter provider and a
  * pull reader: the shared order scenario (a typed four-step workflow,
  * reserve retried once, await_payment waiting for a signal, worked across a
- * restart; one wait timing out, one run dead-lettered) moves each
+ * restart; one wait timing out, one run cancelled, one dead-lettered) moves each
  * documented counter by the right amount, records one sample per event in
  * each histogram, and the observed gauges read the queue store's state.
  */
@@ -51,6 +51,7 @@ const COUNTERS: ReadonlyArray<readonly [string, Record<string, string>]> = [
   ["taquba.run.submitted", {}],
   ["taquba.run.terminated", { "taquba.outcome": "succeeded" }],
   ["taquba.run.terminated", { "taquba.outcome": "failed" }],
+  ["taquba.run.terminated", { "taquba.outcome": "cancelled" }],
   ["taquba.step.attempts", { "taquba.outcome": "completed" }],
   ["taquba.step.attempts", { "taquba.outcome": "retried" }],
   ["taquba.step.attempts", { "taquba.outcome": "dead_lettered" }],
@@ -79,21 +80,22 @@ describe("metrics", () => {
     const after = await collect();
     const delta = Object.fromEntries(COUNTERS.map(([name, attrs]) => [`${name}${JSON.stringify(attrs)}`, reading(after, name, attrs)]));
     expect(delta).toEqual({
-      // t1, t2 and bad; the duplicate submission of t1 is not counted.
-      "taquba.run.submitted{}": 3,
+      // t1, t2, t3 and bad; the duplicate submission of t1 is not counted.
+      "taquba.run.submitted{}": 4,
       'taquba.run.terminated{"taquba.outcome":"succeeded"}': 1,
       'taquba.run.terminated{"taquba.outcome":"failed"}': 2, // t2 (payment timeout) and bad
-      // t1: reserve (2nd), await_payment, pack, ship; t2: reserve (2nd), await_payment.
-      'taquba.step.attempts{"taquba.outcome":"completed"}': 6,
-      'taquba.step.attempts{"taquba.outcome":"retried"}': 2, // reserve's first attempt of t1 and t2
+      'taquba.run.terminated{"taquba.outcome":"cancelled"}': 1, // t3, cancelled while it waited
+      // t1: reserve (2nd), await_payment, pack, ship; t2: reserve (2nd), await_payment; t3: reserve (2nd).
+      'taquba.step.attempts{"taquba.outcome":"completed"}': 7,
+      'taquba.step.attempts{"taquba.outcome":"retried"}': 3, // reserve's first attempt of t1, t2 and t3
       'taquba.step.attempts{"taquba.outcome":"dead_lettered"}': 1, // bad's reserve
-      "taquba.step.retries{}": 2,
+      "taquba.step.retries{}": 3,
       "taquba.job.dead_lettered{}": 1,
       'taquba.signal.sent{"taquba.outcome":"delivered"}': 1,
       'taquba.signal.sent{"taquba.outcome":"buffered"}': 1,
       "taquba.signal.timed_out{}": 1,
-      "taquba.step.duration{}": 9, // one sample per attempt
-      "taquba.run.start.delay{}": 3, // one per run's first step
+      "taquba.step.duration{}": 11, // one sample per attempt
+      "taquba.run.start.delay{}": 4, // one per run's first step
       "taquba.step.transition.duration{}": 2, // t1's await_payment -> pack -> ship, continued at once
     });
     for (const name of [

@@ -50,12 +50,13 @@ describe("tracing", () => {
     const spans = exporter.getFinishedSpans();
     const traceId = request.spanContext().traceId;
 
-    // Submits: t1, its duplicate and t2 inside the request; "bad" outside any span.
+    // Submits: t1, its duplicate, t2 and t3 inside the request; "bad" outside any span.
     const submits = named(spans, "taquba.submit");
     expect(submits.map((s) => [s.attributes["taquba.run.id"], s.attributes["taquba.outcome"]])).toEqual([
       ["order-t1", "submitted"],
       ["order-t1", "duplicate"],
       ["order-t2", "submitted"],
+      ["order-t3", "submitted"],
       ["order-bad", "submitted"],
     ]);
     const [submit] = submits;
@@ -63,7 +64,7 @@ describe("tracing", () => {
     expect(submit!.spanContext().traceId).toBe(traceId);
     expect(parentOf(submit!)).toBe(idOf(request as unknown as ReadableSpan));
     expect(submit!.attributes).toMatchObject({ "taquba.queue": STEP_QUEUE });
-    expect(parentOf(submits[3]!)).toBeUndefined(); // submitted outside any span: its own trace
+    expect(parentOf(submits[4]!)).toBeUndefined(); // submitted outside any span: its own trace
 
     // t1's step attempts, before and after the restart, are children of its submit span.
     const steps = ofRun(spans, "order-t1").filter((s) => s.name.startsWith(`${WORKFLOW}.`));
@@ -106,7 +107,8 @@ describe("tracing", () => {
       });
     }
 
-    // The signal waits: t1's delivered after the restart, t2's timed out; each under its run's submit span.
+    // The signal waits: t1's delivered after the restart, t2's timed out (t3's, cancelled, never ended in a claim);
+    // each under its run's submit span.
     const waits = named(spans, "taquba.signal.wait");
     expect(waits.map((w) => [w.attributes["taquba.run.id"], w.attributes["taquba.outcome"]])).toEqual([
       ["order-t1", "delivered"],

@@ -10,6 +10,8 @@
  *   delivered after the restart and the run succeeds.
  * - order-t2: the same, but no signal comes: the wait times out after the
  *   restart (one day on the clock) and the run fails by the handler.
+ * - order-t3: the same, but cancelled from outside while it waits, after
+ *   the restart.
  * - order-bad: reserve fails permanently: dead-lettered, the run fails.
  * Also one duplicate submission of order-t1, and one signal no run waits
  * for (buffered).
@@ -82,10 +84,11 @@ export async function runOrderScenario(hooks: ScenarioHooks = {}): Promise<void>
     await first.client.submit(order("t1"), { headers, runId: "order-t1" });
     await first.client.submit(order("t1"), { headers, runId: "order-t1" }); // a duplicate
     await first.client.submit(order("t2"), { headers, runId: "order-t2" });
+    await first.client.submit(order("t3"), { headers, runId: "order-t3" });
   };
   await (hooks.submitting ?? ((s) => s()))(submitAll);
-  // Both runs retried reserve and now wait for their payment: stop this process there.
-  await until("both runs waiting for their payment", async () => (await first.queue.view().stats(STEP_QUEUE)).scheduled === 2);
+  // The runs retried reserve and now wait for their payment: stop this process there.
+  await until("three runs waiting for their payment", async () => (await first.queue.view().stats(STEP_QUEUE)).scheduled === 3);
   await w1.shutdown();
   await first.queue.close();
 
@@ -95,6 +98,8 @@ export async function runOrderScenario(hooks: ScenarioHooks = {}): Promise<void>
     throw new Error("t1's signal was not delivered");
   if ((await second.client.signals.paymentReceived({ order_id: "nobody" }, { amount_cents: 1 })) !== "buffered") throw new Error("a signal was not buffered");
   await expectStatus(second.runtime, "order-t1", "succeeded");
+  if (!(await second.runtime.cancel("order-t3"))) throw new Error("order-t3 could not be cancelled");
+  await expectStatus(second.runtime, "order-t3", "cancelled");
   clock.advance(PAYMENT_TIMEOUT_MS + 1);
   await expectStatus(second.runtime, "order-t2", "failed");
   await second.client.submit(order("bad"), { headers, runId: "order-bad" });
