@@ -116,10 +116,10 @@ export class Queue {
       { queue: name, epoch: engine.epoch },
       `queue "${name}": this process is now the writer of its store (writer epoch ${engine.epoch})${engine.epoch > 1 ? "; the writer before it is fenced" : ""}`,
     );
-    registerQueueGauges(core);
     const recovery = recoverClaims(core.host);
     core.loop.start();
     const queue = new Queue(core, recovery);
+    registerQueueGauges(core); // once the open can no longer fail, so a failed open leaves no source behind
     queue.sweepOrphanPayloads().catch((err) => {
       if (!core.isClosed) core.host.onError(err);
     });
