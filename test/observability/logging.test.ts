@@ -5,7 +5,7 @@
  * never does, and the attempt history keeps the error's name and stack.
  */
 import { describe, expect, it } from "vitest";
-import { JobRunner, MemoryStore, MockClock, Queue, REDACTED, StepError } from "taquba";
+import { FencedError, JobRunner, MemoryStore, MockClock, Queue, REDACTED, StepError } from "taquba";
 import { billing } from "../../generated/index.js";
 import { consoleLogger, errorFields, fullLogger, MAX_STACK_CHARS } from "../../runtime/logger.js";
 
@@ -139,7 +139,7 @@ describe("logger option", () => {
     const first = await Queue.open(store, "q", { flushIntervalMs: 1, logger: log });
     await first.enqueue("jobs", new Uint8Array([1]));
     const second = await Queue.open(store, "q", { flushIntervalMs: 1, logger: new RecordingLogger() });
-    await expect(first.enqueue("jobs", new Uint8Array([2]))).rejects.toThrow();
+    await expect(first.enqueue("jobs", new Uint8Array([2]))).rejects.toBeInstanceOf(FencedError);
     await first.enqueue("jobs", new Uint8Array([3])).catch(() => undefined);
     const fenced = log.entries.filter((e) => e.level === "error" && /fenced this one/.test(e.msg));
     expect(fenced).toHaveLength(1);
