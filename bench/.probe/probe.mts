@@ -1,0 +1,20 @@
+import { LocalStore, Queue, EngineReader } from "../../runtime/index.js";
+import { mkdtempSync } from "node:fs";
+const gc = (globalThis as any).gc;
+const dir = mkdtempSync("/tmp/memx/d-");
+const N = 100000;
+const P = new Uint8Array(64).fill(7);
+const show = (l: string) => { gc(); const m = process.memoryUsage(); console.log(l, "rss", (m.rss/1e6).toFixed(0), "heap", (m.heapUsed/1e6).toFixed(1), "ab", (m.arrayBuffers/1e6).toFixed(1)); };
+show("base");
+let q = await Queue.open(new LocalStore(dir), "mem");
+for (let i = 0; i < N; i += 1000) await q.enqueueBatch(Array.from({ length: 1000 }, () => ({ queueName: "jobs", payload: P })));
+show("filled");
+await q.close();
+show("closed");
+const r = await EngineReader.open(new LocalStore(dir), { prefix: "mem/db/" });
+show("reader open");
+const st: Record<string, number[]> = {};
+for (const [k, v] of r.scan()) { const p = k.slice(0, 2); const s = (st[p] ??= [0, 0, 0, 0]); s[0]++; s[1] += k.length; s[2] += v.byteLength; s[3] = v.buffer.byteLength; }
+console.log(st);
+await r.close();
+show("reader closed");
