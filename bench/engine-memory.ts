@@ -4,11 +4,12 @@
  *
  * Fills N pending jobs of 64 B (argv[2], default 100000) in batches of 1000,
  * closes the queue, reopens it, then drains the backlog with DRAINERS
- * (default 16) claim→ack loops. Reports per phase: peak RSS and heap
+ * (default 128) claim→ack loops. Reports per phase: peak RSS and heap
  * sampled every 50 ms, RSS and heap at the end of the phase (after a full
  * GC when run with --expose-gc), the time, and the store requests per claim
  * while draining. Engine cache counters are printed when the engine has
- * them.
+ * them. RECORD_CACHE_BYTES sets the queue's `recordCacheBytes` ("none":
+ * every record stays in memory, as before paging).
  *
  *   npx tsx --expose-gc bench/engine-memory.ts 100000
  *   npx tsx --expose-gc bench/engine-memory.ts 1000000
@@ -18,8 +19,10 @@ import { LocalStore, Queue, withCounting, type EngineStats } from "../runtime/in
 import { withTempDir } from "./support/temp-dir.js";
 
 const N = Number(process.argv[2] ?? 100_000);
-const DRAINERS = Number(process.env.DRAINERS ?? 16);
-const CACHE_BYTES = process.env.CACHE_BYTES === undefined ? undefined : Number(process.env.CACHE_BYTES);
+const DRAINERS = Number(process.env.DRAINERS ?? 128);
+/** RECORD_CACHE_BYTES: the queue's `recordCacheBytes`; "none" keeps every record in memory (the previous behaviour). */
+const CACHE_ENV = process.env.RECORD_CACHE_BYTES;
+const recordCacheBytes = CACHE_ENV === undefined ? undefined : CACHE_ENV === "none" ? null : Number(CACHE_ENV);
 const PAYLOAD = new Uint8Array(64).fill(7);
 const MB = 1024 * 1024;
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -57,14 +60,13 @@ function row(phase: string, seconds: number, peak: { rssPeak: number; heapPeak: 
 }
 
 function cacheNote(stats: EngineStats): string {
-  const s = stats as EngineStats & { cacheHits?: number; cacheMisses?: number; cacheBytes?: number };
-  if (s.cacheHits === undefined || s.cacheMisses === undefined) return "";
-  const total = s.cacheHits + s.cacheMisses;
-  return `; cache hit rate ${total === 0 ? "n/a" : ((100 * s.cacheHits) / total).toFixed(1)}% of ${total} block reads, ${((s.cacheBytes ?? 0) / MB).toFixed(1)} MB cached`;
+  const total = stats.cacheHits + stats.cacheMisses;
+  if (total === 0) return "; no paged reads";
+  return `; cache: ${((100 * stats.cacheHits) / total).toFixed(2)}% of ${total} paged reads hit, ${stats.segmentFetches} segment fetches, ${(stats.cacheBytes / MB).toFixed(1)} MB cached`;
 }
 
 const load0 = loadavg();
-const engineOpts = CACHE_BYTES === undefined ? {} : ({ blockCacheBytes: CACHE_BYTES } as Record<string, unknown>);
+const engineOpts = recordCacheBytes === undefined ? {} : { recordCacheBytes };
 await withTempDir("taquba-engine-memory-", async (dir) => {
   const base = settled();
   // Fill.
@@ -113,7 +115,7 @@ await withTempDir("taquba-engine-memory-", async (dir) => {
   if (claims !== N) throw new Error(`drained ${claims} jobs, expected ${N}`);
   await queue.close();
   const f = (b: number) => (b / MB).toFixed(0);
-  console.log(`engine-memory: ${N.toLocaleString("en-US")} pending jobs of 64 B, LocalStore, ${DRAINERS} drainers${CACHE_BYTES === undefined ? "" : `, block cache ${CACHE_BYTES} B`}`);
+  console.log(`engine-memory: ${N.toLocaleString("en-US")} pending jobs of 64 B, LocalStore, ${DRAINERS} drainers, recordCacheBytes ${recordCacheBytes === undefined ? "default" : String(recordCacheBytes)}`);
   console.log(`baseline before the queue opened: RSS ${f(base.rss)} MB, heap ${f(base.heap)} MB; GC before end figures: ${gc ? "yes" : "no (run with --expose-gc)"}`);
   console.log(`load average at start ${load0.map((l) => l.toFixed(2)).join(" ")}, at end ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
   console.log("| phase | time | peak RSS | peak heap | RSS at end | heap at end | notes |");

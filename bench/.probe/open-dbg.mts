@@ -1,0 +1,13 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Engine, LocalStore, Queue } from "../../runtime/index.js";
+const t0 = Date.now();
+const log = (m: string) => console.log(Date.now() - t0, m);
+log("start");
+const store = new LocalStore(mkdtempSync(join(tmpdir(), "taquba-close-")));
+const e = await Engine.open(store);
+log("engine opened");
+await e.close();
+const queue = await Queue.open(store, "app");
+log("opened");
