@@ -4,7 +4,7 @@
  * bounded segment cache; commits, compactions and reopens keep every value.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, MemoryStore, WriteBatch, withCounting, withFaults, type EngineOptions } from "taquba";
+import { Engine, MemoryStore, UnsupportedFormatError, WriteBatch, withCounting, withFaults, type EngineOptions } from "taquba";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (v: Uint8Array | undefined) => (v === undefined ? undefined : new TextDecoder().decode(v));
@@ -128,6 +128,49 @@ describe("engine paged values", () => {
     await warmAll(engine, ["j/a"]);
     expect(dec(engine.get("j/a"))).toBe(big("j/a"));
     await engine.close();
+  });
+
+  it("opens a store written without paging (the stored format did not change) and pages its values", async () => {
+    const store = new MemoryStore();
+    const plain = await Engine.open(store, { checkpointWalObjects: 0 });
+    await fill(plain, keysOf(20));
+    await plain.checkpoint();
+    await fill(plain, ["j/late"]); // left in the WAL
+    await plain.close();
+    const engine = await Engine.open(store, paged(1 << 20));
+    expect(engine.warm(["j/late"])).toBeUndefined(); // replayed from the WAL: in memory
+    expect(engine.warm(["j/00007"])).toBeDefined();
+    await warmAll(engine, [...keysOf(20), "j/late"]);
+    for (const k of [...keysOf(20), "j/late"]) expect(dec(engine.get(k))).toBe(big(k));
+    await engine.close();
+    // And back: a writer without paging reads what the paged one left.
+    const again = await Engine.open(store);
+    expect(dec(again.get("j/00019"))).toBe(big("j/00019"));
+    await again.close();
+  });
+
+  it("refuses a store whose manifest a newer format wrote, saying to upgrade, and writes nothing", async () => {
+    const inner = new MemoryStore();
+    const plain = await Engine.open(inner);
+    await fill(plain, ["j/a"]);
+    await plain.checkpoint();
+    await plain.close();
+    const keys: string[] = [];
+    for await (const o of inner.list("manifest/")) keys.push(o.key);
+    const newest = keys.sort().at(-1)!;
+    const bytes = Uint8Array.from((await inner.get(newest))!.body);
+    bytes[4] = 99; // the u16 format version after the magic bytes
+    await inner.put(newest, bytes);
+    const engineKeys = async () => {
+      const out: string[] = [];
+      for (const dir of ["manifest/", "wal/", "seg/"]) for await (const o of inner.list(dir)) out.push(o.key);
+      return out;
+    };
+    const before = await engineKeys();
+    const err = await Engine.open(inner, paged(1 << 20)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnsupportedFormatError);
+    expect((err as Error).message).toMatch(/format version 99.*upgrade taquba/);
+    expect(await engineKeys()).toEqual(before);
   });
 
   it("refuses bad paging options before any IO", async () => {
