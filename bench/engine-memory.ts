@@ -119,9 +119,17 @@ await withTempDir("taquba-engine-memory-", async (dir) => {
   if (claims < Math.min(N, DRAIN_LIMIT)) throw new Error(`drained ${claims} jobs, expected ${Math.min(N, DRAIN_LIMIT)}`);
   await queue.close();
   const f = (b: number) => (b / MB).toFixed(0);
-  console.log(`engine-memory: ${N.toLocaleString("en-US")} pending jobs of 64 B, LocalStore, ${DRAINERS} drainers, recordCacheBytes ${recordCacheBytes === undefined ? "default" : String(recordCacheBytes)}`);
-  console.log(`baseline before the queue opened: RSS ${f(base.rss)} MB, heap ${f(base.heap)} MB; GC before end figures: ${gc ? "yes" : "no (run with --expose-gc)"}`);
-  console.log(`load average at start ${load0.map((l) => l.toFixed(2)).join(" ")}, at end ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  console.log(
+    `engine-memory: ${N.toLocaleString("en-US")} pending jobs of 64 B, LocalStore, ${DRAINERS} drainers, recordCacheBytes ${recordCacheBytes === undefined ? "default" : String(recordCacheBytes)}`,
+  );
+  console.log(
+    `baseline before the queue opened: RSS ${f(base.rss)} MB, heap ${f(base.heap)} MB; GC before end figures: ${gc ? "yes" : "no (run with --expose-gc)"}`,
+  );
+  console.log(
+    `load average at start ${load0.map((l) => l.toFixed(2)).join(" ")}, at end ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
   console.log("| phase | time | peak RSS | peak heap | RSS at end | heap at end | notes |");
   console.log("|---|---|---|---|---|---|---|");
   for (const r of rows) console.log(r);

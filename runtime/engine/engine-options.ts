@@ -139,7 +139,11 @@ export function resolveEngineOptions(opts: EngineOptions): ResolvedEngineOptions
     pageValues:
       opts.pageValues === undefined
         ? undefined
-        : { keyPrefixes: [...opts.pageValues.keyPrefixes], minBytes: opts.pageValues.minBytes ?? 64, cacheBytes: opts.pageValues.cacheBytes ?? 32 * 1024 * 1024 },
+        : {
+            keyPrefixes: [...opts.pageValues.keyPrefixes],
+            minBytes: opts.pageValues.minBytes ?? 64,
+            cacheBytes: opts.pageValues.cacheBytes ?? 32 * 1024 * 1024,
+          },
     onBackgroundError: opts.onBackgroundError ?? ((err) => console.warn("taquba engine: background work failed:", err)),
   };
 }
@@ -171,7 +175,8 @@ function validateOptions(opts: EngineOptions): void {
       ["cacheBytes", 0],
     ] as const) {
       const v = pv?.[k];
-      if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min)) problems.push(`pageValues.${k} must be a finite number >= ${min}, got ${String(v)}`);
+      if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min))
+        problems.push(`pageValues.${k} must be a finite number >= ${min}, got ${String(v)}`);
     }
   }
   const r = opts.retry;

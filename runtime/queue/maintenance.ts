@@ -146,7 +146,10 @@ export function reapExpired(host: MaintenanceHost, now: number, defer: DeferPass
   for (;;) {
     const expired = host.leases.expired(now, BATCH);
     if (expired.length === 0) return total;
-    const warming = warmJobs(host.engine, expired.map((e) => e.id));
+    const warming = warmJobs(
+      host.engine,
+      expired.map((e) => e.id),
+    );
     if (warming !== undefined) {
       defer(warming);
       return total;
