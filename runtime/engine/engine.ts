@@ -73,6 +73,7 @@ import { orderChanges } from "./change-order.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
 import { isPageable, ValueArena, type StateMap, type StoredValue } from "./paged-value.js";
 import { ValuePager } from "./value-pager.js";
+import type { BTree } from "../store/btree.js";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { validateBatchOps } from "./wal-format.js";
 import { WalWriter } from "./wal-writer.js";
@@ -257,7 +258,13 @@ export class Engine {
 
   /** Committed entries in key order (or reversed), within the bounds of `opts`. Do not commit while iterating. */
   *scan(opts: ScanOptions = {}): IterableIterator<[string, Uint8Array]> {
-    for (const [k, v] of scanTree(this.#state, opts)) yield [k, typeof v === "number" ? this.#pager!.read(k, v) : v];
+    const pager = this.#pager;
+    // Without paging every value is in memory: pass the entries through as they are.
+    if (pager === undefined) return yield* scanTree(this.#state as BTree<string, Uint8Array>, opts);
+    for (const entry of scanTree(this.#state, opts)) {
+      const v = entry[1];
+      yield typeof v === "number" ? [entry[0], pager.read(entry[0], v)] : (entry as [string, Uint8Array]);
+    }
   }
 
   /**
