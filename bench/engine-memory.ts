@@ -49,16 +49,16 @@ function sampler(): { stop(): { rssPeak: number; heapPeak: number } } {
   };
 }
 
-function settled(): { rss: number; heap: number } {
+function settled(): { rss: number; heap: number; buffers: number } {
   gc?.();
   const m = process.memoryUsage();
-  return { rss: m.rss, heap: m.heapUsed };
+  return { rss: m.rss, heap: m.heapUsed, buffers: m.arrayBuffers };
 }
 
 const rows: string[] = [];
-function row(phase: string, seconds: number, peak: { rssPeak: number; heapPeak: number }, end: { rss: number; heap: number }, extra = ""): void {
+function row(phase: string, seconds: number, peak: { rssPeak: number; heapPeak: number }, end: { rss: number; heap: number; buffers: number }, extra = ""): void {
   const f = (b: number) => (b / MB).toFixed(0);
-  rows.push(`| ${phase} | ${seconds.toFixed(2)} s | ${f(peak.rssPeak)} MB | ${f(peak.heapPeak)} MB | ${f(end.rss)} MB | ${f(end.heap)} MB | ${extra} |`);
+  rows.push(`| ${phase} | ${seconds.toFixed(2)} s | ${f(peak.rssPeak)} MB | ${f(peak.heapPeak)} MB | ${f(end.rss)} MB | ${f(end.heap)} MB | ${f(end.buffers)} MB | ${extra} |`);
 }
 
 function cacheNote(stats: EngineStats): string {
@@ -130,7 +130,7 @@ await withTempDir("taquba-engine-memory-", async (dir) => {
       .map((l) => l.toFixed(2))
       .join(" ")}`,
   );
-  console.log("| phase | time | peak RSS | peak heap | RSS at end | heap at end | notes |");
-  console.log("|---|---|---|---|---|---|---|");
+  console.log("| phase | time | peak RSS | peak heap | RSS at end | heap at end | buffers at end | notes |");
+  console.log("|---|---|---|---|---|---|---|---|");
   for (const r of rows) console.log(r);
 });
