@@ -56,9 +56,17 @@ function settled(): { rss: number; heap: number; buffers: number } {
 }
 
 const rows: string[] = [];
-function row(phase: string, seconds: number, peak: { rssPeak: number; heapPeak: number }, end: { rss: number; heap: number; buffers: number }, extra = ""): void {
+function row(
+  phase: string,
+  seconds: number,
+  peak: { rssPeak: number; heapPeak: number },
+  end: { rss: number; heap: number; buffers: number },
+  extra = "",
+): void {
   const f = (b: number) => (b / MB).toFixed(0);
-  rows.push(`| ${phase} | ${seconds.toFixed(2)} s | ${f(peak.rssPeak)} MB | ${f(peak.heapPeak)} MB | ${f(end.rss)} MB | ${f(end.heap)} MB | ${f(end.buffers)} MB | ${extra} |`);
+  rows.push(
+    `| ${phase} | ${seconds.toFixed(2)} s | ${f(peak.rssPeak)} MB | ${f(peak.heapPeak)} MB | ${f(end.rss)} MB | ${f(end.heap)} MB | ${f(end.buffers)} MB | ${extra} |`,
+  );
 }
 
 function cacheNote(stats: EngineStats): string {

@@ -101,6 +101,8 @@ export interface EngineStats {
   cacheBytes: number;
   /** Segment objects fetched to read paged values (warm-ups and compactions). */
   segmentFetches: number;
+  /** WAL objects written since the last checkpoint (the ones a reopen would replay). */
+  walObjectsSinceCheckpoint: number;
 }
 
 /** `EngineOptions` checked, with every default filled in; made once at open. */

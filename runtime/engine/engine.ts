@@ -78,6 +78,7 @@ import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { validateBatchOps } from "./wal-format.js";
 import { WalWriter } from "./wal-writer.js";
 import type { WriteBatch } from "./write-batch.js";
+import { timeCommit } from "../telemetry/metrics.js";
 
 export { scanTree, type ScanOptions } from "./scan.js";
 export type { CommitOptions, EngineOptions, EngineStats } from "./engine-options.js";
@@ -222,6 +223,7 @@ export class Engine {
       cacheMisses: this.#pager?.cache.misses ?? 0,
       cacheBytes: this.#pager?.cache.stats.bytes ?? 0,
       segmentFetches: this.#pager?.fetches ?? 0,
+      walObjectsSinceCheckpoint: this.#sinceCheckpoint.objects,
     };
   }
 
@@ -287,7 +289,7 @@ export class Engine {
       applyOps(this.#state, ops, delta);
       if (delta !== undefined && deltaOverflows(delta, this.#state.size)) this.#delta = undefined;
     }
-    return opts.durable === false ? RESOLVED : this.#wal.waitAppended();
+    return opts.durable === false ? RESOLVED : timeCommit(this.#wal.waitAppended());
   }
 
   /** Resolves when every commit made so far is durable. */
