@@ -81,7 +81,7 @@ import type { WriteBatch } from "./write-batch.js";
 import { timeCommit } from "../telemetry/metrics.js";
 
 export { scanTree, type ScanOptions } from "./scan.js";
-export type { CommitOptions, EngineOptions, EngineStats } from "./engine-options.js";
+export type { CommitOptions, EngineOptions, EngineStats, PageValuesOptions } from "./engine-options.js";
 
 const RESOLVED = Promise.resolve();
 
