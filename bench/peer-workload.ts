@@ -101,11 +101,21 @@ async function measure(kind: "throughput" | "latency", storeKind: string): Promi
   }
 }
 
-const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+const median = (xs: number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
 const f = (x: number, d = 2) => x.toFixed(d);
 
-console.log(`N_TP=${N_TP} CONC=${CONC} N_LAT=${N_LAT} M=${M} REPEATS=${REPEATS} load ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
-console.log("| store | throughput steps/s | per-step p50 | per-step p99 | store requests/step (throughput) | puts/step | gets/step | requests/step (one at a time) |");
+console.log(
+  `N_TP=${N_TP} CONC=${CONC} N_LAT=${N_LAT} M=${M} REPEATS=${REPEATS} load ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ")}`,
+);
+console.log(
+  "| store | throughput steps/s | per-step p50 | per-step p99 | store requests/step (throughput) | puts/step | gets/step | requests/step (one at a time) |",
+);
 console.log("|---|---|---|---|---|---|---|---|");
 for (const s of STORES) {
   const tp: Measured[] = [];
@@ -119,4 +129,8 @@ for (const s of STORES) {
     `| ${name} | ${f(median(tp.map((m) => m.stepsPerSec)), 0)} (${tp.map((m) => f(m.stepsPerSec, 0)).join(" / ")}) | ${f(median(la.map((m) => m.stepP50)), 3)} ms | ${f(median(la.map((m) => m.stepP99)), 3)} ms | ${f(median(tp.map((m) => m.requestsPerStep)), 3)} | ${f(median(tp.map((m) => m.putsPerStep)), 3)} | ${f(median(tp.map((m) => m.getsPerStep)), 3)} | ${f(median(la.map((m) => m.requestsPerStep)), 3)} |`,
   );
 }
-console.log(`load at end ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
+console.log(
+  `load at end ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ")}`,
+);
