@@ -122,6 +122,7 @@ export class WorkflowRuntime {
         kvGet: (k) => deps.queue.kvGet(k),
         job: (id) => deps.queue.view().job(id),
         kvScan: (prefix, opts) => deps.queue.kvScan(prefix, opts),
+        attemptHistory: (id) => deps.queue.view().attemptHistory(id),
         durable: () => deps.queue.flush(),
       },
       memos,

@@ -18,6 +18,8 @@ import { terminalRecordKey } from "../records/kv-keys.js";
 import { decodeTerminalRecord } from "../records/records.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { forEachBounded } from "../bounded.js";
+import { SettlementEffects } from "../../queue/effects.js";
+import { stageForgotten } from "../runs/index-effects.js";
 
 /** Markers read per page. */
 const PAGE = 256;
@@ -71,7 +73,13 @@ export class MemoSweeper {
         // belongs to: a later run under the same id has its own record.
         const tk = terminalRecordKey(core.queueName, m.suffix);
         const t = await core.queue.kvGet(tk);
-        if (t !== null && decodeTerminalRecord(t, tk).token === marker.token) await core.queue.kvCompareAndDelete(tk, t);
+        const terminal = t === null ? null : decodeTerminalRecord(t, tk);
+        if (t !== null && terminal !== null && terminal.token === marker.token) {
+          // With its index entries and history, in one commit: a listing never shows a half-swept run.
+          const effects = new SettlementEffects().kvDelete(tk);
+          await stageForgotten(core.queue, core.queueName, terminal, effects);
+          await core.queue.kvCompareAndApply([{ key: tk, value: t }], effects);
+        }
         await core.queue.kvCompareAndDelete(m.key, m.value);
         swept++;
       });

@@ -38,6 +38,15 @@ export function contentKeyOf(input: unknown): string {
  * @example
  * const draft = await step.memo.memoized("draft", () => callModel(step.payload));
  */
+/** Who hears of each memo write, per memo (see `watchMemoWrites`). */
+const writeWatchers = new WeakMap<Memo, (key: string) => void>();
+
+/** @internal Calls `onWrite` with the user key of every entry `memo` writes (a run's history lists them). */
+export function watchMemoWrites(memo: Memo, onWrite: (key: string) => void): Memo {
+  writeWatchers.set(memo, onWrite);
+  return memo;
+}
+
 export class Memo {
   readonly #store: ObjectStore;
   readonly #prefix: string;
@@ -91,6 +100,7 @@ export class Memo {
     } catch (e) {
       throw isStoreFault(e) ? new MemoUnavailableError(this.runId, this.scope, key, "write", e) : e;
     }
+    writeWatchers.get(this)?.(key);
   }
 
   /** The stored bytes under `key`, or `null`. */
