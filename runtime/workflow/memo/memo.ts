@@ -200,6 +200,20 @@ export class MemoStore {
    * bounded however many entries a run has. `signal` stops it between
    * chunks (what is left is removed by a later call).
    */
+  /**
+   * @internal Removes the replay records of the steps of `runId` numbered
+   * `fromStep` and later, so a redriven run runs them again instead of
+   * replaying how they ended.
+   */
+  async clearReplaysFrom(runId: string, fromStep: number): Promise<void> {
+    const root = runReplayRoot(this.prefix, runId);
+    const doomed: string[] = [];
+    for await (const o of this.store.list(root)) {
+      if (Number(o.key.slice(root.length).split("/")[0]) >= fromStep) doomed.push(o.key);
+    }
+    await forEachBounded(doomed, CLEAR_CONCURRENCY, (k) => retryStore(() => this.store.delete(k)));
+  }
+
   async clearMemosForRun(runId: string, signal?: AbortSignal): Promise<number> {
     let removed = 0;
     for (const root of [runMemoRoot(this.prefix, runId), runReplayRoot(this.prefix, runId)]) {

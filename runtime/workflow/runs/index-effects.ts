@@ -5,7 +5,7 @@
  */
 import type { SettlementEffects } from "../../queue/effects.js";
 import type { KvScanner } from "../../queue/expiry-index.js";
-import type { TerminalRecord } from "../records/records.js";
+import type { RunRecord, TerminalRecord } from "../records/records.js";
 import { decodeIndexEntry, EMPTY_VALUE, encodeIndexEntry, INDEX_INPUT_BYTES, runEndedKey, runIndexKey, runNameKey, type IndexEntry } from "./run-index.js";
 import { redrivesKey, runHistoryPrefix } from "./history-records.js";
 import type { StepDescription, StepRunner } from "../steps/delivery.js";
@@ -27,18 +27,12 @@ export function describePayload(runner: StepRunner, payload: Uint8Array): StepDe
 const MAX_NAME_CHARS = 256;
 
 /** The index entries of a new run: the time entry and, for a typed run, the name entry. */
-export function stageSubmission(
-  q: string,
-  runId: string,
-  submittedAtMs: number,
-  d: StepDescription | undefined,
-  headers: Record<string, string>,
-  group: { id: string; key: string } | undefined,
-  input: Uint8Array,
-  effects: SettlementEffects,
-): void {
+export function stageSubmission(q: string, run: RunRecord, d: StepDescription | undefined, input: Uint8Array, effects: SettlementEffects): void {
+  const { runId, submittedAtMs, group } = run;
   const named = d !== undefined && d.name.length > 0 && d.name.length <= MAX_NAME_CHARS ? d : undefined;
-  const entry: IndexEntry = { submittedAtMs, headers };
+  const entry: IndexEntry = { submittedAtMs, headers: run.headers, inputSha256: run.inputSha256 };
+  if (run.priority !== undefined) entry.priority = run.priority;
+  if (run.maxAttempts !== undefined) entry.maxAttempts = run.maxAttempts;
   if (named !== undefined) {
     entry.workflow = named.name;
     entry.kind = named.kind;

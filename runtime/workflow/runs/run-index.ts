@@ -44,6 +44,10 @@ export interface IndexEntry {
   group?: { id: string; key: string };
   /** Step 0's payload, when at most {@link INDEX_INPUT_BYTES}. */
   input?: Uint8Array;
+  /** What a redrive restores of the run record: the input's hash and the step options. */
+  inputSha256?: string;
+  priority?: number;
+  maxAttempts?: number;
 }
 
 /** `{t}{runId}`: the part of every index key after its prefix. */
@@ -85,6 +89,9 @@ export function encodeIndexEntry(e: IndexEntry): Uint8Array {
   if (e.kind !== undefined) out.kind = e.kind;
   if (e.group !== undefined) out.group = { id: e.group.id, key: e.group.key };
   if (e.input !== undefined) out.input = e.input;
+  if (e.inputSha256 !== undefined) out.inputSha256 = e.inputSha256;
+  if (e.priority !== undefined) out.priority = e.priority;
+  if (e.maxAttempts !== undefined) out.maxAttempts = e.maxAttempts;
   return encodeValue(out);
 }
 
@@ -102,7 +109,10 @@ export function decodeIndexEntry(bytes: Uint8Array, key: string): IndexEntry {
     (v.workflow === undefined || isStr(v.workflow)) &&
     (v.kind === undefined || v.kind === "workflow" || v.kind === "job") &&
     (v.group === undefined || (g !== null && typeof g === "object" && isStr(g.id) && isStr(g.key))) &&
-    (v.input === undefined || v.input instanceof Uint8Array);
+    (v.input === undefined || v.input instanceof Uint8Array) &&
+    (v.inputSha256 === undefined || isStr(v.inputSha256)) &&
+    (v.priority === undefined || (typeof v.priority === "number" && Number.isFinite(v.priority))) &&
+    (v.maxAttempts === undefined || (typeof v.maxAttempts === "number" && Number.isFinite(v.maxAttempts)));
   if (!ok) throw new StoreCorruptedError(key, "run index entry lacks its submission time or has malformed fields");
   return v as unknown as IndexEntry;
 }

@@ -140,7 +140,7 @@ async function submitLocked(
       effects.kvDelete(tk);
       await stageForgotten(core.queue, core.queueName, decodeTerminalRecord(earlier, tk), effects);
     }
-    stageSubmission(core.queueName, runId, submittedAtMs, described, headers, group, spec.input, effects);
+    stageSubmission(core.queueName, record, described, spec.input, effects);
     if (mark !== undefined) markEffects(mark, { runId, jobId, newlySubmitted: true }, effects);
     if (group !== undefined) {
       effects.kvPut(groupMemberKey(core.queueName, group.id, group.key), encodeGroupMember({ key: group.key, runId, incarnation: jobId, state: "active" }));

@@ -44,6 +44,7 @@ import { stageStepHistory, type SettledStep } from "./step-history.js";
 import type { StepTransitionHistory } from "../runs/run-history.js";
 import { describePayload } from "../runs/index-effects.js";
 import { watchMemoWrites } from "../memo/memo.js";
+import { reopenRequeued } from "../runs/redrive.js";
 import { userHeadersOf } from "../runs/submit.js";
 import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "../runs/terminal.js";
 import { processNotification } from "../terminal-hook/notification.js";
@@ -143,7 +144,9 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
     await slot.freeAfterSubmitting(core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed"));
     return;
   }
-  const runBytes = await core.queue.kvGet(runKey(core.queueName, runId));
+  let runBytes = await core.queue.kvGet(runKey(core.queueName, runId));
+  // A dead step requeued after it ended its run re-opens the run (a redrive through the queue).
+  if (runBytes === null && (await reopenRequeued(core, job, runId, step))) runBytes = await core.queue.kvGet(runKey(core.queueName, runId));
   const ptrBytes = await core.queue.kvGet(stepPointerKey(core.queueName, runId));
   const pointer = ptrBytes === null ? null : decodeStepPointer(ptrBytes, stepPointerKey(core.queueName, runId));
   if (runBytes === null || pointer === null || pointer.jobId !== job.id) {
