@@ -28,7 +28,14 @@ import { openStore } from "../store/open-store.js";
 import { MemoStore } from "../workflow/memo/memo.js";
 import { terminationOf } from "../workflow/records/records.js";
 import { RunId } from "../workflow/runs/run-id.js";
-import type { RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
+import type { RetryOutcome, RetryRunOptions, RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
+import type { ListRunsOptions, RunPage } from "../workflow/runs/run-listing.js";
+import type { RunHistory } from "../workflow/runs/run-history.js";
+import type { GroupPage, ListGroupsOptions } from "../workflow/groups/group-listing.js";
+import type { ListJobRunsOptions } from "../jobs/job-listing.js";
+import { listJobRuns } from "../jobs/job-redrive.js";
+import { checkRetryOptions } from "../workflow/runs/redrive.js";
+import { checkListOptions } from "../workflow/runs/run-rows.js";
 import { checkCorrelationKey } from "../workflow/limits.js";
 import { checkEffects, checkRunOptions, checkUserHeaders } from "../workflow/runs/submit.js";
 import { RunNotFoundError } from "../workflow/workflow-errors.js";
@@ -225,6 +232,24 @@ export class TaqubaClient {
     return (await this.#request({ op: "cancel", runId: id }, `cancellation of run "${id}"`)) as boolean;
   }
 
+  /**
+   * Re-opens a failed or cancelled run (see `WorkflowRuntime.retryRun`),
+   * through the owner's inbox; the owner's `RunNotRetryableError` or
+   * `RunNotFoundError` is rethrown here.
+   */
+  async retryRun(runId: RunId | string, opts: RetryRunOptions = {}): Promise<RetryOutcome> {
+    const id = RunId.parse(runId);
+    const fromStep = checkRetryOptions(opts);
+    const request: InboxRequest = { op: "retry", runId: id, ...(fromStep === undefined ? {} : { fromStep }) };
+    return (await this.#request(request, `retry of run "${id}"`)) as RetryOutcome;
+  }
+
+  /** Runs a failed or cancelled job again (see `JobRunner.retryJob`), through the owner's inbox. */
+  async retryJob(jobId: RunId | string): Promise<RetryOutcome> {
+    const id = RunId.parse(jobId);
+    return (await this.#request({ op: "retry", runId: id, job: true }, `retry of job "${id}"`)) as RetryOutcome;
+  }
+
   async #request(request: InboxRequest, what: string): Promise<AnswerValue> {
     this.#checkOpen();
     const id = this.#nextId(Date.now());
@@ -283,6 +308,32 @@ export class TaqubaClient {
     const id = RunId.parse(runId);
     const view = await this.#refreshed();
     return view === undefined ? null : view.outcome(id);
+  }
+
+  /** One page of the step queue's runs, newest first, as of the owner's last durable commit (see `WorkflowView.listRuns`). */
+  async listRuns(opts: ListRunsOptions = {}): Promise<RunPage> {
+    checkListOptions(opts);
+    const view = await this.#refreshed();
+    return view === undefined ? { runs: [] } : view.listRuns(opts);
+  }
+
+  /** One page of the step queue's typed jobs, newest first (see `JobRunner.listJobs`). */
+  async listJobs(opts: ListJobRunsOptions = {}): Promise<RunPage> {
+    const view = await this.#refreshed();
+    return view === undefined ? { runs: [] } : listJobRuns(view, opts);
+  }
+
+  /** The run's history step by step, or null for an unknown run (see `WorkflowView.inspectRun`). */
+  async inspectRun(runId: RunId | string): Promise<RunHistory | null> {
+    const id = RunId.parse(runId);
+    const view = await this.#refreshed();
+    return view === undefined ? null : view.inspectRun(id);
+  }
+
+  /** One page of the step queue's run groups with member counts (see `WorkflowView.listGroups`). */
+  async listGroups(opts: ListGroupsOptions = {}): Promise<GroupPage> {
+    const view = await this.#refreshed();
+    return view === undefined ? { groups: [] } : view.listGroups(opts);
   }
 
   /** Waits until the run terminates. Throws `RunNotFoundError` for a run with no record. */
