@@ -125,6 +125,7 @@ export { RunId, MAX_RUN_ID_LEN } from "./workflow/runs/run-id.js";
 export {
   InputMismatchError,
   RunNotFoundError,
+  ScheduleNotFoundError,
   InvalidRunIdError,
   ReservedHeaderError,
   ReservedKeyError,
@@ -183,6 +184,9 @@ export type { WorkflowQueue } from "./workflow/queue-port.js";
 
 // Run groups
 export { RunGroup } from "./workflow/groups/run-group.js";
+export { Schedules, MAX_BACKFILL_TICKS } from "./workflow/schedules/schedules.js";
+export { MISFIRE_GRACE_MS } from "./workflow/schedules/schedule-types.js";
+export type { CatchUpPolicy, OverlapPolicy, ScheduleFire, ScheduleInfo, ScheduleSpec, ScheduledRun } from "./workflow/schedules/schedule-types.js";
 export type { GroupMember, GroupSubmitOutcome, MemberSubmission, MemberResult, GroupStatus } from "./workflow/groups/run-group.js";
 export { GroupNotFoundError, GroupActiveError } from "./workflow/groups/group-errors.js";
 
