@@ -160,14 +160,14 @@ export class Schedules {
     return removed;
   }
 
-  /** Starts one run now, outside the cron times and the overlap policy (paused or not). */
+  /** Starts one run now (no jitter), outside the cron times and the overlap policy, paused or not. */
   async trigger(id: string): Promise<ScheduleFire> {
     return this.#locked(id, async (current) => {
       const c = requireRecord(id, current);
       const now = this.#core.clock.now();
       const runId = triggerRunId(id, now);
       const next = { ...c, lastRunId: runId };
-      const out = await this.#host.submit(this.#runSpec(c, runId, now), this.#stateWrite(next));
+      const out = await this.#host.submit(this.#runSpec(c, runId, now, false), this.#stateWrite(next));
       if (!out.newlySubmitted) await this.#write(c, next);
       return { tickMs: now, runId, newlySubmitted: out.newlySubmitted };
     });
@@ -309,8 +309,8 @@ export class Schedules {
     return next;
   }
 
-  #runSpec(r: ScheduleRecord, runId: string, tickMs: number): RunSpec {
-    const jitter = tickJitterMs(r.id, tickMs, r.jitterMs);
+  #runSpec(r: ScheduleRecord, runId: string, tickMs: number, jittered = true): RunSpec {
+    const jitter = jittered ? tickJitterMs(r.id, tickMs, r.jitterMs) : 0;
     return {
       input: r.input,
       runId,
