@@ -11,6 +11,7 @@
  * tick waits for); nothing polls.
  */
 import { SettlementEffects } from "../../queue/effects.js";
+import type { KvPage, KvScanOptions } from "../../queue/view.js";
 import { ValidationError } from "../../errors.js";
 import { validateInstant } from "../../time-bounds.js";
 import type { RuntimeCore } from "../runtime-core.js";
@@ -347,20 +348,7 @@ export class Schedules {
   }
 
   #info(r: ScheduleRecord): ScheduleInfo {
-    const now = this.#core.clock.now();
-    return {
-      id: r.id,
-      cron: r.cron,
-      timezone: r.timezone,
-      overlap: r.overlap,
-      catchUp: r.catchUp,
-      jitterMs: r.jitterMs,
-      paused: r.paused,
-      nextTickMs: r.paused ? null : this.#timesOf(r).next(Math.max(r.lastTickMs, now - 1)),
-      lastTickMs: r.ticked ? r.lastTickMs : null,
-      lastRunId: r.lastRunId,
-      bufferedTickMs: r.bufferedTickMs,
-    };
+    return scheduleInfoOf(r, this.#timesOf(r), this.#core.clock.now());
   }
 
   async #read(id: string): Promise<ScheduleRecord | null> {
@@ -369,15 +357,8 @@ export class Schedules {
     return bytes === null ? null : decodeScheduleRecord(bytes, key);
   }
 
-  async *#records(): AsyncIterable<ScheduleRecord> {
-    const prefix = schedulesPrefix(this.#core.queueName);
-    let after: string | undefined;
-    for (;;) {
-      const page = await this.#core.queue.kvScan(prefix, { limit: 256, ...(after === undefined ? {} : { after }) });
-      for (const e of page.entries) yield decodeScheduleRecord(e.value, e.key);
-      if (page.nextCursor === undefined) return;
-      after = page.nextCursor;
-    }
+  #records(): AsyncIterable<ScheduleRecord> {
+    return scheduleRecords(this.#core.queue, this.#core.queueName);
   }
 
   #locked<T>(id: string, fn: (current: ScheduleRecord | null) => Promise<T>): Promise<T> {
@@ -408,6 +389,45 @@ export class Schedules {
     if (set === undefined) return;
     for (const fn of [...set]) fn();
   }
+}
+
+/** A schedule's record as `list` reports it, at `nowMs`. */
+export function scheduleInfoOf(r: ScheduleRecord, times: CronTimes, nowMs: number): ScheduleInfo {
+  return {
+    id: r.id,
+    cron: r.cron,
+    timezone: r.timezone,
+    overlap: r.overlap,
+    catchUp: r.catchUp,
+    jitterMs: r.jitterMs,
+    paused: r.paused,
+    nextTickMs: r.paused ? null : times.next(Math.max(r.lastTickMs, nowMs - 1)),
+    lastTickMs: r.ticked ? r.lastTickMs : null,
+    lastRunId: r.lastRunId,
+    bufferedTickMs: r.bufferedTickMs,
+  };
+}
+
+/** Every schedule record of step queue `q`, by id, a page at a time. */
+export async function* scheduleRecords(kv: { kvScan(prefix: string, opts?: KvScanOptions): Promise<KvPage> }, q: string): AsyncIterable<ScheduleRecord> {
+  const prefix = schedulesPrefix(q);
+  let after: string | undefined;
+  for (;;) {
+    const page = await kv.kvScan(prefix, { limit: 256, ...(after === undefined ? {} : { after }) });
+    for (const e of page.entries) yield decodeScheduleRecord(e.value, e.key);
+    if (page.nextCursor === undefined) return;
+    after = page.nextCursor;
+  }
+}
+
+/**
+ * The schedules of step queue `q` as `list` reports them, from any KV
+ * reader (a `QueueReader` in another process too).
+ */
+export async function readSchedules(kv: { kvScan(prefix: string, opts?: KvScanOptions): Promise<KvPage> }, q: string, nowMs: number): Promise<ScheduleInfo[]> {
+  const out: ScheduleInfo[] = [];
+  for await (const r of scheduleRecords(kv, q)) out.push(scheduleInfoOf(r, cronTimes(`schedule "${r.id}"`, r.cron, r.timezone), nowMs));
+  return out;
 }
 
 function requireRecord(id: string, r: ScheduleRecord | null): ScheduleRecord {
