@@ -101,6 +101,8 @@ export type {
   OpenOptions,
   DeadLetteredEvent,
   ResolvedQueueConfig,
+  ConcurrencyConfig,
+  ResolvedConcurrency,
   EnqueueOptions,
   EnqueueOutcome,
   EnqueueItem,

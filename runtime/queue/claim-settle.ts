@@ -7,6 +7,7 @@
 import { instruments } from "../telemetry/metrics.js";
 import { StoreCorruptedError, ValidationError } from "../errors.js";
 import { makeClaimedJob, ticketOf } from "./claimed-job.js";
+import { ADMISSION_SCAN_BUDGET, admit } from "./admission.js";
 import type { SettlementEffects } from "./effects.js";
 import type { DeadLetteredEvent } from "./config.js";
 import { ClaimLostError, PayloadMissingError } from "./errors.js";
@@ -32,11 +33,17 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   const now = core.clock.now();
   const txn = new Txn(core.engine);
   const claimed: [JobRecord, LeaseEntry][] = [];
-  for (const [, idBytes] of core.engine.scan({ prefix: K.pendingPrefix(queueName), limit: max })) {
+  const limit = core.configs.get(queueName).concurrency;
+  // With a concurrency limit, jobs of a full key stay pending and the scan looks further, within a budget.
+  const scanLimit = limit === undefined ? max : max + ADMISSION_SCAN_BUDGET;
+  for (const [, idBytes] of core.engine.scan({ prefix: K.pendingPrefix(queueName), limit: scanLimit })) {
+    if (claimed.length === max) break;
     const r = readJob(txn, decoder.decode(idBytes));
     if (r === undefined || r.state !== "pending") continue;
+    const slot = admit(core.leases.slots, limit, queueName, r.headers);
+    if (slot === null) continue;
     const next = claimJob(txn, r, now);
-    claimed.push([next, core.leases.add(next.id, queueName, now + lease, next.cancelRequested === true)]);
+    claimed.push([next, core.leases.add(next.id, queueName, now + lease, next.cancelRequested === true, slot)]);
   }
   if (claimed.length === 0) return [];
   core.commit(txn, false);

@@ -6,6 +6,7 @@ import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import { ValidationError } from "../errors.js";
 import { validateMillis, validatePositiveInt, validateQueueName } from "./names.js";
+import { resolveConcurrency, type ConcurrencyConfig, type ResolvedConcurrency } from "./admission.js";
 
 /** Retry backoff: `delay = min(baseMs × factor^(attempts−1), maxMs)`. */
 export interface BackoffConfig {
@@ -31,6 +32,12 @@ export interface QueueConfig {
   doneRetentionMs?: number;
   /** Keep dead records this long after they die; `null` keeps them forever. Default: 7 days. */
   deadRetention?: number | null;
+  /**
+   * At most `limit` claims of this queue held at once per `key` (a template
+   * over the job's headers, such as `"{tenant_id}"`). Default: no limit.
+   * See docs/flow-control.md.
+   */
+  concurrency?: ConcurrencyConfig;
 }
 
 /** Options of `Queue.open`. */
@@ -90,6 +97,7 @@ export interface ResolvedQueueConfig {
   backoff: Required<BackoffConfig>;
   doneRetentionMs: number | undefined;
   deadRetentionMs: number | null;
+  concurrency: ResolvedConcurrency | undefined;
 }
 
 /** The settings of a queue no `QueueConfig` changes. */
@@ -102,6 +110,7 @@ export const DEFAULT_QUEUE_CONFIG: ResolvedQueueConfig = Object.freeze({
   doneRetentionMs: undefined,
   // A week gives operators time to inspect and requeue failures.
   deadRetentionMs: 7 * DAY_MS,
+  concurrency: undefined,
 });
 
 /** A priority is an integer from 0 to `MAX_PRIORITY`. */
@@ -145,6 +154,7 @@ export function resolveQueueConfig(c: QueueConfig | undefined, base: ResolvedQue
     if (c.deadRetention !== null) validateMillis("QueueConfig.deadRetention", c.deadRetention);
     out.deadRetentionMs = c.deadRetention;
   }
+  if (c.concurrency !== undefined) out.concurrency = resolveConcurrency(c.concurrency);
   return out;
 }
 
