@@ -103,6 +103,8 @@ export type {
   ResolvedQueueConfig,
   ConcurrencyConfig,
   ResolvedConcurrency,
+  RateLimitConfig,
+  ResolvedRateLimit,
   EnqueueOptions,
   EnqueueOutcome,
   EnqueueItem,

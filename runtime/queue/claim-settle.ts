@@ -33,18 +33,24 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   const now = core.clock.now();
   const txn = new Txn(core.engine);
   const claimed: [JobRecord, LeaseEntry][] = [];
-  const limit = core.configs.get(queueName).concurrency;
-  // With a concurrency limit, jobs of a full key stay pending and the scan looks further, within a budget.
-  const scanLimit = limit === undefined ? max : max + ADMISSION_SCAN_BUDGET;
+  const { concurrency, rateLimit } = core.configs.get(queueName);
+  const limited = concurrency !== undefined || rateLimit !== undefined;
+  // With a limit, jobs it holds back stay pending and the scan looks further, within a budget.
+  const scanLimit = limited ? max + ADMISSION_SCAN_BUDGET : max;
+  let retryAt: number | undefined;
   for (const [, idBytes] of core.engine.scan({ prefix: K.pendingPrefix(queueName), limit: scanLimit })) {
     if (claimed.length === max) break;
     const r = readJob(txn, decoder.decode(idBytes));
     if (r === undefined || r.state !== "pending") continue;
-    const slot = admit(core.leases.slots, limit, queueName, r.headers);
-    if (slot === null) continue;
+    const a = admit(core.leases.slots, core.leases.windows, concurrency, rateLimit, queueName, r.headers, now);
+    if (!a.admit) {
+      if (a.retryAt !== undefined) retryAt = Math.min(retryAt ?? a.retryAt, a.retryAt);
+      continue;
+    }
     const next = claimJob(txn, r, now);
-    claimed.push([next, core.leases.add(next.id, queueName, now + lease, next.cancelRequested === true, slot)]);
+    claimed.push([next, core.leases.add(next.id, queueName, now + lease, next.cancelRequested === true, a.slot)]);
   }
+  if (retryAt !== undefined) wakeWhenRateFrees(core, queueName, retryAt);
   if (claimed.length === 0) return [];
   core.commit(txn, false);
   core.loop.rearm(now + lease);
@@ -80,6 +86,37 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
     if (f.status === "fulfilled") out.push(makeClaimedJob(core, core.leases, core.clock, r, e, f.value));
   });
   return out;
+}
+
+/** One pending wake-up per rate-limited queue of a queue store: the earliest time a held-back job may be claimed. */
+const rateWakes = new WeakMap<QueueCore, Map<string, { at: number; stop: AbortController }>>();
+
+/** Notifies the queue's workers when a rate limit next admits a job it held back; no polling. */
+function wakeWhenRateFrees(core: QueueCore, queueName: string, at: number): void {
+  let wakes = rateWakes.get(core);
+  if (wakes === undefined) {
+    wakes = new Map();
+    rateWakes.set(core, wakes);
+    const all = wakes;
+    core.closedSignal.addEventListener("abort", () => {
+      for (const w of all.values()) w.stop.abort();
+      all.clear();
+    });
+  }
+  const current = wakes.get(queueName);
+  if (current !== undefined && current.at <= at) return;
+  current?.stop.abort();
+  const stop = new AbortController();
+  const mine = { at, stop };
+  wakes.set(queueName, mine);
+  const map = wakes;
+  core.clock.waitUntil(at, stop.signal).then(
+    () => {
+      if (map.get(queueName) === mine) map.delete(queueName);
+      core.work.notify(queueName);
+    },
+    () => undefined,
+  );
 }
 
 /** Dead-letters claimed jobs whose payload object is gone or corrupted, and tells the dead-letter listeners. */

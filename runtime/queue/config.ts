@@ -6,7 +6,14 @@ import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import { ValidationError } from "../errors.js";
 import { validateMillis, validatePositiveInt, validateQueueName } from "./names.js";
-import { resolveConcurrency, type ConcurrencyConfig, type ResolvedConcurrency } from "./admission.js";
+import {
+  resolveConcurrency,
+  resolveRateLimit,
+  type ConcurrencyConfig,
+  type RateLimitConfig,
+  type ResolvedConcurrency,
+  type ResolvedRateLimit,
+} from "./admission.js";
 
 /** Retry backoff: `delay = min(baseMs × factor^(attempts−1), maxMs)`. */
 export interface BackoffConfig {
@@ -38,6 +45,12 @@ export interface QueueConfig {
    * See docs/flow-control.md.
    */
   concurrency?: ConcurrencyConfig;
+  /**
+   * At most `limit` claims of this queue per `key` in any sliding window of
+   * `periodMs`; a job over the limit stays pending until the window frees.
+   * Default: no limit. See docs/flow-control.md.
+   */
+  rateLimit?: RateLimitConfig;
 }
 
 /** Options of `Queue.open`. */
@@ -98,6 +111,7 @@ export interface ResolvedQueueConfig {
   doneRetentionMs: number | undefined;
   deadRetentionMs: number | null;
   concurrency: ResolvedConcurrency | undefined;
+  rateLimit: ResolvedRateLimit | undefined;
 }
 
 /** The settings of a queue no `QueueConfig` changes. */
@@ -111,6 +125,7 @@ export const DEFAULT_QUEUE_CONFIG: ResolvedQueueConfig = Object.freeze({
   // A week gives operators time to inspect and requeue failures.
   deadRetentionMs: 7 * DAY_MS,
   concurrency: undefined,
+  rateLimit: undefined,
 });
 
 /** A priority is an integer from 0 to `MAX_PRIORITY`. */
@@ -155,6 +170,7 @@ export function resolveQueueConfig(c: QueueConfig | undefined, base: ResolvedQue
     out.deadRetentionMs = c.deadRetention;
   }
   if (c.concurrency !== undefined) out.concurrency = resolveConcurrency(c.concurrency);
+  if (c.rateLimit !== undefined) out.rateLimit = resolveRateLimit(c.rateLimit);
   return out;
 }
 

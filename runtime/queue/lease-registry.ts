@@ -9,7 +9,7 @@
  */
 import { BTree } from "../store/btree.js";
 import { padTime } from "./keys.js";
-import { ConcurrencySlots } from "./admission.js";
+import { ConcurrencySlots, RateWindows } from "./admission.js";
 
 /** One live claim held by this process. */
 export interface LeaseEntry {
@@ -29,6 +29,8 @@ export class LeaseRegistry {
   #nextToken = 1;
   /** Concurrency slots held by these leases. */
   readonly slots = new ConcurrencySlots();
+  /** Recent claim times per rate-limited key. */
+  readonly windows = new RateWindows();
   /** Called with the queue name when a lease holding a concurrency slot goes, so a waiting worker claims again. */
   onSlotReleased: ((queue: string) => void) | undefined;
 
@@ -99,5 +101,6 @@ export class LeaseRegistry {
     this.#byId.clear();
     this.#byExpiry.clear();
     this.slots.clear();
+    this.windows.clear();
   }
 }
