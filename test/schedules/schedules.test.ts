@@ -317,6 +317,21 @@ describe("schedules", () => {
     expect(await s.list()).toEqual([]);
   });
 
+  it("a tick whose run a backfill already started with another input is kept, and the schedule goes on", async () => {
+    const rec = new Recorder();
+    const clock = new MockClock(T0);
+    const app = await openApp(new MemoryStore(), clock, rec);
+    const s = app.runtime.schedules;
+    await s.upsert(spec());
+    // A backfill of a future tick, then the input changes: that tick's run id now exists with the old input.
+    await s.backfill("every-minute", T0 + 30_000, T0 + 30_000);
+    await s.upsert(spec({ run: { input: enc("new") } }));
+    await tickTo(clock, T0 + 30_000, rec, "every-minute", 1, app);
+    await tickTo(clock, T0 + 90_000, rec, "every-minute", 2, app);
+    expect(rec.ticks("every-minute")).toEqual([T0 + 30_000, T0 + 90_000]);
+    expect(rec.doubled()).toEqual([]);
+  });
+
   it("jitter delays each tick's run by the same amount in every process, below the bound", async () => {
     const rec = new Recorder();
     const clock = new MockClock(T0);

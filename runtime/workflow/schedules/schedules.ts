@@ -33,7 +33,7 @@ import {
 } from "./schedule-record.js";
 import type { ScheduleFire, ScheduleInfo, ScheduleSpec } from "./schedule-types.js";
 import { planTicks } from "./tick-plan.js";
-import { ScheduleNotFoundError } from "../workflow-errors.js";
+import { InputMismatchError, ScheduleNotFoundError } from "../workflow-errors.js";
 
 /** Most ticks one `backfill` call starts; a longer range is refused (split it). */
 export const MAX_BACKFILL_TICKS = 10_000;
@@ -267,7 +267,7 @@ export class Schedules {
       if (current === null) return null;
       let r = current;
       const times = this.#timesOf(r);
-      if (r.bufferedTickMs !== null && !(r.lastRunId !== null && (await this.#host.isActive(r.lastRunId)))) {
+      if (!r.paused && r.bufferedTickMs !== null && !(r.lastRunId !== null && (await this.#host.isActive(r.lastRunId)))) {
         r = await this.#fire(r, r.bufferedTickMs, { bufferedTickMs: null });
       }
       if (!r.paused) {
@@ -304,9 +304,20 @@ export class Schedules {
   async #fire(r: ScheduleRecord, tickMs: number, change: Partial<ScheduleRecord>): Promise<ScheduleRecord> {
     const runId = tickRunId(r.id, tickMs);
     const next: ScheduleRecord = { ...r, ...change, lastRunId: runId };
-    const out = await this.#host.submit(this.#runSpec(r, runId, tickMs), this.#stateWrite(next));
-    // A duplicate (the run exists: a backfill or an earlier attempt whose state write was lost) still advances the state.
-    if (!out.newlySubmitted) await this.#write(r, next);
+    let newlySubmitted = false;
+    try {
+      // A run the runtime still knows under the tick's id (a backfill ran it) is that tick's run: never a second one.
+      if (!(await this.#host.isKnown(runId))) {
+        newlySubmitted = (await this.#host.submit(this.#runSpec(r, runId, tickMs), this.#stateWrite(next))).newlySubmitted;
+      }
+    } catch (e) {
+      if (!(e instanceof InputMismatchError)) throw e;
+      // The tick's run exists with another input (a backfill before the schedule's input changed): it is that tick's run.
+      this.#core.log.warn?.({ schedule: r.id, runId }, `schedule "${r.id}": the run of tick ${tickMs} already exists with another input; keeping it`);
+      newlySubmitted = false;
+    }
+    // A duplicate (the run exists: a backfill, or an earlier attempt whose state write was lost) still advances the state.
+    if (!newlySubmitted) await this.#write(r, next);
     return next;
   }
 
