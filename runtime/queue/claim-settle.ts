@@ -5,7 +5,8 @@
  * a lost claim applies nothing.
  */
 import { instruments } from "../telemetry/metrics.js";
-import { StoreCorruptedError, ValidationError } from "../errors.js";
+import { ClosedError, StoreCorruptedError, ValidationError } from "../errors.js";
+import { type SpanAttributes, traced, tracingWithinSpan } from "../telemetry/tracing.js";
 import { makeClaimedJob, ticketOf } from "./claimed-job.js";
 import { ADMISSION_SCAN_BUDGET, admit } from "./admission.js";
 import type { SettlementEffects } from "./effects.js";
@@ -19,6 +20,7 @@ import type { QueueCore } from "./queue-core.js";
 import type { JobRecord } from "./record.js";
 import { claimJob, completeJob, failJob, killJob, readJob, recordAttempt, requeueJob, writeJob, type TransitionContext } from "./transitions.js";
 import { Txn } from "./txn.js";
+import { warmJobs } from "./warm.js";
 import type { ClaimedJob, DeadLetterOptions, EnqueueOutcome, NackOptions, NackOutcome } from "./types.js";
 
 const decoder = new TextDecoder();
@@ -27,20 +29,26 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   core.checkOpen();
   validateQueueName(queueName);
   validatePositiveInt("claimBatch max", max);
-  const lease = leaseMs ?? core.configs.get(queueName).leaseMs;
+  const { leaseMs: defaultLease, concurrency, rateLimit } = core.configs.get(queueName);
+  const lease = leaseMs ?? defaultLease;
   validatePositiveInt("leaseMs", lease);
   validateMillis("leaseMs", lease);
+  // With a limit, jobs it holds back stay pending and the scan looks further, within a budget.
+  const scanLimit = concurrency !== undefined || rateLimit !== undefined ? max + ADMISSION_SCAN_BUDGET : max;
+  let ids = pendingIds(core, queueName, scanLimit);
+  // Scan again after each wait: the scan and the claim must share one synchronous run.
+  for (let w = warmJobs(core.engine, ids); w !== undefined; w = warmJobs(core.engine, ids)) {
+    await w;
+    core.checkOpen();
+    ids = pendingIds(core, queueName, scanLimit);
+  }
   const now = core.clock.now();
   const txn = new Txn(core.engine);
   const claimed: [JobRecord, LeaseEntry][] = [];
-  const { concurrency, rateLimit } = core.configs.get(queueName);
-  const limited = concurrency !== undefined || rateLimit !== undefined;
-  // With a limit, jobs it holds back stay pending and the scan looks further, within a budget.
-  const scanLimit = limited ? max + ADMISSION_SCAN_BUDGET : max;
   let retryAt: number | undefined;
-  for (const [, idBytes] of core.engine.scan({ prefix: K.pendingPrefix(queueName), limit: scanLimit })) {
+  for (const id of ids) {
     if (claimed.length === max) break;
-    const r = readJob(txn, decoder.decode(idBytes));
+    const r = readJob(txn, id);
     if (r === undefined || r.state !== "pending") continue;
     const a = admit(core.leases.slots, core.leases.windows, concurrency, rateLimit, queueName, r.headers, now);
     if (!a.admit) {
@@ -65,6 +73,10 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   // batch back and report it.
   const unreadable = (f: PromiseSettledResult<unknown>) =>
     f.status === "rejected" && (f.reason instanceof PayloadMissingError || f.reason instanceof StoreCorruptedError);
+  if (fetched.some((f) => f.status === "rejected")) {
+    // Both paths below read the claimed records again; a checkpoint may have paged them out meanwhile.
+    for (let w = warmJobs(core.engine, ids); w !== undefined; w = warmJobs(core.engine, ids)) await w;
+  }
   const missing = claimed.filter((_, i) => unreadable(fetched[i]!));
   if (missing.length > 0)
     killMissing(
@@ -117,6 +129,13 @@ function wakeWhenRateFrees(core: QueueCore, queueName: string, at: number): void
     },
     () => undefined,
   );
+}
+
+/** The ids of the first `max` pending jobs of `queueName`, in claim order. */
+function pendingIds(core: QueueCore, queueName: string, max: number): string[] {
+  const ids: string[] = [];
+  for (const [, idBytes] of core.engine.scan({ prefix: K.pendingPrefix(queueName), limit: max })) ids.push(decoder.decode(idBytes));
+  return ids;
 }
 
 /** Dead-letters claimed jobs whose payload object is gone or corrupted, and tells the dead-letter listeners. */
@@ -175,17 +194,41 @@ type Transition = (txn: Txn, ctx: TransitionContext, r: JobRecord) => { record: 
  * transition and (when it says so) the effects in one durable commit.
  * Throws `ClaimLostError` and applies nothing otherwise.
  */
-async function settle(
-  core: QueueCore,
-  job: ClaimedJob,
-  effects: SettlementEffects | undefined,
-  transition: Transition,
-): Promise<{ record: JobRecord | undefined; enqueued: EnqueueOutcome[] }> {
+function settle(core: QueueCore, job: ClaimedJob, effects: SettlementEffects | undefined, transition: Transition): Promise<Settled> {
+  // A settlement span only under the span of the job's processing (a step attempt), not as a trace of its own.
+  if (!tracingWithinSpan()) return settleNow(core, job, effects, transition);
+  return traced("taquba.settle", settleAttributes(job), "internal", () => settleNow(core, job, effects, transition), settledAttributes, settleErrorKind);
+}
+
+type Settled = { record: JobRecord | undefined; enqueued: EnqueueOutcome[] };
+
+function settleAttributes(job: ClaimedJob): SpanAttributes {
+  return { "taquba.queue": job.queueName, "taquba.job.id": job.id, "taquba.attempt": job.attempt };
+}
+
+/** The settlement span's outcome: what the job became. */
+function settledAttributes(s: Settled): SpanAttributes {
+  const state = s.record?.state;
+  return { "taquba.outcome": state === "dead" ? "dead_lettered" : state === "pending" || state === "scheduled" ? "retried" : "completed" };
+}
+
+function settleErrorKind(e: unknown): { kind: string } {
+  return { kind: e instanceof ClaimLostError ? "claim_lost" : e instanceof ClosedError ? "closed" : "commit" };
+}
+
+async function settleNow(core: QueueCore, job: ClaimedJob, effects: SettlementEffects | undefined, transition: Transition): Promise<Settled> {
   core.checkOpen();
   const ticket = ticketOf(job);
   if (ticket === undefined) throw new ValidationError("settle only ClaimedJobs returned by a queue's claim, not copies of them");
   if (ticket.owner !== core) throw new ClaimLostError(job.id, "it was claimed through another Queue instance, such as one before a restart");
   const prepared = effects === undefined ? [] : await core.prepare(effects.enqueues);
+  const warming = warmJobs(core.engine, [job.id]);
+  try {
+    for (let w = warming; w !== undefined; w = warmJobs(core.engine, [job.id])) await w;
+  } catch (err) {
+    core.discardUnused(prepared, undefined);
+    throw err;
+  }
   let outcomes: EnqueueOutcome[] | undefined;
   let result: ReturnType<Transition>;
   let commit: Promise<void>;

@@ -3,7 +3,7 @@
  * user would run it, and must exit 0 within its time limit and print the
  * lines that show it did what its header says.
  */
-import { spawn } from "node:child_process";
+import { spawnTied } from "../support/tied-children.js";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
@@ -19,11 +19,11 @@ interface Ran {
 function run(args: string[], timeoutMs: number): Promise<Ran> {
   return new Promise((resolve, reject) => {
     // Its own process group, so a timeout also ends the worker processes an example started.
-    const child = spawn(process.execPath, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = spawnTied(process.execPath, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"], detached: true });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d) => (stdout += String(d)));
-    child.stderr.on("data", (d) => (stderr += String(d)));
+    child.stdout!.on("data", (d) => (stdout += String(d)));
+    child.stderr!.on("data", (d) => (stderr += String(d)));
     const timer = setTimeout(() => {
       try {
         process.kill(-child.pid!, "SIGKILL");
@@ -224,12 +224,19 @@ describe("examples", () => {
       "trace: POST /checkout (request)",
       "trace:   taquba.submit (run checkout-42)",
       "trace:     taquba.step (step 0 attempt 1 retried) ERROR: inventory service timed out",
+      "trace:       taquba.settle (settlement commit: retried)",
       "trace:     taquba.step (step 0 attempt 2 completed)",
+      "trace:       taquba.settle (settlement commit: completed)",
       "trace:     taquba.step (step 1 attempt 1 completed)",
+      "trace:       taquba.settle (settlement commit: completed)",
       "trace:     taquba.step (step 2 attempt 1 completed)",
+      "trace:       taquba.settle (settlement commit: completed)",
     ]);
-    expect(out).toMatch(/^metric: taquba\.step\.attempts\{outcome=completed\} = 3$/m);
+    expect(out).toMatch(/^metric: taquba\.step\.attempts\{completed\} = 3$/m);
     expect(out).toMatch(/^metric: taquba\.step\.retries = 1$/m);
+    expect(out).toMatch(/^metric: taquba\.queue\.jobs\{done\} = 3$/m);
+    expect(out).toMatch(/^metric: taquba\.step\.transition\.duration = 2 samples$/m);
+    expect(out).toMatch(/^log info: {2}queue "shop": this process is now the writer of its store \(writer epoch 1\)$/m);
   });
 
   it("nightly-report: one run per tick, the DST night at 03:00, missed nights caught up, trigger and pause", { timeout: 30_000 }, async () => {

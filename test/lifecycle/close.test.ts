@@ -16,6 +16,7 @@ import {
   NoopTerminalHook,
   Queue,
   StepOutcome,
+  StoreUnavailableError,
   WorkflowRuntime,
   withFaults,
   type StepRunner,
@@ -156,7 +157,7 @@ describe("a poisoned engine", () => {
     const waits = [settle(runtime.wait(run.runId)), settle(runtime.waitTimeout(run.runId, 3_600_000)), settle(job.result()), settle(group.join())];
     // Every put fails from now on: the next commit poisons the engine after its retries.
     faulty.failureRate = 1;
-    await expect(runtime.submit({ input: enc("y") })).rejects.toThrow();
+    await expect(runtime.submit({ input: enc("y") })).rejects.toSatisfy((e: unknown) => e instanceof ClosedError && e.cause instanceof StoreUnavailableError);
     expect(queue.closed).toBe(true);
     for (const w of await Promise.all(waits)) {
       expect(w.ok).toBe(false);
@@ -224,7 +225,7 @@ describe("a wait no worker can end", () => {
 
 describe("the process after close", () => {
   for (const mode of ["runtime", "runner"] as const) {
-    it(`exits within 1 s of ${mode}.close() with waits pending (LocalStore, real timers)`, async () => {
+    it(`exits within 1 s of ${mode}.close() with waits pending (LocalStore, real timers)`, { timeout: 60_000 }, async () => {
       const script = fileURLToPath(new URL("./fixtures/close-exits.ts", import.meta.url));
       const child = startScript(script, [mode]);
       await child.waitFor((lines) => lines.includes("closed"));

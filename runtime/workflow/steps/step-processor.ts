@@ -49,6 +49,7 @@ import type { WorkflowLogger } from "./step-worker.js";
 import { checkCorrelationKey, checkRunPayload } from "../limits.js";
 import type { WorkerSlot } from "./settlement-slots.js";
 import { logFailedAttempt, noteRunEnded, thrownCause, traceHeaderOf } from "./step-log.js";
+import { stepEnqueuedNow } from "../../telemetry/metrics.js";
 
 type Verdict = { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number } | { ok: false; error: unknown };
 
@@ -158,6 +159,7 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
     priority: job.priority,
     maxAttempts: job.maxAttempts,
     group: run.group,
+    traceHeaders: traceHeaderOf(job),
   };
   if (run.cancelRequested === true || job.cancelSignal.aborted) {
     await terminate(core, job, slot, { ...base, status: "cancelled", errorKind: "cancelled" }, undefined, log);
@@ -357,6 +359,7 @@ async function continueRun(
     await slot.freeAfterSubmitting(core.queue.ack(job, effects));
   };
   if (o.when.kind === "immediate") {
+    stepEnqueuedNow(nextJobId);
     await commit();
   } else if (o.when.kind === "after") {
     opts.runAt = now + Math.max(0, o.when.delayMs - elapsed);
