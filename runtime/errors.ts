@@ -47,6 +47,7 @@ export const TAQUBA_ERROR_CODES = [
   "GROUP_NOT_FOUND",
   "GROUP_ACTIVE",
   "MEMO_UNAVAILABLE",
+  "SCHEDULE_NOT_FOUND",
   // typed jobs and workflows
   "JOB_FAILURE",
   "JOB_FAILED",

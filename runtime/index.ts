@@ -101,6 +101,10 @@ export type {
   OpenOptions,
   DeadLetteredEvent,
   ResolvedQueueConfig,
+  ConcurrencyConfig,
+  ResolvedConcurrency,
+  RateLimitConfig,
+  ResolvedRateLimit,
   EnqueueOptions,
   EnqueueOutcome,
   EnqueueItem,
@@ -126,6 +130,7 @@ export {
   InputMismatchError,
   RunNotFoundError,
   RunNotRetryableError,
+  ScheduleNotFoundError,
   InvalidRunIdError,
   ReservedHeaderError,
   ReservedKeyError,
@@ -205,6 +210,11 @@ export type { WorkflowQueue } from "./workflow/queue-port.js";
 
 // Run groups
 export { RunGroup } from "./workflow/groups/run-group.js";
+export { Schedules, MAX_BACKFILL_TICKS } from "./workflow/schedules/schedules.js";
+export { defineSchedule, scheduleSpecOf, upsertSchedules } from "./typed/schedule-definition.js";
+export type { ScheduleDefinition, ScheduleTarget } from "./typed/schedule-definition.js";
+export { MISFIRE_GRACE_MS } from "./workflow/schedules/schedule-types.js";
+export type { CatchUpPolicy, OverlapPolicy, ScheduleFire, ScheduleInfo, ScheduleSpec, ScheduledRun } from "./workflow/schedules/schedule-types.js";
 export type { GroupMember, GroupSubmitOutcome, MemberSubmission, MemberResult, GroupStatus } from "./workflow/groups/run-group.js";
 export { GroupNotFoundError, GroupActiveError } from "./workflow/groups/group-errors.js";
 export type { ListGroupsOptions, GroupMemberCounts, GroupRow, GroupPage } from "./workflow/groups/group-listing.js";

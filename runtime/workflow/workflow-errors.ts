@@ -52,6 +52,13 @@ export class RunNotRetryableError extends TaqubaError {
   }
 }
 
+/** No schedule of that id exists on the runtime's step queue. */
+export class ScheduleNotFoundError extends TaqubaError {
+  constructor(readonly scheduleId: string) {
+    super("SCHEDULE_NOT_FOUND", `no schedule "${scheduleId}" exists on this step queue; create it with runtime.schedules.upsert (or from a spec's schedules)`);
+  }
+}
+
 /** A user header used the `workflow.` prefix the runtime reserves for step jobs. */
 export class ReservedHeaderError extends TaqubaError {
   constructor(readonly header: string) {

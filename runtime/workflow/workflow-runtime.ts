@@ -44,6 +44,7 @@ import type { RunGroup } from "./groups/run-group.js";
 import { RunGroups } from "./groups/run-groups.js";
 import { closeTimeout, repeatEvery, spawnWorker, stopOn, WorkerSet, type CloseOptions, type RunnerHandle, type Shutdown } from "./worker-lifecycle.js";
 import { ClosedError } from "../errors.js";
+import { Schedules } from "./schedules/schedules.js";
 
 export type { CloseOptions, RunnerHandle, Shutdown } from "./worker-lifecycle.js";
 
@@ -84,6 +85,7 @@ export class WorkflowRuntime {
   readonly #reconcileLock = new KeyedLock();
   readonly #groups: RunGroups;
   readonly #workers = new WorkerSet();
+  readonly #schedules: Schedules;
   #closing: Promise<void> | undefined;
   #warnedNoWorker = false;
 
@@ -146,6 +148,25 @@ export class WorkflowRuntime {
       submitMember: (tag, key, spec, groupId) => this.submitGroupMember(tag, key, spec, groupId),
       cancel: (runId) => this.cancel(runId),
     });
+    const view = this.#view;
+    this.#schedules = new Schedules({
+      core: this.#core,
+      submit: (spec, effects) => submitRun(this.#core, spec, undefined, undefined, undefined, effects),
+      isActive: async (runId) => {
+        const st = await view.status(runId);
+        return st !== null && st.state !== "terminated";
+      },
+      isKnown: async (runId) => (await view.status(runId)) !== null,
+    });
+  }
+
+  /**
+   * The cron schedules of this runtime's step queue (see docs/schedules.md):
+   * `upsert`, `list`, `pause`, `resume`, `trigger`, `backfill`, `remove`.
+   * Ticks are decided by a running worker (`run` / `spawn`).
+   */
+  get schedules(): Schedules {
+    return this.#schedules;
   }
 
   /** The step queue's name. */
@@ -406,6 +427,11 @@ export class WorkflowRuntime {
       ),
     );
     if (core.memoRetentionMs !== undefined) tasks.push(this.#sweepLoop(stop.signal));
+    tasks.push(
+      this.#schedules.run(stop.signal).catch((e: unknown) => {
+        this.#logger.error({ err: e }, "the scheduler stopped on an error; schedules tick again at the next start");
+      }),
+    );
     if (this.#groups.retains) {
       tasks.push(
         this.#groups.sweepLoop(stop.signal, (e) => this.#logger.error({ err: e }, "group retention sweep failed; retrying at the next poll interval")),

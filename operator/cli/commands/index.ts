@@ -4,5 +4,6 @@
  */
 import type { Command } from "../registry.js";
 import { queueCommands } from "./queue.js";
+import { scheduleCommands } from "./schedules.js";
 
-export const COMMANDS: readonly Command[] = [...queueCommands];
+export const COMMANDS: readonly Command[] = [...queueCommands, ...scheduleCommands];

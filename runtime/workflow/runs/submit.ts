@@ -66,7 +66,7 @@ export function checkEffects(effects: SettlementEffects | undefined): void {
  * Submits a run. Idempotent on `(runId, input)`: the durable run record
  * (written with the step-0 enqueue) catches duplicates across restarts,
  * after step 0 was claimed and its dedup key released. `mark` commits
- * with a new submission (see `applied-mark`).
+ * with a new submission (see `applied-mark`), and so do `runtimeEffects`.
  */
 export async function submitRun(
   core: RuntimeCore,
@@ -75,6 +75,7 @@ export async function submitRun(
   mark?: AppliedMark<SubmitOutcome>,
   /** The group's id as its user named it, for listings (`group.id` is its storage tag). */
   groupName?: string,
+  runtimeEffects?: SettlementEffects,
 ): Promise<SubmitOutcome> {
   if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
     throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
@@ -88,18 +89,8 @@ export async function submitRun(
   const inputSha256 = sha256Hex(spec.input);
   const span = startSpan("taquba.submit", { "taquba.run.id": runId, "taquba.queue": core.queueName }, undefined, "producer");
   try {
-    const out = await submitLocked(
-      core,
-      spec,
-      group,
-      mark,
-      runId,
-      options,
-      headers,
-      inputSha256,
-      span === undefined ? undefined : traceparentOf(span),
-      groupName,
-    );
+    const traceparent = span === undefined ? undefined : traceparentOf(span);
+    const out = await submitLocked(core, spec, group, mark, runId, options, headers, inputSha256, traceparent, groupName, runtimeEffects);
     endOk(span, { "taquba.outcome": out.newlySubmitted ? "submitted" : "duplicate", "taquba.job.id": out.jobId });
     if (out.newlySubmitted) instruments()?.runsSubmitted.add(1, { "taquba.queue": core.queueName });
     return out;
@@ -120,6 +111,7 @@ async function submitLocked(
   inputSha256: string,
   traceparent: string | undefined,
   groupName: string | undefined,
+  runtimeEffects: SettlementEffects | undefined,
 ): Promise<SubmitOutcome> {
   return core.submitLock.run(runId, async () => {
     const existing = await core.queue.kvGet(runKey(core.queueName, runId));
@@ -145,6 +137,8 @@ async function submitLocked(
     };
     const effects = new SettlementEffects();
     if (spec.effects !== undefined) effects.merge(spec.effects);
+    // The runtime's own writes (a schedule's state) may use the reserved prefix the caller's may not.
+    if (runtimeEffects !== undefined) effects.merge(runtimeEffects);
     effects.kvPut(runKey(core.queueName, runId), encodeRunRecord(record));
     const described = describePayload(core.runner, spec.input);
     effects.kvPut(
