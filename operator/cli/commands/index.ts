@@ -3,6 +3,11 @@
  * this one exporting its commands, and one line here.
  */
 import type { Command } from "../registry.js";
+import { deadCommands } from "./dead.js";
+import { groupsCommands } from "./groups.js";
+import { jobsCommands } from "./jobs.js";
 import { queueCommands } from "./queue.js";
+import { runsCommands } from "./runs.js";
+import { signalCommands } from "./signal.js";
 
-export const COMMANDS: readonly Command[] = [...queueCommands];
+export const COMMANDS: readonly Command[] = [...runsCommands, ...signalCommands, ...jobsCommands, ...groupsCommands, ...queueCommands, ...deadCommands];

@@ -1,0 +1,178 @@
+/**
+ * @module One run as an operator sees it: state, current step and its
+ * job, the signal it waits on, headers, group, the attempts of its step
+ * job (errors with stacks), and for a terminated run how it ended and its
+ * result. Built from the read-only view; shared by `taquba runs show` and
+ * the dashboard.
+ */
+import type { QueueReader } from "../../runtime/queue/reader.js";
+import type { JobAttempt, JobInfo } from "../../runtime/queue/types.js";
+import { RESERVED_HEADER_PREFIX } from "../../runtime/workflow/records/reserved.js";
+import { RunId } from "../../runtime/workflow/runs/run-id.js";
+import type { RunErrorKind, RunState, TerminalStatus } from "../../runtime/workflow/runs/run-types.js";
+import type { WorkflowView } from "../../runtime/workflow/runs/workflow-view.js";
+import { previewBytes, type BytesPreview } from "./bytes-preview.js";
+
+/** A run's state in operator terms: a waiting run is told apart from a pending one. */
+export type OperatorRunState = "pending" | "scheduled" | "waiting" | "running" | "cancelling" | TerminalStatus;
+
+/** One entry of a run's timeline, oldest first. */
+export interface TimelineEntry {
+  readonly at: number;
+  readonly kind: "submitted" | "attempt" | "delay" | "wait" | "terminated";
+  readonly step?: number;
+  readonly attempt?: number;
+  /** What happened: an attempt's outcome, a termination's status. */
+  readonly outcome?: string;
+  readonly error?: string;
+  readonly errorName?: string;
+  readonly stack?: string;
+  /** A delay's end, a wait's deadline. */
+  readonly until?: number;
+  /** The correlation key of a signal wait. */
+  readonly signalKey?: string;
+  /** An attempt's start. */
+  readonly startedAt?: number;
+}
+
+export interface RunDetail {
+  readonly runId: string;
+  readonly state: OperatorRunState;
+  /** The runtime's own state name (`RunStatus.state`). */
+  readonly runtimeState: RunState;
+  /** Current step of an active run, final step of a terminated one. */
+  readonly step: number;
+  readonly submittedAt?: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly group?: { readonly id: string; readonly key: string };
+  /** The queue job carrying the current step, while active. */
+  readonly stepJob?: {
+    readonly id: string;
+    readonly state: string;
+    readonly attempt: number;
+    readonly maxAttempts: number;
+    readonly runAt?: number;
+    readonly lastError?: string;
+    readonly payload: { readonly size: number };
+  };
+  /** The correlation key the current step waits on. */
+  readonly signalWait?: string;
+  readonly terminatedAt?: number;
+  readonly error?: string;
+  readonly errorKind?: RunErrorKind;
+  readonly publicError?: string;
+  readonly errorCode?: string;
+  readonly result?: BytesPreview;
+  readonly timeline: readonly TimelineEntry[];
+}
+
+/** Headers the user gave, without the runtime's reserved ones. */
+export function userHeaders(h: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(h).filter(([k]) => !k.startsWith(RESERVED_HEADER_PREFIX)));
+}
+
+function attemptEntries(step: number, attempts: readonly JobAttempt[]): TimelineEntry[] {
+  return attempts.map((a) => ({
+    at: a.recordedAt,
+    kind: "attempt",
+    step,
+    attempt: a.attempt,
+    outcome: a.outcome,
+    ...(a.claimedAt === undefined ? {} : { startedAt: a.claimedAt }),
+    ...(a.error === undefined ? {} : { error: a.error }),
+    ...(a.errorName === undefined ? {} : { errorName: a.errorName }),
+    ...(a.errorStack === undefined ? {} : { stack: a.errorStack }),
+  }));
+}
+
+function activeState(job: JobInfo | null, signalWait: string | undefined, cancelling: boolean): OperatorRunState {
+  if (cancelling) return "cancelling";
+  if (job === null) return "running";
+  if (job.state === "claimed") return "running";
+  if (signalWait !== undefined && (job.state === "scheduled" || job.state === "pending")) return "waiting";
+  if (job.state === "scheduled") return "scheduled";
+  return "pending";
+}
+
+/** The run `runId`, or null when no record of it exists. Throws `InvalidRunIdError` for a malformed id. */
+export async function readRunDetail(view: WorkflowView, reader: QueueReader, runId: string): Promise<RunDetail | null> {
+  const id = RunId.parse(runId);
+  const records = await view.records(id);
+  if (records.kind === "unknown") return null;
+  if (records.kind === "terminated") {
+    const t = records.terminal;
+    const outcome = await view.outcomeOf(t);
+    const timeline: TimelineEntry[] = [
+      {
+        at: t.terminatedAtMs,
+        kind: "terminated",
+        step: t.finalStep,
+        outcome: t.status,
+        ...(t.error === undefined ? {} : { error: t.error }),
+      },
+    ];
+    return {
+      runId: id,
+      state: t.status,
+      runtimeState: "terminated",
+      step: t.finalStep,
+      headers: userHeaders(outcome?.headers ?? {}),
+      terminatedAt: t.terminatedAtMs,
+      ...(t.error === undefined ? {} : { error: t.error }),
+      ...(t.errorKind === undefined ? {} : { errorKind: t.errorKind }),
+      ...(outcome?.publicError === undefined ? {} : { publicError: outcome.publicError }),
+      ...(outcome?.errorCode === undefined ? {} : { errorCode: outcome.errorCode }),
+      ...(outcome?.result === undefined ? {} : { result: previewBytes(outcome.result) }),
+      timeline,
+    };
+  }
+  const { run, pointer } = records;
+  const [job, attempts] = await Promise.all([reader.job(pointer.jobId), reader.attemptHistory(pointer.jobId)]);
+  const state = activeState(job, pointer.signalWait, run.cancelRequested === true);
+  const timeline: TimelineEntry[] = [{ at: run.submittedAtMs, kind: "submitted", step: 0 }, ...attemptEntries(pointer.step, attempts)];
+  if (job?.runAt !== undefined && (job.state === "scheduled" || state === "waiting")) {
+    timeline.push(
+      state === "waiting"
+        ? {
+            at: job.enqueuedAt,
+            kind: "wait",
+            step: pointer.step,
+            until: job.runAt,
+            ...(pointer.signalWait === undefined ? {} : { signalKey: pointer.signalWait }),
+          }
+        : { at: job.enqueuedAt, kind: "delay", step: pointer.step, until: job.runAt },
+    );
+  } else if (state === "waiting") {
+    timeline.push({
+      at: job?.enqueuedAt ?? run.submittedAtMs,
+      kind: "wait",
+      step: pointer.step,
+      ...(pointer.signalWait === undefined ? {} : { signalKey: pointer.signalWait }),
+    });
+  }
+  timeline.sort((a, b) => a.at - b.at);
+  return {
+    runId: id,
+    state,
+    runtimeState: state === "cancelling" ? "cancelling" : state === "running" ? "running" : "pending",
+    step: pointer.step,
+    submittedAt: run.submittedAtMs,
+    headers: userHeaders(run.headers),
+    ...(run.group === undefined ? {} : { group: { id: run.group.id, key: run.group.key } }),
+    ...(pointer.signalWait === undefined ? {} : { signalWait: pointer.signalWait }),
+    ...(job === null
+      ? {}
+      : {
+          stepJob: {
+            id: job.id,
+            state: job.state,
+            attempt: job.attempt,
+            maxAttempts: job.maxAttempts,
+            ...(job.runAt === undefined ? {} : { runAt: job.runAt }),
+            ...(job.lastError === undefined ? {} : { lastError: job.lastError }),
+            payload: { size: job.payloadSize },
+          },
+        }),
+    timeline,
+  };
+}
