@@ -125,6 +125,7 @@ export { RunId, MAX_RUN_ID_LEN } from "./workflow/runs/run-id.js";
 export {
   InputMismatchError,
   RunNotFoundError,
+  RunNotRetryableError,
   InvalidRunIdError,
   ReservedHeaderError,
   ReservedKeyError,
@@ -162,7 +163,28 @@ export type {
   RunSpec,
   SubmitOutcome,
   SignalOutcome,
+  RetryRunOptions,
+  RetryOutcome,
 } from "./workflow/runs/run-types.js";
+export { RUN_LIST_STATES, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "./workflow/runs/run-listing.js";
+export type { RunListState, RunRowState, ListRunsOptions, RunSignalWait, RunRow, UnreadableRun, RunPage } from "./workflow/runs/run-listing.js";
+export {
+  HISTORY_ATTEMPTS_PER_STEP,
+  HISTORY_STEPS_PER_RUN,
+  HISTORY_KEYS_PER_STEP,
+  HISTORY_ERROR_CHARS,
+  HISTORY_STACK_CHARS,
+} from "./workflow/runs/run-history.js";
+export type {
+  StepAttemptOutcome,
+  AttemptHistory,
+  StepTransitionHistory,
+  SignalReceipt,
+  StepHistory,
+  RunEndHistory,
+  RedriveHistory,
+  RunHistory,
+} from "./workflow/runs/run-history.js";
 export { Memo, MemoStore } from "./workflow/memo/memo.js";
 export { EffectsHandle, TerminalEffects } from "./workflow/steps/effects-handle.js";
 export type { KvReadHandle } from "./workflow/steps/effects-handle.js";
@@ -185,6 +207,7 @@ export type { WorkflowQueue } from "./workflow/queue-port.js";
 export { RunGroup } from "./workflow/groups/run-group.js";
 export type { GroupMember, GroupSubmitOutcome, MemberSubmission, MemberResult, GroupStatus } from "./workflow/groups/run-group.js";
 export { GroupNotFoundError, GroupActiveError } from "./workflow/groups/group-errors.js";
+export type { ListGroupsOptions, GroupMemberCounts, GroupRow, GroupPage } from "./workflow/groups/group-listing.js";
 
 // Jobs
 export { createValidator, formatIssue } from "./contract/validator.js";
@@ -216,6 +239,7 @@ export type {
 export { JobRunner, JobRunnerBuilder } from "./typed/job-runner.js";
 export type { JobRunnerOptions } from "./typed/job-runner.js";
 export type { JobNotice } from "./jobs/job-notice.js";
+export type { ListJobRunsOptions } from "./jobs/job-listing.js";
 export { RunnerJobHandle } from "./jobs/job-handle.js";
 export { JobGroup } from "./jobs/job-group.js";
 export type { JobMemberResult, JobGroupSubmitOptions } from "./jobs/job-group.js";

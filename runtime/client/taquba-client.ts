@@ -28,7 +28,11 @@ import { openStore } from "../store/open-store.js";
 import { MemoStore } from "../workflow/memo/memo.js";
 import { terminationOf } from "../workflow/records/records.js";
 import { RunId } from "../workflow/runs/run-id.js";
-import type { RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
+import type { RetryOutcome, RetryRunOptions, RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
+import type { ListRunsOptions, RunPage } from "../workflow/runs/run-listing.js";
+import type { RunHistory } from "../workflow/runs/run-history.js";
+import type { GroupPage, ListGroupsOptions } from "../workflow/groups/group-listing.js";
+import type { ListJobRunsOptions } from "../jobs/job-listing.js";
 import { checkCorrelationKey } from "../workflow/limits.js";
 import { checkEffects, checkRunOptions, checkUserHeaders } from "../workflow/runs/submit.js";
 import { RunNotFoundError } from "../workflow/workflow-errors.js";
@@ -227,6 +231,22 @@ export class TaqubaClient {
     return (await this.#request({ op: "cancel", runId: id }, `cancellation of run "${id}"`)) as boolean;
   }
 
+  /**
+   * Re-opens a failed or cancelled run (see `WorkflowRuntime.retryRun`),
+   * through the owner's inbox; the owner's `RunNotRetryableError` or
+   * `RunNotFoundError` is rethrown here.
+   */
+  async retryRun(runId: RunId | string, opts: RetryRunOptions = {}): Promise<RetryOutcome> {
+    void [runId, opts];
+    throw new Error("retryRun is not available yet");
+  }
+
+  /** Runs a failed or cancelled job again (see `JobRunner.retryJob`), through the owner's inbox. */
+  async retryJob(jobId: RunId | string): Promise<RetryOutcome> {
+    void jobId;
+    throw new Error("retryJob is not available yet");
+  }
+
   async #request(request: InboxRequest, what: string): Promise<AnswerValue> {
     this.#checkOpen();
     const id = this.#nextId(Date.now());
@@ -285,6 +305,30 @@ export class TaqubaClient {
     const id = RunId.parse(runId);
     const view = await this.#refreshed();
     return view === undefined ? null : view.outcome(id);
+  }
+
+  /** One page of the step queue's runs, newest first, as of the owner's last durable commit (see `WorkflowView.listRuns`). */
+  async listRuns(opts: ListRunsOptions = {}): Promise<RunPage> {
+    void opts;
+    throw new Error("listRuns is not available yet");
+  }
+
+  /** One page of the step queue's typed jobs, newest first (see `JobRunner.listJobs`). */
+  async listJobs(opts: ListJobRunsOptions = {}): Promise<RunPage> {
+    void opts;
+    throw new Error("listJobs is not available yet");
+  }
+
+  /** The run's history step by step, or null for an unknown run (see `WorkflowView.inspectRun`). */
+  async inspectRun(runId: RunId | string): Promise<RunHistory | null> {
+    void runId;
+    throw new Error("inspectRun is not available yet");
+  }
+
+  /** One page of the step queue's run groups with member counts (see `WorkflowView.listGroups`). */
+  async listGroups(opts: ListGroupsOptions = {}): Promise<GroupPage> {
+    void opts;
+    throw new Error("listGroups is not available yet");
   }
 
   /** Waits until the run terminates. Throws `RunNotFoundError` for a run with no record. */

@@ -21,7 +21,10 @@ import { reconcileAllDead, reconcileDeadJob } from "./runs/reconcile.js";
 import { RunId } from "./runs/run-id.js";
 import { KeyedLock } from "./runs/run-events.js";
 import { terminationOf } from "./records/records.js";
-import type { RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "./runs/run-types.js";
+import type { RetryOutcome, RetryRunOptions, RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "./runs/run-types.js";
+import type { ListRunsOptions, RunPage } from "./runs/run-listing.js";
+import type { RunHistory } from "./runs/run-history.js";
+import type { GroupPage, ListGroupsOptions } from "./groups/group-listing.js";
 import { runEventsFor, signalLockFor, submitLockFor, type RuntimeCore } from "./runtime-core.js";
 import { clearBufferedSignal, sendSignal } from "./signals/signals.js";
 import { runStepWorker } from "./steps/step-worker.js";
@@ -55,6 +58,7 @@ export interface MarkedCommands {
   signal(correlationKey: string, payload: Uint8Array, mark: AppliedMark<SignalOutcome>): Promise<SignalOutcome>;
   clearSignal(correlationKey: string, mark: AppliedMark<boolean>): Promise<boolean>;
   cancel(runId: RunId | string, mark: AppliedMark<boolean>): Promise<boolean>;
+  retry(runId: RunId | string, opts: RetryRunOptions, mark: AppliedMark<RetryOutcome>): Promise<RetryOutcome>;
 }
 
 /**
@@ -114,7 +118,12 @@ export class WorkflowRuntime {
     sweeper = memoSweeperFor(this.#core);
     this.#sweeper = sweeper;
     this.#view = new WorkflowView(
-      { kvGet: (k) => deps.queue.kvGet(k), job: (id) => deps.queue.view().job(id), durable: () => deps.queue.flush() },
+      {
+        kvGet: (k) => deps.queue.kvGet(k),
+        job: (id) => deps.queue.view().job(id),
+        kvScan: (prefix, opts) => deps.queue.kvScan(prefix, opts),
+        durable: () => deps.queue.flush(),
+      },
       memos,
       s.queueName,
     );
@@ -294,6 +303,33 @@ export class WorkflowRuntime {
     return cancelRun(this.#core, this.#view, runId);
   }
 
+  /** One page of this step queue's runs, newest first (see {@link WorkflowView.listRuns}). */
+  listRuns(opts?: ListRunsOptions): Promise<RunPage> {
+    return this.#view.listRuns(opts);
+  }
+
+  /** The run's history step by step, or `null` for an unknown run (see {@link WorkflowView.inspectRun}). */
+  inspectRun(runId: RunId | string): Promise<RunHistory | null> {
+    return this.#view.inspectRun(runId);
+  }
+
+  /** One page of this step queue's run groups with member counts (see {@link WorkflowView.listGroups}). */
+  listGroups(opts?: ListGroupsOptions): Promise<GroupPage> {
+    return this.#view.listGroups(opts);
+  }
+
+  /**
+   * Re-opens a failed or cancelled run at the step it ended at (or
+   * `opts.fromStep`), with the payload that step last ran with, keeping its
+   * memo. Throws `RunNotRetryableError` for an active or succeeded run, or
+   * a step whose payload is not kept, and `RunNotFoundError` for an unknown
+   * run; nothing changes then.
+   */
+  retryRun(runId: RunId | string, opts: RetryRunOptions = {}): Promise<RetryOutcome> {
+    void [runId, opts];
+    return Promise.reject(new Error("retryRun is not available yet"));
+  }
+
   /** Delivers a signal for `correlationKey`, or buffers it durably for the next waiter. */
   signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
     return sendSignal(this.#core, correlationKey, payload);
@@ -311,6 +347,10 @@ export class WorkflowRuntime {
       signal: (key, payload, mark) => sendSignal(core, key, payload, mark),
       clearSignal: (key, mark) => clearBufferedSignal(core, key, mark),
       cancel: (runId, mark) => cancelRun(core, this.#view, runId, mark),
+      retry: (runId, opts, mark) => {
+        void [runId, opts, mark];
+        return Promise.reject(new Error("retryRun is not available yet"));
+      },
     };
   }
 

@@ -3,6 +3,10 @@
  * outcome of a run, answered the same after a restart and from any process.
  */
 import type { JobInfo } from "../../queue/types.js";
+import type { KvPage, KvScanOptions } from "../../queue/view.js";
+import type { ListRunsOptions, RunPage } from "./run-listing.js";
+import type { RunHistory } from "./run-history.js";
+import type { GroupPage, ListGroupsOptions } from "../groups/group-listing.js";
 import { runKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
 import type { MemoStore } from "../memo/memo.js";
 import {
@@ -26,6 +30,8 @@ export const DEFAULT_STEP_QUEUE = "workflow-steps";
 export interface WorkflowReadSource {
   kvGet(key: string): Promise<Uint8Array | null>;
   job(jobId: string): Promise<JobInfo | null>;
+  /** One page of KV entries under `prefix` (the run index and history are read this way). */
+  kvScan(prefix: string, opts?: KvScanOptions): Promise<KvPage>;
   /**
    * For a source that reads commits before they are durable (a live
    * queue): resolves once everything read so far is durable. A source
@@ -61,6 +67,7 @@ export class WorkflowView {
     this.#src = {
       kvGet: (k) => retryStore(() => source.kvGet(k)),
       job: (id) => retryStore(() => source.job(id)),
+      kvScan: (prefix, opts) => retryStore(() => source.kvScan(prefix, opts)),
       ...(source.durable === undefined ? {} : { durable: () => source.durable!() }),
     };
     this.#memos = memos;
@@ -142,5 +149,28 @@ export class WorkflowView {
   async outcomeOf(terminal: TerminalRecord): Promise<RunOutcome | null> {
     const rec = await this.#memos.withPrefix(terminal.memoPrefix ?? this.#memos.prefix).readOutcomeRecord(terminal.runId, terminal.token);
     return rec !== null && rec.token === terminal.token ? rec.outcome : null;
+  }
+
+  /**
+   * One page of the step queue's runs, newest submission first, filtered by
+   * state, workflow name and submission time (see `ListRunsOptions`). Reads
+   * the run index, never the whole state; throws `ValidationError` for a
+   * malformed option or a cursor this listing did not hand out.
+   */
+  async listRuns(opts: ListRunsOptions = {}): Promise<RunPage> {
+    void opts;
+    throw new Error("listRuns is not available yet");
+  }
+
+  /** The run's history step by step (see `RunHistory`), or `null` for an unknown run. */
+  async inspectRun(runId: RunId | string): Promise<RunHistory | null> {
+    void runId;
+    throw new Error("inspectRun is not available yet");
+  }
+
+  /** One page of the step queue's run groups with their member counts, newest first. */
+  async listGroups(opts: ListGroupsOptions = {}): Promise<GroupPage> {
+    void opts;
+    throw new Error("listGroups is not available yet");
   }
 }
