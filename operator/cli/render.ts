@@ -46,6 +46,12 @@ function entryText(e: TimelineEntry, now: number): string {
       return `delayed until ${formatTime(e.until)}${e.until === undefined ? "" : ` (in ${formatAge(e.until - now)})`}`;
     case "wait":
       return `waiting for signal ${JSON.stringify(e.signalKey ?? "?")}${e.until === undefined ? "" : ` until ${formatTime(e.until)}`}`;
+    case "signal":
+      return `signal ${JSON.stringify(e.signalKey ?? "?")} ${e.outcome === "timed_out" ? "timed out" : `delivered${e.bytes === undefined ? "" : ` (${e.bytes} bytes)`}`}`;
+    case "effects":
+      return `wrote ${(e.keys ?? []).join(", ")}`;
+    case "redrive":
+      return `retried from step ${e.step ?? "?"}`;
     case "terminated":
       return `${e.outcome ?? "ended"}${e.error === undefined ? "" : `: ${e.error}`}`;
   }
@@ -57,6 +63,7 @@ export function renderRun(io: OperatorIo, d: RunDetail, now: number): string {
   const out = [
     block(io, [
       ["run", d.runId],
+      ["workflow", d.workflow === undefined ? undefined : `${d.workflow}${d.kind === "job" ? " (job)" : ""}`],
       ["state", `${tone === undefined ? d.state : paint(io, tone, d.state)} at step ${d.step}`],
       ["submitted", d.submittedAt === undefined ? undefined : `${formatTime(d.submittedAt)} (${formatAge(now - d.submittedAt)} ago)`],
       ["ended", d.terminatedAt === undefined ? undefined : `${formatTime(d.terminatedAt)} (${formatAge(now - d.terminatedAt)} ago)`],
@@ -79,6 +86,7 @@ export function renderRun(io: OperatorIo, d: RunDetail, now: number): string {
       ]),
     ),
   ];
+  if (d.omitted !== undefined) out.push(paint(io, "dim", `(history bounded: ${d.omitted.steps} older steps and ${d.omitted.attempts} attempts left out)`));
   const stacks = d.timeline.filter((e) => e.stack !== undefined);
   for (const e of stacks) {
     out.push("", paint(io, "dim", `step ${e.step ?? "?"} attempt ${e.attempt ?? "?"} ${e.errorName ?? "error"}:`));

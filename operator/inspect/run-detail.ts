@@ -11,6 +11,7 @@ import { RESERVED_HEADER_PREFIX } from "../../runtime/workflow/records/reserved.
 import { RunId } from "../../runtime/workflow/runs/run-id.js";
 import type { RunErrorKind, RunState, TerminalStatus } from "../../runtime/workflow/runs/run-types.js";
 import type { WorkflowView } from "../../runtime/workflow/runs/workflow-view.js";
+import type { RunHistory } from "../../runtime/workflow/runs/run-history.js";
 import { previewBytes, type BytesPreview } from "./bytes-preview.js";
 
 /** A run's state in operator terms: a waiting run is told apart from a pending one. */
@@ -19,8 +20,10 @@ export type OperatorRunState = "pending" | "scheduled" | "waiting" | "running" |
 /** One entry of a run's timeline, oldest first. */
 export interface TimelineEntry {
   readonly at: number;
-  readonly kind: "submitted" | "attempt" | "delay" | "wait" | "terminated";
+  readonly kind: "submitted" | "attempt" | "delay" | "wait" | "signal" | "effects" | "redrive" | "terminated";
   readonly step?: number;
+  /** The step's name, for typed workflows. */
+  readonly stepName?: string;
   readonly attempt?: number;
   /** What happened: an attempt's outcome, a termination's status. */
   readonly outcome?: string;
@@ -33,10 +36,18 @@ export interface TimelineEntry {
   readonly signalKey?: string;
   /** An attempt's start. */
   readonly startedAt?: number;
+  /** A received signal's payload size; effects' key lists. */
+  readonly bytes?: number;
+  readonly keys?: readonly string[];
 }
 
 export interface RunDetail {
   readonly runId: string;
+  /** The typed workflow or job name, and which of the two. */
+  readonly workflow?: string;
+  readonly kind?: "workflow" | "job";
+  /** Attempts and steps the bounded history left out. */
+  readonly omitted?: { readonly steps: number; readonly attempts: number };
   readonly state: OperatorRunState;
   /** The runtime's own state name (`RunStatus.state`). */
   readonly runtimeState: RunState;
@@ -174,5 +185,91 @@ export async function readRunDetail(view: WorkflowView, reader: QueueReader, run
           },
         }),
     timeline,
+  };
+}
+
+/**
+ * The timeline of a run's recorded history: submission, then per step its
+ * signal receipt, attempts (errors and stacks), effects and the transition
+ * it chose (a delay or a signal wait), redrives, and the end. Entries keep
+ * the history's step order; within a step they follow time.
+ */
+export function historyTimeline(h: RunHistory): TimelineEntry[] {
+  const out: TimelineEntry[] = [{ at: h.submittedAtMs, kind: "submitted", step: 0 }];
+  const named = (step: number, name: string | undefined) => ({ step, ...(name === undefined ? {} : { stepName: name }) });
+  const stepped: TimelineEntry[] = [];
+  for (const s of h.steps) {
+    const first = s.attempts[0];
+    const last = s.attempts[s.attempts.length - 1];
+    const base = named(s.step, s.name);
+    if (s.signal !== undefined) {
+      stepped.push({
+        at: first?.startedAtMs ?? last?.endedAtMs ?? h.submittedAtMs,
+        kind: "signal",
+        ...base,
+        signalKey: s.signal.key,
+        outcome: s.signal.result,
+        ...(s.signal.payloadBytes === undefined ? {} : { bytes: s.signal.payloadBytes }),
+      });
+    }
+    for (const a of s.attempts) {
+      stepped.push({
+        at: a.endedAtMs,
+        kind: "attempt",
+        ...base,
+        attempt: a.attempt,
+        outcome: a.outcome,
+        startedAt: a.startedAtMs,
+        ...(a.error === undefined ? {} : { error: a.error }),
+        ...(a.stack === undefined ? {} : { stack: a.stack }),
+      });
+    }
+    const end = last?.endedAtMs ?? h.submittedAtMs;
+    if (s.memoKeysWritten > 0 || s.kvEffects > 0) {
+      stepped.push({
+        at: end,
+        kind: "effects",
+        ...base,
+        keys: [...s.memoKeys.map((k) => `memo ${k}`), ...s.kvPuts.map((k) => `put ${k}`), ...s.kvDeletes.map((k) => `delete ${k}`)],
+      });
+    }
+    const t = s.transition;
+    if (t?.kind === "after") stepped.push({ at: end, kind: "delay", ...base, until: t.runAtMs });
+    else if (t?.kind === "on_signal") stepped.push({ at: end, kind: "wait", ...base, signalKey: t.key, until: t.deadlineMs });
+  }
+  for (const r of h.redrives) {
+    stepped.push({
+      at: r.replaced.atMs,
+      kind: "terminated",
+      step: r.replaced.finalStep,
+      outcome: r.replaced.status,
+      ...(r.replaced.error === undefined ? {} : { error: r.replaced.error }),
+    });
+    stepped.push({ at: r.atMs, kind: "redrive", step: r.step });
+  }
+  if (h.end !== undefined) {
+    stepped.push({
+      at: h.end.atMs,
+      kind: "terminated",
+      step: h.end.finalStep,
+      outcome: h.end.status,
+      ...(h.end.error === undefined ? {} : { error: h.end.error }),
+    });
+  }
+  // Stable: entries at the same instant keep their recorded order.
+  stepped.sort((a, b) => a.at - b.at);
+  return [...out, ...stepped];
+}
+
+/** `detail` with the timeline of `history` in place of the one read from the step job, when a history exists. */
+export function withHistory(detail: RunDetail, history: RunHistory | null): RunDetail {
+  if (history === null) return detail;
+  const attemptsDropped = history.steps.reduce((n, s) => n + s.attemptsDropped, 0);
+  return {
+    ...detail,
+    ...(history.workflow === undefined ? {} : { workflow: history.workflow }),
+    ...(history.kind === undefined ? {} : { kind: history.kind }),
+    ...(history.stepsDropped > 0 || attemptsDropped > 0 ? { omitted: { steps: history.stepsDropped, attempts: attemptsDropped } } : {}),
+    timeline: historyTimeline(history),
   };
 }

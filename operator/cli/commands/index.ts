@@ -3,6 +3,7 @@
  * this one exporting its commands, and one line here.
  */
 import type { Command } from "../registry.js";
+import { dashboardCommands } from "./dashboard.js";
 import { deadCommands } from "./dead.js";
 import { groupsCommands } from "./groups.js";
 import { jobsCommands } from "./jobs.js";

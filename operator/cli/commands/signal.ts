@@ -6,6 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { ValidationError } from "../../../runtime/errors.js";
 import { MAX_SIGNAL_PAYLOAD_BYTES } from "../../../runtime/workflow/limits.js";
+import { encodeJsonPayload } from "../../inspect/json-payload.js";
 import { EXIT } from "../exit-codes.js";
 import { clean, toJson } from "../output.js";
 import { stringOption, UsageError, type Command } from "../registry.js";
@@ -13,15 +14,7 @@ import { stringOption, UsageError, type Command } from "../registry.js";
 /** The payload bytes from `--json` (checked JSON, sent compact, as typed signals encode it) or `--file` (raw bytes; `-` reads stdin). */
 export async function signalPayload(jsonText: string | undefined, file: string | undefined): Promise<Uint8Array> {
   if ((jsonText === undefined) === (file === undefined)) throw new UsageError("give the payload with exactly one of --json '<payload>' or --file <path>");
-  if (jsonText !== undefined) {
-    let value: unknown;
-    try {
-      value = JSON.parse(jsonText);
-    } catch (e) {
-      throw new ValidationError(`--json is not valid JSON: ${e instanceof Error ? e.message : String(e)}`);
-    }
-    return new TextEncoder().encode(JSON.stringify(value));
-  }
+  if (jsonText !== undefined) return encodeJsonPayload(jsonText, "--json");
   const path = file!;
   const bytes = path === "-" ? await readStdin() : new Uint8Array(await readFile(path));
   if (bytes.byteLength > MAX_SIGNAL_PAYLOAD_BYTES) {
