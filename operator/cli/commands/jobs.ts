@@ -1,14 +1,42 @@
 /**
- * @module `taquba jobs show <jobId>`: a typed job (a run on the step queue
- * whose id is the job id): its outcome as its handle would report it, and
- * the run's detail and timeline.
+ * @module `taquba jobs list|show|retry`: typed jobs (runs on the step queue
+ * whose id is the job id): listed by job name and state; one job's outcome
+ * as its handle would report it, with its run's timeline; a failed job run
+ * again through the owner.
  */
 import { readJobOutcome } from "../../../runtime/jobs/job-results.js";
-import { readRunDetail } from "../../inspect/run-detail.js";
+import { Operations } from "../../inspect/operations.js";
 import { EXIT } from "../exit-codes.js";
 import { clean, toJson } from "../output.js";
-import type { Command } from "../registry.js";
+import { stringOption, type Command } from "../registry.js";
 import { block, renderRun } from "../render.js";
+import { LISTING_OPTIONS, listingFilters, printRunPage } from "./runs.js";
+
+const list: Command = {
+  path: ["jobs", "list"],
+  operands: "",
+  arity: [0, 0],
+  summary: "typed jobs, newest first, by job name, state and submission time",
+  options: { ...LISTING_OPTIONS, job: { type: "string", value: "NAME", description: "only jobs of this name (a defineJob name)" } },
+  async run(ctx) {
+    const job = stringOption(ctx, "job");
+    const page = await new Operations(ctx.session).jobs({ ...listingFilters(ctx), ...(job === undefined ? {} : { job }) });
+    printRunPage(ctx.io, page, ctx.json);
+    return EXIT.ok;
+  },
+};
+
+const retry: Command = {
+  path: ["jobs", "retry"],
+  operands: "<jobId>",
+  arity: [1, 1],
+  summary: "run a failed or cancelled job again with its input; its stored result is replaced",
+  async run(ctx) {
+    const out = await new Operations(ctx.session).retryJob(ctx.operands[0]!);
+    ctx.io.out(ctx.json ? toJson(out) : `job ${clean(out.runId)} runs again (queue job ${out.jobId})`);
+    return EXIT.ok;
+  },
+};
 
 const show: Command = {
   path: ["jobs", "show"],
@@ -19,7 +47,7 @@ const show: Command = {
     const jobId = operands[0]!;
     const reader = await session.reader();
     const view = await session.view();
-    const [detail, outcome] = await Promise.all([readRunDetail(view, reader, jobId), readJobOutcome<unknown, unknown>(view, reader, jobId)]);
+    const [detail, outcome] = await Promise.all([new Operations(session).run(jobId), readJobOutcome<unknown, unknown>(view, reader, jobId)]);
     if (detail === null || outcome === "unknown") {
       io.err(`no record of job ${JSON.stringify(clean(jobId))}: it was never submitted to this step queue, or it ended and was swept`);
       return EXIT.notFound;
@@ -46,4 +74,4 @@ const show: Command = {
   },
 };
 
-export const jobsCommands: readonly Command[] = [show];
+export const jobsCommands: readonly Command[] = [list, show, retry];
