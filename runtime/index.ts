@@ -191,7 +191,7 @@ export type { KvReadHandle } from "./workflow/steps/effects-handle.js";
 export { NoopTerminalHook } from "./workflow/terminal-hook/terminal-hook.js";
 export type { TerminalHook } from "./workflow/terminal-hook/terminal-hook.js";
 export { Delivery, Step } from "./workflow/steps/delivery.js";
-export type { DetachedOptions, RunnerStartContext, StepRunner } from "./workflow/steps/delivery.js";
+export type { DetachedOptions, RunnerStartContext, StepRunner, StepDescription } from "./workflow/steps/delivery.js";
 export { WorkflowRuntime } from "./workflow/workflow-runtime.js";
 export { WorkflowRuntimeBuilder } from "./workflow/runtime-builder.js";
 export { NO_WORKER_WARNING_MS } from "./workflow/workflow-runtime.js";

@@ -30,6 +30,8 @@ import { clearBufferedSignal, sendSignal } from "./signals/signals.js";
 import { runStepWorker } from "./steps/step-worker.js";
 import type { FullLogger } from "../logger.js";
 import { submitRun } from "./runs/submit.js";
+import { retryRun } from "./runs/redrive.js";
+import type { SettlementEffects } from "../queue/effects.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import { RunNotFoundError } from "./workflow-errors.js";
 import { WorkflowView } from "./runs/workflow-view.js";
@@ -58,7 +60,7 @@ export interface MarkedCommands {
   signal(correlationKey: string, payload: Uint8Array, mark: AppliedMark<SignalOutcome>): Promise<SignalOutcome>;
   clearSignal(correlationKey: string, mark: AppliedMark<boolean>): Promise<boolean>;
   cancel(runId: RunId | string, mark: AppliedMark<boolean>): Promise<boolean>;
-  retry(runId: RunId | string, opts: RetryRunOptions, mark: AppliedMark<RetryOutcome>): Promise<RetryOutcome>;
+  retry(runId: RunId | string, opts: RetryRunOptions, mark: AppliedMark<RetryOutcome> | undefined, extra?: SettlementEffects): Promise<RetryOutcome>;
 }
 
 /**
@@ -122,6 +124,7 @@ export class WorkflowRuntime {
         kvGet: (k) => deps.queue.kvGet(k),
         job: (id) => deps.queue.view().job(id),
         kvScan: (prefix, opts) => deps.queue.kvScan(prefix, opts),
+        attemptHistory: (id) => deps.queue.view().attemptHistory(id),
         durable: () => deps.queue.flush(),
       },
       memos,
@@ -326,8 +329,7 @@ export class WorkflowRuntime {
    * run; nothing changes then.
    */
   retryRun(runId: RunId | string, opts: RetryRunOptions = {}): Promise<RetryOutcome> {
-    void [runId, opts];
-    return Promise.reject(new Error("retryRun is not available yet"));
+    return retryRun(this.#core, this.#view, runId, opts);
   }
 
   /** Delivers a signal for `correlationKey`, or buffers it durably for the next waiter. */
@@ -347,10 +349,7 @@ export class WorkflowRuntime {
       signal: (key, payload, mark) => sendSignal(core, key, payload, mark),
       clearSignal: (key, mark) => clearBufferedSignal(core, key, mark),
       cancel: (runId, mark) => cancelRun(core, this.#view, runId, mark),
-      retry: (runId, opts, mark) => {
-        void [runId, opts, mark];
-        return Promise.reject(new Error("retryRun is not available yet"));
-      },
+      retry: (runId, opts, mark, extra) => retryRun(core, this.#view, runId, opts, mark, extra),
     };
   }
 

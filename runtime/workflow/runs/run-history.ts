@@ -81,6 +81,10 @@ export interface StepHistory {
   readonly kvEffects: number;
   /** Whether the step's payload is kept, so `retryRun({ fromStep })` can start here. */
   readonly retryable: boolean;
+  /** The current step of an active run has not settled: the claim a worker holds now, if any. */
+  readonly inProgress?: { readonly attempt: number; readonly startedAtMs: number };
+  /** The current step of an active run waits: for a signal (key and deadline) or for its time. */
+  readonly waiting?: { readonly signalKey?: string; readonly untilMs: number };
 }
 
 /** How the run ended. */

@@ -10,6 +10,7 @@ import { groupMemberKey, runKey, stepDedupKey, stepPointerKey, terminalRecordKey
 import {
   decodeRunRecord,
   decodeStepPointer,
+  decodeTerminalRecord,
   encodeGroupMember,
   encodeRunRecord,
   encodeStepPointer,
@@ -25,6 +26,7 @@ import type { RuntimeCore } from "../runtime-core.js";
 import { InputMismatchError, ReservedHeaderError, ReservedKeyError } from "../workflow-errors.js";
 import { ValidationError } from "../../errors.js";
 import { checkRunHeaders, checkRunPayload } from "../limits.js";
+import { describePayload, stageForgotten, stageSubmission } from "./index-effects.js";
 
 /** Checks user headers: string values, no reserved prefix. */
 export function checkUserHeaders(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {
@@ -110,9 +112,10 @@ async function submitLocked(
       return { runId, jobId, newlySubmitted: false };
     }
     const jobId = core.queue.nextJobId();
+    const submittedAtMs = core.clock.now();
     const record: RunRecord = {
       runId,
-      submittedAtMs: core.clock.now(),
+      submittedAtMs,
       inputSha256,
       incarnation: jobId,
       headers,
@@ -124,9 +127,20 @@ async function submitLocked(
     const effects = new SettlementEffects();
     if (spec.effects !== undefined) effects.merge(spec.effects);
     effects.kvPut(runKey(core.queueName, runId), encodeRunRecord(record));
-    effects.kvPut(stepPointerKey(core.queueName, runId), encodeStepPointer({ step: 0, jobId }));
-    // A terminal record of an earlier run under this id no longer describes the run.
-    effects.kvDelete(terminalRecordKey(core.queueName, runId));
+    const described = describePayload(core.runner, spec.input);
+    effects.kvPut(
+      stepPointerKey(core.queueName, runId),
+      encodeStepPointer({ step: 0, jobId, ...(described?.step === undefined ? {} : { name: described.step }) }),
+    );
+    // A terminal record of an earlier run under this id no longer describes the run, nor do
+    // that run's index entries and history.
+    const tk = terminalRecordKey(core.queueName, runId);
+    const earlier = await core.queue.kvGet(tk);
+    if (earlier !== null) {
+      effects.kvDelete(tk);
+      await stageForgotten(core.queue, core.queueName, decodeTerminalRecord(earlier, tk), effects);
+    }
+    stageSubmission(core.queueName, record, described, spec.input, effects);
     if (mark !== undefined) markEffects(mark, { runId, jobId, newlySubmitted: true }, effects);
     if (group !== undefined) {
       effects.kvPut(groupMemberKey(core.queueName, group.id, group.key), encodeGroupMember({ key: group.key, runId, incarnation: jobId, state: "active" }));
