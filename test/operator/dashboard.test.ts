@@ -9,7 +9,8 @@
  * non-loopback binding needs, and that every request must carry it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Browser, Page } from "puppeteer-core";
@@ -17,7 +18,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore, TaqubaClient } from "taquba";
 import { findBrowser, launchBrowser } from "../support/browser.js";
 import { startScript, type ChildScript } from "../support/child-script.js";
-import { useTempDirs } from "../support/temp-dirs.js";
 import { taquba } from "./cli-process.js";
 import { STEP_QUEUE, STORE_NAME } from "./fixtures/ops-app.js";
 
@@ -25,7 +25,6 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const BIN = join(ROOT, "codegen", "bin.js");
 const OWNER = fileURLToPath(new URL("./fixtures/ops-owner.ts", import.meta.url));
 const OUTPUT = join(ROOT, ".tmp", "test-output", "operator");
-const tempDir = useTempDirs("taquba-dashboard-");
 const enc = new TextEncoder();
 const TOKEN = "s3cret-token-for-the-test-0123";
 
@@ -56,10 +55,13 @@ async function stopProcess(child: ChildProcess | undefined): Promise<void> {
 async function waitText(page: Page, selector: string, text: string, timeout = 60_000): Promise<void> {
   try {
     // Strings, not functions: these run in the page, and this project type-checks without DOM types.
-    await page.waitForFunction(`[...document.querySelectorAll(${JSON.stringify(selector)})].some((e) => (e.textContent ?? "").includes(${JSON.stringify(text)}))`, {
-      timeout,
-      polling: 100,
-    });
+    await page.waitForFunction(
+      `[...document.querySelectorAll(${JSON.stringify(selector)})].some((e) => (e.textContent ?? "").includes(${JSON.stringify(text)}))`,
+      {
+        timeout,
+        polling: 100,
+      },
+    );
   } catch (e) {
     const body = await page.evaluate("document.body.innerText").catch(() => "?");
     throw new Error(`"${text}" never appeared in ${selector}; the page shows:\n${body}`, { cause: e });
@@ -78,7 +80,8 @@ describe("the dashboard in a headless browser", () => {
 
   beforeAll(async () => {
     if ("missing" in browserFound) return;
-    work = await tempDir();
+    // One store for the whole file (both tests use the owner): removed in afterAll.
+    work = mkdtempSync(join(tmpdir(), "taquba-dashboard-"));
     const storeUrl = pathToFileURL(join(work, "store")).href;
     owner = startScript(OWNER, [storeUrl]);
     await owner.waitFor((l) => l.includes("ready"));
@@ -104,6 +107,7 @@ describe("the dashboard in a headless browser", () => {
     await stopProcess(dashboard);
     await client?.close();
     await owner?.kill();
+    if (work !== "") rmSync(work, { recursive: true, force: true });
   }, 60_000);
 
   it("lists runs, opens a failed run, retries it, signals and cancels through the owner", async (ctx) => {
@@ -123,7 +127,9 @@ describe("the dashboard in a headless browser", () => {
 
     // Filter by state.
     await page.goto(`${url}#/runs?state=failed`);
-    await page.waitForFunction(`document.querySelectorAll("tr[data-row]").length === 1 && document.querySelector('tr[data-row="order-fail"]') !== null`, { timeout: 30_000 });
+    await page.waitForFunction(`document.querySelectorAll("tr[data-row]").length === 1 && document.querySelector('tr[data-row="order-fail"]') !== null`, {
+      timeout: 30_000,
+    });
 
     // The failed run: its error as text, each attempt with its stack.
     await page.click('a[data-run="order-fail"]');
@@ -178,7 +184,7 @@ describe("the dashboard in a headless browser", () => {
     if ("missing" in browserFound) return ctx.skip(`no browser: ${browserFound.missing}`);
     const storeUrl = pathToFileURL(join(work, "store")).href;
     const refused = await taquba(["dashboard", storeUrl, "--name", STORE_NAME, "--host", "0.0.0.0", "--port", "0"]);
-    expect(refused.code).toBe(2);
+    expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toContain("give --token");
 
     const guarded = await startDashboardProcess([storeUrl, "--name", STORE_NAME, "--step-queue", STEP_QUEUE, "--port", "0", "--token", TOKEN]);
@@ -190,19 +196,28 @@ describe("the dashboard in a headless browser", () => {
       expect((await fetch(`${base.origin}/api/runs`)).status).toBe(401);
       expect((await fetch(`${base.origin}/api/runs`, { headers: { authorization: "Bearer wrong-token-of-the-same-len" } })).status).toBe(401);
       expect((await fetch(`${base.origin}/api/events`)).status).toBe(401);
-      expect((await fetch(`${base.origin}/api/runs/order-ok/cancel`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).status).toBe(401);
+      expect(
+        (await fetch(`${base.origin}/api/runs/order-ok/cancel`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).status,
+      ).toBe(401);
       const ok = await fetch(`${base.origin}/api/runs`, { headers: { authorization: `Bearer ${TOKEN}` } });
       expect(ok.status).toBe(200);
       // A form post from another site (no JSON content type) is refused even with the token.
-      const form = await fetch(`${base.origin}/api/runs/order-ok/cancel?token=${TOKEN}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "a=1" });
+      const form = await fetch(`${base.origin}/api/runs/order-ok/cancel?token=${TOKEN}`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: "a=1",
+      });
       expect(form.status).toBe(403);
       // A rebound DNS name reaching the loopback server is refused.
       const rebound = await new Promise<number>((resolve, reject) => {
         import("node:http").then(({ request }) => {
-          const r = request({ host: base.hostname, port: base.port, path: `/api/runs?token=${TOKEN}`, headers: { host: `evil.example:${base.port}` } }, (res) => {
-            res.resume();
-            resolve(res.statusCode ?? 0);
-          });
+          const r = request(
+            { host: base.hostname, port: base.port, path: `/api/runs?token=${TOKEN}`, headers: { host: `evil.example:${base.port}` } },
+            (res) => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+            },
+          );
           r.on("error", reject);
           r.end();
         }, reject);

@@ -19,9 +19,16 @@ export function findBrowser(): { path: string } | { missing: string } {
   const found = CANDIDATES.find((p) => existsSync(p));
   if (found !== undefined) return { path: found };
   if (process.getuid?.() !== 0 || !existsSync("/usr/bin/apt-get")) {
-    return { missing: `no chromium at ${CANDIDATES.join(", ")}, and apt-get cannot install one here (needs root and apt); install chromium or set TAQUBA_TEST_CHROMIUM` };
+    return {
+      missing: `no chromium at ${CANDIDATES.join(", ")}, and apt-get cannot install one here (needs root and apt); install chromium or set TAQUBA_TEST_CHROMIUM`,
+    };
   }
-  const install = () => spawnSync("apt-get", ["install", "-y", "--no-install-recommends", "chromium"], { encoding: "utf8", timeout: 600_000, env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+  const install = () =>
+    spawnSync("apt-get", ["install", "-y", "--no-install-recommends", "chromium"], {
+      encoding: "utf8",
+      timeout: 600_000,
+      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+    });
   let r = install();
   if (r.status !== 0) {
     // A fresh machine has no package lists yet.

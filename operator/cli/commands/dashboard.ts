@@ -4,6 +4,7 @@
  */
 import { redactUrl } from "../../../runtime/redact.js";
 import { Operations } from "../../inspect/operations.js";
+import { bindingProblem } from "../../dashboard/access.js";
 import { DEFAULT_POLL_INTERVAL_MS, startDashboard } from "../../dashboard/server.js";
 import { EXIT } from "../exit-codes.js";
 import { stringOption, UsageError, type Command } from "../registry.js";
@@ -27,6 +28,8 @@ const dashboard: Command = {
     const token = stringOption(ctx, "token") ?? process.env["TAQUBA_DASHBOARD_TOKEN"];
     const pollIntervalMs = positiveInt("poll", stringOption(ctx, "poll"), 3_600_000) ?? DEFAULT_POLL_INTERVAL_MS;
     if (pollIntervalMs < 200) throw new UsageError("--poll must be at least 200 ms");
+    const problem = bindingProblem(host, token);
+    if (problem !== undefined) throw new UsageError(problem);
     const { session } = ctx;
     // Fail now, before listening, when the store or the name is wrong.
     await session.reader();

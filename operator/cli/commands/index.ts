@@ -11,4 +11,13 @@ import { queueCommands } from "./queue.js";
 import { runsCommands } from "./runs.js";
 import { signalCommands } from "./signal.js";
 
-export const COMMANDS: readonly Command[] = [...runsCommands, ...signalCommands, ...jobsCommands, ...groupsCommands, ...queueCommands, ...deadCommands];
+// biome-ignore format: one line per group, so that adding a group is adding a line
+export const COMMANDS: readonly Command[] = [
+  ...runsCommands,
+  ...signalCommands,
+  ...jobsCommands,
+  ...groupsCommands,
+  ...queueCommands,
+  ...deadCommands,
+  ...dashboardCommands,
+];
