@@ -33,6 +33,9 @@ import type { ListRunsOptions, RunPage } from "../workflow/runs/run-listing.js";
 import type { RunHistory } from "../workflow/runs/run-history.js";
 import type { GroupPage, ListGroupsOptions } from "../workflow/groups/group-listing.js";
 import type { ListJobRunsOptions } from "../jobs/job-listing.js";
+import { listJobRuns } from "../jobs/job-redrive.js";
+import { checkRetryOptions } from "../workflow/runs/redrive.js";
+import { checkListOptions } from "../workflow/runs/run-rows.js";
 import { checkCorrelationKey } from "../workflow/limits.js";
 import { checkEffects, checkRunOptions, checkUserHeaders } from "../workflow/runs/submit.js";
 import { RunNotFoundError } from "../workflow/workflow-errors.js";
@@ -237,14 +240,16 @@ export class TaqubaClient {
    * `RunNotFoundError` is rethrown here.
    */
   async retryRun(runId: RunId | string, opts: RetryRunOptions = {}): Promise<RetryOutcome> {
-    void [runId, opts];
-    throw new Error("retryRun is not available yet");
+    const id = RunId.parse(runId);
+    const fromStep = checkRetryOptions(opts);
+    const request: InboxRequest = { op: "retry", runId: id, ...(fromStep === undefined ? {} : { fromStep }) };
+    return (await this.#request(request, `retry of run "${id}"`)) as RetryOutcome;
   }
 
   /** Runs a failed or cancelled job again (see `JobRunner.retryJob`), through the owner's inbox. */
   async retryJob(jobId: RunId | string): Promise<RetryOutcome> {
-    void jobId;
-    throw new Error("retryJob is not available yet");
+    const id = RunId.parse(jobId);
+    return (await this.#request({ op: "retry", runId: id, job: true }, `retry of job "${id}"`)) as RetryOutcome;
   }
 
   async #request(request: InboxRequest, what: string): Promise<AnswerValue> {
@@ -309,26 +314,28 @@ export class TaqubaClient {
 
   /** One page of the step queue's runs, newest first, as of the owner's last durable commit (see `WorkflowView.listRuns`). */
   async listRuns(opts: ListRunsOptions = {}): Promise<RunPage> {
-    void opts;
-    throw new Error("listRuns is not available yet");
+    checkListOptions(opts);
+    const view = await this.#refreshed();
+    return view === undefined ? { runs: [] } : view.listRuns(opts);
   }
 
   /** One page of the step queue's typed jobs, newest first (see `JobRunner.listJobs`). */
   async listJobs(opts: ListJobRunsOptions = {}): Promise<RunPage> {
-    void opts;
-    throw new Error("listJobs is not available yet");
+    const view = await this.#refreshed();
+    return view === undefined ? { runs: [] } : listJobRuns(view, opts);
   }
 
   /** The run's history step by step, or null for an unknown run (see `WorkflowView.inspectRun`). */
   async inspectRun(runId: RunId | string): Promise<RunHistory | null> {
-    void runId;
-    throw new Error("inspectRun is not available yet");
+    const id = RunId.parse(runId);
+    const view = await this.#refreshed();
+    return view === undefined ? null : view.inspectRun(id);
   }
 
   /** One page of the step queue's run groups with member counts (see `WorkflowView.listGroups`). */
   async listGroups(opts: ListGroupsOptions = {}): Promise<GroupPage> {
-    void opts;
-    throw new Error("listGroups is not available yet");
+    const view = await this.#refreshed();
+    return view === undefined ? { groups: [] } : view.listGroups(opts);
   }
 
   /** Waits until the run terminates. Throws `RunNotFoundError` for a run with no record. */

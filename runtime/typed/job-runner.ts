@@ -55,6 +55,7 @@ import { JobWaits } from "../jobs/job-waits.js";
 import { encodeJobNotice, JOB_NOTIFY_HEADER, jobNotice, noticeRunners } from "../jobs/job-notice.js";
 import type { AppliedMark } from "../workflow/records/applied-mark.js";
 import { sweepJobResults } from "../jobs/result-retention.js";
+import { listJobRuns, retryJobRun } from "../jobs/job-redrive.js";
 import { checkDefinition, positiveInt, preparePayload, prepareRunOptions, type AnyDefinition } from "../jobs/job-submission.js";
 
 export { JobRunnerBuilder };
@@ -309,9 +310,8 @@ export class JobRunner implements JobHost, WorkflowHost {
   }
 
   /** One page of this runner's jobs, newest first, by job name and state (see `WorkflowRuntime.listRuns`). */
-  listJobs(opts: ListJobRunsOptions = {}): Promise<RunPage> {
-    void opts;
-    return Promise.reject(new Error("listJobs is not available yet"));
+  async listJobs(opts: ListJobRunsOptions = {}): Promise<RunPage> {
+    return listJobRuns(this.#runtime.view(), opts);
   }
 
   /**
@@ -321,8 +321,12 @@ export class JobRunner implements JobHost, WorkflowHost {
    * `JobNotFoundError` for an unknown one.
    */
   retryJob(jobId: RunId | string): Promise<RetryOutcome> {
-    void jobId;
-    return Promise.reject(new Error("retryJob is not available yet"));
+    return retryJobRun(this.#runtime.view(), this.#runtime.marked, jobId);
+  }
+
+  /** @internal `retryJob` with an applied mark, for the client inbox. */
+  retryJobMarked(jobId: RunId | string, mark: AppliedMark<RetryOutcome>): Promise<RetryOutcome> {
+    return retryJobRun(this.#runtime.view(), this.#runtime.marked, jobId, mark);
   }
 
   /** A job's or run's status (see `WorkflowRuntime.status`); null for an unknown id. */

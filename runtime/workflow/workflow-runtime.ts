@@ -140,7 +140,7 @@ export class WorkflowRuntime {
       view: this.#view,
       pollIntervalMs: s.pollIntervalMs,
       retentionMs: s.groupRetentionMs,
-      submitMember: (tag, key, spec) => this.submitGroupMember(tag, key, spec),
+      submitMember: (tag, key, spec, groupId) => this.submitGroupMember(tag, key, spec, groupId),
       cancel: (runId) => this.cancel(runId),
     });
   }
@@ -175,9 +175,9 @@ export class WorkflowRuntime {
    * with the step-0 enqueue and rewritten (status, error) by whichever
    * settlement terminates the run. Idempotent like `submit`.
    */
-  submitGroupMember(groupId: string, key: string, spec: RunSpec): Promise<SubmitOutcome> {
+  submitGroupMember(groupId: string, key: string, spec: RunSpec, displayId?: string): Promise<SubmitOutcome> {
     checkGroupMember(groupId, key);
-    return submitRun(this.#core, spec, { id: groupId, key });
+    return submitRun(this.#core, spec, { id: groupId, key }, undefined, displayId);
   }
 
   /** The run group `id`: a durable set of runs (see `RunGroup`). Naming a group writes nothing. */

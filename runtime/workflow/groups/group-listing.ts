@@ -7,7 +7,7 @@
 export interface ListGroupsOptions {
   /** The `nextCursor` of the previous page. */
   readonly cursor?: string;
-  /** Most groups in the page: 1 to 1000, default 50. */
+  /** Most groups in the page: 1 to 100, default 20 (each group's member records are counted). */
   readonly limit?: number;
 }
 

@@ -27,7 +27,14 @@ export function describePayload(runner: StepRunner, payload: Uint8Array): StepDe
 const MAX_NAME_CHARS = 256;
 
 /** The index entries of a new run: the time entry and, for a typed run, the name entry. */
-export function stageSubmission(q: string, run: RunRecord, d: StepDescription | undefined, input: Uint8Array, effects: SettlementEffects): void {
+export function stageSubmission(
+  q: string,
+  run: RunRecord,
+  d: StepDescription | undefined,
+  input: Uint8Array,
+  effects: SettlementEffects,
+  groupName?: string,
+): void {
   const { runId, submittedAtMs, group } = run;
   const named = d !== undefined && d.name.length > 0 && d.name.length <= MAX_NAME_CHARS ? d : undefined;
   const entry: IndexEntry = { submittedAtMs, headers: run.headers, inputSha256: run.inputSha256 };
@@ -37,7 +44,7 @@ export function stageSubmission(q: string, run: RunRecord, d: StepDescription | 
     entry.workflow = named.name;
     entry.kind = named.kind;
   }
-  if (group !== undefined) entry.group = group;
+  if (group !== undefined) entry.group = { id: groupName ?? group.id, key: group.key, tag: group.id };
   if (input.byteLength <= INDEX_INPUT_BYTES) entry.input = input;
   effects.kvPut(runIndexKey(q, submittedAtMs, runId), encodeIndexEntry(entry));
   if (named !== undefined) effects.kvPut(runNameKey(q, named.name, submittedAtMs, runId), EMPTY_VALUE);

@@ -63,7 +63,8 @@ export function jobIdOfToken(token: string): string | undefined {
   return colon > 0 ? token.slice(0, colon) : undefined;
 }
 
-function checkOptions(opts: unknown): number | undefined {
+/** Checks `retryRun` options; returns `fromStep`. `ValidationError` for anything else (also in a client, before writing). */
+export function checkRetryOptions(opts: unknown): number | undefined {
   if (opts === undefined || opts === null) return undefined;
   if (typeof opts !== "object" || Array.isArray(opts)) throw new ValidationError("retryRun takes an options object ({ fromStep? })");
   const from = (opts as RetryRunOptions).fromStep;
@@ -144,14 +145,15 @@ async function reopenEffects(
     ...(t.memoPrefix === undefined ? {} : { memoPrefix: t.memoPrefix }),
     ...(entry.priority === undefined ? {} : { priority: entry.priority }),
     ...(entry.maxAttempts === undefined ? {} : { maxAttempts: entry.maxAttempts }),
-    ...(entry.group === undefined ? {} : { group: entry.group }),
+    ...(entry.group === undefined ? {} : { group: { id: entry.group.tag ?? entry.group.id, key: entry.group.key } }),
   };
   effects.kvPut(runKey(q, runId), encodeRunRecord(run));
   effects.kvPut(stepPointerKey(q, runId), encodeStepPointer({ step, jobId, ...(name === undefined ? {} : { name }) }));
   effects.kvDelete(terminalRecordKey(q, runId));
   stageReopened(q, t, effects);
   if (entry.group !== undefined) {
-    effects.kvPut(groupMemberKey(q, entry.group.id, entry.group.key), encodeGroupMember({ key: entry.group.key, runId, incarnation: jobId, state: "active" }));
+    const tag = entry.group.tag ?? entry.group.id;
+    effects.kvPut(groupMemberKey(q, tag, entry.group.key), encodeGroupMember({ key: entry.group.key, runId, incarnation: jobId, state: "active" }));
   }
   // The history of the steps that run again starts over (at most the kept ones exist).
   for (let s = Math.max(step, t.finalStep - HISTORY_STEPS_PER_RUN); s <= t.finalStep; s++) effects.kvDelete(stepHistoryKey(q, runId, s));
@@ -189,7 +191,7 @@ export async function retryRun(
   extra?: SettlementEffects,
 ): Promise<RetryOutcome> {
   const runId = RunId.parse(runIdIn);
-  const fromStep = checkOptions(opts);
+  const fromStep = checkRetryOptions(opts);
   return core.submitLock.run(runId, async () => {
     let requeued: { jobId: string; step: number } | undefined;
     for (let round = 0; round < MAX_ROUNDS; round++) {

@@ -41,7 +41,8 @@ export interface IndexEntry {
   workflow?: string;
   kind?: "workflow" | "job";
   headers: Record<string, string>;
-  group?: { id: string; key: string };
+  /** The group's id as named by its user, the member key, and the group's storage tag. */
+  group?: { id: string; key: string; tag?: string };
   /** Step 0's payload, when at most {@link INDEX_INPUT_BYTES}. */
   input?: Uint8Array;
   /** What a redrive restores of the run record: the input's hash and the step options. */
@@ -87,7 +88,7 @@ export function encodeIndexEntry(e: IndexEntry): Uint8Array {
   const out: Record<string, unknown> = { submittedAtMs: e.submittedAtMs, headers: e.headers };
   if (e.workflow !== undefined) out.workflow = e.workflow;
   if (e.kind !== undefined) out.kind = e.kind;
-  if (e.group !== undefined) out.group = { id: e.group.id, key: e.group.key };
+  if (e.group !== undefined) out.group = { id: e.group.id, key: e.group.key, ...(e.group.tag === undefined ? {} : { tag: e.group.tag }) };
   if (e.input !== undefined) out.input = e.input;
   if (e.inputSha256 !== undefined) out.inputSha256 = e.inputSha256;
   if (e.priority !== undefined) out.priority = e.priority;

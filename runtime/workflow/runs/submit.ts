@@ -68,7 +68,14 @@ export function checkEffects(effects: SettlementEffects | undefined): void {
  * after step 0 was claimed and its dedup key released. `mark` commits
  * with a new submission (see `applied-mark`).
  */
-export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupRef, mark?: AppliedMark<SubmitOutcome>): Promise<SubmitOutcome> {
+export async function submitRun(
+  core: RuntimeCore,
+  spec: RunSpec,
+  group?: GroupRef,
+  mark?: AppliedMark<SubmitOutcome>,
+  /** The group's id as its user named it, for listings (`group.id` is its storage tag). */
+  groupName?: string,
+): Promise<SubmitOutcome> {
   if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
     throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
   }
@@ -81,7 +88,18 @@ export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupR
   const inputSha256 = sha256Hex(spec.input);
   const span = startSpan("taquba.submit", { "taquba.run.id": runId, "taquba.queue": core.queueName }, undefined, "producer");
   try {
-    const out = await submitLocked(core, spec, group, mark, runId, options, headers, inputSha256, span === undefined ? undefined : traceparentOf(span));
+    const out = await submitLocked(
+      core,
+      spec,
+      group,
+      mark,
+      runId,
+      options,
+      headers,
+      inputSha256,
+      span === undefined ? undefined : traceparentOf(span),
+      groupName,
+    );
     endOk(span, { "taquba.outcome": out.newlySubmitted ? "submitted" : "duplicate", "taquba.job.id": out.jobId });
     if (out.newlySubmitted) instruments()?.runsSubmitted.add(1, { "taquba.queue": core.queueName });
     return out;
@@ -101,6 +119,7 @@ async function submitLocked(
   headers: Record<string, string>,
   inputSha256: string,
   traceparent: string | undefined,
+  groupName: string | undefined,
 ): Promise<SubmitOutcome> {
   return core.submitLock.run(runId, async () => {
     const existing = await core.queue.kvGet(runKey(core.queueName, runId));
@@ -140,7 +159,7 @@ async function submitLocked(
       effects.kvDelete(tk);
       await stageForgotten(core.queue, core.queueName, decodeTerminalRecord(earlier, tk), effects);
     }
-    stageSubmission(core.queueName, record, described, spec.input, effects);
+    stageSubmission(core.queueName, record, described, spec.input, effects, groupName);
     if (mark !== undefined) markEffects(mark, { runId, jobId, newlySubmitted: true }, effects);
     if (group !== undefined) {
       effects.kvPut(groupMemberKey(core.queueName, group.id, group.key), encodeGroupMember({ key: group.key, runId, incarnation: jobId, state: "active" }));

@@ -6,6 +6,7 @@ import type { JobInfo } from "../../queue/types.js";
 import type { JobAttempt } from "../../queue/record.js";
 import { listRuns } from "./list-runs.js";
 import { inspectRun } from "./inspect-run.js";
+import { listGroups } from "../groups/group-index.js";
 import type { KvPage, KvScanOptions } from "../../queue/view.js";
 import type { ListRunsOptions, RunPage } from "./run-listing.js";
 import type { RunHistory } from "./run-history.js";
@@ -197,7 +198,8 @@ export class WorkflowView {
 
   /** One page of the step queue's run groups with their member counts, newest first. */
   async listGroups(opts: ListGroupsOptions = {}): Promise<GroupPage> {
-    void opts;
-    throw new Error("listGroups is not available yet");
+    const page = await listGroups({ queueName: this.#queueName, kvScan: (p, o) => this.#src.kvScan(p, o) }, opts);
+    await this.durable();
+    return page;
   }
 }
