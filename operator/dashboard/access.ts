@@ -1,8 +1,10 @@
 /**
  * @module Who may talk to the dashboard. It binds to loopback unless told
  * otherwise; binding anywhere else needs a token, and once a token is set
- * every request must carry it (`Authorization: Bearer`, or `?token=` for
- * the first page load and the event stream, which cannot set headers).
+ * every request must carry it: `Authorization: Bearer`, or `?token=` on the
+ * first page load, which answers with the token in a same-site, script-less
+ * cookie so that the page's own files and its event stream (which cannot
+ * set headers) carry it too.
  * Requests must also name this server in `Host` (a page on another site
  * cannot reach it through a rebound DNS name) and writes must come from
  * this origin with a JSON body (no cross-site form posts).
@@ -38,11 +40,33 @@ function sameSecret(a: string, b: string): boolean {
   return x.byteLength === y.byteLength && timingSafeEqual(x, y);
 }
 
-/** The token a request carries, from its Authorization header or its `token` query parameter. */
+/** The cookie that carries the token once the page was opened with it. */
+export const TOKEN_COOKIE = "taquba_dashboard_token";
+
+/** The `Set-Cookie` value that hands the token to the page's later requests. */
+export function tokenCookie(token: string): string {
+  return `${TOKEN_COOKIE}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`;
+}
+
+function cookieToken(req: IncomingMessage): string | undefined {
+  for (const part of (req.headers.cookie ?? "").split(";")) {
+    const [name, ...rest] = part.trim().split("=");
+    if (name === TOKEN_COOKIE) {
+      try {
+        return decodeURIComponent(rest.join("="));
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The token a request carries: its Authorization header, its `token` query parameter, or the cookie. */
 export function requestToken(req: IncomingMessage, url: URL): string | undefined {
   const auth = req.headers.authorization;
   if (typeof auth === "string" && auth.startsWith("Bearer ")) return auth.slice(7);
-  return url.searchParams.get("token") ?? undefined;
+  return url.searchParams.get("token") ?? cookieToken(req);
 }
 
 /** Whether the request carries the token (always true without one). */

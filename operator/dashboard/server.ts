@@ -18,7 +18,7 @@ import { TaqubaError, ValidationError } from "../../runtime/errors.js";
 import { RUN_LIST_STATES, type RunListState } from "../../runtime/workflow/runs/run-listing.js";
 import { encodeJsonPayload } from "../inspect/json-payload.js";
 import type { Operations } from "../inspect/operations.js";
-import { authorized, bindingProblem, hostAllowed, writeAllowed } from "./access.js";
+import { authorized, bindingProblem, hostAllowed, tokenCookie, writeAllowed } from "./access.js";
 import { findAssets, type Assets } from "./assets.js";
 
 /** Default interval between two refreshes of the read view while a page is open. */
@@ -270,7 +270,10 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
     const path = url.pathname;
     if (req.method === "GET" || req.method === "HEAD") {
       const asset = assets.get(path === "/" ? "/index.html" : path);
-      if (asset !== undefined) return send(res, 200, asset.type, asset.body);
+      if (asset !== undefined) {
+        if (opts.token !== undefined && path === "/") res.setHeader("set-cookie", tokenCookie(opts.token));
+        return send(res, 200, asset.type, asset.body);
+      }
       if (path === "/api/events") {
         res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive" });
         res.write(`retry: ${pollMs}\n\n`);

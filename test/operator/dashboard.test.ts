@@ -201,6 +201,14 @@ describe("the dashboard in a headless browser", () => {
       ).toBe(401);
       const ok = await fetch(`${base.origin}/api/runs`, { headers: { authorization: `Bearer ${TOKEN}` } });
       expect(ok.status).toBe(200);
+      // Opening the page with the token hands it to the page's later requests in a same-site cookie.
+      const opened = await fetch(guarded.url);
+      expect(opened.status).toBe(200);
+      const cookie = opened.headers.get("set-cookie") ?? "";
+      expect(cookie).toMatch(/HttpOnly; SameSite=Strict/);
+      const pair = cookie.split(";")[0]!;
+      expect((await fetch(`${base.origin}/app.js`, { headers: { cookie: pair } })).status).toBe(200);
+      expect((await fetch(`${base.origin}/app.js`, { headers: { cookie: pair.replace(/=.*/, "=not-the-token-at-all-0000") } })).status).toBe(401);
       // A form post from another site (no JSON content type) is refused even with the token.
       const form = await fetch(`${base.origin}/api/runs/order-ok/cancel?token=${TOKEN}`, {
         method: "POST",
