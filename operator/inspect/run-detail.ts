@@ -267,6 +267,9 @@ export function withHistory(detail: RunDetail, history: RunHistory | null): RunD
   const attemptsDropped = history.steps.reduce((n, s) => n + s.attemptsDropped, 0);
   return {
     ...detail,
+    // A terminated run's records no longer hold these; its history does.
+    submittedAt: detail.submittedAt ?? history.submittedAtMs,
+    headers: Object.keys(detail.headers).length > 0 ? detail.headers : userHeaders(history.headers),
     ...(history.workflow === undefined ? {} : { workflow: history.workflow }),
     ...(history.kind === undefined ? {} : { kind: history.kind }),
     ...(history.stepsDropped > 0 || attemptsDropped > 0 ? { omitted: { steps: history.stepsDropped, attempts: attemptsDropped } } : {}),

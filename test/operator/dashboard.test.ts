@@ -51,21 +51,40 @@ async function stopProcess(child: ChildProcess | undefined): Promise<void> {
   await exited;
 }
 
-/** Waits for the selector, with the page's text in the failure message. */
-async function waitText(page: Page, selector: string, text: string, timeout = 60_000): Promise<void> {
+/**
+ * Waits until `expression` (run in the page) is true, with the page's text
+ * in the failure message. Strings, not functions: they run in the page,
+ * and this project type-checks without DOM types.
+ */
+async function waitUntil(page: Page, expression: string, timeout = 60_000): Promise<void> {
   try {
-    // Strings, not functions: these run in the page, and this project type-checks without DOM types.
-    await page.waitForFunction(
-      `[...document.querySelectorAll(${JSON.stringify(selector)})].some((e) => (e.textContent ?? "").includes(${JSON.stringify(text)}))`,
-      {
-        timeout,
-        polling: 100,
-      },
-    );
+    await page.waitForFunction(expression, { timeout, polling: 100 });
   } catch (e) {
     const body = await page.evaluate("document.body.innerText").catch(() => "?");
-    throw new Error(`"${text}" never appeared in ${selector}; the page shows:\n${body}`, { cause: e });
+    throw new Error(`never true: ${expression}; the page shows:\n${String(body)}`, { cause: e });
   }
+}
+
+/** Clicks `selector`, again if a live refresh replaced the element between finding and clicking it. */
+async function click(page: Page, selector: string): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      await page.waitForSelector(selector, { timeout: 30_000 });
+      await page.click(selector);
+      return;
+    } catch (e) {
+      if (i >= 5 || !String(e).includes("detached")) throw e;
+    }
+  }
+}
+
+/** Waits until an element matching `selector` contains `text`. */
+function waitText(page: Page, selector: string, text: string, timeout = 60_000): Promise<void> {
+  return waitUntil(
+    page,
+    `[...document.querySelectorAll(${JSON.stringify(selector)})].some((e) => (e.textContent ?? "").includes(${JSON.stringify(text)}))`,
+    timeout,
+  );
 }
 
 const browserFound = findBrowser();
@@ -90,12 +109,14 @@ describe("the dashboard in a headless browser", () => {
     await client.submit({ runId: "order-ok", input: enc.encode("{}"), options: { headers: { tenant: hostile } } });
     await client.submit({
       runId: "order-fail",
-      input: enc.encode(JSON.stringify({ fail: `card declined ${hostile}`, fixedBy: join(work, "fixed") })),
-      options: { maxAttemptsPerStep: 2 },
+      input: enc.encode(JSON.stringify({ fail: "card declined by the issuer (code 51)", fixedBy: join(work, "fixed") })),
+      options: { maxAttemptsPerStep: 2, headers: { tenant: "acme", order: "A-1042" } },
     });
+    await client.submit({ runId: "order-evil", input: enc.encode(JSON.stringify({ fail: `declined ${hostile}` })), options: { maxAttemptsPerStep: 1 } });
     await client.submit({ runId: "order-wait", input: enc.encode(JSON.stringify({ wait: "approve-9" })) });
     await client.submit({ runId: "order-stuck", input: enc.encode(JSON.stringify({ wait: "never" })) });
     expect((await client.wait("order-fail")).termination.status).toBe("failed");
+    expect((await client.wait("order-evil")).termination.status).toBe("failed");
     const started = await startDashboardProcess([storeUrl, "--name", STORE_NAME, "--step-queue", STEP_QUEUE, "--port", "0", "--poll", "300"]);
     dashboard = started.child;
     url = started.url;
@@ -122,19 +143,22 @@ describe("the dashboard in a headless browser", () => {
     page.on("pageerror", (e) => pageErrors.push(String(e)));
 
     await page.goto(`${url}#/runs`);
-    for (const id of ["order-ok", "order-fail", "order-wait", "order-stuck"]) await page.waitForSelector(`tr[data-row="${id}"]`, { timeout: 60_000 });
+    for (const id of ["order-ok", "order-fail", "order-evil", "order-wait", "order-stuck"])
+      await page.waitForSelector(`tr[data-row="${id}"]`, { timeout: 60_000 });
     expect(await page.$eval('tr[data-row="order-fail"] [data-state]', (e) => e.getAttribute("data-state"))).toBe("failed");
 
     // Filter by state.
     await page.goto(`${url}#/runs?state=failed`);
-    await page.waitForFunction(`document.querySelectorAll("tr[data-row]").length === 1 && document.querySelector('tr[data-row="order-fail"]') !== null`, {
-      timeout: 30_000,
-    });
+    await waitUntil(
+      page,
+      `document.querySelectorAll("tr[data-row]").length === 2 && document.querySelector('tr[data-row="order-fail"]') !== null && document.querySelector('tr[data-row="order-evil"]') !== null`,
+      30_000,
+    );
 
     // The failed run: its error as text, each attempt with its stack.
-    await page.click('a[data-run="order-fail"]');
+    await click(page, 'a[data-run="order-fail"]');
     await waitText(page, "#run-id", "order-fail");
-    await waitText(page, "main", "card declined <img src=x onerror=");
+    await waitText(page, "main", "card declined by the issuer (code 51)");
     expect(await page.$$eval('tr[data-kind="attempt"]', (rows) => rows.length)).toBe(2);
     expect(await page.$eval("main", (m) => m.textContent)).toContain("PaymentDeclinedError");
     mkdirSync(OUTPUT, { recursive: true });
@@ -142,7 +166,7 @@ describe("the dashboard in a headless browser", () => {
 
     // Fix the cause, retry from the page: the run succeeds and the page follows live.
     writeFileSync(join(work, "fixed"), "");
-    await page.click('button[data-action="retry"]');
+    await click(page, 'button[data-action="retry"]');
     await page.waitForSelector('h1 [data-state="succeeded"]', { timeout: 60_000 });
     expect(dialogs.at(-1)).toBe("Retry run order-fail from step 0?");
     expect((await client!.status("order-fail"))?.state).toBe("terminated");
@@ -154,7 +178,7 @@ describe("the dashboard in a headless browser", () => {
     await page.$eval('tr[data-row="order-wait"] textarea', (t) => {
       (t as unknown as { value: string }).value = '{"approved": true}';
     });
-    await page.click('tr[data-row="order-wait"] button[type="submit"]');
+    await click(page, 'tr[data-row="order-wait"] button[type="submit"]');
     const end = await client!.wait("order-wait");
     expect(end.termination.status).toBe("succeeded");
     expect(new TextDecoder().decode((await client!.outcome("order-wait"))?.result)).toBe('{"approved":true}');
@@ -163,7 +187,7 @@ describe("the dashboard in a headless browser", () => {
     // Cancel from the run page.
     await page.goto(`${url}#/run/order-stuck`);
     await page.waitForSelector('button[data-action="cancel"]', { timeout: 30_000 });
-    await page.click('button[data-action="cancel"]');
+    await click(page, 'button[data-action="cancel"]');
     expect((await client!.wait("order-stuck")).termination.status).toBe("cancelled");
     await page.waitForSelector('h1 [data-state="cancelled"]', { timeout: 60_000 });
 
@@ -174,6 +198,9 @@ describe("the dashboard in a headless browser", () => {
     await page.waitForSelector(`tr[data-queue="${STEP_QUEUE}"]`, { timeout: 30_000 });
     await page.goto(`${url}#/run/order-ok`);
     await waitText(page, "main", 'tenant=<img src=x onerror="window.__pwned=1">');
+    expect(await page.evaluate("typeof window.__pwned")).toBe("undefined");
+    await page.goto(`${url}#/run/order-evil`);
+    await waitText(page, "main", 'declined <img src=x onerror="window.__pwned=1">');
     expect(await page.evaluate("typeof window.__pwned")).toBe("undefined");
     expect(await page.$$eval("main img, main b, main script", (els) => els.length)).toBe(0);
     expect(pageErrors).toEqual([]);

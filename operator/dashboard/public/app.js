@@ -432,7 +432,12 @@ async function render() {
   if (mine !== generation) return;
   // Keep what the user is typing (a signal payload) across a live refresh.
   if (document.activeElement && main.contains(document.activeElement) && document.activeElement.tagName === "TEXTAREA") return;
-  main.replaceChildren(...[content].flat(3).filter(Boolean));
+  const next = document.createElement("div");
+  next.append(...[content].flat(3).filter(Boolean));
+  // Unchanged page: keep the nodes (an open stack, a button under the pointer) as they are.
+  if (main.dataset.route === location.hash && next.innerHTML === main.innerHTML) return;
+  main.replaceChildren(...next.childNodes);
+  main.dataset.route = location.hash;
   main.dataset.rendered = String(mine);
 }
 
