@@ -11,13 +11,12 @@
  * result, a group's manifest and queue health (a WAL listing) read the
  * bucket again.
  */
-import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { TaqubaError, ValidationError } from "../../runtime/errors.js";
 import { RUN_LIST_STATES, type RunListState } from "../../runtime/workflow/runs/run-listing.js";
 import { encodeJsonPayload } from "../inspect/json-payload.js";
-import type { Operations } from "../inspect/operations.js";
+import { RedriveRefusedError, type Operations } from "../inspect/operations.js";
 import { authorized, bindingProblem, hostAllowed, tokenCookie, writeAllowed } from "./access.js";
 import { findAssets, type Assets } from "./assets.js";
 
@@ -67,6 +66,7 @@ const SECURITY_HEADERS = {
 
 function statusOf(e: unknown): number {
   if (e instanceof HttpError) return e.status;
+  if (e instanceof RedriveRefusedError) return e.reason === "not_found" ? 404 : 409;
   if (e instanceof TaqubaError) {
     if (e.code === "VALIDATION" || e.code === "INVALID_RUN_ID") return 400;
     if (e.code.endsWith("_NOT_FOUND")) return 404;
@@ -232,6 +232,7 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
       },
     ],
     [/^\/api\/jobs\/([^/]+)\/retry$/, (_url, _req, m) => ops.retryJob(decodeURIComponent(m[1]!))],
+    [/^\/api\/dead\/([^/]+)\/redrive$/, (_url, _req, m) => ops.redrive(decodeURIComponent(m[1]!))],
     [
       /^\/api\/signals$/,
       async (_url, req) => {

@@ -14,10 +14,22 @@ import type { GroupPage, ListGroupsOptions } from "../../runtime/workflow/groups
 import type { ListRunsOptions, RunPage } from "../../runtime/workflow/runs/run-listing.js";
 import type { RetryOutcome, RetryRunOptions, SignalOutcome } from "../../runtime/workflow/runs/run-types.js";
 import type { WorkflowView } from "../../runtime/workflow/runs/workflow-view.js";
+import { HEADER_RUN_ID } from "../../runtime/workflow/records/reserved.js";
 import { readGroupSummary, type GroupSummary } from "./group-summary.js";
 import { listDeadLetters, type DeadLetterPage } from "./job-listing.js";
 import { readQueueHealth, type QueueHealth } from "./queue-health.js";
 import { readRunDetail, withHistory, type RunDetail } from "./run-detail.js";
+
+/** A dead letter that cannot be redriven from here; `reason` says why. */
+export class RedriveRefusedError extends Error {
+  override readonly name = "RedriveRefusedError";
+  constructor(
+    readonly reason: "not_found" | "not_dead" | "plain_queue",
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 /** What the operations read and write through. */
 export interface OperationsSource {
@@ -94,6 +106,28 @@ export class Operations {
 
   async retryJob(jobId: string): Promise<RetryOutcome> {
     return (await this.#src.client()).retryJob(jobId);
+  }
+
+  /**
+   * Redrives a dead letter. A dead step job is its run's failure, so its
+   * run is retried (a typed job with `retryJob`), which requeues the job;
+   * a plain queue's dead job has no client command (its owner calls
+   * `Queue.requeueDead`): `RedriveRefusedError`.
+   */
+  async redrive(jobId: string): Promise<RetryOutcome> {
+    const job = await (await this.#src.reader()).job(jobId);
+    if (job === null) throw new RedriveRefusedError("not_found", `no job "${jobId}" in this store: never enqueued, or removed`);
+    if (job.state !== "dead")
+      throw new RedriveRefusedError("not_dead", `job "${jobId}" of queue "${job.queueName}" is ${job.state}, not dead: nothing to redrive`);
+    const runId = job.headers[HEADER_RUN_ID];
+    if (runId === undefined) {
+      throw new RedriveRefusedError(
+        "plain_queue",
+        `job "${jobId}" of queue "${job.queueName}" is not a workflow step, and clients reach workflow runs only: requeue it in the owner with queue.requeueDead("${jobId}")`,
+      );
+    }
+    const history = await (await this.#src.view()).inspectRun(runId);
+    return history?.kind === "job" ? this.retryJob(runId) : this.retryRun(runId);
   }
 
   async signal(key: string, payload: Uint8Array): Promise<{ key: string; outcome: SignalOutcome; bytes: number }> {

@@ -38,15 +38,17 @@ async function scenario(url: string, env: NodeJS.ProcessEnv, work: string, store
     });
     await client.submit({ runId: "order-wait", input: enc.encode(JSON.stringify({ wait: "approve-7" })) });
     await client.submit({ runId: "order-cancel", input: enc.encode(JSON.stringify({ wait: "never" })) });
+    await client.submit({ runId: "order-dead", input: enc.encode(JSON.stringify({ permanent: "no such warehouse", fixedBy: fix })) });
     const failed: RunEnd = await client.wait("order-fail");
     expect(failed.termination.status).toBe("failed");
     await client.wait("order-ok");
+    expect((await client.wait("order-dead")).termination).toMatchObject({ status: "failed", errorKind: "permanent" });
 
     // runs list: every run, newest first; filtered by state.
     const all = await cli("runs list", "--json");
     expect(all.code, all.stderr).toBe(0);
     const page = JSON.parse(all.stdout) as { runs: { runId: string; state: string }[] };
-    expect(page.runs.map((r) => r.runId).sort()).toEqual(["order-cancel", "order-fail", "order-ok", "order-wait"]);
+    expect(page.runs.map((r) => r.runId).sort()).toEqual(["order-cancel", "order-dead", "order-fail", "order-ok", "order-wait"]);
     const failedOnly = await cli("runs list", "--state", "failed");
     expect(failedOnly.code, failedOnly.stderr).toBe(0);
     expect(failedOnly.stdout).toMatch(/^RUN\s+WORKFLOW\s+STATE/);
@@ -100,11 +102,27 @@ async function scenario(url: string, env: NodeJS.ProcessEnv, work: string, store
     const end = await client.wait("order-fail");
     expect(end.termination.status).toBe("succeeded");
 
-    // dead list: the plain queue's dead letter with its error text; queue stats count it.
+    // dead list: the plain queue's dead letter and the dead step job, with their error texts.
     const dead = await cli("dead list");
     expect(dead.code, dead.stderr).toBe(0);
     expect(dead.stdout).toContain("welcome-mail");
     expect(dead.stdout).toContain("550 mailbox <b>unavailable</b>");
+    const deadPage = JSON.parse((await cli("dead list", "--json")).stdout) as { items: { id: string; runId?: string; lastError?: string }[] };
+    const deadStep = deadPage.items.find((j) => j.runId === "order-dead");
+    expect(deadStep?.lastError).toContain("no such warehouse");
+
+    // dead redrive: a plain queue's job is refused (exit 4, nothing changes); the step job's run is re-opened and succeeds.
+    const plain = await cli("dead redrive", "welcome-mail");
+    expect(plain.code).toBe(4);
+    expect(plain.stderr).toContain('queue.requeueDead("welcome-mail")');
+    expect((await cli("dead redrive", "no-such-job")).code).toBe(3);
+    const redriven = await cli("dead redrive", deadStep!.id);
+    expect(redriven.code, redriven.stderr).toBe(0);
+    expect(redriven.stdout).toContain("order-dead re-opened at step 0");
+    expect((await client.wait("order-dead")).termination.status).toBe("succeeded");
+    const after = JSON.parse((await cli("dead list", "--json")).stdout) as { items: { id: string }[] };
+    expect(after.items.map((j) => j.id)).toEqual(["welcome-mail"]);
+
     const stats = await cli("queue stats", "--json");
     expect(stats.code, stats.stderr).toBe(0);
     const health = JSON.parse(stats.stdout) as { deadLetters: number; queues: { queue: string }[] };
@@ -120,7 +138,7 @@ describe("the operator CLI against a running owner", () => {
   it("on a local directory", async () => {
     const dir = await tempDir();
     await scenario(pathToFileURL(join(dir, "store")).href, process.env, dir);
-  }, 180_000);
+  }, 400_000);
 
   describe("on the S3 protocol server", () => {
     let s3: TestS3Server;
@@ -135,6 +153,6 @@ describe("the operator CLI against a running owner", () => {
       const env = { ...process.env, AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1", AWS_ENDPOINT_URL_S3: s3.endpoint };
       // This process's client gets the server's settings directly; the CLI and the owner read the environment.
       await scenario(`s3://${s3.bucket}/ops-cli`, env, await tempDir(), new S3Store({ bucket: s3.bucket, prefix: "ops-cli", clientConfig: s3.clientConfig }));
-    }, 180_000);
+    }, 400_000);
   });
 });

@@ -1,11 +1,13 @@
 /**
- * @module `taquba dead list`: dead-lettered jobs of every queue (or one),
- * with the run a step job carried and its last error.
+ * @module `taquba dead list|redrive`: dead-lettered jobs of every queue (or
+ * one), with the run a step job carried and its last error; a dead step
+ * job redriven by retrying its run through the owner.
  */
 import { listDeadLetters, type JobRow } from "../../inspect/job-listing.js";
+import { Operations } from "../../inspect/operations.js";
 import { positiveInt } from "../session.js";
 import { EXIT } from "../exit-codes.js";
-import { formatTime, table, toJson, type OperatorIo } from "../output.js";
+import { clean, formatTime, table, toJson, type OperatorIo } from "../output.js";
 import { stringOption, type Command } from "../registry.js";
 
 /** Longest error text in a table cell; the full text is in `--json` and `jobs show`. */
@@ -54,4 +56,16 @@ const list: Command = {
   },
 };
 
-export const deadCommands: readonly Command[] = [list];
+const redrive: Command = {
+  path: ["dead", "redrive"],
+  operands: "<jobId>",
+  arity: [1, 1],
+  summary: "redrive a dead step job: its run (or typed job) is retried at that step",
+  async run(ctx) {
+    const out = await new Operations(ctx.session).redrive(ctx.operands[0]!);
+    ctx.io.out(ctx.json ? toJson(out) : `run ${clean(out.runId)} re-opened at step ${out.step} (job ${out.jobId})`);
+    return EXIT.ok;
+  },
+};
+
+export const deadCommands: readonly Command[] = [list, redrive];

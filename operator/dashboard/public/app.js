@@ -352,10 +352,30 @@ async function dead(params) {
       h("td", { class: "num" }, `${j.attempt}/${j.maxAttempts}`),
       h("td", {}, time(j.failedAt)),
       h("td", { class: "error" }, j.lastError ?? ""),
+      h(
+        "td",
+        {},
+        j.runId
+          ? h(
+              "button",
+              {
+                "data-action": "redrive",
+                onclick: () =>
+                  action(
+                    `Redrive dead job ${j.id}? Its run ${j.runId} is re-opened at step ${j.step ?? "?"}.`,
+                    `/api/dead/${encodeURIComponent(j.id)}/redrive`,
+                    {},
+                    (o) => `run ${o.runId} re-opened at step ${o.step}`,
+                  ),
+              },
+              "Redrive",
+            )
+          : h("span", { class: "muted", title: "a plain queue's dead job is requeued by its owner (queue.requeueDead)" }, "owner only"),
+      ),
     ),
   );
   const next = page.next ? h("button", { onclick: () => (location.hash = `#/dead?after=${encodeURIComponent(page.next)}`) }, "Next page") : null;
-  return [h("h1", {}, "Dead letters"), table(["job", "queue", "run", "attempts", "failed", "last error"], rows, [3]), h("div", { class: "toolbar" }, next)];
+  return [h("h1", {}, "Dead letters"), table(["job", "queue", "run", "attempts", "failed", "last error", ""], rows, [3]), h("div", { class: "toolbar" }, next)];
 }
 
 async function groups() {
