@@ -146,12 +146,14 @@ describe("the dashboard in a headless browser", () => {
     for (const id of ["order-ok", "order-fail", "order-evil", "order-wait", "order-stuck"])
       await page.waitForSelector(`tr[data-row="${id}"]`, { timeout: 60_000 });
     expect(await page.$eval('tr[data-row="order-fail"] [data-state]', (e) => e.getAttribute("data-state"))).toBe("failed");
+    mkdirSync(OUTPUT, { recursive: true });
+    writeFileSync(join(OUTPUT, "dashboard-runs.png"), await page.screenshot({ fullPage: true }));
 
     // Filter by state.
     await page.goto(`${url}#/runs?state=failed`);
     await waitUntil(
       page,
-      `document.querySelectorAll("tr[data-row]").length === 2 && document.querySelector('tr[data-row="order-fail"]') !== null && document.querySelector('tr[data-row="order-evil"]') !== null`,
+      `[...document.querySelectorAll("tr[data-row] [data-state]")].every((e) => e.dataset.state === "failed") && document.querySelector('tr[data-row="order-fail"]') !== null && document.querySelector('tr[data-row="order-evil"]') !== null && document.querySelector('tr[data-row="order-ok"]') === null`,
       30_000,
     );
 
@@ -161,7 +163,6 @@ describe("the dashboard in a headless browser", () => {
     await waitText(page, "main", "card declined by the issuer (code 51)");
     expect(await page.$$eval('tr[data-kind="attempt"]', (rows) => rows.length)).toBe(2);
     expect(await page.$eval("main", (m) => m.textContent)).toContain("PaymentDeclinedError");
-    mkdirSync(OUTPUT, { recursive: true });
     writeFileSync(join(OUTPUT, "dashboard-run-failed.png"), await page.screenshot({ fullPage: true }));
 
     // Fix the cause, retry from the page: the run succeeds and the page follows live.
@@ -194,6 +195,11 @@ describe("the dashboard in a headless browser", () => {
     // Queues, dead letters and groups pages render; user data never became markup.
     await page.goto(`${url}#/dead`);
     await waitText(page, "main", "550 mailbox <b>unavailable</b>");
+    await page.goto(`${url}#/groups`);
+    await waitUntil(page, `document.querySelector('tr[data-group="nightly-batch"]')?.textContent.includes("3")`);
+    await click(page, 'tr[data-group="nightly-batch"] a');
+    await waitUntil(page, `document.querySelector('[data-card="failed"] .value')?.textContent === "1" && document.querySelector('[data-card="succeeded"] .value')?.textContent === "2"`);
+    await waitText(page, "main", "row 7 is malformed");
     await page.goto(`${url}#/`);
     await page.waitForSelector(`tr[data-queue="${STEP_QUEUE}"]`, { timeout: 30_000 });
     await page.goto(`${url}#/run/order-ok`);
