@@ -4,7 +4,8 @@
  * Shows: with the OpenTelemetry SDK registered (here its in-memory span
  * exporter and a pull metric reader), a submit inside a request's span
  * becomes a `taquba.submit` span of that trace and every step attempt a
- * child of it, a failed attempt carrying its error; the counters move; the
+ * child of it (with its settlement commit as its child), a failed attempt
+ * carrying its error; the counters, histograms and gauges report; the
  * `logger` option receives the retry at warn, with the error's stack.
  *
  * Run: npx tsx examples/observability.ts
@@ -55,6 +56,8 @@ request.end();
 const end = await runtime.wait("checkout-42");
 console.log(`run checkout-42 ${end.termination.status} at step ${end.termination.finalStep}`);
 await worker.shutdown();
+// Collected while the queue is open, so its gauges (jobs by state, WAL objects since checkpoint) report too.
+const { resourceMetrics } = await reader.collect();
 await queue.close();
 
 // The trace tree: each span under its parent, in start order.
@@ -63,19 +66,23 @@ const children = (parentId: string | undefined) => finished.filter((s) => s.pare
 function print(s: ReadableSpan, depth: number): void {
   const a = s.attributes;
   const detail =
-    a["taquba.step"] === undefined ? `run ${a["taquba.run.id"] ?? "-"}` : `step ${a["taquba.step"]} attempt ${a["taquba.attempt"]} ${a["taquba.outcome"]}`;
+    s.name === "taquba.settle"
+      ? `settlement commit: ${a["taquba.outcome"]}`
+      : a["taquba.step"] === undefined
+        ? `run ${a["taquba.run.id"] ?? "-"}`
+        : `step ${a["taquba.step"]} attempt ${a["taquba.attempt"]} ${a["taquba.outcome"]}`;
   const error = s.status.code === 2 ? ` ERROR: ${s.status.message}` : "";
   console.log(`trace: ${"  ".repeat(depth)}${s.name} (${s.name === "POST /checkout" ? "request" : detail})${error}`);
   for (const c of children(s.spanContext().spanId)) print(c, depth + 1);
 }
 for (const root of children(undefined)) print(root, 0);
 
-// The counters, as a metrics backend would read them.
-const { resourceMetrics } = await reader.collect();
+// The metrics, as a metrics backend would read them (the gauges of the step queue only).
 for (const m of resourceMetrics.scopeMetrics.flatMap((s) => s.metrics)) {
   for (const p of m.dataPoints) {
+    if (p.attributes["taquba.queue"] !== undefined && p.attributes["taquba.queue"] !== "workflow-steps") continue;
     const v = typeof p.value === "number" ? p.value : `${(p.value as { count: number }).count} samples`;
-    const outcome = p.attributes["taquba.outcome"];
-    console.log(`metric: ${m.descriptor.name}${outcome === undefined ? "" : `{outcome=${String(outcome)}}`} = ${v}`);
+    const label = p.attributes["taquba.outcome"] ?? p.attributes["taquba.job.state"];
+    console.log(`metric: ${m.descriptor.name}${label === undefined ? "" : `{${String(label)}}`} = ${v}`);
   }
 }

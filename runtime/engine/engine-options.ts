@@ -73,6 +73,8 @@ export interface EngineStats {
   checkpointBytes: number;
   /** Number of the newest manifest this writer published. */
   manifestId: number;
+  /** WAL objects written since the last checkpoint (the ones a reopen would replay). */
+  walObjectsSinceCheckpoint: number;
 }
 
 /** `EngineOptions` checked, with every default filled in; made once at open. */

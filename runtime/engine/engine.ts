@@ -66,6 +66,7 @@ import { deltaOverflows, type DeltaMap, type SortedMap } from "./sorted-map.js";
 import { validateBatchOps } from "./wal-format.js";
 import { WalWriter } from "./wal-writer.js";
 import type { WriteBatch } from "./write-batch.js";
+import { timeCommit } from "../telemetry/metrics.js";
 
 export { scanTree, type ScanOptions } from "./scan.js";
 export type { CommitOptions, EngineOptions, EngineStats } from "./engine-options.js";
@@ -202,6 +203,7 @@ export class Engine {
       checkpointBytes: this.#checkpointBytes,
       manifestId: this.#manifest.id,
       segmentRuns: segmentRuns(this.#manifest).length,
+      walObjectsSinceCheckpoint: this.#sinceCheckpoint.objects,
     };
   }
 
@@ -240,7 +242,7 @@ export class Engine {
       applyOps(this.#state, ops, delta);
       if (delta !== undefined && deltaOverflows(delta, this.#state.size)) this.#delta = undefined;
     }
-    return opts.durable === false ? RESOLVED : this.#wal.waitAppended();
+    return opts.durable === false ? RESOLVED : timeCommit(this.#wal.waitAppended());
   }
 
   /** Resolves when every commit made so far is durable. */

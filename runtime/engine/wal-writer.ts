@@ -26,6 +26,7 @@ import type { RetryPolicy } from "./retry.js";
 import { createOnce } from "./store-ops.js";
 import { WalBuilder, decodeWal } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
+import { timeWalPut } from "../telemetry/metrics.js";
 
 /** Settings of a `WalWriter`, resolved by the engine. */
 export interface WalWriterOptions {
@@ -220,7 +221,7 @@ export class WalWriter {
   async #send(s: Sealed): Promise<void> {
     const key = walKey(this.#prefix, s.seq);
     try {
-      const res = await createOnce(this.#store, key, s.bytes, this.#opts.retry, () => this.#failure !== undefined);
+      const res = await timeWalPut(createOnce(this.#store, key, s.bytes, this.#opts.retry, () => this.#failure !== undefined));
       if (!res.created) throw this.#explainConflict(key, s.seq, res.existing);
     } catch (err) {
       if (this.#failure) return;

@@ -5,7 +5,8 @@
  * a lost claim applies nothing.
  */
 import { instruments } from "../telemetry/metrics.js";
-import { StoreCorruptedError, ValidationError } from "../errors.js";
+import { ClosedError, StoreCorruptedError, ValidationError } from "../errors.js";
+import { type SpanAttributes, traced, tracingWithinSpan } from "../telemetry/tracing.js";
 import { makeClaimedJob, ticketOf } from "./claimed-job.js";
 import type { SettlementEffects } from "./effects.js";
 import type { DeadLetteredEvent } from "./config.js";
@@ -131,12 +132,29 @@ type Transition = (txn: Txn, ctx: TransitionContext, r: JobRecord) => { record: 
  * transition and (when it says so) the effects in one durable commit.
  * Throws `ClaimLostError` and applies nothing otherwise.
  */
-async function settle(
-  core: QueueCore,
-  job: ClaimedJob,
-  effects: SettlementEffects | undefined,
-  transition: Transition,
-): Promise<{ record: JobRecord | undefined; enqueued: EnqueueOutcome[] }> {
+function settle(core: QueueCore, job: ClaimedJob, effects: SettlementEffects | undefined, transition: Transition): Promise<Settled> {
+  // A settlement span only under the span of the job's processing (a step attempt), not as a trace of its own.
+  if (!tracingWithinSpan()) return settleNow(core, job, effects, transition);
+  return traced("taquba.settle", settleAttributes(job), "internal", () => settleNow(core, job, effects, transition), settledAttributes, settleErrorKind);
+}
+
+type Settled = { record: JobRecord | undefined; enqueued: EnqueueOutcome[] };
+
+function settleAttributes(job: ClaimedJob): SpanAttributes {
+  return { "taquba.queue": job.queueName, "taquba.job.id": job.id, "taquba.attempt": job.attempt };
+}
+
+/** The settlement span's outcome: what the job became. */
+function settledAttributes(s: Settled): SpanAttributes {
+  const state = s.record?.state;
+  return { "taquba.outcome": state === "dead" ? "dead_lettered" : state === "pending" || state === "scheduled" ? "retried" : "completed" };
+}
+
+function settleErrorKind(e: unknown): { kind: string } {
+  return { kind: e instanceof ClaimLostError ? "claim_lost" : e instanceof ClosedError ? "closed" : "commit" };
+}
+
+async function settleNow(core: QueueCore, job: ClaimedJob, effects: SettlementEffects | undefined, transition: Transition): Promise<Settled> {
   core.checkOpen();
   const ticket = ticketOf(job);
   if (ticket === undefined) throw new ValidationError("settle only ClaimedJobs returned by a queue's claim, not copies of them");

@@ -65,7 +65,6 @@ export class QueueCore {
   closed = false;
   /** Where fencing, dead letters and background failures are logged. */
   readonly log: FullLogger;
-  #fenceLogged = false;
   readonly #closedController = new AbortController();
   /** Called once when the queue closes: with the engine's failure, or `undefined` after a plain `close()`. */
   readonly closedListeners = new Set<(reason: Error | undefined) => void>();
@@ -84,7 +83,7 @@ export class QueueCore {
     if (opts.onClosed) this.closedListeners.add(opts.onClosed);
     engine.onFailure((failure) => {
       // Said once, at error level: every later call rejects with an error carrying this cause.
-      console.error(`taquba queue "${name}" stopped: ${failure.message}`);
+      this.log.error({ err: failure, queue: name }, stoppedMessage(name, failure));
       void this.loop.stop();
       this.announceClosed(failure);
     });
@@ -169,7 +168,7 @@ export class QueueCore {
       try {
         l(reason);
       } catch (err) {
-        console.error(`taquba queue "${this.name}": an onClosed listener threw: ${err instanceof Error ? err.message : String(err)}`);
+        this.log.error({ err, queue: this.name }, `queue "${this.name}": an onClosed listener threw: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
     this.closedListeners.clear();
@@ -179,7 +178,6 @@ export class QueueCore {
   commit(txn: Txn, durable: boolean): Promise<void> {
     const batch = txn.finish();
     const p = this.engine.commit(batch, { durable });
-    p.catch((e: unknown) => this.#noteCommitFailure(e));
     if (!durable) {
       // Non-durable commits only re-file jobs whose content is already
       // durable (claims, promotions, requeues), so nothing to track.
@@ -198,16 +196,6 @@ export class QueueCore {
       p.then(forget, forget);
     }
     return p;
-  }
-
-  /** A fenced writer is logged once: every later commit fails the same way. */
-  #noteCommitFailure(e: unknown): void {
-    if (!(e instanceof FencedError) || this.#fenceLogged) return;
-    this.#fenceLogged = true;
-    this.log.error(
-      { err: e, queue: this.name },
-      `queue "${this.name}": another process opened this queue store and fenced this one; this process can no longer commit and must stop or reopen the queue`,
-    );
   }
 
   /**
@@ -274,4 +262,12 @@ export class QueueCore {
       else this.work.notify(p.queueName);
     });
   }
+}
+
+/** What the log says when the queue stops on its own: fenced by another process, or its store kept failing. */
+function stoppedMessage(name: string, failure: Error): string {
+  if (failure instanceof FencedError) {
+    return `queue "${name}" stopped: another process opened this queue store and fenced this one; this process can no longer commit, and its queue is closed (${failure.message})`;
+  }
+  return `queue "${name}" stopped: ${failure.message}`;
 }

@@ -9,8 +9,9 @@
  * operations live in `enqueue-ops`, `claim-settle`, `cancel-wake`,
  * `kv-ops` and `completion`; this class is their public face.
  */
-import { fullLogger } from "../logger.js";
+import { type FullLogger, fullLogger } from "../logger.js";
 import { loadTelemetry } from "../telemetry/tracing.js";
+import { registerQueueGauges } from "./gauges.js";
 import type { TimedClock } from "../clock.js";
 import { Engine, type EngineStats } from "../engine/engine.js";
 import { ValidationError } from "../errors.js";
@@ -111,9 +112,14 @@ export class Queue {
       opts.flushIntervalMs === undefined ? {} : { flushIntervalMs: opts.flushIntervalMs },
     );
     const core = new QueueCore(name, engine, new PayloadStore(root, threshold), opts);
+    core.log.info(
+      { queue: name, epoch: engine.epoch },
+      `queue "${name}": this process is now the writer of its store (writer epoch ${engine.epoch})${engine.epoch > 1 ? "; the writer before it is fenced" : ""}`,
+    );
     const recovery = recoverClaims(core.host);
     core.loop.start();
     const queue = new Queue(core, recovery);
+    registerQueueGauges(core); // once the open can no longer fail, so a failed open leaves no source behind
     queue.sweepOrphanPayloads().catch((err) => {
       if (!core.isClosed) core.host.onError(err);
     });
@@ -334,6 +340,11 @@ export class Queue {
   /** Resolves when every commit made so far (claims and background work included) is durable. */
   async flush(): Promise<void> {
     await this.#core.engine.flush();
+  }
+
+  /** @internal The queue's `logger` option, every level filled in: where the loops built on the queue log too. */
+  get log(): FullLogger {
+    return this.#core.log;
   }
 
   /** The engine's counters (WAL puts and bytes, checkpoints), for benchmarks and operators. */

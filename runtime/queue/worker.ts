@@ -36,7 +36,7 @@ export interface RunWorkerOptions {
   claimBatch?: number;
   /** Abort to stop claiming; `runWorker` resolves once in-flight jobs are settled. */
   signal?: AbortSignal;
-  /** Told about settlement failures (a lost claim, a closed queue). Default: `console.warn`. */
+  /** Told about settlement failures (a lost claim, a closed queue). Default: the queue's logger, at warn. */
   onError?: (error: unknown, job: ClaimedJob) => void;
 }
 
@@ -102,7 +102,9 @@ export async function runWorker(queue: Queue, queueName: string, worker: Worker,
   if (opts.claimBatch !== undefined) validatePositiveInt("RunWorkerOptions.claimBatch", opts.claimBatch);
   if (opts.leaseMs !== undefined) validatePositiveInt("RunWorkerOptions.leaseMs", opts.leaseMs);
   const signal = opts.signal;
-  const onError = opts.onError ?? ((e: unknown, j: ClaimedJob) => console.warn(`taquba worker: settling job ${j.id} failed: ${messageOf(e)}`));
+  const onError =
+    opts.onError ??
+    ((e: unknown, j: ClaimedJob) => queue.log.warn({ err: e, jobId: j.id, queue: queueName }, `taquba worker: settling job ${j.id} failed: ${messageOf(e)}`));
   const inflight = new Set<Promise<void>>();
   const aborted = new Promise<void>((resolve) => {
     if (signal === undefined) return;
@@ -125,7 +127,7 @@ export async function runWorker(queue: Queue, queueName: string, worker: Worker,
         if (err instanceof ClosedError) break;
         if (err instanceof TaqubaError && err.retryable) {
           // The store is unreachable for now; the claims were put back. Try again after a pause.
-          console.warn(`taquba worker on "${queueName}": claim failed, retrying in ${CLAIM_RETRY_MS} ms: ${messageOf(err)}`);
+          queue.log.warn({ err, queue: queueName }, `taquba worker on "${queueName}": claim failed, retrying in ${CLAIM_RETRY_MS} ms: ${messageOf(err)}`);
           await queue.clock.waitUntil(queue.clock.now() + CLAIM_RETRY_MS, signal).catch(() => undefined);
           continue;
         }

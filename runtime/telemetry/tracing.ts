@@ -11,11 +11,15 @@
  */
 import type * as Otel from "@opentelemetry/api";
 
+/** The reserved run header that carries the submit span's traceparent (the workflow layer's `HEADER_TRACEPARENT`). */
+export const RUN_TRACEPARENT = "workflow.traceparent";
+
 /** The instrumentation scope name of every span and instrument. */
 export const SCOPE = "taquba";
 
 let api: typeof Otel | undefined;
 let loading: Promise<void> | undefined;
+let switchedOff = false;
 
 /** Loads `@opentelemetry/api` when it is installed; resolves either way. */
 export function loadTelemetry(): Promise<void> {
@@ -28,16 +32,35 @@ export function loadTelemetry(): Promise<void> {
   return loading;
 }
 
-/** The loaded API, or undefined (not installed, or not loaded yet). */
+/** The loaded API, or undefined (not installed, not loaded yet, or switched off). */
 export function otelApi(): typeof Otel | undefined {
-  return api;
+  return switchedOff ? undefined : api;
+}
+
+/**
+ * @internal Turns every instrumentation point into its first check (as if
+ * the API were not installed), or back on: the baseline of the overhead
+ * benchmark.
+ */
+export function setTelemetrySwitchedOff(off: boolean): void {
+  switchedOff = off;
 }
 
 /** The tracer of the registered provider; undefined when there is none (the no-cost path). */
 export function activeTracer(): Otel.Tracer | undefined {
-  if (api === undefined) return undefined;
+  if (api === undefined || switchedOff) return undefined;
   const provider = api.trace.getTracerProvider() as Otel.TracerProvider & { getDelegateTracer?: (name: string) => Otel.Tracer | undefined };
   return typeof provider.getDelegateTracer === "function" ? provider.getDelegateTracer(SCOPE) : provider.getTracer(SCOPE);
+}
+
+/** Whether spans are being made (a tracer provider is registered): the cheap check before building a span's attributes. */
+export function tracing(): boolean {
+  return activeTracer() !== undefined;
+}
+
+/** Whether tracing is on and a span is active: a child span would have a parent. */
+export function tracingWithinSpan(): boolean {
+  return activeTracer() !== undefined && api!.trace.getActiveSpan() !== undefined;
 }
 
 /** Attribute values a span takes, by `taquba.` name. */
@@ -59,13 +82,69 @@ export function contextOf(traceparent: string | undefined): Otel.Context | undef
   return api.trace.setSpanContext(api.ROOT_CONTEXT, { traceId: m[1]!, spanId: m[2]!, traceFlags: Number.parseInt(m[3]!, 16), isRemote: true });
 }
 
-/** Starts a span under `parent` (a traceparent, or the active context when undefined); undefined when tracing is off. */
-export function startSpan(name: string, attributes: SpanAttributes, parent?: string, kind?: "producer" | "consumer" | "internal"): Otel.Span | undefined {
+/** The kinds of span taquba makes. */
+export type SpanKindName = "producer" | "consumer" | "client" | "internal";
+
+/**
+ * Starts a span under `parent` (a traceparent, or the active context when
+ * undefined), at `startTimeMs` (epoch ms) or now; undefined when tracing is off.
+ */
+export function startSpan(name: string, attributes: SpanAttributes, parent?: string, kind?: SpanKindName, startTimeMs?: number): Otel.Span | undefined {
   const tracer = activeTracer();
   if (tracer === undefined || api === undefined) return undefined;
   const ctx = parent === undefined ? api.context.active() : contextOf(parent);
-  const spanKind = kind === "producer" ? api.SpanKind.PRODUCER : kind === "consumer" ? api.SpanKind.CONSUMER : api.SpanKind.INTERNAL;
-  return tracer.startSpan(name, { attributes, kind: spanKind }, ctx);
+  const K = api.SpanKind;
+  const spanKind = kind === "producer" ? K.PRODUCER : kind === "consumer" ? K.CONSUMER : kind === "client" ? K.CLIENT : K.INTERNAL;
+  return tracer.startSpan(name, startTimeMs === undefined ? { attributes, kind: spanKind } : { attributes, kind: spanKind, startTime: startTimeMs }, ctx);
+}
+
+/** Runs `fn` with `span` as the active span (so spans it starts, the user's included, are its children); just `fn()` without one. */
+export function withActiveSpan<T>(span: Otel.Span | undefined, fn: () => T): T {
+  if (span === undefined || api === undefined) return fn();
+  return api.context.with(api.trace.setSpan(api.context.active(), span), fn);
+}
+
+/** The W3C `traceparent` of the active span, or undefined when none is active or tracing is off. */
+export function activeTraceparent(): string | undefined {
+  if (api === undefined || switchedOff) return undefined;
+  const span = api.trace.getActiveSpan();
+  return span === undefined || !span.spanContext().traceId ? undefined : traceparentOf(span);
+}
+
+/**
+ * Runs `fn` inside a span that ends when its promise settles: OK with
+ * `outcome(result)`'s attributes, or ERROR with the rejection recorded and
+ * `failure(error)`'s kind and attributes.
+ * Without tracing, `fn()` and nothing else.
+ */
+export function traced<T>(
+  name: string,
+  attributes: SpanAttributes,
+  kind: SpanKindName,
+  fn: () => Promise<T>,
+  outcome: (result: T) => SpanAttributes,
+  failure: (error: unknown) => { kind: string; attributes?: SpanAttributes },
+  parent?: string,
+): Promise<T> {
+  const span = startSpan(name, attributes, parent, kind);
+  if (span === undefined) return fn();
+  let p: Promise<T>;
+  try {
+    p = withActiveSpan(span, fn);
+  } catch (e) {
+    p = Promise.reject(e);
+  }
+  return p.then(
+    (r) => {
+      endOk(span, outcome(r));
+      return r;
+    },
+    (e: unknown) => {
+      const f = failure(e);
+      endWithError(span, e, f.kind, f.attributes);
+      throw e;
+    },
+  );
 }
 
 /** Ends `span` as failed with `error` recorded, and `taquba.error.kind` set. */
@@ -78,11 +157,11 @@ export function endWithError(span: Otel.Span | undefined, error: unknown, errorK
   span.end();
 }
 
-/** Ends `span` as succeeded with `attributes` added. */
-export function endOk(span: Otel.Span | undefined, attributes: SpanAttributes = {}): void {
+/** Ends `span` as succeeded with `attributes` added, at `endTimeMs` (epoch ms) or now. */
+export function endOk(span: Otel.Span | undefined, attributes: SpanAttributes = {}, endTimeMs?: number): void {
   if (span === undefined) return;
   span.setAttributes(attributes);
-  span.end();
+  span.end(endTimeMs);
 }
 
 // The span of each step attempt in flight, by step job id and attempt (a
@@ -100,4 +179,36 @@ export function stepSpanOf(jobId: string, attempt: number): Otel.Span | undefine
 
 export function forgetStepSpan(jobId: string, attempt: number): void {
   if (stepSpans.size !== 0) stepSpans.delete(`${jobId}#${attempt}`);
+}
+
+/**
+ * The span of a signal wait, made when the waiting step is first claimed
+ * (the wait may have begun in another process, before a restart): from the
+ * commit that registered the wait (the step's enqueue) to the signal's
+ * arrival (its wake) or, timed out, to the claim; under the run's trace.
+ */
+export function traceSignalWait(
+  queue: string,
+  job: { id: string; headers: Readonly<Record<string, string>>; enqueuedAt: number; claimedAt: number; wokenAt?: number },
+  runId: string,
+  step: number,
+  timedOut: boolean,
+): void {
+  if (activeTracer() === undefined) return;
+  const attributes = { "taquba.run.id": runId, "taquba.step": step, "taquba.queue": queue, "taquba.job.id": job.id };
+  const span = startSpan("taquba.signal.wait", attributes, job.headers[RUN_TRACEPARENT] ?? "", "internal", job.enqueuedAt);
+  const endAt = timedOut ? job.claimedAt : (job.wokenAt ?? job.claimedAt);
+  endOk(span, { "taquba.outcome": timedOut ? "timed_out" : "delivered" }, Math.max(job.enqueuedAt, endAt));
+}
+
+/** Adds `attributes` to the active span, if tracing is on and one is active. */
+export function annotateActiveSpan(attributes: SpanAttributes): void {
+  if (api === undefined || switchedOff) return;
+  api.trace.getActiveSpan()?.setAttributes(attributes);
+}
+
+/** The reserved trace header of the active span (`{ [RUN_TRACEPARENT]: traceparent }`), or `{}`. */
+export function activeTraceHeader(): Record<string, string> {
+  const t = activeTraceparent();
+  return t === undefined ? {} : { [RUN_TRACEPARENT]: t };
 }

@@ -13,6 +13,7 @@
  * at all.
  */
 
+import { activeTraceHeader } from "../telemetry/tracing.js";
 import { StepError } from "../workflow/workflow-errors.js";
 import type { TerminalEffects } from "../workflow/steps/effects-handle.js";
 import type { RunOutcome } from "../workflow/runs/run-types.js";
@@ -143,7 +144,8 @@ export class WebhookTerminalHook implements TerminalHook {
         ...(this.#opts.timeoutMs === undefined ? {} : { timeoutMs: this.#opts.timeoutMs }),
         body,
       },
-      this.#opts.maxAttempts === undefined ? {} : { maxAttempts: this.#opts.maxAttempts },
+      // The run's trace travels to the delivery job, whose span joins it.
+      { headers: activeTraceHeader(), ...(this.#opts.maxAttempts === undefined ? {} : { maxAttempts: this.#opts.maxAttempts }) },
     );
   }
 }

@@ -39,6 +39,7 @@ import {
   type WebhookSecret,
 } from "./webhook-signature.js";
 import { redactUrl, safeExcerpt } from "../redact.js";
+import { annotateActiveSpan, RUN_TRACEPARENT, type SpanAttributes, traced, tracing } from "../telemetry/tracing.js";
 
 /** Options of {@link WebhookWorker}. Address policy fields default to public addresses only. */
 export interface WebhookWorkerOptions extends AddressPolicyOptions {
@@ -105,7 +106,20 @@ export class WebhookWorker implements Worker {
    * non-retryable answer or a cancelled job, and `WebhookDeliveryError`
    * (retryable, with `retryAfterMs` when the server gave one) otherwise.
    */
-  async process(job: ClaimedJob): Promise<void> {
+  process(job: ClaimedJob): Promise<void> {
+    if (!tracing()) return this.#deliver(job);
+    return traced(
+      "taquba.webhook.delivery",
+      { "taquba.queue": job.queueName, "taquba.job.id": job.id, "taquba.attempt": job.attempt },
+      "client",
+      () => this.#deliver(job),
+      () => ({ "taquba.outcome": "delivered" }),
+      (e) => deliveryFailure(job, e),
+      job.headers[RUN_TRACEPARENT],
+    );
+  }
+
+  async #deliver(job: ClaimedJob): Promise<void> {
     let req: DecodedWebhookRequest;
     try {
       req = decodeWebhookJob(job.headers, job.payload);
@@ -128,6 +142,7 @@ export class WebhookWorker implements Worker {
     // Real time, not the injected clock: the socket's timers run on real time whatever the clock says.
     const deadline = Date.now() + timeoutMs;
     const addresses = await this.#resolve(req, target, timeoutMs);
+    annotateActiveSpan({ "http.request.method": req.method }); // not the URL: it may come from a sensitive header
     const result = await sendHttp({
       url: req.url,
       method: req.method,
@@ -139,6 +154,7 @@ export class WebhookWorker implements Worker {
       ...(this.#ca === undefined ? {} : { ca: this.#ca }),
     });
 
+    if (result.kind === "response") annotateActiveSpan({ "http.response.status_code": result.status });
     const verdict =
       result.kind === "response" ? classifyResponse(result.status, result.headers["retry-after"], this.#clock.now(), this.#maxRetryAfterMs) : undefined;
     // A 2xx is a delivery even when a cancellation arrived meanwhile: the receiver has it.
@@ -193,6 +209,15 @@ function errorText(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
   const code = (err as NodeJS.ErrnoException | null)?.code;
   return typeof code === "string" && !message.includes(code) ? `${code} ${message}` : message;
+}
+
+/** A failed delivery's span: permanent (dead-lettered) or transient (retried, or dead-lettered on the last attempt). */
+function deliveryFailure(job: ClaimedJob, e: unknown): { kind: string; attributes: SpanAttributes } {
+  const permanent = e instanceof PermanentError;
+  return {
+    kind: permanent ? "permanent" : "transient",
+    attributes: { "taquba.outcome": permanent || job.isLastAttempt() ? "dead_lettered" : "retried" },
+  };
 }
 
 function cancelled(job: ClaimedJob, target: string): PermanentError {

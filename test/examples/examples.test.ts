@@ -224,12 +224,19 @@ describe("examples", () => {
       "trace: POST /checkout (request)",
       "trace:   taquba.submit (run checkout-42)",
       "trace:     taquba.step (step 0 attempt 1 retried) ERROR: inventory service timed out",
+      "trace:       taquba.settle (settlement commit: retried)",
       "trace:     taquba.step (step 0 attempt 2 completed)",
+      "trace:       taquba.settle (settlement commit: completed)",
       "trace:     taquba.step (step 1 attempt 1 completed)",
+      "trace:       taquba.settle (settlement commit: completed)",
       "trace:     taquba.step (step 2 attempt 1 completed)",
+      "trace:       taquba.settle (settlement commit: completed)",
     ]);
-    expect(out).toMatch(/^metric: taquba\.step\.attempts\{outcome=completed\} = 3$/m);
+    expect(out).toMatch(/^metric: taquba\.step\.attempts\{completed\} = 3$/m);
     expect(out).toMatch(/^metric: taquba\.step\.retries = 1$/m);
+    expect(out).toMatch(/^metric: taquba\.queue\.jobs\{done\} = 3$/m);
+    expect(out).toMatch(/^metric: taquba\.step\.transition\.duration = 2 samples$/m);
+    expect(out).toMatch(/^log info: {2}queue "shop": this process is now the writer of its store \(writer epoch 1\)$/m);
   });
 
   it("the examples' generated code is up to date with their specs", async () => {

@@ -4,8 +4,24 @@
  * at error, worker start/stop at info), a header the spec marks sensitive
  * never does, and the attempt history keeps the error's name and stack.
  */
-import { describe, expect, it } from "vitest";
-import { JobRunner, MemoryStore, MockClock, Queue, REDACTED, StepError } from "taquba";
+import { createServer } from "node:http";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import {
+  generateWebhookSecret,
+  JobRunner,
+  MemoryStore,
+  MockClock,
+  Queue,
+  REDACTED,
+  runWebhookWorker,
+  StepError,
+  StepOutcome,
+  type StepRunner,
+  WebhookTerminalHook,
+  WorkflowRuntime,
+} from "taquba";
+import { listenOnLoopback, withBody } from "../support/loopback-server.js";
+import { until } from "../support/until.js";
 import { billing } from "../../generated/index.js";
 import { consoleLogger, errorFields, fullLogger, MAX_STACK_CHARS } from "../../runtime/logger.js";
 
@@ -68,6 +84,10 @@ async function openEnv(log: RecordingLogger, handler: billing.EmailSendHandler) 
   return { store, clock, queue, runner };
 }
 
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
 describe("logger option", () => {
   it("logs a retry at warn with the error's stack, worker start/stop at info, and never a sensitive header", async () => {
     const log = new RecordingLogger();
@@ -89,7 +109,11 @@ describe("logger option", () => {
     expect(retry.obj).toMatchObject({ attempt: 1, maxAttempts: 5, outcome: "retried", queue: "jobs" });
     expect(retry.obj["headers"]).toEqual({ tenant_id: "acme", callback_url: REDACTED });
     const info = log.entries.filter((e) => e.level === "info").map((e) => e.msg);
-    expect(info).toEqual(["workflow worker started", "workflow worker stopped"]);
+    expect(info).toEqual([
+      expect.stringMatching(/^queue "q": this process is now the writer of its store/),
+      "workflow worker started",
+      "workflow worker stopped",
+    ]);
     expect(log.entries.filter((e) => e.level === "error")).toEqual([]);
     // The secret appears nowhere, in any record, at any level.
     expect(log.text()).not.toContain("s3cr3t-TOKEN");
@@ -145,6 +169,63 @@ describe("logger option", () => {
     expect(fenced).toHaveLength(1);
     await second.close();
     await first.close().catch(() => undefined);
+  });
+
+  it("never logs a payload, a webhook secret or a sensitive header, at any level, through a run's retry, end and dead-lettered callback", async () => {
+    // Everything that reaches the console too (the webhook loop's default error reporting included).
+    const consoleText: string[] = [];
+    for (const m of ["debug", "info", "warn", "error", "log"] as const)
+      vi.spyOn(console, m).mockImplementation((...a: unknown[]) => void consoleText.push(JSON.stringify(a)));
+    const server = createServer(withBody((_req, _body, res) => res.writeHead(400).end("bad request")));
+    const { port, close } = await listenOnLoopback(server);
+    const log = new RecordingLogger();
+    const webhookSecret = generateWebhookSecret();
+    const payload = "PAYLOAD-d41d8cd98f00";
+    const clock = new MockClock();
+    const store = new MemoryStore();
+    const queue = await Queue.open(store, "q", {
+      clock,
+      flushIntervalMs: 1,
+      logger: log,
+      queueConfigs: { "workflow-steps": { backoff: { baseMs: 0, maxMs: 0 } } },
+    });
+    let calls = 0;
+    const runner: StepRunner = {
+      sensitiveHeaders: ["callback_url", "api_key"],
+      async runStep(s) {
+        if (++calls === 1) throw new Error("flaky downstream");
+        return StepOutcome.succeed(s.payload);
+      },
+    };
+    const runtime = WorkflowRuntime.builder(queue, store, runner, new WebhookTerminalHook({ queueName: "callbacks" }))
+      .clock(clock)
+      .logger(log)
+      .build();
+    const worker = runtime.spawn();
+    const ac = new AbortController();
+    const delivering = runWebhookWorker(queue, "callbacks", { secret: webhookSecret, allowLoopback: true, clock, signal: ac.signal });
+    try {
+      const callback = `http://127.0.0.1:${port}/hooks/Xy12Ab34Cd56Ef78Gh90Ij12?key=QUERY-s3cr3t`;
+      await runtime.submit({
+        input: new TextEncoder().encode(payload),
+        runId: "run-1",
+        options: { headers: { callback_url: callback, api_key: "API-KEY-s3cr3t", tenant: "acme" } },
+      });
+      expect((await runtime.wait("run-1")).termination.status).toBe("succeeded");
+      await until("the callback dead-lettered", () => log.entries.some((e) => /was dead-lettered/.test(e.msg)));
+    } finally {
+      ac.abort();
+      await delivering;
+      await worker.shutdown();
+      await queue.close();
+      await close();
+    }
+    // The events were logged: the retry (with the non-sensitive header) and the callback's dead letter.
+    const retry = log.entries.find((e) => e.level === "warn" && /failed; retrying/.test(e.msg));
+    expect(retry?.obj["headers"]).toEqual({ callback_url: REDACTED, api_key: REDACTED, tenant: "acme" });
+    expect(log.entries.some((e) => e.level === "error" && /dead-lettered after attempt 1/.test(e.msg))).toBe(true);
+    const everything = log.text() + consoleText.join("\n");
+    for (const secret of [payload, webhookSecret, "Xy12Ab34Cd56Ef78Gh90Ij12", "QUERY-s3cr3t", "API-KEY-s3cr3t"]) expect(everything).not.toContain(secret);
   });
 
   it("accepts an object with only `error`, and console at warn drops info", () => {

@@ -1,14 +1,17 @@
 /**
  * @module Metrics through the OpenTelemetry SDK's meter provider and a
- * pull reader: a four-step order (the first step retried once, the second
- * waiting for a signal) worked across a restart moves each documented
- * counter by the right amount and records one step duration per attempt.
+ * pull reader: the shared order scenario (a typed four-step workflow,
+ * reserve retried once, await_payment waiting for a signal, worked across a
+ * restart; one wait timing out, one run cancelled, one dead-lettered) moves each
+ * documented counter by the right amount, records one sample per event in
+ * each histogram, and the observed gauges read the queue store's state.
  */
 import { metrics } from "@opentelemetry/api";
 import { type DataPoint, type Histogram, MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MemoryStore, type ObjectStore, NoopTerminalHook, Queue, StepError, WorkflowDispatcher, WorkflowRuntime } from "taquba";
-import { orders } from "../../generated/index.js";
+import { MemoryStore, MockClock, Queue } from "taquba";
+import { gaugeSourceCount } from "../../runtime/telemetry/metrics.js";
+import { runOrderScenario, STEP_QUEUE } from "./support/order-scenario.js";
 
 class PullReader extends MetricReader {
   protected async onShutdown(): Promise<void> {}
@@ -25,108 +28,122 @@ afterAll(() => {
   metrics.disable();
 });
 
-/** Every data point of `name`, keyed by its `taquba.outcome` attribute (or "" without one). */
-async function points(name: string): Promise<Map<string, DataPoint<number | Histogram>>> {
+type Point = DataPoint<number | Histogram>;
+
+/** Every data point of every metric, by name. */
+async function collect(): Promise<Map<string, { unit: string; points: Point[] }>> {
   const { resourceMetrics } = await reader.collect();
-  const out = new Map<string, DataPoint<number | Histogram>>();
+  const out = new Map<string, { unit: string; points: Point[] }>();
   for (const sm of resourceMetrics.scopeMetrics) {
-    for (const m of sm.metrics) {
-      if (m.descriptor.name !== name) continue;
-      for (const p of m.dataPoints as DataPoint<number | Histogram>[]) out.set(String(p.attributes["taquba.outcome"] ?? ""), p);
-    }
+    for (const m of sm.metrics) out.set(m.descriptor.name, { unit: m.descriptor.unit, points: m.dataPoints as Point[] });
   }
   return out;
 }
 
-async function value(name: string, outcome = ""): Promise<number> {
-  const p = (await points(name)).get(outcome);
-  return p === undefined ? 0 : (p.value as number);
+/** The value of `name`'s point whose attributes include `attrs` (0 when none). */
+function reading(all: Map<string, { points: Point[] }>, name: string, attrs: Record<string, string> = {}): number {
+  const p = all.get(name)?.points.find((x) => Object.entries(attrs).every(([k, v]) => x.attributes[k] === v));
+  if (p === undefined) return 0;
+  return typeof p.value === "number" ? p.value : p.value.count;
 }
 
-function handler(): orders.OrderFulfilHandler {
-  return {
-    async reserve(p, ctx) {
-      if (p.order_id === "bad") throw StepError.permanent(new Error("unknown sku"));
-      if (ctx.attempt === 1) throw new Error("stock service unavailable");
-      return ctx.next.awaitPayment.onSignal(
-        { order_id: p.order_id },
-        { order_id: p.order_id, reservation_id: `res-${p.order_id}`, total_cents: p.total_cents },
-      );
-    },
-    async awaitPayment(p, ctx) {
-      if (ctx.signal === null) return ctx.fail({ reason: "payment_timeout" });
-      return ctx.next.pack({ order_id: p.order_id, reservation_id: p.reservation_id, paid_cents: ctx.signal.amount_cents });
-    },
-    async pack(p, ctx) {
-      return ctx.next.ship({ order_id: p.order_id, parcel_id: `parcel-${p.reservation_id}`, paid_cents: p.paid_cents });
-    },
-    async ship(p, ctx) {
-      return ctx.succeed({ order_id: p.order_id, paid_cents: p.paid_cents, tracking_number: `TRK-${p.parcel_id}` });
-    },
-  };
-}
-
-async function open(store: ObjectStore) {
-  const queue = await Queue.open(store, "shop", {
-    flushIntervalMs: 1,
-    logger: { error: () => undefined },
-    queueConfigs: { "workflow-steps": { backoff: { baseMs: 0, maxMs: 0 } } },
-  });
-  const dispatcher = orders.registerWorkflows(WorkflowDispatcher.builder(), { orderFulfil: handler() }).build();
-  const runtime = WorkflowRuntime.builder(queue, store, dispatcher, NoopTerminalHook)
-    .logger({ error: () => undefined })
-    .build();
-  return { queue, runtime, client: orders.client(runtime).orderFulfil };
-}
+const COUNTERS: ReadonlyArray<readonly [string, Record<string, string>]> = [
+  ["taquba.run.submitted", {}],
+  ["taquba.run.terminated", { "taquba.outcome": "succeeded" }],
+  ["taquba.run.terminated", { "taquba.outcome": "failed" }],
+  ["taquba.run.terminated", { "taquba.outcome": "cancelled" }],
+  ["taquba.step.attempts", { "taquba.outcome": "completed" }],
+  ["taquba.step.attempts", { "taquba.outcome": "retried" }],
+  ["taquba.step.attempts", { "taquba.outcome": "dead_lettered" }],
+  ["taquba.step.retries", {}],
+  ["taquba.job.dead_lettered", {}],
+  ["taquba.signal.sent", { "taquba.outcome": "delivered" }],
+  ["taquba.signal.sent", { "taquba.outcome": "buffered" }],
+  ["taquba.signal.timed_out", {}],
+  ["taquba.step.duration", {}],
+  ["taquba.run.start.delay", {}],
+  ["taquba.step.transition.duration", {}],
+];
 
 describe("metrics", () => {
-  it("count runs, step attempts by outcome, retries, signals and dead letters across a restart", async () => {
-    const before = {
-      submitted: await value("taquba.run.submitted"),
-      succeeded: await value("taquba.run.terminated", "succeeded"),
-      completed: await value("taquba.step.attempts", "completed"),
-      retried: await value("taquba.step.attempts", "retried"),
-    };
-    expect(before).toEqual({ submitted: 0, succeeded: 0, completed: 0, retried: 0 });
-    const store = new MemoryStore();
-    const first = await open(store);
-    const w1 = first.runtime.spawn();
-    await first.client.submit(
-      { order_id: "m1", lines: [{ sku: "BOOK", quantity: 1 }], total_cents: 900 },
-      { headers: { tenant_id: "acme" }, runId: "order-m1" },
-    );
-    // A duplicate submission is not counted.
-    await first.client.submit(
-      { order_id: "m1", lines: [{ sku: "BOOK", quantity: 1 }], total_cents: 900 },
-      { headers: { tenant_id: "acme" }, runId: "order-m1" },
-    );
-    for (let i = 0; i < 200 && (await value("taquba.step.attempts", "completed")) < 1; i++) await new Promise((r) => setImmediate(r));
-    await w1.shutdown();
-    await first.queue.close();
+  it("count runs, step attempts, retries, dead letters and signals, and time steps, across a restart", async () => {
+    const before = await collect();
+    for (const [name, attrs] of COUNTERS) expect(reading(before, name, attrs), name).toBe(0);
+    let gauges: Awaited<ReturnType<typeof collect>> | undefined;
+    let walSinceCheckpoint = -1;
+    await runOrderScenario({
+      beforeClose: async (shop) => {
+        gauges = await collect();
+        walSinceCheckpoint = shop.queue.engineStats.walObjectsSinceCheckpoint;
+      },
+    });
+    const after = await collect();
+    const delta = Object.fromEntries(COUNTERS.map(([name, attrs]) => [`${name}${JSON.stringify(attrs)}`, reading(after, name, attrs)]));
+    expect(delta).toEqual({
+      // t1, t2, t3 and bad; the duplicate submission of t1 is not counted.
+      "taquba.run.submitted{}": 4,
+      'taquba.run.terminated{"taquba.outcome":"succeeded"}': 1,
+      'taquba.run.terminated{"taquba.outcome":"failed"}': 2, // t2 (payment timeout) and bad
+      'taquba.run.terminated{"taquba.outcome":"cancelled"}': 1, // t3, cancelled while it waited
+      // t1: reserve (2nd), await_payment, pack, ship; t2: reserve (2nd), await_payment; t3: reserve (2nd).
+      'taquba.step.attempts{"taquba.outcome":"completed"}': 7,
+      'taquba.step.attempts{"taquba.outcome":"retried"}': 3, // reserve's first attempt of t1, t2 and t3
+      'taquba.step.attempts{"taquba.outcome":"dead_lettered"}': 1, // bad's reserve
+      "taquba.step.retries{}": 3,
+      "taquba.job.dead_lettered{}": 1,
+      'taquba.signal.sent{"taquba.outcome":"delivered"}': 1,
+      'taquba.signal.sent{"taquba.outcome":"buffered"}': 1,
+      "taquba.signal.timed_out{}": 1,
+      "taquba.step.duration{}": 11, // one sample per attempt
+      "taquba.run.start.delay{}": 4, // one per run's first step
+      "taquba.step.transition.duration{}": 2, // t1's await_payment -> pack -> ship, continued at once
+    });
+    for (const name of [
+      "taquba.step.duration",
+      "taquba.run.start.delay",
+      "taquba.step.transition.duration",
+      "taquba.engine.commit.duration",
+      "taquba.wal.put.duration",
+    ]) {
+      expect(after.get(name)?.unit, name).toBe("s");
+    }
+    // Every durable commit and WAL put of both processes is timed.
+    expect(reading(after, "taquba.engine.commit.duration")).toBeGreaterThan(10);
+    expect(reading(after, "taquba.wal.put.duration")).toBeGreaterThan(10);
+    expect(after.get("taquba.run.submitted")?.unit).toBe("{run}");
 
-    const second = await open(store);
-    const w2 = second.runtime.spawn();
-    expect(await second.client.signals.paymentReceived({ order_id: "m1" }, { amount_cents: 900 })).toBe("delivered");
-    expect(await second.client.signals.paymentReceived({ order_id: "nobody" }, { amount_cents: 1 })).toBe("buffered");
-    expect((await second.runtime.wait("order-m1")).termination.status).toBe("succeeded");
-    await second.client.submit({ order_id: "bad", lines: [{ sku: "X", quantity: 1 }], total_cents: 1 }, { headers: { tenant_id: "acme" }, runId: "order-bad" });
-    expect((await second.runtime.wait("order-bad")).termination.status).toBe("failed");
-    await w2.shutdown();
-    await second.queue.close();
+    // The gauges as the second process read them before it closed.
+    const g = gauges!;
+    const jobs = (state: string) => reading(g, "taquba.queue.jobs", { "taquba.store": "shop", "taquba.queue": STEP_QUEUE, "taquba.job.state": state });
+    expect([jobs("pending"), jobs("scheduled"), jobs("claimed"), jobs("dead")]).toEqual([0, 0, 0, 1]);
+    expect(reading(g, "taquba.wal.objects_since_checkpoint", { "taquba.store": "shop" })).toBe(walSinceCheckpoint);
+    expect(walSinceCheckpoint).toBeGreaterThan(0);
+    // A closed queue store is no longer observed.
+    expect(gaugeSourceCount()).toBe(0);
+  });
 
-    expect(await value("taquba.run.submitted")).toBe(2);
-    expect(await value("taquba.run.terminated", "succeeded")).toBe(1);
-    expect(await value("taquba.run.terminated", "failed")).toBe(1);
-    // reserve x2 (one retried), await_payment, pack, ship; the bad order's one attempt dead-lettered.
-    expect(await value("taquba.step.attempts", "completed")).toBe(4);
-    expect(await value("taquba.step.attempts", "retried")).toBe(1);
-    expect(await value("taquba.step.attempts", "dead_lettered")).toBe(1);
-    expect(await value("taquba.step.retries")).toBe(1);
-    expect(await value("taquba.job.dead_lettered")).toBe(1);
-    expect(await value("taquba.signal.sent", "delivered")).toBe(1);
-    expect(await value("taquba.signal.sent", "buffered")).toBe(1);
-    const duration = (await points("taquba.step.duration")).get("");
-    expect(duration).toBeDefined();
-    expect((duration!.value as Histogram).count).toBe(6);
+  it("observe each queue's oldest pending job's age on the queue clock, and jobs by state", async () => {
+    const clock = new MockClock(1_700_000_000_000);
+    const queue = await Queue.open(new MemoryStore(), "gauges", { clock, flushIntervalMs: 1 });
+    try {
+      await queue.enqueue("mail", new Uint8Array([1]), { priority: 5 });
+      clock.advance(4_000);
+      await queue.enqueue("mail", new Uint8Array([2]), { priority: 1 });
+      await queue.enqueue("mail", new Uint8Array([3]), { runAt: clock.now() + 60_000 });
+      clock.advance(1_500);
+      const g = await collect();
+      const at = { "taquba.store": "gauges", "taquba.queue": "mail" };
+      // The oldest pending job is in the lower-priority lane: 5.5 s old.
+      expect(reading(g, "taquba.queue.oldest_pending.age", at)).toBe(5.5);
+      expect(reading(g, "taquba.queue.jobs", { ...at, "taquba.job.state": "pending" })).toBe(2);
+      expect(reading(g, "taquba.queue.jobs", { ...at, "taquba.job.state": "scheduled" })).toBe(1);
+      const [job] = await queue.claimBatch("mail", 1);
+      await queue.ack(job!);
+      const g2 = await collect();
+      expect(reading(g2, "taquba.queue.jobs", { ...at, "taquba.job.state": "pending" })).toBe(1);
+      expect(g2.get("taquba.queue.oldest_pending.age")?.points.map((p) => p.value)).toHaveLength(1);
+    } finally {
+      await queue.close();
+    }
   });
 });

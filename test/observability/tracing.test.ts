@@ -1,16 +1,21 @@
 /**
- * @module Spans of a typed workflow through the OpenTelemetry SDK's
- * in-memory exporter: a four-step order (the first step retried once, the
- * second waiting for a signal) worked across a restart joins the trace of
- * the request that submitted it, each step attempt a child of the submit
- * span, the failed attempt recording its error.
+ * @module Spans through the OpenTelemetry SDK's in-memory exporter. The
+ * shared order scenario (a typed four-step workflow, reserve retried once,
+ * await_payment waiting for a signal, worked across a restart) joins the
+ * trace of the request that submitted it: each step attempt and signal wait
+ * a child of the submit span, each settlement commit a child of its step
+ * attempt, the failed attempt recording its error. A run's terminal hook
+ * and its webhook delivery join the run's trace too.
  */
-import { context, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { createServer } from "node:http";
+import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MemoryStore, type ObjectStore, NoopTerminalHook, Queue, WorkflowDispatcher, WorkflowRuntime } from "taquba";
-import { orders } from "../../generated/index.js";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { MemoryStore, MockClock, Queue, runWebhookWorker, StepOutcome, WebhookTerminalHook, WorkflowRuntime } from "taquba";
+import { listenOnLoopback, withBody } from "../support/loopback-server.js";
+import { until } from "../support/until.js";
+import { PAYMENT_TIMEOUT_MS, runOrderScenario, STEP_QUEUE, WORKFLOW } from "./support/order-scenario.js";
 
 const exporter = new InMemorySpanExporter();
 const contextManager = new AsyncLocalStorageContextManager();
@@ -25,114 +30,169 @@ afterAll(() => {
   context.disable();
 });
 
-function handler(): orders.OrderFulfilHandler {
-  return {
-    async reserve(p, ctx) {
-      if (ctx.attempt === 1) throw new Error("stock service unavailable");
-      return ctx.next.awaitPayment.onSignal(
-        { order_id: p.order_id },
-        { order_id: p.order_id, reservation_id: `res-${p.order_id}`, total_cents: p.total_cents },
-      );
-    },
-    async awaitPayment(p, ctx) {
-      if (ctx.signal === null) return ctx.fail({ reason: "payment_timeout" });
-      return ctx.next.pack({ order_id: p.order_id, reservation_id: p.reservation_id, paid_cents: ctx.signal.amount_cents });
-    },
-    async pack(p, ctx) {
-      return ctx.next.ship({ order_id: p.order_id, parcel_id: `parcel-${p.reservation_id}`, paid_cents: p.paid_cents });
-    },
-    async ship(p, ctx) {
-      return ctx.succeed({ order_id: p.order_id, paid_cents: p.paid_cents, tracking_number: `TRK-${p.parcel_id}` });
-    },
-  };
-}
+beforeEach(() => exporter.reset());
 
-async function open(store: ObjectStore) {
-  const queue = await Queue.open(store, "shop", { flushIntervalMs: 1, queueConfigs: { "workflow-steps": { backoff: { baseMs: 0, maxMs: 0 } } } });
-  const dispatcher = orders.registerWorkflows(WorkflowDispatcher.builder(), { orderFulfil: handler() }).build();
-  const runtime = WorkflowRuntime.builder(queue, store, dispatcher, NoopTerminalHook)
-    .logger({ error: () => undefined })
-    .build();
-  return { queue, runtime, client: orders.client(runtime).orderFulfil };
-}
-
-const byName = (spans: readonly ReadableSpan[], name: string) => spans.filter((s) => s.name === name);
+const named = (spans: readonly ReadableSpan[], name: string) => spans.filter((s) => s.name === name);
+const ofRun = (spans: readonly ReadableSpan[], runId: string) => spans.filter((s) => s.attributes["taquba.run.id"] === runId);
+const parentOf = (s: ReadableSpan) => s.parentSpanContext?.spanId;
+const idOf = (s: ReadableSpan) => s.spanContext().spanId;
+const ms = (t: readonly [number, number]) => t[0] * 1000 + t[1] / 1e6;
 
 describe("tracing", () => {
-  it("puts every step attempt of a run, across a restart, under the submit span of the request's trace", async () => {
-    const store = new MemoryStore();
-    const first = await open(store);
-    const worker = first.runtime.spawn();
+  it("puts every step attempt and signal wait of a run, across a restart, under the submit span of the request's trace", async () => {
     const request = trace.getTracer("test").startSpan("POST /orders");
-    const runId = "order-t1";
-    await context.with(trace.setSpan(context.active(), request), () =>
-      first.client.submit({ order_id: "t1", lines: [{ sku: "BOOK", quantity: 1 }], total_cents: 900 }, { headers: { tenant_id: "acme" }, runId }),
-    );
-    request.end();
-    // Reserve fails once, then parks the run on the payment signal: stop there, as a crash or deploy would.
-    for (let i = 0; i < 200 && byName(exporter.getFinishedSpans(), "orders.order.fulfil.reserve").length < 2; i++) await new Promise((r) => setImmediate(r));
-    await worker.shutdown();
-    await first.queue.close();
-
-    const second = await open(store);
-    const worker2 = second.runtime.spawn();
-    expect(await second.client.signals.paymentReceived({ order_id: "t1" }, { amount_cents: 900 })).toBe("delivered");
-    const end = await second.runtime.wait(runId);
-    expect(end.termination.status).toBe("succeeded");
-    await worker2.shutdown();
-    await second.queue.close();
-
+    await runOrderScenario({
+      submitting: async (submit) => {
+        await context.with(trace.setSpan(context.active(), request), submit);
+        request.end();
+      },
+    });
     const spans = exporter.getFinishedSpans();
     const traceId = request.spanContext().traceId;
-    const [submit] = byName(spans, "taquba.submit");
-    expect(submit).toBeDefined();
+
+    // Submits: t1, its duplicate, t2 and t3 inside the request; "bad" outside any span.
+    const submits = named(spans, "taquba.submit");
+    expect(submits.map((s) => [s.attributes["taquba.run.id"], s.attributes["taquba.outcome"]])).toEqual([
+      ["order-t1", "submitted"],
+      ["order-t1", "duplicate"],
+      ["order-t2", "submitted"],
+      ["order-t3", "submitted"],
+      ["order-bad", "submitted"],
+    ]);
+    const [submit] = submits;
     expect(submit!.kind).toBe(SpanKind.PRODUCER);
     expect(submit!.spanContext().traceId).toBe(traceId);
-    expect(submit!.parentSpanContext?.spanId).toBe(request.spanContext().spanId);
-    expect(submit!.attributes).toMatchObject({ "taquba.run.id": runId, "taquba.queue": "workflow-steps", "taquba.outcome": "submitted" });
+    expect(parentOf(submit!)).toBe(idOf(request as unknown as ReadableSpan));
+    expect(submit!.attributes).toMatchObject({ "taquba.queue": STEP_QUEUE });
+    expect(parentOf(submits[4]!)).toBeUndefined(); // submitted outside any span: its own trace
 
-    // The signal send joins the trace of whoever sent it (here none: its own trace).
-    const [send] = byName(spans, "taquba.signal.send");
-    expect(send!.attributes).toMatchObject({ "taquba.queue": "workflow-steps", "taquba.outcome": "delivered" });
-    expect(send!.kind).toBe(SpanKind.PRODUCER);
-
-    const steps = ["reserve", "await_payment", "pack", "ship"];
-    const stepSpans = spans.filter((s) => s.name.startsWith("orders.order.fulfil."));
-    expect(stepSpans.map((s) => s.name)).toEqual(["reserve", "reserve", "await_payment", "pack", "ship"].map((n) => `orders.order.fulfil.${n}`));
-    for (const s of stepSpans) {
+    // t1's step attempts, before and after the restart, are children of its submit span.
+    const steps = ofRun(spans, "order-t1").filter((s) => s.name.startsWith(`${WORKFLOW}.`));
+    expect(steps.map((s) => s.name)).toEqual(["reserve", "reserve", "await_payment", "pack", "ship"].map((n) => `${WORKFLOW}.${n}`));
+    for (const s of steps) {
       expect(s.kind).toBe(SpanKind.CONSUMER);
       expect(s.spanContext().traceId).toBe(traceId);
-      // A child of the submit span, whichever runtime (before or after the restart) worked it.
-      expect(s.parentSpanContext?.spanId).toBe(submit!.spanContext().spanId);
-      expect(s.attributes["taquba.run.id"]).toBe(runId);
-      expect(s.attributes["taquba.workflow"]).toBe("orders.order.fulfil");
-      expect(steps).toContain(s.attributes["taquba.step.name"]);
+      expect(parentOf(s)).toBe(idOf(submit!));
+      expect(s.attributes).toMatchObject({ "taquba.workflow": WORKFLOW, "taquba.queue": STEP_QUEUE });
+      expect(typeof s.attributes["taquba.job.id"]).toBe("string");
     }
-    const [failed, retried] = stepSpans;
-    expect(failed!.attributes).toMatchObject({ "taquba.step": 0, "taquba.attempt": 1, "taquba.outcome": "retried", "taquba.error.kind": "transient" });
+    const [failed, retried] = steps;
+    expect(failed!.attributes).toMatchObject({
+      "taquba.step": 0,
+      "taquba.step.name": "reserve",
+      "taquba.attempt": 1,
+      "taquba.outcome": "retried",
+      "taquba.error.kind": "transient",
+    });
     expect(failed!.status.code).toBe(SpanStatusCode.ERROR);
-    expect(failed!.events.find((e) => e.name === "exception")?.attributes?.["exception.message"]).toBe("stock service unavailable");
+    const exception = failed!.events.find((e) => e.name === "exception");
+    expect(exception?.attributes?.["exception.message"]).toBe("stock service unavailable");
+    expect(String(exception?.attributes?.["exception.stacktrace"])).toMatch(/^Error: stock service unavailable\n\s+at /);
     expect(retried!.attributes).toMatchObject({ "taquba.step": 0, "taquba.attempt": 2, "taquba.outcome": "completed" });
-    expect(retried!.status.code).not.toBe(SpanStatusCode.ERROR);
-    expect(stepSpans[4]!.attributes).toMatchObject({ "taquba.step": 3, "taquba.outcome": "completed" });
+    expect(retried!.status.code).toBe(SpanStatusCode.UNSET);
+    expect(steps[4]!.attributes).toMatchObject({ "taquba.step": 3, "taquba.step.name": "ship", "taquba.outcome": "completed" });
+
+    // Each settlement commit is a child of its step attempt, with what the job became.
+    for (const [step, outcome] of [
+      [failed!, "retried"],
+      [retried!, "completed"],
+      [steps[4]!, "completed"],
+    ] as const) {
+      const settles = spans.filter((s) => s.name === "taquba.settle" && parentOf(s) === idOf(step));
+      expect(settles).toHaveLength(1);
+      expect(settles[0]!.attributes).toMatchObject({
+        "taquba.outcome": outcome,
+        "taquba.job.id": step.attributes["taquba.job.id"],
+        "taquba.attempt": step.attributes["taquba.attempt"],
+      });
+    }
+
+    // The signal waits: t1's delivered after the restart, t2's timed out (t3's, cancelled, never ended in a claim);
+    // each under its run's submit span.
+    const waits = named(spans, "taquba.signal.wait");
+    expect(waits.map((w) => [w.attributes["taquba.run.id"], w.attributes["taquba.outcome"]])).toEqual([
+      ["order-t1", "delivered"],
+      ["order-t2", "timed_out"],
+    ]);
+    for (const w of waits) {
+      expect(w.attributes).toMatchObject({ "taquba.step": 1, "taquba.queue": STEP_QUEUE });
+      expect(w.spanContext().traceId).toBe(traceId);
+      expect(parentOf(w)).toBe(idOf(submits.find((s) => s.attributes["taquba.run.id"] === w.attributes["taquba.run.id"])!));
+    }
+    // Timed on the queue's clock: t2 waited the whole timeout, from before the restart.
+    expect(ms(waits[1]!.endTime) - ms(waits[1]!.startTime)).toBeGreaterThanOrEqual(PAYMENT_TIMEOUT_MS);
+    expect(ms(waits[0]!.endTime) - ms(waits[0]!.startTime)).toBeLessThan(PAYMENT_TIMEOUT_MS);
+
+    // The signal send joins the trace of whoever sent it (here none: its own trace).
+    const sends = named(spans, "taquba.signal.send");
+    expect(sends.map((s) => s.attributes["taquba.outcome"])).toEqual(["delivered", "buffered"]);
+    expect(sends[0]!.kind).toBe(SpanKind.PRODUCER);
+
+    // The dead-lettered run: its one attempt and its settlement say so.
+    const [bad] = ofRun(spans, "order-bad").filter((s) => s.name === `${WORKFLOW}.reserve`);
+    expect(bad!.attributes).toMatchObject({ "taquba.outcome": "dead_lettered", "taquba.error.kind": "permanent" });
+    expect(spans.find((s) => s.name === "taquba.settle" && parentOf(s) === idOf(bad!))?.attributes["taquba.outcome"]).toBe("dead_lettered");
+
+    // Nothing else starts a trace: only the request, and the submit and sends made outside any span.
+    const roots = spans.filter((s) => parentOf(s) === undefined).map((s) => s.name);
+    expect(roots.sort()).toEqual(["POST /orders", "taquba.signal.send", "taquba.signal.send", "taquba.submit"]);
   });
 
-  it("a run submitted outside any span starts its own trace", async () => {
-    exporter.reset();
-    const env = await open(new MemoryStore());
-    const worker = env.runtime.spawn();
-    const parent: Span | undefined = trace.getActiveSpan();
-    expect(parent).toBeUndefined();
-    await env.client.submit({ order_id: "t2", lines: [{ sku: "BOOK", quantity: 1 }], total_cents: 900 }, { headers: { tenant_id: "acme" }, runId: "order-t2" });
-    await env.client.signals.paymentReceived({ order_id: "t2" }, { amount_cents: 900 });
-    expect((await env.runtime.wait("order-t2")).termination.status).toBe("succeeded");
-    await worker.shutdown();
-    await env.queue.close();
-    const [submit] = byName(exporter.getFinishedSpans(), "taquba.submit");
-    expect(submit!.parentSpanContext).toBeUndefined();
-    // The run's spans share one trace; the signal send, made outside any span, has its own.
-    const runSpans = exporter.getFinishedSpans().filter((s) => s.name !== "taquba.signal.send");
-    expect(new Set(runSpans.map((s) => s.spanContext().traceId))).toEqual(new Set([submit!.spanContext().traceId]));
-    expect(runSpans).toHaveLength(6); // submit, reserve twice, await_payment, pack, ship
+  it("puts a run's terminal hook and its webhook delivery in the run's trace, a failed delivery recording its error", async () => {
+    let answers = 0;
+    const server = createServer(withBody((_req, _body, res) => res.writeHead(++answers === 1 ? 503 : 204).end()));
+    const { port, close } = await listenOnLoopback(server);
+    const clock = new MockClock();
+    const store = new MemoryStore();
+    const queue = await Queue.open(store, "wf", { clock, flushIntervalMs: 1, queueConfigs: { callbacks: { backoff: { baseMs: 0, maxMs: 0 } } } });
+    const runtime = WorkflowRuntime.builder(
+      queue,
+      store,
+      { runStep: async (s) => StepOutcome.succeed(s.payload) },
+      new WebhookTerminalHook({ queueName: "callbacks" }),
+    )
+      .clock(clock)
+      .build();
+    const worker = runtime.spawn();
+    const ac = new AbortController();
+    const delivering = runWebhookWorker(queue, "callbacks", { allowLoopback: true, clock, signal: ac.signal, onError: () => undefined });
+    try {
+      const secretPath = "/hooks/s3cr3t-PATH";
+      await runtime.submit({ input: new Uint8Array([1]), runId: "order-9", options: { headers: { callback_url: `http://127.0.0.1:${port}${secretPath}` } } });
+      await until("the callback delivered", () => named(exporter.getFinishedSpans(), "taquba.webhook.delivery").length === 2);
+      const spans = exporter.getFinishedSpans();
+      const [submit] = named(spans, "taquba.submit");
+      const [hook] = named(spans, "taquba.terminal_hook");
+      expect(hook!.attributes).toMatchObject({
+        "taquba.run.id": "order-9",
+        "taquba.run.status": "succeeded",
+        "taquba.outcome": "completed",
+        "taquba.attempt": 1,
+      });
+      expect(parentOf(hook!)).toBe(idOf(submit!));
+      expect(hook!.spanContext().traceId).toBe(submit!.spanContext().traceId);
+      const deliveries = named(spans, "taquba.webhook.delivery");
+      for (const d of deliveries) {
+        expect(d.kind).toBe(SpanKind.CLIENT);
+        expect(parentOf(d)).toBe(idOf(hook!));
+        expect(d.attributes).toMatchObject({ "taquba.queue": "callbacks", "http.request.method": "POST" });
+        // The callback URL came from a header; no attribute carries it.
+        expect(JSON.stringify(d.attributes)).not.toContain("s3cr3t");
+      }
+      expect(deliveries[0]!.attributes).toMatchObject({
+        "taquba.attempt": 1,
+        "taquba.outcome": "retried",
+        "taquba.error.kind": "transient",
+        "http.response.status_code": 503,
+      });
+      expect(deliveries[0]!.status.code).toBe(SpanStatusCode.ERROR);
+      expect(deliveries[1]!.attributes).toMatchObject({ "taquba.attempt": 2, "taquba.outcome": "delivered", "http.response.status_code": 204 });
+    } finally {
+      ac.abort();
+      await delivering;
+      await worker.shutdown();
+      await queue.close();
+      await close();
+    }
   });
 });

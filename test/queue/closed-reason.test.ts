@@ -40,6 +40,9 @@ describe("a queue that stops on its own", () => {
     await expect(old.kvPut("k", bytes)).rejects.toBeInstanceOf(ClosedError);
     const fenceLogs = errors.mock.calls.filter((c) => String(c[0]).includes('queue "app" stopped'));
     expect(fenceLogs).toHaveLength(1);
+    expect(String(fenceLogs[0]![0])).toMatch(/fenced this one/);
+    // Said once in all: no second record of the same fence on the console.
+    expect(errors.mock.calls.filter((c) => /fenc/i.test(String(c[0])))).toHaveLength(1);
     let late: Error | undefined | null = null;
     old.onClosed((r) => (late = r));
     await new Promise((r) => setTimeout(r, 0));

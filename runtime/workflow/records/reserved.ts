@@ -2,6 +2,7 @@
  * @module Names the runtime reserves: step-job headers, the KV prefix and
  * the run-memo key of the run result record.
  */
+import { RUN_TRACEPARENT } from "../../telemetry/tracing.js";
 
 /** User headers may not start with this; step jobs carry the runtime's own. */
 export const RESERVED_HEADER_PREFIX = "workflow.";
@@ -20,7 +21,7 @@ export const HEADER_NOOP = "workflow.noop";
 /** The correlation key a step waits on (set on a step continued on a signal). */
 export const HEADER_SIGNAL_WAIT = "workflow.signal_wait";
 /** The W3C traceparent of the span that submitted the run; every step attempt span is its child. */
-export const HEADER_TRACEPARENT = "workflow.traceparent";
+export const HEADER_TRACEPARENT = RUN_TRACEPARENT;
 /** Set on a step enqueued with a signal consumed from the buffer at registration. */
 export const HEADER_SIGNAL_DELIVERED = "workflow.signal_delivered";
 

@@ -14,6 +14,7 @@ import { encodeRunRecord } from "../records/records.js";
 import { RunId } from "./run-id.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { addTerminalEffects } from "./terminal.js";
+import { instruments } from "../../telemetry/metrics.js";
 import type { WorkflowView } from "./workflow-view.js";
 
 /** A bound on retries across concurrent step transitions; each retry follows a real state change. */
@@ -71,6 +72,7 @@ export async function cancelRun(core: RuntimeCore, view: WorkflowView, runIdIn: 
     const out = await core.queue.cancelJob(r.pointer.jobId, effects);
     if (out === "removed") {
       core.noteTerminated(runId, now);
+      instruments()?.runsTerminated.add(1, { "taquba.queue": core.queueName, "taquba.outcome": "cancelled" });
       return true;
     }
     if (out === "requested") return true;

@@ -15,6 +15,7 @@ import { HEADER_NOOP, HEADER_RUN_ID, HEADER_TERMINAL } from "../records/reserved
 import { RunId } from "./run-id.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { addTerminalEffects, type TerminationInput } from "./terminal.js";
+import { instruments } from "../../telemetry/metrics.js";
 import type { WorkflowView } from "./workflow-view.js";
 
 /** Terminates the run whose current step is the dead job `jobId`, if any. `true` when it did. */
@@ -62,6 +63,7 @@ export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jo
   const { outcome } = await core.queue.enqueueWithEffects(carrier.queueName, carrier.payload, carrier.opts ?? {}, kvOnly);
   if (!outcome.newlyEnqueued) return false;
   core.noteTerminated(runId, now);
+  instruments()?.runsTerminated.add(1, { "taquba.queue": core.queueName, "taquba.outcome": "failed" });
   return true;
 }
 

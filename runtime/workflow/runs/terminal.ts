@@ -64,6 +64,8 @@ export interface TerminationInput {
   group?: GroupRef | undefined;
   /** The run's submission time (its place in the run index). */
   submittedAtMs: number;
+  /** The run's reserved trace header, passed on to the notification job so the terminal hook joins the run's trace. */
+  traceHeaders?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -164,7 +166,7 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
   if (hookObserves(s.hook, outcome)) {
     const opts: { dedupKey: string; headers: Record<string, string>; priority?: number; maxAttempts?: number } = {
       dedupKey: terminalDedupKey(t.runId, t.token),
-      headers: { [HEADER_RUN_ID]: t.runId, [HEADER_TERMINAL]: "1" },
+      headers: { ...t.traceHeaders, [HEADER_RUN_ID]: t.runId, [HEADER_TERMINAL]: "1" },
     };
     if (t.priority !== undefined) opts.priority = t.priority;
     if (t.maxAttempts !== undefined) opts.maxAttempts = t.maxAttempts;

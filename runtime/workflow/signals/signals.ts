@@ -12,7 +12,7 @@
  * deleted by the step's settlement.
  */
 import { instruments } from "../../telemetry/metrics.js";
-import { endOk, endWithError, startSpan } from "../../telemetry/tracing.js";
+import { endOk, endWithError, startSpan, traceSignalWait } from "../../telemetry/tracing.js";
 import type { ClaimedJob, EnqueueOptions } from "../../queue/types.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import { signalBufferKey, signalDeliveredKey, signalTimedOutKey, signalWaitKey } from "../records/kv-keys.js";
@@ -46,6 +46,13 @@ async function releaseWait(core: RuntimeCore, correlationKey: string, jobId: str
 export async function resolveSignal(core: RuntimeCore, job: ClaimedJob, runId: string, step: number): Promise<Uint8Array | null | undefined> {
   const correlationKey = job.headers[HEADER_SIGNAL_WAIT];
   if (correlationKey === undefined) return undefined;
+  const signal = await resolveWait(core, job, runId, step, correlationKey);
+  // The first attempt of the woken step ends the wait; a redelivery would only repeat it.
+  if (job.attempt === 1) traceSignalWait(core.queueName, job, runId, step, signal === null);
+  return signal;
+}
+
+async function resolveWait(core: RuntimeCore, job: ClaimedJob, runId: string, step: number, correlationKey: string): Promise<Uint8Array | null> {
   await releaseWait(core, correlationKey, job.id);
   if (job.attached !== undefined) return job.attached;
   const deliveredKey = signalDeliveredKey(core.queueName, runId, step);
@@ -68,6 +75,7 @@ export async function resolveSignal(core: RuntimeCore, job: ClaimedJob, runId: s
     }
     // Durable before the runner sees the timeout: every later delivery of this step sees it too.
     await core.queue.kvPut(timedOutKey, TIMED_OUT);
+    instruments()?.signalsTimedOut.add(1, { "taquba.queue": core.queueName });
     return null;
   });
 }

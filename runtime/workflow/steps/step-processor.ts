@@ -54,6 +54,7 @@ import type { WorkflowLogger } from "./step-worker.js";
 import { checkCorrelationKey, checkRunPayload } from "../limits.js";
 import type { WorkerSlot } from "./settlement-slots.js";
 import { logFailedAttempt, noteRunEnded, thrownCause, traceHeaderOf } from "./step-log.js";
+import { stepEnqueuedNow } from "../../telemetry/metrics.js";
 
 type Verdict = { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number } | { ok: false; error: unknown };
 
@@ -169,6 +170,7 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
     maxAttempts: job.maxAttempts,
     group: run.group,
     submittedAtMs: run.submittedAtMs,
+    traceHeaders: traceHeaderOf(job),
   };
   const trace: StepTrace = { runId, step, name: pointer.name, memoKeys: [] };
   if (run.cancelRequested === true || job.cancelSignal.aborted) {
@@ -381,6 +383,7 @@ async function continueRun(
     await slot.freeAfterSubmitting(core.queue.ack(job, effects));
   };
   if (o.when.kind === "immediate") {
+    stepEnqueuedNow(nextJobId);
     await commit();
   } else if (o.when.kind === "after") {
     opts.runAt = now + Math.max(0, o.when.delayMs - elapsed);

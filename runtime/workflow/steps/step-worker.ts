@@ -13,10 +13,7 @@ import type { ClaimedJob } from "../../queue/types.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { WorkerSlot } from "./settlement-slots.js";
 import { processJob } from "./step-processor.js";
-import { endOk, forgetStepSpan, registerStepSpan, startSpan } from "../../telemetry/tracing.js";
-import { type Instruments, instruments } from "../../telemetry/metrics.js";
-import { attemptFailed } from "./step-log.js";
-import { HEADER_RUN_ID, HEADER_STEP, HEADER_TERMINAL, HEADER_TRACEPARENT } from "../records/reserved.js";
+import { startAttemptTelemetry } from "./step-telemetry.js";
 
 import { backoffMs, isStoreFault, sleep, type StoreRetryPolicy } from "../store-retry.js";
 
@@ -47,17 +44,11 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
       busy--;
       wake();
     });
-    const span = job.headers[HEADER_TERMINAL] !== undefined ? undefined : startStepSpan(core, job);
-    const metrics = instruments();
-    const startedAt = metrics === undefined ? 0 : performance.now();
-    const p: Promise<void> = processJob(core, job, slot, log)
+    const telemetry = startAttemptTelemetry(core, job);
+    const p: Promise<void> = (telemetry === undefined ? processJob(core, job, slot, log) : telemetry.run(() => processJob(core, job, slot, log)))
       .catch((e: unknown) => log.error({ err: e, jobId: job.id }, "workflow step settlement failed; the queue will redeliver the step"))
       .finally(() => {
-        if (metrics !== undefined && job.headers[HEADER_TERMINAL] === undefined) recordAttempt(metrics, core, job, startedAt);
-        if (span !== undefined) {
-          forgetStepSpan(job.id, job.attempt);
-          if (span.isRecording()) endOk(span, { "taquba.outcome": "completed" });
-        }
+        telemetry?.end();
         inFlight.delete(p);
         slot.free();
       });
@@ -97,28 +88,4 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
     if (jobs.length === 0) await core.queue.waitForWork(core.queueName, epoch, signal);
   }
   while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-}
-
-/** The span of one step attempt (named `taquba.step` until the typed dispatcher names it), or undefined when tracing is off. */
-function startStepSpan(core: RuntimeCore, job: ClaimedJob) {
-  const span = startSpan(
-    "taquba.step",
-    {
-      "taquba.run.id": job.headers[HEADER_RUN_ID] ?? "",
-      "taquba.step": Number(job.headers[HEADER_STEP]),
-      "taquba.attempt": job.attempt,
-      "taquba.queue": core.queueName,
-      "taquba.job.id": job.id,
-    },
-    job.headers[HEADER_TRACEPARENT] ?? "",
-    "consumer",
-  );
-  registerStepSpan(job.id, job.attempt, span);
-  return span;
-}
-
-/** The attempt's duration, and its count when it did not fail (failures are counted where they are logged). */
-function recordAttempt(m: Instruments, core: RuntimeCore, job: ClaimedJob, startedAt: number): void {
-  m.stepDuration.record((performance.now() - startedAt) / 1000, { "taquba.queue": core.queueName });
-  if (!attemptFailed(job)) m.stepAttempts.add(1, { "taquba.queue": core.queueName, "taquba.outcome": "completed" });
 }

@@ -7,6 +7,8 @@ import { decodeRunOutcome } from "../records/records.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { errorText, StepError } from "../workflow-errors.js";
 import type { WorkerSlot } from "../steps/settlement-slots.js";
+import { thrownCause } from "../steps/step-log.js";
+import { endWithError, stepSpanOf } from "../../telemetry/tracing.js";
 
 /**
  * Calls the hook and settles the notification: its staged effects commit
@@ -22,11 +24,15 @@ export async function processNotification(core: RuntimeCore, job: ClaimedJob, sl
     return;
   }
   const effects = new TerminalEffects();
+  stepSpanOf(job.id, job.attempt)?.setAttribute("taquba.run.status", outcome.status);
   try {
     await core.hook.onTermination(outcome, effects);
   } catch (error) {
     effects.seal();
-    if (StepError.kindOf(error) === "permanent") await slot.freeAfterSubmitting(core.queue.deadLetter(job, errorText(error)));
+    const kind = StepError.kindOf(error);
+    const retry = kind !== "permanent" && !job.isLastAttempt();
+    endWithError(stepSpanOf(job.id, job.attempt), thrownCause(error), kind, { "taquba.outcome": retry ? "retried" : "dead_lettered" });
+    if (kind === "permanent") await slot.freeAfterSubmitting(core.queue.deadLetter(job, errorText(error)));
     else await slot.freeAfterSubmitting(core.queue.nack(job, errorText(error)));
     return;
   }

@@ -1,0 +1,58 @@
+/**
+ * @module What one open queue store reports to the observed gauges: jobs
+ * by queue and state (the stats records), the age of each queue's oldest
+ * pending job, and the WAL objects written since the last checkpoint. Read
+ * from the in-memory state, synchronously, when a metric reader collects.
+ */
+import { type GaugeReadings, registerGaugeSource } from "../telemetry/metrics.js";
+import * as K from "./keys.js";
+import type { QueueCore } from "./queue-core.js";
+import { decodeStats, JOB_STATES } from "./record.js";
+import { readJob } from "./transitions.js";
+
+/** Priority lanes looked at per queue for the oldest pending job; more are rare and not worth the scan. */
+const MAX_LANES = 32;
+
+/** Registers `core` as a gauge source until it closes. */
+export function registerQueueGauges(core: QueueCore): void {
+  const off = registerGaugeSource(() => gaugeReadings(core));
+  core.closedListeners.add(() => off());
+}
+
+function gaugeReadings(core: QueueCore): GaugeReadings | undefined {
+  if (core.isClosed) return undefined;
+  const depth: { queue: string; state: string; jobs: number }[] = [];
+  const oldestPending: { queue: string; ageSeconds: number }[] = [];
+  const now = core.clock.now();
+  for (const [key, bytes] of core.engine.scan({ prefix: K.STATS })) {
+    const queue = key.slice(K.STATS.length);
+    const stats = decodeStats(key, bytes);
+    for (const state of JOB_STATES) depth.push({ queue, state, jobs: stats[state] });
+    if (stats.pending === 0) continue;
+    const enqueuedAt = oldestPendingEnqueue(core, queue);
+    if (enqueuedAt !== undefined) oldestPending.push({ queue, ageSeconds: Math.max(0, now - enqueuedAt) / 1000 });
+  }
+  return { store: core.name, depth, oldestPending, walObjectsSinceCheckpoint: core.engine.stats.walObjectsSinceCheckpoint };
+}
+
+/**
+ * The enqueue time of the oldest pending job of `queue`: pending jobs are
+ * kept by priority, then in enqueue order, so the first of each priority
+ * lane is that lane's oldest.
+ */
+function oldestPendingEnqueue(core: QueueCore, queue: string): number | undefined {
+  const prefix = K.pendingPrefix(queue);
+  let oldest: number | undefined;
+  let start: string | undefined;
+  for (let lane = 0; lane < MAX_LANES; lane++) {
+    const first = core.engine.scan({ prefix, limit: 1, ...(start === undefined ? {} : { start }) }).next();
+    if (first.done === true) break;
+    const [key, idBytes] = first.value;
+    const r = readJob(core.engine, new TextDecoder().decode(idBytes));
+    if (r !== undefined && (oldest === undefined || r.enqueuedAt < oldest)) oldest = r.enqueuedAt;
+    const priority = Number(key.slice(prefix.length, key.indexOf("/", prefix.length)));
+    if (!Number.isSafeInteger(priority)) break;
+    start = `${prefix}${K.padPriority(priority + 1)}/`;
+  }
+  return oldest;
+}
