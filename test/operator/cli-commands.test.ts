@@ -49,7 +49,12 @@ async function scenario(url: string, env: NodeJS.ProcessEnv, work: string, store
     const all = await cli("runs list", "--json");
     expect(all.code, all.stderr).toBe(0);
     const page = JSON.parse(all.stdout) as { runs: { runId: string; state: string }[] };
-    expect(page.runs.map((r) => r.runId).filter((id) => id.startsWith("order-")).sort()).toEqual(["order-cancel", "order-dead", "order-fail", "order-ok", "order-wait"]);
+    expect(
+      page.runs
+        .map((r) => r.runId)
+        .filter((id) => id.startsWith("order-"))
+        .sort(),
+    ).toEqual(["order-cancel", "order-dead", "order-fail", "order-ok", "order-wait"]);
     const failedOnly = await cli("runs list", "--state", "failed");
     expect(failedOnly.code, failedOnly.stderr).toBe(0);
     expect(failedOnly.stdout).toMatch(/^RUN\s+WORKFLOW\s+STATE/);

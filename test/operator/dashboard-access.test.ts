@@ -13,7 +13,8 @@ function req(headers: Record<string, string>): IncomingMessage {
 describe("dashboard access", () => {
   it("tells loopback addresses from the rest", () => {
     for (const h of ["127.0.0.1", "127.8.9.10", "localhost", "::1", "[::1]", "::ffff:127.0.0.1"]) expect(isLoopback(h), h).toBe(true);
-    for (const h of ["0.0.0.0", "::", "10.0.0.1", "192.168.1.2", "example.com", "localhost.example.com", "128.0.0.1", "::2"]) expect(isLoopback(h), h).toBe(false);
+    for (const h of ["0.0.0.0", "::", "10.0.0.1", "192.168.1.2", "example.com", "localhost.example.com", "128.0.0.1", "::2"])
+      expect(isLoopback(h), h).toBe(false);
   });
 
   it("needs a token of at least 16 characters off loopback, and accepts none shorter anywhere", () => {

@@ -198,7 +198,10 @@ describe("the dashboard in a headless browser", () => {
     await page.goto(`${url}#/groups`);
     await waitUntil(page, `document.querySelector('tr[data-group="nightly-batch"]')?.textContent.includes("3")`);
     await click(page, 'tr[data-group="nightly-batch"] a');
-    await waitUntil(page, `document.querySelector('[data-card="failed"] .value')?.textContent === "1" && document.querySelector('[data-card="succeeded"] .value')?.textContent === "2"`);
+    await waitUntil(
+      page,
+      `document.querySelector('[data-card="failed"] .value')?.textContent === "1" && document.querySelector('[data-card="succeeded"] .value')?.textContent === "2"`,
+    );
     await waitText(page, "main", "row 7 is malformed");
     await page.goto(`${url}#/`);
     await page.waitForSelector(`tr[data-queue="${STEP_QUEUE}"]`, { timeout: 30_000 });

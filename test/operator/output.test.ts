@@ -15,7 +15,14 @@ describe("operator output", () => {
   });
 
   it("aligns columns by characters, a cell's newline printed as a space", () => {
-    const t = table(io, ["A", "B"], [["é\u001b", "x"], ["a\nb", "y"]]).split("\n");
+    const t = table(
+      io,
+      ["A", "B"],
+      [
+        ["é\u001b", "x"],
+        ["a\nb", "y"],
+      ],
+    ).split("\n");
     expect(t).toEqual(["A    B", "é?   x", "a b  y"]);
   });
 
