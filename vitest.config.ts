@@ -15,6 +15,8 @@ export default defineConfig({
     include: ["test/**/*.test.ts", "runtime/**/*.test.ts", "codegen/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // Every child process a test starts ends with that test (test/support/tied-children.ts).
+    setupFiles: ["test/support/tied-children.setup.ts"],
     // Two cores: more workers only add contention to the crash tests.
     maxWorkers: 2,
   },

@@ -21,7 +21,8 @@ import { headersType, jobNames, signalNames, stepNames, validatorName, workflowN
 import { loadSpec } from "./analyse/load-spec.js";
 import { compareCodeUnits, docText } from "./emit/names.js";
 import type { PackageModel } from "./analyse/spec-model.js";
-import { finishText, headerComment } from "./print/ts-file.js";
+import { createHash } from "node:crypto";
+import { finishText, headerComment, specSource } from "./print/ts-file.js";
 import { validateSpec } from "./analyse/validate-spec.js";
 
 /** One spec file to generate from. `file` is the path shown in diagnostics and headers (relative, `/`-separated). */
@@ -135,7 +136,7 @@ export class GenerationCache {
   emit(pkg: PackageModel, source: string): Emitted {
     const hit = this.emitted.get(pkg.file);
     if (hit !== undefined && hit.source === source) return hit.out;
-    const out = emitWithLock(pkg);
+    const out = emitWithLock(pkg, source);
     this.emitted.set(pkg.file, { source, out });
     this.lastEmitted.push(pkg.file);
     return out;
@@ -205,9 +206,12 @@ export function validatorRoots(pkg: PackageModel): ValidatorRoot[] {
   return roots;
 }
 
-/** The files of one package, under `<package>/`. */
-export function emitPackage(pkg: PackageModel): GeneratedFile[] {
-  const src = pkg.file;
+/**
+ * The files of one package, under `<package>/`. With the spec's text, each
+ * file's header also carries the text's SHA-256 (see `specSource`).
+ */
+export function emitPackage(pkg: PackageModel, specText?: string): GeneratedFile[] {
+  const src = specText === undefined ? pkg.file : specSource(pkg.file, createHash("sha256").update(specText).digest("hex"));
   const dir = pkg.name;
   const validators = compileValidators(validatorRoots(pkg), pkg);
   const files: GeneratedFile[] = [
@@ -245,9 +249,9 @@ export function emitPackage(pkg: PackageModel): GeneratedFile[] {
   return files;
 }
 
-function emitWithLock(pkg: PackageModel): Emitted {
+function emitWithLock(pkg: PackageModel, specText: string): Emitted {
   const lock = buildLock(pkg);
-  return { lock: { file: lockPathFor(pkg.file), lock, content: renderLock(lock) }, files: emitPackage(pkg) };
+  return { lock: { file: lockPathFor(pkg.file), lock, content: renderLock(lock) }, files: emitPackage(pkg, specText) };
 }
 
 /**
@@ -262,7 +266,7 @@ export function generate(inputs: readonly SpecInput[], cache?: GenerationCache):
   const { packages, diagnostics } = analyse(inputs, cache);
   if (hasErrors(diagnostics)) return { files: [], locks: [], diagnostics, packages };
   const texts = new Map(inputs.map((i) => [i.file, i.source]));
-  const emitted = packages.map((p) => (cache === undefined ? emitWithLock(p) : cache.emit(p, texts.get(p.file) ?? "")));
+  const emitted = packages.map((p) => (cache === undefined ? emitWithLock(p, texts.get(p.file) ?? "") : cache.emit(p, texts.get(p.file) ?? "")));
   if (cache !== undefined) cache.lastEmitted.sort(compareCodeUnits);
   const locks = emitted.map((e) => e.lock);
   const files = emitted.flatMap((e) => e.files);

@@ -36,7 +36,7 @@ const MAX_TIMEOUT_MS = 2 ** 31 - 1;
  * Waits with real timers until `now() >= at`, re-arming after each timeout
  * in case the clock moved slower than wall time (or went backwards).
  */
-function waitWithTimers(now: () => number, at: number, signal?: AbortSignal): Promise<void> {
+function waitWithTimers(now: () => number, at: number, signal?: AbortSignal, holdsProcess = true): Promise<void> {
   if (signal?.aborted) return Promise.reject(abortReason(signal));
   return new Promise<void>((resolve, reject) => {
     let timer: NodeJS.Timeout | undefined;
@@ -52,10 +52,30 @@ function waitWithTimers(now: () => number, at: number, signal?: AbortSignal): Pr
         return;
       }
       timer = setTimeout(arm, Math.min(remaining, MAX_TIMEOUT_MS));
+      if (!holdsProcess) timer.unref();
     };
     signal?.addEventListener("abort", onAbort, { once: true });
     arm();
   });
+}
+
+/** Where a clock's waits are real timers: the same wait, on a timer that does not keep the process alive. */
+const waitInBackgroundKey = Symbol("taquba.waitInBackground");
+
+interface BackgroundWaits {
+  [waitInBackgroundKey]?: (at: number, signal?: AbortSignal) => Promise<void>;
+}
+
+/**
+ * @internal `clock.waitUntil(at, signal)` for the SDK's own background work
+ * (queue maintenance): on the system clock, and on any clock waited on with
+ * real timers, the timer does not keep the process alive, so a process whose
+ * workers stopped can exit without closing its queue. A clock with its own
+ * `waitUntil` (MockClock, an application's) is waited on as it is.
+ */
+export function waitInBackground(clock: TimedClock, at: number, signal?: AbortSignal): Promise<void> {
+  const own = (clock as BackgroundWaits)[waitInBackgroundKey];
+  return own !== undefined ? own(at, signal) : clock.waitUntil(at, signal);
 }
 
 class SystemClockImpl implements TimedClock {
@@ -65,6 +85,10 @@ class SystemClockImpl implements TimedClock {
 
   waitUntil(at: number, signal?: AbortSignal): Promise<void> {
     return waitWithTimers(Date.now, at, signal);
+  }
+
+  [waitInBackgroundKey](at: number, signal?: AbortSignal): Promise<void> {
+    return waitWithTimers(Date.now, at, signal, false);
   }
 }
 
@@ -78,10 +102,12 @@ export const SystemClock: TimedClock = new SystemClockImpl();
  */
 export function timedClock(clock: Clock): TimedClock {
   if (typeof clock.waitUntil === "function") return clock as TimedClock;
-  return {
+  const timed: TimedClock & BackgroundWaits = {
     now: () => clock.now(),
     waitUntil: (at, signal) => waitWithTimers(() => clock.now(), at, signal),
+    [waitInBackgroundKey]: (at, signal) => waitWithTimers(() => clock.now(), at, signal, false),
   };
+  return timed;
 }
 
 interface MockTimer {

@@ -7,6 +7,9 @@
 # $1: the files to mutate (space-separated; default: all of runtime/engine and runtime/queue)
 # $2: the test files that may kill them (space-separated globs; default: test/engine and test/queue)
 # MUTATION_CONCURRENCY (default 1) and MUTATION_TIMEOUT_MINUTES (default 30) bound the run.
+# MUTATION_NAME (optional) names the run: its reports go to reports/mutation/NAME.{json,html}
+# and Stryker runs in incremental mode against reports/mutation/NAME.incremental.json, so a
+# second run of the same portion (after new tests) only re-tests the mutants that changed.
 # (The TypeScript 7 compiler has no JS API, so Stryker's tsconfig rewriting is off: stryker.config.json names no tsconfig.)
 # The report is written to reports/mutation/ (text summary on stdout, HTML and JSON beside it).
 set -euo pipefail
@@ -15,5 +18,21 @@ mutate="${1:-runtime/engine/*.ts runtime/queue/*.ts}"
 export MUTATION_TESTS="${2:-test/engine/**/*.test.ts test/queue/**/*.test.ts}"
 # Stryker takes one comma-separated --mutate list.
 list="$(echo $mutate | tr ' ' ',')"
-exec timeout "$(( ${MUTATION_TIMEOUT_MINUTES:-30} * 60 ))" npx stryker run stryker.config.json \
-  --concurrency "${MUTATION_CONCURRENCY:-1}" --mutate "$list"
+config=stryker.config.json
+extra=()
+if [ -n "${MUTATION_NAME:-}" ]; then
+  out="reports/mutation/${MUTATION_NAME}"
+  mkdir -p reports/mutation
+  config="$out.stryker.json"
+  node -e '
+    const [base, out] = process.argv.slice(1);
+    const c = JSON.parse(require("node:fs").readFileSync(base, "utf8"));
+    delete c.$schema;
+    c.jsonReporter = { fileName: out + ".json" };
+    c.htmlReporter = { fileName: out + ".html" };
+    require("node:fs").writeFileSync(out + ".stryker.json", JSON.stringify(c, null, 2));
+  ' stryker.config.json "$out"
+  extra=(--incremental --incrementalFile "$out.incremental.json")
+fi
+exec timeout "$(( ${MUTATION_TIMEOUT_MINUTES:-30} * 60 ))" npx stryker run "$config" \
+  --concurrency "${MUTATION_CONCURRENCY:-1}" --mutate "$list" "${extra[@]}"

@@ -17,7 +17,7 @@ import type { GenerateResult, GenerationCache, SpecInput } from "../generate.js"
 import { compareOutput, hasDrift } from "./output-check.js";
 import { lockPathFor } from "../contract/contract-lock.js";
 import { displayPath, findSpecFiles, readGenerated, readSpecs, SPEC_FILE, syncOutput, writeAtomic } from "./output-files.js";
-import { parseStamp, renderStamp, sha256, STAMP_FILE, stampKey, stampMatches, staleSpecs } from "./output-stamp.js";
+import { parseStamp, renderStamp, sha256, specsFromHeaders, STAMP_FILE, stampKey, stampMatches, staleSpecs } from "./output-stamp.js";
 import { scaffoldFiles } from "./scaffold.js";
 
 // The generator proper (YAML, ajv, ts-morph) loads only when a pass needs it:
@@ -121,8 +121,9 @@ async function runOnce(opts: Options, io: CliIo, cache?: GenerationCache): Promi
   }
   if (opts.check) {
     // A spec edited since the last generation is the usual cause of drift: say so in one line, not as a diff.
-    const stamp = parseStamp(await readFile(stampPath, "utf8").catch(() => undefined));
-    const stale = stamp === undefined ? [] : staleSpecs(stamp, inputs, toPosix(relative(io.cwd, opts.outDir)) || ".");
+    // The generated files name the spec hash they came from; the stamp is the fallback for older output.
+    const recorded = specsFromHeaders(await readGenerated(opts.outDir)) ?? parseStamp(await readFile(stampPath, "utf8").catch(() => undefined))?.specs;
+    const stale = staleSpecs(recorded, inputs, toPosix(relative(io.cwd, opts.outDir)) || ".");
     if (stale.length > 0) {
       for (const line of stale) io.err(line);
       return 1;

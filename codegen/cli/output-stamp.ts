@@ -18,6 +18,7 @@ import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SpecInput } from "../generate.js";
 import { compareCodeUnits } from "../emit/names.js";
+import { parseSpecHeader } from "../print/ts-file.js";
 
 export const STAMP_FILE = "taquba-stamp.json";
 
@@ -35,25 +36,52 @@ export interface OutputStamp {
    * it, so `--check` can say in one line which spec changed since the code
    * was generated. Absent in stamps of older versions.
    */
-  readonly specs?: { readonly [path: string]: { readonly sha256: string; readonly package: string } };
+  readonly specs?: RecordedSpecs;
 }
 
-/** One line per spec edited, added or removed since the stamp was written; empty when none (or the stamp predates spec hashes). */
-export function staleSpecs(stamp: OutputStamp, inputs: readonly SpecInput[], outName: string): string[] {
-  if (stamp.specs === undefined) return [];
+/** Spec file -> the hash of the text a package was generated from, and that package's folder. */
+export type RecordedSpecs = { readonly [path: string]: { readonly sha256: string; readonly package: string } };
+
+/**
+ * The specs the generated files say they were generated from (each
+ * package's files carry the spec path and hash in their first line). A
+ * package whose files disagree (one edited by hand, a half-finished copy)
+ * records no single hash: it counts as changed. Undefined when no file
+ * carries a hash (output of an older version), and the stamp decides.
+ */
+export function specsFromHeaders(onDisk: ReadonlyMap<string, string>): RecordedSpecs | undefined {
+  const found = new Map<string, { sha256: string; package: string }>();
+  for (const [path, content] of [...onDisk].sort(([a], [b]) => compareCodeUnits(a, b))) {
+    const header = parseSpecHeader(content);
+    if (header === undefined) continue;
+    const pkg = path.split("/")[0]!;
+    const before = found.get(header.file);
+    if (before === undefined) found.set(header.file, { sha256: header.sha256, package: pkg });
+    else if (before.sha256 !== header.sha256) before.sha256 = "mixed";
+  }
+  return found.size === 0 ? undefined : Object.fromEntries(found);
+}
+
+/**
+ * One line per spec edited, added or removed since the output was
+ * generated, judged by `recorded` (from the files' headers, else the
+ * stamp); empty when none, or when nothing was recorded.
+ */
+export function staleSpecs(recorded: RecordedSpecs | undefined, inputs: readonly SpecInput[], outName: string): string[] {
+  if (recorded === undefined) return [];
   // Paths are relative to where codegen ran; from elsewhere none matches, and full regeneration decides.
-  if (!inputs.some((i) => stamp.specs![i.file] !== undefined)) return [];
+  if (!inputs.some((i) => recorded[i.file] !== undefined)) return [];
   const fix = "run npx taquba codegen";
   const lines: string[] = [];
   const seen = new Set<string>();
   for (const i of [...inputs].sort((a, b) => compareCodeUnits(a.file, b.file))) {
     seen.add(i.file);
-    const before = stamp.specs[i.file];
+    const before = recorded[i.file];
     if (before === undefined) lines.push(`${i.file} is new since ${outName} was generated: ${fix}`);
     else if (before.sha256 !== sha256(i.source)) lines.push(`${i.file} changed since ${outName}/${before.package} was generated: ${fix}`);
   }
-  for (const file of Object.keys(stamp.specs).sort(compareCodeUnits)) {
-    if (!seen.has(file)) lines.push(`${file} was removed since ${outName}/${stamp.specs[file]!.package} was generated: ${fix}`);
+  for (const file of Object.keys(recorded).sort(compareCodeUnits)) {
+    if (!seen.has(file)) lines.push(`${file} was removed since ${outName}/${recorded[file]!.package} was generated: ${fix}`);
   }
   return lines;
 }

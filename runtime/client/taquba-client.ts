@@ -120,8 +120,6 @@ export class TaqubaClient {
   #reader: QueueReader | undefined;
   #opening: Promise<QueueReader | undefined> | undefined;
   #view: WorkflowView | undefined;
-  #currentRefresh: Promise<unknown> | undefined;
-  #queuedRefresh: Promise<void> | undefined;
   /** Waiters woken by a change under the inbox or the engine's objects (local directories only). */
   readonly #waiters = new Set<() => void>();
   readonly #unwatch: Array<() => void> = [];
@@ -412,32 +410,10 @@ export class TaqubaClient {
       // an open) that starts after this call.
       return this.#refreshed();
     }
-    await this.#refresh(this.#reader);
+    // A refresh never hands out one that started before this call (see EngineReader.refresh),
+    // so the view includes every commit this caller already knows of.
+    await this.#reader.refresh();
     return this.#view;
-  }
-
-  /**
-   * A refresh that starts after this call. `EngineReader.refresh` shares one
-   * under way, which may have read the store before a commit this caller
-   * already knows of (its own submission's answer, say); so a caller waits
-   * for that one to end and shares the next.
-   */
-  #refresh(reader: QueueReader): Promise<unknown> {
-    if (this.#queuedRefresh !== undefined) return this.#queuedRefresh;
-    const start = async (): Promise<void> => {
-      this.#queuedRefresh = undefined;
-      const p = reader.refresh();
-      this.#currentRefresh = p;
-      try {
-        await p;
-      } finally {
-        if (this.#currentRefresh === p) this.#currentRefresh = undefined;
-      }
-    };
-    if (this.#currentRefresh === undefined) return start();
-    const queued = this.#currentRefresh.then(start, start);
-    this.#queuedRefresh = queued;
-    return queued;
   }
 
   async #openReader(): Promise<QueueReader | undefined> {

@@ -51,6 +51,8 @@ export class EngineReader {
   #walk: WalWalk;
   #closed = false;
   #refreshing: Promise<boolean> | undefined;
+  /** The refresh that starts once the one under way ends, shared by every call made meanwhile. */
+  #queued: Promise<boolean> | undefined;
 
   private constructor(ctx: StoreContext, loaded: { tree: SortedMap; manifest: Manifest; walk: WalWalk }) {
     this.store = ctx.store;
@@ -97,14 +99,35 @@ export class EngineReader {
   }
 
   /**
-   * Picks up WAL objects and manifests written since the last load. Resolves
-   * to whether anything changed. Concurrent calls share one refresh.
+   * Picks up WAL objects and manifests written since the last load, and
+   * never hands out a refresh that started before this call: one already
+   * under way may have read the store before a commit the caller knows of,
+   * so a call made meanwhile waits for it and shares the next one (every
+   * call made meanwhile shares that same one). Resolves to whether anything
+   * changed since the call.
    */
   refresh(): Promise<boolean> {
-    this.#refreshing ??= this.#doRefresh().finally(() => {
-      this.#refreshing = undefined;
+    if (this.#queued !== undefined) return this.#queued;
+    const running = this.#refreshing;
+    if (running === undefined) return this.#startRefresh();
+    const next = () => {
+      this.#queued = undefined;
+      return this.#startRefresh();
+    };
+    // The one under way may have changed the state after this call too: report its change as well.
+    this.#queued = running.then(
+      (changed) => next().then((more) => changed || more),
+      () => next(),
+    );
+    return this.#queued;
+  }
+
+  #startRefresh(): Promise<boolean> {
+    const p = this.#doRefresh().finally(() => {
+      if (this.#refreshing === p) this.#refreshing = undefined;
     });
-    return this.#refreshing;
+    this.#refreshing = p;
+    return p;
   }
 
   async #doRefresh(): Promise<boolean> {
@@ -138,6 +161,7 @@ export class EngineReader {
   /** Drops the loaded state. */
   async close(): Promise<void> {
     this.#closed = true;
+    await this.#queued?.catch(() => {});
     await this.#refreshing?.catch(() => {});
     this.#state = newSortedMap();
   }

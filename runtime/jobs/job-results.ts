@@ -2,6 +2,7 @@
  * @module Reading a job's outcome from its durable records: the run's
  * terminal record and the job result record committed with it.
  */
+import { StoreCorruptedError } from "../errors.js";
 import type { WorkflowQueue } from "../workflow/queue-port.js";
 import type { RunErrorKind } from "../workflow/runs/run-types.js";
 import type { WorkflowView } from "../workflow/runs/workflow-view.js";
@@ -33,10 +34,19 @@ export async function readJobOutcome<Output, Err>(
   const bytes = await queue.kvGet(key);
   const rec = bytes === null ? null : decodeJobResult(bytes, key);
   if (rec !== null && rec.incarnation === t.incarnation) {
-    if (rec.status === "succeeded") return { outcome: { status: "succeeded", output: JSON.parse(rec.output) as Output }, kind: undefined };
-    return { outcome: { status: "failed", error: JSON.parse(rec.error) as Err, message: rec.message }, kind: t.errorKind ?? "runner" };
+    if (rec.status === "succeeded") return { outcome: { status: "succeeded", output: parseRecorded(rec.output, key, "output") as Output }, kind: undefined };
+    return { outcome: { status: "failed", error: parseRecorded(rec.error, key, "error") as Err, message: rec.message }, kind: t.errorKind ?? "runner" };
   }
   if (t.status === "cancelled") return { outcome: { status: "cancelled" }, kind: t.errorKind };
   const message = t.status === "failed" ? (t.error ?? "the job failed") : "the job terminated without its result record";
   return { outcome: { status: "failed", error: undefined, message }, kind: t.errorKind };
+}
+
+/** The JSON a result record carries; text that is not JSON means the record was damaged, not that the job returned garbage. */
+function parseRecorded(text: string, key: string, what: "output" | "error"): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new StoreCorruptedError(key, `the job result record's ${what} is not JSON`);
+  }
 }

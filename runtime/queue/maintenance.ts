@@ -10,7 +10,7 @@
  * after a crash (a lost promotion is promoted again, a lost requeue is
  * recovered again at the next open).
  */
-import type { TimedClock } from "../clock.js";
+import { waitInBackground, type TimedClock } from "../clock.js";
 import type { Engine } from "../engine/engine.js";
 import type { DeadLetteredEvent } from "./config.js";
 import * as K from "./keys.js";
@@ -247,7 +247,8 @@ export class MaintenanceLoop {
       this.#armedAt = next;
       try {
         if (next === undefined) await new Promise<void>((r) => ac.signal.addEventListener("abort", () => r(), { once: true }));
-        else await this.host.clock.waitUntil(next, ac.signal);
+        // Not a reason to keep the process alive: a worker waiting for work is (see WorkNotifier).
+        else await waitInBackground(this.host.clock, next, ac.signal);
       } catch {
         // aborted by rearm or stop
       }

@@ -3,6 +3,7 @@
  * workers, and "job Y finished" for completion waiters. Nothing here is
  * durable; callers fire only after the write they announce is committed.
  */
+import { holdProcess } from "./keep-alive.js";
 
 /** Per-queue epochs: a waiter that read epoch `e` before finding no work waits only if nothing was announced since. */
 export class WorkNotifier {
@@ -25,10 +26,12 @@ export class WorkNotifier {
   /**
    * Resolves on the next `notify(queue)` after epoch `seen`, at once when
    * one already happened, or when `signal` aborts (resolving, not rejecting).
+   * While it waits, the process stays alive (a worker is running).
    */
   wait(queue: string, seen: number, signal?: AbortSignal): Promise<void> {
     if (this.epoch(queue) !== seen || signal?.aborted) return Promise.resolve();
     return new Promise<void>((resolve) => {
+      const release = holdProcess();
       let set = this.#waiters.get(queue);
       if (set === undefined) {
         set = new Set();
@@ -37,6 +40,7 @@ export class WorkNotifier {
       const done = () => {
         signal?.removeEventListener("abort", done);
         this.#waiters.get(queue)?.delete(done);
+        release();
         resolve();
       };
       set.add(done);

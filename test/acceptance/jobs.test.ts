@@ -147,7 +147,7 @@ describe("JobRunner", () => {
     const byId = runner.group("batch");
     expect(await byId.status()).toEqual(await group.status());
     expect((await byId.join()).map((r) => r.outcome.status)).toEqual(["succeeded", "succeeded", "failed"]);
-    await expect(byId.submit([{ n: 9 }])).rejects.toThrow();
+    await expect(byId.submit([{ n: 9 }])).rejects.toBeInstanceOf(ValidationError);
     expect(await byId.forget()).toBe(true);
     expect(await group.status()).toBeNull();
     await worker.shutdown();

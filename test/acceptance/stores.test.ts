@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { S3Client, S3ClientConfig } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
+import { InjectedFaultError } from "../../runtime/store/with-faults.js";
 import { LocalStore, MemoryStore, PreconditionFailedError, S3Store, openStore, withCounting, withFaults, withLatency, type ObjectStore } from "taquba";
 import { startS3Server, type TestS3Server } from "../support/s3-server.js";
 import { collect, dec, enc } from "./support.js";
@@ -148,7 +149,7 @@ describe("store wrappers", () => {
     const inner = new MemoryStore();
     const faulty = withFaults(inner, { failureRate: 1, seed: 42, ops: ["get"] });
     await faulty.put("k", enc("v")); // puts are not covered
-    await expect(faulty.get("k")).rejects.toThrow();
+    await expect(faulty.get("k")).rejects.toBeInstanceOf(InjectedFaultError);
     const never = withFaults(inner, { failureRate: 0 });
     expect(dec((await never.get("k"))!.body)).toBe("v");
   });

@@ -64,7 +64,11 @@ describe("hostile YAML", () => {
   it("the CLI reports a billion-laughs and a !!binary spec as diagnostics, exit code 1, no stack trace", async () => {
     writeFileSync(join(dir, "a.taquba.yaml"), laughs(9));
     writeFileSync(join(dir, "b.taquba.yaml"), "version: 1\npackage: b\ndescription: !!binary aGVsbG8=\n");
-    const err = await promisify(execFile)(process.execPath, ["codegen/bin.js", "codegen", dir, "--out", join(dir, "out")]).then(
+    const err = await promisify(execFile)(process.execPath, ["codegen/bin.js", "codegen", dir, "--out", join(dir, "out")], {
+      // A synchronous child cannot be tied to the test: bound its life instead.
+      timeout: 60_000,
+      killSignal: "SIGKILL",
+    }).then(
       () => undefined,
       (e: { code: number; stderr: string; stdout: string }) => e,
     );

@@ -53,7 +53,12 @@ describe("source bundle", () => {
   });
 
   it("runs the CLI with the same result as the sources: the project's output is up to date", () => {
-    const r = spawnSync(process.execPath, [join(root, "codegen", "bin.js"), "codegen", "--check"], { cwd: root, encoding: "utf8" });
+    const r = spawnSync(process.execPath, [join(root, "codegen", "bin.js"), "codegen", "--check"], {
+      cwd: root,
+      encoding: "utf8",
+      timeout: 60_000,
+      killSignal: "SIGKILL",
+    });
     expect(r.stderr).toBe("");
     expect(r.stdout).toMatch(/^generated is up to date with \d+ spec files/);
     expect(r.status).toBe(0);

@@ -154,7 +154,12 @@ describe("fast structure printer", () => {
       `const loaded = Object.keys(createRequire(import.meta.url).cache).filter((k) => /ts-morph[\\\\/]dist|typescript\\.js$/.test(k));`,
       `console.log(JSON.stringify({ files: r.files.length, loaded }));`,
     ].join("\n");
-    const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: root, encoding: "utf8" });
+    const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      cwd: root,
+      encoding: "utf8",
+      timeout: 60_000,
+      killSignal: "SIGKILL",
+    });
     expect(r.status, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout.trim()) as { files: number; loaded: string[] };
     expect(out.files).toBeGreaterThan(0);

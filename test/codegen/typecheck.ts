@@ -35,15 +35,20 @@ export function useTypecheck(prefix: string): (source: string, name: string) => 
       JSON.stringify({ extends: join(root, "tsconfig.json"), compilerOptions: { typeRoots: [join(root, "node_modules", "@types")] }, include: [file] }),
     );
     return new Promise((resolve, reject) => {
-      execFile(join(root, "node_modules", ".bin", "tsc"), ["--noEmit", "-p", config], { cwd: root }, (error, stdout) => {
-        // Other parts of the tree may be mid-edit; only this file's errors count.
-        const lines = stdout
-          .split("\n")
-          .filter((l) => l.includes(`${name}.ts(`))
-          .map((l) => Number(/\.ts\((\d+),/.exec(l)?.[1]));
-        if (error !== null && stdout === "") reject(error);
-        else resolve(lines);
-      });
+      execFile(
+        join(root, "node_modules", ".bin", "tsc"),
+        ["--noEmit", "-p", config],
+        { cwd: root, timeout: 300_000, killSignal: "SIGKILL" },
+        (error, stdout) => {
+          // Other parts of the tree may be mid-edit; only this file's errors count.
+          const lines = stdout
+            .split("\n")
+            .filter((l) => l.includes(`${name}.ts(`))
+            .map((l) => Number(/\.ts\((\d+),/.exec(l)?.[1]));
+          if (error !== null && stdout === "") reject(error);
+          else resolve(lines);
+        },
+      );
     });
   };
 }

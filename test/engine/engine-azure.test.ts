@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { AzureBlobStore, Engine, EngineReader, FencedError, WriteBatch, openStore } from "taquba";
 import { startScript } from "../support/child-script.js";
 import { startAzurite, type TestAzurite } from "../support/azurite.js";
+import { testRandom } from "../support/seed.js";
 
 vi.setConfig({ testTimeout: 180_000 });
 
@@ -72,12 +73,13 @@ describe("engine over Azure Blob Storage (Azurite on loopback)", () => {
     const prefix = `crash${++counter}`;
     const url = `azure://${azurite.account}/${CONTAINER}/${prefix}?endpoint=${encodeURIComponent(base)}`;
     const allDurable: string[] = [];
+    const { int } = testRandom("azure engine crash recovery");
     for (let round = 0; round < 3; round++) {
       const writer = startScript(fixture, [url, `r${round}`, "4"]);
-      const target = 10 + Math.floor(Math.random() * 60);
+      const target = 10 + int(60);
       await writer.waitFor((lines) => lines.filter((l) => l.startsWith("D ")).length >= target);
       // Real time on purpose: the kill must land at an arbitrary point of the writer's IO.
-      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 40)));
+      await new Promise((r) => setTimeout(r, int(40)));
       await writer.kill();
       allDurable.push(...writer.lines.filter((l) => l.startsWith("D ")).map((l) => l.slice(2)));
 

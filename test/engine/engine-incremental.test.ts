@@ -5,7 +5,7 @@
  * (the store cut off) at every store write of a checkpoint sequence.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, EngineReader, MemoryStore, WriteBatch, type ObjectStore } from "taquba";
+import { Engine, EngineReader, MemoryStore, StoreUnavailableError, WriteBatch, type ObjectStore } from "taquba";
 import { orderChanges } from "../../runtime/engine/change-order.js";
 import { compareKeys } from "../../runtime/store/keys.js";
 import { failWhen } from "../support/failing-store.js";
@@ -166,7 +166,9 @@ describe("incremental checkpoints", () => {
     await engine.checkpoint();
     await engine.commit(changes(model, 2, 30, 1000));
     failSegments = true;
-    await expect(engine.checkpoint()).rejects.toThrow();
+    await expect(engine.checkpoint()).rejects.toSatisfy(
+      (e: unknown) => e instanceof StoreUnavailableError && /segment put refused/.test(String((e.cause as Error).message)),
+    );
     failSegments = false;
     await engine.commit(changes(model, 3, 30, 1000));
     await engine.checkpoint();

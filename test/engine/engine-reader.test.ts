@@ -3,13 +3,84 @@
  * and checkpoints.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, EngineReader, MemoryStore, WriteBatch, withCounting, type ObjectStore, type StoredObject } from "taquba";
+import {
+  Engine,
+  EngineReader,
+  MemoryStore,
+  WriteBatch,
+  withCounting,
+  type ListOptions,
+  type ListedObject,
+  type ObjectStore,
+  type PutOptions,
+  type StoredObject,
+} from "taquba";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array | undefined) => (b === undefined ? undefined : new TextDecoder().decode(b));
 const entries = (e: { scan(): IterableIterator<[string, Uint8Array]> }) => [...e.scan()].map(([k, v]) => `${k}=${dec(v)}`);
 
+/** A store whose next listing of manifests waits until released: holds a reader's refresh after its WAL walk. */
+class ManifestListGate implements ObjectStore {
+  #armed = false;
+  #release: (() => void) | undefined;
+  #onHeld: (() => void) | undefined;
+  constructor(readonly inner: ObjectStore) {}
+  /** Resolves once the next manifest listing is being held. */
+  holdNext(): Promise<void> {
+    this.#armed = true;
+    return new Promise((r) => (this.#onHeld = r));
+  }
+  release(): void {
+    this.#release?.();
+  }
+  get(key: string): Promise<StoredObject | null> {
+    return this.inner.get(key);
+  }
+  put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
+    return this.inner.put(key, body, opts);
+  }
+  delete(key: string): Promise<void> {
+    return this.inner.delete(key);
+  }
+  async *list(prefix: string, opts?: ListOptions): AsyncIterable<ListedObject> {
+    if (this.#armed && prefix.includes("manifest")) {
+      this.#armed = false;
+      await new Promise<void>((r) => {
+        this.#release = r;
+        this.#onHeld?.();
+      });
+    }
+    yield* this.inner.list(prefix, opts);
+  }
+}
+
 describe("engine reader", () => {
+  it("a refresh asked for while another is under way reflects commits made before it was asked for", async () => {
+    const store = new MemoryStore();
+    const writer = await Engine.open(store, { checkpointWalObjects: 0 });
+    await writer.commit(new WriteBatch().put("a", enc("1")));
+    const gate = new ManifestListGate(store);
+    const reader = await EngineReader.open(gate);
+    await writer.commit(new WriteBatch().put("b", enc("2")));
+    // The first refresh has walked the WAL (it saw b) and waits on its manifest listing...
+    const held = gate.holdNext();
+    const first = reader.refresh();
+    await held;
+    // ... when c commits and a second refresh is asked for: it must see c.
+    await writer.commit(new WriteBatch().put("c", enc("3")));
+    const second = reader.refresh();
+    const third = reader.refresh();
+    expect(third).toBe(second);
+    gate.release();
+    expect(await first).toBe(true);
+    expect(entries(reader)).toContain("b=2");
+    expect(await second).toBe(true);
+    expect(entries(reader)).toEqual(["a=1", "b=2", "c=3"]);
+    expect(await reader.refresh()).toBe(false);
+    await writer.close();
+  });
+
   it("sees new commits, checkpoints and new writers after refresh()", async () => {
     const store = new MemoryStore();
     const reader0 = await EngineReader.open(store);

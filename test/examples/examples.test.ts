@@ -3,7 +3,7 @@
  * user would run it, and must exit 0 within its time limit and print the
  * lines that show it did what its header says.
  */
-import { spawn } from "node:child_process";
+import { spawnTied } from "../support/tied-children.js";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
@@ -19,11 +19,11 @@ interface Ran {
 function run(args: string[], timeoutMs: number): Promise<Ran> {
   return new Promise((resolve, reject) => {
     // Its own process group, so a timeout also ends the worker processes an example started.
-    const child = spawn(process.execPath, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = spawnTied(process.execPath, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"], detached: true });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d) => (stdout += String(d)));
-    child.stderr.on("data", (d) => (stderr += String(d)));
+    child.stdout!.on("data", (d) => (stdout += String(d)));
+    child.stderr!.on("data", (d) => (stderr += String(d)));
     const timer = setTimeout(() => {
       try {
         process.kill(-child.pid!, "SIGKILL");

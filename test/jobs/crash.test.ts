@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { JobRunner, LocalStore, Queue } from "taquba";
 import { startScript } from "../support/child-script.js";
+import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { addJob } from "./fixtures.js";
 
@@ -24,13 +25,15 @@ describe("job groups across crashes", () => {
     const dir = await tempDir();
     const log = join(dir, "runs.log");
     // The first life stalls after 6 handler runs, so it cannot finish before the kill.
-    const w = startScript(script, [dir, String(N), log, "6"]);
+    // The children draw their handler delays from this seed.
+    const rng = testRandom("job group crash");
+    const w = startScript(script, [dir, String(N), log, "6"], { env: rng.childEnv() });
     await w.waitFor((lines) => lines.length >= 6);
     expect((await w.kill()).signal, w.stderr()).toBe("SIGKILL");
     const before = (await logLines(log)).length;
     expect(before).toBeLessThan(N);
 
-    const again = startScript(script, [dir, String(N), log]);
+    const again = startScript(script, [dir, String(N), log], { env: rng.childEnv() });
     expect((await again.exited).code, again.stderr()).toBe(0);
 
     const store = new LocalStore(dir);

@@ -16,6 +16,7 @@ import {
   NoopTerminalHook,
   Queue,
   StepOutcome,
+  StoreUnavailableError,
   WorkflowRuntime,
   withFaults,
   type StepRunner,
@@ -156,7 +157,7 @@ describe("a poisoned engine", () => {
     const waits = [settle(runtime.wait(run.runId)), settle(runtime.waitTimeout(run.runId, 3_600_000)), settle(job.result()), settle(group.join())];
     // Every put fails from now on: the next commit poisons the engine after its retries.
     faulty.failureRate = 1;
-    await expect(runtime.submit({ input: enc("y") })).rejects.toThrow();
+    await expect(runtime.submit({ input: enc("y") })).rejects.toSatisfy((e: unknown) => e instanceof ClosedError && e.cause instanceof StoreUnavailableError);
     expect(queue.closed).toBe(true);
     for (const w of await Promise.all(waits)) {
       expect(w.ok).toBe(false);

@@ -7,6 +7,7 @@
 import { createServer } from "node:http";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
+  FencedError,
   generateWebhookSecret,
   JobRunner,
   MemoryStore,
@@ -163,7 +164,7 @@ describe("logger option", () => {
     const first = await Queue.open(store, "q", { flushIntervalMs: 1, logger: log });
     await first.enqueue("jobs", new Uint8Array([1]));
     const second = await Queue.open(store, "q", { flushIntervalMs: 1, logger: new RecordingLogger() });
-    await expect(first.enqueue("jobs", new Uint8Array([2]))).rejects.toThrow();
+    await expect(first.enqueue("jobs", new Uint8Array([2]))).rejects.toBeInstanceOf(FencedError);
     await first.enqueue("jobs", new Uint8Array([3])).catch(() => undefined);
     const fenced = log.entries.filter((e) => e.level === "error" && /fenced this one/.test(e.msg));
     expect(fenced).toHaveLength(1);

@@ -27,7 +27,7 @@ let project: string;
 let tarball: string;
 
 function sh(cmd: string, args: string[], cwd: string, timeout = 240_000): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(cmd, args, { cwd, encoding: "utf8", timeout, env: { ...process.env, npm_config_update_notifier: "false" } });
+  const r = spawnSync(cmd, args, { cwd, encoding: "utf8", timeout, killSignal: "SIGKILL", env: { ...process.env, npm_config_update_notifier: "false" } });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -8,7 +8,7 @@
  * acknowledged commits. Runs on LocalStore, MemoryStore with faults and s3rver.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, EngineReader, StoreCorruptedError, WriteBatch, type ObjectStore } from "taquba";
+import { Engine, EngineReader, StoreCorruptedError, StoreUnavailableError, WriteBatch, type ObjectStore } from "taquba";
 import { GatedStore } from "../support/gated-store.js";
 import { until } from "../support/until.js";
 import { keysUnder, RETRY, useBackends } from "./backends.js";
@@ -76,6 +76,44 @@ describe.each(backends)("missing engine objects on $name", (backend) => {
     const reopened = await Engine.open(store, OPTS);
     expect([...reopened.scan()].map(([k]) => k)).toEqual(["k/0000", "k/0001", "k/0002"]);
     await reopened.close();
+  });
+
+  it("an object past a crash's gap, listed but gone when read: retried as a changing store, or refused naming the gap after the claim", async () => {
+    const { store, raw } = await backend.make();
+    const gated = new GatedStore(store, (key) => key === walKey(66));
+    const crashed = await Engine.open(gated, { ...OPTS, maxInflightWalPuts: 8 });
+    await commitEach(crashed, 0, 1);
+    const held = crashed.commit(new WriteBatch().put("k/held", enc.encode("x")));
+    held.catch(() => {});
+    await gated.waitHeld(1);
+    const later = crashed.commit(new WriteBatch().put("k/later", enc.encode("y")));
+    later.catch(() => {});
+    await until("WAL object 67 lands", async () => (await keysUnder(raw, "wal/")).includes(walKey(67)));
+    // 67 is listed, but reading it finds nothing: always, or once the opening writer published its claim.
+    const vanishing = (always: boolean): ObjectStore => {
+      let claimed = false;
+      return {
+        get: (key) => (key === walKey(67) && (always || claimed) ? Promise.resolve(null) : store.get(key)),
+        put: (key, body, opts) => {
+          if (key.startsWith("manifest/")) claimed = true;
+          return store.put(key, body, opts);
+        },
+        delete: (key) => store.delete(key),
+        list: (prefix, opts) => store.list(prefix, opts),
+      };
+    };
+    // Gone from the first read: as if a checkpoint kept deleting under the open, which retries, then
+    // gives up with a retryable StoreUnavailableError, having written nothing.
+    const manifests = await keysUnder(raw, "manifest/");
+    const unavailable = await Engine.open(vanishing(true), OPTS).catch((e: unknown) => e);
+    expect(unavailable).toBeInstanceOf(StoreUnavailableError);
+    expect((unavailable as StoreUnavailableError).retryable).toBe(true);
+    expect(await keysUnder(raw, "manifest/")).toEqual(manifests);
+    // Readable while loading, gone when the writer walks on after its claim: the gap at 66 is refused, named.
+    const err = await Engine.open(vanishing(false), OPTS).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreCorruptedError);
+    expect((err as StoreCorruptedError).objectKey).toBe(walKey(66));
+    expect((err as Error).message).toMatch(/WAL sequence 66 is missing from the middle of the log \(an object past it vanished while being read\)/);
   });
 
   it("refuses when the newest manifest is deleted after a checkpoint, with or without later commits", async () => {

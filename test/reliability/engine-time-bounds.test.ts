@@ -9,6 +9,7 @@
  */
 import { describe, expect, it } from "vitest";
 import {
+  ClaimLostError,
   MAX_DELAY_MS,
   MAX_INSTANT_MS,
   MemoryStore,
@@ -121,7 +122,7 @@ describe.each(useBackends())("leases and runAt on $name", (backend) => {
     await settle();
     await queue.flush();
     expect(await queue.view().stats("q")).toMatchObject({ pending: 2, claimed: 0 });
-    await expect(queue.ack(b)).rejects.toThrow();
+    await expect(queue.ack(b)).rejects.toBeInstanceOf(ClaimLostError);
     await queue.close();
   });
 

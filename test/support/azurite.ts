@@ -4,7 +4,7 @@
  * small forwarding proxy that counts requests by method and can answer the
  * next matching requests with an injected error instead of forwarding them.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { request as httpRequest, createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY } from "../../runtime/store/azure-blob-store.js";
 import { listenOnLoopback } from "./loopback-server.js";
+import { spawnTied } from "./tied-children.js";
 
 /** An error the proxy answers instead of forwarding a request. */
 export interface InjectedAzureResponse {
@@ -49,7 +50,7 @@ function errorXml(code: string): string {
 export async function startAzurite(): Promise<TestAzurite> {
   const main = join(dirname(require.resolve("azurite/package.json")), "dist", "src", "blob", "main.js");
   const workDir = await mkdtemp(join(tmpdir(), "taquba-azurite-"));
-  const child = spawn(
+  const child = spawnTied(
     process.execPath,
     [
       main,

@@ -3,7 +3,7 @@
  * for crash tests: read what it reports on stdout, then kill it with
  * SIGKILL at a chosen moment, as a power cut or an OOM kill would.
  */
-import { spawn } from "node:child_process";
+import { spawnTied } from "./tied-children.js";
 
 /** How a child process ended. */
 export interface ChildExit {
@@ -30,9 +30,13 @@ export interface ChildScript {
   kill(): Promise<ChildExit>;
 }
 
-/** Starts `node --import tsx <script> ...args`, with stdout and stderr piped. */
+/**
+ * Starts `node --import tsx <script> ...args`, with stdout and stderr piped,
+ * tied to the test (see tied-children.ts): it dies with the test's process,
+ * and is killed after the test that started it.
+ */
 export function startScript(script: string, args: readonly string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): ChildScript {
-  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+  const child = spawnTied(process.execPath, ["--import", "tsx", script, ...args], {
     stdio: ["ignore", "pipe", "pipe"],
     ...(opts.env === undefined ? {} : { env: opts.env }),
     ...(opts.cwd === undefined ? {} : { cwd: opts.cwd }),
@@ -45,8 +49,8 @@ export function startScript(script: string, args: readonly string[], opts: { env
   const wake = () => {
     for (const w of [...watchers]) w();
   };
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  child.stdout.on("data", (d: Buffer) => {
+  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  child.stdout!.on("data", (d: Buffer) => {
     const parts = (partial + d.toString()).split("\n");
     partial = parts.pop()!;
     lines.push(...parts);

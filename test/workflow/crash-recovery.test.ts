@@ -24,9 +24,9 @@ describe("crash recovery", () => {
     const log = join(dir, "effects.log");
     const args = [dir, String(N_RUNS), log];
     let kills = 0;
-    const { int } = testRandom("workflow crash recovery");
+    const rng = testRandom("workflow crash recovery");
     for (let i = 0; i < KILLS; i++) {
-      const w = startScript(script, args);
+      const w = startScript(script, args, { env: rng.childEnv() });
       // Once this process performs a new side effect, kill it at a random point; a
       // late life may find every run done and exit before that.
       const progressed = await w
@@ -35,12 +35,12 @@ describe("crash recovery", () => {
           () => true,
           () => false,
         );
-      if (progressed) await delay(int(120));
+      if (progressed) await delay(rng.int(120));
       const exit = await w.kill();
       if (exit.signal === "SIGKILL") kills++;
       else if (exit.code !== 0) throw new Error(`worker failed: ${w.stderr()}`);
     }
-    const last = startScript(script, args);
+    const last = startScript(script, args, { env: rng.childEnv() });
     expect((await last.exited).code, last.stderr()).toBe(0);
 
     const store = new LocalStore(dir);

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, MockClock, StepOutcome, type Step, type StepRunner } from "taquba";
+import { testRandom } from "../support/seed.js";
 import { dec, enc, holdableStore, openEnv, settle, until } from "./helpers.js";
 
 const HOUR = 3_600_000;
@@ -186,11 +187,12 @@ describe("signals racing registrations", () => {
     const seen: Array<Uint8Array | null | undefined> = [];
     const env = await openEnv(approvalRunner(seen));
     const n = 20;
+    const { int } = testRandom("signals racing registrations");
     await Promise.all(
       Array.from({ length: n }, async (_, i) => {
         const sub = env.runtime.submit({ input: enc(`race:${i}`), runId: `race-${i}` });
         // Signal before, during or after the registration.
-        await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 10)));
+        await new Promise((r) => setTimeout(r, int(10)));
         await env.runtime.signal(`race:${i}`, enc(`sig-${i}`));
         await sub;
       }),
