@@ -71,6 +71,19 @@ describe("retryRun", () => {
     });
   }
 
+  it("with step output replay on, the re-opened steps run again instead of replaying how they ended", async () => {
+    const state = newState("fail");
+    const env = await openEnv(shop(state), { configure: (b) => b.stepOutputReplay() });
+    await env.runtime.submit({ runId: "r1", input: enc("in") });
+    await ended(env, "r1");
+    state.fixed = true;
+    state.runs = [];
+    await env.runtime.retryRun("r1", { fromStep: 1 });
+    expect((await env.runtime.wait("r1")).termination.status).toBe("succeeded");
+    expect(state.runs).toEqual([1, 2]);
+    await env.stop();
+  });
+
   it("re-opens at an earlier step (fromStep) and runs the later ones again", async () => {
     const state = newState("fail");
     const env = await openEnv(shop(state));

@@ -12,6 +12,7 @@ import {
   RunNotFoundError,
   StepError,
   StepOutcome,
+  StoreCorruptedError,
   ValidationError,
   WorkflowView,
   type RunRow,
@@ -226,6 +227,42 @@ describe("listRuns", () => {
     const failed = await env.runtime.listRuns({ state: "failed" });
     expect(failed.runs.map((r) => r.runId)).toEqual(["r-fail"]);
     expect(failed.unreadable?.map((u) => u.runId)).toEqual(["r-boom"]);
+    await env.stop();
+  });
+
+  it("lists runs with the largest headers and odd-but-valid run ids, and a runner's absurd names are left out", async () => {
+    const headers: Record<string, string> = {};
+    for (let i = 0; i < 32; i++) headers[`h${i}`] = "v".repeat(1000);
+    const env = await openEnv({
+      describe: (p) =>
+        dec(p) === "long" ? { kind: "workflow", name: "n".repeat(10_000), step: "s" } : { kind: "workflow", name: "wf", step: "x".repeat(10_000) },
+      runStep: async () => StepOutcome.succeed(enc("x")),
+    });
+    await env.runtime.submit({ runId: "_-_", input: enc("short"), options: { headers } });
+    await env.runtime.submit({ runId: "A".repeat(128), input: enc("long") });
+    await env.runtime.wait("_-_");
+    await env.runtime.wait("A".repeat(128));
+    const rows = (await env.runtime.listRuns()).runs;
+    expect(rows.map((r) => r.runId).sort()).toEqual(["A".repeat(128), "_-_"].sort());
+    const odd = rows.find((r) => r.runId === "_-_")!;
+    expect(odd.headers).toEqual(headers);
+    expect(odd.workflow).toBe("wf");
+    expect(odd.stepName).toBeUndefined();
+    expect(rows.find((r) => r.runId !== "_-_")!.workflow).toBeUndefined();
+    await env.stop();
+  });
+
+  it("a damaged history entry is a StoreCorruptedError naming the run's records, not a wrong answer", async () => {
+    const env = await openEnv(scriptedRunner());
+    await env.runtime.submit({ runId: "h1", input: input("orders", "ok") });
+    await env.runtime.wait("h1");
+    const [entry] = (await env.queue.kvScan("workflow/history/workflow-steps/h1/")).entries;
+    await env.queue.kvPut(entry!.key, enc("not messagepack"));
+    await expect(env.runtime.inspectRun("h1")).rejects.toBeInstanceOf(StoreCorruptedError);
+    // The listing reads the final step's entry too: the run is reported unreadable, not listed wrong.
+    const page = await env.runtime.listRuns();
+    expect(page.runs).toEqual([]);
+    expect(page.unreadable?.map((u) => u.runId)).toEqual(["h1"]);
     await env.stop();
   });
 

@@ -207,11 +207,19 @@ export class MemoStore {
    */
   async clearReplaysFrom(runId: string, fromStep: number): Promise<void> {
     const root = runReplayRoot(this.prefix, runId);
-    const doomed: string[] = [];
-    for await (const o of this.store.list(root)) {
-      if (Number(o.key.slice(root.length).split("/")[0]) >= fromStep) doomed.push(o.key);
+    // In chunks, resuming after the last key listed, so memory stays bounded however long the run.
+    let startAfter: string | undefined;
+    for (;;) {
+      const listed: string[] = [];
+      for await (const o of this.store.list(root, startAfter === undefined ? {} : { startAfter })) {
+        listed.push(o.key);
+        if (listed.length >= CLEAR_CHUNK) break;
+      }
+      const doomed = listed.filter((k) => Number(k.slice(root.length).split("/")[0]) >= fromStep);
+      await forEachBounded(doomed, CLEAR_CONCURRENCY, (k) => retryStore(() => this.store.delete(k)));
+      if (listed.length < CLEAR_CHUNK) return;
+      startAfter = listed[listed.length - 1];
     }
-    await forEachBounded(doomed, CLEAR_CONCURRENCY, (k) => retryStore(() => this.store.delete(k)));
   }
 
   async clearMemosForRun(runId: string, signal?: AbortSignal): Promise<number> {

@@ -150,36 +150,96 @@ function compact(o: object): Record<string, unknown> {
   return out;
 }
 
+/*
+ * The stored form is written with every step, so it is small: short field
+ * names, an attempt as a list, and empty lists and zero counts left out.
+ * `s` step, `n` name, `b` payload bytes, `a` attempts `[attempt, start, end,
+ * outcome, error?, stack?]`, `ad` attempts dropped, `m` memo keys, `mn` memo
+ * keys written (when more than listed), `kp`/`kd` KV puts and deletes, `kn`
+ * KV effects (when more than listed), `sg` signal, `tr` transition, `p`
+ * payload, `nx` next payload.
+ */
+
 export function encodeStepRecord(r: StepRecord): Uint8Array {
-  return encodeValue(compact({ ...r, attempts: r.attempts.map((a) => compact(a)) }));
+  const out: Record<string, unknown> = {
+    s: r.step,
+    b: r.payloadBytes,
+    a: r.attempts.map((x) => {
+      const row: unknown[] = [x.attempt, x.startedAtMs, x.endedAtMs, x.outcome];
+      if (x.error !== undefined || x.stack !== undefined) row.push(x.error ?? null);
+      if (x.stack !== undefined) row.push(x.stack);
+      return row;
+    }),
+  };
+  if (r.name !== undefined) out.n = r.name;
+  if (r.attemptsDropped > 0) out.ad = r.attemptsDropped;
+  if (r.memoKeys.length > 0) out.m = r.memoKeys;
+  if (r.memoKeysWritten > r.memoKeys.length) out.mn = r.memoKeysWritten;
+  if (r.kvPuts.length > 0) out.kp = r.kvPuts;
+  if (r.kvDeletes.length > 0) out.kd = r.kvDeletes;
+  if (r.kvEffects > r.kvPuts.length + r.kvDeletes.length) out.kn = r.kvEffects;
+  if (r.signal !== undefined) out.sg = compact(r.signal);
+  if (r.transition !== undefined) out.tr = compact(r.transition);
+  if (r.payload !== undefined) out.p = r.payload;
+  if (r.next !== undefined) out.nx = r.next;
+  return encodeValue(out);
 }
 
 const isNum = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
 const isStrList = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === "string");
+const OUTCOMES: readonly string[] = ["continued", "succeeded", "failed", "cancelled", "retried", "dead_lettered", "put_back"] satisfies StepAttemptOutcome[];
+
+function attemptOf(row: unknown): AttemptHistory | undefined {
+  if (!Array.isArray(row) || row.length < 4 || !isNum(row[0]) || !isNum(row[1]) || !isNum(row[2]) || !OUTCOMES.includes(row[3] as string)) return undefined;
+  const a: { -readonly [K in keyof AttemptHistory]: AttemptHistory[K] } = {
+    attempt: row[0],
+    startedAtMs: row[1],
+    endedAtMs: row[2],
+    outcome: row[3] as StepAttemptOutcome,
+  };
+  if (typeof row[4] === "string") a.error = row[4];
+  if (typeof row[5] === "string") a.stack = row[5];
+  return a;
+}
 
 export function decodeStepRecord(bytes: Uint8Array, key: string): StepRecord {
   const v = decodeMap(bytes, key, "step history entry");
-  const attemptsOk =
-    Array.isArray(v.attempts) &&
-    v.attempts.every((a: unknown) => {
-      const m = a as Record<string, unknown> | null;
-      return m !== null && typeof m === "object" && isNum(m.attempt) && isNum(m.startedAtMs) && isNum(m.endedAtMs) && typeof m.outcome === "string";
-    });
+  const attempts = Array.isArray(v.a) ? v.a.map(attemptOf) : [undefined];
+  const lists = [v.m, v.kp, v.kd].every((l) => l === undefined || isStrList(l));
+  const counts = [v.ad, v.mn, v.kn].every((c) => c === undefined || isNum(c));
   const ok =
-    isNum(v.step) &&
-    isNum(v.payloadBytes) &&
-    attemptsOk &&
-    isNum(v.attemptsDropped) &&
-    isStrList(v.memoKeys) &&
-    isNum(v.memoKeysWritten) &&
-    isStrList(v.kvPuts) &&
-    isStrList(v.kvDeletes) &&
-    isNum(v.kvEffects) &&
-    (v.name === undefined || typeof v.name === "string") &&
-    (v.payload === undefined || v.payload instanceof Uint8Array) &&
-    (v.next === undefined || v.next instanceof Uint8Array);
-  if (!ok) throw new StoreCorruptedError(key, "step history entry lacks its step, attempts or keys");
-  return v as unknown as StepRecord;
+    isNum(v.s) &&
+    isNum(v.b) &&
+    attempts.every((x) => x !== undefined) &&
+    lists &&
+    counts &&
+    (v.n === undefined || typeof v.n === "string") &&
+    (v.sg === undefined || (v.sg !== null && typeof v.sg === "object")) &&
+    (v.tr === undefined || (v.tr !== null && typeof v.tr === "object")) &&
+    (v.p === undefined || v.p instanceof Uint8Array) &&
+    (v.nx === undefined || v.nx instanceof Uint8Array);
+  if (!ok) throw new StoreCorruptedError(key, "step history entry lacks its step or attempts, or has malformed fields");
+  const memoKeys = (v.m as string[] | undefined) ?? [];
+  const kvPuts = (v.kp as string[] | undefined) ?? [];
+  const kvDeletes = (v.kd as string[] | undefined) ?? [];
+  const r: StepRecord = {
+    step: v.s as number,
+    payloadBytes: v.b as number,
+    attempts: attempts as AttemptHistory[],
+    attemptsDropped: (v.ad as number | undefined) ?? 0,
+    memoKeys,
+    memoKeysWritten: (v.mn as number | undefined) ?? memoKeys.length,
+    kvPuts,
+    kvDeletes,
+    kvEffects: (v.kn as number | undefined) ?? kvPuts.length + kvDeletes.length,
+  };
+  const w = r as { -readonly [K in keyof StepRecord]: StepRecord[K] };
+  if (v.n !== undefined) w.name = v.n as string;
+  if (v.sg !== undefined) w.signal = v.sg as SignalReceipt;
+  if (v.tr !== undefined) w.transition = v.tr as StepTransitionHistory;
+  if (v.p !== undefined) w.payload = v.p as Uint8Array;
+  if (v.nx !== undefined) w.next = v.nx as Uint8Array;
+  return r;
 }
 
 /** Redrives kept per run (the latest ones). */

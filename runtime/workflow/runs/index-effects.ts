@@ -17,6 +17,9 @@ export function describePayload(runner: StepRunner, payload: Uint8Array): StepDe
   try {
     const d = runner.describe(payload);
     if (d === undefined || d === null || typeof d.name !== "string" || (d.kind !== "workflow" && d.kind !== "job")) return undefined;
+    // Names are labels: one too long to be a name is left out rather than stored with every step.
+    if (d.name.length > MAX_NAME_CHARS) return undefined;
+    if (d.step !== undefined && (typeof d.step !== "string" || d.step.length > MAX_NAME_CHARS)) return { kind: d.kind, name: d.name };
     return d;
   } catch {
     return undefined;

@@ -9,6 +9,7 @@ import { decodeIndexEntry, runIndexKey, type IndexEntry } from "./run-index.js";
 import type { RunHistory, StepHistory } from "./run-history.js";
 import type { RunId } from "./run-id.js";
 import { activeView } from "./run-rows.js";
+import { jobIdOfToken } from "./redrive.js";
 import type { RunReads } from "./list-runs.js";
 
 /** The reads `inspectRun` adds to a listing's. */
@@ -38,6 +39,30 @@ function publicSteps(records: readonly StepRecord[], entry: IndexEntry | undefin
     const retryable = payload !== undefined || prev?.next !== undefined || (r.step === 0 && entry?.input !== undefined);
     return { ...rest, retryable };
   });
+}
+
+/** The final step of a run whose dead step job the worker never settled, from that job's attempts. */
+async function deadStep(reads: HistoryReads, token: string, step: number): Promise<StepHistory[]> {
+  const jobId = jobIdOfToken(token);
+  if (jobId === undefined || reads.attemptHistory === undefined) return [];
+  const job = await reads.job(jobId);
+  if (job === null || job.state !== "dead") return [];
+  const { attempts, dropped } = boundAttempts((await reads.attemptHistory(jobId)).map(attemptFromQueue));
+  return [
+    {
+      step,
+      payloadBytes: job.payloadSize,
+      attempts,
+      attemptsDropped: dropped,
+      memoKeys: [],
+      memoKeysWritten: 0,
+      kvPuts: [],
+      kvDeletes: [],
+      kvEffects: 0,
+      // A redrive requeues the dead job itself.
+      retryable: true,
+    },
+  ];
 }
 
 /** The history of `runId`, or `null` for an unknown run; see `WorkflowView.inspectRun`. */
@@ -75,7 +100,9 @@ export async function inspectRun(reads: HistoryReads, runId: RunId): Promise<Run
       finalStep: t.finalStep,
       atMs: t.terminatedAtMs,
     };
-    return { ...base, state: t.status, steps, end };
+    // A step the queue dead-lettered outside the worker wrote no entry: its dead job still has its attempts.
+    const tail = steps.some((s) => s.step === t.finalStep) ? [] : await deadStep(reads, t.token, t.finalStep);
+    return { ...base, state: t.status, steps: [...steps, ...tail], end };
   }
   // The step the run is on has no entry yet (or an entry of an earlier pass, before a redrive).
   const { run, pointer } = r;

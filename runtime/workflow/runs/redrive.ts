@@ -193,7 +193,7 @@ export async function retryRun(
   const runId = RunId.parse(runIdIn);
   const fromStep = checkRetryOptions(opts);
   return core.submitLock.run(runId, async () => {
-    let requeued: { jobId: string; step: number } | undefined;
+    let requeued: { jobId: string; step: number; token: string } | undefined;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const r = await view.records(runId);
       if (r.kind === "unknown") {
@@ -214,6 +214,12 @@ export async function retryRun(
         );
       }
       const t = r.terminal;
+      // The worker re-opened the run at the requeued job and it ended again meanwhile: this redrive is done.
+      if (requeued !== undefined && t.token !== requeued.token) {
+        const out: RetryOutcome = { runId, step: requeued.step, jobId: requeued.jobId };
+        if (mark !== undefined) await core.queue.kvCompareAndApply([], markEffects(mark, out));
+        return out;
+      }
       if (t.status === "succeeded") throw new RunNotRetryableError(runId, "succeeded", "it succeeded; only a failed or cancelled run can be retried");
       const step = fromStep ?? t.finalStep;
       if (step > t.finalStep)
@@ -226,7 +232,7 @@ export async function retryRun(
       const tBytes = await core.queue.kvGet(tk);
       if (tBytes === null || decodeTerminalRecord(tBytes, tk).token !== t.token) continue;
       if (source.kind === "dead") {
-        requeued = { jobId: source.jobId, step };
+        requeued = { jobId: source.jobId, step, token: t.token };
         await core.queue.requeueDead(source.jobId);
         const effects = await reopenEffects(core, t, entry, step, source.jobId, source.name);
         if (extra !== undefined) effects.merge(extra);
