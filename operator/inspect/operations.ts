@@ -7,6 +7,7 @@
  */
 import type { TaqubaClient } from "../../runtime/client/taquba-client.js";
 import type { ListJobRunsOptions } from "../../runtime/jobs/job-listing.js";
+import { listJobRuns } from "../../runtime/jobs/job-redrive.js";
 import type { QueueReader } from "../../runtime/queue/reader.js";
 import type { ObjectStore } from "../../runtime/store/object-store.js";
 import type { MemoStore } from "../../runtime/workflow/memo/memo.js";
@@ -65,11 +66,9 @@ export class Operations {
     return (await this.#src.view()).listRuns(opts);
   }
 
-  /** Typed jobs: runs whose kind is `job`, by job name. */
+  /** Typed jobs by job name, as `JobRunner.listJobs` lists them. */
   async jobs(opts: ListJobRunsOptions): Promise<RunPage> {
-    const { job, ...rest } = opts;
-    const page = await (await this.#src.view()).listRuns({ ...rest, ...(job === undefined ? {} : { workflow: job }) });
-    return { ...page, runs: page.runs.filter((r) => r.kind === "job") };
+    return listJobRuns(await this.#src.view(), opts);
   }
 
   /** Runs whose current step waits for a signal, with the key and deadline. */
