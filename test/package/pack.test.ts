@@ -118,8 +118,12 @@ describe("the packed package", () => {
     expect(Date.now() - stopped).toBeLessThan(5_000);
     expect(worker.lines).toContain("stopped");
 
-    // The operator CLI, from dist/, reads what the worker left.
-    const jobs = sh("npx", ["--no-install", "taquba", "jobs", "list", pathToFileURL(join(project, ".taquba-data")).href, "--name", "app"], project);
+    // The operator CLI, from dist/, reads what the worker left (a JobRunner's step queue is "jobs").
+    const jobs = sh(
+      "npx",
+      ["--no-install", "taquba", "jobs", "list", pathToFileURL(join(project, ".taquba-data")).href, "--name", "app", "--step-queue", "jobs"],
+      project,
+    );
     expect(jobs.status, jobs.stderr).toBe(0);
     expect(jobs.stdout).toContain("greet");
 
