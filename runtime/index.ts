@@ -51,7 +51,7 @@ export type { CountingStore, StoreCounts } from "./store/with-counting.js";
 
 // Engine
 export { Engine } from "./engine/engine.js";
-export type { EngineOptions, ScanOptions, CommitOptions, EngineStats } from "./engine/engine.js";
+export type { EngineOptions, ScanOptions, CommitOptions, EngineStats, PageValuesOptions } from "./engine/engine.js";
 export { EngineReader } from "./engine/engine-reader.js";
 export type { EngineReaderOptions } from "./engine/engine-reader.js";
 export { WriteBatch } from "./engine/write-batch.js";

@@ -15,6 +15,7 @@ import { manifestKey, parseNumberedKey, parseSegmentEpoch, segmentKey } from "./
 import { decodeManifest, encodeManifest, type Manifest, type SegmentRef } from "./manifest.js";
 import type { StoreContext } from "./recovery.js";
 import { SegmentBuilder } from "./segment-format.js";
+import type { StoredValue } from "./paged-value.js";
 import { withRetries } from "./retry.js";
 import { createOnce, forEachLimit, listKeys } from "./store-ops.js";
 
@@ -39,11 +40,20 @@ export interface CheckpointWriter extends StoreContext {
   stopped(): boolean;
 }
 
+/** Reads a value the writer paged out to segment run `run` (see value-pager.ts). */
+export type PagedReader = (key: string, run: number) => Uint8Array | Promise<Uint8Array>;
+
 /**
  * Writes `entries` (ascending keys, never mutated meanwhile; `null` writes a
- * tombstone) as segments of run `run` and returns their references.
+ * tombstone; a number is a value paged out to that run, read through
+ * `readPaged`) as segments of run `run` and returns their references.
  */
-export async function writeSegments(w: CheckpointWriter, entries: Iterable<[string, Uint8Array | null]>, run: number): Promise<SegmentRef[]> {
+export async function writeSegments(
+  w: CheckpointWriter,
+  entries: Iterable<[string, StoredValue | null]>,
+  run: number,
+  readPaged?: PagedReader,
+): Promise<SegmentRef[]> {
   const refs: SegmentRef[] = [];
   // Room for a full segment plus its index up front: growing a buffer of
   // many MiB by doubling copies it in one go, a pause no slice bounds.
@@ -69,7 +79,13 @@ export async function writeSegments(w: CheckpointWriter, entries: Iterable<[stri
   };
   let sinceCheck = 0;
   let sliceStart = performance.now();
-  for (const [k, v] of entries) {
+  for (const [k, stored] of entries) {
+    let v = stored;
+    if (typeof v === "number") {
+      if (readPaged === undefined) throw new Error(`a checkpoint met a paged value without a reader for it (key ${JSON.stringify(k)})`);
+      const read = readPaged(k, v);
+      v = read instanceof Uint8Array ? read : await read;
+    }
     builder.add(k, v ?? undefined);
     if (builder.byteLength >= w.maxSegmentBytes) await flush();
     if (++sinceCheck < CHECK_EVERY) continue;

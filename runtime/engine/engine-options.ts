@@ -37,8 +37,28 @@ export interface EngineOptions {
   segmentBlockBytes?: number;
   /** Retries of transient store failures. */
   retry?: RetryPolicy;
+  /**
+   * Lets checkpointed values leave memory: see `PageValuesOptions`.
+   * Default: off (every value stays in memory).
+   */
+  pageValues?: PageValuesOptions;
   /** Called with errors of background work (automatic checkpoints). Default: `console.warn`. */
   onBackgroundError?: (err: unknown) => void;
+}
+
+/**
+ * Which values the writer may drop from memory once a checkpoint stored
+ * them, and how much memory reads of them may use. Keys always stay in
+ * memory. A paged value is read synchronously only after `Engine.warm`
+ * loaded it (see the engine's module documentation).
+ */
+export interface PageValuesOptions {
+  /** Only values of keys starting with one of these prefixes. */
+  keyPrefixes: readonly string[];
+  /** Only values of at least this many bytes. Default: 64. */
+  minBytes?: number;
+  /** Budget of the cache of decoded segments that paged reads go through. Default: 32 MiB. */
+  cacheBytes?: number;
 }
 
 /** Options of `Engine.commit`. */
@@ -73,6 +93,14 @@ export interface EngineStats {
   checkpointBytes: number;
   /** Number of the newest manifest this writer published. */
   manifestId: number;
+  /** Paged-value reads served by the segment cache (0 without `pageValues`). */
+  cacheHits: number;
+  /** Segments a warm-up had to fetch because they were not cached. */
+  cacheMisses: number;
+  /** Bytes the segment cache is charged now. */
+  cacheBytes: number;
+  /** Segment objects fetched to read paged values (warm-ups and compactions). */
+  segmentFetches: number;
   /** WAL objects written since the last checkpoint (the ones a reopen would replay). */
   walObjectsSinceCheckpoint: number;
 }
@@ -89,6 +117,7 @@ export interface ResolvedEngineOptions {
   maxSegmentBytes: number;
   segmentBlockBytes: number;
   retry: RetryPolicy;
+  pageValues: { keyPrefixes: readonly string[]; minBytes: number; cacheBytes: number } | undefined;
   onBackgroundError: (err: unknown) => void;
 }
 
@@ -109,6 +138,14 @@ export function resolveEngineOptions(opts: EngineOptions): ResolvedEngineOptions
     maxSegmentBytes: opts.maxSegmentBytes ?? 4 * 1024 * 1024,
     segmentBlockBytes: opts.segmentBlockBytes ?? 64 * 1024,
     retry: opts.retry ?? {},
+    pageValues:
+      opts.pageValues === undefined
+        ? undefined
+        : {
+            keyPrefixes: [...opts.pageValues.keyPrefixes],
+            minBytes: opts.pageValues.minBytes ?? 64,
+            cacheBytes: opts.pageValues.cacheBytes ?? 32 * 1024 * 1024,
+          },
     onBackgroundError: opts.onBackgroundError ?? ((err) => console.warn("taquba engine: background work failed:", err)),
   };
 }
@@ -130,6 +167,20 @@ function validateOptions(opts: EngineOptions): void {
   check("maxSegmentRuns", 1);
   check("maxSegmentBytes", 1);
   check("segmentBlockBytes", 1);
+  const pv = opts.pageValues;
+  if (pv !== undefined) {
+    if (typeof pv !== "object" || pv === null || !Array.isArray(pv.keyPrefixes) || !pv.keyPrefixes.every((p) => typeof p === "string")) {
+      problems.push("pageValues.keyPrefixes must be an array of strings");
+    }
+    for (const [k, min] of [
+      ["minBytes", 0],
+      ["cacheBytes", 0],
+    ] as const) {
+      const v = pv?.[k];
+      if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min))
+        problems.push(`pageValues.${k} must be a finite number >= ${min}, got ${String(v)}`);
+    }
+  }
   const r = opts.retry;
   if (r !== undefined) {
     for (const [k, min] of [

@@ -171,7 +171,8 @@ export class EngineReader {
 async function loadFresh(ctx: StoreContext): Promise<{ tree: SortedMap; manifest: Manifest; walk: WalWalk }> {
   for (let attempt = 0; attempt < MAX_RELOADS; attempt++) {
     const loaded = await loadState(ctx, { trackDelta: false, checkSegments: true });
-    if (loaded !== undefined) return loaded;
+    // Loaded without a page policy: every value is in memory.
+    if (loaded !== undefined) return { ...loaded, tree: loaded.tree as SortedMap };
   }
   throw new StoreUnavailableError("load", `${ctx.prefix}manifest/`, new Error(`the store changed under the reader ${MAX_RELOADS} times in a row`));
 }

@@ -43,9 +43,17 @@
  * atomically, so a short object at the WAL tail is corruption too, never a
  * torn write to skip. Formats: wal-format.ts, segment-format.ts, manifest.ts.
  *
- * Memory: the whole state lives in memory in this version. Values loaded at
- * open are views into the objects read, so those objects' buffers stay alive
- * while any of their values does (at most the bytes loaded at open). Each
+ * Memory: every key lives in memory. Values do too, unless `pageValues` is
+ * set: then a value under its key prefixes, once a checkpoint stored it and
+ * no commit changed it since, leaves memory and is read through a bounded
+ * cache of decoded segments (value-pager.ts). A synchronous read of such a
+ * value that is not cached throws (`ColdReadError`): a transaction that may
+ * read paged values first loops `for (let p = engine.warm(keys); p; p =
+ * engine.warm(keys)) await p;` and then reads and commits in the same turn
+ * (the cache keeps what a warm-up loaded until the next macrotask).
+ * Without `pageValues`, values loaded at open are views into the objects
+ * read, so those objects' buffers stay alive while any of their values does
+ * (at most the bytes loaded at open). Each
  * writer open leaves one small fence object in the WAL that is never deleted
  * (see manifest.ts `fences`).
  *
@@ -62,14 +70,18 @@ import { probeConditionalCreate } from "./store-probe.js";
 import { applyOps, type StoreContext } from "./recovery.js";
 import { scanTree, type ScanOptions } from "./scan.js";
 import { orderChanges } from "./change-order.js";
-import { deltaOverflows, type DeltaMap, type SortedMap } from "./sorted-map.js";
+import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
+import { isPageable, ValueArena, type StateMap, type StoredValue } from "./paged-value.js";
+import { ValuePager } from "./value-pager.js";
+import type { BTree } from "../store/btree.js";
+import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { validateBatchOps } from "./wal-format.js";
 import { WalWriter } from "./wal-writer.js";
 import type { WriteBatch } from "./write-batch.js";
 import { timeCommit } from "../telemetry/metrics.js";
 
 export { scanTree, type ScanOptions } from "./scan.js";
-export type { CommitOptions, EngineOptions, EngineStats } from "./engine-options.js";
+export type { CommitOptions, EngineOptions, EngineStats, PageValuesOptions } from "./engine-options.js";
 
 const RESOLVED = Promise.resolve();
 
@@ -89,7 +101,9 @@ export class Engine {
   readonly #ctx: StoreContext;
   readonly #opts: ResolvedEngineOptions;
   readonly #epoch: number;
-  #state: SortedMap;
+  #state: StateMap;
+  /** Reads of paged values; undefined without `pageValues` (every value stays in memory). */
+  readonly #pager: ValuePager | undefined;
   /**
    * Changes since the manifest's `walNext`, for the next incremental
    * checkpoint; undefined when they are not all known (too many to be
@@ -117,6 +131,8 @@ export class Engine {
     this.#opts = opts;
     this.#epoch = r.manifest.epoch;
     this.#state = r.tree;
+    const pv = opts.pageValues;
+    this.#pager = pv === undefined ? undefined : new ValuePager(r.ctx, pv, pv.cacheBytes, r.manifest);
     this.#delta = r.delta;
     this.#manifest = r.manifest;
     this.#sinceCheckpoint = { objects: r.walk.objects, bytes: r.walk.bytes };
@@ -149,7 +165,7 @@ export class Engine {
     // Temporary files of writers killed mid-put; failing to remove them costs only disk space.
     await store.removeLeftovers?.(resolved.prefix).catch((err: unknown) => resolved.onBackgroundError(err));
     await probeConditionalCreate(ctx);
-    const r = await recoverAsWriter(ctx);
+    const r = await recoverAsWriter(ctx, resolved.pageValues);
     const engine = new Engine(store, resolved, r);
     engine.#maybeCheckpoint();
     return engine;
@@ -203,13 +219,38 @@ export class Engine {
       checkpointBytes: this.#checkpointBytes,
       manifestId: this.#manifest.id,
       segmentRuns: segmentRuns(this.#manifest).length,
+      cacheHits: this.#pager?.cache.hits ?? 0,
+      cacheMisses: this.#pager?.cache.misses ?? 0,
+      cacheBytes: this.#pager?.cache.stats.bytes ?? 0,
+      segmentFetches: this.#pager?.fetches ?? 0,
       walObjectsSinceCheckpoint: this.#sinceCheckpoint.objects,
     };
   }
 
-  /** The committed value of `key` (durable or not yet), or undefined. Do not mutate it. */
+  /**
+   * The committed value of `key` (durable or not yet), or undefined. Do not
+   * mutate it. Throws `ColdReadError` for a paged value not warmed first.
+   */
   get(key: string): Uint8Array | undefined {
-    return this.#state.get(key);
+    const v = this.#state.get(key);
+    return typeof v === "number" ? this.#pager!.read(key, v) : v;
+  }
+
+  /**
+   * Makes the values of `keys` readable synchronously: undefined when they
+   * already are (always without `pageValues`), else a promise that resolves
+   * once the segments holding them are cached. Loop until it returns
+   * undefined, then read and commit without awaiting in between.
+   */
+  warm(keys: Iterable<string>): Promise<void> | undefined {
+    const pager = this.#pager;
+    if (pager === undefined) return undefined;
+    let cold: [string, number][] | undefined;
+    for (const key of keys) {
+      const v = this.#state.get(key);
+      if (typeof v === "number" && !pager.isCached(key, v)) (cold ??= []).push([key, v]);
+    }
+    return cold === undefined ? undefined : pager.warm(cold);
   }
 
   /** Whether `key` has a committed value. */
@@ -219,7 +260,13 @@ export class Engine {
 
   /** Committed entries in key order (or reversed), within the bounds of `opts`. Do not commit while iterating. */
   *scan(opts: ScanOptions = {}): IterableIterator<[string, Uint8Array]> {
-    yield* scanTree(this.#state, opts);
+    const pager = this.#pager;
+    // Without paging every value is in memory: pass the entries through as they are.
+    if (pager === undefined) return yield* scanTree(this.#state as BTree<string, Uint8Array>, opts);
+    for (const entry of scanTree(this.#state, opts)) {
+      const v = entry[1];
+      yield typeof v === "number" ? [entry[0], pager.read(entry[0], v)] : (entry as [string, Uint8Array]);
+    }
   }
 
   /**
@@ -363,7 +410,7 @@ export class Engine {
       const id = prev.id + 1;
       const stoppedError = () => new ClosedError("the engine (the checkpoint stopped before publishing)");
       const entries = snapshot ? snapshot.entries() : await orderChanges(changed!, writer.stopped, stoppedError);
-      const written = await writeSegments(writer, entries, id);
+      const written = await writeSegments(writer, entries, id, this.#pager?.compactionReader());
       const segments = full ? written : [...prev.segments, ...written];
       const next: Manifest = { id, epoch: this.#epoch, walNext, segments, fences: prev.fences, createdAt: Date.now() };
       if (this.closed) throw this.#failure ?? new ClosedError("the engine");
@@ -375,6 +422,13 @@ export class Engine {
       this.#checkpointBytes += written.reduce((n, s) => n + s.bytes, 0);
       this.#sinceCheckpoint.objects -= counted.objects;
       this.#sinceCheckpoint.bytes -= counted.bytes;
+      if (this.#pager !== undefined) {
+        this.#pager.addRuns(next);
+        // Stopped early (closed): values may still name dropped runs, so their segments stay.
+        if (!(await this.#pageOut(snapshot !== undefined ? snapshot.entries() : changed!.entries(), id))) return;
+        // No paged value names a dropped run any more: its segments may go.
+        if (full) this.#pager.keepOnly(next);
+      }
       // The checkpoint is complete; what GC leaves behind the next one finds again.
       await collectGarbage(writer, next, prev).catch((err: unknown) => {
         if (!this.closed) this.#opts.onBackgroundError(err);
@@ -386,6 +440,31 @@ export class Engine {
       // The changes this checkpoint took are not stored: no later one may build on them.
       if (!published) this.#delta = undefined;
     }
+  }
+
+  /**
+   * After checkpoint `run` published: every value it wrote that the state
+   * still holds (no commit changed it since) leaves memory when the policy
+   * lets it, or is copied into a compact arena (so it stops holding the WAL
+   * object it was a view into). Yields like the segment writer does.
+   */
+  async #pageOut(written: Iterable<[string, StoredValue | null]>, run: number): Promise<boolean> {
+    const policy = this.#pager!.policy;
+    const state = this.#state;
+    const arena = new ValueArena();
+    let n = 0;
+    let sliceStart = performance.now();
+    for (const [key, v] of written) {
+      if (v !== null && state.get(key) === v) {
+        if (typeof v === "number" || isPageable(policy, key, v)) state.set(key, run);
+        else state.set(key, arena.copy(v));
+      }
+      if (++n % 64 !== 0 || performance.now() - sliceStart < 2) continue;
+      await yieldToLoop();
+      if (this.closed) return false;
+      sliceStart = performance.now();
+    }
+    return true;
   }
 
   /**

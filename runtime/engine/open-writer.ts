@@ -23,14 +23,15 @@ import {
   type StoreContext,
   type WalWalk,
 } from "./recovery.js";
-import { deltaOverflows, type DeltaMap, type SortedMap } from "./sorted-map.js";
+import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
+import type { PagePolicy, StateMap } from "./paged-value.js";
 import { createOnce } from "./store-ops.js";
 import { decodeWal, encodeFence } from "./wal-format.js";
 
 /** What a new writer starts from. */
 export interface Recovered {
   ctx: StoreContext;
-  tree: SortedMap;
+  tree: StateMap;
   /**
    * The changes replayed from the WAL: what the base manifest's segments
    * lack; undefined when too many to be worth an incremental checkpoint.
@@ -50,11 +51,12 @@ const MAX_ATTEMPTS = 8;
  * with a bumped epoch, then walks on to the end of the log and plants a
  * fence marker there. A fence that lands on an existing object means the
  * object is a late, legitimate WAL write of the previous writer (replay it
- * and move on) or a newer writer's fence (this open lost the race).
+ * and move on) or a newer writer's fence (this open lost the race). With a
+ * `policy`, the values it lets page out stay in their segments.
  */
-export async function recoverAsWriter(ctx: StoreContext): Promise<Recovered> {
+export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy): Promise<Recovered> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const loaded = await loadState(ctx, { trackDelta: true, checkSegments: true });
+    const loaded = await loadState(ctx, { trackDelta: true, checkSegments: true, ...(policy === undefined ? {} : { policy }) });
     if (loaded === undefined) continue; // a checkpoint changed the store mid-load
     const base = loaded.manifest;
     const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: Date.now() };

@@ -21,7 +21,8 @@ import { WAL_FENCE_JUMP, manifestKey, parseNumberedKey, parseSegmentKey, walKey 
 import { decodeManifest, emptyManifest, segmentRuns, type Manifest, type SegmentRef } from "./manifest.js";
 import type { RetryPolicy } from "./retry.js";
 import { readSegment } from "./segment-format.js";
-import { deltaOverflows, newSortedMap, sortedMapFromSorted, type DeltaMap, type SortedMap } from "./sorted-map.js";
+import { deltaOverflows, newSortedMap, sortedMapFromSorted, type DeltaMap } from "./sorted-map.js";
+import { isPageable, ValueArena, type PagePolicy, type StateMap, type StoredValue } from "./paged-value.js";
 import { firstKey, forEachLimit, getWithRetries, listKeys } from "./store-ops.js";
 import { decodeWal, type WalObject } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
@@ -56,7 +57,7 @@ export async function readNewestManifest(ctx: StoreContext, after = -1): Promise
 /** One segment's entries in key order; `undefined` values are tombstones. */
 interface SegmentPart {
   keys: string[];
-  values: (Uint8Array | undefined)[];
+  values: (StoredValue | undefined)[];
 }
 
 /**
@@ -64,9 +65,16 @@ interface SegmentPart {
  * then each newer run on top of it (its puts and tombstones win). Resolves to
  * undefined when a segment is missing: for a reader that means a checkpoint
  * replaced the manifest. Within a run, key ranges must be disjoint and
- * ascending (see manifest.ts).
+ * ascending (see manifest.ts). With a `policy`, values it lets page out stay
+ * in their segments (the map holds their run id) and the others are copied
+ * out, so no segment object stays in memory.
  */
-export async function loadSegments(ctx: StoreContext, manifest: Manifest, onMissing: (key: string) => void = () => {}): Promise<SortedMap | undefined> {
+export async function loadSegments(
+  ctx: StoreContext,
+  manifest: Manifest,
+  onMissing: (key: string) => void = () => {},
+  policy?: PagePolicy,
+): Promise<StateMap | undefined> {
   let missing = false;
   const parts: SegmentPart[] = [];
   await forEachLimit(manifest.segments, 4, async (seg, i) => {
@@ -81,22 +89,24 @@ export async function loadSegments(ctx: StoreContext, manifest: Manifest, onMiss
     const part: SegmentPart = { keys: [], values: [] };
     // The oldest run is a snapshot: a tombstone there only says the key is absent.
     const inOldestRun = seg.run === manifest.segments[0]!.run;
+    const arena = policy === undefined ? undefined : new ValueArena();
     const n = readSegment(key, bytes, (k, v) => {
       if (v === undefined && inOldestRun) return;
       part.keys.push(k);
-      part.values.push(v);
+      if (v === undefined || arena === undefined) part.values.push(v);
+      else part.values.push(isPageable(policy!, k, v) ? seg.run : arena.copy(v));
     });
     if (n !== seg.entries) throw new StoreCorruptedError(key, `segment holds ${n} entries, the manifest says ${seg.entries}`);
     parts[i] = part;
   });
   if (missing) return undefined;
-  let tree: SortedMap | undefined;
+  let tree: StateMap | undefined;
   let i = 0;
   for (const run of segmentRuns(manifest)) {
     const { keys, values } = run.length === 1 ? parts[i++]! : concatRun(ctx, run, parts.slice(i, (i += run.length)));
     if (tree === undefined) {
       // Tombstones of the oldest run were dropped while reading.
-      tree = sortedMapFromSorted(keys, values as Uint8Array[]);
+      tree = sortedMapFromSorted(keys, values as StoredValue[]);
     } else {
       for (let j = 0; j < keys.length; j++) {
         const v = values[j];
@@ -299,7 +309,7 @@ export function newWalk(pos: number): WalWalk {
  * Applies one batch to a tree, in op order, and records each change in
  * `delta` when given (the keys the next incremental checkpoint writes).
  */
-export function applyOps(tree: SortedMap, ops: readonly BatchOp[], delta?: DeltaMap): void {
+export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaMap): void {
   for (const op of ops) {
     if (op.kind === "put") {
       tree.set(op.key, op.value);
@@ -314,7 +324,8 @@ export function applyOps(tree: SortedMap, ops: readonly BatchOp[], delta?: Delta
 /** A state loaded from a store: the manifest it starts from, the tree, and how far the WAL replay got. */
 export interface LoadedState {
   manifest: Manifest;
-  tree: SortedMap;
+  /** Values only, unless `LoadOptions.policy` let some stay paged. */
+  tree: StateMap;
   walk: WalWalk;
   /** The changes the WAL replay made (when asked for; undefined once too many to track). */
   delta: DeltaMap | undefined;
@@ -326,6 +337,8 @@ export interface LoadOptions {
   trackDelta: boolean;
   /** Also list segments to check that none is newer than the manifest (a writer's open). */
   checkSegments: boolean;
+  /** Leave the values this policy lets page out in their segments (a writer with a value cache). */
+  policy?: PagePolicy;
 }
 
 /**
@@ -344,7 +357,7 @@ export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<L
   const manifest = (await readNewestManifest(ctx))!;
   const newerExists = async (): Promise<Manifest | undefined> => readNewestManifest(ctx, manifest.id);
   let missingSegment = "";
-  const tree = await loadSegments(ctx, manifest, (key) => (missingSegment = key));
+  const tree = await loadSegments(ctx, manifest, (key) => (missingSegment = key), opts.policy);
   if (tree === undefined) {
     if (await newerExists()) return undefined;
     throw new StoreCorruptedError(missingSegment, `it is missing, but manifest ${manifest.id} (the newest) lists it`);

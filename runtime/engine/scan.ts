@@ -2,7 +2,7 @@
  * @module Ordered range iteration over the engine's sorted map.
  */
 import { compareKeys } from "../store/keys.js";
-import type { SortedMap } from "./sorted-map.js";
+import type { BTree } from "../store/btree.js";
 
 /** Bounds, order and size of a scan. */
 export interface ScanOptions {
@@ -20,7 +20,7 @@ export interface ScanOptions {
 }
 
 /** Ordered iteration over a tree with prefix, bounds, limit and direction. */
-export function* scanTree(tree: SortedMap, opts: ScanOptions): IterableIterator<[string, Uint8Array]> {
+export function* scanTree<V>(tree: BTree<string, V>, opts: ScanOptions): IterableIterator<[string, V]> {
   const { prefix = "", limit = Infinity } = opts;
   let lo = opts.start ?? prefix;
   if (compareKeys(lo, prefix) < 0) lo = prefix;

@@ -55,7 +55,7 @@ const MAX_NODE_SIZE = 32;
  * leaving room in each leaf for later inserts. Throws if the keys are not
  * strictly ascending.
  */
-export function sortedMapFromSorted(keys: string[], values: Uint8Array[]): SortedMap {
-  if (keys.length === 0) return newSortedMap();
-  return bulkLoad<string, Uint8Array>(keys, values, MAX_NODE_SIZE, compareKeys, 0.8) as SortedMap;
+export function sortedMapFromSorted<V = Uint8Array>(keys: string[], values: V[]): BTree<string, V> {
+  if (keys.length === 0) return new BTree<string, V>(undefined, compareKeys);
+  return bulkLoad<string, V>(keys, values, MAX_NODE_SIZE, compareKeys, 0.8) as BTree<string, V>;
 }

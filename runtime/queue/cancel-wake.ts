@@ -10,12 +10,20 @@ import type { QueueCore } from "./queue-core.js";
 import type { JobRecord } from "./record.js";
 import { appendHistory, deleteJob, readJob, writeJob } from "./transitions.js";
 import { Txn } from "./txn.js";
+import { warmJobs } from "./warm.js";
 import type { CancelOutcome, EnqueueOutcome, WakeOutcome } from "./types.js";
 
 export async function cancelJob(core: QueueCore, jobId: string, effects?: SettlementEffects): Promise<CancelOutcome> {
   core.checkOpen();
   validateJobId(jobId);
   const prepared = effects === undefined ? [] : await core.prepare(effects.enqueues);
+  const warming = warmJobs(core.engine, [jobId]);
+  try {
+    for (let w = warming; w !== undefined; w = warmJobs(core.engine, [jobId])) await w;
+  } catch (err) {
+    core.discardUnused(prepared, undefined);
+    throw err;
+  }
   let outcomes: EnqueueOutcome[] | undefined;
   let outcome: CancelOutcome;
   let commit: Promise<void> | undefined;
@@ -66,6 +74,7 @@ export async function wake(
   validateJobId(jobId);
   if (attached !== undefined && !(attached instanceof Uint8Array)) throw new ValidationError("attached bytes must be a Uint8Array");
   if (effects !== undefined && effects.enqueues.length > 0) throw new ValidationError("a wake commits caller KV effects only, not enqueues");
+  for (let w = warmJobs(core.engine, [jobId]); w !== undefined; w = warmJobs(core.engine, [jobId])) await w;
   const txn = new Txn(core.engine);
   const r = readJob(txn, jobId);
   if (r === undefined || (queueName !== undefined && r.queue !== queueName)) return "not_found";
@@ -81,6 +90,7 @@ export async function wake(
 export async function requeueDead(core: QueueCore, jobId: string): Promise<boolean> {
   core.checkOpen();
   validateJobId(jobId);
+  for (let w = warmJobs(core.engine, [jobId]); w !== undefined; w = warmJobs(core.engine, [jobId])) await w;
   const txn = new Txn(core.engine);
   const r = readJob(txn, jobId);
   if (r === undefined || r.state !== "dead") return false;

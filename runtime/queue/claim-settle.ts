@@ -19,6 +19,7 @@ import type { QueueCore } from "./queue-core.js";
 import type { JobRecord } from "./record.js";
 import { claimJob, completeJob, failJob, killJob, readJob, recordAttempt, requeueJob, writeJob, type TransitionContext } from "./transitions.js";
 import { Txn } from "./txn.js";
+import { warmJobs } from "./warm.js";
 import type { ClaimedJob, DeadLetterOptions, EnqueueOutcome, NackOptions, NackOutcome } from "./types.js";
 
 const decoder = new TextDecoder();
@@ -30,11 +31,18 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   const lease = leaseMs ?? core.configs.get(queueName).leaseMs;
   validatePositiveInt("leaseMs", lease);
   validateMillis("leaseMs", lease);
+  let ids = pendingIds(core, queueName, max);
+  // Scan again after each wait: the scan and the claim must share one synchronous run.
+  for (let w = warmJobs(core.engine, ids); w !== undefined; w = warmJobs(core.engine, ids)) {
+    await w;
+    core.checkOpen();
+    ids = pendingIds(core, queueName, max);
+  }
   const now = core.clock.now();
   const txn = new Txn(core.engine);
   const claimed: [JobRecord, LeaseEntry][] = [];
-  for (const [, idBytes] of core.engine.scan({ prefix: K.pendingPrefix(queueName), limit: max })) {
-    const r = readJob(txn, decoder.decode(idBytes));
+  for (const id of ids) {
+    const r = readJob(txn, id);
     if (r === undefined || r.state !== "pending") continue;
     const next = claimJob(txn, r, now);
     claimed.push([next, core.leases.add(next.id, queueName, now + lease, next.cancelRequested === true)]);
@@ -53,6 +61,10 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   // batch back and report it.
   const unreadable = (f: PromiseSettledResult<unknown>) =>
     f.status === "rejected" && (f.reason instanceof PayloadMissingError || f.reason instanceof StoreCorruptedError);
+  if (fetched.some((f) => f.status === "rejected")) {
+    // Both paths below read the claimed records again; a checkpoint may have paged them out meanwhile.
+    for (let w = warmJobs(core.engine, ids); w !== undefined; w = warmJobs(core.engine, ids)) await w;
+  }
   const missing = claimed.filter((_, i) => unreadable(fetched[i]!));
   if (missing.length > 0)
     killMissing(
@@ -74,6 +86,13 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
     if (f.status === "fulfilled") out.push(makeClaimedJob(core, core.leases, core.clock, r, e, f.value));
   });
   return out;
+}
+
+/** The ids of the first `max` pending jobs of `queueName`, in claim order. */
+function pendingIds(core: QueueCore, queueName: string, max: number): string[] {
+  const ids: string[] = [];
+  for (const [, idBytes] of core.engine.scan({ prefix: K.pendingPrefix(queueName), limit: max })) ids.push(decoder.decode(idBytes));
+  return ids;
 }
 
 /** Dead-letters claimed jobs whose payload object is gone or corrupted, and tells the dead-letter listeners. */
@@ -160,6 +179,13 @@ async function settleNow(core: QueueCore, job: ClaimedJob, effects: SettlementEf
   if (ticket === undefined) throw new ValidationError("settle only ClaimedJobs returned by a queue's claim, not copies of them");
   if (ticket.owner !== core) throw new ClaimLostError(job.id, "it was claimed through another Queue instance, such as one before a restart");
   const prepared = effects === undefined ? [] : await core.prepare(effects.enqueues);
+  const warming = warmJobs(core.engine, [job.id]);
+  try {
+    for (let w = warming; w !== undefined; w = warmJobs(core.engine, [job.id])) await w;
+  } catch (err) {
+    core.discardUnused(prepared, undefined);
+    throw err;
+  }
   let outcomes: EnqueueOutcome[] | undefined;
   let result: ReturnType<Transition>;
   let commit: Promise<void>;

@@ -7,9 +7,11 @@ import type { QueueCore } from "./queue-core.js";
 import { readJob } from "./transitions.js";
 import type { CompletionResult } from "./types.js";
 import { toJobInfo } from "./view.js";
+import { warmJobs } from "./warm.js";
 
 export async function waitForCompletion(core: QueueCore, jobId: string, opts: { timeoutMs?: number; signal?: AbortSignal }): Promise<CompletionResult> {
   validateJobId(jobId);
+  for (let w = warmJobs(core.engine, [jobId]); w !== undefined; w = warmJobs(core.engine, [jobId])) await w;
   // Reading the record and registering the listener happen in one turn, so no finish is missed.
   const current = readJob(core.engine, jobId);
   if (current === undefined) return { kind: "gone" };
@@ -39,6 +41,7 @@ export async function waitForCompletion(core: QueueCore, jobId: string, opts: { 
     const f = await Promise.race(racers);
     if (f === "timeout") return { kind: "timed_out" };
     if (f.kind === "cancelled") return { kind: "cancelled" };
+    for (let w = warmJobs(core.engine, [jobId]); w !== undefined; w = warmJobs(core.engine, [jobId])) await w;
     const r = readJob(core.engine, jobId);
     if (f.kind === "dead") return r ? { kind: "dead", job: toJobInfo(r) } : { kind: "gone" };
     return r?.state === "done" ? { kind: "done", job: toJobInfo(r) } : { kind: "done" };

@@ -4,6 +4,7 @@
  */
 import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
+import type { EngineOptions } from "../engine/engine.js";
 import { ValidationError } from "../errors.js";
 import { validateMillis, validatePositiveInt, validateQueueName } from "./names.js";
 
@@ -61,6 +62,16 @@ export interface OpenOptions {
    * application typically exits or alerts on a reason.
    */
   onClosed?: (reason: Error | undefined) => void;
+  /**
+   * Memory for job records that left memory: once a checkpoint stored a job
+   * record that no operation touched since, the queue keeps only its key in
+   * memory and reads the record back through a cache of this many bytes
+   * when a claim, settlement or view needs it. `null` keeps every record in
+   * memory. Default: 33554432 (32 MiB). See docs/engine.md.
+   */
+  recordCacheBytes?: number | null;
+  /** @internal Engine options for tests and benchmarks (checkpoint thresholds, paging). */
+  engineOptions?: EngineOptions;
 }
 
 /**

@@ -19,6 +19,7 @@ import type { Finish } from "./notifier.js";
 import type { JobRecord } from "./record.js";
 import { deleteJob, killJob, readJob, recordAttempt, requeueJob, writeJob, type TransitionContext } from "./transitions.js";
 import { Txn } from "./txn.js";
+import { warmJobs } from "./warm.js";
 
 /** Pause before background work runs again after an unexpected error. */
 const ERROR_RETRY_MS = 1000;
@@ -58,14 +59,27 @@ function announce(host: MaintenanceHost, p: Promise<void>, queues: Set<string>, 
 }
 
 /**
- * Batches of up to `BATCH` index keys under `prefix` (below `end`), each
- * read after the previous batch was committed. The caller must remove every
- * key of a batch in its commit, or the same batch comes back.
+ * Receives the wait for job records a pass found paged out (see warm.ts):
+ * the pass stopped before that batch, and runs again once they are loaded.
  */
-function* indexBatches(engine: Engine, prefix: string, end?: string): Generator<string[]> {
+export type DeferPass = (warming: Promise<void>) => void;
+
+/**
+ * Batches of up to `BATCH` index keys under `prefix` (below `end`), each
+ * read after the previous batch was committed, with the records of
+ * `idOf(key)` readable. The caller must remove every key of a batch in its
+ * commit, or the same batch comes back. When a batch's records are paged
+ * out, it hands their loading to `defer` and ends.
+ */
+function* indexBatches(engine: Engine, prefix: string, end: string | undefined, idOf: (key: string) => string, defer: DeferPass): Generator<string[]> {
   for (;;) {
     const keys = [...engine.scan({ prefix, end, limit: BATCH })].map(([k]) => k);
     if (keys.length === 0) return;
+    const warming = warmJobs(engine, keys.map(idOf));
+    if (warming !== undefined) {
+      defer(warming);
+      return;
+    }
     yield keys;
   }
 }
@@ -96,10 +110,19 @@ function endAbandonedClaim(
 }
 
 /** Open-time recovery: every claimed record belonged to a previous process. */
-export function recoverClaims(host: MaintenanceHost): { requeued: string[]; deadLettered: string[] } {
+export async function recoverClaims(host: MaintenanceHost): Promise<{ requeued: string[]; deadLettered: string[] }> {
   const requeued: string[] = [];
   const deadLettered: string[] = [];
-  for (const keys of indexBatches(host.engine, K.CLAIMED)) {
+  for (;;) {
+    let warming: Promise<void> | undefined;
+    recoverClaimBatches(host, requeued, deadLettered, (w) => (warming = w));
+    if (warming === undefined) return { requeued, deadLettered };
+    await warming;
+  }
+}
+
+function recoverClaimBatches(host: MaintenanceHost, requeued: string[], deadLettered: string[], defer: DeferPass): void {
+  for (const keys of indexBatches(host.engine, K.CLAIMED, undefined, K.lastField, defer)) {
     const txn = new Txn(host.engine);
     const ctx = host.context();
     const queues = new Set<string>();
@@ -115,15 +138,22 @@ export function recoverClaims(host: MaintenanceHost): { requeued: string[]; dead
     }
     announce(host, host.commitBackground(txn), queues, dead, []);
   }
-  return { requeued, deadLettered };
 }
 
 /** Requeues or dead-letters claims whose lease expired at or before `now`. Returns how many. */
-export function reapExpired(host: MaintenanceHost, now: number): number {
+export function reapExpired(host: MaintenanceHost, now: number, defer: DeferPass = throwDeferred): number {
   let total = 0;
   for (;;) {
     const expired = host.leases.expired(now, BATCH);
     if (expired.length === 0) return total;
+    const warming = warmJobs(
+      host.engine,
+      expired.map((e) => e.id),
+    );
+    if (warming !== undefined) {
+      defer(warming);
+      return total;
+    }
     const txn = new Txn(host.engine);
     const ctx = host.context();
     const queues = new Set<string>();
@@ -140,9 +170,9 @@ export function reapExpired(host: MaintenanceHost, now: number): number {
 }
 
 /** Moves scheduled jobs due at or before `now` to pending. Returns how many. */
-export function promoteDue(host: MaintenanceHost, now: number): number {
+export function promoteDue(host: MaintenanceHost, now: number, defer: DeferPass = throwDeferred): number {
   let total = 0;
-  for (const keys of indexBatches(host.engine, K.SCHEDULED, K.SCHEDULED + K.padTime(now + 1))) {
+  for (const keys of indexBatches(host.engine, K.SCHEDULED, K.SCHEDULED + K.padTime(now + 1), (k) => K.parseScheduledKey(k).id, defer)) {
     const txn = new Txn(host.engine);
     const queues = new Set<string>();
     for (const key of keys) {
@@ -162,9 +192,9 @@ export function promoteDue(host: MaintenanceHost, now: number): number {
 }
 
 /** Removes done and dead records whose retention ended at or before `now`. */
-export function sweepRetention(host: MaintenanceHost, now: number): number {
+export function sweepRetention(host: MaintenanceHost, now: number, defer: DeferPass = throwDeferred): number {
   let total = 0;
-  for (const keys of indexBatches(host.engine, K.RETENTION, K.RETENTION + K.padTime(now + 1))) {
+  for (const keys of indexBatches(host.engine, K.RETENTION, K.RETENTION + K.padTime(now + 1), (k) => K.parseRetentionKey(k).id, defer)) {
     const txn = new Txn(host.engine);
     const refs: string[] = [];
     for (const key of keys) {
@@ -181,6 +211,12 @@ export function sweepRetention(host: MaintenanceHost, now: number): number {
     announce(host, host.commitBackground(txn), new Set(), [], refs);
   }
   return total;
+}
+
+/** For callers that warm nothing: a pass that meets paged records must be given a `defer`. */
+function throwDeferred(warming: Promise<void>): never {
+  warming.catch(() => undefined);
+  throw new Error("a maintenance pass met paged-out job records without a way to wait for them");
 }
 
 /** The earliest instant at which some background work is due. */
@@ -201,6 +237,8 @@ export class MaintenanceLoop {
   #wait: AbortController | undefined;
   #armedAt: number | undefined;
   #done: Promise<void> | undefined;
+  /** Job records a pass found paged out, loading; the loop runs again once they are in. */
+  #warming: Promise<void> | undefined;
 
   constructor(private readonly host: MaintenanceHost) {}
 
@@ -208,12 +246,35 @@ export class MaintenanceLoop {
     this.#done = this.#run();
   }
 
-  /** Runs everything due now, synchronously. */
+  /**
+   * Runs everything due now, synchronously. A pass that meets paged-out job
+   * records stops there; the loop loads them and runs again at once.
+   */
   runDue(): void {
+    this.#passes((w) => {
+      this.#warming ??= w;
+      this.#wait?.abort();
+    });
+  }
+
+  /**
+   * Runs everything due now and resolves once done: synchronously when no
+   * job record it needs is paged out, else after loading them.
+   */
+  async runDueNow(): Promise<void> {
+    for (;;) {
+      let warming: Promise<void> | undefined;
+      this.#passes((w) => (warming ??= w));
+      if (warming === undefined) return;
+      await warming;
+    }
+  }
+
+  #passes(defer: DeferPass): void {
     const now = this.host.clock.now();
-    reapExpired(this.host, now);
-    promoteDue(this.host, now);
-    sweepRetention(this.host, now);
+    reapExpired(this.host, now, defer);
+    promoteDue(this.host, now, defer);
+    sweepRetention(this.host, now, defer);
   }
 
   /** Called when something becomes due at `at`; wakes the loop if it sleeps past it. */
@@ -235,6 +296,18 @@ export class MaintenanceLoop {
         this.host.onError(err);
       }
       if (this.#stopped) return;
+      const warming = this.#warming;
+      if (warming !== undefined) {
+        this.#warming = undefined;
+        try {
+          await warming;
+          continue;
+        } catch (err) {
+          if (this.host.engine.closed) return;
+          failed = true;
+          this.host.onError(err);
+        }
+      }
       let next = nextDeadline(this.host);
       if (failed) next = this.host.clock.now() + ERROR_RETRY_MS;
       else if (next !== undefined && next <= this.host.clock.now()) {

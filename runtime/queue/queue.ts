@@ -13,7 +13,7 @@ import { type FullLogger, fullLogger } from "../logger.js";
 import { loadTelemetry } from "../telemetry/tracing.js";
 import { registerQueueGauges } from "./gauges.js";
 import type { TimedClock } from "../clock.js";
-import { Engine, type EngineStats } from "../engine/engine.js";
+import { Engine, type EngineOptions, type EngineStats } from "../engine/engine.js";
 import { ValidationError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
 import * as cw from "./cancel-wake.js";
@@ -51,6 +51,27 @@ export interface RecoveryReport {
 
 /** Where a queue keeps its engine inside the store view `<name>/`. */
 export const ENGINE_PREFIX = "db/";
+
+/** Default `recordCacheBytes`: 32 MiB. */
+export const DEFAULT_RECORD_CACHE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The engine options of a queue: its flush interval, and job records (`j/`
+ * keys) paged out of memory once checkpointed, read through a cache of
+ * `recordCacheBytes`. Every read of a record warms it first (warm.ts).
+ */
+function engineOptions(opts: OpenOptions): EngineOptions {
+  const cache = opts.recordCacheBytes === undefined ? DEFAULT_RECORD_CACHE_BYTES : opts.recordCacheBytes;
+  if (cache !== null && (typeof cache !== "number" || !Number.isFinite(cache) || cache < 0)) {
+    throw new ValidationError(`OpenOptions.recordCacheBytes must be null or a finite number of bytes >= 0, got ${String(cache)}`);
+  }
+  return {
+    ...(opts.flushIntervalMs === undefined ? {} : { flushIntervalMs: opts.flushIntervalMs }),
+    // Paging also checkpoints after 16 MiB of WAL instead of 64: the records not yet checkpointed stay in memory.
+    ...(cache === null ? {} : { pageValues: { keyPrefixes: [K.JOB], cacheBytes: cache }, checkpointWalBytes: 16 * 1024 * 1024 }),
+    ...opts.engineOptions,
+  };
+}
 
 /** Default `payloadOffloadBytes`: 256 KiB, as in the Rust crate. */
 export const DEFAULT_PAYLOAD_OFFLOAD_BYTES = 256 * 1024;
@@ -97,6 +118,7 @@ export class Queue {
     new QueueConfigs(opts.defaultQueueConfig, opts.queueConfigs); // validates before any IO
     const threshold = opts.payloadOffloadBytes === undefined ? DEFAULT_PAYLOAD_OFFLOAD_BYTES : opts.payloadOffloadBytes;
     if (threshold !== null) validatePositiveInt("OpenOptions.payloadOffloadBytes", threshold);
+    const engineOpts = engineOptions(opts);
     const root = new PrefixedStore(store, `${name}/`);
     // Temporary files of payload puts a killed process left (the engine sweeps its own).
     await root
@@ -107,16 +129,20 @@ export class Queue {
           `queue "${name}": removing leftover temporary files failed (they only take disk space): ${err instanceof Error ? err.message : String(err)}`,
         ),
       );
-    const engine = await Engine.open(
-      new PrefixedStore(root, ENGINE_PREFIX),
-      opts.flushIntervalMs === undefined ? {} : { flushIntervalMs: opts.flushIntervalMs },
-    );
+    const engine = await Engine.open(new PrefixedStore(root, ENGINE_PREFIX), engineOpts);
     const core = new QueueCore(name, engine, new PayloadStore(root, threshold), opts);
     core.log.info(
       { queue: name, epoch: engine.epoch },
       `queue "${name}": this process is now the writer of its store (writer epoch ${engine.epoch})${engine.epoch > 1 ? "; the writer before it is fenced" : ""}`,
     );
-    const recovery = recoverClaims(core.host);
+    let recovery: Awaited<ReturnType<typeof recoverClaims>>;
+    try {
+      recovery = await recoverClaims(core.host);
+    } catch (err) {
+      // Loading paged-out claimed records failed: nothing was changed; leave the store to the next open.
+      await engine.close();
+      throw err;
+    }
     core.loop.start();
     const queue = new Queue(core, recovery);
     registerQueueGauges(core); // once the open can no longer fail, so a failed open leaves no source behind
@@ -315,10 +341,15 @@ export class Queue {
     return () => this.#core.deadListeners.delete(listener);
   }
 
-  /** Runs the reaper, the scheduler and the retention sweeps now (they also run on their own timers). */
-  runMaintenance(): void {
+  /**
+   * Runs the reaper, the scheduler and the retention sweeps now (they also
+   * run on their own timers). Their work on records in memory is done when
+   * this returns; the promise resolves once the work on job records that
+   * first had to be read back from the store is done too.
+   */
+  runMaintenance(): Promise<void> {
     this.#core.checkOpen();
-    this.#core.loop.runDue();
+    return this.#core.loop.runDueNow();
   }
 
   /** @internal The work epoch of `queueName`, read before a claim that may find nothing. */

@@ -16,6 +16,8 @@ import { decodeStats, encodeStats, type JobState, type QueueStats } from "./reco
 export interface ReadSource {
   get(key: string): Uint8Array | undefined;
   scan(opts?: ScanOptions): Iterable<[string, Uint8Array]>;
+  /** Makes paged values readable (`Engine.warm`); absent where every value is in memory. */
+  warm?(keys: Iterable<string>): Promise<void> | undefined;
 }
 
 type StatField = keyof QueueStats;

@@ -8,6 +8,7 @@ import { validateJobId, validateKvKey, validateKvPrefix, validateQueueName } fro
 import { decodeHistory, decodeStats, JOB_STATES, type JobAttempt, type JobRecord, type JobState, type QueueStats } from "./record.js";
 import { readJob } from "./transitions.js";
 import type { ReadSource } from "./txn.js";
+import { warmJobs } from "./warm.js";
 import type { JobInfo, KvEntry, Page } from "./types.js";
 
 /** A page of caller KV entries; the scan is finished when `nextCursor` is undefined. */
@@ -104,6 +105,7 @@ export class StoreView implements QueueView {
 
   async job(jobId: string): Promise<JobInfo | null> {
     validateJobId(jobId);
+    for (let w = warmJobs(this.src, [jobId]); w !== undefined; w = warmJobs(this.src, [jobId])) await w;
     const r = readJob(this.src, jobId);
     return r === undefined ? null : toJobInfo(r);
   }
@@ -122,11 +124,19 @@ export class StoreView implements QueueView {
     // Scheduled keys are in global time order, so one queue's page filters;
     // bound the keys examined so a page costs O(limit) even then.
     const budget = limit * 10 + 100;
+    const range = { prefix, ...(opts.cursor === undefined ? {} : { start: opts.cursor, startExclusive: true }) };
+    const idOf = (key: string, value: Uint8Array) =>
+      state === "scheduled" ? K.parseScheduledKey(key).id : state === "pending" ? decoder.decode(value) : K.lastField(key);
+    // The page reads at most `budget` records: warm those first (paged values).
+    if (this.src.warm !== undefined) {
+      const ids = () => [...this.src.scan({ ...range, limit: budget })].map(([k, v]) => idOf(k, v));
+      for (let w = warmJobs(this.src, ids()); w !== undefined; w = warmJobs(this.src, ids())) await w;
+    }
     const items: JobInfo[] = [];
     let last: string | undefined;
     let examined = 0;
     let more = false;
-    const scan = this.src.scan({ prefix, ...(opts.cursor === undefined ? {} : { start: opts.cursor, startExclusive: true }) });
+    const scan = this.src.scan(range);
     for (const [key, value] of scan) {
       if (items.length >= limit || examined >= budget) {
         more = true;
@@ -152,6 +162,8 @@ export class StoreView implements QueueView {
     const prefix = K.deadPrefix(queueName);
     const out: JobInfo[] = [];
     const range = opts.after === undefined ? { prefix } : { prefix, start: prefix + opts.after, startExclusive: true };
+    const ids = () => [...this.src.scan({ ...range, limit })].map(([key]) => K.lastField(key));
+    for (let w = warmJobs(this.src, ids()); w !== undefined; w = warmJobs(this.src, ids())) await w;
     for (const [key] of this.src.scan({ ...range, limit })) {
       const r = readJob(this.src, K.lastField(key));
       if (r !== undefined) out.push(toJobInfo(r));

@@ -54,6 +54,9 @@ export type { CloseOptions, RunnerHandle, Shutdown } from "./worker-lifecycle.js
  */
 export const NO_WORKER_WARNING_MS = 10_000;
 
+/** The abort reason that ends one round of a wait's timers; never seen by callers. */
+const WAIT_ROUND_OVER = new Error("wait round over");
+
 /** @internal See `WorkflowRuntime.marked`. */
 export interface MarkedCommands {
   submit(spec: RunSpec, mark: AppliedMark<SubmitOutcome>): Promise<SubmitOutcome>;
@@ -239,7 +242,8 @@ export class WorkflowRuntime {
     for (;;) {
       // Subscribe before reading, so a termination between the read and the wait is not missed.
       const sub = core.events.next(runId);
-      const tick = new AbortController();
+      // Made only when this round waits: most waits find the run terminated on the first read.
+      let tick: AbortController | undefined;
       try {
         // Reads retry store faults in place; one that still fails is waited out like an
         // active run (a wait has no reason to give up while the store is away), until the deadline.
@@ -268,14 +272,16 @@ export class WorkflowRuntime {
         // this queue) is announced; the poll interval only bounds how late a termination
         // committed without an announcement (by another process) is noticed.
         const slice = deadline === undefined ? core.pollIntervalMs : Math.min(core.pollIntervalMs, deadline - now);
+        tick = new AbortController();
         const woken = [sub.promise, core.clock.waitUntil(now + slice, tick.signal).catch(() => undefined)];
         // After a fault, read again within about a second of real time, whatever clock the runtime runs on.
         if (fault !== undefined) woken.push(sleep(backoffMs(STORE_RETRY, ++faults), tick.signal));
         await Promise.race(woken);
       } finally {
         sub.dispose();
-        // Drop this round's timer at once rather than letting it run out.
-        tick.abort();
+        // Drop this round's timer at once rather than letting it run out (with a
+        // shared reason: a default one is a DOMException, with a stack, per round).
+        tick?.abort(WAIT_ROUND_OVER);
       }
     }
   }

@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Engine, EngineReader, MemoryStore, WriteBatch, withFaults, type FaultyStore, type ObjectStore } from "taquba";
+import { Engine, EngineReader, MemoryStore, WriteBatch, withFaults, type EngineOptions, type FaultyStore, type ObjectStore } from "taquba";
 
 type Op = { t: "commit"; ops: Array<{ del: boolean; key: string; value: number }>; durable: boolean } | { t: "checkpoint" } | { t: "reopen" } | { t: "reader" };
 
@@ -36,10 +36,26 @@ function byteOrder(model: Map<string, number>): string[] {
   return [...model.keys()].sort((a, b) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8")));
 }
 
-/** Runs random scripts against the engine and a plain map; `faultSeed` turns on injected store faults. */
-async function checkAgainstModel(faultSeed: number | undefined, numRuns: number, checkSeed?: number): Promise<void> {
+/**
+ * Paging every value out of memory with a cache too small to keep any
+ * segment past a turn: nearly every read first misses and goes to the store.
+ */
+const PAGED: EngineOptions = { pageValues: { keyPrefixes: [""], minBytes: 0, cacheBytes: 0 } };
+
+/** Warms the values of `keys` (see `Engine.warm`); returns once a synchronous read of each will succeed. */
+async function warmAll(engine: Engine, keys: Iterable<string>): Promise<void> {
+  const list = [...keys];
+  for (let p = engine.warm(list); p !== undefined; p = engine.warm(list)) await p;
+}
+
+/**
+ * Runs random scripts against the engine and a plain map; `faultSeed` turns
+ * on injected store faults, `engineOpts` adds engine options (paging).
+ */
+async function checkAgainstModel(faultSeed: number | undefined, numRuns: number, checkSeed?: number, engineOpts: EngineOptions = {}): Promise<void> {
   let seed = faultSeed;
   const faulty: FaultyStore[] = [];
+  let pagedReads = 0;
   await fc.assert(
     fc.asyncProperty(fc.array(opArb, { maxLength: 40 }), fc.integer({ min: 0, max: 3 }), async (script, flushMs) => {
       let store: ObjectStore = new MemoryStore();
@@ -49,7 +65,7 @@ async function checkAgainstModel(faultSeed: number | undefined, numRuns: number,
         store = f;
       }
       const retry = { attempts: 30, baseDelayMs: 0, maxDelayMs: 0 };
-      const opts = { flushIntervalMs: flushMs, checkpointWalObjects: 3, retry };
+      const opts = { ...engineOpts, flushIntervalMs: flushMs, checkpointWalObjects: 3, retry };
       let engine = await Engine.open(store, opts);
       const model = new Map<string, number>();
       const pending: Promise<void>[] = [];
@@ -72,6 +88,7 @@ async function checkAgainstModel(faultSeed: number | undefined, numRuns: number,
           await engine.checkpoint();
         } else if (step.t === "reopen") {
           await Promise.all(pending.splice(0));
+          pagedReads += engine.stats.segmentFetches;
           await engine.close();
           engine = await Engine.open(store, opts);
         } else {
@@ -81,6 +98,8 @@ async function checkAgainstModel(faultSeed: number | undefined, numRuns: number,
           expect(snapshot(reader)).toEqual(modelSnapshot(model, keys));
           expect(new Set(keys)).toEqual(new Set(model.keys()));
         }
+        await warmAll(engine, model.keys());
+        for (const [k, v] of model) expect(new DataView(engine.get(k)!.buffer, engine.get(k)!.byteOffset, 4).getUint32(0)).toBe(v);
         const keys = [...engine.scan()].map(([k]) => k);
         expect(new Set(keys)).toEqual(new Set(model.keys()));
         expect(keys).toEqual(byteOrder(model));
@@ -88,14 +107,18 @@ async function checkAgainstModel(faultSeed: number | undefined, numRuns: number,
       }
       await Promise.all(pending);
       await engine.close();
-      const final = await Engine.open(store, { retry });
+      const final = await Engine.open(store, { ...engineOpts, retry });
+      await warmAll(final, model.keys());
       const keys = [...final.scan()].map(([k]) => k);
       expect(new Set(keys)).toEqual(new Set(model.keys()));
       expect(snapshot(final)).toEqual(modelSnapshot(model, keys));
+      pagedReads += engine.stats.segmentFetches + final.stats.segmentFetches;
       await final.close();
     }),
     checkSeed === undefined ? { numRuns } : { numRuns, seed: checkSeed },
   );
+  // The paged runs must really have read values back from segments.
+  if (engineOpts.pageValues !== undefined) expect(pagedReads).toBeGreaterThan(0);
   // The fault runs must really have met faults.
   if (faultSeed !== undefined) expect(faulty.reduce((n, f) => n + f.injected, 0)).toBeGreaterThan(0);
 }
@@ -107,6 +130,14 @@ describe("engine against a model map", () => {
 
   it("still matches when a fifth of all store calls fail, half of failed puts after landing", async () => {
     await checkAgainstModel(1, 40);
+  });
+
+  it("matches with every value paged out and a cache that keeps nothing past a turn (most reads miss)", async () => {
+    await checkAgainstModel(undefined, 100, undefined, PAGED);
+  });
+
+  it("matches paged, with a fifth of all store calls failing", async () => {
+    await checkAgainstModel(2, 40, undefined, PAGED);
   });
 
   it("replays the run where a reader opened while a checkpoint deleted the WAL it had listed (fast-check seed 507665202)", async () => {

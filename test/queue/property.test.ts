@@ -206,7 +206,7 @@ async function runSequence(ops: Op[]): Promise<void> {
         case "advance": {
           clock.advance(op.ms);
           model.now = clock.now();
-          queue.runMaintenance();
+          await queue.runMaintenance();
           model.tick();
           break;
         }

@@ -46,6 +46,21 @@ describe.each(backends)("missing engine objects on $name", (backend) => {
     await expectRefused(store, raw, /WAL sequence 69 is missing/);
   });
 
+  it("tells why a deleted WAL object is no crash: an object too far past it, or one written after it was stored", async () => {
+    const { store, raw } = await backend.make();
+    const engine = await Engine.open(store, OPTS);
+    // Objects 65..128. A writer never has a put in flight WAL_FENCE_JUMP - 1 = 63 or more past its durable log.
+    await commitEach(engine, 0, 64);
+    await engine.close();
+    const last = await raw.get(walKey(128));
+    await raw.delete(walKey(128));
+    await raw.delete(walKey(65));
+    // 127 is 62 past the gap: near enough for a crash, but it was sealed when 65 was stored.
+    await expectRefused(store, raw, /WAL sequence 65 is missing .*WAL object 127 was written when every object up to 126 was stored/);
+    await raw.put(walKey(128), last!.body);
+    await expectRefused(store, raw, /WAL sequence 65 is missing .*WAL object 128 exists 63 sequence numbers past it, farther than any writer puts ahead/);
+  });
+
   it("refuses when the first WAL object is deleted, and when the first fence is too", async () => {
     const { store, raw } = await backend.make();
     const engine = await Engine.open(store, OPTS);

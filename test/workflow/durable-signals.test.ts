@@ -320,7 +320,7 @@ describe("a crash while a step consumes a late signal", () => {
     // The timeout promotes the waiting step; a signal then finds no waiter to wake and is buffered.
     const env2 = await openEnv(approvalRunner(seen), { store, clock, start: false });
     clock.advance(HOUR);
-    env2.queue.runMaintenance();
+    await env2.queue.runMaintenance();
     expect(await env2.runtime.signal("k", enc("P"))).toBe("buffered");
     await env2.stop();
 

@@ -1,0 +1,144 @@
+/**
+ * @module Engine memory: what a backlog of pending jobs costs in resident
+ * memory, through the queue on a LocalStore.
+ *
+ * Fills N pending jobs of 64 B (argv[2], default 100000) in batches of 1000,
+ * closes the queue, reopens it, then drains the backlog with DRAINERS
+ * (default 128) claim→ack loops. Reports per phase: peak RSS and heap
+ * sampled every 50 ms, RSS and heap at the end of the phase (after a full
+ * GC when run with --expose-gc), the time, and the store requests per claim
+ * while draining. Engine cache counters are printed when the engine has
+ * them. RECORD_CACHE_BYTES sets the queue's `recordCacheBytes` ("none":
+ * every record stays in memory, as before paging).
+ *
+ *   npx tsx --expose-gc bench/engine-memory.ts 100000
+ *   npx tsx --expose-gc bench/engine-memory.ts 1000000
+ */
+import { loadavg } from "node:os";
+import { LocalStore, Queue, withCounting, type EngineStats } from "../runtime/index.js";
+import { withTempDir } from "./support/temp-dir.js";
+
+const N = Number(process.argv[2] ?? 100_000);
+const DRAINERS = Number(process.env.DRAINERS ?? 128);
+/** DRAIN_LIMIT: stop the drain after this many claims (a 1M drain takes long on a busy machine). Default: all. */
+const DRAIN_LIMIT = Number(process.env.DRAIN_LIMIT ?? N);
+/** RECORD_CACHE_BYTES: the queue's `recordCacheBytes`; "none" keeps every record in memory (the previous behaviour). */
+const CACHE_ENV = process.env.RECORD_CACHE_BYTES;
+const recordCacheBytes = CACHE_ENV === undefined ? undefined : CACHE_ENV === "none" ? null : Number(CACHE_ENV);
+const PAYLOAD = new Uint8Array(64).fill(7);
+const MB = 1024 * 1024;
+const gc = (globalThis as { gc?: () => void }).gc;
+
+/** Samples RSS and heap every 50 ms while a phase runs. */
+function sampler(): { stop(): { rssPeak: number; heapPeak: number } } {
+  let rssPeak = 0;
+  let heapPeak = 0;
+  const sample = () => {
+    const m = process.memoryUsage();
+    rssPeak = Math.max(rssPeak, m.rss);
+    heapPeak = Math.max(heapPeak, m.heapUsed);
+  };
+  sample();
+  const t = setInterval(sample, 50);
+  return {
+    stop() {
+      clearInterval(t);
+      sample();
+      return { rssPeak, heapPeak };
+    },
+  };
+}
+
+function settled(): { rss: number; heap: number; buffers: number } {
+  gc?.();
+  const m = process.memoryUsage();
+  return { rss: m.rss, heap: m.heapUsed, buffers: m.arrayBuffers };
+}
+
+const rows: string[] = [];
+function row(
+  phase: string,
+  seconds: number,
+  peak: { rssPeak: number; heapPeak: number },
+  end: { rss: number; heap: number; buffers: number },
+  extra = "",
+): void {
+  const f = (b: number) => (b / MB).toFixed(0);
+  rows.push(
+    `| ${phase} | ${seconds.toFixed(2)} s | ${f(peak.rssPeak)} MB | ${f(peak.heapPeak)} MB | ${f(end.rss)} MB | ${f(end.heap)} MB | ${f(end.buffers)} MB | ${extra} |`,
+  );
+}
+
+function cacheNote(stats: EngineStats): string {
+  const total = stats.cacheHits + stats.cacheMisses;
+  if (total === 0) return "; no paged reads";
+  return `; cache: ${((100 * stats.cacheHits) / total).toFixed(2)}% of ${total} paged reads hit, ${stats.segmentFetches} segment fetches, ${(stats.cacheBytes / MB).toFixed(1)} MB cached`;
+}
+
+const load0 = loadavg();
+const engineOpts = recordCacheBytes === undefined ? {} : { recordCacheBytes };
+await withTempDir("taquba-engine-memory-", async (dir) => {
+  const base = settled();
+  // Fill.
+  let queue = await Queue.open(new LocalStore(dir), "mem", { ...engineOpts });
+  let s = sampler();
+  let t = performance.now();
+  for (let i = 0; i < N; i += 1000) {
+    const n = Math.min(1000, N - i);
+    await queue.enqueueBatch(Array.from({ length: n }, () => ({ queueName: "jobs", payload: PAYLOAD })));
+  }
+  const fillS = (performance.now() - t) / 1000;
+  row("fill", fillS, s.stop(), settled(), `${Math.round(N / fillS).toLocaleString("en-US")} jobs/s`);
+  await queue.close();
+
+  // Reopen.
+  const store = withCounting(new LocalStore(dir));
+  s = sampler();
+  t = performance.now();
+  queue = await Queue.open(store, "mem", { ...engineOpts });
+  const openS = (performance.now() - t) / 1000;
+  row("reopen", openS, s.stop(), settled(), `${store.counts.gets} gets`);
+
+  // Drain.
+  store.reset();
+  s = sampler();
+  t = performance.now();
+  let claims = 0;
+  await Promise.all(
+    Array.from({ length: DRAINERS }, async () => {
+      while (claims < DRAIN_LIMIT) {
+        const job = await queue.claim("jobs");
+        if (job === null) return;
+        claims++;
+        await queue.ack(job);
+      }
+    }),
+  );
+  const drainS = (performance.now() - t) / 1000;
+  const c = store.counts;
+  const perClaim = (n: number) => (n / Math.max(1, claims)).toFixed(3);
+  row(
+    claims < N ? `drain (first ${claims.toLocaleString("en-US")})` : "drain",
+    drainS,
+    s.stop(),
+    settled(),
+    `${Math.round(claims / drainS).toLocaleString("en-US")} claims/s; per claim ${perClaim(c.gets)} gets, ${perClaim(c.puts)} puts${cacheNote(queue.engineStats)}`,
+  );
+  if (claims < Math.min(N, DRAIN_LIMIT)) throw new Error(`drained ${claims} jobs, expected ${Math.min(N, DRAIN_LIMIT)}`);
+  await queue.close();
+  const f = (b: number) => (b / MB).toFixed(0);
+  console.log(
+    `engine-memory: ${N.toLocaleString("en-US")} pending jobs of 64 B, LocalStore, ${DRAINERS} drainers, recordCacheBytes ${recordCacheBytes === undefined ? "default" : String(recordCacheBytes)}`,
+  );
+  console.log(
+    `baseline before the queue opened: RSS ${f(base.rss)} MB, heap ${f(base.heap)} MB; GC before end figures: ${gc ? "yes" : "no (run with --expose-gc)"}`,
+  );
+  console.log(
+    `load average at start ${load0.map((l) => l.toFixed(2)).join(" ")}, at end ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
+  console.log("| phase | time | peak RSS | peak heap | RSS at end | heap at end | buffers at end | notes |");
+  console.log("|---|---|---|---|---|---|---|---|");
+  for (const r of rows) console.log(r);
+});

@@ -1,0 +1,123 @@
+/**
+ * @module A bounded, least-recently-used cache of decoded segments, for the
+ * values the engine paged out of memory (see value-pager.ts).
+ *
+ * Entries are charged their object bytes plus a per-entry estimate of the
+ * decoded keys and views. Inserting never evicts at once: trimming to the
+ * budget runs on the next macrotask (`setImmediate`), and segments a warm-up
+ * just loaded stay pinned until then, so the promise continuation that
+ * awaited them (always a microtask, which runs first) finds them cached.
+ */
+
+/** Bytes charged per decoded entry beyond the object bytes: its key string, view and array slots. */
+const ENTRY_OVERHEAD = 160;
+
+/** One decoded segment: its pageable entries in key order. */
+export interface CachedSegment {
+  readonly keys: string[];
+  readonly values: Uint8Array[];
+  readonly bytes: number;
+}
+
+interface Slot {
+  seg: CachedSegment;
+  pins: number;
+}
+
+/** Counters of a `SegmentCache`. */
+export interface SegmentCacheStats {
+  hits: number;
+  misses: number;
+  bytes: number;
+  segments: number;
+}
+
+/** What a decoded segment of `objectBytes` bytes holding `entries` entries is charged. */
+export function segmentCharge(objectBytes: number, entries: number): number {
+  return objectBytes + entries * ENTRY_OVERHEAD;
+}
+
+/** The bounded cache; see the module documentation. */
+export class SegmentCache {
+  readonly #slots = new Map<string, Slot>();
+  readonly #budget: number;
+  #bytes = 0;
+  #trimScheduled = false;
+  hits = 0;
+  misses = 0;
+
+  constructor(budgetBytes: number) {
+    this.#budget = budgetBytes;
+  }
+
+  get stats(): SegmentCacheStats {
+    return { hits: this.hits, misses: this.misses, bytes: this.#bytes, segments: this.#slots.size };
+  }
+
+  /** The cached segment `name`, marked most recently used; undefined when not cached. */
+  get(name: string): CachedSegment | undefined {
+    const slot = this.#slots.get(name);
+    if (slot === undefined) return undefined;
+    this.#slots.delete(name);
+    this.#slots.set(name, slot);
+    return slot.seg;
+  }
+
+  /** Whether `name` is cached, without touching its recency. */
+  has(name: string): boolean {
+    return this.#slots.has(name);
+  }
+
+  /** Caches `seg` pinned once; `unpin` releases it. Replaces an entry of the same name. */
+  insertPinned(name: string, seg: CachedSegment): void {
+    const old = this.#slots.get(name);
+    if (old !== undefined) {
+      this.#bytes -= old.seg.bytes;
+      this.#slots.delete(name);
+    }
+    this.#slots.set(name, { seg, pins: (old?.pins ?? 0) + 1 });
+    this.#bytes += seg.bytes;
+  }
+
+  /** Pins `name` once more if cached; returns whether it was. */
+  pin(name: string): boolean {
+    const slot = this.#slots.get(name);
+    if (slot !== undefined) slot.pins++;
+    return slot !== undefined;
+  }
+
+  /** Releases one pin of each name on the next macrotask, then trims to the budget. */
+  unpinLater(names: readonly string[]): void {
+    setImmediate(() => {
+      for (const n of names) {
+        const slot = this.#slots.get(n);
+        if (slot !== undefined && slot.pins > 0) slot.pins--;
+      }
+      this.#scheduleTrim();
+    });
+  }
+
+  /** Drops every entry (pins included). */
+  clear(): void {
+    this.#slots.clear();
+    this.#bytes = 0;
+  }
+
+  #scheduleTrim(): void {
+    if (this.#trimScheduled || this.#bytes <= this.#budget) return;
+    this.#trimScheduled = true;
+    setImmediate(() => {
+      this.#trimScheduled = false;
+      this.#trim();
+    });
+  }
+
+  #trim(): void {
+    for (const [name, slot] of this.#slots) {
+      if (this.#bytes <= this.#budget) return;
+      if (slot.pins > 0) continue;
+      this.#slots.delete(name);
+      this.#bytes -= slot.seg.bytes;
+    }
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * @module Paged values: once checkpointed, values under the policy's prefixes
+ * leave the writer's memory and come back only through `warm` and the
+ * bounded segment cache; commits, compactions and reopens keep every value.
+ */
+import { describe, expect, it } from "vitest";
+import { Engine, MemoryStore, UnsupportedFormatError, WriteBatch, withCounting, withFaults, type EngineOptions } from "taquba";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const dec = (v: Uint8Array | undefined) => (v === undefined ? undefined : new TextDecoder().decode(v));
+const big = (key: string) => `${key}:${"v".repeat(100)}`;
+
+async function warmAll(engine: Engine, keys: string[]): Promise<void> {
+  for (let p = engine.warm(keys); p !== undefined; p = engine.warm(keys)) await p;
+}
+
+const turn = () => new Promise<void>((r) => setImmediate(r));
+
+async function fill(engine: Engine, keys: string[]): Promise<void> {
+  const b = new WriteBatch();
+  for (const k of keys) b.put(k, enc(big(k)));
+  await engine.commit(b);
+}
+
+const keysOf = (n: number, prefix = "j/") => Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(5, "0")}`);
+
+describe("engine paged values", () => {
+  const paged = (cacheBytes: number, extra: EngineOptions = {}): EngineOptions => ({
+    pageValues: { keyPrefixes: ["j/"], minBytes: 64, cacheBytes },
+    checkpointWalObjects: 0,
+    ...extra,
+  });
+
+  it("pages checkpointed values out: a read without warming throws, after warming it reads the value", async () => {
+    const engine = await Engine.open(new MemoryStore(), paged(1 << 20));
+    const keys = keysOf(10);
+    await fill(engine, keys);
+    await engine.commit(new WriteBatch().put("j/small", enc("tiny")).put("other/1", enc(big("other/1"))));
+    expect(engine.warm(keys)).toBeUndefined(); // not checkpointed yet: in memory
+    await engine.checkpoint();
+    expect(() => engine.get("j/00003")).toThrow(/without warming it first/);
+    // Small values and other prefixes stay in memory.
+    expect(engine.warm(["j/small", "other/1", "absent"])).toBeUndefined();
+    expect(dec(engine.get("j/small"))).toBe("tiny");
+    await warmAll(engine, ["j/00003"]);
+    expect(dec(engine.get("j/00003"))).toBe(big("j/00003"));
+    expect(engine.has("j/00004")).toBe(true);
+    expect(engine.stats.cacheMisses).toBe(1);
+    expect(engine.stats.cacheHits).toBe(1);
+    // The whole segment came in: its neighbours read without another fetch.
+    expect(engine.warm(keys)).toBeUndefined();
+    expect([...engine.scan({ prefix: "j/0" })].map(([k, v]) => [k, dec(v)])).toEqual(keys.map((k) => [k, big(k)]));
+    await engine.close();
+  });
+
+  it("serves a value committed after paging from memory, also while its old value loads", async () => {
+    const engine = await Engine.open(new MemoryStore(), paged(1 << 20));
+    await fill(engine, ["j/a", "j/b"]);
+    await engine.checkpoint();
+    const warming = engine.warm(["j/a", "j/b"]);
+    expect(warming).toBeDefined();
+    await engine.commit(new WriteBatch().put("j/a", enc("new")).delete("j/b"));
+    await warming;
+    expect(dec(engine.get("j/a"))).toBe("new");
+    expect(engine.get("j/b")).toBeUndefined();
+    await engine.close();
+  });
+
+  it("keeps the cache within its budget once a turn has passed", async () => {
+    const store = withCounting(new MemoryStore());
+    // Small segments: each holds a few dozen values, so the keys span many.
+    const engine = await Engine.open(store, paged(8 * 1024, { maxSegmentBytes: 4096, segmentBlockBytes: 1024 }));
+    const keys = keysOf(400);
+    await fill(engine, keys);
+    await engine.checkpoint();
+    for (let i = 0; i < keys.length; i += 40) {
+      await warmAll(engine, [keys[i]!]);
+      expect(dec(engine.get(keys[i]!))).toBe(big(keys[i]!));
+      await turn();
+      await turn();
+      expect(engine.stats.cacheBytes).toBeLessThanOrEqual(8 * 1024 + 4096 + 160 * 64);
+    }
+    expect(engine.stats.cacheMisses).toBe(10);
+    await engine.close();
+  });
+
+  it("keeps every value across compactions and reopens, reading old runs back from the store", async () => {
+    const store = new MemoryStore();
+    const opts = paged(0, { maxSegmentRuns: 2, maxSegmentBytes: 4096 });
+    let engine = await Engine.open(store, opts);
+    const expected = new Map<string, string>();
+    for (let round = 0; round < 6; round++) {
+      const b = new WriteBatch();
+      for (const k of keysOf(60)) {
+        if ((Number(k.slice(2)) + round) % 3 === 0) {
+          const v = `${big(k)}-${round}`;
+          b.put(k, enc(v));
+          expected.set(k, v);
+        } else if ((Number(k.slice(2)) + round) % 7 === 0) {
+          b.delete(k);
+          expected.delete(k);
+        }
+      }
+      await engine.commit(b);
+      await engine.checkpoint();
+      if (round === 3) {
+        await engine.close();
+        engine = await Engine.open(store, opts);
+      }
+    }
+    expect(engine.stats.compactions).toBeGreaterThan(0);
+    const keys = [...expected.keys()].sort();
+    await warmAll(engine, keys);
+    expect([...engine.scan()].map(([k, v]) => [k, dec(v)])).toEqual(keys.map((k) => [k, expected.get(k)]));
+    expect(engine.stats.segmentFetches).toBeGreaterThan(0);
+    await engine.close();
+  });
+
+  it("a failed segment read rejects the warm-up and changes nothing; the next one succeeds", async () => {
+    const faulty = withFaults(new MemoryStore(), { failureRate: 0, seed: 1 });
+    const engine = await Engine.open(faulty, paged(1 << 20, { retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 } }));
+    await fill(engine, ["j/a"]);
+    await engine.checkpoint();
+    faulty.failureRate = 1;
+    await expect(engine.warm(["j/a"])).rejects.toThrow();
+    faulty.failureRate = 0;
+    expect(() => engine.get("j/a")).toThrow(/without warming it first/);
+    await warmAll(engine, ["j/a"]);
+    expect(dec(engine.get("j/a"))).toBe(big("j/a"));
+    await engine.close();
+  });
+
+  it("opens a store written without paging (the stored format did not change) and pages its values", async () => {
+    const store = new MemoryStore();
+    const plain = await Engine.open(store, { checkpointWalObjects: 0 });
+    await fill(plain, keysOf(20));
+    await plain.checkpoint();
+    await fill(plain, ["j/late"]); // left in the WAL
+    await plain.close();
+    const engine = await Engine.open(store, paged(1 << 20));
+    expect(engine.warm(["j/late"])).toBeUndefined(); // replayed from the WAL: in memory
+    expect(engine.warm(["j/00007"])).toBeDefined();
+    await warmAll(engine, [...keysOf(20), "j/late"]);
+    for (const k of [...keysOf(20), "j/late"]) expect(dec(engine.get(k))).toBe(big(k));
+    await engine.close();
+    // And back: a writer without paging reads what the paged one left.
+    const again = await Engine.open(store);
+    expect(dec(again.get("j/00019"))).toBe(big("j/00019"));
+    await again.close();
+  });
+
+  it("refuses a store whose manifest a newer format wrote, saying to upgrade, and writes nothing", async () => {
+    const inner = new MemoryStore();
+    const plain = await Engine.open(inner);
+    await fill(plain, ["j/a"]);
+    await plain.checkpoint();
+    await plain.close();
+    const keys: string[] = [];
+    for await (const o of inner.list("manifest/")) keys.push(o.key);
+    const newest = keys.sort().at(-1)!;
+    const bytes = Uint8Array.from((await inner.get(newest))!.body);
+    bytes[4] = 99; // the u16 format version after the magic bytes
+    await inner.put(newest, bytes);
+    const engineKeys = async () => {
+      const out: string[] = [];
+      for (const dir of ["manifest/", "wal/", "seg/"]) for await (const o of inner.list(dir)) out.push(o.key);
+      return out;
+    };
+    const before = await engineKeys();
+    const err = await Engine.open(inner, paged(1 << 20)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnsupportedFormatError);
+    expect((err as Error).message).toMatch(/format version 99.*upgrade taquba/);
+    expect(await engineKeys()).toEqual(before);
+  });
+
+  it("refuses bad paging options before any IO", async () => {
+    const store = withCounting(new MemoryStore());
+    await expect(Engine.open(store, { pageValues: { keyPrefixes: ["j/"], cacheBytes: Number.NaN } })).rejects.toThrow(/pageValues.cacheBytes/);
+    await expect(Engine.open(store, { pageValues: { keyPrefixes: "j/" as unknown as string[] } })).rejects.toThrow(/keyPrefixes/);
+    expect(store.counts.puts + store.counts.gets + store.counts.lists).toBe(0);
+  });
+});
