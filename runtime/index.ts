@@ -295,3 +295,7 @@ export { serveClients, ClientInbox, DEFAULT_LIST_INTERVAL_MS, DEFAULT_APPLIED_RE
 export type { ServeClientsOptions, InboxStats } from "./client/inbox-server.js";
 export { TimeoutError } from "./client/client-errors.js";
 export { RequestRefusedError, MalformedRequestError } from "./client/request-codec.js";
+
+// Owner election (a lease in the store) and shards
+export { runOwnerElection, OwnerElection, DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_INTERVAL_MS, MIN_RENEW_INTERVAL_MS } from "./cluster/owner-election.js";
+export type { OwnerElectionOptions, OwnerElectionState, OwnerTerm, OwnedWork } from "./cluster/owner-election.js";

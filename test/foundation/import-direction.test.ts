@@ -31,8 +31,9 @@ const LAYERS: readonly (readonly [rank: number, name: string, prefixes: readonly
   [6, "webhooks", ["runtime/webhooks/"]],
   [7, "typed", ["runtime/typed/"]],
   [8, "client", ["runtime/client/"]],
-  [9, "entry", ["runtime/index.ts", "runtime/testing.ts", "runtime/generated.ts"]],
-  [10, "codegen", ["codegen/"]],
+  [9, "cluster", ["runtime/cluster/"]],
+  [10, "entry", ["runtime/index.ts", "runtime/testing.ts", "runtime/generated.ts"]],
+  [11, "codegen", ["codegen/"]],
 ];
 
 interface Layer {
