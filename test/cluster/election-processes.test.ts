@@ -29,9 +29,11 @@ const sized = Number(process.env.TAQUBA_CLUSTER_RUNS ?? 0);
 
 const LEASE_MS = 3_000;
 const RENEW_MS = 500;
-// Timers of a process on two cores shared with other work fire late; what the lease promises is
-// measured from the kill to the standby's claim, plus this much for the machine.
-const SCHEDULING_SLACK_MS = 1_500;
+// What the lease promises is measured from the kill to the standby's claim, plus slack: timers of
+// processes on two busy cores fire late, and over the S3 protocol server (run inside the test
+// process) each of the standby's reads and its claim take a round trip, and a renewal sent just
+// before the kill may still land after it.
+const SLACK_MS = { local: 1_500, s3: 3_000 };
 
 interface RunLine {
   runId: string;
@@ -67,7 +69,7 @@ async function keys(store: ObjectStore, prefix: string): Promise<string[]> {
   return out;
 }
 
-async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv): Promise<void> {
+async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv, slackMs: number): Promise<void> {
   const store = openStore(url, { env });
   const workers: Worker[] = [];
   let serial = 0;
@@ -114,7 +116,7 @@ async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv): Prom
     await killed.script.kill();
     gone.add(killed);
     const afterKill = await takeover(killed, killAt, "a takeover after SIGKILL");
-    expect(afterKill.at - killAt, "takeover after SIGKILL, ms").toBeLessThanOrEqual(LEASE_MS + RENEW_MS + SCHEDULING_SLACK_MS);
+    expect(afterKill.at - killAt, "takeover after SIGKILL, ms").toBeLessThanOrEqual(LEASE_MS + RENEW_MS + slackMs);
     await startWorker();
 
     // 2. SIGSTOP until a standby has taken over and opened the store, then SIGCONT: the old owner writes nothing.
@@ -125,7 +127,7 @@ async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv): Prom
     let contAt = 0;
     try {
       const next = await takeover(paused, stopAt, "a takeover from a stopped owner");
-      expect(next.at - stopAt, "takeover from a stopped owner, ms").toBeLessThanOrEqual(LEASE_MS + RENEW_MS + SCHEDULING_SLACK_MS);
+      expect(next.at - stopAt, "takeover from a stopped owner, ms").toBeLessThanOrEqual(LEASE_MS + RENEW_MS + slackMs);
       await until("the new owner opened the store", () => startedAfter(next.w, stopAt), 60_000);
     } finally {
       contAt = Date.now();
@@ -194,7 +196,7 @@ async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv): Prom
 describe("three workers in an owner election, two clients; the owner killed, stopped and shut down", () => {
   it("over a local directory", async () => {
     const dir = await tempDir();
-    await scenario(`file://${dir}`, sized || 36, process.env);
+    await scenario(`file://${dir}`, sized || 36, process.env, SLACK_MS.local);
   }, 600_000);
 
   describe("over the S3 protocol server", () => {
@@ -216,7 +218,7 @@ describe("three workers in an owner election, two clients; the owner killed, sto
           else process.env[k] = v;
         }
       });
-      await scenario(`s3://${s3.bucket}/election-test?endpoint=${encodeURIComponent(s3.endpoint)}&forcePathStyle=true`, sized || 24, env);
+      await scenario(`s3://${s3.bucket}/election-test?endpoint=${encodeURIComponent(s3.endpoint)}&forcePathStyle=true`, sized || 24, env, SLACK_MS.s3);
     }, 600_000);
   });
 });
