@@ -12,7 +12,7 @@
  */
 import { hostname } from "node:os";
 import { SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
-import { ValidationError } from "../errors.js";
+import { FencedError, ValidationError } from "../errors.js";
 import { fullLogger, type FullLogger, type Logger } from "../logger.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { validateObjectKey } from "../store/keys.js";
@@ -38,6 +38,15 @@ export interface OwnerTerm {
    * claims the lease again.
    */
   stepDown(reason?: unknown): void;
+  /**
+   * `store` with its writes refused (`FencedError`) once this term's lease
+   * has run out by this process's clock or was lost: give it to
+   * `Queue.open` and `serveClients`. The engine's fence already refuses a
+   * stale owner's commits; the guard also stops what follows commits made
+   * before a pause (inbox answers, request deletions), so an owner that
+   * wakes after losing its lease writes nothing at all. Reads pass through.
+   */
+  guard(store: ObjectStore): ObjectStore;
 }
 
 /** The owner's work, as `start` returns it. */
@@ -327,27 +336,27 @@ export class OwnerElection {
       if (reason !== undefined) this.#logger.warn({ err: reason, lease: this.leasePrefix }, "the owner's work ended; releasing the lease");
       termCtl.abort();
     };
-    const term: OwnerTerm = { leaseNumber: n, signal: termCtl.signal, stepDown };
+    const lease = { deadline: claimedAt + this.#leaseMs, lost: false };
+    const term: OwnerTerm = { leaseNumber: n, signal: termCtl.signal, stepDown, guard: (store) => guardWrites(store, this.#clock, lease, this.leasePrefix) };
     this.#term = term;
     this.#setState("owner");
     this.#logger.info({ lease: this.leasePrefix, leaseNumber: n, processId: this.processId }, "this process owns the store");
 
     const started = this.#startWork(term);
     let current = n;
-    let deadline = claimedAt + this.#leaseMs;
     let nextRenewal = claimedAt + this.#renewMs;
     let lost = false;
     while (!termCtl.signal.aborted) {
-      if (!(await this.#sleepUntil(Math.min(nextRenewal, deadline), termCtl.signal))) break;
+      if (!(await this.#sleepUntil(Math.min(nextRenewal, lease.deadline), termCtl.signal))) break;
       const sentAt = this.#clock.now();
-      if (sentAt >= deadline) {
+      if (sentAt >= lease.deadline) {
         lost = true;
         this.#logger.warn({ lease: this.leasePrefix }, "the owner lease expired before a renewal succeeded; stopping the owner's work");
         break;
       }
       let renewed: boolean | "late";
       try {
-        renewed = await this.#beforeDeadline(createLease(this.#store, this.#prefix, current + 1, { ...this.#record, released: false }), deadline);
+        renewed = await this.#beforeDeadline(createLease(this.#store, this.#prefix, current + 1, { ...this.#record, released: false }), lease.deadline);
       } catch (err) {
         this.#logger.warn({ err, lease: this.leasePrefix }, "renewing the owner lease failed; trying again");
         nextRenewal = this.#clock.now() + Math.max(MIN_RENEW_INTERVAL_MS, Math.floor(this.#renewMs / 4));
@@ -360,11 +369,12 @@ export class OwnerElection {
         break;
       }
       current += 1;
-      deadline = sentAt + this.#leaseMs;
+      lease.deadline = sentAt + this.#leaseMs;
       nextRenewal = sentAt + this.#renewMs;
       // Keep the previous object (a standby may be reading it); older ones go.
       if (current >= 2) this.#store.delete(leaseKey(this.#prefix, current - 2)).catch(() => undefined);
     }
+    if (lost) lease.lost = true;
     termCtl.abort();
     stop.removeEventListener("abort", onStop);
     const work = await started;
@@ -413,4 +423,33 @@ export class OwnerElection {
       op.catch(() => undefined);
     }
   }
+}
+
+/** `store` refusing writes once `lease` ran out or was lost (see `OwnerTerm.guard`). */
+function guardWrites(store: ObjectStore, clock: Clock, lease: { deadline: number; lost: boolean }, what: string): ObjectStore {
+  const check = (key: string) => {
+    if (lease.lost || clock.now() >= lease.deadline) {
+      throw new FencedError(`the owner lease ${what} ran out before the write of "${key}"; another process may own the store now`);
+    }
+  };
+  return {
+    get: (key) => store.get(key),
+    list: (prefix, opts) => store.list(prefix, opts),
+    async put(key, body, opts) {
+      check(key);
+      return store.put(key, body, opts);
+    },
+    async delete(key) {
+      check(key);
+      return store.delete(key);
+    },
+    ...(store.removeLeftovers === undefined
+      ? {}
+      : {
+          removeLeftovers: async (prefix: string) => {
+            check(prefix);
+            return store.removeLeftovers!(prefix);
+          },
+        }),
+  };
 }

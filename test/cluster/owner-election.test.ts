@@ -188,6 +188,35 @@ describe("owner election", () => {
     await queues.a!.close().catch(() => undefined);
   });
 
+  it("the term's guarded store refuses every write once the lease ran out, even where the engine does not look", async () => {
+    const inner = new MemoryStore();
+    const paused = new PausableStore(inner);
+    const clock = new MockClock();
+    let guarded: ObjectStore | undefined;
+    const a = node(paused, clock, "a", {
+      start: async (term) => {
+        guarded = term.guard(paused);
+        return { stop: async () => undefined };
+      },
+    });
+    await settle();
+    await guarded!.put("app/inbox/answers/1", new Uint8Array([1]));
+    clock.advance(RENEW * 2);
+    await settle();
+    await guarded!.delete("app/inbox/answers/1"); // renewed: still allowed
+    const b = node(inner, clock, "b");
+    await settle();
+    paused.paused = true;
+    await advanceUntil(clock, () => b.election.state === "owner", LEASE * 3, 10);
+    // The old owner wakes up with a write it had in mind (an inbox answer): refused before it reaches the store.
+    const late = guarded!.put("app/inbox/answers/2", new Uint8Array([2]));
+    paused.resume();
+    await expect(late).rejects.toBeInstanceOf(FencedError);
+    expect(await inner.get("app/inbox/answers/2")).toBeNull();
+    expect((await guarded!.get("app/lease/00000000000000000000")) !== undefined).toBe(true); // reads pass
+    await Promise.all([a.election.stop(), b.election.stop()]);
+  });
+
   it("a renewal that finds the next lease object taken ends the term", async () => {
     const store = new MemoryStore();
     const clock = new MockClock();
