@@ -28,4 +28,10 @@ if (typeof cli.main !== "function") throw new Error("dist/codegen/cli/cli.js has
 // The built generator agrees with the committed output.
 const code = await cli.main(["codegen", "schemas", "--out", "generated", "--check"]);
 if (code !== 0) throw new Error(`the built codegen --check exited with ${code}`);
+// The operator CLI loads from dist/ and answers its usage.
+const operator = await import(new URL("../dist/operator/cli/main.js", import.meta.url).href);
+if (typeof operator.main !== "function") throw new Error("dist/operator/cli/main.js has no main");
+const printed = [];
+const help = await operator.main(["--help"], { out: (t) => printed.push(t), err: (t) => printed.push(t), color: false });
+if (help !== 0 || !printed.join("\n").includes("taquba queue stats")) throw new Error(`the built operator CLI's --help exited with ${help}`);
 console.log(`build: dist/ compiled and imported (${Object.keys(runtime).length} runtime exports)`);

@@ -1,6 +1,6 @@
 /**
- * @module The direction of imports: every module of runtime/ and codegen/
- * belongs to one layer, and imports only from its own layer or from layers
+ * @module The direction of imports: every module of runtime/, codegen/ and
+ * operator/ belongs to one layer, and imports only from its own layer or from layers
  * below it (see docs/architecture.md for what each layer holds).
  *
  * Imports are read with the TypeScript scanner (`preProcessFile`), which
@@ -34,6 +34,8 @@ const LAYERS: readonly (readonly [rank: number, name: string, prefixes: readonly
   [9, "cluster", ["runtime/cluster/"]],
   [10, "entry", ["runtime/index.ts", "runtime/testing.ts", "runtime/generated.ts"]],
   [11, "codegen", ["codegen/"]],
+  // The operator tools (CLI, dashboard) read and write through the runtime, never through the generator.
+  [11, "operator", ["operator/"]],
 ];
 
 interface Layer {
@@ -85,7 +87,7 @@ function sourceFiles(dir: string): string[] {
 
 /** The relative imports of every module under runtime/ and codegen/, resolved to the imported file. */
 function moduleEdges(): Edge[] {
-  const files = [...sourceFiles("runtime"), ...sourceFiles("codegen")];
+  const files = [...sourceFiles("runtime"), ...sourceFiles("codegen"), ...sourceFiles("operator")];
   const known = new Set(files);
   const edges: Edge[] = [];
   for (const from of files) {
@@ -119,7 +121,7 @@ describe("import direction", () => {
   });
 
   it("every module belongs to a layer", () => {
-    const orphans = [...sourceFiles("runtime"), ...sourceFiles("codegen")].filter((f) => layerOf(f) === undefined);
+    const orphans = [...sourceFiles("runtime"), ...sourceFiles("codegen"), ...sourceFiles("operator")].filter((f) => layerOf(f) === undefined);
     expect(orphans).toEqual([]);
   });
 
@@ -135,6 +137,28 @@ describe("import direction", () => {
       ),
     ).toEqual([]);
     expect(IO_MODULES.test("node:fs/promises") && IO_MODULES.test("fs") && !IO_MODULES.test("node:path")).toBe(true);
+  });
+
+  it("keeps the operator tools free of the generator's optional peers, however deep the import", () => {
+    // `taquba runs ...` must work in an application that installed none of them.
+    const peers = ["@eslint-community/regexpp", "ajv", "diff", "ts-morph", "yaml"];
+    const edges = moduleEdges();
+    const reached = new Set<string>();
+    const queue = sourceFiles("operator").filter((f) => !f.startsWith("operator/dashboard/public/"));
+    expect(queue.length).toBeGreaterThan(3);
+    while (queue.length > 0) {
+      const f = queue.pop()!;
+      if (reached.has(f)) continue;
+      reached.add(f);
+      for (const e of edges) if (e.from === f) queue.push(e.to);
+    }
+    expect(reached.has("runtime/client/taquba-client.ts")).toBe(true);
+    const found = [...reached].flatMap((f) =>
+      specifiers(f)
+        .filter((s) => peers.some((p) => s === p || s.startsWith(`${p}/`)))
+        .map((s) => `${f} imports ${s}`),
+    );
+    expect(found).toEqual([]);
   });
 
   it("keeps runtime/contract/ pure: no packages, no Node built-ins", () => {

@@ -59,6 +59,7 @@ describe("the packed package", () => {
       "package/dist/codegen/index.js",
       "package/schemas/taquba-spec.schema.json",
       "package/codegen/bin.js",
+      "package/dist/operator/cli/main.js",
     ]) {
       expect(listing, f).toContain(f);
     }

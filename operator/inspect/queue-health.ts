@@ -1,0 +1,103 @@
+/**
+ * @module The health of a queue store as an operator reads it: each
+ * queue's counters, its oldest pending job, dead letters, and the engine's
+ * backlog (WAL objects not yet folded into a checkpoint, the newest
+ * checkpoint's age). Reads only; shared by `taquba queue stats` and the
+ * dashboard.
+ */
+import { decodeManifest } from "../../runtime/engine/manifest.js";
+import { parseNumberedKey } from "../../runtime/engine/layout.js";
+import { padPriority, pendingPrefix } from "../../runtime/queue/keys.js";
+import { PrefixedStore } from "../../runtime/queue/prefixed-store.js";
+import type { QueueReader } from "../../runtime/queue/reader.js";
+import type { QueueStats } from "../../runtime/queue/record.js";
+import type { ObjectStore } from "../../runtime/store/object-store.js";
+
+/** Most priority bands visited to find the oldest pending job; beyond, the answer is marked approximate. */
+export const MAX_PRIORITY_BANDS = 64;
+
+export interface QueueHealthRow {
+  readonly queue: string;
+  readonly counts: QueueStats;
+  /** Enqueue time of the oldest pending job, when any is pending. */
+  readonly oldestPendingAt?: number;
+  /** Whether more priority bands existed than were examined (the oldest may be older). */
+  readonly oldestApproximate?: boolean;
+}
+
+export interface QueueHealth {
+  /** When this was read (epoch ms). */
+  readonly at: number;
+  readonly queues: readonly QueueHealthRow[];
+  /** Dead letters over every queue. */
+  readonly deadLetters: number;
+  /** WAL objects in the store (each is replayed by a reader until a checkpoint covers it). */
+  readonly walObjects: number;
+  /** The newest checkpoint (manifest): its number and when it was written, when any was. */
+  readonly checkpoint?: { readonly manifest: number; readonly writtenAt: number };
+}
+
+/**
+ * The oldest pending job of a queue. Pending jobs are ordered by priority
+ * then FIFO, so the oldest is the first of one of the priority bands: one
+ * job read per band, jumping past each band with the listing cursor.
+ */
+async function oldestPending(reader: QueueReader, queue: string): Promise<{ at?: number; approximate: boolean }> {
+  let cursor: string | undefined;
+  let oldest: number | undefined;
+  for (let band = 0; band < MAX_PRIORITY_BANDS; band++) {
+    const page = await reader.listJobs(queue, "pending", { limit: 1, ...(cursor === undefined ? {} : { cursor }) });
+    const first = page.items[0];
+    if (first === undefined) return oldest === undefined ? { approximate: false } : { at: oldest, approximate: false };
+    oldest = oldest === undefined ? first.enqueuedAt : Math.min(oldest, first.enqueuedAt);
+    // Past every key of this band: the band's prefix followed by a character above every sequence character.
+    cursor = `${pendingPrefix(queue)}${padPriority(first.priority)}/\uffff`;
+  }
+  return oldest === undefined ? { approximate: true } : { at: oldest, approximate: true };
+}
+
+/** Counts the keys under a prefix (one LIST walk). */
+async function countObjects(store: ObjectStore, prefix: string): Promise<number> {
+  let n = 0;
+  for await (const _ of store.list(prefix)) n++;
+  return n;
+}
+
+/** The newest manifest's number and time, or undefined before the first checkpoint. */
+async function newestCheckpoint(engine: ObjectStore): Promise<{ manifest: number; writtenAt: number } | undefined> {
+  let newest: string | undefined;
+  for await (const o of engine.list("manifest/")) newest = o.key;
+  if (newest === undefined) return undefined;
+  const id = parseNumberedKey("", "manifest", newest);
+  const obj = await engine.get(newest);
+  if (id === undefined || obj === null) return undefined;
+  const m = decodeManifest(newest, obj.body, id);
+  return { manifest: m.id, writtenAt: m.createdAt };
+}
+
+/** Reads the health of queue store `name` in `store` through `reader` (already refreshed by the caller). */
+export async function readQueueHealth(store: ObjectStore, name: string, reader: QueueReader, now: number): Promise<QueueHealth> {
+  const engine = new PrefixedStore(new PrefixedStore(store, `${name}/`), "db/");
+  const names = await reader.listQueues();
+  const queues = await Promise.all(
+    names.map(async (queue): Promise<QueueHealthRow> => {
+      const counts = await reader.stats(queue);
+      if (counts.pending === 0) return { queue, counts };
+      const oldest = await oldestPending(reader, queue);
+      return {
+        queue,
+        counts,
+        ...(oldest.at === undefined ? {} : { oldestPendingAt: oldest.at }),
+        ...(oldest.approximate ? { oldestApproximate: true } : {}),
+      };
+    }),
+  );
+  const [walObjects, checkpoint] = await Promise.all([countObjects(engine, "wal/"), newestCheckpoint(engine)]);
+  return {
+    at: now,
+    queues,
+    deadLetters: queues.reduce((n, q) => n + q.counts.dead, 0),
+    walObjects,
+    ...(checkpoint === undefined ? {} : { checkpoint }),
+  };
+}
