@@ -3,6 +3,7 @@
  * this one exporting its commands, and one line here.
  */
 import type { Command } from "../registry.js";
+import { ownersCommands } from "./owners.js";
 import { queueCommands } from "./queue.js";
 
-export const COMMANDS: readonly Command[] = [...queueCommands];
+export const COMMANDS: readonly Command[] = [...queueCommands, ...ownersCommands];
