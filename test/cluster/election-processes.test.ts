@@ -141,8 +141,10 @@ async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv, slack
       contAt = Date.now();
       process.kill(paused.script.pid, "SIGCONT");
     }
-    await until("the resumed owner stands by", () => standing(paused)?.state === "standby" && standing(paused)!.at >= contAt, 30_000);
-    const lateWrites = paused.script.lines.filter((l) => l.startsWith("write ") && Number(l.split(" ")[1]) >= contAt);
+    await until("the resumed owner stands by", () => paused.script.lines.some((l) => l.startsWith("standby ") && Number(l.split(" ")[1]) >= contAt), 30_000);
+    // Until it stood by: a later claim of the lease (should the new owner lose it) would be legitimate.
+    const standbyAt = Number(paused.script.lines.find((l) => l.startsWith("standby ") && Number(l.split(" ")[1]) >= contAt)!.split(" ")[1]);
+    const lateWrites = paused.script.lines.filter((l) => l.startsWith("write ") && Number(l.split(" ")[1]) >= contAt && Number(l.split(" ")[1]) <= standbyAt);
     expect(lateWrites, "writes the resumed owner started after SIGCONT").toEqual([]);
 
     // 3. SIGTERM: the owner releases the lease; a standby follows well before the lease would expire.
