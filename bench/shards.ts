@@ -14,11 +14,11 @@
  *    `--lease` ms and renewals every `--renew` ms; the owner is SIGKILLed
  *    `--kills` times and the time from the kill to the standby's claim is
  *    recorded (p50, max).
- * 3. Idle requests: one worker owning 4 shards at the default timings (lease
- *    15 s, renewals 5 s, inbox listing every 1 s), and a second standing by,
+ * 3. Idle requests: two worker processes sharing 4 shards (2 each) at the
+ *    default timings (lease 15 s, renewals 5 s, inbox listing every 1 s),
  *    counted for `--idle` seconds and scaled to an hour.
  *
- * Run: npx tsx bench/shards.ts [--runs 200] [--steps 5] [--lease 3000] [--renew 500] [--kills 5] [--idle 30]
+ * Run: npx tsx bench/shards.ts [--runs 200] [--steps 5] [--lease 3000] [--renew 500] [--kills 5] [--idle 30] [--only throughput|takeover|idle]
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { loadavg } from "node:os";
@@ -246,10 +246,12 @@ async function idle(seconds: number): Promise<void> {
           };
         },
       });
-    const a = await open(owner, "owner");
+    const a = await open(owner, "a");
     while (a.owned().length < 4) await new Promise((r) => setTimeout(r, 50));
-    const b = await open(standby, "standby");
-    await new Promise((r) => setTimeout(r, 6_000)); // settle: opens and the first listings
+    const b = await open(standby, "b");
+    // The two share the shards out (a hands two to b) before the count starts.
+    while (a.owned().length !== 2 || b.owned().length !== 2) await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 3_000));
     const snap = (s: typeof owner) => ({ ...s.counts });
     const a0 = snap(owner);
     const b0 = snap(standby);
@@ -257,8 +259,9 @@ async function idle(seconds: number): Promise<void> {
     const scale = 3600 / seconds;
     const per = (now: typeof a0, then: typeof a0) =>
       `${Math.round((now.puts - then.puts) * scale)} PUT, ${Math.round((now.gets - then.gets) * scale)} GET, ${Math.round((now.lists - then.lists) * scale)} LIST, ${Math.round((now.deletes - then.deletes) * scale)} DELETE`;
-    console.log(`idle, 4 shards, default timings, inbox listing every 1 s: the owner of all 4: ${per(snap(owner), a0)} an hour`);
-    console.log(`  the standby (heartbeat and 4 leases watched): ${per(snap(standby), b0)} an hour`);
+    console.log(`idle, 4 shards over 2 processes, default timings, inbox listing every 1 s, per ${seconds} s scaled to an hour:`);
+    console.log(`  process a (owns 2, watches 2): ${per(snap(owner), a0)}`);
+    console.log(`  process b (owns 2, watches 2): ${per(snap(standby), b0)}`);
     await Promise.all([a.stop(), b.stop()]);
   });
 }
@@ -283,6 +286,7 @@ const { values, positionals } = parseArgs({
     renew: { type: "string", default: "500" },
     kills: { type: "string", default: "5" },
     idle: { type: "string", default: "30" },
+    only: { type: "string" },
   },
 });
 if (values.worker) {
@@ -293,15 +297,17 @@ if (values.worker) {
   const steps = Number(values.steps);
   console.log(`load average before: ${load()}`);
   let base = 0;
-  for (const s of [1, 2, 4]) {
+  for (const s of values.only === undefined || values.only === "throughput" ? [1, 2, 4] : []) {
     const rate = await throughput(s, runs, steps);
     if (s === 1) base = rate;
     console.log(`${s} shard(s), ${s} process(es), 20 ms store: ${rate.toFixed(1)} steps/s (${(rate / base).toFixed(2)}x), load ${load()}`);
   }
-  const times = (await takeover(Number(values.lease), Number(values.renew), Number(values.kills))).sort((a, b) => a - b);
-  console.log(
-    `takeover after SIGKILL, lease ${values.lease} ms, renewals every ${values.renew} ms, ${times.length} kills: p50 ${percentile(times, 50).toFixed(0)} ms, max ${times[times.length - 1]!.toFixed(0)} ms, load ${load()}`,
-  );
-  await idle(Number(values.idle));
+  if (values.only === undefined || values.only === "takeover") {
+    const times = (await takeover(Number(values.lease), Number(values.renew), Number(values.kills))).sort((a, b) => a - b);
+    console.log(
+      `takeover after SIGKILL, lease ${values.lease} ms, renewals every ${values.renew} ms, ${times.length} kills: p50 ${percentile(times, 50).toFixed(0)} ms, max ${times[times.length - 1]!.toFixed(0)} ms, load ${load()}`,
+    );
+  }
+  if (values.only === undefined || values.only === "idle") await idle(Number(values.idle));
   console.log(`load average after: ${load()}`);
 }
