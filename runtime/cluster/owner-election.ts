@@ -387,8 +387,10 @@ export class OwnerElection {
     }
     this.#term = undefined;
     if (steppedDown && this.#holdoffUntil < this.#clock.now()) this.#holdoffUntil = this.#clock.now() + this.#leaseMs;
-    // Graceful: release so a standby follows at once.
-    if (!lost) await this.#release(current + 1);
+    // Graceful: release so a standby follows at once. Not once the lease ran out (a term that
+    // wakes from a pause and steps down): the next number may be a slot the new owner has since
+    // deleted, and a release written there would be a stale object in the chain.
+    if (!lost && this.#clock.now() < lease.deadline) await this.#release(current + 1);
     this.#setState(stop.aborted ? "stopped" : "standby");
   }
 

@@ -217,6 +217,42 @@ describe("owner election", () => {
     await Promise.all([a.election.stop(), b.election.stop()]);
   });
 
+  it("a term that wakes past its lease and steps down writes no release into a slot the new owner deleted", async () => {
+    const store = new MemoryStore();
+    const clock = new MockClock();
+    // a's own clock stands still while it is stopped (SIGSTOP: no timer of a fires, nothing is sent).
+    const clockA = new MockClock(clock.now());
+    let stepDown: (() => void) | undefined;
+    const a = node(store, clockA, "a", {
+      start: async (term) => {
+        stepDown = () => term.stepDown(new Error("fenced"));
+        return { stop: async () => undefined };
+      },
+    });
+    await settle();
+    const b = node(store, clock, "b");
+    await advanceUntil(clock, () => b.election.state === "owner", LEASE * 3, 10);
+    // b renews a few times and deletes the old objects, a's next number among them.
+    for (let i = 0; i < 5; i++) {
+      clock.advance(RENEW);
+      await settle();
+    }
+    // Slot 1 held b's claim, since deleted: free to a create-if-absent put again.
+    expect(await store.get(leaseKey("app/", 1))).toBeNull();
+    // a wakes up: its work notices the fence and steps down as its clock jumps ahead.
+    stepDown!();
+    clockA.set(clock.now());
+    await settle();
+    const released: string[] = [];
+    for await (const o of store.list("app/lease/")) {
+      const rec = JSON.parse(new TextDecoder().decode((await store.get(o.key))!.body)) as { holder: string; released: boolean };
+      if (rec.holder === "a" && rec.released) released.push(o.key);
+    }
+    expect(released, "a stale release by a").toEqual([]);
+    expect(a.election.state).toBe("standby");
+    await Promise.all([a.election.stop(), b.election.stop()]);
+  });
+
   it("a renewal that finds the next lease object taken ends the term", async () => {
     const store = new MemoryStore();
     const clock = new MockClock();
