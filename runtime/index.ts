@@ -329,3 +329,13 @@ export { serveClients, ClientInbox, DEFAULT_LIST_INTERVAL_MS, DEFAULT_APPLIED_RE
 export type { ServeClientsOptions, InboxStats } from "./client/inbox-server.js";
 export { TimeoutError } from "./client/client-errors.js";
 export { RequestRefusedError, MalformedRequestError } from "./client/request-codec.js";
+
+// Owner election (a lease in the store) and shards
+export { runOwnerElection, OwnerElection, DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_INTERVAL_MS, MIN_RENEW_INTERVAL_MS } from "./cluster/owner-election.js";
+export type { OwnerElectionOptions, OwnerElectionState, OwnerTerm, OwnedWork } from "./cluster/owner-election.js";
+export { createShards, runShardWorkers, ShardWorkers } from "./cluster/shard-workers.js";
+export type { ShardTerm, ShardWorkersOptions } from "./cluster/shard-workers.js";
+export { MAX_SHARDS, shardOfRun, shardOfSignal } from "./client/shard-route.js";
+export type { ShardLayout } from "./client/shard-route.js";
+export { readOwners } from "./cluster/owners-status.js";
+export type { OwnerStatus, ReadOwnersOptions } from "./cluster/owners-status.js";

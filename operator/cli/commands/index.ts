@@ -7,6 +7,7 @@ import { dashboardCommands } from "./dashboard.js";
 import { deadCommands } from "./dead.js";
 import { groupsCommands } from "./groups.js";
 import { jobsCommands } from "./jobs.js";
+import { ownersCommands } from "./owners.js";
 import { queueCommands } from "./queue.js";
 import { runsCommands } from "./runs.js";
 import { scheduleCommands } from "./schedules.js";
@@ -21,5 +22,6 @@ export const COMMANDS: readonly Command[] = [
   ...queueCommands,
   ...deadCommands,
   ...scheduleCommands,
+  ...ownersCommands,
   ...dashboardCommands,
 ];
