@@ -35,7 +35,6 @@ import type { SettlementEffects } from "../queue/effects.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import { RunNotFoundError } from "./workflow-errors.js";
 import { WorkflowView } from "./runs/workflow-view.js";
-import { ValidationError } from "../errors.js";
 import { checkGroupMember } from "./limits.js";
 import { backoffMs, isStoreFault, sleep, STORE_RETRY } from "./store-retry.js";
 import { validateDelay } from "../time-bounds.js";
