@@ -8,7 +8,7 @@
  * every relative link resolves.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { dirname, join, } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { INIT_SCRIPTS } from "../../codegen/cli/init-templates.js";
