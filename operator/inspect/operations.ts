@@ -21,11 +21,14 @@ import { listDeadLetters, type DeadLetterPage } from "./job-listing.js";
 import { readQueueHealth, type QueueHealth } from "./queue-health.js";
 import { readRunDetail, withHistory, type RunDetail } from "./run-detail.js";
 
+/** What a redrive did: a step job's run re-opened, or a plain queue's job requeued. */
+export type Redriven = ({ readonly kind: "run" } & RetryOutcome) | { readonly kind: "job"; readonly jobId: string; readonly queueName: string };
+
 /** A dead letter that cannot be redriven from here; `reason` says why. */
 export class RedriveRefusedError extends Error {
   override readonly name = "RedriveRefusedError";
   constructor(
-    readonly reason: "not_found" | "not_dead" | "plain_queue",
+    readonly reason: "not_found" | "not_dead",
     message: string,
   ) {
     super(message);
@@ -110,23 +113,24 @@ export class Operations {
   /**
    * Redrives a dead letter. A dead step job is its run's failure, so its
    * run is retried (a typed job with `retryJob`), which requeues the job;
-   * a plain queue's dead job has no client command (its owner calls
-   * `Queue.requeueDead`): `RedriveRefusedError`.
+   * a plain queue's dead job is requeued with fresh attempts through the
+   * owner (`TaqubaClient.requeueDead`).
    */
-  async redrive(jobId: string): Promise<RetryOutcome> {
+  async redrive(jobId: string): Promise<Redriven> {
     const job = await (await this.#src.reader()).job(jobId);
     if (job === null) throw new RedriveRefusedError("not_found", `no job "${jobId}" in this store: never enqueued, or removed`);
     if (job.state !== "dead")
       throw new RedriveRefusedError("not_dead", `job "${jobId}" of queue "${job.queueName}" is ${job.state}, not dead: nothing to redrive`);
     const runId = job.headers[HEADER_RUN_ID];
     if (runId === undefined) {
-      throw new RedriveRefusedError(
-        "plain_queue",
-        `job "${jobId}" of queue "${job.queueName}" is not a workflow step, and clients reach workflow runs only: requeue it in the owner with queue.requeueDead("${jobId}")`,
-      );
+      if (!(await (await this.#src.client()).requeueDead(jobId))) {
+        throw new RedriveRefusedError("not_dead", `job "${jobId}" of queue "${job.queueName}" is no longer dead: nothing to redrive`);
+      }
+      return { kind: "job", jobId, queueName: job.queueName };
     }
     const history = await (await this.#src.view()).inspectRun(runId);
-    return history?.kind === "job" ? this.retryJob(runId) : this.retryRun(runId);
+    const out = history?.kind === "job" ? await this.retryJob(runId) : await this.retryRun(runId);
+    return { kind: "run", ...out };
   }
 
   async signal(key: string, payload: Uint8Array): Promise<{ key: string; outcome: SignalOutcome; bytes: number }> {

@@ -22,7 +22,7 @@ import { SettlementEffects } from "../queue/effects.js";
 import type { Queue } from "../queue/queue.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { PrefixedStore } from "../queue/prefixed-store.js";
-import type { AppliedMark } from "../workflow/records/applied-mark.js";
+import { type AppliedMark, markEffects } from "../workflow/records/applied-mark.js";
 import { encodeValue } from "../workflow/records/codec.js";
 import type { WorkflowLogger } from "../workflow/steps/step-worker.js";
 import type { WorkflowRuntime } from "../workflow/workflow-runtime.js";
@@ -271,6 +271,9 @@ export class ClientInbox {
           return this.#target.retryJobMarked(r.runId, mark());
         }
         return cmds.retry(r.runId, r.fromStep === undefined ? {} : { fromStep: r.fromStep }, mark());
+      case "requeueDead":
+        // The mark commits with the requeue; a job that is not dead commits nothing and answers false again on a replay.
+        return this.#queue.requeueDead(r.jobId, markEffects(mark<boolean>(), true));
     }
   }
 

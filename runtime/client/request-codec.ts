@@ -22,7 +22,8 @@ export type InboxRequest =
   | { readonly op: "signal"; readonly key: string; readonly payload: Uint8Array }
   | { readonly op: "clearSignal"; readonly key: string }
   | { readonly op: "cancel"; readonly runId: string }
-  | { readonly op: "retry"; readonly runId: string; readonly fromStep?: number; readonly job?: boolean };
+  | { readonly op: "retry"; readonly runId: string; readonly fromStep?: number; readonly job?: boolean }
+  | { readonly op: "requeueDead"; readonly jobId: string };
 
 /** What an applied request answered. */
 export type AnswerValue = SubmitOutcome | SignalOutcome | RetryOutcome | boolean;
@@ -167,6 +168,8 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
       if (m["job"] !== undefined && typeof m["job"] !== "boolean") fail(`field "job" must be a boolean`);
       return { op: "retry", runId: str(m, "runId"), ...(fromStep === undefined ? {} : { fromStep }), ...(m["job"] === true ? { job: true } : {}) };
     }
+    case "requeueDead":
+      return { op: "requeueDead", jobId: str(m, "jobId") };
     default:
       return fail(`unknown operation ${JSON.stringify(m["op"])}`);
   }

@@ -274,6 +274,21 @@ export class TaqubaClient {
     return (await this.#request({ op: "retry", runId: id, job: true }, `retry of job "${id}"`)) as RetryOutcome;
   }
 
+  /**
+   * Puts a dead job of any queue back to pending with fresh attempts (see
+   * `Queue.requeueDead`), through the owner's inbox. `false` when no such
+   * job is dead. For a workflow step, prefer `retryRun`, which re-opens its
+   * run. On a sharded store each shard is asked in turn until one requeues it.
+   */
+  async requeueDead(jobId: string): Promise<boolean> {
+    if (typeof jobId !== "string" || jobId.length === 0) throw new ValidationError("requeueDead takes a job id (a non-empty string)");
+    if (this.#shards !== undefined) {
+      for (const shard of this.#shards) if (await shard.requeueDead(jobId)) return true;
+      return false;
+    }
+    return (await this.#request({ op: "requeueDead", jobId }, `requeue of dead job "${jobId}"`)) as boolean;
+  }
+
   async #request(request: InboxRequest, what: string): Promise<AnswerValue> {
     this.#checkOpen();
     const id = this.#nextId(Date.now());

@@ -87,9 +87,10 @@ export async function wake(
   return "woken";
 }
 
-export async function requeueDead(core: QueueCore, jobId: string): Promise<boolean> {
+export async function requeueDead(core: QueueCore, jobId: string, effects?: SettlementEffects): Promise<boolean> {
   core.checkOpen();
   validateJobId(jobId);
+  if (effects !== undefined && effects.enqueues.length > 0) throw new ValidationError("a requeue commits caller KV effects only, not enqueues");
   for (let w = warmJobs(core.engine, [jobId]); w !== undefined; w = warmJobs(core.engine, [jobId])) await w;
   const txn = new Txn(core.engine);
   const r = readJob(txn, jobId);
@@ -107,6 +108,7 @@ export async function requeueDead(core: QueueCore, jobId: string): Promise<boole
     retainUntil: undefined,
   };
   writeJob(txn, next, r);
+  core.applyEffects(txn, core.ctx(), effects, []);
   await core.commit(txn, true);
   core.work.notify(r.queue);
   return true;

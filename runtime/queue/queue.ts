@@ -267,9 +267,13 @@ export class Queue {
     return cw.wake(this.#core, jobId, attached, undefined);
   }
 
-  /** Puts a dead job back to pending with fresh attempts; its history is kept. `false` when it is not dead. */
-  requeueDead(jobId: string): Promise<boolean> {
-    return cw.requeueDead(this.#core, jobId);
+  /**
+   * Puts a dead job back to pending with fresh attempts; its history is
+   * kept. `false` when it is not dead. `effects` (caller KV ops only)
+   * commit with the requeue, and only with it.
+   */
+  requeueDead(jobId: string, effects?: SettlementEffects): Promise<boolean> {
+    return cw.requeueDead(this.#core, jobId, effects);
   }
 
   // ---- caller KV -------------------------------------------------------

@@ -117,10 +117,7 @@ async function scenario(url: string, env: NodeJS.ProcessEnv, work: string, store
     const deadStep = deadPage.items.find((j) => j.runId === "order-dead");
     expect(deadStep?.lastError).toContain("no such warehouse");
 
-    // dead redrive: a plain queue's job is refused (exit 4, nothing changes); the step job's run is re-opened and succeeds.
-    const plain = await cli("dead redrive", "welcome-mail");
-    expect(plain.code).toBe(4);
-    expect(plain.stderr).toContain('queue.requeueDead("welcome-mail")');
+    // dead redrive: an unknown job is exit 3; the step job's run is re-opened and succeeds (the plain queue's job is requeued below).
     expect((await cli("dead redrive", "no-such-job")).code).toBe(3);
     const redriven = await cli("dead redrive", deadStep!.id);
     expect(redriven.code, redriven.stderr).toBe(0);
@@ -129,6 +126,14 @@ async function scenario(url: string, env: NodeJS.ProcessEnv, work: string, store
     const after = JSON.parse((await cli("dead list", "--json")).stdout) as { items: { id: string }[] };
     expect(after.items.map((j) => j.id)).toContain("welcome-mail");
     expect(after.items.map((j) => j.id)).not.toContain(deadStep!.id);
+    // A plain queue's dead job is requeued through the owner, with fresh attempts; a second redrive finds it no longer dead (exit 4).
+    const plain = await cli("dead redrive", "welcome-mail");
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stdout).toContain("job welcome-mail of queue");
+    expect(plain.stdout).toContain("requeued with fresh attempts");
+    const afterRequeue = JSON.parse((await cli("dead list", "--json")).stdout) as { items: { id: string }[] };
+    expect(afterRequeue.items.map((j) => j.id)).not.toContain("welcome-mail");
+    expect((await cli("dead redrive", "welcome-mail")).code).toBe(4);
 
     // groups show: the group's members by state.
     await until("the group's members ended", async () => JSON.parse((await cli("groups show", "nightly-batch", "--json")).stdout).counts.failed === 1, 120_000);

@@ -60,10 +60,14 @@ const redrive: Command = {
   path: ["dead", "redrive"],
   operands: "<jobId>",
   arity: [1, 1],
-  summary: "redrive a dead step job: its run (or typed job) is retried at that step",
+  summary: "redrive a dead job: a step job's run (or typed job) is retried at that step; a plain queue's job is requeued",
   async run(ctx) {
     const out = await new Operations(ctx.session).redrive(ctx.operands[0]!);
-    ctx.io.out(ctx.json ? toJson(out) : `run ${clean(out.runId)} re-opened at step ${out.step} (job ${out.jobId})`);
+    const text =
+      out.kind === "run"
+        ? `run ${clean(out.runId)} re-opened at step ${out.step} (job ${out.jobId})`
+        : `job ${clean(out.jobId)} of queue ${clean(out.queueName)} requeued with fresh attempts`;
+    ctx.io.out(ctx.json ? toJson(out) : text);
     return EXIT.ok;
   },
 };

@@ -355,22 +355,22 @@ async function dead(params) {
       h(
         "td",
         {},
-        j.runId
-          ? h(
-              "button",
-              {
-                "data-action": "redrive",
-                onclick: () =>
-                  action(
-                    `Redrive dead job ${j.id}? Its run ${j.runId} is re-opened at step ${j.step ?? "?"}.`,
-                    `/api/dead/${encodeURIComponent(j.id)}/redrive`,
-                    {},
-                    (o) => `run ${o.runId} re-opened at step ${o.step}`,
-                  ),
-              },
-              "Redrive",
-            )
-          : h("span", { class: "muted", title: "a plain queue's dead job is requeued by its owner (queue.requeueDead)" }, "owner only"),
+        h(
+          "button",
+          {
+            "data-action": "redrive",
+            onclick: () =>
+              action(
+                j.runId
+                  ? `Redrive dead job ${j.id}? Its run ${j.runId} is re-opened at step ${j.step ?? "?"}.`
+                  : `Requeue dead job ${j.id} of queue ${j.queue} with fresh attempts?`,
+                `/api/dead/${encodeURIComponent(j.id)}/redrive`,
+                {},
+                (o) => (o.kind === "run" ? `run ${o.runId} re-opened at step ${o.step}` : `job ${o.jobId} requeued`),
+              ),
+          },
+          "Redrive",
+        ),
       ),
     ),
   );
