@@ -48,7 +48,8 @@ describe("engine paged values over a damaged store", () => {
     const segs = await segmentKeys(store);
     const body = (await store.get(segs[0]!))!;
     const bad = body.body.slice();
-    bad[Math.floor(bad.length / 2)] ^= 0xff;
+    const mid = Math.floor(bad.length / 2);
+    bad[mid] = bad[mid]! ^ 0xff;
     await store.put(segs[0]!, bad);
     const err = await warmAll(engine, ["j/a"]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StoreCorruptedError);
