@@ -45,10 +45,10 @@ describe("a logger that throws", () => {
       return true;
     };
     await advanceUntil(clock, clock.now() + 120_000, ended, "every run ended");
-    expect((await runtime.status("retry-once"))?.status).toBe("succeeded");
-    expect((await runtime.status("plain"))?.status).toBe("succeeded");
-    expect((await runtime.status("permanent"))?.status).toBe("failed");
-    expect((await runtime.status("always"))?.status).toBe("failed");
+    expect(await runtime.status("retry-once")).toMatchObject({ status: "succeeded" });
+    expect(await runtime.status("plain")).toMatchObject({ status: "succeeded" });
+    expect(await runtime.status("permanent")).toMatchObject({ status: "failed" });
+    expect(await runtime.status("always")).toMatchObject({ status: "failed" });
     await worker.shutdown();
     await queue.close();
   });
