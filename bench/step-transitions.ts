@@ -6,7 +6,7 @@
  * steps over the time from the first submit to the last termination), the
  * transition latency (between step k−1 and step k of one run being handed
  * to the runner: one ack with the next enqueue, one claim), run end-to-end
- * latency, and object-store requests per step, over MemoryStore, a
+ * latency, and object-store requests and bytes written per step, over MemoryStore, a
  * LocalStore directory and a MemoryStore behind 20 ms ± 5 ms of latency.
  *
  * Env: N_RUNS (100), N_STEPS (10), MAX_CONCURRENT_STEPS (runtime default 16
@@ -99,7 +99,7 @@ async function bench(label: string, inner: ObjectStore, nRuns: number): Promise<
   const stepsPerSec = steps / elapsed;
   return {
     stepsPerSec,
-    line: `| ${label} | ${nRuns}×${N_STEPS} | ${Math.round(steps / elapsed).toLocaleString("en-US")} | ${ms(percentile(transitions, 50))} | ${ms(percentile(transitions, 99))} | ${ms(percentile(e2e, 50))} | ${ms(percentile(e2e, 99))} | ${per(counts.puts - base.puts)} | ${per(counts.gets - base.gets)} | ${per(counts.lists - base.lists)} | ${per(counts.deletes - base.deletes)} |`,
+    line: `| ${label} | ${nRuns}×${N_STEPS} | ${Math.round(steps / elapsed).toLocaleString("en-US")} | ${ms(percentile(transitions, 50))} | ${ms(percentile(transitions, 99))} | ${ms(percentile(e2e, 50))} | ${ms(percentile(e2e, 99))} | ${per(counts.puts - base.puts)} | ${per(counts.gets - base.gets)} | ${per(counts.lists - base.lists)} | ${per(counts.deletes - base.deletes)} | ${Math.round((counts.bytesIn - base.bytesIn) / steps)} |`,
   };
 }
 
@@ -116,9 +116,9 @@ console.log(
   `step-transitions: N_RUNS=${N_RUNS} N_STEPS=${N_STEPS} MAX_CONCURRENT_STEPS=${MAX_CONCURRENT_STEPS ?? "16 (runtime default)"} SUBMIT_CONCURRENCY=${SUBMIT_CONCURRENCY} PAYLOAD_BYTES=${PAYLOAD_BYTES} FLUSH_MS=${FLUSH_MS}`,
 );
 console.log(
-  "| store | runs×steps | steps/s | transition p50 | transition p99 | run e2e p50 | run e2e p99 | puts/step | gets/step | lists/step | deletes/step | steps/s of each run |",
+  "| store | runs×steps | steps/s | transition p50 | transition p99 | run e2e p50 | run e2e p99 | puts/step | gets/step | lists/step | deletes/step | bytes put/step | steps/s of each run |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 // Warm-up (not reported): the first runs of a process pay for JIT compilation.
 await bench("warm-up", new MemoryStore(), 50);
 for (const kind of STORES) {

@@ -101,6 +101,10 @@ export type {
   OpenOptions,
   DeadLetteredEvent,
   ResolvedQueueConfig,
+  ConcurrencyConfig,
+  ResolvedConcurrency,
+  RateLimitConfig,
+  ResolvedRateLimit,
   EnqueueOptions,
   EnqueueOutcome,
   EnqueueItem,
@@ -125,6 +129,8 @@ export { RunId, MAX_RUN_ID_LEN } from "./workflow/runs/run-id.js";
 export {
   InputMismatchError,
   RunNotFoundError,
+  RunNotRetryableError,
+  ScheduleNotFoundError,
   InvalidRunIdError,
   ReservedHeaderError,
   ReservedKeyError,
@@ -162,14 +168,35 @@ export type {
   RunSpec,
   SubmitOutcome,
   SignalOutcome,
+  RetryRunOptions,
+  RetryOutcome,
 } from "./workflow/runs/run-types.js";
+export { RUN_LIST_STATES, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "./workflow/runs/run-listing.js";
+export type { RunListState, RunRowState, ListRunsOptions, RunSignalWait, RunRow, UnreadableRun, RunPage } from "./workflow/runs/run-listing.js";
+export {
+  HISTORY_ATTEMPTS_PER_STEP,
+  HISTORY_STEPS_PER_RUN,
+  HISTORY_KEYS_PER_STEP,
+  HISTORY_ERROR_CHARS,
+  HISTORY_STACK_CHARS,
+} from "./workflow/runs/run-history.js";
+export type {
+  StepAttemptOutcome,
+  AttemptHistory,
+  StepTransitionHistory,
+  SignalReceipt,
+  StepHistory,
+  RunEndHistory,
+  RedriveHistory,
+  RunHistory,
+} from "./workflow/runs/run-history.js";
 export { Memo, MemoStore } from "./workflow/memo/memo.js";
 export { EffectsHandle, TerminalEffects } from "./workflow/steps/effects-handle.js";
 export type { KvReadHandle } from "./workflow/steps/effects-handle.js";
 export { NoopTerminalHook } from "./workflow/terminal-hook/terminal-hook.js";
 export type { TerminalHook } from "./workflow/terminal-hook/terminal-hook.js";
 export { Delivery, Step } from "./workflow/steps/delivery.js";
-export type { DetachedOptions, RunnerStartContext, StepRunner } from "./workflow/steps/delivery.js";
+export type { DetachedOptions, RunnerStartContext, StepRunner, StepDescription } from "./workflow/steps/delivery.js";
 export { WorkflowRuntime } from "./workflow/workflow-runtime.js";
 export { WorkflowRuntimeBuilder } from "./workflow/runtime-builder.js";
 export { NO_WORKER_WARNING_MS } from "./workflow/workflow-runtime.js";
@@ -183,8 +210,14 @@ export type { WorkflowQueue } from "./workflow/queue-port.js";
 
 // Run groups
 export { RunGroup } from "./workflow/groups/run-group.js";
+export { Schedules, MAX_BACKFILL_TICKS } from "./workflow/schedules/schedules.js";
+export { defineSchedule, scheduleSpecOf, upsertSchedules } from "./typed/schedule-definition.js";
+export type { ScheduleDefinition, ScheduleTarget } from "./typed/schedule-definition.js";
+export { MISFIRE_GRACE_MS } from "./workflow/schedules/schedule-types.js";
+export type { CatchUpPolicy, OverlapPolicy, ScheduleFire, ScheduleInfo, ScheduleSpec, ScheduledRun } from "./workflow/schedules/schedule-types.js";
 export type { GroupMember, GroupSubmitOutcome, MemberSubmission, MemberResult, GroupStatus } from "./workflow/groups/run-group.js";
 export { GroupNotFoundError, GroupActiveError } from "./workflow/groups/group-errors.js";
+export type { ListGroupsOptions, GroupMemberCounts, GroupRow, GroupPage } from "./workflow/groups/group-listing.js";
 
 // Jobs
 export { createValidator, formatIssue } from "./contract/validator.js";
@@ -216,6 +249,7 @@ export type {
 export { JobRunner, JobRunnerBuilder } from "./typed/job-runner.js";
 export type { JobRunnerOptions } from "./typed/job-runner.js";
 export type { JobNotice } from "./jobs/job-notice.js";
+export type { ListJobRunsOptions } from "./jobs/job-listing.js";
 export { RunnerJobHandle } from "./jobs/job-handle.js";
 export { JobGroup } from "./jobs/job-group.js";
 export type { JobMemberResult, JobGroupSubmitOptions } from "./jobs/job-group.js";
@@ -295,3 +329,13 @@ export { serveClients, ClientInbox, DEFAULT_LIST_INTERVAL_MS, DEFAULT_APPLIED_RE
 export type { ServeClientsOptions, InboxStats } from "./client/inbox-server.js";
 export { TimeoutError } from "./client/client-errors.js";
 export { RequestRefusedError, MalformedRequestError } from "./client/request-codec.js";
+
+// Owner election (a lease in the store) and shards
+export { runOwnerElection, OwnerElection, DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_INTERVAL_MS, MIN_RENEW_INTERVAL_MS } from "./cluster/owner-election.js";
+export type { OwnerElectionOptions, OwnerElectionState, OwnerTerm, OwnedWork } from "./cluster/owner-election.js";
+export { createShards, runShardWorkers, ShardWorkers } from "./cluster/shard-workers.js";
+export type { ShardTerm, ShardWorkersOptions } from "./cluster/shard-workers.js";
+export { MAX_SHARDS, shardOfRun, shardOfSignal } from "./client/shard-route.js";
+export type { ShardLayout } from "./client/shard-route.js";
+export { readOwners } from "./cluster/owners-status.js";
+export type { OwnerStatus, ReadOwnersOptions } from "./cluster/owners-status.js";

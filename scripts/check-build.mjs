@@ -34,4 +34,7 @@ if (typeof operator.main !== "function") throw new Error("dist/operator/cli/main
 const printed = [];
 const help = await operator.main(["--help"], { out: (t) => printed.push(t), err: (t) => printed.push(t), color: false });
 if (help !== 0 || !printed.join("\n").includes("taquba queue stats")) throw new Error(`the built operator CLI's --help exited with ${help}`);
+// The dashboard finds its page files from dist/ (they ship beside it, in operator/dashboard/public/).
+const { findAssets } = await import(new URL("../dist/operator/dashboard/assets.js", import.meta.url).href);
+if (!(await findAssets()).has("/app.js")) throw new Error("the built dashboard does not find its page files");
 console.log(`build: dist/ compiled and imported (${Object.keys(runtime).length} runtime exports)`);

@@ -14,6 +14,7 @@ import {
   type JsonSchema,
   type JsonValue,
   type PackageModel,
+  type ScheduleModel,
   type SignalModel,
   type StepModel,
   type TypeModel,
@@ -153,6 +154,34 @@ export function buildModel(file: string, value: unknown): PackageModel {
     path: ["workflows", name],
   }));
 
+  const schedules: ScheduleModel[] = entries(spec["schedules"]).map(([name, sc]) => {
+    const workflow = optionalString(sc["workflow"]);
+    const job = optionalString(sc["job"]);
+    const catchUp = sc["catch_up"];
+    return {
+      kind: "schedule",
+      name,
+      ident: camelCase(name.replace(/-/g, "_")),
+      description: optionalString(sc["description"]),
+      cron: String(sc["cron"]),
+      timezone: optionalString(sc["timezone"]) ?? "UTC",
+      // Both or neither is reported by the checks; the model keeps the workflow then.
+      target: workflow !== undefined ? { kind: "workflow", name: workflow } : job !== undefined ? { kind: "job", name: job } : undefined,
+      bothTargets: workflow !== undefined && job !== undefined,
+      input: (sc["input"] ?? null) as JsonValue,
+      headers: (sc["headers"] ?? {}) as Record<string, string>,
+      overlap: (optionalString(sc["overlap"]) ?? "skip") as ScheduleModel["overlap"],
+      catchUp:
+        typeof catchUp === "object" && catchUp !== null
+          ? { allWithinMs: Number((catchUp as Raw)["all_within_ms"]) }
+          : ((optionalString(catchUp) ?? "none") as "none" | "last"),
+      jitterMs: optionalNumber(sc["jitter_ms"]) ?? 0,
+      priority: optionalNumber(sc["priority"]),
+      maxAttempts: optionalNumber(sc["max_attempts"]),
+      path: ["schedules", name],
+    };
+  });
+
   return deepFreeze({
     kind: "package",
     file,
@@ -165,5 +194,6 @@ export function buildModel(file: string, value: unknown): PackageModel {
     signals,
     jobs,
     workflows,
+    schedules,
   });
 }

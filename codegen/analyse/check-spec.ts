@@ -11,6 +11,7 @@ import type { SourceLocator, SpecPath } from "./load-spec.js";
 import type { JsonSchema, JsonValue, PackageModel, WorkflowModel } from "./spec-model.js";
 import { keyTemplateProblem, templateFields } from "../../runtime/contract/key-template.js";
 import { patternProblem } from "./pattern-safety.js";
+import { checkSchedules } from "./check-schedules.js";
 
 const REF_PREFIX = "#/types/";
 // The runtime's parser, so the generator checks exactly the fields the runtime will read.
@@ -227,10 +228,12 @@ export function checkPackage(pkg: PackageModel, locator: SourceLocator): Diagnos
     }
     checkSteps(w, report, signalNames);
   }
+  for (const sc of pkg.schedules) claim(`${sc.ident}Schedule`, `schedule "${sc.name}"`, sc.path);
+  checkSchedules(pkg, report);
   return out;
 }
 
-type Report = (code: DiagnosticCode, path: SpecPath, message: string, at?: "key" | "value", severity?: "error" | "warning") => void;
+export type Report = (code: DiagnosticCode, path: SpecPath, message: string, at?: "key" | "value", severity?: "error" | "warning") => void;
 
 /**
  * The step graph of one workflow: the entry step (the first listed) takes the

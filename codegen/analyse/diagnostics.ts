@@ -24,7 +24,10 @@ export type DiagnosticCode =
   | "UNSAFE_PATTERN"
   | "SPEC_TOO_LARGE"
   | "UNSUPPORTED_TAG"
-  | "FORBIDDEN_NAME";
+  | "FORBIDDEN_NAME"
+  | "BAD_CRON"
+  | "UNKNOWN_TARGET"
+  | "BAD_SCHEDULE";
 
 /** An error stops generation (no files are written); a warning is reported and generation goes on. */
 export type Severity = "error" | "warning";

@@ -104,6 +104,29 @@ export interface WorkflowModel {
   readonly path: SpecPath;
 }
 
+/** One cron schedule: each tick starts a run of a job or workflow of the package. */
+export interface ScheduleModel {
+  readonly kind: "schedule";
+  /** The schedule id (also the prefix of its run ids). */
+  readonly name: string;
+  /** `nightlyReport`. */
+  readonly ident: string;
+  readonly description: string | undefined;
+  readonly cron: string;
+  readonly timezone: string;
+  readonly target: { readonly kind: "workflow" | "job"; readonly name: string } | undefined;
+  /** Both `workflow` and `job` were given (an error; `target` is then the workflow). */
+  readonly bothTargets: boolean;
+  readonly input: JsonValue;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly overlap: "skip" | "buffer_one" | "allow";
+  readonly catchUp: "none" | "last" | { readonly allWithinMs: number };
+  readonly jitterMs: number;
+  readonly priority: number | undefined;
+  readonly maxAttempts: number | undefined;
+  readonly path: SpecPath;
+}
+
 /** One spec file: one package. */
 export interface PackageModel {
   readonly kind: "package";
@@ -119,6 +142,7 @@ export interface PackageModel {
   readonly signals: readonly SignalModel[];
   readonly jobs: readonly JobModel[];
   readonly workflows: readonly WorkflowModel[];
+  readonly schedules: readonly ScheduleModel[];
 }
 
 /** Freezes a value and everything it holds. */

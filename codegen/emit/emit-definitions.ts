@@ -29,6 +29,17 @@ function validator(type: string, label: string): string {
   return `createValidator<${type}>(${JSON.stringify(label)}, raw.${validatorName(type)})`;
 }
 
+/** A JSON value with every object's keys in code-unit order, so emitted literals do not follow the YAML's order. */
+function sortedKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortedKeys);
+  if (v === null || typeof v !== "object") return v;
+  return Object.fromEntries(
+    Object.entries(v)
+      .sort(([a], [b]) => compareCodeUnits(a, b))
+      .map(([k, x]) => [k, sortedKeys(x)]),
+  );
+}
+
 /** The text of `definitions.ts`. */
 export function emitDefinitions(pkg: PackageModel, source: string): string {
   const imports = new Imports().value(RUNTIME_MODULE, "createValidator", "defineHeaders").namespace("./validators.js", "raw");
@@ -189,6 +200,31 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
     );
   }
 
+  if (pkg.schedules.length > 0) imports.value(RUNTIME_MODULE, "defineSchedule").type(RUNTIME_MODULE, "ScheduleDefinition");
+  for (const sc of pkg.schedules) {
+    const target = sc.target?.kind === "job" ? pkg.jobs.find((j) => j.name === sc.target?.name) : pkg.workflows.find((w) => w.name === sc.target?.name);
+    if (target === undefined) continue; // reported by the checks; never reached with errors
+    const targetConst = target.kind === "job" ? jobNames(target).definition : workflowNames(target).definition;
+    const literal = (v: unknown) => JSON.stringify(sortedKeys(v), null, 2).replace(/\n/g, "\n  ");
+    const lines = [
+      `  id: ${JSON.stringify(sc.name)},`,
+      `  package: PACKAGE,`,
+      ...(sc.description === undefined ? [] : [`  description: ${JSON.stringify(sc.description)},`]),
+      `  cron: ${JSON.stringify(sc.cron)},`,
+      `  timezone: ${JSON.stringify(sc.timezone)},`,
+      `  target: ${targetConst},`,
+      `  input: ${literal(sc.input)},`,
+      `  headers: ${literal(sc.headers)},`,
+      `  overlap: ${JSON.stringify(sc.overlap)},`,
+      `  catchUp: ${typeof sc.catchUp === "string" ? JSON.stringify(sc.catchUp) : `{ allWithinMs: ${sc.catchUp.allWithinMs} }`},`,
+      `  jitterMs: ${sc.jitterMs},`,
+      ...(sc.priority === undefined ? [] : [`  priority: ${sc.priority},`]),
+      ...(sc.maxAttempts === undefined ? [] : [`  maxAttempts: ${sc.maxAttempts},`]),
+    ];
+    const doc = sc.description ?? `Schedule "${sc.name}": ${sc.cron} (${sc.timezone}), starts ${target.kind} "${target.name}".`;
+    statements.push(constant(`${sc.ident}Schedule`, "ScheduleDefinition", `defineSchedule({\n${lines.join("\n")}\n})`, doc));
+  }
+
   statements.push(
     constant("jobs", undefined, `${record(pkg.jobs.map((j) => [j.ident, jobNames(j).definition]))} as const`, "Every job definition of the package, by job."),
   );
@@ -207,6 +243,16 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
         undefined,
         `${record(pkg.workflows.map((w) => [w.ident, workflowNames(w).definition]))} as const`,
         "Every workflow definition of the package, by workflow.",
+      ),
+    );
+  }
+  if (pkg.schedules.length > 0) {
+    statements.push(
+      constant(
+        "schedules",
+        undefined,
+        `${record(pkg.schedules.map((sc) => [sc.ident, `${sc.ident}Schedule`]))} as const`,
+        "Every schedule of the package, by schedule: pass them to upsertSchedules(runtime, schedules).",
       ),
     );
   }

@@ -8,6 +8,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { TaqubaError } from "../../runtime/errors.js";
 import { DEFAULT_STEP_QUEUE } from "../../runtime/workflow/runs/workflow-view.js";
+import { RedriveRefusedError } from "../inspect/operations.js";
 import { COMMANDS } from "./commands/index.js";
 import { EXIT } from "./exit-codes.js";
 import { clean, processIo, type OperatorIo } from "./output.js";
@@ -87,9 +88,11 @@ export function describeError(e: unknown): { code: number; message: string } {
   const message = clean(e instanceof Error ? e.message : String(e));
   if (e instanceof UsageError) return { code: EXIT.usage, message };
   if (e instanceof NoSuchStoreError) return { code: EXIT.notFound, message };
+  if (e instanceof RedriveRefusedError) return { code: e.reason === "not_found" ? EXIT.notFound : EXIT.refused, message };
   if (e instanceof TaqubaError) {
     if (e.code === "VALIDATION" || e.code === "INVALID_RUN_ID" || e.code === "INPUT_MISMATCH") return { code: EXIT.usage, message };
     if (e.code.endsWith("_NOT_FOUND")) return { code: EXIT.notFound, message };
+    if (e.code === "RUN_NOT_RETRYABLE") return { code: EXIT.refused, message };
     return { code: EXIT.failed, message };
   }
   return { code: EXIT.failed, message };

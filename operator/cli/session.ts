@@ -46,6 +46,11 @@ export class OperatorSession {
     this.#store = options.store;
   }
 
+  /** The name the owner gave `Queue.open`. */
+  get name(): string {
+    return this.options.name;
+  }
+
   /** The store the URL names (validated on first use). */
   store(): ObjectStore {
     this.#store ??= openStore(this.options.storeUrl);

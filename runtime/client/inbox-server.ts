@@ -261,6 +261,16 @@ export class ClientInbox {
         return cmds.clearSignal(r.key, mark());
       case "cancel":
         return cmds.cancel(r.runId, mark());
+      case "retry":
+        if (r.job === true) {
+          if (!(this.#target instanceof JobRunner)) {
+            throw new ValidationError(
+              `the owner of queue "${this.#queue.name}" serves a WorkflowRuntime without jobs; serve its JobRunner to retry jobs from clients`,
+            );
+          }
+          return this.#target.retryJobMarked(r.runId, mark());
+        }
+        return cmds.retry(r.runId, r.fromStep === undefined ? {} : { fromStep: r.fromStep }, mark());
     }
   }
 

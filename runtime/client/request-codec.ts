@@ -8,8 +8,9 @@ import { TaqubaError } from "../errors.js";
 import type { PreparedJob } from "../typed/job-runner.js";
 import type { KvOp } from "../queue/effects.js";
 import { decodeValue, encodeValue } from "../workflow/records/codec.js";
-import type { RunOptions, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
-import { InputMismatchError } from "../workflow/workflow-errors.js";
+import type { RetryOutcome, RunOptions, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
+import { InputMismatchError, RunNotFoundError, RunNotRetryableError } from "../workflow/workflow-errors.js";
+import { JobNotFoundError } from "../jobs/job-errors.js";
 import { ValidationError } from "../errors.js";
 
 const FORMAT = 1;
@@ -20,10 +21,11 @@ export type InboxRequest =
   | { readonly op: "job"; readonly job: PreparedJob }
   | { readonly op: "signal"; readonly key: string; readonly payload: Uint8Array }
   | { readonly op: "clearSignal"; readonly key: string }
-  | { readonly op: "cancel"; readonly runId: string };
+  | { readonly op: "cancel"; readonly runId: string }
+  | { readonly op: "retry"; readonly runId: string; readonly fromStep?: number; readonly job?: boolean };
 
 /** What an applied request answered. */
-export type AnswerValue = SubmitOutcome | SignalOutcome | boolean;
+export type AnswerValue = SubmitOutcome | SignalOutcome | RetryOutcome | boolean;
 
 /** An error the owner answered with, as the client rebuilds it. */
 export interface AnsweredError {
@@ -31,6 +33,8 @@ export interface AnsweredError {
   readonly code: string;
   readonly message: string;
   readonly runId?: string;
+  /** A `RunNotRetryableError`'s reason. */
+  readonly reason?: string;
 }
 
 export type InboxAnswer = { readonly ok: true; readonly value: AnswerValue } | { readonly ok: false; readonly error: AnsweredError };
@@ -158,6 +162,11 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
       return { op: "clearSignal", key: str(m, "key") };
     case "cancel":
       return { op: "cancel", runId: str(m, "runId") };
+    case "retry": {
+      const fromStep = optNumber(m, "fromStep");
+      if (m["job"] !== undefined && typeof m["job"] !== "boolean") fail(`field "job" must be a boolean`);
+      return { op: "retry", runId: str(m, "runId"), ...(fromStep === undefined ? {} : { fromStep }), ...(m["job"] === true ? { job: true } : {}) };
+    }
     default:
       return fail(`unknown operation ${JSON.stringify(m["op"])}`);
   }
@@ -166,7 +175,8 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
 function isAnswerValue(v: unknown): v is AnswerValue {
   if (v === "delivered" || v === "buffered" || typeof v === "boolean") return true;
   const m = v as Record<string, unknown> | null;
-  return m !== null && typeof m === "object" && typeof m["runId"] === "string" && typeof m["jobId"] === "string" && typeof m["newlySubmitted"] === "boolean";
+  if (m === null || typeof m !== "object" || typeof m["runId"] !== "string" || typeof m["jobId"] !== "string") return false;
+  return typeof m["newlySubmitted"] === "boolean" || (typeof m["step"] === "number" && Number.isInteger(m["step"]));
 }
 
 /** Decodes an answer (or an applied mark); throws `MalformedRequestError` when it is not one. */
@@ -183,7 +193,17 @@ export function decodeAnswer(body: Uint8Array): InboxAnswer {
   if (m["ok"] === false) {
     const e = map(m["error"], "the answer's error");
     const runId = typeof e["runId"] === "string" ? e["runId"] : undefined;
-    return { ok: false, error: { name: str(e, "name"), code: str(e, "code"), message: str(e, "message"), ...(runId === undefined ? {} : { runId }) } };
+    const reason = typeof e["reason"] === "string" ? e["reason"] : undefined;
+    return {
+      ok: false,
+      error: {
+        name: str(e, "name"),
+        code: str(e, "code"),
+        message: str(e, "message"),
+        ...(runId === undefined ? {} : { runId }),
+        ...(reason === undefined ? {} : { reason }),
+      },
+    };
   }
   return fail("the answer is neither a value nor an error");
 }
@@ -192,7 +212,14 @@ export function decodeAnswer(body: Uint8Array): InboxAnswer {
 export function answeredError(err: unknown): AnsweredError {
   if (err instanceof TaqubaError) {
     const runId = (err as { runId?: unknown }).runId;
-    return { name: err.name, code: err.code, message: err.message, ...(typeof runId === "string" ? { runId } : {}) };
+    const reason = (err as { reason?: unknown }).reason;
+    return {
+      name: err.name,
+      code: err.code,
+      message: err.message,
+      ...(typeof runId === "string" ? { runId } : {}),
+      ...(typeof reason === "string" ? { reason } : {}),
+    };
   }
   const e = err instanceof Error ? err : new Error(String(err));
   return { name: e.name || "Error", code: "OWNER_ERROR", message: e.message };
@@ -202,5 +229,20 @@ export function answeredError(err: unknown): AnsweredError {
 export function rebuildError(e: AnsweredError): Error {
   if (e.code === "INPUT_MISMATCH" && e.runId !== undefined) return new InputMismatchError(e.runId);
   if (e.code === "VALIDATION") return new ValidationError(e.message);
+  if (e.code === "RUN_NOT_FOUND" && e.runId !== undefined) return new RunNotFoundError(e.runId);
+  if (e.code === "JOB_NOT_FOUND") {
+    const id = /job "([^"]*)"/.exec(e.message)?.[1];
+    if (id !== undefined) return new JobNotFoundError(id);
+  }
+  if (e.code === "RUN_NOT_RETRYABLE" && e.runId !== undefined && isRetryReason(e.reason)) {
+    const prefix = `run "${e.runId}" cannot be retried: `;
+    return new RunNotRetryableError(e.runId, e.reason, e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message);
+  }
   return new RequestRefusedError(e.code, e.name, e.message);
+}
+
+const RETRY_REASONS: readonly string[] = ["active", "succeeded", "no_such_step", "payload_not_kept"] satisfies RunNotRetryableError["reason"][];
+
+function isRetryReason(r: string | undefined): r is RunNotRetryableError["reason"] {
+  return r !== undefined && RETRY_REASONS.includes(r);
 }

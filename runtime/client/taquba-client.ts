@@ -28,7 +28,14 @@ import { openStore } from "../store/open-store.js";
 import { MemoStore } from "../workflow/memo/memo.js";
 import { terminationOf } from "../workflow/records/records.js";
 import { RunId } from "../workflow/runs/run-id.js";
-import type { RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
+import type { RetryOutcome, RetryRunOptions, RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
+import type { ListRunsOptions, RunPage } from "../workflow/runs/run-listing.js";
+import type { RunHistory } from "../workflow/runs/run-history.js";
+import type { GroupPage, ListGroupsOptions } from "../workflow/groups/group-listing.js";
+import type { ListJobRunsOptions } from "../jobs/job-listing.js";
+import { listJobRuns } from "../jobs/job-redrive.js";
+import { checkRetryOptions } from "../workflow/runs/redrive.js";
+import { checkListOptions } from "../workflow/runs/run-rows.js";
 import { checkCorrelationKey } from "../workflow/limits.js";
 import { checkEffects, checkRunOptions, checkUserHeaders } from "../workflow/runs/submit.js";
 import { RunNotFoundError } from "../workflow/workflow-errors.js";
@@ -37,6 +44,8 @@ import { TimeoutError } from "./client-errors.js";
 import { answerKey, inboxPrefix, requestIds, requestKey } from "./inbox-layout.js";
 import { decodeAnswer, encodeRequest, MalformedRequestError, rebuildError, type AnswerValue, type InboxAnswer, type InboxRequest } from "./request-codec.js";
 import { watchPrefix } from "./store-watch.js";
+import { keyedJobRunId } from "../jobs/job-codec.js";
+import { readShardLayout, shardOfRun, shardOfSignal, shardStoreName } from "./shard-route.js";
 
 /** Default time a command waits for the owner's answer. */
 export const DEFAULT_CLIENT_TIMEOUT_MS = 30_000;
@@ -117,8 +126,10 @@ export class TaqubaClient {
   readonly #waiters = new Set<() => void>();
   readonly #unwatch: Array<() => void> = [];
   readonly #watched: boolean;
+  /** On a sharded store: one client per shard, and this one only routes (see `shard-route`). */
+  #shards: readonly TaqubaClient[] | undefined;
 
-  private constructor(store: ObjectStore, opts: TaqubaClientOptions) {
+  private constructor(store: ObjectStore, opts: TaqubaClientOptions, routerOnly = false) {
     this.#store = store;
     this.#name = opts.name;
     this.#q = opts.queueName ?? DEFAULT_STEP_QUEUE;
@@ -128,7 +139,7 @@ export class TaqubaClient {
     const wake = () => {
       for (const w of [...this.#waiters]) w();
     };
-    for (const prefix of [inboxPrefix(this.#q), "db/"]) {
+    for (const prefix of routerOnly ? [] : [inboxPrefix(this.#q), "db/"]) {
       const stop = watchPrefix(this.#root, prefix, wake);
       if (stop !== undefined) this.#unwatch.push(stop);
     }
@@ -140,7 +151,9 @@ export class TaqubaClient {
    * A client of the store `name` (the name the owner gave `Queue.open`) in
    * `store`, an `ObjectStore` or a URL (`s3://bucket/prefix`,
    * `file:///dir`; see `openStore`). Opening writes nothing and needs no
-   * owner to be running.
+   * owner to be running. It reads whether the store is sharded (one GET);
+   * on a sharded store every command and read goes to the run's shard
+   * (see docs/cluster.md).
    */
   static async open(store: ObjectStore | string, opts: TaqubaClientOptions): Promise<TaqubaClient> {
     if (opts === null || typeof opts !== "object") throw new ValidationError("TaqubaClient.open takes { name, queueName? }");
@@ -150,7 +163,16 @@ export class TaqubaClient {
     positive("pollIntervalMs", opts.pollIntervalMs, MIN_CLIENT_POLL_MS, 3600 * 1000);
     const s = typeof store === "string" ? openStore(store) : store;
     if (s === null || typeof s !== "object" || typeof s.get !== "function") throw new ValidationError("TaqubaClient.open takes an ObjectStore or a store URL");
-    return new TaqubaClient(s, opts);
+    const layout = await readShardLayout(s, opts.name);
+    if (layout === undefined) return new TaqubaClient(s, opts);
+    const router = new TaqubaClient(s, opts, true);
+    router.#shards = Array.from({ length: layout.shards }, (_, i) => new TaqubaClient(s, { ...opts, name: shardStoreName(opts.name, i) }));
+    return router;
+  }
+
+  /** The client of the shard of run `runId`, on a sharded store. */
+  #runShard(runId: string): TaqubaClient | undefined {
+    return this.#shards?.[shardOfRun(runId, this.#shards.length)];
   }
 
   /** The step queue whose runs this client reaches. */
@@ -180,6 +202,8 @@ export class TaqubaClient {
       throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
     }
     const runId = spec.runId === undefined ? RunId.generate() : RunId.parse(spec.runId);
+    const shard = this.#runShard(runId);
+    if (shard !== undefined) return shard.submit({ ...spec, runId });
     const o = spec.options ?? {};
     const headers = checkUserHeaders(o.headers);
     checkRunOptions(o);
@@ -202,27 +226,52 @@ export class TaqubaClient {
     const payload = preparePayload(def, input);
     const key = options?.idempotencyKey ?? def.idempotencyKey?.(input as never);
     const job: PreparedJob = { name: def.name, payload, runOptions, ...(key === undefined ? { runId: RunId.generate() } : { idempotencyKey: key }) };
-    const out = (await this.#request({ op: "job", job }, `submission of job "${def.name}"`)) as SubmitOutcome;
-    return new RunnerJobHandle(this.#jobReader(), out.runId, out.newlySubmitted);
+    // On a sharded store the job goes to the shard of the run id its owner will use.
+    const shard = this.#runShard(job.runId ?? keyedJobRunId(this.#q, def.name, key!));
+    const target = shard ?? this;
+    const out = (await target.#request({ op: "job", job }, `submission of job "${def.name}"`)) as SubmitOutcome;
+    return new RunnerJobHandle(target.#jobReader(), out.runId, out.newlySubmitted);
   }
 
   /** Delivers a signal to the step waiting on `correlationKey`, or buffers it: `"delivered"` or `"buffered"`, as the owner answers. */
   async signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
     checkCorrelationKey(correlationKey);
     if (!(payload instanceof Uint8Array)) throw new ValidationError("a signal payload must be a Uint8Array");
+    if (this.#shards !== undefined) return this.#shards[shardOfSignal(correlationKey, this.#shards.length)]!.signal(correlationKey, payload);
     return (await this.#request({ op: "signal", key: correlationKey, payload }, `signal "${correlationKey}"`)) as SignalOutcome;
   }
 
   /** Discards the buffered signal of `correlationKey`; `true` when one was removed. */
   async clearSignal(correlationKey: string): Promise<boolean> {
     checkCorrelationKey(correlationKey);
+    if (this.#shards !== undefined) return this.#shards[shardOfSignal(correlationKey, this.#shards.length)]!.clearSignal(correlationKey);
     return (await this.#request({ op: "clearSignal", key: correlationKey }, `clearing of signal "${correlationKey}"`)) as boolean;
   }
 
   /** Requests cancellation of a run: `true` once recorded, `false` for an unknown or ended run. */
   async cancel(runId: RunId | string): Promise<boolean> {
     const id = RunId.parse(runId);
+    const shard = this.#runShard(id);
+    if (shard !== undefined) return shard.cancel(id);
     return (await this.#request({ op: "cancel", runId: id }, `cancellation of run "${id}"`)) as boolean;
+  }
+
+  /**
+   * Re-opens a failed or cancelled run (see `WorkflowRuntime.retryRun`),
+   * through the owner's inbox; the owner's `RunNotRetryableError` or
+   * `RunNotFoundError` is rethrown here.
+   */
+  async retryRun(runId: RunId | string, opts: RetryRunOptions = {}): Promise<RetryOutcome> {
+    const id = RunId.parse(runId);
+    const fromStep = checkRetryOptions(opts);
+    const request: InboxRequest = { op: "retry", runId: id, ...(fromStep === undefined ? {} : { fromStep }) };
+    return (await this.#request(request, `retry of run "${id}"`)) as RetryOutcome;
+  }
+
+  /** Runs a failed or cancelled job again (see `JobRunner.retryJob`), through the owner's inbox. */
+  async retryJob(jobId: RunId | string): Promise<RetryOutcome> {
+    const id = RunId.parse(jobId);
+    return (await this.#request({ op: "retry", runId: id, job: true }, `retry of job "${id}"`)) as RetryOutcome;
   }
 
   async #request(request: InboxRequest, what: string): Promise<AnswerValue> {
@@ -274,6 +323,8 @@ export class TaqubaClient {
   /** The run's status as of the owner's last durable commit; null for an unknown run. */
   async status(runId: RunId | string): Promise<RunStatus | null> {
     const id = RunId.parse(runId);
+    const shard = this.#runShard(id);
+    if (shard !== undefined) return shard.status(id);
     const view = await this.#refreshed();
     return view === undefined ? null : view.status(id);
   }
@@ -281,20 +332,50 @@ export class TaqubaClient {
   /** The committed outcome of a terminated run, or null. */
   async outcome(runId: RunId | string): Promise<RunOutcome | null> {
     const id = RunId.parse(runId);
+    const shard = this.#runShard(id);
+    if (shard !== undefined) return shard.outcome(id);
     const view = await this.#refreshed();
     return view === undefined ? null : view.outcome(id);
   }
 
+  /** One page of the step queue's runs, newest first, as of the owner's last durable commit (see `WorkflowView.listRuns`). */
+  async listRuns(opts: ListRunsOptions = {}): Promise<RunPage> {
+    checkListOptions(opts);
+    const view = await this.#refreshed();
+    return view === undefined ? { runs: [] } : view.listRuns(opts);
+  }
+
+  /** One page of the step queue's typed jobs, newest first (see `JobRunner.listJobs`). */
+  async listJobs(opts: ListJobRunsOptions = {}): Promise<RunPage> {
+    const view = await this.#refreshed();
+    return view === undefined ? { runs: [] } : listJobRuns(view, opts);
+  }
+
+  /** The run's history step by step, or null for an unknown run (see `WorkflowView.inspectRun`). */
+  async inspectRun(runId: RunId | string): Promise<RunHistory | null> {
+    const id = RunId.parse(runId);
+    const view = await this.#refreshed();
+    return view === undefined ? null : view.inspectRun(id);
+  }
+
+  /** One page of the step queue's run groups with member counts (see `WorkflowView.listGroups`). */
+  async listGroups(opts: ListGroupsOptions = {}): Promise<GroupPage> {
+    const view = await this.#refreshed();
+    return view === undefined ? { groups: [] } : view.listGroups(opts);
+  }
+
   /** Waits until the run terminates. Throws `RunNotFoundError` for a run with no record. */
   async wait(runId: RunId | string): Promise<RunEnd> {
-    return (await this.#wait(RunId.parse(runId), undefined))!;
+    const id = RunId.parse(runId);
+    return (await (this.#runShard(id) ?? this).#wait(id, undefined))!;
   }
 
   /** {@link TaqubaClient.wait} bounded by `timeoutMs`; null when the run has not ended by then. */
   waitTimeout(runId: RunId | string, timeoutMs: number): Promise<RunEnd | null> {
     if (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0)
       throw new ValidationError(`waitTimeout takes a timeout >= 0 ms, got ${timeoutMs}`);
-    return this.#wait(RunId.parse(runId), Date.now() + timeoutMs);
+    const id = RunId.parse(runId);
+    return (this.#runShard(id) ?? this).#wait(id, Date.now() + timeoutMs);
   }
 
   async #wait(runId: RunId, deadline: number | undefined): Promise<RunEnd | null> {
@@ -417,6 +498,7 @@ export class TaqubaClient {
   async close(): Promise<void> {
     if (this.#closing.signal.aborted) return;
     this.#closing.abort();
+    await Promise.all((this.#shards ?? []).map((c) => c.close()));
     for (const u of this.#unwatch) u();
     await this.#opening?.catch(() => undefined);
     await this.#reader?.close();

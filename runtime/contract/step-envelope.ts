@@ -54,3 +54,29 @@ export function isStepEnvelope(bytes: Uint8Array): boolean {
     return false;
   }
 }
+
+const STRING = String.raw`"(?:[^"\\]|\\.)*"`;
+const ENVELOPE_TAIL = new RegExp(String.raw`,"step":(${STRING}),"workflow":(${STRING})\}$`);
+const JOB_TAIL = new RegExp(String.raw`,"job":(${STRING})\}$`);
+/** The tail of a payload read to name it: names longer than this are not named. */
+const TAIL_BYTES = 1024;
+
+/**
+ * The names a typed payload carries, read from its end without parsing the
+ * whole payload (canonical JSON sorts keys, so `step` and `workflow`, or
+ * `job`, come last): for listings, where a payload is named on every step.
+ * `undefined` for anything else.
+ */
+export function peekPayloadNames(bytes: Uint8Array): { kind: "workflow" | "job"; name: string; step?: string } | undefined {
+  if (bytes.byteLength < 2 || bytes[bytes.byteLength - 1] !== 0x7d) return undefined;
+  const tail = fromUtf8(bytes.subarray(Math.max(0, bytes.byteLength - TAIL_BYTES)));
+  try {
+    const env = ENVELOPE_TAIL.exec(tail);
+    if (env !== null) return { kind: "workflow", name: JSON.parse(env[2]!) as string, step: JSON.parse(env[1]!) as string };
+    const job = JOB_TAIL.exec(tail);
+    if (job !== null && bytes[0] === 0x7b) return { kind: "job", name: JSON.parse(job[1]!) as string };
+  } catch {
+    // A tail cut inside an escape: leave the payload unnamed.
+  }
+  return undefined;
+}

@@ -8,6 +8,7 @@ import { instruments } from "../telemetry/metrics.js";
 import { ClosedError, StoreCorruptedError, ValidationError } from "../errors.js";
 import { type SpanAttributes, traced, tracingWithinSpan } from "../telemetry/tracing.js";
 import { makeClaimedJob, ticketOf } from "./claimed-job.js";
+import { ADMISSION_SCAN_BUDGET, admit } from "./admission.js";
 import type { SettlementEffects } from "./effects.js";
 import type { DeadLetteredEvent } from "./config.js";
 import { ClaimLostError, PayloadMissingError } from "./errors.js";
@@ -28,25 +29,36 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   core.checkOpen();
   validateQueueName(queueName);
   validatePositiveInt("claimBatch max", max);
-  const lease = leaseMs ?? core.configs.get(queueName).leaseMs;
+  const { leaseMs: defaultLease, concurrency, rateLimit } = core.configs.get(queueName);
+  const lease = leaseMs ?? defaultLease;
   validatePositiveInt("leaseMs", lease);
   validateMillis("leaseMs", lease);
-  let ids = pendingIds(core, queueName, max);
+  // With a limit, jobs it holds back stay pending and the scan looks further, within a budget.
+  const scanLimit = concurrency !== undefined || rateLimit !== undefined ? max + ADMISSION_SCAN_BUDGET : max;
+  let ids = pendingIds(core, queueName, scanLimit);
   // Scan again after each wait: the scan and the claim must share one synchronous run.
   for (let w = warmJobs(core.engine, ids); w !== undefined; w = warmJobs(core.engine, ids)) {
     await w;
     core.checkOpen();
-    ids = pendingIds(core, queueName, max);
+    ids = pendingIds(core, queueName, scanLimit);
   }
   const now = core.clock.now();
   const txn = new Txn(core.engine);
   const claimed: [JobRecord, LeaseEntry][] = [];
+  let retryAt: number | undefined;
   for (const id of ids) {
+    if (claimed.length === max) break;
     const r = readJob(txn, id);
     if (r === undefined || r.state !== "pending") continue;
+    const a = admit(core.leases.slots, core.leases.windows, concurrency, rateLimit, queueName, r.headers, now);
+    if (!a.admit) {
+      if (a.retryAt !== undefined) retryAt = Math.min(retryAt ?? a.retryAt, a.retryAt);
+      continue;
+    }
     const next = claimJob(txn, r, now);
-    claimed.push([next, core.leases.add(next.id, queueName, now + lease, next.cancelRequested === true)]);
+    claimed.push([next, core.leases.add(next.id, queueName, now + lease, next.cancelRequested === true, a.slot)]);
   }
+  if (retryAt !== undefined) wakeWhenRateFrees(core, queueName, retryAt);
   if (claimed.length === 0) return [];
   core.commit(txn, false);
   core.loop.rearm(now + lease);
@@ -86,6 +98,37 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
     if (f.status === "fulfilled") out.push(makeClaimedJob(core, core.leases, core.clock, r, e, f.value));
   });
   return out;
+}
+
+/** One pending wake-up per rate-limited queue of a queue store: the earliest time a held-back job may be claimed. */
+const rateWakes = new WeakMap<QueueCore, Map<string, { at: number; stop: AbortController }>>();
+
+/** Notifies the queue's workers when a rate limit next admits a job it held back; no polling. */
+function wakeWhenRateFrees(core: QueueCore, queueName: string, at: number): void {
+  let wakes = rateWakes.get(core);
+  if (wakes === undefined) {
+    wakes = new Map();
+    rateWakes.set(core, wakes);
+    const all = wakes;
+    core.closedSignal.addEventListener("abort", () => {
+      for (const w of all.values()) w.stop.abort();
+      all.clear();
+    });
+  }
+  const current = wakes.get(queueName);
+  if (current !== undefined && current.at <= at) return;
+  current?.stop.abort();
+  const stop = new AbortController();
+  const mine = { at, stop };
+  wakes.set(queueName, mine);
+  const map = wakes;
+  core.clock.waitUntil(at, stop.signal).then(
+    () => {
+      if (map.get(queueName) === mine) map.delete(queueName);
+      core.work.notify(queueName);
+    },
+    () => undefined,
+  );
 }
 
 /** The ids of the first `max` pending jobs of `queueName`, in claim order. */

@@ -7,6 +7,14 @@ import type { Logger } from "../logger.js";
 import type { EngineOptions } from "../engine/engine.js";
 import { ValidationError } from "../errors.js";
 import { validateMillis, validatePositiveInt, validateQueueName } from "./names.js";
+import {
+  resolveConcurrency,
+  resolveRateLimit,
+  type ConcurrencyConfig,
+  type RateLimitConfig,
+  type ResolvedConcurrency,
+  type ResolvedRateLimit,
+} from "./admission.js";
 
 /** Retry backoff: `delay = min(baseMs × factor^(attempts−1), maxMs)`. */
 export interface BackoffConfig {
@@ -32,6 +40,18 @@ export interface QueueConfig {
   doneRetentionMs?: number;
   /** Keep dead records this long after they die; `null` keeps them forever. Default: 7 days. */
   deadRetention?: number | null;
+  /**
+   * At most `limit` claims of this queue held at once per `key` (a template
+   * over the job's headers, such as `"{tenant_id}"`). Default: no limit.
+   * See docs/flow-control.md.
+   */
+  concurrency?: ConcurrencyConfig;
+  /**
+   * At most `limit` claims of this queue per `key` in any sliding window of
+   * `periodMs`; a job over the limit stays pending until the window frees.
+   * Default: no limit. See docs/flow-control.md.
+   */
+  rateLimit?: RateLimitConfig;
 }
 
 /** Options of `Queue.open`. */
@@ -101,6 +121,8 @@ export interface ResolvedQueueConfig {
   backoff: Required<BackoffConfig>;
   doneRetentionMs: number | undefined;
   deadRetentionMs: number | null;
+  concurrency: ResolvedConcurrency | undefined;
+  rateLimit: ResolvedRateLimit | undefined;
 }
 
 /** The settings of a queue no `QueueConfig` changes. */
@@ -113,6 +135,8 @@ export const DEFAULT_QUEUE_CONFIG: ResolvedQueueConfig = Object.freeze({
   doneRetentionMs: undefined,
   // A week gives operators time to inspect and requeue failures.
   deadRetentionMs: 7 * DAY_MS,
+  concurrency: undefined,
+  rateLimit: undefined,
 });
 
 /** A priority is an integer from 0 to `MAX_PRIORITY`. */
@@ -156,6 +180,8 @@ export function resolveQueueConfig(c: QueueConfig | undefined, base: ResolvedQue
     if (c.deadRetention !== null) validateMillis("QueueConfig.deadRetention", c.deadRetention);
     out.deadRetentionMs = c.deadRetention;
   }
+  if (c.concurrency !== undefined) out.concurrency = resolveConcurrency(c.concurrency);
+  if (c.rateLimit !== undefined) out.rateLimit = resolveRateLimit(c.rateLimit);
   return out;
 }
 

@@ -19,6 +19,13 @@ export {
   type ResolvedQueueConfig,
 } from "./config.js";
 export {
+  ADMISSION_SCAN_BUDGET,
+  type ConcurrencyConfig,
+  type ResolvedConcurrency,
+  type RateLimitConfig,
+  type ResolvedRateLimit,
+} from "./admission.js";
+export {
   MAX_KV_VALUE_SIZE,
   MAX_KV_KEY_BYTES,
   MAX_QUEUE_NAME_LEN,

@@ -9,6 +9,7 @@
  */
 import { BTree } from "../store/btree.js";
 import { padTime } from "./keys.js";
+import { ConcurrencySlots, RateWindows } from "./admission.js";
 
 /** One live claim held by this process. */
 export interface LeaseEntry {
@@ -17,6 +18,8 @@ export interface LeaseEntry {
   readonly token: number;
   expiresAt: number;
   readonly cancel: AbortController;
+  /** The concurrency slot the claim holds (see `admission`), released with the lease. */
+  readonly slot?: string;
 }
 
 /** Lease entries by job id, plus an expiry-ordered index for the reaper. */
@@ -24,17 +27,24 @@ export class LeaseRegistry {
   readonly #byId = new Map<string, LeaseEntry>();
   readonly #byExpiry = new BTree<string, string>();
   #nextToken = 1;
+  /** Concurrency slots held by these leases. */
+  readonly slots = new ConcurrencySlots();
+  /** Recent claim times per rate-limited key. */
+  readonly windows = new RateWindows();
+  /** Called with the queue name when a lease holding a concurrency slot goes, so a waiting worker claims again. */
+  onSlotReleased: ((queue: string) => void) | undefined;
 
   get size(): number {
     return this.#byId.size;
   }
 
   /** Registers a new claim and returns its entry. Replaces any older entry for the id. */
-  add(id: string, queue: string, expiresAt: number, cancelled: boolean): LeaseEntry {
+  add(id: string, queue: string, expiresAt: number, cancelled: boolean, slot?: string): LeaseEntry {
     this.remove(id);
     const cancel = new AbortController();
     if (cancelled) cancel.abort(new Error(`cancellation of job ${id} was requested`));
-    const e: LeaseEntry = { id, queue, token: this.#nextToken++, expiresAt, cancel };
+    const e: LeaseEntry =
+      slot === undefined ? { id, queue, token: this.#nextToken++, expiresAt, cancel } : { id, queue, token: this.#nextToken++, expiresAt, cancel, slot };
     this.#byId.set(id, e);
     this.#byExpiry.set(`${padTime(expiresAt)}/${id}`, id);
     return e;
@@ -62,6 +72,10 @@ export class LeaseRegistry {
     if (e === undefined) return;
     this.#byId.delete(id);
     this.#byExpiry.delete(`${padTime(e.expiresAt)}/${id}`);
+    if (e.slot !== undefined) {
+      this.slots.release(e.slot);
+      this.onSlotReleased?.(e.queue);
+    }
   }
 
   /** The earliest expiry, if any lease is held. */
@@ -86,5 +100,7 @@ export class LeaseRegistry {
   clear(): void {
     this.#byId.clear();
     this.#byExpiry.clear();
+    this.slots.clear();
+    this.windows.clear();
   }
 }

@@ -79,6 +79,8 @@ export class QueueCore {
     this.log = fullLogger(opts.logger);
     this.clock = timedClock(opts.clock ?? SystemClock);
     this.configs = new QueueConfigs(opts.defaultQueueConfig, opts.queueConfigs);
+    // A freed concurrency slot may admit a job left pending: let workers claim again.
+    this.leases.onSlotReleased = (queue) => this.work.notify(queue);
     if (opts.onDeadLettered) this.deadListeners.add(opts.onDeadLettered);
     if (opts.onClosed) this.closedListeners.add(opts.onClosed);
     engine.onFailure((failure) => {

@@ -29,12 +29,26 @@ export function validateObjectKey(key: string): void {
   }
 }
 
+/** A UTF-16 surrogate: a unit of a code point above U+FFFF. */
+const SURROGATE = /[\ud800-\udfff]/;
+
 /**
  * Compares strings by the byte order of their UTF-8 encodings, which is code
  * point order. JavaScript's `<` compares UTF-16 code units and disagrees for
  * characters above U+FFFF against U+E000..U+FFFF.
+ *
+ * Every B-tree lookup calls this about twenty times, on keys that share long
+ * prefixes, so strings without surrogates (nearly all keys) take the
+ * built-in comparison: without surrogates, code unit order is code point
+ * order.
  */
 export function compareKeys(a: string, b: string): number {
+  if (a === b) return 0;
+  if (!SURROGATE.test(a) && !SURROGATE.test(b)) return a < b ? -1 : 1;
+  return compareByCodePoint(a, b);
+}
+
+function compareByCodePoint(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
     const ca = a.charCodeAt(i);

@@ -22,7 +22,9 @@ import { ClosedError, ValidationError } from "../errors.js";
 import { SettlementEffects } from "../queue/effects.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { runEventsFor } from "../workflow/runtime-core.js";
-import type { RunEnd, RunOptions, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
+import type { RetryOutcome, RunEnd, RunOptions, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
+import type { RunPage } from "../workflow/runs/run-listing.js";
+import type { ListJobRunsOptions } from "../jobs/job-listing.js";
 import type { WorkflowHost } from "./workflow-client.js";
 import type { WorkflowDispatcher } from "./workflow-dispatcher.js";
 import { sha256Hex } from "../workflow/records/codec.js";
@@ -53,6 +55,7 @@ import { JobWaits } from "../jobs/job-waits.js";
 import { encodeJobNotice, JOB_NOTIFY_HEADER, jobNotice, noticeRunners } from "../jobs/job-notice.js";
 import type { AppliedMark } from "../workflow/records/applied-mark.js";
 import { sweepJobResults } from "../jobs/result-retention.js";
+import { listJobRuns, retryJobRun } from "../jobs/job-redrive.js";
 import { checkDefinition, positiveInt, preparePayload, prepareRunOptions, type AnyDefinition } from "../jobs/job-submission.js";
 
 export { JobRunnerBuilder };
@@ -304,6 +307,26 @@ export class JobRunner implements JobHost, WorkflowHost {
   /** Requests cancellation of a job or run; false when it already ended or is unknown. */
   cancel(jobId: RunId | string): Promise<boolean> {
     return this.#runtime.cancel(jobId);
+  }
+
+  /** One page of this runner's jobs, newest first, by job name and state (see `WorkflowRuntime.listRuns`). */
+  async listJobs(opts: ListJobRunsOptions = {}): Promise<RunPage> {
+    return listJobRuns(this.#runtime.view(), opts);
+  }
+
+  /**
+   * Runs a failed or cancelled job again, with its input, under the same
+   * job id; its stored result is replaced when the new attempt ends. Throws
+   * `RunNotRetryableError` for a job that is active or succeeded, and
+   * `JobNotFoundError` for an unknown one.
+   */
+  retryJob(jobId: RunId | string): Promise<RetryOutcome> {
+    return retryJobRun(this.#runtime.view(), this.#runtime.marked, jobId);
+  }
+
+  /** @internal `retryJob` with an applied mark, for the client inbox. */
+  retryJobMarked(jobId: RunId | string, mark: AppliedMark<RetryOutcome>): Promise<RetryOutcome> {
+    return retryJobRun(this.#runtime.view(), this.#runtime.marked, jobId, mark);
   }
 
   /** A job's or run's status (see `WorkflowRuntime.status`); null for an unknown id. */

@@ -29,11 +29,11 @@ import { JobStepRunner, type JobBinding, type Registration as JobRegistration } 
 import { checkJobRegistration } from "../jobs/job-submission.js";
 import { formatIssue, type Validator } from "../contract/validator.js";
 import { fromUtf8, utf8 } from "../workflow/records/codec.js";
-import type { RunnerStartContext, Step, StepRunner } from "../workflow/steps/delivery.js";
+import type { RunnerStartContext, Step, StepDescription, StepRunner } from "../workflow/steps/delivery.js";
 import { StepOutcome } from "../workflow/steps/step-outcome.js";
 import { StepError } from "../workflow/workflow-errors.js";
 import { makeStepContext } from "./step-context.js";
-import { decodeStepEnvelope, encodeStepEnvelope, type StepEnvelope } from "../contract/step-envelope.js";
+import { decodeStepEnvelope, encodeStepEnvelope, peekPayloadNames, type StepEnvelope } from "../contract/step-envelope.js";
 import { transitionRecord } from "../contract/step-transition.js";
 import type { AnyWorkflowDefinition, WorkflowDefinition, WorkflowStepDefinition } from "../contract/workflow-definition.js";
 
@@ -237,6 +237,11 @@ export class WorkflowDispatcher implements StepRunner {
   /** @internal Whether a `JobRunner` is attached. */
   get jobsAttached(): boolean {
     return this.#jobs.binding !== undefined;
+  }
+
+  /** Names a typed step (workflow and step) or job payload for listings; other payloads go to the fallback runner. */
+  describe(payload: Uint8Array): StepDescription | undefined {
+    return peekPayloadNames(payload) ?? this.fallbackRunner?.describe?.(payload);
   }
 
   async runStep(step: Step): Promise<StepOutcome> {

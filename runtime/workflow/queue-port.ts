@@ -35,6 +35,8 @@ export interface WorkflowQueue {
   deadLetter(job: ClaimedJob, error: string, effects?: SettlementEffects, opts?: DeadLetterOptions): Promise<EnqueueOutcome[]>;
   wakeScheduled(queueName: string, jobId: string, attached?: Uint8Array, effects?: SettlementEffects): Promise<boolean>;
   cancelJob(jobId: string, effects?: SettlementEffects): Promise<CancelOutcome>;
+  /** Moves a dead job back to pending (a redrive of the run it is the final step of). */
+  requeueDead(jobId: string): Promise<boolean>;
   kvGet(key: string): Promise<Uint8Array | null>;
   kvPut(key: string, value: Uint8Array): Promise<void>;
   kvDelete(key: string): Promise<void>;

@@ -37,6 +37,28 @@ export class RunNotFoundError extends TaqubaError {
   }
 }
 
+/**
+ * `retryRun` (or `retryJob`) refused: the run is still active, it
+ * succeeded, or the step asked for cannot be re-run (`reason` says which).
+ * Nothing was changed.
+ */
+export class RunNotRetryableError extends TaqubaError {
+  constructor(
+    readonly runId: string,
+    readonly reason: "active" | "succeeded" | "no_such_step" | "payload_not_kept",
+    detail: string,
+  ) {
+    super("RUN_NOT_RETRYABLE", `run "${runId}" cannot be retried: ${detail}`);
+  }
+}
+
+/** No schedule of that id exists on the runtime's step queue. */
+export class ScheduleNotFoundError extends TaqubaError {
+  constructor(readonly scheduleId: string) {
+    super("SCHEDULE_NOT_FOUND", `no schedule "${scheduleId}" exists on this step queue; create it with runtime.schedules.upsert (or from a spec's schedules)`);
+  }
+}
+
 /** A user header used the `workflow.` prefix the runtime reserves for step jobs. */
 export class ReservedHeaderError extends TaqubaError {
   constructor(readonly header: string) {

@@ -21,16 +21,20 @@ import { reconcileAllDead, reconcileDeadJob } from "./runs/reconcile.js";
 import { RunId } from "./runs/run-id.js";
 import { KeyedLock } from "./runs/run-events.js";
 import { terminationOf } from "./records/records.js";
-import type { RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "./runs/run-types.js";
+import type { RetryOutcome, RetryRunOptions, RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "./runs/run-types.js";
+import type { ListRunsOptions, RunPage } from "./runs/run-listing.js";
+import type { RunHistory } from "./runs/run-history.js";
+import type { GroupPage, ListGroupsOptions } from "./groups/group-listing.js";
 import { runEventsFor, signalLockFor, submitLockFor, type RuntimeCore } from "./runtime-core.js";
 import { clearBufferedSignal, sendSignal } from "./signals/signals.js";
 import { runStepWorker } from "./steps/step-worker.js";
 import type { FullLogger } from "../logger.js";
 import { submitRun } from "./runs/submit.js";
+import { retryRun } from "./runs/redrive.js";
+import type { SettlementEffects } from "../queue/effects.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import { RunNotFoundError } from "./workflow-errors.js";
 import { WorkflowView } from "./runs/workflow-view.js";
-import { ValidationError } from "../errors.js";
 import { checkGroupMember } from "./limits.js";
 import { backoffMs, isStoreFault, sleep, STORE_RETRY } from "./store-retry.js";
 import { validateDelay } from "../time-bounds.js";
@@ -39,6 +43,7 @@ import type { RunGroup } from "./groups/run-group.js";
 import { RunGroups } from "./groups/run-groups.js";
 import { closeTimeout, repeatEvery, spawnWorker, stopOn, WorkerSet, type CloseOptions, type RunnerHandle, type Shutdown } from "./worker-lifecycle.js";
 import { ClosedError } from "../errors.js";
+import { Schedules } from "./schedules/schedules.js";
 
 export type { CloseOptions, RunnerHandle, Shutdown } from "./worker-lifecycle.js";
 
@@ -49,12 +54,16 @@ export type { CloseOptions, RunnerHandle, Shutdown } from "./worker-lifecycle.js
  */
 export const NO_WORKER_WARNING_MS = 10_000;
 
+/** The abort reason that ends one round of a wait's timers; never seen by callers. */
+const WAIT_ROUND_OVER = new Error("wait round over");
+
 /** @internal See `WorkflowRuntime.marked`. */
 export interface MarkedCommands {
   submit(spec: RunSpec, mark: AppliedMark<SubmitOutcome>): Promise<SubmitOutcome>;
   signal(correlationKey: string, payload: Uint8Array, mark: AppliedMark<SignalOutcome>): Promise<SignalOutcome>;
   clearSignal(correlationKey: string, mark: AppliedMark<boolean>): Promise<boolean>;
   cancel(runId: RunId | string, mark: AppliedMark<boolean>): Promise<boolean>;
+  retry(runId: RunId | string, opts: RetryRunOptions, mark: AppliedMark<RetryOutcome> | undefined, extra?: SettlementEffects): Promise<RetryOutcome>;
 }
 
 /**
@@ -75,6 +84,7 @@ export class WorkflowRuntime {
   readonly #reconcileLock = new KeyedLock();
   readonly #groups: RunGroups;
   readonly #workers = new WorkerSet();
+  readonly #schedules: Schedules;
   #closing: Promise<void> | undefined;
   #warnedNoWorker = false;
 
@@ -114,7 +124,13 @@ export class WorkflowRuntime {
     sweeper = memoSweeperFor(this.#core);
     this.#sweeper = sweeper;
     this.#view = new WorkflowView(
-      { kvGet: (k) => deps.queue.kvGet(k), job: (id) => deps.queue.view().job(id), durable: () => deps.queue.flush() },
+      {
+        kvGet: (k) => deps.queue.kvGet(k),
+        job: (id) => deps.queue.view().job(id),
+        kvScan: (prefix, opts) => deps.queue.kvScan(prefix, opts),
+        attemptHistory: (id) => deps.queue.view().attemptHistory(id),
+        durable: () => deps.queue.flush(),
+      },
       memos,
       s.queueName,
     );
@@ -128,9 +144,28 @@ export class WorkflowRuntime {
       view: this.#view,
       pollIntervalMs: s.pollIntervalMs,
       retentionMs: s.groupRetentionMs,
-      submitMember: (tag, key, spec) => this.submitGroupMember(tag, key, spec),
+      submitMember: (tag, key, spec, groupId) => this.submitGroupMember(tag, key, spec, groupId),
       cancel: (runId) => this.cancel(runId),
     });
+    const view = this.#view;
+    this.#schedules = new Schedules({
+      core: this.#core,
+      submit: (spec, effects) => submitRun(this.#core, spec, undefined, undefined, undefined, effects),
+      isActive: async (runId) => {
+        const st = await view.status(runId);
+        return st !== null && st.state !== "terminated";
+      },
+      isKnown: async (runId) => (await view.status(runId)) !== null,
+    });
+  }
+
+  /**
+   * The cron schedules of this runtime's step queue (see docs/schedules.md):
+   * `upsert`, `list`, `pause`, `resume`, `trigger`, `backfill`, `remove`.
+   * Ticks are decided by a running worker (`run` / `spawn`).
+   */
+  get schedules(): Schedules {
+    return this.#schedules;
   }
 
   /** The step queue's name. */
@@ -163,9 +198,9 @@ export class WorkflowRuntime {
    * with the step-0 enqueue and rewritten (status, error) by whichever
    * settlement terminates the run. Idempotent like `submit`.
    */
-  submitGroupMember(groupId: string, key: string, spec: RunSpec): Promise<SubmitOutcome> {
+  submitGroupMember(groupId: string, key: string, spec: RunSpec, displayId?: string): Promise<SubmitOutcome> {
     checkGroupMember(groupId, key);
-    return submitRun(this.#core, spec, { id: groupId, key });
+    return submitRun(this.#core, spec, { id: groupId, key }, undefined, displayId);
   }
 
   /** The run group `id`: a durable set of runs (see `RunGroup`). Naming a group writes nothing. */
@@ -227,7 +262,8 @@ export class WorkflowRuntime {
     for (;;) {
       // Subscribe before reading, so a termination between the read and the wait is not missed.
       const sub = core.events.next(runId);
-      const tick = new AbortController();
+      // Made only when this round waits: most waits find the run terminated on the first read.
+      let tick: AbortController | undefined;
       try {
         // Reads retry store faults in place; one that still fails is waited out like an
         // active run (a wait has no reason to give up while the store is away), until the deadline.
@@ -256,14 +292,16 @@ export class WorkflowRuntime {
         // this queue) is announced; the poll interval only bounds how late a termination
         // committed without an announcement (by another process) is noticed.
         const slice = deadline === undefined ? core.pollIntervalMs : Math.min(core.pollIntervalMs, deadline - now);
+        tick = new AbortController();
         const woken = [sub.promise, core.clock.waitUntil(now + slice, tick.signal).catch(() => undefined)];
         // After a fault, read again within about a second of real time, whatever clock the runtime runs on.
         if (fault !== undefined) woken.push(sleep(backoffMs(STORE_RETRY, ++faults), tick.signal));
         await Promise.race(woken);
       } finally {
         sub.dispose();
-        // Drop this round's timer at once rather than letting it run out.
-        tick.abort();
+        // Drop this round's timer at once rather than letting it run out (with a
+        // shared reason: a default one is a DOMException, with a stack, per round).
+        tick?.abort(WAIT_ROUND_OVER);
       }
     }
   }
@@ -294,6 +332,32 @@ export class WorkflowRuntime {
     return cancelRun(this.#core, this.#view, runId);
   }
 
+  /** One page of this step queue's runs, newest first (see {@link WorkflowView.listRuns}). */
+  listRuns(opts?: ListRunsOptions): Promise<RunPage> {
+    return this.#view.listRuns(opts);
+  }
+
+  /** The run's history step by step, or `null` for an unknown run (see {@link WorkflowView.inspectRun}). */
+  inspectRun(runId: RunId | string): Promise<RunHistory | null> {
+    return this.#view.inspectRun(runId);
+  }
+
+  /** One page of this step queue's run groups with member counts (see {@link WorkflowView.listGroups}). */
+  listGroups(opts?: ListGroupsOptions): Promise<GroupPage> {
+    return this.#view.listGroups(opts);
+  }
+
+  /**
+   * Re-opens a failed or cancelled run at the step it ended at (or
+   * `opts.fromStep`), with the payload that step last ran with, keeping its
+   * memo. Throws `RunNotRetryableError` for an active or succeeded run, or
+   * a step whose payload is not kept, and `RunNotFoundError` for an unknown
+   * run; nothing changes then.
+   */
+  retryRun(runId: RunId | string, opts: RetryRunOptions = {}): Promise<RetryOutcome> {
+    return retryRun(this.#core, this.#view, runId, opts);
+  }
+
   /** Delivers a signal for `correlationKey`, or buffers it durably for the next waiter. */
   signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
     return sendSignal(this.#core, correlationKey, payload);
@@ -311,6 +375,7 @@ export class WorkflowRuntime {
       signal: (key, payload, mark) => sendSignal(core, key, payload, mark),
       clearSignal: (key, mark) => clearBufferedSignal(core, key, mark),
       cancel: (runId, mark) => cancelRun(core, this.#view, runId, mark),
+      retry: (runId, opts, mark, extra) => retryRun(core, this.#view, runId, opts, mark, extra),
     };
   }
 
@@ -361,6 +426,11 @@ export class WorkflowRuntime {
       ),
     );
     if (core.memoRetentionMs !== undefined) tasks.push(this.#sweepLoop(stop.signal));
+    tasks.push(
+      this.#schedules.run(stop.signal).catch((e: unknown) => {
+        this.#logger.error({ err: e }, "the scheduler stopped on an error; schedules tick again at the next start");
+      }),
+    );
     if (this.#groups.retains) {
       tasks.push(
         this.#groups.sweepLoop(stop.signal, (e) => this.#logger.error({ err: e }, "group retention sweep failed; retrying at the next poll interval")),

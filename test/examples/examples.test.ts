@@ -239,8 +239,33 @@ describe("examples", () => {
     expect(out).toMatch(/^log info: {2}queue "shop": this process is now the writer of its store \(writer epoch 1\)$/m);
   });
 
+  it("nightly-report: one run per tick, the DST night at 03:00, missed nights caught up, trigger and pause", { timeout: 30_000 }, async () => {
+    const out = await example("nightly-report", 25_000);
+    expect(lines(out, /^tick .* Berlin: report run sched-nightly-sales-eu-\d+$/)).toEqual([
+      "tick 2026-03-28 02:30:00 Berlin: report run sched-nightly-sales-eu-1774661400000",
+      "tick 2026-03-29 03:00:00 Berlin: report run sched-nightly-sales-eu-1774746000000",
+      "tick 2026-03-30 02:30:00 Berlin: report run sched-nightly-sales-eu-1774830600000",
+    ]);
+    expect(lines(out, /^caught up: report run/)).toEqual([
+      "caught up: report run sched-nightly-sales-eu-1774917000000",
+      "caught up: report run sched-nightly-sales-eu-1775003400000",
+      "caught up: report run sched-nightly-sales-eu-1775089800000",
+    ]);
+    expect(out).toMatch(/^triggered now: run sched-nightly-sales-eu-now\d+ built its report$/m);
+    expect(out).toMatch(/^paused: true, next tick none while paused, a day later still 7 reports$/m);
+    expect(out).toMatch(/^nightly-report done: 7 reports built, one run per tick$/m);
+  });
+
+  it("tenant-fair-queue: at most two steps per tenant at once, small tenants pass a flooding one", { timeout: 30_000 }, async () => {
+    const out = await example("tenant-fair-queue", 25_000);
+    expect(out).toMatch(/^acme: 12 runs, at most 2 at once$/m);
+    expect(out).toMatch(/^globex: 3 runs, at most 2 at once$/m);
+    expect(out).toMatch(/^initech: 3 runs, at most 2 at once$/m);
+    expect(out).toMatch(/^globex and initech were done while acme still had runs to go$/m);
+  });
+
   it("the examples' generated code is up to date with their specs", async () => {
-    for (const dir of ["demo", "durable-approvals", "fanout-jobs", "group-document-pipeline"]) {
+    for (const dir of ["demo", "durable-approvals", "fanout-jobs", "group-document-pipeline", "nightly-report"]) {
       const r = await run(["codegen/bin.js", "codegen", `examples/${dir}`, "--out", `examples/${dir}/generated`, "--check"], 20_000);
       expect(r.code, r.stdout + r.stderr).toBe(0);
     }

@@ -31,10 +31,11 @@ const LAYERS: readonly (readonly [rank: number, name: string, prefixes: readonly
   [6, "webhooks", ["runtime/webhooks/"]],
   [7, "typed", ["runtime/typed/"]],
   [8, "client", ["runtime/client/"]],
-  [9, "entry", ["runtime/index.ts", "runtime/testing.ts", "runtime/generated.ts"]],
-  [10, "codegen", ["codegen/"]],
+  [9, "cluster", ["runtime/cluster/"]],
+  [10, "entry", ["runtime/index.ts", "runtime/testing.ts", "runtime/generated.ts"]],
+  [11, "codegen", ["codegen/"]],
   // The operator tools (CLI, dashboard) read and write through the runtime, never through the generator.
-  [10, "operator", ["operator/"]],
+  [11, "operator", ["operator/"]],
 ];
 
 interface Layer {

@@ -13,7 +13,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, appendFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startScript } from "../support/child-script.js";
 
@@ -60,6 +60,8 @@ describe("the packed package", () => {
       "package/schemas/taquba-spec.schema.json",
       "package/codegen/bin.js",
       "package/dist/operator/cli/main.js",
+      "package/operator/dashboard/public/index.html",
+      "package/operator/dashboard/public/app.js",
     ]) {
       expect(listing, f).toContain(f);
     }
@@ -115,6 +117,15 @@ describe("the packed package", () => {
     expect(exit).toEqual({ code: 0, signal: null });
     expect(Date.now() - stopped).toBeLessThan(5_000);
     expect(worker.lines).toContain("stopped");
+
+    // The operator CLI, from dist/, reads what the worker left (a JobRunner's step queue is "jobs").
+    const jobs = sh(
+      "npx",
+      ["--no-install", "taquba", "jobs", "list", pathToFileURL(join(project, ".taquba-data")).href, "--name", "app", "--step-queue", "jobs"],
+      project,
+    );
+    expect(jobs.status, jobs.stderr).toBe(0);
+    expect(jobs.stdout).toContain("greet");
 
     expect(sh("npm", ["run", "--silent", "pretest"], project).status).toBe(0);
     appendFileSync(join(project, "schemas", "app.taquba.yaml"), "# an edit\n");

@@ -8,10 +8,11 @@
  * every relative link resolves.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { INIT_SCRIPTS } from "../../codegen/cli/init-templates.js";
+import { COMMANDS } from "../../operator/cli/commands/index.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -67,7 +68,8 @@ function withoutHeader(source: string): string {
 }
 
 const scripts = Object.keys((JSON.parse(readFileSync(`${root}package.json`, "utf8")) as { scripts: Record<string, string> }).scripts);
-const TAQUBA_COMMANDS = ["init", "codegen"];
+// The generator's commands, and the operator commands' first words (runs, signal, dashboard, ...).
+const TAQUBA_COMMANDS = ["init", "codegen", ...new Set(COMMANDS.map((c) => c.path[0]!))];
 
 describe("README", () => {
   const readme = readFileSync(`${root}README.md`, "utf8");

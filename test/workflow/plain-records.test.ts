@@ -57,4 +57,23 @@ describe("plain MessagePack from the store", () => {
     expect(() => assertPlainMessagePack(encodeValue(value))).not.toThrow();
     expect(() => assertPlainMessagePack(new Uint8Array([0xc1]))).toThrow(MessagePackExtensionError);
   });
+
+  it("reads the type byte of every extension form at its offset, past long binaries", () => {
+    const ext8 = (type: number) => [0xc7, 1, type, 0];
+    const ext16 = (type: number) => [0xc8, 0, 1, type, 0];
+    const ext32 = (type: number) => [0xc9, 0, 0, 0, 1, type, 0];
+    const fixext = (size: number, type: number) => [0xd4 + Math.log2(size), type, ...new Array<number>(size).fill(0)];
+    const forms = [ext8, ext16, ext32, (t: number) => fixext(1, t), (t: number) => fixext(4, t), (t: number) => fixext(16, t)];
+    // A 300-byte bin16 and a 70,000-byte bin32 whose contents look like extensions, then the form: a 2-array.
+    const bin16 = [0xc5, 0x01, 0x2c, ...new Array<number>(300).fill(0xd4)];
+    const bin32 = [0xc6, 0x00, 0x01, 0x11, 0x70, ...new Array<number>(70_000).fill(0xc7)];
+    for (const form of forms) {
+      for (const prefix of [bin16, bin32]) {
+        expect(() => assertPlainMessagePack(new Uint8Array([0x92, ...prefix, ...form(0xff)]))).not.toThrow();
+        expect(() => assertPlainMessagePack(new Uint8Array([0x92, ...prefix, ...form(0)]))).not.toThrow();
+        expect(() => assertPlainMessagePack(new Uint8Array([0x92, ...prefix, ...form(5)]))).toThrow(/extension type 5/);
+        expect(() => assertPlainMessagePack(new Uint8Array([0x92, ...prefix, ...form(0xfe)]))).toThrow(/extension type -2/);
+      }
+    }
+  });
 });

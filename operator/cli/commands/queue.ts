@@ -2,10 +2,15 @@
  * @module `taquba queue stats`: per-queue counts, the oldest pending job's
  * age, dead letters, WAL objects awaiting a checkpoint, checkpoint age.
  */
+import { JOB_STATES } from "../../../runtime/queue/record.js";
+import type { JobState } from "../../../runtime/queue/types.js";
+import { listQueueJobs } from "../../inspect/job-listing.js";
 import { readQueueHealth } from "../../inspect/queue-health.js";
 import { EXIT } from "../exit-codes.js";
 import { formatAge, paint, table, toJson } from "../output.js";
-import type { Command } from "../registry.js";
+import { stringOption, UsageError, type Command } from "../registry.js";
+import { positiveInt } from "../session.js";
+import { jobTable } from "./dead.js";
 
 const stats: Command = {
   path: ["queue", "stats"],
@@ -39,4 +44,32 @@ const stats: Command = {
   },
 };
 
-export const queueCommands: readonly Command[] = [stats];
+const jobs: Command = {
+  path: ["queue", "jobs"],
+  operands: "<queue>",
+  arity: [1, 1],
+  summary: "one queue's jobs in one state, in the queue's order",
+  options: {
+    state: { type: "string", value: "STATE", description: `${JOB_STATES.join(", ")} (default: pending)` },
+    limit: { type: "string", value: "N", description: "most jobs listed (default: 100)" },
+    cursor: { type: "string", value: "CURSOR", description: "continue from a previous page (printed at the end of a full page)" },
+  },
+  async run(ctx) {
+    const state = stringOption(ctx, "state") ?? "pending";
+    if (!(JOB_STATES as readonly string[]).includes(state)) throw new UsageError(`--state takes one of ${JOB_STATES.join(", ")}, got ${JSON.stringify(state)}`);
+    const limit = positiveInt("limit", stringOption(ctx, "limit"), 10_000) ?? 100;
+    const cursor = stringOption(ctx, "cursor");
+    const reader = await ctx.session.reader();
+    const page = await listQueueJobs(reader, ctx.operands[0]!, state as JobState, { limit, ...(cursor === undefined ? {} : { cursor }) });
+    if (ctx.json) ctx.io.out(toJson(page));
+    else {
+      ctx.io.out(
+        page.items.length === 0 ? `no ${state} jobs` : jobTable(ctx.io, page.items, (r) => (state === "dead" ? r.failedAt : (r.runAt ?? r.enqueuedAt))),
+      );
+      if (page.next !== undefined) ctx.io.out(`\nmore: --cursor ${JSON.stringify(page.next)}`);
+    }
+    return EXIT.ok;
+  },
+};
+
+export const queueCommands: readonly Command[] = [stats, jobs];

@@ -26,7 +26,7 @@ export interface GroupHost {
   /** Removal window after a results consumer saw the last termination; undefined keeps groups until forgotten. */
   readonly retentionMs: number | undefined;
   /** Submits a run as member `key` of the group tagged `tag` (member record written with step 0). */
-  submitMember(tag: string, key: string, spec: RunSpec): Promise<SubmitOutcome>;
+  submitMember(tag: string, key: string, spec: RunSpec, groupId: string): Promise<SubmitOutcome>;
   cancel(runId: RunId): Promise<boolean>;
   /** Serializes manifest updates of one group (keyed by tag) and submissions of one member (keyed `member:{runId}`) within the process. */
   readonly manifestLock: KeyedLock;

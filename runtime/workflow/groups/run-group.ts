@@ -14,6 +14,10 @@ import { validateInstant } from "../../time-bounds.js";
 import { ValidationError } from "../../errors.js";
 import { isWellFormed } from "../../queue/names.js";
 import { bytesEqual, utf8 } from "../records/codec.js";
+import { SettlementEffects } from "../../queue/effects.js";
+import { stageForgotten } from "../runs/index-effects.js";
+import { decodeTerminalRecord } from "../records/records.js";
+import { encodeGroupIndexEntry, groupIndexKey } from "./group-index.js";
 import { groupMemberKey, groupMembersPrefix, groupTerminalMarkers, groupTag, manifestKey, memberRunId } from "./group-keys.js";
 import { decodeManifest, encodeManifest, type GroupManifest, type ManifestMember, type ManifestOptions } from "./group-records.js";
 import { GroupActiveError, GroupNotFoundError } from "./group-errors.js";
@@ -157,13 +161,24 @@ export async function forgetGroup(host: GroupHost, groupId: string, ifIdle: bool
     await mapPool(manifest.members, SUBMIT_CONCURRENCY, async (m) => {
       const runId = memberRunId(tag, m.key);
       await host.memos.clearMemosForRun(runId);
-      await host.queue.kvDelete(terminalRecordKey(host.queueName, runId));
+      await forgetTerminated(host, runId);
       for (const cleanup of host.memberCleanups) await cleanup(runId);
       await host.queue.kvDelete(groupMemberKey(host.queueName, tag, m.key));
     });
+    await host.queue.kvDelete(groupIndexKey(host.queueName, manifest.createdAtMs, tag));
     await host.memos.store.delete(manifestKey(host.memos.prefix, tag));
     return true;
   });
+}
+
+/** Removes a member run's terminal record with its index entries and history, in one commit. */
+async function forgetTerminated(host: GroupHost, runId: RunId): Promise<void> {
+  const tk = terminalRecordKey(host.queueName, runId);
+  const t = await host.queue.kvGet(tk);
+  if (t === null) return;
+  const effects = new SettlementEffects().kvDelete(tk);
+  await stageForgotten(host.queue, host.queueName, decodeTerminalRecord(t, tk), effects);
+  await host.queue.kvCompareAndApply([{ key: tk, value: t }], effects);
 }
 
 /**
@@ -209,6 +224,7 @@ export class RunGroup {
     }
     const opts = manifestOptions(options);
     const host = this.#host;
+    let createdAtMs = 0;
     await host.manifestLock.run(this.#tag, async () => {
       const existing = await readManifest(host, this.#tag);
       if (existing !== null && existing.groupId !== this.id) {
@@ -223,29 +239,32 @@ export class RunGroup {
         else if (!bytesEqual(had.input, m.input)) throw new InputMismatchError(memberRunId(this.#tag, m.key));
       }
       checkGroupSize(this.id, existing?.members ?? [], added);
+      createdAtMs = existing?.createdAtMs ?? host.clock.now();
       // Written before any member is submitted, so `resume` can finish an interrupted submission.
       if (existing === null || added.length > 0 || options !== undefined) {
         const manifest: GroupManifest = {
           groupId: this.id,
-          createdAtMs: existing?.createdAtMs ?? host.clock.now(),
+          createdAtMs,
           options: options === undefined && existing !== null ? existing.options : opts,
           members: [...(existing?.members ?? []), ...added],
         };
         await host.memos.store.put(manifestKey(host.memos.prefix, this.#tag), encodeManifest(manifest));
       }
     });
-    return this.#submitMembers(members, { ...opts, ...(options?.runAt === undefined ? {} : { runAt: options.runAt }) });
+    return this.#submitMembers(members, { ...opts, ...(options?.runAt === undefined ? {} : { runAt: options.runAt }) }, createdAtMs);
   }
 
   /** Runs again, from the manifest alone, every member that did not succeed and is not active. */
   async resume(): Promise<GroupSubmitOutcome> {
     const manifest = await readManifest(this.#host, this.#tag);
     if (manifest === null) throw new GroupNotFoundError(this.id);
-    return this.#submitMembers(manifest.members, manifest.options);
+    return this.#submitMembers(manifest.members, manifest.options, manifest.createdAtMs);
   }
 
-  async #submitMembers(members: readonly GroupMember[], options: RunOptions): Promise<GroupSubmitOutcome> {
+  async #submitMembers(members: readonly GroupMember[], options: RunOptions, createdAtMs: number): Promise<GroupSubmitOutcome> {
     const host = this.#host;
+    // Listed before its members exist, so a listing never misses a group with members.
+    await host.queue.kvPut(groupIndexKey(host.queueName, createdAtMs, this.#tag), encodeGroupIndexEntry(this.id));
     const out = await mapPool(members, SUBMIT_CONCURRENCY, async (m) => {
       const runId = memberRunId(this.#tag, m.key);
       // Read and submit under the member's lock: a concurrent submission of the same member could
@@ -254,7 +273,7 @@ export class RunGroup {
         const rec = await readMember(host, this.#tag, m.key);
         // Only a member that is not active is resubmitted, so no termination races this decision.
         if (rec?.state === "succeeded" || rec?.state === "active") return { key: m.key, runId, submission: rec.state };
-        const r = await host.submitMember(this.#tag, m.key, { runId, input: m.input, options });
+        const r = await host.submitMember(this.#tag, m.key, { runId, input: m.input, options }, this.id);
         return { key: m.key, runId, submission: (r.newlySubmitted ? "submitted" : "active") as MemberSubmission };
       });
     });

@@ -14,10 +14,12 @@
  * the runs being cleared, not for a whole backlog.
  */
 import { decodeMarkerValue } from "../runs/terminal.js";
-import { terminalRecordKey } from "../records/kv-keys.js";
+import { runKey, terminalRecordKey } from "../records/kv-keys.js";
 import { decodeTerminalRecord } from "../records/records.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { forEachBounded } from "../bounded.js";
+import { SettlementEffects } from "../../queue/effects.js";
+import { stageForgotten } from "../runs/index-effects.js";
 
 /** Markers read per page. */
 const PAGE = 256;
@@ -66,12 +68,23 @@ export class MemoSweeper {
       await forEachBounded(expired, RUNS_AT_ONCE, async (m) => {
         if (stopped()) return;
         const marker = decodeMarkerValue(m.value, m.key);
-        await core.memos.withPrefix(marker.memoPrefix).clearMemosForRun(m.suffix);
-        // The terminal record goes only if it still describes the termination this marker
-        // belongs to: a later run under the same id has its own record.
-        const tk = terminalRecordKey(core.queueName, m.suffix);
-        const t = await core.queue.kvGet(tk);
-        if (t !== null && decodeTerminalRecord(t, tk).token === marker.token) await core.queue.kvCompareAndDelete(tk, t);
+        // Taking turns with submissions and redrives of the run: a run re-opened under this id
+        // keeps its memo, so the memo goes only while the terminal record is still the
+        // termination this marker belongs to (or is gone: a pass that stopped half way).
+        await core.submitLock.run(m.suffix, async () => {
+          const tk = terminalRecordKey(core.queueName, m.suffix);
+          const t = await core.queue.kvGet(tk);
+          const terminal = t === null ? null : decodeTerminalRecord(t, tk);
+          if (terminal !== null && terminal.token !== marker.token) return;
+          if (t === null && (await core.queue.kvGet(runKey(core.queueName, m.suffix))) !== null) return;
+          await core.memos.withPrefix(marker.memoPrefix).clearMemosForRun(m.suffix);
+          if (t !== null && terminal !== null) {
+            // With its index entries and history, in one commit: a listing never shows a half-swept run.
+            const effects = new SettlementEffects().kvDelete(tk);
+            await stageForgotten(core.queue, core.queueName, terminal, effects);
+            await core.queue.kvCompareAndApply([{ key: tk, value: t }], effects);
+          }
+        });
         await core.queue.kvCompareAndDelete(m.key, m.value);
         swept++;
       });

@@ -38,6 +38,15 @@ export function contentKeyOf(input: unknown): string {
  * @example
  * const draft = await step.memo.memoized("draft", () => callModel(step.payload));
  */
+/** Who hears of each memo write, per memo (see `watchMemoWrites`). */
+const writeWatchers = new WeakMap<Memo, (key: string) => void>();
+
+/** @internal Calls `onWrite` with the user key of every entry `memo` writes (a run's history lists them). */
+export function watchMemoWrites(memo: Memo, onWrite: (key: string) => void): Memo {
+  writeWatchers.set(memo, onWrite);
+  return memo;
+}
+
 export class Memo {
   readonly #store: ObjectStore;
   readonly #prefix: string;
@@ -91,6 +100,7 @@ export class Memo {
     } catch (e) {
       throw isStoreFault(e) ? new MemoUnavailableError(this.runId, this.scope, key, "write", e) : e;
     }
+    writeWatchers.get(this)?.(key);
   }
 
   /** The stored bytes under `key`, or `null`. */
@@ -190,6 +200,28 @@ export class MemoStore {
    * bounded however many entries a run has. `signal` stops it between
    * chunks (what is left is removed by a later call).
    */
+  /**
+   * @internal Removes the replay records of the steps of `runId` numbered
+   * `fromStep` and later, so a redriven run runs them again instead of
+   * replaying how they ended.
+   */
+  async clearReplaysFrom(runId: string, fromStep: number): Promise<void> {
+    const root = runReplayRoot(this.prefix, runId);
+    // In chunks, resuming after the last key listed, so memory stays bounded however long the run.
+    let startAfter: string | undefined;
+    for (;;) {
+      const listed: string[] = [];
+      for await (const o of this.store.list(root, startAfter === undefined ? {} : { startAfter })) {
+        listed.push(o.key);
+        if (listed.length >= CLEAR_CHUNK) break;
+      }
+      const doomed = listed.filter((k) => Number(k.slice(root.length).split("/")[0]) >= fromStep);
+      await forEachBounded(doomed, CLEAR_CONCURRENCY, (k) => retryStore(() => this.store.delete(k)));
+      if (listed.length < CLEAR_CHUNK) return;
+      startAfter = listed[listed.length - 1];
+    }
+  }
+
   async clearMemosForRun(runId: string, signal?: AbortSignal): Promise<number> {
     let removed = 0;
     for (const root of [runMemoRoot(this.prefix, runId), runReplayRoot(this.prefix, runId)]) {

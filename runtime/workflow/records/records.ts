@@ -74,6 +74,8 @@ export interface StepPointer {
   jobId: string;
   /** The correlation key the step waits on, when it was continued on a signal. */
   signalWait?: string;
+  /** The step's name, as the runner described its payload (typed workflows). */
+  name?: string;
 }
 
 /** `workflow/outcomes/{runId}`: a terminated run. */
@@ -83,6 +85,8 @@ export interface TerminalRecord extends Termination {
   token: string;
   /** Where the run's memo entries and result record live (the run record's `memoPrefix`). */
   memoPrefix?: string;
+  /** The run's submission time, which places it in the run index; absent in records written before the index existed. */
+  submittedAtMs?: number;
 }
 
 /** The run result record, in the run memo under `workflow.outcome`. */
@@ -163,7 +167,7 @@ export function encodeStepPointer(p: StepPointer): Uint8Array {
 
 export function decodeStepPointer(bytes: Uint8Array, key: string): StepPointer {
   return decodeChecked<StepPointer>(bytes, key, "step pointer", (v) =>
-    isNum(v.step) && isStr(v.jobId) && optional(v.signalWait, isStr) ? undefined : "lacks its step or job id",
+    isNum(v.step) && isStr(v.jobId) && optional(v.signalWait, isStr) && optional(v.name, isStr) ? undefined : "lacks its step or job id",
   );
 }
 
@@ -184,6 +188,7 @@ export function decodeTerminalRecord(bytes: Uint8Array, key: string): TerminalRe
     const p = terminationProblem(v);
     if (p !== undefined) return p;
     if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
+    if (!optional(v.submittedAtMs, isNum)) return "has a malformed submission time";
     return isNum(v.terminatedAtMs) && isStr(v.incarnation) && isStr(v.token) ? undefined : "lacks its time or token";
   });
 }

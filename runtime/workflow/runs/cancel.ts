@@ -65,6 +65,7 @@ export async function cancelRun(core: RuntimeCore, view: WorkflowView, runIdIn: 
       priority: job?.priority ?? r.run.priority,
       maxAttempts: job?.maxAttempts ?? r.run.maxAttempts,
       group: r.run.group,
+      submittedAtMs: r.run.submittedAtMs,
       // Only a waiter still scheduled holds the index entry; a woken one released it already.
       signalWait: job?.state === "scheduled" ? r.pointer.signalWait : undefined,
     });

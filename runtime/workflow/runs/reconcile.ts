@@ -42,6 +42,7 @@ export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jo
     priority: info.priority,
     maxAttempts: info.maxAttempts,
     group: r.run.group,
+    submittedAtMs: r.run.submittedAtMs,
   };
   const effects = addTerminalEffects(core.terminal, t);
   // The commit needs an enqueue of its own: the notification when the hook observes the

@@ -107,3 +107,22 @@ export interface SubmitOutcome {
 
 /** What `signal` did with a payload. */
 export type SignalOutcome = "delivered" | "buffered";
+
+/** What `retryRun` takes. */
+export interface RetryRunOptions {
+  /**
+   * The step to re-open the run at, with the payload it last ran with.
+   * Default: the step the run ended at. A step before it must still have its
+   * payload in the run's history (`StepHistory.retryable`).
+   */
+  readonly fromStep?: number;
+}
+
+/** What `retryRun` did. */
+export interface RetryOutcome {
+  readonly runId: RunId;
+  /** The step the run was re-opened at. */
+  readonly step: number;
+  /** The queue job of that step. */
+  readonly jobId: string;
+}

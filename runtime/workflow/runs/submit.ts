@@ -10,6 +10,7 @@ import { groupMemberKey, runKey, stepDedupKey, stepPointerKey, terminalRecordKey
 import {
   decodeRunRecord,
   decodeStepPointer,
+  decodeTerminalRecord,
   encodeGroupMember,
   encodeRunRecord,
   encodeStepPointer,
@@ -25,6 +26,7 @@ import type { RuntimeCore } from "../runtime-core.js";
 import { InputMismatchError, ReservedHeaderError, ReservedKeyError } from "../workflow-errors.js";
 import { ValidationError } from "../../errors.js";
 import { checkRunHeaders, checkRunPayload } from "../limits.js";
+import { describePayload, stageForgotten, stageSubmission } from "./index-effects.js";
 
 /** Checks user headers: string values, no reserved prefix. */
 export function checkUserHeaders(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {
@@ -64,9 +66,17 @@ export function checkEffects(effects: SettlementEffects | undefined): void {
  * Submits a run. Idempotent on `(runId, input)`: the durable run record
  * (written with the step-0 enqueue) catches duplicates across restarts,
  * after step 0 was claimed and its dedup key released. `mark` commits
- * with a new submission (see `applied-mark`).
+ * with a new submission (see `applied-mark`), and so do `runtimeEffects`.
  */
-export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupRef, mark?: AppliedMark<SubmitOutcome>): Promise<SubmitOutcome> {
+export async function submitRun(
+  core: RuntimeCore,
+  spec: RunSpec,
+  group?: GroupRef,
+  mark?: AppliedMark<SubmitOutcome>,
+  /** The group's id as its user named it, for listings (`group.id` is its storage tag). */
+  groupName?: string,
+  runtimeEffects?: SettlementEffects,
+): Promise<SubmitOutcome> {
   if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
     throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
   }
@@ -79,7 +89,8 @@ export async function submitRun(core: RuntimeCore, spec: RunSpec, group?: GroupR
   const inputSha256 = sha256Hex(spec.input);
   const span = startSpan("taquba.submit", { "taquba.run.id": runId, "taquba.queue": core.queueName }, undefined, "producer");
   try {
-    const out = await submitLocked(core, spec, group, mark, runId, options, headers, inputSha256, span === undefined ? undefined : traceparentOf(span));
+    const traceparent = span === undefined ? undefined : traceparentOf(span);
+    const out = await submitLocked(core, spec, group, mark, runId, options, headers, inputSha256, traceparent, groupName, runtimeEffects);
     endOk(span, { "taquba.outcome": out.newlySubmitted ? "submitted" : "duplicate", "taquba.job.id": out.jobId });
     if (out.newlySubmitted) instruments()?.runsSubmitted.add(1, { "taquba.queue": core.queueName });
     return out;
@@ -99,6 +110,8 @@ async function submitLocked(
   headers: Record<string, string>,
   inputSha256: string,
   traceparent: string | undefined,
+  groupName: string | undefined,
+  runtimeEffects: SettlementEffects | undefined,
 ): Promise<SubmitOutcome> {
   return core.submitLock.run(runId, async () => {
     const existing = await core.queue.kvGet(runKey(core.queueName, runId));
@@ -110,9 +123,10 @@ async function submitLocked(
       return { runId, jobId, newlySubmitted: false };
     }
     const jobId = core.queue.nextJobId();
+    const submittedAtMs = core.clock.now();
     const record: RunRecord = {
       runId,
-      submittedAtMs: core.clock.now(),
+      submittedAtMs,
       inputSha256,
       incarnation: jobId,
       headers,
@@ -123,10 +137,23 @@ async function submitLocked(
     };
     const effects = new SettlementEffects();
     if (spec.effects !== undefined) effects.merge(spec.effects);
+    // The runtime's own writes (a schedule's state) may use the reserved prefix the caller's may not.
+    if (runtimeEffects !== undefined) effects.merge(runtimeEffects);
     effects.kvPut(runKey(core.queueName, runId), encodeRunRecord(record));
-    effects.kvPut(stepPointerKey(core.queueName, runId), encodeStepPointer({ step: 0, jobId }));
-    // A terminal record of an earlier run under this id no longer describes the run.
-    effects.kvDelete(terminalRecordKey(core.queueName, runId));
+    const described = describePayload(core.runner, spec.input);
+    effects.kvPut(
+      stepPointerKey(core.queueName, runId),
+      encodeStepPointer({ step: 0, jobId, ...(described?.step === undefined ? {} : { name: described.step }) }),
+    );
+    // A terminal record of an earlier run under this id no longer describes the run, nor do
+    // that run's index entries and history.
+    const tk = terminalRecordKey(core.queueName, runId);
+    const earlier = await core.queue.kvGet(tk);
+    if (earlier !== null) {
+      effects.kvDelete(tk);
+      await stageForgotten(core.queue, core.queueName, decodeTerminalRecord(earlier, tk), effects);
+    }
+    stageSubmission(core.queueName, record, described, spec.input, effects, groupName);
     if (mark !== undefined) markEffects(mark, { runId, jobId, newlySubmitted: true }, effects);
     if (group !== undefined) {
       effects.kvPut(groupMemberKey(core.queueName, group.id, group.key), encodeGroupMember({ key: group.key, runId, incarnation: jobId, state: "active" }));

@@ -25,6 +25,7 @@ import type { RunErrorKind, RunOutcome, TerminalStatus } from "./run-types.js";
 import { hookObserves, type TerminalHook } from "../terminal-hook/terminal-hook.js";
 import { decodeValue, encodeValue } from "../records/codec.js";
 import { StoreCorruptedError } from "../../errors.js";
+import { stageEnded } from "./index-effects.js";
 
 /** Settings the terminal effects depend on. */
 export interface TerminalSettings {
@@ -61,6 +62,8 @@ export interface TerminationInput {
   signalWait?: string | undefined;
   /** The run group member this run is, whose record the termination rewrites. */
   group?: GroupRef | undefined;
+  /** The run's submission time (its place in the run index). */
+  submittedAtMs: number;
   /** The run's reserved trace header, passed on to the notification job so the terminal hook joins the run's trace. */
   traceHeaders?: Readonly<Record<string, string>>;
 }
@@ -137,10 +140,12 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     incarnation: t.incarnation,
     token: t.token,
     memoPrefix: t.memoPrefix,
+    submittedAtMs: t.submittedAtMs,
     ...(t.error === undefined ? {} : { error: t.error }),
     ...(t.errorKind === undefined ? {} : { errorKind: t.errorKind }),
   };
   into.kvPut(terminalRecordKey(s.queueName, t.runId), encodeTerminalRecord(record));
+  stageEnded(s.queueName, t.runId, t.submittedAtMs, t.status, into);
   if (t.group !== undefined) {
     into.kvPut(
       groupMemberKey(s.queueName, t.group.id, t.group.key),

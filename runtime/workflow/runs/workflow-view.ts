@@ -3,6 +3,14 @@
  * outcome of a run, answered the same after a restart and from any process.
  */
 import type { JobInfo } from "../../queue/types.js";
+import type { JobAttempt } from "../../queue/record.js";
+import { listRuns } from "./list-runs.js";
+import { inspectRun } from "./inspect-run.js";
+import { listGroups } from "../groups/group-index.js";
+import type { KvPage, KvScanOptions } from "../../queue/view.js";
+import type { ListRunsOptions, RunPage } from "./run-listing.js";
+import type { RunHistory } from "./run-history.js";
+import type { GroupPage, ListGroupsOptions } from "../groups/group-listing.js";
 import { runKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
 import type { MemoStore } from "../memo/memo.js";
 import {
@@ -26,6 +34,10 @@ export const DEFAULT_STEP_QUEUE = "workflow-steps";
 export interface WorkflowReadSource {
   kvGet(key: string): Promise<Uint8Array | null>;
   job(jobId: string): Promise<JobInfo | null>;
+  /** One page of KV entries under `prefix` (the run index and history are read this way). */
+  kvScan(prefix: string, opts?: KvScanOptions): Promise<KvPage>;
+  /** How each claim of a job ended so far (the current step's attempts in `inspectRun`); optional. */
+  attemptHistory?(jobId: string): Promise<JobAttempt[]>;
   /**
    * For a source that reads commits before they are durable (a live
    * queue): resolves once everything read so far is durable. A source
@@ -61,6 +73,8 @@ export class WorkflowView {
     this.#src = {
       kvGet: (k) => retryStore(() => source.kvGet(k)),
       job: (id) => retryStore(() => source.job(id)),
+      kvScan: (prefix, opts) => retryStore(() => source.kvScan(prefix, opts)),
+      ...(source.attemptHistory === undefined ? {} : { attemptHistory: (id: string) => retryStore(() => source.attemptHistory!(id)) }),
       ...(source.durable === undefined ? {} : { durable: () => source.durable!() }),
     };
     this.#memos = memos;
@@ -142,5 +156,50 @@ export class WorkflowView {
   async outcomeOf(terminal: TerminalRecord): Promise<RunOutcome | null> {
     const rec = await this.#memos.withPrefix(terminal.memoPrefix ?? this.#memos.prefix).readOutcomeRecord(terminal.runId, terminal.token);
     return rec !== null && rec.token === terminal.token ? rec.outcome : null;
+  }
+
+  /**
+   * One page of the step queue's runs, newest submission first, filtered by
+   * state, workflow name and submission time (see `ListRunsOptions`). Reads
+   * the run index, never the whole state; throws `ValidationError` for a
+   * malformed option or a cursor this listing did not hand out.
+   */
+  async listRuns(opts: ListRunsOptions = {}): Promise<RunPage> {
+    const page = await listRuns(this.#reads(), opts);
+    await this.durable();
+    return page;
+  }
+
+  /** @internal A listing restricted to typed jobs or workflows (`listJobs`). */
+  async listRunsOf(kind: "job" | "workflow", opts: ListRunsOptions, what: string): Promise<RunPage> {
+    const page = await listRuns(this.#reads(), opts, what, { kind });
+    await this.durable();
+    return page;
+  }
+
+  #reads() {
+    const src = this.#src;
+    return {
+      queueName: this.#queueName,
+      records: (id: string) => this.records(id),
+      job: (id: string) => src.job(id),
+      kvGet: (k: string) => src.kvGet(k),
+      kvScan: (p: string, o?: KvScanOptions) => src.kvScan(p, o),
+      ...(src.attemptHistory === undefined ? {} : { attemptHistory: (id: string) => src.attemptHistory!(id) }),
+    };
+  }
+
+  /** The run's history step by step (see `RunHistory`), or `null` for an unknown run. */
+  async inspectRun(runId: RunId | string): Promise<RunHistory | null> {
+    const history = await inspectRun(this.#reads(), RunId.parse(runId));
+    await this.durable();
+    return history;
+  }
+
+  /** One page of the step queue's run groups with their member counts, newest first. */
+  async listGroups(opts: ListGroupsOptions = {}): Promise<GroupPage> {
+    const page = await listGroups({ queueName: this.#queueName, kvScan: (p, o) => this.#src.kvScan(p, o) }, opts);
+    await this.durable();
+    return page;
   }
 }

@@ -165,6 +165,22 @@ export interface StepRunner {
    * specs mark `sensitive: true`.
    */
   readonly sensitiveHeaders?: readonly string[];
+  /**
+   * Names a step payload for run listings and histories: the generated
+   * dispatcher returns the typed workflow (or job) and the step name. Called
+   * when a step is submitted or continued, so it must be cheap; it must not
+   * throw (return `undefined` for a payload it cannot name).
+   */
+  describe?(payload: Uint8Array): StepDescription | undefined;
+}
+
+/** What `StepRunner.describe` says of a step payload. */
+export interface StepDescription {
+  readonly kind: "workflow" | "job";
+  /** The typed workflow's or job's name. */
+  readonly name: string;
+  /** The step's name (typed workflows). */
+  readonly step?: string;
 }
 
 /** What `StepRunner.beforeStart` is given: the runtime's queue and step queue name. */

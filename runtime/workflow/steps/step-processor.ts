@@ -39,7 +39,12 @@ import { RunId } from "../runs/run-id.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import type { MemoStore } from "../memo/memo.js";
 import { afterWaitRegistered, releaseStepSignal, resolveSignal, stageSignalWait } from "../signals/signals.js";
-import type { StepOutcome } from "./step-outcome.js";
+import type { StepOutcome, Trigger } from "./step-outcome.js";
+import { stageStepHistory, type SettledStep } from "./step-history.js";
+import type { StepTransitionHistory } from "../runs/run-history.js";
+import { describePayload } from "../runs/index-effects.js";
+import { watchMemoWrites } from "../memo/memo.js";
+import { reopenRequeued } from "../runs/redrive.js";
 import { userHeadersOf } from "../runs/submit.js";
 import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "../runs/terminal.js";
 import { processNotification } from "../terminal-hook/notification.js";
@@ -52,6 +57,9 @@ import { logFailedAttempt, noteRunEnded, thrownCause, traceHeaderOf } from "./st
 import { stepEnqueuedNow } from "../../telemetry/metrics.js";
 
 type Verdict = { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number } | { ok: false; error: unknown };
+
+/** What the history entry of the step being processed needs from every settlement path. */
+type StepTrace = Pick<SettledStep, "runId" | "step" | "name" | "signal"> & { memoKeys: string[] };
 
 /** Rejects what is not a StepOutcome, so a runner bug fails the step instead of corrupting a record. */
 function validTrigger(w: unknown): boolean {
@@ -137,7 +145,9 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
     await slot.freeAfterSubmitting(core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed"));
     return;
   }
-  const runBytes = await core.queue.kvGet(runKey(core.queueName, runId));
+  let runBytes = await core.queue.kvGet(runKey(core.queueName, runId));
+  // A dead step requeued after it ended its run re-opens the run (a redrive through the queue).
+  if (runBytes === null && (await reopenRequeued(core, job, runId, step))) runBytes = await core.queue.kvGet(runKey(core.queueName, runId));
   const ptrBytes = await core.queue.kvGet(stepPointerKey(core.queueName, runId));
   const pointer = ptrBytes === null ? null : decodeStepPointer(ptrBytes, stepPointerKey(core.queueName, runId));
   if (runBytes === null || pointer === null || pointer.jobId !== job.id) {
@@ -159,15 +169,18 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
     priority: job.priority,
     maxAttempts: job.maxAttempts,
     group: run.group,
+    submittedAtMs: run.submittedAtMs,
     traceHeaders: traceHeaderOf(job),
   };
+  const trace: StepTrace = { runId, step, name: pointer.name, memoKeys: [] };
   if (run.cancelRequested === true || job.cancelSignal.aborted) {
-    await terminate(core, job, slot, { ...base, status: "cancelled", errorKind: "cancelled" }, undefined, log);
+    await terminate(core, job, slot, { ...base, status: "cancelled", errorKind: "cancelled" }, undefined, log, trace);
     return;
   }
 
   const signal = await resolveSignal(core, job, runId, step);
-  const verdict = await runOrReplay(core, memos, job, run, runId, step, signal);
+  trace.signal = signal;
+  const verdict = await runOrReplay(core, memos, job, run, runId, step, signal, trace.memoKeys);
   const externalCancel = job.cancelSignal.aborted || (await cancelRequested(core, runId));
   if (verdict.ok && !verdict.replayed && !externalCancel && core.stepOutputReplay) {
     const record = { storedAtMs: core.clock.now(), outcome: verdict.outcome, effects: verdict.staged };
@@ -185,16 +198,16 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
   const at = { ...base, nowMs: now };
 
   if (verdict.ok && verdict.outcome.kind === "cancel") {
-    await terminate(core, job, slot, { ...at, status: "cancelled", errorKind: "runner", error: verdict.outcome.reason }, verdict.staged, log);
+    await terminate(core, job, slot, { ...at, status: "cancelled", errorKind: "runner", error: verdict.outcome.reason }, verdict.staged, log, trace);
   } else if (externalCancel) {
-    await terminate(core, job, slot, { ...at, status: "cancelled", errorKind: "cancelled" }, undefined, log);
+    await terminate(core, job, slot, { ...at, status: "cancelled", errorKind: "cancelled" }, undefined, log, trace);
   } else if (verdict.ok) {
     const o = verdict.outcome;
-    if (o.kind === "continue") await continueRun(core, job, slot, runId, step, o, verdict, now, at, log);
-    else if (o.kind === "succeed") await terminate(core, job, slot, { ...at, status: "succeeded", result: o.result }, verdict.staged, log);
-    else if (o.kind === "fail") await terminate(core, job, slot, { ...at, status: "failed", errorKind: "runner", error: o.reason }, verdict.staged, log);
+    if (o.kind === "continue") await continueRun(core, job, slot, runId, step, o, verdict, now, at, log, trace);
+    else if (o.kind === "succeed") await terminate(core, job, slot, { ...at, status: "succeeded", result: o.result }, verdict.staged, log, trace);
+    else if (o.kind === "fail") await terminate(core, job, slot, { ...at, status: "failed", errorKind: "runner", error: o.reason }, verdict.staged, log, trace);
   } else {
-    await failStep(core, job, slot, at, verdict.error, log);
+    await failStep(core, job, slot, at, verdict.error, log, trace);
   }
 }
 
@@ -212,6 +225,7 @@ async function runOrReplay(
   runId: RunId,
   step: number,
   signal: Uint8Array | null | undefined,
+  memoKeys: string[],
 ): Promise<Verdict> {
   if (core.stepOutputReplay) {
     const key = replayRecordKey(memos.prefix, runId, step, job.payload);
@@ -235,8 +249,8 @@ async function runOrReplay(
       maxAttempts: job.maxAttempts,
       cancelSignal: job.cancelSignal,
       lease: job.lease,
-      memo: memos.newMemo(runId, step),
-      runMemo: memos.runMemo(runId),
+      memo: watchMemoWrites(memos.newMemo(runId, step), (k) => memoKeys.push(k)),
+      runMemo: watchMemoWrites(memos.runMemo(runId), (k) => memoKeys.push(`run:${k}`)),
       effects,
       kv: { get: (key) => core.queue.kvGet(key) },
     },
@@ -262,11 +276,14 @@ async function terminate(
   t: TerminationInput,
   staged: StagedKv | undefined,
   log: WorkflowLogger,
+  trace: StepTrace,
 ): Promise<void> {
   if (!(await recordOutcome(core, job, slot, t, log))) return;
   const effects = new SettlementEffects();
   if (staged !== undefined) applyStaged(staged, effects);
   addTerminalEffects(core.terminal, t, effects);
+  const error = t.status === "succeeded" || t.error === undefined ? undefined : { thrown: undefined, text: t.error };
+  await stageStepHistory(core, job, { ...trace, outcome: t.status, endedAtMs: t.nowMs, error, staged, keepPayload: t.status !== "succeeded" }, effects);
   await slot.freeAfterSubmitting(core.queue.ack(job, effects));
   core.noteTerminated(t.runId, t.nowMs);
   noteRunEnded(core, t.status);
@@ -296,6 +313,7 @@ async function failStep(
   at: Omit<TerminationInput, "status">,
   error: unknown,
   log: WorkflowLogger,
+  trace: StepTrace,
 ): Promise<void> {
   // A memo store that kept failing under the runner is the store's fault, not the runner's.
   if (isMemoFault(error)) {
@@ -320,6 +338,8 @@ async function failStep(
   };
   if (!(await recordOutcome(core, job, slot, t, log))) return;
   const effects = addTerminalEffects(core.terminal, t);
+  const outcome = kind === "permanent" ? "dead_lettered" : "failed";
+  await stageStepHistory(core, job, { ...trace, outcome, endedAtMs: t.nowMs, error: { thrown: error, text }, keepPayload: true }, effects);
   if (kind === "permanent") await slot.freeAfterSubmitting(core.queue.deadLetter(job, text, effects, { cause: thrownCause(error) }));
   else await slot.freeAfterSubmitting(core.queue.nack(job, text, effects, { cause: thrownCause(error) }));
   core.noteTerminated(t.runId, t.nowMs);
@@ -337,6 +357,7 @@ async function continueRun(
   now: number,
   at: Omit<TerminationInput, "status">,
   log: WorkflowLogger,
+  trace: StepTrace,
 ): Promise<void> {
   const nextStep = step + 1;
   const nextJobId = core.queue.nextJobId();
@@ -349,11 +370,14 @@ async function continueRun(
     maxAttempts: job.maxAttempts,
     headers: { ...userHeadersOf(job.headers), [HEADER_RUN_ID]: runId, [HEADER_STEP]: String(nextStep), ...traceHeaderOf(job) },
   };
-  const pointer: StepPointer = { step: nextStep, jobId: nextJobId };
+  const nextName = describePayload(core.runner, o.payload)?.step;
+  const pointer: StepPointer = { step: nextStep, jobId: nextJobId, ...(nextName === undefined ? {} : { name: nextName }) };
   const effects = applyStaged(verdict.staged, new SettlementEffects());
   // Only a step continued on a signal has signal bookkeeping to release.
   if (job.headers[HEADER_SIGNAL_WAIT] !== undefined) releaseStepSignal(core.queueName, runId, step, effects);
   const commit = async (): Promise<void> => {
+    const transition = transitionOf(o.when, opts.runAt, now);
+    await stageStepHistory(core, job, { ...trace, outcome: "continued", endedAtMs: now, transition, staged: verdict.staged, next: o.payload }, effects);
     effects.enqueue(core.queueName, o.payload, opts);
     effects.kvPut(stepPointerKey(core.queueName, runId), encodeStepPointer(pointer));
     await slot.freeAfterSubmitting(core.queue.ack(job, effects));
@@ -379,7 +403,14 @@ async function continueRun(
       await commit();
       return { waitingOn: reg.waitingOn };
     });
-    if ("conflict" in registered) await failStep(core, job, slot, at, registered.conflict, log);
+    if ("conflict" in registered) await failStep(core, job, slot, at, registered.conflict, log, trace);
     else if (registered.waitingOn !== undefined) await afterWaitRegistered(core, registered.waitingOn, nextJobId);
   }
+}
+
+/** The transition a continuing step chose, as its history reports it. */
+function transitionOf(when: Trigger, runAt: number | undefined, now: number): StepTransitionHistory {
+  if (when.kind === "immediate") return { kind: "immediate" };
+  if (when.kind === "after") return { kind: "after", delayMs: when.delayMs, runAtMs: runAt ?? now + when.delayMs };
+  return { kind: "on_signal", key: when.correlationKey, timeoutMs: when.timeoutMs, deadlineMs: runAt ?? now + when.timeoutMs };
 }

@@ -1,0 +1,155 @@
+/**
+ * @module `taquba runs list|show|cancel|retry`: the step queue's runs,
+ * newest first; one run's detail and timeline; its cancellation and its
+ * retry through the owner.
+ */
+import type { RunPage, RunRow } from "../../../runtime/workflow/runs/run-listing.js";
+import { RUN_LIST_STATES, type RunListState } from "../../../runtime/workflow/runs/run-listing.js";
+import { Operations } from "../../inspect/operations.js";
+import { EXIT } from "../exit-codes.js";
+import { clean, formatTime, table, toJson, type OperatorIo } from "../output.js";
+import { stringOption, UsageError, type Command, type CommandContext, type CommandOption } from "../registry.js";
+import { renderRun, stateCell } from "../render.js";
+import { positiveInt } from "../session.js";
+import { parseSince } from "../since.js";
+
+/** Longest error text in a table cell; `runs show` has the whole of it. */
+const DETAIL_CELL = 80;
+
+/** Options of run and job listings. */
+export const LISTING_OPTIONS: Readonly<Record<string, CommandOption>> = {
+  state: { type: "string", value: "STATE", description: RUN_LIST_STATES.join(", ") },
+  since: { type: "string", value: "WHEN", description: "only runs submitted since: 90s, 15m, 2h, 7d or an ISO-8601 time" },
+  limit: { type: "string", value: "N", description: "most rows (1 to 1000, default 50)" },
+  cursor: { type: "string", value: "CURSOR", description: "continue from a previous page (printed at the end of a full page)" },
+};
+
+/** The shared listing filters from a command's options. */
+export function listingFilters(ctx: CommandContext): { state?: RunListState; submittedAfter?: number; limit?: number; cursor?: string } {
+  const state = stringOption(ctx, "state");
+  if (state !== undefined && !(RUN_LIST_STATES as readonly string[]).includes(state)) {
+    throw new UsageError(`--state takes one of ${RUN_LIST_STATES.join(", ")}, got ${JSON.stringify(state)}`);
+  }
+  const since = stringOption(ctx, "since");
+  const limit = positiveInt("limit", stringOption(ctx, "limit"), 1000);
+  const cursor = stringOption(ctx, "cursor");
+  return {
+    ...(state === undefined ? {} : { state: state as RunListState }),
+    ...(since === undefined ? {} : { submittedAfter: parseSince(since, Date.now()) }),
+    ...(limit === undefined ? {} : { limit }),
+    ...(cursor === undefined ? {} : { cursor }),
+  };
+}
+
+function detail(r: RunRow): string {
+  const text =
+    r.error ??
+    (r.signal === undefined
+      ? r.runAtMs === undefined
+        ? ""
+        : `due ${formatTime(r.runAtMs)}`
+      : `waits for ${r.signal.key} until ${formatTime(r.signal.deadlineMs)}`);
+  return text.length > DETAIL_CELL ? `${text.slice(0, DETAIL_CELL - 3)}...` : text;
+}
+
+/** A page of runs as a table, then the cursor of the next page. */
+export function printRunPage(io: OperatorIo, page: RunPage, json: boolean): void {
+  if (json) {
+    io.out(toJson(page));
+    return;
+  }
+  if (page.runs.length === 0) io.out("no runs");
+  else {
+    io.out(
+      table(
+        io,
+        ["RUN", "WORKFLOW", "STATE", "STEP", "ATTEMPT", "SUBMITTED", "UPDATED", "DETAIL"],
+        page.runs.map((r) => [
+          r.runId,
+          r.workflow ?? "-",
+          stateCell(r.state),
+          r.stepName === undefined ? String(r.step) : `${r.step} ${r.stepName}`,
+          String(r.attempt),
+          formatTime(r.submittedAtMs),
+          formatTime(r.updatedAtMs),
+          r.error === undefined ? detail(r) : { text: detail(r), tone: "bad" },
+        ]),
+      ),
+    );
+  }
+  for (const u of page.unreadable ?? []) io.err(`run ${clean(u.runId)} could not be read: ${clean(u.reason)}`);
+  if (page.nextCursor !== undefined) io.out(`\nmore: --cursor ${page.nextCursor}`);
+}
+
+const list: Command = {
+  path: ["runs", "list"],
+  operands: "",
+  arity: [0, 0],
+  summary: "the step queue's runs, newest first, by state, workflow and submission time",
+  options: { ...LISTING_OPTIONS, workflow: { type: "string", value: "NAME", description: "only runs of this typed workflow or job" } },
+  async run(ctx) {
+    const workflow = stringOption(ctx, "workflow");
+    const page = await new Operations(ctx.session).runs({ ...listingFilters(ctx), ...(workflow === undefined ? {} : { workflow }) });
+    printRunPage(ctx.io, page, ctx.json);
+    return EXIT.ok;
+  },
+};
+
+const show: Command = {
+  path: ["runs", "show"],
+  operands: "<runId>",
+  arity: [1, 1],
+  summary: "a run's state, headers, error and timeline (attempts, errors with stacks, waits, delays)",
+  async run({ io, json, session, operands }) {
+    const runId = operands[0]!;
+    const detail = await new Operations(session).run(runId);
+    if (detail === null) {
+      io.err(`no record of run ${JSON.stringify(clean(runId))}: it was never submitted to this step queue, or it ended and was swept`);
+      return EXIT.notFound;
+    }
+    io.out(json ? toJson(detail) : renderRun(io, detail, Date.now()));
+    return EXIT.ok;
+  },
+};
+
+const cancel: Command = {
+  path: ["runs", "cancel"],
+  operands: "<runId>",
+  arity: [1, 1],
+  summary: "request the run's cancellation (the owner applies it; a running step sees it when it settles)",
+  async run({ io, json, session, operands }) {
+    const runId = operands[0]!;
+    const status = await (await session.view()).status(runId);
+    if (status === null) {
+      io.err(`no record of run ${JSON.stringify(clean(runId))}: nothing to cancel`);
+      return EXIT.notFound;
+    }
+    if (status.state === "terminated") {
+      io.err(`run ${JSON.stringify(clean(runId))} already ended (${status.status}): nothing to cancel`);
+      return EXIT.refused;
+    }
+    const { cancelled } = await new Operations(session).cancel(runId);
+    if (json) io.out(toJson({ runId, cancelled }));
+    else if (cancelled) io.out(`cancellation of run ${clean(runId)} recorded`);
+    else io.err(`run ${JSON.stringify(clean(runId))} ended before the cancellation reached it`);
+    return cancelled ? EXIT.ok : EXIT.refused;
+  },
+};
+
+const retry: Command = {
+  path: ["runs", "retry"],
+  operands: "<runId>",
+  arity: [1, 1],
+  summary: "re-open a failed or cancelled run at the step it ended at (or --from-step), keeping its memo",
+  options: { "from-step": { type: "string", value: "N", description: "re-open at this step, with the payload it last ran with" } },
+  async run(ctx) {
+    const runId = ctx.operands[0]!;
+    const raw = stringOption(ctx, "from-step");
+    const fromStep = raw === undefined ? undefined : raw === "0" ? 0 : positiveInt("from-step", raw, Number.MAX_SAFE_INTEGER);
+    const out = await new Operations(ctx.session).retryRun(runId, fromStep === undefined ? {} : { fromStep });
+    ctx.io.out(ctx.json ? toJson(out) : `run ${clean(out.runId)} re-opened at step ${out.step} (job ${out.jobId})`);
+    return EXIT.ok;
+  },
+};
+
+export const runsCommands: readonly Command[] = [list, show, cancel, retry];

@@ -1,0 +1,492 @@
+// The dashboard page: hash routes over the server's JSON API, re-rendered
+// when the server's event stream says the store changed. Every value from
+// the store (run ids, headers, errors, keys) is user data: it reaches the
+// page only as text nodes (`textContent`), never as markup.
+
+const token = new URLSearchParams(location.search).get("token");
+const main = document.getElementById("main");
+const RUN_STATES = ["pending", "running", "awaiting_signal", "scheduled", "cancelling", "succeeded", "failed", "cancelled"];
+const ACTIVE = new Set(["pending", "running", "awaiting_signal", "scheduled", "cancelling", "waiting"]);
+
+/** An element with attributes (`on*` functions become listeners) and children (strings become text nodes). */
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs ?? {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
+    else if (k === "class") el.className = v;
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+function headers(extra) {
+  return { ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...extra };
+}
+
+async function api(path) {
+  const res = await fetch(path, { headers: headers() });
+  const body = await res.json().catch(() => ({ error: { message: `HTTP ${res.status}` } }));
+  if (!res.ok) throw Object.assign(new Error(body.error?.message ?? `HTTP ${res.status}`), { status: res.status });
+  return body;
+}
+
+async function post(path, body) {
+  const res = await fetch(path, { method: "POST", headers: headers({ "content-type": "application/json" }), body: JSON.stringify(body ?? {}) });
+  const out = await res.json().catch(() => ({ error: { message: `HTTP ${res.status}` } }));
+  if (!res.ok) throw new Error(out.error?.message ?? `HTTP ${res.status}`);
+  return out;
+}
+
+function toast(text, bad) {
+  const box = document.getElementById("toast");
+  const el = h("div", { class: bad ? "bad" : "" }, text);
+  box.append(el);
+  setTimeout(() => el.remove(), bad ? 10000 : 4000);
+}
+
+function time(ms) {
+  if (ms === undefined || ms === null) return "-";
+  return new Date(ms)
+    .toISOString()
+    .replace("T", " ")
+    .replace(/\.\d+Z$/, "Z");
+}
+
+function age(ms) {
+  if (ms === undefined || ms === null || !Number.isFinite(ms)) return "-";
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+  return `${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
+}
+
+function tone(state) {
+  if (state === "succeeded" || state === "continued" || state === "delivered") return "ok";
+  if (state === "failed" || state === "dead_lettered" || state === "dead" || state === "timed_out") return "bad";
+  if (ACTIVE.has(state) || state === "cancelled" || state === "retried" || state === "put_back") return "warn";
+  return "";
+}
+
+function stateBadge(state) {
+  return h("span", { class: `state ${tone(state)}`, "data-state": state }, state.replace("_", " "));
+}
+
+function table(head, rows, numeric = []) {
+  return h(
+    "table",
+    {},
+    h(
+      "thead",
+      {},
+      h(
+        "tr",
+        {},
+        head.map((t, i) => h("th", { class: numeric.includes(i) ? "num" : "" }, t)),
+      ),
+    ),
+    h("tbody", {}, rows.length === 0 ? h("tr", {}, h("td", { colspan: head.length, class: "muted" }, "nothing here")) : rows),
+  );
+}
+
+function runLink(id) {
+  return h("a", { href: `#/run/${encodeURIComponent(id)}`, class: "mono", "data-run": id }, id);
+}
+
+function fields(pairs) {
+  return h(
+    "dl",
+    { class: "fields" },
+    pairs.filter(([, v]) => v !== undefined && v !== null && v !== "").flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]),
+  );
+}
+
+function headersText(hs) {
+  const e = Object.entries(hs ?? {});
+  return e.length === 0 ? undefined : e.map(([k, v]) => `${k}=${v}`).join(", ");
+}
+
+// ---- pages ----------------------------------------------------------------
+
+async function overview() {
+  const hl = await api("/api/health");
+  const now = hl.at;
+  const cards = h(
+    "div",
+    { class: "cards" },
+    [
+      ["dead letters", hl.deadLetters],
+      ["WAL objects", hl.walObjects],
+      ["last checkpoint", hl.checkpoint ? `${age(now - hl.checkpoint.writtenAt)} ago` : "none yet"],
+    ].map(([label, value]) =>
+      h("div", { class: "card", "data-card": label }, h("div", { class: "value" }, String(value)), h("div", { class: "label" }, label)),
+    ),
+  );
+  const rows = hl.queues.map((q) =>
+    h(
+      "tr",
+      { "data-queue": q.queue },
+      h("td", { class: "mono" }, q.queue),
+      ...["pending", "scheduled", "claimed", "done", "dead"].map((k) => h("td", { class: "num" }, String(q.counts[k]))),
+      h("td", { class: "num" }, q.oldestPendingAt === undefined ? "-" : `${q.oldestApproximate ? "≥ " : ""}${age(now - q.oldestPendingAt)}`),
+    ),
+  );
+  return [h("h1", {}, "Queues"), cards, table(["queue", "pending", "scheduled", "claimed", "done", "dead", "oldest pending"], rows, [1, 2, 3, 4, 5, 6])];
+}
+
+function runRows(runs) {
+  return runs.map((r) =>
+    h(
+      "tr",
+      { "data-row": r.runId },
+      h("td", {}, runLink(r.runId)),
+      h("td", {}, r.workflow ? `${r.workflow}${r.kind === "job" ? " (job)" : ""}` : "-"),
+      h("td", {}, stateBadge(r.state)),
+      h("td", {}, `${r.step}${r.stepName ? ` ${r.stepName}` : ""}`),
+      h("td", { class: "num" }, String(r.attempt)),
+      h("td", {}, time(r.submittedAtMs)),
+      h("td", {}, time(r.updatedAtMs)),
+      h("td", { class: "error" }, r.error ?? (r.signal ? `waits for ${r.signal.key}` : "")),
+    ),
+  );
+}
+
+async function runs(params) {
+  const state = params.get("state") ?? "";
+  const workflow = params.get("workflow") ?? "";
+  const cursor = params.get("cursor") ?? "";
+  const q = new URLSearchParams();
+  if (state) q.set("state", state);
+  if (workflow) q.set("workflow", workflow);
+  if (cursor) q.set("cursor", cursor);
+  const page = await api(`/api/runs?${q}`);
+  const go = (next) => {
+    const p = new URLSearchParams(next);
+    for (const [k, v] of [...p]) if (v === "") p.delete(k);
+    location.hash = `#/runs?${p}`;
+  };
+  const stateSelect = h("select", { name: "state", onchange: (e) => go({ state: e.target.value, workflow }) }, [
+    h("option", { value: "" }, "every state"),
+    ...RUN_STATES.map((s) => h("option", { value: s, selected: s === state }, s.replace("_", " "))),
+  ]);
+  const wf = h("input", { name: "workflow", placeholder: "workflow or job name", value: workflow });
+  const form = h(
+    "form",
+    {
+      class: "toolbar",
+      onsubmit: (e) => {
+        e.preventDefault();
+        go({ state, workflow: wf.value.trim() });
+      },
+    },
+    stateSelect,
+    wf,
+    h("button", { type: "submit" }, "Filter"),
+  );
+  const more = page.nextCursor ? h("button", { onclick: () => go({ state, workflow, cursor: page.nextCursor }) }, "Next page") : null;
+  return [
+    h("h1", {}, "Runs"),
+    form,
+    table(["run", "workflow", "state", "step", "attempt", "submitted", "updated", "error / wait"], runRows(page.runs), [4]),
+    page.unreadable?.length ? h("p", { class: "error" }, `${page.unreadable.length} runs could not be read`) : null,
+    h("div", { class: "toolbar" }, cursor ? h("button", { onclick: () => go({ state, workflow }) }, "First page") : null, more),
+  ];
+}
+
+function timelineText(e) {
+  switch (e.kind) {
+    case "submitted":
+      return "submitted";
+    case "attempt":
+      return `attempt ${e.attempt}: ${e.outcome}${e.startedAt !== undefined ? ` after ${age(e.at - e.startedAt)}` : ""}`;
+    case "delay":
+      return `delayed until ${time(e.until)}`;
+    case "wait":
+      return `waits for signal "${e.signalKey}"${e.until ? ` until ${time(e.until)}` : ""}`;
+    case "signal":
+      return e.outcome === "timed_out"
+        ? `signal "${e.signalKey}" timed out`
+        : `signal "${e.signalKey}" delivered${e.bytes !== undefined ? ` (${e.bytes} bytes)` : ""}`;
+    case "effects":
+      return `wrote ${(e.keys ?? []).join(", ")}`;
+    case "redrive":
+      return `retried from step ${e.step}`;
+    case "terminated":
+      return e.outcome;
+    default:
+      return e.kind;
+  }
+}
+
+function signalForm(key) {
+  const area = h("textarea", { rows: 3, name: "payload", placeholder: '{"approved": true}' }, "{}");
+  return h(
+    "form",
+    {
+      class: "signal-form",
+      onsubmit: async (e) => {
+        e.preventDefault();
+        if (!confirm(`Send signal "${key}" with this payload?\n\n${area.value}`)) return;
+        try {
+          const out = await post("/api/signals", { key, json: area.value });
+          toast(`signal "${key}" ${out.outcome}`);
+          render();
+        } catch (err) {
+          toast(err.message, true);
+        }
+      },
+    },
+    area,
+    h("button", { type: "submit", class: "primary" }, "Send signal"),
+  );
+}
+
+async function action(question, path, body, done) {
+  if (!confirm(question)) return;
+  try {
+    const out = await post(path, body);
+    toast(done(out));
+    render();
+  } catch (err) {
+    toast(err.message, true);
+  }
+}
+
+async function run(id) {
+  const d = await api(`/api/runs/${encodeURIComponent(id)}`);
+  const enc = encodeURIComponent(d.runId);
+  const buttons = [];
+  if (ACTIVE.has(d.state) && d.state !== "cancelling") {
+    buttons.push(
+      h(
+        "button",
+        {
+          class: "danger",
+          "data-action": "cancel",
+          onclick: () =>
+            action(`Cancel run ${d.runId}?`, `/api/runs/${enc}/cancel`, {}, (o) => (o.cancelled ? "cancellation recorded" : "the run had already ended")),
+        },
+        "Cancel run",
+      ),
+    );
+  }
+  if (d.state === "failed" || d.state === "cancelled") {
+    const path = d.kind === "job" ? `/api/jobs/${enc}/retry` : `/api/runs/${enc}/retry`;
+    buttons.push(
+      h(
+        "button",
+        {
+          class: "primary",
+          "data-action": "retry",
+          onclick: () => action(`Retry ${d.kind === "job" ? "job" : "run"} ${d.runId} from step ${d.step}?`, path, {}, (o) => `re-opened at step ${o.step}`),
+        },
+        d.kind === "job" ? "Retry job" : "Retry run",
+      ),
+    );
+  }
+  const rows = d.timeline.map((e) =>
+    h(
+      "tr",
+      { "data-kind": e.kind },
+      h("td", {}, time(e.at)),
+      h("td", {}, e.step === undefined ? "-" : `${e.step}${e.stepName ? ` ${e.stepName}` : ""}`),
+      h("td", {}, e.outcome ? stateBadge(e.outcome) : "", " ", timelineText(e)),
+      h("td", {}, e.error ? h("div", { class: "error" }, e.error) : null, e.stack ? h("details", {}, h("summary", {}, "stack"), h("pre", {}, e.stack)) : null),
+    ),
+  );
+  const result = d.result ? `${d.result.text ?? `base64:${d.result.base64}`}${d.result.truncated ? " …" : ""} (${d.result.size} bytes)` : undefined;
+  return [
+    h("h1", {}, "Run ", h("span", { class: "mono", id: "run-id" }, d.runId), " ", stateBadge(d.state)),
+    h("div", { class: "toolbar" }, buttons),
+    fields([
+      ["workflow", d.workflow ? `${d.workflow}${d.kind === "job" ? " (job)" : ""}` : undefined],
+      ["step", String(d.step)],
+      ["submitted", d.submittedAt ? time(d.submittedAt) : undefined],
+      ["ended", d.terminatedAt ? time(d.terminatedAt) : undefined],
+      ["waiting on", d.signalWait],
+      ["step job", d.stepJob ? `${d.stepJob.id} (${d.stepJob.state}, attempt ${d.stepJob.attempt} of ${d.stepJob.maxAttempts})` : undefined],
+      ["headers", headersText(d.headers)],
+      ["group", d.group ? h("a", { href: `#/group/${encodeURIComponent(d.group.id)}` }, `${d.group.id} (member ${d.group.key})`) : undefined],
+      ["error", d.error ? h("span", { class: "error" }, `${d.error}${d.errorKind ? ` [${d.errorKind}]` : ""}`) : undefined],
+      ["public error", d.publicError],
+      ["result", result],
+    ]),
+    d.signalWait ? [h("h2", {}, `Send signal "${d.signalWait}"`), signalForm(d.signalWait)] : null,
+    h("h2", {}, "Timeline"),
+    table(["time", "step", "event", "error"], rows),
+    d.omitted ? h("p", { class: "muted" }, `history bounded: ${d.omitted.steps} older steps and ${d.omitted.attempts} attempts left out`) : null,
+  ];
+}
+
+async function waiting() {
+  const page = await api("/api/waiting");
+  const rows = page.runs.map((r) =>
+    h(
+      "tr",
+      { "data-row": r.runId },
+      h("td", {}, runLink(r.runId)),
+      h("td", {}, r.workflow ?? "-"),
+      h("td", { class: "mono" }, r.signal?.key ?? "-"),
+      h("td", {}, r.signal ? time(r.signal.deadlineMs) : "-"),
+      h("td", {}, r.signal ? signalForm(r.signal.key) : null),
+    ),
+  );
+  return [h("h1", {}, "Waiting for a signal"), table(["run", "workflow", "signal key", "deadline", "send"], rows)];
+}
+
+async function dead(params) {
+  const after = params.get("after") ?? "";
+  const page = await api(`/api/dead${after ? `?after=${encodeURIComponent(after)}` : ""}`);
+  const rows = page.items.map((j) =>
+    h(
+      "tr",
+      { "data-job": j.id },
+      h("td", { class: "mono" }, j.id),
+      h("td", { class: "mono" }, j.queue),
+      h("td", {}, j.runId ? runLink(j.runId) : "-"),
+      h("td", { class: "num" }, `${j.attempt}/${j.maxAttempts}`),
+      h("td", {}, time(j.failedAt)),
+      h("td", { class: "error" }, j.lastError ?? ""),
+      h(
+        "td",
+        {},
+        j.runId
+          ? h(
+              "button",
+              {
+                "data-action": "redrive",
+                onclick: () =>
+                  action(
+                    `Redrive dead job ${j.id}? Its run ${j.runId} is re-opened at step ${j.step ?? "?"}.`,
+                    `/api/dead/${encodeURIComponent(j.id)}/redrive`,
+                    {},
+                    (o) => `run ${o.runId} re-opened at step ${o.step}`,
+                  ),
+              },
+              "Redrive",
+            )
+          : h("span", { class: "muted", title: "a plain queue's dead job is requeued by its owner (queue.requeueDead)" }, "owner only"),
+      ),
+    ),
+  );
+  const next = page.next ? h("button", { onclick: () => (location.hash = `#/dead?after=${encodeURIComponent(page.next)}`) }, "Next page") : null;
+  return [h("h1", {}, "Dead letters"), table(["job", "queue", "run", "attempts", "failed", "last error", ""], rows, [3]), h("div", { class: "toolbar" }, next)];
+}
+
+async function groups() {
+  const page = await api("/api/groups");
+  const rows = page.groups.map((g) =>
+    h(
+      "tr",
+      { "data-group": g.groupId },
+      h("td", {}, h("a", { href: `#/group/${encodeURIComponent(g.groupId)}`, class: "mono" }, g.groupId)),
+      h("td", {}, time(g.createdAtMs)),
+      ...["total", "active", "succeeded", "failed", "cancelled"].map((k) => h("td", { class: "num" }, String(g.members[k]))),
+    ),
+  );
+  return [h("h1", {}, "Run groups"), table(["group", "created", "members", "active", "succeeded", "failed", "cancelled"], rows, [2, 3, 4, 5, 6])];
+}
+
+async function group(id) {
+  const g = await api(`/api/groups/${encodeURIComponent(id)}`);
+  const c = g.counts;
+  const rows = g.members.map((m) =>
+    h(
+      "tr",
+      { "data-member": m.key },
+      h("td", { class: "mono" }, m.key),
+      h("td", {}, runLink(m.runId)),
+      h("td", {}, stateBadge(m.state)),
+      h("td", {}, time(m.terminatedAt)),
+      h("td", { class: "error" }, m.error ?? ""),
+    ),
+  );
+  return [
+    h("h1", {}, "Group ", h("span", { class: "mono" }, g.groupId)),
+    h(
+      "div",
+      { class: "cards" },
+      ["total", "succeeded", "failed", "cancelled", "running", "pending", "unsubmitted"].map((k) =>
+        h("div", { class: "card", "data-card": k }, h("div", { class: "value" }, String(c[k])), h("div", { class: "label" }, k)),
+      ),
+    ),
+    table(["member", "run", "state", "ended", "error"], rows),
+    g.membersTruncated ? h("p", { class: "muted" }, `first ${g.members.length} of ${c.total} members`) : null,
+  ];
+}
+
+// ---- routing and live refresh ----------------------------------------------
+
+function route() {
+  const raw = location.hash.replace(/^#/, "") || "/";
+  const [path, query] = raw.split("?");
+  const params = new URLSearchParams(query ?? "");
+  const parts = path.split("/").filter(Boolean);
+  if (parts[0] === "runs") return ["runs", () => runs(params)];
+  if (parts[0] === "run" && parts[1]) return ["runs", () => run(decodeURIComponent(parts[1]))];
+  if (parts[0] === "waiting") return ["waiting", waiting];
+  if (parts[0] === "dead") return ["dead", () => dead(params)];
+  if (parts[0] === "groups") return ["groups", groups];
+  if (parts[0] === "group" && parts[1]) return ["groups", () => group(decodeURIComponent(parts[1]))];
+  return ["overview", overview];
+}
+
+let generation = 0;
+
+async function render() {
+  const mine = ++generation;
+  const [nav, page] = route();
+  for (const a of document.querySelectorAll("[data-nav]")) a.classList.toggle("active", a.dataset.nav === nav);
+  let content;
+  try {
+    content = await page();
+  } catch (err) {
+    content = [h("h1", {}, err.status === 404 ? "Not found" : "Could not load this page"), h("p", { class: "error", id: "page-error" }, err.message)];
+  }
+  // A later navigation or refresh won: drop this stale rendering.
+  if (mine !== generation) return;
+  // Keep what the user is typing (a signal payload) across a live refresh.
+  if (document.activeElement && main.contains(document.activeElement) && document.activeElement.tagName === "TEXTAREA") return;
+  const next = document.createElement("div");
+  next.append(...[content].flat(3).filter(Boolean));
+  // Unchanged page: keep the nodes (an open stack, a button under the pointer) as they are.
+  if (main.dataset.route === location.hash && next.innerHTML === main.innerHTML) return;
+  main.replaceChildren(...next.childNodes);
+  main.dataset.route = location.hash;
+  main.dataset.rendered = String(mine);
+}
+
+function connect() {
+  const live = document.getElementById("live");
+  const events = new EventSource(`/api/events${token === null ? "" : `?token=${encodeURIComponent(token)}`}`);
+  events.addEventListener("open", () => {
+    live.textContent = "live";
+    live.classList.add("on");
+  });
+  events.addEventListener("change", () => {
+    live.textContent = `live, updated ${new Date().toLocaleTimeString()}`;
+    render();
+  });
+  events.addEventListener("problem", (e) => {
+    live.textContent = `store unreachable: ${JSON.parse(e.data)}`;
+    live.classList.remove("on");
+  });
+  events.addEventListener("error", () => {
+    live.textContent = "reconnecting";
+    live.classList.remove("on");
+  });
+}
+
+api("/api/info")
+  .then((info) => {
+    document.getElementById("store").textContent = `${info.name} · ${info.stepQueue} · ${info.store}`;
+  })
+  .catch(() => undefined);
+window.addEventListener("hashchange", render);
+render();
+connect();

@@ -1,0 +1,457 @@
+/**
+ * @module Owner election: any number of processes run one over a store,
+ * exactly one of them at a time holds the lease (see `lease-chain`) and runs
+ * the owner's work; the others stand by and take over when the lease
+ * expires or is released.
+ *
+ * The lease decides who should run, the engine decides who can write: the
+ * work a new owner starts opens the queue, which fences the previous
+ * writer, so an old owner that was paused past its lease and wakes up again
+ * fails its next write and writes nothing. Everything is timed on the
+ * given `Clock`; standbys wake on timers, once per renewal interval.
+ */
+import { hostname } from "node:os";
+import { SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
+import { FencedError, ValidationError } from "../errors.js";
+import { fullLogger, type FullLogger, type Logger } from "../logger.js";
+import type { ObjectStore } from "../store/object-store.js";
+import { validateObjectKey } from "../store/keys.js";
+import { createLease, leaseKey, MAX_LEASE_DURATION_MS, readLease, readNewestLease, type LeaseEntry, type LeaseRecord } from "./lease-chain.js";
+
+/** How long a lease lasts after its last renewal, unless set: 15 s. */
+export const DEFAULT_LEASE_DURATION_MS = 15_000;
+/** How often the owner renews and a standby looks at the lease, unless set: 5 s. */
+export const DEFAULT_RENEW_INTERVAL_MS = 5_000;
+/** The shortest renewal interval accepted. */
+export const MIN_RENEW_INTERVAL_MS = 50;
+
+/** What `start` is given: this process's term as the owner. */
+export interface OwnerTerm {
+  /** The number of the lease object that began the term (grows with every takeover). */
+  readonly leaseNumber: number;
+  /** Aborted when the term ends: the lease was lost, released or the election stopped. */
+  readonly signal: AbortSignal;
+  /**
+   * Ends the term from inside the work (for instance when the queue closed
+   * on its own): the work is stopped, the lease released so a standby takes
+   * over at once, and this process waits one lease duration before it
+   * claims the lease again.
+   */
+  stepDown(reason?: unknown): void;
+  /**
+   * `store` with its writes refused (`FencedError`) once this term's lease
+   * has run out by this process's clock or was lost: give it to
+   * `Queue.open` and `serveClients`. The engine's fence already refuses a
+   * stale owner's commits; the guard also stops what follows commits made
+   * before a pause (inbox answers, request deletions), so an owner that
+   * wakes after losing its lease writes nothing at all. Reads pass through.
+   */
+  guard(store: ObjectStore): ObjectStore;
+}
+
+/** The owner's work, as `start` returns it. */
+export interface OwnedWork {
+  /** Stops the work; called once when the term ends, before the lease is released. */
+  stop(): Promise<void>;
+}
+
+/** Options of `runOwnerElection`. */
+export interface OwnerElectionOptions {
+  /**
+   * Starts the owner's work (open the queue, spawn the workers, serve the
+   * clients) when this process wins the lease. A rejection is logged and
+   * ends the term as `stepDown` does.
+   */
+  start(term: OwnerTerm): Promise<OwnedWork>;
+  /**
+   * How long a lease lasts after its last renewal (default 15 s): a standby
+   * takes over a dead owner's store within this plus one renewal interval.
+   * At most one hour, and at least twice `renewIntervalMs`.
+   */
+  leaseDurationMs?: number;
+  /** How often the owner renews and standbys look (default 5 s; at least 50 ms). */
+  renewIntervalMs?: number;
+  /** This process's name in the lease (default `host:pid:random`); unique per process. */
+  processId?: string;
+  /** Default `SystemClock`. */
+  clock?: Clock;
+  /** Default: console at `warn`. */
+  logger?: Logger;
+  /** Called whenever this process becomes the owner or stops being it. */
+  onChange?(state: OwnerElectionState): void;
+}
+
+/** Where a process stands in an election. */
+export type OwnerElectionState = "standby" | "owner" | "stopped";
+
+/** Extra behaviour of elections a shard coordinator runs (not public). */
+export interface ElectionHooks {
+  /** Extra wait before claiming a lease that is free, decided when it becomes free. */
+  claimDelayMs?(): number;
+}
+
+function checkMs(what: string, v: unknown, min: number, max: number): number {
+  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max) {
+    throw new ValidationError(`${what} must be a whole number of milliseconds from ${min} to ${max}, got ${String(v)}`);
+  }
+  return v;
+}
+
+/** Checks the election timings and returns them with their defaults. */
+export function electionTimings(opts: { leaseDurationMs?: number; renewIntervalMs?: number }): { leaseDurationMs: number; renewIntervalMs: number } {
+  const renewIntervalMs = checkMs("renewIntervalMs", opts.renewIntervalMs ?? DEFAULT_RENEW_INTERVAL_MS, MIN_RENEW_INTERVAL_MS, MAX_LEASE_DURATION_MS / 2);
+  const leaseDurationMs = checkMs("leaseDurationMs", opts.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS, 2 * MIN_RENEW_INTERVAL_MS, MAX_LEASE_DURATION_MS);
+  if (leaseDurationMs < 2 * renewIntervalMs) {
+    throw new ValidationError(
+      `leaseDurationMs (${leaseDurationMs}) must be at least twice renewIntervalMs (${renewIntervalMs}), so that one late renewal does not lose the lease`,
+    );
+  }
+  return { leaseDurationMs, renewIntervalMs };
+}
+
+/** A process id unique enough to tell processes apart in a lease: host, pid and a random tail. */
+export function defaultProcessId(): string {
+  return `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/**
+ * Runs an owner election over `store` for the queue store `name` (the name
+ * given to `Queue.open`): the lease lives at `{name}/lease/`. Returns at
+ * once; the election runs until `stop()`.
+ *
+ * @example
+ * const election = runOwnerElection(store, "app", {
+ *   start: async (term) => {
+ *     const owner = await openOwner(store); // Queue.open, a runtime, serveClients
+ *     owner.queue.onClosed((reason) => reason && term.stepDown(reason));
+ *     return { stop: () => owner.stop() };
+ *   },
+ * });
+ * process.on("SIGTERM", () => void election.stop()); // releases the lease at once
+ */
+export function runOwnerElection(store: ObjectStore, name: string, opts: OwnerElectionOptions): OwnerElection {
+  if (typeof name !== "string" || name.length === 0)
+    throw new ValidationError(`the store name of an owner election must be a non-empty string, got ${JSON.stringify(name)}`);
+  validateObjectKey(`${name}/lease`);
+  return new OwnerElection(store, `${name}/`, opts);
+}
+
+/** One process's part in an owner election; see `runOwnerElection`. */
+export class OwnerElection {
+  readonly #store: ObjectStore;
+  readonly #prefix: string;
+  readonly #start: OwnerElectionOptions["start"];
+  readonly #leaseMs: number;
+  readonly #renewMs: number;
+  readonly #clock: TimedClock;
+  readonly #logger: FullLogger;
+  readonly #onChange: ((s: OwnerElectionState) => void) | undefined;
+  readonly #hooks: ElectionHooks;
+  readonly #stopCtl = new AbortController();
+  readonly #done: Promise<void>;
+  #state: OwnerElectionState = "standby";
+  #holdoffUntil = 0;
+  #term: { stepDown(reason?: unknown): void } | undefined;
+  /** The process that wrote this process's name into the lease. */
+  readonly processId: string;
+
+  /** @internal Use `runOwnerElection`. */
+  constructor(store: ObjectStore, prefix: string, opts: OwnerElectionOptions, hooks: ElectionHooks = {}) {
+    if (typeof opts?.start !== "function") throw new ValidationError("runOwnerElection needs a start function that starts the owner's work");
+    const t = electionTimings(opts);
+    this.#store = store;
+    this.#prefix = prefix;
+    this.#start = opts.start;
+    this.#leaseMs = t.leaseDurationMs;
+    this.#renewMs = t.renewIntervalMs;
+    this.#clock = timedClock(opts.clock ?? SystemClock);
+    this.#logger = fullLogger(opts.logger);
+    this.#onChange = opts.onChange;
+    this.#hooks = hooks;
+    this.processId = opts.processId ?? defaultProcessId();
+    if (typeof this.processId !== "string" || this.processId.length === 0 || this.processId.length > 200) {
+      throw new ValidationError(`processId must be 1-200 characters, got ${JSON.stringify(this.processId)}`);
+    }
+    this.#done = this.#run();
+  }
+
+  /** `"owner"` while this process holds the lease and runs the work, `"standby"` otherwise, `"stopped"` after `stop()`. */
+  get state(): OwnerElectionState {
+    return this.#state;
+  }
+
+  /** The key prefix of the lease objects. */
+  get leasePrefix(): string {
+    return `${this.#prefix}lease/`;
+  }
+
+  /**
+   * Gives the lease up if this process holds it (the work is stopped and the
+   * lease released) and keeps standing by, claiming again no sooner than one
+   * lease duration from now unless `holdoffMs` says otherwise.
+   */
+  relinquish(holdoffMs = this.#leaseMs): void {
+    this.#holdoffUntil = this.#clock.now() + holdoffMs;
+    this.#term?.stepDown();
+  }
+
+  /**
+   * Leaves the election: stops the work if this process owns the store,
+   * releases the lease (a standby takes over at once, without waiting for
+   * expiry) and resolves when both are done.
+   */
+  async stop(): Promise<void> {
+    this.#stopCtl.abort();
+    await this.#done;
+  }
+
+  #setState(s: OwnerElectionState): void {
+    if (this.#state === s) return;
+    this.#state = s;
+    try {
+      this.#onChange?.(s);
+    } catch (err) {
+      this.#logger.error({ err }, "an owner election's onChange callback threw");
+    }
+  }
+
+  get #record(): Omit<LeaseRecord, "released"> {
+    return { holder: this.processId, leaseDurationMs: this.#leaseMs, renewIntervalMs: this.#renewMs, writtenAt: this.#clock.now() };
+  }
+
+  get #fallback(): { leaseDurationMs: number; renewIntervalMs: number } {
+    return { leaseDurationMs: this.#leaseMs, renewIntervalMs: this.#renewMs };
+  }
+
+  /** Waits until `at` on the clock; false when `signal` aborted first. */
+  async #sleepUntil(at: number, signal: AbortSignal): Promise<boolean> {
+    if (signal.aborted) return false;
+    try {
+      await this.#clock.waitUntil(at, signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async #run(): Promise<void> {
+    const stop = this.#stopCtl.signal;
+    while (!stop.aborted) {
+      const claimed = await this.#standBy();
+      if (claimed === undefined) break;
+      if (stop.aborted) {
+        // Stopped while the claim was in flight: hand the lease straight back.
+        await this.#release(claimed.n + 1);
+        break;
+      }
+      await this.#own(claimed.n, claimed.at);
+    }
+    this.#setState("stopped");
+  }
+
+  /** Watches the lease until this process claims it (its number and when the claim was sent) or the election stops. */
+  async #standBy(): Promise<{ n: number; at: number } | undefined> {
+    const stop = this.#stopCtl.signal;
+    let seen: LeaseEntry | undefined;
+    let observedAt = 0;
+    let known = false;
+    // When a free lease was first seen free, and the extra delay then decided.
+    let freeDelay: number | undefined;
+    while (!stop.aborted) {
+      try {
+        if (!known) {
+          seen = await readNewestLease(this.#store, this.#prefix, this.#fallback);
+          observedAt = this.#clock.now();
+          known = true;
+          freeDelay = undefined;
+        }
+        const rec = seen?.record;
+        if (rec !== undefined && rec.holder === this.processId && !rec.released) {
+          // Our own lease, from a renewal that landed after we gave up on it: release it.
+          const n = seen!.n + 1;
+          if (await createLease(this.#store, this.#prefix, n, { ...this.#record, released: true })) {
+            seen = { n, record: { ...this.#record, released: true } };
+            observedAt = this.#clock.now();
+          } else known = false;
+          continue;
+        }
+        const freeAt = seen === undefined || rec!.released ? observedAt : observedAt + rec!.leaseDurationMs;
+        const now = this.#clock.now();
+        if (now >= freeAt) {
+          freeDelay ??= this.#hooks.claimDelayMs?.() ?? 0;
+          const claimAt = Math.max(freeAt + freeDelay, this.#holdoffUntil);
+          if (now < claimAt) {
+            // Wait for the delay, looking at the lease meanwhile (someone else may claim it).
+            if (!(await this.#sleepUntil(Math.min(claimAt, now + this.#renewMs), stop))) break;
+            if (this.#clock.now() < claimAt) {
+              if (await this.#advance(seen)) {
+                known = false;
+              }
+              continue;
+            }
+          }
+          if (seen !== undefined && !rec!.released) {
+            // Objects may have been deleted under a standby that slept: make sure seen.n is still the newest.
+            const newer = await readNewestLease(this.#store, this.#prefix, this.#fallback, seen.n);
+            if (newer !== undefined) {
+              seen = newer;
+              observedAt = this.#clock.now();
+              freeDelay = undefined;
+              continue;
+            }
+          }
+          const n = seen === undefined ? 0 : seen.n + 1;
+          const at = this.#clock.now();
+          if (await createLease(this.#store, this.#prefix, n, { ...this.#record, released: false })) return { n, at };
+          known = false; // lost the race: look again
+          continue;
+        }
+        if (!(await this.#sleepUntil(Math.min(freeAt, now + this.#renewMs), stop))) break;
+        if (await this.#advance(seen)) known = false;
+      } catch (err) {
+        this.#logger.warn({ err, lease: this.leasePrefix }, "reading the owner lease failed; trying again at the next interval");
+        known = false;
+        if (!(await this.#sleepUntil(this.#clock.now() + this.#renewMs, stop))) break;
+      }
+    }
+    return undefined;
+  }
+
+  /** Whether a lease object after `seen` exists (one GET: cheaper than a listing). */
+  async #advance(seen: LeaseEntry | undefined): Promise<boolean> {
+    if (seen === undefined) return (await readLease(this.#store, this.#prefix, 0, this.#fallback)) !== undefined;
+    return (await readLease(this.#store, this.#prefix, seen.n + 1, this.#fallback)) !== undefined;
+  }
+
+  /** Holds the lease from object `n` (claimed at `claimedAt`), running the work, until the term ends. */
+  async #own(n: number, claimedAt: number): Promise<void> {
+    const stop = this.#stopCtl.signal;
+    const termCtl = new AbortController();
+    const onStop = () => termCtl.abort();
+    stop.addEventListener("abort", onStop, { once: true });
+    let steppedDown = false;
+    const stepDown = (reason?: unknown) => {
+      if (termCtl.signal.aborted) return;
+      steppedDown = true;
+      if (reason !== undefined) this.#logger.warn({ err: reason, lease: this.leasePrefix }, "the owner's work ended; releasing the lease");
+      termCtl.abort();
+    };
+    const lease = { deadline: claimedAt + this.#leaseMs, lost: false };
+    const term: OwnerTerm = { leaseNumber: n, signal: termCtl.signal, stepDown, guard: (store) => guardWrites(store, this.#clock, lease, this.leasePrefix) };
+    this.#term = term;
+    this.#setState("owner");
+    this.#logger.info({ lease: this.leasePrefix, leaseNumber: n, processId: this.processId }, "this process owns the store");
+
+    const started = this.#startWork(term);
+    let current = n;
+    let nextRenewal = claimedAt + this.#renewMs;
+    let lost = false;
+    while (!termCtl.signal.aborted) {
+      if (!(await this.#sleepUntil(Math.min(nextRenewal, lease.deadline), termCtl.signal))) break;
+      const sentAt = this.#clock.now();
+      if (sentAt >= lease.deadline) {
+        lost = true;
+        this.#logger.warn({ lease: this.leasePrefix }, "the owner lease expired before a renewal succeeded; stopping the owner's work");
+        break;
+      }
+      let renewed: boolean | "late";
+      try {
+        renewed = await this.#beforeDeadline(createLease(this.#store, this.#prefix, current + 1, { ...this.#record, released: false }), lease.deadline);
+      } catch (err) {
+        this.#logger.warn({ err, lease: this.leasePrefix }, "renewing the owner lease failed; trying again");
+        nextRenewal = this.#clock.now() + Math.max(MIN_RENEW_INTERVAL_MS, Math.floor(this.#renewMs / 4));
+        continue;
+      }
+      if (renewed === "late") continue; // the deadline check above ends the term
+      if (!renewed) {
+        lost = true;
+        this.#logger.warn({ lease: this.leasePrefix }, "another process took the owner lease; stopping the owner's work");
+        break;
+      }
+      current += 1;
+      lease.deadline = sentAt + this.#leaseMs;
+      nextRenewal = sentAt + this.#renewMs;
+      // Keep the previous object (a standby may be reading it); older ones go.
+      if (current >= 2) this.#store.delete(leaseKey(this.#prefix, current - 2)).catch(() => undefined);
+    }
+    if (lost) lease.lost = true;
+    termCtl.abort();
+    stop.removeEventListener("abort", onStop);
+    const work = await started;
+    if (work !== undefined) {
+      try {
+        await work.stop();
+      } catch (err) {
+        this.#logger.error({ err, lease: this.leasePrefix }, "stopping the owner's work failed");
+      }
+    }
+    this.#term = undefined;
+    if (steppedDown && this.#holdoffUntil < this.#clock.now()) this.#holdoffUntil = this.#clock.now() + this.#leaseMs;
+    // Graceful: release so a standby follows at once. Not once the lease ran out (a term that
+    // wakes from a pause and steps down): the next number may be a slot the new owner has since
+    // deleted, and a release written there would be a stale object in the chain.
+    if (!lost && this.#clock.now() < lease.deadline) await this.#release(current + 1);
+    this.#setState(stop.aborted ? "stopped" : "standby");
+  }
+
+  /** Writes lease object `n` marked released. */
+  async #release(n: number): Promise<void> {
+    try {
+      await createLease(this.#store, this.#prefix, n, { ...this.#record, released: true });
+    } catch (err) {
+      this.#logger.warn({ err, lease: this.leasePrefix }, "releasing the owner lease failed; standbys take over when it expires");
+    }
+  }
+
+  async #startWork(term: OwnerTerm): Promise<OwnedWork | undefined> {
+    try {
+      const work = await this.#start(term);
+      if (typeof work?.stop !== "function") throw new ValidationError("an owner election's start function must resolve to an object with a stop() method");
+      return work;
+    } catch (err) {
+      this.#logger.error({ err, lease: this.leasePrefix }, "starting the owner's work failed; releasing the lease");
+      term.stepDown();
+      return undefined;
+    }
+  }
+
+  /** `op`'s result, or "late" when the clock reaches `deadline` first. */
+  async #beforeDeadline<T>(op: Promise<T>, deadline: number): Promise<T | "late"> {
+    const timer = new AbortController();
+    try {
+      return await Promise.race([op, this.#clock.waitUntil(deadline, timer.signal).then(() => "late" as const)]);
+    } finally {
+      timer.abort();
+      op.catch(() => undefined);
+    }
+  }
+}
+
+/** `store` refusing writes once `lease` ran out or was lost (see `OwnerTerm.guard`). */
+function guardWrites(store: ObjectStore, clock: Clock, lease: { deadline: number; lost: boolean }, what: string): ObjectStore {
+  const check = (key: string) => {
+    if (lease.lost || clock.now() >= lease.deadline) {
+      throw new FencedError(`the owner lease ${what} ran out before the write of "${key}"; another process may own the store now`);
+    }
+  };
+  return {
+    get: (key) => store.get(key),
+    list: (prefix, opts) => store.list(prefix, opts),
+    async put(key, body, opts) {
+      check(key);
+      return store.put(key, body, opts);
+    },
+    async delete(key) {
+      check(key);
+      return store.delete(key);
+    },
+    ...(store.removeLeftovers === undefined
+      ? {}
+      : {
+          removeLeftovers: async (prefix: string) => {
+            check(prefix);
+            return store.removeLeftovers!(prefix);
+          },
+        }),
+  };
+}

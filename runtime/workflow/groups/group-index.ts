@@ -1,0 +1,93 @@
+/**
+ * @module The group index and `listGroups`: one KV entry per run group,
+ * `workflow/group-index/{q}/{t}{tag}` (`{t}` the inverted creation time, so
+ * byte order is newest first) holding the group's id, written before its
+ * members are submitted and removed when the group is forgotten. A listing
+ * reads a page of entries and counts each group's member records.
+ */
+import { StoreCorruptedError, ValidationError } from "../../errors.js";
+import type { KvPage, KvScanOptions } from "../../queue/view.js";
+import { encodeValue } from "../records/codec.js";
+import { decodeGroupMember, decodeMap } from "../records/records.js";
+import { RESERVED_KV_PREFIX } from "../records/reserved.js";
+import { groupMembersPrefix } from "../records/kv-keys.js";
+import { indexSuffix, INVERTED_TIME_MAX } from "../runs/run-index.js";
+import type { GroupMemberCounts, GroupPage, GroupRow, ListGroupsOptions } from "./group-listing.js";
+
+export const GROUP_INDEX_PREFIX = `${RESERVED_KV_PREFIX}group-index/`;
+/** The default and the largest `limit` of a group listing page (each group's members are counted). */
+export const DEFAULT_GROUP_LIMIT = 20;
+export const MAX_GROUP_LIMIT = 100;
+
+export const groupIndexPrefix = (q: string): string => `${GROUP_INDEX_PREFIX}${q}/`;
+/** The tag takes the run id's place in the shared suffix layout (20 hex digits). */
+export const groupIndexKey = (q: string, createdAtMs: number, tag: string): string => `${groupIndexPrefix(q)}${indexSuffix(createdAtMs, tag)}`;
+
+export function encodeGroupIndexEntry(groupId: string): Uint8Array {
+  return encodeValue({ groupId });
+}
+
+function decodeGroupIndexEntry(bytes: Uint8Array, key: string): string {
+  const v = decodeMap(bytes, key, "group index entry");
+  if (typeof v.groupId !== "string") throw new StoreCorruptedError(key, "group index entry lacks its group id");
+  return v.groupId;
+}
+
+/** The reads a group listing makes. */
+export interface GroupReads {
+  readonly queueName: string;
+  kvScan(prefix: string, opts?: KvScanOptions): Promise<KvPage>;
+}
+
+const SUFFIX_RE = /^(\d{16})([0-9a-f]{20})$/;
+
+const CURSOR_RE = /^g1\.(\d{16}[0-9a-f]{20})$/;
+
+/** One page of groups, newest first, with their member counts. */
+export async function listGroups(reads: GroupReads, opts: unknown): Promise<GroupPage> {
+  if (opts !== undefined && (opts === null || typeof opts !== "object" || Array.isArray(opts))) throw new ValidationError("listGroups takes an options object");
+  const o = (opts ?? {}) as ListGroupsOptions;
+  const limit = o.limit ?? DEFAULT_GROUP_LIMIT;
+  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_GROUP_LIMIT) {
+    throw new ValidationError(`listGroups: limit must be an integer from 1 to ${MAX_GROUP_LIMIT}, got ${String(limit)}`);
+  }
+  let after: string | undefined;
+  if (o.cursor !== undefined) {
+    const m = typeof o.cursor === "string" ? CURSOR_RE.exec(o.cursor) : null;
+    if (m === null)
+      throw new ValidationError(
+        `listGroups: cursor ${JSON.stringify(String(o.cursor).slice(0, 80))} is not a group listing cursor; pass the nextCursor of the previous page`,
+      );
+    after = m[1];
+  }
+  const q = reads.queueName;
+  const prefix = groupIndexPrefix(q);
+  const page = await reads.kvScan(prefix, { limit: limit + 1, ...(after === undefined ? {} : { after: prefix + after }) });
+  const groups: GroupRow[] = [];
+  let last: string | undefined;
+  for (const e of page.entries.slice(0, limit)) {
+    const suffix = e.key.slice(prefix.length);
+    last = suffix;
+    const m = SUFFIX_RE.exec(suffix);
+    if (m === null) continue;
+    const groupId = decodeGroupIndexEntry(e.value, e.key);
+    groups.push({ groupId, createdAtMs: INVERTED_TIME_MAX - Number(m[1]), members: await countMembers(reads, q, m[2]!) });
+  }
+  const more = page.entries.length > limit;
+  return more && last !== undefined ? { groups, nextCursor: `g1.${last}` } : { groups };
+}
+
+async function countMembers(reads: GroupReads, q: string, tag: string): Promise<GroupMemberCounts> {
+  const c = { total: 0, active: 0, succeeded: 0, failed: 0, cancelled: 0 };
+  const prefix = groupMembersPrefix(q, tag);
+  let after: string | undefined;
+  for (;;) {
+    const page = await reads.kvScan(prefix, { limit: 1000, ...(after === undefined ? {} : { after }) });
+    for (const e of page.entries) {
+      c.total++;
+      c[decodeGroupMember(e.value, e.key).state]++;
+    }
+    if (page.nextCursor === undefined) return c;
+    after = page.nextCursor;
+  }
+}

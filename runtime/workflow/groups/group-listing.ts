@@ -1,0 +1,37 @@
+/**
+ * @module The public shape of group listings: each run group of a step
+ * queue with how many members are in each state.
+ */
+
+/** What `listGroups` takes. */
+export interface ListGroupsOptions {
+  /** The `nextCursor` of the previous page. */
+  readonly cursor?: string;
+  /** Most groups in the page: 1 to 100, default 20 (each group's member records are counted). */
+  readonly limit?: number;
+}
+
+/** Member counts of one group, from its member records. */
+export interface GroupMemberCounts {
+  /** Members submitted (a group's manifest may list more that a crash left unsubmitted: `RunGroup.status` counts those). */
+  readonly total: number;
+  readonly active: number;
+  readonly succeeded: number;
+  readonly failed: number;
+  readonly cancelled: number;
+}
+
+/** One group as a listing reports it. */
+export interface GroupRow {
+  readonly groupId: string;
+  /** When its first member was submitted (epoch ms). */
+  readonly createdAtMs: number;
+  readonly members: GroupMemberCounts;
+}
+
+/** One page of a group listing, newest group first. */
+export interface GroupPage {
+  readonly groups: readonly GroupRow[];
+  /** Pass as `cursor` for the next page; absent when the listing is done. */
+  readonly nextCursor?: string;
+}

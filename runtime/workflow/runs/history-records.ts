@@ -1,0 +1,268 @@
+/**
+ * @module The durable form of a run's history: one KV entry per settled
+ * step, written by the step's settlement (the same commit), and one list of
+ * redrives per run. Pure: keys, codecs and the bounded builder.
+ *
+ * KV (`{q}` the step queue):
+ * - `workflow/history/{q}/{runId}/{step, 10 digits}`: a {@link StepRecord};
+ *   the settlement of step `s` also deletes the entry of step
+ *   `s - HISTORY_STEPS_PER_RUN`, so a run keeps at most that many;
+ * - `workflow/redrives/{q}/{runId}`: the run's redrives, oldest first.
+ *
+ * Both are removed with the run's terminal record by the retention sweep,
+ * and by a new submission under the same run id.
+ */
+import { StoreCorruptedError } from "../../errors.js";
+import type { JobAttempt } from "../../queue/record.js";
+import { decodeValue, encodeValue } from "../records/codec.js";
+import { decodeMap } from "../records/records.js";
+import { RESERVED_KV_PREFIX } from "../records/reserved.js";
+import {
+  HISTORY_ATTEMPTS_PER_STEP,
+  HISTORY_ERROR_CHARS,
+  HISTORY_KEYS_PER_STEP,
+  HISTORY_STACK_CHARS,
+  HISTORY_STEPS_PER_RUN,
+  type AttemptHistory,
+  type RedriveHistory,
+  type SignalReceipt,
+  type StepAttemptOutcome,
+  type StepHistory,
+  type StepTransitionHistory,
+} from "./run-history.js";
+
+export const HISTORY_PREFIX = `${RESERVED_KV_PREFIX}history/`;
+export const REDRIVES_PREFIX = `${RESERVED_KV_PREFIX}redrives/`;
+
+/** A continuing step keeps the payload it continues with up to this size, so a redrive can start at the next step. */
+export const HISTORY_NEXT_PAYLOAD_BYTES = 4096;
+/** A step that ends its run keeps its own payload up to this size, so a redrive can run it again. */
+export const HISTORY_FINAL_PAYLOAD_BYTES = 64 * 1024;
+/** Characters kept of each memo or KV key listed in a step's history. */
+const KEY_CHARS = 256;
+
+export const runHistoryPrefix = (q: string, runId: string): string => `${HISTORY_PREFIX}${q}/${runId}/`;
+export const stepHistoryKey = (q: string, runId: string, step: number): string => `${runHistoryPrefix(q, runId)}${String(step).padStart(10, "0")}`;
+export const redrivesKey = (q: string, runId: string): string => `${REDRIVES_PREFIX}${q}/${runId}`;
+
+/** One step's durable history: the public fields and the payloads a redrive needs. */
+export interface StepRecord extends Omit<StepHistory, "retryable"> {
+  /** The step's own payload (a step that ended its run, when small enough). */
+  payload?: Uint8Array;
+  /** The payload the step continued with (when small enough): the next step's input. */
+  next?: Uint8Array;
+}
+
+function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/** Keeps the first attempt and the latest ones, within {@link HISTORY_ATTEMPTS_PER_STEP}. */
+export function boundAttempts(all: readonly AttemptHistory[]): { attempts: AttemptHistory[]; dropped: number } {
+  if (all.length <= HISTORY_ATTEMPTS_PER_STEP) return { attempts: [...all], dropped: 0 };
+  const tail = all.slice(all.length - (HISTORY_ATTEMPTS_PER_STEP - 1));
+  return { attempts: [all[0]!, ...tail], dropped: all.length - HISTORY_ATTEMPTS_PER_STEP };
+}
+
+const QUEUE_OUTCOMES: Record<string, StepAttemptOutcome> = {
+  retried: "retried",
+  dead_lettered: "dead_lettered",
+  lease_expired: "retried",
+  interrupted: "retried",
+  requeued: "retried",
+  completed: "continued",
+};
+
+/** An attempt as the queue's attempt history recorded it. */
+export function attemptFromQueue(a: JobAttempt): AttemptHistory {
+  const out: { -readonly [K in keyof AttemptHistory]: AttemptHistory[K] } = {
+    attempt: a.attempt,
+    startedAtMs: a.claimedAt ?? a.recordedAt,
+    endedAtMs: a.recordedAt,
+    outcome: QUEUE_OUTCOMES[a.outcome] ?? "retried",
+  };
+  if (a.outcome === "lease_expired") out.error = cut(`the lease expired${a.error === undefined ? "" : `: ${a.error}`}`, HISTORY_ERROR_CHARS);
+  else if (a.error !== undefined) out.error = cut(a.error, HISTORY_ERROR_CHARS);
+  if (a.errorStack !== undefined) out.stack = cut(a.errorStack, HISTORY_STACK_CHARS);
+  return out;
+}
+
+/** An attempt's error text and stack, bounded. */
+export function errorFieldsOf(error: unknown, text: string | undefined): { error?: string; stack?: string } {
+  const out: { error?: string; stack?: string } = {};
+  if (text !== undefined) out.error = cut(text, HISTORY_ERROR_CHARS);
+  const stack = error instanceof Error ? error.stack : undefined;
+  if (typeof stack === "string") out.stack = cut(stack, HISTORY_STACK_CHARS);
+  return out;
+}
+
+/** What a settlement knows about the step it settles. */
+export interface StepFacts {
+  step: number;
+  name?: string | undefined;
+  payloadBytes: number;
+  /** The earlier attempts (from the queue's attempt history), oldest first. */
+  earlier: readonly AttemptHistory[];
+  current: AttemptHistory;
+  signal?: SignalReceipt | undefined;
+  transition?: StepTransitionHistory | undefined;
+  memoKeys: readonly string[];
+  kvPuts: readonly string[];
+  kvDeletes: readonly string[];
+  payload?: Uint8Array | undefined;
+  next?: Uint8Array | undefined;
+}
+
+/** The bounded record of one settled step. */
+export function stepRecordOf(f: StepFacts): StepRecord {
+  const { attempts, dropped } = boundAttempts([...f.earlier, f.current]);
+  const keys = (list: readonly string[]) => list.slice(0, HISTORY_KEYS_PER_STEP).map((k) => cut(k, KEY_CHARS));
+  const r: { -readonly [K in keyof StepRecord]: StepRecord[K] } = {
+    step: f.step,
+    payloadBytes: f.payloadBytes,
+    attempts,
+    attemptsDropped: dropped,
+    memoKeys: keys(f.memoKeys),
+    memoKeysWritten: f.memoKeys.length,
+    kvPuts: keys(f.kvPuts),
+    kvDeletes: keys(f.kvDeletes),
+    kvEffects: f.kvPuts.length + f.kvDeletes.length,
+  };
+  if (f.name !== undefined) r.name = f.name;
+  if (f.signal !== undefined) r.signal = f.signal;
+  if (f.transition !== undefined) r.transition = f.transition;
+  if (f.payload !== undefined && f.payload.byteLength <= HISTORY_FINAL_PAYLOAD_BYTES) r.payload = f.payload;
+  if (f.next !== undefined && f.next.byteLength <= HISTORY_NEXT_PAYLOAD_BYTES) r.next = f.next;
+  return r;
+}
+
+/** The entry a settlement of step `step` removes to keep {@link HISTORY_STEPS_PER_RUN} steps. */
+export function evictedStep(step: number): number | undefined {
+  const old = step - HISTORY_STEPS_PER_RUN;
+  return old >= 0 ? old : undefined;
+}
+
+/** Drops `undefined` fields (MessagePack would keep them as nil). */
+function compact(o: object): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o))
+    if (v !== undefined) out[k] = v && typeof v === "object" && !Array.isArray(v) && !(v instanceof Uint8Array) ? compact(v) : v;
+  return out;
+}
+
+/*
+ * The stored form is written with every step, so it is small: short field
+ * names, an attempt as a list, and empty lists and zero counts left out.
+ * `s` step, `n` name, `b` payload bytes, `a` attempts `[attempt, start, end,
+ * outcome, error?, stack?]`, `ad` attempts dropped, `m` memo keys, `mn` memo
+ * keys written (when more than listed), `kp`/`kd` KV puts and deletes, `kn`
+ * KV effects (when more than listed), `sg` signal, `tr` transition, `p`
+ * payload, `nx` next payload.
+ */
+
+export function encodeStepRecord(r: StepRecord): Uint8Array {
+  const out: Record<string, unknown> = {
+    s: r.step,
+    b: r.payloadBytes,
+    a: r.attempts.map((x) => {
+      const row: unknown[] = [x.attempt, x.startedAtMs, x.endedAtMs, x.outcome];
+      if (x.error !== undefined || x.stack !== undefined) row.push(x.error ?? null);
+      if (x.stack !== undefined) row.push(x.stack);
+      return row;
+    }),
+  };
+  if (r.name !== undefined) out.n = r.name;
+  if (r.attemptsDropped > 0) out.ad = r.attemptsDropped;
+  if (r.memoKeys.length > 0) out.m = r.memoKeys;
+  if (r.memoKeysWritten > r.memoKeys.length) out.mn = r.memoKeysWritten;
+  if (r.kvPuts.length > 0) out.kp = r.kvPuts;
+  if (r.kvDeletes.length > 0) out.kd = r.kvDeletes;
+  if (r.kvEffects > r.kvPuts.length + r.kvDeletes.length) out.kn = r.kvEffects;
+  if (r.signal !== undefined) out.sg = compact(r.signal);
+  if (r.transition !== undefined) out.tr = compact(r.transition);
+  if (r.payload !== undefined) out.p = r.payload;
+  if (r.next !== undefined) out.nx = r.next;
+  return encodeValue(out);
+}
+
+const isNum = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
+const isStrList = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === "string");
+const OUTCOMES: readonly string[] = ["continued", "succeeded", "failed", "cancelled", "retried", "dead_lettered", "put_back"] satisfies StepAttemptOutcome[];
+
+function attemptOf(row: unknown): AttemptHistory | undefined {
+  if (!Array.isArray(row) || row.length < 4 || !isNum(row[0]) || !isNum(row[1]) || !isNum(row[2]) || !OUTCOMES.includes(row[3] as string)) return undefined;
+  const a: { -readonly [K in keyof AttemptHistory]: AttemptHistory[K] } = {
+    attempt: row[0],
+    startedAtMs: row[1],
+    endedAtMs: row[2],
+    outcome: row[3] as StepAttemptOutcome,
+  };
+  if (typeof row[4] === "string") a.error = row[4];
+  if (typeof row[5] === "string") a.stack = row[5];
+  return a;
+}
+
+export function decodeStepRecord(bytes: Uint8Array, key: string): StepRecord {
+  const v = decodeMap(bytes, key, "step history entry");
+  const attempts = Array.isArray(v.a) ? v.a.map(attemptOf) : [undefined];
+  const lists = [v.m, v.kp, v.kd].every((l) => l === undefined || isStrList(l));
+  const counts = [v.ad, v.mn, v.kn].every((c) => c === undefined || isNum(c));
+  const ok =
+    isNum(v.s) &&
+    isNum(v.b) &&
+    attempts.every((x) => x !== undefined) &&
+    lists &&
+    counts &&
+    (v.n === undefined || typeof v.n === "string") &&
+    (v.sg === undefined || (v.sg !== null && typeof v.sg === "object")) &&
+    (v.tr === undefined || (v.tr !== null && typeof v.tr === "object")) &&
+    (v.p === undefined || v.p instanceof Uint8Array) &&
+    (v.nx === undefined || v.nx instanceof Uint8Array);
+  if (!ok) throw new StoreCorruptedError(key, "step history entry lacks its step or attempts, or has malformed fields");
+  const memoKeys = (v.m as string[] | undefined) ?? [];
+  const kvPuts = (v.kp as string[] | undefined) ?? [];
+  const kvDeletes = (v.kd as string[] | undefined) ?? [];
+  const r: StepRecord = {
+    step: v.s as number,
+    payloadBytes: v.b as number,
+    attempts: attempts as AttemptHistory[],
+    attemptsDropped: (v.ad as number | undefined) ?? 0,
+    memoKeys,
+    memoKeysWritten: (v.mn as number | undefined) ?? memoKeys.length,
+    kvPuts,
+    kvDeletes,
+    kvEffects: (v.kn as number | undefined) ?? kvPuts.length + kvDeletes.length,
+  };
+  const w = r as { -readonly [K in keyof StepRecord]: StepRecord[K] };
+  if (v.n !== undefined) w.name = v.n as string;
+  if (v.sg !== undefined) w.signal = v.sg as SignalReceipt;
+  if (v.tr !== undefined) w.transition = v.tr as StepTransitionHistory;
+  if (v.p !== undefined) w.payload = v.p as Uint8Array;
+  if (v.nx !== undefined) w.next = v.nx as Uint8Array;
+  return r;
+}
+
+/** Redrives kept per run (the latest ones). */
+export const MAX_REDRIVES = HISTORY_ATTEMPTS_PER_STEP;
+
+export function encodeRedrives(list: readonly RedriveHistory[]): Uint8Array {
+  return encodeValue(list.slice(-MAX_REDRIVES).map((r) => compact({ ...r, replaced: compact(r.replaced) })));
+}
+
+export function decodeRedrives(bytes: Uint8Array, key: string): RedriveHistory[] {
+  let list: unknown;
+  try {
+    list = decodeValue(bytes);
+  } catch {
+    throw new StoreCorruptedError(key, "redrive list is not MessagePack");
+  }
+  const ok =
+    Array.isArray(list) &&
+    list.every((r: unknown) => {
+      const m = r as Record<string, unknown> | null;
+      const rep = m?.replaced as Record<string, unknown> | undefined;
+      return m !== null && typeof m === "object" && isNum(m.step) && isNum(m.atMs) && rep !== null && typeof rep === "object" && typeof rep.status === "string";
+    });
+  if (!ok) throw new StoreCorruptedError(key, "redrive list is malformed");
+  return list as RedriveHistory[];
+}

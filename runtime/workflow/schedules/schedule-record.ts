@@ -1,0 +1,160 @@
+/**
+ * @module A schedule's durable record: its definition and its state (last
+ * decided tick, last run, buffered tick, paused), in the queue's KV under
+ * `workflow/schedules/{q}/{id}`, plus the checks of a `ScheduleSpec`.
+ */
+import { StoreCorruptedError, ValidationError } from "../../errors.js";
+import { validateDelay } from "../../time-bounds.js";
+import { decodeValue, encodeValue, sha256Hex } from "../records/codec.js";
+import { RESERVED_KV_PREFIX } from "../records/reserved.js";
+import { checkRunOptions, checkUserHeaders } from "../runs/submit.js";
+import { checkRunPayload } from "../limits.js";
+import { cronProblem } from "./cron-times.js";
+import type { CatchUpPolicy, OverlapPolicy, ScheduleSpec } from "./schedule-types.js";
+
+export const SCHEDULES_PREFIX = `${RESERVED_KV_PREFIX}schedules/`;
+/** Prefix of every schedule record of step queue `q`, ending in `/`. */
+export const schedulesPrefix = (q: string): string => `${SCHEDULES_PREFIX}${q}/`;
+/** The record of schedule `id` of step queue `q`. */
+export const scheduleKey = (q: string, id: string): string => `${schedulesPrefix(q)}${id}`;
+
+const SCHEDULE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const OVERLAPS: readonly string[] = ["skip", "buffer_one", "allow"] satisfies OverlapPolicy[];
+
+/** The stored definition and state of one schedule. */
+export interface ScheduleRecord {
+  readonly id: string;
+  readonly cron: string;
+  readonly timezone: string;
+  readonly input: Uint8Array;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly priority?: number;
+  readonly maxAttemptsPerStep?: number;
+  readonly overlap: OverlapPolicy;
+  readonly catchUp: CatchUpPolicy;
+  readonly jitterMs: number;
+  /** SHA-256 of the definition fields, so an upsert of the same definition changes nothing. */
+  readonly definitionSha256: string;
+  readonly paused: boolean;
+  /** Every tick at or before this one was decided. Starts at the upsert time: no tick before a schedule existed runs. */
+  readonly lastTickMs: number;
+  /** Whether any tick was decided yet (`lastTickMs` is then the creation time). */
+  readonly ticked: boolean;
+  readonly lastRunId: string | null;
+  readonly bufferedTickMs: number | null;
+}
+
+/** Checks a `ScheduleSpec` and returns its definition fields; throws `ValidationError` listing every problem. */
+export function checkScheduleSpec(spec: ScheduleSpec): Omit<ScheduleRecord, "paused" | "lastTickMs" | "ticked" | "lastRunId" | "bufferedTickMs"> {
+  if (spec === null || typeof spec !== "object") throw new ValidationError("a schedule must be an object with id, cron and run");
+  const where = `schedule ${JSON.stringify(spec.id)}`;
+  const issues: string[] = [];
+  if (typeof spec.id !== "string" || !SCHEDULE_ID.test(spec.id)) issues.push("id must be 1 to 64 characters of [A-Za-z0-9_-]");
+  const timezone = spec.timezone ?? "UTC";
+  const cron = cronProblem(spec.cron, timezone);
+  if (cron !== undefined) issues.push(cron);
+  const overlap = spec.overlap ?? "skip";
+  if (!OVERLAPS.includes(overlap)) issues.push(`overlap must be "skip", "buffer_one" or "allow", got ${JSON.stringify(overlap)}`);
+  const catchUp = spec.catchUp ?? "none";
+  const catchUpIssue = catchUpProblem(catchUp);
+  if (catchUpIssue !== undefined) issues.push(catchUpIssue);
+  const jitterMs = spec.jitterMs ?? 0;
+  if (!Number.isInteger(jitterMs) || jitterMs < 0 || jitterMs > 86_400_000)
+    issues.push(`jitterMs must be an integer from 0 to 86400000 (a day), got ${jitterMs}`);
+  const run = spec.run;
+  if (run === null || typeof run !== "object" || !(run.input instanceof Uint8Array)) issues.push("run.input must be a Uint8Array");
+  if (run?.options !== undefined && (run.options === null || typeof run.options !== "object")) issues.push("run.options must be an object");
+  if (run?.options !== undefined && (run.options as { runAt?: unknown }).runAt !== undefined)
+    issues.push("run.options.runAt is not allowed: each tick sets when its run starts");
+  if (issues.length > 0) throw new ValidationError(`${where} is not valid`, issues);
+  const options = run.options ?? {};
+  const headers = checkUserHeaders(options.headers);
+  checkRunOptions(options);
+  if (options.priority !== undefined && !Number.isInteger(options.priority))
+    throw new ValidationError(`${where}: run.options.priority must be an integer, got ${options.priority}`);
+  checkRunPayload(`the input of ${where}`, run.input);
+  const def = {
+    id: spec.id,
+    cron: spec.cron,
+    timezone,
+    input: run.input,
+    headers,
+    ...(options.priority === undefined ? {} : { priority: options.priority }),
+    ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: options.maxAttemptsPerStep }),
+    overlap,
+    catchUp,
+    jitterMs,
+  };
+  return { ...def, definitionSha256: sha256Hex(encodeValue(def)) };
+}
+
+function catchUpProblem(c: unknown): string | undefined {
+  if (c === "none" || c === "last") return undefined;
+  if (c !== null && typeof c === "object" && !Array.isArray(c) && Object.keys(c).length === 1) {
+    const ms = (c as { allWithinMs?: unknown }).allWithinMs;
+    if (typeof ms === "number" && Number.isInteger(ms) && ms > 0) {
+      try {
+        validateDelay("catchUp.allWithinMs", ms);
+        return undefined;
+      } catch (e) {
+        return e instanceof Error ? e.message : String(e);
+      }
+    }
+  }
+  return `catchUp must be "none", "last" or { allWithinMs: <positive integer> }, got ${JSON.stringify(c)}`;
+}
+
+export function encodeScheduleRecord(r: ScheduleRecord): Uint8Array {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(r)) if (v !== undefined) out[k] = v;
+  return encodeValue(out);
+}
+
+export function decodeScheduleRecord(bytes: Uint8Array, key: string): ScheduleRecord {
+  let v: unknown;
+  try {
+    v = decodeValue(bytes);
+  } catch (e) {
+    throw new StoreCorruptedError(key, `schedule record is not MessagePack: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const r = v as Record<string, unknown> | null;
+  const str = (x: unknown) => typeof x === "string";
+  const num = (x: unknown) => typeof x === "number" && Number.isFinite(x);
+  const ok =
+    r !== null &&
+    typeof r === "object" &&
+    str(r.id) &&
+    str(r.cron) &&
+    str(r.timezone) &&
+    r.input instanceof Uint8Array &&
+    r.headers !== null &&
+    typeof r.headers === "object" &&
+    OVERLAPS.includes(r.overlap as string) &&
+    catchUpProblem(r.catchUp) === undefined &&
+    num(r.jitterMs) &&
+    str(r.definitionSha256) &&
+    typeof r.paused === "boolean" &&
+    num(r.lastTickMs) &&
+    typeof r.ticked === "boolean" &&
+    (r.lastRunId === null || str(r.lastRunId)) &&
+    (r.bufferedTickMs === null || num(r.bufferedTickMs));
+  if (!ok) throw new StoreCorruptedError(key, "schedule record lacks or mistypes its fields");
+  return r as unknown as ScheduleRecord;
+}
+
+/** The run id of `schedule`'s tick at `tickMs`: the same in every process and after every restart. */
+export function tickRunId(scheduleId: string, tickMs: number): string {
+  return `sched-${scheduleId}-${tickMs}`;
+}
+
+/** The run id of a manual trigger of `schedule` at `nowMs`. */
+export function triggerRunId(scheduleId: string, nowMs: number): string {
+  return `sched-${scheduleId}-now${nowMs}`;
+}
+
+/** The jitter of one tick: a delay in `[0, jitterMs)` derived from the schedule and the tick, so every process picks the same. */
+export function tickJitterMs(scheduleId: string, tickMs: number, jitterMs: number): number {
+  if (jitterMs <= 0) return 0;
+  const h = sha256Hex(`${scheduleId}:${tickMs}`);
+  return Number.parseInt(h.slice(0, 12), 16) % jitterMs;
+}

@@ -1,0 +1,454 @@
+/**
+ * @module `runtime.schedules`: cron schedules that start runs, and the loop
+ * that decides their ticks.
+ *
+ * Exactly once per tick: a tick's run id is derived from the schedule and
+ * the tick time, and the schedule's state (the last decided tick) commits
+ * with that run's submission, so a crash before the commit redoes the
+ * tick under the same id and one after it never sees the tick again,
+ * whichever process owns the store next. The loop sleeps on the runtime's
+ * clock until the next tick (or a change, or the end of a run a buffered
+ * tick waits for); nothing polls.
+ */
+import { SettlementEffects } from "../../queue/effects.js";
+import type { KvPage, KvScanOptions } from "../../queue/view.js";
+import { ValidationError } from "../../errors.js";
+import { validateInstant } from "../../time-bounds.js";
+import type { RuntimeCore } from "../runtime-core.js";
+import type { RunSpec, SubmitOutcome } from "../runs/run-types.js";
+import { KeyedLock } from "../runs/run-events.js";
+import { backoffMs, isStoreFault, sleep, STORE_RETRY } from "../store-retry.js";
+import { bytesEqual } from "../records/codec.js";
+import { cronTimes, type CronTimes } from "./cron-times.js";
+import {
+  checkScheduleSpec,
+  decodeScheduleRecord,
+  encodeScheduleRecord,
+  scheduleKey,
+  schedulesPrefix,
+  tickJitterMs,
+  tickRunId,
+  triggerRunId,
+  type ScheduleRecord,
+} from "./schedule-record.js";
+import type { ScheduleFire, ScheduleInfo, ScheduleSpec } from "./schedule-types.js";
+import { planTicks } from "./tick-plan.js";
+import { InputMismatchError, ScheduleNotFoundError } from "../workflow-errors.js";
+
+/** Most ticks one `backfill` call starts; a longer range is refused (split it). */
+export const MAX_BACKFILL_TICKS = 10_000;
+
+/** What the schedules need from their runtime. */
+export interface ScheduleHost {
+  readonly core: RuntimeCore;
+  /** Submits a run, committing `effects` with it when it is new. */
+  submit(spec: RunSpec, effects: SettlementEffects): Promise<SubmitOutcome>;
+  /** Whether the run exists and has not terminated. */
+  isActive(runId: string): Promise<boolean>;
+  /** Whether the runtime has any record of the run (active, or terminated and not yet swept). */
+  isKnown(runId: string): Promise<boolean>;
+}
+
+/** When to look at a schedule again, and which run's end a buffered tick waits for. */
+interface Decision {
+  readonly nextTickMs: number | null;
+  readonly waitFor: string | null;
+}
+
+/** Schedules of one queue share a lock per schedule, even across runtimes over it (see runtime-core). */
+const locks = new WeakMap<object, KeyedLock>();
+/** In-process wake-ups of the scheduler loops of one queue after a schedule changed. */
+const changes = new WeakMap<object, Set<() => void>>();
+
+/**
+ * The schedules of one runtime's step queue. Every method reads and writes
+ * the durable records, so each works from any runtime over the same step
+ * queue; ticks are decided by `runtime.run` (a worker) only.
+ */
+export class Schedules {
+  readonly #host: ScheduleHost;
+  readonly #lock: KeyedLock;
+  readonly #times = new Map<string, CronTimes>();
+
+  /** @internal Built by the runtime. */
+  constructor(host: ScheduleHost) {
+    this.#host = host;
+    const q = host.core.queue;
+    let l = locks.get(q);
+    if (l === undefined) {
+      l = new KeyedLock();
+      locks.set(q, l);
+    }
+    this.#lock = l;
+  }
+
+  get #core(): RuntimeCore {
+    return this.#host.core;
+  }
+
+  /**
+   * Creates or updates a schedule. An update of the definition keeps the
+   * state (last tick, paused); the same definition again changes nothing.
+   * A new schedule's first tick is the first after now.
+   */
+  async upsert(spec: ScheduleSpec): Promise<ScheduleInfo> {
+    const def = checkScheduleSpec(spec);
+    const record = await this.#locked(def.id, async (current) => {
+      if (current !== null && current.definitionSha256 === def.definitionSha256) return current;
+      const base = current ?? { paused: false, lastTickMs: this.#core.clock.now(), ticked: false, lastRunId: null, bufferedTickMs: null };
+      const next: ScheduleRecord = {
+        ...def,
+        paused: base.paused,
+        lastTickMs: base.lastTickMs,
+        ticked: base.ticked,
+        lastRunId: base.lastRunId,
+        bufferedTickMs: base.bufferedTickMs,
+      };
+      await this.#write(current, next);
+      return next;
+    });
+    this.#announce();
+    return this.#info(record);
+  }
+
+  /** Every schedule of the step queue with its next and last ticks, by id. */
+  async list(): Promise<ScheduleInfo[]> {
+    const out: ScheduleInfo[] = [];
+    for await (const r of this.#records()) out.push(this.#info(r));
+    return out;
+  }
+
+  /** One schedule, or null. */
+  async get(id: string): Promise<ScheduleInfo | null> {
+    const r = await this.#read(id);
+    return r === null ? null : this.#info(r);
+  }
+
+  /** Stops deciding ticks until `resume`; ticks in between are skipped. Idempotent. */
+  async pause(id: string): Promise<ScheduleInfo> {
+    const r = await this.#locked(id, async (current) => {
+      const c = requireRecord(id, current);
+      if (c.paused) return c;
+      const next = { ...c, paused: true };
+      await this.#write(c, next);
+      return next;
+    });
+    this.#announce();
+    return this.#info(r);
+  }
+
+  /** Decides ticks again from now on: ticks while paused are not caught up. Idempotent. */
+  async resume(id: string): Promise<ScheduleInfo> {
+    const r = await this.#locked(id, async (current) => {
+      const c = requireRecord(id, current);
+      if (!c.paused) return c;
+      const next = { ...c, paused: false, lastTickMs: Math.max(c.lastTickMs, this.#core.clock.now()) };
+      await this.#write(c, next);
+      return next;
+    });
+    this.#announce();
+    return this.#info(r);
+  }
+
+  /** Deletes a schedule; `false` when there was none. Runs it started are not touched. */
+  async remove(id: string): Promise<boolean> {
+    const removed = await this.#locked(id, async (current) => {
+      if (current === null) return false;
+      await this.#core.queue.kvDelete(scheduleKey(this.#core.queueName, id));
+      return true;
+    });
+    this.#announce();
+    return removed;
+  }
+
+  /** Starts one run now (no jitter), outside the cron times and the overlap policy, paused or not. */
+  async trigger(id: string): Promise<ScheduleFire> {
+    return this.#locked(id, async (current) => {
+      const c = requireRecord(id, current);
+      const now = this.#core.clock.now();
+      const runId = triggerRunId(id, now);
+      const next = { ...c, lastRunId: runId };
+      const out = await this.#host.submit(this.#runSpec(c, runId, now, false), this.#stateWrite(next));
+      if (!out.newlySubmitted) await this.#write(c, next);
+      return { tickMs: now, runId, newlySubmitted: out.newlySubmitted };
+    });
+  }
+
+  /**
+   * Starts the run of every tick in `[fromMs, toMs]`, with the tick's own
+   * run id; a tick whose run the runtime still knows (active, or ended and
+   * not yet swept by memo retention) is not started again,
+   * regardless of pause and overlap. Leaves the schedule's state alone.
+   * Refuses a range of more than {@link MAX_BACKFILL_TICKS} ticks.
+   */
+  async backfill(id: string, fromMs: number, toMs: number): Promise<ScheduleFire[]> {
+    validateInstant("backfill's fromMs", fromMs);
+    validateInstant("backfill's toMs", toMs);
+    if (toMs < fromMs) throw new ValidationError(`backfill's toMs (${toMs}) is before its fromMs (${fromMs})`);
+    const c = requireRecord(id, await this.#read(id));
+    const times = this.#timesOf(c);
+    const ticks: number[] = [];
+    for (let t = times.next(fromMs - 1); t !== null && t <= toMs; t = times.next(t)) {
+      if (ticks.length === MAX_BACKFILL_TICKS) {
+        throw new ValidationError(`backfill of schedule "${id}" covers more than ${MAX_BACKFILL_TICKS} ticks; split the range`);
+      }
+      ticks.push(t);
+    }
+    const out: ScheduleFire[] = [];
+    for (const t of ticks) {
+      const runId = tickRunId(id, t);
+      if (await this.#host.isKnown(runId)) {
+        out.push({ tickMs: t, runId, newlySubmitted: false });
+        continue;
+      }
+      const r = await this.#host.submit(this.#runSpec(c, runId, t), new SettlementEffects());
+      out.push({ tickMs: t, runId, newlySubmitted: r.newlySubmitted });
+    }
+    return out;
+  }
+
+  /**
+   * @internal The scheduler loop, run by `runtime.run` until `signal`
+   * aborts: decides every due tick, then sleeps until the next one.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    const core = this.#core;
+    let faults = 0;
+    const aborted = abortOf(signal);
+    while (!signal.aborted) {
+      const woken = this.#changed();
+      const waits: { promise: Promise<void>; dispose: () => void }[] = [];
+      const tick = new AbortController();
+      let wakeAt = Number.POSITIVE_INFINITY;
+      try {
+        try {
+          for await (const r of this.#records()) {
+            if (signal.aborted) return;
+            let s: Decision | null;
+            try {
+              s = await this.#decide(r.id);
+            } catch (e) {
+              if (isStoreFault(e) || core.queue.closed) throw e;
+              // One broken schedule (a corrupted record, an input the runtime refuses) must not stop the others.
+              core.log.error({ err: e, schedule: r.id }, `schedule "${r.id}" could not decide its ticks; it is tried again at the next change or start`);
+              continue;
+            }
+            if (s === null) continue;
+            if (s.nextTickMs !== null) wakeAt = Math.min(wakeAt, s.nextTickMs);
+            if (s.waitFor !== null) waits.push(core.events.next(s.waitFor));
+          }
+          faults = 0;
+        } catch (e) {
+          if (core.queue.closed) return;
+          if (!isStoreFault(e)) throw e;
+          core.log.error({ err: e }, "the scheduler could not read or write a schedule (store fault); trying again shortly");
+          await sleep(backoffMs(STORE_RETRY, ++faults), signal).catch(() => undefined);
+          continue;
+        }
+        if (signal.aborted) return;
+        const sleeps: Promise<unknown>[] = [woken.promise, ...waits.map((w) => w.promise), aborted];
+        if (wakeAt !== Number.POSITIVE_INFINITY) sleeps.push(core.clock.waitUntil(wakeAt, tick.signal).catch(() => undefined));
+        await Promise.race(sleeps);
+      } finally {
+        woken.dispose();
+        for (const w of waits) w.dispose();
+        tick.abort();
+      }
+    }
+  }
+
+  /**
+   * Decides the due ticks of one schedule (and a buffered tick whose
+   * previous run ended). Returns when to look again and which run's end to
+   * wait for; null when the schedule is gone.
+   */
+  #decide(id: string): Promise<Decision | null> {
+    return this.#locked(id, async (current) => {
+      if (current === null) return null;
+      let r = current;
+      const times = this.#timesOf(r);
+      if (!r.paused && r.bufferedTickMs !== null && !(r.lastRunId !== null && (await this.#host.isActive(r.lastRunId)))) {
+        r = await this.#fire(r, r.bufferedTickMs, { bufferedTickMs: null });
+      }
+      if (!r.paused) {
+        for (;;) {
+          const plan = planTicks(times, r.lastTickMs, this.#core.clock.now(), r.catchUp);
+          if (plan.decidedThrough === null) break;
+          for (const t of plan.fire) r = await this.#tick(r, t);
+          if (r.lastTickMs < plan.decidedThrough) {
+            const next = { ...r, lastTickMs: plan.decidedThrough, ticked: true };
+            await this.#write(r, next);
+            r = next;
+          }
+        }
+      }
+      const waitFor = r.bufferedTickMs !== null ? r.lastRunId : null;
+      return { nextTickMs: r.paused ? null : times.next(r.lastTickMs), waitFor };
+    });
+  }
+
+  /** Decides one tick by the overlap policy. */
+  async #tick(r: ScheduleRecord, tickMs: number): Promise<ScheduleRecord> {
+    if (r.overlap !== "allow" && r.lastRunId !== null && (await this.#host.isActive(r.lastRunId))) {
+      const buffered = r.overlap === "buffer_one" && r.bufferedTickMs === null ? tickMs : r.bufferedTickMs;
+      const next = { ...r, lastTickMs: tickMs, ticked: true, bufferedTickMs: buffered };
+      if (r.overlap === "skip")
+        this.#core.log.info({ schedule: r.id, tickMs, running: r.lastRunId }, `schedule "${r.id}" skipped a tick: its previous run is still active`);
+      await this.#write(r, next);
+      return next;
+    }
+    return this.#fire(r, tickMs, { lastTickMs: Math.max(r.lastTickMs, tickMs), ticked: true });
+  }
+
+  /** Starts the run of `tickMs`, committing the schedule's new state with it. */
+  async #fire(r: ScheduleRecord, tickMs: number, change: Partial<ScheduleRecord>): Promise<ScheduleRecord> {
+    const runId = tickRunId(r.id, tickMs);
+    const next: ScheduleRecord = { ...r, ...change, lastRunId: runId };
+    let newlySubmitted = false;
+    try {
+      // A run the runtime still knows under the tick's id (a backfill ran it) is that tick's run: never a second one.
+      if (!(await this.#host.isKnown(runId))) {
+        newlySubmitted = (await this.#host.submit(this.#runSpec(r, runId, tickMs), this.#stateWrite(next))).newlySubmitted;
+      }
+    } catch (e) {
+      if (!(e instanceof InputMismatchError)) throw e;
+      // The tick's run exists with another input (a backfill before the schedule's input changed): it is that tick's run.
+      this.#core.log.warn?.({ schedule: r.id, runId }, `schedule "${r.id}": the run of tick ${tickMs} already exists with another input; keeping it`);
+      newlySubmitted = false;
+    }
+    // A duplicate (the run exists: a backfill, or an earlier attempt whose state write was lost) still advances the state.
+    if (!newlySubmitted) await this.#write(r, next);
+    return next;
+  }
+
+  #runSpec(r: ScheduleRecord, runId: string, tickMs: number, jittered = true): RunSpec {
+    const jitter = jittered ? tickJitterMs(r.id, tickMs, r.jitterMs) : 0;
+    return {
+      input: r.input,
+      runId,
+      options: {
+        headers: r.headers,
+        ...(r.priority === undefined ? {} : { priority: r.priority }),
+        ...(r.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: r.maxAttemptsPerStep }),
+        ...(jitter === 0 ? {} : { runAt: tickMs + jitter }),
+      },
+    };
+  }
+
+  #stateWrite(next: ScheduleRecord): SettlementEffects {
+    return new SettlementEffects().kvPut(scheduleKey(this.#core.queueName, next.id), encodeScheduleRecord(next));
+  }
+
+  async #write(current: ScheduleRecord | null, next: ScheduleRecord): Promise<void> {
+    const key = scheduleKey(this.#core.queueName, next.id);
+    const bytes = encodeScheduleRecord(next);
+    if (current !== null && bytesEqual(bytes, encodeScheduleRecord(current))) return;
+    await this.#core.queue.kvPut(key, bytes);
+  }
+
+  #timesOf(r: ScheduleRecord): CronTimes {
+    const k = `${r.timezone} ${r.cron}`;
+    let t = this.#times.get(k);
+    if (t === undefined) {
+      t = cronTimes(`schedule "${r.id}"`, r.cron, r.timezone);
+      // Bounded by the distinct expressions of the queue's schedules; cleared if that grows past reason.
+      if (this.#times.size >= 1024) this.#times.clear();
+      this.#times.set(k, t);
+    }
+    return t;
+  }
+
+  #info(r: ScheduleRecord): ScheduleInfo {
+    return scheduleInfoOf(r, this.#timesOf(r), this.#core.clock.now());
+  }
+
+  async #read(id: string): Promise<ScheduleRecord | null> {
+    const key = scheduleKey(this.#core.queueName, id);
+    const bytes = await this.#core.queue.kvGet(key);
+    return bytes === null ? null : decodeScheduleRecord(bytes, key);
+  }
+
+  #records(): AsyncIterable<ScheduleRecord> {
+    return scheduleRecords(this.#core.queue, this.#core.queueName);
+  }
+
+  #locked<T>(id: string, fn: (current: ScheduleRecord | null) => Promise<T>): Promise<T> {
+    if (typeof id !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) {
+      return Promise.reject(new ValidationError(`a schedule id is 1 to 64 characters of [A-Za-z0-9_-], got ${JSON.stringify(id)}`));
+    }
+    return this.#lock.run(`${this.#core.queueName}/${id}`, async () => fn(await this.#read(id)));
+  }
+
+  #changed(): { promise: Promise<void>; dispose: () => void } {
+    const q = this.#core.queue;
+    let set = changes.get(q);
+    if (set === undefined) {
+      set = new Set();
+      changes.set(q, set);
+    }
+    const s = set;
+    let fn!: () => void;
+    const promise = new Promise<void>((resolve) => {
+      fn = resolve;
+    });
+    s.add(fn);
+    return { promise, dispose: () => s.delete(fn) };
+  }
+
+  #announce(): void {
+    const set = changes.get(this.#core.queue);
+    if (set === undefined) return;
+    for (const fn of [...set]) fn();
+  }
+}
+
+/** A schedule's record as `list` reports it, at `nowMs`. */
+export function scheduleInfoOf(r: ScheduleRecord, times: CronTimes, nowMs: number): ScheduleInfo {
+  return {
+    id: r.id,
+    cron: r.cron,
+    timezone: r.timezone,
+    overlap: r.overlap,
+    catchUp: r.catchUp,
+    jitterMs: r.jitterMs,
+    paused: r.paused,
+    nextTickMs: r.paused ? null : times.next(Math.max(r.lastTickMs, nowMs - 1)),
+    lastTickMs: r.ticked ? r.lastTickMs : null,
+    lastRunId: r.lastRunId,
+    bufferedTickMs: r.bufferedTickMs,
+  };
+}
+
+/** Every schedule record of step queue `q`, by id, a page at a time. */
+export async function* scheduleRecords(kv: { kvScan(prefix: string, opts?: KvScanOptions): Promise<KvPage> }, q: string): AsyncIterable<ScheduleRecord> {
+  const prefix = schedulesPrefix(q);
+  let after: string | undefined;
+  for (;;) {
+    const page = await kv.kvScan(prefix, { limit: 256, ...(after === undefined ? {} : { after }) });
+    for (const e of page.entries) yield decodeScheduleRecord(e.value, e.key);
+    if (page.nextCursor === undefined) return;
+    after = page.nextCursor;
+  }
+}
+
+/**
+ * The schedules of step queue `q` as `list` reports them, from any KV
+ * reader (a `QueueReader` in another process too).
+ */
+export async function readSchedules(kv: { kvScan(prefix: string, opts?: KvScanOptions): Promise<KvPage> }, q: string, nowMs: number): Promise<ScheduleInfo[]> {
+  const out: ScheduleInfo[] = [];
+  for await (const r of scheduleRecords(kv, q)) out.push(scheduleInfoOf(r, cronTimes(`schedule "${r.id}"`, r.cron, r.timezone), nowMs));
+  return out;
+}
+
+function requireRecord(id: string, r: ScheduleRecord | null): ScheduleRecord {
+  if (r === null) throw new ScheduleNotFoundError(id);
+  return r;
+}
+
+function abortOf(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+}

@@ -1,0 +1,79 @@
+/**
+ * @module The history entry a step's settlement writes: what the step did,
+ * staged into the settlement's effects so the entry commits with it (one
+ * KV put per settled step, and one delete once a run passes
+ * `HISTORY_STEPS_PER_RUN` steps). Retried attempts need no write here: the
+ * queue's attempt history keeps them until the step settles, and the
+ * settlement copies them into the entry.
+ */
+import type { SettlementEffects } from "../../queue/effects.js";
+import type { ClaimedJob } from "../../queue/types.js";
+import type { StagedKv } from "../records/records.js";
+import { HEADER_SIGNAL_WAIT } from "../records/reserved.js";
+import { attemptFromQueue, encodeStepRecord, errorFieldsOf, evictedStep, stepHistoryKey, stepRecordOf } from "../runs/history-records.js";
+import type { AttemptHistory, SignalReceipt, StepAttemptOutcome, StepTransitionHistory } from "../runs/run-history.js";
+import type { RuntimeCore } from "../runtime-core.js";
+
+/** What a settlement tells the history about the step it settles. */
+export interface SettledStep {
+  runId: string;
+  step: number;
+  /** The step's name (the step pointer's). */
+  name?: string | undefined;
+  outcome: StepAttemptOutcome;
+  endedAtMs: number;
+  /** The thrown value and its text, for a failed attempt. */
+  error?: { thrown: unknown; text: string } | undefined;
+  /** The signal the step observed (`resolveSignal`'s answer). */
+  signal?: Uint8Array | null | undefined;
+  transition?: StepTransitionHistory | undefined;
+  staged?: StagedKv | undefined;
+  memoKeys?: readonly string[] | undefined;
+  /** The step's own payload, kept for a redrive of a run this step ended. */
+  keepPayload?: boolean;
+  /** The payload the step continues with. */
+  next?: Uint8Array | undefined;
+}
+
+/** The attempts the queue recorded for the job before this claim. */
+async function earlierAttempts(core: RuntimeCore, job: ClaimedJob): Promise<AttemptHistory[]> {
+  // A first claim with no earlier failure has nothing recorded: skip the read on the common path.
+  if (job.attempt <= 1 && job.lastError === undefined) return [];
+  const list = await core.queue.view().attemptHistory(job.id);
+  return list.map(attemptFromQueue);
+}
+
+function signalReceipt(job: ClaimedJob, signal: Uint8Array | null | undefined): SignalReceipt | undefined {
+  const key = job.headers[HEADER_SIGNAL_WAIT];
+  if (key === undefined || signal === undefined) return undefined;
+  return signal === null ? { key, result: "timed_out" } : { key, result: "delivered", payloadBytes: signal.byteLength };
+}
+
+/** Stages the step's history entry (and the eviction of the oldest kept one) into `effects`. */
+export async function stageStepHistory(core: RuntimeCore, job: ClaimedJob, s: SettledStep, effects: SettlementEffects): Promise<void> {
+  const earlier = await earlierAttempts(core, job);
+  const current: AttemptHistory = {
+    attempt: job.attempt,
+    startedAtMs: job.claimedAt,
+    endedAtMs: s.endedAtMs,
+    outcome: s.outcome,
+    ...(s.error === undefined ? {} : errorFieldsOf(s.error.thrown, s.error.text)),
+  };
+  const record = stepRecordOf({
+    step: s.step,
+    name: s.name,
+    payloadBytes: job.payload.byteLength,
+    earlier,
+    current,
+    signal: signalReceipt(job, s.signal),
+    transition: s.transition,
+    memoKeys: s.memoKeys ?? [],
+    kvPuts: s.staged?.puts.map(([k]) => k) ?? [],
+    kvDeletes: s.staged?.deletes ?? [],
+    payload: s.keepPayload === true ? job.payload : undefined,
+    next: s.next,
+  });
+  effects.kvPut(stepHistoryKey(core.queueName, s.runId, s.step), encodeStepRecord(record));
+  const evicted = evictedStep(s.step);
+  if (evicted !== undefined) effects.kvDelete(stepHistoryKey(core.queueName, s.runId, evicted));
+}
