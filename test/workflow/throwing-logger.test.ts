@@ -44,7 +44,8 @@ describe("a logger that throws", () => {
       for (const id of ["retry-once", "permanent", "always", "plain"]) if ((await runtime.status(id))?.state !== "terminated") return false;
       return true;
     };
-    await advanceUntil(clock, clock.now() + 120_000, ended, "every run ended");
+    // Past the 1 s retry backoff, well short of any step lease.
+    await advanceUntil(clock, clock.now() + 5_000, ended, "every run ended");
     expect(await runtime.status("retry-once")).toMatchObject({ status: "succeeded" });
     expect(await runtime.status("plain")).toMatchObject({ status: "succeeded" });
     expect(await runtime.status("permanent")).toMatchObject({ status: "failed" });
