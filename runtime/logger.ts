@@ -49,12 +49,23 @@ export function consoleLogger(level: LogLevel = "warn"): FullLogger {
   };
 }
 
-/** Fills the levels `logger` lacks with no-ops, binding each method to its object (pino needs `this`). */
+/**
+ * Fills the levels `logger` lacks with no-ops, binding each method to its
+ * object (pino needs `this`); a call that throws is dropped.
+ */
 export function fullLogger(logger: Logger | undefined): FullLogger {
   if (logger === undefined) return consoleLogger();
   const pick = (l: LogLevel): LogMethod => {
     const m = logger[l];
-    return typeof m === "function" ? (obj, msg) => m.call(logger, obj, msg) : drop;
+    if (typeof m !== "function") return drop;
+    return (obj, msg) => {
+      // Logging is best effort: a failing logger (a broken transport) must not fail the commit, claim or run that logs.
+      try {
+        m.call(logger, obj, msg);
+      } catch {
+        // Nowhere left to report it.
+      }
+    };
   };
   return { debug: pick("debug"), info: pick("info"), warn: pick("warn"), error: pick("error") };
 }

@@ -10,7 +10,7 @@
  * over from it. A store missing objects that no checkpoint explains fails
  * with `StoreCorruptedError` (see `loadState`).
  */
-import { StoreUnavailableError } from "../errors.js";
+import { ClosedError, StoreUnavailableError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { checkPrefix } from "./layout.js";
 import type { Manifest } from "./manifest.js";
@@ -107,6 +107,7 @@ export class EngineReader {
    * changed since the call.
    */
   refresh(): Promise<boolean> {
+    if (this.#closed) return Promise.reject(new ClosedError("the engine reader"));
     if (this.#queued !== undefined) return this.#queued;
     const running = this.#refreshing;
     if (running === undefined) return this.#startRefresh();
@@ -123,6 +124,8 @@ export class EngineReader {
   }
 
   #startRefresh(): Promise<boolean> {
+    // Closed while it waited: the view was dropped, and a walk would refill it with only the newest commits.
+    if (this.#closed) return Promise.reject(new ClosedError("the engine reader"));
     const p = this.#doRefresh().finally(() => {
       if (this.#refreshing === p) this.#refreshing = undefined;
     });
@@ -158,7 +161,7 @@ export class EngineReader {
     this.#walk = loaded.walk;
   }
 
-  /** Drops the loaded state. */
+  /** Drops the loaded state; a later `refresh` rejects with `ClosedError`. */
   async close(): Promise<void> {
     this.#closed = true;
     await this.#queued?.catch(() => {});

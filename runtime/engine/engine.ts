@@ -67,7 +67,7 @@ import { resolveEngineOptions, type CommitOptions, type EngineOptions, type Engi
 import { segmentRuns, type Manifest } from "./manifest.js";
 import { recoverAsWriter, type Recovered } from "./open-writer.js";
 import { probeConditionalCreate } from "./store-probe.js";
-import { applyOps, type StoreContext } from "./recovery.js";
+import { applyOps, readNewestManifest, type StoreContext } from "./recovery.js";
 import { scanTree, type ScanOptions } from "./scan.js";
 import { orderChanges } from "./change-order.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
@@ -121,6 +121,8 @@ export class Engine {
   #sinceCheckpoint = { objects: 0, bytes: 0 };
   #checkpoints = 0;
   #compactions = 0;
+  /** A checkpoint failed after it may have put its manifest (a put can land and still report failure). */
+  #publishUnsure = false;
   #autoCheckpointPause = { until: 0, ms: 0 };
   #checkpointBytes = 0;
   readonly #closedController = new AbortController();
@@ -386,6 +388,7 @@ export class Engine {
   }
 
   async #runCheckpoint(): Promise<void> {
+    if (this.#publishUnsure) await this.#adoptLandedManifest();
     const cutSeq = this.#wal.seal();
     const walNext = cutSeq + 1;
     const prev = this.#manifest;
@@ -438,8 +441,28 @@ export class Engine {
       throw err;
     } finally {
       // The changes this checkpoint took are not stored: no later one may build on them.
-      if (!published) this.#delta = undefined;
+      if (!published) {
+        this.#delta = undefined;
+        this.#publishUnsure = true;
+      }
     }
+  }
+
+  /**
+   * After a checkpoint failed: its manifest may have landed all the same. A
+   * newer manifest of this writer's epoch can only be that one (no other
+   * writer uses the epoch), so it becomes the base of the next checkpoint;
+   * publishing under its id again would look like a newer writer's and fence
+   * this one. Its segments were all stored before it; no value is paged to
+   * them, and the next checkpoint is a full one (the delta was dropped).
+   */
+  async #adoptLandedManifest(): Promise<void> {
+    const landed = await readNewestManifest(this.#ctx, this.#manifest.id);
+    if (landed !== undefined && landed.epoch === this.#epoch && landed.id > this.#manifest.id) {
+      this.#manifest = landed;
+      this.#pager?.addRuns(landed);
+    }
+    this.#publishUnsure = false;
   }
 
   /**

@@ -101,6 +101,11 @@ export class ValuePager {
     return this.#pick(cached, seg, key).slice();
   }
 
+  /** Whether a run the writer still reads from lists `seg`. */
+  #stillListed(seg: SegmentRef): boolean {
+    return this.#runs.get(seg.run)?.some((s) => s.name === seg.name) ?? false;
+  }
+
   /** Whether the value of `key` paged to `run` can be read synchronously now. */
   isCached(key: string, run: number): boolean {
     return this.cache.has(this.#segment(key, run).name);
@@ -133,7 +138,12 @@ export class ValuePager {
         }
         this.cache.misses++;
         const loaded = await this.#load(seg);
-        if (loaded === null) return;
+        if (loaded === null) {
+          // Gone while a live run still lists it: no compaction moved its values, so the
+          // next check would ask for it again forever.
+          if (this.#stillListed(seg)) throw new StoreCorruptedError(this.#ctx.prefix + seg.name, "it is missing, but the writer's own manifest lists it");
+          return;
+        }
         if (this.cache.pin(seg.name)) pinned.push(seg.name);
         else {
           this.cache.insertPinned(seg.name, loaded);

@@ -2,13 +2,16 @@
  * @module What one open queue store reports to the observed gauges: jobs
  * by queue and state (the stats records), the age of each queue's oldest
  * pending job, and the WAL objects written since the last checkpoint. Read
- * from the in-memory state, synchronously, when a metric reader collects.
+ * from the in-memory state when a metric reader collects; a job record the
+ * engine paged out of memory is loaded first (the collection waits for it),
+ * so the readings never skip a store because a record was cold.
  */
 import { type GaugeReadings, registerGaugeSource } from "../telemetry/metrics.js";
 import * as K from "./keys.js";
 import type { QueueCore } from "./queue-core.js";
 import { decodeStats, JOB_STATES } from "./record.js";
 import { readJob } from "./transitions.js";
+import { warmJobs } from "./warm.js";
 
 /** Priority lanes looked at per queue for the oldest pending job; more are rare and not worth the scan. */
 const MAX_LANES = 32;
@@ -19,8 +22,26 @@ export function registerQueueGauges(core: QueueCore): void {
   core.closedListeners.add(() => off());
 }
 
-function gaugeReadings(core: QueueCore): GaugeReadings | undefined {
+function gaugeReadings(core: QueueCore): GaugeReadings | undefined | Promise<GaugeReadings | undefined> {
   if (core.isClosed) return undefined;
+  const cold: Promise<void>[] = [];
+  const first = readingsNow(core, cold);
+  return cold.length === 0 ? first : readingsWarmed(core, cold);
+}
+
+/** Waits for the records the first pass found cold, then reads again (a record still cold then is left out). */
+async function readingsWarmed(core: QueueCore, loads: Promise<void>[]): Promise<GaugeReadings | undefined> {
+  await Promise.all(loads);
+  if (core.isClosed) return undefined;
+  const stillCold: Promise<void>[] = [];
+  const readings = readingsNow(core, stillCold);
+  // Not awaited: a failed load of a record a later collection reads again must not be an unhandled rejection.
+  for (const p of stillCold) p.catch(() => undefined);
+  return readings;
+}
+
+/** The readings from what is in memory now; the loads of cold records it skipped go to `cold`. */
+function readingsNow(core: QueueCore, cold: Promise<void>[]): GaugeReadings {
   const depth: { queue: string; state: string; jobs: number }[] = [];
   const oldestPending: { queue: string; ageSeconds: number }[] = [];
   const now = core.clock.now();
@@ -29,7 +50,7 @@ function gaugeReadings(core: QueueCore): GaugeReadings | undefined {
     const stats = decodeStats(key, bytes);
     for (const state of JOB_STATES) depth.push({ queue, state, jobs: stats[state] });
     if (stats.pending === 0) continue;
-    const enqueuedAt = oldestPendingEnqueue(core, queue);
+    const enqueuedAt = oldestPendingEnqueue(core, queue, cold);
     if (enqueuedAt !== undefined) oldestPending.push({ queue, ageSeconds: Math.max(0, now - enqueuedAt) / 1000 });
   }
   return { store: core.name, depth, oldestPending, walObjectsSinceCheckpoint: core.engine.stats.walObjectsSinceCheckpoint };
@@ -40,7 +61,7 @@ function gaugeReadings(core: QueueCore): GaugeReadings | undefined {
  * kept by priority, then in enqueue order, so the first of each priority
  * lane is that lane's oldest.
  */
-function oldestPendingEnqueue(core: QueueCore, queue: string): number | undefined {
+function oldestPendingEnqueue(core: QueueCore, queue: string, cold: Promise<void>[]): number | undefined {
   const prefix = K.pendingPrefix(queue);
   let oldest: number | undefined;
   let start: string | undefined;
@@ -48,7 +69,10 @@ function oldestPendingEnqueue(core: QueueCore, queue: string): number | undefine
     const first = core.engine.scan({ prefix, limit: 1, ...(start === undefined ? {} : { start }) }).next();
     if (first.done === true) break;
     const [key, idBytes] = first.value;
-    const r = readJob(core.engine, new TextDecoder().decode(idBytes));
+    const id = new TextDecoder().decode(idBytes);
+    const load = warmJobs(core.engine, [id]);
+    if (load !== undefined) cold.push(load);
+    const r = load === undefined ? readJob(core.engine, id) : undefined;
     if (r !== undefined && (oldest === undefined || r.enqueuedAt < oldest)) oldest = r.enqueuedAt;
     const priority = Number(key.slice(prefix.length, key.indexOf("/", prefix.length)));
     if (!Number.isSafeInteger(priority)) break;

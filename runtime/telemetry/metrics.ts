@@ -39,8 +39,8 @@ export interface GaugeReadings {
   readonly walObjectsSinceCheckpoint: number;
 }
 
-/** A source of {@link GaugeReadings}; a failing or slow one is skipped for that collection. */
-export type GaugeSource = () => GaugeReadings | undefined;
+/** A source of {@link GaugeReadings}, read at once or after loading what it reads; a failing one is skipped for that collection. */
+export type GaugeSource = () => GaugeReadings | undefined | Promise<GaugeReadings | undefined>;
 
 const sources = new Set<GaugeSource>();
 
@@ -73,11 +73,11 @@ function make(meter: Otel.Meter): Instruments {
     description: "WAL objects written since the last checkpoint, by taquba.store.",
   });
   meter.addBatchObservableCallback(
-    (r) => {
+    async (r) => {
       for (const source of sources) {
         let g: GaugeReadings | undefined;
         try {
-          g = source();
+          g = await source();
         } catch {
           continue; // a closed or failed store has nothing to report
         }

@@ -146,4 +146,29 @@ describe("metrics", () => {
       await queue.close();
     }
   });
+
+  it("observe the oldest pending job's age also when its record was paged out of memory", async () => {
+    const clock = new MockClock(1_700_000_000_000);
+    // A record cache that keeps nothing and a checkpoint every WAL object: the record is read back from the store.
+    const queue = await Queue.open(new MemoryStore(), "paged-gauges", {
+      clock,
+      flushIntervalMs: 1,
+      recordCacheBytes: 0,
+      engineOptions: { checkpointWalObjects: 1 },
+    });
+    try {
+      await queue.enqueue("mail", new Uint8Array(200).fill(7));
+      clock.advance(2_000);
+      await queue.flush();
+      await queue.runMaintenance();
+      await new Promise<void>((r) => setImmediate(r));
+      await new Promise<void>((r) => setImmediate(r));
+      const g = await collect();
+      const at = { "taquba.store": "paged-gauges", "taquba.queue": "mail" };
+      expect(reading(g, "taquba.queue.jobs", { ...at, "taquba.job.state": "pending" })).toBe(1);
+      expect(reading(g, "taquba.queue.oldest_pending.age", at)).toBe(2);
+    } finally {
+      await queue.close();
+    }
+  });
 });
