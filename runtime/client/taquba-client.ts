@@ -264,6 +264,8 @@ export class TaqubaClient {
   async retryRun(runId: RunId | string, opts: RetryRunOptions = {}): Promise<RetryOutcome> {
     const id = RunId.parse(runId);
     const fromStep = checkRetryOptions(opts);
+    const shard = this.#runShard(id);
+    if (shard !== undefined) return shard.retryRun(id, opts);
     const request: InboxRequest = { op: "retry", runId: id, ...(fromStep === undefined ? {} : { fromStep }) };
     return (await this.#request(request, `retry of run "${id}"`)) as RetryOutcome;
   }
@@ -271,6 +273,8 @@ export class TaqubaClient {
   /** Runs a failed or cancelled job again (see `JobRunner.retryJob`), through the owner's inbox. */
   async retryJob(jobId: RunId | string): Promise<RetryOutcome> {
     const id = RunId.parse(jobId);
+    const shard = this.#runShard(id);
+    if (shard !== undefined) return shard.retryJob(id);
     return (await this.#request({ op: "retry", runId: id, job: true }, `retry of job "${id}"`)) as RetryOutcome;
   }
 
