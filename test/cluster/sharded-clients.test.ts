@@ -87,6 +87,10 @@ describe("generated clients on a sharded store", () => {
         expect(await flows.wait(id)).toMatchObject({ status: "succeeded", result: { order_id: id, paid_cents: 900 } });
         expect(await client.status(id)).toMatchObject({ state: "terminated", status: "succeeded" });
       }
+      // Operator commands reach the run's shard too: a succeeded run is refused by its own owner, not left unanswered.
+      for (const id of ids) await expect(client.retryRun(id)).rejects.toMatchObject({ name: "RunNotRetryableError", reason: "succeeded" });
+      // A dead-job requeue asks every shard; none holds this job.
+      expect(await client.requeueDead("no-such-job")).toBe(false);
       const email = await billing.client(client).emailSend.submit({ to: "a@b.co", subject: "hi" }, { headers });
       expect(await email.output()).toEqual({ message_id: "msg-a@b.co" });
       // Each order lives on its own shard and no other.
