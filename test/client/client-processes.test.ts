@@ -66,7 +66,13 @@ async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv, listI
       await owner.kill();
       owner = await startOwner();
     }
-    for (const c of clients) {
+    for (const [i, c] of clients.entries()) {
+      // A client that never ends fails here, with what it printed, instead of running into the test's timeout.
+      let ended = false;
+      void c.exited.then(() => (ended = true));
+      await until(`client ${i} finished`, () => ended || c.lines.includes("done"), 240_000).catch((e: unknown) => {
+        throw new Error(`${e instanceof Error ? e.message : String(e)}; last lines ${JSON.stringify(c.lines.slice(-3))}; stderr: ${c.stderr().slice(-2000)}`);
+      });
       const exit = await c.exited;
       expect(exit, c.stderr()).toEqual({ code: 0, signal: null });
     }
