@@ -18,12 +18,20 @@
  * walk and compares start-after in UTF-16 order instead of UTF-8 byte order.
  * Gets, puts and deletes are served by s3rver.
  *
+ * s3rver streams a PUT's body into the object's file as it arrives, so a
+ * client killed part way through its upload (the tests SIGKILL writers)
+ * would leave a short object behind, and a GET racing a PUT could read one;
+ * S3 stores a whole object or nothing. The middleware therefore reads each
+ * PUT body in full first (an upload cut short is answered 400 and stores
+ * nothing), answers a PUT only once the object's file holds the whole body,
+ * and makes GET and HEAD of a key wait for a PUT of that key in progress.
+ *
  * `conditionalCreate: false` leaves `If-None-Match` to s3rver, which ignores
  * it: a server without conditional create, to prove that a writer refuses it.
  */
 import type { S3ClientConfig } from "@aws-sdk/client-s3";
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
-import type { Server } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -31,6 +39,7 @@ import { join, sep } from "node:path";
 
 /** What the middleware sees of a Koa context. */
 interface KoaContext {
+  req: IncomingMessage | Buffer;
   method: string;
   path: string;
   query: Record<string, unknown>;
@@ -132,6 +141,38 @@ async function listObjectsV2(ctx: KoaContext, directory: string): Promise<void> 
   ].join("");
 }
 
+/**
+ * The whole body of a request, or undefined when the client went away
+ * before sending as many bytes as its Content-Length promised.
+ */
+function readWholeBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  const expected = req.headers["content-length"] === undefined ? undefined : Number(req.headers["content-length"]);
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    req.on("data", (chunk: Buffer) => {
+      chunks.push(chunk);
+      length += chunk.length;
+    });
+    req.on("end", () => resolve(expected === undefined || length === expected ? Buffer.concat(chunks) : undefined));
+    req.on("aborted", () => resolve(undefined));
+    req.on("error", () => resolve(undefined));
+    req.on("close", () => {
+      if (!req.complete) resolve(undefined);
+    });
+  });
+}
+
+/** Resolves once the file at `path` has `size` bytes (s3rver's write of a whole body in flight). */
+async function untilFileHolds(path: string, size: number): Promise<void> {
+  for (let i = 0; i < 5_000; i++) {
+    const info = await stat(path).catch(() => undefined);
+    if (info !== undefined && info.size >= size) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`the test S3 server did not finish writing ${path}`);
+}
+
 /** Starts s3rver on 127.0.0.1 with an ephemeral port and a fresh temporary directory. */
 export async function startS3Server(opts: { bucket?: string; conditionalCreate?: boolean } = {}): Promise<TestS3Server> {
   const conditionalCreate = opts.conditionalCreate ?? true;
@@ -164,10 +205,26 @@ export async function startS3Server(opts: { bucket?: string; conditionalCreate?:
       await listObjectsV2(ctx, directory);
       return;
     }
-    if (!match || !objectRequest || (ctx.method !== "PUT" && ctx.method !== "DELETE")) return next();
+    if (!match || !objectRequest) return next();
     const [, reqBucket, rawKey] = match as unknown as [string, string, string];
     const key = decodeURIComponent(rawKey);
     const lockId = `${reqBucket}/${key}`;
+    if (ctx.method === "GET" || ctx.method === "HEAD") {
+      await keyLocks.get(lockId);
+      return next();
+    }
+    if (ctx.method !== "PUT" && ctx.method !== "DELETE") return next();
+    if (ctx.method === "PUT") {
+      const body = await readWholeBody(ctx.req as IncomingMessage);
+      if (body === undefined) {
+        ctx.status = 400;
+        ctx.type = "application/xml";
+        ctx.body = errorXml("IncompleteBody", "The request body ended before its Content-Length");
+        return;
+      }
+      // s3rver writes a Buffer body in one go.
+      ctx.req = body;
+    }
     // Serialise writes per key: wait for the previous one, then hold the lock.
     const previous = keyLocks.get(lockId) ?? Promise.resolve();
     let release!: () => void;
@@ -188,6 +245,11 @@ export async function startS3Server(opts: { bucket?: string; conditionalCreate?:
         return;
       }
       await next();
+      // s3rver answers once it has handed the body to a file stream, which may not have written
+      // it yet: hold the key (and the reply) until the file has it all.
+      if (ctx.method === "PUT" && ctx.status === 200 && Buffer.isBuffer(ctx.req)) {
+        await untilFileHolds(join(directory, decodeURIComponent(reqBucket), key + OBJECT_SUFFIX), ctx.req.length);
+      }
     } finally {
       release();
       if (keyLocks.get(lockId) === chained) keyLocks.delete(lockId);
