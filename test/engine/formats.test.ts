@@ -107,7 +107,11 @@ function craft(
   buf.writeUInt32LE(indexOffset - filterOffset, at + 8);
   writeU64(buf, at + 12, indexOffset);
   buf.writeUInt32LE(indexLength, at + 20);
-  writeU64(buf, at + 24, infos.reduce((n, i) => n + i.entries, 0));
+  writeU64(
+    buf,
+    at + 24,
+    infos.reduce((n, i) => n + i.entries, 0),
+  );
   buf.writeUInt16LE(1, at + 32);
   buf.writeUInt16LE(0, at + 34);
   buf.writeUInt32LE(0x47535154, at + 36);
@@ -183,22 +187,13 @@ describe("segment damage", () => {
     expect(() => readAll(future)).toThrow(UnsupportedFormatError);
     expect(() => readAll(future)).toThrow(/seg\/x/);
     // The filter's length, then the index's, disagree with the offsets.
-    damage(
-      craft([block(["a", "1"])], { footer: (b, at) => b.writeUInt32LE(b.readUInt32LE(at + 8) + 1, at + 8) }),
-      /footer offsets do not match its size/,
-    );
-    damage(
-      craft([block(["a", "1"])], { footer: (b, at) => b.writeUInt32LE(b.readUInt32LE(at + 20) + 1, at + 20) }),
-      /footer offsets do not match its size/,
-    );
+    damage(craft([block(["a", "1"])], { footer: (b, at) => b.writeUInt32LE(b.readUInt32LE(at + 8) + 1, at + 8) }), /footer offsets do not match its size/);
+    damage(craft([block(["a", "1"])], { footer: (b, at) => b.writeUInt32LE(b.readUInt32LE(at + 20) + 1, at + 20) }), /footer offsets do not match its size/);
     const index = Buffer.from(good);
     index[index.length - 45]! ^= 1; // the index, just before the footer
     damage(index, /index checksum mismatch/);
     // Damage inside the index that its checksum covers (recomputed): the entry count.
-    damage(
-      craft([block(["a", "1"], ["b", "2"])], { footer: (b, at) => writeU64(b, at + 24, 3) }),
-      /holds 2 entries, its footer says 3/,
-    );
+    damage(craft([block(["a", "1"], ["b", "2"])], { footer: (b, at) => writeU64(b, at + 24, 3) }), /holds 2 entries, its footer says 3/);
   });
 
   it("names every kind of damage to the blocks", () => {
