@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ClosedError, Engine, MemoryStore, ValidationError, WriteBatch } from "taquba";
+import { until } from "../support/until.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array | undefined) => (b === undefined ? undefined : new TextDecoder().decode(b));
@@ -60,6 +61,30 @@ describe("engine durability and reopen", () => {
     engine = await Engine.open(store);
     expect(dump(engine)).toEqual(expected);
     expect(engine.epoch).toBe(3);
+    await engine.close();
+  });
+
+  it("counts the WAL it replayed toward its next automatic checkpoint", async () => {
+    const store = new MemoryStore();
+    const off = { checkpointWalObjects: 0, checkpointWalBytes: 0 };
+    let engine = await Engine.open(store, off);
+    for (let i = 0; i < 5; i++) await engine.commit(new WriteBatch().put(`k/${i}`, enc("v".repeat(100))));
+    const written = engine.stats.walBytes;
+    expect(engine.stats.walObjectsSinceCheckpoint).toBe(5);
+    await engine.close();
+
+    // The previous writer's WAL objects are still to be checkpointed: its five
+    // commits and the fence it wrote when it opened.
+    engine = await Engine.open(store, off);
+    expect(engine.stats.walObjectsSinceCheckpoint).toBe(6);
+    await engine.close();
+
+    // Its bytes count too: one more small commit passes a threshold just
+    // above what was replayed, and a checkpoint follows.
+    engine = await Engine.open(store, { checkpointWalObjects: 0, checkpointWalBytes: written + 1 });
+    expect(engine.stats.checkpoints).toBe(0);
+    await engine.commit(new WriteBatch().put("one", enc("more")));
+    await until("the automatic checkpoint", () => engine.stats.checkpoints === 1);
     await engine.close();
   });
 

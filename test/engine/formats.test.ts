@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, StoreCorruptedError, UnsupportedFormatError, ValidationError, WriteBatch } from "taquba";
 import { SegmentBuilder, readSegment } from "../../runtime/engine/segment-format.js";
+import { ByteWriter, writeU64 } from "../../runtime/engine/byte-io.js";
 import { WalBuilder, decodeWal, encodeFence, validateBatchOps } from "../../runtime/engine/wal-format.js";
 import type { BatchOp } from "../../runtime/engine/write-batch.js";
 import { pack } from "msgpackr";
@@ -57,6 +58,189 @@ describe("segment format", () => {
     const future = Uint8Array.from(bytes);
     future[future.length - 12] = 9; // footer version field
     expect(() => readAll(future)).toThrow(UnsupportedFormatError);
+  });
+});
+
+/** One block of a hand-made segment: its entries as written, and how many the index says. */
+interface CraftedBlock {
+  write: (w: ByteWriter) => void;
+  entries: number;
+}
+
+/**
+ * A segment laid out as segment-format.ts describes, from blocks written by
+ * hand, with every checksum right unless `patch` changes something after
+ * (`index` edits the block list before it is written; `footer` edits the
+ * footer before its checksum is computed).
+ */
+function craft(
+  blocks: CraftedBlock[],
+  patch: { index?: (infos: Array<{ offset: number; length: number; entries: number }>) => void; footer?: (buf: Buffer, at: number) => void } = {},
+): Buffer {
+  const w = new ByteWriter(64);
+  const infos: Array<{ offset: number; length: number; entries: number }> = [];
+  for (const b of blocks) {
+    const start = w.pos;
+    b.write(w);
+    w.u32(crc32(w.bytes().subarray(start, w.pos)));
+    infos.push({ offset: start, length: w.pos - start, entries: b.entries });
+  }
+  patch.index?.(infos);
+  const filterOffset = w.pos;
+  w.u8(0);
+  w.varint(0);
+  const indexOffset = w.pos;
+  w.varint(infos.length);
+  for (const i of infos) {
+    w.varint(i.offset);
+    w.varint(i.length);
+    w.varint(i.entries);
+    w.str("");
+    w.str("");
+  }
+  const indexLength = w.pos - indexOffset;
+  const at = w.pos;
+  w.ensure(44);
+  w.pos += 44;
+  const buf = Buffer.from(w.bytes());
+  writeU64(buf, at, filterOffset);
+  buf.writeUInt32LE(indexOffset - filterOffset, at + 8);
+  writeU64(buf, at + 12, indexOffset);
+  buf.writeUInt32LE(indexLength, at + 20);
+  writeU64(
+    buf,
+    at + 24,
+    infos.reduce((n, i) => n + i.entries, 0),
+  );
+  buf.writeUInt16LE(1, at + 32);
+  buf.writeUInt16LE(0, at + 34);
+  buf.writeUInt32LE(0x47535154, at + 36);
+  patch.footer?.(buf, at);
+  buf.writeUInt32LE(crc32(buf.subarray(filterOffset, at + 40)), at + 40);
+  return buf;
+}
+
+/** Writes entries: [key, value] or [key, undefined] (a tombstone), or [key, tag, bytes] for a raw length tag. */
+function block(...entries: Array<[string, string | undefined] | [string, number, Uint8Array]>): CraftedBlock {
+  return {
+    entries: entries.length,
+    write: (w) => {
+      for (const e of entries) {
+        w.str(e[0]);
+        if (e.length === 3) {
+          w.varint(e[1]);
+          w.raw(e[2]);
+        } else if (e[1] === undefined) w.varint(1);
+        else {
+          const v = enc(e[1]);
+          w.varint(v.byteLength * 2);
+          w.raw(v);
+        }
+      }
+    },
+  };
+}
+
+describe("segment damage", () => {
+  const damage = (bytes: Uint8Array, expected: RegExp) => {
+    const err = (() => {
+      try {
+        readAll(bytes);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err, String(expected)).toBeInstanceOf(StoreCorruptedError);
+    expect((err as Error).message).toMatch(expected);
+    expect((err as Error).message).toContain("seg/x");
+    // Named once, as what it is: not also as an undecodable segment.
+    if (!String(expected).includes("undecodable")) expect((err as Error).message).not.toMatch(/undecodable/);
+  };
+
+  it("reads a well-formed hand-made segment, including a block of no entries", () => {
+    expect(readAll(craft([block(["a", "1"], ["b", undefined]), { entries: 0, write: () => {} }, block(["c", ""])]))).toEqual([
+      ["a", "1"],
+      ["b", undefined],
+      ["c", ""],
+    ]);
+    expect(readAll(craft([]))).toEqual([]);
+  });
+
+  it("lets an error of the caller's entry callback through as it is", () => {
+    const mine = new Error("the caller's own failure");
+    expect(() =>
+      readSegment("seg/x", craft([block(["a", "1"])]), () => {
+        throw mine;
+      }),
+    ).toThrow(mine);
+  });
+
+  // Each check of readSegment, reached by damage that passes the checks before it.
+  it("names every kind of damage to the footer and index", () => {
+    damage(new Uint8Array(43), /43 bytes, shorter than its footer/);
+    damage(new Uint8Array(44), /bad magic bytes/);
+    const good = craft([block(["a", "1"])]);
+    const foreign = Buffer.from(good);
+    foreign[foreign.length - 8]! ^= 1; // the magic bytes
+    damage(foreign, /bad magic bytes/);
+    const future = craft([block(["a", "1"])], { footer: (b, at) => b.writeUInt16LE(2, at + 32) });
+    expect(() => readAll(future)).toThrow(UnsupportedFormatError);
+    expect(() => readAll(future)).toThrow(/seg\/x/);
+    // The filter's length, then the index's, disagree with the offsets.
+    damage(craft([block(["a", "1"])], { footer: (b, at) => b.writeUInt32LE(b.readUInt32LE(at + 8) + 1, at + 8) }), /footer offsets do not match its size/);
+    damage(craft([block(["a", "1"])], { footer: (b, at) => b.writeUInt32LE(b.readUInt32LE(at + 20) + 1, at + 20) }), /footer offsets do not match its size/);
+    const index = Buffer.from(good);
+    index[index.length - 45]! ^= 1; // the index, just before the footer
+    damage(index, /index checksum mismatch/);
+    // Damage inside the index that its checksum covers (recomputed): the entry count.
+    damage(craft([block(["a", "1"], ["b", "2"])], { footer: (b, at) => writeU64(b, at + 24, 3) }), /holds 2 entries, its footer says 3/);
+  });
+
+  it("names every kind of damage to the blocks", () => {
+    const two = [block(["a", "1"]), block(["b", "2"])];
+    damage(
+      craft(two, {
+        index: (i) => {
+          i[1]!.offset += 1;
+          i[1]!.length -= 1;
+        },
+      }),
+      /block 1 lies outside the data/,
+    );
+    damage(
+      craft(two, {
+        index: (i) => {
+          i[1]!.length = 3;
+        },
+      }),
+      /block 1 lies outside the data/,
+    );
+    damage(
+      craft(two, {
+        index: (i) => {
+          i[1]!.length += 1;
+        },
+      }),
+      /block 1 lies outside the data/,
+    );
+    // The index lists the first block only: the second is data no block covers.
+    damage(craft(two, { index: (i) => void i.pop() }), /blocks do not cover the data/);
+    const flipped = craft(two);
+    flipped[1]! ^= 1; // the first block's key
+    damage(flipped, /block 0 checksum mismatch/);
+    damage(craft([block(["b", "1"], ["a", "2"])]), /keys out of order at block 0/);
+    damage(craft([block(["a", "1"], ["a", "2"])]), /keys out of order at block 0/);
+    damage(craft([block(["b", "1"]), block(["a", "2"])]), /keys out of order at block 1/);
+    damage(craft([block(["a", 3, enc("x")])]), /tombstone with a value at block 0/);
+    const trailing: CraftedBlock = {
+      entries: 1,
+      write: (w) => {
+        block(["a", "1"]).write(w);
+        w.u8(7);
+      },
+    };
+    damage(craft([trailing]), /block 0 has 1 bytes past its entries/);
+    damage(craft([{ entries: 2, write: (w) => block(["a", "1"]).write(w) }]), /undecodable segment/);
   });
 });
 

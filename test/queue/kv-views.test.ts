@@ -90,6 +90,41 @@ describe("ExpiryIndex", () => {
     await expect(idx.scanExpired(now)).rejects.toBeInstanceOf(ValidationError);
     await queue.close();
   });
+
+  it("reads page after page past keys under its prefix that are not entries, and returns at most the limit", async () => {
+    const { queue, clock } = await openQueue();
+    const idx = new ExpiryIndex("app/exp/");
+    const now = clock.now();
+    // Other keys under the prefix: "!" sorts before the time digits, "~" after them.
+    for (const k of ["!a", "!b", "!c", "~note"]) await queue.kvPut(`app/exp/${k}`, enc(k));
+    for (const [i, s] of ["a", "b", "c", "d"].entries()) await queue.kvPut(idx.key(now + i, s), enc(s));
+    // With a limit of 2 the first page holds only other keys and the second one
+    // entry: the scan must continue after each page, asking only for what is missing.
+    expect((await idx.scanExpired(queue, now + 10, 2)).map((d) => d.suffix)).toEqual(["a", "b"]);
+    expect((await idx.scanExpired(queue, now + 10, 3)).map((d) => d.suffix)).toEqual(["a", "b", "c"]);
+    // Unbounded: every entry, and never the key after them that is not one.
+    const all = await idx.scanExpired(queue, now + 10);
+    expect(all.map((d) => [d.suffix, d.expiresAt])).toEqual([
+      ["a", now],
+      ["b", now + 1],
+      ["c", now + 2],
+      ["d", now + 3],
+    ]);
+    expect((await idx.scanExpired(queue, now + 1)).map((d) => d.suffix)).toEqual(["a", "b"]);
+    await queue.close();
+  });
+
+  it("parses only its own keys", () => {
+    const idx = new ExpiryIndex("app/exp/");
+    expect(idx.parse(idx.key(5, "run-1"))).toEqual({ expiresAt: 5, suffix: "run-1" });
+    expect(idx.parse(idx.key(5, ""))).toEqual({ expiresAt: 5, suffix: "" });
+    // Another prefix of the same length, with a well-formed time after it.
+    expect(idx.parse(`app/eXp/${"5".padStart(16, "0")}run-1`)).toBeUndefined();
+    // Its prefix, but not 16 digits after it.
+    expect(idx.parse(`app/exp/${"5".padStart(15, "0")}x`)).toBeUndefined();
+    expect(idx.parse("app/exp/12")).toBeUndefined();
+    expect(idx.parse("app/exp/")).toBeUndefined();
+  });
 });
 
 describe("enqueueWithEffects", () => {
