@@ -62,6 +62,12 @@ export interface ChildWorkflow<Def> {
   child(runId: RunId | string): ChildRun<DefParts<Def>["r"], DefParts<Def>["e"]>;
 }
 
+/** `ChildContinuation` of a step that waits for a child of the workflow whose generated definition's type is `Def`. */
+export type ChildWait<Workflow extends string, To extends string, Payload, Def> = ChildContinuation<Workflow, To, Payload, DefParts<Def>["r"], DefParts<Def>["e"]>;
+
+/** The end of a child of the workflow whose generated definition's type is `Def`. */
+export type ChildOutcomeOf<Def> = ChildOutcome<DefParts<Def>["r"], DefParts<Def>["e"]>;
+
 /** Continuations into steps that wait for a child, by identity: what `onComplete` accepts. */
 const childTargets = new WeakMap<object, { readonly workflow: string; readonly step: string; readonly make: (childRunId: string, payload: unknown) => unknown }>();
 
