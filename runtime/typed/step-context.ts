@@ -30,7 +30,7 @@ export interface WorkflowStepContext<
   Err,
   Headers extends HeaderValues,
   Signal = undefined,
-  Workflows = Readonly<Record<string, never>>,
+  Workflows = Readonly<Record<never, never>>,
 > {
   /** The qualified workflow name. */
   readonly workflow: Workflow;
