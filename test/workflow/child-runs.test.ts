@@ -134,6 +134,10 @@ describe.each(stores)("child runs over a %s", (_name, makeStore) => {
       expect([...log.childStarts.values()]).toEqual([1, 1]);
       const page = await env.runtime.listRuns({ limit: 10 });
       expect(page.runs.map((r) => r.runId).sort()).toEqual(["p2", "p2-s0-left", "p2-s0-right"]);
+      // Listings and histories show the link from each child to its parent.
+      expect(page.runs.find((r) => r.runId === "p2-s0-left")?.parent).toEqual({ runId: "p2", step: 0 });
+      expect(page.runs.find((r) => r.runId === "p2")?.parent).toBeUndefined();
+      expect((await env.runtime.inspectRun("p2-s0-right"))?.parent).toEqual({ runId: "p2", step: 0 });
     } finally {
       await env.stop();
     }
