@@ -33,7 +33,9 @@ function entries(value: unknown): [string, Raw][] {
 /** A `starts:` / `waits_for_child:` entry: `<workflow>` of package `pkg`, or `<package>:<workflow>`. */
 function workflowRef(pkg: string, text: string, path: SpecPath): WorkflowRefModel {
   const i = text.indexOf(":");
-  return i < 0 ? { package: pkg, workflow: text, foreign: false, path } : { package: text.slice(0, i), workflow: text.slice(i + 1), foreign: text.slice(0, i) !== pkg, path };
+  return i < 0
+    ? { package: pkg, workflow: text, foreign: false, path }
+    : { package: text.slice(0, i), workflow: text.slice(i + 1), foreign: text.slice(0, i) !== pkg, path };
 }
 
 function optionalString(value: unknown): string | undefined {

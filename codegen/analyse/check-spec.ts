@@ -264,7 +264,11 @@ function checkChildRefs(w: WorkflowModel, pkg: PackageModel, report: Report): vo
       );
     }
     if (s.waitsFor !== undefined) {
-      report("BAD_CHILD_WAIT", [...s.path, "waits_for_child"], `step "${s.name}" waits for both a signal and a child run; a step is entered by one of them, so split it in two`);
+      report(
+        "BAD_CHILD_WAIT",
+        [...s.path, "waits_for_child"],
+        `step "${s.name}" waits for both a signal and a child run; a step is entered by one of them, so split it in two`,
+      );
     }
     if (s.timeoutMs !== undefined) {
       report(
@@ -288,7 +292,10 @@ export function foreignRefProblems(pkg: PackageModel, all: readonly PackageModel
         if (!ref.foreign) continue;
         const other = byName.get(ref.package);
         if (other === undefined) {
-          const names = [...byName.keys()].filter((n) => n !== pkg.name).sort().join(", ");
+          const names = [...byName.keys()]
+            .filter((n) => n !== pkg.name)
+            .sort()
+            .join(", ");
           report(
             "UNKNOWN_WORKFLOW",
             ref.path,
@@ -299,7 +306,10 @@ export function foreignRefProblems(pkg: PackageModel, all: readonly PackageModel
           report(
             "UNKNOWN_WORKFLOW",
             ref.path,
-            `step "${s.name}" of workflow "${w.name}" names "${ref.workflow}", which package "${ref.package}" does not declare; workflows: ${other.workflows.map((x) => x.name).sort().join(", ")}`,
+            `step "${s.name}" of workflow "${w.name}" names "${ref.workflow}", which package "${ref.package}" does not declare; workflows: ${other.workflows
+              .map((x) => x.name)
+              .sort()
+              .join(", ")}`,
             "value",
           );
         }

@@ -167,7 +167,10 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
           ? []
           : [
               `starts: [${st.starts
-                .map((r) => `{ path: [${JSON.stringify(camelCase(r.package))}, ${JSON.stringify(camelCase(r.workflow))}], workflow: ${JSON.stringify(`${r.package}.${r.workflow}`)} }`)
+                .map(
+                  (r) =>
+                    `{ path: [${JSON.stringify(camelCase(r.package))}, ${JSON.stringify(camelCase(r.workflow))}], workflow: ${JSON.stringify(`${r.package}.${r.workflow}`)} }`,
+                )
                 .join(", ")}]`,
             ]),
         ...(st.waitsForChild === undefined ? [] : [`child: ${JSON.stringify(`${st.waitsForChild.package}.${st.waitsForChild.workflow}`)}`]),

@@ -61,7 +61,10 @@ function stepStatements(pkg: PackageModel, w: WorkflowModel, s: StepModel, impor
       imports.type(RUNTIME_MODULE, "ChildWait");
       const child = target.waitsForChild;
       return [
-        jsDoc(`Continue to step "${target.name}" when a child run of workflow "${child.package}.${child.workflow}" ends: \`child.onComplete(ctx.next.${target.ident}, payload)\`.`, "  "),
+        jsDoc(
+          `Continue to step "${target.name}" when a child run of workflow "${child.package}.${child.workflow}" ends: \`child.onComplete(ctx.next.${target.ident}, payload)\`.`,
+          "  ",
+        ),
         `  readonly ${propertyKey(target.ident)}: ChildWait<${wName}, ${JSON.stringify(target.name)}, ${tn.payload}, ${definitionTypeOf(child)}>;`,
       ];
     }

@@ -125,7 +125,9 @@ export function defineWorkflow<Name extends string, Input, Result, Err, Headers 
       signal: s.signal,
       timeoutMs: s.timeoutMs,
       next: Object.freeze([...s.next]),
-      starts: Object.freeze((s.starts ?? []).map((r) => Object.freeze({ path: Object.freeze([r.path[0], r.path[1]]) as readonly [string, string], workflow: r.workflow }))),
+      starts: Object.freeze(
+        (s.starts ?? []).map((r) => Object.freeze({ path: Object.freeze([r.path[0], r.path[1]]) as readonly [string, string], workflow: r.workflow })),
+      ),
       child: s.child,
     });
   }

@@ -63,13 +63,22 @@ export interface ChildWorkflow<Def> {
 }
 
 /** `ChildContinuation` of a step that waits for a child of the workflow whose generated definition's type is `Def`. */
-export type ChildWait<Workflow extends string, To extends string, Payload, Def> = ChildContinuation<Workflow, To, Payload, DefParts<Def>["r"], DefParts<Def>["e"]>;
+export type ChildWait<Workflow extends string, To extends string, Payload, Def> = ChildContinuation<
+  Workflow,
+  To,
+  Payload,
+  DefParts<Def>["r"],
+  DefParts<Def>["e"]
+>;
 
 /** The end of a child of the workflow whose generated definition's type is `Def`. */
 export type ChildOutcomeOf<Def> = ChildOutcome<DefParts<Def>["r"], DefParts<Def>["e"]>;
 
 /** Continuations into steps that wait for a child, by identity: what `onComplete` accepts. */
-const childTargets = new WeakMap<object, { readonly workflow: string; readonly step: string; readonly make: (childRunId: string, payload: unknown) => unknown }>();
+const childTargets = new WeakMap<
+  object,
+  { readonly workflow: string; readonly step: string; readonly make: (childRunId: string, payload: unknown) => unknown }
+>();
 
 /** @internal The continuation `ctx.next.<step>` of a step that waits for a child of `workflow`. */
 export function childContinuation(workflow: string, step: string, make: (childRunId: string, payload: unknown) => unknown): object {
@@ -109,7 +118,9 @@ export function childWorkflowsOf(
       const d = resolve(ref.workflow);
       if (d === undefined) {
         throw StepError.permanent(
-          new ValidationError(`workflow "${ref.workflow}" is not registered on this runtime; register its package's workflows on the same dispatcher to start it`),
+          new ValidationError(
+            `workflow "${ref.workflow}" is not registered on this runtime; register its package's workflows on the same dispatcher to start it`,
+          ),
         );
       }
       return d;

@@ -380,7 +380,9 @@ export class WorkflowDispatcher implements StepRunner {
     }
     const childDef = this.registry.get(child)?.definition;
     if (childDef === undefined) {
-      throw StepError.permanent(new Error(`workflow "${child}" is not registered on this runtime, so the end of its child run cannot be read; register it on this dispatcher`));
+      throw StepError.permanent(
+        new Error(`workflow "${child}" is not registered on this runtime, so the end of its child run cannot be read; register it on this dispatcher`),
+      );
     }
     // A store fault reading an omitted result is retried like any step error.
     const o = await step.children.outcome(step.signal);

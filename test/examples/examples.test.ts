@@ -264,7 +264,9 @@ describe("examples", () => {
     expect(out).toMatch(/^globex and initech were done while acme still had runs to go$/m);
   });
 
-  it("parent-child: a batch fans out child workflows, a retried fan-out finds them, the join gets typed ends, a cancel reaches the children", { timeout: 30_000 }, async () => {
+  it("parent-child: a batch fans out child workflows, a retried fan-out finds them, the join gets typed ends, a cancel reaches the children", {
+    timeout: 30_000,
+  }, async () => {
     const out = await example("parent-child", 25_000);
     expect(out).toMatch(/^batch-1 fan_out attempt 1: 4 children started, 0 found from an earlier attempt$/m);
     expect(out).toMatch(/^batch-1 fan_out attempt 2: 0 children started, 4 found from an earlier attempt$/m);

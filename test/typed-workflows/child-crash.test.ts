@@ -26,10 +26,12 @@ describe("child workflows across crashes", () => {
     let kills = 0;
     for (let i = 0; i < KILLS; i++) {
       const w = startScript(script, [dir, String(N)], { env: rng.childEnv() });
-      const progressed = await w.waitFor((lines) => lines.some((l) => l.startsWith("render ") || l.startsWith("join "))).then(
-        () => true,
-        () => false,
-      );
+      const progressed = await w
+        .waitFor((lines) => lines.some((l) => l.startsWith("render ") || l.startsWith("join ")))
+        .then(
+          () => true,
+          () => false,
+        );
       if (progressed) await delay(rng.int(150));
       const exit = await w.kill();
       if (exit.signal === "SIGKILL") kills++;

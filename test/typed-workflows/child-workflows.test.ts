@@ -87,7 +87,11 @@ interface App {
 }
 
 async function open(store: ObjectStore, clock: MockClock, renders: Renders, batch: Batch): Promise<App> {
-  const queue = await Queue.open(store, "family", { clock, flushIntervalMs: 1, queueConfigs: { "workflow-steps": { backoff: { baseMs: 1_000, maxMs: 1_000 } } } });
+  const queue = await Queue.open(store, "family", {
+    clock,
+    flushIntervalMs: 1,
+    queueConfigs: { "workflow-steps": { backoff: { baseMs: 1_000, maxMs: 1_000 } } },
+  });
   const dispatcher = batches
     .registerWorkflows(documents.registerWorkflows(WorkflowDispatcher.builder(), { documentRender: renders }), { batchRender: batch })
     .build();
@@ -188,7 +192,10 @@ describe.each(stores)("typed child workflows over a %s", (_name, makeStore) => {
     const batch = new Batch();
     const first = await open(store, clock, renders, batch);
     await first.batch.submit({ batch_id: "b4", documents: ["hold-p", "q"] }, { runId: "b4" });
-    await until("the first child holds and the second ended", async () => renders.holding.size === 1 && (await first.runtime.status("b4-s0-1"))?.state === "terminated");
+    await until(
+      "the first child holds and the second ended",
+      async () => renders.holding.size === 1 && (await first.runtime.status("b4-s0-1"))?.state === "terminated",
+    );
     // Stopping cancels nothing: the held render is released by the shutdown's drain and ends the child.
     const stopping = first.stop();
     renders.holding.get("b4-s0-0")?.();
@@ -214,7 +221,9 @@ describe("typed child workflow starts", () => {
       await app.batch.submit({ batch_id: "b5", documents: ["z".repeat(201)] }, { runId: "b5" });
       const end = await app.batch.wait("b5");
       expect(end.status).toBe("failed");
-      expect(end.status === "failed" ? end.message : "").toMatch(/invalid documents.document.render input.*\n.*\/document: must NOT have more than 200 characters/);
+      expect(end.status === "failed" ? end.message : "").toMatch(
+        /invalid documents.document.render input.*\n.*\/document: must NOT have more than 200 characters/,
+      );
       expect(renders.count.size).toBe(0);
       expect((await app.runtime.listRuns({ limit: 10 })).runs.map((r) => r.runId)).toEqual(["b5"]);
     } finally {

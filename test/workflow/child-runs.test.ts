@@ -97,7 +97,15 @@ describe.each(stores)("child runs over a %s", (_name, makeStore) => {
     try {
       await env.runtime.submit({
         runId: "p1",
-        input: json({ kind: "parent", wait: true, children: [{ mode: "succeed", value: "a" }, { mode: "fail", value: "nope" }, { mode: "throw", value: "boom" }] }),
+        input: json({
+          kind: "parent",
+          wait: true,
+          children: [
+            { mode: "succeed", value: "a" },
+            { mode: "fail", value: "nope" },
+            { mode: "throw", value: "boom" },
+          ],
+        }),
       });
       const result = await resultOf(env, "p1");
       expect(result.split("|")).toEqual(["p1-s0-0:succeeded:a", "p1-s0-1:failed:runner:nope", "p1-s0-2:failed:permanent:boom"]);
@@ -121,7 +129,15 @@ describe.each(stores)("child runs over a %s", (_name, makeStore) => {
     try {
       await env.runtime.submit({
         runId: "p2",
-        input: json({ kind: "parent", wait: true, failAfterStartOnce: true, children: [{ key: "left", mode: "succeed", value: "L" }, { key: "right", mode: "succeed", value: "R" }] }),
+        input: json({
+          kind: "parent",
+          wait: true,
+          failAfterStartOnce: true,
+          children: [
+            { key: "left", mode: "succeed", value: "L" },
+            { key: "right", mode: "succeed", value: "R" },
+          ],
+        }),
       });
       // The retry waits out the step queue's backoff on the mock clock.
       await until(async () => (await env.runtime.status("p2"))?.state !== "running" && log.parentSteps >= 1, "the first attempt ends");
@@ -147,7 +163,10 @@ describe.each(stores)("child runs over a %s", (_name, makeStore) => {
     const env = await openEnv(familyRunner(newLog()), { store: await makeStore() });
     try {
       await env.runtime.submit({ runId: "p3", input: json({ kind: "parent", wait: true, children: [{ mode: "wait" }] }) });
-      await until(async () => (await env.runtime.status("p3-s0-0"))?.state === "pending" && (await env.runtime.status("p3"))?.step === 1, "child and parent wait");
+      await until(
+        async () => (await env.runtime.status("p3-s0-0"))?.state === "pending" && (await env.runtime.status("p3"))?.step === 1,
+        "child and parent wait",
+      );
       expect(await env.runtime.cancel("p3-s0-0")).toBe(true);
       expect(await resultOf(env, "p3")).toBe("p3-s0-0:cancelled:cancelled:");
     } finally {

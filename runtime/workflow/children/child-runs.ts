@@ -27,14 +27,7 @@ import { SettlementEffects } from "../../queue/effects.js";
 import type { ClaimedJob } from "../../queue/types.js";
 import { decodeValue, sha256Hex } from "../records/codec.js";
 import { childCompletionKey, childCompletionPrefix, childEntryKey, childrenPrefix, runKey, signalBufferKey, signalWaitKey } from "../records/kv-keys.js";
-import {
-  decodeChildEntry,
-  decodeRunRecord,
-  decodeSignalWait,
-  encodeChildEntry,
-  encodeRunRecord,
-  type ParentClosePolicy,
-} from "../records/records.js";
+import { decodeChildEntry, decodeRunRecord, decodeSignalWait, encodeChildEntry, encodeRunRecord, type ParentClosePolicy } from "../records/records.js";
 import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED } from "../records/reserved.js";
 import { MAX_RUN_ID_LEN, RunId } from "../runs/run-id.js";
 import type { RunOptions, RunOutcome, TerminalStatus } from "../runs/run-types.js";
@@ -160,10 +153,18 @@ export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number
         return { runId, newlyStarted: false, completionKey };
       }
       const entry = new SettlementEffects().kvPut(childEntryKey(core.queueName, parentRunId, runId), encodeChildEntry({ parentClose }));
-      const out = await submitRun(core, { input: spec.input, runId, ...(spec.options === undefined ? {} : { options: spec.options }) }, undefined, undefined, undefined, entry, {
-        runId: parentRunId,
-        step,
-      });
+      const out = await submitRun(
+        core,
+        { input: spec.input, runId, ...(spec.options === undefined ? {} : { options: spec.options }) },
+        undefined,
+        undefined,
+        undefined,
+        entry,
+        {
+          runId: parentRunId,
+          step,
+        },
+      );
       return { runId, newlyStarted: out.newlySubmitted, completionKey };
     },
   };
@@ -189,7 +190,9 @@ async function childOutcome(core: RuntimeCore, signal: Uint8Array): Promise<RunO
   if (resultOmitted !== true) return { ...rest, headers: {} };
   const full = await core.view.outcome(end.runId);
   if (full === null || full.result === undefined) {
-    throw new ValidationError(`child run "${end.runId}" succeeded, but its result record is gone (memo retention removed it); keep results longer than children run`);
+    throw new ValidationError(
+      `child run "${end.runId}" succeeded, but its result record is gone (memo retention removed it); keep results longer than children run`,
+    );
   }
   return { ...rest, result: full.result, headers: {} };
 }
