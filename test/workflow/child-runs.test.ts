@@ -14,7 +14,7 @@ import { useTempDirs } from "../support/temp-dirs.js";
 
 const tempDir = useTempDirs("wf-children-");
 
-type ChildSpec = { key?: string; mode: "succeed" | "fail" | "wait" | "throw"; value?: string; parentClose?: "cancel" | "abandon" };
+type ChildSpec = { key?: string; mode: "succeed" | "fail" | "failOnce" | "wait" | "throw"; value?: string; parentClose?: "cancel" | "abandon" };
 type Payload =
   | { kind: "parent"; children: ChildSpec[]; wait: boolean; failAfterStartOnce?: boolean; thenFail?: boolean }
   | { kind: "join"; keys: string[]; got: string[] }
@@ -64,6 +64,13 @@ function familyRunner(log: { childStarts: Map<string, number>; parentSteps: numb
           log.childStarts.set(s.runId, (log.childStarts.get(s.runId) ?? 0) + 1);
           if (p.mode === "succeed") return StepOutcome.succeed(enc(p.value ?? "ok"));
           if (p.mode === "fail") return StepOutcome.fail(p.value ?? "child said no");
+          if (p.mode === "failOnce") {
+            if (!log.failedOnce.has(s.runId)) {
+              log.failedOnce.add(s.runId);
+              return StepOutcome.fail("first pass fails");
+            }
+            return StepOutcome.succeed(enc(p.value ?? "second pass"));
+          }
           if (p.mode === "throw") throw StepError.permanent(new Error(p.value ?? "child broke"));
           return StepOutcome.continueOnSignal(json({ kind: "child-resume", ...(p.value === undefined ? {} : { value: p.value }) }), `go-${s.runId}`, 3_600_000);
         }
@@ -208,6 +215,27 @@ describe.each(stores)("child runs over a %s", (_name, makeStore) => {
       expect((await env.runtime.status("p6-s0-0"))?.state).toBe("pending");
       await env.runtime.signal("go-p6-s0-0", enc("x"));
       expect((await env.runtime.wait("p6-s0-0")).termination.status).toBe("succeeded");
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("a failed child retried with retryRun reports its new end to its parent, which reads the latest", async () => {
+    const env = await openEnv(familyRunner(newLog()), { store: await makeStore() });
+    try {
+      await env.runtime.submit({
+        runId: "p8",
+        input: json({ kind: "parent", wait: true, children: [{ mode: "wait" }, { mode: "failOnce", value: "fixed" }] }),
+      });
+      await until(
+        async () => (await env.runtime.status("p8-s0-1"))?.state === "terminated" && (await env.runtime.status("p8"))?.step === 1,
+        "the second child failed while the parent waits on the first",
+      );
+      expect((await env.runtime.wait("p8-s0-1")).termination.status).toBe("failed");
+      await env.runtime.retryRun("p8-s0-1");
+      expect(dec((await env.runtime.wait("p8-s0-1")).outcome?.result)).toBe("fixed");
+      await env.runtime.signal("go-p8-s0-0", enc("go"));
+      expect(await resultOf(env, "p8")).toBe("p8-s0-0:succeeded:resumed+go|p8-s0-1:succeeded:fixed");
     } finally {
       await env.stop();
     }

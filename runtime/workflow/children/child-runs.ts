@@ -163,6 +163,7 @@ export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number
         {
           runId: parentRunId,
           step,
+          parentClose,
         },
       );
       return { runId, newlyStarted: out.newlySubmitted, completionKey };

@@ -44,6 +44,8 @@ export interface ParentRef {
   runId: string;
   /** The parent's step that started the child. */
   step: number;
+  /** The child's parent-close policy (absent: `cancel`). */
+  parentClose?: ParentClosePolicy;
 }
 
 /** `workflow/children/{q}/{parent}/{child}`: a running child of a parent run. */

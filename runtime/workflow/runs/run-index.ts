@@ -50,7 +50,7 @@ export interface IndexEntry {
   priority?: number;
   maxAttempts?: number;
   /** The run that started this one as its child, and the step that did. */
-  parent?: { runId: string; step: number };
+  parent?: { runId: string; step: number; parentClose?: "cancel" | "abandon" };
 }
 
 /** `{t}{runId}`: the part of every index key after its prefix. */
@@ -95,7 +95,7 @@ export function encodeIndexEntry(e: IndexEntry): Uint8Array {
   if (e.inputSha256 !== undefined) out.inputSha256 = e.inputSha256;
   if (e.priority !== undefined) out.priority = e.priority;
   if (e.maxAttempts !== undefined) out.maxAttempts = e.maxAttempts;
-  if (e.parent !== undefined) out.parent = { runId: e.parent.runId, step: e.parent.step };
+  if (e.parent !== undefined) out.parent = { ...e.parent };
   return encodeValue(out);
 }
 

@@ -138,7 +138,7 @@ async function submitLocked(
       ...(options.priority === undefined ? {} : { priority: options.priority }),
       ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttempts: options.maxAttemptsPerStep }),
       ...(group === undefined ? {} : { group: { id: group.id, key: group.key } }),
-      ...(parent === undefined ? {} : { parent: { runId: parent.runId, step: parent.step } }),
+      ...(parent === undefined ? {} : { parent: { ...parent } }),
     };
     const effects = new SettlementEffects();
     if (spec.effects !== undefined) effects.merge(spec.effects);
