@@ -54,7 +54,9 @@ async function measure(name: string, body: (runtime: WorkflowRuntime) => Promise
   await queue.close();
   const puts = store.counts.puts - before.puts;
   const bytes = store.counts.bytesIn - before.bytesIn;
-  console.log(`${name.padEnd(34)} jobs settled ${String(st.done).padStart(5)}   store puts ${String(puts).padStart(5)}   bytes put ${String(bytes).padStart(9)}   ${ms.toFixed(0)} ms`);
+  console.log(
+    `${name.padEnd(34)} jobs settled ${String(st.done).padStart(5)}   store puts ${String(puts).padStart(5)}   bytes put ${String(bytes).padStart(9)}   ${ms.toFixed(0)} ms`,
+  );
 }
 
 console.log(`child-workflows: N_CHILDREN=${N} FLUSH_MS=${FLUSH_MS}, MemoryStore`);
