@@ -7,7 +7,7 @@
  * collected before stopping; when any is an error, no file is produced.
  */
 
-import { checkPackage } from "./analyse/check-spec.js";
+import { checkPackage, foreignRefProblems } from "./analyse/check-spec.js";
 import { buildLock, lockPathFor, renderLock, type ContractLock } from "./contract/contract-lock.js";
 import { buildModel } from "./analyse/build-model.js";
 import { compileValidators, type ValidatorRoot } from "./emit/compile-validators.js";
@@ -18,7 +18,7 @@ import { emitHandlers } from "./emit/emit-handlers.js";
 import { emitTypes, headersSchema } from "./emit/emit-types.js";
 import { emitWorkflows } from "./emit/emit-workflows.js";
 import { headersType, jobNames, signalNames, stepNames, validatorName, workflowNames } from "./emit/generated-names.js";
-import { loadSpec } from "./analyse/load-spec.js";
+import { loadSpec, type SourceLocator } from "./analyse/load-spec.js";
 import { compareCodeUnits, docText } from "./emit/names.js";
 import type { PackageModel } from "./analyse/spec-model.js";
 import { createHash } from "node:crypto";
@@ -67,24 +67,26 @@ interface FileAnalysis {
   readonly failed: boolean;
   /** Where the package name is, for a duplicate-package diagnostic. */
   readonly packageAt: { readonly line: number; readonly column: number } | undefined;
+  /** Positions in the file, for the checks that need every package (references to other packages). */
+  readonly locator: SourceLocator | undefined;
 }
 
 function analyseFile(input: SpecInput): FileAnalysis {
   const loaded = loadSpec(input.file, input.source);
   const diagnostics = [...loaded.diagnostics];
-  if (loaded.value === undefined) return { diagnostics, model: undefined, failed: true, packageAt: undefined };
+  if (loaded.value === undefined) return { diagnostics, model: undefined, failed: true, packageAt: undefined, locator: undefined };
   const schemaProblems = validateSpec(loaded);
   diagnostics.push(...schemaProblems);
   if (schemaProblems.length > 0) {
     // Every problem at once: the workflow graph checks still run on what parsed, so a
     // format error does not hide a wrong step name. A model too broken to build adds nothing.
     diagnostics.push(...graphProblemsDespite(input.file, loaded));
-    return { diagnostics, model: undefined, failed: true, packageAt: undefined };
+    return { diagnostics, model: undefined, failed: true, packageAt: undefined, locator: undefined };
   }
   const model = buildModel(input.file, loaded.value);
   const problems = checkPackage(model, loaded.locator);
   diagnostics.push(...problems);
-  return { diagnostics, model, failed: hasErrors(problems), packageAt: loaded.locator.locate(["package"], "value") };
+  return { diagnostics, model, failed: hasErrors(problems), packageAt: loaded.locator.locate(["package"], "value"), locator: loaded.locator };
 }
 
 /** Problems of the workflow step graphs, which stand on their own even when the rest of the file breaks the format. */
@@ -153,6 +155,8 @@ export function analyse(inputs: readonly SpecInput[], cache?: GenerationCache): 
   const diagnostics: Diagnostic[] = [];
   const packages: PackageModel[] = [];
   const owners = new Map<string, string>();
+  const locators = new Map<string, SourceLocator | undefined>();
+  const models: PackageModel[] = [];
   for (const input of [...inputs].sort((a, b) => compareCodeUnits(a.file, b.file))) {
     const a = cache === undefined ? analyseFile(input) : cache.analysis(input);
     diagnostics.push(...a.diagnostics);
@@ -172,7 +176,20 @@ export function analyse(inputs: readonly SpecInput[], cache?: GenerationCache): 
       continue;
     }
     owners.set(model.name, input.file);
+    models.push(model);
+    locators.set(model.file, a.locator);
     if (!a.failed) packages.push(model);
+  }
+  // References to workflows of other packages need every package of the generation.
+  for (const model of models) {
+    const locator = locators.get(model.file);
+    const found: Diagnostic[] = [];
+    foreignRefProblems(model, models, (code, path, message, at = "key", severity = "error") => {
+      const p = locator?.locate(path, at) ?? { line: 1, column: 1 };
+      found.push({ code, severity, file: model.file, line: p.line, column: p.column, message });
+    });
+    diagnostics.push(...found);
+    if (hasErrors(found)) packages.splice(packages.indexOf(model), packages.includes(model) ? 1 : 0);
   }
   return { packages, diagnostics: sortDiagnostics(diagnostics) };
 }

@@ -19,13 +19,23 @@ import {
   type StepModel,
   type TypeModel,
   type WorkflowModel,
+  type WorkflowRefModel,
 } from "./spec-model.js";
+import type { SpecPath } from "./load-spec.js";
 
 type Raw = Record<string, unknown>;
 
 function entries(value: unknown): [string, Raw][] {
   if (typeof value !== "object" || value === null) return [];
   return Object.entries(value as Record<string, Raw>).sort(([a], [b]) => compareCodeUnits(a, b));
+}
+
+/** A `starts:` / `waits_for_child:` entry: `<workflow>` of package `pkg`, or `<package>:<workflow>`. */
+function workflowRef(pkg: string, text: string, path: SpecPath): WorkflowRefModel {
+  const i = text.indexOf(":");
+  return i < 0
+    ? { package: pkg, workflow: text, foreign: false, path }
+    : { package: text.slice(0, i), workflow: text.slice(i + 1), foreign: text.slice(0, i) !== pkg, path };
 }
 
 function optionalString(value: unknown): string | undefined {
@@ -148,6 +158,11 @@ export function buildModel(file: string, value: unknown): PackageModel {
         waitsFor: optionalString(s["waits_for"]),
         timeoutMs: optionalNumber(s["timeout_ms"]),
         next: Array.isArray(s["next"]) ? (s["next"] as unknown[]).map(String) : [],
+        starts: Array.isArray(s["starts"])
+          ? (s["starts"] as unknown[]).map((r, i) => workflowRef(pkg, String(r), ["workflows", name, "steps", step, "starts", i]))
+          : [],
+        waitsForChild:
+          typeof s["waits_for_child"] === "string" ? workflowRef(pkg, s["waits_for_child"], ["workflows", name, "steps", step, "waits_for_child"]) : undefined,
         path: ["workflows", name, "steps", step],
       }),
     ),

@@ -227,10 +227,95 @@ export function checkPackage(pkg: PackageModel, locator: SourceLocator): Diagnos
       idents.set(s.ident, s.name);
     }
     checkSteps(w, report, signalNames);
+    checkChildRefs(w, pkg, report);
   }
   for (const sc of pkg.schedules) claim(`${sc.ident}Schedule`, `schedule "${sc.name}"`, sc.path);
   checkSchedules(pkg, report);
   return out;
+}
+
+/**
+ * The child-run references of one workflow's steps: a workflow of this
+ * package named under `starts` or `waits_for_child` exists (references to
+ * other packages are checked once every spec is analysed: see
+ * {@link foreignRefProblems}); a step waits for a child or a signal, not
+ * both, with no timeout; the entry step waits for nothing.
+ */
+function checkChildRefs(w: WorkflowModel, pkg: PackageModel, report: Report): void {
+  const own = new Set(pkg.workflows.map((x) => x.name));
+  const known = [...own].sort().join(", ");
+  for (const [i, s] of w.steps.entries()) {
+    for (const ref of [...s.starts, ...(s.waitsForChild === undefined ? [] : [s.waitsForChild])]) {
+      if (!ref.foreign && !own.has(ref.workflow)) {
+        report(
+          "UNKNOWN_WORKFLOW",
+          ref.path,
+          `step "${s.name}" of workflow "${w.name}" names workflow "${ref.workflow}", which package "${pkg.name}" does not declare; workflows: ${known}; name another package's as <package>:<workflow>`,
+          "value",
+        );
+      }
+    }
+    if (s.waitsForChild === undefined) continue;
+    if (i === 0) {
+      report(
+        "BAD_ENTRY_STEP",
+        [...s.path, "waits_for_child"],
+        `"${s.name}" is the entry step of workflow "${w.name}" (the first listed), which submit enters at once; it cannot wait for a child run, so list a step before it`,
+      );
+    }
+    if (s.waitsFor !== undefined) {
+      report(
+        "BAD_CHILD_WAIT",
+        [...s.path, "waits_for_child"],
+        `step "${s.name}" waits for both a signal and a child run; a step is entered by one of them, so split it in two`,
+      );
+    }
+    if (s.timeoutMs !== undefined) {
+      report(
+        "BAD_CHILD_WAIT",
+        [...s.path, "timeout_ms"],
+        `step "${s.name}" waits for a child run, which has no timeout: remove "timeout_ms" (bound the child's own steps, or cancel it, instead)`,
+      );
+    }
+  }
+}
+
+/**
+ * The references to workflows of other packages, checked against every
+ * package of the generation: the package and its workflow must be there.
+ */
+export function foreignRefProblems(pkg: PackageModel, all: readonly PackageModel[], report: Report): void {
+  const byName = new Map(all.map((p) => [p.name, p]));
+  for (const w of pkg.workflows) {
+    for (const s of w.steps) {
+      for (const ref of [...s.starts, ...(s.waitsForChild === undefined ? [] : [s.waitsForChild])]) {
+        if (!ref.foreign) continue;
+        const other = byName.get(ref.package);
+        if (other === undefined) {
+          const names = [...byName.keys()]
+            .filter((n) => n !== pkg.name)
+            .sort()
+            .join(", ");
+          report(
+            "UNKNOWN_WORKFLOW",
+            ref.path,
+            `step "${s.name}" of workflow "${w.name}" names package "${ref.package}", which no spec of this generation declares${names === "" ? "" : `; packages: ${names}`}; generate both specs together`,
+            "value",
+          );
+        } else if (!other.workflows.some((x) => x.name === ref.workflow)) {
+          report(
+            "UNKNOWN_WORKFLOW",
+            ref.path,
+            `step "${s.name}" of workflow "${w.name}" names "${ref.workflow}", which package "${ref.package}" does not declare; workflows: ${other.workflows
+              .map((x) => x.name)
+              .sort()
+              .join(", ")}`,
+            "value",
+          );
+        }
+      }
+    }
+  }
 }
 
 export type Report = (code: DiagnosticCode, path: SpecPath, message: string, at?: "key" | "value", severity?: "error" | "warning") => void;
@@ -275,7 +360,7 @@ function checkSteps(w: WorkflowModel, report: Report, signalNames: ReadonlySet<s
         `step "${s.name}" waits for a signal without "timeout_ms"; add one so a lost signal cannot park the run forever`,
       );
     }
-    if (s.waitsFor === undefined && s.timeoutMs !== undefined) {
+    if (s.waitsFor === undefined && s.waitsForChild === undefined && s.timeoutMs !== undefined) {
       report(
         "TIMEOUT_WITHOUT_WAIT",
         [...s.path, "timeout_ms"],

@@ -27,7 +27,9 @@ export type DiagnosticCode =
   | "FORBIDDEN_NAME"
   | "BAD_CRON"
   | "UNKNOWN_TARGET"
-  | "BAD_SCHEDULE";
+  | "BAD_SCHEDULE"
+  | "UNKNOWN_WORKFLOW"
+  | "BAD_CHILD_WAIT";
 
 /** An error stops generation (no files are written); a warning is reported and generation goes on. */
 export type Severity = "error" | "warning";

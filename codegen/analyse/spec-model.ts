@@ -86,6 +86,21 @@ export interface StepModel {
   readonly waitsFor: string | undefined;
   readonly timeoutMs: number | undefined;
   readonly next: readonly string[];
+  /** Workflows the step may start as child runs (`starts:`), in YAML order. */
+  readonly starts: readonly WorkflowRefModel[];
+  /** The workflow whose child run's end enters the step (`waits_for_child:`). */
+  readonly waitsForChild: WorkflowRefModel | undefined;
+  readonly path: SpecPath;
+}
+
+/** A reference to a workflow of this package or (`<package>:<workflow>`) of another. */
+export interface WorkflowRefModel {
+  /** The package, this one's name when the reference names none. */
+  readonly package: string;
+  readonly workflow: string;
+  /** Whether it names another package. */
+  readonly foreign: boolean;
+  /** Where the reference is written, for diagnostics. */
   readonly path: SpecPath;
 }
 

@@ -270,7 +270,7 @@ function compareHeaders(before: JsonValue, after: JsonValue, add: (breaking: boo
   }
 }
 
-type StepContract = { name: string; payload: JsonSchema | null; waitsFor: string | null };
+type StepContract = { name: string; payload: JsonSchema | null; waitsFor: string | null; waitsForChild?: string };
 
 /**
  * Workflow changes. Runs in flight when new code starts carry step envelopes
@@ -316,6 +316,12 @@ function diffWorkflows(before: NonNullable<ContractLock["workflows"]>, after: No
               true,
               `${at}.waits_for`,
               `changed from ${JSON.stringify(b.waitsFor)} to ${JSON.stringify(a.waitsFor)}; runs waiting now were keyed by the old signal`,
+            );
+          if ((b.waitsForChild ?? null) !== (a.waitsForChild ?? null))
+            add(
+              true,
+              `${at}.waits_for_child`,
+              `changed from ${JSON.stringify(b.waitsForChild ?? null)} to ${JSON.stringify(a.waitsForChild ?? null)}; runs waiting now wait for a child of the old workflow`,
             );
           if (b.payload !== null && a.payload !== null) compareSchema(b.payload, a.payload, "accepts", `${at}.payload`, add);
           else if (canonicalJson(b.payload) !== canonicalJson(a.payload)) add(true, `${at}.payload`, "payload added or removed");

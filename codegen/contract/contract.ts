@@ -53,6 +53,8 @@ export function workflowContract(workflow: WorkflowModel, pkg: PackageModel): Js
       name: s.name,
       payload: s.payload === undefined ? null : selfContained(s.payload, pkg),
       waitsFor: s.waitsFor ?? null,
+      // Only when set, so the contracts of workflows without children keep their hashes.
+      ...(s.waitsForChild === undefined ? {} : { waitsForChild: `${s.waitsForChild.package}.${s.waitsForChild.workflow}` }),
       next: [...s.next],
     })),
   };

@@ -5,7 +5,7 @@
 
 import { contractHash, jobContract, workflowContract } from "../contract/contract.js";
 import { headersType, jobNames, signalNames, stepNames, validatorName, workflowNames, RUNTIME_MODULE } from "./generated-names.js";
-import { compareCodeUnits, jsDoc, propertyKey } from "./names.js";
+import { camelCase, compareCodeUnits, jsDoc, propertyKey } from "./names.js";
 import type { PackageModel } from "../analyse/spec-model.js";
 import { Imports, printFile } from "../print/ts-file.js";
 
@@ -163,6 +163,17 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
         ...(signal === undefined ? [] : [`signal: ${signalNames(signal).definition}`]),
         ...(st.timeoutMs === undefined ? [] : [`timeoutMs: ${st.timeoutMs}`]),
         `next: [${st.next.map((x) => JSON.stringify(x)).join(", ")}]`,
+        ...(st.starts.length === 0
+          ? []
+          : [
+              `starts: [${st.starts
+                .map(
+                  (r) =>
+                    `{ path: [${JSON.stringify(camelCase(r.package))}, ${JSON.stringify(camelCase(r.workflow))}], workflow: ${JSON.stringify(`${r.package}.${r.workflow}`)} }`,
+                )
+                .join(", ")}]`,
+            ]),
+        ...(st.waitsForChild === undefined ? [] : [`child: ${JSON.stringify(`${st.waitsForChild.package}.${st.waitsForChild.workflow}`)}`]),
       ];
       return `    ${propertyKey(st.name)}: {\n${fields.map((f) => `      ${f},`).join("\n")}\n    },`;
     });

@@ -13,8 +13,35 @@
 import type { StatementStructures } from "ts-morph";
 import { headersType, signalNames, stepNames, workflowNames, RUNTIME_MODULE } from "./generated-names.js";
 import { docText, jsDoc, propertyKey } from "./names.js";
-import type { PackageModel, StepModel, WorkflowModel } from "../analyse/spec-model.js";
+import type { PackageModel, StepModel, WorkflowModel, WorkflowRefModel } from "../analyse/spec-model.js";
+import { camelCase } from "./names.js";
 import { Imports, loadTsMorph, printFile } from "../print/ts-file.js";
+
+/**
+ * The type of the generated definition of a referenced workflow: a value of
+ * this package's `definitions.ts` (imported by this file), or of the other
+ * package's, through an import type, so nothing of the other package's
+ * naming can clash with this one's.
+ */
+function definitionTypeOf(ref: WorkflowRefModel): string {
+  const def = `${camelCase(ref.workflow)}Workflow`;
+  return ref.foreign ? `typeof import(${JSON.stringify(`../${ref.package}/definitions.js`)}).${def}` : `typeof ${def}`;
+}
+
+/** `ctx.workflows` of a step: the workflows its spec lets it start, by package and workflow identifier. */
+function workflowsType(s: StepModel, imports: Imports): string {
+  if (s.starts.length === 0) return "";
+  imports.type(RUNTIME_MODULE, "ChildWorkflow");
+  const byPackage = new Map<string, WorkflowRefModel[]>();
+  for (const r of s.starts) byPackage.set(r.package, [...(byPackage.get(r.package) ?? []), r]);
+  const groups = [...byPackage.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(
+      ([p, refs]) =>
+        `readonly ${propertyKey(camelCase(p))}: { ${refs.map((r) => `readonly ${propertyKey(camelCase(r.workflow))}: ChildWorkflow<${definitionTypeOf(r)}>`).join("; ")} }`,
+    );
+  return `{ ${groups.join("; ")} }`;
+}
 
 function union(names: readonly string[]): string {
   return names.length === 0 ? "never" : names.map((n) => JSON.stringify(n)).join(" | ");
@@ -30,6 +57,17 @@ function stepStatements(pkg: PackageModel, w: WorkflowModel, s: StepModel, impor
     if (target === undefined) return [];
     const tn = stepNames(w, target);
     const signal = pkg.signals.find((x) => x.name === target.waitsFor);
+    if (target.waitsForChild !== undefined) {
+      imports.type(RUNTIME_MODULE, "ChildWait");
+      const child = target.waitsForChild;
+      return [
+        jsDoc(
+          `Continue to step "${target.name}" when a child run of workflow "${child.package}.${child.workflow}" ends: \`child.onComplete(ctx.next.${target.ident}, payload)\`.`,
+          "  ",
+        ),
+        `  readonly ${propertyKey(target.ident)}: ChildWait<${wName}, ${JSON.stringify(target.name)}, ${tn.payload}, ${definitionTypeOf(child)}>;`,
+      ];
+    }
     if (signal !== undefined) {
       imports.type(RUNTIME_MODULE, "SignalContinuation");
       const params = signalNames(signal).params;
@@ -50,15 +88,24 @@ function stepStatements(pkg: PackageModel, w: WorkflowModel, s: StepModel, impor
   });
   const waited = pkg.signals.find((x) => x.name === s.waitsFor);
   if (waited !== undefined) typeNames.push(signalNames(waited).payload);
-  const signalType = waited === undefined ? "undefined" : `${signalNames(waited).payload} | null`;
+  let signalType = waited === undefined ? "undefined" : `${signalNames(waited).payload} | null`;
+  if (s.waitsForChild !== undefined) {
+    imports.type(RUNTIME_MODULE, "ChildOutcomeOf");
+    signalType = `ChildOutcomeOf<${definitionTypeOf(s.waitsForChild)}>`;
+  }
+  const workflows = workflowsType(s, imports);
   const next = s.next.length === 0 ? "ends the run" : `continues to ${s.next.map((x) => `"${x}"`).join(", ")} or ends the run`;
   return [
     `${jsDoc(`The steps step "${s.name}" of workflow "${w.name}" may continue to.`)}\nexport interface ${sn.next} {${members.length === 0 ? "" : `\n${members.join("\n")}\n`}}`,
     `${jsDoc(`What step "${s.name}" returns: it ${next}.`)}\nexport type ${sn.transition} = StepTransition<${wName}, ${union(s.next)}, ${n.result}, ${n.error}>;`,
     `${jsDoc(
       `What the handler of step "${s.name}" receives beside its payload` +
-        (waited === undefined ? "." : `; \`ctx.signal\` is the "${waited.name}" payload, or null when the wait timed out.`),
-    )}\nexport type ${sn.context} = WorkflowStepContext<${wName}, ${sn.next}, ${n.result}, ${n.error}, ${headersType(pkg)}, ${signalType}>;`,
+        (s.waitsForChild !== undefined
+          ? `; \`ctx.signal\` is the end of the child run of "${s.waitsForChild.package}.${s.waitsForChild.workflow}" it waited for.`
+          : waited === undefined
+            ? "."
+            : `; \`ctx.signal\` is the "${waited.name}" payload, or null when the wait timed out.`),
+    )}\nexport type ${sn.context} = WorkflowStepContext<${wName}, ${sn.next}, ${n.result}, ${n.error}, ${headersType(pkg)}, ${signalType}${workflows === "" ? "" : `, ${workflows}`}>;`,
   ];
 }
 

@@ -71,6 +71,7 @@ export function renderRun(io: OperatorIo, d: RunDetail, now: number): string {
       ["step job", d.stepJob === undefined ? undefined : `${d.stepJob.id} (${d.stepJob.state}, attempt ${d.stepJob.attempt} of ${d.stepJob.maxAttempts})`],
       ["headers", headersText(d.headers)],
       ["group", d.group === undefined ? undefined : `${d.group.id} (member ${d.group.key})`],
+      ["parent", d.parent === undefined ? undefined : `${d.parent.runId} (started at its step ${d.parent.step})`],
       ["error", d.error === undefined ? undefined : `${d.error}${d.errorKind === undefined ? "" : ` [${d.errorKind}]`}`],
       ["public error", d.publicError === undefined ? undefined : `${d.publicError}${d.errorCode === undefined ? "" : ` [${d.errorCode}]`}`],
       ["result", d.result === undefined ? undefined : previewText(d.result)],

@@ -56,6 +56,8 @@ export interface RunDetail {
   readonly submittedAt?: number;
   readonly headers: Readonly<Record<string, string>>;
   readonly group?: { readonly id: string; readonly key: string };
+  /** The run that started this one as a child run (while it is active), and the step that started it. */
+  readonly parent?: { readonly runId: string; readonly step: number };
   /** The queue job carrying the current step, while active. */
   readonly stepJob?: {
     readonly id: string;
@@ -170,6 +172,7 @@ export async function readRunDetail(view: WorkflowView, reader: QueueReader, run
     submittedAt: run.submittedAtMs,
     headers: userHeaders(run.headers),
     ...(run.group === undefined ? {} : { group: { id: run.group.id, key: run.group.key } }),
+    ...(run.parent === undefined ? {} : { parent: { runId: run.parent.runId, step: run.parent.step } }),
     ...(pointer.signalWait === undefined ? {} : { signalWait: pointer.signalWait }),
     ...(job === null
       ? {}

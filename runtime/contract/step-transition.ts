@@ -46,6 +46,25 @@ export interface SignalContinuation<Workflow extends string, To extends string, 
   onSignal(params: Params, payload: Payload, options?: SignalWaitOptions): StepTransition<Workflow, To, never, never>;
 }
 
+/** Phantom key of a child continuation's types; no value has it at run time. */
+declare const CHILD_WAIT: unique symbol;
+
+/**
+ * The way into a step that waits for a child run's end (`waits_for_child`):
+ * pass it to the child's `onComplete(next, payload)`. `Result` and `Err`
+ * are the child workflow's, so only a child of that workflow can continue
+ * here.
+ */
+export interface ChildContinuation<Workflow extends string, To extends string, Payload, Result, Err> {
+  readonly [CHILD_WAIT]: {
+    readonly workflow: Workflow;
+    readonly to: To;
+    readonly payload: (p: Payload) => Payload;
+    readonly result: (r: Result) => Result;
+    readonly error: (e: Err) => Err;
+  };
+}
+
 /** @internal The run-time half of a transition, read by the dispatcher. */
 export type TransitionRecord =
   | { readonly kind: "continue"; readonly to: string; readonly payload: unknown; readonly when: ContinueWhen }
@@ -57,7 +76,8 @@ export type TransitionRecord =
 export type ContinueWhen =
   | { readonly kind: "immediate" }
   | { readonly kind: "after"; readonly delayMs: number }
-  | { readonly kind: "onSignal"; readonly params: unknown; readonly timeoutMs: number | undefined };
+  | { readonly kind: "onSignal"; readonly params: unknown; readonly timeoutMs: number | undefined }
+  | { readonly kind: "onChild"; readonly childRunId: string };
 
 /** Transition values built by contexts, each tied to the context that built it. */
 const records = new WeakMap<object, { readonly owner: object; readonly record: TransitionRecord }>();

@@ -26,6 +26,18 @@ export interface WorkflowStepDefinition {
   readonly timeoutMs: number | undefined;
   /** The steps this step may continue to, by spec name. */
   readonly next: readonly string[];
+  /** The workflows this step may start as child runs or wait for (`ctx.workflows`). */
+  readonly starts: readonly ChildWorkflowRef[];
+  /** The workflow (qualified name) whose child run's end enters this step, when it waits for one. */
+  readonly child: string | undefined;
+}
+
+/** A workflow a step may start as a child run: where it sits in `ctx.workflows` and its qualified name. */
+export interface ChildWorkflowRef {
+  /** `[packageIdent, workflowIdent]`: `ctx.workflows.<package>.<workflow>`. */
+  readonly path: readonly [string, string];
+  /** The qualified name `<package>.<workflow>`. */
+  readonly workflow: string;
 }
 
 /** A typed multi-step workflow: what a client submits and a handler implements. */
@@ -69,6 +81,9 @@ export interface WorkflowStepSpec {
   readonly signal?: SignalDefinition<string, unknown, unknown>;
   readonly timeoutMs?: number;
   readonly next: readonly string[];
+  readonly starts?: readonly ChildWorkflowRef[];
+  /** The workflow whose child run's end enters the step. */
+  readonly child?: string;
 }
 
 /**
@@ -102,6 +117,7 @@ export function defineWorkflow<Name extends string, Input, Result, Err, Headers 
   for (const [name, s] of Object.entries(spec.steps)) {
     for (const n of s.next) if (!Object.hasOwn(spec.steps, n)) problems.push(`step "${name}" continues to "${n}", which is not one of its steps`);
     if (s.signal !== undefined && s.timeoutMs === undefined) problems.push(`step "${name}" waits for a signal without a timeout`);
+    if (s.signal !== undefined && s.child !== undefined) problems.push(`step "${name}" waits for both a signal and a child run`);
     steps[name] = Object.freeze({
       name,
       method: s.method,
@@ -109,6 +125,10 @@ export function defineWorkflow<Name extends string, Input, Result, Err, Headers 
       signal: s.signal,
       timeoutMs: s.timeoutMs,
       next: Object.freeze([...s.next]),
+      starts: Object.freeze(
+        (s.starts ?? []).map((r) => Object.freeze({ path: Object.freeze([r.path[0], r.path[1]]) as readonly [string, string], workflow: r.workflow })),
+      ),
+      child: s.child,
     });
   }
   if (problems.length > 0) throw new ValidationError(`workflow "${spec.name}" is not well formed; regenerate it from its spec`, problems);

@@ -12,15 +12,26 @@ import type { EffectsHandle, KvReadHandle } from "../workflow/steps/effects-hand
 import type { Memo } from "../workflow/memo/memo.js";
 import type { RunId } from "../workflow/runs/run-id.js";
 import { makeTransition, type StepTransition, type TransitionRecord } from "../contract/step-transition.js";
-import type { WorkflowDefinition, WorkflowStepDefinition } from "../contract/workflow-definition.js";
+import type { AnyWorkflowDefinition, WorkflowDefinition, WorkflowStepDefinition } from "../contract/workflow-definition.js";
+import { childContinuation, childWorkflowsOf } from "./child-workflows.js";
 
 /**
  * The context of one delivery of one step of workflow `Workflow`.
  * `Next` holds one continuation per step this step may continue to;
  * `Signal` is the waited-for signal's payload (or `null` when the wait
- * timed out) for a waiting step, `undefined` for any other.
+ * timed out) for a waiting step, the child's end for a step that waits for
+ * a child run, `undefined` for any other. `Workflows` holds the workflows
+ * the step may start as child runs (`ctx.workflows.<package>.<workflow>`).
  */
-export interface WorkflowStepContext<Workflow extends string, Next, Result, Err, Headers extends HeaderValues, Signal = undefined> {
+export interface WorkflowStepContext<
+  Workflow extends string,
+  Next,
+  Result,
+  Err,
+  Headers extends HeaderValues,
+  Signal = undefined,
+  Workflows = Readonly<Record<never, never>>,
+> {
   /** The qualified workflow name. */
   readonly workflow: Workflow;
   /** This step's name in the spec. */
@@ -59,6 +70,13 @@ export interface WorkflowStepContext<Workflow extends string, Next, Result, Err,
    * Throws `JobsNotAttachedError` when no `JobRunner` serves this runtime.
    */
   readonly jobs: JobHost;
+  /**
+   * The workflows this step may start as child runs, by package and
+   * workflow: `await ctx.workflows.reports.renderPage.start(input)`, then
+   * `child.onComplete(ctx.next.<step>, payload)` to wait for its end. Only
+   * those the spec lists under the step's `starts`.
+   */
+  readonly workflows: Workflows;
   /** One continuation per declared next step: `ctx.next.ship(payload)`, `ctx.next.ship.after(ms, payload)`, `ctx.next.awaitPayment.onSignal(params, payload)`. */
   readonly next: Next;
   /** Ends the run as succeeded; the result is validated before it is stored. */
@@ -70,7 +88,7 @@ export interface WorkflowStepContext<Workflow extends string, Next, Result, Err,
 }
 
 /** A context with its types erased, as the dispatcher builds it. */
-export type AnyStepContext = WorkflowStepContext<string, Record<string, unknown>, unknown, unknown, HeaderValues, unknown>;
+export type AnyStepContext = WorkflowStepContext<string, Record<string, unknown>, unknown, unknown, HeaderValues, unknown, unknown>;
 
 /** @internal Builds the context of one delivery of `stepDef`. */
 export function makeStepContext(
@@ -79,6 +97,7 @@ export function makeStepContext(
   step: Step,
   signal: unknown,
   jobs: JobHost,
+  resolve: (name: string) => AnyWorkflowDefinition | undefined = () => undefined,
 ): { readonly ctx: AnyStepContext; readonly owner: object } {
   const owner = {};
   const make = (record: TransitionRecord) => makeTransition(owner, record) as never;
@@ -87,7 +106,11 @@ export function makeStepContext(
     // Own properties only: a name like "constructor" must not reach Object.prototype.
     const target = Object.hasOwn(definition.steps, name) ? definition.steps[name] : undefined;
     if (target === undefined) continue;
-    if (target.signal !== undefined) {
+    if (target.child !== undefined) {
+      next[target.method] = childContinuation(target.child, name, (childRunId, payload) =>
+        make({ kind: "continue", to: name, payload, when: { kind: "onChild", childRunId } }),
+      );
+    } else if (target.signal !== undefined) {
       next[target.method] = Object.freeze({
         onSignal: (params: unknown, payload: unknown, options?: { timeoutMs?: number }) =>
           make({ kind: "continue", to: name, payload, when: { kind: "onSignal", params, timeoutMs: options?.timeoutMs } }),
@@ -116,6 +139,7 @@ export function makeStepContext(
     kv: step.kv,
     signal,
     jobs,
+    workflows: childWorkflowsOf(stepDef, step, resolve),
     next: Object.freeze(next),
     succeed: (result: unknown) => make({ kind: "succeed", result }),
     fail: (error: unknown) => make({ kind: "fail", error }),

@@ -33,6 +33,7 @@ import type { RunnerStartContext, Step, StepDescription, StepRunner } from "../w
 import { StepOutcome } from "../workflow/steps/step-outcome.js";
 import { StepError } from "../workflow/workflow-errors.js";
 import { makeStepContext } from "./step-context.js";
+import { typedRunEnd } from "./workflow-client.js";
 import { decodeStepEnvelope, encodeStepEnvelope, peekPayloadNames, type StepEnvelope } from "../contract/step-envelope.js";
 import { transitionRecord } from "../contract/step-transition.js";
 import type { AnyWorkflowDefinition, WorkflowDefinition, WorkflowStepDefinition } from "../contract/workflow-definition.js";
@@ -278,8 +279,8 @@ export class WorkflowDispatcher implements StepRunner {
       );
     }
     check(stepDef.payload, env.payload, `${def.name} step ${stepDef.name} payload`);
-    const signal = this.#signal(def, stepDef, step);
-    const { ctx, owner } = makeStepContext(def, stepDef, step, signal, this.#jobs.jobs);
+    const signal = await this.#signal(def, stepDef, step);
+    const { ctx, owner } = makeStepContext(def, stepDef, step, signal, this.#jobs.jobs, (name) => this.registry.get(name)?.definition);
     const method = reg.handler[stepDef.method] as (payload: unknown, ctx: unknown) => Promise<unknown>;
     let returned: unknown;
     try {
@@ -306,6 +307,14 @@ export class WorkflowDispatcher implements StepRunner {
         const bytes = encodeStepEnvelope(def.name, target.name, t.payload);
         if (t.when.kind === "immediate") return StepOutcome.continueNow(bytes);
         if (t.when.kind === "after") return StepOutcome.continueAfter(bytes, t.when.delayMs);
+        if (t.when.kind === "onChild") {
+          if (target.child === undefined) throw StepError.permanent(new Error(`step "${target.name}" of workflow "${def.name}" waits for no child run`));
+          try {
+            return StepOutcome.continueOnChild(bytes, step.children.completionKey(t.when.childRunId));
+          } catch (e) {
+            throw StepError.permanent(e);
+          }
+        }
         const sig = target.signal;
         if (sig === undefined) throw StepError.permanent(new Error(`step "${target.name}" of workflow "${def.name}" waits for no signal`));
         let key: string;
@@ -335,8 +344,13 @@ export class WorkflowDispatcher implements StepRunner {
     }
   }
 
-  /** The validated signal of a waiting step: its payload, `null` on timeout; `undefined` for other steps. */
-  #signal(def: AnyWorkflowDefinition, stepDef: WorkflowStepDefinition, step: Step): unknown {
+  /**
+   * The validated signal of a waiting step: its payload, `null` on timeout;
+   * the child's typed end for a step that waits for a child; `undefined`
+   * for other steps.
+   */
+  async #signal(def: AnyWorkflowDefinition, stepDef: WorkflowStepDefinition, step: Step): Promise<unknown> {
+    if (stepDef.child !== undefined) return this.#childEnd(def, stepDef, step, stepDef.child);
     const sig = stepDef.signal;
     if (sig === undefined) return undefined;
     if (step.signal === null) return null;
@@ -349,6 +363,41 @@ export class WorkflowDispatcher implements StepRunner {
     }
     try {
       return sig.decode(step.signal);
+    } catch (e) {
+      throw StepError.permanent(e);
+    }
+  }
+
+  async #childEnd(def: AnyWorkflowDefinition, stepDef: WorkflowStepDefinition, step: Step, child: string): Promise<unknown> {
+    if (!(step.signal instanceof Uint8Array)) {
+      throw StepError.permanent(
+        new Error(
+          step.signal === null
+            ? `step "${stepDef.name}" of workflow "${def.name}" waited for its child run longer than the longest wait; the child has not ended`
+            : `step "${stepDef.name}" of workflow "${def.name}" waits for a child run but was entered without one; continue to it with child.onComplete(ctx.next.<step>, payload)`,
+        ),
+      );
+    }
+    const childDef = this.registry.get(child)?.definition;
+    if (childDef === undefined) {
+      throw StepError.permanent(
+        new Error(`workflow "${child}" is not registered on this runtime, so the end of its child run cannot be read; register it on this dispatcher`),
+      );
+    }
+    // A store fault reading an omitted result is retried like any step error.
+    const o = await step.children.outcome(step.signal);
+    try {
+      return typedRunEnd(childDef, {
+        termination: {
+          runId: o.runId,
+          status: o.status,
+          finalStep: o.finalStep,
+          terminatedAtMs: 0,
+          ...(o.error === undefined ? {} : { error: o.error }),
+          ...(o.errorKind === undefined ? {} : { errorKind: o.errorKind }),
+        },
+        outcome: o,
+      });
     } catch (e) {
       throw StepError.permanent(e);
     }

@@ -11,6 +11,7 @@ import { ClosedError } from "../errors.js";
 import { KeyedLock, RunEvents } from "./runs/run-events.js";
 import type { TerminalSettings } from "./runs/terminal.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
+import type { WorkflowView } from "./runs/workflow-view.js";
 
 export interface RuntimeCore {
   readonly queue: WorkflowQueue;
@@ -34,6 +35,8 @@ export interface RuntimeCore {
   readonly submitLock: KeyedLock;
   /** Serializes wait registrations and signals of one correlation key within the process. */
   readonly signalLock: KeyedLock;
+  /** Reads over the runtime's records (set once the view exists, before any step runs). */
+  readonly view: WorkflowView;
   /** Called after a terminating commit is durable: wakes waiters, tells the memo sweeper about the new marker. */
   noteTerminated(runId: string, terminatedAtMs: number): void;
 }

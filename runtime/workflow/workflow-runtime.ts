@@ -116,6 +116,8 @@ export class WorkflowRuntime {
       sensitiveHeaders: new Set((deps.runner.sensitiveHeaders ?? []).map((h) => h.toLowerCase())),
       submitLock: submitLockFor(deps.queue),
       signalLock: signalLockFor(deps.queue),
+      // Set just below, once the view over this core's queue exists.
+      view: undefined as unknown as WorkflowView,
       noteTerminated: (runId, at) => {
         if (s.memoRetentionMs !== undefined) sweeper?.noteMarker(at + s.memoRetentionMs);
         events.terminated(runId);
@@ -134,6 +136,7 @@ export class WorkflowRuntime {
       memos,
       s.queueName,
     );
+    (this.#core as { view: WorkflowView }).view = this.#view;
     this.#logger = s.logger;
     this.#groups = new RunGroups({
       queue: deps.queue,

@@ -264,8 +264,26 @@ describe("examples", () => {
     expect(out).toMatch(/^globex and initech were done while acme still had runs to go$/m);
   });
 
-  it("the examples' generated code is up to date with their specs", async () => {
-    for (const dir of ["demo", "durable-approvals", "fanout-jobs", "group-document-pipeline", "nightly-report"]) {
+  it("parent-child: a batch fans out child workflows, a retried fan-out finds them, the join gets typed ends, a cancel reaches the children", {
+    timeout: 30_000,
+  }, async () => {
+    const out = await example("parent-child", 25_000);
+    expect(out).toMatch(/^batch-1 fan_out attempt 1: 4 children started, 0 found from an earlier attempt$/m);
+    expect(out).toMatch(/^batch-1 fan_out attempt 2: 0 children started, 4 found from an earlier attempt$/m);
+    expect(lines(out, /^batch-1 join: /)).toEqual([
+      "batch-1 join: child batch-1-s0-intro_md rendered intro.md (4 pages)",
+      "batch-1 join: child batch-1-s0-chapter-1_md rendered chapter-1.md (3 pages)",
+      "batch-1 join: child batch-1-s0-corrupt-scan_pdf failed: corrupt-scan.pdf has no readable pages",
+      "batch-1 join: child batch-1-s0-appendix_md rendered appendix.md (2 pages)",
+    ]);
+    expect(out).toMatch(/^batch-1 succeeded: 9 pages from intro.md, chapter-1.md, appendix.md; failed: corrupt-scan.pdf has no readable pages$/m);
+    expect(out).toMatch(/^batch-1 children: 4, each rendered 1 time\(s\)$/m);
+    expect(out).toMatch(/^batch-2 cancelled$/m);
+    expect(lines(out, /^child batch-2-/)).toEqual(["child batch-2-s0-slow-a_md: cancelled", "child batch-2-s0-slow-b_md: cancelled"]);
+  });
+
+  it("the examples' generated code is up to date with their specs", { timeout: 120_000 }, async () => {
+    for (const dir of ["demo", "durable-approvals", "fanout-jobs", "group-document-pipeline", "nightly-report", "parent-child"]) {
       const r = await run(["codegen/bin.js", "codegen", `examples/${dir}`, "--out", `examples/${dir}/generated`, "--check"], 20_000);
       expect(r.code, r.stdout + r.stderr).toBe(0);
     }

@@ -19,6 +19,8 @@
  * - `workflow/outcomes/{q}/{runId}`: the terminal record, from termination to sweep;
  * - `workflow/terminals/{q}/...`: retention markers (an expiry index);
  * - `workflow/groups/{q}/{groupTag}/{key}`: run-group member records;
+ * - `workflow/children/{q}/{parentRunId}/{childRunId}`: a running child run
+ *   of a parent (see `children/child-runs`), from its start to its end;
  * - `workflow/signal-wait/{q}/{key}`, `workflow/signal-buf/{q}/{key}`,
  *   `workflow/signal-delivered/{q}/{runId}/{step}`,
  *   `workflow/signal-timed-out/{q}/{runId}/{step}`: durable signals.
@@ -42,6 +44,7 @@ export const SIGNAL_BUF_PREFIX = `${RESERVED_KV_PREFIX}signal-buf/`;
 export const SIGNAL_DELIVERED_PREFIX = `${RESERVED_KV_PREFIX}signal-delivered/`;
 export const SIGNAL_TIMED_OUT_PREFIX = `${RESERVED_KV_PREFIX}signal-timed-out/`;
 export const GROUPS_PREFIX = `${RESERVED_KV_PREFIX}groups/`;
+export const CHILDREN_PREFIX = `${RESERVED_KV_PREFIX}children/`;
 
 /** The run record of `runId` in step queue `q`. */
 export const runKey = (q: string, runId: string): string => `${RUNS_PREFIX}${q}/${runId}`;
@@ -57,6 +60,17 @@ export const signalBufferKey = (q: string, correlationKey: string): string => `$
 export const groupMembersPrefix = (q: string, groupTag: string): string => `${GROUPS_PREFIX}${q}/${groupTag}/`;
 /** Member record of one key of a run group of step queue `q`. */
 export const groupMemberKey = (q: string, groupTag: string, key: string): string => `${groupMembersPrefix(q, groupTag)}${key}`;
+/** Prefix of the running-child entries of parent run `parentRunId` of step queue `q`, ending in `/`. */
+export const childrenPrefix = (q: string, parentRunId: string): string => `${CHILDREN_PREFIX}${q}/${parentRunId}/`;
+/** The running-child entry of child run `childRunId` of parent `parentRunId` in step queue `q`. */
+export const childEntryKey = (q: string, parentRunId: string, childRunId: string): string => `${childrenPrefix(q, parentRunId)}${childRunId}`;
+/** Prefix of the correlation keys under which the children of `parentRunId` report their ends. */
+export const childCompletionPrefix = (parentRunId: string): string => `workflow.child/${parentRunId}/`;
+/**
+ * The correlation key under which child run `childRunId` reports its end to
+ * its parent `parentRunId`: the parent continues on it to wait for the child.
+ */
+export const childCompletionKey = (parentRunId: string, childRunId: string): string => `${childCompletionPrefix(parentRunId)}${childRunId}`;
 /** The signal consumed on behalf of `(runId, step)` in step queue `q`. */
 export const signalDeliveredKey = (q: string, runId: string, step: number): string => `${SIGNAL_DELIVERED_PREFIX}${q}/${runId}/${step}`;
 /** Marks that `(runId, step)` in step queue `q` resolved its wait as timed out, so every redelivery sees the timeout. */

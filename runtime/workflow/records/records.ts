@@ -26,6 +26,10 @@ export interface RunRecord {
   cancelRequested?: boolean;
   /** The run group and member key this run was submitted as, if any. */
   group?: GroupRef;
+  /** The run that started this one as its child, if any (see `children/child-runs`). */
+  parent?: ParentRef;
+  /** Set when the run starts its first child: its termination then settles its children. */
+  hasChildren?: boolean;
   /**
    * The memo prefix of the runtime that submitted the run: every runtime of
    * the step queue keeps the run's memo entries, replay records and result
@@ -33,6 +37,34 @@ export interface RunRecord {
    * Absent in records written before it existed (the runtime's own prefix).
    */
   memoPrefix?: string;
+}
+
+/** A child run's link to the run that started it. */
+export interface ParentRef {
+  runId: string;
+  /** The parent's step that started the child. */
+  step: number;
+  /** The child's parent-close policy (absent: `cancel`). */
+  parentClose?: ParentClosePolicy;
+}
+
+/** `workflow/children/{q}/{parent}/{child}`: a running child of a parent run. */
+export interface ChildEntry {
+  /** What happens to the child when the parent fails or is cancelled while it runs. */
+  parentClose: ParentClosePolicy;
+}
+
+/** What a running child does when its parent fails or is cancelled: be cancelled (default) or keep running. */
+export type ParentClosePolicy = "cancel" | "abandon";
+
+export function encodeChildEntry(e: ChildEntry): Uint8Array {
+  return encodeValue({ parentClose: e.parentClose });
+}
+
+export function decodeChildEntry(bytes: Uint8Array, key: string): ChildEntry {
+  return decodeChecked<ChildEntry>(bytes, key, "child run entry", (v) =>
+    v.parentClose === "cancel" || v.parentClose === "abandon" ? undefined : "has an unknown parent-close policy",
+  );
 }
 
 /** A run's place in a run group. */
@@ -157,6 +189,8 @@ export function decodeRunRecord(bytes: Uint8Array, key: string): RunRecord {
     if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
     if (!optional(v.group, (g) => g !== null && typeof g === "object" && isStr((g as GroupRef).id) && isStr((g as GroupRef).key)))
       return "has a malformed group";
+    if (!optional(v.parent, (p) => p !== null && typeof p === "object" && isStr((p as ParentRef).runId) && isNum((p as ParentRef).step)))
+      return "has a malformed parent";
     return undefined;
   });
 }

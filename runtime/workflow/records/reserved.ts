@@ -25,6 +25,19 @@ export const HEADER_TRACEPARENT = RUN_TRACEPARENT;
 /** Set on a step enqueued with a signal consumed from the buffer at registration. */
 export const HEADER_SIGNAL_DELIVERED = "workflow.signal_delivered";
 
+/**
+ * Marks the job a child run's termination enqueues: it wakes the parent's
+ * step waiting on the child (the header holds the completion key). The
+ * payload is the parent's run id.
+ */
+export const HEADER_CHILD_ENDED = "workflow.child_ended";
+/**
+ * Marks the job the termination of a run with children enqueues: it
+ * cancels the running children the parent-close policy says to and drops
+ * the parent's child bookkeeping. The header holds the parent's run id.
+ */
+export const HEADER_PARENT_ENDED = "workflow.parent_ended";
+
 /** Caller KV keys under this prefix belong to the runtime; effects may not touch them. */
 export const RESERVED_KV_PREFIX = "workflow/";
 /** Run-memo key of the run result record, written before every terminating settlement. */

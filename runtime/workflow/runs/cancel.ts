@@ -65,6 +65,8 @@ export async function cancelRun(core: RuntimeCore, view: WorkflowView, runIdIn: 
       priority: job?.priority ?? r.run.priority,
       maxAttempts: job?.maxAttempts ?? r.run.maxAttempts,
       group: r.run.group,
+      parent: r.run.parent,
+      hasChildren: r.run.hasChildren,
       submittedAtMs: r.run.submittedAtMs,
       // Only a waiter still scheduled holds the index entry; a woken one released it already.
       signalWait: job?.state === "scheduled" ? r.pointer.signalWait : undefined,

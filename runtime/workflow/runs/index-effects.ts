@@ -48,6 +48,7 @@ export function stageSubmission(
     entry.kind = named.kind;
   }
   if (group !== undefined) entry.group = { id: groupName ?? group.id, key: group.key, tag: group.id };
+  if (run.parent !== undefined) entry.parent = { ...run.parent };
   if (input.byteLength <= INDEX_INPUT_BYTES) entry.input = input;
   effects.kvPut(runIndexKey(q, submittedAtMs, runId), encodeIndexEntry(entry));
   if (named !== undefined) effects.kvPut(runNameKey(q, named.name, submittedAtMs, runId), EMPTY_VALUE);

@@ -86,6 +86,7 @@ export async function inspectRun(reads: HistoryReads, runId: RunId): Promise<Run
     runId,
     ...(entry?.workflow === undefined ? {} : { workflow: entry.workflow }),
     ...(entry?.kind === undefined ? {} : { kind: entry.kind }),
+    ...(entry?.parent === undefined ? {} : { parent: { runId: entry.parent.runId, step: entry.parent.step } }),
     submittedAtMs: submittedAtMs ?? 0,
     headers: { ...(entry?.headers ?? (r.kind === "active" ? r.run.headers : {})) },
     stepsDropped: records.length === 0 ? 0 : records[0]!.step,

@@ -42,6 +42,8 @@ export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jo
     priority: info.priority,
     maxAttempts: info.maxAttempts,
     group: r.run.group,
+    parent: r.run.parent,
+    hasChildren: r.run.hasChildren,
     submittedAtMs: r.run.submittedAtMs,
   };
   const effects = addTerminalEffects(core.terminal, t);

@@ -22,10 +22,21 @@ import { ValidationError } from "../../errors.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import type { ClaimedJob, EnqueueOptions } from "../../queue/types.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
-import { groupMemberKey, runKey, stepDedupKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
+import {
+  childCompletionPrefix,
+  childEntryKey,
+  childrenPrefix,
+  groupMemberKey,
+  runKey,
+  signalBufferKey,
+  stepDedupKey,
+  stepPointerKey,
+  terminalRecordKey,
+} from "../records/kv-keys.js";
 import {
   decodeStepPointer,
   decodeTerminalRecord,
+  encodeChildEntry,
   encodeGroupMember,
   encodeRunRecord,
   encodeStepPointer,
@@ -146,7 +157,16 @@ async function reopenEffects(
     ...(entry.priority === undefined ? {} : { priority: entry.priority }),
     ...(entry.maxAttempts === undefined ? {} : { maxAttempts: entry.maxAttempts }),
     ...(entry.group === undefined ? {} : { group: { id: entry.group.tag ?? entry.group.id, key: entry.group.key } }),
+    ...(entry.parent === undefined ? {} : { parent: { ...entry.parent } }),
   };
+  // A re-opened child reports its next end to its parent again, and is one of its running
+  // children again while the parent is active.
+  if (entry.parent !== undefined && (await core.queue.kvGet(runKey(q, entry.parent.runId))) !== null) {
+    effects.kvPut(childEntryKey(q, entry.parent.runId, runId), encodeChildEntry({ parentClose: entry.parent.parentClose ?? "cancel" }));
+  }
+  // A re-opened parent still settles the children and unread ends its ended pass left.
+  const pending = async (prefix: string) => (await core.queue.kvScan(prefix, { limit: 1 })).entries.length > 0;
+  if ((await pending(childrenPrefix(q, runId))) || (await pending(signalBufferKey(q, childCompletionPrefix(runId))))) run.hasChildren = true;
   effects.kvPut(runKey(q, runId), encodeRunRecord(run));
   effects.kvPut(stepPointerKey(q, runId), encodeStepPointer({ step, jobId, ...(name === undefined ? {} : { name }) }));
   effects.kvDelete(terminalRecordKey(q, runId));

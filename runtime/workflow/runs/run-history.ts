@@ -110,6 +110,8 @@ export interface RunHistory {
   readonly runId: RunId;
   readonly workflow?: string;
   readonly kind?: "workflow" | "job";
+  /** The run that started this one as a child run, and the step that started it. */
+  readonly parent?: { readonly runId: string; readonly step: number };
   readonly state: RunRowState;
   readonly submittedAtMs: number;
   readonly headers: Readonly<Record<string, string>>;

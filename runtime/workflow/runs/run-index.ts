@@ -49,6 +49,8 @@ export interface IndexEntry {
   inputSha256?: string;
   priority?: number;
   maxAttempts?: number;
+  /** The run that started this one as its child, and the step that did. */
+  parent?: { runId: string; step: number; parentClose?: "cancel" | "abandon" };
 }
 
 /** `{t}{runId}`: the part of every index key after its prefix. */
@@ -93,6 +95,7 @@ export function encodeIndexEntry(e: IndexEntry): Uint8Array {
   if (e.inputSha256 !== undefined) out.inputSha256 = e.inputSha256;
   if (e.priority !== undefined) out.priority = e.priority;
   if (e.maxAttempts !== undefined) out.maxAttempts = e.maxAttempts;
+  if (e.parent !== undefined) out.parent = { ...e.parent };
   return encodeValue(out);
 }
 
@@ -103,6 +106,7 @@ export function decodeIndexEntry(bytes: Uint8Array, key: string): IndexEntry {
   const h = v.headers;
   const headersOk = h !== null && typeof h === "object" && !Array.isArray(h) && Object.values(h as object).every(isStr);
   const g = v.group as { id?: unknown; key?: unknown } | undefined | null;
+  const p = v.parent as { runId?: unknown; step?: unknown } | undefined | null;
   const ok =
     typeof v.submittedAtMs === "number" &&
     Number.isFinite(v.submittedAtMs) &&
@@ -113,7 +117,8 @@ export function decodeIndexEntry(bytes: Uint8Array, key: string): IndexEntry {
     (v.input === undefined || v.input instanceof Uint8Array) &&
     (v.inputSha256 === undefined || isStr(v.inputSha256)) &&
     (v.priority === undefined || (typeof v.priority === "number" && Number.isFinite(v.priority))) &&
-    (v.maxAttempts === undefined || (typeof v.maxAttempts === "number" && Number.isFinite(v.maxAttempts)));
+    (v.maxAttempts === undefined || (typeof v.maxAttempts === "number" && Number.isFinite(v.maxAttempts))) &&
+    (v.parent === undefined || (p !== null && typeof p === "object" && isStr(p.runId) && typeof p.step === "number"));
   if (!ok) throw new StoreCorruptedError(key, "run index entry lacks its submission time or has malformed fields");
   return v as unknown as IndexEntry;
 }

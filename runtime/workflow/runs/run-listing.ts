@@ -85,6 +85,8 @@ export interface RunRow {
   readonly errorKind?: RunErrorKind;
   /** The run group and member key, when the run is a group member. */
   readonly group?: { readonly id: string; readonly key: string };
+  /** The run that started this one as a child run, and the step that started it. */
+  readonly parent?: { readonly runId: string; readonly step: number };
 }
 
 /** A run the listing could not read (a damaged index entry or record); the other rows are still listed. */

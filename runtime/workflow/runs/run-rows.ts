@@ -60,6 +60,7 @@ export function rowOf(
   if (entry.workflow !== undefined) row.workflow = entry.workflow;
   if (entry.kind !== undefined) row.kind = entry.kind;
   if (entry.group !== undefined) row.group = { id: entry.group.id, key: entry.group.key };
+  if (entry.parent !== undefined) row.parent = { runId: entry.parent.runId, step: entry.parent.step };
   if (parts.kind === "active") {
     const v = parts.view;
     row.state = v.state;

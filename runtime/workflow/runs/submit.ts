@@ -15,6 +15,7 @@ import {
   encodeRunRecord,
   encodeStepPointer,
   type GroupRef,
+  type ParentRef,
   type RunRecord,
 } from "../records/records.js";
 import { HEADER_RUN_ID, HEADER_STEP, HEADER_TRACEPARENT, RESERVED_HEADER_PREFIX, RESERVED_KV_PREFIX } from "../records/reserved.js";
@@ -76,6 +77,8 @@ export async function submitRun(
   /** The group's id as its user named it, for listings (`group.id` is its storage tag). */
   groupName?: string,
   runtimeEffects?: SettlementEffects,
+  /** The run that starts this one as its child (see `children/child-runs`). */
+  parent?: ParentRef,
 ): Promise<SubmitOutcome> {
   if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
     throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
@@ -90,7 +93,7 @@ export async function submitRun(
   const span = startSpan("taquba.submit", { "taquba.run.id": runId, "taquba.queue": core.queueName }, undefined, "producer");
   try {
     const traceparent = span === undefined ? undefined : traceparentOf(span);
-    const out = await submitLocked(core, spec, group, mark, runId, options, headers, inputSha256, traceparent, groupName, runtimeEffects);
+    const out = await submitLocked(core, spec, group, mark, runId, options, headers, inputSha256, traceparent, groupName, runtimeEffects, parent);
     endOk(span, { "taquba.outcome": out.newlySubmitted ? "submitted" : "duplicate", "taquba.job.id": out.jobId });
     if (out.newlySubmitted) instruments()?.runsSubmitted.add(1, { "taquba.queue": core.queueName });
     return out;
@@ -112,6 +115,7 @@ async function submitLocked(
   traceparent: string | undefined,
   groupName: string | undefined,
   runtimeEffects: SettlementEffects | undefined,
+  parent: ParentRef | undefined,
 ): Promise<SubmitOutcome> {
   return core.submitLock.run(runId, async () => {
     const existing = await core.queue.kvGet(runKey(core.queueName, runId));
@@ -134,6 +138,7 @@ async function submitLocked(
       ...(options.priority === undefined ? {} : { priority: options.priority }),
       ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttempts: options.maxAttemptsPerStep }),
       ...(group === undefined ? {} : { group: { id: group.id, key: group.key } }),
+      ...(parent === undefined ? {} : { parent: { ...parent } }),
     };
     const effects = new SettlementEffects();
     if (spec.effects !== undefined) effects.merge(spec.effects);

@@ -8,7 +8,10 @@
 import { SettlementEffects } from "../../queue/effects.js";
 import { ExpiryIndex } from "../../queue/expiry-index.js";
 import {
+  childCompletionKey,
+  childEntryKey,
   groupMemberKey,
+  signalBufferKey,
   runKey,
   signalDeliveredKey,
   signalTimedOutKey,
@@ -18,8 +21,9 @@ import {
   terminalRecordKey,
   terminalMarkersPrefix,
 } from "../records/kv-keys.js";
-import { encodeGroupMember, encodeRunOutcome, encodeTerminalRecord, type GroupRef, type TerminalRecord } from "../records/records.js";
-import { HEADER_RUN_ID, HEADER_TERMINAL } from "../records/reserved.js";
+import { encodeGroupMember, encodeRunOutcome, encodeTerminalRecord, type GroupRef, type ParentRef, type TerminalRecord } from "../records/records.js";
+import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED, HEADER_RUN_ID, HEADER_TERMINAL } from "../records/reserved.js";
+import { encodeChildEnd } from "../children/child-end.js";
 import type { RunId } from "./run-id.js";
 import type { RunErrorKind, RunOutcome, TerminalStatus } from "./run-types.js";
 import { hookObserves, type TerminalHook } from "../terminal-hook/terminal-hook.js";
@@ -64,6 +68,10 @@ export interface TerminationInput {
   group?: GroupRef | undefined;
   /** The run's submission time (its place in the run index). */
   submittedAtMs: number;
+  /** The parent run that started this run as its child, to which the termination reports. */
+  parent?: ParentRef | undefined;
+  /** The run has child bookkeeping to settle (running children, unread child ends): see `children/child-runs`. */
+  hasChildren?: boolean | undefined;
   /** The run's reserved trace header, passed on to the notification job so the terminal hook joins the run's trace. */
   traceHeaders?: Readonly<Record<string, string>>;
 }
@@ -162,6 +170,24 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
   }
   if (s.memoRetentionMs !== undefined) {
     s.markers.add(into, t.nowMs + s.memoRetentionMs, t.runId, encodeMarkerValue({ token: t.token, memoPrefix: t.memoPrefix }));
+  }
+  const jobOpts = (dedupKey: string, headers: Record<string, string>) => ({
+    dedupKey,
+    headers,
+    ...(t.priority === undefined ? {} : { priority: t.priority }),
+    ...(t.maxAttempts === undefined ? {} : { maxAttempts: t.maxAttempts }),
+  });
+  if (t.parent !== undefined) {
+    // The child's end waits for its parent in the parent's signal buffer, written with the
+    // termination itself, so it is durable exactly when the end is; the job wakes the parent's
+    // step if it already waits (a later wait consumes the buffer when it registers).
+    const key = childCompletionKey(t.parent.runId, t.runId);
+    into.kvDelete(childEntryKey(s.queueName, t.parent.runId, t.runId));
+    into.kvPut(signalBufferKey(s.queueName, key), encodeChildEnd(outcome));
+    into.enqueue(s.queueName, encodeValue(t.parent.runId), jobOpts(`run:${t.runId}:child-ended:${t.token}`, { [HEADER_CHILD_ENDED]: key }));
+  }
+  if (t.hasChildren === true) {
+    into.enqueue(s.queueName, encodeValue(t.status), jobOpts(`run:${t.runId}:parent-ended:${t.token}`, { [HEADER_PARENT_ENDED]: t.runId }));
   }
   if (hookObserves(s.hook, outcome)) {
     const opts: { dedupKey: string; headers: Record<string, string>; priority?: number; maxAttempts?: number } = {

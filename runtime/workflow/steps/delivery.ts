@@ -9,6 +9,7 @@ import { EffectsHandle, type KvReadHandle } from "./effects-handle.js";
 import { Memo } from "../memo/memo.js";
 import { RunId } from "../runs/run-id.js";
 import type { StepOutcome } from "./step-outcome.js";
+import { DETACHED_CHILDREN, type ChildRuns } from "../children/child-runs.js";
 
 /**
  * One delivery of a queue job of a run: who it is for and the handles it
@@ -37,6 +38,11 @@ export interface Delivery {
   readonly effects: EffectsHandle;
   /** Committed caller KV state. */
   readonly kv: KvReadHandle;
+  /**
+   * Child runs: `children.start({ input })` starts a run on this runtime as
+   * this run's child; continue on its `completionKey` to wait for its end.
+   */
+  readonly children: ChildRuns;
 }
 
 /** A step: a delivery plus its number, payload and signal. */
@@ -86,6 +92,7 @@ export interface DeliveryParts {
   runMemo: Memo;
   effects: EffectsHandle;
   kv: KvReadHandle;
+  children: ChildRuns;
 }
 
 /** Builds a {@link Delivery} from its parts. */
@@ -120,6 +127,7 @@ function detachedParts(opts: DetachedOptions, step: number): DeliveryParts {
     runMemo: new Memo(store, prefix, runId, "run"),
     effects: new EffectsHandle(),
     kv: { get: async (key) => kv.get(key) ?? null },
+    children: DETACHED_CHILDREN,
   };
 }
 

@@ -6,7 +6,7 @@
  */
 import { ValidationError } from "../../errors.js";
 import { checkCorrelationKey } from "../limits.js";
-import { validateDelay } from "../../time-bounds.js";
+import { MAX_DELAY_MS, validateDelay } from "../../time-bounds.js";
 
 /**
  * When the next step of a continuing run becomes claimable.
@@ -78,6 +78,15 @@ export const StepOutcome = {
   /** Continue with `payload` once a signal for `correlationKey` arrives, or after `timeoutMs`. */
   continueOnSignal(payload: Uint8Array, correlationKey: string, timeoutMs: number): StepOutcome {
     return { kind: "continue", payload, when: Trigger.onSignal(correlationKey, timeoutMs) };
+  },
+  /**
+   * Continue with `payload` once the child run whose start returned
+   * `completionKey` ends (`step.children.start(...)`); the next step's
+   * signal is the child's end, read with `step.children.outcome(step.signal)`.
+   * The wait has no timeout short of {@link MAX_DELAY_MS} unless given.
+   */
+  continueOnChild(payload: Uint8Array, completionKey: string, timeoutMs: number = MAX_DELAY_MS): StepOutcome {
+    return { kind: "continue", payload, when: Trigger.onSignal(completionKey, timeoutMs) };
   },
   /** Terminate the run as succeeded with `result`. */
   succeed(result: Uint8Array): StepOutcome {

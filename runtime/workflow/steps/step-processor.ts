@@ -34,7 +34,9 @@ import {
   type StagedKv,
   type StepPointer,
 } from "../records/records.js";
-import { HEADER_NOOP, HEADER_RUN_ID, HEADER_SIGNAL_WAIT, HEADER_STEP, HEADER_TERMINAL } from "../records/reserved.js";
+import { HEADER_CHILD_ENDED, HEADER_NOOP, HEADER_PARENT_ENDED, HEADER_RUN_ID, HEADER_SIGNAL_WAIT, HEADER_STEP, HEADER_TERMINAL } from "../records/reserved.js";
+import type { ChildRuns } from "../children/child-runs.js";
+import { childRunsFor, processChildEnded, processParentEnded } from "../children/child-runs.js";
 import { RunId } from "../runs/run-id.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import type { MemoStore } from "../memo/memo.js";
@@ -135,6 +137,8 @@ async function retryStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, l
 
 async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger): Promise<void> {
   if (job.headers[HEADER_TERMINAL] !== undefined) return processNotification(core, job, slot);
+  if (job.headers[HEADER_CHILD_ENDED] !== undefined) return processChildEnded(core, job, slot);
+  if (job.headers[HEADER_PARENT_ENDED] !== undefined) return processParentEnded(core, job, slot);
   if (job.headers[HEADER_NOOP] !== undefined) {
     await slot.freeAfterSubmitting(core.queue.ack(job));
     return;
@@ -169,6 +173,8 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
     priority: job.priority,
     maxAttempts: job.maxAttempts,
     group: run.group,
+    parent: run.parent,
+    hasChildren: run.hasChildren,
     submittedAtMs: run.submittedAtMs,
     traceHeaders: traceHeaderOf(job),
   };
@@ -180,7 +186,8 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
 
   const signal = await resolveSignal(core, job, runId, step);
   trace.signal = signal;
-  const verdict = await runOrReplay(core, memos, job, run, runId, step, signal, trace.memoKeys);
+  const children = childRunsFor(core, runId, step);
+  const verdict = await runOrReplay(core, memos, job, run, runId, step, signal, trace.memoKeys, children);
   const externalCancel = job.cancelSignal.aborted || (await cancelRequested(core, runId));
   if (verdict.ok && !verdict.replayed && !externalCancel && core.stepOutputReplay) {
     const record = { storedAtMs: core.clock.now(), outcome: verdict.outcome, effects: verdict.staged };
@@ -195,7 +202,8 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
     }
   }
   const now = core.clock.now();
-  const at = { ...base, nowMs: now };
+  // A child started by this delivery set the run record's flag after the record above was read.
+  const at = { ...base, nowMs: now, hasChildren: base.hasChildren === true || children.started() };
 
   if (verdict.ok && verdict.outcome.kind === "cancel") {
     await terminate(core, job, slot, { ...at, status: "cancelled", errorKind: "runner", error: verdict.outcome.reason }, verdict.staged, log, trace);
@@ -226,6 +234,7 @@ async function runOrReplay(
   step: number,
   signal: Uint8Array | null | undefined,
   memoKeys: string[],
+  children: ChildRuns,
 ): Promise<Verdict> {
   if (core.stepOutputReplay) {
     const key = replayRecordKey(memos.prefix, runId, step, job.payload);
@@ -253,6 +262,7 @@ async function runOrReplay(
       runMemo: watchMemoWrites(memos.runMemo(runId), (k) => memoKeys.push(`run:${k}`)),
       effects,
       kv: { get: (key) => core.queue.kvGet(key) },
+      children,
     },
     step,
     job.payload,

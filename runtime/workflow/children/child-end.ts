@@ -1,0 +1,57 @@
+/**
+ * @module How a child run's end travels to its parent: a run outcome
+ * without the child's headers, as the signal payload of the parent's step
+ * that waits for the child. A result too large for a signal payload stays
+ * in the child's result record and the payload says so; the parent's
+ * `step.children.outcome(signal)` reads it from there.
+ */
+import { StoreCorruptedError } from "../../errors.js";
+import { MAX_KV_VALUE_SIZE } from "../../queue/names.js";
+import { decodeValue, encodeValue } from "../records/codec.js";
+import type { RunOutcome } from "../runs/run-types.js";
+
+/** Room left in a signal payload for the outcome's other fields. */
+const MAX_INLINE_RESULT_BYTES = MAX_KV_VALUE_SIZE - 16 * 1024;
+
+/** A child's end as its parent receives it. */
+export interface ChildEnd extends Omit<RunOutcome, "headers"> {
+  /** The result was too large to travel with the end; it is read from the child's result record. */
+  readonly resultOmitted?: true;
+}
+
+/** Encodes the end of a child run for its parent's signal buffer. */
+export function encodeChildEnd(o: RunOutcome): Uint8Array {
+  const big = o.result !== undefined && o.result.byteLength > MAX_INLINE_RESULT_BYTES;
+  const out: Record<string, unknown> = { runId: o.runId, status: o.status, finalStep: o.finalStep };
+  if (o.result !== undefined && !big) out.result = o.result;
+  if (big) out.resultOmitted = true;
+  if (o.error !== undefined) out.error = o.error.length > 8192 ? `${o.error.slice(0, 8192)}...` : o.error;
+  if (o.errorKind !== undefined) out.errorKind = o.errorKind;
+  if (o.publicError !== undefined) out.publicError = o.publicError;
+  if (o.errorCode !== undefined) out.errorCode = o.errorCode;
+  return encodeValue(out);
+}
+
+const STATUSES = new Set(["succeeded", "failed", "cancelled"]);
+
+/** Decodes a child's end; a `StoreCorruptedError` naming `where` when `bytes` is not one. */
+export function decodeChildEnd(bytes: Uint8Array, where: string): ChildEnd {
+  let v: unknown;
+  try {
+    v = decodeValue(bytes);
+  } catch {
+    v = undefined;
+  }
+  const r = v as Record<string, unknown> | undefined;
+  const ok =
+    r !== null &&
+    typeof r === "object" &&
+    typeof r.runId === "string" &&
+    typeof r.status === "string" &&
+    STATUSES.has(r.status) &&
+    typeof r.finalStep === "number" &&
+    (r.result === undefined || r.result instanceof Uint8Array) &&
+    (r.error === undefined || typeof r.error === "string");
+  if (!ok) throw new StoreCorruptedError(where, "is not the end of a child run: wait for a child with the completion key its start returned");
+  return r as unknown as ChildEnd;
+}

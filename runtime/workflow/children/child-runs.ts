@@ -1,0 +1,268 @@
+/**
+ * @module Child runs: a step starts a run of any workflow of its runtime as
+ * its child, and a later step of the parent waits for the child's end.
+ *
+ * - Identity: the child's run id is derived from the parent's run id, the
+ *   starting step's number and a key (the call's index within the step
+ *   delivery, or a name the caller gives), so a retried step finds the
+ *   child it already started instead of starting another.
+ * - The child's run record names its parent; the parent's run record says
+ *   it has children; `workflow/children/{q}/{parent}/{child}` lists the
+ *   running children with their parent-close policy.
+ * - The end: the settlement that terminates the child also writes its end
+ *   into the parent's signal buffer under the completion key
+ *   `workflow.child/{parent}/{child}` and enqueues a job that wakes the
+ *   parent's step if it already waits on that key. The end is durable
+ *   exactly when the termination is, and a signal buffer entry is consumed
+ *   once (by the wait registration, or by the woken step), so the parent
+ *   receives it once across crashes and restarts; repeating the wake-up is
+ *   harmless.
+ * - The parent's end: a parent that terminates with children enqueues, in
+ *   the same commit, a job that cancels its running children whose policy
+ *   is `cancel` (when the parent failed or was cancelled) and drops the
+ *   parent's unread child ends.
+ */
+import { ValidationError } from "../../errors.js";
+import { SettlementEffects } from "../../queue/effects.js";
+import type { ClaimedJob } from "../../queue/types.js";
+import { decodeValue, sha256Hex } from "../records/codec.js";
+import { childCompletionKey, childCompletionPrefix, childEntryKey, childrenPrefix, runKey, signalBufferKey, signalWaitKey } from "../records/kv-keys.js";
+import { decodeChildEntry, decodeRunRecord, decodeSignalWait, encodeChildEntry, encodeRunRecord, type ParentClosePolicy } from "../records/records.js";
+import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED } from "../records/reserved.js";
+import { MAX_RUN_ID_LEN, RunId } from "../runs/run-id.js";
+import type { RunOptions, RunOutcome, TerminalStatus } from "../runs/run-types.js";
+import { submitRun } from "../runs/submit.js";
+import type { RuntimeCore } from "../runtime-core.js";
+import type { WorkerSlot } from "../steps/settlement-slots.js";
+import { cancelRun } from "../runs/cancel.js";
+import { decodeChildEnd, encodeChildEnd, type ChildEnd } from "./child-end.js";
+import { errorText } from "../workflow-errors.js";
+import type { WorkflowView } from "../runs/workflow-view.js";
+
+export type { ParentClosePolicy } from "../records/records.js";
+export type { ChildEnd } from "./child-end.js";
+
+/** What `step.children.start` takes. */
+export interface ChildRunSpec {
+  /** The child's input (for a typed workflow: its step envelope, which the typed context builds). */
+  readonly input: Uint8Array;
+  /**
+   * Names the child among those this step starts: 1 to 64 characters of
+   * `[A-Za-z0-9_-]`. Default: the call's index within this delivery of the
+   * step (`"0"`, `"1"`, ...), so a step that starts its children in a
+   * fixed order may leave it out.
+   */
+  readonly key?: string;
+  /** The child's headers, priority, attempts per step and start time. */
+  readonly options?: RunOptions;
+  /** What happens to the child when the parent fails or is cancelled while it runs. Default: `"cancel"`. */
+  readonly parentClose?: ParentClosePolicy;
+}
+
+/** What `step.children.start` returns. */
+export interface ChildRunStart {
+  /** The child's run id, derived from the parent's run id, the step number and the key. */
+  readonly runId: RunId;
+  /** `false` when a delivery of this step already started it (the child may even have ended). */
+  readonly newlyStarted: boolean;
+  /** The correlation key to continue on to wait for the child's end: `StepOutcome.continueOnSignal(payload, completionKey, timeoutMs)`. */
+  readonly completionKey: string;
+}
+
+/**
+ * A step's child runs (`step.children`): start one, name the key its end
+ * arrives under, and read the end the waiting step was entered with.
+ */
+export interface ChildRuns {
+  /**
+   * Starts a child run on this runtime, or finds the one a previous
+   * delivery of this step started. Not atomic with the step's settlement:
+   * a child started by a delivery that then fails is found by the retry.
+   */
+  start(spec: ChildRunSpec): Promise<ChildRunStart>;
+  /** The completion key of child `childRunId` of this run (to wait for a child started by an earlier step). */
+  completionKey(childRunId: RunId | string): string;
+  /**
+   * The child's outcome from the signal a waiting step was entered with
+   * (`step.signal`); a result too large to travel with the signal is read
+   * from the child's result record. Throws `StoreCorruptedError` for a
+   * signal that is not a child's end.
+   */
+  outcome(signal: Uint8Array): Promise<RunOutcome>;
+}
+
+const KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The run id of child `key` started by step `step` of run `parentRunId`. */
+export function childRunId(parentRunId: string, step: number, key: string): RunId {
+  const plain = `${parentRunId}-s${step}-${key}`;
+  // Too long to be a run id: a hash of the same three parts, just as stable.
+  return RunId.parse(plain.length <= MAX_RUN_ID_LEN ? plain : `child-${sha256Hex(`${parentRunId}/${step}/${key}`).slice(0, 48)}`);
+}
+
+/** Child runs of a step that is bound to no runtime (`Step.detached`): every call explains itself. */
+export const DETACHED_CHILDREN: ChildRuns = Object.freeze({
+  start(): Promise<ChildRunStart> {
+    return Promise.reject(new ValidationError("a detached step cannot start child runs; run the step on a WorkflowRuntime"));
+  },
+  completionKey(): string {
+    throw new ValidationError("a detached step has no child runs; run the step on a WorkflowRuntime");
+  },
+  outcome(): Promise<RunOutcome> {
+    return Promise.reject(new ValidationError("a detached step has no child runs; run the step on a WorkflowRuntime"));
+  },
+});
+
+/**
+ * The child runs of delivery `jobId` of step `step` of `parentRunId`.
+ * `started()` tells whether this delivery started one (the run record the
+ * step read at claim predates that).
+ */
+export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number): ChildRuns & { started(): boolean } {
+  let index = 0;
+  let started = false;
+  return {
+    started: () => started,
+    completionKey: (childId) => childCompletionKey(parentRunId, RunId.parse(childId)),
+    outcome: (signal) => childOutcome(core, signal),
+    async start(spec) {
+      if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
+        throw new ValidationError("children.start takes { input: Uint8Array, key?, options?, parentClose? }");
+      }
+      const key = spec.key ?? String(index);
+      index++;
+      if (typeof key !== "string" || !KEY_PATTERN.test(key)) {
+        throw new ValidationError(`a child's key must be 1 to 64 characters of [A-Za-z0-9_-], got ${JSON.stringify(key)}`);
+      }
+      const parentClose = spec.parentClose ?? "cancel";
+      if (parentClose !== "cancel" && parentClose !== "abandon") {
+        throw new ValidationError(`parentClose must be "cancel" or "abandon", got ${JSON.stringify(parentClose)}`);
+      }
+      const runId = childRunId(parentRunId, step, key);
+      const completionKey = childCompletionKey(parentRunId, runId);
+      await markParent(core, parentRunId);
+      started = true;
+      const known = await core.view.records(runId);
+      if (known.kind === "terminated") {
+        // The child ended before this delivery (a retried step, or a retried parent): its end is
+        // reported again, into the buffer the parent's wait reads; a buffer holds one payload,
+        // so this never makes two.
+        const outcome = await core.view.outcomeOf(known.terminal);
+        const end = outcome ?? { runId, status: known.terminal.status, finalStep: known.terminal.finalStep, headers: {} };
+        await core.signalLock.run(completionKey, () => core.queue.kvPut(signalBufferKey(core.queueName, completionKey), encodeChildEnd(end)));
+        return { runId, newlyStarted: false, completionKey };
+      }
+      const entry = new SettlementEffects().kvPut(childEntryKey(core.queueName, parentRunId, runId), encodeChildEntry({ parentClose }));
+      const out = await submitRun(
+        core,
+        { input: spec.input, runId, ...(spec.options === undefined ? {} : { options: spec.options }) },
+        undefined,
+        undefined,
+        undefined,
+        entry,
+        {
+          runId: parentRunId,
+          step,
+          parentClose,
+        },
+      );
+      return { runId, newlyStarted: out.newlySubmitted, completionKey };
+    },
+  };
+}
+
+/** Sets `hasChildren` on the parent's run record (once), so its termination settles its children. */
+async function markParent(core: RuntimeCore, parentRunId: string): Promise<void> {
+  const key = runKey(core.queueName, parentRunId);
+  for (let round = 0; round < 32; round++) {
+    const bytes = await core.queue.kvGet(key);
+    if (bytes === null) throw new ValidationError(`run "${parentRunId}" is not active, so it cannot start a child run`);
+    const run = decodeRunRecord(bytes, key);
+    if (run.hasChildren === true) return;
+    if (await core.queue.kvCompareAndPut(key, bytes, encodeRunRecord({ ...run, hasChildren: true }))) return;
+  }
+  throw new Error(`run "${parentRunId}" changed 32 times while a child run started; the step is retried`);
+}
+
+async function childOutcome(core: RuntimeCore, signal: Uint8Array): Promise<RunOutcome> {
+  if (!(signal instanceof Uint8Array)) throw new ValidationError("children.outcome takes the signal the waiting step was entered with (a Uint8Array)");
+  const end: ChildEnd = decodeChildEnd(signal, "the signal of this step");
+  const { resultOmitted, ...rest } = end;
+  if (resultOmitted !== true) return { ...rest, headers: {} };
+  const full = await core.view.outcome(end.runId);
+  if (full === null || full.result === undefined) {
+    throw new ValidationError(
+      `child run "${end.runId}" succeeded, but its result record is gone (memo retention removed it); keep results longer than children run`,
+    );
+  }
+  return { ...rest, result: full.result, headers: {} };
+}
+
+/** Processes a job a child's termination enqueued: wakes the parent's step that waits for it. */
+export async function processChildEnded(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot): Promise<void> {
+  const key = job.headers[HEADER_CHILD_ENDED]!;
+  const parent = decodeValue(job.payload);
+  if (typeof parent !== "string") {
+    await slot.freeAfterSubmitting(core.queue.deadLetter(job, "the job that reports a child run's end lacks its parent's run id"));
+    return;
+  }
+  await core.signalLock.run(key, async () => {
+    const waitKey = signalWaitKey(core.queueName, key);
+    const w = await core.queue.kvGet(waitKey);
+    if (w !== null) {
+      const waiter = decodeSignalWait(w, waitKey);
+      // Woken without a payload: the step consumes the buffered end when it is claimed.
+      if (await core.queue.wakeScheduled(core.queueName, waiter.jobId)) {
+        await core.queue.kvCompareAndDelete(waitKey, w);
+        return;
+      }
+    }
+    // A parent that ended without reading the end never will: drop it.
+    if ((await core.queue.kvGet(runKey(core.queueName, parent))) === null) {
+      const bufKey = signalBufferKey(core.queueName, key);
+      const b = await core.queue.kvGet(bufKey);
+      if (b !== null) await core.queue.kvCompareAndDelete(bufKey, b);
+    }
+  });
+  await slot.freeAfterSubmitting(core.queue.ack(job));
+}
+
+/**
+ * Processes a job a parent's termination enqueued: cancels the running
+ * children whose policy is `cancel` when the parent did not succeed, and
+ * drops the parent's child bookkeeping. A parent re-opened since (a retry)
+ * keeps it.
+ */
+export async function processParentEnded(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot): Promise<void> {
+  const parent = job.headers[HEADER_PARENT_ENDED]!;
+  const status = decodeValue(job.payload) as TerminalStatus;
+  try {
+    if ((await core.queue.kvGet(runKey(core.queueName, parent))) === null) await settleChildren(core, core.view, parent, status);
+  } catch (e) {
+    await slot.freeAfterSubmitting(core.queue.nack(job, `could not settle the child runs of run "${parent}": ${errorText(e)}`));
+    return;
+  }
+  await slot.freeAfterSubmitting(core.queue.ack(job));
+}
+
+async function settleChildren(core: RuntimeCore, view: WorkflowView, parent: string, status: TerminalStatus): Promise<void> {
+  const q = core.queueName;
+  for (;;) {
+    const page = await core.queue.kvScan(childrenPrefix(q, parent), { limit: 256 });
+    if (page.entries.length === 0) break;
+    for (const e of page.entries) {
+      const child = e.key.slice(childrenPrefix(q, parent).length);
+      if (status !== "succeeded" && decodeChildEntry(e.value, e.key).parentClose === "cancel") await cancelRun(core, view, child);
+      await core.queue.kvCompareAndDelete(e.key, e.value);
+    }
+  }
+  const bufPrefix = signalBufferKey(q, childCompletionPrefix(parent));
+  for (;;) {
+    const page = await core.queue.kvScan(bufPrefix, { limit: 256 });
+    if (page.entries.length === 0) break;
+    for (const e of page.entries) {
+      const key = e.key.slice(signalBufferKey(q, "").length);
+      await core.signalLock.run(key, () => core.queue.kvCompareAndDelete(e.key, e.value));
+    }
+  }
+}
