@@ -76,9 +76,15 @@ describe("a clock with only now()", () => {
   it("drives a queue's schedule: a delayed job is claimable once the clock reaches it", async () => {
     const plain: Clock = { now: () => 9_000_000_000_000 + Date.now() };
     const queue = await Queue.open(new MemoryStore(), "plain-clock", { clock: plain, flushIntervalMs: 0 });
-    const runAt = plain.now() + 40;
+    const runAt = plain.now() + 500;
     await queue.enqueue("q", new Uint8Array([1]), { runAt });
-    expect(await queue.claim("q")).toBeNull();
+    const early = await queue.claim("q");
+    if (early !== null) {
+      // Only a machine so loaded that runAt passed during the claim may hand it out now.
+      expect(plain.now()).toBeGreaterThanOrEqual(runAt);
+      await queue.close();
+      return;
+    }
     // The worker sleeps on the queue's scheduler timer, which for this clock is a real timer.
     let processedAt = 0;
     let processed!: () => void;
