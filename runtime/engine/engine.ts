@@ -46,7 +46,7 @@
  * Memory: every key lives in memory. Values do too, unless `pageValues` is
  * set: then a value under its key prefixes, once a checkpoint stored it and
  * no commit changed it since, leaves memory and is read through a bounded
- * cache of decoded segments (value-pager.ts). A synchronous read of such a
+ * cache of decoded segment blocks, one ranged read per miss (value-pager.ts). A synchronous read of such a
  * value that is not cached throws (`ColdReadError`): a transaction that may
  * read paged values first loops `for (let p = engine.warm(keys); p; p =
  * engine.warm(keys)) await p;` and then reads and commits in the same turn
@@ -242,7 +242,7 @@ export class Engine {
   /**
    * Makes the values of `keys` readable synchronously: undefined when they
    * already are (always without `pageValues`), else a promise that resolves
-   * once the segments holding them are cached. Loop until it returns
+   * once the segment blocks holding them are cached. Loop until it returns
    * undefined, then read and commit without awaiting in between.
    */
   warm(keys: Iterable<string>): Promise<void> | undefined {

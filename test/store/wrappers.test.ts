@@ -156,3 +156,21 @@ describe("withCounting", () => {
     expect(store.counts).toEqual({ gets: 0, puts: 0, deletes: 0, lists: 0, bytesIn: 0, bytesOut: 0 });
   });
 });
+
+describe("ranged reads through the wrappers", () => {
+  it("withCounting counts a ranged read as a get of the bytes returned; withLatency and withFaults pass it through or fail it", async () => {
+    const inner = new MemoryStore();
+    await inner.put("a", bytes("hello world"));
+    const counted = withCounting(inner);
+    expect(new TextDecoder().decode((await counted.getRange!("a", 6, 5))!)).toBe("world");
+    expect(counted.counts).toMatchObject({ gets: 1, bytesOut: 5 });
+    const slow = withLatency(inner, { ms: 0 });
+    expect(new TextDecoder().decode((await slow.getRange!("a", 0, 5))!)).toBe("hello");
+    const faulty = withFaults(inner, { failureRate: 1, seed: 1, ops: ["get"] });
+    await expect(faulty.getRange!("a", 0, 5)).rejects.toMatchObject({ code: "INJECTED_FAULT", operation: "get" });
+    expect(faulty.injected).toBe(1);
+    // A store without ranged reads stays without them behind every wrapper.
+    const plain = { get: inner.get.bind(inner), put: inner.put.bind(inner), delete: inner.delete.bind(inner), list: inner.list.bind(inner) };
+    for (const w of [withCounting(plain), withLatency(plain, { ms: 0 }), withFaults(plain, { failureRate: 0 })]) expect(w.getRange).toBeUndefined();
+  });
+});
