@@ -15,7 +15,7 @@
 import type { ContainerClient, RestError, StoragePipelineOptions } from "@azure/storage-blob";
 import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, ValidationError } from "../errors.js";
 import { validateObjectKey } from "./keys.js";
-import { checkRange, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
+import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 import { skipThrough } from "./skip-through.js";
 import { inUtf8Order } from "./utf8-order.js";
 import {
@@ -180,7 +180,7 @@ export class AzureBlobStore implements ObjectStore {
       try {
         const res = await client.getBlobClient(this.prefix + key).download(offset, length, { abortSignal: this.#deadline() });
         const body = res.readableStreamBody ? await readAll(res.readableStreamBody) : new Uint8Array(0);
-        return body.byteLength > length ? body.slice(offset, offset + length) : body;
+        return rangeOfBody(key, body, res.contentRange, offset, length);
       } catch (err) {
         if (errorCode(err) === "BlobNotFound") return null;
         // The range starts past the end of the blob.

@@ -16,7 +16,7 @@ import type { ApiError, Bucket, StorageOptions } from "@google-cloud/storage";
 import { createHash } from "node:crypto";
 import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, ValidationError } from "../errors.js";
 import { validateObjectKey } from "./keys.js";
-import { checkRange, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
+import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 import {
   isNetworkError,
   listPageSize,
@@ -155,7 +155,7 @@ export class GcsStore implements ObjectStore {
             .on("end", () => {
               const all = Buffer.concat(chunks);
               const body = new Uint8Array(all.buffer, all.byteOffset, all.byteLength);
-              resolve(body.byteLength > length ? body.slice(offset, offset + length) : body);
+              resolve(body.byteLength > length ? rangeOfBody(key, body, undefined, offset, length) : body);
             });
         });
       } catch (err) {

@@ -5,6 +5,7 @@
  * process writes, so any store with conditional create works: S3, R2, GCS,
  * MinIO or a local disk. No compare-and-swap on existing objects is needed.
  */
+import { StoreRequestError } from "../errors.js";
 
 /** An object as read from a store. */
 export interface StoredObject {
@@ -74,6 +75,25 @@ export function checkRange(offset: number, length: number): void {
   if (!Number.isSafeInteger(offset) || offset < 0 || !Number.isSafeInteger(length) || length < 1) {
     throw new RangeError(`getRange needs a whole offset >= 0 and a whole length >= 1, got offset ${offset} and length ${length}`);
   }
+}
+
+/**
+ * The requested range out of a ranged response's `body`: a `Content-Range`
+ * header (`bytes <first>-<last>/<size>`) says where the body starts; without
+ * one the body is the whole object (a server that ignored the range).
+ */
+export function rangeOfBody(key: string, body: Uint8Array, contentRange: string | undefined, offset: number, length: number): Uint8Array {
+  const m = contentRange === undefined ? null : /^bytes (\d+)-\d+\/(?:\d+|\*)$/.exec(contentRange.trim());
+  const start = m === null ? 0 : Number(m[1]);
+  if (start > offset) {
+    throw new StoreRequestError(
+      "get",
+      key,
+      `a read from byte ${offset} was answered with bytes from ${start} (Content-Range ${contentRange}); check that the endpoint is an S3-, Azure- or GCS-compatible service`,
+    );
+  }
+  const from = offset - start;
+  return from === 0 && body.byteLength <= length ? body : body.slice(from, from + length);
 }
 
 /**

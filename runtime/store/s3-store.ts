@@ -15,7 +15,7 @@ import { PreconditionFailedError, StoreUnavailableError, TaqubaError, Validation
 import { validateObjectKey } from "./keys.js";
 import { isNetworkError } from "./request-retry.js";
 import { retryWithBackoff } from "./retry.js";
-import { checkRange, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
+import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 
 /** How failed requests are retried. */
 export interface S3RetryOptions {
@@ -174,8 +174,7 @@ export class S3Store implements ObjectStore {
         if (res.ContentLength !== undefined && body.byteLength !== res.ContentLength) {
           throw Object.assign(new Error(`the body ended after ${body.byteLength} of ${res.ContentLength} bytes`), { code: "ECONNRESET" });
         }
-        // A server that ignores the range sends the whole object.
-        return body.byteLength > length ? body.slice(offset, offset + length) : body;
+        return rangeOfBody(key, body, res.ContentRange, offset, length);
       } catch (err) {
         if (isNotFound(err)) return null;
         // The range starts past the end of the object.

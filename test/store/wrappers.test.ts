@@ -3,7 +3,8 @@
  * (withLatency) and request counting (withCounting).
  */
 import { describe, expect, it } from "vitest";
-import { MemoryStore, TaqubaError, ValidationError, withCounting, withFaults, withLatency } from "taquba";
+import { MemoryStore, StoreRequestError, TaqubaError, ValidationError, withCounting, withFaults, withLatency } from "taquba";
+import { rangeOfBody } from "../../runtime/store/object-store.js";
 import { InjectedFaultError } from "taquba/testing";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
@@ -172,5 +173,19 @@ describe("ranged reads through the wrappers", () => {
     // A store without ranged reads stays without them behind every wrapper.
     const plain = { get: inner.get.bind(inner), put: inner.put.bind(inner), delete: inner.delete.bind(inner), list: inner.list.bind(inner) };
     for (const w of [withCounting(plain), withLatency(plain, { ms: 0 }), withFaults(plain, { failureRate: 0 })]) expect(w.getRange).toBeUndefined();
+  });
+});
+
+describe("rangeOfBody", () => {
+  const body = Uint8Array.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  it("takes the range from where Content-Range says the body starts, or from a whole body without one", () => {
+    expect([...rangeOfBody("k", body.subarray(4, 7), "bytes 4-6/10", 4, 3)]).toEqual([4, 5, 6]);
+    // A server that ignored the range: the whole object, no Content-Range.
+    expect([...rangeOfBody("k", body, undefined, 4, 3)]).toEqual([4, 5, 6]);
+    expect([...rangeOfBody("k", body, undefined, 8, 5)]).toEqual([8, 9]);
+    // A server that announced a range but sent more of the object.
+    expect([...rangeOfBody("k", body, "bytes 0-9/10", 0, 1)]).toEqual([0]);
+    expect([...rangeOfBody("k", body.subarray(2), "bytes 2-9/*", 5, 2)]).toEqual([5, 6]);
+    expect(() => rangeOfBody("k", body.subarray(6), "bytes 6-9/10", 4, 3)).toThrow(StoreRequestError);
   });
 });
