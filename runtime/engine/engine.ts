@@ -46,8 +46,9 @@
  * Memory: every key lives in memory. Values do too, unless `pageValues` is
  * set: then a value under its key prefixes, once a checkpoint stored it and
  * no commit changed it since, leaves memory and is read through a bounded
- * cache of decoded segment blocks, one ranged read per miss (value-pager.ts). A synchronous read of such a
- * value that is not cached throws (`ColdReadError`): a transaction that may
+ * cache of decoded segment blocks, one ranged read per miss
+ * (value-pager.ts). A synchronous read of such a value that is not cached
+ * throws (`ColdReadError`): a transaction that may
  * read paged values first loops `for (let p = engine.warm(keys); p; p =
  * engine.warm(keys)) await p;` and then reads and commits in the same turn
  * (the cache keeps what a warm-up loaded until the next macrotask).

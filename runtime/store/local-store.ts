@@ -103,14 +103,17 @@ export class LocalStore implements ObjectStore {
       throw this.#mapError(err, key, "get");
     }
     try {
-      const out = new Uint8Array(length);
+      // Never more than the file holds, whatever length was asked for.
+      const size = Number((await handle.stat()).size);
+      const want = Math.max(0, Math.min(length, size - offset));
+      const out = new Uint8Array(want);
       let filled = 0;
-      while (filled < length) {
-        const { bytesRead } = await handle.read(out, filled, length - filled, offset + filled);
+      while (filled < want) {
+        const { bytesRead } = await handle.read(out, filled, want - filled, offset + filled);
         if (bytesRead === 0) break;
         filled += bytesRead;
       }
-      return filled === length ? out : out.slice(0, filled);
+      return filled === want ? out : out.slice(0, filled);
     } catch (err) {
       throw this.#mapError(err, key, "get");
     } finally {
