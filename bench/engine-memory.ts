@@ -72,7 +72,7 @@ function row(
 function cacheNote(stats: EngineStats): string {
   const total = stats.cacheHits + stats.cacheMisses;
   if (total === 0) return "; no paged reads";
-  return `; cache: ${((100 * stats.cacheHits) / total).toFixed(2)}% of ${total} paged reads hit, ${stats.segmentFetches} segment fetches, ${(stats.cacheBytes / MB).toFixed(1)} MB cached`;
+  return `; cache: ${((100 * stats.cacheHits) / total).toFixed(2)}% of ${total} paged reads hit, ${stats.segmentFetches} store reads for them (blocks, indexes, compactions), ${(stats.cacheBytes / MB).toFixed(1)} MB cached`;
 }
 
 const load0 = loadavg();

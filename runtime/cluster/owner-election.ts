@@ -436,6 +436,7 @@ function guardWrites(store: ObjectStore, clock: Clock, lease: { deadline: number
   };
   return {
     get: (key) => store.get(key),
+    ...(store.getRange === undefined ? {} : { getRange: (key: string, offset: number, length: number) => store.getRange!(key, offset, length) }),
     list: (prefix, opts) => store.list(prefix, opts),
     async put(key, body, opts) {
       check(key);

@@ -14,7 +14,7 @@ import { ClosedError, FencedError, StoreCorruptedError } from "../errors.js";
 import { manifestKey, parseNumberedKey, parseSegmentEpoch, segmentKey } from "./layout.js";
 import { decodeManifest, encodeManifest, type Manifest, type SegmentRef } from "./manifest.js";
 import type { StoreContext } from "./recovery.js";
-import { SegmentBuilder } from "./segment-format.js";
+import { SegmentBuilder, type SegmentBlockInfo } from "./segment-format.js";
 import type { StoredValue } from "./paged-value.js";
 import { withRetries } from "./retry.js";
 import { createOnce, forEachLimit, listKeys } from "./store-ops.js";
@@ -46,13 +46,15 @@ export type PagedReader = (key: string, run: number) => Uint8Array | Promise<Uin
 /**
  * Writes `entries` (ascending keys, never mutated meanwhile; `null` writes a
  * tombstone; a number is a value paged out to that run, read through
- * `readPaged`) as segments of run `run` and returns their references.
+ * `readPaged`) as segments of run `run` and returns their references;
+ * `onSegment` hears each segment's block index once it is stored.
  */
 export async function writeSegments(
   w: CheckpointWriter,
   entries: Iterable<[string, StoredValue | null]>,
   run: number,
   readPaged?: PagedReader,
+  onSegment?: (name: string, blocks: readonly SegmentBlockInfo[]) => void,
 ): Promise<SegmentRef[]> {
   const refs: SegmentRef[] = [];
   // Room for a full segment plus its index up front: growing a buffer of
@@ -75,6 +77,7 @@ export async function writeSegments(
       lastKey: builder.lastKey!,
       run,
     });
+    onSegment?.(key.slice(w.prefix.length), builder.blocks);
     builder = newBuilder();
   };
   let sinceCheck = 0;

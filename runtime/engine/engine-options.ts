@@ -57,8 +57,15 @@ export interface PageValuesOptions {
   keyPrefixes: readonly string[];
   /** Only values of at least this many bytes. Default: 64. */
   minBytes?: number;
-  /** Budget of the cache of decoded segments that paged reads go through. Default: 32 MiB. */
+  /** Budget of the cache of decoded segment blocks that paged reads go through. Default: 32 MiB. */
   cacheBytes?: number;
+  /**
+   * Most bytes one store read fetches when cache misses walk a segment in
+   * key order (an ordered drain): the missed block and the blocks after it.
+   * Capped at a quarter of `cacheBytes`; 0 reads one block per miss.
+   * Default: 1 MiB.
+   */
+  readaheadBytes?: number;
 }
 
 /** Options of `Engine.commit`. */
@@ -93,13 +100,17 @@ export interface EngineStats {
   checkpointBytes: number;
   /** Number of the newest manifest this writer published. */
   manifestId: number;
-  /** Paged-value reads served by the segment cache (0 without `pageValues`). */
+  /** Paged-value reads served by the block cache (0 without `pageValues`). */
   cacheHits: number;
-  /** Segments a warm-up had to fetch because they were not cached. */
+  /** Segment blocks a warm-up had to fetch because they were not cached. */
   cacheMisses: number;
-  /** Bytes the segment cache is charged now. */
+  /** Bytes the block cache is charged now. */
   cacheBytes: number;
-  /** Segment objects fetched to read paged values (warm-ups and compactions). */
+  /**
+   * Store reads made to read paged values: block ranges (a read-ahead
+   * fetches several blocks in one), segment indexes, and whole segments
+   * for compactions.
+   */
   segmentFetches: number;
   /** WAL objects written since the last checkpoint (the ones a reopen would replay). */
   walObjectsSinceCheckpoint: number;
@@ -117,7 +128,7 @@ export interface ResolvedEngineOptions {
   maxSegmentBytes: number;
   segmentBlockBytes: number;
   retry: RetryPolicy;
-  pageValues: { keyPrefixes: readonly string[]; minBytes: number; cacheBytes: number } | undefined;
+  pageValues: { keyPrefixes: readonly string[]; minBytes: number; cacheBytes: number; readaheadBytes: number } | undefined;
   onBackgroundError: (err: unknown) => void;
 }
 
@@ -145,6 +156,7 @@ export function resolveEngineOptions(opts: EngineOptions): ResolvedEngineOptions
             keyPrefixes: [...opts.pageValues.keyPrefixes],
             minBytes: opts.pageValues.minBytes ?? 64,
             cacheBytes: opts.pageValues.cacheBytes ?? 32 * 1024 * 1024,
+            readaheadBytes: opts.pageValues.readaheadBytes ?? 1024 * 1024,
           },
     onBackgroundError: opts.onBackgroundError ?? ((err) => console.warn("taquba engine: background work failed:", err)),
   };
@@ -175,6 +187,7 @@ function validateOptions(opts: EngineOptions): void {
     for (const [k, min] of [
       ["minBytes", 0],
       ["cacheBytes", 0],
+      ["readaheadBytes", 0],
     ] as const) {
       const v = pv?.[k];
       if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min))

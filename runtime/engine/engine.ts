@@ -46,8 +46,9 @@
  * Memory: every key lives in memory. Values do too, unless `pageValues` is
  * set: then a value under its key prefixes, once a checkpoint stored it and
  * no commit changed it since, leaves memory and is read through a bounded
- * cache of decoded segments (value-pager.ts). A synchronous read of such a
- * value that is not cached throws (`ColdReadError`): a transaction that may
+ * cache of decoded segment blocks, one ranged read per miss
+ * (value-pager.ts). A synchronous read of such a value that is not cached
+ * throws (`ColdReadError`): a transaction that may
  * read paged values first loops `for (let p = engine.warm(keys); p; p =
  * engine.warm(keys)) await p;` and then reads and commits in the same turn
  * (the cache keeps what a warm-up loaded until the next macrotask).
@@ -73,6 +74,7 @@ import { orderChanges } from "./change-order.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
 import { isPageable, ValueArena, type StateMap, type StoredValue } from "./paged-value.js";
 import { ValuePager } from "./value-pager.js";
+import type { SegmentBlockInfo } from "./segment-format.js";
 import type { BTree } from "../store/btree.js";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { validateBatchOps } from "./wal-format.js";
@@ -134,7 +136,7 @@ export class Engine {
     this.#epoch = r.manifest.epoch;
     this.#state = r.tree;
     const pv = opts.pageValues;
-    this.#pager = pv === undefined ? undefined : new ValuePager(r.ctx, pv, pv.cacheBytes, r.manifest);
+    this.#pager = pv === undefined ? undefined : new ValuePager(r.ctx, pv, pv.cacheBytes, r.manifest, pv.readaheadBytes);
     this.#delta = r.delta;
     this.#manifest = r.manifest;
     this.#sinceCheckpoint = { objects: r.walk.objects, bytes: r.walk.bytes };
@@ -241,7 +243,7 @@ export class Engine {
   /**
    * Makes the values of `keys` readable synchronously: undefined when they
    * already are (always without `pageValues`), else a promise that resolves
-   * once the segments holding them are cached. Loop until it returns
+   * once the segment blocks holding them are cached. Loop until it returns
    * undefined, then read and commit without awaiting in between.
    */
   warm(keys: Iterable<string>): Promise<void> | undefined {
@@ -413,7 +415,8 @@ export class Engine {
       const id = prev.id + 1;
       const stoppedError = () => new ClosedError("the engine (the checkpoint stopped before publishing)");
       const entries = snapshot ? snapshot.entries() : await orderChanges(changed!, writer.stopped, stoppedError);
-      const written = await writeSegments(writer, entries, id, this.#pager?.compactionReader());
+      const indexes: [string, readonly SegmentBlockInfo[]][] = [];
+      const written = await writeSegments(writer, entries, id, this.#pager?.compactionReader(), (name, blocks) => indexes.push([name, blocks]));
       const segments = full ? written : [...prev.segments, ...written];
       const next: Manifest = { id, epoch: this.#epoch, walNext, segments, fences: prev.fences, createdAt: Date.now() };
       if (this.closed) throw this.#failure ?? new ClosedError("the engine");
@@ -426,6 +429,7 @@ export class Engine {
       this.#sinceCheckpoint.objects -= counted.objects;
       this.#sinceCheckpoint.bytes -= counted.bytes;
       if (this.#pager !== undefined) {
+        for (const [name, blocks] of indexes) this.#pager.addIndex(name, blocks);
         this.#pager.addRuns(next);
         // Stopped early (closed): values may still name dropped runs, so their segments stay.
         if (!(await this.#pageOut(snapshot !== undefined ? snapshot.entries() : changed!.entries(), id))) return;

@@ -1,6 +1,6 @@
 /**
- * @module A bounded, least-recently-used cache of decoded segments, for the
- * values the engine paged out of memory (see value-pager.ts).
+ * @module A bounded, least-recently-used cache of decoded segment blocks,
+ * for the values the engine paged out of memory (see value-pager.ts).
  *
  * Entries are charged their object bytes plus a per-entry estimate of the
  * decoded keys and views. Inserting never evicts at once: trimming to the
@@ -12,7 +12,7 @@
 /** Bytes charged per decoded entry beyond the object bytes: its key string, view and array slots. */
 const ENTRY_OVERHEAD = 160;
 
-/** One decoded segment: its pageable entries in key order. */
+/** One decoded segment block (or whole segment): its pageable entries in key order. */
 export interface CachedSegment {
   readonly keys: string[];
   readonly values: Uint8Array[];
@@ -32,7 +32,7 @@ export interface SegmentCacheStats {
   segments: number;
 }
 
-/** What a decoded segment of `objectBytes` bytes holding `entries` entries is charged. */
+/** What a decoded block (or segment) of `objectBytes` bytes holding `entries` entries is charged. */
 export function segmentCharge(objectBytes: number, entries: number): number {
   return objectBytes + entries * ENTRY_OVERHEAD;
 }
@@ -77,6 +77,14 @@ export class SegmentCache {
     }
     this.#slots.set(name, { seg, pins: (old?.pins ?? 0) + 1 });
     this.#bytes += seg.bytes;
+  }
+
+  /** Caches `seg` unpinned unless `name` is cached already; trimming to the budget follows on a later macrotask. */
+  insert(name: string, seg: CachedSegment): void {
+    if (this.#slots.has(name)) return;
+    this.#slots.set(name, { seg, pins: 0 });
+    this.#bytes += seg.bytes;
+    this.#scheduleTrim();
   }
 
   /** Pins `name` once more if cached; returns whether it was. */

@@ -14,9 +14,10 @@
  * footer  u64 filterOffset, u32 filterLength, u64 indexOffset, u32 indexLength,
  *         u64 entryCount, u16 version, u16 flags, "TQSG", u32 CRC-32 of filter + index + footer
  * ```
- * Today a checkpoint's segments are loaded whole at open. The footer, index
- * and per-block checksums let a later version read only the footer and index
- * and then fetch single blocks through a cache, without changing the format.
+ * A writer's open reads segments whole (`readSegment`). Paged values are
+ * read by block: the footer and index with one ranged read of the tail
+ * (`segmentIndexStart`, then `decodeSegmentIndex`), then single blocks
+ * (`decodeBlock`), each verified against its own checksum.
  */
 import { crc32 } from "./checksum.js";
 import { StoreCorruptedError } from "../errors.js";
@@ -28,6 +29,8 @@ import { UnsupportedFormatError } from "./format-error.js";
 export const SEGMENT_FORMAT_VERSION = 1;
 const MAGIC = 0x47535154; // "TQSG" read as little-endian u32
 const FOOTER_BYTES = 44;
+/** Bytes of the fixed footer at the end of every segment. */
+export const SEGMENT_FOOTER_BYTES = FOOTER_BYTES;
 const FILTER_NONE = 0;
 
 /** One block of a segment, as its index lists it. */
@@ -100,6 +103,11 @@ export class SegmentBuilder {
     });
     this.#blockStart = w.pos;
     this.#blockEntries = 0;
+  }
+
+  /** The blocks written so far (all of them once `finish` ran), as the index lists them. */
+  get blocks(): readonly SegmentBlockInfo[] {
+    return this.#blocks;
   }
 
   /** The finished object; the builder must not be used after. */
@@ -195,6 +203,124 @@ export function readSegment(objectKey: string, bytes: Uint8Array, onEntry: (key:
     return total;
   } catch (err) {
     if (err instanceof DecodeError) throw corrupt(`undecodable segment: ${err.message}`);
+    throw err;
+  }
+}
+
+/** The footer fields of a segment, checked against its size. */
+interface Footer {
+  filterOffset: number;
+  indexOffset: number;
+  entryCount: number;
+}
+
+/** Reads the footer that ends at `footerEnd` of `buf`, whose byte 0 is byte `bufStart` of a segment of `size` bytes. */
+function readFooter(objectKey: string, buf: Buffer, bufStart: number, size: number): Footer {
+  const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
+  if (size < FOOTER_BYTES) throw corrupt(`segment is ${size} bytes, shorter than its footer`);
+  const footer = size - FOOTER_BYTES - bufStart;
+  if (footer < 0) throw corrupt(`segment tail of ${buf.length} bytes holds no footer`);
+  if (buf.readUInt32LE(footer + 36) !== MAGIC) throw corrupt("not a segment (bad magic bytes; truncated?)");
+  const version = buf.readUInt16LE(footer + 32);
+  if (version > SEGMENT_FORMAT_VERSION) throw new UnsupportedFormatError(objectKey, version, SEGMENT_FORMAT_VERSION);
+  const filterOffset = readU64(buf, footer);
+  const filterLength = buf.readUInt32LE(footer + 8);
+  const indexOffset = readU64(buf, footer + 12);
+  const indexLength = buf.readUInt32LE(footer + 20);
+  if (filterOffset + filterLength !== indexOffset || indexOffset + indexLength !== size - FOOTER_BYTES) {
+    throw corrupt("segment footer offsets do not match its size");
+  }
+  return { filterOffset, indexOffset, entryCount: readU64(buf, footer + 24) };
+}
+
+/**
+ * Where the filter and index of a segment of `size` bytes begin, read from
+ * its tail: `tail` holds the segment's last `tail.byteLength` bytes (at
+ * least the footer). A reader that holds less than from that offset reads
+ * the rest and calls `decodeSegmentIndex`. Refuses a newer format version.
+ */
+export function segmentIndexStart(objectKey: string, tail: Uint8Array, size: number): number {
+  return readFooter(objectKey, asBuffer(tail), size - tail.byteLength, size).filterOffset;
+}
+
+/**
+ * The block index of a segment of `size` bytes from `tail`, its last bytes
+ * from the offset `segmentIndexStart` returned (or earlier): verifies the
+ * checksum of filter, index and footer, and that the blocks tile the data in
+ * ascending key order with `entryCount` entries in all.
+ */
+export function decodeSegmentIndex(objectKey: string, tail: Uint8Array, size: number): SegmentBlockInfo[] {
+  const buf = asBuffer(tail);
+  const start = size - buf.length;
+  const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
+  const f = readFooter(objectKey, buf, start, size);
+  if (f.filterOffset < start) throw corrupt("segment index lies outside the bytes read");
+  const footer = size - FOOTER_BYTES - start;
+  if (crc32(buf.subarray(f.filterOffset - start, footer + 40)) !== buf.readUInt32LE(footer + 40)) throw corrupt("segment index checksum mismatch");
+  try {
+    const index = new ByteReader(buf, f.indexOffset - start, footer);
+    const blockCount = index.varint();
+    const blocks: SegmentBlockInfo[] = [];
+    let expectedOffset = 0;
+    let total = 0;
+    for (let i = 0; i < blockCount; i++) {
+      const offset = index.varint();
+      const length = index.varint();
+      const entries = index.varint();
+      const firstKey = index.str();
+      const lastKey = index.str();
+      if (offset !== expectedOffset || length < 4 || offset + length > f.filterOffset) throw corrupt(`segment block ${i} lies outside the data`);
+      if (entries < 1 || compareKeys(firstKey, lastKey) > 0 || (i > 0 && compareKeys(blocks[i - 1]!.lastKey, firstKey) >= 0)) {
+        throw corrupt(`segment index entry ${i} is out of order`);
+      }
+      blocks.push({ offset, length, entries, firstKey, lastKey });
+      expectedOffset = offset + length;
+      total += entries;
+    }
+    if (index.remaining !== 0) throw corrupt(`segment index has ${index.remaining} bytes past its entries`);
+    if (expectedOffset !== f.filterOffset) throw corrupt("segment blocks do not cover the data");
+    if (total !== f.entryCount) throw corrupt(`segment index lists ${total} entries, its footer says ${f.entryCount}`);
+    return blocks;
+  } catch (err) {
+    if (err instanceof DecodeError) throw corrupt(`undecodable segment index: ${err.message}`);
+    throw err;
+  }
+}
+
+/**
+ * Verifies one block (`bytes`, exactly as `info` locates it) against its
+ * checksum and its index entry, and calls `onEntry` for each entry in key
+ * order; `undefined` stands for a tombstone. Values are views into `bytes`.
+ */
+export function decodeBlock(
+  objectKey: string,
+  blockNo: number,
+  info: SegmentBlockInfo,
+  bytes: Uint8Array,
+  onEntry: (key: string, value: Uint8Array | undefined) => void,
+): void {
+  const buf = asBuffer(bytes);
+  const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
+  if (buf.length !== info.length) throw corrupt(`segment block ${blockNo} is ${buf.length} bytes, its index says ${info.length}`);
+  const end = info.length - 4;
+  if (crc32(buf.subarray(0, end)) !== buf.readUInt32LE(end)) throw corrupt(`segment block ${blockNo} checksum mismatch`);
+  try {
+    const r = new ByteReader(buf, 0, end);
+    let prev: string | undefined;
+    for (let e = 0; e < info.entries; e++) {
+      const key = r.str();
+      if (prev === undefined ? key !== info.firstKey : compareKeys(prev, key) >= 0) throw corrupt(`segment keys out of order at block ${blockNo}`);
+      prev = key;
+      const tagged = r.varint();
+      if (tagged % 2 === 1) {
+        if (tagged !== 1) throw corrupt(`segment tombstone with a value at block ${blockNo}`);
+        onEntry(key, undefined);
+      } else onEntry(key, r.view(tagged / 2));
+    }
+    if (prev !== info.lastKey) throw corrupt(`segment block ${blockNo} does not end at the key its index lists`);
+    if (r.remaining !== 0) throw corrupt(`segment block ${blockNo} has ${r.remaining} bytes past its entries`);
+  } catch (err) {
+    if (err instanceof DecodeError) throw corrupt(`undecodable segment block ${blockNo}: ${err.message}`);
     throw err;
   }
 }

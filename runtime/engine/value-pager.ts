@@ -3,7 +3,10 @@
  * under one of the policy's key prefixes, once a checkpoint stored it in a
  * segment and no commit changed it since, is replaced in memory by the id
  * of the segment run that holds it (a small integer). Reading it goes
- * through a bounded cache of decoded segments (segment-cache.ts).
+ * through a bounded cache of decoded segment blocks (segment-cache.ts): the
+ * segment's block index (from the checkpoint that wrote it, or one ranged
+ * read of its tail) locates the block, and one ranged read fetches it.
+ * Misses that walk a segment in order read ahead several blocks per read.
  *
  * Reads stay synchronous: `get` of a paged value that is not cached throws
  * `ColdReadError`. A transaction first calls `warm(keys)`, awaits it while
@@ -14,13 +17,18 @@
  */
 import { StoreCorruptedError } from "../errors.js";
 import { compareKeys } from "../store/keys.js";
+import { readRange } from "../store/object-store.js";
 import type { Manifest, SegmentRef } from "./manifest.js";
 import { segmentRuns } from "./manifest.js";
 import type { StoreContext } from "./recovery.js";
+import { withRetries } from "./retry.js";
 import { getWithRetries } from "./store-ops.js";
 import { type CachedSegment, SegmentCache, segmentCharge } from "./segment-cache.js";
-import { readSegment } from "./segment-format.js";
+import { decodeBlock, decodeSegmentIndex, readSegment, SEGMENT_FOOTER_BYTES, segmentIndexStart, type SegmentBlockInfo } from "./segment-format.js";
 import { ColdReadError, isPageable, type PagePolicy } from "./paged-value.js";
+
+/** Bytes of a segment's tail read to find its index: most indexes fit, so one read usually does. */
+const TAIL_BYTES = 32 * 1024;
 
 /** Index of `key` in ascending `keys`, or -1. */
 function findKey(keys: readonly string[], key: string): number {
@@ -36,34 +44,50 @@ function findKey(keys: readonly string[], key: string): number {
   return -1;
 }
 
-/** The segment of `run` whose key range holds `key`, or undefined. */
-function segmentOf(run: readonly SegmentRef[], key: string): SegmentRef | undefined {
+/** The element of `ranges` (disjoint, ascending by key) whose key range holds `key`, or -1. */
+function rangeOf(ranges: readonly { firstKey: string; lastKey: string }[], key: string): number {
   let lo = 0;
-  let hi = run.length - 1;
+  let hi = ranges.length - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
-    const s = run[mid]!;
+    const s = ranges[mid]!;
     if (compareKeys(key, s.firstKey) < 0) hi = mid - 1;
     else if (compareKeys(key, s.lastKey) > 0) lo = mid + 1;
-    else return s;
+    else return mid;
   }
-  return undefined;
+  return -1;
 }
 
-/** Reads paged values of one writer: the runs they may name, the cache, and the loads under way. */
+/** The cache name of block `i` of segment `seg`. */
+const blockName = (seg: SegmentRef, i: number) => `${seg.name}#${i}`;
+
+/** Reads paged values of one writer: the runs they may name, the block indexes, the cache, and the loads under way. */
 export class ValuePager {
   readonly cache: SegmentCache;
   readonly #ctx: StoreContext;
   readonly #policy: PagePolicy;
+  readonly #readahead: number;
   /** Runs that paged values may name, by run id. */
   #runs = new Map<number, readonly SegmentRef[]>();
+  /** Block indexes of the segments of those runs, by segment name (those known so far). */
+  readonly #indexes = new Map<string, readonly SegmentBlockInfo[]>();
+  readonly #indexLoads = new Map<string, Promise<readonly SegmentBlockInfo[] | null>>();
+  /** Block loads under way, by cache name. */
   readonly #loading = new Map<string, Promise<CachedSegment | null>>();
-  /** Segment objects fetched since open (cache misses and compaction reads). */
+  /** Per segment, the last block a read fetched, to tell an in-order walk from random reads. */
+  readonly #lastFetched = new Map<string, number>();
+  /** Store reads made for paged values since open: block ranges, segment indexes, whole segments for compactions. */
   fetches = 0;
 
-  constructor(ctx: StoreContext, policy: PagePolicy, cacheBytes: number, manifest: Manifest) {
+  /**
+   * `readaheadBytes`: most bytes one read fetches when misses walk a segment
+   * in order; at most a quarter of `cacheBytes`, so what it brings in stays
+   * cached long enough to be used.
+   */
+  constructor(ctx: StoreContext, policy: PagePolicy, cacheBytes: number, manifest: Manifest, readaheadBytes = 0) {
     this.#ctx = ctx;
     this.#policy = policy;
+    this.#readahead = Math.min(readaheadBytes, Math.floor(cacheBytes / 4));
     this.cache = new SegmentCache(cacheBytes);
     this.addRuns(manifest);
   }
@@ -77,28 +101,49 @@ export class ValuePager {
     for (const run of segmentRuns(manifest)) this.#runs.set(run[0]!.run, run);
   }
 
+  /** Records the block index of a segment this writer wrote, so reading it needs no index read. */
+  addIndex(segmentName: string, blocks: readonly SegmentBlockInfo[]): void {
+    this.#indexes.set(segmentName, blocks);
+  }
+
   /** Forgets every run `manifest` does not list; call once no paged value names them. */
   keepOnly(manifest: Manifest): void {
     const live = new Set(manifest.segments.map((s) => s.run));
     for (const id of [...this.#runs.keys()]) if (!live.has(id)) this.#runs.delete(id);
+    const names = new Set(manifest.segments.map((s) => s.name));
+    for (const map of [this.#indexes, this.#lastFetched]) for (const name of [...map.keys()]) if (!names.has(name)) map.delete(name);
   }
 
   #segment(key: string, run: number): SegmentRef {
     const segs = this.#runs.get(run);
-    const seg = segs === undefined ? undefined : segmentOf(segs, key);
-    if (seg === undefined) {
+    const i = segs === undefined ? -1 : rangeOf(segs, key);
+    if (i < 0) {
       throw new StoreCorruptedError(`${this.#ctx.prefix}seg/`, `no segment of run ${run} covers a key the engine paged out to it (${JSON.stringify(key)})`);
     }
-    return seg;
+    return segs![i]!;
   }
 
-  /** The value of `key` paged to `run` when its segment is cached (a copy); `ColdReadError` otherwise. */
-  read(key: string, run: number): Uint8Array {
+  #blockOf(seg: SegmentRef, blocks: readonly SegmentBlockInfo[], key: string): number {
+    const i = rangeOf(blocks, key);
+    if (i < 0)
+      throw new StoreCorruptedError(this.#ctx.prefix + seg.name, `no block of its index covers a key the engine paged out to it (${JSON.stringify(key)})`);
+    return i;
+  }
+
+  /** The cache name of the block holding `key` paged to `run`, or undefined while the segment's index is not known. */
+  #cachedName(key: string, run: number): string | undefined {
     const seg = this.#segment(key, run);
-    const cached = this.cache.get(seg.name);
+    const blocks = this.#indexes.get(seg.name);
+    return blocks === undefined ? undefined : blockName(seg, this.#blockOf(seg, blocks, key));
+  }
+
+  /** The value of `key` paged to `run` when its block is cached (a copy); `ColdReadError` otherwise. */
+  read(key: string, run: number): Uint8Array {
+    const name = this.#cachedName(key, run);
+    const cached = name === undefined ? undefined : this.cache.get(name);
     if (cached === undefined) throw new ColdReadError(key);
     this.cache.hits++;
-    return this.#pick(cached, seg, key).slice();
+    return this.#pick(cached, name!, key).slice();
   }
 
   /** Whether a run the writer still reads from lists `seg`. */
@@ -108,63 +153,179 @@ export class ValuePager {
 
   /** Whether the value of `key` paged to `run` can be read synchronously now. */
   isCached(key: string, run: number): boolean {
-    return this.cache.has(this.#segment(key, run).name);
+    const name = this.#cachedName(key, run);
+    return name !== undefined && this.cache.has(name);
   }
 
-  #pick(cached: CachedSegment, seg: SegmentRef, key: string): Uint8Array {
+  #pick(cached: CachedSegment, where: string, key: string): Uint8Array {
     const i = findKey(cached.keys, key);
-    if (i < 0) throw new StoreCorruptedError(this.#ctx.prefix + seg.name, `it holds no value for a key the engine paged out to it (${JSON.stringify(key)})`);
+    if (i < 0) throw new StoreCorruptedError(this.#ctx.prefix + where, `it holds no value for a key the engine paged out to it (${JSON.stringify(key)})`);
     return cached.values[i]!;
   }
 
+  #gone(seg: SegmentRef): StoreCorruptedError {
+    return new StoreCorruptedError(this.#ctx.prefix + seg.name, "it is missing, but the writer's own manifest lists it");
+  }
+
   /**
-   * Loads the segments holding the given paged values into the cache,
-   * pinned until the next macrotask. Resolves once all are in; a segment
-   * deleted meanwhile (a compaction replaced it) is skipped: the caller
-   * checks again and finds the value paged to the new run.
+   * Loads the blocks holding the given paged values into the cache, pinned
+   * until the next macrotask. Resolves once all are in; a segment deleted
+   * meanwhile (a compaction replaced it) is skipped: the caller checks again
+   * and finds the value paged to the new run. Rejects with the first failed
+   * read once every read has settled (what did load is released all the same).
    */
   async warm(entries: ReadonlyArray<readonly [string, number]>): Promise<void> {
-    const names = new Map<string, SegmentRef>();
+    const bySegment = new Map<string, { seg: SegmentRef; keys: string[] }>();
     for (const [key, run] of entries) {
       const seg = this.#segment(key, run);
-      names.set(seg.name, seg);
+      const slot = bySegment.get(seg.name);
+      if (slot === undefined) bySegment.set(seg.name, { seg, keys: [key] });
+      else slot.keys.push(key);
     }
     const pinned: string[] = [];
-    await Promise.all(
-      [...names.values()].map(async (seg) => {
-        if (this.cache.pin(seg.name)) {
-          pinned.push(seg.name);
+    const loadBlock = async (seg: SegmentRef, blocks: readonly SegmentBlockInfo[], i: number) => {
+      const name = blockName(seg, i);
+      if (this.cache.pin(name)) {
+        pinned.push(name);
+        return;
+      }
+      this.cache.misses++;
+      const loaded = await this.#loadBlock(seg, blocks, i);
+      if (loaded === null) {
+        // Gone while a live run still lists it: no compaction moved its values, so the
+        // next check would ask for it again forever.
+        if (this.#stillListed(seg)) throw this.#gone(seg);
+        return;
+      }
+      if (!this.cache.pin(name)) this.cache.insertPinned(name, loaded);
+      pinned.push(name);
+    };
+    const results = await Promise.allSettled(
+      [...bySegment.values()].map(async ({ seg, keys }) => {
+        const blocks = await this.#index(seg);
+        if (blocks === null) {
+          if (this.#stillListed(seg)) throw this.#gone(seg);
           return;
         }
-        this.cache.misses++;
-        const loaded = await this.#load(seg);
-        if (loaded === null) {
-          // Gone while a live run still lists it: no compaction moved its values, so the
-          // next check would ask for it again forever.
-          if (this.#stillListed(seg)) throw new StoreCorruptedError(this.#ctx.prefix + seg.name, "it is missing, but the writer's own manifest lists it");
-          return;
-        }
-        if (this.cache.pin(seg.name)) pinned.push(seg.name);
-        else {
-          this.cache.insertPinned(seg.name, loaded);
-          pinned.push(seg.name);
-        }
+        const wanted = new Set(keys.map((k) => this.#blockOf(seg, blocks, k)));
+        const loads = await Promise.allSettled([...wanted].map((i) => loadBlock(seg, blocks, i)));
+        for (const r of loads) if (r.status === "rejected") throw r.reason;
       }),
     );
     this.cache.unpinLater(pinned);
+    for (const r of results) if (r.status === "rejected") throw r.reason;
   }
 
-  /** Reads and decodes one segment (one fetch per name at a time); null when it is gone. */
-  #load(seg: SegmentRef): Promise<CachedSegment | null> {
-    let p = this.#loading.get(seg.name);
+  /** The block index of `seg`: known, or read from its tail (one read at a time per segment); null when it is gone. */
+  #index(seg: SegmentRef): Promise<readonly SegmentBlockInfo[] | null> | readonly SegmentBlockInfo[] {
+    const known = this.#indexes.get(seg.name);
+    if (known !== undefined) return known;
+    let p = this.#indexLoads.get(seg.name);
     if (p === undefined) {
-      p = this.#fetch(seg).finally(() => this.#loading.delete(seg.name));
-      this.#loading.set(seg.name, p);
+      const load = this.#fetchIndex(seg).finally(() => {
+        if (this.#indexLoads.get(seg.name) === load) this.#indexLoads.delete(seg.name);
+      });
+      this.#indexLoads.set(seg.name, load);
+      p = load;
     }
     return p;
   }
 
-  async #fetch(seg: SegmentRef): Promise<CachedSegment | null> {
+  /** `length` bytes of `seg` from `offset`, with retries; null when the segment is gone, corrupt when it is short. */
+  async #readRange(seg: SegmentRef, offset: number, length: number): Promise<Uint8Array | null> {
+    const key = this.#ctx.prefix + seg.name;
+    this.fetches++;
+    const bytes = await withRetries(this.#ctx.retry, "get", key, () => readRange(this.#ctx.store, key, offset, length));
+    if (bytes !== null && bytes.byteLength !== length) {
+      throw new StoreCorruptedError(key, `segment ends before byte ${offset + length}, but its manifest lists ${seg.bytes} bytes`);
+    }
+    return bytes;
+  }
+
+  async #fetchIndex(seg: SegmentRef): Promise<readonly SegmentBlockInfo[] | null> {
+    const key = this.#ctx.prefix + seg.name;
+    if (seg.bytes < SEGMENT_FOOTER_BYTES) throw new StoreCorruptedError(key, `its manifest lists ${seg.bytes} bytes, shorter than a segment footer`);
+    const tailStart = seg.bytes - Math.min(seg.bytes, TAIL_BYTES);
+    let tail = await this.#readRange(seg, tailStart, seg.bytes - tailStart);
+    if (tail === null) return null;
+    const from = segmentIndexStart(key, tail, seg.bytes);
+    if (from < tailStart) {
+      const head = await this.#readRange(seg, from, tailStart - from);
+      if (head === null) return null;
+      const whole = new Uint8Array(seg.bytes - from);
+      whole.set(head, 0);
+      whole.set(tail, head.byteLength);
+      tail = whole;
+    } else tail = tail.subarray(from - tailStart);
+    const blocks = decodeSegmentIndex(key, tail, seg.bytes);
+    const entries = blocks.reduce((n, b) => n + b.entries, 0);
+    if (entries !== seg.entries) throw new StoreCorruptedError(key, `segment holds ${entries} entries, the manifest says ${seg.entries}`);
+    if (this.#stillListed(seg)) this.#indexes.set(seg.name, blocks);
+    return blocks;
+  }
+
+  /**
+   * Block `i` of `seg`, decoded (one read per block at a time); null when the
+   * segment is gone. When the last read of this segment ended at block i-1,
+   * the read also fetches the blocks after it (up to the readahead budget,
+   * stopping at one already cached or loading) and caches them unpinned.
+   */
+  #loadBlock(seg: SegmentRef, blocks: readonly SegmentBlockInfo[], i: number): Promise<CachedSegment | null> {
+    const under = this.#loading.get(blockName(seg, i));
+    if (under !== undefined) return under;
+    let last = i;
+    if (this.#readahead > 0 && this.#lastFetched.get(seg.name) === i - 1) {
+      let bytes = blocks[i]!.length;
+      while (last + 1 < blocks.length) {
+        const next = blockName(seg, last + 1);
+        if (bytes + blocks[last + 1]!.length > this.#readahead || this.cache.has(next) || this.#loading.has(next)) break;
+        last++;
+        bytes += blocks[last]!.length;
+      }
+    }
+    this.#lastFetched.set(seg.name, last);
+    const all = this.#fetchBlocks(seg, blocks, i, last);
+    for (let b = i; b <= last; b++) {
+      const name = blockName(seg, b);
+      const one: Promise<CachedSegment | null> = all
+        .then((decoded) => (decoded === null ? null : decoded[b - i]!))
+        .finally(() => {
+          if (this.#loading.get(name) === one) this.#loading.delete(name);
+        });
+      // A failed read is reported to whoever waits for block i; the others are only read ahead.
+      if (b > i) one.catch(() => {});
+      this.#loading.set(name, one);
+    }
+    return this.#loading.get(blockName(seg, i))!;
+  }
+
+  async #fetchBlocks(seg: SegmentRef, blocks: readonly SegmentBlockInfo[], first: number, last: number): Promise<CachedSegment[] | null> {
+    const start = blocks[first]!.offset;
+    const end = blocks[last]!.offset + blocks[last]!.length;
+    const bytes = await this.#readRange(seg, start, end - start);
+    if (bytes === null) return null;
+    const key = this.#ctx.prefix + seg.name;
+    const out: CachedSegment[] = [];
+    for (let b = first; b <= last; b++) {
+      const info = blocks[b]!;
+      // Each block gets its own copy, so a cached block never holds its neighbours' bytes alive.
+      const own = bytes.slice(info.offset - start, info.offset - start + info.length);
+      const keys: string[] = [];
+      const values: Uint8Array[] = [];
+      decodeBlock(key, b, info, own, (k, v) => {
+        if (v === undefined || !isPageable(this.#policy, k, v)) return;
+        keys.push(k);
+        values.push(v);
+      });
+      const decoded = { keys, values, bytes: segmentCharge(info.length, keys.length) };
+      out.push(decoded);
+      if (b > first) this.cache.insert(blockName(seg, b), decoded);
+    }
+    return out;
+  }
+
+  /** Reads and decodes a whole segment, outside the cache; null when it is gone. */
+  async #fetchWhole(seg: SegmentRef): Promise<CachedSegment | null> {
     const objectKey = this.#ctx.prefix + seg.name;
     this.fetches++;
     const bytes = await getWithRetries(this.#ctx.store, objectKey, this.#ctx.retry);
@@ -182,23 +343,20 @@ export class ValuePager {
 
   /**
    * A reader of paged values for a compaction that visits keys in ascending
-   * order: it holds one decoded segment per run and never fills the cache.
+   * order: it reads each segment whole, once, holds one decoded segment per
+   * run and never fills the cache.
    */
   compactionReader(): (key: string, run: number) => Uint8Array | Promise<Uint8Array> {
     const current = new Map<number, { seg: SegmentRef; data: CachedSegment }>();
     return (key, run) => {
       const seg = this.#segment(key, run);
       const held = current.get(run);
-      if (held !== undefined && held.seg.name === seg.name) return this.#pick(held.data, seg, key);
-      const cached = this.cache.get(seg.name);
-      if (cached !== undefined) {
-        current.set(run, { seg, data: cached });
-        return this.#pick(cached, seg, key);
-      }
-      return this.#load(seg).then((data) => {
-        if (data === null) throw new StoreCorruptedError(this.#ctx.prefix + seg.name, "it is missing, but the writer's own manifest lists it");
+      if (held !== undefined && held.seg.name === seg.name) return this.#pick(held.data, seg.name, key);
+      current.delete(run);
+      return this.#fetchWhole(seg).then((data) => {
+        if (data === null) throw this.#gone(seg);
         current.set(run, { seg, data });
-        return this.#pick(data, seg, key);
+        return this.#pick(data, seg.name, key);
       });
     };
   }

@@ -15,6 +15,12 @@ export class PrefixedStore implements ObjectStore {
     return this.inner.get(this.prefix + key);
   }
 
+  get getRange(): ((key: string, offset: number, length: number) => Promise<Uint8Array | null>) | undefined {
+    const inner = this.inner;
+    if (inner.getRange === undefined) return undefined;
+    return (key, offset, length) => inner.getRange!(this.prefix + key, offset, length);
+  }
+
   put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
     return this.inner.put(this.prefix + key, body, opts);
   }

@@ -15,7 +15,7 @@
 import type { ContainerClient, RestError, StoragePipelineOptions } from "@azure/storage-blob";
 import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, ValidationError } from "../errors.js";
 import { validateObjectKey } from "./keys.js";
-import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
+import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 import { skipThrough } from "./skip-through.js";
 import { inUtf8Order } from "./utf8-order.js";
 import {
@@ -170,6 +170,24 @@ export class AzureBlobStore implements ObjectStore {
     validateAzureKey(key);
     const client = await this.#containerClient();
     return this.#withRetries("get", key, () => this.#getOnce(client, key));
+  }
+
+  async getRange(key: string, offset: number, length: number): Promise<Uint8Array | null> {
+    validateAzureKey(key);
+    checkRange(offset, length);
+    const client = await this.#containerClient();
+    return this.#withRetries("get", key, async () => {
+      try {
+        const res = await client.getBlobClient(this.prefix + key).download(offset, length, { abortSignal: this.#deadline() });
+        const body = res.readableStreamBody ? await readAll(res.readableStreamBody) : new Uint8Array(0);
+        return rangeOfBody(key, body, res.contentRange, offset, length);
+      } catch (err) {
+        if (errorCode(err) === "BlobNotFound") return null;
+        // The range starts past the end of the blob.
+        if (statusOf(err) === 416 || errorCode(err) === "InvalidRange") return new Uint8Array(0);
+        throw err;
+      }
+    });
   }
 
   async put(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<{ etag: string }> {

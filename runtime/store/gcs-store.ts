@@ -16,7 +16,7 @@ import type { ApiError, Bucket, StorageOptions } from "@google-cloud/storage";
 import { createHash } from "node:crypto";
 import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, ValidationError } from "../errors.js";
 import { validateObjectKey } from "./keys.js";
-import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
+import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 import {
   isNetworkError,
   listPageSize,
@@ -137,6 +137,34 @@ export class GcsStore implements ObjectStore {
     validateObjectKey(key);
     const bucket = await this.#bucket();
     return this.#withRetries("get", key, () => this.#getOnce(bucket, key));
+  }
+
+  async getRange(key: string, offset: number, length: number): Promise<Uint8Array | null> {
+    validateObjectKey(key);
+    checkRange(offset, length);
+    const bucket = await this.#bucket();
+    return this.#withRetries("get", key, async () => {
+      const file = bucket.file(this.prefix + key);
+      try {
+        return await new Promise<Uint8Array>((resolve, reject) => {
+          const chunks: Buffer[] = [];
+          file
+            .createReadStream({ start: offset, end: offset + length - 1, validation: false })
+            .on("data", (chunk: Buffer) => chunks.push(chunk))
+            .on("error", reject)
+            .on("end", () => {
+              const all = Buffer.concat(chunks);
+              const body = new Uint8Array(all.buffer, all.byteOffset, all.byteLength);
+              resolve(body.byteLength > length ? rangeOfBody(key, body, undefined, offset, length) : body);
+            });
+        });
+      } catch (err) {
+        if (isMissingObject(err)) return null;
+        // The range starts past the end of the object.
+        if (statusOf(err) === 416) return new Uint8Array(0);
+        throw err;
+      }
+    });
   }
 
   async put(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<{ etag: string }> {

@@ -23,7 +23,7 @@ import * as path from "node:path";
 import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 import { decodeSegment, encodeSegment } from "./file-names.js";
 import { compareKeys, validateObjectKey } from "./keys.js";
-import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
+import { checkRange, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 
 const DIR_SUFFIX = "%2F";
 const TEMP_PREFIX = "%tmp.";
@@ -87,6 +87,35 @@ export class LocalStore implements ObjectStore {
       const stat = await handle.stat({ bigint: true });
       const body = new Uint8Array(await handle.readFile());
       return { body, etag: etagOf(stat) };
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async getRange(key: string, offset: number, length: number): Promise<Uint8Array | null> {
+    validateObjectKey(key);
+    checkRange(offset, length);
+    let handle: fs.FileHandle;
+    try {
+      handle = await fs.open(this.#objectPath(key), "r");
+    } catch (err) {
+      if (errorCode(err) === "ENOENT" || errorCode(err) === "ENOTDIR") return null;
+      throw this.#mapError(err, key, "get");
+    }
+    try {
+      // Never more than the file holds, whatever length was asked for.
+      const size = Number((await handle.stat()).size);
+      const want = Math.max(0, Math.min(length, size - offset));
+      const out = new Uint8Array(want);
+      let filled = 0;
+      while (filled < want) {
+        const { bytesRead } = await handle.read(out, filled, want - filled, offset + filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      return filled === want ? out : out.slice(0, filled);
+    } catch (err) {
+      throw this.#mapError(err, key, "get");
     } finally {
       await handle.close();
     }

@@ -11,7 +11,7 @@
 import { PreconditionFailedError } from "../errors.js";
 import { BTree } from "./btree.js";
 import { compareKeys, validateObjectKey } from "./keys.js";
-import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
+import { checkRange, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 
 /**
  * A store held in memory; everything is lost with the process.
@@ -27,6 +27,13 @@ export class MemoryStore implements ObjectStore {
     validateObjectKey(key);
     const found = this.#objects.get(key);
     return found ? { body: found.body.slice(), etag: found.etag } : null;
+  }
+
+  async getRange(key: string, offset: number, length: number): Promise<Uint8Array | null> {
+    validateObjectKey(key);
+    checkRange(offset, length);
+    const found = this.#objects.get(key);
+    return found ? found.body.slice(offset, offset + length) : null;
   }
 
   async put(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<{ etag: string }> {

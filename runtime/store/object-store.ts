@@ -5,6 +5,7 @@
  * process writes, so any store with conditional create works: S3, R2, GCS,
  * MinIO or a local disk. No compare-and-swap on existing objects is needed.
  */
+import { StoreRequestError } from "../errors.js";
 
 /** An object as read from a store. */
 export interface StoredObject {
@@ -46,6 +47,14 @@ export interface ListOptions {
 export interface ObjectStore {
   /** The object at `key`, or `null` when absent. */
   get(key: string): Promise<StoredObject | null>;
+  /**
+   * Optional: `length` bytes of the object at `key` starting at byte
+   * `offset` (fewer when the object ends first, none when it ends before
+   * `offset`), or `null` when absent. `offset` is a whole number >= 0 and
+   * `length` one >= 1. Stores that cannot read a range omit it; callers
+   * then read the whole object (see `readRange`). Wrappers pass it through.
+   */
+  getRange?(key: string, offset: number, length: number): Promise<Uint8Array | null>;
   /** Writes `body` at `key`. Durable once the promise resolves. */
   put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }>;
   /** Removes `key`; an absent key is not an error. */
@@ -59,4 +68,42 @@ export interface ObjectStore {
    * omit it; wrappers pass it through. A writer calls it when it opens.
    */
   removeLeftovers?(prefix: string): Promise<number>;
+}
+
+/** Checks the arguments of `ObjectStore.getRange`; implementations call it first. */
+export function checkRange(offset: number, length: number): void {
+  if (!Number.isSafeInteger(offset) || offset < 0 || !Number.isSafeInteger(length) || length < 1) {
+    throw new RangeError(`getRange needs a whole offset >= 0 and a whole length >= 1, got offset ${offset} and length ${length}`);
+  }
+}
+
+/**
+ * The requested range out of a ranged response's `body`: a `Content-Range`
+ * header (`bytes <first>-<last>/<size>`) says where the body starts; without
+ * one the body is the whole object (a server that ignored the range).
+ */
+export function rangeOfBody(key: string, body: Uint8Array, contentRange: string | undefined, offset: number, length: number): Uint8Array {
+  const m = contentRange === undefined ? null : /^bytes (\d+)-\d+\/(?:\d+|\*)$/.exec(contentRange.trim());
+  const start = m === null ? 0 : Number(m[1]);
+  if (start > offset) {
+    throw new StoreRequestError(
+      "get",
+      key,
+      `a read from byte ${offset} was answered with bytes from ${start} (Content-Range ${contentRange}); check that the endpoint is an S3-, Azure- or GCS-compatible service`,
+    );
+  }
+  const from = offset - start;
+  return from === 0 && body.byteLength <= length ? body : body.slice(from, from + length);
+}
+
+/**
+ * Bytes `offset` to `offset + length` of `key` (fewer when the object ends
+ * first), or `null` when absent: through `store.getRange` when the store has
+ * it, else a whole `get` sliced.
+ */
+export async function readRange(store: ObjectStore, key: string, offset: number, length: number): Promise<Uint8Array | null> {
+  checkRange(offset, length);
+  if (store.getRange !== undefined) return store.getRange(key, offset, length);
+  const found = await store.get(key);
+  return found === null ? null : found.body.subarray(Math.min(offset, found.body.byteLength), Math.min(offset + length, found.body.byteLength));
 }

@@ -15,7 +15,7 @@ import { PreconditionFailedError, StoreUnavailableError, TaqubaError, Validation
 import { validateObjectKey } from "./keys.js";
 import { isNetworkError } from "./request-retry.js";
 import { retryWithBackoff } from "./retry.js";
-import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
+import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 
 /** How failed requests are retried. */
 export interface S3RetryOptions {
@@ -157,6 +157,31 @@ export class S3Store implements ObjectStore {
   async get(key: string): Promise<StoredObject | null> {
     validateObjectKey(key);
     return this.#withRetries("get", key, (signal) => this.#getOnce(key, signal));
+  }
+
+  async getRange(key: string, offset: number, length: number): Promise<Uint8Array | null> {
+    validateObjectKey(key);
+    checkRange(offset, length);
+    return this.#withRetries("get", key, async (signal) => {
+      try {
+        const res = await this.client.send(
+          new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, Range: `bytes=${offset}-${offset + length - 1}` }),
+          {
+            abortSignal: signal,
+          },
+        );
+        const body = res.Body ? await untilAborted(res.Body.transformToByteArray(), signal) : new Uint8Array(0);
+        if (res.ContentLength !== undefined && body.byteLength !== res.ContentLength) {
+          throw Object.assign(new Error(`the body ended after ${body.byteLength} of ${res.ContentLength} bytes`), { code: "ECONNRESET" });
+        }
+        return rangeOfBody(key, body, res.ContentRange, offset, length);
+      } catch (err) {
+        if (isNotFound(err)) return null;
+        // The range starts past the end of the object.
+        if (statusOf(err) === 416 || nameOf(err) === "InvalidRange") return new Uint8Array(0);
+        throw err;
+      }
+    });
   }
 
   async put(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<{ etag: string }> {

@@ -48,6 +48,16 @@ export function withCounting(store: ObjectStore): CountingStore {
       if (found) counts.bytesOut += found.body.byteLength;
       return found;
     },
+    ...(store.getRange === undefined
+      ? {}
+      : {
+          async getRange(key: string, offset: number, length: number): Promise<Uint8Array | null> {
+            counts.gets++;
+            const found = await store.getRange!(key, offset, length);
+            if (found) counts.bytesOut += found.byteLength;
+            return found;
+          },
+        }),
     async put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
       counts.puts++;
       counts.bytesIn += body.byteLength;

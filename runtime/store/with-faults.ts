@@ -104,6 +104,15 @@ export function withFaults(store: ObjectStore, opts: FaultOptions): FaultyStore 
       return store.get(key);
     },
 
+    ...(store.getRange === undefined
+      ? {}
+      : {
+          async getRange(key: string, offset: number, length: number): Promise<Uint8Array | null> {
+            if (shouldFail("get")) throw new InjectedFaultError("get", key, false);
+            return store.getRange!(key, offset, length);
+          },
+        }),
+
     async put(key: string, body: Uint8Array, putOpts?: PutOptions): Promise<{ etag: string }> {
       if (!shouldFail("put")) return store.put(key, body, putOpts);
       // Drawn even when the rate is 0 or 1 so the sequence stays aligned.

@@ -44,6 +44,14 @@ export function withLatency(store: ObjectStore, opts: LatencyOptions): ObjectSto
       await delay();
       return store.get(key);
     },
+    ...(store.getRange === undefined
+      ? {}
+      : {
+          async getRange(key: string, offset: number, length: number): Promise<Uint8Array | null> {
+            await delay();
+            return store.getRange!(key, offset, length);
+          },
+        }),
     async put(key: string, body: Uint8Array, putOpts?: PutOptions): Promise<{ etag: string }> {
       await delay();
       return store.put(key, body, putOpts);

@@ -18,8 +18,8 @@ const tempDir = useTempDirs("taquba-crash-");
 const durableIds = (lines: readonly string[]) => lines.filter((l) => l.startsWith("D ")).map((l) => l.slice(2));
 
 /** Runs the writer until it has reported `target` durable batches, then SIGKILLs it at a random moment. */
-async function runAndKill(dir: string, tag: string, target: number, extraDelayMs: number, paged: boolean): Promise<string[]> {
-  const writer = startScript(fixture, [dir, tag, "4", ...(paged ? ["paged"] : [])]);
+async function runAndKill(dir: string, tag: string, target: number, extraDelayMs: number, mode: Mode): Promise<string[]> {
+  const writer = startScript(fixture, [dir, tag, "4", ...(mode === "plain" ? [] : [mode])]);
   await writer.waitFor((lines) => durableIds(lines).length >= target);
   // Real time on purpose: the kill must land at an arbitrary point of the writer's IO.
   await new Promise((r) => setTimeout(r, extraDelayMs));
@@ -29,8 +29,11 @@ async function runAndKill(dir: string, tag: string, target: number, extraDelayMs
   return durableIds(writer.lines);
 }
 
+/** How the writer holds values: all in memory, paged with a cache that keeps nothing, or paged by block. */
+type Mode = "plain" | "paged" | "blocks";
+
 /** Kills the writer six times; after each kill, checks the durable state an unpaged reopen sees. */
-async function crashRounds(paged: boolean): Promise<void> {
+async function crashRounds(mode: Mode): Promise<void> {
   {
     const dir = await tempDir();
     const allDurable: string[] = [];
@@ -39,7 +42,7 @@ async function crashRounds(paged: boolean): Promise<void> {
     for (let round = 0; round < 6; round++) {
       const target = 20 + int(800);
       const delay = int(40);
-      allDurable.push(...(await runAndKill(dir, `r${round}`, target, delay, paged)));
+      allDurable.push(...(await runAndKill(dir, `r${round}`, target, delay, mode)));
 
       const engine = await Engine.open(new LocalStore(dir));
       const batches = new Map<string, number>();
@@ -75,10 +78,14 @@ async function crashRounds(paged: boolean): Promise<void> {
 
 describe("engine crash recovery", () => {
   it("recovers every durable commit and no half batch after SIGKILL, repeatedly", async () => {
-    await crashRounds(false);
+    await crashRounds("plain");
   }, 60_000);
 
   it("recovers the same with every value paged out and a cache that keeps nothing (compactions read old runs back)", async () => {
-    await crashRounds(true);
+    await crashRounds("paged");
+  }, 90_000);
+
+  it("recovers the same with values read back by block through a cache of a few blocks that reads ahead", async () => {
+    await crashRounds("blocks");
   }, 90_000);
 });

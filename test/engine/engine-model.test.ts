@@ -42,6 +42,17 @@ function byteOrder(model: Map<string, number>): string[] {
  */
 const PAGED: EngineOptions = { pageValues: { keyPrefixes: [""], minBytes: 0, cacheBytes: 0 } };
 
+/**
+ * Paging by block with read-ahead: every entry is a block of its own, a
+ * segment holds a few, and the cache keeps about two decoded blocks, so most
+ * reads miss while the misses that walk a segment read ahead.
+ */
+const PAGED_BLOCKS: EngineOptions = {
+  pageValues: { keyPrefixes: [""], minBytes: 0, cacheBytes: 400, readaheadBytes: 100 },
+  segmentBlockBytes: 1,
+  maxSegmentBytes: 48,
+};
+
 /** Warms the values of `keys` (see `Engine.warm`); returns once a synchronous read of each will succeed. */
 async function warmAll(engine: Engine, keys: Iterable<string>): Promise<void> {
   const list = [...keys];
@@ -138,6 +149,14 @@ describe("engine against a model map", () => {
 
   it("matches paged, with a fifth of all store calls failing", async () => {
     await checkAgainstModel(2, 40, undefined, PAGED);
+  });
+
+  it("matches paged by block, with small segments and a cache of about two blocks that reads ahead", async () => {
+    await checkAgainstModel(undefined, 100, undefined, PAGED_BLOCKS);
+  });
+
+  it("matches paged by block, with a fifth of all store calls failing", async () => {
+    await checkAgainstModel(3, 40, undefined, PAGED_BLOCKS);
   });
 
   it("replays the run where a reader opened while a checkpoint deleted the WAL it had listed (fast-check seed 507665202)", async () => {

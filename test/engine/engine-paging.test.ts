@@ -4,7 +4,17 @@
  * bounded segment cache; commits, compactions and reopens keep every value.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, MemoryStore, UnsupportedFormatError, WriteBatch, withCounting, withFaults, type EngineOptions } from "taquba";
+import {
+  Engine,
+  MemoryStore,
+  StoreCorruptedError,
+  UnsupportedFormatError,
+  WriteBatch,
+  withCounting,
+  withFaults,
+  type EngineOptions,
+  type ObjectStore,
+} from "taquba";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (v: Uint8Array | undefined) => (v === undefined ? undefined : new TextDecoder().decode(v));
@@ -177,6 +187,151 @@ describe("engine paged values", () => {
     const store = withCounting(new MemoryStore());
     await expect(Engine.open(store, { pageValues: { keyPrefixes: ["j/"], cacheBytes: Number.NaN } })).rejects.toThrow(/pageValues.cacheBytes/);
     await expect(Engine.open(store, { pageValues: { keyPrefixes: "j/" as unknown as string[] } })).rejects.toThrow(/keyPrefixes/);
+    expect(store.counts.puts + store.counts.gets + store.counts.lists).toBe(0);
+  });
+});
+
+describe("engine paged values read by block", () => {
+  // Segments of about 8 KiB in blocks of about 1 KiB: 8 values of 110 B per block.
+  const blocky = (cacheBytes: number, readaheadBytes: number, extra: EngineOptions = {}): EngineOptions => ({
+    pageValues: { keyPrefixes: ["j/"], minBytes: 64, cacheBytes, readaheadBytes },
+    checkpointWalObjects: 0,
+    maxSegmentBytes: 8 * 1024,
+    segmentBlockBytes: 1024,
+    ...extra,
+  });
+
+  /** A view of `store` without ranged reads: the engine falls back to whole gets. */
+  const withoutRanges = (store: ObjectStore): ObjectStore => ({
+    get: (key) => store.get(key),
+    put: (key, body, opts) => store.put(key, body, opts),
+    delete: (key) => store.delete(key),
+    list: (prefix, opts) => store.list(prefix, opts),
+  });
+
+  it("a cold read fetches the one block that holds the value, with a ranged read, not the segment", async () => {
+    const store = withCounting(new MemoryStore());
+    const engine = await Engine.open(store, blocky(1 << 20, 0));
+    const keys = keysOf(200);
+    await fill(engine, keys);
+    await engine.checkpoint();
+    store.reset();
+    await warmAll(engine, ["j/00100"]);
+    expect(dec(engine.get("j/00100"))).toBe(big("j/00100"));
+    // The writer knows the index of a segment it wrote: one read, of about one block.
+    expect(store.counts.gets).toBe(1);
+    expect(store.counts.bytesOut).toBeGreaterThan(500);
+    expect(store.counts.bytesOut).toBeLessThan(2048);
+    // A key of the same block reads without a fetch; one a few blocks away does not.
+    expect(engine.warm(["j/00101"])).toBeUndefined();
+    expect(engine.warm(["j/00130"])).toBeDefined();
+    expect(engine.stats.cacheMisses).toBe(1);
+    await engine.close();
+  });
+
+  it("after a reopen reads a segment's index once with a ranged read of its tail, then blocks", async () => {
+    const inner = new MemoryStore();
+    let engine = await Engine.open(inner, blocky(1 << 20, 0));
+    const keys = keysOf(200);
+    await fill(engine, keys);
+    await engine.checkpoint();
+    await engine.close();
+    const store = withCounting(inner);
+    engine = await Engine.open(store, blocky(1 << 20, 0));
+    store.reset();
+    await warmAll(engine, ["j/00003"]);
+    expect(store.counts.gets).toBe(2); // the index, then the block
+    await warmAll(engine, ["j/00050"]);
+    expect(store.counts.gets).toBe(3); // same segment: the index is known
+    for (const k of ["j/00003", "j/00050"]) expect(dec(engine.get(k))).toBe(big(k));
+    expect(engine.stats.segmentFetches).toBe(3);
+    await engine.close();
+  });
+
+  it("reads ahead when misses walk a segment in key order: far fewer reads than blocks, every value right", async () => {
+    const counted = async (readaheadBytes: number) => {
+      const store = withCounting(new MemoryStore());
+      const engine = await Engine.open(store, blocky(1 << 20, readaheadBytes));
+      const keys = keysOf(600);
+      await fill(engine, keys);
+      await engine.checkpoint();
+      store.reset();
+      for (const k of keys) {
+        await warmAll(engine, [k]);
+        expect(dec(engine.get(k))).toBe(big(k));
+      }
+      const gets = store.counts.gets;
+      await engine.close();
+      return gets;
+    };
+    const single = await counted(0);
+    const ahead = await counted(8 * 1024);
+    // 600 values of about 120 B in blocks of about 1 KiB: one read per block without read-ahead.
+    expect(single).toBeGreaterThanOrEqual(600 / 9);
+    expect(ahead).toBeLessThan(single / 3);
+  });
+
+  it("reads blocks through a store without ranged reads (whole gets, sliced)", async () => {
+    const inner = new MemoryStore();
+    const store = withCounting(withoutRanges(inner));
+    let engine = await Engine.open(store, blocky(1 << 20, 4096));
+    const keys = keysOf(300);
+    await fill(engine, keys);
+    await engine.checkpoint();
+    await engine.close();
+    engine = await Engine.open(store, blocky(1 << 20, 4096));
+    await warmAll(engine, keys);
+    for (const k of keys) expect(dec(engine.get(k))).toBe(big(k));
+    await engine.close();
+  });
+
+  it("a damaged block fails the warm-up with StoreCorruptedError naming the segment; other blocks still read", async () => {
+    const store = new MemoryStore();
+    const engine = await Engine.open(store, blocky(1 << 20, 0));
+    await fill(engine, keysOf(200));
+    await engine.checkpoint();
+    const segs: string[] = [];
+    for await (const o of store.list("seg/")) segs.push(o.key);
+    const first = segs.sort()[0]!;
+    const bytes = Uint8Array.from((await store.get(first))!.body);
+    bytes[20] = bytes[20]! ^ 1; // inside the first block
+    await store.put(first, bytes);
+    const err = await engine.warm(["j/00000"])!.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreCorruptedError);
+    expect((err as Error).message).toContain(first);
+    expect((err as Error).message).toMatch(/block 0 checksum mismatch/);
+    expect(() => engine.get("j/00000")).toThrow(/without warming it first/);
+    await warmAll(engine, ["j/00040"]);
+    expect(dec(engine.get("j/00040"))).toBe(big("j/00040"));
+    await engine.close();
+  });
+
+  it("a warm-up that fails part way releases what it loaded: the cache goes back within its budget", async () => {
+    const faulty = withFaults(new MemoryStore(), { failureRate: 0, seed: 3 });
+    const engine = await Engine.open(faulty, blocky(2048, 0, { retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 } }));
+    const keys = keysOf(400);
+    await fill(engine, keys);
+    await engine.checkpoint();
+    let failures = 0;
+    for (let round = 0; round < 20; round++) {
+      faulty.failureRate = 0.3;
+      const wanted = keys.filter((_, i) => i % 20 === round);
+      const p = engine.warm(wanted);
+      if (p !== undefined) await p.catch(() => failures++);
+      faulty.failureRate = 0;
+      await turn();
+      await turn();
+      expect(engine.stats.cacheBytes).toBeLessThanOrEqual(2048);
+    }
+    expect(failures).toBeGreaterThan(0);
+    await warmAll(engine, ["j/00399"]);
+    expect(dec(engine.get("j/00399"))).toBe(big("j/00399"));
+    await engine.close();
+  });
+
+  it("refuses bad read-ahead options before any IO", async () => {
+    const store = withCounting(new MemoryStore());
+    await expect(Engine.open(store, { pageValues: { keyPrefixes: ["j/"], readaheadBytes: -1 } })).rejects.toThrow(/pageValues.readaheadBytes/);
     expect(store.counts.puts + store.counts.gets + store.counts.lists).toBe(0);
   });
 });

@@ -71,6 +71,32 @@ export function describeStoreConformance(name: string, opts: ConformanceOptions)
       expect(dec((await store.get("k"))!.body)).toBe("abc");
     });
 
+    it("reads byte ranges: inside, clipped at the end, past the end, of an absent key, and refuses bad ranges", async () => {
+      const store = await opts.makeStore();
+      // Every store the project ships reads ranges; a store without it is read through a whole get.
+      expect(typeof store.getRange).toBe("function");
+      const bytes = new Uint8Array(70_000).map((_, i) => (i * 7 + 3) & 0xff);
+      await store.put("r/obj", bytes);
+      const range = async (offset: number, length: number) => [...((await store.getRange!("r/obj", offset, length)) ?? [])];
+      expect(await range(0, 1)).toEqual([bytes[0]]);
+      expect(await range(65_530, 100)).toEqual([...bytes.subarray(65_530, 65_630)]);
+      expect(await range(69_990, 100)).toEqual([...bytes.subarray(69_990)]);
+      expect(await range(70_000, 10)).toEqual([]);
+      expect(await store.getRange!("r/absent", 0, 10)).toBeNull();
+      // The returned bytes belong to the caller.
+      const got = (await store.getRange!("r/obj", 10, 4))!;
+      got[0] = got[0]! ^ 0xff;
+      expect(await range(10, 4)).toEqual([...bytes.subarray(10, 14)]);
+      for (const [offset, length] of [
+        [-1, 4],
+        [0, 0],
+        [1.5, 4],
+        [0, Number.NaN],
+      ] as const) {
+        await expect(store.getRange!("r/obj", offset, length)).rejects.toThrow(/getRange needs/);
+      }
+    });
+
     it("create-if-absent creates once and then fails with PreconditionFailedError, leaving the object", async () => {
       const store = await opts.makeStore();
       await store.put("once", enc("first"), { ifNoneMatch: "*" });

@@ -3,7 +3,8 @@
  * (withLatency) and request counting (withCounting).
  */
 import { describe, expect, it } from "vitest";
-import { MemoryStore, TaqubaError, ValidationError, withCounting, withFaults, withLatency } from "taquba";
+import { MemoryStore, StoreRequestError, TaqubaError, ValidationError, withCounting, withFaults, withLatency } from "taquba";
+import { rangeOfBody } from "../../runtime/store/object-store.js";
 import { InjectedFaultError } from "taquba/testing";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
@@ -154,5 +155,37 @@ describe("withCounting", () => {
     expect(store.counts).toEqual({ gets: 2, puts: 2, deletes: 1, lists: 1, bytesIn: 7, bytesOut: 5 });
     store.reset();
     expect(store.counts).toEqual({ gets: 0, puts: 0, deletes: 0, lists: 0, bytesIn: 0, bytesOut: 0 });
+  });
+});
+
+describe("ranged reads through the wrappers", () => {
+  it("withCounting counts a ranged read as a get of the bytes returned; withLatency and withFaults pass it through or fail it", async () => {
+    const inner = new MemoryStore();
+    await inner.put("a", bytes("hello world"));
+    const counted = withCounting(inner);
+    expect(new TextDecoder().decode((await counted.getRange!("a", 6, 5))!)).toBe("world");
+    expect(counted.counts).toMatchObject({ gets: 1, bytesOut: 5 });
+    const slow = withLatency(inner, { ms: 0 });
+    expect(new TextDecoder().decode((await slow.getRange!("a", 0, 5))!)).toBe("hello");
+    const faulty = withFaults(inner, { failureRate: 1, seed: 1, ops: ["get"] });
+    await expect(faulty.getRange!("a", 0, 5)).rejects.toMatchObject({ code: "INJECTED_FAULT", operation: "get" });
+    expect(faulty.injected).toBe(1);
+    // A store without ranged reads stays without them behind every wrapper.
+    const plain = { get: inner.get.bind(inner), put: inner.put.bind(inner), delete: inner.delete.bind(inner), list: inner.list.bind(inner) };
+    for (const w of [withCounting(plain), withLatency(plain, { ms: 0 }), withFaults(plain, { failureRate: 0 })]) expect(w.getRange).toBeUndefined();
+  });
+});
+
+describe("rangeOfBody", () => {
+  const body = Uint8Array.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  it("takes the range from where Content-Range says the body starts, or from a whole body without one", () => {
+    expect([...rangeOfBody("k", body.subarray(4, 7), "bytes 4-6/10", 4, 3)]).toEqual([4, 5, 6]);
+    // A server that ignored the range: the whole object, no Content-Range.
+    expect([...rangeOfBody("k", body, undefined, 4, 3)]).toEqual([4, 5, 6]);
+    expect([...rangeOfBody("k", body, undefined, 8, 5)]).toEqual([8, 9]);
+    // A server that announced a range but sent more of the object.
+    expect([...rangeOfBody("k", body, "bytes 0-9/10", 0, 1)]).toEqual([0]);
+    expect([...rangeOfBody("k", body.subarray(2), "bytes 2-9/*", 5, 2)]).toEqual([5, 6]);
+    expect(() => rangeOfBody("k", body.subarray(6), "bytes 6-9/10", 4, 3)).toThrow(StoreRequestError);
   });
 });
