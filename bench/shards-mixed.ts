@@ -117,6 +117,7 @@ async function worker(dir: string, id: string): Promise<void> {
 async function client(dir: string, tag: string, runs: number, concurrency: number, delayMs: number): Promise<void> {
   const c = await TaqubaClient.open(new LocalStore(dir), { name: NAME, queueName: STEPS, timeoutMs: 120_000 });
   let next = 0;
+  console.log(`start ${Date.now()}`);
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < runs) {
@@ -203,7 +204,6 @@ async function main(o: { runs: number; shards: number; workers: number; clients:
       console.log(`shards owned after ${Date.now() - settleFrom} ms`);
       const before = workers.map(lastCounts);
       const per = Math.ceil(o.runs / o.clients);
-      const t0 = Date.now();
       const clients = await Promise.all(
         Array.from({ length: o.clients }, (_, i) =>
           start(["--client", dir, `c${i}`, String(Math.min(per, o.runs - i * per)), String(o.concurrency), String(o.delay)], undefined),
@@ -219,6 +219,8 @@ async function main(o: { runs: number; shards: number; workers: number; clients:
         }
         await new Promise((r) => setTimeout(r, 50));
       }
+      // From the first submission (after the client processes started), not from their start-up.
+      const t0 = Math.min(...clients.map((c) => Number(c.lines.find((l) => l.startsWith("start "))!.slice(6))));
       const wall = Date.now() - t0;
       const lines = clients.flatMap((c) => c.lines.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>));
       const bad = lines.filter((l) => l.ok !== true);
