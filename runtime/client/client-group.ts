@@ -52,6 +52,7 @@ export interface GroupPort {
   request(shard: number, request: InboxRequest, what: string): Promise<AnswerValue>;
   /** Every member record under `prefix` on `shard`, as of its owner's last commit. */
   scan(shard: number, prefix: string): Promise<Array<{ key: string; value: Uint8Array }>>;
+  /** A member run's status, outcome or job outcome, read on its shard as of that shard's last `scan`. */
   status(runId: string): Promise<RunStatus | null>;
   outcome(runId: string): Promise<RunOutcome | null>;
   jobOutcome(runId: string): Promise<ResolvedOutcome<unknown, unknown> | "active" | "unknown">;

@@ -466,9 +466,14 @@ export class TaqubaClient {
           after = page.nextCursor;
         }
       },
-      status: (runId) => this.status(runId),
-      outcome: (runId) => this.outcome(runId),
-      jobOutcome: (runId) => (this.#runShard(runId as RunId) ?? this).#jobReader().outcome(runId) as ReturnType<GroupPort["jobOutcome"]>,
+      // Reads after a scan of the same shard: its view is as fresh as the scan, so no refresh per member.
+      status: async (runId) => (await (this.#runShard(runId as RunId) ?? this).#current())?.status(runId) ?? null,
+      outcome: async (runId) => (await (this.#runShard(runId as RunId) ?? this).#current())?.outcome(runId) ?? null,
+      jobOutcome: async (runId) => {
+        const c = this.#runShard(runId as RunId) ?? this;
+        const view = await c.#current();
+        return view === undefined ? "unknown" : readJobOutcome(view, c.#reader!, runId);
+      },
       cancel: (runId) => this.cancel(runId),
       pause: async (ms) => {
         const changes = parts.map((c) => c.#nextChange());
@@ -541,6 +546,11 @@ export class TaqubaClient {
       status: (jobId) => this.status(jobId),
       cancel: (jobId) => this.cancel(jobId),
     };
+  }
+
+  /** The view as last refreshed (opened when it never was); undefined while the owner has never written the store. */
+  async #current(): Promise<WorkflowView | undefined> {
+    return this.#reader === undefined ? this.#refreshed() : this.#view;
   }
 
   /** The view after a refresh of the reader; undefined while the owner has never written the store. */
