@@ -2,8 +2,9 @@
  * @module Benchmark: a sharded deployment end to end, in real processes.
  *
  * `--shards` shards (default 4) over a local directory, `--workers` worker
- * processes (default 3) sharing them with `runShardWorkers` (lease 3 s,
- * renewals 0.5 s, inbox listing every 100 ms besides the directory's change
+ * processes (default 3) sharing them with `runShardWorkers` (lease
+ * `--lease` ms, default 10,000, renewals every `--renew` ms, default
+ * 1,000; inbox listing every 100 ms besides the directory's change
  * notification), and `--clients` client processes (default 2) that submit
  * `--runs` runs in all (default 1,000), `--concurrency` in flight each:
  *
@@ -21,7 +22,7 @@
  * `withCounting`). With `--kill`, one worker is SIGKILLed when half the
  * runs have ended, and its shards are taken over by the others.
  *
- * Run: npx tsx bench/shards-mixed.ts [--runs 1000] [--shards 4] [--workers 3] [--clients 2] [--concurrency 25] [--delay 200] [--kill]
+ * Run: npx tsx bench/shards-mixed.ts [--runs 1000] [--shards 4] [--workers 3] [--clients 2] [--concurrency 25] [--delay 200] [--lease 10000] [--renew 1000] [--kill]
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { loadavg } from "node:os";
@@ -79,12 +80,12 @@ function buildRuntime(queue: Queue, store: ObjectStore): WorkflowRuntime {
 }
 
 /** A worker process: owns its share of the shards; prints its store request counts every 500 ms. */
-async function worker(dir: string, id: string): Promise<void> {
+async function worker(dir: string, id: string, leaseMs: number, renewMs: number): Promise<void> {
   const store = withCounting(new LocalStore(dir));
   const workers = await runShardWorkers(store, NAME, {
     processId: id,
-    leaseDurationMs: 3_000,
-    renewIntervalMs: 500,
+    leaseDurationMs: leaseMs,
+    renewIntervalMs: renewMs,
     logger: { error: (o, m) => console.error(m, o) },
     onChange: (shard, state) => console.log(`${state} ${shard} ${Date.now()}`),
     start: async ({ storeName, term }) => {
@@ -194,10 +195,22 @@ const lastCounts = (c: Child): Record<string, number> => {
   return {};
 };
 
-async function main(o: { runs: number; shards: number; workers: number; clients: number; concurrency: number; delay: number; kill: boolean }): Promise<void> {
+async function main(o: {
+  runs: number;
+  shards: number;
+  workers: number;
+  clients: number;
+  concurrency: number;
+  delay: number;
+  kill: boolean;
+  lease: number;
+  renew: number;
+}): Promise<void> {
   await withTempDir("taquba-bench-mixed-", async (dir) => {
     await createShards(new LocalStore(dir), NAME, o.shards);
-    const workers = await Promise.all(Array.from({ length: o.workers }, (_, i) => start(["--worker", dir, `w${i}`], "ready")));
+    const workers = await Promise.all(
+      Array.from({ length: o.workers }, (_, i) => start(["--worker", dir, `w${i}`, String(o.lease), String(o.renew)], "ready")),
+    );
     try {
       const settleFrom = Date.now();
       while (owned(workers) < o.shards) await new Promise((r) => setTimeout(r, 50));
@@ -226,7 +239,7 @@ async function main(o: { runs: number; shards: number; workers: number; clients:
       const bad = lines.filter((l) => l.ok !== true);
       const ids = new Set(lines.map((l) => l.runId));
       console.log(
-        `${o.runs} runs (signal, timer ${o.delay} ms, no-op), ${o.shards} shards, ${o.workers} worker processes, ${o.clients} client processes x ${o.concurrency} in flight${o.kill ? ", one worker SIGKILLed half way" : ""}`,
+        `${o.runs} runs (signal, timer ${o.delay} ms, no-op), ${o.shards} shards, ${o.workers} worker processes (lease ${o.lease} ms, renewals ${o.renew} ms), ${o.clients} client processes x ${o.concurrency} in flight${o.kill ? ", one worker SIGKILLed half way" : ""}`,
       );
       console.log(
         `  ${lines.length} ended (${ids.size} distinct), ${bad.length} wrong or failed; ${wall} ms first submission to last end, ${((lines.length * 1000) / wall).toFixed(1)} runs/s`,
@@ -267,11 +280,13 @@ const { values, positionals } = parseArgs({
     concurrency: { type: "string", default: "25" },
     delay: { type: "string", default: "200" },
     kill: { type: "boolean", default: false },
+    lease: { type: "string", default: "10000" },
+    renew: { type: "string", default: "1000" },
   },
 });
 if (values.worker) {
-  const [dir, id] = positionals as [string, string];
-  await worker(dir, id);
+  const [dir, id, lease, renew] = positionals as [string, string, string, string];
+  await worker(dir, id, Number(lease), Number(renew));
 } else if (values.client) {
   const [dir, tag, runs, conc, delay] = positionals as [string, string, string, string, string];
   await client(dir, tag, Number(runs), Number(conc), Number(delay));
@@ -285,6 +300,8 @@ if (values.worker) {
     concurrency: Number(values.concurrency),
     delay: Number(values.delay),
     kill: values.kill,
+    lease: Number(values.lease),
+    renew: Number(values.renew),
   });
   console.log(`load average after: ${load()}`);
 }
