@@ -12,6 +12,7 @@
  * Bad input is refused here, before anything is written, with the same
  * checks and errors as the runtime's.
  */
+import { setMaxListeners } from "node:events";
 import { decodeTime } from "ulid";
 import { ClosedError, PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 import type { HeaderValues, JobDefinition, JobHandle, JobSubmitOptions } from "../contract/job-definition.js";
@@ -140,6 +141,8 @@ export class TaqubaClient {
     this.#root = new PrefixedStore(store, `${this.#name}/`);
     this.#memos = new MemoStore(store, opts.memoPrefix ?? `${this.#q}-memo`);
     this.#timeoutMs = opts.timeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
+    // Every wait in flight listens for close (and stops listening when it ends): many concurrent waits are expected.
+    setMaxListeners(0, this.#closing.signal);
     const wake = () => {
       for (const w of [...this.#waiters]) w();
     };
