@@ -116,7 +116,8 @@ async function worker(dir: string, id: string, leaseMs: number, renewMs: number)
 
 /** A client process: submits its runs, signals the waiting ones, waits for all; one JSON line per run. */
 async function client(dir: string, tag: string, runs: number, concurrency: number, delayMs: number): Promise<void> {
-  const c = await TaqubaClient.open(new LocalStore(dir), { name: NAME, queueName: STEPS, timeoutMs: 120_000 });
+  // A request stays in the inbox until an owner applies it: wait long rather than give up during a takeover.
+  const c = await TaqubaClient.open(new LocalStore(dir), { name: NAME, queueName: STEPS, timeoutMs: 900_000 });
   let next = 0;
   console.log(`start ${Date.now()}`);
   await Promise.all(
@@ -223,6 +224,8 @@ async function main(o: {
         ),
       );
       let killed = false;
+      const handoffs = () => workers.reduce((n, w) => n + w.lines.filter((l) => l.startsWith("owner ")).length, 0);
+      const handoffsBefore = handoffs();
       const ended = () => clients.reduce((n, c) => n + c.lines.filter((l) => l.startsWith("{")).length, 0);
       while (!clients.every((c) => c.lines.includes("done"))) {
         if (o.kill && !killed && ended() >= o.runs / 2) {
@@ -236,7 +239,9 @@ async function main(o: {
       const t0 = Math.min(...clients.map((c) => Number(c.lines.find((l) => l.startsWith("start "))!.slice(6))));
       const wall = Date.now() - t0;
       const lines = clients.flatMap((c) => c.lines.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>));
-      const bad = lines.filter((l) => l.ok !== true);
+      const wrong = lines.filter((l) => l.ok === false);
+      const failed = lines.filter((l) => l.error !== undefined);
+      const bad = [...wrong, ...failed];
       const ids = new Set(lines.map((l) => l.runId));
       console.log(
         `${o.runs} runs (signal, timer ${o.delay} ms, no-op), ${o.shards} shards, ${o.workers} worker processes (lease ${o.lease} ms, renewals ${o.renew} ms), ${o.clients} client processes x ${o.concurrency} in flight${o.kill ? ", one worker SIGKILLed half way" : ""}`,
@@ -253,6 +258,7 @@ async function main(o: {
           .sort((a, b) => a - b);
         return v.length === 0 ? "-" : `p50 ${percentile(v, 50).toFixed(0)} ms, p99 ${percentile(v, 99).toFixed(0)} ms`;
       };
+      console.log(`  shard claims during the run (a lease lost or handed over, then claimed): ${handoffs() - handoffsBefore}`);
       for (const kind of ["signal", "timer", "noop"]) console.log(`  ${kind}: submission to end ${ms("endMs", (l) => l.kind === kind)}`);
       console.log(`  submission round trip ${ms("submitMs", () => true)}; signal round trip ${ms("signalMs", (l) => l.kind === "signal")}`);
       await new Promise((r) => setTimeout(r, 600));
