@@ -74,6 +74,18 @@ export interface ClientGroupSubmitOutcome {
   readonly members: ReadonlyArray<{ readonly key: string; readonly runId: RunId; readonly submission: ClientMemberSubmission }>;
 }
 
+/** One member as `ClientGroup.members` lists it. */
+export interface ClientGroupMember {
+  readonly key: string;
+  readonly runId: RunId;
+  /** The shard its run lives on (0 on an unsharded store). */
+  readonly shard: number;
+  /** `unsubmitted` while it is in the manifest on no shard; `pending` or `running` while active. */
+  readonly state: "unsubmitted" | "pending" | "running" | "succeeded" | "failed" | "cancelled";
+  readonly error?: string;
+  readonly terminatedAtMs?: number;
+}
+
 /**
  * A run group reached through `TaqubaClient.group(id)`: its members may be
  * on every shard of a sharded store. See the module documentation.
@@ -198,6 +210,37 @@ export class ClientGroup {
   /** The member keys in submission order; empty for a group with no manifest. */
   async keys(): Promise<string[]> {
     return (await this.#manifest())?.members.map((m) => m.key) ?? [];
+  }
+
+  /**
+   * The members in manifest order with their state, read from every shard
+   * (one LIST of member records per shard, one status read per active
+   * member); null for a group with no manifest.
+   */
+  async members(): Promise<ClientGroupMember[] | null> {
+    const manifest = await this.#manifest();
+    if (manifest === null) return null;
+    const records = await this.#records(this.#allShards());
+    return Promise.all(
+      manifest.members.map(async (m): Promise<ClientGroupMember> => {
+        const runId = memberRunId(this.#tag, m.key);
+        const shard = this.#port.shardOfRun(runId);
+        const r = records.get(m.key);
+        if (r === undefined) return { key: m.key, runId, shard, state: "unsubmitted" };
+        if (r.state === "active") {
+          const s = await this.#port.status(runId);
+          return { key: m.key, runId, shard, state: s?.state === "pending" ? "pending" : "running" };
+        }
+        return {
+          key: m.key,
+          runId,
+          shard,
+          state: r.state,
+          ...(r.error === undefined ? {} : { error: r.error }),
+          ...(r.terminatedAtMs === undefined ? {} : { terminatedAtMs: r.terminatedAtMs }),
+        };
+      }),
+    );
   }
 
   /** Counts the members by state over every shard; null for a group with no manifest. */

@@ -33,10 +33,16 @@ class Shards {
   #open(i: number): Promise<OwnerApp> {
     return openOwner(this.store, { name: shardStoreName("app", i), listIntervalMs: 20 });
   }
-  /** Stops shard `i`'s owner and opens a new one (a takeover, as far as the store sees it). */
+  /** Stops shard `i`'s owner and opens a new one. */
   async restart(i: number): Promise<void> {
     await this.owners[i]!.stop();
     this.owners[i] = await this.#open(i);
+  }
+  /** A new owner opens shard `i` while the old one still runs (it is fenced, as a process that lost its lease). */
+  async takeOver(i: number): Promise<void> {
+    const old = this.owners[i]!;
+    this.owners[i] = await this.#open(i);
+    await old.stop().catch(() => undefined);
   }
   async stop(): Promise<void> {
     await Promise.all(this.owners.map((o) => o.stop()));
@@ -67,58 +73,66 @@ function keysOnEveryShard(groupId: string, n: number): string[] {
 }
 
 describe("run groups across shards", () => {
-  it("submits members onto every shard and streams every member's result, through an owner restart", async () => {
-    const { shards, client } = await setUp();
-    const group = client.group("import-1");
-    const keys = keysOnEveryShard("import-1", 24);
-    // Half the members wait for a signal (routed with the member's run id), a few fail, the rest succeed at once.
-    const input = (k: string, i: number) => (i % 2 === 0 ? { wait: `pay:${group.runIdOf(k)}` } : i % 5 === 0 ? { fail: `bad ${k}` } : { k });
-    const out = await group.submit(keys.map((k, i) => ({ key: k, input: json(input(k, i)) })));
-    expect(out.submitted).toBe(keys.length);
-    expect(out.members.map((m) => m.key)).toEqual(keys);
-    expect(await group.keys()).toEqual(keys);
+  it.each(["restart", "takeOver"] as const)(
+    "submits members onto every shard and streams every member's result, through an owner %s",
+    async (how) => {
+      const { shards, client } = await setUp();
+      const group = client.group("import-1");
+      const keys = keysOnEveryShard("import-1", 24);
+      // Half the members wait for a signal (routed with the member's run id), a few fail, the rest succeed at once.
+      const input = (k: string, i: number) => (i % 2 === 0 ? { wait: `pay:${group.runIdOf(k)}` } : i % 5 === 0 ? { fail: `bad ${k}` } : { k });
+      const out = await group.submit(keys.map((k, i) => ({ key: k, input: json(input(k, i)) })));
+      expect(out.submitted).toBe(keys.length);
+      expect(out.members.map((m) => m.key)).toEqual(keys);
+      expect(await group.keys()).toEqual(keys);
 
-    const streamed: string[] = [];
-    const results = (async () => {
-      const got = [];
-      for await (const r of group.results()) {
-        streamed.push(r.key);
-        got.push(r);
+      const streamed: string[] = [];
+      const results = (async () => {
+        const got = [];
+        for await (const r of group.results()) {
+          streamed.push(r.key);
+          got.push(r);
+        }
+        return got;
+      })();
+      // Awaited below; a failed assertion before then must not leave it unhandled.
+      results.catch(() => undefined);
+      await expect.poll(() => streamed.length, { timeout: 20_000 }).toBe(keys.length / 2);
+      const st = await group.status();
+      expect(st).toMatchObject({ total: keys.length, unsubmitted: 0, succeeded: 10, failed: 2 });
+      expect(st!.pending + st!.running).toBe(12);
+      const listed = await group.members();
+      expect(listed!.map((m) => m.key)).toEqual(keys);
+      expect(listed!.filter((m) => m.state === "pending" || m.state === "running").map((m) => m.key)).toEqual(keys.filter((_, i) => i % 2 === 0));
+      expect(listed!.find((m) => m.key === "m5")).toMatchObject({ state: "failed", error: "bad m5", shard: group.shardOf("m5") });
+
+      // A shard's owner goes away and another opens it while members wait there.
+      const waiting = keys.filter((_, i) => i % 2 === 0);
+      const restarted = group.shardOf(waiting[0]!);
+      await shards[how](restarted);
+      for (const k of waiting) expect(await client.signal(`pay:${group.runIdOf(k)}`, enc.encode(`paid ${k}`))).toBe("delivered");
+
+      const all = await results;
+      expect(all.map((r) => r.key).sort()).toEqual([...keys].sort());
+      expect(new Set(all.map((r) => r.key)).size, "each member once").toBe(keys.length);
+      for (const [i, k] of keys.entries()) {
+        const r = all.find((x) => x.key === k)!;
+        if (i % 2 === 0) expect(dec.decode(r.outcome!.result!)).toBe(`paid ${k}`);
+        else if (i % 5 === 0) expect(r).toMatchObject({ status: "failed", error: `bad ${k}` });
+        else expect(r.status).toBe("succeeded");
       }
-      return got;
-    })();
-    // Awaited below; a failed assertion before then must not leave it unhandled.
-    results.catch(() => undefined);
-    await expect.poll(() => streamed.length, { timeout: 20_000 }).toBe(keys.length / 2);
-    const st = await group.status();
-    expect(st).toMatchObject({ total: keys.length, unsubmitted: 0, succeeded: 10, failed: 2 });
-    expect(st!.pending + st!.running).toBe(12);
+      expect(new Set(all.map((r) => group.shardOf(r.key))).size, "results from every shard").toBe(SHARDS);
+      expect(await group.status()).toMatchObject({ total: 24, unsubmitted: 0, pending: 0, running: 0, succeeded: 22, failed: 2, cancelled: 0 });
+      expect((await group.join()).map((r) => r.key)).toEqual(keys);
 
-    // A shard's owner goes away and another opens it while members wait there.
-    const waiting = keys.filter((_, i) => i % 2 === 0);
-    const restarted = group.shardOf(waiting[0]!);
-    await shards.restart(restarted);
-    for (const k of waiting) expect(await client.signal(`pay:${group.runIdOf(k)}`, enc.encode(`paid ${k}`))).toBe("delivered");
-
-    const all = await results;
-    expect(all.map((r) => r.key).sort()).toEqual([...keys].sort());
-    expect(new Set(all.map((r) => r.key)).size, "each member once").toBe(keys.length);
-    for (const [i, k] of keys.entries()) {
-      const r = all.find((x) => x.key === k)!;
-      if (i % 2 === 0) expect(dec.decode(r.outcome!.result!)).toBe(`paid ${k}`);
-      else if (i % 5 === 0) expect(r).toMatchObject({ status: "failed", error: `bad ${k}` });
-      else expect(r.status).toBe("succeeded");
-    }
-    expect(new Set(all.map((r) => group.shardOf(r.key))).size, "results from every shard").toBe(SHARDS);
-    expect(await group.status()).toMatchObject({ total: 24, unsubmitted: 0, pending: 0, running: 0, succeeded: 22, failed: 2, cancelled: 0 });
-    expect((await group.join()).map((r) => r.key)).toEqual(keys);
-
-    // Submitting again changes nothing: ended members are left alone (retryRun runs one again).
-    const again = await group.submit(keys.map((k, i) => ({ key: k, input: json(input(k, i)) })));
-    expect(again.submitted).toBe(0);
-    expect(again.members.every((m) => m.submission === "existing")).toBe(true);
-    await expect(group.submit([{ key: keys[1]!, input: json({ other: true }) }])).rejects.toMatchObject({ name: "InputMismatchError" });
-  }, 60_000);
+      // Submitting again changes nothing: ended members are left alone (retryRun runs one again).
+      const again = await group.submit(keys.map((k, i) => ({ key: k, input: json(input(k, i)) })));
+      expect(again.submitted).toBe(0);
+      expect(again.members.every((m) => m.submission === "existing")).toBe(true);
+      await expect(group.submit([{ key: keys[1]!, input: json({ other: true }) }])).rejects.toMatchObject({ name: "InputMismatchError" });
+    },
+    60_000,
+  );
 
   it("counts members a cut-short submission left out as unsubmitted, and resume submits them", async () => {
     const { store, client } = await setUp();
@@ -133,6 +147,7 @@ describe("run groups across shards", () => {
     });
     expect(typeof createdAtMs).toBe("number");
     expect(await group.status()).toMatchObject({ total: 16, unsubmitted: 12 });
+    expect((await group.members())!.filter((m) => m.state === "unsubmitted").map((m) => m.key)).toEqual(keys.slice(4));
     const resumed = await group.resume();
     expect(resumed.submitted).toBe(12);
     expect((await group.join()).map((r) => r.status)).toEqual(keys.map(() => "succeeded"));
@@ -176,6 +191,7 @@ describe("run groups across shards", () => {
     expect(await countObjects(store)).toBe(before);
     await expect(client.group("nothing").resume()).rejects.toMatchObject({ name: "GroupNotFoundError" });
     expect(await client.group("nothing").status()).toBeNull();
+    expect(await client.group("nothing").members()).toBeNull();
   }, 30_000);
 });
 
