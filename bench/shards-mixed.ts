@@ -247,7 +247,7 @@ async function main(o: {
         `${o.runs} runs (signal, timer ${o.delay} ms, no-op), ${o.shards} shards, ${o.workers} worker processes (lease ${o.lease} ms, renewals ${o.renew} ms), ${o.clients} client processes x ${o.concurrency} in flight${o.kill ? ", one worker SIGKILLed half way" : ""}`,
       );
       console.log(
-        `  ${lines.length} ended (${ids.size} distinct), ${bad.length} wrong or failed; ${wall} ms first submission to last end, ${((lines.length * 1000) / wall).toFixed(1)} runs/s`,
+        `  ${lines.length} ended (${ids.size} distinct), ${wrong.length} with a wrong result, ${failed.length} the client gave up on; ${wall} ms first submission to last end, ${((lines.length * 1000) / wall).toFixed(1)} runs/s`,
       );
       for (const b of bad.slice(0, 5)) console.log(`  wrong: ${JSON.stringify(b)}`);
       const ms = (k: string, f: (l: Record<string, unknown>) => boolean) => {
