@@ -328,6 +328,8 @@ export type { WebhookWorkerOptions, RunWebhookWorkerOptions } from "./webhooks/w
 // Clients in other processes (an inbox in the store, served by the owner)
 export { TaqubaClient, DEFAULT_CLIENT_TIMEOUT_MS, DEFAULT_CLIENT_POLL_MS, MIN_CLIENT_POLL_MS } from "./client/taquba-client.js";
 export type { TaqubaClientOptions } from "./client/taquba-client.js";
+export { ClientGroup, ClientJobGroup } from "./client/client-group.js";
+export type { ClientGroupMember, ClientGroupSubmitOutcome, ClientMemberSubmission } from "./client/client-group.js";
 export { serveClients, ClientInbox, DEFAULT_LIST_INTERVAL_MS, DEFAULT_APPLIED_RETENTION_MS } from "./client/inbox-server.js";
 export type { ServeClientsOptions, InboxStats } from "./client/inbox-server.js";
 export { TimeoutError } from "./client/client-errors.js";

@@ -12,6 +12,7 @@ import { openStore } from "../../runtime/store/open-store.js";
 import type { ObjectStore } from "../../runtime/store/object-store.js";
 import { MemoStore } from "../../runtime/workflow/memo/memo.js";
 import { WorkflowView } from "../../runtime/workflow/runs/workflow-view.js";
+import { readShardLayout, shardOfRun, shardStoreName } from "../../runtime/client/shard-route.js";
 
 /** Where the operator tools point. */
 export interface SessionOptions {
@@ -40,6 +41,7 @@ export class OperatorSession {
   #reader: Promise<QueueReader> | undefined;
   #view: WorkflowView | undefined;
   #client: Promise<TaqubaClient> | undefined;
+  #shards: Promise<OperatorSession[] | undefined> | undefined;
 
   constructor(options: SessionOptions) {
     this.options = options;
@@ -81,9 +83,42 @@ export class OperatorSession {
     for await (const _ of root.list("db/manifest/")) {
       return QueueReader.open(this.store(), this.options.name);
     }
+    const shards = await this.shards();
+    if (shards !== undefined) {
+      throw new NoSuchStoreError(
+        `${JSON.stringify(this.options.name)} is split into ${shards.length} shards: this command reads one queue store, so name a shard with --name ${this.options.name}/shards/<0..${shards.length - 1}>`,
+      );
+    }
     throw new NoSuchStoreError(
       `no queue store named ${JSON.stringify(this.options.name)} in ${this.options.storeUrl}: check --name (the name given to Queue.open) and the store URL`,
     );
+  }
+
+  /**
+   * On a sharded store, one session per shard (sharing this one's store);
+   * undefined when the store is not sharded. Read once per session.
+   */
+  shards(): Promise<OperatorSession[] | undefined> {
+    this.#shards ??= readShardLayout(this.store(), this.options.name).then((layout) =>
+      layout === undefined
+        ? undefined
+        : Array.from(
+            { length: layout.shards },
+            (_, i) => new OperatorSession({ ...this.options, name: shardStoreName(this.options.name, i), store: this.store() }),
+          ),
+    );
+    return this.#shards;
+  }
+
+  /** Whether the store is split into shards. */
+  async sharded(): Promise<boolean> {
+    return (await this.shards()) !== undefined;
+  }
+
+  /** The session of the shard of run `runId` on a sharded store; this session otherwise. */
+  async forRun(runId: string): Promise<OperatorSession> {
+    const shards = await this.shards();
+    return shards === undefined ? this : shards[shardOfRun(runId, shards.length)]!;
   }
 
   /** Status and outcome of runs, over the reader. */
@@ -112,9 +147,15 @@ export class OperatorSession {
   async close(): Promise<void> {
     const reader = this.#reader;
     const client = this.#client;
+    const shards = this.#shards;
     this.#reader = undefined;
     this.#client = undefined;
-    await Promise.all([reader?.then((r) => r.close()).catch(() => undefined), client?.then((c) => c.close()).catch(() => undefined)]);
+    this.#shards = undefined;
+    await Promise.all([
+      reader?.then((r) => r.close()).catch(() => undefined),
+      client?.then((c) => c.close()).catch(() => undefined),
+      shards?.then((list) => Promise.all((list ?? []).map((s) => s.close()))).catch(() => undefined),
+    ]);
   }
 }
 

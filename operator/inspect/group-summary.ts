@@ -51,13 +51,31 @@ async function memberRecords(reader: QueueReader, queueName: string, tag: string
 }
 
 /** The group `groupId`, or null when it has no manifest (never submitted, or forgotten). */
-export async function readGroupSummary(view: WorkflowView, reader: QueueReader, memos: MemoStore, groupId: string): Promise<GroupSummary | null> {
+export function readGroupSummary(view: WorkflowView, reader: QueueReader, memos: MemoStore, groupId: string): Promise<GroupSummary | null> {
+  return readGroupSummaryOver([{ view, reader }], () => 0, memos, groupId);
+}
+
+/** One shard's reads (undefined for a shard no owner ever opened). */
+export type GroupSummaryPart = { readonly view: WorkflowView; readonly reader: QueueReader } | undefined;
+
+/**
+ * The group `groupId` of a sharded store: its manifest (one for the whole
+ * group), and its member records and runs from every shard; `shardOf`
+ * names a member run's shard.
+ */
+export async function readGroupSummaryOver(
+  parts: readonly GroupSummaryPart[],
+  shardOf: (runId: string) => number,
+  memos: MemoStore,
+  groupId: string,
+): Promise<GroupSummary | null> {
   const tag = groupTag(groupId);
   const key = manifestKey(memos.prefix, tag);
   const found = await memos.store.get(key);
   if (found === null) return null;
   const manifest = decodeManifest(found.body, key);
-  const records = await memberRecords(reader, view.queueName, tag);
+  const records = new Map<string, GroupMemberRecord>();
+  for (const p of parts) if (p !== undefined) for (const [k, r] of await memberRecords(p.reader, p.view.queueName, tag)) records.set(k, r);
   const counts: Record<MemberState, number> = { unsubmitted: 0, pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
   const members: GroupMemberRow[] = [];
   for (const [i, m] of manifest.members.entries()) {
@@ -68,7 +86,7 @@ export async function readGroupSummary(view: WorkflowView, reader: QueueReader, 
     else if (r.state !== "active") state = r.state;
     else {
       // The reader holds the state in memory: a status per active member costs no request.
-      const s = await view.status(runId);
+      const s = await parts[shardOf(runId)]?.view.status(runId);
       state = s?.state === "pending" ? "pending" : "running";
     }
     counts[state]++;

@@ -16,7 +16,8 @@ import type { ListRunsOptions, RunPage } from "../../runtime/workflow/runs/run-l
 import type { RetryOutcome, RetryRunOptions, SignalOutcome } from "../../runtime/workflow/runs/run-types.js";
 import type { WorkflowView } from "../../runtime/workflow/runs/workflow-view.js";
 import { HEADER_RUN_ID } from "../../runtime/workflow/records/reserved.js";
-import { readGroupSummary, type GroupSummary } from "./group-summary.js";
+import { readGroupSummary, readGroupSummaryOver, type GroupSummary } from "./group-summary.js";
+import { shardOfRun } from "../../runtime/client/shard-route.js";
 import { listDeadLetters, type DeadLetterPage } from "./job-listing.js";
 import { readQueueHealth, type QueueHealth } from "./queue-health.js";
 import { readRunDetail, withHistory, type RunDetail } from "./run-detail.js";
@@ -44,6 +45,8 @@ export interface OperationsSource {
   view(fresh?: boolean): Promise<WorkflowView>;
   memos(): MemoStore;
   client(): Promise<TaqubaClient>;
+  /** On a sharded store, the source of each shard; undefined (or absent) when not sharded. */
+  shards?(): Promise<readonly OperationsSource[] | undefined>;
 }
 
 /** A run cancellation's result: whether the owner recorded it. */
@@ -65,21 +68,30 @@ export class Operations {
     return readQueueHealth(this.#src.store(), this.#src.name, await this.#src.reader(), this.#now());
   }
 
+  /** Whether the store is sharded: listings then merge every shard through the client. */
+  async #sharded(): Promise<readonly OperationsSource[] | undefined> {
+    return this.#src.shards?.();
+  }
+
   async runs(opts: ListRunsOptions): Promise<RunPage> {
+    if ((await this.#sharded()) !== undefined) return (await this.#src.client()).listRuns(opts);
     return (await this.#src.view()).listRuns(opts);
   }
 
   /** Typed jobs by job name, as `JobRunner.listJobs` lists them. */
   async jobs(opts: ListJobRunsOptions): Promise<RunPage> {
+    if ((await this.#sharded()) !== undefined) return (await this.#src.client()).listJobs(opts);
     return listJobRuns(await this.#src.view(), opts);
   }
 
   /** Runs whose current step waits for a signal, with the key and deadline. */
   async waiting(opts: { cursor?: string; limit?: number }): Promise<RunPage> {
-    return (await this.#src.view()).listRuns({ ...opts, state: "awaiting_signal" });
+    return this.runs({ ...opts, state: "awaiting_signal" });
   }
 
   async run(runId: string): Promise<RunDetail | null> {
+    const shards = await this.#sharded();
+    if (shards !== undefined) return new Operations(shards[shardOfRun(runId, shards.length)]!, this.#now).run(runId);
     const view = await this.#src.view();
     const detail = await readRunDetail(view, await this.#src.reader(), runId);
     if (detail === null) return null;
@@ -91,11 +103,25 @@ export class Operations {
   }
 
   async groups(opts: ListGroupsOptions): Promise<GroupPage> {
+    if ((await this.#sharded()) !== undefined) return (await this.#src.client()).listGroups(opts);
     return (await this.#src.view()).listGroups(opts);
   }
 
+  /** A group's summary; on a sharded store its members are read from every shard (a shard no owner ever opened holds none). */
   async group(groupId: string): Promise<GroupSummary | null> {
-    return readGroupSummary(await this.#src.view(), await this.#src.reader(), this.#src.memos(), groupId);
+    const shards = await this.#sharded();
+    if (shards === undefined) return readGroupSummary(await this.#src.view(), await this.#src.reader(), this.#src.memos(), groupId);
+    const parts = await Promise.all(
+      shards.map(async (s) => {
+        try {
+          return { view: await s.view(), reader: await s.reader() };
+        } catch (e) {
+          if (e instanceof Error && e.name === "NoSuchStoreError") return undefined;
+          throw e;
+        }
+      }),
+    );
+    return readGroupSummaryOver(parts, (runId) => shardOfRun(runId, shards.length), this.#src.memos(), groupId);
   }
 
   async cancel(runId: string): Promise<CancelResult> {

@@ -274,7 +274,24 @@ export class ClientInbox {
       case "requeueDead":
         // The mark commits with the requeue; a job that is not dead commits nothing and answers false again on a replay.
         return this.#queue.requeueDead(r.jobId, markEffects(mark<boolean>(), true));
+      case "groupManifest":
+        // An object write that changes nothing when applied again: no mark.
+        return this.#runtime.group(r.groupId).recordShardedManifest(r.members, r.options);
+      case "groupMembers":
+        return this.#groupMembers(r, mark<readonly string[]>());
     }
+  }
+
+  /**
+   * Submits one shard's members of a group spanning shards. Each member is
+   * its own commit; a replay after a crash part way leaves every member
+   * with a record alone, so none runs twice. The mark, written last, keeps
+   * the first application's answer for a replay after it.
+   */
+  async #groupMembers(r: Extract<InboxRequest, { op: "groupMembers" }>, mark: AppliedMark<readonly string[]>): Promise<readonly string[]> {
+    const submitted = await this.#runtime.group(r.groupId).submitShardMembers(r.members, r.options, r.createdAtMs);
+    await this.#queue.kvPut(mark.key, mark.encode(submitted));
+    return submitted;
   }
 
   async #deadLetter(name: string, key: string, body: Uint8Array, reason: string): Promise<void> {

@@ -23,10 +23,27 @@ export type InboxRequest =
   | { readonly op: "clearSignal"; readonly key: string }
   | { readonly op: "cancel"; readonly runId: string }
   | { readonly op: "retry"; readonly runId: string; readonly fromStep?: number; readonly job?: boolean }
-  | { readonly op: "requeueDead"; readonly jobId: string };
+  | { readonly op: "requeueDead"; readonly jobId: string }
+  | { readonly op: "groupManifest"; readonly groupId: string; readonly members: readonly GroupMemberInput[]; readonly options?: RunOptions }
+  | {
+      readonly op: "groupMembers";
+      readonly groupId: string;
+      readonly createdAtMs: number;
+      readonly members: readonly GroupMemberInput[];
+      readonly options?: RunOptions;
+    };
 
-/** What an applied request answered. */
-export type AnswerValue = SubmitOutcome | SignalOutcome | RetryOutcome | boolean;
+/** A group member as a request carries it. */
+export interface GroupMemberInput {
+  readonly key: string;
+  readonly input: Uint8Array;
+}
+
+/**
+ * What an applied request answered: a group manifest answers the group's
+ * creation time, a group's members on one shard the keys submitted now.
+ */
+export type AnswerValue = SubmitOutcome | SignalOutcome | RetryOutcome | boolean | number | readonly string[];
 
 /** An error the owner answered with, as the client rebuilds it. */
 export interface AnsweredError {
@@ -129,6 +146,14 @@ function kvOps(v: unknown): KvOp[] {
   });
 }
 
+function groupMembers(v: unknown): GroupMemberInput[] {
+  if (!Array.isArray(v)) fail(`field "members" must be a list`);
+  return v.map((x, i) => {
+    const m = map(x, `members[${i}]`);
+    return { key: str(m, "key"), input: bytes(m, "input") };
+  });
+}
+
 /** Decodes a request object; throws `MalformedRequestError` naming what is wrong. */
 export function decodeRequest(body: Uint8Array): InboxRequest {
   let raw: unknown;
@@ -170,13 +195,32 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
     }
     case "requeueDead":
       return { op: "requeueDead", jobId: str(m, "jobId") };
+    case "groupManifest":
+      return {
+        op: "groupManifest",
+        groupId: str(m, "groupId"),
+        members: groupMembers(m["members"]),
+        ...(m["options"] === undefined ? {} : { options: runOptions(m["options"]) }),
+      };
+    case "groupMembers": {
+      const createdAtMs = optNumber(m, "createdAtMs");
+      if (createdAtMs === undefined) fail(`field "createdAtMs" must be a number`);
+      return {
+        op: "groupMembers",
+        groupId: str(m, "groupId"),
+        createdAtMs,
+        members: groupMembers(m["members"]),
+        ...(m["options"] === undefined ? {} : { options: runOptions(m["options"]) }),
+      };
+    }
     default:
       return fail(`unknown operation ${JSON.stringify(m["op"])}`);
   }
 }
 
 function isAnswerValue(v: unknown): v is AnswerValue {
-  if (v === "delivered" || v === "buffered" || typeof v === "boolean") return true;
+  if (v === "delivered" || v === "buffered" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v))) return true;
+  if (Array.isArray(v)) return v.every((x) => typeof x === "string");
   const m = v as Record<string, unknown> | null;
   if (m === null || typeof m !== "object" || typeof m["runId"] !== "string" || typeof m["jobId"] !== "string") return false;
   return typeof m["newlySubmitted"] === "boolean" || (typeof m["step"] === "number" && Number.isInteger(m["step"]));

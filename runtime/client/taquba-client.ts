@@ -12,6 +12,7 @@
  * Bad input is refused here, before anything is written, with the same
  * checks and errors as the runtime's.
  */
+import { setMaxListeners } from "node:events";
 import { decodeTime } from "ulid";
 import { ClosedError, PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 import type { HeaderValues, JobDefinition, JobHandle, JobSubmitOptions } from "../contract/job-definition.js";
@@ -45,7 +46,11 @@ import { answerKey, inboxPrefix, requestIds, requestKey } from "./inbox-layout.j
 import { decodeAnswer, encodeRequest, MalformedRequestError, rebuildError, type AnswerValue, type InboxAnswer, type InboxRequest } from "./request-codec.js";
 import { watchPrefix } from "./store-watch.js";
 import { keyedJobRunId } from "../jobs/job-codec.js";
-import { readShardLayout, shardOfRun, shardOfSignal, shardStoreName } from "./shard-route.js";
+import { readShardLayout, shardOfRun, shardOfSignal, shardStoreName, stableHash } from "./shard-route.js";
+import { ClientGroup, ClientJobGroup, type GroupPort } from "./client-group.js";
+import { mergeGroupPages, mergeRunPages } from "./shard-listing.js";
+import { scanOf } from "../workflow/runs/list-runs.js";
+import { DEFAULT_GROUP_LIMIT } from "../workflow/groups/group-index.js";
 
 /** Default time a command waits for the owner's answer. */
 export const DEFAULT_CLIENT_TIMEOUT_MS = 30_000;
@@ -136,6 +141,8 @@ export class TaqubaClient {
     this.#root = new PrefixedStore(store, `${this.#name}/`);
     this.#memos = new MemoStore(store, opts.memoPrefix ?? `${this.#q}-memo`);
     this.#timeoutMs = opts.timeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
+    // Every wait in flight listens for close (and stops listening when it ends): many concurrent waits are expected.
+    setMaxListeners(0, this.#closing.signal);
     const wake = () => {
       for (const w of [...this.#waiters]) w();
     };
@@ -173,6 +180,11 @@ export class TaqubaClient {
   /** The client of the shard of run `runId`, on a sharded store. */
   #runShard(runId: string): TaqubaClient | undefined {
     return this.#shards?.[shardOfRun(runId, this.#shards.length)];
+  }
+
+  /** How many shards the store has: 1 for a store that is not sharded. */
+  get shardCount(): number {
+    return this.#shards?.length ?? 1;
   }
 
   /** The step queue whose runs this client reaches. */
@@ -357,30 +369,125 @@ export class TaqubaClient {
     return view === undefined ? null : view.outcome(id);
   }
 
-  /** One page of the step queue's runs, newest first, as of the owner's last durable commit (see `WorkflowView.listRuns`). */
+  /**
+   * One page of the step queue's runs, newest first, as of the owner's last
+   * durable commit (see `WorkflowView.listRuns`). On a sharded store the
+   * page merges every shard's, and its cursor continues all of them.
+   */
   async listRuns(opts: ListRunsOptions = {}): Promise<RunPage> {
-    checkListOptions(opts);
+    const checked = checkListOptions(opts);
+    if (this.#shards !== undefined) {
+      const shards = this.#shards;
+      return mergeRunPages(shards.length, checked.limit, checked.cursor, scanOf(checked), (i, cursor) =>
+        shards[i]!.listRuns({ ...opts, ...(cursor === undefined ? {} : { cursor }) }),
+      );
+    }
     const view = await this.#refreshed();
     return view === undefined ? { runs: [] } : view.listRuns(opts);
   }
 
-  /** One page of the step queue's typed jobs, newest first (see `JobRunner.listJobs`). */
+  /** One page of the step queue's typed jobs, newest first (see `JobRunner.listJobs`); merged over the shards of a sharded store. */
   async listJobs(opts: ListJobRunsOptions = {}): Promise<RunPage> {
+    if (this.#shards !== undefined) {
+      if (opts === null || typeof opts !== "object" || Array.isArray(opts)) throw new ValidationError("listJobs takes an options object");
+      const { job, ...rest } = opts;
+      const checked = checkListOptions({ ...rest, ...(job === undefined ? {} : { workflow: job }) }, "listJobs");
+      const shards = this.#shards;
+      return mergeRunPages(shards.length, checked.limit, checked.cursor, scanOf(checked), (i, cursor) =>
+        shards[i]!.listJobs({ ...opts, ...(cursor === undefined ? {} : { cursor }) }),
+      );
+    }
     const view = await this.#refreshed();
     return view === undefined ? { runs: [] } : listJobRuns(view, opts);
   }
 
-  /** The run's history step by step, or null for an unknown run (see `WorkflowView.inspectRun`). */
+  /** The run's history step by step, or null for an unknown run (see `WorkflowView.inspectRun`); read on the run's shard. */
   async inspectRun(runId: RunId | string): Promise<RunHistory | null> {
     const id = RunId.parse(runId);
+    const shard = this.#runShard(id);
+    if (shard !== undefined) return shard.inspectRun(id);
     const view = await this.#refreshed();
     return view === undefined ? null : view.inspectRun(id);
   }
 
-  /** One page of the step queue's run groups with member counts (see `WorkflowView.listGroups`). */
+  /**
+   * One page of the step queue's run groups with member counts (see
+   * `WorkflowView.listGroups`). On a sharded store a group with members on
+   * several shards is one row with the counts of all of them.
+   */
   async listGroups(opts: ListGroupsOptions = {}): Promise<GroupPage> {
+    if (this.#shards !== undefined) {
+      if (opts === null || typeof opts !== "object" || Array.isArray(opts)) throw new ValidationError("listGroups takes an options object");
+      const shards = this.#shards;
+      const limit = opts.limit ?? DEFAULT_GROUP_LIMIT;
+      // The first shard checks the limit as an unsharded listing does.
+      return mergeGroupPages(shards.length, limit, opts.cursor, (i, cursor) => shards[i]!.listGroups({ ...opts, ...(cursor === undefined ? {} : { cursor }) }));
+    }
     const view = await this.#refreshed();
     return view === undefined ? { groups: [] } : view.listGroups(opts);
+  }
+
+  // ---- groups: members on every shard ----------------------------------
+
+  /**
+   * The run group `id`, reached through the owners (see `ClientGroup`). On
+   * a sharded store its members run on every shard; its manifest is kept
+   * by the owner of the group's home shard. Naming a group writes nothing.
+   */
+  group(id: string): ClientGroup {
+    return new ClientGroup(this.#groupPort(), id);
+  }
+
+  /** The job group `id` of jobs of `definition` (see `ClientJobGroup`); the owners must serve a `JobRunner`. */
+  jobGroup<Name extends string, Input, Output, Err, Headers extends HeaderValues>(
+    id: string,
+    definition: JobDefinition<Name, Input, Output, Err, Headers>,
+  ): ClientJobGroup<Input, Output, Err, Headers> {
+    return new ClientJobGroup(this.#groupPort(), id, definition);
+  }
+
+  #groupPort(): GroupPort {
+    const parts: readonly TaqubaClient[] = this.#shards ?? [this];
+    const n = parts.length;
+    return {
+      shards: n,
+      queueName: this.#q,
+      memos: this.#memos,
+      pollMs: this.#pollMs,
+      shardOfRun: (runId) => (n === 1 ? 0 : shardOfRun(runId, n)),
+      homeOf: (groupId) => stableHash(groupId) % n,
+      request: (i, request, what) => parts[i]!.#request(request, what),
+      scan: async (i, prefix) => {
+        const c = parts[i]!;
+        const view = await c.#refreshed();
+        if (view === undefined) return [];
+        const out: Array<{ key: string; value: Uint8Array }> = [];
+        for (let after: string | undefined; ; ) {
+          const page = await c.#reader!.kvScan(prefix, { limit: 1000, ...(after === undefined ? {} : { after }) });
+          out.push(...page.entries);
+          if (page.nextCursor === undefined) return out;
+          after = page.nextCursor;
+        }
+      },
+      // Reads after a scan of the same shard: its view is as fresh as the scan, so no refresh per member.
+      status: async (runId) => (await (this.#runShard(runId as RunId) ?? this).#current())?.status(runId) ?? null,
+      outcome: async (runId) => (await (this.#runShard(runId as RunId) ?? this).#current())?.outcome(runId) ?? null,
+      jobOutcome: async (runId) => {
+        const c = this.#runShard(runId as RunId) ?? this;
+        const view = await c.#current();
+        return view === undefined ? "unknown" : readJobOutcome(view, c.#reader!, runId);
+      },
+      cancel: (runId) => this.cancel(runId),
+      pause: async (ms) => {
+        const changes = parts.map((c) => c.#nextChange());
+        try {
+          await this.#sleep(ms, Promise.race(changes.map((c) => c.promise)));
+        } finally {
+          for (const c of changes) c.dispose();
+        }
+      },
+      checkOpen: () => this.#checkOpen(),
+    };
   }
 
   /** Waits until the run terminates. Throws `RunNotFoundError` for a run with no record. */
@@ -442,6 +549,11 @@ export class TaqubaClient {
       status: (jobId) => this.status(jobId),
       cancel: (jobId) => this.cancel(jobId),
     };
+  }
+
+  /** The view as last refreshed (opened when it never was); undefined while the owner has never written the store. */
+  async #current(): Promise<WorkflowView | undefined> {
+    return this.#reader === undefined ? this.#refreshed() : this.#view;
   }
 
   /** The view after a refresh of the reader; undefined while the owner has never written the store. */

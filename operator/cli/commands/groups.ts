@@ -2,11 +2,52 @@
  * @module `taquba groups show <groupId>`: a run group's members counted by
  * state, and the first of them with their runs.
  */
-import { readGroupSummary } from "../../inspect/group-summary.js";
+import { Operations } from "../../inspect/operations.js";
 import { EXIT } from "../exit-codes.js";
 import { clean, formatTime, table, toJson } from "../output.js";
-import type { Command } from "../registry.js";
+import { stringOption, type Command } from "../registry.js";
+import { positiveInt } from "../session.js";
 import { block, stateCell } from "../render.js";
+
+const list: Command = {
+  path: ["groups", "list"],
+  operands: "",
+  arity: [0, 0],
+  summary: "the step queue's run and job groups, newest first, with member counts (every shard of a sharded store)",
+  options: {
+    limit: { type: "string", value: "N", description: "most groups (1 to 100, default 20)" },
+    cursor: { type: "string", value: "CURSOR", description: "continue from a previous page (printed at the end of a full page)" },
+  },
+  async run(ctx) {
+    const { io, json } = ctx;
+    const limit = positiveInt("limit", stringOption(ctx, "limit"), 100);
+    const cursor = stringOption(ctx, "cursor");
+    const page = await new Operations(ctx.session).groups({ ...(limit === undefined ? {} : { limit }), ...(cursor === undefined ? {} : { cursor }) });
+    if (json) {
+      io.out(toJson(page));
+      return EXIT.ok;
+    }
+    if (page.groups.length === 0) io.out("no groups");
+    else
+      io.out(
+        table(
+          io,
+          ["GROUP", "CREATED", "MEMBERS", "ACTIVE", "SUCCEEDED", "FAILED", "CANCELLED"],
+          page.groups.map((g) => [
+            clean(g.groupId),
+            formatTime(g.createdAtMs),
+            String(g.members.total),
+            String(g.members.active),
+            String(g.members.succeeded),
+            g.members.failed > 0 ? { text: String(g.members.failed), tone: "bad" as const } : "0",
+            String(g.members.cancelled),
+          ]),
+        ),
+      );
+    if (page.nextCursor !== undefined) io.out(`\nmore: --cursor ${page.nextCursor}`);
+    return EXIT.ok;
+  },
+};
 
 const show: Command = {
   path: ["groups", "show"],
@@ -15,8 +56,7 @@ const show: Command = {
   summary: "a run group's member counts by state and its members' runs",
   async run({ io, json, session, operands }) {
     const groupId = operands[0]!;
-    const reader = await session.reader();
-    const g = await readGroupSummary(await session.view(), reader, session.memos(), groupId);
+    const g = await new Operations(session).group(groupId);
     if (g === null) {
       io.err(`no run group ${JSON.stringify(clean(groupId))} in this step queue: never submitted, or forgotten`);
       return EXIT.notFound;
@@ -49,4 +89,4 @@ const show: Command = {
   },
 };
 
-export const groupsCommands: readonly Command[] = [show];
+export const groupsCommands: readonly Command[] = [list, show];

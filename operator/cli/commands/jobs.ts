@@ -45,8 +45,9 @@ const show: Command = {
   summary: "a typed job's outcome (output or error) and its run's timeline",
   async run({ io, json, session, operands }) {
     const jobId = operands[0]!;
-    const reader = await session.reader();
-    const view = await session.view();
+    const shard = await session.forRun(jobId);
+    const reader = await shard.reader();
+    const view = await shard.view();
     const [detail, outcome] = await Promise.all([new Operations(session).run(jobId), readJobOutcome<unknown, unknown>(view, reader, jobId)]);
     if (detail === null || outcome === "unknown") {
       io.err(`no record of job ${JSON.stringify(clean(jobId))}: it was never submitted to this step queue, or it ended and was swept`);

@@ -119,7 +119,7 @@ const cancel: Command = {
   summary: "request the run's cancellation (the owner applies it; a running step sees it when it settles)",
   async run({ io, json, session, operands }) {
     const runId = operands[0]!;
-    const status = await (await session.view()).status(runId);
+    const status = await (await (await session.forRun(runId)).view()).status(runId);
     if (status === null) {
       io.err(`no record of run ${JSON.stringify(clean(runId))}: nothing to cancel`);
       return EXIT.notFound;

@@ -72,18 +72,39 @@ export interface GroupStatus {
   readonly cancelled: number;
 }
 
+/** A submission that leaves ended members alone reports them as such. */
+interface LeftAloneOutcome {
+  readonly groupId: string;
+  readonly submitted: number;
+  readonly members: ReadonlyArray<{ readonly key: string; readonly runId: RunId; readonly submission: MemberSubmission | "ended" }>;
+}
+
 /** Member submissions in flight at once. */
 const SUBMIT_CONCURRENCY = 16;
 const MAX_ID_BYTES = MAX_GROUP_KEY_BYTES;
 
-function checkText(what: string, s: unknown): string {
+/** @internal Checks a group id or member key: 1 to 512 bytes of well-formed text. */
+export function checkText(what: string, s: unknown): string {
   if (typeof s !== "string" || s.length === 0 || !isWellFormed(s) || utf8(s).byteLength > MAX_ID_BYTES) {
     throw new ValidationError(`${what} must be 1 to ${MAX_ID_BYTES} bytes of well-formed text, got ${JSON.stringify(s)}`);
   }
   return s;
 }
 
-function manifestOptions(o: RunOptions | undefined): ManifestOptions {
+/** @internal Checks a submission's members: keys well formed and distinct, inputs bytes. */
+export function checkMembers(members: readonly GroupMember[]): void {
+  if (!Array.isArray(members)) throw new ValidationError("submit takes an array of { key, input } members");
+  const seen = new Set<string>();
+  for (const m of members) {
+    checkText("a member key", m?.key);
+    if (!(m.input instanceof Uint8Array)) throw new ValidationError(`member "${m.key}" needs a Uint8Array input`);
+    if (seen.has(m.key)) throw new ValidationError(`member key "${m.key}" appears twice; keys identify members within a group`);
+    seen.add(m.key);
+  }
+}
+
+/** @internal Checks a group submission's options; what the manifest keeps of them. */
+export function manifestOptions(o: RunOptions | undefined): ManifestOptions {
   const headers = checkUserHeaders(o?.headers);
   const check = (name: string, n: number | undefined, min: number): void => {
     if (n !== undefined && (!Number.isInteger(n) || n < min)) throw new ValidationError(`${name} must be an integer >= ${min}, got ${n}`);
@@ -214,15 +235,43 @@ export class RunGroup {
    * input throws `InputMismatchError` before anything is written.
    */
   async submit(members: readonly GroupMember[], options?: RunOptions): Promise<GroupSubmitOutcome> {
-    if (!Array.isArray(members)) throw new ValidationError("submit takes an array of { key, input } members");
-    const seen = new Set<string>();
-    for (const m of members) {
-      checkText("a member key", m?.key);
-      if (!(m.input instanceof Uint8Array)) throw new ValidationError(`member "${m.key}" needs a Uint8Array input`);
-      if (seen.has(m.key)) throw new ValidationError(`member key "${m.key}" appears twice; keys identify members within a group`);
-      seen.add(m.key);
-    }
+    checkMembers(members);
     const opts = manifestOptions(options);
+    const createdAtMs = await this.#recordManifest(members, opts, options !== undefined);
+    return this.#submitMembers(members, { ...opts, ...(options?.runAt === undefined ? {} : { runAt: options.runAt }) }, createdAtMs, true);
+  }
+
+  /**
+   * Adds `members` to the manifest (checked as `submit` checks them) and
+   * submits none: the home shard's part of a group that spans shards.
+   * Returns the group's creation time, which every shard indexes it by.
+   * Idempotent: the same members again change nothing.
+   *
+   * @internal Used by the client inbox of a sharded store.
+   */
+  async recordShardedManifest(members: readonly GroupMember[], options: RunOptions | undefined): Promise<number> {
+    checkMembers(members);
+    return this.#recordManifest(members, manifestOptions(options), options !== undefined);
+  }
+
+  /**
+   * Submits `members` on this store without reading or writing the
+   * manifest (it lives with the group's home shard), indexed at
+   * `createdAtMs`. A member with a record of any state is left alone, so
+   * applying the same request twice never runs a member twice. Returns the
+   * keys submitted now.
+   *
+   * @internal Used by the client inbox of a sharded store.
+   */
+  async submitShardMembers(members: readonly GroupMember[], options: RunOptions | undefined, createdAtMs: number): Promise<string[]> {
+    checkMembers(members);
+    validateInstant("createdAtMs", createdAtMs);
+    const opts = manifestOptions(options);
+    const out = await this.#submitMembers(members, { ...opts, ...(options?.runAt === undefined ? {} : { runAt: options.runAt }) }, createdAtMs, false);
+    return out.members.filter((m) => m.submission === "submitted").map((m) => m.key);
+  }
+
+  async #recordManifest(members: readonly GroupMember[], opts: ManifestOptions, optionsGiven: boolean): Promise<number> {
     const host = this.#host;
     let createdAtMs = 0;
     await host.manifestLock.run(this.#tag, async () => {
@@ -241,27 +290,35 @@ export class RunGroup {
       checkGroupSize(this.id, existing?.members ?? [], added);
       createdAtMs = existing?.createdAtMs ?? host.clock.now();
       // Written before any member is submitted, so `resume` can finish an interrupted submission.
-      if (existing === null || added.length > 0 || options !== undefined) {
+      if (existing === null || added.length > 0 || optionsGiven) {
         const manifest: GroupManifest = {
           groupId: this.id,
           createdAtMs,
-          options: options === undefined && existing !== null ? existing.options : opts,
+          options: !optionsGiven && existing !== null ? existing.options : opts,
           members: [...(existing?.members ?? []), ...added],
         };
         await host.memos.store.put(manifestKey(host.memos.prefix, this.#tag), encodeManifest(manifest));
       }
     });
-    return this.#submitMembers(members, { ...opts, ...(options?.runAt === undefined ? {} : { runAt: options.runAt }) }, createdAtMs);
+    return createdAtMs;
   }
 
   /** Runs again, from the manifest alone, every member that did not succeed and is not active. */
   async resume(): Promise<GroupSubmitOutcome> {
     const manifest = await readManifest(this.#host, this.#tag);
     if (manifest === null) throw new GroupNotFoundError(this.id);
-    return this.#submitMembers(manifest.members, manifest.options, manifest.createdAtMs);
+    return this.#submitMembers(manifest.members, manifest.options, manifest.createdAtMs, true);
   }
 
-  async #submitMembers(members: readonly GroupMember[], options: RunOptions, createdAtMs: number): Promise<GroupSubmitOutcome> {
+  /** Submits `members`; with `rerun`, one that failed or was cancelled runs again, without, a member with any record is left alone. */
+  async #submitMembers(members: readonly GroupMember[], options: RunOptions, createdAtMs: number, rerun: true): Promise<GroupSubmitOutcome>;
+  async #submitMembers(members: readonly GroupMember[], options: RunOptions, createdAtMs: number, rerun: false): Promise<LeftAloneOutcome>;
+  async #submitMembers(
+    members: readonly GroupMember[],
+    options: RunOptions,
+    createdAtMs: number,
+    rerun: boolean,
+  ): Promise<GroupSubmitOutcome | LeftAloneOutcome> {
     const host = this.#host;
     // Listed before its members exist, so a listing never misses a group with members.
     await host.queue.kvPut(groupIndexKey(host.queueName, createdAtMs, this.#tag), encodeGroupIndexEntry(this.id));
@@ -273,8 +330,9 @@ export class RunGroup {
         const rec = await readMember(host, this.#tag, m.key);
         // Only a member that is not active is resubmitted, so no termination races this decision.
         if (rec?.state === "succeeded" || rec?.state === "active") return { key: m.key, runId, submission: rec.state };
+        if (rec !== null && !rerun) return { key: m.key, runId, submission: "ended" as const };
         const r = await host.submitMember(this.#tag, m.key, { runId, input: m.input, options }, this.id);
-        return { key: m.key, runId, submission: (r.newlySubmitted ? "submitted" : "active") as MemberSubmission };
+        return { key: m.key, runId, submission: r.newlySubmitted ? ("submitted" as const) : ("active" as const) };
       });
     });
     return { groupId: this.id, submitted: out.filter((m) => m.submission === "submitted").length, members: out };

@@ -40,7 +40,8 @@ const TERMINAL: readonly string[] = ["succeeded", "failed", "cancelled"];
 /** Index entries read per store request. */
 const SCAN_PAGE = 256;
 
-function scanOf(o: CheckedListOptions): IndexScan {
+/** The index a listing with these options reads (its cursor records which). */
+export function scanOf(o: Pick<CheckedListOptions, "state" | "workflow">): IndexScan {
   if (o.state !== undefined && TERMINAL.includes(o.state)) return { kind: "ended", status: o.state as TerminalStatus };
   if (o.workflow !== undefined) return { kind: "name", hash: nameHash(o.workflow) };
   return { kind: "all" };

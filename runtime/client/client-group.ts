@@ -1,0 +1,419 @@
+/**
+ * @module Run groups and job groups through `TaqubaClient`, on one store or
+ * across the shards of a sharded one.
+ *
+ * Where a group lives:
+ * - its **manifest** (member keys, inputs, options, creation time) is the
+ *   one object the runtime keeps for a group in the memo store; on a
+ *   sharded store the owner of the group's **home shard**
+ *   (`fnv1a(groupId) mod S`) alone writes it, so two writers never race;
+ * - each **member** is a run on the shard of its run id (derived from the
+ *   group id and the key), submitted there with its member record and
+ *   that shard's group index entry (dated with the manifest's creation
+ *   time, so every shard lists the group at one place). A member's
+ *   termination rewrites its record in the same commit, on its shard.
+ *
+ * Submitting writes the manifest first (one request to the home shard),
+ * then one request per shard with that shard's members. A client that
+ * dies in between leaves members in the manifest unsubmitted: `status`
+ * counts them, `resume` submits them. A shard applies its request exactly
+ * once: each member is submitted with its record in one commit, and a
+ * replay after the owner crashed leaves every member with a record alone.
+ *
+ * Reading needs no owner: status and results read the manifest and every
+ * shard's member records, and `results` streams each member as its shard
+ * commits its end.
+ */
+import { ValidationError } from "../errors.js";
+import type { HeaderValues, JobDefinition, JobOutcome } from "../contract/job-definition.js";
+import type { JobGroupSubmitOptions, JobMemberResult } from "../jobs/job-group.js";
+import type { JobSubmitOptions } from "../contract/job-definition.js";
+import type { ResolvedOutcome } from "../jobs/job-results.js";
+import { preparePayload, prepareRunOptions, type AnyDefinition } from "../jobs/job-submission.js";
+import { GroupNotFoundError } from "../workflow/groups/group-errors.js";
+import { groupMembersPrefix, groupTag, manifestKey, memberRunId } from "../workflow/groups/group-keys.js";
+import { decodeManifest, type GroupManifest } from "../workflow/groups/group-records.js";
+import { checkMembers, checkText, manifestOptions, type GroupMember, type GroupStatus, type MemberResult } from "../workflow/groups/run-group.js";
+import type { MemoStore } from "../workflow/memo/memo.js";
+import { decodeGroupMember, type GroupMemberRecord } from "../workflow/records/records.js";
+import type { RunId } from "../workflow/runs/run-id.js";
+import type { RunOptions, RunOutcome, RunStatus } from "../workflow/runs/run-types.js";
+import type { AnswerValue, InboxRequest } from "./request-codec.js";
+import { checkGroupSize } from "../workflow/limits.js";
+
+/** @internal What a client group needs of its `TaqubaClient`, per shard (one on an unsharded store). */
+export interface GroupPort {
+  readonly shards: number;
+  readonly queueName: string;
+  readonly memos: MemoStore;
+  readonly pollMs: number;
+  shardOfRun(runId: string): number;
+  homeOf(groupId: string): number;
+  request(shard: number, request: InboxRequest, what: string): Promise<AnswerValue>;
+  /** Every member record under `prefix` on `shard`, as of its owner's last commit. */
+  scan(shard: number, prefix: string): Promise<Array<{ key: string; value: Uint8Array }>>;
+  /** A member run's status, outcome or job outcome, read on its shard as of that shard's last `scan`. */
+  status(runId: string): Promise<RunStatus | null>;
+  outcome(runId: string): Promise<RunOutcome | null>;
+  jobOutcome(runId: string): Promise<ResolvedOutcome<unknown, unknown> | "active" | "unknown">;
+  cancel(runId: string): Promise<boolean>;
+  /** Resolves on the next change any shard notifies, or after `ms`. */
+  pause(ms: number): Promise<void>;
+  checkOpen(): void;
+}
+
+/** What a client group's `submit` or `resume` did with one member. */
+export type ClientMemberSubmission = "submitted" | "existing";
+
+/** What `ClientGroup.submit` and `resume` report. */
+export interface ClientGroupSubmitOutcome {
+  readonly groupId: string;
+  /** Members whose run was submitted now. */
+  readonly submitted: number;
+  /** Per member of the call: submitted now, or left alone because it had a run already (active or ended). */
+  readonly members: ReadonlyArray<{ readonly key: string; readonly runId: RunId; readonly submission: ClientMemberSubmission }>;
+}
+
+/** One member as `ClientGroup.members` lists it. */
+export interface ClientGroupMember {
+  readonly key: string;
+  readonly runId: RunId;
+  /** The shard its run lives on (0 on an unsharded store). */
+  readonly shard: number;
+  /** `unsubmitted` while it is in the manifest on no shard; `pending` or `running` while active. */
+  readonly state: "unsubmitted" | "pending" | "running" | "succeeded" | "failed" | "cancelled";
+  readonly error?: string;
+  readonly terminatedAtMs?: number;
+}
+
+/**
+ * A run group reached through `TaqubaClient.group(id)`: its members may be
+ * on every shard of a sharded store. See the module documentation.
+ *
+ * Unlike `RunGroup.submit`, submitting again leaves a member that failed
+ * or was cancelled alone (so a replayed request never runs a member
+ * twice); run one again with `TaqubaClient.retryRun(group.runIdOf(key))`.
+ *
+ * @example
+ * const group = client.group("import-2026-12-01");
+ * await group.submit(files.map((f) => ({ key: f.name, input: f.bytes })));
+ * for await (const r of group.results()) console.log(r.key, r.status);
+ */
+export class ClientGroup {
+  readonly #port: GroupPort;
+  /** The group id. */
+  readonly id: string;
+  readonly #tag: string;
+
+  /** @internal Use `TaqubaClient.group`. */
+  constructor(port: GroupPort, id: string) {
+    this.#port = port;
+    this.id = checkText("a group id", id);
+    this.#tag = groupTag(id);
+  }
+
+  /** The run id of member `key` (derived from the group id and the key, as `RunGroup.runIdOf`). */
+  runIdOf(key: string): RunId {
+    return memberRunId(this.#tag, checkText("a member key", key));
+  }
+
+  /** The shard member `key` runs on (0 on an unsharded store). */
+  shardOf(key: string): number {
+    return this.#port.shardOfRun(this.runIdOf(key));
+  }
+
+  /**
+   * Adds `members` to the group's manifest (through the home shard's
+   * owner), then submits each on its shard. Idempotent: a member that has
+   * a run already is left alone. A key already in the manifest with
+   * another input is an `InputMismatchError` before any member is
+   * submitted; invalid members or options are refused before anything is
+   * written.
+   */
+  async submit(members: readonly GroupMember[], options?: RunOptions): Promise<ClientGroupSubmitOutcome> {
+    this.#port.checkOpen();
+    checkMembers(members);
+    manifestOptions(options);
+    checkGroupSize(this.id, [], members);
+    const list = members.map((m) => ({ key: m.key, input: m.input }));
+    const manifestOpts = options === undefined ? {} : { options: { ...manifestOptions(options) } };
+    const createdAtMs = (await this.#port.request(
+      this.#port.homeOf(this.id),
+      { op: "groupManifest", groupId: this.id, members: list, ...manifestOpts },
+      `manifest of group "${this.id}"`,
+    )) as number;
+    return this.#submitMembers(list, options, createdAtMs);
+  }
+
+  /** Submits every member of the manifest that has no run yet (after a submission cut short); `GroupNotFoundError` without a manifest. */
+  async resume(): Promise<ClientGroupSubmitOutcome> {
+    const manifest = await this.#manifest();
+    if (manifest === null) throw new GroupNotFoundError(this.id);
+    const { headers, priority, maxAttemptsPerStep } = manifest.options;
+    const options: RunOptions = {
+      headers,
+      ...(priority === undefined ? {} : { priority }),
+      ...(maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep }),
+    };
+    return this.#submitMembers(manifest.members, options, manifest.createdAtMs);
+  }
+
+  async #submitMembers(members: readonly GroupMember[], options: RunOptions | undefined, createdAtMs: number): Promise<ClientGroupSubmitOutcome> {
+    const byShard = new Map<number, GroupMember[]>();
+    for (const m of members) {
+      const s = this.#port.shardOfRun(memberRunId(this.#tag, m.key));
+      byShard.set(s, [...(byShard.get(s) ?? []), m]);
+    }
+    const submitted = new Set<string>();
+    await Promise.all(
+      [...byShard].map(async ([shard, part]) => {
+        const keys = (await this.#port.request(
+          shard,
+          { op: "groupMembers", groupId: this.id, createdAtMs, members: part, ...(options === undefined ? {} : { options }) },
+          `submission of ${part.length} member(s) of group "${this.id}"`,
+        )) as readonly string[];
+        for (const k of keys) submitted.add(k);
+      }),
+    );
+    return {
+      groupId: this.id,
+      submitted: submitted.size,
+      members: members.map((m) => ({ key: m.key, runId: memberRunId(this.#tag, m.key), submission: submitted.has(m.key) ? "submitted" : "existing" })),
+    };
+  }
+
+  async #manifest(): Promise<GroupManifest | null> {
+    this.#port.checkOpen();
+    const key = manifestKey(this.#port.memos.prefix, this.#tag);
+    const got = await this.#port.memos.store.get(key);
+    return got === null ? null : decodeManifest(got.body, key);
+  }
+
+  /** Every member record of the group, from every shard. */
+  async #records(shards: Iterable<number>): Promise<Map<string, GroupMemberRecord>> {
+    const prefix = groupMembersPrefix(this.#port.queueName, this.#tag);
+    const out = new Map<string, GroupMemberRecord>();
+    const pages = await Promise.all([...shards].map((s) => this.#port.scan(s, prefix)));
+    for (const entries of pages) {
+      for (const e of entries) {
+        const r = decodeGroupMember(e.value, e.key);
+        out.set(r.key, r);
+      }
+    }
+    return out;
+  }
+
+  #allShards(): number[] {
+    return Array.from({ length: this.#port.shards }, (_, i) => i);
+  }
+
+  /** The member keys in submission order; empty for a group with no manifest. */
+  async keys(): Promise<string[]> {
+    return (await this.#manifest())?.members.map((m) => m.key) ?? [];
+  }
+
+  /**
+   * The members in manifest order with their state, read from every shard
+   * (one LIST of member records per shard, one status read per active
+   * member); null for a group with no manifest.
+   */
+  async members(): Promise<ClientGroupMember[] | null> {
+    const manifest = await this.#manifest();
+    if (manifest === null) return null;
+    const records = await this.#records(this.#allShards());
+    return Promise.all(
+      manifest.members.map(async (m): Promise<ClientGroupMember> => {
+        const runId = memberRunId(this.#tag, m.key);
+        const shard = this.#port.shardOfRun(runId);
+        const r = records.get(m.key);
+        if (r === undefined) return { key: m.key, runId, shard, state: "unsubmitted" };
+        if (r.state === "active") {
+          const s = await this.#port.status(runId);
+          return { key: m.key, runId, shard, state: s?.state === "pending" ? "pending" : "running" };
+        }
+        return {
+          key: m.key,
+          runId,
+          shard,
+          state: r.state,
+          ...(r.error === undefined ? {} : { error: r.error }),
+          ...(r.terminatedAtMs === undefined ? {} : { terminatedAtMs: r.terminatedAtMs }),
+        };
+      }),
+    );
+  }
+
+  /** Counts the members by state over every shard; null for a group with no manifest. */
+  async status(): Promise<GroupStatus | null> {
+    const manifest = await this.#manifest();
+    if (manifest === null) return null;
+    const records = await this.#records(this.#allShards());
+    const c = { total: manifest.members.length, unsubmitted: 0, pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
+    const active: string[] = [];
+    for (const m of manifest.members) {
+      const r = records.get(m.key);
+      if (r === undefined) c.unsubmitted++;
+      else if (r.state === "active") active.push(m.key);
+      else c[r.state]++;
+    }
+    const states = await Promise.all(active.map(async (k) => (await this.#port.status(memberRunId(this.#tag, k)))?.state));
+    for (const s of states) {
+      if (s === "pending") c.pending++;
+      else c.running++; // claimed, cancelling, or ended between the two reads: counted once
+    }
+    return c;
+  }
+
+  /**
+   * Yields each member's result as it ends, from every shard: first those
+   * ended already, then the rest as their shards commit their ends. Wakes
+   * on change notifications of a local directory, else polls every shard
+   * holding unfinished members once per poll interval (one LIST of its
+   * member records). Ends when every member of the manifest (as read at
+   * the start) ended. `GroupNotFoundError` without a manifest.
+   */
+  async *results(): AsyncGenerator<MemberResult, void, undefined> {
+    const manifest = await this.#manifest();
+    if (manifest === null) throw new GroupNotFoundError(this.id);
+    const pending = new Map<string, { runId: RunId; shard: number }>();
+    for (const m of manifest.members) {
+      const runId = memberRunId(this.#tag, m.key);
+      pending.set(m.key, { runId, shard: this.#port.shardOfRun(runId) });
+    }
+    while (pending.size > 0) {
+      const shards = new Set([...pending.values()].map((p) => p.shard));
+      const records = await this.#records(shards);
+      let ended = 0;
+      for (const [key, p] of [...pending]) {
+        const rec = records.get(key);
+        if (rec === undefined || rec.state === "active") continue;
+        pending.delete(key);
+        ended++;
+        const outcome = await this.#port.outcome(p.runId);
+        yield {
+          key,
+          runId: p.runId,
+          status: rec.state,
+          ...(rec.error === undefined ? {} : { error: rec.error }),
+          ...(rec.errorKind === undefined ? {} : { errorKind: rec.errorKind }),
+          ...(rec.terminatedAtMs === undefined ? {} : { terminatedAtMs: rec.terminatedAtMs }),
+          ...(outcome === null ? {} : { outcome }),
+        };
+      }
+      if (pending.size > 0 && ended === 0) await this.#port.pause(this.#port.pollMs);
+    }
+  }
+
+  /** Waits for every member and returns the results in manifest order. */
+  async join(): Promise<MemberResult[]> {
+    const byKey = new Map<string, MemberResult>();
+    for await (const r of this.results()) byKey.set(r.key, r);
+    return (await this.keys()).flatMap((k) => byKey.get(k) ?? []);
+  }
+
+  /** Requests cancellation of every active member, each through its shard's owner; how many were recorded. */
+  async cancel(): Promise<number> {
+    const manifest = await this.#manifest();
+    if (manifest === null) return 0;
+    const records = await this.#records(this.#allShards());
+    const active = manifest.members.filter((m) => records.get(m.key)?.state === "active");
+    const done = await Promise.all(active.map((m) => this.#port.cancel(memberRunId(this.#tag, m.key))));
+    return done.filter(Boolean).length;
+  }
+}
+
+/**
+ * A job group reached through `TaqubaClient.jobGroup(id, definition)`: the
+ * jobs of one definition, on every shard. Members are keyed as
+ * `JobGroup` keys them (the definition's idempotency key, else `item-{i}`).
+ */
+export class ClientJobGroup<Input, Output, Err, Headers extends HeaderValues> {
+  readonly #group: ClientGroup;
+  readonly #def: JobDefinition<string, Input, Output, Err, Headers>;
+  readonly #port: GroupPort;
+
+  /** @internal Use `TaqubaClient.jobGroup`. */
+  constructor(port: GroupPort, id: string, definition: JobDefinition<string, Input, Output, Err, Headers>) {
+    if (definition === null || typeof definition !== "object" || (definition as { kind?: unknown }).kind !== "job") {
+      throw new ValidationError("jobGroup takes a group id and a job definition (defineJob)");
+    }
+    this.#port = port;
+    this.#group = new ClientGroup(port, id);
+    this.#def = definition;
+  }
+
+  get id(): string {
+    return this.#group.id;
+  }
+
+  /** The member key of item `index` of a submission with `input`. */
+  keyOf(input: Input, index: number): string {
+    return this.#def.idempotencyKey?.(input) ?? `item-${index}`;
+  }
+
+  /** The job id (run id) of member `key`. */
+  jobIdOf(key: string): RunId {
+    return this.#group.runIdOf(key);
+  }
+
+  /** Validates every input and the options (nothing is written when one is invalid), then submits the jobs. */
+  async submit(inputs: readonly Input[], options?: JobGroupSubmitOptions<Headers>): Promise<ClientGroupSubmitOutcome> {
+    if (!Array.isArray(inputs)) throw new ValidationError("JobGroup.submit takes an array of inputs");
+    const o = options as JobSubmitOptions<Headers> | undefined;
+    if (o?.idempotencyKey !== undefined)
+      throw new ValidationError("a job group keys its members itself (the definition's idempotency key, else item-{i}); drop idempotencyKey");
+    if (o?.notifySignal !== undefined)
+      throw new ValidationError("a job group reports its members through results() and join(), not signals; drop notifySignal");
+    const def = this.#def as unknown as AnyDefinition;
+    const runOptions = prepareRunOptions(def, options as JobSubmitOptions<HeaderValues> | undefined);
+    const members = inputs.map((input, i) => {
+      try {
+        return { key: this.keyOf(input, i), input: preparePayload(def, input) };
+      } catch (e) {
+        if (e instanceof ValidationError) throw new ValidationError(`item ${i} of the group's submission is invalid: ${e.message}`, e.issues);
+        throw e;
+      }
+    });
+    return this.#group.submit(members, runOptions);
+  }
+
+  /** Submits every job of the manifest that has no run yet. */
+  resume(): Promise<ClientGroupSubmitOutcome> {
+    return this.#group.resume();
+  }
+
+  /** Yields each job's result as it ends, from every shard. */
+  async *results(): AsyncGenerator<JobMemberResult<Output, Err>, void, undefined> {
+    for await (const m of this.#group.results()) {
+      const r = await this.#port.jobOutcome(m.runId);
+      if (r === "active" || r === "unknown") {
+        yield {
+          key: m.key,
+          jobId: m.runId,
+          outcome: { status: "failed", error: undefined, message: "the job's records were removed" } as JobOutcome<Output, Err>,
+        };
+        continue;
+      }
+      yield { key: m.key, jobId: m.runId, outcome: r.outcome as JobOutcome<Output, Err>, ...(r.kind === undefined ? {} : { kind: r.kind }) };
+    }
+  }
+
+  /** Waits for every job and returns the results in submission order. */
+  async join(): Promise<Array<JobMemberResult<Output, Err>>> {
+    const byKey = new Map<string, JobMemberResult<Output, Err>>();
+    for await (const r of this.results()) byKey.set(r.key, r);
+    return (await this.#group.keys()).flatMap((k) => byKey.get(k) ?? []);
+  }
+
+  status(): Promise<GroupStatus | null> {
+    return this.#group.status();
+  }
+
+  cancel(): Promise<number> {
+    return this.#group.cancel();
+  }
+
+  keys(): Promise<string[]> {
+    return this.#group.keys();
+  }
+}

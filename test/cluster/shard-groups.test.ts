@@ -1,0 +1,271 @@
+/**
+ * @module Run groups, job groups and operator listings across the shards
+ * of a sharded store, through `TaqubaClient`, with every shard's owner
+ * (queue, runtime, inbox) in this process over one MemoryStore: members
+ * land on every shard, status and results come from all of them, a
+ * shard's owner restarts in the middle, a replayed request runs no member
+ * twice, and listings merge the shards with one stable cursor.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { JobRunner, MemoryStore, Queue, TaqubaClient, ValidationError, createShards, serveClients, type ObjectStore } from "taquba";
+import { keyedEmailJob } from "../jobs/fixtures.js";
+import { openOwner, STEP_QUEUE, type OwnerApp } from "../client/fixtures/app.js";
+import { shardOfRun, shardStoreName, stableHash } from "../../runtime/client/shard-route.js";
+import { answerKey, appliedKey, requestKey } from "../../runtime/client/inbox-layout.js";
+import { decodeAnswer, encodeRequest, type AnswerValue, type InboxRequest } from "../../runtime/client/request-codec.js";
+import { ulid } from "ulid";
+import { groupTag, memberRunId } from "../../runtime/workflow/groups/group-keys.js";
+
+const SHARDS = 4;
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const json = (v: unknown): Uint8Array => enc.encode(JSON.stringify(v));
+
+class Shards {
+  readonly owners: OwnerApp[] = [];
+  constructor(readonly store: ObjectStore) {}
+  static async open(store: ObjectStore): Promise<Shards> {
+    await createShards(store, "app", SHARDS);
+    const s = new Shards(store);
+    for (let i = 0; i < SHARDS; i++) s.owners.push(await s.#open(i));
+    return s;
+  }
+  #open(i: number): Promise<OwnerApp> {
+    return openOwner(this.store, { name: shardStoreName("app", i), listIntervalMs: 20 });
+  }
+  /** Stops shard `i`'s owner and opens a new one. */
+  async restart(i: number): Promise<void> {
+    await this.owners[i]!.stop();
+    this.owners[i] = await this.#open(i);
+  }
+  /** A new owner opens shard `i` while the old one still runs (it is fenced, as a process that lost its lease). */
+  async takeOver(i: number): Promise<void> {
+    const old = this.owners[i]!;
+    this.owners[i] = await this.#open(i);
+    await old.stop().catch(() => undefined);
+  }
+  async stop(): Promise<void> {
+    await Promise.all(this.owners.map((o) => o.stop()));
+  }
+}
+
+const open: Array<{ close(): Promise<void> } | Shards> = [];
+afterEach(async () => {
+  for (const o of open.splice(0).reverse()) await ("stop" in o ? o.stop() : o.close());
+});
+
+async function setUp(): Promise<{ store: MemoryStore; shards: Shards; client: TaqubaClient }> {
+  const store = new MemoryStore();
+  const shards = await Shards.open(store);
+  open.push(shards);
+  const client = await TaqubaClient.open(store, { name: "app", queueName: STEP_QUEUE, timeoutMs: 30_000, pollIntervalMs: 200 });
+  open.push(client);
+  return { store, shards, client };
+}
+
+/** Member keys whose runs cover every shard. */
+function keysOnEveryShard(groupId: string, n: number): string[] {
+  const keys = Array.from({ length: n }, (_, i) => `m${i}`);
+  const tag = groupTag(groupId);
+  const hit = new Set(keys.map((k) => shardOfRun(memberRunId(tag, k), SHARDS)));
+  expect(hit.size, "the members spread over every shard").toBe(SHARDS);
+  return keys;
+}
+
+describe("run groups across shards", () => {
+  it.each(["restart", "takeOver"] as const)(
+    "submits members onto every shard and streams every member's result, through an owner %s",
+    async (how) => {
+      const { shards, client } = await setUp();
+      const group = client.group("import-1");
+      const keys = keysOnEveryShard("import-1", 24);
+      // Half the members wait for a signal (routed with the member's run id), a few fail, the rest succeed at once.
+      const input = (k: string, i: number) => (i % 2 === 0 ? { wait: `pay:${group.runIdOf(k)}` } : i % 5 === 0 ? { fail: `bad ${k}` } : { k });
+      const out = await group.submit(keys.map((k, i) => ({ key: k, input: json(input(k, i)) })));
+      expect(out.submitted).toBe(keys.length);
+      expect(out.members.map((m) => m.key)).toEqual(keys);
+      expect(await group.keys()).toEqual(keys);
+
+      const streamed: string[] = [];
+      const results = (async () => {
+        const got = [];
+        for await (const r of group.results()) {
+          streamed.push(r.key);
+          got.push(r);
+        }
+        return got;
+      })();
+      // Awaited below; a failed assertion before then must not leave it unhandled.
+      results.catch(() => undefined);
+      await expect.poll(() => streamed.length, { timeout: 20_000 }).toBe(keys.length / 2);
+      const st = await group.status();
+      expect(st).toMatchObject({ total: keys.length, unsubmitted: 0, succeeded: 10, failed: 2 });
+      expect(st!.pending + st!.running).toBe(12);
+      const listed = await group.members();
+      expect(listed!.map((m) => m.key)).toEqual(keys);
+      expect(listed!.filter((m) => m.state === "pending" || m.state === "running").map((m) => m.key)).toEqual(keys.filter((_, i) => i % 2 === 0));
+      expect(listed!.find((m) => m.key === "m5")).toMatchObject({ state: "failed", error: "bad m5", shard: group.shardOf("m5") });
+
+      // A shard's owner goes away and another opens it while members wait there.
+      const waiting = keys.filter((_, i) => i % 2 === 0);
+      const restarted = group.shardOf(waiting[0]!);
+      await shards[how](restarted);
+      for (const k of waiting) expect(await client.signal(`pay:${group.runIdOf(k)}`, enc.encode(`paid ${k}`))).toBe("delivered");
+
+      const all = await results;
+      expect(all.map((r) => r.key).sort()).toEqual([...keys].sort());
+      expect(new Set(all.map((r) => r.key)).size, "each member once").toBe(keys.length);
+      for (const [i, k] of keys.entries()) {
+        const r = all.find((x) => x.key === k)!;
+        if (i % 2 === 0) expect(dec.decode(r.outcome!.result!)).toBe(`paid ${k}`);
+        else if (i % 5 === 0) expect(r).toMatchObject({ status: "failed", error: `bad ${k}` });
+        else expect(r.status).toBe("succeeded");
+      }
+      expect(new Set(all.map((r) => group.shardOf(r.key))).size, "results from every shard").toBe(SHARDS);
+      expect(await group.status()).toMatchObject({ total: 24, unsubmitted: 0, pending: 0, running: 0, succeeded: 22, failed: 2, cancelled: 0 });
+      expect((await group.join()).map((r) => r.key)).toEqual(keys);
+
+      // Submitting again changes nothing: ended members are left alone (retryRun runs one again).
+      const again = await group.submit(keys.map((k, i) => ({ key: k, input: json(input(k, i)) })));
+      expect(again.submitted).toBe(0);
+      expect(again.members.every((m) => m.submission === "existing")).toBe(true);
+      await expect(group.submit([{ key: keys[1]!, input: json({ other: true }) }])).rejects.toMatchObject({ name: "InputMismatchError" });
+    },
+    60_000,
+  );
+
+  it("counts members a cut-short submission left out as unsubmitted, and resume submits them", async () => {
+    const { store, client } = await setUp();
+    const group = client.group("cut-short");
+    const keys = keysOnEveryShard("cut-short", 16);
+    await group.submit(keys.slice(0, 4).map((k) => ({ key: k, input: json({ k }) })));
+    // A client that died after its manifest request: the rest are in the manifest, on no shard.
+    const createdAtMs = await applyRaw(store, stableHash("cut-short") % SHARDS, {
+      op: "groupManifest",
+      groupId: "cut-short",
+      members: keys.slice(4).map((k) => ({ key: k, input: json({ k }) })),
+    });
+    expect(typeof createdAtMs).toBe("number");
+    expect(await group.status()).toMatchObject({ total: 16, unsubmitted: 12 });
+    expect((await group.members())!.filter((m) => m.state === "unsubmitted").map((m) => m.key)).toEqual(keys.slice(4));
+    const resumed = await group.resume();
+    expect(resumed.submitted).toBe(12);
+    expect((await group.join()).map((r) => r.status)).toEqual(keys.map(() => "succeeded"));
+  }, 60_000);
+
+  it("a member request applied again after its owner crashed runs no member twice", async () => {
+    const { store, shards, client } = await setUp();
+    const group = client.group("replayed");
+    const key = "m0";
+    const runId = group.runIdOf(key);
+    const shard = group.shardOf(key);
+    await group.submit([{ key, input: json({ fail: "first and only" }) }]);
+    expect((await group.join())[0]).toMatchObject({ status: "failed" });
+    // The owner applied the request and failed before its mark and answer (the mark is gone): the request is back in the inbox.
+    const createdAtMs = (await client.listGroups()).groups[0]!.createdAtMs;
+    const request: InboxRequest = { op: "groupMembers", groupId: "replayed", createdAtMs, members: [{ key, input: json({ fail: "first and only" }) }] };
+    const id = ulid();
+    expect(await applyRaw(store, shard, request, id)).toEqual([]);
+    // Same request id again with its mark removed: the owner applies it afresh and still leaves the ended member alone.
+    await shards.owners[shard]!.queue.kvDelete(appliedKey(STEP_QUEUE, id));
+    expect(await applyRaw(store, shard, request, id)).toEqual([]);
+    const history = await client.inspectRun(runId);
+    expect(history).not.toBeNull();
+    expect((await client.status(runId))?.state).toBe("terminated");
+    expect(await group.status()).toMatchObject({ failed: 1, pending: 0, running: 0 });
+    // The run still has its one submission: one attempt of step 0.
+    expect(history!.steps[0]!.attempts).toHaveLength(1);
+  }, 60_000);
+
+  it("refuses a bad group id or members before writing anything", async () => {
+    const { store, client } = await setUp();
+    const before = await countObjects(store);
+    expect(() => client.group("")).toThrow(ValidationError);
+    await expect(
+      client.group("g").submit([
+        { key: "a", input: json(1) },
+        { key: "a", input: json(2) },
+      ]),
+    ).rejects.toThrow(ValidationError);
+    await expect(client.group("g").submit([{ key: "a", input: "x" as unknown as Uint8Array }])).rejects.toThrow(ValidationError);
+    expect(await countObjects(store)).toBe(before);
+    await expect(client.group("nothing").resume()).rejects.toMatchObject({ name: "GroupNotFoundError" });
+    expect(await client.group("nothing").status()).toBeNull();
+    expect(await client.group("nothing").members()).toBeNull();
+  }, 30_000);
+});
+
+async function countObjects(store: ObjectStore): Promise<number> {
+  let n = 0;
+  for await (const o of store.list("")) if (!o.key.includes("/lease/")) n++;
+  return n;
+}
+
+/** Writes `request` into shard `shard`'s inbox as a client would, and waits for the owner's answer. */
+async function applyRaw(store: ObjectStore, shard: number, request: InboxRequest, id = ulid()): Promise<AnswerValue> {
+  const base = `${shardStoreName("app", shard)}/`;
+  await store.put(`${base}${requestKey(STEP_QUEUE, id)}`, encodeRequest(request));
+  let answer: Uint8Array | undefined;
+  await expect
+    .poll(
+      async () => {
+        answer = (await store.get(`${base}${answerKey(STEP_QUEUE, id)}`))?.body;
+        return answer !== undefined;
+      },
+      { timeout: 10_000 },
+    )
+    .toBe(true);
+  const a = decodeAnswer(answer!);
+  if (!a.ok) throw new Error(a.error.message);
+  return a.value;
+}
+
+describe("job groups across shards", () => {
+  async function openJobOwner(store: ObjectStore, name: string) {
+    const queue = await Queue.open(store, name, { flushIntervalMs: 1 });
+    const runner = JobRunner.builder(queue, store)
+      .queueName(STEP_QUEUE)
+      .logger({ error: () => undefined })
+      .register(keyedEmailJob, {
+        async run(input, ctx) {
+          if (input.to.startsWith("blocked@")) ctx.fail({ reason: "blocked" });
+          return { message_id: `m-${input.to}` };
+        },
+      })
+      .build();
+    const worker = runner.spawn();
+    const inbox = serveClients(queue, runner, { store, listIntervalMs: 20 });
+    return {
+      async stop() {
+        await inbox.stop();
+        await worker.shutdown();
+        await queue.close();
+      },
+    };
+  }
+
+  it("submits jobs onto every shard, joins typed results in submission order, and lists the group once", async () => {
+    const store = new MemoryStore();
+    await createShards(store, "app", SHARDS);
+    const owners = await Promise.all(Array.from({ length: SHARDS }, (_, i) => openJobOwner(store, shardStoreName("app", i))));
+    open.push({ close: async () => void (await Promise.all(owners.map((o) => o.stop()))) });
+    const client = await TaqubaClient.open(store, { name: "app", queueName: STEP_QUEUE, pollIntervalMs: 200 });
+    open.push(client);
+    const jobs = client.jobGroup("mail-1", keyedEmailJob);
+    const inputs = Array.from({ length: 20 }, (_, i) => ({ to: `${i === 7 ? "blocked" : `u${i}`}@x.io` }));
+    expect(new Set(inputs.map((x, i) => shardOfRun(jobs.jobIdOf(jobs.keyOf(x, i)), SHARDS))).size).toBe(SHARDS);
+    await expect(jobs.submit([{ to: "not-an-address" }])).rejects.toThrow(ValidationError);
+    expect((await jobs.submit(inputs, { headers: { tenant_id: "t" } })).submitted).toBe(20);
+    const results = await jobs.join();
+    expect(results.map((r) => r.key)).toEqual(inputs.map((x, i) => jobs.keyOf(x, i)));
+    for (const [i, r] of results.entries()) {
+      if (i === 7) expect(r).toMatchObject({ outcome: { status: "failed", error: { reason: "blocked" } }, kind: "runner" });
+      else expect(r.outcome).toEqual({ status: "succeeded", output: { message_id: `m-u${i}@x.io` } });
+    }
+    expect(await jobs.status()).toMatchObject({ total: 20, succeeded: 19, failed: 1 });
+    const page = await client.listGroups();
+    expect(page.groups).toHaveLength(1);
+    expect(page.groups[0]).toMatchObject({ groupId: "mail-1", members: { total: 20, succeeded: 19, failed: 1, active: 0 } });
+    expect((await client.listJobs({ job: keyedEmailJob.name, limit: 1000 })).runs).toHaveLength(20);
+  }, 60_000);
+});
