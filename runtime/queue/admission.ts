@@ -33,6 +33,39 @@ export interface RateLimitConfig {
   key?: string;
 }
 
+/** Per-queue debounce (`QueueConfig.debounce`): the last enqueue per key within `periodMs` wins. */
+export interface DebounceConfig {
+  /** Length of a debounce window, from the first enqueue of a key. */
+  periodMs: number;
+  /** Key template over the job's headers, as for `ConcurrencyConfig.key`. Default: one key for the queue. */
+  key?: string;
+}
+
+/** A resolved debounce. */
+export interface ResolvedDebounce {
+  readonly periodMs: number;
+  readonly key: string | undefined;
+  keyOf(headers: Readonly<Record<string, string>> | undefined): string;
+}
+
+/** Longest debounce window: a day. */
+export const MAX_DEBOUNCE_MS = 86_400_000;
+
+/** Checks a debounce period; throws `ValidationError` naming `what`. */
+export function validateDebouncePeriod(what: string, periodMs: unknown): asserts periodMs is number {
+  if (typeof periodMs !== "number" || !Number.isInteger(periodMs) || periodMs < 1 || periodMs > MAX_DEBOUNCE_MS) {
+    throw new ValidationError(`${what} must be an integer from 1 to ${MAX_DEBOUNCE_MS} (a day), got ${String(periodMs)}`);
+  }
+}
+
+/** Checks and compiles a `DebounceConfig`; throws `ValidationError`. */
+export function resolveDebounce(c: DebounceConfig): ResolvedDebounce {
+  if (c === null || typeof c !== "object") throw new ValidationError("QueueConfig.debounce must be an object { periodMs, key? }");
+  validateDebouncePeriod("QueueConfig.debounce.periodMs", c.periodMs);
+  const base = resolveConcurrency({ limit: 1, ...(c.key === undefined ? {} : { key: c.key }) }, "QueueConfig.debounce");
+  return { periodMs: c.periodMs, key: base.key, keyOf: base.keyOf };
+}
+
 /** A resolved rate limit. */
 export interface ResolvedRateLimit extends ResolvedConcurrency {
   readonly periodMs: number;

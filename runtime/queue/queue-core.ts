@@ -259,8 +259,13 @@ export class QueueCore {
   /** After a durable commit that inserted jobs: wake workers, or the scheduler for future jobs. */
   announceInserted(prepared: readonly PreparedEnqueue[], outcomes: readonly EnqueueOutcome[], now: number): void {
     prepared.forEach((p, i) => {
-      if (!outcomes[i]?.newlyEnqueued) return;
-      if (p.opts.runAt !== undefined && p.opts.runAt > now) this.loop.rearm(p.opts.runAt);
+      const o = outcomes[i];
+      if (!o?.newlyEnqueued) return;
+      if (o.superseded !== undefined) this.completions.finished(o.superseded, { kind: "superseded", by: o.jobId });
+      const debounceMs = p.opts.debounce?.periodMs ?? this.configs.get(p.queueName).debounce?.periodMs;
+      // A debounced job waits for its window's end, at most its period from now (earlier when it joined an open window).
+      if (debounceMs !== undefined) this.loop.rearm(now + debounceMs);
+      else if (p.opts.runAt !== undefined && p.opts.runAt > now) this.loop.rearm(p.opts.runAt);
       else this.work.notify(p.queueName);
     });
   }

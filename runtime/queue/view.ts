@@ -80,6 +80,11 @@ export function toJobInfo(r: JobRecord): JobInfo {
   if (r.failedAt !== undefined) info.failedAt = r.failedAt;
   if (r.lastError !== undefined) info.lastError = r.lastError;
   if (r.dedupKey !== undefined) info.dedupKey = r.dedupKey;
+  if (r.debounceKey !== undefined) info.debounceKey = r.debounceKey;
+  // A scheduled job in a debounce window waits for the window's end; the record says so, in any process.
+  if (r.state === "scheduled" && r.debounceKey !== undefined && r.runAt !== undefined) {
+    info.waiting = { reason: "debounced", key: r.debounceKey, until: r.runAt };
+  }
   return info;
 }
 
