@@ -233,3 +233,33 @@ export function admit(
 
 /** How many pending jobs past `max` one claim may look at when keys are full, so jobs of a full key do not block the rest. */
 export const ADMISSION_SCAN_BUDGET = 1024;
+
+/**
+ * Why the limits hold a pending job back now, if they do: its rate limit
+ * (until when) or its full concurrency key. Reads the same counts the
+ * claim path does; changes nothing a claim would see differently.
+ */
+export function heldBack(
+  slots: ConcurrencySlots,
+  windows: RateWindows,
+  limit: ResolvedConcurrency | undefined,
+  rate: ResolvedRateLimit | undefined,
+  queue: string,
+  headers: Readonly<Record<string, string>> | undefined,
+  now: number,
+):
+  | { reason: "concurrency"; key: string; limit: number; held: number }
+  | { reason: "rate_limit"; key: string; limit: number; periodMs: number; until: number }
+  | undefined {
+  if (rate !== undefined) {
+    const key = rate.keyOf(headers);
+    const at = windows.allowedAt(slotOf(queue, key), rate, now);
+    if (at > now) return { reason: "rate_limit", key, limit: rate.limit, periodMs: rate.periodMs, until: at };
+  }
+  if (limit !== undefined) {
+    const key = limit.keyOf(headers);
+    const held = slots.held(slotOf(queue, key));
+    if (held >= limit.limit) return { reason: "concurrency", key, limit: limit.limit, held };
+  }
+  return undefined;
+}

@@ -29,6 +29,7 @@ import { PAYLOAD_PREFIX, PayloadStore } from "./payloads.js";
 import { PrefixedStore } from "./prefixed-store.js";
 import { QueueCore } from "./queue-core.js";
 import * as K from "./keys.js";
+import { heldBack } from "./admission.js";
 import type {
   CancelOutcome,
   ClaimedJob,
@@ -97,7 +98,10 @@ export class Queue {
     this.#core = core;
     this.clock = core.clock;
     this.recovery = recovery;
-    this.#view = new StoreView(core.engine);
+    this.#view = new StoreView(core.engine, (r) => {
+      const { concurrency, rateLimit } = core.configs.get(r.queue);
+      return heldBack(core.leases.slots, core.leases.windows, concurrency, rateLimit, r.queue, r.headers, core.clock.now());
+    });
   }
 
   /** The store name given to `open`. */
