@@ -27,6 +27,10 @@ export {
   type DebounceConfig,
   type ResolvedDebounce,
   MAX_DEBOUNCE_MS,
+  type FlowRule,
+  FLOW_RULE_HEADER,
+  FLOW_CONCURRENCY_KEY_HEADER,
+  FLOW_RATE_KEY_HEADER,
 } from "./admission.js";
 export { SUPERSEDED_RETENTION_MS } from "./transitions.js";
 export {

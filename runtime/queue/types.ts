@@ -160,10 +160,10 @@ export interface JobInfo {
 export type WaitingReason =
   /** Waiting in a debounce window that ends at `until`; a later enqueue with `key` would supersede it. */
   | { reason: "debounced"; key: string; until: number }
-  /** Its concurrency key `key` holds `held` of `limit` claims. */
-  | { reason: "concurrency"; key: string; limit: number; held: number }
-  /** Its rate limit key `key` admits no claim before `until`. */
-  | { reason: "rate_limit"; key: string; limit: number; periodMs: number; until: number };
+  /** Its concurrency key `key` holds `held` of `limit` claims; `rule` names the flow rule whose limit it is, if not the queue's. */
+  | { reason: "concurrency"; key: string; limit: number; held: number; rule?: string }
+  /** Its rate limit key `key` admits no claim before `until`; `rule` as above. */
+  | { reason: "rate_limit"; key: string; limit: number; periodMs: number; until: number; rule?: string };
 
 export type { AttemptOutcome, JobAttempt, JobState, QueueStats } from "./record.js";
 
