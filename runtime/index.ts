@@ -174,6 +174,7 @@ export type {
   RunOutcome,
   RunEnd,
   RunOptions,
+  RunFlow,
   RunSpec,
   SubmitOutcome,
   SignalOutcome,
@@ -240,6 +241,7 @@ export type {
   StandardSchemaIssue,
 } from "./contract/validator.js";
 export { defineJob, defineSignal, defineHeaders, JobFailure } from "./contract/job-definition.js";
+export type { FlowControl, FlowControlSpec } from "./contract/flow-control.js";
 export type {
   HeaderValues,
   HeaderSetDefinition,

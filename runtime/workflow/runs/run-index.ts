@@ -49,6 +49,8 @@ export interface IndexEntry {
   inputSha256?: string;
   priority?: number;
   maxAttempts?: number;
+  /** The flow-control headers of every step (`RunOptions.flow`), which a redrive restores. */
+  flow?: Record<string, string>;
 }
 
 /** `{t}{runId}`: the part of every index key after its prefix. */
@@ -113,7 +115,8 @@ export function decodeIndexEntry(bytes: Uint8Array, key: string): IndexEntry {
     (v.input === undefined || v.input instanceof Uint8Array) &&
     (v.inputSha256 === undefined || isStr(v.inputSha256)) &&
     (v.priority === undefined || (typeof v.priority === "number" && Number.isFinite(v.priority))) &&
-    (v.maxAttempts === undefined || (typeof v.maxAttempts === "number" && Number.isFinite(v.maxAttempts)));
+    (v.maxAttempts === undefined || (typeof v.maxAttempts === "number" && Number.isFinite(v.maxAttempts))) &&
+    (v.flow === undefined || (v.flow !== null && typeof v.flow === "object" && !Array.isArray(v.flow) && Object.values(v.flow as object).every(isStr)));
   if (!ok) throw new StoreCorruptedError(key, "run index entry lacks its submission time or has malformed fields");
   return v as unknown as IndexEntry;
 }
