@@ -27,7 +27,8 @@ export type DiagnosticCode =
   | "FORBIDDEN_NAME"
   | "BAD_CRON"
   | "UNKNOWN_TARGET"
-  | "BAD_SCHEDULE";
+  | "BAD_SCHEDULE"
+  | "BAD_FLOW_CONTROL";
 
 /** An error stops generation (no files are written); a warning is reported and generation goes on. */
 export type Severity = "error" | "warning";
