@@ -54,7 +54,12 @@ function checkKey(what: string, template: string, at: SpecPath, input: JsonSchem
       );
     } else if (header !== undefined) {
       if (!header.required) {
-        report("BAD_KEY_TEMPLATE", at, `${what}: header "${field}" is optional, so the key could not always be built; make it required or key on another field`, "value");
+        report(
+          "BAD_KEY_TEMPLATE",
+          at,
+          `${what}: header "${field}" is optional, so the key could not always be built; make it required or key on another field`,
+          "value",
+        );
       }
     } else {
       const problem = fieldProblem(input, field, pkg);

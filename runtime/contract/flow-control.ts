@@ -74,7 +74,8 @@ export function compileFlowControl(rule: string, headerNames: readonly string[],
           ...(rateKey === undefined ? {} : { rateKey: rateKey(input, headers) }),
         };
       } catch (e) {
-        if (e instanceof ValidationError) throw new ValidationError(`the flow-control key of "${rule}" cannot be built from this submission's headers and input`, e.issues);
+        if (e instanceof ValidationError)
+          throw new ValidationError(`the flow-control key of "${rule}" cannot be built from this submission's headers and input`, e.issues);
         throw e;
       }
     },

@@ -309,7 +309,13 @@ const FREE: Admission = { admit: true, slots: undefined };
  * turn: every rate limit must admit it and every concurrency key have a
  * free slot; only then are the slots taken and the claim counted.
  */
-export function admit(slots: ConcurrencySlots, windows: RateWindows, limits: Limits, headers: Readonly<Record<string, string>> | undefined, now: number): Admission {
+export function admit(
+  slots: ConcurrencySlots,
+  windows: RateWindows,
+  limits: Limits,
+  headers: Readonly<Record<string, string>> | undefined,
+  now: number,
+): Admission {
   if (!hasLimits(limits)) return FREE;
   const all = applied(limits, headers);
   if (all.length === 0) return FREE;

@@ -41,7 +41,9 @@ describe("flow control in a spec", () => {
     ]);
     expect(r.diagnostics).toEqual([]);
     const defs = r.files.find((f) => f.path.endsWith("definitions.ts"))!.content;
-    expect(defs).toContain('flowControl: { concurrency: { limit: 2, key: "{tenant_id}" }, rateLimit: { limit: 10, periodMs: 60000, key: "{tenant_id}/{customer.id}" } },');
+    expect(defs).toContain(
+      'flowControl: { concurrency: { limit: 2, key: "{tenant_id}" }, rateLimit: { limit: 10, periodMs: 60000, key: "{tenant_id}/{customer.id}" } },',
+    );
     expect(defs).toContain('flowControl: { concurrency: { limit: 3, key: "{tenant_id}" } },');
   });
 

@@ -60,9 +60,9 @@ describe("concurrency limits", () => {
         const check = () => {
           for (const t of TENANTS) expect(live().filter((j) => j.headers["tenant"] === t).length).toBeLessThanOrEqual(LIMIT);
           for (const r of REGIONS) {
-            expect(live().filter((j) => j.headers[FLOW_RULE_HEADER] === "reports.build" && j.headers[FLOW_CONCURRENCY_KEY_HEADER] === r).length).toBeLessThanOrEqual(
-              RULE_LIMIT,
-            );
+            expect(
+              live().filter((j) => j.headers[FLOW_RULE_HEADER] === "reports.build" && j.headers[FLOW_CONCURRENCY_KEY_HEADER] === r).length,
+            ).toBeLessThanOrEqual(RULE_LIMIT);
           }
         };
         for (const op of ops) {

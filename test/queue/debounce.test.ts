@@ -145,13 +145,7 @@ describe("debounce", () => {
   it("refuses bad debounce options before writing anything", async () => {
     const clock = new MockClock(1_000_000);
     const queue = await open(new MemoryStore(), clock);
-    for (const debounce of [
-      { key: "", periodMs: 10 },
-      { key: "k", periodMs: 0 },
-      { key: "k", periodMs: 1.5 },
-      { key: "k", periodMs: 86_400_001 },
-      null,
-    ]) {
+    for (const debounce of [{ key: "", periodMs: 10 }, { key: "k", periodMs: 0 }, { key: "k", periodMs: 1.5 }, { key: "k", periodMs: 86_400_001 }, null]) {
       await expect(queue.enqueue("jobs", enc("x"), { debounce: debounce as never }), JSON.stringify(debounce)).rejects.toBeInstanceOf(ValidationError);
     }
     await expect(queue.enqueue("jobs", enc("x"), { debounce: { key: "k", periodMs: 10 }, runAt: 2_000_000 })).rejects.toThrow(/runAt/);
