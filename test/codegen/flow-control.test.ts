@@ -74,6 +74,16 @@ describe("flow control in a spec", () => {
     expect(ds[0]!.message).toContain("optional");
   });
 
+  it("BAD_KEY_TEMPLATE: a name that is both a header and an input field", () => {
+    const spec = SPEC(`    concurrency: { limit: 2, key: "{tenant_id}" }`).replace(
+      "note: { type: string }",
+      "note: { type: string }, tenant_id: { type: string }",
+    );
+    const ds = run(spec);
+    expect(at(ds)).toEqual([["BAD_KEY_TEMPLATE", 10, 35]]);
+    expect(ds[0]!.message).toContain("names both a header of the package and a field of the input");
+  });
+
   it("SPEC_SCHEMA: an unknown field of a limit", () => {
     expect(run(SPEC(`    concurrency: { limit: 2, keys: "{tenant_id}" }`)).map((d) => d.code)).toEqual(["SPEC_SCHEMA"]);
   });
