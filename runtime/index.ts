@@ -73,6 +73,11 @@ export {
   MAX_QUEUE_NAME_LEN,
   MAX_JOB_ID_LEN,
   MAX_DEDUP_KEY_BYTES,
+  MAX_DEBOUNCE_MS,
+  SUPERSEDED_RETENTION_MS,
+  FLOW_RULE_HEADER,
+  FLOW_CONCURRENCY_KEY_HEADER,
+  FLOW_RATE_KEY_HEADER,
   MAX_HEADERS,
   MAX_HEADER_NAME_BYTES,
   MAX_HEADERS_BYTES,
@@ -105,6 +110,10 @@ export type {
   ResolvedConcurrency,
   RateLimitConfig,
   ResolvedRateLimit,
+  DebounceConfig,
+  ResolvedDebounce,
+  FlowRule,
+  WaitingReason,
   EnqueueOptions,
   EnqueueOutcome,
   EnqueueItem,
@@ -165,6 +174,7 @@ export type {
   RunOutcome,
   RunEnd,
   RunOptions,
+  RunFlow,
   RunSpec,
   SubmitOutcome,
   SignalOutcome,
@@ -231,6 +241,7 @@ export type {
   StandardSchemaIssue,
 } from "./contract/validator.js";
 export { defineJob, defineSignal, defineHeaders, JobFailure } from "./contract/job-definition.js";
+export type { FlowControl, FlowControlSpec } from "./contract/flow-control.js";
 export type {
   HeaderValues,
   HeaderSetDefinition,

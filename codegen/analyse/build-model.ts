@@ -9,6 +9,7 @@
 import { camelCase, compareCodeUnits, pascalCase } from "../emit/names.js";
 import {
   deepFreeze,
+  type FlowControlModel,
   type HeaderModel,
   type JobModel,
   type JsonSchema,
@@ -133,6 +134,7 @@ export function buildModel(file: string, value: unknown): PackageModel {
     idempotencyKey: optionalString(j["idempotency_key"]),
     maxAttempts: optionalNumber(j["max_attempts"]),
     priority: optionalNumber(j["priority"]),
+    flowControl: flowControlOf(j),
     path: ["jobs", name],
   }));
 
@@ -166,6 +168,7 @@ export function buildModel(file: string, value: unknown): PackageModel {
         path: ["workflows", name, "steps", step],
       }),
     ),
+    flowControl: flowControlOf(w),
     path: ["workflows", name],
   }));
 
@@ -211,4 +214,15 @@ export function buildModel(file: string, value: unknown): PackageModel {
     workflows,
     schedules,
   });
+}
+
+/** The `concurrency` and `rate_limit` of a job or workflow entry, as written (the checks judge them). */
+function flowControlOf(entry: Raw): FlowControlModel | undefined {
+  const c = entry["concurrency"] as Raw | undefined;
+  const r = entry["rate_limit"] as Raw | undefined;
+  if (c === undefined && r === undefined) return undefined;
+  return {
+    concurrency: c === undefined ? undefined : { limit: Number(c["limit"]), key: optionalString(c["key"]) },
+    rateLimit: r === undefined ? undefined : { limit: Number(r["limit"]), periodMs: Number(r["period_ms"]), key: optionalString(r["key"]) },
+  };
 }

@@ -12,6 +12,7 @@ import type { JsonSchema, JsonValue, PackageModel, WorkflowModel } from "./spec-
 import { keyTemplateProblem, templateFields } from "../../runtime/contract/key-template.js";
 import { patternProblem } from "./pattern-safety.js";
 import { checkSchedules } from "./check-schedules.js";
+import { checkFlowControl } from "./check-flow-control.js";
 
 const REF_PREFIX = "#/types/";
 // The runtime's parser, so the generator checks exactly the fields the runtime will read.
@@ -48,7 +49,7 @@ function forEachRef(schema: JsonValue, path: SpecPath, visit: (ref: string, path
   }
 }
 
-function resolve(schema: JsonSchema | undefined, pkg: PackageModel): JsonSchema | undefined {
+export function resolve(schema: JsonSchema | undefined, pkg: PackageModel): JsonSchema | undefined {
   let s = schema;
   for (let hops = 0; s !== undefined && typeof s["$ref"] === "string" && hops < 32; hops++) {
     const name = (s["$ref"] as string).slice(REF_PREFIX.length);
@@ -69,7 +70,7 @@ function isScalar(schema: JsonSchema): boolean {
 }
 
 /** Why `field` (dotted) cannot feed a key template over `schema`, or undefined when it can. */
-function fieldProblem(schema: JsonSchema, field: string, pkg: PackageModel): string | undefined {
+export function fieldProblem(schema: JsonSchema, field: string, pkg: PackageModel): string | undefined {
   let current = resolve(schema, pkg);
   for (const seg of field.split(".")) {
     const props = current?.["properties"] as Record<string, JsonSchema> | undefined;
@@ -231,6 +232,7 @@ export function checkPackage(pkg: PackageModel, locator: SourceLocator): Diagnos
   }
   for (const sc of pkg.schedules) claim(`${sc.ident}Schedule`, `schedule "${sc.name}"`, sc.path);
   checkSchedules(pkg, report);
+  checkFlowControl(pkg, report);
   return out;
 }
 

@@ -29,7 +29,8 @@ export type DiagnosticCode =
   | "UNKNOWN_TARGET"
   | "BAD_SCHEDULE"
   | "UNKNOWN_WORKFLOW"
-  | "BAD_CHILD_WAIT";
+  | "BAD_CHILD_WAIT"
+  | "BAD_FLOW_CONTROL";
 
 /** An error stops generation (no files are written); a warning is reported and generation goes on. */
 export type Severity = "error" | "warning";

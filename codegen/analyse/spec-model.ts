@@ -55,6 +55,12 @@ export interface SignalModel {
   readonly path: SpecPath;
 }
 
+/** Flow control of a job or workflow (`concurrency`, `rate_limit`): limits and key templates as written. */
+export interface FlowControlModel {
+  readonly concurrency: { readonly limit: number; readonly key: string | undefined } | undefined;
+  readonly rateLimit: { readonly limit: number; readonly periodMs: number; readonly key: string | undefined } | undefined;
+}
+
 /** One job. */
 export interface JobModel {
   readonly kind: "job";
@@ -69,6 +75,8 @@ export interface JobModel {
   readonly idempotencyKey: string | undefined;
   readonly maxAttempts: number | undefined;
   readonly priority: number | undefined;
+  /** Undefined when it declares neither `concurrency` nor `rate_limit`. */
+  readonly flowControl: FlowControlModel | undefined;
   readonly path: SpecPath;
 }
 
@@ -116,6 +124,8 @@ export interface WorkflowModel {
   readonly result: JsonSchema;
   readonly error: JsonSchema | undefined;
   readonly steps: readonly StepModel[];
+  /** Undefined when it declares neither `concurrency` nor `rate_limit`. */
+  readonly flowControl: FlowControlModel | undefined;
   readonly path: SpecPath;
 }
 

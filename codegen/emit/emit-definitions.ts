@@ -6,7 +6,7 @@
 import { contractHash, jobContract, workflowContract } from "../contract/contract.js";
 import { headersType, jobNames, signalNames, stepNames, validatorName, workflowNames, RUNTIME_MODULE } from "./generated-names.js";
 import { camelCase, compareCodeUnits, jsDoc, propertyKey } from "./names.js";
-import type { PackageModel } from "../analyse/spec-model.js";
+import type { FlowControlModel, PackageModel } from "../analyse/spec-model.js";
 import { Imports, printFile } from "../print/ts-file.js";
 
 /** The `sensitive` list of the header set; absent when no header is marked, so such output is unchanged. */
@@ -97,6 +97,7 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
       ...(j.maxAttempts === undefined ? [] : [`  maxAttempts: ${j.maxAttempts},`]),
       ...(j.priority === undefined ? [] : [`  priority: ${j.priority},`]),
       `  contractHash: ${JSON.stringify(contractHash(jobContract(j, pkg)))},`,
+      ...flowControlLines(j.flowControl),
     ];
     const alias = `${j.typeName}Job`;
     statements.push(
@@ -196,6 +197,7 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
               .join(", ")} }`
       },`,
       `  contractHash: ${JSON.stringify(contractHash(workflowContract(w, pkg)))},`,
+      ...flowControlLines(w.flowControl),
     ];
     const typeArgs = [JSON.stringify(w.qualifiedName), n.input, n.result, n.error, hType, n.handler];
     statements.push(
@@ -269,4 +271,14 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
   }
   imports.type("./types.js", ...typeNames);
   return printFile(source, imports, statements);
+}
+
+/** The `flowControl` property of a definition, when the spec declares `concurrency` or `rate_limit`. */
+function flowControlLines(f: FlowControlModel | undefined): string[] {
+  if (f === undefined) return [];
+  const key = (k: string | undefined) => (k === undefined ? "" : `, key: ${JSON.stringify(k)}`);
+  const parts: string[] = [];
+  if (f.concurrency !== undefined) parts.push(`concurrency: { limit: ${f.concurrency.limit}${key(f.concurrency.key)} }`);
+  if (f.rateLimit !== undefined) parts.push(`rateLimit: { limit: ${f.rateLimit.limit}, periodMs: ${f.rateLimit.periodMs}${key(f.rateLimit.key)} }`);
+  return [`  flowControl: { ${parts.join(", ")} },`];
 }

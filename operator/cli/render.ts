@@ -2,6 +2,7 @@
  * @module Human renderings shared by several commands: a run's detail and
  * timeline, a key/value block, a state with its colour.
  */
+import type { WaitingReason } from "../../runtime/queue/types.js";
 import type { RunDetail, TimelineEntry } from "../inspect/run-detail.js";
 import type { BytesPreview } from "../inspect/bytes-preview.js";
 import { clean, formatAge, formatTime, paint, table, type Cell, type OperatorIo, type Tone } from "./output.js";
@@ -68,6 +69,7 @@ export function renderRun(io: OperatorIo, d: RunDetail, now: number): string {
       ["submitted", d.submittedAt === undefined ? undefined : `${formatTime(d.submittedAt)} (${formatAge(now - d.submittedAt)} ago)`],
       ["ended", d.terminatedAt === undefined ? undefined : `${formatTime(d.terminatedAt)} (${formatAge(now - d.terminatedAt)} ago)`],
       ["waiting on", d.signalWait],
+      ["held by", d.heldBy === undefined ? undefined : waitingText(d.heldBy)],
       ["step job", d.stepJob === undefined ? undefined : `${d.stepJob.id} (${d.stepJob.state}, attempt ${d.stepJob.attempt} of ${d.stepJob.maxAttempts})`],
       ["headers", headersText(d.headers)],
       ["group", d.group === undefined ? undefined : `${d.group.id} (member ${d.group.key})`],
@@ -99,4 +101,17 @@ export function renderRun(io: OperatorIo, d: RunDetail, now: number): string {
     );
   }
   return out.join("\n");
+}
+
+/** Why flow control holds a step or job back, in a line. */
+export function waitingText(w: WaitingReason): string {
+  const rule = "rule" in w && w.rule !== undefined ? ` of ${w.rule}` : "";
+  switch (w.reason) {
+    case "concurrency":
+      return `concurrency limit${rule} for key ${JSON.stringify(w.key)} (${w.held} of ${w.limit} running)`;
+    case "rate_limit":
+      return `rate limit${rule} for key ${JSON.stringify(w.key)} (${w.limit} per ${w.periodMs} ms) until ${formatTime(w.until)}`;
+    case "debounced":
+      return `debounced (key ${JSON.stringify(w.key)}): a later submission with the key replaces it until ${formatTime(w.until)}`;
+  }
 }

@@ -5,7 +5,7 @@
  * dashboard.
  */
 import type { QueueReader } from "../../runtime/queue/reader.js";
-import type { JobInfo, JobState } from "../../runtime/queue/types.js";
+import type { JobInfo, JobState, WaitingReason } from "../../runtime/queue/types.js";
 import { HEADER_RUN_ID, HEADER_STEP } from "../../runtime/workflow/records/reserved.js";
 import { userHeaders } from "./run-detail.js";
 
@@ -20,6 +20,8 @@ export interface JobRow {
   readonly failedAt?: number;
   readonly runAt?: number;
   readonly lastError?: string;
+  /** Why flow control holds the job back (see `JobInfo.waiting`). */
+  readonly waiting?: WaitingReason;
   /** The run a step job carries, and its step. */
   readonly runId?: string;
   readonly step?: number;
@@ -40,6 +42,7 @@ export function jobRow(j: JobInfo): JobRow {
     ...(j.failedAt === undefined ? {} : { failedAt: j.failedAt }),
     ...(j.runAt === undefined ? {} : { runAt: j.runAt }),
     ...(j.lastError === undefined ? {} : { lastError: j.lastError }),
+    ...(j.waiting === undefined ? {} : { waiting: j.waiting }),
     ...(runId === undefined ? {} : { runId }),
     ...(step === undefined || !/^\d+$/.test(step) ? {} : { step: Number(step) }),
     headers: userHeaders(j.headers),

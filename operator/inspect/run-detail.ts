@@ -5,6 +5,7 @@
  * result. Built from the read-only view; shared by `taquba runs show` and
  * the dashboard.
  */
+import type { WaitingReason } from "../../runtime/queue/types.js";
 import type { QueueReader } from "../../runtime/queue/reader.js";
 import type { JobAttempt, JobInfo } from "../../runtime/queue/types.js";
 import { RESERVED_HEADER_PREFIX } from "../../runtime/workflow/records/reserved.js";
@@ -70,6 +71,8 @@ export interface RunDetail {
   };
   /** The correlation key the current step waits on. */
   readonly signalWait?: string;
+  /** Flow control holding the current step back, when the reader can tell (debounce windows always; limits in the owner). */
+  readonly heldBy?: WaitingReason;
   readonly terminatedAt?: number;
   readonly error?: string;
   readonly errorKind?: RunErrorKind;
@@ -174,6 +177,7 @@ export async function readRunDetail(view: WorkflowView, reader: QueueReader, run
     ...(run.group === undefined ? {} : { group: { id: run.group.id, key: run.group.key } }),
     ...(run.parent === undefined ? {} : { parent: { runId: run.parent.runId, step: run.parent.step } }),
     ...(pointer.signalWait === undefined ? {} : { signalWait: pointer.signalWait }),
+    ...(job?.waiting === undefined ? {} : { heldBy: job.waiting }),
     ...(job === null
       ? {}
       : {

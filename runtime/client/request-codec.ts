@@ -8,7 +8,7 @@ import { TaqubaError } from "../errors.js";
 import type { PreparedJob } from "../typed/job-runner.js";
 import type { KvOp } from "../queue/effects.js";
 import { decodeValue, encodeValue } from "../workflow/records/codec.js";
-import type { RetryOutcome, RunOptions, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
+import type { RetryOutcome, RunFlow, RunOptions, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
 import { InputMismatchError, RunNotFoundError, RunNotRetryableError } from "../workflow/workflow-errors.js";
 import { JobNotFoundError } from "../jobs/job-errors.js";
 import { ValidationError } from "../errors.js";
@@ -126,12 +126,29 @@ function runOptions(v: unknown): RunOptions {
   const priority = optNumber(m, "priority");
   const maxAttemptsPerStep = optNumber(m, "maxAttemptsPerStep");
   const runAt = optNumber(m, "runAt");
+  const flow = runFlow(m["flow"]);
   return {
     headers,
     ...(priority === undefined ? {} : { priority }),
     ...(maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep }),
     ...(runAt === undefined ? {} : { runAt }),
+    ...(flow === undefined ? {} : { flow }),
   };
+}
+
+function runFlow(v: unknown): RunFlow | undefined {
+  if (v === undefined) return undefined;
+  const m = map(v, "options.flow");
+  const text = (k: string) => {
+    const x = m[k];
+    if (x !== undefined && typeof x !== "string") fail(`field "options.flow.${k}" must be a string`);
+    return x as string | undefined;
+  };
+  const rule = text("rule");
+  if (rule === undefined) fail(`field "options.flow.rule" is missing`);
+  const concurrencyKey = text("concurrencyKey");
+  const rateKey = text("rateKey");
+  return { rule, ...(concurrencyKey === undefined ? {} : { concurrencyKey }), ...(rateKey === undefined ? {} : { rateKey }) };
 }
 
 function kvOps(v: unknown): KvOp[] {

@@ -19,7 +19,7 @@ import type { HeaderValues, JobDefinition, JobHandle, JobSubmitOptions } from ".
 import { RunnerJobHandle, type JobReader } from "../jobs/job-handle.js";
 import { readJobOutcome } from "../jobs/job-results.js";
 import type { PreparedJob } from "../typed/job-runner.js";
-import { preparePayload, prepareRunOptions, type AnyDefinition } from "../jobs/job-submission.js";
+import { preparePayload, prepareRunOptions, withFlow, type AnyDefinition } from "../jobs/job-submission.js";
 import type { KvOp } from "../queue/effects.js";
 import { validateQueueName, validateStoreName } from "../queue/names.js";
 import { PrefixedStore } from "../queue/prefixed-store.js";
@@ -229,13 +229,14 @@ export class TaqubaClient {
       ...(o.priority === undefined ? {} : { priority: o.priority }),
       ...(o.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: o.maxAttemptsPerStep }),
       ...(o.runAt === undefined ? {} : { runAt: o.runAt }),
+      ...(o.flow === undefined ? {} : { flow: { ...o.flow } }),
     };
     return this.#request({ op: "submit", runId, input: spec.input, options: runOptions, kvOps }, `submission of run "${runId}"`);
   }
 
   async #submitJob(def: AnyDefinition, input: unknown, options: JobSubmitOptions<HeaderValues> | undefined): Promise<JobHandle<unknown, unknown>> {
-    const runOptions = prepareRunOptions(def, options);
     const payload = preparePayload(def, input);
+    const runOptions = withFlow(def, input, prepareRunOptions(def, options));
     const key = options?.idempotencyKey ?? def.idempotencyKey?.(input as never);
     const job: PreparedJob = { name: def.name, payload, runOptions, ...(key === undefined ? { runId: RunId.generate() } : { idempotencyKey: key }) };
     // On a sharded store the job goes to the shard of the run id its owner will use.

@@ -14,6 +14,7 @@ import { TaqubaError, ValidationError } from "../errors.js";
 import { formatIssue, type Validator } from "./validator.js";
 import { jsonErrorText } from "../redact.js";
 import { compileKeyTemplate } from "./key-template.js";
+import { compileFlowControl, type FlowControl, type FlowControlSpec } from "./flow-control.js";
 
 export { compileKeyTemplate };
 
@@ -52,6 +53,8 @@ export interface JobDefinition<Name extends string = string, Input = unknown, Ou
   readonly priority: number | undefined;
   /** A hash of the job's normalised contract (schemas, headers, key); changes when the contract does. */
   readonly contractHash: string;
+  /** Its concurrency and rate limits (the spec's `concurrency`, `rate_limit`), if it declares any. */
+  readonly flowControl?: FlowControl;
 }
 
 /** A typed signal: a correlation key built from typed parameters and a typed payload. */
@@ -224,8 +227,10 @@ export function defineJob<Name extends string, Input, Output, Err, Headers exten
   maxAttempts?: number;
   priority?: number;
   contractHash: string;
+  flowControl?: FlowControlSpec;
 }): JobDefinition<Name, Input, Output, Err, Headers> {
   const key = spec.idempotencyKey === undefined ? undefined : compileKeyTemplate(spec.idempotencyKey);
+  const flowControl = compileFlowControl(spec.name, spec.headers.names, spec.flowControl);
   return Object.freeze({
     kind: "job",
     name: spec.name,
@@ -239,6 +244,7 @@ export function defineJob<Name extends string, Input, Output, Err, Headers exten
     maxAttempts: spec.maxAttempts,
     priority: spec.priority,
     contractHash: spec.contractHash,
+    ...(flowControl === undefined ? {} : { flowControl }),
   });
 }
 

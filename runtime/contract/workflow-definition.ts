@@ -8,6 +8,7 @@
  * build time. No IO here, so clients and workers share it.
  */
 
+import { compileFlowControl, type FlowControl, type FlowControlSpec } from "./flow-control.js";
 import { ValidationError } from "../errors.js";
 import type { HeaderSetDefinition, HeaderValues, SignalDefinition } from "./job-definition.js";
 import type { Validator } from "./validator.js";
@@ -67,6 +68,8 @@ export interface WorkflowDefinition<
   readonly signals: Readonly<Record<string, SignalDefinition<string, unknown, unknown>>>;
   /** A hash of the workflow's normalised contract; changes when the contract does. */
   readonly contractHash: string;
+  /** Its concurrency and rate limits (the spec's `concurrency`, `rate_limit`), if it declares any; they hold for its steps. */
+  readonly flowControl?: FlowControl;
   /** Phantom: the handler interface, so `register(definition, handler)` checks the handler. */
   readonly __handler?: Handler;
 }
@@ -110,7 +113,9 @@ export function defineWorkflow<Name extends string, Input, Result, Err, Headers 
   steps: Readonly<Record<string, WorkflowStepSpec>>;
   signals?: Readonly<Record<string, SignalDefinition<string, unknown, unknown>>>;
   contractHash: string;
+  flowControl?: FlowControlSpec;
 }): WorkflowDefinition<Name, Input, Result, Err, Headers, Handler> {
+  const flowControl = compileFlowControl(spec.name, spec.headers.names, spec.flowControl);
   const problems: string[] = [];
   if (!Object.hasOwn(spec.steps, spec.entry)) problems.push(`entry step "${spec.entry}" is not one of its steps`);
   const steps: Record<string, WorkflowStepDefinition> = {};
@@ -145,5 +150,6 @@ export function defineWorkflow<Name extends string, Input, Result, Err, Headers 
     steps: Object.freeze(steps),
     signals: Object.freeze({ ...(spec.signals ?? {}) }),
     contractHash: spec.contractHash,
+    ...(flowControl === undefined ? {} : { flowControl }),
   });
 }

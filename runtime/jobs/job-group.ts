@@ -12,7 +12,7 @@ import type { GroupStatus, GroupSubmitOutcome, RunGroup } from "../workflow/grou
 import type { RunErrorKind } from "../workflow/runs/run-types.js";
 import type { HeaderValues, JobDefinition, JobOutcome, JobSubmitOptions } from "../contract/job-definition.js";
 import { RunnerJobHandle, type JobReader } from "./job-handle.js";
-import { preparePayload, prepareRunOptions } from "./job-submission.js";
+import { preparePayload, prepareRunOptions, withFlow } from "./job-submission.js";
 
 /** One job's end, as `JobGroup.results` and `JobGroup.join` report it. */
 export interface JobMemberResult<Output, Err> {
@@ -79,7 +79,13 @@ export class JobGroup<Input, Output, Err, Headers extends HeaderValues> {
       throw new ValidationError("a job group reports its members through results() and join(), not signals; drop notifySignal");
     }
     const def = this.#definition() as unknown as JobDefinition<string, unknown, unknown, unknown, never>;
-    const runOptions = prepareRunOptions(def, options as JobSubmitOptions<HeaderValues> | undefined);
+    if (def.flowControl?.readsInput === true) {
+      throw new ValidationError(
+        `job "${def.name}" keys its flow control (concurrency or rate limit) by input fields, and a group's members share one set of options; submit its jobs one by one, or key the limit by headers`,
+      );
+    }
+    const prepared = prepareRunOptions(def, options as JobSubmitOptions<HeaderValues> | undefined);
+    const runOptions = withFlow(def, undefined, prepared);
     const members = inputs.map((input, i) => {
       try {
         return { key: this.keyOf(input, i), input: preparePayload(def, input) };

@@ -72,3 +72,13 @@ export function preparePayload(def: AnyDefinition, input: unknown): Uint8Array {
     throw new ValidationError(`the input of job "${def.name}" cannot be stored as JSON: ${e instanceof Error ? e.message : String(e)}`);
   }
 }
+
+/**
+ * @internal Adds the definition's flow control (its rule and this
+ * submission's keys) to prepared run options; throws `ValidationError` when
+ * a key's value is missing.
+ */
+export function withFlow(def: AnyDefinition, input: unknown, runOptions: RunOptions): RunOptions {
+  const f = def.flowControl;
+  return f === undefined ? runOptions : { ...runOptions, flow: f.flowOf(input, runOptions.headers ?? {}) };
+}

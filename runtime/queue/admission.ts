@@ -33,6 +33,39 @@ export interface RateLimitConfig {
   key?: string;
 }
 
+/** Per-queue debounce (`QueueConfig.debounce`): the last enqueue per key within `periodMs` wins. */
+export interface DebounceConfig {
+  /** Length of a debounce window, from the first enqueue of a key. */
+  periodMs: number;
+  /** Key template over the job's headers, as for `ConcurrencyConfig.key`. Default: one key for the queue. */
+  key?: string;
+}
+
+/** A resolved debounce. */
+export interface ResolvedDebounce {
+  readonly periodMs: number;
+  readonly key: string | undefined;
+  keyOf(headers: Readonly<Record<string, string>> | undefined): string;
+}
+
+/** Longest debounce window: a day. */
+export const MAX_DEBOUNCE_MS = 86_400_000;
+
+/** Checks a debounce period; throws `ValidationError` naming `what`. */
+export function validateDebouncePeriod(what: string, periodMs: unknown): asserts periodMs is number {
+  if (typeof periodMs !== "number" || !Number.isInteger(periodMs) || periodMs < 1 || periodMs > MAX_DEBOUNCE_MS) {
+    throw new ValidationError(`${what} must be an integer from 1 to ${MAX_DEBOUNCE_MS} (a day), got ${String(periodMs)}`);
+  }
+}
+
+/** Checks and compiles a `DebounceConfig`; throws `ValidationError`. */
+export function resolveDebounce(c: DebounceConfig): ResolvedDebounce {
+  if (c === null || typeof c !== "object") throw new ValidationError("QueueConfig.debounce must be an object { periodMs, key? }");
+  validateDebouncePeriod("QueueConfig.debounce.periodMs", c.periodMs);
+  const base = resolveConcurrency({ limit: 1, ...(c.key === undefined ? {} : { key: c.key }) }, "QueueConfig.debounce");
+  return { periodMs: c.periodMs, key: base.key, keyOf: base.keyOf };
+}
+
 /** A resolved rate limit. */
 export interface ResolvedRateLimit extends ResolvedConcurrency {
   readonly periodMs: number;
@@ -160,43 +193,183 @@ export class RateWindows {
   }
 }
 
+/**
+ * Limits a job's own headers select, beside its queue's: a job whose
+ * `FLOW_RULE_HEADER` names a rule the owner defined for its queue
+ * (`Queue.defineFlowRules`) is admitted only within that rule's limits, per
+ * the keys its `FLOW_CONCURRENCY_KEY_HEADER` and `FLOW_RATE_KEY_HEADER`
+ * carry (a missing key header reads as empty: one key for the rule). The
+ * workflow runtime sets these from `RunOptions.flow`.
+ */
+export interface FlowRule {
+  /** Most claims of the rule's jobs held at once per concurrency key. */
+  concurrency?: { limit: number };
+  /** Most claims of the rule's jobs per rate key in any sliding window of `periodMs`. */
+  rateLimit?: { limit: number; periodMs: number };
+}
+
+/** The header naming a job's flow rule. */
+export const FLOW_RULE_HEADER = "workflow.flow";
+/** The header carrying a job's concurrency key under its flow rule. */
+export const FLOW_CONCURRENCY_KEY_HEADER = "workflow.flow_concurrency_key";
+/** The header carrying a job's rate key under its flow rule. */
+export const FLOW_RATE_KEY_HEADER = "workflow.flow_rate_key";
+
+/** A resolved flow rule. */
+export interface ResolvedFlowRule {
+  readonly name: string;
+  readonly concurrency: ResolvedConcurrency | undefined;
+  readonly rateLimit: ResolvedRateLimit | undefined;
+}
+
+/** Checks and compiles a `FlowRule` named `name`; throws `ValidationError`. */
+export function resolveFlowRule(name: string, rule: FlowRule): ResolvedFlowRule {
+  if (typeof name !== "string" || name.length === 0 || name.length > 256) {
+    throw new ValidationError(`a flow rule name must be 1 to 256 characters, got ${JSON.stringify(name)}`);
+  }
+  if (rule === null || typeof rule !== "object") throw new ValidationError(`flow rule "${name}" must be an object { concurrency?, rateLimit? }`);
+  const keyed = (header: string) => ({
+    limit: 0,
+    key: undefined,
+    keyOf: (headers: Readonly<Record<string, string>> | undefined) => (headers !== undefined && Object.hasOwn(headers, header) ? headers[header]! : ""),
+  });
+  let concurrency: ResolvedConcurrency | undefined;
+  if (rule.concurrency !== undefined) {
+    const c = resolveConcurrency({ limit: rule.concurrency.limit }, `flow rule "${name}": concurrency`);
+    concurrency = { ...keyed(FLOW_CONCURRENCY_KEY_HEADER), limit: c.limit };
+  }
+  let rateLimit: ResolvedRateLimit | undefined;
+  if (rule.rateLimit !== undefined) {
+    const r = resolveRateLimit({ limit: rule.rateLimit.limit, periodMs: rule.rateLimit.periodMs });
+    rateLimit = { ...keyed(FLOW_RATE_KEY_HEADER), limit: r.limit, periodMs: r.periodMs };
+  }
+  return { name, concurrency, rateLimit };
+}
+
+/** The limits that apply to one job: its queue's, then its flow rule's. Slot names keep them apart. */
+export interface Limits {
+  readonly queue: string;
+  readonly concurrency: ResolvedConcurrency | undefined;
+  readonly rateLimit: ResolvedRateLimit | undefined;
+  readonly rules: ReadonlyMap<string, ResolvedFlowRule> | undefined;
+}
+
+/** One limit applied to one job: its slot (queue, rule, key) and bound. */
+interface Applied {
+  readonly slot: string;
+  readonly key: string;
+  readonly concurrency?: ResolvedConcurrency;
+  readonly rate?: ResolvedRateLimit;
+  readonly rule?: string;
+}
+
+function applied(l: Limits, headers: Readonly<Record<string, string>> | undefined): Applied[] {
+  const out: Applied[] = [];
+  const name = headers?.[FLOW_RULE_HEADER];
+  const rule = name === undefined ? undefined : l.rules?.get(name);
+  // The rule's limits first: when both are full, the views name the more specific reason.
+  if (rule !== undefined) {
+    // A rule's slots live beside the queue's: "<queue>\0<rule>\u0001<key>".
+    if (rule.rateLimit !== undefined) {
+      const key = rule.rateLimit.keyOf(headers);
+      out.push({ slot: slotOf(l.queue, `${rule.name}\u0001${key}`), key, rate: rule.rateLimit, rule: rule.name });
+    }
+    if (rule.concurrency !== undefined) {
+      const key = rule.concurrency.keyOf(headers);
+      out.push({ slot: slotOf(l.queue, `${rule.name}\u0001${key}`), key, concurrency: rule.concurrency, rule: rule.name });
+    }
+  }
+  if (l.rateLimit !== undefined) {
+    const key = l.rateLimit.keyOf(headers);
+    out.push({ slot: slotOf(l.queue, key), key, rate: l.rateLimit });
+  }
+  if (l.concurrency !== undefined) {
+    const key = l.concurrency.keyOf(headers);
+    out.push({ slot: slotOf(l.queue, key), key, concurrency: l.concurrency });
+  }
+  return out;
+}
+
+/** Whether any limit may apply to jobs of a queue (the claim then scans past held-back jobs). */
+export function hasLimits(l: Limits): boolean {
+  return l.concurrency !== undefined || l.rateLimit !== undefined || (l.rules !== undefined && l.rules.size > 0);
+}
+
 /** What admission decided for one pending job. */
 export type Admission =
-  /** Claim it; `slot` is the concurrency slot it holds, if its queue has a limit. */
-  | { readonly admit: true; readonly slot: string | undefined }
+  /** Claim it; `slots` are the concurrency slots it holds, if any limit applies. */
+  | { readonly admit: true; readonly slots: readonly string[] | undefined }
   /** Leave it pending; `retryAt` is when a rate limit next admits it, if that is the reason. */
   | { readonly admit: false; readonly retryAt: number | undefined };
 
-const FREE: Admission = { admit: true, slot: undefined };
+const FREE: Admission = { admit: true, slots: undefined };
 
 /**
  * The admission check of one pending job at claim time, in the claim's
- * turn. With neither limit configured it decides at once.
+ * turn: every rate limit must admit it and every concurrency key have a
+ * free slot; only then are the slots taken and the claim counted.
  */
 export function admit(
   slots: ConcurrencySlots,
   windows: RateWindows,
-  limit: ResolvedConcurrency | undefined,
-  rate: ResolvedRateLimit | undefined,
-  queue: string,
+  limits: Limits,
   headers: Readonly<Record<string, string>> | undefined,
   now: number,
 ): Admission {
-  if (limit === undefined && rate === undefined) return FREE;
-  let rateSlot: string | undefined;
-  if (rate !== undefined) {
-    rateSlot = slotOf(queue, rate.keyOf(headers));
-    const at = windows.allowedAt(rateSlot, rate, now);
-    if (at > now) return { admit: false, retryAt: at };
+  if (!hasLimits(limits)) return FREE;
+  const all = applied(limits, headers);
+  if (all.length === 0) return FREE;
+  let retryAt: number | undefined;
+  for (const a of all) {
+    if (a.rate === undefined) continue;
+    const at = windows.allowedAt(a.slot, a.rate, now);
+    if (at > now) retryAt = Math.max(retryAt ?? at, at);
   }
-  let slot: string | undefined;
-  if (limit !== undefined) {
-    slot = slotOf(queue, limit.keyOf(headers));
-    if (!slots.tryTake(slot, limit.limit)) return { admit: false, retryAt: undefined };
+  if (retryAt !== undefined) return { admit: false, retryAt };
+  for (const a of all) {
+    if (a.concurrency !== undefined && slots.held(a.slot) >= a.concurrency.limit) return { admit: false, retryAt: undefined };
   }
-  if (rate !== undefined) windows.take(rateSlot!, rate, now);
-  return { admit: true, slot };
+  const taken: string[] = [];
+  for (const a of all) {
+    if (a.concurrency !== undefined) {
+      slots.tryTake(a.slot, a.concurrency.limit);
+      taken.push(a.slot);
+    }
+    if (a.rate !== undefined) windows.take(a.slot, a.rate, now);
+  }
+  return { admit: true, slots: taken.length === 0 ? undefined : taken };
 }
 
 /** How many pending jobs past `max` one claim may look at when keys are full, so jobs of a full key do not block the rest. */
 export const ADMISSION_SCAN_BUDGET = 1024;
+
+/**
+ * Why the limits hold a pending job back now, if they do: a rate limit
+ * (until when) or a full concurrency key, its queue's or its flow rule's.
+ * Reads the counts the claim path reads.
+ */
+export function heldBack(
+  slots: ConcurrencySlots,
+  windows: RateWindows,
+  limits: Limits,
+  headers: Readonly<Record<string, string>> | undefined,
+  now: number,
+):
+  | { reason: "concurrency"; key: string; limit: number; held: number; rule?: string }
+  | { reason: "rate_limit"; key: string; limit: number; periodMs: number; until: number; rule?: string }
+  | undefined {
+  if (!hasLimits(limits)) return undefined;
+  const ruleOf = (a: Applied) => (a.rule === undefined ? {} : { rule: a.rule });
+  const all = applied(limits, headers);
+  for (const a of all) {
+    if (a.rate === undefined) continue;
+    const at = windows.allowedAt(a.slot, a.rate, now);
+    if (at > now) return { reason: "rate_limit", key: a.key, limit: a.rate.limit, periodMs: a.rate.periodMs, until: at, ...ruleOf(a) };
+  }
+  for (const a of all) {
+    if (a.concurrency === undefined) continue;
+    const held = slots.held(a.slot);
+    if (held >= a.concurrency.limit) return { reason: "concurrency", key: a.key, limit: a.concurrency.limit, held, ...ruleOf(a) };
+  }
+  return undefined;
+}

@@ -8,7 +8,7 @@ import { instruments } from "../telemetry/metrics.js";
 import { ClosedError, StoreCorruptedError, ValidationError } from "../errors.js";
 import { type SpanAttributes, traced, tracingWithinSpan } from "../telemetry/tracing.js";
 import { makeClaimedJob, ticketOf } from "./claimed-job.js";
-import { ADMISSION_SCAN_BUDGET, admit } from "./admission.js";
+import { ADMISSION_SCAN_BUDGET, admit, hasLimits } from "./admission.js";
 import type { SettlementEffects } from "./effects.js";
 import type { DeadLetteredEvent } from "./config.js";
 import { ClaimLostError, PayloadMissingError } from "./errors.js";
@@ -29,12 +29,13 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   core.checkOpen();
   validateQueueName(queueName);
   validatePositiveInt("claimBatch max", max);
-  const { leaseMs: defaultLease, concurrency, rateLimit } = core.configs.get(queueName);
+  const { leaseMs: defaultLease } = core.configs.get(queueName);
+  const limits = core.limitsOf(queueName);
   const lease = leaseMs ?? defaultLease;
   validatePositiveInt("leaseMs", lease);
   validateMillis("leaseMs", lease);
   // With a limit, jobs it holds back stay pending and the scan looks further, within a budget.
-  const scanLimit = concurrency !== undefined || rateLimit !== undefined ? max + ADMISSION_SCAN_BUDGET : max;
+  const scanLimit = hasLimits(limits) ? max + ADMISSION_SCAN_BUDGET : max;
   let ids = pendingIds(core, queueName, scanLimit);
   // Scan again after each wait: the scan and the claim must share one synchronous run.
   for (let w = warmJobs(core.engine, ids); w !== undefined; w = warmJobs(core.engine, ids)) {
@@ -50,13 +51,13 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
     if (claimed.length === max) break;
     const r = readJob(txn, id);
     if (r === undefined || r.state !== "pending") continue;
-    const a = admit(core.leases.slots, core.leases.windows, concurrency, rateLimit, queueName, r.headers, now);
+    const a = admit(core.leases.slots, core.leases.windows, limits, r.headers, now);
     if (!a.admit) {
       if (a.retryAt !== undefined) retryAt = Math.min(retryAt ?? a.retryAt, a.retryAt);
       continue;
     }
     const next = claimJob(txn, r, now);
-    claimed.push([next, core.leases.add(next.id, queueName, now + lease, next.cancelRequested === true, a.slot)]);
+    claimed.push([next, core.leases.add(next.id, queueName, now + lease, next.cancelRequested === true, a.slots)]);
   }
   if (retryAt !== undefined) wakeWhenRateFrees(core, queueName, retryAt);
   if (claimed.length === 0) return [];

@@ -4,6 +4,8 @@
 import { validateJobId } from "./names.js";
 import type { Finish } from "./notifier.js";
 import type { QueueCore } from "./queue-core.js";
+import { supersededKey } from "./keys.js";
+import { decodeSuperseded } from "./record.js";
 import { readJob } from "./transitions.js";
 import type { CompletionResult } from "./types.js";
 import { toJobInfo } from "./view.js";
@@ -14,7 +16,7 @@ export async function waitForCompletion(core: QueueCore, jobId: string, opts: { 
   for (let w = warmJobs(core.engine, [jobId]); w !== undefined; w = warmJobs(core.engine, [jobId])) await w;
   // Reading the record and registering the listener happen in one turn, so no finish is missed.
   const current = readJob(core.engine, jobId);
-  if (current === undefined) return { kind: "gone" };
+  if (current === undefined) return supersededOrGone(core, jobId);
   if (current.state === "done") return { kind: "done", job: toJobInfo(current) };
   if (current.state === "dead") return { kind: "dead", job: toJobInfo(current) };
   const stop = new AbortController();
@@ -41,6 +43,7 @@ export async function waitForCompletion(core: QueueCore, jobId: string, opts: { 
     const f = await Promise.race(racers);
     if (f === "timeout") return { kind: "timed_out" };
     if (f.kind === "cancelled") return { kind: "cancelled" };
+    if (f.kind === "superseded") return { kind: "superseded", by: f.by };
     for (let w = warmJobs(core.engine, [jobId]); w !== undefined; w = warmJobs(core.engine, [jobId])) await w;
     const r = readJob(core.engine, jobId);
     if (f.kind === "dead") return r ? { kind: "dead", job: toJobInfo(r) } : { kind: "gone" };
@@ -50,4 +53,11 @@ export async function waitForCompletion(core: QueueCore, jobId: string, opts: { 
     opts.signal?.removeEventListener("abort", onAbort);
     if (!stop.signal.aborted) stop.abort();
   }
+}
+
+/** A job without a record: superseded (its mark says by whom) or gone. */
+function supersededOrGone(core: QueueCore, jobId: string): CompletionResult {
+  const key = supersededKey(jobId);
+  const mark = core.engine.get(key);
+  return mark === undefined ? { kind: "gone" } : { kind: "superseded", by: decodeSuperseded(key, mark).by };
 }

@@ -9,8 +9,11 @@ import { ValidationError } from "../errors.js";
 import { validateMillis, validatePositiveInt, validateQueueName } from "./names.js";
 import {
   resolveConcurrency,
+  resolveDebounce,
   resolveRateLimit,
   type ConcurrencyConfig,
+  type DebounceConfig,
+  type ResolvedDebounce,
   type RateLimitConfig,
   type ResolvedConcurrency,
   type ResolvedRateLimit,
@@ -52,6 +55,14 @@ export interface QueueConfig {
    * Default: no limit. See docs/flow-control.md.
    */
   rateLimit?: RateLimitConfig;
+  /**
+   * Every enqueue of this queue is debounced per `key` (a template over its
+   * headers): the last enqueue of a key within `periodMs` of the first
+   * wins, earlier ones are superseded (see `EnqueueOptions.debounce`,
+   * which overrides it per enqueue). Default: none. Not for a workflow
+   * runtime's step queue (every step would be debounced).
+   */
+  debounce?: DebounceConfig;
 }
 
 /** Options of `Queue.open`. */
@@ -123,6 +134,7 @@ export interface ResolvedQueueConfig {
   deadRetentionMs: number | null;
   concurrency: ResolvedConcurrency | undefined;
   rateLimit: ResolvedRateLimit | undefined;
+  debounce: ResolvedDebounce | undefined;
 }
 
 /** The settings of a queue no `QueueConfig` changes. */
@@ -137,6 +149,7 @@ export const DEFAULT_QUEUE_CONFIG: ResolvedQueueConfig = Object.freeze({
   deadRetentionMs: 7 * DAY_MS,
   concurrency: undefined,
   rateLimit: undefined,
+  debounce: undefined,
 });
 
 /** A priority is an integer from 0 to `MAX_PRIORITY`. */
@@ -182,6 +195,7 @@ export function resolveQueueConfig(c: QueueConfig | undefined, base: ResolvedQue
   }
   if (c.concurrency !== undefined) out.concurrency = resolveConcurrency(c.concurrency);
   if (c.rateLimit !== undefined) out.rateLimit = resolveRateLimit(c.rateLimit);
+  if (c.debounce !== undefined) out.debounce = resolveDebounce(c.debounce);
   return out;
 }
 

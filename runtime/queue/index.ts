@@ -24,7 +24,15 @@ export {
   type ResolvedConcurrency,
   type RateLimitConfig,
   type ResolvedRateLimit,
+  type DebounceConfig,
+  type ResolvedDebounce,
+  MAX_DEBOUNCE_MS,
+  type FlowRule,
+  FLOW_RULE_HEADER,
+  FLOW_CONCURRENCY_KEY_HEADER,
+  FLOW_RATE_KEY_HEADER,
 } from "./admission.js";
+export { SUPERSEDED_RETENTION_MS } from "./transitions.js";
 export {
   MAX_KV_VALUE_SIZE,
   MAX_KV_KEY_BYTES,
@@ -62,4 +70,5 @@ export type {
   Page,
   KvEntry,
   CompletionResult,
+  WaitingReason,
 } from "./types.js";

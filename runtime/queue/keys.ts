@@ -15,6 +15,8 @@
  * | `d/<queue>/<id>` | empty | dead letters |
  * | `r/<dueAt:16>/<id>` | empty | retention sweep order for done and dead records |
  * | `k/<queue>/<dedupKey>` | id | dedup keys, held while pending or scheduled |
+ * | `b/<queue>/<debounceKey>` | id | debounce windows: the job a later enqueue with the key supersedes while its window is open |
+ * | `v/<id>` | superseded mark | a job a debounced enqueue superseded: by which job, until when the mark is kept |
  * | `n/<queue>` | stats | per-queue counters |
  * | `h/<id>` | attempt history | |
  * | `y/<ref>` | id | offloaded payload objects still referenced (the orphan sweep reads it) |
@@ -57,6 +59,8 @@ export const DONE = "o/";
 export const DEAD = "d/";
 export const RETENTION = "r/";
 export const DEDUP = "k/";
+export const DEBOUNCE = "b/";
+export const SUPERSEDED = "v/";
 export const STATS = "n/";
 export const HISTORY = "h/";
 export const USER = "u/";
@@ -76,6 +80,8 @@ export const deadPrefix = (queue: string) => `${DEAD}${queue}/`;
 export const deadKey = (queue: string, id: string) => `${DEAD}${queue}/${id}`;
 export const retentionKey = (dueAt: number, id: string) => `${RETENTION}${padTime(dueAt)}/${id}`;
 export const dedupKey = (queue: string, key: string) => `${DEDUP}${queue}/${key}`;
+export const debounceKey = (queue: string, key: string) => `${DEBOUNCE}${queue}/${key}`;
+export const supersededKey = (id: string) => `${SUPERSEDED}${id}`;
 export const statsKey = (queue: string) => `${STATS}${queue}`;
 export const historyKey = (id: string) => `${HISTORY}${id}`;
 export const userKey = (key: string) => `${USER}${key}`;

@@ -18,8 +18,8 @@ export interface LeaseEntry {
   readonly token: number;
   expiresAt: number;
   readonly cancel: AbortController;
-  /** The concurrency slot the claim holds (see `admission`), released with the lease. */
-  readonly slot?: string;
+  /** The concurrency slots the claim holds (see `admission`), released with the lease. */
+  readonly slots?: readonly string[];
 }
 
 /** Lease entries by job id, plus an expiry-ordered index for the reaper. */
@@ -39,12 +39,12 @@ export class LeaseRegistry {
   }
 
   /** Registers a new claim and returns its entry. Replaces any older entry for the id. */
-  add(id: string, queue: string, expiresAt: number, cancelled: boolean, slot?: string): LeaseEntry {
+  add(id: string, queue: string, expiresAt: number, cancelled: boolean, slots?: readonly string[]): LeaseEntry {
     this.remove(id);
     const cancel = new AbortController();
     if (cancelled) cancel.abort(new Error(`cancellation of job ${id} was requested`));
     const e: LeaseEntry =
-      slot === undefined ? { id, queue, token: this.#nextToken++, expiresAt, cancel } : { id, queue, token: this.#nextToken++, expiresAt, cancel, slot };
+      slots === undefined ? { id, queue, token: this.#nextToken++, expiresAt, cancel } : { id, queue, token: this.#nextToken++, expiresAt, cancel, slots };
     this.#byId.set(id, e);
     this.#byExpiry.set(`${padTime(expiresAt)}/${id}`, id);
     return e;
@@ -72,8 +72,8 @@ export class LeaseRegistry {
     if (e === undefined) return;
     this.#byId.delete(id);
     this.#byExpiry.delete(`${padTime(e.expiresAt)}/${id}`);
-    if (e.slot !== undefined) {
-      this.slots.release(e.slot);
+    if (e.slots !== undefined) {
+      for (const slot of e.slots) this.slots.release(slot);
       this.onSlotReleased?.(e.queue);
     }
   }

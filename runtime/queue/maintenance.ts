@@ -16,7 +16,7 @@ import type { DeadLetteredEvent } from "./config.js";
 import * as K from "./keys.js";
 import type { LeaseRegistry } from "./lease-registry.js";
 import type { Finish } from "./notifier.js";
-import type { JobRecord } from "./record.js";
+import { decodeSuperseded, type JobRecord } from "./record.js";
 import { deleteJob, killJob, readJob, recordAttempt, requeueJob, writeJob, type TransitionContext } from "./transitions.js";
 import { Txn } from "./txn.js";
 import { warmJobs } from "./warm.js";
@@ -200,6 +200,12 @@ export function sweepRetention(host: MaintenanceHost, now: number, defer: DeferP
     for (const key of keys) {
       const { dueAt, id } = K.parseRetentionKey(key);
       const r = readJob(txn, id);
+      if (r === undefined) {
+        // The mark of a superseded job (debounce) is kept until its own retention ends.
+        const markKey = K.supersededKey(id);
+        const mark = txn.get(markKey);
+        if (mark !== undefined && decodeSuperseded(markKey, mark).retainUntil === dueAt) txn.delete(markKey);
+      }
       if (r === undefined || r.retainUntil !== dueAt || (r.state !== "done" && r.state !== "dead")) {
         txn.delete(key);
         continue;

@@ -66,7 +66,7 @@ export function isWellFormed(s: string): boolean {
   return (s as string & { isWellFormed(): boolean }).isWellFormed();
 }
 
-function utf8Length(s: string): number {
+export function utf8Length(s: string): number {
   return Buffer.byteLength(s, "utf8");
 }
 

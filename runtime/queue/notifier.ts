@@ -55,7 +55,7 @@ export class WorkNotifier {
 }
 
 /** What a finished job ended as, for completion waiters. */
-export type Finish = { kind: "done" | "dead" | "cancelled" };
+export type Finish = { kind: "done" | "dead" | "cancelled" } | { kind: "superseded"; by: string };
 
 /** Waiters keyed by job id. */
 export class CompletionNotifier {

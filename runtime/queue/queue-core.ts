@@ -8,7 +8,8 @@ import { randomFillSync } from "node:crypto";
 import { incrementBase32, monotonicFactory } from "ulid";
 import { SystemClock, timedClock, type TimedClock } from "../clock.js";
 import type { Engine } from "../engine/engine.js";
-import { ClosedError, FencedError } from "../errors.js";
+import { ClosedError, FencedError, ValidationError } from "../errors.js";
+import { resolveFlowRule, type FlowRule, type Limits, type ResolvedFlowRule } from "./admission.js";
 import { type FullLogger, fullLogger } from "../logger.js";
 import { instruments } from "../telemetry/metrics.js";
 import { QueueConfigs, type DeadLetteredEvent, type OpenOptions } from "./config.js";
@@ -63,6 +64,8 @@ export class QueueCore {
    */
   readonly #claimableAfter = new Map<string, Promise<void>>();
   closed = false;
+  /** Flow rules the owner defined per queue (`Queue.defineFlowRules`); in memory, like the claims they count. */
+  readonly #flowRules = new Map<string, Map<string, ResolvedFlowRule>>();
   /** Where fencing, dead letters and background failures are logged. */
   readonly log: FullLogger;
   readonly #closedController = new AbortController();
@@ -126,6 +129,26 @@ export class QueueCore {
     if (id <= this.#last) id = incrementBase32(this.#last);
     this.#last = id;
     return id;
+  }
+
+  /** Defines (or replaces) flow rules of `queue`; validated first, all or nothing. */
+  defineFlowRules(queue: string, rules: Readonly<Record<string, FlowRule>>): void {
+    if (rules === null || typeof rules !== "object") throw new ValidationError("defineFlowRules takes a record of flow rules by name");
+    const resolved = Object.entries(rules).map(([name, rule]) => resolveFlowRule(name, rule));
+    let map = this.#flowRules.get(queue);
+    if (map === undefined) {
+      map = new Map();
+      this.#flowRules.set(queue, map);
+    }
+    for (const r of resolved) map.set(r.name, r);
+    // A looser rule may admit jobs held back: let workers claim again.
+    this.work.notify(queue);
+  }
+
+  /** Every limit that may apply to jobs of `queue`. */
+  limitsOf(queue: string): Limits {
+    const { concurrency, rateLimit } = this.configs.get(queue);
+    return { queue, concurrency, rateLimit, rules: this.#flowRules.get(queue) };
   }
 
   /** A fresh monotonic ULID timed by the queue clock. */
@@ -259,8 +282,13 @@ export class QueueCore {
   /** After a durable commit that inserted jobs: wake workers, or the scheduler for future jobs. */
   announceInserted(prepared: readonly PreparedEnqueue[], outcomes: readonly EnqueueOutcome[], now: number): void {
     prepared.forEach((p, i) => {
-      if (!outcomes[i]?.newlyEnqueued) return;
-      if (p.opts.runAt !== undefined && p.opts.runAt > now) this.loop.rearm(p.opts.runAt);
+      const o = outcomes[i];
+      if (!o?.newlyEnqueued) return;
+      if (o.superseded !== undefined) this.completions.finished(o.superseded, { kind: "superseded", by: o.jobId });
+      const debounceMs = p.opts.debounce?.periodMs ?? this.configs.get(p.queueName).debounce?.periodMs;
+      // A debounced job waits for its window's end, at most its period from now (earlier when it joined an open window).
+      if (debounceMs !== undefined) this.loop.rearm(now + debounceMs);
+      else if (p.opts.runAt !== undefined && p.opts.runAt > now) this.loop.rearm(p.opts.runAt);
       else this.work.notify(p.queueName);
     });
   }

@@ -29,6 +29,7 @@ import { PAYLOAD_PREFIX, PayloadStore } from "./payloads.js";
 import { PrefixedStore } from "./prefixed-store.js";
 import { QueueCore } from "./queue-core.js";
 import * as K from "./keys.js";
+import { heldBack, type FlowRule } from "./admission.js";
 import type {
   CancelOutcome,
   ClaimedJob,
@@ -97,7 +98,7 @@ export class Queue {
     this.#core = core;
     this.clock = core.clock;
     this.recovery = recovery;
-    this.#view = new StoreView(core.engine);
+    this.#view = new StoreView(core.engine, (r) => heldBack(core.leases.slots, core.leases.windows, core.limitsOf(r.queue), r.headers, core.clock.now()));
   }
 
   /** The store name given to `open`. */
@@ -315,6 +316,20 @@ export class Queue {
   /** One page of caller KV entries under `prefix`, in key byte order. */
   async kvScan(prefix: string, opts: KvScanOptions = {}): Promise<KvPage> {
     return kvScanSync(this.#core.engine, prefix, opts);
+  }
+
+  /**
+   * Defines flow rules of queue `queueName` (or replaces rules of the same
+   * name): a job whose headers name a rule is claimed only within its
+   * limits (see `FlowRule`), beside the queue's own `concurrency` and
+   * `rateLimit`. Rules live in this process, as claims do; a workflow
+   * runtime defines the rules of its registered typed jobs and workflows.
+   * Throws `ValidationError` (and defines none) when a rule is malformed.
+   * See docs/flow-control.md.
+   */
+  defineFlowRules(queueName: string, rules: Readonly<Record<string, FlowRule>>): void {
+    validateQueueName(queueName);
+    this.#core.defineFlowRules(queueName, rules);
   }
 
   // ---- views and notifications ------------------------------------------

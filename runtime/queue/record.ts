@@ -42,6 +42,8 @@ export interface JobRecord {
   lastError?: string;
   /** Held (and indexed) only while pending or scheduled. */
   dedupKey?: string;
+  /** The debounce window this job holds (`b/` index), while pending or scheduled. */
+  debounceKey?: string;
   /** A cooperative cancellation was requested while claimed. */
   cancelRequested?: boolean;
   /** When the retention sweep removes a done or dead record. */
@@ -134,4 +136,26 @@ export function decodeStats(key: string, bytes: Uint8Array | undefined): QueueSt
   if (!Array.isArray(a) || a.length !== 5) throw new StoreCorruptedError(key, "not a stats record");
   const [pending, scheduled, claimed, done, dead] = a as number[];
   return { pending: pending!, scheduled: scheduled!, claimed: claimed!, done: done!, dead: dead! };
+}
+
+/** What is kept of a job a debounced enqueue superseded (at `v/<id>`). */
+export interface SupersededMark {
+  /** The job that superseded it (the later submission with the same debounce key). */
+  by: string;
+  queue: string;
+  at: number;
+  /** When the retention sweep removes the mark. */
+  retainUntil: number;
+}
+
+export function encodeSuperseded(m: SupersededMark): Uint8Array {
+  return pack(m);
+}
+
+export function decodeSuperseded(key: string, bytes: Uint8Array): SupersededMark {
+  const o = unpack(key, bytes) as SupersededMark | null;
+  if (o === null || typeof o !== "object" || typeof o.by !== "string" || typeof o.retainUntil !== "number") {
+    throw new StoreCorruptedError(key, "not a superseded mark");
+  }
+  return o;
 }

@@ -8,7 +8,7 @@ import { backoffDelay } from "./config.js";
 import { DuplicateJobIdError } from "./errors.js";
 import * as K from "./keys.js";
 import { boundText, errorFields, MAX_MESSAGE_CHARS } from "../logger.js";
-import { decodeHistory, decodeJob, encodeHistory, encodeJob, type AttemptOutcome, type JobAttempt, type JobRecord } from "./record.js";
+import { decodeHistory, decodeJob, encodeHistory, encodeJob, encodeSuperseded, type AttemptOutcome, type JobAttempt, type JobRecord } from "./record.js";
 import type { Txn } from "./txn.js";
 import type { EnqueueOptions, EnqueueOutcome } from "./types.js";
 
@@ -74,12 +74,13 @@ export function writeJob(txn: Txn, r: JobRecord, prev: JobRecord | undefined): v
   txn.move(r.queue, prev?.state ?? null, r.state);
 }
 
-/** Removes a job entirely: record, index, dedup entry and history. */
+/** Removes a job entirely: record, index, dedup and debounce entries and history. */
 export function deleteJob(txn: Txn, r: JobRecord): void {
   const key = indexKey(r);
   if (key !== undefined) txn.delete(key);
   if (r.retainUntil !== undefined) txn.delete(K.retentionKey(r.retainUntil, r.id));
   releaseDedup(txn, r);
+  releaseDebounce(txn, r);
   txn.delete(K.jobKey(r.id));
   txn.delete(K.historyKey(r.id));
   if (r.payloadRef !== undefined) txn.delete(K.payloadRefKey(r.payloadRef));
@@ -92,6 +93,35 @@ export function releaseDedup(txn: Txn, r: JobRecord): void {
   const key = K.dedupKey(r.queue, r.dedupKey);
   const held = txn.get(key);
   if (held !== undefined && decoder.decode(held) === r.id) txn.delete(key);
+}
+
+/** Drops the debounce index entry while it still points at this job. */
+export function releaseDebounce(txn: Txn, r: JobRecord): void {
+  if (r.debounceKey === undefined) return;
+  const key = K.debounceKey(r.queue, r.debounceKey);
+  const held = txn.get(key);
+  if (held !== undefined && decoder.decode(held) === r.id) txn.delete(key);
+}
+
+/** How long the mark of a superseded job is kept, so a late `waitForCompletion` still learns what became of it: 7 days. */
+export const SUPERSEDED_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+/**
+ * The debounce window an enqueue joins: the job waiting in the open window
+ * of its key (to supersede) and the window's end. Undefined without debounce.
+ */
+function debounceOf(txn: Txn, ctx: TransitionContext, item: PreparedEnqueue): { key: string; until: number; holder: JobRecord | undefined } | undefined {
+  const { queueName: queue, opts } = item;
+  const cfg = ctx.config(queue).debounce;
+  const d = opts.debounce ?? (cfg === undefined ? undefined : { key: cfg.keyOf(opts.headers), periodMs: cfg.periodMs });
+  if (d === undefined) return undefined;
+  const held = txn.get(K.debounceKey(queue, d.key));
+  const holder = held === undefined ? undefined : readJob(txn, decoder.decode(held));
+  // The window is open while its job waits for it to end; a job already due, pending or claimed started a window that closed.
+  if (holder !== undefined && holder.state === "scheduled" && holder.debounceKey === d.key && holder.runAt !== undefined && ctx.now < holder.runAt) {
+    return { key: d.key, until: holder.runAt, holder };
+  }
+  return { key: d.key, until: ctx.now + d.periodMs, holder: undefined };
 }
 
 /** Appends `entry` to the attempt history of job `id`. */
@@ -135,7 +165,9 @@ export function insertJob(txn: Txn, ctx: TransitionContext, item: PreparedEnqueu
   const id = opts.jobId ?? seq;
   if (txn.has(K.jobKey(id))) throw new DuplicateJobIdError(id);
   const cfg = ctx.config(queue);
-  const scheduled = opts.runAt !== undefined && opts.runAt > ctx.now;
+  const debounce = debounceOf(txn, ctx, item);
+  const runAt = debounce?.until ?? opts.runAt;
+  const scheduled = runAt !== undefined && runAt > ctx.now;
   const headers = opts.headers !== undefined && Object.keys(opts.headers).length > 0 ? { ...opts.headers } : undefined;
   const r: JobRecord = {
     id,
@@ -150,19 +182,34 @@ export function insertJob(txn: Txn, ctx: TransitionContext, item: PreparedEnqueu
     attempts: 0,
     maxAttempts: opts.maxAttempts ?? cfg.maxAttempts,
     enqueuedAt: ctx.now,
-    runAt: scheduled ? opts.runAt : undefined,
+    runAt: scheduled ? runAt : undefined,
     dedupKey: opts.dedupKey,
+    debounceKey: debounce?.key,
   };
+  let superseded: string | undefined;
+  if (debounce?.holder !== undefined) {
+    // The earlier job of the window goes in this commit; its mark says by whom, for its waiters.
+    const old = debounce.holder;
+    deleteJob(txn, old);
+    const retainUntil = ctx.now + SUPERSEDED_RETENTION_MS;
+    txn.put(K.supersededKey(old.id), encodeSuperseded({ by: id, queue, at: ctx.now, retainUntil }));
+    txn.put(K.retentionKey(retainUntil, old.id), EMPTY);
+    superseded = old.id;
+  }
+  // A caller id may be reused after its job was superseded: the new job is not.
+  if (opts.jobId !== undefined && txn.has(K.supersededKey(id))) txn.delete(K.supersededKey(id));
   writeJob(txn, r, undefined);
   if (r.payloadRef !== undefined) txn.put(K.payloadRefKey(r.payloadRef), encoder.encode(id));
   if (r.dedupKey !== undefined) txn.put(K.dedupKey(queue, r.dedupKey), encoder.encode(id));
-  return { jobId: id, newlyEnqueued: true };
+  if (r.debounceKey !== undefined) txn.put(K.debounceKey(queue, r.debounceKey), encoder.encode(id));
+  return superseded === undefined ? { jobId: id, newlyEnqueued: true } : { jobId: id, newlyEnqueued: true, superseded };
 }
 
 /** Claims one pending job: attempts+1, dedup released, state claimed. */
 export function claimJob(txn: Txn, r: JobRecord, now: number): JobRecord {
   releaseDedup(txn, r);
-  const next: JobRecord = { ...r, state: "claimed", attempts: r.attempts + 1, claimedAt: now, dedupKey: undefined };
+  releaseDebounce(txn, r);
+  const next: JobRecord = { ...r, state: "claimed", attempts: r.attempts + 1, claimedAt: now, dedupKey: undefined, debounceKey: undefined };
   writeJob(txn, next, r);
   return next;
 }

@@ -22,6 +22,17 @@ export interface EnqueueOptions {
   headers?: Record<string, string>;
   /** Caller-chosen id: 1-128 of `[A-Za-z0-9_-]`, e.g. from `nextJobId()`. Default: a fresh ULID. */
   jobId?: string;
+  /**
+   * Debounce: the last enqueue with this `key` within `periodMs` wins. The
+   * first enqueue of a key opens a window of `periodMs` and its job waits
+   * (scheduled) until the window ends; each later enqueue with the key while
+   * the window is open supersedes the job waiting in it, in the same commit,
+   * and waits for the same end. A superseded job is removed and
+   * `waitForCompletion` on it ends `{ kind: "superseded", by }`. Overrides
+   * the queue's `QueueConfig.debounce`; cannot be combined with `runAt`.
+   * See docs/flow-control.md.
+   */
+  debounce?: { key: string; periodMs: number };
 }
 
 /** What an enqueue did. */
@@ -29,6 +40,8 @@ export interface EnqueueOutcome {
   jobId: string;
   /** `false` when a dedup key matched an existing job; nothing was written then. */
   newlyEnqueued: boolean;
+  /** The job this enqueue superseded (debounce): it was waiting in the same window and is removed. */
+  superseded?: string;
 }
 
 /** One item of `enqueueBatch`. */
@@ -132,8 +145,25 @@ export interface JobInfo {
   failedAt?: number;
   lastError?: string;
   dedupKey?: string;
+  /** The debounce window the job waits in (while pending or scheduled). */
+  debounceKey?: string;
   cancelRequested: boolean;
+  /**
+   * Why flow control holds the job back, when it does: a debounce window
+   * (from the record, in any process), or, in the owning process's views,
+   * a full concurrency key or a rate limit. See docs/flow-control.md.
+   */
+  waiting?: WaitingReason;
 }
+
+/** Why flow control holds a job back. */
+export type WaitingReason =
+  /** Waiting in a debounce window that ends at `until`; a later enqueue with `key` would supersede it. */
+  | { reason: "debounced"; key: string; until: number }
+  /** Its concurrency key `key` holds `held` of `limit` claims; `rule` names the flow rule whose limit it is, if not the queue's. */
+  | { reason: "concurrency"; key: string; limit: number; held: number; rule?: string }
+  /** Its rate limit key `key` admits no claim before `until`; `rule` as above. */
+  | { reason: "rate_limit"; key: string; limit: number; periodMs: number; until: number; rule?: string };
 
 export type { AttemptOutcome, JobAttempt, JobState, QueueStats } from "./record.js";
 
@@ -154,6 +184,8 @@ export type CompletionResult =
   | { kind: "done"; job?: JobInfo }
   | { kind: "dead"; job: JobInfo }
   | { kind: "cancelled" }
+  /** A later enqueue with the same debounce key replaced the job before it ran (`by` is that job's id). */
+  | { kind: "superseded"; by: string }
   /** The job finished before the wait and left no record (ack without retention, or cancel). */
   | { kind: "gone" }
   | { kind: "timed_out" };

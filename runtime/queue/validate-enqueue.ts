@@ -5,8 +5,9 @@ import { ValidationError } from "../errors.js";
 import { validatePriority } from "./config.js";
 import { validateInstant } from "../time-bounds.js";
 import { validateHeaders } from "./headers.js";
-import { validateDedupKey, validateJobId, validatePositiveInt } from "./names.js";
+import { isWellFormed, MAX_DEDUP_KEY_BYTES, utf8Length, validateDedupKey, validateJobId, validatePositiveInt } from "./names.js";
 import type { EnqueueOptions } from "./types.js";
+import { validateDebouncePeriod } from "./admission.js";
 
 /** Throws `ValidationError` naming the first bad field of an enqueue, before anything is written. */
 export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): void {
@@ -18,4 +19,20 @@ export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): 
   if (opts.maxAttempts !== undefined) validatePositiveInt("EnqueueOptions.maxAttempts", opts.maxAttempts);
   if (opts.jobId !== undefined) validateJobId(opts.jobId);
   if (opts.headers !== undefined) validateHeaders(opts.headers);
+  if (opts.debounce !== undefined) {
+    const d = opts.debounce;
+    if (d === null || typeof d !== "object") throw new ValidationError("EnqueueOptions.debounce must be an object { key, periodMs }");
+    validateDebounceKey(d.key);
+    validateDebouncePeriod("EnqueueOptions.debounce.periodMs", d.periodMs);
+    if (opts.runAt !== undefined) {
+      throw new ValidationError("EnqueueOptions.debounce cannot be combined with runAt: a debounced job runs when its window ends");
+    }
+  }
+}
+
+/** A debounce key is text as a dedup key is: 1-512 bytes of well-formed UTF-8. */
+export function validateDebounceKey(key: unknown): asserts key is string {
+  if (typeof key !== "string" || key.length === 0 || !isWellFormed(key) || utf8Length(key) > MAX_DEDUP_KEY_BYTES) {
+    throw new ValidationError(`invalid debounce key ${JSON.stringify(key)}; use 1-${MAX_DEDUP_KEY_BYTES} bytes of well-formed UTF-8 text`);
+  }
 }

@@ -9,7 +9,7 @@ import { decodeHistory, decodeStats, JOB_STATES, type JobAttempt, type JobRecord
 import { readJob } from "./transitions.js";
 import type { ReadSource } from "./txn.js";
 import { warmJobs } from "./warm.js";
-import type { JobInfo, KvEntry, Page } from "./types.js";
+import type { JobInfo, KvEntry, Page, WaitingReason } from "./types.js";
 
 /** A page of caller KV entries; the scan is finished when `nextCursor` is undefined. */
 export interface KvPage {
@@ -80,6 +80,11 @@ export function toJobInfo(r: JobRecord): JobInfo {
   if (r.failedAt !== undefined) info.failedAt = r.failedAt;
   if (r.lastError !== undefined) info.lastError = r.lastError;
   if (r.dedupKey !== undefined) info.dedupKey = r.dedupKey;
+  if (r.debounceKey !== undefined) info.debounceKey = r.debounceKey;
+  // A scheduled job in a debounce window waits for the window's end; the record says so, in any process.
+  if (r.state === "scheduled" && r.debounceKey !== undefined && r.runAt !== undefined) {
+    info.waiting = { reason: "debounced", key: r.debounceKey, until: r.runAt };
+  }
   return info;
 }
 
@@ -91,7 +96,23 @@ function pageLimit(limit: number | undefined, dflt: number): number {
 
 /** The shared implementation; `src` is read synchronously, so each call sees one state. */
 export class StoreView implements QueueView {
-  constructor(readonly src: ReadSource) {}
+  /**
+   * `waiting` adds what only the owning process knows (its claims and rate
+   * windows) to a pending job's view; a reader in another process has none.
+   */
+  constructor(
+    readonly src: ReadSource,
+    readonly waiting?: (r: JobRecord) => WaitingReason | undefined,
+  ) {}
+
+  #info(r: JobRecord): JobInfo {
+    const info = toJobInfo(r);
+    if (r.state === "pending" && this.waiting !== undefined) {
+      const w = this.waiting(r);
+      if (w !== undefined) info.waiting = w;
+    }
+    return info;
+  }
 
   async stats(queueName: string): Promise<QueueStats> {
     validateQueueName(queueName);
@@ -107,7 +128,7 @@ export class StoreView implements QueueView {
     validateJobId(jobId);
     for (let w = warmJobs(this.src, [jobId]); w !== undefined; w = warmJobs(this.src, [jobId])) await w;
     const r = readJob(this.src, jobId);
-    return r === undefined ? null : toJobInfo(r);
+    return r === undefined ? null : this.#info(r);
   }
 
   async listJobs(queueName: string, state: JobState, opts: ListJobsOptions = {}): Promise<Page<JobInfo>> {
@@ -151,7 +172,7 @@ export class StoreView implements QueueView {
         id = p.id;
       } else id = state === "pending" ? decoder.decode(value) : K.lastField(key);
       const r = readJob(this.src, id);
-      if (r !== undefined) items.push(toJobInfo(r));
+      if (r !== undefined) items.push(this.#info(r));
     }
     return more && last !== undefined ? { items, nextCursor: last } : { items };
   }

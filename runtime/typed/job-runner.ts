@@ -56,7 +56,7 @@ import { encodeJobNotice, JOB_NOTIFY_HEADER, jobNotice, noticeRunners } from "..
 import type { AppliedMark } from "../workflow/records/applied-mark.js";
 import { sweepJobResults } from "../jobs/result-retention.js";
 import { listJobRuns, retryJobRun } from "../jobs/job-redrive.js";
-import { checkDefinition, positiveInt, preparePayload, prepareRunOptions, type AnyDefinition } from "../jobs/job-submission.js";
+import { checkDefinition, positiveInt, preparePayload, prepareRunOptions, withFlow, type AnyDefinition } from "../jobs/job-submission.js";
 
 export { JobRunnerBuilder };
 
@@ -234,8 +234,8 @@ export class JobRunner implements JobHost, WorkflowHost {
     input: unknown,
     options: JobSubmitOptions<HeaderValues> | undefined,
   ): Promise<RunnerJobHandle<Output, Err>> {
-    const runOptions = prepareRunOptions(def, options);
     const payload = preparePayload(def, input);
+    const runOptions = withFlow(def, input, prepareRunOptions(def, options));
     const key = options?.idempotencyKey ?? def.idempotencyKey?.(input as never);
     const out = await this.submitPrepared({ name: def.name, payload, runOptions, ...(key === undefined ? {} : { idempotencyKey: key }) });
     return new RunnerJobHandle<Output, Err>(this.#reader, out.runId, out.newlySubmitted);

@@ -76,6 +76,7 @@ export function scheduleSpecOf(def: ScheduleDefinition): ScheduleSpec {
         headers: def.headers,
         ...(def.priority === undefined ? {} : { priority: def.priority }),
         ...(def.maxAttempts === undefined ? {} : { maxAttemptsPerStep: def.maxAttempts }),
+        ...(target.flowControl === undefined ? {} : { flow: target.flowControl.flowOf(def.input, def.headers) }),
       },
     },
     overlap: def.overlap,

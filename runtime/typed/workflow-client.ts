@@ -180,6 +180,7 @@ export function workflowClient<Name extends string, Input, Result, Err, Headers 
           ...(options?.priority === undefined ? {} : { priority: options.priority }),
           ...(options?.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: options.maxAttemptsPerStep }),
           ...(options?.runAt === undefined ? {} : { runAt: options.runAt }),
+          ...(def.flowControl === undefined ? {} : { flow: def.flowControl.flowOf(input, headers) }),
         },
         ...(options?.effects === undefined ? {} : { effects: options.effects }),
       });

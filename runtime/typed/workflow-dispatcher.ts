@@ -19,6 +19,7 @@
  * step throws `JobsNotAttachedError`.
  */
 
+import type { FlowRule } from "../queue/admission.js";
 import { stepSpanOf } from "../telemetry/tracing.js";
 import { checkContracts, type ContractEntry } from "./contract-guard.js";
 import { ValidationError } from "../errors.js";
@@ -132,6 +133,12 @@ export class WorkflowDispatcherBuilder implements WorkflowRegistrar, JobRegistra
       contracts,
       this.#allowDowngrade,
       [...this.#jobs.values(), ...this.#registry.values()].flatMap((r) => r.definition.headers.sensitive),
+      Object.fromEntries(
+        [...this.#jobs.values(), ...this.#registry.values()].flatMap((r) => {
+          const f = r.definition.flowControl;
+          return f === undefined ? [] : [[f.rule, f.limits] as const];
+        }),
+      ),
     );
   }
 }
@@ -202,6 +209,7 @@ export class WorkflowDispatcher implements StepRunner {
     readonly contracts: readonly ContractEntry[] = [],
     private readonly allowDowngrade = false,
     specSensitive: readonly string[] = [],
+    private readonly specFlowRules: Readonly<Record<string, FlowRule>> = {},
   ) {
     this.#jobs = jobs;
     const names = new Set<string>([...specSensitive, ...(fallbackRunner?.sensitiveHeaders ?? [])]);
@@ -210,6 +218,11 @@ export class WorkflowDispatcher implements StepRunner {
 
   /** The headers the registered definitions' specs mark `sensitive: true`: redacted in logs and spans. */
   readonly sensitiveHeaders: readonly string[];
+
+  /** The concurrency and rate limits the registered definitions' specs declare, by qualified name (plus the fallback runner's). */
+  flowRules(): Readonly<Record<string, FlowRule>> {
+    return { ...(this.fallbackRunner?.flowRules?.() ?? {}), ...this.specFlowRules };
+  }
 
   /**
    * Refuses to start a worker older than the contract that last ran over

@@ -18,6 +18,7 @@ import type {
 } from "../queue/types.js";
 import type { KvPage, KvScanOptions, QueueView } from "../queue/view.js";
 import type { DeadLetteredEvent } from "../queue/config.js";
+import type { FlowRule } from "../queue/admission.js";
 
 /** What the workflow runtime and job runner call on a queue; `Queue` satisfies it. */
 export interface WorkflowQueue {
@@ -57,6 +58,8 @@ export interface WorkflowQueue {
   readonly closed: boolean;
   /** @internal Aborted when the queue closes or its engine fails; `reason` is the `ClosedError` waiters settle with. */
   readonly closedSignal: AbortSignal;
+  /** Defines flow rules of a queue (see `Queue.defineFlowRules`); optional for queues that have none. */
+  defineFlowRules?(queueName: string, rules: Readonly<Record<string, FlowRule>>): void;
   /** Resolves when every commit made so far is durable; at once when none is in flight. */
   flush(): Promise<void>;
   /** Stops the queue's background work and closes its engine once what was committed is durable. */

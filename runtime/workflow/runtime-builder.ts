@@ -144,6 +144,14 @@ export class WorkflowRuntimeBuilder {
   }
 
   build(): WorkflowRuntime {
+    const { queue, runner } = this.#deps;
+    const rules = runner.flowRules?.();
+    if (rules !== undefined && Object.keys(rules).length > 0) {
+      if (queue.defineFlowRules === undefined) {
+        throw new ValidationError("the runner declares flow rules (concurrency or rate limits), but this queue cannot enforce them; use a Queue");
+      }
+      queue.defineFlowRules(this.#s.queueName, rules);
+    }
     return new WorkflowRuntime(this.#deps, { ...this.#s });
   }
 }

@@ -80,7 +80,7 @@ describe("enqueue, claim, ack", () => {
   it("enqueue(queueName, payload, opts) → { jobId, newlyEnqueued }", async () => {
     expectTypeOf(queue.enqueue).parameters.toEqualTypeOf<[queueName: string, payload: Uint8Array, opts?: EnqueueOptions]>();
     expectTypeOf(queue.enqueue).returns.toEqualTypeOf<Promise<EnqueueOutcome>>();
-    expectTypeOf<EnqueueOutcome>().toEqualTypeOf<{ jobId: string; newlyEnqueued: boolean }>();
+    expectTypeOf<EnqueueOutcome>().toEqualTypeOf<{ jobId: string; newlyEnqueued: boolean; superseded?: string }>();
 
     const opts: EnqueueOptions = { priority: 5, dedupKey: "once", maxAttempts: 4, headers: { tenant: "acme" } };
     const first = await queue.enqueue("emails", enc("hello"), opts);

@@ -262,6 +262,7 @@ describe("examples", () => {
     expect(out).toMatch(/^globex: 3 runs, at most 2 at once$/m);
     expect(out).toMatch(/^initech: 3 runs, at most 2 at once$/m);
     expect(out).toMatch(/^globex and initech were done while acme still had runs to go$/m);
+    expect(out).toMatch(/^a build of acme waits: 2 of 2 slots of "tenants\.report\.build" taken$/m);
   });
 
   it("parent-child: a batch fans out child workflows, a retried fan-out finds them, the join gets typed ends, a cancel reaches the children", {
@@ -283,7 +284,7 @@ describe("examples", () => {
   });
 
   it("the examples' generated code is up to date with their specs", { timeout: 120_000 }, async () => {
-    for (const dir of ["demo", "durable-approvals", "fanout-jobs", "group-document-pipeline", "nightly-report", "parent-child"]) {
+    for (const dir of ["demo", "durable-approvals", "fanout-jobs", "group-document-pipeline", "nightly-report", "parent-child", "tenant-fair-queue"]) {
       const r = await run(["codegen/bin.js", "codegen", `examples/${dir}`, "--out", `examples/${dir}/generated`, "--check"], 20_000);
       expect(r.code, r.stdout + r.stderr).toBe(0);
     }

@@ -1,26 +1,33 @@
 /**
  * @module Per-key concurrency limits under random claims, settlements,
- * lease expiries and crashes: the claims held at once per key never exceed
+ * lease expiries and crashes: the claims held at once per key (the queue's,
+ * and a flow rule's beside it, defined again by each new owner) never exceed
  * the limit, jobs of a full key wait without blocking other keys, and every
  * job is claimed in the end.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ClaimLostError, MemoryStore, MockClock, Queue, ValidationError, type ClaimedJob } from "taquba";
+import { ClaimLostError, FLOW_CONCURRENCY_KEY_HEADER, FLOW_RULE_HEADER, MemoryStore, MockClock, Queue, ValidationError, type ClaimedJob } from "taquba";
 
 const LIMIT = 2;
 const LEASE = 500;
 const TENANTS = ["acme", "globex", "initech"];
+/** A flow rule (a typed job's limit) some jobs name: at most one claim per region, beside the queue's per-tenant limit. */
+const RULE_LIMIT = 1;
+const REGIONS = ["eu", "us"];
 
 type Op =
-  | { kind: "enqueue"; tenant: string }
+  | { kind: "enqueue"; tenant: string; region: string | undefined }
   | { kind: "claim"; max: number }
   | { kind: "ack" | "nack"; pick: number }
   | { kind: "advance"; ms: number }
   | { kind: "crash" };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant("enqueue" as const), tenant: fc.constantFrom(...TENANTS) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({ kind: fc.constant("enqueue" as const), tenant: fc.constantFrom(...TENANTS), region: fc.constantFrom(undefined, ...REGIONS) }),
+  },
   { weight: 5, arbitrary: fc.record({ kind: fc.constant("claim" as const), max: fc.integer({ min: 1, max: 5 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("ack" as const), pick: fc.nat(20) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("nack" as const), pick: fc.nat(20) }) },
@@ -28,13 +35,17 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("crash" as const) }) },
 );
 
-const open = (store: MemoryStore, clock: MockClock) =>
-  Queue.open(store, "q", {
+const open = async (store: MemoryStore, clock: MockClock) => {
+  const q = await Queue.open(store, "q", {
     clock,
     flushIntervalMs: 0,
     logger: { error: () => undefined, warn: () => undefined },
     queueConfigs: { jobs: { leaseMs: LEASE, maxAttempts: 100, backoff: { baseMs: 0, maxMs: 0 }, concurrency: { limit: LIMIT, key: "{tenant}" } } },
   });
+  // Rules live in the owner's memory: every new owner defines them again, as a runtime's build does.
+  q.defineFlowRules("jobs", { "reports.build": { concurrency: { limit: RULE_LIMIT } } });
+  return q;
+};
 
 describe("concurrency limits", () => {
   it("never holds more than the limit of claims per key, across crashes, and claims every job in the end", async () => {
@@ -48,11 +59,25 @@ describe("concurrency limits", () => {
         const live = () => held.filter((j) => j.lease.expiresAt > clock.now());
         const check = () => {
           for (const t of TENANTS) expect(live().filter((j) => j.headers["tenant"] === t).length).toBeLessThanOrEqual(LIMIT);
+          for (const r of REGIONS) {
+            expect(
+              live().filter((j) => j.headers[FLOW_RULE_HEADER] === "reports.build" && j.headers[FLOW_CONCURRENCY_KEY_HEADER] === r).length,
+            ).toBeLessThanOrEqual(RULE_LIMIT);
+          }
         };
         for (const op of ops) {
           switch (op.kind) {
             case "enqueue":
-              enqueued.add((await queue.enqueue("jobs", new Uint8Array([1]), { headers: { tenant: op.tenant } })).jobId);
+              enqueued.add(
+                (
+                  await queue.enqueue("jobs", new Uint8Array([1]), {
+                    headers:
+                      op.region === undefined
+                        ? { tenant: op.tenant }
+                        : { tenant: op.tenant, [FLOW_RULE_HEADER]: "reports.build", [FLOW_CONCURRENCY_KEY_HEADER]: op.region },
+                  })
+                ).jobId,
+              );
               break;
             case "claim":
               held.push(...(await queue.claimBatch("jobs", op.max)));

@@ -9,6 +9,7 @@ import { positiveInt } from "../session.js";
 import { EXIT } from "../exit-codes.js";
 import { clean, formatTime, table, toJson, type OperatorIo } from "../output.js";
 import { stringOption, type Command } from "../registry.js";
+import { waitingText } from "../render.js";
 
 /** Longest error text in a table cell; the full text is in `--json` and `jobs show`. */
 const ERROR_CELL = 80;
@@ -24,7 +25,11 @@ export function jobTable(io: OperatorIo, rows: readonly JobRow[], when: (r: JobR
       r.step === undefined ? "-" : String(r.step),
       `${r.attempt}/${r.maxAttempts}`,
       formatTime(when(r)),
-      r.lastError === undefined ? "-" : { text: r.lastError.length > ERROR_CELL ? `${r.lastError.slice(0, ERROR_CELL - 3)}...` : r.lastError, tone: "bad" },
+      r.lastError === undefined
+        ? r.waiting === undefined
+          ? "-"
+          : `held: ${waitingText(r.waiting)}`
+        : { text: r.lastError.length > ERROR_CELL ? `${r.lastError.slice(0, ERROR_CELL - 3)}...` : r.lastError, tone: "bad" },
     ]),
   );
 }

@@ -9,7 +9,7 @@ import { Operations } from "../../inspect/operations.js";
 import { EXIT } from "../exit-codes.js";
 import { clean, formatTime, table, toJson, type OperatorIo } from "../output.js";
 import { stringOption, UsageError, type Command, type CommandContext, type CommandOption } from "../registry.js";
-import { renderRun, stateCell } from "../render.js";
+import { renderRun, stateCell, waitingText } from "../render.js";
 import { positiveInt } from "../session.js";
 import { parseSince } from "../since.js";
 
@@ -44,6 +44,7 @@ export function listingFilters(ctx: CommandContext): { state?: RunListState; sub
 function detail(r: RunRow): string {
   const text =
     r.error ??
+    (r.heldBy !== undefined ? `held: ${waitingText(r.heldBy)}` : undefined) ??
     (r.signal === undefined
       ? r.runAtMs === undefined
         ? ""

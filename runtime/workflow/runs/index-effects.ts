@@ -37,12 +37,14 @@ export function stageSubmission(
   input: Uint8Array,
   effects: SettlementEffects,
   groupName?: string,
+  flow?: Record<string, string>,
 ): void {
   const { runId, submittedAtMs, group } = run;
   const named = d !== undefined && d.name.length > 0 && d.name.length <= MAX_NAME_CHARS ? d : undefined;
   const entry: IndexEntry = { submittedAtMs, headers: run.headers, inputSha256: run.inputSha256 };
   if (run.priority !== undefined) entry.priority = run.priority;
   if (run.maxAttempts !== undefined) entry.maxAttempts = run.maxAttempts;
+  if (flow !== undefined && Object.keys(flow).length > 0) entry.flow = flow;
   if (named !== undefined) {
     entry.workflow = named.name;
     entry.kind = named.kind;

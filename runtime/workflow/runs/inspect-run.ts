@@ -128,6 +128,7 @@ export async function inspectRun(reads: HistoryReads, runId: RunId): Promise<Run
   if (job?.state === "claimed" && job.claimedAt !== undefined) current.inProgress = { attempt: job.attempt, startedAtMs: job.claimedAt };
   if (view.signal !== undefined) current.waiting = { signalKey: view.signal.key, untilMs: view.signal.deadlineMs };
   else if (view.runAtMs !== undefined) current.waiting = { untilMs: view.runAtMs };
+  if (view.heldBy !== undefined) current.heldBy = view.heldBy;
   const earlier = steps.filter((s) => s.step < pointer.step);
   return { ...base, state: view.state, steps: [...earlier, current] };
 }

@@ -269,7 +269,7 @@ export async function retryRun(
       const opts: EnqueueOptions = {
         jobId,
         dedupKey: stepDedupKey(runId, step),
-        headers: { ...entry.headers, [HEADER_RUN_ID]: runId, [HEADER_STEP]: String(step) },
+        headers: { ...entry.headers, ...entry.flow, [HEADER_RUN_ID]: runId, [HEADER_STEP]: String(step) },
         ...(entry.priority === undefined ? {} : { priority: entry.priority }),
         ...(entry.maxAttempts === undefined ? {} : { maxAttempts: entry.maxAttempts }),
       };

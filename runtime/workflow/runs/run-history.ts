@@ -4,6 +4,7 @@
  *
  * Pure types and constants; the records behind it are `history-records.ts`.
  */
+import type { WaitingReason } from "../../queue/types.js";
 import type { RunErrorKind, TerminalStatus } from "./run-types.js";
 import type { RunId } from "./run-id.js";
 import type { RunRowState } from "./run-listing.js";
@@ -85,6 +86,8 @@ export interface StepHistory {
   readonly inProgress?: { readonly attempt: number; readonly startedAtMs: number };
   /** The current step of an active run waits: for a signal (key and deadline) or for its time. */
   readonly waiting?: { readonly signalKey?: string; readonly untilMs: number };
+  /** Flow control holding the step back (a full concurrency key, a rate limit, a debounce window), while it does. */
+  readonly heldBy?: WaitingReason;
 }
 
 /** How the run ended. */

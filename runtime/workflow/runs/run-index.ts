@@ -51,6 +51,8 @@ export interface IndexEntry {
   maxAttempts?: number;
   /** The run that started this one as its child, and the step that did. */
   parent?: { runId: string; step: number; parentClose?: "cancel" | "abandon" };
+  /** The flow-control headers of every step (`RunOptions.flow`), which a redrive restores. */
+  flow?: Record<string, string>;
 }
 
 /** `{t}{runId}`: the part of every index key after its prefix. */
@@ -118,7 +120,8 @@ export function decodeIndexEntry(bytes: Uint8Array, key: string): IndexEntry {
     (v.inputSha256 === undefined || isStr(v.inputSha256)) &&
     (v.priority === undefined || (typeof v.priority === "number" && Number.isFinite(v.priority))) &&
     (v.maxAttempts === undefined || (typeof v.maxAttempts === "number" && Number.isFinite(v.maxAttempts))) &&
-    (v.parent === undefined || (p !== null && typeof p === "object" && isStr(p.runId) && typeof p.step === "number"));
+    (v.parent === undefined || (p !== null && typeof p === "object" && isStr(p.runId) && typeof p.step === "number")) &&
+    (v.flow === undefined || (v.flow !== null && typeof v.flow === "object" && !Array.isArray(v.flow) && Object.values(v.flow as object).every(isStr)));
   if (!ok) throw new StoreCorruptedError(key, "run index entry lacks its submission time or has malformed fields");
   return v as unknown as IndexEntry;
 }

@@ -4,6 +4,7 @@
  *
  * Pure types and constants; the index that answers them is `run-index.ts`.
  */
+import type { WaitingReason } from "../../queue/types.js";
 import type { RunErrorKind } from "./run-types.js";
 import type { RunId } from "./run-id.js";
 
@@ -74,6 +75,12 @@ export interface RunRow {
   readonly signal?: RunSignalWait;
   /** While `scheduled`: when the step becomes claimable (epoch ms). */
   readonly runAtMs?: number;
+  /**
+   * Why flow control holds the current step back, while it does: a full
+   * concurrency key, a rate limit until a time, a debounce window. The
+   * owner's listings see all three; a client's see debounce windows.
+   */
+  readonly heldBy?: WaitingReason;
   /** When the run was submitted (epoch ms, the runtime's clock). */
   readonly submittedAtMs: number;
   /** The last change the listing can see: a step enqueued, claimed or retried, or the end. */

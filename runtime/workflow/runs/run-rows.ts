@@ -4,7 +4,7 @@
  * active run, or from the terminal record of an ended one. Pure.
  */
 import { ValidationError } from "../../errors.js";
-import type { JobInfo } from "../../queue/types.js";
+import type { JobInfo, WaitingReason } from "../../queue/types.js";
 import { validateInstant } from "../../time-bounds.js";
 import type { RunRecord, StepPointer, TerminalRecord } from "../records/records.js";
 import type { IndexEntry } from "./run-index.js";
@@ -18,13 +18,14 @@ export interface ActiveView {
   updatedAtMs: number;
   signal?: { key: string; deadlineMs: number };
   runAtMs?: number;
+  heldBy?: WaitingReason;
 }
 
 /** The state of an active run from its records. `job` is `null` while its step is settling. */
 export function activeView(run: RunRecord, pointer: StepPointer, job: JobInfo | null): ActiveView {
   if (job === null) return { state: run.cancelRequested === true ? "cancelling" : "running", attempt: 0, updatedAtMs: run.submittedAtMs };
   const updatedAtMs = Math.max(job.enqueuedAt, job.claimedAt ?? 0, job.wokenAt ?? 0, job.failedAt ?? 0);
-  const base = { attempt: job.attempt, updatedAtMs };
+  const base = { attempt: job.attempt, updatedAtMs, ...(job.waiting === undefined ? {} : { heldBy: job.waiting }) };
   if (run.cancelRequested === true) return { ...base, state: "cancelling" };
   switch (job.state) {
     case "pending":
@@ -70,6 +71,7 @@ export function rowOf(
     row.updatedAtMs = v.updatedAtMs;
     if (v.signal !== undefined) row.signal = v.signal;
     if (v.runAtMs !== undefined) row.runAtMs = v.runAtMs;
+    if (v.heldBy !== undefined) row.heldBy = v.heldBy;
   } else {
     const t = parts.terminal;
     row.state = t.status;

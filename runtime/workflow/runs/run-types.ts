@@ -83,6 +83,22 @@ export interface RunOptions {
   readonly maxAttemptsPerStep?: number;
   /** Epoch ms before which the first step is not claimable. */
   readonly runAt?: number;
+  /**
+   * Flow control of every step of the run: the steps are claimed within the
+   * limits of the flow rule `rule` (see `Queue.defineFlowRules`), per
+   * `concurrencyKey` and `rateKey` (empty when absent: one key for the
+   * rule). Generated clients set it from the spec's `concurrency` and
+   * `rate_limit`. See docs/flow-control.md.
+   */
+  readonly flow?: RunFlow;
+}
+
+/** `RunOptions.flow`. */
+export interface RunFlow {
+  /** The flow rule, e.g. a typed job's or workflow's qualified name. */
+  readonly rule: string;
+  readonly concurrencyKey?: string;
+  readonly rateKey?: string;
 }
 
 /** A submission. */

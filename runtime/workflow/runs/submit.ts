@@ -22,7 +22,8 @@ import { HEADER_RUN_ID, HEADER_STEP, HEADER_TRACEPARENT, RESERVED_HEADER_PREFIX,
 import { endOk, endWithError, startSpan, traceparentOf } from "../../telemetry/tracing.js";
 import { instruments } from "../../telemetry/metrics.js";
 import { RunId } from "./run-id.js";
-import type { RunOptions, RunSpec, SubmitOutcome } from "./run-types.js";
+import type { RunFlow, RunOptions, RunSpec, SubmitOutcome } from "./run-types.js";
+import { FLOW_CONCURRENCY_KEY_HEADER, FLOW_RATE_KEY_HEADER, FLOW_RULE_HEADER } from "../../queue/admission.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { InputMismatchError, ReservedHeaderError, ReservedKeyError } from "../workflow-errors.js";
 import { ValidationError } from "../../errors.js";
@@ -49,8 +50,32 @@ export function userHeadersOf(jobHeaders: Readonly<Record<string, string>>): Rec
   return out;
 }
 
+/** The step headers that carry `RunOptions.flow`; throws `ValidationError` when it is malformed. */
+export function flowHeaders(flow: RunFlow | undefined): Record<string, string> {
+  if (flow === undefined) return {};
+  if (flow === null || typeof flow !== "object") throw new ValidationError("RunOptions.flow must be an object { rule, concurrencyKey?, rateKey? }");
+  const text = (what: string, v: unknown, min: number) => {
+    if (typeof v !== "string" || v.length < min || v.length > 512) {
+      throw new ValidationError(`RunOptions.flow.${what} must be a string of ${min} to 512 characters, got ${JSON.stringify(v)}`);
+    }
+    return v;
+  };
+  const out: Record<string, string> = { [FLOW_RULE_HEADER]: text("rule", flow.rule, 1) };
+  if (flow.concurrencyKey !== undefined) out[FLOW_CONCURRENCY_KEY_HEADER] = text("concurrencyKey", flow.concurrencyKey, 0);
+  if (flow.rateKey !== undefined) out[FLOW_RATE_KEY_HEADER] = text("rateKey", flow.rateKey, 0);
+  return out;
+}
+
+/** The flow-control headers of a step job, which every next step of its run carries too. */
+export function flowHeadersOf(jobHeaders: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const h of [FLOW_RULE_HEADER, FLOW_CONCURRENCY_KEY_HEADER, FLOW_RATE_KEY_HEADER]) if (Object.hasOwn(jobHeaders, h)) out[h] = jobHeaders[h]!;
+  return out;
+}
+
 /** Checks the step options a submission sets, naming them as `RunOptions` does (also in a client, before writing). */
 export function checkRunOptions(o: RunOptions): void {
+  if (o.flow !== undefined) flowHeaders(o.flow);
   if (o.maxAttemptsPerStep !== undefined && (!Number.isInteger(o.maxAttemptsPerStep) || o.maxAttemptsPerStep < 1)) {
     throw new ValidationError(`RunOptions.maxAttemptsPerStep must be an integer >= 1, got ${o.maxAttemptsPerStep}`);
   }
@@ -158,7 +183,8 @@ async function submitLocked(
       effects.kvDelete(tk);
       await stageForgotten(core.queue, core.queueName, decodeTerminalRecord(earlier, tk), effects);
     }
-    stageSubmission(core.queueName, record, described, spec.input, effects, groupName);
+    const flow = flowHeaders(options.flow);
+    stageSubmission(core.queueName, record, described, spec.input, effects, groupName, flow);
     if (mark !== undefined) markEffects(mark, { runId, jobId, newlySubmitted: true }, effects);
     if (group !== undefined) {
       effects.kvPut(groupMemberKey(core.queueName, group.id, group.key), encodeGroupMember({ key: group.key, runId, incarnation: jobId, state: "active" }));
@@ -166,7 +192,7 @@ async function submitLocked(
     const opts: EnqueueOptions = {
       jobId,
       dedupKey: stepDedupKey(runId, 0),
-      headers: { ...headers, [HEADER_RUN_ID]: runId, [HEADER_STEP]: "0", ...(traceparent === undefined ? {} : { [HEADER_TRACEPARENT]: traceparent }) },
+      headers: { ...headers, ...flow, [HEADER_RUN_ID]: runId, [HEADER_STEP]: "0", ...(traceparent === undefined ? {} : { [HEADER_TRACEPARENT]: traceparent }) },
       ...(options.priority === undefined ? {} : { priority: options.priority }),
       ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttempts: options.maxAttemptsPerStep }),
       ...(options.runAt === undefined ? {} : { runAt: options.runAt }),

@@ -3,6 +3,7 @@
  * decided tick, last run, buffered tick, paused), in the queue's KV under
  * `workflow/schedules/{q}/{id}`, plus the checks of a `ScheduleSpec`.
  */
+import type { RunFlow } from "../runs/run-types.js";
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { validateDelay } from "../../time-bounds.js";
 import { decodeValue, encodeValue, sha256Hex } from "../records/codec.js";
@@ -30,6 +31,8 @@ export interface ScheduleRecord {
   readonly headers: Readonly<Record<string, string>>;
   readonly priority?: number;
   readonly maxAttemptsPerStep?: number;
+  /** The flow control of every run it starts (`RunOptions.flow`). */
+  readonly flow?: RunFlow;
   readonly overlap: OverlapPolicy;
   readonly catchUp: CatchUpPolicy;
   readonly jitterMs: number;
@@ -81,6 +84,7 @@ export function checkScheduleSpec(spec: ScheduleSpec): Omit<ScheduleRecord, "pau
     headers,
     ...(options.priority === undefined ? {} : { priority: options.priority }),
     ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: options.maxAttemptsPerStep }),
+    ...(options.flow === undefined ? {} : { flow: { ...options.flow } }),
     overlap,
     catchUp,
     jitterMs,
@@ -133,6 +137,7 @@ export function decodeScheduleRecord(bytes: Uint8Array, key: string): ScheduleRe
     catchUpProblem(r.catchUp) === undefined &&
     num(r.jitterMs) &&
     str(r.definitionSha256) &&
+    (r.flow === undefined || (r.flow !== null && typeof r.flow === "object" && str((r.flow as { rule?: unknown }).rule))) &&
     typeof r.paused === "boolean" &&
     num(r.lastTickMs) &&
     typeof r.ticked === "boolean" &&

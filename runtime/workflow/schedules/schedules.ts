@@ -330,6 +330,7 @@ export class Schedules {
         headers: r.headers,
         ...(r.priority === undefined ? {} : { priority: r.priority }),
         ...(r.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: r.maxAttemptsPerStep }),
+        ...(r.flow === undefined ? {} : { flow: r.flow }),
         ...(jitter === 0 ? {} : { runAt: tickMs + jitter }),
       },
     };

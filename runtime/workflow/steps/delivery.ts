@@ -1,6 +1,7 @@
 /**
  * @module What a runner receives for one delivery of a step.
  */
+import type { FlowRule } from "../../queue/admission.js";
 import type { WorkflowQueue } from "../queue-port.js";
 import type { LeaseHandle } from "../../queue/types.js";
 import { MemoryStore } from "../../store/memory-store.js";
@@ -180,6 +181,13 @@ export interface StepRunner {
    * throw (return `undefined` for a payload it cannot name).
    */
   describe?(payload: Uint8Array): StepDescription | undefined;
+  /**
+   * Flow rules of the runs this runner works, by rule name (see
+   * `RunOptions.flow`): the runtime defines them on its step queue when it
+   * is built. The generated dispatcher returns the `concurrency` and
+   * `rate_limit` its specs declare per job and workflow.
+   */
+  flowRules?(): Readonly<Record<string, FlowRule>>;
 }
 
 /** What `StepRunner.describe` says of a step payload. */

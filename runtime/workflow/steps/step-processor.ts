@@ -47,7 +47,7 @@ import type { StepTransitionHistory } from "../runs/run-history.js";
 import { describePayload } from "../runs/index-effects.js";
 import { watchMemoWrites } from "../memo/memo.js";
 import { reopenRequeued } from "../runs/redrive.js";
-import { userHeadersOf } from "../runs/submit.js";
+import { flowHeadersOf, userHeadersOf } from "../runs/submit.js";
 import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "../runs/terminal.js";
 import { processNotification } from "../terminal-hook/notification.js";
 import { errorText, isMemoFault, StepError } from "../workflow-errors.js";
@@ -378,7 +378,7 @@ async function continueRun(
     dedupKey: stepDedupKey(runId, nextStep),
     priority: job.priority,
     maxAttempts: job.maxAttempts,
-    headers: { ...userHeadersOf(job.headers), [HEADER_RUN_ID]: runId, [HEADER_STEP]: String(nextStep), ...traceHeaderOf(job) },
+    headers: { ...userHeadersOf(job.headers), ...flowHeadersOf(job.headers), [HEADER_RUN_ID]: runId, [HEADER_STEP]: String(nextStep), ...traceHeaderOf(job) },
   };
   const nextName = describePayload(core.runner, o.payload)?.step;
   const pointer: StepPointer = { step: nextStep, jobId: nextJobId, ...(nextName === undefined ? {} : { name: nextName }) };

@@ -1,0 +1,83 @@
+/**
+ * @module Flow control of runs: a runner's flow rules are defined on the
+ * step queue when the runtime is built, every step of a run (not only the
+ * first) and a redriven step carry the run's rule and keys, and the run
+ * listing and inspection say why a held run waits.
+ */
+import { describe, expect, it } from "vitest";
+import { FLOW_CONCURRENCY_KEY_HEADER, FLOW_RULE_HEADER, StepError, StepOutcome, ValidationError, type StepRunner } from "taquba";
+import { dec, enc, openEnv, until } from "./helpers.js";
+
+/** Two steps per run; step 1 waits for its run's gate, then succeeds or fails as the gate says. */
+function gatedRunner() {
+  const gates = new Map<string, (fail: boolean) => void>();
+  const running = new Map<string, number>();
+  let peak = 0;
+  const runner: StepRunner = {
+    flowRules: () => ({ reports: { concurrency: { limit: 1 } } }),
+    async runStep(step) {
+      const tenant = step.headers["tenant"] ?? "";
+      const n = (running.get(tenant) ?? 0) + 1;
+      running.set(tenant, n);
+      if (tenant === "acme") peak = Math.max(peak, n);
+      try {
+        if (step.stepNumber === 0) return StepOutcome.continueNow(step.payload);
+        const fail = await new Promise<boolean>((resolve) => gates.set(dec(step.payload), resolve));
+        if (fail) throw StepError.permanent("report failed");
+        return StepOutcome.succeed(step.payload);
+      } finally {
+        running.set(tenant, running.get(tenant)! - 1);
+      }
+    },
+  };
+  return { runner, gates, peak: () => peak };
+}
+
+describe("flow control of runs", () => {
+  it("holds a key's runs to its limit across steps, lets other keys pass, says why in listings, and keeps the limit on a redrive", async () => {
+    const g = gatedRunner();
+    const env = await openEnv(g.runner);
+    const submit = (name: string, tenant: string) =>
+      env.runtime.submit({ runId: name, input: enc(name), options: { headers: { tenant }, flow: { rule: "reports", concurrencyKey: tenant } } });
+    await submit("a1", "acme");
+    await submit("a2", "acme");
+    await submit("g1", "globex");
+    // a1 is on its second step, holding acme's one slot; a2 waits even for its first step; globex passes.
+    await until(() => g.gates.has("a1") && g.gates.has("g1"), "a1 and g1 at their second steps");
+    const a2 = (await env.runtime.listRuns({})).runs.find((r) => r.runId === "a2");
+    expect(a2?.state).toBe("pending");
+    expect(a2?.heldBy).toEqual({ reason: "concurrency", key: "acme", limit: 1, held: 1, rule: "reports" });
+    const inspected = await env.runtime.inspectRun("a2");
+    expect(inspected?.steps.at(-1)?.heldBy).toMatchObject({ reason: "concurrency", key: "acme" });
+    expect(g.gates.has("a2")).toBe(false);
+    g.gates.get("a1")!(true);
+    g.gates.get("g1")!(false);
+    await until(() => g.gates.has("a2"), "a2 at its second step once a1 ended");
+    g.gates.get("a2")!(false);
+    await env.runtime.wait("a2");
+    expect((await env.runtime.wait("a1")).termination.status).toBe("failed");
+
+    // The redriven step carries the run's rule and key, so the limit holds for it too.
+    g.gates.clear();
+    const retried = await env.runtime.retryRun("a1");
+    const job = await env.queue.view().job(retried.jobId);
+    expect(job?.headers[FLOW_RULE_HEADER]).toBe("reports");
+    expect(job?.headers[FLOW_CONCURRENCY_KEY_HEADER]).toBe("acme");
+    await until(() => g.gates.has("a1"), "the redriven step");
+    g.gates.get("a1")!(false);
+    expect((await env.runtime.wait("a1")).termination.status).toBe("succeeded");
+    expect(g.peak()).toBe(1);
+    await env.stop();
+  });
+
+  it("refuses a malformed flow before writing anything", async () => {
+    const env = await openEnv({ runStep: async (s) => StepOutcome.succeed(s.payload) }, { start: false });
+    for (const flow of [{ rule: "" }, { rule: "r", concurrencyKey: 7 }, null]) {
+      await expect(env.runtime.submit({ runId: "x", input: enc("x"), options: { flow: flow as never } }), JSON.stringify(flow)).rejects.toBeInstanceOf(
+        ValidationError,
+      );
+    }
+    expect(await env.runtime.status("x")).toBeNull();
+    await env.stop();
+  });
+});
