@@ -39,10 +39,18 @@ describe("admission limit settings", () => {
     expect(await refusal({ rateLimit: { limit: 1, periodMs: 31_536_000_001 } })).toMatch(/QueueConfig\.rateLimit\.periodMs .*, got 31536000001$/);
     expect(await refusal({ rateLimit: { limit: 1, periodMs: 1.5 } })).toMatch(/QueueConfig\.rateLimit\.periodMs .*, got 1\.5$/);
     expect(await refusal({ rateLimit: { limit: 100_001, periodMs: 10 } })).toMatch(/QueueConfig\.rateLimit\.limit .*, got 100001$/);
+    // Its own bound, not the concurrency limit's (1000000), for every kind of bad limit.
+    for (const limit of [0, 1.5]) {
+      expect(await refusal({ rateLimit: { limit, periodMs: 10 } })).toMatch(
+        new RegExp(`QueueConfig\\.rateLimit\\.limit must be an integer from 1 to 100000, got ${limit}$`),
+      );
+    }
     expect(await refusal({ rateLimit: null })).toMatch(/QueueConfig\.rateLimit must be an object/);
+    expect(await refusal({ rateLimit: "10/s" })).toMatch(/QueueConfig\.rateLimit must be an object/);
     expect(await refusal({ rateLimit: { limit: 1, periodMs: 10, key: "" } })).toMatch(/QueueConfig\.rateLimit\.key must be a template/);
     expect(await refusal({ concurrency: { limit: 1_000_001 } })).toMatch(/QueueConfig\.concurrency\.limit .*, got 1000001$/);
     expect(await refusal({ concurrency: null })).toMatch(/QueueConfig\.concurrency must be an object/);
+    expect(await refusal({ concurrency: 5 })).toMatch(/QueueConfig\.concurrency must be an object/);
     expect(await refusal({ concurrency: { limit: 1, key: "x".repeat(257) } })).toMatch(/QueueConfig\.concurrency\.key must be a template/);
     expect(await refusal({ concurrency: { limit: 1, key: 7 } })).toMatch(/QueueConfig\.concurrency\.key must be a template .*, got 7$/);
   });
