@@ -110,6 +110,8 @@ export type {
   EnqueueItem,
   LeaseHandle,
   ClaimedJob,
+  ClaimNext,
+  AckedClaimingNext,
   NackOptions,
   NackOutcome,
   CancelOutcome,

@@ -49,6 +49,8 @@ export type {
   EnqueueItem,
   LeaseHandle,
   ClaimedJob,
+  ClaimNext,
+  AckedClaimingNext,
   NackOptions,
   DeadLetterOptions,
   NackOutcome,

@@ -18,7 +18,8 @@ import { LeaseRegistry } from "./lease-registry.js";
 import { MaintenanceLoop, type MaintenanceHost } from "./maintenance.js";
 import { CompletionNotifier, WorkNotifier } from "./notifier.js";
 import type { PayloadStore } from "./payloads.js";
-import { insertJob, type PreparedEnqueue, type TransitionContext } from "./transitions.js";
+import { insertJob, insertJobRecord, type PreparedEnqueue, type TransitionContext } from "./transitions.js";
+import type { JobRecord } from "./record.js";
 import type { Txn } from "./txn.js";
 import type { EnqueueItem, EnqueueOutcome } from "./types.js";
 
@@ -247,19 +248,45 @@ export class QueueCore {
 
   /** Applies caller KV ops and effect enqueues inside `txn`; outcomes align with `prepared`. */
   applyEffects(txn: Txn, ctx: TransitionContext, effects: SettlementEffects | undefined, prepared: readonly PreparedEnqueue[]): EnqueueOutcome[] {
-    if (effects !== undefined) {
-      for (const op of effects.kvOps) {
-        if (op.kind === "put") txn.put(K.userKey(op.key), op.value);
-        else txn.delete(K.userKey(op.key));
-      }
-    }
+    this.#applyKv(txn, effects);
     return prepared.map((p) => insertJob(txn, ctx, p));
   }
 
-  /** After a durable commit that inserted jobs: wake workers, or the scheduler for future jobs. */
-  announceInserted(prepared: readonly PreparedEnqueue[], outcomes: readonly EnqueueOutcome[], now: number): void {
+  /**
+   * `applyEffects` with the enqueue at `claimIndex` inserted already claimed
+   * (see `insertJobRecord`); `claimed` is its record, undefined when it was a
+   * dedup hit.
+   */
+  applyEffectsClaiming(
+    txn: Txn,
+    ctx: TransitionContext,
+    effects: SettlementEffects | undefined,
+    prepared: readonly PreparedEnqueue[],
+    claimIndex: number,
+  ): { outcomes: EnqueueOutcome[]; claimed: JobRecord | undefined } {
+    this.#applyKv(txn, effects);
+    let claimed: JobRecord | undefined;
+    const outcomes = prepared.map((p, i) => {
+      if (i !== claimIndex) return insertJob(txn, ctx, p);
+      const inserted = insertJobRecord(txn, ctx, p, true);
+      if (inserted.record?.state === "claimed") claimed = inserted.record;
+      return inserted.outcome;
+    });
+    return { outcomes, claimed };
+  }
+
+  #applyKv(txn: Txn, effects: SettlementEffects | undefined): void {
+    if (effects === undefined) return;
+    for (const op of effects.kvOps) {
+      if (op.kind === "put") txn.put(K.userKey(op.key), op.value);
+      else txn.delete(K.userKey(op.key));
+    }
+  }
+
+  /** After a durable commit that inserted jobs: wake workers, or the scheduler for future jobs. `handedOut`: the index of one claimed for its settler (no one to wake). */
+  announceInserted(prepared: readonly PreparedEnqueue[], outcomes: readonly EnqueueOutcome[], now: number, handedOut = -1): void {
     prepared.forEach((p, i) => {
-      if (!outcomes[i]?.newlyEnqueued) return;
+      if (!outcomes[i]?.newlyEnqueued || i === handedOut) return;
       if (p.opts.runAt !== undefined && p.opts.runAt > now) this.loop.rearm(p.opts.runAt);
       else this.work.notify(p.queueName);
     });
