@@ -56,6 +56,10 @@ interface Measured {
   getsPerStep: number;
   /** Engine commits (batches appended to the WAL) per step: the count the step path's design sets, independent of load. */
   commitsPerStep: number;
+  /** Bytes written to the store per step (WAL objects, the run's own records). */
+  bytesPerStep: number;
+  /** CPU time of this process per step, µs (user + system; the whole process, so the load inflates it less than wall time). */
+  cpuPerStep: number;
 }
 
 async function measure(kind: "throughput" | "latency", storeKind: string): Promise<Measured> {
@@ -89,8 +93,10 @@ async function measure(kind: "throughput" | "latency", storeKind: string): Promi
     await drive(10, 10);
     store.reset();
     const batches0 = queue.engineStats.walBatches;
+    const cpu0 = process.cpuUsage();
     const n = kind === "throughput" ? N_TP : N_LAT;
     const { lat, wall } = await drive(n, kind === "throughput" ? CONC : 1);
+    const cpu = process.cpuUsage(cpu0);
     const c = store.counts;
     const steps = n * M;
     const commits = queue.engineStats.walBatches - batches0;
@@ -102,6 +108,8 @@ async function measure(kind: "throughput" | "latency", storeKind: string): Promi
       putsPerStep: c.puts / steps,
       getsPerStep: c.gets / steps,
       commitsPerStep: commits / steps,
+      bytesPerStep: c.bytesIn / steps,
+      cpuPerStep: (cpu.user + cpu.system) / steps,
     };
   } finally {
     await handle.shutdown();
@@ -123,9 +131,9 @@ console.log(
     .join(" ")}`,
 );
 console.log(
-  "| store | throughput steps/s | per-step p50 | per-step p99 | store requests/step (throughput) | puts/step | gets/step | requests/step (one at a time) | engine commits/step (throughput) | engine commits/step (one at a time) |",
+  "| store | throughput steps/s | per-step p50 | per-step p99 | store requests/step (throughput) | puts/step | gets/step | requests/step (one at a time) | engine commits/step (throughput) | engine commits/step (one at a time) | bytes put/step (throughput) | CPU µs/step (throughput) |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const s of STORES) {
   const tp: Measured[] = [];
   const la: Measured[] = [];
@@ -135,7 +143,7 @@ for (const s of STORES) {
   for (let i = 0; i < REPEATS; i++) la.push(await measure("latency", s));
   const name = s === "local" ? "LocalStore (fsync)" : "MemoryStore";
   console.log(
-    `| ${name} | ${f(median(tp.map((m) => m.stepsPerSec)), 0)} (${tp.map((m) => f(m.stepsPerSec, 0)).join(" / ")}) | ${f(median(la.map((m) => m.stepP50)), 3)} ms | ${f(median(la.map((m) => m.stepP99)), 3)} ms | ${f(median(tp.map((m) => m.requestsPerStep)), 3)} | ${f(median(tp.map((m) => m.putsPerStep)), 3)} | ${f(median(tp.map((m) => m.getsPerStep)), 3)} | ${f(median(la.map((m) => m.requestsPerStep)), 3)} | ${f(median(tp.map((m) => m.commitsPerStep)), 3)} | ${f(median(la.map((m) => m.commitsPerStep)), 3)} |`,
+    `| ${name} | ${f(median(tp.map((m) => m.stepsPerSec)), 0)} (${tp.map((m) => f(m.stepsPerSec, 0)).join(" / ")}) | ${f(median(la.map((m) => m.stepP50)), 3)} ms | ${f(median(la.map((m) => m.stepP99)), 3)} ms | ${f(median(tp.map((m) => m.requestsPerStep)), 3)} | ${f(median(tp.map((m) => m.putsPerStep)), 3)} | ${f(median(tp.map((m) => m.getsPerStep)), 3)} | ${f(median(la.map((m) => m.requestsPerStep)), 3)} | ${f(median(tp.map((m) => m.commitsPerStep)), 3)} | ${f(median(la.map((m) => m.commitsPerStep)), 3)} | ${f(median(tp.map((m) => m.bytesPerStep)), 0)} | ${f(median(tp.map((m) => m.cpuPerStep)), 0)} |`,
   );
 }
 console.log(
