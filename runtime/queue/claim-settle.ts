@@ -311,7 +311,7 @@ async function settleNow(
       }
     } else outcomes = core.applyEffects(txn, ctx, effects, prepared);
     if (result.record === undefined && r.payloadRef !== undefined) removedRef = r.payloadRef;
-    commit = core.commit(txn, true);
+    commit = core.commit(txn, true, chained?.record.id);
     // Removed in the same turn as the commit, so the reaper never sees a settled claim.
     core.leases.remove(job.id);
     if (chained !== undefined) core.loop.rearm(chained.entry.expiresAt);

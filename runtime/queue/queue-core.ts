@@ -177,8 +177,13 @@ export class QueueCore {
     this.closedListeners.clear();
   }
 
-  /** Commits `txn`; the promise resolves when durable. Non-durable commits are not awaited by callers. */
-  commit(txn: Txn, durable: boolean): Promise<void> {
+  /**
+   * Commits `txn`; the promise resolves when durable. Non-durable commits are
+   * not awaited by callers. `createdClaimed`: a job the commit writes already
+   * claimed (`ackClaimingNext`); should its lease expire and the job be
+   * requeued before this commit is durable, no claim hands it out until then.
+   */
+  commit(txn: Txn, durable: boolean, createdClaimed?: string): Promise<void> {
     const batch = txn.finish();
     const p = this.engine.commit(batch, { durable });
     if (!durable) {
@@ -187,7 +192,7 @@ export class QueueCore {
       p.catch(() => undefined); // surfaced by the next durable commit
       return p;
     }
-    const ids: string[] = [];
+    const ids: string[] = createdClaimed === undefined ? [] : [createdClaimed];
     for (const op of batch.ops) {
       if (op.kind === "put" && op.key.startsWith(K.PENDING)) ids.push(idDecoder.decode(op.value));
     }

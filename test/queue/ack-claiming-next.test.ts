@@ -5,7 +5,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { ClaimLostError, Queue, SettlementEffects, ValidationError, type ClaimNext } from "taquba";
-import { dec, enc, openQueue, quiesce } from "./helpers.js";
+import { MemoryStore } from "taquba";
+import { GatedStore } from "../support/gated-store.js";
+import { dec, enc, openQueue, quiesce, settle } from "./helpers.js";
 
 /** A `ClaimNext` for the effects' enqueue at `index` that counts its reservations. */
 function claimNext(index = 0, answer = true): ClaimNext & { reserved: number } {
@@ -126,6 +128,31 @@ describe("ackClaimingNext", () => {
     const again = (await queue.claim("steps"))!;
     expect({ id: again.id, attempt: again.attempt }).toEqual({ id: next.id, attempt: 2 });
     await queue.ack(again);
+    await queue.close();
+  });
+
+  it("a claimed job requeued by its lease before the ack is durable is handed to no claim until it is", async () => {
+    let holding = false;
+    const store = new GatedStore(new MemoryStore(), (key) => holding && key.includes("/wal/"));
+    const { queue, clock } = await openQueue({ store });
+    const job = await claimedOne(queue);
+    await quiesce(queue);
+    holding = true;
+    const acked = queue.ackClaimingNext(job, new SettlementEffects().enqueue("steps", enc("n")), { ...claimNext(), leaseMs: 1 });
+    await store.waitHeld(1);
+    const [claimed] = (await queue.view().listJobs("steps", "claimed")).items;
+    clock.advance(2);
+    await queue.runMaintenance();
+    expect(await queue.view().job(claimed!.id)).toMatchObject({ state: "pending" });
+    let got: unknown;
+    const claiming = queue.claim("steps").then((j) => (got = j));
+    await settle(20);
+    expect(got).toBeUndefined();
+    holding = false;
+    for (const h of [...store.held]) store.release(h.key);
+    expect((await claiming)?.id).toBe(claimed!.id);
+    // The ack's own handout found its lease gone: nothing handed out twice.
+    expect((await acked).next).toBeUndefined();
     await queue.close();
   });
 
