@@ -11,6 +11,10 @@
  * Each measurement: a fresh store, PRIME untimed runs (10 at a time), then
  * the timed runs; 1 warm-up then REPEATS measured, median reported.
  *
+ * Engine commits per step count the batches the engine appended to its WAL
+ * (claims, settlements, submissions, background work) during the timed
+ * runs, divided by the steps run.
+ *
  * Requests per step count every object-store call made during the timed
  * runs (WAL puts, the run result record, the memo read of `wait`/`outcome`,
  * payload objects, deletes, listings), divided by the steps run.
@@ -50,6 +54,12 @@ interface Measured {
   requestsPerStep: number;
   putsPerStep: number;
   getsPerStep: number;
+  /** Engine commits (batches appended to the WAL) per step: the count the step path's design sets, independent of load. */
+  commitsPerStep: number;
+  /** Bytes written to the store per step (WAL objects, the run's own records). */
+  bytesPerStep: number;
+  /** CPU time of this process per step, µs (user + system; the whole process, so the load inflates it less than wall time). */
+  cpuPerStep: number;
 }
 
 async function measure(kind: "throughput" | "latency", storeKind: string): Promise<Measured> {
@@ -82,10 +92,14 @@ async function measure(kind: "throughput" | "latency", storeKind: string): Promi
   try {
     await drive(10, 10);
     store.reset();
+    const batches0 = queue.engineStats.walBatches;
+    const cpu0 = process.cpuUsage();
     const n = kind === "throughput" ? N_TP : N_LAT;
     const { lat, wall } = await drive(n, kind === "throughput" ? CONC : 1);
+    const cpu = process.cpuUsage(cpu0);
     const c = store.counts;
     const steps = n * M;
+    const commits = queue.engineStats.walBatches - batches0;
     return {
       stepsPerSec: steps / (wall / 1000),
       stepP50: percentile(lat, 50) / M,
@@ -93,6 +107,9 @@ async function measure(kind: "throughput" | "latency", storeKind: string): Promi
       requestsPerStep: (c.puts + c.gets + c.deletes + c.lists) / steps,
       putsPerStep: c.puts / steps,
       getsPerStep: c.gets / steps,
+      commitsPerStep: commits / steps,
+      bytesPerStep: c.bytesIn / steps,
+      cpuPerStep: (cpu.user + cpu.system) / steps,
     };
   } finally {
     await handle.shutdown();
@@ -114,9 +131,9 @@ console.log(
     .join(" ")}`,
 );
 console.log(
-  "| store | throughput steps/s | per-step p50 | per-step p99 | store requests/step (throughput) | puts/step | gets/step | requests/step (one at a time) |",
+  "| store | throughput steps/s | per-step p50 | per-step p99 | store requests/step (throughput) | puts/step | gets/step | requests/step (one at a time) | engine commits/step (throughput) | engine commits/step (one at a time) | bytes put/step (throughput) | CPU µs/step (throughput) |",
 );
-console.log("|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const s of STORES) {
   const tp: Measured[] = [];
   const la: Measured[] = [];
@@ -126,7 +143,7 @@ for (const s of STORES) {
   for (let i = 0; i < REPEATS; i++) la.push(await measure("latency", s));
   const name = s === "local" ? "LocalStore (fsync)" : "MemoryStore";
   console.log(
-    `| ${name} | ${f(median(tp.map((m) => m.stepsPerSec)), 0)} (${tp.map((m) => f(m.stepsPerSec, 0)).join(" / ")}) | ${f(median(la.map((m) => m.stepP50)), 3)} ms | ${f(median(la.map((m) => m.stepP99)), 3)} ms | ${f(median(tp.map((m) => m.requestsPerStep)), 3)} | ${f(median(tp.map((m) => m.putsPerStep)), 3)} | ${f(median(tp.map((m) => m.getsPerStep)), 3)} | ${f(median(la.map((m) => m.requestsPerStep)), 3)} |`,
+    `| ${name} | ${f(median(tp.map((m) => m.stepsPerSec)), 0)} (${tp.map((m) => f(m.stepsPerSec, 0)).join(" / ")}) | ${f(median(la.map((m) => m.stepP50)), 3)} ms | ${f(median(la.map((m) => m.stepP99)), 3)} ms | ${f(median(tp.map((m) => m.requestsPerStep)), 3)} | ${f(median(tp.map((m) => m.putsPerStep)), 3)} | ${f(median(tp.map((m) => m.getsPerStep)), 3)} | ${f(median(la.map((m) => m.requestsPerStep)), 3)} | ${f(median(tp.map((m) => m.commitsPerStep)), 3)} | ${f(median(la.map((m) => m.commitsPerStep)), 3)} | ${f(median(tp.map((m) => m.bytesPerStep)), 0)} | ${f(median(tp.map((m) => m.cpuPerStep)), 0)} |`,
   );
 }
 console.log(

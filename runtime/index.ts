@@ -119,6 +119,8 @@ export type {
   EnqueueItem,
   LeaseHandle,
   ClaimedJob,
+  ClaimNext,
+  AckedClaimingNext,
   NackOptions,
   NackOutcome,
   CancelOutcome,

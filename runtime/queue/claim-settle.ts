@@ -18,10 +18,21 @@ import { validateMillis, validatePositiveInt, validateQueueName } from "./names.
 import type { Finish } from "./notifier.js";
 import type { QueueCore } from "./queue-core.js";
 import type { JobRecord } from "./record.js";
-import { claimJob, completeJob, failJob, killJob, readJob, recordAttempt, requeueJob, writeJob, type TransitionContext } from "./transitions.js";
+import {
+  claimJob,
+  completeJob,
+  failJob,
+  killJob,
+  readJob,
+  recordAttempt,
+  requeueJob,
+  writeJob,
+  type PreparedEnqueue,
+  type TransitionContext,
+} from "./transitions.js";
 import { Txn } from "./txn.js";
 import { warmJobs } from "./warm.js";
-import type { ClaimedJob, DeadLetterOptions, EnqueueOutcome, NackOptions, NackOutcome } from "./types.js";
+import type { AckedClaimingNext, ClaimedJob, ClaimNext, DeadLetterOptions, EnqueueOutcome, NackOptions, NackOutcome } from "./types.js";
 
 const decoder = new TextDecoder();
 
@@ -195,13 +206,50 @@ type Transition = (txn: Txn, ctx: TransitionContext, r: JobRecord) => { record: 
  * transition and (when it says so) the effects in one durable commit.
  * Throws `ClaimLostError` and applies nothing otherwise.
  */
-function settle(core: QueueCore, job: ClaimedJob, effects: SettlementEffects | undefined, transition: Transition): Promise<Settled> {
+function settle(core: QueueCore, job: ClaimedJob, effects: SettlementEffects | undefined, transition: Transition, claimNext?: ClaimNext): Promise<Settled> {
   // A settlement span only under the span of the job's processing (a step attempt), not as a trace of its own.
-  if (!tracingWithinSpan()) return settleNow(core, job, effects, transition);
-  return traced("taquba.settle", settleAttributes(job), "internal", () => settleNow(core, job, effects, transition), settledAttributes, settleErrorKind);
+  if (!tracingWithinSpan()) return settleNow(core, job, effects, transition, claimNext);
+  return traced(
+    "taquba.settle",
+    settleAttributes(job),
+    "internal",
+    () => settleNow(core, job, effects, transition, claimNext),
+    settledAttributes,
+    settleErrorKind,
+  );
 }
 
-type Settled = { record: JobRecord | undefined; enqueued: EnqueueOutcome[] };
+type Settled = { record: JobRecord | undefined; enqueued: EnqueueOutcome[]; next?: ClaimedJob };
+
+/** A job a settlement enqueued already claimed for its settler (see `ackClaimingNext`). */
+interface Chained {
+  record: JobRecord;
+  entry: LeaseEntry;
+  payload: Uint8Array;
+  index: number;
+}
+
+/**
+ * Whether the settlement may enqueue `claimNext`'s job already claimed: it
+ * is due now, its queue has no concurrency or rate limit (admission then
+ * decides, at a claim), no job already pending on its queue would be
+ * claimed before it (priority, then FIFO: a chained run must not overtake
+ * waiting work), and the settler reserves the capacity for it. Called in
+ * the settlement's turn.
+ */
+function mayChain(core: QueueCore, txn: Txn, now: number, prepared: readonly PreparedEnqueue[], claimNext: ClaimNext): boolean {
+  const item = prepared[claimNext.index];
+  if (item === undefined) return false;
+  if (item.opts.runAt !== undefined && item.opts.runAt > now) return false;
+  const cfg = core.configs.get(item.queueName);
+  if (cfg.concurrency !== undefined || cfg.rateLimit !== undefined) return false;
+  // The new job takes the newest seq: any pending job of the same or a better priority goes first.
+  const bound = K.pendingKey(item.queueName, item.opts.priority ?? cfg.defaultPriority, "~");
+  for (const [key] of core.engine.scan({ prefix: K.pendingPrefix(item.queueName), limit: 1 })) if (key < bound) return false;
+  const prefix = K.pendingPrefix(item.queueName);
+  for (const op of txn.batch.ops) if (op.kind === "put" && op.key.startsWith(prefix) && op.key < bound) return false;
+  return claimNext.reserve();
+}
 
 function settleAttributes(job: ClaimedJob): SpanAttributes {
   return { "taquba.queue": job.queueName, "taquba.job.id": job.id, "taquba.attempt": job.attempt };
@@ -217,7 +265,13 @@ function settleErrorKind(e: unknown): { kind: string } {
   return { kind: e instanceof ClaimLostError ? "claim_lost" : e instanceof ClosedError ? "closed" : "commit" };
 }
 
-async function settleNow(core: QueueCore, job: ClaimedJob, effects: SettlementEffects | undefined, transition: Transition): Promise<Settled> {
+async function settleNow(
+  core: QueueCore,
+  job: ClaimedJob,
+  effects: SettlementEffects | undefined,
+  transition: Transition,
+  claimNext?: ClaimNext,
+): Promise<Settled> {
   core.checkOpen();
   const ticket = ticketOf(job);
   if (ticket === undefined) throw new ValidationError("settle only ClaimedJobs returned by a queue's claim, not copies of them");
@@ -234,6 +288,7 @@ async function settleNow(core: QueueCore, job: ClaimedJob, effects: SettlementEf
   let result: ReturnType<Transition>;
   let commit: Promise<void>;
   let removedRef: string | undefined;
+  let chained: Chained | undefined;
   const ctx = core.ctx();
   try {
     core.checkOpen();
@@ -241,15 +296,41 @@ async function settleNow(core: QueueCore, job: ClaimedJob, effects: SettlementEf
     const r = core.leases.holds(job.id, ticket.token) ? readJob(txn, job.id) : undefined;
     if (r === undefined || r.state !== "claimed") throw new ClaimLostError(job.id);
     result = transition(txn, ctx, r);
-    outcomes = result.applyEffects ? core.applyEffects(txn, ctx, effects, prepared) : [];
+    if (!result.applyEffects) outcomes = [];
+    else if (claimNext !== undefined && mayChain(core, txn, ctx.now, prepared, claimNext)) {
+      const applied = core.applyEffectsClaiming(txn, ctx, effects, prepared, claimNext.index);
+      outcomes = applied.outcomes;
+      const rec = applied.claimed;
+      if (rec !== undefined) {
+        const lease = claimNext.leaseMs ?? core.configs.get(rec.queue).leaseMs;
+        chained = {
+          record: rec,
+          entry: core.leases.add(rec.id, rec.queue, ctx.now + lease, false),
+          payload: prepared[claimNext.index]!.payload,
+          index: claimNext.index,
+        };
+      }
+    } else outcomes = core.applyEffects(txn, ctx, effects, prepared);
     if (result.record === undefined && r.payloadRef !== undefined) removedRef = r.payloadRef;
-    commit = core.commit(txn, true);
+    commit = core.commit(txn, true, chained?.record.id);
     // Removed in the same turn as the commit, so the reaper never sees a settled claim.
     core.leases.remove(job.id);
+    if (chained !== undefined) core.loop.rearm(chained.entry.expiresAt);
   } finally {
     core.discardUnused(prepared, outcomes);
   }
-  await commit;
+  try {
+    await commit;
+  } catch (err) {
+    // The claim of a job that never became durable goes with it.
+    if (chained !== undefined && core.leases.holds(chained.record.id, chained.entry.token) !== undefined) core.leases.remove(chained.record.id);
+    throw err;
+  }
+  // Handed out only now that the settlement that enqueued it is durable, and only while its lease holds.
+  const next =
+    chained !== undefined && !core.isClosed && core.leases.holds(chained.record.id, chained.entry.token) !== undefined
+      ? makeClaimedJob(core, core.leases, core.clock, chained.record, chained.entry, chained.payload)
+      : undefined;
   if (removedRef !== undefined) await core.payloads.deleteAll([removedRef]);
   const rec = result.record;
   if (rec?.state === "scheduled") core.loop.rearm(rec.runAt!);
@@ -263,19 +344,53 @@ async function settleNow(core: QueueCore, job: ClaimedJob, effects: SettlementEf
       `queue "${core.name}": job ${job.id} of queue "${job.queueName}" was dead-lettered after attempt ${job.attempt}`,
     );
   }
-  if (result.applyEffects) core.announceInserted(prepared, outcomes, ctx.now);
-  return { record: rec, enqueued: outcomes };
+  if (result.applyEffects) core.announceInserted(prepared, outcomes, ctx.now, chained?.index);
+  return next === undefined ? { record: rec, enqueued: outcomes } : { record: rec, enqueued: outcomes, next };
 }
 
+const ackTransition: Transition = (txn, ctx, r) => {
+  // Without done retention the history goes with the record, so skip writing it.
+  if (ctx.config(r.queue).doneRetentionMs !== undefined) {
+    recordAttempt(txn, r, ctx.now, "completed");
+  }
+  return { record: completeJob(txn, ctx, r), applyEffects: true, finish: { kind: "done" } };
+};
+
 export async function ack(core: QueueCore, job: ClaimedJob, effects?: SettlementEffects): Promise<EnqueueOutcome[]> {
-  const res = await settle(core, job, effects, (txn, ctx, r) => {
-    // Without done retention the history goes with the record, so skip writing it.
-    if (ctx.config(r.queue).doneRetentionMs !== undefined) {
-      recordAttempt(txn, r, ctx.now, "completed");
-    }
-    return { record: completeJob(txn, ctx, r), applyEffects: true, finish: { kind: "done" } };
-  });
+  const res = await settle(core, job, effects, ackTransition);
   return res.enqueued;
+}
+
+/**
+ * An ack whose enqueue at `claimNext.index` is written already claimed by
+ * the caller, in the ack's own commit, when `mayChain` allows it: one
+ * commit instead of the ack, then a claim. The claimed job is handed out
+ * once that commit is durable, with a lease like any claim's (it expires
+ * and the job is redelivered when the caller never settles it; a crash
+ * leaves it claimed and recovery requeues it). Otherwise the job is
+ * enqueued pending as by `ack`.
+ */
+export async function ackClaimingNext(core: QueueCore, job: ClaimedJob, effects: SettlementEffects, claimNext: ClaimNext): Promise<AckedClaimingNext> {
+  if (!Number.isInteger(claimNext.index) || claimNext.index < 0 || claimNext.index >= effects.enqueues.length) {
+    throw new ValidationError(`ackClaimingNext's index must name one of the effects' ${effects.enqueues.length} enqueues, got ${String(claimNext.index)}`);
+  }
+  if (claimNext.leaseMs !== undefined) {
+    validatePositiveInt("leaseMs", claimNext.leaseMs);
+    validateMillis("leaseMs", claimNext.leaseMs);
+  }
+  const res = await settle(core, job, effects, ackTransition, claimNext);
+  return { enqueued: res.enqueued, next: res.next };
+}
+
+/**
+ * Gives back a claim its holder will not work (a worker shutting down):
+ * the job returns to pending with the attempt uncounted. Not durable, like
+ * the claim; nothing happens when the claim already ended.
+ */
+export function releaseClaim(core: QueueCore, job: ClaimedJob): void {
+  const ticket = ticketOf(job);
+  if (ticket === undefined || ticket.owner !== core) return;
+  release(core, [[job.id, ticket.token]]);
 }
 
 export async function nack(core: QueueCore, job: ClaimedJob, error: string, effects?: SettlementEffects, opts: NackOptions = {}): Promise<NackOutcome> {

@@ -57,6 +57,8 @@ export type {
   EnqueueItem,
   LeaseHandle,
   ClaimedJob,
+  ClaimNext,
+  AckedClaimingNext,
   NackOptions,
   DeadLetterOptions,
   NackOutcome,

@@ -19,7 +19,8 @@ import { LeaseRegistry } from "./lease-registry.js";
 import { MaintenanceLoop, type MaintenanceHost } from "./maintenance.js";
 import { CompletionNotifier, WorkNotifier } from "./notifier.js";
 import type { PayloadStore } from "./payloads.js";
-import { insertJob, type PreparedEnqueue, type TransitionContext } from "./transitions.js";
+import { insertJob, insertJobRecord, type PreparedEnqueue, type TransitionContext } from "./transitions.js";
+import type { JobRecord } from "./record.js";
 import type { Txn } from "./txn.js";
 import type { EnqueueItem, EnqueueOutcome } from "./types.js";
 
@@ -199,8 +200,13 @@ export class QueueCore {
     this.closedListeners.clear();
   }
 
-  /** Commits `txn`; the promise resolves when durable. Non-durable commits are not awaited by callers. */
-  commit(txn: Txn, durable: boolean): Promise<void> {
+  /**
+   * Commits `txn`; the promise resolves when durable. Non-durable commits are
+   * not awaited by callers. `createdClaimed`: a job the commit writes already
+   * claimed (`ackClaimingNext`); should its lease expire and the job be
+   * requeued before this commit is durable, no claim hands it out until then.
+   */
+  commit(txn: Txn, durable: boolean, createdClaimed?: string): Promise<void> {
     const batch = txn.finish();
     const p = this.engine.commit(batch, { durable });
     if (!durable) {
@@ -209,7 +215,7 @@ export class QueueCore {
       p.catch(() => undefined); // surfaced by the next durable commit
       return p;
     }
-    const ids: string[] = [];
+    const ids: string[] = createdClaimed === undefined ? [] : [createdClaimed];
     for (const op of batch.ops) {
       if (op.kind === "put" && op.key.startsWith(K.PENDING)) ids.push(idDecoder.decode(op.value));
     }
@@ -270,21 +276,49 @@ export class QueueCore {
 
   /** Applies caller KV ops and effect enqueues inside `txn`; outcomes align with `prepared`. */
   applyEffects(txn: Txn, ctx: TransitionContext, effects: SettlementEffects | undefined, prepared: readonly PreparedEnqueue[]): EnqueueOutcome[] {
-    if (effects !== undefined) {
-      for (const op of effects.kvOps) {
-        if (op.kind === "put") txn.put(K.userKey(op.key), op.value);
-        else txn.delete(K.userKey(op.key));
-      }
-    }
+    this.#applyKv(txn, effects);
     return prepared.map((p) => insertJob(txn, ctx, p));
   }
 
-  /** After a durable commit that inserted jobs: wake workers, or the scheduler for future jobs. */
-  announceInserted(prepared: readonly PreparedEnqueue[], outcomes: readonly EnqueueOutcome[], now: number): void {
+  /**
+   * `applyEffects` with the enqueue at `claimIndex` inserted already claimed
+   * (see `insertJobRecord`); `claimed` is its record, undefined when it was a
+   * dedup hit.
+   */
+  applyEffectsClaiming(
+    txn: Txn,
+    ctx: TransitionContext,
+    effects: SettlementEffects | undefined,
+    prepared: readonly PreparedEnqueue[],
+    claimIndex: number,
+  ): { outcomes: EnqueueOutcome[]; claimed: JobRecord | undefined } {
+    this.#applyKv(txn, effects);
+    let claimed: JobRecord | undefined;
+    const outcomes = prepared.map((p, i) => {
+      if (i !== claimIndex) return insertJob(txn, ctx, p);
+      const inserted = insertJobRecord(txn, ctx, p, true);
+      if (inserted.record?.state === "claimed") claimed = inserted.record;
+      return inserted.outcome;
+    });
+    return { outcomes, claimed };
+  }
+
+  #applyKv(txn: Txn, effects: SettlementEffects | undefined): void {
+    if (effects === undefined) return;
+    for (const op of effects.kvOps) {
+      if (op.kind === "put") txn.put(K.userKey(op.key), op.value);
+      else txn.delete(K.userKey(op.key));
+    }
+  }
+
+  /** After a durable commit that inserted jobs: wake workers, or the scheduler for future jobs. `handedOut`: the index of one claimed for its settler (no one to wake). */
+  announceInserted(prepared: readonly PreparedEnqueue[], outcomes: readonly EnqueueOutcome[], now: number, handedOut = -1): void {
     prepared.forEach((p, i) => {
       const o = outcomes[i];
       if (!o?.newlyEnqueued) return;
       if (o.superseded !== undefined) this.completions.finished(o.superseded, { kind: "superseded", by: o.jobId });
+      // The job the settlement handed out already claimed needs no timer.
+      if (i === handedOut) return;
       const debounceMs = p.opts.debounce?.periodMs ?? this.configs.get(p.queueName).debounce?.periodMs;
       // A debounced job waits for its window's end, at most its period from now (earlier when it joined an open window).
       if (debounceMs !== undefined) this.loop.rearm(now + debounceMs);

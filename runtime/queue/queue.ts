@@ -31,8 +31,10 @@ import { QueueCore } from "./queue-core.js";
 import * as K from "./keys.js";
 import { heldBack, type FlowRule } from "./admission.js";
 import type {
+  AckedClaimingNext,
   CancelOutcome,
   ClaimedJob,
+  ClaimNext,
   CompletionResult,
   DeadLetterOptions,
   EnqueueItem,
@@ -218,6 +220,29 @@ export class Queue {
   /** Acknowledges success: the job is deleted (or kept as done with retention); effects apply. `ClaimLostError` if the claim ended. */
   ack(job: ClaimedJob, effects?: SettlementEffects): Promise<EnqueueOutcome[]> {
     return cs.ack(this.#core, job, effects);
+  }
+
+  /**
+   * @internal An ack whose enqueue at `claimNext.index` is written already
+   * claimed by the caller in the ack's own commit, when the queue allows it
+   * (the job is due now, its queue has no concurrency or rate limit, no job
+   * pending there would be claimed before it, and `claimNext.reserve()`
+   * says yes): one commit where an ack then a claim take two. `next` is the
+   * claimed job, handed out once the commit is durable; settle it like any
+   * claim, or give it back with `releaseClaim`. Its lease expires as any
+   * claim's does, and a crash leaves it to recovery, which requeues it.
+   */
+  ackClaimingNext(job: ClaimedJob, effects: SettlementEffects, claimNext: ClaimNext): Promise<AckedClaimingNext> {
+    return cs.ackClaimingNext(this.#core, job, effects, claimNext);
+  }
+
+  /**
+   * @internal Gives back a claim that will not be worked: the job returns to
+   * pending with its attempt uncounted, for any worker. Not durable, like a
+   * claim. Nothing happens when the claim already ended.
+   */
+  releaseClaim(job: ClaimedJob): void {
+    cs.releaseClaim(this.#core, job);
   }
 
   /**

@@ -155,10 +155,25 @@ export function recordAttempt(txn: Txn, r: JobRecord, now: number, outcome: Atte
  * discards the whole transaction).
  */
 export function insertJob(txn: Txn, ctx: TransitionContext, item: PreparedEnqueue): EnqueueOutcome {
+  return insertJobRecord(txn, ctx, item, false).outcome;
+}
+
+/**
+ * `insertJob`, returning the record it wrote. With `claimed`, a job due now
+ * is written as it would be after `claimJob` in the same transaction
+ * (attempt 1, claimed at `ctx.now`, its dedup key released), without the
+ * pending index and dedup entries in between; a future job stays scheduled.
+ */
+export function insertJobRecord(
+  txn: Txn,
+  ctx: TransitionContext,
+  item: PreparedEnqueue,
+  claimed: boolean,
+): { outcome: EnqueueOutcome; record: JobRecord | undefined } {
   const { queueName: queue, opts } = item;
   if (opts.dedupKey !== undefined) {
     const held = txn.get(K.dedupKey(queue, opts.dedupKey));
-    if (held !== undefined) return { jobId: decoder.decode(held), newlyEnqueued: false };
+    if (held !== undefined) return { outcome: { jobId: decoder.decode(held), newlyEnqueued: false }, record: undefined };
   }
   const seq = ctx.newId();
   txn.put(K.SEQ_HIGH_WATER, encoder.encode(seq));
@@ -168,23 +183,26 @@ export function insertJob(txn: Txn, ctx: TransitionContext, item: PreparedEnqueu
   const debounce = debounceOf(txn, ctx, item);
   const runAt = debounce?.until ?? opts.runAt;
   const scheduled = runAt !== undefined && runAt > ctx.now;
+  const claim = claimed && !scheduled;
   const headers = opts.headers !== undefined && Object.keys(opts.headers).length > 0 ? { ...opts.headers } : undefined;
   const r: JobRecord = {
     id,
     queue,
-    state: scheduled ? "scheduled" : "pending",
+    state: claim ? "claimed" : scheduled ? "scheduled" : "pending",
     seq,
     priority: opts.priority ?? cfg.defaultPriority,
     payload: item.payloadRef === undefined ? item.payload : EMPTY,
     payloadRef: item.payloadRef,
     payloadSize: item.payloadRef === undefined ? undefined : item.payload.byteLength,
     headers,
-    attempts: 0,
+    attempts: claim ? 1 : 0,
     maxAttempts: opts.maxAttempts ?? cfg.maxAttempts,
     enqueuedAt: ctx.now,
     runAt: scheduled ? runAt : undefined,
-    dedupKey: opts.dedupKey,
-    debounceKey: debounce?.key,
+    // A claim releases the dedup and debounce keys (as `claimJob` does), so a claimed insert never takes them.
+    dedupKey: claim ? undefined : opts.dedupKey,
+    debounceKey: claim ? undefined : debounce?.key,
+    ...(claim ? { claimedAt: ctx.now } : {}),
   };
   let superseded: string | undefined;
   if (debounce?.holder !== undefined) {
@@ -202,7 +220,8 @@ export function insertJob(txn: Txn, ctx: TransitionContext, item: PreparedEnqueu
   if (r.payloadRef !== undefined) txn.put(K.payloadRefKey(r.payloadRef), encoder.encode(id));
   if (r.dedupKey !== undefined) txn.put(K.dedupKey(queue, r.dedupKey), encoder.encode(id));
   if (r.debounceKey !== undefined) txn.put(K.debounceKey(queue, r.debounceKey), encoder.encode(id));
-  return superseded === undefined ? { jobId: id, newlyEnqueued: true } : { jobId: id, newlyEnqueued: true, superseded };
+  const outcome: EnqueueOutcome = superseded === undefined ? { jobId: id, newlyEnqueued: true } : { jobId: id, newlyEnqueued: true, superseded };
+  return { outcome, record: r };
 }
 
 /** Claims one pending job: attempts+1, dedup released, state claimed. */

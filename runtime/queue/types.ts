@@ -119,6 +119,32 @@ export interface DeadLetterOptions {
 /** What `nack` did. */
 export type NackOutcome = { kind: "retried"; runAt: number } | { kind: "dead"; enqueued: EnqueueOutcome[] };
 
+/**
+ * @internal What `Queue.ackClaimingNext` needs: which of the settlement's
+ * enqueues to hand to the settling worker already claimed, for how long, and
+ * how to take the worker's capacity for it.
+ */
+export interface ClaimNext {
+  /** Index into the effects' enqueues of the job to claim. */
+  readonly index: number;
+  /** The lease of the claim; the queue's `leaseMs` when absent. */
+  readonly leaseMs?: number;
+  /**
+   * Called in the settlement's own turn, only when the queue would claim the
+   * job: true takes the worker's capacity for it (the caller gives it back
+   * when the settlement then hands out nothing), false leaves the job
+   * pending for any worker.
+   */
+  reserve(): boolean;
+}
+
+/** @internal What `Queue.ackClaimingNext` did: the ack's enqueue outcomes, and the job claimed with it, if any. */
+export interface AckedClaimingNext {
+  enqueued: EnqueueOutcome[];
+  /** The enqueued job at `ClaimNext.index`, claimed for the caller in the ack's commit; undefined when it was left pending. */
+  next: ClaimedJob | undefined;
+}
+
 /** What `cancelJob` did. `requested`: the job is claimed, a cooperative request was recorded. */
 export type CancelOutcome = "removed" | "requested" | "not_found";
 

@@ -7,7 +7,9 @@
 import type { TimedClock } from "../clock.js";
 import type { SettlementEffects } from "../queue/effects.js";
 import type {
+  AckedClaimingNext,
   CancelOutcome,
+  ClaimNext,
   ClaimedJob,
   CompletionResult,
   DeadLetterOptions,
@@ -32,6 +34,14 @@ export interface WorkflowQueue {
   ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] }>;
   claimBatch(queueName: string, max: number, leaseMs?: number): Promise<ClaimedJob[]>;
   ack(job: ClaimedJob, effects?: SettlementEffects): Promise<EnqueueOutcome[]>;
+  /**
+   * @internal An ack that hands the enqueue at `claimNext.index` back already
+   * claimed, in the same commit, when the queue allows it (`Queue.ackClaimingNext`).
+   * Optional: without it the runtime acks, and the next step is claimed as any job.
+   */
+  ackClaimingNext?(job: ClaimedJob, effects: SettlementEffects, claimNext: ClaimNext): Promise<AckedClaimingNext>;
+  /** @internal Gives back a claim that will not be worked (`Queue.releaseClaim`). */
+  releaseClaim?(job: ClaimedJob): void;
   nack(job: ClaimedJob, error: string, effects?: SettlementEffects, opts?: NackOptions): Promise<NackOutcome>;
   deadLetter(job: ClaimedJob, error: string, effects?: SettlementEffects, opts?: DeadLetterOptions): Promise<EnqueueOutcome[]>;
   wakeScheduled(queueName: string, jobId: string, attached?: Uint8Array, effects?: SettlementEffects): Promise<boolean>;

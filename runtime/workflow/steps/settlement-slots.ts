@@ -11,6 +11,21 @@
  * it) is durable.
  */
 
+import type { ClaimedJob } from "../../queue/types.js";
+
+/**
+ * How a settlement submitted through a slot may take the run's next step
+ * for the same worker (the queue's `ackClaimingNext`): the queue calls
+ * `reserve` in the settlement's turn, and the processor calls `handOff`
+ * once the settlement settled, with the step it claimed, if any.
+ */
+export interface SlotChain {
+  /** True takes the worker's capacity for the next step: the worker is running and has a slot to spare. */
+  reserve(): boolean;
+  /** Starts `next` on this worker (or gives it back when the worker stopped meanwhile), and returns an unused reservation. Once. */
+  handOff(next: ClaimedJob | undefined): void;
+}
+
 export class WorkerSlot {
   #release: (() => void) | undefined;
   #submitted = false;
@@ -20,8 +35,11 @@ export class WorkerSlot {
     return this.#submitted;
   }
 
-  /** `release` is called once, when the slot is freed. */
-  constructor(release: () => void) {
+  /** `release` is called once, when the slot is freed. `chain`: how this slot's settlement may claim the run's next step. */
+  constructor(
+    release: () => void,
+    readonly chain?: SlotChain,
+  ) {
     this.#release = release;
   }
 

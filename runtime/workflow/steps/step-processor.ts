@@ -390,7 +390,19 @@ async function continueRun(
     await stageStepHistory(core, job, { ...trace, outcome: "continued", endedAtMs: now, transition, staged: verdict.staged, next: o.payload }, effects);
     effects.enqueue(core.queueName, o.payload, opts);
     effects.kvPut(stepPointerKey(core.queueName, runId), encodeStepPointer(pointer));
-    await slot.freeAfterSubmitting(core.queue.ack(job, effects));
+    const chain = slot.chain;
+    if (o.when.kind !== "immediate" || chain === undefined || core.queue.ackClaimingNext === undefined) {
+      await slot.freeAfterSubmitting(core.queue.ack(job, effects));
+      return;
+    }
+    // The next step, claimed for this worker in the same commit when the queue allows it.
+    let next: ClaimedJob | undefined;
+    try {
+      const claimNext = { index: effects.enqueues.length - 1, leaseMs: core.leaseMs, reserve: chain.reserve };
+      next = (await slot.freeAfterSubmitting(core.queue.ackClaimingNext(job, effects, claimNext))).next;
+    } finally {
+      chain.handOff(next);
+    }
   };
   if (o.when.kind === "immediate") {
     stepEnqueuedNow(nextJobId);

@@ -7,11 +7,18 @@
  * step's settlement is handed to the queue, not when it is durable. The
  * queue hands out a step only once the settlement that enqueued it is
  * durable, so a runner never sees step k+1 before step k is committed.
+ *
+ * A step that continues its run at once may take the next step in its own
+ * settlement (the queue's `ackClaimingNext`): the slot it frees becomes a
+ * reservation, and the next step starts on this worker once the settlement
+ * is durable, with no claim of its own. The queue allows it only when no
+ * other work waits on the step queue and it has no admission limits; a
+ * worker that is stopping does not reserve.
  */
 import type { FullLogger, Logger } from "../../logger.js";
 import type { ClaimedJob } from "../../queue/types.js";
 import type { RuntimeCore } from "../runtime-core.js";
-import { WorkerSlot } from "./settlement-slots.js";
+import { type SlotChain, WorkerSlot } from "./settlement-slots.js";
 import { processJob } from "./step-processor.js";
 import { startAttemptTelemetry } from "./step-telemetry.js";
 
@@ -36,14 +43,41 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
   const inFlight = new Set<Promise<void>>();
   // Slots in use: a slot is taken when a step starts and released when its settlement is submitted.
   let busy = 0;
+  // Slots reserved for a run's next step, claimed with its previous step's settlement and handed over once that is durable.
+  let reserved = 0;
   let wake: () => void = () => undefined;
+
+  const chainOf = (): SlotChain => {
+    let held = false;
+    let done = false;
+    return {
+      reserve: () => {
+        if (held || done || signal.aborted || core.queue.closed || busy + reserved >= max) return false;
+        held = true;
+        reserved++;
+        return true;
+      },
+      handOff: (next) => {
+        if (done) return;
+        done = true;
+        if (held) reserved--;
+        // A worker told to stop meanwhile does not take it: back to the queue for any worker.
+        if (next !== undefined && !signal.aborted && !core.queue.closed) {
+          start(next);
+          return;
+        }
+        if (next !== undefined) core.queue.releaseClaim?.(next);
+        if (held) wake();
+      },
+    };
+  };
 
   const start = (job: ClaimedJob): void => {
     busy++;
     const slot = new WorkerSlot(() => {
       busy--;
       wake();
-    });
+    }, chainOf());
     const telemetry = startAttemptTelemetry(core, job);
     const p: Promise<void> = (telemetry === undefined ? processJob(core, job, slot, log) : telemetry.run(() => processJob(core, job, slot, log)))
       .catch((e: unknown) => log.error({ err: e, jobId: job.id }, "workflow step settlement failed; the queue will redeliver the step"))
@@ -62,7 +96,7 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
   // Consecutive failed claims: the backoff grows with them and resets on a good claim.
   let claimFailures = 0;
   while (!signal.aborted && !core.queue.closed) {
-    const free = max - busy;
+    const free = max - busy - reserved;
     if (free <= 0) {
       await Promise.race([new Promise<void>((r) => (wake = r)), aborted]);
       continue;

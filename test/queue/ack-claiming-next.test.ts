@@ -1,0 +1,180 @@
+/**
+ * @module `Queue.ackClaimingNext`: an ack whose enqueue is written already
+ * claimed by the caller in the same commit, when the queue allows it; the
+ * claimed job then behaves like any claim (settles, expires, is recovered).
+ */
+import { describe, expect, it } from "vitest";
+import { ClaimLostError, Queue, SettlementEffects, ValidationError, type ClaimNext } from "taquba";
+import { MemoryStore } from "taquba";
+import { GatedStore } from "../support/gated-store.js";
+import { dec, enc, openQueue, quiesce, settle } from "./helpers.js";
+
+/** A `ClaimNext` for the effects' enqueue at `index` that counts its reservations. */
+function claimNext(index = 0, answer = true): ClaimNext & { reserved: number } {
+  const c = {
+    index,
+    reserved: 0,
+    reserve: () => {
+      c.reserved++;
+      return answer;
+    },
+  };
+  return c;
+}
+
+async function claimedOne(queue: Queue, name = "steps") {
+  await queue.enqueue(name, enc("first"));
+  const job = await queue.claim(name);
+  if (job === null) throw new Error("nothing to claim");
+  return job;
+}
+
+describe("ackClaimingNext", () => {
+  it("acks and hands the next job back claimed, in one commit; it settles like any claim", async () => {
+    const { queue } = await openQueue();
+    const job = await claimedOne(queue);
+    await quiesce(queue);
+    const before = queue.engineStats.walBatches;
+    const c = claimNext();
+    const res = await queue.ackClaimingNext(job, new SettlementEffects().kvPut("k", enc("v")).enqueue("steps", enc("second"), { dedupKey: "d" }), c);
+    await quiesce(queue);
+    expect(queue.engineStats.walBatches - before).toBe(1);
+    expect(c.reserved).toBe(1);
+    const next = res.next!;
+    expect(res.enqueued).toEqual([{ jobId: next.id, newlyEnqueued: true }]);
+    expect({ queue: next.queueName, payload: dec(next.payload), attempt: next.attempt }).toEqual({ queue: "steps", payload: "second", attempt: 1 });
+    expect(await queue.view().job(job.id)).toBeNull();
+    expect(await queue.view().job(next.id)).toMatchObject({ state: "claimed", attempt: 1 });
+    expect(await queue.kvGet("k")).toEqual(enc("v"));
+    // A claim releases its dedup key: the same key enqueues anew.
+    expect((await queue.enqueue("other", enc("x"), { dedupKey: "d" })).newlyEnqueued).toBe(true);
+    expect(await queue.view().stats("steps")).toMatchObject({ pending: 0, claimed: 1 });
+    await queue.ack(next);
+    expect(await queue.view().stats("steps")).toMatchObject({ pending: 0, claimed: 0, done: 2 });
+    await queue.close();
+  });
+
+  it("leaves the job pending when the caller cannot take it, when work waits, when it is due later, or under admission limits", async () => {
+    const { queue, clock } = await openQueue({ queueConfigs: { limited: { concurrency: { limit: 5 } } } });
+    // The caller declines.
+    let c = claimNext(0, false);
+    let res = await queue.ackClaimingNext(await claimedOne(queue), new SettlementEffects().enqueue("steps", enc("a")), c);
+    expect([res.next, c.reserved]).toEqual([undefined, 1]);
+    expect(await queue.view().job(res.enqueued[0]!.jobId)).toMatchObject({ state: "pending", attempt: 0 });
+    // A job already pending on that queue goes first (the one just left there).
+    const waiting = await queue.claimBatch("steps", 1);
+    expect(waiting).toHaveLength(1);
+    await queue.enqueue("steps", enc("waiting"));
+    c = claimNext();
+    res = await queue.ackClaimingNext(waiting[0]!, new SettlementEffects().enqueue("steps", enc("b")), c);
+    expect([res.next, c.reserved]).toEqual([undefined, 0]);
+    // A better priority than the waiting job's still goes first: it would be claimed first anyway.
+    const w = await queue.claim("steps");
+    c = claimNext();
+    res = await queue.ackClaimingNext(w!, new SettlementEffects().enqueue("steps", enc("urgent"), { priority: 0 }), c);
+    expect(res.next?.payload).toEqual(enc("urgent"));
+    await queue.ack(res.next!);
+    // Due later: scheduled, not claimed.
+    c = claimNext();
+    const job = (await queue.claim("steps"))!;
+    res = await queue.ackClaimingNext(job, new SettlementEffects().enqueue("steps", enc("later"), { runAt: clock.now() + 1000 }), c);
+    expect([res.next, c.reserved]).toEqual([undefined, 0]);
+    expect(await queue.view().job(res.enqueued[0]!.jobId)).toMatchObject({ state: "scheduled" });
+    // A queue with a concurrency limit: admission decides at a claim.
+    c = claimNext();
+    res = await queue.ackClaimingNext(await claimedOne(queue, "work"), new SettlementEffects().enqueue("limited", enc("l")), c);
+    expect([res.next, c.reserved]).toEqual([undefined, 0]);
+    expect(await queue.view().job(res.enqueued[0]!.jobId)).toMatchObject({ state: "pending" });
+    await queue.close();
+  });
+
+  it("a dedup hit hands nothing out", async () => {
+    const { queue, clock } = await openQueue();
+    const held = await queue.enqueue("steps", enc("held"), { dedupKey: "d", runAt: clock.now() + 60_000 });
+    const c = claimNext();
+    const res = await queue.ackClaimingNext(await claimedOne(queue, "work"), new SettlementEffects().enqueue("steps", enc("dup"), { dedupKey: "d" }), c);
+    expect(res.enqueued).toEqual([{ jobId: held.jobId, newlyEnqueued: false }]);
+    expect(res.next).toBeUndefined();
+    await queue.close();
+  });
+
+  it("refuses an index that names no enqueue, changing nothing", async () => {
+    const { queue } = await openQueue();
+    const job = await claimedOne(queue);
+    await quiesce(queue);
+    const before = queue.engineStats.walBatches;
+    for (const index of [1, -1, 0.5]) {
+      await expect(queue.ackClaimingNext(job, new SettlementEffects().enqueue("steps", enc("x")), claimNext(index))).rejects.toThrow(ValidationError);
+    }
+    await expect(queue.ackClaimingNext(job, new SettlementEffects().enqueue("steps", enc("x")), { ...claimNext(), leaseMs: 0 })).rejects.toThrow(
+      ValidationError,
+    );
+    await quiesce(queue);
+    expect(queue.engineStats.walBatches).toBe(before);
+    expect(await queue.view().job(job.id)).toMatchObject({ state: "claimed" });
+    await queue.ack(job);
+    await queue.close();
+  });
+
+  it("the claimed job's lease expires like any claim's: it is requeued and its holder's settlement is refused", async () => {
+    const { queue, clock } = await openQueue();
+    const res = await queue.ackClaimingNext(await claimedOne(queue), new SettlementEffects().enqueue("steps", enc("n")), { ...claimNext(), leaseMs: 1000 });
+    const next = res.next!;
+    expect(next.lease.expiresAt).toBe(clock.now() + 1000);
+    clock.advance(1001);
+    await queue.runMaintenance();
+    expect(await queue.view().job(next.id)).toMatchObject({ state: "pending", attempt: 1 });
+    await expect(queue.ack(next)).rejects.toThrow(ClaimLostError);
+    const again = (await queue.claim("steps"))!;
+    expect({ id: again.id, attempt: again.attempt }).toEqual({ id: next.id, attempt: 2 });
+    await queue.ack(again);
+    await queue.close();
+  });
+
+  it("a claimed job requeued by its lease before the ack is durable is handed to no claim until it is", async () => {
+    let holding = false;
+    const store = new GatedStore(new MemoryStore(), (key) => holding && key.includes("/wal/"));
+    const { queue, clock } = await openQueue({ store });
+    const job = await claimedOne(queue);
+    await quiesce(queue);
+    holding = true;
+    const acked = queue.ackClaimingNext(job, new SettlementEffects().enqueue("steps", enc("n")), { ...claimNext(), leaseMs: 1 });
+    await store.waitHeld(1);
+    const [claimed] = (await queue.view().listJobs("steps", "claimed")).items;
+    clock.advance(2);
+    await queue.runMaintenance();
+    expect(await queue.view().job(claimed!.id)).toMatchObject({ state: "pending" });
+    let got: unknown;
+    const claiming = queue.claim("steps").then((j) => (got = j));
+    await settle(20);
+    expect(got).toBeUndefined();
+    holding = false;
+    for (const h of [...store.held]) store.release(h.key);
+    expect((await claiming)?.id).toBe(claimed!.id);
+    // The ack's own handout found its lease gone: nothing handed out twice.
+    expect((await acked).next).toBeUndefined();
+    await queue.close();
+  });
+
+  it("a crash after the commit leaves the job claimed; the next open requeues it", async () => {
+    const { queue, store, clock } = await openQueue();
+    const res = await queue.ackClaimingNext(await claimedOne(queue), new SettlementEffects().enqueue("steps", enc("n")), claimNext());
+    // No close: the second open fences the first, as after a crash.
+    const { queue: reopened } = await openQueue({ store, clock });
+    expect(reopened.recovery.requeued).toEqual([res.next!.id]);
+    const again = (await reopened.claim("steps"))!;
+    expect({ id: again.id, payload: dec(again.payload) }).toEqual({ id: res.next!.id, payload: "n" });
+    await reopened.ack(again);
+    await reopened.close();
+    await queue.close();
+  });
+
+  it("releaseClaim gives the job back pending with its attempt uncounted", async () => {
+    const { queue } = await openQueue();
+    const res = await queue.ackClaimingNext(await claimedOne(queue), new SettlementEffects().enqueue("steps", enc("n")), claimNext());
+    queue.releaseClaim(res.next!);
+    expect(await queue.view().job(res.next!.id)).toMatchObject({ state: "pending", attempt: 0 });
+    await expect(queue.ack(res.next!)).rejects.toThrow(ClaimLostError);
+    await queue.close();
+  });
+});
