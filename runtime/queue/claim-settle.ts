@@ -231,8 +231,8 @@ interface Chained {
 
 /**
  * Whether the settlement may enqueue `claimNext`'s job already claimed: it
- * is due now, its queue has no concurrency or rate limit (admission then
- * decides, at a claim), no job already pending on its queue would be
+ * is due now and not debounced, its queue has no concurrency or rate limit
+ * and no flow rules (admission then decides, at a claim), no job already pending on its queue would be
  * claimed before it (priority, then FIFO: a chained run must not overtake
  * waiting work), and the settler reserves the capacity for it. Called in
  * the settlement's turn.
@@ -242,7 +242,9 @@ function mayChain(core: QueueCore, txn: Txn, now: number, prepared: readonly Pre
   if (item === undefined) return false;
   if (item.opts.runAt !== undefined && item.opts.runAt > now) return false;
   const cfg = core.configs.get(item.queueName);
-  if (cfg.concurrency !== undefined || cfg.rateLimit !== undefined) return false;
+  // Limits (the queue's own and its flow rules) are decided by admission at a claim; a debounced job waits for its window.
+  if (hasLimits(core.limitsOf(item.queueName))) return false;
+  if (item.opts.debounce !== undefined || cfg.debounce !== undefined) return false;
   // The new job takes the newest seq: any pending job of the same or a better priority goes first.
   const bound = K.pendingKey(item.queueName, item.opts.priority ?? cfg.defaultPriority, "~");
   for (const [key] of core.engine.scan({ prefix: K.pendingPrefix(item.queueName), limit: 1 })) if (key < bound) return false;

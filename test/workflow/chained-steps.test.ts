@@ -78,6 +78,18 @@ describe("a step that continues at once claims the next one in its settlement", 
     }
   });
 
+  it("a run under a flow rule falls back to ack, then claim, so the rule's limit counts every step", async () => {
+    const seen: Step[] = [];
+    const runner = { ...chain(seen), flowRules: () => ({ tenants: { concurrency: { limit: 1 } } }) };
+    const env = await openEnv(runner);
+    const before = env.queue.engineStats.walBatches;
+    const { runId } = await env.runtime.submit({ input: enc(""), options: { flow: { rule: "tenants", concurrencyKey: "acme" } } });
+    await env.runtime.wait(runId);
+    expect(dec((await env.runtime.outcome(runId))!.result)).toBe(expected());
+    expect(env.queue.engineStats.walBatches - before).toBe(2 * STEPS + 1);
+    await env.stop();
+  });
+
   it("a chained run does not overtake work already waiting on the step queue", async () => {
     const order: string[] = [];
     const runner = runnerOf(async (s) => {
