@@ -71,8 +71,9 @@ export function boundAttempts(all: readonly AttemptHistory[]): { attempts: Attem
 const QUEUE_OUTCOMES: Record<string, StepAttemptOutcome> = {
   retried: "retried",
   dead_lettered: "dead_lettered",
-  lease_expired: "retried",
-  interrupted: "retried",
+  // An abandoned claim is no failure of the step's code, but it used an attempt.
+  lease_expired: "interrupted",
+  interrupted: "interrupted",
   requeued: "retried",
   completed: "continued",
 };
@@ -85,7 +86,7 @@ export function attemptFromQueue(a: JobAttempt): AttemptHistory {
     endedAtMs: a.recordedAt,
     outcome: QUEUE_OUTCOMES[a.outcome] ?? "retried",
   };
-  if (a.outcome === "lease_expired") out.error = cut(`the lease expired${a.error === undefined ? "" : `: ${a.error}`}`, HISTORY_ERROR_CHARS);
+  if (a.outcome === "lease_expired") out.error = "the lease expired before the step settled: its worker stopped, or stalled without renewing it";
   else if (a.error !== undefined) out.error = cut(a.error, HISTORY_ERROR_CHARS);
   if (a.errorStack !== undefined) out.stack = cut(a.errorStack, HISTORY_STACK_CHARS);
   return out;
@@ -194,7 +195,16 @@ export function encodeStepRecord(r: StepRecord): Uint8Array {
 
 const isNum = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
 const isStrList = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === "string");
-const OUTCOMES: readonly string[] = ["continued", "succeeded", "failed", "cancelled", "retried", "dead_lettered", "put_back"] satisfies StepAttemptOutcome[];
+const OUTCOMES: readonly string[] = [
+  "continued",
+  "succeeded",
+  "failed",
+  "cancelled",
+  "retried",
+  "dead_lettered",
+  "put_back",
+  "interrupted",
+] satisfies StepAttemptOutcome[];
 
 function attemptOf(row: unknown): AttemptHistory | undefined {
   if (!Array.isArray(row) || row.length < 4 || !isNum(row[0]) || !isNum(row[1]) || !isNum(row[2]) || !OUTCOMES.includes(row[3] as string)) return undefined;
