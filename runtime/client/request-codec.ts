@@ -215,8 +215,7 @@ export function decodeAnswer(body: Uint8Array): InboxAnswer {
 export function answeredError(err: unknown): AnsweredError {
   if (err instanceof TaqubaError) {
     const runId = (err as { runId?: unknown }).runId;
-    // An input mismatch answers which run holds the id (active or ended) as its reason.
-    const reason = err instanceof InputMismatchError ? err.state : (err as { reason?: unknown }).reason;
+    const reason = (err as { reason?: unknown }).reason;
     return {
       name: err.name,
       code: err.code,
@@ -231,9 +230,7 @@ export function answeredError(err: unknown): AnsweredError {
 
 /** The error the client's promise rejects with, the runtime's own class where the client knows it. */
 export function rebuildError(e: AnsweredError): Error {
-  if (e.code === "INPUT_MISMATCH" && e.runId !== undefined) {
-    return new InputMismatchError(e.runId, e.reason === "ended" || e.reason === "ended-unknown" ? e.reason : "active");
-  }
+  if (e.code === "INPUT_MISMATCH" && e.runId !== undefined) return new InputMismatchError(e.runId);
   if (e.code === "VALIDATION") return new ValidationError(e.message);
   if (e.code === "RUN_NOT_FOUND" && e.runId !== undefined) return new RunNotFoundError(e.runId);
   if (e.code === "JOB_NOT_FOUND") {

@@ -22,23 +22,10 @@ export class InvalidRunIdError extends TaqubaError {
 
 /** A submission reused the id of an active run with a different input. */
 export class InputMismatchError extends TaqubaError {
-  /**
-   * `state` says which run holds the id: an active one (the default), an
-   * ended one, or an ended one whose input was not recorded (it ended
-   * before this version kept run inputs' hashes), which is refused because
-   * it cannot be compared.
-   */
-  constructor(
-    readonly runId: string,
-    readonly state: "active" | "ended" | "ended-unknown" = "active",
-  ) {
+  constructor(readonly runId: string) {
     super(
       "INPUT_MISMATCH",
-      state === "active"
-        ? `run "${runId}" is already active with a different input; a run id is idempotent on its input, so pick a fresh run id for a new run`
-        : state === "ended"
-          ? `run "${runId}" already ran and ended with a different input; a run id names one run, so pick a fresh run id for a new run (retryRun runs a failed or cancelled run again)`
-          : `run "${runId}" already ran and ended, and its input was not recorded, so this submission cannot be matched to it; pick a fresh run id for a new run (retryRun runs a failed or cancelled run again)`,
+      `run "${runId}" is already active with a different input; a run id is idempotent on its input, so pick a fresh run id for a new run`,
     );
   }
 }

@@ -186,10 +186,8 @@ export class WorkflowRuntime {
 
   /**
    * Submits a run: enqueues step 0 with `spec.input`. Idempotent on
-   * `(runId, input)`: a duplicate of an active run, or of an ended run
-   * whose records are kept, returns that run with `newlySubmitted: false`
-   * (an ended run is not started again: `retryRun` does that); a different
-   * input throws `InputMismatchError`.
+   * `(runId, input)`: a duplicate of an active run returns
+   * `newlySubmitted: false`; a different input throws `InputMismatchError`.
    */
   submit(spec: RunSpec): Promise<SubmitOutcome> {
     return submitRun(this.#core, spec);
@@ -199,13 +197,11 @@ export class WorkflowRuntime {
    * @internal For run groups: submits `spec` as member `key` of group
    * `groupId`. The member record `workflow/groups/{groupId}/{key}` is written
    * with the step-0 enqueue and rewritten (status, error) by whichever
-   * settlement terminates the run. Idempotent like `submit` while the
-   * member's run is active; an ended run (the group resubmits only a failed
-   * or cancelled member) is replaced by a new run under the same id.
+   * settlement terminates the run. Idempotent like `submit`.
    */
   submitGroupMember(groupId: string, key: string, spec: RunSpec, displayId?: string): Promise<SubmitOutcome> {
     checkGroupMember(groupId, key);
-    return submitRun(this.#core, spec, { id: groupId, key }, undefined, displayId, undefined, true);
+    return submitRun(this.#core, spec, { id: groupId, key }, undefined, displayId);
   }
 
   /** The run group `id`: a durable set of runs (see `RunGroup`). Naming a group writes nothing. */

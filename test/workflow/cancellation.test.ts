@@ -159,14 +159,14 @@ describe("cancellation", () => {
     await env2.stop();
   });
 
-  it("a retry of the cancelled run starts without the request", async () => {
+  it("a later submission of the same id starts without the request", async () => {
     const env = await openEnv(
       runnerOf(async (s) => StepOutcome.succeed(s.payload)),
       { start: false },
     );
     await env.runtime.submit({ input: enc("x"), runId: "r" });
     await env.runtime.cancel("r");
-    await env.runtime.retryRun("r");
+    await env.runtime.submit({ input: enc("y"), runId: "r" });
     const worker = env.runtime.spawn();
     expect((await env.runtime.wait("r")).termination.status).toBe("succeeded");
     await worker.shutdown();

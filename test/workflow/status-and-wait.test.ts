@@ -90,12 +90,12 @@ describe("status, outcome and wait", () => {
 });
 
 describe("outcome records belong to one termination", () => {
-  it("a re-opened run id does not report the earlier run's outcome", async () => {
-    const env = await openEnv(runnerOf(async (s) => StepOutcome.fail(`failed on ${dec(s.payload)}`)));
+  it("a re-submitted run id does not report the earlier run's outcome", async () => {
+    const env = await openEnv(runnerOf(async (s) => StepOutcome.succeed(enc(`result of ${dec(s.payload)}`))));
     await env.runtime.submit({ input: enc("first"), runId: "same" });
-    expect((await env.runtime.wait("same")).outcome!.error).toBe("failed on first");
+    expect(dec((await env.runtime.wait("same")).outcome!.result)).toBe("result of first");
     await env.worker!.shutdown();
-    await env.runtime.retryRun("same");
+    await env.runtime.submit({ input: enc("second"), runId: "same" });
     expect(await env.runtime.outcome("same")).toBeNull(); // active again
     expect(await env.runtime.cancel("same")).toBe(true); // pending: terminated without a worker
     const end = await env.runtime.wait("same");

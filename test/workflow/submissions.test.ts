@@ -16,7 +16,7 @@ import {
   StepOutcome,
   ValidationError,
 } from "taquba";
-import { dec, enc, openEnv, runnerOf, settle, until } from "./helpers.js";
+import { dec, enc, openEnv, runnerOf, until } from "./helpers.js";
 
 const echo = runnerOf(async (s) => StepOutcome.succeed(s.payload));
 
@@ -126,69 +126,13 @@ describe("submissions", () => {
     await env.stop();
   });
 
-  it("answers a resubmission of an ended run with that run, across a restart, and never starts it again", async () => {
-    const store = new MemoryStore();
-    const clock = new MockClock(1_700_000_000_000);
-    let calls = 0;
-    const counting = runnerOf(async (s) => (calls++, StepOutcome.succeed(s.payload)));
-    const env = await openEnv(counting, { store, clock });
-    const first = await env.runtime.submit({ input: enc("one"), runId: "again" });
-    expect(dec((await env.runtime.wait("again")).outcome!.result)).toBe("one");
-    const dup = await env.runtime.submit({ input: enc("one"), runId: "again" });
-    expect(dup).toEqual({ runId: "again", jobId: first.jobId, newlySubmitted: false });
-    const other = await env.runtime.submit({ input: enc("two"), runId: "again" }).catch((e: unknown) => e);
-    expect(other).toBeInstanceOf(InputMismatchError);
-    expect((other as InputMismatchError).state).toBe("ended");
-    expect((other as Error).message).toContain('run "again" already ran and ended with a different input');
-    await env.stop();
-
-    const env2 = await openEnv(counting, { store, clock });
-    expect(await env2.runtime.submit({ input: enc("one"), runId: "again" })).toEqual({ runId: "again", jobId: first.jobId, newlySubmitted: false });
-    await expect(env2.runtime.submit({ input: enc("two"), runId: "again" })).rejects.toBeInstanceOf(InputMismatchError);
-    await settle();
-    expect(calls).toBe(1);
-    const stats = await env2.queue.view().stats("workflow-steps");
-    expect(stats.pending + stats.scheduled + stats.claimed).toBe(0);
-    expect(await env2.runtime.status("again")).toMatchObject({ state: "terminated", status: "succeeded" });
-    await env2.stop();
-  });
-
-  it("answers a failed run's resubmission with the failure; retryRun runs it again", async () => {
-    let calls = 0;
-    const env = await openEnv(runnerOf(async (s) => (++calls === 1 ? StepOutcome.fail("first try") : StepOutcome.succeed(s.payload))));
-    const first = await env.runtime.submit({ input: enc("x"), runId: "f" });
-    expect((await env.runtime.wait("f")).termination.status).toBe("failed");
-    expect(await env.runtime.submit({ input: enc("x"), runId: "f" })).toEqual({ runId: "f", jobId: first.jobId, newlySubmitted: false });
-    expect(await env.runtime.status("f")).toMatchObject({ state: "terminated", status: "failed" });
-    await env.runtime.retryRun("f");
-    expect((await env.runtime.wait("f")).termination.status).toBe("succeeded");
-    expect(calls).toBe(2);
-    await env.stop();
-  });
-
-  it("refuses to match a resubmission to an ended run whose input was not recorded", async () => {
+  it("starts a fresh run when a terminated run id is submitted again", async () => {
     const env = await openEnv(echo);
-    await env.runtime.submit({ input: enc("one"), runId: "old" });
-    await env.runtime.wait("old");
-    // A run that ended before the run index kept inputs: its entry is absent.
-    for (const e of (await env.queue.kvScan("workflow/run-index/")).entries) await env.queue.kvDelete(e.key);
-    const err = await env.runtime.submit({ input: enc("one"), runId: "old" }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(InputMismatchError);
-    expect((err as InputMismatchError).state).toBe("ended-unknown");
-    expect((err as Error).message).toContain("its input was not recorded");
-    await env.stop();
-  });
-
-  it("starts a new run under the id once retention swept the ended one", async () => {
-    const env = await openEnv(echo, { configure: (b) => b.memoRetention(60_000).pollIntervalMs(3_600_000) });
-    await env.runtime.submit({ input: enc("one"), runId: "swept" });
-    await env.runtime.wait("swept");
-    env.clock.advance(120_000);
-    await env.runtime.sweepMemos();
-    expect(await env.runtime.status("swept")).toBeNull();
-    const again = await env.runtime.submit({ input: enc("two"), runId: "swept" });
-    expect(again.newlySubmitted).toBe(true);
-    expect(dec((await env.runtime.wait("swept")).outcome!.result)).toBe("two");
+    await env.runtime.submit({ input: enc("one"), runId: "again" });
+    expect(dec((await env.runtime.wait("again")).outcome!.result)).toBe("one");
+    const second = await env.runtime.submit({ input: enc("two"), runId: "again" });
+    expect(second.newlySubmitted).toBe(true);
+    expect(dec((await env.runtime.wait("again")).outcome!.result)).toBe("two");
     await env.stop();
   });
 });

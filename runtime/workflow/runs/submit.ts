@@ -16,7 +16,6 @@ import {
   encodeStepPointer,
   type GroupRef,
   type RunRecord,
-  type TerminalRecord,
 } from "../records/records.js";
 import { HEADER_RUN_ID, HEADER_STEP, HEADER_TRACEPARENT, RESERVED_HEADER_PREFIX, RESERVED_KV_PREFIX } from "../records/reserved.js";
 import { endOk, endWithError, startSpan, traceparentOf } from "../../telemetry/tracing.js";
@@ -28,7 +27,6 @@ import { InputMismatchError, ReservedHeaderError, ReservedKeyError } from "../wo
 import { ValidationError } from "../../errors.js";
 import { checkRunHeaders, checkRunPayload } from "../limits.js";
 import { describePayload, stageForgotten, stageSubmission } from "./index-effects.js";
-import { decodeIndexEntry, runIndexKey } from "./run-index.js";
 
 /** Checks user headers: string values, no reserved prefix. */
 export function checkUserHeaders(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {
@@ -67,13 +65,8 @@ export function checkEffects(effects: SettlementEffects | undefined): void {
 /**
  * Submits a run. Idempotent on `(runId, input)`: the durable run record
  * (written with the step-0 enqueue) catches duplicates across restarts,
- * after step 0 was claimed and its dedup key released, and the terminal
- * record catches them after the run ended, until retention sweeps it: a
- * run id names one run, so an ended run is not started again by a
- * submission (`retryRun` does that). `mark` commits with a new submission
- * (see `applied-mark`), and so do `runtimeEffects`. `replaceEnded` (run
- * groups only, which run a failed or cancelled member again) starts a new
- * run over an ended one instead.
+ * after step 0 was claimed and its dedup key released. `mark` commits
+ * with a new submission (see `applied-mark`), and so do `runtimeEffects`.
  */
 export async function submitRun(
   core: RuntimeCore,
@@ -83,7 +76,6 @@ export async function submitRun(
   /** The group's id as its user named it, for listings (`group.id` is its storage tag). */
   groupName?: string,
   runtimeEffects?: SettlementEffects,
-  replaceEnded = false,
 ): Promise<SubmitOutcome> {
   if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
     throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
@@ -98,7 +90,7 @@ export async function submitRun(
   const span = startSpan("taquba.submit", { "taquba.run.id": runId, "taquba.queue": core.queueName }, undefined, "producer");
   try {
     const traceparent = span === undefined ? undefined : traceparentOf(span);
-    const out = await submitLocked(core, spec, group, mark, runId, options, headers, inputSha256, traceparent, groupName, runtimeEffects, replaceEnded);
+    const out = await submitLocked(core, spec, group, mark, runId, options, headers, inputSha256, traceparent, groupName, runtimeEffects);
     endOk(span, { "taquba.outcome": out.newlySubmitted ? "submitted" : "duplicate", "taquba.job.id": out.jobId });
     if (out.newlySubmitted) instruments()?.runsSubmitted.add(1, { "taquba.queue": core.queueName });
     return out;
@@ -106,14 +98,6 @@ export async function submitRun(
     endWithError(span, e, "submit");
     throw e;
   }
-}
-
-/** The input hash of the ended run `t`, from its run index entry; `undefined` when not kept (a run that ended before the index). */
-async function endedInputSha256(core: RuntimeCore, t: TerminalRecord): Promise<string | undefined> {
-  if (t.submittedAtMs === undefined) return undefined;
-  const key = runIndexKey(core.queueName, t.submittedAtMs, t.runId);
-  const bytes = await core.queue.kvGet(key);
-  return bytes === null ? undefined : decodeIndexEntry(bytes, key).inputSha256;
 }
 
 async function submitLocked(
@@ -128,7 +112,6 @@ async function submitLocked(
   traceparent: string | undefined,
   groupName: string | undefined,
   runtimeEffects: SettlementEffects | undefined,
-  replaceEnded: boolean,
 ): Promise<SubmitOutcome> {
   return core.submitLock.run(runId, async () => {
     const existing = await core.queue.kvGet(runKey(core.queueName, runId));
@@ -138,15 +121,6 @@ async function submitLocked(
       const pointer = await core.queue.kvGet(stepPointerKey(core.queueName, runId));
       const jobId = pointer === null ? record.incarnation : decodeStepPointer(pointer, stepPointerKey(core.queueName, runId)).jobId;
       return { runId, jobId, newlySubmitted: false };
-    }
-    const tk = terminalRecordKey(core.queueName, runId);
-    const earlierBytes = await core.queue.kvGet(tk);
-    const earlier = earlierBytes === null ? undefined : decodeTerminalRecord(earlierBytes, tk);
-    if (earlier !== undefined && !replaceEnded) {
-      // The run ended and its records are kept: a duplicate answers that run, never starts it again.
-      const endedSha256 = await endedInputSha256(core, earlier);
-      if (endedSha256 !== inputSha256) throw new InputMismatchError(runId, endedSha256 === undefined ? "ended-unknown" : "ended");
-      return { runId, jobId: earlier.incarnation, newlySubmitted: false };
     }
     const jobId = core.queue.nextJobId();
     const submittedAtMs = core.clock.now();
@@ -173,9 +147,11 @@ async function submitLocked(
     );
     // A terminal record of an earlier run under this id no longer describes the run, nor do
     // that run's index entries and history.
-    if (earlier !== undefined) {
+    const tk = terminalRecordKey(core.queueName, runId);
+    const earlier = await core.queue.kvGet(tk);
+    if (earlier !== null) {
       effects.kvDelete(tk);
-      await stageForgotten(core.queue, core.queueName, earlier, effects);
+      await stageForgotten(core.queue, core.queueName, decodeTerminalRecord(earlier, tk), effects);
     }
     stageSubmission(core.queueName, record, described, spec.input, effects, groupName);
     if (mark !== undefined) markEffects(mark, { runId, jobId, newlySubmitted: true }, effects);
