@@ -11,9 +11,7 @@
  * - An ended run whose terminal record lacks a submission time (all of
  *   them, before the index) is listed at its end time, which its terminal
  *   record now also records as its submission time, with its ended entry.
- *   Its input and headers were not kept: it cannot be redriven, and a
- *   resubmission under its id cannot be compared (`InputMismatchError`
- *   with `state: "ended-unknown"`).
+ *   Its input and headers were not kept: it cannot be redriven.
  */
 import { SettlementEffects } from "../../queue/effects.js";
 import { StoreCorruptedError } from "../../errors.js";
