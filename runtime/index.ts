@@ -42,7 +42,7 @@ export type { GcsStoreOptions } from "./store/gcs-store.js";
 export type { StoreRetryOptions } from "./store/request-retry.js";
 export { openStore } from "./store/open-store.js";
 export type { OpenStoreOptions } from "./store/open-store.js";
-export { withFaults } from "./store/with-faults.js";
+export { withFaults, InjectedFaultError } from "./store/with-faults.js";
 export type { FaultOptions, FaultyStore, StoreOperation } from "./store/with-faults.js";
 export { withLatency } from "./store/with-latency.js";
 export type { LatencyOptions } from "./store/with-latency.js";

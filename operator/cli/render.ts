@@ -11,7 +11,8 @@ import { clean, formatAge, formatTime, paint, table, type Cell, type OperatorIo,
 export function stateTone(state: string): Tone | undefined {
   if (state === "succeeded" || state === "completed" || state === "done") return "ok";
   if (state === "failed" || state === "dead" || state === "dead_lettered" || state === "lease_expired") return "bad";
-  if (state === "waiting" || state === "scheduled" || state === "cancelling" || state === "cancelled" || state === "retried") return "warn";
+  if (state === "waiting" || state === "scheduled" || state === "cancelling" || state === "cancelled" || state === "retried" || state === "interrupted")
+    return "warn";
   return undefined;
 }
 

@@ -7,14 +7,10 @@
  */
 import { decodeManifest } from "../../runtime/engine/manifest.js";
 import { parseNumberedKey } from "../../runtime/engine/layout.js";
-import { padPriority, pendingPrefix } from "../../runtime/queue/keys.js";
 import { PrefixedStore } from "../../runtime/queue/prefixed-store.js";
 import type { QueueReader } from "../../runtime/queue/reader.js";
 import type { QueueStats } from "../../runtime/queue/record.js";
 import type { ObjectStore } from "../../runtime/store/object-store.js";
-
-/** Most priority bands visited to find the oldest pending job; beyond, the answer is marked approximate. */
-export const MAX_PRIORITY_BANDS = 64;
 
 export interface QueueHealthRow {
   readonly queue: string;
@@ -35,25 +31,6 @@ export interface QueueHealth {
   readonly walObjects: number;
   /** The newest checkpoint (manifest): its number and when it was written, when any was. */
   readonly checkpoint?: { readonly manifest: number; readonly writtenAt: number };
-}
-
-/**
- * The oldest pending job of a queue. Pending jobs are ordered by priority
- * then FIFO, so the oldest is the first of one of the priority bands: one
- * job read per band, jumping past each band with the listing cursor.
- */
-async function oldestPending(reader: QueueReader, queue: string): Promise<{ at?: number; approximate: boolean }> {
-  let cursor: string | undefined;
-  let oldest: number | undefined;
-  for (let band = 0; band < MAX_PRIORITY_BANDS; band++) {
-    const page = await reader.listJobs(queue, "pending", { limit: 1, ...(cursor === undefined ? {} : { cursor }) });
-    const first = page.items[0];
-    if (first === undefined) return oldest === undefined ? { approximate: false } : { at: oldest, approximate: false };
-    oldest = oldest === undefined ? first.enqueuedAt : Math.min(oldest, first.enqueuedAt);
-    // Past every key of this band: the band's prefix followed by a character above every sequence character.
-    cursor = `${pendingPrefix(queue)}${padPriority(first.priority)}/\uffff`;
-  }
-  return oldest === undefined ? { approximate: true } : { at: oldest, approximate: true };
 }
 
 /** Counts the keys under a prefix (one LIST walk). */
@@ -83,7 +60,7 @@ export async function readQueueHealth(store: ObjectStore, name: string, reader: 
     names.map(async (queue): Promise<QueueHealthRow> => {
       const counts = await reader.stats(queue);
       if (counts.pending === 0) return { queue, counts };
-      const oldest = await oldestPending(reader, queue);
+      const oldest = await reader.oldestPending(queue);
       return {
         queue,
         counts,

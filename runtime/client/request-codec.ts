@@ -305,7 +305,13 @@ export function rebuildError(e: AnsweredError): Error {
   return new RequestRefusedError(e.code, e.name, e.message);
 }
 
-const RETRY_REASONS: readonly string[] = ["active", "succeeded", "no_such_step", "payload_not_kept"] satisfies RunNotRetryableError["reason"][];
+const RETRY_REASONS: readonly string[] = [
+  "active",
+  "succeeded",
+  "no_such_step",
+  "payload_not_kept",
+  "signal_key_taken",
+] satisfies RunNotRetryableError["reason"][];
 
 function isRetryReason(r: string | undefined): r is RunNotRetryableError["reason"] {
   return r !== undefined && RETRY_REASONS.includes(r);

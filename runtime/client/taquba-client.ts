@@ -129,6 +129,8 @@ export class TaqubaClient {
   #view: WorkflowView | undefined;
   /** Waiters woken by a change under the inbox or the engine's objects (local directories only). */
   readonly #waiters = new Set<() => void>();
+  /** Wakes every `#sleep` in progress (close calls them). */
+  readonly #sleepers = new Set<() => void>();
   readonly #unwatch: Array<() => void> = [];
   readonly #watched: boolean;
   /** On a sharded store: one client per shard, and this one only routes (see `shard-route`). */
@@ -606,17 +608,25 @@ export class TaqubaClient {
     return { promise, dispose: () => this.#waiters.delete(wake) };
   }
 
-  /** Resolves after `ms`, on `early`, on close, or on `signal`. */
+  /**
+   * Resolves after `ms`, on `early`, on close, or on `signal`. Close wakes
+   * the sleepers through one set, not a listener each on the close signal:
+   * many concurrent calls would otherwise pile listeners on one signal.
+   */
   #sleep(ms: number, early: Promise<void>, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve) => {
+      if (this.#closing.signal.aborted || signal?.aborted === true) {
+        resolve();
+        return;
+      }
       const done = () => {
         clearTimeout(timer);
-        this.#closing.signal.removeEventListener("abort", done);
+        this.#sleepers.delete(done);
         signal?.removeEventListener("abort", done);
         resolve();
       };
       const timer = setTimeout(done, Math.max(0, ms));
-      this.#closing.signal.addEventListener("abort", done);
+      this.#sleepers.add(done);
       signal?.addEventListener("abort", done);
       void early.then(done);
     });
@@ -630,6 +640,7 @@ export class TaqubaClient {
   async close(): Promise<void> {
     if (this.#closing.signal.aborted) return;
     this.#closing.abort();
+    for (const wake of [...this.#sleepers]) wake();
     await Promise.all((this.#shards ?? []).map((c) => c.close()));
     for (const u of this.#unwatch) u();
     await this.#opening?.catch(() => undefined);

@@ -4,7 +4,7 @@
  * holder). All wait for durable commits.
  */
 import { ValidationError } from "../errors.js";
-import type { SettlementEffects } from "./effects.js";
+import { requireKvOnly, type SettlementEffects } from "./effects.js";
 import { validateJobId } from "./names.js";
 import type { QueueCore } from "./queue-core.js";
 import type { JobRecord } from "./record.js";
@@ -73,7 +73,7 @@ export async function wake(
   core.checkOpen();
   validateJobId(jobId);
   if (attached !== undefined && !(attached instanceof Uint8Array)) throw new ValidationError("attached bytes must be a Uint8Array");
-  if (effects !== undefined && effects.enqueues.length > 0) throw new ValidationError("a wake commits caller KV effects only, not enqueues");
+  requireKvOnly(effects, "a wake");
   for (let w = warmJobs(core.engine, [jobId]); w !== undefined; w = warmJobs(core.engine, [jobId])) await w;
   const txn = new Txn(core.engine);
   const r = readJob(txn, jobId);
@@ -90,7 +90,7 @@ export async function wake(
 export async function requeueDead(core: QueueCore, jobId: string, effects?: SettlementEffects): Promise<boolean> {
   core.checkOpen();
   validateJobId(jobId);
-  if (effects !== undefined && effects.enqueues.length > 0) throw new ValidationError("a requeue commits caller KV effects only, not enqueues");
+  requireKvOnly(effects, "a requeue of a dead job");
   for (let w = warmJobs(core.engine, [jobId]); w !== undefined; w = warmJobs(core.engine, [jobId])) await w;
   const txn = new Txn(core.engine);
   const r = readJob(txn, jobId);

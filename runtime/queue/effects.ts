@@ -2,6 +2,7 @@
  * @module `SettlementEffects`: caller KV writes and follow-up enqueues that
  * commit in the same transaction as a settlement, a cancel or an enqueue.
  */
+import { ValidationError } from "../errors.js";
 import { validateEnqueueOptions } from "./validate-enqueue.js";
 import { validateKvKey, validateKvValue, validateQueueName } from "./names.js";
 import type { EnqueueItem, EnqueueOptions } from "./types.js";
@@ -54,5 +55,16 @@ export class SettlementEffects {
 
   get isEmpty(): boolean {
     return this.kvOps.length === 0 && this.enqueues.length === 0;
+  }
+}
+
+/**
+ * Refuses effects with enqueues, for the operations that commit caller KV
+ * effects only (a wake, a dead job's requeue, `kvCompareAndApply`). `what`
+ * names the operation as the caller knows it ("a wake").
+ */
+export function requireKvOnly(effects: SettlementEffects | undefined, what: string): void {
+  if (effects !== undefined && effects.enqueues.length > 0) {
+    throw new ValidationError(`${what} commits caller KV effects only, not enqueues; enqueue follow-up jobs with enqueueWithEffects or a settlement`);
   }
 }

@@ -10,11 +10,7 @@ import { type GaugeReadings, registerGaugeSource } from "../telemetry/metrics.js
 import * as K from "./keys.js";
 import type { QueueCore } from "./queue-core.js";
 import { decodeStats, JOB_STATES } from "./record.js";
-import { readJob } from "./transitions.js";
-import { warmJobs } from "./warm.js";
-
-/** Priority lanes looked at per queue for the oldest pending job; more are rare and not worth the scan. */
-const MAX_LANES = 32;
+import { oldestPendingNow } from "./oldest-pending.js";
 
 /** Registers `core` as a gauge source until it closes. */
 export function registerQueueGauges(core: QueueCore): void {
@@ -50,33 +46,8 @@ function readingsNow(core: QueueCore, cold: Promise<void>[]): GaugeReadings {
     const stats = decodeStats(key, bytes);
     for (const state of JOB_STATES) depth.push({ queue, state, jobs: stats[state] });
     if (stats.pending === 0) continue;
-    const enqueuedAt = oldestPendingEnqueue(core, queue, cold);
+    const enqueuedAt = oldestPendingNow(core.engine, queue, cold).at;
     if (enqueuedAt !== undefined) oldestPending.push({ queue, ageSeconds: Math.max(0, now - enqueuedAt) / 1000 });
   }
   return { store: core.name, depth, oldestPending, walObjectsSinceCheckpoint: core.engine.stats.walObjectsSinceCheckpoint };
-}
-
-/**
- * The enqueue time of the oldest pending job of `queue`: pending jobs are
- * kept by priority, then in enqueue order, so the first of each priority
- * lane is that lane's oldest.
- */
-function oldestPendingEnqueue(core: QueueCore, queue: string, cold: Promise<void>[]): number | undefined {
-  const prefix = K.pendingPrefix(queue);
-  let oldest: number | undefined;
-  let start: string | undefined;
-  for (let lane = 0; lane < MAX_LANES; lane++) {
-    const first = core.engine.scan({ prefix, limit: 1, ...(start === undefined ? {} : { start }) }).next();
-    if (first.done === true) break;
-    const [key, idBytes] = first.value;
-    const id = new TextDecoder().decode(idBytes);
-    const load = warmJobs(core.engine, [id]);
-    if (load !== undefined) cold.push(load);
-    const r = load === undefined ? readJob(core.engine, id) : undefined;
-    if (r !== undefined && (oldest === undefined || r.enqueuedAt < oldest)) oldest = r.enqueuedAt;
-    const priority = Number(key.slice(prefix.length, key.indexOf("/", prefix.length)));
-    if (!Number.isSafeInteger(priority)) break;
-    start = `${prefix}${K.padPriority(priority + 1)}/`;
-  }
-  return oldest;
 }

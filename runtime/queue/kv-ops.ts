@@ -2,11 +2,10 @@
  * @module Caller KV writes. Caller keys live under their own engine prefix,
  * so no caller key can address a queue record.
  */
-import { ValidationError } from "../errors.js";
 import * as K from "./keys.js";
 import { validateKvKey, validateKvValue } from "./names.js";
 import type { QueueCore } from "./queue-core.js";
-import type { SettlementEffects } from "./effects.js";
+import { requireKvOnly, type SettlementEffects } from "./effects.js";
 import { Txn } from "./txn.js";
 
 function sameValue(a: Uint8Array | undefined, b: Uint8Array | null): boolean {
@@ -64,7 +63,7 @@ export async function kvCompareAndApply(
   effects: SettlementEffects,
 ): Promise<boolean> {
   core.checkOpen();
-  if (effects.enqueues.length > 0) throw new ValidationError("kvCompareAndApply commits caller KV effects only, not enqueues");
+  requireKvOnly(effects, "kvCompareAndApply");
   for (const e of expected) validateKvKey(e.key);
   const txn = new Txn(core.engine);
   for (const e of expected) if (!sameValue(txn.get(K.userKey(e.key)), e.value)) return false;

@@ -64,11 +64,26 @@ export class QueueCore {
    * enqueue, a wake with its attached bytes) is durable.
    */
   readonly #claimableAfter = new Map<string, Promise<void>>();
+  /** Set by `close()` alone (an engine failure closes the engine, not this flag), so `close()` still runs its steps once after a failure. */
   closed = false;
   /** Flow rules the owner defined per queue (`Queue.defineFlowRules`); in memory, like the claims they count. */
   readonly #flowRules = new Map<string, Map<string, ResolvedFlowRule>>();
   /** Where fencing, dead letters and background failures are logged. */
   readonly log: FullLogger;
+  /*
+   * Two ways of hearing that the queue closes, on purpose, because they fire
+   * at different moments for different listeners:
+   * - `closedSignal` aborts when the queue stops accepting work: the first
+   *   thing `close()` does, or the engine's failure. Waiters above the queue
+   *   (run waits, claims, completion waits) settle with its `ClosedError` at
+   *   once, before the flush, so a close never waits on them.
+   * - `closedListeners` (`OpenOptions.onClosed`, `Queue.onClosed`) are called
+   *   once the queue is closed: after `close()` flushed and closed the engine
+   *   (the store holds everything committed; the process may exit or reopen),
+   *   or at an engine failure, with its reason. They may throw (logged).
+   * One mechanism would either make waiters wait for the flush or tell
+   * `onClosed` listeners before the store is settled.
+   */
   readonly #closedController = new AbortController();
   /** Called once when the queue closes: with the engine's failure, or `undefined` after a plain `close()`. */
   readonly closedListeners = new Set<(reason: Error | undefined) => void>();

@@ -4,6 +4,7 @@
  * Its state is the writer's durable state as of the last `refresh()`.
  */
 import { EngineReader } from "../engine/engine-reader.js";
+import { oldestPending, type OldestPending } from "./oldest-pending.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { validateStoreName } from "./names.js";
 import { PrefixedStore } from "./prefixed-store.js";
@@ -32,6 +33,11 @@ export class QueueReader implements QueueView {
     validateStoreName(name);
     const root = new PrefixedStore(store, `${name}/`);
     return new QueueReader(await EngineReader.open(new PrefixedStore(root, ENGINE_PREFIX)));
+  }
+
+  /** The oldest pending job of `queueName` (see `oldest-pending`): its enqueue time, and whether every priority lane was looked at. */
+  oldestPending(queueName: string): Promise<OldestPending> {
+    return oldestPending(this.#reader, queueName);
   }
 
   /** Reads what the writer made durable since the last load. `true` when something changed. */

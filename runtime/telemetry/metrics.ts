@@ -20,6 +20,7 @@ export interface Instruments {
   readonly deadLetters: Otel.Counter;
   readonly signals: Otel.Counter;
   readonly signalsTimedOut: Otel.Counter;
+  readonly retentionUnreadable: Otel.Counter;
   readonly stepDuration: Otel.Histogram;
   readonly runStartDelay: Otel.Histogram;
   readonly stepTransition: Otel.Histogram;
@@ -100,6 +101,10 @@ function make(meter: Otel.Meter): Instruments {
     deadLetters: meter.createCounter("taquba.job.dead_lettered", { unit: "{job}", description: "Jobs dead-lettered, by taquba.queue." }),
     signals: meter.createCounter("taquba.signal.sent", { unit: "{signal}", description: "Signals sent, by taquba.outcome (delivered, buffered)." }),
     signalsTimedOut: meter.createCounter("taquba.signal.timed_out", { unit: "{wait}", description: "Signal waits that ended at their timeout." }),
+    retentionUnreadable: meter.createCounter("taquba.retention.unreadable", {
+      unit: "{run}",
+      description: "Runs the memo-retention sweep skipped because their retention marker or terminal record is damaged.",
+    }),
     stepDuration: seconds("taquba.step.duration", "Time from a step attempt's claim to its settlement being handed to the queue."),
     runStartDelay: seconds("taquba.run.start.delay", "Time from a run's submission to the claim of its first step."),
     stepTransition: seconds("taquba.step.transition.duration", "Time from the settlement that enqueued a step at once to the step's claim."),

@@ -30,6 +30,7 @@ import { clearBufferedSignal, sendSignal } from "./signals/signals.js";
 import { runStepWorker } from "./steps/step-worker.js";
 import type { FullLogger } from "../logger.js";
 import { submitRun } from "./runs/submit.js";
+import { backfillRunIndex } from "./runs/backfill.js";
 import { retryRun } from "./runs/redrive.js";
 import type { SettlementEffects } from "../queue/effects.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
@@ -426,6 +427,12 @@ export class WorkflowRuntime {
       this.reconcileDeadSteps().then(
         () => undefined,
         (e: unknown) => this.#logger.error({ err: e }, "dead-step reconciliation at start failed"),
+      ),
+    );
+    tasks.push(
+      backfillRunIndex(core, stop.signal).then(
+        () => undefined,
+        (e: unknown) => this.#logger.error({ err: e }, "run index backfill failed; it goes on at the next start"),
       ),
     );
     if (core.memoRetentionMs !== undefined) tasks.push(this.#sweepLoop(stop.signal));

@@ -73,6 +73,14 @@ describe("error table", () => {
     expect(documentedRows().map(key).sort()).toEqual(actual.map(key).sort());
   });
 
+  it("names only classes the package root exports, so a caller can catch each by name", async () => {
+    const root = (await import("taquba")) as Record<string, unknown>;
+    const missing = documentedRows()
+      .map((r) => r.cls)
+      .filter((cls) => typeof root[cls] !== "function");
+    expect(missing).toEqual([]);
+  });
+
   it("uses every code of the closed union, each for one class", () => {
     const rows = documentedRows();
     expect(rows.map((r) => r.code).sort()).toEqual([...TAQUBA_ERROR_CODES].sort());

@@ -2,9 +2,15 @@ import { describe, expect, it } from "vitest";
 import { JobNotFoundError, PermanentError } from "taquba";
 import { keyedEmailJob, openJobEnv } from "./fixtures.js";
 
-/** The runtime's per-run records left in KV: everything under `workflow/` but the contract guard's records, which outlive runs by design. */
+/**
+ * The runtime's per-run records left in KV: everything under `workflow/` but
+ * the contract guard's records and the run index backfill's mark, which
+ * outlive runs by design.
+ */
 async function runRecords(queue: { kvScan(prefix: string): Promise<{ entries: { key: string }[] }> }): Promise<string[]> {
-  return (await queue.kvScan("workflow/")).entries.map((e) => e.key).filter((k) => !k.startsWith("workflow/contracts/"));
+  return (await queue.kvScan("workflow/")).entries
+    .map((e) => e.key)
+    .filter((k) => !k.startsWith("workflow/contracts/") && !k.startsWith("workflow/run-index-backfilled/"));
 }
 
 describe("job result retention", () => {

@@ -9,7 +9,7 @@
 import { metrics } from "@opentelemetry/api";
 import { type DataPoint, type Histogram, MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MemoryStore, MockClock, Queue } from "taquba";
+import { MemoryStore, MockClock, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime } from "taquba";
 import { gaugeSourceCount } from "../../runtime/telemetry/metrics.js";
 import { runOrderScenario, STEP_QUEUE } from "./support/order-scenario.js";
 
@@ -168,6 +168,30 @@ describe("metrics", () => {
       expect(reading(g, "taquba.queue.jobs", { ...at, "taquba.job.state": "pending" })).toBe(1);
       expect(reading(g, "taquba.queue.oldest_pending.age", at)).toBe(2);
     } finally {
+      await queue.close();
+    }
+  });
+
+  it("count the runs the memo-retention sweep skips because their marker is damaged, once each", async () => {
+    const clock = new MockClock(1_700_000_000_000);
+    const queue = await Queue.open(new MemoryStore(), "retention", { clock, flushIntervalMs: 1 });
+    const runtime = WorkflowRuntime.builder(queue, new MemoryStore(), { runStep: async (s) => StepOutcome.succeed(s.payload) }, NoopTerminalHook)
+      .memoRetention(60_000)
+      .logger({ error: () => {} })
+      .build();
+    const worker = runtime.spawn();
+    try {
+      await runtime.submit({ runId: "damaged", input: new Uint8Array([1]) });
+      await runtime.wait("damaged");
+      const [marker] = (await queue.kvScan("workflow/terminals/")).entries;
+      await queue.kvPut(marker!.key, new Uint8Array([0xc1]));
+      const before = reading(await collect(), "taquba.retention.unreadable");
+      clock.advance(120_000);
+      await runtime.sweepMemos();
+      await runtime.sweepMemos();
+      expect(reading(await collect(), "taquba.retention.unreadable", { "taquba.queue": "workflow-steps" }) - before).toBe(1);
+    } finally {
+      await worker.shutdown();
       await queue.close();
     }
   });

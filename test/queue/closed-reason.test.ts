@@ -82,3 +82,22 @@ describe("a queue that stops on its own", () => {
     expect(queue.closedReason).toBeUndefined();
   });
 });
+
+describe("the two close notifications", () => {
+  it("the closed signal aborts when close starts, onClosed is called once the engine closed", async () => {
+    const store = new MemoryStore();
+    const queue = await Queue.open(store, "q", { flushIntervalMs: 1 });
+    await queue.enqueue("work", bytes);
+    const order: string[] = [];
+    queue.closedSignal.addEventListener("abort", () => order.push("signal"));
+    queue.onClosed(() => order.push("onClosed"));
+    const closing = queue.close();
+    // The signal fires within close's first synchronous part, so waiters never wait on the flush.
+    expect(order).toEqual(["signal"]);
+    await closing;
+    expect(order).toEqual(["signal", "onClosed"]);
+    const again = await Queue.open(store, "q");
+    expect((await again.view().stats("work")).pending).toBe(1);
+    await again.close();
+  });
+});

@@ -126,3 +126,66 @@ describe("memo retention", () => {
     await env.stop();
   });
 });
+describe("memo retention over damaged records", () => {
+  it("reports a damaged marker once with its run, skips it and sweeps every other run, past a page of them", async () => {
+    const env = await openEnv(
+      runnerOf(async (s) => {
+        await s.memo.put("m", enc("1"));
+        return StepOutcome.succeed(s.payload);
+      }),
+      { configure: (b) => b.memoRetention(60_000).pollIntervalMs(3_600_000) },
+    );
+    for (const id of ["damaged", "kept-1", "kept-2"]) {
+      await env.runtime.submit({ input: enc("x"), runId: id });
+      await env.runtime.wait(id);
+    }
+    const markers = (await env.queue.kvScan("workflow/terminals/")).entries;
+    expect(markers).toHaveLength(3);
+    const damaged = markers.find((m) => m.key.endsWith("damaged"))!;
+    await env.queue.kvPut(damaged.key, enc("not a marker"));
+    // More damaged markers than a pass reads per page, ahead of the good ones (run ids that sort first).
+    const stem = damaged.key.slice(0, -"damaged".length);
+    for (let i = 0; i < 300; i++) await env.queue.kvPut(`${stem}broken-${String(i).padStart(3, "0")}`, new Uint8Array([0xc1]));
+    env.clock.advance(120_000);
+    const damagedMemo = await objectCount(env.store, "workflow-steps-memo/memos/damaged/");
+    expect(damagedMemo).toBeGreaterThan(0);
+
+    expect(await env.runtime.sweepMemos()).toBe(2);
+    expect(await env.runtime.status("kept-1")).toBeNull();
+    expect(await env.runtime.status("kept-2")).toBeNull();
+    expect(await objectCount(env.store, "workflow-steps-memo/memos/kept-1/")).toBe(0);
+    // The damaged run is kept, with its memo, and reported in its own terms.
+    expect(await env.runtime.status("damaged")).toMatchObject({ state: "terminated", status: "succeeded" });
+    expect(await objectCount(env.store, "workflow-steps-memo/memos/damaged/")).toBe(damagedMemo);
+    const reports = env.logged as Array<{ runId?: string }>;
+    expect(reports).toHaveLength(301);
+    expect(reports.some((r) => r.runId === "damaged")).toBe(true);
+
+    // Reported once: a later pass skips it silently, and still sweeps runs that end later.
+    await env.runtime.submit({ input: enc("x"), runId: "later" });
+    await env.runtime.wait("later");
+    env.clock.advance(120_000);
+    expect(await env.runtime.sweepMemos()).toBe(1);
+    expect(await env.runtime.status("later")).toBeNull();
+    expect(env.logged).toHaveLength(301);
+    await env.stop();
+  });
+
+  it("skips a run whose terminal record is damaged", async () => {
+    const env = await openEnv(
+      runnerOf(async (s) => StepOutcome.succeed(s.payload)),
+      { configure: (b) => b.memoRetention(60_000).pollIntervalMs(3_600_000) },
+    );
+    for (const id of ["a", "b"]) {
+      await env.runtime.submit({ input: enc("x"), runId: id });
+      await env.runtime.wait(id);
+    }
+    await env.queue.kvPut("workflow/outcomes/workflow-steps/a", enc("garbage"));
+    env.clock.advance(120_000);
+    expect(await env.runtime.sweepMemos()).toBe(1);
+    expect(await env.runtime.status("b")).toBeNull();
+    expect(env.logged).toHaveLength(1);
+    expect(env.logged[0]).toMatchObject({ runId: "a" });
+    await env.stop();
+  });
+});

@@ -84,3 +84,69 @@ describe("dead-step reconciliation", () => {
     await env2.stop();
   });
 });
+
+describe("abandoned claims", () => {
+  const crashThenReopen = async (maxAttempts: number) => {
+    const store = new MemoryStore();
+    const clock = new MockClock();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const hanging = hangingRunner(gate);
+    const queueOptions = { queueConfigs: { "workflow-steps": { maxAttempts } } };
+    const env = await openEnv(hanging, { store, clock, queueOptions });
+    await env.runtime.submit({ input: enc("x"), runId: "abandoned" });
+    await until(() => hanging.calls === 1, "step running");
+    await env.queue.close(); // the process dies with the step claimed
+    release();
+    await env.worker!.shutdown();
+    return openEnv({ runStep: async () => StepOutcome.succeed(enc("second try")) }, { store, clock, queueOptions });
+  };
+
+  it("a claim its process abandoned counts as an attempt and shows as interrupted, and the step runs again", async () => {
+    const env = await crashThenReopen(3);
+    const end = await env.runtime.wait("abandoned");
+    expect(end.termination.status).toBe("succeeded");
+    const attempts = (await env.runtime.inspectRun("abandoned"))!.steps[0]!.attempts;
+    expect(attempts.map((a) => [a.attempt, a.outcome])).toEqual([
+      [1, "interrupted"],
+      [2, "succeeded"],
+    ]);
+    expect(attempts[0]!.error).toContain("the process holding the claim stopped");
+    await env.stop();
+  });
+
+  it("an abandoned last attempt dead-letters the step: the run fails, its attempt shows as interrupted", async () => {
+    const env = await crashThenReopen(1);
+    const end = await env.runtime.wait("abandoned");
+    expect(end.termination).toMatchObject({ status: "failed", errorKind: "dead_lettered" });
+    const attempts = (await env.runtime.inspectRun("abandoned"))!.steps[0]!.attempts;
+    expect(attempts.map((a) => [a.attempt, a.outcome])).toEqual([[1, "interrupted"]]);
+    await env.stop();
+  });
+
+  it("an expired lease counts as an attempt and shows as interrupted", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let calls = 0;
+    const runner: StepRunner = {
+      async runStep() {
+        if (++calls === 1) await gate;
+        return StepOutcome.succeed(enc(`call ${calls}`));
+      },
+    };
+    const env = await openEnv(runner, { queueOptions: { queueConfigs: { "workflow-steps": { leaseMs: 1_000, maxAttempts: 2 } } } });
+    await env.runtime.submit({ input: enc("x"), runId: "stalled" });
+    await until(() => calls === 1, "step running");
+    env.clock.advance(10_000); // past the lease and its margin: the reaper requeues the step
+    const end = await env.runtime.wait("stalled");
+    expect(end.termination.status).toBe("succeeded");
+    const attempts = (await env.runtime.inspectRun("stalled"))!.steps[0]!.attempts;
+    expect(attempts.map((a) => [a.attempt, a.outcome])).toEqual([
+      [1, "interrupted"],
+      [2, "succeeded"],
+    ]);
+    expect(attempts[0]!.error).toContain("the lease expired");
+    release();
+    await env.stop();
+  });
+});

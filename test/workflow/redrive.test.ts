@@ -111,8 +111,11 @@ describe("retryRun", () => {
     expect(await env.runtime.cancel("c1")).toBe(true);
     expect((await env.runtime.wait("c1")).termination.status).toBe("cancelled");
     expect(await env.runtime.retryRun("c1")).toMatchObject({ step: 1 });
+    // The step waits for its signal again, as the step before chose.
+    await until(async () => (await env.runtime.listRuns({ state: "awaiting_signal" })).runs.length === 1, "c1 waiting again");
+    expect(await env.runtime.signal("k1", enc("go"))).toBe("delivered");
     const end = await env.runtime.wait("c1");
-    expect(dec(end.outcome!.result)).toBe("waiting:no signal");
+    expect(dec(end.outcome!.result)).toBe("waiting:go");
     await env.stop();
   });
 
@@ -164,6 +167,98 @@ describe("retryRun", () => {
     await expect(env.runtime.retryRun("p2", { fromStep: 1 })).rejects.toMatchObject({ reason: "payload_not_kept" });
     expect((await env.runtime.inspectRun("p2"))!.steps.map((s) => s.retryable)).toEqual([true, false, true]);
     expect((await env.runtime.retryRun("p2", { fromStep: 0 })).step).toBe(0);
+    await env.stop();
+  });
+});
+
+describe("a redriven step that waited for a signal", () => {
+  /** Step 0 waits on `key`; step 1 reports the signal it saw, failing (as `mode` says) until `fixed`. */
+  function waiter(key: string, state: { fixed: boolean; mode: "fail" | "permanent"; seen: string[] }): StepRunner {
+    return {
+      async runStep(s) {
+        if (s.stepNumber === 0) return StepOutcome.continueOnSignal(enc("waiting"), key, HOUR);
+        const seen = s.signal === undefined ? "no signal" : s.signal === null ? "timed out" : dec(s.signal);
+        state.seen.push(seen);
+        if (!state.fixed) {
+          if (state.mode === "fail") return StepOutcome.fail("bug after the signal");
+          throw StepError.permanent(new Error("bug after the signal"));
+        }
+        return StepOutcome.succeed(enc(seen));
+      },
+    };
+  }
+
+  it("retryRun hands a step woken by a signal the same signal, from the step or the one before", async () => {
+    const state = { fixed: false, mode: "fail" as const, seen: [] as string[] };
+    const env = await openEnv(waiter("pay:1", state));
+    await env.runtime.submit({ runId: "w1", input: enc("x") });
+    await until(async () => (await env.runtime.listRuns({ state: "awaiting_signal" })).runs.length === 1, "w1 waiting");
+    expect(await env.runtime.signal("pay:1", enc("paid"))).toBe("delivered");
+    expect((await env.runtime.wait("w1")).termination.status).toBe("failed");
+    expect((await env.runtime.inspectRun("w1"))!.steps[1]!.signal).toEqual({ key: "pay:1", result: "delivered", payloadBytes: 4 });
+    await env.runtime.retryRun("w1");
+    expect((await env.runtime.wait("w1")).termination.status).toBe("failed");
+    state.fixed = true;
+    await env.runtime.retryRun("w1", { fromStep: 1 });
+    expect(dec((await env.runtime.wait("w1")).outcome!.result)).toBe("paid");
+    expect(state.seen).toEqual(["paid", "paid", "paid"]);
+    const steps = (await env.runtime.inspectRun("w1"))!.steps;
+    expect(steps[1]!.signal).toEqual({ key: "pay:1", result: "delivered", payloadBytes: 4 });
+    await env.stop();
+  });
+
+  it("a dead step that took a buffered signal sees it again when requeued, by retryRun or through the queue", async () => {
+    const state = { fixed: false, mode: "permanent" as const, seen: [] as string[] };
+    const env = await openEnv(waiter("pay:2", state));
+    // Sent before the run waits: buffered, then handed over when the wait registers.
+    expect(await env.runtime.signal("pay:2", enc("early"))).toBe("buffered");
+    await env.runtime.submit({ runId: "w2", input: enc("x") });
+    expect((await env.runtime.wait("w2")).termination.errorKind).toBe("permanent");
+    await env.runtime.retryRun("w2");
+    await until(async () => state.seen.length === 2, "w2 ran again");
+    await ended(env, "w2");
+    expect(await env.runtime.status("w2")).toMatchObject({ state: "terminated", status: "failed" });
+    state.fixed = true;
+    const [dead] = await env.queue.view().deadJobs("workflow-steps");
+    expect(await env.queue.requeueDead(dead!.id)).toBe(true);
+    await waitAgain(env, "w2");
+    expect(dec((await env.runtime.outcome("w2"))!.result)).toBe("early");
+    expect(state.seen).toEqual(["early", "early", "early"]);
+    await env.stop();
+  });
+
+  it("a step that timed out waits for its signal again", async () => {
+    const state = { fixed: false, mode: "fail" as const, seen: [] as string[] };
+    const env = await openEnv(waiter("pay:3", state));
+    await env.runtime.submit({ runId: "w3", input: enc("x") });
+    await until(async () => (await env.runtime.listRuns({ state: "awaiting_signal" })).runs.length === 1, "w3 waiting");
+    env.clock.advance(HOUR);
+    expect((await env.runtime.wait("w3")).termination.status).toBe("failed");
+    state.fixed = true;
+    await env.runtime.retryRun("w3");
+    await until(async () => (await env.runtime.listRuns({ state: "awaiting_signal" })).runs.length === 1, "w3 waiting again");
+    expect(await env.runtime.signal("pay:3", enc("late"))).toBe("delivered");
+    expect(dec((await env.runtime.wait("w3")).outcome!.result)).toBe("late");
+    expect(state.seen).toEqual(["timed out", "late"]);
+    await env.stop();
+  });
+
+  it("refuses to wait again on a key another run waits on, and changes nothing", async () => {
+    const state = { fixed: true, mode: "fail" as const, seen: [] as string[] };
+    const env = await openEnv(waiter("pay:4", state));
+    await env.runtime.submit({ runId: "b", input: enc("x") });
+    await until(async () => (await env.runtime.listRuns({ state: "awaiting_signal" })).runs.length === 1, "b waiting");
+    expect(await env.runtime.cancel("b")).toBe(true);
+    await ended(env, "b");
+    await env.runtime.submit({ runId: "a", input: enc("x") });
+    await until(async () => (await env.runtime.listRuns({ state: "awaiting_signal" })).runs.length === 1, "a waiting");
+    const err = await env.runtime.retryRun("b").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RunNotRetryableError);
+    expect(err).toMatchObject({ reason: "signal_key_taken" });
+    expect((err as Error).message).toContain('waits for signal "pay:4"');
+    expect(await env.runtime.status("b")).toMatchObject({ state: "terminated", status: "cancelled" });
+    expect(await env.runtime.signal("pay:4", enc("for a"))).toBe("delivered");
+    expect(dec((await env.runtime.wait("a")).outcome!.result)).toBe("for a");
     await env.stop();
   });
 });

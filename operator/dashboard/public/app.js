@@ -69,7 +69,7 @@ function age(ms) {
 function tone(state) {
   if (state === "succeeded" || state === "continued" || state === "delivered") return "ok";
   if (state === "failed" || state === "dead_lettered" || state === "dead" || state === "timed_out") return "bad";
-  if (ACTIVE.has(state) || state === "cancelled" || state === "retried" || state === "put_back") return "warn";
+  if (ACTIVE.has(state) || state === "cancelled" || state === "retried" || state === "put_back" || state === "interrupted") return "warn";
   return "";
 }
 

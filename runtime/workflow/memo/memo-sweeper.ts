@@ -12,6 +12,11 @@
  * sweeper (a second caller joins the pass in progress), and it stops
  * between runs when its worker shuts down, so a shutdown waits for at most
  * the runs being cleared, not for a whole backlog.
+ *
+ * A damaged marker (or the damaged terminal record it points at) does not
+ * stop the sweep: it is reported once (logged with its run id, counted in
+ * `taquba.retention.unreadable`), left in place with the run's memo, and
+ * the pass goes on past it.
  */
 import { decodeMarkerValue } from "../runs/terminal.js";
 import { runKey, terminalRecordKey } from "../records/kv-keys.js";
@@ -20,11 +25,16 @@ import type { RuntimeCore } from "../runtime-core.js";
 import { forEachBounded } from "../bounded.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import { stageForgotten } from "../runs/index-effects.js";
+import { StoreCorruptedError } from "../../errors.js";
+import type { ExpiryEntry } from "../../queue/expiry-index.js";
+import { instruments } from "../../telemetry/metrics.js";
 
 /** Markers read per page. */
 const PAGE = 256;
 /** Runs cleared at once by a pass. */
 export const RUNS_AT_ONCE = 4;
+/** Damaged markers remembered as reported, so each is logged once per sweeper (beyond this, again). */
+const REPORTED_MAX = 1024;
 
 /** One runtime's memo-retention sweeper (see the module comment). */
 export class MemoSweeper {
@@ -33,9 +43,17 @@ export class MemoSweeper {
   #nextDue: number | undefined;
   /** The pass in progress, which a concurrent caller joins. */
   #running: Promise<number> | undefined;
+  /** Keys of damaged markers already reported. */
+  readonly #reported = new Set<string>();
+  #unreadable = 0;
 
   constructor(core: RuntimeCore) {
     this.#core = core;
+  }
+
+  /** Damaged retention markers (or terminal records) this sweeper met and skipped, each counted once. */
+  get unreadable(): number {
+    return this.#unreadable;
   }
 
   /** A terminating commit wrote a marker expiring at `expiresAtMs`. */
@@ -62,39 +80,84 @@ export class MemoSweeper {
     const now = core.clock.now();
     if (this.#nextDue !== undefined && now < this.#nextDue) return 0;
     let swept = 0;
+    // Past the damaged markers skipped so far in this pass (the swept ones are deleted).
+    let after: string | undefined;
     for (;;) {
       if (stopped()) return swept;
-      const expired = await core.terminal.markers.scanExpired(core.queue, now, PAGE);
+      const expired = await this.#expired(now, after);
+      const skipped: string[] = [];
       await forEachBounded(expired, RUNS_AT_ONCE, async (m) => {
         if (stopped()) return;
-        const marker = decodeMarkerValue(m.value, m.key);
-        // Taking turns with submissions and redrives of the run: a run re-opened under this id
-        // keeps its memo, so the memo goes only while the terminal record is still the
-        // termination this marker belongs to (or is gone: a pass that stopped half way).
-        await core.submitLock.run(m.suffix, async () => {
-          const tk = terminalRecordKey(core.queueName, m.suffix);
-          const t = await core.queue.kvGet(tk);
-          const terminal = t === null ? null : decodeTerminalRecord(t, tk);
-          if (terminal !== null && terminal.token !== marker.token) return;
-          if (t === null && (await core.queue.kvGet(runKey(core.queueName, m.suffix))) !== null) return;
-          await core.memos.withPrefix(marker.memoPrefix).clearMemosForRun(m.suffix);
-          if (t !== null && terminal !== null) {
-            // With its index entries and history, in one commit: a listing never shows a half-swept run.
-            const effects = new SettlementEffects().kvDelete(tk);
-            await stageForgotten(core.queue, core.queueName, terminal, effects);
-            await core.queue.kvCompareAndApply([{ key: tk, value: t }], effects);
-          }
-        });
-        await core.queue.kvCompareAndDelete(m.key, m.value);
-        swept++;
+        try {
+          if (await this.#sweepRun(m)) swept++;
+        } catch (e) {
+          if (!(e instanceof StoreCorruptedError)) throw e;
+          skipped.push(m.key);
+          this.#report(m, e);
+        }
       });
       if (stopped()) return swept;
       if (expired.length < PAGE) break;
+      if (skipped.length > 0) after = skipped.sort().at(-1);
     }
     const first = (await core.queue.kvScan(core.terminal.markers.prefix, { limit: 1 })).entries[0];
     const parsed = first === undefined ? undefined : core.terminal.markers.parse(first.key);
     this.#nextDue = parsed === undefined ? Number.POSITIVE_INFINITY : parsed.expiresAt;
     return swept;
+  }
+
+  /** Up to a page of expired markers, after `after` when given. */
+  async #expired(now: number, after: string | undefined): Promise<ExpiryEntry[]> {
+    const markers = this.#core.terminal.markers;
+    if (after === undefined) return markers.scanExpired(this.#core.queue, now, PAGE);
+    const page = await this.#core.queue.kvScan(markers.prefix, { after, limit: PAGE });
+    const out: ExpiryEntry[] = [];
+    for (const { key, value } of page.entries) {
+      const p = markers.parse(key);
+      if (p === undefined) continue;
+      if (p.expiresAt > now) break;
+      out.push({ key, expiresAt: p.expiresAt, suffix: p.suffix, value });
+    }
+    return out;
+  }
+
+  /** Clears the run of the expired marker `m` and removes the marker; `StoreCorruptedError` when either record is damaged. */
+  async #sweepRun(m: ExpiryEntry): Promise<boolean> {
+    const core = this.#core;
+    const marker = decodeMarkerValue(m.value, m.key);
+    // Taking turns with submissions and redrives of the run: a run re-opened under this id
+    // keeps its memo, so the memo goes only while the terminal record is still the
+    // termination this marker belongs to (or is gone: a pass that stopped half way).
+    await core.submitLock.run(m.suffix, async () => {
+      const tk = terminalRecordKey(core.queueName, m.suffix);
+      const t = await core.queue.kvGet(tk);
+      const terminal = t === null ? null : decodeTerminalRecord(t, tk);
+      if (terminal !== null && terminal.token !== marker.token) return;
+      if (t === null && (await core.queue.kvGet(runKey(core.queueName, m.suffix))) !== null) return;
+      await core.memos.withPrefix(marker.memoPrefix).clearMemosForRun(m.suffix);
+      if (t !== null && terminal !== null) {
+        // With its index entries and history, in one commit: a listing never shows a half-swept run.
+        const effects = new SettlementEffects().kvDelete(tk);
+        await stageForgotten(core.queue, core.queueName, terminal, effects);
+        await core.queue.kvCompareAndApply([{ key: tk, value: t }], effects);
+      }
+    });
+    await core.queue.kvCompareAndDelete(m.key, m.value);
+    return true;
+  }
+
+  /** Logs and counts a damaged marker once. */
+  #report(m: ExpiryEntry, e: StoreCorruptedError): void {
+    if (this.#reported.has(m.key)) return;
+    if (this.#reported.size >= REPORTED_MAX) this.#reported.clear();
+    this.#reported.add(m.key);
+    this.#unreadable++;
+    instruments()?.retentionUnreadable.add(1, { "taquba.queue": this.#core.queueName });
+    this.#core.log.error(
+      { runId: m.suffix, err: e },
+      `memo retention skipped run "${m.suffix}": its retention record is damaged (${e.message}), so its memo entries and records are kept; ` +
+        "the sweep goes on with the other runs. Inspect the run (inspectRun), and clear its memo with memoStore.clearMemosForRun if it is no longer needed",
+    );
   }
 }
 

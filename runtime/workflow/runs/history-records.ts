@@ -38,6 +38,8 @@ export const REDRIVES_PREFIX = `${RESERVED_KV_PREFIX}redrives/`;
 export const HISTORY_NEXT_PAYLOAD_BYTES = 4096;
 /** A step that ends its run keeps its own payload up to this size, so a redrive can run it again. */
 export const HISTORY_FINAL_PAYLOAD_BYTES = 64 * 1024;
+/** A step woken by a signal keeps the signal's payload up to this size, so a redrive hands it the same signal. */
+export const HISTORY_SIGNAL_PAYLOAD_BYTES = 4096;
 /** Characters kept of each memo or KV key listed in a step's history. */
 const KEY_CHARS = 256;
 
@@ -51,6 +53,8 @@ export interface StepRecord extends Omit<StepHistory, "retryable"> {
   payload?: Uint8Array;
   /** The payload the step continued with (when small enough): the next step's input. */
   next?: Uint8Array;
+  /** The signal payload the step observed (when small enough), so a redrive hands the step the same signal. */
+  signalPayload?: Uint8Array;
 }
 
 function cut(text: string, max: number): string {
@@ -67,8 +71,9 @@ export function boundAttempts(all: readonly AttemptHistory[]): { attempts: Attem
 const QUEUE_OUTCOMES: Record<string, StepAttemptOutcome> = {
   retried: "retried",
   dead_lettered: "dead_lettered",
-  lease_expired: "retried",
-  interrupted: "retried",
+  // An abandoned claim is no failure of the step's code, but it used an attempt.
+  lease_expired: "interrupted",
+  interrupted: "interrupted",
   requeued: "retried",
   completed: "continued",
 };
@@ -81,7 +86,7 @@ export function attemptFromQueue(a: JobAttempt): AttemptHistory {
     endedAtMs: a.recordedAt,
     outcome: QUEUE_OUTCOMES[a.outcome] ?? "retried",
   };
-  if (a.outcome === "lease_expired") out.error = cut(`the lease expired${a.error === undefined ? "" : `: ${a.error}`}`, HISTORY_ERROR_CHARS);
+  if (a.outcome === "lease_expired") out.error = "the lease expired before the step settled: its worker stopped, or stalled without renewing it";
   else if (a.error !== undefined) out.error = cut(a.error, HISTORY_ERROR_CHARS);
   if (a.errorStack !== undefined) out.stack = cut(a.errorStack, HISTORY_STACK_CHARS);
   return out;
@@ -111,6 +116,7 @@ export interface StepFacts {
   kvDeletes: readonly string[];
   payload?: Uint8Array | undefined;
   next?: Uint8Array | undefined;
+  signalPayload?: Uint8Array | undefined;
 }
 
 /** The bounded record of one settled step. */
@@ -133,6 +139,7 @@ export function stepRecordOf(f: StepFacts): StepRecord {
   if (f.transition !== undefined) r.transition = f.transition;
   if (f.payload !== undefined && f.payload.byteLength <= HISTORY_FINAL_PAYLOAD_BYTES) r.payload = f.payload;
   if (f.next !== undefined && f.next.byteLength <= HISTORY_NEXT_PAYLOAD_BYTES) r.next = f.next;
+  if (f.signalPayload !== undefined && f.signalPayload.byteLength <= HISTORY_SIGNAL_PAYLOAD_BYTES) r.signalPayload = f.signalPayload;
   return r;
 }
 
@@ -157,7 +164,7 @@ function compact(o: object): Record<string, unknown> {
  * outcome, error?, stack?]`, `ad` attempts dropped, `m` memo keys, `mn` memo
  * keys written (when more than listed), `kp`/`kd` KV puts and deletes, `kn`
  * KV effects (when more than listed), `sg` signal, `tr` transition, `p`
- * payload, `nx` next payload.
+ * payload, `nx` next payload, `sp` signal payload.
  */
 
 export function encodeStepRecord(r: StepRecord): Uint8Array {
@@ -182,12 +189,22 @@ export function encodeStepRecord(r: StepRecord): Uint8Array {
   if (r.transition !== undefined) out.tr = compact(r.transition);
   if (r.payload !== undefined) out.p = r.payload;
   if (r.next !== undefined) out.nx = r.next;
+  if (r.signalPayload !== undefined) out.sp = r.signalPayload;
   return encodeValue(out);
 }
 
 const isNum = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
 const isStrList = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === "string");
-const OUTCOMES: readonly string[] = ["continued", "succeeded", "failed", "cancelled", "retried", "dead_lettered", "put_back"] satisfies StepAttemptOutcome[];
+const OUTCOMES: readonly string[] = [
+  "continued",
+  "succeeded",
+  "failed",
+  "cancelled",
+  "retried",
+  "dead_lettered",
+  "put_back",
+  "interrupted",
+] satisfies StepAttemptOutcome[];
 
 function attemptOf(row: unknown): AttemptHistory | undefined {
   if (!Array.isArray(row) || row.length < 4 || !isNum(row[0]) || !isNum(row[1]) || !isNum(row[2]) || !OUTCOMES.includes(row[3] as string)) return undefined;
@@ -217,7 +234,8 @@ export function decodeStepRecord(bytes: Uint8Array, key: string): StepRecord {
     (v.sg === undefined || (v.sg !== null && typeof v.sg === "object")) &&
     (v.tr === undefined || (v.tr !== null && typeof v.tr === "object")) &&
     (v.p === undefined || v.p instanceof Uint8Array) &&
-    (v.nx === undefined || v.nx instanceof Uint8Array);
+    (v.nx === undefined || v.nx instanceof Uint8Array) &&
+    (v.sp === undefined || v.sp instanceof Uint8Array);
   if (!ok) throw new StoreCorruptedError(key, "step history entry lacks its step or attempts, or has malformed fields");
   const memoKeys = (v.m as string[] | undefined) ?? [];
   const kvPuts = (v.kp as string[] | undefined) ?? [];
@@ -239,6 +257,7 @@ export function decodeStepRecord(bytes: Uint8Array, key: string): StepRecord {
   if (v.tr !== undefined) w.transition = v.tr as StepTransitionHistory;
   if (v.p !== undefined) w.payload = v.p as Uint8Array;
   if (v.nx !== undefined) w.next = v.nx as Uint8Array;
+  if (v.sp !== undefined) w.signalPayload = v.sp as Uint8Array;
   return r;
 }
 

@@ -29,12 +29,12 @@ export function describePayload(runner: StepRunner, payload: Uint8Array): StepDe
 /** Names longer than this are not indexed by name (a runner's `describe` is not trusted to be sensible). */
 const MAX_NAME_CHARS = 256;
 
-/** The index entries of a new run: the time entry and, for a typed run, the name entry. */
+/** The index entries of a new run: the time entry and, for a typed run, the name entry (`input` undefined when not known). */
 export function stageSubmission(
   q: string,
   run: RunRecord,
   d: StepDescription | undefined,
-  input: Uint8Array,
+  input: Uint8Array | undefined,
   effects: SettlementEffects,
   groupName?: string,
   flow?: Record<string, string>,
@@ -51,7 +51,7 @@ export function stageSubmission(
   }
   if (group !== undefined) entry.group = { id: groupName ?? group.id, key: group.key, tag: group.id };
   if (run.parent !== undefined) entry.parent = { ...run.parent };
-  if (input.byteLength <= INDEX_INPUT_BYTES) entry.input = input;
+  if (input !== undefined && input.byteLength <= INDEX_INPUT_BYTES) entry.input = input;
   effects.kvPut(runIndexKey(q, submittedAtMs, runId), encodeIndexEntry(entry));
   if (named !== undefined) effects.kvPut(runNameKey(q, named.name, submittedAtMs, runId), EMPTY_VALUE);
 }

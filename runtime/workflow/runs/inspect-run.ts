@@ -33,8 +33,9 @@ async function readSteps(reads: HistoryReads, runId: string): Promise<StepRecord
 function publicSteps(records: readonly StepRecord[], entry: IndexEntry | undefined): StepHistory[] {
   const byStep = new Map(records.map((r) => [r.step, r]));
   return records.map((r) => {
-    const { payload, next, ...rest } = r;
+    const { payload, next, signalPayload, ...rest } = r;
     void next;
+    void signalPayload;
     const prev = byStep.get(r.step - 1);
     const retryable = payload !== undefined || prev?.next !== undefined || (r.step === 0 && entry?.input !== undefined);
     return { ...rest, retryable };

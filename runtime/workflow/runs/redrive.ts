@@ -41,9 +41,12 @@ import {
   encodeRunRecord,
   encodeStepPointer,
   type RunRecord,
+  type StepPointer,
   type TerminalRecord,
 } from "../records/records.js";
-import { HEADER_RUN_ID, HEADER_STEP } from "../records/reserved.js";
+import { HEADER_RUN_ID, HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT, HEADER_STEP } from "../records/reserved.js";
+import { afterWaitRegistered, stageSignalWait } from "../signals/signals.js";
+import { signalDeliveredKey, signalTimedOutKey } from "../records/kv-keys.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { RunNotFoundError, RunNotRetryableError } from "../workflow-errors.js";
 import {
@@ -134,18 +137,17 @@ function endOf(t: TerminalRecord): RunEndHistory {
   };
 }
 
-/** Everything but the step job that re-opens the run `t` ended at `step`, with step job `jobId`. */
+/** Everything but the step job that re-opens the run `t` ended at `pointer`'s step, with its step job. */
 async function reopenEffects(
   core: RuntimeCore,
   t: TerminalRecord,
   entry: IndexEntry,
-  step: number,
-  jobId: string,
-  name: string | undefined,
+  pointer: StepPointer,
+  effects: SettlementEffects = new SettlementEffects(),
 ): Promise<SettlementEffects> {
   const q = core.queueName;
   const runId = t.runId;
-  const effects = new SettlementEffects();
+  const { step, jobId } = pointer;
   const run: RunRecord = {
     runId,
     submittedAtMs: entry.submittedAtMs,
@@ -168,7 +170,7 @@ async function reopenEffects(
   const pending = async (prefix: string) => (await core.queue.kvScan(prefix, { limit: 1 })).entries.length > 0;
   if ((await pending(childrenPrefix(q, runId))) || (await pending(signalBufferKey(q, childCompletionPrefix(runId))))) run.hasChildren = true;
   effects.kvPut(runKey(q, runId), encodeRunRecord(run));
-  effects.kvPut(stepPointerKey(q, runId), encodeStepPointer({ step, jobId, ...(name === undefined ? {} : { name }) }));
+  effects.kvPut(stepPointerKey(q, runId), encodeStepPointer(pointer));
   effects.kvDelete(terminalRecordKey(q, runId));
   stageReopened(q, t, effects);
   if (entry.group !== undefined) {
@@ -182,6 +184,45 @@ async function reopenEffects(
   const list = rb === null ? [] : decodeRedrives(rb, rk);
   effects.kvPut(rk, encodeRedrives([...list, { step, atMs: core.clock.now(), replaced: endOf(t) }]));
   return effects;
+}
+
+/**
+ * How step `step` of the run met its signal, when it is a step continued on
+ * a signal: its key, the payload it observed when the history kept it, and
+ * the wait the step before chose (to wait again when the payload is not
+ * kept). `undefined` for a step that does not wait for a signal.
+ */
+interface SignalPlan {
+  key: string;
+  payload?: Uint8Array;
+  timedOut: boolean;
+  timeoutMs?: number;
+}
+
+async function signalPlan(core: RuntimeCore, runId: string, step: number): Promise<SignalPlan | undefined> {
+  const own = await readStep(core, runId, step);
+  const before = step > 0 ? (await readStep(core, runId, step - 1))?.transition : undefined;
+  const wait = before?.kind === "on_signal" ? before : undefined;
+  const key = own?.signal?.key ?? wait?.key;
+  if (key === undefined) return undefined;
+  return {
+    key,
+    ...(own?.signal?.result === "delivered" && own.signalPayload !== undefined ? { payload: own.signalPayload } : {}),
+    timedOut: own?.signal?.result === "timed_out",
+    ...(wait === undefined ? {} : { timeoutMs: wait.timeoutMs }),
+  };
+}
+
+/**
+ * Stages, for a requeued dead step job (which keeps its signal-wait header
+ * and an attached payload), the signal it observed before: the kept
+ * payload, or the timeout. Its first run's bookkeeping went with the run's
+ * end, and without it the job would see a timeout, or take a signal
+ * buffered for the next waiter.
+ */
+function stageObservedSignal(q: string, runId: string, step: number, plan: SignalPlan | undefined, effects: SettlementEffects): void {
+  if (plan?.payload !== undefined) effects.kvPut(signalDeliveredKey(q, runId, step), plan.payload);
+  else if (plan?.timedOut === true) effects.kvPut(signalTimedOutKey(q, runId, step), new Uint8Array([1]));
 }
 
 async function readEntry(core: RuntimeCore, t: TerminalRecord): Promise<IndexEntry> {
@@ -253,8 +294,10 @@ export async function retryRun(
       if (tBytes === null || decodeTerminalRecord(tBytes, tk).token !== t.token) continue;
       if (source.kind === "dead") {
         requeued = { jobId: source.jobId, step, token: t.token };
+        const effects = new SettlementEffects();
+        stageObservedSignal(core.queueName, runId, step, await signalPlan(core, runId, step), effects);
         await core.queue.requeueDead(source.jobId);
-        const effects = await reopenEffects(core, t, entry, step, source.jobId, source.name);
+        await reopenEffects(core, t, entry, { step, jobId: source.jobId, ...(source.name === undefined ? {} : { name: source.name }) }, effects);
         if (extra !== undefined) effects.merge(extra);
         const out: RetryOutcome = { runId, step, jobId: source.jobId };
         if (mark !== undefined) markEffects(mark, out, effects);
@@ -262,20 +305,57 @@ export async function retryRun(
         continue;
       }
       const jobId = core.queue.nextJobId();
-      const effects = await reopenEffects(core, t, entry, step, jobId, source.name);
-      if (extra !== undefined) effects.merge(extra);
-      const out: RetryOutcome = { runId, step, jobId };
-      if (mark !== undefined) markEffects(mark, out, effects);
-      const opts: EnqueueOptions = {
+      const pointer: StepPointer = { step, jobId, ...(source.name === undefined ? {} : { name: source.name }) };
+      const opts: EnqueueOptions & { headers: Record<string, string> } = {
         jobId,
         dedupKey: stepDedupKey(runId, step),
         headers: { ...entry.headers, ...entry.flow, [HEADER_RUN_ID]: runId, [HEADER_STEP]: String(step) },
         ...(entry.priority === undefined ? {} : { priority: entry.priority }),
         ...(entry.maxAttempts === undefined ? {} : { maxAttempts: entry.maxAttempts }),
       };
-      const { outcome } = await core.queue.enqueueWithEffects(core.queueName, source.payload, opts, effects);
-      if (outcome.newlyEnqueued) return out;
-      throw new RunNotRetryableError(runId, "active", `a job of its step ${step} is already queued (job ${outcome.jobId}); wait for it to run`);
+      const plan = await signalPlan(core, runId, step);
+      const commit = async (effects: SettlementEffects): Promise<RetryOutcome> => {
+        await reopenEffects(core, t, entry, pointer, effects);
+        if (extra !== undefined) effects.merge(extra);
+        const out: RetryOutcome = { runId, step, jobId };
+        if (mark !== undefined) markEffects(mark, out, effects);
+        const { outcome } = await core.queue.enqueueWithEffects(core.queueName, source.payload, opts, effects);
+        if (outcome.newlyEnqueued) return out;
+        throw new RunNotRetryableError(runId, "active", `a job of its step ${step} is already queued (job ${outcome.jobId}); wait for it to run`);
+      };
+      if (plan === undefined) return await commit(new SettlementEffects());
+      if (plan.payload !== undefined || plan.timeoutMs === undefined) {
+        // The step observed a signal the history kept (or its wait is no longer known): it sees the same again.
+        opts.headers[HEADER_SIGNAL_WAIT] = plan.key;
+        if (plan.payload !== undefined) opts.headers[HEADER_SIGNAL_DELIVERED] = "1";
+        const effects = new SettlementEffects();
+        stageObservedSignal(core.queueName, runId, step, plan, effects);
+        return await commit(effects);
+      }
+      // The step waits for its signal again, as when the step before continued on it.
+      const { key, timeoutMs } = plan;
+      const registered = await core.signalLock.run(key, async () => {
+        const effects = new SettlementEffects();
+        let reg;
+        try {
+          reg = await stageSignalWait(
+            core,
+            { runId, nextStep: step, nextJobId: jobId, correlationKey: key, timeoutMs, now: core.clock.now() },
+            opts,
+            pointer,
+            effects,
+          );
+        } catch (e) {
+          throw new RunNotRetryableError(
+            runId,
+            "signal_key_taken",
+            `its step ${step} waits for signal "${key}", which another run waits for now (${e instanceof Error ? e.message : String(e)}); retry once that wait ended`,
+          );
+        }
+        return { out: await commit(effects), waitingOn: reg.waitingOn };
+      });
+      if (registered.waitingOn !== undefined) await afterWaitRegistered(core, registered.waitingOn, jobId);
+      return registered.out;
     }
     throw new RunNotRetryableError(runId, "active", "it kept changing while the redrive was prepared; try again");
   });
@@ -314,7 +394,9 @@ export async function reopenRequeued(core: RuntimeCore, job: ClaimedJob, runId: 
     }
     const own = await readStep(core, runId, step);
     await core.memos.withPrefix(t.memoPrefix ?? core.memos.prefix).clearReplaysFrom(runId, step);
-    const effects = await reopenEffects(core, t, entry, step, job.id, own?.name);
+    const effects = new SettlementEffects();
+    if (job.headers[HEADER_SIGNAL_WAIT] !== undefined) stageObservedSignal(core.queueName, runId, step, await signalPlan(core, runId, step), effects);
+    await reopenEffects(core, t, entry, { step, jobId: job.id, ...(own?.name === undefined ? {} : { name: own.name }) }, effects);
     return core.queue.kvCompareAndApply([{ key: tk, value: tBytes }], effects);
   });
 }

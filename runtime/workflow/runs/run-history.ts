@@ -25,9 +25,13 @@ export const HISTORY_STACK_CHARS = 8192;
  * - `continued`, `succeeded`, `failed`, `cancelled`: the step settled so;
  * - `retried`: a transient error; the step runs again;
  * - `dead_lettered`: a permanent error, or the queue dead-lettered it;
- * - `put_back`: the store kept failing; run again without counting an attempt.
+ * - `put_back`: the store kept failing; run again without counting an attempt;
+ * - `interrupted`: the claim ended without a settlement, because the process
+ *   holding it stopped (found at the next open) or its lease expired. It
+ *   counts as an attempt: the step runs again, or, when it was the last
+ *   attempt, the queue dead-letters it and the run fails (`dead_lettered`).
  */
-export type StepAttemptOutcome = "continued" | "succeeded" | "failed" | "cancelled" | "retried" | "dead_lettered" | "put_back";
+export type StepAttemptOutcome = "continued" | "succeeded" | "failed" | "cancelled" | "retried" | "dead_lettered" | "put_back" | "interrupted";
 
 /** One claim of a step. */
 export interface AttemptHistory {

@@ -72,6 +72,7 @@ export async function stageStepHistory(core: RuntimeCore, job: ClaimedJob, s: Se
     kvDeletes: s.staged?.deletes ?? [],
     payload: s.keepPayload === true ? job.payload : undefined,
     next: s.next,
+    signalPayload: s.signal ?? undefined,
   });
   effects.kvPut(stepHistoryKey(core.queueName, s.runId, s.step), encodeStepRecord(record));
   const evicted = evictedStep(s.step);
