@@ -8,7 +8,18 @@
  * here) and the client's `wait` does not return before.
  */
 import { describe, expect, it } from "vitest";
-import { FencedError, MemoryStore, StoreUnavailableError, MockClock, NoopTerminalHook, Queue, TaqubaClient, WorkflowRuntime, serveClients, type ObjectStore } from "taquba";
+import {
+  FencedError,
+  MemoryStore,
+  StoreUnavailableError,
+  MockClock,
+  NoopTerminalHook,
+  Queue,
+  TaqubaClient,
+  WorkflowRuntime,
+  serveClients,
+  type ObjectStore,
+} from "taquba";
 import { failWhen } from "../support/failing-store.js";
 import { until } from "../support/until.js";
 import { appRunner, STEP_QUEUE, STORE_NAME } from "./fixtures/app.js";
@@ -112,7 +123,9 @@ describe("a cancel request replayed by the next owner", () => {
       await owner.inbox.drain();
       expect(owner.inbox.stats.replayed).toBe(1);
       expect(await cancelled).toBe(true);
-      expect(await owner.runtime.status("r2"), JSON.stringify(await owner.runtime.outcome("r2"))).not.toMatchObject({ state: expect.stringMatching(/cancelling|terminated/) });
+      expect(await owner.runtime.status("r2"), JSON.stringify(await owner.runtime.outcome("r2"))).not.toMatchObject({
+        state: expect.stringMatching(/cancelling|terminated/),
+      });
       // The inbox lists on the owner's mock clock: read it by hand until the answer is in.
       let answer: string | undefined;
       const signalled = client.signal("pay:r2", enc("paid")).then((a) => (answer = a));
