@@ -27,6 +27,9 @@ const OWNER = fileURLToPath(new URL("./fixtures/owner-process.ts", import.meta.u
 const CLIENT = fileURLToPath(new URL("./fixtures/client-process.ts", import.meta.url));
 const tempDir = useTempDirs("taquba-client-proc-");
 const sized = Number(process.env.TAQUBA_CLIENT_RUNS ?? 0);
+// A child's start (Node, then tsx compiling the runtime, cold on a fresh clone) took over 60 s
+// with several process test files running at once on two loaded cores.
+const READY_MS = 180_000;
 
 interface RunLine {
   runId: string;
@@ -59,7 +62,7 @@ async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv, listI
   const startOwner = async (): Promise<ChildScript> => {
     const name = `owner ${++owners}`;
     const owner = run.track(name, startScript(OWNER, [url, listIntervalMs], { env }));
-    await run.line(name, owner, (l) => l.includes("ready"), "ready", 60_000);
+    await run.line(name, owner, (l) => l.includes("ready"), "ready", READY_MS);
     return owner;
   };
   const perClient = Math.ceil(runs / 2);

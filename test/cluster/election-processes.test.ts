@@ -52,6 +52,9 @@ const SLACK_MS = { local: 1_500, s3: 3_000 };
 const SCENARIO_MS = 450_000;
 // The longest one phase of the runs (a quarter of them, or the clients' last runs) may take.
 const PHASE_MS = 240_000;
+// A child's start (Node, then tsx compiling the runtime, cold on a fresh clone) took over 60 s
+// with several process test files running at once on two loaded cores.
+const READY_MS = 180_000;
 
 interface RunLine {
   runId: string;
@@ -98,7 +101,7 @@ async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv, slack
     const id = `w${++serial}`;
     const w = { id, script: run.track(`worker ${id}`, startScript(WORKER, [url, String(LEASE_MS), String(RENEW_MS), id], { env })) };
     workers.push(w);
-    await run.line(`worker ${id}`, w.script, (l) => l === "ready", "ready", 60_000);
+    await run.line(`worker ${id}`, w.script, (l) => l === "ready", "ready", READY_MS);
     return w;
   };
   const gone = new Set<Worker>();

@@ -35,6 +35,9 @@ const TIMINGS = { local: { lease: 6_000, renew: 1_000 }, s3: { lease: 12_000, re
 const SLACK_MS = { local: 2_000, s3: 4_000 };
 const SCENARIO_MS = 450_000;
 const PHASE_MS = 240_000;
+// A child's start (Node, then tsx compiling the runtime, cold on a fresh clone) took over 60 s
+// with several process test files running at once on two loaded cores.
+const READY_MS = 180_000;
 
 interface RunLine {
   runId: string;
@@ -78,7 +81,7 @@ async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv, slack
     const id = `w${++serial}`;
     const w = { id, script: run.track(`worker ${id}`, startScript(WORKER, [url, String(LEASE_MS), String(RENEW_MS), id], { env })) };
     workers.push(w);
-    await run.line(`worker ${id}`, w.script, (l) => l === "ready", "ready", 60_000);
+    await run.line(`worker ${id}`, w.script, (l) => l === "ready", "ready", READY_MS);
     return w;
   };
   const live = () => workers.filter((w) => !gone.has(w));
