@@ -112,15 +112,18 @@ async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv, slack
     await run.until("an owner", () => ownerNow() !== undefined, 60_000);
     return ownerNow()!;
   };
-  /** Waits for a worker other than `old` to claim the lease after `since`; returns it and when. */
+  /** Waits for a worker other than `old` to claim the lease after `since`; returns the first to, and when (even if it lost the lease again since). */
   const takeover = async (old: Worker, since: number, what: string): Promise<{ w: Worker; at: number }> => {
     let found: { w: Worker; at: number } | undefined;
     await run.until(
       what,
       () => {
         for (const w of live()) {
-          const s = standing(w);
-          if (w !== old && s?.state === "owner" && s.at >= since) found = { w, at: s.at };
+          if (w === old) continue;
+          for (const l of w.script.lines) {
+            const [state, at] = l.split(" ");
+            if (state === "owner" && Number(at) >= since && (found === undefined || Number(at) < found.at)) found = { w, at: Number(at) };
+          }
         }
         return found !== undefined;
       },
