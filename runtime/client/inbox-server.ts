@@ -7,9 +7,10 @@
  * that also writes its applied mark (the answer, see `applied-mark`). The
  * answer object and the deletion of the request come after. A crash in
  * between leaves the request in the inbox; the next owner finds the mark
- * and answers from it instead of applying again. A request that changes
- * nothing (a duplicate submission, a cancel of an ended run) is simply
- * applied again, with the same answer.
+ * and answers from it instead of applying again (a cancel, whose mark
+ * commits before its last commit, is also carried through). A request that
+ * changes nothing (a duplicate submission, a cancel of an ended run) is
+ * simply applied again, with the same answer.
  *
  * Requests are applied one at a time in the order of their names (ULIDs,
  * so in the order clients made them). An object that is not a request this
@@ -223,7 +224,9 @@ export class ClientInbox {
     const found = await this.#queue.kvGet(markKey);
     if (found !== null) {
       this.stats.replayed++;
-      return decodeAnswer(found);
+      const answer = decodeAnswer(found);
+      if (request.op === "cancel") await this.#finishCancel(request.runId);
+      return answer;
     }
     const mark = <A extends AnswerValue>(): AppliedMark<A> => ({ key: markKey, encode: (value) => encodeAnswer({ ok: true, value }) });
     try {
@@ -292,6 +295,24 @@ export class ClientInbox {
     const submitted = await this.#runtime.group(r.groupId).submitShardMembers(r.members, r.options, r.createdAtMs);
     await this.#queue.kvPut(mark.key, mark.encode(submitted));
     return submitted;
+  }
+
+  /**
+   * Carries a replayed cancel through. Its mark commits with the run's
+   * cancel flag, and the removal of the run's current step is a second
+   * commit: an owner stopped in between (its lease ran out, a crash) leaves
+   * a flagged run whose step, waiting for a signal or a timer, would only
+   * see the flag when it next runs, possibly an hour later. Only a run
+   * still flagged is cancelled: one that ended since is left as it is, and
+   * so is one re-opened since (`retryRun`), which this request never meant.
+   */
+  async #finishCancel(runId: string): Promise<void> {
+    try {
+      if ((await this.#runtime.status(runId))?.state === "cancelling") await this.#runtime.cancel(runId);
+    } catch (err) {
+      if (isInfrastructure(err)) throw err;
+      this.#logger.error({ err, runId }, "finishing a replayed cancel failed; the run ends cancelled when its current step next runs");
+    }
   }
 
   async #deadLetter(name: string, key: string, body: Uint8Array, reason: string): Promise<void> {

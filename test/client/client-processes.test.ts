@@ -19,13 +19,17 @@ import { decodeTerminalRecord } from "../../runtime/workflow/records/records.js"
 import { startScript, type ChildScript } from "../support/child-script.js";
 import { startS3Server, type TestS3Server } from "../support/s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
-import { until } from "../support/until.js";
+import { ChildScenario, ScenarioTimeoutError } from "../support/child-scenario.js";
 import { STEP_QUEUE, STORE_NAME } from "./fixtures/app.js";
+import { missingRuns } from "./fixtures/missing-runs.js";
 
 const OWNER = fileURLToPath(new URL("./fixtures/owner-process.ts", import.meta.url));
 const CLIENT = fileURLToPath(new URL("./fixtures/client-process.ts", import.meta.url));
 const tempDir = useTempDirs("taquba-client-proc-");
 const sized = Number(process.env.TAQUBA_CLIENT_RUNS ?? 0);
+// A child's start (Node, then tsx compiling the runtime, cold on a fresh clone) took over 60 s
+// with several process test files running at once on two loaded cores.
+const READY_MS = 180_000;
 
 interface RunLine {
   runId: string;
@@ -50,37 +54,45 @@ async function keys(store: ObjectStore, prefix: string): Promise<string[]> {
 
 async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv, listIntervalMs: string): Promise<void> {
   const store = openStore(url, { env });
+  // Every wait ends within this, leaving the rest of the test's 600 s for the checks and the
+  // cleanup; one that runs out fails with the children's state, last lines and stderr and the runs
+  // not yet printed. On an idle machine the scenario takes about a minute.
+  const run = new ChildScenario(450_000);
+  let owners = 0;
   const startOwner = async (): Promise<ChildScript> => {
-    const owner = startScript(OWNER, [url, listIntervalMs], { env });
-    await owner.waitFor((l) => l.includes("ready"));
+    const name = `owner ${++owners}`;
+    const owner = run.track(name, startScript(OWNER, [url, listIntervalMs], { env }));
+    await run.line(name, owner, (l) => l.includes("ready"), "ready", READY_MS);
     return owner;
   };
-  let owner = await startOwner();
   const perClient = Math.ceil(runs / 2);
-  const clients = ["a", "b"].map((tag) => startScript(CLIENT, [url, tag, String(perClient), "6"], { env }));
+  const tags = ["a", "b"];
+  const clients: ChildScript[] = [];
+  run.onReport(() => missingRuns(url, env, clients, tags, perClient));
   const finished = () => clients.reduce((n, c) => n + c.lines.filter((l) => l.startsWith("{")).length, 0);
   try {
+    let owner = await startOwner();
+    for (const tag of tags) clients.push(run.track(`client ${tag}`, startScript(CLIENT, [url, tag, String(perClient), "6"], { env })));
     for (let kill = 1; kill <= 2; kill++) {
       const target = Math.floor((kill * perClient * 2) / 3);
-      await until(`${target} runs finished`, () => finished() >= target || clients.every((c) => c.lines.includes("done")), Math.max(240_000, runs * 2_000));
+      await run.until(`${target} runs finished`, () => finished() >= target || clients.every((c) => c.lines.includes("done")), 240_000);
       await owner.kill();
       owner = await startOwner();
     }
     for (const [i, c] of clients.entries()) {
-      // A client that never ends fails here, with what it printed, instead of running into the test's timeout.
-      let ended = false;
-      void c.exited.then(() => (ended = true));
-      await until(`client ${i} finished`, () => ended || c.lines.includes("done"), 240_000).catch((e: unknown) => {
-        throw new Error(`${e instanceof Error ? e.message : String(e)}; last lines ${JSON.stringify(c.lines.slice(-3))}; stderr: ${c.stderr().slice(-2000)}`);
-      });
-      const exit = await c.exited;
+      // A client that never ends fails here, with what every process printed, instead of running into the test's timeout.
+      const exit = await run.exit(`client ${tags[i]}`, c, 240_000);
       expect(exit, c.stderr()).toEqual({ code: 0, signal: null });
     }
     // Requests are deleted just after they are answered.
-    await until("the inbox is empty", async () => (await keys(store, `${STORE_NAME}/inbox/${STEP_QUEUE}/requests/`)).length === 0, 30_000);
+    await run.until("the inbox is empty", async () => (await keys(store, `${STORE_NAME}/inbox/${STEP_QUEUE}/requests/`)).length === 0, 30_000);
+  } catch (err) {
+    // A wait that ran out carries the report already; a failed expectation gets it here.
+    if (!(err instanceof ScenarioTimeoutError)) console.error(await run.report());
+    throw err;
   } finally {
-    await owner.kill();
-    for (const c of clients) await c.kill();
+    // Every child SIGKILLed and gone before the directory is removed.
+    await run.stop();
   }
 
   const lines = clients.flatMap((c) => c.lines.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as RunLine));

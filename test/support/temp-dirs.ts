@@ -1,11 +1,15 @@
 /**
  * @module Temporary directories for tests over real files, removed after
- * each test of the file that asked for them.
+ * each test of the file that asked for them, once the test's child
+ * processes have been killed and have exited (a child still writing into a
+ * directory being removed makes the removal fail with ENOTEMPTY, as after a
+ * test that timed out while its children ran).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
+import { killTestChildren } from "./tied-children.js";
 
 /**
  * Registers cleanup in the calling test file and returns a function making
@@ -15,6 +19,7 @@ import { afterEach } from "vitest";
 export function useTempDirs(prefix: string): () => Promise<string> {
   const dirs: string[] = [];
   afterEach(async () => {
+    await killTestChildren();
     await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
   });
   return async () => {

@@ -4,13 +4,15 @@
  * SIGKILLed (the case no exit handler can cover).
  */
 import { describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { startScript } from "./child-script.js";
+import { useTempDirs } from "./temp-dirs.js";
 import { spawnTied, tiedChildrenRunning } from "./tied-children.js";
 import { until } from "./until.js";
 
 const FIXTURE = fileURLToPath(new URL("./fixtures/tie-parent.ts", import.meta.url));
+const tempDir = useTempDirs("taquba-tied-");
 
 /** Whether `pid` runs: an orphan that ended may stay a zombie here (nothing reaps it), which counts as ended. */
 function alive(pid: number): boolean {
@@ -35,6 +37,24 @@ describe("tied child processes", () => {
     expect(leftRunning).toBeDefined();
     expect(alive(leftRunning!)).toBe(false);
     expect(tiedChildrenRunning()).toBe(0);
+  });
+
+  let writtenDir: string | undefined;
+  let writer: number | undefined;
+
+  it("a child the test leaves writing into a temporary directory keeps writing at the end of the test", async () => {
+    writtenDir = await tempDir();
+    // Creates folders and files as fast as it can, as a worker writing a store does.
+    const script = `const fs = require("node:fs"); for (let i = 0; ; i++) { fs.mkdirSync(process.argv[1] + "/d" + (i % 50), { recursive: true }); fs.writeFileSync(process.argv[1] + "/d" + (i % 50) + "/f" + i, "x"); }`;
+    const child = spawnTied(process.execPath, ["-e", script, writtenDir]);
+    writer = child.pid;
+    await until("the child to write", () => existsSync(`${writtenDir}/d1`), 10_000);
+  });
+
+  it("is killed before the directory is removed, which then succeeds", () => {
+    // Had the removal run while the child wrote, it would have failed the previous test's cleanup with ENOTEMPTY.
+    expect(alive(writer!)).toBe(false);
+    expect(existsSync(writtenDir!)).toBe(false);
   });
 
   for (const mode of ["exit", "hang"] as const) {

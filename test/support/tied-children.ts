@@ -77,6 +77,17 @@ export function beginTestScope(): void {
   currentScope = Symbol("test");
 }
 
+/**
+ * SIGKILLs the children of the test running now and waits until they
+ * exited, keeping the test's scope. For cleanup that must come after the
+ * children are gone, such as removing the directories they write to:
+ * vitest runs the `afterEach` hooks of a test file before those of the
+ * setup file, so `endTestScope` comes too late for them.
+ */
+export async function killTestChildren(): Promise<void> {
+  if (currentScope !== "file") await killTied(currentScope);
+}
+
 /** For the setup file: the test ended; its children are killed. */
 export async function endTestScope(): Promise<void> {
   const scope = currentScope;

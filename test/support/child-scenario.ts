@@ -1,0 +1,165 @@
+/**
+ * @module A bounded scenario over child processes: every wait of a process
+ * test goes through one deadline, set well before the test's timeout, and a
+ * wait that runs out fails with what the children were doing (their state,
+ * last lines and stderr) and whatever else the test reports (the runs still
+ * missing), instead of hanging until the test runner gives up with nothing.
+ * `stop` SIGKILLs every child (SIGCONT first, for one left stopped) and
+ * waits for it to exit, so the test's directories can be removed afterwards.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { ChildExit, ChildScript } from "./child-script.js";
+
+/** A wait of a `ChildScenario` that ran out. */
+export class ScenarioTimeoutError extends Error {
+  override name = "ScenarioTimeoutError";
+}
+
+interface Tracked {
+  readonly name: string;
+  readonly script: ChildScript;
+  exit: ChildExit | undefined;
+}
+
+/** The process state letter of `pid` (R, S, T for stopped, Z), or "?" when it cannot be read. */
+function procState(pid: number): string {
+  try {
+    return /^\d+ \(.*\) (\S)/.exec(readFileSync(`/proc/${pid}/stat`, "utf8"))?.[1] ?? "?";
+  } catch {
+    return "?";
+  }
+}
+
+export class ChildScenario {
+  readonly #children: Tracked[] = [];
+  readonly #reports: Array<() => Promise<string> | string> = [];
+  readonly #started = Date.now();
+  readonly #giveUpAt: number;
+
+  /** A scenario whose waits all end by `budgetMs` from now. */
+  constructor(budgetMs: number) {
+    this.#giveUpAt = this.#started + budgetMs;
+  }
+
+  /** Tracks `script` under `name`: it is reported on a timeout and killed by `stop`. */
+  track(name: string, script: ChildScript): ChildScript {
+    const t: Tracked = { name, script, exit: undefined };
+    void script.exited.then((e) => (t.exit = e));
+    this.#children.push(t);
+    return script;
+  }
+
+  /** Adds a section to the report of a timeout (it must not hang: bound its own IO). */
+  onReport(section: () => Promise<string> | string): void {
+    this.#reports.push(section);
+  }
+
+  /** Milliseconds left before the scenario's deadline. */
+  get remainingMs(): number {
+    return this.#giveUpAt - Date.now();
+  }
+
+  /**
+   * Resolves once `cond()` holds, checking every 5 ms; fails with the report
+   * after `timeoutMs` or at the scenario's deadline, whichever is first.
+   */
+  async until(what: string, cond: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
+    const start = Date.now();
+    const giveUp = Math.min(start + timeoutMs, this.#giveUpAt);
+    while (!(await cond())) {
+      if (Date.now() > giveUp) {
+        const why = giveUp === this.#giveUpAt ? "the scenario's deadline" : `${timeoutMs} ms`;
+        throw new ScenarioTimeoutError(`timed out after ${Date.now() - start} ms (${why}) waiting for ${what}\n${await this.report()}`);
+      }
+      await new Promise<void>((r) => setTimeout(r, 5));
+    }
+  }
+
+  /** Waits until `script` printed a line `match` accepts; fails at once with the report if it exits first. */
+  async line(name: string, script: ChildScript, match: (line: string) => boolean, what: string, timeoutMs: number): Promise<void> {
+    let exited = false;
+    void script.exited.then(() => (exited = true));
+    await this.until(
+      `${name}: ${what}`,
+      () => {
+        if (script.lines.some(match)) return true;
+        if (exited) throw new Error(`${name} exited before ${what}\n${this.#childReport(this.#find(script) ?? { name, script, exit: undefined })}`);
+        return false;
+      },
+      timeoutMs,
+    );
+  }
+
+  /** How `script` ended, once it did within `timeoutMs`. */
+  async exit(name: string, script: ChildScript, timeoutMs: number): Promise<ChildExit> {
+    let exit: ChildExit | undefined;
+    void script.exited.then((e) => (exit = e));
+    await this.until(`${name} to exit`, () => exit !== undefined, timeoutMs);
+    return exit!;
+  }
+
+  #find(script: ChildScript): Tracked | undefined {
+    return this.#children.find((t) => t.script === script);
+  }
+
+  #childReport(t: Tracked): string {
+    const { script } = t;
+    const state = t.exit !== undefined ? `exited ${JSON.stringify(t.exit)}` : `running (state ${procState(script.pid)})`;
+    // Write lines are many: the last few of them, and the last of the others.
+    const writes = script.lines.filter((l) => l.startsWith("write "));
+    const late = script.lines.filter((l) => l.startsWith("late ")).map((l) => Number(l.split(" ")[2]));
+    const others = script.lines.filter((l) => !l.startsWith("write ") && !l.startsWith("late "));
+    const lateness =
+      late.length === 0 ? "" : `; timers late ${late.length} times, ${late.reduce((a, b) => a + b, 0)} ms in all, ${Math.max(...late)} ms at most`;
+    return [
+      `--- ${t.name} (pid ${script.pid}): ${state}; ${script.lines.length} lines, ${writes.length} of them writes${lateness}`,
+      ...others.slice(-15).map((l) => `  ${l.length > 300 ? `${l.slice(0, 300)}...` : l}`),
+      ...(writes.length === 0 ? [] : ["  last writes:", ...writes.slice(-4).map((l) => `  ${l}`)]),
+      `  stderr: ${script.stderr().slice(-1_500) || "(none)"}`,
+    ].join("\n");
+  }
+
+  /**
+   * The children's state, last lines and stderr, then the test's own
+   * sections. With TAQUBA_TEST_CHILD_LOGS set to a directory, each child's
+   * whole output is also written there.
+   */
+  async report(): Promise<string> {
+    const parts = [`after ${Date.now() - this.#started} ms:`, ...this.#children.map((t) => this.#childReport(t))];
+    const dir = process.env.TAQUBA_TEST_CHILD_LOGS;
+    if (dir !== undefined && dir !== "") {
+      const sub = join(dir, `${this.#started}`);
+      mkdirSync(sub, { recursive: true });
+      for (const t of this.#children) {
+        writeFileSync(join(sub, `${t.name.replace(/[^a-z0-9]+/gi, "-")}.out`), `${t.script.lines.join("\n")}\n`);
+        writeFileSync(join(sub, `${t.name.replace(/[^a-z0-9]+/gi, "-")}.err`), t.script.stderr());
+      }
+      parts.push(`(the children's whole output is in ${sub})`);
+    }
+    for (const section of this.#reports) {
+      try {
+        parts.push(await section());
+      } catch (err) {
+        parts.push(`(a report section failed: ${String(err)})`);
+      }
+    }
+    return parts.join("\n");
+  }
+
+  /** SIGKILLs every child still running (after a SIGCONT, for one left stopped) and waits until each exited. */
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.#children.map(async (t) => {
+        if (t.exit === undefined) {
+          try {
+            process.kill(t.script.pid, "SIGCONT");
+          } catch {
+            // already gone
+          }
+        }
+        await t.script.kill();
+      }),
+    );
+  }
+}
