@@ -14,7 +14,7 @@ import { describe, expect, it } from "vitest";
 import { LocalStore, MemoryStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime, type ObjectStore, type Step } from "taquba";
 import { startScript } from "../support/child-script.js";
 import { useTempDirs } from "../support/temp-dirs.js";
-import { advanceUntil, dec, enc, holdableStore, openEnv, runnerOf, settle, until } from "./helpers.js";
+import { advanceUntil, dec, enc, holdableStore, openEnv, runIndexBackfilled, runnerOf, settle, until } from "./helpers.js";
 
 const STEPS = 5;
 const tempDir = useTempDirs("wf-chain-");
@@ -34,6 +34,7 @@ describe("a step that continues at once claims the next one in its settlement", 
   it("one worker works a run at one engine commit per step, every step on its first attempt", async () => {
     const seen: Step[] = [];
     const env = await openEnv(chain(seen));
+    await runIndexBackfilled(env.queue);
     const before = env.queue.engineStats.walBatches;
     const { runId } = await env.runtime.submit({ input: enc("") });
     await env.runtime.wait(runId);
@@ -61,6 +62,7 @@ describe("a step that continues at once claims the next one in its settlement", 
         return chain(seen).runStep(s);
       });
       const env = await openEnv(runner, { queueOptions: { queueConfigs: { "workflow-steps": limit } } });
+      await runIndexBackfilled(env.queue);
       const before = env.queue.engineStats.walBatches;
       const { runId } = await env.runtime.submit({ input: enc("") });
       await env.runtime.wait(runId);
@@ -82,6 +84,7 @@ describe("a step that continues at once claims the next one in its settlement", 
     const seen: Step[] = [];
     const runner = { ...chain(seen), flowRules: () => ({ tenants: { concurrency: { limit: 1 } } }) };
     const env = await openEnv(runner);
+    await runIndexBackfilled(env.queue);
     const before = env.queue.engineStats.walBatches;
     const { runId } = await env.runtime.submit({ input: enc(""), options: { flow: { rule: "tenants", concurrencyKey: "acme" } } });
     await env.runtime.wait(runId);
@@ -121,6 +124,7 @@ describe("a step that continues at once claims the next one in its settlement", 
       return s.stepNumber + 1 < 3 ? StepOutcome.continueNow(enc(acc)) : StepOutcome.succeed(enc(acc));
     });
     const env = await openEnv(runner, { configure: (b) => b.leaseMs(10_000).maxConcurrentSteps(2) });
+    await runIndexBackfilled(env.queue);
     const before = env.queue.engineStats.walBatches;
     const { runId } = await env.runtime.submit({ input: enc("") });
     await until(() => seen.some((s) => s.stepNumber === 1), "step 1 delivered");
@@ -198,6 +202,7 @@ describe("a step that continues at once claims the next one in its settlement", 
     });
     const env = await openEnv(runner);
     stop = () => env.worker!.shutdown();
+    await runIndexBackfilled(env.queue);
     const before = env.queue.engineStats.walBatches;
     await env.runtime.submit({ input: enc("") });
     await until(() => stopping !== undefined, "step 0 ran");

@@ -33,6 +33,14 @@ export function until(cond: () => boolean | Promise<boolean>, what = "condition"
   return untilReal(what, cond, timeoutMs);
 }
 
+/**
+ * Resolves once a started worker's run index backfill has written its mark
+ * (one commit on a fresh store): tests that count commits start after it.
+ */
+export function runIndexBackfilled(queue: Queue, stepQueue = "workflow-steps"): Promise<void> {
+  return until(async () => (await queue.kvGet(`workflow/run-index-backfilled/${stepQueue}`)) !== null, "the run index backfill's mark");
+}
+
 export interface Env {
   store: ObjectStore;
   clock: MockClock;
