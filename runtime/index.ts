@@ -119,8 +119,6 @@ export type {
   EnqueueItem,
   LeaseHandle,
   ClaimedJob,
-  ClaimNext,
-  AckedClaimingNext,
   NackOptions,
   NackOutcome,
   CancelOutcome,

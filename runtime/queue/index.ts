@@ -57,8 +57,6 @@ export type {
   EnqueueItem,
   LeaseHandle,
   ClaimedJob,
-  ClaimNext,
-  AckedClaimingNext,
   NackOptions,
   DeadLetterOptions,
   NackOutcome,

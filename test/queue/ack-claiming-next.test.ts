@@ -4,7 +4,8 @@
  * claimed job then behaves like any claim (settles, expires, is recovered).
  */
 import { describe, expect, it } from "vitest";
-import { ClaimLostError, Queue, SettlementEffects, ValidationError, type ClaimNext } from "taquba";
+import { ClaimLostError, Queue, SettlementEffects, ValidationError } from "taquba";
+import type { ClaimNext } from "../../runtime/queue/types.js";
 import { MemoryStore } from "taquba";
 import { GatedStore } from "../support/gated-store.js";
 import { dec, enc, openQueue, quiesce, settle } from "./helpers.js";
