@@ -152,19 +152,8 @@ export class SegmentBuilder {
 export function readSegment(objectKey: string, bytes: Uint8Array, onEntry: (key: string, value: Uint8Array | undefined) => void): number {
   const buf = asBuffer(bytes);
   const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
-  if (buf.length < FOOTER_BYTES) throw corrupt(`segment is ${buf.length} bytes, shorter than its footer`);
+  const { filterOffset, indexOffset, entryCount } = readFooter(objectKey, buf, 0, buf.length);
   const footer = buf.length - FOOTER_BYTES;
-  if (buf.readUInt32LE(footer + 36) !== MAGIC) throw corrupt("not a segment (bad magic bytes; truncated?)");
-  const version = buf.readUInt16LE(footer + 32);
-  if (version > SEGMENT_FORMAT_VERSION) throw new UnsupportedFormatError(objectKey, version, SEGMENT_FORMAT_VERSION);
-  const filterOffset = readU64(buf, footer);
-  const filterLength = buf.readUInt32LE(footer + 8);
-  const indexOffset = readU64(buf, footer + 12);
-  const indexLength = buf.readUInt32LE(footer + 20);
-  const entryCount = readU64(buf, footer + 24);
-  if (filterOffset + filterLength !== indexOffset || indexOffset + indexLength !== footer) {
-    throw corrupt("segment footer offsets do not match its size");
-  }
   if (crc32(buf.subarray(filterOffset, footer + 40)) !== buf.readUInt32LE(footer + 40)) {
     throw corrupt("segment index checksum mismatch");
   }

@@ -74,15 +74,20 @@ export class LocalStore implements ObjectStore {
     this.root = path.resolve(dir);
   }
 
-  async get(key: string): Promise<StoredObject | null> {
-    validateObjectKey(key);
-    let handle: fs.FileHandle;
+  /** The object's file opened for reading, or null when there is no such object. */
+  async #openForRead(key: string): Promise<fs.FileHandle | null> {
     try {
-      handle = await fs.open(this.#objectPath(key), "r");
+      return await fs.open(this.#objectPath(key), "r");
     } catch (err) {
       if (errorCode(err) === "ENOENT" || errorCode(err) === "ENOTDIR") return null;
       throw this.#mapError(err, key, "get");
     }
+  }
+
+  async get(key: string): Promise<StoredObject | null> {
+    validateObjectKey(key);
+    const handle = await this.#openForRead(key);
+    if (handle === null) return null;
     try {
       const stat = await handle.stat({ bigint: true });
       const body = new Uint8Array(await handle.readFile());
@@ -95,13 +100,8 @@ export class LocalStore implements ObjectStore {
   async getRange(key: string, offset: number, length: number): Promise<Uint8Array | null> {
     validateObjectKey(key);
     checkRange(offset, length);
-    let handle: fs.FileHandle;
-    try {
-      handle = await fs.open(this.#objectPath(key), "r");
-    } catch (err) {
-      if (errorCode(err) === "ENOENT" || errorCode(err) === "ENOTDIR") return null;
-      throw this.#mapError(err, key, "get");
-    }
+    const handle = await this.#openForRead(key);
+    if (handle === null) return null;
     try {
       // Never more than the file holds, whatever length was asked for.
       const size = Number((await handle.stat()).size);
