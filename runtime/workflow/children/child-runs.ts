@@ -206,6 +206,17 @@ export async function processChildEnded(core: RuntimeCore, job: ClaimedJob, slot
     await slot.freeAfterSubmitting(core.queue.deadLetter(job, "the job that reports a child run's end lacks its parent's run id"));
     return;
   }
+  await wakeParent(core, key, parent);
+  await slot.freeAfterSubmitting(core.queue.ack(job));
+}
+
+/**
+ * Wakes the step of `parent` that waits on child completion key `key`, or
+ * drops the buffered end when the parent ended. Harmless to repeat: the
+ * dead-step reconciliation does it again for a wake job the queue
+ * dead-lettered, since the parent's wait has no timeout.
+ */
+export async function wakeParent(core: RuntimeCore, key: string, parent: string): Promise<void> {
   await core.signalLock.run(key, async () => {
     const waitKey = signalWaitKey(core.queueName, key);
     const w = await core.queue.kvGet(waitKey);
@@ -224,7 +235,12 @@ export async function processChildEnded(core: RuntimeCore, job: ClaimedJob, slot
       if (b !== null) await core.queue.kvCompareAndDelete(bufKey, b);
     }
   });
-  await slot.freeAfterSubmitting(core.queue.ack(job));
+}
+
+/** The parent's run id in child completion key `key` (`workflow.child/{parent}/{child}`); `undefined` when it is not one. */
+export function parentOfCompletionKey(key: string): string | undefined {
+  const parts = key.split("/");
+  return parts.length === 3 && parts[0] === "workflow.child" && RunId.isValid(parts[1]) ? parts[1] : undefined;
 }
 
 /**

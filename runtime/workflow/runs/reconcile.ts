@@ -5,13 +5,18 @@
  * queue was opened). Such a run is terminated as failed with the job's last
  * error, and its notification enqueued in the same commit.
  *
+ * A dead job that was to wake a parent for its child's end (see
+ * `children/child-runs`) does that wake-up instead: the end is buffered,
+ * and the parent's wait has no timeout.
+ *
  * The queue has no KV-only transaction, so the commit rides on an enqueue:
  * the notification job, or a no-op job when the hook does not observe the
  * outcome.
  */
 import { SettlementEffects } from "../../queue/effects.js";
 import { terminalDedupKey } from "../records/kv-keys.js";
-import { HEADER_NOOP, HEADER_RUN_ID, HEADER_TERMINAL } from "../records/reserved.js";
+import { HEADER_CHILD_ENDED, HEADER_NOOP, HEADER_RUN_ID, HEADER_TERMINAL } from "../records/reserved.js";
+import { parentOfCompletionKey, wakeParent } from "../children/child-runs.js";
 import { RunId } from "./run-id.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { addTerminalEffects, type TerminationInput } from "./terminal.js";
@@ -23,6 +28,12 @@ export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jo
   const info = await core.queue.view().job(jobId);
   if (info === null || info.state !== "dead" || info.queueName !== core.queueName) return false;
   if (info.headers[HEADER_TERMINAL] !== undefined) return false;
+  const childEnded = info.headers[HEADER_CHILD_ENDED];
+  if (childEnded !== undefined) {
+    const parent = parentOfCompletionKey(childEnded);
+    if (parent !== undefined) await wakeParent(core, childEnded, parent);
+    return false;
+  }
   const runId = info.headers[HEADER_RUN_ID];
   if (!RunId.isValid(runId)) return false;
   const r = await view.records(runId);
