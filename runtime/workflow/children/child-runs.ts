@@ -37,6 +37,7 @@ import type { WorkerSlot } from "../steps/settlement-slots.js";
 import { cancelRun } from "../runs/cancel.js";
 import { decodeChildEnd, encodeChildEnd, type ChildEnd } from "./child-end.js";
 import { errorText } from "../workflow-errors.js";
+import { isStoreFault } from "../store-retry.js";
 import type { WorkflowView } from "../runs/workflow-view.js";
 
 export type { ParentClosePolicy } from "../records/records.js";
@@ -255,10 +256,24 @@ export async function processParentEnded(core: RuntimeCore, job: ClaimedJob, slo
   try {
     if ((await core.queue.kvGet(runKey(core.queueName, parent))) === null) await settleChildren(core, core.view, parent, status);
   } catch (e) {
+    // The store failing is not the job's fault: the worker puts it back uncounted.
+    if (isStoreFault(e)) throw e;
     await slot.freeAfterSubmitting(core.queue.nack(job, `could not settle the child runs of run "${parent}": ${errorText(e)}`));
     return;
   }
   await slot.freeAfterSubmitting(core.queue.ack(job));
+}
+
+/**
+ * Settles the children of `parent` as its termination would have, for a
+ * parent-ended job the queue dead-lettered: from the parent's terminal
+ * record, when the parent is still ended (a re-opened parent keeps its
+ * children). Harmless to repeat.
+ */
+export async function settleEndedParent(core: RuntimeCore, view: WorkflowView, parent: string): Promise<void> {
+  if (!RunId.isValid(parent)) return;
+  const r = await view.records(parent);
+  if (r.kind === "terminated") await settleChildren(core, view, parent, r.terminal.status);
 }
 
 async function settleChildren(core: RuntimeCore, view: WorkflowView, parent: string, status: TerminalStatus): Promise<void> {

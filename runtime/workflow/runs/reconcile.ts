@@ -7,7 +7,8 @@
  *
  * A dead job that was to wake a parent for its child's end (see
  * `children/child-runs`) does that wake-up instead: the end is buffered,
- * and the parent's wait has no timeout.
+ * and the parent's wait has no timeout. One that was to settle an ended
+ * parent's children settles them.
  *
  * The queue has no KV-only transaction, so the commit rides on an enqueue:
  * the notification job, or a no-op job when the hook does not observe the
@@ -15,8 +16,8 @@
  */
 import { SettlementEffects } from "../../queue/effects.js";
 import { terminalDedupKey } from "../records/kv-keys.js";
-import { HEADER_CHILD_ENDED, HEADER_NOOP, HEADER_RUN_ID, HEADER_TERMINAL } from "../records/reserved.js";
-import { parentOfCompletionKey, wakeParent } from "../children/child-runs.js";
+import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED, HEADER_NOOP, HEADER_RUN_ID, HEADER_TERMINAL } from "../records/reserved.js";
+import { parentOfCompletionKey, settleEndedParent, wakeParent } from "../children/child-runs.js";
 import { RunId } from "./run-id.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { addTerminalEffects, type TerminationInput } from "./terminal.js";
@@ -32,6 +33,11 @@ export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jo
   if (childEnded !== undefined) {
     const parent = parentOfCompletionKey(childEnded);
     if (parent !== undefined) await wakeParent(core, childEnded, parent);
+    return false;
+  }
+  const parentEnded = info.headers[HEADER_PARENT_ENDED];
+  if (parentEnded !== undefined) {
+    await settleEndedParent(core, view, parentEnded);
     return false;
   }
   const runId = info.headers[HEADER_RUN_ID];
