@@ -158,14 +158,15 @@ export function slotOf(queue: string, key: string): string {
 
 /** Claim times per (queue, key) within the current window of each: at most `limit` entries a key. */
 export class RateWindows {
-  readonly #log = new Map<string, number[]>();
+  /** Each key's claim times and the period of the limit they count for (keys of several limits share the map). */
+  readonly #log = new Map<string, { times: number[]; periodMs: number }>();
 
   /**
    * When a claim of `slot` is allowed at `now` under `rate`: `now` itself,
    * or the time the window next frees. Changes nothing.
    */
   allowedAt(slot: string, rate: ResolvedRateLimit, now: number): number {
-    const log = this.#log.get(slot);
+    const log = this.#log.get(slot)?.times;
     if (log === undefined) return now;
     while (log.length > 0 && log[0]! <= now - rate.periodMs) log.shift();
     return log.length < rate.limit ? now : log[0]! + rate.periodMs;
@@ -173,19 +174,22 @@ export class RateWindows {
 
   /** Records a claim of `slot` at `now` (after `allowedAt` said yes). */
   take(slot: string, rate: ResolvedRateLimit, now: number): void {
-    let log = this.#log.get(slot);
-    if (log === undefined) {
+    let entry = this.#log.get(slot);
+    if (entry === undefined) {
       // Keys seen once stay bounded: drop windows that ended before adding a key.
-      if (this.#log.size >= 10_000) this.#prune(now, rate.periodMs);
-      log = [];
-      this.#log.set(slot, log);
+      if (this.#log.size >= 10_000) this.#prune(now);
+      entry = { times: [], periodMs: rate.periodMs };
+      this.#log.set(slot, entry);
     }
+    entry.periodMs = rate.periodMs;
+    const log = entry.times;
     log.push(now);
     if (log.length > rate.limit) log.shift();
   }
 
-  #prune(now: number, periodMs: number): void {
-    for (const [k, log] of this.#log) if (log.length === 0 || log[log.length - 1]! <= now - periodMs) this.#log.delete(k);
+  /** Drops the keys whose window ended, each under its own limit's period. */
+  #prune(now: number): void {
+    for (const [k, { times, periodMs }] of this.#log) if (times.length === 0 || times[times.length - 1]! <= now - periodMs) this.#log.delete(k);
   }
 
   clear(): void {
