@@ -151,9 +151,14 @@ export class ConcurrencySlots {
   }
 }
 
-/** The slot name of a key of a queue (queue names contain no NUL). */
-export function slotOf(queue: string, key: string): string {
-  return `${queue}\u0000${key}`;
+/**
+ * The slot name of a key of a queue's own limit, or of a flow rule's
+ * (queue names contain no NUL). Keys and rule names are any text, so the
+ * two kinds differ in their first character and a rule's name and key are
+ * JSON-encoded: no tenant's key reads as another limit's.
+ */
+export function slotOf(queue: string, key: string, rule?: string): string {
+  return rule === undefined ? `${queue}\u0000q${key}` : `${queue}\u0000r${JSON.stringify([rule, key])}`;
 }
 
 /** Claim times per (queue, key) within the current window of each: at most `limit` entries a key. */
@@ -273,14 +278,13 @@ function applied(l: Limits, headers: Readonly<Record<string, string>> | undefine
   const rule = name === undefined ? undefined : l.rules?.get(name);
   // The rule's limits first: when both are full, the views name the more specific reason.
   if (rule !== undefined) {
-    // A rule's slots live beside the queue's: "<queue>\0<rule>\u0001<key>".
     if (rule.rateLimit !== undefined) {
       const key = rule.rateLimit.keyOf(headers);
-      out.push({ slot: slotOf(l.queue, `${rule.name}\u0001${key}`), key, rate: rule.rateLimit, rule: rule.name });
+      out.push({ slot: slotOf(l.queue, key, rule.name), key, rate: rule.rateLimit, rule: rule.name });
     }
     if (rule.concurrency !== undefined) {
       const key = rule.concurrency.keyOf(headers);
-      out.push({ slot: slotOf(l.queue, `${rule.name}\u0001${key}`), key, concurrency: rule.concurrency, rule: rule.name });
+      out.push({ slot: slotOf(l.queue, key, rule.name), key, concurrency: rule.concurrency, rule: rule.name });
     }
   }
   if (l.rateLimit !== undefined) {
