@@ -72,15 +72,15 @@ export interface ResolvedRateLimit extends ResolvedConcurrency {
 }
 
 /** Checks and compiles a `RateLimitConfig`; throws `ValidationError`. */
-export function resolveRateLimit(c: RateLimitConfig): ResolvedRateLimit {
-  if (c === null || typeof c !== "object") throw new ValidationError("QueueConfig.rateLimit must be an object { limit, periodMs, key? }");
+export function resolveRateLimit(c: RateLimitConfig, what = "QueueConfig.rateLimit"): ResolvedRateLimit {
+  if (c === null || typeof c !== "object") throw new ValidationError(`${what} must be an object { limit, periodMs, key? }`);
   if (!Number.isInteger(c.periodMs) || c.periodMs < 1 || c.periodMs > 31_536_000_000) {
-    throw new ValidationError(`QueueConfig.rateLimit.periodMs must be an integer from 1 to 31536000000 (a year), got ${String(c.periodMs)}`);
+    throw new ValidationError(`${what}.periodMs must be an integer from 1 to 31536000000 (a year), got ${String(c.periodMs)}`);
   }
   if (!Number.isInteger(c.limit) || c.limit < 1 || c.limit > 100_000) {
-    throw new ValidationError(`QueueConfig.rateLimit.limit must be an integer from 1 to 100000, got ${String(c.limit)}`);
+    throw new ValidationError(`${what}.limit must be an integer from 1 to 100000, got ${String(c.limit)}`);
   }
-  const base = resolveConcurrency({ limit: c.limit, ...(c.key === undefined ? {} : { key: c.key }) }, "QueueConfig.rateLimit");
+  const base = resolveConcurrency({ limit: c.limit, ...(c.key === undefined ? {} : { key: c.key }) }, what);
   return { ...base, periodMs: c.periodMs };
 }
 
@@ -243,13 +243,18 @@ export function resolveFlowRule(name: string, rule: FlowRule): ResolvedFlowRule 
     keyOf: (headers: Readonly<Record<string, string>> | undefined) => (headers !== undefined && Object.hasOwn(headers, header) ? headers[header]! : ""),
   });
   let concurrency: ResolvedConcurrency | undefined;
+  const part = (v: unknown, what: string, shape: string) => {
+    if (v === null || typeof v !== "object") throw new ValidationError(`flow rule "${name}": ${what} must be an object ${shape}, got ${JSON.stringify(v)}`);
+  };
   if (rule.concurrency !== undefined) {
+    part(rule.concurrency, "concurrency", "{ limit }");
     const c = resolveConcurrency({ limit: rule.concurrency.limit }, `flow rule "${name}": concurrency`);
     concurrency = { ...keyed(FLOW_CONCURRENCY_KEY_HEADER), limit: c.limit };
   }
   let rateLimit: ResolvedRateLimit | undefined;
   if (rule.rateLimit !== undefined) {
-    const r = resolveRateLimit({ limit: rule.rateLimit.limit, periodMs: rule.rateLimit.periodMs });
+    part(rule.rateLimit, "rateLimit", "{ limit, periodMs }");
+    const r = resolveRateLimit({ limit: rule.rateLimit.limit, periodMs: rule.rateLimit.periodMs }, `flow rule "${name}": rateLimit`);
     rateLimit = { ...keyed(FLOW_RATE_KEY_HEADER), limit: r.limit, periodMs: r.periodMs };
   }
   return { name, concurrency, rateLimit };
