@@ -124,7 +124,8 @@ export function typedRunEnd<Result, Err>(def: AnyWorkflowDefinition, end: RunEnd
       return { status: "succeeded", ...base, result: result as Result };
     }
     case "failed": {
-      const message = t.error ?? end.outcome?.error ?? "the run failed";
+      // The result record holds the whole text; the terminal record's may be cut short.
+      const message = end.outcome?.error ?? t.error ?? "the run failed";
       let error: Err | undefined;
       // Only a runner verdict carries a typed error: its reason is the error as canonical JSON.
       if (t.errorKind === "runner" && def.error !== undefined) {

@@ -13,10 +13,15 @@ import type { RunOutcome } from "../runs/run-types.js";
 /** Room left in a signal payload for the outcome's other fields. */
 const MAX_INLINE_RESULT_BYTES = MAX_KV_VALUE_SIZE - 16 * 1024;
 
+/** Most characters of each error text (error, public error, code) that travel with the end. */
+const MAX_INLINE_ERROR_CHARS = 8192;
+
 /** A child's end as its parent receives it. */
 export interface ChildEnd extends Omit<RunOutcome, "headers"> {
   /** The result was too large to travel with the end; it is read from the child's result record. */
   readonly resultOmitted?: true;
+  /** An error text was cut short to travel with the end; the whole ones are read from the child's result record. */
+  readonly errorOmitted?: true;
 }
 
 /** Encodes the end of a child run for its parent's signal buffer. */
@@ -25,10 +30,14 @@ export function encodeChildEnd(o: RunOutcome): Uint8Array {
   const out: Record<string, unknown> = { runId: o.runId, status: o.status, finalStep: o.finalStep };
   if (o.result !== undefined && !big) out.result = o.result;
   if (big) out.resultOmitted = true;
-  if (o.error !== undefined) out.error = o.error.length > 8192 ? `${o.error.slice(0, 8192)}...` : o.error;
   if (o.errorKind !== undefined) out.errorKind = o.errorKind;
-  if (o.publicError !== undefined) out.publicError = o.publicError;
-  if (o.errorCode !== undefined) out.errorCode = o.errorCode;
+  // Error texts are bounded so the end always fits a signal payload, whatever the child's error held.
+  for (const field of ["error", "publicError", "errorCode"] as const) {
+    const text = o[field];
+    if (text === undefined) continue;
+    out[field] = text.length > MAX_INLINE_ERROR_CHARS ? `${text.slice(0, MAX_INLINE_ERROR_CHARS)}...` : text;
+    if (text.length > MAX_INLINE_ERROR_CHARS) out.errorOmitted = true;
+  }
   return encodeValue(out);
 }
 

@@ -188,15 +188,23 @@ async function markParent(core: RuntimeCore, parentRunId: string): Promise<void>
 async function childOutcome(core: RuntimeCore, signal: Uint8Array): Promise<RunOutcome> {
   if (!(signal instanceof Uint8Array)) throw new ValidationError("children.outcome takes the signal the waiting step was entered with (a Uint8Array)");
   const end: ChildEnd = decodeChildEnd(signal, "the signal of this step");
-  const { resultOmitted, ...rest } = end;
-  if (resultOmitted !== true) return { ...rest, headers: {} };
+  const { resultOmitted, errorOmitted, ...rest } = end;
+  if (resultOmitted !== true && errorOmitted !== true) return { ...rest, headers: {} };
   const full = await core.view.outcome(end.runId);
-  if (full === null || full.result === undefined) {
+  if (resultOmitted === true && (full === null || full.result === undefined)) {
     throw new ValidationError(
       `child run "${end.runId}" succeeded, but its result record is gone (memo retention removed it); keep results longer than children run`,
     );
   }
-  return { ...rest, result: full.result, headers: {} };
+  const out: { -readonly [K in keyof RunOutcome]: RunOutcome[K] } = { ...rest, headers: {} };
+  if (resultOmitted === true) out.result = full!.result;
+  // Whole error texts from the result record; the cut ones when it is gone.
+  if (errorOmitted === true && full !== null) {
+    if (full.error !== undefined) out.error = full.error;
+    if (full.publicError !== undefined) out.publicError = full.publicError;
+    if (full.errorCode !== undefined) out.errorCode = full.errorCode;
+  }
+  return out;
 }
 
 /** Processes a job a child's termination enqueued: wakes the parent's step that waits for it. */

@@ -30,6 +30,14 @@ import { hookObserves, type TerminalHook } from "../terminal-hook/terminal-hook.
 import { decodeValue, encodeValue } from "../records/codec.js";
 import { StoreCorruptedError } from "../../errors.js";
 import { stageEnded } from "./index-effects.js";
+import { boundText } from "../../logger.js";
+
+/**
+ * Most characters of a run's error text kept in its terminal and group
+ * member records (KV values, at most 256 KiB): the run's result record
+ * (`WorkflowRuntime.outcome`) keeps the whole text.
+ */
+export const MAX_RECORDED_ERROR_CHARS = 16 * 1024;
 
 /** Settings the terminal effects depend on. */
 export interface TerminalSettings {
@@ -135,6 +143,7 @@ export function runOutcomeOf(t: TerminationInput): RunOutcome {
  */
 export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, into: SettlementEffects = new SettlementEffects()): SettlementEffects {
   const outcome = runOutcomeOf(t);
+  const error = t.error === undefined ? undefined : boundText(t.error, MAX_RECORDED_ERROR_CHARS);
   into.kvDelete(runKey(s.queueName, t.runId));
   into.kvDelete(stepPointerKey(s.queueName, t.runId));
   into.kvDelete(signalDeliveredKey(s.queueName, t.runId, t.finalStep));
@@ -149,7 +158,7 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     token: t.token,
     memoPrefix: t.memoPrefix,
     submittedAtMs: t.submittedAtMs,
-    ...(t.error === undefined ? {} : { error: t.error }),
+    ...(error === undefined ? {} : { error }),
     ...(t.errorKind === undefined ? {} : { errorKind: t.errorKind }),
   };
   into.kvPut(terminalRecordKey(s.queueName, t.runId), encodeTerminalRecord(record));
@@ -163,7 +172,7 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
         incarnation: t.incarnation,
         state: t.status,
         terminatedAtMs: t.nowMs,
-        ...(t.error === undefined ? {} : { error: t.error }),
+        ...(error === undefined ? {} : { error }),
         ...(t.errorKind === undefined ? {} : { errorKind: t.errorKind }),
       }),
     );
