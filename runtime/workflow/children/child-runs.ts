@@ -227,6 +227,11 @@ export async function processChildEnded(core: RuntimeCore, job: ClaimedJob, slot
  */
 export async function wakeParent(core: RuntimeCore, key: string, parent: string): Promise<void> {
   await core.signalLock.run(key, async () => {
+    const bufKey = signalBufferKey(core.queueName, key);
+    const buffered = await core.queue.kvGet(bufKey);
+    // No end buffered: it was consumed already (a late or repeated wake-up). Waking the
+    // parent now would end its wait with no signal, which it would take for a timeout.
+    if (buffered === null) return;
     const waitKey = signalWaitKey(core.queueName, key);
     const w = await core.queue.kvGet(waitKey);
     if (w !== null) {
@@ -238,11 +243,7 @@ export async function wakeParent(core: RuntimeCore, key: string, parent: string)
       }
     }
     // A parent that ended without reading the end never will: drop it.
-    if ((await core.queue.kvGet(runKey(core.queueName, parent))) === null) {
-      const bufKey = signalBufferKey(core.queueName, key);
-      const b = await core.queue.kvGet(bufKey);
-      if (b !== null) await core.queue.kvCompareAndDelete(bufKey, b);
-    }
+    if ((await core.queue.kvGet(runKey(core.queueName, parent))) === null) await core.queue.kvCompareAndDelete(bufKey, buffered);
   });
 }
 
