@@ -237,6 +237,8 @@ export function resolveFlowRule(name: string, rule: FlowRule): ResolvedFlowRule 
     throw new ValidationError(`a flow rule name must be 1 to 256 characters, got ${JSON.stringify(name)}`);
   }
   if (rule === null || typeof rule !== "object") throw new ValidationError(`flow rule "${name}" must be an object { concurrency?, rateLimit? }`);
+  // A misspelt field would otherwise leave the rule without the limit its author meant.
+  refuseUnknownFields(rule, ["concurrency", "rateLimit"], `flow rule "${name}"`);
   const keyed = (header: string) => ({
     limit: 0,
     key: undefined,
@@ -248,16 +250,24 @@ export function resolveFlowRule(name: string, rule: FlowRule): ResolvedFlowRule 
   };
   if (rule.concurrency !== undefined) {
     part(rule.concurrency, "concurrency", "{ limit }");
+    refuseUnknownFields(rule.concurrency, ["limit"], `flow rule "${name}": concurrency`);
     const c = resolveConcurrency({ limit: rule.concurrency.limit }, `flow rule "${name}": concurrency`);
     concurrency = { ...keyed(FLOW_CONCURRENCY_KEY_HEADER), limit: c.limit };
   }
   let rateLimit: ResolvedRateLimit | undefined;
   if (rule.rateLimit !== undefined) {
     part(rule.rateLimit, "rateLimit", "{ limit, periodMs }");
+    refuseUnknownFields(rule.rateLimit, ["limit", "periodMs"], `flow rule "${name}": rateLimit`);
     const r = resolveRateLimit({ limit: rule.rateLimit.limit, periodMs: rule.rateLimit.periodMs }, `flow rule "${name}": rateLimit`);
     rateLimit = { ...keyed(FLOW_RATE_KEY_HEADER), limit: r.limit, periodMs: r.periodMs };
   }
   return { name, concurrency, rateLimit };
+}
+
+function refuseUnknownFields(value: object, known: readonly string[], what: string): void {
+  for (const field of Object.keys(value)) {
+    if (!known.includes(field)) throw new ValidationError(`${what} has no field "${field}" (it takes ${known.join(", ")}); check its spelling`);
+  }
 }
 
 /** The limits that apply to one job: its queue's, then its flow rule's. Slot names keep them apart. */

@@ -21,6 +21,9 @@ describe("flow rule values", () => {
         [{ a: { rateLimit: { limit: 1, periodMs: Number.POSITIVE_INFINITY } } }, /flow rule "a": rateLimit.periodMs must be an integer/],
         [{ a: { rateLimit: { limit: 0, periodMs: 1000 } } }, /flow rule "a": rateLimit.limit must be an integer/],
         [{ b: { concurrency: { limit: 3 } }, a: { rateLimit: { limit: 1e30, periodMs: 1000 } } }, /flow rule "a": rateLimit.limit must be an integer/],
+        [{ a: { concurency: { limit: 1 } } }, /flow rule "a" has no field "concurency"/],
+        [{ a: { concurrency: { limit: 1, key: "{tenant}" } } }, /flow rule "a": concurrency has no field "key"/],
+        [{ a: { rateLimit: { limit: 1, period_ms: 1000 } } }, /flow rule "a": rateLimit has no field "period_ms"/],
       ];
       for (const [rules, message] of cases) {
         let caught: unknown;
