@@ -15,6 +15,10 @@
  * (claims, settlements, submissions, background work) during the timed
  * runs, divided by the steps run.
  *
+ * CPU per step is the process's user + system time over the timed runs
+ * divided by the steps run; one at a time, per-step p50 minus it is about
+ * what a step waits for besides its own work (the store write, timers).
+ *
  * Requests per step count every object-store call made during the timed
  * runs (WAL puts, the run result record, the memo read of `wait`/`outcome`,
  * payload objects, deletes, listings), divided by the steps run.
@@ -131,9 +135,9 @@ console.log(
     .join(" ")}`,
 );
 console.log(
-  "| store | throughput steps/s | per-step p50 | per-step p99 | store requests/step (throughput) | puts/step | gets/step | requests/step (one at a time) | engine commits/step (throughput) | engine commits/step (one at a time) | bytes put/step (throughput) | CPU µs/step (throughput) |",
+  "| store | throughput steps/s | per-step p50 | per-step p99 | store requests/step (throughput) | puts/step | gets/step | requests/step (one at a time) | engine commits/step (throughput) | engine commits/step (one at a time) | bytes put/step (throughput) | CPU µs/step (throughput) | CPU µs/step (one at a time) |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const s of STORES) {
   const tp: Measured[] = [];
   const la: Measured[] = [];
@@ -143,7 +147,7 @@ for (const s of STORES) {
   for (let i = 0; i < REPEATS; i++) la.push(await measure("latency", s));
   const name = s === "local" ? "LocalStore (fsync)" : "MemoryStore";
   console.log(
-    `| ${name} | ${f(median(tp.map((m) => m.stepsPerSec)), 0)} (${tp.map((m) => f(m.stepsPerSec, 0)).join(" / ")}) | ${f(median(la.map((m) => m.stepP50)), 3)} ms | ${f(median(la.map((m) => m.stepP99)), 3)} ms | ${f(median(tp.map((m) => m.requestsPerStep)), 3)} | ${f(median(tp.map((m) => m.putsPerStep)), 3)} | ${f(median(tp.map((m) => m.getsPerStep)), 3)} | ${f(median(la.map((m) => m.requestsPerStep)), 3)} | ${f(median(tp.map((m) => m.commitsPerStep)), 3)} | ${f(median(la.map((m) => m.commitsPerStep)), 3)} | ${f(median(tp.map((m) => m.bytesPerStep)), 0)} | ${f(median(tp.map((m) => m.cpuPerStep)), 0)} |`,
+    `| ${name} | ${f(median(tp.map((m) => m.stepsPerSec)), 0)} (${tp.map((m) => f(m.stepsPerSec, 0)).join(" / ")}) | ${f(median(la.map((m) => m.stepP50)), 3)} ms | ${f(median(la.map((m) => m.stepP99)), 3)} ms | ${f(median(tp.map((m) => m.requestsPerStep)), 3)} | ${f(median(tp.map((m) => m.putsPerStep)), 3)} | ${f(median(tp.map((m) => m.getsPerStep)), 3)} | ${f(median(la.map((m) => m.requestsPerStep)), 3)} | ${f(median(tp.map((m) => m.commitsPerStep)), 3)} | ${f(median(la.map((m) => m.commitsPerStep)), 3)} | ${f(median(tp.map((m) => m.bytesPerStep)), 0)} | ${f(median(tp.map((m) => m.cpuPerStep)), 0)} | ${f(median(la.map((m) => m.cpuPerStep)), 0)} |`,
   );
 }
 console.log(

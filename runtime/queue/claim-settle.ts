@@ -7,7 +7,7 @@
 import { instruments } from "../telemetry/metrics.js";
 import { ClosedError, StoreCorruptedError, ValidationError } from "../errors.js";
 import { type SpanAttributes, traced, tracingWithinSpan } from "../telemetry/tracing.js";
-import { makeClaimedJob, ticketOf } from "./claimed-job.js";
+import { type ClaimTicket, makeClaimedJob, ticketOf } from "./claimed-job.js";
 import { ADMISSION_SCAN_BUDGET, admit, hasLimits } from "./admission.js";
 import type { SettlementEffects } from "./effects.js";
 import type { DeadLetteredEvent } from "./config.js";
@@ -57,6 +57,7 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   const now = core.clock.now();
   const txn = new Txn(core.engine);
   const claimed: [JobRecord, LeaseEntry][] = [];
+  const stored = new Map<string, Uint8Array | undefined>();
   let retryAt: number | undefined;
   for (const id of ids) {
     if (claimed.length === max) break;
@@ -68,6 +69,7 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
       continue;
     }
     const next = claimJob(txn, r, now);
+    stored.set(next.id, txn.get(K.jobKey(next.id)));
     claimed.push([next, core.leases.add(next.id, queueName, now + lease, next.cancelRequested === true, a.slots)]);
   }
   if (retryAt !== undefined) wakeWhenRateFrees(core, queueName, retryAt);
@@ -107,7 +109,7 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   const out: ClaimedJob[] = [];
   claimed.forEach(([r, e], i) => {
     const f = fetched[i]!;
-    if (f.status === "fulfilled") out.push(makeClaimedJob(core, core.leases, core.clock, r, e, f.value));
+    if (f.status === "fulfilled") out.push(makeClaimedJob(core, core.leases, core.clock, r, e, f.value, stored.get(r.id)));
   });
   return out;
 }
@@ -219,6 +221,19 @@ function settle(core: QueueCore, job: ClaimedJob, effects: SettlementEffects | u
   );
 }
 
+/**
+ * The stored record of the claimed job `id`. When the store still holds the
+ * very bytes its claim wrote, the record the claim kept is used instead of
+ * decoding them again; only for a settlement that does not write the
+ * record's payload back (an ack that deletes the job), since the kept
+ * record's payload is the array the claim was handed, not a decoded copy.
+ */
+function heldRecord(txn: Txn, id: string, ticket: ClaimTicket, writesPayload: boolean): JobRecord | undefined {
+  const kept = ticket.claimed;
+  if (!writesPayload && kept !== undefined && txn.get(K.jobKey(id)) === kept.bytes) return { ...kept.record };
+  return readJob(txn, id);
+}
+
 type Settled = { record: JobRecord | undefined; enqueued: EnqueueOutcome[]; next?: ClaimedJob };
 
 /** A job a settlement enqueued already claimed for its settler (see `ackClaimingNext`). */
@@ -227,6 +242,8 @@ interface Chained {
   entry: LeaseEntry;
   payload: Uint8Array;
   index: number;
+  /** The bytes of `record` the settlement stored. */
+  stored: Uint8Array | undefined;
 }
 
 /**
@@ -295,7 +312,9 @@ async function settleNow(
   try {
     core.checkOpen();
     const txn = new Txn(core.engine);
-    const r = core.leases.holds(job.id, ticket.token) ? readJob(txn, job.id) : undefined;
+    const r = core.leases.holds(job.id, ticket.token)
+      ? heldRecord(txn, job.id, ticket, transition !== ackTransition || ackKeepsRecord(core, job.queueName))
+      : undefined;
     if (r === undefined || r.state !== "claimed") throw new ClaimLostError(job.id);
     result = transition(txn, ctx, r);
     if (!result.applyEffects) outcomes = [];
@@ -304,12 +323,14 @@ async function settleNow(
       outcomes = applied.outcomes;
       const rec = applied.claimed;
       if (rec !== undefined) {
+        const stored = txn.get(K.jobKey(rec.id));
         const lease = claimNext.leaseMs ?? core.configs.get(rec.queue).leaseMs;
         chained = {
           record: rec,
           entry: core.leases.add(rec.id, rec.queue, ctx.now + lease, false),
           payload: prepared[claimNext.index]!.payload,
           index: claimNext.index,
+          stored,
         };
       }
     } else outcomes = core.applyEffects(txn, ctx, effects, prepared);
@@ -331,7 +352,7 @@ async function settleNow(
   // Handed out only now that the settlement that enqueued it is durable, and only while its lease holds.
   const next =
     chained !== undefined && !core.isClosed && core.leases.holds(chained.record.id, chained.entry.token) !== undefined
-      ? makeClaimedJob(core, core.leases, core.clock, chained.record, chained.entry, chained.payload)
+      ? makeClaimedJob(core, core.leases, core.clock, chained.record, chained.entry, chained.payload, chained.stored)
       : undefined;
   if (removedRef !== undefined) await core.payloads.deleteAll([removedRef]);
   const rec = result.record;
@@ -357,6 +378,11 @@ const ackTransition: Transition = (txn, ctx, r) => {
   }
   return { record: completeJob(txn, ctx, r), applyEffects: true, finish: { kind: "done" } };
 };
+
+/** Whether an ack of a job of `queue` writes its record back (as a done record) rather than deleting it. */
+function ackKeepsRecord(core: QueueCore, queue: string): boolean {
+  return core.configs.get(queue).doneRetentionMs !== undefined;
+}
 
 export async function ack(core: QueueCore, job: ClaimedJob, effects?: SettlementEffects): Promise<EnqueueOutcome[]> {
   const res = await settle(core, job, effects, ackTransition);

@@ -18,6 +18,8 @@ export const LEASE_MARGIN_MS = 5000;
 export interface ClaimTicket {
   readonly owner: object;
   readonly token: number;
+  /** The record the claim wrote and the exact bytes it stored, so a settlement finding those bytes unchanged need not decode them again. */
+  readonly claimed?: { readonly record: JobRecord; readonly bytes: Uint8Array };
 }
 
 const tickets = new WeakMap<object, ClaimTicket>();
@@ -59,7 +61,16 @@ export function detachedLease(expiresAt = Number.MAX_SAFE_INTEGER): LeaseHandle 
   return { expiresAt, ensureAtLeast: async () => {} };
 }
 
-export function makeClaimedJob(owner: object, registry: LeaseRegistry, clock: TimedClock, r: JobRecord, entry: LeaseEntry, payload: Uint8Array): ClaimedJob {
+/** `stored`: the bytes the claim wrote for `r`, when known (see `ClaimTicket.claimed`). */
+export function makeClaimedJob(
+  owner: object,
+  registry: LeaseRegistry,
+  clock: TimedClock,
+  r: JobRecord,
+  entry: LeaseEntry,
+  payload: Uint8Array,
+  stored?: Uint8Array,
+): ClaimedJob {
   const job: ClaimedJob = {
     id: r.id,
     queueName: r.queue,
@@ -77,6 +88,6 @@ export function makeClaimedJob(owner: object, registry: LeaseRegistry, clock: Ti
     ...(r.lastError === undefined ? {} : { lastError: r.lastError }),
     isLastAttempt: () => r.attempts >= r.maxAttempts,
   };
-  tickets.set(job, { owner, token: entry.token });
+  tickets.set(job, stored === undefined ? { owner, token: entry.token } : { owner, token: entry.token, claimed: { record: r, bytes: stored } });
   return Object.freeze(job);
 }

@@ -127,7 +127,39 @@ export function decodeHistory(key: string, bytes: Uint8Array | undefined): JobAt
 }
 
 export function encodeStats(s: QueueStats): Uint8Array {
-  return pack([s.pending, s.scheduled, s.claimed, s.done, s.dead]);
+  const counts = [s.pending, s.scheduled, s.claimed, s.done, s.dead];
+  return counts.every(isUint32) ? packUint32Array(counts) : pack(counts);
+}
+
+const isUint32 = (n: number) => Number.isInteger(n) && n >= 0 && n <= 0xffff_ffff;
+
+/**
+ * The MessagePack array of unsigned integers below 2^32 that the general
+ * encoder writes (shortest form of each), without its per-call setup: the
+ * stats record is written by every commit that moves a job.
+ */
+function packUint32Array(values: readonly number[]): Uint8Array {
+  const out = new Uint8Array(1 + 5 * values.length);
+  out[0] = 0x90 | values.length;
+  let pos = 1;
+  for (const v of values) {
+    if (v < 0x80) out[pos++] = v;
+    else if (v < 0x100) {
+      out[pos++] = 0xcc;
+      out[pos++] = v;
+    } else if (v < 0x1_0000) {
+      out[pos++] = 0xcd;
+      out[pos++] = v >>> 8;
+      out[pos++] = v & 0xff;
+    } else {
+      out[pos++] = 0xce;
+      out[pos++] = v >>> 24;
+      out[pos++] = (v >>> 16) & 0xff;
+      out[pos++] = (v >>> 8) & 0xff;
+      out[pos++] = v & 0xff;
+    }
+  }
+  return out.subarray(0, pos);
 }
 
 export function decodeStats(key: string, bytes: Uint8Array | undefined): QueueStats {

@@ -82,7 +82,8 @@ export function deleteJob(txn: Txn, r: JobRecord): void {
   releaseDedup(txn, r);
   releaseDebounce(txn, r);
   txn.delete(K.jobKey(r.id));
-  txn.delete(K.historyKey(r.id));
+  // Most jobs have no attempt history: a blind delete would cost an index update and WAL bytes per job.
+  if (txn.has(K.historyKey(r.id))) txn.delete(K.historyKey(r.id));
   if (r.payloadRef !== undefined) txn.delete(K.payloadRefKey(r.payloadRef));
   txn.move(r.queue, r.state, null);
 }

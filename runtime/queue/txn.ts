@@ -15,12 +15,22 @@ import { decodeStats, encodeStats, type JobState, type QueueStats } from "./reco
 /** The read surface the queue needs; `Engine` and `EngineReader` provide it. */
 export interface ReadSource {
   get(key: string): Uint8Array | undefined;
+  /** Whether `key` has a value, without reading it (a paged value need not be warm). */
+  has?(key: string): boolean;
   scan(opts?: ScanOptions): Iterable<[string, Uint8Array]>;
   /** Makes paged values readable (`Engine.warm`); absent where every value is in memory. */
   warm?(keys: Iterable<string>): Promise<void> | undefined;
 }
 
 type StatField = keyof QueueStats;
+
+/**
+ * Stats records by the bytes a transaction wrote for them: the next
+ * transaction of the queue finds those very bytes in the engine and skips
+ * decoding them. Keyed weakly, so an entry lives only while the engine (or
+ * a batch) still holds its bytes: one per queue.
+ */
+const written = new WeakMap<Uint8Array, Readonly<QueueStats>>();
 
 /** One transaction: reads see its own writes; `finish` yields the batch to commit. */
 export class Txn {
@@ -37,7 +47,9 @@ export class Txn {
   }
 
   has(key: string): boolean {
-    return this.get(key) !== undefined;
+    const o = this.#overlay.get(key);
+    if (o !== undefined) return o !== null;
+    return this.src.has === undefined ? this.src.get(key) !== undefined : this.src.has(key);
   }
 
   put(key: string, value: Uint8Array): void {
@@ -71,13 +83,17 @@ export class Txn {
     for (const [queue, d] of this.#deltas) {
       if (d.pending === 0 && d.scheduled === 0 && d.claimed === 0 && d.done === 0 && d.dead === 0) continue;
       const key = statsKey(queue);
-      const s = decodeStats(key, this.get(key));
+      const stored = this.get(key);
+      const known = stored === undefined ? undefined : written.get(stored);
+      const s = known === undefined ? decodeStats(key, stored) : { ...known };
       s.pending += d.pending;
       s.scheduled += d.scheduled;
       s.claimed += d.claimed;
       s.done += d.done;
       s.dead += d.dead;
-      this.batch.put(key, encodeStats(s));
+      const bytes = encodeStats(s);
+      written.set(bytes, s);
+      this.batch.put(key, bytes);
     }
     this.#deltas.clear();
     return this.batch;

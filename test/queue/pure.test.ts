@@ -1,6 +1,7 @@
 /**
  * @module Pure queue logic: key layout, record codec, backoff and name validation.
  */
+import { Packr } from "msgpackr";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_QUEUE_CONFIG, MAX_DELAY_MS, ValidationError } from "taquba";
 import { backoffDelay } from "../../runtime/queue/index.js";
@@ -73,6 +74,22 @@ describe("record codec", () => {
       done: 4,
       dead: 5,
     });
+  });
+
+  it("writes stats as the general MessagePack encoder does, at every integer width and past it", () => {
+    const general = new Packr({ useRecords: false });
+    const widths = [0, 1, 0x7f, 0x80, 0xff, 0x100, 0xffff, 0x1_0000, 0xffff_ffff];
+    for (const n of widths) {
+      const s = { pending: n, scheduled: 0, claimed: 0x80, done: n, dead: 0xffff };
+      const bytes = encodeStats(s);
+      expect(Buffer.from(bytes).toString("hex"), `value ${n}`).toBe(Buffer.from(general.pack([n, 0, 0x80, n, 0xffff])).toString("hex"));
+      expect(decodeStats("n/q", bytes)).toEqual(s);
+    }
+    // Outside the unsigned 32-bit range (a done count past 2^32, or a count a bug drove negative) the general encoder writes it.
+    for (const n of [2 ** 32, 2 ** 53 - 1, -1, 0.5]) {
+      const s = { pending: 0, scheduled: 0, claimed: 0, done: n, dead: 0 };
+      expect(decodeStats("n/q", encodeStats(s))).toEqual(s);
+    }
   });
 });
 

@@ -37,8 +37,11 @@ export function until(cond: () => boolean | Promise<boolean>, what = "condition"
  * Resolves once a started worker's run index backfill has written its mark
  * (one commit on a fresh store): tests that count commits start after it.
  */
-export function runIndexBackfilled(queue: Queue, stepQueue = "workflow-steps"): Promise<void> {
-  return until(async () => (await queue.kvGet(`workflow/run-index-backfilled/${stepQueue}`)) !== null, "the run index backfill's mark");
+export async function runIndexBackfilled(queue: Queue, stepQueue = "workflow-steps"): Promise<void> {
+  await until(async () => (await queue.kvGet(`workflow/run-index-backfilled/${stepQueue}`)) !== null, "the run index backfill's mark");
+  // The mark is readable once committed, but the engine counts a commit's batch when its WAL object is sealed (a turn later):
+  // wait for that too, so a count of commits taken now does not include the mark's.
+  await queue.flush();
 }
 
 export interface Env {

@@ -108,7 +108,16 @@ export function makeDelivery(p: DeliveryParts): Delivery {
 
 /** Builds a {@link Step} from a delivery's parts and the step's own fields. */
 export function makeStep(p: DeliveryParts, stepNumber: number, payload: Uint8Array, signal: Uint8Array | null | undefined): Step {
-  return Object.freeze({ ...makeDelivery(p), stepNumber, payload, signal });
+  // One object, frozen once (not a frozen delivery copied again): built for every step run.
+  return Object.freeze({
+    ...p,
+    isLastAttempt(): boolean {
+      return p.attempt >= p.maxAttempts;
+    },
+    stepNumber,
+    payload,
+    signal,
+  });
 }
 
 function detachedParts(opts: DetachedOptions, step: number): DeliveryParts {

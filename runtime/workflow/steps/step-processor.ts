@@ -188,7 +188,7 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
   trace.signal = signal;
   const children = childRunsFor(core, runId, step);
   const verdict = await runOrReplay(core, memos, job, run, runId, step, signal, trace.memoKeys, children);
-  const externalCancel = job.cancelSignal.aborted || (await cancelRequested(core, runId));
+  const externalCancel = job.cancelSignal.aborted || (await cancelRequested(core, runId, runBytes, run));
   if (verdict.ok && !verdict.replayed && !externalCancel && core.stepOutputReplay) {
     const record = { storedAtMs: core.clock.now(), outcome: verdict.outcome, effects: verdict.staged };
     const key = replayRecordKey(memos.prefix, runId, step, job.payload);
@@ -219,8 +219,11 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
   }
 }
 
-async function cancelRequested(core: RuntimeCore, runId: string): Promise<boolean> {
+/** Whether a cancel of the run was recorded; `read` is the run record read (and decoded as `run`) before the runner ran. */
+async function cancelRequested(core: RuntimeCore, runId: string, read: Uint8Array, run: RunRecord): Promise<boolean> {
   const b = await core.queue.kvGet(runKey(core.queueName, runId));
+  // The very bytes read before: the record did not change (stored values are never mutated, only replaced).
+  if (b === read) return run.cancelRequested === true;
   return b !== null && decodeRunRecord(b, runKey(core.queueName, runId)).cancelRequested === true;
 }
 
