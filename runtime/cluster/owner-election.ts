@@ -16,7 +16,17 @@ import { FencedError, ValidationError } from "../errors.js";
 import { fullLogger, type FullLogger, type Logger } from "../logger.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { validateObjectKey } from "../store/keys.js";
-import { createLease, leaseKey, MAX_LEASE_DURATION_MS, readLease, readNewestLease, type LeaseEntry, type LeaseRecord } from "./lease-chain.js";
+import {
+  createLease,
+  deleteLeasesBelow,
+  leaseKey,
+  MAX_LEASE_DURATION_MS,
+  newerLeaseExists,
+  readLease,
+  readNewestLease,
+  type LeaseEntry,
+  type LeaseRecord,
+} from "./lease-chain.js";
 
 /** How long a lease lasts after its last renewal, unless set: 15 s. */
 export const DEFAULT_LEASE_DURATION_MS = 15_000;
@@ -302,7 +312,13 @@ export class OwnerElection {
           }
           const n = seen === undefined ? 0 : seen.n + 1;
           const at = this.#clock.now();
-          if (await createLease(this.#store, this.#prefix, n, { ...this.#record, released: false })) return { n, at };
+          if (await createLease(this.#store, this.#prefix, n, { ...this.#record, released: false })) {
+            // A process paused between its look and its put can land in a slot the holder has
+            // already deleted: the chain then goes on above it, and this claim is void.
+            if (!(await newerLeaseExists(this.#store, this.#prefix, n))) return { n, at };
+            this.#logger.warn({ lease: this.leasePrefix, leaseNumber: n }, "a claim of the owner lease landed below a newer lease object; standing by");
+            await this.#store.delete(leaseKey(this.#prefix, n)).catch(() => undefined);
+          }
           known = false; // lost the race: look again
           continue;
         }
@@ -343,6 +359,10 @@ export class OwnerElection {
     this.#logger.info({ lease: this.leasePrefix, leaseNumber: n, processId: this.processId }, "this process owns the store");
 
     const started = this.#startWork(term);
+    // The former holders' objects: all but the one just before ours (a standby may be reading it).
+    deleteLeasesBelow(this.#store, this.#prefix, n - 1).catch((err: unknown) =>
+      this.#logger.warn({ err, lease: this.leasePrefix }, "deleting old owner lease objects failed; the next owner deletes them"),
+    );
     let current = n;
     let nextRenewal = claimedAt + this.#renewMs;
     let lost = false;
