@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { MemoryStore, NoopTerminalHook, Queue, serveClients, TaqubaClient, withCounting, WorkflowRuntime, type ObjectStore } from "taquba";
 import { appRunner, STEP_QUEUE, STORE_NAME } from "./fixtures/app.js";
-import { seededRandom } from "../../runtime/store/prng.js";
+import { testRandom } from "../support/seed.js";
 import { until } from "../support/until.js";
 
 const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
@@ -48,6 +48,21 @@ function slowed(store: ObjectStore, ms: number): ObjectStore {
 }
 
 describe("the client inbox applies requests concurrently", () => {
+  it("refuses an absurd window before serving", async () => {
+    const store = new MemoryStore();
+    const queue = await Queue.open(store, STORE_NAME);
+    const runtime = WorkflowRuntime.builder(queue, store, appRunner, NoopTerminalHook).queueName(STEP_QUEUE).build();
+    for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 1e30, 1001]) {
+      expect(() => serveClients(queue, runtime, { store, maxConcurrentRequests: bad }), String(bad)).toThrow(
+        /maxConcurrentRequests must be a whole number from 1 to 1000/,
+      );
+    }
+    // Nothing served: a valid call afterwards is accepted.
+    const inbox = serveClients(queue, runtime, { store, maxConcurrentRequests: 1000 });
+    await inbox.stop();
+    await queue.close();
+  });
+
   it("64 waiting submissions take far fewer commits than one each; one at a time takes one each", async () => {
     for (const window of [32, 1]) {
       const inner = new MemoryStore();
@@ -92,9 +107,8 @@ describe("the client inbox applies requests concurrently", () => {
   });
 
   it("store faults on answers and deletions part way through: every request applied once, each answered", async () => {
-    const seed = Number(process.env.TAQUBA_TEST_SEED ?? Date.now() % 1_000_000);
-    console.log(`inbox fault test seed ${seed} (set TAQUBA_TEST_SEED to repeat)`);
-    const random = seededRandom(seed);
+    const { seed, random } = testRandom("inbox faults");
+    console.log(`inbox fault test: seed ${seed} (TAQUBA_TEST_SEED replays it)`);
     const inner = new MemoryStore();
     const client = await TaqubaClient.open(inner, { name: STORE_NAME, queueName: STEP_QUEUE, timeoutMs: 60_000 });
     const outs = Array.from({ length: 48 }, (_, i) => client.submit({ runId: `f-${i}`, input: enc({ wait: `f-${i}` }) }));
