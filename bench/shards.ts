@@ -9,7 +9,9 @@
  *    of `--steps` steps (50 submissions in flight; the router spreads them
  *    by run id); the clock runs from the first submission to the last
  *    step, as the workers report it. The ratio is to 1 shard in the same
- *    invocation.
+ *    invocation. Each `--inbox` value (the owners' `maxConcurrentRequests`;
+ *    1 applies the inbox requests one at a time) gets its own pass, so a
+ *    before/after comparison shares one run and one machine state.
  * 2. Takeover: two worker processes over one store (no latency), lease
  *    `--lease` ms and renewals every `--renew` ms; the owner is SIGKILLed
  *    `--kills` times and the time from the kill to the standby's claim is
@@ -18,7 +20,7 @@
  *    default timings (lease 15 s, renewals 5 s, inbox listing every 1 s),
  *    counted for `--idle` seconds and scaled to an hour.
  *
- * Run: npx tsx bench/shards.ts [--runs 200] [--steps 5] [--lease 3000] [--renew 500] [--kills 5] [--idle 30] [--only throughput|takeover|idle]
+ * Run: npx tsx bench/shards.ts [--runs 200] [--steps 5] [--lease 3000] [--renew 500] [--kills 5] [--idle 30] [--inbox 1,32] [--only throughput|takeover|idle]
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { loadavg } from "node:os";
@@ -72,7 +74,7 @@ function buildRuntime(queue: Queue, store: ObjectStore, steps: number, onStep: (
 }
 
 /** A worker process: owns its share of the shards and prints its step count every 100 ms and on each claim. */
-async function worker(dir: string, latencyMs: number, steps: number, leaseMs: number, renewMs: number, id: string): Promise<void> {
+async function worker(dir: string, latencyMs: number, steps: number, leaseMs: number, renewMs: number, id: string, inboxWindow: number): Promise<void> {
   const store = storeOf(dir, latencyMs);
   let count = 0;
   const workers = await runShardWorkers(store, NAME, {
@@ -86,7 +88,7 @@ async function worker(dir: string, latencyMs: number, steps: number, leaseMs: nu
       const queue = await Queue.open(guarded, storeName, { flushIntervalMs: 2 });
       const runtime = buildRuntime(queue, guarded, steps, () => count++);
       const handle = runtime.spawn();
-      const inbox = serveClients(queue, runtime, { store: guarded, listIntervalMs: 100 });
+      const inbox = serveClients(queue, runtime, { store: guarded, listIntervalMs: 100, maxConcurrentRequests: inboxWindow });
       queue.onClosed((reason) => reason && term.stepDown(reason));
       return {
         stop: async () => {
@@ -110,10 +112,22 @@ interface Child {
   lines: string[];
 }
 
-function startWorker(dir: string, latencyMs: number, steps: number, leaseMs: number, renewMs: number, id: string): Promise<Child> {
+function startWorker(dir: string, latencyMs: number, steps: number, leaseMs: number, renewMs: number, id: string, inboxWindow = 32): Promise<Child> {
   const proc = spawn(
     process.execPath,
-    ["--import", "tsx", fileURLToPath(import.meta.url), "--worker", dir, String(latencyMs), String(steps), String(leaseMs), String(renewMs), id],
+    [
+      "--import",
+      "tsx",
+      fileURLToPath(import.meta.url),
+      "--worker",
+      dir,
+      String(latencyMs),
+      String(steps),
+      String(leaseMs),
+      String(renewMs),
+      id,
+      String(inboxWindow),
+    ],
     { stdio: ["pipe", "pipe", "inherit"] },
   );
   const child: Child = { proc, lines: [] };
@@ -156,10 +170,10 @@ function ownedBy(c: Child): Set<number> {
   return owned;
 }
 
-async function throughput(shards: number, runs: number, steps: number): Promise<number> {
+async function throughput(shards: number, runs: number, steps: number, inboxWindow: number): Promise<number> {
   return withTempDir("taquba-bench-shards-", async (dir) => {
     await createShards(new LocalStore(dir), NAME, shards);
-    const children = await Promise.all(Array.from({ length: shards }, (_, i) => startWorker(dir, 20, steps, 3_000, 500, `p${i}`)));
+    const children = await Promise.all(Array.from({ length: shards }, (_, i) => startWorker(dir, 20, steps, 3_000, 500, `p${i}`, inboxWindow)));
     const client = await TaqubaClient.open(storeOf(dir, 20), { name: NAME, queueName: STEPS, pollIntervalMs: 200, timeoutMs: 120_000 });
     try {
       // Wait until the processes have shared the shards out, one each.
@@ -286,21 +300,26 @@ const { values, positionals } = parseArgs({
     renew: { type: "string", default: "500" },
     kills: { type: "string", default: "5" },
     idle: { type: "string", default: "30" },
+    inbox: { type: "string", default: "1,32" },
     only: { type: "string" },
   },
 });
 if (values.worker) {
-  const [dir, latency, steps, lease, renew, id] = positionals as [string, string, string, string, string, string];
-  await worker(dir, Number(latency), Number(steps), Number(lease), Number(renew), id);
+  const [dir, latency, steps, lease, renew, id, inboxWindow] = positionals as [string, string, string, string, string, string, string];
+  await worker(dir, Number(latency), Number(steps), Number(lease), Number(renew), id, Number(inboxWindow));
 } else {
   const runs = Number(values.runs);
   const steps = Number(values.steps);
   console.log(`load average before: ${load()}`);
-  let base = 0;
-  for (const s of values.only === undefined || values.only === "throughput" ? [1, 2, 4] : []) {
-    const rate = await throughput(s, runs, steps);
-    if (s === 1) base = rate;
-    console.log(`${s} shard(s), ${s} process(es), 20 ms store: ${rate.toFixed(1)} steps/s (${(rate / base).toFixed(2)}x), load ${load()}`);
+  for (const inboxWindow of values.only === undefined || values.only === "throughput" ? values.inbox.split(",").map(Number) : []) {
+    let base = 0;
+    for (const s of [1, 2, 4]) {
+      const rate = await throughput(s, runs, steps, inboxWindow);
+      if (s === 1) base = rate;
+      console.log(
+        `${s} shard(s), ${s} process(es), 20 ms store, inbox ${inboxWindow} at once: ${rate.toFixed(1)} steps/s (${(rate / base).toFixed(2)}x), load ${load()}`,
+      );
+    }
   }
   if (values.only === undefined || values.only === "takeover") {
     const times = (await takeover(Number(values.lease), Number(values.renew), Number(values.kills))).sort((a, b) => a - b);

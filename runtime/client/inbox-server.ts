@@ -12,10 +12,13 @@
  * changes nothing (a duplicate submission, a cancel of an ended run) is
  * simply applied again, with the same answer.
  *
- * Requests are applied one at a time in the order of their names (ULIDs,
- * so in the order clients made them). An object that is not a request this
- * version understands is moved to `dead/` with the reason and never stops
- * the others.
+ * Requests are taken in the order of their names (ULIDs, so in the order
+ * clients made them), a window of them at a time: those about different
+ * runs, signal keys or jobs are applied concurrently (their commits share
+ * the engine's group commit, and each one's answer and deletion overlap the
+ * others), those about the same one in order, and group and dead-job
+ * requests alone. An object that is not a request this version understands
+ * is moved to `dead/` with the reason and never stops the others.
  */
 import { ClosedError, FencedError, StoreUnavailableError, TaqubaError } from "../errors.js";
 import { JobRunner } from "../typed/job-runner.js";
@@ -60,6 +63,9 @@ export const DEFAULT_LOCAL_LIST_INTERVAL_MS = 5000;
 /** Default time applied marks and unread answers are kept: far longer than any client retries a write. */
 export const DEFAULT_APPLIED_RETENTION_MS = 60 * 60 * 1000;
 
+/** Default number of requests applied at once: see `ServeClientsOptions.maxConcurrentRequests`. */
+export const DEFAULT_MAX_CONCURRENT_REQUESTS = 32;
+
 /** A request that does not decode is left alone this long after it was made before it is moved aside. */
 const MALFORMED_GRACE_MS = 30_000;
 
@@ -71,6 +77,13 @@ export interface ServeClientsOptions {
   readonly listIntervalMs?: number;
   /** How long applied marks and unread answers are kept. Default: 1 hour. */
   readonly appliedRetentionMs?: number;
+  /**
+   * How many requests are read and applied at once (1 to 1,000; default 32).
+   * Requests about the same run, signal key or job are always applied one
+   * after the other in the order they were made; 1 applies every request
+   * alone.
+   */
+  readonly maxConcurrentRequests?: number;
   /** Default: `console.error`. */
   readonly logger?: WorkflowLogger;
 }
@@ -105,6 +118,7 @@ export class ClientInbox {
   readonly #q: string;
   readonly #intervalMs: number;
   readonly #retentionMs: number;
+  readonly #window: number;
   readonly #logger: WorkflowLogger;
   readonly #stop = new AbortController();
   readonly #loop: Promise<void>;
@@ -128,6 +142,7 @@ export class ClientInbox {
     this.#unwatch = watchPrefix(this.#store, inboxPrefix(this.#q), () => this.#poke());
     this.#intervalMs = opts.listIntervalMs ?? (this.#unwatch === undefined ? DEFAULT_LIST_INTERVAL_MS : DEFAULT_LOCAL_LIST_INTERVAL_MS);
     this.#retentionMs = opts.appliedRetentionMs ?? DEFAULT_APPLIED_RETENTION_MS;
+    this.#window = opts.maxConcurrentRequests ?? DEFAULT_MAX_CONCURRENT_REQUESTS;
     this.#logger = opts.logger ?? defaultLogger;
     this.#loop = this.#run();
   }
@@ -147,13 +162,15 @@ export class ClientInbox {
     }
     while (!signal.aborted && !this.#queue.closed) {
       this.#woken = false;
+      let handled = 0;
       try {
-        await this.drain();
+        handled = await this.drain();
       } catch (err) {
         if (this.#queue.closed) break;
         this.#logger.error({ err }, "reading the client inbox failed; retrying at the next listing");
       }
-      if (this.#woken || signal.aborted) continue;
+      // A pass that found work lists again at once: more requests came while it ran.
+      if (handled > 0 || this.#woken || signal.aborted) continue;
       const tick = new AbortController();
       const onStop = () => tick.abort();
       signal.addEventListener("abort", onStop);
@@ -187,30 +204,80 @@ export class ClientInbox {
       if (name !== KEEP_NAME) names.push(name);
     }
     let handled = 0;
-    for (const name of names) {
+    for (let i = 0; i < names.length; i += this.#window) {
       if (this.#stop.signal.aborted || this.#queue.closed) break;
-      if (await this.#handle(name)) handled++;
+      handled += await this.#handleWindow(names.slice(i, i + this.#window));
     }
     await this.#maybeSweep();
     return handled;
   }
 
-  async #handle(name: string): Promise<boolean> {
+  /**
+   * Reads the requests `names` at once and applies them: concurrently when
+   * about different subjects, in order when about the same one (see
+   * `subjectOf`). Rejects with the first failure once all have settled; the
+   * requests after a failed one on its subject are left for the next pass.
+   */
+  async #handleWindow(names: readonly string[]): Promise<number> {
+    const prefix = requestsPrefix(this.#q);
+    const read = await Promise.allSettled(names.map((name) => this.#store.get(`${prefix}${name}`)));
+    const tasks: Array<Promise<boolean>> = [];
+    const chains = new Map<string, Promise<boolean>>();
+    for (const [i, got] of read.entries()) {
+      if (got.status === "rejected") {
+        tasks.push(Promise.reject(got.reason));
+        continue;
+      }
+      const name = names[i]!;
+      const obj = got.value;
+      if (obj === null) continue;
+      const request = this.#decode(name, obj.body);
+      const subject = request === undefined || this.#window === 1 ? ALONE : subjectOf(request);
+      if (subject === ALONE) {
+        // After everything before it, and before everything after it.
+        await Promise.allSettled(tasks);
+        const task = this.#handle(name, obj.body, request);
+        tasks.push(task);
+        await task.catch(() => undefined);
+        chains.clear();
+        continue;
+      }
+      const before = chains.get(subject);
+      const task = before === undefined ? this.#handle(name, obj.body, request) : before.then(() => this.#handle(name, obj.body, request));
+      chains.set(subject, task);
+      tasks.push(task);
+    }
+    const settled = await Promise.allSettled(tasks);
+    const failed = settled.find((r) => r.status === "rejected");
+    if (failed !== undefined) throw failed.reason;
+    return settled.filter((r) => r.status === "fulfilled" && r.value).length;
+  }
+
+  /** The request in `body`, or undefined when it is not one (handled alone, by `#handle`). */
+  #decode(name: string, body: Uint8Array): InboxRequest | undefined {
+    if (!isRequestId(name)) return undefined;
+    try {
+      return decodeRequest(body);
+    } catch (err) {
+      if (err instanceof MalformedRequestError) return undefined;
+      throw err;
+    }
+  }
+
+  async #handle(name: string, body: Uint8Array, decoded: InboxRequest | undefined): Promise<boolean> {
     const key = `${requestsPrefix(this.#q)}${name}`;
-    const obj = await this.#store.get(key);
-    if (obj === null) return false;
     if (!isRequestId(name)) {
-      await this.#deadLetter(name, key, obj.body, "the object name is not a request id (a ULID); it was not written by a TaqubaClient");
+      await this.#deadLetter(name, key, body, "the object name is not a request id (a ULID); it was not written by a TaqubaClient");
       return true;
     }
     let request: InboxRequest;
     try {
-      request = decodeRequest(obj.body);
+      request = decoded ?? decodeRequest(body);
     } catch (err) {
       if (!(err instanceof MalformedRequestError)) throw err;
       // A store without atomic puts can show a request still being written: give a young one time.
       if (this.#queue.clock.now() - requestTime(name) < MALFORMED_GRACE_MS) return false;
-      await this.#deadLetter(name, key, obj.body, err.reason);
+      await this.#deadLetter(name, key, body, err.reason);
       return true;
     }
     const answer = await this.#answerOf(name, request);
@@ -390,6 +457,9 @@ export function serveClients(queue: Queue, target: WorkflowRuntime | JobRunner, 
     if (v !== undefined && (!Number.isFinite(v) || v < 1 || v > 24 * 3600 * 1000))
       throw new ValidationError(`serveClients: ${k} must be a number of ms in 1..86400000, got ${v}`);
   }
+  const n = opts.maxConcurrentRequests;
+  if (n !== undefined && (!Number.isInteger(n) || n < 1 || n > 1000))
+    throw new ValidationError(`serveClients: maxConcurrentRequests must be a whole number from 1 to 1000, got ${String(n)}`);
   const runtime = target instanceof JobRunner ? target.runtime : target;
   const served = servedInboxes.get(queue) ?? new Set<string>();
   // Two loops over one inbox would both find a request unapplied and apply it twice.
@@ -401,6 +471,34 @@ export function serveClients(queue: Queue, target: WorkflowRuntime | JobRunner, 
   served.add(runtime.queueName);
   servedInboxes.set(queue, served);
   return new ClientInbox(queue, target, opts, () => served.delete(runtime.queueName));
+}
+
+/** The subject of a request handled alone: after all before it, before all after it. */
+const ALONE = "";
+
+/**
+ * What a request is about: requests with the same subject are applied in
+ * the order they were made, others concurrently. Group and dead-job
+ * requests touch many runs or jobs and go alone.
+ */
+function subjectOf(r: InboxRequest): string {
+  switch (r.op) {
+    case "submit":
+    case "cancel":
+      return `run:${r.runId}`;
+    case "retry":
+      return r.job === true ? ALONE : `run:${r.runId}`;
+    case "signal":
+    case "clearSignal":
+      return `signal:${r.key}`;
+    case "job":
+      if (r.job.idempotencyKey !== undefined) return `job:${r.job.name}:${r.job.idempotencyKey}`;
+      return r.job.runId === undefined ? ALONE : `run:${r.job.runId}`;
+    case "requeueDead":
+    case "groupManifest":
+    case "groupMembers":
+      return ALONE;
+  }
 }
 
 /** The step queues whose inbox is served, per open queue. */

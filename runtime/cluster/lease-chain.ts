@@ -8,7 +8,12 @@
  * by creating n+1 with its name once n has stayed the newest object for a
  * whole lease duration, and exactly one of two racing creators wins. A
  * graceful holder creates n+1 marked released, which a standby may follow
- * at once. The holder deletes objects older than its previous one.
+ * at once. The holder deletes objects older than its previous one: on each
+ * renewal the one before that, and when it takes over every older object
+ * it lists (a former holder's, or one a paused process created late in a
+ * slot already deleted), so the folder holds a handful of objects however
+ * many takeovers there were. The newest object is never deleted: only a
+ * holder of object c deletes, and only below c - 1.
  *
  * Nothing here compares clocks of two machines: a standby measures a lease
  * duration on its own clock from when it first saw object n.
@@ -137,4 +142,30 @@ export async function createLease(store: ObjectStore, prefix: string, n: number,
     const there = await readLease(store, prefix, n, { leaseDurationMs: record.leaseDurationMs, renewIntervalMs: record.renewIntervalMs });
     return there !== undefined && there.record.holder === record.holder && there.record.released === record.released;
   }
+}
+
+/** Whether a lease object after `n` exists (one listing). */
+export async function newerLeaseExists(store: ObjectStore, prefix: string, n: number): Promise<boolean> {
+  for await (const o of store.list(leaseFolder(prefix), { startAfter: leaseKey(prefix, n) })) {
+    if (parseLeaseKey(prefix, o.key) !== undefined) return true;
+  }
+  return false;
+}
+
+/**
+ * Deletes every lease object numbered below `below`; returns how many. Only
+ * the holder of object `below + 1` calls it, so the newest object (at least
+ * `below + 1`) and the one before stay. A crash part way leaves old objects
+ * the next holder deletes.
+ */
+export async function deleteLeasesBelow(store: ObjectStore, prefix: string, below: number): Promise<number> {
+  const old: number[] = [];
+  for await (const o of store.list(leaseFolder(prefix))) {
+    const n = parseLeaseKey(prefix, o.key);
+    if (n === undefined) continue;
+    if (n >= below) break; // listed in ascending order
+    old.push(n);
+  }
+  for (const n of old) await store.delete(leaseKey(prefix, n));
+  return old.length;
 }

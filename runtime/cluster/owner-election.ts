@@ -16,7 +16,17 @@ import { FencedError, ValidationError } from "../errors.js";
 import { fullLogger, type FullLogger, type Logger } from "../logger.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { validateObjectKey } from "../store/keys.js";
-import { createLease, leaseKey, MAX_LEASE_DURATION_MS, readLease, readNewestLease, type LeaseEntry, type LeaseRecord } from "./lease-chain.js";
+import {
+  createLease,
+  deleteLeasesBelow,
+  leaseKey,
+  MAX_LEASE_DURATION_MS,
+  newerLeaseExists,
+  readLease,
+  readNewestLease,
+  type LeaseEntry,
+  type LeaseRecord,
+} from "./lease-chain.js";
 
 /** How long a lease lasts after its last renewal, unless set: 15 s. */
 export const DEFAULT_LEASE_DURATION_MS = 15_000;
@@ -86,8 +96,11 @@ export type OwnerElectionState = "standby" | "owner" | "stopped";
 
 /** Extra behaviour of elections a shard coordinator runs (not public). */
 export interface ElectionHooks {
-  /** Extra wait before claiming a lease that is free, decided when it becomes free. */
-  claimDelayMs?(): number;
+  /**
+   * Extra wait before claiming a lease that is free, decided when it becomes
+   * free: `released` when its holder gave it up (rather than stopped renewing).
+   */
+  claimDelayMs?(released: boolean): number;
 }
 
 function checkMs(what: string, v: unknown, min: number, max: number): number {
@@ -255,7 +268,7 @@ export class OwnerElection {
     let seen: LeaseEntry | undefined;
     let observedAt = 0;
     let known = false;
-    // When a free lease was first seen free, and the extra delay then decided.
+    // The extra delay before claiming a free lease, decided when it was first seen free.
     let freeDelay: number | undefined;
     while (!stop.aborted) {
       try {
@@ -275,39 +288,32 @@ export class OwnerElection {
           } else known = false;
           continue;
         }
-        const freeAt = seen === undefined || rec!.released ? observedAt : observedAt + rec!.leaseDurationMs;
+        const released = seen === undefined || rec!.released;
+        const freeAt = released ? observedAt : observedAt + rec!.leaseDurationMs;
         const now = this.#clock.now();
-        if (now >= freeAt) {
-          freeDelay ??= this.#hooks.claimDelayMs?.() ?? 0;
-          const claimAt = Math.max(freeAt + freeDelay, this.#holdoffUntil);
-          if (now < claimAt) {
-            // Wait for the delay, looking at the lease meanwhile (someone else may claim it).
-            if (!(await this.#sleepUntil(Math.min(claimAt, now + this.#renewMs), stop))) break;
-            if (this.#clock.now() < claimAt) {
-              if (await this.#advance(seen)) {
-                known = false;
-              }
-              continue;
-            }
+        const claimAt = now < freeAt ? freeAt : Math.max(freeAt + (freeDelay ??= this.#hooks.claimDelayMs?.(released) ?? 0), this.#holdoffUntil);
+        if (now < claimAt) {
+          // Look at the lease once per interval meanwhile: a renewal, or someone else's claim.
+          if (!(await this.#sleepUntil(Math.min(claimAt, now + this.#renewMs), stop))) break;
+          const newer = await this.#follow(seen);
+          if (newer !== undefined) {
+            seen = newer;
+            observedAt = this.#clock.now();
+            freeDelay = undefined;
           }
-          if (seen !== undefined && !rec!.released) {
-            // Objects may have been deleted under a standby that slept: make sure seen.n is still the newest.
-            const newer = await readNewestLease(this.#store, this.#prefix, this.#fallback, seen.n);
-            if (newer !== undefined) {
-              seen = newer;
-              observedAt = this.#clock.now();
-              freeDelay = undefined;
-              continue;
-            }
-          }
-          const n = seen === undefined ? 0 : seen.n + 1;
-          const at = this.#clock.now();
-          if (await createLease(this.#store, this.#prefix, n, { ...this.#record, released: false })) return { n, at };
-          known = false; // lost the race: look again
           continue;
         }
-        if (!(await this.#sleepUntil(Math.min(freeAt, now + this.#renewMs), stop))) break;
-        if (await this.#advance(seen)) known = false;
+        const n = seen === undefined ? 0 : seen.n + 1;
+        const at = this.#clock.now();
+        if (await createLease(this.#store, this.#prefix, n, { ...this.#record, released: false })) {
+          // Objects may have been deleted under a standby that slept, or a process paused between
+          // its look and its put lands in a slot the holder already deleted: the chain then goes on
+          // above it, and this claim is void.
+          if (!(await newerLeaseExists(this.#store, this.#prefix, n))) return { n, at };
+          this.#logger.warn({ lease: this.leasePrefix, leaseNumber: n }, "a claim of the owner lease landed below a newer lease object; standing by");
+          await this.#store.delete(leaseKey(this.#prefix, n)).catch(() => undefined);
+        }
+        known = false; // lost the race: look again
       } catch (err) {
         this.#logger.warn({ err, lease: this.leasePrefix }, "reading the owner lease failed; trying again at the next interval");
         known = false;
@@ -317,10 +323,19 @@ export class OwnerElection {
     return undefined;
   }
 
-  /** Whether a lease object after `seen` exists (one GET: cheaper than a listing). */
-  async #advance(seen: LeaseEntry | undefined): Promise<boolean> {
-    if (seen === undefined) return (await readLease(this.#store, this.#prefix, 0, this.#fallback)) !== undefined;
-    return (await readLease(this.#store, this.#prefix, seen.n + 1, this.#fallback)) !== undefined;
+  /**
+   * The newest lease object after `seen`, found by reading the next numbers
+   * one GET at a time (cheaper than a listing), or undefined when there is
+   * none yet. Reading on past the first keeps a standby that fell behind the
+   * holder's renewals in step with it.
+   */
+  async #follow(seen: LeaseEntry | undefined): Promise<LeaseEntry | undefined> {
+    let newest: LeaseEntry | undefined;
+    for (let n = seen === undefined ? 0 : seen.n + 1; ; n++) {
+      const next = await readLease(this.#store, this.#prefix, n, this.#fallback);
+      if (next === undefined) return newest;
+      newest = next;
+    }
   }
 
   /** Holds the lease from object `n` (claimed at `claimedAt`), running the work, until the term ends. */
@@ -343,6 +358,10 @@ export class OwnerElection {
     this.#logger.info({ lease: this.leasePrefix, leaseNumber: n, processId: this.processId }, "this process owns the store");
 
     const started = this.#startWork(term);
+    // The former holders' objects: all but the one just before ours (a standby may be reading it).
+    deleteLeasesBelow(this.#store, this.#prefix, n - 1).catch((err: unknown) =>
+      this.#logger.warn({ err, lease: this.leasePrefix }, "deleting old owner lease objects failed; the next owner deletes them"),
+    );
     let current = n;
     let nextRenewal = claimedAt + this.#renewMs;
     let lost = false;

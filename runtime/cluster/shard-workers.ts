@@ -6,10 +6,11 @@
  * announces itself with a heartbeat in the store (numbered objects under
  * `{name}/cluster/members/{processId}/`, one per renewal interval), counts
  * the processes whose heartbeat moved within a lease duration, and aims at
- * owning at most ceil(S / live processes) shards: it claims a free shard at
- * once while below that share and only after a grace period otherwise (so
- * the shards of a dead process are taken over even when every survivor is
- * at its share), and hands one shard back per interval while above it.
+ * owning at most ceil(S / live processes) shards: it claims the shards of a
+ * dead process as soon as their leases run out, whatever it owns (the
+ * takeover bound holds even when every survivor is at its share), claims a
+ * handed-back shard at once while below its share and after a grace period
+ * otherwise, and hands one shard back per interval while above it.
  */
 import { SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
 import { PreconditionFailedError, ValidationError } from "../errors.js";
@@ -125,7 +126,12 @@ export class ShardWorkers {
     this.#leaseMs = t.leaseDurationMs;
     this.#renewMs = t.renewIntervalMs;
     this.processId = opts.processId ?? defaultProcessId();
-    const hooks = { claimDelayMs: () => (this.owned().length < this.share() ? 0 : 2 * this.#renewMs) };
+    // A process at its share lets one below it take a handed-back shard first. Not a dead
+    // owner's: a standby sees the last renewal up to one interval late, so a lease duration
+    // after that is already the bound's full lease duration plus one renewal interval.
+    const hooks = {
+      claimDelayMs: (released: boolean) => (released && this.owned().length >= this.share() ? Math.min(2 * this.#renewMs, this.#leaseMs - this.#renewMs) : 0),
+    };
     this.#elections = Array.from({ length: shards }, (_, shard) => {
       const storeName = shardStoreName(name, shard);
       return new OwnerElection(

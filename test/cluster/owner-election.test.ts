@@ -253,6 +253,90 @@ describe("owner election", () => {
     await Promise.all([a.election.stop(), b.election.stop()]);
   });
 
+  it("many takeovers, by expiry and by release, leave a handful of lease objects; one owner at any time", async () => {
+    const inner = new MemoryStore();
+    const clock = new MockClock();
+    const stores = Array.from({ length: 3 }, () => new PausableStore(inner));
+    let running = 0;
+    let maxRunning = 0;
+    const nodes = stores.map((s, i) =>
+      node(s, clock, `p${i}`, {
+        start: async () => {
+          running++;
+          maxRunning = Math.max(maxRunning, running);
+          return { stop: async () => void running-- };
+        },
+      }),
+    );
+    const owner = () => nodes.findIndex((n) => n.election.state === "owner");
+    let most = 0;
+    for (let round = 0; round < 30; round++) {
+      await advanceUntil(clock, () => nodes.filter((n) => n.election.state === "owner").length === 1, LEASE * 4, 25);
+      const was = owner();
+      if (round % 2 === 0) {
+        stores[was]!.paused = true; // dies: the others wait for the expiry
+      } else {
+        nodes[was]!.election.relinquish(); // hands over at once
+      }
+      await advanceUntil(clock, () => nodes.some((n, i) => i !== was && n.election.state === "owner"), LEASE * 4, 25);
+      stores[was]!.resume();
+      // One renewal by the new owner, then count.
+      clock.advance(RENEW);
+      await settle();
+      most = Math.max(most, (await leaseKeys(inner)).length);
+    }
+    const newest = Number((await leaseKeys(inner)).at(-1)!.split("/").at(-1));
+    expect(newest, "the chain moved through many numbers").toBeGreaterThan(60);
+    expect(most, "lease objects in the folder after a takeover").toBeLessThanOrEqual(3);
+    expect(maxRunning).toBe(1);
+    await Promise.all(nodes.map((n) => n.election.stop()));
+  });
+
+  it("a claim that lands late in a slot the holder already deleted is void: the claimer stands by, the holder keeps the lease", async () => {
+    const inner = new MemoryStore();
+    const clock = new MockClock();
+    const aStore = new PausableStore(inner);
+    const a = node(aStore, clock, "a");
+    await settle();
+    // b's claim put for slot 1 is held back, as if b were stopped between its look and its put.
+    let releaseClaim: (() => void) | undefined;
+    const held = new Promise<void>((r) => (releaseClaim = r));
+    const bStore: ObjectStore = {
+      get: (k) => inner.get(k),
+      list: (p, o) => inner.list(p, o),
+      delete: (k) => inner.delete(k),
+      async put(key, body, opts) {
+        if (key === leaseKey("app/", 1)) await held;
+        return inner.put(key, body, opts);
+      },
+    };
+    // a dies before its first renewal; b and c both see slot 0 expire.
+    aStore.paused = true;
+    const b = node(bStore, clock, "b");
+    const c = node(inner, clock, "c");
+    await settle();
+    await advanceUntil(clock, () => c.election.state === "owner", LEASE * 4, 25);
+    // c renews until slot 1 (its claim) is deleted.
+    for (let i = 0; i < 4; i++) {
+      clock.advance(RENEW);
+      await settle();
+    }
+    expect(await inner.get(leaseKey("app/", 1))).toBeNull();
+    releaseClaim!();
+    await settle();
+    for (let i = 0; i < 6; i++) {
+      clock.advance(RENEW / 2);
+      await settle();
+      expect(b.election.state, "b after its late claim").toBe("standby");
+      expect(c.election.state).toBe("owner");
+    }
+    expect(b.log).toEqual([]);
+    expect(await inner.get(leaseKey("app/", 1)), "b's void claim is removed").toBeNull();
+    await Promise.all([b.election.stop(), c.election.stop()]);
+    aStore.resume();
+    await a.election.stop();
+  });
+
   it("a renewal that finds the next lease object taken ends the term", async () => {
     const store = new MemoryStore();
     const clock = new MockClock();

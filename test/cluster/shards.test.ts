@@ -19,6 +19,8 @@ async function settle(): Promise<void> {
 /** A store whose calls all wait while `paused` (a process stopped or dead, as the store sees it). */
 class PausableStore implements ObjectStore {
   paused = false;
+  /** Mock time each call takes (a loaded store), when a clock is given. */
+  latency: { clock: MockClock; ms: number } | undefined;
   #resume: Array<() => void> = [];
   constructor(readonly inner: ObjectStore) {}
   resume(): void {
@@ -26,6 +28,7 @@ class PausableStore implements ObjectStore {
     for (const r of this.#resume.splice(0)) r();
   }
   async #gate(): Promise<void> {
+    if (this.latency !== undefined) await this.latency.clock.waitUntil(this.latency.clock.now() + this.latency.ms);
     while (this.paused) await new Promise<void>((r) => this.#resume.push(r));
   }
   async get(key: string) {
@@ -110,7 +113,8 @@ describe("shard workers", () => {
   const LEASE = 3_000;
   const RENEW = 500;
 
-  async function cluster(processes: number, shards: number) {
+  /** `processes` workers over `shards` shards, each started `staggerMs` after the one before. */
+  async function cluster(processes: number, shards: number, staggerMs = 0, latencyMs = 0) {
     const inner = new MemoryStore();
     await createShards(inner, "app", shards);
     const clock = new MockClock();
@@ -133,6 +137,12 @@ describe("shard workers", () => {
           },
         }),
       );
+      // From here on this worker's store calls take `latencyMs` of mock time.
+      if (latencyMs > 0) store.latency = { clock, ms: latencyMs };
+      for (let t = 0; t < staggerMs; t += 10) {
+        clock.advance(Math.min(10, staggerMs - t));
+        await settle();
+      }
     }
     const step = async (ms: number) => {
       for (let t = 0; t < ms; t += 50) {
@@ -172,6 +182,45 @@ describe("shard workers", () => {
     for (const s of status) expect(survivors.map((w) => w.processId)).toContain(s.owner);
     c.stores[victim]!.resume();
     await Promise.all(c.workers.map((w) => w.stop()));
+  });
+
+  it("survivors already at their share take a dead process's shards within the lease duration plus one renewal interval", async () => {
+    // Store calls take `latency` ms: the claim's own round trips come on top of the bound.
+    for (const [processes, stagger, phase, latency] of [
+      [2, 0, 0, 0],
+      [2, 170, 275, 0],
+      [2, 330, 60, 40],
+      [4, 90, 130, 0],
+      [4, 120, 490, 40],
+      [2, 74, 226, 140],
+      [4, 7, 243, 100],
+    ] as const) {
+      const c = await cluster(processes, 4, stagger, latency);
+      await c.step(LEASE * 8 + phase);
+      // Each process at its share of ceil(4 / processes).
+      for (const w of c.workers) expect(w.owned(), `${processes} processes`).toHaveLength(4 / processes);
+      const victim = 0;
+      const lost = c.workers[victim]!.owned();
+      c.stores[victim]!.paused = true;
+      const from = c.clock.now();
+      const survivors = c.workers.filter((_, i) => i !== victim);
+      const claimed = new Map<number, number>();
+      while (claimed.size < lost.length && c.clock.now() - from < LEASE * 4) {
+        c.clock.advance(10);
+        await settle();
+        for (const s of lost) if (!claimed.has(s) && survivors.some((w) => w.owned().includes(s))) claimed.set(s, c.clock.now() - from);
+      }
+      for (const s of lost)
+        expect(claimed.get(s), `shard ${s} of ${processes} processes, stagger ${stagger}, phase ${phase}, latency ${latency}`).toBeLessThanOrEqual(
+          LEASE + RENEW + 4 * latency,
+        );
+      expect(c.overlap()).toBe(0);
+      c.stores[victim]!.resume();
+      let stopped = false;
+      const stopping = Promise.all(c.workers.map((w) => w.stop())).then(() => (stopped = true));
+      while (!stopped) await c.step(50); // store calls in flight wait on the mock clock
+      await stopping;
+    }
   });
 
   it("one process owns all shards alone and hands half to a second that joins", async () => {
