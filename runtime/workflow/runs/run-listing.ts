@@ -90,6 +90,8 @@ export interface RunRow {
   /** For an ended run that did not succeed: the error text and why it ended. */
   readonly error?: string;
   readonly errorKind?: RunErrorKind;
+  /** The run that replaced this one before it started (`errorKind: "superseded"`). */
+  readonly supersededBy?: RunId;
   /** The run group and member key, when the run is a group member. */
   readonly group?: { readonly id: string; readonly key: string };
   /** The run that started this one as a child run, and the step that started it. */

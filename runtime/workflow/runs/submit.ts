@@ -29,6 +29,7 @@ import { InputMismatchError, ReservedHeaderError, ReservedKeyError } from "../wo
 import { ValidationError } from "../../errors.js";
 import { checkRunHeaders, checkRunPayload } from "../limits.js";
 import { describePayload, stageForgotten, stageSubmission } from "./index-effects.js";
+import { checkRunDebounce, supersessionOf } from "./debounce.js";
 
 /** Checks user headers: string values, no reserved prefix. */
 export function checkUserHeaders(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {
@@ -80,6 +81,7 @@ export function checkRunOptions(o: RunOptions): void {
     throw new ValidationError(`RunOptions.maxAttemptsPerStep must be an integer >= 1, got ${o.maxAttemptsPerStep}`);
   }
   if (o.runAt !== undefined) validateInstant("RunOptions.runAt", o.runAt);
+  checkRunDebounce(o);
 }
 
 export function checkEffects(effects: SettlementEffects | undefined): void {
@@ -196,8 +198,35 @@ async function submitLocked(
       ...(options.priority === undefined ? {} : { priority: options.priority }),
       ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttempts: options.maxAttemptsPerStep }),
       ...(options.runAt === undefined ? {} : { runAt: options.runAt }),
+      ...(options.debounce === undefined ? {} : { debounce: { key: options.debounce.key, periodMs: options.debounce.periodMs } }),
     };
-    const { outcome } = await core.queue.enqueueWithEffects(core.queueName, spec.input, opts, effects);
-    return { runId, jobId: outcome.jobId, newlySubmitted: outcome.newlyEnqueued };
+    if (options.debounce === undefined) {
+      const { outcome } = await core.queue.enqueueWithEffects(core.queueName, spec.input, opts, effects);
+      return { runId, jobId: outcome.jobId, newlySubmitted: outcome.newlyEnqueued };
+    }
+    return submitDebounced(core, runId, spec.input, opts, effects, options.debounce);
   });
+}
+
+/** The enqueue of a debounced run's first step, with the end of the run it replaces in the same commit. */
+async function submitDebounced(
+  core: RuntimeCore,
+  runId: RunId,
+  input: Uint8Array,
+  opts: EnqueueOptions,
+  effects: SettlementEffects,
+  debounce: NonNullable<RunOptions["debounce"]>,
+): Promise<SubmitOutcome> {
+  const enqueue = core.queue.enqueueSuperseding;
+  if (enqueue === undefined) throw new ValidationError("RunOptions.debounce needs a runtime over a Queue (this queue port cannot supersede runs)");
+  for (;;) {
+    const replaced = await supersessionOf(core, debounce, runId);
+    const out = await enqueue.call(core.queue, core.queueName, input, opts, effects, replaced);
+    if (out === "raced") continue;
+    if (out.outcome.newlyEnqueued && replaced.ended !== undefined) {
+      core.noteTerminated(replaced.ended.runId, replaced.ended.atMs);
+      instruments()?.runsTerminated.add(1, { "taquba.queue": core.queueName, "taquba.outcome": "superseded" });
+    }
+    return { runId, jobId: out.outcome.jobId, newlySubmitted: out.outcome.newlyEnqueued };
+  }
 }
