@@ -181,4 +181,20 @@ describe("debounced runs", () => {
     expect((await env.queue.view().stats("workflow-steps")).scheduled).toBe(0);
     await env.stop();
   });
+
+  it("orders runs by their submission's priority, a debounced run keeping its own", async () => {
+    const clock = new MockClock(T0);
+    const runner = recordingRunner();
+    const env = await openEnv(runner, { clock, start: false, configure: (b) => b.maxConcurrentSteps(1) });
+    await env.runtime.submit({ runId: "low", input: enc("low"), options: { priority: 10_000 } });
+    await env.runtime.submit({ runId: "normal", input: enc("normal") });
+    await env.runtime.submit({ runId: "high", input: enc("high"), options: { priority: 100 } });
+    await env.runtime.submit({ runId: "urgent", input: enc("urgent"), options: { priority: 1, debounce } });
+    clock.advance(PERIOD);
+    const worker = env.runtime.spawn();
+    for (const id of ["low", "normal", "high", "urgent"]) await env.runtime.wait(id);
+    expect(runner.ran).toEqual(["urgent", "high", "normal", "low"]);
+    await worker.shutdown();
+    await env.stop();
+  });
 });
