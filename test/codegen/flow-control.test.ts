@@ -3,6 +3,7 @@
  * every problem located at its line and column, and the generated
  * definition carrying the limits and key templates.
  */
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { generate } from "../../codegen/generate.js";
 import type { Diagnostic } from "../../codegen/analyse/diagnostics.js";
@@ -94,6 +95,15 @@ describe("flow control in a spec", () => {
     const defs = r.files.find((f) => f.path.endsWith("definitions.ts"))!.content;
     expect(defs).toContain('flowControl: { debounce: { periodMs: 5000, key: "report/{customer.id}" } },');
     expect(defs).toContain('flowControl: { debounce: { periodMs: 200, key: "{tenant_id}" } },');
+  });
+
+  it("generates the debounce of the documented spec's job and workflow", () => {
+    const file = "test/codegen/fixtures/debounce/digest.taquba.yaml";
+    const r = generate([{ file, source: readFileSync(file, "utf8") }]);
+    expect(r.diagnostics).toEqual([]);
+    const defs = r.files.find((f) => f.path.endsWith("definitions.ts"))!.content;
+    expect(defs).toContain('flowControl: { debounce: { periodMs: 30000, key: "{tenant_id}/{user_id}" } },');
+    expect(defs).toContain('flowControl: { debounce: { periodMs: 5000, key: "{index}" } },');
   });
 
   it("BAD_FLOW_CONTROL: a debounce period that is zero, negative, fractional, not a number or longer than a day", () => {

@@ -225,7 +225,7 @@ async function submitDebounced(
     if (out === "raced") continue;
     if (out.outcome.newlyEnqueued && replaced.ended !== undefined) {
       core.noteTerminated(replaced.ended.runId, replaced.ended.atMs);
-      instruments()?.runsTerminated.add(1, { "taquba.queue": core.queueName, "taquba.outcome": "superseded" });
+      instruments()?.runsTerminated.add(1, { "taquba.queue": core.queueName, "taquba.outcome": "cancelled" });
     }
     return { runId, jobId: out.outcome.jobId, newlySubmitted: out.outcome.newlyEnqueued };
   }
