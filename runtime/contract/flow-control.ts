@@ -78,7 +78,8 @@ export function compileFlowControl(rule: string, headerNames: readonly string[],
     try {
       return make();
     } catch (e) {
-      if (e instanceof ValidationError) throw new ValidationError(`the flow-control key of "${rule}" cannot be built from this submission's headers and input`, e.issues);
+      if (e instanceof ValidationError)
+        throw new ValidationError(`the flow-control key of "${rule}" cannot be built from this submission's headers and input`, e.issues);
       throw e;
     }
   };

@@ -75,7 +75,8 @@ export async function enqueueWithEffects(
     if (first.newlyEnqueued) {
       const own = prepared.slice(1, 1 + effects.enqueues.length);
       outcomes = [first, ...core.applyEffects(txn, ctx, effects, own)];
-      if (expected !== undefined && expected.jobId !== undefined) outcomes.push(...core.applyEffects(txn, ctx, expected.effects, prepared.slice(1 + own.length)));
+      if (expected !== undefined && expected.jobId !== undefined)
+        outcomes.push(...core.applyEffects(txn, ctx, expected.effects, prepared.slice(1 + own.length)));
       commit = core.commit(txn, true);
     } else outcomes = [first];
   } finally {

@@ -10,7 +10,17 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { LocalStore, MemoryStore, MockClock, StepOutcome, ValidationError, type ObjectStore, type RunOutcome, type StepRunner, type TerminalHook } from "taquba";
+import {
+  LocalStore,
+  MemoryStore,
+  MockClock,
+  StepOutcome,
+  ValidationError,
+  type ObjectStore,
+  type RunOutcome,
+  type StepRunner,
+  type TerminalHook,
+} from "taquba";
 import { dec, enc, openEnv, settle, until } from "./helpers.js";
 
 const PERIOD = 1000;
@@ -174,7 +184,9 @@ describe("debounced runs", () => {
       { periodMs: PERIOD },
     ];
     for (const d of bad) {
-      await expect(env.runtime.submit({ runId: "x", input: enc("x"), options: { debounce: d as never } }), JSON.stringify(d)).rejects.toBeInstanceOf(ValidationError);
+      await expect(env.runtime.submit({ runId: "x", input: enc("x"), options: { debounce: d as never } }), JSON.stringify(d)).rejects.toBeInstanceOf(
+        ValidationError,
+      );
     }
     await expect(env.runtime.submit({ runId: "x", input: enc("x"), options: { debounce, runAt: T0 + 5 } })).rejects.toThrow(/cannot be combined with runAt/);
     expect(await env.runtime.status("x")).toBeNull();
