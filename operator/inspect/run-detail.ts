@@ -71,7 +71,7 @@ export interface RunDetail {
   };
   /** The correlation key the current step waits on. */
   readonly signalWait?: string;
-  /** Flow control holding the current step back, when the reader can tell (debounce windows always; limits in the owner). */
+  /** Flow control holding the current step back, when the reader can tell (debounce windows and flow rules' concurrency always; every limit in the owner). */
   readonly heldBy?: WaitingReason;
   readonly terminatedAt?: number;
   readonly error?: string;

@@ -380,6 +380,11 @@ export class Queue {
     this.#core.defineFlowRules(queueName, rules);
   }
 
+  /** @internal The concurrency limit of flow rule `rule` of `queueName` in this process, if it has one. */
+  flowConcurrencyLimit(queueName: string, rule: string): number | undefined {
+    return this.#core.flowConcurrencyLimit(queueName, rule);
+  }
+
   // ---- views and notifications ------------------------------------------
 
   /** Reads over the live state. */

@@ -42,6 +42,8 @@ export interface WorkflowQueue {
   ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] } | "raced">;
   /** @internal See `Queue.debounceHolder`; needed for debounced runs only. */
   debounceHolder?(queueName: string, key: string): { jobId: string; headers: Readonly<Record<string, string>> } | undefined;
+  /** @internal See `Queue.flowConcurrencyLimit`. */
+  flowConcurrencyLimit?(queueName: string, rule: string): number | undefined;
   claimBatch(queueName: string, max: number, leaseMs?: number): Promise<ClaimedJob[]>;
   ack(job: ClaimedJob, effects?: SettlementEffects): Promise<EnqueueOutcome[]>;
   /**

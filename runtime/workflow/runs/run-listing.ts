@@ -78,7 +78,8 @@ export interface RunRow {
   /**
    * Why flow control holds the current step back, while it does: a full
    * concurrency key, a rate limit until a time, a debounce window. The
-   * owner's listings see all three; a client's see debounce windows.
+   * owner's listings see all three; a client's see debounce windows and
+   * full concurrency keys of flow rules (see docs/flow-control.md).
    */
   readonly heldBy?: WaitingReason;
   /** When the run was submitted (epoch ms, the runtime's clock). */

@@ -23,7 +23,7 @@ import { endOk, endWithError, startSpan, traceparentOf } from "../../telemetry/t
 import { instruments } from "../../telemetry/metrics.js";
 import { RunId } from "./run-id.js";
 import type { RunFlow, RunOptions, RunSpec, SubmitOutcome } from "./run-types.js";
-import { FLOW_CONCURRENCY_KEY_HEADER, FLOW_RATE_KEY_HEADER, FLOW_RULE_HEADER } from "../../queue/admission.js";
+import { FLOW_CONCURRENCY_KEY_HEADER, FLOW_CONCURRENCY_LIMIT_HEADER, FLOW_RATE_KEY_HEADER, FLOW_RULE_HEADER } from "../../queue/admission.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { InputMismatchError, ReservedHeaderError, ReservedKeyError } from "../workflow-errors.js";
 import { ValidationError } from "../../errors.js";
@@ -70,7 +70,9 @@ export function flowHeaders(flow: RunFlow | undefined): Record<string, string> {
 /** The flow-control headers of a step job, which every next step of its run carries too. */
 export function flowHeadersOf(jobHeaders: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const h of [FLOW_RULE_HEADER, FLOW_CONCURRENCY_KEY_HEADER, FLOW_RATE_KEY_HEADER]) if (Object.hasOwn(jobHeaders, h)) out[h] = jobHeaders[h]!;
+  for (const h of [FLOW_RULE_HEADER, FLOW_CONCURRENCY_KEY_HEADER, FLOW_RATE_KEY_HEADER, FLOW_CONCURRENCY_LIMIT_HEADER]) {
+    if (Object.hasOwn(jobHeaders, h)) out[h] = jobHeaders[h]!;
+  }
   return out;
 }
 
@@ -186,6 +188,9 @@ async function submitLocked(
       await stageForgotten(core.queue, core.queueName, decodeTerminalRecord(earlier, tk), effects);
     }
     const flow = flowHeaders(options.flow);
+    // The rule's limit travels with the steps, so readers in other processes can tell a full key.
+    const limit = options.flow === undefined ? undefined : core.queue.flowConcurrencyLimit?.(core.queueName, options.flow.rule);
+    if (limit !== undefined) flow[FLOW_CONCURRENCY_LIMIT_HEADER] = String(limit);
     stageSubmission(core.queueName, record, described, spec.input, effects, groupName, flow);
     if (mark !== undefined) markEffects(mark, { runId, jobId, newlySubmitted: true }, effects);
     if (group !== undefined) {
