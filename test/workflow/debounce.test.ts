@@ -189,6 +189,8 @@ describe("debounced runs", () => {
       );
     }
     await expect(env.runtime.submit({ runId: "x", input: enc("x"), options: { debounce, runAt: T0 + 5 } })).rejects.toThrow(/cannot be combined with runAt/);
+    // A group's members share one set of options: they would replace each other.
+    await expect(env.runtime.group("g").submit([{ key: "m", input: enc("m") }], { debounce })).rejects.toThrow(/cannot be debounced/);
     expect(await env.runtime.status("x")).toBeNull();
     expect((await env.queue.view().stats("workflow-steps")).scheduled).toBe(0);
     await env.stop();
