@@ -21,6 +21,7 @@ import {
   type StepRunner,
   type TerminalHook,
 } from "taquba";
+import { withFaults } from "../../runtime/store/with-faults.js";
 import { dec, enc, openEnv, settle, until } from "./helpers.js";
 
 const PERIOD = 1000;
@@ -112,6 +113,29 @@ describe("debounced runs", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it("a replacing submission whose commit fails ends no run: after a restart the replaced run still waits, and the next submission replaces it", async () => {
+    const clock = new MockClock(T0);
+    const inner = new MemoryStore();
+    const faults = withFaults(inner, { failureRate: 0, seed: 1, ops: ["put"], failAfterWriteRate: 0 });
+    const runner = recordingRunner();
+    const first = await openEnv(runner, { store: faults, clock, start: false, queueOptions: { logger: { error: () => undefined, warn: () => undefined } } });
+    await first.runtime.submit({ runId: "a", input: enc("a"), options: { debounce } });
+    faults.failureRate = 1;
+    await expect(first.runtime.submit({ runId: "b", input: enc("b"), options: { debounce } })).rejects.toThrow();
+    faults.failureRate = 0;
+    await first.queue.close().catch(() => undefined);
+
+    const env = await openEnv(runner, { store: inner, clock });
+    expect((await env.runtime.status("a"))?.state).toBe("pending");
+    expect(await env.runtime.status("b")).toBeNull();
+    await env.runtime.submit({ runId: "c", input: enc("c"), options: { debounce } });
+    expect((await env.runtime.wait("a")).termination).toMatchObject({ errorKind: "superseded", supersededBy: "c" });
+    clock.advance(PERIOD);
+    expect((await env.runtime.wait("c")).termination.status).toBe("succeeded");
+    expect(runner.ran).toEqual(["c"]);
+    await env.stop();
   });
 
   it("never replaces a run whose first step started: the next submission opens a new window", async () => {
