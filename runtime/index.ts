@@ -175,6 +175,7 @@ export type {
   RunEnd,
   RunOptions,
   RunFlow,
+  RunDebounce,
   RunSpec,
   SubmitOutcome,
   SignalOutcome,

@@ -216,13 +216,15 @@ export function buildModel(file: string, value: unknown): PackageModel {
   });
 }
 
-/** The `concurrency` and `rate_limit` of a job or workflow entry, as written (the checks judge them). */
+/** The `concurrency`, `rate_limit` and `debounce` of a job or workflow entry, as written (the checks judge them). */
 function flowControlOf(entry: Raw): FlowControlModel | undefined {
   const c = entry["concurrency"] as Raw | undefined;
   const r = entry["rate_limit"] as Raw | undefined;
-  if (c === undefined && r === undefined) return undefined;
+  const d = entry["debounce"] as Raw | undefined;
+  if (c === undefined && r === undefined && d === undefined) return undefined;
   return {
     concurrency: c === undefined ? undefined : { limit: Number(c["limit"]), key: optionalString(c["key"]) },
     rateLimit: r === undefined ? undefined : { limit: Number(r["limit"]), periodMs: Number(r["period_ms"]), key: optionalString(r["key"]) },
+    debounce: d === undefined ? undefined : { periodMs: Number(d["period_ms"]), key: String(d["key"]) },
   };
 }

@@ -1,6 +1,6 @@
 /**
- * @module The checks of a job's or workflow's `concurrency` and
- * `rate_limit` the meta-schema cannot make: limits within what the runtime
+ * @module The checks of a job's or workflow's `concurrency`,
+ * `rate_limit` and `debounce` the meta-schema cannot make: limits within what the runtime
  * accepts, and key templates whose placeholders name a required header of
  * the package or a required scalar field of the input (never both).
  */
@@ -13,6 +13,8 @@ import type { FlowControlModel, JsonSchema, PackageModel } from "./spec-model.js
 const MAX_CONCURRENCY = 1_000_000;
 const MAX_RATE = 100_000;
 const MAX_PERIOD_MS = 31_536_000_000;
+/** `MAX_DEBOUNCE_MS` of runtime/queue/admission.ts. */
+const MAX_DEBOUNCE_MS = 86_400_000;
 
 export function checkFlowControl(pkg: PackageModel, report: Report): void {
   for (const j of pkg.jobs) if (j.flowControl !== undefined) checkOne(`job "${j.name}"`, j.flowControl, j.input, j.path, pkg, report);
@@ -35,6 +37,11 @@ function checkOne(owner: string, f: FlowControlModel, input: JsonSchema, path: S
     bound("rate_limit.limit", [...at, "limit"], f.rateLimit.limit, MAX_RATE);
     bound("rate_limit.period_ms", [...at, "period_ms"], f.rateLimit.periodMs, MAX_PERIOD_MS);
     if (f.rateLimit.key !== undefined) checkKey(`rate-limit key of ${owner}`, f.rateLimit.key, [...at, "key"], input, pkg, report);
+  }
+  if (f.debounce !== undefined) {
+    const at = [...path, "debounce"];
+    bound("debounce.period_ms", [...at, "period_ms"], f.debounce.periodMs, MAX_DEBOUNCE_MS);
+    checkKey(`debounce key of ${owner}`, f.debounce.key, [...at, "key"], input, pkg, report);
   }
 }
 

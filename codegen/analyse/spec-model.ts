@@ -55,10 +55,11 @@ export interface SignalModel {
   readonly path: SpecPath;
 }
 
-/** Flow control of a job or workflow (`concurrency`, `rate_limit`): limits and key templates as written. */
+/** Flow control of a job or workflow (`concurrency`, `rate_limit`, `debounce`): limits and key templates as written. */
 export interface FlowControlModel {
   readonly concurrency: { readonly limit: number; readonly key: string | undefined } | undefined;
   readonly rateLimit: { readonly limit: number; readonly periodMs: number; readonly key: string | undefined } | undefined;
+  readonly debounce: { readonly periodMs: number; readonly key: string } | undefined;
 }
 
 /** One job. */
@@ -75,7 +76,7 @@ export interface JobModel {
   readonly idempotencyKey: string | undefined;
   readonly maxAttempts: number | undefined;
   readonly priority: number | undefined;
-  /** Undefined when it declares neither `concurrency` nor `rate_limit`. */
+  /** Undefined when it declares none of `concurrency`, `rate_limit` and `debounce`. */
   readonly flowControl: FlowControlModel | undefined;
   readonly path: SpecPath;
 }
@@ -124,7 +125,7 @@ export interface WorkflowModel {
   readonly result: JsonSchema;
   readonly error: JsonSchema | undefined;
   readonly steps: readonly StepModel[];
-  /** Undefined when it declares neither `concurrency` nor `rate_limit`. */
+  /** Undefined when it declares none of `concurrency`, `rate_limit` and `debounce`. */
   readonly flowControl: FlowControlModel | undefined;
   readonly path: SpecPath;
 }

@@ -273,12 +273,13 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
   return printFile(source, imports, statements);
 }
 
-/** The `flowControl` property of a definition, when the spec declares `concurrency` or `rate_limit`. */
+/** The `flowControl` property of a definition, when the spec declares `concurrency`, `rate_limit` or `debounce`. */
 function flowControlLines(f: FlowControlModel | undefined): string[] {
   if (f === undefined) return [];
   const key = (k: string | undefined) => (k === undefined ? "" : `, key: ${JSON.stringify(k)}`);
   const parts: string[] = [];
   if (f.concurrency !== undefined) parts.push(`concurrency: { limit: ${f.concurrency.limit}${key(f.concurrency.key)} }`);
   if (f.rateLimit !== undefined) parts.push(`rateLimit: { limit: ${f.rateLimit.limit}, periodMs: ${f.rateLimit.periodMs}${key(f.rateLimit.key)} }`);
+  if (f.debounce !== undefined) parts.push(`debounce: { periodMs: ${f.debounce.periodMs}${key(f.debounce.key)} }`);
   return [`  flowControl: { ${parts.join(", ")} },`];
 }

@@ -75,6 +75,7 @@ export function renderRun(io: OperatorIo, d: RunDetail, now: number): string {
       ["headers", headersText(d.headers)],
       ["group", d.group === undefined ? undefined : `${d.group.id} (member ${d.group.key})`],
       ["parent", d.parent === undefined ? undefined : `${d.parent.runId} (started at its step ${d.parent.step})`],
+      ["superseded by", d.supersededBy],
       ["error", d.error === undefined ? undefined : `${d.error}${d.errorKind === undefined ? "" : ` [${d.errorKind}]`}`],
       ["public error", d.publicError === undefined ? undefined : `${d.publicError}${d.errorCode === undefined ? "" : ` [${d.errorCode}]`}`],
       ["result", d.result === undefined ? undefined : previewText(d.result)],

@@ -71,11 +71,13 @@ export interface RunDetail {
   };
   /** The correlation key the current step waits on. */
   readonly signalWait?: string;
-  /** Flow control holding the current step back, when the reader can tell (debounce windows always; limits in the owner). */
+  /** Flow control holding the current step back, when the reader can tell (debounce windows and flow rules' concurrency always; every limit in the owner). */
   readonly heldBy?: WaitingReason;
   readonly terminatedAt?: number;
   readonly error?: string;
   readonly errorKind?: RunErrorKind;
+  /** The run that replaced this one before it started (a debounce). */
+  readonly supersededBy?: string;
   readonly publicError?: string;
   readonly errorCode?: string;
   readonly result?: BytesPreview;
@@ -136,6 +138,7 @@ export async function readRunDetail(view: WorkflowView, reader: QueueReader, run
       terminatedAt: t.terminatedAtMs,
       ...(t.error === undefined ? {} : { error: t.error }),
       ...(t.errorKind === undefined ? {} : { errorKind: t.errorKind }),
+      ...(t.supersededBy === undefined ? {} : { supersededBy: t.supersededBy }),
       ...(outcome?.publicError === undefined ? {} : { publicError: outcome.publicError }),
       ...(outcome?.errorCode === undefined ? {} : { errorCode: outcome.errorCode }),
       ...(outcome?.result === undefined ? {} : { result: previewBytes(outcome.result) }),

@@ -8,7 +8,7 @@ import { TaqubaError } from "../errors.js";
 import type { PreparedJob } from "../typed/job-runner.js";
 import type { KvOp } from "../queue/effects.js";
 import { decodeValue, encodeValue } from "../workflow/records/codec.js";
-import type { RetryOutcome, RunFlow, RunOptions, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
+import type { RetryOutcome, RunDebounce, RunFlow, RunOptions, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
 import { InputMismatchError, RunNotFoundError, RunNotRetryableError } from "../workflow/workflow-errors.js";
 import { JobNotFoundError } from "../jobs/job-errors.js";
 import { ValidationError } from "../errors.js";
@@ -127,13 +127,25 @@ function runOptions(v: unknown): RunOptions {
   const maxAttemptsPerStep = optNumber(m, "maxAttemptsPerStep");
   const runAt = optNumber(m, "runAt");
   const flow = runFlow(m["flow"]);
+  const debounce = runDebounce(m["debounce"]);
   return {
     headers,
     ...(priority === undefined ? {} : { priority }),
     ...(maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep }),
     ...(runAt === undefined ? {} : { runAt }),
     ...(flow === undefined ? {} : { flow }),
+    ...(debounce === undefined ? {} : { debounce }),
   };
+}
+
+function runDebounce(v: unknown): RunDebounce | undefined {
+  if (v === undefined) return undefined;
+  const m = map(v, "options.debounce");
+  const key = m["key"];
+  if (typeof key !== "string") fail(`field "options.debounce.key" must be a string`);
+  const periodMs = optNumber(m, "periodMs");
+  if (periodMs === undefined) fail(`field "options.debounce.periodMs" is missing`);
+  return { key, periodMs };
 }
 
 function runFlow(v: unknown): RunFlow | undefined {

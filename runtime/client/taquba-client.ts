@@ -232,6 +232,7 @@ export class TaqubaClient {
       ...(o.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: o.maxAttemptsPerStep }),
       ...(o.runAt === undefined ? {} : { runAt: o.runAt }),
       ...(o.flow === undefined ? {} : { flow: { ...o.flow } }),
+      ...(o.debounce === undefined ? {} : { debounce: { key: o.debounce.key, periodMs: o.debounce.periodMs } }),
     };
     return this.#request({ op: "submit", runId, input: spec.input, options: runOptions, kvOps }, `submission of run "${runId}"`);
   }

@@ -84,7 +84,11 @@ export type JobOutcome<Output, Err> =
       readonly error: Err | undefined;
       readonly message: string;
     }
-  | { readonly status: "cancelled" };
+  | {
+      readonly status: "cancelled";
+      /** The job that replaced this one before it started, when a debounce did (a spec's `debounce`). */
+      readonly supersededBy?: string;
+    };
 
 /** A submitted job, to await or look up its outcome, also after a restart. */
 export interface JobHandle<Output, Err> {

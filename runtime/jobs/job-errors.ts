@@ -21,10 +21,18 @@ export class JobFailedError<Err = unknown> extends TaqubaError {
   }
 }
 
-/** A job was cancelled before it produced an output. */
+/** A job was cancelled before it produced an output (`supersededBy`: replaced by a later submission of a debounced job). */
 export class JobCancelledError extends TaqubaError {
-  constructor(readonly jobId: string) {
-    super("JOB_CANCELLED", `job ${jobId} was cancelled before it produced an output`);
+  constructor(
+    readonly jobId: string,
+    readonly supersededBy?: string,
+  ) {
+    super(
+      "JOB_CANCELLED",
+      supersededBy === undefined
+        ? `job ${jobId} was cancelled before it produced an output`
+        : `job ${jobId} was superseded by job ${supersededBy} (a later submission with the same debounce key) before it started; await that job's output instead`,
+    );
   }
 }
 

@@ -79,6 +79,11 @@ export class JobGroup<Input, Output, Err, Headers extends HeaderValues> {
       throw new ValidationError("a job group reports its members through results() and join(), not signals; drop notifySignal");
     }
     const def = this.#definition() as unknown as JobDefinition<string, unknown, unknown, unknown, never>;
+    if (def.flowControl?.spec.debounce !== undefined) {
+      throw new ValidationError(
+        `job "${def.name}" is debounced (the last submission of a key wins), so the members of a group would replace each other; submit its jobs one by one`,
+      );
+    }
     if (def.flowControl?.readsInput === true) {
       throw new ValidationError(
         `job "${def.name}" keys its flow control (concurrency or rate limit) by input fields, and a group's members share one set of options; submit its jobs one by one, or key the limit by headers`,

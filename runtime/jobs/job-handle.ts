@@ -71,7 +71,7 @@ export class RunnerJobHandle<Output, Err> implements JobHandle<Output, Err> {
   async output(): Promise<Output> {
     const { outcome, kind } = await this.#resolved();
     if (outcome.status === "succeeded") return outcome.output;
-    if (outcome.status === "cancelled") throw new JobCancelledError(this.jobId);
+    if (outcome.status === "cancelled") throw new JobCancelledError(this.jobId, outcome.supersededBy);
     throw new JobFailedError<Err>(this.jobId, outcome.error, kind, outcome.message);
   }
 

@@ -37,7 +37,8 @@ export async function readJobOutcome<Output, Err>(
     if (rec.status === "succeeded") return { outcome: { status: "succeeded", output: parseRecorded(rec.output, key, "output") as Output }, kind: undefined };
     return { outcome: { status: "failed", error: parseRecorded(rec.error, key, "error") as Err, message: rec.message }, kind: t.errorKind ?? "runner" };
   }
-  if (t.status === "cancelled") return { outcome: { status: "cancelled" }, kind: t.errorKind };
+  if (t.status === "cancelled")
+    return { outcome: { status: "cancelled", ...(t.supersededBy === undefined ? {} : { supersededBy: t.supersededBy }) }, kind: t.errorKind };
   const message = t.status === "failed" ? (t.error ?? "the job failed") : "the job terminated without its result record";
   return { outcome: { status: "failed", error: undefined, message }, kind: t.errorKind };
 }

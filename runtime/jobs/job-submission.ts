@@ -74,11 +74,11 @@ export function preparePayload(def: AnyDefinition, input: unknown): Uint8Array {
 }
 
 /**
- * @internal Adds the definition's flow control (its rule and this
- * submission's keys) to prepared run options; throws `ValidationError` when
+ * @internal Adds the definition's flow control (its rule, this
+ * submission's keys and its debounce) to prepared run options; throws `ValidationError` when
  * a key's value is missing.
  */
 export function withFlow(def: AnyDefinition, input: unknown, runOptions: RunOptions): RunOptions {
   const f = def.flowControl;
-  return f === undefined ? runOptions : { ...runOptions, flow: f.flowOf(input, runOptions.headers ?? {}) };
+  return f === undefined ? runOptions : { ...runOptions, ...f.runOptionsOf(input, runOptions.headers ?? {}) };
 }

@@ -223,6 +223,13 @@ export const FLOW_RULE_HEADER = "workflow.flow";
 export const FLOW_CONCURRENCY_KEY_HEADER = "workflow.flow_concurrency_key";
 /** The header carrying a job's rate key under its flow rule. */
 export const FLOW_RATE_KEY_HEADER = "workflow.flow_rate_key";
+/**
+ * The header carrying the concurrency limit of a job's flow rule when the
+ * job was enqueued, so a reader in another process (which has no rules)
+ * can tell a full key from the claimed jobs it sees (`derived-waiting`).
+ * Admission never reads it: the owner's rule decides.
+ */
+export const FLOW_CONCURRENCY_LIMIT_HEADER = "workflow.flow_concurrency_limit";
 
 /** A resolved flow rule. */
 export interface ResolvedFlowRule {

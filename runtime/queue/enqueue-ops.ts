@@ -35,18 +35,35 @@ export async function enqueueItems(core: QueueCore, items: readonly EnqueueItem[
   return outcomes;
 }
 
-/** One job plus `effects` in one commit; a dedup hit writes nothing. */
+/**
+ * What an enqueue must supersede for its commit to stand (a debounced run's
+ * submission): exactly job `jobId` (undefined: none), and `effects` commit
+ * with the supersession. Read before the commit, so checked inside it.
+ */
+export interface ExpectedSupersede {
+  jobId: string | undefined;
+  effects: SettlementEffects;
+}
+
+/**
+ * One job plus `effects` in one commit; a dedup hit writes nothing. With
+ * `expected`, nothing is written and `"raced"` returned when the insert
+ * would supersede another job than the expected one (the window changed
+ * since it was read).
+ */
 export async function enqueueWithEffects(
   core: QueueCore,
   queueName: string,
   payload: Uint8Array,
   opts: EnqueueOptions,
   effects: SettlementEffects,
-): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] }> {
+  expected?: ExpectedSupersede,
+): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] } | "raced"> {
   core.checkOpen();
   validateQueueName(queueName);
   validateEnqueueOptions(opts ?? {}, payload);
-  const prepared = await core.prepare([{ queueName, payload, opts: opts ?? {} }, ...effects.enqueues]);
+  const extra = expected?.effects.enqueues ?? [];
+  const prepared = await core.prepare([{ queueName, payload, opts: opts ?? {} }, ...effects.enqueues, ...extra]);
   let outcomes: EnqueueOutcome[] | undefined;
   let commit: Promise<void> | undefined;
   const ctx = core.ctx();
@@ -54,8 +71,12 @@ export async function enqueueWithEffects(
     core.checkOpen();
     const txn = new Txn(core.engine);
     const first = insertJob(txn, ctx, prepared[0]!);
+    if (expected !== undefined && first.newlyEnqueued && first.superseded !== expected.jobId) return "raced";
     if (first.newlyEnqueued) {
-      outcomes = [first, ...core.applyEffects(txn, ctx, effects, prepared.slice(1))];
+      const own = prepared.slice(1, 1 + effects.enqueues.length);
+      outcomes = [first, ...core.applyEffects(txn, ctx, effects, own)];
+      if (expected !== undefined && expected.jobId !== undefined)
+        outcomes.push(...core.applyEffects(txn, ctx, expected.effects, prepared.slice(1 + own.length)));
       commit = core.commit(txn, true);
     } else outcomes = [first];
   } finally {
@@ -65,5 +86,5 @@ export async function enqueueWithEffects(
     await commit;
     core.announceInserted(prepared, outcomes, ctx.now);
   }
-  return { outcome: outcomes[0]!, enqueued: outcomes.slice(1) };
+  return { outcome: outcomes[0]!, enqueued: outcomes.slice(1, 1 + effects.enqueues.length) };
 }

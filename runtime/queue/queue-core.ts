@@ -161,6 +161,11 @@ export class QueueCore {
     this.work.notify(queue);
   }
 
+  /** The concurrency limit of flow rule `name` of `queue`, if it has one. */
+  flowConcurrencyLimit(queue: string, name: string): number | undefined {
+    return this.#flowRules.get(queue)?.get(name)?.concurrency?.limit;
+  }
+
   /** Every limit that may apply to jobs of `queue`. */
   limitsOf(queue: string): Limits {
     const { concurrency, rateLimit } = this.configs.get(queue);

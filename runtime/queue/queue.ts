@@ -29,6 +29,7 @@ import { PAYLOAD_PREFIX, PayloadStore } from "./payloads.js";
 import { PrefixedStore } from "./prefixed-store.js";
 import { QueueCore } from "./queue-core.js";
 import * as K from "./keys.js";
+import { openWindowHolder } from "./transitions.js";
 import { heldBack, type FlowRule } from "./admission.js";
 import type {
   AckedClaimingNext,
@@ -198,7 +199,29 @@ export class Queue {
     opts: EnqueueOptions,
     effects: SettlementEffects,
   ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] }> {
-    return eq.enqueueWithEffects(this.#core, queueName, payload, opts, effects);
+    return eq.enqueueWithEffects(this.#core, queueName, payload, opts, effects) as Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] }>;
+  }
+
+  /**
+   * @internal `enqueueWithEffects` for a debounced submission whose
+   * supersession commits effects of its own (a superseded run's end):
+   * `"raced"`, writing nothing, when the insert would not supersede exactly
+   * `expected.jobId` (read with `debounceHolder` before).
+   */
+  enqueueSuperseding(
+    queueName: string,
+    payload: Uint8Array,
+    opts: EnqueueOptions,
+    effects: SettlementEffects,
+    expected: { jobId: string | undefined; effects: SettlementEffects },
+  ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] } | "raced"> {
+    return eq.enqueueWithEffects(this.#core, queueName, payload, opts, effects, expected);
+  }
+
+  /** @internal The job waiting in the open debounce window `key` of `queueName` (an enqueue with the key now would supersede it), or undefined. */
+  debounceHolder(queueName: string, key: string): { jobId: string; headers: Readonly<Record<string, string>> } | undefined {
+    const r = openWindowHolder(this.#core.engine, queueName, key, this.#core.clock.now());
+    return r === undefined ? undefined : { jobId: r.id, headers: { ...r.headers } };
   }
 
   // ---- claim and settle -----------------------------------------------
@@ -355,6 +378,11 @@ export class Queue {
   defineFlowRules(queueName: string, rules: Readonly<Record<string, FlowRule>>): void {
     validateQueueName(queueName);
     this.#core.defineFlowRules(queueName, rules);
+  }
+
+  /** @internal The concurrency limit of flow rule `rule` of `queueName` in this process, if it has one. */
+  flowConcurrencyLimit(queueName: string, rule: string): number | undefined {
+    return this.#core.flowConcurrencyLimit(queueName, rule);
   }
 
   // ---- views and notifications ------------------------------------------

@@ -5,6 +5,7 @@
  */
 import { EngineReader } from "../engine/engine-reader.js";
 import { oldestPending, type OldestPending } from "./oldest-pending.js";
+import { claimedCounts, derivedWaiting, type ClaimedCounts } from "./derived-waiting.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { validateStoreName } from "./names.js";
 import { PrefixedStore } from "./prefixed-store.js";
@@ -23,9 +24,21 @@ export class QueueReader implements QueueView {
   readonly #reader: EngineReader;
   readonly #view: StoreView;
 
+  /** Claimed jobs per flow rule and key, per queue, as of the last load (see `derived-waiting`). */
+  readonly #counts = new Map<string, ClaimedCounts>();
+
   private constructor(reader: EngineReader) {
     this.#reader = reader;
-    this.#view = new StoreView(reader);
+    this.#view = new StoreView(reader, (r) => derivedWaiting(r, (q) => this.#claimedCounts(q)));
+  }
+
+  #claimedCounts(queue: string): ClaimedCounts {
+    let c = this.#counts.get(queue);
+    if (c === undefined) {
+      c = claimedCounts(this.#reader, queue);
+      this.#counts.set(queue, c);
+    }
+    return c;
   }
 
   /** Loads the durable state of queue store `name` in `store` (the `name` given to `Queue.open`). */
@@ -41,8 +54,10 @@ export class QueueReader implements QueueView {
   }
 
   /** Reads what the writer made durable since the last load. `true` when something changed. */
-  refresh(): Promise<boolean> {
-    return this.#reader.refresh();
+  async refresh(): Promise<boolean> {
+    const changed = await this.#reader.refresh();
+    if (changed) this.#counts.clear();
+    return changed;
   }
 
   stats(queueName: string): Promise<QueueStats> {

@@ -116,13 +116,17 @@ function debounceOf(txn: Txn, ctx: TransitionContext, item: PreparedEnqueue): { 
   const cfg = ctx.config(queue).debounce;
   const d = opts.debounce ?? (cfg === undefined ? undefined : { key: cfg.keyOf(opts.headers), periodMs: cfg.periodMs });
   if (d === undefined) return undefined;
-  const held = txn.get(K.debounceKey(queue, d.key));
-  const holder = held === undefined ? undefined : readJob(txn, decoder.decode(held));
+  const holder = openWindowHolder(txn, queue, d.key, ctx.now);
+  return holder === undefined ? { key: d.key, until: ctx.now + d.periodMs, holder: undefined } : { key: d.key, until: holder.runAt!, holder };
+}
+
+/** The job waiting in the open debounce window `key` of `queue` at `now`, which an enqueue with the key would supersede. */
+export function openWindowHolder(src: Pick<Txn, "get">, queue: string, key: string, now: number): JobRecord | undefined {
+  const held = src.get(K.debounceKey(queue, key));
+  const holder = held === undefined ? undefined : readJob(src, decoder.decode(held));
   // The window is open while its job waits for it to end; a job already due, pending or claimed started a window that closed.
-  if (holder !== undefined && holder.state === "scheduled" && holder.debounceKey === d.key && holder.runAt !== undefined && ctx.now < holder.runAt) {
-    return { key: d.key, until: holder.runAt, holder };
-  }
-  return { key: d.key, until: ctx.now + d.periodMs, holder: undefined };
+  const open = holder !== undefined && holder.state === "scheduled" && holder.debounceKey === key && holder.runAt !== undefined && now < holder.runAt;
+  return open ? holder : undefined;
 }
 
 /** Appends `entry` to the attempt history of job `id`. */

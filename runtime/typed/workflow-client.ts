@@ -58,7 +58,14 @@ export type WorkflowRunEnd<Result, Err> =
       readonly message: string;
       readonly errorKind: RunErrorKind | undefined;
     }
-  | { readonly status: "cancelled"; readonly runId: RunId; readonly finalStep: number; readonly reason: string | undefined };
+  | {
+      readonly status: "cancelled";
+      readonly runId: RunId;
+      readonly finalStep: number;
+      readonly reason: string | undefined;
+      /** The run that replaced this one before it started, when a debounce did (`RunOptions.debounce`, a spec's `debounce`). */
+      readonly supersededBy?: RunId;
+    };
 
 /** The queries and commands every workflow client has; generated clients add a typed `submit` and `signals`. */
 export interface WorkflowClient<Result, Err> {
@@ -136,7 +143,7 @@ export function typedRunEnd<Result, Err>(def: AnyWorkflowDefinition, end: RunEnd
       return { status: "failed", ...base, error, message, errorKind: t.errorKind };
     }
     case "cancelled":
-      return { status: "cancelled", ...base, reason: t.error };
+      return { status: "cancelled", ...base, reason: t.error, ...(t.supersededBy === undefined ? {} : { supersededBy: t.supersededBy }) };
   }
 }
 
@@ -181,7 +188,7 @@ export function workflowClient<Name extends string, Input, Result, Err, Headers 
           ...(options?.priority === undefined ? {} : { priority: options.priority }),
           ...(options?.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: options.maxAttemptsPerStep }),
           ...(options?.runAt === undefined ? {} : { runAt: options.runAt }),
-          ...(def.flowControl === undefined ? {} : { flow: def.flowControl.flowOf(input, headers) }),
+          ...def.flowControl?.runOptionsOf(input, headers),
         },
         ...(options?.effects === undefined ? {} : { effects: options.effects }),
       });

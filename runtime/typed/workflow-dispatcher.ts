@@ -136,7 +136,7 @@ export class WorkflowDispatcherBuilder implements WorkflowRegistrar, JobRegistra
       Object.fromEntries(
         [...this.#jobs.values(), ...this.#registry.values()].flatMap((r) => {
           const f = r.definition.flowControl;
-          return f === undefined ? [] : [[f.rule, f.limits] as const];
+          return f === undefined || !f.hasLimits ? [] : [[f.rule, f.limits] as const];
         }),
       ),
     );

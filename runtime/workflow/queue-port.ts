@@ -32,6 +32,18 @@ export interface WorkflowQueue {
     opts: EnqueueOptions,
     effects: SettlementEffects,
   ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] }>;
+  /** @internal See `Queue.enqueueSuperseding`; needed for debounced runs only. */
+  enqueueSuperseding?(
+    queueName: string,
+    payload: Uint8Array,
+    opts: EnqueueOptions,
+    effects: SettlementEffects,
+    expected: { jobId: string | undefined; effects: SettlementEffects },
+  ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] } | "raced">;
+  /** @internal See `Queue.debounceHolder`; needed for debounced runs only. */
+  debounceHolder?(queueName: string, key: string): { jobId: string; headers: Readonly<Record<string, string>> } | undefined;
+  /** @internal See `Queue.flowConcurrencyLimit`. */
+  flowConcurrencyLimit?(queueName: string, rule: string): number | undefined;
   claimBatch(queueName: string, max: number, leaseMs?: number): Promise<ClaimedJob[]>;
   ack(job: ClaimedJob, effects?: SettlementEffects): Promise<EnqueueOutcome[]>;
   /**

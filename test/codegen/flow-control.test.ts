@@ -1,8 +1,9 @@
 /**
- * @module `concurrency` and `rate_limit` on a spec's jobs and workflows:
+ * @module `concurrency`, `rate_limit` and `debounce` on a spec's jobs and workflows:
  * every problem located at its line and column, and the generated
  * definition carrying the limits and key templates.
  */
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { generate } from "../../codegen/generate.js";
 import type { Diagnostic } from "../../codegen/analyse/diagnostics.js";
@@ -82,6 +83,52 @@ describe("flow control in a spec", () => {
     const ds = run(spec);
     expect(at(ds)).toEqual([["BAD_KEY_TEMPLATE", 10, 35]]);
     expect(ds[0]!.message).toContain("names both a header of the package and a field of the input");
+  });
+
+  it("generates a job's and a workflow's debounce", () => {
+    const spec = SPEC(`    debounce: { period_ms: 5000, key: "report/{customer.id}" }`).replace(
+      '    concurrency: { limit: 3, key: "{tenant_id}" }\n',
+      '    debounce: { period_ms: 200, key: "{tenant_id}" }\n',
+    );
+    const r = generate([{ file: "spec.taquba.yaml", source: spec }]);
+    expect(r.diagnostics).toEqual([]);
+    const defs = r.files.find((f) => f.path.endsWith("definitions.ts"))!.content;
+    expect(defs).toContain('flowControl: { debounce: { periodMs: 5000, key: "report/{customer.id}" } },');
+    expect(defs).toContain('flowControl: { debounce: { periodMs: 200, key: "{tenant_id}" } },');
+  });
+
+  it("generates the debounce of the documented spec's job and workflow", () => {
+    const file = "test/codegen/fixtures/debounce/digest.taquba.yaml";
+    const r = generate([{ file, source: readFileSync(file, "utf8") }]);
+    expect(r.diagnostics).toEqual([]);
+    const defs = r.files.find((f) => f.path.endsWith("definitions.ts"))!.content;
+    expect(defs).toContain('flowControl: { debounce: { periodMs: 30000, key: "{tenant_id}/{user_id}" } },');
+    expect(defs).toContain('flowControl: { debounce: { periodMs: 5000, key: "{index}" } },');
+  });
+
+  it("BAD_FLOW_CONTROL: a debounce period that is zero, negative, fractional, not a number or longer than a day", () => {
+    // An integer out of range is the generator's finding; a value that is no integer at all, the schema's.
+    for (const [period, code] of [
+      ["0", "BAD_FLOW_CONTROL"],
+      ["-5", "BAD_FLOW_CONTROL"],
+      ["86400001", "BAD_FLOW_CONTROL"],
+      ["1e30", "BAD_FLOW_CONTROL"],
+      ["1.5", "SPEC_SCHEMA"],
+      [".nan", "SPEC_SCHEMA"],
+      ['"500"', "SPEC_SCHEMA"],
+    ] as const) {
+      expect(at(run(SPEC(`    debounce: { period_ms: ${period}, key: "{tenant_id}" }`))), period).toEqual([[code, 10, 28]]);
+    }
+    const ds = run(SPEC(`    debounce: { period_ms: 0, key: "{tenant_id}" }`));
+    expect(ds[0]!.message).toContain('debounce.period_ms of job "report.build" must be an integer from 1 to 86400000, got 0');
+  });
+
+  it("BAD_KEY_TEMPLATE: a debounce key naming a field the input does not have; SPEC_SCHEMA: a debounce without a key", () => {
+    const ds = run(SPEC(`    debounce: { period_ms: 100, key: "{customer.name}" }`));
+    expect(at(ds)).toEqual([["BAD_KEY_TEMPLATE", 10, 38]]);
+    expect(ds[0]!.message).toContain('debounce key of job "report.build": "{customer.name}"');
+    expect(at(run(SPEC(`    debounce: { period_ms: 100, key: "{region}" }`)))).toEqual([["BAD_KEY_TEMPLATE", 10, 38]]);
+    expect(run(SPEC(`    debounce: { period_ms: 100 }`)).map((d) => d.code)).toEqual(["SPEC_SCHEMA"]);
   });
 
   it("SPEC_SCHEMA: an unknown field of a limit", () => {

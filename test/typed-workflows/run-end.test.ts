@@ -54,4 +54,23 @@ describe("typed run ends from damaged or missing records", () => {
     expect(() => typedRunEnd(def, ended("failed", { error: "<html>" }))).toThrow(StoreCorruptedError);
     expect(() => typedRunEnd(def, ended("failed", { error: "<html>" }))).toThrow(/the typed error of run "order-7" is not JSON/);
   });
+
+  it("a run a debounce superseded is a cancelled end naming the run that replaced it", () => {
+    const termination = {
+      runId,
+      status: "cancelled" as const,
+      errorKind: "superseded" as const,
+      error: "superseded by run order-8",
+      supersededBy: RunId.parse("order-8"),
+      finalStep: 0,
+      terminatedAtMs: 1,
+    };
+    expect(typedRunEnd(def, { termination, outcome: null })).toEqual({
+      status: "cancelled",
+      runId,
+      finalStep: 0,
+      reason: "superseded by run order-8",
+      supersededBy: "order-8",
+    });
+  });
 });

@@ -5,8 +5,23 @@
  * listing and inspection say why a held run waits.
  */
 import { describe, expect, it } from "vitest";
-import { FLOW_CONCURRENCY_KEY_HEADER, FLOW_RULE_HEADER, StepError, StepOutcome, ValidationError, type StepRunner } from "taquba";
+import { pathToFileURL } from "node:url";
+import {
+  FLOW_CONCURRENCY_KEY_HEADER,
+  FLOW_RULE_HEADER,
+  LocalStore,
+  QueueReader,
+  StepError,
+  StepOutcome,
+  TaqubaClient,
+  ValidationError,
+  type StepRunner,
+} from "taquba";
+import { main } from "../../operator/cli/main.js";
+import { useTempDirs } from "../support/temp-dirs.js";
 import { dec, enc, openEnv, until } from "./helpers.js";
+
+const tempDir = useTempDirs("taquba-flow-readers-");
 
 /** Two steps per run; step 1 waits for its run's gate, then succeeds or fails as the gate says. */
 function gatedRunner() {
@@ -67,6 +82,48 @@ describe("flow control of runs", () => {
     g.gates.get("a1")!(false);
     expect((await env.runtime.wait("a1")).termination.status).toBe("succeeded");
     expect(g.peak()).toBe(1);
+    await env.stop();
+  });
+
+  it("shows a run held by a full concurrency key to readers in other processes: a QueueReader, a TaqubaClient, the CLI", async () => {
+    const g = gatedRunner();
+    const dir = await tempDir();
+    const env = await openEnv(g.runner, { store: new LocalStore(dir) });
+    const submit = (name: string) =>
+      env.runtime.submit({ runId: name, input: enc(name), options: { headers: { tenant: "acme" }, flow: { rule: "reports", concurrencyKey: "acme" } } });
+    await submit("a1");
+    await submit("a2");
+    // One run reaches its second step and holds acme's one slot; the other waits.
+    await until(() => g.gates.size === 1, "one run at its second step");
+    const [running] = [...g.gates.keys()];
+    const waiting = running === "a1" ? "a2" : "a1";
+    const held = { reason: "concurrency", key: "acme", limit: 1, held: 1, rule: "reports" };
+    await env.queue.flush();
+
+    const reader = await QueueReader.open(new LocalStore(dir), "wf");
+    const pendingOf = async () => (await reader.listJobs("workflow-steps", "pending")).items.find((j) => j.headers["workflow.run_id"] === waiting);
+    expect((await pendingOf())?.waiting).toEqual(held);
+    const client = await TaqubaClient.open(new LocalStore(dir), { name: "wf", queueName: "workflow-steps" });
+    try {
+      expect((await client.listRuns()).runs.find((r) => r.runId === waiting)?.heldBy).toEqual(held);
+      expect((await client.inspectRun(waiting))?.steps.at(-1)?.heldBy).toEqual(held);
+    } finally {
+      await client.close();
+    }
+    const out: string[] = [];
+    const io = { out: (t: string) => out.push(t), err: () => undefined, color: false };
+    expect(await main(["runs", "show", pathToFileURL(dir).href, waiting, "--name", "wf", "--step-queue", "workflow-steps"], io)).toBe(0);
+    expect(out.join("\n")).toMatch(/held by\s+concurrency limit of reports for key "acme" \(1 of 1 running\)/);
+
+    // Once the slot is free the reader, refreshed, no longer names a reason.
+    g.gates.get(running!)!(false);
+    await until(() => g.gates.has(waiting), "the other run at its second step");
+    await env.queue.flush();
+    await reader.refresh();
+    expect(await pendingOf()).toBeUndefined();
+    expect((await reader.listJobs("workflow-steps", "claimed")).items.find((j) => j.headers["workflow.run_id"] === waiting)?.waiting).toBeUndefined();
+    g.gates.get(waiting)!(false);
+    await env.runtime.wait(waiting);
     await env.stop();
   });
 

@@ -112,6 +112,9 @@ export function manifestOptions(o: RunOptions | undefined): ManifestOptions {
   check("priority", o?.priority, Number.MIN_SAFE_INTEGER);
   check("maxAttemptsPerStep", o?.maxAttemptsPerStep, 1);
   if (o?.runAt !== undefined) validateInstant("runAt", o.runAt);
+  // Members share one set of options: with one debounce key, each would replace the one before.
+  if (o?.debounce !== undefined)
+    throw new ValidationError("a run group's members cannot be debounced (they would replace each other); submit the runs one by one");
   return {
     headers,
     ...(o?.priority === undefined ? {} : { priority: o.priority }),

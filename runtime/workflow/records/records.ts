@@ -168,7 +168,7 @@ const isStrMap = (x: unknown): boolean => x !== null && typeof x === "object" &&
 const optional = (x: unknown, pred: (x: unknown) => boolean): boolean => x === undefined || x === null || pred(x);
 
 const TERMINAL_STATUSES: readonly string[] = ["succeeded", "failed", "cancelled"] satisfies TerminalStatus[];
-const ERROR_KINDS: readonly string[] = ["runner", "transient", "permanent", "cancelled", "dead_lettered"] satisfies RunErrorKind[];
+const ERROR_KINDS: readonly string[] = ["runner", "transient", "permanent", "cancelled", "dead_lettered", "superseded"] satisfies RunErrorKind[];
 
 /** Drops `undefined` fields so an encoded record omits them. */
 function compact<T extends object>(o: T): T {
@@ -210,6 +210,7 @@ function terminationProblem(v: Record<string, unknown>): string | undefined {
   if (!isNum(v.finalStep)) return "has no final step";
   if (!optional(v.error, isStr)) return "has a malformed error";
   if (!optional(v.errorKind, (k) => isStr(k) && ERROR_KINDS.includes(k))) return "has an unknown error kind";
+  if (!optional(v.supersededBy, isStr)) return "has a malformed superseding run";
   return undefined;
 }
 
@@ -236,6 +237,7 @@ export function terminationOf(r: TerminalRecord): Termination {
     errorKind: r.errorKind ?? undefined,
     finalStep: r.finalStep,
     terminatedAtMs: r.terminatedAtMs,
+    supersededBy: (r.supersededBy ?? undefined) as RunId | undefined,
   });
 }
 

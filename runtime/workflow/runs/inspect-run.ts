@@ -99,6 +99,7 @@ export async function inspectRun(reads: HistoryReads, runId: RunId): Promise<Run
       status: t.status,
       ...(t.error === undefined || t.error === null ? {} : { error: t.error }),
       ...(t.errorKind === undefined || t.errorKind === null ? {} : { errorKind: t.errorKind }),
+      ...(t.supersededBy === undefined || t.supersededBy === null ? {} : { supersededBy: t.supersededBy }),
       finalStep: t.finalStep,
       atMs: t.terminatedAtMs,
     };

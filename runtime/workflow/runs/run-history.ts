@@ -99,6 +99,8 @@ export interface RunEndHistory {
   readonly status: TerminalStatus;
   readonly error?: string;
   readonly errorKind?: RunErrorKind;
+  /** The run that replaced this one before it started (`errorKind: "superseded"`). */
+  readonly supersededBy?: RunId;
   readonly finalStep: number;
   readonly atMs: number;
 }

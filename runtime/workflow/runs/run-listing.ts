@@ -78,7 +78,8 @@ export interface RunRow {
   /**
    * Why flow control holds the current step back, while it does: a full
    * concurrency key, a rate limit until a time, a debounce window. The
-   * owner's listings see all three; a client's see debounce windows.
+   * owner's listings see all three; a client's see debounce windows and
+   * full concurrency keys of flow rules (see docs/flow-control.md).
    */
   readonly heldBy?: WaitingReason;
   /** When the run was submitted (epoch ms, the runtime's clock). */
@@ -90,6 +91,8 @@ export interface RunRow {
   /** For an ended run that did not succeed: the error text and why it ended. */
   readonly error?: string;
   readonly errorKind?: RunErrorKind;
+  /** The run that replaced this one before it started (`errorKind: "superseded"`). */
+  readonly supersededBy?: RunId;
   /** The run group and member key, when the run is a group member. */
   readonly group?: { readonly id: string; readonly key: string };
   /** The run that started this one as a child run, and the step that started it. */

@@ -81,6 +81,7 @@ export function rowOf(
     row.updatedAtMs = t.terminatedAtMs;
     if (t.error !== undefined && t.error !== null) row.error = t.error;
     if (t.errorKind !== undefined && t.errorKind !== null) row.errorKind = t.errorKind;
+    if (t.supersededBy !== undefined && t.supersededBy !== null) row.supersededBy = t.supersededBy;
   }
   return row;
 }

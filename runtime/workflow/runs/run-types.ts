@@ -14,9 +14,12 @@ export type TerminalStatus = "succeeded" | "failed" | "cancelled";
  * - `permanent`: a permanent step error dead-lettered the step;
  * - `cancelled`: `WorkflowRuntime.cancel` cancelled it from outside;
  * - `dead_lettered`: the queue dead-lettered its step outside the worker
- *   (lease expiry past the attempt limit, recovery on open).
+ *   (lease expiry past the attempt limit, recovery on open);
+ * - `superseded`: a later submission with the same debounce key replaced
+ *   the run before its first step started (status `cancelled`,
+ *   `supersededBy` names that run; see `RunOptions.debounce`).
  */
-export type RunErrorKind = "runner" | "transient" | "permanent" | "cancelled" | "dead_lettered";
+export type RunErrorKind = "runner" | "transient" | "permanent" | "cancelled" | "dead_lettered" | "superseded";
 
 /** The state of a run that has not terminated. */
 export type ActiveRunState = "pending" | "running" | "cancelling";
@@ -34,6 +37,8 @@ export interface Termination {
   readonly finalStep: number;
   /** When the terminating settlement committed, by the runtime's clock. */
   readonly terminatedAtMs: number;
+  /** The run that replaced this one (`errorKind: "superseded"`, see `RunOptions.debounce`). */
+  readonly supersededBy?: RunId;
 }
 
 /**
@@ -65,6 +70,8 @@ export interface RunOutcome {
   /** The submitter's headers (the reserved `workflow.*` ones excluded). */
   readonly headers: Readonly<Record<string, string>>;
   readonly finalStep: number;
+  /** The run that replaced this one (`errorKind: "superseded"`, see `RunOptions.debounce`). */
+  readonly supersededBy?: RunId;
 }
 
 /** What `WorkflowRuntime.wait` reports: the termination and, when a worker recorded one, the outcome. */
@@ -91,6 +98,24 @@ export interface RunOptions {
    * `rate_limit`. See docs/flow-control.md.
    */
   readonly flow?: RunFlow;
+  /**
+   * Debounce: of the runs submitted with this `key` within `periodMs`, the
+   * last one wins. The first opens a window of `periodMs`; each later one
+   * replaces the run waiting in it, in the same commit as its own
+   * submission, and starts when the window ends. A replaced run ends
+   * `cancelled` with `errorKind: "superseded"` and `supersededBy`, and
+   * never runs a step. Only runs whose first step has not started are
+   * replaced. Cannot be combined with `runAt`. See docs/flow-control.md.
+   */
+  readonly debounce?: RunDebounce;
+}
+
+/** `RunOptions.debounce`. */
+export interface RunDebounce {
+  /** 1 to 512 bytes of text; runs of one runtime's step queue with the same key share a window. */
+  readonly key: string;
+  /** Length of a window, from its first submission: 1 ms to a day. */
+  readonly periodMs: number;
 }
 
 /** `RunOptions.flow`. */

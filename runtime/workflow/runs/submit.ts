@@ -23,12 +23,13 @@ import { endOk, endWithError, startSpan, traceparentOf } from "../../telemetry/t
 import { instruments } from "../../telemetry/metrics.js";
 import { RunId } from "./run-id.js";
 import type { RunFlow, RunOptions, RunSpec, SubmitOutcome } from "./run-types.js";
-import { FLOW_CONCURRENCY_KEY_HEADER, FLOW_RATE_KEY_HEADER, FLOW_RULE_HEADER } from "../../queue/admission.js";
+import { FLOW_CONCURRENCY_KEY_HEADER, FLOW_CONCURRENCY_LIMIT_HEADER, FLOW_RATE_KEY_HEADER, FLOW_RULE_HEADER } from "../../queue/admission.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { InputMismatchError, ReservedHeaderError, ReservedKeyError } from "../workflow-errors.js";
 import { ValidationError } from "../../errors.js";
 import { checkRunHeaders, checkRunPayload } from "../limits.js";
 import { describePayload, stageForgotten, stageSubmission } from "./index-effects.js";
+import { checkRunDebounce, supersessionOf } from "./debounce.js";
 
 /** Checks user headers: string values, no reserved prefix. */
 export function checkUserHeaders(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {
@@ -69,7 +70,9 @@ export function flowHeaders(flow: RunFlow | undefined): Record<string, string> {
 /** The flow-control headers of a step job, which every next step of its run carries too. */
 export function flowHeadersOf(jobHeaders: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const h of [FLOW_RULE_HEADER, FLOW_CONCURRENCY_KEY_HEADER, FLOW_RATE_KEY_HEADER]) if (Object.hasOwn(jobHeaders, h)) out[h] = jobHeaders[h]!;
+  for (const h of [FLOW_RULE_HEADER, FLOW_CONCURRENCY_KEY_HEADER, FLOW_RATE_KEY_HEADER, FLOW_CONCURRENCY_LIMIT_HEADER]) {
+    if (Object.hasOwn(jobHeaders, h)) out[h] = jobHeaders[h]!;
+  }
   return out;
 }
 
@@ -80,6 +83,7 @@ export function checkRunOptions(o: RunOptions): void {
     throw new ValidationError(`RunOptions.maxAttemptsPerStep must be an integer >= 1, got ${o.maxAttemptsPerStep}`);
   }
   if (o.runAt !== undefined) validateInstant("RunOptions.runAt", o.runAt);
+  checkRunDebounce(o);
 }
 
 export function checkEffects(effects: SettlementEffects | undefined): void {
@@ -184,6 +188,9 @@ async function submitLocked(
       await stageForgotten(core.queue, core.queueName, decodeTerminalRecord(earlier, tk), effects);
     }
     const flow = flowHeaders(options.flow);
+    // The rule's limit travels with the steps, so readers in other processes can tell a full key.
+    const limit = options.flow === undefined ? undefined : core.queue.flowConcurrencyLimit?.(core.queueName, options.flow.rule);
+    if (limit !== undefined) flow[FLOW_CONCURRENCY_LIMIT_HEADER] = String(limit);
     stageSubmission(core.queueName, record, described, spec.input, effects, groupName, flow);
     if (mark !== undefined) markEffects(mark, { runId, jobId, newlySubmitted: true }, effects);
     if (group !== undefined) {
@@ -196,8 +203,35 @@ async function submitLocked(
       ...(options.priority === undefined ? {} : { priority: options.priority }),
       ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttempts: options.maxAttemptsPerStep }),
       ...(options.runAt === undefined ? {} : { runAt: options.runAt }),
+      ...(options.debounce === undefined ? {} : { debounce: { key: options.debounce.key, periodMs: options.debounce.periodMs } }),
     };
-    const { outcome } = await core.queue.enqueueWithEffects(core.queueName, spec.input, opts, effects);
-    return { runId, jobId: outcome.jobId, newlySubmitted: outcome.newlyEnqueued };
+    if (options.debounce === undefined) {
+      const { outcome } = await core.queue.enqueueWithEffects(core.queueName, spec.input, opts, effects);
+      return { runId, jobId: outcome.jobId, newlySubmitted: outcome.newlyEnqueued };
+    }
+    return submitDebounced(core, runId, spec.input, opts, effects, options.debounce);
   });
+}
+
+/** The enqueue of a debounced run's first step, with the end of the run it replaces in the same commit. */
+async function submitDebounced(
+  core: RuntimeCore,
+  runId: RunId,
+  input: Uint8Array,
+  opts: EnqueueOptions,
+  effects: SettlementEffects,
+  debounce: NonNullable<RunOptions["debounce"]>,
+): Promise<SubmitOutcome> {
+  const enqueue = core.queue.enqueueSuperseding;
+  if (enqueue === undefined) throw new ValidationError("RunOptions.debounce needs a runtime over a Queue (this queue port cannot supersede runs)");
+  for (;;) {
+    const replaced = await supersessionOf(core, debounce, runId);
+    const out = await enqueue.call(core.queue, core.queueName, input, opts, effects, replaced);
+    if (out === "raced") continue;
+    if (out.outcome.newlyEnqueued && replaced.ended !== undefined) {
+      core.noteTerminated(replaced.ended.runId, replaced.ended.atMs);
+      instruments()?.runsTerminated.add(1, { "taquba.queue": core.queueName, "taquba.outcome": "cancelled" });
+    }
+    return { runId, jobId: out.outcome.jobId, newlySubmitted: out.outcome.newlyEnqueued };
+  }
 }

@@ -80,6 +80,8 @@ export interface TerminationInput {
   parent?: ParentRef | undefined;
   /** The run has child bookkeeping to settle (running children, unread child ends): see `children/child-runs`. */
   hasChildren?: boolean | undefined;
+  /** The run that replaced this one (a debounce). */
+  supersededBy?: RunId | undefined;
   /** The run's reserved trace header, passed on to the notification job so the terminal hook joins the run's trace. */
   traceHeaders?: Readonly<Record<string, string>>;
 }
@@ -132,6 +134,7 @@ export function runOutcomeOf(t: TerminationInput): RunOutcome {
   if (t.errorKind !== undefined) o.errorKind = t.errorKind;
   if (t.publicError !== undefined) o.publicError = t.publicError;
   if (t.errorCode !== undefined) o.errorCode = t.errorCode;
+  if (t.supersededBy !== undefined) o.supersededBy = t.supersededBy;
   return o;
 }
 
@@ -160,6 +163,7 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     submittedAtMs: t.submittedAtMs,
     ...(error === undefined ? {} : { error }),
     ...(t.errorKind === undefined ? {} : { errorKind: t.errorKind }),
+    ...(t.supersededBy === undefined ? {} : { supersededBy: t.supersededBy }),
   };
   into.kvPut(terminalRecordKey(s.queueName, t.runId), encodeTerminalRecord(record));
   stageEnded(s.queueName, t.runId, t.submittedAtMs, t.status, into);
