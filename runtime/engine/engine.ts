@@ -72,7 +72,7 @@ import { applyOps, readNewestManifest, type StoreContext } from "./recovery.js";
 import { scanTree, type ScanOptions } from "./scan.js";
 import { orderChanges } from "./change-order.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
-import { isPageable, ValueArena, type StateMap, type StoredValue } from "./paged-value.js";
+import { isPageable, packValue, unpackValue, type StateMap, type StoredValue } from "./paged-value.js";
 import { ValuePager } from "./value-pager.js";
 import type { SegmentBlockInfo } from "./segment-format.js";
 import type { BTree } from "../store/btree.js";
@@ -237,7 +237,8 @@ export class Engine {
    */
   get(key: string): Uint8Array | undefined {
     const v = this.#state.get(key);
-    return typeof v === "number" ? this.#pager!.read(key, v) : v;
+    if (typeof v === "number") return this.#pager!.read(key, v);
+    return typeof v === "string" ? unpackValue(v) : v;
   }
 
   /**
@@ -269,7 +270,8 @@ export class Engine {
     if (pager === undefined) return yield* scanTree(this.#state as BTree<string, Uint8Array>, opts);
     for (const entry of scanTree(this.#state, opts)) {
       const v = entry[1];
-      yield typeof v === "number" ? [entry[0], pager.read(entry[0], v)] : (entry as [string, Uint8Array]);
+      if (typeof v === "number") yield [entry[0], pager.read(entry[0], v)];
+      else yield typeof v === "string" ? [entry[0], unpackValue(v)] : (entry as [string, Uint8Array]);
     }
   }
 
@@ -472,19 +474,18 @@ export class Engine {
   /**
    * After checkpoint `run` published: every value it wrote that the state
    * still holds (no commit changed it since) leaves memory when the policy
-   * lets it, or is copied into a compact arena (so it stops holding the WAL
-   * object it was a view into). Yields like the segment writer does.
+   * lets it, or is packed (so it stops holding the WAL object it was a view
+   * into, and costs its bytes plus a small header). Yields like the segment writer does.
    */
   async #pageOut(written: Iterable<[string, StoredValue | null]>, run: number): Promise<boolean> {
     const policy = this.#pager!.policy;
     const state = this.#state;
-    const arena = new ValueArena();
     let n = 0;
     let sliceStart = performance.now();
     for (const [key, v] of written) {
       if (v !== null && state.get(key) === v) {
-        if (typeof v === "number" || isPageable(policy, key, v)) state.set(key, run);
-        else state.set(key, arena.copy(v));
+        if (typeof v === "number" || (typeof v !== "string" && isPageable(policy, key, v))) state.set(key, run);
+        else if (typeof v !== "string") state.set(key, packValue(v));
       }
       if (++n % 64 !== 0 || performance.now() - sliceStart < 2) continue;
       await yieldToLoop();

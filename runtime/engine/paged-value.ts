@@ -1,14 +1,16 @@
 /**
  * @module What the writer holds per key when values may be paged out of
  * memory (see value-pager.ts): the types, the policy of which values may
- * leave, and the arena that compacts the small values that stay.
+ * leave, and the packing that compacts the small values that stay.
  */
 import type { BTree } from "../store/btree.js";
 
 /** A value the writer does not hold: the id of the segment run that stores it. */
 export type PagedValue = number;
+/** A small value the writer holds packed: one character per byte (see `packValue`). */
+export type PackedValue = string;
 /** What the writer's state holds per key. */
-export type StoredValue = Uint8Array | PagedValue;
+export type StoredValue = Uint8Array | PagedValue | PackedValue;
 /** The writer's state: a value, or where it is paged, by key. */
 export type StateMap = BTree<string, StoredValue>;
 
@@ -39,25 +41,32 @@ export class ColdReadError extends Error {
   }
 }
 
-/**
- * Copies small values into shared chunks, so that they stop holding the
- * large objects (WAL objects, segments) they were views into.
- */
-export class ValueArena {
-  #chunk = new Uint8Array(0);
-  #pos = 0;
-  constructor(readonly chunkBytes = 64 * 1024) {}
+/** Values up to this many bytes are held packed in a string (see `packValue`); larger ones get a buffer of their own. */
+export const MAX_PACKED_BYTES = 1024;
 
-  copy(v: Uint8Array): Uint8Array {
-    if (v.byteLength === 0) return v;
-    if (v.byteLength > this.chunkBytes / 4) return v.slice();
-    if (this.#pos + v.byteLength > this.#chunk.byteLength) {
-      this.#chunk = new Uint8Array(this.chunkBytes);
-      this.#pos = 0;
-    }
-    const out = this.#chunk.subarray(this.#pos, this.#pos + v.byteLength);
-    out.set(v);
-    this.#pos += v.byteLength;
-    return out;
+/** Up to this many bytes a byte loop beats the round trip through `Buffer`. */
+const LOOP_BYTES = 64;
+
+/**
+ * Copies a value the writer keeps in memory into its most compact form, so
+ * that it stops holding the object (WAL object, segment) it was a view into:
+ * up to `MAX_PACKED_BYTES`, a one-byte string of its bytes (a string costs
+ * its bytes plus a 16 B header, a typed array view about 100 B of its own);
+ * larger, a copy of its own.
+ */
+export function packValue(v: Uint8Array): PackedValue | Uint8Array {
+  if (v.byteLength > MAX_PACKED_BYTES) return v.slice();
+  if (v.byteLength <= LOOP_BYTES) return String.fromCharCode.apply(null, v as unknown as number[]);
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("latin1");
+}
+
+/** The bytes of a packed value, as a fresh array the caller owns. */
+export function unpackValue(s: PackedValue): Uint8Array {
+  const out = new Uint8Array(s.length);
+  if (s.length <= LOOP_BYTES) {
+    for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  } else {
+    Buffer.from(out.buffer, out.byteOffset, out.byteLength).write(s, "latin1");
   }
+  return out;
 }

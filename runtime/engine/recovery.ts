@@ -22,7 +22,7 @@ import { decodeManifest, emptyManifest, segmentRuns, type Manifest, type Segment
 import type { RetryPolicy } from "./retry.js";
 import { readSegment } from "./segment-format.js";
 import { deltaOverflows, newSortedMap, sortedMapFromSorted, type DeltaMap } from "./sorted-map.js";
-import { isPageable, ValueArena, type PagePolicy, type StateMap, type StoredValue } from "./paged-value.js";
+import { isPageable, packValue, type PagePolicy, type StateMap, type StoredValue } from "./paged-value.js";
 import { firstKey, forEachLimit, getWithRetries, listKeys } from "./store-ops.js";
 import { decodeWal, type WalObject } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
@@ -89,12 +89,11 @@ export async function loadSegments(
     const part: SegmentPart = { keys: [], values: [] };
     // The oldest run is a snapshot: a tombstone there only says the key is absent.
     const inOldestRun = seg.run === manifest.segments[0]!.run;
-    const arena = policy === undefined ? undefined : new ValueArena();
     const n = readSegment(key, bytes, (k, v) => {
       if (v === undefined && inOldestRun) return;
       part.keys.push(k);
-      if (v === undefined || arena === undefined) part.values.push(v);
-      else part.values.push(isPageable(policy!, k, v) ? seg.run : arena.copy(v));
+      if (v === undefined || policy === undefined) part.values.push(v);
+      else part.values.push(isPageable(policy, k, v) ? seg.run : packValue(v));
     });
     if (n !== seg.entries) throw new StoreCorruptedError(key, `segment holds ${n} entries, the manifest says ${seg.entries}`);
     parts[i] = part;
