@@ -292,7 +292,7 @@ export class Engine {
       }
       this.#wal.append(ops);
       const delta = this.#delta;
-      applyOps(this.#state, ops, delta);
+      applyOps(this.#state, ops, delta, this.#pager?.policy);
       if (delta !== undefined && deltaOverflows(delta, this.#state.size)) this.#delta = undefined;
     }
     return opts.durable === false ? RESOLVED : timeCommit(this.#wal.waitAppended());

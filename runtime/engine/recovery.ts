@@ -306,13 +306,17 @@ export function newWalk(pos: number): WalWalk {
 
 /**
  * Applies one batch to a tree, in op order, and records each change in
- * `delta` when given (the keys the next incremental checkpoint writes).
+ * `delta` when given (the keys the next incremental checkpoint writes). With
+ * a paging `policy`, values it will not page out are packed now (see
+ * `packValue`), so the tree never holds the caller's arrays or views into
+ * WAL objects; the others stay as they are until a checkpoint pages them.
  */
-export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaMap): void {
+export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaMap, policy?: PagePolicy): void {
   for (const op of ops) {
     if (op.kind === "put") {
-      tree.set(op.key, op.value);
-      delta?.set(op.key, op.value);
+      const v = policy === undefined || isPageable(policy, op.key, op.value) ? op.value : packValue(op.value);
+      tree.set(op.key, v);
+      delta?.set(op.key, v);
     } else {
       tree.delete(op.key);
       delta?.set(op.key, null);
@@ -363,7 +367,7 @@ export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<L
   }
   let delta: DeltaMap | undefined = opts.trackDelta ? new Map() : undefined;
   const walk = await walkWal(ctx, newWalk(manifest.walNext), (ops) => {
-    applyOps(tree, ops, delta);
+    applyOps(tree, ops, delta, opts.policy);
     if (delta !== undefined && deltaOverflows(delta, tree.size)) delta = undefined;
   });
   if (walk.vanished) return undefined;
