@@ -72,7 +72,7 @@ import { applyOps, readNewestManifest, type StoreContext } from "./recovery.js";
 import { scanTree, type ScanOptions } from "./scan.js";
 import { orderChanges } from "./change-order.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
-import { isPageable, packValue, unpackValue, type StateMap, type StoredValue } from "./paged-value.js";
+import { heldValue, isPageable, isPaged, packValue, type StateMap, type StoredValue } from "./paged-value.js";
 import { ValuePager } from "./value-pager.js";
 import type { SegmentBlockInfo } from "./segment-format.js";
 import type { BTree } from "../store/btree.js";
@@ -237,8 +237,8 @@ export class Engine {
    */
   get(key: string): Uint8Array | undefined {
     const v = this.#state.get(key);
-    if (typeof v === "number") return this.#pager!.read(key, v);
-    return typeof v === "string" ? unpackValue(v) : v;
+    if (v === undefined || v instanceof Uint8Array) return v;
+    return isPaged(v) ? this.#pager!.read(key, v) : heldValue(key, v);
   }
 
   /**
@@ -253,7 +253,7 @@ export class Engine {
     let cold: [string, number][] | undefined;
     for (const key of keys) {
       const v = this.#state.get(key);
-      if (typeof v === "number" && !pager.isCached(key, v)) (cold ??= []).push([key, v]);
+      if (v !== undefined && isPaged(v) && !pager.isCached(key, v)) (cold ??= []).push([key, v]);
     }
     return cold === undefined ? undefined : pager.warm(cold);
   }
@@ -270,8 +270,8 @@ export class Engine {
     if (pager === undefined) return yield* scanTree(this.#state as BTree<string, Uint8Array>, opts);
     for (const entry of scanTree(this.#state, opts)) {
       const v = entry[1];
-      if (typeof v === "number") yield [entry[0], pager.read(entry[0], v)];
-      else yield typeof v === "string" ? [entry[0], unpackValue(v)] : (entry as [string, Uint8Array]);
+      if (v instanceof Uint8Array) yield entry as [string, Uint8Array];
+      else yield [entry[0], isPaged(v) ? pager.read(entry[0], v) : heldValue(entry[0], v)];
     }
   }
 
@@ -484,8 +484,8 @@ export class Engine {
     let sliceStart = performance.now();
     for (const [key, v] of written) {
       if (v !== null && state.get(key) === v) {
-        if (typeof v === "number" || (typeof v !== "string" && isPageable(policy, key, v))) state.set(key, run);
-        else if (typeof v !== "string") state.set(key, packValue(v));
+        if (isPaged(v) || (v instanceof Uint8Array && isPageable(policy, key, v))) state.set(key, run);
+        else if (v instanceof Uint8Array) state.set(key, packValue(key, v));
       }
       if (++n % 64 !== 0 || performance.now() - sliceStart < 2) continue;
       await yieldToLoop();

@@ -5,11 +5,16 @@
  */
 import type { BTree } from "../store/btree.js";
 
-/** A value the writer does not hold: the id of the segment run that stores it. */
+/** A value the writer does not hold: the id of the segment run that stores it (0 or more). */
 export type PagedValue = number;
-/** A small value the writer holds packed: one character per byte (see `packValue`). */
-export type PackedValue = string;
-/** What the writer's state holds per key. */
+/**
+ * A small value the writer holds packed (see `packValue`): a string of one
+ * character per byte, or a negative number -n for a value that repeats the
+ * last n characters of its key (ASCII), such as a queue's pending index
+ * entry, whose value is the job id its key ends with.
+ */
+export type PackedValue = string | number;
+/** What the writer's state holds per key: a value, a paged value, or a packed one. */
 export type StoredValue = Uint8Array | PagedValue | PackedValue;
 /** The writer's state: a value, or where it is paged, by key. */
 export type StateMap = BTree<string, StoredValue>;
@@ -20,6 +25,11 @@ export interface PagePolicy {
   readonly keyPrefixes: readonly string[];
   /** Only values of at least this many bytes (smaller ones cost less than the bookkeeping). */
   readonly minBytes: number;
+}
+
+/** Whether a stored value is paged out (the id of the run holding it), as opposed to held. */
+export function isPaged(v: StoredValue): v is PagedValue {
+  return typeof v === "number" && v >= 0;
 }
 
 /** Whether `value` of `key` may be paged out under `policy`. */
@@ -54,14 +64,39 @@ const LOOP_BYTES = 64;
  * its bytes plus a 16 B header, a typed array view about 100 B of its own);
  * larger, a copy of its own.
  */
-export function packValue(v: Uint8Array): PackedValue | Uint8Array {
+export function packValue(key: string, v: Uint8Array): PackedValue | Uint8Array {
   if (v.byteLength > MAX_PACKED_BYTES) return v.slice();
+  if (repeatsKeyTail(key, v)) return -v.byteLength;
   if (v.byteLength <= LOOP_BYTES) return String.fromCharCode.apply(null, v as unknown as number[]);
   return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("latin1");
 }
 
-/** The bytes of a packed value, as a fresh array the caller owns. */
-export function unpackValue(s: PackedValue): Uint8Array {
+/** Whether `v` (at least one byte) equals the UTF-8 encoding of the last `v.byteLength` characters of `key`, all of them ASCII. */
+function repeatsKeyTail(key: string, v: Uint8Array): boolean {
+  const n = v.byteLength;
+  if (n === 0 || n > key.length) return false;
+  const from = key.length - n;
+  for (let i = 0; i < n; i++) {
+    const c = key.charCodeAt(from + i);
+    if (c >= 0x80 || c !== v[i]) return false;
+  }
+  return true;
+}
+
+/** The bytes of a value held in memory (`v` not paged), as an array the caller must not mutate. */
+export function heldValue(key: string, v: Uint8Array | PackedValue): Uint8Array {
+  if (v instanceof Uint8Array) return v;
+  if (typeof v === "number") {
+    const out = new Uint8Array(-v);
+    const from = key.length + v;
+    for (let i = 0; i < out.length; i++) out[i] = key.charCodeAt(from + i);
+    return out;
+  }
+  return unpackValue(v);
+}
+
+/** The bytes of a packed string, as a fresh array the caller owns. */
+function unpackValue(s: string): Uint8Array {
   const out = new Uint8Array(s.length);
   if (s.length <= LOOP_BYTES) {
     for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);

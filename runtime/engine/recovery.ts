@@ -93,7 +93,7 @@ export async function loadSegments(
       if (v === undefined && inOldestRun) return;
       part.keys.push(k);
       if (v === undefined || policy === undefined) part.values.push(v);
-      else part.values.push(isPageable(policy, k, v) ? seg.run : packValue(v));
+      else part.values.push(isPageable(policy, k, v) ? seg.run : packValue(k, v));
     });
     if (n !== seg.entries) throw new StoreCorruptedError(key, `segment holds ${n} entries, the manifest says ${seg.entries}`);
     parts[i] = part;
@@ -314,7 +314,7 @@ export function newWalk(pos: number): WalWalk {
 export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaMap, policy?: PagePolicy): void {
   for (const op of ops) {
     if (op.kind === "put") {
-      const v = policy === undefined || isPageable(policy, op.key, op.value) ? op.value : packValue(op.value);
+      const v = policy === undefined || isPageable(policy, op.key, op.value) ? op.value : packValue(op.key, op.value);
       tree.set(op.key, v);
       delta?.set(op.key, v);
     } else {
