@@ -52,7 +52,8 @@
  * read paged values first loops `for (let p = engine.warm(keys); p; p =
  * engine.warm(keys)) await p;` and then reads and commits in the same turn
  * (the cache keeps what a warm-up loaded until the next macrotask).
- * Without `pageValues`, values loaded at open are views into the objects
+ * The values that stay are held packed (paged-value.ts `packValue`), so
+ * reads of them return fresh arrays. Without `pageValues`, values loaded at open are views into the objects
  * read, so those objects' buffers stay alive while any of their values does
  * (at most the bytes loaded at open). Each
  * writer open leaves one small fence object in the WAL that is never deleted
