@@ -10,6 +10,7 @@
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { compareKeys } from "../store/keys.js";
 import type { DeltaMap } from "./sorted-map.js";
+import type { PackedValue } from "./paged-value.js";
 
 const CHUNK = 2048;
 const SLICE_MS = 2;
@@ -19,7 +20,7 @@ const SLICE_MS = 2;
  * Sorting yields to the event loop after about `SLICE_MS` of work; `stopped`
  * is checked at each yield and ends the sort early with `onStop()`'s error.
  */
-export async function orderChanges(delta: DeltaMap, stopped: () => boolean, onStop: () => Error): Promise<Iterable<[string, Uint8Array | null]>> {
+export async function orderChanges(delta: DeltaMap, stopped: () => boolean, onStop: () => Error): Promise<Iterable<[string, Uint8Array | PackedValue | null]>> {
   const keys = [...delta.keys()];
   const runs: string[][] = [];
   let sliceStart = performance.now();
@@ -35,7 +36,7 @@ export async function orderChanges(delta: DeltaMap, stopped: () => boolean, onSt
 }
 
 /** K-way merge of sorted runs of distinct keys through a binary min-heap of run heads. */
-function* mergeRuns(runs: string[][], delta: DeltaMap): Generator<[string, Uint8Array | null]> {
+function* mergeRuns(runs: string[][], delta: DeltaMap): Generator<[string, Uint8Array | PackedValue | null]> {
   const pos = runs.map(() => 0);
   const heap: number[] = [];
   const head = (r: number) => runs[r]![pos[r]!]!;

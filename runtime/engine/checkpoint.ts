@@ -15,7 +15,7 @@ import { manifestKey, parseNumberedKey, parseSegmentEpoch, segmentKey } from "./
 import { decodeManifest, encodeManifest, type Manifest, type SegmentRef } from "./manifest.js";
 import type { StoreContext } from "./recovery.js";
 import { SegmentBuilder, type SegmentBlockInfo } from "./segment-format.js";
-import type { StoredValue } from "./paged-value.js";
+import { heldValue, isPaged, type StoredValue } from "./paged-value.js";
 import { withRetries } from "./retry.js";
 import { createOnce, forEachLimit, listKeys } from "./store-ops.js";
 
@@ -46,7 +46,7 @@ export type PagedReader = (key: string, run: number) => Uint8Array | Promise<Uin
 /**
  * Writes `entries` (ascending keys, never mutated meanwhile; `null` writes a
  * tombstone; a number is a value paged out to that run, read through
- * `readPaged`) as segments of run `run` and returns their references;
+ * `readPaged`; a packed value is unpacked) as segments of run `run` and returns their references;
  * `onSegment` hears each segment's block index once it is stored.
  */
 export async function writeSegments(
@@ -84,7 +84,8 @@ export async function writeSegments(
   let sliceStart = performance.now();
   for (const [k, stored] of entries) {
     let v = stored;
-    if (typeof v === "number") {
+    if (v !== null && !(v instanceof Uint8Array) && !isPaged(v)) v = heldValue(k, v);
+    else if (v !== null && isPaged(v)) {
       if (readPaged === undefined) throw new Error(`a checkpoint met a paged value without a reader for it (key ${JSON.stringify(k)})`);
       const read = readPaged(k, v);
       v = read instanceof Uint8Array ? read : await read;

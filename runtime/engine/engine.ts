@@ -52,7 +52,8 @@
  * read paged values first loops `for (let p = engine.warm(keys); p; p =
  * engine.warm(keys)) await p;` and then reads and commits in the same turn
  * (the cache keeps what a warm-up loaded until the next macrotask).
- * Without `pageValues`, values loaded at open are views into the objects
+ * The values that stay are held packed (paged-value.ts `packValue`), so
+ * reads of them return fresh arrays. Without `pageValues`, values loaded at open are views into the objects
  * read, so those objects' buffers stay alive while any of their values does
  * (at most the bytes loaded at open). Each
  * writer open leaves one small fence object in the WAL that is never deleted
@@ -72,7 +73,7 @@ import { applyOps, readNewestManifest, type StoreContext } from "./recovery.js";
 import { scanTree, type ScanOptions } from "./scan.js";
 import { orderChanges } from "./change-order.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
-import { isPageable, ValueArena, type StateMap, type StoredValue } from "./paged-value.js";
+import { heldValue, isPageable, isPaged, packValue, type StateMap, type StoredValue } from "./paged-value.js";
 import { ValuePager } from "./value-pager.js";
 import type { SegmentBlockInfo } from "./segment-format.js";
 import type { BTree } from "../store/btree.js";
@@ -237,7 +238,8 @@ export class Engine {
    */
   get(key: string): Uint8Array | undefined {
     const v = this.#state.get(key);
-    return typeof v === "number" ? this.#pager!.read(key, v) : v;
+    if (v === undefined || v instanceof Uint8Array) return v;
+    return isPaged(v) ? this.#pager!.read(key, v) : heldValue(key, v);
   }
 
   /**
@@ -252,7 +254,7 @@ export class Engine {
     let cold: [string, number][] | undefined;
     for (const key of keys) {
       const v = this.#state.get(key);
-      if (typeof v === "number" && !pager.isCached(key, v)) (cold ??= []).push([key, v]);
+      if (v !== undefined && isPaged(v) && !pager.isCached(key, v)) (cold ??= []).push([key, v]);
     }
     return cold === undefined ? undefined : pager.warm(cold);
   }
@@ -269,7 +271,8 @@ export class Engine {
     if (pager === undefined) return yield* scanTree(this.#state as BTree<string, Uint8Array>, opts);
     for (const entry of scanTree(this.#state, opts)) {
       const v = entry[1];
-      yield typeof v === "number" ? [entry[0], pager.read(entry[0], v)] : (entry as [string, Uint8Array]);
+      if (v instanceof Uint8Array) yield entry as [string, Uint8Array];
+      else yield [entry[0], isPaged(v) ? pager.read(entry[0], v) : heldValue(entry[0], v)];
     }
   }
 
@@ -290,7 +293,7 @@ export class Engine {
       }
       this.#wal.append(ops);
       const delta = this.#delta;
-      applyOps(this.#state, ops, delta);
+      applyOps(this.#state, ops, delta, this.#pager?.policy);
       if (delta !== undefined && deltaOverflows(delta, this.#state.size)) this.#delta = undefined;
     }
     return opts.durable === false ? RESOLVED : timeCommit(this.#wal.waitAppended());
@@ -472,19 +475,18 @@ export class Engine {
   /**
    * After checkpoint `run` published: every value it wrote that the state
    * still holds (no commit changed it since) leaves memory when the policy
-   * lets it, or is copied into a compact arena (so it stops holding the WAL
-   * object it was a view into). Yields like the segment writer does.
+   * lets it, or is packed (so it stops holding the WAL object it was a view
+   * into, and costs its bytes plus a small header). Yields like the segment writer does.
    */
   async #pageOut(written: Iterable<[string, StoredValue | null]>, run: number): Promise<boolean> {
     const policy = this.#pager!.policy;
     const state = this.#state;
-    const arena = new ValueArena();
     let n = 0;
     let sliceStart = performance.now();
     for (const [key, v] of written) {
       if (v !== null && state.get(key) === v) {
-        if (typeof v === "number" || isPageable(policy, key, v)) state.set(key, run);
-        else state.set(key, arena.copy(v));
+        if (isPaged(v) || (v instanceof Uint8Array && isPageable(policy, key, v))) state.set(key, run);
+        else if (v instanceof Uint8Array) state.set(key, packValue(key, v));
       }
       if (++n % 64 !== 0 || performance.now() - sliceStart < 2) continue;
       await yieldToLoop();

@@ -72,7 +72,7 @@ export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy): P
       }
       continue;
     }
-    return plantFence(ctx, base, claim, loaded);
+    return plantFence(ctx, base, claim, loaded, policy);
   }
   throw new StoreUnavailableError(
     "open",
@@ -82,11 +82,11 @@ export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy): P
 }
 
 /** After the claim: replays what the previous writer landed since the load and fences the end of the log. */
-async function plantFence(ctx: StoreContext, base: Manifest, mine: Manifest, loaded: LoadedState): Promise<Recovered> {
+async function plantFence(ctx: StoreContext, base: Manifest, mine: Manifest, loaded: LoadedState, policy?: PagePolicy): Promise<Recovered> {
   const { tree } = loaded;
   let { walk, delta } = loaded;
   const apply = (ops: Parameters<typeof applyOps>[1]) => {
-    applyOps(tree, ops, delta);
+    applyOps(tree, ops, delta, policy);
     if (delta !== undefined && deltaOverflows(delta, tree.size)) delta = undefined;
   };
   for (;;) {

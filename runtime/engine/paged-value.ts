@@ -1,14 +1,21 @@
 /**
  * @module What the writer holds per key when values may be paged out of
  * memory (see value-pager.ts): the types, the policy of which values may
- * leave, and the arena that compacts the small values that stay.
+ * leave, and the packing that compacts the small values that stay.
  */
 import type { BTree } from "../store/btree.js";
 
-/** A value the writer does not hold: the id of the segment run that stores it. */
+/** A value the writer does not hold: the id of the segment run that stores it (0 or more). */
 export type PagedValue = number;
-/** What the writer's state holds per key. */
-export type StoredValue = Uint8Array | PagedValue;
+/**
+ * A small value the writer holds packed (see `packValue`): a string of one
+ * character per byte, or a negative number -n for a value that repeats the
+ * last n characters of its key (ASCII), such as a queue's pending index
+ * entry, whose value is the job id its key ends with.
+ */
+export type PackedValue = string | number;
+/** What the writer's state holds per key: a value, a paged value, or a packed one. */
+export type StoredValue = Uint8Array | PagedValue | PackedValue;
 /** The writer's state: a value, or where it is paged, by key. */
 export type StateMap = BTree<string, StoredValue>;
 
@@ -18,6 +25,11 @@ export interface PagePolicy {
   readonly keyPrefixes: readonly string[];
   /** Only values of at least this many bytes (smaller ones cost less than the bookkeeping). */
   readonly minBytes: number;
+}
+
+/** Whether a stored value is paged out (the id of the run holding it), as opposed to held. */
+export function isPaged(v: StoredValue): v is PagedValue {
+  return typeof v === "number" && v >= 0;
 }
 
 /** Whether `value` of `key` may be paged out under `policy`. */
@@ -39,25 +51,57 @@ export class ColdReadError extends Error {
   }
 }
 
-/**
- * Copies small values into shared chunks, so that they stop holding the
- * large objects (WAL objects, segments) they were views into.
- */
-export class ValueArena {
-  #chunk = new Uint8Array(0);
-  #pos = 0;
-  constructor(readonly chunkBytes = 64 * 1024) {}
+/** Values up to this many bytes are held packed in a string (see `packValue`); larger ones get a buffer of their own. */
+export const MAX_PACKED_BYTES = 1024;
 
-  copy(v: Uint8Array): Uint8Array {
-    if (v.byteLength === 0) return v;
-    if (v.byteLength > this.chunkBytes / 4) return v.slice();
-    if (this.#pos + v.byteLength > this.#chunk.byteLength) {
-      this.#chunk = new Uint8Array(this.chunkBytes);
-      this.#pos = 0;
-    }
-    const out = this.#chunk.subarray(this.#pos, this.#pos + v.byteLength);
-    out.set(v);
-    this.#pos += v.byteLength;
+/** Up to this many bytes a byte loop beats the round trip through `Buffer`. */
+const LOOP_BYTES = 64;
+
+/**
+ * Copies a value the writer keeps in memory into its most compact form, so
+ * that it stops holding the object (WAL object, segment) it was a view into:
+ * up to `MAX_PACKED_BYTES`, a one-byte string of its bytes (a string costs
+ * its bytes plus a 16 B header, a typed array view about 100 B of its own);
+ * larger, a copy of its own.
+ */
+export function packValue(key: string, v: Uint8Array): PackedValue | Uint8Array {
+  if (v.byteLength > MAX_PACKED_BYTES) return v.slice();
+  if (repeatsKeyTail(key, v)) return -v.byteLength;
+  if (v.byteLength <= LOOP_BYTES) return String.fromCharCode.apply(null, v as unknown as number[]);
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("latin1");
+}
+
+/** Whether `v` (at least one byte) equals the UTF-8 encoding of the last `v.byteLength` characters of `key`, all of them ASCII. */
+function repeatsKeyTail(key: string, v: Uint8Array): boolean {
+  const n = v.byteLength;
+  if (n === 0 || n > key.length) return false;
+  const from = key.length - n;
+  for (let i = 0; i < n; i++) {
+    const c = key.charCodeAt(from + i);
+    if (c >= 0x80 || c !== v[i]) return false;
+  }
+  return true;
+}
+
+/** The bytes of a value held in memory (`v` not paged), as an array the caller must not mutate. */
+export function heldValue(key: string, v: Uint8Array | PackedValue): Uint8Array {
+  if (v instanceof Uint8Array) return v;
+  if (typeof v === "number") {
+    const out = new Uint8Array(-v);
+    const from = key.length + v;
+    for (let i = 0; i < out.length; i++) out[i] = key.charCodeAt(from + i);
     return out;
   }
+  return unpackValue(v);
+}
+
+/** The bytes of a packed string, as a fresh array the caller owns. */
+function unpackValue(s: string): Uint8Array {
+  const out = new Uint8Array(s.length);
+  if (s.length <= LOOP_BYTES) {
+    for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  } else {
+    Buffer.from(out.buffer, out.byteOffset, out.byteLength).write(s, "latin1");
+  }
+  return out;
 }

@@ -22,7 +22,7 @@ import { decodeManifest, emptyManifest, segmentRuns, type Manifest, type Segment
 import type { RetryPolicy } from "./retry.js";
 import { readSegment } from "./segment-format.js";
 import { deltaOverflows, newSortedMap, sortedMapFromSorted, type DeltaMap } from "./sorted-map.js";
-import { isPageable, ValueArena, type PagePolicy, type StateMap, type StoredValue } from "./paged-value.js";
+import { isPageable, packValue, type PagePolicy, type StateMap, type StoredValue } from "./paged-value.js";
 import { firstKey, forEachLimit, getWithRetries, listKeys } from "./store-ops.js";
 import { decodeWal, type WalObject } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
@@ -89,12 +89,11 @@ export async function loadSegments(
     const part: SegmentPart = { keys: [], values: [] };
     // The oldest run is a snapshot: a tombstone there only says the key is absent.
     const inOldestRun = seg.run === manifest.segments[0]!.run;
-    const arena = policy === undefined ? undefined : new ValueArena();
     const n = readSegment(key, bytes, (k, v) => {
       if (v === undefined && inOldestRun) return;
       part.keys.push(k);
-      if (v === undefined || arena === undefined) part.values.push(v);
-      else part.values.push(isPageable(policy!, k, v) ? seg.run : arena.copy(v));
+      if (v === undefined || policy === undefined) part.values.push(v);
+      else part.values.push(isPageable(policy, k, v) ? seg.run : packValue(k, v));
     });
     if (n !== seg.entries) throw new StoreCorruptedError(key, `segment holds ${n} entries, the manifest says ${seg.entries}`);
     parts[i] = part;
@@ -307,13 +306,17 @@ export function newWalk(pos: number): WalWalk {
 
 /**
  * Applies one batch to a tree, in op order, and records each change in
- * `delta` when given (the keys the next incremental checkpoint writes).
+ * `delta` when given (the keys the next incremental checkpoint writes). With
+ * a paging `policy`, values it will not page out are packed now (see
+ * `packValue`), so the tree never holds the caller's arrays or views into
+ * WAL objects; the others stay as they are until a checkpoint pages them.
  */
-export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaMap): void {
+export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaMap, policy?: PagePolicy): void {
   for (const op of ops) {
     if (op.kind === "put") {
-      tree.set(op.key, op.value);
-      delta?.set(op.key, op.value);
+      const v = policy === undefined || isPageable(policy, op.key, op.value) ? op.value : packValue(op.key, op.value);
+      tree.set(op.key, v);
+      delta?.set(op.key, v);
     } else {
       tree.delete(op.key);
       delta?.set(op.key, null);
@@ -364,7 +367,7 @@ export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<L
   }
   let delta: DeltaMap | undefined = opts.trackDelta ? new Map() : undefined;
   const walk = await walkWal(ctx, newWalk(manifest.walNext), (ops) => {
-    applyOps(tree, ops, delta);
+    applyOps(tree, ops, delta, opts.policy);
     if (delta !== undefined && deltaOverflows(delta, tree.size)) delta = undefined;
   });
   if (walk.vanished) return undefined;

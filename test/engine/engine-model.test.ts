@@ -23,8 +23,26 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ t: "reader" as const }) },
 );
 
-function snapshot(e: { scan(): IterableIterator<[string, Uint8Array]> }): Array<[string, number]> {
-  return [...e.scan()].map(([k, v]) => [k, new DataView(v.buffer, v.byteOffset, v.byteLength).getUint32(0)]);
+/**
+ * The bytes the model stores for number `n`: its 4 bytes, or with `wide`
+ * also a tail of 0 to 1,496 bytes (every byte value) chosen by `n`, so values
+ * of every size class the engine keeps in memory differently show up.
+ */
+function encodeValue(n: number, wide: boolean): Uint8Array {
+  const v = new Uint8Array(wide ? [4, 30, 64, 65, 300, 1024, 1025, 1500][n % 8]! : 4);
+  new DataView(v.buffer).setUint32(0, n);
+  for (let i = 4; i < v.length; i++) v[i] = (i * 31 + n) & 0xff;
+  return v;
+}
+
+/** The number `v` encodes, or -1 when its bytes are not exactly what `encodeValue` gives for it. */
+function decodeValue(v: Uint8Array, wide: boolean): number {
+  const n = new DataView(v.buffer, v.byteOffset, v.byteLength).getUint32(0);
+  return Buffer.from(v).equals(encodeValue(n, wide)) ? n : -1;
+}
+
+function snapshot(e: { scan(): IterableIterator<[string, Uint8Array]> }, wide = false): Array<[string, number]> {
+  return [...e.scan()].map(([k, v]) => [k, decodeValue(v, wide)]);
 }
 
 function modelSnapshot(model: Map<string, number>, engineOrder: string[]): Array<[string, number]> {
@@ -53,6 +71,14 @@ const PAGED_BLOCKS: EngineOptions = {
   maxSegmentBytes: 48,
 };
 
+/**
+ * Paging only the keys under "b" and only values of at least 64 bytes, with
+ * a cache that keeps nothing past a turn: the other values stay in memory,
+ * packed when small (up to 1 KiB) and copied when larger, so reads mix
+ * packed, copied and paged values, and most paged reads miss.
+ */
+const PAGED_SOME: EngineOptions = { pageValues: { keyPrefixes: ["b"], minBytes: 64, cacheBytes: 0 } };
+
 /** Warms the values of `keys` (see `Engine.warm`); returns once a synchronous read of each will succeed. */
 async function warmAll(engine: Engine, keys: Iterable<string>): Promise<void> {
   const list = [...keys];
@@ -63,7 +89,13 @@ async function warmAll(engine: Engine, keys: Iterable<string>): Promise<void> {
  * Runs random scripts against the engine and a plain map; `faultSeed` turns
  * on injected store faults, `engineOpts` adds engine options (paging).
  */
-async function checkAgainstModel(faultSeed: number | undefined, numRuns: number, checkSeed?: number, engineOpts: EngineOptions = {}): Promise<void> {
+async function checkAgainstModel(
+  faultSeed: number | undefined,
+  numRuns: number,
+  checkSeed?: number,
+  engineOpts: EngineOptions = {},
+  wide = false,
+): Promise<void> {
   let seed = faultSeed;
   const faulty: FaultyStore[] = [];
   let pagedReads = 0;
@@ -88,9 +120,7 @@ async function checkAgainstModel(faultSeed: number | undefined, numRuns: number,
               b.delete(o.key);
               model.delete(o.key);
             } else {
-              const v = new Uint8Array(4);
-              new DataView(v.buffer).setUint32(0, o.value);
-              b.put(o.key, v);
+              b.put(o.key, encodeValue(o.value, wide));
               model.set(o.key, o.value);
             }
           }
@@ -106,15 +136,15 @@ async function checkAgainstModel(faultSeed: number | undefined, numRuns: number,
           await engine.flush();
           const reader = await EngineReader.open(store, { retry });
           const keys = [...reader.scan()].map(([k]) => k);
-          expect(snapshot(reader)).toEqual(modelSnapshot(model, keys));
+          expect(snapshot(reader, wide)).toEqual(modelSnapshot(model, keys));
           expect(new Set(keys)).toEqual(new Set(model.keys()));
         }
         await warmAll(engine, model.keys());
-        for (const [k, v] of model) expect(new DataView(engine.get(k)!.buffer, engine.get(k)!.byteOffset, 4).getUint32(0)).toBe(v);
+        for (const [k, v] of model) expect(decodeValue(engine.get(k)!, wide)).toBe(v);
         const keys = [...engine.scan()].map(([k]) => k);
         expect(new Set(keys)).toEqual(new Set(model.keys()));
         expect(keys).toEqual(byteOrder(model));
-        expect(snapshot(engine)).toEqual(modelSnapshot(model, keys));
+        expect(snapshot(engine, wide)).toEqual(modelSnapshot(model, keys));
       }
       await Promise.all(pending);
       await engine.close();
@@ -122,7 +152,7 @@ async function checkAgainstModel(faultSeed: number | undefined, numRuns: number,
       await warmAll(final, model.keys());
       const keys = [...final.scan()].map(([k]) => k);
       expect(new Set(keys)).toEqual(new Set(model.keys()));
-      expect(snapshot(final)).toEqual(modelSnapshot(model, keys));
+      expect(snapshot(final, wide)).toEqual(modelSnapshot(model, keys));
       pagedReads += engine.stats.segmentFetches + final.stats.segmentFetches;
       await final.close();
     }),
@@ -157,6 +187,14 @@ describe("engine against a model map", () => {
 
   it("matches paged by block, with a fifth of all store calls failing", async () => {
     await checkAgainstModel(3, 40, undefined, PAGED_BLOCKS);
+  });
+
+  it("matches with some prefixes paged and the other values of every size held packed, with a cache that keeps nothing", async () => {
+    await checkAgainstModel(undefined, 100, undefined, PAGED_SOME, true);
+  });
+
+  it("matches with some prefixes paged and values of every size, with a fifth of all store calls failing", async () => {
+    await checkAgainstModel(4, 40, undefined, PAGED_SOME, true);
   });
 
   it("replays the run where a reader opened while a checkpoint deleted the WAL it had listed (fast-check seed 507665202)", async () => {

@@ -183,6 +183,47 @@ describe("engine paged values", () => {
     expect(await engineKeys()).toEqual(before);
   });
 
+  it("holds small values packed, including values that repeat the end of their key, and reads every one back exactly", async () => {
+    const store = new MemoryStore();
+    // Values that equal the key's ASCII tail, and near misses: one byte off, a non-ASCII tail,
+    // longer than the key, empty, every byte value, at and past the packing limit.
+    const cases: Array<[string, Uint8Array]> = [
+      ["p/q/0000000001/01ABCDEF", enc("01ABCDEF")],
+      ["p/q/0000000001/01ABCDEG", enc("01ABCDEF")],
+      ["p/q/x", enc("p/q/x")],
+      ["p/q/y", enc("zp/q/y")],
+      ["p/\u00e9", enc("\u00e9")],
+      ["p/\u{1F600}", enc("\u{1F600}")],
+      ["p/e", new Uint8Array(0)],
+      ["p/bytes", Uint8Array.from({ length: 256 }, (_, i) => 255 - i)],
+      ["p/1024", new Uint8Array(1024).fill(0xe9)],
+      ["p/1025", new Uint8Array(1025).fill(0x80)],
+      ["j/small", enc("7")],
+    ];
+    const check = (engine: Engine) => {
+      for (const [k, v] of cases) expect(engine.get(k), k).toEqual(v);
+      const scanned = new Map([...engine.scan({ prefix: "p/" })]);
+      for (const [k, v] of cases) if (k.startsWith("p/")) expect(scanned.get(k), k).toEqual(v);
+    };
+    let engine = await Engine.open(store, paged(1 << 20));
+    const b = new WriteBatch();
+    for (const [k, v] of cases) b.put(k, v.slice());
+    await engine.commit(b);
+    check(engine);
+    await engine.checkpoint();
+    check(engine);
+    // A compaction writes the packed values into the new run; a reopen loads them packed again.
+    await engine.commit(new WriteBatch().put("j/00001", enc(big("j/00001"))));
+    await engine.close();
+    engine = await Engine.open(store, paged(1 << 20, { maxSegmentRuns: 1 }));
+    check(engine);
+    await engine.checkpoint();
+    await engine.close();
+    engine = await Engine.open(store);
+    check(engine);
+    await engine.close();
+  });
+
   it("refuses bad paging options before any IO", async () => {
     const store = withCounting(new MemoryStore());
     await expect(Engine.open(store, { pageValues: { keyPrefixes: ["j/"], cacheBytes: Number.NaN } })).rejects.toThrow(/pageValues.cacheBytes/);
