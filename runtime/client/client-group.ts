@@ -29,7 +29,7 @@ import type { HeaderValues, JobDefinition, JobOutcome } from "../contract/job-de
 import type { JobGroupSubmitOptions, JobMemberResult } from "../jobs/job-group.js";
 import type { JobSubmitOptions } from "../contract/job-definition.js";
 import type { ResolvedOutcome } from "../jobs/job-results.js";
-import { preparePayload, prepareRunOptions, type AnyDefinition } from "../jobs/job-submission.js";
+import { prepareGroupSubmission, type AnyDefinition } from "../jobs/job-submission.js";
 import { GroupNotFoundError } from "../workflow/groups/group-errors.js";
 import { groupMembersPrefix, groupTag, manifestKey, memberRunId } from "../workflow/groups/group-keys.js";
 import { decodeManifest, type GroupManifest } from "../workflow/groups/group-records.js";
@@ -149,11 +149,12 @@ export class ClientGroup {
   async resume(): Promise<ClientGroupSubmitOutcome> {
     const manifest = await this.#manifest();
     if (manifest === null) throw new GroupNotFoundError(this.id);
-    const { headers, priority, maxAttemptsPerStep } = manifest.options;
+    const { headers, priority, maxAttemptsPerStep, flow } = manifest.options;
     const options: RunOptions = {
       headers,
       ...(priority === undefined ? {} : { priority }),
       ...(maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep }),
+      ...(flow === undefined ? {} : { flow }),
     };
     return this.#submitMembers(manifest.members, options, manifest.createdAtMs);
   }
@@ -358,22 +359,12 @@ export class ClientJobGroup<Input, Output, Err, Headers extends HeaderValues> {
 
   /** Validates every input and the options (nothing is written when one is invalid), then submits the jobs. */
   async submit(inputs: readonly Input[], options?: JobGroupSubmitOptions<Headers>): Promise<ClientGroupSubmitOutcome> {
-    if (!Array.isArray(inputs)) throw new ValidationError("JobGroup.submit takes an array of inputs");
-    const o = options as JobSubmitOptions<Headers> | undefined;
-    if (o?.idempotencyKey !== undefined)
-      throw new ValidationError("a job group keys its members itself (the definition's idempotency key, else item-{i}); drop idempotencyKey");
-    if (o?.notifySignal !== undefined)
-      throw new ValidationError("a job group reports its members through results() and join(), not signals; drop notifySignal");
-    const def = this.#def as unknown as AnyDefinition;
-    const runOptions = prepareRunOptions(def, options as JobSubmitOptions<HeaderValues> | undefined);
-    const members = inputs.map((input, i) => {
-      try {
-        return { key: this.keyOf(input, i), input: preparePayload(def, input) };
-      } catch (e) {
-        if (e instanceof ValidationError) throw new ValidationError(`item ${i} of the group's submission is invalid: ${e.message}`, e.issues);
-        throw e;
-      }
-    });
+    const { members, runOptions } = prepareGroupSubmission(
+      this.#def as unknown as AnyDefinition,
+      inputs,
+      options as JobSubmitOptions<HeaderValues> | undefined,
+      (input, i) => this.keyOf(input as Input, i),
+    );
     return this.#group.submit(members, runOptions);
   }
 

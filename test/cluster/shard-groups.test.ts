@@ -7,13 +7,25 @@
  * twice, and listings merge the shards with one stable cursor.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { JobRunner, MemoryStore, Queue, TaqubaClient, ValidationError, createShards, serveClients, type ObjectStore } from "taquba";
-import { keyedEmailJob } from "../jobs/fixtures.js";
+import {
+  FLOW_CONCURRENCY_KEY_HEADER,
+  FLOW_RULE_HEADER,
+  JobRunner,
+  MemoryStore,
+  Queue,
+  TaqubaClient,
+  ValidationError,
+  createShards,
+  serveClients,
+  type ObjectStore,
+} from "taquba";
+import { keyedEmailJob, tenantLimitedJob } from "../jobs/fixtures.js";
 import { openOwner, STEP_QUEUE, type OwnerApp } from "../client/fixtures/app.js";
 import { shardOfRun, shardStoreName, stableHash } from "../../runtime/client/shard-route.js";
 import { answerKey, appliedKey, requestKey } from "../../runtime/client/inbox-layout.js";
 import { decodeAnswer, encodeRequest, type AnswerValue, type InboxRequest } from "../../runtime/client/request-codec.js";
 import { ulid } from "ulid";
+import { encodeJobPayload } from "../../runtime/jobs/job-codec.js";
 import { groupTag, memberRunId } from "../../runtime/workflow/groups/group-keys.js";
 
 const SHARDS = 4;
@@ -267,5 +279,56 @@ describe("job groups across shards", () => {
     expect(page.groups).toHaveLength(1);
     expect(page.groups[0]).toMatchObject({ groupId: "mail-1", members: { total: 20, succeeded: 19, failed: 1, active: 0 } });
     expect((await client.listJobs({ job: keyedEmailJob.name, limit: 1000 })).runs).toHaveLength(20);
+  }, 60_000);
+
+  it("a job group's members on every shard carry their definition's flow rule, on submit and on resume", async () => {
+    const store = new MemoryStore();
+    await createShards(store, "app", SHARDS);
+    // Owners that serve the inbox and run nothing: every member stays pending, as submitted.
+    const owners = await Promise.all(
+      Array.from({ length: SHARDS }, async (_, i) => {
+        const queue = await Queue.open(store, shardStoreName("app", i), { flushIntervalMs: 1 });
+        const runner = JobRunner.builder(queue, store)
+          .queueName(STEP_QUEUE)
+          .register(tenantLimitedJob, { run: async (input) => ({ message_id: input.to }) })
+          .build();
+        const inbox = serveClients(queue, runner, { store, listIntervalMs: 20 });
+        return { queue, runner, inbox };
+      }),
+    );
+    open.push({
+      close: async () => {
+        for (const o of owners) {
+          await o.inbox.stop();
+          await o.queue.close();
+        }
+      },
+    });
+    const pendingOf = async () => (await Promise.all(owners.map(async (o) => (await o.queue.view().listJobs(STEP_QUEUE, "pending")).items))).flat();
+    const client = await TaqubaClient.open(store, { name: "app", queueName: STEP_QUEUE, pollIntervalMs: 200 });
+    open.push(client);
+    const jobs = client.jobGroup("tenant-mail", tenantLimitedJob);
+    const inputs = Array.from({ length: 12 }, (_, i) => ({ to: `u${i}@x.io` }));
+    expect(new Set(inputs.map((x, i) => shardOfRun(jobs.jobIdOf(jobs.keyOf(x, i)), SHARDS))).size).toBe(SHARDS);
+    // A missing key value is refused before anything is written.
+    await expect(jobs.submit(inputs, { headers: {} })).rejects.toBeInstanceOf(ValidationError);
+    expect(await jobs.status()).toBeNull();
+    expect((await jobs.submit(inputs.slice(0, 8), { headers: { tenant_id: "acme" } })).submitted).toBe(8);
+    const flow = { [FLOW_RULE_HEADER]: tenantLimitedJob.name, [FLOW_CONCURRENCY_KEY_HEADER]: "acme" };
+    let pending = await pendingOf();
+    expect(pending).toHaveLength(8);
+    for (const job of pending) expect(job.headers).toMatchObject(flow);
+
+    // A client that died after its manifest request (with the options the submission prepared): resume submits the rest with the flow rule.
+    await applyRaw(store, stableHash("tenant-mail") % SHARDS, {
+      op: "groupManifest",
+      groupId: "tenant-mail",
+      members: inputs.slice(8).map((x, i) => ({ key: jobs.keyOf(x, 8 + i), input: encodeJobPayload(tenantLimitedJob.name, x) })),
+    });
+    expect(await jobs.status()).toMatchObject({ total: 12, unsubmitted: 4 });
+    expect((await jobs.resume()).submitted).toBe(4);
+    pending = await pendingOf();
+    expect(pending).toHaveLength(12);
+    for (const job of pending) expect(job.headers).toMatchObject(flow);
   }, 60_000);
 });

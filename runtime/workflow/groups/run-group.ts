@@ -26,7 +26,7 @@ import { terminalRecordKey } from "../records/kv-keys.js";
 import { decodeGroupMember, type GroupMemberRecord } from "../records/records.js";
 import type { RunId } from "../runs/run-id.js";
 import type { RunErrorKind, RunOptions, RunOutcome, TerminalStatus } from "../runs/run-types.js";
-import { checkUserHeaders } from "../runs/submit.js";
+import { checkUserHeaders, flowHeaders } from "../runs/submit.js";
 import { InputMismatchError } from "../workflow-errors.js";
 
 /** One member to submit: a key unique in the group and the input of its run's step 0. */
@@ -112,10 +112,22 @@ export function manifestOptions(o: RunOptions | undefined): ManifestOptions {
   check("priority", o?.priority, Number.MIN_SAFE_INTEGER);
   check("maxAttemptsPerStep", o?.maxAttemptsPerStep, 1);
   if (o?.runAt !== undefined) validateInstant("runAt", o.runAt);
+  // Kept for every member and for `resume`: a job group's members obey their definition's flow rule.
+  const flow = o?.flow;
+  flowHeaders(flow);
   return {
     headers,
     ...(o?.priority === undefined ? {} : { priority: o.priority }),
     ...(o?.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: o.maxAttemptsPerStep }),
+    ...(flow === undefined
+      ? {}
+      : {
+          flow: {
+            rule: flow.rule,
+            ...(flow.concurrencyKey === undefined ? {} : { concurrencyKey: flow.concurrencyKey }),
+            ...(flow.rateKey === undefined ? {} : { rateKey: flow.rateKey }),
+          },
+        }),
   };
 }
 
