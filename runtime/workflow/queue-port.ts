@@ -25,6 +25,8 @@ import type { FlowRule } from "../queue/admission.js";
 /** What the workflow runtime and job runner call on a queue; `Queue` satisfies it. */
 export interface WorkflowQueue {
   readonly clock: TimedClock;
+  /** The queue store's name (`Queue.open`): a shard's name tells the runtime its shard (see `shard-placement`). */
+  readonly name?: string;
   nextJobId(): string;
   enqueueWithEffects(
     queueName: string,

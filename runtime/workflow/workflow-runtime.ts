@@ -36,6 +36,7 @@ import type { SettlementEffects } from "../queue/effects.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import { RunNotFoundError } from "./workflow-errors.js";
 import { WorkflowView } from "./runs/workflow-view.js";
+import { placementReader } from "./runs/shard-placement.js";
 import { checkGroupMember } from "./limits.js";
 import { backoffMs, isStoreFault, sleep, STORE_RETRY } from "./store-retry.js";
 import { validateDelay } from "../time-bounds.js";
@@ -119,6 +120,7 @@ export class WorkflowRuntime {
       signalLock: signalLockFor(deps.queue),
       // Set just below, once the view over this core's queue exists.
       view: undefined as unknown as WorkflowView,
+      placement: placementReader(deps.store, deps.queue.name),
       noteTerminated: (runId, at) => {
         if (s.memoRetentionMs !== undefined) sweeper?.noteMarker(at + s.memoRetentionMs);
         events.terminated(runId);
