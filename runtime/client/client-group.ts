@@ -62,6 +62,9 @@ export interface GroupPort {
   checkOpen(): void;
 }
 
+/** A member record and the shard it was read on. */
+type PlacedRecord = GroupMemberRecord & { readonly runId: RunId; readonly shard: number };
+
 /** What a client group's `submit` or `resume` did with one member. */
 export type ClientMemberSubmission = "submitted" | "existing";
 
@@ -190,15 +193,20 @@ export class ClientGroup {
     return got === null ? null : decodeManifest(got.body, key);
   }
 
-  /** Every member record of the group, from every shard. */
-  async #records(shards: Iterable<number>): Promise<Map<string, GroupMemberRecord>> {
+  /**
+   * Every member record of the group, from every shard, with the shard it
+   * was read on: a member of a group a shard's runtime drives
+   * (`runtime.group`) runs on that shard, under the run id its record names.
+   */
+  async #records(shards: Iterable<number>): Promise<Map<string, PlacedRecord>> {
     const prefix = groupMembersPrefix(this.#port.queueName, this.#tag);
-    const out = new Map<string, GroupMemberRecord>();
-    const pages = await Promise.all([...shards].map((s) => this.#port.scan(s, prefix)));
-    for (const entries of pages) {
+    const out = new Map<string, PlacedRecord>();
+    const list = [...shards];
+    const pages = await Promise.all(list.map((s) => this.#port.scan(s, prefix)));
+    for (const [i, entries] of pages.entries()) {
       for (const e of entries) {
         const r = decodeGroupMember(e.value, e.key);
-        out.set(r.key, r);
+        out.set(r.key, { ...r, runId: r.runId as RunId, shard: list[i]! });
       }
     }
     return out;
@@ -224,10 +232,12 @@ export class ClientGroup {
     const records = await this.#records(this.#allShards());
     return Promise.all(
       manifest.members.map(async (m): Promise<ClientGroupMember> => {
-        const runId = memberRunId(this.#tag, m.key);
-        const shard = this.#port.shardOfRun(runId);
         const r = records.get(m.key);
-        if (r === undefined) return { key: m.key, runId, shard, state: "unsubmitted" };
+        if (r === undefined) {
+          const runId = memberRunId(this.#tag, m.key);
+          return { key: m.key, runId, shard: this.#port.shardOfRun(runId), state: "unsubmitted" };
+        }
+        const { runId, shard } = r;
         if (r.state === "active") {
           const s = await this.#port.status(runId);
           return { key: m.key, runId, shard, state: s?.state === "pending" ? "pending" : "running" };
@@ -250,14 +260,14 @@ export class ClientGroup {
     if (manifest === null) return null;
     const records = await this.#records(this.#allShards());
     const c = { total: manifest.members.length, unsubmitted: 0, pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
-    const active: string[] = [];
+    const active: RunId[] = [];
     for (const m of manifest.members) {
       const r = records.get(m.key);
       if (r === undefined) c.unsubmitted++;
-      else if (r.state === "active") active.push(m.key);
+      else if (r.state === "active") active.push(r.runId);
       else c[r.state]++;
     }
-    const states = await Promise.all(active.map(async (k) => (await this.#port.status(memberRunId(this.#tag, k)))?.state));
+    const states = await Promise.all(active.map(async (runId) => (await this.#port.status(runId))?.state));
     for (const s of states) {
       if (s === "pending") c.pending++;
       else c.running++; // claimed, cancelling, or ended between the two reads: counted once
@@ -268,32 +278,35 @@ export class ClientGroup {
   /**
    * Yields each member's result as it ends, from every shard: first those
    * ended already, then the rest as their shards commit their ends. Wakes
-   * on change notifications of a local directory, else polls every shard
-   * holding unfinished members once per poll interval (one LIST of its
-   * member records). Ends when every member of the manifest (as read at
-   * the start) ended. `GroupNotFoundError` without a manifest.
+   * on change notifications of a local directory, else polls once per poll
+   * interval every shard holding unfinished members (one LIST of its
+   * member records), and every shard while a member has no record yet (so
+   * it is found wherever it runs). Ends when every member of the manifest
+   * (as read at the start) ended. `GroupNotFoundError` without a manifest.
    */
   async *results(): AsyncGenerator<MemberResult, void, undefined> {
     const manifest = await this.#manifest();
     if (manifest === null) throw new GroupNotFoundError(this.id);
-    const pending = new Map<string, { runId: RunId; shard: number }>();
-    for (const m of manifest.members) {
-      const runId = memberRunId(this.#tag, m.key);
-      pending.set(m.key, { runId, shard: this.#port.shardOfRun(runId) });
-    }
+    // Where each member runs is known once its record is read; until then every shard is read.
+    const pending = new Map<string, { runId: RunId; shard: number } | undefined>(manifest.members.map((m) => [m.key, undefined]));
     while (pending.size > 0) {
-      const shards = new Set([...pending.values()].map((p) => p.shard));
+      const placed = [...pending.values()];
+      const shards = placed.includes(undefined) ? this.#allShards() : new Set(placed.map((p) => p!.shard));
       const records = await this.#records(shards);
       let ended = 0;
-      for (const [key, p] of [...pending]) {
+      for (const key of [...pending.keys()]) {
         const rec = records.get(key);
-        if (rec === undefined || rec.state === "active") continue;
+        if (rec === undefined) continue;
+        if (rec.state === "active") {
+          pending.set(key, { runId: rec.runId, shard: rec.shard });
+          continue;
+        }
         pending.delete(key);
         ended++;
-        const outcome = await this.#port.outcome(p.runId);
+        const outcome = await this.#port.outcome(rec.runId);
         yield {
           key,
-          runId: p.runId,
+          runId: rec.runId,
           status: rec.state,
           ...(rec.error === undefined ? {} : { error: rec.error }),
           ...(rec.errorKind === undefined ? {} : { errorKind: rec.errorKind }),
@@ -317,8 +330,11 @@ export class ClientGroup {
     const manifest = await this.#manifest();
     if (manifest === null) return 0;
     const records = await this.#records(this.#allShards());
-    const active = manifest.members.filter((m) => records.get(m.key)?.state === "active");
-    const done = await Promise.all(active.map((m) => this.#port.cancel(memberRunId(this.#tag, m.key))));
+    const active = manifest.members.flatMap((m) => {
+      const r = records.get(m.key);
+      return r?.state === "active" ? [r.runId] : [];
+    });
+    const done = await Promise.all(active.map((runId) => this.#port.cancel(runId)));
     return done.filter(Boolean).length;
   }
 }

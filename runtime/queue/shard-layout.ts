@@ -80,3 +80,29 @@ export async function readShardLayout(store: ObjectStore, name: string): Promise
   const got = await store.get(shardLayoutKey(name));
   return got === null ? undefined : decodeShardLayout(name, got.body);
 }
+
+/** The shard a queue store is, as `Queue.shard` reports it. */
+export interface ShardPlacement {
+  /** Its number, 0 to `shards - 1`. */
+  readonly shard: number;
+  /** How many shards its deployment has. */
+  readonly shards: number;
+}
+
+/**
+ * The shard the queue store `storeName` is: undefined unless its name is
+ * `{name}/shards/{i}` and `{name}` has a layout record. A shard number the
+ * layout does not have is a `ValidationError`.
+ */
+export async function readShardPlacement(store: ObjectStore, storeName: string): Promise<ShardPlacement | undefined> {
+  const parsed = parseShardStoreName(storeName);
+  if (parsed === undefined) return undefined;
+  const layout = await readShardLayout(store, parsed.name);
+  if (layout === undefined) return undefined;
+  if (parsed.shard >= layout.shards) {
+    throw new ValidationError(
+      `the queue store "${storeName}" is shard ${parsed.shard}, but the store "${parsed.name}" has ${layout.shards} shards; open one of shards 0 to ${layout.shards - 1}`,
+    );
+  }
+  return { shard: parsed.shard, shards: layout.shards };
+}

@@ -38,8 +38,8 @@ export interface RuntimeCore {
   readonly signalLock: KeyedLock;
   /** Reads over the runtime's records (set once the view exists, before any step runs). */
   readonly view: WorkflowView;
-  /** The shard of a sharded store this runtime's queue is, or undefined (read once, on first use). */
-  placement(): Promise<ShardPlacement | undefined>;
+  /** The shard of a sharded store this runtime's queue is, or undefined. */
+  readonly placement: ShardPlacement | undefined;
   /** Called after a terminating commit is durable: wakes waiters, tells the memo sweeper about the new marker. */
   noteTerminated(runId: string, terminatedAtMs: number): void;
 }

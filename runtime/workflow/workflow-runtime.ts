@@ -36,7 +36,6 @@ import type { SettlementEffects } from "../queue/effects.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import { RunNotFoundError } from "./workflow-errors.js";
 import { WorkflowView } from "./runs/workflow-view.js";
-import { placementReader } from "./runs/shard-placement.js";
 import { checkGroupMember } from "./limits.js";
 import { backoffMs, isStoreFault, sleep, STORE_RETRY } from "./store-retry.js";
 import { validateDelay } from "../time-bounds.js";
@@ -120,7 +119,7 @@ export class WorkflowRuntime {
       signalLock: signalLockFor(deps.queue),
       // Set just below, once the view over this core's queue exists.
       view: undefined as unknown as WorkflowView,
-      placement: placementReader(deps.store, deps.queue.name),
+      placement: deps.queue.shard,
       noteTerminated: (runId, at) => {
         if (s.memoRetentionMs !== undefined) sweeper?.noteMarker(at + s.memoRetentionMs);
         events.terminated(runId);
@@ -150,6 +149,7 @@ export class WorkflowRuntime {
       view: this.#view,
       pollIntervalMs: s.pollIntervalMs,
       retentionMs: s.groupRetentionMs,
+      placement: deps.queue.shard,
       submitMember: (tag, key, spec, groupId) => this.submitGroupMember(tag, key, spec, groupId),
       cancel: (runId) => this.cancel(runId),
     });

@@ -20,7 +20,6 @@ import {
 } from "taquba";
 import { shardOfRun, shardStoreName } from "../../runtime/client/shard-route.js";
 import { childRunId } from "../../runtime/workflow/children/child-runs.js";
-import { placementReader } from "../../runtime/workflow/runs/shard-placement.js";
 
 const SHARDS = 4;
 const Q = "family-steps";
@@ -129,32 +128,24 @@ describe("child runs across shards", () => {
 });
 
 describe("a runtime's shard placement", () => {
-  it("reads the layout once, refuses a shard the store does not have, and reads again after a store fault", async () => {
+  it("a queue knows its shard when it opens, and a shard the store does not have is refused before anything is written", async () => {
     const store = new MemoryStore();
-    expect(await placementReader(store, "app")(), "not a shard's name").toBeUndefined();
-    expect(await placementReader(store, "app/shards/1")(), "no layout: not sharded").toBeUndefined();
-    await createShards(store, "app", SHARDS);
-    expect(await placementReader(store, "app/shards/3")()).toEqual({ shard: 3, shards: SHARDS });
-    await expect(placementReader(store, "app/shards/9")()).rejects.toThrow(/shard 9, but the store "app" has 4 shards/);
-    let failing = true;
-    let gets = 0;
-    const flaky: ObjectStore = {
-      ...store,
-      get: async (key) => {
-        gets++;
-        if (failing) throw new Error("store down");
-        return store.get(key);
-      },
-      list: (p, o) => store.list(p, o),
-      put: (k, b, o) => store.put(k, b, o),
-      delete: (k) => store.delete(k),
-    };
-    const read = placementReader(flaky, "app/shards/2");
-    await expect(read()).rejects.toThrow("store down");
-    failing = false;
-    expect(await read()).toEqual({ shard: 2, shards: SHARDS });
-    expect(await read()).toEqual({ shard: 2, shards: SHARDS });
-    expect(gets, "read once after it succeeded").toBe(2);
+    const plain = await Queue.open(store, "plain", { flushIntervalMs: 1 });
+    expect(plain.shard).toBeUndefined();
+    await plain.close();
+    const early = await Queue.open(store, "app/shards/1", { flushIntervalMs: 1 });
+    expect(early.shard, "no layout: not sharded").toBeUndefined();
+    await early.close();
+    await createShards(store, "late", SHARDS);
+    const q = await Queue.open(store, "late/shards/3", { flushIntervalMs: 1 });
+    expect(q.shard).toEqual({ shard: 3, shards: SHARDS });
+    await q.close();
+    const before: string[] = [];
+    for await (const o of store.list("")) before.push(o.key);
+    await expect(Queue.open(store, "late/shards/9")).rejects.toThrow(/shard 9, but the store "late" has 4 shards/);
+    const after: string[] = [];
+    for await (const o of store.list("")) after.push(o.key);
+    expect(after).toEqual(before);
   });
 
   it("derives child ids that route to the parent's shard, stable across calls, within the run id length for any parent", () => {

@@ -146,6 +146,48 @@ describe("run groups across shards", () => {
     60_000,
   );
 
+  it("a group a shard's runtime drives keeps its members on that shard, and a client reaches every member", async () => {
+    const { shards, client } = await setUp();
+    const HOME = 2;
+    const local = shards.owners[HOME]!.runtime.group("local-1");
+    const keys = Array.from({ length: 12 }, (_, i) => `m${i}`);
+    // Even members wait for a signal routed with their run id; m3 fails; the rest succeed at once.
+    const input = (k: string, i: number) => (i % 2 === 0 ? { wait: `pay:${local.runIdOf(k)}` } : k === "m3" ? { fail: "bad m3" } : { k });
+    for (const k of keys) expect(shardOfRun(local.runIdOf(k), SHARDS), "every member routes to the runtime's shard").toBe(HOME);
+    expect(keys.filter((k) => local.runIdOf(k) !== memberRunId(groupTag("local-1"), k)).length, "most needed a suffix").toBeGreaterThan(0);
+    expect((await local.submit(keys.map((k, i) => ({ key: k, input: json(input(k, i)) })))).submitted).toBe(keys.length);
+
+    const waiting = keys.filter((_, i) => i % 2 === 0);
+    for (const k of waiting) await expect.poll(() => client.status(local.runIdOf(k)), { timeout: 20_000 }).toMatchObject({ state: "pending", step: 1 });
+    const viaClient = client.group("local-1");
+    await expect.poll(async () => (await viaClient.status())?.succeeded, { timeout: 20_000 }).toBe(5);
+    expect(await viaClient.status()).toMatchObject({ total: 12, unsubmitted: 0, pending: 6, running: 0, succeeded: 5, failed: 1 });
+    const listed = (await viaClient.members())!;
+    expect(listed.map((m) => [m.key, m.runId, m.shard])).toEqual(keys.map((k) => [k, local.runIdOf(k), HOME]));
+
+    const streamed = (async () => {
+      const got = [];
+      for await (const r of viaClient.results()) got.push(r);
+      return got;
+    })();
+    streamed.catch(() => undefined);
+    const [cancelled, ...signalled] = waiting;
+    expect(await client.cancel(local.runIdOf(cancelled!))).toBe(true);
+    for (const k of signalled) expect(await client.signal(`pay:${local.runIdOf(k)}`, enc.encode(`paid ${k}`))).toBe("delivered");
+    expect((await client.wait(local.runIdOf(cancelled!))).termination.status).toBe("cancelled");
+    for (const k of signalled) expect(dec.decode((await client.wait(local.runIdOf(k))).outcome!.result!)).toBe(`paid ${k}`);
+
+    const all = await streamed;
+    expect(all.map((r) => r.key).sort()).toEqual([...keys].sort());
+    expect(all.find((r) => r.key === cancelled)).toMatchObject({ status: "cancelled", runId: local.runIdOf(cancelled!) });
+    expect(all.find((r) => r.key === "m3")).toMatchObject({ status: "failed", error: "bad m3" });
+    expect(await viaClient.status()).toMatchObject({ total: 12, pending: 0, running: 0, succeeded: 10, failed: 1, cancelled: 1 });
+    const row = (await client.listGroups()).groups.find((g) => g.groupId === "local-1");
+    expect(row?.members).toEqual({ total: 12, active: 0, succeeded: 10, failed: 1, cancelled: 1 });
+    // The runtime's own view agrees.
+    expect(await local.status()).toMatchObject({ succeeded: 10, failed: 1, cancelled: 1 });
+  }, 60_000);
+
   it("counts members a cut-short submission left out as unsubmitted, and resume submits them", async () => {
     const { store, client } = await setUp();
     const group = client.group("cut-short");

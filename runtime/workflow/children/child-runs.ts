@@ -148,7 +148,7 @@ export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number
       if (parentClose !== "cancel" && parentClose !== "abandon") {
         throw new ValidationError(`parentClose must be "cancel" or "abandon", got ${JSON.stringify(parentClose)}`);
       }
-      const runId = childRunId(parentRunId, step, key, await core.placement());
+      const runId = childRunId(parentRunId, step, key, core.placement);
       const completionKey = childCompletionKey(parentRunId, runId);
       await markParent(core, parentRunId);
       started = true;

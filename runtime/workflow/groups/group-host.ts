@@ -11,6 +11,7 @@ import { KeyedLock, type RunEvents } from "../runs/run-events.js";
 import type { RunId } from "../runs/run-id.js";
 import type { RunSpec, SubmitOutcome } from "../runs/run-types.js";
 import type { WorkflowView } from "../runs/workflow-view.js";
+import type { ShardPlacement } from "../runs/shard-placement.js";
 import { repeatEvery } from "../worker-lifecycle.js";
 
 /** The runtime services a run group uses. */
@@ -23,6 +24,8 @@ export interface GroupHost {
   readonly events: RunEvents;
   readonly view: WorkflowView;
   readonly pollIntervalMs: number;
+  /** The shard of a sharded store the runtime runs on: member run ids get a suffix that routes clients there (see `shard-placement`). */
+  readonly placement: ShardPlacement | undefined;
   /** Removal window after a results consumer saw the last termination; undefined keeps groups until forgotten. */
   readonly retentionMs: number | undefined;
   /** Submits a run as member `key` of the group tagged `tag` (member record written with step 0). */

@@ -27,6 +27,7 @@ import { decodeGroupMember, type GroupMemberRecord } from "../records/records.js
 import type { RunId } from "../runs/run-id.js";
 import type { RunErrorKind, RunOptions, RunOutcome, TerminalStatus } from "../runs/run-types.js";
 import { checkUserHeaders, flowHeaders } from "../runs/submit.js";
+import { routedOn } from "../runs/shard-placement.js";
 import { InputMismatchError } from "../workflow-errors.js";
 
 /** One member to submit: a key unique in the group and the input of its run's step 0. */
@@ -145,6 +146,11 @@ async function mapPool<T, R>(items: readonly T[], limit: number, fn: (item: T) =
   return out;
 }
 
+/** The run id of member `key` of the group tagged `tag` on `host`: routed to its shard on a sharded store. */
+function hostRunId(host: GroupHost, tag: string, key: string): RunId {
+  return routedOn(memberRunId(tag, key), host.placement);
+}
+
 /** @internal A member's record, or null. */
 export async function readMember(host: GroupHost, tag: string, key: string): Promise<GroupMemberRecord | null> {
   const k = groupMemberKey(host.queueName, tag, key);
@@ -192,7 +198,7 @@ export async function forgetGroup(host: GroupHost, groupId: string, ifIdle: bool
       throw new GroupActiveError(groupId, active);
     }
     await mapPool(manifest.members, SUBMIT_CONCURRENCY, async (m) => {
-      const runId = memberRunId(tag, m.key);
+      const runId = (records.get(m.key)?.runId as RunId | undefined) ?? hostRunId(host, tag, m.key);
       await host.memos.clearMemosForRun(runId);
       await forgetTerminated(host, runId);
       for (const cleanup of host.memberCleanups) await cleanup(runId);
@@ -235,9 +241,13 @@ export class RunGroup {
     this.#tag = groupTag(id);
   }
 
-  /** The run id of member `key` (derived from the group id and the key). */
+  /**
+   * The run id of member `key` (derived from the group id and the key; on
+   * a shard of a sharded store, suffixed so that clients route it to this
+   * shard, where the member runs).
+   */
   runIdOf(key: string): RunId {
-    return memberRunId(this.#tag, checkText("a member key", key));
+    return hostRunId(this.#host, this.#tag, checkText("a member key", key));
   }
 
   /**
@@ -297,7 +307,7 @@ export class RunGroup {
       for (const m of members) {
         const had = byKey.get(m.key);
         if (had === undefined) added.push({ key: m.key, input: m.input });
-        else if (!bytesEqual(had.input, m.input)) throw new InputMismatchError(memberRunId(this.#tag, m.key));
+        else if (!bytesEqual(had.input, m.input)) throw new InputMismatchError(hostRunId(this.#host, this.#tag, m.key));
       }
       checkGroupSize(this.id, existing?.members ?? [], added);
       createdAtMs = existing?.createdAtMs ?? host.clock.now();
@@ -335,7 +345,7 @@ export class RunGroup {
     // Listed before its members exist, so a listing never misses a group with members.
     await host.queue.kvPut(groupIndexKey(host.queueName, createdAtMs, this.#tag), encodeGroupIndexEntry(this.id));
     const out = await mapPool(members, SUBMIT_CONCURRENCY, async (m) => {
-      const runId = memberRunId(this.#tag, m.key);
+      const runId = hostRunId(this.#host, this.#tag, m.key);
       // Read and submit under the member's lock: a concurrent submission of the same member could
       // otherwise start, finish and be submitted again between this read and this submission.
       return host.manifestLock.run(`member:${runId}`, async () => {
@@ -361,7 +371,7 @@ export class RunGroup {
     if (manifest === null) return 0;
     const records = await readMembers(this.#host, this.#tag);
     const active = manifest.members.filter((m) => records.get(m.key)?.state === "active");
-    const done = await mapPool(active, SUBMIT_CONCURRENCY, (m) => this.#host.cancel(memberRunId(this.#tag, m.key)));
+    const done = await mapPool(active, SUBMIT_CONCURRENCY, (m) => this.#host.cancel(hostRunId(this.#host, this.#tag, m.key)));
     return done.filter(Boolean).length;
   }
 
@@ -379,7 +389,7 @@ export class RunGroup {
       else if (r.state === "active") active.push(m);
       else c[r.state]++;
     }
-    const states = await mapPool(active, SUBMIT_CONCURRENCY, async (m) => (await host.view.status(memberRunId(this.#tag, m.key)))?.state);
+    const states = await mapPool(active, SUBMIT_CONCURRENCY, async (m) => (await host.view.status(hostRunId(this.#host, this.#tag, m.key)))?.state);
     for (const s of states) {
       if (s === "pending") c.pending++;
       else if (s === "terminated")
@@ -401,7 +411,7 @@ export class RunGroup {
     const host = this.#host;
     const manifest = await readManifest(host, this.#tag);
     if (manifest === null) throw new GroupNotFoundError(this.id);
-    const pending = new Map<string, RunId>(manifest.members.map((m) => [m.key, memberRunId(this.#tag, m.key)]));
+    const pending = new Map<string, RunId>(manifest.members.map((m) => [m.key, hostRunId(this.#host, this.#tag, m.key)]));
     const woken = new Set<string>();
     const subs = new Map<string, () => void>();
     let wake: () => void = () => undefined;
