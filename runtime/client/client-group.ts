@@ -30,7 +30,7 @@ import type { JobGroupSubmitOptions, JobMemberResult } from "../jobs/job-group.j
 import type { JobSubmitOptions } from "../contract/job-definition.js";
 import type { ResolvedOutcome } from "../jobs/job-results.js";
 import { prepareGroupSubmission, type AnyDefinition } from "../jobs/job-submission.js";
-import { GroupNotFoundError } from "../workflow/groups/group-errors.js";
+import { GroupActiveError, GroupNotFoundError } from "../workflow/groups/group-errors.js";
 import { groupMembersPrefix, groupTag, manifestKey, memberRunId } from "../workflow/groups/group-keys.js";
 import { decodeManifest, type GroupManifest } from "../workflow/groups/group-records.js";
 import { checkMembers, checkText, manifestOptions, type GroupMember, type GroupStatus, type MemberResult } from "../workflow/groups/run-group.js";
@@ -50,6 +50,8 @@ export interface GroupPort {
   shardOfRun(runId: string): number;
   homeOf(groupId: string): number;
   request(shard: number, request: InboxRequest, what: string): Promise<AnswerValue>;
+  /** Writes `request` into `shard`'s inbox without waiting for the answer (the owner applies it when it runs). */
+  post(shard: number, request: InboxRequest): Promise<unknown>;
   /** Every member record under `prefix` on `shard`, as of its owner's last commit. */
   scan(shard: number, prefix: string): Promise<Array<{ key: string; value: Uint8Array }>>;
   /** A member run's status, outcome or job outcome, read on its shard as of that shard's last `scan`. */
@@ -289,6 +291,7 @@ export class ClientGroup {
     if (manifest === null) throw new GroupNotFoundError(this.id);
     // Where each member runs is known once its record is read; until then every shard is read.
     const pending = new Map<string, { runId: RunId; shard: number } | undefined>(manifest.members.map((m) => [m.key, undefined]));
+    const shardsRead = new Set<number>();
     while (pending.size > 0) {
       const placed = [...pending.values()];
       const shards = placed.includes(undefined) ? this.#allShards() : new Set(placed.map((p) => p!.shard));
@@ -297,6 +300,7 @@ export class ClientGroup {
       for (const key of [...pending.keys()]) {
         const rec = records.get(key);
         if (rec === undefined) continue;
+        shardsRead.add(rec.shard);
         if (rec.state === "active") {
           pending.set(key, { runId: rec.runId, shard: rec.shard });
           continue;
@@ -316,6 +320,51 @@ export class ClientGroup {
       }
       if (pending.size > 0 && ended === 0) await this.#port.pause(this.#port.pollMs);
     }
+    // Every member ended: each part's owner starts its removal window if its runtime retains groups.
+    await this.#eachPart(manifest, shardsRead, (shard, home) =>
+      this.#port.post(shard, { op: "groupRetain", groupId: this.id, createdAtMs: manifest.createdAtMs, manifest: home }),
+    );
+  }
+
+  /**
+   * Calls `fn` for every shard that may hold a part of the group (members'
+   * records or its index entry), then for the home shard (`home` true),
+   * which keeps the manifest.
+   */
+  async #eachPart(manifest: GroupManifest, shardsRead: ReadonlySet<number>, fn: (shard: number, home: boolean) => Promise<unknown>): Promise<void> {
+    const home = this.#port.homeOf(this.id);
+    const shards = new Set(shardsRead);
+    for (const m of manifest.members) shards.add(this.#port.shardOfRun(memberRunId(this.#tag, m.key)));
+    shards.delete(home);
+    await Promise.all([...shards].map((s) => fn(s, false)));
+    await fn(home, true);
+  }
+
+  /**
+   * Removes the group from every shard: each member's records (its run's
+   * terminal record, history, results and memo entries), its index
+   * entries, then the manifest (last, so a removal cut short is finished
+   * by calling again). `GroupActiveError`, before anything is removed,
+   * while a member is active; false for a group with no manifest. A member
+   * resumed while the removal runs makes its shard refuse, with
+   * `GroupActiveError`, and the removal stops there (call again once it
+   * ended).
+   */
+  async forget(): Promise<boolean> {
+    const manifest = await this.#manifest();
+    if (manifest === null) return false;
+    const records = await this.#records(this.#allShards());
+    const active = [...records.values()].filter((r) => r.state === "active").length;
+    if (active > 0) throw new GroupActiveError(this.id, active);
+    const shardsRead = new Set([...records.values()].map((r) => r.shard));
+    await this.#eachPart(manifest, shardsRead, (shard, home) =>
+      this.#port.request(
+        shard,
+        { op: "groupForget", groupId: this.id, createdAtMs: manifest.createdAtMs, manifest: home },
+        `removal of group "${this.id}" from shard ${shard}`,
+      ),
+    );
+    return true;
   }
 
   /** Waits for every member and returns the results in manifest order. */
@@ -422,5 +471,10 @@ export class ClientJobGroup<Input, Output, Err, Headers extends HeaderValues> {
 
   keys(): Promise<string[]> {
     return this.#group.keys();
+  }
+
+  /** Removes the group from every shard, with its jobs' records and results (see `ClientGroup.forget`). */
+  forget(): Promise<boolean> {
+    return this.#group.forget();
   }
 }

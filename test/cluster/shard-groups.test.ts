@@ -9,6 +9,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import {
   FLOW_CONCURRENCY_KEY_HEADER,
+  MockClock,
+  NoopTerminalHook,
+  WorkflowRuntime,
   FLOW_RULE_HEADER,
   JobRunner,
   MemoryStore,
@@ -20,7 +23,7 @@ import {
   type ObjectStore,
 } from "taquba";
 import { keyedEmailJob, tenantLimitedJob } from "../jobs/fixtures.js";
-import { openOwner, STEP_QUEUE, type OwnerApp } from "../client/fixtures/app.js";
+import { appRunner, openOwner, STEP_QUEUE, type OwnerApp } from "../client/fixtures/app.js";
 import { shardOfRun, shardStoreName, stableHash } from "../../runtime/client/shard-route.js";
 import { answerKey, appliedKey, requestKey } from "../../runtime/client/inbox-layout.js";
 import { decodeAnswer, encodeRequest, type AnswerValue, type InboxRequest } from "../../runtime/client/request-codec.js";
@@ -186,6 +189,77 @@ describe("run groups across shards", () => {
     expect(row?.members).toEqual({ total: 12, active: 0, succeeded: 10, failed: 1, cancelled: 1 });
     // The runtime's own view agrees.
     expect(await local.status()).toMatchObject({ succeeded: 10, failed: 1, cancelled: 1 });
+  }, 60_000);
+
+  it("forget removes a group from every shard, refusing while a member runs, and a second forget finds nothing", async () => {
+    const { store, client } = await setUp();
+    const group = client.group("gone-1");
+    const keys = keysOnEveryShard("gone-1", 16);
+    const waiter = keys[0]!;
+    await group.submit(keys.map((k) => ({ key: k, input: json(k === waiter ? { wait: `pay:${group.runIdOf(k)}` } : { k }) })));
+    await expect.poll(async () => (await group.status())?.succeeded, { timeout: 20_000 }).toBe(15);
+    const before = await countObjects(store);
+    await expect(group.forget()).rejects.toMatchObject({ name: "GroupActiveError" });
+    expect(await countObjects(store), "a refused removal writes nothing").toBe(before);
+    expect(await group.status()).toMatchObject({ total: 16, succeeded: 15 });
+
+    expect(await client.signal(`pay:${group.runIdOf(waiter)}`, enc.encode("paid"))).toBe("delivered");
+    expect((await group.join()).map((r) => r.status)).toEqual(keys.map(() => "succeeded"));
+    expect(await group.forget()).toBe(true);
+    expect(await group.status()).toBeNull();
+    expect(await group.members()).toBeNull();
+    expect((await client.listGroups()).groups.map((g) => g.groupId)).not.toContain("gone-1");
+    for (const k of keys) {
+      expect(await client.status(group.runIdOf(k)), `member ${k}'s run is gone from its shard`).toBeNull();
+      expect(await client.inspectRun(group.runIdOf(k))).toBeNull();
+    }
+    expect(await group.forget()).toBe(false);
+    // The id is free again: a new group under it starts from nothing.
+    expect((await group.submit([{ key: waiter, input: json({ again: true }) }])).submitted).toBe(1);
+    expect(await group.status()).toMatchObject({ total: 1 });
+  }, 60_000);
+
+  it("retention removes a group from every shard once a client read every result and the window passed", async () => {
+    const store = new MemoryStore();
+    await createShards(store, "app", SHARDS);
+    const clock = new MockClock();
+    const owners = await Promise.all(
+      Array.from({ length: SHARDS }, async (_, i) => {
+        const queue = await Queue.open(store, shardStoreName("app", i), { flushIntervalMs: 1 });
+        const runtime = WorkflowRuntime.builder(queue, store, appRunner, NoopTerminalHook).queueName(STEP_QUEUE).groupRetention(60_000).clock(clock).build();
+        const worker = runtime.spawn();
+        const inbox = serveClients(queue, runtime, { store, listIntervalMs: 20 });
+        return { runtime, stop: async () => (await inbox.stop(), await worker.shutdown(), await queue.close()) };
+      }),
+    );
+    open.push({ close: async () => void (await Promise.all(owners.map((o) => o.stop()))) });
+    const client = await TaqubaClient.open(store, { name: "app", queueName: STEP_QUEUE, pollIntervalMs: 200 });
+    open.push(client);
+    const group = client.group("kept-1");
+    const keys = keysOnEveryShard("kept-1", 16);
+    await group.submit(keys.map((k) => ({ key: k, input: json({ k }) })));
+    const sweepAll = async () => (await Promise.all(owners.map((o) => o.runtime.sweepGroups()))).reduce((a, b) => a + b, 0);
+    // Ended, but no client read the results yet: the sweep keeps the group however long it waits.
+    await expect.poll(async () => (await group.status())?.succeeded, { timeout: 20_000 }).toBe(16);
+    clock.advance(3_600_000);
+    expect(await sweepAll()).toBe(0);
+    expect(await group.status()).toMatchObject({ succeeded: 16 });
+
+    expect(await group.join()).toHaveLength(16);
+    // Each shard's owner starts its window when it applies the request; within the window the sweep keeps the group.
+    await expect.poll(sweepAll, { timeout: 10_000 }).toBe(0);
+    expect(await group.status()).toMatchObject({ succeeded: 16 });
+    await expect
+      .poll(
+        async () => {
+          clock.advance(60_001);
+          await sweepAll();
+          return (await client.listGroups()).groups.length === 0 && (await group.status()) === null;
+        },
+        { timeout: 20_000 },
+      )
+      .toBe(true);
+    for (const k of keys) expect(await client.status(group.runIdOf(k))).toBeNull();
   }, 60_000);
 
   it("counts members a cut-short submission left out as unsubmitted, and resume submits them", async () => {

@@ -3,7 +3,7 @@
  * runtime, and the retention sweep over `workflow/group-terminals/`.
  */
 import type { TimedClock } from "../../clock.js";
-import { fromUtf8 } from "../records/codec.js";
+import { decodeRetained, type RetainedGroup } from "./group-marker.js";
 import { groupTerminalMarkers } from "./group-keys.js";
 import type { MemoStore } from "../memo/memo.js";
 import type { WorkflowQueue } from "../queue-port.js";
@@ -50,9 +50,9 @@ const PAGE = 256;
  */
 export class GroupSweeper {
   readonly #host: GroupHost;
-  readonly #forget: (groupId: string) => Promise<boolean>;
+  readonly #forget: (group: RetainedGroup) => Promise<boolean>;
 
-  constructor(host: GroupHost, forget: (groupId: string) => Promise<boolean>) {
+  constructor(host: GroupHost, forget: (group: RetainedGroup) => Promise<boolean>) {
     this.#host = host;
     this.#forget = forget;
   }
@@ -65,7 +65,7 @@ export class GroupSweeper {
     for (;;) {
       const expired = await groupTerminalMarkers(queueName).scanExpired(queue, now, PAGE);
       for (const m of expired) {
-        if (await this.#forget(fromUtf8(m.value))) removed++;
+        if (await this.#forget(decodeRetained(m.value, m.key))) removed++;
         await queue.kvCompareAndDelete(m.key, m.value);
       }
       if (expired.length < PAGE) return removed;

@@ -17,6 +17,7 @@ import { bytesEqual, utf8 } from "../records/codec.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import { stageForgotten } from "../runs/index-effects.js";
 import { decodeTerminalRecord } from "../records/records.js";
+import { encodeRetainedPart } from "./group-marker.js";
 import { encodeGroupIndexEntry, groupIndexKey } from "./group-index.js";
 import { groupMemberKey, groupMembersPrefix, groupTerminalMarkers, groupTag, manifestKey, memberRunId } from "./group-keys.js";
 import { decodeManifest, encodeManifest, type GroupManifest, type ManifestMember, type ManifestOptions } from "./group-records.js";
@@ -197,15 +198,58 @@ export async function forgetGroup(host: GroupHost, groupId: string, ifIdle: bool
       if (ifIdle) return false;
       throw new GroupActiveError(groupId, active);
     }
-    await mapPool(manifest.members, SUBMIT_CONCURRENCY, async (m) => {
-      const runId = (records.get(m.key)?.runId as RunId | undefined) ?? hostRunId(host, tag, m.key);
-      await host.memos.clearMemosForRun(runId);
-      await forgetTerminated(host, runId);
-      for (const cleanup of host.memberCleanups) await cleanup(runId);
-      await host.queue.kvDelete(groupMemberKey(host.queueName, tag, m.key));
-    });
+    await removeMembers(
+      host,
+      tag,
+      manifest.members.map((m) => ({ key: m.key, runId: (records.get(m.key)?.runId as RunId | undefined) ?? hostRunId(host, tag, m.key) })),
+    );
     await host.queue.kvDelete(groupIndexKey(host.queueName, manifest.createdAtMs, tag));
     await host.memos.store.delete(manifestKey(host.memos.prefix, tag));
+    return true;
+  });
+}
+
+/** Per member: its memo entries, terminal record, the upper layers' state, then its member record. */
+async function removeMembers(host: GroupHost, tag: string, members: ReadonlyArray<{ key: string; runId: RunId }>): Promise<void> {
+  await mapPool(members, SUBMIT_CONCURRENCY, async (m) => {
+    await host.memos.clearMemosForRun(m.runId);
+    await forgetTerminated(host, m.runId);
+    for (const cleanup of host.memberCleanups) await cleanup(m.runId);
+    await host.queue.kvDelete(groupMemberKey(host.queueName, tag, m.key));
+  });
+}
+
+/** What one store keeps of a group spanning shards, as its forgetting names it. */
+export interface GroupPart {
+  /** The group's creation time (the manifest's), which dates its index entry on every shard. */
+  readonly createdAtMs: number;
+  /** Whether this store removes the manifest too (the group's home shard, last). */
+  readonly manifest: boolean;
+}
+
+/**
+ * @internal Removes this store's part of a group spanning shards: the
+ * members whose records are here (as `forgetGroup` removes them), the
+ * group's index entry here, and with `part.manifest` the manifest (the
+ * caller removes it last, after every other part). Refuses while a member
+ * here is active: with `ifIdle` by returning false, else by throwing.
+ */
+export async function forgetGroupPart(host: GroupHost, groupId: string, part: GroupPart, ifIdle: boolean): Promise<boolean> {
+  const tag = groupTag(groupId);
+  return host.manifestLock.run(tag, async () => {
+    const records = [...(await readMembers(host, tag)).values()];
+    const active = records.filter((r) => r.state === "active").length;
+    if (active > 0) {
+      if (ifIdle) return false;
+      throw new GroupActiveError(groupId, active);
+    }
+    await removeMembers(
+      host,
+      tag,
+      records.map((r) => ({ key: r.key, runId: r.runId as RunId })),
+    );
+    await host.queue.kvDelete(groupIndexKey(host.queueName, part.createdAtMs, tag));
+    if (part.manifest) await host.memos.store.delete(manifestKey(host.memos.prefix, tag));
     return true;
   });
 }
@@ -484,6 +528,35 @@ export class RunGroup {
     } finally {
       for (const dispose of subs.values()) dispose();
     }
+  }
+
+  /**
+   * Removes this store's part of a group spanning shards (see
+   * `forgetGroupPart`); throws `GroupActiveError` while a member here is
+   * active.
+   *
+   * @internal Used by the client inbox of a sharded store.
+   */
+  forgetShardPart(part: GroupPart): Promise<boolean> {
+    validateInstant("createdAtMs", part.createdAtMs);
+    return forgetGroupPart(this.#host, this.id, part, false);
+  }
+
+  /**
+   * Starts the removal window of this store's part of a group spanning
+   * shards, when this runtime retains groups (`groupRetention`): the sweep
+   * at its end removes the part as `forgetShardPart` does (unless a member
+   * here is active then). Returns whether a window started.
+   *
+   * @internal Used by the client inbox of a sharded store, once a client read every result.
+   */
+  async retainShardPart(part: GroupPart): Promise<boolean> {
+    validateInstant("createdAtMs", part.createdAtMs);
+    const host = this.#host;
+    if (host.retentionMs === undefined) return false;
+    const at = host.clock.now() + host.retentionMs;
+    await host.queue.kvPut(groupTerminalMarkers(host.queueName).key(at, this.#tag), encodeRetainedPart(this.id, part));
+    return true;
   }
 
   /**
