@@ -262,6 +262,18 @@ describe("run groups across shards", () => {
     for (const k of keys) expect(await client.status(group.runIdOf(k))).toBeNull();
   }, 60_000);
 
+  it("refuses a removal or retention request with an absurd creation time, changing nothing", async () => {
+    const { store, client } = await setUp();
+    const group = client.group("kept-2");
+    await group.submit([{ key: "a", input: json({ k: "a" }) }]);
+    await group.join();
+    const home = stableHash("kept-2") % SHARDS;
+    for (const op of ["groupForget", "groupRetain"] as const) {
+      await expect(applyRaw(store, home, { op, groupId: "kept-2", createdAtMs: 1e30, manifest: true })).rejects.toThrow(/createdAtMs/);
+    }
+    expect(await group.status()).toMatchObject({ total: 1, succeeded: 1 });
+  }, 60_000);
+
   it("counts members a cut-short submission left out as unsubmitted, and resume submits them", async () => {
     const { store, client } = await setUp();
     const group = client.group("cut-short");
