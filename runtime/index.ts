@@ -354,5 +354,6 @@ export { createShards, runShardWorkers, ShardWorkers } from "./cluster/shard-wor
 export type { ShardTerm, ShardWorkersOptions } from "./cluster/shard-workers.js";
 export { MAX_SHARDS, shardOfRun, shardOfSignal } from "./client/shard-route.js";
 export type { ShardLayout } from "./client/shard-route.js";
+export type { ShardPlacement } from "./queue/shard-layout.js";
 export { readOwners } from "./cluster/owners-status.js";
 export type { OwnerStatus, ReadOwnersOptions } from "./cluster/owners-status.js";

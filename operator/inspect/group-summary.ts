@@ -80,7 +80,8 @@ export async function readGroupSummaryOver(
   const members: GroupMemberRow[] = [];
   for (const [i, m] of manifest.members.entries()) {
     const r = records.get(m.key);
-    const runId = memberRunId(tag, m.key);
+    // A member's record names its run (a runtime's group on a shard suffixes it to route there).
+    const runId = r?.runId ?? memberRunId(tag, m.key);
     let state: MemberState;
     if (r === undefined) state = "unsubmitted";
     else if (r.state !== "active") state = r.state;

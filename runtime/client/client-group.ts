@@ -29,8 +29,8 @@ import type { HeaderValues, JobDefinition, JobOutcome } from "../contract/job-de
 import type { JobGroupSubmitOptions, JobMemberResult } from "../jobs/job-group.js";
 import type { JobSubmitOptions } from "../contract/job-definition.js";
 import type { ResolvedOutcome } from "../jobs/job-results.js";
-import { preparePayload, prepareRunOptions, type AnyDefinition } from "../jobs/job-submission.js";
-import { GroupNotFoundError } from "../workflow/groups/group-errors.js";
+import { prepareGroupSubmission, type AnyDefinition } from "../jobs/job-submission.js";
+import { GroupActiveError, GroupNotFoundError } from "../workflow/groups/group-errors.js";
 import { groupMembersPrefix, groupTag, manifestKey, memberRunId } from "../workflow/groups/group-keys.js";
 import { decodeManifest, type GroupManifest } from "../workflow/groups/group-records.js";
 import { checkMembers, checkText, manifestOptions, type GroupMember, type GroupStatus, type MemberResult } from "../workflow/groups/run-group.js";
@@ -50,6 +50,8 @@ export interface GroupPort {
   shardOfRun(runId: string): number;
   homeOf(groupId: string): number;
   request(shard: number, request: InboxRequest, what: string): Promise<AnswerValue>;
+  /** Writes `request` into `shard`'s inbox without waiting for the answer (the owner applies it when it runs). */
+  post(shard: number, request: InboxRequest): Promise<unknown>;
   /** Every member record under `prefix` on `shard`, as of its owner's last commit. */
   scan(shard: number, prefix: string): Promise<Array<{ key: string; value: Uint8Array }>>;
   /** A member run's status, outcome or job outcome, read on its shard as of that shard's last `scan`. */
@@ -61,6 +63,9 @@ export interface GroupPort {
   pause(ms: number): Promise<void>;
   checkOpen(): void;
 }
+
+/** A member record and the shard it was read on. */
+type PlacedRecord = GroupMemberRecord & { readonly runId: RunId; readonly shard: number };
 
 /** What a client group's `submit` or `resume` did with one member. */
 export type ClientMemberSubmission = "submitted" | "existing";
@@ -149,11 +154,12 @@ export class ClientGroup {
   async resume(): Promise<ClientGroupSubmitOutcome> {
     const manifest = await this.#manifest();
     if (manifest === null) throw new GroupNotFoundError(this.id);
-    const { headers, priority, maxAttemptsPerStep } = manifest.options;
+    const { headers, priority, maxAttemptsPerStep, flow } = manifest.options;
     const options: RunOptions = {
       headers,
       ...(priority === undefined ? {} : { priority }),
       ...(maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep }),
+      ...(flow === undefined ? {} : { flow }),
     };
     return this.#submitMembers(manifest.members, options, manifest.createdAtMs);
   }
@@ -189,15 +195,20 @@ export class ClientGroup {
     return got === null ? null : decodeManifest(got.body, key);
   }
 
-  /** Every member record of the group, from every shard. */
-  async #records(shards: Iterable<number>): Promise<Map<string, GroupMemberRecord>> {
+  /**
+   * Every member record of the group, from every shard, with the shard it
+   * was read on: a member of a group a shard's runtime drives
+   * (`runtime.group`) runs on that shard, under the run id its record names.
+   */
+  async #records(shards: Iterable<number>): Promise<Map<string, PlacedRecord>> {
     const prefix = groupMembersPrefix(this.#port.queueName, this.#tag);
-    const out = new Map<string, GroupMemberRecord>();
-    const pages = await Promise.all([...shards].map((s) => this.#port.scan(s, prefix)));
-    for (const entries of pages) {
+    const out = new Map<string, PlacedRecord>();
+    const list = [...shards];
+    const pages = await Promise.all(list.map((s) => this.#port.scan(s, prefix)));
+    for (const [i, entries] of pages.entries()) {
       for (const e of entries) {
         const r = decodeGroupMember(e.value, e.key);
-        out.set(r.key, r);
+        out.set(r.key, { ...r, runId: r.runId as RunId, shard: list[i]! });
       }
     }
     return out;
@@ -223,10 +234,12 @@ export class ClientGroup {
     const records = await this.#records(this.#allShards());
     return Promise.all(
       manifest.members.map(async (m): Promise<ClientGroupMember> => {
-        const runId = memberRunId(this.#tag, m.key);
-        const shard = this.#port.shardOfRun(runId);
         const r = records.get(m.key);
-        if (r === undefined) return { key: m.key, runId, shard, state: "unsubmitted" };
+        if (r === undefined) {
+          const runId = memberRunId(this.#tag, m.key);
+          return { key: m.key, runId, shard: this.#port.shardOfRun(runId), state: "unsubmitted" };
+        }
+        const { runId, shard } = r;
         if (r.state === "active") {
           const s = await this.#port.status(runId);
           return { key: m.key, runId, shard, state: s?.state === "pending" ? "pending" : "running" };
@@ -249,14 +262,14 @@ export class ClientGroup {
     if (manifest === null) return null;
     const records = await this.#records(this.#allShards());
     const c = { total: manifest.members.length, unsubmitted: 0, pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
-    const active: string[] = [];
+    const active: RunId[] = [];
     for (const m of manifest.members) {
       const r = records.get(m.key);
       if (r === undefined) c.unsubmitted++;
-      else if (r.state === "active") active.push(m.key);
+      else if (r.state === "active") active.push(r.runId);
       else c[r.state]++;
     }
-    const states = await Promise.all(active.map(async (k) => (await this.#port.status(memberRunId(this.#tag, k)))?.state));
+    const states = await Promise.all(active.map(async (runId) => (await this.#port.status(runId))?.state));
     for (const s of states) {
       if (s === "pending") c.pending++;
       else c.running++; // claimed, cancelling, or ended between the two reads: counted once
@@ -267,32 +280,37 @@ export class ClientGroup {
   /**
    * Yields each member's result as it ends, from every shard: first those
    * ended already, then the rest as their shards commit their ends. Wakes
-   * on change notifications of a local directory, else polls every shard
-   * holding unfinished members once per poll interval (one LIST of its
-   * member records). Ends when every member of the manifest (as read at
-   * the start) ended. `GroupNotFoundError` without a manifest.
+   * on change notifications of a local directory, else polls once per poll
+   * interval every shard holding unfinished members (one LIST of its
+   * member records), and every shard while a member has no record yet (so
+   * it is found wherever it runs). Ends when every member of the manifest
+   * (as read at the start) ended. `GroupNotFoundError` without a manifest.
    */
   async *results(): AsyncGenerator<MemberResult, void, undefined> {
     const manifest = await this.#manifest();
     if (manifest === null) throw new GroupNotFoundError(this.id);
-    const pending = new Map<string, { runId: RunId; shard: number }>();
-    for (const m of manifest.members) {
-      const runId = memberRunId(this.#tag, m.key);
-      pending.set(m.key, { runId, shard: this.#port.shardOfRun(runId) });
-    }
+    // Where each member runs is known once its record is read; until then every shard is read.
+    const pending = new Map<string, { runId: RunId; shard: number } | undefined>(manifest.members.map((m) => [m.key, undefined]));
+    const shardsRead = new Set<number>();
     while (pending.size > 0) {
-      const shards = new Set([...pending.values()].map((p) => p.shard));
+      const placed = [...pending.values()];
+      const shards = placed.includes(undefined) ? this.#allShards() : new Set(placed.map((p) => p!.shard));
       const records = await this.#records(shards);
       let ended = 0;
-      for (const [key, p] of [...pending]) {
+      for (const key of [...pending.keys()]) {
         const rec = records.get(key);
-        if (rec === undefined || rec.state === "active") continue;
+        if (rec === undefined) continue;
+        shardsRead.add(rec.shard);
+        if (rec.state === "active") {
+          pending.set(key, { runId: rec.runId, shard: rec.shard });
+          continue;
+        }
         pending.delete(key);
         ended++;
-        const outcome = await this.#port.outcome(p.runId);
+        const outcome = await this.#port.outcome(rec.runId);
         yield {
           key,
-          runId: p.runId,
+          runId: rec.runId,
           status: rec.state,
           ...(rec.error === undefined ? {} : { error: rec.error }),
           ...(rec.errorKind === undefined ? {} : { errorKind: rec.errorKind }),
@@ -302,6 +320,51 @@ export class ClientGroup {
       }
       if (pending.size > 0 && ended === 0) await this.#port.pause(this.#port.pollMs);
     }
+    // Every member ended: each part's owner starts its removal window if its runtime retains groups.
+    await this.#eachPart(manifest, shardsRead, (shard, home) =>
+      this.#port.post(shard, { op: "groupRetain", groupId: this.id, createdAtMs: manifest.createdAtMs, manifest: home }),
+    );
+  }
+
+  /**
+   * Calls `fn` for every shard that may hold a part of the group (members'
+   * records or its index entry), then for the home shard (`home` true),
+   * which keeps the manifest.
+   */
+  async #eachPart(manifest: GroupManifest, shardsRead: ReadonlySet<number>, fn: (shard: number, home: boolean) => Promise<unknown>): Promise<void> {
+    const home = this.#port.homeOf(this.id);
+    const shards = new Set(shardsRead);
+    for (const m of manifest.members) shards.add(this.#port.shardOfRun(memberRunId(this.#tag, m.key)));
+    shards.delete(home);
+    await Promise.all([...shards].map((s) => fn(s, false)));
+    await fn(home, true);
+  }
+
+  /**
+   * Removes the group from every shard: each member's records (its run's
+   * terminal record, history, results and memo entries), its index
+   * entries, then the manifest (last, so a removal cut short is finished
+   * by calling again). `GroupActiveError`, before anything is removed,
+   * while a member is active; false for a group with no manifest. A member
+   * resumed while the removal runs makes its shard refuse, with
+   * `GroupActiveError`, and the removal stops there (call again once it
+   * ended).
+   */
+  async forget(): Promise<boolean> {
+    const manifest = await this.#manifest();
+    if (manifest === null) return false;
+    const records = await this.#records(this.#allShards());
+    const active = [...records.values()].filter((r) => r.state === "active").length;
+    if (active > 0) throw new GroupActiveError(this.id, active);
+    const shardsRead = new Set([...records.values()].map((r) => r.shard));
+    await this.#eachPart(manifest, shardsRead, (shard, home) =>
+      this.#port.request(
+        shard,
+        { op: "groupForget", groupId: this.id, createdAtMs: manifest.createdAtMs, manifest: home },
+        `removal of group "${this.id}" from shard ${shard}`,
+      ),
+    );
+    return true;
   }
 
   /** Waits for every member and returns the results in manifest order. */
@@ -316,8 +379,11 @@ export class ClientGroup {
     const manifest = await this.#manifest();
     if (manifest === null) return 0;
     const records = await this.#records(this.#allShards());
-    const active = manifest.members.filter((m) => records.get(m.key)?.state === "active");
-    const done = await Promise.all(active.map((m) => this.#port.cancel(memberRunId(this.#tag, m.key))));
+    const active = manifest.members.flatMap((m) => {
+      const r = records.get(m.key);
+      return r?.state === "active" ? [r.runId] : [];
+    });
+    const done = await Promise.all(active.map((runId) => this.#port.cancel(runId)));
     return done.filter(Boolean).length;
   }
 }
@@ -358,22 +424,12 @@ export class ClientJobGroup<Input, Output, Err, Headers extends HeaderValues> {
 
   /** Validates every input and the options (nothing is written when one is invalid), then submits the jobs. */
   async submit(inputs: readonly Input[], options?: JobGroupSubmitOptions<Headers>): Promise<ClientGroupSubmitOutcome> {
-    if (!Array.isArray(inputs)) throw new ValidationError("JobGroup.submit takes an array of inputs");
-    const o = options as JobSubmitOptions<Headers> | undefined;
-    if (o?.idempotencyKey !== undefined)
-      throw new ValidationError("a job group keys its members itself (the definition's idempotency key, else item-{i}); drop idempotencyKey");
-    if (o?.notifySignal !== undefined)
-      throw new ValidationError("a job group reports its members through results() and join(), not signals; drop notifySignal");
-    const def = this.#def as unknown as AnyDefinition;
-    const runOptions = prepareRunOptions(def, options as JobSubmitOptions<HeaderValues> | undefined);
-    const members = inputs.map((input, i) => {
-      try {
-        return { key: this.keyOf(input, i), input: preparePayload(def, input) };
-      } catch (e) {
-        if (e instanceof ValidationError) throw new ValidationError(`item ${i} of the group's submission is invalid: ${e.message}`, e.issues);
-        throw e;
-      }
-    });
+    const { members, runOptions } = prepareGroupSubmission(
+      this.#def as unknown as AnyDefinition,
+      inputs,
+      options as JobSubmitOptions<HeaderValues> | undefined,
+      (input, i) => this.keyOf(input as Input, i),
+    );
     return this.#group.submit(members, runOptions);
   }
 
@@ -415,5 +471,10 @@ export class ClientJobGroup<Input, Output, Err, Headers extends HeaderValues> {
 
   keys(): Promise<string[]> {
     return this.#group.keys();
+  }
+
+  /** Removes the group from every shard, with its jobs' records and results (see `ClientGroup.forget`). */
+  forget(): Promise<boolean> {
+    return this.#group.forget();
   }
 }

@@ -349,6 +349,11 @@ export class ClientInbox {
         return this.#runtime.group(r.groupId).recordShardedManifest(r.members, r.options);
       case "groupMembers":
         return this.#groupMembers(r, mark<readonly string[]>());
+      // Removing again removes nothing more, and a second marker only starts a later window: no mark.
+      case "groupForget":
+        return this.#runtime.group(r.groupId).forgetShardPart({ createdAtMs: r.createdAtMs, manifest: r.manifest });
+      case "groupRetain":
+        return this.#runtime.group(r.groupId).retainShardPart({ createdAtMs: r.createdAtMs, manifest: r.manifest });
     }
   }
 
@@ -497,6 +502,8 @@ function subjectOf(r: InboxRequest): string {
     case "requeueDead":
     case "groupManifest":
     case "groupMembers":
+    case "groupForget":
+    case "groupRetain":
       return ALONE;
   }
 }

@@ -25,6 +25,7 @@ export type InboxRequest =
   | { readonly op: "retry"; readonly runId: string; readonly fromStep?: number; readonly job?: boolean }
   | { readonly op: "requeueDead"; readonly jobId: string }
   | { readonly op: "groupManifest"; readonly groupId: string; readonly members: readonly GroupMemberInput[]; readonly options?: RunOptions }
+  | { readonly op: "groupForget" | "groupRetain"; readonly groupId: string; readonly createdAtMs: number; readonly manifest: boolean }
   | {
       readonly op: "groupMembers";
       readonly groupId: string;
@@ -231,6 +232,13 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
         members: groupMembers(m["members"]),
         ...(m["options"] === undefined ? {} : { options: runOptions(m["options"]) }),
       };
+    case "groupForget":
+    case "groupRetain": {
+      const createdAtMs = optNumber(m, "createdAtMs");
+      if (createdAtMs === undefined) fail(`field "createdAtMs" must be a number`);
+      if (typeof m["manifest"] !== "boolean") fail(`field "manifest" must be a boolean`);
+      return { op: m["op"] === "groupForget" ? "groupForget" : "groupRetain", groupId: str(m, "groupId"), createdAtMs, manifest: m["manifest"] };
+    }
     case "groupMembers": {
       const createdAtMs = optNumber(m, "createdAtMs");
       if (createdAtMs === undefined) fail(`field "createdAtMs" must be a number`);

@@ -309,10 +309,16 @@ export class TaqubaClient {
     return (await this.#request({ op: "requeueDead", jobId }, `requeue of dead job "${jobId}"`)) as boolean;
   }
 
-  async #request(request: InboxRequest, what: string): Promise<AnswerValue> {
+  /** Writes `request` into the inbox and returns its id; the owner applies it whenever it runs. */
+  async #post(request: InboxRequest): Promise<string> {
     this.#checkOpen();
     const id = this.#nextId(Date.now());
     await this.#put(requestKey(this.#q, id), encodeRequest(request));
+    return id;
+  }
+
+  async #request(request: InboxRequest, what: string): Promise<AnswerValue> {
+    const id = await this.#post(request);
     const deadline = decodeTime(id) + this.#timeoutMs;
     let pollMs = FIRST_ANSWER_POLL_MS;
     for (;;) {
@@ -461,6 +467,7 @@ export class TaqubaClient {
       shardOfRun: (runId) => (n === 1 ? 0 : shardOfRun(runId, n)),
       homeOf: (groupId) => stableHash(groupId) % n,
       request: (i, request, what) => parts[i]!.#request(request, what),
+      post: (i, request) => parts[i]!.#post(request),
       scan: async (i, prefix) => {
         const c = parts[i]!;
         const view = await c.#refreshed();

@@ -12,7 +12,7 @@ import type { GroupStatus, GroupSubmitOutcome, RunGroup } from "../workflow/grou
 import type { RunErrorKind } from "../workflow/runs/run-types.js";
 import type { HeaderValues, JobDefinition, JobOutcome, JobSubmitOptions } from "../contract/job-definition.js";
 import { RunnerJobHandle, type JobReader } from "./job-handle.js";
-import { preparePayload, prepareRunOptions, withFlow } from "./job-submission.js";
+import { prepareGroupSubmission, type AnyDefinition } from "./job-submission.js";
 
 /** One job's end, as `JobGroup.results` and `JobGroup.join` report it. */
 export interface JobMemberResult<Output, Err> {
@@ -71,34 +71,10 @@ export class JobGroup<Input, Output, Err, Headers extends HeaderValues> {
    * that failed or was cancelled runs again.
    */
   async submit(inputs: readonly Input[], options?: JobGroupSubmitOptions<Headers>): Promise<GroupSubmitOutcome> {
-    if (!Array.isArray(inputs)) throw new ValidationError("JobGroup.submit takes an array of inputs");
-    if (options !== undefined && (options as JobSubmitOptions<Headers>).idempotencyKey !== undefined) {
-      throw new ValidationError("a job group keys its members itself (the definition's idempotency key, else item-{i}); drop idempotencyKey");
-    }
-    if (options !== undefined && (options as JobSubmitOptions<Headers>).notifySignal !== undefined) {
-      throw new ValidationError("a job group reports its members through results() and join(), not signals; drop notifySignal");
-    }
-    const def = this.#definition() as unknown as JobDefinition<string, unknown, unknown, unknown, never>;
-    if (def.flowControl?.spec.debounce !== undefined) {
-      throw new ValidationError(
-        `job "${def.name}" is debounced (the last submission of a key wins), so the members of a group would replace each other; submit its jobs one by one`,
-      );
-    }
-    if (def.flowControl?.readsInput === true) {
-      throw new ValidationError(
-        `job "${def.name}" keys its flow control (concurrency or rate limit) by input fields, and a group's members share one set of options; submit its jobs one by one, or key the limit by headers`,
-      );
-    }
-    const prepared = prepareRunOptions(def, options as JobSubmitOptions<HeaderValues> | undefined);
-    const runOptions = withFlow(def, undefined, prepared);
-    const members = inputs.map((input, i) => {
-      try {
-        return { key: this.keyOf(input, i), input: preparePayload(def, input) };
-      } catch (e) {
-        if (e instanceof ValidationError) throw new ValidationError(`item ${i} of the group's submission is invalid: ${e.message}`, e.issues);
-        throw e;
-      }
-    });
+    const def = this.#definition() as unknown as AnyDefinition;
+    const { members, runOptions } = prepareGroupSubmission(def, inputs, options as JobSubmitOptions<HeaderValues> | undefined, (input, i) =>
+      this.keyOf(input as Input, i),
+    );
     return this.#group.submit(members, runOptions);
   }
 

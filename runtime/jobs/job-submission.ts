@@ -82,3 +82,52 @@ export function withFlow(def: AnyDefinition, input: unknown, runOptions: RunOpti
   const f = def.flowControl;
   return f === undefined ? runOptions : { ...runOptions, ...f.runOptionsOf(input, runOptions.headers ?? {}) };
 }
+
+/** A job group's submission, checked and prepared: its members and the options every member runs with. */
+export interface PreparedGroupSubmission {
+  readonly members: ReadonlyArray<{ readonly key: string; readonly input: Uint8Array }>;
+  /** With the definition's flow rule and keys (from the headers: a group's members share one set of options). */
+  readonly runOptions: RunOptions;
+}
+
+/**
+ * @internal Checks a job group's inputs and options and prepares its
+ * members, for `JobGroup.submit` and the client's job groups alike;
+ * throws `ValidationError` before anything is written. `keyOf` names item
+ * `i` (the definition's idempotency key, else `item-{i}`).
+ */
+export function prepareGroupSubmission(
+  def: AnyDefinition,
+  inputs: readonly unknown[],
+  options: JobSubmitOptions<HeaderValues> | undefined,
+  keyOf: (input: unknown, index: number) => string,
+): PreparedGroupSubmission {
+  checkDefinition(def);
+  if (!Array.isArray(inputs)) throw new ValidationError("JobGroup.submit takes an array of inputs");
+  if (options?.idempotencyKey !== undefined) {
+    throw new ValidationError("a job group keys its members itself (the definition's idempotency key, else item-{i}); drop idempotencyKey");
+  }
+  if (options?.notifySignal !== undefined) {
+    throw new ValidationError("a job group reports its members through results() and join(), not signals; drop notifySignal");
+  }
+  if (def.flowControl?.spec.debounce !== undefined) {
+    throw new ValidationError(
+      `job "${def.name}" is debounced (the last submission of a key wins), so the members of a group would replace each other; submit its jobs one by one`,
+    );
+  }
+  if (def.flowControl?.readsInput === true) {
+    throw new ValidationError(
+      `job "${def.name}" keys its flow control (concurrency or rate limit) by input fields, and a group's members share one set of options; submit its jobs one by one, or key the limit by headers`,
+    );
+  }
+  const runOptions = withFlow(def, undefined, prepareRunOptions(def, options));
+  const members = inputs.map((input, i) => {
+    try {
+      return { key: keyOf(input, i), input: preparePayload(def, input) };
+    } catch (e) {
+      if (e instanceof ValidationError) throw new ValidationError(`item ${i} of the group's submission is invalid: ${e.message}`, e.issues);
+      throw e;
+    }
+  });
+  return { members, runOptions };
+}

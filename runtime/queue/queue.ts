@@ -9,6 +9,7 @@
  * operations live in `enqueue-ops`, `claim-settle`, `cancel-wake`,
  * `kv-ops` and `completion`; this class is their public face.
  */
+import { readShardPlacement, type ShardPlacement } from "./shard-layout.js";
 import { type FullLogger, fullLogger } from "../logger.js";
 import { loadTelemetry } from "../telemetry/tracing.js";
 import { registerQueueGauges } from "./gauges.js";
@@ -97,8 +98,11 @@ export class Queue {
   readonly #core: QueueCore;
   readonly #view: StoreView;
 
-  private constructor(core: QueueCore, recovery: RecoveryReport) {
+  readonly #shard: ShardPlacement | undefined;
+
+  private constructor(core: QueueCore, recovery: RecoveryReport, shard: ShardPlacement | undefined) {
     this.#core = core;
+    this.#shard = shard;
     this.clock = core.clock;
     this.recovery = recovery;
     this.#view = new StoreView(core.engine, (r) => heldBack(core.leases.slots, core.leases.windows, core.limitsOf(r.queue), r.headers, core.clock.now()));
@@ -107,6 +111,11 @@ export class Queue {
   /** The store name given to `open`. */
   get name(): string {
     return this.#core.name;
+  }
+
+  /** Which shard of a sharded store this queue store is (its name is `{name}/shards/{i}`; see `createShards`), or undefined. */
+  get shard(): ShardPlacement | undefined {
+    return this.#shard;
   }
 
   /**
@@ -123,6 +132,8 @@ export class Queue {
     const threshold = opts.payloadOffloadBytes === undefined ? DEFAULT_PAYLOAD_OFFLOAD_BYTES : opts.payloadOffloadBytes;
     if (threshold !== null) validatePositiveInt("OpenOptions.payloadOffloadBytes", threshold);
     const engineOpts = engineOptions(opts);
+    // A shard's runtime gives the runs it creates ids that route back to it.
+    const shard = await readShardPlacement(store, name);
     const root = new PrefixedStore(store, `${name}/`);
     // Temporary files of payload puts a killed process left (the engine sweeps its own).
     await root
@@ -148,7 +159,7 @@ export class Queue {
       throw err;
     }
     core.loop.start();
-    const queue = new Queue(core, recovery);
+    const queue = new Queue(core, recovery, shard);
     registerQueueGauges(core); // once the open can no longer fail, so a failed open leaves no source behind
     queue.sweepOrphanPayloads().catch((err) => {
       if (!core.isClosed) core.host.onError(err);

@@ -4,6 +4,7 @@
  * A narrow role interface: `Queue` satisfies it structurally, and naming
  * exactly what the runtime relies on keeps the layer boundary visible.
  */
+import type { ShardPlacement } from "../queue/shard-layout.js";
 import type { TimedClock } from "../clock.js";
 import type { SettlementEffects } from "../queue/effects.js";
 import type {
@@ -25,6 +26,8 @@ import type { FlowRule } from "../queue/admission.js";
 /** What the workflow runtime and job runner call on a queue; `Queue` satisfies it. */
 export interface WorkflowQueue {
   readonly clock: TimedClock;
+  /** Which shard of a sharded store the queue is (`Queue.shard`): the runs a runtime creates itself route there (see `shard-placement`). */
+  readonly shard?: ShardPlacement | undefined;
   nextJobId(): string;
   enqueueWithEffects(
     queueName: string,

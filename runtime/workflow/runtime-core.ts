@@ -12,6 +12,7 @@ import { KeyedLock, RunEvents } from "./runs/run-events.js";
 import type { TerminalSettings } from "./runs/terminal.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import type { WorkflowView } from "./runs/workflow-view.js";
+import type { ShardPlacement } from "./runs/shard-placement.js";
 
 export interface RuntimeCore {
   readonly queue: WorkflowQueue;
@@ -37,6 +38,8 @@ export interface RuntimeCore {
   readonly signalLock: KeyedLock;
   /** Reads over the runtime's records (set once the view exists, before any step runs). */
   readonly view: WorkflowView;
+  /** The shard of a sharded store this runtime's queue is, or undefined. */
+  readonly placement: ShardPlacement | undefined;
   /** Called after a terminating commit is durable: wakes waiters, tells the memo sweeper about the new marker. */
   noteTerminated(runId: string, terminatedAtMs: number): void;
 }

@@ -119,6 +119,7 @@ export class WorkflowRuntime {
       signalLock: signalLockFor(deps.queue),
       // Set just below, once the view over this core's queue exists.
       view: undefined as unknown as WorkflowView,
+      placement: deps.queue.shard,
       noteTerminated: (runId, at) => {
         if (s.memoRetentionMs !== undefined) sweeper?.noteMarker(at + s.memoRetentionMs);
         events.terminated(runId);
@@ -148,6 +149,7 @@ export class WorkflowRuntime {
       view: this.#view,
       pollIntervalMs: s.pollIntervalMs,
       retentionMs: s.groupRetentionMs,
+      placement: deps.queue.shard,
       submitMember: (tag, key, spec, groupId) => this.submitGroupMember(tag, key, spec, groupId),
       cancel: (runId) => this.cancel(runId),
     });

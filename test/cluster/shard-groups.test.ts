@@ -7,13 +7,28 @@
  * twice, and listings merge the shards with one stable cursor.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { JobRunner, MemoryStore, Queue, TaqubaClient, ValidationError, createShards, serveClients, type ObjectStore } from "taquba";
-import { keyedEmailJob } from "../jobs/fixtures.js";
-import { openOwner, STEP_QUEUE, type OwnerApp } from "../client/fixtures/app.js";
+import {
+  FLOW_CONCURRENCY_KEY_HEADER,
+  MockClock,
+  NoopTerminalHook,
+  WorkflowRuntime,
+  FLOW_RULE_HEADER,
+  JobRunner,
+  MemoryStore,
+  Queue,
+  TaqubaClient,
+  ValidationError,
+  createShards,
+  serveClients,
+  type ObjectStore,
+} from "taquba";
+import { keyedEmailJob, tenantLimitedJob } from "../jobs/fixtures.js";
+import { appRunner, openOwner, STEP_QUEUE, type OwnerApp } from "../client/fixtures/app.js";
 import { shardOfRun, shardStoreName, stableHash } from "../../runtime/client/shard-route.js";
 import { answerKey, appliedKey, requestKey } from "../../runtime/client/inbox-layout.js";
 import { decodeAnswer, encodeRequest, type AnswerValue, type InboxRequest } from "../../runtime/client/request-codec.js";
 import { ulid } from "ulid";
+import { encodeJobPayload } from "../../runtime/jobs/job-codec.js";
 import { groupTag, memberRunId } from "../../runtime/workflow/groups/group-keys.js";
 
 const SHARDS = 4;
@@ -133,6 +148,131 @@ describe("run groups across shards", () => {
     },
     60_000,
   );
+
+  it("a group a shard's runtime drives keeps its members on that shard, and a client reaches every member", async () => {
+    const { shards, client } = await setUp();
+    const HOME = 2;
+    const local = shards.owners[HOME]!.runtime.group("local-1");
+    const keys = Array.from({ length: 12 }, (_, i) => `m${i}`);
+    // Even members wait for a signal routed with their run id; m3 fails; the rest succeed at once.
+    const input = (k: string, i: number) => (i % 2 === 0 ? { wait: `pay:${local.runIdOf(k)}` } : k === "m3" ? { fail: "bad m3" } : { k });
+    for (const k of keys) expect(shardOfRun(local.runIdOf(k), SHARDS), "every member routes to the runtime's shard").toBe(HOME);
+    expect(keys.filter((k) => local.runIdOf(k) !== memberRunId(groupTag("local-1"), k)).length, "most needed a suffix").toBeGreaterThan(0);
+    expect((await local.submit(keys.map((k, i) => ({ key: k, input: json(input(k, i)) })))).submitted).toBe(keys.length);
+
+    const waiting = keys.filter((_, i) => i % 2 === 0);
+    for (const k of waiting) await expect.poll(() => client.status(local.runIdOf(k)), { timeout: 20_000 }).toMatchObject({ state: "pending", step: 1 });
+    const viaClient = client.group("local-1");
+    await expect.poll(async () => (await viaClient.status())?.succeeded, { timeout: 20_000 }).toBe(5);
+    expect(await viaClient.status()).toMatchObject({ total: 12, unsubmitted: 0, pending: 6, running: 0, succeeded: 5, failed: 1 });
+    const listed = (await viaClient.members())!;
+    expect(listed.map((m) => [m.key, m.runId, m.shard])).toEqual(keys.map((k) => [k, local.runIdOf(k), HOME]));
+
+    const streamed = (async () => {
+      const got = [];
+      for await (const r of viaClient.results()) got.push(r);
+      return got;
+    })();
+    streamed.catch(() => undefined);
+    const [cancelled, ...signalled] = waiting;
+    expect(await client.cancel(local.runIdOf(cancelled!))).toBe(true);
+    for (const k of signalled) expect(await client.signal(`pay:${local.runIdOf(k)}`, enc.encode(`paid ${k}`))).toBe("delivered");
+    expect((await client.wait(local.runIdOf(cancelled!))).termination.status).toBe("cancelled");
+    for (const k of signalled) expect(dec.decode((await client.wait(local.runIdOf(k))).outcome!.result!)).toBe(`paid ${k}`);
+
+    const all = await streamed;
+    expect(all.map((r) => r.key).sort()).toEqual([...keys].sort());
+    expect(all.find((r) => r.key === cancelled)).toMatchObject({ status: "cancelled", runId: local.runIdOf(cancelled!) });
+    expect(all.find((r) => r.key === "m3")).toMatchObject({ status: "failed", error: "bad m3" });
+    expect(await viaClient.status()).toMatchObject({ total: 12, pending: 0, running: 0, succeeded: 10, failed: 1, cancelled: 1 });
+    const row = (await client.listGroups()).groups.find((g) => g.groupId === "local-1");
+    expect(row?.members).toEqual({ total: 12, active: 0, succeeded: 10, failed: 1, cancelled: 1 });
+    // The runtime's own view agrees.
+    expect(await local.status()).toMatchObject({ succeeded: 10, failed: 1, cancelled: 1 });
+  }, 60_000);
+
+  it("forget removes a group from every shard, refusing while a member runs, and a second forget finds nothing", async () => {
+    const { store, client } = await setUp();
+    const group = client.group("gone-1");
+    const keys = keysOnEveryShard("gone-1", 16);
+    const waiter = keys[0]!;
+    await group.submit(keys.map((k) => ({ key: k, input: json(k === waiter ? { wait: `pay:${group.runIdOf(k)}` } : { k }) })));
+    await expect.poll(async () => (await group.status())?.succeeded, { timeout: 20_000 }).toBe(15);
+    const before = await countObjects(store);
+    await expect(group.forget()).rejects.toMatchObject({ name: "GroupActiveError" });
+    expect(await countObjects(store), "a refused removal writes nothing").toBe(before);
+    expect(await group.status()).toMatchObject({ total: 16, succeeded: 15 });
+
+    expect(await client.signal(`pay:${group.runIdOf(waiter)}`, enc.encode("paid"))).toBe("delivered");
+    expect((await group.join()).map((r) => r.status)).toEqual(keys.map(() => "succeeded"));
+    expect(await group.forget()).toBe(true);
+    expect(await group.status()).toBeNull();
+    expect(await group.members()).toBeNull();
+    expect((await client.listGroups()).groups.map((g) => g.groupId)).not.toContain("gone-1");
+    for (const k of keys) {
+      expect(await client.status(group.runIdOf(k)), `member ${k}'s run is gone from its shard`).toBeNull();
+      expect(await client.inspectRun(group.runIdOf(k))).toBeNull();
+    }
+    expect(await group.forget()).toBe(false);
+    // The id is free again: a new group under it starts from nothing.
+    expect((await group.submit([{ key: waiter, input: json({ again: true }) }])).submitted).toBe(1);
+    expect(await group.status()).toMatchObject({ total: 1 });
+  }, 60_000);
+
+  it("retention removes a group from every shard once a client read every result and the window passed", async () => {
+    const store = new MemoryStore();
+    await createShards(store, "app", SHARDS);
+    const clock = new MockClock();
+    const owners = await Promise.all(
+      Array.from({ length: SHARDS }, async (_, i) => {
+        const queue = await Queue.open(store, shardStoreName("app", i), { flushIntervalMs: 1 });
+        const runtime = WorkflowRuntime.builder(queue, store, appRunner, NoopTerminalHook).queueName(STEP_QUEUE).groupRetention(60_000).clock(clock).build();
+        const worker = runtime.spawn();
+        const inbox = serveClients(queue, runtime, { store, listIntervalMs: 20 });
+        return { runtime, stop: async () => (await inbox.stop(), await worker.shutdown(), await queue.close()) };
+      }),
+    );
+    open.push({ close: async () => void (await Promise.all(owners.map((o) => o.stop()))) });
+    const client = await TaqubaClient.open(store, { name: "app", queueName: STEP_QUEUE, pollIntervalMs: 200 });
+    open.push(client);
+    const group = client.group("kept-1");
+    const keys = keysOnEveryShard("kept-1", 16);
+    await group.submit(keys.map((k) => ({ key: k, input: json({ k }) })));
+    const sweepAll = async () => (await Promise.all(owners.map((o) => o.runtime.sweepGroups()))).reduce((a, b) => a + b, 0);
+    // Ended, but no client read the results yet: the sweep keeps the group however long it waits.
+    await expect.poll(async () => (await group.status())?.succeeded, { timeout: 20_000 }).toBe(16);
+    clock.advance(3_600_000);
+    expect(await sweepAll()).toBe(0);
+    expect(await group.status()).toMatchObject({ succeeded: 16 });
+
+    expect(await group.join()).toHaveLength(16);
+    // Each shard's owner starts its window when it applies the request; within the window the sweep keeps the group.
+    await expect.poll(sweepAll, { timeout: 10_000 }).toBe(0);
+    expect(await group.status()).toMatchObject({ succeeded: 16 });
+    await expect
+      .poll(
+        async () => {
+          clock.advance(60_001);
+          await sweepAll();
+          return (await client.listGroups()).groups.length === 0 && (await group.status()) === null;
+        },
+        { timeout: 20_000 },
+      )
+      .toBe(true);
+    for (const k of keys) expect(await client.status(group.runIdOf(k))).toBeNull();
+  }, 60_000);
+
+  it("refuses a removal or retention request with an absurd creation time, changing nothing", async () => {
+    const { store, client } = await setUp();
+    const group = client.group("kept-2");
+    await group.submit([{ key: "a", input: json({ k: "a" }) }]);
+    await group.join();
+    const home = stableHash("kept-2") % SHARDS;
+    for (const op of ["groupForget", "groupRetain"] as const) {
+      await expect(applyRaw(store, home, { op, groupId: "kept-2", createdAtMs: 1e30, manifest: true })).rejects.toThrow(/createdAtMs/);
+    }
+    expect(await group.status()).toMatchObject({ total: 1, succeeded: 1 });
+  }, 60_000);
 
   it("counts members a cut-short submission left out as unsubmitted, and resume submits them", async () => {
     const { store, client } = await setUp();
@@ -267,5 +407,56 @@ describe("job groups across shards", () => {
     expect(page.groups).toHaveLength(1);
     expect(page.groups[0]).toMatchObject({ groupId: "mail-1", members: { total: 20, succeeded: 19, failed: 1, active: 0 } });
     expect((await client.listJobs({ job: keyedEmailJob.name, limit: 1000 })).runs).toHaveLength(20);
+  }, 60_000);
+
+  it("a job group's members on every shard carry their definition's flow rule, on submit and on resume", async () => {
+    const store = new MemoryStore();
+    await createShards(store, "app", SHARDS);
+    // Owners that serve the inbox and run nothing: every member stays pending, as submitted.
+    const owners = await Promise.all(
+      Array.from({ length: SHARDS }, async (_, i) => {
+        const queue = await Queue.open(store, shardStoreName("app", i), { flushIntervalMs: 1 });
+        const runner = JobRunner.builder(queue, store)
+          .queueName(STEP_QUEUE)
+          .register(tenantLimitedJob, { run: async (input) => ({ message_id: input.to }) })
+          .build();
+        const inbox = serveClients(queue, runner, { store, listIntervalMs: 20 });
+        return { queue, runner, inbox };
+      }),
+    );
+    open.push({
+      close: async () => {
+        for (const o of owners) {
+          await o.inbox.stop();
+          await o.queue.close();
+        }
+      },
+    });
+    const pendingOf = async () => (await Promise.all(owners.map(async (o) => (await o.queue.view().listJobs(STEP_QUEUE, "pending")).items))).flat();
+    const client = await TaqubaClient.open(store, { name: "app", queueName: STEP_QUEUE, pollIntervalMs: 200 });
+    open.push(client);
+    const jobs = client.jobGroup("tenant-mail", tenantLimitedJob);
+    const inputs = Array.from({ length: 12 }, (_, i) => ({ to: `u${i}@x.io` }));
+    expect(new Set(inputs.map((x, i) => shardOfRun(jobs.jobIdOf(jobs.keyOf(x, i)), SHARDS))).size).toBe(SHARDS);
+    // A missing key value is refused before anything is written.
+    await expect(jobs.submit(inputs, { headers: {} })).rejects.toBeInstanceOf(ValidationError);
+    expect(await jobs.status()).toBeNull();
+    expect((await jobs.submit(inputs.slice(0, 8), { headers: { tenant_id: "acme" } })).submitted).toBe(8);
+    const flow = { [FLOW_RULE_HEADER]: tenantLimitedJob.name, [FLOW_CONCURRENCY_KEY_HEADER]: "acme" };
+    let pending = await pendingOf();
+    expect(pending).toHaveLength(8);
+    for (const job of pending) expect(job.headers).toMatchObject(flow);
+
+    // A client that died after its manifest request (with the options the submission prepared): resume submits the rest with the flow rule.
+    await applyRaw(store, stableHash("tenant-mail") % SHARDS, {
+      op: "groupManifest",
+      groupId: "tenant-mail",
+      members: inputs.slice(8).map((x, i) => ({ key: jobs.keyOf(x, 8 + i), input: encodeJobPayload(tenantLimitedJob.name, x) })),
+    });
+    expect(await jobs.status()).toMatchObject({ total: 12, unsubmitted: 4 });
+    expect((await jobs.resume()).submitted).toBe(4);
+    pending = await pendingOf();
+    expect(pending).toHaveLength(12);
+    for (const job of pending) expect(job.headers).toMatchObject(flow);
   }, 60_000);
 });

@@ -80,6 +80,18 @@ export const keyedEmailJob = defineJob<"test.email.keyed", EmailInput, EmailOutp
   contractHash: "test-email-keyed",
 });
 
+/** Keyed by a header alone, so a group (one set of options for every member) may submit it. */
+export const tenantLimitedJob = defineJob<"test.email.tenant", EmailInput, EmailOutput, EmailError, TestHeaders>({
+  name: "test.email.tenant",
+  package: "test",
+  input: emailJob.input,
+  output: emailJob.output,
+  error: emailJob.error!,
+  headers: testHeaders,
+  contractHash: "test-email-tenant",
+  flowControl: { concurrency: { limit: 1, key: "{tenant_id}" }, rateLimit: { limit: 50, periodMs: 1000, key: "{tenant_id}" } },
+});
+
 export interface AddInput {
   a: number;
   b: number;

@@ -5,7 +5,9 @@
  * - Identity: the child's run id is derived from the parent's run id, the
  *   starting step's number and a key (the call's index within the step
  *   delivery, or a name the caller gives), so a retried step finds the
- *   child it already started instead of starting another.
+ *   child it already started instead of starting another. On a shard of a
+ *   sharded store the child runs on its parent's shard, and its id carries
+ *   a suffix that routes clients there (see `shard-placement`).
  * - The child's run record names its parent; the parent's run record says
  *   it has children; `workflow/children/{q}/{parent}/{child}` lists the
  *   running children with their parent-close policy.
@@ -32,6 +34,7 @@ import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED } from "../records/reserved.js"
 import { MAX_RUN_ID_LEN, RunId } from "../runs/run-id.js";
 import type { RunOptions, RunOutcome, TerminalStatus } from "../runs/run-types.js";
 import { submitRun } from "../runs/submit.js";
+import { ROUTE_SUFFIX_ROOM, routedRunId, type ShardPlacement } from "../runs/shard-placement.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import type { WorkerSlot } from "../steps/settlement-slots.js";
 import { cancelRun } from "../runs/cancel.js";
@@ -94,11 +97,18 @@ export interface ChildRuns {
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** The run id of child `key` started by step `step` of run `parentRunId`. */
-export function childRunId(parentRunId: string, step: number, key: string): RunId {
+/**
+ * The run id of child `key` started by step `step` of run `parentRunId`;
+ * on a shard (`placement`), suffixed so that it routes to the parent's
+ * shard, where the child runs (see `shard-placement`).
+ */
+export function childRunId(parentRunId: string, step: number, key: string, placement?: ShardPlacement): RunId {
   const plain = `${parentRunId}-s${step}-${key}`;
+  const routed = placement !== undefined && placement.shards > 1 ? placement : undefined;
+  const room = routed === undefined ? 0 : ROUTE_SUFFIX_ROOM;
   // Too long to be a run id: a hash of the same three parts, just as stable.
-  return RunId.parse(plain.length <= MAX_RUN_ID_LEN ? plain : `child-${sha256Hex(`${parentRunId}/${step}/${key}`).slice(0, 48)}`);
+  const id = RunId.parse(plain.length <= MAX_RUN_ID_LEN - room ? plain : `child-${sha256Hex(`${parentRunId}/${step}/${key}`).slice(0, 48)}`);
+  return routed === undefined ? id : routedRunId(id, routed);
 }
 
 /** Child runs of a step that is bound to no runtime (`Step.detached`): every call explains itself. */
@@ -139,7 +149,7 @@ export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number
       if (parentClose !== "cancel" && parentClose !== "abandon") {
         throw new ValidationError(`parentClose must be "cancel" or "abandon", got ${JSON.stringify(parentClose)}`);
       }
-      const runId = childRunId(parentRunId, step, key);
+      const runId = childRunId(parentRunId, step, key, core.placement);
       const completionKey = childCompletionKey(parentRunId, runId);
       await markParent(core, parentRunId);
       started = true;

@@ -3,7 +3,7 @@
  * runtime, and the retention sweep over `workflow/group-terminals/`.
  */
 import type { TimedClock } from "../../clock.js";
-import { fromUtf8 } from "../records/codec.js";
+import { decodeRetained, type RetainedGroup } from "./group-marker.js";
 import { groupTerminalMarkers } from "./group-keys.js";
 import type { MemoStore } from "../memo/memo.js";
 import type { WorkflowQueue } from "../queue-port.js";
@@ -11,6 +11,7 @@ import { KeyedLock, type RunEvents } from "../runs/run-events.js";
 import type { RunId } from "../runs/run-id.js";
 import type { RunSpec, SubmitOutcome } from "../runs/run-types.js";
 import type { WorkflowView } from "../runs/workflow-view.js";
+import type { ShardPlacement } from "../runs/shard-placement.js";
 import { repeatEvery } from "../worker-lifecycle.js";
 
 /** The runtime services a run group uses. */
@@ -23,6 +24,8 @@ export interface GroupHost {
   readonly events: RunEvents;
   readonly view: WorkflowView;
   readonly pollIntervalMs: number;
+  /** The shard of a sharded store the runtime runs on: member run ids get a suffix that routes clients there (see `shard-placement`). */
+  readonly placement: ShardPlacement | undefined;
   /** Removal window after a results consumer saw the last termination; undefined keeps groups until forgotten. */
   readonly retentionMs: number | undefined;
   /** Submits a run as member `key` of the group tagged `tag` (member record written with step 0). */
@@ -47,9 +50,9 @@ const PAGE = 256;
  */
 export class GroupSweeper {
   readonly #host: GroupHost;
-  readonly #forget: (groupId: string) => Promise<boolean>;
+  readonly #forget: (group: RetainedGroup) => Promise<boolean>;
 
-  constructor(host: GroupHost, forget: (groupId: string) => Promise<boolean>) {
+  constructor(host: GroupHost, forget: (group: RetainedGroup) => Promise<boolean>) {
     this.#host = host;
     this.#forget = forget;
   }
@@ -62,7 +65,7 @@ export class GroupSweeper {
     for (;;) {
       const expired = await groupTerminalMarkers(queueName).scanExpired(queue, now, PAGE);
       for (const m of expired) {
-        if (await this.#forget(fromUtf8(m.value))) removed++;
+        if (await this.#forget(decodeRetained(m.value, m.key))) removed++;
         await queue.kvCompareAndDelete(m.key, m.value);
       }
       if (expired.length < PAGE) return removed;

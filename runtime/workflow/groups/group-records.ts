@@ -9,12 +9,15 @@
 import { StoreCorruptedError } from "../../errors.js";
 import { encodeValue } from "../records/codec.js";
 import { decodeMap } from "../records/records.js";
+import type { RunFlow } from "../runs/run-types.js";
 
 /** The options members are submitted with, as the manifest keeps them for `resume`. */
 export interface ManifestOptions {
   headers: Record<string, string>;
   priority?: number;
   maxAttemptsPerStep?: number;
+  /** The members' flow rule and keys (a job group of a definition with flow control); absent in manifests of older versions. */
+  flow?: RunFlow;
 }
 
 /** One member of the manifest. */
@@ -33,6 +36,17 @@ export interface GroupManifest {
 
 const isStr = (x: unknown): x is string => typeof x === "string";
 const isNum = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
+const isFlow = (x: unknown): boolean => {
+  if (x === undefined) return true;
+  const f = x as Record<string, unknown> | null;
+  return (
+    f !== null &&
+    typeof f === "object" &&
+    isStr(f.rule) &&
+    (f.concurrencyKey === undefined || isStr(f.concurrencyKey)) &&
+    (f.rateKey === undefined || isStr(f.rateKey))
+  );
+};
 
 function compact<T extends object>(o: T): T {
   const out: Record<string, unknown> = {};
@@ -54,6 +68,7 @@ export function decodeManifest(bytes: Uint8Array, key: string): GroupManifest {
     typeof o === "object" &&
     o.headers !== null &&
     typeof o.headers === "object" &&
+    isFlow(o.flow) &&
     Array.isArray(v.members) &&
     v.members.every(
       (m: unknown) => m !== null && typeof m === "object" && isStr((m as ManifestMember).key) && (m as ManifestMember).input instanceof Uint8Array,

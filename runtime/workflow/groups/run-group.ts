@@ -17,6 +17,7 @@ import { bytesEqual, utf8 } from "../records/codec.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import { stageForgotten } from "../runs/index-effects.js";
 import { decodeTerminalRecord } from "../records/records.js";
+import { encodeRetainedPart } from "./group-marker.js";
 import { encodeGroupIndexEntry, groupIndexKey } from "./group-index.js";
 import { groupMemberKey, groupMembersPrefix, groupTerminalMarkers, groupTag, manifestKey, memberRunId } from "./group-keys.js";
 import { decodeManifest, encodeManifest, type GroupManifest, type ManifestMember, type ManifestOptions } from "./group-records.js";
@@ -26,7 +27,8 @@ import { terminalRecordKey } from "../records/kv-keys.js";
 import { decodeGroupMember, type GroupMemberRecord } from "../records/records.js";
 import type { RunId } from "../runs/run-id.js";
 import type { RunErrorKind, RunOptions, RunOutcome, TerminalStatus } from "../runs/run-types.js";
-import { checkUserHeaders } from "../runs/submit.js";
+import { checkUserHeaders, flowHeaders } from "../runs/submit.js";
+import { routedOn } from "../runs/shard-placement.js";
 import { InputMismatchError } from "../workflow-errors.js";
 
 /** One member to submit: a key unique in the group and the input of its run's step 0. */
@@ -115,10 +117,22 @@ export function manifestOptions(o: RunOptions | undefined): ManifestOptions {
   // Members share one set of options: with one debounce key, each would replace the one before.
   if (o?.debounce !== undefined)
     throw new ValidationError("a run group's members cannot be debounced (they would replace each other); submit the runs one by one");
+  // Kept for every member and for `resume`: a job group's members obey their definition's flow rule.
+  const flow = o?.flow;
+  flowHeaders(flow);
   return {
     headers,
     ...(o?.priority === undefined ? {} : { priority: o.priority }),
     ...(o?.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: o.maxAttemptsPerStep }),
+    ...(flow === undefined
+      ? {}
+      : {
+          flow: {
+            rule: flow.rule,
+            ...(flow.concurrencyKey === undefined ? {} : { concurrencyKey: flow.concurrencyKey }),
+            ...(flow.rateKey === undefined ? {} : { rateKey: flow.rateKey }),
+          },
+        }),
   };
 }
 
@@ -134,6 +148,11 @@ async function mapPool<T, R>(items: readonly T[], limit: number, fn: (item: T) =
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
   return out;
+}
+
+/** The run id of member `key` of the group tagged `tag` on `host`: routed to its shard on a sharded store. */
+function hostRunId(host: GroupHost, tag: string, key: string): RunId {
+  return routedOn(memberRunId(tag, key), host.placement);
 }
 
 /** @internal A member's record, or null. */
@@ -182,15 +201,58 @@ export async function forgetGroup(host: GroupHost, groupId: string, ifIdle: bool
       if (ifIdle) return false;
       throw new GroupActiveError(groupId, active);
     }
-    await mapPool(manifest.members, SUBMIT_CONCURRENCY, async (m) => {
-      const runId = memberRunId(tag, m.key);
-      await host.memos.clearMemosForRun(runId);
-      await forgetTerminated(host, runId);
-      for (const cleanup of host.memberCleanups) await cleanup(runId);
-      await host.queue.kvDelete(groupMemberKey(host.queueName, tag, m.key));
-    });
+    await removeMembers(
+      host,
+      tag,
+      manifest.members.map((m) => ({ key: m.key, runId: (records.get(m.key)?.runId as RunId | undefined) ?? hostRunId(host, tag, m.key) })),
+    );
     await host.queue.kvDelete(groupIndexKey(host.queueName, manifest.createdAtMs, tag));
     await host.memos.store.delete(manifestKey(host.memos.prefix, tag));
+    return true;
+  });
+}
+
+/** Per member: its memo entries, terminal record, the upper layers' state, then its member record. */
+async function removeMembers(host: GroupHost, tag: string, members: ReadonlyArray<{ key: string; runId: RunId }>): Promise<void> {
+  await mapPool(members, SUBMIT_CONCURRENCY, async (m) => {
+    await host.memos.clearMemosForRun(m.runId);
+    await forgetTerminated(host, m.runId);
+    for (const cleanup of host.memberCleanups) await cleanup(m.runId);
+    await host.queue.kvDelete(groupMemberKey(host.queueName, tag, m.key));
+  });
+}
+
+/** What one store keeps of a group spanning shards, as its forgetting names it. */
+export interface GroupPart {
+  /** The group's creation time (the manifest's), which dates its index entry on every shard. */
+  readonly createdAtMs: number;
+  /** Whether this store removes the manifest too (the group's home shard, last). */
+  readonly manifest: boolean;
+}
+
+/**
+ * @internal Removes this store's part of a group spanning shards: the
+ * members whose records are here (as `forgetGroup` removes them), the
+ * group's index entry here, and with `part.manifest` the manifest (the
+ * caller removes it last, after every other part). Refuses while a member
+ * here is active: with `ifIdle` by returning false, else by throwing.
+ */
+export async function forgetGroupPart(host: GroupHost, groupId: string, part: GroupPart, ifIdle: boolean): Promise<boolean> {
+  const tag = groupTag(groupId);
+  return host.manifestLock.run(tag, async () => {
+    const records = [...(await readMembers(host, tag)).values()];
+    const active = records.filter((r) => r.state === "active").length;
+    if (active > 0) {
+      if (ifIdle) return false;
+      throw new GroupActiveError(groupId, active);
+    }
+    await removeMembers(
+      host,
+      tag,
+      records.map((r) => ({ key: r.key, runId: r.runId as RunId })),
+    );
+    await host.queue.kvDelete(groupIndexKey(host.queueName, part.createdAtMs, tag));
+    if (part.manifest) await host.memos.store.delete(manifestKey(host.memos.prefix, tag));
     return true;
   });
 }
@@ -226,9 +288,13 @@ export class RunGroup {
     this.#tag = groupTag(id);
   }
 
-  /** The run id of member `key` (derived from the group id and the key). */
+  /**
+   * The run id of member `key` (derived from the group id and the key; on
+   * a shard of a sharded store, suffixed so that clients route it to this
+   * shard, where the member runs).
+   */
   runIdOf(key: string): RunId {
-    return memberRunId(this.#tag, checkText("a member key", key));
+    return hostRunId(this.#host, this.#tag, checkText("a member key", key));
   }
 
   /**
@@ -288,7 +354,7 @@ export class RunGroup {
       for (const m of members) {
         const had = byKey.get(m.key);
         if (had === undefined) added.push({ key: m.key, input: m.input });
-        else if (!bytesEqual(had.input, m.input)) throw new InputMismatchError(memberRunId(this.#tag, m.key));
+        else if (!bytesEqual(had.input, m.input)) throw new InputMismatchError(hostRunId(this.#host, this.#tag, m.key));
       }
       checkGroupSize(this.id, existing?.members ?? [], added);
       createdAtMs = existing?.createdAtMs ?? host.clock.now();
@@ -326,7 +392,7 @@ export class RunGroup {
     // Listed before its members exist, so a listing never misses a group with members.
     await host.queue.kvPut(groupIndexKey(host.queueName, createdAtMs, this.#tag), encodeGroupIndexEntry(this.id));
     const out = await mapPool(members, SUBMIT_CONCURRENCY, async (m) => {
-      const runId = memberRunId(this.#tag, m.key);
+      const runId = hostRunId(this.#host, this.#tag, m.key);
       // Read and submit under the member's lock: a concurrent submission of the same member could
       // otherwise start, finish and be submitted again between this read and this submission.
       return host.manifestLock.run(`member:${runId}`, async () => {
@@ -352,7 +418,7 @@ export class RunGroup {
     if (manifest === null) return 0;
     const records = await readMembers(this.#host, this.#tag);
     const active = manifest.members.filter((m) => records.get(m.key)?.state === "active");
-    const done = await mapPool(active, SUBMIT_CONCURRENCY, (m) => this.#host.cancel(memberRunId(this.#tag, m.key)));
+    const done = await mapPool(active, SUBMIT_CONCURRENCY, (m) => this.#host.cancel(hostRunId(this.#host, this.#tag, m.key)));
     return done.filter(Boolean).length;
   }
 
@@ -370,7 +436,7 @@ export class RunGroup {
       else if (r.state === "active") active.push(m);
       else c[r.state]++;
     }
-    const states = await mapPool(active, SUBMIT_CONCURRENCY, async (m) => (await host.view.status(memberRunId(this.#tag, m.key)))?.state);
+    const states = await mapPool(active, SUBMIT_CONCURRENCY, async (m) => (await host.view.status(hostRunId(this.#host, this.#tag, m.key)))?.state);
     for (const s of states) {
       if (s === "pending") c.pending++;
       else if (s === "terminated")
@@ -392,7 +458,7 @@ export class RunGroup {
     const host = this.#host;
     const manifest = await readManifest(host, this.#tag);
     if (manifest === null) throw new GroupNotFoundError(this.id);
-    const pending = new Map<string, RunId>(manifest.members.map((m) => [m.key, memberRunId(this.#tag, m.key)]));
+    const pending = new Map<string, RunId>(manifest.members.map((m) => [m.key, hostRunId(this.#host, this.#tag, m.key)]));
     const woken = new Set<string>();
     const subs = new Map<string, () => void>();
     let wake: () => void = () => undefined;
@@ -465,6 +531,35 @@ export class RunGroup {
     } finally {
       for (const dispose of subs.values()) dispose();
     }
+  }
+
+  /**
+   * Removes this store's part of a group spanning shards (see
+   * `forgetGroupPart`); throws `GroupActiveError` while a member here is
+   * active.
+   *
+   * @internal Used by the client inbox of a sharded store.
+   */
+  forgetShardPart(part: GroupPart): Promise<boolean> {
+    validateInstant("createdAtMs", part.createdAtMs);
+    return forgetGroupPart(this.#host, this.id, part, false);
+  }
+
+  /**
+   * Starts the removal window of this store's part of a group spanning
+   * shards, when this runtime retains groups (`groupRetention`): the sweep
+   * at its end removes the part as `forgetShardPart` does (unless a member
+   * here is active then). Returns whether a window started.
+   *
+   * @internal Used by the client inbox of a sharded store, once a client read every result.
+   */
+  async retainShardPart(part: GroupPart): Promise<boolean> {
+    validateInstant("createdAtMs", part.createdAtMs);
+    const host = this.#host;
+    if (host.retentionMs === undefined) return false;
+    const at = host.clock.now() + host.retentionMs;
+    await host.queue.kvPut(groupTerminalMarkers(host.queueName).key(at, this.#tag), encodeRetainedPart(this.id, part));
+    return true;
   }
 
   /**

@@ -4,7 +4,7 @@
  * what forgetting a group removes.
  */
 import { GroupSweeper, KeyedLock, type GroupHost } from "./group-host.js";
-import { forgetGroup, RunGroup } from "./run-group.js";
+import { forgetGroup, forgetGroupPart, RunGroup } from "./run-group.js";
 import { RunId } from "../runs/run-id.js";
 
 /** @internal Held by `WorkflowRuntime`; the runtime exposes `group`, `newGroup` and `sweepGroups`. */
@@ -14,7 +14,9 @@ export class RunGroups {
 
   constructor(host: Omit<GroupHost, "manifestLock" | "memberCleanups">) {
     this.#host = { ...host, manifestLock: new KeyedLock(), memberCleanups: [] };
-    this.#sweeper = new GroupSweeper(this.#host, (id) => forgetGroup(this.#host, id, true));
+    this.#sweeper = new GroupSweeper(this.#host, (g) =>
+      g.part === undefined ? forgetGroup(this.#host, g.groupId, true) : forgetGroupPart(this.#host, g.groupId, g.part, true),
+    );
   }
 
   /** The group `id` (any non-empty text up to 512 bytes). Naming a group writes nothing. */
