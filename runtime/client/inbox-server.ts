@@ -49,7 +49,9 @@ import {
   type AnswerValue,
   type InboxAnswer,
   type InboxRequest,
+  type ScheduleRequest,
 } from "./request-codec.js";
+import type { ScheduleFire } from "../workflow/schedules/schedule-types.js";
 import { watchPrefix } from "./store-watch.js";
 import { ValidationError } from "../errors.js";
 
@@ -277,6 +279,8 @@ export class ClientInbox {
       case "requeueDead":
         // The mark commits with the requeue; a job that is not dead commits nothing and answers false again on a replay.
         return this.#queue.requeueDead(r.jobId, markEffects(mark<boolean>(), true));
+      case "schedule":
+        return this.#schedule(r, mark<ScheduleFire>());
       case "groupManifest":
         // An object write that changes nothing when applied again: no mark.
         return this.#runtime.group(r.groupId).recordShardedManifest(r.members, r.options);
@@ -295,6 +299,25 @@ export class ClientInbox {
     const submitted = await this.#runtime.group(r.groupId).submitShardMembers(r.members, r.options, r.createdAtMs);
     await this.#queue.kvPut(mark.key, mark.encode(submitted));
     return submitted;
+  }
+
+  /**
+   * A command on a schedule. Pause, resume and backfill change nothing when
+   * applied again (a backfill leaves a tick whose run exists alone); a
+   * trigger starts a run under a fresh id, so its mark commits with it.
+   */
+  #schedule(r: ScheduleRequest, mark: AppliedMark<ScheduleFire>): Promise<AnswerValue> {
+    const schedules = this.#runtime.schedules;
+    switch (r.action) {
+      case "pause":
+        return schedules.pause(r.scheduleId);
+      case "resume":
+        return schedules.resume(r.scheduleId);
+      case "trigger":
+        return schedules.trigger(r.scheduleId, mark);
+      case "backfill":
+        return schedules.backfill(r.scheduleId, r.fromMs, r.toMs);
+    }
   }
 
   /**

@@ -51,6 +51,11 @@ export function shardOfRun(runId: string, shards: number): number {
   return stableHash(runId) % shards;
 }
 
+/** The shard that decides the ticks of schedule `scheduleId` among `shards` (its home shard). */
+export function shardOfSchedule(scheduleId: string, shards: number): number {
+  return stableHash(`schedule:${scheduleId}`) % shards;
+}
+
 /** The shard a signal on `correlationKey` goes to among `shards`. */
 export function shardOfSignal(correlationKey: string, shards: number): number {
   return stableHash(signalRoute(correlationKey)) % shards;

@@ -20,6 +20,14 @@ export const schedulesPrefix = (q: string): string => `${SCHEDULES_PREFIX}${q}/`
 export const scheduleKey = (q: string, id: string): string => `${schedulesPrefix(q)}${id}`;
 
 const SCHEDULE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Checks a schedule id given to a command (pause, trigger, ...): the form `upsert` accepts. */
+export function checkScheduleId(id: unknown): string {
+  if (typeof id !== "string" || !SCHEDULE_ID.test(id)) {
+    throw new ValidationError(`a schedule id is 1 to 64 characters of [A-Za-z0-9_-], got ${JSON.stringify(id)}`);
+  }
+  return id;
+}
 const OVERLAPS: readonly string[] = ["skip", "buffer_one", "allow"] satisfies OverlapPolicy[];
 
 /** The stored definition and state of one schedule. */

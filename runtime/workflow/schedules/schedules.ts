@@ -21,6 +21,7 @@ import { backoffMs, isStoreFault, sleep, STORE_RETRY } from "../store-retry.js";
 import { bytesEqual } from "../records/codec.js";
 import { cronTimes, type CronTimes } from "./cron-times.js";
 import {
+  checkScheduleId,
   checkScheduleSpec,
   decodeScheduleRecord,
   encodeScheduleRecord,
@@ -33,6 +34,7 @@ import {
 } from "./schedule-record.js";
 import type { ScheduleFire, ScheduleInfo, ScheduleSpec } from "./schedule-types.js";
 import { planTicks } from "./tick-plan.js";
+import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { InputMismatchError, ScheduleNotFoundError } from "../workflow-errors.js";
 
 /** Most ticks one `backfill` call starts; a longer range is refused (split it). */
@@ -126,7 +128,7 @@ export class Schedules {
 
   /** Stops deciding ticks until `resume`; ticks in between are skipped. Idempotent. */
   async pause(id: string): Promise<ScheduleInfo> {
-    const r = await this.#locked(id, async (current) => {
+    const r = await this.#locked(checkScheduleId(id), async (current) => {
       const c = requireRecord(id, current);
       if (c.paused) return c;
       const next = { ...c, paused: true };
@@ -139,7 +141,7 @@ export class Schedules {
 
   /** Decides ticks again from now on: ticks while paused are not caught up. Idempotent. */
   async resume(id: string): Promise<ScheduleInfo> {
-    const r = await this.#locked(id, async (current) => {
+    const r = await this.#locked(checkScheduleId(id), async (current) => {
       const c = requireRecord(id, current);
       if (!c.paused) return c;
       const next = { ...c, paused: false, lastTickMs: Math.max(c.lastTickMs, this.#core.clock.now()) };
@@ -161,16 +163,25 @@ export class Schedules {
     return removed;
   }
 
-  /** Starts one run now (no jitter), outside the cron times and the overlap policy, paused or not. */
-  async trigger(id: string): Promise<ScheduleFire> {
-    return this.#locked(id, async (current) => {
+  /**
+   * Starts one run now (no jitter), outside the cron times and the overlap policy, paused or not.
+   * `mark` (the client inbox's) commits with the run, so a replayed request starts no second one.
+   */
+  async trigger(id: string, mark?: AppliedMark<ScheduleFire>): Promise<ScheduleFire> {
+    return this.#locked(checkScheduleId(id), async (current) => {
       const c = requireRecord(id, current);
       const now = this.#core.clock.now();
       const runId = triggerRunId(id, now);
       const next = { ...c, lastRunId: runId };
-      const out = await this.#host.submit(this.#runSpec(c, runId, now, false), this.#stateWrite(next));
-      if (!out.newlySubmitted) await this.#write(c, next);
-      return { tickMs: now, runId, newlySubmitted: out.newlySubmitted };
+      const fire = { tickMs: now, runId, newlySubmitted: true };
+      const effects = this.#stateWrite(next);
+      if (mark !== undefined) markEffects(mark, fire, effects);
+      const out = await this.#host.submit(this.#runSpec(c, runId, now, false), effects);
+      if (out.newlySubmitted) return fire;
+      const dup = { ...fire, newlySubmitted: false };
+      await this.#write(c, next);
+      if (mark !== undefined) await this.#core.queue.kvPut(mark.key, mark.encode(dup));
+      return dup;
     });
   }
 
@@ -182,6 +193,7 @@ export class Schedules {
    * Refuses a range of more than {@link MAX_BACKFILL_TICKS} ticks.
    */
   async backfill(id: string, fromMs: number, toMs: number): Promise<ScheduleFire[]> {
+    checkScheduleId(id);
     validateInstant("backfill's fromMs", fromMs);
     validateInstant("backfill's toMs", toMs);
     if (toMs < fromMs) throw new ValidationError(`backfill's toMs (${toMs}) is before its fromMs (${fromMs})`);
