@@ -351,6 +351,8 @@ export { runOwnerElection, OwnerElection, DEFAULT_LEASE_DURATION_MS, DEFAULT_REN
 export type { OwnerElectionOptions, OwnerElectionState, OwnerTerm, OwnedWork } from "./cluster/owner-election.js";
 export { createShards, runShardWorkers, ShardWorkers } from "./cluster/shard-workers.js";
 export type { ShardTerm, ShardWorkersOptions } from "./cluster/shard-workers.js";
+export { routeShardSchedules } from "./cluster/shard-schedules.js";
+export type { ShardPlace, ShardSchedules, ShardSchedulesOptions } from "./cluster/shard-schedules.js";
 export { MAX_SHARDS, shardOfRun, shardOfSignal } from "./client/shard-route.js";
 export type { ShardLayout } from "./client/shard-route.js";
 export { readOwners } from "./cluster/owners-status.js";

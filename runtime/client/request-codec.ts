@@ -18,7 +18,15 @@ const FORMAT = 1;
 
 /** One request a client writes to the inbox. */
 export type InboxRequest =
-  | { readonly op: "submit"; readonly runId: string; readonly input: Uint8Array; readonly options: RunOptions; readonly kvOps: readonly KvOp[] }
+  | {
+      readonly op: "submit";
+      readonly runId: string;
+      readonly input: Uint8Array;
+      readonly options: RunOptions;
+      readonly kvOps: readonly KvOp[];
+      /** Applied only when the owner has no record of the run, active or ended. */
+      readonly unlessKnown?: boolean;
+    }
   | { readonly op: "job"; readonly job: PreparedJob }
   | { readonly op: "signal"; readonly key: string; readonly payload: Uint8Array }
   | { readonly op: "clearSignal"; readonly key: string }
@@ -199,7 +207,15 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
   if (m["v"] !== FORMAT) fail(`unknown format version ${JSON.stringify(m["v"])} (this version reads ${FORMAT})`);
   switch (m["op"]) {
     case "submit":
-      return { op: "submit", runId: str(m, "runId"), input: bytes(m, "input"), options: runOptions(m["options"]), kvOps: kvOps(m["kvOps"]) };
+      if (m["unlessKnown"] !== undefined && typeof m["unlessKnown"] !== "boolean") fail(`field "unlessKnown" must be a boolean`);
+      return {
+        op: "submit",
+        runId: str(m, "runId"),
+        input: bytes(m, "input"),
+        options: runOptions(m["options"]),
+        kvOps: kvOps(m["kvOps"]),
+        ...(m["unlessKnown"] === true ? { unlessKnown: true } : {}),
+      };
     case "job": {
       const j = map(m["job"], "job");
       const idempotencyKey = j["idempotencyKey"] === undefined ? undefined : str(j, "idempotencyKey");

@@ -223,13 +223,25 @@ export class TaqubaClient {
   ): Promise<JobHandle<Output, Err>>;
   async submit(specOrDefinition: unknown, input?: unknown, options?: JobSubmitOptions<HeaderValues>): Promise<unknown> {
     if ((specOrDefinition as { kind?: unknown } | null)?.kind === "job") return this.#submitJob(specOrDefinition as AnyDefinition, input, options);
-    const spec = specOrDefinition as RunSpec;
+    return this.#submitRun(specOrDefinition as RunSpec, false);
+  }
+
+  /**
+   * @internal A submission the owner applies only when it has no record of
+   * the run, active or ended (a schedule's tick on another shard: a request
+   * retried after the run ended must not start it again).
+   */
+  submitUnlessKnown(spec: RunSpec): Promise<SubmitOutcome> {
+    return this.#submitRun(spec, true);
+  }
+
+  async #submitRun(spec: RunSpec, unlessKnown: boolean): Promise<SubmitOutcome> {
     if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
       throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
     }
     const runId = spec.runId === undefined ? RunId.generate() : RunId.parse(spec.runId);
     const shard = this.#runShard(runId);
-    if (shard !== undefined) return shard.submit({ ...spec, runId });
+    if (shard !== undefined) return shard.#submitRun({ ...spec, runId }, unlessKnown);
     const o = spec.options ?? {};
     const headers = checkUserHeaders(o.headers);
     checkRunOptions(o);
@@ -245,7 +257,8 @@ export class TaqubaClient {
       ...(o.runAt === undefined ? {} : { runAt: o.runAt }),
       ...(o.flow === undefined ? {} : { flow: { ...o.flow } }),
     };
-    return this.#request({ op: "submit", runId, input: spec.input, options: runOptions, kvOps }, `submission of run "${runId}"`);
+    const request: InboxRequest = { op: "submit", runId, input: spec.input, options: runOptions, kvOps, ...(unlessKnown ? { unlessKnown } : {}) };
+    return (await this.#request(request, `submission of run "${runId}"`)) as SubmitOutcome;
   }
 
   async #submitJob(def: AnyDefinition, input: unknown, options: JobSubmitOptions<HeaderValues> | undefined): Promise<JobHandle<unknown, unknown>> {

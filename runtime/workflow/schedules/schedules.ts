@@ -34,8 +34,14 @@ import {
 } from "./schedule-record.js";
 import type { ScheduleFire, ScheduleInfo, ScheduleSpec } from "./schedule-types.js";
 import { planTicks } from "./tick-plan.js";
+import { RemoteRunsUnavailable, type ScheduleRouting } from "./schedule-routing.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { InputMismatchError, ScheduleNotFoundError } from "../workflow-errors.js";
+
+/** How soon a tick whose run lives on a shard that did not answer is decided again. */
+export const REMOTE_RETRY_MS = 5_000;
+/** How often a buffered tick waiting for a run on another shard looks whether that run ended (no event crosses shards). */
+export const REMOTE_RECHECK_MS = 5_000;
 
 /** Most ticks one `backfill` call starts; a longer range is refused (split it). */
 export const MAX_BACKFILL_TICKS = 10_000;
@@ -71,6 +77,8 @@ export class Schedules {
   readonly #host: ScheduleHost;
   readonly #lock: KeyedLock;
   readonly #times = new Map<string, CronTimes>();
+  #routing: ScheduleRouting | undefined;
+  #started = false;
 
   /** @internal Built by the runtime. */
   constructor(host: ScheduleHost) {
@@ -86,6 +94,53 @@ export class Schedules {
 
   get #core(): RuntimeCore {
     return this.#host.core;
+  }
+
+  /**
+   * @internal Routes this runtime's schedules on a sharded deployment (see
+   * `routeShardSchedules`): it decides only the schedules homed on its
+   * shard, and starts each tick's run on the run's own shard. Set before
+   * the worker starts.
+   */
+  routeBy(routing: ScheduleRouting): void {
+    if (this.#started) throw new ValidationError("schedule routing must be set before the runtime's worker starts (run / spawn)");
+    this.#routing = routing;
+  }
+
+  /** Refuses a command on a schedule another shard decides: its state there is the one that counts. */
+  #checkHome(id: string): void {
+    if (this.#routing !== undefined && !this.#routing.decides(id)) {
+      throw new ValidationError(
+        `schedule "${id}" is decided on another shard (its home shard); pause, resume, trigger and backfill it through a TaqubaClient, which sends the command there`,
+      );
+    }
+  }
+
+  /** Whether the run exists and has not terminated, on whichever shard holds it. */
+  async #isActive(runId: string): Promise<boolean> {
+    const remote = this.#routing?.runsOf(runId);
+    if (remote === undefined) return this.#host.isActive(runId);
+    const st = await reach(runId, () => remote.status(runId));
+    return st !== null && st.state !== "terminated";
+  }
+
+  /** Whether any shard's runtime has a record of the run. */
+  async #isKnown(runId: string): Promise<boolean> {
+    const remote = this.#routing?.runsOf(runId);
+    if (remote === undefined) return this.#host.isKnown(runId);
+    return (await reach(runId, () => remote.status(runId))) !== null;
+  }
+
+  /**
+   * Submits a run on its shard. On this runtime's own shard `effects` (the
+   * schedule's new state) commit with it; on another, the caller writes
+   * them after the run's owner accepted it (a crash in between decides the
+   * tick again, and finds its run).
+   */
+  async #submit(spec: RunSpec & { runId: string }, effects: SettlementEffects): Promise<{ outcome: SubmitOutcome; committed: boolean }> {
+    const remote = this.#routing?.runsOf(spec.runId);
+    if (remote === undefined) return { outcome: await this.#host.submit(spec, effects), committed: true };
+    return { outcome: await reach(spec.runId, () => remote.submit(spec)), committed: false };
   }
 
   /**
@@ -128,6 +183,7 @@ export class Schedules {
 
   /** Stops deciding ticks until `resume`; ticks in between are skipped. Idempotent. */
   async pause(id: string): Promise<ScheduleInfo> {
+    this.#checkHome(checkScheduleId(id));
     const r = await this.#locked(checkScheduleId(id), async (current) => {
       const c = requireRecord(id, current);
       if (c.paused) return c;
@@ -141,6 +197,7 @@ export class Schedules {
 
   /** Decides ticks again from now on: ticks while paused are not caught up. Idempotent. */
   async resume(id: string): Promise<ScheduleInfo> {
+    this.#checkHome(checkScheduleId(id));
     const r = await this.#locked(checkScheduleId(id), async (current) => {
       const c = requireRecord(id, current);
       if (!c.paused) return c;
@@ -165,19 +222,26 @@ export class Schedules {
 
   /**
    * Starts one run now (no jitter), outside the cron times and the overlap policy, paused or not.
-   * `mark` (the client inbox's) commits with the run, so a replayed request starts no second one.
+   * Through the client inbox, `atMs` is the request's time, so a replayed request names the same
+   * run, and `mark` commits with it (on the run's own shard), so it answers as the first time.
    */
-  async trigger(id: string, mark?: AppliedMark<ScheduleFire>): Promise<ScheduleFire> {
-    return this.#locked(checkScheduleId(id), async (current) => {
+  async trigger(id: string, mark?: AppliedMark<ScheduleFire>, atMs?: number): Promise<ScheduleFire> {
+    this.#checkHome(checkScheduleId(id));
+    return this.#locked(id, async (current) => {
       const c = requireRecord(id, current);
-      const now = this.#core.clock.now();
+      const now = atMs ?? this.#core.clock.now();
       const runId = triggerRunId(id, now);
       const next = { ...c, lastRunId: runId };
       const fire = { tickMs: now, runId, newlySubmitted: true };
       const effects = this.#stateWrite(next);
       if (mark !== undefined) markEffects(mark, fire, effects);
-      const out = await this.#host.submit(this.#runSpec(c, runId, now, false), effects);
-      if (out.newlySubmitted) return fire;
+      const { outcome: out, committed } = await unreached(this.#submit({ ...this.#runSpec(c, runId, now, false), runId }, effects));
+      if (out.newlySubmitted && committed) return fire;
+      if (out.newlySubmitted) {
+        await this.#write(c, next);
+        if (mark !== undefined) await this.#core.queue.kvPut(mark.key, mark.encode(fire));
+        return fire;
+      }
       const dup = { ...fire, newlySubmitted: false };
       await this.#write(c, next);
       if (mark !== undefined) await this.#core.queue.kvPut(mark.key, mark.encode(dup));
@@ -193,7 +257,7 @@ export class Schedules {
    * Refuses a range of more than {@link MAX_BACKFILL_TICKS} ticks.
    */
   async backfill(id: string, fromMs: number, toMs: number): Promise<ScheduleFire[]> {
-    checkScheduleId(id);
+    this.#checkHome(checkScheduleId(id));
     validateInstant("backfill's fromMs", fromMs);
     validateInstant("backfill's toMs", toMs);
     if (toMs < fromMs) throw new ValidationError(`backfill's toMs (${toMs}) is before its fromMs (${fromMs})`);
@@ -209,11 +273,11 @@ export class Schedules {
     const out: ScheduleFire[] = [];
     for (const t of ticks) {
       const runId = tickRunId(id, t);
-      if (await this.#host.isKnown(runId)) {
+      if (await unreached(this.#isKnown(runId))) {
         out.push({ tickMs: t, runId, newlySubmitted: false });
         continue;
       }
-      const r = await this.#host.submit(this.#runSpec(c, runId, t), new SettlementEffects());
+      const { outcome: r } = await unreached(this.#submit({ ...this.#runSpec(c, runId, t), runId }, new SettlementEffects()));
       out.push({ tickMs: t, runId, newlySubmitted: r.newlySubmitted });
     }
     return out;
@@ -224,6 +288,7 @@ export class Schedules {
    * aborts: decides every due tick, then sleeps until the next one.
    */
   async run(signal: AbortSignal): Promise<void> {
+    this.#started = true;
     const core = this.#core;
     let faults = 0;
     const aborted = abortOf(signal);
@@ -236,10 +301,21 @@ export class Schedules {
         try {
           for await (const r of this.#records()) {
             if (signal.aborted) return;
+            // Every shard may hold a copy of the schedule; only its home shard decides its ticks.
+            if (this.#routing !== undefined && !this.#routing.decides(r.id)) continue;
             let s: Decision | null;
             try {
               s = await this.#decide(r.id);
             } catch (e) {
+              if (e instanceof RemoteRunsUnavailable && !core.queue.closed) {
+                // Only this schedule waits for that shard; the others are decided meanwhile.
+                core.log.error(
+                  { err: e.cause, schedule: r.id, runId: e.runId },
+                  `schedule "${r.id}": the shard of run "${e.runId}" did not answer; the tick is decided again in ${REMOTE_RETRY_MS} ms`,
+                );
+                wakeAt = Math.min(wakeAt, core.clock.now() + REMOTE_RETRY_MS);
+                continue;
+              }
               if (isStoreFault(e) || core.queue.closed) throw e;
               // One broken schedule (a corrupted record, an input the runtime refuses) must not stop the others.
               core.log.error({ err: e, schedule: r.id }, `schedule "${r.id}" could not decide its ticks; it is tried again at the next change or start`);
@@ -247,7 +323,9 @@ export class Schedules {
             }
             if (s === null) continue;
             if (s.nextTickMs !== null) wakeAt = Math.min(wakeAt, s.nextTickMs);
-            if (s.waitFor !== null) waits.push(core.events.next(s.waitFor));
+            // The end of a run on another shard raises no event here: look again after a while.
+            if (s.waitFor !== null && this.#routing?.runsOf(s.waitFor) !== undefined) wakeAt = Math.min(wakeAt, core.clock.now() + REMOTE_RECHECK_MS);
+            else if (s.waitFor !== null) waits.push(core.events.next(s.waitFor));
           }
           faults = 0;
         } catch (e) {
@@ -279,7 +357,7 @@ export class Schedules {
       if (current === null) return null;
       let r = current;
       const times = this.#timesOf(r);
-      if (!r.paused && r.bufferedTickMs !== null && !(r.lastRunId !== null && (await this.#host.isActive(r.lastRunId)))) {
+      if (!r.paused && r.bufferedTickMs !== null && !(r.lastRunId !== null && (await this.#isActive(r.lastRunId)))) {
         r = await this.#fire(r, r.bufferedTickMs, { bufferedTickMs: null });
       }
       if (!r.paused) {
@@ -301,7 +379,7 @@ export class Schedules {
 
   /** Decides one tick by the overlap policy. */
   async #tick(r: ScheduleRecord, tickMs: number): Promise<ScheduleRecord> {
-    if (r.overlap !== "allow" && r.lastRunId !== null && (await this.#host.isActive(r.lastRunId))) {
+    if (r.overlap !== "allow" && r.lastRunId !== null && (await this.#isActive(r.lastRunId))) {
       const buffered = r.overlap === "buffer_one" && r.bufferedTickMs === null ? tickMs : r.bufferedTickMs;
       const next = { ...r, lastTickMs: tickMs, ticked: true, bufferedTickMs: buffered };
       if (r.overlap === "skip")
@@ -319,8 +397,10 @@ export class Schedules {
     let newlySubmitted = false;
     try {
       // A run the runtime still knows under the tick's id (a backfill ran it) is that tick's run: never a second one.
-      if (!(await this.#host.isKnown(runId))) {
-        newlySubmitted = (await this.#host.submit(this.#runSpec(r, runId, tickMs), this.#stateWrite(next))).newlySubmitted;
+      if (!(await this.#isKnown(runId))) {
+        const { outcome, committed } = await this.#submit({ ...this.#runSpec(r, runId, tickMs), runId }, this.#stateWrite(next));
+        // On another shard the state is written below, after the run's owner accepted it.
+        newlySubmitted = outcome.newlySubmitted && committed;
       }
     } catch (e) {
       if (!(e instanceof InputMismatchError)) throw e;
@@ -452,6 +532,26 @@ export async function readSchedules(kv: { kvScan(prefix: string, opts?: KvScanOp
   const out: ScheduleInfo[] = [];
   for await (const r of scheduleRecords(kv, q)) out.push(scheduleInfoOf(r, cronTimes(`schedule "${r.id}"`, r.cron, r.timezone), nowMs));
   return out;
+}
+
+/** Runs `fn` against another shard; its failure says the run's shard did not answer. */
+async function reach<T>(runId: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    // A refusal of the submission itself (another input under the tick's id, bad options) is the caller's to handle.
+    if (e instanceof InputMismatchError || e instanceof ValidationError) throw e;
+    throw new RemoteRunsUnavailable(runId, e);
+  }
+}
+
+/** An API call (trigger, backfill) reports the shard's own error, not the scheduler's wrapper. */
+async function unreached<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    throw e instanceof RemoteRunsUnavailable ? e.cause : e;
+  }
 }
 
 function requireRecord(id: string, r: ScheduleRecord | null): ScheduleRecord {
