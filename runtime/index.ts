@@ -140,6 +140,7 @@ export {
   RunNotFoundError,
   RunNotRetryableError,
   ScheduleNotFoundError,
+  ScheduleInputError,
   InvalidRunIdError,
   ReservedHeaderError,
   ReservedKeyError,
@@ -224,7 +225,17 @@ export { Schedules, MAX_BACKFILL_TICKS } from "./workflow/schedules/schedules.js
 export { defineSchedule, scheduleSpecOf, upsertSchedules } from "./typed/schedule-definition.js";
 export type { ScheduleDefinition, ScheduleTarget } from "./typed/schedule-definition.js";
 export { MISFIRE_GRACE_MS } from "./workflow/schedules/schedule-types.js";
-export type { CatchUpPolicy, OverlapPolicy, ScheduleFire, ScheduleInfo, ScheduleSpec, ScheduledRun } from "./workflow/schedules/schedule-types.js";
+export type {
+  CatchUpPolicy,
+  OverlapPolicy,
+  ScheduleFailure,
+  ScheduleFire,
+  ScheduleInfo,
+  ScheduleInputHandler,
+  ScheduleSpec,
+  ScheduleTick,
+  ScheduledRun,
+} from "./workflow/schedules/schedule-types.js";
 export type { GroupMember, GroupSubmitOutcome, MemberSubmission, MemberResult, GroupStatus } from "./workflow/groups/run-group.js";
 export { GroupNotFoundError, GroupActiveError } from "./workflow/groups/group-errors.js";
 export type { ListGroupsOptions, GroupMemberCounts, GroupRow, GroupPage } from "./workflow/groups/group-listing.js";

@@ -133,14 +133,15 @@ describe("schedules on a sharded store", () => {
     shards[home] = await openShard(store, clock, rec, home);
     ticks.push(t3);
     await until(allRan(rec, ticks), "the runs of the tick after the owner change", 20_000);
-    // Let every loop settle, then check: nothing more ran than one run per tick.
+    // Each schedule's state lives on its home shard (written after a run on another shard was accepted).
+    for (const id of IDS) {
+      const home = shards[shardOfSchedule(id, SHARDS)]!;
+      await until(async () => (await home.runtime.schedules.get(id))?.lastRunId === tickRunId(id, t3), `${id} decided its tick`, 20_000);
+      expect(await home.runtime.schedules.get(id), id).toMatchObject({ lastTickMs: t3, lastRunId: tickRunId(id, t3) });
+    }
+    // Every loop settled: nothing more ran than one run per tick.
     await new Promise((r) => setTimeout(r, 300));
     expectOnePerTick(rec, ticks);
-    // Each schedule's state lives on its home shard.
-    for (const id of IDS) {
-      const info = await shards[shardOfSchedule(id, SHARDS)]!.runtime.schedules.get(id);
-      expect(info, id).toMatchObject({ lastTickMs: t3, lastRunId: tickRunId(id, t3) });
-    }
   }, 120_000);
 
   it("a tick whose run goes to a shard that is down starts that run once the shard is back", async () => {

@@ -90,6 +90,9 @@ const list: Command = {
     io.out(table(io, ["SCHEDULE", "CRON", "TIMEZONE", "STATE", "NEXT TICK", "LAST TICK", "LAST RUN", "OVERLAP", "CATCH-UP"], rows));
     const buffered = schedules.filter((s) => s.bufferedTickMs !== null);
     for (const s of buffered) io.out(paint(io, "dim", `${s.id}: tick ${iso(s.bufferedTickMs)} waits for run ${s.lastRunId} to end`));
+    for (const s of schedules) {
+      if (s.lastFailure !== null) io.out(paint(io, "bad", `${s.id}: tick ${iso(s.lastFailure.tickMs)} started no run: ${clean(s.lastFailure.error)}`));
+    }
     return EXIT.ok;
   },
 };

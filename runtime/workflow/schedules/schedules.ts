@@ -32,11 +32,12 @@ import {
   triggerRunId,
   type ScheduleRecord,
 } from "./schedule-record.js";
-import type { ScheduleFire, ScheduleInfo, ScheduleSpec } from "./schedule-types.js";
+import type { ScheduleFire, ScheduleInfo, ScheduleInputHandler, ScheduleSpec } from "./schedule-types.js";
 import { planTicks } from "./tick-plan.js";
 import { RemoteRunsUnavailable, type ScheduleRouting } from "./schedule-routing.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
-import { InputMismatchError, ScheduleNotFoundError } from "../workflow-errors.js";
+import { InputMismatchError, ScheduleInputError, ScheduleNotFoundError } from "../workflow-errors.js";
+import { checkRunPayload } from "../limits.js";
 
 /** How soon a tick whose run lives on a shard that did not answer is decided again. */
 export const REMOTE_RETRY_MS = 5_000;
@@ -78,6 +79,8 @@ export class Schedules {
   readonly #lock: KeyedLock;
   readonly #times = new Map<string, CronTimes>();
   #routing: ScheduleRouting | undefined;
+  /** Input handlers of the schedules upserted in this process, by id. */
+  readonly #handlers = new Map<string, ScheduleInputHandler>();
   #started = false;
 
   /** @internal Built by the runtime. */
@@ -150,6 +153,9 @@ export class Schedules {
    */
   async upsert(spec: ScheduleSpec): Promise<ScheduleInfo> {
     const def = checkScheduleSpec(spec);
+    // The handler lives in this process; the record says only that there is one.
+    if (typeof spec.run.input === "function") this.#handlers.set(def.id, spec.run.input);
+    else this.#handlers.delete(def.id);
     const record = await this.#locked(def.id, async (current) => {
       if (current !== null && current.definitionSha256 === def.definitionSha256) return current;
       const base = current ?? { paused: false, lastTickMs: this.#core.clock.now(), ticked: false, lastRunId: null, bufferedTickMs: null };
@@ -216,6 +222,7 @@ export class Schedules {
       await this.#core.queue.kvDelete(scheduleKey(this.#core.queueName, id));
       return true;
     });
+    this.#handlers.delete(id);
     this.#announce();
     return removed;
   }
@@ -235,7 +242,7 @@ export class Schedules {
       const fire = { tickMs: now, runId, newlySubmitted: true };
       const effects = this.#stateWrite(next);
       if (mark !== undefined) markEffects(mark, fire, effects);
-      const { outcome: out, committed } = await unreached(this.#submit({ ...this.#runSpec(c, runId, now, false), runId }, effects));
+      const { outcome: out, committed } = await unreached(this.#submit({ ...(await this.#runSpec(c, runId, now, false)), runId }, effects));
       if (out.newlySubmitted && committed) return fire;
       if (out.newlySubmitted) {
         await this.#write(c, next);
@@ -277,7 +284,7 @@ export class Schedules {
         out.push({ tickMs: t, runId, newlySubmitted: false });
         continue;
       }
-      const { outcome: r } = await unreached(this.#submit({ ...this.#runSpec(c, runId, t), runId }, new SettlementEffects()));
+      const { outcome: r } = await unreached(this.#submit({ ...(await this.#runSpec(c, runId, t)), runId }, new SettlementEffects()));
       out.push({ tickMs: t, runId, newlySubmitted: r.newlySubmitted });
     }
     return out;
@@ -398,11 +405,18 @@ export class Schedules {
     try {
       // A run the runtime still knows under the tick's id (a backfill ran it) is that tick's run: never a second one.
       if (!(await this.#isKnown(runId))) {
-        const { outcome, committed } = await this.#submit({ ...this.#runSpec(r, runId, tickMs), runId }, this.#stateWrite(next));
+        const { outcome, committed } = await this.#submit({ ...(await this.#runSpec(r, runId, tickMs)), runId }, this.#stateWrite(next));
         // On another shard the state is written below, after the run's owner accepted it.
         newlySubmitted = outcome.newlySubmitted && committed;
       }
     } catch (e) {
+      if (e instanceof ScheduleInputError) {
+        // Recorded, not skipped in silence: the schedule shows the failed tick, and a backfill over it runs it once fixed.
+        this.#core.log.error({ err: e.cause ?? e, schedule: r.id, tickMs }, e.message);
+        const failed: ScheduleRecord = { ...r, ...change, lastFailure: { tickMs, error: e.message } };
+        await this.#write(r, failed);
+        return failed;
+      }
       if (!(e instanceof InputMismatchError)) throw e;
       // The tick's run exists with another input (a backfill before the schedule's input changed): it is that tick's run.
       this.#core.log.warn?.({ schedule: r.id, runId }, `schedule "${r.id}": the run of tick ${tickMs} already exists with another input; keeping it`);
@@ -413,10 +427,10 @@ export class Schedules {
     return next;
   }
 
-  #runSpec(r: ScheduleRecord, runId: string, tickMs: number, jittered = true): RunSpec {
+  async #runSpec(r: ScheduleRecord, runId: string, tickMs: number, jittered = true): Promise<RunSpec> {
     const jitter = jittered ? tickJitterMs(r.id, tickMs, r.jitterMs) : 0;
     return {
-      input: r.input,
+      input: r.computed === true ? await this.#computeInput(r.id, tickMs) : r.input,
       runId,
       options: {
         headers: r.headers,
@@ -426,6 +440,29 @@ export class Schedules {
         ...(jitter === 0 ? {} : { runAt: tickMs + jitter }),
       },
     };
+  }
+
+  /** The input of a tick from the schedule's handler; `ScheduleInputError` when there is none, it throws or its answer is not a run input. */
+  async #computeInput(id: string, tickMs: number): Promise<Uint8Array> {
+    const handler = this.#handlers.get(id);
+    if (handler === undefined) {
+      throw new ScheduleInputError(id, tickMs, "its input handler is not registered in this process (upsert the schedule with its handler at every start)");
+    }
+    let input: unknown;
+    try {
+      input = await handler({ scheduleId: id, tickMs });
+    } catch (e) {
+      throw new ScheduleInputError(id, tickMs, `its input handler threw: ${e instanceof Error ? e.message : String(e)}`, e);
+    }
+    if (!(input instanceof Uint8Array)) {
+      throw new ScheduleInputError(id, tickMs, `its input handler returned ${input === null ? "null" : typeof input}, not a Uint8Array`);
+    }
+    try {
+      checkRunPayload(`the input of schedule "${id}"`, input);
+    } catch (e) {
+      throw new ScheduleInputError(id, tickMs, e instanceof Error ? e.message : String(e));
+    }
+    return input;
   }
 
   #stateWrite(next: ScheduleRecord): SettlementEffects {
@@ -509,6 +546,8 @@ export function scheduleInfoOf(r: ScheduleRecord, times: CronTimes, nowMs: numbe
     lastTickMs: r.ticked ? r.lastTickMs : null,
     lastRunId: r.lastRunId,
     bufferedTickMs: r.bufferedTickMs,
+    computedInput: r.computed === true,
+    lastFailure: r.lastFailure ?? null,
   };
 }
 
