@@ -27,6 +27,8 @@ import { shardOfRun, shardOfSchedule, shardStoreName } from "../../runtime/clien
 import { tickRunId } from "../../runtime/workflow/schedules/schedule-record.js";
 import { REMOTE_RETRY_MS } from "../../runtime/workflow/schedules/schedules.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { pathToFileURL } from "node:url";
+import { EXIT, main } from "../../operator/cli/main.js";
 import { enc, until } from "../workflow/helpers.js";
 
 const tempDir = useTempDirs("taquba-sharded-schedules-");
@@ -172,8 +174,9 @@ describe("schedules on a sharded store", () => {
     expectOnePerTick(rec, [t1]);
   }, 120_000);
 
-  it("commands on a schedule reach its home shard through a client; a runtime of another shard refuses them", async () => {
-    const store = new LocalStore(await tempDir());
+  it("commands on a schedule reach its home shard through a client and the CLI; a runtime of another shard refuses them", async () => {
+    const dir = await tempDir();
+    const store = new LocalStore(dir);
     await createShards(store, "app", SHARDS);
     const clock = new MockClock(T0);
     const rec = new Recorder();
@@ -200,6 +203,16 @@ describe("schedules on a sharded store", () => {
       await until(() => fires.every((f) => rec.runs.has(f.runId)), "the backfilled runs", 20_000);
       for (const f of fires) expect([...rec.runs.get(f.runId)!.shards]).toEqual([shardOfRun(f.runId, SHARDS)]);
       expect(rec.runs.has(tickRunId(id, t1))).toBe(false);
+      // The CLI lists each schedule once, from its home shard, and sends its commands there.
+      const url = pathToFileURL(dir).href;
+      const out: string[] = [];
+      const io = { out: (t: string) => out.push(t), err: (t: string) => out.push(t), color: false };
+      expect(await main(["schedules", "list", url, "--name", "app", "--json"], io)).toBe(EXIT.ok);
+      const listed = (JSON.parse(out.join("\n")) as { schedules: { id: string; paused: boolean }[] }).schedules;
+      expect(listed.map((x) => [x.id, x.paused])).toEqual([...IDS].sort().map((x) => [x, x === id]));
+      out.length = 0;
+      expect(await main(["schedules", "resume", url, id, "--name", "app"], io)).toBe(EXIT.ok);
+      expect((await shards[home]!.runtime.schedules.get(id))!.paused).toBe(false);
     } finally {
       await client.close();
     }
