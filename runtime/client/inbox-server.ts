@@ -328,7 +328,7 @@ export class ClientInbox {
       case "resume":
         return schedules.resume(r.scheduleId);
       case "trigger":
-        return schedules.trigger(r.scheduleId, mark, atMs);
+        return schedules.triggerMarked(r.scheduleId, mark, atMs);
       case "backfill":
         return schedules.backfill(r.scheduleId, r.fromMs, r.toMs);
     }

@@ -59,6 +59,12 @@ export class ScheduleNotFoundError extends TaqubaError {
   }
 }
 
+/** An instant as ISO-8601 text, or as given when it is not one. */
+function isoOrRaw(ms: number): string {
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? String(ms) : d.toISOString();
+}
+
 /**
  * A schedule's input handler could not give the input of a tick: it threw
  * (the cause), returned something other than bytes or too many bytes, or
@@ -73,7 +79,7 @@ export class ScheduleInputError extends TaqubaError {
   ) {
     super(
       "SCHEDULE_INPUT_FAILED",
-      `schedule "${scheduleId}" could not compute the input of its tick at ${new Date(tickMs).toISOString()}: ${problem}; no run started (run the tick again with backfill once fixed)`,
+      `schedule "${scheduleId}" could not compute the input of its tick at ${isoOrRaw(tickMs)}: ${problem}; no run started (run the tick again with backfill once fixed)`,
       cause === undefined ? {} : { cause },
     );
   }

@@ -229,10 +229,16 @@ export class Schedules {
 
   /**
    * Starts one run now (no jitter), outside the cron times and the overlap policy, paused or not.
-   * Through the client inbox, `atMs` is the request's time, so a replayed request names the same
-   * run, and `mark` commits with it (on the run's own shard), so it answers as the first time.
    */
-  async trigger(id: string, mark?: AppliedMark<ScheduleFire>, atMs?: number): Promise<ScheduleFire> {
+  trigger(id: string): Promise<ScheduleFire> {
+    return this.triggerMarked(id);
+  }
+
+  /**
+   * @internal `trigger` for the client inbox: `atMs` is the request's time, so a replayed request
+   * names the same run, and `mark` commits with it (on the run's own shard), so it answers as the first time.
+   */
+  async triggerMarked(id: string, mark?: AppliedMark<ScheduleFire>, atMs?: number): Promise<ScheduleFire> {
     this.#checkHome(checkScheduleId(id));
     return this.#locked(id, async (current) => {
       const c = requireRecord(id, current);
