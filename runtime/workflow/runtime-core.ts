@@ -12,6 +12,7 @@ import { KeyedLock, RunEvents } from "./runs/run-events.js";
 import type { TerminalSettings } from "./runs/terminal.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import type { WorkflowView } from "./runs/workflow-view.js";
+import type { ParentClosePolicy } from "./records/records.js";
 
 export interface RuntimeCore {
   readonly queue: WorkflowQueue;
@@ -22,6 +23,8 @@ export interface RuntimeCore {
   readonly clock: TimedClock;
   readonly stepOutputReplay: boolean;
   readonly memoRetentionMs: number | undefined;
+  /** The parent-close policy of a child whose start gives none. */
+  readonly parentClose: ParentClosePolicy;
   readonly pollIntervalMs: number;
   readonly maxConcurrentSteps: number;
   readonly leaseMs: number | undefined;
