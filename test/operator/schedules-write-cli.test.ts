@@ -185,8 +185,19 @@ describe("taquba schedules pause|resume|trigger|backfill", () => {
       await expect(client.backfillSchedule("hourly", 1e30, 1e30)).rejects.toBeInstanceOf(ValidationError);
       await expect(client.backfillSchedule("hourly", 10, 5)).rejects.toBeInstanceOf(ValidationError);
       await expect(client.triggerSchedule("a/b")).rejects.toBeInstanceOf(ValidationError);
-      // The owner refuses a range of too many ticks with the runtime's own error.
-      await expect(client.backfillSchedule("hourly", 0, T0)).rejects.toThrow(/covers more than 10000 ticks/);
+      // The owner refuses what the client cannot check (the runtime's own error): a trigger's failing input handler.
+      await o.runtime.schedules.upsert({
+        id: "computed",
+        cron: "0 * * * *",
+        run: {
+          input: () => {
+            throw new Error("no data for this hour");
+          },
+        },
+      });
+      const refused = await client.triggerSchedule("computed").catch((e: unknown) => e);
+      expect(refused).toMatchObject({ ownerCode: "SCHEDULE_INPUT_FAILED" });
+      expect((refused as Error).message).toContain("its input handler threw: no data for this hour");
       const info = await client.pauseSchedule("hourly");
       expect(info).toMatchObject({ id: "hourly", paused: true, nextTickMs: null });
       expect(await o.runtime.schedules.get("hourly")).toMatchObject({ paused: true });
