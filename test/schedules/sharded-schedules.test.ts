@@ -118,7 +118,7 @@ describe("schedules on a sharded store", () => {
     await createShards(store, "app", SHARDS);
     const clock = new MockClock(T0);
     const rec = new Recorder();
-    const shards = [];
+    const shards: Owner[] = [];
     for (let i = 0; i < SHARDS; i++) shards.push(await openShard(store, clock, rec, i));
     const ticks: number[] = [];
     for (let i = 0; i < 3; i++) {
@@ -126,6 +126,11 @@ describe("schedules on a sharded store", () => {
       ticks.push(t);
       clock.set(t);
       await until(allRan(rec, ticks), `the runs of tick ${i}`, 20_000);
+    }
+    // Every run so far ended (a step settling while its owner stops would wait out its lease on the mock clock).
+    for (const runId of rec.runs.keys()) {
+      const owner = shards[shardOfRun(runId, SHARDS)]!;
+      await until(async () => (await owner.runtime.status(runId))?.state === "terminated", `${runId} ended`, 20_000);
     }
     // A home shard's owner goes away and another process takes the shard over within the grace: its ticks go on, once.
     const home = shardOfSchedule("alpha", SHARDS);
@@ -136,6 +141,15 @@ describe("schedules on a sharded store", () => {
     ticks.push(t3);
     await until(allRan(rec, ticks), "the runs of the tick after the owner change", 20_000);
     // Each schedule's state lives on its home shard (written after a run on another shard was accepted).
+    // A home shard whose request to the reopened shard timed out (a slow machine) decides again REMOTE_RETRY_MS later: move the clock on, short of the next tick.
+    const decided = async () => {
+      for (const id of IDS) if ((await shards[shardOfSchedule(id, SHARDS)]!.runtime.schedules.get(id))?.lastRunId !== tickRunId(id, t3)) return false;
+      return true;
+    };
+    for (let i = 0; i < 6 && !(await decided()); i++) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      if (clock.now() + REMOTE_RETRY_MS < t3 + MIN) clock.advance(REMOTE_RETRY_MS);
+    }
     for (const id of IDS) {
       const home = shards[shardOfSchedule(id, SHARDS)]!;
       await until(async () => (await home.runtime.schedules.get(id))?.lastRunId === tickRunId(id, t3), `${id} decided its tick`, 20_000);
@@ -151,7 +165,7 @@ describe("schedules on a sharded store", () => {
     await createShards(store, "app", SHARDS);
     const clock = new MockClock(T0);
     const rec = new Recorder();
-    const shards = [];
+    const shards: Owner[] = [];
     for (let i = 0; i < SHARDS; i++) shards.push(await openShard(store, clock, rec, i));
     const t1 = T0 + 30_000;
     // A schedule and tick whose run lives on another shard than the schedule's home.
@@ -180,7 +194,7 @@ describe("schedules on a sharded store", () => {
     await createShards(store, "app", SHARDS);
     const clock = new MockClock(T0);
     const rec = new Recorder();
-    const shards = [];
+    const shards: Owner[] = [];
     for (let i = 0; i < SHARDS; i++) shards.push(await openShard(store, clock, rec, i));
     const client = await TaqubaClient.open(store, { name: "app", pollIntervalMs: 200 });
     try {
