@@ -48,6 +48,7 @@ export const TAQUBA_ERROR_CODES = [
   "GROUP_ACTIVE",
   "MEMO_UNAVAILABLE",
   "SCHEDULE_NOT_FOUND",
+  "SCHEDULE_INPUT_FAILED",
   // typed jobs and workflows
   "JOB_FAILURE",
   "JOB_FAILED",

@@ -140,6 +140,7 @@ export {
   RunNotFoundError,
   RunNotRetryableError,
   ScheduleNotFoundError,
+  ScheduleInputError,
   InvalidRunIdError,
   ReservedHeaderError,
   ReservedKeyError,
@@ -225,7 +226,17 @@ export { Schedules, MAX_BACKFILL_TICKS } from "./workflow/schedules/schedules.js
 export { defineSchedule, scheduleSpecOf, upsertSchedules } from "./typed/schedule-definition.js";
 export type { ScheduleDefinition, ScheduleTarget } from "./typed/schedule-definition.js";
 export { MISFIRE_GRACE_MS } from "./workflow/schedules/schedule-types.js";
-export type { CatchUpPolicy, OverlapPolicy, ScheduleFire, ScheduleInfo, ScheduleSpec, ScheduledRun } from "./workflow/schedules/schedule-types.js";
+export type {
+  CatchUpPolicy,
+  OverlapPolicy,
+  ScheduleFailure,
+  ScheduleFire,
+  ScheduleInfo,
+  ScheduleInputHandler,
+  ScheduleSpec,
+  ScheduleTick,
+  ScheduledRun,
+} from "./workflow/schedules/schedule-types.js";
 export type { GroupMember, GroupSubmitOutcome, MemberSubmission, MemberResult, GroupStatus } from "./workflow/groups/run-group.js";
 export { GroupNotFoundError, GroupActiveError } from "./workflow/groups/group-errors.js";
 export type { ListGroupsOptions, GroupMemberCounts, GroupRow, GroupPage } from "./workflow/groups/group-listing.js";
@@ -352,6 +363,8 @@ export { runOwnerElection, OwnerElection, DEFAULT_LEASE_DURATION_MS, DEFAULT_REN
 export type { OwnerElectionOptions, OwnerElectionState, OwnerTerm, OwnedWork } from "./cluster/owner-election.js";
 export { createShards, runShardWorkers, ShardWorkers } from "./cluster/shard-workers.js";
 export type { ShardTerm, ShardWorkersOptions } from "./cluster/shard-workers.js";
+export { routeShardSchedules } from "./cluster/shard-schedules.js";
+export type { ShardPlace, ShardSchedules, ShardSchedulesOptions } from "./cluster/shard-schedules.js";
 export { MAX_SHARDS, shardOfRun, shardOfSignal } from "./client/shard-route.js";
 export type { ShardLayout } from "./client/shard-route.js";
 export type { ShardPlacement } from "./queue/shard-layout.js";

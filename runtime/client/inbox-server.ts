@@ -52,7 +52,11 @@ import {
   type AnswerValue,
   type InboxAnswer,
   type InboxRequest,
+  type ScheduleRequest,
 } from "./request-codec.js";
+import type { ScheduleFire } from "../workflow/schedules/schedule-types.js";
+import type { SubmitOutcome } from "../workflow/runs/run-types.js";
+import { RunId } from "../workflow/runs/run-id.js";
 import { watchPrefix } from "./store-watch.js";
 import { ValidationError } from "../errors.js";
 
@@ -297,7 +301,7 @@ export class ClientInbox {
     }
     const mark = <A extends AnswerValue>(): AppliedMark<A> => ({ key: markKey, encode: (value) => encodeAnswer({ ok: true, value }) });
     try {
-      const value = await this.#apply(request, mark);
+      const value = await this.#apply(request, mark, id);
       this.stats.applied++;
       return { ok: true, value };
     } catch (err) {
@@ -307,10 +311,11 @@ export class ClientInbox {
     }
   }
 
-  #apply(r: InboxRequest, mark: <A extends AnswerValue>() => AppliedMark<A>): Promise<AnswerValue> {
+  #apply(r: InboxRequest, mark: <A extends AnswerValue>() => AppliedMark<A>, id: string): Promise<AnswerValue> {
     const cmds = this.#runtime.marked;
     switch (r.op) {
       case "submit": {
+        if (r.unlessKnown === true) return this.#submitUnlessKnown(r, mark<SubmitOutcome>());
         const effects = new SettlementEffects();
         for (const op of r.kvOps) {
           if (op.kind === "put") effects.kvPut(op.key, op.value);
@@ -344,6 +349,8 @@ export class ClientInbox {
       case "requeueDead":
         // The mark commits with the requeue; a job that is not dead commits nothing and answers false again on a replay.
         return this.#queue.requeueDead(r.jobId, markEffects(mark<boolean>(), true));
+      case "schedule":
+        return this.#schedule(r, mark<ScheduleFire>(), requestTime(id));
       case "groupManifest":
         // An object write that changes nothing when applied again: no mark.
         return this.#runtime.group(r.groupId).recordShardedManifest(r.members, r.options);
@@ -367,6 +374,36 @@ export class ClientInbox {
     const submitted = await this.#runtime.group(r.groupId).submitShardMembers(r.members, r.options, r.createdAtMs);
     await this.#queue.kvPut(mark.key, mark.encode(submitted));
     return submitted;
+  }
+
+  /**
+   * A submission applied only when the runtime has no record of the run:
+   * requests are applied one at a time, so none slips in between the look
+   * and the submission.
+   */
+  async #submitUnlessKnown(r: Extract<InboxRequest, { op: "submit" }>, mark: AppliedMark<SubmitOutcome>): Promise<SubmitOutcome> {
+    if ((await this.#runtime.status(r.runId)) !== null) return { runId: RunId.parse(r.runId), jobId: "", newlySubmitted: false };
+    return this.#runtime.marked.submit({ runId: r.runId, input: r.input, options: r.options }, mark);
+  }
+
+  /**
+   * A command on a schedule. Pause, resume and backfill change nothing when
+   * applied again (a backfill leaves a tick whose run exists alone); a
+   * trigger's run id carries the request's time, so a replay names the
+   * same run, and its mark keeps the first answer.
+   */
+  #schedule(r: ScheduleRequest, mark: AppliedMark<ScheduleFire>, atMs: number): Promise<AnswerValue> {
+    const schedules = this.#runtime.schedules;
+    switch (r.action) {
+      case "pause":
+        return schedules.pause(r.scheduleId);
+      case "resume":
+        return schedules.resume(r.scheduleId);
+      case "trigger":
+        return schedules.triggerMarked(r.scheduleId, mark, atMs);
+      case "backfill":
+        return schedules.backfill(r.scheduleId, r.fromMs, r.toMs);
+    }
   }
 
   /**
@@ -499,6 +536,8 @@ function subjectOf(r: InboxRequest): string {
     case "job":
       if (r.job.idempotencyKey !== undefined) return `job:${r.job.name}:${r.job.idempotencyKey}`;
       return r.job.runId === undefined ? ALONE : `run:${r.job.runId}`;
+    case "schedule":
+      return `schedule:${r.scheduleId}`;
     case "requeueDead":
     case "groupManifest":
     case "groupMembers":

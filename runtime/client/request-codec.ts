@@ -9,7 +9,8 @@ import type { PreparedJob } from "../typed/job-runner.js";
 import type { KvOp } from "../queue/effects.js";
 import { decodeValue, encodeValue } from "../workflow/records/codec.js";
 import type { RetryOutcome, RunDebounce, RunFlow, RunOptions, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
-import { InputMismatchError, RunNotFoundError, RunNotRetryableError } from "../workflow/workflow-errors.js";
+import { InputMismatchError, RunNotFoundError, RunNotRetryableError, ScheduleNotFoundError } from "../workflow/workflow-errors.js";
+import type { ScheduleFire, ScheduleInfo } from "../workflow/schedules/schedule-types.js";
 import { JobNotFoundError } from "../jobs/job-errors.js";
 import { ValidationError } from "../errors.js";
 
@@ -17,13 +18,22 @@ const FORMAT = 1;
 
 /** One request a client writes to the inbox. */
 export type InboxRequest =
-  | { readonly op: "submit"; readonly runId: string; readonly input: Uint8Array; readonly options: RunOptions; readonly kvOps: readonly KvOp[] }
+  | {
+      readonly op: "submit";
+      readonly runId: string;
+      readonly input: Uint8Array;
+      readonly options: RunOptions;
+      readonly kvOps: readonly KvOp[];
+      /** Applied only when the owner has no record of the run, active or ended. */
+      readonly unlessKnown?: boolean;
+    }
   | { readonly op: "job"; readonly job: PreparedJob }
   | { readonly op: "signal"; readonly key: string; readonly payload: Uint8Array }
   | { readonly op: "clearSignal"; readonly key: string }
   | { readonly op: "cancel"; readonly runId: string }
   | { readonly op: "retry"; readonly runId: string; readonly fromStep?: number; readonly job?: boolean }
   | { readonly op: "requeueDead"; readonly jobId: string }
+  | ScheduleRequest
   | { readonly op: "groupManifest"; readonly groupId: string; readonly members: readonly GroupMemberInput[]; readonly options?: RunOptions }
   | { readonly op: "groupForget" | "groupRetain"; readonly groupId: string; readonly createdAtMs: number; readonly manifest: boolean }
   | {
@@ -33,6 +43,11 @@ export type InboxRequest =
       readonly members: readonly GroupMemberInput[];
       readonly options?: RunOptions;
     };
+
+/** A command on a schedule, applied by the owner of the schedule's (home) shard. */
+export type ScheduleRequest =
+  | { readonly op: "schedule"; readonly action: "pause" | "resume" | "trigger"; readonly scheduleId: string }
+  | { readonly op: "schedule"; readonly action: "backfill"; readonly scheduleId: string; readonly fromMs: number; readonly toMs: number };
 
 /** A group member as a request carries it. */
 export interface GroupMemberInput {
@@ -44,7 +59,16 @@ export interface GroupMemberInput {
  * What an applied request answered: a group manifest answers the group's
  * creation time, a group's members on one shard the keys submitted now.
  */
-export type AnswerValue = SubmitOutcome | SignalOutcome | RetryOutcome | boolean | number | readonly string[];
+export type AnswerValue =
+  | SubmitOutcome
+  | SignalOutcome
+  | RetryOutcome
+  | ScheduleInfo
+  | ScheduleFire
+  | readonly ScheduleFire[]
+  | boolean
+  | number
+  | readonly string[];
 
 /** An error the owner answered with, as the client rebuilds it. */
 export interface AnsweredError {
@@ -196,7 +220,15 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
   if (m["v"] !== FORMAT) fail(`unknown format version ${JSON.stringify(m["v"])} (this version reads ${FORMAT})`);
   switch (m["op"]) {
     case "submit":
-      return { op: "submit", runId: str(m, "runId"), input: bytes(m, "input"), options: runOptions(m["options"]), kvOps: kvOps(m["kvOps"]) };
+      if (m["unlessKnown"] !== undefined && typeof m["unlessKnown"] !== "boolean") fail(`field "unlessKnown" must be a boolean`);
+      return {
+        op: "submit",
+        runId: str(m, "runId"),
+        input: bytes(m, "input"),
+        options: runOptions(m["options"]),
+        kvOps: kvOps(m["kvOps"]),
+        ...(m["unlessKnown"] === true ? { unlessKnown: true } : {}),
+      };
     case "job": {
       const j = map(m["job"], "job");
       const idempotencyKey = j["idempotencyKey"] === undefined ? undefined : str(j, "idempotencyKey");
@@ -225,6 +257,16 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
     }
     case "requeueDead":
       return { op: "requeueDead", jobId: str(m, "jobId") };
+    case "schedule": {
+      const scheduleId = str(m, "scheduleId");
+      const action = m["action"];
+      if (action === "pause" || action === "resume" || action === "trigger") return { op: "schedule", action, scheduleId };
+      if (action !== "backfill") fail(`field "action" must be "pause", "resume", "trigger" or "backfill"`);
+      const fromMs = optNumber(m, "fromMs");
+      const toMs = optNumber(m, "toMs");
+      if (fromMs === undefined || toMs === undefined) fail(`a backfill needs the numbers "fromMs" and "toMs"`);
+      return { op: "schedule", action, scheduleId, fromMs, toMs };
+    }
     case "groupManifest":
       return {
         op: "groupManifest",
@@ -257,10 +299,25 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
 
 function isAnswerValue(v: unknown): v is AnswerValue {
   if (v === "delivered" || v === "buffered" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v))) return true;
-  if (Array.isArray(v)) return v.every((x) => typeof x === "string");
+  if (Array.isArray(v)) return v.every((x) => typeof x === "string") || v.every(isScheduleFire);
   const m = v as Record<string, unknown> | null;
-  if (m === null || typeof m !== "object" || typeof m["runId"] !== "string" || typeof m["jobId"] !== "string") return false;
+  if (m === null || typeof m !== "object") return false;
+  if (isScheduleFire(m)) return true;
+  if (typeof m["id"] === "string" && typeof m["cron"] === "string" && typeof m["paused"] === "boolean") return true;
+  if (typeof m["runId"] !== "string" || typeof m["jobId"] !== "string") return false;
   return typeof m["newlySubmitted"] === "boolean" || (typeof m["step"] === "number" && Number.isInteger(m["step"]));
+}
+
+function isScheduleFire(v: unknown): boolean {
+  const m = v as Record<string, unknown> | null;
+  return (
+    m !== null &&
+    typeof m === "object" &&
+    typeof m["tickMs"] === "number" &&
+    typeof m["runId"] === "string" &&
+    typeof m["newlySubmitted"] === "boolean" &&
+    m["jobId"] === undefined
+  );
 }
 
 /** Decodes an answer (or an applied mark); throws `MalformedRequestError` when it is not one. */
@@ -317,6 +374,10 @@ export function rebuildError(e: AnsweredError): Error {
   if (e.code === "JOB_NOT_FOUND") {
     const id = /job "([^"]*)"/.exec(e.message)?.[1];
     if (id !== undefined) return new JobNotFoundError(id);
+  }
+  if (e.code === "SCHEDULE_NOT_FOUND") {
+    const id = /schedule "([^"]*)"/.exec(e.message)?.[1];
+    if (id !== undefined) return new ScheduleNotFoundError(id);
   }
   if (e.code === "RUN_NOT_RETRYABLE" && e.runId !== undefined && isRetryReason(e.reason)) {
     const prefix = `run "${e.runId}" cannot be retried: `;

@@ -30,6 +30,11 @@ export function signalRoute(correlationKey: string): string {
   return i < 0 ? correlationKey : correlationKey.slice(i + 1);
 }
 
+/** The shard that decides the ticks of schedule `scheduleId` among `shards` (its home shard). */
+export function shardOfSchedule(scheduleId: string, shards: number): number {
+  return stableHash(`schedule:${scheduleId}`) % shards;
+}
+
 /** The shard a signal on `correlationKey` goes to among `shards`. */
 export function shardOfSignal(correlationKey: string, shards: number): number {
   return stableHash(signalRoute(correlationKey)) % shards;

@@ -43,10 +43,22 @@ import { RunNotFoundError } from "../workflow/workflow-errors.js";
 import { DEFAULT_STEP_QUEUE, WorkflowView } from "../workflow/runs/workflow-view.js";
 import { TimeoutError } from "./client-errors.js";
 import { answerKey, inboxPrefix, requestIds, requestKey } from "./inbox-layout.js";
-import { decodeAnswer, encodeRequest, MalformedRequestError, rebuildError, type AnswerValue, type InboxAnswer, type InboxRequest } from "./request-codec.js";
+import {
+  decodeAnswer,
+  encodeRequest,
+  MalformedRequestError,
+  rebuildError,
+  type AnswerValue,
+  type InboxAnswer,
+  type InboxRequest,
+  type ScheduleRequest,
+} from "./request-codec.js";
 import { watchPrefix } from "./store-watch.js";
 import { keyedJobRunId } from "../jobs/job-codec.js";
-import { readShardLayout, shardOfRun, shardOfSignal, shardStoreName, stableHash } from "./shard-route.js";
+import { readShardLayout, shardOfRun, shardOfSchedule, shardOfSignal, shardStoreName, stableHash } from "./shard-route.js";
+import { checkScheduleId } from "../workflow/schedules/schedule-record.js";
+import type { ScheduleFire, ScheduleInfo } from "../workflow/schedules/schedule-types.js";
+import { validateInstant } from "../time-bounds.js";
 import { ClientGroup, ClientJobGroup, type GroupPort } from "./client-group.js";
 import { mergeGroupPages, mergeRunPages } from "./shard-listing.js";
 import { scanOf } from "../workflow/runs/list-runs.js";
@@ -211,13 +223,25 @@ export class TaqubaClient {
   ): Promise<JobHandle<Output, Err>>;
   async submit(specOrDefinition: unknown, input?: unknown, options?: JobSubmitOptions<HeaderValues>): Promise<unknown> {
     if ((specOrDefinition as { kind?: unknown } | null)?.kind === "job") return this.#submitJob(specOrDefinition as AnyDefinition, input, options);
-    const spec = specOrDefinition as RunSpec;
+    return this.#submitRun(specOrDefinition as RunSpec, false);
+  }
+
+  /**
+   * @internal A submission the owner applies only when it has no record of
+   * the run, active or ended (a schedule's tick on another shard: a request
+   * retried after the run ended must not start it again).
+   */
+  submitUnlessKnown(spec: RunSpec): Promise<SubmitOutcome> {
+    return this.#submitRun(spec, true);
+  }
+
+  async #submitRun(spec: RunSpec, unlessKnown: boolean): Promise<SubmitOutcome> {
     if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
       throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
     }
     const runId = spec.runId === undefined ? RunId.generate() : RunId.parse(spec.runId);
     const shard = this.#runShard(runId);
-    if (shard !== undefined) return shard.submit({ ...spec, runId });
+    if (shard !== undefined) return shard.#submitRun({ ...spec, runId }, unlessKnown);
     const o = spec.options ?? {};
     const headers = checkUserHeaders(o.headers);
     checkRunOptions(o);
@@ -234,7 +258,8 @@ export class TaqubaClient {
       ...(o.flow === undefined ? {} : { flow: { ...o.flow } }),
       ...(o.debounce === undefined ? {} : { debounce: { key: o.debounce.key, periodMs: o.debounce.periodMs } }),
     };
-    return this.#request({ op: "submit", runId, input: spec.input, options: runOptions, kvOps }, `submission of run "${runId}"`);
+    const request: InboxRequest = { op: "submit", runId, input: spec.input, options: runOptions, kvOps, ...(unlessKnown ? { unlessKnown } : {}) };
+    return (await this.#request(request, `submission of run "${runId}"`)) as SubmitOutcome;
   }
 
   async #submitJob(def: AnyDefinition, input: unknown, options: JobSubmitOptions<HeaderValues> | undefined): Promise<JobHandle<unknown, unknown>> {
@@ -307,6 +332,37 @@ export class TaqubaClient {
       return false;
     }
     return (await this.#request({ op: "requeueDead", jobId }, `requeue of dead job "${jobId}"`)) as boolean;
+  }
+
+  // ---- schedules: applied by the owner of the schedule's home shard ------
+
+  /** Pauses schedule `scheduleId` (see `Schedules.pause`); `ScheduleNotFoundError` when there is none. */
+  async pauseSchedule(scheduleId: string): Promise<ScheduleInfo> {
+    return (await this.#scheduleRequest({ op: "schedule", action: "pause", scheduleId: checkScheduleId(scheduleId) })) as ScheduleInfo;
+  }
+
+  /** Resumes schedule `scheduleId` from now on (see `Schedules.resume`). */
+  async resumeSchedule(scheduleId: string): Promise<ScheduleInfo> {
+    return (await this.#scheduleRequest({ op: "schedule", action: "resume", scheduleId: checkScheduleId(scheduleId) })) as ScheduleInfo;
+  }
+
+  /** Starts one run of schedule `scheduleId` now (see `Schedules.trigger`); a retried request starts it once. */
+  async triggerSchedule(scheduleId: string): Promise<ScheduleFire> {
+    return (await this.#scheduleRequest({ op: "schedule", action: "trigger", scheduleId: checkScheduleId(scheduleId) })) as ScheduleFire;
+  }
+
+  /** Starts the run of every tick of schedule `scheduleId` in `[fromMs, toMs]` (see `Schedules.backfill`). */
+  async backfillSchedule(scheduleId: string, fromMs: number, toMs: number): Promise<readonly ScheduleFire[]> {
+    checkScheduleId(scheduleId);
+    validateInstant("backfill's fromMs", fromMs);
+    validateInstant("backfill's toMs", toMs);
+    if (toMs < fromMs) throw new ValidationError(`backfill's toMs (${toMs}) is before its fromMs (${fromMs})`);
+    return (await this.#scheduleRequest({ op: "schedule", action: "backfill", scheduleId, fromMs, toMs })) as readonly ScheduleFire[];
+  }
+
+  #scheduleRequest(request: ScheduleRequest): Promise<AnswerValue> {
+    const target = this.#shards === undefined ? this : this.#shards[shardOfSchedule(request.scheduleId, this.#shards.length)]!;
+    return target.#request(request, `${request.action} of schedule "${request.scheduleId}"`);
   }
 
   /** Writes `request` into the inbox and returns its id; the owner applies it whenever it runs. */

@@ -51,6 +51,9 @@ export interface ShardTerm {
   readonly shard: number;
   /** The queue store name of the shard: pass it to `Queue.open` (and nothing else). */
   readonly storeName: string;
+  /** The sharded store's name (given to `runShardWorkers`) and its shard count, for `routeShardSchedules`. */
+  readonly name: string;
+  readonly shards: number;
   /** This process's term as the shard's owner (`stepDown`, `signal`). */
   readonly term: OwnerTerm;
 }
@@ -143,7 +146,7 @@ export class ShardWorkers {
           clock: this.#clock,
           ...(opts.logger === undefined ? {} : { logger: opts.logger }),
           onChange: (state) => opts.onChange?.(shard, state),
-          start: (term) => opts.start({ shard, storeName, term }),
+          start: (term) => opts.start({ shard, storeName, name, shards, term }),
         },
         hooks,
       );

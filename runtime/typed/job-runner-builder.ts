@@ -25,6 +25,7 @@ import type { HeaderValues, JobDefinition, JobHandler, JobRegistrar } from "../c
 import { noticeRunners, withJobNotices } from "../jobs/job-notice.js";
 import { JobRunner } from "./job-runner.js";
 import { positiveInt } from "../jobs/job-submission.js";
+import type { ParentClosePolicy } from "../workflow/records/records.js";
 
 interface Settings {
   queueName: string;
@@ -36,6 +37,7 @@ interface Settings {
   leaseMs: number | undefined;
   logger: Logger | undefined;
   hook: TerminalHook;
+  parentClose: ParentClosePolicy | undefined;
 }
 
 /**
@@ -66,6 +68,7 @@ export class JobRunnerBuilder implements JobRegistrar, WorkflowRegistrar {
     leaseMs: undefined,
     logger: undefined,
     hook: NoopTerminalHook,
+    parentClose: undefined,
   };
 
   /** @internal Use `JobRunner.builder`. */
@@ -154,6 +157,13 @@ export class JobRunnerBuilder implements JobRegistrar, WorkflowRegistrar {
     return this;
   }
 
+  /** The parent-close policy of a child workflow whose start does not give one (see `WorkflowRuntimeBuilder.parentClose`). Default: `"cancel"`. */
+  parentClose(policy: ParentClosePolicy): this {
+    if (policy !== "cancel" && policy !== "abandon") throw new ValidationError(`parentClose must be "cancel" or "abandon", got ${JSON.stringify(policy)}`);
+    this.#s.parentClose = policy;
+    return this;
+  }
+
   /** The runner's time source. Default: the queue's clock. */
   clock(clock: Clock): this {
     this.#s.clock = clock;
@@ -189,6 +199,7 @@ export class JobRunnerBuilder implements JobRegistrar, WorkflowRegistrar {
     if (s.resultRetentionMs !== undefined) b = b.memoRetention(s.resultRetentionMs);
     if (s.clock !== undefined) b = b.clock(s.clock);
     if (s.leaseMs !== undefined) b = b.leaseMs(s.leaseMs);
+    if (s.parentClose !== undefined) b = b.parentClose(s.parentClose);
     if (s.logger !== undefined) b = b.logger(s.logger);
     runner = JobRunner.over(this.#queue, b.build(), dispatcher, {
       pollIntervalMs: s.pollIntervalMs,

@@ -13,6 +13,7 @@ import { type FullLogger, fullLogger, type Logger } from "../logger.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import { WorkflowRuntime } from "./workflow-runtime.js";
 import { DEFAULT_STEP_QUEUE } from "./runs/workflow-view.js";
+import type { ParentClosePolicy } from "./records/records.js";
 
 /** @internal The resolved options. */
 export interface BuilderState {
@@ -26,6 +27,7 @@ export interface BuilderState {
   clock: Clock | undefined;
   leaseMs: number | undefined;
   logger: FullLogger;
+  parentClose: ParentClosePolicy;
 }
 
 function positiveInt(name: string, n: number): number {
@@ -47,6 +49,7 @@ export class WorkflowRuntimeBuilder {
     stepOutputReplay: false,
     memoRetentionMs: undefined,
     groupRetentionMs: undefined,
+    parentClose: "cancel",
     clock: undefined,
     leaseMs: undefined,
     logger: fullLogger(undefined),
@@ -112,6 +115,17 @@ export class WorkflowRuntimeBuilder {
   /** Remove a terminated run's memo entries, replay records and terminal record this long after termination. Default: kept forever. */
   memoRetention(ms: number): this {
     this.#s.memoRetentionMs = validateDelay("memoRetention", positiveInt("memoRetention", ms));
+    return this;
+  }
+
+  /**
+   * What happens to the running children of a parent that fails or is
+   * cancelled, when a child's start does not say: `"cancel"` them or
+   * `"abandon"` them (they keep running). Default: `"cancel"`.
+   */
+  parentClose(policy: ParentClosePolicy): this {
+    if (policy !== "cancel" && policy !== "abandon") throw new ValidationError(`parentClose must be "cancel" or "abandon", got ${JSON.stringify(policy)}`);
+    this.#s.parentClose = policy;
     return this;
   }
 

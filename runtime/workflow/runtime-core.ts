@@ -13,6 +13,7 @@ import type { TerminalSettings } from "./runs/terminal.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import type { WorkflowView } from "./runs/workflow-view.js";
 import type { ShardPlacement } from "./runs/shard-placement.js";
+import type { ParentClosePolicy } from "./records/records.js";
 
 export interface RuntimeCore {
   readonly queue: WorkflowQueue;
@@ -23,6 +24,8 @@ export interface RuntimeCore {
   readonly clock: TimedClock;
   readonly stepOutputReplay: boolean;
   readonly memoRetentionMs: number | undefined;
+  /** The parent-close policy of a child whose start gives none. */
+  readonly parentClose: ParentClosePolicy;
   readonly pollIntervalMs: number;
   readonly maxConcurrentSteps: number;
   readonly leaseMs: number | undefined;

@@ -59,6 +59,32 @@ export class ScheduleNotFoundError extends TaqubaError {
   }
 }
 
+/** An instant as ISO-8601 text, or as given when it is not one. */
+function isoOrRaw(ms: number): string {
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? String(ms) : d.toISOString();
+}
+
+/**
+ * A schedule's input handler could not give the input of a tick: it threw
+ * (the cause), returned something other than bytes or too many bytes, or
+ * this process has no handler for the schedule. No run was started.
+ */
+export class ScheduleInputError extends TaqubaError {
+  constructor(
+    readonly scheduleId: string,
+    readonly tickMs: number,
+    problem: string,
+    cause?: unknown,
+  ) {
+    super(
+      "SCHEDULE_INPUT_FAILED",
+      `schedule "${scheduleId}" could not compute the input of its tick at ${isoOrRaw(tickMs)}: ${problem}; no run started (run the tick again with backfill once fixed)`,
+      cause === undefined ? {} : { cause },
+    );
+  }
+}
+
 /** A user header used the `workflow.` prefix the runtime reserves for step jobs. */
 export class ReservedHeaderError extends TaqubaError {
   constructor(readonly header: string) {

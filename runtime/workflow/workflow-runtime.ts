@@ -108,6 +108,7 @@ export class WorkflowRuntime {
       clock: s.clock === undefined ? deps.queue.clock : timedClock(s.clock),
       stepOutputReplay: s.stepOutputReplay,
       memoRetentionMs: s.memoRetentionMs,
+      parentClose: s.parentClose,
       pollIntervalMs: s.pollIntervalMs,
       maxConcurrentSteps: s.maxConcurrentSteps,
       leaseMs: s.leaseMs,

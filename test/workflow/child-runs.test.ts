@@ -220,6 +220,28 @@ describe.each(stores)("child runs over a %s", (_name, makeStore) => {
     }
   });
 
+  it("a runtime's parentClose default applies to children whose start gives none; a start's own policy wins", async () => {
+    const env = await openEnv(familyRunner(newLog()), { store: await makeStore(), configure: (b) => b.parentClose("abandon") });
+    try {
+      await env.runtime.submit({
+        runId: "p9",
+        input: json({ kind: "parent", wait: true, children: [{ mode: "wait" }, { mode: "wait", parentClose: "cancel" }] }),
+      });
+      await until(async () => (await env.runtime.status("p9"))?.step === 1 && (await env.runtime.status("p9-s0-1"))?.state === "pending", "the family waits");
+      expect(await env.runtime.cancel("p9")).toBe(true);
+      expect((await env.runtime.wait("p9-s0-1")).termination).toMatchObject({ status: "cancelled", errorKind: "cancelled" });
+      // The default child is abandoned: it keeps running and ends on its own.
+      expect((await env.runtime.status("p9-s0-0"))?.state).toBe("pending");
+      await env.runtime.signal("go-p9-s0-0", enc("later"));
+      expect(dec((await env.runtime.wait("p9-s0-0")).outcome?.result)).toBe("resumed+later");
+    } finally {
+      await env.stop();
+    }
+    await expect(openEnv(familyRunner(newLog()), { configure: (b) => b.parentClose("drop" as "cancel") })).rejects.toThrow(
+      /parentClose must be "cancel" or "abandon"/,
+    );
+  });
+
   it("a failed child retried with retryRun reports its new end to its parent, which reads the latest", async () => {
     const env = await openEnv(familyRunner(newLog()), { store: await makeStore() });
     try {

@@ -1,13 +1,65 @@
 /**
- * @module `taquba schedules list`: the cron schedules of the owner's step
- * queue with their next and last ticks, read from its durable state.
+ * @module `taquba schedules list|pause|resume|trigger|backfill`: the cron
+ * schedules of the owner's step queue with their next and last ticks, read
+ * from its durable state, and the commands on one schedule, which the
+ * owner applies (on a sharded store, the owner of the schedule's home
+ * shard). A command on a schedule that does not exist, or a backfill range
+ * that is empty or too long, is refused before anything is written.
  */
-import { readSchedules } from "../../../runtime/workflow/schedules/schedules.js";
+import type { QueueReader } from "../../../runtime/queue/reader.js";
+import { shardOfSchedule } from "../../../runtime/client/shard-route.js";
+import { cronTimes } from "../../../runtime/workflow/schedules/cron-times.js";
+import { checkScheduleId } from "../../../runtime/workflow/schedules/schedule-record.js";
+import type { ScheduleFire, ScheduleInfo } from "../../../runtime/workflow/schedules/schedule-types.js";
+import { MAX_BACKFILL_TICKS, readSchedules } from "../../../runtime/workflow/schedules/schedules.js";
+import { MAX_INSTANT_MS } from "../../../runtime/time-bounds.js";
+import { ScheduleNotFoundError } from "../../../runtime/workflow/workflow-errors.js";
 import { EXIT } from "../exit-codes.js";
-import { paint, table, toJson } from "../output.js";
-import type { Command } from "../registry.js";
+import { clean, paint, table, toJson, type OperatorIo } from "../output.js";
+import { stringOption, UsageError, type Command, type CommandContext } from "../registry.js";
+import { NoSuchStoreError, type OperatorSession } from "../session.js";
+import { parseSince } from "../since.js";
 
 const iso = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString());
+
+/**
+ * Every schedule as its deciding runtime stores it. On a sharded store a
+ * schedule is read from its home shard only (every shard whose owner
+ * registered it holds a copy; only the home shard's copy ticks).
+ */
+async function allSchedules(session: OperatorSession): Promise<ScheduleInfo[]> {
+  const shards = await session.shards();
+  const q = session.options.stepQueue;
+  if (shards === undefined) return readSchedules(await session.reader(), q, Date.now());
+  const out: ScheduleInfo[] = [];
+  for (const [i, shard] of shards.entries()) {
+    const reader = await readerOrNone(shard);
+    if (reader === undefined) continue;
+    for (const s of await readSchedules(reader, q, Date.now())) if (shardOfSchedule(s.id, shards.length) === i) out.push(s);
+  }
+  return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** A shard no owner ever opened has no schedules. */
+async function readerOrNone(session: OperatorSession): Promise<QueueReader | undefined> {
+  try {
+    return await session.reader();
+  } catch (e) {
+    if (e instanceof NoSuchStoreError) return undefined;
+    throw e;
+  }
+}
+
+/** Schedule `id` as stored, or `ScheduleNotFoundError` (exit 3) before any request is written. */
+async function existing(session: OperatorSession, id: string): Promise<ScheduleInfo> {
+  checkScheduleId(id);
+  const shards = await session.shards();
+  const home = shards === undefined ? session : shards[shardOfSchedule(id, shards.length)]!;
+  const reader = shards === undefined ? await session.reader() : await readerOrNone(home);
+  const found = reader === undefined ? undefined : (await readSchedules(reader, session.options.stepQueue, Date.now())).find((s) => s.id === id);
+  if (found === undefined) throw new ScheduleNotFoundError(id);
+  return found;
+}
 
 const list: Command = {
   path: ["schedules", "list"],
@@ -15,8 +67,7 @@ const list: Command = {
   arity: [0, 0],
   summary: "cron schedules of the step queue with their next and last ticks, policies and paused state",
   async run({ io, json, session }) {
-    const reader = await session.reader();
-    const schedules = await readSchedules(reader, session.options.stepQueue, Date.now());
+    const schedules = await allSchedules(session);
     if (json) {
       io.out(toJson({ schedules }));
       return EXIT.ok;
@@ -39,8 +90,120 @@ const list: Command = {
     io.out(table(io, ["SCHEDULE", "CRON", "TIMEZONE", "STATE", "NEXT TICK", "LAST TICK", "LAST RUN", "OVERLAP", "CATCH-UP"], rows));
     const buffered = schedules.filter((s) => s.bufferedTickMs !== null);
     for (const s of buffered) io.out(paint(io, "dim", `${s.id}: tick ${iso(s.bufferedTickMs)} waits for run ${s.lastRunId} to end`));
+    for (const s of schedules) {
+      if (s.lastFailure !== null) io.out(paint(io, "bad", `${s.id}: tick ${iso(s.lastFailure.tickMs)} started no run: ${clean(s.lastFailure.error)}`));
+    }
     return EXIT.ok;
   },
 };
 
-export const scheduleCommands: readonly Command[] = [list];
+function printInfo(io: OperatorIo, json: boolean, s: ScheduleInfo, verb: string): void {
+  if (json) io.out(toJson(s));
+  else io.out(`schedule ${clean(s.id)} ${verb}; next tick ${iso(s.nextTickMs)}`);
+}
+
+const pause: Command = {
+  path: ["schedules", "pause"],
+  operands: "<scheduleId>",
+  arity: [1, 1],
+  summary: "stop deciding the schedule's ticks until resumed (ticks in between are skipped)",
+  async run({ io, json, session, operands }) {
+    const id = operands[0]!;
+    await existing(session, id);
+    printInfo(io, json, await (await session.client()).pauseSchedule(id), "paused");
+    return EXIT.ok;
+  },
+};
+
+const resume: Command = {
+  path: ["schedules", "resume"],
+  operands: "<scheduleId>",
+  arity: [1, 1],
+  summary: "decide the schedule's ticks again from now on (ticks while paused are not caught up)",
+  async run({ io, json, session, operands }) {
+    const id = operands[0]!;
+    await existing(session, id);
+    printInfo(io, json, await (await session.client()).resumeSchedule(id), "resumed");
+    return EXIT.ok;
+  },
+};
+
+const trigger: Command = {
+  path: ["schedules", "trigger"],
+  operands: "<scheduleId>",
+  arity: [1, 1],
+  summary: "start one run of the schedule now, outside its cron times and overlap policy",
+  async run({ io, json, session, operands }) {
+    const id = operands[0]!;
+    await existing(session, id);
+    const fire = await (await session.client()).triggerSchedule(id);
+    io.out(json ? toJson(fire) : `schedule ${clean(id)} started run ${clean(fire.runId)}`);
+    return EXIT.ok;
+  },
+};
+
+/** `--from` / `--to`: an ISO-8601 time or a duration back from now, within the instants the runtime accepts. */
+function instantOption(ctx: CommandContext, name: "from" | "to", now: number): number {
+  const text = stringOption(ctx, name);
+  if (text === undefined) throw new UsageError(`backfill needs --from and --to (ISO-8601 times such as 2026-05-01T00:00:00Z, or 7d, 12h back from now)`);
+  let at: number;
+  try {
+    at = parseSince(text, now, `--${name}`);
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+  if (!Number.isFinite(at) || at < 0 || at > MAX_INSTANT_MS)
+    throw new UsageError(`--${name} ${JSON.stringify(text)} is outside the dates a schedule can have (1970 on)`);
+  return at;
+}
+
+const backfill: Command = {
+  path: ["schedules", "backfill"],
+  operands: "<scheduleId>",
+  arity: [1, 1],
+  summary: "start the run of every tick in [--from, --to] not started yet, each under the tick's own run id",
+  options: {
+    from: { type: "string", value: "WHEN", description: "first instant of the range: an ISO-8601 time, or 90s, 15m, 2h, 7d back from now" },
+    to: { type: "string", value: "WHEN", description: "last instant of the range (included), in the same forms" },
+  },
+  async run(ctx) {
+    const id = ctx.operands[0]!;
+    const now = Date.now();
+    const fromMs = instantOption(ctx, "from", now);
+    const toMs = instantOption(ctx, "to", now);
+    if (toMs < fromMs) throw new UsageError(`--to (${iso(toMs)}) is before --from (${iso(fromMs)}): nothing to backfill`);
+    const s = await existing(ctx.session, id);
+    // Counted here, so that a range the owner would refuse writes no request.
+    const times = cronTimes(`schedule "${id}"`, s.cron, s.timezone);
+    let count = 0;
+    for (let t = times.next(fromMs - 1); t !== null && t <= toMs; t = times.next(t)) {
+      if (++count > MAX_BACKFILL_TICKS)
+        throw new UsageError(`the range covers more than ${MAX_BACKFILL_TICKS} ticks of schedule "${clean(id)}" (${s.cron}); split it into shorter ranges`);
+    }
+    if (count === 0) {
+      ctx.io.err(`schedule ${clean(id)} (${s.cron}, ${s.timezone}) has no tick from ${iso(fromMs)} to ${iso(toMs)}: nothing to backfill`);
+      return EXIT.refused;
+    }
+    const fires = await (await ctx.session.client()).backfillSchedule(id, fromMs, toMs);
+    printFires(ctx.io, ctx.json, id, fires);
+    return EXIT.ok;
+  },
+};
+
+function printFires(io: OperatorIo, json: boolean, id: string, fires: readonly ScheduleFire[]): void {
+  if (json) {
+    io.out(toJson({ scheduleId: id, runs: fires }));
+    return;
+  }
+  const started = fires.filter((f) => f.newlySubmitted).length;
+  io.out(
+    table(
+      io,
+      ["TICK", "RUN", "STARTED"],
+      fires.map((f) => [iso(f.tickMs), clean(f.runId), f.newlySubmitted ? "now" : "already"]),
+    ),
+  );
+  io.out(`schedule ${clean(id)}: ${started} runs started, ${fires.length - started} already started before`);
+}
+
+export const scheduleCommands: readonly Command[] = [list, pause, resume, trigger, backfill];

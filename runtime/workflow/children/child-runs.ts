@@ -145,7 +145,7 @@ export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number
       if (typeof key !== "string" || !KEY_PATTERN.test(key)) {
         throw new ValidationError(`a child's key must be 1 to 64 characters of [A-Za-z0-9_-], got ${JSON.stringify(key)}`);
       }
-      const parentClose = spec.parentClose ?? "cancel";
+      const parentClose = spec.parentClose ?? core.parentClose;
       if (parentClose !== "cancel" && parentClose !== "abandon") {
         throw new ValidationError(`parentClose must be "cancel" or "abandon", got ${JSON.stringify(parentClose)}`);
       }

@@ -20,6 +20,14 @@ export const schedulesPrefix = (q: string): string => `${SCHEDULES_PREFIX}${q}/`
 export const scheduleKey = (q: string, id: string): string => `${schedulesPrefix(q)}${id}`;
 
 const SCHEDULE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Checks a schedule id given to a command (pause, trigger, ...): the form `upsert` accepts. */
+export function checkScheduleId(id: unknown): string {
+  if (typeof id !== "string" || !SCHEDULE_ID.test(id)) {
+    throw new ValidationError(`a schedule id is 1 to 64 characters of [A-Za-z0-9_-], got ${JSON.stringify(id)}`);
+  }
+  return id;
+}
 const OVERLAPS: readonly string[] = ["skip", "buffer_one", "allow"] satisfies OverlapPolicy[];
 
 /** The stored definition and state of one schedule. */
@@ -27,7 +35,10 @@ export interface ScheduleRecord {
   readonly id: string;
   readonly cron: string;
   readonly timezone: string;
+  /** The fixed input; empty when `computed`. */
   readonly input: Uint8Array;
+  /** Each tick's input comes from the handler registered with the schedule in the deciding process. */
+  readonly computed?: true;
   readonly headers: Readonly<Record<string, string>>;
   readonly priority?: number;
   readonly maxAttemptsPerStep?: number;
@@ -45,10 +56,14 @@ export interface ScheduleRecord {
   readonly ticked: boolean;
   readonly lastRunId: string | null;
   readonly bufferedTickMs: number | null;
+  /** The latest tick whose input could not be computed. */
+  readonly lastFailure?: { readonly tickMs: number; readonly error: string };
 }
 
 /** Checks a `ScheduleSpec` and returns its definition fields; throws `ValidationError` listing every problem. */
-export function checkScheduleSpec(spec: ScheduleSpec): Omit<ScheduleRecord, "paused" | "lastTickMs" | "ticked" | "lastRunId" | "bufferedTickMs"> {
+export function checkScheduleSpec(
+  spec: ScheduleSpec,
+): Omit<ScheduleRecord, "paused" | "lastTickMs" | "ticked" | "lastRunId" | "bufferedTickMs" | "lastFailure"> {
   if (spec === null || typeof spec !== "object") throw new ValidationError("a schedule must be an object with id, cron and run");
   const where = `schedule ${JSON.stringify(spec.id)}`;
   const issues: string[] = [];
@@ -65,7 +80,8 @@ export function checkScheduleSpec(spec: ScheduleSpec): Omit<ScheduleRecord, "pau
   if (!Number.isInteger(jitterMs) || jitterMs < 0 || jitterMs > 86_400_000)
     issues.push(`jitterMs must be an integer from 0 to 86400000 (a day), got ${jitterMs}`);
   const run = spec.run;
-  if (run === null || typeof run !== "object" || !(run.input instanceof Uint8Array)) issues.push("run.input must be a Uint8Array");
+  if (run === null || typeof run !== "object" || !(run.input instanceof Uint8Array || typeof run.input === "function"))
+    issues.push("run.input must be a Uint8Array or a function computing each tick's input");
   if (run?.options !== undefined && (run.options === null || typeof run.options !== "object")) issues.push("run.options must be an object");
   if (run?.options !== undefined && (run.options as { runAt?: unknown }).runAt !== undefined)
     issues.push("run.options.runAt is not allowed: each tick sets when its run starts");
@@ -75,12 +91,14 @@ export function checkScheduleSpec(spec: ScheduleSpec): Omit<ScheduleRecord, "pau
   checkRunOptions(options);
   if (options.priority !== undefined && !Number.isInteger(options.priority))
     throw new ValidationError(`${where}: run.options.priority must be an integer, got ${options.priority}`);
-  checkRunPayload(`the input of ${where}`, run.input);
+  const computed = typeof run.input === "function";
+  if (!computed) checkRunPayload(`the input of ${where}`, run.input as Uint8Array);
   const def = {
     id: spec.id,
     cron: spec.cron,
     timezone,
-    input: run.input,
+    input: computed ? new Uint8Array(0) : (run.input as Uint8Array),
+    ...(computed ? { computed: true as const } : {}),
     headers,
     ...(options.priority === undefined ? {} : { priority: options.priority }),
     ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: options.maxAttemptsPerStep }),
@@ -131,6 +149,12 @@ export function decodeScheduleRecord(bytes: Uint8Array, key: string): ScheduleRe
     str(r.cron) &&
     str(r.timezone) &&
     r.input instanceof Uint8Array &&
+    (r.computed === undefined || r.computed === true) &&
+    (r.lastFailure === undefined ||
+      (r.lastFailure !== null &&
+        typeof r.lastFailure === "object" &&
+        num((r.lastFailure as { tickMs?: unknown }).tickMs) &&
+        str((r.lastFailure as { error?: unknown }).error))) &&
     r.headers !== null &&
     typeof r.headers === "object" &&
     OVERLAPS.includes(r.overlap as string) &&

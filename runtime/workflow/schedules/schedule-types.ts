@@ -23,9 +23,28 @@ export type CatchUpPolicy = "none" | "last" | { readonly allWithinMs: number };
 /** How late a tick may be seen and still count as on time rather than missed. */
 export const MISFIRE_GRACE_MS = 60_000;
 
-/** The run each tick starts: a fixed input and the run's options (headers, priority, attempts). */
+/** The tick a schedule's input handler computes the input of. */
+export interface ScheduleTick {
+  readonly scheduleId: string;
+  /** The tick's cron time (without jitter), epoch ms. */
+  readonly tickMs: number;
+}
+
+/**
+ * Computes a tick's run input. Make it a function of the tick alone: a tick
+ * decided again (after a crash before its state was written) computes it
+ * again, and the first run submitted under the tick's run id is kept.
+ */
+export type ScheduleInputHandler = (tick: ScheduleTick) => Uint8Array | Promise<Uint8Array>;
+
+/** The run each tick starts: a fixed or computed input and the run's options (headers, priority, attempts). */
 export interface ScheduledRun {
-  readonly input: Uint8Array;
+  /**
+   * The input of every tick's run, or a handler computing it per tick. A
+   * handler lives in the process: register the schedule (upsert) in every
+   * process that runs a worker, at each start.
+   */
+  readonly input: Uint8Array | ScheduleInputHandler;
   /** `runAt` is not allowed: the tick (plus jitter) sets it. */
   readonly options?: Omit<RunOptions, "runAt">;
 }
@@ -64,6 +83,16 @@ export interface ScheduleInfo {
   readonly lastRunId: string | null;
   /** A tick held by `buffer_one` until the previous run ends; null when none. */
   readonly bufferedTickMs: number | null;
+  /** Whether each tick's input is computed by a handler. */
+  readonly computedInput: boolean;
+  /** The latest tick whose input handler failed (no run started), with the error; null when none. */
+  readonly lastFailure: ScheduleFailure | null;
+}
+
+/** A tick that started no run because its input could not be computed. */
+export interface ScheduleFailure {
+  readonly tickMs: number;
+  readonly error: string;
 }
 
 /** One run a schedule started (or found already started: `newlySubmitted: false`). */

@@ -21,6 +21,7 @@ import { backoffMs, isStoreFault, sleep, STORE_RETRY } from "../store-retry.js";
 import { bytesEqual } from "../records/codec.js";
 import { cronTimes, type CronTimes } from "./cron-times.js";
 import {
+  checkScheduleId,
   checkScheduleSpec,
   decodeScheduleRecord,
   encodeScheduleRecord,
@@ -31,9 +32,17 @@ import {
   triggerRunId,
   type ScheduleRecord,
 } from "./schedule-record.js";
-import type { ScheduleFire, ScheduleInfo, ScheduleSpec } from "./schedule-types.js";
+import type { ScheduleFire, ScheduleInfo, ScheduleInputHandler, ScheduleSpec } from "./schedule-types.js";
 import { planTicks } from "./tick-plan.js";
-import { InputMismatchError, ScheduleNotFoundError } from "../workflow-errors.js";
+import { RemoteRunsUnavailable, type ScheduleRouting } from "./schedule-routing.js";
+import { markEffects, type AppliedMark } from "../records/applied-mark.js";
+import { InputMismatchError, ScheduleInputError, ScheduleNotFoundError } from "../workflow-errors.js";
+import { checkRunPayload } from "../limits.js";
+
+/** How soon a tick whose run lives on a shard that did not answer is decided again. */
+export const REMOTE_RETRY_MS = 5_000;
+/** How often a buffered tick waiting for a run on another shard looks whether that run ended (no event crosses shards). */
+export const REMOTE_RECHECK_MS = 5_000;
 
 /** Most ticks one `backfill` call starts; a longer range is refused (split it). */
 export const MAX_BACKFILL_TICKS = 10_000;
@@ -69,6 +78,10 @@ export class Schedules {
   readonly #host: ScheduleHost;
   readonly #lock: KeyedLock;
   readonly #times = new Map<string, CronTimes>();
+  #routing: ScheduleRouting | undefined;
+  /** Input handlers of the schedules upserted in this process, by id. */
+  readonly #handlers = new Map<string, ScheduleInputHandler>();
+  #started = false;
 
   /** @internal Built by the runtime. */
   constructor(host: ScheduleHost) {
@@ -87,12 +100,62 @@ export class Schedules {
   }
 
   /**
+   * @internal Routes this runtime's schedules on a sharded deployment (see
+   * `routeShardSchedules`): it decides only the schedules homed on its
+   * shard, and starts each tick's run on the run's own shard. Set before
+   * the worker starts.
+   */
+  routeBy(routing: ScheduleRouting): void {
+    if (this.#started) throw new ValidationError("schedule routing must be set before the runtime's worker starts (run / spawn)");
+    this.#routing = routing;
+  }
+
+  /** Refuses a command on a schedule another shard decides: its state there is the one that counts. */
+  #checkHome(id: string): void {
+    if (this.#routing !== undefined && !this.#routing.decides(id)) {
+      throw new ValidationError(
+        `schedule "${id}" is decided on another shard (its home shard); pause, resume, trigger and backfill it through a TaqubaClient, which sends the command there`,
+      );
+    }
+  }
+
+  /** Whether the run exists and has not terminated, on whichever shard holds it. */
+  async #isActive(runId: string): Promise<boolean> {
+    const remote = this.#routing?.runsOf(runId);
+    if (remote === undefined) return this.#host.isActive(runId);
+    const st = await reach(runId, () => remote.status(runId));
+    return st !== null && st.state !== "terminated";
+  }
+
+  /** Whether any shard's runtime has a record of the run. */
+  async #isKnown(runId: string): Promise<boolean> {
+    const remote = this.#routing?.runsOf(runId);
+    if (remote === undefined) return this.#host.isKnown(runId);
+    return (await reach(runId, () => remote.status(runId))) !== null;
+  }
+
+  /**
+   * Submits a run on its shard. On this runtime's own shard `effects` (the
+   * schedule's new state) commit with it; on another, the caller writes
+   * them after the run's owner accepted it (a crash in between decides the
+   * tick again, and finds its run).
+   */
+  async #submit(spec: RunSpec & { runId: string }, effects: SettlementEffects): Promise<{ outcome: SubmitOutcome; committed: boolean }> {
+    const remote = this.#routing?.runsOf(spec.runId);
+    if (remote === undefined) return { outcome: await this.#host.submit(spec, effects), committed: true };
+    return { outcome: await reach(spec.runId, () => remote.submit(spec)), committed: false };
+  }
+
+  /**
    * Creates or updates a schedule. An update of the definition keeps the
    * state (last tick, paused); the same definition again changes nothing.
    * A new schedule's first tick is the first after now.
    */
   async upsert(spec: ScheduleSpec): Promise<ScheduleInfo> {
     const def = checkScheduleSpec(spec);
+    // The handler lives in this process; the record says only that there is one.
+    if (typeof spec.run.input === "function") this.#handlers.set(def.id, spec.run.input);
+    else this.#handlers.delete(def.id);
     const record = await this.#locked(def.id, async (current) => {
       if (current !== null && current.definitionSha256 === def.definitionSha256) return current;
       const base = current ?? { paused: false, lastTickMs: this.#core.clock.now(), ticked: false, lastRunId: null, bufferedTickMs: null };
@@ -126,7 +189,8 @@ export class Schedules {
 
   /** Stops deciding ticks until `resume`; ticks in between are skipped. Idempotent. */
   async pause(id: string): Promise<ScheduleInfo> {
-    const r = await this.#locked(id, async (current) => {
+    this.#checkHome(checkScheduleId(id));
+    const r = await this.#locked(checkScheduleId(id), async (current) => {
       const c = requireRecord(id, current);
       if (c.paused) return c;
       const next = { ...c, paused: true };
@@ -139,7 +203,8 @@ export class Schedules {
 
   /** Decides ticks again from now on: ticks while paused are not caught up. Idempotent. */
   async resume(id: string): Promise<ScheduleInfo> {
-    const r = await this.#locked(id, async (current) => {
+    this.#checkHome(checkScheduleId(id));
+    const r = await this.#locked(checkScheduleId(id), async (current) => {
       const c = requireRecord(id, current);
       if (!c.paused) return c;
       const next = { ...c, paused: false, lastTickMs: Math.max(c.lastTickMs, this.#core.clock.now()) };
@@ -157,20 +222,43 @@ export class Schedules {
       await this.#core.queue.kvDelete(scheduleKey(this.#core.queueName, id));
       return true;
     });
+    this.#handlers.delete(id);
     this.#announce();
     return removed;
   }
 
-  /** Starts one run now (no jitter), outside the cron times and the overlap policy, paused or not. */
-  async trigger(id: string): Promise<ScheduleFire> {
+  /**
+   * Starts one run now (no jitter), outside the cron times and the overlap policy, paused or not.
+   */
+  trigger(id: string): Promise<ScheduleFire> {
+    return this.triggerMarked(id);
+  }
+
+  /**
+   * @internal `trigger` for the client inbox: `atMs` is the request's time, so a replayed request
+   * names the same run, and `mark` commits with it (on the run's own shard), so it answers as the first time.
+   */
+  async triggerMarked(id: string, mark?: AppliedMark<ScheduleFire>, atMs?: number): Promise<ScheduleFire> {
+    this.#checkHome(checkScheduleId(id));
     return this.#locked(id, async (current) => {
       const c = requireRecord(id, current);
-      const now = this.#core.clock.now();
+      const now = atMs ?? this.#core.clock.now();
       const runId = triggerRunId(id, now);
       const next = { ...c, lastRunId: runId };
-      const out = await this.#host.submit(this.#runSpec(c, runId, now, false), this.#stateWrite(next));
-      if (!out.newlySubmitted) await this.#write(c, next);
-      return { tickMs: now, runId, newlySubmitted: out.newlySubmitted };
+      const fire = { tickMs: now, runId, newlySubmitted: true };
+      const effects = this.#stateWrite(next);
+      if (mark !== undefined) markEffects(mark, fire, effects);
+      const { outcome: out, committed } = await unreached(this.#submit({ ...(await this.#runSpec(c, runId, now, false)), runId }, effects));
+      if (out.newlySubmitted && committed) return fire;
+      if (out.newlySubmitted) {
+        await this.#write(c, next);
+        if (mark !== undefined) await this.#core.queue.kvPut(mark.key, mark.encode(fire));
+        return fire;
+      }
+      const dup = { ...fire, newlySubmitted: false };
+      await this.#write(c, next);
+      if (mark !== undefined) await this.#core.queue.kvPut(mark.key, mark.encode(dup));
+      return dup;
     });
   }
 
@@ -182,6 +270,7 @@ export class Schedules {
    * Refuses a range of more than {@link MAX_BACKFILL_TICKS} ticks.
    */
   async backfill(id: string, fromMs: number, toMs: number): Promise<ScheduleFire[]> {
+    this.#checkHome(checkScheduleId(id));
     validateInstant("backfill's fromMs", fromMs);
     validateInstant("backfill's toMs", toMs);
     if (toMs < fromMs) throw new ValidationError(`backfill's toMs (${toMs}) is before its fromMs (${fromMs})`);
@@ -197,11 +286,11 @@ export class Schedules {
     const out: ScheduleFire[] = [];
     for (const t of ticks) {
       const runId = tickRunId(id, t);
-      if (await this.#host.isKnown(runId)) {
+      if (await unreached(this.#isKnown(runId))) {
         out.push({ tickMs: t, runId, newlySubmitted: false });
         continue;
       }
-      const r = await this.#host.submit(this.#runSpec(c, runId, t), new SettlementEffects());
+      const { outcome: r } = await unreached(this.#submit({ ...(await this.#runSpec(c, runId, t)), runId }, new SettlementEffects()));
       out.push({ tickMs: t, runId, newlySubmitted: r.newlySubmitted });
     }
     return out;
@@ -212,6 +301,7 @@ export class Schedules {
    * aborts: decides every due tick, then sleeps until the next one.
    */
   async run(signal: AbortSignal): Promise<void> {
+    this.#started = true;
     const core = this.#core;
     let faults = 0;
     const aborted = abortOf(signal);
@@ -224,10 +314,21 @@ export class Schedules {
         try {
           for await (const r of this.#records()) {
             if (signal.aborted) return;
+            // Every shard may hold a copy of the schedule; only its home shard decides its ticks.
+            if (this.#routing !== undefined && !this.#routing.decides(r.id)) continue;
             let s: Decision | null;
             try {
               s = await this.#decide(r.id);
             } catch (e) {
+              if (e instanceof RemoteRunsUnavailable && !core.queue.closed) {
+                // Only this schedule waits for that shard; the others are decided meanwhile.
+                core.log.error(
+                  { err: e.cause, schedule: r.id, runId: e.runId },
+                  `schedule "${r.id}": the shard of run "${e.runId}" did not answer; the tick is decided again in ${REMOTE_RETRY_MS} ms`,
+                );
+                wakeAt = Math.min(wakeAt, core.clock.now() + REMOTE_RETRY_MS);
+                continue;
+              }
               if (isStoreFault(e) || core.queue.closed) throw e;
               // One broken schedule (a corrupted record, an input the runtime refuses) must not stop the others.
               core.log.error({ err: e, schedule: r.id }, `schedule "${r.id}" could not decide its ticks; it is tried again at the next change or start`);
@@ -235,7 +336,9 @@ export class Schedules {
             }
             if (s === null) continue;
             if (s.nextTickMs !== null) wakeAt = Math.min(wakeAt, s.nextTickMs);
-            if (s.waitFor !== null) waits.push(core.events.next(s.waitFor));
+            // The end of a run on another shard raises no event here: look again after a while.
+            if (s.waitFor !== null && this.#routing?.runsOf(s.waitFor) !== undefined) wakeAt = Math.min(wakeAt, core.clock.now() + REMOTE_RECHECK_MS);
+            else if (s.waitFor !== null) waits.push(core.events.next(s.waitFor));
           }
           faults = 0;
         } catch (e) {
@@ -267,7 +370,7 @@ export class Schedules {
       if (current === null) return null;
       let r = current;
       const times = this.#timesOf(r);
-      if (!r.paused && r.bufferedTickMs !== null && !(r.lastRunId !== null && (await this.#host.isActive(r.lastRunId)))) {
+      if (!r.paused && r.bufferedTickMs !== null && !(r.lastRunId !== null && (await this.#isActive(r.lastRunId)))) {
         r = await this.#fire(r, r.bufferedTickMs, { bufferedTickMs: null });
       }
       if (!r.paused) {
@@ -289,7 +392,7 @@ export class Schedules {
 
   /** Decides one tick by the overlap policy. */
   async #tick(r: ScheduleRecord, tickMs: number): Promise<ScheduleRecord> {
-    if (r.overlap !== "allow" && r.lastRunId !== null && (await this.#host.isActive(r.lastRunId))) {
+    if (r.overlap !== "allow" && r.lastRunId !== null && (await this.#isActive(r.lastRunId))) {
       const buffered = r.overlap === "buffer_one" && r.bufferedTickMs === null ? tickMs : r.bufferedTickMs;
       const next = { ...r, lastTickMs: tickMs, ticked: true, bufferedTickMs: buffered };
       if (r.overlap === "skip")
@@ -307,10 +410,19 @@ export class Schedules {
     let newlySubmitted = false;
     try {
       // A run the runtime still knows under the tick's id (a backfill ran it) is that tick's run: never a second one.
-      if (!(await this.#host.isKnown(runId))) {
-        newlySubmitted = (await this.#host.submit(this.#runSpec(r, runId, tickMs), this.#stateWrite(next))).newlySubmitted;
+      if (!(await this.#isKnown(runId))) {
+        const { outcome, committed } = await this.#submit({ ...(await this.#runSpec(r, runId, tickMs)), runId }, this.#stateWrite(next));
+        // On another shard the state is written below, after the run's owner accepted it.
+        newlySubmitted = outcome.newlySubmitted && committed;
       }
     } catch (e) {
+      if (e instanceof ScheduleInputError) {
+        // Recorded, not skipped in silence: the schedule shows the failed tick, and a backfill over it runs it once fixed.
+        this.#core.log.error({ err: e.cause ?? e, schedule: r.id, tickMs }, e.message);
+        const failed: ScheduleRecord = { ...r, ...change, lastFailure: { tickMs, error: e.message } };
+        await this.#write(r, failed);
+        return failed;
+      }
       if (!(e instanceof InputMismatchError)) throw e;
       // The tick's run exists with another input (a backfill before the schedule's input changed): it is that tick's run.
       this.#core.log.warn?.({ schedule: r.id, runId }, `schedule "${r.id}": the run of tick ${tickMs} already exists with another input; keeping it`);
@@ -321,10 +433,10 @@ export class Schedules {
     return next;
   }
 
-  #runSpec(r: ScheduleRecord, runId: string, tickMs: number, jittered = true): RunSpec {
+  async #runSpec(r: ScheduleRecord, runId: string, tickMs: number, jittered = true): Promise<RunSpec> {
     const jitter = jittered ? tickJitterMs(r.id, tickMs, r.jitterMs) : 0;
     return {
-      input: r.input,
+      input: r.computed === true ? await this.#computeInput(r.id, tickMs) : r.input,
       runId,
       options: {
         headers: r.headers,
@@ -334,6 +446,29 @@ export class Schedules {
         ...(jitter === 0 ? {} : { runAt: tickMs + jitter }),
       },
     };
+  }
+
+  /** The input of a tick from the schedule's handler; `ScheduleInputError` when there is none, it throws or its answer is not a run input. */
+  async #computeInput(id: string, tickMs: number): Promise<Uint8Array> {
+    const handler = this.#handlers.get(id);
+    if (handler === undefined) {
+      throw new ScheduleInputError(id, tickMs, "its input handler is not registered in this process (upsert the schedule with its handler at every start)");
+    }
+    let input: unknown;
+    try {
+      input = await handler({ scheduleId: id, tickMs });
+    } catch (e) {
+      throw new ScheduleInputError(id, tickMs, `its input handler threw: ${e instanceof Error ? e.message : String(e)}`, e);
+    }
+    if (!(input instanceof Uint8Array)) {
+      throw new ScheduleInputError(id, tickMs, `its input handler returned ${input === null ? "null" : typeof input}, not a Uint8Array`);
+    }
+    try {
+      checkRunPayload(`the input of schedule "${id}"`, input);
+    } catch (e) {
+      throw new ScheduleInputError(id, tickMs, e instanceof Error ? e.message : String(e));
+    }
+    return input;
   }
 
   #stateWrite(next: ScheduleRecord): SettlementEffects {
@@ -417,6 +552,8 @@ export function scheduleInfoOf(r: ScheduleRecord, times: CronTimes, nowMs: numbe
     lastTickMs: r.ticked ? r.lastTickMs : null,
     lastRunId: r.lastRunId,
     bufferedTickMs: r.bufferedTickMs,
+    computedInput: r.computed === true,
+    lastFailure: r.lastFailure ?? null,
   };
 }
 
@@ -440,6 +577,26 @@ export async function readSchedules(kv: { kvScan(prefix: string, opts?: KvScanOp
   const out: ScheduleInfo[] = [];
   for await (const r of scheduleRecords(kv, q)) out.push(scheduleInfoOf(r, cronTimes(`schedule "${r.id}"`, r.cron, r.timezone), nowMs));
   return out;
+}
+
+/** Runs `fn` against another shard; its failure says the run's shard did not answer. */
+async function reach<T>(runId: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    // A refusal of the submission itself (another input under the tick's id, bad options) is the caller's to handle.
+    if (e instanceof InputMismatchError || e instanceof ValidationError) throw e;
+    throw new RemoteRunsUnavailable(runId, e);
+  }
+}
+
+/** An API call (trigger, backfill) reports the shard's own error, not the scheduler's wrapper. */
+async function unreached<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    throw e instanceof RemoteRunsUnavailable ? e.cause : e;
+  }
 }
 
 function requireRecord(id: string, r: ScheduleRecord | null): ScheduleRecord {

@@ -1,0 +1,105 @@
+/**
+ * @module Schedules on a sharded deployment. A schedule's ticks are decided
+ * by the owner of its home shard, `fnv1a("schedule:" + id) mod S`, alone:
+ * its state (last decided tick, last run, buffered tick, paused) lives
+ * there, so exactly one process decides each tick at a time, whichever
+ * process owns that shard. Each tick's run goes to the shard of its run id,
+ * like every other run. When that is the home shard, the run and the
+ * schedule's new state commit together; otherwise the home shard asks that
+ * shard's owner through its client inbox (idempotent on the run id) and
+ * then writes the new state, so a crash in between decides the tick again
+ * and finds its run there.
+ */
+import type { ObjectStore } from "../store/object-store.js";
+import { TaqubaClient } from "../client/taquba-client.js";
+import { shardOfRun, shardOfSchedule, shardStoreName } from "../client/shard-route.js";
+import { ValidationError } from "../errors.js";
+import type { RemoteRuns, ScheduleRouting } from "../workflow/schedules/schedule-routing.js";
+import type { WorkflowRuntime } from "../workflow/workflow-runtime.js";
+
+/** Where a runtime runs in a sharded deployment (a `ShardTerm` has these). */
+export interface ShardPlace {
+  /** The sharded store's name. */
+  readonly name: string;
+  /** This runtime's shard. */
+  readonly shard: number;
+  /** How many shards the store has. */
+  readonly shards: number;
+}
+
+/** Options of {@link routeShardSchedules}. */
+export interface ShardSchedulesOptions {
+  /** How long the home shard waits for another shard's owner to accept a tick's run. Default: the client's, 30,000 ms. */
+  readonly timeoutMs?: number;
+}
+
+/** What {@link routeShardSchedules} returns: close it when the shard's work stops. */
+export interface ShardSchedules {
+  close(): Promise<void>;
+}
+
+/**
+ * Routes the schedules of `runtime`, the runtime of one shard, so that it
+ * decides only the schedules homed on its shard and starts each tick's run
+ * on the run's own shard (see the module documentation). Call it in the
+ * shard's `start`, before the runtime's worker starts. Every shard's
+ * owner must serve its client inbox (`serveClients`), and every shard's
+ * runtime use the same step queue and memo prefix.
+ *
+ * @example
+ * start: async (term) => {
+ *   const queue = await Queue.open(term.guard(store), term.storeName);
+ *   const runtime = WorkflowRuntime.builder(queue, store, steps, hook).build();
+ *   const routing = routeShardSchedules(runtime, store, term);
+ *   await upsertSchedules(runtime, app.schedules);
+ *   ...
+ * }
+ */
+export function routeShardSchedules(runtime: WorkflowRuntime, store: ObjectStore, place: ShardPlace, opts: ShardSchedulesOptions = {}): ShardSchedules {
+  if (!Number.isInteger(place?.shards) || place.shards < 1 || !Number.isInteger(place.shard) || place.shard < 0 || place.shard >= place.shards) {
+    throw new ValidationError(`routeShardSchedules needs the shard's place { name, shard, shards } (a ShardTerm), got ${JSON.stringify(place)}`);
+  }
+  const { name, shard, shards } = place;
+  const clients = new Map<number, Promise<TaqubaClient>>();
+  const clientOf = (i: number): Promise<TaqubaClient> => {
+    let c = clients.get(i);
+    if (c === undefined) {
+      c = TaqubaClient.open(store, {
+        name: shardStoreName(name, i),
+        queueName: runtime.queueName,
+        memoPrefix: runtime.memoStore.prefix,
+        ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
+      });
+      // A failed open (the store was unreachable) is tried again at the next use.
+      c.catch(() => clients.delete(i));
+      clients.set(i, c);
+    }
+    return c;
+  };
+  const remotes = new Map<number, RemoteRuns>();
+  const routing: ScheduleRouting = {
+    decides: (scheduleId) => shardOfSchedule(scheduleId, shards) === shard,
+    runsOf: (runId) => {
+      const i = shardOfRun(runId, shards);
+      if (i === shard) return undefined;
+      let r = remotes.get(i);
+      if (r === undefined) {
+        r = {
+          // A request retried while that shard's owner was down may be applied after the run ended: it must not start it again.
+          submit: async (spec) => (await clientOf(i)).submitUnlessKnown(spec),
+          status: async (id) => (await clientOf(i)).status(id),
+        };
+        remotes.set(i, r);
+      }
+      return r;
+    },
+  };
+  runtime.schedules.routeBy(routing);
+  return {
+    async close() {
+      const open = [...clients.values()];
+      clients.clear();
+      await Promise.all(open.map((c) => c.then((x) => x.close()).catch(() => undefined)));
+    },
+  };
+}
