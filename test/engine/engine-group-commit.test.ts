@@ -25,6 +25,30 @@ describe("engine group commit", () => {
     await reopened.close();
   });
 
+  it("an empty batch writes nothing and resolves once every earlier commit is durable", async () => {
+    const gated = new GatedStore(withCounting(new MemoryStore()));
+    const engine = await Engine.open(gated, { flushIntervalMs: 0 });
+    const before = engine.stats.walPuts;
+    // Idle: nothing to wait for and nothing to write.
+    await engine.commit(new WriteBatch());
+    await engine.commit(new WriteBatch(), { durable: false });
+    expect(engine.stats.walPuts).toBe(before);
+    gated.hold = (k) => k.startsWith("wal/");
+    const first = engine.commit(new WriteBatch().put("a", enc("1")));
+    await gated.waitHeld(1);
+    let emptyDone = false;
+    const empty = engine.commit(new WriteBatch()).then(() => (emptyDone = true));
+    // The held put cannot land before it is released, so no wait can be too short here.
+    for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+    expect(emptyDone).toBe(false);
+    gated.hold = () => false;
+    gated.release(gated.held[0]!.key);
+    await Promise.all([first, empty]);
+    expect(engine.stats.walPuts).toBe(before + 1);
+    expect(engine.stats.walBatches).toBe(1);
+    await engine.close();
+  });
+
   it("flushes early at maxWalBytes", async () => {
     const engine = await Engine.open(new MemoryStore(), { flushIntervalMs: 1000, maxWalBytes: 2048 });
     const big = new Uint8Array(700);
