@@ -49,6 +49,25 @@ describe("engine group commit", () => {
     await engine.close();
   });
 
+  it("close waits for a non-durable commit to be stored before it resolves", async () => {
+    const gated = new GatedStore(new MemoryStore());
+    const engine = await Engine.open(gated, { flushIntervalMs: 0 });
+    gated.hold = (k) => k.startsWith("wal/");
+    await engine.commit(new WriteBatch().put("a", enc("1")), { durable: false });
+    await gated.waitHeld(1);
+    let closed = false;
+    const closing = engine.close().then(() => (closed = true));
+    // The held put cannot land before it is released, so no wait can be too short here.
+    for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+    expect(closed).toBe(false);
+    gated.hold = () => false;
+    gated.release(gated.held[0]!.key);
+    await closing;
+    const reopened = await Engine.open(gated.inner);
+    expect(reopened.get("a")).toEqual(enc("1"));
+    await reopened.close();
+  });
+
   it("flushes early at maxWalBytes", async () => {
     const engine = await Engine.open(new MemoryStore(), { flushIntervalMs: 1000, maxWalBytes: 2048 });
     const big = new Uint8Array(700);
