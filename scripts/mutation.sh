@@ -10,6 +10,8 @@
 # MUTATION_NAME (optional) names the run: its reports go to reports/mutation/NAME.{json,html}
 # and Stryker runs in incremental mode against reports/mutation/NAME.incremental.json, so a
 # second run of the same portion (after new tests) only re-tests the mutants that changed.
+# A named run also records each mutant's result as it is tested (reports/mutation/NAME.events/,
+# one *-onMutantTested.json per mutant), so a run the time limit stops still leaves what it measured.
 # (The TypeScript 7 compiler has no JS API, so Stryker's tsconfig rewriting is off: stryker.config.json names no tsconfig.)
 # The report is written to reports/mutation/ (text summary on stdout, HTML and JSON beside it).
 set -euo pipefail
@@ -30,6 +32,8 @@ if [ -n "${MUTATION_NAME:-}" ]; then
     delete c.$schema;
     c.jsonReporter = { fileName: out + ".json" };
     c.htmlReporter = { fileName: out + ".html" };
+    c.reporters = [...c.reporters, "event-recorder"];
+    c.eventReporter = { baseDir: out + ".events" };
     require("node:fs").writeFileSync(out + ".stryker.json", JSON.stringify(c, null, 2));
   ' stryker.config.json "$out"
   extra=(--incremental --incrementalFile "$out.incremental.json")

@@ -25,6 +25,73 @@ describe("engine group commit", () => {
     await reopened.close();
   });
 
+  it("an empty batch writes nothing and resolves once every earlier commit is durable", async () => {
+    const gated = new GatedStore(withCounting(new MemoryStore()));
+    const engine = await Engine.open(gated, { flushIntervalMs: 0 });
+    const before = engine.stats.walPuts;
+    // Idle: nothing to wait for and nothing to write.
+    await engine.commit(new WriteBatch());
+    await engine.commit(new WriteBatch(), { durable: false });
+    expect(engine.stats.walPuts).toBe(before);
+    gated.hold = (k) => k.startsWith("wal/");
+    const first = engine.commit(new WriteBatch().put("a", enc("1")));
+    await gated.waitHeld(1);
+    let emptyDone = false;
+    const empty = engine.commit(new WriteBatch()).then(() => (emptyDone = true));
+    // The held put cannot land before it is released, so no wait can be too short here.
+    for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+    expect(emptyDone).toBe(false);
+    gated.hold = () => false;
+    gated.release(gated.held[0]!.key);
+    await Promise.all([first, empty]);
+    expect(engine.stats.walPuts).toBe(before + 1);
+    expect(engine.stats.walBatches).toBe(1);
+    await engine.close();
+  });
+
+  it("close waits for a non-durable commit to be stored before it resolves", async () => {
+    const gated = new GatedStore(new MemoryStore());
+    const engine = await Engine.open(gated, { flushIntervalMs: 0 });
+    gated.hold = (k) => k.startsWith("wal/");
+    await engine.commit(new WriteBatch().put("a", enc("1")), { durable: false });
+    await gated.waitHeld(1);
+    let closed = false;
+    const closing = engine.close().then(() => (closed = true));
+    // The held put cannot land before it is released, so no wait can be too short here.
+    for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+    expect(closed).toBe(false);
+    gated.hold = () => false;
+    gated.release(gated.held[0]!.key);
+    await closing;
+    const reopened = await Engine.open(gated.inner);
+    expect(reopened.get("a")).toEqual(enc("1"));
+    await reopened.close();
+  });
+
+  it("a non-durable commit nobody waits for lands without error, and later commits carry on", async () => {
+    const gated = new GatedStore(new MemoryStore());
+    const engine = await Engine.open(gated, { flushIntervalMs: 0 });
+    gated.hold = (k) => k.startsWith("wal/");
+    await engine.commit(new WriteBatch().put("a", enc("1")), { durable: false });
+    await gated.waitHeld(1);
+    const key = gated.held[0]!.key;
+    gated.hold = () => false;
+    gated.release(key);
+    // Its object has no waiter when it lands: releasing it must not throw (an unhandled rejection).
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on("unhandledRejection", onUnhandled);
+    await gated.landed(key);
+    await engine.commit(new WriteBatch().put("b", enc("2")));
+    for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+    process.off("unhandledRejection", onUnhandled);
+    expect(unhandled).toEqual([]);
+    await engine.close();
+    const reopened = await Engine.open(gated.inner);
+    expect([reopened.get("a"), reopened.get("b")]).toEqual([enc("1"), enc("2")]);
+    await reopened.close();
+  });
+
   it("flushes early at maxWalBytes", async () => {
     const engine = await Engine.open(new MemoryStore(), { flushIntervalMs: 1000, maxWalBytes: 2048 });
     const big = new Uint8Array(700);

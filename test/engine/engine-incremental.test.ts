@@ -130,6 +130,22 @@ describe("incremental checkpoints", () => {
     await reopened.close();
   });
 
+  it("a change to more than half the state, short of all of it, makes the next checkpoint a full one", async () => {
+    const engine = await Engine.open(new MemoryStore(), manual);
+    const fill = new WriteBatch();
+    for (let i = 0; i < 6000; i++) fill.put(`k/${i}`, enc("a"));
+    await engine.commit(fill);
+    await engine.checkpoint();
+    expect(engine.stats).toMatchObject({ compactions: 1, segmentRuns: 1 });
+    // 4500 of 6000 keys: past the delta's bound (over 4096 and over half the state), under the state's size.
+    const change = new WriteBatch();
+    for (let i = 0; i < 4500; i++) change.put(`k/${i}`, enc("b"));
+    await engine.commit(change);
+    await engine.checkpoint();
+    expect(engine.stats).toMatchObject({ compactions: 2, segmentRuns: 1 });
+    await engine.close();
+  });
+
   it("a deleted key stays deleted across runs and a compaction", async () => {
     const store = new MemoryStore();
     const engine = await Engine.open(store, { ...manual, maxSegmentRuns: 3 });

@@ -6,8 +6,10 @@
 import { describe, expect, it } from "vitest";
 import {
   Engine,
+  InjectedFaultError,
   MemoryStore,
   StoreCorruptedError,
+  StoreUnavailableError,
   UnsupportedFormatError,
   WriteBatch,
   withCounting,
@@ -132,7 +134,9 @@ describe("engine paged values", () => {
     await fill(engine, ["j/a"]);
     await engine.checkpoint();
     faulty.failureRate = 1;
-    await expect(engine.warm(["j/a"])).rejects.toThrow();
+    const err = await engine.warm(["j/a"])!.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreUnavailableError);
+    expect((err as StoreUnavailableError).cause).toBeInstanceOf(InjectedFaultError);
     faulty.failureRate = 0;
     expect(() => engine.get("j/a")).toThrow(/without warming it first/);
     await warmAll(engine, ["j/a"]);

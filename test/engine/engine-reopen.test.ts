@@ -48,7 +48,9 @@ describe("engine durability and reopen", () => {
     }
     expect(dump(engine)).toEqual(expected);
     await engine.close();
-    await expect(engine.commit(new WriteBatch().put("late", enc("x")))).rejects.toBeInstanceOf(ClosedError);
+    const late = await engine.commit(new WriteBatch().put("late", enc("x"))).catch((e: unknown) => e);
+    expect(late).toBeInstanceOf(ClosedError);
+    expect((late as ClosedError).message).toBe("the engine is closed; reopen it to recover the durable state");
 
     engine = await Engine.open(store, { checkpointWalObjects: 0 });
     expect(dump(engine)).toEqual(expected);

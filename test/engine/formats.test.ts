@@ -40,6 +40,23 @@ describe("segment format", () => {
     expect(() => readAll(bytes.subarray(1))).toThrow(StoreCorruptedError);
   });
 
+  it("ends a block once it holds blockBytes of entries, and never writes an empty one", () => {
+    // Entries of 11 bytes each (1 + 4 bytes of key, 1 + 5 of value): a block reaches 33 bytes exactly at its third.
+    const b = new SegmentBuilder(33);
+    b.add("k/00", enc("vvvvv"));
+    expect(b.byteLength).toBe(11);
+    for (let i = 1; i < 9; i++) b.add(`k/0${i}`, enc("vvvvv"));
+    // The ninth entry ended the third block: finishing adds no block of no entries.
+    const bytes = b.finish();
+    expect(b.blocks.map((x) => x.entries)).toEqual([3, 3, 3]);
+    expect(b.blocks.map((x) => [x.firstKey, x.lastKey])).toEqual([
+      ["k/00", "k/02"],
+      ["k/03", "k/05"],
+      ["k/06", "k/08"],
+    ]);
+    expect(readAll(bytes)).toHaveLength(9);
+  });
+
   it("keeps tombstones apart from empty values", () => {
     const b = new SegmentBuilder();
     b.add("a", new Uint8Array(0));

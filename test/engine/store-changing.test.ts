@@ -2,8 +2,9 @@
  * @module Opening over a store that keeps changing, or has lost a segment:
  * a reader that keeps finding its manifest or segments deleted under it
  * gives up with StoreUnavailableError (it never loops for ever or returns a
- * stale state); a writer that finds a segment its manifest names missing
- * refuses with StoreCorruptedError naming it.
+ * stale state); a writer that finds a segment its manifest names missing,
+ * or a WAL object listed after its claim gone when read, refuses with
+ * StoreCorruptedError naming it.
  */
 import { describe, expect, it } from "vitest";
 import { Engine, EngineReader, MemoryStore, StoreCorruptedError, StoreUnavailableError, WriteBatch, type ObjectStore } from "taquba";
@@ -79,5 +80,45 @@ describe("a store changing under a reader", () => {
     const err = await failure(Engine.open(inner));
     expect(err).toBeInstanceOf(StoreCorruptedError);
     expect(err.message).toContain(segs[0]!);
+  });
+
+  it("a WAL object listed after the writer's claim and gone when read: the writer refuses, naming it, and plants no fence", async () => {
+    const inner = new MemoryStore();
+    const first = await Engine.open(inner);
+    for (let i = 0; i < 3; i++) await first.commit(new WriteBatch().put(`k${i}`, enc(String(i))));
+    await first.close();
+    const wal: string[] = [];
+    for await (const o of inner.list("wal/")) wal.push(o.key);
+    // The next sequence after the last object: as if the previous writer landed it after the load's listing.
+    const last = wal.at(-1)!;
+    const phantom = `wal/${String(Number(last.slice(4)) + 1).padStart(last.length - 4, "0")}`;
+    let claimed = false;
+    const puts: string[] = [];
+    const store: ObjectStore = {
+      get: (k) => (k === phantom ? Promise.resolve(null) : inner.get(k)),
+      put: (k, body, opts) => {
+        if (k.startsWith("manifest/")) claimed = true;
+        else puts.push(k);
+        return inner.put(k, body, opts);
+      },
+      delete: (k) => inner.delete(k),
+      async *list(prefix, opts) {
+        let shown = !claimed || !prefix.startsWith("wal/");
+        for await (const o of inner.list(prefix, opts)) {
+          if (!shown && o.key > phantom) {
+            shown = true;
+            yield { key: phantom, size: 1 };
+          }
+          yield o;
+        }
+        if (!shown) yield { key: phantom, size: 1 };
+      },
+    };
+    const err = await failure(Engine.open(store));
+    expect(claimed).toBe(true);
+    expect(err).toBeInstanceOf(StoreCorruptedError);
+    expect((err as StoreCorruptedError).objectKey).toBe(phantom);
+    expect(err.message).toMatch(/a WAL object vanished during recovery/);
+    expect(puts.filter((k) => k.startsWith("wal/"))).toEqual([]);
   });
 });

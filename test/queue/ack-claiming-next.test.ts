@@ -44,6 +44,8 @@ describe("ackClaimingNext", () => {
     const next = res.next!;
     expect(res.enqueued).toEqual([{ jobId: next.id, newlyEnqueued: true }]);
     expect({ queue: next.queueName, payload: dec(next.payload), attempt: next.attempt }).toEqual({ queue: "steps", payload: "second", attempt: 1 });
+    // A new job: nobody asked to cancel it.
+    expect(next.cancelSignal.aborted).toBe(false);
     expect(await queue.view().job(job.id)).toBeNull();
     expect(await queue.view().job(next.id)).toMatchObject({ state: "claimed", attempt: 1 });
     expect(await queue.kvGet("k")).toEqual(enc("v"));

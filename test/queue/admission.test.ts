@@ -1,7 +1,8 @@
 /**
  * @module Admission limits at their edges: the largest settings accepted and
  * what a refusal says, how a key template reads a job's headers (missing,
- * empty, inherited), and a rate limit with a concurrency limit on one queue.
+ * empty, inherited), a rate limit with a concurrency limit on one queue, and
+ * a claim under a limit (the batch size holds; the earliest freeing window wakes).
  */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, MockClock, Queue, ValidationError } from "taquba";
@@ -113,6 +114,31 @@ describe("a rate limit and a concurrency limit on one queue", () => {
     expect(await queue.claimBatch("jobs", 10)).toEqual([]);
     clock.advance(1);
     expect(await queue.claimBatch("jobs", 10)).toHaveLength(1);
+    await queue.close();
+  });
+});
+
+describe("a claim under a limit", () => {
+  it("claims at most the batch size, though the scan looks further for jobs a limit holds back", async () => {
+    const queue = await openWith({ concurrency: { limit: 100 } });
+    await enqueueWith(queue, undefined, undefined, undefined, undefined, undefined);
+    expect(await queue.claimBatch("jobs", 2)).toHaveLength(2);
+    expect(await queue.view().stats("jobs")).toMatchObject({ pending: 3, claimed: 2 });
+    await queue.close();
+  });
+
+  it("wakes its workers when the first held-back job may be claimed, not a later one", async () => {
+    const clock = new MockClock(1_000_000);
+    const queue = await openWith({ rateLimit: { limit: 1, periodMs: 1000, key: "{tenant}" }, leaseMs: 60_000 }, clock);
+    await enqueueWith(queue, { tenant: "a" });
+    expect(await queue.claimBatch("jobs", 1)).toHaveLength(1);
+    clock.advance(500);
+    await enqueueWith(queue, { tenant: "b" });
+    expect(await queue.claimBatch("jobs", 1)).toHaveLength(1);
+    // Both tenants' windows are full: a's frees at 1_001_000, b's at 1_001_500.
+    await enqueueWith(queue, { tenant: "a" }, { tenant: "b" });
+    expect(await queue.claimBatch("jobs", 2)).toEqual([]);
+    expect(clock.nextDeadline).toBe(1_001_000);
     await queue.close();
   });
 });

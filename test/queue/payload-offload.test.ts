@@ -3,7 +3,7 @@
  * refers to them and deleted after; missing objects and read failures.
  */
 import { describe, expect, it, vi } from "vitest";
-import { ClaimLostError, MemoryStore, SettlementEffects, type DeadLetteredEvent, type ObjectStore } from "taquba";
+import { ClaimLostError, MemoryStore, SettlementEffects, StoreUnavailableError, type DeadLetteredEvent, type ObjectStore } from "taquba";
 import { failWhen } from "../support/failing-store.js";
 import { enc, openQueue, settle } from "./helpers.js";
 
@@ -150,7 +150,9 @@ describe("payload offload", () => {
     const { queue } = await openQueue({ store, payloadOffloadBytes: 64 });
     const { jobId } = await queue.enqueue("q", big("a"));
     failGets = true;
-    await expect(queue.claim("q")).rejects.toThrow("store down");
+    const err = await queue.claim("q").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreUnavailableError);
+    expect(((err as StoreUnavailableError).cause as Error).message).toBe("store down");
     expect(await queue.view().job(jobId)).toMatchObject({ state: "pending", attempt: 0 });
     failGets = false;
     expect((await queue.claim("q"))?.attempt).toBe(1);

@@ -10,6 +10,7 @@ import * as K from "../../runtime/queue/keys.js";
 import { decodeJob, encodeJob, decodeStats, encodeStats, type JobRecord } from "../../runtime/queue/record.js";
 import {
   MAX_KV_KEY_BYTES,
+  validateDedupKey,
   validateJobId,
   validateKvKey,
   validateMillis,
@@ -145,6 +146,7 @@ describe("names", () => {
       expect(message(() => validateQueueName(bad))).toMatch(/^invalid queue name .*; use 1-128 characters/);
       expect(message(() => validateJobId(bad))).toMatch(/^invalid job id .*; use 1-128 characters/);
       expect(message(() => validateKvKey(bad))).toMatch(/^invalid KV key .*; use 1-1024 bytes of well-formed UTF-8 text/);
+      expect(message(() => validateDedupKey(bad))).toMatch(/^invalid dedupKey .*; use 1-512 bytes of well-formed UTF-8 text/);
     }
     expect(message(() => validateStoreName(5))).toBe("the queue store name must be a string, got number");
     expect(message(() => validateStoreName("../x"))).toMatch(/^invalid queue store name "\.\.\/x"; it becomes an object key prefix/);
