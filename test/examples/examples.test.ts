@@ -39,7 +39,12 @@ function run(args: string[], timeoutMs: number): Promise<Ran> {
   });
 }
 
-async function example(name: string, timeoutMs = 10_000): Promise<string> {
+// A guard against a hang, not a speed check: each example spawns processes that
+// load TypeScript through tsx, which takes tens of seconds on a loaded machine.
+const EXAMPLE_LIMIT_MS = 90_000;
+const EXAMPLE_TEST_MS = EXAMPLE_LIMIT_MS + 10_000;
+
+async function example(name: string, timeoutMs = EXAMPLE_LIMIT_MS): Promise<string> {
   const r = await run(["--import", "tsx", `examples/${name}.ts`], timeoutMs);
   expect(r.code, `examples/${name}.ts exited with ${r.code ?? r.signal}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`).toBe(0);
   return r.stdout;
@@ -48,9 +53,9 @@ async function example(name: string, timeoutMs = 10_000): Promise<string> {
 /** The lines of `out` matching `re`. */
 const lines = (out: string, re: RegExp) => out.split("\n").filter((l) => re.test(l));
 
-describe("examples", () => {
-  it("demo: killed mid-step, resumed without repeating a side effect, approved and cancelled", { timeout: 30_000 }, async () => {
-    const out = await example("demo", 25_000);
+describe("examples", { timeout: EXAMPLE_TEST_MS }, () => {
+  it("demo: killed mid-step, resumed without repeating a side effect, approved and cancelled", { timeout: EXAMPLE_TEST_MS }, async () => {
+    const out = await example("demo");
     expect(out).toMatch(/\[demo\] +killed worker process 1 \(pid \d+\) with SIGKILL/);
     expect(out).toMatch(/\[process 2\] opened the queue: 1 step the killed process held is claimable again/);
     expect(
@@ -90,8 +95,8 @@ describe("examples", () => {
     expect(out).toMatch(/run count-to-5 succeeded after 5 steps with count 5/);
   });
 
-  it("crash-resume: committed steps are skipped and the interrupted step reuses its memo", { timeout: 20_000 }, async () => {
-    const out = await example("crash-resume", 15_000);
+  it("crash-resume: committed steps are skipped and the interrupted step reuses its memo", { timeout: EXAMPLE_TEST_MS }, async () => {
+    const out = await example("crash-resume");
     expect(out).toMatch(/killed process 1 with SIGKILL during step 1/);
     expect(out).toMatch(/\[process 2\] step 0 fetch: skipped, committed before the crash/);
     expect(out).toMatch(/\[process 2\] step 1 transform: chunk 1\/3 reused from memo/);
@@ -99,8 +104,8 @@ describe("examples", () => {
     expect(out).toMatch(/\[process 2\] run nightly-report succeeded with result f1f2f3\|t1t2t3\|p1p2p3\|/);
   });
 
-  it("durable-approvals: signal, buffered and timeout paths across a restart", { timeout: 20_000 }, async () => {
-    const out = await example("durable-approvals", 15_000);
+  it("durable-approvals: signal, buffered and timeout paths across a restart", { timeout: EXAMPLE_TEST_MS }, async () => {
+    const out = await example("durable-approvals");
     expect(out).toMatch(/\[process 1\] decision for "upgrade-db" \(not proposed yet\): buffered/);
     expect(lines(out, /\[process 1\] .*: pending at step 1/)).toHaveLength(3);
     expect(out).toMatch(/\[process 2\] approve refund-42: delivered/);
@@ -111,7 +116,7 @@ describe("examples", () => {
     expect(out).toMatch(/decision for "old-request": buffered; withdrawn: true/);
   });
 
-  it("remote-reply: runs continue on replies another process wrote to the bucket", { timeout: 15_000 }, async () => {
+  it("remote-reply: runs continue on replies another process wrote to the bucket", { timeout: EXAMPLE_TEST_MS }, async () => {
     const out = await example("remote-reply");
     expect(lines(out, /^\[remote\] +wrote reply app\/replies\/summary-\d\.json/)).toHaveLength(3);
     expect(lines(out, /watcher: reply for reply:summary-\d appeared; signal (delivered|buffered)/)).toHaveLength(3);
@@ -136,7 +141,7 @@ describe("examples", () => {
     expect(out).toMatch(/run article-1 succeeded: "Durable agents: /);
   });
 
-  it("webhooks: signed terminations verified by a loopback receiver", { timeout: 15_000 }, async () => {
+  it("webhooks: signed terminations verified by a loopback receiver", { timeout: EXAMPLE_TEST_MS }, async () => {
     const out = await example("webhooks");
     expect(out).toMatch(/receiver: verified delivery \w+: run invoice-7 succeeded, body "invoice for EUR 120 sent"/);
     expect(out).toMatch(/receiver: verified delivery \w+: run invoice-8 failed, notice RUN_FAILED: "invalid amount 0"/);
@@ -146,7 +151,7 @@ describe("examples", () => {
   });
 
   it("fanout-jobs: a typed workflow step on the jobs' runtime; a retried fan-out collapses onto existing jobs by idempotency key", {
-    timeout: 15_000,
+    timeout: EXAMPLE_TEST_MS,
   }, async () => {
     const out = await example("fanout-jobs");
     expect(out).toMatch(/fan_out attempt 1: connection lost after submitting 3 jobs/);
@@ -159,7 +164,7 @@ describe("examples", () => {
     expect(out).toMatch(/rejected before enqueueing: invalid thumbs.photo.resize input/);
   });
 
-  it("group-document-pipeline: progress and cost folded over the group's results", { timeout: 15_000 }, async () => {
+  it("group-document-pipeline: progress and cost folded over the group's results", { timeout: EXAMPLE_TEST_MS }, async () => {
     const out = await example("group-document-pipeline");
     expect(out).toMatch(/submitted group intake-2026-11-29: 20 documents/);
     expect(lines(out, /^progress \d+\/20: /)).toHaveLength(4);
@@ -169,7 +174,7 @@ describe("examples", () => {
     expect(out).toMatch(/group-document-pipeline done: 20 documents, 1 failed, total cost \$0\.024350/);
   });
 
-  it("hello-jobs: generated typed jobs, idempotent duplicates, typed failure, results after a restart", { timeout: 15_000 }, async () => {
+  it("hello-jobs: generated typed jobs, idempotent duplicates, typed failure, results after a restart", { timeout: EXAMPLE_TEST_MS }, async () => {
     const out = await example("hello-jobs");
     expect(lines(out, /^email job j_\w+: sent msg-acme-/)).toHaveLength(3);
     expect(out).toMatch(/invoice job: invoices\/inv-2026-001.pdf, total 172.5 EUR/);
@@ -206,7 +211,7 @@ describe("examples", () => {
     expect(out).toMatch(/day 5\.0: retention window over: outcome kept: false, status null/);
   });
 
-  it("order-fulfilment: the typed order.fulfil workflow across a restart, each run's typed end", { timeout: 15_000 }, async () => {
+  it("order-fulfilment: the typed order.fulfil workflow across a restart, each run's typed end", { timeout: EXAMPLE_TEST_MS }, async () => {
     const out = await example("order-fulfilment/main");
     expect(out).toMatch(/submitted 5 orders; restarting while they wait for payments/);
     expect(out).toMatch(/o-100: courier API unavailable on attempt 1; retrying/);
@@ -239,8 +244,8 @@ describe("examples", () => {
     expect(out).toMatch(/^log info: {2}queue "shop": this process is now the writer of its store \(writer epoch 1\)$/m);
   });
 
-  it("nightly-report: one run per tick, the DST night at 03:00, missed nights caught up, trigger and pause", { timeout: 30_000 }, async () => {
-    const out = await example("nightly-report", 25_000);
+  it("nightly-report: one run per tick, the DST night at 03:00, missed nights caught up, trigger and pause", { timeout: EXAMPLE_TEST_MS }, async () => {
+    const out = await example("nightly-report");
     expect(lines(out, /^tick .* Berlin: report run sched-nightly-sales-eu-\d+$/)).toEqual([
       "tick 2026-03-28 02:30:00 Berlin: report run sched-nightly-sales-eu-1774661400000",
       "tick 2026-03-29 03:00:00 Berlin: report run sched-nightly-sales-eu-1774746000000",
@@ -256,8 +261,8 @@ describe("examples", () => {
     expect(out).toMatch(/^nightly-report done: 7 reports built, one run per tick$/m);
   });
 
-  it("tenant-fair-queue: at most two steps per tenant at once, small tenants pass a flooding one", { timeout: 30_000 }, async () => {
-    const out = await example("tenant-fair-queue", 25_000);
+  it("tenant-fair-queue: at most two steps per tenant at once, small tenants pass a flooding one", { timeout: EXAMPLE_TEST_MS }, async () => {
+    const out = await example("tenant-fair-queue");
     expect(out).toMatch(/^acme: 12 runs, at most 2 at once$/m);
     expect(out).toMatch(/^globex: 3 runs, at most 2 at once$/m);
     expect(out).toMatch(/^initech: 3 runs, at most 2 at once$/m);
@@ -266,9 +271,9 @@ describe("examples", () => {
   });
 
   it("parent-child: a batch fans out child workflows, a retried fan-out finds them, the join gets typed ends, a cancel reaches the children", {
-    timeout: 30_000,
+    timeout: EXAMPLE_TEST_MS,
   }, async () => {
-    const out = await example("parent-child", 25_000);
+    const out = await example("parent-child");
     expect(out).toMatch(/^batch-1 fan_out attempt 1: 4 children started, 0 found from an earlier attempt$/m);
     expect(out).toMatch(/^batch-1 fan_out attempt 2: 0 children started, 4 found from an earlier attempt$/m);
     expect(lines(out, /^batch-1 join: /)).toEqual([
