@@ -14,7 +14,8 @@
  * A window holds the limit and period it counts for, `until` (when the
  * next claim of the key is allowed, as of the last claim: exact, as no
  * claim of the key happens before it), and the last claim times, at most
- * `RATE_TIMES_KEPT` (what a restarted owner seeds its window from). The
+ * `RATE_TIMES_KEPT` (what a restarted owner seeds its window from;
+ * stored as the first and the distances between them, negative if the clock went back). The
  * maintenance sweep deletes a window once its last claim left the period.
  */
 import { applied, type Limits, type RateWindows, type ResolvedRateLimit } from "./admission.js";
@@ -57,8 +58,12 @@ const isTime = (v: unknown): v is number => typeof v === "number" && Number.isSa
 export function decodeRateWindow(bytes: Uint8Array): RateWindowRecord | undefined {
   try {
     const v = JSON.parse(dec.decode(bytes)) as { l?: unknown; p?: unknown; u?: unknown; t?: unknown };
-    if (!isTime(v.l) || v.l < 1 || !isTime(v.p) || v.p < 1 || !isTime(v.u) || !Array.isArray(v.t) || !v.t.every(isTime)) return undefined;
-    return { limit: v.l, periodMs: v.p, until: v.u, times: v.t as number[] };
+    if (!isTime(v.l) || v.l < 1 || !isTime(v.p) || v.p < 1 || !isTime(v.u) || !Array.isArray(v.t) || !v.t.every(Number.isSafeInteger)) return undefined;
+    // Stored as the first time, then each time's distance from the one before.
+    const times: number[] = [];
+    for (const d of v.t as number[]) times.push(times.length === 0 ? d : times[times.length - 1]! + d);
+    if (!times.every(isTime)) return undefined;
+    return { limit: v.l, periodMs: v.p, until: v.u, times };
   } catch {
     return undefined;
   }
@@ -96,7 +101,8 @@ export function recordRateClaim(txn: Txn, windows: RateWindows, limits: Limits, 
     const times = windows.times(a.slot);
     const kept = times.slice(Math.max(0, times.length - RATE_TIMES_KEPT));
     const until = windows.allowedAt(a.slot, a.rate, now);
-    txn.put(rateWindowKey(limits.queue, a.key, a.rule), enc.encode(JSON.stringify({ l: a.rate.limit, p: a.rate.periodMs, u: until, t: kept })));
+    const t = kept.map((x, i) => (i === 0 ? x : x - kept[i - 1]!));
+    txn.put(rateWindowKey(limits.queue, a.key, a.rule), enc.encode(JSON.stringify({ l: a.rate.limit, p: a.rate.periodMs, u: until, t })));
   }
 }
 
