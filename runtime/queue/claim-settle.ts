@@ -79,7 +79,8 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   }
   if (retryAt !== undefined) wakeWhenRateFrees(core, queueName, retryAt);
   if (claimed.length === 0) return [];
-  if (hasLimits(limits)) recordRateConfig(txn, queueName, limits.rateLimit);
+  // Also when the queue has no limit left: a removed rate limit must not stay on record for readers.
+  recordRateConfig(txn, queueName, limits.rateLimit);
   core.commit(txn, false);
   core.loop.rearm(now + lease);
   // A job is handed out only once the write that made it claimable is
