@@ -45,7 +45,11 @@ async function run(name: string, config: QueueConfig, rule: { limit: number } | 
   await queue.close();
 }
 
-console.log(`rate records: JOBS=${JOBS} TENANTS=${TENANTS} node ${process.version} load ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+console.log(
+  `rate records: JOBS=${JOBS} TENANTS=${TENANTS} node ${process.version} load ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")}`,
+);
 await run("no rate limit", {}, undefined);
 await run("queue rateLimit limit 5 per hour, {tenant}", { rateLimit: { limit: 5, periodMs: 3_600_000, key: "{tenant}" } }, undefined);
 await run("queue rateLimit limit 1000 per hour, {tenant}", { rateLimit: { limit: 1000, periodMs: 3_600_000, key: "{tenant}" } }, undefined);

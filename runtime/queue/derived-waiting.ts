@@ -9,7 +9,14 @@
  * durable window of its key (`rate-records`, written with the claims) says
  * the next claim is allowed only later. Pure over a read source.
  */
-import { FLOW_CONCURRENCY_KEY_HEADER, FLOW_CONCURRENCY_LIMIT_HEADER, FLOW_RATE_KEY_HEADER, FLOW_RULE_HEADER, resolveRateLimit, type ResolvedRateLimit } from "./admission.js";
+import {
+  FLOW_CONCURRENCY_KEY_HEADER,
+  FLOW_CONCURRENCY_LIMIT_HEADER,
+  FLOW_RATE_KEY_HEADER,
+  FLOW_RULE_HEADER,
+  resolveRateLimit,
+  type ResolvedRateLimit,
+} from "./admission.js";
 import { decodeRateConfig, durableRateReason, rateConfigKey } from "./rate-records.js";
 import { claimedPrefix, jobKey } from "./keys.js";
 import { decodeJob, type JobRecord } from "./record.js";

@@ -127,7 +127,13 @@ export function recordRateConfig(txn: Txn, queue: string, rate: ResolvedRateLimi
  * their durable records, for keys this process has not counted yet (after
  * a restart, recent claims of the previous owner still count).
  */
-export function seedRateWindows(src: Pick<ReadSource, "get">, windows: RateWindows, limits: Limits, headers: Readonly<Record<string, string>> | undefined, now: number): void {
+export function seedRateWindows(
+  src: Pick<ReadSource, "get">,
+  windows: RateWindows,
+  limits: Limits,
+  headers: Readonly<Record<string, string>> | undefined,
+  now: number,
+): void {
   if (limits.rateLimit === undefined && (limits.rules === undefined || limits.rules.size === 0)) return;
   for (const a of applied(limits, headers)) {
     if (a.rate === undefined || windows.has(a.slot)) continue;

@@ -145,7 +145,10 @@ describe("flow control of runs", () => {
     const [first] = await Promise.race([env.runtime.wait("p1").then(() => ["p1"]), env.runtime.wait("p2").then(() => ["p2"])]);
     const waiting = first === "p1" ? "p2" : "p1";
     const held = { reason: "rate_limit", key: "acme", limit: 1, periodMs: YEAR, until: t0 + YEAR, rule: "paced" };
-    await until(async () => (await env.runtime.listRuns({})).runs.find((r) => r.runId === waiting)?.heldBy?.reason === "rate_limit", "the owner names the rate limit");
+    await until(
+      async () => (await env.runtime.listRuns({})).runs.find((r) => r.runId === waiting)?.heldBy?.reason === "rate_limit",
+      "the owner names the rate limit",
+    );
     await env.queue.flush();
 
     const reader = await QueueReader.open(new LocalStore(dir), "wf", { clock });
