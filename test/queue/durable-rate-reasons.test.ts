@@ -8,7 +8,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { FLOW_RATE_KEY_HEADER, FLOW_RULE_HEADER, MemoryStore, MockClock, Queue, QueueReader } from "taquba";
+import { Engine } from "../../runtime/engine/engine.js";
 import { EngineReader } from "../../runtime/engine/engine-reader.js";
+import { WriteBatch } from "../../runtime/engine/write-batch.js";
 import { PrefixedStore } from "../../runtime/queue/prefixed-store.js";
 import { ENGINE_PREFIX } from "../../runtime/queue/queue.js";
 import type { ObjectStore } from "../../runtime/store/object-store.js";
@@ -110,3 +112,31 @@ describe("rate limits from another process", () => {
 });
 
 const RATE_SWEEP = 60_000;
+
+describe("damaged rate windows", () => {
+  it("a reader names no reason, the owner counts the key afresh, and the rewritten window is swept once its period passed", async () => {
+    const store = new MemoryStore();
+    const clock = new MockClock(1_000_000);
+    const opts = { clock, flushIntervalMs: 0, queueConfigs: { own: { rateLimit: { limit: 1, periodMs: 1000 } } } };
+    let queue = await Queue.open(store, "q", opts);
+    await queue.enqueue("own", enc("a"));
+    const b = await queue.enqueue("own", enc("b"));
+    for (const j of await queue.claimBatch("own", 10)) await queue.ack(j);
+    await queue.close();
+    for (const garbage of ["{not json", JSON.stringify({ l: 1, p: 1000, u: 1e30, t: [] }), JSON.stringify({ l: -1, p: 1000, u: 2_000_000, t: ["x"] })]) {
+      const engine = await Engine.open(new PrefixedStore(new PrefixedStore(store, "q/"), ENGINE_PREFIX));
+      await engine.commit(new WriteBatch().put("w/own/q", enc(garbage)));
+      await engine.close();
+      const reader = await QueueReader.open(store, "q", { clock });
+      expect((await reader.job(b.jobId))?.waiting, garbage).toBeUndefined();
+      await reader.close();
+    }
+    queue = await Queue.open(store, "q", opts);
+    expect((await queue.claimBatch("own", 10)).map((j) => j.id)).toEqual([b.jobId]);
+    clock.advance(RATE_SWEEP);
+    await queue.runMaintenance();
+    await queue.flush();
+    expect(await engineKeys(store, "w/")).toEqual([]);
+    await queue.close();
+  });
+});
