@@ -94,10 +94,10 @@ describe("rate limits from another process", () => {
     clock.advance(100);
     queue = await Queue.open(store, "q", opts);
     // t0 was claimed at 1_000_000 and 1_000_400: full until 1_001_000 although this process never claimed it.
+    const held = [{ reason: "rate_limit", key: "t0", limit: 2, periodMs: 1000, until: 1_001_000 }];
+    expect((await queue.view().listJobs("own", "pending")).items.map((j) => j.waiting)).toEqual(held);
     expect(await queue.claimBatch("own", 10)).toEqual([]);
-    expect((await queue.view().listJobs("own", "pending")).items.map((j) => j.waiting)).toEqual([
-      { reason: "rate_limit", key: "t0", limit: 2, periodMs: 1000, until: 1_001_000 },
-    ]);
+    expect((await queue.view().listJobs("own", "pending")).items.map((j) => j.waiting)).toEqual(held);
     clock.advance(400);
     expect(await queue.claimBatch("own", 10)).toEqual([]);
     clock.advance(100);
