@@ -25,6 +25,7 @@ import { validateQueueName, validateStoreName } from "../queue/names.js";
 import { PrefixedStore } from "../queue/prefixed-store.js";
 import { QueueReader } from "../queue/reader.js";
 import type { ObjectStore } from "../store/object-store.js";
+import type { Clock } from "../clock.js";
 import { openStore } from "../store/open-store.js";
 import { MemoStore } from "../workflow/memo/memo.js";
 import { terminationOf } from "../workflow/records/records.js";
@@ -101,6 +102,8 @@ export interface TaqubaClientOptions {
    * `fs.watch` and this only bounds a missed event.
    */
   readonly pollIntervalMs?: number;
+  /** The clock that tells whether a rate limit still holds a run's step back (`heldBy`). Default: the system clock; give the owner's `MockClock` in tests. */
+  readonly clock?: Clock;
 }
 
 function positive(name: string, v: number | undefined, min: number, max: number): number | undefined {
@@ -134,6 +137,7 @@ export class TaqubaClient {
   readonly #memos: MemoStore;
   readonly #timeoutMs: number;
   readonly #pollMs: number;
+  readonly #clock: Clock | undefined;
   readonly #nextId = requestIds();
   readonly #closing = new AbortController();
   #reader: QueueReader | undefined;
@@ -151,6 +155,7 @@ export class TaqubaClient {
   private constructor(store: ObjectStore, opts: TaqubaClientOptions, routerOnly = false) {
     this.#store = store;
     this.#name = opts.name;
+    this.#clock = opts.clock;
     this.#q = opts.queueName ?? DEFAULT_STEP_QUEUE;
     this.#root = new PrefixedStore(store, `${this.#name}/`);
     this.#memos = new MemoStore(store, opts.memoPrefix ?? `${this.#q}-memo`);
@@ -652,7 +657,7 @@ export class TaqubaClient {
       break;
     }
     if (!any) return undefined;
-    const reader = await QueueReader.open(this.#store, this.#name);
+    const reader = await QueueReader.open(this.#store, this.#name, this.#clock === undefined ? {} : { clock: this.#clock });
     if (this.#closing.signal.aborted) {
       await reader.close();
       return undefined;

@@ -192,6 +192,33 @@ export class RateWindows {
     if (log.length > rate.limit) log.shift();
   }
 
+  /** Whether `slot` has a window in memory. */
+  has(slot: string): boolean {
+    return this.#log.has(slot);
+  }
+
+  /** The claim times of `slot` kept now, oldest first (a copy). */
+  times(slot: string): number[] {
+    return [...(this.#log.get(slot)?.times ?? [])];
+  }
+
+  /**
+   * Seeds `slot` with claims a previous owner made (its durable window):
+   * the times it kept, and when it said the window was full until `until`
+   * with fewer times than `limit`, earlier entries that keep it full until
+   * then. Keeps any claim this process already counted.
+   */
+  seed(slot: string, rate: ResolvedRateLimit, times: readonly number[], until: number, now: number): void {
+    if (this.#log.has(slot)) return;
+    // Mark the slot seen even when nothing is left, so it is not read again.
+    const log = times.filter((t) => t > now - rate.periodMs && t <= now);
+    if (until > now && log.length < rate.limit) {
+      const pad = until - rate.periodMs;
+      while (log.length < rate.limit) log.unshift(pad);
+    }
+    this.#log.set(slot, { times: log.slice(Math.max(0, log.length - rate.limit)), periodMs: rate.periodMs });
+  }
+
   /** Drops the keys whose window ended, each under its own limit's period. */
   #prune(now: number): void {
     for (const [k, { times, periodMs }] of this.#log) if (times.length === 0 || times[times.length - 1]! <= now - periodMs) this.#log.delete(k);
@@ -286,7 +313,7 @@ export interface Limits {
 }
 
 /** One limit applied to one job: its slot (queue, rule, key) and bound. */
-interface Applied {
+export interface Applied {
   readonly slot: string;
   readonly key: string;
   readonly concurrency?: ResolvedConcurrency;
@@ -294,7 +321,8 @@ interface Applied {
   readonly rule?: string;
 }
 
-function applied(l: Limits, headers: Readonly<Record<string, string>> | undefined): Applied[] {
+/** The limits that apply to a job with `headers`, its flow rule's first. */
+export function applied(l: Limits, headers: Readonly<Record<string, string>> | undefined): Applied[] {
   const out: Applied[] = [];
   const name = headers?.[FLOW_RULE_HEADER];
   const rule = name === undefined ? undefined : l.rules?.get(name);

@@ -31,6 +31,7 @@ import {
   type TransitionContext,
 } from "./transitions.js";
 import { Txn } from "./txn.js";
+import { recordRateClaim, recordRateConfig, seedRateWindows } from "./rate-records.js";
 import { warmJobs } from "./warm.js";
 import type { AckedClaimingNext, ClaimedJob, ClaimNext, DeadLetterOptions, EnqueueOutcome, NackOptions, NackOutcome } from "./types.js";
 
@@ -63,17 +64,23 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
     if (claimed.length === max) break;
     const r = readJob(txn, id);
     if (r === undefined || r.state !== "pending") continue;
+    // After a restart the windows start from what the previous owner made durable.
+    seedRateWindows(txn, core.leases.windows, limits, r.headers, now);
     const a = admit(core.leases.slots, core.leases.windows, limits, r.headers, now);
     if (!a.admit) {
       if (a.retryAt !== undefined) retryAt = Math.min(retryAt ?? a.retryAt, a.retryAt);
       continue;
     }
+    // The durable windows ride on this claim's commit: readers elsewhere see the rate limit, a restarted owner keeps counting.
+    recordRateClaim(txn, core.leases.windows, limits, r.headers, now);
     const next = claimJob(txn, r, now);
     stored.set(next.id, txn.get(K.jobKey(next.id)));
     claimed.push([next, core.leases.add(next.id, queueName, now + lease, next.cancelRequested === true, a.slots)]);
   }
   if (retryAt !== undefined) wakeWhenRateFrees(core, queueName, retryAt);
   if (claimed.length === 0) return [];
+  // Also when the queue has no limit left: a removed rate limit must not stay on record for readers.
+  recordRateConfig(txn, queueName, limits.rateLimit);
   core.commit(txn, false);
   core.loop.rearm(now + lease);
   // A job is handed out only once the write that made it claimable is

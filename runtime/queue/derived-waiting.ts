@@ -5,10 +5,19 @@
  * its `FLOW_CONCURRENCY_LIMIT_HEADER` carries. The owner's own answer
  * (`heldBack`) reads its in-memory slots; this one counts claimed records,
  * which commit with the claims they describe, so it needs no write of its
- * own. Rate windows are not derivable: a finished job's claim time is gone
- * with its record. Pure over a read source.
+ * own. A rate limit, the rule's or the queue's own, holds it back when the
+ * durable window of its key (`rate-records`, written with the claims) says
+ * the next claim is allowed only later. Pure over a read source.
  */
-import { FLOW_CONCURRENCY_KEY_HEADER, FLOW_CONCURRENCY_LIMIT_HEADER, FLOW_RULE_HEADER } from "./admission.js";
+import {
+  FLOW_CONCURRENCY_KEY_HEADER,
+  FLOW_CONCURRENCY_LIMIT_HEADER,
+  FLOW_RATE_KEY_HEADER,
+  FLOW_RULE_HEADER,
+  resolveRateLimit,
+  type ResolvedRateLimit,
+} from "./admission.js";
+import { decodeRateConfig, durableRateReason, rateConfigKey } from "./rate-records.js";
 import { claimedPrefix, jobKey } from "./keys.js";
 import { decodeJob, type JobRecord } from "./record.js";
 import type { ReadSource } from "./txn.js";
@@ -42,14 +51,49 @@ function limitOf(h: Readonly<Record<string, string>>): number | undefined {
   return Number(text);
 }
 
-/** Whether pending job `r` waits for a full concurrency key of its flow rule, by `counts` of its queue. */
-export function derivedWaiting(r: JobRecord, counts: (queue: string) => ClaimedCounts): WaitingReason | undefined {
+/** The queue's own rate limit as its owner last recorded it (`l/<queue>`); undefined when none or damaged. */
+export function storedQueueRate(src: Pick<ReadSource, "get">, queue: string): ResolvedRateLimit | undefined {
+  const bytes = src.get(rateConfigKey(queue));
+  const c = bytes === undefined ? undefined : decodeRateConfig(bytes);
+  if (c === undefined) return undefined;
+  try {
+    return resolveRateLimit({ limit: c.limit, periodMs: c.periodMs, ...(c.key === undefined ? {} : { key: c.key }) });
+  } catch {
+    return undefined;
+  }
+}
+
+/** What `derivedWaiting` reads: the claimed counts, the durable rate windows, the queue's own rate limit, and the time now. */
+export interface DurableLimits {
+  counts(queue: string): ClaimedCounts;
+  source: Pick<ReadSource, "get">;
+  queueRate(queue: string): ResolvedRateLimit | undefined;
+  now(): number;
+}
+
+/**
+ * Why pending job `r` waits, from durable state: a rate limit (its flow
+ * rule's, then its queue's own), else a full concurrency key of its rule.
+ */
+export function derivedWaiting(r: JobRecord, d: DurableLimits): WaitingReason | undefined {
   const h = r.headers;
-  if (r.state !== "pending" || h === undefined) return undefined;
-  const rule = h[FLOW_RULE_HEADER];
+  if (r.state !== "pending") return undefined;
+  const rule = h?.[FLOW_RULE_HEADER];
+  if (rule !== undefined) {
+    const key = h?.[FLOW_RATE_KEY_HEADER] ?? "";
+    const held = durableRateReason(d.source, r.queue, key, rule, d.now());
+    if (held !== undefined) return { reason: "rate_limit", key, ...held, rule };
+  }
+  const own = d.queueRate(r.queue);
+  if (own !== undefined) {
+    const key = own.keyOf(h);
+    const held = durableRateReason(d.source, r.queue, key, undefined, d.now());
+    if (held !== undefined) return { reason: "rate_limit", key, ...held };
+  }
+  if (h === undefined || rule === undefined) return undefined;
   const limit = limitOf(h);
-  if (rule === undefined || limit === undefined) return undefined;
+  if (limit === undefined) return undefined;
   const key = h[FLOW_CONCURRENCY_KEY_HEADER] ?? "";
-  const held = counts(r.queue).get(slotOf(rule, key)) ?? 0;
+  const held = d.counts(r.queue).get(slotOf(rule, key)) ?? 0;
   return held >= limit ? { reason: "concurrency", key, limit, held, rule } : undefined;
 }

@@ -10,6 +10,7 @@
  * after a crash (a lost promotion is promoted again, a lost requeue is
  * recovered again at the next open).
  */
+import { decodeRateWindow, RATE_WINDOW, windowExpired } from "./rate-records.js";
 import { waitInBackground, type TimedClock } from "../clock.js";
 import type { Engine } from "../engine/engine.js";
 import type { DeadLetteredEvent } from "./config.js";
@@ -219,6 +220,26 @@ export function sweepRetention(host: MaintenanceHost, now: number, defer: DeferP
   return total;
 }
 
+/** Longest time between two sweeps of the durable rate windows. */
+export const RATE_SWEEP_EVERY_MS = 60_000;
+
+/**
+ * Deletes the durable rate windows whose last claim left the period by
+ * `now` (keys of tenants that stopped submitting), `BATCH` per commit.
+ * Window records are small and never paged.
+ */
+export function sweepRateWindows(host: MaintenanceHost, now: number): number {
+  const expired: string[] = [];
+  for (const [k, bytes] of host.engine.scan({ prefix: RATE_WINDOW })) if (windowExpired(decodeRateWindow(bytes), now)) expired.push(k);
+  // All in this turn: no claim renews a window between the scan and the commits.
+  for (let i = 0; i < expired.length; i += BATCH) {
+    const txn = new Txn(host.engine);
+    for (const k of expired.slice(i, i + BATCH)) txn.delete(k);
+    host.commitBackground(txn).catch(() => undefined);
+  }
+  return expired.length;
+}
+
 /** For callers that warm nothing: a pass that meets paged records must be given a `defer`. */
 function throwDeferred(warming: Promise<void>): never {
   warming.catch(() => undefined);
@@ -276,11 +297,18 @@ export class MaintenanceLoop {
     }
   }
 
+  /** When the durable rate windows are swept next (see `sweepRateWindows`). */
+  #rateSweepAt = 0;
+
   #passes(defer: DeferPass): void {
     const now = this.host.clock.now();
     reapExpired(this.host, now, defer);
     promoteDue(this.host, now, defer);
     sweepRetention(this.host, now, defer);
+    if (now >= this.#rateSweepAt) {
+      this.#rateSweepAt = now + RATE_SWEEP_EVERY_MS;
+      sweepRateWindows(this.host, now);
+    }
   }
 
   /** Called when something becomes due at `at`; wakes the loop if it sleeps past it. */

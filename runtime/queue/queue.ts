@@ -9,6 +9,7 @@
  * operations live in `enqueue-ops`, `claim-settle`, `cancel-wake`,
  * `kv-ops` and `completion`; this class is their public face.
  */
+import { seedRateWindows } from "./rate-records.js";
 import { readShardPlacement, type ShardPlacement } from "./shard-layout.js";
 import { type FullLogger, fullLogger } from "../logger.js";
 import { loadTelemetry } from "../telemetry/tracing.js";
@@ -105,7 +106,13 @@ export class Queue {
     this.#shard = shard;
     this.clock = core.clock;
     this.recovery = recovery;
-    this.#view = new StoreView(core.engine, (r) => heldBack(core.leases.slots, core.leases.windows, core.limitsOf(r.queue), r.headers, core.clock.now()));
+    this.#view = new StoreView(core.engine, (r) => {
+      const limits = core.limitsOf(r.queue);
+      const now = core.clock.now();
+      // After a restart, before any claim of the key, the previous owner's window still counts.
+      seedRateWindows(core.engine, core.leases.windows, limits, r.headers, now);
+      return heldBack(core.leases.slots, core.leases.windows, limits, r.headers, now);
+    });
   }
 
   /** The store name given to `open`. */

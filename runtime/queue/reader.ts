@@ -5,7 +5,9 @@
  */
 import { EngineReader } from "../engine/engine-reader.js";
 import { oldestPending, type OldestPending } from "./oldest-pending.js";
-import { claimedCounts, derivedWaiting, type ClaimedCounts } from "./derived-waiting.js";
+import { claimedCounts, derivedWaiting, storedQueueRate, type ClaimedCounts } from "./derived-waiting.js";
+import type { ResolvedRateLimit } from "./admission.js";
+import { type Clock, SystemClock } from "../clock.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { validateStoreName } from "./names.js";
 import { PrefixedStore } from "./prefixed-store.js";
@@ -27,9 +29,24 @@ export class QueueReader implements QueueView {
   /** Claimed jobs per flow rule and key, per queue, as of the last load (see `derived-waiting`). */
   readonly #counts = new Map<string, ClaimedCounts>();
 
-  private constructor(reader: EngineReader) {
+  /** Each queue's own rate limit as its owner recorded it, as of the last load. */
+  readonly #rates = new Map<string, ResolvedRateLimit | undefined>();
+
+  private constructor(reader: EngineReader, clock: Clock) {
     this.#reader = reader;
-    this.#view = new StoreView(reader, (r) => derivedWaiting(r, (q) => this.#claimedCounts(q)));
+    this.#view = new StoreView(reader, (r) =>
+      derivedWaiting(r, {
+        counts: (q) => this.#claimedCounts(q),
+        source: reader,
+        queueRate: (q) => this.#queueRate(q),
+        now: () => clock.now(),
+      }),
+    );
+  }
+
+  #queueRate(queue: string): ResolvedRateLimit | undefined {
+    if (!this.#rates.has(queue)) this.#rates.set(queue, storedQueueRate(this.#reader, queue));
+    return this.#rates.get(queue);
   }
 
   #claimedCounts(queue: string): ClaimedCounts {
@@ -41,11 +58,15 @@ export class QueueReader implements QueueView {
     return c;
   }
 
-  /** Loads the durable state of queue store `name` in `store` (the `name` given to `Queue.open`). */
-  static async open(store: ObjectStore, name: string): Promise<QueueReader> {
+  /**
+   * Loads the durable state of queue store `name` in `store` (the `name`
+   * given to `Queue.open`). `clock` tells whether a rate limit still holds
+   * a job back (default: the system clock; use the owner's in tests).
+   */
+  static async open(store: ObjectStore, name: string, opts: { clock?: Clock } = {}): Promise<QueueReader> {
     validateStoreName(name);
     const root = new PrefixedStore(store, `${name}/`);
-    return new QueueReader(await EngineReader.open(new PrefixedStore(root, ENGINE_PREFIX)));
+    return new QueueReader(await EngineReader.open(new PrefixedStore(root, ENGINE_PREFIX)), opts.clock ?? SystemClock);
   }
 
   /** The oldest pending job of `queueName` (see `oldest-pending`): its enqueue time, and whether every priority lane was looked at. */
@@ -56,7 +77,10 @@ export class QueueReader implements QueueView {
   /** Reads what the writer made durable since the last load. `true` when something changed. */
   async refresh(): Promise<boolean> {
     const changed = await this.#reader.refresh();
-    if (changed) this.#counts.clear();
+    if (changed) {
+      this.#counts.clear();
+      this.#rates.clear();
+    }
     return changed;
   }
 

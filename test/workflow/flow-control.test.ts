@@ -10,6 +10,7 @@ import {
   FLOW_CONCURRENCY_KEY_HEADER,
   FLOW_RULE_HEADER,
   LocalStore,
+  MockClock,
   QueueReader,
   StepError,
   StepOutcome,
@@ -22,6 +23,7 @@ import { useTempDirs } from "../support/temp-dirs.js";
 import { dec, enc, openEnv, until } from "./helpers.js";
 
 const tempDir = useTempDirs("taquba-flow-readers-");
+const YEAR = 31_536_000_000;
 
 /** Two steps per run; step 1 waits for its run's gate, then succeeds or fails as the gate says. */
 function gatedRunner() {
@@ -123,6 +125,49 @@ describe("flow control of runs", () => {
     expect(await pendingOf()).toBeUndefined();
     expect((await reader.listJobs("workflow-steps", "claimed")).items.find((j) => j.headers["workflow.run_id"] === waiting)?.waiting).toBeUndefined();
     g.gates.get(waiting)!(false);
+    await env.runtime.wait(waiting);
+    await env.stop();
+  });
+
+  it("shows a run held by its rule's rate limit, with its end, to a QueueReader, a TaqubaClient and the CLI", async () => {
+    // A period of a year on a clock near the real time, so the CLI (on the system clock) sees the window open.
+    const clock = new MockClock(Date.now());
+    const runner: StepRunner = {
+      flowRules: () => ({ paced: { rateLimit: { limit: 1, periodMs: YEAR } } }),
+      runStep: async (step) => StepOutcome.succeed(step.payload),
+    };
+    const dir = await tempDir();
+    const env = await openEnv(runner, { store: new LocalStore(dir), clock });
+    const t0 = clock.now();
+    const submit = (name: string) => env.runtime.submit({ runId: name, input: enc(name), options: { flow: { rule: "paced", rateKey: "acme" } } });
+    await submit("p1");
+    await submit("p2");
+    const [first] = await Promise.race([env.runtime.wait("p1").then(() => ["p1"]), env.runtime.wait("p2").then(() => ["p2"])]);
+    const waiting = first === "p1" ? "p2" : "p1";
+    const held = { reason: "rate_limit", key: "acme", limit: 1, periodMs: YEAR, until: t0 + YEAR, rule: "paced" };
+    await until(
+      async () => (await env.runtime.listRuns({})).runs.find((r) => r.runId === waiting)?.heldBy?.reason === "rate_limit",
+      "the owner names the rate limit",
+    );
+    await env.queue.flush();
+
+    const reader = await QueueReader.open(new LocalStore(dir), "wf", { clock });
+    expect((await reader.listJobs("workflow-steps", "pending")).items.find((j) => j.headers["workflow.run_id"] === waiting)?.waiting).toEqual(held);
+    const client = await TaqubaClient.open(new LocalStore(dir), { name: "wf", queueName: "workflow-steps", clock });
+    try {
+      expect((await client.listRuns()).runs.find((r) => r.runId === waiting)?.heldBy).toEqual(held);
+      expect((await client.inspectRun(waiting))?.steps.at(-1)?.heldBy).toEqual(held);
+    } finally {
+      await client.close();
+    }
+    const out: string[] = [];
+    const io = { out: (t: string) => out.push(t), err: () => undefined, color: false };
+    expect(await main(["runs", "show", pathToFileURL(dir).href, waiting, "--name", "wf", "--step-queue", "workflow-steps"], io)).toBe(0);
+    expect(out.join("\n")).toMatch(/held by\s+rate limit of paced for key "acme" \(1 per 31536000000 ms\) until /);
+    // Once the window passed, the reader names no reason.
+    clock.advance(YEAR);
+    expect((await reader.listJobs("workflow-steps", "pending")).items.find((j) => j.headers["workflow.run_id"] === waiting)?.waiting).toBeUndefined();
+    await reader.close();
     await env.runtime.wait(waiting);
     await env.stop();
   });

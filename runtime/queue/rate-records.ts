@@ -1,0 +1,167 @@
+/**
+ * @module Durable rate windows: what a reader in another process needs to
+ * tell that a rate limit holds a job back, and what a restarted owner
+ * needs to keep counting recent claims. Written in the claim commit that
+ * already happens (no commit of its own), only for claims a rate limit
+ * counts; a queue without one writes nothing here.
+ *
+ * | key | value |
+ * |---|---|
+ * | `w/<queue>/q<key>` | the window of a key of the queue's own rate limit |
+ * | `w/<queue>/r<JSON [rule, key]>` | the window of a key of a flow rule's rate limit |
+ * | `l/<queue>` | the queue's own rate limit (limit, period, key template), so a reader can build a job's key |
+ *
+ * A window holds the limit and period it counts for, `until` (when the
+ * next claim of the key is allowed, as of the last claim: exact, as no
+ * claim of the key happens before it), and the last claim times, at most
+ * `RATE_TIMES_KEPT` (what a restarted owner seeds its window from;
+ * stored as the first and the distances between them, negative if the clock went back). The
+ * maintenance sweep deletes a window once its last claim left the period.
+ */
+import { applied, type Limits, type RateWindows, type ResolvedRateLimit } from "./admission.js";
+import type { ReadSource, Txn } from "./txn.js";
+
+/** Claim times a window record keeps: bounds its size for large limits. */
+export const RATE_TIMES_KEPT = 32;
+
+export const RATE_WINDOW = "w/";
+export const RATE_CONFIG = "l/";
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+export const rateWindowPrefix = (queue: string) => `${RATE_WINDOW}${queue}/`;
+export const rateWindowKey = (queue: string, key: string, rule?: string) =>
+  rule === undefined ? `${RATE_WINDOW}${queue}/q${key}` : `${RATE_WINDOW}${queue}/r${JSON.stringify([rule, key])}`;
+export const rateConfigKey = (queue: string) => `${RATE_CONFIG}${queue}`;
+
+/** One key's window as stored. */
+export interface RateWindowRecord {
+  readonly limit: number;
+  readonly periodMs: number;
+  /** When the next claim of the key is allowed, as of its last claim. */
+  readonly until: number;
+  /** The last claim times, oldest first, at most `RATE_TIMES_KEPT`. */
+  readonly times: readonly number[];
+}
+
+/** The queue's own rate limit as stored for readers. */
+export interface RateConfigRecord {
+  readonly limit: number;
+  readonly periodMs: number;
+  readonly key: string | undefined;
+}
+
+const isTime = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+
+/** Decodes a window record; undefined for damaged bytes (a reader then shows no reason rather than a wrong one). */
+export function decodeRateWindow(bytes: Uint8Array): RateWindowRecord | undefined {
+  try {
+    const v = JSON.parse(dec.decode(bytes)) as { l?: unknown; p?: unknown; u?: unknown; t?: unknown };
+    if (!isTime(v.l) || v.l < 1 || !isTime(v.p) || v.p < 1 || !isTime(v.u) || !Array.isArray(v.t) || !v.t.every(Number.isSafeInteger)) return undefined;
+    // Stored as the first time, then each time's distance from the one before.
+    const times: number[] = [];
+    for (const d of v.t as number[]) times.push(times.length === 0 ? d : times[times.length - 1]! + d);
+    if (!times.every(isTime)) return undefined;
+    return { limit: v.l, periodMs: v.p, until: v.u, times };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Decodes the queue's rate limit record; undefined for damaged bytes. */
+export function decodeRateConfig(bytes: Uint8Array): RateConfigRecord | undefined {
+  try {
+    const v = JSON.parse(dec.decode(bytes)) as { l?: unknown; p?: unknown; k?: unknown };
+    if (!isTime(v.l) || v.l < 1 || !isTime(v.p) || v.p < 1 || (v.k !== undefined && typeof v.k !== "string")) return undefined;
+    return { limit: v.l, periodMs: v.p, key: v.k };
+  } catch {
+    return undefined;
+  }
+}
+
+function encodeConfig(rate: ResolvedRateLimit): Uint8Array {
+  return enc.encode(JSON.stringify(rate.key === undefined ? { l: rate.limit, p: rate.periodMs } : { l: rate.limit, p: rate.periodMs, k: rate.key }));
+}
+
+function sameBytes(a: Uint8Array | undefined, b: Uint8Array): boolean {
+  if (a === undefined || a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * Stages, on the claim's transaction, the windows of the rate limits that
+ * counted the claim just admitted (after `admit` took it): nothing when no
+ * rate limit applies.
+ */
+export function recordRateClaim(txn: Txn, windows: RateWindows, limits: Limits, headers: Readonly<Record<string, string>> | undefined, now: number): void {
+  for (const a of applied(limits, headers)) {
+    if (a.rate === undefined) continue;
+    const times = windows.times(a.slot);
+    const kept = times.slice(Math.max(0, times.length - RATE_TIMES_KEPT));
+    const until = windows.allowedAt(a.slot, a.rate, now);
+    const t = kept.map((x, i) => (i === 0 ? x : x - kept[i - 1]!));
+    txn.put(rateWindowKey(limits.queue, a.key, a.rule), enc.encode(JSON.stringify({ l: a.rate.limit, p: a.rate.periodMs, u: until, t })));
+  }
+}
+
+/**
+ * Keeps `l/<queue>` equal to the queue's own rate limit: written when it
+ * differs (the first claim after a change), deleted when the queue has
+ * none. A read of an in-memory value per claim batch; no write otherwise.
+ */
+export function recordRateConfig(txn: Txn, queue: string, rate: ResolvedRateLimit | undefined): void {
+  const key = rateConfigKey(queue);
+  const stored = txn.get(key);
+  if (rate === undefined) {
+    if (stored !== undefined) txn.delete(key);
+    return;
+  }
+  const bytes = encodeConfig(rate);
+  if (!sameBytes(stored, bytes)) txn.put(key, bytes);
+}
+
+/**
+ * Seeds the in-memory windows of the rate limits that apply to a job from
+ * their durable records, for keys this process has not counted yet (after
+ * a restart, recent claims of the previous owner still count).
+ */
+export function seedRateWindows(
+  src: Pick<ReadSource, "get">,
+  windows: RateWindows,
+  limits: Limits,
+  headers: Readonly<Record<string, string>> | undefined,
+  now: number,
+): void {
+  if (limits.rateLimit === undefined && (limits.rules === undefined || limits.rules.size === 0)) return;
+  for (const a of applied(limits, headers)) {
+    if (a.rate === undefined || windows.has(a.slot)) continue;
+    const bytes = src.get(rateWindowKey(limits.queue, a.key, a.rule));
+    const w = bytes === undefined ? undefined : decodeRateWindow(bytes);
+    // A window counted under another limit or period says nothing about this one's.
+    if (w === undefined || w.limit !== a.rate.limit || w.periodMs !== a.rate.periodMs) continue;
+    windows.seed(a.slot, a.rate, w.times, w.until, now);
+  }
+}
+
+/** Why a rate limit holds a job back as of `now`, read from the durable windows (a reader in another process). */
+export function durableRateReason(
+  src: Pick<ReadSource, "get">,
+  queue: string,
+  key: string,
+  rule: string | undefined,
+  now: number,
+): { limit: number; periodMs: number; until: number } | undefined {
+  const bytes = src.get(rateWindowKey(queue, key, rule));
+  const w = bytes === undefined ? undefined : decodeRateWindow(bytes);
+  if (w === undefined || w.until <= now) return undefined;
+  return { limit: w.limit, periodMs: w.periodMs, until: w.until };
+}
+
+/** Whether a window's last claim left its period by `now`: the sweep deletes it then. */
+export function windowExpired(w: RateWindowRecord | undefined, now: number): boolean {
+  if (w === undefined) return true;
+  const last = w.times.length === 0 ? 0 : w.times[w.times.length - 1]!;
+  return last + w.periodMs <= now && w.until <= now;
+}
