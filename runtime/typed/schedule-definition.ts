@@ -117,7 +117,8 @@ export function scheduleSpecOf(def: ScheduleDefinition): ScheduleSpec {
         `schedule "${def.id}" computes its input with a handler, and none is bound; register it with schedulesWith({ ... }) of the generated package`,
       );
     }
-    input = (tick) => computeTickRun(def.id, tick, handler, inputValidator, encode, flowOf);
+    const refuser = `${target.kind} "${target.name}"`;
+    input = (tick) => computeTickRun(def.id, tick, handler, { refuser, validator: inputValidator, encode, flowOf });
   } else {
     inputValidator.assert(def.input);
     input = encode(def.input);
@@ -147,15 +148,20 @@ async function computeTickRun(
   id: string,
   tick: ScheduleTick,
   handler: TypedScheduleInputHandler<unknown>,
-  validator: Validator<unknown>,
-  encode: (input: unknown) => Uint8Array,
-  flowOf: (input: unknown) => ComputedTickRun["flow"],
+  target: {
+    /** The target, as the message names it. */
+    readonly refuser: string;
+    readonly validator: Validator<unknown>;
+    readonly encode: (input: unknown) => Uint8Array;
+    readonly flowOf: (input: unknown) => ComputedTickRun["flow"];
+  },
 ): Promise<ComputedTickRun> {
+  const { refuser, validator, encode, flowOf } = target;
   const value = await handler({ scheduleId: id, tickTime: new Date(tick.tickMs) });
   const issues = validator.validate(value);
   if (issues.length > 0) {
     const fields = issues.map((i) => `${i.path === "" ? "the input" : `input${i.path.replace(/\//g, ".")}`} ${i.message}`);
-    throw new ScheduleInputError(id, tick.tickMs, `its input handler returned an input ${validator.name} refuses: ${fields.join("; ")}`);
+    throw new ScheduleInputError(id, tick.tickMs, `its input handler returned an input ${refuser} refuses: ${fields.join("; ")}`);
   }
   let flow: ComputedTickRun["flow"];
   try {
