@@ -4,16 +4,7 @@
  */
 
 import { contractHash, jobContract, workflowContract } from "../contract/contract.js";
-import {
-  headersType,
-  jobNames,
-  scheduleInputHandlerType,
-  signalNames,
-  stepNames,
-  validatorName,
-  workflowNames,
-  RUNTIME_MODULE,
-} from "./generated-names.js";
+import { headersType, jobNames, scheduleInputHandlerType, signalNames, stepNames, validatorName, workflowNames, RUNTIME_MODULE } from "./generated-names.js";
 import { camelCase, compareCodeUnits, jsDoc, propertyKey } from "./names.js";
 import type { FlowControlModel, PackageModel } from "../analyse/spec-model.js";
 import { Imports, printFile } from "../print/ts-file.js";

@@ -91,7 +91,8 @@ export function defineSchedule<Input>(def: {
  */
 export function bindScheduleInput<Input>(def: ScheduleDefinition, handler: TypedScheduleInputHandler<Input>): ScheduleDefinition {
   if (def === null || typeof def !== "object" || def.kind !== "schedule") throw new ValidationError("expected a schedule definition (from generated code)");
-  if (def.inputFrom !== "handler") throw new ValidationError(`schedule "${def.id}" has a fixed input; only a schedule with input_from: handler takes an input handler`);
+  if (def.inputFrom !== "handler")
+    throw new ValidationError(`schedule "${def.id}" has a fixed input; only a schedule with input_from: handler takes an input handler`);
   if (typeof handler !== "function") {
     throw new ValidationError(`schedule "${def.id}" computes its input with a handler, and none was given; pass a function (tick) => input for it`);
   }
