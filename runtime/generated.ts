@@ -32,8 +32,8 @@ export type {
 } from "./contract/job-definition.js";
 export type { SubmitOutcome } from "./workflow/runs/run-types.js";
 export { defineWorkflow } from "./contract/workflow-definition.js";
-export { defineSchedule } from "./typed/schedule-definition.js";
-export type { ScheduleDefinition } from "./typed/schedule-definition.js";
+export { bindScheduleInput, defineSchedule } from "./typed/schedule-definition.js";
+export type { ScheduleDefinition, ScheduleInputTick, TypedScheduleInputHandler } from "./typed/schedule-definition.js";
 export type { WorkflowDefinition } from "./contract/workflow-definition.js";
 export { checkContracts } from "./typed/contract-guard.js";
 export { encodeStepEnvelope, decodeStepEnvelope, isStepEnvelope } from "./contract/step-envelope.js";

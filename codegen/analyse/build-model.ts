@@ -186,7 +186,8 @@ export function buildModel(file: string, value: unknown): PackageModel {
       // Both or neither is reported by the checks; the model keeps the workflow then.
       target: workflow !== undefined ? { kind: "workflow", name: workflow } : job !== undefined ? { kind: "job", name: job } : undefined,
       bothTargets: workflow !== undefined && job !== undefined,
-      input: (sc["input"] ?? null) as JsonValue,
+      input: sc["input"] === undefined ? undefined : (sc["input"] as JsonValue),
+      inputFromHandler: sc["input_from"] === "handler",
       headers: (sc["headers"] ?? {}) as Record<string, string>,
       overlap: (optionalString(sc["overlap"]) ?? "skip") as ScheduleModel["overlap"],
       catchUp:

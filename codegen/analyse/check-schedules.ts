@@ -1,10 +1,11 @@
 /**
  * @module The checks of a package's `schedules:` the meta-schema cannot
  * make: the cron expression and timezone (read the way the runtime reads
- * them), the target job or workflow, the fixed input against the target's
- * input schema, and the headers against the package's headers.
+ * them), the target job or workflow, the input (fixed, checked against the
+ * target's input schema, or `input_from: handler`; one of them), and the
+ * headers against the package's headers.
  */
-import { Ajv, type ErrorObject } from "ajv";
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { cronProblem } from "../../runtime/workflow/schedules/cron-times.js";
 import { jsonSchemaFormats } from "../../runtime/contract/json-schema-formats.js";
 import { selfContained } from "../emit/compile-validators.js";
@@ -20,7 +21,7 @@ export function checkSchedules(pkg: PackageModel, report: Report): void {
       report("BAD_CRON", [...sc.path, timezoneAt ? "timezone" : "cron"], `${o}: ${problem}`, "value");
     }
     const input = targetInput(sc, pkg, report);
-    if (input !== undefined) checkInput(sc, input, pkg, report);
+    if (input !== undefined) checkInputSource(sc, input, pkg, report);
     checkHeaders(sc, pkg, report);
   }
 }
@@ -51,11 +52,38 @@ function targetInput(sc: ScheduleModel, pkg: PackageModel, report: Report): Json
   return found;
 }
 
-function checkInput(sc: ScheduleModel, schema: JsonSchema, pkg: PackageModel, report: Report): void {
+/** Exactly one of a fixed input and `input_from: handler`; a target taking `null` may go without either. */
+function checkInputSource(sc: ScheduleModel, schema: JsonSchema, pkg: PackageModel, report: Report): void {
+  const o = `schedule "${sc.name}"`;
+  if (sc.inputFromHandler) {
+    if (sc.input !== undefined) {
+      report(
+        "BAD_SCHEDULE",
+        [...sc.path, "input_from"],
+        `${o} gives both a fixed input and input_from: handler; keep "input" for the same input every tick, or "input_from" to compute it per tick`,
+      );
+    }
+    return;
+  }
+  const validate = compiled(schema, pkg);
+  if (sc.input === undefined) {
+    if (!validate(null)) {
+      const target = `${sc.target?.kind} "${sc.target?.name}"`;
+      report("BAD_SCHEDULE", sc.path, `${o} gives no input, and ${target} requires one; add "input: ..." or "input_from: handler"`);
+    }
+    return;
+  }
+  checkInput(sc, sc.input, validate, report);
+}
+
+function compiled(schema: JsonSchema, pkg: PackageModel): ValidateFunction {
   const ajv = new Ajv({ allErrors: true, strict: false, logger: false });
   for (const [name, fn] of Object.entries(jsonSchemaFormats)) ajv.addFormat(name, fn);
-  const validate = ajv.compile(selfContained(schema, pkg) as object);
-  if (validate(sc.input)) return;
+  return ajv.compile(selfContained(schema, pkg) as object);
+}
+
+function checkInput(sc: ScheduleModel, input: unknown, validate: ValidateFunction, report: Report): void {
+  if (validate(input)) return;
   const target = `${sc.target?.kind} "${sc.target?.name}"`;
   for (const e of (validate.errors ?? []) as ErrorObject[]) {
     const segments = e.instancePath === "" ? [] : e.instancePath.slice(1).split("/").map(unescapePointer);

@@ -12,6 +12,7 @@ import type { JsonSchema, JsonValue, PackageModel, WorkflowModel } from "./spec-
 import { keyTemplateProblem, templateFields } from "../../runtime/contract/key-template.js";
 import { patternProblem } from "./pattern-safety.js";
 import { checkSchedules } from "./check-schedules.js";
+import { scheduleInputHandlerType } from "../emit/generated-names.js";
 import { checkFlowControl } from "./check-flow-control.js";
 
 const REF_PREFIX = "#/types/";
@@ -230,7 +231,13 @@ export function checkPackage(pkg: PackageModel, locator: SourceLocator): Diagnos
     checkSteps(w, report, signalNames);
     checkChildRefs(w, pkg, report);
   }
-  for (const sc of pkg.schedules) claim(`${sc.ident}Schedule`, `schedule "${sc.name}"`, sc.path);
+  for (const sc of pkg.schedules) {
+    claim(`${sc.ident}Schedule`, `schedule "${sc.name}"`, sc.path);
+    if (sc.inputFromHandler) {
+      claim(scheduleInputHandlerType(sc), `schedule "${sc.name}"`, sc.path);
+      claim("ScheduleInputHandlers", "the input handlers of the schedules", sc.path);
+    }
+  }
   checkSchedules(pkg, report);
   checkFlowControl(pkg, report);
   return out;

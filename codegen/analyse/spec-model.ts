@@ -143,7 +143,10 @@ export interface ScheduleModel {
   readonly target: { readonly kind: "workflow" | "job"; readonly name: string } | undefined;
   /** Both `workflow` and `job` were given (an error; `target` is then the workflow). */
   readonly bothTargets: boolean;
-  readonly input: JsonValue;
+  /** The fixed input; undefined when the spec gives none. */
+  readonly input: JsonValue | undefined;
+  /** `input_from: handler`: each tick's input is computed by a handler. */
+  readonly inputFromHandler: boolean;
   readonly headers: Readonly<Record<string, string>>;
   readonly overlap: "skip" | "buffer_one" | "allow";
   readonly catchUp: "none" | "last" | { readonly allWithinMs: number };

@@ -4,7 +4,7 @@
  */
 
 import { contractHash, jobContract, workflowContract } from "../contract/contract.js";
-import { headersType, jobNames, signalNames, stepNames, validatorName, workflowNames, RUNTIME_MODULE } from "./generated-names.js";
+import { headersType, jobNames, scheduleInputHandlerType, signalNames, stepNames, validatorName, workflowNames, RUNTIME_MODULE } from "./generated-names.js";
 import { camelCase, compareCodeUnits, jsDoc, propertyKey } from "./names.js";
 import type { FlowControlModel, PackageModel } from "../analyse/spec-model.js";
 import { Imports, printFile } from "../print/ts-file.js";
@@ -226,7 +226,7 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
       `  cron: ${JSON.stringify(sc.cron)},`,
       `  timezone: ${JSON.stringify(sc.timezone)},`,
       `  target: ${targetConst},`,
-      `  input: ${literal(sc.input)},`,
+      sc.inputFromHandler ? `  inputFrom: "handler",` : `  input: ${literal(sc.input ?? null)},`,
       `  headers: ${literal(sc.headers)},`,
       `  overlap: ${JSON.stringify(sc.overlap)},`,
       `  catchUp: ${typeof sc.catchUp === "string" ? JSON.stringify(sc.catchUp) : `{ allWithinMs: ${sc.catchUp.allWithinMs} }`},`,
@@ -236,6 +236,13 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
     ];
     const doc = sc.description ?? `Schedule "${sc.name}": ${sc.cron} (${sc.timezone}), starts ${target.kind} "${target.name}".`;
     statements.push(constant(`${sc.ident}Schedule`, "ScheduleDefinition", `defineSchedule({\n${lines.join("\n")}\n})`, doc));
+    if (sc.inputFromHandler) {
+      const inputType = target.kind === "job" ? jobNames(target).input : workflowNames(target).input;
+      imports.type(RUNTIME_MODULE, "TypedScheduleInputHandler");
+      statements.push(
+        `${jsDoc(`Computes the input of each tick of schedule "${sc.name}" (the input of ${target.kind} "${target.name}"); its answer is validated before the run starts.`)}\nexport type ${scheduleInputHandlerType(sc)} = TypedScheduleInputHandler<${inputType}>;`,
+      );
+    }
   }
 
   statements.push(
@@ -259,14 +266,31 @@ export function emitDefinitions(pkg: PackageModel, source: string): string {
       ),
     );
   }
+  const computed = pkg.schedules.filter((sc) => sc.inputFromHandler);
   if (pkg.schedules.length > 0) {
     statements.push(
       constant(
         "schedules",
         undefined,
         `${record(pkg.schedules.map((sc) => [sc.ident, `${sc.ident}Schedule`]))} as const`,
-        "Every schedule of the package, by schedule: pass them to upsertSchedules(runtime, schedules).",
+        computed.length === 0
+          ? "Every schedule of the package, by schedule: pass them to upsertSchedules(runtime, schedules)."
+          : "Every schedule of the package, by schedule; those computing their input have no handler here: pass schedulesWith(inputs) to upsertSchedules instead.",
       ),
+    );
+  }
+  if (computed.length > 0) {
+    imports.value(RUNTIME_MODULE, "bindScheduleInput");
+    statements.push(
+      `${jsDoc(`One input handler per schedule of package "${pkg.name}" declared with input_from: handler; leaving one out is a compile error.`)}\nexport interface ScheduleInputHandlers {\n${computed
+        .map((sc) => `  readonly ${propertyKey(sc.ident)}: ${scheduleInputHandlerType(sc)};`)
+        .join("\n")}\n}`,
+    );
+    const entries = pkg.schedules.map((sc) =>
+      sc.inputFromHandler ? ([sc.ident, `bindScheduleInput(${sc.ident}Schedule, inputs.${sc.ident})`] as const) : ([sc.ident, `${sc.ident}Schedule`] as const),
+    );
+    statements.push(
+      `${jsDoc("Every schedule of the package with its input handlers bound: pass the result to upsertSchedules(runtime, ...) in every process that runs a worker. A missing handler throws here.")}\nexport function schedulesWith(inputs: ScheduleInputHandlers) {\n  return ${record(entries).replace(/\n/g, "\n  ")} as const;\n}`,
     );
   }
   imports.type("./types.js", ...typeNames);

@@ -56,3 +56,8 @@ export const stepNames = (workflow: WorkflowModel, step: StepModel) => {
     transition: `${prefix}Transition`,
   };
 };
+
+/** The type of a schedule's input handler (`input_from: handler`), e.g. `NightlyScheduleInputHandler`. */
+export function scheduleInputHandlerType(sc: { readonly ident: string }): string {
+  return `${sc.ident.charAt(0).toUpperCase()}${sc.ident.slice(1)}ScheduleInputHandler`;
+}

@@ -1,16 +1,18 @@
 /**
  * @module Typed schedules: a spec's `schedules:` entry as a definition
- * (target job or workflow, fixed typed input, headers, policies), turned
- * into the runtime's untyped `ScheduleSpec` and upserted.
+ * (target job or workflow, a fixed typed input or a typed input handler,
+ * headers, policies), turned into the runtime's untyped `ScheduleSpec` and
+ * upserted.
  */
 import { ValidationError } from "../errors.js";
+import { ScheduleInputError } from "../workflow/workflow-errors.js";
 import type { AnyWorkflowDefinition } from "../contract/workflow-definition.js";
 import type { HeaderValues, JobDefinition } from "../contract/job-definition.js";
 import type { Validator } from "../contract/validator.js";
 import { encodeStepEnvelope } from "../contract/step-envelope.js";
 import { encodeJobPayload } from "../jobs/job-codec.js";
 import type { Schedules } from "../workflow/schedules/schedules.js";
-import type { CatchUpPolicy, OverlapPolicy, ScheduleInfo, ScheduleSpec } from "../workflow/schedules/schedule-types.js";
+import type { CatchUpPolicy, ComputedTickRun, OverlapPolicy, ScheduleInfo, ScheduleSpec, ScheduleTick } from "../workflow/schedules/schedule-types.js";
 
 /** A job or workflow definition a schedule can start. */
 export type ScheduleTarget = { readonly kind: "job"; readonly name: string } | { readonly kind: "workflow"; readonly name: string };
@@ -26,7 +28,12 @@ export interface ScheduleDefinition {
   readonly cron: string;
   readonly timezone: string;
   readonly target: ScheduleTarget;
-  readonly input: unknown;
+  /** The fixed input of every run; absent when `inputFrom` is `"handler"`. */
+  readonly input?: unknown;
+  /** `"handler"`: each tick's input is computed by a handler bound with `bindScheduleInput`. */
+  readonly inputFrom?: "handler";
+  /** The bound input handler (see `bindScheduleInput`). */
+  readonly inputHandler?: TypedScheduleInputHandler<unknown>;
   readonly headers: Readonly<Record<string, string>>;
   readonly overlap: OverlapPolicy;
   readonly catchUp: CatchUpPolicy;
@@ -34,6 +41,20 @@ export interface ScheduleDefinition {
   readonly priority?: number;
   readonly maxAttempts?: number;
 }
+
+/** The tick a typed schedule input handler computes the input of. */
+export interface ScheduleInputTick {
+  readonly scheduleId: string;
+  /** The tick's cron time (without jitter). */
+  readonly tickTime: Date;
+}
+
+/**
+ * Computes the typed input of a tick's run. Make it a function of the tick:
+ * a tick decided again after a crash computes it again, and the run already
+ * submitted for the tick is kept.
+ */
+export type TypedScheduleInputHandler<Input> = (tick: ScheduleInputTick) => Input | Promise<Input>;
 
 /** Builds a schedule definition; `input` is typed by the target's input. */
 export function defineSchedule<Input>(def: {
@@ -45,15 +66,37 @@ export function defineSchedule<Input>(def: {
   readonly target:
     | JobDefinition<string, Input, unknown, unknown, HeaderValues>
     | { readonly kind: "workflow"; readonly name: string; readonly input: { assert(v: unknown): asserts v is Input } };
-  readonly input: NoInfer<Input>;
   readonly headers: Readonly<Record<string, string>>;
   readonly overlap: OverlapPolicy;
   readonly catchUp: CatchUpPolicy;
   readonly jitterMs: number;
   readonly priority?: number;
   readonly maxAttempts?: number;
+  /** The fixed input; give this or `inputFrom`. */
+  readonly input?: NoInfer<Input>;
+  readonly inputFrom?: "handler";
+  readonly inputHandler?: TypedScheduleInputHandler<unknown>;
 }): ScheduleDefinition {
+  if (def.inputFrom === "handler" && def.input !== undefined) {
+    throw new ValidationError(`schedule "${def.id}" gives both a fixed input and input_from: handler; keep one`);
+  }
   return Object.freeze({ ...def, kind: "schedule" as const, target: def.target as unknown as ScheduleTarget });
+}
+
+/**
+ * The definition of a schedule whose input is computed by a handler
+ * (`input_from: handler` in the spec), with `handler` bound to it. Each
+ * tick's answer is checked against the target's input schema before a run
+ * starts. Generated code calls it from `schedulesWith(inputs)`.
+ */
+export function bindScheduleInput<Input>(def: ScheduleDefinition, handler: TypedScheduleInputHandler<Input>): ScheduleDefinition {
+  if (def === null || typeof def !== "object" || def.kind !== "schedule") throw new ValidationError("expected a schedule definition (from generated code)");
+  if (def.inputFrom !== "handler")
+    throw new ValidationError(`schedule "${def.id}" has a fixed input; only a schedule with input_from: handler takes an input handler`);
+  if (typeof handler !== "function") {
+    throw new ValidationError(`schedule "${def.id}" computes its input with a handler, and none was given; pass a function (tick) => input for it`);
+  }
+  return Object.freeze({ ...def, inputHandler: handler as TypedScheduleInputHandler<unknown> });
 }
 
 /** The untyped spec of a typed schedule: the input checked against the target and encoded as its runs expect. */
@@ -63,9 +106,25 @@ export function scheduleSpecOf(def: ScheduleDefinition): ScheduleSpec {
   if (target?.kind !== "job" && target?.kind !== "workflow") throw new ValidationError(`schedule "${def.id}" has no job or workflow definition as its target`);
   const inputValidator: Validator<unknown> = target.input;
   const headersValidator: Validator<unknown> = target.headers.validator;
-  inputValidator.assert(def.input);
   headersValidator.assert(def.headers);
-  const input = target.kind === "job" ? encodeJobPayload(target.name, def.input) : encodeStepEnvelope(target.name, target.entry, def.input);
+  const encode = (input: unknown) => (target.kind === "job" ? encodeJobPayload(target.name, input) : encodeStepEnvelope(target.name, target.entry, input));
+  const flowOf = (input: unknown) => (target.flowControl === undefined ? undefined : target.flowControl.flowOf(input, def.headers));
+  let input: ScheduleSpec["run"]["input"];
+  let flow: ReturnType<typeof flowOf>;
+  if (def.inputFrom === "handler") {
+    const handler = def.inputHandler;
+    if (typeof handler !== "function") {
+      throw new ValidationError(
+        `schedule "${def.id}" computes its input with a handler, and none is bound; register it with schedulesWith({ ... }) of the generated package`,
+      );
+    }
+    const refuser = `${target.kind} "${target.name}"`;
+    input = (tick) => computeTickRun(def.id, tick, handler, { refuser, validator: inputValidator, encode, flowOf });
+  } else {
+    inputValidator.assert(def.input);
+    input = encode(def.input);
+    flow = flowOf(def.input);
+  }
   return {
     id: def.id,
     cron: def.cron,
@@ -76,13 +135,43 @@ export function scheduleSpecOf(def: ScheduleDefinition): ScheduleSpec {
         headers: def.headers,
         ...(def.priority === undefined ? {} : { priority: def.priority }),
         ...(def.maxAttempts === undefined ? {} : { maxAttemptsPerStep: def.maxAttempts }),
-        ...(target.flowControl === undefined ? {} : { flow: target.flowControl.flowOf(def.input, def.headers) }),
+        ...(flow === undefined ? {} : { flow }),
       },
     },
     overlap: def.overlap,
     catchUp: def.catchUp,
     jitterMs: def.jitterMs,
   };
+}
+
+/** One tick's run from a typed handler: its answer validated, encoded, and the flow keys read from it. */
+async function computeTickRun(
+  id: string,
+  tick: ScheduleTick,
+  handler: TypedScheduleInputHandler<unknown>,
+  target: {
+    /** The target, as the message names it. */
+    readonly refuser: string;
+    readonly validator: Validator<unknown>;
+    readonly encode: (input: unknown) => Uint8Array;
+    readonly flowOf: (input: unknown) => ComputedTickRun["flow"];
+  },
+): Promise<ComputedTickRun> {
+  const { refuser, validator, encode, flowOf } = target;
+  const value = await handler({ scheduleId: id, tickTime: new Date(tick.tickMs) });
+  const issues = validator.validate(value);
+  if (issues.length > 0) {
+    const fields = issues.map((i) => `${i.path === "" ? "the input" : `input${i.path.replace(/\//g, ".")}`} ${i.message}`);
+    throw new ScheduleInputError(id, tick.tickMs, `its input handler returned an input ${refuser} refuses: ${fields.join("; ")}`);
+  }
+  let flow: ComputedTickRun["flow"];
+  try {
+    flow = flowOf(value);
+  } catch (e) {
+    throw new ScheduleInputError(id, tick.tickMs, e instanceof Error ? e.message : String(e), e);
+  }
+  const input = encode(value);
+  return flow === undefined ? { input } : { input, flow };
 }
 
 /**

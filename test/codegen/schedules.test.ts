@@ -77,6 +77,39 @@ describe("schedules in a spec", () => {
     expect(at(run(SPEC(OK.replace("    headers: { tenant_id: acme }\n", ""))))).toEqual([["BAD_SCHEDULE", 10, 3]]);
   });
 
+  it("input_from: handler generates a typed input handler and schedulesWith, without a fixed input", () => {
+    const r = generate([{ file: "spec.taquba.yaml", source: SPEC(OK.replace("    input: { region: eu }\n", "    input_from: handler\n")) }]);
+    expect(r.diagnostics).toEqual([]);
+    const defs = r.files.find((f) => f.path.endsWith("definitions.ts"))!.content;
+    expect(defs).toContain('  inputFrom: "handler",');
+    expect(defs).not.toMatch(/^ {2}input: (?!createValidator)/m);
+    expect(defs).toContain("export type NightlyScheduleInputHandler = TypedScheduleInputHandler<ReportBuildInput>;");
+    expect(defs).toMatch(/export interface ScheduleInputHandlers \{\n {2}readonly nightly: NightlyScheduleInputHandler;\n\}/);
+    expect(defs).toContain("nightly: bindScheduleInput(nightlySchedule, inputs.nightly),");
+  });
+
+  it("BAD_SCHEDULE: both a fixed input and input_from, pointed at input_from", () => {
+    const ds = run(SPEC(`${OK}    input_from: handler\n`));
+    expect(at(ds)).toEqual([["BAD_SCHEDULE", 16, 5]]);
+    expect(ds[0]!.message).toContain('schedule "nightly" gives both a fixed input and input_from: handler');
+  });
+
+  it("BAD_SCHEDULE: neither an input nor input_from when the target requires an input; none needed when it takes null", () => {
+    const ds = run(SPEC(OK.replace("    input: { region: eu }\n", "")));
+    expect(at(ds)).toEqual([["BAD_SCHEDULE", 10, 3]]);
+    expect(ds[0]!.message).toContain('job "report.build" requires one; add "input: ..." or "input_from: handler"');
+    const nullInput = SPEC(OK.replace("    input: { region: eu }\n", "")).replace(
+      "input: { type: object, required: [region], properties: { region: { type: string, enum: [eu, us] } } }",
+      'input: { type: "null" }',
+    );
+    expect(run(nullInput)).toEqual([]);
+  });
+
+  it("SPEC_SCHEMA: an input_from the format does not know", () => {
+    const ds = run(SPEC(OK.replace("    input: { region: eu }\n", "    input_from: cron\n")));
+    expect(at(ds)).toEqual([["SPEC_SCHEMA", 14, 17]]);
+  });
+
   it("SPEC_SCHEMA: a policy the format does not know, and an absurd jitter", () => {
     const ds = run(SPEC(`${OK}    overlap: queue\n    jitter_ms: 1e30\n`));
     expect(ds.map((d) => d.code)).toEqual(["SPEC_SCHEMA", "SPEC_SCHEMA"]);

@@ -146,6 +146,28 @@ describe("a schedule's input computed by a handler", () => {
     expect(JSON.parse(rec.inputs.get(runOf(tick(0)))!).day).toBe(new Date(tick(0)).toISOString());
   });
 
+  it("a handler may answer { input, flow }: the run gets that input; a malformed answer of that shape starts nothing", async () => {
+    const store = new MemoryStore();
+    const clock = new MockClock(T0);
+    const rec = new Recorder();
+    const answers: unknown[] = [
+      { input: enc("with-flow"), flow: { rule: "reports", concurrencyKey: "eu" } },
+      { input: "text" },
+      { input: enc("x"), flow: { rule: 5 } },
+    ];
+    let n = 0;
+    const app = await openApp(store, clock, rec, [spec((() => answers[n++]) as ScheduleInputHandler)]);
+    clock.set(tick(0));
+    await until(() => rec.inputs.has(runOf(tick(0))), "tick 0's run");
+    expect(rec.inputs.get(runOf(tick(0)))).toBe("with-flow");
+    for (const i of [1, 2]) {
+      clock.set(tick(i));
+      await until(async () => (await app.runtime.schedules.get("report"))?.lastFailure?.tickMs === tick(i), `the failure of tick ${i}`);
+      expect((await app.runtime.schedules.get("report"))!.lastFailure!.error).toContain("returned object, not a Uint8Array or { input: Uint8Array, flow? }");
+      expect(await app.runtime.status(runOf(tick(i)))).toBeNull();
+    }
+  });
+
   it("a process that decides ticks without the handler registered records them as failed, naming the fix", async () => {
     const store = new MemoryStore();
     const clock = new MockClock(T0);

@@ -2,7 +2,7 @@
  * @module The public shapes of schedules: what `runtime.schedules.upsert`
  * takes and what `list` reports.
  */
-import type { RunOptions } from "../runs/run-types.js";
+import type { RunFlow, RunOptions } from "../runs/run-types.js";
 
 /**
  * What a tick does while the schedule's previous run is still active:
@@ -35,7 +35,17 @@ export interface ScheduleTick {
  * decided again (after a crash before its state was written) computes it
  * again, and the first run submitted under the tick's run id is kept.
  */
-export type ScheduleInputHandler = (tick: ScheduleTick) => Uint8Array | Promise<Uint8Array>;
+export type ScheduleInputHandler = (tick: ScheduleTick) => Uint8Array | ComputedTickRun | Promise<Uint8Array | ComputedTickRun>;
+
+/**
+ * What an input handler may return instead of bare bytes: the input and the
+ * flow control of this tick's run, for flow keys read from the computed
+ * input (it replaces `options.flow` for this run).
+ */
+export interface ComputedTickRun {
+  readonly input: Uint8Array;
+  readonly flow?: RunFlow;
+}
 
 /** The run each tick starts: a fixed or computed input and the run's options (headers, priority, attempts). */
 export interface ScheduledRun {

@@ -15,7 +15,7 @@ import type { KvPage, KvScanOptions } from "../../queue/view.js";
 import { ValidationError } from "../../errors.js";
 import { validateInstant } from "../../time-bounds.js";
 import type { RuntimeCore } from "../runtime-core.js";
-import type { RunSpec, SubmitOutcome } from "../runs/run-types.js";
+import type { RunFlow, RunSpec, SubmitOutcome } from "../runs/run-types.js";
 import { KeyedLock } from "../runs/run-events.js";
 import { backoffMs, isStoreFault, sleep, STORE_RETRY } from "../store-retry.js";
 import { bytesEqual } from "../records/codec.js";
@@ -32,7 +32,7 @@ import {
   triggerRunId,
   type ScheduleRecord,
 } from "./schedule-record.js";
-import type { ScheduleFire, ScheduleInfo, ScheduleInputHandler, ScheduleSpec } from "./schedule-types.js";
+import type { ComputedTickRun, ScheduleFire, ScheduleInfo, ScheduleInputHandler, ScheduleSpec } from "./schedule-types.js";
 import { planTicks } from "./tick-plan.js";
 import { RemoteRunsUnavailable, type ScheduleRouting } from "./schedule-routing.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
@@ -435,40 +435,49 @@ export class Schedules {
 
   async #runSpec(r: ScheduleRecord, runId: string, tickMs: number, jittered = true): Promise<RunSpec> {
     const jitter = jittered ? tickJitterMs(r.id, tickMs, r.jitterMs) : 0;
+    const computed = r.computed === true ? await this.#computeInput(r.id, tickMs) : undefined;
+    const flow = computed?.flow ?? r.flow;
     return {
-      input: r.computed === true ? await this.#computeInput(r.id, tickMs) : r.input,
+      input: computed?.input ?? r.input,
       runId,
       options: {
         headers: r.headers,
         ...(r.priority === undefined ? {} : { priority: r.priority }),
         ...(r.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: r.maxAttemptsPerStep }),
-        ...(r.flow === undefined ? {} : { flow: r.flow }),
+        ...(flow === undefined ? {} : { flow }),
         ...(jitter === 0 ? {} : { runAt: tickMs + jitter }),
       },
     };
   }
 
   /** The input of a tick from the schedule's handler; `ScheduleInputError` when there is none, it throws or its answer is not a run input. */
-  async #computeInput(id: string, tickMs: number): Promise<Uint8Array> {
+  async #computeInput(id: string, tickMs: number): Promise<ComputedTickRun> {
     const handler = this.#handlers.get(id);
     if (handler === undefined) {
       throw new ScheduleInputError(id, tickMs, "its input handler is not registered in this process (upsert the schedule with its handler at every start)");
     }
-    let input: unknown;
+    let answer: unknown;
     try {
-      input = await handler({ scheduleId: id, tickMs });
+      answer = await handler({ scheduleId: id, tickMs });
     } catch (e) {
+      // A typed handler's own refusal (an input its target rejects) already says what was wrong.
+      if (e instanceof ScheduleInputError) throw e;
       throw new ScheduleInputError(id, tickMs, `its input handler threw: ${e instanceof Error ? e.message : String(e)}`, e);
     }
-    if (!(input instanceof Uint8Array)) {
-      throw new ScheduleInputError(id, tickMs, `its input handler returned ${input === null ? "null" : typeof input}, not a Uint8Array`);
+    const run = computedRunOf(answer);
+    if (run === undefined) {
+      throw new ScheduleInputError(
+        id,
+        tickMs,
+        `its input handler returned ${answer === null ? "null" : typeof answer}, not a Uint8Array or { input: Uint8Array, flow? }`,
+      );
     }
     try {
-      checkRunPayload(`the input of schedule "${id}"`, input);
+      checkRunPayload(`the input of schedule "${id}"`, run.input);
     } catch (e) {
       throw new ScheduleInputError(id, tickMs, e instanceof Error ? e.message : String(e));
     }
-    return input;
+    return run;
   }
 
   #stateWrite(next: ScheduleRecord): SettlementEffects {
@@ -609,4 +618,15 @@ function abortOf(signal: AbortSignal): Promise<void> {
     if (signal.aborted) resolve();
     else signal.addEventListener("abort", () => resolve(), { once: true });
   });
+}
+
+/** A handler's answer as a tick's run, or undefined when it is neither bytes nor `{ input: bytes, flow? }` with a flow rule. */
+function computedRunOf(answer: unknown): ComputedTickRun | undefined {
+  if (answer instanceof Uint8Array) return { input: answer };
+  if (answer === null || typeof answer !== "object") return undefined;
+  const { input, flow } = answer as { input?: unknown; flow?: unknown };
+  if (!(input instanceof Uint8Array)) return undefined;
+  if (flow === undefined) return { input };
+  if (flow === null || typeof flow !== "object" || typeof (flow as { rule?: unknown }).rule !== "string") return undefined;
+  return { input, flow: flow as RunFlow };
 }
