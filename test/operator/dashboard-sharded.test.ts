@@ -141,5 +141,13 @@ describe("the dashboard of a sharded store in a headless browser", () => {
     expect((await fetch(`${api}/api/dead?shard=${SHARDS}`)).status).toBe(400);
     const one = (await (await fetch(`${api}/api/dead?shard=0`)).json()) as { shards: { shard: number }[] };
     expect(one.shards.map((s) => s.shard)).toEqual([0]);
+    // Without a shard, a redrive looks for the job on every shard.
+    const redrive = (body: unknown) =>
+      fetch(`${api}/api/dead/no-such-job/redrive`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const missing = await redrive({});
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { error: { message: string } }).error.message).toContain("on any of the 3 shards");
+    expect((await redrive({ shard: -1 })).status).toBe(400);
+    expect((await redrive({ shard: SHARDS })).status).toBe(400);
   }, 300_000);
 });
