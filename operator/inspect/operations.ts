@@ -162,7 +162,7 @@ export class Operations {
 
   async run(runId: string): Promise<RunDetail | null> {
     const shards = await this.#sharded();
-    if (shards !== undefined) return new Operations(shards[shardOfRun(runId, shards.length)]!, this.#now).run(runId);
+    if (shards !== undefined) return unopenedAsNull(() => new Operations(shards[shardOfRun(runId, shards.length)]!, this.#now).run(runId));
     const view = await this.#src.view();
     const detail = await readRunDetail(view, await this.#src.reader(), runId);
     if (detail === null) return null;
