@@ -8,8 +8,10 @@
  * interval, however many pages and requests there are, and only while a
  * page is open (an event stream is connected) or a request arrives. Every
  * listing is then answered from the refreshed view in memory; only a run's
- * result, a group's manifest and queue health (a WAL listing) read the
- * bucket again.
+ * result, a group's manifest, queue health (a WAL listing) and the owners
+ * page (each shard's lease and backlog) read the bucket again. On a sharded
+ * store the refresh covers every shard's view, and the merged listings go
+ * through the client, which reads each shard's latest state per page.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
