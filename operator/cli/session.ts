@@ -53,6 +53,11 @@ export class OperatorSession {
     return this.options.name;
   }
 
+  /** The owner's step queue. */
+  get stepQueue(): string {
+    return this.options.stepQueue;
+  }
+
   /** The store the URL names (validated on first use). */
   store(): ObjectStore {
     this.#store ??= openStore(this.options.storeUrl);

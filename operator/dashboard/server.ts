@@ -8,8 +8,10 @@
  * interval, however many pages and requests there are, and only while a
  * page is open (an event stream is connected) or a request arrives. Every
  * listing is then answered from the refreshed view in memory; only a run's
- * result, a group's manifest and queue health (a WAL listing) read the
- * bucket again.
+ * result, a group's manifest, queue health (a WAL listing) and the owners
+ * page (each shard's lease and backlog) read the bucket again. On a sharded
+ * store the refresh covers every shard's view, and the merged listings go
+ * through the client, which reads each shard's latest state per page.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -119,6 +121,14 @@ function intParam(url: URL, name: string, max: number): number | undefined {
   return n;
 }
 
+/** The `shard` query parameter (a shard's number), or undefined. */
+function shardParam(url: URL): number | undefined {
+  const raw = url.searchParams.get("shard");
+  if (raw === null || raw === "") return undefined;
+  if (!/^\d{1,6}$/.test(raw)) throw new HttpError(400, "shard must be a shard's number");
+  return Number(raw);
+}
+
 function strParam(url: URL, name: string): string | undefined {
   const v = url.searchParams.get(name);
   return v === null || v === "" ? undefined : v;
@@ -160,8 +170,10 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
   const { ops } = opts;
 
   const reads: [RegExp, Handler][] = [
-    [/^\/api\/info$/, async () => ({ ...opts.info, pollIntervalMs: pollMs })],
+    [/^\/api\/info$/, async () => ({ ...opts.info, pollIntervalMs: pollMs, shards: await ops.shardCount() })],
     [/^\/api\/health$/, () => ops.health()],
+    [/^\/api\/queues$/, async () => ({ at: Date.now(), shards: await ops.healthByShard() })],
+    [/^\/api\/owners$/, async () => ({ at: Date.now(), owners: await ops.owners() })],
     [
       /^\/api\/runs$/,
       (url) => {
@@ -199,7 +211,15 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
       (url) => {
         const queue = strParam(url, "queue");
         const after = strParam(url, "after");
-        return ops.dead({ limit: intParam(url, "limit", 1000) ?? 100, ...(queue === undefined ? {} : { queue }), ...(after === undefined ? {} : { after }) });
+        const shard = shardParam(url);
+        return ops
+          .deadByShard({
+            limit: intParam(url, "limit", 1000) ?? 100,
+            ...(queue === undefined ? {} : { queue }),
+            ...(after === undefined ? {} : { after }),
+            ...(shard === undefined ? {} : { shard }),
+          })
+          .then((shards) => ({ shards }));
       },
     ],
     [
@@ -232,7 +252,15 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
       },
     ],
     [/^\/api\/jobs\/([^/]+)\/retry$/, (_url, _req, m) => ops.retryJob(decodeURIComponent(m[1]!))],
-    [/^\/api\/dead\/([^/]+)\/redrive$/, (_url, _req, m) => ops.redrive(decodeURIComponent(m[1]!))],
+    [
+      /^\/api\/dead\/([^/]+)\/redrive$/,
+      async (_url, req, m) => {
+        const shard = field(await readBody(req), "shard");
+        if (shard !== undefined && shard !== null && (typeof shard !== "number" || !Number.isSafeInteger(shard) || shard < 0))
+          throw new HttpError(400, "shard must be the number of the shard holding the job");
+        return ops.redrive(decodeURIComponent(m[1]!), typeof shard === "number" ? shard : undefined);
+      },
+    ],
     [
       /^\/api\/signals$/,
       async (_url, req) => {

@@ -5,6 +5,7 @@
  * `TaqubaClient` (cancel, retry, signal), which the running owner applies.
  * The dashboard's JSON API is this module over HTTP; the CLI prints it.
  */
+import { ValidationError } from "../../runtime/errors.js";
 import type { TaqubaClient } from "../../runtime/client/taquba-client.js";
 import type { ListJobRunsOptions } from "../../runtime/jobs/job-listing.js";
 import { listJobRuns } from "../../runtime/jobs/job-redrive.js";
@@ -21,6 +22,36 @@ import { shardOfRun } from "../../runtime/client/shard-route.js";
 import { listDeadLetters, type DeadLetterPage } from "./job-listing.js";
 import { readQueueHealth, type QueueHealth } from "./queue-health.js";
 import { readRunDetail, withHistory, type RunDetail } from "./run-detail.js";
+import { readOwners, type OwnerStatus } from "../../runtime/cluster/owners-status.js";
+import type { JobRow } from "./job-listing.js";
+
+/** One shard's queue health; `health` is null for a shard no owner has opened yet. `shard` is null on an unsharded store. */
+export interface ShardHealth {
+  readonly shard: number | null;
+  readonly health: QueueHealth | null;
+}
+
+/** One shard's page of dead letters (`shard` null on an unsharded store); `next` continues that shard. */
+export interface ShardDeadLetters {
+  readonly shard: number | null;
+  readonly items: readonly JobRow[];
+  readonly next?: string;
+}
+
+function checkShard(shard: number, count: number): void {
+  if (!Number.isSafeInteger(shard) || shard < 0 || shard >= count)
+    throw new ValidationError(`shard must be a whole number from 0 to ${count - 1}, got ${shard}`);
+}
+
+/** Reads a shard; null when no owner ever opened it (nothing written there yet). */
+async function unopenedAsNull<T>(read: () => Promise<T>): Promise<T | null> {
+  try {
+    return await read();
+  } catch (e) {
+    if (e instanceof Error && e.name === "NoSuchStoreError") return null;
+    throw e;
+  }
+}
 
 /** What a redrive did: a step job's run re-opened, or a plain queue's job requeued. */
 export type Redriven = ({ readonly kind: "run" } & RetryOutcome) | { readonly kind: "job"; readonly jobId: string; readonly queueName: string };
@@ -45,6 +76,8 @@ export interface OperationsSource {
   view(fresh?: boolean): Promise<WorkflowView>;
   memos(): MemoStore;
   client(): Promise<TaqubaClient>;
+  /** The runtime's step queue (for the owners' backlog). Default: the runtime's default. */
+  readonly stepQueue?: string;
   /** On a sharded store, the source of each shard; undefined (or absent) when not sharded. */
   shards?(): Promise<readonly OperationsSource[] | undefined>;
 }
@@ -66,6 +99,44 @@ export class Operations {
 
   async health(): Promise<QueueHealth> {
     return readQueueHealth(this.#src.store(), this.#src.name, await this.#src.reader(), this.#now());
+  }
+
+  /** The number of shards; null when the store is not sharded. */
+  async shardCount(): Promise<number | null> {
+    return (await this.#sharded())?.length ?? null;
+  }
+
+  /** Queue health of every shard (one entry, shard null, on an unsharded store). */
+  async healthByShard(): Promise<ShardHealth[]> {
+    const shards = await this.#sharded();
+    if (shards === undefined) return [{ shard: null, health: await this.health() }];
+    return Promise.all(shards.map(async (s, shard) => ({ shard, health: await unopenedAsNull(() => new Operations(s, this.#now).health()) })));
+  }
+
+  /**
+   * Dead letters per shard: the one shard asked for, else a page of every
+   * shard (a shard no owner opened has none). `after` continues one shard,
+   * so it needs `shard` on a sharded store.
+   */
+  async deadByShard(opts: { queue?: string; after?: string; limit: number; shard?: number }): Promise<ShardDeadLetters[]> {
+    const shards = await this.#sharded();
+    if (shards === undefined) {
+      if (opts.shard !== undefined) throw new ValidationError("this store is not split into shards: leave out the shard");
+      return [{ shard: null, ...(await this.dead(opts)) }];
+    }
+    const { shard, ...rest } = opts;
+    if (shard !== undefined) checkShard(shard, shards.length);
+    else if (rest.after !== undefined) throw new ValidationError("a dead letter position belongs to one shard: give the shard it came from");
+    const picked = shard === undefined ? shards.map((s, i) => [s, i] as const) : [[shards[shard]!, shard] as const];
+    return Promise.all(
+      picked.map(async ([s, i]) => ({ shard: i, ...((await unopenedAsNull(() => new Operations(s, this.#now).dead(rest))) ?? { items: [] }) })),
+    );
+  }
+
+  /** Per shard (one line unsharded): the owning process, its lease expiry and the backlog. */
+  async owners(): Promise<OwnerStatus[]> {
+    const now = this.#now();
+    return readOwners(this.#src.store(), this.#src.name, { ...(this.#src.stepQueue === undefined ? {} : { queueName: this.#src.stepQueue }), now: () => now });
   }
 
   /** Whether the store is sharded: listings then merge every shard through the client. */
@@ -91,7 +162,7 @@ export class Operations {
 
   async run(runId: string): Promise<RunDetail | null> {
     const shards = await this.#sharded();
-    if (shards !== undefined) return new Operations(shards[shardOfRun(runId, shards.length)]!, this.#now).run(runId);
+    if (shards !== undefined) return unopenedAsNull(() => new Operations(shards[shardOfRun(runId, shards.length)]!, this.#now).run(runId));
     const view = await this.#src.view();
     const detail = await readRunDetail(view, await this.#src.reader(), runId);
     if (detail === null) return null;
@@ -142,7 +213,21 @@ export class Operations {
    * a plain queue's dead job is requeued with fresh attempts through the
    * owner (`TaqubaClient.requeueDead`).
    */
-  async redrive(jobId: string): Promise<Redriven> {
+  async redrive(jobId: string, shard?: number): Promise<Redriven> {
+    const shards = await this.#sharded();
+    if (shards !== undefined) {
+      if (shard !== undefined) {
+        checkShard(shard, shards.length);
+        return new Operations(shards[shard]!, this.#now).redrive(jobId);
+      }
+      // Without a shard: the first shard holding a job of this id.
+      for (const s of shards) {
+        const job = await unopenedAsNull(async () => (await s.reader()).job(jobId));
+        if (job !== null) return new Operations(s, this.#now).redrive(jobId);
+      }
+      throw new RedriveRefusedError("not_found", `no job "${jobId}" on any of the ${shards.length} shards: never enqueued, or removed`);
+    }
+    if (shard !== undefined) throw new ValidationError("this store is not split into shards: leave out the shard");
     const job = await (await this.#src.reader()).job(jobId);
     if (job === null) throw new RedriveRefusedError("not_found", `no job "${jobId}" in this store: never enqueued, or removed`);
     if (job.state !== "dead")

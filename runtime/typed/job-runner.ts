@@ -31,6 +31,7 @@ import { sha256Hex } from "../workflow/records/codec.js";
 import type { WorkflowQueue } from "../workflow/queue-port.js";
 import { KeyedLock } from "../workflow/runs/run-events.js";
 import { RunId } from "../workflow/runs/run-id.js";
+import { checkRoutesHere } from "../workflow/runs/shard-placement.js";
 import { type FullLogger, fullLogger, type Logger } from "../logger.js";
 import { InputMismatchError } from "../workflow/workflow-errors.js";
 import {
@@ -259,6 +260,8 @@ export class JobRunner implements JobHost, WorkflowHost {
       return submit({ input: job.payload, options: job.runOptions, ...(runId === undefined ? {} : { runId }) });
     }
     const runId = keyedJobRunId(this.#runtime.queueName, job.name, job.idempotencyKey);
+    // The key names one run wherever it is submitted: on a shard, only the key's own shard may create it.
+    checkRoutesHere(runId, this.#queue.shard, `job "${job.name}" with idempotency key ${JSON.stringify(job.idempotencyKey)} (run "${runId}")`);
     const inputSha256 = sha256Hex(job.payload);
     return this.#lock.run(runId, async () => {
       const dedupKey = jobDedupKey(this.#runtime.queueName, runId);

@@ -19,6 +19,7 @@ import { terminalMarkersFor } from "./runs/terminal.js";
 import type { WorkflowQueue } from "./queue-port.js";
 import { reconcileAllDead, reconcileDeadJob } from "./runs/reconcile.js";
 import { RunId } from "./runs/run-id.js";
+import { checkRoutesHere, routedRunId } from "./runs/shard-placement.js";
 import { KeyedLock } from "./runs/run-events.js";
 import { terminationOf } from "./records/records.js";
 import type { RetryOutcome, RetryRunOptions, RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "./runs/run-types.js";
@@ -194,9 +195,26 @@ export class WorkflowRuntime {
    * Submits a run: enqueues step 0 with `spec.input`. Idempotent on
    * `(runId, input)`: a duplicate of an active run returns
    * `newlySubmitted: false`; a different input throws `InputMismatchError`.
+   * On a shard of a sharded store, a run id of another shard is a
+   * `ValidationError` (submit it through a `TaqubaClient`), and a
+   * generated id routes to this shard.
    */
-  submit(spec: RunSpec): Promise<SubmitOutcome> {
-    return submitRun(this.#core, spec);
+  async submit(spec: RunSpec): Promise<SubmitOutcome> {
+    return submitRun(this.#core, this.#onThisShard(spec));
+  }
+
+  /**
+   * On a shard, a run submitted here must be one clients route here: a
+   * caller-chosen id of another shard is refused, and a generated id is
+   * suffixed to route here (as a child run's is).
+   */
+  #onThisShard(spec: RunSpec): RunSpec {
+    const placement = this.#core.placement;
+    if (placement === undefined || placement.shards <= 1 || spec === null || typeof spec !== "object") return spec;
+    if (spec.runId === undefined) return { ...spec, runId: routedRunId(RunId.generate(this.#core.clock.now()), placement) };
+    const runId = RunId.parse(spec.runId);
+    checkRoutesHere(runId, placement, `run "${runId}"`);
+    return spec;
   }
 
   /**

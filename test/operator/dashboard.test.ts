@@ -8,84 +8,25 @@
  * page is written to .tmp/test-output/operator/. Also: the token a
  * non-loopback binding needs, and that every request must carry it.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { Browser, Page } from "puppeteer-core";
+import type { Browser } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore, TaqubaClient } from "taquba";
 import { findBrowser, launchBrowser } from "../support/browser.js";
 import { startScript, type ChildScript } from "../support/child-script.js";
 import { taquba } from "./cli-process.js";
+import { click, startDashboardProcess, stopProcess, waitText, waitUntil } from "./dashboard-page.js";
 import { STEP_QUEUE, STORE_NAME } from "./fixtures/ops-app.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const BIN = join(ROOT, "codegen", "bin.js");
 const OWNER = fileURLToPath(new URL("./fixtures/ops-owner.ts", import.meta.url));
 const OUTPUT = join(ROOT, ".tmp", "test-output", "operator");
 const enc = new TextEncoder();
 const TOKEN = "s3cret-token-for-the-test-0123";
-
-/** Starts `taquba dashboard` and resolves with its process and the address it printed. */
-function startDashboardProcess(args: readonly string[]): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [BIN, "dashboard", ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
-  let out = "";
-  let err = "";
-  child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
-  return new Promise((resolve, reject) => {
-    child.stdout!.on("data", (d: Buffer) => {
-      out += d.toString();
-      const m = /at (http:\/\/\S+)/.exec(out);
-      if (m !== null) resolve({ child, url: m[1]!, stderr: () => err });
-    });
-    child.on("exit", (code) => reject(new Error(`taquba dashboard exited with ${code}: ${err}`)));
-  });
-}
-
-async function stopProcess(child: ChildProcess | undefined): Promise<void> {
-  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once("exit", r));
-  child.kill("SIGKILL");
-  await exited;
-}
-
-/**
- * Waits until `expression` (run in the page) is true, with the page's text
- * in the failure message. Strings, not functions: they run in the page,
- * and this project type-checks without DOM types.
- */
-async function waitUntil(page: Page, expression: string, timeout = 60_000): Promise<void> {
-  try {
-    await page.waitForFunction(expression, { timeout, polling: 100 });
-  } catch (e) {
-    const body = await page.evaluate("document.body.innerText").catch(() => "?");
-    throw new Error(`never true: ${expression}; the page shows:\n${String(body)}`, { cause: e });
-  }
-}
-
-/** Clicks `selector`, again if a live refresh replaced the element between finding and clicking it. */
-async function click(page: Page, selector: string): Promise<void> {
-  for (let i = 0; ; i++) {
-    try {
-      await page.waitForSelector(selector, { timeout: 30_000 });
-      await page.click(selector);
-      return;
-    } catch (e) {
-      if (i >= 5 || !String(e).includes("detached")) throw e;
-    }
-  }
-}
-
-/** Waits until an element matching `selector` contains `text`. */
-function waitText(page: Page, selector: string, text: string, timeout = 60_000): Promise<void> {
-  return waitUntil(
-    page,
-    `[...document.querySelectorAll(${JSON.stringify(selector)})].some((e) => (e.textContent ?? "").includes(${JSON.stringify(text)}))`,
-    timeout,
-  );
-}
 
 const browserFound = findBrowser();
 

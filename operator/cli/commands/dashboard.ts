@@ -8,7 +8,34 @@ import { bindingProblem } from "../../dashboard/access.js";
 import { DEFAULT_POLL_INTERVAL_MS, startDashboard } from "../../dashboard/server.js";
 import { EXIT } from "../exit-codes.js";
 import { stringOption, UsageError, type Command } from "../registry.js";
-import { positiveInt } from "../session.js";
+import { NoSuchStoreError, positiveInt, type OperatorSession } from "../session.js";
+
+/**
+ * A refresh of every shard's read view; true when any changed, or a shard
+ * was read for the first time (its owner just opened it). A shard no
+ * owner opened yet has nothing to read.
+ */
+function shardRefresher(shards: readonly OperatorSession[]): () => Promise<boolean> {
+  const read = new Set<OperatorSession>();
+  return async () => {
+    const changed = await Promise.all(
+      shards.map(async (s) => {
+        try {
+          const reader = await s.reader();
+          if (!read.has(s)) {
+            read.add(s);
+            return true;
+          }
+          return await reader.refresh();
+        } catch (e) {
+          if (e instanceof NoSuchStoreError) return false;
+          throw e;
+        }
+      }),
+    );
+    return changed.includes(true);
+  };
+}
 
 const dashboard: Command = {
   path: ["dashboard"],
@@ -31,12 +58,13 @@ const dashboard: Command = {
     const problem = bindingProblem(host, token);
     if (problem !== undefined) throw new UsageError(problem);
     const { session } = ctx;
-    // Fail now, before listening, when the store or the name is wrong.
-    await session.reader();
+    // Fail now, before listening, when the store or the name is wrong (a sharded store is its shards).
+    const shards = await session.shards();
+    if (shards === undefined) await session.reader();
     const ops = new Operations(session);
     const server = await startDashboard({
       ops,
-      refresh: async () => (await session.reader()).refresh(),
+      refresh: shards === undefined ? async () => (await session.reader()).refresh() : shardRefresher(shards),
       info: { name: session.options.name, stepQueue: session.options.stepQueue, store: redactUrl(session.options.storeUrl) },
       host,
       port,

@@ -113,8 +113,11 @@ function headersText(hs) {
 
 // ---- pages ----------------------------------------------------------------
 
-async function overview() {
-  const hl = await api("/api/health");
+function shardTitle(shard) {
+  return shard === null ? null : h("h2", { "data-shard-title": shard }, `Shard ${shard}`);
+}
+
+function healthSection(hl) {
   const now = hl.at;
   const cards = h(
     "div",
@@ -136,7 +139,49 @@ async function overview() {
       h("td", { class: "num" }, q.oldestPendingAt === undefined ? "-" : `${q.oldestApproximate ? "≥ " : ""}${age(now - q.oldestPendingAt)}`),
     ),
   );
-  return [h("h1", {}, "Queues"), cards, table(["queue", "pending", "scheduled", "claimed", "done", "dead", "oldest pending"], rows, [1, 2, 3, 4, 5, 6])];
+  return [cards, table(["queue", "pending", "scheduled", "claimed", "done", "dead", "oldest pending"], rows, [1, 2, 3, 4, 5, 6])];
+}
+
+async function overview() {
+  const { shards } = await api("/api/queues");
+  return [
+    h("h1", {}, "Queues"),
+    shards.map((s) =>
+      h(
+        "section",
+        { "data-shard": s.shard ?? "" },
+        shardTitle(s.shard),
+        s.health === null ? h("p", { class: "muted" }, "no owner has opened this shard yet") : healthSection(s.health),
+      ),
+    ),
+  ];
+}
+
+async function owners() {
+  const { at, owners } = await api("/api/owners");
+  const rows = owners.map((o) =>
+    h(
+      "tr",
+      { "data-owner-shard": o.shard ?? "" },
+      h("td", {}, o.shard === null ? "-" : String(o.shard)),
+      h("td", { class: o.owner === null ? "error mono" : "mono" }, o.owner ?? "none"),
+      h(
+        "td",
+        { class: o.leaseExpiresAt !== null && o.leaseExpiresAt < at ? "error" : "" },
+        o.leaseExpiresAt === null ? "-" : o.leaseExpiresAt >= at ? `in ${age(o.leaseExpiresAt - at)}` : `${age(at - o.leaseExpiresAt)} ago`,
+      ),
+      h("td", { class: "num" }, o.backlog === null ? "-" : String(o.backlog.pending + o.backlog.scheduled)),
+      h("td", { class: "num" }, o.backlog === null ? "-" : String(o.backlog.running)),
+      h("td", { class: "num" }, String(o.inbox.requests)),
+      h("td", {}, o.inbox.oldestMs === null ? "-" : age(o.inbox.oldestMs)),
+    ),
+  );
+  const unowned = owners.filter((o) => o.owner === null).length;
+  return [
+    h("h1", {}, "Owners"),
+    table(["shard", "owner", "lease expires", "backlog", "running", "inbox", "oldest request"], rows, [3, 4, 5]),
+    unowned > 0 ? h("p", { class: "error" }, `${unowned} of ${owners.length} without an owner: no worker holds the lease, so nothing runs there`) : null,
+  ];
 }
 
 function runRows(runs) {
@@ -341,41 +386,60 @@ async function waiting() {
 
 async function dead(params) {
   const after = params.get("after") ?? "";
-  const page = await api(`/api/dead${after ? `?after=${encodeURIComponent(after)}` : ""}`);
-  const rows = page.items.map((j) =>
-    h(
-      "tr",
-      { "data-job": j.id },
-      h("td", { class: "mono" }, j.id),
-      h("td", { class: "mono" }, j.queue),
-      h("td", {}, j.runId ? runLink(j.runId) : "-"),
-      h("td", { class: "num" }, `${j.attempt}/${j.maxAttempts}`),
-      h("td", {}, time(j.failedAt)),
-      h("td", { class: "error" }, j.lastError ?? ""),
+  const shard = params.get("shard") ?? "";
+  const q = new URLSearchParams();
+  if (after) q.set("after", after);
+  if (shard) q.set("shard", shard);
+  const { shards } = await api(`/api/dead?${q}`);
+  const sharded = shards.some((s) => s.shard !== null);
+  const rows = shards.flatMap((s) =>
+    s.items.map((j) =>
       h(
-        "td",
-        {},
+        "tr",
+        { "data-job": j.id, "data-shard": s.shard ?? "" },
+        sharded ? h("td", { class: "num" }, String(s.shard)) : null,
+        h("td", { class: "mono" }, j.id),
+        h("td", { class: "mono" }, j.queue),
+        h("td", {}, j.runId ? runLink(j.runId) : "-"),
+        h("td", { class: "num" }, `${j.attempt}/${j.maxAttempts}`),
+        h("td", {}, time(j.failedAt)),
+        h("td", { class: "error" }, j.lastError ?? ""),
         h(
-          "button",
-          {
-            "data-action": "redrive",
-            onclick: () =>
-              action(
-                j.runId
-                  ? `Redrive dead job ${j.id}? Its run ${j.runId} is re-opened at step ${j.step ?? "?"}.`
-                  : `Requeue dead job ${j.id} of queue ${j.queue} with fresh attempts?`,
-                `/api/dead/${encodeURIComponent(j.id)}/redrive`,
-                {},
-                (o) => (o.kind === "run" ? `run ${o.runId} re-opened at step ${o.step}` : `job ${o.jobId} requeued`),
-              ),
-          },
-          "Redrive",
+          "td",
+          {},
+          h(
+            "button",
+            {
+              "data-action": "redrive",
+              onclick: () =>
+                action(
+                  j.runId
+                    ? `Redrive dead job ${j.id}? Its run ${j.runId} is re-opened at step ${j.step ?? "?"}.`
+                    : `Requeue dead job ${j.id} of queue ${j.queue} with fresh attempts?`,
+                  `/api/dead/${encodeURIComponent(j.id)}/redrive`,
+                  { shard: s.shard },
+                  (o) => (o.kind === "run" ? `run ${o.runId} re-opened at step ${o.step}` : `job ${o.jobId} requeued`),
+                ),
+            },
+            "Redrive",
+          ),
         ),
       ),
     ),
   );
-  const next = page.next ? h("button", { onclick: () => (location.hash = `#/dead?after=${encodeURIComponent(page.next)}`) }, "Next page") : null;
-  return [h("h1", {}, "Dead letters"), table(["job", "queue", "run", "attempts", "failed", "last error", ""], rows, [3]), h("div", { class: "toolbar" }, next)];
+  const more = shards
+    .filter((s) => s.next)
+    .map((s) => {
+      const p = new URLSearchParams({ after: s.next });
+      if (s.shard !== null) p.set("shard", String(s.shard));
+      return h("button", { onclick: () => (location.hash = `#/dead?${p}`) }, s.shard === null ? "Next page" : `Next page of shard ${s.shard}`);
+    });
+  const head = ["job", "queue", "run", "attempts", "failed", "last error", ""];
+  return [
+    h("h1", {}, shard ? `Dead letters of shard ${shard}` : "Dead letters"),
+    table(sharded ? ["shard", ...head] : head, rows, sharded ? [0, 4] : [3]),
+    h("div", { class: "toolbar" }, shard ? h("button", { onclick: () => (location.hash = "#/dead") }, "Every shard") : null, more),
+  ];
 }
 
 async function groups() {
@@ -432,6 +496,7 @@ function route() {
   if (parts[0] === "waiting") return ["waiting", waiting];
   if (parts[0] === "dead") return ["dead", () => dead(params)];
   if (parts[0] === "groups") return ["groups", groups];
+  if (parts[0] === "owners") return ["owners", owners];
   if (parts[0] === "group" && parts[1]) return ["groups", () => group(decodeURIComponent(parts[1]))];
   return ["overview", overview];
 }
@@ -484,7 +549,7 @@ function connect() {
 
 api("/api/info")
   .then((info) => {
-    document.getElementById("store").textContent = `${info.name} · ${info.stepQueue} · ${info.store}`;
+    document.getElementById("store").textContent = `${info.name}${info.shards === null ? "" : ` (${info.shards} shards)`} · ${info.stepQueue} · ${info.store}`;
   })
   .catch(() => undefined);
 window.addEventListener("hashchange", render);

@@ -35,3 +35,17 @@ export function routedRunId(id: RunId, placement: ShardPlacement): RunId {
 export function routedOn(id: RunId, placement: ShardPlacement | undefined): RunId {
   return placement === undefined || placement.shards <= 1 ? id : routedRunId(id, placement);
 }
+
+/**
+ * Throws `ValidationError` when the caller-chosen run id `id` routes to
+ * another shard than `placement`'s: clients would look for the run there
+ * and never find it. `what` names the submission in the caller's terms.
+ */
+export function checkRoutesHere(id: RunId, placement: ShardPlacement | undefined, what: string): void {
+  if (placement === undefined || placement.shards <= 1) return;
+  const home = shardOfRun(id, placement.shards);
+  if (home === placement.shard) return;
+  throw new ValidationError(
+    `${what} belongs to shard ${home} of ${placement.shards}, but this runtime runs shard ${placement.shard}: clients would look for it on shard ${home} and never find it. Submit it through a TaqubaClient on the sharded store, which routes it to its shard`,
+  );
+}
