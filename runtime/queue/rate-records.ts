@@ -96,6 +96,7 @@ function sameBytes(a: Uint8Array | undefined, b: Uint8Array): boolean {
  * rate limit applies.
  */
 export function recordRateClaim(txn: Txn, windows: RateWindows, limits: Limits, headers: Readonly<Record<string, string>> | undefined, now: number): void {
+  if (!mayRateLimit(limits)) return;
   for (const a of applied(limits, headers)) {
     if (a.rate === undefined) continue;
     const times = windows.times(a.slot);
@@ -104,6 +105,11 @@ export function recordRateClaim(txn: Txn, windows: RateWindows, limits: Limits, 
     const t = kept.map((x, i) => (i === 0 ? x : x - kept[i - 1]!));
     txn.put(rateWindowKey(limits.queue, a.key, a.rule), enc.encode(JSON.stringify({ l: a.rate.limit, p: a.rate.periodMs, u: until, t })));
   }
+}
+
+/** Whether any rate limit could apply to a job under `limits`: claims on a queue without one skip the window work. */
+function mayRateLimit(limits: Limits): boolean {
+  return limits.rateLimit !== undefined || (limits.rules !== undefined && limits.rules.size > 0);
 }
 
 /**
@@ -134,7 +140,7 @@ export function seedRateWindows(
   headers: Readonly<Record<string, string>> | undefined,
   now: number,
 ): void {
-  if (limits.rateLimit === undefined && (limits.rules === undefined || limits.rules.size === 0)) return;
+  if (!mayRateLimit(limits)) return;
   for (const a of applied(limits, headers)) {
     if (a.rate === undefined || windows.has(a.slot)) continue;
     const bytes = src.get(rateWindowKey(limits.queue, a.key, a.rule));
