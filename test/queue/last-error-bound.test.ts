@@ -69,7 +69,8 @@ describe("the error text kept with a job", () => {
     const kept = (await queue.view().job(jobId))!.lastError!;
     expect(kept.startsWith(`${"x".repeat(KEPT - 1)}…`)).toBe(true);
     expect(kept).toContain(`first ${KEPT - 1} of ${text.length} characters`);
-    expect(kept.isWellFormed()).toBe(true);
+    // No lone high surrogate before the marker.
+    expect(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/.test(kept)).toBe(false);
     await queue.close();
   });
 });

@@ -44,6 +44,19 @@ export const REMOTE_RETRY_MS = 5_000;
 /** How often a buffered tick waiting for a run on another shard looks whether that run ended (no event crosses shards). */
 export const REMOTE_RECHECK_MS = 5_000;
 
+/** How long a schedule's input handler may take for one tick by default (`WorkflowRuntimeBuilder.scheduleInputTimeout`). */
+export const DEFAULT_SCHEDULE_INPUT_TIMEOUT_MS = 30_000;
+const TIMED_OUT: unique symbol = Symbol("timed out");
+const STOPPED: unique symbol = Symbol("stopped");
+
+/** The scheduler stopped while a tick's input was being computed: the tick is decided at the next start. */
+class SchedulerStopped extends Error {
+  constructor() {
+    super("the scheduler stopped while a schedule's input handler was computing a tick's input");
+    this.name = "SchedulerStopped";
+  }
+}
+
 /** Most ticks one `backfill` call starts; a longer range is refused (split it). */
 export const MAX_BACKFILL_TICKS = 10_000;
 
@@ -56,6 +69,8 @@ export interface ScheduleHost {
   isActive(runId: string): Promise<boolean>;
   /** Whether the runtime has any record of the run (active, or terminated and not yet swept). */
   isKnown(runId: string): Promise<boolean>;
+  /** How long an input handler may take for one tick; default {@link DEFAULT_SCHEDULE_INPUT_TIMEOUT_MS}. */
+  readonly inputTimeoutMs?: number;
 }
 
 /** When to look at a schedule again, and which run's end a buffered tick waits for. */
@@ -82,6 +97,8 @@ export class Schedules {
   /** Input handlers of the schedules upserted in this process, by id. */
   readonly #handlers = new Map<string, ScheduleInputHandler>();
   #started = false;
+  /** Aborts when the scheduler loop stops: a handler still computing is not waited for. */
+  #stopped: AbortSignal | undefined;
 
   /** @internal Built by the runtime. */
   constructor(host: ScheduleHost) {
@@ -174,17 +191,27 @@ export class Schedules {
     return this.#info(record);
   }
 
-  /** Every schedule of the step queue with its next and last ticks, by id. */
+  /**
+   * Every schedule of the step queue with its next and last ticks, by id.
+   * On a shard (routed), only the schedules homed there: the copy another
+   * shard's runtime keeps has a state no one updates.
+   */
   async list(): Promise<ScheduleInfo[]> {
     const out: ScheduleInfo[] = [];
-    for await (const r of this.#records()) out.push(this.#info(r));
+    for await (const r of this.#records()) if (this.#isHome(r.id)) out.push(this.#info(r));
     return out;
   }
 
-  /** One schedule, or null. */
+  /** One schedule, or null (also on a shard that is not the schedule's home: ask a TaqubaClient). */
   async get(id: string): Promise<ScheduleInfo | null> {
+    if (!this.#isHome(id)) return null;
     const r = await this.#read(id);
     return r === null ? null : this.#info(r);
+  }
+
+  /** Whether this runtime decides schedule `id` (always, unless routed to shards). */
+  #isHome(id: string): boolean {
+    return this.#routing === undefined || this.#routing.decides(id);
   }
 
   /** Stops deciding ticks until `resume`; ticks in between are skipped. Idempotent. */
@@ -302,6 +329,7 @@ export class Schedules {
    */
   async run(signal: AbortSignal): Promise<void> {
     this.#started = true;
+    this.#stopped = signal;
     const core = this.#core;
     let faults = 0;
     const aborted = abortOf(signal);
@@ -329,6 +357,7 @@ export class Schedules {
                 wakeAt = Math.min(wakeAt, core.clock.now() + REMOTE_RETRY_MS);
                 continue;
               }
+              if (signal.aborted || e instanceof SchedulerStopped) return;
               if (isStoreFault(e) || core.queue.closed) throw e;
               // One broken schedule (a corrupted record, an input the runtime refuses) must not stop the others.
               core.log.error({ err: e, schedule: r.id }, `schedule "${r.id}" could not decide its ticks; it is tried again at the next change or start`);
@@ -457,12 +486,30 @@ export class Schedules {
       throw new ScheduleInputError(id, tickMs, "its input handler is not registered in this process (upsert the schedule with its handler at every start)");
     }
     let answer: unknown;
+    const timeoutMs = this.#host.inputTimeoutMs ?? DEFAULT_SCHEDULE_INPUT_TIMEOUT_MS;
+    const timer = new AbortController();
     try {
-      answer = await handler({ scheduleId: id, tickMs });
+      // A handler that never settles must not hold the scheduler (every schedule of this runtime waits for it).
+      const timedOut = this.#core.clock.waitUntil(this.#core.clock.now() + timeoutMs, timer.signal).then(
+        () => TIMED_OUT,
+        () => TIMED_OUT,
+      );
+      const stopped = this.#stopped === undefined ? [] : [abortOf(this.#stopped).then(() => STOPPED)];
+      answer = await Promise.race([Promise.resolve().then(() => handler({ scheduleId: id, tickMs })), timedOut, ...stopped]);
     } catch (e) {
       // A typed handler's own refusal (an input its target rejects) already says what was wrong.
       if (e instanceof ScheduleInputError) throw e;
       throw new ScheduleInputError(id, tickMs, `its input handler threw: ${e instanceof Error ? e.message : String(e)}`, e);
+    } finally {
+      timer.abort();
+    }
+    if (answer === STOPPED) throw new SchedulerStopped();
+    if (answer === TIMED_OUT) {
+      throw new ScheduleInputError(
+        id,
+        tickMs,
+        `its input handler did not answer within ${timeoutMs} ms (WorkflowRuntimeBuilder.scheduleInputTimeout); the tick started no run`,
+      );
     }
     const run = computedRunOf(answer);
     if (run === undefined) {
