@@ -15,7 +15,7 @@ import type { KvPage, KvScanOptions } from "../../queue/view.js";
 import { ValidationError } from "../../errors.js";
 import { validateInstant } from "../../time-bounds.js";
 import type { RuntimeCore } from "../runtime-core.js";
-import type { RunFlow, RunSpec, SubmitOutcome } from "../runs/run-types.js";
+import type { RunDebounce, RunFlow, RunSpec, SubmitOutcome } from "../runs/run-types.js";
 import { KeyedLock } from "../runs/run-events.js";
 import { backoffMs, isStoreFault, sleep, STORE_RETRY } from "../store-retry.js";
 import { bytesEqual } from "../records/codec.js";
@@ -38,6 +38,7 @@ import { RemoteRunsUnavailable, type ScheduleRouting } from "./schedule-routing.
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { InputMismatchError, ScheduleInputError, ScheduleNotFoundError } from "../workflow-errors.js";
 import { checkRunPayload } from "../limits.js";
+import { checkRunOptions } from "../runs/submit.js";
 
 /** How soon a tick whose run lives on a shard that did not answer is decided again. */
 export const REMOTE_RETRY_MS = 5_000;
@@ -59,6 +60,18 @@ class SchedulerStopped extends Error {
 
 /** Most ticks one `backfill` call starts; a longer range is refused (split it). */
 export const MAX_BACKFILL_TICKS = 10_000;
+/** Most ticks one backfill request of a client starts: the owner answers after each part, so none holds it long. */
+export const BACKFILL_PART_TICKS = 25;
+/** Most ticks a client may ask one part to start. */
+export const MAX_BACKFILL_PART_TICKS = 1_000;
+/** After this long on the runtime's clock a backfill part answers with what it started (a tick on another shard is a round trip). */
+export const BACKFILL_PART_BUDGET_MS = 10_000;
+
+/** What one part of a backfill started, and where the next part starts (null: the range is done). */
+export interface BackfillPart {
+  readonly fires: readonly ScheduleFire[];
+  readonly nextFromMs: number | null;
+}
 
 /** What the schedules need from their runtime. */
 export interface ScheduleHost {
@@ -275,7 +288,7 @@ export class Schedules {
       const fire = { tickMs: now, runId, newlySubmitted: true };
       const effects = this.#stateWrite(next);
       if (mark !== undefined) markEffects(mark, fire, effects);
-      const { outcome: out, committed } = await unreached(this.#submit({ ...(await this.#runSpec(c, runId, now, false)), runId }, effects));
+      const { outcome: out, committed } = await unreached(this.#submit({ ...(await this.#runSpec(c, runId, now, "trigger")), runId }, effects));
       if (out.newlySubmitted && committed) return fire;
       if (out.newlySubmitted) {
         await this.#write(c, next);
@@ -297,6 +310,23 @@ export class Schedules {
    * Refuses a range of more than {@link MAX_BACKFILL_TICKS} ticks.
    */
   async backfill(id: string, fromMs: number, toMs: number): Promise<ScheduleFire[]> {
+    return [...(await this.#backfill(id, fromMs, toMs, MAX_BACKFILL_TICKS, Number.POSITIVE_INFINITY)).fires];
+  }
+
+  /**
+   * @internal One part of a backfill for the client inbox: the ticks of
+   * `[fromMs, toMs]` from the first on, at most `maxTicks` of them, and no
+   * more once `budgetMs` passed on the runtime's clock (at least one), so
+   * no request holds the owner long. `nextFromMs` is where the next part
+   * starts; null when the range is done. The whole range is checked (at
+   * most {@link MAX_BACKFILL_TICKS} ticks) before anything starts. A part
+   * applied again starts nothing twice (see `backfill`).
+   */
+  backfillPart(id: string, fromMs: number, toMs: number, maxTicks: number, budgetMs = BACKFILL_PART_BUDGET_MS): Promise<BackfillPart> {
+    return this.#backfill(id, fromMs, toMs, maxTicks, budgetMs);
+  }
+
+  async #backfill(id: string, fromMs: number, toMs: number, maxTicks: number, budgetMs: number): Promise<BackfillPart> {
     this.#checkHome(checkScheduleId(id));
     validateInstant("backfill's fromMs", fromMs);
     validateInstant("backfill's toMs", toMs);
@@ -310,17 +340,20 @@ export class Schedules {
       }
       ticks.push(t);
     }
-    const out: ScheduleFire[] = [];
+    const clock = this.#core.clock;
+    const endMs = clock.now() + budgetMs;
+    const fires: ScheduleFire[] = [];
     for (const t of ticks) {
+      if (fires.length > 0 && (fires.length >= maxTicks || clock.now() >= endMs)) return { fires, nextFromMs: t };
       const runId = tickRunId(id, t);
       if (await unreached(this.#isKnown(runId))) {
-        out.push({ tickMs: t, runId, newlySubmitted: false });
+        fires.push({ tickMs: t, runId, newlySubmitted: false });
         continue;
       }
-      const { outcome: r } = await unreached(this.#submit({ ...(await this.#runSpec(c, runId, t)), runId }, new SettlementEffects()));
-      out.push({ tickMs: t, runId, newlySubmitted: r.newlySubmitted });
+      const { outcome: r } = await unreached(this.#submit({ ...(await this.#runSpec(c, runId, t, "backfill")), runId }, new SettlementEffects()));
+      fires.push({ tickMs: t, runId, newlySubmitted: r.newlySubmitted });
     }
-    return out;
+    return { fires, nextFromMs: null };
   }
 
   /**
@@ -462,10 +495,19 @@ export class Schedules {
     return next;
   }
 
-  async #runSpec(r: ScheduleRecord, runId: string, tickMs: number, jittered = true): Promise<RunSpec> {
-    const jitter = jittered ? tickJitterMs(r.id, tickMs, r.jitterMs) : 0;
+  /**
+   * The run of a tick: a scheduled tick is jittered and debounced as the
+   * schedule says; a backfilled tick is jittered only (each tick of the
+   * range runs); a trigger is neither.
+   */
+  async #runSpec(r: ScheduleRecord, runId: string, tickMs: number, kind: "tick" | "trigger" | "backfill" = "tick"): Promise<RunSpec> {
+    const jitter = kind === "trigger" ? 0 : tickJitterMs(r.id, tickMs, r.jitterMs);
     const computed = r.computed === true ? await this.#computeInput(r.id, tickMs) : undefined;
     const flow = computed?.flow ?? r.flow;
+    const debounce = kind === "tick" ? (computed?.debounce ?? r.debounce) : undefined;
+    if (debounce !== undefined && jitter !== 0) {
+      throw new ScheduleInputError(r.id, tickMs, "its input handler gave a debounce, which cannot be combined with the schedule's jitterMs");
+    }
     return {
       input: computed?.input ?? r.input,
       runId,
@@ -474,6 +516,7 @@ export class Schedules {
         ...(r.priority === undefined ? {} : { priority: r.priority }),
         ...(r.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: r.maxAttemptsPerStep }),
         ...(flow === undefined ? {} : { flow }),
+        ...(debounce === undefined ? {} : { debounce }),
         ...(jitter === 0 ? {} : { runAt: tickMs + jitter }),
       },
     };
@@ -521,6 +564,7 @@ export class Schedules {
     }
     try {
       checkRunPayload(`the input of schedule "${id}"`, run.input);
+      if (run.debounce !== undefined) checkRunOptions({ debounce: run.debounce });
     } catch (e) {
       throw new ScheduleInputError(id, tickMs, e instanceof Error ? e.message : String(e));
     }
@@ -671,9 +715,13 @@ function abortOf(signal: AbortSignal): Promise<void> {
 function computedRunOf(answer: unknown): ComputedTickRun | undefined {
   if (answer instanceof Uint8Array) return { input: answer };
   if (answer === null || typeof answer !== "object") return undefined;
-  const { input, flow } = answer as { input?: unknown; flow?: unknown };
+  const { input, flow, debounce } = answer as { input?: unknown; flow?: unknown; debounce?: unknown };
   if (!(input instanceof Uint8Array)) return undefined;
-  if (flow === undefined) return { input };
-  if (flow === null || typeof flow !== "object" || typeof (flow as { rule?: unknown }).rule !== "string") return undefined;
-  return { input, flow: flow as RunFlow };
+  if (flow !== undefined && (flow === null || typeof flow !== "object" || typeof (flow as { rule?: unknown }).rule !== "string")) return undefined;
+  if (debounce !== undefined && (debounce === null || typeof debounce !== "object")) return undefined;
+  return {
+    input,
+    ...(flow === undefined ? {} : { flow: flow as RunFlow }),
+    ...(debounce === undefined ? {} : { debounce: debounce as RunDebounce }),
+  };
 }
