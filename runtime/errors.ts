@@ -126,14 +126,13 @@ export class ValidationError extends TaqubaError {
 
 /** A stored object failed its checksum or could not be decoded. */
 export class StoreCorruptedError extends TaqubaError {
+  /** `advice` says what to do when the usual answer (restore a backup or remove the store's data) is not the best one. */
   constructor(
     readonly objectKey: string,
     detail: string,
+    advice = "restore it from a backup or remove the store's data, nothing was replayed from it",
   ) {
-    super(
-      "STORE_CORRUPTED",
-      `object "${objectKey}" is corrupted (${detail}); restore it from a backup or remove the store's data, nothing was replayed from it`,
-    );
+    super("STORE_CORRUPTED", `object "${objectKey}" is corrupted (${detail}); ${advice}`);
   }
 }
 

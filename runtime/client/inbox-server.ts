@@ -402,7 +402,10 @@ export class ClientInbox {
       case "trigger":
         return schedules.triggerMarked(r.scheduleId, mark, atMs);
       case "backfill":
-        return schedules.backfill(r.scheduleId, r.fromMs, r.toMs);
+        // A part at a time when the client asks so: no request holds the inbox for a whole long range.
+        return r.maxTicks === undefined
+          ? schedules.backfill(r.scheduleId, r.fromMs, r.toMs)
+          : schedules.backfillPart(r.scheduleId, r.fromMs, r.toMs, r.maxTicks);
     }
   }
 

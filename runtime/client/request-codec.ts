@@ -11,6 +11,7 @@ import { decodeValue, encodeValue } from "../workflow/records/codec.js";
 import type { RetryOutcome, RunDebounce, RunFlow, RunOptions, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
 import { InputMismatchError, RunNotFoundError, RunNotRetryableError, ScheduleNotFoundError } from "../workflow/workflow-errors.js";
 import type { ScheduleFire, ScheduleInfo } from "../workflow/schedules/schedule-types.js";
+import { MAX_BACKFILL_PART_TICKS, type BackfillPart } from "../workflow/schedules/schedules.js";
 import { JobNotFoundError } from "../jobs/job-errors.js";
 import { ValidationError } from "../errors.js";
 
@@ -47,7 +48,15 @@ export type InboxRequest =
 /** A command on a schedule, applied by the owner of the schedule's (home) shard. */
 export type ScheduleRequest =
   | { readonly op: "schedule"; readonly action: "pause" | "resume" | "trigger"; readonly scheduleId: string }
-  | { readonly op: "schedule"; readonly action: "backfill"; readonly scheduleId: string; readonly fromMs: number; readonly toMs: number };
+  | {
+      readonly op: "schedule";
+      readonly action: "backfill";
+      readonly scheduleId: string;
+      readonly fromMs: number;
+      readonly toMs: number;
+      /** Set: apply one part of at most this many ticks and answer a `BackfillPart`; absent: the whole range, answered as the list of fires. */
+      readonly maxTicks?: number;
+    };
 
 /** A group member as a request carries it. */
 export interface GroupMemberInput {
@@ -66,6 +75,7 @@ export type AnswerValue =
   | ScheduleInfo
   | ScheduleFire
   | readonly ScheduleFire[]
+  | BackfillPart
   | boolean
   | number
   | readonly string[];
@@ -265,7 +275,11 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
       const fromMs = optNumber(m, "fromMs");
       const toMs = optNumber(m, "toMs");
       if (fromMs === undefined || toMs === undefined) fail(`a backfill needs the numbers "fromMs" and "toMs"`);
-      return { op: "schedule", action, scheduleId, fromMs, toMs };
+      const maxTicks = optNumber(m, "maxTicks");
+      if (maxTicks === undefined) return { op: "schedule", action, scheduleId, fromMs, toMs };
+      if (!Number.isInteger(maxTicks) || maxTicks < 1 || maxTicks > MAX_BACKFILL_PART_TICKS)
+        fail(`field "maxTicks" must be a whole number from 1 to ${MAX_BACKFILL_PART_TICKS}`);
+      return { op: "schedule", action, scheduleId, fromMs, toMs, maxTicks };
     }
     case "groupManifest":
       return {
@@ -303,6 +317,8 @@ function isAnswerValue(v: unknown): v is AnswerValue {
   const m = v as Record<string, unknown> | null;
   if (m === null || typeof m !== "object") return false;
   if (isScheduleFire(m)) return true;
+  if (Array.isArray(m["fires"]))
+    return m["fires"].every(isScheduleFire) && (m["nextFromMs"] === null || (typeof m["nextFromMs"] === "number" && Number.isFinite(m["nextFromMs"])));
   if (typeof m["id"] === "string" && typeof m["cron"] === "string" && typeof m["paused"] === "boolean") return true;
   if (typeof m["runId"] !== "string" || typeof m["jobId"] !== "string") return false;
   return typeof m["newlySubmitted"] === "boolean" || (typeof m["step"] === "number" && Number.isInteger(m["step"]));

@@ -59,6 +59,7 @@ import { keyedJobRunId } from "../jobs/job-codec.js";
 import { readShardLayout, shardOfRun, shardOfSchedule, shardOfSignal, shardStoreName, stableHash } from "./shard-route.js";
 import { checkScheduleId } from "../workflow/schedules/schedule-record.js";
 import type { ScheduleFire, ScheduleInfo } from "../workflow/schedules/schedule-types.js";
+import { BACKFILL_PART_TICKS, type BackfillPart } from "../workflow/schedules/schedules.js";
 import { validateInstant } from "../time-bounds.js";
 import { ClientGroup, ClientJobGroup, type GroupPort } from "./client-group.js";
 import { mergeGroupPages, mergeRunPages } from "./shard-listing.js";
@@ -356,13 +357,33 @@ export class TaqubaClient {
     return (await this.#scheduleRequest({ op: "schedule", action: "trigger", scheduleId: checkScheduleId(scheduleId) })) as ScheduleFire;
   }
 
-  /** Starts the run of every tick of schedule `scheduleId` in `[fromMs, toMs]` (see `Schedules.backfill`). */
+  /**
+   * Starts the run of every tick of schedule `scheduleId` in `[fromMs, toMs]`
+   * (see `Schedules.backfill`). Sent as a series of requests of at most
+   * {@link BACKFILL_PART_TICKS} ticks each (and about 10 s of the owner's
+   * time), each answered before the next is sent, so no request holds the
+   * owner's inbox long or outlasts the client's timeout. A backfill
+   * interrupted (a timeout, a crash) can be sent again: ticks whose runs
+   * started are not started twice.
+   */
   async backfillSchedule(scheduleId: string, fromMs: number, toMs: number): Promise<readonly ScheduleFire[]> {
     checkScheduleId(scheduleId);
     validateInstant("backfill's fromMs", fromMs);
     validateInstant("backfill's toMs", toMs);
     if (toMs < fromMs) throw new ValidationError(`backfill's toMs (${toMs}) is before its fromMs (${fromMs})`);
-    return (await this.#scheduleRequest({ op: "schedule", action: "backfill", scheduleId, fromMs, toMs })) as readonly ScheduleFire[];
+    const fires: ScheduleFire[] = [];
+    for (let from: number | null = fromMs; from !== null; ) {
+      const answer = await this.#scheduleRequest({ op: "schedule", action: "backfill", scheduleId, fromMs: from, toMs, maxTicks: BACKFILL_PART_TICKS });
+      // An owner of an earlier version applies the whole range and answers its fires.
+      if (Array.isArray(answer)) return [...fires, ...(answer as readonly ScheduleFire[])];
+      const part = answer as BackfillPart;
+      // Each part starts at least one tick, so the next starts later; anything else is not an answer this client can follow.
+      if (part.nextFromMs !== null && part.nextFromMs <= from)
+        throw new MalformedRequestError(`the answer to a backfill part of schedule "${scheduleId}" does not move past ${from}`);
+      fires.push(...part.fires);
+      from = part.nextFromMs;
+    }
+    return fires;
   }
 
   #scheduleRequest(request: ScheduleRequest): Promise<AnswerValue> {

@@ -173,6 +173,8 @@ export class RateWindows {
   allowedAt(slot: string, rate: ResolvedRateLimit, now: number): number {
     const log = this.#log.get(slot)?.times;
     if (log === undefined) return now;
+    // A claim logged after `now` means the clock went back: count it as made now, so it holds the key for one period, not the jump.
+    for (let i = log.length - 1; i >= 0 && log[i]! > now; i--) log[i] = now;
     while (log.length > 0 && log[0]! <= now - rate.periodMs) log.shift();
     return log.length < rate.limit ? now : log[0]! + rate.periodMs;
   }
@@ -211,9 +213,10 @@ export class RateWindows {
   seed(slot: string, rate: ResolvedRateLimit, times: readonly number[], until: number, now: number): void {
     if (this.#log.has(slot)) return;
     // Mark the slot seen even when nothing is left, so it is not read again.
-    const log = times.filter((t) => t > now - rate.periodMs && t <= now);
+    // Times after `now` (the clock went back since they were written) count as now, and hold the key one period at most.
+    const log = times.map((t) => Math.min(t, now)).filter((t) => t > now - rate.periodMs);
     if (until > now && log.length < rate.limit) {
-      const pad = until - rate.periodMs;
+      const pad = Math.min(until, now + rate.periodMs) - rate.periodMs;
       while (log.length < rate.limit) log.unshift(pad);
     }
     this.#log.set(slot, { times: log.slice(Math.max(0, log.length - rate.limit)), periodMs: rate.periodMs });

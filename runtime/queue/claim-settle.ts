@@ -174,8 +174,8 @@ function killMissing(core: QueueCore, claims: [JobRecord, LeaseEntry][], fetched
     const bad = corrupted.has(r.id);
     const error = `payload object ${r.payloadRef ?? ""} is ${bad ? "corrupted (checksum mismatch)" : "missing"}`;
     recordAttempt(txn, r, ctx.now, "dead_lettered", error);
-    killJob(txn, ctx, r, error);
-    events.push({ jobId: r.id, queueName: r.queue, reason: bad ? "payload_corrupted" : "payload_missing", lastError: error });
+    const dead = killJob(txn, ctx, r, error);
+    events.push({ jobId: r.id, queueName: r.queue, reason: bad ? "payload_corrupted" : "payload_missing", lastError: dead.lastError ?? error });
   }
   core.commit(txn, true).then(
     () => {

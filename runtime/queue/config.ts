@@ -113,6 +113,7 @@ export interface DeadLetteredEvent {
   jobId: string;
   queueName: string;
   reason: "lease_expired" | "interrupted" | "payload_missing" | "payload_corrupted";
+  /** The job's `lastError` (bounded like it: 16,384 characters and a marker of the cut). */
   lastError: string;
 }
 

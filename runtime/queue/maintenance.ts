@@ -101,8 +101,8 @@ function endAbandonedClaim(
 ): boolean {
   recordAttempt(txn, r, ctx.now, reason, error);
   if (r.attempts >= r.maxAttempts) {
-    killJob(txn, ctx, r, error);
-    dead.push({ jobId: r.id, queueName: r.queue, reason, lastError: error });
+    const killed = killJob(txn, ctx, r, error);
+    dead.push({ jobId: r.id, queueName: r.queue, reason, lastError: killed.lastError ?? error });
     return true;
   }
   requeueJob(txn, r, undefined, error);

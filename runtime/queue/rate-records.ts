@@ -162,7 +162,8 @@ export function durableRateReason(
   const bytes = src.get(rateWindowKey(queue, key, rule));
   const w = bytes === undefined ? undefined : decodeRateWindow(bytes);
   if (w === undefined || w.until <= now) return undefined;
-  return { limit: w.limit, periodMs: w.periodMs, until: w.until };
+  // A window written before the clock went back holds its key one period at most (as the owner counts it).
+  return { limit: w.limit, periodMs: w.periodMs, until: Math.min(w.until, now + w.periodMs) };
 }
 
 /** Whether a window's last claim left its period by `now`: the sweep deletes it then. */

@@ -9,7 +9,8 @@
  * shard's queue reads it to give the runs it creates itself (child runs)
  * ids that route back to its own shard.
  */
-import { ValidationError } from "../errors.js";
+import { StoreCorruptedError, ValidationError } from "../errors.js";
+import { UnsupportedFormatError } from "../engine/format-error.js";
 import type { ObjectStore } from "../store/object-store.js";
 
 /** The most shards a deployment may have. */
@@ -60,15 +61,36 @@ export function checkShardCount(shards: unknown): number {
   return shards;
 }
 
-/** Decodes a layout record; a record this version cannot read is a `ValidationError` naming the store. */
+/** The format version of the layout record this version writes and reads. */
+const LAYOUT_VERSION = 1;
+
+/**
+ * Decodes a layout record. A record of a newer format is an
+ * `UnsupportedFormatError`; damaged bytes are a `StoreCorruptedError`
+ * naming the object and how to mend it.
+ */
 export function decodeShardLayout(name: string, body: Uint8Array): ShardLayout {
+  const key = shardLayoutKey(name);
+  const damaged = (detail: string) =>
+    new StoreCorruptedError(
+      key,
+      `the shard layout of sharded store "${name}": ${detail}`,
+      `put it back from a backup, or rewrite it as {"v":1,"shards":N} where N is the shard count the store was created with (one more than the highest i of its "${name}/shards/i" queue stores); until then no client or shard worker can open the store`,
+    );
+  let o: unknown;
   try {
-    const o = JSON.parse(new TextDecoder().decode(body)) as { v?: unknown; shards?: unknown };
-    if (o.v === 1) return { shards: checkShardCount(o.shards) };
+    o = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
   } catch {
-    // reported below
+    throw damaged("not JSON");
   }
-  throw new ValidationError(`the shard layout of store "${name}" is unreadable; it was written by a newer version or damaged`);
+  if (o === null || typeof o !== "object" || Array.isArray(o)) throw damaged("not a JSON object");
+  const { v, shards } = o as { v?: unknown; shards?: unknown };
+  if (typeof v === "number" && Number.isInteger(v) && v > LAYOUT_VERSION) throw new UnsupportedFormatError(key, v, LAYOUT_VERSION);
+  if (v !== LAYOUT_VERSION) throw damaged(`format version ${JSON.stringify(v) ?? "missing"}`);
+  if (typeof shards !== "number" || !Number.isInteger(shards) || shards < 1 || shards > MAX_SHARDS) {
+    throw damaged(`shard count ${JSON.stringify(shards) ?? "missing"}, not a whole number from 1 to ${MAX_SHARDS}`);
+  }
+  return { shards };
 }
 
 export function encodeShardLayout(layout: ShardLayout): Uint8Array {

@@ -7,7 +7,7 @@ import type { ResolvedQueueConfig } from "./config.js";
 import { backoffDelay } from "./config.js";
 import { DuplicateJobIdError } from "./errors.js";
 import * as K from "./keys.js";
-import { boundText, errorFields, MAX_MESSAGE_CHARS } from "../logger.js";
+import { boundText, cutText, errorFields, MAX_MESSAGE_CHARS } from "../logger.js";
 import { decodeHistory, decodeJob, encodeHistory, encodeJob, encodeSuperseded, type AttemptOutcome, type JobAttempt, type JobRecord } from "./record.js";
 import type { Txn } from "./txn.js";
 import type { EnqueueOptions, EnqueueOutcome } from "./types.js";
@@ -238,13 +238,27 @@ export function claimJob(txn: Txn, r: JobRecord, now: number): JobRecord {
   return next;
 }
 
+/**
+ * Most characters of an error text kept in a job record's `lastError` and in
+ * a dead-letter event or log record; the rest is replaced by a marker giving
+ * the original length. The attempt history keeps fewer
+ * ({@link MAX_MESSAGE_CHARS}). A workflow run keeps its step's whole error
+ * text in the run's result record, not here.
+ */
+export const MAX_LAST_ERROR_CHARS = 16 * 1024;
+
+/** `error` bounded for a job record's `lastError` or a dead-letter event. */
+export function boundLastError(error: string): string {
+  return cutText(error, MAX_LAST_ERROR_CHARS);
+}
+
 /** Back to pending (keeping its FIFO position) or to scheduled at `runAt`. */
 export function requeueJob(txn: Txn, r: JobRecord, runAt: number | undefined, lastError: string | undefined): JobRecord {
   const next: JobRecord = {
     ...r,
     state: runAt === undefined ? "pending" : "scheduled",
     runAt,
-    lastError: lastError ?? r.lastError,
+    lastError: lastError === undefined ? r.lastError : boundLastError(lastError),
   };
   writeJob(txn, next, r);
   return next;
@@ -258,7 +272,7 @@ export function killJob(txn: Txn, ctx: TransitionContext, r: JobRecord, error: s
     state: "dead",
     runAt: undefined,
     failedAt: ctx.now,
-    lastError: error,
+    lastError: boundLastError(error),
     retainUntil: keep === null ? undefined : ctx.now + keep,
   };
   writeJob(txn, next, r);

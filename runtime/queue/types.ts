@@ -82,7 +82,7 @@ export interface ClaimedJob {
   readonly wokenAt?: number;
   /** Aborted when a cancellation is requested (already aborted if requested before this claim). */
   readonly cancelSignal: AbortSignal;
-  /** The error of the previous failed attempt, if any. */
+  /** The error of the previous failed attempt, if any (its first 16,384 characters and a marker of the cut when longer). */
   readonly lastError?: string;
   /** Whether a failure of this attempt dead-letters the job. */
   isLastAttempt(): boolean;
@@ -169,6 +169,7 @@ export interface JobInfo {
   attached?: Uint8Array;
   completedAt?: number;
   failedAt?: number;
+  /** The error of the last failed attempt: its first 16,384 characters, and a marker giving the original length when cut. */
   lastError?: string;
   dedupKey?: string;
   /** The debounce window the job waits in (while pending or scheduled). */

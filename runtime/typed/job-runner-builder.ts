@@ -38,6 +38,7 @@ interface Settings {
   logger: Logger | undefined;
   hook: TerminalHook;
   parentClose: ParentClosePolicy | undefined;
+  scheduleInputTimeoutMs: number | undefined;
 }
 
 /**
@@ -69,6 +70,7 @@ export class JobRunnerBuilder implements JobRegistrar, WorkflowRegistrar {
     logger: undefined,
     hook: NoopTerminalHook,
     parentClose: undefined,
+    scheduleInputTimeoutMs: undefined,
   };
 
   /** @internal Use `JobRunner.builder`. */
@@ -164,6 +166,12 @@ export class JobRunnerBuilder implements JobRegistrar, WorkflowRegistrar {
     return this;
   }
 
+  /** How long a schedule's input handler may take for one tick (see `WorkflowRuntimeBuilder.scheduleInputTimeout`). Default: 30,000 ms. */
+  scheduleInputTimeout(ms: number): this {
+    this.#s.scheduleInputTimeoutMs = validateDelay("scheduleInputTimeout", positiveInt("scheduleInputTimeout", ms));
+    return this;
+  }
+
   /** The runner's time source. Default: the queue's clock. */
   clock(clock: Clock): this {
     this.#s.clock = clock;
@@ -200,6 +208,7 @@ export class JobRunnerBuilder implements JobRegistrar, WorkflowRegistrar {
     if (s.clock !== undefined) b = b.clock(s.clock);
     if (s.leaseMs !== undefined) b = b.leaseMs(s.leaseMs);
     if (s.parentClose !== undefined) b = b.parentClose(s.parentClose);
+    if (s.scheduleInputTimeoutMs !== undefined) b = b.scheduleInputTimeout(s.scheduleInputTimeoutMs);
     if (s.logger !== undefined) b = b.logger(s.logger);
     runner = JobRunner.over(this.#queue, b.build(), dispatcher, {
       pollIntervalMs: s.pollIntervalMs,

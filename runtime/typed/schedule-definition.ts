@@ -109,8 +109,16 @@ export function scheduleSpecOf(def: ScheduleDefinition): ScheduleSpec {
   headersValidator.assert(def.headers);
   const encode = (input: unknown) => (target.kind === "job" ? encodeJobPayload(target.name, input) : encodeStepEnvelope(target.name, target.entry, input));
   const flowOf = (input: unknown) => (target.flowControl === undefined ? undefined : target.flowControl.flowOf(input, def.headers));
+  // The target's debounce applies to scheduled ticks as to any submission of it.
+  const debounceOf = (input: unknown) => (target.flowControl === undefined ? undefined : target.flowControl.runOptionsOf(input, def.headers).debounce);
+  if (target.flowControl?.spec.debounce !== undefined && def.jitterMs !== undefined && def.jitterMs > 0) {
+    throw new ValidationError(
+      `schedule "${def.id}" has a jitter and its target ${target.kind} "${target.name}" is debounced; a debounced run starts when its window ends, so drop one of them`,
+    );
+  }
   let input: ScheduleSpec["run"]["input"];
   let flow: ReturnType<typeof flowOf>;
+  let debounce: ReturnType<typeof debounceOf>;
   if (def.inputFrom === "handler") {
     const handler = def.inputHandler;
     if (typeof handler !== "function") {
@@ -119,11 +127,12 @@ export function scheduleSpecOf(def: ScheduleDefinition): ScheduleSpec {
       );
     }
     const refuser = `${target.kind} "${target.name}"`;
-    input = (tick) => computeTickRun(def.id, tick, handler, { refuser, validator: inputValidator, encode, flowOf });
+    input = (tick) => computeTickRun(def.id, tick, handler, { refuser, validator: inputValidator, encode, flowOf, debounceOf });
   } else {
     inputValidator.assert(def.input);
     input = encode(def.input);
     flow = flowOf(def.input);
+    debounce = debounceOf(def.input);
   }
   return {
     id: def.id,
@@ -136,6 +145,7 @@ export function scheduleSpecOf(def: ScheduleDefinition): ScheduleSpec {
         ...(def.priority === undefined ? {} : { priority: def.priority }),
         ...(def.maxAttempts === undefined ? {} : { maxAttemptsPerStep: def.maxAttempts }),
         ...(flow === undefined ? {} : { flow }),
+        ...(debounce === undefined ? {} : { debounce }),
       },
     },
     overlap: def.overlap,
@@ -155,9 +165,10 @@ async function computeTickRun(
     readonly validator: Validator<unknown>;
     readonly encode: (input: unknown) => Uint8Array;
     readonly flowOf: (input: unknown) => ComputedTickRun["flow"];
+    readonly debounceOf: (input: unknown) => ComputedTickRun["debounce"];
   },
 ): Promise<ComputedTickRun> {
-  const { refuser, validator, encode, flowOf } = target;
+  const { refuser, validator, encode, flowOf, debounceOf } = target;
   const value = await handler({ scheduleId: id, tickTime: new Date(tick.tickMs) });
   const issues = validator.validate(value);
   if (issues.length > 0) {
@@ -165,13 +176,15 @@ async function computeTickRun(
     throw new ScheduleInputError(id, tick.tickMs, `its input handler returned an input ${refuser} refuses: ${fields.join("; ")}`);
   }
   let flow: ComputedTickRun["flow"];
+  let debounce: ComputedTickRun["debounce"];
   try {
     flow = flowOf(value);
+    debounce = debounceOf(value);
   } catch (e) {
     throw new ScheduleInputError(id, tick.tickMs, e instanceof Error ? e.message : String(e), e);
   }
   const input = encode(value);
-  return flow === undefined ? { input } : { input, flow };
+  return { input, ...(flow === undefined ? {} : { flow }), ...(debounce === undefined ? {} : { debounce }) };
 }
 
 /**

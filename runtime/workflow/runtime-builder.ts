@@ -13,6 +13,7 @@ import { type FullLogger, fullLogger, type Logger } from "../logger.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import { WorkflowRuntime } from "./workflow-runtime.js";
 import { DEFAULT_STEP_QUEUE } from "./runs/workflow-view.js";
+import { DEFAULT_SCHEDULE_INPUT_TIMEOUT_MS } from "./schedules/schedules.js";
 import type { ParentClosePolicy } from "./records/records.js";
 
 /** @internal The resolved options. */
@@ -28,6 +29,7 @@ export interface BuilderState {
   leaseMs: number | undefined;
   logger: FullLogger;
   parentClose: ParentClosePolicy;
+  scheduleInputTimeoutMs: number;
 }
 
 function positiveInt(name: string, n: number): number {
@@ -50,6 +52,7 @@ export class WorkflowRuntimeBuilder {
     memoRetentionMs: undefined,
     groupRetentionMs: undefined,
     parentClose: "cancel",
+    scheduleInputTimeoutMs: DEFAULT_SCHEDULE_INPUT_TIMEOUT_MS,
     clock: undefined,
     leaseMs: undefined,
     logger: fullLogger(undefined),
@@ -126,6 +129,18 @@ export class WorkflowRuntimeBuilder {
   parentClose(policy: ParentClosePolicy): this {
     if (policy !== "cancel" && policy !== "abandon") throw new ValidationError(`parentClose must be "cancel" or "abandon", got ${JSON.stringify(policy)}`);
     this.#s.parentClose = policy;
+    return this;
+  }
+
+  /**
+   * How long a schedule's input handler (`run.input` as a function) may take
+   * for one tick. A tick whose handler has not answered by then starts no
+   * run and is recorded in the schedule's `lastFailure`, like a handler that
+   * threw, and the scheduler goes on with the other schedules. Default:
+   * 30,000 ms.
+   */
+  scheduleInputTimeout(ms: number): this {
+    this.#s.scheduleInputTimeoutMs = validateDelay("scheduleInputTimeout", positiveInt("scheduleInputTimeout", ms));
     return this;
   }
 

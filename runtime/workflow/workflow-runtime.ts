@@ -164,6 +164,7 @@ export class WorkflowRuntime {
         return st !== null && st.state !== "terminated";
       },
       isKnown: async (runId) => (await view.status(runId)) !== null,
+      inputTimeoutMs: s.scheduleInputTimeoutMs,
     });
   }
 

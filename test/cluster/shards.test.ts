@@ -5,7 +5,7 @@
  * process's shards, with one owner per shard at any time.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryStore, MockClock, Queue, ValidationError, type ObjectStore } from "taquba";
+import { MemoryStore, MockClock, Queue, StoreCorruptedError, UnsupportedFormatError, ValidationError, type ObjectStore } from "taquba";
 import { createShards, runShardWorkers, type ShardWorkers } from "../../runtime/cluster/shard-workers.js";
 import { readShardLayout, shardOfRun, shardOfSignal, signalRoute, stableHash } from "../../runtime/client/shard-route.js";
 import { readOwners } from "../../runtime/cluster/owners-status.js";
@@ -98,10 +98,37 @@ describe("createShards", () => {
     expect(keys.filter((k) => k.includes("cluster/"))).toEqual([]);
   });
 
-  it("a damaged layout record is a clear error, not a guess", async () => {
+  it("a damaged layout record is a StoreCorruptedError naming the object and the mend, not a guess", async () => {
     const store = new MemoryStore();
-    await store.put("app/cluster/shards", new TextEncoder().encode("{nope"));
-    await expect(readShardLayout(store, "app")).rejects.toThrow(/shard layout of store "app" is unreadable/);
+    const damaged = [
+      "{nope",
+      "null",
+      "[4]",
+      "{}",
+      '{"v":1}',
+      '{"v":1,"shards":0}',
+      '{"v":1,"shards":2.5}',
+      '{"v":1,"shards":1e30}',
+      '{"v":"1","shards":2}',
+      "\xff",
+    ];
+    for (const text of damaged) {
+      await store.put("app/cluster/shards", new TextEncoder().encode(text));
+      const err = await readShardLayout(store, "app").then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err, text).toBeInstanceOf(StoreCorruptedError);
+      expect((err as StoreCorruptedError).code).toBe("STORE_CORRUPTED");
+      expect((err as StoreCorruptedError).objectKey).toBe("app/cluster/shards");
+      expect((err as Error).message).toMatch(/shard layout of sharded store "app".*rewrite it as \{"v":1,"shards":N\}/);
+      // Every entry point that reads the layout says the same.
+      await expect(runShardWorkers(store, "app", { start: async () => ({ stop: async () => undefined }) })).rejects.toBeInstanceOf(StoreCorruptedError);
+      await expect(Queue.open(store, "app/shards/0")).rejects.toBeInstanceOf(StoreCorruptedError);
+    }
+    // A newer format is not damage: upgrade.
+    await store.put("app/cluster/shards", new TextEncoder().encode('{"v":2,"shards":4}'));
+    await expect(readShardLayout(store, "app")).rejects.toBeInstanceOf(UnsupportedFormatError);
   });
 
   it("runShardWorkers refuses a store that is not sharded", async () => {

@@ -203,6 +203,12 @@ describe("schedules on a sharded store", () => {
       expect(await client.pauseSchedule(id)).toMatchObject({ id, paused: true });
       expect((await shards[home]!.runtime.schedules.get(id))!.paused).toBe(true);
       const other = shards[(home + 1) % SHARDS]!;
+      // Each shard's runtime lists only the schedules homed there: the copies elsewhere have a state no one updates.
+      for (const o of shards) {
+        const homed = IDS.filter((x) => shardOfSchedule(x, SHARDS) === o.shard).sort();
+        expect((await o.runtime.schedules.list()).map((x) => x.id).sort(), `shard ${o.shard}`).toEqual(homed);
+      }
+      expect(await other.runtime.schedules.get(id)).toBeNull();
       await expect(other.runtime.schedules.pause(id)).rejects.toThrow(ValidationError);
       await expect(other.runtime.schedules.trigger(id)).rejects.toThrow(/decided on another shard/);
       // A paused schedule does not tick; the others do.

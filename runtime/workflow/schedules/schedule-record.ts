@@ -3,7 +3,7 @@
  * decided tick, last run, buffered tick, paused), in the queue's KV under
  * `workflow/schedules/{q}/{id}`, plus the checks of a `ScheduleSpec`.
  */
-import type { RunFlow } from "../runs/run-types.js";
+import type { RunDebounce, RunFlow } from "../runs/run-types.js";
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { validateDelay } from "../../time-bounds.js";
 import { decodeValue, encodeValue, sha256Hex } from "../records/codec.js";
@@ -44,6 +44,8 @@ export interface ScheduleRecord {
   readonly maxAttemptsPerStep?: number;
   /** The flow control of every run it starts (`RunOptions.flow`). */
   readonly flow?: RunFlow;
+  /** The debounce window of every run a tick starts (`RunOptions.debounce`); trigger and backfill runs start without it. */
+  readonly debounce?: RunDebounce;
   readonly overlap: OverlapPolicy;
   readonly catchUp: CatchUpPolicy;
   readonly jitterMs: number;
@@ -91,6 +93,8 @@ export function checkScheduleSpec(
   checkRunOptions(options);
   if (options.priority !== undefined && !Number.isInteger(options.priority))
     throw new ValidationError(`${where}: run.options.priority must be an integer, got ${options.priority}`);
+  if (options.debounce !== undefined && jitterMs > 0)
+    throw new ValidationError(`${where}: run.options.debounce cannot be combined with jitterMs: a debounced run starts when its window ends`);
   const computed = typeof run.input === "function";
   if (!computed) checkRunPayload(`the input of ${where}`, run.input as Uint8Array);
   const def = {
@@ -103,6 +107,7 @@ export function checkScheduleSpec(
     ...(options.priority === undefined ? {} : { priority: options.priority }),
     ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: options.maxAttemptsPerStep }),
     ...(options.flow === undefined ? {} : { flow: { ...options.flow } }),
+    ...(options.debounce === undefined ? {} : { debounce: { key: options.debounce.key, periodMs: options.debounce.periodMs } }),
     overlap,
     catchUp,
     jitterMs,
@@ -162,6 +167,11 @@ export function decodeScheduleRecord(bytes: Uint8Array, key: string): ScheduleRe
     num(r.jitterMs) &&
     str(r.definitionSha256) &&
     (r.flow === undefined || (r.flow !== null && typeof r.flow === "object" && str((r.flow as { rule?: unknown }).rule))) &&
+    (r.debounce === undefined ||
+      (r.debounce !== null &&
+        typeof r.debounce === "object" &&
+        str((r.debounce as { key?: unknown }).key) &&
+        num((r.debounce as { periodMs?: unknown }).periodMs))) &&
     typeof r.paused === "boolean" &&
     num(r.lastTickMs) &&
     typeof r.ticked === "boolean" &&

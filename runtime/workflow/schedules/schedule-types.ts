@@ -2,7 +2,7 @@
  * @module The public shapes of schedules: what `runtime.schedules.upsert`
  * takes and what `list` reports.
  */
-import type { RunFlow, RunOptions } from "../runs/run-types.js";
+import type { RunDebounce, RunFlow, RunOptions } from "../runs/run-types.js";
 
 /**
  * What a tick does while the schedule's previous run is still active:
@@ -45,6 +45,8 @@ export type ScheduleInputHandler = (tick: ScheduleTick) => Uint8Array | Computed
 export interface ComputedTickRun {
   readonly input: Uint8Array;
   readonly flow?: RunFlow;
+  /** The debounce window of this tick's run (replaces `options.debounce`; a scheduled tick only). */
+  readonly debounce?: RunDebounce;
 }
 
 /** The run each tick starts: a fixed or computed input and the run's options (headers, priority, attempts). */
@@ -55,7 +57,12 @@ export interface ScheduledRun {
    * process that runs a worker, at each start.
    */
   readonly input: Uint8Array | ScheduleInputHandler;
-  /** `runAt` is not allowed: the tick (plus jitter) sets it. */
+  /**
+   * `runAt` is not allowed: the tick (plus jitter) sets it. `debounce`
+   * applies to the runs of scheduled ticks (not to `trigger` and
+   * `backfill`, which start their runs at once) and cannot be combined with
+   * `jitterMs`.
+   */
   readonly options?: Omit<RunOptions, "runAt">;
 }
 

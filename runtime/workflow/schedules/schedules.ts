@@ -15,7 +15,7 @@ import type { KvPage, KvScanOptions } from "../../queue/view.js";
 import { ValidationError } from "../../errors.js";
 import { validateInstant } from "../../time-bounds.js";
 import type { RuntimeCore } from "../runtime-core.js";
-import type { RunFlow, RunSpec, SubmitOutcome } from "../runs/run-types.js";
+import type { RunDebounce, RunFlow, RunSpec, SubmitOutcome } from "../runs/run-types.js";
 import { KeyedLock } from "../runs/run-events.js";
 import { backoffMs, isStoreFault, sleep, STORE_RETRY } from "../store-retry.js";
 import { bytesEqual } from "../records/codec.js";
@@ -38,14 +38,40 @@ import { RemoteRunsUnavailable, type ScheduleRouting } from "./schedule-routing.
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { InputMismatchError, ScheduleInputError, ScheduleNotFoundError } from "../workflow-errors.js";
 import { checkRunPayload } from "../limits.js";
+import { checkRunOptions } from "../runs/submit.js";
 
 /** How soon a tick whose run lives on a shard that did not answer is decided again. */
 export const REMOTE_RETRY_MS = 5_000;
 /** How often a buffered tick waiting for a run on another shard looks whether that run ended (no event crosses shards). */
 export const REMOTE_RECHECK_MS = 5_000;
 
+/** How long a schedule's input handler may take for one tick by default (`WorkflowRuntimeBuilder.scheduleInputTimeout`). */
+export const DEFAULT_SCHEDULE_INPUT_TIMEOUT_MS = 30_000;
+const TIMED_OUT: unique symbol = Symbol("timed out");
+const STOPPED: unique symbol = Symbol("stopped");
+
+/** The scheduler stopped while a tick's input was being computed: the tick is decided at the next start. */
+class SchedulerStopped extends Error {
+  constructor() {
+    super("the scheduler stopped while a schedule's input handler was computing a tick's input");
+    this.name = "SchedulerStopped";
+  }
+}
+
 /** Most ticks one `backfill` call starts; a longer range is refused (split it). */
 export const MAX_BACKFILL_TICKS = 10_000;
+/** Most ticks one backfill request of a client starts: the owner answers after each part, so none holds it long. */
+export const BACKFILL_PART_TICKS = 25;
+/** Most ticks a client may ask one part to start. */
+export const MAX_BACKFILL_PART_TICKS = 1_000;
+/** After this long on the runtime's clock a backfill part answers with what it started (a tick on another shard is a round trip). */
+export const BACKFILL_PART_BUDGET_MS = 10_000;
+
+/** What one part of a backfill started, and where the next part starts (null: the range is done). */
+export interface BackfillPart {
+  readonly fires: readonly ScheduleFire[];
+  readonly nextFromMs: number | null;
+}
 
 /** What the schedules need from their runtime. */
 export interface ScheduleHost {
@@ -56,6 +82,8 @@ export interface ScheduleHost {
   isActive(runId: string): Promise<boolean>;
   /** Whether the runtime has any record of the run (active, or terminated and not yet swept). */
   isKnown(runId: string): Promise<boolean>;
+  /** How long an input handler may take for one tick; default {@link DEFAULT_SCHEDULE_INPUT_TIMEOUT_MS}. */
+  readonly inputTimeoutMs?: number;
 }
 
 /** When to look at a schedule again, and which run's end a buffered tick waits for. */
@@ -82,6 +110,8 @@ export class Schedules {
   /** Input handlers of the schedules upserted in this process, by id. */
   readonly #handlers = new Map<string, ScheduleInputHandler>();
   #started = false;
+  /** Aborts when the scheduler loop stops: a handler still computing is not waited for. */
+  #stopped: AbortSignal | undefined;
 
   /** @internal Built by the runtime. */
   constructor(host: ScheduleHost) {
@@ -174,17 +204,27 @@ export class Schedules {
     return this.#info(record);
   }
 
-  /** Every schedule of the step queue with its next and last ticks, by id. */
+  /**
+   * Every schedule of the step queue with its next and last ticks, by id.
+   * On a shard (routed), only the schedules homed there: the copy another
+   * shard's runtime keeps has a state no one updates.
+   */
   async list(): Promise<ScheduleInfo[]> {
     const out: ScheduleInfo[] = [];
-    for await (const r of this.#records()) out.push(this.#info(r));
+    for await (const r of this.#records()) if (this.#isHome(r.id)) out.push(this.#info(r));
     return out;
   }
 
-  /** One schedule, or null. */
+  /** One schedule, or null (also on a shard that is not the schedule's home: ask a TaqubaClient). */
   async get(id: string): Promise<ScheduleInfo | null> {
+    if (!this.#isHome(id)) return null;
     const r = await this.#read(id);
     return r === null ? null : this.#info(r);
+  }
+
+  /** Whether this runtime decides schedule `id` (always, unless routed to shards). */
+  #isHome(id: string): boolean {
+    return this.#routing === undefined || this.#routing.decides(id);
   }
 
   /** Stops deciding ticks until `resume`; ticks in between are skipped. Idempotent. */
@@ -248,7 +288,7 @@ export class Schedules {
       const fire = { tickMs: now, runId, newlySubmitted: true };
       const effects = this.#stateWrite(next);
       if (mark !== undefined) markEffects(mark, fire, effects);
-      const { outcome: out, committed } = await unreached(this.#submit({ ...(await this.#runSpec(c, runId, now, false)), runId }, effects));
+      const { outcome: out, committed } = await unreached(this.#submit({ ...(await this.#runSpec(c, runId, now, "trigger")), runId }, effects));
       if (out.newlySubmitted && committed) return fire;
       if (out.newlySubmitted) {
         await this.#write(c, next);
@@ -270,6 +310,23 @@ export class Schedules {
    * Refuses a range of more than {@link MAX_BACKFILL_TICKS} ticks.
    */
   async backfill(id: string, fromMs: number, toMs: number): Promise<ScheduleFire[]> {
+    return [...(await this.#backfill(id, fromMs, toMs, MAX_BACKFILL_TICKS, Number.POSITIVE_INFINITY)).fires];
+  }
+
+  /**
+   * @internal One part of a backfill for the client inbox: the ticks of
+   * `[fromMs, toMs]` from the first on, at most `maxTicks` of them, and no
+   * more once `budgetMs` passed on the runtime's clock (at least one), so
+   * no request holds the owner long. `nextFromMs` is where the next part
+   * starts; null when the range is done. The whole range is checked (at
+   * most {@link MAX_BACKFILL_TICKS} ticks) before anything starts. A part
+   * applied again starts nothing twice (see `backfill`).
+   */
+  backfillPart(id: string, fromMs: number, toMs: number, maxTicks: number, budgetMs = BACKFILL_PART_BUDGET_MS): Promise<BackfillPart> {
+    return this.#backfill(id, fromMs, toMs, maxTicks, budgetMs);
+  }
+
+  async #backfill(id: string, fromMs: number, toMs: number, maxTicks: number, budgetMs: number): Promise<BackfillPart> {
     this.#checkHome(checkScheduleId(id));
     validateInstant("backfill's fromMs", fromMs);
     validateInstant("backfill's toMs", toMs);
@@ -283,17 +340,20 @@ export class Schedules {
       }
       ticks.push(t);
     }
-    const out: ScheduleFire[] = [];
+    const clock = this.#core.clock;
+    const endMs = clock.now() + budgetMs;
+    const fires: ScheduleFire[] = [];
     for (const t of ticks) {
+      if (fires.length > 0 && (fires.length >= maxTicks || clock.now() >= endMs)) return { fires, nextFromMs: t };
       const runId = tickRunId(id, t);
       if (await unreached(this.#isKnown(runId))) {
-        out.push({ tickMs: t, runId, newlySubmitted: false });
+        fires.push({ tickMs: t, runId, newlySubmitted: false });
         continue;
       }
-      const { outcome: r } = await unreached(this.#submit({ ...(await this.#runSpec(c, runId, t)), runId }, new SettlementEffects()));
-      out.push({ tickMs: t, runId, newlySubmitted: r.newlySubmitted });
+      const { outcome: r } = await unreached(this.#submit({ ...(await this.#runSpec(c, runId, t, "backfill")), runId }, new SettlementEffects()));
+      fires.push({ tickMs: t, runId, newlySubmitted: r.newlySubmitted });
     }
-    return out;
+    return { fires, nextFromMs: null };
   }
 
   /**
@@ -302,6 +362,7 @@ export class Schedules {
    */
   async run(signal: AbortSignal): Promise<void> {
     this.#started = true;
+    this.#stopped = signal;
     const core = this.#core;
     let faults = 0;
     const aborted = abortOf(signal);
@@ -329,6 +390,7 @@ export class Schedules {
                 wakeAt = Math.min(wakeAt, core.clock.now() + REMOTE_RETRY_MS);
                 continue;
               }
+              if (signal.aborted || e instanceof SchedulerStopped) return;
               if (isStoreFault(e) || core.queue.closed) throw e;
               // One broken schedule (a corrupted record, an input the runtime refuses) must not stop the others.
               core.log.error({ err: e, schedule: r.id }, `schedule "${r.id}" could not decide its ticks; it is tried again at the next change or start`);
@@ -433,10 +495,19 @@ export class Schedules {
     return next;
   }
 
-  async #runSpec(r: ScheduleRecord, runId: string, tickMs: number, jittered = true): Promise<RunSpec> {
-    const jitter = jittered ? tickJitterMs(r.id, tickMs, r.jitterMs) : 0;
+  /**
+   * The run of a tick: a scheduled tick is jittered and debounced as the
+   * schedule says; a backfilled tick is jittered only (each tick of the
+   * range runs); a trigger is neither.
+   */
+  async #runSpec(r: ScheduleRecord, runId: string, tickMs: number, kind: "tick" | "trigger" | "backfill" = "tick"): Promise<RunSpec> {
+    const jitter = kind === "trigger" ? 0 : tickJitterMs(r.id, tickMs, r.jitterMs);
     const computed = r.computed === true ? await this.#computeInput(r.id, tickMs) : undefined;
     const flow = computed?.flow ?? r.flow;
+    const debounce = kind === "tick" ? (computed?.debounce ?? r.debounce) : undefined;
+    if (debounce !== undefined && jitter !== 0) {
+      throw new ScheduleInputError(r.id, tickMs, "its input handler gave a debounce, which cannot be combined with the schedule's jitterMs");
+    }
     return {
       input: computed?.input ?? r.input,
       runId,
@@ -445,6 +516,7 @@ export class Schedules {
         ...(r.priority === undefined ? {} : { priority: r.priority }),
         ...(r.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: r.maxAttemptsPerStep }),
         ...(flow === undefined ? {} : { flow }),
+        ...(debounce === undefined ? {} : { debounce }),
         ...(jitter === 0 ? {} : { runAt: tickMs + jitter }),
       },
     };
@@ -457,12 +529,30 @@ export class Schedules {
       throw new ScheduleInputError(id, tickMs, "its input handler is not registered in this process (upsert the schedule with its handler at every start)");
     }
     let answer: unknown;
+    const timeoutMs = this.#host.inputTimeoutMs ?? DEFAULT_SCHEDULE_INPUT_TIMEOUT_MS;
+    const timer = new AbortController();
     try {
-      answer = await handler({ scheduleId: id, tickMs });
+      // A handler that never settles must not hold the scheduler (every schedule of this runtime waits for it).
+      const timedOut = this.#core.clock.waitUntil(this.#core.clock.now() + timeoutMs, timer.signal).then(
+        () => TIMED_OUT,
+        () => TIMED_OUT,
+      );
+      const stopped = this.#stopped === undefined ? [] : [abortOf(this.#stopped).then(() => STOPPED)];
+      answer = await Promise.race([Promise.resolve().then(() => handler({ scheduleId: id, tickMs })), timedOut, ...stopped]);
     } catch (e) {
       // A typed handler's own refusal (an input its target rejects) already says what was wrong.
       if (e instanceof ScheduleInputError) throw e;
       throw new ScheduleInputError(id, tickMs, `its input handler threw: ${e instanceof Error ? e.message : String(e)}`, e);
+    } finally {
+      timer.abort();
+    }
+    if (answer === STOPPED) throw new SchedulerStopped();
+    if (answer === TIMED_OUT) {
+      throw new ScheduleInputError(
+        id,
+        tickMs,
+        `its input handler did not answer within ${timeoutMs} ms (WorkflowRuntimeBuilder.scheduleInputTimeout); the tick started no run`,
+      );
     }
     const run = computedRunOf(answer);
     if (run === undefined) {
@@ -474,6 +564,7 @@ export class Schedules {
     }
     try {
       checkRunPayload(`the input of schedule "${id}"`, run.input);
+      if (run.debounce !== undefined) checkRunOptions({ debounce: run.debounce });
     } catch (e) {
       throw new ScheduleInputError(id, tickMs, e instanceof Error ? e.message : String(e));
     }
@@ -624,9 +715,13 @@ function abortOf(signal: AbortSignal): Promise<void> {
 function computedRunOf(answer: unknown): ComputedTickRun | undefined {
   if (answer instanceof Uint8Array) return { input: answer };
   if (answer === null || typeof answer !== "object") return undefined;
-  const { input, flow } = answer as { input?: unknown; flow?: unknown };
+  const { input, flow, debounce } = answer as { input?: unknown; flow?: unknown; debounce?: unknown };
   if (!(input instanceof Uint8Array)) return undefined;
-  if (flow === undefined) return { input };
-  if (flow === null || typeof flow !== "object" || typeof (flow as { rule?: unknown }).rule !== "string") return undefined;
-  return { input, flow: flow as RunFlow };
+  if (flow !== undefined && (flow === null || typeof flow !== "object" || typeof (flow as { rule?: unknown }).rule !== "string")) return undefined;
+  if (debounce !== undefined && (debounce === null || typeof debounce !== "object")) return undefined;
+  return {
+    input,
+    ...(flow === undefined ? {} : { flow: flow as RunFlow }),
+    ...(debounce === undefined ? {} : { debounce: debounce as RunDebounce }),
+  };
 }
