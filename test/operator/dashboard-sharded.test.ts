@@ -132,6 +132,11 @@ describe("the dashboard of a sharded store in a headless browser", () => {
     const leases = await page.$$eval("tr[data-owner-shard] td:nth-child(3)", (tds) => tds.map((t) => t.textContent ?? ""));
     expect(leases).toHaveLength(SHARDS);
     for (const l of leases) expect(l).toMatch(/^in \d+s$/);
+    // A renewal touches no queue store; the page follows it all the same, without navigating.
+    const expiry = () => page.$eval('tr[data-owner-shard="0"]', (tr) => Number(tr.getAttribute("data-lease-expires")));
+    const first = await expiry();
+    expect(first).toBeGreaterThan(0);
+    await until("the owners page shows the renewed lease", async () => (await expiry()) > first, 60_000);
     expect(pageErrors).toEqual([]);
     await page.close();
 
