@@ -378,10 +378,14 @@ export class TaqubaClient {
     return target.#request(request, `${request.action} of schedule "${request.scheduleId}"`);
   }
 
-  /** Writes `request` into the inbox and returns its id; the owner applies it whenever it runs. */
-  async #post(request: InboxRequest): Promise<string> {
+  /**
+   * Writes `request` into the inbox and returns its id; the owner applies it
+   * whenever it runs. With `onceId` (see `onceRequestId`), a request of that
+   * id still in the inbox stands for this one: nothing is written.
+   */
+  async #post(request: InboxRequest, onceId?: string): Promise<string> {
     this.#checkOpen();
-    const id = this.#nextId(Date.now());
+    const id = onceId ?? this.#nextId(Date.now());
     await this.#put(requestKey(this.#q, id), encodeRequest(request));
     return id;
   }
@@ -538,6 +542,7 @@ export class TaqubaClient {
       homeOf: (groupId) => stableHash(groupId) % n,
       request: (i, request, what) => parts[i]!.#request(request, what),
       post: (i, request) => parts[i]!.#post(request),
+      postOnce: (i, request, onceId) => parts[i]!.#post(request, onceId),
       scan: async (i, prefix) => {
         const c = parts[i]!;
         const view = await c.#refreshed();
