@@ -153,7 +153,9 @@ describe("the operator CLI on a sharded store", () => {
     const paged = await cli("dead", "list", "--limit", "2");
     expect(paged.out).toMatch(/more on shard 0: --shard 0 --after (\S+)/);
     const after = /--after (\S+)/.exec(paged.out)![1]!;
-    const rest = JSON.parse((await cli("dead", "list", "--json", "--shard", "0", "--after", after)).out) as { shards: { shard: number; items: { id: string }[] }[] };
+    const rest = JSON.parse((await cli("dead", "list", "--json", "--shard", "0", "--after", after)).out) as {
+      shards: { shard: number; items: { id: string }[] }[];
+    };
     expect(rest.shards.map((s) => [s.shard, s.items.map((j) => j.id)])).toEqual([[0, ["bounce-c"]]]);
     const noShard = await cli("dead", "list", "--after", after);
     expect(noShard.code).toBe(EXIT.usage);
