@@ -11,7 +11,7 @@
 import type { ChildProcess } from "node:child_process";
 import { pathToFileURL } from "node:url";
 import type { Browser } from "puppeteer-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { LocalStore, TaqubaClient, createShards, runShardWorkers, shardOfRun, type Queue, type ShardWorkers } from "../../runtime/index.js";
 import { openOwner, STEP_QUEUE } from "../client/fixtures/app.js";
 import { findBrowser, launchBrowser } from "../support/browser.js";
@@ -72,7 +72,9 @@ describe("the dashboard of a sharded store in a headless browser", () => {
     browser = await launchBrowser(browserFound.path);
   }, 300_000);
 
-  afterAll(async () => {
+  // After the one test and before its directory is removed (an inner afterEach runs first): a
+  // worker renewing a lease while the directory is removed fails the removal with ENOTEMPTY.
+  afterEach(async () => {
     await browser?.close();
     await stopProcess(dashboard);
     await client?.close();
