@@ -328,7 +328,9 @@ export class ClientGroup {
     // to its end: an owner that does not serve clients yet would otherwise collect one per read.
     const once = onceRequestId(manifest.createdAtMs, `groupRetain\n${this.id}`);
     await this.#eachPart(manifest, shardsRead, (shard, home) =>
-      this.#port.postOnce(shard, { op: "groupRetain", groupId: this.id, createdAtMs: manifest.createdAtMs, manifest: home }, once),
+      once === undefined
+        ? this.#port.post(shard, { op: "groupRetain", groupId: this.id, createdAtMs: manifest.createdAtMs, manifest: home })
+        : this.#port.postOnce(shard, { op: "groupRetain", groupId: this.id, createdAtMs: manifest.createdAtMs, manifest: home }, once),
     );
   }
 
