@@ -274,18 +274,27 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
     ],
   ];
 
-  // Open event streams; the poll loop runs only while there is one.
-  const streams = new Set<ServerResponse>();
+  // Open event streams; the poll loop runs only while there is one. A stream opened with
+  // `owners=1` (the owners page) is also told of lease changes and renewals, which touch
+  // no queue store: the leases are read only while such a stream is open.
+  const streams = new Map<ServerResponse, { owners: boolean }>();
   let timer: NodeJS.Timeout | undefined;
+  let lastLeases: string | undefined;
   const tick = async (): Promise<void> => {
     timer = undefined;
     let changed = false;
+    let leasesChanged = false;
     try {
       changed = await fresh.ensure(true);
+      if ([...streams.values()].some((s) => s.owners)) {
+        const leases = JSON.stringify(await ops.leases());
+        leasesChanged = lastLeases !== undefined && leases !== lastLeases;
+        lastLeases = leases;
+      } else lastLeases = undefined;
     } catch (e) {
-      for (const s of streams) s.write(`event: problem\ndata: ${JSON.stringify(e instanceof Error ? e.message : String(e))}\n\n`);
+      for (const s of streams.keys()) s.write(`event: problem\ndata: ${JSON.stringify(e instanceof Error ? e.message : String(e))}\n\n`);
     }
-    if (changed) for (const s of streams) s.write(`event: change\ndata: ${Date.now()}\n\n`);
+    for (const [s, wants] of streams) if (changed || (leasesChanged && wants.owners)) s.write(`event: change\ndata: ${Date.now()}\n\n`);
     if (streams.size > 0) timer = setTimeout(() => void tick(), pollMs);
   };
 
@@ -306,7 +315,7 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
       if (path === "/api/events") {
         res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive" });
         res.write(`retry: ${pollMs}\n\n`);
-        streams.add(res);
+        streams.set(res, { owners: url.searchParams.get("owners") === "1" });
         req.on("close", () => streams.delete(res));
         if (timer === undefined) timer = setTimeout(() => void tick(), pollMs);
         return;
@@ -323,7 +332,7 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
       const result = await route[1](url, req, path.match(route[0])!);
       // The owner applied the write: the next read should see it.
       await fresh.ensure(true).catch(() => false);
-      for (const s of streams) s.write(`event: change\ndata: ${Date.now()}\n\n`);
+      for (const s of streams.keys()) s.write(`event: change\ndata: ${Date.now()}\n\n`);
       return sendJson(res, 200, result);
     }
     res.setHeader("allow", "GET, HEAD, POST");
@@ -357,7 +366,7 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
     async close() {
       if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
-      for (const s of streams) s.end();
+      for (const s of streams.keys()) s.end();
       streams.clear();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();

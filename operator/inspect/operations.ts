@@ -22,7 +22,7 @@ import { shardOfRun } from "../../runtime/client/shard-route.js";
 import { listDeadLetters, type DeadLetterPage } from "./job-listing.js";
 import { readQueueHealth, type QueueHealth } from "./queue-health.js";
 import { readRunDetail, withHistory, type RunDetail } from "./run-detail.js";
-import { readOwners, type OwnerStatus } from "../../runtime/cluster/owners-status.js";
+import { readLeases, readOwners, type LeaseStatus, type OwnerStatus } from "../../runtime/cluster/owners-status.js";
 import type { JobRow } from "./job-listing.js";
 
 /** One shard's queue health; `health` is null for a shard no owner has opened yet. `shard` is null on an unsharded store. */
@@ -137,6 +137,11 @@ export class Operations {
   async owners(): Promise<OwnerStatus[]> {
     const now = this.#now();
     return readOwners(this.#src.store(), this.#src.name, { ...(this.#src.stepQueue === undefined ? {} : { queueName: this.#src.stepQueue }), now: () => now });
+  }
+
+  /** Per shard (one line unsharded): the lease holder and expiry alone, which a renewal moves (cheaper than `owners`). */
+  async leases(): Promise<LeaseStatus[]> {
+    return readLeases(this.#src.store(), this.#src.name);
   }
 
   /** Whether the store is sharded: listings then merge every shard through the client. */

@@ -39,6 +39,7 @@ import { decodeGroupMember, type GroupMemberRecord } from "../workflow/records/r
 import type { RunId } from "../workflow/runs/run-id.js";
 import type { RunOptions, RunOutcome, RunStatus } from "../workflow/runs/run-types.js";
 import type { AnswerValue, InboxRequest } from "./request-codec.js";
+import { onceRequestId } from "./inbox-layout.js";
 import { checkGroupSize } from "../workflow/limits.js";
 
 /** @internal What a client group needs of its `TaqubaClient`, per shard (one on an unsharded store). */
@@ -52,6 +53,8 @@ export interface GroupPort {
   request(shard: number, request: InboxRequest, what: string): Promise<AnswerValue>;
   /** Writes `request` into `shard`'s inbox without waiting for the answer (the owner applies it when it runs). */
   post(shard: number, request: InboxRequest): Promise<unknown>;
+  /** Posts `request` unless one with the same `onceId` still waits in that shard's inbox. */
+  postOnce(shard: number, request: InboxRequest, onceId: string): Promise<unknown>;
   /** Every member record under `prefix` on `shard`, as of its owner's last commit. */
   scan(shard: number, prefix: string): Promise<Array<{ key: string; value: Uint8Array }>>;
   /** A member run's status, outcome or job outcome, read on its shard as of that shard's last `scan`. */
@@ -321,8 +324,13 @@ export class ClientGroup {
       if (pending.size > 0 && ended === 0) await this.#port.pause(this.#port.pollMs);
     }
     // Every member ended: each part's owner starts its removal window if its runtime retains groups.
+    // One request per group and shard at most waits in an inbox, however often the group is read
+    // to its end: an owner that does not serve clients yet would otherwise collect one per read.
+    const once = onceRequestId(manifest.createdAtMs, `groupRetain\n${this.id}`);
     await this.#eachPart(manifest, shardsRead, (shard, home) =>
-      this.#port.post(shard, { op: "groupRetain", groupId: this.id, createdAtMs: manifest.createdAtMs, manifest: home }),
+      once === undefined
+        ? this.#port.post(shard, { op: "groupRetain", groupId: this.id, createdAtMs: manifest.createdAtMs, manifest: home })
+        : this.#port.postOnce(shard, { op: "groupRetain", groupId: this.id, createdAtMs: manifest.createdAtMs, manifest: home }, once),
     );
   }
 

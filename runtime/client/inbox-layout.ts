@@ -17,7 +17,8 @@
  * Request ids are ULIDs: time-ordered, so a listing returns requests in
  * submission order (by the client's clock) and old marks are found by id.
  */
-import { decodeTime, monotonicFactory } from "ulid";
+import { createHash } from "node:crypto";
+import { decodeTime, encodeTime, monotonicFactory, TIME_MAX } from "ulid";
 import { RESERVED_KV_PREFIX } from "../workflow/records/reserved.js";
 
 export const inboxPrefix = (q: string): string => `inbox/${q}/`;
@@ -50,4 +51,27 @@ export function requestTime(id: string): number {
 export function requestIds(): (now: number) => string {
   const next = monotonicFactory();
   return (now) => next(now);
+}
+
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/**
+ * The one request id of a request that is pending at most once: the ULID
+ * of `timeMs` whose random part is a hash of `key`. A client that posts it
+ * again while the first is still in the inbox finds its object there and
+ * writes nothing (see `TaqubaClient`'s create-if-absent put). Undefined
+ * for a time a ULID cannot hold (a damaged record): then post as usual.
+ */
+export function onceRequestId(timeMs: number, key: string): string | undefined {
+  if (!Number.isSafeInteger(timeMs) || timeMs < 0 || timeMs > TIME_MAX) return undefined;
+  const hash = createHash("sha256").update(key).digest();
+  let tail = "";
+  // 16 characters of 5 bits: the first 80 bits of the hash.
+  for (let i = 0; i < 16; i++) {
+    const bit = i * 5;
+    const byte = bit >> 3;
+    const word = (hash[byte]! << 8) | hash[byte + 1]!;
+    tail += CROCKFORD[(word >> (11 - (bit & 7))) & 31];
+  }
+  return encodeTime(timeMs, 10) + tail;
 }

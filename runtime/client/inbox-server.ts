@@ -30,19 +30,7 @@ import { type AppliedMark, markEffects } from "../workflow/records/applied-mark.
 import { encodeValue } from "../workflow/records/codec.js";
 import type { WorkflowLogger } from "../workflow/steps/step-worker.js";
 import type { WorkflowRuntime } from "../workflow/workflow-runtime.js";
-import {
-  answerKey,
-  answersPrefix,
-  appliedKey,
-  appliedPrefix,
-  deadKey,
-  inboxPrefix,
-  isRequestId,
-  KEEP_NAME,
-  keepKeys,
-  requestsPrefix,
-  requestTime,
-} from "./inbox-layout.js";
+import { answerKey, answersPrefix, appliedKey, appliedPrefix, deadKey, isRequestId, KEEP_NAME, keepKeys, requestsPrefix, requestTime } from "./inbox-layout.js";
 import {
   answeredError,
   decodeAnswer,
@@ -57,7 +45,7 @@ import {
 import type { ScheduleFire } from "../workflow/schedules/schedule-types.js";
 import type { SubmitOutcome } from "../workflow/runs/run-types.js";
 import { RunId } from "../workflow/runs/run-id.js";
-import { watchPrefix } from "./store-watch.js";
+import { watchPrefixes } from "./store-watch.js";
 import { ValidationError } from "../errors.js";
 
 /** Default listing interval on a store without change notification (S3): 3,600 LISTs an hour. */
@@ -143,7 +131,7 @@ export class ClientInbox {
     this.#runtime = target instanceof JobRunner ? target.runtime : target;
     this.#store = new PrefixedStore(opts.store, `${queue.name}/`);
     this.#q = this.#runtime.queueName;
-    this.#unwatch = watchPrefix(this.#store, inboxPrefix(this.#q), () => this.#poke());
+    this.#unwatch = watchPrefixes(this.#store, [requestsPrefix(this.#q)], () => this.#poke());
     this.#intervalMs = opts.listIntervalMs ?? (this.#unwatch === undefined ? DEFAULT_LIST_INTERVAL_MS : DEFAULT_LOCAL_LIST_INTERVAL_MS);
     this.#retentionMs = opts.appliedRetentionMs ?? DEFAULT_APPLIED_RETENTION_MS;
     this.#window = opts.maxConcurrentRequests ?? DEFAULT_MAX_CONCURRENT_REQUESTS;

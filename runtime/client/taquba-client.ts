@@ -43,7 +43,7 @@ import { checkEffects, checkRunOptions, checkUserHeaders } from "../workflow/run
 import { RunNotFoundError } from "../workflow/workflow-errors.js";
 import { DEFAULT_STEP_QUEUE, WorkflowView } from "../workflow/runs/workflow-view.js";
 import { TimeoutError } from "./client-errors.js";
-import { answerKey, inboxPrefix, requestIds, requestKey } from "./inbox-layout.js";
+import { answerKey, answersPrefix, requestIds, requestKey } from "./inbox-layout.js";
 import {
   decodeAnswer,
   encodeRequest,
@@ -54,7 +54,7 @@ import {
   type InboxRequest,
   type ScheduleRequest,
 } from "./request-codec.js";
-import { watchPrefix } from "./store-watch.js";
+import { watchPrefixes } from "./store-watch.js";
 import { keyedJobRunId } from "../jobs/job-codec.js";
 import { readShardLayout, shardOfRun, shardOfSchedule, shardOfSignal, shardStoreName, stableHash } from "./shard-route.js";
 import { checkScheduleId } from "../workflow/schedules/schedule-record.js";
@@ -144,8 +144,10 @@ export class TaqubaClient {
   #reader: QueueReader | undefined;
   #opening: Promise<QueueReader | undefined> | undefined;
   #view: WorkflowView | undefined;
-  /** Waiters woken by a change under the inbox or the engine's objects (local directories only). */
-  readonly #waiters = new Set<() => void>();
+  /** Per request id, the command waiting for its answer, woken when it appears (local directories only). */
+  readonly #answerWaiters = new Map<string, () => void>();
+  /** Waiters woken by a commit of the owner (local directories only). */
+  readonly #commitWaiters = new Set<() => void>();
   /** Wakes every `#sleep` in progress (close calls them). */
   readonly #sleepers = new Set<() => void>();
   readonly #unwatch: Array<() => void> = [];
@@ -163,12 +165,18 @@ export class TaqubaClient {
     this.#timeoutMs = opts.timeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
     // Every wait in flight listens for close (and stops listening when it ends): many concurrent waits are expected.
     setMaxListeners(0, this.#closing.signal);
-    const wake = () => {
-      for (const w of [...this.#waiters]) w();
+    const wakeAll = (waiters: Iterable<() => void>) => {
+      for (const w of [...waiters]) w();
     };
-    for (const prefix of routerOnly ? [] : [inboxPrefix(this.#q), "db/"]) {
-      const stop = watchPrefix(this.#root, prefix, wake);
-      if (stop !== undefined) this.#unwatch.push(stop);
+    if (!routerOnly) {
+      // An answer wakes the command waiting for it (all, when the name is not known); a new
+      // WAL object or manifest (every commit) wakes reads and waits.
+      const answers = watchPrefixes(this.#root, [answersPrefix(this.#q)], (id) => {
+        if (id === undefined) wakeAll(this.#answerWaiters.values());
+        else this.#answerWaiters.get(id)?.();
+      });
+      const commits = watchPrefixes(this.#root, ["db/wal/", "db/manifest/"], () => wakeAll(this.#commitWaiters));
+      for (const stop of [answers, commits]) if (stop !== undefined) this.#unwatch.push(stop);
     }
     this.#watched = this.#unwatch.length === 2;
     this.#pollMs = opts.pollIntervalMs ?? (this.#watched ? LOCAL_FALLBACK_POLL_MS : DEFAULT_CLIENT_POLL_MS);
@@ -391,10 +399,14 @@ export class TaqubaClient {
     return target.#request(request, `${request.action} of schedule "${request.scheduleId}"`);
   }
 
-  /** Writes `request` into the inbox and returns its id; the owner applies it whenever it runs. */
-  async #post(request: InboxRequest): Promise<string> {
+  /**
+   * Writes `request` into the inbox and returns its id; the owner applies it
+   * whenever it runs. With `onceId` (see `onceRequestId`), a request of that
+   * id still in the inbox stands for this one: nothing is written.
+   */
+  async #post(request: InboxRequest, onceId?: string): Promise<string> {
     this.#checkOpen();
-    const id = this.#nextId(Date.now());
+    const id = onceId ?? this.#nextId(Date.now());
     await this.#put(requestKey(this.#q, id), encodeRequest(request));
     return id;
   }
@@ -402,9 +414,10 @@ export class TaqubaClient {
   async #request(request: InboxRequest, what: string): Promise<AnswerValue> {
     const id = await this.#post(request);
     const deadline = decodeTime(id) + this.#timeoutMs;
-    let pollMs = FIRST_ANSWER_POLL_MS;
+    // Notified of the answer, the client only re-reads to cover a missed event.
+    let pollMs = this.#watched ? this.#pollMs : FIRST_ANSWER_POLL_MS;
     for (;;) {
-      const changed = this.#nextChange();
+      const changed = this.#nextAnswer(id);
       try {
         const obj = await this.#root.get(answerKey(this.#q, id));
         // A store without atomic puts (some S3-compatible servers) can show an answer half written;
@@ -550,6 +563,7 @@ export class TaqubaClient {
       homeOf: (groupId) => stableHash(groupId) % n,
       request: (i, request, what) => parts[i]!.#request(request, what),
       post: (i, request) => parts[i]!.#post(request),
+      postOnce: (i, request, onceId) => parts[i]!.#post(request, onceId),
       scan: async (i, prefix) => {
         const c = parts[i]!;
         const view = await c.#refreshed();
@@ -690,12 +704,20 @@ export class TaqubaClient {
 
   // ---- waiting ---------------------------------------------------------
 
-  /** A promise settled by the next change notification (never, without one); dispose it after use. */
+  /** A promise settled by the next commit notification (never, without one); dispose it after use. */
   #nextChange(): { promise: Promise<void>; dispose(): void } {
     let wake!: () => void;
     const promise = new Promise<void>((resolve) => (wake = resolve));
-    this.#waiters.add(wake);
-    return { promise, dispose: () => this.#waiters.delete(wake) };
+    this.#commitWaiters.add(wake);
+    return { promise, dispose: () => this.#commitWaiters.delete(wake) };
+  }
+
+  /** A promise settled when the answer to request `id` may have appeared (never, without notification); dispose it after use. */
+  #nextAnswer(id: string): { promise: Promise<void>; dispose(): void } {
+    let wake!: () => void;
+    const promise = new Promise<void>((resolve) => (wake = resolve));
+    this.#answerWaiters.set(id, wake);
+    return { promise, dispose: () => this.#answerWaiters.delete(id) };
   }
 
   /**

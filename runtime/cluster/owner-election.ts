@@ -16,6 +16,7 @@ import { FencedError, ValidationError } from "../errors.js";
 import { fullLogger, type FullLogger, type Logger } from "../logger.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { validateObjectKey } from "../store/keys.js";
+import { watchThrough } from "../client/store-watch.js";
 import {
   createLease,
   deleteLeasesBelow,
@@ -453,7 +454,7 @@ function guardWrites(store: ObjectStore, clock: Clock, lease: { deadline: number
       throw new FencedError(`the owner lease ${what} ran out before the write of "${key}"; another process may own the store now`);
     }
   };
-  return {
+  const guarded: ObjectStore = {
     get: (key) => store.get(key),
     ...(store.getRange === undefined ? {} : { getRange: (key: string, offset: number, length: number) => store.getRange!(key, offset, length) }),
     list: (prefix, opts) => store.list(prefix, opts),
@@ -474,4 +475,7 @@ function guardWrites(store: ObjectStore, clock: Clock, lease: { deadline: number
           },
         }),
   };
+  // Reads pass through unchanged: the inbox and clients can follow changes of the store underneath.
+  watchThrough(guarded, store);
+  return guarded;
 }

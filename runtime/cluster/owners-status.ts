@@ -54,9 +54,39 @@ export async function readOwners(store: ObjectStore, name: string, opts: ReadOwn
   return Promise.all(targets.map((t) => readOne(store, t.shard, t.storeName, q, now)));
 }
 
-async function readOne(store: ObjectStore, shard: number | null, storeName: string, q: string, now: () => number): Promise<OwnerStatus> {
+/** One shard's lease as `readLeases` reads it. */
+export interface LeaseStatus {
+  readonly shard: number | null;
+  readonly owner: string | null;
+  readonly leaseExpiresAt: number | null;
+}
+
+/**
+ * The lease holder and expiry of every shard (one line unsharded), without
+ * the backlog: one LIST and one GET per shard. A renewal moves the expiry,
+ * so comparing two reads tells whether the owners changed or renewed.
+ */
+export async function readLeases(store: ObjectStore, name: string): Promise<LeaseStatus[]> {
+  validateStoreName(name);
+  const layout = await readShardLayout(store, name);
+  const targets =
+    layout === undefined
+      ? [{ shard: null, storeName: name }]
+      : Array.from({ length: layout.shards }, (_, i) => ({ shard: i, storeName: shardStoreName(name, i) }));
+  return Promise.all(targets.map(async (t) => ({ shard: t.shard, ...(await readHolder(store, t.storeName)) })));
+}
+
+async function readHolder(store: ObjectStore, storeName: string): Promise<{ owner: string | null; leaseExpiresAt: number | null }> {
   const lease = await readNewestLease(store, `${storeName}/`, { leaseDurationMs: DEFAULT_LEASE_DURATION_MS, renewIntervalMs: DEFAULT_RENEW_INTERVAL_MS });
   const held = lease !== undefined && !lease.record.released;
+  return {
+    owner: held ? lease.record.holder : null,
+    leaseExpiresAt: held && lease.record.writtenAt > 0 ? lease.record.writtenAt + lease.record.leaseDurationMs : null,
+  };
+}
+
+async function readOne(store: ObjectStore, shard: number | null, storeName: string, q: string, now: () => number): Promise<OwnerStatus> {
+  const holder = await readHolder(store, storeName);
   let backlog: OwnerStatus["backlog"] = null;
   let hasQueue = false;
   for await (const _ of store.list(`${storeName}/db/`)) {
@@ -89,8 +119,7 @@ async function readOne(store: ObjectStore, shard: number | null, storeName: stri
   return {
     shard,
     storeName,
-    owner: held ? lease.record.holder : null,
-    leaseExpiresAt: held && lease.record.writtenAt > 0 ? lease.record.writtenAt + lease.record.leaseDurationMs : null,
+    ...holder,
     backlog,
     inbox: { requests, oldestMs: oldest === undefined ? null : Math.max(0, now() - oldest) },
   };

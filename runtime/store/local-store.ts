@@ -27,6 +27,11 @@ import { checkRange, type ListOptions, type ListedObject, type ObjectStore, type
 
 const DIR_SUFFIX = "%2F";
 const TEMP_PREFIX = "%tmp.";
+
+/** Whether a file name in a store directory is a put's temporary file (no key maps to one). */
+export function isTemporaryFile(name: string): boolean {
+  return name.startsWith(TEMP_PREFIX);
+}
 /** A put whose directory a concurrent delete removed is retried this many times. */
 const MAX_PUT_ATTEMPTS = 5;
 

@@ -262,6 +262,58 @@ describe("run groups across shards", () => {
     for (const k of keys) expect(await client.status(group.runIdOf(k))).toBeNull();
   }, 60_000);
 
+  it("a group read to its end many times leaves one retention request per shard in an inbox no owner serves yet", async () => {
+    const store = new MemoryStore();
+    await createShards(store, "app", SHARDS);
+    const clock = new MockClock();
+    const owners = await Promise.all(
+      Array.from({ length: SHARDS }, async (_, i) => {
+        const queue = await Queue.open(store, shardStoreName("app", i), { flushIntervalMs: 1 });
+        const runtime = WorkflowRuntime.builder(queue, store, appRunner, NoopTerminalHook).queueName(STEP_QUEUE).groupRetention(60_000).clock(clock).build();
+        const worker = runtime.spawn();
+        const owner = {
+          runtime,
+          inbox: serveClients(queue, runtime, { store, listIntervalMs: 20 }) as ReturnType<typeof serveClients> | undefined,
+          serve: () => (owner.inbox = serveClients(queue, runtime, { store, listIntervalMs: 20 })),
+          stop: async () => (await owner.inbox?.stop(), await worker.shutdown(), await queue.close()),
+        };
+        return owner;
+      }),
+    );
+    open.push({ close: async () => void (await Promise.all(owners.map((o) => o.stop()))) });
+    const client = await TaqubaClient.open(store, { name: "app", queueName: STEP_QUEUE, pollIntervalMs: 200 });
+    open.push(client);
+    const group = client.group("read-often");
+    const keys = keysOnEveryShard("read-often", 12);
+    await group.submit(keys.map((k) => ({ key: k, input: json({ k }) })));
+    await expect.poll(async () => (await group.status())?.succeeded, { timeout: 20_000 }).toBe(12);
+
+    // No owner serves clients now (stopped, or not started yet): every read to the end posts to them.
+    for (const o of owners) {
+      await o.inbox!.stop();
+      o.inbox = undefined;
+    }
+    const waiting = async (i: number) => {
+      const prefix = `${shardStoreName("app", i)}/inbox/${STEP_QUEUE}/requests/`;
+      const names: string[] = [];
+      for await (const o of store.list(prefix)) if (!o.key.endsWith("~keep")) names.push(o.key.slice(prefix.length));
+      return names;
+    };
+    for (let read = 0; read < 5; read++) expect(await group.join()).toHaveLength(12);
+    for (let i = 0; i < SHARDS; i++) expect(await waiting(i), `requests waiting on shard ${i}`).toHaveLength(1);
+
+    // Served again, each shard applies its one request: the group is kept through the window, then removed.
+    for (const o of owners) o.serve();
+    await expect.poll(async () => (await Promise.all(owners.map((_, i) => waiting(i)))).flat().length, { timeout: 10_000 }).toBe(0);
+    expect(owners.reduce((n, o) => n + o.inbox!.stats.applied, 0)).toBe(SHARDS);
+    const sweepAll = async () => (await Promise.all(owners.map((o) => o.runtime.sweepGroups()))).reduce((a, b) => a + b, 0);
+    expect(await sweepAll()).toBe(0);
+    clock.advance(60_001);
+    await sweepAll();
+    expect(await group.status()).toBeNull();
+    await expect(group.join()).rejects.toMatchObject({ name: "GroupNotFoundError" });
+  }, 60_000);
+
   it("refuses a removal or retention request with an absurd creation time, changing nothing", async () => {
     const { store, client } = await setUp();
     const group = client.group("kept-2");

@@ -102,8 +102,84 @@ describe("the operator CLI on a sharded store", () => {
     expect(new Set(summary.members.map((m) => group.shardOf(m.key))).size, "members on several shards").toBeGreaterThan(1);
 
     // A command over one queue store names the shards to pick from.
-    const health = await cli("queue", "stats");
-    expect(health.code).not.toBe(EXIT.ok);
-    expect(health.err).toContain("--name app/shards/<0..2>");
+    const jobs = await cli("queue", "jobs", STEP_QUEUE);
+    expect(jobs.code).not.toBe(EXIT.ok);
+    expect(jobs.err).toContain("--name app/shards/<0..2>");
+  }, 90_000);
+
+  it("lists dead letters and queue stats of every shard with a shard column, and pages one shard's dead letters", async () => {
+    const dir = await tempDir();
+    const store = new LocalStore(dir);
+    await createShards(store, "app", SHARDS);
+    const owners: OwnerApp[] = [];
+    for (let i = 0; i < SHARDS; i++) owners.push(await openOwner(store, { name: shardStoreName("app", i), listIntervalMs: 50 }));
+    cleanups.push(async () => void (await Promise.all(owners.map((o) => o.stop()))));
+    // Dead letters of a plain queue on shards 0 (three) and 2 (one); none on shard 1.
+    const dead = new Map([
+      [0, ["bounce-a", "bounce-b", "bounce-c"]],
+      [2, ["bounce-z"]],
+    ]);
+    for (const [shard, ids] of dead) {
+      const q = owners[shard]!.queue;
+      for (const id of ids) {
+        await q.enqueue("mail", enc.encode(id), { jobId: id, maxAttempts: 1 });
+        const job = await q.claim("mail");
+        await q.nack(job!, `550 mailbox of ${id} unavailable`);
+      }
+      await q.enqueue("mail", enc.encode("later"), { jobId: `pending-${shard}` });
+    }
+    for (const o of owners) await o.queue.flush();
+
+    const url = pathToFileURL(dir).href;
+    const cli = async (group: string, verb: string, ...rest: string[]) => {
+      const t = capture();
+      const code = await main([group, verb, url, ...(rest.includes("--name") ? [] : ["--name", "app"]), ...rest], t.io);
+      return { code, out: t.out.join("\n"), err: t.err.join("\n") };
+    };
+
+    const list = await cli("dead", "list");
+    expect(list.code, list.err).toBe(EXIT.ok);
+    expect(list.out).toMatch(/^SHARD\s+JOB\s+QUEUE/m);
+    for (const id of dead.get(0)!) expect(list.out).toMatch(new RegExp(`^0\\s+${id}\\s+mail\\s.*550 mailbox of ${id}`, "m"));
+    expect(list.out).toMatch(/^2\s+bounce-z\s+mail\s/m);
+    const all = JSON.parse((await cli("dead", "list", "--json")).out) as { shards: { shard: number; items: { id: string }[]; next?: string }[] };
+    expect(all.shards.map((s) => [s.shard, s.items.map((j) => j.id)])).toEqual([
+      [0, dead.get(0)],
+      [1, []],
+      [2, dead.get(2)],
+    ]);
+
+    // A page of 2 per shard: shard 0 continues with --shard 0 --after, which only a shard's position allows.
+    const paged = await cli("dead", "list", "--limit", "2");
+    expect(paged.out).toMatch(/more on shard 0: --shard 0 --after (\S+)/);
+    const after = /--after (\S+)/.exec(paged.out)![1]!;
+    const rest = JSON.parse((await cli("dead", "list", "--json", "--shard", "0", "--after", after)).out) as {
+      shards: { shard: number; items: { id: string }[] }[];
+    };
+    expect(rest.shards.map((s) => [s.shard, s.items.map((j) => j.id)])).toEqual([[0, ["bounce-c"]]]);
+    const noShard = await cli("dead", "list", "--after", after);
+    expect(noShard.code).toBe(EXIT.usage);
+    expect(noShard.err).toContain("give --shard with --after");
+    for (const bad of ["3", "-1", "x", "1e3"]) expect((await cli("dead", "list", "--shard", bad)).code, bad).toBe(EXIT.usage);
+    expect((await cli("dead", "list", "--shard", "1")).out).toBe("no dead letters on shard 1");
+
+    const stats = await cli("queue", "stats");
+    expect(stats.code, stats.err).toBe(EXIT.ok);
+    expect(stats.out).toMatch(/^SHARD\s+QUEUE\s+PENDING/m);
+    expect(stats.out).toMatch(/^0\s+mail\s+1\s+0\s+0\s+0\s+3\s/m);
+    expect(stats.out).toMatch(/^2\s+mail\s+1\s+0\s+0\s+0\s+1\s/m);
+    expect(stats.out).toMatch(/^SHARD\s+DEAD LETTERS\s+WAL OBJECTS\s+LAST CHECKPOINT/m);
+    expect(stats.out).toMatch(/^0\s+3\s+\d+\s/m);
+    expect(stats.out).toMatch(/^1\s+0\s+\d+\s/m);
+    const statsJson = JSON.parse((await cli("queue", "stats", "--json")).out) as { shards: { shard: number; health: { deadLetters: number } | null }[] };
+    expect(statsJson.shards.map((s) => [s.shard, s.health?.deadLetters])).toEqual([
+      [0, 3],
+      [1, 0],
+      [2, 1],
+    ]);
+    // One shard by its own name still reads as one store, without the shard column.
+    const one = await cli("queue", "stats", "--name", shardStoreName("app", 2));
+    expect(one.code, one.err).toBe(EXIT.ok);
+    expect(one.out).toMatch(/^QUEUE\s+PENDING/m);
   }, 90_000);
 });

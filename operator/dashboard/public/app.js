@@ -162,7 +162,7 @@ async function owners() {
   const rows = owners.map((o) =>
     h(
       "tr",
-      { "data-owner-shard": o.shard ?? "" },
+      { "data-owner-shard": o.shard ?? "", "data-lease-expires": o.leaseExpiresAt ?? "" },
       h("td", {}, o.shard === null ? "-" : String(o.shard)),
       h("td", { class: o.owner === null ? "error mono" : "mono" }, o.owner ?? "none"),
       h(
@@ -526,9 +526,21 @@ async function render() {
   main.dataset.rendered = String(mine);
 }
 
+let events;
+let eventsForOwners;
+
+/** Opens the event stream; on the owners page it also reports lease renewals and owner changes. */
 function connect() {
   const live = document.getElementById("live");
-  const events = new EventSource(`/api/events${token === null ? "" : `?token=${encodeURIComponent(token)}`}`);
+  const forOwners = route()[0] === "owners";
+  if (events !== undefined && eventsForOwners === forOwners) return;
+  events?.close();
+  eventsForOwners = forOwners;
+  const params = new URLSearchParams();
+  if (token !== null) params.set("token", token);
+  if (forOwners) params.set("owners", "1");
+  const query = params.toString();
+  events = new EventSource(`/api/events${query === "" ? "" : `?${query}`}`);
   events.addEventListener("open", () => {
     live.textContent = "live";
     live.classList.add("on");
@@ -552,6 +564,9 @@ api("/api/info")
     document.getElementById("store").textContent = `${info.name}${info.shards === null ? "" : ` (${info.shards} shards)`} · ${info.stepQueue} · ${info.store}`;
   })
   .catch(() => undefined);
-window.addEventListener("hashchange", render);
+window.addEventListener("hashchange", () => {
+  connect();
+  render();
+});
 render();
 connect();
