@@ -45,7 +45,7 @@ export class RunNotFoundError extends TaqubaError {
 export class RunNotRetryableError extends TaqubaError {
   constructor(
     readonly runId: string,
-    readonly reason: "active" | "succeeded" | "no_such_step" | "payload_not_kept" | "signal_key_taken",
+    readonly reason: "active" | "succeeded" | "superseded" | "no_such_step" | "payload_not_kept" | "signal_key_taken",
     detail: string,
   ) {
     super("RUN_NOT_RETRYABLE", `run "${runId}" cannot be retried: ${detail}`);
