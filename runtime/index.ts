@@ -139,6 +139,7 @@ export {
   InputMismatchError,
   RunNotFoundError,
   RunNotRetryableError,
+  ChildResultUnavailableError,
   ScheduleNotFoundError,
   ScheduleInputError,
   InvalidRunIdError,

@@ -52,6 +52,23 @@ export class RunNotRetryableError extends TaqubaError {
   }
 }
 
+/**
+ * `step.children.outcome(signal)`: the child's end says its result (or a
+ * whole error text) stayed in the child's result record, and that record
+ * cannot be read. `reason`: `removed` (the child's records are gone) or
+ * `replaced` (the child was re-opened and its record of that end went with
+ * it). The message says what happened and what to do.
+ */
+export class ChildResultUnavailableError extends TaqubaError {
+  constructor(
+    readonly childRunId: string,
+    readonly reason: "removed" | "replaced",
+    detail: string,
+  ) {
+    super("CHILD_RESULT_UNAVAILABLE", `the result of child run "${childRunId}" cannot be read: ${detail}`);
+  }
+}
+
 /** No schedule of that id exists on the runtime's step queue. */
 export class ScheduleNotFoundError extends TaqubaError {
   constructor(readonly scheduleId: string) {

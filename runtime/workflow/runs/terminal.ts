@@ -245,7 +245,7 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     // step if it already waits (a later wait consumes the buffer when it registers).
     const key = childCompletionKey(t.parent.runId, t.runId);
     into.kvDelete(childEntryKey(s.queueName, t.parent.runId, t.runId));
-    into.kvPut(signalBufferKey(s.queueName, key), encodeChildEnd(outcome));
+    into.kvPut(signalBufferKey(s.queueName, key), encodeChildEnd(outcome, { token: t.token, memoPrefix: t.memoPrefix }));
     into.enqueue(s.queueName, encodeValue(t.parent.runId), jobOpts(`run:${t.runId}:child-ended:${t.token}`, { [HEADER_CHILD_ENDED]: key }));
   }
   if (t.hasChildren === true) {
