@@ -93,6 +93,12 @@ export interface ChildRuns {
    * signal that is not a child's end.
    */
   outcome(signal: Uint8Array): Promise<RunOutcome>;
+  /**
+   * The child whose end this step waited for (it was continued with
+   * `continueOnChild`): entered with its end, or with `step.signal === null`
+   * when the wait timed out. `undefined` for a step that waited for no child.
+   */
+  waitedChild(): RunId | undefined;
 }
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -122,18 +128,24 @@ export const DETACHED_CHILDREN: ChildRuns = Object.freeze({
   outcome(): Promise<RunOutcome> {
     return Promise.reject(new ValidationError("a detached step has no child runs; run the step on a WorkflowRuntime"));
   },
+  waitedChild(): undefined {
+    return undefined;
+  },
 });
 
 /**
- * The child runs of delivery `jobId` of step `step` of `parentRunId`.
- * `started()` tells whether this delivery started one (the run record the
- * step read at claim predates that).
+ * The child runs of step `step` of `parentRunId`, whose job waited on
+ * signal key `waitKey` (when it did). `started()` tells whether this
+ * delivery started one (the run record the step read at claim predates
+ * that).
  */
-export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number): ChildRuns & { started(): boolean } {
+export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number, waitKey?: string): ChildRuns & { started(): boolean } {
   let index = 0;
   let started = false;
+  const waited = waitKey === undefined ? undefined : childOfCompletionKey(waitKey, parentRunId);
   return {
     started: () => started,
+    waitedChild: () => waited,
     completionKey: (childId) => childCompletionKey(parentRunId, RunId.parse(childId)),
     outcome: (signal) => childOutcome(core, signal),
     async start(spec) {
@@ -298,6 +310,12 @@ export async function wakeParent(core: RuntimeCore, key: string, parent: string)
     // A parent that ended without reading the end never will: drop it.
     if ((await core.queue.kvGet(runKey(core.queueName, parent))) === null) await core.queue.kvCompareAndDelete(bufKey, buffered);
   });
+}
+
+/** The child's run id in completion key `key` of a child of `parent`; `undefined` when it is not one. */
+function childOfCompletionKey(key: string, parent: string): RunId | undefined {
+  const parts = key.split("/");
+  return parts.length === 3 && parts[0] === "workflow.child" && parts[1] === parent && RunId.isValid(parts[2]) ? RunId.parse(parts[2]) : undefined;
 }
 
 /** The parent's run id in child completion key `key` (`workflow.child/{parent}/{child}`); `undefined` when it is not one. */
