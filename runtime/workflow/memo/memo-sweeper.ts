@@ -147,7 +147,7 @@ export class MemoSweeper {
       const terminal = t === null ? null : decodeTerminalRecord(t, tk);
       if (terminal !== null && terminal.token !== marker.token) return false;
       if (t === null && (await core.queue.kvGet(runKey(core.queueName, m.suffix))) !== null) return false;
-      if (terminal !== null && (await this.#parentKnown(terminal))) {
+      if (t !== null && terminal !== null && (await this.#parentKnown(terminal))) {
         // Moved in one commit with the terminal record unchanged, so a re-opening in between wins.
         const effects = core.terminal.markers.add(
           new SettlementEffects().kvDelete(m.key),
@@ -157,7 +157,7 @@ export class MemoSweeper {
         );
         await core.queue.kvCompareAndApply(
           [
-            { key: tk, value: t! },
+            { key: tk, value: t },
             { key: m.key, value: m.value },
           ],
           effects,
