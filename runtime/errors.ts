@@ -49,6 +49,7 @@ export const TAQUBA_ERROR_CODES = [
   "MEMO_UNAVAILABLE",
   "SCHEDULE_NOT_FOUND",
   "SCHEDULE_INPUT_FAILED",
+  "CHILD_RESULT_UNAVAILABLE",
   // typed jobs and workflows
   "JOB_FAILURE",
   "JOB_FAILED",

@@ -39,7 +39,7 @@ export { checkContracts } from "./typed/contract-guard.js";
 export { encodeStepEnvelope, decodeStepEnvelope, isStepEnvelope } from "./contract/step-envelope.js";
 export type { StepEnvelope } from "./contract/step-envelope.js";
 export type { StepTransition, Continuation, SignalContinuation, ChildContinuation } from "./contract/step-transition.js";
-export type { ChildWorkflow, ChildOutcome, ChildWait, ChildOutcomeOf } from "./typed/child-workflows.js";
+export type { ChildWorkflow, ChildOutcome, ChildWait, ChildOutcomeOf, ChildOutcomeOrTimeoutOf, ChildWaitTimedOut } from "./typed/child-workflows.js";
 export type { WorkflowStepContext } from "./typed/step-context.js";
 export type { WorkflowRegistrar } from "./typed/workflow-dispatcher.js";
 export { workflowClient, requireWorkflowHost } from "./typed/workflow-client.js";

@@ -139,6 +139,7 @@ export {
   InputMismatchError,
   RunNotFoundError,
   RunNotRetryableError,
+  ChildResultUnavailableError,
   ScheduleNotFoundError,
   ScheduleInputError,
   InvalidRunIdError,
@@ -287,7 +288,7 @@ export type { WorkflowDefinition, WorkflowStepDefinition, WorkflowStepSpec, AnyW
 export { ContractTooOldError } from "./typed/contract-guard.js";
 export type { ContractEntry } from "./typed/contract-guard.js";
 export type { StepTransition, Continuation, SignalContinuation, SignalWaitOptions, ChildContinuation } from "./contract/step-transition.js";
-export type { ChildWorkflow, ChildRun, ChildStartOptions, ChildOutcome } from "./typed/child-workflows.js";
+export type { ChildWorkflow, ChildRun, ChildStartOptions, ChildOutcome, ChildWaitTimedOut } from "./typed/child-workflows.js";
 export { childRunId } from "./workflow/children/child-runs.js";
 export type { ChildRuns, ChildRunSpec, ChildRunStart, ParentClosePolicy } from "./workflow/children/child-runs.js";
 export type { WorkflowStepContext } from "./typed/step-context.js";

@@ -279,13 +279,6 @@ function checkChildRefs(w: WorkflowModel, pkg: PackageModel, report: Report): vo
         `step "${s.name}" waits for both a signal and a child run; a step is entered by one of them, so split it in two`,
       );
     }
-    if (s.timeoutMs !== undefined) {
-      report(
-        "BAD_CHILD_WAIT",
-        [...s.path, "timeout_ms"],
-        `step "${s.name}" waits for a child run, which has no timeout: remove "timeout_ms" (bound the child's own steps, or cancel it, instead)`,
-      );
-    }
   }
 }
 
@@ -373,7 +366,7 @@ function checkSteps(w: WorkflowModel, report: Report, signalNames: ReadonlySet<s
       report(
         "TIMEOUT_WITHOUT_WAIT",
         [...s.path, "timeout_ms"],
-        `step "${s.name}" has "timeout_ms" but waits for no signal; add "waits_for" or remove the timeout`,
+        `step "${s.name}" has "timeout_ms" but waits for no signal or child run; add "waits_for" (or "waits_for_child") or remove the timeout`,
       );
     }
     s.next.forEach((n, i) => {

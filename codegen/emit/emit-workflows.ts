@@ -60,9 +60,10 @@ function stepStatements(pkg: PackageModel, w: WorkflowModel, s: StepModel, impor
     if (target.waitsForChild !== undefined) {
       imports.type(RUNTIME_MODULE, "ChildWait");
       const child = target.waitsForChild;
+      const bound = target.timeoutMs === undefined ? "" : `, or after ${target.timeoutMs} ms without its end`;
       return [
         jsDoc(
-          `Continue to step "${target.name}" when a child run of workflow "${child.package}.${child.workflow}" ends: \`child.onComplete(ctx.next.${target.ident}, payload)\`.`,
+          `Continue to step "${target.name}" when a child run of workflow "${child.package}.${child.workflow}" ends${bound}: \`child.onComplete(ctx.next.${target.ident}, payload)\`.`,
           "  ",
         ),
         `  readonly ${propertyKey(target.ident)}: ChildWait<${wName}, ${JSON.stringify(target.name)}, ${tn.payload}, ${definitionTypeOf(child)}>;`,
@@ -90,8 +91,10 @@ function stepStatements(pkg: PackageModel, w: WorkflowModel, s: StepModel, impor
   if (waited !== undefined) typeNames.push(signalNames(waited).payload);
   let signalType = waited === undefined ? "undefined" : `${signalNames(waited).payload} | null`;
   if (s.waitsForChild !== undefined) {
-    imports.type(RUNTIME_MODULE, "ChildOutcomeOf");
-    signalType = `ChildOutcomeOf<${definitionTypeOf(s.waitsForChild)}>`;
+    // A bounded wait may end without the child's end: the handler must branch on it.
+    const outcome = s.timeoutMs === undefined ? "ChildOutcomeOf" : "ChildOutcomeOrTimeoutOf";
+    imports.type(RUNTIME_MODULE, outcome);
+    signalType = `${outcome}<${definitionTypeOf(s.waitsForChild)}>`;
   }
   const workflows = workflowsType(s, imports);
   const next = s.next.length === 0 ? "ends the run" : `continues to ${s.next.map((x) => `"${x}"`).join(", ")} or ends the run`;
@@ -101,7 +104,8 @@ function stepStatements(pkg: PackageModel, w: WorkflowModel, s: StepModel, impor
     `${jsDoc(
       `What the handler of step "${s.name}" receives beside its payload` +
         (s.waitsForChild !== undefined
-          ? `; \`ctx.signal\` is the end of the child run of "${s.waitsForChild.package}.${s.waitsForChild.workflow}" it waited for.`
+          ? `; \`ctx.signal\` is the end of the child run of "${s.waitsForChild.package}.${s.waitsForChild.workflow}" it waited for` +
+            (s.timeoutMs === undefined ? "." : `, or \`{ status: "timed_out", runId }\` when it had not ended within ${s.timeoutMs} ms.`)
           : waited === undefined
             ? "."
             : `; \`ctx.signal\` is the "${waited.name}" payload, or null when the wait timed out.`),

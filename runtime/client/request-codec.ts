@@ -405,6 +405,7 @@ export function rebuildError(e: AnsweredError): Error {
 const RETRY_REASONS: readonly string[] = [
   "active",
   "succeeded",
+  "superseded",
   "no_such_step",
   "payload_not_kept",
   "signal_key_taken",

@@ -22,6 +22,19 @@ import type { WorkflowRunEnd } from "./workflow-client.js";
 /** The end of a child run as the waiting step receives it (`ctx.signal`): the child's typed result, or why it failed or was cancelled. */
 export type ChildOutcome<Result, Err> = WorkflowRunEnd<Result, Err>;
 
+/**
+ * What a step that waits for a child with a timeout (`timeout_ms` beside
+ * `waits_for_child` in its spec) is entered with when the child has not
+ * ended by then. The child keeps running: wait for it again with
+ * `ctx.workflows.<package>.<workflow>.child(runId).onComplete(...)` (an end
+ * that arrived meanwhile is delivered at once), or cancel it.
+ */
+export interface ChildWaitTimedOut {
+  readonly status: "timed_out";
+  /** The child run the step waited for. */
+  readonly runId: RunId;
+}
+
 /** Options of `ctx.workflows.<package>.<workflow>.start`. */
 export interface ChildStartOptions<Headers extends HeaderValues = HeaderValues> {
   /**
@@ -73,6 +86,9 @@ export type ChildWait<Workflow extends string, To extends string, Payload, Def> 
 
 /** The end of a child of the workflow whose generated definition's type is `Def`. */
 export type ChildOutcomeOf<Def> = ChildOutcome<DefParts<Def>["r"], DefParts<Def>["e"]>;
+
+/** What a step that waits for a child of `Def`'s workflow with a timeout is entered with: the child's end, or {@link ChildWaitTimedOut}. */
+export type ChildOutcomeOrTimeoutOf<Def> = ChildOutcomeOf<Def> | ChildWaitTimedOut;
 
 /** Continuations into steps that wait for a child, by identity: what `onComplete` accepts. */
 const childTargets = new WeakMap<

@@ -34,6 +34,7 @@ import type { RunnerStartContext, Step, StepDescription, StepRunner } from "../w
 import { StepOutcome } from "../workflow/steps/step-outcome.js";
 import { StepError } from "../workflow/workflow-errors.js";
 import { makeStepContext } from "./step-context.js";
+import type { ChildWaitTimedOut } from "./child-workflows.js";
 import { typedRunEnd } from "./workflow-client.js";
 import { decodeStepEnvelope, encodeStepEnvelope, peekPayloadNames, type StepEnvelope } from "../contract/step-envelope.js";
 import { transitionRecord } from "../contract/step-transition.js";
@@ -323,7 +324,8 @@ export class WorkflowDispatcher implements StepRunner {
         if (t.when.kind === "onChild") {
           if (target.child === undefined) throw StepError.permanent(new Error(`step "${target.name}" of workflow "${def.name}" waits for no child run`));
           try {
-            return StepOutcome.continueOnChild(bytes, step.children.completionKey(t.when.childRunId));
+            // The spec's timeout_ms bounds the wait; without one it lasts the longest wait there is.
+            return StepOutcome.continueOnChild(bytes, step.children.completionKey(t.when.childRunId), target.timeoutMs);
           } catch (e) {
             throw StepError.permanent(e);
           }
@@ -382,6 +384,11 @@ export class WorkflowDispatcher implements StepRunner {
   }
 
   async #childEnd(def: AnyWorkflowDefinition, stepDef: WorkflowStepDefinition, step: Step, child: string): Promise<unknown> {
+    const waited = step.children.waitedChild();
+    if (step.signal === null && stepDef.timeoutMs !== undefined && waited !== undefined) {
+      const timedOut: ChildWaitTimedOut = { status: "timed_out", runId: waited };
+      return Object.freeze(timedOut);
+    }
     if (!(step.signal instanceof Uint8Array)) {
       throw StepError.permanent(
         new Error(

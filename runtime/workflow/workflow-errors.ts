@@ -45,10 +45,27 @@ export class RunNotFoundError extends TaqubaError {
 export class RunNotRetryableError extends TaqubaError {
   constructor(
     readonly runId: string,
-    readonly reason: "active" | "succeeded" | "no_such_step" | "payload_not_kept" | "signal_key_taken",
+    readonly reason: "active" | "succeeded" | "superseded" | "no_such_step" | "payload_not_kept" | "signal_key_taken",
     detail: string,
   ) {
     super("RUN_NOT_RETRYABLE", `run "${runId}" cannot be retried: ${detail}`);
+  }
+}
+
+/**
+ * `step.children.outcome(signal)`: the child's end says its result (or a
+ * whole error text) stayed in the child's result record, and that record
+ * cannot be read. `reason`: `removed` (the child's records are gone) or
+ * `replaced` (the child was re-opened and its record of that end went with
+ * it). The message says what happened and what to do.
+ */
+export class ChildResultUnavailableError extends TaqubaError {
+  constructor(
+    readonly childRunId: string,
+    readonly reason: "removed" | "replaced",
+    detail: string,
+  ) {
+    super("CHILD_RESULT_UNAVAILABLE", `the result of child run "${childRunId}" cannot be read: ${detail}`);
   }
 }
 

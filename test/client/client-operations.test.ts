@@ -45,6 +45,13 @@ describe("TaqubaClient operator calls", () => {
       await expect(client.retryRun("ok")).rejects.toMatchObject({ reason: "succeeded" });
       await expect(client.retryRun("nobody")).rejects.toBeInstanceOf(RunNotFoundError);
       await expect(client.retryRun("bad", { fromStep: 5 })).rejects.toMatchObject({ reason: "no_such_step" });
+      const debounce = { key: "ops", periodMs: 60_000 };
+      await client.submit({ runId: "first", input: enc({ n: 2 }), options: { debounce } });
+      await client.submit({ runId: "last", input: enc({ n: 3 }), options: { debounce } });
+      const superseded = await client.retryRun("first").catch((e: unknown) => e);
+      expect(superseded).toBeInstanceOf(RunNotRetryableError);
+      expect(superseded).toMatchObject({ runId: "first", reason: "superseded" });
+      expect(await client.cancel("last")).toBe(true);
       await expect(client.retryJob("bad")).rejects.toBeInstanceOf(ValidationError);
       // Bad input is refused before anything is written.
       await expect(client.retryRun("bad", { fromStep: -1 })).rejects.toBeInstanceOf(ValidationError);

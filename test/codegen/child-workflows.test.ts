@@ -79,11 +79,24 @@ describe("child workflows in a spec", () => {
     expect(ds[0]!.message).toMatch(/names "page.paint", which package "docs" does not declare; workflows: page.render/);
   });
 
-  it("BAD_CHILD_WAIT: a child wait with a timeout; BAD_ENTRY_STEP: the entry step cannot wait for a child", () => {
+  it("BAD_ENTRY_STEP: the entry step cannot wait for a child; BAD_CHILD_WAIT: a step that waits for a signal and a child", () => {
     expect(at(run(PARENT(OK.replace("        next: [wait]\n", "        waits_for_child: docs:page.render\n        next: [wait]\n"))))).toEqual([
       ["BAD_ENTRY_STEP", "batch.taquba.yaml", 15, 9],
     ]);
-    expect(at(run(PARENT(`${OK}        timeout_ms: 1000\n`)))).toEqual([["BAD_CHILD_WAIT", "batch.taquba.yaml", 19, 9]]);
+    const both = `version: 1\npackage: batch\nsignals:\n  go:\n    key: "go:{id}"\n    params: { id: { type: string } }\n    payload: { type: object }\n${PARENT(`${OK}        waits_for: go\n        timeout_ms: 1000\n`).split("\n").slice(2).join("\n")}`;
+    expect(at(run(both)).map(([code]) => code)).toContain("BAD_CHILD_WAIT");
+  });
+
+  it("a child wait with a timeout: the waiting step's signal may be timed_out, and the definition carries the timeout", () => {
+    const r = generate([
+      { file: "batch.taquba.yaml", source: PARENT(`${OK}        timeout_ms: 1000\n`) },
+      { file: "docs.taquba.yaml", source: CHILD },
+    ]);
+    expect(r.diagnostics).toEqual([]);
+    expect(r.files.find((f) => f.path === "batch/definitions.ts")!.content).toMatch(/timeoutMs: 1000,\s+next: \["wait"\],\s+child: "docs.page.render"/);
+    const wf = r.files.find((f) => f.path === "batch/workflows.ts")!.content;
+    expect(wf).toContain('ChildOutcomeOrTimeoutOf<typeof import("../docs/definitions.js").pageRenderWorkflow>');
+    expect(wf).not.toContain("ChildOutcomeOf<");
   });
 
   it("a malformed reference is a format error", () => {

@@ -313,6 +313,37 @@ describe("child run starts", () => {
     await expect(Step.detached(enc("")).children.start({ input: enc("") })).rejects.toThrow(/detached step cannot start child runs/);
   });
 
+  it("a bounded child wait enters the step with no signal, and waitedChild names the child it waited for", async () => {
+    const seen: string[] = [];
+    const env = await openEnv({
+      async runStep(s) {
+        const p = dec(s.payload);
+        if (p === "parent") {
+          seen.push(`start:${String(s.children.waitedChild())}`);
+          const c = await s.children.start({ input: enc("child") });
+          return StepOutcome.continueOnChild(enc("join"), c.completionKey, 5_000);
+        }
+        if (p === "join") {
+          seen.push(`join:${s.signal === null ? "timed out" : "ended"}:${String(s.children.waitedChild())}`);
+          return StepOutcome.succeed(enc(""));
+        }
+        return StepOutcome.continueOnSignal(enc("child-end"), `go-${s.runId}`, 3_600_000);
+      },
+    });
+    try {
+      await env.runtime.submit({ runId: "w", input: enc("parent") });
+      await until(async () => (await env.runtime.status("w"))?.step === 1, "the parent waits");
+      env.clock.advance(5_000);
+      expect((await env.runtime.wait("w")).termination.status).toBe("succeeded");
+      expect(seen).toEqual(["start:undefined", "join:timed out:w-s0-0"]);
+      expect((await env.runtime.status("w-s0-0"))?.state).not.toBe("terminated");
+    } finally {
+      await env.stop();
+    }
+    const { Step } = await import("taquba");
+    expect(Step.detached(enc("")).children.waitedChild()).toBeUndefined();
+  });
+
   it("derive a hashed run id when the plain one would be too long, the same on every call", async () => {
     const { childRunId } = await import("../../runtime/workflow/children/child-runs.js");
     const long = "p".repeat(124);

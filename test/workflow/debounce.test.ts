@@ -14,6 +14,7 @@ import {
   LocalStore,
   MemoryStore,
   MockClock,
+  RunNotRetryableError,
   StepOutcome,
   ValidationError,
   type ObjectStore,
@@ -191,6 +192,31 @@ describe("debounced runs", () => {
     await settle();
     expect(runner.ran).toEqual(alive);
     await env.stop();
+  });
+
+  it("refuses to retry a superseded run, naming the run that replaced it, and changes nothing", async () => {
+    const clock = new MockClock(T0);
+    const runner = recordingRunner();
+    const env = await openEnv(runner, { clock });
+    try {
+      await env.runtime.submit({ runId: "a", input: enc("a"), options: { debounce } });
+      await env.runtime.submit({ runId: "b", input: enc("b"), options: { debounce } });
+      expect(await env.runtime.status("a")).toMatchObject({ status: "cancelled", errorKind: "superseded", supersededBy: "b" });
+      const err = await env.runtime.retryRun("a").catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RunNotRetryableError);
+      expect(err).toMatchObject({ reason: "superseded", runId: "a" });
+      expect((err as Error).message).toMatch(/superseded by run "b".*retry or submit run "b" instead/);
+      // Nothing changed: "a" stays superseded, "b" still waits out its window and runs once.
+      expect(await env.runtime.status("a")).toMatchObject({ state: "terminated", status: "cancelled", supersededBy: "b" });
+      expect((await env.runtime.inspectRun("a"))?.redrives ?? []).toEqual([]);
+      expect((await env.runtime.status("b"))?.state).toBe("pending");
+      clock.advance(PERIOD);
+      expect((await env.runtime.wait("b")).termination.status).toBe("succeeded");
+      await settle();
+      expect(runner.ran).toEqual(["b"]);
+    } finally {
+      await env.stop();
+    }
   });
 
   it("refuses a malformed debounce before writing anything", async () => {

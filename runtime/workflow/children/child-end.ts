@@ -3,7 +3,9 @@
  * without the child's headers, as the signal payload of the parent's step
  * that waits for the child. A result too large for a signal payload stays
  * in the child's result record and the payload says so; the parent's
- * `step.children.outcome(signal)` reads it from there.
+ * `step.children.outcome(signal)` reads it from there. The payload names
+ * the termination it reports (its token and memo prefix), so the record
+ * read is that end's, even when the child was re-opened and ended again.
  */
 import { StoreCorruptedError } from "../../errors.js";
 import { MAX_KV_VALUE_SIZE } from "../../queue/names.js";
@@ -24,10 +26,24 @@ export interface ChildEnd extends Omit<RunOutcome, "headers"> {
   readonly errorOmitted?: true;
 }
 
-/** Encodes the end of a child run for its parent's signal buffer. */
-export function encodeChildEnd(o: RunOutcome): Uint8Array {
+/** A child's end as its signal payload holds it: with the termination it reports, when known. */
+export interface ChildEndPayload extends ChildEnd {
+  /** The token of the child's terminal record that reported this end (absent in ends written before it was kept). */
+  readonly token?: string;
+  /** Where the child's result record of that end lives. */
+  readonly memoPrefix?: string;
+}
+
+/** Which termination of the child an end reports. */
+export interface EndSource {
+  readonly token: string;
+  readonly memoPrefix: string;
+}
+
+/** Encodes the end of a child run, ended by termination `source`, for its parent's signal buffer. */
+export function encodeChildEnd(o: RunOutcome, source: EndSource): Uint8Array {
   const big = o.result !== undefined && o.result.byteLength > MAX_INLINE_RESULT_BYTES;
-  const out: Record<string, unknown> = { runId: o.runId, status: o.status, finalStep: o.finalStep };
+  const out: Record<string, unknown> = { runId: o.runId, status: o.status, finalStep: o.finalStep, token: source.token, memoPrefix: source.memoPrefix };
   if (o.result !== undefined && !big) out.result = o.result;
   if (big) out.resultOmitted = true;
   if (o.errorKind !== undefined) out.errorKind = o.errorKind;
@@ -44,7 +60,7 @@ export function encodeChildEnd(o: RunOutcome): Uint8Array {
 const STATUSES = new Set(["succeeded", "failed", "cancelled"]);
 
 /** Decodes a child's end; a `StoreCorruptedError` naming `where` when `bytes` is not one. */
-export function decodeChildEnd(bytes: Uint8Array, where: string): ChildEnd {
+export function decodeChildEnd(bytes: Uint8Array, where: string): ChildEndPayload {
   let v: unknown;
   try {
     v = decodeValue(bytes);
@@ -60,7 +76,9 @@ export function decodeChildEnd(bytes: Uint8Array, where: string): ChildEnd {
     STATUSES.has(r.status) &&
     typeof r.finalStep === "number" &&
     (r.result === undefined || r.result instanceof Uint8Array) &&
-    (r.error === undefined || typeof r.error === "string");
+    (r.error === undefined || typeof r.error === "string") &&
+    (r.token === undefined || typeof r.token === "string") &&
+    (r.memoPrefix === undefined || typeof r.memoPrefix === "string");
   if (!ok) throw new StoreCorruptedError(where, "is not the end of a child run: wait for a child with the completion key its start returned");
-  return r as unknown as ChildEnd;
+  return r as unknown as ChildEndPayload;
 }

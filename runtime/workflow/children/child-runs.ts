@@ -38,8 +38,8 @@ import { ROUTE_SUFFIX_ROOM, routedRunId, type ShardPlacement } from "../runs/sha
 import type { RuntimeCore } from "../runtime-core.js";
 import type { WorkerSlot } from "../steps/settlement-slots.js";
 import { cancelRun } from "../runs/cancel.js";
-import { decodeChildEnd, encodeChildEnd, type ChildEnd } from "./child-end.js";
-import { errorText } from "../workflow-errors.js";
+import { decodeChildEnd, encodeChildEnd, type ChildEndPayload } from "./child-end.js";
+import { ChildResultUnavailableError, errorText } from "../workflow-errors.js";
 import { isStoreFault } from "../store-retry.js";
 import type { WorkflowView } from "../runs/workflow-view.js";
 
@@ -93,6 +93,12 @@ export interface ChildRuns {
    * signal that is not a child's end.
    */
   outcome(signal: Uint8Array): Promise<RunOutcome>;
+  /**
+   * The child whose end this step waited for (it was continued with
+   * `continueOnChild`): entered with its end, or with `step.signal === null`
+   * when the wait timed out. `undefined` for a step that waited for no child.
+   */
+  waitedChild(): RunId | undefined;
 }
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -122,18 +128,24 @@ export const DETACHED_CHILDREN: ChildRuns = Object.freeze({
   outcome(): Promise<RunOutcome> {
     return Promise.reject(new ValidationError("a detached step has no child runs; run the step on a WorkflowRuntime"));
   },
+  waitedChild(): undefined {
+    return undefined;
+  },
 });
 
 /**
- * The child runs of delivery `jobId` of step `step` of `parentRunId`.
- * `started()` tells whether this delivery started one (the run record the
- * step read at claim predates that).
+ * The child runs of step `step` of `parentRunId`, whose job waited on
+ * signal key `waitKey` (when it did). `started()` tells whether this
+ * delivery started one (the run record the step read at claim predates
+ * that).
  */
-export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number): ChildRuns & { started(): boolean } {
+export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number, waitKey?: string): ChildRuns & { started(): boolean } {
   let index = 0;
   let started = false;
+  const waited = waitKey === undefined ? undefined : childOfCompletionKey(waitKey, parentRunId);
   return {
     started: () => started,
+    waitedChild: () => waited,
     completionKey: (childId) => childCompletionKey(parentRunId, RunId.parse(childId)),
     outcome: (signal) => childOutcome(core, signal),
     async start(spec) {
@@ -160,7 +172,12 @@ export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number
         // so this never makes two.
         const outcome = await core.view.outcomeOf(known.terminal);
         const end = outcome ?? { runId, status: known.terminal.status, finalStep: known.terminal.finalStep, headers: {} };
-        await core.signalLock.run(completionKey, () => core.queue.kvPut(signalBufferKey(core.queueName, completionKey), encodeChildEnd(end)));
+        await core.signalLock.run(completionKey, () =>
+          core.queue.kvPut(
+            signalBufferKey(core.queueName, completionKey),
+            encodeChildEnd(end, { token: known.terminal.token, memoPrefix: known.terminal.memoPrefix ?? core.memos.prefix }),
+          ),
+        );
         return { runId, newlyStarted: false, completionKey };
       }
       const entry = new SettlementEffects().kvPut(childEntryKey(core.queueName, parentRunId, runId), encodeChildEntry({ parentClose }));
@@ -197,14 +214,12 @@ async function markParent(core: RuntimeCore, parentRunId: string): Promise<void>
 
 async function childOutcome(core: RuntimeCore, signal: Uint8Array): Promise<RunOutcome> {
   if (!(signal instanceof Uint8Array)) throw new ValidationError("children.outcome takes the signal the waiting step was entered with (a Uint8Array)");
-  const end: ChildEnd = decodeChildEnd(signal, "the signal of this step");
-  const { resultOmitted, errorOmitted, ...rest } = end;
+  const end = decodeChildEnd(signal, "the signal of this step");
+  const { resultOmitted, errorOmitted, token, memoPrefix, ...rest } = end;
   if (resultOmitted !== true && errorOmitted !== true) return { ...rest, headers: {} };
-  const full = await core.view.outcome(end.runId);
+  const full = await recordOfEnd(core, end);
   if (resultOmitted === true && (full === null || full.result === undefined)) {
-    throw new ValidationError(
-      `child run "${end.runId}" succeeded, but its result record is gone (memo retention removed it); keep results longer than children run`,
-    );
+    throw await resultUnavailable(core, end);
   }
   const out: { -readonly [K in keyof RunOutcome]: RunOutcome[K] } = { ...rest, headers: {} };
   if (resultOmitted === true) out.result = full!.result;
@@ -215,6 +230,46 @@ async function childOutcome(core: RuntimeCore, signal: Uint8Array): Promise<RunO
     if (full.errorCode !== undefined) out.errorCode = full.errorCode;
   }
   return out;
+}
+
+/**
+ * The result record of the termination `end` reports: by its token, so a
+ * child re-opened and ended again since is read as it was then; an end
+ * that names no token (written before ends kept it) reads the child's
+ * current end, when that is the same one.
+ */
+async function recordOfEnd(core: RuntimeCore, end: ChildEndPayload): Promise<RunOutcome | null> {
+  if (end.token !== undefined) {
+    const rec = await core.memos.withPrefix(end.memoPrefix ?? core.memos.prefix).readOutcomeRecord(end.runId, end.token);
+    return rec !== null && rec.token === end.token ? rec.outcome : null;
+  }
+  const r = await core.view.records(end.runId);
+  if (r.kind !== "terminated" || r.terminal.status !== end.status || r.terminal.finalStep !== end.finalStep) return null;
+  return core.view.outcomeOf(r.terminal);
+}
+
+/** Why the result record of the child's end `end` cannot be read, from what the child's records say now. */
+async function resultUnavailable(core: RuntimeCore, end: ChildEndPayload): Promise<ChildResultUnavailableError> {
+  const what = `it ${end.status} at step ${end.finalStep} with a result too large to travel with its end`;
+  // An end that names its termination is read by it: a re-opening leaves that record in place.
+  if (end.token === undefined) {
+    const r = await core.view.records(end.runId);
+    if (r.kind === "active" || (r.kind === "terminated" && (r.terminal.status !== end.status || r.terminal.finalStep !== end.finalStep))) {
+      return new ChildResultUnavailableError(
+        end.runId,
+        "replaced",
+        `${what}, and it was re-opened since (retryRun) and ${r.kind === "active" ? "is running again" : `ended again (${r.terminal.status} at step ${r.terminal.finalStep})`}; ` +
+          "this end was written by an earlier version, which did not name the termination it reports, so only the child's latest end can be read: " +
+          (r.kind === "active" ? "wait for its next end (continue on its completion key again)" : "read it with runtime.outcome"),
+      );
+    }
+  }
+  return new ChildResultUnavailableError(
+    end.runId,
+    "removed",
+    `${what}, and its result record is gone from the memo store (by memoStore.clearMemosForRun, or by a retention sweep); ` +
+      "it cannot be read again: start the child again under a new key if the parent needs its result",
+  );
 }
 
 /** Processes a job a child's termination enqueued: wakes the parent's step that waits for it. */
@@ -255,6 +310,12 @@ export async function wakeParent(core: RuntimeCore, key: string, parent: string)
     // A parent that ended without reading the end never will: drop it.
     if ((await core.queue.kvGet(runKey(core.queueName, parent))) === null) await core.queue.kvCompareAndDelete(bufKey, buffered);
   });
+}
+
+/** The child's run id in completion key `key` of a child of `parent`; `undefined` when it is not one. */
+function childOfCompletionKey(key: string, parent: string): RunId | undefined {
+  const parts = key.split("/");
+  return parts.length === 3 && parts[0] === "workflow.child" && parts[1] === parent && RunId.isValid(parts[2]) ? RunId.parse(parts[2]) : undefined;
 }
 
 /** The parent's run id in child completion key `key` (`workflow.child/{parent}/{child}`); `undefined` when it is not one. */

@@ -185,6 +185,18 @@ export async function readManifest(host: GroupHost, tag: string): Promise<GroupM
 }
 
 /**
+ * Whether a group may be forgotten now: `true` when none of `members` is
+ * active; else `false` with `ifIdle`, and `GroupActiveError` without.
+ */
+function idleOrRefused(groupId: string, members: Iterable<{ readonly state: string }>, ifIdle: boolean): boolean {
+  let active = 0;
+  for (const m of members) if (m.state === "active") active++;
+  if (active === 0) return true;
+  if (ifIdle) return false;
+  throw new GroupActiveError(groupId, active);
+}
+
+/**
  * @internal Removes a group: per member its memo entries, terminal record,
  * the upper layers' state and its member record, then the manifest (last,
  * so an interrupted removal is finished by the next one). Refuses while a
@@ -196,11 +208,7 @@ export async function forgetGroup(host: GroupHost, groupId: string, ifIdle: bool
     const manifest = await readManifest(host, tag);
     if (manifest === null) return false;
     const records = await readMembers(host, tag);
-    const active = [...records.values()].filter((r) => r.state === "active").length;
-    if (active > 0) {
-      if (ifIdle) return false;
-      throw new GroupActiveError(groupId, active);
-    }
+    if (!idleOrRefused(groupId, records.values(), ifIdle)) return false;
     await removeMembers(
       host,
       tag,
@@ -241,11 +249,7 @@ export async function forgetGroupPart(host: GroupHost, groupId: string, part: Gr
   const tag = groupTag(groupId);
   return host.manifestLock.run(tag, async () => {
     const records = [...(await readMembers(host, tag)).values()];
-    const active = records.filter((r) => r.state === "active").length;
-    if (active > 0) {
-      if (ifIdle) return false;
-      throw new GroupActiveError(groupId, active);
-    }
+    if (!idleOrRefused(groupId, records, ifIdle)) return false;
     await removeMembers(
       host,
       tag,

@@ -13,6 +13,12 @@
  * between runs when its worker shuts down, so a shutdown waits for at most
  * the runs being cleared, not for a whole backlog.
  *
+ * A child run is kept while its parent is known (active, or ended and not
+ * yet swept): a parent re-opened by `retryRun` starts its children again and
+ * must find each ended one there, with its recorded end, instead of running
+ * it a second time. Its marker is moved one retention window on, and the
+ * child goes at the first pass after its parent went.
+ *
  * A damaged marker (or the damaged terminal record it points at) does not
  * stop the sweep: it is reported once (logged with its run id, counted in
  * `taquba.retention.unreadable`), left in place with the run's memo, and
@@ -20,7 +26,8 @@
  */
 import { decodeMarkerValue } from "../runs/terminal.js";
 import { runKey, terminalRecordKey } from "../records/kv-keys.js";
-import { decodeTerminalRecord } from "../records/records.js";
+import { decodeTerminalRecord, type TerminalRecord } from "../records/records.js";
+import { decodeIndexEntry, runIndexKey } from "../runs/run-index.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { forEachBounded } from "../bounded.js";
 import { SettlementEffects } from "../../queue/effects.js";
@@ -33,6 +40,8 @@ import { instruments } from "../../telemetry/metrics.js";
 const PAGE = 256;
 /** Runs cleared at once by a pass. */
 export const RUNS_AT_ONCE = 4;
+/** How far a child's marker moves while its parent is known, for a runtime that has no retention window of its own. */
+const CHILD_RECHECK_MS = 3_600_000;
 /** Damaged markers remembered as reported, so each is logged once per sweeper (beyond this, again). */
 const REPORTED_MAX = 1024;
 
@@ -89,7 +98,7 @@ export class MemoSweeper {
       await forEachBounded(expired, RUNS_AT_ONCE, async (m) => {
         if (stopped()) return;
         try {
-          if (await this.#sweepRun(m)) swept++;
+          if (await this.#sweepRun(m, now)) swept++;
         } catch (e) {
           if (!(e instanceof StoreCorruptedError)) throw e;
           skipped.push(m.key);
@@ -121,19 +130,40 @@ export class MemoSweeper {
     return out;
   }
 
-  /** Clears the run of the expired marker `m` and removes the marker; `StoreCorruptedError` when either record is damaged. */
-  async #sweepRun(m: ExpiryEntry): Promise<boolean> {
+  /**
+   * Clears the run of the expired marker `m` and removes the marker, or
+   * moves the marker on for a child whose parent is known; `true` when it
+   * cleared. `StoreCorruptedError` when either record is damaged.
+   */
+  async #sweepRun(m: ExpiryEntry, now: number): Promise<boolean> {
     const core = this.#core;
     const marker = decodeMarkerValue(m.value, m.key);
     // Taking turns with submissions and redrives of the run: a run re-opened under this id
     // keeps its memo, so the memo goes only while the terminal record is still the
     // termination this marker belongs to (or is gone: a pass that stopped half way).
-    await core.submitLock.run(m.suffix, async () => {
+    const kept = await core.submitLock.run(m.suffix, async () => {
       const tk = terminalRecordKey(core.queueName, m.suffix);
       const t = await core.queue.kvGet(tk);
       const terminal = t === null ? null : decodeTerminalRecord(t, tk);
-      if (terminal !== null && terminal.token !== marker.token) return;
-      if (t === null && (await core.queue.kvGet(runKey(core.queueName, m.suffix))) !== null) return;
+      if (terminal !== null && terminal.token !== marker.token) return false;
+      if (t === null && (await core.queue.kvGet(runKey(core.queueName, m.suffix))) !== null) return false;
+      if (t !== null && terminal !== null && (await this.#parentKnown(terminal))) {
+        // Moved in one commit with the terminal record unchanged, so a re-opening in between wins.
+        const effects = core.terminal.markers.add(
+          new SettlementEffects().kvDelete(m.key),
+          now + (core.terminal.memoRetentionMs ?? CHILD_RECHECK_MS),
+          m.suffix,
+          m.value,
+        );
+        await core.queue.kvCompareAndApply(
+          [
+            { key: tk, value: t },
+            { key: m.key, value: m.value },
+          ],
+          effects,
+        );
+        return true;
+      }
       await core.memos.withPrefix(marker.memoPrefix).clearMemosForRun(m.suffix);
       if (t !== null && terminal !== null) {
         // With its index entries and history, in one commit: a listing never shows a half-swept run.
@@ -141,9 +171,29 @@ export class MemoSweeper {
         await stageForgotten(core.queue, core.queueName, terminal, effects);
         await core.queue.kvCompareAndApply([{ key: tk, value: t }], effects);
       }
+      return false;
     });
+    if (kept) return false;
     await core.queue.kvCompareAndDelete(m.key, m.value);
     return true;
+  }
+
+  /** Whether the run that ended as `terminal` is a child whose parent still has records (see the module comment). */
+  async #parentKnown(terminal: TerminalRecord): Promise<boolean> {
+    const q = this.#core.queueName;
+    if (terminal.submittedAtMs === undefined) return false;
+    const key = runIndexKey(q, terminal.submittedAtMs, terminal.runId);
+    const bytes = await this.#core.queue.kvGet(key);
+    if (bytes === null) return false;
+    let parent: string | undefined;
+    try {
+      parent = decodeIndexEntry(bytes, key).parent?.runId;
+    } catch {
+      // A damaged entry names no parent: the run is swept as any other (its removal drops the entry).
+      return false;
+    }
+    if (parent === undefined) return false;
+    return (await this.#core.queue.kvGet(runKey(q, parent))) !== null || (await this.#core.queue.kvGet(terminalRecordKey(q, parent))) !== null;
   }
 
   /** Logs and counts a damaged marker once. */

@@ -13,7 +13,7 @@ import { runKey } from "../records/kv-keys.js";
 import { encodeRunRecord } from "../records/records.js";
 import { RunId } from "./run-id.js";
 import type { RuntimeCore } from "../runtime-core.js";
-import { addTerminalEffects } from "./terminal.js";
+import { addTerminalEffects, terminationOfActive, type EndOfActiveRun } from "./terminal.js";
 import { instruments } from "../../telemetry/metrics.js";
 import type { WorkflowView } from "./workflow-view.js";
 
@@ -52,25 +52,15 @@ export async function cancelRun(core: RuntimeCore, view: WorkflowView, runIdIn: 
       marked = true;
     }
     const now = core.clock.now();
-    const effects = addTerminalEffects(core.terminal, {
-      runId,
-      incarnation: r.run.incarnation,
+    const end: EndOfActiveRun = {
       status: "cancelled",
       errorKind: "cancelled",
       finalStep: r.pointer.step,
-      headers: r.run.headers,
       token: `cancel:${r.pointer.jobId}`,
-      memoPrefix: r.run.memoPrefix ?? core.memos.prefix,
-      nowMs: now,
-      priority: job?.priority ?? r.run.priority,
-      maxAttempts: job?.maxAttempts ?? r.run.maxAttempts,
-      group: r.run.group,
-      parent: r.run.parent,
-      hasChildren: r.run.hasChildren,
-      submittedAtMs: r.run.submittedAtMs,
       // Only a waiter still scheduled holds the index entry; a woken one released it already.
       signalWait: job?.state === "scheduled" ? r.pointer.signalWait : undefined,
-    });
+    };
+    const effects = addTerminalEffects(core.terminal, terminationOfActive(runId, r.run, end, now, core.memos.prefix, job));
     const out = await core.queue.cancelJob(r.pointer.jobId, effects);
     if (out === "removed") {
       core.noteTerminated(runId, now);

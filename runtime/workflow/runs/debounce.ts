@@ -18,7 +18,7 @@ import { HEADER_RUN_ID, HEADER_STEP } from "../records/reserved.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { RunId } from "./run-id.js";
 import type { RunDebounce, RunOptions } from "./run-types.js";
-import { addTerminalEffects, type TerminationInput } from "./terminal.js";
+import { addTerminalEffects, terminationOfActive } from "./terminal.js";
 
 /** Checks `RunOptions.debounce`; throws `ValidationError` naming the option. */
 export function checkRunDebounce(o: RunOptions): void {
@@ -54,24 +54,19 @@ export async function supersessionOf(core: RuntimeCore, d: RunDebounce, by: RunI
   const r = await core.view.records(runId);
   if (r.kind !== "active" || r.pointer.jobId !== holder.jobId) return { jobId: holder.jobId, effects: new SettlementEffects() };
   const now = core.clock.now();
-  const t: TerminationInput = {
+  const t = terminationOfActive(
     runId,
-    incarnation: r.run.incarnation,
-    status: "cancelled",
-    errorKind: "superseded",
-    error: `superseded by run ${by}: a later submission with debounce key ${JSON.stringify(d.key)} replaced it before it started`,
-    supersededBy: by,
-    finalStep: 0,
-    headers: r.run.headers,
-    token: `superseded:${holder.jobId}`,
-    memoPrefix: r.run.memoPrefix ?? core.memos.prefix,
-    nowMs: now,
-    priority: r.run.priority,
-    maxAttempts: r.run.maxAttempts,
-    group: r.run.group,
-    parent: r.run.parent,
-    hasChildren: r.run.hasChildren,
-    submittedAtMs: r.run.submittedAtMs,
-  };
+    r.run,
+    {
+      status: "cancelled",
+      errorKind: "superseded",
+      error: `superseded by run ${by}: a later submission with debounce key ${JSON.stringify(d.key)} replaced it before it started`,
+      supersededBy: by,
+      finalStep: 0,
+      token: `superseded:${holder.jobId}`,
+    },
+    now,
+    core.memos.prefix,
+  );
   return { jobId: holder.jobId, effects: addTerminalEffects(core.terminal, t), ended: { runId, atMs: now } };
 }

@@ -20,7 +20,7 @@ import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED, HEADER_NOOP, HEADER_RUN_ID, HE
 import { parentOfCompletionKey, settleEndedParent, wakeParent } from "../children/child-runs.js";
 import { RunId } from "./run-id.js";
 import type { RuntimeCore } from "../runtime-core.js";
-import { addTerminalEffects, type TerminationInput } from "./terminal.js";
+import { addTerminalEffects, terminationOfActive } from "./terminal.js";
 import { instruments } from "../../telemetry/metrics.js";
 import type { WorkflowView } from "./workflow-view.js";
 
@@ -45,24 +45,20 @@ export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jo
   const r = await view.records(runId);
   if (r.kind !== "active" || r.pointer.jobId !== jobId) return false;
   const now = core.clock.now();
-  const t: TerminationInput = {
+  const t = terminationOfActive(
     runId,
-    incarnation: r.run.incarnation,
-    status: "failed",
-    errorKind: "dead_lettered",
-    error: info.lastError ?? "the step was dead-lettered by the queue",
-    finalStep: r.pointer.step,
-    headers: r.run.headers,
-    token: `dead:${jobId}`,
-    memoPrefix: r.run.memoPrefix ?? core.memos.prefix,
-    nowMs: now,
-    priority: info.priority,
-    maxAttempts: info.maxAttempts,
-    group: r.run.group,
-    parent: r.run.parent,
-    hasChildren: r.run.hasChildren,
-    submittedAtMs: r.run.submittedAtMs,
-  };
+    r.run,
+    {
+      status: "failed",
+      errorKind: "dead_lettered",
+      error: info.lastError ?? "the step was dead-lettered by the queue",
+      finalStep: r.pointer.step,
+      token: `dead:${jobId}`,
+    },
+    now,
+    core.memos.prefix,
+    info,
+  );
   const effects = addTerminalEffects(core.terminal, t);
   // The commit needs an enqueue of its own: the notification when the hook observes the
   // outcome, else a no-op job the worker acknowledges. Either way termination, notification

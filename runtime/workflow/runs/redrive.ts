@@ -126,6 +126,16 @@ async function payloadSource(core: RuntimeCore, t: TerminalRecord, entry: IndexE
   );
 }
 
+/** The refusal to re-open a run a debounced submission replaced. */
+function supersededRefusal(t: TerminalRecord): RunNotRetryableError {
+  const by = t.supersededBy === undefined ? "a later run" : `run "${t.supersededBy}"`;
+  return new RunNotRetryableError(
+    t.runId,
+    "superseded",
+    `it was superseded by ${by} (a later submission with its debounce key replaced it before it started), so running it would do work the debounce dropped; retry or submit ${by} instead`,
+  );
+}
+
 /** The run's end as a redrive records what it replaced. */
 function endOf(t: TerminalRecord): RunEndHistory {
   return {
@@ -282,6 +292,8 @@ export async function retryRun(
         return out;
       }
       if (t.status === "succeeded") throw new RunNotRetryableError(runId, "succeeded", "it succeeded; only a failed or cancelled run can be retried");
+      // Running it would do work its debounce dropped, beside the run that replaced it.
+      if (t.errorKind === "superseded") throw supersededRefusal(t);
       const step = fromStep ?? t.finalStep;
       if (step > t.finalStep)
         throw new RunNotRetryableError(runId, "no_such_step", `it ended at step ${t.finalStep}; fromStep must be from 0 to ${t.finalStep}`);

@@ -21,7 +21,15 @@ import {
   terminalRecordKey,
   terminalMarkersPrefix,
 } from "../records/kv-keys.js";
-import { encodeGroupMember, encodeRunOutcome, encodeTerminalRecord, type GroupRef, type ParentRef, type TerminalRecord } from "../records/records.js";
+import {
+  encodeGroupMember,
+  encodeRunOutcome,
+  encodeTerminalRecord,
+  type GroupRef,
+  type ParentRef,
+  type RunRecord,
+  type TerminalRecord,
+} from "../records/records.js";
 import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED, HEADER_RUN_ID, HEADER_TERMINAL } from "../records/reserved.js";
 import { encodeChildEnd } from "../children/child-end.js";
 import type { RunId } from "./run-id.js";
@@ -84,6 +92,47 @@ export interface TerminationInput {
   supersededBy?: RunId | undefined;
   /** The run's reserved trace header, passed on to the notification job so the terminal hook joins the run's trace. */
   traceHeaders?: Readonly<Record<string, string>>;
+}
+
+/** How a run ends that no step settlement ends: a debounce replacing it, reconciliation of its dead step, a cancel. */
+export interface EndOfActiveRun {
+  status: TerminalStatus;
+  errorKind: RunErrorKind;
+  error?: string | undefined;
+  finalStep: number;
+  token: string;
+  supersededBy?: RunId | undefined;
+  signalWait?: string | undefined;
+}
+
+/**
+ * The termination of the active run `run` as `end` says, the rest from the
+ * run's own records: its headers, group, parent, children and memo prefix
+ * (`defaultMemoPrefix` for a record that names none), and the priority and
+ * attempts of its step job `job` when read (else the run's).
+ */
+export function terminationOfActive(
+  runId: RunId,
+  run: RunRecord,
+  end: EndOfActiveRun,
+  nowMs: number,
+  defaultMemoPrefix: string,
+  job?: { readonly priority: number; readonly maxAttempts: number } | null,
+): TerminationInput {
+  return {
+    runId,
+    incarnation: run.incarnation,
+    ...end,
+    headers: run.headers,
+    memoPrefix: run.memoPrefix ?? defaultMemoPrefix,
+    nowMs,
+    priority: job?.priority ?? run.priority,
+    maxAttempts: job?.maxAttempts ?? run.maxAttempts,
+    group: run.group,
+    parent: run.parent,
+    hasChildren: run.hasChildren,
+    submittedAtMs: run.submittedAtMs,
+  };
 }
 
 /**
@@ -196,7 +245,7 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     // step if it already waits (a later wait consumes the buffer when it registers).
     const key = childCompletionKey(t.parent.runId, t.runId);
     into.kvDelete(childEntryKey(s.queueName, t.parent.runId, t.runId));
-    into.kvPut(signalBufferKey(s.queueName, key), encodeChildEnd(outcome));
+    into.kvPut(signalBufferKey(s.queueName, key), encodeChildEnd(outcome, { token: t.token, memoPrefix: t.memoPrefix }));
     into.enqueue(s.queueName, encodeValue(t.parent.runId), jobOpts(`run:${t.runId}:child-ended:${t.token}`, { [HEADER_CHILD_ENDED]: key }));
   }
   if (t.hasChildren === true) {

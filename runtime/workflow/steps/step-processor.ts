@@ -186,7 +186,7 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
 
   const signal = await resolveSignal(core, job, runId, step);
   trace.signal = signal;
-  const children = childRunsFor(core, runId, step);
+  const children = childRunsFor(core, runId, step, job.headers[HEADER_SIGNAL_WAIT]);
   const verdict = await runOrReplay(core, memos, job, run, runId, step, signal, trace.memoKeys, children);
   const externalCancel = job.cancelSignal.aborted || (await cancelRequested(core, runId, runBytes, run));
   if (verdict.ok && !verdict.replayed && !externalCancel && core.stepOutputReplay) {
