@@ -7,7 +7,8 @@
  * record `j/<id>` paged to a run id, the pending index
  * `p/jobs/<priority>/<id>` holding its key tail), with monotonic ULIDs, in
  * both structures, and reports per structure: heap and array buffers held
- * (after a full GC, with --expose-gc), the time to fill, and the cost of a
+ * (after a full GC, with --expose-gc), the time to fill, the longest single
+ * write (a freeze with the merges it set off), and the cost of a
  * get that hits (random job records), a get that misses, a claim-like scan
  * (the first pending entry, then delete it and its record: a drain of
  * DRAIN jobs, default 100000) and a full scan.
@@ -66,9 +67,12 @@ function measure(name: string, make: () => State): void {
   const before = memory();
   let t = performance.now();
   const state = make();
+  let longest = 0;
   for (const id of ids) {
+    const t0 = performance.now();
     state.set(`j/${id}`, 3);
     state.set(`p/jobs/0000000005/${id}`, -id.length);
+    longest = Math.max(longest, performance.now() - t0);
   }
   const fillS = (performance.now() - t) / 1000;
   const held = memory();
@@ -94,7 +98,7 @@ function measure(name: string, make: () => State): void {
   if (hits !== GETS || scanned !== 2 * N) throw new Error(`wrong answers: ${hits} hits, ${scanned} scanned`);
   const perJob = (b: number) => (b / N).toFixed(0);
   rows.push(
-    `| ${name} | ${fillS.toFixed(2)} s | ${((held.heap - before.heap) / MB).toFixed(0)} MB (${perJob(held.heap - before.heap)} B/job) | ${((held.buffers - before.buffers) / MB).toFixed(0)} MB (${perJob(held.buffers - before.buffers)} B/job) | ${getNs.toFixed(0)} ns | ${missNs.toFixed(0)} ns | ${fullNs.toFixed(0)} ns | ${claimUs.toFixed(2)} µs |`,
+    `| ${name} | ${fillS.toFixed(2)} s | ${longest.toFixed(0)} ms | ${((held.heap - before.heap) / MB).toFixed(0)} MB (${perJob(held.heap - before.heap)} B/job) | ${((held.buffers - before.buffers) / MB).toFixed(0)} MB (${perJob(held.buffers - before.buffers)} B/job) | ${getNs.toFixed(0)} ns | ${missNs.toFixed(0)} ns | ${fullNs.toFixed(0)} ns | ${claimUs.toFixed(2)} µs |`,
   );
 }
 
@@ -112,6 +116,8 @@ console.log(
     .map((l) => l.toFixed(2))
     .join(" ")}`,
 );
-console.log("| state | fill | heap held | array buffers held | get (hit) | get (miss) | full scan, per entry | claim (scan first + 2 deletes) |");
-console.log("|---|---|---|---|---|---|---|---|");
+console.log(
+  "| state | fill | longest write (freeze, merges) | heap held | array buffers held | get (hit) | get (miss) | full scan, per entry | claim (scan first + 2 deletes) |",
+);
+console.log("|---|---|---|---|---|---|---|---|---|");
 for (const r of rows) console.log(r);

@@ -89,12 +89,64 @@ export const cursorStats = { decoded: 0 };
 /** Scratch for decoding varints without allocating. */
 const scratch = { pos: 0 };
 
+/** Bits of Bloom filter per key: about 1% false positives with `FILTER_PROBES` probes. */
+const FILTER_BITS_PER_KEY = 10;
+const FILTER_PROBES = 7;
+
+/** FNV-1a over `b[from..from+len)`. */
+function hashBytes(b: Uint8Array, from: number, len: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < from + len; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+  return h >>> 0;
+}
+
+/** The second hash of double hashing, derived from the first (odd, so probes spread). */
+function rehash(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return ((h ^ (h >>> 16)) | 1) >>> 0;
+}
+
+function buildFilter(hashes: Uint32Array, count: number): Uint32Array {
+  const words = Math.max(1, Math.ceil((count * FILTER_BITS_PER_KEY) / 32));
+  const filter = new Uint32Array(words);
+  const bits = words * 32;
+  for (let i = 0; i < count; i++) {
+    const h = hashes[i]!;
+    const step = rehash(h);
+    let at = h % bits;
+    for (let p = 0; p < FILTER_PROBES; p++) {
+      filter[at >>> 5]! |= 1 << (at & 31);
+      at = (at + step) % bits;
+    }
+  }
+  return filter;
+}
+
+function mayHold(filter: Uint32Array, h: number): boolean {
+  const bits = filter.length * 32;
+  const step = rehash(h);
+  let at = h % bits;
+  for (let p = 0; p < FILTER_PROBES; p++) {
+    if ((filter[at >>> 5]! & (1 << (at & 31))) === 0) return false;
+    at = (at + step) % bits;
+  }
+  return true;
+}
+
 /** A key's UTF-8 bytes in a reusable buffer. */
 export class KeyBytes {
   buf = Buffer.allocUnsafe(256);
   len = 0;
+  #hash = -1;
+  /** The key's hash (for the run filters), computed once per key. */
+  hash(): number {
+    if (this.#hash < 0) this.#hash = hashBytes(this.buf, 0, this.len);
+    return this.#hash;
+  }
   /** Encodes `key` into `buf`; returns this. */
   set(key: string): this {
+    this.#hash = -1;
     const n = key.length;
     if (this.buf.length < n * 3) this.buf = Buffer.allocUnsafe(n * 3);
     const buf = this.buf;
@@ -138,7 +190,20 @@ export class KeyRun {
   /** `bytes` as a plain array, so copies out of it are plain arrays too. */
   readonly #u8: Uint8Array;
 
-  constructor(count: number, bytes: Buffer, blockStarts: Uint32Array, firstKeys: string[], lastKey: string, refs: Uint8Array[], ascii: boolean) {
+  /** A Bloom filter of the keys (`FILTER_BITS_PER_KEY` bits each), so most lookups of an absent key skip the run. */
+  readonly #filter: Uint32Array;
+
+  constructor(
+    count: number,
+    bytes: Buffer,
+    blockStarts: Uint32Array,
+    firstKeys: string[],
+    lastKey: string,
+    refs: Uint8Array[],
+    ascii: boolean,
+    filter: Uint32Array,
+  ) {
+    this.#filter = filter;
     this.count = count;
     this.bytes = bytes;
     this.blockStarts = blockStarts;
@@ -159,9 +224,9 @@ export class KeyRun {
     return Math.min(BLOCK_ENTRIES, this.count - b * BLOCK_ENTRIES);
   }
 
-  /** Bytes this run holds (buffer, offsets, an estimate for the first keys; large values not counted). */
+  /** Bytes this run holds (buffer, offsets, filter, an estimate for the first keys; large values not counted). */
   get memoryBytes(): number {
-    return this.bytes.length + this.blockStarts.byteLength + this.firstKeys.length * 80;
+    return this.bytes.length + this.blockStarts.byteLength + this.#filter.byteLength + this.firstKeys.length * 80;
   }
 
   /** Compares keys in `compareKeys` order; against an ASCII run's keys the built-in comparison is that order. */
@@ -190,7 +255,8 @@ export class KeyRun {
    * bytes where an entry and the key can differ.
    */
   find(key: string, kb: KeyBytes, found: { valueAt: number }): number {
-    if (this.count === 0 || this.compare(key, this.lastKey) > 0) return -1;
+    if (this.count === 0 || !mayHold(this.#filter, kb.hash())) return -1;
+    if (this.compare(key, this.lastKey) > 0) return -1;
     const b = this.blockFor(key);
     if (b < 0) return -1;
     const buf = this.bytes;
@@ -258,6 +324,8 @@ export class KeyRunBuilder {
   #prevLen = 0;
   #count = 0;
   #ascii = true;
+  /** Each key's hash, for the filter built at the end. */
+  #hashes = new Uint32Array(0);
   readonly #kb = new KeyBytes();
 
   constructor(capacity = 4096) {
@@ -331,6 +399,12 @@ export class KeyRunBuilder {
     const prev = this.#prev;
     for (let j = shared; j < len; j++) prev[j] = key[from + j]!;
     this.#prevLen = len;
+    if (this.#hashes.length === this.#count) {
+      const grown = new Uint32Array(Math.max(1024, this.#count * 2));
+      grown.set(this.#hashes);
+      this.#hashes = grown;
+    }
+    this.#hashes[this.#count] = hashBytes(key, from, len);
     this.#count++;
   }
 
@@ -384,7 +458,9 @@ export class KeyRunBuilder {
     starts.set(this.#starts);
     starts[this.#starts.length] = out.pos;
     const lastKey = this.#prev.toString("utf8", 0, this.#prevLen);
-    return new KeyRun(this.#count, bytes, starts, this.#firstKeys, lastKey, this.#refs, this.#ascii);
+    const filter = buildFilter(this.#hashes, this.#count);
+    this.#hashes = new Uint32Array(0);
+    return new KeyRun(this.#count, bytes, starts, this.#firstKeys, lastKey, this.#refs, this.#ascii, filter);
   }
 }
 
