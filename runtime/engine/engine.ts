@@ -43,7 +43,9 @@
  * atomically, so a short object at the WAL tail is corruption too, never a
  * torn write to skip. Formats: wal-format.ts, segment-format.ts, manifest.ts.
  *
- * Memory: every key lives in memory. Values do too, unless `pageValues` is
+ * Memory: every key lives in memory, packed: recent writes in a memtable,
+ * the rest front-coded in immutable key runs (layered-state.ts), so reads
+ * stay synchronous. Values do too, unless `pageValues` is
  * set: then a value under its key prefixes, once a checkpoint stored it and
  * no commit changed it since, leaves memory and is read through a bounded
  * cache of decoded segment blocks, one ranged read per miss

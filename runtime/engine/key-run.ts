@@ -432,7 +432,10 @@ export class KeyRunBuilder {
       out.pos += out.buf.write(v, out.pos, "latin1");
       return;
     }
-    if (v.byteLength > MAX_INLINE_BYTES) return this.#addRef(v);
+    if (v.byteLength > MAX_INLINE_BYTES) {
+      this.#addRef(v);
+      return;
+    }
     out.ensure(1);
     out.buf[out.pos++] = BYTES;
     out.varint(v.byteLength);

@@ -80,7 +80,7 @@ describe("key runs", () => {
   it("find the keys they hold, front-coded, including non-ASCII ones, and nothing else", () => {
     const keys = ["a", "ab", "abc", "abd", "b", "é", "éa", "😀", "😀😀"].sort(compareKeys);
     const b = new KeyRunBuilder(16);
-    keys.forEach((k, i) => b.add(k, i % 2 === 0 ? i : new Uint8Array([i, i])));
+    for (const [i, k] of keys.entries()) b.add(k, i % 2 === 0 ? i : new Uint8Array([i, i]));
     const run = b.finish();
     const kb = new KeyBytes();
     const found = { valueAt: 0 };
