@@ -98,6 +98,18 @@ describe("key runs", () => {
     expect(run.lastKey).toBe(keys[keys.length - 1]);
   });
 
+  it("hold long keys (past every scratch buffer's first size) and find, scan and merge them", () => {
+    const state = new LayeredState({ memtableKeys: 3 });
+    const keys = Array.from({ length: 40 }, (_, i) => `${"x".repeat(200 + ((i * 97) % 3000))}/${"é".repeat(i % 5)}${String(i).padStart(3, "0")}`);
+    for (const k of keys) state.set(k, new Uint8Array([k.length % 256]));
+    const sorted = [...keys].sort(compareKeys);
+    expect([...state.scan()].map(([k]) => k)).toEqual(sorted);
+    expect([...state.scan({ reverse: true })].map(([k]) => k)).toEqual([...sorted].reverse());
+    for (const k of keys) expect(Array.from(state.get(k) as Uint8Array)).toEqual([k.length % 256]);
+    expect(state.get(`${keys[0]}!`)).toBeUndefined();
+    expect(state.layout.runs.length).toBeGreaterThan(0);
+  });
+
   it("refuse keys that are not strictly ascending", () => {
     const b = new KeyRunBuilder();
     b.add("b", 1);
