@@ -14,10 +14,10 @@ import { ClosedError, StoreUnavailableError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { checkPrefix } from "./layout.js";
 import type { Manifest } from "./manifest.js";
-import { applyOps, explainGap, loadState, readNewestManifest, walkWal, type StoreContext, type WalWalk } from "./recovery.js";
+import { applyOps, explainGap, loadState, newState, readNewestManifest, walkWal, type StoreContext, type WalWalk } from "./recovery.js";
 import type { RetryPolicy } from "./retry.js";
-import { scanTree, type ScanOptions } from "./scan.js";
-import { newSortedMap, type SortedMap } from "./sorted-map.js";
+import type { ScanOptions } from "./scan.js";
+import { heldValue, type StateMap } from "./paged-value.js";
 
 /** Options of `EngineReader.open`. */
 export interface EngineReaderOptions {
@@ -28,6 +28,8 @@ export interface EngineReaderOptions {
 }
 
 const MAX_RELOADS = 10;
+
+type Loaded = { tree: StateMap; manifest: Manifest; walk: WalWalk };
 
 function sameSegments(a: Manifest, b: Manifest): boolean {
   return a.segments.length === b.segments.length && a.segments.every((s, i) => s.name === b.segments[i]!.name);
@@ -46,7 +48,8 @@ export class EngineReader {
   /** The store this reader reads. */
   readonly store: ObjectStore;
   readonly #ctx: StoreContext;
-  #state: SortedMap;
+  /** Loaded without a page policy: every value is held as bytes. */
+  #state: StateMap;
   #manifest: Manifest;
   #walk: WalWalk;
   #closed = false;
@@ -54,7 +57,7 @@ export class EngineReader {
   /** The refresh that starts once the one under way ends, shared by every call made meanwhile. */
   #queued: Promise<boolean> | undefined;
 
-  private constructor(ctx: StoreContext, loaded: { tree: SortedMap; manifest: Manifest; walk: WalWalk }) {
+  private constructor(ctx: StoreContext, loaded: Loaded) {
     this.store = ctx.store;
     this.#ctx = ctx;
     this.#state = loaded.tree;
@@ -85,7 +88,8 @@ export class EngineReader {
 
   /** The value of `key` as of the last load, or undefined. */
   get(key: string): Uint8Array | undefined {
-    return this.#state.get(key);
+    const v = this.#state.get(key);
+    return v === undefined || v instanceof Uint8Array ? v : heldValue(key, v);
   }
 
   /** Whether `key` had a value as of the last load. */
@@ -95,7 +99,10 @@ export class EngineReader {
 
   /** Ordered entries; do not `await refresh()` while iterating. */
   *scan(opts: ScanOptions = {}): IterableIterator<[string, Uint8Array]> {
-    yield* scanTree(this.#state, opts);
+    for (const entry of this.#state.scan(opts)) {
+      const v = entry[1];
+      yield v instanceof Uint8Array ? (entry as [string, Uint8Array]) : [entry[0], heldValue(entry[0], v)];
+    }
   }
 
   /**
@@ -155,7 +162,7 @@ export class EngineReader {
     return walk.pos !== before || newer !== undefined;
   }
 
-  #adopt(loaded: { tree: SortedMap; manifest: Manifest; walk: WalWalk }): void {
+  #adopt(loaded: Loaded): void {
     this.#state = loaded.tree;
     this.#manifest = loaded.manifest;
     this.#walk = loaded.walk;
@@ -166,16 +173,15 @@ export class EngineReader {
     this.#closed = true;
     await this.#queued?.catch(() => {});
     await this.#refreshing?.catch(() => {});
-    this.#state = newSortedMap();
+    this.#state = newState();
   }
 }
 
 /** Loads the newest manifest, its segments and the WAL, starting over when a checkpoint deletes something mid-load. */
-async function loadFresh(ctx: StoreContext): Promise<{ tree: SortedMap; manifest: Manifest; walk: WalWalk }> {
+async function loadFresh(ctx: StoreContext): Promise<Loaded> {
   for (let attempt = 0; attempt < MAX_RELOADS; attempt++) {
     const loaded = await loadState(ctx, { trackDelta: false, checkSegments: true });
-    // Loaded without a page policy: every value is in memory.
-    if (loaded !== undefined) return { ...loaded, tree: loaded.tree as SortedMap };
+    if (loaded !== undefined) return loaded;
   }
   throw new StoreUnavailableError("load", `${ctx.prefix}manifest/`, new Error(`the store changed under the reader ${MAX_RELOADS} times in a row`));
 }

@@ -43,7 +43,9 @@
  * atomically, so a short object at the WAL tail is corruption too, never a
  * torn write to skip. Formats: wal-format.ts, segment-format.ts, manifest.ts.
  *
- * Memory: every key lives in memory. Values do too, unless `pageValues` is
+ * Memory: every key lives in memory, packed: recent writes in a memtable,
+ * the rest front-coded in immutable key runs (layered-state.ts), so reads
+ * stay synchronous. Values do too, unless `pageValues` is
  * set: then a value under its key prefixes, once a checkpoint stored it and
  * no commit changed it since, leaves memory and is read through a bounded
  * cache of decoded segment blocks, one ranged read per miss
@@ -70,13 +72,12 @@ import { segmentRuns, type Manifest } from "./manifest.js";
 import { recoverAsWriter, type Recovered } from "./open-writer.js";
 import { probeConditionalCreate } from "./store-probe.js";
 import { applyOps, readNewestManifest, type StoreContext } from "./recovery.js";
-import { scanTree, type ScanOptions } from "./scan.js";
+import type { ScanOptions } from "./scan.js";
 import { orderChanges } from "./change-order.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
 import { heldValue, isPageable, isPaged, packValue, type StateMap, type StoredValue } from "./paged-value.js";
 import { ValuePager } from "./value-pager.js";
 import type { SegmentBlockInfo } from "./segment-format.js";
-import type { BTree } from "../store/btree.js";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { validateBatchOps } from "./wal-format.js";
 import { WalWriter } from "./wal-writer.js";
@@ -267,9 +268,9 @@ export class Engine {
   /** Committed entries in key order (or reversed), within the bounds of `opts`. Do not commit while iterating. */
   *scan(opts: ScanOptions = {}): IterableIterator<[string, Uint8Array]> {
     const pager = this.#pager;
-    // Without paging every value is in memory: pass the entries through as they are.
-    if (pager === undefined) return yield* scanTree(this.#state as BTree<string, Uint8Array>, opts);
-    for (const entry of scanTree(this.#state, opts)) {
+    // Without paging every value is held as bytes: pass the entries through as they are.
+    if (pager === undefined) return yield* this.#state.scan(opts) as IterableIterator<[string, Uint8Array]>;
+    for (const entry of this.#state.scan(opts)) {
       const v = entry[1];
       if (v instanceof Uint8Array) yield entry as [string, Uint8Array];
       else yield [entry[0], isPaged(v) ? pager.read(entry[0], v) : heldValue(entry[0], v)];
@@ -402,7 +403,7 @@ export class Engine {
     const changed = this.#delta;
     this.#delta = new Map();
     const full = changed === undefined || this.#compactionDue(prev, changed.size);
-    const snapshot = full ? this.#state.clone() : undefined;
+    const snapshot = full ? this.#state.snapshot() : undefined;
     const counted = { ...this.#sinceCheckpoint };
     const writer: CheckpointWriter = {
       ...this.#ctx,
@@ -484,10 +485,9 @@ export class Engine {
     let n = 0;
     let sliceStart = performance.now();
     for (const [key, v] of written) {
-      if (v !== null && state.get(key) === v) {
-        if (isPaged(v) || (v instanceof Uint8Array && isPageable(policy, key, v))) state.set(key, run);
-        else if (v instanceof Uint8Array) state.set(key, packValue(key, v));
-      }
+      // Only a paged value (re-pointed by a compaction) can live in a key run; a value committed since is a different one.
+      if (v !== null && isPaged(v)) state.replaceIf(key, v, run);
+      else if (v instanceof Uint8Array && state.holds(key, v)) state.replaceIf(key, v, isPageable(policy, key, v) ? run : packValue(key, v));
       if (++n % 64 !== 0 || performance.now() - sliceStart < 2) continue;
       await yieldToLoop();
       if (this.closed) return false;

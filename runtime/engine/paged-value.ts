@@ -3,7 +3,7 @@
  * memory (see value-pager.ts): the types, the policy of which values may
  * leave, and the packing that compacts the small values that stay.
  */
-import type { BTree } from "../store/btree.js";
+import type { LayeredState } from "./layered-state.js";
 
 /** A value the writer does not hold: the id of the segment run that stores it (0 or more). */
 export type PagedValue = number;
@@ -16,8 +16,8 @@ export type PagedValue = number;
 export type PackedValue = string | number;
 /** What the writer's state holds per key: a value, a paged value, or a packed one. */
 export type StoredValue = Uint8Array | PagedValue | PackedValue;
-/** The writer's state: a value, or where it is paged, by key. */
-export type StateMap = BTree<string, StoredValue>;
+/** The writer's state: a value, or where it is paged, by key (a memtable over compact key runs). */
+export type StateMap = LayeredState;
 
 /** Which values may leave memory once checkpointed. */
 export interface PagePolicy {
@@ -30,6 +30,15 @@ export interface PagePolicy {
 /** Whether a stored value is paged out (the id of the run holding it), as opposed to held. */
 export function isPaged(v: StoredValue): v is PagedValue {
   return typeof v === "number" && v >= 0;
+}
+
+/**
+ * What the state keeps in its memtable when it freezes: values a checkpoint
+ * will page out once stored, which it recognizes by identity (see the
+ * engine's `#pageOut`).
+ */
+export function holdUntilPaged(policy: PagePolicy): (key: string, v: StoredValue) => boolean {
+  return (key, v) => v instanceof Uint8Array && isPageable(policy, key, v);
 }
 
 /** Whether `value` of `key` may be paged out under `policy`. */

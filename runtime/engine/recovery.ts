@@ -18,12 +18,14 @@ import { StoreCorruptedError, StoreUnavailableError } from "../errors.js";
 import { compareKeys } from "../store/keys.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { WAL_FENCE_JUMP, manifestKey, parseNumberedKey, parseSegmentKey, walKey } from "./layout.js";
-import { decodeManifest, emptyManifest, segmentRuns, type Manifest, type SegmentRef } from "./manifest.js";
+import { decodeManifest, emptyManifest, segmentRuns, type Manifest } from "./manifest.js";
 import type { RetryPolicy } from "./retry.js";
 import { readSegment } from "./segment-format.js";
-import { deltaOverflows, newSortedMap, sortedMapFromSorted, type DeltaMap } from "./sorted-map.js";
-import { isPageable, packValue, type PagePolicy, type StateMap, type StoredValue } from "./paged-value.js";
-import { firstKey, forEachLimit, getWithRetries, listKeys } from "./store-ops.js";
+import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
+import { holdUntilPaged, isPageable, packValue, type PagePolicy, type StateMap } from "./paged-value.js";
+import { KeyRunBuilder } from "./key-run.js";
+import { LayeredState } from "./layered-state.js";
+import { firstKey, getWithRetries, listKeys } from "./store-ops.js";
 import { decodeWal, type WalObject } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
 
@@ -54,20 +56,19 @@ export async function readNewestManifest(ctx: StoreContext, after = -1): Promise
   throw new StoreUnavailableError("read", `${ctx.prefix}manifest/`, new Error("the newest manifest kept disappearing between list and get"));
 }
 
-/** One segment's entries in key order; `undefined` values are tombstones. */
-interface SegmentPart {
-  keys: string[];
-  values: (StoredValue | undefined)[];
-}
+/** Segments fetched ahead of the one being read at open. */
+const SEGMENTS_AHEAD = 4;
 
 /**
- * Loads every segment of `manifest` into a new map: the oldest run in bulk,
- * then each newer run on top of it (its puts and tombstones win). Resolves to
- * undefined when a segment is missing: for a reader that means a checkpoint
- * replaced the manifest. Within a run, key ranges must be disjoint and
- * ascending (see manifest.ts). With a `policy`, values it lets page out stay
- * in their segments (the map holds their run id) and the others are copied
- * out, so no segment object stays in memory.
+ * Loads every segment of `manifest` into a new state: each segment run
+ * becomes one compact key run (key-run.ts), built straight from its
+ * segments read in order (up to `SEGMENTS_AHEAD` fetched ahead); the
+ * entries and tombstones of a newer run mark the older runs' entries of
+ * the same keys dead. Resolves to undefined when a segment is missing: for
+ * a reader that means a checkpoint replaced the manifest. Within a run, key
+ * ranges must be disjoint and ascending (see manifest.ts). With a `policy`,
+ * values it lets page out stay in their segments (the state holds their run
+ * id) and the others are packed, so no segment object stays in memory.
  */
 export async function loadSegments(
   ctx: StoreContext,
@@ -75,62 +76,54 @@ export async function loadSegments(
   onMissing: (key: string) => void = () => {},
   policy?: PagePolicy,
 ): Promise<StateMap | undefined> {
-  let missing = false;
-  const parts: SegmentPart[] = [];
-  await forEachLimit(manifest.segments, 4, async (seg, i) => {
-    if (missing) return;
-    const key = ctx.prefix + seg.name;
-    const bytes = await getWithRetries(ctx.store, key, ctx.retry);
-    if (bytes === null) {
-      if (!missing) onMissing(key);
-      missing = true;
-      return;
+  const state = newState(policy);
+  const segments = manifest.segments;
+  const fetches: (Promise<Uint8Array | null> | undefined)[] = [];
+  const fetch = (i: number): Promise<Uint8Array | null> => {
+    while (fetches.length < Math.min(segments.length, i + SEGMENTS_AHEAD)) {
+      const p = getWithRetries(ctx.store, ctx.prefix + segments[fetches.length]!.name, ctx.retry);
+      p.catch(() => {});
+      fetches.push(p);
     }
-    const part: SegmentPart = { keys: [], values: [] };
-    // The oldest run is a snapshot: a tombstone there only says the key is absent.
-    const inOldestRun = seg.run === manifest.segments[0]!.run;
-    const n = readSegment(key, bytes, (k, v) => {
-      if (v === undefined && inOldestRun) return;
-      part.keys.push(k);
-      if (v === undefined || policy === undefined) part.values.push(v);
-      else part.values.push(isPageable(policy, k, v) ? seg.run : packValue(k, v));
-    });
-    if (n !== seg.entries) throw new StoreCorruptedError(key, `segment holds ${n} entries, the manifest says ${seg.entries}`);
-    parts[i] = part;
-  });
-  if (missing) return undefined;
-  let tree: StateMap | undefined;
+    const p = fetches[i]!;
+    fetches[i] = undefined; // let its bytes go once read
+    return p;
+  };
   let i = 0;
+  let oldest = true;
   for (const run of segmentRuns(manifest)) {
-    const { keys, values } = run.length === 1 ? parts[i++]! : concatRun(ctx, run, parts.slice(i, (i += run.length)));
-    if (tree === undefined) {
-      // Tombstones of the oldest run were dropped while reading.
-      tree = sortedMapFromSorted(keys, values as StoredValue[]);
-    } else {
-      for (let j = 0; j < keys.length; j++) {
-        const v = values[j];
-        if (v === undefined) tree.delete(keys[j]!);
-        else tree.set(keys[j]!, v);
+    const builder = new KeyRunBuilder(run.reduce((n, seg) => n + seg.entries, 0) * 24);
+    let last: string | undefined;
+    for (const seg of run) {
+      const key = ctx.prefix + seg.name;
+      const bytes = await fetch(i++);
+      if (bytes === null) {
+        onMissing(key);
+        return undefined;
       }
+      let first = true;
+      const n = readSegment(key, bytes, (k, v) => {
+        if (first && last !== undefined && compareKeys(last, k) >= 0) {
+          throw new StoreCorruptedError(key, "segment key range overlaps the previous segment of its run");
+        }
+        first = false;
+        last = k;
+        // The oldest run is a snapshot: a tombstone there only says the key is absent.
+        if (!oldest) state.kill(k);
+        if (v === undefined) return;
+        builder.add(k, policy === undefined ? v : isPageable(policy, k, v) ? seg.run : packValue(k, v));
+      });
+      if (n !== seg.entries) throw new StoreCorruptedError(key, `segment holds ${n} entries, the manifest says ${seg.entries}`);
     }
+    state.addRun(builder.finish());
+    oldest = false;
   }
-  return tree ?? newSortedMap();
+  return state;
 }
 
-/** The parts of one run's segments as one ascending list, checking that their ranges do not overlap. */
-function concatRun(ctx: StoreContext, run: readonly SegmentRef[], parts: readonly SegmentPart[]): SegmentPart {
-  const out: SegmentPart = { keys: [], values: [] };
-  parts.forEach((part, n) => {
-    const { keys, values } = out;
-    if (keys.length > 0 && part.keys.length > 0 && compareKeys(keys[keys.length - 1]!, part.keys[0]!) >= 0) {
-      throw new StoreCorruptedError(ctx.prefix + run[n]!.name, "segment key range overlaps the previous segment of its run");
-    }
-    for (let j = 0; j < part.keys.length; j++) {
-      keys.push(part.keys[j]!);
-      values.push(part.values[j]);
-    }
-  });
-  return out;
+/** An empty state; with a paging `policy`, its memtable keeps the values a checkpoint will page out. */
+export function newState(policy?: PagePolicy): StateMap {
+  return new LayeredState(policy === undefined ? {} : { hold: holdUntilPaged(policy) });
 }
 
 /** How far a WAL replay got, and what it passed on the way. */
@@ -305,10 +298,10 @@ export function newWalk(pos: number): WalWalk {
 }
 
 /**
- * Applies one batch to a tree, in op order, and records each change in
+ * Applies one batch to a state, in op order, and records each change in
  * `delta` when given (the keys the next incremental checkpoint writes). With
  * a paging `policy`, values it will not page out are packed now (see
- * `packValue`), so the tree never holds the caller's arrays or views into
+ * `packValue`), so the state never holds the caller's arrays or views into
  * WAL objects; the others stay as they are until a checkpoint pages them.
  */
 export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaMap, policy?: PagePolicy): void {

@@ -19,8 +19,19 @@ export interface ScanOptions {
   reverse?: boolean;
 }
 
+/** Entries in order from a lower bound (inclusive), and in reverse from an upper bound (inclusive; undefined: from the last). */
+export interface OrderedSource<V> {
+  from(lo: string): Iterator<[string, V]>;
+  fromReversed(hi: string | undefined): Iterator<[string, V]>;
+}
+
 /** Ordered iteration over a tree with prefix, bounds, limit and direction. */
-export function* scanTree<V>(tree: BTree<string, V>, opts: ScanOptions): IterableIterator<[string, V]> {
+export function scanTree<V>(tree: BTree<string, V>, opts: ScanOptions): IterableIterator<[string, V]> {
+  return scanOrdered({ from: (lo) => tree.entries(lo), fromReversed: (hi) => (hi === undefined ? tree.entriesReversed() : tree.entriesReversed(hi)) }, opts);
+}
+
+/** Ordered iteration over any ordered source with prefix, bounds, limit and direction. */
+export function* scanOrdered<V>(source: OrderedSource<V>, opts: ScanOptions): IterableIterator<[string, V]> {
   const { prefix = "", limit = Infinity } = opts;
   let lo = opts.start ?? prefix;
   if (compareKeys(lo, prefix) < 0) lo = prefix;
@@ -31,7 +42,7 @@ export function* scanTree<V>(tree: BTree<string, V>, opts: ScanOptions): Iterabl
     (opts.end === undefined || compareKeys(k, opts.end) < 0) &&
     (opts.start === undefined || (opts.startExclusive ? compareKeys(k, opts.start) > 0 : compareKeys(k, opts.start) >= 0));
   if (!opts.reverse) {
-    for (const [k, v] of tree.entries(lo)) {
+    for (const [k, v] of iterable(source.from(lo))) {
       if (!k.startsWith(prefix) || (opts.end !== undefined && compareKeys(k, opts.end) >= 0)) return;
       if (!inRange(k)) continue;
       yield [k, v];
@@ -41,7 +52,7 @@ export function* scanTree<V>(tree: BTree<string, V>, opts: ScanOptions): Iterabl
     let hi = opts.end;
     const after = prefixSuccessor(prefix);
     if (after !== undefined && (hi === undefined || compareKeys(after, hi) < 0)) hi = after;
-    for (const [k, v] of hi === undefined ? tree.entriesReversed() : tree.entriesReversed(hi)) {
+    for (const [k, v] of iterable(source.fromReversed(hi))) {
       if (compareKeys(k, lo) < 0) return;
       if (!inRange(k)) continue;
       yield [k, v];
@@ -57,4 +68,8 @@ function prefixSuccessor(prefix: string): string | undefined {
   const last = chars.pop()!.codePointAt(0)!;
   if (last >= 0x10ffff) return undefined;
   return chars.join("") + String.fromCodePoint(last === 0xd7ff ? 0xe000 : last + 1);
+}
+
+function iterable<T>(it: Iterator<T>): Iterable<T> {
+  return { [Symbol.iterator]: () => it };
 }

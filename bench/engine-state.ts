@@ -1,0 +1,123 @@
+/**
+ * @module The engine's in-memory state, alone: the B-tree of one string per
+ * key (before) against the layered state of a memtable over compact key
+ * runs (layered-state.ts), on the keys a backlog of pending jobs holds.
+ *
+ * Builds N jobs (argv[2], default 1000000) as the queue stores them (the
+ * record `j/<id>` paged to a run id, the pending index
+ * `p/jobs/<priority>/<id>` holding its key tail), with monotonic ULIDs, in
+ * both structures, and reports per structure: heap and array buffers held
+ * (after a full GC, with --expose-gc), the time to fill, the longest single
+ * write (a freeze with the merges it set off), and the cost of a
+ * get that hits (random job records), a get that misses, a claim-like scan
+ * (the first pending entry, then delete it and its record: a drain of
+ * DRAIN jobs, default 100000) and a full scan.
+ *
+ *   npx tsx --expose-gc bench/engine-state.ts 1000000
+ */
+import { loadavg } from "node:os";
+import { monotonicFactory } from "ulid";
+import { LayeredState } from "../runtime/engine/layered-state.js";
+import type { StoredValue } from "../runtime/engine/paged-value.js";
+import { BTree } from "../runtime/store/btree.js";
+import { compareKeys } from "../runtime/store/keys.js";
+import { seededRandom } from "../runtime/store/prng.js";
+
+const N = Number(process.argv[2] ?? 1_000_000);
+const DRAIN = Math.min(N, Number(process.env.DRAIN ?? 100_000));
+const GETS = 200_000;
+const gc = (globalThis as { gc?: () => void }).gc;
+const MB = 1024 * 1024;
+
+interface State {
+  get(key: string): StoredValue | undefined;
+  set(key: string, v: StoredValue): unknown;
+  delete(key: string): unknown;
+  scan(opts: { prefix?: string; limit?: number }): Iterable<[string, StoredValue]>;
+}
+
+function btreeState(): State {
+  const tree = new BTree<string, StoredValue>(undefined, compareKeys);
+  return {
+    get: (k) => tree.get(k),
+    set: (k, v) => tree.set(k, v),
+    delete: (k) => tree.delete(k),
+    *scan(opts) {
+      const prefix = opts.prefix ?? "";
+      let n = 0;
+      for (const e of tree.entries(prefix)) {
+        if (!e[0].startsWith(prefix) || n++ >= (opts.limit ?? Infinity)) return;
+        yield e;
+      }
+    },
+  };
+}
+
+function memory(): { heap: number; buffers: number } {
+  gc?.();
+  const m = process.memoryUsage();
+  return { heap: m.heapUsed, buffers: m.arrayBuffers };
+}
+
+const ulid = monotonicFactory(seededRandom(1));
+const ids = Array.from({ length: N }, () => ulid(1_700_000_000_000));
+const rows: string[] = [];
+
+function measure(name: string, make: () => State): void {
+  const before = memory();
+  let t = performance.now();
+  const state = make();
+  let longest = 0;
+  for (const id of ids) {
+    const t0 = performance.now();
+    state.set(`j/${id}`, 3);
+    state.set(`p/jobs/0000000005/${id}`, -id.length);
+    longest = Math.max(longest, performance.now() - t0);
+  }
+  const fillS = (performance.now() - t) / 1000;
+  const held = memory();
+  const random = seededRandom(2);
+  t = performance.now();
+  let hits = 0;
+  for (let i = 0; i < GETS; i++) if (state.get(`j/${ids[Math.floor(random() * N)]}`) !== undefined) hits++;
+  const getNs = ((performance.now() - t) * 1e6) / GETS;
+  t = performance.now();
+  for (let i = 0; i < GETS; i++) if (state.get(`j/${ids[Math.floor(random() * N)]}x`) !== undefined) hits++;
+  const missNs = ((performance.now() - t) * 1e6) / GETS;
+  t = performance.now();
+  let scanned = 0;
+  for (const _ of state.scan({})) scanned++;
+  const fullNs = ((performance.now() - t) * 1e6) / scanned;
+  t = performance.now();
+  for (let i = 0; i < DRAIN; i++) {
+    const first = state.scan({ prefix: "p/jobs/", limit: 1 })[Symbol.iterator]().next().value as [string, StoredValue];
+    state.delete(first[0]);
+    state.delete(`j/${first[0].slice(first[0].lastIndexOf("/") + 1)}`);
+  }
+  const claimUs = ((performance.now() - t) * 1e3) / DRAIN;
+  if (hits !== GETS || scanned !== 2 * N) throw new Error(`wrong answers: ${hits} hits, ${scanned} scanned`);
+  const perJob = (b: number) => (b / N).toFixed(0);
+  rows.push(
+    `| ${name} | ${fillS.toFixed(2)} s | ${longest.toFixed(0)} ms | ${((held.heap - before.heap) / MB).toFixed(0)} MB (${perJob(held.heap - before.heap)} B/job) | ${((held.buffers - before.buffers) / MB).toFixed(0)} MB (${perJob(held.buffers - before.buffers)} B/job) | ${getNs.toFixed(0)} ns | ${missNs.toFixed(0)} ns | ${fullNs.toFixed(0)} ns | ${claimUs.toFixed(2)} µs |`,
+  );
+}
+
+const load0 = loadavg();
+measure("B-tree (before)", btreeState);
+measure("layered state", () => {
+  const s = new LayeredState();
+  return { get: (k) => s.get(k), set: (k, v) => s.set(k, v), delete: (k) => s.delete(k), scan: (o) => s.scan(o) };
+});
+console.log(
+  `engine-state: ${N.toLocaleString("en-US")} pending jobs (2 keys each), ${GETS.toLocaleString("en-US")} gets, drain of ${DRAIN.toLocaleString("en-US")}; GC before memory figures: ${gc ? "yes" : "no (run with --expose-gc)"}`,
+);
+console.log(
+  `load average at start ${load0.map((l) => l.toFixed(2)).join(" ")}, at end ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")}`,
+);
+console.log(
+  "| state | fill | longest write (freeze, merges) | heap held | array buffers held | get (hit) | get (miss) | full scan, per entry | claim (scan first + 2 deletes) |",
+);
+console.log("|---|---|---|---|---|---|---|---|---|");
+for (const r of rows) console.log(r);

@@ -1,0 +1,629 @@
+/**
+ * @module An immutable, compact run of keys with their stored values, held
+ * in one byte buffer instead of one string and tree slot per key (see
+ * docs/engine.md, "Stage 2b, first step").
+ *
+ * Layout: entries in ascending `compareKeys` order (the byte order of their
+ * UTF-8), in blocks of `BLOCK_ENTRIES`. An entry is varint shared (bytes its
+ * key shares with the previous key of its block, always the longest common
+ * prefix; 0 for a block's first entry), varint suffix length, the suffix,
+ * then the value: a tag byte and
+ * - `PAGED`: u32 run id (fixed width, so a compaction can re-point it in place),
+ * - `TAIL`: varint n, a value that repeats the last n characters of its key,
+ * - `BYTES`: varint length and the bytes of a held or packed value,
+ * - `REF`: varint index into the run's list of large values (kept as arrays,
+ *   so merges never copy them).
+ * Each block's first key is kept as a string for the binary search; which
+ * entries died is kept apart (run-liveness.ts).
+ *
+ * Pure data structure: no IO.
+ */
+import { compareKeys } from "../store/keys.js";
+import type { StoredValue } from "./paged-value.js";
+import type { RunLiveness } from "./run-liveness.js";
+
+/** Entries per block. */
+export const BLOCK_ENTRIES = 32;
+/** Held values longer than this stay arrays of their own (`REF`), shared by reference. */
+const MAX_INLINE_BYTES = 1024;
+
+const PAGED = 0;
+const TAIL = 1;
+const BYTES = 2;
+const REF = 3;
+
+/** A growable byte buffer. */
+class Bytes {
+  buf: Buffer;
+  pos = 0;
+  constructor(capacity: number) {
+    this.buf = Buffer.allocUnsafe(Math.max(64, capacity));
+  }
+  ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
+    this.buf.copy(next, 0, 0, this.pos);
+    this.buf = next;
+  }
+  varint(v: number): void {
+    this.ensure(8);
+    const buf = this.buf;
+    while (v >= 0x80) {
+      buf[this.pos++] = (v & 0x7f) | 0x80;
+      v = Math.floor(v / 0x80);
+    }
+    buf[this.pos++] = v;
+  }
+}
+
+/** Reads a varint at `at` of `buf`; the position after it goes to `cursor.pos`. */
+function varintAt(buf: Uint8Array, at: number, cursor: { pos: number }): number {
+  let b = buf[at++]!;
+  if (b < 0x80) {
+    cursor.pos = at;
+    return b;
+  }
+  let result = b & 0x7f;
+  let scale = 0x80;
+  for (;;) {
+    b = buf[at++]!;
+    result += (b & 0x7f) * scale;
+    if (b < 0x80) break;
+    scale *= 0x80;
+  }
+  cursor.pos = at;
+  return result;
+}
+
+/** Where the value of an entry ends, given where it starts. */
+function valueEnd(buf: Uint8Array, at: number, p: { pos: number }): number {
+  const tag = buf[at]!;
+  if (tag === PAGED) return at + 5;
+  const n = varintAt(buf, at + 1, p);
+  return tag === BYTES ? p.pos + n : p.pos;
+}
+
+/** Entries cursors decoded, live or dead (a test checks that draining stays linear). */
+export const cursorStats = { decoded: 0 };
+
+/** Scratch for decoding varints without allocating. */
+const scratch = { pos: 0 };
+
+/** Bits of Bloom filter per key: about 1% false positives with `FILTER_PROBES` probes. */
+const FILTER_BITS_PER_KEY = 10;
+const FILTER_PROBES = 7;
+
+/** FNV-1a over `b[from..from+len)`. */
+function hashBytes(b: Uint8Array, from: number, len: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < from + len; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+  return h >>> 0;
+}
+
+/** The second hash of double hashing, derived from the first (odd, so probes spread). */
+function rehash(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return ((h ^ (h >>> 16)) | 1) >>> 0;
+}
+
+function buildFilter(hashes: Uint32Array, count: number): Uint32Array {
+  const words = Math.max(1, Math.ceil((count * FILTER_BITS_PER_KEY) / 32));
+  const filter = new Uint32Array(words);
+  const bits = words * 32;
+  for (let i = 0; i < count; i++) {
+    const h = hashes[i]!;
+    const step = rehash(h);
+    let at = h % bits;
+    for (let p = 0; p < FILTER_PROBES; p++) {
+      filter[at >>> 5]! |= 1 << (at & 31);
+      at = (at + step) % bits;
+    }
+  }
+  return filter;
+}
+
+function mayHold(filter: Uint32Array, h: number): boolean {
+  const bits = filter.length * 32;
+  const step = rehash(h);
+  let at = h % bits;
+  for (let p = 0; p < FILTER_PROBES; p++) {
+    if ((filter[at >>> 5]! & (1 << (at & 31))) === 0) return false;
+    at = (at + step) % bits;
+  }
+  return true;
+}
+
+/** A key's UTF-8 bytes in a reusable buffer. */
+export class KeyBytes {
+  buf = Buffer.allocUnsafe(256);
+  len = 0;
+  #hash = -1;
+  /** The key's hash (for the run filters), computed once per key. */
+  hash(): number {
+    if (this.#hash < 0) this.#hash = hashBytes(this.buf, 0, this.len);
+    return this.#hash;
+  }
+  /** Encodes `key` into `buf`; returns this. */
+  set(key: string): this {
+    this.#hash = -1;
+    const n = key.length;
+    if (this.buf.length < n * 3) this.buf = Buffer.allocUnsafe(n * 3);
+    const buf = this.buf;
+    for (let i = 0; i < n; i++) {
+      const c = key.charCodeAt(i);
+      if (c >= 0x80) {
+        this.len = buf.write(key, 0, "utf8");
+        return this;
+      }
+      buf[i] = c;
+    }
+    this.len = n;
+    return this;
+  }
+}
+
+/** Bytes shared at the start of `a[0..al)` and `b[bs..bs+bl)`, compared from `from`. */
+function commonFrom(a: Uint8Array, al: number, b: Uint8Array, bs: number, bl: number, from: number): number {
+  const n = Math.min(al, bl);
+  let i = from;
+  while (i < n && a[i] === b[bs + i]) i++;
+  return i;
+}
+
+/** An immutable run: see the module documentation. */
+export class KeyRun {
+  /** Entries. */
+  readonly count: number;
+  /** The entries' bytes. */
+  readonly bytes: Buffer;
+  /** Start of each block in `bytes`, and the end of the last at index `blocks`. */
+  readonly blockStarts: Uint32Array;
+  /** The first key of each block. */
+  readonly firstKeys: readonly string[];
+  /** The last key of the run. */
+  readonly lastKey: string;
+  /** Large held values, by `REF` index. */
+  readonly refs: readonly Uint8Array[];
+  /** Whether every key is ASCII (keys then decode as Latin-1, the fast path). */
+  readonly ascii: boolean;
+  /** `bytes` as a plain array, so copies out of it are plain arrays too. */
+  readonly #u8: Uint8Array;
+
+  /** A Bloom filter of the keys (`FILTER_BITS_PER_KEY` bits each), so most lookups of an absent key skip the run. */
+  readonly #filter: Uint32Array;
+
+  constructor(
+    count: number,
+    bytes: Buffer,
+    blockStarts: Uint32Array,
+    firstKeys: string[],
+    lastKey: string,
+    refs: Uint8Array[],
+    ascii: boolean,
+    filter: Uint32Array,
+  ) {
+    this.#filter = filter;
+    this.count = count;
+    this.bytes = bytes;
+    this.blockStarts = blockStarts;
+    this.firstKeys = firstKeys;
+    this.lastKey = lastKey;
+    this.refs = refs;
+    this.ascii = ascii;
+    this.#u8 = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  /** Blocks. */
+  get blocks(): number {
+    return this.firstKeys.length;
+  }
+
+  /** Entries in block `b`. */
+  blockSize(b: number): number {
+    return Math.min(BLOCK_ENTRIES, this.count - b * BLOCK_ENTRIES);
+  }
+
+  /** Bytes this run holds (buffer, offsets, filter, an estimate for the first keys; large values not counted). */
+  get memoryBytes(): number {
+    return this.bytes.length + this.blockStarts.byteLength + this.#filter.byteLength + this.firstKeys.length * 80;
+  }
+
+  /** Compares keys in `compareKeys` order; against an ASCII run's keys the built-in comparison is that order. */
+  compare(a: string, b: string): number {
+    if (this.ascii) return a === b ? 0 : a < b ? -1 : 1;
+    return compareKeys(a, b);
+  }
+
+  /** The last block whose first key is at most `key`, or -1 when `key` sorts before the run. */
+  blockFor(key: string): number {
+    const keys = this.firstKeys;
+    let lo = 0;
+    let hi = keys.length - 1;
+    if (hi < 0 || this.compare(keys[0]!, key) > 0) return -1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (this.compare(keys[mid]!, key) <= 0) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  /**
+   * The index of the entry holding `key` (encoded in `kb`), or -1; its value
+   * starts at `found.valueAt`. Walks at most one block, comparing only the
+   * bytes where an entry and the key can differ.
+   */
+  find(key: string, kb: KeyBytes, found: { valueAt: number }): number {
+    if (this.count === 0 || !mayHold(this.#filter, kb.hash())) return -1;
+    if (this.compare(key, this.lastKey) > 0) return -1;
+    const b = this.blockFor(key);
+    if (b < 0) return -1;
+    const buf = this.bytes;
+    const t = kb.buf;
+    const tl = kb.len;
+    let pos = this.blockStarts[b]!;
+    const n = this.blockSize(b);
+    // m: bytes the previous entry shares with the key, which it sorts before.
+    let m = 0;
+    for (let i = 0; i < n; i++) {
+      const shared = varintAt(buf, pos, scratch);
+      const suffix = varintAt(buf, scratch.pos, scratch);
+      const start = scratch.pos;
+      const valueAt = start + suffix;
+      if (shared === m) {
+        // This entry agrees with the key up to m: compare the rest.
+        let j = m;
+        const len = shared + suffix;
+        const end = Math.min(len, tl);
+        while (j < end && buf[start + j - shared] === t[j]) j++;
+        if (j === len && j === tl) {
+          found.valueAt = valueAt;
+          return b * BLOCK_ENTRIES + i;
+        }
+        if (j === tl || (j < len && buf[start + j - shared]! > t[j]!)) return -1;
+        m = j;
+      } else if (shared < m) {
+        // It differs from the previous entry (smaller than the key) where that one agreed with the key: it is larger.
+        return -1;
+      }
+      // shared > m: it sorts like the previous entry, before the key.
+      pos = valueEnd(buf, valueAt, scratch);
+    }
+    return -1;
+  }
+
+  /** The value stored at `valueAt`. Held bytes come back as a fresh array the caller owns (large ones as the array stored). */
+  value(valueAt: number): StoredValue {
+    const buf = this.bytes;
+    const tag = buf[valueAt]!;
+    if (tag === PAGED) return buf.readUInt32LE(valueAt + 1);
+    const n = varintAt(buf, valueAt + 1, scratch);
+    if (tag === TAIL) return -n;
+    if (tag === REF) return this.refs[n]!;
+    const start = scratch.pos;
+    return this.#u8.slice(start, start + n);
+  }
+
+  /** Re-points a paged value at `valueAt` from run `from` to run `to`, in place; false when it is not paged to `from`. */
+  repage(valueAt: number, from: number, to: number): boolean {
+    const buf = this.bytes;
+    if (buf[valueAt] !== PAGED || buf.readUInt32LE(valueAt + 1) !== from) return false;
+    buf.writeUInt32LE(to, valueAt + 1);
+    return true;
+  }
+}
+
+/** Builds a run from entries added in strictly ascending key order. */
+export class KeyRunBuilder {
+  readonly #out: Bytes;
+  readonly #starts: number[] = [];
+  readonly #firstKeys: string[] = [];
+  readonly #refs: Uint8Array[] = [];
+  #prev = Buffer.allocUnsafe(256);
+  #prevLen = 0;
+  #count = 0;
+  #ascii = true;
+  /** Each key's hash, for the filter built at the end. */
+  #hashes = new Uint32Array(0);
+  readonly #kb = new KeyBytes();
+
+  constructor(capacity = 4096) {
+    this.#out = new Bytes(capacity);
+  }
+
+  /** Entries added. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Adds `key` with `value`; throws when keys are not strictly ascending. */
+  add(key: string, value: StoredValue): void {
+    const kb = this.#kb.set(key);
+    this.#addKey(kb.buf, 0, kb.len, key);
+    this.#addValue(value);
+  }
+
+  /** Adds an entry of `src` (key bytes `key[0..keyLen)`, value at `valueAt` of `src.bytes`), copying its value as it is. */
+  addFrom(src: KeyRun, key: Buffer, keyLen: number, valueAt: number, keyString: () => string): void {
+    const newBlock = this.#count % BLOCK_ENTRIES === 0;
+    this.#addKey(key, 0, keyLen, newBlock ? keyString() : undefined);
+    const buf = src.bytes;
+    const out = this.#out;
+    const tag = buf[valueAt]!;
+    if (tag === REF) {
+      const ref = src.refs[varintAt(buf, valueAt + 1, scratch)]!;
+      this.#addRef(ref);
+      return;
+    }
+    const end = valueEnd(buf, valueAt, scratch);
+    out.ensure(end - valueAt);
+    if (end - valueAt > 64) {
+      buf.copy(out.buf, out.pos, valueAt, end);
+      out.pos += end - valueAt;
+    } else {
+      const ob = out.buf;
+      for (let j = valueAt; j < end; j++) ob[out.pos++] = buf[j]!;
+    }
+  }
+
+  #addKey(key: Uint8Array, from: number, len: number, keyString: string | undefined): void {
+    const out = this.#out;
+    const newBlock = this.#count % BLOCK_ENTRIES === 0;
+    let shared = 0;
+    if (this.#count > 0) {
+      const prev = this.#prev;
+      const prevLen = this.#prevLen;
+      shared = commonFrom(prev, prevLen, key, from, len, 0);
+      // Strictly ascending: the first differing byte is larger, or the previous key is a proper prefix.
+      if (shared === len || (shared < prevLen && key[from + shared]! < prev[shared]!)) {
+        throw new Error(`key run: keys not strictly ascending at ${JSON.stringify(keyString ?? Buffer.from(key.subarray(from, from + len)).toString("utf8"))}`);
+      }
+    }
+    if (newBlock) {
+      this.#starts.push(out.pos);
+      this.#firstKeys.push(keyString!);
+      shared = 0;
+    }
+    if (this.#ascii) for (let i = shared; i < len; i++) if (key[from + i]! >= 0x80) this.#ascii = false;
+    out.varint(shared);
+    out.varint(len - shared);
+    out.ensure(len - shared);
+    const ob = out.buf;
+    for (let j = shared; j < len; j++) ob[out.pos++] = key[from + j]!;
+    if (this.#prev.length < len) {
+      const grown = Buffer.allocUnsafe(len * 2);
+      this.#prev.copy(grown, 0, 0, shared);
+      this.#prev = grown;
+    }
+    const prev = this.#prev;
+    for (let j = shared; j < len; j++) prev[j] = key[from + j]!;
+    this.#prevLen = len;
+    if (this.#hashes.length === this.#count) {
+      const grown = new Uint32Array(Math.max(1024, this.#count * 2));
+      grown.set(this.#hashes);
+      this.#hashes = grown;
+    }
+    this.#hashes[this.#count] = hashBytes(key, from, len);
+    this.#count++;
+  }
+
+  #addValue(v: StoredValue): void {
+    const out = this.#out;
+    if (typeof v === "number") {
+      if (v >= 0) {
+        if (!Number.isInteger(v) || v > 0xffffffff) throw new Error(`key run: paged run id ${v} does not fit 32 bits`);
+        out.ensure(5);
+        out.buf[out.pos++] = PAGED;
+        out.buf.writeUInt32LE(v, out.pos);
+        out.pos += 4;
+      } else {
+        out.ensure(1);
+        out.buf[out.pos++] = TAIL;
+        out.varint(-v);
+      }
+      return;
+    }
+    if (typeof v === "string") {
+      out.ensure(1);
+      out.buf[out.pos++] = BYTES;
+      out.varint(v.length);
+      out.ensure(v.length);
+      out.pos += out.buf.write(v, out.pos, "latin1");
+      return;
+    }
+    if (v.byteLength > MAX_INLINE_BYTES) {
+      this.#addRef(v);
+      return;
+    }
+    out.ensure(1);
+    out.buf[out.pos++] = BYTES;
+    out.varint(v.byteLength);
+    out.ensure(v.byteLength);
+    out.buf.set(v, out.pos);
+    out.pos += v.byteLength;
+  }
+
+  #addRef(v: Uint8Array): void {
+    const out = this.#out;
+    out.ensure(1);
+    out.buf[out.pos++] = REF;
+    out.varint(this.#refs.length);
+    this.#refs.push(v);
+  }
+
+  /** The run; the builder must not be used afterwards. */
+  finish(): KeyRun {
+    const out = this.#out;
+    // Trim a buffer that grew by doubling when more than an eighth of it is spare.
+    const bytes = out.buf.length - out.pos > out.buf.length / 8 ? Buffer.from(out.buf.subarray(0, out.pos)) : out.buf.subarray(0, out.pos);
+    const starts = new Uint32Array(this.#starts.length + 1);
+    starts.set(this.#starts);
+    starts[this.#starts.length] = out.pos;
+    const lastKey = this.#prev.toString("utf8", 0, this.#prevLen);
+    const filter = buildFilter(this.#hashes, this.#count);
+    this.#hashes = new Uint32Array(0);
+    return new KeyRun(this.#count, bytes, starts, this.#firstKeys, lastKey, this.#refs, this.#ascii, filter);
+  }
+}
+
+/** Whether `s` has no lone surrogate (stored keys never do; a bound or a looked-up key may). */
+export function isWellFormed(s: string): boolean {
+  return (s as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
+/** Compares `a[0..al)` with `b[0..bl)` bytewise. */
+function compareBytes(a: Uint8Array, al: number, b: Uint8Array, bl: number): number {
+  const n = Math.min(al, bl);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return al - bl;
+}
+
+/**
+ * Walks the live entries of a run in ascending order. `advance()` decodes
+ * the next live entry's key into `keyBuf` without making a string;
+ * `keyString()` makes one.
+ */
+export class RunCursor {
+  readonly run: KeyRun;
+  readonly #live: RunLiveness;
+  keyBuf = Buffer.allocUnsafe(256);
+  keyLen = 0;
+  /** Where the current entry's value starts in `run.bytes`. */
+  valueAt = 0;
+  /** The current entry's index in the run. */
+  index = -1;
+  #block = 0;
+  #i = 0;
+  #pos = 0;
+
+  constructor(run: KeyRun, live: RunLiveness) {
+    this.run = run;
+    this.#live = live;
+    this.#enter(live.nextLive(0));
+  }
+
+  /** Positions before the first live entry at or after `lo`; the next `advance()` lands on it. Returns whether one exists (and decodes it). */
+  seek(lo: string, loBytes: KeyBytes): boolean {
+    const b = lo === "" ? 0 : Math.max(0, this.run.blockFor(lo));
+    this.#enter(this.#live.nextLive(b));
+    if (lo === "") return this.advance();
+    if (!isWellFormed(lo)) {
+      // UTF-8 cannot encode a lone surrogate: compare as strings.
+      while (this.advance()) if (compareKeys(this.keyString(), lo) >= 0) return true;
+      return false;
+    }
+    loBytes.set(lo);
+    while (this.advance()) if (compareBytes(this.keyBuf, this.keyLen, loBytes.buf, loBytes.len) >= 0) return true;
+    return false;
+  }
+
+  /** Positions at the start of block `b`, live or not. */
+  enterBlock(b: number): void {
+    this.#enter(b);
+  }
+
+  #enter(b: number): void {
+    this.#block = b;
+    this.#i = 0;
+    if (b < this.run.blocks) this.#pos = this.run.blockStarts[b]!;
+  }
+
+  /** Moves to the next live entry; false at the end. */
+  advance(): boolean {
+    const run = this.run;
+    const buf = run.bytes;
+    for (;;) {
+      if (this.#block >= run.blocks) return false;
+      if (this.#i >= run.blockSize(this.#block)) {
+        this.#enter(this.#live.nextLive(this.#block + 1));
+        continue;
+      }
+      cursorStats.decoded++;
+      const shared = varintAt(buf, this.#pos, scratch);
+      const suffix = varintAt(buf, scratch.pos, scratch);
+      const start = scratch.pos;
+      const len = shared + suffix;
+      if (this.keyBuf.length < len) {
+        const grown = Buffer.allocUnsafe(len * 2);
+        this.keyBuf.copy(grown, 0, 0, shared);
+        this.keyBuf = grown;
+      }
+      const kb = this.keyBuf;
+      for (let j = 0; j < suffix; j++) kb[shared + j] = buf[start + j]!;
+      this.keyLen = len;
+      this.valueAt = start + suffix;
+      this.#pos = valueEnd(buf, this.valueAt, scratch);
+      const index = this.#block * BLOCK_ENTRIES + this.#i++;
+      if (this.#live.isDead(index)) continue;
+      this.index = index;
+      return true;
+    }
+  }
+
+  /** The current key as a string. */
+  keyString(): string {
+    return this.keyBuf.toString(this.run.ascii ? "latin1" : "utf8", 0, this.keyLen);
+  }
+}
+
+/** Walks the live entries of a run in descending order, a block at a time. */
+export class RunReverseCursor {
+  readonly #run: KeyRun;
+  readonly #live: RunLiveness;
+  #keys: string[] = [];
+  #values: number[] = [];
+  #at = -1;
+  #block = -1;
+  readonly #c: RunCursor;
+
+  constructor(run: KeyRun, live: RunLiveness) {
+    this.#run = run;
+    this.#live = live;
+    this.#c = new RunCursor(run, live);
+  }
+
+  /** The current key, or undefined past the start. */
+  get key(): string | undefined {
+    return this.#at >= 0 ? this.#keys[this.#at] : undefined;
+  }
+
+  /** The current value. */
+  value(): StoredValue {
+    return this.#run.value(this.#values[this.#at]!);
+  }
+
+  /** Positions on the last live entry at or before `hi` (the last of all when undefined). */
+  seek(hi: string | undefined): void {
+    const run = this.#run;
+    const b = hi === undefined ? run.blocks - 1 : run.blockFor(hi);
+    this.#load(b < 0 ? -1 : this.#live.prevLive(b), hi);
+    if (this.#at < 0 && this.#block >= 0) this.#load(this.#live.prevLive(this.#block - 1), undefined);
+  }
+
+  /** Moves to the previous live entry. */
+  next(): void {
+    if (--this.#at >= 0) return;
+    if (this.#block >= 0) this.#load(this.#live.prevLive(this.#block - 1), undefined);
+  }
+
+  /** Decodes the live entries of block `b` at or before `hi`. */
+  #load(b: number, hi: string | undefined): void {
+    this.#block = b;
+    this.#keys = [];
+    this.#values = [];
+    this.#at = -1;
+    if (b < 0) return;
+    const c = this.#c;
+    const end = b * BLOCK_ENTRIES + this.#run.blockSize(b);
+    // The cursor walks live entries only; stop at the block's end.
+    c.enterBlock(b);
+    while (c.advance() && c.index < end) {
+      const key = c.keyString();
+      if (hi !== undefined && this.#run.compare(key, hi) > 0) break;
+      this.#keys.push(key);
+      this.#values.push(c.valueAt);
+    }
+    this.#at = this.#keys.length - 1;
+  }
+}

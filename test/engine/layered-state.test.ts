@@ -1,0 +1,226 @@
+import { describe, expect, it } from "vitest";
+import { cursorStats, KeyBytes, KeyRunBuilder, RunCursor } from "../../runtime/engine/key-run.js";
+import { LayeredState } from "../../runtime/engine/layered-state.js";
+import type { StoredValue } from "../../runtime/engine/paged-value.js";
+import { RunLiveness } from "../../runtime/engine/run-liveness.js";
+import type { ScanOptions } from "../../runtime/engine/scan.js";
+import { compareKeys } from "../../runtime/store/keys.js";
+import { testRandom, type TestRandom } from "../support/seed.js";
+
+/** What a stored value reads as: runs hand held values back as bytes, whatever form they were set in. */
+function norm(v: StoredValue | undefined): number | string | undefined {
+  if (v === undefined || typeof v === "number") return v;
+  if (typeof v === "string") return Array.from(v, (c) => c.charCodeAt(0)).join(",");
+  return v.join(",");
+}
+
+/** Expects the same entries, reporting the first difference (whole lists are slow to diff). */
+function expectSameEntries(actual: Iterable<[string, StoredValue]>, expected: Iterable<[string, StoredValue]>): void {
+  const a = [...actual].map(([k, v]) => `${JSON.stringify(k)}=${norm(v)}`);
+  const e = [...expected].map(([k, v]) => `${JSON.stringify(k)}=${norm(v)}`);
+  const i = a.findIndex((x, j) => x !== e[j]);
+  expect({ at: i < 0 ? Math.min(a.length, e.length) : i, entry: i < 0 ? undefined : a[i], length: a.length }).toEqual({
+    at: i < 0 ? Math.min(a.length, e.length) : i,
+    entry: i < 0 ? undefined : e[i],
+    length: e.length,
+  });
+}
+
+/** The reference semantics of a scan, over a plain map. */
+function modelScan(model: Map<string, StoredValue>, opts: ScanOptions): [string, StoredValue][] {
+  const prefix = opts.prefix ?? "";
+  let keys = [...model.keys()].filter(
+    (k) =>
+      k.startsWith(prefix) &&
+      (opts.end === undefined || compareKeys(k, opts.end) < 0) &&
+      (opts.start === undefined || (opts.startExclusive ? compareKeys(k, opts.start) > 0 : compareKeys(k, opts.start) >= 0)),
+  );
+  keys.sort(compareKeys);
+  if (opts.reverse) keys.reverse();
+  if (opts.limit !== undefined) keys = keys.slice(0, Math.max(0, opts.limit));
+  return keys.map((k) => [k, model.get(k)!]);
+}
+
+const PARTS = ["a", "b", "p/q", "p/q/1", "p/r", "j/", "é", "😀", "\uffff", "zz", "0", "00", "01"];
+
+function randomKey(r: TestRandom): string {
+  let k = PARTS[r.int(PARTS.length)]!;
+  const n = r.int(4);
+  for (let i = 0; i < n; i++) k += PARTS[r.int(PARTS.length)]! + (r.int(3) === 0 ? String(r.int(1000)).padStart(4, "0") : "");
+  return k;
+}
+
+function randomValue(r: TestRandom, key: string): StoredValue {
+  switch (r.int(6)) {
+    case 0:
+      return r.int(50); // paged run id
+    case 1:
+      return -(1 + r.int(Math.max(1, key.length))); // key tail
+    case 2:
+      return String.fromCharCode(...Array.from({ length: r.int(40) }, () => r.int(256))); // packed
+    case 3:
+      return new Uint8Array(1025 + r.int(3000)).fill(r.int(256)); // large, kept by reference
+    default:
+      return Uint8Array.from({ length: r.int(100) }, () => r.int(256));
+  }
+}
+
+function randomScan(r: TestRandom): ScanOptions {
+  const opts: ScanOptions = {};
+  if (r.int(2) === 0) opts.prefix = randomKey(r).slice(0, 1 + r.int(3));
+  if (r.int(3) === 0) opts.start = randomKey(r);
+  if (r.int(4) === 0) opts.startExclusive = true;
+  if (r.int(3) === 0) opts.end = randomKey(r);
+  if (r.int(2) === 0) opts.limit = r.int(20);
+  if (r.int(3) === 0) opts.reverse = true;
+  return opts;
+}
+
+describe("key runs", () => {
+  it("find the keys they hold, front-coded, including non-ASCII ones, and nothing else", () => {
+    const keys = ["a", "ab", "abc", "abd", "b", "é", "éa", "😀", "😀😀"].sort(compareKeys);
+    const b = new KeyRunBuilder(16);
+    for (const [i, k] of keys.entries()) b.add(k, i % 2 === 0 ? i : new Uint8Array([i, i]));
+    const run = b.finish();
+    const kb = new KeyBytes();
+    const found = { valueAt: 0 };
+    keys.forEach((k, i) => {
+      expect(run.find(k, kb.set(k), found)).toBe(i);
+      expect(norm(run.value(found.valueAt))).toEqual(norm(i % 2 === 0 ? i : new Uint8Array([i, i])));
+    });
+    for (const k of ["", "aa", "abcd", "ac", "c", "\uffff", "😀a", "😀😀😀"]) expect(run.find(k, kb.set(k), found)).toBe(-1);
+    const state = new LayeredState();
+    state.set("\ufffd", 1);
+    state.freeze();
+    expect(state.get("\ufffd")).toBe(1);
+    expect(state.get("\ud83d")).toBeUndefined();
+    expect([...state.scan({ prefix: "\ud83d" })]).toEqual([]);
+    expect(run.lastKey).toBe(keys[keys.length - 1]);
+  });
+
+  it("hold long keys (past every scratch buffer's first size) and find, scan and merge them", () => {
+    const state = new LayeredState({ memtableKeys: 3 });
+    const keys = Array.from({ length: 40 }, (_, i) => `${"x".repeat(200 + ((i * 97) % 3000))}/${"é".repeat(i % 5)}${String(i).padStart(3, "0")}`);
+    for (const k of keys) state.set(k, new Uint8Array([k.length % 256]));
+    const sorted = [...keys].sort(compareKeys);
+    expect([...state.scan()].map(([k]) => k)).toEqual(sorted);
+    expect([...state.scan({ reverse: true })].map(([k]) => k)).toEqual([...sorted].reverse());
+    for (const k of keys) expect(Array.from(state.get(k) as Uint8Array)).toEqual([k.length % 256]);
+    expect(state.get(`${keys[0]}!`)).toBeUndefined();
+    expect(state.layout.runs.length).toBeGreaterThan(0);
+  });
+
+  it("refuse keys that are not strictly ascending", () => {
+    const b = new KeyRunBuilder();
+    b.add("b", 1);
+    expect(() => b.add("a", 1)).toThrow(/not strictly ascending/);
+    expect(() => b.add("b", 1)).toThrow(/not strictly ascending/);
+    const c = new KeyRunBuilder();
+    c.add("ab", 1);
+    expect(() => c.add("a", 1)).toThrow(/not strictly ascending/);
+  });
+
+  it("re-point a paged value in place and only from the run it names", () => {
+    const b = new KeyRunBuilder();
+    b.add("k", 7);
+    b.add("l", "x");
+    const run = b.finish();
+    const found = { valueAt: 0 };
+    run.find("k", new KeyBytes().set("k"), found);
+    expect(run.repage(found.valueAt, 8, 9)).toBe(false);
+    expect(run.repage(found.valueAt, 7, 9)).toBe(true);
+    expect(run.value(found.valueAt)).toBe(9);
+    run.find("l", new KeyBytes().set("l"), found);
+    expect(run.repage(found.valueAt, 7, 9)).toBe(false);
+    expect(() => new KeyRunBuilder().add("k", 2 ** 32)).toThrow(/32 bits/);
+  });
+
+  it("skip dead blocks in both directions, and a cursor never stops on a dead entry", () => {
+    const live = new RunLiveness(32 * 5, 32);
+    for (let i = 0; i < 64; i++) live.kill(i, Math.floor(i / 32));
+    expect(live.nextLive(0)).toBe(2);
+    expect(live.prevLive(1)).toBe(-1);
+    for (let i = 96; i < 128; i++) live.kill(i, 3);
+    expect(live.nextLive(3)).toBe(4);
+    expect(live.prevLive(3)).toBe(2);
+    expect(live.kill(0, 0)).toBe(false);
+    expect(live.live).toBe(160 - 96);
+    const b = new KeyRunBuilder();
+    for (let i = 0; i < 100; i++) b.add(`k${String(i).padStart(3, "0")}`, i);
+    const run = b.finish();
+    const rl = new RunLiveness(run.count, 32);
+    for (let i = 0; i < 100; i++) if (i % 7 !== 3) rl.kill(i, Math.floor(i / 32));
+    const c = new RunCursor(run, rl);
+    const seen: string[] = [];
+    while (c.advance()) seen.push(c.keyString());
+    expect(seen).toEqual(
+      Array.from({ length: 100 }, (_, i) => i)
+        .filter((i) => i % 7 === 3)
+        .map((i) => `k${String(i).padStart(3, "0")}`),
+    );
+  });
+});
+
+describe("layered state", () => {
+  it("matches a plain map under random sets, deletes, reads, scans, snapshots, freezes and merges", () => {
+    const r = testRandom("layered state model");
+    for (let round = 0; round < 3; round++) {
+      const state = new LayeredState({ memtableKeys: 1 + r.int(64), hold: (_k, v) => v === 13 });
+      const model = new Map<string, StoredValue>();
+      let snap: { view: ReturnType<LayeredState["snapshot"]>; model: [string, StoredValue][] } | undefined;
+      for (let step = 0; step < 2500; step++) {
+        const op = r.int(100);
+        const key = r.int(4) === 0 ? randomKey(r) : `p/q/${String(r.int(3000)).padStart(5, "0")}`;
+        if (op < 45) {
+          const v = randomValue(r, key);
+          state.set(key, v);
+          model.set(key, v);
+        } else if (op < 70) {
+          expect(state.delete(key)).toBe(model.delete(key));
+        } else if (op < 80) {
+          expect(norm(state.get(key))).toEqual(norm(model.get(key)));
+          expect(state.has(key)).toBe(model.has(key));
+        } else if (op < 90) {
+          const opts = randomScan(r);
+          if (r.int(4) !== 0) opts.limit ??= r.int(30);
+          expectSameEntries(state.scan(opts), modelScan(model, opts));
+        } else if (op < 93) {
+          const from = r.int(50);
+          const expected = model.get(key);
+          const ok = state.replaceIf(key, from, 99);
+          if (ok) {
+            expect(expected).toBe(from);
+            model.set(key, 99);
+          }
+          if (expected === from) expect(ok).toBe(true);
+        } else if (op < 95) {
+          state.freeze();
+        } else if (op < 97) {
+          snap = { view: state.snapshot(), model: modelScan(model, {}) };
+        } else if (snap !== undefined) {
+          expectSameEntries(snap.view.entries(), snap.model);
+        }
+        expect(state.size).toBe(model.size);
+      }
+      expectSameEntries(state.scan(), modelScan(model, {}));
+      // Held values stay in the memtable across freezes.
+      for (const [k, v] of state.scan()) if (v === 13) expect(state.replaceIf(k, 13, 14)).toBe(true);
+    }
+  }, 120_000);
+
+  it("drains a large run from its start without walking what it drained (no quadratic claim scan)", () => {
+    const state = new LayeredState({ memtableKeys: 4096 });
+    const n = 100_000;
+    for (let i = 0; i < n; i++) state.set(`p/q/${String(i).padStart(8, "0")}`, -8);
+    expect(state.layout.runs.length).toBeGreaterThan(0);
+    const decoded = cursorStats.decoded;
+    for (let i = 0; i < n; i++) {
+      const first = state.scan({ prefix: "p/q/", limit: 1 }).next();
+      expect(first.value?.[0]).toBe(`p/q/${String(i).padStart(8, "0")}`);
+      state.delete(first.value![0]);
+    }
+    expect(state.size).toBe(0);
+    // Each claim walks at most the dead entries of one block per run (a walk from the start would decode n * n / 2).
+    expect(cursorStats.decoded - decoded).toBeLessThan(n * 2 * 32);
+  }, 120_000);
+});
