@@ -390,6 +390,14 @@ export class OwnerElection {
       current += 1;
       lease.deadline = sentAt + this.#leaseMs;
       nextRenewal = sentAt + this.#renewMs;
+      if (sentAt < claimedAt + this.#leaseMs + this.#renewMs && (await this.#chainAbove(current))) {
+        lost = true;
+        this.#logger.warn(
+          { lease: this.leasePrefix, leaseNumber: current },
+          "another process renews the owner lease above this one's (lease objects were deleted under it); stopping the owner's work",
+        );
+        break;
+      }
       // Keep the previous object (a standby may be reading it); older ones go.
       if (current >= 2) this.#store.delete(leaseKey(this.#prefix, current - 2)).catch(() => undefined);
     }
@@ -411,6 +419,22 @@ export class OwnerElection {
     // deleted, and a release written there would be a stale object in the chain.
     if (!lost && this.#clock.now() < lease.deadline) await this.#release(current + 1);
     this.#setState(stop.aborted ? "stopped" : "standby");
+  }
+
+  /**
+   * Whether lease objects exist above `n`, looked at in a term's first lease
+   * duration. A claim made while objects were missing (deleted under a live
+   * holder, say by a clean-up of the folder) starts a chain below the
+   * holder's, where no renewal of either ever collides; the live holder
+   * renews above it within a lease duration, and this shows it. A failed
+   * listing counts as no: the next renewal looks again.
+   */
+  async #chainAbove(n: number): Promise<boolean> {
+    try {
+      return await newerLeaseExists(this.#store, this.#prefix, n);
+    } catch {
+      return false;
+    }
   }
 
   /** Writes lease object `n` marked released. */
