@@ -155,11 +155,12 @@ export function seedRateWindows(
     if (a.rate === undefined || windows.has(a.slot)) continue;
     const bytes = src.get(rateWindowKey(limits.queue, a.key, a.rule));
     const w = bytes === undefined ? undefined : decodeRateWindow(bytes);
-    // A window counted under another limit or period says nothing about this one's.
-    if (w === undefined || w.limit !== a.rate.limit || w.periodMs !== a.rate.periodMs) continue;
+    if (w === undefined) continue;
     // Claims counted but not kept happened before the oldest kept time: counted as made then, they free no earlier than they would.
     const times = w.count > w.times.length ? [...new Array<number>(w.count - w.times.length).fill(w.times[0]!), ...w.times] : w.times;
-    windows.seed(a.slot, a.rate, times, w.until, now);
+    // The claims count under any limit (one lowered at a restart included); when the window was full is the old limit's to say.
+    const same = w.limit === a.rate.limit && w.periodMs === a.rate.periodMs;
+    windows.seed(a.slot, a.rate, times, same ? w.until : 0, now);
   }
 }
 

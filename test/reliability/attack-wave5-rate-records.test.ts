@@ -43,3 +43,36 @@ describe("attack: rate windows across a restart", () => {
     await queue.close();
   });
 });
+
+describe("attack: a rate limit changed across a restart", () => {
+  it("lowered: the claims of the previous owner's period still count under the new limit", async () => {
+    const store = new MemoryStore();
+    const clock = new MockClock(1_000_000);
+    const withLimit = (limit: number) => ({ clock, flushIntervalMs: 0, queueConfigs: { own: { rateLimit: { limit, periodMs: 60_000 } } } });
+    let queue = await Queue.open(store, "q", withLimit(10));
+    for (let i = 0; i < 30; i++) await queue.enqueue("own", enc(`j${i}`));
+    for (const j of await queue.claimBatch("own", 50)) await queue.ack(j);
+    await queue.close();
+    clock.advance(1000);
+    // Lowered to 5 a minute: 10 claims in the last second already exceed it.
+    queue = await Queue.open(store, "q", withLimit(5));
+    expect(await queue.claimBatch("own", 50), "claims under the lowered limit within the period").toEqual([]);
+    clock.advance(59_000);
+    expect((await queue.claimBatch("own", 50)).length, "once the previous claims left the period").toBe(5);
+    await queue.close();
+  });
+
+  it("raised: the restarted owner allows what the new limit leaves", async () => {
+    const store = new MemoryStore();
+    const clock = new MockClock(1_000_000);
+    const withLimit = (limit: number) => ({ clock, flushIntervalMs: 0, queueConfigs: { own: { rateLimit: { limit, periodMs: 60_000 } } } });
+    let queue = await Queue.open(store, "q", withLimit(3));
+    for (let i = 0; i < 30; i++) await queue.enqueue("own", enc(`j${i}`));
+    for (const j of await queue.claimBatch("own", 50)) await queue.ack(j);
+    await queue.close();
+    clock.advance(1000);
+    queue = await Queue.open(store, "q", withLimit(8));
+    expect((await queue.claimBatch("own", 50)).length).toBe(5);
+    await queue.close();
+  });
+});
