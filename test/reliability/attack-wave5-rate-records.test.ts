@@ -76,3 +76,49 @@ describe("attack: a rate limit changed across a restart", () => {
     await queue.close();
   });
 });
+
+describe("attack: rate windows across random crashes", () => {
+  it("owners replaced at random points between claims never let more acknowledged claims through in any period than the limit", { timeout: 120_000 }, async () => {
+    const { seed, random } = testRandom("rate windows across crashes");
+    console.log(`rate windows across crashes: seed ${seed} (TAQUBA_TEST_SEED replays it)`);
+    const LIMIT = 40;
+    const PERIOD = 2_000;
+    const store = new MemoryStore();
+    const clock = new MockClock(1_000_000);
+    const quiet = { error: () => undefined, warn: () => undefined };
+    const opts = { clock, flushIntervalMs: 0, logger: quiet, queueConfigs: { own: { rateLimit: { limit: LIMIT, periodMs: PERIOD, key: "{tenant}" } } } };
+    let queue = await Queue.open(store, "q", opts);
+    await queue.enqueueBatch(Array.from({ length: 1200 }, (_, i) => ({ queueName: "own", payload: enc(`j${i}`), opts: { headers: { tenant: `t${i % 2}` } } })));
+    const acked: Array<{ tenant: string; at: number }> = [];
+    let crashes = 0;
+    for (let step = 0; step < 300; step++) {
+      if (random() < 0.05) {
+        // A crash: the next owner opens without closing this one (which is fenced and abandoned).
+        crashes++;
+        const dead = queue;
+        queue = await Queue.open(store, "q", opts);
+        await dead.close().catch(() => undefined);
+      }
+      const at = clock.now();
+      for (const j of await queue.claimBatch("own", 1 + Math.floor(random() * 8))) {
+        // Some claims are never acknowledged before the next crash: they are lost with it, and run again.
+        if (random() < 0.1) continue;
+        await queue.ack(j);
+        acked.push({ tenant: j.headers["tenant"] ?? "", at });
+      }
+      if (random() < 0.3) await queue.flush();
+      clock.advance(Math.floor(random() * 120));
+    }
+    await queue.close();
+    expect(crashes, "owners replaced").toBeGreaterThan(5);
+    for (const tenant of ["t0", "t1"]) {
+      const times = acked.filter((a) => a.tenant === tenant).map((a) => a.at);
+      let most = 0;
+      for (let i = 0, lo = 0; i < times.length; i++) {
+        while (times[lo]! <= times[i]! - PERIOD) lo++;
+        most = Math.max(most, i - lo + 1);
+      }
+      expect(most, `acknowledged claims of ${tenant} in one period`).toBeLessThanOrEqual(LIMIT);
+    }
+  });
+});
