@@ -375,7 +375,7 @@ export class OwnerElection {
       }
       let renewed: boolean | "late";
       try {
-        renewed = await this.#beforeDeadline(createLease(this.#store, this.#prefix, current + 1, { ...this.#record, released: false }), lease.deadline);
+        renewed = await this.#beforeDeadline(this.#renew(current), lease.deadline);
       } catch (err) {
         this.#logger.warn({ err, lease: this.leasePrefix }, "renewing the owner lease failed; trying again");
         nextRenewal = this.#clock.now() + Math.max(MIN_RENEW_INTERVAL_MS, Math.floor(this.#renewMs / 4));
@@ -419,6 +419,19 @@ export class OwnerElection {
     // deleted, and a release written there would be a stale object in the chain.
     if (!lost && this.#clock.now() < lease.deadline) await this.#release(current + 1);
     this.#setState(stop.aborted ? "stopped" : "standby");
+  }
+
+  /**
+   * Creates lease object `current + 1`; false when it is taken, or when
+   * object `current` is gone and objects exist above it. Only a holder
+   * above deletes this term's newest object: one that claimed above the
+   * chain without meeting it (over a stray object far above, say) and
+   * deleted the objects below its own. Gone with nothing above (the folder
+   * emptied by a clean-up) the term goes on. One GET per renewal.
+   */
+  async #renew(current: number): Promise<boolean> {
+    if ((await this.#store.get(leaseKey(this.#prefix, current))) === null && (await newerLeaseExists(this.#store, this.#prefix, current))) return false;
+    return createLease(this.#store, this.#prefix, current + 1, { ...this.#record, released: false });
   }
 
   /**

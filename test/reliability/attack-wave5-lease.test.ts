@@ -1,8 +1,9 @@
 /**
  * @module Attack on the owner lease: lease objects deleted or overwritten
- * under a running owner (a lifecycle rule, an operator's clean-up) never
- * leave two processes running the owner's work for longer than one
- * renewal interval, and the election settles on one owner again.
+ * under a running owner (a lifecycle rule, an operator's clean-up), or a
+ * stray object far above the chain, never leave two processes running the
+ * owner's work for longer than one renewal interval, and the election
+ * settles on one owner again.
  * MockClock over a MemoryStore.
  */
 import { describe, expect, it } from "vitest";
@@ -90,6 +91,22 @@ describe("attack: lease objects deleted under a running owner", () => {
     expect(c.longestDouble(), "mock ms with two processes running the owner's work").toBeLessThanOrEqual(RENEW);
     expect(c.owners(), "owners after the election settled").toBe(1);
     expect(c.running()).toBe(1);
+    await Promise.all(c.nodes.map((n) => n.stop()));
+  });
+
+  it("a stray object far above the chain: a standby claims above it, and the holder stops within a renewal interval of that", async () => {
+    const store = new MemoryStore();
+    const clock = new MockClock();
+    const c = cluster(store, clock);
+    c.join("a");
+    c.join("b");
+    await advance(clock, 3 * LEASE);
+    expect(c.owners()).toBe(1);
+    await store.put("app/lease/00000000000000000999", new TextEncoder().encode("{stray"));
+    c.join("c");
+    await advance(clock, 10 * LEASE);
+    expect(c.longestDouble(), "mock ms with two processes running the owner's work").toBeLessThanOrEqual(RENEW);
+    expect(c.owners()).toBe(1);
     await Promise.all(c.nodes.map((n) => n.stop()));
   });
 
