@@ -112,7 +112,8 @@ export function recordRateClaim(txn: Txn, windows: RateWindows, limits: Limits, 
     const times = windows.times(a.slot);
     const kept = times.slice(Math.max(0, times.length - RATE_TIMES_KEPT));
     const t = kept.map((x, i) => (i === 0 ? x : x - kept[i - 1]!));
-    const record = times.length > kept.length ? { l: a.rate.limit, p: a.rate.periodMs, u: until, t, c: times.length } : { l: a.rate.limit, p: a.rate.periodMs, u: until, t };
+    const record =
+      times.length > kept.length ? { l: a.rate.limit, p: a.rate.periodMs, u: until, t, c: times.length } : { l: a.rate.limit, p: a.rate.periodMs, u: until, t };
     txn.put(rateWindowKey(limits.queue, a.key, a.rule), enc.encode(JSON.stringify(record)));
   }
 }

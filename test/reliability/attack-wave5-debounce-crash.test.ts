@@ -36,7 +36,12 @@ describe("attack: debounced runs across a SIGKILL", () => {
       const clock = new MockClock(T0 + 10);
       const store = new LocalStore(dir);
       const queue = await Queue.open(store, "wf", { clock, flushIntervalMs: 1 });
-      const runtime = WorkflowRuntime.builder(queue, store, { runStep: async (s) => (ran.push(dec.decode(s.payload)), StepOutcome.succeed(s.payload)) }, NoopTerminalHook).build();
+      const runtime = WorkflowRuntime.builder(
+        queue,
+        store,
+        { runStep: async (s) => (ran.push(dec.decode(s.payload)), StepOutcome.succeed(s.payload)) },
+        NoopTerminalHook,
+      ).build();
       // Submissions were made in order: the first unanswered one may have committed before the kill, none after it.
       const ids = [...answered, `d-${answered.length}`];
       const waiting: string[] = [];

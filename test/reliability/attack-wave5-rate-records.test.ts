@@ -78,7 +78,9 @@ describe("attack: a rate limit changed across a restart", () => {
 });
 
 describe("attack: rate windows across random crashes", () => {
-  it("owners replaced at random points between claims never let more acknowledged claims through in any period than the limit", { timeout: 120_000 }, async () => {
+  it("owners replaced at random points between claims never let more acknowledged claims through in any period than the limit", {
+    timeout: 120_000,
+  }, async () => {
     const { seed, random } = testRandom("rate windows across crashes");
     console.log(`rate windows across crashes: seed ${seed} (TAQUBA_TEST_SEED replays it)`);
     const LIMIT = 40;
