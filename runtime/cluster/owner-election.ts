@@ -376,7 +376,7 @@ export class OwnerElection {
       }
       let renewed: boolean | "late";
       try {
-        renewed = await this.#beforeDeadline(createLease(this.#store, this.#prefix, current + 1, { ...this.#record, released: false }), lease.deadline);
+        renewed = await this.#beforeDeadline(this.#renew(current), lease.deadline);
       } catch (err) {
         this.#logger.warn({ err, lease: this.leasePrefix }, "renewing the owner lease failed; trying again");
         nextRenewal = this.#clock.now() + Math.max(MIN_RENEW_INTERVAL_MS, Math.floor(this.#renewMs / 4));
@@ -391,6 +391,14 @@ export class OwnerElection {
       current += 1;
       lease.deadline = sentAt + this.#leaseMs;
       nextRenewal = sentAt + this.#renewMs;
+      if (sentAt < claimedAt + this.#leaseMs + this.#renewMs && (await this.#chainAbove(current))) {
+        lost = true;
+        this.#logger.warn(
+          { lease: this.leasePrefix, leaseNumber: current },
+          "another process renews the owner lease above this one's (lease objects were deleted under it); stopping the owner's work",
+        );
+        break;
+      }
       // Keep the previous object (a standby may be reading it); older ones go.
       if (current >= 2) this.#store.delete(leaseKey(this.#prefix, current - 2)).catch(() => undefined);
     }
@@ -412,6 +420,35 @@ export class OwnerElection {
     // deleted, and a release written there would be a stale object in the chain.
     if (!lost && this.#clock.now() < lease.deadline) await this.#release(current + 1);
     this.#setState(stop.aborted ? "stopped" : "standby");
+  }
+
+  /**
+   * Creates lease object `current + 1`; false when it is taken, or when
+   * object `current` is gone and objects exist above it. Only a holder
+   * above deletes this term's newest object: one that claimed above the
+   * chain without meeting it (over a stray object far above, say) and
+   * deleted the objects below its own. Gone with nothing above (the folder
+   * emptied by a clean-up) the term goes on. One GET per renewal.
+   */
+  async #renew(current: number): Promise<boolean> {
+    if ((await this.#store.get(leaseKey(this.#prefix, current))) === null && (await newerLeaseExists(this.#store, this.#prefix, current))) return false;
+    return createLease(this.#store, this.#prefix, current + 1, { ...this.#record, released: false });
+  }
+
+  /**
+   * Whether lease objects exist above `n`, looked at in a term's first lease
+   * duration. A claim made while objects were missing (deleted under a live
+   * holder, say by a clean-up of the folder) starts a chain below the
+   * holder's, where no renewal of either ever collides; the live holder
+   * renews above it within a lease duration, and this shows it. A failed
+   * listing counts as no: the next renewal looks again.
+   */
+  async #chainAbove(n: number): Promise<boolean> {
+    try {
+      return await newerLeaseExists(this.#store, this.#prefix, n);
+    } catch {
+      return false;
+    }
   }
 
   /** Writes lease object `n` marked released. */

@@ -15,7 +15,10 @@
  * next claim of the key is allowed, as of the last claim: exact, as no
  * claim of the key happens before it), and the last claim times, at most
  * `RATE_TIMES_KEPT` (what a restarted owner seeds its window from;
- * stored as the first and the distances between them, negative if the clock went back). The
+ * stored as the first and the distances between them, negative if the clock went back), and how
+ * many claims the window counted when it counted more than it keeps times
+ * for (a restarted owner counts those as made at the oldest time kept: no
+ * later than they were, so never more claims than the limit). The
  * maintenance sweep deletes a window once its last claim left the period.
  */
 import { applied, type Limits, type RateWindows, type ResolvedRateLimit } from "./admission.js";
@@ -43,6 +46,8 @@ export interface RateWindowRecord {
   readonly until: number;
   /** The last claim times, oldest first, at most `RATE_TIMES_KEPT`. */
   readonly times: readonly number[];
+  /** The claims the window counted, at least `times.length`: more when older times were not kept. */
+  readonly count: number;
 }
 
 /** The queue's own rate limit as stored for readers. */
@@ -57,13 +62,16 @@ const isTime = (v: unknown): v is number => typeof v === "number" && Number.isSa
 /** Decodes a window record; undefined for damaged bytes (a reader then shows no reason rather than a wrong one). */
 export function decodeRateWindow(bytes: Uint8Array): RateWindowRecord | undefined {
   try {
-    const v = JSON.parse(dec.decode(bytes)) as { l?: unknown; p?: unknown; u?: unknown; t?: unknown };
+    const v = JSON.parse(dec.decode(bytes)) as { l?: unknown; p?: unknown; u?: unknown; t?: unknown; c?: unknown };
     if (!isTime(v.l) || v.l < 1 || !isTime(v.p) || v.p < 1 || !isTime(v.u) || !Array.isArray(v.t) || !v.t.every(Number.isSafeInteger)) return undefined;
+    // A record written before counts were kept has none: it counted the times it keeps.
+    const count = v.c === undefined ? v.t.length : v.c;
+    if (!isTime(count) || count < v.t.length || count > v.l || (count > v.t.length && v.t.length === 0)) return undefined;
     // Stored as the first time, then each time's distance from the one before.
     const times: number[] = [];
     for (const d of v.t as number[]) times.push(times.length === 0 ? d : times[times.length - 1]! + d);
     if (!times.every(isTime)) return undefined;
-    return { limit: v.l, periodMs: v.p, until: v.u, times };
+    return { limit: v.l, periodMs: v.p, until: v.u, times, count };
   } catch {
     return undefined;
   }
@@ -99,11 +107,14 @@ export function recordRateClaim(txn: Txn, windows: RateWindows, limits: Limits, 
   if (!mayRateLimit(limits)) return;
   for (const a of applied(limits, headers)) {
     if (a.rate === undefined) continue;
+    // First, as it drops the claims that left the period: the times are then those the window counts.
+    const until = windows.allowedAt(a.slot, a.rate, now);
     const times = windows.times(a.slot);
     const kept = times.slice(Math.max(0, times.length - RATE_TIMES_KEPT));
-    const until = windows.allowedAt(a.slot, a.rate, now);
     const t = kept.map((x, i) => (i === 0 ? x : x - kept[i - 1]!));
-    txn.put(rateWindowKey(limits.queue, a.key, a.rule), enc.encode(JSON.stringify({ l: a.rate.limit, p: a.rate.periodMs, u: until, t })));
+    const record =
+      times.length > kept.length ? { l: a.rate.limit, p: a.rate.periodMs, u: until, t, c: times.length } : { l: a.rate.limit, p: a.rate.periodMs, u: until, t };
+    txn.put(rateWindowKey(limits.queue, a.key, a.rule), enc.encode(JSON.stringify(record)));
   }
 }
 
@@ -145,9 +156,12 @@ export function seedRateWindows(
     if (a.rate === undefined || windows.has(a.slot)) continue;
     const bytes = src.get(rateWindowKey(limits.queue, a.key, a.rule));
     const w = bytes === undefined ? undefined : decodeRateWindow(bytes);
-    // A window counted under another limit or period says nothing about this one's.
-    if (w === undefined || w.limit !== a.rate.limit || w.periodMs !== a.rate.periodMs) continue;
-    windows.seed(a.slot, a.rate, w.times, w.until, now);
+    if (w === undefined) continue;
+    // Claims counted but not kept happened before the oldest kept time: counted as made then, they free no earlier than they would.
+    const times = w.count > w.times.length ? [...new Array<number>(w.count - w.times.length).fill(w.times[0]!), ...w.times] : w.times;
+    // The claims count under any limit (one lowered at a restart included); when the window was full is the old limit's to say.
+    const same = w.limit === a.rate.limit && w.periodMs === a.rate.periodMs;
+    windows.seed(a.slot, a.rate, times, same ? w.until : 0, now);
   }
 }
 
