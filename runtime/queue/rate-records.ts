@@ -155,8 +155,13 @@ export function seedRateWindows(
   for (const a of applied(limits, headers)) {
     if (a.rate === undefined || windows.has(a.slot)) continue;
     const bytes = src.get(rateWindowKey(limits.queue, a.key, a.rule));
-    const w = bytes === undefined ? undefined : decodeRateWindow(bytes);
-    if (w === undefined) continue;
+    if (bytes === undefined) continue;
+    const w = decodeRateWindow(bytes);
+    // A damaged window cannot say how many claims it counted: hold the key one full period rather than risk passing the limit.
+    if (w === undefined) {
+      windows.seed(a.slot, a.rate, [], now + a.rate.periodMs, now);
+      continue;
+    }
     // Claims counted but not kept happened before the oldest kept time: counted as made then, they free no earlier than they would.
     const times = w.count > w.times.length ? [...new Array<number>(w.count - w.times.length).fill(w.times[0]!), ...w.times] : w.times;
     // The claims count under any limit (one lowered at a restart included); when the window was full is the old limit's to say.
@@ -180,9 +185,13 @@ export function durableRateReason(
   return { limit: w.limit, periodMs: w.periodMs, until: Math.min(w.until, now + w.periodMs) };
 }
 
-/** Whether a window's last claim left its period by `now`: the sweep deletes it then. */
+/**
+ * Whether a window's last claim left its period by `now`: the sweep deletes it then.
+ * A damaged window (undefined) is kept: an owner opening later holds its key one period
+ * from it, and the next claim of the key rewrites it whole.
+ */
 export function windowExpired(w: RateWindowRecord | undefined, now: number): boolean {
-  if (w === undefined) return true;
+  if (w === undefined) return false;
   const last = w.times.length === 0 ? 0 : w.times[w.times.length - 1]!;
   return last + w.periodMs <= now && w.until <= now;
 }
