@@ -43,6 +43,25 @@ describe("engine paged values", () => {
     ...extra,
   });
 
+  it("reads of values held packed are arrays of their own: changing one changes no other read and not the stored value", async () => {
+    const engine = await Engine.open(new MemoryStore(), paged(1 << 20));
+    // Not under the paged prefix, of every packed size past the byte loop's, so reads span several shared chunks.
+    const sizes = Array.from({ length: 60 }, (_, i) => 65 + ((i * 97) % 960));
+    const value = (i: number) => Uint8Array.from({ length: sizes[i]! }, (_, b) => (i * 31 + b) & 0xff);
+    const b = new WriteBatch();
+    sizes.forEach((_, i) => b.put(`other/${i}`, value(i)));
+    await engine.commit(b);
+    const reads = sizes.map((_, i) => engine.get(`other/${i}`)!);
+    reads.forEach((r, i) => expect(r).toEqual(value(i)));
+    for (const r of reads) r.fill(0xee);
+    sizes.forEach((_, i) => expect(engine.get(`other/${i}`)).toEqual(value(i)));
+    // Each read covers exactly its own bytes.
+    const again = sizes.map((_, i) => engine.get(`other/${i}`)!);
+    again[0]!.fill(1);
+    again.slice(1).forEach((r, i) => expect(r).toEqual(value(i + 1)));
+    await engine.close();
+  });
+
   it("pages checkpointed values out: a read without warming throws, after warming it reads the value", async () => {
     const engine = await Engine.open(new MemoryStore(), paged(1 << 20));
     const keys = keysOf(10);
