@@ -21,6 +21,19 @@ import {
 import { resolveQueueConfig } from "../../runtime/queue/config.js";
 
 describe("keys", () => {
+  it("pads a time the same whether or not it was the last one padded, and refuses bad times after a good one", () => {
+    expect(K.padTime(1_700_000_000_000.7)).toBe("0001700000000000");
+    expect(K.padTime(1_700_000_000_000.7)).toBe("0001700000000000");
+    expect(K.padTime(0)).toBe("0000000000000000");
+    expect(K.padTime(-0)).toBe("0000000000000000");
+    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, 1e30, "5" as unknown as number]) {
+      K.padTime(7);
+      expect(() => K.padTime(bad)).toThrow(/an index time must be a number of ms/);
+      expect(() => K.padTime(bad)).toThrow(/an index time must be a number of ms/);
+    }
+    expect(K.padTime(7)).toBe("0000000000000007");
+  });
+
   it("pads numbers so byte order is numeric order", () => {
     const times = [0, 9, 10, 1_700_000_000_000, 2 ** 53 - 1];
     const keys = times.map((t) => K.scheduledKey(t, "q", "id"));
