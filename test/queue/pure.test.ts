@@ -170,6 +170,13 @@ describe("names", () => {
     expect(message(() => validateKvKey("x".repeat(MAX_KV_KEY_BYTES + 1)))).toContain("invalid KV key");
     expect(() => validateKvKey("é".repeat(MAX_KV_KEY_BYTES / 2))).not.toThrow();
     expect(() => validateKvKey(`${"é".repeat(MAX_KV_KEY_BYTES / 2)}x`)).toThrow(ValidationError);
+    // Three- and four-byte characters around the limit, where the key's length alone cannot decide.
+    expect(() => validateKvKey(`${"€".repeat(341)}x`)).not.toThrow();
+    expect(() => validateKvKey(`${"€".repeat(341)}xy`)).toThrow(ValidationError);
+    expect(() => validateKvKey("€".repeat(342))).toThrow(ValidationError);
+    expect(() => validateKvKey("😀".repeat(MAX_KV_KEY_BYTES / 4))).not.toThrow();
+    expect(() => validateKvKey(`${"😀".repeat(MAX_KV_KEY_BYTES / 4)}x`)).toThrow(ValidationError);
+    expect(() => validateDedupKey("€".repeat(400))).toThrow(ValidationError);
   });
 
   it("positive integers and milliseconds: the boundaries and the offending value in the message", () => {

@@ -27,13 +27,26 @@ export function decodeValue(bytes: Uint8Array): unknown {
   return normalize(packr.unpack(bytes));
 }
 
+/**
+ * Replaces Buffers with plain arrays of their own, in place: the decoder's
+ * objects and arrays are fresh and this module's alone, so only what
+ * changes is written (no copy of every record read per step).
+ */
 function normalize(v: unknown): unknown {
   if (v instanceof Uint8Array) return v.constructor === Uint8Array ? v : new Uint8Array(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
-  if (Array.isArray(v)) return v.map(normalize);
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i];
+      if (x !== null && typeof x === "object") v[i] = normalize(x);
+    }
+    return v;
+  }
   if (v !== null && typeof v === "object" && Object.getPrototypeOf(v) === Object.prototype) {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = normalize(x);
-    return out;
+    const o = v as Record<string, unknown>;
+    for (const k of Object.keys(o)) {
+      const x = o[k];
+      if (x !== null && typeof x === "object") o[k] = normalize(x);
+    }
   }
   return v;
 }
