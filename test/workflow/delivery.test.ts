@@ -55,7 +55,21 @@ describe("Delivery.detached and Step.detached", () => {
   });
 
   it("gives steps and deliveries the same frozen fields, in the same order", () => {
-    const deliveryKeys = ["runId", "headers", "jobId", "attempt", "maxAttempts", "cancelSignal", "lease", "memo", "runMemo", "effects", "kv", "children", "isLastAttempt"];
+    const deliveryKeys = [
+      "runId",
+      "headers",
+      "jobId",
+      "attempt",
+      "maxAttempts",
+      "cancelSignal",
+      "lease",
+      "memo",
+      "runMemo",
+      "effects",
+      "kv",
+      "children",
+      "isLastAttempt",
+    ];
     const step = Step.detached(bytes("in"), { stepNumber: 2, signal: bytes("s") });
     expect(Object.keys(step)).toEqual([...deliveryKeys, "stepNumber", "payload", "signal"]);
     expect(Object.isFrozen(step)).toBe(true);
