@@ -104,13 +104,30 @@ export function heldValue(key: string, v: Uint8Array | PackedValue): Uint8Array 
   return unpackValue(v);
 }
 
+/**
+ * Reads of packed values over `LOOP_BYTES` are carved out of shared chunks
+ * of this size, as Node's own buffer pool does: an array buffer per read
+ * costs an allocation outside the heap and its bookkeeping, on every read
+ * of a run record. A view keeps its chunk alive while the caller holds it.
+ */
+const CHUNK_BYTES = 8 * 1024;
+let chunk = Buffer.alloc(0);
+let chunkUsed = 0;
+
 /** The bytes of a packed string, as a fresh array the caller owns. */
 function unpackValue(s: string): Uint8Array {
-  const out = new Uint8Array(s.length);
-  if (s.length <= LOOP_BYTES) {
-    for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-  } else {
-    Buffer.from(out.buffer, out.byteOffset, out.byteLength).write(s, "latin1");
+  const n = s.length;
+  if (n <= LOOP_BYTES) {
+    const out = new Uint8Array(n);
+    for (let i = 0; i < n; i++) out[i] = s.charCodeAt(i);
+    return out;
   }
+  if (chunkUsed + n > chunk.byteLength) {
+    chunk = Buffer.alloc(Math.max(CHUNK_BYTES, n));
+    chunkUsed = 0;
+  }
+  chunk.write(s, chunkUsed, n, "latin1");
+  const out = new Uint8Array(chunk.buffer, chunk.byteOffset + chunkUsed, n);
+  chunkUsed += n;
   return out;
 }

@@ -237,7 +237,8 @@ function settle(core: QueueCore, job: ClaimedJob, effects: SettlementEffects | u
  */
 function heldRecord(txn: Txn, id: string, ticket: ClaimTicket, writesPayload: boolean): JobRecord | undefined {
   const kept = ticket.claimed;
-  if (!writesPayload && kept !== undefined && txn.get(K.jobKey(id)) === kept.bytes) return { ...kept.record };
+  // Not copied: transitions build new records and never change the one they are given.
+  if (!writesPayload && kept !== undefined && txn.get(K.jobKey(id)) === kept.bytes) return kept.record;
   return readJob(txn, id);
 }
 

@@ -43,11 +43,19 @@ const PRIORITY_WIDTH = 10; // 2^32 has 10 digits
  * less (see time-bounds.ts); this is the encoding's own limit.
  */
 export function padTime(ms: number): string {
+  // Most calls of one commit pad the same time (its `now`): the last answer is kept.
+  if (ms === lastPadded) return lastPaddedText;
   if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0 || ms > Number.MAX_SAFE_INTEGER) {
     throw new ValidationError(`an index time must be a number of ms from 0 to ${Number.MAX_SAFE_INTEGER}, got ${String(ms)}`);
   }
-  return Math.floor(ms).toString().padStart(TIME_WIDTH, "0");
+  const text = Math.floor(ms).toString().padStart(TIME_WIDTH, "0");
+  lastPadded = ms;
+  lastPaddedText = text;
+  return text;
 }
+
+let lastPadded = Number.NaN;
+let lastPaddedText = "";
 
 export function padPriority(p: number): string {
   return p.toString().padStart(PRIORITY_WIDTH, "0");

@@ -70,9 +70,20 @@ export function utf8Length(s: string): number {
   return Buffer.byteLength(s, "utf8");
 }
 
+/**
+ * Whether well-formed `s` takes more than `max` UTF-8 bytes. A UTF-16 code
+ * unit takes 1 to 3 bytes, so most keys are decided by their length alone
+ * (every KV read and write and every enqueue checks its keys).
+ */
+export function utf8Exceeds(s: string, max: number): boolean {
+  if (s.length > max) return true;
+  if (s.length * 3 <= max) return false;
+  return utf8Length(s) > max;
+}
+
 /** A caller KV key: 1-1024 UTF-8 bytes of well-formed text. */
 export function validateKvKey(key: unknown): asserts key is string {
-  if (typeof key !== "string" || key.length === 0 || !isWellFormed(key) || utf8Length(key) > MAX_KV_KEY_BYTES) {
+  if (typeof key !== "string" || key.length === 0 || !isWellFormed(key) || utf8Exceeds(key, MAX_KV_KEY_BYTES)) {
     throw new ValidationError(`invalid KV key ${JSON.stringify(key)}; use 1-${MAX_KV_KEY_BYTES} bytes of well-formed UTF-8 text`);
   }
 }
@@ -92,7 +103,7 @@ export function validateKvValue(key: string, value: unknown): asserts value is U
 
 /** A dedup key: 1-512 bytes of well-formed text. */
 export function validateDedupKey(key: unknown): asserts key is string {
-  if (typeof key !== "string" || key.length === 0 || !isWellFormed(key) || utf8Length(key) > MAX_DEDUP_KEY_BYTES) {
+  if (typeof key !== "string" || key.length === 0 || !isWellFormed(key) || utf8Exceeds(key, MAX_DEDUP_KEY_BYTES)) {
     throw new ValidationError(`invalid dedupKey ${JSON.stringify(key)}; use 1-${MAX_DEDUP_KEY_BYTES} bytes of well-formed UTF-8 text`);
   }
 }

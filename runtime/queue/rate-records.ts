@@ -93,8 +93,10 @@ function encodeConfig(rate: ResolvedRateLimit): Uint8Array {
 }
 
 function sameBytes(a: Uint8Array | undefined, b: Uint8Array): boolean {
-  if (a === undefined || a.byteLength !== b.byteLength) return false;
-  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  if (a === undefined) return false;
+  const n = a.length;
+  if (n !== b.length) return false;
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
   return true;
 }
 

@@ -139,7 +139,10 @@ const isUint32 = (n: number) => Number.isInteger(n) && n >= 0 && n <= 0xffff_fff
  * stats record is written by every commit that moves a job.
  */
 function packUint32Array(values: readonly number[]): Uint8Array {
-  const out = new Uint8Array(1 + 5 * values.length);
+  // Sized exactly: a subarray of a larger array would move its bytes out of the heap first.
+  let size = 1;
+  for (const v of values) size += v < 0x80 ? 1 : v < 0x100 ? 2 : v < 0x1_0000 ? 3 : 5;
+  const out = new Uint8Array(size);
   out[0] = 0x90 | values.length;
   let pos = 1;
   for (const v of values) {
@@ -159,7 +162,7 @@ function packUint32Array(values: readonly number[]): Uint8Array {
       out[pos++] = v & 0xff;
     }
   }
-  return out.subarray(0, pos);
+  return out;
 }
 
 export function decodeStats(key: string, bytes: Uint8Array | undefined): QueueStats {

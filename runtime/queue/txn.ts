@@ -24,13 +24,33 @@ export interface ReadSource {
 
 type StatField = keyof QueueStats;
 
+/** The stats a transaction last wrote per stats key, with their bytes. */
+type WrittenStats = Map<string, { bytes: Uint8Array; stats: Readonly<QueueStats> }>;
+
 /**
- * Stats records by the bytes a transaction wrote for them: the next
- * transaction of the queue finds those very bytes in the engine and skips
- * decoding them. Keyed weakly, so an entry lives only while the engine (or
- * a batch) still holds its bytes: one per queue.
+ * The stats records transactions over a source last wrote: the next
+ * transaction of the queue that finds the same bytes stored skips decoding
+ * them. Compared by content, since the engine may hold a value packed and
+ * hand out a fresh array per read. One entry per queue, dropped with the
+ * source.
  */
-const written = new WeakMap<Uint8Array, Readonly<QueueStats>>();
+const written = new WeakMap<ReadSource, WrittenStats>();
+
+function writtenStats(src: ReadSource): WrittenStats {
+  let w = written.get(src);
+  if (w === undefined) {
+    w = new Map();
+    written.set(src, w);
+  }
+  return w;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  const n = a.length;
+  if (n !== b.length) return false;
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
 
 /** One transaction: reads see its own writes; `finish` yields the batch to commit. */
 export class Txn {
@@ -80,19 +100,23 @@ export class Txn {
 
   /** Folds the stats deltas into the batch and returns it. Call once, right before commit. */
   finish(): WriteBatch {
+    if (this.#deltas.size === 0) return this.batch;
+    const last = writtenStats(this.src);
     for (const [queue, d] of this.#deltas) {
       if (d.pending === 0 && d.scheduled === 0 && d.claimed === 0 && d.done === 0 && d.dead === 0) continue;
       const key = statsKey(queue);
       const stored = this.get(key);
-      const known = stored === undefined ? undefined : written.get(stored);
-      const s = known === undefined ? decodeStats(key, stored) : { ...known };
-      s.pending += d.pending;
-      s.scheduled += d.scheduled;
-      s.claimed += d.claimed;
-      s.done += d.done;
-      s.dead += d.dead;
+      const known = stored === undefined ? undefined : last.get(key);
+      const was = known !== undefined && sameBytes(known.bytes, stored!) ? known.stats : decodeStats(key, stored);
+      const s: QueueStats = {
+        pending: was.pending + d.pending,
+        scheduled: was.scheduled + d.scheduled,
+        claimed: was.claimed + d.claimed,
+        done: was.done + d.done,
+        dead: was.dead + d.dead,
+      };
       const bytes = encodeStats(s);
-      written.set(bytes, s);
+      last.set(key, { bytes, stats: s });
       this.batch.put(key, bytes);
     }
     this.#deltas.clear();

@@ -5,7 +5,7 @@ import { ValidationError } from "../errors.js";
 import { validatePriority } from "./config.js";
 import { validateInstant } from "../time-bounds.js";
 import { validateHeaders } from "./headers.js";
-import { isWellFormed, MAX_DEDUP_KEY_BYTES, utf8Length, validateDedupKey, validateJobId, validatePositiveInt } from "./names.js";
+import { isWellFormed, MAX_DEDUP_KEY_BYTES, utf8Exceeds, validateDedupKey, validateJobId, validatePositiveInt } from "./names.js";
 import type { EnqueueOptions } from "./types.js";
 import { validateDebouncePeriod } from "./admission.js";
 
@@ -32,7 +32,7 @@ export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): 
 
 /** A debounce key is text as a dedup key is: 1-512 bytes of well-formed UTF-8. */
 export function validateDebounceKey(key: unknown): asserts key is string {
-  if (typeof key !== "string" || key.length === 0 || !isWellFormed(key) || utf8Length(key) > MAX_DEDUP_KEY_BYTES) {
+  if (typeof key !== "string" || key.length === 0 || !isWellFormed(key) || utf8Exceeds(key, MAX_DEDUP_KEY_BYTES)) {
     throw new ValidationError(`invalid debounce key ${JSON.stringify(key)}; use 1-${MAX_DEDUP_KEY_BYTES} bytes of well-formed UTF-8 text`);
   }
 }

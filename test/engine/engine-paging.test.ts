@@ -43,6 +43,26 @@ describe("engine paged values", () => {
     ...extra,
   });
 
+  it("reads of values held packed are arrays of their own: changing one changes no other read and not the stored value", async () => {
+    const engine = await Engine.open(new MemoryStore(), paged(1 << 20));
+    // Not under the paged prefix, of every packed size past the byte loop's, so reads span several shared chunks.
+    const sizes = Array.from({ length: 60 }, (_, i) => 65 + ((i * 97) % 960));
+    const value = (i: number) => Uint8Array.from({ length: sizes[i]! }, (_, b) => (i * 31 + b) & 0xff);
+    const b = new WriteBatch();
+    for (let i = 0; i < sizes.length; i++) b.put(`other/${i}`, value(i));
+    await engine.commit(b);
+    const read = () => sizes.map((_, i) => engine.get(`other/${i}`)!);
+    const reads = read();
+    expect(reads).toEqual(sizes.map((_, i) => value(i)));
+    for (const r of reads) r.fill(0xee);
+    expect(read()).toEqual(sizes.map((_, i) => value(i)));
+    // Each read covers exactly its own bytes.
+    const again = read();
+    again[0]!.fill(1);
+    expect(again.slice(1)).toEqual(sizes.slice(1).map((_, i) => value(i + 1)));
+    await engine.close();
+  });
+
   it("pages checkpointed values out: a read without warming throws, after warming it reads the value", async () => {
     const engine = await Engine.open(new MemoryStore(), paged(1 << 20));
     const keys = keysOf(10);

@@ -21,6 +21,19 @@ import {
 import { resolveQueueConfig } from "../../runtime/queue/config.js";
 
 describe("keys", () => {
+  it("pads a time the same whether or not it was the last one padded, and refuses bad times after a good one", () => {
+    expect(K.padTime(1_700_000_000_000.7)).toBe("0001700000000000");
+    expect(K.padTime(1_700_000_000_000.7)).toBe("0001700000000000");
+    expect(K.padTime(0)).toBe("0000000000000000");
+    expect(K.padTime(-0)).toBe("0000000000000000");
+    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, 1e30, "5" as unknown as number]) {
+      K.padTime(7);
+      expect(() => K.padTime(bad)).toThrow(/an index time must be a number of ms/);
+      expect(() => K.padTime(bad)).toThrow(/an index time must be a number of ms/);
+    }
+    expect(K.padTime(7)).toBe("0000000000000007");
+  });
+
   it("pads numbers so byte order is numeric order", () => {
     const times = [0, 9, 10, 1_700_000_000_000, 2 ** 53 - 1];
     const keys = times.map((t) => K.scheduledKey(t, "q", "id"));
@@ -157,6 +170,13 @@ describe("names", () => {
     expect(message(() => validateKvKey("x".repeat(MAX_KV_KEY_BYTES + 1)))).toContain("invalid KV key");
     expect(() => validateKvKey("é".repeat(MAX_KV_KEY_BYTES / 2))).not.toThrow();
     expect(() => validateKvKey(`${"é".repeat(MAX_KV_KEY_BYTES / 2)}x`)).toThrow(ValidationError);
+    // Three- and four-byte characters around the limit, where the key's length alone cannot decide.
+    expect(() => validateKvKey(`${"€".repeat(341)}x`)).not.toThrow();
+    expect(() => validateKvKey(`${"€".repeat(341)}xy`)).toThrow(ValidationError);
+    expect(() => validateKvKey("€".repeat(342))).toThrow(ValidationError);
+    expect(() => validateKvKey("😀".repeat(MAX_KV_KEY_BYTES / 4))).not.toThrow();
+    expect(() => validateKvKey(`${"😀".repeat(MAX_KV_KEY_BYTES / 4)}x`)).toThrow(ValidationError);
+    expect(() => validateDedupKey("€".repeat(400))).toThrow(ValidationError);
   });
 
   it("positive integers and milliseconds: the boundaries and the offending value in the message", () => {

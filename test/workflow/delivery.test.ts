@@ -54,6 +54,32 @@ describe("Delivery.detached and Step.detached", () => {
     expect(step.cancelSignal.aborted).toBe(true);
   });
 
+  it("gives steps and deliveries the same frozen fields, in the same order", () => {
+    const deliveryKeys = [
+      "runId",
+      "headers",
+      "jobId",
+      "attempt",
+      "maxAttempts",
+      "cancelSignal",
+      "lease",
+      "memo",
+      "runMemo",
+      "effects",
+      "kv",
+      "children",
+      "isLastAttempt",
+    ];
+    const step = Step.detached(bytes("in"), { stepNumber: 2, signal: bytes("s") });
+    expect(Object.keys(step)).toEqual([...deliveryKeys, "stepNumber", "payload", "signal"]);
+    expect(Object.isFrozen(step)).toBe(true);
+    expect({ ...step }.signal).toEqual(bytes("s"));
+    const d = Delivery.detached({ attempt: 2, maxAttempts: 2 });
+    expect(Object.keys(d)).toEqual(deliveryKeys);
+    expect(Object.isFrozen(d)).toBe(true);
+    expect(d.isLastAttempt()).toBe(true);
+  });
+
   it("builds a bare delivery", () => {
     const d = Delivery.detached({ runId: "r-2", jobId: "j-1" });
     expect(d.runId).toBe("r-2");

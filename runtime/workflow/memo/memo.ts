@@ -31,6 +31,15 @@ export function contentKeyOf(input: unknown): string {
   return `content:${sha256Hex(encodeValue(input))}`;
 }
 
+/** Sets a memo's write watcher; assigned by `Memo`'s static block, which alone reaches the private field. */
+let setWriteWatcher: (memo: Memo, onWrite: (key: string) => void) => void;
+
+/** @internal Calls `onWrite` with the user key of every entry `memo` writes (a run's history lists them). */
+export function watchMemoWrites(memo: Memo, onWrite: (key: string) => void): Memo {
+  setWriteWatcher(memo, onWrite);
+  return memo;
+}
+
 /**
  * One memo namespace: the entries of one step of a run, or the run-scoped
  * entries every step of the run shares.
@@ -38,15 +47,6 @@ export function contentKeyOf(input: unknown): string {
  * @example
  * const draft = await step.memo.memoized("draft", () => callModel(step.payload));
  */
-/** Who hears of each memo write, per memo (see `watchMemoWrites`). */
-const writeWatchers = new WeakMap<Memo, (key: string) => void>();
-
-/** @internal Calls `onWrite` with the user key of every entry `memo` writes (a run's history lists them). */
-export function watchMemoWrites(memo: Memo, onWrite: (key: string) => void): Memo {
-  writeWatchers.set(memo, onWrite);
-  return memo;
-}
-
 export class Memo {
   readonly #store: ObjectStore;
   readonly #prefix: string;
@@ -54,6 +54,14 @@ export class Memo {
   readonly runId: string;
   /** The step number, or `"run"` for the run-scoped namespace. */
   readonly scope: number | "run";
+  /** Who hears of each write (see `watchMemoWrites`): a field rather than a weak map entry, set for every step run. */
+  #onWrite: ((key: string) => void) | undefined;
+
+  static {
+    setWriteWatcher = (memo, onWrite) => {
+      memo.#onWrite = onWrite;
+    };
+  }
 
   /** Prefer `MemoStore.newMemo` / `MemoStore.runMemo`. */
   constructor(store: ObjectStore, memoPrefix: string, runId: string, scope: number | "run") {
@@ -100,7 +108,7 @@ export class Memo {
     } catch (e) {
       throw isStoreFault(e) ? new MemoUnavailableError(this.runId, this.scope, key, "write", e) : e;
     }
-    writeWatchers.get(this)?.(key);
+    this.#onWrite?.(key);
   }
 
   /** The stored bytes under `key`, or `null`. */

@@ -96,10 +96,21 @@ export interface DeliveryParts {
   children: ChildRuns;
 }
 
-/** Builds a {@link Delivery} from its parts. */
+/** Builds a {@link Delivery} from its parts (fields listed, not spread: see `makeStep`). */
 export function makeDelivery(p: DeliveryParts): Delivery {
   return Object.freeze({
-    ...p,
+    runId: p.runId,
+    headers: p.headers,
+    jobId: p.jobId,
+    attempt: p.attempt,
+    maxAttempts: p.maxAttempts,
+    cancelSignal: p.cancelSignal,
+    lease: p.lease,
+    memo: p.memo,
+    runMemo: p.runMemo,
+    effects: p.effects,
+    kv: p.kv,
+    children: p.children,
     isLastAttempt(): boolean {
       return p.attempt >= p.maxAttempts;
     },
@@ -108,9 +119,21 @@ export function makeDelivery(p: DeliveryParts): Delivery {
 
 /** Builds a {@link Step} from a delivery's parts and the step's own fields. */
 export function makeStep(p: DeliveryParts, stepNumber: number, payload: Uint8Array, signal: Uint8Array | null | undefined): Step {
-  // One object, frozen once (not a frozen delivery copied again): built for every step run.
+  // Built for every step run: the fields are listed, not spread. V8 builds a spread copy of
+  // `p` plus a closure field through its slow path, which cost tens of µs per step.
   return Object.freeze({
-    ...p,
+    runId: p.runId,
+    headers: p.headers,
+    jobId: p.jobId,
+    attempt: p.attempt,
+    maxAttempts: p.maxAttempts,
+    cancelSignal: p.cancelSignal,
+    lease: p.lease,
+    memo: p.memo,
+    runMemo: p.runMemo,
+    effects: p.effects,
+    kv: p.kv,
+    children: p.children,
     isLastAttempt(): boolean {
       return p.attempt >= p.maxAttempts;
     },

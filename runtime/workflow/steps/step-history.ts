@@ -14,21 +14,25 @@ import { attemptFromQueue, encodeStepRecord, errorFieldsOf, evictedStep, stepHis
 import type { AttemptHistory, SignalReceipt, StepAttemptOutcome, StepTransitionHistory } from "../runs/run-history.js";
 import type { RuntimeCore } from "../runtime-core.js";
 
-/** What a settlement tells the history about the step it settles. */
-export interface SettledStep {
+/** What the history needs of the step being processed, gathered while it runs. */
+export interface StepTrace {
   runId: string;
   step: number;
   /** The step's name (the step pointer's). */
   name?: string | undefined;
+  /** The signal the step observed (`resolveSignal`'s answer). */
+  signal?: Uint8Array | null | undefined;
+  memoKeys?: readonly string[] | undefined;
+}
+
+/** How the step ended, as its settlement tells the history. */
+export interface StepEnd {
   outcome: StepAttemptOutcome;
   endedAtMs: number;
   /** The thrown value and its text, for a failed attempt. */
   error?: { thrown: unknown; text: string } | undefined;
-  /** The signal the step observed (`resolveSignal`'s answer). */
-  signal?: Uint8Array | null | undefined;
   transition?: StepTransitionHistory | undefined;
   staged?: StagedKv | undefined;
-  memoKeys?: readonly string[] | undefined;
   /** The step's own payload, kept for a redrive of a run this step ended. */
   keepPayload?: boolean;
   /** The payload the step continues with. */
@@ -50,14 +54,14 @@ function signalReceipt(job: ClaimedJob, signal: Uint8Array | null | undefined): 
 }
 
 /** Stages the step's history entry (and the eviction of the oldest kept one) into `effects`. */
-export async function stageStepHistory(core: RuntimeCore, job: ClaimedJob, s: SettledStep, effects: SettlementEffects): Promise<void> {
+export async function stageStepHistory(core: RuntimeCore, job: ClaimedJob, s: StepTrace, end: StepEnd, effects: SettlementEffects): Promise<void> {
   const earlier = await earlierAttempts(core, job);
   const current: AttemptHistory = {
     attempt: job.attempt,
     startedAtMs: job.claimedAt,
-    endedAtMs: s.endedAtMs,
-    outcome: s.outcome,
-    ...(s.error === undefined ? {} : errorFieldsOf(s.error.thrown, s.error.text)),
+    endedAtMs: end.endedAtMs,
+    outcome: end.outcome,
+    ...(end.error === undefined ? {} : errorFieldsOf(end.error.thrown, end.error.text)),
   };
   const record = stepRecordOf({
     step: s.step,
@@ -66,12 +70,12 @@ export async function stageStepHistory(core: RuntimeCore, job: ClaimedJob, s: Se
     earlier,
     current,
     signal: signalReceipt(job, s.signal),
-    transition: s.transition,
+    transition: end.transition,
     memoKeys: s.memoKeys ?? [],
-    kvPuts: s.staged?.puts.map(([k]) => k) ?? [],
-    kvDeletes: s.staged?.deletes ?? [],
-    payload: s.keepPayload === true ? job.payload : undefined,
-    next: s.next,
+    kvPuts: end.staged?.puts.map(([k]) => k) ?? [],
+    kvDeletes: end.staged?.deletes ?? [],
+    payload: end.keepPayload === true ? job.payload : undefined,
+    next: end.next,
     signalPayload: s.signal ?? undefined,
   });
   effects.kvPut(stepHistoryKey(core.queueName, s.runId, s.step), encodeStepRecord(record));

@@ -24,6 +24,7 @@ import type { ClaimedJob, EnqueueOptions } from "../../queue/types.js";
 import { makeStep } from "./delivery.js";
 import { applyStaged, EffectsHandle } from "./effects-handle.js";
 import { replayRecordKey, runKey, stepDedupKey, stepPointerKey } from "../records/kv-keys.js";
+import { bytesEqual } from "../records/codec.js";
 import {
   decodeReplayRecord,
   decodeRunRecord,
@@ -42,7 +43,7 @@ import type { RuntimeCore } from "../runtime-core.js";
 import type { MemoStore } from "../memo/memo.js";
 import { afterWaitRegistered, releaseStepSignal, resolveSignal, stageSignalWait } from "../signals/signals.js";
 import type { StepOutcome, Trigger } from "./step-outcome.js";
-import { stageStepHistory, type SettledStep } from "./step-history.js";
+import { stageStepHistory, type StepTrace as HistoryTrace } from "./step-history.js";
 import type { StepTransitionHistory } from "../runs/run-history.js";
 import { describePayload } from "../runs/index-effects.js";
 import { watchMemoWrites } from "../memo/memo.js";
@@ -61,7 +62,7 @@ import { stepEnqueuedNow } from "../../telemetry/metrics.js";
 type Verdict = { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number } | { ok: false; error: unknown };
 
 /** What the history entry of the step being processed needs from every settlement path. */
-type StepTrace = Pick<SettledStep, "runId" | "step" | "name" | "signal"> & { memoKeys: string[] };
+type StepTrace = HistoryTrace & { memoKeys: string[] };
 
 /** Rejects what is not a StepOutcome, so a runner bug fails the step instead of corrupting a record. */
 function validTrigger(w: unknown): boolean {
@@ -202,8 +203,11 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
     }
   }
   const now = core.clock.now();
+  // Updated in place rather than copied (nothing else holds `base`): a spread plus fields is a slow path in V8.
+  const at = base;
+  at.nowMs = now;
   // A child started by this delivery set the run record's flag after the record above was read.
-  const at = { ...base, nowMs: now, hasChildren: base.hasChildren === true || children.started() };
+  at.hasChildren = base.hasChildren === true || children.started();
 
   if (verdict.ok && verdict.outcome.kind === "cancel") {
     await terminate(core, job, slot, { ...at, status: "cancelled", errorKind: "runner", error: verdict.outcome.reason }, verdict.staged, log, trace);
@@ -222,9 +226,11 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
 /** Whether a cancel of the run was recorded; `read` is the run record read (and decoded as `run`) before the runner ran. */
 async function cancelRequested(core: RuntimeCore, runId: string, read: Uint8Array, run: RunRecord): Promise<boolean> {
   const b = await core.queue.kvGet(runKey(core.queueName, runId));
-  // The very bytes read before: the record did not change (stored values are never mutated, only replaced).
-  if (b === read) return run.cancelRequested === true;
-  return b !== null && decodeRunRecord(b, runKey(core.queueName, runId)).cancelRequested === true;
+  if (b === null) return false;
+  // The same bytes as read before: the record did not change. Compared by content, since
+  // the engine may hold the value packed and hand out a fresh array per read.
+  if (b === read || bytesEqual(b, read)) return run.cancelRequested === true;
+  return decodeRunRecord(b, runKey(core.queueName, runId)).cancelRequested === true;
 }
 
 /** Runs the runner, or replays the outcome recorded for this delivery. */
@@ -296,7 +302,7 @@ async function terminate(
   if (staged !== undefined) applyStaged(staged, effects);
   addTerminalEffects(core.terminal, t, effects);
   const error = t.status === "succeeded" || t.error === undefined ? undefined : { thrown: undefined, text: t.error };
-  await stageStepHistory(core, job, { ...trace, outcome: t.status, endedAtMs: t.nowMs, error, staged, keepPayload: t.status !== "succeeded" }, effects);
+  await stageStepHistory(core, job, trace, { outcome: t.status, endedAtMs: t.nowMs, error, staged, keepPayload: t.status !== "succeeded" }, effects);
   await slot.freeAfterSubmitting(core.queue.ack(job, effects));
   core.noteTerminated(t.runId, t.nowMs);
   noteRunEnded(core, t.status);
@@ -352,7 +358,7 @@ async function failStep(
   if (!(await recordOutcome(core, job, slot, t, log))) return;
   const effects = addTerminalEffects(core.terminal, t);
   const outcome = kind === "permanent" ? "dead_lettered" : "failed";
-  await stageStepHistory(core, job, { ...trace, outcome, endedAtMs: t.nowMs, error: { thrown: error, text }, keepPayload: true }, effects);
+  await stageStepHistory(core, job, trace, { outcome, endedAtMs: t.nowMs, error: { thrown: error, text }, keepPayload: true }, effects);
   if (kind === "permanent") await slot.freeAfterSubmitting(core.queue.deadLetter(job, text, effects, { cause: thrownCause(error) }));
   else await slot.freeAfterSubmitting(core.queue.nack(job, text, effects, { cause: thrownCause(error) }));
   core.noteTerminated(t.runId, t.nowMs);
@@ -381,16 +387,17 @@ async function continueRun(
     dedupKey: stepDedupKey(runId, nextStep),
     priority: job.priority,
     maxAttempts: job.maxAttempts,
-    headers: { ...userHeadersOf(job.headers), ...flowHeadersOf(job.headers), [HEADER_RUN_ID]: runId, [HEADER_STEP]: String(nextStep), ...traceHeaderOf(job) },
+    headers: nextStepHeaders(job, runId, nextStep),
   };
   const nextName = describePayload(core.runner, o.payload)?.step;
-  const pointer: StepPointer = { step: nextStep, jobId: nextJobId, ...(nextName === undefined ? {} : { name: nextName }) };
+  const pointer: StepPointer = { step: nextStep, jobId: nextJobId };
+  if (nextName !== undefined) pointer.name = nextName;
   const effects = applyStaged(verdict.staged, new SettlementEffects());
   // Only a step continued on a signal has signal bookkeeping to release.
   if (job.headers[HEADER_SIGNAL_WAIT] !== undefined) releaseStepSignal(core.queueName, runId, step, effects);
   const commit = async (): Promise<void> => {
     const transition = transitionOf(o.when, opts.runAt, now);
-    await stageStepHistory(core, job, { ...trace, outcome: "continued", endedAtMs: now, transition, staged: verdict.staged, next: o.payload }, effects);
+    await stageStepHistory(core, job, trace, { outcome: "continued", endedAtMs: now, transition, staged: verdict.staged, next: o.payload }, effects);
     effects.enqueue(core.queueName, o.payload, opts);
     effects.kvPut(stepPointerKey(core.queueName, runId), encodeStepPointer(pointer));
     const chain = slot.chain;
@@ -431,6 +438,23 @@ async function continueRun(
     if ("conflict" in registered) await failStep(core, job, slot, at, registered.conflict, log, trace);
     else if (registered.waitingOn !== undefined) await afterWaitRegistered(core, registered.waitingOn, nextJobId);
   }
+}
+
+/**
+ * The next step's headers: the user's and the flow headers of this step's
+ * job, the run id, the step number and the trace parent, in that order.
+ * Assigned one by one into one object (as the spreads they replace would
+ * define them): this runs for every step.
+ */
+function nextStepHeaders(job: ClaimedJob, runId: RunId, nextStep: number): Record<string, string> {
+  const headers = userHeadersOf(job.headers);
+  const flow = flowHeadersOf(job.headers);
+  for (const k in flow) headers[k] = flow[k]!;
+  headers[HEADER_RUN_ID] = runId;
+  headers[HEADER_STEP] = String(nextStep);
+  const trace = traceHeaderOf(job);
+  for (const k in trace) headers[k] = trace[k]!;
+  return headers;
 }
 
 /** The transition a continuing step chose, as its history reports it. */

@@ -1,0 +1,46 @@
+/**
+ * @module Stats in a transaction: each commit that moves a job adds its
+ * deltas to the stored counts. A transaction reuses the counts the previous
+ * one wrote only while the engine holds the same bytes; the engine hands
+ * out a fresh array per read of a value it holds packed, so the check is by
+ * content, and a count changed behind it is decoded again.
+ */
+import { describe, expect, it } from "vitest";
+import { Engine, MemoryStore, WriteBatch } from "taquba";
+import { statsKey } from "../../runtime/queue/keys.js";
+import { decodeStats, encodeStats } from "../../runtime/queue/record.js";
+import { Txn } from "../../runtime/queue/txn.js";
+
+async function bump(engine: Engine, queue: string, pending: number): Promise<void> {
+  const txn = new Txn(engine);
+  txn.bump(queue, "pending", pending);
+  await engine.commit(txn.finish());
+}
+
+describe("stats in a transaction", () => {
+  for (const [what, pageValues] of [
+    ["values held as written", undefined],
+    ["values held packed", { keyPrefixes: ["j/"], minBytes: 64 }],
+  ] as const) {
+    it(`adds to the stored counts, also when they changed behind the last transaction (${what})`, async () => {
+      const engine = await Engine.open(new MemoryStore(), pageValues === undefined ? {} : { pageValues });
+      await bump(engine, "q", 2);
+      await bump(engine, "q", 3);
+      expect(decodeStats(statsKey("q"), engine.get(statsKey("q")))).toMatchObject({ pending: 5 });
+      // Another write of the counts, not through a transaction (as a stats repair would): the next one starts from it.
+      await engine.commit(new WriteBatch().put(statsKey("q"), encodeStats({ pending: 40, scheduled: 1, claimed: 2, done: 3, dead: 4 })));
+      await bump(engine, "q", 1);
+      expect(decodeStats(statsKey("q"), engine.get(statsKey("q")))).toEqual({ pending: 41, scheduled: 1, claimed: 2, done: 3, dead: 4 });
+      // Deleted behind it: counting starts from zero.
+      await engine.commit(new WriteBatch().delete(statsKey("q")));
+      await bump(engine, "q", 1);
+      expect(decodeStats(statsKey("q"), engine.get(statsKey("q")))).toEqual({ pending: 1, scheduled: 0, claimed: 0, done: 0, dead: 0 });
+      // Queues keep counts of their own.
+      await bump(engine, "r", 7);
+      await bump(engine, "q", 1);
+      expect(decodeStats(statsKey("r"), engine.get(statsKey("r"))).pending).toBe(7);
+      expect(decodeStats(statsKey("q"), engine.get(statsKey("q"))).pending).toBe(2);
+      await engine.close();
+    });
+  }
+});
