@@ -147,7 +147,7 @@ describe("precompiled validators", () => {
 
   it("compare objects with their own toString or valueOf by their fields", () => {
     const pkg = buildModel("p.taquba.yaml", { version: 1, package: "p" });
-    const schema = { oneOf: [{ anyOf: [{ enum: [{ k: [1] }, ""] }] }, { enum: [{ toString: 0 }] }] };
+    const schema: Schema = { oneOf: [{ anyOf: [{ enum: [{ k: [1] }, ""] }] }, { enum: [{ toString: 0 }] }] };
     const validate = load(compileValidators([{ exportName: "validateRoot", schema: schema as JsonSchema }], pkg)).validateRoot as RawValidateFunction;
     expect(validate({ toString: 0 })).toBe(true);
     expect(validate({ toString: 1 })).toBe(false);
