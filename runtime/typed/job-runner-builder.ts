@@ -25,7 +25,7 @@ import type { HeaderValues, JobDefinition, JobHandler, JobRegistrar } from "../c
 import { noticeRunners, withJobNotices } from "../jobs/job-notice.js";
 import { JobRunner } from "./job-runner.js";
 import { positiveInt } from "../jobs/job-submission.js";
-import type { ParentClosePolicy } from "../workflow/records/records.js";
+import { checkParentClose, type ParentClosePolicy } from "../workflow/records/records.js";
 
 interface Settings {
   queueName: string;
@@ -161,8 +161,7 @@ export class JobRunnerBuilder implements JobRegistrar, WorkflowRegistrar {
 
   /** The parent-close policy of a child workflow whose start does not give one (see `WorkflowRuntimeBuilder.parentClose`). Default: `"cancel"`. */
   parentClose(policy: ParentClosePolicy): this {
-    if (policy !== "cancel" && policy !== "abandon") throw new ValidationError(`parentClose must be "cancel" or "abandon", got ${JSON.stringify(policy)}`);
-    this.#s.parentClose = policy;
+    this.#s.parentClose = checkParentClose(policy);
     return this;
   }
 

@@ -14,7 +14,7 @@ import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import { WorkflowRuntime } from "./workflow-runtime.js";
 import { DEFAULT_STEP_QUEUE } from "./runs/workflow-view.js";
 import { DEFAULT_SCHEDULE_INPUT_TIMEOUT_MS } from "./schedules/schedules.js";
-import type { ParentClosePolicy } from "./records/records.js";
+import { checkParentClose, type ParentClosePolicy } from "./records/records.js";
 
 /** @internal The resolved options. */
 export interface BuilderState {
@@ -127,8 +127,7 @@ export class WorkflowRuntimeBuilder {
    * `"abandon"` them (they keep running). Default: `"cancel"`.
    */
   parentClose(policy: ParentClosePolicy): this {
-    if (policy !== "cancel" && policy !== "abandon") throw new ValidationError(`parentClose must be "cancel" or "abandon", got ${JSON.stringify(policy)}`);
-    this.#s.parentClose = policy;
+    this.#s.parentClose = checkParentClose(policy);
     return this;
   }
 

@@ -29,7 +29,15 @@ import { SettlementEffects } from "../../queue/effects.js";
 import type { ClaimedJob } from "../../queue/types.js";
 import { decodeValue, sha256Hex } from "../records/codec.js";
 import { childCompletionKey, childCompletionPrefix, childEntryKey, childrenPrefix, runKey, signalBufferKey, signalWaitKey } from "../records/kv-keys.js";
-import { decodeChildEntry, decodeRunRecord, decodeSignalWait, encodeChildEntry, encodeRunRecord, type ParentClosePolicy } from "../records/records.js";
+import {
+  checkParentClose,
+  decodeChildEntry,
+  decodeRunRecord,
+  decodeSignalWait,
+  encodeChildEntry,
+  encodeRunRecord,
+  type ParentClosePolicy,
+} from "../records/records.js";
 import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED } from "../records/reserved.js";
 import { MAX_RUN_ID_LEN, RunId } from "../runs/run-id.js";
 import type { RunOptions, RunOutcome, TerminalStatus } from "../runs/run-types.js";
@@ -157,10 +165,7 @@ export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number
       if (typeof key !== "string" || !KEY_PATTERN.test(key)) {
         throw new ValidationError(`a child's key must be 1 to 64 characters of [A-Za-z0-9_-], got ${JSON.stringify(key)}`);
       }
-      const parentClose = spec.parentClose ?? core.parentClose;
-      if (parentClose !== "cancel" && parentClose !== "abandon") {
-        throw new ValidationError(`parentClose must be "cancel" or "abandon", got ${JSON.stringify(parentClose)}`);
-      }
+      const parentClose = checkParentClose(spec.parentClose ?? core.parentClose);
       const runId = childRunId(parentRunId, step, key, core.placement);
       const completionKey = childCompletionKey(parentRunId, runId);
       await markParent(core, parentRunId);

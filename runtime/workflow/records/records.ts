@@ -5,7 +5,7 @@
  * shape and throw `StoreCorruptedError` naming the key, so a damaged record
  * is reported, never half-read.
  */
-import { StoreCorruptedError } from "../../errors.js";
+import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { decodeValue, encodeValue } from "./codec.js";
 import type { RunErrorKind, RunOutcome, TerminalStatus, Termination } from "../runs/run-types.js";
 import type { RunId } from "../runs/run-id.js";
@@ -57,13 +57,21 @@ export interface ChildEntry {
 /** What a running child does when its parent fails or is cancelled: be cancelled (default) or keep running. */
 export type ParentClosePolicy = "cancel" | "abandon";
 
+export const isParentClosePolicy = (v: unknown): v is ParentClosePolicy => v === "cancel" || v === "abandon";
+
+/** `policy` if it is a parent-close policy; a `ValidationError` otherwise (a caller's untyped value). */
+export function checkParentClose(policy: unknown): ParentClosePolicy {
+  if (!isParentClosePolicy(policy)) throw new ValidationError(`parentClose must be "cancel" or "abandon", got ${JSON.stringify(policy)}`);
+  return policy;
+}
+
 export function encodeChildEntry(e: ChildEntry): Uint8Array {
   return encodeValue({ parentClose: e.parentClose });
 }
 
 export function decodeChildEntry(bytes: Uint8Array, key: string): ChildEntry {
   return decodeChecked<ChildEntry>(bytes, key, "child run entry", (v) =>
-    v.parentClose === "cancel" || v.parentClose === "abandon" ? undefined : "has an unknown parent-close policy",
+    isParentClosePolicy(v.parentClose) ? undefined : "has an unknown parent-close policy",
   );
 }
 
