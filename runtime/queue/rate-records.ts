@@ -21,6 +21,7 @@
  * later than they were, so never more claims than the limit). The
  * maintenance sweep deletes a window once its last claim left the period.
  */
+import { bytesEqual } from "../store/bytes-equal.js";
 import { applied, type Limits, type RateWindows, type ResolvedRateLimit } from "./admission.js";
 import type { ReadSource, Txn } from "./txn.js";
 
@@ -92,14 +93,6 @@ function encodeConfig(rate: ResolvedRateLimit): Uint8Array {
   return enc.encode(JSON.stringify(rate.key === undefined ? { l: rate.limit, p: rate.periodMs } : { l: rate.limit, p: rate.periodMs, k: rate.key }));
 }
 
-function sameBytes(a: Uint8Array | undefined, b: Uint8Array): boolean {
-  if (a === undefined) return false;
-  const n = a.length;
-  if (n !== b.length) return false;
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 /**
  * Stages, on the claim's transaction, the windows of the rate limits that
  * counted the claim just admitted (after `admit` took it): nothing when no
@@ -138,7 +131,7 @@ export function recordRateConfig(txn: Txn, queue: string, rate: ResolvedRateLimi
     return;
   }
   const bytes = encodeConfig(rate);
-  if (!sameBytes(stored, bytes)) txn.put(key, bytes);
+  if (stored === undefined || !bytesEqual(stored, bytes)) txn.put(key, bytes);
 }
 
 /**

@@ -8,6 +8,7 @@
  * event loop: never `await` between creating a `Txn` and committing it.
  */
 import type { ScanOptions } from "../engine/engine.js";
+import { bytesEqual } from "../store/bytes-equal.js";
 import { WriteBatch } from "../engine/write-batch.js";
 import { statsKey } from "./keys.js";
 import { decodeStats, encodeStats, type JobState, type QueueStats } from "./record.js";
@@ -43,13 +44,6 @@ function writtenStats(src: ReadSource): WrittenStats {
     written.set(src, w);
   }
   return w;
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  const n = a.length;
-  if (n !== b.length) return false;
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 /** One transaction: reads see its own writes; `finish` yields the batch to commit. */
@@ -107,7 +101,7 @@ export class Txn {
       const key = statsKey(queue);
       const stored = this.get(key);
       const known = stored === undefined ? undefined : last.get(key);
-      const was = known !== undefined && sameBytes(known.bytes, stored!) ? known.stats : decodeStats(key, stored);
+      const was = known !== undefined && bytesEqual(known.bytes, stored!) ? known.stats : decodeStats(key, stored);
       const s: QueueStats = {
         pending: was.pending + d.pending,
         scheduled: was.scheduled + d.scheduled,

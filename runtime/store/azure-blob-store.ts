@@ -14,6 +14,7 @@
  */
 import type { ContainerClient, RestError, StoragePipelineOptions } from "@azure/storage-blob";
 import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, ValidationError } from "../errors.js";
+import { bytesEqual } from "./bytes-equal.js";
 import { validateObjectKey } from "./keys.js";
 import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 import { skipThrough } from "./skip-through.js";
@@ -25,7 +26,6 @@ import {
   requestTimeout,
   retryRequest,
   retrySettings,
-  sameBytes,
   type FailureJudge,
   type RetrySettings,
   type StoreRetryOptions,
@@ -211,7 +211,7 @@ export class AzureBlobStore implements ObjectStore {
           // blob; finding our own bytes there means that attempt won.
           if (mayHaveLanded) {
             const existing = await this.#getOnce(client, key);
-            if (existing && sameBytes(existing.body, payload)) return { etag: existing.etag };
+            if (existing && bytesEqual(existing.body, payload)) return { etag: existing.etag };
           }
           throw new PreconditionFailedError(key);
         }

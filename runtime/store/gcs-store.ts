@@ -15,6 +15,7 @@
 import type { ApiError, Bucket, StorageOptions } from "@google-cloud/storage";
 import { createHash } from "node:crypto";
 import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, ValidationError } from "../errors.js";
+import { bytesEqual } from "./bytes-equal.js";
 import { validateObjectKey } from "./keys.js";
 import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 import {
@@ -24,7 +25,6 @@ import {
   requestTimeout,
   retryRequest,
   retrySettings,
-  sameBytes,
   type FailureJudge,
   type RetrySettings,
   type StoreRetryOptions,
@@ -192,7 +192,7 @@ export class GcsStore implements ObjectStore {
           // object; finding our own bytes there means that attempt won.
           if (mayHaveLanded) {
             const existing = await this.#getOnce(bucket, key);
-            if (existing && sameBytes(existing.body, payload)) return { etag: existing.etag };
+            if (existing && bytesEqual(existing.body, payload)) return { etag: existing.etag };
           }
           throw new PreconditionFailedError(key);
         }

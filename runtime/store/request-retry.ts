@@ -112,11 +112,6 @@ export function isNetworkError(err: unknown): boolean {
   return false;
 }
 
-/** Whether `a` and `b` hold the same bytes. */
-export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.byteLength === b.byteLength && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
-}
-
 /**
  * Imports the optional package `name`, or throws `MissingDependencyError`
  * telling the user to install it when it is absent. `importer` exists so the

@@ -12,6 +12,7 @@
 import { createS3Client } from "./s3-client.js";
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from "@aws-sdk/client-s3";
 import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
+import { bytesEqual } from "./bytes-equal.js";
 import { validateObjectKey } from "./keys.js";
 import { isNetworkError } from "./request-retry.js";
 import { retryWithBackoff } from "./retry.js";
@@ -112,10 +113,6 @@ function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.byteLength === b.byteLength && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
-}
-
 /**
  * A store whose objects live under a prefix of one S3 bucket.
  *
@@ -210,7 +207,7 @@ export class S3Store implements ObjectStore {
           // object; finding our own bytes there means that attempt won.
           if (mayHaveLanded) {
             const existing = await this.#getOnce(key, signal);
-            if (existing && sameBytes(existing.body, payload)) return { etag: existing.etag };
+            if (existing && bytesEqual(existing.body, payload)) return { etag: existing.etag };
           }
           throw new PreconditionFailedError(key);
         }

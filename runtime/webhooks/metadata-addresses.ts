@@ -9,6 +9,7 @@
  * one of these addresses lets a delivery reach it.
  */
 
+import { bytesEqual } from "../store/bytes-equal.js";
 import { inNetwork, parseIp, unmapIp, type Network } from "./ip-address.js";
 
 /** Every refused metadata address, with the service that answers there. */
@@ -32,10 +33,6 @@ const PARSED: readonly Uint8Array[] = CLOUD_METADATA_ADDRESSES.map(([a]) => {
   return bytes;
 });
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
-}
-
 /**
  * Whether `addr` (4 or 16 bytes, IPv4-mapped or embedded forms included) is
  * a cloud metadata endpoint.
@@ -47,7 +44,7 @@ export function isCloudMetadataAddress(addr: Uint8Array): boolean {
     candidates.push(addr.slice(12));
   }
   if (addr.length === 16 && addr[0] === 0x20 && addr[1] === 0x02) candidates.push(addr.slice(2, 6));
-  return candidates.some((c) => PARSED.some((m) => sameBytes(c, m)));
+  return candidates.some((c) => PARSED.some((m) => bytesEqual(c, m)));
 }
 
 /** Whether `net` names exactly one metadata address (the only way to allow one). */

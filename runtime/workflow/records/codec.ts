@@ -56,17 +56,6 @@ export function sha256Hex(bytes: Uint8Array | string): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-/** Whether two byte arrays hold the same bytes. */
-export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  const n = a.length;
-  if (n !== b.length) return false;
-  // Native comparison past a few dozen bytes; below, a loop (with the length in a local:
-  // reading `byteLength` on every iteration made it ten times slower).
-  if (n > 32) return Buffer.compare(a, b) === 0;
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 

@@ -18,7 +18,7 @@ import type { RuntimeCore } from "../runtime-core.js";
 import type { RunDebounce, RunFlow, RunSpec, SubmitOutcome } from "../runs/run-types.js";
 import { KeyedLock } from "../runs/run-events.js";
 import { backoffMs, isStoreFault, sleep, STORE_RETRY } from "../store-retry.js";
-import { bytesEqual } from "../records/codec.js";
+import { bytesEqual } from "../../store/bytes-equal.js";
 import { cronTimes, type CronTimes } from "./cron-times.js";
 import {
   checkScheduleId,

@@ -24,7 +24,7 @@ import type { ClaimedJob, EnqueueOptions } from "../../queue/types.js";
 import { makeStep } from "./delivery.js";
 import { applyStaged, EffectsHandle } from "./effects-handle.js";
 import { replayRecordKey, runKey, stepDedupKey, stepPointerKey } from "../records/kv-keys.js";
-import { bytesEqual } from "../records/codec.js";
+import { bytesEqual } from "../../store/bytes-equal.js";
 import {
   decodeReplayRecord,
   decodeRunRecord,
