@@ -14,7 +14,7 @@
  *
  * Requests are taken in the order of their names (ULIDs, so in the order
  * clients made them), a window of them at a time: those about different
- * runs, signal keys or jobs are applied concurrently (their commits share
+ * runs, signal keys or schedules are applied concurrently (their commits share
  * the engine's group commit, and each one's answer and deletion overlap the
  * others), those about the same one in order, and group and dead-job
  * requests alone. An object that is not a request this version understands
@@ -46,6 +46,7 @@ import type { ScheduleFire } from "../workflow/schedules/schedule-types.js";
 import type { SubmitOutcome } from "../workflow/runs/run-types.js";
 import { RunId } from "../workflow/runs/run-id.js";
 import { watchPrefixes } from "./store-watch.js";
+import { keyedJobRunId } from "../jobs/job-codec.js";
 import { ValidationError } from "../errors.js";
 
 /** Default listing interval on a store without change notification (S3): 3,600 LISTs an hour. */
@@ -71,9 +72,9 @@ export interface ServeClientsOptions {
   readonly appliedRetentionMs?: number;
   /**
    * How many requests are read and applied at once (1 to 1,000; default 32).
-   * Requests about the same run, signal key or job are always applied one
-   * after the other in the order they were made; 1 applies every request
-   * alone.
+   * Requests about the same run (a keyed job's included), signal key or
+   * schedule are always applied one after the other in the order they were
+   * made; 1 applies every request alone.
    */
   readonly maxConcurrentRequests?: number;
   /** Default: `console.error`. */
@@ -224,7 +225,7 @@ export class ClientInbox {
       const obj = got.value;
       if (obj === null) continue;
       const request = this.#decode(name, obj.body);
-      const subject = request === undefined || this.#window === 1 ? ALONE : subjectOf(request);
+      const subject = request === undefined || this.#window === 1 ? ALONE : subjectOf(request, this.#q);
       if (subject === ALONE) {
         // After everything before it, and before everything after it.
         await Promise.allSettled(tasks);
@@ -511,10 +512,12 @@ const ALONE = "";
 
 /**
  * What a request is about: requests with the same subject are applied in
- * the order they were made, others concurrently. Group and dead-job
- * requests touch many runs or jobs and go alone.
+ * the order they were made, others concurrently. A keyed job is about the
+ * run its key names (on step queue `q`), so a cancel or retry of that run
+ * waits for it. Group and dead-job requests touch many runs or jobs and go
+ * alone.
  */
-function subjectOf(r: InboxRequest): string {
+function subjectOf(r: InboxRequest, q: string): string {
   switch (r.op) {
     case "submit":
     case "cancel":
@@ -525,7 +528,7 @@ function subjectOf(r: InboxRequest): string {
     case "clearSignal":
       return `signal:${r.key}`;
     case "job":
-      if (r.job.idempotencyKey !== undefined) return `job:${r.job.name}:${r.job.idempotencyKey}`;
+      if (r.job.idempotencyKey !== undefined) return `run:${keyedJobRunId(q, r.job.name, r.job.idempotencyKey)}`;
       return r.job.runId === undefined ? ALONE : `run:${r.job.runId}`;
     case "schedule":
       return `schedule:${r.scheduleId}`;

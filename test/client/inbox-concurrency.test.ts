@@ -5,8 +5,10 @@
  * leave every request applied exactly once.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryStore, NoopTerminalHook, Queue, serveClients, TaqubaClient, withCounting, WorkflowRuntime, type ObjectStore } from "taquba";
+import { JobRunner, MemoryStore, NoopTerminalHook, Queue, serveClients, TaqubaClient, withCounting, WorkflowRuntime, type ObjectStore } from "taquba";
+import { keyedJobRunId } from "../../runtime/jobs/job-codec.js";
 import { appRunner, STEP_QUEUE, STORE_NAME } from "./fixtures/app.js";
+import { emailJob } from "../jobs/fixtures.js";
 import { testRandom } from "../support/seed.js";
 import { until } from "../support/until.js";
 
@@ -104,6 +106,39 @@ describe("the client inbox applies requests concurrently", () => {
     for (let i = 0; i < 20; i++) expect((await owner.runtime.status(`free-${i}`))?.state, `free-${i}`).not.toBe("terminated");
     await client.close();
     await owner.stop();
+  });
+
+  it("a keyed job's submission and a cancel of its run are applied in the order they were made", async () => {
+    const store = new MemoryStore();
+    const client = await TaqubaClient.open(store, { name: STORE_NAME, queueName: STEP_QUEUE, timeoutMs: 60_000 });
+    const runIds = Array.from({ length: 20 }, (_, i) => keyedJobRunId(STEP_QUEUE, emailJob.name, `key-${i}`));
+    const calls: Array<Promise<unknown>> = [];
+    for (let i = 0; i < 20; i++) {
+      // The submission names its run by job name and key, the cancel by run id: the same run, both waiting in one window.
+      calls.push(client.submit(emailJob, { to: `a${i}@b.co` }, { idempotencyKey: `key-${i}` }).then((h) => h.jobId));
+      calls.push(client.cancel(runIds[i]!).catch((e: unknown) => e));
+      calls.push(client.submit(emailJob, { to: `free${i}@b.co` }, { idempotencyKey: `free-${i}` }).then((h) => h.jobId));
+      await new Promise((r) => setTimeout(r, 1)); // distinct request ids in time order
+    }
+    await until("60 requests in the inbox", async () => (await inboxCount(store)) === 60);
+    const queue = await Queue.open(store, STORE_NAME, { flushIntervalMs: 2 });
+    // No worker: the jobs stay queued, so only the inbox's order decides whether a cancel finds its run.
+    const runner = JobRunner.builder(queue, store)
+      .queueName(STEP_QUEUE)
+      .logger({ error: () => undefined })
+      .register(emailJob, { run: async (input) => ({ message_id: input.to }) })
+      .build();
+    const inbox = serveClients(queue, runner, { store, listIntervalMs: 20, maxConcurrentRequests: 32 });
+    const answers = await Promise.all(calls);
+    for (let i = 0; i < 20; i++) {
+      expect(answers[i * 3], `submission ${i}`).toBe(runIds[i]);
+      expect(answers[i * 3 + 1], `cancel of keyed run ${i}`).toBe(true);
+      expect(await runner.runtime.status(runIds[i]!), `keyed run ${i}`).toMatchObject({ state: "terminated", status: "cancelled" });
+      expect((await runner.runtime.status(String(answers[i * 3 + 2])))?.state, `free run ${i}`).not.toBe("terminated");
+    }
+    await client.close();
+    await inbox.stop();
+    await queue.close();
   });
 
   it("store faults on answers and deletions part way through: every request applied once, each answered", async () => {
