@@ -11,6 +11,11 @@ function filled(n: number, seed = 7): Uint8Array {
   return out;
 }
 
+/** Toggles bits `mask` of byte `i`. */
+function flip(bytes: Uint8Array, i: number, mask: number): void {
+  bytes[i] = bytes[i]! ^ mask;
+}
+
 describe("bytesEqual", () => {
   for (const n of [0, 1, 32, 33, 1 << 20]) {
     it(`holds for equal arrays of ${n} bytes and not when the last byte differs`, () => {
@@ -19,12 +24,12 @@ describe("bytesEqual", () => {
       expect(bytesEqual(a, b)).toBe(true);
       expect(bytesEqual(b, a)).toBe(true);
       if (n === 0) return;
-      b[n - 1] ^= 1;
+      flip(b, n - 1, 1);
       expect(bytesEqual(a, b)).toBe(false);
       expect(bytesEqual(b, a)).toBe(false);
       // And the first byte, so neither end is skipped.
-      b[n - 1] ^= 1;
-      b[0] ^= 0x80;
+      flip(b, n - 1, 1);
+      flip(b, 0, 0x80);
       expect(bytesEqual(a, b)).toBe(false);
     });
   }
@@ -45,13 +50,13 @@ describe("bytesEqual", () => {
       const b = other.subarray(3, 3 + n);
       expect(bytesEqual(a, b)).toBe(true);
       // Bytes outside the views do not count.
-      big[16] ^= 0xff;
-      big[17 + n] ^= 0xff;
-      other[0] ^= 0xff;
+      flip(big, 16, 0xff);
+      flip(big, 17 + n, 0xff);
+      flip(other, 0, 0xff);
       expect(bytesEqual(a, b)).toBe(true);
       // A view shifted by one byte over the same memory differs.
       expect(bytesEqual(big.subarray(18, 18 + n), b)).toBe(false);
-      other[3 + n - 1] ^= 1;
+      flip(other, 3 + n - 1, 1);
       expect(bytesEqual(a, b)).toBe(false);
     });
   }
