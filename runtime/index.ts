@@ -357,7 +357,7 @@ export { ClientGroup, ClientJobGroup } from "./client/client-group.js";
 export type { ClientGroupMember, ClientGroupSubmitOutcome, ClientMemberSubmission } from "./client/client-group.js";
 export { serveClients, ClientInbox, DEFAULT_LIST_INTERVAL_MS, DEFAULT_APPLIED_RETENTION_MS } from "./client/inbox-server.js";
 export type { ServeClientsOptions, InboxStats } from "./client/inbox-server.js";
-export { TimeoutError } from "./client/client-errors.js";
+export { GroupRecreatedError, TimeoutError } from "./client/client-errors.js";
 export { RequestRefusedError, MalformedRequestError } from "./client/request-codec.js";
 
 // Owner election (a lease in the store) and shards

@@ -3,6 +3,34 @@
  */
 import { TaqubaError } from "../errors.js";
 
+/** `ms` as an ISO time, or as the number it is when no date has it. */
+function instant(ms: number): string {
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? String(ms) : d.toISOString();
+}
+
+/**
+ * A group's members were sent for submission dated with a creation time
+ * its manifest does not have: the group was forgotten and submitted again
+ * (or removed by group retention and made anew) after this submission
+ * read its creation time. No member was submitted; submitting the members
+ * again adds them to the group as it is now.
+ */
+export class GroupRecreatedError extends TaqubaError {
+  constructor(
+    readonly groupId: string,
+    /** The creation time the submission carried. */
+    readonly createdAtMs: number,
+    /** The creation time in the group's manifest. */
+    readonly manifestCreatedAtMs: number,
+  ) {
+    super(
+      "GROUP_RECREATED",
+      `run group "${groupId}" was created again since this submission of its members began (the submission is for the group created at ${instant(createdAtMs)}, the group now dates from ${instant(manifestCreatedAtMs)}); no member was submitted: submit the members again`,
+    );
+  }
+}
+
 /**
  * No owner answered a client's request in time: no process is serving the
  * inbox (see `serveClients`), or it is far behind. The request stays in the

@@ -47,6 +47,10 @@ import type { SubmitOutcome } from "../workflow/runs/run-types.js";
 import { RunId } from "../workflow/runs/run-id.js";
 import { watchPrefixes } from "./store-watch.js";
 import { keyedJobRunId } from "../jobs/job-codec.js";
+import { groupTag, manifestKey } from "../workflow/groups/group-keys.js";
+import { decodeManifest } from "../workflow/groups/group-records.js";
+import { GroupNotFoundError } from "../workflow/groups/group-errors.js";
+import { GroupRecreatedError } from "./client-errors.js";
 import { ValidationError } from "../errors.js";
 
 /** Default listing interval on a store without change notification (S3): 3,600 LISTs an hour. */
@@ -360,9 +364,25 @@ export class ClientInbox {
    * the first application's answer for a replay after it.
    */
   async #groupMembers(r: Extract<InboxRequest, { op: "groupMembers" }>, mark: AppliedMark<readonly string[]>): Promise<readonly string[]> {
+    await this.#checkGroupCreation(r.groupId, r.createdAtMs);
     const submitted = await this.#runtime.group(r.groupId).submitShardMembers(r.members, r.options, r.createdAtMs);
     await this.#queue.kvPut(mark.key, mark.encode(submitted));
     return submitted;
+  }
+
+  /**
+   * Refuses members dated with a creation time the group's manifest (in the
+   * memo store every shard shares) does not have: the group was forgotten
+   * and made again since the client read the time, and members indexed at
+   * the old time would sit under an entry no listing of the group reaches.
+   */
+  async #checkGroupCreation(groupId: string, createdAtMs: number): Promise<void> {
+    const memos = this.#runtime.memoStore;
+    const key = manifestKey(memos.prefix, groupTag(groupId));
+    const found = await memos.store.get(key);
+    const manifest = found === null ? null : decodeManifest(found.body, key);
+    if (manifest === null || manifest.groupId !== groupId) throw new GroupNotFoundError(groupId);
+    if (manifest.createdAtMs !== createdAtMs) throw new GroupRecreatedError(groupId, createdAtMs, manifest.createdAtMs);
   }
 
   /**

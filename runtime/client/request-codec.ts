@@ -13,6 +13,8 @@ import { InputMismatchError, RunNotFoundError, RunNotRetryableError, ScheduleNot
 import type { ScheduleFire, ScheduleInfo } from "../workflow/schedules/schedule-types.js";
 import { MAX_BACKFILL_PART_TICKS, type BackfillPart } from "../workflow/schedules/schedules.js";
 import { JobNotFoundError } from "../jobs/job-errors.js";
+import { GroupNotFoundError } from "../workflow/groups/group-errors.js";
+import { GroupRecreatedError } from "./client-errors.js";
 import { ValidationError } from "../errors.js";
 
 const FORMAT = 1;
@@ -88,6 +90,11 @@ export interface AnsweredError {
   readonly runId?: string;
   /** A `RunNotRetryableError`'s reason. */
   readonly reason?: string;
+  /** A group error's group. */
+  readonly groupId?: string;
+  /** A `GroupRecreatedError`'s two creation times. */
+  readonly createdAtMs?: number;
+  readonly manifestCreatedAtMs?: number;
 }
 
 export type InboxAnswer = { readonly ok: true; readonly value: AnswerValue } | { readonly ok: false; readonly error: AnsweredError };
@@ -349,35 +356,25 @@ export function decodeAnswer(body: Uint8Array): InboxAnswer {
   if (m["ok"] === true && isAnswerValue(m["value"])) return { ok: true, value: m["value"] };
   if (m["ok"] === false) {
     const e = map(m["error"], "the answer's error");
-    const runId = typeof e["runId"] === "string" ? e["runId"] : undefined;
-    const reason = typeof e["reason"] === "string" ? e["reason"] : undefined;
     return {
       ok: false,
-      error: {
-        name: str(e, "name"),
-        code: str(e, "code"),
-        message: str(e, "message"),
-        ...(runId === undefined ? {} : { runId }),
-        ...(reason === undefined ? {} : { reason }),
-      },
+      error: { name: str(e, "name"), code: str(e, "code"), message: str(e, "message"), ...errorFields(e) },
     };
   }
   return fail("the answer is neither a value nor an error");
 }
 
+/** The optional fields of an answered error that `e` holds with the right types; others are left out. */
+function errorFields(e: object): Omit<AnsweredError, "name" | "code" | "message"> {
+  const o = e as Record<string, unknown>;
+  const text = (k: string) => (typeof o[k] === "string" ? { [k]: o[k] as string } : {});
+  const num = (k: string) => (typeof o[k] === "number" ? { [k]: o[k] as number } : {});
+  return { ...text("runId"), ...text("reason"), ...text("groupId"), ...num("createdAtMs"), ...num("manifestCreatedAtMs") };
+}
+
 /** The answer describing `err`, which applying a request threw. */
 export function answeredError(err: unknown): AnsweredError {
-  if (err instanceof TaqubaError) {
-    const runId = (err as { runId?: unknown }).runId;
-    const reason = (err as { reason?: unknown }).reason;
-    return {
-      name: err.name,
-      code: err.code,
-      message: err.message,
-      ...(typeof runId === "string" ? { runId } : {}),
-      ...(typeof reason === "string" ? { reason } : {}),
-    };
-  }
+  if (err instanceof TaqubaError) return { name: err.name, code: err.code, message: err.message, ...errorFields(err) };
   const e = err instanceof Error ? err : new Error(String(err));
   return { name: e.name || "Error", code: "OWNER_ERROR", message: e.message };
 }
@@ -398,6 +395,10 @@ export function rebuildError(e: AnsweredError): Error {
   if (e.code === "RUN_NOT_RETRYABLE" && e.runId !== undefined && isRetryReason(e.reason)) {
     const prefix = `run "${e.runId}" cannot be retried: `;
     return new RunNotRetryableError(e.runId, e.reason, e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message);
+  }
+  if (e.code === "GROUP_NOT_FOUND" && e.groupId !== undefined) return new GroupNotFoundError(e.groupId);
+  if (e.code === "GROUP_RECREATED" && e.groupId !== undefined && e.createdAtMs !== undefined && e.manifestCreatedAtMs !== undefined) {
+    return new GroupRecreatedError(e.groupId, e.createdAtMs, e.manifestCreatedAtMs);
   }
   return new RequestRefusedError(e.code, e.name, e.message);
 }

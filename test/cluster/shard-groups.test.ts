@@ -9,6 +9,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import {
   FLOW_CONCURRENCY_KEY_HEADER,
+  GroupRecreatedError,
   MockClock,
   NoopTerminalHook,
   WorkflowRuntime,
@@ -26,7 +27,7 @@ import { keyedEmailJob, tenantLimitedJob } from "../jobs/fixtures.js";
 import { appRunner, openOwner, STEP_QUEUE, type OwnerApp } from "../client/fixtures/app.js";
 import { shardOfRun, shardStoreName, stableHash } from "../../runtime/client/shard-route.js";
 import { answerKey, appliedKey, requestKey } from "../../runtime/client/inbox-layout.js";
-import { decodeAnswer, encodeRequest, type AnswerValue, type InboxRequest } from "../../runtime/client/request-codec.js";
+import { decodeAnswer, encodeRequest, rebuildError, type AnsweredError, type AnswerValue, type InboxRequest } from "../../runtime/client/request-codec.js";
 import { ulid } from "ulid";
 import { encodeJobPayload } from "../../runtime/jobs/job-codec.js";
 import { groupTag, memberRunId } from "../../runtime/workflow/groups/group-keys.js";
@@ -369,6 +370,36 @@ describe("run groups across shards", () => {
     expect(history!.steps[0]!.attempts).toHaveLength(1);
   }, 60_000);
 
+  it("refuses a member request whose creation time is not the manifest's, or whose group has none, writing nothing", async () => {
+    const { store, client } = await setUp();
+    const group = client.group("dated");
+    await group.submit([{ key: "m0", input: json({ k: 0 }) }]);
+    const createdAtMs = (await client.listGroups()).groups[0]!.createdAtMs;
+    // A member the manifest would not date: on a shard other than the home one too, which holds no manifest.
+    const byShard = new Map<number, string>();
+    for (let i = 1; byShard.size < SHARDS; i++) if (!byShard.has(group.shardOf(`m${i}`))) byShard.set(group.shardOf(`m${i}`), `m${i}`);
+    const keys = [...byShard.values()];
+    const before = await snapshot(store);
+    for (const key of keys) {
+      const shard = group.shardOf(key);
+      for (const wrongAtMs of [createdAtMs + 1, createdAtMs - 1, 0]) {
+        const request: InboxRequest = { op: "groupMembers", groupId: "dated", createdAtMs: wrongAtMs, members: [{ key, input: json({ key }) }] };
+        const refused = rebuildError(await answerError(store, shard, request));
+        expect(refused, `${key} at ${wrongAtMs}`).toBeInstanceOf(GroupRecreatedError);
+        expect(refused).toMatchObject({ code: "GROUP_RECREATED", groupId: "dated", createdAtMs: wrongAtMs, manifestCreatedAtMs: createdAtMs });
+        expect((refused as Error).message).toContain('run group "dated"');
+        expect((refused as Error).message).toContain("submit the members again");
+      }
+      const none: InboxRequest = { op: "groupMembers", groupId: "never-made", createdAtMs, members: [{ key, input: json({ key }) }] };
+      expect(rebuildError(await answerError(store, shard, none))).toMatchObject({ name: "GroupNotFoundError", code: "GROUP_NOT_FOUND", groupId: "never-made" });
+    }
+    // No member, run, index entry or commit: only the inbox's own objects changed.
+    expect(await snapshot(store)).toEqual(before);
+    for (const key of keys) expect(await client.status(group.runIdOf(key)), key).toBeNull();
+    expect((await client.listGroups()).groups.map((g) => [g.groupId, g.createdAtMs])).toEqual([["dated", createdAtMs]]);
+    expect(await group.status()).toMatchObject({ total: 1, unsubmitted: 0 });
+  }, 60_000);
+
   it("refuses a bad group id or members before writing anything", async () => {
     const { store, client } = await setUp();
     const before = await countObjects(store);
@@ -391,6 +422,28 @@ async function countObjects(store: ObjectStore): Promise<number> {
   let n = 0;
   for await (const o of store.list("")) if (!o.key.includes("/lease/")) n++;
   return n;
+}
+
+/** Every object but the inbox's and the leases', with its bytes. */
+async function snapshot(store: ObjectStore): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for await (const o of store.list("")) {
+    if (o.key.includes("/inbox/") || o.key.includes("/lease/")) continue;
+    out.set(o.key, Buffer.from((await store.get(o.key))!.body).toString("base64"));
+  }
+  return out;
+}
+
+/** Writes `request` into shard `shard`'s inbox and resolves with the error the owner answered (fails if it answered a value). */
+async function answerError(store: ObjectStore, shard: number, request: InboxRequest): Promise<AnsweredError> {
+  const id = ulid();
+  const base = `${shardStoreName("app", shard)}/`;
+  await store.put(`${base}${requestKey(STEP_QUEUE, id)}`, encodeRequest(request));
+  let body: Uint8Array | undefined;
+  await expect.poll(async () => (body = (await store.get(`${base}${answerKey(STEP_QUEUE, id)}`))?.body) !== undefined, { timeout: 10_000 }).toBe(true);
+  const a = decodeAnswer(body!);
+  if (a.ok) throw new Error(`expected a refusal, got ${JSON.stringify(a.value)}`);
+  return a.error;
 }
 
 /** Writes `request` into shard `shard`'s inbox as a client would, and waits for the owner's answer. */
