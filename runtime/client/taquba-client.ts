@@ -43,6 +43,7 @@ import { checkEffects, checkRunOptions, checkUserHeaders } from "../workflow/run
 import { RunNotFoundError } from "../workflow/workflow-errors.js";
 import { DEFAULT_STEP_QUEUE, WorkflowView } from "../workflow/runs/workflow-view.js";
 import { TimeoutError } from "./client-errors.js";
+import { answerPollIntervals, awaitAnswer } from "./answer-poll.js";
 import { answerKey, answersPrefix, requestIds, requestKey } from "./inbox-layout.js";
 import {
   decodeAnswer,
@@ -73,8 +74,6 @@ export const DEFAULT_CLIENT_POLL_MS = 1000;
 export const MIN_CLIENT_POLL_MS = 200;
 /** Poll interval on a local directory, where `fs.watch` wakes waiters and polling only covers a missed event. */
 const LOCAL_FALLBACK_POLL_MS = 1000;
-/** The first re-read of an answer comes this soon; later ones back off to the poll interval. */
-const FIRST_ANSWER_POLL_MS = 10;
 const PUT_ATTEMPTS = 5;
 
 function readAnswer(body: Uint8Array): InboxAnswer | undefined {
@@ -414,29 +413,26 @@ export class TaqubaClient {
   async #request(request: InboxRequest, what: string): Promise<AnswerValue> {
     const id = await this.#post(request);
     const deadline = decodeTime(id) + this.#timeoutMs;
-    // Notified of the answer, the client only re-reads to cover a missed event.
-    let pollMs = this.#watched ? this.#pollMs : FIRST_ANSWER_POLL_MS;
-    for (;;) {
-      const changed = this.#nextAnswer(id);
-      try {
-        const obj = await this.#root.get(answerKey(this.#q, id));
-        // A store without atomic puts (some S3-compatible servers) can show an answer half written;
-        // the owner rewrites an answer it did not finish, so read again rather than fail.
-        const answer = obj === null ? undefined : readAnswer(obj.body);
-        if (answer !== undefined) {
-          // The answer is ours alone; the owner sweeps any a client leaves behind.
-          await this.#root.delete(answerKey(this.#q, id)).catch(() => {});
-          if (answer.ok) return answer.value;
-          throw rebuildError(answer.error);
-        }
-        const now = Date.now();
-        if (now >= deadline) throw new TimeoutError(id, what, this.#timeoutMs, this.#name);
-        await this.#sleep(Math.min(pollMs, deadline - now), changed.promise);
-        pollMs = Math.min(pollMs * 2, this.#pollMs);
-      } finally {
-        changed.dispose();
-      }
-    }
+    const answer = await awaitAnswer(
+      {
+        read: async () => {
+          const obj = await this.#root.get(answerKey(this.#q, id));
+          // A store without atomic puts (some S3-compatible servers) can show an answer half written;
+          // the owner rewrites an answer it did not finish, so read again rather than fail.
+          return obj === null ? undefined : readAnswer(obj.body);
+        },
+        notified: () => this.#nextAnswer(id),
+        sleep: (ms, early) => this.#sleep(ms, early),
+        now: Date.now,
+      },
+      answerPollIntervals(this.#watched, this.#pollMs),
+      deadline,
+      () => new TimeoutError(id, what, this.#timeoutMs, this.#name),
+    );
+    // The answer is ours alone; the owner sweeps any a client leaves behind.
+    await this.#root.delete(answerKey(this.#q, id)).catch(() => {});
+    if (answer.ok) return answer.value;
+    throw rebuildError(answer.error);
   }
 
   /** Creates the request object once: a retry after an ambiguous failure finds its own object. */
