@@ -9,24 +9,30 @@
  * signals through the generated client, cancels one order, lets one wait
  * time out, and prints how each run ended: a typed result or a typed error.
  *
+ * The queue runs on a `MockClock` held still until the payments are sent,
+ * then moved along with the wall clock: however slow the machine is at
+ * restarting, a paid order's payment window cannot close before its
+ * payment arrives, and the unpaid one still times out.
+ *
  * Run: npx tsx examples/order-fulfilment/main.ts [store-dir]
  */
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LocalStore, NoopTerminalHook, Queue, WorkflowDispatcher, WorkflowRuntime } from "taquba";
+import { LocalStore, MockClock, NoopTerminalHook, Queue, WorkflowDispatcher, WorkflowRuntime } from "taquba";
 import { orders } from "../../generated/index.js";
 import { OrderFulfil } from "./order-fulfil.js";
 
 const dir = process.argv[2] ?? mkdtempSync(join(tmpdir(), "taquba-orders-"));
 const store = new LocalStore(dir);
 const headers = { tenant_id: "acme" };
+const clock = new MockClock(Date.now());
 const handler = new OrderFulfil({ paymentWaitMs: 400, pickupDelayMs: 150, log: (line) => console.log(`  ${line}`) });
 
 /** Opens the queue over the directory and starts a runtime whose one step runner dispatches typed workflows. */
 async function start() {
-  const queue = await Queue.open(store, "orders", { queueConfigs: { "workflow-steps": { backoff: { baseMs: 50, maxMs: 200 } } } });
+  const queue = await Queue.open(store, "orders", { clock, queueConfigs: { "workflow-steps": { backoff: { baseMs: 50, maxMs: 200 } } } });
   // Workflows of any number of spec packages register on one dispatcher; here, one package.
   const dispatcher = orders.registerWorkflows(WorkflowDispatcher.builder(), { orderFulfil: handler }).build();
   const runtime = WorkflowRuntime.builder(queue, store, dispatcher, NoopTerminalHook).build();
@@ -59,7 +65,8 @@ app = await start();
 await app.fulfil.signals.paymentReceived({ order_id: "o-100" }, { amount_cents: 2_500, provider_ref: "psp-81" });
 await app.fulfil.signals.paymentReceived({ order_id: "o-101" }, { amount_cents: 1_000, provider_ref: "psp-82" });
 await app.fulfil.cancel("o-104");
-// o-102 gets no payment: its wait times out.
+// o-102 gets no payment: its wait times out once time moves on.
+const ticking = setInterval(() => clock.advance(10), 10);
 
 console.log("run ends:");
 for (const id of ids) {
@@ -69,6 +76,7 @@ for (const id of ids) {
   else console.log(`${id}: cancelled`);
 }
 
+clearInterval(ticking);
 await app.worker.shutdown();
 await app.queue.close();
 if (process.argv[2] === undefined) rmSync(dir, { recursive: true, force: true });
