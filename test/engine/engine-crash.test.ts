@@ -10,6 +10,7 @@ import { Engine, LocalStore } from "taquba";
 import { startScript } from "../support/child-script.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { scaledForLoad } from "../support/load.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/crash-writer.ts", import.meta.url));
 const tempDir = useTempDirs("taquba-crash-");
@@ -77,15 +78,17 @@ async function crashRounds(mode: Mode): Promise<void> {
 }
 
 describe("engine crash recovery", () => {
-  it("recovers every durable commit and no half batch after SIGKILL, repeatedly", async () => {
+  it("recovers every durable commit and no half batch after SIGKILL, repeatedly", { timeout: scaledForLoad(60_000) }, async () => {
     await crashRounds("plain");
-  }, 60_000);
+  });
 
-  it("recovers the same with every value paged out and a cache that keeps nothing (compactions read old runs back)", async () => {
+  it("recovers the same with every value paged out and a cache that keeps nothing (compactions read old runs back)", {
+    timeout: scaledForLoad(90_000),
+  }, async () => {
     await crashRounds("paged");
-  }, 90_000);
+  });
 
-  it("recovers the same with values read back by block through a cache of a few blocks that reads ahead", async () => {
+  it("recovers the same with values read back by block through a cache of a few blocks that reads ahead", { timeout: scaledForLoad(90_000) }, async () => {
     await crashRounds("blocks");
-  }, 90_000);
+  });
 });

@@ -4,6 +4,7 @@
  * lines that show it did what its header says.
  */
 import { spawnTied } from "../support/tied-children.js";
+import { scaledForLoad } from "../support/load.js";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
@@ -41,7 +42,7 @@ function run(args: string[], timeoutMs: number): Promise<Ran> {
 
 // A guard against a hang, not a speed check: each example spawns processes that
 // load TypeScript through tsx, which takes tens of seconds on a loaded machine.
-const EXAMPLE_LIMIT_MS = 90_000;
+const EXAMPLE_LIMIT_MS = scaledForLoad(90_000);
 const EXAMPLE_TEST_MS = EXAMPLE_LIMIT_MS + 10_000;
 
 async function example(name: string, timeoutMs = EXAMPLE_LIMIT_MS): Promise<string> {
