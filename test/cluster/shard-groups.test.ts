@@ -382,7 +382,7 @@ describe("run groups across shards", () => {
     const before = await snapshot(store);
     for (const key of keys) {
       const shard = group.shardOf(key);
-      for (const wrongAtMs of [createdAtMs + 1, createdAtMs - 1, 0]) {
+      for (const wrongAtMs of [createdAtMs + 1, createdAtMs - 1, 0, Number.NaN, 1e30]) {
         const request: InboxRequest = { op: "groupMembers", groupId: "dated", createdAtMs: wrongAtMs, members: [{ key, input: json({ key }) }] };
         const refused = rebuildError(await answerError(store, shard, request));
         expect(refused, `${key} at ${wrongAtMs}`).toBeInstanceOf(GroupRecreatedError);
