@@ -191,6 +191,9 @@ async function computeTickRun(
  * Creates or updates every schedule of `definitions` on `host` (a
  * `WorkflowRuntime` or a `JobRunner`, whose runtime then decides the ticks
  * while a worker runs). Idempotent: an unchanged schedule keeps its state.
+ * On one shard of a sharded store (`routeShardSchedules`), only the
+ * schedules homed on that shard are registered and returned: call it on
+ * every shard's runtime with all of them.
  */
 export async function upsertSchedules(
   host: { readonly schedules: Schedules } | { readonly runtime: { readonly schedules: Schedules } },
@@ -201,6 +204,6 @@ export async function upsertSchedules(
   // Every definition is checked before anything is written.
   const specs = defs.map(scheduleSpecOf);
   const out: ScheduleInfo[] = [];
-  for (const s of specs) out.push(await schedules.upsert(s));
+  for (const s of specs) if (schedules.decides(s.id)) out.push(await schedules.upsert(s));
   return out;
 }

@@ -179,10 +179,20 @@ export class Schedules {
   /**
    * Creates or updates a schedule. An update of the definition keeps the
    * state (last tick, paused); the same definition again changes nothing.
-   * A new schedule's first tick is the first after now.
+   * A new schedule's first tick is the first after now. On a shard (routed),
+   * a schedule another shard decides is refused with a `ValidationError`
+   * and nothing is written or registered: a copy here would never tick
+   * ({@link Schedules.decides} tells which; `upsertSchedules` registers
+   * only those).
    */
   async upsert(spec: ScheduleSpec): Promise<ScheduleInfo> {
     const def = checkScheduleSpec(spec);
+    if (!this.decides(def.id)) {
+      throw new ValidationError(
+        `schedule "${def.id}" is decided on another shard (its home shard), so this shard's runtime does not keep it; ` +
+          "upsert it on every shard's runtime with upsertSchedules, which registers each schedule on its home shard only, or skip the schedules for which runtime.schedules.decides(id) is false",
+      );
+    }
     // The handler lives in this process; the record says only that there is one.
     if (typeof spec.run.input === "function") this.#handlers.set(def.id, spec.run.input);
     else this.#handlers.delete(def.id);
@@ -220,6 +230,15 @@ export class Schedules {
     if (!this.#isHome(id)) return null;
     const r = await this.#read(id);
     return r === null ? null : this.#info(r);
+  }
+
+  /**
+   * Whether this runtime decides the ticks of schedule `id`: always, unless
+   * it runs one shard of a sharded store (`routeShardSchedules`), where only
+   * the runtime of the schedule's home shard does.
+   */
+  decides(id: string): boolean {
+    return this.#isHome(id);
   }
 
   /** Whether this runtime decides schedule `id` (always, unless routed to shards). */
