@@ -299,6 +299,15 @@ describe("schedules", () => {
     const fired = await s.trigger("every-minute");
     expect(fired).toMatchObject({ tickMs: T0 + 210_000, runId: `sched-every-minute-now${T0 + 210_000}`, newlySubmitted: true });
     await until(() => rec.started.includes(fired.runId), "triggered run");
+    // Each trigger starts its own run, also a second one in the same millisecond.
+    const again = await s.trigger("every-minute");
+    expect(again).toMatchObject({ tickMs: T0 + 210_000, runId: `sched-every-minute-now${T0 + 210_000}_2`, newlySubmitted: true });
+    await until(() => rec.started.includes(again.runId), "second triggered run");
+    expect((await s.get("every-minute"))!.lastRunId).toBe(again.runId);
+    await s.remove("every-minute");
+    await s.upsert(spec({ catchUp: "last" }));
+    // A schedule removed and created again in that millisecond passes over the run ids the first one used.
+    expect((await s.trigger("every-minute")).runId).toBe(`sched-every-minute-now${T0 + 210_000}_3`);
 
     const back = await s.backfill("every-minute", T0 + 30_000, T0 + 150_000);
     expect(back.map((f) => f.tickMs)).toEqual([T0 + 30_000, T0 + 90_000, T0 + 150_000]);

@@ -45,6 +45,9 @@ export const REMOTE_RETRY_MS = 5_000;
 /** How often a buffered tick waiting for a run on another shard looks whether that run ended (no event crosses shards). */
 export const REMOTE_RECHECK_MS = 5_000;
 
+/** Most run ids a trigger passes over that a removed schedule of the same id used in the same millisecond. */
+const MAX_TRIGGERS_PER_MS = 1_000;
+
 /** How long a schedule's input handler may take for one tick by default (`WorkflowRuntimeBuilder.scheduleInputTimeout`). */
 export const DEFAULT_SCHEDULE_INPUT_TIMEOUT_MS = 30_000;
 const TIMED_OUT: unique symbol = Symbol("timed out");
@@ -198,7 +201,13 @@ export class Schedules {
     else this.#handlers.delete(def.id);
     const record = await this.#locked(def.id, async (current) => {
       if (current !== null && current.definitionSha256 === def.definitionSha256) return current;
-      const base = current ?? { paused: false, lastTickMs: this.#core.clock.now(), ticked: false, lastRunId: null, bufferedTickMs: null };
+      const base: Pick<ScheduleRecord, "paused" | "lastTickMs" | "ticked" | "lastRunId" | "bufferedTickMs" | "lastTrigger"> = current ?? {
+        paused: false,
+        lastTickMs: this.#core.clock.now(),
+        ticked: false,
+        lastRunId: null,
+        bufferedTickMs: null,
+      };
       const next: ScheduleRecord = {
         ...def,
         paused: base.paused,
@@ -206,6 +215,7 @@ export class Schedules {
         ticked: base.ticked,
         lastRunId: base.lastRunId,
         bufferedTickMs: base.bufferedTickMs,
+        ...(base.lastTrigger === undefined ? {} : { lastTrigger: base.lastTrigger }),
       };
       await this.#write(current, next);
       return next;
@@ -287,37 +297,42 @@ export class Schedules {
   }
 
   /**
-   * Starts one run now (no jitter), outside the cron times and the overlap policy, paused or not.
+   * Starts one run now (no jitter), outside the cron times and the overlap
+   * policy, paused or not. Each call starts its own run, also several in
+   * the same millisecond (see `triggerRunId`).
    */
   trigger(id: string): Promise<ScheduleFire> {
     return this.triggerMarked(id);
   }
 
   /**
-   * @internal `trigger` for the client inbox: `atMs` is the request's time, so a replayed request
-   * names the same run, and `mark` commits with it (on the run's own shard), so it answers as the first time.
+   * @internal `trigger` for the client inbox: `atMs` is the request's time, and `mark` commits with
+   * the schedule's new state (with the run, on the run's own shard), so a replayed request answers
+   * as the first time; one replayed before the state was written names the same run again.
    */
   async triggerMarked(id: string, mark?: AppliedMark<ScheduleFire>, atMs?: number): Promise<ScheduleFire> {
     this.#checkHome(checkScheduleId(id));
     return this.#locked(id, async (current) => {
       const c = requireRecord(id, current);
       const now = atMs ?? this.#core.clock.now();
-      const runId = triggerRunId(id, now);
-      const next = { ...c, lastRunId: runId };
+      // The state counts the triggers of this millisecond: the next one names the next run.
+      let nth = c.lastTrigger?.atMs === now ? c.lastTrigger.count + 1 : 1;
+      // A call of this process is never a replay: a run id an earlier schedule of this id used (removed and
+      // created again in this millisecond) is passed over. A request may be one, and keeps the id it names.
+      if (mark === undefined) while (nth < MAX_TRIGGERS_PER_MS && (await this.#isKnown(triggerRunId(id, now, nth)))) nth++;
+      const runId = triggerRunId(id, now, nth);
+      const next: ScheduleRecord = { ...c, lastRunId: runId, lastTrigger: { atMs: now, count: nth } };
       const fire = { tickMs: now, runId, newlySubmitted: true };
       const effects = this.#stateWrite(next);
       if (mark !== undefined) markEffects(mark, fire, effects);
       const { outcome: out, committed } = await unreached(this.#submit({ ...(await this.#runSpec(c, runId, now, "trigger")), runId }, effects));
       if (out.newlySubmitted && committed) return fire;
-      if (out.newlySubmitted) {
-        await this.#write(c, next);
-        if (mark !== undefined) await this.#core.queue.kvPut(mark.key, mark.encode(fire));
-        return fire;
-      }
-      const dup = { ...fire, newlySubmitted: false };
-      await this.#write(c, next);
-      if (mark !== undefined) await this.#core.queue.kvPut(mark.key, mark.encode(dup));
-      return dup;
+      // The run was on another shard, or existed already (a replay whose state write was lost): the state and the answer in one commit.
+      const answer = out.newlySubmitted ? fire : { ...fire, newlySubmitted: false };
+      const after = this.#stateWrite(next);
+      if (mark !== undefined) markEffects(mark, answer, after);
+      await this.#core.queue.kvCompareAndApply([], after);
+      return answer;
     });
   }
 
