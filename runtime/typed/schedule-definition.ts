@@ -47,6 +47,8 @@ export interface ScheduleInputTick {
   readonly scheduleId: string;
   /** The tick's cron time (without jitter). */
   readonly tickTime: Date;
+  /** Aborts at the runtime's `scheduleInputTimeout` or when its scheduler stops (see `ScheduleTick.signal`). */
+  readonly signal: AbortSignal;
 }
 
 /**
@@ -169,7 +171,7 @@ async function computeTickRun(
   },
 ): Promise<ComputedTickRun> {
   const { refuser, validator, encode, flowOf, debounceOf } = target;
-  const value = await handler({ scheduleId: id, tickTime: new Date(tick.tickMs) });
+  const value = await handler({ scheduleId: id, tickTime: new Date(tick.tickMs), signal: tick.signal });
   const issues = validator.validate(value);
   if (issues.length > 0) {
     const fields = issues.map((i) => `${i.path === "" ? "the input" : `input${i.path.replace(/\//g, ".")}`} ${i.message}`);

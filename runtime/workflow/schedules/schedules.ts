@@ -565,20 +565,40 @@ export class Schedules {
     let answer: unknown;
     const timeoutMs = this.#host.inputTimeoutMs ?? DEFAULT_SCHEDULE_INPUT_TIMEOUT_MS;
     const timer = new AbortController();
+    // The handler's own signal: its work is abandoned at the timeout or when the scheduler stops, so it may stop too.
+    const handlerAbort = new AbortController();
+    let stop: (() => void) | undefined;
+    const stopping = this.#stopped;
     try {
       // A handler that never settles must not hold the scheduler (every schedule of this runtime waits for it).
       const timedOut = this.#core.clock.waitUntil(this.#core.clock.now() + timeoutMs, timer.signal).then(
         () => TIMED_OUT,
         () => TIMED_OUT,
       );
-      const stopped = this.#stopped === undefined ? [] : [abortOf(this.#stopped).then(() => STOPPED)];
-      answer = await Promise.race([Promise.resolve().then(() => handler({ scheduleId: id, tickMs })), timedOut, ...stopped]);
+      const stopped =
+        stopping === undefined
+          ? []
+          : [
+              new Promise<typeof STOPPED>((resolve) => {
+                stop = () => resolve(STOPPED);
+                if (stopping.aborted) stop();
+                else stopping.addEventListener("abort", stop, { once: true });
+              }),
+            ];
+      answer = await Promise.race([Promise.resolve().then(() => handler({ scheduleId: id, tickMs, signal: handlerAbort.signal })), timedOut, ...stopped]);
     } catch (e) {
       // A typed handler's own refusal (an input its target rejects) already says what was wrong.
       if (e instanceof ScheduleInputError) throw e;
       throw new ScheduleInputError(id, tickMs, `its input handler threw: ${e instanceof Error ? e.message : String(e)}`, e);
     } finally {
       timer.abort();
+      // One listener per computed input, removed: a long-running scheduler does not gather them.
+      if (stop !== undefined) stopping?.removeEventListener("abort", stop);
+      if (answer === TIMED_OUT) {
+        handlerAbort.abort(new DOMException(`schedule "${id}": the input handler did not answer within ${timeoutMs} ms`, "TimeoutError"));
+      } else if (answer === STOPPED) {
+        handlerAbort.abort(new DOMException(`schedule "${id}": the scheduler stopped while the input handler computed a tick's input`, "AbortError"));
+      }
     }
     if (answer === STOPPED) throw new SchedulerStopped();
     if (answer === TIMED_OUT) {
