@@ -80,7 +80,7 @@ describe("schedules in a spec", () => {
   it("BAD_SCHEDULE: jitter_ms on a schedule whose target is debounced, pointed at the jitter", () => {
     const debounced = SPEC(`${OK}    jitter_ms: 5000\n`).replace(
       "    output: { type: object }\n",
-      "    output: { type: object }\n    debounce: { period_ms: 60000, key: \"{region}\" }\n",
+      '    output: { type: object }\n    debounce: { period_ms: 60000, key: "{region}" }\n',
     );
     const ds = run(debounced);
     expect(at(ds)).toEqual([["BAD_SCHEDULE", 17, 16]]);

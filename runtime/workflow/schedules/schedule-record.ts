@@ -167,7 +167,7 @@ export function decodeScheduleRecord(bytes: Uint8Array, key: string): ScheduleRe
         typeof r.lastTrigger === "object" &&
         num((r.lastTrigger as { atMs?: unknown }).atMs) &&
         Number.isInteger((r.lastTrigger as { count?: unknown }).count) &&
-        ((r.lastTrigger as { count: number }).count >= 1))) &&
+        (r.lastTrigger as { count: number }).count >= 1)) &&
     r.headers !== null &&
     typeof r.headers === "object" &&
     OVERLAPS.includes(r.overlap as string) &&
