@@ -326,6 +326,28 @@ describe("schedules", () => {
     expect(await s.list()).toEqual([]);
   });
 
+  it("each trigger starts its own run, also one of a millisecond that an earlier trigger used before a later one", async () => {
+    const rec = new Recorder();
+    const clock = new MockClock(T0);
+    const app = await openApp(new MemoryStore(), clock, rec);
+    const s = app.runtime.schedules;
+    await s.upsert(spec());
+    const first = await s.trigger("every-minute");
+    clock.set(T0 + 1);
+    const later = await s.trigger("every-minute");
+    // A trigger stamped with the earlier millisecond again (a clock set back, a request sent earlier but applied later).
+    clock.set(T0);
+    const again = await s.trigger("every-minute");
+    expect([first, later, again].map((f) => [f.runId, f.newlySubmitted])).toEqual([
+      [`sched-every-minute-now${T0}`, true],
+      [`sched-every-minute-now${T0 + 1}`, true],
+      [`sched-every-minute-now${T0}_2`, true],
+    ]);
+    await until(() => [first, later, again].every((f) => rec.started.includes(f.runId)), "three triggered runs");
+    expect(rec.doubled()).toEqual([]);
+    await stop(app);
+  });
+
   it("a tick whose run a backfill already started with another input is kept, and the schedule goes on", async () => {
     const rec = new Recorder();
     const clock = new MockClock(T0);

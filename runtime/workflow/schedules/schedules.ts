@@ -317,9 +317,14 @@ export class Schedules {
       const now = atMs ?? this.#core.clock.now();
       // The state counts the triggers of this millisecond: the next one names the next run.
       let nth = c.lastTrigger?.atMs === now ? c.lastTrigger.count + 1 : 1;
-      // A call of this process is never a replay: a run id an earlier schedule of this id used (removed and
-      // created again in this millisecond) is passed over. A request may be one, and keeps the id it names.
-      if (mark === undefined) while (nth < MAX_TRIGGERS_PER_MS && (await this.#isKnown(triggerRunId(id, now, nth)))) nth++;
+      // A run id an earlier trigger used (of this millisecond before a later one, or of a schedule removed and
+      // created again) is passed over. Only a request whose run goes to another shard may be a replay that
+      // lost its state write (on this shard its mark commits with the run): it keeps the id it names.
+      for (; nth < MAX_TRIGGERS_PER_MS; nth++) {
+        const candidate = triggerRunId(id, now, nth);
+        if (mark !== undefined && this.#routing?.runsOf(candidate) !== undefined) break;
+        if (!(await this.#isKnown(candidate))) break;
+      }
       const runId = triggerRunId(id, now, nth);
       const next: ScheduleRecord = { ...c, lastRunId: runId, lastTrigger: { atMs: now, count: nth } };
       const fire = { tickMs: now, runId, newlySubmitted: true };
