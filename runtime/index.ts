@@ -175,6 +175,7 @@ export type {
   RunStatus,
   RunOutcome,
   RunEnd,
+  ResultUnavailableReason,
   RunOptions,
   RunFlow,
   RunDebounce,

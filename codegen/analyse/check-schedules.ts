@@ -2,8 +2,9 @@
  * @module The checks of a package's `schedules:` the meta-schema cannot
  * make: the cron expression and timezone (read the way the runtime reads
  * them), the target job or workflow, the input (fixed, checked against the
- * target's input schema, or `input_from: handler`; one of them), and the
- * headers against the package's headers.
+ * target's input schema, or `input_from: handler`; one of them), the
+ * headers against the package's headers, and no `jitter_ms` for a target
+ * that is debounced (its run starts when the debounce window ends).
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { cronProblem } from "../../runtime/workflow/schedules/cron-times.js";
@@ -23,7 +24,22 @@ export function checkSchedules(pkg: PackageModel, report: Report): void {
     const input = targetInput(sc, pkg, report);
     if (input !== undefined) checkInputSource(sc, input, pkg, report);
     checkHeaders(sc, pkg, report);
+    checkJitter(sc, pkg, report);
   }
+}
+
+/** A debounced target starts its run when its window ends, so a tick's jitter would be lost (the runtime refuses it at upsert). */
+function checkJitter(sc: ScheduleModel, pkg: PackageModel, report: Report): void {
+  if (sc.jitterMs === 0 || sc.target === undefined || sc.bothTargets) return;
+  const { kind, name } = sc.target;
+  const target = kind === "workflow" ? pkg.workflows.find((w) => w.name === name) : pkg.jobs.find((j) => j.name === name);
+  if (target?.flowControl?.debounce === undefined) return;
+  report(
+    "BAD_SCHEDULE",
+    [...sc.path, "jitter_ms"],
+    `schedule "${sc.name}" sets jitter_ms, but ${kind} "${name}" is debounced (its run starts when the debounce window ends, so a tick's jitter would be lost); remove jitter_ms, or the target's debounce`,
+    "value",
+  );
 }
 
 /** The target's input schema, or undefined after reporting why there is none. */

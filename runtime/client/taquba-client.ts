@@ -28,7 +28,6 @@ import type { ObjectStore } from "../store/object-store.js";
 import type { Clock } from "../clock.js";
 import { openStore } from "../store/open-store.js";
 import { MemoStore } from "../workflow/memo/memo.js";
-import { terminationOf } from "../workflow/records/records.js";
 import { RunId } from "../workflow/runs/run-id.js";
 import type { RetryOutcome, RetryRunOptions, RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
 import type { ListRunsOptions, RunPage } from "../workflow/runs/run-listing.js";
@@ -614,7 +613,7 @@ export class TaqubaClient {
       try {
         const view = await this.#refreshed();
         const r = view === undefined ? { kind: "unknown" as const } : await view.records(runId);
-        if (r.kind === "terminated") return { termination: terminationOf(r.terminal), outcome: await view!.outcomeOf(r.terminal) };
+        if (r.kind === "terminated") return await view!.endOf(r.terminal);
         if (r.kind === "unknown") throw new RunNotFoundError(runId);
         const now = Date.now();
         if (deadline !== undefined && now >= deadline) return null;

@@ -47,6 +47,8 @@ export interface ScheduleInputTick {
   readonly scheduleId: string;
   /** The tick's cron time (without jitter). */
   readonly tickTime: Date;
+  /** Aborts at the runtime's `scheduleInputTimeout` or when its scheduler stops (see `ScheduleTick.signal`). */
+  readonly signal: AbortSignal;
 }
 
 /**
@@ -169,7 +171,7 @@ async function computeTickRun(
   },
 ): Promise<ComputedTickRun> {
   const { refuser, validator, encode, flowOf, debounceOf } = target;
-  const value = await handler({ scheduleId: id, tickTime: new Date(tick.tickMs) });
+  const value = await handler({ scheduleId: id, tickTime: new Date(tick.tickMs), signal: tick.signal });
   const issues = validator.validate(value);
   if (issues.length > 0) {
     const fields = issues.map((i) => `${i.path === "" ? "the input" : `input${i.path.replace(/\//g, ".")}`} ${i.message}`);
@@ -191,6 +193,9 @@ async function computeTickRun(
  * Creates or updates every schedule of `definitions` on `host` (a
  * `WorkflowRuntime` or a `JobRunner`, whose runtime then decides the ticks
  * while a worker runs). Idempotent: an unchanged schedule keeps its state.
+ * On one shard of a sharded store (`routeShardSchedules`), only the
+ * schedules homed on that shard are registered and returned: call it on
+ * every shard's runtime with all of them.
  */
 export async function upsertSchedules(
   host: { readonly schedules: Schedules } | { readonly runtime: { readonly schedules: Schedules } },
@@ -201,6 +206,6 @@ export async function upsertSchedules(
   // Every definition is checked before anything is written.
   const specs = defs.map(scheduleSpecOf);
   const out: ScheduleInfo[] = [];
-  for (const s of specs) out.push(await schedules.upsert(s));
+  for (const s of specs) if (schedules.decides(s.id)) out.push(await schedules.upsert(s));
   return out;
 }

@@ -14,7 +14,7 @@ import type { Validator } from "../contract/validator.js";
 import type { SettlementEffects } from "../queue/effects.js";
 import { fromUtf8 } from "../workflow/records/codec.js";
 import type { RunId } from "../workflow/runs/run-id.js";
-import type { RunEnd, RunErrorKind, RunOutcome, RunStatus, RunSpec, SubmitOutcome } from "../workflow/runs/run-types.js";
+import type { ResultUnavailableReason, RunEnd, RunErrorKind, RunOutcome, RunStatus, RunSpec, SubmitOutcome } from "../workflow/runs/run-types.js";
 import { encodeStepEnvelope } from "../contract/step-envelope.js";
 import type { AnyWorkflowDefinition, WorkflowDefinition } from "../contract/workflow-definition.js";
 import { jsonErrorText } from "../redact.js";
@@ -81,15 +81,31 @@ export interface WorkflowClient<Result, Err> {
   cancel(runId: RunId | string): Promise<boolean>;
 }
 
-/** A succeeded run whose result record the runtime cannot report (swept by memo retention, or never recorded for this termination). */
+/**
+ * A succeeded run whose result the runtime cannot report. `reason` says
+ * what happened to its result record: `"removed"` (gone from the memo
+ * store), `"damaged"` (stored but unreadable, or of another termination),
+ * or `"unknown"` (the end was read without its record, e.g. from a
+ * reader that does not tell).
+ */
 export class WorkflowResultUnavailableError extends TaqubaError {
-  constructor(readonly runId: string) {
-    super(
-      "WORKFLOW_RESULT_UNAVAILABLE",
-      `run "${runId}" succeeded but the runtime has no result record for that termination (memo retention removed it, or it was never recorded); read results within the retention window`,
-    );
+  constructor(
+    readonly runId: string,
+    readonly reason: ResultUnavailableReason | "unknown" = "unknown",
+  ) {
+    super("WORKFLOW_RESULT_UNAVAILABLE", `run "${runId}" succeeded but its result cannot be read: ${RESULT_UNAVAILABLE[reason]}`);
   }
 }
+
+const RESULT_UNAVAILABLE: Readonly<Record<ResultUnavailableReason | "unknown", string>> = {
+  removed:
+    "its result record is gone from the memo store while its end is still recorded (removed by memoStore.clearMemosForRun, by a memo-retention sweep clearing the run, " +
+    "or by the object store itself, such as a lifecycle rule on the memo prefix); it cannot be read again: submit the run under a new id if its result is needed",
+  damaged:
+    "its result record is stored but cannot be read (damaged, lacking the result, or of another end of the run); inspect the object under the memo prefix, " +
+    "or submit the run under a new id if its result is needed",
+  unknown: "the end was reported without its result record; read it again with the runtime's wait or outcome, which say why",
+};
 
 function isHost(target: unknown): target is WorkflowHost {
   const t = target as Partial<Record<keyof WorkflowHost, unknown>> | null;
@@ -125,7 +141,7 @@ export function typedRunEnd<Result, Err>(def: AnyWorkflowDefinition, end: RunEnd
   switch (t.status) {
     case "succeeded": {
       const bytes = end.outcome?.result;
-      if (bytes === undefined) throw new WorkflowResultUnavailableError(t.runId);
+      if (bytes === undefined) throw new WorkflowResultUnavailableError(t.runId, end.outcome === null ? (end.resultUnavailable ?? "unknown") : "damaged");
       const result = parseJson(fromUtf8(bytes), `the result of run "${t.runId}"`, t.runId);
       assertValid(def.result, result);
       return { status: "succeeded", ...base, result: result as Result };

@@ -21,7 +21,6 @@ import { reconcileAllDead, reconcileDeadJob } from "./runs/reconcile.js";
 import { RunId } from "./runs/run-id.js";
 import { checkRoutesHere, routedRunId } from "./runs/shard-placement.js";
 import { KeyedLock } from "./runs/run-events.js";
-import { terminationOf } from "./records/records.js";
 import type { RetryOutcome, RetryRunOptions, RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "./runs/run-types.js";
 import type { ListRunsOptions, RunPage } from "./runs/run-listing.js";
 import type { RunHistory } from "./runs/run-history.js";
@@ -298,7 +297,7 @@ export class WorkflowRuntime {
           const r = await this.#view.records(runId);
           // Answer only from what is durable: a termination still in flight is not reported yet.
           if (r.kind !== "active") await this.#view.durable();
-          if (r.kind === "terminated") return { termination: terminationOf(r.terminal), outcome: await this.#view.outcomeOf(r.terminal) };
+          if (r.kind === "terminated") return await this.#view.endOf(r.terminal);
           if (r.kind === "unknown") throw new RunNotFoundError(runId);
         } catch (e) {
           if (!isStoreFault(e) || e instanceof RunNotFoundError) throw e;

@@ -77,6 +77,18 @@ describe("schedules in a spec", () => {
     expect(at(run(SPEC(OK.replace("    headers: { tenant_id: acme }\n", ""))))).toEqual([["BAD_SCHEDULE", 10, 3]]);
   });
 
+  it("BAD_SCHEDULE: jitter_ms on a schedule whose target is debounced, pointed at the jitter", () => {
+    const debounced = SPEC(`${OK}    jitter_ms: 5000\n`).replace(
+      "    output: { type: object }\n",
+      '    output: { type: object }\n    debounce: { period_ms: 60000, key: "{region}" }\n',
+    );
+    const ds = run(debounced);
+    expect(at(ds)).toEqual([["BAD_SCHEDULE", 17, 16]]);
+    expect(ds[0]!.message).toContain("debounced");
+    // Without jitter the same spec is sound.
+    expect(run(debounced.replace("    jitter_ms: 5000\n", ""))).toEqual([]);
+  });
+
   it("input_from: handler generates a typed input handler and schedulesWith, without a fixed input", () => {
     const r = generate([{ file: "spec.taquba.yaml", source: SPEC(OK.replace("    input: { region: eu }\n", "    input_from: handler\n")) }]);
     expect(r.diagnostics).toEqual([]);

@@ -230,6 +230,19 @@ describe("taquba schedules pause|resume|trigger|backfill", () => {
     expect((await second.runtime.schedules.get("hourly"))!.lastRunId).toBe(`sched-hourly-now${T0}`);
     const runs = await second.runtime.view().listRuns({});
     expect(runs.runs.map((r) => r.runId)).toEqual([`sched-hourly-now${T0}`]);
+    // Another trigger request sent in the same millisecond is a trigger of its own: it starts its own run.
+    const other = monotonicFactory()(T0);
+    await store.put(`app/${requestKey("workflow-steps", other)}`, request);
+    await second.inbox.drain();
+    const answered = decodeAnswer((await store.get(`app/${answerKey("workflow-steps", other)}`))!.body);
+    expect(answered).toEqual({ ok: true, value: { tickMs: T0, runId: `sched-hourly-now${T0}_2`, newlySubmitted: true } });
+    // And the first request replayed once more still starts nothing.
+    await store.put(`app/${requestKey("workflow-steps", id)}`, request);
+    await store.delete(`app/${answerKey("workflow-steps", id)}`);
+    await second.inbox.drain();
+    expect(decodeAnswer((await store.get(`app/${answerKey("workflow-steps", id)}`))!.body)).toEqual(answer);
+    const after = await second.runtime.view().listRuns({});
+    expect(after.runs.map((r) => r.runId).sort()).toEqual([`sched-hourly-now${T0}`, `sched-hourly-now${T0}_2`]);
   }, 60_000);
 
   it("the bin: exit 0 for a pause through the owner, 3 for an unknown schedule, 2 for a bad range", async () => {

@@ -36,13 +36,15 @@ describe("a schedule input handler that never settles", () => {
       .scheduleInputTimeout(TIMEOUT)
       .build();
     let calls = 0;
+    const signals: AbortSignal[] = [];
     // Decided first (ids in order): before the fix it held every schedule after it.
     await runtime.schedules.upsert({
       id: "a-stuck",
       cron: "* * * * *",
       run: {
-        input: () => {
+        input: ({ signal }) => {
           calls++;
+          signals.push(signal);
           return new Promise<Uint8Array>(() => undefined);
         },
       },
@@ -59,8 +61,12 @@ describe("a schedule input handler that never settles", () => {
     await new Promise((r) => setTimeout(r, 100));
     expect((await runtime.schedules.get("a-stuck"))!.lastFailure).toBeNull();
     expect(started.has(`sched-b-steady-${TICK}`)).toBe(false);
+    expect(signals[0]!.aborted).toBe(false);
     clock.advance(TIMEOUT);
     await until(() => started.has(`sched-b-steady-${TICK}`), "the other schedule's run", 10_000);
+    // The handler's signal aborted at the timeout, saying so: its work is abandoned.
+    expect(signals[0]!.aborted).toBe(true);
+    expect((signals[0]!.reason as DOMException).name).toBe("TimeoutError");
     const stuck = (await runtime.schedules.get("a-stuck"))!;
     expect(stuck.lastFailure).toMatchObject({ tickMs: TICK });
     expect(stuck.lastFailure!.error).toMatch(/did not answer within 5000 ms/);
@@ -74,7 +80,11 @@ describe("a schedule input handler that never settles", () => {
     // Stopping the worker while the handler is being waited for does not wait out the timeout.
     clock.set(TICK + 2 * MIN);
     await until(() => calls === 3, "the handler asked at the third tick", 10_000);
+    expect(signals[2]!.aborted).toBe(false);
     await worker.shutdown();
+    // Shutdown aborts the signal of the handler it stopped waiting for.
+    expect(signals[2]!.aborted).toBe(true);
+    expect((signals[2]!.reason as DOMException).name).toBe("AbortError");
     expect((await runtime.schedules.get("a-stuck"))!.lastFailure!.tickMs).toBe(TICK + MIN);
   }, 60_000);
 

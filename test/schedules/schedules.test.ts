@@ -299,6 +299,15 @@ describe("schedules", () => {
     const fired = await s.trigger("every-minute");
     expect(fired).toMatchObject({ tickMs: T0 + 210_000, runId: `sched-every-minute-now${T0 + 210_000}`, newlySubmitted: true });
     await until(() => rec.started.includes(fired.runId), "triggered run");
+    // Each trigger starts its own run, also a second one in the same millisecond.
+    const again = await s.trigger("every-minute");
+    expect(again).toMatchObject({ tickMs: T0 + 210_000, runId: `sched-every-minute-now${T0 + 210_000}_2`, newlySubmitted: true });
+    await until(() => rec.started.includes(again.runId), "second triggered run");
+    expect((await s.get("every-minute"))!.lastRunId).toBe(again.runId);
+    await s.remove("every-minute");
+    await s.upsert(spec({ catchUp: "last" }));
+    // A schedule removed and created again in that millisecond passes over the run ids the first one used.
+    expect((await s.trigger("every-minute")).runId).toBe(`sched-every-minute-now${T0 + 210_000}_3`);
 
     const back = await s.backfill("every-minute", T0 + 30_000, T0 + 150_000);
     expect(back.map((f) => f.tickMs)).toEqual([T0 + 30_000, T0 + 90_000, T0 + 150_000]);
@@ -315,6 +324,28 @@ describe("schedules", () => {
     await expect(s.backfill("every-minute", 0, T0)).rejects.toThrow(/more than 10000 ticks/);
     expect(await s.remove("every-minute")).toBe(true);
     expect(await s.list()).toEqual([]);
+  });
+
+  it("each trigger starts its own run, also one of a millisecond that an earlier trigger used before a later one", async () => {
+    const rec = new Recorder();
+    const clock = new MockClock(T0);
+    const app = await openApp(new MemoryStore(), clock, rec);
+    const s = app.runtime.schedules;
+    await s.upsert(spec());
+    const first = await s.trigger("every-minute");
+    clock.set(T0 + 1);
+    const later = await s.trigger("every-minute");
+    // A trigger stamped with the earlier millisecond again (a clock set back, a request sent earlier but applied later).
+    clock.set(T0);
+    const again = await s.trigger("every-minute");
+    expect([first, later, again].map((f) => [f.runId, f.newlySubmitted])).toEqual([
+      [`sched-every-minute-now${T0}`, true],
+      [`sched-every-minute-now${T0 + 1}`, true],
+      [`sched-every-minute-now${T0}_2`, true],
+    ]);
+    await until(() => [first, later, again].every((f) => rec.started.includes(f.runId)), "three triggered runs");
+    expect(rec.doubled()).toEqual([]);
+    await stop(app);
   });
 
   it("a tick whose run a backfill already started with another input is kept, and the schedule goes on", async () => {

@@ -24,7 +24,7 @@ import {
   type ShardSchedules,
 } from "../../runtime/index.js";
 import { shardOfRun, shardOfSchedule, shardStoreName } from "../../runtime/client/shard-route.js";
-import { tickRunId } from "../../runtime/workflow/schedules/schedule-record.js";
+import { scheduleKey, tickRunId } from "../../runtime/workflow/schedules/schedule-record.js";
 import { REMOTE_RETRY_MS } from "../../runtime/workflow/schedules/schedules.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { pathToFileURL } from "node:url";
@@ -76,7 +76,8 @@ async function openShard(store: LocalStore, clock: MockClock, rec: Recorder, sha
     .logger({ error: (o, m) => process.env.SCHED_DEBUG && console.log("ERR", shard, m, o) })
     .build();
   const routing = routeShardSchedules(runtime, store, { name: "app", shard, shards: SHARDS }, { timeoutMs: 1_000 });
-  for (const id of IDS) await runtime.schedules.upsert({ id, cron: "* * * * *", run: { input: enc(id) } });
+  // Each shard registers the schedules homed there; a runtime of another shard refuses them (a copy there would never tick).
+  for (const id of IDS) if (runtime.schedules.decides(id)) await runtime.schedules.upsert({ id, cron: "* * * * *", run: { input: enc(id) } });
   const inbox = serveClients(queue, runtime, { store, listIntervalMs: 20 });
   const worker = runtime.spawn();
   const o: Owner = {
@@ -211,6 +212,9 @@ describe("schedules on a sharded store", () => {
       expect(await other.runtime.schedules.get(id)).toBeNull();
       await expect(other.runtime.schedules.pause(id)).rejects.toThrow(ValidationError);
       await expect(other.runtime.schedules.trigger(id)).rejects.toThrow(/decided on another shard/);
+      // An upsert there is refused too, and writes nothing: no inert copy on that shard.
+      await expect(other.runtime.schedules.upsert({ id, cron: "*/5 * * * *", run: { input: enc(id) } })).rejects.toThrow(/decided on another shard/);
+      expect(await other.queue.kvGet(scheduleKey(other.runtime.queueName, id))).toBeNull();
       // A paused schedule does not tick; the others do.
       const t1 = T0 + 30_000;
       clock.set(t1);

@@ -90,7 +90,11 @@ describe("typed schedules with a computed input", () => {
     // The run's flow control is keyed by the computed region, not by a fixed input.
     const spec = scheduleSpecOf(archive.schedulesWith({ dailyEu: async () => ({ region: "us", day: "2026-06-01" }) }).dailyEu);
     expect(spec.run.options?.flow).toBeUndefined();
-    const run = (await (spec.run.input as ScheduleInputHandler)({ scheduleId: "daily-eu", tickMs: TICK })) as ComputedTickRun;
+    const run = (await (spec.run.input as ScheduleInputHandler)({
+      scheduleId: "daily-eu",
+      tickMs: TICK,
+      signal: new AbortController().signal,
+    })) as ComputedTickRun;
     expect(run.flow).toEqual({ rule: "archive.export.day", concurrencyKey: "us" });
     expect(scheduleSpecOf(archive.replayUsSchedule).run.options?.flow).toEqual({ rule: "archive.export.day", concurrencyKey: "us" });
   });

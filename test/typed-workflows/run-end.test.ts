@@ -1,11 +1,12 @@
 /**
  * @module What a typed client makes of a run's end when the result record
  * is missing or damaged: WorkflowResultUnavailableError for a succeeded run
- * with no result, StoreCorruptedError for a result or typed error that is
+ * with no result (saying whether its record was removed or is damaged), StoreCorruptedError for a result or typed error that is
  * not JSON, ValidationError for JSON of the wrong shape.
  */
 import { describe, expect, it } from "vitest";
-import { RunId, StoreCorruptedError, ValidationError, WorkflowResultUnavailableError, type RunEnd } from "taquba";
+import { RunId, StepOutcome, StoreCorruptedError, ValidationError, WorkflowResultUnavailableError, type RunEnd } from "taquba";
+import { openEnv, runnerOf } from "../workflow/helpers.js";
 import { typedRunEnd } from "../../runtime/typed/workflow-client.js";
 import { orders } from "../../generated/index.js";
 
@@ -29,19 +30,63 @@ function ended(status: "succeeded" | "failed", over: { result?: Uint8Array; erro
   return { termination, outcome } as RunEnd;
 }
 
+function errorOf(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  throw new Error("expected a throw");
+}
+
 describe("typed run ends from damaged or missing records", () => {
-  it("a succeeded run whose result record is gone is WorkflowResultUnavailableError, naming the run", () => {
+  it("a succeeded run whose result record is gone is WorkflowResultUnavailableError, naming the run and what happened", () => {
     const err = (() => {
       try {
-        typedRunEnd(def, ended("succeeded", { outcome: null }));
+        typedRunEnd(def, { ...ended("succeeded", { outcome: null }), resultUnavailable: "removed" });
       } catch (e) {
         return e;
       }
     })();
     expect(err).toBeInstanceOf(WorkflowResultUnavailableError);
     expect((err as WorkflowResultUnavailableError).runId).toBe("order-7");
+    expect((err as WorkflowResultUnavailableError).reason).toBe("removed");
     expect((err as Error).message).toContain('run "order-7" succeeded');
-    expect((err as Error).message).toContain("retention");
+    expect((err as Error).message).toContain("gone from the memo store");
+    // An end that does not say why (a RunEnd built elsewhere) blames nothing it cannot know.
+    const unknown = errorOf(() => typedRunEnd(def, ended("succeeded", { outcome: null })));
+    expect(unknown).toMatchObject({ reason: "unknown" });
+    expect((unknown as Error).message).not.toContain("retention");
+  });
+
+  it("over a runtime: a result record removed outside retention, or damaged, is reported as what happened", async () => {
+    const env = await openEnv(runnerOf(async () => StepOutcome.succeed(enc('{"ok":true}'))));
+    try {
+      for (const id of ["gone", "broken", "kept"]) {
+        await env.runtime.submit({ input: enc("x"), runId: id });
+        await env.runtime.wait(id);
+      }
+      // No retention is configured: the record goes only because someone cleared the run's memo.
+      await env.runtime.memoStore.clearMemosForRun("gone");
+      const gone = await env.runtime.wait("gone");
+      expect(gone).toMatchObject({ outcome: null, resultUnavailable: "removed" });
+      const removed = errorOf(() => typedRunEnd(def, gone));
+      expect(removed).toBeInstanceOf(WorkflowResultUnavailableError);
+      expect(removed).toMatchObject({ runId: "gone", reason: "removed" });
+      expect((removed as Error).message).toContain("clearMemosForRun");
+      // A record that is there but unreadable is damaged, not removed.
+      const keys: string[] = [];
+      for await (const o of env.store.list("workflow-steps-memo/memos/broken/")) keys.push(o.key);
+      expect(keys).toHaveLength(1);
+      await env.store.put(keys[0]!, enc("not a record"));
+      const broken = await env.runtime.wait("broken");
+      expect(broken).toMatchObject({ outcome: null, resultUnavailable: "damaged" });
+      expect(errorOf(() => typedRunEnd(def, broken))).toMatchObject({ runId: "broken", reason: "damaged" });
+      // A readable end carries no reason.
+      expect((await env.runtime.wait("kept")).resultUnavailable).toBeUndefined();
+    } finally {
+      await env.stop();
+    }
   });
 
   it("a result that is not JSON is StoreCorruptedError; JSON of the wrong shape is ValidationError", () => {

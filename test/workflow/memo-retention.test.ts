@@ -171,6 +171,33 @@ describe("memo retention over damaged records", () => {
     await env.stop();
   });
 
+  it("does not count the removal of a stale marker (a run submitted again since) as a swept run", async () => {
+    const env = await openEnv(
+      runnerOf(async (s) => {
+        await s.memo.put("m", enc("1"));
+        return StepOutcome.succeed(s.payload);
+      }),
+      { configure: (b) => b.memoRetention(60_000).pollIntervalMs(3_600_000) },
+    );
+    await env.runtime.submit({ input: enc("x"), runId: "again" });
+    await env.runtime.wait("again");
+    env.clock.advance(30_000);
+    // The same id submitted again after its end: a new run, with its own marker; the first end's marker stays.
+    await env.runtime.submit({ input: enc("x"), runId: "again" });
+    await env.runtime.wait("again");
+    expect((await env.queue.kvScan("workflow/terminals/")).entries).toHaveLength(2);
+    env.clock.advance(40_000);
+    // The first marker expired; the run it names ended again since and is kept.
+    expect(await env.runtime.sweepMemos()).toBe(0);
+    expect((await env.queue.kvScan("workflow/terminals/")).entries).toHaveLength(1);
+    expect(await env.runtime.status("again")).toMatchObject({ state: "terminated" });
+    expect(await objectCount(env.store, "workflow-steps-memo/memos/again/")).toBeGreaterThan(0);
+    env.clock.advance(30_000);
+    expect(await env.runtime.sweepMemos()).toBe(1);
+    expect(await env.runtime.status("again")).toBeNull();
+    await env.stop();
+  });
+
   it("skips a run whose terminal record is damaged", async () => {
     const env = await openEnv(
       runnerOf(async (s) => StepOutcome.succeed(s.payload)),

@@ -26,7 +26,7 @@
  */
 import { decodeMarkerValue } from "../runs/terminal.js";
 import { runKey, terminalRecordKey } from "../records/kv-keys.js";
-import { decodeTerminalRecord, type TerminalRecord } from "../records/records.js";
+import { decodeRunRecord, decodeTerminalRecord, type TerminalRecord } from "../records/records.js";
 import { decodeIndexEntry, runIndexKey } from "../runs/run-index.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { forEachBounded } from "../bounded.js";
@@ -45,13 +45,23 @@ const CHILD_RECHECK_MS = 3_600_000;
 /** Damaged markers remembered as reported, so each is logged once per sweeper (beyond this, again). */
 const REPORTED_MAX = 1024;
 
+/** What one sweep pass did with the expired retention markers it read. */
+export interface MemoSweepCounts {
+  /** Runs whose memo entries and records the pass cleared (with their markers). */
+  swept: number;
+  /** Markers of an earlier end of a run that was re-opened (or submitted again) since: removed, the run and its memo kept. */
+  stale: number;
+  /** Markers of child runs whose parent is still known, moved one retention window on. */
+  deferred: number;
+}
+
 /** One runtime's memo-retention sweeper (see the module comment). */
 export class MemoSweeper {
   readonly #core: RuntimeCore;
   /** Earliest expiry of a marker not yet swept; `undefined` when unknown (read the index). */
   #nextDue: number | undefined;
   /** The pass in progress, which a concurrent caller joins. */
-  #running: Promise<number> | undefined;
+  #running: Promise<MemoSweepCounts> | undefined;
   /** Keys of damaged markers already reported. */
   readonly #reported = new Set<string>();
   #unreadable = 0;
@@ -71,10 +81,16 @@ export class MemoSweeper {
   }
 
   /**
-   * One pass; returns how many runs it swept. When `signal` aborts, the pass
-   * stops after the runs being cleared; the rest waits for the next pass.
+   * One pass; returns how many runs it swept (their memo and records
+   * cleared). When `signal` aborts, the pass stops after the runs being
+   * cleared; the rest waits for the next pass.
    */
-  sweep(signal?: AbortSignal): Promise<number> {
+  async sweep(signal?: AbortSignal): Promise<number> {
+    return (await this.sweepCounts(signal)).swept;
+  }
+
+  /** {@link MemoSweeper.sweep}, with what the pass did with each expired marker (see {@link MemoSweepCounts}). */
+  sweepCounts(signal?: AbortSignal): Promise<MemoSweepCounts> {
     if (this.#running !== undefined) return this.#running;
     const pass = this.#pass(signal).finally(() => {
       this.#running = undefined;
@@ -83,36 +99,36 @@ export class MemoSweeper {
     return pass;
   }
 
-  async #pass(signal: AbortSignal | undefined): Promise<number> {
+  async #pass(signal: AbortSignal | undefined): Promise<MemoSweepCounts> {
     const core = this.#core;
     const stopped = (): boolean => signal?.aborted === true;
     const now = core.clock.now();
-    if (this.#nextDue !== undefined && now < this.#nextDue) return 0;
-    let swept = 0;
+    const counts = { swept: 0, stale: 0, deferred: 0 };
+    if (this.#nextDue !== undefined && now < this.#nextDue) return counts;
     // Past the damaged markers skipped so far in this pass (the swept ones are deleted).
     let after: string | undefined;
     for (;;) {
-      if (stopped()) return swept;
+      if (stopped()) return counts;
       const expired = await this.#expired(now, after);
       const skipped: string[] = [];
       await forEachBounded(expired, RUNS_AT_ONCE, async (m) => {
         if (stopped()) return;
         try {
-          if (await this.#sweepRun(m, now)) swept++;
+          counts[await this.#sweepRun(m, now)]++;
         } catch (e) {
           if (!(e instanceof StoreCorruptedError)) throw e;
           skipped.push(m.key);
           this.#report(m, e);
         }
       });
-      if (stopped()) return swept;
+      if (stopped()) return counts;
       if (expired.length < PAGE) break;
       if (skipped.length > 0) after = skipped.sort().at(-1);
     }
     const first = (await core.queue.kvScan(core.terminal.markers.prefix, { limit: 1 })).entries[0];
     const parsed = first === undefined ? undefined : core.terminal.markers.parse(first.key);
     this.#nextDue = parsed === undefined ? Number.POSITIVE_INFINITY : parsed.expiresAt;
-    return swept;
+    return counts;
   }
 
   /** Up to a page of expired markers, after `after` when given. */
@@ -131,22 +147,24 @@ export class MemoSweeper {
   }
 
   /**
-   * Clears the run of the expired marker `m` and removes the marker, or
-   * moves the marker on for a child whose parent is known; `true` when it
-   * cleared. `StoreCorruptedError` when either record is damaged.
+   * Clears the run of the expired marker `m` and removes the marker
+   * (`swept`), moves the marker on for a child whose parent is known
+   * (`deferred`), or removes a marker whose run was re-opened since
+   * (`stale`: nothing of the run is cleared). `StoreCorruptedError` when
+   * either record is damaged.
    */
-  async #sweepRun(m: ExpiryEntry, now: number): Promise<boolean> {
+  async #sweepRun(m: ExpiryEntry, now: number): Promise<keyof MemoSweepCounts> {
     const core = this.#core;
     const marker = decodeMarkerValue(m.value, m.key);
     // Taking turns with submissions and redrives of the run: a run re-opened under this id
     // keeps its memo, so the memo goes only while the terminal record is still the
     // termination this marker belongs to (or is gone: a pass that stopped half way).
-    const kept = await core.submitLock.run(m.suffix, async () => {
+    const done = await core.submitLock.run(m.suffix, async (): Promise<keyof MemoSweepCounts> => {
       const tk = terminalRecordKey(core.queueName, m.suffix);
       const t = await core.queue.kvGet(tk);
       const terminal = t === null ? null : decodeTerminalRecord(t, tk);
-      if (terminal !== null && terminal.token !== marker.token) return false;
-      if (t === null && (await core.queue.kvGet(runKey(core.queueName, m.suffix))) !== null) return false;
+      if (terminal !== null && terminal.token !== marker.token) return "stale";
+      if (t === null && (await core.queue.kvGet(runKey(core.queueName, m.suffix))) !== null) return "stale";
       if (t !== null && terminal !== null && (await this.#parentKnown(terminal))) {
         // Moved in one commit with the terminal record unchanged, so a re-opening in between wins.
         const effects = core.terminal.markers.add(
@@ -162,7 +180,7 @@ export class MemoSweeper {
           ],
           effects,
         );
-        return true;
+        return "deferred";
       }
       await core.memos.withPrefix(marker.memoPrefix).clearMemosForRun(m.suffix);
       if (t !== null && terminal !== null) {
@@ -171,11 +189,10 @@ export class MemoSweeper {
         await stageForgotten(core.queue, core.queueName, terminal, effects);
         await core.queue.kvCompareAndApply([{ key: tk, value: t }], effects);
       }
-      return false;
+      return "swept";
     });
-    if (kept) return false;
-    await core.queue.kvCompareAndDelete(m.key, m.value);
-    return true;
+    if (done !== "deferred") await core.queue.kvCompareAndDelete(m.key, m.value);
+    return done;
   }
 
   /** Whether the run that ended as `terminal` is a child whose parent still has records (see the module comment). */
@@ -185,15 +202,28 @@ export class MemoSweeper {
     const key = runIndexKey(q, terminal.submittedAtMs, terminal.runId);
     const bytes = await this.#core.queue.kvGet(key);
     if (bytes === null) return false;
-    let parent: string | undefined;
+    let ref: { runId: string; submittedAtMs?: number } | undefined;
     try {
-      parent = decodeIndexEntry(bytes, key).parent?.runId;
+      ref = decodeIndexEntry(bytes, key).parent;
     } catch {
       // A damaged entry names no parent: the run is swept as any other (its removal drops the entry).
       return false;
     }
-    if (parent === undefined) return false;
-    return (await this.#core.queue.kvGet(runKey(q, parent))) !== null || (await this.#core.queue.kvGet(terminalRecordKey(q, parent))) !== null;
+    if (ref === undefined) return false;
+    const rk = runKey(q, ref.runId);
+    const run = await this.#core.queue.kvGet(rk);
+    const tk = terminalRecordKey(q, ref.runId);
+    const ended = run === null ? await this.#core.queue.kvGet(tk) : null;
+    if (run === null && ended === null) return false;
+    // A later run under the parent's id (submitted again after its end) never reads this child.
+    if (ref.submittedAtMs === undefined) return true;
+    try {
+      const at = run !== null ? decodeRunRecord(run, rk).submittedAtMs : decodeTerminalRecord(ended!, tk).submittedAtMs;
+      return at === undefined || at === ref.submittedAtMs;
+    } catch {
+      // The parent's record is damaged (its own sweep reports it): the child is kept with it.
+      return true;
+    }
   }
 
   /** Logs and counts a damaged marker once. */

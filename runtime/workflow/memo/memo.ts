@@ -269,6 +269,12 @@ export class MemoStore {
     }
   }
 
+  /** Whether a run result record of `runId` for termination `token` is stored (readable or not). */
+  async hasOutcomeRecord(runId: string, token: string): Promise<boolean> {
+    const key = outcomeRecordKey(this.prefix, runId, token);
+    return (await retryStore(() => this.store.get(key))) !== null;
+  }
+
   /**
    * Writes the run result record; the worker does this before a
    * terminating settlement. Each settlement attempt writes under its own

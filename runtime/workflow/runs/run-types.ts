@@ -78,7 +78,21 @@ export interface RunOutcome {
 export interface RunEnd {
   readonly termination: Termination;
   readonly outcome: RunOutcome | null;
+  /**
+   * Why `outcome` is null for a succeeded run (whose worker recorded one):
+   * see {@link ResultUnavailableReason}. Absent otherwise.
+   */
+  readonly resultUnavailable?: ResultUnavailableReason;
 }
+
+/**
+ * Why the result record of a run's end cannot be read: `"removed"`, it is
+ * gone from the memo store (by `memoStore.clearMemosForRun`, by a memo
+ * retention sweep clearing the run, or by the object store itself, e.g. a
+ * lifecycle rule); `"damaged"`, it is stored but unreadable, or belongs to
+ * another termination (a copied or overwritten object).
+ */
+export type ResultUnavailableReason = "removed" | "damaged";
 
 /** Options shared by every step of a run. */
 export interface RunOptions {

@@ -23,7 +23,7 @@ import {
   type TerminalRecord,
 } from "../records/records.js";
 import { RunId } from "./run-id.js";
-import type { RunOutcome, RunStatus } from "./run-types.js";
+import type { RunEnd, RunOutcome, RunStatus } from "./run-types.js";
 import { validateQueueName } from "../../queue/names.js";
 import { retryStore } from "../store-retry.js";
 
@@ -150,6 +150,20 @@ export class WorkflowView {
     await this.durable();
     if (r.kind !== "terminated") return null;
     return this.outcomeOf(r.terminal);
+  }
+
+  /**
+   * @internal The end `wait` reports for `terminal`: its termination and
+   * result record, and for a succeeded run whose record cannot be read,
+   * why (its worker wrote one before the end).
+   */
+  async endOf(terminal: TerminalRecord): Promise<RunEnd> {
+    const termination = terminationOf(terminal);
+    const outcome = await this.outcomeOf(terminal);
+    if (outcome !== null || terminal.status !== "succeeded") return { termination, outcome };
+    const memos = this.#memos.withPrefix(terminal.memoPrefix ?? this.#memos.prefix);
+    const stored = await memos.hasOutcomeRecord(terminal.runId, terminal.token);
+    return { termination, outcome: null, resultUnavailable: stored ? "damaged" : "removed" };
   }
 
   /** @internal The run result record that belongs to `terminal`, if one was written. */

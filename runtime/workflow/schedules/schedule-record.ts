@@ -60,12 +60,14 @@ export interface ScheduleRecord {
   readonly bufferedTickMs: number | null;
   /** The latest tick whose input could not be computed. */
   readonly lastFailure?: { readonly tickMs: number; readonly error: string };
+  /** The time of the latest `trigger` and how many triggers started a run at that time, so each gets its own run id. */
+  readonly lastTrigger?: { readonly atMs: number; readonly count: number };
 }
 
 /** Checks a `ScheduleSpec` and returns its definition fields; throws `ValidationError` listing every problem. */
 export function checkScheduleSpec(
   spec: ScheduleSpec,
-): Omit<ScheduleRecord, "paused" | "lastTickMs" | "ticked" | "lastRunId" | "bufferedTickMs" | "lastFailure"> {
+): Omit<ScheduleRecord, "paused" | "lastTickMs" | "ticked" | "lastRunId" | "bufferedTickMs" | "lastFailure" | "lastTrigger"> {
   if (spec === null || typeof spec !== "object") throw new ValidationError("a schedule must be an object with id, cron and run");
   const where = `schedule ${JSON.stringify(spec.id)}`;
   const issues: string[] = [];
@@ -160,6 +162,12 @@ export function decodeScheduleRecord(bytes: Uint8Array, key: string): ScheduleRe
         typeof r.lastFailure === "object" &&
         num((r.lastFailure as { tickMs?: unknown }).tickMs) &&
         str((r.lastFailure as { error?: unknown }).error))) &&
+    (r.lastTrigger === undefined ||
+      (r.lastTrigger !== null &&
+        typeof r.lastTrigger === "object" &&
+        num((r.lastTrigger as { atMs?: unknown }).atMs) &&
+        Number.isInteger((r.lastTrigger as { count?: unknown }).count) &&
+        (r.lastTrigger as { count: number }).count >= 1)) &&
     r.headers !== null &&
     typeof r.headers === "object" &&
     OVERLAPS.includes(r.overlap as string) &&
@@ -186,9 +194,13 @@ export function tickRunId(scheduleId: string, tickMs: number): string {
   return `sched-${scheduleId}-${tickMs}`;
 }
 
-/** The run id of a manual trigger of `schedule` at `nowMs`. */
-export function triggerRunId(scheduleId: string, nowMs: number): string {
-  return `sched-${scheduleId}-now${nowMs}`;
+/**
+ * The run id of the `nth` (from 1) manual trigger of `schedule` at
+ * `nowMs`: `sched-<id>-now<ms>`, then `_2`, `_3`, ... for later triggers
+ * in the same millisecond, so each trigger starts its own run.
+ */
+export function triggerRunId(scheduleId: string, nowMs: number, nth = 1): string {
+  return `sched-${scheduleId}-now${nowMs}${nth > 1 ? `_${nth}` : ""}`;
 }
 
 /** The jitter of one tick: a delay in `[0, jitterMs)` derived from the schedule and the tick, so every process picks the same. */

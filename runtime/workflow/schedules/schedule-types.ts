@@ -28,6 +28,13 @@ export interface ScheduleTick {
   readonly scheduleId: string;
   /** The tick's cron time (without jitter), epoch ms. */
   readonly tickMs: number;
+  /**
+   * Aborts when the runtime stops waiting for this answer: at the runtime's
+   * `scheduleInputTimeout` (reason: a `TimeoutError` `DOMException`) or
+   * when its scheduler stops (shutdown; an `AbortError`). Pass it to the
+   * handler's fetches and queries, so abandoned work stops too.
+   */
+  readonly signal: AbortSignal;
 }
 
 /**

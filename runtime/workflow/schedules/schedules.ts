@@ -45,6 +45,9 @@ export const REMOTE_RETRY_MS = 5_000;
 /** How often a buffered tick waiting for a run on another shard looks whether that run ended (no event crosses shards). */
 export const REMOTE_RECHECK_MS = 5_000;
 
+/** Most run ids a trigger passes over that a removed schedule of the same id used in the same millisecond. */
+const MAX_TRIGGERS_PER_MS = 1_000;
+
 /** How long a schedule's input handler may take for one tick by default (`WorkflowRuntimeBuilder.scheduleInputTimeout`). */
 export const DEFAULT_SCHEDULE_INPUT_TIMEOUT_MS = 30_000;
 const TIMED_OUT: unique symbol = Symbol("timed out");
@@ -179,16 +182,32 @@ export class Schedules {
   /**
    * Creates or updates a schedule. An update of the definition keeps the
    * state (last tick, paused); the same definition again changes nothing.
-   * A new schedule's first tick is the first after now.
+   * A new schedule's first tick is the first after now. On a shard (routed),
+   * a schedule another shard decides is refused with a `ValidationError`
+   * and nothing is written or registered: a copy here would never tick
+   * ({@link Schedules.decides} tells which; `upsertSchedules` registers
+   * only those).
    */
   async upsert(spec: ScheduleSpec): Promise<ScheduleInfo> {
     const def = checkScheduleSpec(spec);
+    if (!this.decides(def.id)) {
+      throw new ValidationError(
+        `schedule "${def.id}" is decided on another shard (its home shard), so this shard's runtime does not keep it; ` +
+          "upsert it on every shard's runtime with upsertSchedules, which registers each schedule on its home shard only, or skip the schedules for which runtime.schedules.decides(id) is false",
+      );
+    }
     // The handler lives in this process; the record says only that there is one.
     if (typeof spec.run.input === "function") this.#handlers.set(def.id, spec.run.input);
     else this.#handlers.delete(def.id);
     const record = await this.#locked(def.id, async (current) => {
       if (current !== null && current.definitionSha256 === def.definitionSha256) return current;
-      const base = current ?? { paused: false, lastTickMs: this.#core.clock.now(), ticked: false, lastRunId: null, bufferedTickMs: null };
+      const base: Pick<ScheduleRecord, "paused" | "lastTickMs" | "ticked" | "lastRunId" | "bufferedTickMs" | "lastTrigger"> = current ?? {
+        paused: false,
+        lastTickMs: this.#core.clock.now(),
+        ticked: false,
+        lastRunId: null,
+        bufferedTickMs: null,
+      };
       const next: ScheduleRecord = {
         ...def,
         paused: base.paused,
@@ -196,6 +215,7 @@ export class Schedules {
         ticked: base.ticked,
         lastRunId: base.lastRunId,
         bufferedTickMs: base.bufferedTickMs,
+        ...(base.lastTrigger === undefined ? {} : { lastTrigger: base.lastTrigger }),
       };
       await this.#write(current, next);
       return next;
@@ -220,6 +240,15 @@ export class Schedules {
     if (!this.#isHome(id)) return null;
     const r = await this.#read(id);
     return r === null ? null : this.#info(r);
+  }
+
+  /**
+   * Whether this runtime decides the ticks of schedule `id`: always, unless
+   * it runs one shard of a sharded store (`routeShardSchedules`), where only
+   * the runtime of the schedule's home shard does.
+   */
+  decides(id: string): boolean {
+    return this.#isHome(id);
   }
 
   /** Whether this runtime decides schedule `id` (always, unless routed to shards). */
@@ -268,37 +297,47 @@ export class Schedules {
   }
 
   /**
-   * Starts one run now (no jitter), outside the cron times and the overlap policy, paused or not.
+   * Starts one run now (no jitter), outside the cron times and the overlap
+   * policy, paused or not. Each call starts its own run, also several in
+   * the same millisecond (see `triggerRunId`).
    */
   trigger(id: string): Promise<ScheduleFire> {
     return this.triggerMarked(id);
   }
 
   /**
-   * @internal `trigger` for the client inbox: `atMs` is the request's time, so a replayed request
-   * names the same run, and `mark` commits with it (on the run's own shard), so it answers as the first time.
+   * @internal `trigger` for the client inbox: `atMs` is the request's time, and `mark` commits with
+   * the schedule's new state (with the run, on the run's own shard), so a replayed request answers
+   * as the first time; one replayed before the state was written names the same run again.
    */
   async triggerMarked(id: string, mark?: AppliedMark<ScheduleFire>, atMs?: number): Promise<ScheduleFire> {
     this.#checkHome(checkScheduleId(id));
     return this.#locked(id, async (current) => {
       const c = requireRecord(id, current);
       const now = atMs ?? this.#core.clock.now();
-      const runId = triggerRunId(id, now);
-      const next = { ...c, lastRunId: runId };
+      // The state counts the triggers of this millisecond: the next one names the next run.
+      let nth = c.lastTrigger?.atMs === now ? c.lastTrigger.count + 1 : 1;
+      // A run id an earlier trigger used (of this millisecond before a later one, or of a schedule removed and
+      // created again) is passed over. Only a request whose run goes to another shard may be a replay that
+      // lost its state write (on this shard its mark commits with the run): it keeps the id it names.
+      for (; nth < MAX_TRIGGERS_PER_MS; nth++) {
+        const candidate = triggerRunId(id, now, nth);
+        if (mark !== undefined && this.#routing?.runsOf(candidate) !== undefined) break;
+        if (!(await this.#isKnown(candidate))) break;
+      }
+      const runId = triggerRunId(id, now, nth);
+      const next: ScheduleRecord = { ...c, lastRunId: runId, lastTrigger: { atMs: now, count: nth } };
       const fire = { tickMs: now, runId, newlySubmitted: true };
       const effects = this.#stateWrite(next);
       if (mark !== undefined) markEffects(mark, fire, effects);
       const { outcome: out, committed } = await unreached(this.#submit({ ...(await this.#runSpec(c, runId, now, "trigger")), runId }, effects));
       if (out.newlySubmitted && committed) return fire;
-      if (out.newlySubmitted) {
-        await this.#write(c, next);
-        if (mark !== undefined) await this.#core.queue.kvPut(mark.key, mark.encode(fire));
-        return fire;
-      }
-      const dup = { ...fire, newlySubmitted: false };
-      await this.#write(c, next);
-      if (mark !== undefined) await this.#core.queue.kvPut(mark.key, mark.encode(dup));
-      return dup;
+      // The run was on another shard, or existed already (a replay whose state write was lost): the state and the answer in one commit.
+      const answer = out.newlySubmitted ? fire : { ...fire, newlySubmitted: false };
+      const after = this.#stateWrite(next);
+      if (mark !== undefined) markEffects(mark, answer, after);
+      await this.#core.queue.kvCompareAndApply([], after);
+      return answer;
     });
   }
 
@@ -531,20 +570,40 @@ export class Schedules {
     let answer: unknown;
     const timeoutMs = this.#host.inputTimeoutMs ?? DEFAULT_SCHEDULE_INPUT_TIMEOUT_MS;
     const timer = new AbortController();
+    // The handler's own signal: its work is abandoned at the timeout or when the scheduler stops, so it may stop too.
+    const handlerAbort = new AbortController();
+    let stop: (() => void) | undefined;
+    const stopping = this.#stopped;
     try {
       // A handler that never settles must not hold the scheduler (every schedule of this runtime waits for it).
       const timedOut = this.#core.clock.waitUntil(this.#core.clock.now() + timeoutMs, timer.signal).then(
         () => TIMED_OUT,
         () => TIMED_OUT,
       );
-      const stopped = this.#stopped === undefined ? [] : [abortOf(this.#stopped).then(() => STOPPED)];
-      answer = await Promise.race([Promise.resolve().then(() => handler({ scheduleId: id, tickMs })), timedOut, ...stopped]);
+      const stopped =
+        stopping === undefined
+          ? []
+          : [
+              new Promise<typeof STOPPED>((resolve) => {
+                stop = () => resolve(STOPPED);
+                if (stopping.aborted) stop();
+                else stopping.addEventListener("abort", stop, { once: true });
+              }),
+            ];
+      answer = await Promise.race([Promise.resolve().then(() => handler({ scheduleId: id, tickMs, signal: handlerAbort.signal })), timedOut, ...stopped]);
     } catch (e) {
       // A typed handler's own refusal (an input its target rejects) already says what was wrong.
       if (e instanceof ScheduleInputError) throw e;
       throw new ScheduleInputError(id, tickMs, `its input handler threw: ${e instanceof Error ? e.message : String(e)}`, e);
     } finally {
       timer.abort();
+      // One listener per computed input, removed: a long-running scheduler does not gather them.
+      if (stop !== undefined) stopping?.removeEventListener("abort", stop);
+      if (answer === TIMED_OUT) {
+        handlerAbort.abort(new DOMException(`schedule "${id}": the input handler did not answer within ${timeoutMs} ms`, "TimeoutError"));
+      } else if (answer === STOPPED) {
+        handlerAbort.abort(new DOMException(`schedule "${id}": the scheduler stopped while the input handler computed a tick's input`, "AbortError"));
+      }
     }
     if (answer === STOPPED) throw new SchedulerStopped();
     if (answer === TIMED_OUT) {
