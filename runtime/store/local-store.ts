@@ -68,6 +68,12 @@ interface ListEntry {
   name: string;
 }
 
+/** A directory a put needs: when it exists, and when its entry (and its ancestors') is durable. */
+interface KnownDir {
+  made: Promise<void>;
+  durable: Promise<void>;
+}
+
 /** A running directory fsync and, once someone needs one that starts after it, that next one. */
 interface DirSync {
   done: Promise<void>;
@@ -83,8 +89,8 @@ interface DirSync {
 export class LocalStore implements ObjectStore {
   /** Absolute path of the store's directory. */
   readonly root: string;
-  /** Directories known to exist with a durable entry in their parent, by absolute path. */
-  #durableDirs = new Map<string, Promise<void>>();
+  /** Directories made (or being made) by this store, by absolute path; see `#ensureDir`. */
+  #knownDirs = new Map<string, KnownDir>();
   /** The directory fsync running for each directory, and the one callers that came later wait for. */
   #dirSyncs = new Map<string, DirSync>();
   #tempCounter = 0;
@@ -151,7 +157,7 @@ export class LocalStore implements ObjectStore {
         // ENOENT: a concurrent delete removed a directory on our path after
         // we made sure of it. Forget what we knew and build the path again.
         if (errorCode(err) === "ENOENT" && attempt < MAX_PUT_ATTEMPTS) {
-          this.#durableDirs.clear();
+          this.#knownDirs.clear();
           continue;
         }
         throw this.#mapError(err, key, "put");
@@ -184,7 +190,7 @@ export class LocalStore implements ObjectStore {
       } catch {
         break;
       }
-      this.#durableDirs.delete(dir);
+      this.#knownDirs.delete(dir);
       dir = path.dirname(dir);
     }
   }
@@ -261,7 +267,8 @@ export class LocalStore implements ObjectStore {
   async #putOnce(key: string, body: Uint8Array, createOnly: boolean): Promise<{ etag: string }> {
     const segments = key.split("/");
     const dir = this.#dirPath(segments.slice(0, -1));
-    await this.#ensureDir(dir);
+    const known = this.#ensureDir(dir);
+    await known.made;
     const target = path.join(dir, encodeSegment(segments[segments.length - 1]!));
     const temp = path.join(dir, `${TEMP_PREFIX}${process.pid}.${++this.#tempCounter}.${randomBytes(6).toString("hex")}`);
     const handle = await fs.open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (O_DSYNC ?? 0), 0o644);
@@ -280,7 +287,7 @@ export class LocalStore implements ObjectStore {
     }
     closeQuietly(handle);
     // The temporary name needs no durability (leftovers are removed at open), so its removal runs beside the directory fsync.
-    await Promise.all([this.#syncDir(dir), createOnly ? fs.unlink(temp).catch(() => undefined) : undefined]);
+    await Promise.all([this.#syncDir(dir), known.durable, createOnly ? fs.unlink(temp).catch(() => undefined) : undefined]);
     return { etag: etagOf(stat) };
   }
 
@@ -322,31 +329,41 @@ export class LocalStore implements ObjectStore {
     return done;
   }
 
-  /** Makes `dir` and its missing ancestors exist, each with a durable entry in its parent. */
-  #ensureDir(dir: string): Promise<void> {
-    const known = this.#durableDirs.get(dir);
+  /**
+   * Makes `dir` and its missing ancestors exist. `made` resolves once they
+   * exist, `durable` once each has a durable entry in its parent: the fsyncs
+   * of the parents start as soon as each directory is made, so a put into a
+   * new directory writes its file while they run instead of after them.
+   */
+  #ensureDir(dir: string): KnownDir {
+    const known = this.#knownDirs.get(dir);
     if (known) return known;
-    const made = (async () => {
-      if (dir === this.root) {
-        await fs.mkdir(dir, { recursive: true });
-        await fsyncDir(path.dirname(dir));
-        return;
-      }
+    let entry: KnownDir;
+    if (dir === this.root) {
+      const made = fs.mkdir(dir, { recursive: true }).then(() => undefined);
+      entry = { made, durable: made.then(() => fsyncDir(path.dirname(dir))) };
+    } else {
       const parent = path.dirname(dir);
-      await this.#ensureDir(parent);
-      try {
-        await fs.mkdir(dir);
-      } catch (err) {
-        if (errorCode(err) !== "EEXIST") throw err;
-      }
+      const above = this.#ensureDir(parent);
+      const made = above.made.then(() =>
+        fs.mkdir(dir).then(
+          () => undefined,
+          (err: unknown) => {
+            if (errorCode(err) !== "EEXIST") throw err;
+          },
+        ),
+      );
       // Also when it existed: whoever made it may not have synced yet.
-      await this.#syncDir(parent);
-    })();
-    this.#durableDirs.set(dir, made);
-    made.catch(() => {
-      if (this.#durableDirs.get(dir) === made) this.#durableDirs.delete(dir);
-    });
-    return made;
+      entry = { made, durable: made.then(() => Promise.all([this.#syncDir(parent), above.durable])).then(() => undefined) };
+    }
+    this.#knownDirs.set(dir, entry);
+    const forget = () => {
+      if (this.#knownDirs.get(dir) === entry) this.#knownDirs.delete(dir);
+    };
+    // Either promise may fail before a put awaits it; the put that awaits it reports the failure.
+    entry.made.catch(forget);
+    entry.durable.catch(forget);
+    return entry;
   }
 
   /**
