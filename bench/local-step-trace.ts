@@ -8,6 +8,7 @@
  * printed only for 1), FLUSH_MS (engine flush window; default the engine's).
  */
 import { createHook } from "node:async_hooks";
+import { open } from "node:fs/promises";
 import { loadavg } from "node:os";
 import { Engine } from "../runtime/engine/engine.js";
 import { LocalStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime, type StepRunner } from "../runtime/index.js";
@@ -26,7 +27,7 @@ interface Ev {
 }
 let events: Ev[] | undefined;
 const mark = (what: string) => events?.push({ t: performance.now(), what });
-const counts = { puts: 0, gets: 0, lists: 0, deletes: 0, commits: 0, durableCommits: 0, fsReqs: 0 };
+const counts = { puts: 0, gets: 0, lists: 0, deletes: 0, commits: 0, durableCommits: 0, fsReqs: 0, fsyncs: 0 };
 const fsTypes = new Map<string, number>();
 
 // Every fs promise request is one trip to the thread pool.
@@ -38,6 +39,20 @@ createHook({
     }
   },
 }).enable();
+
+// fsync and fdatasync calls (a put's O_DSYNC write is a sync too, counted with the puts).
+{
+  const probe = await open(process.execPath, "r");
+  const proto = Object.getPrototypeOf(probe) as { sync(): Promise<void>; datasync(): Promise<void> };
+  await probe.close();
+  for (const name of ["sync", "datasync"] as const) {
+    const original = proto[name];
+    proto[name] = function (this: unknown) {
+      counts.fsyncs++;
+      return original.call(this);
+    };
+  }
+}
 
 class TracedStore extends LocalStore {
   override async put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
@@ -123,7 +138,7 @@ await withTempDir("bench-step-trace-", async (dir) => {
   lat.sort((a, b) => a - b);
   console.log(`local-step-trace: N_RUNS=${N_RUNS} N_STEPS=${N_STEPS} CONC=${CONC} FLUSH_MS=${FLUSH_MS ?? "default"} load ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
   console.log(
-    `per step: puts ${per("puts")} gets ${per("gets")} lists ${per("lists")} deletes ${per("deletes")} commits ${per("commits")} (durable ${per("durableCommits")}) WAL objects ${(walPuts / steps).toFixed(2)} fs requests ${per("fsReqs")}`,
+    `per step: puts ${per("puts")} gets ${per("gets")} lists ${per("lists")} deletes ${per("deletes")} commits ${per("commits")} (durable ${per("durableCommits")}) WAL objects ${(walPuts / steps).toFixed(2)} fsync calls ${per("fsyncs")} fs requests ${per("fsReqs")}`,
   );
   console.log(`${Math.round(steps / (elapsed / 1000))} steps/s; fs request types: ${[...fsTypes].map(([k, v]) => `${k} ${(v / steps).toFixed(2)}`).join(", ")} (warm-up included)`);
   console.log(`run p50 ${percentile(lat, 50).toFixed(2)} ms (per step ${(percentile(lat, 50) / N_STEPS).toFixed(3)} ms), p99 ${percentile(lat, 99).toFixed(2)} ms`);
