@@ -89,7 +89,11 @@ Engine.prototype.commit = function (this: Engine, batch, opts) {
   const n = counts.commits;
   mark(`commit #${n} ${durable ? "durable" : "background"} (${batch.ops.length} ops)`);
   const p = commit.call(this, batch, opts);
-  if (durable) void p.then(() => mark(`commit #${n} durable`), () => undefined);
+  if (durable)
+    void p.then(
+      () => mark(`commit #${n} durable`),
+      () => undefined,
+    );
   return p;
 };
 
@@ -136,12 +140,20 @@ await withTempDir("bench-step-trace-", async (dir) => {
   const steps = N_RUNS * N_STEPS;
   const per = (k: keyof typeof counts) => ((counts[k] - base[k]) / steps).toFixed(2);
   lat.sort((a, b) => a - b);
-  console.log(`local-step-trace: N_RUNS=${N_RUNS} N_STEPS=${N_STEPS} CONC=${CONC} FLUSH_MS=${FLUSH_MS ?? "default"} load ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
+  console.log(
+    `local-step-trace: N_RUNS=${N_RUNS} N_STEPS=${N_STEPS} CONC=${CONC} FLUSH_MS=${FLUSH_MS ?? "default"} load ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")}`,
+  );
   console.log(
     `per step: puts ${per("puts")} gets ${per("gets")} lists ${per("lists")} deletes ${per("deletes")} commits ${per("commits")} (durable ${per("durableCommits")}) WAL objects ${(walPuts / steps).toFixed(2)} fsync calls ${per("fsyncs")} fs requests ${per("fsReqs")}`,
   );
-  console.log(`${Math.round(steps / (elapsed / 1000))} steps/s; fs request types: ${[...fsTypes].map(([k, v]) => `${k} ${(v / steps).toFixed(2)}`).join(", ")} (warm-up included)`);
-  console.log(`run p50 ${percentile(lat, 50).toFixed(2)} ms (per step ${(percentile(lat, 50) / N_STEPS).toFixed(3)} ms), p99 ${percentile(lat, 99).toFixed(2)} ms`);
+  console.log(
+    `${Math.round(steps / (elapsed / 1000))} steps/s; fs request types: ${[...fsTypes].map(([k, v]) => `${k} ${(v / steps).toFixed(2)}`).join(", ")} (warm-up included)`,
+  );
+  console.log(
+    `run p50 ${percentile(lat, 50).toFixed(2)} ms (per step ${(percentile(lat, 50) / N_STEPS).toFixed(3)} ms), p99 ${percentile(lat, 99).toFixed(2)} ms`,
+  );
   if (events === undefined) return;
   console.log("timeline of the last run (ms since submit):");
   const t0 = events![0]!.t;

@@ -62,7 +62,10 @@ describe("LocalStore file names", () => {
 
   it("a name of plain characters decodes to itself exactly when it is the canonical spelling of that segment", () => {
     const plain = fc.string({ unit: fc.constantFrom(..."abclnoprtux019._-".split("")), minLength: 1, maxLength: 8 });
-    const named = fc.oneof(plain, fc.tuple(fc.constantFrom("con", "lpt1", "nul", "aux", "com9", "prn"), plain).map(([d, rest]) => d + rest));
+    const named = fc.oneof(
+      plain,
+      fc.tuple(fc.constantFrom("con", "lpt1", "nul", "aux", "com9", "prn"), plain).map(([d, rest]) => d + rest),
+    );
     fc.assert(
       fc.property(named, (name) => {
         expect(decodeSegment(name)).toBe(encodeSegment(name) === name ? name : null);
