@@ -4,7 +4,8 @@
  * requests (each one a trip to libuv's thread pool) per step, and a
  * timeline of one run's step.
  *
- * Env: N_RUNS (30), N_STEPS (10), CONC (runs in flight, 1; the timeline is
+ * Env: N_RUNS (30), N_STEPS (10), FS_TRIPS (0 stops counting thread-pool
+ * requests, whose hook slows every promise: for timings), CONC (runs in flight, 1; the timeline is
  * printed only for 1), FLUSH_MS (engine flush window; default the engine's).
  */
 import { createHook } from "node:async_hooks";
@@ -30,15 +31,18 @@ const mark = (what: string) => events?.push({ t: performance.now(), what });
 const counts = { puts: 0, gets: 0, lists: 0, deletes: 0, commits: 0, durableCommits: 0, fsReqs: 0, fsyncs: 0 };
 const fsTypes = new Map<string, number>();
 
-// Every fs promise request is one trip to the thread pool.
-createHook({
-  init(_id, type) {
-    if (type.startsWith("FSREQ")) {
-      counts.fsReqs++;
-      fsTypes.set(type, (fsTypes.get(type) ?? 0) + 1);
-    }
-  },
-}).enable();
+// Every fs promise request is one trip to the thread pool. The hook also sees
+// every promise, which slows the process: FS_TRIPS=0 leaves it out for timing.
+if (process.env.FS_TRIPS !== "0") {
+  createHook({
+    init(_id, type) {
+      if (type.startsWith("FSREQ")) {
+        counts.fsReqs++;
+        fsTypes.set(type, (fsTypes.get(type) ?? 0) + 1);
+      }
+    },
+  }).enable();
+}
 
 // fsync and fdatasync calls (a put's O_DSYNC write is a sync too, counted with the puts).
 {
@@ -120,6 +124,7 @@ await withTempDir("bench-step-trace-", async (dir) => {
   const walPuts0 = queue.engineStats.walPuts;
   const lat: number[] = [];
   let next = 0;
+  const cpu0 = process.cpuUsage();
   const start = performance.now();
   await Promise.all(
     Array.from({ length: CONC }, async () => {
@@ -134,6 +139,7 @@ await withTempDir("bench-step-trace-", async (dir) => {
     }),
   );
   const elapsed = performance.now() - start;
+  const cpu = process.cpuUsage(cpu0);
   const walPuts = queue.engineStats.walPuts - walPuts0;
   await worker.shutdown();
   await queue.close();
@@ -148,6 +154,7 @@ await withTempDir("bench-step-trace-", async (dir) => {
   console.log(
     `per step: puts ${per("puts")} gets ${per("gets")} lists ${per("lists")} deletes ${per("deletes")} commits ${per("commits")} (durable ${per("durableCommits")}) WAL objects ${(walPuts / steps).toFixed(2)} fsync calls ${per("fsyncs")} fs requests ${per("fsReqs")}`,
   );
+  console.log(`CPU (user + system, all threads) ${((cpu.user + cpu.system) / 1000 / steps).toFixed(3)} ms per step`);
   console.log(
     `${Math.round(steps / (elapsed / 1000))} steps/s; fs request types: ${[...fsTypes].map(([k, v]) => `${k} ${(v / steps).toFixed(2)}`).join(", ")} (warm-up included)`,
   );
