@@ -37,8 +37,21 @@ export function encodeSegment(segment: string): string {
   return out;
 }
 
+/** Whether every character of `name` is one a segment keeps as itself (checked without a regular expression: listings call this per file). */
+function isAllLiteral(name: string): boolean {
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    const literal = (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x5f || c === 0x2e;
+    if (!literal) return false;
+  }
+  return true;
+}
+
 /** The segment a file name stands for, or null for names no segment produces (temporary files, strays). */
 export function decodeSegment(name: string): string | null {
+  // Most names (WAL sequence numbers, hashes, lower-case ids) escape nothing: they are their own segment
+  // unless the encoder would have escaped a trailing dot or a device name's first letter.
+  if (name.length > 0 && isAllLiteral(name)) return name.endsWith(".") || DEVICE_NAME.test(name) ? null : name;
   const bytes: number[] = [];
   for (let i = 0; i < name.length; i++) {
     const c = name[i]!;

@@ -60,6 +60,23 @@ describe("LocalStore file names", () => {
     expect(decodeSegment("Order")).toBeNull();
   });
 
+  it("a name of plain characters decodes to itself exactly when it is the canonical spelling of that segment", () => {
+    const plain = fc.string({ unit: fc.constantFrom(..."abclnoprtux019._-".split("")), minLength: 1, maxLength: 8 });
+    const named = fc.oneof(
+      plain,
+      fc.tuple(fc.constantFrom("con", "lpt1", "nul", "aux", "com9", "prn"), plain).map(([d, rest]) => d + rest),
+    );
+    fc.assert(
+      fc.property(named, (name) => {
+        expect(decodeSegment(name)).toBe(encodeSegment(name) === name ? name : null);
+      }),
+      { numRuns: 2000 },
+    );
+    for (const name of ["con", "con.txt", "lpt1", "a.", "nul.", "console", "lpt10", "00000000000000000042", ".", ".."]) {
+      expect(decodeSegment(name), name).toBe(encodeSegment(name) === name ? name : null);
+    }
+  });
+
   it("a real store keeps Order-1 and order-1 apart under a simulated folding file system, and lists in key order", async () => {
     const dir = await tempDir();
     const store = new LocalStore(dir);

@@ -3,16 +3,18 @@
  * killed; every acknowledged object must be whole, and no temporary file may
  * show as an object.
  */
-import { readdir } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { LocalStore } from "taquba";
 import { startScript } from "../support/child-script.js";
+import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { labelOf } from "./fixtures/crash-bodies.js";
 
 const script = fileURLToPath(new URL("./fixtures/local-put-loop.ts", import.meta.url));
+const writersScript = fileURLToPath(new URL("./fixtures/local-put-writers.ts", import.meta.url));
 const tempDir = useTempDirs("taquba-local-crash-");
 
 /** Runs the put loop in a child, kills it with SIGKILL after `acked` acknowledged puts, and returns the keys it acknowledged. */
@@ -53,4 +55,38 @@ describe("LocalStore after SIGKILL", () => {
     const onDisk = await readdir(join(dir, "objs%2F"));
     expect(onDisk.filter((n) => !n.startsWith("%tmp.")).length).toBe(listed.length - 1);
   }, 60_000);
+
+  it("killed at random points among concurrent puts, shows no object half written under its final name", async () => {
+    const rnd = testRandom("LocalStore kill points");
+    const dir = await tempDir();
+    const acknowledged = new Set<string>();
+    for (let round = 0; round < 4; round++) {
+      const writers = startScript(writersScript, [dir, String(round * 1_000_000)]);
+      // A random point: after some acknowledged puts, then a random fraction of one more put's time.
+      const after = 1 + rnd.int(30);
+      await writers.waitFor((lines) => lines.length >= after);
+      await new Promise((r) => setTimeout(r, rnd.random() * 3));
+      const { signal } = await writers.kill();
+      if (signal !== "SIGKILL") throw new Error(`writers exited without being killed: ${writers.stderr()}`);
+      for (const line of writers.lines) if (line !== "") acknowledged.add(line);
+    }
+    const store = new LocalStore(dir);
+    const listed: string[] = [];
+    for await (const o of store.list("")) listed.push(o.key);
+    expect(listed).toEqual(expect.arrayContaining([...acknowledged]));
+    for (const key of listed) {
+      const label = labelOf((await store.get(key))!.body);
+      expect(label, key).not.toBeNull();
+      if (key === "latest") expect(label!.startsWith("latest-"), key).toBe(true);
+      else expect(label, key).toBe(key);
+    }
+    // Every file on disk under a final name (not a temporary one) is whole, listed or not.
+    const files = (await readdir(dir, { recursive: true, withFileTypes: true })).filter((d) => d.isFile() && !d.name.startsWith("%tmp."));
+    expect(files.length).toBe(listed.length);
+    for (const f of files) expect(labelOf(await readFile(join(f.parentPath ?? f.path, f.name)))).not.toBeNull();
+    // The leftovers of the killed writers go at the next writer's open.
+    await store.removeLeftovers("");
+    const left = (await readdir(dir, { recursive: true })).filter((p) => String(p).split("/").pop()!.startsWith("%tmp."));
+    expect(left).toEqual([]);
+  }, 120_000);
 });

@@ -1,0 +1,168 @@
+/**
+ * @module What one workflow step waits for on a LocalStore, one run at a
+ * time: store requests, engine commits, WAL objects and file-system
+ * requests (each one a trip to libuv's thread pool) per step, and a
+ * timeline of one run's step.
+ *
+ * Env: N_RUNS (30), N_STEPS (10), FS_TRIPS (0 stops counting thread-pool
+ * requests, whose hook slows every promise: for timings), CONC (runs in flight, 1; the timeline is
+ * printed only for 1), FLUSH_MS (engine flush window; default the engine's).
+ */
+import { createHook } from "node:async_hooks";
+import { open } from "node:fs/promises";
+import { loadavg } from "node:os";
+import { Engine } from "../runtime/engine/engine.js";
+import { LocalStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime, type StepRunner } from "../runtime/index.js";
+import type { ListOptions, ListedObject, PutOptions } from "../runtime/store/object-store.js";
+import { percentile } from "./support/percentile.js";
+import { withTempDir } from "./support/temp-dir.js";
+
+const N_RUNS = Number(process.env.N_RUNS ?? 30);
+const N_STEPS = Number(process.env.N_STEPS ?? 10);
+const CONC = Number(process.env.CONC ?? 1);
+const FLUSH_MS = process.env.FLUSH_MS === undefined ? undefined : Number(process.env.FLUSH_MS);
+
+interface Ev {
+  t: number;
+  what: string;
+}
+let events: Ev[] | undefined;
+const mark = (what: string) => events?.push({ t: performance.now(), what });
+const counts = { puts: 0, gets: 0, lists: 0, deletes: 0, commits: 0, durableCommits: 0, fsReqs: 0, fsyncs: 0 };
+const fsTypes = new Map<string, number>();
+
+// Every fs promise request is one trip to the thread pool. The hook also sees
+// every promise, which slows the process: FS_TRIPS=0 leaves it out for timing.
+if (process.env.FS_TRIPS !== "0") {
+  createHook({
+    init(_id, type) {
+      if (type.startsWith("FSREQ")) {
+        counts.fsReqs++;
+        fsTypes.set(type, (fsTypes.get(type) ?? 0) + 1);
+      }
+    },
+  }).enable();
+}
+
+// fsync and fdatasync calls (a put's O_DSYNC write is a sync too, counted with the puts).
+{
+  const probe = await open(process.execPath, "r");
+  const proto = Object.getPrototypeOf(probe) as { sync(): Promise<void>; datasync(): Promise<void> };
+  await probe.close();
+  for (const name of ["sync", "datasync"] as const) {
+    const original = proto[name];
+    proto[name] = function (this: unknown) {
+      counts.fsyncs++;
+      return original.call(this);
+    };
+  }
+}
+
+class TracedStore extends LocalStore {
+  override async put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
+    counts.puts++;
+    mark(`put ${key} start`);
+    try {
+      return await super.put(key, body, opts);
+    } finally {
+      mark(`put ${key} done`);
+    }
+  }
+  override async get(key: string) {
+    counts.gets++;
+    mark(`get ${key}`);
+    return super.get(key);
+  }
+  override async *list(prefix: string, opts?: ListOptions): AsyncIterable<ListedObject> {
+    counts.lists++;
+    mark(`list ${prefix}`);
+    yield* super.list(prefix, opts);
+  }
+  override async delete(key: string): Promise<void> {
+    counts.deletes++;
+    mark(`delete ${key}`);
+    return super.delete(key);
+  }
+}
+
+const commit = Engine.prototype.commit;
+Engine.prototype.commit = function (this: Engine, batch, opts) {
+  counts.commits++;
+  const durable = opts?.durable !== false;
+  if (durable) counts.durableCommits++;
+  const n = counts.commits;
+  mark(`commit #${n} ${durable ? "durable" : "background"} (${batch.ops.length} ops)`);
+  const p = commit.call(this, batch, opts);
+  if (durable)
+    void p.then(
+      () => mark(`commit #${n} durable`),
+      () => undefined,
+    );
+  return p;
+};
+
+const runner: StepRunner = {
+  async runStep(s) {
+    mark(`step ${s.stepNumber} runs`);
+    return s.stepNumber + 1 < N_STEPS ? StepOutcome.continueNow(s.payload) : StepOutcome.succeed(s.payload);
+  },
+};
+
+await withTempDir("bench-step-trace-", async (dir) => {
+  const store = new TracedStore(dir);
+  const queue = await Queue.open(store, "bench", FLUSH_MS === undefined ? {} : { flushIntervalMs: FLUSH_MS });
+  const runtime = WorkflowRuntime.builder(queue, store, runner, NoopTerminalHook).maxConcurrentSteps(64).build();
+  const worker = runtime.spawn();
+  const payload = new Uint8Array(16).fill(7);
+  const one = async () => {
+    const { runId } = await runtime.submit({ input: payload });
+    await runtime.wait(runId);
+    await runtime.outcome(runId);
+  };
+  for (let i = 0; i < 5; i++) await one(); // warm-up
+  const base = { ...counts };
+  const walPuts0 = queue.engineStats.walPuts;
+  const lat: number[] = [];
+  let next = 0;
+  const cpu0 = process.cpuUsage();
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: CONC }, async () => {
+      for (let i = next++; i < N_RUNS; i = next++) {
+        if (CONC === 1 && i === N_RUNS - 1) events = [];
+        const t = performance.now();
+        mark("submit");
+        await one();
+        mark("outcome read");
+        lat.push(performance.now() - t);
+      }
+    }),
+  );
+  const elapsed = performance.now() - start;
+  const cpu = process.cpuUsage(cpu0);
+  const walPuts = queue.engineStats.walPuts - walPuts0;
+  await worker.shutdown();
+  await queue.close();
+  const steps = N_RUNS * N_STEPS;
+  const per = (k: keyof typeof counts) => ((counts[k] - base[k]) / steps).toFixed(2);
+  lat.sort((a, b) => a - b);
+  console.log(
+    `local-step-trace: N_RUNS=${N_RUNS} N_STEPS=${N_STEPS} CONC=${CONC} FLUSH_MS=${FLUSH_MS ?? "default"} load ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")}`,
+  );
+  console.log(
+    `per step: puts ${per("puts")} gets ${per("gets")} lists ${per("lists")} deletes ${per("deletes")} commits ${per("commits")} (durable ${per("durableCommits")}) WAL objects ${(walPuts / steps).toFixed(2)} fsync calls ${per("fsyncs")} fs requests ${per("fsReqs")}`,
+  );
+  console.log(`CPU (user + system, all threads) ${((cpu.user + cpu.system) / 1000 / steps).toFixed(3)} ms per step`);
+  console.log(
+    `${Math.round(steps / (elapsed / 1000))} steps/s; fs request types: ${[...fsTypes].map(([k, v]) => `${k} ${(v / steps).toFixed(2)}`).join(", ")} (warm-up included)`,
+  );
+  console.log(
+    `run p50 ${percentile(lat, 50).toFixed(2)} ms (per step ${(percentile(lat, 50) / N_STEPS).toFixed(3)} ms), p99 ${percentile(lat, 99).toFixed(2)} ms`,
+  );
+  if (events === undefined) return;
+  console.log("timeline of the last run (ms since submit):");
+  const t0 = events![0]!.t;
+  for (const e of events!) console.log(`  ${(e.t - t0).toFixed(3).padStart(8)}  ${e.what}`);
+});
