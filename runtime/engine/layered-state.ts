@@ -53,6 +53,12 @@ export interface StateSnapshot {
   entries(): IterableIterator<[string, StoredValue]>;
 }
 
+/** A whole number of at least `min` (Infinity allowed), or `fallback` when `v` is absent or not a number. */
+function countOption(v: number | undefined, fallback: number, min: number): number {
+  if (v === undefined || Number.isNaN(v)) return fallback;
+  return Math.max(min, Math.floor(v));
+}
+
 function newTree(): BTree<string, StoredValue> {
   return new BTree<string, StoredValue>(undefined, compareKeys);
 }
@@ -83,11 +89,11 @@ export class LayeredState {
 
   constructor(opts: LayeredStateOptions = {}) {
     this.#hold = opts.hold;
-    this.#memtableKeys = Math.max(1, Math.floor(opts.memtableKeys ?? 32_768));
-    this.#ratio = Math.max(2, Math.floor(opts.mergeRatio ?? 4));
-    this.#writeSlice = Math.max(1, opts.writeSlice ?? 16);
-    this.#idleSlice = Math.max(0, opts.idleSlice ?? 16_384);
-    this.#maxRuns = Math.max(2, Math.floor(opts.maxRuns ?? 24));
+    this.#memtableKeys = countOption(opts.memtableKeys, 32_768, 1);
+    this.#ratio = countOption(opts.mergeRatio, 4, 2);
+    this.#writeSlice = countOption(opts.writeSlice, 16, 1);
+    this.#idleSlice = countOption(opts.idleSlice, 16_384, 0);
+    this.#maxRuns = countOption(opts.maxRuns, 24, 2);
     this.#freezeAt = this.#memtableKeys;
   }
 

@@ -295,6 +295,23 @@ describe("layered state", () => {
     expect([...state.scan()].map(([, v]) => v)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
   });
 
+  it("keeps working with absurd merge settings (NaN and out-of-range values fall back or clamp)", () => {
+    for (const opts of [
+      { mergeRatio: Number.NaN, writeSlice: Number.NaN, idleSlice: Number.NaN, maxRuns: Number.NaN, memtableKeys: Number.NaN },
+      { mergeRatio: -5, writeSlice: 0, idleSlice: -1, maxRuns: 0, memtableKeys: 0 },
+      { mergeRatio: 1e30, writeSlice: Infinity, idleSlice: 0, maxRuns: Infinity, memtableKeys: 3 },
+      { mergeRatio: 2.7, writeSlice: 0.5, idleSlice: 0, maxRuns: 2.9, memtableKeys: 2 },
+    ]) {
+      const state = new LayeredState(opts);
+      for (let i = 0; i < 500; i++) state.set(`k/${String((i * 7919) % 500).padStart(3, "0")}`, i);
+      for (let i = 0; i < 500; i += 3) state.delete(`k/${String(i).padStart(3, "0")}`);
+      state.finishMerges();
+      const keys = Array.from({ length: 500 }, (_, i) => `k/${String(i).padStart(3, "0")}`).filter((_, i) => i % 3 !== 0);
+      expect([...state.scan()].map(([k]) => k)).toEqual(keys);
+      expect(state.layout.runs.length).toBeLessThanOrEqual(opts.maxRuns === Infinity ? 500 : 24);
+    }
+  });
+
   it("drains a large run from its start without walking what it drained (no quadratic claim scan)", () => {
     const state = new LayeredState({ memtableKeys: 4096 });
     const n = 100_000;
