@@ -6,8 +6,10 @@
  * closes the queue, reopens it, then drains the backlog with DRAINERS
  * (default 128) claim→ack loops. Reports per phase: peak RSS and heap
  * sampled every 50 ms, RSS and heap at the end of the phase (after a full
- * GC when run with --expose-gc), the time, and the store requests per claim
- * while draining. Engine cache counters are printed when the engine has
+ * GC when run with --expose-gc), the time, the process CPU time, the longest
+ * the event loop was blocked (a write's freeze and merge work, a reopen's
+ * segment decoding; sampled with a 10 ms timer), and the store requests per
+ * claim while draining. Engine cache counters are printed when the engine has
  * them. RECORD_CACHE_BYTES sets the queue's `recordCacheBytes` ("none":
  * every record stays in memory, as before paging).
  *
@@ -15,6 +17,7 @@
  *   npx tsx --expose-gc bench/engine-memory.ts 1000000
  */
 import { loadavg } from "node:os";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { LocalStore, Queue, withCounting, type EngineStats } from "../runtime/index.js";
 import { withTempDir } from "./support/temp-dir.js";
 
@@ -29,8 +32,16 @@ const PAYLOAD = new Uint8Array(64).fill(7);
 const MB = 1024 * 1024;
 const gc = (globalThis as { gc?: () => void }).gc;
 
-/** Samples RSS and heap every 50 ms while a phase runs. */
-function sampler(): { stop(): { rssPeak: number; heapPeak: number } } {
+/** What a phase cost besides its time: peak RSS and heap, CPU time, and the longest event-loop block. */
+interface PhaseCost {
+  rssPeak: number;
+  heapPeak: number;
+  cpuS: number;
+  blockMs: number;
+}
+
+/** Samples RSS and heap every 50 ms while a phase runs, and measures its CPU time and event-loop blocks. */
+function sampler(): { stop(): PhaseCost } {
   let rssPeak = 0;
   let heapPeak = 0;
   const sample = () => {
@@ -40,11 +51,16 @@ function sampler(): { stop(): { rssPeak: number; heapPeak: number } } {
   };
   sample();
   const t = setInterval(sample, 50);
+  const cpu0 = process.cpuUsage();
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
   return {
     stop() {
       clearInterval(t);
+      delay.disable();
       sample();
-      return { rssPeak, heapPeak };
+      const cpu = process.cpuUsage(cpu0);
+      return { rssPeak, heapPeak, cpuS: (cpu.user + cpu.system) / 1e6, blockMs: delay.max / 1e6 };
     },
   };
 }
@@ -56,16 +72,10 @@ function settled(): { rss: number; heap: number; buffers: number } {
 }
 
 const rows: string[] = [];
-function row(
-  phase: string,
-  seconds: number,
-  peak: { rssPeak: number; heapPeak: number },
-  end: { rss: number; heap: number; buffers: number },
-  extra = "",
-): void {
+function row(phase: string, seconds: number, peak: PhaseCost, end: { rss: number; heap: number; buffers: number }, extra = ""): void {
   const f = (b: number) => (b / MB).toFixed(0);
   rows.push(
-    `| ${phase} | ${seconds.toFixed(2)} s | ${f(peak.rssPeak)} MB | ${f(peak.heapPeak)} MB | ${f(end.rss)} MB | ${f(end.heap)} MB | ${f(end.buffers)} MB | ${extra} |`,
+    `| ${phase} | ${seconds.toFixed(2)} s | ${peak.cpuS.toFixed(2)} s | ${peak.blockMs.toFixed(0)} ms | ${f(peak.rssPeak)} MB | ${f(peak.heapPeak)} MB | ${f(end.rss)} MB | ${f(end.heap)} MB | ${f(end.buffers)} MB | ${extra} |`,
   );
 }
 
@@ -138,7 +148,7 @@ await withTempDir("taquba-engine-memory-", async (dir) => {
       .map((l) => l.toFixed(2))
       .join(" ")}`,
   );
-  console.log("| phase | time | peak RSS | peak heap | RSS at end | heap at end | buffers at end | notes |");
-  console.log("|---|---|---|---|---|---|---|---|");
+  console.log("| phase | time | CPU | longest event-loop block | peak RSS | peak heap | RSS at end | heap at end | buffers at end | notes |");
+  console.log("|---|---|---|---|---|---|---|---|---|---|");
   for (const r of rows) console.log(r);
 });

@@ -1,23 +1,31 @@
 /**
  * @module The engine's in-memory state, alone: the B-tree of one string per
  * key (before) against the layered state of a memtable over compact key
- * runs (layered-state.ts), on the keys a backlog of pending jobs holds.
+ * runs (layered-state.ts) under several merge settings, on the keys a
+ * backlog of pending jobs holds.
  *
  * Builds N jobs (argv[2], default 1000000) as the queue stores them (the
  * record `j/<id>` paged to a run id, the pending index
  * `p/jobs/<priority>/<id>` holding its key tail), with monotonic ULIDs, in
- * both structures, and reports per structure: heap and array buffers held
- * (after a full GC, with --expose-gc), the time to fill, the longest single
- * write (a freeze with the merges it set off), and the cost of a
- * get that hits (random job records), a get that misses, a claim-like scan
- * (the first pending entry, then delete it and its record: a drain of
- * DRAIN jobs, default 100000) and a full scan.
+ * each structure, and reports per structure: heap and array buffers held
+ * (after a full GC, with --expose-gc), the time and the process CPU time to
+ * fill, the longest single write (a freeze, a merge or a merge slice), the
+ * bytes merges wrote per key and the runs left, and the cost of a get that
+ * hits (random job records), a get that misses, a claim-like scan (the first
+ * pending entry, then delete it and its record: a drain of DRAIN jobs,
+ * default 100000) and a full scan.
+ *
+ * The layered settings: merge ratio 2 with each merge run whole inside the
+ * write that starts it (the behaviour before incremental merges), then
+ * sliced merges at ratios 2, 4 (the default) and 8. The loop never yields a
+ * turn, so merges advance by write slices only (idle slices are off here).
+ * CONFIGS (comma-separated names) picks some.
  *
  *   npx tsx --expose-gc bench/engine-state.ts 1000000
  */
 import { loadavg } from "node:os";
 import { monotonicFactory } from "ulid";
-import { LayeredState } from "../runtime/engine/layered-state.js";
+import { LayeredState, type LayeredStateOptions } from "../runtime/engine/layered-state.js";
 import type { StoredValue } from "../runtime/engine/paged-value.js";
 import { BTree } from "../runtime/store/btree.js";
 import { compareKeys } from "../runtime/store/keys.js";
@@ -30,6 +38,8 @@ const gc = (globalThis as { gc?: () => void }).gc;
 const MB = 1024 * 1024;
 
 interface State {
+  /** Merge figures of a layered state. */
+  stats?(): string;
   get(key: string): StoredValue | undefined;
   set(key: string, v: StoredValue): unknown;
   delete(key: string): unknown;
@@ -55,6 +65,7 @@ function btreeState(): State {
 
 function memory(): { heap: number; buffers: number } {
   gc?.();
+  gc?.();
   const m = process.memoryUsage();
   return { heap: m.heapUsed, buffers: m.arrayBuffers };
 }
@@ -66,15 +77,22 @@ const rows: string[] = [];
 function measure(name: string, make: () => State): void {
   const before = memory();
   let t = performance.now();
+  const cpu0 = process.cpuUsage();
   const state = make();
   let longest = 0;
+  let slow = 0;
   for (const id of ids) {
     const t0 = performance.now();
     state.set(`j/${id}`, 3);
     state.set(`p/jobs/0000000005/${id}`, -id.length);
-    longest = Math.max(longest, performance.now() - t0);
+    const took = performance.now() - t0;
+    longest = Math.max(longest, took);
+    if (took >= 20) slow++;
   }
   const fillS = (performance.now() - t) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const fillCpuS = (cpu.user + cpu.system) / 1e6;
+  const merges = state.stats?.() ?? "– | – | –";
   const held = memory();
   const random = seededRandom(2);
   t = performance.now();
@@ -98,16 +116,38 @@ function measure(name: string, make: () => State): void {
   if (hits !== GETS || scanned !== 2 * N) throw new Error(`wrong answers: ${hits} hits, ${scanned} scanned`);
   const perJob = (b: number) => (b / N).toFixed(0);
   rows.push(
-    `| ${name} | ${fillS.toFixed(2)} s | ${longest.toFixed(0)} ms | ${((held.heap - before.heap) / MB).toFixed(0)} MB (${perJob(held.heap - before.heap)} B/job) | ${((held.buffers - before.buffers) / MB).toFixed(0)} MB (${perJob(held.buffers - before.buffers)} B/job) | ${getNs.toFixed(0)} ns | ${missNs.toFixed(0)} ns | ${fullNs.toFixed(0)} ns | ${claimUs.toFixed(2)} µs |`,
+    `| ${name} | ${fillS.toFixed(2)} s | ${fillCpuS.toFixed(2)} s | ${longest.toFixed(0)} ms, ${slow} ≥ 20 ms | ${merges} | ${((held.heap - before.heap) / MB).toFixed(0)} MB (${perJob(held.heap - before.heap)} B/job) | ${((held.buffers - before.buffers) / MB).toFixed(0)} MB (${perJob(held.buffers - before.buffers)} B/job) | ${getNs.toFixed(0)} ns | ${missNs.toFixed(0)} ns | ${fullNs.toFixed(0)} ns | ${claimUs.toFixed(2)} µs |`,
   );
 }
 
+function layered(opts: LayeredStateOptions): () => State {
+  return () => {
+    const s = new LayeredState({ idleSlice: 0, ...opts });
+    return {
+      get: (k) => s.get(k),
+      set: (k, v) => s.set(k, v),
+      delete: (k) => s.delete(k),
+      scan: (o) => s.scan(o),
+      stats() {
+        const c = s.counters;
+        const keys = 2 * N;
+        return `${(c.mergedBytes / keys).toFixed(1)} B (${(c.mergedEntries / keys).toFixed(2)} entries) | ${c.merges}/${c.rewrites}/${c.catchUps} | ${s.layout.runs.length}`;
+      },
+    };
+  };
+}
+
+const CONFIGS: [string, () => State][] = [
+  ["B-tree (before)", btreeState],
+  ["layered, ratio 2, whole merges (before)", layered({ mergeRatio: 2, writeSlice: Infinity })],
+  ["layered, ratio 2, sliced", layered({ mergeRatio: 2 })],
+  ["layered, ratio 4, sliced (default)", layered({ mergeRatio: 4 })],
+  ["layered, ratio 8, sliced", layered({ mergeRatio: 8 })],
+];
+const pick = process.env.CONFIGS?.split(",").map((c) => c.trim());
+
 const load0 = loadavg();
-measure("B-tree (before)", btreeState);
-measure("layered state", () => {
-  const s = new LayeredState();
-  return { get: (k) => s.get(k), set: (k, v) => s.set(k, v), delete: (k) => s.delete(k), scan: (o) => s.scan(o) };
-});
+for (const [name, make] of CONFIGS) if (pick === undefined || pick.some((p) => name.includes(p))) measure(name, make);
 console.log(
   `engine-state: ${N.toLocaleString("en-US")} pending jobs (2 keys each), ${GETS.toLocaleString("en-US")} gets, drain of ${DRAIN.toLocaleString("en-US")}; GC before memory figures: ${gc ? "yes" : "no (run with --expose-gc)"}`,
 );
@@ -117,7 +157,7 @@ console.log(
     .join(" ")}`,
 );
 console.log(
-  "| state | fill | longest write (freeze, merges) | heap held | array buffers held | get (hit) | get (miss) | full scan, per entry | claim (scan first + 2 deletes) |",
+  "| state | fill (wall, loaded) | fill CPU | longest write pair, pairs ≥ 20 ms (wall, loaded) | merges wrote per key | merges/rewrites/catch-ups | runs after fill | heap held | array buffers held | get (hit) | get (miss) | full scan, per entry | claim (scan first + 2 deletes) |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of rows) console.log(r);

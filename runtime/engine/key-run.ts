@@ -107,19 +107,24 @@ function rehash(h: number): number {
   return ((h ^ (h >>> 16)) | 1) >>> 0;
 }
 
-function buildFilter(hashes: Uint32Array, count: number): Uint32Array {
-  const words = Math.max(1, Math.ceil((count * FILTER_BITS_PER_KEY) / 32));
-  const filter = new Uint32Array(words);
-  const bits = words * 32;
-  for (let i = 0; i < count; i++) {
-    const h = hashes[i]!;
-    const step = rehash(h);
-    let at = h % bits;
-    for (let p = 0; p < FILTER_PROBES; p++) {
-      filter[at >>> 5]! |= 1 << (at & 31);
-      at = (at + step) % bits;
-    }
+/** An empty filter sized for `count` keys. */
+function newFilter(count: number): Uint32Array {
+  return new Uint32Array(Math.max(1, Math.ceil((count * FILTER_BITS_PER_KEY) / 32)));
+}
+
+function addToFilter(filter: Uint32Array, h: number): void {
+  const bits = filter.length * 32;
+  const step = rehash(h);
+  let at = h % bits;
+  for (let p = 0; p < FILTER_PROBES; p++) {
+    filter[at >>> 5]! |= 1 << (at & 31);
+    at = (at + step) % bits;
   }
+}
+
+function buildFilter(hashes: Uint32Array, count: number): Uint32Array {
+  const filter = newFilter(count);
+  for (let i = 0; i < count; i++) addToFilter(filter, hashes[i]!);
   return filter;
 }
 
@@ -326,10 +331,14 @@ export class KeyRunBuilder {
   #ascii = true;
   /** Each key's hash, for the filter built at the end. */
   #hashes = new Uint32Array(0);
+  /** The filter, filled as keys come when the builder was told how many to expect (so `finish` does not hash them all at once). */
+  #filter: Uint32Array | undefined;
   readonly #kb = new KeyBytes();
 
-  constructor(capacity = 4096) {
+  /** `expectedKeys`: at most this many keys will come (more stay correct, with more false positives). */
+  constructor(capacity = 4096, expectedKeys = 0) {
     this.#out = new Bytes(capacity);
+    if (expectedKeys > 0) this.#filter = newFilter(expectedKeys);
   }
 
   /** Entries added. */
@@ -399,6 +408,11 @@ export class KeyRunBuilder {
     const prev = this.#prev;
     for (let j = shared; j < len; j++) prev[j] = key[from + j]!;
     this.#prevLen = len;
+    if (this.#filter !== undefined) {
+      addToFilter(this.#filter, hashBytes(key, from, len));
+      this.#count++;
+      return;
+    }
     if (this.#hashes.length === this.#count) {
       const grown = new Uint32Array(Math.max(1024, this.#count * 2));
       grown.set(this.#hashes);
@@ -452,6 +466,29 @@ export class KeyRunBuilder {
     this.#refs.push(v);
   }
 
+  /**
+   * Re-points the paged value of entry `index` (already added) from run
+   * `from` to run `to`, in place; false when it is not paged to `from`.
+   * Walks at most one block.
+   */
+  repage(index: number, from: number, to: number): boolean {
+    const b = Math.floor(index / BLOCK_ENTRIES);
+    if (index < 0 || index >= this.#count) return false;
+    const buf = this.#out.buf;
+    let pos = this.#starts[b]!;
+    for (let i = b * BLOCK_ENTRIES; ; i++) {
+      varintAt(buf, pos, scratch);
+      const suffix = varintAt(buf, scratch.pos, scratch);
+      const valueAt = scratch.pos + suffix;
+      if (i === index) {
+        if (buf[valueAt] !== PAGED || buf.readUInt32LE(valueAt + 1) !== from) return false;
+        buf.writeUInt32LE(to, valueAt + 1);
+        return true;
+      }
+      pos = valueEnd(buf, valueAt, scratch);
+    }
+  }
+
   /** The run; the builder must not be used afterwards. */
   finish(): KeyRun {
     const out = this.#out;
@@ -461,7 +498,7 @@ export class KeyRunBuilder {
     starts.set(this.#starts);
     starts[this.#starts.length] = out.pos;
     const lastKey = this.#prev.toString("utf8", 0, this.#prevLen);
-    const filter = buildFilter(this.#hashes, this.#count);
+    const filter = this.#filter ?? buildFilter(this.#hashes, this.#count);
     this.#hashes = new Uint32Array(0);
     return new KeyRun(this.#count, bytes, starts, this.#firstKeys, lastKey, this.#refs, this.#ascii, filter);
   }

@@ -1,21 +1,28 @@
 /**
  * @module The writer's (and a reader's) in-memory state: a memtable of
  * recently written keys over immutable compact runs (key-run.ts), behind the
- * operations the engine uses (see docs/engine.md, "Stage 2b, first step").
+ * operations the engine uses (see docs/engine.md, "Stage 2b").
  *
  * Invariant: a key lives in at most one place, the memtable or one run.
  * Writing or deleting a key that lives in a run marks its entry dead, so a
  * read asks the memtable and then each run, and a scan merges the live
  * entries of all of them with no tombstones to resolve.
  *
- * Pure data structure: no IO. Freezing and merging run synchronously inside
- * `set` and `delete`; never mutate while iterating a `scan`.
+ * Runs merge a slice at a time (run-merge.ts): each write copies a few
+ * entries of the merge in progress, and idle turns (`setImmediate`) copy
+ * more; the inputs stay the readable copy of their keys until the merge ends
+ * and its output replaces them in one step. When merges fall behind so far
+ * that more than `maxRuns` runs exist, the write that adds one finishes
+ * merges synchronously.
+ *
+ * Pure data structure: no IO. Never mutate while iterating a `scan` (a
+ * merge step is not a mutation: it changes no entry a scan sees).
  */
 import { BTree } from "../store/btree.js";
 import { compareKeys } from "../store/keys.js";
-import { BLOCK_ENTRIES, isWellFormed, KeyBytes, KeyRun, KeyRunBuilder, RunCursor, RunReverseCursor } from "./key-run.js";
+import { BLOCK_ENTRIES, isWellFormed, KeyBytes, type KeyRun, KeyRunBuilder, RunCursor, RunReverseCursor } from "./key-run.js";
 import type { StoredValue } from "./paged-value.js";
-import { RunLiveness } from "./run-liveness.js";
+import { type Layer, layerOf, pickMerge, RunMerge } from "./run-merge.js";
 import { scanOrdered, scanTree, type ScanOptions } from "./scan.js";
 
 /** Whether a memtable entry must stay in the memtable when it freezes (a value a checkpoint still has to page by identity). */
@@ -27,6 +34,18 @@ export interface LayeredStateOptions {
   hold?: HoldInMemtable;
   /** Memtable keys that trigger a freeze. Default 32,768. */
   memtableKeys?: number;
+  /** Runs of one tier (live entries within a factor of this) merge when this many share it. Default 4. */
+  mergeRatio?: number;
+  /**
+   * Entries of the merge in progress each write copies, at least (more when
+   * the merge would otherwise not end before the memtable fills twice).
+   * Default 16. Infinity: a merge runs whole inside the write that starts it.
+   */
+  writeSlice?: number;
+  /** Entries copied per idle turn (`setImmediate`) while a merge is in progress; 0: none. Default 16,384. */
+  idleSlice?: number;
+  /** More runs than this make the write that adds one finish merges synchronously. Default 24. */
+  maxRuns?: number;
 }
 
 /** A consistent, ordered copy of the state at one moment (for a full checkpoint); iterable more than once. */
@@ -34,14 +53,11 @@ export interface StateSnapshot {
   entries(): IterableIterator<[string, StoredValue]>;
 }
 
-/** A run with its dead bits. */
-interface Layer {
-  run: KeyRun;
-  live: RunLiveness;
+/** A whole number of at least `min` (Infinity allowed), or `fallback` when `v` is absent or not a number. */
+function countOption(v: number | undefined, fallback: number, min: number): number {
+  if (v === undefined || Number.isNaN(v)) return fallback;
+  return Math.max(min, Math.floor(v));
 }
-
-/** Runs at most this dead (and at least `MIN_REWRITE` entries) are rewritten alone. */
-const MIN_REWRITE = 1024;
 
 function newTree(): BTree<string, StoredValue> {
   return new BTree<string, StoredValue>(undefined, compareKeys);
@@ -50,20 +66,34 @@ function newTree(): BTree<string, StoredValue> {
 /** The layered map: see the module documentation. */
 export class LayeredState {
   #mem = newTree();
-  /** Oldest first; each holds at least one live entry. */
+  /** Oldest first; each holds at least one live entry, except inputs of the merge in progress. */
   #layers: Layer[] = [];
   readonly #hold: HoldInMemtable | undefined;
   readonly #memtableKeys: number;
+  readonly #ratio: number;
+  readonly #writeSlice: number;
+  readonly #idleSlice: number;
+  readonly #maxRuns: number;
   #freezeAt: number;
+  #merge: RunMerge | undefined;
+  #idle: ReturnType<typeof setImmediate> | undefined;
   readonly #kb = new KeyBytes();
   readonly #found = { valueAt: 0 };
   #foundIndex = -1;
-  /** Counters, for benchmarks and tests. */
-  readonly counters = { freezes: 0, merges: 0, rewrites: 0 };
+  /**
+   * Counters, for benchmarks and tests: freezes, merges (of two runs or
+   * more) and rewrites (of one run) started, synchronous catch-ups, and the
+   * entries and bytes written by freezes and by merges.
+   */
+  readonly counters = { freezes: 0, merges: 0, rewrites: 0, catchUps: 0, frozenEntries: 0, frozenBytes: 0, mergedEntries: 0, mergedBytes: 0 };
 
   constructor(opts: LayeredStateOptions = {}) {
     this.#hold = opts.hold;
-    this.#memtableKeys = Math.max(1, opts.memtableKeys ?? 32_768);
+    this.#memtableKeys = countOption(opts.memtableKeys, 32_768, 1);
+    this.#ratio = countOption(opts.mergeRatio, 4, 2);
+    this.#writeSlice = countOption(opts.writeSlice, 16, 1);
+    this.#idleSlice = countOption(opts.idleSlice, 16_384, 0);
+    this.#maxRuns = countOption(opts.maxRuns, 24, 2);
     this.#freezeAt = this.#memtableKeys;
   }
 
@@ -74,11 +104,12 @@ export class LayeredState {
     return n;
   }
 
-  /** Memtable keys, and live entries and bytes per run (oldest first). */
-  get layout(): { memtableKeys: number; runs: { live: number; entries: number; bytes: number }[] } {
+  /** Memtable keys, live entries and bytes per run (oldest first), and the runs the merge in progress reads. */
+  get layout(): { memtableKeys: number; runs: { live: number; entries: number; bytes: number }[]; merging: number } {
     return {
       memtableKeys: this.#mem.size,
       runs: this.#layers.map((l) => ({ live: l.live.live, entries: l.run.count, bytes: l.run.memoryBytes })),
+      merging: this.#merge?.inputs.length ?? 0,
     };
   }
 
@@ -114,14 +145,18 @@ export class LayeredState {
 
   /** Sets `key` (in the memtable; an entry of it in a run dies). */
   set(key: string, value: StoredValue): void {
-    if (!this.#mem.set(key, value)) return; // it lived in the memtable, so in no run
-    this.#killInRuns(key);
-    if (this.#mem.size >= this.#freezeAt) this.freeze();
+    if (this.#mem.set(key, value)) {
+      this.#killInRuns(key);
+      if (this.#mem.size >= this.#freezeAt) this.freeze();
+    }
+    this.#work();
   }
 
   /** Deletes `key`; false when it had no value. */
   delete(key: string): boolean {
-    return this.#mem.delete(key) || this.#killInRuns(key);
+    const had = this.#mem.delete(key) || this.#killInRuns(key);
+    this.#work();
+    return had;
   }
 
   /** Whether the memtable holds exactly `value` (by identity) for `key`; a run never holds a caller's array. */
@@ -143,7 +178,11 @@ export class LayeredState {
     }
     if (typeof expected !== "number" || expected < 0 || typeof next !== "number" || next < 0) return false;
     const i = this.#locate(key);
-    return i >= 0 && this.#layers[i]!.run.repage(this.#found.valueAt, expected, next);
+    if (i < 0) return false;
+    const l = this.#layers[i]!;
+    if (!l.run.repage(this.#found.valueAt, expected, next)) return false;
+    if (l.input >= 0) this.#merge!.repaged(l.input, this.#foundIndex, expected, next);
+    return true;
   }
 
   /** Marks the run entry of `key` dead; false when no run holds it live. */
@@ -153,18 +192,15 @@ export class LayeredState {
     const l = this.#layers[i]!;
     const index = this.#foundIndex;
     l.live.kill(index, Math.floor(index / BLOCK_ENTRIES));
-    if (l.live.live === 0) this.#layers.splice(i, 1);
-    else if (l.run.count >= MIN_REWRITE && l.live.live * 2 < l.run.count) {
-      this.#layers[i] = mergeLayers([l]);
-      this.counters.rewrites++;
-    }
+    if (l.input >= 0) this.#merge!.killed(l.input, index);
+    else if (l.live.live === 0) this.#layers.splice(i, 1);
+    else if (this.#merge === undefined && l.live.live * 2 < l.run.count && (l.live.live + 1) * 2 >= l.run.count) this.#startMerges();
     return true;
   }
 
   /**
    * Moves the memtable's entries into a new run (except those `hold` keeps),
-   * then merges runs while a newer one holds at least half as many live
-   * entries as the one before it.
+   * then starts a merge if one is due (see `addRun`).
    */
   freeze(): void {
     const mem = this.#mem;
@@ -178,25 +214,113 @@ export class LayeredState {
     this.#mem = keep;
     this.#freezeAt = keep.size + this.#memtableKeys;
     this.counters.freezes++;
-    if (builder.count > 0) this.addRun(builder.finish());
+    if (builder.count === 0) return;
+    const run = builder.finish();
+    this.counters.frozenEntries += run.count;
+    this.counters.frozenBytes += run.bytes.length;
+    this.addRun(run);
   }
 
-  /** Adds a run whose keys are in no other run nor the memtable (open builds runs from segments so), then merges as `freeze` does. */
+  /**
+   * Adds a run whose keys are in no other run nor the memtable (open builds
+   * runs from segments so), then starts a merge when `ratio` runs share a
+   * tier; past `maxRuns` runs, finishes merges synchronously.
+   */
   addRun(run: KeyRun): void {
     if (run.count === 0) return;
-    this.#layers.push({ run, live: new RunLiveness(run.count, BLOCK_ENTRIES) });
-    const layers = this.#layers;
-    while (layers.length >= 2 && layers[layers.length - 1]!.live.live * 2 >= layers[layers.length - 2]!.live.live) {
-      const newer = layers.pop()!;
-      const older = layers.pop()!;
-      layers.push(mergeLayers([older, newer]));
-      this.counters.merges++;
-    }
+    this.#layers.push(layerOf(run));
+    this.#startMerges();
+    if (this.#layers.length > this.#maxRuns) this.#catchUp();
   }
 
   /** Marks `key` dead in the runs (open: a newer segment run's entry or tombstone supersedes it). */
   kill(key: string): boolean {
     return this.#killInRuns(key);
+  }
+
+  /** Copies up to `entries` entries of the merge in progress (replacing its inputs when it ends); returns whether a merge is still in progress. */
+  mergeStep(entries: number): boolean {
+    if (this.#merge !== undefined) this.#advance(entries);
+    return this.#merge !== undefined;
+  }
+
+  /** Runs every due merge to its end, synchronously. */
+  finishMerges(): void {
+    while (this.#merge !== undefined) this.#advance(Infinity);
+  }
+
+  /** A write's share of the merge in progress: enough to end it before the memtable fills twice more. */
+  #work(): void {
+    const merge = this.#merge;
+    if (merge === undefined) return;
+    const room = this.#freezeAt - this.#mem.size + this.#memtableKeys;
+    this.#advance(Math.max(this.#writeSlice, Math.ceil(merge.remaining / Math.max(1, room))));
+  }
+
+  #advance(entries: number): void {
+    const merge = this.#merge!;
+    if (merge.step(entries)) return;
+    this.#install(merge);
+    this.#startMerges();
+  }
+
+  /** Replaces the inputs of `merge`, which is done, with its output (where its newest input was). */
+  #install(merge: RunMerge): void {
+    const inputs = merge.inputs;
+    const out = merge.finish();
+    this.#merge = undefined;
+    if (out !== undefined) {
+      this.counters.mergedEntries += out.run.count;
+      this.counters.mergedBytes += out.run.bytes.length;
+    }
+    const next: Layer[] = [];
+    let newest = -1;
+    for (const l of this.#layers) {
+      if (inputs.includes(l)) newest = next.length;
+      else next.push(l);
+    }
+    if (out !== undefined) next.splice(newest < 0 ? next.length : newest, 0, out);
+    this.#layers = next;
+  }
+
+  /** Starts the next due merge (a whole one at a time when `writeSlice` is Infinity). */
+  #startMerges(): void {
+    while (this.#merge === undefined) {
+      const pick = pickMerge(this.#layers, this.#memtableKeys, this.#ratio, this.#layers.length > this.#maxRuns);
+      if (pick === undefined) return;
+      if (pick.length >= 2) this.counters.merges++;
+      else this.counters.rewrites++;
+      const merge = new RunMerge(pick);
+      this.#merge = merge;
+      if (this.#writeSlice !== Infinity) {
+        this.#scheduleIdle();
+        return;
+      }
+      merge.step(Infinity);
+      this.#install(merge);
+    }
+  }
+
+  /** Merges fell behind: finish them here until at most `maxRuns` runs remain. */
+  #catchUp(): void {
+    this.counters.catchUps++;
+    while (this.#layers.length > this.#maxRuns) {
+      if (this.#merge === undefined) this.#startMerges();
+      if (this.#merge === undefined) return;
+      this.#advance(Infinity);
+    }
+  }
+
+  /** Copies `idleSlice` entries in a later turn, and again until the merges end. */
+  #scheduleIdle(): void {
+    if (this.#idleSlice <= 0 || this.#idle !== undefined) return;
+    this.#idle = setImmediate(() => {
+      this.#idle = undefined;
+      if (this.#merge === undefined) return;
+      this.#advance(this.#idleSlice);
+      if (this.#merge !== undefined) this.#scheduleIdle();
+    });
+    this.#idle.unref();
   }
 
   /** Entries in key order (or reversed) within the bounds of `opts`. Do not mutate while iterating. */
@@ -216,35 +340,9 @@ export class LayeredState {
   /** A copy of the state as it is now, that later changes do not affect (the memtable is copied on write, dead bits are copied, runs are shared). */
   snapshot(): StateSnapshot {
     const mem = this.#mem.clone();
-    const layers = this.#layers.map((l) => ({ run: l.run, live: l.live.clone() }));
+    const layers = this.#layers.map((l) => ({ run: l.run, live: l.live.clone(), input: -1 }));
     return { entries: () => mergeForward(mem, layers, "") };
   }
-}
-
-/** The live entries of `layers` merged into one new run (a k-way merge over their bytes). */
-function mergeLayers(layers: Layer[]): Layer {
-  let estimate = 0;
-  for (const l of layers) estimate += Math.ceil((l.run.bytes.length * l.live.live) / l.run.count);
-  const builder = new KeyRunBuilder(estimate + 1024);
-  const cursors = layers.map((l) => new RunCursor(l.run, l.live));
-  const active = cursors.filter((c) => c.advance());
-  while (active.length > 0) {
-    let best = 0;
-    for (let i = 1; i < active.length; i++) if (compareKeyBytes(active[i]!, active[best]!) < 0) best = i;
-    const c = active[best]!;
-    builder.addFrom(c.run, c.keyBuf, c.keyLen, c.valueAt, () => c.keyString());
-    if (!c.advance()) active.splice(best, 1);
-  }
-  const run = builder.finish();
-  return { run, live: new RunLiveness(run.count, BLOCK_ENTRIES) };
-}
-
-function compareKeyBytes(a: RunCursor, b: RunCursor): number {
-  const ab = a.keyBuf;
-  const bb = b.keyBuf;
-  const n = Math.min(a.keyLen, b.keyLen);
-  for (let i = 0; i < n; i++) if (ab[i] !== bb[i]) return ab[i]! - bb[i]!;
-  return a.keyLen - b.keyLen;
 }
 
 /**

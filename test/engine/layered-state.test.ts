@@ -208,6 +208,110 @@ describe("layered state", () => {
     }
   }, 120_000);
 
+  it("matches a plain map while merges run a slice at a time: kills, re-points, reads, scans and snapshots between slices", () => {
+    const r = testRandom("layered state partial merges");
+    let killsWhileMerging = 0;
+    let repointsWhileMerging = 0;
+    let catchUps = 0;
+    for (let round = 0; round < 3; round++) {
+      const state = new LayeredState({
+        // A large memtable freezes only when the test says: writes then copy one entry each, so merges last long.
+        memtableKeys: round % 2 === 0 ? 4096 : 8 + r.int(120),
+        mergeRatio: 2 + r.int(4),
+        writeSlice: 1,
+        idleSlice: 0,
+        maxRuns: round === 0 ? 2 : 3 + r.int(8),
+        hold: (_k, v) => v === 13,
+      });
+      const model = new Map<string, StoredValue>();
+      let snap: { view: ReturnType<LayeredState["snapshot"]>; model: [string, StoredValue][] } | undefined;
+      for (let step = 0; step < 3000; step++) {
+        const op = r.int(100);
+        const key = r.int(5) === 0 ? randomKey(r) : `p/q/${String(r.int(1500)).padStart(5, "0")}`;
+        const merging = state.layout.merging > 0;
+        if (op < 36) {
+          const v = r.int(2) === 0 ? r.int(50) : randomValue(r, key);
+          state.set(key, v);
+          model.set(key, v);
+        } else if (op < 56) {
+          const had = model.delete(key);
+          expect(state.delete(key)).toBe(had);
+          if (had && merging) killsWhileMerging++;
+        } else if (op < 64) {
+          expect(norm(state.get(key))).toEqual(norm(model.get(key)));
+          expect(state.has(key)).toBe(model.has(key));
+        } else if (op < 72) {
+          const opts = randomScan(r);
+          if (r.int(4) !== 0) opts.limit ??= r.int(30);
+          expectSameEntries(state.scan(opts), modelScan(model, opts));
+        } else if (op < 88) {
+          // Mostly the value the key holds, so re-points happen (a compaction re-points whole runs of them).
+          const current = model.get(key);
+          const from = typeof current === "number" && current >= 0 && r.int(4) !== 0 ? current : r.int(50);
+          const to = 50 + r.int(50);
+          const ok = state.replaceIf(key, from, to);
+          expect(ok).toBe(current === from);
+          if (ok) {
+            model.set(key, to);
+            if (merging) repointsWhileMerging++;
+          }
+        } else if (op < 89) {
+          state.freeze();
+        } else if (op < 96) {
+          state.mergeStep(1 + r.int(40));
+        } else if (op < 97) {
+          snap = { view: state.snapshot(), model: modelScan(model, {}) };
+        } else if (op < 98) {
+          // A snapshot shares the runs, so it sees a paged value re-pointed in place (as before): compare paged values as such.
+          const paged = (entries: Iterable<[string, StoredValue]>) =>
+            Array.from(entries, ([k, v]): [string, StoredValue] => [k, typeof v === "number" && v >= 0 ? 0 : v]);
+          if (snap !== undefined) expectSameEntries(paged(snap.view.entries()), paged(snap.model));
+        } else if (op < 99) {
+          state.finishMerges();
+          expect(state.layout.merging).toBe(0);
+        }
+        expect(state.size).toBe(model.size);
+      }
+      expectSameEntries(state.scan(), modelScan(model, {}));
+      expectSameEntries(state.scan({ reverse: true }), modelScan(model, { reverse: true }));
+      state.finishMerges();
+      expectSameEntries(state.scan(), modelScan(model, {}));
+      for (const [k, v] of model) expect(norm(state.get(k))).toEqual(norm(v));
+      catchUps += state.counters.catchUps;
+    }
+    // The run above must have exercised what it checks.
+    expect(killsWhileMerging).toBeGreaterThan(20);
+    expect(repointsWhileMerging).toBeGreaterThan(5);
+    expect(catchUps).toBeGreaterThan(0);
+  }, 120_000);
+
+  it("finishes a merge in idle turns, without writes", async () => {
+    const state = new LayeredState({ memtableKeys: 1000, mergeRatio: 2, writeSlice: 1, idleSlice: 100 });
+    for (let i = 0; i < 2000; i++) state.set(`k/${String(i).padStart(5, "0")}`, i);
+    expect(state.layout.merging).toBe(2);
+    expect(state.layout.runs.length).toBe(2);
+    for (let turns = 0; state.layout.merging > 0 && turns < 100; turns++) await new Promise((resolve) => setImmediate(resolve));
+    expect(state.layout).toMatchObject({ merging: 0, runs: [{ live: 2000, entries: 2000 }] });
+    expect([...state.scan()].map(([, v]) => v)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
+  });
+
+  it("keeps working with absurd merge settings (NaN and out-of-range values fall back or clamp)", () => {
+    for (const opts of [
+      { mergeRatio: Number.NaN, writeSlice: Number.NaN, idleSlice: Number.NaN, maxRuns: Number.NaN, memtableKeys: Number.NaN },
+      { mergeRatio: -5, writeSlice: 0, idleSlice: -1, maxRuns: 0, memtableKeys: 0 },
+      { mergeRatio: 1e30, writeSlice: Infinity, idleSlice: 0, maxRuns: Infinity, memtableKeys: 3 },
+      { mergeRatio: 2.7, writeSlice: 0.5, idleSlice: 0, maxRuns: 2.9, memtableKeys: 2 },
+    ]) {
+      const state = new LayeredState(opts);
+      for (let i = 0; i < 500; i++) state.set(`k/${String((i * 7919) % 500).padStart(3, "0")}`, i);
+      for (let i = 0; i < 500; i += 3) state.delete(`k/${String(i).padStart(3, "0")}`);
+      state.finishMerges();
+      const keys = Array.from({ length: 500 }, (_, i) => `k/${String(i).padStart(3, "0")}`).filter((_, i) => i % 3 !== 0);
+      expect([...state.scan()].map(([k]) => k)).toEqual(keys);
+      expect(state.layout.runs.length).toBeLessThanOrEqual(opts.maxRuns === Infinity ? 500 : 24);
+    }
+  });
+
   it("drains a large run from its start without walking what it drained (no quadratic claim scan)", () => {
     const state = new LayeredState({ memtableKeys: 4096 });
     const n = 100_000;
