@@ -25,7 +25,23 @@ const ASTRAL = "\u{1F600}";
 
 /** Keys at the edges: empty, the largest BMP unit, astral characters, NUL, very long, and long shared prefixes. */
 function edgeKeys(): string[] {
-  const keys = ["", "\uFFFF", "\uFFFF\uFFFF", "\uFFFE", ASTRAL, `${ASTRAL}${ASTRAL}`, "\u{10FFFF}", "\0", "a\0b", "a", "a\uFFFF", `a${ASTRAL}`, "é", "\u07FF", "\u0800"];
+  const keys = [
+    "",
+    "\uFFFF",
+    "\uFFFF\uFFFF",
+    "\uFFFE",
+    ASTRAL,
+    `${ASTRAL}${ASTRAL}`,
+    "\u{10FFFF}",
+    "\0",
+    "a\0b",
+    "a",
+    "a\uFFFF",
+    `a${ASTRAL}`,
+    "é",
+    "\u07FF",
+    "\u0800",
+  ];
   keys.push("k".repeat(5000), `${"k".repeat(4999)}\uFFFF`, `${"é".repeat(2000)}`);
   // Across block boundaries (32 entries a block): 100 keys sharing 300 bytes, some differing only in their last character.
   for (let i = 0; i < 100; i++) keys.push(`${LONG}${String(i).padStart(3, "0")}`);
@@ -160,63 +176,70 @@ function randomBatch(r: TestRandom, pool: string[], model: Map<string, Uint8Arra
 const modes: [string, EngineOptions][] = [
   ["values in memory", {}],
   ["values paged out with a cache that keeps nothing", { pageValues: { keyPrefixes: [""], minBytes: 0, cacheBytes: 0 } }],
-  ["values of some keys paged by block", { pageValues: { keyPrefixes: ["n/", LONG], minBytes: 64, cacheBytes: 8192, readaheadBytes: 2048 }, segmentBlockBytes: 512 }],
+  [
+    "values of some keys paged by block",
+    { pageValues: { keyPrefixes: ["n/", LONG], minBytes: 64, cacheBytes: 8192, readaheadBytes: 2048 }, segmentBlockBytes: 512 },
+  ],
 ];
 
 describe("engine over compact key runs, attacked", () => {
-  it.each(modes)("keeps edge keys and edge-size values through freezes, merges, checkpoints, compactions, faults and reopens (%s)", async (_name, extra) => {
-    const r = testRandom("engine runs attack");
-    const base = new MemoryStore();
-    const faulty = withFaults(base, { failureRate: 0, seed: r.int(2 ** 31) });
-    const opts: EngineOptions = {
-      ...extra,
-      checkpointWalObjects: 0,
-      maxSegmentRuns: 3,
-      maxSegmentBytes: 4096,
-      retry: { attempts: 30, baseDelayMs: 0, maxDelayMs: 0 },
-    };
-    const pool = edgeKeys().sort(compareKeys);
-    const model = new Map<string, Uint8Array>();
-    let engine = await Engine.open(faulty, opts);
-    let reader = await EngineReader.open(base);
-    let freezes = 0;
-    for (let step = 0; step < 60; step++) {
-      faulty.failureRate = r.int(3) === 0 ? 0.08 : 0;
-      const commits: Promise<void>[] = [];
-      for (let b = 0; b < 1 + r.int(6); b++) commits.push(engine.commit(randomBatch(r, pool, model, step)));
-      // The reader refreshes while the writer commits and checkpoints.
-      const refreshing = r.int(2) === 0 ? reader.refresh() : undefined;
-      if (r.int(4) === 0) await engine.checkpoint();
-      await Promise.all(commits);
-      await refreshing?.catch(() => {});
-      faulty.failureRate = 0;
-      if (r.int(8) === 0) await expectModel(engine, model, pool, r, `step ${step}, writer`);
-      if (r.int(6) === 0) {
-        await engine.flush();
-        await reader.refresh();
-        await expectModel(reader, model, pool, r, `step ${step}, reader`);
+  it.each(modes)(
+    "keeps edge keys and edge-size values through freezes, merges, checkpoints, compactions, faults and reopens (%s)",
+    async (_name, extra) => {
+      const r = testRandom("engine runs attack");
+      const base = new MemoryStore();
+      const faulty = withFaults(base, { failureRate: 0, seed: r.int(2 ** 31) });
+      const opts: EngineOptions = {
+        ...extra,
+        checkpointWalObjects: 0,
+        maxSegmentRuns: 3,
+        maxSegmentBytes: 4096,
+        retry: { attempts: 30, baseDelayMs: 0, maxDelayMs: 0 },
+      };
+      const pool = edgeKeys().sort(compareKeys);
+      const model = new Map<string, Uint8Array>();
+      let engine = await Engine.open(faulty, opts);
+      let reader = await EngineReader.open(base);
+      let freezes = 0;
+      for (let step = 0; step < 60; step++) {
+        faulty.failureRate = r.int(3) === 0 ? 0.08 : 0;
+        const commits: Promise<void>[] = [];
+        for (let b = 0; b < 1 + r.int(6); b++) commits.push(engine.commit(randomBatch(r, pool, model, step)));
+        // The reader refreshes while the writer commits and checkpoints.
+        const refreshing = r.int(2) === 0 ? reader.refresh() : undefined;
+        if (r.int(4) === 0) await engine.checkpoint();
+        await Promise.all(commits);
+        await refreshing?.catch(() => {});
+        faulty.failureRate = 0;
+        if (r.int(8) === 0) await expectModel(engine, model, pool, r, `step ${step}, writer`);
+        if (r.int(6) === 0) {
+          await engine.flush();
+          await reader.refresh();
+          await expectModel(reader, model, pool, r, `step ${step}, reader`);
+        }
+        if (r.int(10) === 0) {
+          freezes++;
+          await engine.close();
+          engine = await Engine.open(faulty, opts);
+          await expectModel(engine, model, pool, r, `step ${step}, reopened`);
+          await reader.close();
+          reader = await EngineReader.open(base);
+          await expectModel(reader, model, pool, r, `step ${step}, reader reopened`);
+        }
       }
-      if (r.int(10) === 0) {
-        freezes++;
-        await engine.close();
-        engine = await Engine.open(faulty, opts);
-        await expectModel(engine, model, pool, r, `step ${step}, reopened`);
-        await reader.close();
-        reader = await EngineReader.open(base);
-        await expectModel(reader, model, pool, r, `step ${step}, reader reopened`);
-      }
-    }
-    await engine.checkpoint();
-    await expectModel(engine, model, pool, r, "end, writer");
-    await engine.close();
-    const last = await Engine.open(base, opts);
-    await expectModel(last, model, pool, r, "end, reopened");
-    await last.close();
-    await reader.refresh();
-    await expectModel(reader, model, pool, r, "end, reader");
-    await reader.close();
-    expect(freezes + engine.stats.checkpoints).toBeGreaterThan(0);
-  }, 60_000);
+      await engine.checkpoint();
+      await expectModel(engine, model, pool, r, "end, writer");
+      await engine.close();
+      const last = await Engine.open(base, opts);
+      await expectModel(last, model, pool, r, "end, reopened");
+      await last.close();
+      await reader.refresh();
+      await expectModel(reader, model, pool, r, "end, reader");
+      await reader.close();
+      expect(freezes + engine.stats.checkpoints).toBeGreaterThan(0);
+    },
+    60_000,
+  );
 });
 
 /** A copy of every object of `store`. */
