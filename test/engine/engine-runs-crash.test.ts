@@ -86,6 +86,5 @@ describe("engine over compact key runs, killed mid-fill", () => {
       await reader.close();
     }
     expect(applied).toBeGreaterThan(40);
-  }, // Each round starts a TypeScript child, which takes seconds on a loaded machine.
-  120_000);
+  }, 120_000); // Each round starts a TypeScript child, which takes seconds on a loaded machine.
 });
