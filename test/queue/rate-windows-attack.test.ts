@@ -14,7 +14,6 @@ import { FLOW_RATE_KEY_HEADER, FLOW_RULE_HEADER, MemoryStore, MockClock, Queue }
 import { testRandom } from "../support/seed.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
-const dec = (b: Uint8Array) => new TextDecoder().decode(b);
 
 const OWN = { limit: 3, periodMs: 1_000 };
 const RULE = { limit: 2, periodMs: 1_500 };
