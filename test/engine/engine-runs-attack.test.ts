@@ -204,7 +204,7 @@ describe("engine over compact key runs, attacked", () => {
       const readerOpts = { retry: { attempts: 1 } };
       let reader = await EngineReader.open(readerStore, readerOpts);
       let reopens = 0;
-      for (let step = 0; step < 60; step++) {
+      for (let step = 0; step < 45; step++) {
         faulty.failureRate = r.int(3) === 0 ? 0.08 : 0;
         const commits: Promise<void>[] = [];
         for (let b = 0; b < 1 + r.int(6); b++) commits.push(engine.commit(randomBatch(r, pool, model, step)));
@@ -244,7 +244,7 @@ describe("engine over compact key runs, attacked", () => {
       await reader.close();
       expect(reopens + engine.stats.checkpoints).toBeGreaterThan(0);
     },
-    60_000,
+    120_000,
   );
 });
 
@@ -312,7 +312,7 @@ describe("engine over compact key runs, most keys deleted", () => {
     engine = await Engine.open(store, opts);
     await expectModel(engine, model, pool, r, "deleted, reopened");
     await engine.close();
-  }, 60_000);
+  }, 120_000);
 });
 
 describe("damaged objects of an engine over compact key runs", () => {
@@ -384,5 +384,5 @@ describe("damaged objects of an engine over compact key runs", () => {
     }
     console.log(`damage: ${objects.length} objects, ${refused} refused, ${intact} read intact`);
     expect(refused).toBeGreaterThan(0);
-  }, 60_000);
+  }, 120_000);
 });

@@ -30,7 +30,7 @@ function busiestWindow(times: number[], period: number): number {
 }
 
 describe("attack: rate windows with counts under clock jumps and owner restarts", () => {
-  it("never more claims per key than its limit in any window of real time, and no key held past a period of quiet", { timeout: 60_000 }, async () => {
+  it("never more claims per key than its limit in any window of real time, and no key held past a period of quiet", { timeout: 120_000 }, async () => {
     const r = testRandom("rate windows attack");
     const store = new MemoryStore();
     const clock = new MockClock(T0);

@@ -51,5 +51,5 @@ describe("a backfill in parts", () => {
     } finally {
       await queue.close();
     }
-  }, 60_000);
+  }, 120_000);
 });
