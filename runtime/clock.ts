@@ -8,7 +8,7 @@
 import { ValidationError } from "./errors.js";
 
 export interface Clock {
-  /** Milliseconds since the epoch. */
+  /** Milliseconds since the epoch; the SDK reads them whole (fractions dropped) and refuses NaN, infinite or negative readings with `ValidationError`. */
   now(): number;
   /**
    * Resolves once `now() >= at`, or at once when it already is. Rejects with
@@ -96,18 +96,45 @@ class SystemClockImpl implements TimedClock {
 export const SystemClock: TimedClock = new SystemClockImpl();
 
 /**
- * `clock` itself when it can wait; otherwise a clock reading its `now()`
- * that waits with real timers, re-checking `now()` when each one fires. Every
- * clock an application hands to the SDK goes through this once.
+ * The SDK's clocks and the mock clock as they are; any other clock wrapped
+ * so its `now()` reads in whole milliseconds (times are stored as whole
+ * numbers: a clock built on `performance.now()` would otherwise make ids and
+ * records fail) and, without its own `waitUntil`, waits with real timers,
+ * re-checking `now()` when each one fires. Every clock an application hands
+ * to the SDK goes through this once.
  */
 export function timedClock(clock: Clock): TimedClock {
-  if (typeof clock.waitUntil === "function") return clock as TimedClock;
+  if (clock === SystemClock || clock instanceof MockClock) return clock as TimedClock;
+  const now = () => wholeMs(clock.now());
+  if (typeof clock.waitUntil === "function") {
+    const wait = clock.waitUntil;
+    return { now, waitUntil: (at, signal) => wait.call(clock, at, signal) };
+  }
   const timed: TimedClock & BackgroundWaits = {
-    now: () => clock.now(),
-    waitUntil: (at, signal) => waitWithTimers(() => clock.now(), at, signal),
-    [waitInBackgroundKey]: (at, signal) => waitWithTimers(() => clock.now(), at, signal, false),
+    now,
+    waitUntil: (at, signal) => waitWithTimers(now, at, signal),
+    [waitInBackgroundKey]: (at, signal) => waitWithTimers(now, at, signal, false),
   };
   return timed;
+}
+
+/** A clock reading in whole milliseconds; throws `ValidationError` for one that is no time at all. */
+function wholeMs(ms: number): number {
+  if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0 || ms > MAX_TIME_MS) {
+    throw new ValidationError(`the clock's now() must return milliseconds since the epoch, got ${String(ms)}; check the clock passed in the options`);
+  }
+  return Math.floor(ms);
+}
+
+/** Latest time a clock may read: the largest date JavaScript represents. */
+const MAX_TIME_MS = 8.64e15;
+
+/** Checks a time given to `MockClock`: whole milliseconds within the dates JavaScript represents (before the epoch too, to test skew). */
+function checkMockTime(what: string, ms: number): number {
+  if (!Number.isSafeInteger(ms) || Math.abs(ms) > MAX_TIME_MS) {
+    throw new ValidationError(`${what} takes whole milliseconds from -${MAX_TIME_MS} to ${MAX_TIME_MS}, got ${String(ms)}`);
+  }
+  return ms;
 }
 
 interface MockTimer {
@@ -124,7 +151,7 @@ export class MockClock implements TimedClock {
   #timers = new Set<MockTimer>();
 
   constructor(startMs = 1_700_000_000_000) {
-    this.#now = startMs;
+    this.#now = checkMockTime("new MockClock", startMs);
   }
 
   now(): number {
@@ -134,12 +161,12 @@ export class MockClock implements TimedClock {
   /** Moves time forward by `ms` and wakes the timers now due. */
   advance(ms: number): void {
     if (!(ms >= 0)) throw new ValidationError(`MockClock.advance takes a non-negative number of milliseconds, got ${ms}`);
-    this.set(this.#now + ms);
+    this.set(checkMockTime("MockClock.advance", this.#now + checkMockTime("MockClock.advance", ms)));
   }
 
   /** Sets the time (it may go backwards, to test clock skew) and wakes the timers now due. */
   set(ms: number): void {
-    this.#now = ms;
+    this.#now = checkMockTime("MockClock.set", ms);
     const due = [...this.#timers].filter((t) => t.at <= ms).sort((a, b) => a.at - b.at);
     for (const t of due) {
       this.#timers.delete(t);

@@ -57,7 +57,10 @@ export function parseLeaseKey(prefix: string, key: string): number | undefined {
   const head = leaseFolder(prefix);
   if (!key.startsWith(head)) return undefined;
   const tail = key.slice(head.length);
-  return tail.length === PAD && /^[0-9]+$/.test(tail) ? Number(tail) : undefined;
+  if (tail.length !== PAD || !/^[0-9]+$/.test(tail)) return undefined;
+  // Past 2^53 the number is not the name's (its key differs): a stray object, which a reader would look for in vain, for ever.
+  const n = Number(tail);
+  return Number.isSafeInteger(n) ? n : undefined;
 }
 
 const enc = new TextEncoder();
@@ -81,8 +84,8 @@ export function decodeLeaseRecord(body: Uint8Array, fallback: { leaseDurationMs:
       return {
         holder: o.holder,
         released: o.released,
-        // A holder cannot make standbys wait longer than an hour.
-        leaseDurationMs: Math.min(o.leaseDurationMs, MAX_LEASE_DURATION_MS),
+        // A holder cannot make standbys wait longer than an hour, nor (a damaged record) shorter than any holder's lease can be.
+        leaseDurationMs: Math.max(MIN_LEASE_DURATION_MS, Math.min(o.leaseDurationMs, MAX_LEASE_DURATION_MS)),
         renewIntervalMs: o.renewIntervalMs,
         writtenAt: typeof o.writtenAt === "number" ? o.writtenAt : 0,
       };
@@ -94,6 +97,8 @@ export function decodeLeaseRecord(body: Uint8Array, fallback: { leaseDurationMs:
 }
 
 export const MAX_LEASE_DURATION_MS = 3_600_000;
+/** The shortest lease an election runs with (twice its shortest renewal interval). */
+export const MIN_LEASE_DURATION_MS = 100;
 
 /** The newest lease object under `prefix`, optionally only among those after `after`; undefined when there is none. */
 export async function readNewestLease(

@@ -22,6 +22,7 @@ import {
   deleteLeasesBelow,
   leaseKey,
   MAX_LEASE_DURATION_MS,
+  MIN_LEASE_DURATION_MS,
   newerLeaseExists,
   readLease,
   readNewestLease,
@@ -34,7 +35,7 @@ export const DEFAULT_LEASE_DURATION_MS = 15_000;
 /** How often the owner renews and a standby looks at the lease, unless set: 5 s. */
 export const DEFAULT_RENEW_INTERVAL_MS = 5_000;
 /** The shortest renewal interval accepted. */
-export const MIN_RENEW_INTERVAL_MS = 50;
+export const MIN_RENEW_INTERVAL_MS = MIN_LEASE_DURATION_MS / 2;
 
 /** What `start` is given: this process's term as the owner. */
 export interface OwnerTerm {

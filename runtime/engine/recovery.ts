@@ -121,9 +121,20 @@ export async function loadSegments(
   return state;
 }
 
+/**
+ * @internal Memtable size of every state built from now on in this process
+ * (writers' and readers'): tests lower it so that small fills freeze and
+ * merge runs. Undefined keeps the state's default; the library never sets it.
+ */
+export const stateTuning: { memtableKeys: number | undefined } = { memtableKeys: undefined };
+
 /** An empty state; with a paging `policy`, its memtable keeps the values a checkpoint will page out. */
 export function newState(policy?: PagePolicy): StateMap {
-  return new LayeredState(policy === undefined ? {} : { hold: holdUntilPaged(policy) });
+  const memtableKeys = stateTuning.memtableKeys;
+  return new LayeredState({
+    ...(policy === undefined ? {} : { hold: holdUntilPaged(policy) }),
+    ...(memtableKeys === undefined ? {} : { memtableKeys }),
+  });
 }
 
 /** How far a WAL replay got, and what it passed on the way. */

@@ -161,10 +161,17 @@ export function slotOf(queue: string, key: string, rule?: string): string {
   return rule === undefined ? `${queue}\u0000q${key}` : `${queue}\u0000r${JSON.stringify([rule, key])}`;
 }
 
+/** Keys of rate windows a process keeps before it drops those that ended. */
+const PRUNE_FROM_KEYS = 10_000;
+
 /** Claim times per (queue, key) within the current window of each: at most `limit` entries a key. */
 export class RateWindows {
   /** Each key's claim times and the period of the limit they count for (keys of several limits share the map). */
   readonly #log = new Map<string, { times: number[]; periodMs: number }>();
+  /** Keys at which a new key first drops the windows that ended: twice the keys left after the last drop, so dropping stays linear overall. */
+  #pruneAt = PRUNE_FROM_KEYS;
+  /** Times ended windows were dropped (a test checks the cost stays linear). */
+  prunes = 0;
 
   /**
    * When a claim of `slot` is allowed at `now` under `rate`: `now` itself,
@@ -184,7 +191,10 @@ export class RateWindows {
     let entry = this.#log.get(slot);
     if (entry === undefined) {
       // Keys seen once stay bounded: drop windows that ended before adding a key.
-      if (this.#log.size >= 10_000) this.#prune(now);
+      if (this.#log.size >= this.#pruneAt) {
+        this.#prune(now);
+        this.#pruneAt = Math.max(PRUNE_FROM_KEYS, 2 * this.#log.size);
+      }
       entry = { times: [], periodMs: rate.periodMs };
       this.#log.set(slot, entry);
     }
@@ -224,11 +234,13 @@ export class RateWindows {
 
   /** Drops the keys whose window ended, each under its own limit's period. */
   #prune(now: number): void {
+    this.prunes++;
     for (const [k, { times, periodMs }] of this.#log) if (times.length === 0 || times[times.length - 1]! <= now - periodMs) this.#log.delete(k);
   }
 
   clear(): void {
     this.#log.clear();
+    this.#pruneAt = PRUNE_FROM_KEYS;
   }
 }
 

@@ -14,7 +14,7 @@ import { readShardPlacement, type ShardPlacement } from "./shard-layout.js";
 import { type FullLogger, fullLogger } from "../logger.js";
 import { loadTelemetry } from "../telemetry/tracing.js";
 import { registerQueueGauges } from "./gauges.js";
-import type { TimedClock } from "../clock.js";
+import { timedClock, type TimedClock } from "../clock.js";
 import { Engine, type EngineOptions, type EngineStats } from "../engine/engine.js";
 import { ValidationError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
@@ -136,6 +136,8 @@ export class Queue {
     validateStoreName(name);
     await loadTelemetry();
     new QueueConfigs(opts.defaultQueueConfig, opts.queueConfigs); // validates before any IO
+    // A clock that reads no time would fail every timed step later, and in the background: refuse it now.
+    if (opts.clock !== undefined) timedClock(opts.clock).now();
     const threshold = opts.payloadOffloadBytes === undefined ? DEFAULT_PAYLOAD_OFFLOAD_BYTES : opts.payloadOffloadBytes;
     if (threshold !== null) validatePositiveInt("OpenOptions.payloadOffloadBytes", threshold);
     const engineOpts = engineOptions(opts);

@@ -109,6 +109,13 @@ export class Schedules {
   readonly #host: ScheduleHost;
   readonly #lock: KeyedLock;
   readonly #times = new Map<string, CronTimes>();
+  /**
+   * The last backfill range checked per schedule (by its expression): a
+   * client sends a long range as parts with the same end and later starts,
+   * each within the range already checked, so only the first counts the
+   * whole range (counting it again per part made a backfill quadratic).
+   */
+  readonly #checkedRanges = new Map<string, { times: string; fromMs: number; toMs: number }>();
   #routing: ScheduleRouting | undefined;
   /** Input handlers of the schedules upserted in this process, by id. */
   readonly #handlers = new Map<string, ScheduleInputHandler>();
@@ -372,12 +379,23 @@ export class Schedules {
     if (toMs < fromMs) throw new ValidationError(`backfill's toMs (${toMs}) is before its fromMs (${fromMs})`);
     const c = requireRecord(id, await this.#read(id));
     const times = this.#timesOf(c);
+    const timesKey = `${c.timezone} ${c.cron}`;
+    const checked = this.#checkedRanges.get(id);
+    // Within a range checked before: its ticks are no more than that one's, so list only this part's (and one past it).
+    const within = checked !== undefined && checked.times === timesKey && checked.toMs === toMs && checked.fromMs <= fromMs;
+    const most = within ? Math.min(MAX_BACKFILL_TICKS, maxTicks + 1) : MAX_BACKFILL_TICKS;
     const ticks: number[] = [];
     for (let t = times.next(fromMs - 1); t !== null && t <= toMs; t = times.next(t)) {
-      if (ticks.length === MAX_BACKFILL_TICKS) {
+      if (ticks.length === most) {
+        if (within) break;
         throw new ValidationError(`backfill of schedule "${id}" covers more than ${MAX_BACKFILL_TICKS} ticks; split the range`);
       }
       ticks.push(t);
+    }
+    if (!within) {
+      // Bounded by the schedules backfilled since the last clear.
+      if (this.#checkedRanges.size >= 1024) this.#checkedRanges.clear();
+      this.#checkedRanges.set(id, { times: timesKey, fromMs, toMs });
     }
     const clock = this.#core.clock;
     const endMs = clock.now() + budgetMs;
