@@ -5,6 +5,7 @@
 import { Packr } from "msgpackr";
 import { assertPlainMessagePack } from "../engine/plain-messagepack.js";
 import { StoreCorruptedError } from "../errors.js";
+import { packRecord } from "./record-pack.js";
 
 /** Where a job is in its life. `done` is stored only with done retention. */
 export type JobState = "pending" | "scheduled" | "claimed" | "done" | "dead";
@@ -48,6 +49,43 @@ export interface JobRecord {
   cancelRequested?: boolean;
   /** When the retention sweep removes a done or dead record. */
   retainUntil?: number;
+}
+
+/**
+ * A copy of `r` to change fields of: every field listed, not spread. In V8 a
+ * literal spreading a record and then setting fields takes a slow path
+ * (about 10 µs a record, against well under 1 µs listed), and transitions
+ * copy a record per claim. Absent fields come out undefined, which the
+ * codec omits. The type makes a field added to `JobRecord` a compile error
+ * here until it is listed.
+ */
+export function copyJob(r: JobRecord): JobRecord {
+  const c: { [K in keyof Required<JobRecord>]: JobRecord[K] } = {
+    id: r.id,
+    queue: r.queue,
+    state: r.state,
+    seq: r.seq,
+    priority: r.priority,
+    payload: r.payload,
+    payloadRef: r.payloadRef,
+    payloadSize: r.payloadSize,
+    headers: r.headers,
+    attempts: r.attempts,
+    maxAttempts: r.maxAttempts,
+    enqueuedAt: r.enqueuedAt,
+    claimedAt: r.claimedAt,
+    runAt: r.runAt,
+    wokenAt: r.wokenAt,
+    attached: r.attached,
+    completedAt: r.completedAt,
+    failedAt: r.failedAt,
+    lastError: r.lastError,
+    dedupKey: r.dedupKey,
+    debounceKey: r.debounceKey,
+    cancelRequested: r.cancelRequested,
+    retainUntil: r.retainUntil,
+  };
+  return c;
 }
 
 /** How one claim of a job ended. */
@@ -102,7 +140,8 @@ function unpack(key: string, bytes: Uint8Array): unknown {
 }
 
 export function encodeJob(r: JobRecord): Uint8Array {
-  return pack(r);
+  // Written directly (the same bytes) unless the record holds something unusual.
+  return packRecord(r) ?? pack(r);
 }
 
 export function decodeJob(key: string, bytes: Uint8Array): JobRecord {
