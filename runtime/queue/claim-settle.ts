@@ -275,6 +275,8 @@ function mayChain(core: QueueCore, txn: Txn, now: number, prepared: readonly Pre
   if (hasLimits(core.limitsOf(item.queueName))) return false;
   if (item.opts.debounce !== undefined || cfg.debounce !== undefined) return false;
   // The new job takes the newest seq: any pending job of the same or a better priority goes first.
+  // None pending (the stats count every pending job): nothing to look for.
+  if (txn.pendingCount(item.queueName) === 0) return claimNext.reserve();
   const bound = K.pendingKey(item.queueName, item.opts.priority ?? cfg.defaultPriority, "~");
   for (const [key] of core.engine.scan({ prefix: K.pendingPrefix(item.queueName), limit: 1 })) if (key < bound) return false;
   const prefix = K.pendingPrefix(item.queueName);
