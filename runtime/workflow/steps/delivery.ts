@@ -104,7 +104,9 @@ export function makeDelivery(p: DeliveryParts): Delivery {
     jobId: p.jobId,
     attempt: p.attempt,
     maxAttempts: p.maxAttempts,
-    cancelSignal: p.cancelSignal,
+    get cancelSignal(): AbortSignal {
+      return p.cancelSignal;
+    },
     lease: p.lease,
     memo: p.memo,
     runMemo: p.runMemo,
@@ -127,7 +129,10 @@ export function makeStep(p: DeliveryParts, stepNumber: number, payload: Uint8Arr
     jobId: p.jobId,
     attempt: p.attempt,
     maxAttempts: p.maxAttempts,
-    cancelSignal: p.cancelSignal,
+    // Read through when first read: a claim's signal is made only for a runner that reads it.
+    get cancelSignal(): AbortSignal {
+      return p.cancelSignal;
+    },
     lease: p.lease,
     memo: p.memo,
     runMemo: p.runMemo,
