@@ -191,3 +191,19 @@ export function packRecord(record: object): Uint8Array | undefined {
   }
   return out;
 }
+
+/**
+ * The UTF-8 bytes of `s`, as `TextEncoder` writes them. Ids and seqs are
+ * ASCII (ULIDs): those are copied unit by unit, without the encoder's call
+ * into native code, which costs more than the copy for a 26-character id.
+ */
+export function textBytes(s: string): Uint8Array {
+  const n = s.length;
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) return encoder.encode(s);
+    out[i] = c;
+  }
+  return out;
+}

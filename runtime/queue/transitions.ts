@@ -19,11 +19,11 @@ import {
   type JobAttempt,
   type JobRecord,
 } from "./record.js";
+import { textBytes } from "./record-pack.js";
 import type { Txn } from "./txn.js";
 import type { EnqueueOptions, EnqueueOutcome } from "./types.js";
 
 const EMPTY = new Uint8Array(0);
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** What a transition needs besides the transaction. */
@@ -67,7 +67,7 @@ export function indexKey(r: JobRecord): string | undefined {
 }
 
 function indexValue(r: JobRecord): Uint8Array {
-  return r.state === "pending" ? encoder.encode(r.id) : EMPTY;
+  return r.state === "pending" ? textBytes(r.id) : EMPTY;
 }
 
 /** Writes `r` and its index entries; `prev` is the stored copy being replaced, if any. */
@@ -191,7 +191,7 @@ export function insertJobRecord(
     if (held !== undefined) return { outcome: { jobId: decoder.decode(held), newlyEnqueued: false }, record: undefined };
   }
   const seq = ctx.newId();
-  txn.put(K.SEQ_HIGH_WATER, encoder.encode(seq));
+  txn.put(K.SEQ_HIGH_WATER, textBytes(seq));
   const id = opts.jobId ?? seq;
   if (txn.has(K.jobKey(id))) throw new DuplicateJobIdError(id);
   const cfg = ctx.config(queue);
@@ -233,9 +233,9 @@ export function insertJobRecord(
   // A caller id may be reused after its job was superseded: the new job is not.
   if (opts.jobId !== undefined && txn.has(K.supersededKey(id))) txn.delete(K.supersededKey(id));
   writeJob(txn, r, undefined);
-  if (r.payloadRef !== undefined) txn.put(K.payloadRefKey(r.payloadRef), encoder.encode(id));
-  if (r.dedupKey !== undefined) txn.put(K.dedupKey(queue, r.dedupKey), encoder.encode(id));
-  if (r.debounceKey !== undefined) txn.put(K.debounceKey(queue, r.debounceKey), encoder.encode(id));
+  if (r.payloadRef !== undefined) txn.put(K.payloadRefKey(r.payloadRef), textBytes(id));
+  if (r.dedupKey !== undefined) txn.put(K.dedupKey(queue, r.dedupKey), textBytes(id));
+  if (r.debounceKey !== undefined) txn.put(K.debounceKey(queue, r.debounceKey), textBytes(id));
   const outcome: EnqueueOutcome = superseded === undefined ? { jobId: id, newlyEnqueued: true } : { jobId: id, newlyEnqueued: true, superseded };
   return { outcome, record: r };
 }

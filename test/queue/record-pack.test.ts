@@ -6,7 +6,7 @@
 import { Packr } from "msgpackr";
 import { describe, expect, it } from "vitest";
 import { copyJob, decodeJob, encodeJob, type JobRecord } from "../../runtime/queue/record.js";
-import { packRecord } from "../../runtime/queue/record-pack.js";
+import { packRecord, textBytes } from "../../runtime/queue/record-pack.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
 
 // The record codec's general encoder, with the record codec's options.
@@ -187,5 +187,18 @@ describe("copyJob", () => {
     expect(back.fromLater).toBe("kept");
     expect(back.laterMap).toEqual({ x: 1 });
     expect(back.state).toBe("pending");
+  });
+});
+
+describe("textBytes", () => {
+  it("writes TextEncoder's bytes, for ASCII ids and any other text (seeded)", () => {
+    const r = testRandom("textBytes");
+    const te = new TextEncoder();
+    for (const fixed of ["", "01KBE3Y6QGZ8W4XJ0SZ4Z6TABC", "\u007f", "\u0080", "é", "😀", "\ud800", "a\udfffb"])
+      expect(textBytes(fixed)).toEqual(te.encode(fixed));
+    for (let i = 0; i < 1000; i++) {
+      const s = text(r);
+      expect(Buffer.from(textBytes(s)).equals(te.encode(s)), `string ${i} of seed ${r.seed}`).toBe(true);
+    }
   });
 });
