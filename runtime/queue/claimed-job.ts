@@ -20,8 +20,6 @@ export interface ClaimTicket {
   readonly token: number;
   /** The record the claim wrote and the exact bytes it stored, so a settlement finding those bytes unchanged need not decode them again. */
   readonly claimed?: { readonly record: JobRecord; readonly bytes: Uint8Array };
-  /** The claim's lease entry (its cancel state). */
-  readonly entry: LeaseEntry;
 }
 
 const tickets = new WeakMap<object, ClaimTicket>();
@@ -31,15 +29,6 @@ const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 export function ticketOf(job: ClaimedJob): ClaimTicket | undefined {
   return tickets.get(job);
-}
-
-/**
- * @internal Whether a cancel of `job` was requested: `job.cancelSignal.aborted`,
- * without making the signal for a claim of a queue (see `LeaseEntry.cancelled`).
- */
-export function cancelRequestedOf(job: ClaimedJob): boolean {
-  const t = tickets.get(job);
-  return t === undefined ? job.cancelSignal.aborted : t.entry.cancelled;
 }
 
 class Lease implements LeaseHandle {
@@ -63,7 +52,7 @@ class Lease implements LeaseHandle {
   async ensureAtLeast(ms: number): Promise<void> {
     const e = this.registry.holds(this.id, this.token);
     if (e === undefined) throw new ClaimLostError(this.id, "its lease ended before it was extended");
-    if (e.cancelled) throw new CancelRequestedError(this.id);
+    if (e.cancel.signal.aborted) throw new CancelRequestedError(this.id);
     validateDelay("ensureAtLeast's lease extension", ms);
     this.registry.extend(e, this.clock.now() + ms + LEASE_MARGIN_MS);
     this.#last = e.expiresAt;
@@ -98,17 +87,13 @@ export function makeClaimedJob(
     enqueuedAt: r.enqueuedAt,
     claimedAt: r.claimedAt ?? clock.now(),
     lease: new Lease(registry, clock, r.id, entry.token, entry.expiresAt),
-    // Made when first read: Node builds an AbortSignal per read of a new controller's
-    // `signal`, which most claims never need. The same signal at every read.
-    get cancelSignal(): AbortSignal {
-      return entry.cancel.signal;
-    },
+    cancelSignal: entry.cancel.signal,
   };
   if (r.attached !== undefined) job.attached = r.attached;
   if (r.wokenAt !== undefined) job.wokenAt = r.wokenAt;
   if (r.lastError !== undefined) job.lastError = r.lastError;
   job.isLastAttempt = () => r.attempts >= r.maxAttempts;
-  tickets.set(job, stored === undefined ? { owner, token: entry.token, entry } : { owner, token: entry.token, entry, claimed: { record: r, bytes: stored } });
+  tickets.set(job, stored === undefined ? { owner, token: entry.token } : { owner, token: entry.token, claimed: { record: r, bytes: stored } });
   return Object.freeze(job as ClaimedJob);
 }
 

@@ -18,12 +18,6 @@ export interface LeaseEntry {
   readonly token: number;
   expiresAt: number;
   readonly cancel: AbortController;
-  /**
-   * Whether `cancel` aborted, readable without its signal: Node makes an
-   * AbortSignal on first read of `signal`, and most claims never need one.
-   * Set with every abort (`add`, `requestCancel`).
-   */
-  cancelled: boolean;
   /** The concurrency slots the claim holds (see `admission`), released with the lease. */
   readonly slots?: readonly string[];
 }
@@ -52,19 +46,10 @@ export class LeaseRegistry {
     const cancel = new AbortController();
     if (cancelled) cancel.abort(new Error(`cancellation of job ${id} was requested`));
     const e: LeaseEntry =
-      slots === undefined
-        ? { id, queue, token: this.#nextToken++, expiresAt, cancel, cancelled }
-        : { id, queue, token: this.#nextToken++, expiresAt, cancel, cancelled, slots };
+      slots === undefined ? { id, queue, token: this.#nextToken++, expiresAt, cancel } : { id, queue, token: this.#nextToken++, expiresAt, cancel, slots };
     this.#byId.set(id, e);
     this.#byExpiry.set(`${padTime(expiresAt)}/${id}`, id);
     return e;
-  }
-
-  /** Aborts `e`'s cancel signal, once. */
-  requestCancel(e: LeaseEntry): void {
-    if (e.cancelled) return;
-    e.cancelled = true;
-    e.cancel.abort(new Error(`cancellation of job ${e.id} was requested`));
   }
 
   get(id: string): LeaseEntry | undefined {

@@ -104,9 +104,7 @@ export function makeDelivery(p: DeliveryParts): Delivery {
     jobId: p.jobId,
     attempt: p.attempt,
     maxAttempts: p.maxAttempts,
-    get cancelSignal(): AbortSignal {
-      return p.cancelSignal;
-    },
+    cancelSignal: p.cancelSignal,
     lease: p.lease,
     memo: p.memo,
     runMemo: p.runMemo,
@@ -129,10 +127,7 @@ export function makeStep(p: DeliveryParts, stepNumber: number, payload: Uint8Arr
     jobId: p.jobId,
     attempt: p.attempt,
     maxAttempts: p.maxAttempts,
-    // Read through when first read: a claim's signal is made only for a runner that reads it.
-    get cancelSignal(): AbortSignal {
-      return p.cancelSignal;
-    },
+    cancelSignal: p.cancelSignal,
     lease: p.lease,
     memo: p.memo,
     runMemo: p.runMemo,

@@ -19,7 +19,6 @@
  * hiccuped.
  */
 import { MAX_DELAY_MS } from "../../time-bounds.js";
-import { cancelRequestedOf } from "../../queue/claimed-job.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import type { ClaimedJob, EnqueueOptions } from "../../queue/types.js";
 import { makeStep } from "./delivery.js";
@@ -185,7 +184,7 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
     traceHeaders: traceHeaderOf(job),
   };
   const trace: StepTrace = { runId, step, name: pointer.name, memoKeys: [] };
-  if (run.cancelRequested === true || cancelRequestedOf(job)) {
+  if (run.cancelRequested === true || job.cancelSignal.aborted) {
     await terminate(core, job, slot, ending(base, "cancelled", "cancelled"), undefined, log, trace);
     return;
   }
@@ -194,7 +193,7 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
   trace.signal = signal;
   const children = childRunsFor(core, runId, step, job.headers[HEADER_SIGNAL_WAIT]);
   const verdict = await runOrReplay(core, memos, job, run, runId, step, signal, trace.memoKeys, children);
-  const externalCancel = cancelRequestedOf(job) || (await cancelRequested(core, runId, runBytes, run));
+  const externalCancel = job.cancelSignal.aborted || (await cancelRequested(core, runId, runBytes, run));
   if (verdict.ok && !verdict.replayed && !externalCancel && core.stepOutputReplay) {
     const record = { storedAtMs: core.clock.now(), outcome: verdict.outcome, effects: verdict.staged };
     const key = replayRecordKey(memos.prefix, runId, step, job.payload);
@@ -288,10 +287,7 @@ async function runOrReplay(
       jobId: job.id,
       attempt: job.attempt,
       maxAttempts: job.maxAttempts,
-      // Read from the job only when the runner reads it (see makeStep).
-      get cancelSignal(): AbortSignal {
-        return job.cancelSignal;
-      },
+      cancelSignal: job.cancelSignal,
       lease: job.lease,
       memo: watchMemoWrites(memos.newMemo(runId, step), (k) => memoKeys.push(k)),
       runMemo: watchMemoWrites(memos.runMemo(runId), (k) => memoKeys.push(`run:${k}`)),
