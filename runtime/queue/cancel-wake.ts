@@ -7,7 +7,7 @@ import { ValidationError } from "../errors.js";
 import { requireKvOnly, type SettlementEffects } from "./effects.js";
 import { validateJobId } from "./names.js";
 import type { QueueCore } from "./queue-core.js";
-import type { JobRecord } from "./record.js";
+import { copyJob, type JobRecord } from "./record.js";
 import { appendHistory, deleteJob, readJob, writeJob } from "./transitions.js";
 import { Txn } from "./txn.js";
 import { warmJobs } from "./warm.js";
@@ -37,7 +37,9 @@ export async function cancelJob(core: QueueCore, jobId: string, effects?: Settle
     else if (r.state === "claimed") {
       outcome = "requested";
       if (r.cancelRequested !== true) {
-        writeJob(txn, { ...r, cancelRequested: true }, r);
+        const flagged = copyJob(r);
+        flagged.cancelRequested = true;
+        writeJob(txn, flagged, r);
         commit = core.commit(txn, true);
       }
     } else {
@@ -80,7 +82,12 @@ export async function wake(
   if (r === undefined || (queueName !== undefined && r.queue !== queueName)) return "not_found";
   if (r.state !== "scheduled") return "not_scheduled";
   const now = core.clock.now();
-  writeJob(txn, { ...r, state: "pending", runAt: undefined, wokenAt: now, attached: attached ?? r.attached }, r);
+  const woken = copyJob(r);
+  woken.state = "pending";
+  woken.runAt = undefined;
+  woken.wokenAt = now;
+  woken.attached = attached ?? r.attached;
+  writeJob(txn, woken, r);
   core.applyEffects(txn, core.ctx(), effects, []);
   await core.commit(txn, true);
   core.work.notify(r.queue);

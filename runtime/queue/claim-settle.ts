@@ -17,7 +17,7 @@ import type { LeaseEntry } from "./lease-registry.js";
 import { validateMillis, validatePositiveInt, validateQueueName } from "./names.js";
 import type { Finish } from "./notifier.js";
 import type { QueueCore } from "./queue-core.js";
-import type { JobRecord } from "./record.js";
+import { copyJob, type JobRecord } from "./record.js";
 import {
   claimJob,
   completeJob,
@@ -201,7 +201,11 @@ function release(core: QueueCore, claims: [string, number][]): void {
     core.leases.remove(id);
     const r = readJob(txn, id);
     if (r === undefined || r.state !== "claimed") continue;
-    writeJob(txn, { ...r, state: "pending", attempts: r.attempts - 1, claimedAt: undefined }, r);
+    const back = copyJob(r);
+    back.state = "pending";
+    back.attempts = r.attempts - 1;
+    back.claimedAt = undefined;
+    writeJob(txn, back, r);
     queues.add(r.queue);
   }
   core.commit(txn, false);
@@ -271,6 +275,8 @@ function mayChain(core: QueueCore, txn: Txn, now: number, prepared: readonly Pre
   if (hasLimits(core.limitsOf(item.queueName))) return false;
   if (item.opts.debounce !== undefined || cfg.debounce !== undefined) return false;
   // The new job takes the newest seq: any pending job of the same or a better priority goes first.
+  // None pending (the stats count every pending job): nothing to look for.
+  if (txn.pendingCount(item.queueName) === 0) return claimNext.reserve();
   const bound = K.pendingKey(item.queueName, item.opts.priority ?? cfg.defaultPriority, "~");
   for (const [key] of core.engine.scan({ prefix: K.pendingPrefix(item.queueName), limit: 1 })) if (key < bound) return false;
   const prefix = K.pendingPrefix(item.queueName);
@@ -446,7 +452,8 @@ export async function nack(core: QueueCore, job: ClaimedJob, error: string, effe
 async function nackUncounted(core: QueueCore, job: ClaimedJob, message: string, retryAfterMs: number): Promise<NackOutcome> {
   const res = await settle(core, job, undefined, (txn, ctx, r) => {
     recordAttempt(txn, r, ctx.now, "retried", message);
-    const back = { ...r, attempts: Math.max(0, r.attempts - 1) };
+    const back = copyJob(r);
+    back.attempts = Math.max(0, r.attempts - 1);
     return { record: requeueJob(txn, back, retryAfterMs > 0 ? ctx.now + retryAfterMs : undefined, message), applyEffects: false };
   });
   return { kind: "retried", runAt: res.record?.runAt ?? core.clock.now() };

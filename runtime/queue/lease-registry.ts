@@ -25,7 +25,9 @@ export interface LeaseEntry {
 /** Lease entries by job id, plus an expiry-ordered index for the reaper. */
 export class LeaseRegistry {
   readonly #byId = new Map<string, LeaseEntry>();
-  readonly #byExpiry = new BTree<string, string>();
+  // Ordered by UTF-16 code units: the order among leases of the same millisecond does not matter, and
+  // this is several times cheaper than the library's default comparator, which handles mixed key types.
+  readonly #byExpiry = new BTree<string, string>(undefined, (a, b) => (a < b ? -1 : a > b ? 1 : 0));
   #nextToken = 1;
   /** Concurrency slots held by these leases. */
   readonly slots = new ConcurrencySlots();

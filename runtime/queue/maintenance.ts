@@ -17,7 +17,7 @@ import type { DeadLetteredEvent } from "./config.js";
 import * as K from "./keys.js";
 import type { LeaseRegistry } from "./lease-registry.js";
 import type { Finish } from "./notifier.js";
-import { decodeSuperseded, type JobRecord } from "./record.js";
+import { copyJob, decodeSuperseded, type JobRecord } from "./record.js";
 import { deleteJob, killJob, readJob, recordAttempt, requeueJob, writeJob, type TransitionContext } from "./transitions.js";
 import { Txn } from "./txn.js";
 import { warmJobs } from "./warm.js";
@@ -182,7 +182,9 @@ export function promoteDue(host: MaintenanceHost, now: number, defer: DeferPass 
         txn.delete(key);
         continue;
       }
-      const next: JobRecord = { ...r, state: "pending", runAt: undefined };
+      const next = copyJob(r);
+      next.state = "pending";
+      next.runAt = undefined;
       writeJob(txn, next, r);
       queues.add(r.queue);
       total++;

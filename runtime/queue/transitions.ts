@@ -8,12 +8,22 @@ import { backoffDelay } from "./config.js";
 import { DuplicateJobIdError } from "./errors.js";
 import * as K from "./keys.js";
 import { boundText, cutText, errorFields, MAX_MESSAGE_CHARS } from "../logger.js";
-import { decodeHistory, decodeJob, encodeHistory, encodeJob, encodeSuperseded, type AttemptOutcome, type JobAttempt, type JobRecord } from "./record.js";
+import {
+  copyJob,
+  decodeHistory,
+  decodeJob,
+  encodeHistory,
+  encodeJob,
+  encodeSuperseded,
+  type AttemptOutcome,
+  type JobAttempt,
+  type JobRecord,
+} from "./record.js";
+import { textBytes } from "./record-pack.js";
 import type { Txn } from "./txn.js";
 import type { EnqueueOptions, EnqueueOutcome } from "./types.js";
 
 const EMPTY = new Uint8Array(0);
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** What a transition needs besides the transaction. */
@@ -57,7 +67,7 @@ export function indexKey(r: JobRecord): string | undefined {
 }
 
 function indexValue(r: JobRecord): Uint8Array {
-  return r.state === "pending" ? encoder.encode(r.id) : EMPTY;
+  return r.state === "pending" ? textBytes(r.id) : EMPTY;
 }
 
 /** Writes `r` and its index entries; `prev` is the stored copy being replaced, if any. */
@@ -181,7 +191,7 @@ export function insertJobRecord(
     if (held !== undefined) return { outcome: { jobId: decoder.decode(held), newlyEnqueued: false }, record: undefined };
   }
   const seq = ctx.newId();
-  txn.put(K.SEQ_HIGH_WATER, encoder.encode(seq));
+  txn.put(K.SEQ_HIGH_WATER, textBytes(seq));
   const id = opts.jobId ?? seq;
   if (txn.has(K.jobKey(id))) throw new DuplicateJobIdError(id);
   const cfg = ctx.config(queue);
@@ -223,9 +233,9 @@ export function insertJobRecord(
   // A caller id may be reused after its job was superseded: the new job is not.
   if (opts.jobId !== undefined && txn.has(K.supersededKey(id))) txn.delete(K.supersededKey(id));
   writeJob(txn, r, undefined);
-  if (r.payloadRef !== undefined) txn.put(K.payloadRefKey(r.payloadRef), encoder.encode(id));
-  if (r.dedupKey !== undefined) txn.put(K.dedupKey(queue, r.dedupKey), encoder.encode(id));
-  if (r.debounceKey !== undefined) txn.put(K.debounceKey(queue, r.debounceKey), encoder.encode(id));
+  if (r.payloadRef !== undefined) txn.put(K.payloadRefKey(r.payloadRef), textBytes(id));
+  if (r.dedupKey !== undefined) txn.put(K.dedupKey(queue, r.dedupKey), textBytes(id));
+  if (r.debounceKey !== undefined) txn.put(K.debounceKey(queue, r.debounceKey), textBytes(id));
   const outcome: EnqueueOutcome = superseded === undefined ? { jobId: id, newlyEnqueued: true } : { jobId: id, newlyEnqueued: true, superseded };
   return { outcome, record: r };
 }
@@ -234,7 +244,12 @@ export function insertJobRecord(
 export function claimJob(txn: Txn, r: JobRecord, now: number): JobRecord {
   releaseDedup(txn, r);
   releaseDebounce(txn, r);
-  const next: JobRecord = { ...r, state: "claimed", attempts: r.attempts + 1, claimedAt: now, dedupKey: undefined, debounceKey: undefined };
+  const next = copyJob(r);
+  next.state = "claimed";
+  next.attempts = r.attempts + 1;
+  next.claimedAt = now;
+  next.dedupKey = undefined;
+  next.debounceKey = undefined;
   writeJob(txn, next, r);
   return next;
 }
@@ -255,12 +270,10 @@ export function boundLastError(error: string): string {
 
 /** Back to pending (keeping its FIFO position) or to scheduled at `runAt`. */
 export function requeueJob(txn: Txn, r: JobRecord, runAt: number | undefined, lastError: string | undefined): JobRecord {
-  const next: JobRecord = {
-    ...r,
-    state: runAt === undefined ? "pending" : "scheduled",
-    runAt,
-    lastError: lastError === undefined ? r.lastError : boundLastError(lastError),
-  };
+  const next = copyJob(r);
+  next.state = runAt === undefined ? "pending" : "scheduled";
+  next.runAt = runAt;
+  next.lastError = lastError === undefined ? r.lastError : boundLastError(lastError);
   writeJob(txn, next, r);
   return next;
 }
@@ -268,14 +281,12 @@ export function requeueJob(txn: Txn, r: JobRecord, runAt: number | undefined, la
 /** Dead now; schedules the retention sweep per the queue config. */
 export function killJob(txn: Txn, ctx: TransitionContext, r: JobRecord, error: string): JobRecord {
   const keep = ctx.config(r.queue).deadRetentionMs;
-  const next: JobRecord = {
-    ...r,
-    state: "dead",
-    runAt: undefined,
-    failedAt: ctx.now,
-    lastError: boundLastError(error),
-    retainUntil: keep === null ? undefined : ctx.now + keep,
-  };
+  const next = copyJob(r);
+  next.state = "dead";
+  next.runAt = undefined;
+  next.failedAt = ctx.now;
+  next.lastError = boundLastError(error);
+  next.retainUntil = keep === null ? undefined : ctx.now + keep;
   writeJob(txn, next, r);
   return next;
 }
@@ -291,7 +302,10 @@ export function completeJob(txn: Txn, ctx: TransitionContext, r: JobRecord): Job
     txn.bump(r.queue, "done", 1);
     return undefined;
   }
-  const next: JobRecord = { ...r, state: "done", completedAt: ctx.now, retainUntil: ctx.now + keep };
+  const next = copyJob(r);
+  next.state = "done";
+  next.completedAt = ctx.now;
+  next.retainUntil = ctx.now + keep;
   writeJob(txn, next, r);
   return next;
 }

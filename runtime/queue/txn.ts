@@ -51,6 +51,7 @@ export class Txn {
   readonly batch = new WriteBatch();
   readonly #overlay = new Map<string, Uint8Array | null>();
   readonly #deltas = new Map<string, QueueStats>();
+  readonly #stored = new Map<string, Readonly<QueueStats>>();
 
   constructor(readonly src: ReadSource) {}
 
@@ -92,6 +93,28 @@ export class Txn {
     if (to !== null) this.bump(queue, to, 1);
   }
 
+  /**
+   * The pending count of `queue` as this transaction leaves it so far: the
+   * stored count plus this transaction's moves. Zero means no job of the
+   * queue is pending (every pending job is counted with its index entry).
+   */
+  pendingCount(queue: string): number {
+    return this.#storedStats(queue).pending + (this.#deltas.get(queue)?.pending ?? 0);
+  }
+
+  /** The stored stats of `queue`, read once per transaction (the stats key is written only by `finish`). */
+  #storedStats(queue: string): Readonly<QueueStats> {
+    let was = this.#stored.get(queue);
+    if (was === undefined) {
+      const key = statsKey(queue);
+      const stored = this.get(key);
+      const known = stored === undefined ? undefined : writtenStats(this.src).get(key);
+      was = known !== undefined && bytesEqual(known.bytes, stored!) ? known.stats : decodeStats(key, stored);
+      this.#stored.set(queue, was);
+    }
+    return was;
+  }
+
   /** Folds the stats deltas into the batch and returns it. Call once, right before commit. */
   finish(): WriteBatch {
     if (this.#deltas.size === 0) return this.batch;
@@ -99,9 +122,7 @@ export class Txn {
     for (const [queue, d] of this.#deltas) {
       if (d.pending === 0 && d.scheduled === 0 && d.claimed === 0 && d.done === 0 && d.dead === 0) continue;
       const key = statsKey(queue);
-      const stored = this.get(key);
-      const known = stored === undefined ? undefined : last.get(key);
-      const was = known !== undefined && bytesEqual(known.bytes, stored!) ? known.stats : decodeStats(key, stored);
+      const was = this.#storedStats(queue);
       const s: QueueStats = {
         pending: was.pending + d.pending,
         scheduled: was.scheduled + d.scheduled,

@@ -120,6 +120,37 @@ describe("cancel", () => {
   });
 });
 
+describe("a claim's cancel signal", () => {
+  it("is one signal at every read, aborted by a cancel made before or after the first read, and copied with the job", async () => {
+    const { queue } = await openQueue();
+    const a = await queue.enqueue("q", enc("a"));
+    const b = await queue.enqueue("q", enc("b"));
+    const first = (await queue.claim("q", 1000))!;
+    const second = (await queue.claim("q", 1000))!;
+    expect([first.id, second.id]).toEqual([a.jobId, b.jobId]);
+    // Cancelled before anything read its signal: the request still reaches it and the lease.
+    expect(await queue.cancelJob(first.id)).toBe("requested");
+    await expect(first.lease.ensureAtLeast(1000)).rejects.toBeInstanceOf(CancelRequestedError);
+    expect(first.cancelSignal.aborted).toBe(true);
+    expect(String(first.cancelSignal.reason)).toMatch(/cancellation of job .* was requested/);
+    expect(first.cancelSignal).toBe(first.cancelSignal);
+    // Read first, then cancelled: listeners hear it.
+    const signal = second.cancelSignal;
+    let heard = 0;
+    signal.addEventListener("abort", () => heard++);
+    expect(await queue.cancelJob(second.id)).toBe("requested");
+    expect(heard).toBe(1);
+    expect(second.cancelSignal).toBe(signal);
+    // A copy of the job carries the same signal; the job stays frozen with its keys in order.
+    expect({ ...second }.cancelSignal).toBe(signal);
+    expect(Object.isFrozen(second)).toBe(true);
+    expect(Object.keys(second).indexOf("cancelSignal")).toBe(Object.keys(second).indexOf("lease") + 1);
+    await queue.ack(first);
+    await queue.ack(second);
+    await queue.close();
+  });
+});
+
 describe("wakeScheduled", () => {
   it("wakes a scheduled job with attached bytes that every redelivery sees", async () => {
     const { queue, clock } = await openQueue({ defaultQueueConfig: { backoff: { baseMs: 0, maxMs: 0 } } });

@@ -25,6 +25,7 @@ import { makeStep } from "./delivery.js";
 import { applyStaged, EffectsHandle } from "./effects-handle.js";
 import { replayRecordKey, runKey, stepDedupKey, stepPointerKey } from "../records/kv-keys.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
+import { carryTo, decodeKnown, type Known, takeCarried } from "./step-carry.js";
 import {
   decodeReplayRecord,
   decodeRunRecord,
@@ -45,6 +46,7 @@ import { afterWaitRegistered, releaseStepSignal, resolveSignal, stageSignalWait 
 import type { StepOutcome, Trigger } from "./step-outcome.js";
 import { stageStepHistory, type StepTrace as HistoryTrace } from "./step-history.js";
 import type { StepTransitionHistory } from "../runs/run-history.js";
+import type { RunErrorKind } from "../runs/run-types.js";
 import { describePayload } from "../runs/index-effects.js";
 import { watchMemoWrites } from "../memo/memo.js";
 import { reopenRequeued } from "../runs/redrive.js";
@@ -150,17 +152,19 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
     await slot.freeAfterSubmitting(core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed"));
     return;
   }
+  // The records as the settlement that claimed this step left them, when it did: read again, decoded only if changed.
+  const carried = takeCarried(job);
   let runBytes = await core.queue.kvGet(runKey(core.queueName, runId));
   // A dead step requeued after it ended its run re-opens the run (a redrive through the queue).
   if (runBytes === null && (await reopenRequeued(core, job, runId, step))) runBytes = await core.queue.kvGet(runKey(core.queueName, runId));
   const ptrBytes = await core.queue.kvGet(stepPointerKey(core.queueName, runId));
-  const pointer = ptrBytes === null ? null : decodeStepPointer(ptrBytes, stepPointerKey(core.queueName, runId));
+  const pointer = ptrBytes === null ? null : decodeKnown(ptrBytes, carried?.pointer, (b) => decodeStepPointer(b, stepPointerKey(core.queueName, runId)));
   if (runBytes === null || pointer === null || pointer.jobId !== job.id) {
     // The run terminated or moved past this job (a stale redelivery): nothing to do.
     await slot.freeAfterSubmitting(core.queue.ack(job));
     return;
   }
-  const run = decodeRunRecord(runBytes, runKey(core.queueName, runId));
+  const run = decodeKnown(runBytes, carried?.run, (b) => decodeRunRecord(b, runKey(core.queueName, runId)));
   // The run's memo lives where its submitting runtime keeps memos, whichever runtime works this step.
   const memos = core.memos.withPrefix(run.memoPrefix ?? core.memos.prefix);
   const base: Omit<TerminationInput, "status"> = {
@@ -181,7 +185,7 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
   };
   const trace: StepTrace = { runId, step, name: pointer.name, memoKeys: [] };
   if (run.cancelRequested === true || job.cancelSignal.aborted) {
-    await terminate(core, job, slot, { ...base, status: "cancelled", errorKind: "cancelled" }, undefined, log, trace);
+    await terminate(core, job, slot, ending(base, "cancelled", "cancelled"), undefined, log, trace);
     return;
   }
 
@@ -210,17 +214,34 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
   at.hasChildren = base.hasChildren === true || children.started();
 
   if (verdict.ok && verdict.outcome.kind === "cancel") {
-    await terminate(core, job, slot, { ...at, status: "cancelled", errorKind: "runner", error: verdict.outcome.reason }, verdict.staged, log, trace);
+    await terminate(core, job, slot, ending(at, "cancelled", "runner", verdict.outcome.reason), verdict.staged, log, trace);
   } else if (externalCancel) {
-    await terminate(core, job, slot, { ...at, status: "cancelled", errorKind: "cancelled" }, undefined, log, trace);
+    await terminate(core, job, slot, ending(at, "cancelled", "cancelled"), undefined, log, trace);
   } else if (verdict.ok) {
     const o = verdict.outcome;
-    if (o.kind === "continue") await continueRun(core, job, slot, runId, step, o, verdict, now, at, log, trace);
-    else if (o.kind === "succeed") await terminate(core, job, slot, { ...at, status: "succeeded", result: o.result }, verdict.staged, log, trace);
-    else if (o.kind === "fail") await terminate(core, job, slot, { ...at, status: "failed", errorKind: "runner", error: o.reason }, verdict.staged, log, trace);
+    if (o.kind === "continue") await continueRun(core, job, slot, runId, step, o, verdict, now, at, log, trace, { bytes: runBytes, value: run });
+    else if (o.kind === "succeed") {
+      const t = ending(at, "succeeded");
+      t.result = o.result;
+      await terminate(core, job, slot, t, verdict.staged, log, trace);
+    } else if (o.kind === "fail") await terminate(core, job, slot, ending(at, "failed", "runner", o.reason), verdict.staged, log, trace);
   } else {
     await failStep(core, job, slot, at, verdict.error, log, trace);
   }
+}
+
+/**
+ * `at` completed into a termination input in place, with the fields a
+ * spread of it would add in the same order: it is this step's own object,
+ * used for nothing after, and a literal spreading it and then setting
+ * fields is a slow path in V8.
+ */
+function ending(at: Omit<TerminationInput, "status">, status: TerminationInput["status"], errorKind?: RunErrorKind, error?: string): TerminationInput {
+  const t = at as TerminationInput;
+  t.status = status;
+  if (errorKind !== undefined) t.errorKind = errorKind;
+  if (error !== undefined) t.error = error;
+  return t;
 }
 
 /** Whether a cancel of the run was recorded; `read` is the run record read (and decoded as `run`) before the runner ran. */
@@ -261,7 +282,8 @@ async function runOrReplay(
   const s = makeStep(
     {
       runId,
-      headers: run.headers,
+      // A copy: the decoded record may be handed on to the run's next step (see step-carry), so the runner never holds its objects.
+      headers: { ...run.headers },
       jobId: job.id,
       attempt: job.attempt,
       maxAttempts: job.maxAttempts,
@@ -347,14 +369,9 @@ async function failStep(
     await slot.freeAfterSubmitting(core.queue.nack(job, text, undefined, { cause: thrownCause(error) }));
     return;
   }
-  const t: TerminationInput = {
-    ...at,
-    status: "failed",
-    errorKind: kind,
-    error: text,
-    errorCode: StepError.from(error).publicCode,
-    ...(error instanceof StepError && error.publicMessage !== undefined ? { publicError: error.publicMessage } : {}),
-  };
+  const t = ending(at, "failed", kind, text);
+  t.errorCode = StepError.from(error).publicCode;
+  if (error instanceof StepError && error.publicMessage !== undefined) t.publicError = error.publicMessage;
   if (!(await recordOutcome(core, job, slot, t, log))) return;
   const effects = addTerminalEffects(core.terminal, t);
   const outcome = kind === "permanent" ? "dead_lettered" : "failed";
@@ -377,6 +394,7 @@ async function continueRun(
   at: Omit<TerminationInput, "status">,
   log: WorkflowLogger,
   trace: StepTrace,
+  run: Known<RunRecord>,
 ): Promise<void> {
   const nextStep = step + 1;
   const nextJobId = core.queue.nextJobId();
@@ -399,7 +417,8 @@ async function continueRun(
     const transition = transitionOf(o.when, opts.runAt, now);
     await stageStepHistory(core, job, trace, { outcome: "continued", endedAtMs: now, transition, staged: verdict.staged, next: o.payload }, effects);
     effects.enqueue(core.queueName, o.payload, opts);
-    effects.kvPut(stepPointerKey(core.queueName, runId), encodeStepPointer(pointer));
+    const pointerBytes = encodeStepPointer(pointer);
+    effects.kvPut(stepPointerKey(core.queueName, runId), pointerBytes);
     const chain = slot.chain;
     if (o.when.kind !== "immediate" || chain === undefined || core.queue.ackClaimingNext === undefined) {
       await slot.freeAfterSubmitting(core.queue.ack(job, effects));
@@ -410,6 +429,7 @@ async function continueRun(
     try {
       const claimNext = { index: effects.enqueues.length - 1, leaseMs: core.leaseMs, reserve: chain.reserve };
       next = (await slot.freeAfterSubmitting(core.queue.ackClaimingNext(job, effects, claimNext))).next;
+      if (next !== undefined) carryTo(next, { run, pointer: { bytes: pointerBytes, value: pointer } });
     } finally {
       chain.handOff(next);
     }

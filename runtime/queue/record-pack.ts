@@ -1,0 +1,209 @@
+/**
+ * @module The job record's MessagePack encoding written directly: the same
+ * bytes the record codec's general encoder writes (named map, undefined
+ * fields omitted, shortest form of each header and integer, other numbers
+ * as float64), without its per-value dispatch. A job record is encoded at
+ * every enqueue and claim. A record holding anything else than strings,
+ * numbers, booleans, byte arrays and string maps returns undefined, for
+ * the general encoder to write.
+ */
+
+const encoder = new TextEncoder();
+
+/** The largest scratch array kept between records. */
+const SCRATCH_KEEP = 64 * 1024;
+
+let buf = new Uint8Array(1024);
+let view = new DataView(buf.buffer);
+let pos = 0;
+
+function ensure(n: number): void {
+  if (pos + n <= buf.length) return;
+  const grown = new Uint8Array(Math.max(buf.length * 2, pos + n));
+  grown.set(buf.subarray(0, pos));
+  buf = grown;
+  view = new DataView(buf.buffer);
+}
+
+function writeStr(s: string): void {
+  const n = s.length;
+  // Room for the longest header and three bytes a UTF-16 unit.
+  ensure(5 + n * 3);
+  const head = n < 0x20 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : 5;
+  let p = pos + head;
+  let i = 0;
+  for (; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) break;
+    buf[p++] = c;
+  }
+  let len = n;
+  let at = pos + head;
+  if (i < n) {
+    // Not ASCII: encoded past the longest header, then moved behind the header its length takes.
+    at = pos + 5;
+    len = encoder.encodeInto(s, buf.subarray(at)).written;
+  }
+  if (len < 0x20) {
+    buf[pos++] = 0xa0 | len;
+  } else if (len < 0x100) {
+    buf[pos++] = 0xd9;
+    buf[pos++] = len;
+  } else if (len < 0x10000) {
+    buf[pos++] = 0xda;
+    buf[pos++] = len >> 8;
+    buf[pos++] = len & 0xff;
+  } else {
+    buf[pos++] = 0xdb;
+    view.setUint32(pos, len);
+    pos += 4;
+  }
+  if (at !== pos) buf.copyWithin(pos, at, at + len);
+  pos += len;
+}
+
+function writeNum(v: number): void {
+  ensure(9);
+  if (v >>> 0 === v) {
+    if (v < 0x80) buf[pos++] = v;
+    else if (v < 0x100) {
+      buf[pos++] = 0xcc;
+      buf[pos++] = v;
+    } else if (v < 0x10000) {
+      buf[pos++] = 0xcd;
+      buf[pos++] = v >> 8;
+      buf[pos++] = v & 0xff;
+    } else {
+      buf[pos++] = 0xce;
+      view.setUint32(pos, v);
+      pos += 4;
+    }
+  } else if (v >> 0 === v) {
+    if (v >= -0x20) buf[pos++] = 0x100 + v;
+    else if (v >= -0x80) {
+      buf[pos++] = 0xd0;
+      buf[pos++] = v + 0x100;
+    } else if (v >= -0x8000) {
+      buf[pos++] = 0xd1;
+      view.setInt16(pos, v);
+      pos += 2;
+    } else {
+      buf[pos++] = 0xd2;
+      view.setInt32(pos, v);
+      pos += 4;
+    }
+  } else {
+    buf[pos++] = 0xcb;
+    view.setFloat64(pos, v);
+    pos += 8;
+  }
+}
+
+function writeBin(b: Uint8Array): void {
+  const n = b.byteLength;
+  ensure(5 + n);
+  if (n < 0x100) {
+    buf[pos++] = 0xc4;
+    buf[pos++] = n;
+  } else if (n < 0x10000) {
+    buf[pos++] = 0xc5;
+    buf[pos++] = n >> 8;
+    buf[pos++] = n & 0xff;
+  } else {
+    buf[pos++] = 0xc6;
+    view.setUint32(pos, n);
+    pos += 4;
+  }
+  buf.set(b, pos);
+  pos += n;
+}
+
+/**
+ * Writes `o`'s entries with a defined value as a map, in enumeration order,
+ * each value by `writeValue`; false when `o` is not a plain object or a
+ * value is not one `writeValue` writes. The entry count is known only at
+ * the end: the header is written in the three bytes reserved for it, and
+ * a one-byte header moves the entries up two bytes.
+ */
+function writeMap(o: object, writeValue: (v: unknown) => boolean): boolean {
+  if (Object.getPrototypeOf(o) !== Object.prototype) return false;
+  ensure(3);
+  const head = pos;
+  pos += 3;
+  let n = 0;
+  const rec = o as Record<string, unknown>;
+  for (const k in rec) {
+    const v = rec[k];
+    if (v === undefined || !Object.hasOwn(rec, k)) continue;
+    writeStr(k);
+    if (!writeValue(v)) return false;
+    n++;
+  }
+  if (n < 0x10) {
+    buf[head] = 0x80 | n;
+    buf.copyWithin(head + 1, head + 3, pos);
+    pos -= 2;
+  } else if (n < 0x10000) {
+    buf[head] = 0xde;
+    buf[head + 1] = n >> 8;
+    buf[head + 2] = n & 0xff;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+function writeHeaderValue(v: unknown): boolean {
+  if (typeof v !== "string") return false;
+  writeStr(v);
+  return true;
+}
+
+function writeRecordValue(v: unknown): boolean {
+  if (typeof v === "string") writeStr(v);
+  else if (typeof v === "number") writeNum(v);
+  else if (typeof v === "boolean") {
+    ensure(1);
+    buf[pos++] = v ? 0xc3 : 0xc2;
+  } else if (v instanceof Uint8Array) {
+    // Exactly a Uint8Array: the general encoder writes other byte views its own ways.
+    if (v.constructor !== Uint8Array) return false;
+    writeBin(v);
+  } else if (v !== null && typeof v === "object") return writeMap(v, writeHeaderValue);
+  else return false;
+  return true;
+}
+
+/**
+ * `record`'s bytes as the general encoder writes them, in an array of their
+ * own; undefined when it holds a value of another kind (nested deeper than
+ * a map of strings, null, arrays, other objects), or a map of 65,536
+ * entries or more.
+ */
+export function packRecord(record: object): Uint8Array | undefined {
+  pos = 0;
+  const ok = writeMap(record, writeRecordValue);
+  const out = ok ? buf.slice(0, pos) : undefined;
+  // A large payload grew the scratch array: let it go rather than hold it for good.
+  if (buf.length > SCRATCH_KEEP) {
+    buf = new Uint8Array(1024);
+    view = new DataView(buf.buffer);
+  }
+  return out;
+}
+
+/**
+ * The UTF-8 bytes of `s`, as `TextEncoder` writes them. Ids and seqs are
+ * ASCII (ULIDs): those are copied unit by unit, without the encoder's call
+ * into native code, which costs more than the copy for a 26-character id.
+ */
+export function textBytes(s: string): Uint8Array {
+  const n = s.length;
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) return encoder.encode(s);
+    out[i] = c;
+  }
+  return out;
+}

@@ -1,0 +1,45 @@
+/**
+ * @module What a step's settlement hands to the run's next step when it
+ * claimed that step itself (`ackClaimingNext`): the run record and the
+ * step pointer it read or wrote, as bytes and decoded.
+ *
+ * The next step still reads both records (another runtime may have
+ * cancelled, ended or moved the run meanwhile); it only skips decoding a
+ * record whose stored bytes equal the carried bytes, since equal bytes
+ * decode to equal records. Held by the claimed job object, so it goes with
+ * it.
+ */
+import type { ClaimedJob } from "../../queue/types.js";
+import { bytesEqual } from "../../store/bytes-equal.js";
+import type { RunRecord, StepPointer } from "../records/records.js";
+
+/** A record with the exact bytes it was decoded from (or encoded to). */
+export interface Known<T> {
+  readonly bytes: Uint8Array;
+  readonly value: T;
+}
+
+/** The run's records as the settlement that claimed the next step left them. */
+export interface CarriedRun {
+  readonly run: Known<RunRecord>;
+  readonly pointer: Known<StepPointer>;
+}
+
+const carried = new WeakMap<ClaimedJob, CarriedRun>();
+
+/** Hands `c` to the step `next` (claimed by the settlement that wrote `c.pointer`). */
+export function carryTo(next: ClaimedJob, c: CarriedRun): void {
+  carried.set(next, c);
+}
+
+/** What the settlement that claimed `job` handed it, once; undefined for a job claimed any other way. */
+export function takeCarried(job: ClaimedJob): CarriedRun | undefined {
+  const c = carried.get(job);
+  if (c !== undefined) carried.delete(job);
+  return c;
+}
+
+/** `known`'s value when `bytes` are the same bytes, else `decode(bytes)`. */
+export function decodeKnown<T>(bytes: Uint8Array, known: Known<T> | undefined, decode: (b: Uint8Array) => T): T {
+  return known !== undefined && (bytes === known.bytes || bytesEqual(bytes, known.bytes)) ? known.value : decode(bytes);
+}

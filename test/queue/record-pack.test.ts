@@ -1,0 +1,204 @@
+/**
+ * @module The job record's direct encoder writes the very bytes the general
+ * MessagePack encoder writes, for records of every shape (random, seeded),
+ * and hands records it does not cover back to the general encoder.
+ */
+import { Packr } from "msgpackr";
+import { describe, expect, it } from "vitest";
+import { copyJob, decodeJob, encodeJob, type JobRecord } from "../../runtime/queue/record.js";
+import { packRecord, textBytes } from "../../runtime/queue/record-pack.js";
+import { testRandom, type TestRandom } from "../support/seed.js";
+
+// The record codec's general encoder, with the record codec's options.
+const general = new Packr({ useRecords: false, mapsAsObjects: true, skipValues: [undefined] } as ConstructorParameters<typeof Packr>[0]);
+const generalBytes = (v: unknown) => new Uint8Array(general.pack(v));
+
+/** Characters of every UTF-8 length, lone surrogates and a pair included. */
+const CHARS = ["a", "Z", "0", "/", "\u007f", "é", "\u07ff", "\u0800", "中", "\uffff", "😀", "\ud800", "\udfff"];
+
+function text(r: TestRandom): string {
+  // Lengths around the header boundaries (32, 64, 256, 65536 units or bytes).
+  const lengths = [0, 1, 31, 32, 33, 63, 64, 85, 86, 255, 256, 257, 1000, 21845, 21846, 65535, 65536, 70000];
+  const n = r.random() < 0.9 ? r.int(40) : lengths[r.int(lengths.length)]!;
+  const ascii = r.random() < 0.6;
+  // A random run of up to 300 units, repeated to the length (long strings stay cheap to build).
+  const run: string[] = [];
+  for (let i = 0; i < Math.min(n, 300); i++) run.push(ascii ? String.fromCharCode(32 + r.int(95)) : CHARS[r.int(CHARS.length)]!);
+  return run
+    .join("")
+    .repeat(Math.ceil(n / Math.max(1, run.length)))
+    .slice(0, n);
+}
+
+function num(r: TestRandom): number {
+  const picks = [
+    0,
+    -0,
+    1,
+    31,
+    32,
+    127,
+    128,
+    255,
+    256,
+    65535,
+    65536,
+    2 ** 32 - 1,
+    2 ** 32,
+    -1,
+    -32,
+    -33,
+    -128,
+    -129,
+    -32768,
+    -32769,
+    -(2 ** 31),
+    -(2 ** 31) - 1,
+    1.5,
+    -2.25,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    Number.NEGATIVE_INFINITY,
+    1_764_000_000_000 + r.int(1e9),
+    Number.MAX_SAFE_INTEGER,
+    1e30,
+  ];
+  return r.random() < 0.5 ? r.int(2 ** 20) : picks[r.int(picks.length)]!;
+}
+
+function bytes(r: TestRandom): Uint8Array {
+  const sizes = [0, 1, 255, 256, 65535, 65536, 70000];
+  const n = r.random() < 0.7 ? r.int(300) : sizes[r.int(sizes.length)]!;
+  const b = new Uint8Array(n);
+  for (let i = 0; i < n; i++) b[i] = r.int(256);
+  return b;
+}
+
+function record(r: TestRandom): JobRecord {
+  const maybe = <T>(make: () => T): T | undefined => (r.random() < 0.5 ? make() : undefined);
+  const headers = maybe(() => {
+    const h: Record<string, string> = {};
+    const n = r.random() < 0.8 ? r.int(5) : 14 + r.int(6);
+    for (let i = 0; i < n; i++) h[text(r) || `k${i}`] = text(r);
+    return h;
+  });
+  const rec: JobRecord = {
+    id: text(r),
+    queue: text(r),
+    state: (["pending", "scheduled", "claimed", "done", "dead"] as const)[r.int(5)]!,
+    seq: text(r),
+    priority: num(r),
+    payload: bytes(r),
+    payloadRef: maybe(() => text(r)),
+    payloadSize: maybe(() => num(r)),
+    headers,
+    attempts: num(r),
+    maxAttempts: num(r),
+    enqueuedAt: num(r),
+    claimedAt: maybe(() => num(r)),
+    runAt: maybe(() => num(r)),
+    wokenAt: maybe(() => num(r)),
+    attached: maybe(() => bytes(r)),
+    lastError: maybe(() => text(r)),
+    dedupKey: maybe(() => text(r)),
+    cancelRequested: maybe(() => r.random() < 0.5),
+    retainUntil: maybe(() => num(r)),
+  };
+  // Fields in another order, as a decoded or copied record may have them.
+  return r.random() < 0.3 ? copyJob(rec) : rec;
+}
+
+describe("packRecord: the job record written directly", () => {
+  it("writes the general encoder's bytes for random records (seeded)", () => {
+    const r = testRandom("record-pack");
+    for (let i = 0; i < 1500; i++) {
+      const rec = record(r);
+      const direct = packRecord(rec);
+      expect(direct, `record ${i} of seed ${r.seed}`).toBeDefined();
+      expect(Buffer.from(direct!).equals(Buffer.from(generalBytes(rec))), `record ${i} of seed ${r.seed}`).toBe(true);
+    }
+  });
+
+  it("returns arrays of their own: a later record does not change an earlier one's bytes", () => {
+    const a = packRecord({ id: "a", payload: new Uint8Array([1, 2, 3]) })!;
+    const copy = a.slice();
+    packRecord({ id: "bbbbbbbbbbbbbbbb", payload: new Uint8Array(100_000) });
+    expect(a).toEqual(copy);
+    expect(a.buffer.byteLength).toBe(a.byteLength);
+  });
+
+  it("hands values it does not cover to the general encoder, which encodeJob then uses", () => {
+    const odd: unknown[] = [null, [1, 2], new Date(0), Buffer.from([1]), new Uint16Array([1]), { nested: { deeper: "x" } }, { n: 1 }, 10n];
+    for (const v of odd) {
+      const rec = {
+        id: "j",
+        queue: "q",
+        state: "pending",
+        seq: "s",
+        priority: 0,
+        payload: new Uint8Array(0),
+        attempts: 0,
+        maxAttempts: 1,
+        enqueuedAt: 1,
+        extra: v,
+      };
+      expect(packRecord(rec), String(v)).toBeUndefined();
+      expect(encodeJob(rec as unknown as JobRecord)).toEqual(generalBytes(rec));
+    }
+  });
+
+  it("round-trips through decodeJob", () => {
+    const r = testRandom("record-pack round trip");
+    for (let i = 0; i < 200; i++) {
+      const rec = record(r);
+      const back = decodeJob("j/x", encodeJob(rec));
+      expect(Buffer.from(encodeJob(back)).equals(Buffer.from(encodeJob(rec))), `record ${i} of seed ${r.seed}`).toBe(true);
+    }
+  });
+});
+
+describe("copyJob", () => {
+  const base: JobRecord = {
+    id: "j",
+    queue: "q",
+    state: "claimed",
+    seq: "s",
+    priority: 0,
+    payload: new Uint8Array([1]),
+    headers: { a: "b" },
+    attempts: 1,
+    maxAttempts: 3,
+    enqueuedAt: 1,
+    claimedAt: 2,
+  };
+
+  it("copies every field, and the copy encodes to the same record", () => {
+    const c = copyJob(base);
+    expect(c).not.toBe(base);
+    expect(decodeJob("j/j", encodeJob(c))).toEqual(base);
+  });
+
+  it("keeps fields a later version wrote into a stored record, through copies", () => {
+    const stored = general.pack({ ...base, fromLater: "kept", laterMap: { x: 1 } });
+    const decoded = decodeJob("j/j", new Uint8Array(stored));
+    const copied = copyJob(copyJob(decoded));
+    copied.state = "pending";
+    const back = decodeJob("j/j", encodeJob(copied)) as JobRecord & { fromLater?: string; laterMap?: unknown };
+    expect(back.fromLater).toBe("kept");
+    expect(back.laterMap).toEqual({ x: 1 });
+    expect(back.state).toBe("pending");
+  });
+});
+
+describe("textBytes", () => {
+  it("writes TextEncoder's bytes, for ASCII ids and any other text (seeded)", () => {
+    const r = testRandom("textBytes");
+    const te = new TextEncoder();
+    for (const fixed of ["", "01KBE3Y6QGZ8W4XJ0SZ4Z6TABC", "\u007f", "\u0080", "é", "😀", "\ud800", "a\udfffb"])
+      expect(textBytes(fixed)).toEqual(te.encode(fixed));
+    for (let i = 0; i < 1000; i++) {
+      const s = text(r);
+      expect(Buffer.from(textBytes(s)).equals(te.encode(s)), `string ${i} of seed ${r.seed}`).toBe(true);
+    }
+  });
+});
