@@ -163,16 +163,6 @@ export function readSegment(objectKey: string, bytes: Uint8Array, onEntry: (key:
  */
 export type RawEntry = (buf: Buffer, keyAt: number, keyLen: number, valueAt: number, valueLen: number) => void;
 
-/** Compares `buf[a..a+al)` with `buf[b..b+bl)` bytewise (the order of `compareKeys` for the UTF-8 of keys). */
-function compareAt(buf: Buffer, a: number, al: number, b: number, bl: number): number {
-  const n = Math.min(al, bl);
-  for (let i = 0; i < n; i++) {
-    const d = buf[a + i]! - buf[b + i]!;
-    if (d !== 0) return d;
-  }
-  return al - bl;
-}
-
 /**
  * `readSegment` without making a string or a view per entry: verifies every
  * checksum and that keys ascend strictly, and calls `onEntry` with where
@@ -207,7 +197,8 @@ export function readSegmentEntries(objectKey: string, bytes: Uint8Array, onEntry
         const keyLen = r.varint();
         const keyAt = r.pos;
         r.skip(keyLen);
-        if (prevAt >= 0 && compareAt(buf, prevAt, prevLen, keyAt, keyLen) >= 0) throw corrupt(`segment keys out of order at block ${i}`);
+        // Bytewise, the order of `compareKeys` for the UTF-8 of keys.
+        if (prevAt >= 0 && buf.compare(buf, keyAt, keyAt + keyLen, prevAt, prevAt + prevLen) >= 0) throw corrupt(`segment keys out of order at block ${i}`);
         prevAt = keyAt;
         prevLen = keyLen;
         const tagged = r.varint();
