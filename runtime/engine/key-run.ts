@@ -144,6 +144,14 @@ export class KeyBytes {
     if (this.#hash < 0) this.#hash = hashBytes(this.buf, 0, this.len);
     return this.#hash;
   }
+  /** Takes a key already encoded, `src[from..from+len)`; returns this. */
+  setBytes(src: Uint8Array, from: number, len: number): this {
+    this.#hash = -1;
+    if (this.buf.length < len) this.buf = Buffer.allocUnsafe(len * 2);
+    this.buf.set(src.subarray(from, from + len));
+    this.len = len;
+    return this;
+  }
   /** Encodes `key` into `buf`; returns this. */
   set(key: string): this {
     this.#hash = -1;
@@ -254,6 +262,11 @@ export class KeyRun {
    * starts at `found.valueAt`. Walks at most one block, comparing only the
    * bytes where an entry and the key can differ.
    */
+  /** False when the run surely does not hold the key in `kb` (its Bloom filter); true when it may. */
+  mayHold(kb: KeyBytes): boolean {
+    return this.count > 0 && mayHold(this.#filter, kb.hash());
+  }
+
   find(key: string, kb: KeyBytes, found: { valueAt: number }): number {
     if (this.count === 0 || !mayHold(this.#filter, kb.hash())) return -1;
     if (this.compare(key, this.lastKey) > 0) return -1;

@@ -202,6 +202,12 @@ export class LayeredState {
     return this.#killInRuns(key);
   }
 
+  /** False when no run holds the key encoded in `kb` (by the runs' filters), so `kill` would find nothing; open skips making its string then. */
+  mayHoldInRuns(kb: KeyBytes): boolean {
+    for (const l of this.#layers) if (l.run.mayHold(kb)) return true;
+    return false;
+  }
+
   /** Entries in key order (or reversed) within the bounds of `opts`. Do not mutate while iterating. */
   scan(opts: ScanOptions = {}): IterableIterator<[string, StoredValue]> {
     if (this.#layers.length === 0) return scanTree(this.#mem, opts);

@@ -23,7 +23,7 @@ import type { RetryPolicy } from "./retry.js";
 import { readSegmentEntries } from "./segment-format.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
 import { holdUntilPaged, isPageable, packValue, type PagePolicy, type StateMap } from "./paged-value.js";
-import { isWellFormed, KeyRunBuilder } from "./key-run.js";
+import { isWellFormed, KeyBytes, KeyRunBuilder } from "./key-run.js";
 import { LayeredState } from "./layered-state.js";
 import { firstKey, getWithRetries, listKeys } from "./store-ops.js";
 import { decodeWal, type WalObject } from "./wal-format.js";
@@ -92,6 +92,7 @@ export async function loadSegments(
   let i = 0;
   let oldest = true;
   const prefixes = new BytePrefixes(policy?.keyPrefixes ?? []);
+  const kb = new KeyBytes();
   for (const run of segmentRuns(manifest)) {
     const builder = new KeyRunBuilder(run.reduce((n, seg) => n + seg.entries, 0) * 24);
     let last: string | undefined;
@@ -113,7 +114,7 @@ export async function loadSegments(
         lastAt = keyAt;
         lastLen = keyLen;
         // The oldest run is a snapshot: a tombstone there only says the key is absent.
-        if (!oldest) state.kill(buf.toString("utf8", keyAt, keyAt + keyLen));
+        if (!oldest && state.mayHoldInRuns(kb.setBytes(buf, keyAt, keyLen))) state.kill(buf.toString("utf8", keyAt, keyAt + keyLen));
         if (valueLen < 0) return;
         if (policy !== undefined && valueLen >= policy.minBytes && prefixes.hasPrefix(buf, keyAt, keyLen)) builder.addPagedBytes(buf, keyAt, keyLen, seg.run);
         else builder.addHeldBytes(buf, keyAt, keyLen, buf, valueAt, valueLen, policy !== undefined);
