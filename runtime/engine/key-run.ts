@@ -257,16 +257,16 @@ export class KeyRun {
     return lo;
   }
 
-  /**
-   * The index of the entry holding `key` (encoded in `kb`), or -1; its value
-   * starts at `found.valueAt`. Walks at most one block, comparing only the
-   * bytes where an entry and the key can differ.
-   */
   /** False when the run surely does not hold the key in `kb` (its Bloom filter); true when it may. */
   mayHold(kb: KeyBytes): boolean {
     return this.count > 0 && mayHold(this.#filter, kb.hash());
   }
 
+  /**
+   * The index of the entry holding `key` (encoded in `kb`), or -1; its value
+   * starts at `found.valueAt`. Walks at most one block, comparing only the
+   * bytes where an entry and the key can differ.
+   */
   find(key: string, kb: KeyBytes, found: { valueAt: number }): number {
     if (this.count === 0 || !mayHold(this.#filter, kb.hash())) return -1;
     if (this.compare(key, this.lastKey) > 0) return -1;

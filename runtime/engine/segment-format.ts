@@ -14,7 +14,7 @@
  * footer  u64 filterOffset, u32 filterLength, u64 indexOffset, u32 indexLength,
  *         u64 entryCount, u16 version, u16 flags, "TQSG", u32 CRC-32 of filter + index + footer
  * ```
- * A writer's open reads segments whole (`readSegment`). Paged values are
+ * A writer's open reads segments whole (`readSegmentEntries`: positions, no strings). Paged values are
  * read by block: the footer and index with one ranged read of the tail
  * (`segmentIndexStart`, then `decodeSegmentIndex`), then single blocks
  * (`decodeBlock`), each verified against its own checksum.
