@@ -13,6 +13,15 @@
  * them. RECORD_CACHE_BYTES sets the queue's `recordCacheBytes` ("none":
  * every record stays in memory, as before paging).
  *
+ * STORE_DIR keeps the store in that directory instead of a temporary one;
+ * with SKIP_FILL=1 the run starts at the reopen, over a store an earlier run
+ * left there (pass the same N): the reopen then runs in a fresh process, so
+ * its RSS is not the fill's memory that the process kept.
+ *
+ * The end-of-phase figures are taken after two full GCs 100 ms apart: array
+ * buffers freed by a GC are returned by a background sweep, and
+ * `arrayBuffers` read right after one GC still counts many of them.
+ *
  *   npx tsx --expose-gc bench/engine-memory.ts 100000
  *   npx tsx --expose-gc bench/engine-memory.ts 1000000
  */
@@ -31,6 +40,8 @@ const recordCacheBytes = CACHE_ENV === undefined ? undefined : CACHE_ENV === "no
 const PAYLOAD = new Uint8Array(64).fill(7);
 const MB = 1024 * 1024;
 const gc = (globalThis as { gc?: () => void }).gc;
+const STORE_DIR = process.env.STORE_DIR;
+const SKIP_FILL = process.env.SKIP_FILL === "1";
 
 /** What a phase cost besides its time: peak RSS and heap, CPU time, and the longest event-loop block. */
 interface PhaseCost {
@@ -65,7 +76,9 @@ function sampler(): { stop(): PhaseCost } {
   };
 }
 
-function settled(): { rss: number; heap: number; buffers: number } {
+async function settled(): Promise<{ rss: number; heap: number; buffers: number }> {
+  gc?.();
+  await new Promise((r) => setTimeout(r, 100));
   gc?.();
   const m = process.memoryUsage();
   return { rss: m.rss, heap: m.heapUsed, buffers: m.arrayBuffers };
@@ -87,27 +100,41 @@ function cacheNote(stats: EngineStats): string {
 
 const load0 = loadavg();
 const engineOpts = recordCacheBytes === undefined ? {} : { recordCacheBytes };
-await withTempDir("taquba-engine-memory-", async (dir) => {
-  const base = settled();
-  // Fill.
-  let queue = await Queue.open(new LocalStore(dir), "mem", { ...engineOpts });
-  let s = sampler();
-  let t = performance.now();
-  for (let i = 0; i < N; i += 1000) {
-    const n = Math.min(1000, N - i);
-    await queue.enqueueBatch(Array.from({ length: n }, () => ({ queueName: "jobs", payload: PAYLOAD })));
+const inDir = (fn: (dir: string) => Promise<void>) => (STORE_DIR === undefined ? withTempDir("taquba-engine-memory-", fn) : fn(STORE_DIR));
+await inDir(async (dir) => {
+  const base = await settled();
+  let queue: Queue;
+  let s: ReturnType<typeof sampler>;
+  let t: number;
+  if (!SKIP_FILL) {
+    // Fill.
+    queue = await Queue.open(new LocalStore(dir), "mem", { ...engineOpts });
+    s = sampler();
+    t = performance.now();
+    for (let i = 0; i < N; i += 1000) {
+      const n = Math.min(1000, N - i);
+      await queue.enqueueBatch(Array.from({ length: n }, () => ({ queueName: "jobs", payload: PAYLOAD })));
+    }
+    const fillS = (performance.now() - t) / 1000;
+    row("fill", fillS, s.stop(), await settled(), `${Math.round(N / fillS).toLocaleString("en-US")} jobs/s`);
+    await queue.close();
   }
-  const fillS = (performance.now() - t) / 1000;
-  row("fill", fillS, s.stop(), settled(), `${Math.round(N / fillS).toLocaleString("en-US")} jobs/s`);
-  await queue.close();
 
   // Reopen.
   const store = withCounting(new LocalStore(dir));
   s = sampler();
   t = performance.now();
+  const cpu0 = process.cpuUsage();
   queue = await Queue.open(store, "mem", { ...engineOpts });
   const openS = (performance.now() - t) / 1000;
-  row("reopen", openS, s.stop(), settled(), `${store.counts.gets} gets`);
+  const cpu = process.cpuUsage(cpu0);
+  row(
+    SKIP_FILL ? "reopen (fresh process)" : "reopen",
+    openS,
+    s.stop(),
+    await settled(),
+    `${store.counts.gets} gets; CPU ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s`,
+  );
 
   // Drain.
   store.reset();
@@ -131,14 +158,14 @@ await withTempDir("taquba-engine-memory-", async (dir) => {
     claims < N ? `drain (first ${claims.toLocaleString("en-US")})` : "drain",
     drainS,
     s.stop(),
-    settled(),
+    await settled(),
     `${Math.round(claims / drainS).toLocaleString("en-US")} claims/s; per claim ${perClaim(c.gets)} gets, ${perClaim(c.puts)} puts${cacheNote(queue.engineStats)}`,
   );
   if (claims < Math.min(N, DRAIN_LIMIT)) throw new Error(`drained ${claims} jobs, expected ${Math.min(N, DRAIN_LIMIT)}`);
   await queue.close();
   const f = (b: number) => (b / MB).toFixed(0);
   console.log(
-    `engine-memory: ${N.toLocaleString("en-US")} pending jobs of 64 B, LocalStore, ${DRAINERS} drainers, recordCacheBytes ${recordCacheBytes === undefined ? "default" : String(recordCacheBytes)}`,
+    `engine-memory: ${N.toLocaleString("en-US")} pending jobs of 64 B, LocalStore${SKIP_FILL ? " (filled by an earlier run)" : ""}, ${DRAINERS} drainers, recordCacheBytes ${recordCacheBytes === undefined ? "default" : String(recordCacheBytes)}`,
   );
   console.log(
     `baseline before the queue opened: RSS ${f(base.rss)} MB, heap ${f(base.heap)} MB; GC before end figures: ${gc ? "yes" : "no (run with --expose-gc)"}`,

@@ -152,6 +152,12 @@ export class ByteReader {
     return this.view(this.varint());
   }
 
+  /** Moves past the next `n` bytes. */
+  skip(n: number): void {
+    this.#need(n);
+    this.pos += n;
+  }
+
   /** The next `n` bytes as a view (see `blob`). */
   view(n: number): Uint8Array {
     this.#need(n);

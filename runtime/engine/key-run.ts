@@ -149,6 +149,14 @@ export class KeyBytes {
     if (this.#hash < 0) this.#hash = hashBytes(this.buf, 0, this.len);
     return this.#hash;
   }
+  /** Takes a key already encoded, `src[from..from+len)`; returns this. */
+  setBytes(src: Uint8Array, from: number, len: number): this {
+    this.#hash = -1;
+    if (this.buf.length < len) this.buf = Buffer.allocUnsafe(len * 2);
+    this.buf.set(src.subarray(from, from + len));
+    this.len = len;
+    return this;
+  }
   /** Encodes `key` into `buf`; returns this. */
   set(key: string): this {
     this.#hash = -1;
@@ -252,6 +260,11 @@ export class KeyRun {
       else hi = mid - 1;
     }
     return lo;
+  }
+
+  /** False when the run surely does not hold the key in `kb` (its Bloom filter); true when it may. */
+  mayHold(kb: KeyBytes): boolean {
+    return this.count > 0 && mayHold(this.#filter, kb.hash());
   }
 
   /**
@@ -376,6 +389,46 @@ export class KeyRunBuilder {
     }
   }
 
+  /** Adds `key` (its UTF-8 at `key[from..from+len)`, no string made) with a value paged to run `run`. */
+  addPagedBytes(key: Buffer, from: number, len: number, run: number): void {
+    this.#addKey(key, from, len, undefined);
+    this.#addValue(run);
+  }
+
+  /**
+   * Adds `key` (its UTF-8 at `key[from..from+len)`) with the held value at
+   * `value[valueAt..valueAt+valueLen)`, stored as `add` stores it: packed
+   * (`packed`, as `add(key, packValue(...))`: a key tail when it repeats
+   * one) or as bytes. Makes no key string, view or packed string, and never
+   * keeps a view into `value`: a large value gets a copy of its own.
+   */
+  addHeldBytes(key: Buffer, from: number, len: number, value: Buffer, valueAt: number, valueLen: number, packed: boolean): void {
+    this.#addKey(key, from, len, undefined);
+    const out = this.#out;
+    if (valueLen > MAX_INLINE_BYTES) {
+      // A copy of its own, so the run never holds the segment's bytes.
+      const own = new Uint8Array(valueLen);
+      own.set(value.subarray(valueAt, valueAt + valueLen));
+      this.#addRef(own);
+      return;
+    }
+    if (packed && repeatsKeyTail(key, from, len, value, valueAt, valueLen)) {
+      out.ensure(1);
+      out.buf[out.pos++] = TAIL;
+      out.varint(valueLen);
+      return;
+    }
+    out.ensure(1);
+    out.buf[out.pos++] = BYTES;
+    out.varint(valueLen);
+    out.ensure(valueLen);
+    const ob = out.buf;
+    if (valueLen > 64) {
+      value.copy(ob, out.pos, valueAt, valueAt + valueLen);
+      out.pos += valueLen;
+    } else for (let j = valueAt; j < valueAt + valueLen; j++) ob[out.pos++] = value[j]!;
+  }
+
   #addKey(key: Uint8Array, from: number, len: number, keyString: string | undefined): void {
     const out = this.#out;
     const newBlock = this.#count % BLOCK_ENTRIES === 0;
@@ -391,7 +444,7 @@ export class KeyRunBuilder {
     }
     if (newBlock) {
       this.#starts.push(out.pos);
-      this.#firstKeys.push(keyString!);
+      this.#firstKeys.push(keyString ?? Buffer.from(key.buffer, key.byteOffset + from, len).toString("utf8"));
       shared = 0;
     }
     if (this.#ascii) for (let i = shared; i < len; i++) if (key[from + i]! >= 0x80) this.#ascii = false;
@@ -502,6 +555,21 @@ export class KeyRunBuilder {
     this.#hashes = new Uint32Array(0);
     return new KeyRun(this.#count, bytes, starts, this.#firstKeys, lastKey, this.#refs, this.#ascii, filter);
   }
+}
+
+/**
+ * Whether the value `v[at..at+n)` (at least one byte) equals the last n
+ * bytes of the key `key[from..from+len)`, all of them ASCII: what
+ * `packValue` stores as a key tail, decided on the bytes.
+ */
+function repeatsKeyTail(key: Uint8Array, from: number, len: number, v: Uint8Array, at: number, n: number): boolean {
+  if (n === 0 || n > len) return false;
+  const k = from + len - n;
+  for (let i = 0; i < n; i++) {
+    const c = key[k + i]!;
+    if (c >= 0x80 || c !== v[at + i]) return false;
+  }
+  return true;
 }
 
 /** Whether `s` has no lone surrogate (stored keys never do; a bound or a looked-up key may). */

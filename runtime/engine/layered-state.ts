@@ -204,15 +204,18 @@ export class LayeredState {
    */
   freeze(): void {
     const mem = this.#mem;
-    const keep = newTree();
-    const builder = new KeyRunBuilder(mem.size * 48);
+    const builder = new KeyRunBuilder(Math.max(0, mem.size - this.#freezeAt + this.#memtableKeys) * 48);
     const hold = this.#hold;
+    const moved: string[] = [];
     for (const [k, v] of mem.entries()) {
-      if (hold?.(k, v)) keep.set(k, v);
-      else builder.add(k, v);
+      if (hold?.(k, v)) continue;
+      builder.add(k, v);
+      moved.push(k);
     }
-    this.#mem = keep;
-    this.#freezeAt = keep.size + this.#memtableKeys;
+    // The held entries stay where they are: deleting what moved costs per moved key, not per held one.
+    if (moved.length === mem.size) this.#mem = newTree();
+    else for (const k of moved) mem.delete(k);
+    this.#freezeAt = this.#mem.size + this.#memtableKeys;
     this.counters.freezes++;
     if (builder.count === 0) return;
     const run = builder.finish();
@@ -321,6 +324,12 @@ export class LayeredState {
       if (this.#merge !== undefined) this.#scheduleIdle();
     });
     this.#idle.unref();
+  }
+
+  /** False when no run holds the key encoded in `kb` (by the runs' filters), so `kill` would find nothing; open skips making its string then. */
+  mayHoldInRuns(kb: KeyBytes): boolean {
+    for (const l of this.#layers) if (l.run.mayHold(kb)) return true;
+    return false;
   }
 
   /** Entries in key order (or reversed) within the bounds of `opts`. Do not mutate while iterating. */

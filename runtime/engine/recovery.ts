@@ -20,10 +20,10 @@ import type { ObjectStore } from "../store/object-store.js";
 import { WAL_FENCE_JUMP, manifestKey, parseNumberedKey, parseSegmentKey, walKey } from "./layout.js";
 import { decodeManifest, emptyManifest, segmentRuns, type Manifest } from "./manifest.js";
 import type { RetryPolicy } from "./retry.js";
-import { readSegment } from "./segment-format.js";
+import { readSegmentEntries } from "./segment-format.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
 import { holdUntilPaged, isPageable, packValue, type PagePolicy, type StateMap } from "./paged-value.js";
-import { KeyRunBuilder } from "./key-run.js";
+import { isWellFormed, KeyBytes, KeyRunBuilder } from "./key-run.js";
 import { LayeredState } from "./layered-state.js";
 import { firstKey, getWithRetries, listKeys } from "./store-ops.js";
 import { decodeWal, type WalObject } from "./wal-format.js";
@@ -91,6 +91,8 @@ export async function loadSegments(
   };
   let i = 0;
   let oldest = true;
+  const prefixes = new BytePrefixes(policy?.keyPrefixes ?? []);
+  const kb = new KeyBytes();
   for (const run of segmentRuns(manifest)) {
     const builder = new KeyRunBuilder(run.reduce((n, seg) => n + seg.entries, 0) * 24);
     let last: string | undefined;
@@ -102,17 +104,22 @@ export async function loadSegments(
         return undefined;
       }
       let first = true;
-      const n = readSegment(key, bytes, (k, v) => {
-        if (first && last !== undefined && compareKeys(last, k) >= 0) {
+      let lastAt = 0;
+      let lastLen = 0;
+      const n = readSegmentEntries(key, bytes, (buf, keyAt, keyLen, valueAt, valueLen) => {
+        if (first && last !== undefined && compareKeys(last, buf.toString("utf8", keyAt, keyAt + keyLen)) >= 0) {
           throw new StoreCorruptedError(key, "segment key range overlaps the previous segment of its run");
         }
         first = false;
-        last = k;
+        lastAt = keyAt;
+        lastLen = keyLen;
         // The oldest run is a snapshot: a tombstone there only says the key is absent.
-        if (!oldest) state.kill(k);
-        if (v === undefined) return;
-        builder.add(k, policy === undefined ? v : isPageable(policy, k, v) ? seg.run : packValue(k, v));
+        if (!oldest && state.mayHoldInRuns(kb.setBytes(buf, keyAt, keyLen))) state.kill(buf.toString("utf8", keyAt, keyAt + keyLen));
+        if (valueLen < 0) return;
+        if (policy !== undefined && valueLen >= policy.minBytes && prefixes.hasPrefix(buf, keyAt, keyLen)) builder.addPagedBytes(buf, keyAt, keyLen, seg.run);
+        else builder.addHeldBytes(buf, keyAt, keyLen, buf, valueAt, valueLen, policy !== undefined);
       });
+      if (n > 0) last = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8", lastAt, lastAt + lastLen);
       if (n !== seg.entries) throw new StoreCorruptedError(key, `segment holds ${n} entries, the manifest says ${seg.entries}`);
     }
     state.addRun(builder.finish());
@@ -127,6 +134,24 @@ export async function loadSegments(
  * merge runs. Undefined keeps the state's default; the library never sets it.
  */
 export const stateTuning: { memtableKeys: number | undefined } = { memtableKeys: undefined };
+
+/** Key prefixes as UTF-8, to test keys still in bytes (a prefix with a lone surrogate matches no stored key, so it is left out). */
+class BytePrefixes {
+  readonly #prefixes: Buffer[];
+  constructor(prefixes: readonly string[]) {
+    this.#prefixes = prefixes.filter(isWellFormed).map((p) => Buffer.from(p, "utf8"));
+  }
+  /** Whether `buf[at..at+len)` starts with one of the prefixes. */
+  hasPrefix(buf: Buffer, at: number, len: number): boolean {
+    for (const p of this.#prefixes) {
+      if (p.length > len) continue;
+      let i = 0;
+      while (i < p.length && buf[at + i] === p[i]) i++;
+      if (i === p.length) return true;
+    }
+    return false;
+  }
+}
 
 /** An empty state; with a paging `policy`, its memtable keeps the values a checkpoint will page out. */
 export function newState(policy?: PagePolicy): StateMap {

@@ -14,7 +14,7 @@
  * footer  u64 filterOffset, u32 filterLength, u64 indexOffset, u32 indexLength,
  *         u64 entryCount, u16 version, u16 flags, "TQSG", u32 CRC-32 of filter + index + footer
  * ```
- * A writer's open reads segments whole (`readSegment`). Paged values are
+ * A writer's open reads segments whole (`readSegmentEntries`: positions, no strings). Paged values are
  * read by block: the footer and index with one ranged read of the tail
  * (`segmentIndexStart`, then `decodeSegmentIndex`), then single blocks
  * (`decodeBlock`), each verified against its own checksum.
@@ -150,6 +150,25 @@ export class SegmentBuilder {
  * `bytes` (see `ByteReader.blob`).
  */
 export function readSegment(objectKey: string, bytes: Uint8Array, onEntry: (key: string, value: Uint8Array | undefined) => void): number {
+  return readSegmentEntries(objectKey, bytes, (buf, keyAt, keyLen, valueAt, valueLen) => {
+    const key = buf.toString("utf8", keyAt, keyAt + keyLen);
+    onEntry(key, valueLen < 0 ? undefined : new Uint8Array(buf.buffer, buf.byteOffset + valueAt, valueLen));
+  });
+}
+
+/**
+ * Where an entry of a segment lies in its bytes (`buf`): the key's UTF-8 at
+ * `keyAt` (`keyLen` bytes), the value at `valueAt` (`valueLen` bytes, -1 for
+ * a tombstone). Positions only: what the caller keeps it copies.
+ */
+export type RawEntry = (buf: Buffer, keyAt: number, keyLen: number, valueAt: number, valueLen: number) => void;
+
+/**
+ * `readSegment` without making a string or a view per entry: verifies every
+ * checksum and that keys ascend strictly, and calls `onEntry` with where
+ * each entry lies (see `RawEntry`). Returns the number of entries.
+ */
+export function readSegmentEntries(objectKey: string, bytes: Uint8Array, onEntry: RawEntry): number {
   const buf = asBuffer(bytes);
   const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
   const { filterOffset, indexOffset, entryCount } = readFooter(objectKey, buf, 0, buf.length);
@@ -162,26 +181,35 @@ export function readSegment(objectKey: string, bytes: Uint8Array, onEntry: (key:
     const blockCount = index.varint();
     let expectedOffset = 0;
     let total = 0;
-    let prev: string | undefined;
+    let prevAt = -1;
+    let prevLen = 0;
     for (let i = 0; i < blockCount; i++) {
       const offset = index.varint();
       const length = index.varint();
       const entries = index.varint();
-      index.str();
-      index.str();
+      index.skip(index.varint());
+      index.skip(index.varint());
       if (offset !== expectedOffset || length < 4 || offset + length > filterOffset) throw corrupt(`segment block ${i} lies outside the data`);
       const end = offset + length - 4;
       if (crc32(buf.subarray(offset, end)) !== buf.readUInt32LE(end)) throw corrupt(`segment block ${i} checksum mismatch`);
       const r = new ByteReader(buf, offset, end);
       for (let e = 0; e < entries; e++) {
-        const key = r.str();
-        if (prev !== undefined && compareKeys(prev, key) >= 0) throw corrupt(`segment keys out of order at block ${i}`);
-        prev = key;
+        const keyLen = r.varint();
+        const keyAt = r.pos;
+        r.skip(keyLen);
+        // Bytewise, the order of `compareKeys` for the UTF-8 of keys.
+        if (prevAt >= 0 && buf.compare(buf, keyAt, keyAt + keyLen, prevAt, prevAt + prevLen) >= 0) throw corrupt(`segment keys out of order at block ${i}`);
+        prevAt = keyAt;
+        prevLen = keyLen;
         const tagged = r.varint();
         if (tagged % 2 === 1) {
           if (tagged !== 1) throw corrupt(`segment tombstone with a value at block ${i}`);
-          onEntry(key, undefined);
-        } else onEntry(key, r.view(tagged / 2));
+          onEntry(buf, keyAt, keyLen, r.pos, -1);
+        } else {
+          const valueAt = r.pos;
+          r.skip(tagged / 2);
+          onEntry(buf, keyAt, keyLen, valueAt, tagged / 2);
+        }
       }
       if (r.remaining !== 0) throw corrupt(`segment block ${i} has ${r.remaining} bytes past its entries`);
       expectedOffset = offset + length;
