@@ -215,6 +215,14 @@ describe("schedules on a sharded store", () => {
       // An upsert there is refused too, and writes nothing: no inert copy on that shard.
       await expect(other.runtime.schedules.upsert({ id, cron: "*/5 * * * *", run: { input: enc(id) } })).rejects.toThrow(/decided on another shard/);
       expect(await other.queue.kvGet(scheduleKey(other.runtime.queueName, id))).toBeNull();
+      // A remove there is refused as well, and deletes nothing: not a copy written before upsert was refused (put one
+      // there), nor the schedule on its home shard, which keeps ticking.
+      const homeRecord = (await shards[home]!.queue.kvGet(scheduleKey(shards[home]!.runtime.queueName, id)))!;
+      await other.queue.kvPut(scheduleKey(other.runtime.queueName, id), homeRecord);
+      await expect(other.runtime.schedules.remove(id)).rejects.toThrow(/decided on another shard.*home shard/);
+      expect(await other.queue.kvGet(scheduleKey(other.runtime.queueName, id))).toEqual(homeRecord);
+      await other.queue.kvDelete(scheduleKey(other.runtime.queueName, id));
+      expect(await shards[home]!.runtime.schedules.get(id)).not.toBeNull();
       // A paused schedule does not tick; the others do.
       const t1 = T0 + 30_000;
       clock.set(t1);

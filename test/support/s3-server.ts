@@ -163,14 +163,23 @@ function readWholeBody(req: IncomingMessage): Promise<Buffer | undefined> {
   });
 }
 
-/** Resolves once the file at `path` has `size` bytes (s3rver's write of a whole body in flight). */
+/** How long a PUT's reply waits for s3rver's file write before failing the test: a hang, not slowness. */
+const FILE_WRITE_LIMIT_MS = 60_000;
+
+/**
+ * Resolves once the file at `path` has `size` bytes (s3rver's write of a
+ * whole body in flight). The first check almost always finds it written;
+ * re-checks back off (1 ms doubling to 50 ms) instead of taking a file
+ * system call every event-loop turn while the write lags.
+ */
 async function untilFileHolds(path: string, size: number): Promise<void> {
-  for (let i = 0; i < 5_000; i++) {
+  const deadline = performance.now() + FILE_WRITE_LIMIT_MS;
+  for (let delayMs = 1; ; delayMs = Math.min(delayMs * 2, 50)) {
     const info = await stat(path).catch(() => undefined);
     if (info !== undefined && info.size >= size) return;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (performance.now() >= deadline) throw new Error(`the test S3 server did not finish writing ${path}`);
+    await new Promise<void>((resolve) => setTimeout(resolve, delayMs));
   }
-  throw new Error(`the test S3 server did not finish writing ${path}`);
 }
 
 /** Starts s3rver on 127.0.0.1 with an ephemeral port and a fresh temporary directory. */

@@ -4,7 +4,20 @@
  * one termination.
  */
 import { describe, expect, it } from "vitest";
-import { LocalStore, MemoryStore, MemoStore, QueueReader, RunNotFoundError, StepOutcome, WorkflowRuntime, NoopTerminalHook, WorkflowView } from "taquba";
+import {
+  LocalStore,
+  MemoryStore,
+  MemoStore,
+  MockClock,
+  Queue,
+  QueueReader,
+  RunNotFoundError,
+  StepOutcome,
+  WorkflowRuntime,
+  NoopTerminalHook,
+  WorkflowView,
+  withCounting,
+} from "taquba";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { dec, enc, openEnv, runnerOf, until } from "./helpers.js";
 
@@ -102,5 +115,57 @@ describe("outcome records belong to one termination", () => {
     expect(end.termination.status).toBe("cancelled");
     expect(end.outcome).toBeNull(); // the memo still holds the first run's record, which is not this termination's
     await env.queue.close();
+  });
+});
+
+describe("the run result record is read once per run end", () => {
+  it("wait then outcome cost one read, also where the worker wrote it; a record read again later, or cleared, comes from the store", async () => {
+    const store = new MemoryStore();
+    const queue = await Queue.open(store, "wf", { flushIntervalMs: 1, clock: new MockClock(1_700_000_000_000) });
+    // The queue reads the store itself; the runtimes' memo reads go through the counting wrappers, so the counts are theirs alone.
+    const workerReads = withCounting(store);
+    const runtime = WorkflowRuntime.builder(
+      queue,
+      workerReads,
+      runnerOf(async (s) => StepOutcome.succeed(enc(`r:${dec(s.payload)}`))),
+      NoopTerminalHook,
+    ).build();
+    const worker = runtime.spawn();
+    try {
+      await runtime.submit({ input: enc("a"), runId: "a" });
+      await until(async () => (await runtime.status("a"))?.state === "terminated", "run a ends");
+      workerReads.reset();
+      expect(dec((await runtime.wait("a")).outcome!.result)).toBe("r:a");
+      expect(dec((await runtime.outcome("a"))!.result)).toBe("r:a");
+      // The worker of this process wrote the record and hands it to the wait; the outcome reads it once.
+      expect(workerReads.counts.gets).toBe(1);
+
+      const otherReads = withCounting(store);
+      const other = WorkflowRuntime.builder(
+        queue,
+        otherReads,
+        runnerOf(async () => StepOutcome.fail("unused")),
+        NoopTerminalHook,
+      ).build();
+      expect(dec((await other.wait("a")).outcome!.result)).toBe("r:a");
+      expect(dec((await other.outcome("a"))!.result)).toBe("r:a");
+      expect(otherReads.counts.gets).toBe(1);
+      // Each record read answers one more question, not every later one: a third asks the store.
+      expect(dec((await other.outcome("a"))!.result)).toBe("r:a");
+      expect(otherReads.counts.gets).toBe(2);
+
+      // What a caller does with an answer does not change the next one; a clear of the run's memo is seen at once.
+      const memos = new MemoStore(otherReads, "workflow-steps-memo");
+      const view = new WorkflowView(queue.view(), memos);
+      (await view.outcome("a"))!.result!.fill(0);
+      expect(dec((await view.outcome("a"))!.result)).toBe("r:a");
+      expect(await view.outcome("a")).not.toBeNull();
+      expect(await memos.clearMemosForRun("a")).toBeGreaterThan(0);
+      expect(await view.outcome("a")).toBeNull();
+      expect(await view.status("a")).toMatchObject({ state: "terminated", status: "succeeded" });
+    } finally {
+      await worker.shutdown();
+      await queue.close();
+    }
   });
 });

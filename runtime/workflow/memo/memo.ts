@@ -15,6 +15,7 @@ import { checkMemoKey, checkMemoValue, excerpt } from "../limits.js";
 import { ValidationError } from "../../errors.js";
 import { isStoreFault, retryStore } from "../store-retry.js";
 import { forEachBounded } from "../bounded.js";
+import { OutcomeCache } from "./outcome-cache.js";
 
 /** Object deletes in flight at once when a run's memo entries are cleared. */
 export const CLEAR_CONCURRENCY = 16;
@@ -179,15 +180,21 @@ export class Memo {
 export class MemoStore {
   readonly store: ObjectStore;
   readonly prefix: string;
+  /** Shared by every prefix of this store (see `withPrefix`): the run result records read or written last. */
+  #outcomes: OutcomeCache;
 
   constructor(store: ObjectStore, memoPrefix: string) {
     this.store = store;
     this.prefix = memoPrefix;
+    this.#outcomes = new OutcomeCache();
   }
 
   /** The memo entries under `memoPrefix` in the same object store (this store when the prefix is its own). */
   withPrefix(memoPrefix: string): MemoStore {
-    return memoPrefix === this.prefix ? this : new MemoStore(this.store, memoPrefix);
+    if (memoPrefix === this.prefix) return this;
+    const other = new MemoStore(this.store, memoPrefix);
+    other.#outcomes = this.#outcomes;
+    return other;
   }
 
   /** The per-step memo of `(runId, step)`. */
@@ -231,6 +238,16 @@ export class MemoStore {
   }
 
   async clearMemosForRun(runId: string, signal?: AbortSignal): Promise<number> {
+    // Before and after: a read while the clear runs may have kept the record again.
+    this.#outcomes.dropUnder(runMemoRoot(this.prefix, runId));
+    try {
+      return await this.#clearMemosForRun(runId, signal);
+    } finally {
+      this.#outcomes.dropUnder(runMemoRoot(this.prefix, runId));
+    }
+  }
+
+  async #clearMemosForRun(runId: string, signal: AbortSignal | undefined): Promise<number> {
     let removed = 0;
     for (const root of [runMemoRoot(this.prefix, runId), runReplayRoot(this.prefix, runId)]) {
       let startAfter: string | undefined;
@@ -259,10 +276,14 @@ export class MemoStore {
    */
   async readOutcomeRecord(runId: string, token: string): Promise<OutcomeRecord | null> {
     const key = outcomeRecordKey(this.prefix, runId, token);
-    const found = await retryStore(() => this.store.get(key));
-    if (found === null) return null;
+    // The end of a run is often asked for twice in a row (`wait`, then `outcome`): the second answer costs no read.
+    const kept = this.#outcomes.take(key);
+    const bytes = kept ?? (await retryStore(() => this.store.get(key)))?.body;
+    if (bytes === undefined) return null;
     try {
-      return decodeOutcomeRecord(found.body, key);
+      const record = decodeOutcomeRecord(bytes, key);
+      if (kept === undefined) this.#outcomes.set(key, bytes);
+      return record;
     } catch {
       // Readers of the memo tolerate absence; a damaged record reads as none.
       return null;
@@ -287,5 +308,7 @@ export class MemoStore {
     const key = outcomeRecordKey(this.prefix, runId, record.token);
     const bytes = encodeOutcomeRecord(record);
     await retryStore(() => this.store.put(key, bytes));
+    // A wait in this process reads it next; kept only once stored.
+    this.#outcomes.set(key, bytes);
   }
 }

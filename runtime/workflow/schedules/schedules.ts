@@ -291,8 +291,20 @@ export class Schedules {
     return this.#info(r);
   }
 
-  /** Deletes a schedule; `false` when there was none. Runs it started are not touched. */
+  /**
+   * Deletes a schedule; `false` when there was none. Runs it started are not
+   * touched. On a shard (routed), a schedule another shard decides is
+   * refused with a `ValidationError` and nothing is deleted: deleting a copy
+   * here would leave the home shard ticking it.
+   */
   async remove(id: string): Promise<boolean> {
+    checkScheduleId(id);
+    if (!this.decides(id)) {
+      throw new ValidationError(
+        `schedule "${id}" is decided on another shard (its home shard), so removing it here would not stop its ticks; ` +
+          "remove it on the runtime of its home shard (the one whose runtime.schedules.decides(id) is true)",
+      );
+    }
     const removed = await this.#locked(id, async (current) => {
       if (current === null) return false;
       await this.#core.queue.kvDelete(scheduleKey(this.#core.queueName, id));
