@@ -37,3 +37,9 @@ export function validateInstant(what: string, at: unknown): number {
   }
   return at;
 }
+
+/** `ms` as an ISO-8601 instant for a message, or as the number it is when no date has it (NaN, 1e30). */
+export function instantText(ms: number): string {
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? String(ms) : d.toISOString();
+}

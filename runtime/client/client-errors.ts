@@ -2,12 +2,7 @@
  * @module Errors particular to `TaqubaClient`.
  */
 import { TaqubaError } from "../errors.js";
-
-/** `ms` as an ISO time, or as the number it is when no date has it. */
-function instant(ms: number): string {
-  const d = new Date(ms);
-  return Number.isNaN(d.getTime()) ? String(ms) : d.toISOString();
-}
+import { instantText } from "../time-bounds.js";
 
 /**
  * A group's members were sent for submission dated with a creation time
@@ -26,7 +21,7 @@ export class GroupRecreatedError extends TaqubaError {
   ) {
     super(
       "GROUP_RECREATED",
-      `run group "${groupId}" was created again since this submission of its members began (the submission is for the group created at ${instant(createdAtMs)}, the group now dates from ${instant(manifestCreatedAtMs)}); no member was submitted: submit the members again`,
+      `run group "${groupId}" was created again since this submission of its members began (the submission is for the group created at ${instantText(createdAtMs)}, the group now dates from ${instantText(manifestCreatedAtMs)}); no member was submitted: submit the members again`,
     );
   }
 }

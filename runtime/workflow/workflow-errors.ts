@@ -6,6 +6,7 @@
  * changes.
  */
 import { TaqubaError } from "../errors.js";
+import { instantText } from "../time-bounds.js";
 
 /** A run id that is empty, too long or uses characters outside `[A-Za-z0-9_-]`. */
 export class InvalidRunIdError extends TaqubaError {
@@ -76,12 +77,6 @@ export class ScheduleNotFoundError extends TaqubaError {
   }
 }
 
-/** An instant as ISO-8601 text, or as given when it is not one. */
-function isoOrRaw(ms: number): string {
-  const d = new Date(ms);
-  return Number.isNaN(d.getTime()) ? String(ms) : d.toISOString();
-}
-
 /**
  * A schedule's input handler could not give the input of a tick: it threw
  * (the cause), returned something other than bytes or too many bytes, or
@@ -96,7 +91,7 @@ export class ScheduleInputError extends TaqubaError {
   ) {
     super(
       "SCHEDULE_INPUT_FAILED",
-      `schedule "${scheduleId}" could not compute the input of its tick at ${isoOrRaw(tickMs)}: ${problem}; no run started (run the tick again with backfill once fixed)`,
+      `schedule "${scheduleId}" could not compute the input of its tick at ${instantText(tickMs)}: ${problem}; no run started (run the tick again with backfill once fixed)`,
       cause === undefined ? {} : { cause },
     );
   }
