@@ -93,7 +93,11 @@ describe("workflow runs under transient memo-store faults", () => {
     const store = failing(inner, "get", (k) => k.includes("/memos/") && k.includes("/run/"), 1);
     const env = await openRuntime(inner, store, { runStep: async (s) => StepOutcome.succeed(s.payload) });
     await env.runtime.submit({ input: enc("x"), runId: "r" });
-    // The outcome is read only after the termination, so the one failure lands on wait's read.
+    // The first wait is answered by the record the worker just wrote (kept for one answer), so the
+    // store is not read; the second reads it, and the one failure lands on that read.
+    const first = await within(10_000, "wait", env.runtime.wait("r"));
+    expect(store.failed).toBe(0);
+    expect(dec(first.outcome!.result)).toBe("x");
     const end = await within(10_000, "wait", env.runtime.wait("r"));
     expect(store.failed).toBe(1);
     expect(dec(end.outcome!.result)).toBe("x");
