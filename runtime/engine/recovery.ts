@@ -300,7 +300,12 @@ export async function findUnexplained(
     // crashed before publishing (the WAL it covered is still there: its
     // deletion follows publishing, the first object first; see
     // collectGarbage) or one whose manifest was deleted (that WAL is gone).
-    if (!live.has(key) && newer(parsed, newestLive) && walk.replayed === 0) {
+    // Only a segment of the newest manifest's own epoch can be the latter:
+    // a manifest newer than it was written by its writer or a newer one and
+    // lists only its base's segments and its writer's, so a segment of an
+    // older epoch is the leftover of a checkpoint that never published (or
+    // whose garbage collection stopped), never a sign of a deleted manifest.
+    if (!live.has(key) && parsed.epoch === base.epoch && newer(parsed, newestLive) && walk.replayed === 0) {
       return {
         key,
         detail: `no manifest lists it, it is newer than every segment manifest ${base.id} (the newest) lists, and the WAL that manifest replays from (sequence ${base.walNext}) is gone: the manifest that listed it was deleted`,
