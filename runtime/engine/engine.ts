@@ -422,7 +422,15 @@ export class Engine {
       const indexes: [string, readonly SegmentBlockInfo[]][] = [];
       const written = await writeSegments(writer, entries, id, this.#pager?.compactionReader(), (name, blocks) => indexes.push([name, blocks]));
       const segments = full ? written : [...prev.segments, ...written];
-      const next: Manifest = { id, epoch: this.#epoch, walNext, segments, fences: prev.fences, createdAt: Date.now() };
+      const next: Manifest = {
+        id,
+        epoch: this.#epoch,
+        walNext,
+        segments,
+        fences: prev.fences,
+        createdAt: Date.now(),
+        lastSegment: this.#segmentCounter,
+      };
       if (this.closed) throw this.#failure ?? new ClosedError("the engine");
       await publishManifest(this.#ctx, next, () => this.#failure !== undefined);
       this.#manifest = next;

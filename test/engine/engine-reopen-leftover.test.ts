@@ -11,6 +11,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Engine, EngineReader, MemoryStore, WriteBatch, type EngineOptions, type ObjectStore } from "taquba";
+import { decodeManifest, encodeManifest } from "../../runtime/engine/manifest.js";
 import { GatedStore } from "../support/gated-store.js";
 
 const RETRY = { attempts: 30, baseDelayMs: 0, maxDelayMs: 0 };
@@ -83,5 +84,59 @@ describe("a reopen next to an older writer's unpublished segment", () => {
     for (let p = again.warm(["b/2"]); p; p = again.warm(["b/2"])) await p;
     expect(again.get("b/2")).toEqual(new Uint8Array([1]));
     await again.close();
+  });
+
+  it("opens after its own writer's empty checkpoint failed to delete the segment an earlier checkpoint listed", async () => {
+    // Found with injected faults (engine model test, fast-check seed 854220612).
+    const mem = new MemoryStore();
+    let failDeletes = false;
+    const store: ObjectStore = {
+      get: (key) => mem.get(key),
+      put: (key, body, opts) => mem.put(key, body, opts),
+      delete: (key) => (failDeletes ? Promise.reject(new Error("delete refused")) : mem.delete(key)),
+      list: (prefix, opts) => mem.list(prefix, opts),
+    };
+    const opts: EngineOptions = { flushIntervalMs: 0, checkpointWalObjects: 0, retry: { attempts: 2, baseDelayMs: 0, maxDelayMs: 0 } };
+    const engine = await Engine.open(store, opts);
+    await engine.commit(new WriteBatch().put("a", new Uint8Array([1])));
+    await engine.checkpoint(); // manifest 2 lists segment 1-1
+    await engine.commit(new WriteBatch().delete("a"));
+    failDeletes = true;
+    await engine.checkpoint(); // manifest 3, same writer: an empty state, no segment; its garbage collection fails
+    await engine.close();
+    failDeletes = false;
+    expect(await keysUnder(mem, "seg/")).toEqual([`seg/${pad(1)}-${pad(1)}`]);
+    expect(await keysUnder(mem, "manifest/")).toEqual([1, 2, 3].map((n) => `manifest/${pad(n)}`));
+
+    const again = await Engine.open(store, opts);
+    expect([...again.scan()]).toEqual([]);
+    await again.close();
+  });
+
+  it.each([
+    ["this version", false],
+    ["an earlier version (no last segment number)", true],
+  ])("still refuses a segment written after the newest manifest when the WAL that manifest replays from is gone, manifest by %s", async (_, earlier) => {
+    const mem = new MemoryStore();
+    const opts: EngineOptions = { flushIntervalMs: 0, checkpointWalObjects: 0, retry: RETRY };
+    const engine = await Engine.open(mem, opts);
+    const many = new WriteBatch();
+    for (let i = 0; i < 8; i++) many.put(`k/${i}`, new Uint8Array([i]));
+    await engine.commit(many);
+    await engine.checkpoint(); // manifest 2 lists segment 1-1
+    await engine.commit(new WriteBatch().put("b", new Uint8Array([2])));
+    await engine.checkpoint(); // manifest 3 adds segment 1-2 as a new run and deletes the WAL after manifest 2
+    await engine.close();
+    await mem.delete(`manifest/${pad(3)}`);
+    if (earlier) {
+      const key = `manifest/${pad(2)}`;
+      const { lastSegment, ...older } = decodeManifest(key, (await mem.get(key))!.body, 2);
+      expect(lastSegment).toBe(1);
+      await mem.delete(key);
+      await mem.put(key, encodeManifest(older));
+    }
+    const refused = Engine.open(mem, opts);
+    await expect(refused).rejects.toThrow(new RegExp(`seg/${pad(1)}-${pad(2)}.*written after manifest 2`));
+    expect(await keysUnder(mem, "manifest/")).toEqual([1, 2].map((n) => `manifest/${pad(n)}`));
   });
 });
