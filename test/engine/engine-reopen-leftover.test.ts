@@ -139,4 +139,34 @@ describe("a reopen next to an older writer's unpublished segment", () => {
     await expect(refused).rejects.toThrow(new RegExp(`seg/${pad(1)}-${pad(2)}.*written after manifest 2`));
     expect(await keysUnder(mem, "manifest/")).toEqual([1, 2].map((n) => `manifest/${pad(n)}`));
   });
+
+  it("writes no segment for a checkpoint that covers only fence markers, so stopping it leaves nothing a reopen refuses", async () => {
+    const mem = new MemoryStore();
+    let hold: (key: string) => boolean = () => false;
+    const store = new GatedStore(mem, (key) => hold(key));
+    // One run at most: every checkpoint is a full one (a compaction).
+    const opts: EngineOptions = { flushIntervalMs: 0, checkpointWalObjects: 1, maxSegmentRuns: 1, retry: RETRY };
+    let engine = await Engine.open(store, opts);
+    await engine.commit(new WriteBatch().put("a", new Uint8Array([1])));
+    await engine.checkpoint();
+    await engine.close();
+    const segments = await keysUnder(mem, "seg/");
+
+    // Writer 2's open replays only its own fence, which makes a checkpoint due.
+    hold = (key) => key.startsWith("seg/");
+    engine = await Engine.open(store, opts);
+    const checkpoint = engine.checkpoint().catch((err: unknown) => err);
+    await Promise.race([store.waitHeld(1), checkpoint]);
+    const closing = engine.close();
+    // A segment in flight now would land after the close, never published: a crash's leftover.
+    for (const held of [...store.held]) store.release(held.key);
+    await closing;
+    await checkpoint;
+    hold = () => false;
+    expect(await keysUnder(mem, "seg/")).toEqual(segments);
+
+    const again = await Engine.open(store, opts);
+    expect(again.get("a")).toEqual(new Uint8Array([1]));
+    await again.close();
+  });
 });
