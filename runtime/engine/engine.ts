@@ -122,6 +122,10 @@ export class Engine {
   #closing: Promise<void> | undefined;
   #checkpointing: Promise<void> | undefined;
   #segmentCounter = 0;
+  /** The first WAL sequence this writer puts at (past its fence marker). */
+  readonly #firstSeq: number;
+  /** The open replayed commits that no manifest of this writer covers yet. */
+  #replayUncovered: boolean;
   #sinceCheckpoint = { objects: 0, bytes: 0 };
   #checkpoints = 0;
   #compactions = 0;
@@ -142,6 +146,8 @@ export class Engine {
     this.#delta = r.delta;
     this.#manifest = r.manifest;
     this.#sinceCheckpoint = { objects: r.walk.objects, bytes: r.walk.bytes };
+    this.#firstSeq = r.firstSeq;
+    this.#replayUncovered = r.walk.replayed > 0;
     this.#wal = new WalWriter(
       store,
       r.ctx.prefix,
@@ -399,10 +405,15 @@ export class Engine {
     const walNext = cutSeq + 1;
     const prev = this.#manifest;
     if (walNext === prev.walNext) return;
+    // Only fence markers since the manifest (no commit replayed at open, none
+    // made since): the state is the manifest's, so no segment is written. A
+    // segment written then could outlive a crash next to a WAL that holds
+    // no commit, which recovery would take for a deleted manifest's.
+    const commitsCovered = this.#replayUncovered || cutSeq >= this.#firstSeq;
     // The cut: commits from here on land in later WAL objects and a new delta.
-    const changed = this.#delta;
+    const changed: DeltaMap | undefined = commitsCovered ? this.#delta : new Map();
     this.#delta = new Map();
-    const full = changed === undefined || this.#compactionDue(prev, changed.size);
+    const full = commitsCovered && (changed === undefined || this.#compactionDue(prev, changed.size));
     const snapshot = full ? this.#state.snapshot() : undefined;
     const counted = { ...this.#sinceCheckpoint };
     const writer: CheckpointWriter = {
@@ -422,11 +433,20 @@ export class Engine {
       const indexes: [string, readonly SegmentBlockInfo[]][] = [];
       const written = await writeSegments(writer, entries, id, this.#pager?.compactionReader(), (name, blocks) => indexes.push([name, blocks]));
       const segments = full ? written : [...prev.segments, ...written];
-      const next: Manifest = { id, epoch: this.#epoch, walNext, segments, fences: prev.fences, createdAt: Date.now() };
+      const next: Manifest = {
+        id,
+        epoch: this.#epoch,
+        walNext,
+        segments,
+        fences: prev.fences,
+        createdAt: Date.now(),
+        lastSegment: this.#segmentCounter,
+      };
       if (this.closed) throw this.#failure ?? new ClosedError("the engine");
       await publishManifest(this.#ctx, next, () => this.#failure !== undefined);
       this.#manifest = next;
       published = true;
+      this.#replayUncovered = false;
       this.#checkpoints++;
       if (full) this.#compactions++;
       this.#checkpointBytes += written.reduce((n, s) => n + s.bytes, 0);
@@ -469,6 +489,7 @@ export class Engine {
     if (landed !== undefined && landed.epoch === this.#epoch && landed.id > this.#manifest.id) {
       this.#manifest = landed;
       this.#pager?.addRuns(landed);
+      this.#replayUncovered = false;
     }
     this.#publishUnsure = false;
   }

@@ -54,6 +54,13 @@ export interface Manifest {
   fences: number[];
   /** Wall-clock time of writing, for people reading the store. */
   createdAt: number;
+  /**
+   * The highest segment number its writer epoch had taken when it was
+   * published (0 for a writer's first manifest): every segment of that epoch
+   * numbered up to it was written before this manifest, so one it does not
+   * list is garbage. Absent in manifests of earlier versions.
+   */
+  lastSegment?: number;
 }
 
 /** The state of a store no writer has opened yet. */
@@ -70,6 +77,7 @@ export function encodeManifest(m: Manifest): Buffer {
     segments: m.segments,
     fences: m.fences,
     createdAt: m.createdAt,
+    ...(m.lastSegment === undefined ? {} : { lastSegment: m.lastSegment }),
   });
   const out = Buffer.allocUnsafe(HEADER_BYTES + body.length);
   out.writeUInt32LE(MAGIC, 0);
@@ -124,7 +132,8 @@ export function decodeManifest(objectKey: string, bytes: Uint8Array, expectedId:
     !segmentsOk ||
     !Array.isArray(m.fences) ||
     !m.fences.every(isNat) ||
-    typeof m.createdAt !== "number"
+    typeof m.createdAt !== "number" ||
+    (m.lastSegment !== undefined && !isNat(m.lastSegment))
   ) {
     throw corrupt("manifest fields are missing or malformed");
   }

@@ -59,7 +59,7 @@ export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy): P
     const loaded = await loadState(ctx, { trackDelta: true, checkSegments: true, ...(policy === undefined ? {} : { policy }) });
     if (loaded === undefined) continue; // a checkpoint changed the store mid-load
     const base = loaded.manifest;
-    const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: Date.now() };
+    const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: Date.now(), lastSegment: 0 };
     try {
       await publishManifest(ctx, claim);
     } catch (err) {

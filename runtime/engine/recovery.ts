@@ -296,14 +296,20 @@ export async function findUnexplained(
         detail: `it was written by writer epoch ${parsed.epoch}, but the newest manifest (${base.id}) has epoch ${base.epoch}: a newer manifest is missing`,
       };
     }
-    // An unlisted segment newer than the manifest's is a checkpoint that
-    // crashed before publishing (the WAL it covered is still there: its
-    // deletion follows publishing, the first object first; see
+    // An unlisted segment written after the manifest was published is a
+    // checkpoint that crashed before publishing (the WAL it covered is still
+    // there: its deletion follows publishing, the first object first; see
     // collectGarbage) or one whose manifest was deleted (that WAL is gone).
-    if (!live.has(key) && newer(parsed, newestLive) && walk.replayed === 0) {
+    // Only a segment of the manifest's own epoch can be that: a newer
+    // manifest lists its base's segments and its own writer's, never a
+    // segment of an older epoch. The manifest's `lastSegment` says which
+    // came after it; a manifest of an earlier version lacks it, and a
+    // segment newer than every one it lists stands in.
+    if (live.has(key) || parsed.epoch !== base.epoch || walk.replayed > 0) continue;
+    if (base.lastSegment === undefined ? newer(parsed, newestLive) : parsed.n > base.lastSegment) {
       return {
         key,
-        detail: `no manifest lists it, it is newer than every segment manifest ${base.id} (the newest) lists, and the WAL that manifest replays from (sequence ${base.walNext}) is gone: the manifest that listed it was deleted`,
+        detail: `no manifest lists it, it was written after manifest ${base.id} (the newest), and the WAL that manifest replays from (sequence ${base.walNext}) is gone: the newer manifest that listed it was deleted`,
       };
     }
   }

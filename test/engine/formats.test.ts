@@ -459,6 +459,16 @@ describe("manifest format", () => {
     expect(() => decodeManifest("manifest/4", future, 4)).toThrow(/format version 3/);
   });
 
+  it("round-trips the last segment number, reads a manifest without it, and rejects a malformed one", () => {
+    const m = { ...emptyManifest(), id: 3, epoch: 2, lastSegment: 7 };
+    expect(decodeManifest("manifest/3", encodeManifest(m), 3)).toEqual(m);
+    expect(decodeManifest("manifest/3", encodeManifest({ ...emptyManifest(), id: 3 }), 3).lastSegment).toBeUndefined();
+    for (const bad of [-1, 1.5, "7"]) {
+      const malformed = { ...emptyManifest(), id: 3, lastSegment: bad as unknown as number };
+      expect(() => decodeManifest("manifest/3", encodeManifest(malformed), 3)).toThrow(/missing or malformed/);
+    }
+  });
+
   it("reads a version 1 manifest (one snapshot, no runs) as run 0", () => {
     const v2 = encodeManifest({ ...emptyManifest(), id: 7, segments: [seg("seg/1", 0, "a", "m"), seg("seg/2", 0, "n", "z")] });
     // Rewrite as version 1: the body without run fields, the old version number, a fresh checksum.
