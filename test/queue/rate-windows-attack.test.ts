@@ -55,7 +55,7 @@ describe("attack: rate windows with counts under clock jumps and owner restarts"
     const acked: { tenant: string; region: string | undefined; at: number }[] = [];
     let restarts = 0;
     let backJumps = 0;
-    for (let step = 0; step < 250; step++) {
+    for (let step = 0; step < 400; step++) {
       const c = r.int(100);
       if (c < 4) {
         // A crash: the next owner fences this one without it closing.
