@@ -263,48 +263,6 @@ describe.each(stores)("child runs over a %s", (_name, makeStore) => {
     }
   });
 
-  it("a parent id submitted again after its end starts children of its own, never adopting the earlier run's ended ones", async () => {
-    const log = newLog();
-    const env = await openEnv(familyRunner(log), { store: await makeStore() });
-    try {
-      await env.runtime.submit({ runId: "p9", input: json({ kind: "parent", wait: true, children: [{ mode: "succeed", value: "first" }] }) });
-      expect(await resultOf(env, "p9")).toBe("p9-s0-0:succeeded:first");
-      // The same id again, in the same millisecond: a new run, whose child is its own.
-      await env.runtime.submit({ runId: "p9", input: json({ kind: "parent", wait: true, children: [{ mode: "succeed", value: "second" }] }) });
-      const second = await resultOf(env, "p9");
-      expect(second).toMatch(/^p9-s0-0-p[0-9a-z]+:succeeded:second$/);
-      expect([...log.childStarts.values()]).toEqual([1, 1]);
-      // And a third run under the id gets yet another child.
-      await env.runtime.submit({ runId: "p9", input: json({ kind: "parent", wait: true, children: [{ mode: "succeed", value: "third" }] }) });
-      const third = await resultOf(env, "p9");
-      expect(third).toMatch(/^p9-s0-0-p[0-9a-z]+:succeeded:third$/);
-      expect(third.split(":")[0]).not.toBe(second.split(":")[0]);
-      expect(log.childStarts.size).toBe(3);
-    } finally {
-      await env.stop();
-    }
-  });
-
-  it("a parent id submitted again while the earlier run's abandoned child still runs starts its own child beside it", async () => {
-    const log = newLog();
-    const env = await openEnv(familyRunner(log), { store: await makeStore() });
-    try {
-      await env.runtime.submit({ runId: "p10", input: json({ kind: "parent", wait: false, children: [{ mode: "wait", parentClose: "abandon" }] }) });
-      expect((await env.runtime.wait("p10")).termination.status).toBe("succeeded");
-      expect((await env.runtime.status("p10-s0-0"))?.state).toBe("pending");
-      await env.runtime.submit({ runId: "p10", input: json({ kind: "parent", wait: true, children: [{ mode: "succeed", value: "mine" }] }) });
-      expect(await resultOf(env, "p10")).toMatch(/^p10-s0-0-p[0-9a-z]+:succeeded:mine$/);
-      // The earlier child runs on, and its end goes to no one.
-      expect((await env.runtime.status("p10-s0-0"))?.state).toBe("pending");
-      await env.runtime.signal("go-p10-s0-0", enc("late"));
-      expect(dec((await env.runtime.wait("p10-s0-0")).outcome?.result)).toBe("resumed+late");
-      await until(async () => (await env.queue.kvScan("workflow/signal-buf/")).entries.length === 0, "the unread end is dropped");
-      expect((await env.queue.kvScan("workflow/children/")).entries).toEqual([]);
-    } finally {
-      await env.stop();
-    }
-  });
-
   it("a child that ends while no worker runs reaches its waiting parent once after the restart", async () => {
     const store = await makeStore();
     const clock = new MockClock(1_700_000_000_000);

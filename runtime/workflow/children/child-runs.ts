@@ -8,11 +8,6 @@
  *   child it already started instead of starting another. On a shard of a
  *   sharded store the child runs on its parent's shard, and its id carries
  *   a suffix that routes clients there (see `shard-placement`).
- * - Generations: a parent id submitted again after its run ended is a new
- *   run, told apart by its submission time (a retry keeps it). Each child
- *   records the submission of the parent run that started it; a child of
- *   an earlier run never answers a later run's start, which then uses a
- *   second id carrying its submission time (see `childOfThisRun`).
  * - The child's run record names its parent; the parent's run record says
  *   it has children; `workflow/children/{q}/{parent}/{child}` lists the
  *   running children with their parent-close policy.
@@ -42,10 +37,7 @@ import {
   encodeChildEntry,
   encodeRunRecord,
   type ParentClosePolicy,
-  type ParentRef,
-  type RunRecord,
 } from "../records/records.js";
-import { decodeIndexEntry, runIndexKey } from "../runs/run-index.js";
 import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED } from "../records/reserved.js";
 import { MAX_RUN_ID_LEN, RunId } from "../runs/run-id.js";
 import type { RunOptions, RunOutcome, TerminalStatus } from "../runs/run-types.js";
@@ -57,7 +49,7 @@ import { cancelRun } from "../runs/cancel.js";
 import { decodeChildEnd, encodeChildEnd, type ChildEndPayload } from "./child-end.js";
 import { ChildResultUnavailableError, errorText } from "../workflow-errors.js";
 import { isStoreFault } from "../store-retry.js";
-import type { RunRecords, WorkflowView } from "../runs/workflow-view.js";
+import type { WorkflowView } from "../runs/workflow-view.js";
 
 export type { ParentClosePolicy } from "../records/records.js";
 export type { ChildEnd } from "./child-end.js";
@@ -122,18 +114,14 @@ const KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 /**
  * The run id of child `key` started by step `step` of run `parentRunId`;
  * on a shard (`placement`), suffixed so that it routes to the parent's
- * shard, where the child runs (see `shard-placement`). With
- * `parentSubmittedAtMs`, the id a child gets when the first one is taken
- * by a child of an earlier run under the parent's id (see the module
- * comment): the same parts and `-p<submission time in base 36>`.
+ * shard, where the child runs (see `shard-placement`).
  */
-export function childRunId(parentRunId: string, step: number, key: string, placement?: ShardPlacement, parentSubmittedAtMs?: number): RunId {
-  const generation = parentSubmittedAtMs === undefined ? "" : `-p${Math.trunc(parentSubmittedAtMs).toString(36)}`;
-  const plain = `${parentRunId}-s${step}-${key}${generation}`;
+export function childRunId(parentRunId: string, step: number, key: string, placement?: ShardPlacement): RunId {
+  const plain = `${parentRunId}-s${step}-${key}`;
   const routed = placement !== undefined && placement.shards > 1 ? placement : undefined;
   const room = routed === undefined ? 0 : ROUTE_SUFFIX_ROOM;
-  // Too long to be a run id: a hash of the same parts, just as stable.
-  const id = RunId.parse(plain.length <= MAX_RUN_ID_LEN - room ? plain : `child-${sha256Hex(`${parentRunId}/${step}/${key}${generation}`).slice(0, 48)}`);
+  // Too long to be a run id: a hash of the same three parts, just as stable.
+  const id = RunId.parse(plain.length <= MAX_RUN_ID_LEN - room ? plain : `child-${sha256Hex(`${parentRunId}/${step}/${key}`).slice(0, 48)}`);
   return routed === undefined ? id : routedRunId(id, routed);
 }
 
@@ -178,10 +166,11 @@ export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number
         throw new ValidationError(`a child's key must be 1 to 64 characters of [A-Za-z0-9_-], got ${JSON.stringify(key)}`);
       }
       const parentClose = checkParentClose(spec.parentClose ?? core.parentClose);
-      const parentRun = await markParent(core, parentRunId);
-      const { runId, known } = await childOfThisRun(core, parentRunId, parentRun.submittedAtMs, step, key);
+      const runId = childRunId(parentRunId, step, key, core.placement);
       const completionKey = childCompletionKey(parentRunId, runId);
+      await markParent(core, parentRunId);
       started = true;
+      const known = await core.view.records(runId);
       if (known.kind === "terminated") {
         // The child ended before this delivery (a retried step, or a retried parent): its end is
         // reported again, into the buffer the parent's wait reads; a buffer holds one payload,
@@ -208,7 +197,6 @@ export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number
           runId: parentRunId,
           step,
           parentClose,
-          submittedAtMs: parentRun.submittedAtMs,
         },
       );
       return { runId, newlyStarted: out.newlySubmitted, completionKey };
@@ -216,64 +204,15 @@ export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number
   };
 }
 
-/**
- * The id of child `key` of step `step` of the parent run submitted at
- * `parentAt`, and what the runtime knows of it. The first id
- * (`childRunId` without a submission) unless a child of an earlier run
- * under the parent's id holds it, and the parent's own child under the
- * second id otherwise; the second id is looked at first, so a retried
- * step keeps the child it started even once the earlier child is swept.
- */
-async function childOfThisRun(
-  core: RuntimeCore,
-  parentRunId: RunId,
-  parentAt: number,
-  step: number,
-  key: string,
-): Promise<{ runId: RunId; known: RunRecords }> {
-  const second = childRunId(parentRunId, step, key, core.placement, parentAt);
-  const atSecond = await core.view.records(second);
-  if (atSecond.kind !== "unknown") return { runId: second, known: atSecond };
-  const first = childRunId(parentRunId, step, key, core.placement);
-  const atFirst = await core.view.records(first);
-  if (atFirst.kind === "unknown" || (await startedBy(core, atFirst, parentAt))) return { runId: first, known: atFirst };
-  return { runId: second, known: atSecond };
-}
-
-/** Whether the child with records `r` was started by the parent run submitted at `parentAt` (not by an earlier run under its id). */
-async function startedBy(core: RuntimeCore, r: Exclude<RunRecords, { kind: "unknown" }>, parentAt: number): Promise<boolean> {
-  let parent: ParentRef | undefined;
-  let childAt: number | undefined;
-  if (r.kind === "active") {
-    parent = r.run.parent;
-    childAt = r.run.submittedAtMs;
-  } else {
-    childAt = r.terminal.submittedAtMs;
-    if (childAt !== undefined) {
-      const key = runIndexKey(core.queueName, childAt, r.terminal.runId);
-      const bytes = await core.queue.kvGet(key);
-      try {
-        parent = bytes === null ? undefined : decodeIndexEntry(bytes, key).parent;
-      } catch {
-        // A damaged entry names no parent: judged by the times below.
-        parent = undefined;
-      }
-    }
-  }
-  if (parent?.submittedAtMs !== undefined) return parent.submittedAtMs === parentAt;
-  // Written before children named their parent's submission: one started before the parent was submitted is an earlier run's.
-  return childAt === undefined || childAt >= parentAt;
-}
-
-/** Sets `hasChildren` on the parent's run record (once), so its termination settles its children; returns the record. */
-async function markParent(core: RuntimeCore, parentRunId: string): Promise<RunRecord> {
+/** Sets `hasChildren` on the parent's run record (once), so its termination settles its children. */
+async function markParent(core: RuntimeCore, parentRunId: string): Promise<void> {
   const key = runKey(core.queueName, parentRunId);
   for (let round = 0; round < 32; round++) {
     const bytes = await core.queue.kvGet(key);
     if (bytes === null) throw new ValidationError(`run "${parentRunId}" is not active, so it cannot start a child run`);
     const run = decodeRunRecord(bytes, key);
-    if (run.hasChildren === true) return run;
-    if (await core.queue.kvCompareAndPut(key, bytes, encodeRunRecord({ ...run, hasChildren: true }))) return run;
+    if (run.hasChildren === true) return;
+    if (await core.queue.kvCompareAndPut(key, bytes, encodeRunRecord({ ...run, hasChildren: true }))) return;
   }
   throw new Error(`run "${parentRunId}" changed 32 times while a child run started; the step is retried`);
 }
@@ -400,10 +339,7 @@ export async function processParentEnded(core: RuntimeCore, job: ClaimedJob, slo
   const parent = job.headers[HEADER_PARENT_ENDED]!;
   const status = decodeValue(job.payload) as TerminalStatus;
   try {
-    const k = runKey(core.queueName, parent);
-    const now = await core.queue.kvGet(k);
-    // A parent re-opened since (a retry) keeps its children; a new run under its id keeps only its own.
-    await settleChildren(core, core.view, parent, status, now === null ? undefined : decodeRunRecord(now, k).submittedAtMs);
+    if ((await core.queue.kvGet(runKey(core.queueName, parent))) === null) await settleChildren(core, core.view, parent, status);
   } catch (e) {
     // The store failing is not the job's fault: the worker puts it back uncounted.
     if (isStoreFault(e)) throw e;
@@ -425,41 +361,23 @@ export async function settleEndedParent(core: RuntimeCore, view: WorkflowView, p
   if (r.kind === "terminated") await settleChildren(core, view, parent, r.terminal.status);
 }
 
-/**
- * Settles the running children of the ended `parent` and drops its unread
- * child ends; with `keepOf`, the submission time of a run under the
- * parent's id that is active now, the children that run started (and
- * their ends) are left to it.
- */
-async function settleChildren(core: RuntimeCore, view: WorkflowView, parent: string, status: TerminalStatus, keepOf?: number): Promise<void> {
+async function settleChildren(core: RuntimeCore, view: WorkflowView, parent: string, status: TerminalStatus): Promise<void> {
   const q = core.queueName;
-  const kept = async (child: string): Promise<boolean> => {
-    if (keepOf === undefined) return false;
-    if (!RunId.isValid(child)) return false;
-    const r = await view.records(child);
-    return r.kind !== "unknown" && (await startedBy(core, r, keepOf));
-  };
-  const prefix = childrenPrefix(q, parent);
-  for (let after: string | undefined; ; ) {
-    const page = await core.queue.kvScan(prefix, { limit: 256, ...(after === undefined ? {} : { after }) });
+  for (;;) {
+    const page = await core.queue.kvScan(childrenPrefix(q, parent), { limit: 256 });
     if (page.entries.length === 0) break;
     for (const e of page.entries) {
-      after = e.key;
-      const child = e.key.slice(prefix.length);
-      if (await kept(child)) continue;
+      const child = e.key.slice(childrenPrefix(q, parent).length);
       if (status !== "succeeded" && decodeChildEntry(e.value, e.key).parentClose === "cancel") await cancelRun(core, view, child);
       await core.queue.kvCompareAndDelete(e.key, e.value);
     }
   }
   const bufPrefix = signalBufferKey(q, childCompletionPrefix(parent));
-  for (let after: string | undefined; ; ) {
-    const page = await core.queue.kvScan(bufPrefix, { limit: 256, ...(after === undefined ? {} : { after }) });
+  for (;;) {
+    const page = await core.queue.kvScan(bufPrefix, { limit: 256 });
     if (page.entries.length === 0) break;
     for (const e of page.entries) {
-      after = e.key;
       const key = e.key.slice(signalBufferKey(q, "").length);
-      const child = childOfCompletionKey(key, parent);
-      if (child !== undefined && (await kept(child))) continue;
       await core.signalLock.run(key, () => core.queue.kvCompareAndDelete(e.key, e.value));
     }
   }

@@ -26,7 +26,7 @@
  */
 import { decodeMarkerValue } from "../runs/terminal.js";
 import { runKey, terminalRecordKey } from "../records/kv-keys.js";
-import { decodeRunRecord, decodeTerminalRecord, type TerminalRecord } from "../records/records.js";
+import { decodeTerminalRecord, type TerminalRecord } from "../records/records.js";
 import { decodeIndexEntry, runIndexKey } from "../runs/run-index.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { forEachBounded } from "../bounded.js";
@@ -202,28 +202,15 @@ export class MemoSweeper {
     const key = runIndexKey(q, terminal.submittedAtMs, terminal.runId);
     const bytes = await this.#core.queue.kvGet(key);
     if (bytes === null) return false;
-    let ref: { runId: string; submittedAtMs?: number } | undefined;
+    let parent: string | undefined;
     try {
-      ref = decodeIndexEntry(bytes, key).parent;
+      parent = decodeIndexEntry(bytes, key).parent?.runId;
     } catch {
       // A damaged entry names no parent: the run is swept as any other (its removal drops the entry).
       return false;
     }
-    if (ref === undefined) return false;
-    const rk = runKey(q, ref.runId);
-    const run = await this.#core.queue.kvGet(rk);
-    const tk = terminalRecordKey(q, ref.runId);
-    const ended = run === null ? await this.#core.queue.kvGet(tk) : null;
-    if (run === null && ended === null) return false;
-    // A later run under the parent's id (submitted again after its end) never reads this child.
-    if (ref.submittedAtMs === undefined) return true;
-    try {
-      const at = run !== null ? decodeRunRecord(run, rk).submittedAtMs : decodeTerminalRecord(ended!, tk).submittedAtMs;
-      return at === undefined || at === ref.submittedAtMs;
-    } catch {
-      // The parent's record is damaged (its own sweep reports it): the child is kept with it.
-      return true;
-    }
+    if (parent === undefined) return false;
+    return (await this.#core.queue.kvGet(runKey(q, parent))) !== null || (await this.#core.queue.kvGet(terminalRecordKey(q, parent))) !== null;
   }
 
   /** Logs and counts a damaged marker once. */

@@ -46,12 +46,6 @@ export interface ParentRef {
   step: number;
   /** The child's parent-close policy (absent: `cancel`). */
   parentClose?: ParentClosePolicy;
-  /**
-   * The parent's submission time: which run under the parent's id started
-   * the child (a retry keeps it, a new submission after the end does not).
-   * Absent in records written before it existed.
-   */
-  submittedAtMs?: number;
 }
 
 /** `workflow/children/{q}/{parent}/{child}`: a running child of a parent run. */
@@ -203,17 +197,7 @@ export function decodeRunRecord(bytes: Uint8Array, key: string): RunRecord {
     if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
     if (!optional(v.group, (g) => g !== null && typeof g === "object" && isStr((g as GroupRef).id) && isStr((g as GroupRef).key)))
       return "has a malformed group";
-    if (
-      !optional(
-        v.parent,
-        (p) =>
-          p !== null &&
-          typeof p === "object" &&
-          isStr((p as ParentRef).runId) &&
-          isNum((p as ParentRef).step) &&
-          ((p as ParentRef).submittedAtMs === undefined || isNum((p as ParentRef).submittedAtMs)),
-      )
-    )
+    if (!optional(v.parent, (p) => p !== null && typeof p === "object" && isStr((p as ParentRef).runId) && isNum((p as ParentRef).step)))
       return "has a malformed parent";
     return undefined;
   });

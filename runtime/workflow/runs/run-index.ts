@@ -50,7 +50,7 @@ export interface IndexEntry {
   priority?: number;
   maxAttempts?: number;
   /** The run that started this one as its child, and the step that did. */
-  parent?: { runId: string; step: number; parentClose?: "cancel" | "abandon"; submittedAtMs?: number };
+  parent?: { runId: string; step: number; parentClose?: "cancel" | "abandon" };
   /** The flow-control headers of every step (`RunOptions.flow`), which a redrive restores. */
   flow?: Record<string, string>;
 }

@@ -156,14 +156,7 @@ async function submitLocked(
       return { runId, jobId, newlySubmitted: false };
     }
     const jobId = core.queue.nextJobId();
-    // A terminal record of an earlier run under this id no longer describes the run, nor do
-    // that run's index entries and history.
-    const tk = terminalRecordKey(core.queueName, runId);
-    const earlier = await core.queue.kvGet(tk);
-    const earlierEnd = earlier === null ? null : decodeTerminalRecord(earlier, tk);
-    // The submission time tells this run's children from the earlier run's (see `children/child-runs`): never the same.
-    const earlierAt = earlierEnd?.submittedAtMs;
-    const submittedAtMs = earlierAt !== undefined && earlierAt >= core.clock.now() ? earlierAt + 1 : core.clock.now();
+    const submittedAtMs = core.clock.now();
     const record: RunRecord = {
       runId,
       submittedAtMs,
@@ -186,9 +179,13 @@ async function submitLocked(
       stepPointerKey(core.queueName, runId),
       encodeStepPointer({ step: 0, jobId, ...(described?.step === undefined ? {} : { name: described.step }) }),
     );
-    if (earlierEnd !== null) {
+    // A terminal record of an earlier run under this id no longer describes the run, nor do
+    // that run's index entries and history.
+    const tk = terminalRecordKey(core.queueName, runId);
+    const earlier = await core.queue.kvGet(tk);
+    if (earlier !== null) {
       effects.kvDelete(tk);
-      await stageForgotten(core.queue, core.queueName, earlierEnd, effects);
+      await stageForgotten(core.queue, core.queueName, decodeTerminalRecord(earlier, tk), effects);
     }
     const flow = flowHeaders(options.flow);
     // The rule's limit travels with the steps, so readers in other processes can tell a full key.
