@@ -208,14 +208,6 @@ export class MemoStore {
   }
 
   /**
-   * Removes every memo entry (both namespaces, the run result record
-   * included) and every replay record of `runId`; returns how many objects
-   * it removed. Deletes run {@link CLEAR_CONCURRENCY} at a time, over
-   * chunks of at most {@link CLEAR_CHUNK} listed keys, so memory stays
-   * bounded however many entries a run has. `signal` stops it between
-   * chunks (what is left is removed by a later call).
-   */
-  /**
    * @internal Removes the replay records of the steps of `runId` numbered
    * `fromStep` and later, so a redriven run runs them again instead of
    * replaying how they ended.
@@ -237,6 +229,14 @@ export class MemoStore {
     }
   }
 
+  /**
+   * Removes every memo entry (both namespaces, the run result record
+   * included) and every replay record of `runId`; returns how many objects
+   * it removed. Deletes run {@link CLEAR_CONCURRENCY} at a time, over
+   * chunks of at most {@link CLEAR_CHUNK} listed keys, so memory stays
+   * bounded however many entries a run has. `signal` stops it between
+   * chunks (what is left is removed by a later call).
+   */
   async clearMemosForRun(runId: string, signal?: AbortSignal): Promise<number> {
     // Before and after: a read while the clear runs may have kept the record again.
     this.#outcomes.dropUnder(runMemoRoot(this.prefix, runId));
