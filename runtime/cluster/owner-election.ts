@@ -377,7 +377,7 @@ export class OwnerElection {
       }
       let renewed: boolean | "late";
       try {
-        renewed = await this.#beforeDeadline(this.#renew(current), lease.deadline);
+        renewed = await this.#beforeDeadline(this.#renew(current, lease.deadline), lease.deadline);
       } catch (err) {
         this.#logger.warn({ err, lease: this.leasePrefix }, "renewing the owner lease failed; trying again");
         nextRenewal = this.#clock.now() + Math.max(MIN_RENEW_INTERVAL_MS, Math.floor(this.#renewMs / 4));
@@ -430,9 +430,17 @@ export class OwnerElection {
    * chain without meeting it (over a stray object far above, say) and
    * deleted the objects below its own. Gone with nothing above (the folder
    * emptied by a clean-up) the term goes on. One GET per renewal.
+   *
+   * "late", sending nothing, when the lease ran out while the GET was
+   * answered (a process paused between the two): a new owner may have
+   * renewed past `current + 1` and deleted it, and the put would land there
+   * as a stale object written after this term lost the store.
    */
-  async #renew(current: number): Promise<boolean> {
-    if ((await this.#store.get(leaseKey(this.#prefix, current))) === null && (await newerLeaseExists(this.#store, this.#prefix, current))) return false;
+  async #renew(current: number, deadline: number): Promise<boolean | "late"> {
+    const gone = (await this.#store.get(leaseKey(this.#prefix, current))) === null;
+    if (this.#clock.now() >= deadline) return "late";
+    if (gone && (await newerLeaseExists(this.#store, this.#prefix, current))) return false;
+    if (this.#clock.now() >= deadline) return "late";
     return createLease(this.#store, this.#prefix, current + 1, { ...this.#record, released: false });
   }
 
@@ -473,11 +481,19 @@ export class OwnerElection {
     }
   }
 
-  /** `op`'s result, or "late" when the clock reaches `deadline` first. */
+  /**
+   * `op`'s result, or "late" when the clock reaches `deadline` first. A
+   * result handled at or past `deadline` is "late" too: a process resumed
+   * from a pause handles the answers that came meanwhile before its overdue
+   * timers, and a renewal that landed after the lease ran out may sit in a
+   * slot a new owner had already renewed past and deleted; counting it
+   * would reopen the term's guard while the new owner runs.
+   */
   async #beforeDeadline<T>(op: Promise<T>, deadline: number): Promise<T | "late"> {
     const timer = new AbortController();
     try {
-      return await Promise.race([op, this.#clock.waitUntil(deadline, timer.signal).then(() => "late" as const)]);
+      const out = await Promise.race([op, this.#clock.waitUntil(deadline, timer.signal).then(() => "late" as const)]);
+      return this.#clock.now() >= deadline ? "late" : out;
     } finally {
       timer.abort();
       op.catch(() => undefined);
