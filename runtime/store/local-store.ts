@@ -176,7 +176,7 @@ export class LocalStore implements ObjectStore {
     }
     let dir = path.dirname(file);
     try {
-      await this.#syncDir(dir);
+      await this.#syncNearest(dir);
     } catch (err) {
       throw this.#mapError(err, key, "delete");
     }
@@ -287,8 +287,44 @@ export class LocalStore implements ObjectStore {
     }
     closeQuietly(handle);
     // The temporary name needs no durability (leftovers are removed at open), so its removal runs beside the directory fsync.
-    await Promise.all([this.#syncDir(dir), known.durable, createOnly ? fs.unlink(temp).catch(() => undefined) : undefined]);
+    try {
+      await Promise.all([this.#syncDir(dir), known.durable, createOnly ? fs.unlink(temp).catch(() => undefined) : undefined]);
+    } catch (err) {
+      // The object is in place: never retried from here (the retry would put it back after a
+      // delete, or answer a create-if-absent that happened with PreconditionFailedError).
+      if (errorCode(err) !== "ENOENT") throw err;
+      // A directory holding a file cannot be removed, so the object was deleted since and its
+      // emptied directories removed; whatever of the path still exists is synced.
+      await this.#syncExisting(dir);
+    }
     return { etag: etagOf(stat) };
+  }
+
+  /**
+   * Syncs `dir`, or, when a concurrent delete removed it (emptied), the
+   * nearest ancestor that still exists: the removal of what held the entry
+   * is then the change to make durable.
+   */
+  async #syncNearest(dir: string): Promise<void> {
+    for (;;) {
+      try {
+        return await this.#syncDir(dir);
+      } catch (err) {
+        if (errorCode(err) !== "ENOENT" || dir === this.root || !dir.startsWith(this.root)) throw err;
+        dir = path.dirname(dir);
+      }
+    }
+  }
+
+  /** Syncs each directory from `dir` up to the store's own that still exists, and the store's parent. */
+  async #syncExisting(dir: string): Promise<void> {
+    for (let d = dir; ; d = path.dirname(d)) {
+      await this.#syncDir(d).catch((err: unknown) => {
+        if (errorCode(err) !== "ENOENT") throw err;
+      });
+      if (d === this.root || !d.startsWith(this.root)) break;
+    }
+    await fsyncDir(path.dirname(this.root));
   }
 
   /** Gives the temporary file its final name: `link()` fails when the name exists, `rename()` replaces. */

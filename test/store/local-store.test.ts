@@ -2,7 +2,7 @@
  * @module LocalStore: the store conformance suite over a real directory, plus its
  * on-disk layout (escaping, temporary files, empty-directory removal).
  */
-import { readdir, stat, writeFile, mkdir } from "node:fs/promises";
+import { readdir, rmdir, stat, unlink, writeFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { LocalStore, ValidationError } from "taquba";
@@ -85,6 +85,65 @@ describe("LocalStore on disk", () => {
       await store.delete(`d/e/n${round}`);
     }
     expect(await keys(store)).toEqual([]);
+  });
+
+  it("deletes that together empty a directory all succeed, in one store and across two on the same directory", async () => {
+    const dir = await freshDir();
+    const one = new LocalStore(dir);
+    const other = new LocalStore(dir);
+    for (const [label, second] of [
+      ["one store", one],
+      ["two stores", other],
+    ] as const) {
+      for (let round = 0; round < 60; round++) {
+        const keysHere = [`${round}/d/k1`, `${round}/d/k2`, `${round}/d/k3`];
+        for (const k of keysHere) await one.put(k, enc("v"));
+        // Each delete's directory sync may find the directory already removed by another's.
+        const results = await Promise.allSettled(keysHere.map((k, i) => (i % 2 === 0 ? one : second).delete(k)));
+        expect(
+          results.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason)),
+          `${label}, round ${round}`,
+        ).toEqual([]);
+      }
+      expect(await keys(one)).toEqual([]);
+    }
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it("a put whose object is deleted, and its emptied directories removed, before the put's directory sync never puts it back", async () => {
+    const dir = await freshDir();
+    const store = new LocalStore(dir);
+    // Another process's delete, as soon as the object's file appears: unlink, then remove the emptied directories.
+    const deleteWhenThere = async (round: number, settled: () => boolean): Promise<boolean> => {
+      const folder = join(dir, `r${round}%2F`);
+      while (!settled()) {
+        try {
+          await unlink(join(folder, "d%2F", "k"));
+        } catch {
+          continue;
+        }
+        await rmdir(join(folder, "d%2F")).catch(() => undefined);
+        await rmdir(folder).catch(() => undefined);
+        return true;
+      }
+      return false;
+    };
+    const failures: string[] = [];
+    for (let round = 0; round < 400; round++) {
+      let settled = false;
+      const opts = round % 4 === 3 ? { ifNoneMatch: "*" as const } : {};
+      const put = store.put(`r${round}/d/k`, enc("v"), opts).then(
+        () => "resolved",
+        (err: unknown) => String(err),
+      );
+      void put.finally(() => (settled = true));
+      const deleted = await deleteWhenThere(round, () => settled);
+      const outcome = await put;
+      if (outcome !== "resolved") failures.push(`round ${round}: ${outcome}`);
+      // Deleted after it landed: the put happened once, and the delete after it stands.
+      if (deleted && (await store.get(`r${round}/d/k`)) !== null) failures.push(`round ${round}: the object is back after its delete`);
+    }
+    expect(failures).toEqual([]);
   });
 
   it("rejects a key segment too long for the file system with ValidationError", async () => {
