@@ -57,11 +57,13 @@ class StoppableProcess {
       if (write && sentAfterResume) this.writesAfterResume.push(`${op} ${key}`);
       return out;
     };
+    const gate = () => this.#gate();
     this.store = {
       get: (key) => call("get", key, () => inner.get(key), false),
       put: (key: string, body: Uint8Array, opts?: PutOptions) => call("put", key, () => inner.put(key, body, opts), true),
       delete: (key) => call("delete", key, () => inner.delete(key), true),
       async *list(prefix, opts) {
+        await gate();
         yield* inner.list(prefix, opts);
       },
     };
