@@ -75,6 +75,8 @@ export class LayeredState {
   readonly #idleSlice: number;
   readonly #maxRuns: number;
   #freezeAt: number;
+  /** Memtable keys the last freeze kept (held ones). */
+  #heldAtFreeze = 0;
   #merge: RunMerge | undefined;
   #idle: ReturnType<typeof setImmediate> | undefined;
   readonly #kb = new KeyBytes();
@@ -204,7 +206,8 @@ export class LayeredState {
    */
   freeze(): void {
     const mem = this.#mem;
-    const builder = new KeyRunBuilder(Math.max(0, mem.size - this.#freezeAt + this.#memtableKeys) * 48);
+    // Sized for the keys added since the last freeze (not from `#freezeAt`, which an Infinity memtable makes Infinity).
+    const builder = new KeyRunBuilder(Math.max(0, mem.size - this.#heldAtFreeze) * 48);
     const hold = this.#hold;
     const moved: string[] = [];
     for (const [k, v] of mem.entries()) {
@@ -215,7 +218,8 @@ export class LayeredState {
     // The held entries stay where they are: deleting what moved costs per moved key, not per held one.
     if (moved.length === mem.size) this.#mem = newTree();
     else for (const k of moved) mem.delete(k);
-    this.#freezeAt = this.#mem.size + this.#memtableKeys;
+    this.#heldAtFreeze = this.#mem.size;
+    this.#freezeAt = this.#heldAtFreeze + this.#memtableKeys;
     this.counters.freezes++;
     if (builder.count === 0) return;
     const run = builder.finish();
