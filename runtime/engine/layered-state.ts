@@ -79,6 +79,8 @@ export class LayeredState {
   #heldAtFreeze = 0;
   #merge: RunMerge | undefined;
   #idle: ReturnType<typeof setImmediate> | undefined;
+  /** Set by `stopIdleMerges`: no more idle turns (the state was dropped). */
+  #idleStopped = false;
   readonly #kb = new KeyBytes();
   readonly #found = { valueAt: 0 };
   #foundIndex = -1;
@@ -318,9 +320,21 @@ export class LayeredState {
     }
   }
 
+  /**
+   * Stops copying in idle turns, for good (the owner dropped or closed the
+   * state): a merge in progress stays so, its inputs still the readable copy
+   * of their keys, and goes on only with writes or `mergeStep`. Without this
+   * a dropped state kept merging, and stayed in memory, until its merges ended.
+   */
+  stopIdleMerges(): void {
+    this.#idleStopped = true;
+    if (this.#idle !== undefined) clearImmediate(this.#idle);
+    this.#idle = undefined;
+  }
+
   /** Copies `idleSlice` entries in a later turn, and again until the merges end. */
   #scheduleIdle(): void {
-    if (this.#idleSlice <= 0 || this.#idle !== undefined) return;
+    if (this.#idleSlice <= 0 || this.#idle !== undefined || this.#idleStopped) return;
     this.#idle = setImmediate(() => {
       this.#idle = undefined;
       if (this.#merge === undefined) return;

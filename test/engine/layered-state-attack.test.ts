@@ -6,7 +6,7 @@
  * and absurd sizes. Each step is compared with a plain map.
  */
 import { describe, expect, it } from "vitest";
-import { KeyRunBuilder } from "../../runtime/engine/key-run.js";
+import { cursorStats, KeyRunBuilder } from "../../runtime/engine/key-run.js";
 import { LayeredState, type LayeredStateOptions } from "../../runtime/engine/layered-state.js";
 import type { StoredValue } from "../../runtime/engine/paged-value.js";
 import { compareKeys } from "../../runtime/store/keys.js";
@@ -216,6 +216,22 @@ describe("layered state, merges attacked", () => {
       const expected = modelDump(model);
       expect(dump(seen)).toEqual(reverse ? expected.reverse() : expected);
     }
+  });
+
+  it("stops merging in idle turns once told (a dropped state): the merge stays in progress and reads stay whole", async () => {
+    const state = new LayeredState({ memtableKeys: 1000, mergeRatio: 2, writeSlice: 1, idleSlice: 10 });
+    for (let i = 0; i < 2000; i++) state.set(key(i), i);
+    expect(state.layout.merging).toBe(2);
+    await new Promise((resolve) => setImmediate(resolve));
+    state.stopIdleMerges();
+    const decoded = cursorStats.decoded;
+    for (let turn = 0; turn < 50; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(cursorStats.decoded).toBe(decoded);
+    expect(state.layout.merging).toBe(2);
+    expect(Array.from(state.scan(), ([, v]) => v)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
+    // Writes still copy their share, and an explicit step finishes it.
+    state.finishMerges();
+    expect(state.layout).toMatchObject({ merging: 0, runs: [{ live: 2000 }] });
   });
 
   it("a memtable of Infinity (or 1e300) keys freezes on demand instead of failing", () => {
