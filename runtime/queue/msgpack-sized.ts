@@ -17,7 +17,7 @@ export const STR_TAGS: SizedTags = [0xd9, 0xda, 0xdb];
 export const BIN_TAGS: SizedTags = [0xc4, 0xc5, 0xc6];
 
 /** Bytes `writeSized` takes for `n` (a whole number in [0, 2^32)). */
-export function sizedBytes(n: number): number {
+function sizedBytes(n: number): number {
   return n < 0x100 ? 2 : n < 0x1_0000 ? 3 : 5;
 }
 
