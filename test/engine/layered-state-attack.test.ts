@@ -218,6 +218,45 @@ describe("layered state, merges attacked", () => {
     }
   });
 
+  it("a kill or re-point of the entry just copied, of the cursor's head and of the one after, at every position of a merge (block edges included)", () => {
+    const n = 2 * 96;
+    for (let at = 0; at <= n; at++) {
+      const state = new LayeredState({ memtableKeys: 96, mergeRatio: 2, writeSlice: 1, idleSlice: 0, maxRuns: 8 });
+      const model = new Map<string, StoredValue>();
+      // Two runs, even keys then odd ones: the merge interleaves them entry by entry. Added as runs, so no write copies an entry.
+      for (const parity of [0, 1]) {
+        const builder = new KeyRunBuilder();
+        for (let i = parity; i < n; i += 2) {
+          builder.add(key(i), 1000 + i);
+          model.set(key(i), 1000 + i);
+        }
+        state.addRun(builder.finish());
+      }
+      expect(state.layout.merging).toBe(2);
+      // `at` entries copied; kill and replaceIf neither copy nor start anything.
+      state.mergeStep(at);
+      for (const [i, act] of [
+        [at - 1, "kill"],
+        [at, "kill"],
+        [at + 1, "repoint"],
+        [at - 2, "repoint"],
+      ] as const) {
+        if (i < 0 || i >= n) continue;
+        if (act === "kill") {
+          expect(state.kill(key(i))).toBe(true);
+          model.delete(key(i));
+        } else {
+          expect(state.replaceIf(key(i), 1000 + i, 5000 + i)).toBe(true);
+          model.set(key(i), 5000 + i);
+        }
+      }
+      expect(dump(state.scan()), `after ${at} copied`).toEqual(modelDump(model));
+      state.finishMerges();
+      expect(dump(state.scan()), `after ${at} copied, merged`).toEqual(modelDump(model));
+      expect(state.layout.runs.map((r) => r.live)).toEqual([model.size]);
+    }
+  });
+
   it("stops merging in idle turns once told (a dropped state): the merge stays in progress and reads stay whole", async () => {
     const state = new LayeredState({ memtableKeys: 1000, mergeRatio: 2, writeSlice: 1, idleSlice: 10 });
     for (let i = 0; i < 2000; i++) state.set(key(i), i);
