@@ -48,7 +48,11 @@ async function main(): Promise<void> {
   for (const n of COUNTS) {
     const engine = await Engine.open(new MemoryStore());
     await fill(engine, n);
-    const host = { engine, commitBackground: (txn: Txn) => engine.commit(txn.finish(), { durable: false }) } as unknown as MaintenanceHost;
+    const host = {
+      engine,
+      commitBackground: (txn: Txn) => engine.commit(txn.finish(), { durable: false }),
+      ratePeriodOf: () => PERIOD,
+    } as unknown as MaintenanceHost;
     const times: number[] = [];
     let deleted = 0;
     for (let r = 0; r < ROUNDS; r++) {

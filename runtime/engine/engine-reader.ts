@@ -163,6 +163,7 @@ export class EngineReader {
   }
 
   #adopt(loaded: Loaded): void {
+    this.#state.stopIdleMerges();
     this.#state = loaded.tree;
     this.#manifest = loaded.manifest;
     this.#walk = loaded.walk;
@@ -173,6 +174,7 @@ export class EngineReader {
     this.#closed = true;
     await this.#queued?.catch(() => {});
     await this.#refreshing?.catch(() => {});
+    this.#state.stopIdleMerges();
     this.#state = newState();
   }
 }

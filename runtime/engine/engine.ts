@@ -345,6 +345,8 @@ export class Engine {
     }
     this.#wal.stopTimers();
     await this.#checkpointing?.catch(() => {});
+    // Reads still work; nothing is written any more, so the merges need not end.
+    this.#state.stopIdleMerges();
     this.#status = "closed";
   }
 

@@ -75,8 +75,12 @@ export class LayeredState {
   readonly #idleSlice: number;
   readonly #maxRuns: number;
   #freezeAt: number;
+  /** Memtable keys the last freeze kept (held ones). */
+  #heldAtFreeze = 0;
   #merge: RunMerge | undefined;
   #idle: ReturnType<typeof setImmediate> | undefined;
+  /** Set by `stopIdleMerges`: no more idle turns (the state was dropped). */
+  #idleStopped = false;
   readonly #kb = new KeyBytes();
   readonly #found = { valueAt: 0 };
   #foundIndex = -1;
@@ -204,7 +208,8 @@ export class LayeredState {
    */
   freeze(): void {
     const mem = this.#mem;
-    const builder = new KeyRunBuilder(Math.max(0, mem.size - this.#freezeAt + this.#memtableKeys) * 48);
+    // Sized for the keys added since the last freeze (not from `#freezeAt`, which an Infinity memtable makes Infinity).
+    const builder = new KeyRunBuilder(Math.max(0, mem.size - this.#heldAtFreeze) * 48);
     const hold = this.#hold;
     const moved: string[] = [];
     for (const [k, v] of mem.entries()) {
@@ -215,7 +220,8 @@ export class LayeredState {
     // The held entries stay where they are: deleting what moved costs per moved key, not per held one.
     if (moved.length === mem.size) this.#mem = newTree();
     else for (const k of moved) mem.delete(k);
-    this.#freezeAt = this.#mem.size + this.#memtableKeys;
+    this.#heldAtFreeze = this.#mem.size;
+    this.#freezeAt = this.#heldAtFreeze + this.#memtableKeys;
     this.counters.freezes++;
     if (builder.count === 0) return;
     const run = builder.finish();
@@ -314,9 +320,21 @@ export class LayeredState {
     }
   }
 
+  /**
+   * Stops copying in idle turns, for good (the owner dropped or closed the
+   * state): a merge in progress stays so, its inputs still the readable copy
+   * of their keys, and goes on only with writes or `mergeStep`. Without this
+   * a dropped state kept merging, and stayed in memory, until its merges ended.
+   */
+  stopIdleMerges(): void {
+    this.#idleStopped = true;
+    if (this.#idle !== undefined) clearImmediate(this.#idle);
+    this.#idle = undefined;
+  }
+
   /** Copies `idleSlice` entries in a later turn, and again until the merges end. */
   #scheduleIdle(): void {
-    if (this.#idleSlice <= 0 || this.#idle !== undefined) return;
+    if (this.#idleSlice <= 0 || this.#idle !== undefined || this.#idleStopped) return;
     this.#idle = setImmediate(() => {
       this.#idle = undefined;
       if (this.#merge === undefined) return;

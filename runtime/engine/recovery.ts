@@ -93,47 +93,55 @@ export async function loadSegments(
   let oldest = true;
   const prefixes = new BytePrefixes(policy?.keyPrefixes ?? []);
   const kb = new KeyBytes();
-  for (const run of segmentRuns(manifest)) {
-    const builder = new KeyRunBuilder(run.reduce((n, seg) => n + seg.entries, 0) * 24);
-    let last: string | undefined;
-    for (const seg of run) {
-      const key = ctx.prefix + seg.name;
-      const bytes = await fetch(i++);
-      if (bytes === null) {
-        onMissing(key);
-        return undefined;
-      }
-      let first = true;
-      let lastAt = 0;
-      let lastLen = 0;
-      const n = readSegmentEntries(key, bytes, (buf, keyAt, keyLen, valueAt, valueLen) => {
-        if (first && last !== undefined && compareKeys(last, buf.toString("utf8", keyAt, keyAt + keyLen)) >= 0) {
-          throw new StoreCorruptedError(key, "segment key range overlaps the previous segment of its run");
+  try {
+    for (const run of segmentRuns(manifest)) {
+      const builder = new KeyRunBuilder(run.reduce((n, seg) => n + seg.entries, 0) * 24);
+      let last: string | undefined;
+      for (const seg of run) {
+        const key = ctx.prefix + seg.name;
+        const bytes = await fetch(i++);
+        if (bytes === null) {
+          onMissing(key);
+          state.stopIdleMerges();
+          return undefined;
         }
-        first = false;
-        lastAt = keyAt;
-        lastLen = keyLen;
-        // The oldest run is a snapshot: a tombstone there only says the key is absent.
-        if (!oldest && state.mayHoldInRuns(kb.setBytes(buf, keyAt, keyLen))) state.kill(buf.toString("utf8", keyAt, keyAt + keyLen));
-        if (valueLen < 0) return;
-        if (policy !== undefined && valueLen >= policy.minBytes && prefixes.hasPrefix(buf, keyAt, keyLen)) builder.addPagedBytes(buf, keyAt, keyLen, seg.run);
-        else builder.addHeldBytes(buf, keyAt, keyLen, buf, valueAt, valueLen, policy !== undefined);
-      });
-      if (n > 0) last = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8", lastAt, lastAt + lastLen);
-      if (n !== seg.entries) throw new StoreCorruptedError(key, `segment holds ${n} entries, the manifest says ${seg.entries}`);
+        let first = true;
+        let lastAt = 0;
+        let lastLen = 0;
+        const n = readSegmentEntries(key, bytes, (buf, keyAt, keyLen, valueAt, valueLen) => {
+          if (first && last !== undefined && compareKeys(last, buf.toString("utf8", keyAt, keyAt + keyLen)) >= 0) {
+            throw new StoreCorruptedError(key, "segment key range overlaps the previous segment of its run");
+          }
+          first = false;
+          lastAt = keyAt;
+          lastLen = keyLen;
+          // The oldest run is a snapshot: a tombstone there only says the key is absent.
+          if (!oldest && state.mayHoldInRuns(kb.setBytes(buf, keyAt, keyLen))) state.kill(buf.toString("utf8", keyAt, keyAt + keyLen));
+          if (valueLen < 0) return;
+          if (policy !== undefined && valueLen >= policy.minBytes && prefixes.hasPrefix(buf, keyAt, keyLen)) builder.addPagedBytes(buf, keyAt, keyLen, seg.run);
+          else builder.addHeldBytes(buf, keyAt, keyLen, buf, valueAt, valueLen, policy !== undefined);
+        });
+        if (n > 0) last = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8", lastAt, lastAt + lastLen);
+        if (n !== seg.entries) throw new StoreCorruptedError(key, `segment holds ${n} entries, the manifest says ${seg.entries}`);
+      }
+      state.addRun(builder.finish());
+      oldest = false;
     }
-    state.addRun(builder.finish());
-    oldest = false;
+  } catch (err) {
+    // A damaged segment: the state is dropped, so it stops merging in idle turns.
+    state.stopIdleMerges();
+    throw err;
   }
   return state;
 }
 
 /**
- * @internal Memtable size of every state built from now on in this process
- * (writers' and readers'): tests lower it so that small fills freeze and
- * merge runs. Undefined keeps the state's default; the library never sets it.
+ * @internal Memtable size (and entries merged per idle turn) of every state
+ * built from now on in this process (writers' and readers'): tests lower it
+ * so that small fills freeze and merge runs (and merges last). Undefined
+ * keeps the state's default; the library never sets it.
  */
-export const stateTuning: { memtableKeys: number | undefined } = { memtableKeys: undefined };
+export const stateTuning: { memtableKeys: number | undefined; idleSlice?: number } = { memtableKeys: undefined };
 
 /** Key prefixes as UTF-8, to test keys still in bytes (a prefix with a lone surrogate matches no stored key, so it is left out). */
 class BytePrefixes {
@@ -155,10 +163,11 @@ class BytePrefixes {
 
 /** An empty state; with a paging `policy`, its memtable keeps the values a checkpoint will page out. */
 export function newState(policy?: PagePolicy): StateMap {
-  const memtableKeys = stateTuning.memtableKeys;
+  const { memtableKeys, idleSlice } = stateTuning;
   return new LayeredState({
     ...(policy === undefined ? {} : { hold: holdUntilPaged(policy) }),
     ...(memtableKeys === undefined ? {} : { memtableKeys }),
+    ...(idleSlice === undefined ? {} : { idleSlice }),
   });
 }
 
@@ -400,28 +409,35 @@ export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<L
     if (await newerExists()) return undefined;
     throw new StoreCorruptedError(missingSegment, `it is missing, but manifest ${manifest.id} (the newest) lists it`);
   }
-  let delta: DeltaMap | undefined = opts.trackDelta ? new Map() : undefined;
-  const walk = await walkWal(ctx, newWalk(manifest.walNext), (ops) => {
-    applyOps(tree, ops, delta, opts.policy);
-    if (delta !== undefined && deltaOverflows(delta, tree.size)) delta = undefined;
-  });
-  if (walk.vanished) return undefined;
-  const gap = await explainGap(ctx, walk);
-  if (gap === "vanished") return undefined;
-  if (gap !== undefined) {
-    if (await newerExists()) return undefined;
-    throw missingWalError(ctx, walk.pos, gap);
+  // A state not handed out (the store changed under the load, or it is damaged) stops merging in idle turns.
+  let loaded = false;
+  try {
+    let delta: DeltaMap | undefined = opts.trackDelta ? new Map() : undefined;
+    const walk = await walkWal(ctx, newWalk(manifest.walNext), (ops) => {
+      applyOps(tree, ops, delta, opts.policy);
+      if (delta !== undefined && deltaOverflows(delta, tree.size)) delta = undefined;
+    });
+    if (walk.vanished) return undefined;
+    const gap = await explainGap(ctx, walk);
+    if (gap === "vanished") return undefined;
+    if (gap !== undefined) {
+      if (await newerExists()) return undefined;
+      throw missingWalError(ctx, walk.pos, gap);
+    }
+    const unexplained = await findUnexplained(ctx, manifest, walk, opts.checkSegments);
+    if (unexplained !== undefined) {
+      if (await newerExists()) return undefined;
+      throw new StoreCorruptedError(unexplained.key, unexplained.detail);
+    }
+    // A checkpoint publishes before it deletes: a manifest listing taken after
+    // the WAL listing shows any checkpoint that removed WAL objects we needed.
+    const newer = await newerExists();
+    if (newer !== undefined && newer.walNext > walk.pos) return undefined;
+    loaded = true;
+    return { manifest, tree, walk, delta: opts.trackDelta ? delta : undefined };
+  } finally {
+    if (!loaded) tree.stopIdleMerges();
   }
-  const unexplained = await findUnexplained(ctx, manifest, walk, opts.checkSegments);
-  if (unexplained !== undefined) {
-    if (await newerExists()) return undefined;
-    throw new StoreCorruptedError(unexplained.key, unexplained.detail);
-  }
-  // A checkpoint publishes before it deletes: a manifest listing taken after
-  // the WAL listing shows any checkpoint that removed WAL objects we needed.
-  const newer = await newerExists();
-  if (newer !== undefined && newer.walNext > walk.pos) return undefined;
-  return { manifest, tree, walk, delta: opts.trackDelta ? delta : undefined };
 }
 
 /** The refusal for a WAL object deleted from the middle of the log. */

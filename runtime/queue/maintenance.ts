@@ -10,7 +10,7 @@
  * after a crash (a lost promotion is promoted again, a lost requeue is
  * recovered again at the next open).
  */
-import { decodeRateWindow, RATE_WINDOW, windowExpired } from "./rate-records.js";
+import { decodeRateWindow, parseRateWindowKey, RATE_WINDOW, windowExpired } from "./rate-records.js";
 import { waitInBackground, type TimedClock } from "../clock.js";
 import type { Engine } from "../engine/engine.js";
 import type { DeadLetteredEvent } from "./config.js";
@@ -42,6 +42,10 @@ export interface MaintenanceHost {
   deletePayloads(refs: string[]): Promise<void>;
   /** Told about unexpected errors of background work. */
   onError(err: unknown): void;
+  /** The period the rate limit of `queue` (of its flow rule `rule`, when given) has now; undefined when it has none. */
+  ratePeriodOf(queue: string, rule: string | undefined): number | undefined;
+  /** Told about damage background work found and repaired. */
+  warn(message: string): void;
 }
 
 /** Announces what a batch did once its commit is durable. */
@@ -227,12 +231,42 @@ export const RATE_SWEEP_EVERY_MS = 60_000;
 
 /**
  * Deletes the durable rate windows whose last claim left the period by
- * `now` (keys of tenants that stopped submitting), `BATCH` per commit.
- * Window records are small and never paged.
+ * `now` (keys of tenants that stopped submitting), `BATCH` per commit; the
+ * period is the larger of the stored and the configured one. A damaged
+ * window (it cannot say when its claims were) is deleted once it was seen
+ * damaged for the configured period (a restarted owner holds its key that
+ * long from it), at the first pass after the one that first saw it when
+ * no rate limit applies to it now, and the deletion is reported.
+ * `damagedSince` carries, between passes, when each damaged window was
+ * first seen (only those still damaged are kept). Window records are
+ * small and never paged.
  */
-export function sweepRateWindows(host: MaintenanceHost, now: number): number {
+export function sweepRateWindows(host: MaintenanceHost, now: number, damagedSince: Map<string, number> = new Map()): number {
   const expired: string[] = [];
-  for (const [k, bytes] of host.engine.scan({ prefix: RATE_WINDOW })) if (windowExpired(decodeRateWindow(bytes), now)) expired.push(k);
+  const seen = new Map(damagedSince);
+  damagedSince.clear();
+  for (const [k, bytes] of host.engine.scan({ prefix: RATE_WINDOW })) {
+    const at = parseRateWindowKey(k);
+    const configured = at === undefined ? undefined : host.ratePeriodOf(at.queue, at.rule);
+    const w = decodeRateWindow(bytes);
+    if (w !== undefined) {
+      if (windowExpired(w, now, configured)) expired.push(k);
+      continue;
+    }
+    const since = seen.get(k);
+    if (since === undefined || now - since < (configured ?? 0)) {
+      damagedSince.set(k, since ?? now);
+      continue;
+    }
+    expired.push(k);
+    const whose =
+      at === undefined
+        ? "of an unknown queue"
+        : `of key ${JSON.stringify(at.key)} of queue "${at.queue}"${at.rule === undefined ? "" : ` (flow rule "${at.rule}")`}`;
+    host.warn(
+      `deleted a damaged rate-limit window record ${whose}: it could not say when its claims were, so the key was held one full period first; other records of the store may be damaged too`,
+    );
+  }
   // All in this turn: no claim renews a window between the scan and the commits.
   for (let i = 0; i < expired.length; i += BATCH) {
     const txn = new Txn(host.engine);
@@ -301,6 +335,8 @@ export class MaintenanceLoop {
 
   /** When the durable rate windows are swept next (see `sweepRateWindows`). */
   #rateSweepAt = 0;
+  /** Damaged rate windows, with when a sweep first saw each. */
+  readonly #damagedWindows = new Map<string, number>();
 
   #passes(defer: DeferPass): void {
     const now = this.host.clock.now();
@@ -309,7 +345,7 @@ export class MaintenanceLoop {
     sweepRetention(this.host, now, defer);
     if (now >= this.#rateSweepAt) {
       this.#rateSweepAt = now + RATE_SWEEP_EVERY_MS;
-      sweepRateWindows(this.host, now);
+      sweepRateWindows(this.host, now, this.#damagedWindows);
     }
   }
 

@@ -128,6 +128,8 @@ export class QueueCore {
       onError: (err) =>
         engine.failure === undefined &&
         this.log.warn({ err, queue: name }, `queue "${name}": background work failed, retrying in 1 s: ${err instanceof Error ? err.message : String(err)}`),
+      ratePeriodOf: (queue, rule) => (rule === undefined ? this.configs.get(queue).rateLimit : this.#flowRules.get(queue)?.get(rule)?.rateLimit)?.periodMs,
+      warn: (message) => this.log.warn({ queue: name }, `queue "${name}": ${message}`),
     };
     this.loop = new MaintenanceLoop(this.host);
     // A fenced or poisoned engine closes the queue for good: tell the waiters now, with the cause.

@@ -19,7 +19,8 @@
  * many claims the window counted when it counted more than it keeps times
  * for (a restarted owner counts those as made at the oldest time kept: no
  * later than they were, so never more claims than the limit). The
- * maintenance sweep deletes a window once its last claim left the period.
+ * maintenance sweep deletes a window once its last claim left the period
+ * (see `windowExpired`), and a damaged one once it held its key one period.
  */
 import { bytesEqual } from "../store/bytes-equal.js";
 import { applied, type Limits, type RateWindows, type ResolvedRateLimit } from "./admission.js";
@@ -180,13 +181,32 @@ export function durableRateReason(
   return { limit: w.limit, periodMs: w.periodMs, until: Math.min(w.until, now + w.periodMs) };
 }
 
+/** The queue, flow rule (undefined: the queue's own rate limit) and rate key a window record's key names; undefined for a key of no window. */
+export function parseRateWindowKey(k: string): { queue: string; rule: string | undefined; key: string } | undefined {
+  if (!k.startsWith(RATE_WINDOW)) return undefined;
+  // Queue names hold no "/" (names.ts).
+  const slash = k.indexOf("/", RATE_WINDOW.length);
+  if (slash < 0) return undefined;
+  const queue = k.slice(RATE_WINDOW.length, slash);
+  const kind = k[slash + 1];
+  if (kind === "q") return { queue, rule: undefined, key: k.slice(slash + 2) };
+  if (kind !== "r") return undefined;
+  try {
+    const v: unknown = JSON.parse(k.slice(slash + 2));
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string") return { queue, rule: v[0], key: v[1] };
+  } catch {
+    // Not a window key this version writes.
+  }
+  return undefined;
+}
+
 /**
- * Whether a window's last claim left its period by `now`: the sweep deletes it then.
- * A damaged window (undefined) is kept: an owner opening later holds its key one period
- * from it, and the next claim of the key rewrites it whole.
+ * Whether a window's last claim left its period by `now`: the sweep deletes
+ * it then. The period is the larger of the stored one and `configuredMs`
+ * (the period its rate limit has now, if any): a period raised at a restart
+ * still counts the claims of a window stored under the shorter one.
  */
-export function windowExpired(w: RateWindowRecord | undefined, now: number): boolean {
-  if (w === undefined) return false;
+export function windowExpired(w: RateWindowRecord, now: number, configuredMs = 0): boolean {
   const last = w.times.length === 0 ? 0 : w.times[w.times.length - 1]!;
-  return last + w.periodMs <= now && w.until <= now;
+  return last + Math.max(w.periodMs, configuredMs) <= now && w.until <= now;
 }

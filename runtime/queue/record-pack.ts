@@ -8,6 +8,8 @@
  * the general encoder to write.
  */
 
+import { BIN_TAGS, STR_TAGS, writeSized, writeUint } from "./msgpack-sized.js";
+
 const encoder = new TextEncoder();
 
 /** The largest scratch array kept between records. */
@@ -44,41 +46,16 @@ function writeStr(s: string): void {
     at = pos + 5;
     len = encoder.encodeInto(s, buf.subarray(at)).written;
   }
-  if (len < 0x20) {
-    buf[pos++] = 0xa0 | len;
-  } else if (len < 0x100) {
-    buf[pos++] = 0xd9;
-    buf[pos++] = len;
-  } else if (len < 0x10000) {
-    buf[pos++] = 0xda;
-    buf[pos++] = len >> 8;
-    buf[pos++] = len & 0xff;
-  } else {
-    buf[pos++] = 0xdb;
-    view.setUint32(pos, len);
-    pos += 4;
-  }
+  if (len < 0x20) buf[pos++] = 0xa0 | len;
+  else pos = writeSized(buf, pos, len, STR_TAGS);
   if (at !== pos) buf.copyWithin(pos, at, at + len);
   pos += len;
 }
 
 function writeNum(v: number): void {
   ensure(9);
-  if (v >>> 0 === v) {
-    if (v < 0x80) buf[pos++] = v;
-    else if (v < 0x100) {
-      buf[pos++] = 0xcc;
-      buf[pos++] = v;
-    } else if (v < 0x10000) {
-      buf[pos++] = 0xcd;
-      buf[pos++] = v >> 8;
-      buf[pos++] = v & 0xff;
-    } else {
-      buf[pos++] = 0xce;
-      view.setUint32(pos, v);
-      pos += 4;
-    }
-  } else if (v >> 0 === v) {
+  if (v >>> 0 === v) pos = writeUint(buf, pos, v);
+  else if (v >> 0 === v) {
     if (v >= -0x20) buf[pos++] = 0x100 + v;
     else if (v >= -0x80) {
       buf[pos++] = 0xd0;
@@ -102,18 +79,7 @@ function writeNum(v: number): void {
 function writeBin(b: Uint8Array): void {
   const n = b.byteLength;
   ensure(5 + n);
-  if (n < 0x100) {
-    buf[pos++] = 0xc4;
-    buf[pos++] = n;
-  } else if (n < 0x10000) {
-    buf[pos++] = 0xc5;
-    buf[pos++] = n >> 8;
-    buf[pos++] = n & 0xff;
-  } else {
-    buf[pos++] = 0xc6;
-    view.setUint32(pos, n);
-    pos += 4;
-  }
+  pos = writeSized(buf, pos, n, BIN_TAGS);
   buf.set(b, pos);
   pos += n;
 }

@@ -6,6 +6,7 @@ import { Packr } from "msgpackr";
 import { assertPlainMessagePack } from "../engine/plain-messagepack.js";
 import { StoreCorruptedError } from "../errors.js";
 import { packRecord } from "./record-pack.js";
+import { uintBytes, writeUint } from "./msgpack-sized.js";
 
 /** Where a job is in its life. `done` is stored only with done retention. */
 export type JobState = "pending" | "scheduled" | "claimed" | "done" | "dead";
@@ -223,27 +224,11 @@ const isUint32 = (n: number) => Number.isInteger(n) && n >= 0 && n <= 0xffff_fff
 function packUint32Array(values: readonly number[]): Uint8Array {
   // Sized exactly: a subarray of a larger array would move its bytes out of the heap first.
   let size = 1;
-  for (const v of values) size += v < 0x80 ? 1 : v < 0x100 ? 2 : v < 0x1_0000 ? 3 : 5;
+  for (const v of values) size += uintBytes(v);
   const out = new Uint8Array(size);
   out[0] = 0x90 | values.length;
   let pos = 1;
-  for (const v of values) {
-    if (v < 0x80) out[pos++] = v;
-    else if (v < 0x100) {
-      out[pos++] = 0xcc;
-      out[pos++] = v;
-    } else if (v < 0x1_0000) {
-      out[pos++] = 0xcd;
-      out[pos++] = v >>> 8;
-      out[pos++] = v & 0xff;
-    } else {
-      out[pos++] = 0xce;
-      out[pos++] = v >>> 24;
-      out[pos++] = (v >>> 16) & 0xff;
-      out[pos++] = (v >>> 8) & 0xff;
-      out[pos++] = v & 0xff;
-    }
-  }
+  for (const v of values) pos = writeUint(out, pos, v);
   return out;
 }
 
