@@ -163,6 +163,8 @@ export class EngineReader {
   }
 
   #adopt(loaded: Loaded): void {
+    // The state it replaces would otherwise keep merging its runs in idle turns.
+    this.#state.dispose();
     this.#state = loaded.tree;
     this.#manifest = loaded.manifest;
     this.#walk = loaded.walk;
@@ -173,6 +175,7 @@ export class EngineReader {
     this.#closed = true;
     await this.#queued?.catch(() => {});
     await this.#refreshing?.catch(() => {});
+    this.#state.dispose();
     this.#state = newState();
   }
 }

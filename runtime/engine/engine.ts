@@ -126,12 +126,26 @@ export class Engine {
   readonly #firstSeq: number;
   /** The open replayed commits that no manifest of this writer covers yet. */
   #replayUncovered: boolean;
-  #sinceCheckpoint = { objects: 0, bytes: 0 };
+  /** WAL objects (and bytes) landed since open. */
+  #landed = { objects: 0, bytes: 0 };
+  /**
+   * The WAL the newest manifest covers, on the same count: what this writer
+   * had sealed at that checkpoint's cut, or minus the objects replayed at
+   * open before any. The WAL since the last checkpoint is `#landed` minus this.
+   */
+  #covered = { objects: 0, bytes: 0 };
+  /** What a checkpoint that failed after its manifest may have landed would have covered (see `#adoptLandedManifest`). */
+  #unsureCover: { objects: number; bytes: number } | undefined;
   #checkpoints = 0;
   #compactions = 0;
   /** A checkpoint failed after it may have put its manifest (a put can land and still report failure). */
   #publishUnsure = false;
   #autoCheckpointPause = { until: 0, ms: 0 };
+  /** Commits acknowledged late (see `checkpointBacklog`) wait on this until a checkpoint ends. */
+  #backlogWait: { promise: Promise<void>; release(): void } | undefined;
+  #backlogWaits = 0;
+  /** Aborts the timer that retries a paused automatic checkpoint while commits wait for it. */
+  #retryTimer: AbortController | undefined;
   #checkpointBytes = 0;
   readonly #closedController = new AbortController();
 
@@ -145,7 +159,7 @@ export class Engine {
     this.#pager = pv === undefined ? undefined : new ValuePager(r.ctx, pv, pv.cacheBytes, r.manifest, pv.readaheadBytes);
     this.#delta = r.delta;
     this.#manifest = r.manifest;
-    this.#sinceCheckpoint = { objects: r.walk.objects, bytes: r.walk.bytes };
+    this.#covered = { objects: -r.walk.objects, bytes: -r.walk.bytes };
     this.#firstSeq = r.firstSeq;
     this.#replayUncovered = r.walk.replayed > 0;
     this.#wal = new WalWriter(
@@ -235,7 +249,9 @@ export class Engine {
       cacheMisses: this.#pager?.cache.misses ?? 0,
       cacheBytes: this.#pager?.cache.stats.bytes ?? 0,
       segmentFetches: this.#pager?.fetches ?? 0,
-      walObjectsSinceCheckpoint: this.#sinceCheckpoint.objects,
+      walObjectsSinceCheckpoint: this.#sinceCheckpoint().objects,
+      walBytesSinceCheckpoint: this.#sinceCheckpoint().bytes,
+      backlogWaits: this.#backlogWaits,
     };
   }
 
@@ -303,7 +319,57 @@ export class Engine {
       applyOps(this.#state, ops, delta, this.#pager?.policy);
       if (delta !== undefined && deltaOverflows(delta, this.#state.size)) this.#delta = undefined;
     }
-    return opts.durable === false ? RESOLVED : timeCommit(this.#wal.waitAppended());
+    if (opts.durable === false) return RESOLVED;
+    const durable = timeCommit(this.#wal.waitAppended());
+    // Checkpoints fell behind: the commit is stored as usual, only its acknowledgement waits.
+    return this.#backlogged() ? durable.then(() => this.#whenCheckpointsCaughtUp()) : durable;
+  }
+
+  /** Whether the WAL since the last checkpoint reached `checkpointBacklog` times a checkpoint trigger. */
+  #backlogged(): boolean {
+    const { checkpointBacklog: factor, checkpointWalObjects: maxObjects, checkpointWalBytes: maxBytes } = this.#opts;
+    if (factor === 0) return false;
+    const since = this.#sinceCheckpoint();
+    return (maxObjects > 0 && since.objects >= maxObjects * factor) || (maxBytes > 0 && since.bytes >= maxBytes * factor);
+  }
+
+  /**
+   * Resolves at once when the backlog is under its bound (or the engine
+   * stopped), else when a checkpoint ends: a durable commit's outcome is
+   * settled, so waiting only paces the caller and never turns into an error.
+   */
+  #whenCheckpointsCaughtUp(): Promise<void> | undefined {
+    if (this.#status !== "open" || this.#failure !== undefined || !this.#backlogged()) return undefined;
+    if (this.#backlogWait === undefined) {
+      let release!: () => void;
+      const promise = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      this.#backlogWait = { promise, release };
+    }
+    this.#backlogWaits++;
+    // A checkpoint is due (the bound is at least the trigger): make sure one runs or is scheduled.
+    this.#maybeCheckpoint();
+    return this.#backlogWait.promise;
+  }
+
+  /** Lets the commits waiting for checkpoints go: all of them, or only once the backlog is under its bound. */
+  #releaseBacklog(all: boolean): void {
+    const wait = this.#backlogWait;
+    if (wait === undefined || (!all && this.#backlogged())) return;
+    this.#backlogWait = undefined;
+    wait.release();
+  }
+
+  /**
+   * After a checkpoint ended: the commits it held go once the backlog is
+   * under its bound, and the next checkpoint starts if due. One that failed
+   * or covered nothing new lets every waiting commit go, so none waits on a
+   * checkpoint that may never come.
+   */
+  #afterCheckpoint(progressed: boolean): void {
+    this.#releaseBacklog(!progressed);
+    if (progressed) this.#maybeCheckpoint();
   }
 
   /** Resolves when every commit made so far is durable. */
@@ -336,6 +402,7 @@ export class Engine {
     // Refuse new commits first, so none can land in an object never sealed.
     this.#status = "closing";
     if (!this.#closedController.signal.aborted) this.#closedController.abort(this.#failure ?? new ClosedError("the engine"));
+    this.#stopBacklog();
     if (!this.#failure) {
       try {
         await this.#wal.waitDurable(this.#wal.seal());
@@ -345,7 +412,16 @@ export class Engine {
     }
     this.#wal.stopTimers();
     await this.#checkpointing?.catch(() => {});
+    // No merge of the in-memory runs keeps running in idle turns for a state no one writes to.
+    this.#state.dispose();
     this.#status = "closed";
+  }
+
+  /** Stopped (closed, fenced, poisoned): no checkpoint will come, so nothing waits for one. */
+  #stopBacklog(): void {
+    this.#retryTimer?.abort();
+    this.#retryTimer = undefined;
+    this.#releaseBacklog(true);
   }
 
   #fail(err: TaqubaError): void {
@@ -354,6 +430,7 @@ export class Engine {
     this.#failure = failure;
     this.#wal.fail(failure);
     if (!this.#closedController.signal.aborted) this.#closedController.abort(failure);
+    this.#stopBacklog();
     for (const l of this.#failureListeners) {
       try {
         l(failure);
@@ -364,17 +441,39 @@ export class Engine {
     this.#failureListeners.clear();
   }
 
+  /** The WAL landed since the last checkpoint's cut (what a reopen now would replay, besides objects in flight). */
+  #sinceCheckpoint(): { objects: number; bytes: number } {
+    return { objects: this.#landed.objects - this.#covered.objects, bytes: this.#landed.bytes - this.#covered.bytes };
+  }
+
   #onLanded(bytes: number): void {
-    this.#sinceCheckpoint.objects++;
-    this.#sinceCheckpoint.bytes += bytes;
+    this.#landed.objects++;
+    this.#landed.bytes += bytes;
     this.#maybeCheckpoint();
   }
 
   #maybeCheckpoint(): void {
     if (this.#checkpointing || this.closed) return;
     const { checkpointWalObjects: maxObjects, checkpointWalBytes: maxBytes } = this.#opts;
-    const due = (maxObjects > 0 && this.#sinceCheckpoint.objects >= maxObjects) || (maxBytes > 0 && this.#sinceCheckpoint.bytes >= maxBytes);
-    if (!due || performance.now() < this.#autoCheckpointPause.until) return;
+    const since = this.#sinceCheckpoint();
+    const due = (maxObjects > 0 && since.objects >= maxObjects) || (maxBytes > 0 && since.bytes >= maxBytes);
+    if (!due) return;
+    const clock = this.#opts.clock;
+    const until = this.#autoCheckpointPause.until;
+    if (clock.now() < until) {
+      // Paused after a failure. Normally the next WAL put tries again; commits waiting for a checkpoint put nothing, so a timer does.
+      if (this.#backlogWait === undefined || this.#retryTimer !== undefined) return;
+      const timer = new AbortController();
+      this.#retryTimer = timer;
+      clock.waitUntil(until, timer.signal).then(
+        () => {
+          if (this.#retryTimer === timer) this.#retryTimer = undefined;
+          this.#maybeCheckpoint();
+        },
+        () => {},
+      );
+      return;
+    }
     this.#startCheckpoint().then(
       () => {
         this.#autoCheckpointPause = { until: 0, ms: 0 };
@@ -383,7 +482,7 @@ export class Engine {
         if (this.closed) return;
         // Back off, so a store that keeps failing is not hit on every WAL put.
         const ms = Math.min(60_000, Math.max(1000, this.#autoCheckpointPause.ms * 2));
-        this.#autoCheckpointPause = { until: performance.now() + ms, ms };
+        this.#autoCheckpointPause = { until: this.#opts.clock.now() + ms, ms };
         this.#opts.onBackgroundError(err);
       },
     );
@@ -396,12 +495,19 @@ export class Engine {
       if (this.#checkpointing === run) this.#checkpointing = undefined;
     });
     this.#checkpointing = run;
+    const covered = this.#covered;
+    run.then(
+      () => this.#afterCheckpoint(this.#covered !== covered),
+      () => this.#afterCheckpoint(false),
+    );
     return run;
   }
 
   async #runCheckpoint(): Promise<void> {
     if (this.#publishUnsure) await this.#adoptLandedManifest();
     const cutSeq = this.#wal.seal();
+    // Everything sealed so far is at or below the cut: what this checkpoint covers, once published.
+    const cover = { objects: this.#wal.stats.objects, bytes: this.#wal.stats.bytes };
     const walNext = cutSeq + 1;
     const prev = this.#manifest;
     if (walNext === prev.walNext) return;
@@ -415,7 +521,6 @@ export class Engine {
     this.#delta = new Map();
     const full = commitsCovered && (changed === undefined || this.#compactionDue(prev, changed.size));
     const snapshot = full ? this.#state.snapshot() : undefined;
-    const counted = { ...this.#sinceCheckpoint };
     const writer: CheckpointWriter = {
       ...this.#ctx,
       epoch: this.#epoch,
@@ -450,8 +555,7 @@ export class Engine {
       this.#checkpoints++;
       if (full) this.#compactions++;
       this.#checkpointBytes += written.reduce((n, s) => n + s.bytes, 0);
-      this.#sinceCheckpoint.objects -= counted.objects;
-      this.#sinceCheckpoint.bytes -= counted.bytes;
+      this.#covered = cover;
       if (this.#pager !== undefined) {
         for (const [name, blocks] of indexes) this.#pager.addIndex(name, blocks);
         this.#pager.addRuns(next);
@@ -472,6 +576,7 @@ export class Engine {
       if (!published) {
         this.#delta = undefined;
         this.#publishUnsure = true;
+        this.#unsureCover = cover;
       }
     }
   }
@@ -490,8 +595,10 @@ export class Engine {
       this.#manifest = landed;
       this.#pager?.addRuns(landed);
       this.#replayUncovered = false;
+      if (this.#unsureCover !== undefined) this.#covered = this.#unsureCover;
     }
     this.#publishUnsure = false;
+    this.#unsureCover = undefined;
   }
 
   /**

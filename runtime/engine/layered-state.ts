@@ -77,6 +77,8 @@ export class LayeredState {
   #freezeAt: number;
   #merge: RunMerge | undefined;
   #idle: ReturnType<typeof setImmediate> | undefined;
+  /** Set by `dispose`: no more merge work in idle turns. */
+  #disposed = false;
   readonly #kb = new KeyBytes();
   readonly #found = { valueAt: 0 };
   #foundIndex = -1;
@@ -314,9 +316,20 @@ export class LayeredState {
     }
   }
 
+  /**
+   * Stops merge work in idle turns (the owner closed): a merge in progress
+   * stays as it is, its inputs still the readable copy of their keys, and
+   * goes on only if a write comes.
+   */
+  dispose(): void {
+    this.#disposed = true;
+    if (this.#idle !== undefined) clearImmediate(this.#idle);
+    this.#idle = undefined;
+  }
+
   /** Copies `idleSlice` entries in a later turn, and again until the merges end. */
   #scheduleIdle(): void {
-    if (this.#idleSlice <= 0 || this.#idle !== undefined) return;
+    if (this.#idleSlice <= 0 || this.#idle !== undefined || this.#disposed) return;
     this.#idle = setImmediate(() => {
       this.#idle = undefined;
       if (this.#merge === undefined) return;
