@@ -25,13 +25,14 @@ export interface EngineOptions {
    * How far the WAL may run ahead of checkpoints, as a multiple of
    * `checkpointWalBytes` and `checkpointWalObjects`: once the WAL stored
    * since the last checkpoint reaches this many times either of them,
-   * commits are acknowledged only when a checkpoint has brought it back
-   * under (each is applied and stored at once as usual; only its promise
-   * waits). This bounds the memory of values not yet checkpointed and the
-   * WAL a reopen replays when writers outrun checkpoints. A checkpoint that
-   * fails releases the commits waiting for it, and the next attempt (after
-   * its backoff) holds the next ones. 0 disables; otherwise at least 1.
-   * Default: 2.
+   * commits are acknowledged only when the running checkpoint has ended
+   * with it back under (each is applied and stored at once as usual; only
+   * its promise waits). This bounds the memory of values not yet
+   * checkpointed and the WAL a reopen replays when writers outrun
+   * checkpoints. A checkpoint that fails releases the commits waiting for
+   * it, and while automatic checkpoints pause after a failure commits are
+   * not held: a failing checkpoint never blocks commits. 0 disables;
+   * otherwise at least 1. Default: 2.
    */
   checkpointBacklog?: number;
   /**
@@ -59,9 +60,9 @@ export interface EngineOptions {
   /** Called with errors of background work (automatic checkpoints). Default: `console.warn`. */
   onBackgroundError?: (err: unknown) => void;
   /**
-   * Times the backoff of automatic checkpoints after one failed (1 s,
-   * doubling up to 60 s). Default: the system clock. The flush window and
-   * store retries always use real timers.
+   * Reads the time for the pause of automatic checkpoints after one failed
+   * (1 s, doubling up to 60 s). Default: the system clock. The flush window
+   * and store retries always use real timers.
    */
   clock?: Clock;
 }

@@ -144,8 +144,6 @@ export class Engine {
   /** Commits acknowledged late (see `checkpointBacklog`) wait on this until a checkpoint ends. */
   #backlogWait: { promise: Promise<void>; release(): void } | undefined;
   #backlogWaits = 0;
-  /** Aborts the timer that retries a paused automatic checkpoint while commits wait for it. */
-  #retryTimer: AbortController | undefined;
   #checkpointBytes = 0;
   readonly #closedController = new AbortController();
 
@@ -340,6 +338,10 @@ export class Engine {
    */
   #whenCheckpointsCaughtUp(): Promise<void> | undefined {
     if (this.#status !== "open" || this.#failure !== undefined || !this.#backlogged()) return undefined;
+    // A checkpoint is due (the bound is at least the trigger): make sure one runs.
+    this.#maybeCheckpoint();
+    // None runs: automatic checkpoints pause after a failure, and a failing checkpoint never blocks commits.
+    if (this.#checkpointing === undefined) return undefined;
     if (this.#backlogWait === undefined) {
       let release!: () => void;
       const promise = new Promise<void>((resolve) => {
@@ -348,8 +350,6 @@ export class Engine {
       this.#backlogWait = { promise, release };
     }
     this.#backlogWaits++;
-    // A checkpoint is due (the bound is at least the trigger): make sure one runs or is scheduled.
-    this.#maybeCheckpoint();
     return this.#backlogWait.promise;
   }
 
@@ -368,8 +368,11 @@ export class Engine {
    * checkpoint that may never come.
    */
   #afterCheckpoint(progressed: boolean): void {
+    if (progressed) this.#autoCheckpointPause = { until: 0, ms: 0 };
     this.#releaseBacklog(!progressed);
     if (progressed) this.#maybeCheckpoint();
+    // Nothing left that would end the wait.
+    if (this.#checkpointing === undefined) this.#releaseBacklog(true);
   }
 
   /** Resolves when every commit made so far is durable. */
@@ -419,8 +422,6 @@ export class Engine {
 
   /** Stopped (closed, fenced, poisoned): no checkpoint will come, so nothing waits for one. */
   #stopBacklog(): void {
-    this.#retryTimer?.abort();
-    this.#retryTimer = undefined;
     this.#releaseBacklog(true);
   }
 
@@ -457,23 +458,7 @@ export class Engine {
     const { checkpointWalObjects: maxObjects, checkpointWalBytes: maxBytes } = this.#opts;
     const since = this.#sinceCheckpoint();
     const due = (maxObjects > 0 && since.objects >= maxObjects) || (maxBytes > 0 && since.bytes >= maxBytes);
-    if (!due) return;
-    const clock = this.#opts.clock;
-    const until = this.#autoCheckpointPause.until;
-    if (clock.now() < until) {
-      // Paused after a failure. Normally the next WAL put tries again; commits waiting for a checkpoint put nothing, so a timer does.
-      if (this.#backlogWait === undefined || this.#retryTimer !== undefined) return;
-      const timer = new AbortController();
-      this.#retryTimer = timer;
-      clock.waitUntil(until, timer.signal).then(
-        () => {
-          if (this.#retryTimer === timer) this.#retryTimer = undefined;
-          this.#maybeCheckpoint();
-        },
-        () => {},
-      );
-      return;
-    }
+    if (!due || this.#opts.clock.now() < this.#autoCheckpointPause.until) return;
     this.#startCheckpoint().then(
       () => {
         this.#autoCheckpointPause = { until: 0, ms: 0 };

@@ -102,59 +102,58 @@ describe("engine backpressure (checkpointBacklog)", () => {
     await engine.close();
   });
 
-  it("a checkpoint that fails releases the commits waiting for it; the next wait ends with the retry after the backoff (MockClock)", async () => {
+  it("a checkpoint that fails releases the commits waiting for it; while paused after it commits are not held; the next attempt holds again (MockClock)", async () => {
     let failing = true;
     const inner = new MemoryStore();
-    const store = failWhen(inner, (call, key) => (failing && call === "put" && isSegment(key) ? new InjectedFaultError("put", key, false) : undefined));
+    const faulty = failWhen(inner, (call, key) => (failing && call === "put" && isSegment(key) ? new InjectedFaultError("put", key, false) : undefined));
+    const store = new GatedStore(faulty, isSegment);
     const clock = new MockClock();
     const failures: unknown[] = [];
-    let heard: () => void = () => {};
-    const engine = await Engine.open(store, {
-      ...paced,
-      clock,
-      onBackgroundError: (err) => {
-        failures.push(err);
-        heard();
-      },
-    });
-    const nextFailure = () => new Promise<void>((r) => (heard = r));
+    const engine = await Engine.open(store, { ...paced, clock, onBackgroundError: (err) => failures.push(err) });
 
-    let failed = nextFailure();
-    await commitEach(engine, ["c/1", "c/2"]);
-    await failed; // the first checkpoint failed: paused for 1 s of the clock
-    await commitEach(engine, ["c/3", "c/4"]);
-    expect(engine.stats.walObjectsSinceCheckpoint).toBe(4);
-
-    // Backlogged and paused: the commit waits on a retry timer of the clock, not on WAL puts.
-    const first = watch(engine.commit(new WriteBatch().put("c/5", enc("c/5"))));
+    // A checkpoint held at its segment put, the backlog full: the next commit waits.
+    await commitEach(engine, ["c/1", "c/2", "c/3", "c/4"]);
+    await store.waitHeld(1);
+    const waiting = watch(engine.commit(new WriteBatch().put("c/5", enc("c/5"))));
     await engine.flush();
     await turns();
-    expect(first.settled).toBe(false);
-    expect(clock.pendingTimers).toBe(1);
-    failed = nextFailure();
-    clock.advance(1000);
-    await failed;
-    await turns();
-    // The retry failed too: the commit is stored, so it is acknowledged rather than held on a checkpoint that may never come.
-    expect(first).toMatchObject({ settled: true, error: undefined });
-    expect(failures.length).toBe(2);
+    expect(waiting.settled).toBe(false);
+    // The held put goes on and fails, and so does its retry: the checkpoint fails and lets the commit go.
+    store.hold = () => false;
+    store.release(store.held[0]!.key);
+    for (let i = 0; i < 50 && !waiting.settled; i++) await turns(1);
+    expect(waiting).toMatchObject({ settled: true, error: undefined });
+    expect(failures.length).toBe(1);
+    expect(String(failures[0])).toMatch(/injected fault: put of "seg\//);
+    const waitsSoFar = engine.stats.backlogWaits;
+    expect(waitsSoFar).toBe(1);
 
-    // The next one waits for the next retry (2 s), which succeeds.
-    const second = watch(engine.commit(new WriteBatch().put("c/6", enc("c/6"))));
-    await engine.flush();
-    await turns();
-    expect(second.settled).toBe(false);
+    // Paused for 1 s of the clock: no attempt, and commits are acknowledged as soon as they are stored.
+    await commitEach(engine, ["c/6", "c/7"]);
+    clock.advance(999);
+    await commitEach(engine, ["c/8"]);
+    expect(engine.stats.backlogWaits).toBe(waitsSoFar);
+    expect(failures.length).toBe(1);
+    expect(engine.stats.walObjectsSinceCheckpoint).toBe(8);
+
+    // The pause ends: the next commit starts an attempt (held again) and waits for it.
     failing = false;
-    clock.advance(1999);
-    await turns();
-    expect(second.settled).toBe(false);
+    store.hold = isSegment;
     clock.advance(1);
-    for (let i = 0; i < 50 && !second.settled; i++) await turns(1);
-    expect(second).toMatchObject({ settled: true, error: undefined });
-    expect(engine.stats.checkpoints).toBe(1);
-    expect(failures.length).toBe(2);
+    const next = watch(engine.commit(new WriteBatch().put("c/9", enc("c/9"))));
+    await store.waitHeld(1);
+    await turns();
+    expect(next.settled).toBe(false);
+    store.hold = () => false;
+    store.release(store.held[0]!.key);
+    for (let i = 0; i < 50 && !next.settled; i++) await turns(1);
+    expect(next).toMatchObject({ settled: true, error: undefined });
+    expect(engine.stats.checkpoints).toBeGreaterThanOrEqual(1);
+    expect(failures.length).toBe(1);
     await engine.close();
-    expect(clock.pendingTimers).toBe(0);
+    const reopened = await Engine.open(inner);
+    expect([...reopened.scan({ prefix: "c/" })].length).toBe(9);
+    await reopened.close();
   });
 
   it("close while commits wait: they resolve (they are stored), close ends, and a reopen has them", async () => {
