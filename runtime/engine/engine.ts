@@ -11,7 +11,10 @@
  *   batch, commit, all inside one turn of the event loop. No locks needed.
  *   The returned promise resolves once the batch is durable (its WAL
  *   object and every earlier one are stored), and rejects with
- *   `FencedError` / `ClosedError` when it never will be.
+ *   `FencedError` / `ClosedError` when it never will be. When checkpoints
+ *   fell behind (`checkpointBacklog`), it resolves only once the running
+ *   checkpoint ended as well: writers that await their commits are slowed
+ *   to the pace of checkpoints.
  * - Never mutate the engine while iterating a `scan`; collect first. Never
  *   mutate a value after committing it: the in-memory state keeps it.
  *
@@ -299,8 +302,10 @@ export class Engine {
 
   /**
    * Applies `batch` to the in-memory state now, atomically, and resolves once
-   * it is durable. A rejected batch (closed engine, invalid op) changes
-   * nothing. An empty batch resolves when every earlier commit is durable.
+   * it is durable (and, when the WAL since the last checkpoint reached the
+   * `checkpointBacklog` bound, once the running checkpoint ended). A rejected
+   * batch (closed engine, invalid op) changes nothing. An empty batch
+   * resolves when every earlier commit is durable.
    */
   commit(batch: WriteBatch, opts: CommitOptions = {}): Promise<void> {
     if (this.#failure) return Promise.reject(this.#failure);
