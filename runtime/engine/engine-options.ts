@@ -213,6 +213,13 @@ function validateOptions(opts: EngineOptions): void {
   const clock = opts.clock;
   if (clock !== undefined && (typeof clock !== "object" || clock === null || typeof clock.now !== "function")) {
     problems.push("clock must be an object with a now() method");
+  } else if (clock !== undefined) {
+    // A clock that reads no time would fail later, in the background: refuse it now.
+    try {
+      timedClock(clock).now();
+    } catch (err) {
+      problems.push(`clock: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
   check("maxSegmentRuns", 1);
   check("maxSegmentBytes", 1);

@@ -447,6 +447,16 @@ export class Engine {
     this.#failureListeners.clear();
   }
 
+  /** The clock's time; a clock that fails to read (checked at open, so it broke since) is reported and ends any pause. */
+  #now(): number {
+    try {
+      return this.#opts.clock.now();
+    } catch (err) {
+      this.#opts.onBackgroundError(err);
+      return Number.POSITIVE_INFINITY;
+    }
+  }
+
   /** The WAL landed since the last checkpoint's cut (what a reopen now would replay, besides objects in flight). */
   #sinceCheckpoint(): { objects: number; bytes: number } {
     return { objects: this.#landed.objects - this.#covered.objects, bytes: this.#landed.bytes - this.#covered.bytes };
@@ -463,7 +473,7 @@ export class Engine {
     const { checkpointWalObjects: maxObjects, checkpointWalBytes: maxBytes } = this.#opts;
     const since = this.#sinceCheckpoint();
     const due = (maxObjects > 0 && since.objects >= maxObjects) || (maxBytes > 0 && since.bytes >= maxBytes);
-    if (!due || this.#opts.clock.now() < this.#autoCheckpointPause.until) return;
+    if (!due || this.#now() < this.#autoCheckpointPause.until) return;
     this.#startCheckpoint().then(
       () => {
         this.#autoCheckpointPause = { until: 0, ms: 0 };
@@ -472,7 +482,8 @@ export class Engine {
         if (this.closed) return;
         // Back off, so a store that keeps failing is not hit on every WAL put.
         const ms = Math.min(60_000, Math.max(1000, this.#autoCheckpointPause.ms * 2));
-        this.#autoCheckpointPause = { until: this.#opts.clock.now() + ms, ms };
+        const now = this.#now();
+        this.#autoCheckpointPause = { until: Number.isFinite(now) ? now + ms : 0, ms };
         this.#opts.onBackgroundError(err);
       },
     );

@@ -60,6 +60,21 @@ describe("engine backpressure (checkpointBacklog)", () => {
     for (const ok of [0, 1, 1.5, 1e9]) await (await Engine.open(new MemoryStore(), { checkpointBacklog: ok })).close();
   });
 
+  it("refuses a clock that is no clock or reads no time, before any IO", async () => {
+    for (const clock of [5, null, { now: () => Number.NaN }, { now: () => -1 }, { now: () => Number.POSITIVE_INFINITY }]) {
+      const store = new MemoryStore();
+      const err = await Engine.open(store, { clock: clock as unknown as MockClock }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as ValidationError).message).toMatch(/clock/);
+      const written: string[] = [];
+      for await (const o of store.list("")) written.push(o.key);
+      expect(written).toEqual([]);
+    }
+  });
+
   it("a commit made once checkpoints fall behind is applied and stored at once, and acknowledged when the checkpoint lands", async () => {
     const store = new GatedStore(new MemoryStore(), isSegment);
     const engine = await Engine.open(store, paced);
