@@ -16,7 +16,9 @@
  * STORE_DIR keeps the store in that directory instead of a temporary one;
  * with SKIP_FILL=1 the run starts at the reopen, over a store an earlier run
  * left there (pass the same N): the reopen then runs in a fresh process, so
- * its RSS is not the fill's memory that the process kept.
+ * its RSS is not the fill's memory that the process kept. STOP_AFTER_FILL=1
+ * closes after the fill, so that such a reopen replays the WAL the fill
+ * left uncheckpointed (the fill row reports how much that was).
  *
  * The end-of-phase figures are taken after two full GCs 100 ms apart: array
  * buffers freed by a GC are returned by a background sweep, and
@@ -42,6 +44,7 @@ const MB = 1024 * 1024;
 const gc = (globalThis as { gc?: () => void }).gc;
 const STORE_DIR = process.env.STORE_DIR;
 const SKIP_FILL = process.env.SKIP_FILL === "1";
+const STOP_AFTER_FILL = process.env.STOP_AFTER_FILL === "1";
 
 /** What a phase cost besides its time: peak RSS and heap, CPU time, and the longest event-loop block. */
 interface PhaseCost {
@@ -92,6 +95,14 @@ function row(phase: string, seconds: number, peak: PhaseCost, end: { rss: number
   );
 }
 
+/** The WAL no checkpoint covers yet (what a reopen replays), and the commits acknowledged late because of it. */
+function backlogNote(stats: EngineStats): string {
+  // Older engines lack the last two counters: print what there is.
+  const { walBytesSinceCheckpoint: bytes, backlogWaits: waits } = stats as Partial<EngineStats>;
+  const mb = bytes === undefined ? "" : `, ${(bytes / MB).toFixed(1)} MB`;
+  return `WAL since the last checkpoint ${stats.walObjectsSinceCheckpoint} objects${mb}; commits acknowledged late ${waits ?? "n/a"}`;
+}
+
 function cacheNote(stats: EngineStats): string {
   const total = stats.cacheHits + stats.cacheMisses;
   if (total === 0) return "; no paged reads";
@@ -116,9 +127,10 @@ await inDir(async (dir) => {
       await queue.enqueueBatch(Array.from({ length: n }, () => ({ queueName: "jobs", payload: PAYLOAD })));
     }
     const fillS = (performance.now() - t) / 1000;
-    row("fill", fillS, s.stop(), await settled(), `${Math.round(N / fillS).toLocaleString("en-US")} jobs/s`);
+    row("fill", fillS, s.stop(), await settled(), `${Math.round(N / fillS).toLocaleString("en-US")} jobs/s; ${backlogNote(queue.engineStats)}`);
     await queue.close();
   }
+  if (STOP_AFTER_FILL) return report(base);
 
   // Reopen.
   const store = withCounting(new LocalStore(dir));
@@ -163,6 +175,10 @@ await inDir(async (dir) => {
   );
   if (claims < Math.min(N, DRAIN_LIMIT)) throw new Error(`drained ${claims} jobs, expected ${Math.min(N, DRAIN_LIMIT)}`);
   await queue.close();
+  report(base);
+});
+
+function report(base: { rss: number; heap: number }): void {
   const f = (b: number) => (b / MB).toFixed(0);
   console.log(
     `engine-memory: ${N.toLocaleString("en-US")} pending jobs of 64 B, LocalStore${SKIP_FILL ? " (filled by an earlier run)" : ""}, ${DRAINERS} drainers, recordCacheBytes ${recordCacheBytes === undefined ? "default" : String(recordCacheBytes)}`,
@@ -178,4 +194,4 @@ await inDir(async (dir) => {
   console.log("| phase | time | CPU | longest event-loop block | peak RSS | peak heap | RSS at end | heap at end | buffers at end | notes |");
   console.log("|---|---|---|---|---|---|---|---|---|---|");
   for (const r of rows) console.log(r);
-});
+}

@@ -2,6 +2,7 @@
  * @module The engine's options: what `Engine.open` and `Engine.commit` take,
  * the counters it reports, and the check and defaults applied once at open.
  */
+import { SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
 import { checkPrefix } from "./layout.js";
 import type { RetryPolicy } from "./retry.js";
@@ -20,6 +21,20 @@ export interface EngineOptions {
   checkpointWalObjects?: number;
   /** Checkpoint automatically after this many WAL bytes; 0 disables. Default: 64 MiB. */
   checkpointWalBytes?: number;
+  /**
+   * How far the WAL may run ahead of checkpoints, as a multiple of
+   * `checkpointWalBytes` and `checkpointWalObjects`: once the WAL stored
+   * since the last checkpoint reaches this many times either of them,
+   * commits are acknowledged only when the running checkpoint has ended
+   * with it back under (each is applied and stored at once as usual; only
+   * its promise waits). This bounds the memory of values not yet
+   * checkpointed and the WAL a reopen replays when writers outrun
+   * checkpoints. A checkpoint that fails releases the commits waiting for
+   * it, and while automatic checkpoints pause after a failure commits are
+   * not held: a failing checkpoint never blocks commits. 0 disables;
+   * otherwise at least 1. Default: 2.
+   */
+  checkpointBacklog?: number;
   /**
    * Most segment runs a manifest may list: checkpoints add one run of the
    * keys changed since the previous checkpoint; when the runs reach this
@@ -44,6 +59,12 @@ export interface EngineOptions {
   pageValues?: PageValuesOptions;
   /** Called with errors of background work (automatic checkpoints). Default: `console.warn`. */
   onBackgroundError?: (err: unknown) => void;
+  /**
+   * Reads the time for the pause of automatic checkpoints after one failed
+   * (1 s, doubling up to 60 s). Default: the system clock. The flush window
+   * and store retries always use real timers.
+   */
+  clock?: Clock;
 }
 
 /**
@@ -114,6 +135,10 @@ export interface EngineStats {
   segmentFetches: number;
   /** WAL objects written since the last checkpoint (the ones a reopen would replay). */
   walObjectsSinceCheckpoint: number;
+  /** Bytes of those WAL objects; commits are acknowledged late once it reaches `checkpointBacklog` times `checkpointWalBytes`. */
+  walBytesSinceCheckpoint: number;
+  /** Commits whose acknowledgement waited for a checkpoint (see `checkpointBacklog`). */
+  backlogWaits: number;
 }
 
 /** `EngineOptions` checked, with every default filled in; made once at open. */
@@ -124,12 +149,14 @@ export interface ResolvedEngineOptions {
   prefix: string;
   checkpointWalObjects: number;
   checkpointWalBytes: number;
+  checkpointBacklog: number;
   maxSegmentRuns: number;
   maxSegmentBytes: number;
   segmentBlockBytes: number;
   retry: RetryPolicy;
   pageValues: { keyPrefixes: readonly string[]; minBytes: number; cacheBytes: number; readaheadBytes: number } | undefined;
   onBackgroundError: (err: unknown) => void;
+  clock: TimedClock;
 }
 
 /**
@@ -145,6 +172,7 @@ export function resolveEngineOptions(opts: EngineOptions): ResolvedEngineOptions
     prefix: checkPrefix(opts.prefix ?? ""),
     checkpointWalObjects: opts.checkpointWalObjects ?? 1000,
     checkpointWalBytes: opts.checkpointWalBytes ?? 64 * 1024 * 1024,
+    checkpointBacklog: opts.checkpointBacklog ?? 2,
     maxSegmentRuns: opts.maxSegmentRuns ?? 8,
     maxSegmentBytes: opts.maxSegmentBytes ?? 4 * 1024 * 1024,
     segmentBlockBytes: opts.segmentBlockBytes ?? 64 * 1024,
@@ -159,6 +187,7 @@ export function resolveEngineOptions(opts: EngineOptions): ResolvedEngineOptions
             readaheadBytes: opts.pageValues.readaheadBytes ?? 1024 * 1024,
           },
     onBackgroundError: opts.onBackgroundError ?? ((err) => console.warn("taquba engine: background work failed:", err)),
+    clock: opts.clock === undefined ? SystemClock : timedClock(opts.clock),
   };
 }
 
@@ -176,6 +205,22 @@ function validateOptions(opts: EngineOptions): void {
   check("maxInflightWalPuts", 1);
   check("checkpointWalObjects", 0);
   check("checkpointWalBytes", 0);
+  const backlog = opts.checkpointBacklog;
+  // Below 1, commits would wait before a checkpoint is due, and none would start.
+  if (backlog !== undefined && (typeof backlog !== "number" || !Number.isFinite(backlog) || (backlog !== 0 && !(backlog >= 1)))) {
+    problems.push(`checkpointBacklog must be 0 (off) or a finite number >= 1, got ${String(backlog)}`);
+  }
+  const clock = opts.clock;
+  if (clock !== undefined && (typeof clock !== "object" || clock === null || typeof clock.now !== "function")) {
+    problems.push("clock must be an object with a now() method");
+  } else if (clock !== undefined) {
+    // A clock that reads no time would fail later, in the background: refuse it now.
+    try {
+      timedClock(clock).now();
+    } catch (err) {
+      problems.push(`clock: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
   check("maxSegmentRuns", 1);
   check("maxSegmentBytes", 1);
   check("segmentBlockBytes", 1);

@@ -11,7 +11,10 @@
  *   batch, commit, all inside one turn of the event loop. No locks needed.
  *   The returned promise resolves once the batch is durable (its WAL
  *   object and every earlier one are stored), and rejects with
- *   `FencedError` / `ClosedError` when it never will be.
+ *   `FencedError` / `ClosedError` when it never will be. When checkpoints
+ *   fell behind (`checkpointBacklog`), it resolves only once the running
+ *   checkpoint ended as well: writers that await their commits are slowed
+ *   to the pace of checkpoints.
  * - Never mutate the engine while iterating a `scan`; collect first. Never
  *   mutate a value after committing it: the in-memory state keeps it.
  *
@@ -126,12 +129,24 @@ export class Engine {
   readonly #firstSeq: number;
   /** The open replayed commits that no manifest of this writer covers yet. */
   #replayUncovered: boolean;
-  #sinceCheckpoint = { objects: 0, bytes: 0 };
+  /** WAL objects (and bytes) landed since open. */
+  #landed = { objects: 0, bytes: 0 };
+  /**
+   * The WAL the newest manifest covers, on the same count: what this writer
+   * had sealed at that checkpoint's cut, or minus the objects replayed at
+   * open before any. The WAL since the last checkpoint is `#landed` minus this.
+   */
+  #covered = { objects: 0, bytes: 0 };
+  /** What a checkpoint that failed after its manifest may have landed would have covered (see `#adoptLandedManifest`). */
+  #unsureCover: { objects: number; bytes: number } | undefined;
   #checkpoints = 0;
   #compactions = 0;
   /** A checkpoint failed after it may have put its manifest (a put can land and still report failure). */
   #publishUnsure = false;
   #autoCheckpointPause = { until: 0, ms: 0 };
+  /** Commits acknowledged late (see `checkpointBacklog`) wait on this until a checkpoint ends. */
+  #backlogWait: { promise: Promise<void>; release(): void } | undefined;
+  #backlogWaits = 0;
   #checkpointBytes = 0;
   readonly #closedController = new AbortController();
 
@@ -145,7 +160,7 @@ export class Engine {
     this.#pager = pv === undefined ? undefined : new ValuePager(r.ctx, pv, pv.cacheBytes, r.manifest, pv.readaheadBytes);
     this.#delta = r.delta;
     this.#manifest = r.manifest;
-    this.#sinceCheckpoint = { objects: r.walk.objects, bytes: r.walk.bytes };
+    this.#covered = { objects: -r.walk.objects, bytes: -r.walk.bytes };
     this.#firstSeq = r.firstSeq;
     this.#replayUncovered = r.walk.replayed > 0;
     this.#wal = new WalWriter(
@@ -235,7 +250,9 @@ export class Engine {
       cacheMisses: this.#pager?.cache.misses ?? 0,
       cacheBytes: this.#pager?.cache.stats.bytes ?? 0,
       segmentFetches: this.#pager?.fetches ?? 0,
-      walObjectsSinceCheckpoint: this.#sinceCheckpoint.objects,
+      walObjectsSinceCheckpoint: this.#sinceCheckpoint().objects,
+      walBytesSinceCheckpoint: this.#sinceCheckpoint().bytes,
+      backlogWaits: this.#backlogWaits,
     };
   }
 
@@ -285,8 +302,10 @@ export class Engine {
 
   /**
    * Applies `batch` to the in-memory state now, atomically, and resolves once
-   * it is durable. A rejected batch (closed engine, invalid op) changes
-   * nothing. An empty batch resolves when every earlier commit is durable.
+   * it is durable (and, when the WAL since the last checkpoint reached the
+   * `checkpointBacklog` bound, once the running checkpoint ended). A rejected
+   * batch (closed engine, invalid op) changes nothing. An empty batch
+   * resolves when every earlier commit is durable.
    */
   commit(batch: WriteBatch, opts: CommitOptions = {}): Promise<void> {
     if (this.#failure) return Promise.reject(this.#failure);
@@ -303,7 +322,62 @@ export class Engine {
       applyOps(this.#state, ops, delta, this.#pager?.policy);
       if (delta !== undefined && deltaOverflows(delta, this.#state.size)) this.#delta = undefined;
     }
-    return opts.durable === false ? RESOLVED : timeCommit(this.#wal.waitAppended());
+    if (opts.durable === false) return RESOLVED;
+    const durable = timeCommit(this.#wal.waitAppended());
+    // Checkpoints fell behind: the commit is stored as usual, only its acknowledgement waits.
+    return this.#backlogged() ? durable.then(() => this.#whenCheckpointsCaughtUp()) : durable;
+  }
+
+  /** Whether the WAL since the last checkpoint reached `checkpointBacklog` times a checkpoint trigger. */
+  #backlogged(): boolean {
+    const { checkpointBacklog: factor, checkpointWalObjects: maxObjects, checkpointWalBytes: maxBytes } = this.#opts;
+    if (factor === 0) return false;
+    const since = this.#sinceCheckpoint();
+    return (maxObjects > 0 && since.objects >= maxObjects * factor) || (maxBytes > 0 && since.bytes >= maxBytes * factor);
+  }
+
+  /**
+   * Resolves at once when the backlog is under its bound (or the engine
+   * stopped), else when a checkpoint ends: a durable commit's outcome is
+   * settled, so waiting only paces the caller and never turns into an error.
+   */
+  #whenCheckpointsCaughtUp(): Promise<void> | undefined {
+    if (this.#status !== "open" || this.#failure !== undefined || !this.#backlogged()) return undefined;
+    // A checkpoint is due (the bound is at least the trigger): make sure one runs.
+    this.#maybeCheckpoint();
+    // None runs: automatic checkpoints pause after a failure, and a failing checkpoint never blocks commits.
+    if (this.#checkpointing === undefined) return undefined;
+    if (this.#backlogWait === undefined) {
+      let release!: () => void;
+      const promise = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      this.#backlogWait = { promise, release };
+    }
+    this.#backlogWaits++;
+    return this.#backlogWait.promise;
+  }
+
+  /** Lets the commits waiting for checkpoints go: all of them, or only once the backlog is under its bound. */
+  #releaseBacklog(all: boolean): void {
+    const wait = this.#backlogWait;
+    if (wait === undefined || (!all && this.#backlogged())) return;
+    this.#backlogWait = undefined;
+    wait.release();
+  }
+
+  /**
+   * After a checkpoint ended: the commits it held go once the backlog is
+   * under its bound, and the next checkpoint starts if due. One that failed
+   * or covered nothing new lets every waiting commit go, so none waits on a
+   * checkpoint that may never come.
+   */
+  #afterCheckpoint(progressed: boolean): void {
+    if (progressed) this.#autoCheckpointPause = { until: 0, ms: 0 };
+    this.#releaseBacklog(!progressed);
+    if (progressed) this.#maybeCheckpoint();
+    // Nothing left that would end the wait.
+    if (this.#checkpointing === undefined) this.#releaseBacklog(true);
   }
 
   /** Resolves when every commit made so far is durable. */
@@ -336,6 +410,7 @@ export class Engine {
     // Refuse new commits first, so none can land in an object never sealed.
     this.#status = "closing";
     if (!this.#closedController.signal.aborted) this.#closedController.abort(this.#failure ?? new ClosedError("the engine"));
+    this.#stopBacklog();
     if (!this.#failure) {
       try {
         await this.#wal.waitDurable(this.#wal.seal());
@@ -350,12 +425,18 @@ export class Engine {
     this.#status = "closed";
   }
 
+  /** Stopped (closed, fenced, poisoned): no checkpoint will come, so nothing waits for one. */
+  #stopBacklog(): void {
+    this.#releaseBacklog(true);
+  }
+
   #fail(err: TaqubaError): void {
     if (this.#failure) return;
     const failure = err instanceof FencedError ? err : new ClosedError("the engine", err);
     this.#failure = failure;
     this.#wal.fail(failure);
     if (!this.#closedController.signal.aborted) this.#closedController.abort(failure);
+    this.#stopBacklog();
     for (const l of this.#failureListeners) {
       try {
         l(failure);
@@ -366,17 +447,33 @@ export class Engine {
     this.#failureListeners.clear();
   }
 
+  /** The clock's time; a clock that fails to read (checked at open, so it broke since) is reported and ends any pause. */
+  #now(): number {
+    try {
+      return this.#opts.clock.now();
+    } catch (err) {
+      this.#opts.onBackgroundError(err);
+      return Number.POSITIVE_INFINITY;
+    }
+  }
+
+  /** The WAL landed since the last checkpoint's cut (what a reopen now would replay, besides objects in flight). */
+  #sinceCheckpoint(): { objects: number; bytes: number } {
+    return { objects: this.#landed.objects - this.#covered.objects, bytes: this.#landed.bytes - this.#covered.bytes };
+  }
+
   #onLanded(bytes: number): void {
-    this.#sinceCheckpoint.objects++;
-    this.#sinceCheckpoint.bytes += bytes;
+    this.#landed.objects++;
+    this.#landed.bytes += bytes;
     this.#maybeCheckpoint();
   }
 
   #maybeCheckpoint(): void {
     if (this.#checkpointing || this.closed) return;
     const { checkpointWalObjects: maxObjects, checkpointWalBytes: maxBytes } = this.#opts;
-    const due = (maxObjects > 0 && this.#sinceCheckpoint.objects >= maxObjects) || (maxBytes > 0 && this.#sinceCheckpoint.bytes >= maxBytes);
-    if (!due || performance.now() < this.#autoCheckpointPause.until) return;
+    const since = this.#sinceCheckpoint();
+    const due = (maxObjects > 0 && since.objects >= maxObjects) || (maxBytes > 0 && since.bytes >= maxBytes);
+    if (!due || this.#now() < this.#autoCheckpointPause.until) return;
     this.#startCheckpoint().then(
       () => {
         this.#autoCheckpointPause = { until: 0, ms: 0 };
@@ -385,7 +482,8 @@ export class Engine {
         if (this.closed) return;
         // Back off, so a store that keeps failing is not hit on every WAL put.
         const ms = Math.min(60_000, Math.max(1000, this.#autoCheckpointPause.ms * 2));
-        this.#autoCheckpointPause = { until: performance.now() + ms, ms };
+        const now = this.#now();
+        this.#autoCheckpointPause = { until: Number.isFinite(now) ? now + ms : 0, ms };
         this.#opts.onBackgroundError(err);
       },
     );
@@ -398,12 +496,19 @@ export class Engine {
       if (this.#checkpointing === run) this.#checkpointing = undefined;
     });
     this.#checkpointing = run;
+    const covered = this.#covered;
+    run.then(
+      () => this.#afterCheckpoint(this.#covered !== covered),
+      () => this.#afterCheckpoint(false),
+    );
     return run;
   }
 
   async #runCheckpoint(): Promise<void> {
     if (this.#publishUnsure) await this.#adoptLandedManifest();
     const cutSeq = this.#wal.seal();
+    // Everything sealed so far is at or below the cut: what this checkpoint covers, once published.
+    const cover = { objects: this.#wal.stats.objects, bytes: this.#wal.stats.bytes };
     const walNext = cutSeq + 1;
     const prev = this.#manifest;
     if (walNext === prev.walNext) return;
@@ -417,7 +522,6 @@ export class Engine {
     this.#delta = new Map();
     const full = commitsCovered && (changed === undefined || this.#compactionDue(prev, changed.size));
     const snapshot = full ? this.#state.snapshot() : undefined;
-    const counted = { ...this.#sinceCheckpoint };
     const writer: CheckpointWriter = {
       ...this.#ctx,
       epoch: this.#epoch,
@@ -452,8 +556,7 @@ export class Engine {
       this.#checkpoints++;
       if (full) this.#compactions++;
       this.#checkpointBytes += written.reduce((n, s) => n + s.bytes, 0);
-      this.#sinceCheckpoint.objects -= counted.objects;
-      this.#sinceCheckpoint.bytes -= counted.bytes;
+      this.#covered = cover;
       if (this.#pager !== undefined) {
         for (const [name, blocks] of indexes) this.#pager.addIndex(name, blocks);
         this.#pager.addRuns(next);
@@ -474,6 +577,7 @@ export class Engine {
       if (!published) {
         this.#delta = undefined;
         this.#publishUnsure = true;
+        this.#unsureCover = cover;
       }
     }
   }
@@ -492,8 +596,10 @@ export class Engine {
       this.#manifest = landed;
       this.#pager?.addRuns(landed);
       this.#replayUncovered = false;
+      if (this.#unsureCover !== undefined) this.#covered = this.#unsureCover;
     }
     this.#publishUnsure = false;
+    this.#unsureCover = undefined;
   }
 
   /**

@@ -24,7 +24,7 @@ import {
   type WalWalk,
 } from "./recovery.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
-import type { PagePolicy, StateMap } from "./paged-value.js";
+import { ReplayArena, type PagePolicy, type StateMap } from "./paged-value.js";
 import { createOnce } from "./store-ops.js";
 import { decodeWal, encodeFence } from "./wal-format.js";
 
@@ -85,8 +85,9 @@ export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy): P
 async function plantFence(ctx: StoreContext, base: Manifest, mine: Manifest, loaded: LoadedState, policy?: PagePolicy): Promise<Recovered> {
   const { tree } = loaded;
   let { walk, delta } = loaded;
+  const arena = policy === undefined ? undefined : new ReplayArena();
   const apply = (ops: Parameters<typeof applyOps>[1]) => {
-    applyOps(tree, ops, delta, policy);
+    applyOps(tree, ops, delta, policy, arena);
     if (delta !== undefined && deltaOverflows(delta, tree.size)) delta = undefined;
   };
   for (;;) {

@@ -80,6 +80,34 @@ export function packValue(key: string, v: Uint8Array): PackedValue | Uint8Array 
   return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("latin1");
 }
 
+/**
+ * Copies values replayed from the WAL that wait in the memtable for a
+ * checkpoint to page them (see `holdUntilPaged`) out of their WAL objects,
+ * into shared chunks: a view into a WAL object keeps the whole object alive
+ * (its keys, framing and every value that since changed or was packed);
+ * the chunks hold only these values, back to back, and go once the
+ * checkpoint has paged all of theirs.
+ */
+export class ReplayArena {
+  static readonly CHUNK_BYTES = 64 * 1024;
+  #chunk = new Uint8Array(0);
+  #used = 0;
+
+  /** A copy of `v` (a view into a shared chunk; a copy of its own when large). */
+  copy(v: Uint8Array): Uint8Array {
+    const n = v.byteLength;
+    if (n > ReplayArena.CHUNK_BYTES / 4) return v.slice();
+    if (this.#used + n > this.#chunk.byteLength) {
+      this.#chunk = new Uint8Array(ReplayArena.CHUNK_BYTES);
+      this.#used = 0;
+    }
+    const out = this.#chunk.subarray(this.#used, this.#used + n);
+    out.set(v);
+    this.#used += n;
+    return out;
+  }
+}
+
 /** Whether `v` (at least one byte) equals the UTF-8 encoding of the last `v.byteLength` characters of `key`, all of them ASCII. */
 function repeatsKeyTail(key: string, v: Uint8Array): boolean {
   const n = v.byteLength;

@@ -22,7 +22,7 @@ import { decodeManifest, emptyManifest, segmentRuns, type Manifest } from "./man
 import type { RetryPolicy } from "./retry.js";
 import { readSegmentEntries } from "./segment-format.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
-import { holdUntilPaged, isPageable, packValue, type PagePolicy, type StateMap } from "./paged-value.js";
+import { holdUntilPaged, isPageable, packValue, ReplayArena, type PagePolicy, type StateMap } from "./paged-value.js";
 import { isWellFormed, KeyBytes, KeyRunBuilder } from "./key-run.js";
 import { LayeredState } from "./layered-state.js";
 import { firstKey, getWithRetries, listKeys } from "./store-ops.js";
@@ -353,12 +353,13 @@ export function newWalk(pos: number): WalWalk {
  * `delta` when given (the keys the next incremental checkpoint writes). With
  * a paging `policy`, values it will not page out are packed now (see
  * `packValue`), so the state never holds the caller's arrays or views into
- * WAL objects; the others stay as they are until a checkpoint pages them.
+ * WAL objects; the others stay as they are until a checkpoint pages them,
+ * copied into `arena` when given (a replay: see `ReplayArena`).
  */
-export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaMap, policy?: PagePolicy): void {
+export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaMap, policy?: PagePolicy, arena?: ReplayArena): void {
   for (const op of ops) {
     if (op.kind === "put") {
-      const v = policy === undefined || isPageable(policy, op.key, op.value) ? op.value : packValue(op.key, op.value);
+      const v = policy === undefined ? op.value : isPageable(policy, op.key, op.value) ? (arena?.copy(op.value) ?? op.value) : packValue(op.key, op.value);
       tree.set(op.key, v);
       delta?.set(op.key, v);
     } else {
@@ -413,8 +414,9 @@ export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<L
   let loaded = false;
   try {
     let delta: DeltaMap | undefined = opts.trackDelta ? new Map() : undefined;
+    const arena = opts.policy === undefined ? undefined : new ReplayArena();
     const walk = await walkWal(ctx, newWalk(manifest.walNext), (ops) => {
-      applyOps(tree, ops, delta, opts.policy);
+      applyOps(tree, ops, delta, opts.policy, arena);
       if (delta !== undefined && deltaOverflows(delta, tree.size)) delta = undefined;
     });
     if (walk.vanished) return undefined;

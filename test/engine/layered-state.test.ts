@@ -311,6 +311,24 @@ describe("layered state", () => {
     expect([...state.scan()].map(([, v]) => v)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
   });
 
+  it("after stopIdleMerges, no merge work runs in idle turns; a write still advances the merge and reads stay whole", async () => {
+    const state = new LayeredState({ memtableKeys: 1000, mergeRatio: 2, writeSlice: 1, idleSlice: 100 });
+    for (let i = 0; i < 2000; i++) state.set(`k/${String(i).padStart(5, "0")}`, i);
+    expect(state.layout.merging).toBe(2);
+    await new Promise((resolve) => setImmediate(resolve));
+    const before = { ...state.counters };
+    state.stopIdleMerges();
+    for (let turns = 0; turns < 50; turns++) await new Promise((resolve) => setImmediate(resolve));
+    expect(state.counters).toEqual(before);
+    expect(state.layout.merging).toBe(2);
+    expect([...state.scan()].map(([, v]) => v)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
+    // A write (which a disposed owner no longer makes) still copies its share, and schedules nothing.
+    state.set("k/99999", -1);
+    for (let turns = 0; turns < 50; turns++) await new Promise((resolve) => setImmediate(resolve));
+    expect(state.layout.merging).toBe(2);
+    expect(state.get("k/00010")).toBe(10);
+  });
+
   it("keeps working with absurd merge settings (NaN and out-of-range values fall back or clamp)", () => {
     for (const opts of [
       { mergeRatio: Number.NaN, writeSlice: Number.NaN, idleSlice: Number.NaN, maxRuns: Number.NaN, memtableKeys: Number.NaN },

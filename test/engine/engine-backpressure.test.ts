@@ -1,0 +1,279 @@
+/**
+ * @module Backpressure: once the WAL since the last checkpoint reaches
+ * `checkpointBacklog` times a checkpoint trigger, commits are stored at once
+ * but acknowledged only when a checkpoint brings it back under. Checked
+ * against held and failing segment puts, close, fencing, and the backoff of
+ * a failed checkpoint on a MockClock.
+ */
+import { describe, expect, it } from "vitest";
+import { LayeredState } from "../../runtime/engine/layered-state.js";
+import { Engine, FencedError, MemoryStore, MockClock, ValidationError, WriteBatch, type EngineOptions, type ObjectStore } from "taquba";
+import { InjectedFaultError } from "taquba/testing";
+import { failWhen } from "../support/failing-store.js";
+import { GatedStore } from "../support/gated-store.js";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const retry = { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 };
+/** A checkpoint every 2 WAL objects; commits wait from 4 objects behind. */
+const paced: EngineOptions = { checkpointWalObjects: 2, checkpointWalBytes: 0, checkpointBacklog: 2, retry };
+const isSegment = (key: string) => key.startsWith("seg/");
+
+/** Tracks whether a promise settled, without awaiting it. */
+function watch(p: Promise<void>): { readonly settled: boolean; readonly error: unknown } {
+  const state = { settled: false, error: undefined as unknown };
+  p.then(
+    () => {
+      state.settled = true;
+    },
+    (err: unknown) => {
+      state.settled = true;
+      state.error = err;
+    },
+  );
+  return state;
+}
+
+/** Lets `n` turns of the event loop run (store calls of a MemoryStore and their continuations). */
+async function turns(n = 20): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
+}
+
+/** One commit per WAL object: each awaited before the next is made. */
+async function commitEach(engine: Engine, keys: string[]): Promise<void> {
+  for (const k of keys) await engine.commit(new WriteBatch().put(k, enc(k)));
+}
+
+describe("engine backpressure (checkpointBacklog)", () => {
+  it("refuses a backlog below 1 (other than 0), NaN, negative or infinite, before any IO", async () => {
+    for (const bad of [Number.NaN, -1, 0.5, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, "2" as unknown as number]) {
+      const store = new MemoryStore();
+      const err = await Engine.open(store, { checkpointBacklog: bad }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as ValidationError).message).toMatch(/checkpointBacklog must be 0 \(off\) or a finite number >= 1/);
+      const written: string[] = [];
+      for await (const o of store.list("")) written.push(o.key);
+      expect(written).toEqual([]);
+    }
+    for (const ok of [0, 1, 1.5, 1e9]) await (await Engine.open(new MemoryStore(), { checkpointBacklog: ok })).close();
+  });
+
+  it("refuses a clock that is no clock or reads no time, before any IO", async () => {
+    for (const clock of [5, null, { now: () => Number.NaN }, { now: () => -1 }, { now: () => Number.POSITIVE_INFINITY }]) {
+      const store = new MemoryStore();
+      const err = await Engine.open(store, { clock: clock as unknown as MockClock }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as ValidationError).message).toMatch(/clock/);
+      const written: string[] = [];
+      for await (const o of store.list("")) written.push(o.key);
+      expect(written).toEqual([]);
+    }
+  });
+
+  it("a commit made once checkpoints fall behind is applied and stored at once, and acknowledged when the checkpoint lands", async () => {
+    const store = new GatedStore(new MemoryStore(), isSegment);
+    const engine = await Engine.open(store, paced);
+    // Two objects start a checkpoint, whose segment put is held; two more fill the backlog.
+    await commitEach(engine, ["a/1", "a/2", "a/3", "a/4"]);
+    await store.waitHeld(1);
+    const durableBefore = engine.stats.durableSeq;
+    const waiting = watch(engine.commit(new WriteBatch().put("a/5", enc("a/5"))));
+    await engine.flush();
+    await turns();
+    expect(engine.get("a/5")).toEqual(enc("a/5"));
+    expect(engine.stats.durableSeq).toBe(durableBefore + 1);
+    expect(waiting.settled).toBe(false);
+    // A commit that does not wait for durability is not held either.
+    await engine.commit(new WriteBatch().put("a/6", enc("a/6")), { durable: false });
+
+    store.hold = () => false;
+    store.release(store.held[0]!.key);
+    await engine.flush();
+    for (let i = 0; i < 50 && !waiting.settled; i++) await turns(1);
+    expect(waiting).toMatchObject({ settled: true, error: undefined });
+    expect(engine.stats.checkpoints).toBeGreaterThanOrEqual(1);
+    await engine.close();
+    const reopened = await Engine.open(store.inner);
+    expect([...reopened.scan({ prefix: "a/" })].map(([k]) => k)).toEqual(["a/1", "a/2", "a/3", "a/4", "a/5", "a/6"]);
+    await reopened.close();
+  });
+
+  it("0 turns it off: commits are acknowledged however far checkpoints fall behind", async () => {
+    const store = new GatedStore(new MemoryStore(), isSegment);
+    const engine = await Engine.open(store, { ...paced, checkpointBacklog: 0 });
+    await commitEach(
+      engine,
+      Array.from({ length: 12 }, (_, i) => `b/${i}`),
+    );
+    expect(store.held.length).toBe(1);
+    expect(engine.stats.walObjectsSinceCheckpoint).toBe(12);
+    store.hold = () => false;
+    store.release(store.held[0]!.key);
+    await engine.close();
+  });
+
+  it("a checkpoint that fails releases the commits waiting for it; while paused after it commits are not held; the next attempt holds again (MockClock)", async () => {
+    let failing = true;
+    const inner = new MemoryStore();
+    const faulty = failWhen(inner, (call, key) => (failing && call === "put" && isSegment(key) ? new InjectedFaultError("put", key, false) : undefined));
+    const store = new GatedStore(faulty, isSegment);
+    const clock = new MockClock();
+    const failures: unknown[] = [];
+    const engine = await Engine.open(store, { ...paced, clock, onBackgroundError: (err) => failures.push(err) });
+
+    // A checkpoint held at its segment put, the backlog full: the next commit waits.
+    await commitEach(engine, ["c/1", "c/2", "c/3", "c/4"]);
+    await store.waitHeld(1);
+    const waiting = watch(engine.commit(new WriteBatch().put("c/5", enc("c/5"))));
+    await engine.flush();
+    await turns();
+    expect(waiting.settled).toBe(false);
+    // The held put goes on and fails, and so does its retry: the checkpoint fails and lets the commit go.
+    store.hold = () => false;
+    store.release(store.held[0]!.key);
+    for (let i = 0; i < 50 && !waiting.settled; i++) await turns(1);
+    expect(waiting).toMatchObject({ settled: true, error: undefined });
+    expect(failures.length).toBe(1);
+    expect(String(failures[0])).toMatch(/injected fault: put of "seg\//);
+    const waitsSoFar = engine.stats.backlogWaits;
+    expect(waitsSoFar).toBe(1);
+
+    // Paused for 1 s of the clock: no attempt, and commits are acknowledged as soon as they are stored.
+    await commitEach(engine, ["c/6", "c/7"]);
+    clock.advance(999);
+    await commitEach(engine, ["c/8"]);
+    expect(engine.stats.backlogWaits).toBe(waitsSoFar);
+    expect(failures.length).toBe(1);
+    expect(engine.stats.walObjectsSinceCheckpoint).toBe(8);
+
+    // The pause ends: the next commit starts an attempt (held again) and waits for it.
+    failing = false;
+    store.hold = isSegment;
+    clock.advance(1);
+    const next = watch(engine.commit(new WriteBatch().put("c/9", enc("c/9"))));
+    await store.waitHeld(1);
+    await turns();
+    expect(next.settled).toBe(false);
+    store.hold = () => false;
+    store.release(store.held[0]!.key);
+    for (let i = 0; i < 50 && !next.settled; i++) await turns(1);
+    expect(next).toMatchObject({ settled: true, error: undefined });
+    expect(engine.stats.checkpoints).toBeGreaterThanOrEqual(1);
+    expect(failures.length).toBe(1);
+    await engine.close();
+    const reopened = await Engine.open(inner);
+    expect([...reopened.scan({ prefix: "c/" })].length).toBe(9);
+    await reopened.close();
+  });
+
+  it("close while commits wait: they resolve (they are stored), close ends, and a reopen has them", async () => {
+    const store = new GatedStore(new MemoryStore(), isSegment);
+    const engine = await Engine.open(store, paced);
+    await commitEach(engine, ["d/1", "d/2", "d/3", "d/4"]);
+    await store.waitHeld(1);
+    const waiting = [watch(engine.commit(new WriteBatch().put("d/5", enc("d/5")))), watch(engine.commit(new WriteBatch().put("d/6", enc("d/6"))))];
+    await engine.flush();
+    await turns();
+    expect(waiting.map((w) => w.settled)).toEqual([false, false]);
+    const closed = watch(engine.close());
+    await turns();
+    expect(waiting).toEqual([
+      { settled: true, error: undefined },
+      { settled: true, error: undefined },
+    ]);
+    // Close waits for the held checkpoint, which stops before publishing once released.
+    store.hold = () => false;
+    store.release(store.held[0]!.key);
+    for (let i = 0; i < 50 && !closed.settled; i++) await turns(1);
+    expect(closed).toMatchObject({ settled: true, error: undefined });
+    const reopened = await Engine.open(store.inner);
+    expect([...reopened.scan({ prefix: "d/" })].map(([k]) => k)).toEqual(["d/1", "d/2", "d/3", "d/4", "d/5", "d/6"]);
+    await reopened.close();
+  });
+
+  it("a fenced writer: commits waiting resolve (stored before the fence), later ones reject with FencedError", async () => {
+    const inner = new MemoryStore();
+    const store = new GatedStore(inner, isSegment);
+    const engine = await Engine.open(store, paced);
+    await commitEach(engine, ["e/1", "e/2", "e/3", "e/4"]);
+    await store.waitHeld(1);
+    const waiting = watch(engine.commit(new WriteBatch().put("e/5", enc("e/5"))));
+    await engine.flush();
+    await turns();
+    expect(waiting.settled).toBe(false);
+
+    const newer = await Engine.open(inner);
+    expect(newer.get("e/5")).toEqual(enc("e/5"));
+    // The held checkpoint goes on and meets the newer writer's manifest: fenced.
+    store.hold = () => false;
+    store.release(store.held[0]!.key);
+    for (let i = 0; i < 50 && !waiting.settled; i++) await turns(1);
+    expect(waiting).toMatchObject({ settled: true, error: undefined });
+    expect(engine.failure).toBeInstanceOf(FencedError);
+    await expect(engine.commit(new WriteBatch().put("e/6", enc("e/6")))).rejects.toBeInstanceOf(FencedError);
+    await engine.close();
+    await newer.close();
+  });
+
+  it("a writer that keeps committing stays within the bound: the WAL since the last checkpoint never passes it by more than the puts in flight", async () => {
+    const inner = new MemoryStore();
+    // Segment puts slower than WAL puts: without backpressure the WAL runs far ahead of checkpoints.
+    const slowSegments: ObjectStore = {
+      get: (k) => inner.get(k),
+      put: async (k, b, o) => {
+        if (isSegment(k)) await new Promise((r) => setTimeout(r, 20));
+        return inner.put(k, b, o);
+      },
+      delete: (k) => inner.delete(k),
+      list: (p, o) => inner.list(p, o),
+    };
+    const engine = await Engine.open(slowSegments, { ...paced, maxInflightWalPuts: 4 });
+    let most = 0;
+    const writers = Array.from({ length: 4 }, async (_, w) => {
+      for (let i = 0; i < 60; i++) {
+        await engine.commit(new WriteBatch().put(`f/${w}/${String(i).padStart(3, "0")}`, enc("v")));
+        most = Math.max(most, engine.stats.walObjectsSinceCheckpoint);
+      }
+    });
+    await Promise.all(writers);
+    // 4 objects of backlog, plus at most one commit per writer landing while they wait.
+    expect(most).toBeLessThanOrEqual(4 + 4);
+    expect(engine.stats.checkpoints).toBeGreaterThan(5);
+    await engine.close();
+    const reopened = await Engine.open(inner);
+    expect([...reopened.scan({ prefix: "f/" })].length).toBe(240);
+    await reopened.close();
+  });
+});
+
+describe("engine close stops the in-memory merges", () => {
+  it("close stops the engine state's idle merges: a merge in progress then copies nothing more in idle turns", async () => {
+    const disposed: LayeredState[] = [];
+    const original = LayeredState.prototype.stopIdleMerges;
+    LayeredState.prototype.stopIdleMerges = function (this: LayeredState) {
+      disposed.push(this);
+      original.call(this);
+    };
+    try {
+      const engine = await Engine.open(new MemoryStore());
+      await engine.commit(new WriteBatch().put("g/1", enc("v")));
+      await engine.close();
+      expect(disposed.length).toBe(1);
+      // Four memtables' worth of keys start a merge, as one in progress at close would be.
+      const state = disposed[0]!;
+      for (let i = 0; i < 4 * 32_768; i++) state.set(`g/${String(i).padStart(6, "0")}`, i);
+      expect(state.layout.merging).toBeGreaterThan(0);
+      const before = { ...state.counters };
+      await turns(50);
+      expect(state.counters).toEqual(before);
+      expect(state.layout.merging).toBeGreaterThan(0);
+    } finally {
+      LayeredState.prototype.stopIdleMerges = original;
+    }
+  });
+});
