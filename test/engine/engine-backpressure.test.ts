@@ -94,7 +94,7 @@ describe("engine backpressure (checkpointBacklog)", () => {
     store.hold = () => false;
     store.release(store.held[0]!.key);
     await engine.flush();
-    for (let i = 0; i < 50 && !waiting.settled; i++) await turns(1);
+    for (let i = 0; i < 5000 && !waiting.settled; i++) await turns(1);
     expect(waiting).toMatchObject({ settled: true, error: undefined });
     expect(engine.stats.checkpoints).toBeGreaterThanOrEqual(1);
     await engine.close();
@@ -136,7 +136,7 @@ describe("engine backpressure (checkpointBacklog)", () => {
     // The held put goes on and fails, and so does its retry: the checkpoint fails and lets the commit go.
     store.hold = () => false;
     store.release(store.held[0]!.key);
-    for (let i = 0; i < 50 && !waiting.settled; i++) await turns(1);
+    for (let i = 0; i < 5000 && !waiting.settled; i++) await turns(1);
     expect(waiting).toMatchObject({ settled: true, error: undefined });
     expect(failures.length).toBe(1);
     expect(String(failures[0])).toMatch(/injected fault: put of "seg\//);
@@ -161,7 +161,7 @@ describe("engine backpressure (checkpointBacklog)", () => {
     expect(next.settled).toBe(false);
     store.hold = () => false;
     store.release(store.held[0]!.key);
-    for (let i = 0; i < 50 && !next.settled; i++) await turns(1);
+    for (let i = 0; i < 5000 && !next.settled; i++) await turns(1);
     expect(next).toMatchObject({ settled: true, error: undefined });
     expect(engine.stats.checkpoints).toBeGreaterThanOrEqual(1);
     expect(failures.length).toBe(1);
@@ -189,7 +189,7 @@ describe("engine backpressure (checkpointBacklog)", () => {
     // Close waits for the held checkpoint, which stops before publishing once released.
     store.hold = () => false;
     store.release(store.held[0]!.key);
-    for (let i = 0; i < 50 && !closed.settled; i++) await turns(1);
+    for (let i = 0; i < 5000 && !closed.settled; i++) await turns(1);
     expect(closed).toMatchObject({ settled: true, error: undefined });
     const reopened = await Engine.open(store.inner);
     expect([...reopened.scan({ prefix: "d/" })].map(([k]) => k)).toEqual(["d/1", "d/2", "d/3", "d/4", "d/5", "d/6"]);
@@ -212,7 +212,7 @@ describe("engine backpressure (checkpointBacklog)", () => {
     // The held checkpoint goes on and meets the newer writer's manifest: fenced.
     store.hold = () => false;
     store.release(store.held[0]!.key);
-    for (let i = 0; i < 50 && !waiting.settled; i++) await turns(1);
+    for (let i = 0; i < 5000 && !waiting.settled; i++) await turns(1);
     expect(waiting).toMatchObject({ settled: true, error: undefined });
     expect(engine.failure).toBeInstanceOf(FencedError);
     await expect(engine.commit(new WriteBatch().put("e/6", enc("e/6")))).rejects.toBeInstanceOf(FencedError);
