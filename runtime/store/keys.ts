@@ -48,6 +48,19 @@ export function compareKeys(a: string, b: string): number {
   return compareByCodePoint(a, b);
 }
 
+/** A code unit of U+D800 or above: a surrogate, or a BMP character that UTF-16 order puts after them. */
+const AT_OR_ABOVE_SURROGATES = /[\ud800-\uffff]/;
+
+/**
+ * Whether every code unit of `s` is below U+D800. Against such a string the
+ * built-in comparison is `compareKeys` order, whatever the other string
+ * holds: at the first unit where they differ, its unit is below every
+ * surrogate and every U+E000..U+FFFF unit in both orders.
+ */
+export function unitsBelowSurrogates(s: string): boolean {
+  return !AT_OR_ABOVE_SURROGATES.test(s);
+}
+
 function compareByCodePoint(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
