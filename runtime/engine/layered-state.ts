@@ -65,12 +65,6 @@ export class LayeredState {
   /** The memtable's tree and order: every key set in `#mem` is noted in `#memOrder` first. */
   #memOrder = new MemtableOrder<StoredValue>();
   #mem = this.#memOrder.tree;
-  /**
-   * The memtable's entries again, by hash: a point read costs one hash
-   * lookup instead of a tree descent of about twenty key comparisons. Same
-   * keys and values as `#mem` at all times; the tree keeps the order.
-   */
-  #memIndex = new Map<string, StoredValue>();
   /** Oldest first; each holds at least one live entry, except inputs of the merge in progress. */
   #layers: Layer[] = [];
   readonly #hold: HoldInMemtable | undefined;
@@ -137,7 +131,7 @@ export class LayeredState {
 
   /** The stored value of `key`, or undefined. Held bytes from a run come back as a fresh array. */
   get(key: string): StoredValue | undefined {
-    const v = this.#memIndex.get(key);
+    const v = this.#mem.get(key);
     if (v !== undefined) return v;
     const i = this.#locate(key);
     return i < 0 ? undefined : this.#layers[i]!.run.value(this.#found.valueAt);
@@ -145,13 +139,13 @@ export class LayeredState {
 
   /** Whether `key` has a value. */
   has(key: string): boolean {
-    return this.#memIndex.has(key) || this.#locate(key) >= 0;
+    // `get`, not the tree's `has` (a range walk): no stored value is undefined.
+    return this.#mem.get(key) !== undefined || this.#locate(key) >= 0;
   }
 
   /** Sets `key` (in the memtable; an entry of it in a run dies). */
   set(key: string, value: StoredValue): void {
     this.#memOrder.noteKey(key);
-    this.#memIndex.set(key, value);
     if (this.#mem.set(key, value)) {
       this.#killInRuns(key);
       if (this.#mem.size >= this.#freezeAt) this.freeze();
@@ -161,14 +155,14 @@ export class LayeredState {
 
   /** Deletes `key`; false when it had no value. */
   delete(key: string): boolean {
-    const had = this.#memIndex.delete(key) ? this.#mem.delete(key) : this.#killInRuns(key);
+    const had = this.#mem.delete(key) || this.#killInRuns(key);
     this.#work();
     return had;
   }
 
   /** Whether the memtable holds exactly `value` (by identity) for `key`; a run never holds a caller's array. */
   holds(key: string, value: StoredValue): boolean {
-    return this.#memIndex.get(key) === value;
+    return this.#mem.get(key) === value;
   }
 
   /**
@@ -177,10 +171,9 @@ export class LayeredState {
    * paged value re-pointed to another run (in place). False otherwise.
    */
   replaceIf(key: string, expected: StoredValue, next: StoredValue): boolean {
-    const v = this.#memIndex.get(key);
+    const v = this.#mem.get(key);
     if (v !== undefined) {
       if (v !== expected) return false;
-      this.#memIndex.set(key, next);
       this.#mem.set(key, next);
       return true;
     }
@@ -224,13 +217,7 @@ export class LayeredState {
     if (moved.length === mem.size) {
       this.#memOrder = new MemtableOrder<StoredValue>();
       this.#mem = this.#memOrder.tree;
-      this.#memIndex = new Map();
-    } else {
-      for (const k of moved) {
-        mem.delete(k);
-        this.#memIndex.delete(k);
-      }
-    }
+    } else for (const k of moved) mem.delete(k);
     this.#freezeAt = this.#mem.size + this.#memtableKeys;
     this.counters.freezes++;
     if (builder.count === 0) return;
