@@ -3,8 +3,11 @@
  * while it takes the built-in comparison, for keys with astral characters,
  * U+E000..U+FFFF and lone surrogates among ASCII ones, in any insertion
  * order; and the built-in comparison agrees with that order whenever one
- * side has only code units below U+D800.
+ * side has only code units below U+D800. An engine whose memtable takes such
+ * keys after ASCII ones scans them in UTF-8 byte order, also after a
+ * checkpoint and a reopen.
  */
+import { Engine, MemoryStore, WriteBatch } from "taquba";
 import { describe, expect, it } from "vitest";
 import { MemtableOrder } from "../../runtime/engine/memtable-order.js";
 import { compareKeys, unitsBelowSurrogates } from "../../runtime/store/keys.js";
@@ -93,6 +96,35 @@ describe("MemtableOrder", () => {
       order.tree.set(key, i);
     }
     expect([...order.tree.keys()]).toEqual(["k/a", "k/z", "k/\ue000", "k/\uffff", "k/\u{1f600}"]);
+  });
+});
+
+describe("an engine whose memtable takes keys above U+D800 after ASCII ones", () => {
+  it("scans in UTF-8 byte order before and after a checkpoint and a reopen, and refuses a lone surrogate", async () => {
+    const store = new MemoryStore();
+    const opts = { checkpointWalObjects: 0, checkpointWalBytes: 0 };
+    const engine = await Engine.open(store, opts);
+    const ascii = ["k/a", "k/z", "k/m/1", "j/01M8TVYTZPV71T97"];
+    const high = ["k/\ue000", "k/\u{1f600}", "k/\uffff", "k/\u{10000}a", "k/\u00e9"];
+    for (const k of ascii) await engine.commit(new WriteBatch().put(k, new Uint8Array([1])));
+    for (const k of high) await engine.commit(new WriteBatch().put(k, new Uint8Array([2])));
+    const byBytes = [...ascii, ...high].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    const keys = (e: Engine) => [...e.scan()].map(([k]) => k);
+    expect(keys(engine)).toEqual(byBytes);
+    expect(engine.get("k/\ud83d")).toBeUndefined();
+    await expect(engine.commit(new WriteBatch().put("k/\ud83d", new Uint8Array([3])))).rejects.toMatchObject({
+      issues: [expect.stringContaining("lone surrogate")],
+    });
+    expect(keys(engine)).toEqual(byBytes);
+    await engine.checkpoint();
+    await engine.commit(new WriteBatch().put("k/\ue001", new Uint8Array([4])).delete("k/\u{1f600}"));
+    const expected = [...byBytes.filter((k) => k !== "k/\u{1f600}"), "k/\ue001"].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    expect(keys(engine)).toEqual(expected);
+    await engine.close();
+    const reopened = await Engine.open(store, opts);
+    expect(keys(reopened)).toEqual(expected);
+    expect(reopened.get("k/\ue001")).toEqual(new Uint8Array([4]));
+    await reopened.close();
   });
 });
 
