@@ -37,10 +37,11 @@ const SURROGATE = /[\ud800-\udfff]/;
  * point order. JavaScript's `<` compares UTF-16 code units and disagrees for
  * characters above U+FFFF against U+E000..U+FFFF.
  *
- * Every B-tree lookup calls this about twenty times, on keys that share long
+ * A B-tree lookup calls this about twenty times, on keys that share long
  * prefixes, so strings without surrogates (nearly all keys) take the
  * built-in comparison: without surrogates, code unit order is code point
- * order.
+ * order. The engine's memtable skips even the surrogate tests while its
+ * keys allow (engine/memtable-order.ts).
  */
 export function compareKeys(a: string, b: string): number {
   if (a === b) return 0;
