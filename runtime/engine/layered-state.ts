@@ -18,10 +18,11 @@
  * Pure data structure: no IO. Never mutate while iterating a `scan` (a
  * merge step is not a mutation: it changes no entry a scan sees).
  */
-import { BTree } from "../store/btree.js";
+import type { BTree } from "../store/btree.js";
 import { compareKeys } from "../store/keys.js";
 import { BLOCK_ENTRIES, isWellFormed, KeyBytes, type KeyRun, KeyRunBuilder, RunCursor, RunReverseCursor } from "./key-run.js";
 import type { StoredValue } from "./paged-value.js";
+import { MemtableOrder } from "./memtable-order.js";
 import { type Layer, layerOf, pickMerge, RunMerge } from "./run-merge.js";
 import { scanOrdered, scanTree, type ScanOptions } from "./scan.js";
 
@@ -59,13 +60,11 @@ function countOption(v: number | undefined, fallback: number, min: number): numb
   return Math.max(min, Math.floor(v));
 }
 
-function newTree(): BTree<string, StoredValue> {
-  return new BTree<string, StoredValue>(undefined, compareKeys);
-}
-
 /** The layered map: see the module documentation. */
 export class LayeredState {
-  #mem = newTree();
+  /** The memtable's tree and order: every key set in `#mem` is noted in `#memOrder` first. */
+  #memOrder = new MemtableOrder<StoredValue>();
+  #mem = this.#memOrder.tree;
   /** Oldest first; each holds at least one live entry, except inputs of the merge in progress. */
   #layers: Layer[] = [];
   readonly #hold: HoldInMemtable | undefined;
@@ -144,11 +143,13 @@ export class LayeredState {
 
   /** Whether `key` has a value. */
   has(key: string): boolean {
-    return this.#mem.has(key) || this.#locate(key) >= 0;
+    // `get`, not the tree's `has` (a range walk): no stored value is undefined.
+    return this.#mem.get(key) !== undefined || this.#locate(key) >= 0;
   }
 
   /** Sets `key` (in the memtable; an entry of it in a run dies). */
   set(key: string, value: StoredValue): void {
+    this.#memOrder.noteKey(key);
     if (this.#mem.set(key, value)) {
       this.#killInRuns(key);
       if (this.#mem.size >= this.#freezeAt) this.freeze();
@@ -218,8 +219,10 @@ export class LayeredState {
       moved.push(k);
     }
     // The held entries stay where they are: deleting what moved costs per moved key, not per held one.
-    if (moved.length === mem.size) this.#mem = newTree();
-    else for (const k of moved) mem.delete(k);
+    if (moved.length === mem.size) {
+      this.#memOrder = new MemtableOrder<StoredValue>();
+      this.#mem = this.#memOrder.tree;
+    } else for (const k of moved) mem.delete(k);
     this.#heldAtFreeze = this.#mem.size;
     this.#freezeAt = this.#heldAtFreeze + this.#memtableKeys;
     this.counters.freezes++;

@@ -37,15 +37,29 @@ const SURROGATE = /[\ud800-\udfff]/;
  * point order. JavaScript's `<` compares UTF-16 code units and disagrees for
  * characters above U+FFFF against U+E000..U+FFFF.
  *
- * Every B-tree lookup calls this about twenty times, on keys that share long
+ * A B-tree lookup calls this about twenty times, on keys that share long
  * prefixes, so strings without surrogates (nearly all keys) take the
  * built-in comparison: without surrogates, code unit order is code point
- * order.
+ * order. The engine's memtable skips even the surrogate tests while its
+ * keys allow (engine/memtable-order.ts).
  */
 export function compareKeys(a: string, b: string): number {
   if (a === b) return 0;
   if (!SURROGATE.test(a) && !SURROGATE.test(b)) return a < b ? -1 : 1;
   return compareByCodePoint(a, b);
+}
+
+/** A code unit of U+D800 or above: a surrogate, or a BMP character that UTF-16 order puts after them. */
+const AT_OR_ABOVE_SURROGATES = /[\ud800-\uffff]/;
+
+/**
+ * Whether every code unit of `s` is below U+D800. Against such a string the
+ * built-in comparison is `compareKeys` order, whatever the other string
+ * holds: at the first unit where they differ, its unit is below every
+ * surrogate and every U+E000..U+FFFF unit in both orders.
+ */
+export function unitsBelowSurrogates(s: string): boolean {
+  return !AT_OR_ABOVE_SURROGATES.test(s);
 }
 
 function compareByCodePoint(a: string, b: string): number {

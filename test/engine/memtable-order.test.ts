@@ -1,0 +1,145 @@
+/**
+ * @module The memtable's tree keeps `compareKeys` order (code point order)
+ * while it takes the built-in comparison, for keys with astral characters,
+ * U+E000..U+FFFF and lone surrogates among ASCII ones, in any insertion
+ * order; and the built-in comparison agrees with that order whenever one
+ * side has only code units below U+D800. An engine whose memtable takes such
+ * keys after ASCII ones scans them in UTF-8 byte order, also after a
+ * checkpoint and a reopen.
+ */
+import { Engine, MemoryStore, WriteBatch } from "taquba";
+import { describe, expect, it } from "vitest";
+import { MemtableOrder } from "../../runtime/engine/memtable-order.js";
+import { compareKeys, unitsBelowSurrogates } from "../../runtime/store/keys.js";
+import { testRandom, type TestRandom } from "../support/seed.js";
+
+/** Code point order by definition: a lone surrogate counts as its own code point, as `compareKeys` does after the BMP. */
+function reference(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const ca = a.charCodeAt(i);
+    const cb = b.charCodeAt(i);
+    if (ca === cb) continue;
+    const sa = ca >= 0xd800 && ca <= 0xdfff;
+    const sb = cb >= 0xd800 && cb <= 0xdfff;
+    if (sa !== sb) return sa ? 1 : -1;
+    return ca < cb ? -1 : 1;
+  }
+  return Math.sign(a.length - b.length);
+}
+
+/** Mostly ASCII queue-like keys sharing long prefixes, some with the characters where UTF-16 and code point order disagree. */
+const UNITS = [
+  "a",
+  "b",
+  "/",
+  "0",
+  "Z",
+  "~",
+  "\u00e9",
+  "\u07ff",
+  "\ud7ff",
+  "\ue000",
+  "\uf8ff",
+  "\uffff",
+  "\ud83d\ude00",
+  "\u{10000}",
+  "\u{10ffff}",
+  "\ud800",
+  "\udfff",
+  "\udc00",
+];
+
+function randomKey(r: TestRandom, plainOnly: boolean): string {
+  const prefix = ["", "j/01M8TVYTZPV71T97", "u/workflow/history/workflow-steps/01M8TVYK6X", "c/workflow-steps/"][r.int(4)]!;
+  let s = prefix;
+  const n = r.int(6);
+  for (let i = 0; i < n; i++) s += plainOnly ? UNITS[r.int(8)]! : UNITS[r.int(UNITS.length)]!;
+  return s;
+}
+
+describe("MemtableOrder", () => {
+  it("iterates and finds keys in code point order, whatever keys it was given and in what order", () => {
+    const r = testRandom("memtable order");
+    for (let round = 0; round < 100; round++) {
+      const order = new MemtableOrder<number>();
+      const tree = order.tree;
+      const model = new Map<string, number>();
+      // Some rounds stay plain for a while, then take the keys that switch the order.
+      const plainFor = r.int(3) === 0 ? 1000 : r.int(60);
+      for (let i = 0; i < 80; i++) {
+        const key = randomKey(r, i < plainFor);
+        if (r.int(5) === 0) {
+          expect(tree.delete(key)).toBe(model.delete(key));
+        } else {
+          order.noteKey(key);
+          tree.set(key, i);
+          model.set(key, i);
+        }
+      }
+      const expected = [...model.keys()].sort(reference);
+      expect([...tree.keys()]).toEqual(expected);
+      for (let i = 0; i < 40; i++) {
+        const probe = randomKey(r, false);
+        expect(tree.get(probe)).toBe(model.get(probe));
+        const above = expected.find((k) => reference(k, probe) >= 0);
+        expect(tree.nextHigherKey(probe)).toBe(expected.find((k) => reference(k, probe) > 0));
+        expect(tree.entries(probe).next().value?.[0]).toBe(above);
+      }
+    }
+  });
+
+  it("switches from the built-in order where it would be wrong: an astral character after U+E000..U+FFFF", () => {
+    const order = new MemtableOrder<number>();
+    for (const [i, key] of ["k/a", "k/\uffff", "k/\u{1f600}", "k/\ue000", "k/z"].entries()) {
+      order.noteKey(key);
+      order.tree.set(key, i);
+    }
+    expect([...order.tree.keys()]).toEqual(["k/a", "k/z", "k/\ue000", "k/\uffff", "k/\u{1f600}"]);
+  });
+});
+
+describe("an engine whose memtable takes keys above U+D800 after ASCII ones", () => {
+  it("scans in UTF-8 byte order before and after a checkpoint and a reopen, and refuses a lone surrogate", async () => {
+    const store = new MemoryStore();
+    const opts = { checkpointWalObjects: 0, checkpointWalBytes: 0 };
+    const engine = await Engine.open(store, opts);
+    const ascii = ["k/a", "k/z", "k/m/1", "j/01M8TVYTZPV71T97"];
+    const high = ["k/\ue000", "k/\u{1f600}", "k/\uffff", "k/\u{10000}a", "k/\u00e9"];
+    for (const k of ascii) await engine.commit(new WriteBatch().put(k, new Uint8Array([1])));
+    for (const k of high) await engine.commit(new WriteBatch().put(k, new Uint8Array([2])));
+    const byBytes = [...ascii, ...high].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    const keys = (e: Engine) => [...e.scan()].map(([k]) => k);
+    expect(keys(engine)).toEqual(byBytes);
+    expect(engine.get("k/\ud83d")).toBeUndefined();
+    await expect(engine.commit(new WriteBatch().put("k/\ud83d", new Uint8Array([3])))).rejects.toMatchObject({
+      issues: [expect.stringContaining("lone surrogate")],
+    });
+    expect(keys(engine)).toEqual(byBytes);
+    await engine.checkpoint();
+    await engine.commit(new WriteBatch().put("k/\ue001", new Uint8Array([4])).delete("k/\u{1f600}"));
+    const expected = [...byBytes.filter((k) => k !== "k/\u{1f600}"), "k/\ue001"].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    expect(keys(engine)).toEqual(expected);
+    await engine.close();
+    const reopened = await Engine.open(store, opts);
+    expect(keys(reopened)).toEqual(expected);
+    expect(reopened.get("k/\ue001")).toEqual(new Uint8Array([4]));
+    await reopened.close();
+  });
+});
+
+describe("unitsBelowSurrogates", () => {
+  it("marks the strings against which the built-in comparison is compareKeys order", () => {
+    const r = testRandom("units below surrogates");
+    for (let i = 0; i < 5000; i++) {
+      const a = randomKey(r, r.int(2) === 0);
+      const b = randomKey(r, false);
+      expect(Math.sign(compareKeys(a, b))).toBe(reference(a, b));
+      if (unitsBelowSurrogates(a) || unitsBelowSurrogates(b)) {
+        expect(a === b ? 0 : a < b ? -1 : 1).toBe(reference(a, b));
+      }
+    }
+    expect(unitsBelowSurrogates("j/01M8TVYTZPV71T97\u00e9\ud7ff")).toBe(true);
+    for (const unit of ["\ud800", "\udfff", "\ue000", "\uffff", "\u{1f600}"]) expect(unitsBelowSurrogates(`j/${unit}`)).toBe(false);
+  });
+});
