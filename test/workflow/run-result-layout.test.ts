@@ -109,8 +109,14 @@ describe("run result record layout", () => {
     }
   });
 
-  it("clearing one run leaves the records of runs that share its folder", async () => {
-    const env = await openEnv(runnerOf(async (s) => StepOutcome.succeed(s.payload)));
+  it.each([
+    ["MemoryStore", async () => new MemoryStore()],
+    ["LocalStore", async () => new LocalStore(await tempDir())],
+  ] as const)("%s: clearing one run leaves the records of runs that share its folder", async (_name, makeStore) => {
+    const env = await openEnv(
+      runnerOf(async (s) => StepOutcome.succeed(s.payload)),
+      { store: await makeStore() },
+    );
     try {
       // Run ids until two share a folder (256 folders: a few dozen ids suffice).
       const byBucket = new Map<string, string>();
@@ -126,6 +132,11 @@ describe("run result record layout", () => {
       await env.runtime.memoStore.clearMemosForRun(pair[0]);
       expect(await env.runtime.wait(pair[0])).toMatchObject({ outcome: null, resultUnavailable: "removed" });
       expect(dec((await env.runtime.wait(pair[1])).outcome!.result)).toBe(pair[1]);
+      // With the folder's last record cleared (a local folder goes with it), a run that ends next writes there again.
+      await env.runtime.memoStore.clearMemosForRun(pair[1]);
+      expect(await keysUnder(env.store, `${MEMO}/run-results/${sha256Hex(pair[0]).slice(0, 2)}/`)).toEqual([]);
+      await env.runtime.submit({ input: enc("again"), runId: pair[0] });
+      expect(dec((await env.runtime.wait(pair[0])).outcome!.result)).toBe("again");
     } finally {
       await env.stop();
     }
