@@ -1,7 +1,8 @@
 /**
  * @module What one workflow step waits for on a LocalStore, one run at a
  * time: store requests, engine commits, WAL objects and file-system
- * requests (each one a trip to libuv's thread pool) per step, and a
+ * requests (each one a trip to libuv's thread pool) per step, folders the
+ * store created per step (counted on disk: none are removed), and a
  * timeline of one run's step.
  *
  * Env: N_RUNS (30), N_STEPS (10), FS_TRIPS (0 stops counting thread-pool
@@ -9,7 +10,8 @@
  * printed only for 1), FLUSH_MS (engine flush window; default the engine's).
  */
 import { createHook } from "node:async_hooks";
-import { open } from "node:fs/promises";
+import { open, readdir } from "node:fs/promises";
+import { join } from "node:path";
 import { loadavg } from "node:os";
 import { Engine } from "../runtime/engine/engine.js";
 import { LocalStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime, type StepRunner } from "../runtime/index.js";
@@ -56,6 +58,13 @@ if (process.env.FS_TRIPS !== "0") {
       return original.call(this);
     };
   }
+}
+
+/** Folders under `dir`, all depths. */
+async function countFolders(dir: string): Promise<number> {
+  let n = 0;
+  for (const d of await readdir(dir, { withFileTypes: true })) if (d.isDirectory()) n += 1 + (await countFolders(join(dir, d.name)));
+  return n;
 }
 
 class TracedStore extends LocalStore {
@@ -121,6 +130,7 @@ await withTempDir("bench-step-trace-", async (dir) => {
   };
   for (let i = 0; i < 5; i++) await one(); // warm-up
   const base = { ...counts };
+  const folders0 = await countFolders(dir);
   const walPuts0 = queue.engineStats.walPuts;
   const lat: number[] = [];
   let next = 0;
@@ -141,6 +151,7 @@ await withTempDir("bench-step-trace-", async (dir) => {
   const elapsed = performance.now() - start;
   const cpu = process.cpuUsage(cpu0);
   const walPuts = queue.engineStats.walPuts - walPuts0;
+  const foldersMade = (await countFolders(dir)) - folders0;
   await worker.shutdown();
   await queue.close();
   const steps = N_RUNS * N_STEPS;
@@ -152,7 +163,7 @@ await withTempDir("bench-step-trace-", async (dir) => {
       .join(" ")}`,
   );
   console.log(
-    `per step: puts ${per("puts")} gets ${per("gets")} lists ${per("lists")} deletes ${per("deletes")} commits ${per("commits")} (durable ${per("durableCommits")}) WAL objects ${(walPuts / steps).toFixed(2)} fsync calls ${per("fsyncs")} fs requests ${per("fsReqs")}`,
+    `per step: puts ${per("puts")} gets ${per("gets")} lists ${per("lists")} deletes ${per("deletes")} commits ${per("commits")} (durable ${per("durableCommits")}) WAL objects ${(walPuts / steps).toFixed(2)} fsync calls ${per("fsyncs")} fs requests ${per("fsReqs")} folders made ${(foldersMade / steps).toFixed(3)}`,
   );
   console.log(`CPU (user + system, all threads) ${((cpu.user + cpu.system) / 1000 / steps).toFixed(3)} ms per step`);
   console.log(

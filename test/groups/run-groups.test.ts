@@ -7,6 +7,7 @@ import { InputMismatchError, MAX_RUN_ID_LEN, MemoryStore, RunId, StepError, Step
 import { GroupActiveError, GroupNotFoundError } from "../../runtime/workflow/groups/group-errors.js";
 import { until } from "../workflow/helpers.js";
 import { collect, dec, enc, keysUnder, openGroupEnv } from "./helpers.js";
+import { runResultPrefix } from "../../runtime/workflow/records/kv-keys.js";
 
 /** Input "ok:x" succeeds with "done:x", "fail" fails, "flaky" throws transiently on its first attempt, "slow" waits for `release`. */
 function scriptedRunner(): { runner: StepRunner; calls: string[]; release: () => void } {
@@ -236,11 +237,13 @@ describe("run groups", () => {
     await collect(group.results());
     const memoPrefix = env.runtime.memoStore.prefix;
     expect((await keysUnder(env.store, `${memoPrefix}/memos/${group.runIdOf("a")}/`)).length).toBeGreaterThan(0);
+    expect(await keysUnder(env.store, runResultPrefix(memoPrefix, group.runIdOf("a")))).toHaveLength(1);
     expect(await group.forget()).toBe(true);
     expect(await group.status()).toBeNull();
     expect((await env.queue.kvScan("workflow/groups/")).entries).toEqual([]);
     expect(await env.runtime.status(group.runIdOf("a"))).toBeNull();
     expect(await keysUnder(env.store, `${memoPrefix}/memos/${group.runIdOf("a")}/`)).toEqual([]);
+    expect(await keysUnder(env.store, runResultPrefix(memoPrefix, group.runIdOf("a")))).toEqual([]);
     expect(await keysUnder(env.store, `${memoPrefix}/groups/`)).toEqual([]);
     expect(await group.forget()).toBe(false);
     await env.stop();

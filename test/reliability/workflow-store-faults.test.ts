@@ -90,7 +90,7 @@ describe("workflow runs under transient memo-store faults", () => {
 
   it("wait() resolves through a failed read of the run result record", async () => {
     const inner = await memory.make();
-    const store = failing(inner, "get", (k) => k.includes("/memos/") && k.includes("/run/"), 1);
+    const store = failing(inner, "get", (k) => k.includes("/run-results/"), 1);
     const env = await openRuntime(inner, store, { runStep: async (s) => StepOutcome.succeed(s.payload) });
     await env.runtime.submit({ input: enc("x"), runId: "r" });
     // The first wait is answered by the record the worker just wrote (kept for one answer), so the
@@ -138,7 +138,7 @@ describe("workflow runs under transient memo-store faults", () => {
 
   it("on its last attempt, a result record that cannot be written is retried until durable: never succeeded with a null outcome", async () => {
     const inner = await memory.make();
-    const store = failing(inner, "put", (k) => k.includes("/memos/") && k.includes("/run/"), 10);
+    const store = failing(inner, "put", (k) => k.includes("/run-results/"), 10);
     const env = await openRuntime(inner, store, { runStep: async (s) => StepOutcome.succeed(s.payload) });
     await env.runtime.submit({ input: enc("x"), runId: "r", options: { maxAttemptsPerStep: 1 } });
     const end = await within(20_000, "the run ending", env.runtime.wait("r"));

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { RunId, StepOutcome, StoreCorruptedError, ValidationError, WorkflowResultUnavailableError, type RunEnd } from "taquba";
 import { openEnv, runnerOf } from "../workflow/helpers.js";
 import { typedRunEnd } from "../../runtime/typed/workflow-client.js";
+import { runResultPrefix } from "../../runtime/workflow/records/kv-keys.js";
 import { orders } from "../../generated/index.js";
 
 const def = orders.orderFulfilWorkflow;
@@ -76,7 +77,7 @@ describe("typed run ends from damaged or missing records", () => {
       expect((removed as Error).message).toContain("clearMemosForRun");
       // A record that is there but unreadable is damaged, not removed.
       const keys: string[] = [];
-      for await (const o of env.store.list("workflow-steps-memo/memos/broken/")) keys.push(o.key);
+      for await (const o of env.store.list(runResultPrefix("workflow-steps-memo", "broken"))) keys.push(o.key);
       expect(keys).toHaveLength(1);
       await env.store.put(keys[0]!, enc("not a record"));
       const broken = await env.runtime.wait("broken");

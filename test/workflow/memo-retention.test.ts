@@ -6,11 +6,17 @@
 import { describe, expect, it } from "vitest";
 import { MemoryStore, MockClock, NoopTerminalHook, RunNotFoundError, StepOutcome, WorkflowRuntime, type WorkflowRuntimeBuilder } from "taquba";
 import { advanceUntil, enc, openEnv, runnerOf, settle, until } from "./helpers.js";
+import { runResultPrefix } from "../../runtime/workflow/records/kv-keys.js";
 
 async function objectCount(store: { list(p: string): AsyncIterable<unknown> }, prefix: string): Promise<number> {
   let n = 0;
   for await (const _ of store.list(prefix)) n++;
   return n;
+}
+
+/** The objects a run left under a memo prefix: its memo entries and its run result records. */
+async function runObjects(store: { list(p: string): AsyncIterable<unknown> }, memoPrefix: string, runId: string): Promise<number> {
+  return (await objectCount(store, `${memoPrefix}/memos/${runId}/`)) + (await objectCount(store, runResultPrefix(memoPrefix, runId)));
 }
 
 describe("memo retention", () => {
@@ -25,7 +31,8 @@ describe("memo retention", () => {
     );
     await env.runtime.submit({ input: enc("x"), runId: "old" });
     await env.runtime.wait("old");
-    expect(await objectCount(env.store, "workflow-steps-memo/memos/old/")).toBe(3); // two entries + the run result record
+    expect(await objectCount(env.store, "workflow-steps-memo/memos/old/")).toBe(2);
+    expect(await runObjects(env.store, "workflow-steps-memo", "old")).toBe(3); // two entries + the run result record
     expect(await objectCount(env.store, "workflow-steps-memo/step-outputs/old/")).toBe(1);
     expect((await env.queue.kvScan("workflow/terminals/")).entries).toHaveLength(1);
     env.clock.advance(30_000);
@@ -35,11 +42,11 @@ describe("memo retention", () => {
     env.clock.advance(30_000);
     // Removed within one poll interval (1 s) of the end of its window.
     await advanceUntil(env.clock, t0 + 61_000, async () => (await env.runtime.status("old")) === null, "old swept");
-    expect(await objectCount(env.store, "workflow-steps-memo/memos/old/")).toBe(0);
+    expect(await runObjects(env.store, "workflow-steps-memo", "old")).toBe(0);
     expect(await objectCount(env.store, "workflow-steps-memo/step-outputs/old/")).toBe(0);
     await expect(env.runtime.wait("old")).rejects.toBeInstanceOf(RunNotFoundError);
     expect(await env.runtime.status("young")).toMatchObject({ state: "terminated" });
-    expect(await objectCount(env.store, "workflow-steps-memo/memos/young/")).toBe(3);
+    expect(await runObjects(env.store, "workflow-steps-memo", "young")).toBe(3);
     await until(async () => (await env.queue.kvScan("workflow/terminals/")).entries.length === 1, "old marker removed");
     await advanceUntil(env.clock, t0 + 91_000, async () => (await env.runtime.status("young")) === null, "young swept");
     await env.stop();
@@ -90,7 +97,7 @@ describe("memo retention", () => {
     clock.advance(61_000);
     const env2 = await openEnv(runner, { store, clock, configure });
     await until(async () => (await env2.runtime.status("gone")) === null, "swept at start");
-    expect(await objectCount(store, "workflow-steps-memo/memos/gone/")).toBe(0);
+    expect(await runObjects(store, "workflow-steps-memo", "gone")).toBe(0);
     await env2.stop();
   });
 
@@ -111,7 +118,7 @@ describe("memo retention", () => {
     await other.submit({ input: enc("x"), runId: "theirs" });
     await env.runtime.wait("mine");
     await other.wait("theirs");
-    expect(await objectCount(env.store, "other-memo/memos/theirs/")).toBe(2);
+    expect(await runObjects(env.store, "other-memo", "theirs")).toBe(2);
     const t0 = env.clock.now();
     env.clock.advance(60_000);
     await advanceUntil(
@@ -120,8 +127,8 @@ describe("memo retention", () => {
       async () => (await env.runtime.status("mine")) === null && (await other.status("theirs")) === null,
       "both swept",
     );
-    expect(await objectCount(env.store, "other-memo/memos/theirs/")).toBe(0);
-    expect(await objectCount(env.store, "workflow-steps-memo/memos/mine/")).toBe(0);
+    expect(await runObjects(env.store, "other-memo", "theirs")).toBe(0);
+    expect(await runObjects(env.store, "workflow-steps-memo", "mine")).toBe(0);
     await otherWorker.shutdown();
     await env.stop();
   });
@@ -147,16 +154,16 @@ describe("memo retention over damaged records", () => {
     const stem = damaged.key.slice(0, -"damaged".length);
     for (let i = 0; i < 300; i++) await env.queue.kvPut(`${stem}broken-${String(i).padStart(3, "0")}`, new Uint8Array([0xc1]));
     env.clock.advance(120_000);
-    const damagedMemo = await objectCount(env.store, "workflow-steps-memo/memos/damaged/");
+    const damagedMemo = await runObjects(env.store, "workflow-steps-memo", "damaged");
     expect(damagedMemo).toBeGreaterThan(0);
 
     expect(await env.runtime.sweepMemos()).toBe(2);
     expect(await env.runtime.status("kept-1")).toBeNull();
     expect(await env.runtime.status("kept-2")).toBeNull();
-    expect(await objectCount(env.store, "workflow-steps-memo/memos/kept-1/")).toBe(0);
+    expect(await runObjects(env.store, "workflow-steps-memo", "kept-1")).toBe(0);
     // The damaged run is kept, with its memo, and reported in its own terms.
     expect(await env.runtime.status("damaged")).toMatchObject({ state: "terminated", status: "succeeded" });
-    expect(await objectCount(env.store, "workflow-steps-memo/memos/damaged/")).toBe(damagedMemo);
+    expect(await runObjects(env.store, "workflow-steps-memo", "damaged")).toBe(damagedMemo);
     const reports = env.logged as Array<{ runId?: string }>;
     expect(reports).toHaveLength(301);
     expect(reports.some((r) => r.runId === "damaged")).toBe(true);

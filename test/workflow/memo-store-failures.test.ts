@@ -17,7 +17,7 @@ function failingOutcomeWrites(n: number): ObjectStore & { failed: number } {
     delete: (k: string) => inner.delete(k),
     list: (p: string, o?: { startAfter?: string }) => inner.list(p, o),
     async put(k: string, b: Uint8Array, o?: { ifNoneMatch?: "*" }) {
-      if (k.startsWith("workflow-steps-memo/memos/") && k.includes("/run/") && s.failed < n) {
+      if (k.startsWith("workflow-steps-memo/run-results/") && s.failed < n) {
         s.failed++;
         throw new Error("injected memo store outage");
       }

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { MemoStore, NoopTerminalHook, StepOutcome, WorkflowRuntime, WorkflowView, type StepRunner } from "taquba";
 import { dec, enc, openEnv, until } from "./helpers.js";
+import { runResultPrefix } from "../../runtime/workflow/records/kv-keys.js";
 
 const HOUR = 3_600_000;
 
@@ -127,6 +128,7 @@ describe("runtimes of one step queue with different memo prefixes", () => {
     await b.sweepMemos();
     let underA = 0;
     for await (const _ of env.store.list("pa/memos/r/")) underA++;
+    for await (const _ of env.store.list(runResultPrefix("pa", "r"))) underA++;
     expect(underA).toBe(0);
     expect(await b.status("r")).toBeNull();
     await workerB.shutdown();

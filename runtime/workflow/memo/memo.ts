@@ -7,7 +7,7 @@
  */
 import type { ObjectStore } from "../../store/object-store.js";
 import { decodeValue, encodeValue, sha256Hex } from "../records/codec.js";
-import { memoEntryKey, runMemoRoot, runReplayRoot } from "../records/kv-keys.js";
+import { memoEntryKey, runMemoRoot, runReplayRoot, runResultKey, runResultPrefix } from "../records/kv-keys.js";
 import { decodeOutcomeRecord, encodeOutcomeRecord, type OutcomeRecord } from "../records/records.js";
 import { RUN_OUTCOME_MEMO_KEY } from "../records/reserved.js";
 import { MemoUnavailableError, ReservedKeyError } from "../workflow-errors.js";
@@ -22,8 +22,8 @@ export const CLEAR_CONCURRENCY = 16;
 /** Keys listed (and held in memory) at once when a run's memo entries are cleared. */
 export const CLEAR_CHUNK = 1000;
 
-/** Where the run result record of one terminating settlement lives: in the run memo, beside the run's other entries. */
-function outcomeRecordKey(prefix: string, runId: string, token: string): string {
+/** Where stores written by earlier versions keep the run result record of one terminating settlement: in the run memo (see `runResultKey` for today's). */
+function legacyOutcomeRecordKey(prefix: string, runId: string, token: string): string {
   return memoEntryKey(prefix, runId, "run", `${RUN_OUTCOME_MEMO_KEY}:${token}`);
 }
 
@@ -84,7 +84,7 @@ export class Memo {
   #checkWritable(key: string): void {
     checkMemoKey(key);
     if (this.scope === "run" && (key === RUN_OUTCOME_MEMO_KEY || key.startsWith(`${RUN_OUTCOME_MEMO_KEY}:`))) {
-      throw new ReservedKeyError(key, "the run memo keeps the run result record there");
+      throw new ReservedKeyError(key, "the run result record is kept under that key");
     }
   }
 
@@ -239,17 +239,22 @@ export class MemoStore {
    */
   async clearMemosForRun(runId: string, signal?: AbortSignal): Promise<number> {
     // Before and after: a read while the clear runs may have kept the record again.
-    this.#outcomes.dropUnder(runMemoRoot(this.prefix, runId));
+    this.#dropKeptOutcomes(runId);
     try {
       return await this.#clearMemosForRun(runId, signal);
     } finally {
-      this.#outcomes.dropUnder(runMemoRoot(this.prefix, runId));
+      this.#dropKeptOutcomes(runId);
     }
+  }
+
+  #dropKeptOutcomes(runId: string): void {
+    this.#outcomes.dropUnder(runResultPrefix(this.prefix, runId));
+    this.#outcomes.dropUnder(runMemoRoot(this.prefix, runId));
   }
 
   async #clearMemosForRun(runId: string, signal: AbortSignal | undefined): Promise<number> {
     let removed = 0;
-    for (const root of [runMemoRoot(this.prefix, runId), runReplayRoot(this.prefix, runId)]) {
+    for (const root of [runMemoRoot(this.prefix, runId), runReplayRoot(this.prefix, runId), runResultPrefix(this.prefix, runId)]) {
       let startAfter: string | undefined;
       for (;;) {
         if (signal?.aborted === true) return removed;
@@ -275,14 +280,14 @@ export class MemoStore {
    * are retried with backoff; the last one is rethrown.
    */
   async readOutcomeRecord(runId: string, token: string): Promise<OutcomeRecord | null> {
-    const key = outcomeRecordKey(this.prefix, runId, token);
+    const key = runResultKey(this.prefix, runId, token);
     // The end of a run is often asked for twice in a row (`wait`, then `outcome`): the second answer costs no read.
     const kept = this.#outcomes.take(key);
-    const bytes = kept ?? (await retryStore(() => this.store.get(key)))?.body;
-    if (bytes === undefined) return null;
+    const found = kept === undefined ? await this.#getOutcomeRecord(runId, token) : { key, body: kept };
+    if (found === null) return null;
     try {
-      const record = decodeOutcomeRecord(bytes, key);
-      if (kept === undefined) this.#outcomes.set(key, bytes);
+      const record = decodeOutcomeRecord(found.body, found.key);
+      if (kept === undefined) this.#outcomes.set(key, found.body);
       return record;
     } catch {
       // Readers of the memo tolerate absence; a damaged record reads as none.
@@ -292,8 +297,16 @@ export class MemoStore {
 
   /** Whether a run result record of `runId` for termination `token` is stored (readable or not). */
   async hasOutcomeRecord(runId: string, token: string): Promise<boolean> {
-    const key = outcomeRecordKey(this.prefix, runId, token);
-    return (await retryStore(() => this.store.get(key))) !== null;
+    return (await this.#getOutcomeRecord(runId, token)) !== null;
+  }
+
+  /** The stored run result record and the key it was found under: today's key, else where earlier versions wrote it. */
+  async #getOutcomeRecord(runId: string, token: string): Promise<{ key: string; body: Uint8Array } | null> {
+    for (const key of [runResultKey(this.prefix, runId, token), legacyOutcomeRecordKey(this.prefix, runId, token)]) {
+      const found = await retryStore(() => this.store.get(key));
+      if (found !== null) return { key, body: found.body };
+    }
+    return null;
   }
 
   /**
@@ -305,7 +318,7 @@ export class MemoStore {
    * with backoff; the last one is rethrown.
    */
   async writeOutcomeRecord(runId: string, record: OutcomeRecord): Promise<void> {
-    const key = outcomeRecordKey(this.prefix, runId, record.token);
+    const key = runResultKey(this.prefix, runId, record.token);
     const bytes = encodeOutcomeRecord(record);
     await retryStore(() => this.store.put(key, bytes));
     // A wait in this process reads it next; kept only once stored.

@@ -30,7 +30,15 @@
  * defaults to `{q}-memo`, and runtimes of different step queues must not
  * share one):
  * - `{prefix}/memos/{runId}/{step}/{sha256(key)}` and `{prefix}/memos/{runId}/run/{sha256(key)}`;
- * - `{prefix}/step-outputs/{runId}/{step}/{sha256(payload)}`: replay records.
+ * - `{prefix}/step-outputs/{runId}/{step}/{sha256(payload)}`: replay records;
+ * - `{prefix}/run-results/{h[0..2]}/{h}.{sha256(token)}` with `h = sha256(runId)`:
+ *   run result records, one per terminating settlement. They share 256
+ *   folders instead of living in the run's memo folder, so writing one at
+ *   the end of a run creates no folder (on a local directory each new
+ *   folder costs a synced entry in its parent); the run's records are still
+ *   one listing away. Stores written before kept them in the run memo, at
+ *   `{prefix}/memos/{runId}/run/{sha256("workflow.outcome:" + token)}`,
+ *   where readers look when the new key holds nothing.
  */
 import { sha256Hex } from "./codec.js";
 import { RESERVED_KV_PREFIX } from "./reserved.js";
@@ -90,6 +98,13 @@ export const memoNamespacePrefix = (memoPrefix: string, runId: string, scope: nu
 /** Object key of one memo entry; user keys are hashed so any string is a valid key. */
 export const memoEntryKey = (memoPrefix: string, runId: string, scope: number | "run", userKey: string): string =>
   `${memoNamespacePrefix(memoPrefix, runId, scope)}${sha256Hex(userKey)}`;
+/** Object key prefix of every run result record of `runId` (not a folder: the records of many runs share one). */
+export const runResultPrefix = (memoPrefix: string, runId: string): string => {
+  const h = sha256Hex(runId);
+  return `${memoPrefix}/run-results/${h.slice(0, 2)}/${h}.`;
+};
+/** Object key of the run result record of `runId` written by the terminating settlement `token`. */
+export const runResultKey = (memoPrefix: string, runId: string, token: string): string => `${runResultPrefix(memoPrefix, runId)}${sha256Hex(token)}`;
 /** Object prefix of every replay record of a run, ending in `/`. */
 export const runReplayRoot = (memoPrefix: string, runId: string): string => `${memoPrefix}/step-outputs/${runId}/`;
 /** Object key of the replay record of one delivery of a step with `payload`. */
