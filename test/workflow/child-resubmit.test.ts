@@ -82,14 +82,6 @@ async function resultOf(env: Env, runId: string): Promise<string> {
   return dec(end.outcome?.result);
 }
 
-/** Runs a retried step: advances the mock clock past the step queue's backoff until `runId` ends. */
-async function untilEnded(env: Env, runId: string): Promise<void> {
-  await until(async () => {
-    env.clock.advance(1_000);
-    return (await env.runtime.status(runId))?.state === "terminated";
-  }, `run ${runId} ends`);
-}
-
 /** Rewrites every run record, terminal record and index entry as a version before runs stored their submission wrote it. */
 async function dropSubmissions(queue: Queue): Promise<void> {
   for (const e of (await queue.kvScan(`workflow/runs/${Q}/`)).entries) {
@@ -108,7 +100,7 @@ async function dropSubmissions(queue: Queue): Promise<void> {
   }
 }
 
-const SECOND_ID = /^p-s0-0-r[0-9A-Za-z]+$/;
+const SECOND_ID = /^p-s0-0-p[0-9A-Za-z]+$/;
 
 describe("a parent run id submitted again after its end", () => {
   it("starts children of its own, also within the same millisecond, and leaves the earlier ones as they ended", async () => {
@@ -123,7 +115,7 @@ describe("a parent run id submitted again after its end", () => {
       expect(second).toMatch(SECOND_ID);
       await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: true, children: [{ mode: "succeed", value: "third" }] }) });
       const third = await resultOf(env, "p");
-      expect(third).toMatch(/^p-s0-0-r[0-9A-Za-z]+:succeeded:third$/);
+      expect(third).toMatch(/^p-s0-0-p[0-9A-Za-z]+:succeeded:third$/);
       expect(third.split(":")[0]).not.toBe(second);
       // Three children, each run once; the first run's child still holds its own end.
       expect([...log.childStarts.values()]).toEqual([1, 1, 1]);
@@ -154,7 +146,7 @@ describe("a parent run id submitted again after its end", () => {
       await until(async () => {
         env.clock.advance(1_000);
         return (await env.runtime.status("p"))?.step === 1;
-      }, "the retried step waits for its child");
+      }, "the retried step waits for its child", 20_000);
       await env.runtime.signal(`go-${mine}`, enc("go"));
       expect(await resultOf(env, "p")).toBe(`${mine}:succeeded:b+go`);
       expect(log.childStarts.get(mine)).toBe(1);
@@ -232,7 +224,7 @@ describe("a parent run id submitted again after its end", () => {
     const next = await openEnv(familyRunner(log), { store, clock });
     try {
       await next.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: true, children: [{ mode: "succeed", value: "second" }] }) });
-      expect(await resultOf(next, "p")).toMatch(/^p-s0-0-r[0-9A-Za-z]+:succeeded:second$/);
+      expect(await resultOf(next, "p")).toMatch(/^p-s0-0-p[0-9A-Za-z]+:succeeded:second$/);
       expect(log.childStarts.size).toBe(2);
     } finally {
       await next.stop();
@@ -260,7 +252,7 @@ describe("a parent run resumed over records of an earlier version", () => {
       await until(async () => {
         clock.advance(1_000);
         return (await next.runtime.status("p"))?.step === 1;
-      }, "the retried step waits for its children");
+      }, "the retried step waits for its children", 20_000);
       await next.runtime.signal("go-p-s0-1", enc("go"));
       expect(await resultOf(next, "p")).toBe("p-s0-0:succeeded:a|p-s0-1:succeeded:b+go");
       expect([...log.childStarts.entries()].sort()).toEqual([
@@ -293,12 +285,29 @@ describe("a parent run resumed over records of an earlier version", () => {
       await until(async () => {
         clock.advance(1_000);
         return (await next.runtime.status("p"))?.step === 1;
-      }, "the retried step waits for its child");
+      }, "the retried step waits for its child", 20_000);
       await next.runtime.signal("go-p-s0-0", enc("go"));
       expect(await resultOf(next, "p")).toBe("p-s0-0:succeeded:a+go");
       expect([...log.childStarts.entries()]).toEqual([["p-s0-0", 1]]);
     } finally {
       await next.stop();
+    }
+  });
+});
+
+describe("childRunId with a parent's submission", () => {
+  it("appends it to the first id, hashes the parts when too long, and refuses a submission no run id could carry", async () => {
+    const { childRunId } = await import("../../runtime/workflow/children/child-runs.js");
+    const { ValidationError } = await import("taquba");
+    expect(childRunId("p", 2, "k", undefined, "01ABC")).toBe("p-s2-k-p01ABC");
+    expect(childRunId("p", 2, "k", undefined, "01ABD")).not.toBe(childRunId("p", 2, "k", undefined, "01ABC"));
+    const long = "p".repeat(100);
+    const hashed = childRunId(long, 3, "k", undefined, "01M8TW5V4G41EKCG1ZXV1VRWJ4");
+    expect(hashed).toMatch(/^child-[0-9a-f]{48}$/);
+    expect(childRunId(long, 3, "k", undefined, "01M8TW5V4G41EKCG1ZXV1VRWJ4")).toBe(hashed);
+    expect(childRunId(long, 3, "k")).toBe(`${long}-s3-k`);
+    for (const bad of ["", "a/b", "x".repeat(129), 7 as unknown as string]) {
+      expect(() => childRunId("p", 0, "0", undefined, bad)).toThrow(ValidationError);
     }
   });
 });

@@ -100,7 +100,7 @@ describe("a child run under memo retention", () => {
       await env.runtime.submit({ runId: "r", input: json({ kind: "parent" }) });
       await until(async () => (await env.runtime.status("r"))?.step === 2, "the new parent waits");
       const mine = [...childRuns.keys()].find((id) => id !== "r-s0-0")!;
-      expect(mine).toMatch(/^r-s0-0-r[0-9A-Za-z]+$/);
+      expect(mine).toMatch(/^r-s0-0-p[0-9A-Za-z]+$/);
       env.clock.advance(RETENTION + 1);
       // The earlier run's child goes; the new run's child is kept while its parent waits.
       expect(await env.runtime.sweepMemos()).toBe(1);

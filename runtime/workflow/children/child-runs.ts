@@ -132,13 +132,13 @@ const SUBMISSION_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
  * shard, where the child runs (see `shard-placement`). With
  * `parentSubmission`, the second id: the one a parent run uses when the
  * first is held by a child of another run under its id (see the module
- * comment), `<parent>-s<step>-<key>-r<submission>`.
+ * comment), `<parent>-s<step>-<key>-p<submission>`.
  */
 export function childRunId(parentRunId: string, step: number, key: string, placement?: ShardPlacement, parentSubmission?: string): RunId {
   if (parentSubmission !== undefined && (typeof parentSubmission !== "string" || !SUBMISSION_PATTERN.test(parentSubmission))) {
     throw new ValidationError(`a parent run's submission is 1 to 128 characters of [A-Za-z0-9_-], got ${JSON.stringify(parentSubmission)}`);
   }
-  const tag = parentSubmission === undefined ? "" : `-r${parentSubmission}`;
+  const tag = parentSubmission === undefined ? "" : `-p${parentSubmission}`;
   const plain = `${parentRunId}-s${step}-${key}${tag}`;
   const routed = placement !== undefined && placement.shards > 1 ? placement : undefined;
   const room = routed === undefined ? 0 : ROUTE_SUFFIX_ROOM;
