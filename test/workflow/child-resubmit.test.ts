@@ -143,10 +143,14 @@ describe("a parent run id submitted again after its end", () => {
       await env.runtime.memoStore.clearMemosForRun("p-s0-0");
       await env.queue.kvDelete(`workflow/outcomes/${Q}/p-s0-0`);
       expect(await env.runtime.status("p-s0-0")).toBeNull();
-      await until(async () => {
-        env.clock.advance(1_000);
-        return (await env.runtime.status("p"))?.step === 1;
-      }, "the retried step waits for its child", 20_000);
+      await until(
+        async () => {
+          env.clock.advance(1_000);
+          return (await env.runtime.status("p"))?.step === 1;
+        },
+        "the retried step waits for its child",
+        20_000,
+      );
       await env.runtime.signal(`go-${mine}`, enc("go"));
       expect(await resultOf(env, "p")).toBe(`${mine}:succeeded:b+go`);
       expect(log.childStarts.get(mine)).toBe(1);
@@ -238,9 +242,20 @@ describe("a parent run resumed over records of an earlier version", () => {
     const store = new MemoryStore();
     const clock = new MockClock(1_700_000_000_000);
     const env = await openEnv(familyRunner(log), { store, clock });
-    const input = json({ kind: "parent", wait: true, failAfterStartOnce: true, children: [{ mode: "succeed", value: "a" }, { mode: "wait", value: "b" }] });
+    const input = json({
+      kind: "parent",
+      wait: true,
+      failAfterStartOnce: true,
+      children: [
+        { mode: "succeed", value: "a" },
+        { mode: "wait", value: "b" },
+      ],
+    });
     await env.runtime.submit({ runId: "p", input });
-    await until(async () => log.childStarts.size === 2 && (await env.runtime.status("p"))?.state !== "running", "the first delivery started both children and failed");
+    await until(
+      async () => log.childStarts.size === 2 && (await env.runtime.status("p"))?.state !== "running",
+      "the first delivery started both children and failed",
+    );
     await env.stop();
     // As an earlier version left them: the parent and its children name no submission.
     const legacy = await openEnv(familyRunner(log), { store, clock, start: false });
@@ -249,10 +264,14 @@ describe("a parent run resumed over records of an earlier version", () => {
     await legacy.stop();
     const next = await openEnv(familyRunner(log), { store, clock });
     try {
-      await until(async () => {
-        clock.advance(1_000);
-        return (await next.runtime.status("p"))?.step === 1;
-      }, "the retried step waits for its children", 20_000);
+      await until(
+        async () => {
+          clock.advance(1_000);
+          return (await next.runtime.status("p"))?.step === 1;
+        },
+        "the retried step waits for its children",
+        20_000,
+      );
       await next.runtime.signal("go-p-s0-1", enc("go"));
       expect(await resultOf(next, "p")).toBe("p-s0-0:succeeded:a|p-s0-1:succeeded:b+go");
       expect([...log.childStarts.entries()].sort()).toEqual([
@@ -270,7 +289,10 @@ describe("a parent run resumed over records of an earlier version", () => {
     const clock = new MockClock(1_700_000_000_000);
     const env = await openEnv(familyRunner(log), { store, clock });
     await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: true, failAfterStartOnce: true, children: [{ mode: "wait", value: "a" }] }) });
-    await until(async () => log.childStarts.size === 1 && (await env.runtime.status("p"))?.state !== "running", "the first delivery started the child and failed");
+    await until(
+      async () => log.childStarts.size === 1 && (await env.runtime.status("p"))?.state !== "running",
+      "the first delivery started the child and failed",
+    );
     await env.stop();
     // A rolling upgrade: this version submitted the parent, an earlier one started its child.
     const legacy = await openEnv(familyRunner(log), { store, clock, start: false });
@@ -282,10 +304,14 @@ describe("a parent run resumed over records of an earlier version", () => {
     await legacy.stop();
     const next = await openEnv(familyRunner(log), { store, clock });
     try {
-      await until(async () => {
-        clock.advance(1_000);
-        return (await next.runtime.status("p"))?.step === 1;
-      }, "the retried step waits for its child", 20_000);
+      await until(
+        async () => {
+          clock.advance(1_000);
+          return (await next.runtime.status("p"))?.step === 1;
+        },
+        "the retried step waits for its child",
+        20_000,
+      );
       await next.runtime.signal("go-p-s0-0", enc("go"));
       expect(await resultOf(next, "p")).toBe("p-s0-0:succeeded:a+go");
       expect([...log.childStarts.entries()]).toEqual([["p-s0-0", 1]]);

@@ -193,11 +193,7 @@ const optional = (x: unknown, pred: (x: unknown) => boolean): boolean => x === u
 
 /** A parent reference's shape, as run records and run index entries hold it. */
 export const isParentRef = (p: unknown): boolean =>
-  p !== null &&
-  typeof p === "object" &&
-  isStr((p as ParentRef).runId) &&
-  isNum((p as ParentRef).step) &&
-  optional((p as ParentRef).submission, isStr);
+  p !== null && typeof p === "object" && isStr((p as ParentRef).runId) && isNum((p as ParentRef).step) && optional((p as ParentRef).submission, isStr);
 
 const TERMINAL_STATUSES: readonly string[] = ["succeeded", "failed", "cancelled"] satisfies TerminalStatus[];
 const ERROR_KINDS: readonly string[] = ["runner", "transient", "permanent", "cancelled", "dead_lettered", "superseded"] satisfies RunErrorKind[];

@@ -123,7 +123,8 @@ export function decodeIndexEntry(bytes: Uint8Array, key: string): IndexEntry {
     (v.inputSha256 === undefined || isStr(v.inputSha256)) &&
     (v.priority === undefined || (typeof v.priority === "number" && Number.isFinite(v.priority))) &&
     (v.maxAttempts === undefined || (typeof v.maxAttempts === "number" && Number.isFinite(v.maxAttempts))) &&
-    (v.parent === undefined || (p !== null && typeof p === "object" && isStr(p.runId) && typeof p.step === "number" && (p.submission === undefined || isStr(p.submission)))) &&
+    (v.parent === undefined ||
+      (p !== null && typeof p === "object" && isStr(p.runId) && typeof p.step === "number" && (p.submission === undefined || isStr(p.submission)))) &&
     (v.submission === undefined || isStr(v.submission)) &&
     (v.flow === undefined || (v.flow !== null && typeof v.flow === "object" && !Array.isArray(v.flow) && Object.values(v.flow as object).every(isStr)));
   if (!ok) throw new StoreCorruptedError(key, "run index entry lacks its submission time or has malformed fields");
