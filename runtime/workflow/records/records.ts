@@ -190,10 +190,12 @@ const isNum = (x: unknown): x is number => typeof x === "number" && Number.isFin
 const isBytes = (x: unknown): x is Uint8Array => x instanceof Uint8Array;
 const isStrMap = (x: unknown): boolean => x !== null && typeof x === "object" && !Array.isArray(x) && Object.values(x as object).every(isStr);
 const optional = (x: unknown, pred: (x: unknown) => boolean): boolean => x === undefined || x === null || pred(x);
+/** Fields new enough that no writer ever stored them as `null`. */
+const absentOr = (x: unknown, pred: (x: unknown) => boolean): boolean => x === undefined || pred(x);
 
 /** A parent reference's shape, as run records and run index entries hold it. */
 export const isParentRef = (p: unknown): boolean =>
-  p !== null && typeof p === "object" && isStr((p as ParentRef).runId) && isNum((p as ParentRef).step) && optional((p as ParentRef).submission, isStr);
+  p !== null && typeof p === "object" && isStr((p as ParentRef).runId) && isNum((p as ParentRef).step) && absentOr((p as ParentRef).submission, isStr);
 
 const TERMINAL_STATUSES: readonly string[] = ["succeeded", "failed", "cancelled"] satisfies TerminalStatus[];
 const ERROR_KINDS: readonly string[] = ["runner", "transient", "permanent", "cancelled", "dead_lettered", "superseded"] satisfies RunErrorKind[];
@@ -214,7 +216,8 @@ export function decodeRunRecord(bytes: Uint8Array, key: string): RunRecord {
     if (!isStr(v.runId) || !isNum(v.submittedAtMs) || !isStr(v.inputSha256) || !isStr(v.incarnation)) return "lacks its identity fields";
     if (!isStrMap(v.headers)) return "has malformed headers";
     if (!optional(v.priority, isNum) || !optional(v.maxAttempts, isNum)) return "has malformed step options";
-    if (!optional(v.memoPrefix, isStr) || !optional(v.submission, isStr)) return "has a malformed memo prefix or submission";
+    if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
+    if (!absentOr(v.submission, isStr)) return "has a malformed submission";
     if (!optional(v.group, (g) => g !== null && typeof g === "object" && isStr((g as GroupRef).id) && isStr((g as GroupRef).key)))
       return "has a malformed group";
     if (!optional(v.parent, isParentRef)) return "has a malformed parent";
@@ -250,7 +253,8 @@ export function decodeTerminalRecord(bytes: Uint8Array, key: string): TerminalRe
     const p = terminationProblem(v);
     if (p !== undefined) return p;
     if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
-    if (!optional(v.submittedAtMs, isNum) || !optional(v.submission, isStr)) return "has a malformed submission";
+    if (!optional(v.submittedAtMs, isNum)) return "has a malformed submission time";
+    if (!absentOr(v.submission, isStr)) return "has a malformed submission";
     return isNum(v.terminatedAtMs) && isStr(v.incarnation) && isStr(v.token) ? undefined : "lacks its time or token";
   });
 }
