@@ -73,7 +73,15 @@ describe("durable records", () => {
   });
 
   it("keep a run's submission and its children's link to it, and report a malformed one", () => {
-    const run = { runId: "c", submittedAtMs: 5, inputSha256: "ab", incarnation: "J2", submission: "J1", headers: {}, parent: { runId: "p", step: 0, submission: "P1" } };
+    const run = {
+      runId: "c",
+      submittedAtMs: 5,
+      inputSha256: "ab",
+      incarnation: "J2",
+      submission: "J1",
+      headers: {},
+      parent: { runId: "p", step: 0, submission: "P1" },
+    };
     expect(decodeRunRecord(encodeRunRecord(run), "k")).toEqual(run);
     const base = { runId: "c", submittedAtMs: 5, inputSha256: "ab", incarnation: "J2", headers: {} };
     expect(() => decodeRunRecord(encodeValue({ ...base, submission: 7 }), "workflow/runs/c")).toThrow(/workflow\/runs\/c.*submission/);
