@@ -82,6 +82,26 @@ async function resultOf(env: Env, runId: string): Promise<string> {
   return dec(end.outcome?.result);
 }
 
+/**
+ * Waits until the retried first step of run "p" continued (to step 1, or
+ * on past it), moving the mock clock past the step queue's backoff only
+ * while step 0 waits for it: a move while a step runs could outlast its
+ * lease, and one once the run waits for its children could time out their
+ * signal waits.
+ */
+async function retried(env: Env, clock: MockClock, what: string): Promise<void> {
+  await until(
+    async () => {
+      const s = await env.runtime.status("p");
+      if (s === null || s.step >= 1) return true;
+      if (s.state === "pending") clock.advance(1_000);
+      return false;
+    },
+    what,
+    20_000,
+  );
+}
+
 /** Rewrites every run record, terminal record and index entry as a version before runs stored their submission wrote it. */
 async function dropSubmissions(queue: Queue): Promise<void> {
   for (const e of (await queue.kvScan(`workflow/runs/${Q}/`)).entries) {
@@ -143,14 +163,7 @@ describe("a parent run id submitted again after its end", () => {
       await env.runtime.memoStore.clearMemosForRun("p-s0-0");
       await env.queue.kvDelete(`workflow/outcomes/${Q}/p-s0-0`);
       expect(await env.runtime.status("p-s0-0")).toBeNull();
-      await until(
-        async () => {
-          env.clock.advance(1_000);
-          return (await env.runtime.status("p"))?.step === 1;
-        },
-        "the retried step waits for its child",
-        20_000,
-      );
+      await retried(env, env.clock, "the retried step waits for its child");
       await env.runtime.signal(`go-${mine}`, enc("go"));
       expect(await resultOf(env, "p")).toBe(`${mine}:succeeded:b+go`);
       expect(log.childStarts.get(mine)).toBe(1);
@@ -182,6 +195,27 @@ describe("a parent run id submitted again after its end", () => {
       expect(dec((await env.runtime.wait("p-s0-0")).outcome?.result)).toBe("old+late");
       await until(async () => (await env.queue.kvScan("workflow/signal-buf/")).entries.length === 0, "the unread end is dropped");
       expect((await env.queue.kvScan("workflow/children/")).entries).toEqual([]);
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("drops the end of the earlier run's child at once while the new run waits for its own", async () => {
+    const log = newLog();
+    const env = await openEnv(familyRunner(log));
+    try {
+      await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: false, children: [{ mode: "wait", value: "old" }] }) });
+      expect((await env.runtime.wait("p")).termination.status).toBe("succeeded");
+      await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: true, children: [{ mode: "wait", value: "new" }] }) });
+      await until(async () => (await env.runtime.status("p"))?.step === 1, "the new run waits for its child");
+      const mine = [...log.childStarts.keys()].find((id) => id !== "p-s0-0")!;
+      expect(await env.runtime.signal("go-p-s0-0", enc("late"))).toBe("delivered");
+      expect(dec((await env.runtime.wait("p-s0-0")).outcome?.result)).toBe("old+late");
+      // No run will read it: dropped while the new run still waits, not kept until that run ends.
+      await until(async () => (await env.queue.kvScan("workflow/signal-buf/")).entries.length === 0, "the earlier child's end is dropped");
+      expect((await env.runtime.status("p"))?.step).toBe(1);
+      await env.runtime.signal(`go-${mine}`, enc("go"));
+      expect(await resultOf(env, "p")).toBe(`${mine}:succeeded:new+go`);
     } finally {
       await env.stop();
     }
@@ -264,14 +298,7 @@ describe("a parent run resumed over records of an earlier version", () => {
     await legacy.stop();
     const next = await openEnv(familyRunner(log), { store, clock });
     try {
-      await until(
-        async () => {
-          clock.advance(1_000);
-          return (await next.runtime.status("p"))?.step === 1;
-        },
-        "the retried step waits for its children",
-        20_000,
-      );
+      await retried(next, clock, "the retried step waits for its children");
       await next.runtime.signal("go-p-s0-1", enc("go"));
       expect(await resultOf(next, "p")).toBe("p-s0-0:succeeded:a|p-s0-1:succeeded:b+go");
       expect([...log.childStarts.entries()].sort()).toEqual([
@@ -304,14 +331,7 @@ describe("a parent run resumed over records of an earlier version", () => {
     await legacy.stop();
     const next = await openEnv(familyRunner(log), { store, clock });
     try {
-      await until(
-        async () => {
-          clock.advance(1_000);
-          return (await next.runtime.status("p"))?.step === 1;
-        },
-        "the retried step waits for its child",
-        20_000,
-      );
+      await retried(next, clock, "the retried step waits for its child");
       await next.runtime.signal("go-p-s0-0", enc("go"));
       expect(await resultOf(next, "p")).toBe("p-s0-0:succeeded:a+go");
       expect([...log.childStarts.entries()]).toEqual([["p-s0-0", 1]]);

@@ -392,9 +392,32 @@ export async function wakeParent(core: RuntimeCore, key: string, parent: string)
         return;
       }
     }
-    // A parent that ended without reading the end never will: drop it.
-    if ((await core.queue.kvGet(runKey(core.queueName, parent))) === null) await core.queue.kvCompareAndDelete(bufKey, buffered);
+    // A parent that ended without reading the end never will, nor will a later run under its id: drop it.
+    if (!(await endStillRead(core, key, parent))) await core.queue.kvCompareAndDelete(bufKey, buffered);
   });
+}
+
+/**
+ * Whether a run under `parent`'s id may still read the child end buffered
+ * under completion key `key`: one is active, and it started that child (a
+ * run submitted again after the end never reads an earlier run's child;
+ * a record without a submission cannot tell, so it may).
+ */
+async function endStillRead(core: RuntimeCore, key: string, parent: string): Promise<boolean> {
+  const rk = runKey(core.queueName, parent);
+  const bytes = await core.queue.kvGet(rk);
+  if (bytes === null) return false;
+  let run: RunRecord;
+  try {
+    run = decodeRunRecord(bytes, rk);
+  } catch {
+    // A damaged record (its run's own reads report it): the end is kept for it.
+    return true;
+  }
+  const child = childOfCompletionKey(key, parent);
+  if (run.submission === undefined || child === undefined) return true;
+  const r = await core.view.records(child);
+  return r.kind === "unknown" || (await startedBy(core, r, parent, run));
 }
 
 /** The child's run id in completion key `key` of a child of `parent`; `undefined` when it is not one. */
