@@ -371,7 +371,8 @@ export async function processChildEnded(core: RuntimeCore, job: ClaimedJob, slot
 
 /**
  * Wakes the step of `parent` that waits on child completion key `key`, or
- * drops the buffered end when the parent ended. Harmless to repeat: the
+ * drops the buffered end when no run will read it (the parent ended, or a
+ * later run under its id is active; see `endStillRead`). Harmless to repeat: the
  * dead-step reconciliation does it again for a wake job the queue
  * dead-lettered, since the parent's wait has no timeout.
  */
