@@ -125,6 +125,48 @@ describe("child runs across shards", () => {
     }
     expect((await client.listRuns({ limit: 100 })).runs).toHaveLength(parents.length + children.length);
   }, 60_000);
+
+  it("a parent id submitted again after its end gets children of its own, routed to its shard", async () => {
+    const store = new MemoryStore();
+    await createShards(store, "app", SHARDS);
+    const shards = await Promise.all(Array.from({ length: SHARDS }, (_, i) => openShard(store, i)));
+    open.push(...shards);
+    const client = await TaqubaClient.open(store, { name: "app", queueName: Q, pollIntervalMs: 200 });
+    open.push(client);
+    const parent = "again-3";
+    const placement = { shard: shardOfRun(parent, SHARDS), shards: SHARDS };
+    const runOnce = async (submission: string): Promise<string> => {
+      const mine = [0, 1].map((k) => childRunId(parent, 0, String(k), placement, submission));
+      for (const child of mine) {
+        await expect.poll(async () => await client.status(child), { timeout: 20_000 }).toMatchObject({ state: "pending", step: 1 });
+        expect(await client.signal(`go:${child}`, enc.encode(`go ${child}`))).toBe("delivered");
+      }
+      const end = await client.wait(parent);
+      expect(end.termination.status).toBe("succeeded");
+      return dec.decode(end.outcome!.result!);
+    };
+
+    await client.submit({ runId: parent, input: json({ kind: "parent", children: 2 }) });
+    const first = [0, 1].map((k) => childRunId(parent, 0, String(k), placement));
+    for (const child of first) {
+      await expect.poll(async () => await client.status(child), { timeout: 20_000 }).toMatchObject({ state: "pending", step: 1 });
+      expect(await client.signal(`go:${child}`, enc.encode(`go ${child}`))).toBe("delivered");
+    }
+    expect(dec.decode((await client.wait(parent)).outcome!.result!)).toBe(first.map((c) => `${c}:go ${c}`).join("|"));
+
+    // The same id and input again: a new run, whose children carry its submission and still route to the parent's shard.
+    const again = await client.submit({ runId: parent, input: json({ kind: "parent", children: 2 }) });
+    expect(again.newlySubmitted).toBe(true);
+    const second = [0, 1].map((k) => childRunId(parent, 0, String(k), placement, again.jobId));
+    for (const child of second) {
+      expect(child.startsWith(`${parent}-s0-`)).toBe(true);
+      expect(first).not.toContain(child);
+      expect(shardOfRun(child, SHARDS)).toBe(placement.shard);
+    }
+    expect(await runOnce(again.jobId)).toBe(second.map((c) => `${c}:go ${c}`).join("|"));
+    // The earlier run's children kept their own ends.
+    for (const child of first) expect(dec.decode((await client.wait(child)).outcome!.result!)).toBe(`go ${child}`);
+  }, 60_000);
 });
 
 describe("a runtime's shard placement", () => {

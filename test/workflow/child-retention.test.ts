@@ -88,6 +88,32 @@ describe("a child run under memo retention", () => {
     }
   });
 
+  it("of an earlier run under its parent's id is swept with its window: the run submitted again there never reads it", async () => {
+    const childRuns = new Map<string, number>();
+    const env = await openEnv(familyRunner(childRuns), { configure: (b) => b.memoRetention(RETENTION).pollIntervalMs(3_600_000) });
+    try {
+      await env.runtime.submit({ runId: "r", input: json({ kind: "parent" }) });
+      await until(async () => (await env.runtime.status("r"))?.step === 2, "the parent waits");
+      expect(await env.runtime.signal("go-r", enc("ok"))).toBe("delivered");
+      expect(dec((await env.runtime.wait("r")).outcome?.result)).toBe("succeeded:run 1");
+      // The parent id again: a new run, with a child of its own, which waits.
+      await env.runtime.submit({ runId: "r", input: json({ kind: "parent" }) });
+      await until(async () => (await env.runtime.status("r"))?.step === 2, "the new parent waits");
+      const mine = [...childRuns.keys()].find((id) => id !== "r-s0-0")!;
+      expect(mine).toMatch(/^r-s0-0-p[0-9A-Za-z]+$/);
+      env.clock.advance(RETENTION + 1);
+      // The earlier run's child goes; the new run's child is kept while its parent waits.
+      expect(await env.runtime.sweepMemos()).toBe(1);
+      expect(await env.runtime.status("r-s0-0")).toBeNull();
+      expect(await env.runtime.status(mine)).toMatchObject({ state: "terminated", status: "succeeded" });
+      expect(await env.runtime.signal("go-r", enc("ok"))).toBe("delivered");
+      expect(dec((await env.runtime.wait("r")).outcome?.result)).toBe("succeeded:run 1");
+      expect(childRuns.get(mine)).toBe(1);
+    } finally {
+      await env.stop();
+    }
+  });
+
   it("is swept with its window when its parent is gone", async () => {
     const childRuns = new Map<string, number>();
     const env = await openEnv(familyRunner(childRuns), { configure: (b) => b.memoRetention(RETENTION).pollIntervalMs(3_600_000) });

@@ -29,6 +29,7 @@ import {
   stepPointerKey,
 } from "../../runtime/workflow/records/kv-keys.js";
 import type { RunId } from "taquba";
+import { decodeIndexEntry, encodeIndexEntry } from "../../runtime/workflow/runs/run-index.js";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 
@@ -69,6 +70,30 @@ describe("durable records", () => {
       StoreCorruptedError,
     );
     expect(() => decodeStepPointer(encodeValue([1, 2]), "k")).toThrow(StoreCorruptedError);
+  });
+
+  it("keep a run's submission and its children's link to it, and report a malformed one", () => {
+    const run = {
+      runId: "c",
+      submittedAtMs: 5,
+      inputSha256: "ab",
+      incarnation: "J2",
+      submission: "J1",
+      headers: {},
+      parent: { runId: "p", step: 0, submission: "P1" },
+    };
+    expect(decodeRunRecord(encodeRunRecord(run), "k")).toEqual(run);
+    const base = { runId: "c", submittedAtMs: 5, inputSha256: "ab", incarnation: "J2", headers: {} };
+    expect(() => decodeRunRecord(encodeValue({ ...base, submission: 7 }), "workflow/runs/c")).toThrow(/workflow\/runs\/c.*submission/);
+    expect(() => decodeRunRecord(encodeValue({ ...base, submission: null }), "k")).toThrow(/malformed submission/);
+    expect(() => decodeRunRecord(encodeValue({ ...base, parent: { runId: "p", step: 0, submission: ["P1"] } }), "k")).toThrow(/malformed parent/);
+    const t = { runId: "c", status: "succeeded", finalStep: 0, terminatedAtMs: 9, incarnation: "J2", token: "J2:1", submission: "J1" };
+    expect(decodeTerminalRecord(encodeTerminalRecord(t as TerminalRecord), "k").submission).toBe("J1");
+    expect(() => decodeTerminalRecord(encodeValue({ ...t, submission: 1e30 }), "k")).toThrow(StoreCorruptedError);
+    const entry = { submittedAtMs: 5, headers: {}, submission: "J1", parent: { runId: "p", step: 0, submission: "P1" } };
+    expect(decodeIndexEntry(encodeIndexEntry(entry), "k")).toEqual(entry);
+    expect(() => decodeIndexEntry(encodeValue({ ...entry, submission: null }), "k")).toThrow(StoreCorruptedError);
+    expect(() => decodeIndexEntry(encodeValue({ ...entry, parent: { runId: "p", step: 0, submission: 3 } }), "k")).toThrow(StoreCorruptedError);
   });
 });
 

@@ -8,6 +8,16 @@
  *   child it already started instead of starting another. On a shard of a
  *   sharded store the child runs on its parent's shard, and its id carries
  *   a suffix that routes clients there (see `shard-placement`).
+ * - Runs under one parent id: a parent id submitted again after its run
+ *   ended is a new run, told apart by the `submission` its run record
+ *   stores once (a retry and every resumed delivery read the same one).
+ *   Each child records the submission of the parent run that started it.
+ *   A child of another run never answers a start: the run then uses a
+ *   second id, the first one with its submission appended, which it looks
+ *   at first ever after, so its choice does not change when the other
+ *   child goes (see `childOfThisRun`). A parent record without a
+ *   submission (written by an earlier version) keeps the first id, as
+ *   that version did.
  * - The child's run record names its parent; the parent's run record says
  *   it has children; `workflow/children/{q}/{parent}/{child}` lists the
  *   running children with their parent-close policy.
@@ -37,7 +47,10 @@ import {
   encodeChildEntry,
   encodeRunRecord,
   type ParentClosePolicy,
+  type ParentRef,
+  type RunRecord,
 } from "../records/records.js";
+import { decodeIndexEntry, runIndexKey } from "../runs/run-index.js";
 import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED } from "../records/reserved.js";
 import { MAX_RUN_ID_LEN, RunId } from "../runs/run-id.js";
 import type { RunOptions, RunOutcome, TerminalStatus } from "../runs/run-types.js";
@@ -49,7 +62,7 @@ import { cancelRun } from "../runs/cancel.js";
 import { decodeChildEnd, encodeChildEnd, type ChildEndPayload } from "./child-end.js";
 import { ChildResultUnavailableError, errorText } from "../workflow-errors.js";
 import { isStoreFault } from "../store-retry.js";
-import type { WorkflowView } from "../runs/workflow-view.js";
+import type { RunRecords, WorkflowView } from "../runs/workflow-view.js";
 
 export type { ParentClosePolicy } from "../records/records.js";
 export type { ChildEnd } from "./child-end.js";
@@ -111,17 +124,26 @@ export interface ChildRuns {
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
+const SUBMISSION_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+
 /**
  * The run id of child `key` started by step `step` of run `parentRunId`;
  * on a shard (`placement`), suffixed so that it routes to the parent's
- * shard, where the child runs (see `shard-placement`).
+ * shard, where the child runs (see `shard-placement`). With
+ * `parentSubmission`, the second id: the one a parent run uses when the
+ * first is held by a child of another run under its id (see the module
+ * comment), `<parent>-s<step>-<key>-p<submission>`.
  */
-export function childRunId(parentRunId: string, step: number, key: string, placement?: ShardPlacement): RunId {
-  const plain = `${parentRunId}-s${step}-${key}`;
+export function childRunId(parentRunId: string, step: number, key: string, placement?: ShardPlacement, parentSubmission?: string): RunId {
+  if (parentSubmission !== undefined && (typeof parentSubmission !== "string" || !SUBMISSION_PATTERN.test(parentSubmission))) {
+    throw new ValidationError(`a parent run's submission is 1 to 128 characters of [A-Za-z0-9_-], got ${JSON.stringify(parentSubmission)}`);
+  }
+  const tag = parentSubmission === undefined ? "" : `-p${parentSubmission}`;
+  const plain = `${parentRunId}-s${step}-${key}${tag}`;
   const routed = placement !== undefined && placement.shards > 1 ? placement : undefined;
   const room = routed === undefined ? 0 : ROUTE_SUFFIX_ROOM;
-  // Too long to be a run id: a hash of the same three parts, just as stable.
-  const id = RunId.parse(plain.length <= MAX_RUN_ID_LEN - room ? plain : `child-${sha256Hex(`${parentRunId}/${step}/${key}`).slice(0, 48)}`);
+  // Too long to be a run id: a hash of the same parts, just as stable.
+  const id = RunId.parse(plain.length <= MAX_RUN_ID_LEN - room ? plain : `child-${sha256Hex(`${parentRunId}/${step}/${key}${tag}`).slice(0, 48)}`);
   return routed === undefined ? id : routedRunId(id, routed);
 }
 
@@ -166,11 +188,10 @@ export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number
         throw new ValidationError(`a child's key must be 1 to 64 characters of [A-Za-z0-9_-], got ${JSON.stringify(key)}`);
       }
       const parentClose = checkParentClose(spec.parentClose ?? core.parentClose);
-      const runId = childRunId(parentRunId, step, key, core.placement);
-      const completionKey = childCompletionKey(parentRunId, runId);
-      await markParent(core, parentRunId);
+      const parentRun = await markParent(core, parentRunId);
       started = true;
-      const known = await core.view.records(runId);
+      const { runId, known } = await childOfThisRun(core, parentRunId, parentRun, step, key);
+      const completionKey = childCompletionKey(parentRunId, runId);
       if (known.kind === "terminated") {
         // The child ended before this delivery (a retried step, or a retried parent): its end is
         // reported again, into the buffer the parent's wait reads; a buffer holds one payload,
@@ -197,6 +218,7 @@ export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number
           runId: parentRunId,
           step,
           parentClose,
+          ...(parentRun.submission === undefined ? {} : { submission: parentRun.submission }),
         },
       );
       return { runId, newlyStarted: out.newlySubmitted, completionKey };
@@ -204,15 +226,73 @@ export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number
   };
 }
 
-/** Sets `hasChildren` on the parent's run record (once), so its termination settles its children. */
-async function markParent(core: RuntimeCore, parentRunId: string): Promise<void> {
+/**
+ * The id of child `key` of step `step` of the active run `parent` under
+ * `parentRunId`, and what the runtime knows of it: the first id unless a
+ * child of another run holds it, the second id then. The second id is
+ * looked at first, so a step that once took it keeps it, even after the
+ * other run's child is swept; a step that took the first id finds its
+ * own child there. A parent record without a submission takes the first.
+ */
+async function childOfThisRun(
+  core: RuntimeCore,
+  parentRunId: RunId,
+  parent: RunRecord,
+  step: number,
+  key: string,
+): Promise<{ runId: RunId; known: RunRecords }> {
+  const first = childRunId(parentRunId, step, key, core.placement);
+  if (parent.submission === undefined) return { runId: first, known: await core.view.records(first) };
+  const second = childRunId(parentRunId, step, key, core.placement, parent.submission);
+  const atSecond = await core.view.records(second);
+  if (atSecond.kind !== "unknown") return { runId: second, known: atSecond };
+  const atFirst = await core.view.records(first);
+  if (atFirst.kind === "unknown" || (await startedBy(core, atFirst, parentRunId, parent))) return { runId: first, known: atFirst };
+  return { runId: second, known: atSecond };
+}
+
+/** The parent reference of the run with records `r`; "unreadable" when an ended run's index entry is gone or damaged. */
+async function parentRefOf(core: RuntimeCore, r: Exclude<RunRecords, { kind: "unknown" }>): Promise<ParentRef | undefined | "unreadable"> {
+  if (r.kind === "active") return r.run.parent;
+  const at = r.terminal.submittedAtMs;
+  if (at === undefined) return "unreadable";
+  const key = runIndexKey(core.queueName, at, r.terminal.runId);
+  const bytes = await core.queue.kvGet(key);
+  if (bytes === null) return "unreadable";
+  try {
+    return decodeIndexEntry(bytes, key).parent;
+  } catch {
+    // A damaged entry (its listing reports it): judged by the submission times.
+    return "unreadable";
+  }
+}
+
+/**
+ * Whether the run with records `r` is a child that the run `parent` under
+ * `parentRunId` started (and not one of an earlier run under that id).
+ * A child written before children named their parent's submission is the
+ * parent's when submitted at or after the parent was.
+ */
+async function startedBy(core: RuntimeCore, r: Exclude<RunRecords, { kind: "unknown" }>, parentRunId: string, parent: RunRecord): Promise<boolean> {
+  const ref = await parentRefOf(core, r);
+  if (ref === undefined) return false;
+  if (ref !== "unreadable") {
+    if (ref.runId !== parentRunId) return false;
+    if (ref.submission !== undefined) return ref.submission === parent.submission;
+  }
+  const childAt = r.kind === "active" ? r.run.submittedAtMs : r.terminal.submittedAtMs;
+  return childAt !== undefined && childAt >= parent.submittedAtMs;
+}
+
+/** Sets `hasChildren` on the parent's run record (once), so its termination settles its children; returns the record. */
+async function markParent(core: RuntimeCore, parentRunId: string): Promise<RunRecord> {
   const key = runKey(core.queueName, parentRunId);
   for (let round = 0; round < 32; round++) {
     const bytes = await core.queue.kvGet(key);
     if (bytes === null) throw new ValidationError(`run "${parentRunId}" is not active, so it cannot start a child run`);
     const run = decodeRunRecord(bytes, key);
-    if (run.hasChildren === true) return;
-    if (await core.queue.kvCompareAndPut(key, bytes, encodeRunRecord({ ...run, hasChildren: true }))) return;
+    if (run.hasChildren === true) return run;
+    if (await core.queue.kvCompareAndPut(key, bytes, encodeRunRecord({ ...run, hasChildren: true }))) return run;
   }
   throw new Error(`run "${parentRunId}" changed 32 times while a child run started; the step is retried`);
 }
@@ -291,7 +371,8 @@ export async function processChildEnded(core: RuntimeCore, job: ClaimedJob, slot
 
 /**
  * Wakes the step of `parent` that waits on child completion key `key`, or
- * drops the buffered end when the parent ended. Harmless to repeat: the
+ * drops the buffered end when no run will read it (the parent ended, or a
+ * later run under its id is active; see `endStillRead`). Harmless to repeat: the
  * dead-step reconciliation does it again for a wake job the queue
  * dead-lettered, since the parent's wait has no timeout.
  */
@@ -312,9 +393,32 @@ export async function wakeParent(core: RuntimeCore, key: string, parent: string)
         return;
       }
     }
-    // A parent that ended without reading the end never will: drop it.
-    if ((await core.queue.kvGet(runKey(core.queueName, parent))) === null) await core.queue.kvCompareAndDelete(bufKey, buffered);
+    // A parent that ended without reading the end never will, nor will a later run under its id: drop it.
+    if (!(await endStillRead(core, key, parent))) await core.queue.kvCompareAndDelete(bufKey, buffered);
   });
+}
+
+/**
+ * Whether a run under `parent`'s id may still read the child end buffered
+ * under completion key `key`: one is active, and it started that child (a
+ * run submitted again after the end never reads an earlier run's child;
+ * a record without a submission cannot tell, so it may).
+ */
+async function endStillRead(core: RuntimeCore, key: string, parent: string): Promise<boolean> {
+  const rk = runKey(core.queueName, parent);
+  const bytes = await core.queue.kvGet(rk);
+  if (bytes === null) return false;
+  let run: RunRecord;
+  try {
+    run = decodeRunRecord(bytes, rk);
+  } catch {
+    // A damaged record (its run's own reads report it): the end is kept for it.
+    return true;
+  }
+  const child = childOfCompletionKey(key, parent);
+  if (run.submission === undefined || child === undefined) return true;
+  const r = await core.view.records(child);
+  return r.kind === "unknown" || (await startedBy(core, r, parent, run));
 }
 
 /** The child's run id in completion key `key` of a child of `parent`; `undefined` when it is not one. */
@@ -333,13 +437,18 @@ export function parentOfCompletionKey(key: string): string | undefined {
  * Processes a job a parent's termination enqueued: cancels the running
  * children whose policy is `cancel` when the parent did not succeed, and
  * drops the parent's child bookkeeping. A parent re-opened since (a retry)
- * keeps it.
+ * keeps it; a new run under the parent's id (submitted again after the
+ * end) keeps only the children it started itself.
  */
 export async function processParentEnded(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot): Promise<void> {
   const parent = job.headers[HEADER_PARENT_ENDED]!;
   const status = decodeValue(job.payload) as TerminalStatus;
   try {
-    if ((await core.queue.kvGet(runKey(core.queueName, parent))) === null) await settleChildren(core, core.view, parent, status);
+    const key = runKey(core.queueName, parent);
+    const bytes = await core.queue.kvGet(key);
+    const now = bytes === null ? undefined : decodeRunRecord(bytes, key);
+    // A record without a submission cannot tell its own children from an earlier run's: all are kept, as before.
+    if (now === undefined || now.submission !== undefined) await settleChildren(core, core.view, parent, status, now);
   } catch (e) {
     // The store failing is not the job's fault: the worker puts it back uncounted.
     if (isStoreFault(e)) throw e;
@@ -361,23 +470,41 @@ export async function settleEndedParent(core: RuntimeCore, view: WorkflowView, p
   if (r.kind === "terminated") await settleChildren(core, view, parent, r.terminal.status);
 }
 
-async function settleChildren(core: RuntimeCore, view: WorkflowView, parent: string, status: TerminalStatus): Promise<void> {
+/**
+ * Settles the running children of the ended `parent` and drops its unread
+ * child ends; with `active`, the run under the parent's id that is active
+ * now (submitted again after the end), the children it started and their
+ * ends are left to it.
+ */
+async function settleChildren(core: RuntimeCore, view: WorkflowView, parent: string, status: TerminalStatus, active?: RunRecord): Promise<void> {
   const q = core.queueName;
-  for (;;) {
-    const page = await core.queue.kvScan(childrenPrefix(q, parent), { limit: 256 });
+  const kept = async (child: string): Promise<boolean> => {
+    if (active === undefined || !RunId.isValid(child)) return false;
+    const r = await view.records(child);
+    return r.kind !== "unknown" && (await startedBy(core, r, parent, active));
+  };
+  const prefix = childrenPrefix(q, parent);
+  // Kept entries stay, so each page starts after the last key seen.
+  for (let after: string | undefined; ; ) {
+    const page = await core.queue.kvScan(prefix, { limit: 256, ...(after === undefined ? {} : { after }) });
     if (page.entries.length === 0) break;
     for (const e of page.entries) {
-      const child = e.key.slice(childrenPrefix(q, parent).length);
+      after = e.key;
+      const child = e.key.slice(prefix.length);
+      if (await kept(child)) continue;
       if (status !== "succeeded" && decodeChildEntry(e.value, e.key).parentClose === "cancel") await cancelRun(core, view, child);
       await core.queue.kvCompareAndDelete(e.key, e.value);
     }
   }
   const bufPrefix = signalBufferKey(q, childCompletionPrefix(parent));
-  for (;;) {
-    const page = await core.queue.kvScan(bufPrefix, { limit: 256 });
+  for (let after: string | undefined; ; ) {
+    const page = await core.queue.kvScan(bufPrefix, { limit: 256, ...(after === undefined ? {} : { after }) });
     if (page.entries.length === 0) break;
     for (const e of page.entries) {
+      after = e.key;
       const key = e.key.slice(signalBufferKey(q, "").length);
+      const child = childOfCompletionKey(key, parent);
+      if (child !== undefined && (await kept(child))) continue;
       await core.signalLock.run(key, () => core.queue.kvCompareAndDelete(e.key, e.value));
     }
   }

@@ -17,7 +17,9 @@
  * yet swept): a parent re-opened by `retryRun` starts its children again and
  * must find each ended one there, with its recorded end, instead of running
  * it a second time. Its marker is moved one retention window on, and the
- * child goes at the first pass after its parent went.
+ * child goes at the first pass after its parent went. A later run under the
+ * parent's id (submitted again after the end) never reads the child, so it
+ * does not keep it.
  *
  * A damaged marker (or the damaged terminal record it points at) does not
  * stop the sweep: it is reported once (logged with its run id, counted in
@@ -26,7 +28,7 @@
  */
 import { decodeMarkerValue } from "../runs/terminal.js";
 import { runKey, terminalRecordKey } from "../records/kv-keys.js";
-import { decodeTerminalRecord, type TerminalRecord } from "../records/records.js";
+import { decodeRunRecord, decodeTerminalRecord, type TerminalRecord } from "../records/records.js";
 import { decodeIndexEntry, runIndexKey } from "../runs/run-index.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { forEachBounded } from "../bounded.js";
@@ -202,15 +204,30 @@ export class MemoSweeper {
     const key = runIndexKey(q, terminal.submittedAtMs, terminal.runId);
     const bytes = await this.#core.queue.kvGet(key);
     if (bytes === null) return false;
-    let parent: string | undefined;
+    let ref: { runId: string; submission?: string } | undefined;
     try {
-      parent = decodeIndexEntry(bytes, key).parent?.runId;
+      ref = decodeIndexEntry(bytes, key).parent;
     } catch {
       // A damaged entry names no parent: the run is swept as any other (its removal drops the entry).
       return false;
     }
-    if (parent === undefined) return false;
-    return (await this.#core.queue.kvGet(runKey(q, parent))) !== null || (await this.#core.queue.kvGet(terminalRecordKey(q, parent))) !== null;
+    if (ref === undefined) return false;
+    const rk = runKey(q, ref.runId);
+    const tk = terminalRecordKey(q, ref.runId);
+    const run = await this.#core.queue.kvGet(rk);
+    const ended = run === null ? await this.#core.queue.kvGet(tk) : null;
+    if (run === null && ended === null) return false;
+    let parent: { submittedAtMs?: number | undefined; submission?: string | undefined };
+    try {
+      parent = run !== null ? decodeRunRecord(run, rk) : decodeTerminalRecord(ended!, tk);
+    } catch {
+      // The parent's record is damaged (its own reader reports it): the child is kept with it.
+      return true;
+    }
+    // Is the run under the parent's id now the one that started the child? A child names it when
+    // both were written by this version; else a child submitted before that run was is an earlier run's.
+    if (ref.submission !== undefined && parent.submission !== undefined) return ref.submission === parent.submission;
+    return parent.submittedAtMs === undefined || terminal.submittedAtMs >= parent.submittedAtMs;
   }
 
   /** Logs and counts a damaged marker once. */

@@ -19,6 +19,14 @@ export interface RunRecord {
   inputSha256: string;
   /** Identifies this submission of the run id (step 0's job id): records of an earlier run under the same id never match it. */
   incarnation: string;
+  /**
+   * Identifies the submission that started this run (step 0's job id, like
+   * the first `incarnation`), kept by `retryRun`, which gives a new
+   * incarnation: a run submitted again under the id after its end gets a
+   * new one. Its children record it (see `children/child-runs`). Absent in
+   * records written before it existed.
+   */
+  submission?: string;
   headers: Record<string, string>;
   priority?: number;
   maxAttempts?: number;
@@ -46,6 +54,12 @@ export interface ParentRef {
   step: number;
   /** The child's parent-close policy (absent: `cancel`). */
   parentClose?: ParentClosePolicy;
+  /**
+   * The parent's `submission`: which run under the parent's id started the
+   * child. Absent in records written before it existed, and for a parent
+   * whose record had none.
+   */
+  submission?: string;
 }
 
 /** `workflow/children/{q}/{parent}/{child}`: a running child of a parent run. */
@@ -127,6 +141,8 @@ export interface TerminalRecord extends Termination {
   memoPrefix?: string;
   /** The run's submission time, which places it in the run index; absent in records written before the index existed. */
   submittedAtMs?: number;
+  /** The run record's `submission`, when it had one. */
+  submission?: string;
 }
 
 /** The run result record, in the run memo under `workflow.outcome`. */
@@ -174,6 +190,12 @@ const isNum = (x: unknown): x is number => typeof x === "number" && Number.isFin
 const isBytes = (x: unknown): x is Uint8Array => x instanceof Uint8Array;
 const isStrMap = (x: unknown): boolean => x !== null && typeof x === "object" && !Array.isArray(x) && Object.values(x as object).every(isStr);
 const optional = (x: unknown, pred: (x: unknown) => boolean): boolean => x === undefined || x === null || pred(x);
+/** Fields new enough that no writer ever stored them as `null`. */
+const absentOr = (x: unknown, pred: (x: unknown) => boolean): boolean => x === undefined || pred(x);
+
+/** A parent reference's shape, as run records and run index entries hold it. */
+export const isParentRef = (p: unknown): boolean =>
+  p !== null && typeof p === "object" && isStr((p as ParentRef).runId) && isNum((p as ParentRef).step) && absentOr((p as ParentRef).submission, isStr);
 
 const TERMINAL_STATUSES: readonly string[] = ["succeeded", "failed", "cancelled"] satisfies TerminalStatus[];
 const ERROR_KINDS: readonly string[] = ["runner", "transient", "permanent", "cancelled", "dead_lettered", "superseded"] satisfies RunErrorKind[];
@@ -195,10 +217,10 @@ export function decodeRunRecord(bytes: Uint8Array, key: string): RunRecord {
     if (!isStrMap(v.headers)) return "has malformed headers";
     if (!optional(v.priority, isNum) || !optional(v.maxAttempts, isNum)) return "has malformed step options";
     if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
+    if (!absentOr(v.submission, isStr)) return "has a malformed submission";
     if (!optional(v.group, (g) => g !== null && typeof g === "object" && isStr((g as GroupRef).id) && isStr((g as GroupRef).key)))
       return "has a malformed group";
-    if (!optional(v.parent, (p) => p !== null && typeof p === "object" && isStr((p as ParentRef).runId) && isNum((p as ParentRef).step)))
-      return "has a malformed parent";
+    if (!optional(v.parent, isParentRef)) return "has a malformed parent";
     return undefined;
   });
 }
@@ -232,6 +254,7 @@ export function decodeTerminalRecord(bytes: Uint8Array, key: string): TerminalRe
     if (p !== undefined) return p;
     if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
     if (!optional(v.submittedAtMs, isNum)) return "has a malformed submission time";
+    if (!absentOr(v.submission, isStr)) return "has a malformed submission";
     return isNum(v.terminatedAtMs) && isStr(v.incarnation) && isStr(v.token) ? undefined : "lacks its time or token";
   });
 }

@@ -51,6 +51,7 @@ export function stageSubmission(
   }
   if (group !== undefined) entry.group = { id: groupName ?? group.id, key: group.key, tag: group.id };
   if (run.parent !== undefined) entry.parent = { ...run.parent };
+  if (run.submission !== undefined) entry.submission = run.submission;
   if (input !== undefined && input.byteLength <= INDEX_INPUT_BYTES) entry.input = input;
   effects.kvPut(runIndexKey(q, submittedAtMs, runId), encodeIndexEntry(entry));
   if (named !== undefined) effects.kvPut(runNameKey(q, named.name, submittedAtMs, runId), EMPTY_VALUE);

@@ -34,6 +34,7 @@ import {
   terminalRecordKey,
 } from "../records/kv-keys.js";
 import {
+  decodeRunRecord,
   decodeStepPointer,
   decodeTerminalRecord,
   encodeChildEntry,
@@ -147,6 +148,16 @@ function endOf(t: TerminalRecord): RunEndHistory {
   };
 }
 
+/** Whether the run that started a child as `parent` says is active: a run under its id submitted later is not. */
+async function parentStillActive(core: RuntimeCore, parent: NonNullable<IndexEntry["parent"]>): Promise<boolean> {
+  const key = runKey(core.queueName, parent.runId);
+  const bytes = await core.queue.kvGet(key);
+  if (bytes === null) return false;
+  if (parent.submission === undefined) return true;
+  const now = decodeRunRecord(bytes, key).submission;
+  return now === undefined || now === parent.submission;
+}
+
 /** Everything but the step job that re-opens the run `t` ended at `pointer`'s step, with its step job. */
 async function reopenEffects(
   core: RuntimeCore,
@@ -164,6 +175,8 @@ async function reopenEffects(
     inputSha256: entry.inputSha256 ?? "",
     // A new incarnation: records of the ended pass (a job's result, a group member's end) no longer match.
     incarnation: jobId,
+    // The same run again: the children it started are still its own.
+    ...(entry.submission === undefined ? {} : { submission: entry.submission }),
     headers: entry.headers,
     ...(t.memoPrefix === undefined ? {} : { memoPrefix: t.memoPrefix }),
     ...(entry.priority === undefined ? {} : { priority: entry.priority }),
@@ -172,8 +185,8 @@ async function reopenEffects(
     ...(entry.parent === undefined ? {} : { parent: { ...entry.parent } }),
   };
   // A re-opened child reports its next end to its parent again, and is one of its running
-  // children again while the parent is active.
-  if (entry.parent !== undefined && (await core.queue.kvGet(runKey(q, entry.parent.runId))) !== null) {
+  // children again while the parent is active (the run that started it, not a later one under its id).
+  if (entry.parent !== undefined && (await parentStillActive(core, entry.parent))) {
     effects.kvPut(childEntryKey(q, entry.parent.runId, runId), encodeChildEntry({ parentClose: entry.parent.parentClose ?? "cancel" }));
   }
   // A re-opened parent still settles the children and unread ends its ended pass left.

@@ -49,8 +49,10 @@ export interface IndexEntry {
   inputSha256?: string;
   priority?: number;
   maxAttempts?: number;
-  /** The run that started this one as its child, and the step that did. */
-  parent?: { runId: string; step: number; parentClose?: "cancel" | "abandon" };
+  /** The run that started this one as its child, and the step that did (see `ParentRef`). */
+  parent?: { runId: string; step: number; parentClose?: "cancel" | "abandon"; submission?: string };
+  /** The run record's `submission`, which a redrive restores. */
+  submission?: string;
   /** The flow-control headers of every step (`RunOptions.flow`), which a redrive restores. */
   flow?: Record<string, string>;
 }
@@ -98,6 +100,7 @@ export function encodeIndexEntry(e: IndexEntry): Uint8Array {
   if (e.priority !== undefined) out.priority = e.priority;
   if (e.maxAttempts !== undefined) out.maxAttempts = e.maxAttempts;
   if (e.parent !== undefined) out.parent = { ...e.parent };
+  if (e.submission !== undefined) out.submission = e.submission;
   return encodeValue(out);
 }
 
@@ -108,7 +111,7 @@ export function decodeIndexEntry(bytes: Uint8Array, key: string): IndexEntry {
   const h = v.headers;
   const headersOk = h !== null && typeof h === "object" && !Array.isArray(h) && Object.values(h as object).every(isStr);
   const g = v.group as { id?: unknown; key?: unknown } | undefined | null;
-  const p = v.parent as { runId?: unknown; step?: unknown } | undefined | null;
+  const p = v.parent as { runId?: unknown; step?: unknown; submission?: unknown } | undefined | null;
   const ok =
     typeof v.submittedAtMs === "number" &&
     Number.isFinite(v.submittedAtMs) &&
@@ -120,7 +123,9 @@ export function decodeIndexEntry(bytes: Uint8Array, key: string): IndexEntry {
     (v.inputSha256 === undefined || isStr(v.inputSha256)) &&
     (v.priority === undefined || (typeof v.priority === "number" && Number.isFinite(v.priority))) &&
     (v.maxAttempts === undefined || (typeof v.maxAttempts === "number" && Number.isFinite(v.maxAttempts))) &&
-    (v.parent === undefined || (p !== null && typeof p === "object" && isStr(p.runId) && typeof p.step === "number")) &&
+    (v.parent === undefined ||
+      (p !== null && typeof p === "object" && isStr(p.runId) && typeof p.step === "number" && (p.submission === undefined || isStr(p.submission)))) &&
+    (v.submission === undefined || isStr(v.submission)) &&
     (v.flow === undefined || (v.flow !== null && typeof v.flow === "object" && !Array.isArray(v.flow) && Object.values(v.flow as object).every(isStr)));
   if (!ok) throw new StoreCorruptedError(key, "run index entry lacks its submission time or has malformed fields");
   return v as unknown as IndexEntry;

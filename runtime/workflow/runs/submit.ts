@@ -162,6 +162,8 @@ async function submitLocked(
       submittedAtMs,
       inputSha256,
       incarnation: jobId,
+      // Told apart from every other run under this id: children name it (see `children/child-runs`).
+      submission: jobId,
       headers,
       memoPrefix: core.memos.prefix,
       ...(options.priority === undefined ? {} : { priority: options.priority }),

@@ -84,6 +84,8 @@ export interface TerminationInput {
   group?: GroupRef | undefined;
   /** The run's submission time (its place in the run index). */
   submittedAtMs: number;
+  /** The run record's `submission`, when it has one. */
+  submission?: string | undefined;
   /** The parent run that started this run as its child, to which the termination reports. */
   parent?: ParentRef | undefined;
   /** The run has child bookkeeping to settle (running children, unread child ends): see `children/child-runs`. */
@@ -132,6 +134,7 @@ export function terminationOfActive(
     parent: run.parent,
     hasChildren: run.hasChildren,
     submittedAtMs: run.submittedAtMs,
+    submission: run.submission,
   };
 }
 
@@ -210,6 +213,7 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     token: t.token,
     memoPrefix: t.memoPrefix,
     submittedAtMs: t.submittedAtMs,
+    ...(t.submission === undefined ? {} : { submission: t.submission }),
     ...(error === undefined ? {} : { error }),
     ...(t.errorKind === undefined ? {} : { errorKind: t.errorKind }),
     ...(t.supersededBy === undefined ? {} : { supersededBy: t.supersededBy }),

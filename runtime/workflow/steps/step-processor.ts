@@ -181,6 +181,7 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
     parent: run.parent,
     hasChildren: run.hasChildren,
     submittedAtMs: run.submittedAtMs,
+    submission: run.submission,
     traceHeaders: traceHeaderOf(job),
   };
   const trace: StepTrace = { runId, step, name: pointer.name, memoKeys: [] };
