@@ -32,18 +32,65 @@ const TAIL = 1;
 const BYTES = 2;
 const REF = 3;
 
-/** A growable byte buffer. */
+/** ArrayBuffer's resizable form (ES2024; Node 20 has it, the configured lib does not declare it). */
+interface ResizableArrayBuffer extends ArrayBuffer {
+  resize(byteLength: number): void;
+  readonly maxByteLength: number;
+}
+const ResizableArrayBufferCtor = ArrayBuffer as unknown as new (byteLength: number, opts: { maxByteLength: number }) => ResizableArrayBuffer;
+
+/** Past this size a buffer grows in place (resizable) instead of by copying. */
+const GROW_IN_PLACE_BYTES = 1 << 20;
+/** Most address space one buffer reserves to grow into. */
+const MAX_RESERVE_BYTES = 2 ** 32;
+
+/**
+ * A growable byte buffer. Small, it grows by doubling into a new buffer;
+ * past `GROW_IN_PLACE_BYTES` it moves once into a resizable `ArrayBuffer`
+ * that reserves address space for far more and grows in place, so a run of
+ * hundreds of MiB is never copied while it grows (a copy holds both sizes
+ * at once), only the pages it fills are resident, and `trimmed()` hands back
+ * exactly the bytes written, returning the rest of the reservation.
+ */
 class Bytes {
   buf: Buffer;
   pos = 0;
+  #resizable: ResizableArrayBuffer | undefined;
   constructor(capacity: number) {
-    this.buf = Buffer.allocUnsafe(Math.max(64, capacity));
+    if (capacity <= GROW_IN_PLACE_BYTES) this.buf = Buffer.allocUnsafe(Math.max(64, capacity));
+    else this.buf = this.#reserve(capacity);
+  }
+  /** A resizable buffer of `size` bytes (room to grow far past it), viewed whole. */
+  #reserve(size: number): Buffer {
+    // Offsets into a run are 32-bit (`blockStarts`), so no run needs more than 4 GiB.
+    const r = new ResizableArrayBufferCtor(size, { maxByteLength: Math.max(size, Math.min(size * 8, MAX_RESERVE_BYTES)) });
+    this.#resizable = r;
+    return Buffer.from(r, 0, size);
   }
   ensure(n: number): void {
     if (this.pos + n <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
+    const want = Math.max(this.buf.length * 2, this.pos + n);
+    const r = this.#resizable;
+    if (r !== undefined && want <= r.maxByteLength) {
+      r.resize(want);
+      this.buf = Buffer.from(r, 0, want);
+      return;
+    }
+    // Address space only past the small sizes: pages become resident when written.
+    const next = want <= GROW_IN_PLACE_BYTES ? Buffer.allocUnsafe(want) : this.#reserve(want);
     this.buf.copy(next, 0, 0, this.pos);
     this.buf = next;
+  }
+  /** The bytes written, in a buffer of their size (a resizable one shrinks in place, giving its spare pages back). */
+  trimmed(): Buffer {
+    const r = this.#resizable;
+    if (r !== undefined) {
+      r.resize(this.pos);
+      this.buf = Buffer.from(r, 0, this.pos);
+      return this.buf;
+    }
+    // Small: copy when more than an eighth is spare.
+    return this.buf.length - this.pos > this.buf.length / 8 ? Buffer.from(this.buf.subarray(0, this.pos)) : this.buf.subarray(0, this.pos);
   }
   varint(v: number): void {
     this.ensure(8);
@@ -545,8 +592,7 @@ export class KeyRunBuilder {
   /** The run; the builder must not be used afterwards. */
   finish(): KeyRun {
     const out = this.#out;
-    // Trim a buffer that grew by doubling when more than an eighth of it is spare.
-    const bytes = out.buf.length - out.pos > out.buf.length / 8 ? Buffer.from(out.buf.subarray(0, out.pos)) : out.buf.subarray(0, out.pos);
+    const bytes = out.trimmed();
     const starts = new Uint32Array(this.#starts.length + 1);
     starts.set(this.#starts);
     starts[this.#starts.length] = out.pos;
