@@ -92,7 +92,7 @@ function progress(jobs: number, queue: Queue, t0: number): void {
   const st = queue.engineStats;
   const f = (b: number) => (b / MB).toFixed(0);
   console.log(
-    `progress: ${jobs.toLocaleString("en-US")} jobs, ${((performance.now() - t0) / 1000).toFixed(1)} s: RSS ${f(m.rss)} MB, heap ${f(m.heapUsed)} MB, buffers ${f(m.arrayBuffers)} MB; WAL objects not checkpointed ${st.walObjectsSinceCheckpoint}, checkpoints ${st.checkpoints}, compactions ${st.compactions}, segment runs ${st.segmentRuns}, load ${loadavg()[0]!.toFixed(1)}`,
+    `progress: ${jobs.toLocaleString("en-US")} jobs, ${((performance.now() - t0) / 1000).toFixed(1)} s: RSS ${f(m.rss)} MB, heap ${f(m.heapUsed)} MB, buffers ${f(m.arrayBuffers)} MB; WAL objects not checkpointed ${st.walObjectsSinceCheckpoint}, checkpoints ${st.checkpoints}, compactions ${st.compactions} (${(st.checkpointBytes / MB).toFixed(0)} MB of segments written), segment runs ${st.segmentRuns}, load ${loadavg()[0]!.toFixed(1)}`,
   );
 }
 

@@ -89,7 +89,7 @@ export class RunMerge {
       // The cursor checked this entry when it stepped on it; it may have died since.
       if (!this.inputs[input]!.live.isDead(c.index)) {
         this.#outIndex[input]![c.index] = builder.count;
-        builder.addFrom(c.run, c.keyBuf, c.keyLen, c.valueAt, () => c.keyString());
+        builder.addFrom(c.run, c.keyBuf, c.keyLen, c.valueAt);
       }
       this.#passed[input] = c.index;
       this.#remaining = Math.max(0, this.#remaining - 1);
