@@ -44,6 +44,8 @@ const STORE_DIR = process.env.STORE_DIR;
 const SKIP_FILL = process.env.SKIP_FILL === "1";
 /** PROGRESS=1: print a line per tenth of the fill (RSS, heap, buffers, WAL not yet checkpointed, checkpoints), to see what grows with the jobs. */
 const PROGRESS = process.env.PROGRESS === "1";
+/** FILL_ONLY=1 (with STORE_DIR): stop after the fill, so a later SKIP_FILL=1 run reopens the store in a fresh process, under other limits. */
+const FILL_ONLY = process.env.FILL_ONLY === "1";
 
 /** What a phase cost besides its time: peak RSS and heap, CPU time, and the longest event-loop block. */
 interface PhaseCost {
@@ -132,6 +134,10 @@ await inDir(async (dir) => {
     const fillS = (performance.now() - t) / 1000;
     row("fill", fillS, s.stop(), await settled(), `${Math.round(N / fillS).toLocaleString("en-US")} jobs/s`);
     await queue.close();
+    if (FILL_ONLY) {
+      printRows(base);
+      return;
+    }
   }
 
   // Reopen.
@@ -177,6 +183,10 @@ await inDir(async (dir) => {
   );
   if (claims < Math.min(N, DRAIN_LIMIT)) throw new Error(`drained ${claims} jobs, expected ${Math.min(N, DRAIN_LIMIT)}`);
   await queue.close();
+  printRows(base);
+});
+
+function printRows(base: { rss: number; heap: number }): void {
   const f = (b: number) => (b / MB).toFixed(0);
   console.log(
     `engine-memory: ${N.toLocaleString("en-US")} pending jobs of 64 B, LocalStore${SKIP_FILL ? " (filled by an earlier run)" : ""}, ${DRAINERS} drainers, recordCacheBytes ${recordCacheBytes === undefined ? "default" : String(recordCacheBytes)}`,
@@ -192,4 +202,4 @@ await inDir(async (dir) => {
   console.log("| phase | time | CPU | longest event-loop block | peak RSS | peak heap | RSS at end | heap at end | buffers at end | notes |");
   console.log("|---|---|---|---|---|---|---|---|---|---|");
   for (const r of rows) console.log(r);
-});
+}

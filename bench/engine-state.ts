@@ -141,7 +141,7 @@ function measure(name: string, make: () => State): void {
   if (hits !== GETS || scanned !== 2 * N) throw new Error(`wrong answers: ${hits} hits, ${scanned} scanned`);
   const perJob = (b: number) => (b / N).toFixed(0);
   rows.push(
-    `| ${name} | ${fillS.toFixed(2)} s | ${fillCpuS.toFixed(2)} s | ${longest.toFixed(0)} ms, ${slow} ≥ 20 ms | ${merges} | ${((held.heap - before.heap) / MB).toFixed(0)} MB (${perJob(held.heap - before.heap)} B/job) | ${((held.buffers - before.buffers) / MB).toFixed(0)} MB (${perJob(held.buffers - before.buffers)} B/job) | ${getNs.toFixed(0)} ns | ${missNs.toFixed(0)} ns | ${fullNs.toFixed(0)} ns | ${claimUs.toFixed(2)} µs |`,
+    `| ${name} | ${fillS.toFixed(2)} s | ${fillCpuS.toFixed(2)} s | ${longest.toFixed(0)} ms, ${slow} ≥ 20 ms | ${merges} | ${((held.heap - before.heap) / MB).toFixed(0)} MB (${perJob(held.heap - before.heap)} B/job) | ${((held.buffers - before.buffers) / MB).toFixed(0)} MB (${perJob(held.buffers - before.buffers)} B/job) | ${runBytes === 0 ? "–" : `${(runBytes / MB).toFixed(0)} MB (${perJob(runBytes)} B/job)`} | ${((rssPeak - rss0) / MB).toFixed(0)} MB | ${getNs.toFixed(0)} ns | ${missNs.toFixed(0)} ns | ${fullNs.toFixed(0)} ns | ${claimUs.toFixed(2)} µs |`,
   );
 }
 
