@@ -44,7 +44,10 @@ const MB = 1024 * 1024;
 const gc = (globalThis as { gc?: () => void }).gc;
 const STORE_DIR = process.env.STORE_DIR;
 const SKIP_FILL = process.env.SKIP_FILL === "1";
-const STOP_AFTER_FILL = process.env.STOP_AFTER_FILL === "1";
+/** PROGRESS=1: print a line per tenth of the fill (RSS, heap, buffers, WAL not yet checkpointed, checkpoints), to see what grows with the jobs. */
+const PROGRESS = process.env.PROGRESS === "1";
+/** FILL_ONLY=1 (or STOP_AFTER_FILL=1; with STORE_DIR): stop after the fill, so a later SKIP_FILL=1 run reopens the store in a fresh process, under other limits. */
+const FILL_ONLY = process.env.FILL_ONLY === "1" || process.env.STOP_AFTER_FILL === "1";
 
 /** What a phase cost besides its time: peak RSS and heap, CPU time, and the longest event-loop block. */
 interface PhaseCost {
@@ -87,6 +90,16 @@ async function settled(): Promise<{ rss: number; heap: number; buffers: number }
   return { rss: m.rss, heap: m.heapUsed, buffers: m.arrayBuffers };
 }
 
+/** One line of fill progress: what the process holds after `jobs` jobs. */
+function progress(jobs: number, queue: Queue, t0: number): void {
+  const m = process.memoryUsage();
+  const st = queue.engineStats;
+  const f = (b: number) => (b / MB).toFixed(0);
+  console.log(
+    `progress: ${jobs.toLocaleString("en-US")} jobs, ${((performance.now() - t0) / 1000).toFixed(1)} s: RSS ${f(m.rss)} MB, heap ${f(m.heapUsed)} MB, buffers ${f(m.arrayBuffers)} MB; WAL objects not checkpointed ${st.walObjectsSinceCheckpoint}, checkpoints ${st.checkpoints}, compactions ${st.compactions} (${(st.checkpointBytes / MB).toFixed(0)} MB of segments written), segment runs ${st.segmentRuns}, load ${loadavg()[0]!.toFixed(1)}`,
+  );
+}
+
 const rows: string[] = [];
 function row(phase: string, seconds: number, peak: PhaseCost, end: { rss: number; heap: number; buffers: number }, extra = ""): void {
   const f = (b: number) => (b / MB).toFixed(0);
@@ -122,15 +135,20 @@ await inDir(async (dir) => {
     queue = await Queue.open(new LocalStore(dir), "mem", { ...engineOpts });
     s = sampler();
     t = performance.now();
+    const tenth = Math.max(1000, Math.ceil(N / 10 / 1000) * 1000);
     for (let i = 0; i < N; i += 1000) {
       const n = Math.min(1000, N - i);
       await queue.enqueueBatch(Array.from({ length: n }, () => ({ queueName: "jobs", payload: PAYLOAD })));
+      if (PROGRESS && (i + n) % tenth === 0) progress(i + n, queue, t);
     }
     const fillS = (performance.now() - t) / 1000;
     row("fill", fillS, s.stop(), await settled(), `${Math.round(N / fillS).toLocaleString("en-US")} jobs/s; ${backlogNote(queue.engineStats)}`);
     await queue.close();
+    if (FILL_ONLY) {
+      printRows(base);
+      return;
+    }
   }
-  if (STOP_AFTER_FILL) return report(base);
 
   // Reopen.
   const store = withCounting(new LocalStore(dir));
@@ -175,10 +193,10 @@ await inDir(async (dir) => {
   );
   if (claims < Math.min(N, DRAIN_LIMIT)) throw new Error(`drained ${claims} jobs, expected ${Math.min(N, DRAIN_LIMIT)}`);
   await queue.close();
-  report(base);
+  printRows(base);
 });
 
-function report(base: { rss: number; heap: number }): void {
+function printRows(base: { rss: number; heap: number }): void {
   const f = (b: number) => (b / MB).toFixed(0);
   console.log(
     `engine-memory: ${N.toLocaleString("en-US")} pending jobs of 64 B, LocalStore${SKIP_FILL ? " (filled by an earlier run)" : ""}, ${DRAINERS} drainers, recordCacheBytes ${recordCacheBytes === undefined ? "default" : String(recordCacheBytes)}`,

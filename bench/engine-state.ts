@@ -40,6 +40,8 @@ const MB = 1024 * 1024;
 interface State {
   /** Merge figures of a layered state. */
   stats?(): string;
+  /** Bytes the runs hold (their buffers, which `arrayBuffers` does not count once they are resizable). */
+  runBytes?(): number;
   get(key: string): StoredValue | undefined;
   set(key: string, v: StoredValue): unknown;
   delete(key: string): unknown;
@@ -70,8 +72,25 @@ function memory(): { heap: number; buffers: number } {
   return { heap: m.heapUsed, buffers: m.arrayBuffers };
 }
 
-const ulid = monotonicFactory(seededRandom(1));
-const ids = Array.from({ length: N }, () => ulid(1_700_000_000_000));
+/**
+ * Job i's id: what a monotonic ULID factory returns on its i-th call within
+ * one millisecond (the first id plus i in the low 40 bits), computed instead
+ * of stored, so that 10M ids do not hold half a gigabyte of strings.
+ */
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+const firstId = monotonicFactory(seededRandom(1))(1_700_000_000_000);
+const idHead = firstId.slice(0, 18);
+const idLow = [...firstId.slice(18)].reduce((n, c) => n * 32 + CROCKFORD.indexOf(c), 0);
+function idOf(i: number): string {
+  let n = idLow + i;
+  let tail = "";
+  for (let k = 0; k < 8; k++) {
+    tail = CROCKFORD[n % 32]! + tail;
+    n = Math.floor(n / 32);
+  }
+  if (n > 0) throw new Error("more jobs than the id's low 40 bits hold");
+  return idHead + tail;
+}
 const rows: string[] = [];
 
 function measure(name: string, make: () => State): void {
@@ -81,7 +100,11 @@ function measure(name: string, make: () => State): void {
   const state = make();
   let longest = 0;
   let slow = 0;
-  for (const id of ids) {
+  const rss0 = process.memoryUsage.rss();
+  let rssPeak = rss0;
+  for (let i = 0; i < N; i++) {
+    const id = idOf(i);
+    if ((i & 4095) === 0) rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
     const t0 = performance.now();
     state.set(`j/${id}`, 3);
     state.set(`p/jobs/0000000005/${id}`, -id.length);
@@ -93,14 +116,16 @@ function measure(name: string, make: () => State): void {
   const cpu = process.cpuUsage(cpu0);
   const fillCpuS = (cpu.user + cpu.system) / 1e6;
   const merges = state.stats?.() ?? "– | – | –";
+  rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
   const held = memory();
+  const runBytes = state.runBytes?.() ?? 0;
   const random = seededRandom(2);
   t = performance.now();
   let hits = 0;
-  for (let i = 0; i < GETS; i++) if (state.get(`j/${ids[Math.floor(random() * N)]}`) !== undefined) hits++;
+  for (let i = 0; i < GETS; i++) if (state.get(`j/${idOf(Math.floor(random() * N))}`) !== undefined) hits++;
   const getNs = ((performance.now() - t) * 1e6) / GETS;
   t = performance.now();
-  for (let i = 0; i < GETS; i++) if (state.get(`j/${ids[Math.floor(random() * N)]}x`) !== undefined) hits++;
+  for (let i = 0; i < GETS; i++) if (state.get(`j/${idOf(Math.floor(random() * N))}x`) !== undefined) hits++;
   const missNs = ((performance.now() - t) * 1e6) / GETS;
   t = performance.now();
   let scanned = 0;
@@ -116,7 +141,7 @@ function measure(name: string, make: () => State): void {
   if (hits !== GETS || scanned !== 2 * N) throw new Error(`wrong answers: ${hits} hits, ${scanned} scanned`);
   const perJob = (b: number) => (b / N).toFixed(0);
   rows.push(
-    `| ${name} | ${fillS.toFixed(2)} s | ${fillCpuS.toFixed(2)} s | ${longest.toFixed(0)} ms, ${slow} ≥ 20 ms | ${merges} | ${((held.heap - before.heap) / MB).toFixed(0)} MB (${perJob(held.heap - before.heap)} B/job) | ${((held.buffers - before.buffers) / MB).toFixed(0)} MB (${perJob(held.buffers - before.buffers)} B/job) | ${getNs.toFixed(0)} ns | ${missNs.toFixed(0)} ns | ${fullNs.toFixed(0)} ns | ${claimUs.toFixed(2)} µs |`,
+    `| ${name} | ${fillS.toFixed(2)} s | ${fillCpuS.toFixed(2)} s | ${longest.toFixed(0)} ms, ${slow} ≥ 20 ms | ${merges} | ${((held.heap - before.heap) / MB).toFixed(0)} MB (${perJob(held.heap - before.heap)} B/job) | ${((held.buffers - before.buffers) / MB).toFixed(0)} MB (${perJob(held.buffers - before.buffers)} B/job) | ${runBytes === 0 ? "–" : `${(runBytes / MB).toFixed(0)} MB (${perJob(runBytes)} B/job)`} | ${((rssPeak - rss0) / MB).toFixed(0)} MB | ${getNs.toFixed(0)} ns | ${missNs.toFixed(0)} ns | ${fullNs.toFixed(0)} ns | ${claimUs.toFixed(2)} µs |`,
   );
 }
 
@@ -128,6 +153,7 @@ function layered(opts: LayeredStateOptions): () => State {
       set: (k, v) => s.set(k, v),
       delete: (k) => s.delete(k),
       scan: (o) => s.scan(o),
+      runBytes: () => s.layout.runs.reduce((n, r) => n + r.bytes, 0),
       stats() {
         const c = s.counters;
         const keys = 2 * N;
@@ -141,6 +167,7 @@ const CONFIGS: [string, () => State][] = [
   ["B-tree (before)", btreeState],
   ["layered, ratio 2, whole merges (before)", layered({ mergeRatio: 2, writeSlice: Infinity })],
   ["layered, ratio 2, sliced", layered({ mergeRatio: 2 })],
+  ["layered, ratio 4, sliced, merges of any size (before)", layered({ mergeRatio: 4, maxMergeEntries: Infinity })],
   ["layered, ratio 4, sliced (default)", layered({ mergeRatio: 4 })],
   ["layered, ratio 8, sliced", layered({ mergeRatio: 8 })],
 ];
@@ -157,7 +184,7 @@ console.log(
     .join(" ")}`,
 );
 console.log(
-  "| state | fill (wall, loaded) | fill CPU | longest write pair, pairs ≥ 20 ms (wall, loaded) | merges wrote per key | merges/rewrites/catch-ups | runs after fill | heap held | array buffers held | get (hit) | get (miss) | full scan, per entry | claim (scan first + 2 deletes) |",
+  "| state | fill (wall, loaded) | fill CPU | longest write pair, pairs ≥ 20 ms (wall, loaded) | merges wrote per key | merges/rewrites/catch-ups | runs after fill | heap held | array buffers held | runs' bytes | peak RSS growth while filling | get (hit) | get (miss) | full scan, per entry | claim (scan first + 2 deletes) |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of rows) console.log(r);

@@ -13,8 +13,9 @@
  * - `BYTES`: varint length and the bytes of a held or packed value,
  * - `REF`: varint index into the run's list of large values (kept as arrays,
  *   so merges never copy them).
- * Each block's first key is kept as a string for the binary search; which
- * entries died is kept apart (run-liveness.ts).
+ * A block's first entry shares nothing, so the binary search over blocks
+ * compares a key's bytes with the run's bytes at each block start: no string
+ * per block. Which entries died is kept apart (run-liveness.ts).
  *
  * Pure data structure: no IO.
  */
@@ -32,18 +33,65 @@ const TAIL = 1;
 const BYTES = 2;
 const REF = 3;
 
-/** A growable byte buffer. */
+/** ArrayBuffer's resizable form (ES2024; Node 20 has it, the configured lib does not declare it). */
+interface ResizableArrayBuffer extends ArrayBuffer {
+  resize(byteLength: number): void;
+  readonly maxByteLength: number;
+}
+const ResizableArrayBufferCtor = ArrayBuffer as unknown as new (byteLength: number, opts: { maxByteLength: number }) => ResizableArrayBuffer;
+
+/** Past this size a buffer grows in place (resizable) instead of by copying. */
+const GROW_IN_PLACE_BYTES = 1 << 20;
+/** Most address space one buffer reserves to grow into. */
+const MAX_RESERVE_BYTES = 2 ** 32;
+
+/**
+ * A growable byte buffer. Small, it grows by doubling into a new buffer;
+ * past `GROW_IN_PLACE_BYTES` it moves once into a resizable `ArrayBuffer`
+ * that reserves address space for far more and grows in place, so a run of
+ * hundreds of MiB is never copied while it grows (a copy holds both sizes
+ * at once), only the pages it fills are resident, and `trimmed()` hands back
+ * exactly the bytes written, returning the rest of the reservation.
+ */
 class Bytes {
   buf: Buffer;
   pos = 0;
+  #resizable: ResizableArrayBuffer | undefined;
   constructor(capacity: number) {
-    this.buf = Buffer.allocUnsafe(Math.max(64, capacity));
+    if (capacity <= GROW_IN_PLACE_BYTES) this.buf = Buffer.allocUnsafe(Math.max(64, capacity));
+    else this.buf = this.#reserve(capacity);
+  }
+  /** A resizable buffer of `size` bytes (room to grow far past it), viewed whole. */
+  #reserve(size: number): Buffer {
+    // Offsets into a run are 32-bit (`blockStarts`), so no run needs more than 4 GiB.
+    const r = new ResizableArrayBufferCtor(size, { maxByteLength: Math.max(size, Math.min(size * 8, MAX_RESERVE_BYTES)) });
+    this.#resizable = r;
+    return Buffer.from(r, 0, size);
   }
   ensure(n: number): void {
     if (this.pos + n <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
+    const want = Math.max(this.buf.length * 2, this.pos + n);
+    const r = this.#resizable;
+    if (r !== undefined && want <= r.maxByteLength) {
+      r.resize(want);
+      this.buf = Buffer.from(r, 0, want);
+      return;
+    }
+    // Address space only past the small sizes: pages become resident when written.
+    const next = want <= GROW_IN_PLACE_BYTES ? Buffer.allocUnsafe(want) : this.#reserve(want);
     this.buf.copy(next, 0, 0, this.pos);
     this.buf = next;
+  }
+  /** The bytes written, in a buffer of their size (a resizable one shrinks in place, giving its spare pages back). */
+  trimmed(): Buffer {
+    const r = this.#resizable;
+    if (r !== undefined) {
+      r.resize(this.pos);
+      this.buf = Buffer.from(r, 0, this.pos);
+      return this.buf;
+    }
+    // Small: copy when more than an eighth is spare.
+    return this.buf.length - this.pos > this.buf.length / 8 ? Buffer.from(this.buf.subarray(0, this.pos)) : this.buf.subarray(0, this.pos);
   }
   varint(v: number): void {
     this.ensure(8);
@@ -176,6 +224,9 @@ export class KeyBytes {
   }
 }
 
+/** The encoding of a key `blockFor` was given as a string only. */
+const blockScratch = new KeyBytes();
+
 /** Bytes shared at the start of `a[0..al)` and `b[bs..bs+bl)`, compared from `from`. */
 function commonFrom(a: Uint8Array, al: number, b: Uint8Array, bs: number, bl: number, from: number): number {
   const n = Math.min(al, bl);
@@ -192,8 +243,6 @@ export class KeyRun {
   readonly bytes: Buffer;
   /** Start of each block in `bytes`, and the end of the last at index `blocks`. */
   readonly blockStarts: Uint32Array;
-  /** The first key of each block. */
-  readonly firstKeys: readonly string[];
   /** The last key of the run. */
   readonly lastKey: string;
   /** Large held values, by `REF` index. */
@@ -206,21 +255,11 @@ export class KeyRun {
   /** A Bloom filter of the keys (`FILTER_BITS_PER_KEY` bits each), so most lookups of an absent key skip the run. */
   readonly #filter: Uint32Array;
 
-  constructor(
-    count: number,
-    bytes: Buffer,
-    blockStarts: Uint32Array,
-    firstKeys: string[],
-    lastKey: string,
-    refs: Uint8Array[],
-    ascii: boolean,
-    filter: Uint32Array,
-  ) {
+  constructor(count: number, bytes: Buffer, blockStarts: Uint32Array, lastKey: string, refs: Uint8Array[], ascii: boolean, filter: Uint32Array) {
     this.#filter = filter;
     this.count = count;
     this.bytes = bytes;
     this.blockStarts = blockStarts;
-    this.firstKeys = firstKeys;
     this.lastKey = lastKey;
     this.refs = refs;
     this.ascii = ascii;
@@ -229,7 +268,29 @@ export class KeyRun {
 
   /** Blocks. */
   get blocks(): number {
-    return this.firstKeys.length;
+    return this.blockStarts.length - 1;
+  }
+
+  /** The first key of block `b`, decoded (tests and the rare lookup of a key with a lone surrogate). */
+  firstKey(b: number): string {
+    varintAt(this.bytes, this.blockStarts[b]!, scratch);
+    const len = varintAt(this.bytes, scratch.pos, scratch);
+    return this.bytes.toString("utf8", scratch.pos, scratch.pos + len);
+  }
+
+  /** Compares the first key of block `b` with the UTF-8 key `t[0..tl)`, bytewise (`compareKeys` order). */
+  #compareFirst(b: number, t: Uint8Array, tl: number): number {
+    const buf = this.bytes;
+    // A block's first entry: shared (0), its length, its bytes.
+    varintAt(buf, this.blockStarts[b]!, scratch);
+    const len = varintAt(buf, scratch.pos, scratch);
+    const start = scratch.pos;
+    const n = Math.min(len, tl);
+    for (let i = 0; i < n; i++) {
+      const d = buf[start + i]! - t[i]!;
+      if (d !== 0) return d;
+    }
+    return len - tl;
   }
 
   /** Entries in block `b`. */
@@ -239,7 +300,7 @@ export class KeyRun {
 
   /** Bytes this run holds (buffer, offsets, filter, an estimate for the first keys; large values not counted). */
   get memoryBytes(): number {
-    return this.bytes.length + this.blockStarts.byteLength + this.#filter.byteLength + this.firstKeys.length * 80;
+    return this.bytes.length + this.blockStarts.byteLength + this.#filter.byteLength;
   }
 
   /** Compares keys in `compareKeys` order; against an ASCII run's keys the built-in comparison is that order. */
@@ -248,15 +309,32 @@ export class KeyRun {
     return compareKeys(a, b);
   }
 
-  /** The last block whose first key is at most `key`, or -1 when `key` sorts before the run. */
-  blockFor(key: string): number {
-    const keys = this.firstKeys;
+  /**
+   * The last block whose first key is at most `key`, or -1 when `key` sorts
+   * before the run. `kb`, when given, holds `key` encoded already.
+   */
+  blockFor(key: string, kb?: KeyBytes): number {
+    let hi = this.blocks - 1;
+    if (hi < 0) return -1;
+    if (!isWellFormed(key)) {
+      // UTF-8 cannot hold a lone surrogate: compare decoded strings (no stored key has one).
+      let lo = 0;
+      if (compareKeys(this.firstKey(0), key) > 0) return -1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >>> 1;
+        if (compareKeys(this.firstKey(mid), key) <= 0) lo = mid;
+        else hi = mid - 1;
+      }
+      return lo;
+    }
+    const enc = kb ?? blockScratch.set(key);
+    const t = enc.buf;
+    const tl = enc.len;
     let lo = 0;
-    let hi = keys.length - 1;
-    if (hi < 0 || this.compare(keys[0]!, key) > 0) return -1;
+    if (this.#compareFirst(0, t, tl) > 0) return -1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1;
-      if (this.compare(keys[mid]!, key) <= 0) lo = mid;
+      if (this.#compareFirst(mid, t, tl) <= 0) lo = mid;
       else hi = mid - 1;
     }
     return lo;
@@ -275,7 +353,7 @@ export class KeyRun {
   find(key: string, kb: KeyBytes, found: { valueAt: number }): number {
     if (this.count === 0 || !mayHold(this.#filter, kb.hash())) return -1;
     if (this.compare(key, this.lastKey) > 0) return -1;
-    const b = this.blockFor(key);
+    const b = this.blockFor(key, kb);
     if (b < 0) return -1;
     const buf = this.bytes;
     const t = kb.buf;
@@ -336,7 +414,6 @@ export class KeyRun {
 export class KeyRunBuilder {
   readonly #out: Bytes;
   readonly #starts: number[] = [];
-  readonly #firstKeys: string[] = [];
   readonly #refs: Uint8Array[] = [];
   #prev = Buffer.allocUnsafe(256);
   #prevLen = 0;
@@ -367,9 +444,8 @@ export class KeyRunBuilder {
   }
 
   /** Adds an entry of `src` (key bytes `key[0..keyLen)`, value at `valueAt` of `src.bytes`), copying its value as it is. */
-  addFrom(src: KeyRun, key: Buffer, keyLen: number, valueAt: number, keyString: () => string): void {
-    const newBlock = this.#count % BLOCK_ENTRIES === 0;
-    this.#addKey(key, 0, keyLen, newBlock ? keyString() : undefined);
+  addFrom(src: KeyRun, key: Buffer, keyLen: number, valueAt: number): void {
+    this.#addKey(key, 0, keyLen, undefined);
     const buf = src.bytes;
     const out = this.#out;
     const tag = buf[valueAt]!;
@@ -444,7 +520,6 @@ export class KeyRunBuilder {
     }
     if (newBlock) {
       this.#starts.push(out.pos);
-      this.#firstKeys.push(keyString ?? Buffer.from(key.buffer, key.byteOffset + from, len).toString("utf8"));
       shared = 0;
     }
     if (this.#ascii) for (let i = shared; i < len; i++) if (key[from + i]! >= 0x80) this.#ascii = false;
@@ -545,15 +620,14 @@ export class KeyRunBuilder {
   /** The run; the builder must not be used afterwards. */
   finish(): KeyRun {
     const out = this.#out;
-    // Trim a buffer that grew by doubling when more than an eighth of it is spare.
-    const bytes = out.buf.length - out.pos > out.buf.length / 8 ? Buffer.from(out.buf.subarray(0, out.pos)) : out.buf.subarray(0, out.pos);
+    const bytes = out.trimmed();
     const starts = new Uint32Array(this.#starts.length + 1);
     starts.set(this.#starts);
     starts[this.#starts.length] = out.pos;
     const lastKey = this.#prev.toString("utf8", 0, this.#prevLen);
     const filter = this.#filter ?? buildFilter(this.#hashes, this.#count);
     this.#hashes = new Uint32Array(0);
-    return new KeyRun(this.#count, bytes, starts, this.#firstKeys, lastKey, this.#refs, this.#ascii, filter);
+    return new KeyRun(this.#count, bytes, starts, lastKey, this.#refs, this.#ascii, filter);
   }
 }
 
@@ -610,15 +684,16 @@ export class RunCursor {
 
   /** Positions before the first live entry at or after `lo`; the next `advance()` lands on it. Returns whether one exists (and decodes it). */
   seek(lo: string, loBytes: KeyBytes): boolean {
-    const b = lo === "" ? 0 : Math.max(0, this.run.blockFor(lo));
+    const wellFormed = isWellFormed(lo);
+    if (wellFormed) loBytes.set(lo);
+    const b = lo === "" ? 0 : Math.max(0, this.run.blockFor(lo, wellFormed ? loBytes : undefined));
     this.#enter(this.#live.nextLive(b));
     if (lo === "") return this.advance();
-    if (!isWellFormed(lo)) {
+    if (!wellFormed) {
       // UTF-8 cannot encode a lone surrogate: compare as strings.
       while (this.advance()) if (compareKeys(this.keyString(), lo) >= 0) return true;
       return false;
     }
-    loBytes.set(lo);
     while (this.advance()) if (compareBytes(this.keyBuf, this.keyLen, loBytes.buf, loBytes.len) >= 0) return true;
     return false;
   }

@@ -47,6 +47,15 @@ export interface LayeredStateOptions {
   idleSlice?: number;
   /** More runs than this make the write that adds one finish merges synchronously. Default 24. */
   maxRuns?: number;
+  /**
+   * Largest run a tier merge aims to make: runs of more than this over
+   * `mergeRatio` live entries take part in none (they are still rewritten
+   * alone when more than half dead). Bounds what a merge holds besides the
+   * state (its output, about its inputs' bytes) instead of letting the last
+   * merge of a large state double it. Default 2,097,152 (tier merges stop
+   * at runs of about 2M keys, 40 MB for pending jobs); Infinity: no bound.
+   */
+  maxMergeEntries?: number;
 }
 
 /** A consistent, ordered copy of the state at one moment (for a full checkpoint); iterable more than once. */
@@ -73,6 +82,7 @@ export class LayeredState {
   readonly #writeSlice: number;
   readonly #idleSlice: number;
   readonly #maxRuns: number;
+  readonly #maxMergeEntries: number;
   #freezeAt: number;
   /** Memtable keys the last freeze kept (held ones). */
   #heldAtFreeze = 0;
@@ -97,6 +107,7 @@ export class LayeredState {
     this.#writeSlice = countOption(opts.writeSlice, 16, 1);
     this.#idleSlice = countOption(opts.idleSlice, 16_384, 0);
     this.#maxRuns = countOption(opts.maxRuns, 24, 2);
+    this.#maxMergeEntries = countOption(opts.maxMergeEntries, 2_097_152, 2);
     this.#freezeAt = this.#memtableKeys;
   }
 
@@ -298,7 +309,7 @@ export class LayeredState {
   /** Starts the next due merge (a whole one at a time when `writeSlice` is Infinity). */
   #startMerges(): void {
     while (this.#merge === undefined) {
-      const pick = pickMerge(this.#layers, this.#memtableKeys, this.#ratio, this.#layers.length > this.#maxRuns);
+      const pick = pickMerge(this.#layers, this.#memtableKeys, this.#ratio, this.#layers.length > this.#maxRuns, this.#maxMergeEntries);
       if (pick === undefined) return;
       if (pick.length >= 2) this.counters.merges++;
       else this.counters.rewrites++;

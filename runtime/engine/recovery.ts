@@ -95,7 +95,13 @@ export async function loadSegments(
   const kb = new KeyBytes();
   try {
     for (const run of segmentRuns(manifest)) {
-      const builder = new KeyRunBuilder(run.reduce((n, seg) => n + seg.entries, 0) * 24);
+      // Every entry takes bytes of its segment, so a manifest's counts cannot make these hints absurd.
+      const entries = Math.min(
+        run.reduce((n, seg) => n + seg.entries, 0),
+        run.reduce((n, seg) => n + seg.bytes, 0),
+      );
+      // Told the count, the builder fills its filter as keys come instead of keeping a hash per key for the end.
+      const builder = new KeyRunBuilder(entries * 24, entries);
       let last: string | undefined;
       for (const seg of run) {
         const key = ctx.prefix + seg.name;

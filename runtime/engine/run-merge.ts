@@ -89,7 +89,7 @@ export class RunMerge {
       // The cursor checked this entry when it stepped on it; it may have died since.
       if (!this.inputs[input]!.live.isDead(c.index)) {
         this.#outIndex[input]![c.index] = builder.count;
-        builder.addFrom(c.run, c.keyBuf, c.keyLen, c.valueAt, () => c.keyString());
+        builder.addFrom(c.run, c.keyBuf, c.keyLen, c.valueAt);
       }
       this.#passed[input] = c.index;
       this.#remaining = Math.max(0, this.#remaining - 1);
@@ -161,11 +161,15 @@ function tierOf(live: number, base: number, ratio: number): number {
  * holding at least `ratio` runs (tiers by live entries, so each key is
  * rewritten about log_ratio(keys / base) times); else the run with the most
  * dead entries when more than half of it is dead; else, when `force`, the
- * `ratio` (at least two) runs with the fewest live entries.
+ * `ratio` (at least two) runs with the fewest live entries. Runs of more
+ * than `maxEntries / ratio` live entries join no tier merge: a merge holds
+ * its inputs and its output at once, so merging runs of any size would make
+ * the largest merge of a state of n keys hold about 2n keys' bytes.
  */
-export function pickMerge(layers: readonly Layer[], base: number, ratio: number, force: boolean): Layer[] | undefined {
+export function pickMerge(layers: readonly Layer[], base: number, ratio: number, force: boolean, maxEntries = Infinity): Layer[] | undefined {
   const tiers = new Map<number, Layer[]>();
   for (const l of layers) {
+    if (l.live.live * ratio > maxEntries) continue;
     const t = tierOf(l.live.live, base, ratio);
     const list = tiers.get(t);
     if (list === undefined) tiers.set(t, [l]);

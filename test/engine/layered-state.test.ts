@@ -301,6 +301,99 @@ describe("layered state", () => {
     expect(catchUps).toBeGreaterThan(0);
   }, 120_000);
 
+  it("merges no run past maxMergeEntries / ratio live entries by tier, still rewrites them alone when mostly dead, and stays a plain map", () => {
+    const r = testRandom("layered state merge bound");
+    const key = (i: number) => `p/q/${String(i).padStart(6, "0")}`;
+    const capped = new LayeredState({ memtableKeys: 500, mergeRatio: 2, maxMergeEntries: 2000, writeSlice: Infinity });
+    const unbounded = new LayeredState({ memtableKeys: 500, mergeRatio: 2, writeSlice: Infinity });
+    const model = new Map<string, StoredValue>();
+    for (let i = 0; i < 20_000; i++) {
+      const v = -(1 + r.int(6));
+      capped.set(key(i), v);
+      unbounded.set(key(i), v);
+      model.set(key(i), v);
+    }
+    capped.finishMerges();
+    // Without the bound the runs merge into a few large ones; with it, no run outgrows two runs of 1000 (the cap over the ratio).
+    expect(Math.max(...unbounded.layout.runs.map((l) => l.entries))).toBeGreaterThan(8000);
+    const sizes = capped.layout.runs.map((l) => l.entries);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(2000);
+    expect(sizes.length).toBeGreaterThanOrEqual(9);
+    expectSameEntries(capped.scan(), modelScan(model, {}));
+    // A run more than half dead is rewritten alone, bound or not.
+    const rewrites = capped.counters.rewrites;
+    const victims = [...capped.scan()].map(([k]) => k).filter((_, i) => i % 4 !== 0);
+    for (const k of victims) {
+      capped.delete(k);
+      model.delete(k);
+    }
+    capped.finishMerges();
+    expect(capped.counters.rewrites).toBeGreaterThan(rewrites);
+    expect(capped.layout.runs.every((l) => l.live * 2 >= l.entries)).toBe(true);
+    expectSameEntries(capped.scan(), modelScan(model, {}));
+    expectSameEntries(capped.scan({ reverse: true, limit: 50 }), modelScan(model, { reverse: true, limit: 50 }));
+    for (let i = 0; i < 20_000; i += 97) expect(norm(capped.get(key(i)))).toEqual(norm(model.get(key(i))));
+  });
+
+  it("matches a plain map under random writes with a small merge bound", () => {
+    const r = testRandom("layered state merge bound model");
+    const ratio = 2 + r.int(3);
+    const maxMergeEntries = 100 + r.int(400);
+    const state = new LayeredState({ memtableKeys: 16 + r.int(64), mergeRatio: ratio, maxMergeEntries, writeSlice: 1 + r.int(8), idleSlice: 0 });
+    const model = new Map<string, StoredValue>();
+    let bounded = 0;
+    for (let step = 0; step < 8000; step++) {
+      const op = r.int(40);
+      const k = `p/q/${String(r.int(1500)).padStart(5, "0")}`;
+      if (op < 20) {
+        const v = r.int(2) === 0 ? r.int(50) : randomValue(r, k);
+        state.set(k, v);
+        model.set(k, v);
+      } else if (op < 32) expect(state.delete(k)).toBe(model.delete(k));
+      else if (op < 39) expect(norm(state.get(k))).toEqual(norm(model.get(k)));
+      else {
+        const opts = randomScan(r);
+        opts.prefix = "p/q/";
+        opts.limit ??= 1 + r.int(40);
+        expectSameEntries(state.scan(opts), modelScan(model, opts));
+      }
+      if (step % 100 === 0 && state.layout.runs.some((l) => l.live * ratio > maxMergeEntries)) bounded++;
+    }
+    state.finishMerges();
+    expectSameEntries(state.scan(), modelScan(model, {}));
+    expect(state.size).toBe(model.size);
+    // The bound was in play: some run grew past it over the ratio and so stopped taking part in tier merges.
+    expect(bounded).toBeGreaterThan(0);
+  }, 60_000);
+
+  it("builds a run past 1 MiB that holds exactly its bytes, whatever the capacity hint", () => {
+    const key = (i: number) => `j/${String(i).padStart(10, "0")}`;
+    const build = (capacity: number) => {
+      const b = new KeyRunBuilder(capacity);
+      for (let i = 0; i < 60_000; i++)
+        b.add(
+          key(i),
+          Uint8Array.from({ length: 20 }, (_, j) => (i + j) & 0xff),
+        );
+      return b.finish();
+    };
+    const small = build(64);
+    const size = small.bytes.length;
+    expect(size).toBeGreaterThan(1 << 20);
+    // A hint a little too large left its spare bytes (under an eighth) behind the run; a hint far too small grew by copies.
+    for (const run of [small, build(Math.ceil(size * 1.1)), build(size * 4)]) {
+      expect(run.bytes.length).toBe(size);
+      expect(run.bytes.buffer.byteLength).toBe(size);
+      expect(Buffer.compare(run.bytes, small.bytes)).toBe(0);
+      const kb = new KeyBytes();
+      const found = { valueAt: 0 };
+      for (let i = 0; i < 60_000; i += 599) {
+        expect(run.find(key(i), kb.set(key(i)), found)).toBe(i);
+        expect([...(run.value(found.valueAt) as Uint8Array)]).toEqual(Array.from({ length: 20 }, (_, j) => (i + j) & 0xff));
+      }
+    }
+  });
+
   it("finishes a merge in idle turns, without writes", async () => {
     const state = new LayeredState({ memtableKeys: 1000, mergeRatio: 2, writeSlice: 1, idleSlice: 100 });
     for (let i = 0; i < 2000; i++) state.set(`k/${String(i).padStart(5, "0")}`, i);
