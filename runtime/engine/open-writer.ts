@@ -58,27 +58,43 @@ export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy): P
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const loaded = await loadState(ctx, { trackDelta: true, checkSegments: true, ...(policy === undefined ? {} : { policy }) });
     if (loaded === undefined) continue; // a checkpoint changed the store mid-load
-    const base = loaded.manifest;
-    const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: Date.now(), lastSegment: 0 };
     try {
-      await publishManifest(ctx, claim);
+      const claimed = await claimAndFence(ctx, loaded, policy);
+      if (claimed !== undefined) return claimed;
     } catch (err) {
-      if (!(err instanceof FencedError)) throw err;
-      // A checkpoint of the current writer may have taken the number; only a
-      // manifest with an epoch as high as ours means another writer opened.
-      const now = (await readNewestManifest(ctx))!;
-      if (now.epoch >= claim.epoch) {
-        throw new FencedError(`another writer opened the store at the same time (manifest ${now.id} has epoch ${now.epoch})`);
-      }
-      continue;
+      // The open is abandoned: its loaded state is dropped, so it stops merging in idle turns.
+      loaded.tree.stopIdleMerges();
+      throw err;
     }
-    return plantFence(ctx, base, claim, loaded, policy);
+    loaded.tree.stopIdleMerges(); // a checkpoint took the manifest number: load again
   }
   throw new StoreUnavailableError(
     "open",
     manifestKey(ctx.prefix, 0),
     new Error(`the store kept changing under the opening writer ${MAX_ATTEMPTS} times in a row`),
   );
+}
+
+/**
+ * Claims the manifest after `loaded` and fences the log; undefined when a
+ * checkpoint of the current writer took the number (load again).
+ */
+async function claimAndFence(ctx: StoreContext, loaded: LoadedState, policy?: PagePolicy): Promise<Recovered | undefined> {
+  const base = loaded.manifest;
+  const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: Date.now(), lastSegment: 0 };
+  try {
+    await publishManifest(ctx, claim);
+  } catch (err) {
+    if (!(err instanceof FencedError)) throw err;
+    // A checkpoint of the current writer may have taken the number; only a
+    // manifest with an epoch as high as ours means another writer opened.
+    const now = (await readNewestManifest(ctx))!;
+    if (now.epoch >= claim.epoch) {
+      throw new FencedError(`another writer opened the store at the same time (manifest ${now.id} has epoch ${now.epoch})`);
+    }
+    return undefined;
+  }
+  return plantFence(ctx, base, claim, loaded, policy);
 }
 
 /** After the claim: replays what the previous writer landed since the load and fences the end of the log. */

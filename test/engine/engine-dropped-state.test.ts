@@ -1,12 +1,15 @@
 /**
  * @module A state the engine or a reader drops stops merging: after
  * `Engine.close`, `EngineReader.close` and a reader's reload from a newer
- * checkpoint, no idle turn copies entries of a merge nobody will read.
+ * checkpoint, and after an `Engine.open` abandoned once its state was
+ * loaded (its fence write failed), no idle turn copies entries of a merge
+ * nobody will read.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Engine, EngineReader, MemoryStore, WriteBatch } from "taquba";
 import { cursorStats } from "../../runtime/engine/key-run.js";
 import { stateTuning } from "../../runtime/engine/recovery.js";
+import { failWhen } from "../support/failing-store.js";
 
 beforeAll(() => {
   stateTuning.memtableKeys = 256;
@@ -57,6 +60,26 @@ describe("a dropped state stops merging", () => {
     expect(await reader.refresh()).toBe(true);
     expect(reader.get(`k/${String(KEYS + 999).padStart(7, "0")}`)).toEqual(new Uint8Array([(KEYS + 999) & 255]));
     await reader.close();
+    await writer.close();
+    expect(await decodedOver(30)).toBe(0);
+  }, 120_000);
+
+  it("after an open whose fence write fails", async () => {
+    const inner = new MemoryStore();
+    const first = await Engine.open(inner, { checkpointWalObjects: 0 });
+    await fill(first, KEYS);
+    await first.close();
+    expect(await decodedOver(30)).toBe(0);
+
+    // The claim lands, then every WAL put (the fence) fails: the open is abandoned after its state loaded and began merging.
+    const fenceFails = failWhen(inner, (call, key) => (call === "put" && key.startsWith("wal/") ? new Error(`fence write refused: ${key}`) : undefined));
+    await expect(Engine.open(fenceFails, { checkpointWalObjects: 0 })).rejects.toThrow(/fence write refused/);
+    expect(await decodedOver(30)).toBe(0);
+
+    // The same store opens fine without the fault, and that state does merge in idle turns.
+    const writer = await Engine.open(inner, { checkpointWalObjects: 0 });
+    expect(await decodedOver(1)).toBeGreaterThan(0);
+    expect(writer.get(`k/${String(KEYS - 1).padStart(7, "0")}`)).toEqual(new Uint8Array([(KEYS - 1) & 255]));
     await writer.close();
     expect(await decodedOver(30)).toBe(0);
   }, 120_000);
