@@ -87,6 +87,35 @@ describe("flow control of runs", () => {
     await env.stop();
   });
 
+  it("keeps the run's rule and key on a redrive that starts its steps again, so a key's other run still holds them back", async () => {
+    const g = gatedRunner();
+    const env = await openEnv(g.runner);
+    const submit = (name: string) =>
+      env.runtime.submit({ runId: name, input: enc(name), options: { headers: { tenant: "acme" }, flow: { rule: "reports", concurrencyKey: "acme" } } });
+    await submit("a1");
+    await until(() => g.gates.has("a1"), "a1 at its second step");
+    g.gates.get("a1")!(true);
+    expect((await env.runtime.wait("a1")).termination.status).toBe("failed");
+    await submit("a2");
+    await until(() => g.gates.has("a2"), "a2 at its second step, holding acme's one slot");
+
+    // From step 0 the redrive enqueues a new job from the run's index entry, not the dead one.
+    g.gates.delete("a1");
+    const retried = await env.runtime.retryRun("a1", { fromStep: 0 });
+    const job = await env.queue.view().job(retried.jobId);
+    expect(job?.headers[FLOW_RULE_HEADER]).toBe("reports");
+    expect(job?.headers[FLOW_CONCURRENCY_KEY_HEADER]).toBe("acme");
+    const a1 = (await env.runtime.listRuns({})).runs.find((r) => r.runId === "a1");
+    expect(a1?.heldBy).toEqual({ reason: "concurrency", key: "acme", limit: 1, held: 1, rule: "reports" });
+    g.gates.get("a2")!(false);
+    expect((await env.runtime.wait("a2")).termination.status).toBe("succeeded");
+    await until(() => g.gates.has("a1"), "the redriven run at its second step once a2 ended");
+    g.gates.get("a1")!(false);
+    expect((await env.runtime.wait("a1")).termination.status).toBe("succeeded");
+    expect(g.peak()).toBe(1);
+    await env.stop();
+  });
+
   it("shows a run held by a full concurrency key to readers in other processes: a QueueReader, a TaqubaClient, the CLI", async () => {
     const g = gatedRunner();
     const dir = await tempDir();

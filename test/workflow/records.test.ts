@@ -3,7 +3,7 @@
  * reported as `StoreCorruptedError`, and the key layout.
  */
 import { describe, expect, it } from "vitest";
-import { StoreCorruptedError, StepOutcome } from "taquba";
+import { FLOW_CONCURRENCY_KEY_HEADER, FLOW_RULE_HEADER, StoreCorruptedError, StepOutcome } from "taquba";
 import { encodeValue } from "../../runtime/workflow/records/codec.js";
 import {
   decodeOutcomeRecord,
@@ -94,6 +94,18 @@ describe("durable records", () => {
     expect(decodeIndexEntry(encodeIndexEntry(entry), "k")).toEqual(entry);
     expect(() => decodeIndexEntry(encodeValue({ ...entry, submission: null }), "k")).toThrow(StoreCorruptedError);
     expect(() => decodeIndexEntry(encodeValue({ ...entry, parent: { runId: "p", step: 0, submission: 3 } }), "k")).toThrow(StoreCorruptedError);
+  });
+
+  it("keep a run's flow-control headers in its index entry, and read entries written before they were kept", () => {
+    const flow = { [FLOW_RULE_HEADER]: "reports", [FLOW_CONCURRENCY_KEY_HEADER]: "acme" };
+    const entry = { submittedAtMs: 5, headers: { tenant: "acme" }, flow };
+    expect(decodeIndexEntry(encodeIndexEntry(entry), "k")).toEqual(entry);
+    // An entry of an earlier version: no flow field, so a redrive adds no flow headers, as then.
+    const earlier = encodeValue({ submittedAtMs: 5, headers: { tenant: "acme" } });
+    expect(decodeIndexEntry(earlier, "k")).toEqual({ submittedAtMs: 5, headers: { tenant: "acme" } });
+    expect(decodeIndexEntry(encodeIndexEntry({ submittedAtMs: 5, headers: {} }), "k")).not.toHaveProperty("flow");
+    expect(() => decodeIndexEntry(encodeValue({ ...entry, flow: { rule: 3 } }), "k")).toThrow(StoreCorruptedError);
+    expect(() => decodeIndexEntry(encodeValue({ ...entry, flow: ["reports"] }), "k")).toThrow(StoreCorruptedError);
   });
 });
 

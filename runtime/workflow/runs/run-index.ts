@@ -101,6 +101,8 @@ export function encodeIndexEntry(e: IndexEntry): Uint8Array {
   if (e.maxAttempts !== undefined) out.maxAttempts = e.maxAttempts;
   if (e.parent !== undefined) out.parent = { ...e.parent };
   if (e.submission !== undefined) out.submission = e.submission;
+  // Entries written before this field have none: their redrives carry no flow headers, as then.
+  if (e.flow !== undefined) out.flow = { ...e.flow };
   return encodeValue(out);
 }
 
