@@ -146,12 +146,20 @@ describe.each(stores)("child runs over a %s", (_name, makeStore) => {
           ],
         }),
       });
-      // The retry waits out the step queue's backoff on the mock clock.
+      // The retry waits out the step queue's backoff on the mock clock. The clock moves only while no
+      // step runs (the parent's retry waits, neither child is claimed): a move during a step could outlast its lease.
       await until(async () => (await env.runtime.status("p2"))?.state !== "running" && log.parentSteps >= 1, "the first attempt ends");
-      await until(async () => {
-        env.clock.advance(1_000);
-        return (await env.runtime.status("p2"))?.state === "terminated";
-      }, "the parent ends");
+      const idle = async (runId: string) => (await env.runtime.status(runId))?.state !== "running";
+      await until(
+        async () => {
+          const s = await env.runtime.status("p2");
+          if (s === null || s.state === "terminated" || s.step >= 1) return true;
+          if (s.state === "pending" && (await idle("p2-s0-left")) && (await idle("p2-s0-right"))) env.clock.advance(1_000);
+          return false;
+        },
+        "the retried first step continues",
+        20_000,
+      );
       expect(await resultOf(env, "p2")).toBe("p2-s0-left:succeeded:L|p2-s0-right:succeeded:R");
       expect(log.parentSteps).toBe(2);
       expect([...log.childStarts.values()]).toEqual([1, 1]);
