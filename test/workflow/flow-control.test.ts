@@ -20,6 +20,7 @@ import {
 } from "taquba";
 import { main } from "../../operator/cli/main.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { decodeIndexEntry, encodeIndexEntry } from "../../runtime/workflow/runs/run-index.js";
 import { dec, enc, openEnv, until } from "./helpers.js";
 
 const tempDir = useTempDirs("taquba-flow-readers-");
@@ -113,6 +114,30 @@ describe("flow control of runs", () => {
     g.gates.get("a1")!(false);
     expect((await env.runtime.wait("a1")).termination.status).toBe("succeeded");
     expect(g.peak()).toBe(1);
+    await env.stop();
+  });
+
+  it("redrives a run whose index entry an earlier version wrote (no flow field) as that version did: without flow headers", async () => {
+    const g = gatedRunner();
+    const env = await openEnv(g.runner);
+    await env.runtime.submit({ runId: "old", input: enc("old"), options: { headers: { tenant: "acme" }, flow: { rule: "reports", concurrencyKey: "acme" } } });
+    await until(() => g.gates.has("old"), "old at its second step");
+    g.gates.get("old")!(true);
+    expect((await env.runtime.wait("old")).termination.status).toBe("failed");
+    const entries = (await env.queue.kvScan("workflow/run-index/")).entries;
+    expect(entries.length).toBe(1);
+    const { flow, ...earlier } = decodeIndexEntry(entries[0]!.value, entries[0]!.key);
+    expect(flow?.[FLOW_RULE_HEADER]).toBe("reports");
+    await env.queue.kvPut(entries[0]!.key, encodeIndexEntry(earlier));
+
+    g.gates.delete("old");
+    const retried = await env.runtime.retryRun("old", { fromStep: 0 });
+    const job = await env.queue.view().job(retried.jobId);
+    expect(job?.headers[FLOW_RULE_HEADER]).toBeUndefined();
+    expect(job?.headers["tenant"]).toBe("acme");
+    await until(() => g.gates.has("old"), "the redriven run at its second step");
+    g.gates.get("old")!(false);
+    expect((await env.runtime.wait("old")).termination.status).toBe("succeeded");
     await env.stop();
   });
 
