@@ -64,7 +64,7 @@ describe("a dropped state stops merging", () => {
     expect(await decodedOver(30)).toBe(0);
   }, 120_000);
 
-  it("after an open whose fence write fails", async () => {
+  it("after an open whose fence write or manifest claim fails", async () => {
     const inner = new MemoryStore();
     const first = await Engine.open(inner, { checkpointWalObjects: 0 });
     await fill(first, KEYS);
@@ -74,6 +74,10 @@ describe("a dropped state stops merging", () => {
     // The claim lands, then every WAL put (the fence) fails: the open is abandoned after its state loaded and began merging.
     const fenceFails = failWhen(inner, (call, key) => (call === "put" && key.startsWith("wal/") ? new Error(`fence write refused: ${key}`) : undefined));
     await expect(Engine.open(fenceFails, { checkpointWalObjects: 0 })).rejects.toThrow(/fence write refused/);
+    expect(await decodedOver(30)).toBe(0);
+    // Likewise when the claim of the next manifest fails.
+    const claimFails = failWhen(inner, (call, key) => (call === "put" && key.startsWith("manifest/") ? new Error(`claim refused: ${key}`) : undefined));
+    await expect(Engine.open(claimFails, { checkpointWalObjects: 0 })).rejects.toThrow(/claim refused/);
     expect(await decodedOver(30)).toBe(0);
 
     // The same store opens fine without the fault, and that state does merge in idle turns.
