@@ -18,7 +18,11 @@
  * put waits for one that started after its own entry changed, so concurrent
  * puts pay for one or two, not one each. A process killed mid-put leaves its
  * temporary file behind; `removeLeftovers` deletes those whose process (the
- * pid in the name) is gone, and a writer calls it at open.
+ * pid in the name) is gone, and a writer calls it at open. Directories are
+ * remembered once made and fsynced; a put that finds one removed makes it
+ * again and fsyncs its parent. Not covered: another process removed and a
+ * third re-created it, parent not yet fsynced (docs/stores.md; checking
+ * would cost a stat per put).
  *
  * Cost: every file-system call is a trip to libuv's thread pool, and on a
  * loaded machine each trip waits for a core. A put makes nine, of which only
