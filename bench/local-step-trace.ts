@@ -5,6 +5,9 @@
  * store created per step (counted on disk: none are removed), and a
  * timeline of one run's step.
  *
+ * WAL puts are also split by whether a delete (a checkpoint's cleanup) was
+ * in flight at any point while they ran, to show what deletes cost them.
+ *
  * Env: N_RUNS (30), N_STEPS (10), FS_TRIPS (0 stops counting thread-pool
  * requests, whose hook slows every promise: for timings), CONC (runs in flight, 1; the timeline is
  * printed only for 1), FLUSH_MS (engine flush window; default the engine's).
@@ -67,14 +70,26 @@ async function countFolders(dir: string): Promise<number> {
   return n;
 }
 
+/** WAL put durations, by whether a delete ran at any point during the put. */
+const walPutMs = { overlapped: [] as number[], alone: [] as number[] };
+let deletesRunning = 0;
+let deletesStarted = 0;
+
 class TracedStore extends LocalStore {
   override async put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
     counts.puts++;
     mark(`put ${key} start`);
+    const t = performance.now();
+    const overlappedAtStart = deletesRunning > 0;
+    const startedBefore = deletesStarted;
     try {
       return await super.put(key, body, opts);
     } finally {
       mark(`put ${key} done`);
+      if (key.includes("wal/")) {
+        const overlapped = overlappedAtStart || deletesStarted > startedBefore;
+        walPutMs[overlapped ? "overlapped" : "alone"].push(performance.now() - t);
+      }
     }
   }
   override async get(key: string) {
@@ -90,7 +105,13 @@ class TracedStore extends LocalStore {
   override async delete(key: string): Promise<void> {
     counts.deletes++;
     mark(`delete ${key}`);
-    return super.delete(key);
+    deletesRunning++;
+    deletesStarted++;
+    try {
+      return await super.delete(key);
+    } finally {
+      deletesRunning--;
+    }
   }
 }
 
@@ -130,6 +151,8 @@ await withTempDir("bench-step-trace-", async (dir) => {
   };
   for (let i = 0; i < 5; i++) await one(); // warm-up
   const base = { ...counts };
+  walPutMs.overlapped.length = 0;
+  walPutMs.alone.length = 0;
   const folders0 = await countFolders(dir);
   const walPuts0 = queue.engineStats.walPuts;
   const lat: number[] = [];
@@ -171,6 +194,10 @@ await withTempDir("bench-step-trace-", async (dir) => {
   );
   console.log(
     `run p50 ${percentile(lat, 50).toFixed(2)} ms (per step ${(percentile(lat, 50) / N_STEPS).toFixed(3)} ms), p99 ${percentile(lat, 99).toFixed(2)} ms`,
+  );
+  const median = (xs: number[]) => (xs.length === 0 ? "-" : percentile(xs.sort((a, b) => a - b), 50).toFixed(2));
+  console.log(
+    `WAL puts: ${walPutMs.overlapped.length} overlapped a delete (p50 ${median(walPutMs.overlapped)} ms), ${walPutMs.alone.length} did not (p50 ${median(walPutMs.alone)} ms)`,
   );
   if (events === undefined) return;
   console.log("timeline of the last run (ms since submit):");
