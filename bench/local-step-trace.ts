@@ -195,7 +195,13 @@ await withTempDir("bench-step-trace-", async (dir) => {
   console.log(
     `run p50 ${percentile(lat, 50).toFixed(2)} ms (per step ${(percentile(lat, 50) / N_STEPS).toFixed(3)} ms), p99 ${percentile(lat, 99).toFixed(2)} ms`,
   );
-  const median = (xs: number[]) => (xs.length === 0 ? "-" : percentile(xs.sort((a, b) => a - b), 50).toFixed(2));
+  const median = (xs: number[]) =>
+    xs.length === 0
+      ? "-"
+      : percentile(
+          xs.sort((a, b) => a - b),
+          50,
+        ).toFixed(2);
   console.log(
     `WAL puts: ${walPutMs.overlapped.length} overlapped a delete (p50 ${median(walPutMs.overlapped)} ms), ${walPutMs.alone.length} did not (p50 ${median(walPutMs.alone)} ms)`,
   );
