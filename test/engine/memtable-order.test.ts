@@ -13,19 +13,20 @@ import { MemtableOrder } from "../../runtime/engine/memtable-order.js";
 import { compareKeys, unitsBelowSurrogates } from "../../runtime/store/keys.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
 
-/** Code point order by definition: a lone surrogate counts as its own code point, as `compareKeys` does after the BMP. */
+/**
+ * The stored order, written independently of `compareKeys`: UTF-16 code units weighted so that
+ * surrogates (pairs for code points past U+FFFF, or lone) sort after every other unit, then compared
+ * as plain number lists. That is code point order for well-formed keys.
+ */
 function reference(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const ca = a.charCodeAt(i);
-    const cb = b.charCodeAt(i);
-    if (ca === cb) continue;
-    const sa = ca >= 0xd800 && ca <= 0xdfff;
-    const sb = cb >= 0xd800 && cb <= 0xdfff;
-    if (sa !== sb) return sa ? 1 : -1;
-    return ca < cb ? -1 : 1;
-  }
-  return Math.sign(a.length - b.length);
+  const weights = (s: string) =>
+    Array.from({ length: s.length }, (_, i) => s.charCodeAt(i) + (s.charCodeAt(i) >= 0xd800 && s.charCodeAt(i) <= 0xdfff ? 0x10000 : 0));
+  const wa = weights(a);
+  const wb = weights(b);
+  const at = wa.findIndex((w, i) => i >= wb.length || w !== wb[i]);
+  if (at === -1) return Math.sign(wa.length - wb.length);
+  if (at >= wb.length) return 1;
+  return Math.sign(wa[at]! - wb[at]!);
 }
 
 /** Mostly ASCII queue-like keys sharing long prefixes, some with the characters where UTF-16 and code point order disagree. */
