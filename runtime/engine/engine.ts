@@ -330,8 +330,13 @@ export class Engine {
 
   /** Whether the WAL since the last checkpoint reached `checkpointBacklog` times a checkpoint trigger. */
   #backlogged(): boolean {
-    const { checkpointBacklog: factor, checkpointWalObjects: maxObjects, checkpointWalBytes: maxBytes } = this.#opts;
-    if (factor === 0) return false;
+    const factor = this.#opts.checkpointBacklog;
+    return factor !== 0 && this.#walSinceCheckpointReaches(factor);
+  }
+
+  /** Whether the WAL since the last checkpoint reached `factor` times a checkpoint trigger (objects or bytes, each when on). */
+  #walSinceCheckpointReaches(factor: number): boolean {
+    const { checkpointWalObjects: maxObjects, checkpointWalBytes: maxBytes } = this.#opts;
     const since = this.#sinceCheckpoint();
     return (maxObjects > 0 && since.objects >= maxObjects * factor) || (maxBytes > 0 && since.bytes >= maxBytes * factor);
   }
@@ -470,10 +475,7 @@ export class Engine {
 
   #maybeCheckpoint(): void {
     if (this.#checkpointing || this.closed) return;
-    const { checkpointWalObjects: maxObjects, checkpointWalBytes: maxBytes } = this.#opts;
-    const since = this.#sinceCheckpoint();
-    const due = (maxObjects > 0 && since.objects >= maxObjects) || (maxBytes > 0 && since.bytes >= maxBytes);
-    if (!due || this.#now() < this.#autoCheckpointPause.until) return;
+    if (!this.#walSinceCheckpointReaches(1) || this.#now() < this.#autoCheckpointPause.until) return;
     this.#startCheckpoint().then(
       () => {
         this.#autoCheckpointPause = { until: 0, ms: 0 };
