@@ -118,12 +118,13 @@ export class LayeredState {
     return n;
   }
 
-  /** Memtable keys, live entries and bytes per run (oldest first), and the runs the merge in progress reads. */
-  get layout(): { memtableKeys: number; runs: { live: number; entries: number; bytes: number }[]; merging: number } {
+  /** Memtable keys, live entries and bytes per run (oldest first), the runs the merge in progress reads and the entries it has left to copy. */
+  get layout(): { memtableKeys: number; runs: { live: number; entries: number; bytes: number }[]; merging: number; mergeRemaining: number } {
     return {
       memtableKeys: this.#mem.size,
       runs: this.#layers.map((l) => ({ live: l.live.live, entries: l.run.count, bytes: l.run.memoryBytes })),
       merging: this.#merge?.inputs.length ?? 0,
+      mergeRemaining: this.#merge?.remaining ?? 0,
     };
   }
 

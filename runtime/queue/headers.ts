@@ -9,6 +9,7 @@
  * and the MessagePack round trip would store it under another name.
  */
 import { ValidationError } from "../errors.js";
+import { isWellFormed } from "./names.js";
 
 /** Most headers one job carries. */
 export const MAX_HEADERS = 128;
@@ -19,11 +20,6 @@ export const MAX_HEADERS_BYTES = 64 * 1024;
 
 /** Header names no job may use. */
 const FORBIDDEN_NAMES = new Set(["__proto__"]);
-
-/** Whether `s` has no lone surrogates (so it survives UTF-8 encoding unchanged). */
-function isWellFormed(s: string): boolean {
-  return (s as string & { isWellFormed(): boolean }).isWellFormed();
-}
 
 /** Limits a header set is checked against, and what the caller calls it in messages. */
 export interface HeaderLimits {
