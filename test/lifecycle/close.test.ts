@@ -23,6 +23,7 @@ import {
 } from "taquba";
 import { addJob } from "../jobs/fixtures.js";
 import { startScript } from "../support/child-script.js";
+import { expectExitsSoon } from "../support/exits-soon.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 /** A runner whose steps never end on their own: they wait for a signal a test never sends. */
@@ -228,13 +229,7 @@ describe("the process after close", () => {
     it(`exits within 1 s of ${mode}.close() with waits pending (LocalStore, real timers)`, { timeout: 60_000 }, async () => {
       const script = fileURLToPath(new URL("./fixtures/close-exits.ts", import.meta.url));
       const child = startScript(script, [mode]);
-      await child.waitFor((lines) => lines.includes("closed"));
-      const closedAt = Date.now();
-      const exit = await Promise.race([child.exited, new Promise<"hung">((r) => setTimeout(() => r("hung"), 1_000))]);
-      if (exit === "hung") await child.kill();
-      expect(exit, `the process was still alive 1 s after close (stderr: ${child.stderr()})`).not.toBe("hung");
-      expect(Date.now() - closedAt).toBeLessThan(1_000);
-      expect(exit).toEqual({ code: 0, signal: null });
+      await expectExitsSoon(child, "closed", `${mode}.close()`);
       expect(child.lines).toContain("wait: ClosedError");
       expect(child.lines).toContain("result: ClosedError");
       expect(child.lines).toContain("group: ClosedError");

@@ -8,35 +8,65 @@
  *
  * The child calls `startLatenessProbe()`: a timer every 100 ms, and a line
  * `late <wall-ms> <ms>` whenever it fired at least 20 ms late. The test
- * sums them over a window with `latenessWithin`.
+ * sums them over a window with `stalledWithin`, together with the test
+ * process's own stalls when it serves the store (`startLocalLatenessProbe`).
  */
 
 const TICK_MS = 100;
 const REPORT_FROM_MS = 20;
 
-/** In the child: prints `late <wall-ms> <ms>` for every tick that fired late. Never keeps the process alive. */
-export function startLatenessProbe(): void {
+/** Calls `report` with `late <wall-ms> <ms>` for every tick that fired late. Never keeps the process alive. */
+function probe(report: (line: string) => void): NodeJS.Timeout {
   let last = performance.now();
-  setInterval(() => {
+  return setInterval(() => {
     const now = performance.now();
     const late = Math.round(now - last - TICK_MS);
     last = now;
-    if (late >= REPORT_FROM_MS) console.log(`late ${Date.now()} ${late}`);
+    if (late >= REPORT_FROM_MS) report(`late ${Date.now()} ${late}`);
   }, TICK_MS).unref();
 }
 
+/** In the child: prints `late <wall-ms> <ms>` for every tick that fired late. */
+export function startLatenessProbe(): void {
+  probe((line) => console.log(line));
+}
+
 /**
- * In the test: the lateness a child reported for stalls that ended from
- * `from` to `to` (wall ms): about the time it lost to not being run then.
- * Smaller stalls (under 20 ms a tick) are left to the test's fixed slack.
+ * In the test process, which serves the S3 protocol server to the children
+ * (its stalls hold up every store answer they wait for): the same lines,
+ * collected until `stop`.
  */
-export function latenessWithin(lines: readonly string[], from: number, to: number): number {
+export function startLocalLatenessProbe(): { lines: string[]; stop(): void } {
+  const lines: string[] = [];
+  const timer = probe((line) => lines.push(line));
+  return { lines, stop: () => clearInterval(timer) };
+}
+
+/**
+ * The time from `from` to `to` during which any of the processes whose
+ * lines are given was stalled (the union of their stalls, so a stall of the
+ * whole machine counts once): about the time lost to not being run then. A
+ * stall is reported when it ends, so one ending just after `to` counts (it
+ * held up what happened before it). Smaller stalls (under 20 ms a tick) are
+ * left to the test's fixed slack.
+ */
+export function stalledWithin(lineSets: readonly (readonly string[])[], from: number, to: number): number {
+  const spans: [number, number][] = [];
+  for (const lines of lineSets) {
+    for (const l of lines) {
+      if (!l.startsWith("late ")) continue;
+      const [, at, ms] = l.split(" ");
+      const end = Number(at);
+      if (end >= from && end <= to + TICK_MS) spans.push([end - Number(ms), end]);
+    }
+  }
+  spans.sort((a, b) => a[0] - b[0]);
   let sum = 0;
-  for (const l of lines) {
-    if (!l.startsWith("late ")) continue;
-    const [, at, ms] = l.split(" ");
-    // A stall is reported when it ends: one that ended just after `to` held up what happened before it.
-    if (Number(at) >= from && Number(at) <= to + TICK_MS) sum += Number(ms);
+  let reach = Number.NEGATIVE_INFINITY;
+  for (const [start, end] of spans) {
+    if (end <= reach) continue;
+    sum += end - Math.max(start, reach);
+    reach = end;
   }
   return sum;
 }
