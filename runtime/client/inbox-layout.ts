@@ -18,7 +18,8 @@
  * submission order (by the client's clock) and old marks are found by id.
  */
 import { createHash } from "node:crypto";
-import { decodeTime, encodeTime, monotonicFactory, TIME_MAX } from "ulid";
+import { decodeTime, encodeTime, TIME_MAX } from "ulid";
+import { pooledUlids } from "../queue/ulid-source.js";
 import { RESERVED_KV_PREFIX } from "../workflow/records/reserved.js";
 
 export const inboxPrefix = (q: string): string => `inbox/${q}/`;
@@ -49,7 +50,7 @@ export function requestTime(id: string): number {
 
 /** A generator of increasing request ids for one client. */
 export function requestIds(): (now: number) => string {
-  const next = monotonicFactory();
+  const next = pooledUlids();
   return (now) => next(now);
 }
 

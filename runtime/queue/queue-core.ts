@@ -4,8 +4,7 @@
  * loop, plus the helpers every transaction path uses. Internal: users see
  * only `Queue`.
  */
-import { randomFillSync } from "node:crypto";
-import { incrementBase32, monotonicFactory } from "ulid";
+import { incrementBase32 } from "ulid";
 import { SystemClock, timedClock, type TimedClock } from "../clock.js";
 import type { Engine } from "../engine/engine.js";
 import { ClosedError, FencedError, ValidationError } from "../errors.js";
@@ -23,25 +22,9 @@ import { insertJob, insertJobRecord, type PreparedEnqueue, type TransitionContex
 import type { JobRecord } from "./record.js";
 import type { Txn } from "./txn.js";
 import type { EnqueueItem, EnqueueOutcome } from "./types.js";
+import { pooledUlids } from "./ulid-source.js";
 
 const idDecoder = new TextDecoder();
-
-/**
- * ulid's default source asks the OS for one random byte per character (16
- * calls per id); this draws the same kind of bytes from a refilled pool so
- * one system call serves hundreds of ids. Each byte is used once.
- */
-function pooledRandom(): () => number {
-  const pool = new Uint8Array(4096);
-  let next = pool.length;
-  return () => {
-    if (next === pool.length) {
-      randomFillSync(pool);
-      next = 0;
-    }
-    return pool[next++]! / 256;
-  };
-}
 
 export class QueueCore {
   readonly clock: TimedClock;
@@ -52,7 +35,7 @@ export class QueueCore {
   readonly deadListeners = new Set<(e: DeadLetteredEvent) => void>();
   readonly host: MaintenanceHost;
   readonly loop: MaintenanceLoop;
-  readonly #factory = monotonicFactory(pooledRandom());
+  readonly #factory = pooledUlids();
   /** Every id handed out is greater than this (the persisted high-water mark, then the last id). */
   #last: string;
   /** Payload objects written for transactions not yet built; the orphan sweep leaves them alone. */

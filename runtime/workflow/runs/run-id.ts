@@ -5,7 +5,7 @@
  * headers and dedup keys), so its alphabet is restricted to characters that
  * are safe in all of them without escaping.
  */
-import { monotonicFactory } from "ulid";
+import { pooledUlids } from "../../queue/ulid-source.js";
 import { InvalidRunIdError } from "../workflow-errors.js";
 
 /** Longest run id, in bytes. */
@@ -26,7 +26,7 @@ declare const RUN_ID_BRAND: unique symbol;
  */
 export type RunId = string & { readonly [RUN_ID_BRAND]: true };
 
-const nextUlid = monotonicFactory();
+const nextUlid = pooledUlids();
 
 /** Why `s` is not a run id, or `undefined` when it is one. */
 function problemWith(s: unknown): string | undefined {
