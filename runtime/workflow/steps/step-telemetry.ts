@@ -9,7 +9,7 @@
  */
 import type { ClaimedJob } from "../../queue/types.js";
 import { type Instruments, instruments, recordSince, stepClaimed } from "../../telemetry/metrics.js";
-import { endOk, forgetStepSpan, registerStepSpan, startSpan, withActiveSpan } from "../../telemetry/tracing.js";
+import { endOk, forgetStepSpan, registerStepSpan, startSpan, tracing, withActiveSpan } from "../../telemetry/tracing.js";
 import { HEADER_NOOP, HEADER_RUN_ID, HEADER_STEP, HEADER_TERMINAL, HEADER_TRACEPARENT } from "../records/reserved.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { attemptFailed } from "./step-log.js";
@@ -25,7 +25,8 @@ export interface AttemptTelemetry {
 /** The telemetry of `job`'s attempt; undefined when neither tracing nor metrics is on (the no-cost path). */
 export function startAttemptTelemetry(core: RuntimeCore, job: ClaimedJob): AttemptTelemetry | undefined {
   const m = instruments();
-  const span = job.headers[HEADER_NOOP] !== undefined ? undefined : startJobSpan(core, job);
+  // `tracing()` first: without a tracer the span's attributes would be built for nothing on every step.
+  const span = job.headers[HEADER_NOOP] !== undefined || !tracing() ? undefined : startJobSpan(core, job);
   if (m === undefined && span === undefined) return undefined;
   const terminal = job.headers[HEADER_TERMINAL] !== undefined;
   const startedAt = performance.now();
