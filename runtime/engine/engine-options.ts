@@ -139,6 +139,16 @@ export interface EngineStats {
   walBytesSinceCheckpoint: number;
   /** Commits whose acknowledgement waited for a checkpoint (see `checkpointBacklog`). */
   backlogWaits: number;
+  /** Immutable key runs the in-memory state is layered in now (besides its memtable; see docs/engine.md, "Stage 2b"). */
+  keyRuns: number;
+  /** Times the memtable froze into a new key run since open. */
+  memtableFreezes: number;
+  /** Key-run merges started since open: of two runs or more, and rewrites of one run that was mostly dead. */
+  runMerges: number;
+  /** Writes that had to finish merges synchronously because runs piled up past their bound. */
+  runCatchUps: number;
+  /** Entries those merges wrote (each a copy of a live key, and its value or page reference). */
+  mergedEntries: number;
 }
 
 /** `EngineOptions` checked, with every default filled in; made once at open. */

@@ -235,6 +235,7 @@ export class Engine {
 
   /** Counters since open, for benchmarks and operators. */
   get stats(): EngineStats {
+    const c = this.#state.counters;
     return {
       epoch: this.#epoch,
       walPuts: this.#wal.stats.objects,
@@ -253,6 +254,11 @@ export class Engine {
       walObjectsSinceCheckpoint: this.#sinceCheckpoint().objects,
       walBytesSinceCheckpoint: this.#sinceCheckpoint().bytes,
       backlogWaits: this.#backlogWaits,
+      keyRuns: this.#state.runCount,
+      memtableFreezes: c.freezes,
+      runMerges: c.merges + c.rewrites,
+      runCatchUps: c.catchUps,
+      mergedEntries: c.mergedEntries,
     };
   }
 

@@ -118,6 +118,11 @@ export class LayeredState {
     return n;
   }
 
+  /** Runs the state is layered in now (besides the memtable). */
+  get runCount(): number {
+    return this.#layers.length;
+  }
+
   /** Memtable keys, live entries and bytes per run (oldest first), the runs the merge in progress reads and the entries it has left to copy. */
   get layout(): { memtableKeys: number; runs: { live: number; entries: number; bytes: number }[]; merging: number; mergeRemaining: number } {
     return {
