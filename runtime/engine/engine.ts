@@ -568,10 +568,10 @@ export class Engine {
       if (this.#pager !== undefined) {
         for (const [name, blocks] of indexes) this.#pager.addIndex(name, blocks);
         this.#pager.addRuns(next);
-        // Stopped early (closed): values may still name dropped runs, so their segments stay.
-        if (!(await this.#pageOut(snapshot !== undefined ? snapshot.entries() : changed!.entries(), id))) return;
-        // No paged value names a dropped run any more: its segments may go.
-        if (full) this.#pager.keepOnly(next);
+        // Values still paged to the runs a compaction dropped are read from it from now on; none is re-pointed.
+        if (full) this.#pager.compacted(next);
+        // A compaction pages only what the memtable held at the cut: everything else was paged or packed before.
+        if (!(await this.#pageOut(snapshot !== undefined ? snapshot.memtableEntries() : changed!.entries(), id))) return;
       }
       // The checkpoint is complete; what GC leaves behind the next one finds again.
       await collectGarbage(writer, next, prev).catch((err: unknown) => {
@@ -611,10 +611,13 @@ export class Engine {
   }
 
   /**
-   * After checkpoint `run` published: every value it wrote that the state
-   * still holds (no commit changed it since) leaves memory when the policy
-   * lets it, or is packed (so it stops holding the WAL object it was a view
-   * into, and costs its bytes plus a small header). Yields like the segment writer does.
+   * After checkpoint `run` published: every value it wrote that the
+   * memtable still holds (no commit changed it since) leaves memory when
+   * the policy lets it, or is packed (so it stops holding the WAL object it
+   * was a view into, and costs its bytes plus a small header). Values
+   * already paged stay as they are, also after a compaction: the pager
+   * reads a value paged to a run the compaction dropped from the
+   * compaction (`ValuePager.compacted`). Yields like the segment writer does.
    */
   async #pageOut(written: Iterable<[string, StoredValue | null]>, run: number): Promise<boolean> {
     const policy = this.#pager!.policy;
@@ -622,9 +625,8 @@ export class Engine {
     let n = 0;
     let sliceStart = performance.now();
     for (const [key, v] of written) {
-      // Only a paged value (re-pointed by a compaction) can live in a key run; a value committed since is a different one.
-      if (v !== null && isPaged(v)) state.replaceIf(key, v, run);
-      else if (v instanceof Uint8Array && state.holds(key, v)) state.replaceIf(key, v, isPageable(policy, key, v) ? run : packValue(key, v));
+      // Held by identity: a value committed since is a different array, and a run never holds a caller's array.
+      if (v instanceof Uint8Array && state.holds(key, v)) state.replaceIf(key, v, isPageable(policy, key, v) ? run : packValue(key, v));
       if (++n % 64 !== 0 || performance.now() - sliceStart < 2) continue;
       await yieldToLoop();
       if (this.closed) return false;

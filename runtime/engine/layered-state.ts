@@ -61,6 +61,8 @@ export interface LayeredStateOptions {
 /** A consistent, ordered copy of the state at one moment (for a full checkpoint); iterable more than once. */
 export interface StateSnapshot {
   entries(): IterableIterator<[string, StoredValue]>;
+  /** The memtable's entries at that moment, in key order: the only place a caller's array is held (runs hold copies). */
+  memtableEntries(): IterableIterator<[string, StoredValue]>;
 }
 
 /** A whole number of at least `min` (Infinity allowed), or `fallback` when `v` is absent or not a number. */
@@ -388,7 +390,7 @@ export class LayeredState {
   snapshot(): StateSnapshot {
     const mem = this.#mem.clone();
     const layers = this.#layers.map((l) => ({ run: l.run, live: l.live.clone(), input: -1 }));
-    return { entries: () => mergeForward(mem, layers, "") };
+    return { entries: () => mergeForward(mem, layers, ""), memtableEntries: () => mem.entries() };
   }
 }
 
