@@ -147,6 +147,8 @@ function drainCounters(a: EngineStats, b: EngineStats): string {
 function drainTimeline(queue: Queue, t0: number, claimed: () => number): { stop(): string[] } {
   const events: string[] = [];
   let last = queue.engineStats;
+  /** The claims made when commits started waiting, until claims move on again. */
+  let stalledAt: number | undefined;
   const at = () => `${((performance.now() - t0) / 1000).toFixed(2)} s (claim ${claimed().toLocaleString("en-US")})`;
   const poll = () => {
     const st = queue.engineStats;
@@ -154,7 +156,14 @@ function drainTimeline(queue: Queue, t0: number, claimed: () => number): { stop(
       const kind = st.compactions !== last.compactions ? "compaction" : "checkpoint";
       events.push(`${kind} ended at ${at()}, ${((st.checkpointBytes - last.checkpointBytes) / MB).toFixed(1)} MB written`);
     }
-    if (st.backlogWaits !== last.backlogWaits) events.push(`${st.backlogWaits - last.backlogWaits} commits acknowledged late by ${at()}`);
+    if (stalledAt !== undefined && claimed() > stalledAt) {
+      events.push(`claims moved on by ${at()}`);
+      stalledAt = undefined;
+    }
+    if (st.backlogWaits !== last.backlogWaits) {
+      events.push(`${st.backlogWaits - last.backlogWaits} commits acknowledged late by ${at()}`);
+      stalledAt ??= claimed();
+    }
     if (st.runCatchUps !== last.runCatchUps) events.push(`merge catch-up by ${at()}`);
     last = st;
   };

@@ -13,8 +13,9 @@
  *   object and every earlier one are stored), and rejects with
  *   `FencedError` / `ClosedError` when it never will be. When checkpoints
  *   fell behind (`checkpointBacklog`), it resolves only once the running
- *   checkpoint ended as well: writers that await their commits are slowed
- *   to the pace of checkpoints.
+ *   checkpoint published its manifest and paged out what it stored as
+ *   well: writers that await their commits are slowed to the pace of
+ *   checkpoints.
  * - Never mutate the engine while iterating a `scan`; collect first. Never
  *   mutate a value after committing it: the in-memory state keeps it.
  *
@@ -144,7 +145,7 @@ export class Engine {
   /** A checkpoint failed after it may have put its manifest (a put can land and still report failure). */
   #publishUnsure = false;
   #autoCheckpointPause = { until: 0, ms: 0 };
-  /** Commits acknowledged late (see `checkpointBacklog`) wait on this until a checkpoint ends. */
+  /** Commits acknowledged late (see `checkpointBacklog`) wait on this until a checkpoint publishes and pages out, or ends. */
   #backlogWait: { promise: Promise<void>; release(): void } | undefined;
   #backlogWaits = 0;
   #checkpointBytes = 0;
@@ -309,7 +310,7 @@ export class Engine {
   /**
    * Applies `batch` to the in-memory state now, atomically, and resolves once
    * it is durable (and, when the WAL since the last checkpoint reached the
-   * `checkpointBacklog` bound, once the running checkpoint ended). A rejected
+   * `checkpointBacklog` bound, once the running checkpoint published). A rejected
    * batch (closed engine, invalid op) changes nothing. An empty batch
    * resolves when every earlier commit is durable.
    */
@@ -349,7 +350,8 @@ export class Engine {
 
   /**
    * Resolves at once when the backlog is under its bound (or the engine
-   * stopped), else when a checkpoint ends: a durable commit's outcome is
+   * stopped), else when a checkpoint publishes and pages out (before it
+   * deletes what it replaced) or ends: a durable commit's outcome is
    * settled, so waiting only paces the caller and never turns into an error.
    */
   #whenCheckpointsCaughtUp(): Promise<void> | undefined {
@@ -573,6 +575,9 @@ export class Engine {
         // A compaction pages only what the memtable held at the cut: everything else was paged or packed before.
         if (!(await this.#pageOut(snapshot !== undefined ? snapshot.memtableEntries() : changed!.entries(), id))) return;
       }
+      // Published and paged out: the WAL it covers no longer counts, and deleting what it replaced frees no
+      // memory. Commits it held go now, not after those deletes (a slow store would hold them for no bound).
+      this.#releaseBacklog(false);
       // The checkpoint is complete; what GC leaves behind the next one finds again.
       await collectGarbage(writer, next, prev).catch((err: unknown) => {
         if (!this.closed) this.#opts.onBackgroundError(err);
