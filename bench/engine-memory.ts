@@ -10,7 +10,10 @@
  * the event loop was blocked (a write's freeze and merge work, a reopen's
  * segment decoding; sampled with a 10 ms timer), and the store requests per
  * claim while draining. Engine cache counters are printed when the engine has
- * them. RECORD_CACHE_BYTES sets the queue's `recordCacheBytes` ("none":
+ * them. Below the table: what the reopen replayed, and the engine's work
+ * during the drain (checkpoints and compactions and when they ended, WAL,
+ * commits acknowledged late, paged reads and their store reads, key-run
+ * freezes and merges), so a slow drain says where its time went. RECORD_CACHE_BYTES sets the queue's `recordCacheBytes` ("none":
  * every record stays in memory, as before paging).
  *
  * STORE_DIR keeps the store in that directory instead of a temporary one;
@@ -116,6 +119,64 @@ function backlogNote(stats: EngineStats): string {
   return `WAL since the last checkpoint ${stats.walObjectsSinceCheckpoint} objects${mb}; commits acknowledged late ${waits ?? "n/a"}`;
 }
 
+const notes: string[] = [];
+
+/** What the engine holds right after open: the WAL it replayed (a checkpoint starts at open when it reaches the trigger), its segment runs and key runs. */
+function openState(st: EngineStats): string {
+  return `WAL replayed and not yet checkpointed ${st.walObjectsSinceCheckpoint} objects, ${(st.walBytesSinceCheckpoint / MB).toFixed(1)} MB; segment runs ${st.segmentRuns}; key runs in memory ${st.keyRuns} (${st.memtableFreezes} freezes, ${st.runMerges} merges, ${st.runCatchUps} catch-ups, ${st.mergedEntries.toLocaleString("en-US")} entries merged while opening)`;
+}
+
+/** The engine's work between two readings of its counters: where a drain's time may go besides the claims. */
+function drainCounters(a: EngineStats, b: EngineStats): string {
+  const d = (k: keyof EngineStats) => (b[k] as number) - (a[k] as number);
+  const hits = d("cacheHits");
+  const misses = d("cacheMisses");
+  return [
+    `checkpoints ${d("checkpoints")} (compactions ${d("compactions")}, ${(d("checkpointBytes") / MB).toFixed(1)} MB of segments written), segment runs ${a.segmentRuns} -> ${b.segmentRuns}`,
+    `WAL puts ${d("walPuts")} (${(d("walBytes") / MB).toFixed(1)} MB, ${d("walBatches")} commits), WAL since the last checkpoint ${(a.walBytesSinceCheckpoint / MB).toFixed(1)} -> ${(b.walBytesSinceCheckpoint / MB).toFixed(1)} MB, commits acknowledged late ${d("backlogWaits")}`,
+    `paged reads ${hits} hits, ${misses} block misses, ${d("segmentFetches")} store reads for them`,
+    `key runs ${a.keyRuns} -> ${b.keyRuns}, ${d("memtableFreezes")} freezes, ${d("runMerges")} merges, ${d("runCatchUps")} catch-ups, ${d("mergedEntries").toLocaleString("en-US")} entries merged`,
+  ].join("; ");
+}
+
+/**
+ * Notes, every 50 ms, when a checkpoint or compaction ends during the drain
+ * and when commits start waiting for one, with the time and the claims so
+ * far, so a slow drain shows what ran alongside which part of it.
+ */
+function drainTimeline(queue: Queue, t0: number, claimed: () => number): { stop(): string[] } {
+  const events: string[] = [];
+  let last = queue.engineStats;
+  /** The claims made when commits started waiting, until claims move on again. */
+  let stalledAt: number | undefined;
+  const at = () => `${((performance.now() - t0) / 1000).toFixed(2)} s (claim ${claimed().toLocaleString("en-US")})`;
+  const poll = () => {
+    const st = queue.engineStats;
+    if (st.checkpoints !== last.checkpoints) {
+      const kind = st.compactions !== last.compactions ? "compaction" : "checkpoint";
+      events.push(`${kind} ended at ${at()}, ${((st.checkpointBytes - last.checkpointBytes) / MB).toFixed(1)} MB written`);
+    }
+    if (stalledAt !== undefined && claimed() > stalledAt) {
+      events.push(`claims moved on by ${at()}`);
+      stalledAt = undefined;
+    }
+    if (st.backlogWaits !== last.backlogWaits) {
+      events.push(`${st.backlogWaits - last.backlogWaits} commits acknowledged late by ${at()}`);
+      stalledAt ??= claimed();
+    }
+    if (st.runCatchUps !== last.runCatchUps) events.push(`merge catch-up by ${at()}`);
+    last = st;
+  };
+  const timer = setInterval(poll, 50);
+  return {
+    stop() {
+      clearInterval(timer);
+      poll();
+      return events;
+    },
+  };
+}
+
 function cacheNote(stats: EngineStats): string {
   const total = stats.cacheHits + stats.cacheMisses;
   if (total === 0) return "; no paged reads";
@@ -165,12 +226,15 @@ await inDir(async (dir) => {
     await settled(),
     `${store.counts.gets} gets; CPU ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s`,
   );
+  notes.push(`after the reopen: ${openState(queue.engineStats)}`);
 
   // Drain.
   store.reset();
+  const before = queue.engineStats;
   s = sampler();
   t = performance.now();
   let claims = 0;
+  const timeline = drainTimeline(queue, t, () => claims);
   await Promise.all(
     Array.from({ length: DRAINERS }, async () => {
       while (claims < DRAIN_LIMIT) {
@@ -182,6 +246,7 @@ await inDir(async (dir) => {
     }),
   );
   const drainS = (performance.now() - t) / 1000;
+  const events = timeline.stop();
   const c = store.counts;
   const perClaim = (n: number) => (n / Math.max(1, claims)).toFixed(3);
   row(
@@ -191,6 +256,8 @@ await inDir(async (dir) => {
     await settled(),
     `${Math.round(claims / drainS).toLocaleString("en-US")} claims/s; per claim ${perClaim(c.gets)} gets, ${perClaim(c.puts)} puts${cacheNote(queue.engineStats)}`,
   );
+  notes.push(`drain counters: ${drainCounters(before, queue.engineStats)}`);
+  if (events.length > 0) notes.push(`during the drain: ${events.join("; ")}`);
   if (claims < Math.min(N, DRAIN_LIMIT)) throw new Error(`drained ${claims} jobs, expected ${Math.min(N, DRAIN_LIMIT)}`);
   await queue.close();
   printRows(base);
@@ -212,4 +279,5 @@ function printRows(base: { rss: number; heap: number }): void {
   console.log("| phase | time | CPU | longest event-loop block | peak RSS | peak heap | RSS at end | heap at end | buffers at end | notes |");
   console.log("|---|---|---|---|---|---|---|---|---|---|");
   for (const r of rows) console.log(r);
+  for (const n of notes) console.log(n);
 }

@@ -25,9 +25,10 @@ export interface EngineOptions {
    * How far the WAL may run ahead of checkpoints, as a multiple of
    * `checkpointWalBytes` and `checkpointWalObjects`: once the WAL stored
    * since the last checkpoint reaches this many times either of them,
-   * commits are acknowledged only when the running checkpoint has ended
-   * with it back under (each is applied and stored at once as usual; only
-   * its promise waits). This bounds the memory of values not yet
+   * commits are acknowledged only when the running checkpoint has
+   * published (and paged out what it stored) with it back under; the
+   * deletes of what it replaced are not waited for (each commit is applied
+   * and stored at once as usual; only its promise waits). This bounds the memory of values not yet
    * checkpointed and the WAL a reopen replays when writers outrun
    * checkpoints. A checkpoint that fails releases the commits waiting for
    * it, and while automatic checkpoints pause after a failure commits are
@@ -139,6 +140,16 @@ export interface EngineStats {
   walBytesSinceCheckpoint: number;
   /** Commits whose acknowledgement waited for a checkpoint (see `checkpointBacklog`). */
   backlogWaits: number;
+  /** Immutable key runs the in-memory state is layered in now (besides its memtable; see docs/engine.md, "Stage 2b"). */
+  keyRuns: number;
+  /** Times the memtable froze into a new key run since open. */
+  memtableFreezes: number;
+  /** Key-run merges started since open: of two runs or more, and rewrites of one run that was mostly dead. */
+  runMerges: number;
+  /** Writes that had to finish merges synchronously because runs piled up past their bound. */
+  runCatchUps: number;
+  /** Entries those merges wrote (each a copy of a live key, and its value or page reference). */
+  mergedEntries: number;
 }
 
 /** `EngineOptions` checked, with every default filled in; made once at open. */

@@ -13,8 +13,9 @@
  *   object and every earlier one are stored), and rejects with
  *   `FencedError` / `ClosedError` when it never will be. When checkpoints
  *   fell behind (`checkpointBacklog`), it resolves only once the running
- *   checkpoint ended as well: writers that await their commits are slowed
- *   to the pace of checkpoints.
+ *   checkpoint published its manifest and paged out what it stored as
+ *   well: writers that await their commits are slowed to the pace of
+ *   checkpoints.
  * - Never mutate the engine while iterating a `scan`; collect first. Never
  *   mutate a value after committing it: the in-memory state keeps it.
  *
@@ -144,7 +145,7 @@ export class Engine {
   /** A checkpoint failed after it may have put its manifest (a put can land and still report failure). */
   #publishUnsure = false;
   #autoCheckpointPause = { until: 0, ms: 0 };
-  /** Commits acknowledged late (see `checkpointBacklog`) wait on this until a checkpoint ends. */
+  /** Commits acknowledged late (see `checkpointBacklog`) wait on this until a checkpoint publishes and pages out, or ends. */
   #backlogWait: { promise: Promise<void>; release(): void } | undefined;
   #backlogWaits = 0;
   #checkpointBytes = 0;
@@ -235,6 +236,7 @@ export class Engine {
 
   /** Counters since open, for benchmarks and operators. */
   get stats(): EngineStats {
+    const c = this.#state.counters;
     return {
       epoch: this.#epoch,
       walPuts: this.#wal.stats.objects,
@@ -253,6 +255,11 @@ export class Engine {
       walObjectsSinceCheckpoint: this.#sinceCheckpoint().objects,
       walBytesSinceCheckpoint: this.#sinceCheckpoint().bytes,
       backlogWaits: this.#backlogWaits,
+      keyRuns: this.#state.runCount,
+      memtableFreezes: c.freezes,
+      runMerges: c.merges + c.rewrites,
+      runCatchUps: c.catchUps,
+      mergedEntries: c.mergedEntries,
     };
   }
 
@@ -303,7 +310,7 @@ export class Engine {
   /**
    * Applies `batch` to the in-memory state now, atomically, and resolves once
    * it is durable (and, when the WAL since the last checkpoint reached the
-   * `checkpointBacklog` bound, once the running checkpoint ended). A rejected
+   * `checkpointBacklog` bound, once the running checkpoint published). A rejected
    * batch (closed engine, invalid op) changes nothing. An empty batch
    * resolves when every earlier commit is durable.
    */
@@ -343,7 +350,8 @@ export class Engine {
 
   /**
    * Resolves at once when the backlog is under its bound (or the engine
-   * stopped), else when a checkpoint ends: a durable commit's outcome is
+   * stopped), else when a checkpoint publishes and pages out (before it
+   * deletes what it replaced) or ends: a durable commit's outcome is
    * settled, so waiting only paces the caller and never turns into an error.
    */
   #whenCheckpointsCaughtUp(): Promise<void> | undefined {
@@ -562,11 +570,14 @@ export class Engine {
       if (this.#pager !== undefined) {
         for (const [name, blocks] of indexes) this.#pager.addIndex(name, blocks);
         this.#pager.addRuns(next);
-        // Stopped early (closed): values may still name dropped runs, so their segments stay.
-        if (!(await this.#pageOut(snapshot !== undefined ? snapshot.entries() : changed!.entries(), id))) return;
-        // No paged value names a dropped run any more: its segments may go.
-        if (full) this.#pager.keepOnly(next);
+        // Values still paged to the runs a compaction dropped are read from it from now on; none is re-pointed.
+        if (full) this.#pager.compacted(next);
+        // A compaction pages only what the memtable held at the cut: everything else was paged or packed before.
+        if (!(await this.#pageOut(snapshot !== undefined ? snapshot.memtableEntries() : changed!.entries(), id))) return;
       }
+      // Published and paged out: the WAL it covers no longer counts, and deleting what it replaced frees no
+      // memory. Commits it held go now, not after those deletes (a slow store would hold them for no bound).
+      this.#releaseBacklog(false);
       // The checkpoint is complete; what GC leaves behind the next one finds again.
       await collectGarbage(writer, next, prev).catch((err: unknown) => {
         if (!this.closed) this.#opts.onBackgroundError(err);
@@ -605,10 +616,13 @@ export class Engine {
   }
 
   /**
-   * After checkpoint `run` published: every value it wrote that the state
-   * still holds (no commit changed it since) leaves memory when the policy
-   * lets it, or is packed (so it stops holding the WAL object it was a view
-   * into, and costs its bytes plus a small header). Yields like the segment writer does.
+   * After checkpoint `run` published: every value it wrote that the
+   * memtable still holds (no commit changed it since) leaves memory when
+   * the policy lets it, or is packed (so it stops holding the WAL object it
+   * was a view into, and costs its bytes plus a small header). Values
+   * already paged stay as they are, also after a compaction: the pager
+   * reads a value paged to a run the compaction dropped from the
+   * compaction (`ValuePager.compacted`). Yields like the segment writer does.
    */
   async #pageOut(written: Iterable<[string, StoredValue | null]>, run: number): Promise<boolean> {
     const policy = this.#pager!.policy;
@@ -616,9 +630,8 @@ export class Engine {
     let n = 0;
     let sliceStart = performance.now();
     for (const [key, v] of written) {
-      // Only a paged value (re-pointed by a compaction) can live in a key run; a value committed since is a different one.
-      if (v !== null && isPaged(v)) state.replaceIf(key, v, run);
-      else if (v instanceof Uint8Array && state.holds(key, v)) state.replaceIf(key, v, isPageable(policy, key, v) ? run : packValue(key, v));
+      // Held by identity: a value committed since is a different array, and a run never holds a caller's array.
+      if (v instanceof Uint8Array && state.holds(key, v)) state.replaceIf(key, v, isPageable(policy, key, v) ? run : packValue(key, v));
       if (++n % 64 !== 0 || performance.now() - sliceStart < 2) continue;
       await yieldToLoop();
       if (this.closed) return false;

@@ -61,6 +61,8 @@ export interface LayeredStateOptions {
 /** A consistent, ordered copy of the state at one moment (for a full checkpoint); iterable more than once. */
 export interface StateSnapshot {
   entries(): IterableIterator<[string, StoredValue]>;
+  /** The memtable's entries at that moment, in key order: the only place a caller's array is held (runs hold copies). */
+  memtableEntries(): IterableIterator<[string, StoredValue]>;
 }
 
 /** A whole number of at least `min` (Infinity allowed), or `fallback` when `v` is absent or not a number. */
@@ -116,6 +118,11 @@ export class LayeredState {
     let n = this.#mem.size;
     for (const l of this.#layers) n += l.live.live;
     return n;
+  }
+
+  /** Runs the state is layered in now (besides the memtable). */
+  get runCount(): number {
+    return this.#layers.length;
   }
 
   /** Memtable keys, live entries and bytes per run (oldest first), the runs the merge in progress reads and the entries it has left to copy. */
@@ -383,7 +390,7 @@ export class LayeredState {
   snapshot(): StateSnapshot {
     const mem = this.#mem.clone();
     const layers = this.#layers.map((l) => ({ run: l.run, live: l.live.clone(), input: -1 }));
-    return { entries: () => mergeForward(mem, layers, "") };
+    return { entries: () => mergeForward(mem, layers, ""), memtableEntries: () => mem.entries() };
   }
 }
 

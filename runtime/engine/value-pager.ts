@@ -58,6 +58,13 @@ function rangeOf(ranges: readonly { firstKey: string; lastKey: string }[], key: 
   return -1;
 }
 
+/** A decoded segment a compaction reads from, and the index after the last key found in it. */
+interface HeldSegment {
+  seg: SegmentRef;
+  data: CachedSegment;
+  at: number;
+}
+
 /** The cache name of block `i` of segment `seg`. */
 const blockName = (seg: SegmentRef, i: number) => `${seg.name}#${i}`;
 
@@ -78,6 +85,8 @@ export class ValuePager {
   readonly #lastFetched = new Map<string, number>();
   /** Store reads made for paged values since open: block ranges, segment indexes, whole segments for compactions. */
   fetches = 0;
+  /** The run of the newest compaction this writer published (see `compacted`), if any. */
+  #compaction: number | undefined;
 
   /**
    * `readaheadBytes`: most bytes one read fetches when misses walk a segment
@@ -106,16 +115,34 @@ export class ValuePager {
     this.#indexes.set(segmentName, blocks);
   }
 
-  /** Forgets every run `manifest` does not list; call once no paged value names them. */
-  keepOnly(manifest: Manifest): void {
+  /**
+   * `manifest` is a compaction's, published: it lists one run, which holds
+   * every key live at its cut. Forgets every other run, and from now on
+   * reads a value paged to an older run from it instead. That is where the
+   * value is: a key still paged to a run went unchanged since that run was
+   * paged out, which was before the compaction's cut (one checkpoint runs
+   * at a time), so the compaction read that value and wrote it. Re-pointing
+   * each such value instead cost a lookup per paged key, about as much CPU
+   * as the compaction itself, while commits waited for it.
+   */
+  compacted(manifest: Manifest): void {
+    const runs = segmentRuns(manifest);
     const live = new Set(manifest.segments.map((s) => s.run));
     for (const id of [...this.#runs.keys()]) if (!live.has(id)) this.#runs.delete(id);
     const names = new Set(manifest.segments.map((s) => s.name));
     for (const map of [this.#indexes, this.#lastFetched]) for (const name of [...map.keys()]) if (!names.has(name)) map.delete(name);
+    this.#compaction = runs.length === 0 ? undefined : runs[0]![0]!.run;
+  }
+
+  /** The segments of `run`; a run older than the newest compaction this writer published is read from that compaction. */
+  #runSegments(run: number): readonly SegmentRef[] | undefined {
+    const segs = this.#runs.get(run);
+    if (segs !== undefined || this.#compaction === undefined || run >= this.#compaction) return segs;
+    return this.#runs.get(this.#compaction);
   }
 
   #segment(key: string, run: number): SegmentRef {
-    const segs = this.#runs.get(run);
+    const segs = this.#runSegments(run);
     const i = segs === undefined ? -1 : rangeOf(segs, key);
     if (i < 0) {
       throw new StoreCorruptedError(`${this.#ctx.prefix}seg/`, `no segment of run ${run} covers a key the engine paged out to it (${JSON.stringify(key)})`);
@@ -344,20 +371,35 @@ export class ValuePager {
   /**
    * A reader of paged values for a compaction that visits keys in ascending
    * order: it reads each segment whole, once, holds one decoded segment per
-   * run and never fills the cache.
+   * run and never fills the cache. The held segment serves every key up to
+   * its last one, found by walking on from the key before.
    */
   compactionReader(): (key: string, run: number) => Uint8Array | Promise<Uint8Array> {
-    const current = new Map<number, { seg: SegmentRef; data: CachedSegment }>();
+    const current = new Map<number, HeldSegment>();
     return (key, run) => {
+      // Runs a compaction dropped are read from it: hold its segment once for all of them.
+      const from = this.#runSegments(run)?.[0]?.run ?? run;
+      const held = current.get(from);
+      if (held !== undefined && compareKeys(key, held.seg.lastKey) <= 0) return this.#pickNext(held, key);
       const seg = this.#segment(key, run);
-      const held = current.get(run);
-      if (held !== undefined && held.seg.name === seg.name) return this.#pick(held.data, seg.name, key);
-      current.delete(run);
+      current.delete(from);
       return this.#fetchWhole(seg).then((data) => {
         if (data === null) throw this.#gone(seg);
-        current.set(run, { seg, data });
-        return this.#pick(data, seg.name, key);
+        const next = { seg, data, at: 0 };
+        current.set(from, next);
+        return this.#pickNext(next, key);
       });
     };
+  }
+
+  /** The value of `key` in `held`, searched from where the previous key was found (keys come in ascending order). */
+  #pickNext(held: HeldSegment, key: string): Uint8Array {
+    const keys = held.data.keys;
+    let i = held.at;
+    while (i < keys.length && keys[i] !== key && compareKeys(keys[i]!, key) < 0) i++;
+    // Not ahead of the previous key: search the whole segment (and report it corrupt if it is not there).
+    if (keys[i] !== key) return this.#pick(held.data, held.seg.name, key);
+    held.at = i + 1;
+    return held.data.values[i]!;
   }
 }

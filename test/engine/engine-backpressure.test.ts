@@ -43,6 +43,32 @@ async function commitEach(engine: Engine, keys: string[]): Promise<void> {
   for (const k of keys) await engine.commit(new WriteBatch().put(k, enc(k)));
 }
 
+/** A gated store whose deletes of WAL objects hang until `releaseDeletes()`: a checkpoint's garbage collection that does not end. */
+class HeldDeletes extends GatedStore {
+  deletesHeld = 0;
+  #holding = true;
+  #waiting: Array<() => void> = [];
+  #started!: () => void;
+  /** Resolves when the first delete is held. */
+  readonly deleteStarted = new Promise<void>((r) => {
+    this.#started = r;
+  });
+
+  override async delete(key: string): Promise<void> {
+    if (this.#holding && key.startsWith("wal/")) {
+      this.deletesHeld++;
+      this.#started();
+      await new Promise<void>((r) => this.#waiting.push(r));
+    }
+    return super.delete(key);
+  }
+
+  releaseDeletes(): void {
+    this.#holding = false;
+    for (const r of this.#waiting.splice(0)) r();
+  }
+}
+
 describe("engine backpressure (checkpointBacklog)", () => {
   it("refuses a backlog below 1 (other than 0), NaN, negative or infinite, before any IO", async () => {
     for (const bad of [Number.NaN, -1, 0.5, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, "2" as unknown as number]) {
@@ -101,6 +127,33 @@ describe("engine backpressure (checkpointBacklog)", () => {
     const reopened = await Engine.open(store.inner);
     expect([...reopened.scan({ prefix: "a/" })].map(([k]) => k)).toEqual(["a/1", "a/2", "a/3", "a/4", "a/5", "a/6"]);
     await reopened.close();
+  });
+
+  it("commits held by a checkpoint go once it published, with or without paging, while its deletes of what it replaced still hang", async () => {
+    for (const extra of [{}, { pageValues: { keyPrefixes: ["a/"], minBytes: 1 } }] as EngineOptions[]) {
+      const store = new HeldDeletes(new MemoryStore(), isSegment);
+      const engine = await Engine.open(store, { ...paced, ...extra });
+      await commitEach(engine, ["a/1", "a/2", "a/3", "a/4"]);
+      await store.waitHeld(1);
+      const waiting = watch(engine.commit(new WriteBatch().put("a/5", enc("a/5"))));
+      await engine.flush();
+      await turns();
+      expect(waiting.settled).toBe(false);
+      // The segment lands, the manifest is published; the deletes of the covered WAL hang.
+      store.hold = () => false;
+      store.release(store.held[0]!.key);
+      await store.deleteStarted;
+      for (let i = 0; i < 5000 && !waiting.settled; i++) await turns(1);
+      expect(waiting).toMatchObject({ settled: true, error: undefined });
+      expect(store.deletesHeld).toBeGreaterThan(0);
+      expect(engine.stats.checkpoints).toBe(1);
+      expect(engine.stats.walObjectsSinceCheckpoint).toBeLessThan(4);
+      store.releaseDeletes();
+      await engine.close();
+      const reopened = await Engine.open(store.inner);
+      expect([...reopened.scan({ prefix: "a/" })].map(([k]) => k)).toEqual(["a/1", "a/2", "a/3", "a/4", "a/5"]);
+      await reopened.close();
+    }
   });
 
   it("0 turns it off: commits are acknowledged however far checkpoints fall behind", async () => {

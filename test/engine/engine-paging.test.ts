@@ -148,6 +148,50 @@ describe("engine paged values", () => {
     await engine.close();
   });
 
+  it("values left paged to runs that compactions dropped read from the newest compaction, also in the next compaction, once the old segments are gone", async () => {
+    const store = new MemoryStore();
+    const opts = paged(0, { maxSegmentRuns: 2, maxSegmentBytes: 2048 });
+    const engine = await Engine.open(store, opts);
+    const segments = async () => {
+      const names: string[] = [];
+      for await (const o of store.list("seg/")) names.push(o.key);
+      return names;
+    };
+    // Paged to the first run and never written again: later compactions drop the run they name.
+    const cold = keysOf(120, "j/cold/");
+    await fill(engine, cold);
+    await engine.checkpoint();
+    const firstRun = await segments();
+    const expected = new Map(cold.map((k) => [k, big(k)]));
+    for (let round = 0; round < 4; round++) {
+      // One cold key changes per round (the next compaction's walk over the others skips it); the rest keep naming the first run.
+      const b = new WriteBatch();
+      for (const k of keysOf(30, `j/hot${round}/`)) {
+        b.put(k, enc(big(k)));
+        expected.set(k, big(k));
+      }
+      const changed = cold[round * 7 + 3]!;
+      b.put(changed, enc(`${big(changed)}-${round}`));
+      expected.set(changed, `${big(changed)}-${round}`);
+      await engine.commit(b);
+      await engine.checkpoint();
+    }
+    expect(engine.stats.compactions).toBeGreaterThanOrEqual(2);
+    const left = await segments();
+    expect(left.filter((name) => firstRun.includes(name))).toEqual([]);
+    const keys = [...expected.keys()].sort();
+    const fetches = engine.stats.segmentFetches;
+    await warmAll(engine, keys);
+    expect(engine.stats.segmentFetches).toBeGreaterThan(fetches);
+    expect([...engine.scan({ prefix: "j/" })].map(([k, v]) => [k, dec(v)])).toEqual(keys.map((k) => [k, expected.get(k)]));
+    expect(await segments()).toEqual(left);
+    await engine.close();
+    const reopened = await Engine.open(store, opts);
+    await warmAll(reopened, keys);
+    expect([...reopened.scan({ prefix: "j/" })].map(([k, v]) => [k, dec(v)])).toEqual(keys.map((k) => [k, expected.get(k)]));
+    await reopened.close();
+  });
+
   it("a failed segment read rejects the warm-up and changes nothing; the next one succeeds", async () => {
     const faulty = withFaults(new MemoryStore(), { failureRate: 0, seed: 1 });
     const engine = await Engine.open(faulty, paged(1 << 20, { retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 } }));
