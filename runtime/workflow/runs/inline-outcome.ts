@@ -26,7 +26,7 @@ import type { RunOutcome } from "./run-types.js";
  * records live in memory in every process that opens the queue, for as
  * long as the run is retained, so this bounds what each retained run
  * costs beyond its termination (a terminal record without an outcome is
- * about 200 bytes). 1 KiB holds the identifiers, counts and short JSON
+ * about 250 bytes). 1 KiB holds the identifiers, counts and short JSON
  * objects most runs end with; a larger outcome is written as a run result
  * record, whose put costs the same whatever its size. It stays below what
  * a child's end carries whole to its parent (see `children/child-end`), so
