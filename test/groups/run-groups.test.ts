@@ -5,9 +5,9 @@
 import { describe, expect, it } from "vitest";
 import { InputMismatchError, MAX_RUN_ID_LEN, MemoryStore, RunId, StepError, StepOutcome, ValidationError, type StepRunner } from "taquba";
 import { GroupActiveError, GroupNotFoundError } from "../../runtime/workflow/groups/group-errors.js";
-import { until } from "../workflow/helpers.js";
+import { overInline, until } from "../workflow/helpers.js";
 import { collect, dec, enc, keysUnder, openGroupEnv } from "./helpers.js";
-import { runResultPrefix } from "../../runtime/workflow/records/kv-keys.js";
+import { runResultPrefix, terminalRecordKey } from "../../runtime/workflow/records/kv-keys.js";
 
 /** Input "ok:x" succeeds with "done:x", "fail" fails, "flaky" throws transiently on its first attempt, "slow" waits for `release`. */
 function scriptedRunner(): { runner: StepRunner; calls: string[]; release: () => void } {
@@ -20,6 +20,8 @@ function scriptedRunner(): { runner: StepRunner; calls: string[]; release: () =>
       calls.push(`${step.runId}:${input}`);
       await step.runMemo.put("seen", step.payload);
       if (input.startsWith("ok:")) return StepOutcome.succeed(enc(`done:${input.slice(3)}`));
+      // A result too large for the terminal record: written as a run result record.
+      if (input.startsWith("big:")) return StepOutcome.succeed(overInline(`done:${input.slice(4)}`));
       if (input === "fail") return StepOutcome.fail("no");
       if (input === "flaky" && step.attempt === 1) throw StepError.transient(new Error("blip"));
       if (input === "flaky") return StepOutcome.succeed(enc("recovered"));
@@ -228,7 +230,8 @@ describe("run groups", () => {
     const env = await openGroupEnv(runner);
     const group = env.runtime.group("forgettable");
     await group.submit([
-      { key: "a", input: enc("ok:a") },
+      { key: "a", input: enc("big:a") },
+      { key: "i", input: enc("ok:i") },
       { key: "s", input: enc("slow") },
     ]);
     await env.runtime.wait(group.runIdOf("a"));
@@ -238,10 +241,15 @@ describe("run groups", () => {
     const memoPrefix = env.runtime.memoStore.prefix;
     expect((await keysUnder(env.store, `${memoPrefix}/memos/${group.runIdOf("a")}/`)).length).toBeGreaterThan(0);
     expect(await keysUnder(env.store, runResultPrefix(memoPrefix, group.runIdOf("a")))).toHaveLength(1);
+    // A small result is kept in the member's terminal record, and goes with it.
+    expect(dec((await env.runtime.outcome(group.runIdOf("i")))!.result)).toBe("done:i");
+    expect(await keysUnder(env.store, runResultPrefix(memoPrefix, group.runIdOf("i")))).toEqual([]);
     expect(await group.forget()).toBe(true);
     expect(await group.status()).toBeNull();
     expect((await env.queue.kvScan("workflow/groups/")).entries).toEqual([]);
     expect(await env.runtime.status(group.runIdOf("a"))).toBeNull();
+    expect(await env.queue.kvGet(terminalRecordKey("workflow-steps", group.runIdOf("i")))).toBeNull();
+    expect(await env.runtime.outcome(group.runIdOf("i"))).toBeNull();
     expect(await keysUnder(env.store, `${memoPrefix}/memos/${group.runIdOf("a")}/`)).toEqual([]);
     expect(await keysUnder(env.store, runResultPrefix(memoPrefix, group.runIdOf("a")))).toEqual([]);
     expect(await keysUnder(env.store, `${memoPrefix}/groups/`)).toEqual([]);

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { RunId, StepOutcome, StoreCorruptedError, ValidationError, WorkflowResultUnavailableError, type RunEnd } from "taquba";
-import { openEnv, runnerOf } from "../workflow/helpers.js";
+import { openEnv, overInline, runnerOf } from "../workflow/helpers.js";
 import { typedRunEnd } from "../../runtime/typed/workflow-client.js";
 import { runResultPrefix } from "../../runtime/workflow/records/kv-keys.js";
 import { orders } from "../../generated/index.js";
@@ -61,7 +61,8 @@ describe("typed run ends from damaged or missing records", () => {
   });
 
   it("over a runtime: a result record removed outside retention, or damaged, is reported as what happened", async () => {
-    const env = await openEnv(runnerOf(async () => StepOutcome.succeed(enc('{"ok":true}'))));
+    // A result too large for the terminal record, so each run writes a run result record.
+    const env = await openEnv(runnerOf(async () => StepOutcome.succeed(overInline('{"ok":true}'))));
     try {
       for (const id of ["gone", "broken", "kept"]) {
         await env.runtime.submit({ input: enc("x"), runId: id });

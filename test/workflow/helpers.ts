@@ -19,9 +19,17 @@ import {
 } from "taquba";
 import { afterEach } from "vitest";
 import { until as untilReal } from "../support/until.js";
+import { INLINE_OUTCOME_MAX_BYTES } from "../../runtime/workflow/runs/inline-outcome.js";
 
 export const enc = (s: string) => new TextEncoder().encode(s);
 export const dec = (b: Uint8Array | null | undefined) => (b == null ? String(b) : new TextDecoder().decode(b));
+
+/**
+ * `text` padded with spaces past what a terminal record keeps inline, so a
+ * run that ends with it writes a run result record; `dec(...).trimEnd()`
+ * gives `text` back.
+ */
+export const overInline = (text: string) => enc(text.padEnd(INLINE_OUTCOME_MAX_BYTES + 1));
 
 /** Lets queued microtasks and immediates run. */
 export async function settle(rounds = 10): Promise<void> {

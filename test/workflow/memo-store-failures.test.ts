@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { MemoryStore, StepOutcome, type ObjectStore } from "taquba";
 import { STORE_RETRY } from "../../runtime/workflow/store-retry.js";
-import { dec, enc, openEnv, runnerOf } from "./helpers.js";
+import { dec, enc, openEnv, overInline, runnerOf } from "./helpers.js";
 
 /** Fails the next `n` puts of run result records. */
 function failingOutcomeWrites(n: number): ObjectStore & { failed: number } {
@@ -32,14 +32,14 @@ describe("memo store failures around termination", () => {
     const store = failingOutcomeWrites(1);
     let calls = 0;
     const env = await openEnv(
-      runnerOf(async (s) => (calls++, StepOutcome.succeed(s.payload))),
+      runnerOf(async (s) => (calls++, StepOutcome.succeed(overInline(dec(s.payload))))),
       { store },
     );
     await env.runtime.submit({ input: enc("x"), runId: "r" });
     const end = await env.runtime.wait("r");
     expect(store.failed).toBe(1);
     expect(calls).toBe(1);
-    expect(dec(end.outcome!.result)).toBe("x");
+    expect(dec(end.outcome!.result).trimEnd()).toBe("x");
     await env.stop();
   });
 
@@ -48,13 +48,13 @@ describe("memo store failures around termination", () => {
     const store = failingOutcomeWrites(STORE_RETRY.attempts + 1);
     let calls = 0;
     const env = await openEnv(
-      runnerOf(async (s) => (calls++, StepOutcome.succeed(s.payload))),
+      runnerOf(async (s) => (calls++, StepOutcome.succeed(overInline(dec(s.payload))))),
       { store },
     );
     await env.runtime.submit({ input: enc("x"), runId: "r", options: { maxAttemptsPerStep: 1 } });
     const end = await env.runtime.wait("r");
     expect(end.termination.status).toBe("succeeded");
-    expect(dec(end.outcome!.result)).toBe("x");
+    expect(dec(end.outcome!.result).trimEnd()).toBe("x");
     expect(calls).toBe(2);
     expect((await env.queue.view().stats("workflow-steps")).dead).toBe(0);
     expect(env.logged.length).toBeGreaterThan(0);

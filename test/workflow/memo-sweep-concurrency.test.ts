@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, MemoStore, StepOutcome, type ObjectStore } from "taquba";
-import { enc, openEnv, runnerOf, until } from "./helpers.js";
+import { enc, openEnv, overInline, runnerOf, until } from "./helpers.js";
 
 /** A memory store that counts deletes (and those in flight) and can hold them until released. */
 function deleteCountingStore() {
@@ -84,7 +84,7 @@ describe("the memo-retention sweep", () => {
     const env = await openEnv(
       runnerOf(async (s) => {
         await s.memo.put("m", enc("1"));
-        return StepOutcome.succeed(s.payload);
+        return StepOutcome.succeed(overInline("done"));
       }),
       { store, configure: (b) => b.memoRetention(1_000).pollIntervalMs(3_600_000) },
     );

@@ -15,10 +15,12 @@ import {
   encodeReplayRecord,
   encodeRunRecord,
   encodeStepPointer,
+  encodeInlineOutcome,
   encodeTerminalRecord,
   terminationOf,
   type TerminalRecord,
 } from "../../runtime/workflow/records/records.js";
+import { outcomeOfTerminal } from "../../runtime/workflow/runs/inline-outcome.js";
 import {
   memoEntryKey,
   replayRecordKey,
@@ -94,6 +96,33 @@ describe("durable records", () => {
     expect(decodeIndexEntry(encodeIndexEntry(entry), "k")).toEqual(entry);
     expect(() => decodeIndexEntry(encodeValue({ ...entry, submission: null }), "k")).toThrow(StoreCorruptedError);
     expect(() => decodeIndexEntry(encodeValue({ ...entry, parent: { runId: "p", step: 0, submission: 3 } }), "k")).toThrow(StoreCorruptedError);
+  });
+
+  it("keep an outcome inline in a terminal record, compactly; records without one read as before, a malformed one is damaged", () => {
+    const t = { runId: "r", status: "failed", finalStep: 1, terminatedAtMs: 9, incarnation: "J1", token: "J1:1", error: "boom", errorKind: "runner" };
+    const earlier = encodeTerminalRecord(t as TerminalRecord);
+    expect(decodeTerminalRecord(earlier, "k")).toEqual(t);
+    expect(outcomeOfTerminal(decodeTerminalRecord(earlier, "k"))).toBeNull();
+    const inline = { result: bytes("ok"), headers: { tenant: "a" }, publicError: undefined, errorCode: "E1" };
+    const withInline = encodeTerminalRecord({ ...(t as TerminalRecord), inline });
+    // Absent inline fields are left out, not stored as undefined.
+    expect(withInline.byteLength - earlier.byteLength).toBe(encodeInlineOutcome(inline).byteLength + encodeValue("inline").byteLength);
+    expect(decodeTerminalRecord(withInline, "k").inline).toEqual({ result: bytes("ok"), headers: { tenant: "a" }, errorCode: "E1" });
+    expect(outcomeOfTerminal(decodeTerminalRecord(withInline, "k"))).toEqual({
+      runId: "r",
+      status: "failed",
+      result: bytes("ok"),
+      error: "boom",
+      errorKind: "runner",
+      errorCode: "E1",
+      headers: { tenant: "a" },
+      finalStep: 1,
+    });
+    for (const bad of [null, [], { headers: { a: 1 } }, { headers: {}, result: "ok" }, { headers: {}, publicError: 3 }, { result: bytes("ok") }]) {
+      expect(() => decodeTerminalRecord(encodeValue({ ...t, inline: bad }), "workflow/outcomes/q/r")).toThrow(
+        /workflow\/outcomes\/q\/r.*malformed inline outcome/,
+      );
+    }
   });
 
   it("keep a run's flow-control headers in its index entry, and read entries written before they were kept", () => {

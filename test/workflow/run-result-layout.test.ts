@@ -2,7 +2,8 @@
  * @module Where run result records live: in folders shared by many runs, so
  * ending a run creates no folder of its own on a local directory, and a
  * store whose records were written under the earlier key (in the run memo)
- * still reads, reports and clears them.
+ * still reads, reports and clears them. The runs here end with results too
+ * large for their terminal records (see run-result-inline.test.ts).
  */
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -12,7 +13,7 @@ import { sha256Hex } from "../../runtime/workflow/records/codec.js";
 import { memoEntryKey, runResultPrefix } from "../../runtime/workflow/records/kv-keys.js";
 import { RUN_OUTCOME_MEMO_KEY } from "../../runtime/workflow/records/reserved.js";
 import { decodeOutcomeRecord } from "../../runtime/workflow/records/records.js";
-import { dec, enc, openEnv, runnerOf } from "./helpers.js";
+import { dec, enc, openEnv, overInline, runnerOf } from "./helpers.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const tempDir = useTempDirs("wf-result-layout-");
@@ -50,13 +51,13 @@ describe("run result record layout", () => {
   it("runs that write no memo entries leave their result records in shared folders, none of their own", async () => {
     const dir = await tempDir();
     const env = await openEnv(
-      runnerOf(async (s) => StepOutcome.succeed(s.payload)),
+      runnerOf(async (s) => StepOutcome.succeed(overInline(dec(s.payload)))),
       { store: new LocalStore(dir) },
     );
     try {
       const ids = Array.from({ length: 40 }, (_, i) => `run-${i}`);
       for (const id of ids) await env.runtime.submit({ input: enc(id), runId: id });
-      for (const id of ids) expect(dec((await env.runtime.wait(id)).outcome!.result)).toBe(id);
+      for (const id of ids) expect(dec((await env.runtime.wait(id)).outcome!.result).trimEnd()).toBe(id);
       expect(await keysUnder(env.store, `${MEMO}/memos/`)).toEqual([]);
       const results = await keysUnder(env.store, `${MEMO}/run-results/`);
       expect(results).toHaveLength(ids.length);
@@ -73,7 +74,7 @@ describe("run result record layout", () => {
   it("a store whose result records are under the earlier key reads them: wait, outcome, a restart, and a clear", async () => {
     const store = new MemoryStore();
     const clock = new MockClock(1_700_000_000_000);
-    const runner = runnerOf(async (s) => StepOutcome.succeed(enc(`done:${dec(s.payload)}`)));
+    const runner = runnerOf(async (s) => StepOutcome.succeed(overInline(`done:${dec(s.payload)}`)));
     const first = await openEnv(runner, { store, clock });
     await first.runtime.submit({ input: enc("a"), runId: "old-a" });
     await first.runtime.submit({ input: enc("b"), runId: "old-b" });
@@ -88,12 +89,12 @@ describe("run result record layout", () => {
     try {
       const end = await env.runtime.wait("old-a");
       expect(end.resultUnavailable).toBeUndefined();
-      expect(dec(end.outcome!.result)).toBe("done:a");
-      expect(dec((await env.runtime.outcome("old-a"))!.result)).toBe("done:a");
-      expect(dec((await env.runtime.outcome("old-b"))!.result)).toBe("done:b");
+      expect(dec(end.outcome!.result).trimEnd()).toBe("done:a");
+      expect(dec((await env.runtime.outcome("old-a"))!.result).trimEnd()).toBe("done:a");
+      expect(dec((await env.runtime.outcome("old-b"))!.result).trimEnd()).toBe("done:b");
       // A new run beside them writes under today's key; both kinds read.
       await env.runtime.submit({ input: enc("c"), runId: "new-c" });
-      expect(dec((await env.runtime.wait("new-c")).outcome!.result)).toBe("done:c");
+      expect(dec((await env.runtime.wait("new-c")).outcome!.result).trimEnd()).toBe("done:c");
       expect(await keysUnder(store, runResultPrefix(MEMO, "new-c"))).toHaveLength(1);
       // A damaged record under the earlier key is reported as damaged, not as removed.
       await store.put(legacyA, enc("not a record"));
@@ -114,7 +115,7 @@ describe("run result record layout", () => {
     ["LocalStore", async () => new LocalStore(await tempDir())],
   ] as const)("%s: clearing one run leaves the records of runs that share its folder", async (_name, makeStore) => {
     const env = await openEnv(
-      runnerOf(async (s) => StepOutcome.succeed(s.payload)),
+      runnerOf(async (s) => StepOutcome.succeed(overInline(dec(s.payload)))),
       { store: await makeStore() },
     );
     try {
@@ -131,12 +132,12 @@ describe("run result record layout", () => {
       for (const id of pair) await env.runtime.wait(id);
       await env.runtime.memoStore.clearMemosForRun(pair[0]);
       expect(await env.runtime.wait(pair[0])).toMatchObject({ outcome: null, resultUnavailable: "removed" });
-      expect(dec((await env.runtime.wait(pair[1])).outcome!.result)).toBe(pair[1]);
+      expect(dec((await env.runtime.wait(pair[1])).outcome!.result).trimEnd()).toBe(pair[1]);
       // With the folder's last record cleared (a local folder goes with it), a run that ends next writes there again.
       await env.runtime.memoStore.clearMemosForRun(pair[1]);
       expect(await keysUnder(env.store, `${MEMO}/run-results/${sha256Hex(pair[0]).slice(0, 2)}/`)).toEqual([]);
       await env.runtime.submit({ input: enc("again"), runId: pair[0] });
-      expect(dec((await env.runtime.wait(pair[0])).outcome!.result)).toBe("again");
+      expect(dec((await env.runtime.wait(pair[0])).outcome!.result).trimEnd()).toBe("again");
     } finally {
       await env.stop();
     }

@@ -311,7 +311,8 @@ export class MemoStore {
 
   /**
    * Writes the run result record; the worker does this before a
-   * terminating settlement. Each settlement attempt writes under its own
+   * terminating settlement whose outcome is too large for the terminal
+   * record. Each settlement attempt writes under its own
    * token, so a stale delivery whose settlement is later refused (its lease
    * expired and another delivery terminated the run) cannot overwrite the
    * record of the settlement that committed. Store faults are retried

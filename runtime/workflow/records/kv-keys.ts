@@ -16,7 +16,8 @@
  * KV (all under {@link RESERVED_KV_PREFIX}; `{q}` is the step queue name):
  * - `workflow/runs/{q}/{runId}`: the run record, from submission to termination;
  * - `workflow/steps/{q}/{runId}`: the current-step pointer, rewritten per step;
- * - `workflow/outcomes/{q}/{runId}`: the terminal record, from termination to sweep;
+ * - `workflow/outcomes/{q}/{runId}`: the terminal record, from termination to sweep
+ *   (with the run's outcome when it is small: see `runs/inline-outcome`);
  * - `workflow/terminals/{q}/...`: retention markers (an expiry index);
  * - `workflow/groups/{q}/{groupTag}/{key}`: run-group member records;
  * - `workflow/children/{q}/{parentRunId}/{childRunId}`: a running child run
@@ -32,7 +33,8 @@
  * - `{prefix}/memos/{runId}/{step}/{sha256(key)}` and `{prefix}/memos/{runId}/run/{sha256(key)}`;
  * - `{prefix}/step-outputs/{runId}/{step}/{sha256(payload)}`: replay records;
  * - `{prefix}/run-results/{h[0..2]}/{h}.{sha256(token)}` with `h = sha256(runId)`:
- *   run result records, one per terminating settlement. They share 256
+ *   run result records, one per terminating settlement whose outcome is too
+ *   large for its terminal record. They share 256
  *   folders instead of living in the run's memo folder, so writing one at
  *   the end of a run creates no folder (on a local directory each new
  *   folder costs a synced entry in its parent); the run's records are still

@@ -143,9 +143,28 @@ export interface TerminalRecord extends Termination {
   submittedAtMs?: number;
   /** The run record's `submission`, when it had one. */
   submission?: string;
+  /**
+   * The outcome fields the termination does not hold, when the worker kept
+   * the outcome here instead of in a run result record (see
+   * `runs/inline-outcome`). Absent when the outcome is in a result record,
+   * when no worker recorded one, and in records written before it existed.
+   */
+  inline?: InlineOutcome;
 }
 
-/** The run result record, in the run memo under `workflow.outcome`. */
+/**
+ * The part of a run's outcome a terminal record keeps inline: the rest
+ * (status, error, error kind, final step, superseding run) is the
+ * termination's own.
+ */
+export interface InlineOutcome {
+  result?: Uint8Array;
+  headers: Record<string, string>;
+  publicError?: string;
+  errorCode?: string;
+}
+
+/** The run result record of an outcome too large for the terminal record (see `runResultKey`). */
 export interface OutcomeRecord {
   token: string;
   outcome: RunOutcome;
@@ -245,7 +264,18 @@ function terminationProblem(v: Record<string, unknown>): string | undefined {
 }
 
 export function encodeTerminalRecord(r: TerminalRecord): Uint8Array {
-  return encodeValue(compact(r));
+  return encodeValue(compact(r.inline === undefined ? r : { ...r, inline: compact(r.inline) }));
+}
+
+/** The encoding of an inline outcome as a terminal record holds it (its size is what the inline bound measures). */
+export function encodeInlineOutcome(o: InlineOutcome): Uint8Array {
+  return encodeValue(compact(o));
+}
+
+function isInlineOutcome(x: unknown): boolean {
+  if (x === null || typeof x !== "object" || Array.isArray(x)) return false;
+  const o = x as Record<string, unknown>;
+  return absentOr(o.result, isBytes) && isStrMap(o.headers) && absentOr(o.publicError, isStr) && absentOr(o.errorCode, isStr);
 }
 
 export function decodeTerminalRecord(bytes: Uint8Array, key: string): TerminalRecord {
@@ -255,6 +285,7 @@ export function decodeTerminalRecord(bytes: Uint8Array, key: string): TerminalRe
     if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
     if (!optional(v.submittedAtMs, isNum)) return "has a malformed submission time";
     if (!absentOr(v.submission, isStr)) return "has a malformed submission";
+    if (!absentOr(v.inline, isInlineOutcome)) return "has a malformed inline outcome";
     return isNum(v.terminatedAtMs) && isStr(v.incarnation) && isStr(v.token) ? undefined : "lacks its time or token";
   });
 }

@@ -26,6 +26,7 @@ import {
   encodeRunOutcome,
   encodeTerminalRecord,
   type GroupRef,
+  type InlineOutcome,
   type ParentRef,
   type RunRecord,
   type TerminalRecord,
@@ -94,6 +95,8 @@ export interface TerminationInput {
   supersededBy?: RunId | undefined;
   /** The run's reserved trace header, passed on to the notification job so the terminal hook joins the run's trace. */
   traceHeaders?: Readonly<Record<string, string>>;
+  /** The outcome the worker recorded in the terminal record instead of a run result record (see `inline-outcome`). */
+  inline?: InlineOutcome | undefined;
 }
 
 /** How a run ends that no step settlement ends: a debounce replacing it, reconciliation of its dead step, a cancel. */
@@ -217,6 +220,7 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     ...(error === undefined ? {} : { error }),
     ...(t.errorKind === undefined ? {} : { errorKind: t.errorKind }),
     ...(t.supersededBy === undefined ? {} : { supersededBy: t.supersededBy }),
+    ...(t.inline === undefined ? {} : { inline: t.inline }),
   };
   into.kvPut(terminalRecordKey(s.queueName, t.runId), encodeTerminalRecord(record));
   stageEnded(s.queueName, t.runId, t.submittedAtMs, t.status, into);

@@ -23,6 +23,7 @@ import {
   type TerminalRecord,
 } from "../records/records.js";
 import { RunId } from "./run-id.js";
+import { outcomeOfTerminal } from "./inline-outcome.js";
 import type { RunEnd, RunOutcome, RunStatus } from "./run-types.js";
 import { validateQueueName } from "../../queue/names.js";
 import { retryStore } from "../store-retry.js";
@@ -139,8 +140,9 @@ export class WorkflowView {
   }
 
   /**
-   * The committed outcome of a terminated run, from the run result record a
-   * worker wrote before the terminating settlement; `null` while the run is
+   * The committed outcome of a terminated run, as the worker that ended it
+   * recorded it: in the terminal record (a small one), else in the run
+   * result record it wrote before the terminating settlement; `null` while the run is
    * active, when it is unknown, or when it terminated without a worker (a
    * cancel of a pending step, a step dead-lettered outside the worker).
    */
@@ -166,8 +168,10 @@ export class WorkflowView {
     return { termination, outcome: null, resultUnavailable: stored ? "damaged" : "removed" };
   }
 
-  /** @internal The run result record that belongs to `terminal`, if one was written. */
+  /** @internal The outcome recorded for `terminal`: kept in it, else its run result record, if one was written. */
   async outcomeOf(terminal: TerminalRecord): Promise<RunOutcome | null> {
+    const inline = outcomeOfTerminal(terminal);
+    if (inline !== null) return inline;
     const rec = await this.#memos.withPrefix(terminal.memoPrefix ?? this.#memos.prefix).readOutcomeRecord(terminal.runId, terminal.token);
     return rec !== null && rec.token === terminal.token ? rec.outcome : null;
   }

@@ -52,6 +52,7 @@ import { watchMemoWrites } from "../memo/memo.js";
 import { reopenRequeued } from "../runs/redrive.js";
 import { flowHeadersOf, userHeadersOf } from "../runs/submit.js";
 import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "../runs/terminal.js";
+import { inlineOutcomeOf } from "../runs/inline-outcome.js";
 import { processNotification } from "../terminal-hook/notification.js";
 import { errorText, isMemoFault, StepError } from "../workflow-errors.js";
 import { isStoreFault, retryStore } from "../store-retry.js";
@@ -332,15 +333,20 @@ async function terminate(
 }
 
 /**
- * Writes the run result record before a terminating settlement, retrying
- * store faults. When the memo store keeps failing, the step goes back to
- * the queue without counting an attempt (on any attempt, the last one
- * included): a run never terminates without its result record. `false`
- * when the job was put back instead.
+ * Records the run's outcome for its terminating settlement: a small one in
+ * the terminal record the settlement commits (sets `t.inline`), a larger
+ * one as a run result record written now, retrying store faults. When the
+ * memo store keeps failing, the step goes back to the queue without
+ * counting an attempt (on any attempt, the last one included): a run never
+ * terminates without its outcome recorded. `false` when the job was put
+ * back instead.
  */
 async function recordOutcome(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, t: TerminationInput, log: WorkflowLogger): Promise<boolean> {
+  const outcome = runOutcomeOf(t);
+  t.inline = inlineOutcomeOf(outcome);
+  if (t.inline !== undefined) return true;
   try {
-    await core.memos.withPrefix(t.memoPrefix).writeOutcomeRecord(t.runId, { token: t.token, outcome: runOutcomeOf(t) });
+    await core.memos.withPrefix(t.memoPrefix).writeOutcomeRecord(t.runId, { token: t.token, outcome });
     return true;
   } catch (e) {
     await retryStep(core, job, slot, log, e, "could not record the run result in the memo store");

@@ -1,0 +1,71 @@
+/**
+ * @module Which run outcomes a terminal record keeps inline, and the
+ * outcome read back from one.
+ *
+ * A worker that ends a run records its outcome. A small one goes into the
+ * terminal record, which the terminating settlement commits anyway, so it
+ * costs no object write of its own (on a local directory: no file created
+ * and synced); a larger one is written as a run result record before the
+ * settlement, as before. Either way a reader finds only the outcome of the
+ * settlement that committed: an inline one commits with it (an attempt
+ * refused or lost in a crash commits nothing), and a result record is read
+ * by the token of the terminal record that committed.
+ *
+ * Pure: no IO.
+ */
+import { utf8 } from "../records/codec.js";
+import { encodeInlineOutcome, type InlineOutcome, type TerminalRecord } from "../records/records.js";
+import type { RunId } from "./run-id.js";
+import type { RunOutcome } from "./run-types.js";
+
+/**
+ * Most bytes of an outcome kept in its terminal record: the MessagePack
+ * encoding of its result, headers, public error and error code, plus the
+ * UTF-8 bytes of its error text (which the termination holds, and which a
+ * child's end then carries whole to its parent). The step queue's terminal
+ * records live in memory in every process that opens the queue, for as
+ * long as the run is retained, so this bounds what each retained run
+ * costs beyond its termination (a terminal record without an outcome is
+ * about 250 bytes). 1 KiB holds the identifiers, counts and short JSON
+ * objects most runs end with; a larger outcome is written as a run result
+ * record, whose put costs the same whatever its size. It stays below what
+ * a child's end carries whole to its parent (see `children/child-end`), so
+ * a parent reads an omitted result or error text only from a result record.
+ */
+export const INLINE_OUTCOME_MAX_BYTES = 1024;
+
+/** The inline part of `o` when it fits {@link INLINE_OUTCOME_MAX_BYTES}; `undefined` when it goes to a result record. */
+export function inlineOutcomeOf(o: RunOutcome): InlineOutcome | undefined {
+  // A string has at least as many UTF-8 bytes as UTF-16 code units: these checks never copy a large value to measure it.
+  const errorChars = o.error?.length ?? 0;
+  if (errorChars > INLINE_OUTCOME_MAX_BYTES || (o.result?.byteLength ?? 0) > INLINE_OUTCOME_MAX_BYTES) return undefined;
+  const inline: InlineOutcome = { headers: { ...o.headers } };
+  if (o.result !== undefined) inline.result = o.result;
+  if (o.publicError !== undefined) inline.publicError = o.publicError;
+  if (o.errorCode !== undefined) inline.errorCode = o.errorCode;
+  const errorBytes = o.error === undefined ? 0 : utf8(o.error).byteLength;
+  return encodeInlineOutcome(inline).byteLength + errorBytes <= INLINE_OUTCOME_MAX_BYTES ? inline : undefined;
+}
+
+/** The outcome a terminal record keeps inline; `null` when it keeps none. */
+export function outcomeOfTerminal(t: TerminalRecord): RunOutcome | null {
+  const inline = t.inline;
+  if (inline === undefined) return null;
+  const o: { -readonly [K in keyof RunOutcome]: RunOutcome[K] } = {
+    runId: t.runId as RunId,
+    status: t.status,
+    headers: { ...inline.headers },
+    finalStep: t.finalStep,
+  };
+  if (inline.result !== undefined) o.result = inline.result;
+  // Absent fields of a termination may be stored as null (see `terminationOf`).
+  const error = t.error ?? undefined;
+  const errorKind = t.errorKind ?? undefined;
+  const supersededBy = t.supersededBy ?? undefined;
+  if (error !== undefined) o.error = error;
+  if (errorKind !== undefined) o.errorKind = errorKind;
+  if (inline.publicError !== undefined) o.publicError = inline.publicError;
+  if (inline.errorCode !== undefined) o.errorCode = inline.errorCode;
+  if (supersededBy !== undefined) o.supersededBy = supersededBy as RunId;
+  return o;
+}
