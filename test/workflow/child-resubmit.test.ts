@@ -10,7 +10,7 @@ import { MemoryStore, MockClock, StepError, StepOutcome, type Queue, type Step, 
 import { decodeIndexEntry, encodeIndexEntry } from "../../runtime/workflow/runs/run-index.js";
 import { decodeRunRecord, decodeTerminalRecord, encodeChildEntry, encodeRunRecord, encodeTerminalRecord } from "../../runtime/workflow/records/records.js";
 import { encodeValue } from "../../runtime/workflow/records/codec.js";
-import { HEADER_PARENT_ENDED } from "../../runtime/workflow/records/reserved.js";
+import { HEADER_PARENT_ENDED, HEADER_PARENT_SUBMISSION } from "../../runtime/workflow/records/reserved.js";
 import { dec, enc, openEnv, until, type Env } from "./helpers.js";
 
 const Q = "workflow-steps";
@@ -242,6 +242,69 @@ describe("a parent run id submitted again after its end", () => {
       expect((await env.runtime.status(mine))?.state).toBe("pending");
       await env.runtime.signal(`go-${mine}`, enc("go"));
       expect(await resultOf(env, "p")).toBe(`${mine}:succeeded:new+go`);
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("an earlier run's parent-close job that comes after the new run ended too: each run's children get their own run's policy", async () => {
+    const log = newLog();
+    const env = await openEnv(familyRunner(log));
+    let worker = env.worker!;
+    try {
+      await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: true, children: [{ mode: "wait", value: "old" }] }) });
+      await until(async () => (await env.runtime.status("p"))?.step === 1 && (await env.runtime.status("p-s0-0"))?.step === 1, "the family waits");
+      // No worker: the earlier run is cancelled, and its parent-close job is held (claimed) until the new run ended.
+      await worker.shutdown();
+      expect(await env.runtime.cancel("p")).toBe(true);
+      const claimed = [];
+      for (let j = await env.queue.claim(Q, 60_000); j !== null; j = await env.queue.claim(Q, 60_000)) claimed.push(j);
+      const late = claimed.find((j) => j.headers[HEADER_PARENT_ENDED] !== undefined)!;
+      for (const j of claimed) if (j !== late) env.queue.releaseClaim(j);
+      const first = decodeTerminalRecord((await env.queue.kvGet(`workflow/outcomes/${Q}/p`))!, "p").submission!;
+      expect(late.headers[HEADER_PARENT_SUBMISSION], "the job names the run that ended").toBe(first);
+      worker = env.runtime.spawn();
+
+      // The new run succeeds with its own child still running, and its parent-close job runs first.
+      await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: false, children: [{ mode: "wait", value: "new" }] }) });
+      expect((await env.runtime.wait("p")).termination.status).toBe("succeeded");
+      const mine = [...log.childStarts.keys()].find((id) => id !== "p-s0-0")!;
+      expect(mine).toMatch(SECOND_ID);
+      await until(async () => (await env.queue.kvGet(`workflow/children/${Q}/p/${mine}`)) === null, "the new run's children are settled");
+      // The new run's success is not the earlier run's end: that run's child is still listed, for its own job.
+      expect((await env.queue.kvScan("workflow/children/")).entries.map((e) => e.key)).toEqual([`workflow/children/${Q}/p/p-s0-0`]);
+      expect((await env.runtime.status("p-s0-0"))?.state).toBe("pending");
+
+      // The earlier run's parent-close job goes on: the cancel reaches its own child, not the new run's.
+      env.queue.releaseClaim(late);
+      expect((await env.runtime.wait("p-s0-0")).termination).toMatchObject({ status: "cancelled", errorKind: "cancelled" });
+      expect((await env.runtime.status(mine))?.state).toBe("pending");
+      await until(async () => (await env.queue.kvScan("workflow/children/")).entries.length === 0, "the earlier run's children are settled");
+    } finally {
+      await worker.shutdown();
+      await env.queue.close();
+    }
+  });
+
+  it("an earlier run's failure, settled after the new run ended, does not cancel the children the new run's success left running", async () => {
+    const log = newLog();
+    const env = await openEnv(familyRunner(log));
+    try {
+      await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: false, children: [{ mode: "wait", value: "old" }] }) });
+      expect((await env.runtime.wait("p")).termination.status).toBe("succeeded");
+      await until(async () => (await env.queue.kvScan("workflow/children/")).entries.length === 0, "the earlier run's children are settled");
+      const first = decodeTerminalRecord((await env.queue.kvGet(`workflow/outcomes/${Q}/p`))!, "p").submission!;
+      await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: false, children: [{ mode: "wait", value: "new" }] }) });
+      expect((await env.runtime.wait("p")).termination.status).toBe("succeeded");
+      const mine = [...log.childStarts.keys()].find((id) => id !== "p-s0-0")!;
+      await until(async () => (await env.queue.kvScan("workflow/children/")).entries.length === 0, "the new run's children are settled");
+      // As if the earlier run had failed and neither parent-close job had run yet: both children listed.
+      await env.queue.kvPut(`workflow/children/${Q}/p/p-s0-0`, encodeChildEntry({ parentClose: "cancel" }));
+      await env.queue.kvPut(`workflow/children/${Q}/p/${mine}`, encodeChildEntry({ parentClose: "cancel" }));
+      await env.queue.enqueue(Q, encodeValue("failed"), { headers: { [HEADER_PARENT_ENDED]: "p", [HEADER_PARENT_SUBMISSION]: first } });
+      expect((await env.runtime.wait("p-s0-0")).termination).toMatchObject({ status: "cancelled", errorKind: "cancelled" });
+      expect((await env.runtime.status(mine))?.state).toBe("pending");
+      expect((await env.queue.kvScan("workflow/children/")).entries.map((e) => e.key)).toEqual([`workflow/children/${Q}/p/${mine}`]);
     } finally {
       await env.stop();
     }

@@ -51,7 +51,7 @@ import {
   type RunRecord,
 } from "../records/records.js";
 import { decodeIndexEntry, runIndexKey } from "../runs/run-index.js";
-import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED } from "../records/reserved.js";
+import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED, HEADER_PARENT_SUBMISSION } from "../records/reserved.js";
 import { MAX_RUN_ID_LEN, RunId } from "../runs/run-id.js";
 import type { RunOptions, RunOutcome, TerminalStatus } from "../runs/run-types.js";
 import { submitRun } from "../runs/submit.js";
@@ -448,7 +448,7 @@ export async function processParentEnded(core: RuntimeCore, job: ClaimedJob, slo
     const bytes = await core.queue.kvGet(key);
     const now = bytes === null ? undefined : decodeRunRecord(bytes, key);
     // A record without a submission cannot tell its own children from an earlier run's: all are kept, as before.
-    if (now === undefined || now.submission !== undefined) await settleChildren(core, core.view, parent, status, now);
+    if (now === undefined || now.submission !== undefined) await settleChildren(core, core.view, parent, status, now, job.headers[HEADER_PARENT_SUBMISSION]);
   } catch (e) {
     // The store failing is not the job's fault: the worker puts it back uncounted.
     if (isStoreFault(e)) throw e;
@@ -464,24 +464,38 @@ export async function processParentEnded(core: RuntimeCore, job: ClaimedJob, slo
  * record, when the parent is still ended (a re-opened parent keeps its
  * children). Harmless to repeat.
  */
-export async function settleEndedParent(core: RuntimeCore, view: WorkflowView, parent: string): Promise<void> {
+export async function settleEndedParent(core: RuntimeCore, view: WorkflowView, parent: string, submission?: string): Promise<void> {
   if (!RunId.isValid(parent)) return;
   const r = await view.records(parent);
-  if (r.kind === "terminated") await settleChildren(core, view, parent, r.terminal.status);
+  if (r.kind === "terminated") await settleChildren(core, view, parent, r.terminal.status, undefined, submission);
 }
 
 /**
  * Settles the running children of the ended `parent` and drops its unread
  * child ends; with `active`, the run under the parent's id that is active
  * now (submitted again after the end), the children it started and their
- * ends are left to it.
+ * ends are left to it. With `ended`, the submission of the run that ended,
+ * children that name another submission of the parent are left too: they
+ * belong to a later run, which may have ended as well (its own job settles
+ * them), or to an earlier one.
  */
-async function settleChildren(core: RuntimeCore, view: WorkflowView, parent: string, status: TerminalStatus, active?: RunRecord): Promise<void> {
+async function settleChildren(
+  core: RuntimeCore,
+  view: WorkflowView,
+  parent: string,
+  status: TerminalStatus,
+  active?: RunRecord,
+  ended?: string,
+): Promise<void> {
   const q = core.queueName;
   const kept = async (child: string): Promise<boolean> => {
-    if (active === undefined || !RunId.isValid(child)) return false;
+    if ((active === undefined && ended === undefined) || !RunId.isValid(child)) return false;
     const r = await view.records(child);
-    return r.kind !== "unknown" && (await startedBy(core, r, parent, active));
+    if (r.kind === "unknown") return false;
+    if (active !== undefined && (await startedBy(core, r, parent, active))) return true;
+    if (ended === undefined) return false;
+    const ref = await parentRefOf(core, r);
+    return typeof ref === "object" && ref.runId === parent && ref.submission !== undefined && ref.submission !== ended;
   };
   const prefix = childrenPrefix(q, parent);
   // Kept entries stay, so each page starts after the last key seen.

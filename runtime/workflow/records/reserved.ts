@@ -37,6 +37,12 @@ export const HEADER_CHILD_ENDED = "workflow.child_ended";
  * the parent's child bookkeeping. The header holds the parent's run id.
  */
 export const HEADER_PARENT_ENDED = "workflow.parent_ended";
+/**
+ * On a parent-ended job: the submission of the run that ended, so the job
+ * settles that run's children only, not those of a later run under the
+ * same id. Jobs of earlier versions lack it.
+ */
+export const HEADER_PARENT_SUBMISSION = "workflow.parent_submission";
 
 /** Caller KV keys under this prefix belong to the runtime; effects may not touch them. */
 export const RESERVED_KV_PREFIX = "workflow/";
