@@ -200,8 +200,9 @@ export class LocalStore implements ObjectStore {
   }
 
   async *list(prefix: string, opts: ListOptions = {}): AsyncIterable<ListedObject> {
-    // No key contains NUL; the file system would reject such a path.
-    if (prefix.includes("\0")) return;
+    // No key contains NUL or a lone surrogate; the file system would reject the one, and the other
+    // would find the directory of U+FFFD in its place and list keys that do not exist.
+    if (prefix.includes("\0") || !(prefix as string & { isWellFormed(): boolean }).isWellFormed()) return;
     const startAfter = opts.startAfter;
     // Go straight to the directory of the prefix's complete segments; only
     // the last, partial segment needs filtering.
@@ -429,9 +430,7 @@ export class LocalStore implements ObjectStore {
   /** File-system failures become `StoreUnavailableError`, so callers handle every store alike. */
   #mapError(err: unknown, key: string, operation = "access"): unknown {
     if (err instanceof TaqubaError) return err;
-    if (errorCode(err) === "ENAMETOOLONG") {
-      return new ValidationError(`object key ${JSON.stringify(key)} has a segment too long for the local file system; use segments under 255 bytes`);
-    }
+    if (errorCode(err) === "ENAMETOOLONG") return nameTooLong(key, this.#objectPath(key));
     return new StoreUnavailableError(`local ${operation} (${this.root})`, key, err);
   }
 }
@@ -473,6 +472,27 @@ function processRuns(pid: number): boolean {
   } catch (err) {
     return errorCode(err) === "EPERM";
   }
+}
+
+/**
+ * Why the file of `key` (at `file`) has a name or path too long: escaping
+ * makes a file name up to three times its segment's UTF-8 bytes, so the
+ * key's own lengths would not explain it.
+ */
+function nameTooLong(key: string, file: string): ValidationError {
+  const segments = key.split("/");
+  const names = segments.map((s, i) => encodeSegment(s) + (i < segments.length - 1 ? DIR_SUFFIX : ""));
+  const longest = names.reduce((a, b) => (b.length > a.length ? b : a));
+  const what = `object key ${JSON.stringify(key)}`;
+  if (longest.length > 255) {
+    return new ValidationError(
+      `${what} needs a file name of ${longest.length} bytes, longer than the 255 a local file system allows: LocalStore spells each byte of a segment ` +
+        'other than a-z, 0-9, ".", "_" and "-" (upper-case letters and non-ASCII characters included) as three characters (%XX); use shorter key segments',
+    );
+  }
+  return new ValidationError(
+    `${what} needs a file path of ${Buffer.byteLength(file)} bytes, longer than the local file system allows; use a store directory with a shorter path, or shorter keys`,
+  );
 }
 
 function etagOf(stat: { ino: bigint; size: bigint; mtimeNs: bigint }): string {

@@ -37,6 +37,17 @@ describe("LocalStore on disk", () => {
     expect(await keys(again)).toEqual(["wal/0001"]);
   });
 
+  it("keeps keys that differ only in lone surrogates apart: refused, and a listing by such a prefix finds nothing", async () => {
+    const store = new LocalStore(await freshDir());
+    // Each would be written as the file of U+FFFD: the second put would replace the first.
+    await expect(store.put("a\ud800", enc("one"))).rejects.toBeInstanceOf(ValidationError);
+    await expect(store.put("a\udc00", enc("two"))).rejects.toBeInstanceOf(ValidationError);
+    await store.put("a\ufffd/x", enc("v"));
+    expect(await keys(store, "a\ud800/")).toEqual([]);
+    expect(await keys(store, "a\ud800")).toEqual([]);
+    expect(await keys(store, "a\ufffd/")).toEqual(["a\ufffd/x"]);
+  });
+
   it("creates its directory on the first put and reads as empty before", async () => {
     const dir = join(await freshDir(), "not", "yet");
     const store = new LocalStore(dir);
@@ -149,6 +160,24 @@ describe("LocalStore on disk", () => {
   it("rejects a key segment too long for the file system with ValidationError", async () => {
     const store = new LocalStore(await freshDir());
     await expect(store.put(`a/${"x".repeat(300)}`, enc("v"))).rejects.toBeInstanceOf(ValidationError);
+    expect(await keys(store)).toEqual([]);
+  });
+
+  it("says why a short segment makes a file name too long: escaping spells upper-case and non-ASCII bytes as three characters", async () => {
+    const store = new LocalStore(await freshDir());
+    // 100 and 90 bytes of key, 300 and 270 bytes of file name.
+    for (const [segment, nameBytes] of [
+      ["A".repeat(100), 300],
+      ["\u4e2d".repeat(30), 270],
+    ] as const) {
+      for (const key of [segment, `d/${segment}`, `${segment}/x`]) {
+        const err = await store.put(key, enc("v")).catch((e: unknown) => e);
+        expect(err, key).toBeInstanceOf(ValidationError);
+        const bytes = key.endsWith("/x") ? nameBytes + 3 : nameBytes;
+        expect((err as Error).message).toContain(`needs a file name of ${bytes} bytes, longer than the 255 a local file system allows`);
+        expect((err as Error).message).toMatch(/upper-case letters and non-ASCII characters included\) as three characters/);
+      }
+    }
     expect(await keys(store)).toEqual([]);
   });
 
