@@ -25,8 +25,8 @@ export interface EngineOptions {
    * How far the WAL may run ahead of checkpoints, as a multiple of
    * `checkpointWalBytes` and `checkpointWalObjects`: once the WAL stored
    * since the last checkpoint reaches this many times either of them,
-   * commits are acknowledged only when the running checkpoint has ended
-   * with it back under (each is applied and stored at once as usual; only
+   * commits are acknowledged only when the running checkpoint has
+   * published with it back under (each is applied and stored at once as usual; only
    * its promise waits). This bounds the memory of values not yet
    * checkpointed and the WAL a reopen replays when writers outrun
    * checkpoints. A checkpoint that fails releases the commits waiting for

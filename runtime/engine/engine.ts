@@ -13,7 +13,7 @@
  *   object and every earlier one are stored), and rejects with
  *   `FencedError` / `ClosedError` when it never will be. When checkpoints
  *   fell behind (`checkpointBacklog`), it resolves only once the running
- *   checkpoint ended as well: writers that await their commits are slowed
+ *   checkpoint published as well: writers that await their commits are slowed
  *   to the pace of checkpoints.
  * - Never mutate the engine while iterating a `scan`; collect first. Never
  *   mutate a value after committing it: the in-memory state keeps it.
@@ -303,7 +303,7 @@ export class Engine {
   /**
    * Applies `batch` to the in-memory state now, atomically, and resolves once
    * it is durable (and, when the WAL since the last checkpoint reached the
-   * `checkpointBacklog` bound, once the running checkpoint ended). A rejected
+   * `checkpointBacklog` bound, once the running checkpoint published). A rejected
    * batch (closed engine, invalid op) changes nothing. An empty batch
    * resolves when every earlier commit is durable.
    */
@@ -567,7 +567,9 @@ export class Engine {
         // No paged value names a dropped run any more: its segments may go.
         if (full) this.#pager.keepOnly(next);
       }
-      // The checkpoint is complete; what GC leaves behind the next one finds again.
+      // The checkpoint is complete; what GC leaves behind the next one finds again. The commits it
+      // held need not wait for that (deletes retried against a store that refuses them take seconds).
+      this.#releaseBacklog(false);
       await collectGarbage(writer, next, prev).catch((err: unknown) => {
         if (!this.closed) this.#opts.onBackgroundError(err);
       });
