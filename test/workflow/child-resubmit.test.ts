@@ -6,7 +6,7 @@
  * stored their submission resume with the children ids they had.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryStore, MockClock, StepError, StepOutcome, type Queue, type Step, type StepRunner } from "taquba";
+import { MemoryStore, MockClock, StepError, StepOutcome, ValidationError, type Queue, type Step, type StepRunner } from "taquba";
 import { decodeIndexEntry, encodeIndexEntry } from "../../runtime/workflow/runs/run-index.js";
 import { decodeRunRecord, decodeTerminalRecord, encodeChildEntry, encodeRunRecord, encodeTerminalRecord } from "../../runtime/workflow/records/records.js";
 import { encodeValue } from "../../runtime/workflow/records/codec.js";
@@ -400,6 +400,35 @@ describe("a parent run resumed over records of an earlier version", () => {
       expect([...log.childStarts.entries()]).toEqual([["p-s0-0", 1]]);
     } finally {
       await next.stop();
+    }
+  });
+});
+
+describe("a child key that ends with the run's own submission", () => {
+  it("is refused, so it never names the child that another key of the step got under its second id", async () => {
+    const seen: Array<string> = [];
+    const env = await openEnv({
+      async runStep(s: Step) {
+        if (dec(s.payload) !== "parent") return StepOutcome.succeed(enc("child"));
+        // Step 0's job id is the run's submission (`SubmitOutcome.jobId`).
+        const odd = await s.children.start({ input: enc("c"), key: `a-p${s.jobId}` }).then(
+          (c) => c.runId as string,
+          (e: unknown) => (e instanceof ValidationError ? `refused: ${e.message}` : `other: ${String(e)}`),
+        );
+        const plain = await s.children.start({ input: enc("c"), key: "a" });
+        seen.push(odd, plain.runId);
+        return StepOutcome.succeed(enc("ok"));
+      },
+    });
+    try {
+      const submitted = await env.runtime.submit({ runId: "p", input: enc("parent") });
+      expect((await env.runtime.wait("p")).termination.status).toBe("succeeded");
+      const [odd, plain] = seen;
+      expect(plain).toBe("p-s0-a");
+      expect(odd).toMatch(/^refused: a child's key may not end with "-p" and this run's submission/);
+      expect(odd).toContain(submitted.jobId);
+    } finally {
+      await env.stop();
     }
   });
 });

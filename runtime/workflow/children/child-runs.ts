@@ -189,6 +189,14 @@ export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number
       }
       const parentClose = checkParentClose(spec.parentClose ?? core.parentClose);
       const parentRun = await markParent(core, parentRunId);
+      const tag = parentRun.submission === undefined ? undefined : `-p${parentRun.submission}`;
+      // Its first id would be the second id of the key without the tag: two keys, one child.
+      if (tag !== undefined && key.length > tag.length && key.endsWith(tag)) {
+        throw new ValidationError(
+          `a child's key may not end with "-p" and this run's submission (${JSON.stringify(tag)}): the run's second id for child ` +
+            `${JSON.stringify(key.slice(0, -tag.length))} is the first id for this key, so both would name one child; choose another key`,
+        );
+      }
       started = true;
       const { runId, known } = await childOfThisRun(core, parentRunId, parentRun, step, key);
       const completionKey = childCompletionKey(parentRunId, runId);
