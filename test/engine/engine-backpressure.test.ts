@@ -171,6 +171,30 @@ describe("engine backpressure (checkpointBacklog)", () => {
     await reopened.close();
   });
 
+  it("a clock set back during the pause after a failed checkpoint does not stretch the pause by the jump (MockClock)", async () => {
+    let failing = true;
+    const inner = new MemoryStore();
+    const store = failWhen(inner, (call, key) => (failing && call === "put" && isSegment(key) ? new InjectedFaultError("put", key, false) : undefined));
+    const clock = new MockClock(10_000_000);
+    const failures: unknown[] = [];
+    const engine = await Engine.open(store, { ...paced, clock, onBackgroundError: (err) => failures.push(err) });
+    await commitEach(engine, ["s/1", "s/2"]);
+    for (let i = 0; i < 5000 && failures.length === 0; i++) await turns(1);
+    expect(failures.length).toBe(1);
+    failing = false;
+    // Paused for 1 s from 10_000_000; the clock is then set back an hour (a VM resumed, a stepped system clock).
+    clock.set(10_000_000 - 3_600_000);
+    await commitEach(engine, ["s/3", "s/4"]);
+    await turns();
+    expect(engine.stats.checkpoints, "still paused: the pause counts again from the time the clock went back to").toBe(0);
+    clock.advance(1000);
+    await commitEach(engine, ["s/5"]);
+    for (let i = 0; i < 5000 && engine.stats.checkpoints === 0; i++) await turns(1);
+    expect(engine.stats.checkpoints, "automatic checkpoints resume once the pause's own length passed, not an hour later").toBeGreaterThanOrEqual(1);
+    expect(failures.length).toBe(1);
+    await engine.close();
+  });
+
   it("close while commits wait: they resolve (they are stored), close ends, and a reopen has them", async () => {
     const store = new GatedStore(new MemoryStore(), isSegment);
     const engine = await Engine.open(store, paced);
