@@ -10,7 +10,7 @@ import { MemoryStore, MockClock, StepError, StepOutcome, ValidationError, type Q
 import { decodeIndexEntry, encodeIndexEntry } from "../../runtime/workflow/runs/run-index.js";
 import { decodeRunRecord, decodeTerminalRecord, encodeChildEntry, encodeRunRecord, encodeTerminalRecord } from "../../runtime/workflow/records/records.js";
 import { encodeValue } from "../../runtime/workflow/records/codec.js";
-import { HEADER_PARENT_ENDED, HEADER_PARENT_SUBMISSION } from "../../runtime/workflow/records/reserved.js";
+import { HEADER_PARENT_ENDED, HEADER_PARENT_STATUS, HEADER_PARENT_SUBMISSION } from "../../runtime/workflow/records/reserved.js";
 import { dec, enc, openEnv, until, type Env } from "./helpers.js";
 
 const Q = "workflow-steps";
@@ -263,6 +263,7 @@ describe("a parent run id submitted again after its end", () => {
       for (const j of claimed) if (j !== late) env.queue.releaseClaim(j);
       const first = decodeTerminalRecord((await env.queue.kvGet(`workflow/outcomes/${Q}/p`))!, "p").submission!;
       expect(late.headers[HEADER_PARENT_SUBMISSION], "the job names the run that ended").toBe(first);
+      expect(late.headers[HEADER_PARENT_STATUS], "and how it ended, for a reconciliation that reads headers only").toBe("cancelled");
       worker = env.runtime.spawn();
 
       // The new run succeeds with its own child still running, and its parent-close job runs first.
@@ -283,6 +284,50 @@ describe("a parent run id submitted again after its end", () => {
     } finally {
       await worker.shutdown();
       await env.queue.close();
+    }
+  });
+
+  it("an earlier run's parent-close job dead-lettered while the new run runs: reconciliation still cancels that run's children only", async () => {
+    const log = newLog();
+    const clock = new MockClock(1_700_000_000_000);
+    // The queue logs the dead-letter this test causes on purpose.
+    const quiet = { queueOptions: { logger: { error: () => undefined } } };
+    const env = await openEnv(familyRunner(log), { clock, ...quiet });
+    await env.runtime.submit({
+      runId: "p",
+      input: json({ kind: "parent", wait: true, children: [{ mode: "wait", value: "old" }] }),
+      options: { maxAttemptsPerStep: 1 },
+    });
+    await until(async () => (await env.runtime.status("p"))?.step === 1 && (await env.runtime.status("p-s0-0"))?.step === 1, "the family waits");
+    await env.worker?.shutdown();
+    // No worker: the earlier run is cancelled, and the job that would cancel its child dies.
+    expect(await env.runtime.cancel("p")).toBe(true);
+    const claimed = [];
+    for (let j = await env.queue.claim(Q, 1000); j !== null; j = await env.queue.claim(Q, 1000)) claimed.push(j);
+    const late = claimed.find((j) => j.headers[HEADER_PARENT_ENDED] !== undefined)!;
+    for (const j of claimed) if (j !== late) env.queue.releaseClaim(j);
+    clock.advance(2000);
+    await env.queue.runMaintenance();
+    expect((await env.queue.view().job(late.id))?.state).toBe("dead");
+    // The new run is submitted before any reconciliation: it is active when the dead job is reconciled.
+    await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: true, children: [{ mode: "wait", value: "new" }] }) });
+    await env.queue.close();
+
+    const next = await openEnv(familyRunner(log), { clock, store: env.store, ...quiet });
+    try {
+      await until(async () => (await next.runtime.status("p-s0-0"))?.state === "terminated", "the earlier run's child is cancelled", 3000).catch(
+        () => undefined,
+      );
+      expect(await next.runtime.status("p-s0-0"), "the child of the cancelled earlier run").toMatchObject({ state: "terminated", status: "cancelled" });
+      await until(async () => (await next.runtime.status("p"))?.step === 1, "the new run waits for its child");
+      const mine = [...log.childStarts.keys()].find((id) => id !== "p-s0-0")!;
+      expect(mine).toMatch(SECOND_ID);
+      expect((await next.runtime.status(mine))?.state).toBe("pending");
+      await next.runtime.signal(`go-${mine}`, enc("go"));
+      expect(await resultOf(next, "p")).toBe(`${mine}:succeeded:new+go`);
+      await until(async () => (await next.queue.kvScan("workflow/children/")).entries.length === 0, "no child is left listed");
+    } finally {
+      await next.stop();
     }
   });
 

@@ -470,12 +470,22 @@ export async function processParentEnded(core: RuntimeCore, job: ClaimedJob, slo
  * Settles the children of `parent` as its termination would have, for a
  * parent-ended job the queue dead-lettered: from the parent's terminal
  * record, when the parent is still ended (a re-opened parent keeps its
- * children). Harmless to repeat.
+ * children). A job that names the `submission` of the run that ended and
+ * its `status` settles that run's children also when a later run under
+ * the id is active or ended since (whose own children it leaves).
+ * Harmless to repeat.
  */
-export async function settleEndedParent(core: RuntimeCore, view: WorkflowView, parent: string, submission?: string): Promise<void> {
+export async function settleEndedParent(core: RuntimeCore, view: WorkflowView, parent: string, submission?: string, status?: string): Promise<void> {
   if (!RunId.isValid(parent)) return;
   const r = await view.records(parent);
-  if (r.kind === "terminated") await settleChildren(core, view, parent, r.terminal.status, undefined, submission);
+  const ended = status === "succeeded" || status === "failed" || status === "cancelled" ? status : undefined;
+  // The run the records show now is a later one than the job's.
+  const later = (now: string | undefined) => submission !== undefined && now !== undefined && now !== submission;
+  if (r.kind === "terminated") {
+    await settleChildren(core, view, parent, ended !== undefined && later(r.terminal.submission) ? ended : r.terminal.status, undefined, submission);
+  } else if (r.kind === "active" && ended !== undefined && later(r.run.submission)) {
+    await settleChildren(core, view, parent, ended, r.run, submission);
+  }
 }
 
 /**
