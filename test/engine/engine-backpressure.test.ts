@@ -317,6 +317,36 @@ describe("engine backpressure and the garbage collection of a checkpoint", () =>
   });
 });
 
+describe("engine close and a checkpoint waiting out a retry backoff", () => {
+  it("close does not wait out the backoff of a failing checkpoint's store call (a minute here): the checkpoint stops at once", async () => {
+    const inner = new MemoryStore();
+    let attempts = 0;
+    const store = failWhen(inner, (call, key) => {
+      if (call !== "put" || !isSegment(key)) return undefined;
+      attempts++;
+      return new InjectedFaultError("put", key, false);
+    });
+    const engine = await Engine.open(store, {
+      ...paced,
+      retry: { attempts: 5, baseDelayMs: 60_000, maxDelayMs: 60_000 },
+      onBackgroundError: () => undefined,
+    });
+    await commitEach(engine, ["r/1", "r/2"]);
+    for (let i = 0; i < 5000 && attempts === 0; i++) await turns(1);
+    expect(attempts).toBe(1);
+    // Let the failure reach the retry loop: the checkpoint then sleeps 30 to 60 s (real timers) before its second attempt.
+    await new Promise((r) => setTimeout(r, 100));
+    const closed = watch(engine.close());
+    const deadline = Date.now() + 5000;
+    while (!closed.settled && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(closed, "close ends without waiting for the retry").toMatchObject({ settled: true, error: undefined });
+    expect(attempts).toBe(1);
+    const reopened = await Engine.open(inner);
+    expect([...reopened.scan({ prefix: "r/" })].length).toBe(2);
+    await reopened.close();
+  });
+});
+
 describe("engine close stops the in-memory merges", () => {
   it("close stops the engine state's idle merges: a merge in progress then copies nothing more in idle turns", async () => {
     const disposed: LayeredState[] = [];
