@@ -2,10 +2,10 @@
  * @module LocalStore: the store conformance suite over a real directory, plus its
  * on-disk layout (escaping, temporary files, empty-directory removal).
  */
-import { readdir, rmdir, stat, unlink, writeFile, mkdir } from "node:fs/promises";
+import { readdir, rm, rmdir, stat, unlink, writeFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { LocalStore, ValidationError } from "taquba";
+import { ClosedError, Engine, LocalStore, StoreRequestError, ValidationError, WriteBatch } from "taquba";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { describeStoreConformance } from "./conformance.js";
 
@@ -46,6 +46,42 @@ describe("LocalStore on disk", () => {
     expect(await keys(store, "a\ud800/")).toEqual([]);
     expect(await keys(store, "a\ud800")).toEqual([]);
     expect(await keys(store, "a\ufffd/")).toEqual(["a\ufffd/x"]);
+  });
+
+  it("refuses to put once its directory was removed while in use, instead of making an empty store in its place", async () => {
+    const dir = join(await freshDir(), "store");
+    const store = new LocalStore(dir);
+    await store.put("wal/1", enc("a"));
+    await rm(dir, { recursive: true });
+    for (const key of ["wal/2", "top", "new/dir/k"]) {
+      const err = await store.put(key, enc("b")).catch((e: unknown) => e);
+      expect(err, key).toBeInstanceOf(StoreRequestError);
+      expect((err as Error).message).toMatch(/the store's directory was removed while this store was in use/);
+    }
+    await expect(stat(dir)).rejects.toMatchObject({ code: "ENOENT" });
+    // Seen by a read only (an existing directory), the same.
+    const other = join(await freshDir(), "other");
+    await new LocalStore(other).put("k", enc("v"));
+    const reader = new LocalStore(other);
+    expect(await keys(reader)).toEqual(["k"]);
+    await rm(other, { recursive: true });
+    await expect(reader.put("k2", enc("v"))).rejects.toBeInstanceOf(StoreRequestError);
+    // A store opened on the path afresh makes it, as on a first put.
+    await new LocalStore(dir).put("k", enc("v"));
+    expect(await keys(new LocalStore(dir))).toEqual(["k"]);
+  });
+
+  it("an engine on a directory removed under it stops acknowledging commits instead of storing them in an empty directory", async () => {
+    const dir = join(await freshDir(), "store");
+    const engine = await Engine.open(new LocalStore(dir), { retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 } });
+    await engine.commit(new WriteBatch().put("k/1", enc("1")));
+    await engine.checkpoint();
+    await rm(dir, { recursive: true });
+    const err = await engine.commit(new WriteBatch().put("k/2", enc("2"))).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ClosedError);
+    expect(String((err as Error).cause)).toMatch(/the store's directory was removed/);
+    await engine.close();
+    await expect(stat(dir)).rejects.toMatchObject({ code: "ENOENT" });
   });
 
   it("creates its directory on the first put and reads as empty before", async () => {
