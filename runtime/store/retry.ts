@@ -19,6 +19,9 @@ export interface Backoff {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** setTimeout's longest delay (24.8 days): a longer one fires after 1 ms instead. */
+const MAX_BACKOFF_MS = 2 ** 31 - 1;
+
 /** How often a wait between attempts asks `stop()`: a caller that stops (an engine closing) waits this long at most, not a whole backoff. */
 const STOP_POLL_MS = 50;
 
@@ -32,9 +35,13 @@ async function pause(ms: number, stop: (() => boolean) | undefined): Promise<voi
   }
 }
 
-/** The wait before attempt `n` (2 for the first retry): half fixed, half random, so retries of many callers spread out. */
+/**
+ * The wait before attempt `n` (2 for the first retry): half fixed, half
+ * random, so retries of many callers spread out. At most `MAX_BACKOFF_MS`,
+ * whatever the policy: a longer timer would fire at once.
+ */
 export function backoffDelay(policy: Backoff, n: number): number {
-  const delay = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (n - 2));
+  const delay = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (n - 2), MAX_BACKOFF_MS);
   return delay / 2 + Math.random() * (delay / 2);
 }
 
