@@ -483,7 +483,7 @@ export class Engine {
 
   #maybeCheckpoint(): void {
     if (this.#checkpointing || this.closed) return;
-    if (!this.#walSinceCheckpointReaches(1) || this.#now() < this.#autoCheckpointPause.until) return;
+    if (!this.#walSinceCheckpointReaches(1) || this.#pausedAfterFailure()) return;
     this.#startCheckpoint().then(
       () => {
         this.#autoCheckpointPause = { until: 0, ms: 0 };
@@ -497,6 +497,19 @@ export class Engine {
         this.#opts.onBackgroundError(err);
       },
     );
+  }
+
+  /**
+   * Whether automatic checkpoints still pause after a failure. A clock set
+   * back since the pause began (a resumed VM, a stepped system clock) would
+   * stretch it by the jump: it counts again from the new time instead.
+   */
+  #pausedAfterFailure(): boolean {
+    const pause = this.#autoCheckpointPause;
+    const now = this.#now();
+    if (now >= pause.until) return false;
+    if (now < pause.until - pause.ms) this.#autoCheckpointPause = { until: now + pause.ms, ms: pause.ms };
+    return true;
   }
 
   #startCheckpoint(): Promise<void> {

@@ -29,7 +29,7 @@ function isPermanent(err: unknown): boolean {
  * `retryWithBackoff`); the last failure is rethrown as
  * `StoreUnavailableError` naming the operation and key.
  */
-export async function withRetries<T>(policy: RetryPolicy, operation: string, key: string, op: () => Promise<T>, stop: () => boolean = () => false): Promise<T> {
+export async function withRetries<T>(policy: RetryPolicy, operation: string, key: string, op: () => Promise<T>, stop?: () => boolean): Promise<T> {
   const backoff = { attempts: policy.attempts ?? 8, baseDelayMs: policy.baseDelayMs ?? 20, maxDelayMs: policy.maxDelayMs ?? 1000 };
   try {
     return await retryWithBackoff(backoff, (err) => !isPermanent(err), op, stop);

@@ -236,10 +236,13 @@ export const RATE_SWEEP_EVERY_MS = 60_000;
  * window (it cannot say when its claims were) is deleted once it was seen
  * damaged for the configured period (a restarted owner holds its key that
  * long from it), at the first pass after the one that first saw it when
- * no rate limit applies to it now, and the deletion is reported.
- * `damagedSince` carries, between passes, when each damaged window was
- * first seen (only those still damaged are kept). Window records are
- * small and never paged.
+ * no rate limit applies to it now, and the deletion is reported. A window
+ * of a flow rule this process has not defined is deleted only a sweep
+ * interval after a pass first found it expired: the first pass runs at
+ * open, before the owner defines its rules, whose period may have been
+ * raised. `damagedSince` carries, between passes, when each such window
+ * (damaged, or of an undefined rule) was first seen (only those still
+ * waiting are kept). Window records are small and never paged.
  */
 export function sweepRateWindows(host: MaintenanceHost, now: number, damagedSince: Map<string, number> = new Map()): number {
   const expired: string[] = [];
@@ -250,7 +253,17 @@ export function sweepRateWindows(host: MaintenanceHost, now: number, damagedSinc
     const configured = at === undefined ? undefined : host.ratePeriodOf(at.queue, at.rule);
     const w = decodeRateWindow(bytes);
     if (w !== undefined) {
-      if (windowExpired(w, now, configured)) expired.push(k);
+      if (!windowExpired(w, now, configured)) continue;
+      // A flow rule not defined (yet) may count a longer period than the stored one (raised at a restart):
+      // an owner defines its rules after it opened the queue, so the window waits a sweep interval for them.
+      if (at?.rule !== undefined && configured === undefined) {
+        const since = seen.get(k);
+        if (since === undefined || now - since < RATE_SWEEP_EVERY_MS) {
+          damagedSince.set(k, since ?? now);
+          continue;
+        }
+      }
+      expired.push(k);
       continue;
     }
     const since = seen.get(k);

@@ -9,7 +9,7 @@ export const MAX_OBJECT_KEY_BYTES = 1024;
 /**
  * Rejects keys that could escape a directory or that S3 and a file system
  * would read differently: empty, absolute, `.`/`..` or empty segments, NUL,
- * backslashes, and keys longer than S3 allows.
+ * backslashes, lone UTF-16 surrogates, and keys longer than S3 allows.
  */
 export function validateObjectKey(key: string): void {
   const problems: string[] = [];
@@ -17,6 +17,8 @@ export function validateObjectKey(key: string): void {
   if (key.startsWith("/")) problems.push("the key is absolute (starts with '/')");
   if (key.includes("\0")) problems.push("the key contains a NUL character");
   if (key.includes("\\")) problems.push("the key contains a backslash");
+  // A lone surrogate has no UTF-8 spelling: encoded for a file name or a URL it becomes U+FFFD, so distinct keys would share one object.
+  if (!(key as string & { isWellFormed(): boolean }).isWellFormed()) problems.push("the key contains a lone UTF-16 surrogate (no UTF-8 spelling)");
   if (key.length > 0 && !key.startsWith("/")) {
     for (const segment of key.split("/")) {
       if (segment === "") problems.push("the key has an empty segment ('//' or a trailing '/')");

@@ -22,7 +22,8 @@
  * remembered once made and fsynced; a put that finds one removed makes it
  * again and fsyncs its parent. Not covered: another process removed and a
  * third re-created it, parent not yet fsynced (docs/stores.md; checking
- * would cost a stat per put).
+ * would cost a stat per put). The store's own directory is never made again
+ * once this store saw it: a put that finds it gone fails (`StoreRequestError`).
  *
  * Cost: every file-system call is a trip to libuv's thread pool, and on a
  * loaded machine each trip waits for a core. A put makes nine, of which only
@@ -32,7 +33,7 @@ import { randomBytes } from "node:crypto";
 import { constants as fsConstants, type Dirent } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
-import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
+import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 import { decodeSegment, encodeSegment } from "./file-names.js";
 import { compareKeys, validateObjectKey } from "./keys.js";
 import { checkRange, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
@@ -98,6 +99,8 @@ export class LocalStore implements ObjectStore {
   /** The directory fsync running for each directory, and the one callers that came later wait for. */
   #dirSyncs = new Map<string, DirSync>();
   #tempCounter = 0;
+  /** The store's directory existed while this store used it: once gone, it is not made again (see `put`). */
+  #rootSeen = false;
 
   /** `dir` is created on the first put if absent. */
   constructor(dir: string) {
@@ -110,7 +113,9 @@ export class LocalStore implements ObjectStore {
   /** The object's file opened for reading, or null when there is no such object. */
   async #openForRead(key: string): Promise<fs.FileHandle | null> {
     try {
-      return await fs.open(this.#objectPath(key), "r");
+      const handle = await fs.open(this.#objectPath(key), "r");
+      this.#rootSeen = true;
+      return handle;
     } catch (err) {
       if (errorCode(err) === "ENOENT" || errorCode(err) === "ENOTDIR") return null;
       throw this.#mapError(err, key, "get");
@@ -161,12 +166,22 @@ export class LocalStore implements ObjectStore {
         // ENOENT: a concurrent delete removed a directory on our path after
         // we made sure of it. Forget what we knew and build the path again.
         if (errorCode(err) === "ENOENT" && attempt < MAX_PUT_ATTEMPTS) {
+          // The next attempt checks that the store's own directory is still there (an empty one made
+          // in its place would hide the loss of every object it held).
           this.#knownDirs.clear();
           continue;
         }
         throw this.#mapError(err, key, "put");
       }
     }
+  }
+
+  #rootRemoved(key: string): StoreRequestError {
+    return new StoreRequestError(
+      `local put (${this.root})`,
+      key,
+      "the store's directory was removed while this store was in use (by hand or by another program); it is not made again, since an empty directory in its place would lose every object it held without a word: restore it, or open a store on a new directory",
+    );
   }
 
   async delete(key: string): Promise<void> {
@@ -200,8 +215,9 @@ export class LocalStore implements ObjectStore {
   }
 
   async *list(prefix: string, opts: ListOptions = {}): AsyncIterable<ListedObject> {
-    // No key contains NUL; the file system would reject such a path.
-    if (prefix.includes("\0")) return;
+    // No key contains NUL or a lone surrogate; the file system would reject the one, and the other
+    // would find the directory of U+FFFD in its place and list keys that do not exist.
+    if (prefix.includes("\0") || !(prefix as string & { isWellFormed(): boolean }).isWellFormed()) return;
     const startAfter = opts.startAfter;
     // Go straight to the directory of the prefix's complete segments; only
     // the last, partial segment needs filtering.
@@ -227,6 +243,7 @@ export class LocalStore implements ObjectStore {
       if (errorCode(err) === "ENOENT" || errorCode(err) === "ENOTDIR") return;
       throw this.#mapError(err, prefix, "list");
     }
+    if (dirPath === this.root) this.#rootSeen = true;
     const entries: ListEntry[] = [];
     for (const d of dirents) {
       const isDir = d.isDirectory();
@@ -269,6 +286,8 @@ export class LocalStore implements ObjectStore {
   }
 
   async #putOnce(key: string, body: Uint8Array, createOnly: boolean): Promise<{ etag: string }> {
+    // Seen (read or written) but not yet made by a put of this store: it must still be there.
+    if (this.#rootSeen && !this.#knownDirs.has(this.root) && !(await exists(this.root))) throw this.#rootRemoved(key);
     const segments = key.split("/");
     const dir = this.#dirPath(segments.slice(0, -1));
     const known = this.#ensureDir(dir);
@@ -380,7 +399,9 @@ export class LocalStore implements ObjectStore {
     if (known) return known;
     let entry: KnownDir;
     if (dir === this.root) {
-      const made = fs.mkdir(dir, { recursive: true }).then(() => undefined);
+      const made = fs.mkdir(dir, { recursive: true }).then(() => {
+        this.#rootSeen = true;
+      });
       entry = { made, durable: made.then(() => fsyncDir(path.dirname(dir))) };
     } else {
       const parent = path.dirname(dir);
@@ -429,9 +450,7 @@ export class LocalStore implements ObjectStore {
   /** File-system failures become `StoreUnavailableError`, so callers handle every store alike. */
   #mapError(err: unknown, key: string, operation = "access"): unknown {
     if (err instanceof TaqubaError) return err;
-    if (errorCode(err) === "ENAMETOOLONG") {
-      return new ValidationError(`object key ${JSON.stringify(key)} has a segment too long for the local file system; use segments under 255 bytes`);
-    }
+    if (errorCode(err) === "ENAMETOOLONG") return nameTooLong(key, this.#objectPath(key));
     return new StoreUnavailableError(`local ${operation} (${this.root})`, key, err);
   }
 }
@@ -475,8 +494,39 @@ function processRuns(pid: number): boolean {
   }
 }
 
+/**
+ * Why the file of `key` (at `file`) has a name or path too long: escaping
+ * makes a file name up to three times its segment's UTF-8 bytes, so the
+ * key's own lengths would not explain it.
+ */
+function nameTooLong(key: string, file: string): ValidationError {
+  const segments = key.split("/");
+  const names = segments.map((s, i) => encodeSegment(s) + (i < segments.length - 1 ? DIR_SUFFIX : ""));
+  const longest = names.reduce((a, b) => (b.length > a.length ? b : a));
+  const what = `object key ${JSON.stringify(key)}`;
+  if (longest.length > 255) {
+    return new ValidationError(
+      `${what} needs a file name of ${longest.length} bytes, longer than the 255 a local file system allows: LocalStore spells each byte of a segment ` +
+        'other than a-z, 0-9, ".", "_" and "-" (upper-case letters and non-ASCII characters included) as three characters (%XX); use shorter key segments',
+    );
+  }
+  return new ValidationError(
+    `${what} needs a file path of ${Buffer.byteLength(file)} bytes, longer than the local file system allows; use a store directory with a shorter path, or shorter keys`,
+  );
+}
+
 function etagOf(stat: { ino: bigint; size: bigint; mtimeNs: bigint }): string {
   return `"${stat.ino.toString(16)}-${stat.size.toString(16)}-${stat.mtimeNs.toString(16)}"`;
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await fs.stat(p);
+    return true;
+  } catch (err) {
+    if (errorCode(err) === "ENOENT" || errorCode(err) === "ENOTDIR") return false;
+    throw err;
+  }
 }
 
 async function fsyncDir(dir: string): Promise<void> {

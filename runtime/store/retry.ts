@@ -19,9 +19,29 @@ export interface Backoff {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** The wait before attempt `n` (2 for the first retry): half fixed, half random, so retries of many callers spread out. */
+/** setTimeout's longest delay (24.8 days): a longer one fires after 1 ms instead. */
+const MAX_BACKOFF_MS = 2 ** 31 - 1;
+
+/** How often a wait between attempts asks `stop()`: a caller that stops (an engine closing) waits this long at most, not a whole backoff. */
+const STOP_POLL_MS = 50;
+
+/** Waits `ms`, or less once `stop()` says to give up. */
+async function pause(ms: number, stop: (() => boolean) | undefined): Promise<void> {
+  if (stop === undefined) return sleep(ms);
+  for (const end = Date.now() + ms; !stop(); ) {
+    const left = end - Date.now();
+    if (left <= 0) return;
+    await sleep(Math.min(left, STOP_POLL_MS));
+  }
+}
+
+/**
+ * The wait before attempt `n` (2 for the first retry): half fixed, half
+ * random, so retries of many callers spread out. At most `MAX_BACKOFF_MS`,
+ * whatever the policy: a longer timer would fire at once.
+ */
 export function backoffDelay(policy: Backoff, n: number): number {
-  const delay = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (n - 2));
+  const delay = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (n - 2), MAX_BACKOFF_MS);
   return delay / 2 + Math.random() * (delay / 2);
 }
 
@@ -35,15 +55,15 @@ export async function retryWithBackoff<T>(
   policy: Backoff,
   retryable: (err: unknown) => boolean,
   op: (attempt: number) => Promise<T>,
-  stop: () => boolean = () => false,
+  stop?: () => boolean,
 ): Promise<T> {
   const attempts = Math.max(1, policy.attempts);
   let lastErr: unknown;
   for (let n = 1; n <= attempts; n++) {
     if (n > 1) {
-      if (stop()) break;
-      await sleep(backoffDelay(policy, n));
-      if (stop()) break;
+      if (stop?.()) break;
+      await pause(backoffDelay(policy, n), stop);
+      if (stop?.()) break;
     }
     try {
       return await op(n);

@@ -143,8 +143,12 @@ export class S3Store implements ObjectStore {
     this.#baseDelayMs = retry.baseDelayMs ?? 50;
     this.#maxDelayMs = retry.maxDelayMs ?? 2_000;
     this.#attemptTimeoutMs = retry.attemptTimeoutMs ?? 30_000;
-    if (!(Number.isInteger(this.#maxAttempts) && this.#maxAttempts >= 1) || !(this.#baseDelayMs >= 0) || !(this.#maxDelayMs >= 0)) {
-      throw new ValidationError("S3Store: retry.maxAttempts must be an integer >= 1 and delays must be >= 0");
+    // An infinite delay would not wait forever: a timer that long fires after 1 ms.
+    const finiteDelay = (n: number) => Number.isFinite(n) && n >= 0;
+    if (!(Number.isInteger(this.#maxAttempts) && this.#maxAttempts >= 1) || !finiteDelay(this.#baseDelayMs) || !finiteDelay(this.#maxDelayMs)) {
+      throw new ValidationError(
+        `S3Store: retry.maxAttempts must be an integer >= 1 and delays finite numbers >= 0, got ${JSON.stringify({ maxAttempts: this.#maxAttempts, baseDelayMs: String(this.#baseDelayMs), maxDelayMs: String(this.#maxDelayMs) })}`,
+      );
     }
     if (!(Number.isInteger(this.#attemptTimeoutMs) && this.#attemptTimeoutMs >= 1 && this.#attemptTimeoutMs <= 2_147_483_647)) {
       throw new ValidationError(`S3Store: retry.attemptTimeoutMs must be a whole number of milliseconds from 1 to 2147483647, got ${retry.attemptTimeoutMs}`);

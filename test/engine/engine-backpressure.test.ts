@@ -224,6 +224,30 @@ describe("engine backpressure (checkpointBacklog)", () => {
     await reopened.close();
   });
 
+  it("a clock set back during the pause after a failed checkpoint does not stretch the pause by the jump (MockClock)", async () => {
+    let failing = true;
+    const inner = new MemoryStore();
+    const store = failWhen(inner, (call, key) => (failing && call === "put" && isSegment(key) ? new InjectedFaultError("put", key, false) : undefined));
+    const clock = new MockClock(10_000_000);
+    const failures: unknown[] = [];
+    const engine = await Engine.open(store, { ...paced, clock, onBackgroundError: (err) => failures.push(err) });
+    await commitEach(engine, ["s/1", "s/2"]);
+    for (let i = 0; i < 5000 && failures.length === 0; i++) await turns(1);
+    expect(failures.length).toBe(1);
+    failing = false;
+    // Paused for 1 s from 10_000_000; the clock is then set back an hour (a VM resumed, a stepped system clock).
+    clock.set(10_000_000 - 3_600_000);
+    await commitEach(engine, ["s/3", "s/4"]);
+    await turns();
+    expect(engine.stats.checkpoints, "still paused: the pause counts again from the time the clock went back to").toBe(0);
+    clock.advance(1000);
+    await commitEach(engine, ["s/5"]);
+    for (let i = 0; i < 5000 && engine.stats.checkpoints === 0; i++) await turns(1);
+    expect(engine.stats.checkpoints, "automatic checkpoints resume once the pause's own length passed, not an hour later").toBeGreaterThanOrEqual(1);
+    expect(failures.length).toBe(1);
+    await engine.close();
+  });
+
   it("close while commits wait: they resolve (they are stored), close ends, and a reopen has them", async () => {
     const store = new GatedStore(new MemoryStore(), isSegment);
     const engine = await Engine.open(store, paced);
@@ -300,6 +324,78 @@ describe("engine backpressure (checkpointBacklog)", () => {
     await engine.close();
     const reopened = await Engine.open(inner);
     expect([...reopened.scan({ prefix: "f/" })].length).toBe(240);
+    await reopened.close();
+  });
+});
+
+describe("engine backpressure and the garbage collection of a checkpoint", () => {
+  it("commits waiting for a checkpoint go once it published, not after its deletes of the WAL it covers (held here)", async () => {
+    const inner = new MemoryStore();
+    const heldDeletes: Array<() => void> = [];
+    let holdDeletes = false;
+    const store: ObjectStore = {
+      get: (k) => inner.get(k),
+      put: (k, b, o) => inner.put(k, b, o),
+      delete: async (k) => {
+        if (holdDeletes) await new Promise<void>((r) => heldDeletes.push(r));
+        return inner.delete(k);
+      },
+      list: (p, o) => inner.list(p, o),
+    };
+    const gated = new GatedStore(store, isSegment);
+    const engine = await Engine.open(gated, paced);
+    // Held from here: the open's own clean-up is not what this test is about.
+    holdDeletes = true;
+    await commitEach(engine, ["h/1", "h/2", "h/3", "h/4"]);
+    await gated.waitHeld(1);
+    const waiting = watch(engine.commit(new WriteBatch().put("h/5", enc("h/5"))));
+    await engine.flush();
+    await turns();
+    expect(waiting.settled).toBe(false);
+    // The checkpoint writes its segment and publishes; its deletes of the covered WAL objects hang.
+    gated.hold = () => false;
+    gated.release(gated.held[0]!.key);
+    for (let i = 0; i < 5000 && heldDeletes.length === 0; i++) await turns(1);
+    expect(heldDeletes.length).toBeGreaterThan(0);
+    expect(engine.stats.checkpoints).toBe(1);
+    expect(engine.stats.walObjectsSinceCheckpoint).toBeLessThan(4);
+    for (let i = 0; i < 200 && !waiting.settled; i++) await turns(1);
+    expect(waiting, "the WAL is back under the bound once the manifest is published").toMatchObject({ settled: true, error: undefined });
+    holdDeletes = false;
+    for (const release of heldDeletes.splice(0)) release();
+    await engine.close();
+    const reopened = await Engine.open(inner);
+    expect([...reopened.scan({ prefix: "h/" })].length).toBe(5);
+    await reopened.close();
+  });
+});
+
+describe("engine close and a checkpoint waiting out a retry backoff", () => {
+  it("close does not wait out the backoff of a failing checkpoint's store call (a minute here): the checkpoint stops at once", async () => {
+    const inner = new MemoryStore();
+    let attempts = 0;
+    const store = failWhen(inner, (call, key) => {
+      if (call !== "put" || !isSegment(key)) return undefined;
+      attempts++;
+      return new InjectedFaultError("put", key, false);
+    });
+    const engine = await Engine.open(store, {
+      ...paced,
+      retry: { attempts: 5, baseDelayMs: 60_000, maxDelayMs: 60_000 },
+      onBackgroundError: () => undefined,
+    });
+    await commitEach(engine, ["r/1", "r/2"]);
+    for (let i = 0; i < 5000 && attempts === 0; i++) await turns(1);
+    expect(attempts).toBe(1);
+    // Let the failure reach the retry loop: the checkpoint then sleeps 30 to 60 s (real timers) before its second attempt.
+    await new Promise((r) => setTimeout(r, 100));
+    const closed = watch(engine.close());
+    const deadline = Date.now() + 5000;
+    while (!closed.settled && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(closed, "close ends without waiting for the retry").toMatchObject({ settled: true, error: undefined });
+    expect(attempts).toBe(1);
+    const reopened = await Engine.open(inner);
+    expect([...reopened.scan({ prefix: "r/" })].length).toBe(2);
     await reopened.close();
   });
 });

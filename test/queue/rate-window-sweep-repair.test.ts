@@ -6,7 +6,7 @@
  * not let a claim through early.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryStore, MockClock, Queue } from "taquba";
+import { FLOW_RATE_KEY_HEADER, FLOW_RULE_HEADER, MemoryStore, MockClock, Queue } from "taquba";
 import { Engine } from "../../runtime/engine/engine.js";
 import { EngineReader } from "../../runtime/engine/engine-reader.js";
 import { WriteBatch } from "../../runtime/engine/write-batch.js";
@@ -73,6 +73,56 @@ describe("rate-window sweep", () => {
       expect(warnings.filter((m) => m.includes("damaged rate-limit window"))).toHaveLength(3);
       expect(warnings.some((m) => m.includes('key "ghost" of queue "own"'))).toBe(true);
       expect(warnings.some((m) => m.includes('flow rule "report"'))).toBe(true);
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it("keeps a flow rule's window while the rule is not defined yet, so a period raised at a restart still holds its key", async () => {
+    const store = new MemoryStore();
+    const clock = new MockClock(1_000_000);
+    const headers = { [FLOW_RULE_HEADER]: "paced", [FLOW_RATE_KEY_HEADER]: "acme" };
+    const open = () => Queue.open(store, "q", { clock, flushIntervalMs: 0 });
+    let queue = await open();
+    queue.defineFlowRules("own", { paced: { rateLimit: { limit: 1, periodMs: SWEEP } } });
+    await queue.enqueue("own", enc("a"), { headers });
+    expect(await queue.claimBatch("own", 10)).toHaveLength(1);
+    await queue.close();
+    clock.advance(2 * SWEEP);
+    // Reopened with the rule's period raised to ten minutes: the open's first sweep runs before the rule is defined.
+    queue = await open();
+    await queue.runMaintenance();
+    await queue.flush();
+    expect(await windowKeys(store)).toEqual([`w/own/r${JSON.stringify(["paced", "acme"])}`]);
+    queue.defineFlowRules("own", { paced: { rateLimit: { limit: 1, periodMs: 10 * SWEEP } } });
+    try {
+      await queue.enqueue("own", enc("b"), { headers });
+      expect(await queue.claimBatch("own", 10), "a claim 2 minutes after the last, under a limit of 1 per 10 minutes").toEqual([]);
+      clock.advance(8 * SWEEP);
+      expect(await queue.claimBatch("own", 10)).toHaveLength(1);
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it("deletes an expired window of a flow rule no one defines a sweep interval after first finding it", async () => {
+    const store = new MemoryStore();
+    const clock = new MockClock(1_000_000);
+    await putRaw(store, [[`w/own/r${JSON.stringify(["gone", "acme"])}`, JSON.stringify({ l: 1, p: 1000, u: 1_001_000, t: [1_000_000] })]]);
+    clock.advance(SWEEP);
+    const queue = await Queue.open(store, "q", { clock, flushIntervalMs: 0 });
+    try {
+      await queue.runMaintenance();
+      await queue.flush();
+      expect(await windowKeys(store)).toHaveLength(1);
+      clock.advance(SWEEP - 1);
+      await queue.runMaintenance();
+      await queue.flush();
+      expect(await windowKeys(store)).toHaveLength(1);
+      clock.advance(1);
+      await queue.runMaintenance();
+      await queue.flush();
+      expect(await windowKeys(store)).toEqual([]);
     } finally {
       await queue.close();
     }

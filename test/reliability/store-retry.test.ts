@@ -8,9 +8,26 @@
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, WriteBatch, withFaults } from "taquba";
 import { keysUnder, RETRY, useBackends } from "./backends.js";
+import { backoffDelay } from "../../runtime/store/retry.js";
 
 const enc = new TextEncoder();
 const backends = useBackends();
+
+describe("the backoff between attempts", () => {
+  it("waits at most what a timer holds (24.8 days): a longer policy does not turn into a retry 1 ms later", () => {
+    for (const n of [2, 3, 40]) {
+      for (let i = 0; i < 20; i++) {
+        const d = backoffDelay({ attempts: 50, baseDelayMs: 2 ** 40, maxDelayMs: 2 ** 45 }, n);
+        expect(d).toBeLessThanOrEqual(2 ** 31 - 1);
+        expect(d).toBeGreaterThanOrEqual((2 ** 31 - 1) / 2);
+      }
+    }
+    // Policies within the bound are as before.
+    expect(backoffDelay({ attempts: 3, baseDelayMs: 0, maxDelayMs: 1000 }, 2)).toBe(0);
+    const d = backoffDelay({ attempts: 3, baseDelayMs: 100, maxDelayMs: 1000 }, 3);
+    expect(d >= 100 && d <= 200).toBe(true);
+  });
+});
 
 describe("store calls on the engine path", () => {
   it("a checkpoint's deletions are retried: transient delete failures leave no covered WAL object behind", async () => {

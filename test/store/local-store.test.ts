@@ -2,10 +2,10 @@
  * @module LocalStore: the store conformance suite over a real directory, plus its
  * on-disk layout (escaping, temporary files, empty-directory removal).
  */
-import { readdir, rmdir, stat, unlink, writeFile, mkdir } from "node:fs/promises";
+import { readdir, rm, rmdir, stat, unlink, writeFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { LocalStore, ValidationError } from "taquba";
+import { ClosedError, Engine, LocalStore, StoreRequestError, ValidationError, WriteBatch } from "taquba";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { describeStoreConformance } from "./conformance.js";
 
@@ -35,6 +35,53 @@ describe("LocalStore on disk", () => {
     const again = new LocalStore(dir);
     expect(new TextDecoder().decode((await again.get("wal/0001"))!.body)).toBe("durable");
     expect(await keys(again)).toEqual(["wal/0001"]);
+  });
+
+  it("keeps keys that differ only in lone surrogates apart: refused, and a listing by such a prefix finds nothing", async () => {
+    const store = new LocalStore(await freshDir());
+    // Each would be written as the file of U+FFFD: the second put would replace the first.
+    await expect(store.put("a\ud800", enc("one"))).rejects.toBeInstanceOf(ValidationError);
+    await expect(store.put("a\udc00", enc("two"))).rejects.toBeInstanceOf(ValidationError);
+    await store.put("a\ufffd/x", enc("v"));
+    expect(await keys(store, "a\ud800/")).toEqual([]);
+    expect(await keys(store, "a\ud800")).toEqual([]);
+    expect(await keys(store, "a\ufffd/")).toEqual(["a\ufffd/x"]);
+  });
+
+  it("refuses to put once its directory was removed while in use, instead of making an empty store in its place", async () => {
+    const dir = join(await freshDir(), "store");
+    const store = new LocalStore(dir);
+    await store.put("wal/1", enc("a"));
+    await rm(dir, { recursive: true });
+    for (const key of ["wal/2", "top", "new/dir/k"]) {
+      const err = await store.put(key, enc("b")).catch((e: unknown) => e);
+      expect(err, key).toBeInstanceOf(StoreRequestError);
+      expect((err as Error).message).toMatch(/the store's directory was removed while this store was in use/);
+    }
+    await expect(stat(dir)).rejects.toMatchObject({ code: "ENOENT" });
+    // Seen by a read only (an existing directory), the same.
+    const other = join(await freshDir(), "other");
+    await new LocalStore(other).put("k", enc("v"));
+    const reader = new LocalStore(other);
+    expect(await keys(reader)).toEqual(["k"]);
+    await rm(other, { recursive: true });
+    await expect(reader.put("k2", enc("v"))).rejects.toBeInstanceOf(StoreRequestError);
+    // A store opened on the path afresh makes it, as on a first put.
+    await new LocalStore(dir).put("k", enc("v"));
+    expect(await keys(new LocalStore(dir))).toEqual(["k"]);
+  });
+
+  it("an engine on a directory removed under it stops acknowledging commits instead of storing them in an empty directory", async () => {
+    const dir = join(await freshDir(), "store");
+    const engine = await Engine.open(new LocalStore(dir), { retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 } });
+    await engine.commit(new WriteBatch().put("k/1", enc("1")));
+    await engine.checkpoint();
+    await rm(dir, { recursive: true });
+    const err = await engine.commit(new WriteBatch().put("k/2", enc("2"))).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ClosedError);
+    expect(String((err as Error).cause)).toMatch(/the store's directory was removed/);
+    await engine.close();
+    await expect(stat(dir)).rejects.toMatchObject({ code: "ENOENT" });
   });
 
   it("creates its directory on the first put and reads as empty before", async () => {
@@ -149,6 +196,24 @@ describe("LocalStore on disk", () => {
   it("rejects a key segment too long for the file system with ValidationError", async () => {
     const store = new LocalStore(await freshDir());
     await expect(store.put(`a/${"x".repeat(300)}`, enc("v"))).rejects.toBeInstanceOf(ValidationError);
+    expect(await keys(store)).toEqual([]);
+  });
+
+  it("says why a short segment makes a file name too long: escaping spells upper-case and non-ASCII bytes as three characters", async () => {
+    const store = new LocalStore(await freshDir());
+    // 100 and 90 bytes of key, 300 and 270 bytes of file name.
+    for (const [segment, nameBytes] of [
+      ["A".repeat(100), 300],
+      ["\u4e2d".repeat(30), 270],
+    ] as const) {
+      for (const key of [segment, `d/${segment}`, `${segment}/x`]) {
+        const err = await store.put(key, enc("v")).catch((e: unknown) => e);
+        expect(err, key).toBeInstanceOf(ValidationError);
+        const bytes = key.endsWith("/x") ? nameBytes + 3 : nameBytes;
+        expect((err as Error).message).toContain(`needs a file name of ${bytes} bytes, longer than the 255 a local file system allows`);
+        expect((err as Error).message).toMatch(/upper-case letters and non-ASCII characters included\) as three characters/);
+      }
+    }
     expect(await keys(store)).toEqual([]);
   });
 

@@ -130,9 +130,22 @@ describe("S3Store failure paths", () => {
     expect(stalling.requests.GET).toBeGreaterThan(0);
   });
 
+  it("refuses retry delays that are not finite, as the other HTTP stores do (an infinite wait would be a 1 ms timer)", () => {
+    for (const retry of [
+      { baseDelayMs: Number.POSITIVE_INFINITY },
+      { maxDelayMs: Number.POSITIVE_INFINITY },
+      { baseDelayMs: Number.NaN },
+      { maxDelayMs: -1 },
+    ]) {
+      expect(() => new S3Store({ bucket: "bucket", retry }), JSON.stringify(retry)).toThrow(ValidationError);
+      expect(() => new S3Store({ bucket: "bucket", retry }), JSON.stringify(retry)).toThrow(/delays finite numbers/);
+    }
+  });
+
   it("refuses an attempt timeout that is not a usable number of milliseconds", () => {
     for (const attemptTimeoutMs of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 1e30]) {
-      expect(() => new S3Store({ bucket: "b", retry: { attemptTimeoutMs } })).toThrow(ValidationError);
+      expect(() => new S3Store({ bucket: "bucket", retry: { attemptTimeoutMs } })).toThrow(ValidationError);
+      expect(() => new S3Store({ bucket: "bucket", retry: { attemptTimeoutMs } })).toThrow(/attemptTimeoutMs must be/);
     }
   });
 });

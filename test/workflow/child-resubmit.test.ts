@@ -6,11 +6,11 @@
  * stored their submission resume with the children ids they had.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryStore, MockClock, StepError, StepOutcome, type Queue, type Step, type StepRunner } from "taquba";
+import { MemoryStore, MockClock, StepError, StepOutcome, ValidationError, type Queue, type Step, type StepRunner } from "taquba";
 import { decodeIndexEntry, encodeIndexEntry } from "../../runtime/workflow/runs/run-index.js";
 import { decodeRunRecord, decodeTerminalRecord, encodeChildEntry, encodeRunRecord, encodeTerminalRecord } from "../../runtime/workflow/records/records.js";
 import { encodeValue } from "../../runtime/workflow/records/codec.js";
-import { HEADER_PARENT_ENDED } from "../../runtime/workflow/records/reserved.js";
+import { HEADER_PARENT_ENDED, HEADER_PARENT_STATUS, HEADER_PARENT_SUBMISSION } from "../../runtime/workflow/records/reserved.js";
 import { dec, enc, openEnv, until, type Env } from "./helpers.js";
 
 const Q = "workflow-steps";
@@ -247,6 +247,114 @@ describe("a parent run id submitted again after its end", () => {
     }
   });
 
+  it("an earlier run's parent-close job that comes after the new run ended too: each run's children get their own run's policy", async () => {
+    const log = newLog();
+    const env = await openEnv(familyRunner(log));
+    let worker = env.worker!;
+    try {
+      await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: true, children: [{ mode: "wait", value: "old" }] }) });
+      await until(async () => (await env.runtime.status("p"))?.step === 1 && (await env.runtime.status("p-s0-0"))?.step === 1, "the family waits");
+      // No worker: the earlier run is cancelled, and its parent-close job is held (claimed) until the new run ended.
+      await worker.shutdown();
+      expect(await env.runtime.cancel("p")).toBe(true);
+      const claimed = [];
+      for (let j = await env.queue.claim(Q, 60_000); j !== null; j = await env.queue.claim(Q, 60_000)) claimed.push(j);
+      const late = claimed.find((j) => j.headers[HEADER_PARENT_ENDED] !== undefined)!;
+      for (const j of claimed) if (j !== late) env.queue.releaseClaim(j);
+      const first = decodeTerminalRecord((await env.queue.kvGet(`workflow/outcomes/${Q}/p`))!, "p").submission!;
+      expect(late.headers[HEADER_PARENT_SUBMISSION], "the job names the run that ended").toBe(first);
+      expect(late.headers[HEADER_PARENT_STATUS], "and how it ended, for a reconciliation that reads headers only").toBe("cancelled");
+      worker = env.runtime.spawn();
+
+      // The new run succeeds with its own child still running, and its parent-close job runs first.
+      await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: false, children: [{ mode: "wait", value: "new" }] }) });
+      expect((await env.runtime.wait("p")).termination.status).toBe("succeeded");
+      const mine = [...log.childStarts.keys()].find((id) => id !== "p-s0-0")!;
+      expect(mine).toMatch(SECOND_ID);
+      await until(async () => (await env.queue.kvGet(`workflow/children/${Q}/p/${mine}`)) === null, "the new run's children are settled");
+      // The new run's success is not the earlier run's end: that run's child is still listed, for its own job.
+      expect((await env.queue.kvScan("workflow/children/")).entries.map((e) => e.key)).toEqual([`workflow/children/${Q}/p/p-s0-0`]);
+      expect((await env.runtime.status("p-s0-0"))?.state).toBe("pending");
+
+      // The earlier run's parent-close job goes on: the cancel reaches its own child, not the new run's.
+      env.queue.releaseClaim(late);
+      expect((await env.runtime.wait("p-s0-0")).termination).toMatchObject({ status: "cancelled", errorKind: "cancelled" });
+      expect((await env.runtime.status(mine))?.state).toBe("pending");
+      await until(async () => (await env.queue.kvScan("workflow/children/")).entries.length === 0, "the earlier run's children are settled");
+    } finally {
+      await worker.shutdown();
+      await env.queue.close();
+    }
+  });
+
+  it("an earlier run's parent-close job dead-lettered while the new run runs: reconciliation still cancels that run's children only", async () => {
+    const log = newLog();
+    const clock = new MockClock(1_700_000_000_000);
+    // The queue logs the dead-letter this test causes on purpose.
+    const quiet = { queueOptions: { logger: { error: () => undefined } } };
+    const env = await openEnv(familyRunner(log), { clock, ...quiet });
+    await env.runtime.submit({
+      runId: "p",
+      input: json({ kind: "parent", wait: true, children: [{ mode: "wait", value: "old" }] }),
+      options: { maxAttemptsPerStep: 1 },
+    });
+    await until(async () => (await env.runtime.status("p"))?.step === 1 && (await env.runtime.status("p-s0-0"))?.step === 1, "the family waits");
+    await env.worker?.shutdown();
+    // No worker: the earlier run is cancelled, and the job that would cancel its child dies.
+    expect(await env.runtime.cancel("p")).toBe(true);
+    const claimed = [];
+    for (let j = await env.queue.claim(Q, 1000); j !== null; j = await env.queue.claim(Q, 1000)) claimed.push(j);
+    const late = claimed.find((j) => j.headers[HEADER_PARENT_ENDED] !== undefined)!;
+    for (const j of claimed) if (j !== late) env.queue.releaseClaim(j);
+    clock.advance(2000);
+    await env.queue.runMaintenance();
+    expect((await env.queue.view().job(late.id))?.state).toBe("dead");
+    // The new run is submitted before any reconciliation: it is active when the dead job is reconciled.
+    await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: true, children: [{ mode: "wait", value: "new" }] }) });
+    await env.queue.close();
+
+    const next = await openEnv(familyRunner(log), { clock, store: env.store, ...quiet });
+    try {
+      await until(async () => (await next.runtime.status("p-s0-0"))?.state === "terminated", "the earlier run's child is cancelled", 3000).catch(
+        () => undefined,
+      );
+      expect(await next.runtime.status("p-s0-0"), "the child of the cancelled earlier run").toMatchObject({ state: "terminated", status: "cancelled" });
+      await until(async () => (await next.runtime.status("p"))?.step === 1, "the new run waits for its child");
+      const mine = [...log.childStarts.keys()].find((id) => id !== "p-s0-0")!;
+      expect(mine).toMatch(SECOND_ID);
+      expect((await next.runtime.status(mine))?.state).toBe("pending");
+      await next.runtime.signal(`go-${mine}`, enc("go"));
+      expect(await resultOf(next, "p")).toBe(`${mine}:succeeded:new+go`);
+      await until(async () => (await next.queue.kvScan("workflow/children/")).entries.length === 0, "no child is left listed");
+    } finally {
+      await next.stop();
+    }
+  });
+
+  it("an earlier run's failure, settled after the new run ended, does not cancel the children the new run's success left running", async () => {
+    const log = newLog();
+    const env = await openEnv(familyRunner(log));
+    try {
+      await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: false, children: [{ mode: "wait", value: "old" }] }) });
+      expect((await env.runtime.wait("p")).termination.status).toBe("succeeded");
+      await until(async () => (await env.queue.kvScan("workflow/children/")).entries.length === 0, "the earlier run's children are settled");
+      const first = decodeTerminalRecord((await env.queue.kvGet(`workflow/outcomes/${Q}/p`))!, "p").submission!;
+      await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: false, children: [{ mode: "wait", value: "new" }] }) });
+      expect((await env.runtime.wait("p")).termination.status).toBe("succeeded");
+      const mine = [...log.childStarts.keys()].find((id) => id !== "p-s0-0")!;
+      await until(async () => (await env.queue.kvScan("workflow/children/")).entries.length === 0, "the new run's children are settled");
+      // As if the earlier run had failed and neither parent-close job had run yet: both children listed.
+      await env.queue.kvPut(`workflow/children/${Q}/p/p-s0-0`, encodeChildEntry({ parentClose: "cancel" }));
+      await env.queue.kvPut(`workflow/children/${Q}/p/${mine}`, encodeChildEntry({ parentClose: "cancel" }));
+      await env.queue.enqueue(Q, encodeValue("failed"), { headers: { [HEADER_PARENT_ENDED]: "p", [HEADER_PARENT_SUBMISSION]: first } });
+      expect((await env.runtime.wait("p-s0-0")).termination).toMatchObject({ status: "cancelled", errorKind: "cancelled" });
+      expect((await env.runtime.status(mine))?.state).toBe("pending");
+      expect((await env.queue.kvScan("workflow/children/")).entries.map((e) => e.key)).toEqual([`workflow/children/${Q}/p/${mine}`]);
+    } finally {
+      await env.stop();
+    }
+  });
+
   it("written by an earlier version (no stored submission) gets a child of its own beside the earlier run's", async () => {
     const log = newLog();
     const store = new MemoryStore();
@@ -337,6 +445,35 @@ describe("a parent run resumed over records of an earlier version", () => {
       expect([...log.childStarts.entries()]).toEqual([["p-s0-0", 1]]);
     } finally {
       await next.stop();
+    }
+  });
+});
+
+describe("a child key that ends with the run's own submission", () => {
+  it("is refused, so it never names the child that another key of the step got under its second id", async () => {
+    const seen: Array<string> = [];
+    const env = await openEnv({
+      async runStep(s: Step) {
+        if (dec(s.payload) !== "parent") return StepOutcome.succeed(enc("child"));
+        // Step 0's job id is the run's submission (`SubmitOutcome.jobId`).
+        const odd = await s.children.start({ input: enc("c"), key: `a-p${s.jobId}` }).then(
+          (c) => c.runId as string,
+          (e: unknown) => (e instanceof ValidationError ? `refused: ${e.message}` : `other: ${String(e)}`),
+        );
+        const plain = await s.children.start({ input: enc("c"), key: "a" });
+        seen.push(odd, plain.runId);
+        return StepOutcome.succeed(enc("ok"));
+      },
+    });
+    try {
+      const submitted = await env.runtime.submit({ runId: "p", input: enc("parent") });
+      expect((await env.runtime.wait("p")).termination.status).toBe("succeeded");
+      const [odd, plain] = seen;
+      expect(plain).toBe("p-s0-a");
+      expect(odd).toMatch(/^refused: a child's key may not end with "-p" and this run's submission/);
+      expect(odd).toContain(submitted.jobId);
+    } finally {
+      await env.stop();
     }
   });
 });

@@ -10,6 +10,7 @@ import {
   FLOW_CONCURRENCY_KEY_HEADER,
   FLOW_RULE_HEADER,
   LocalStore,
+  MemoryStore,
   MockClock,
   QueueReader,
   StepError,
@@ -20,6 +21,7 @@ import {
 } from "taquba";
 import { main } from "../../operator/cli/main.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { FLOW_CONCURRENCY_LIMIT_HEADER } from "../../runtime/queue/admission.js";
 import { decodeIndexEntry, encodeIndexEntry } from "../../runtime/workflow/runs/run-index.js";
 import { dec, enc, openEnv, until } from "./helpers.js";
 
@@ -139,6 +141,45 @@ describe("flow control of runs", () => {
     g.gates.get("old")!(false);
     expect((await env.runtime.wait("old")).termination.status).toBe("succeeded");
     await env.stop();
+  });
+
+  it("a redriven step and a step continued after a restart carry the rule's limit of now, not the one at submission, for readers elsewhere", async () => {
+    const g = gatedRunner();
+    let limit = 1;
+    const runner: StepRunner = { ...g.runner, flowRules: () => ({ reports: { concurrency: { limit } } }) };
+    const store = new MemoryStore();
+    const clock = new MockClock(1_700_000_000_000);
+    const flow = { headers: { tenant: "acme" }, flow: { rule: "reports", concurrencyKey: "acme" } };
+    const first = await openEnv(runner, { store, clock });
+    await first.runtime.submit({ runId: "a1", input: enc("a1"), options: flow });
+    await until(() => g.gates.has("a1"), "a1 at its second step");
+    g.gates.get("a1")!(true);
+    expect((await first.runtime.wait("a1")).termination.status).toBe("failed");
+    await first.worker?.shutdown();
+    // Submitted while the limit was 1; its first step runs after the restart.
+    await first.runtime.submit({ runId: "c1", input: enc("c1"), options: flow });
+    expect((await first.queue.view().listJobs("workflow-steps", "pending")).items.map((j) => j.headers[FLOW_CONCURRENCY_LIMIT_HEADER])).toEqual(["1"]);
+    await first.queue.close();
+
+    // Restarted with the rule's limit raised to 2.
+    limit = 2;
+    g.gates.delete("a1");
+    const env = await openEnv(runner, { store, clock });
+    try {
+      const retried = await env.runtime.retryRun("a1", { fromStep: 0 });
+      expect((await env.queue.view().job(retried.jobId))?.headers[FLOW_CONCURRENCY_LIMIT_HEADER]).toBe("2");
+      await until(() => g.gates.has("a1") && g.gates.has("c1"), "both runs at their second step (the limit of 2 admits both)");
+      const claimed = (await env.queue.view().listJobs("workflow-steps", "claimed")).items;
+      expect(claimed.map((j) => j.headers[FLOW_CONCURRENCY_LIMIT_HEADER])).toEqual(["2", "2"]);
+      g.gates.get("a1")!(false);
+      g.gates.get("c1")!(false);
+      expect((await env.runtime.wait("a1")).termination.status).toBe("succeeded");
+      expect((await env.runtime.wait("c1")).termination.status).toBe("succeeded");
+    } finally {
+      // A failed expectation leaves steps at their gates: let them end, so the worker stops.
+      for (const open of g.gates.values()) open(false);
+      await env.stop();
+    }
   });
 
   it("shows a run held by a full concurrency key to readers in other processes: a QueueReader, a TaqubaClient, the CLI", async () => {

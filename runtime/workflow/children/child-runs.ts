@@ -51,7 +51,7 @@ import {
   type RunRecord,
 } from "../records/records.js";
 import { decodeIndexEntry, runIndexKey } from "../runs/run-index.js";
-import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED } from "../records/reserved.js";
+import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED, HEADER_PARENT_SUBMISSION } from "../records/reserved.js";
 import { MAX_RUN_ID_LEN, RunId } from "../runs/run-id.js";
 import type { RunOptions, RunOutcome, TerminalStatus } from "../runs/run-types.js";
 import { submitRun } from "../runs/submit.js";
@@ -189,6 +189,14 @@ export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number
       }
       const parentClose = checkParentClose(spec.parentClose ?? core.parentClose);
       const parentRun = await markParent(core, parentRunId);
+      const tag = parentRun.submission === undefined ? undefined : `-p${parentRun.submission}`;
+      // Its first id would be the second id of the key without the tag: two keys, one child.
+      if (tag !== undefined && key.length > tag.length && key.endsWith(tag)) {
+        throw new ValidationError(
+          `a child's key may not end with "-p" and this run's submission (${JSON.stringify(tag)}): the run's second id for child ` +
+            `${JSON.stringify(key.slice(0, -tag.length))} is the first id for this key, so both would name one child; choose another key`,
+        );
+      }
       started = true;
       const { runId, known } = await childOfThisRun(core, parentRunId, parentRun, step, key);
       const completionKey = childCompletionKey(parentRunId, runId);
@@ -448,7 +456,7 @@ export async function processParentEnded(core: RuntimeCore, job: ClaimedJob, slo
     const bytes = await core.queue.kvGet(key);
     const now = bytes === null ? undefined : decodeRunRecord(bytes, key);
     // A record without a submission cannot tell its own children from an earlier run's: all are kept, as before.
-    if (now === undefined || now.submission !== undefined) await settleChildren(core, core.view, parent, status, now);
+    if (now === undefined || now.submission !== undefined) await settleChildren(core, core.view, parent, status, now, job.headers[HEADER_PARENT_SUBMISSION]);
   } catch (e) {
     // The store failing is not the job's fault: the worker puts it back uncounted.
     if (isStoreFault(e)) throw e;
@@ -462,26 +470,50 @@ export async function processParentEnded(core: RuntimeCore, job: ClaimedJob, slo
  * Settles the children of `parent` as its termination would have, for a
  * parent-ended job the queue dead-lettered: from the parent's terminal
  * record, when the parent is still ended (a re-opened parent keeps its
- * children). Harmless to repeat.
+ * children). A job that names the `submission` of the run that ended and
+ * its `status` settles that run's children also when a later run under
+ * the id is active or ended since (whose own children it leaves).
+ * Harmless to repeat.
  */
-export async function settleEndedParent(core: RuntimeCore, view: WorkflowView, parent: string): Promise<void> {
+export async function settleEndedParent(core: RuntimeCore, view: WorkflowView, parent: string, submission?: string, status?: string): Promise<void> {
   if (!RunId.isValid(parent)) return;
   const r = await view.records(parent);
-  if (r.kind === "terminated") await settleChildren(core, view, parent, r.terminal.status);
+  const ended = status === "succeeded" || status === "failed" || status === "cancelled" ? status : undefined;
+  // The run the records show now is a later one than the job's.
+  const later = (now: string | undefined) => submission !== undefined && now !== undefined && now !== submission;
+  if (r.kind === "terminated") {
+    await settleChildren(core, view, parent, ended !== undefined && later(r.terminal.submission) ? ended : r.terminal.status, undefined, submission);
+  } else if (r.kind === "active" && ended !== undefined && later(r.run.submission)) {
+    await settleChildren(core, view, parent, ended, r.run, submission);
+  }
 }
 
 /**
  * Settles the running children of the ended `parent` and drops its unread
  * child ends; with `active`, the run under the parent's id that is active
  * now (submitted again after the end), the children it started and their
- * ends are left to it.
+ * ends are left to it. With `ended`, the submission of the run that ended,
+ * children that name another submission of the parent are left too: they
+ * belong to a later run, which may have ended as well (its own job settles
+ * them), or to an earlier one.
  */
-async function settleChildren(core: RuntimeCore, view: WorkflowView, parent: string, status: TerminalStatus, active?: RunRecord): Promise<void> {
+async function settleChildren(
+  core: RuntimeCore,
+  view: WorkflowView,
+  parent: string,
+  status: TerminalStatus,
+  active?: RunRecord,
+  ended?: string,
+): Promise<void> {
   const q = core.queueName;
   const kept = async (child: string): Promise<boolean> => {
-    if (active === undefined || !RunId.isValid(child)) return false;
+    if ((active === undefined && ended === undefined) || !RunId.isValid(child)) return false;
     const r = await view.records(child);
-    return r.kind !== "unknown" && (await startedBy(core, r, parent, active));
+    if (r.kind === "unknown") return false;
+    if (active !== undefined && (await startedBy(core, r, parent, active))) return true;
+    if (ended === undefined) return false;
+    const ref = await parentRefOf(core, r);
+    return typeof ref === "object" && ref.runId === parent && ref.submission !== undefined && ref.submission !== ended;
   };
   const prefix = childrenPrefix(q, parent);
   // Kept entries stay, so each page starts after the last key seen.

@@ -37,6 +37,18 @@ export const HEADER_CHILD_ENDED = "workflow.child_ended";
  * the parent's child bookkeeping. The header holds the parent's run id.
  */
 export const HEADER_PARENT_ENDED = "workflow.parent_ended";
+/**
+ * On a parent-ended job: the submission of the run that ended, so the job
+ * settles that run's children only, not those of a later run under the
+ * same id. Jobs of earlier versions lack it.
+ */
+export const HEADER_PARENT_SUBMISSION = "workflow.parent_submission";
+/**
+ * On a parent-ended job with a submission: how that run ended (as its
+ * payload says), for the reconciliation of the job when the queue
+ * dead-letters it, which reads headers only and may find a later run.
+ */
+export const HEADER_PARENT_STATUS = "workflow.parent_status";
 
 /** Caller KV keys under this prefix belong to the runtime; effects may not touch them. */
 export const RESERVED_KV_PREFIX = "workflow/";

@@ -16,7 +16,15 @@
  */
 import { SettlementEffects } from "../../queue/effects.js";
 import { terminalDedupKey } from "../records/kv-keys.js";
-import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED, HEADER_NOOP, HEADER_RUN_ID, HEADER_TERMINAL } from "../records/reserved.js";
+import {
+  HEADER_CHILD_ENDED,
+  HEADER_PARENT_ENDED,
+  HEADER_PARENT_STATUS,
+  HEADER_PARENT_SUBMISSION,
+  HEADER_NOOP,
+  HEADER_RUN_ID,
+  HEADER_TERMINAL,
+} from "../records/reserved.js";
 import { parentOfCompletionKey, settleEndedParent, wakeParent } from "../children/child-runs.js";
 import { RunId } from "./run-id.js";
 import type { RuntimeCore } from "../runtime-core.js";
@@ -37,7 +45,7 @@ export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jo
   }
   const parentEnded = info.headers[HEADER_PARENT_ENDED];
   if (parentEnded !== undefined) {
-    await settleEndedParent(core, view, parentEnded);
+    await settleEndedParent(core, view, parentEnded, info.headers[HEADER_PARENT_SUBMISSION], info.headers[HEADER_PARENT_STATUS]);
     return false;
   }
   const runId = info.headers[HEADER_RUN_ID];

@@ -65,6 +65,7 @@ import { decodeIndexEntry, INDEX_INPUT_BYTES, runIndexKey, type IndexEntry } fro
 import { RunId } from "./run-id.js";
 import type { RetryOutcome, RetryRunOptions } from "./run-types.js";
 import type { WorkflowView } from "./workflow-view.js";
+import { withCurrentLimit } from "./submit.js";
 import { HISTORY_STEPS_PER_RUN, type RunEndHistory } from "./run-history.js";
 
 /** Rounds of re-reading after a concurrent change (a worker finishing a requeued step's re-opening). */
@@ -334,7 +335,7 @@ export async function retryRun(
       const opts: EnqueueOptions & { headers: Record<string, string> } = {
         jobId,
         dedupKey: stepDedupKey(runId, step),
-        headers: { ...entry.headers, ...entry.flow, [HEADER_RUN_ID]: runId, [HEADER_STEP]: String(step) },
+        headers: { ...entry.headers, ...withCurrentLimit(core, { ...entry.flow }), [HEADER_RUN_ID]: runId, [HEADER_STEP]: String(step) },
         ...(entry.priority === undefined ? {} : { priority: entry.priority }),
         ...(entry.maxAttempts === undefined ? {} : { maxAttempts: entry.maxAttempts }),
       };

@@ -76,6 +76,20 @@ export function flowHeadersOf(jobHeaders: Readonly<Record<string, string>>): Rec
   return out;
 }
 
+/**
+ * Sets in `flow` (step headers, changed in place) the concurrency limit its
+ * rule has in this process now, when it has one: a step enqueued after the
+ * submission (the next one, a redriven one) tells readers in other
+ * processes the limit the owner counts, not the one of a configuration
+ * since changed. Returns `flow`.
+ */
+export function withCurrentLimit(core: Pick<RuntimeCore, "queue" | "queueName">, flow: Record<string, string>): Record<string, string> {
+  const rule = flow[FLOW_RULE_HEADER];
+  const limit = rule === undefined ? undefined : core.queue.flowConcurrencyLimit?.(core.queueName, rule);
+  if (limit !== undefined) flow[FLOW_CONCURRENCY_LIMIT_HEADER] = String(limit);
+  return flow;
+}
+
 /** Checks the step options a submission sets, naming them as `RunOptions` does (also in a client, before writing). */
 export function checkRunOptions(o: RunOptions): void {
   if (o.flow !== undefined) flowHeaders(o.flow);
@@ -189,10 +203,8 @@ async function submitLocked(
       effects.kvDelete(tk);
       await stageForgotten(core.queue, core.queueName, decodeTerminalRecord(earlier, tk), effects);
     }
-    const flow = flowHeaders(options.flow);
     // The rule's limit travels with the steps, so readers in other processes can tell a full key.
-    const limit = options.flow === undefined ? undefined : core.queue.flowConcurrencyLimit?.(core.queueName, options.flow.rule);
-    if (limit !== undefined) flow[FLOW_CONCURRENCY_LIMIT_HEADER] = String(limit);
+    const flow = withCurrentLimit(core, flowHeaders(options.flow));
     stageSubmission(core.queueName, record, described, spec.input, effects, groupName, flow);
     if (mark !== undefined) markEffects(mark, { runId, jobId, newlySubmitted: true }, effects);
     if (group !== undefined) {

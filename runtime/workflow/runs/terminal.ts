@@ -31,7 +31,14 @@ import {
   type RunRecord,
   type TerminalRecord,
 } from "../records/records.js";
-import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED, HEADER_RUN_ID, HEADER_TERMINAL } from "../records/reserved.js";
+import {
+  HEADER_CHILD_ENDED,
+  HEADER_PARENT_ENDED,
+  HEADER_PARENT_STATUS,
+  HEADER_PARENT_SUBMISSION,
+  HEADER_RUN_ID,
+  HEADER_TERMINAL,
+} from "../records/reserved.js";
 import { encodeChildEnd } from "../children/child-end.js";
 import type { RunId } from "./run-id.js";
 import type { RunErrorKind, RunOutcome, TerminalStatus } from "./run-types.js";
@@ -257,7 +264,12 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     into.enqueue(s.queueName, encodeValue(t.parent.runId), jobOpts(`run:${t.runId}:child-ended:${t.token}`, { [HEADER_CHILD_ENDED]: key }));
   }
   if (t.hasChildren === true) {
-    into.enqueue(s.queueName, encodeValue(t.status), jobOpts(`run:${t.runId}:parent-ended:${t.token}`, { [HEADER_PARENT_ENDED]: t.runId }));
+    // The submission tells this run's children from those of a later run under its id, should this job come late.
+    const headers = {
+      [HEADER_PARENT_ENDED]: t.runId,
+      ...(t.submission === undefined ? {} : { [HEADER_PARENT_SUBMISSION]: t.submission, [HEADER_PARENT_STATUS]: t.status }),
+    };
+    into.enqueue(s.queueName, encodeValue(t.status), jobOpts(`run:${t.runId}:parent-ended:${t.token}`, headers));
   }
   if (hookObserves(s.hook, outcome)) {
     const opts: { dedupKey: string; headers: Record<string, string>; priority?: number; maxAttempts?: number } = {

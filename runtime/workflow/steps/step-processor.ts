@@ -50,7 +50,7 @@ import type { RunErrorKind } from "../runs/run-types.js";
 import { describePayload } from "../runs/index-effects.js";
 import { watchMemoWrites } from "../memo/memo.js";
 import { reopenRequeued } from "../runs/redrive.js";
-import { flowHeadersOf, userHeadersOf } from "../runs/submit.js";
+import { flowHeadersOf, userHeadersOf, withCurrentLimit } from "../runs/submit.js";
 import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "../runs/terminal.js";
 import { inlineOutcomeOf } from "../runs/inline-outcome.js";
 import { processNotification } from "../terminal-hook/notification.js";
@@ -412,7 +412,7 @@ async function continueRun(
     dedupKey: stepDedupKey(runId, nextStep),
     priority: job.priority,
     maxAttempts: job.maxAttempts,
-    headers: nextStepHeaders(job, runId, nextStep),
+    headers: nextStepHeaders(core, job, runId, nextStep),
   };
   const nextName = describePayload(core.runner, o.payload)?.step;
   const pointer: StepPointer = { step: nextStep, jobId: nextJobId };
@@ -469,13 +469,14 @@ async function continueRun(
 
 /**
  * The next step's headers: the user's and the flow headers of this step's
- * job, the run id, the step number and the trace parent, in that order.
+ * job (the concurrency limit as its rule has it now), the run id, the step
+ * number and the trace parent, in that order.
  * Assigned one by one into one object (as the spreads they replace would
  * define them): this runs for every step.
  */
-function nextStepHeaders(job: ClaimedJob, runId: RunId, nextStep: number): Record<string, string> {
+function nextStepHeaders(core: RuntimeCore, job: ClaimedJob, runId: RunId, nextStep: number): Record<string, string> {
   const headers = userHeadersOf(job.headers);
-  const flow = flowHeadersOf(job.headers);
+  const flow = withCurrentLimit(core, flowHeadersOf(job.headers));
   for (const k in flow) headers[k] = flow[k]!;
   headers[HEADER_RUN_ID] = runId;
   headers[HEADER_STEP] = String(nextStep);
