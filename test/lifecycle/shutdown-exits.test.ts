@@ -13,7 +13,7 @@ const FIXTURE = fileURLToPath(new URL("./fixtures/shutdown-exits.ts", import.met
 describe("the process after its workers stopped, queue left open", () => {
   for (const mode of ["runner", "queue"] as const) {
     const what = mode === "runner" ? "worker.shutdown()" : "a runWorker loop's abort";
-    it(`exits within 1 s of ${what} (LocalStore, real timers)`, { timeout: 60_000 }, async () => {
+    it(`exits on its own after ${what}, nothing left open (LocalStore, real timers)`, { timeout: 60_000 }, async () => {
       const child = startScript(FIXTURE, [mode]);
       await expectExitsSoon(child, "shut down", what);
       expect(child.lines[0]).toMatch(/^result: (3|processed)$/);
