@@ -45,7 +45,8 @@ async function pause(ms: number, stop: (() => boolean) | undefined): Promise<voi
  * whatever the policy: a longer timer would fire at once.
  */
 export function backoffDelay(policy: Backoff, n: number): number {
-  const delay = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (n - 2), MAX_BACKOFF_MS);
+  // 2 ** 1024 is Infinity, and 0 * Infinity NaN (a wait that never ends when it can stop): the growth stops before.
+  const delay = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.min(n - 2, 1023), MAX_BACKOFF_MS);
   return delay / 2 + Math.random() * (delay / 2);
 }
 
