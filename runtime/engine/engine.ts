@@ -68,7 +68,7 @@
  * The flush timer and retry backoff use real timers, not the SDK `Clock`:
  * they pace I/O and never decide anything a test needs to move.
  */
-import { ClosedError, FencedError, TaqubaError } from "../errors.js";
+import { ClosedError, FencedError, StoreUnavailableError, TaqubaError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { collectGarbage, publishManifest, writeSegments, type CheckpointWriter } from "./checkpoint.js";
 import { resolveEngineOptions, type CommitOptions, type EngineOptions, type EngineStats, type ResolvedEngineOptions } from "./engine-options.js";
@@ -597,6 +597,9 @@ export class Engine {
       });
     } catch (err) {
       if (err instanceof FencedError) this.#fail(err);
+      // A store call that close() stopped between attempts gives up with its last fault: the checkpoint
+      // ended because the engine closed, not because the store stayed unavailable.
+      if (this.closed && err instanceof StoreUnavailableError) throw this.#failure ?? new ClosedError("the engine", err.cause);
       throw err;
     } finally {
       // The changes this checkpoint took are not stored: no later one may build on them.

@@ -25,11 +25,15 @@ const MAX_BACKOFF_MS = 2 ** 31 - 1;
 /** How often a wait between attempts asks `stop()`: a caller that stops (an engine closing) waits this long at most, not a whole backoff. */
 const STOP_POLL_MS = 50;
 
-/** Waits `ms`, or less once `stop()` says to give up. */
+/**
+ * Waits `ms`, or less once `stop()` says to give up. Measured on the
+ * monotonic clock, as a timer is: a wall clock set back meanwhile (a
+ * resumed VM, a stepped system clock) would stretch the wait by the jump.
+ */
 async function pause(ms: number, stop: (() => boolean) | undefined): Promise<void> {
   if (stop === undefined) return sleep(ms);
-  for (const end = Date.now() + ms; !stop(); ) {
-    const left = end - Date.now();
+  for (const end = performance.now() + ms; !stop(); ) {
+    const left = end - performance.now();
     if (left <= 0) return;
     await sleep(Math.min(left, STOP_POLL_MS));
   }
@@ -41,7 +45,8 @@ async function pause(ms: number, stop: (() => boolean) | undefined): Promise<voi
  * whatever the policy: a longer timer would fire at once.
  */
 export function backoffDelay(policy: Backoff, n: number): number {
-  const delay = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (n - 2), MAX_BACKOFF_MS);
+  // 2 ** 1024 is Infinity, and 0 * Infinity NaN (a wait that never ends when it can stop): the growth stops before.
+  const delay = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.min(n - 2, 1023), MAX_BACKOFF_MS);
   return delay / 2 + Math.random() * (delay / 2);
 }
 

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { LayeredState } from "../../runtime/engine/layered-state.js";
-import { Engine, FencedError, MemoryStore, MockClock, ValidationError, WriteBatch, type EngineOptions, type ObjectStore } from "taquba";
+import { ClosedError, Engine, FencedError, MemoryStore, MockClock, ValidationError, WriteBatch, type EngineOptions, type ObjectStore } from "taquba";
 import { InjectedFaultError } from "taquba/testing";
 import { failWhen } from "../support/failing-store.js";
 import { GatedStore } from "../support/gated-store.js";
@@ -397,6 +397,26 @@ describe("engine close and a checkpoint waiting out a retry backoff", () => {
     const reopened = await Engine.open(inner);
     expect([...reopened.scan({ prefix: "r/" })].length).toBe(2);
     await reopened.close();
+  });
+
+  it("a checkpoint() that close stopped between attempts rejects with ClosedError (cause: the store fault), not as if the store were unavailable", async () => {
+    const store = failWhen(new MemoryStore(), (call, key) => (call === "put" && isSegment(key) ? new InjectedFaultError("put", key, false) : undefined));
+    const engine = await Engine.open(store, {
+      checkpointWalObjects: 0,
+      retry: { attempts: 5, baseDelayMs: 60_000, maxDelayMs: 60_000 },
+      onBackgroundError: () => undefined,
+    });
+    await engine.commit(new WriteBatch().put("r/1", enc("r/1")));
+    const checkpoint = engine.checkpoint().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    // Let the first put fail and the retry loop start its 30 to 60 s wait.
+    await new Promise((r) => setTimeout(r, 100));
+    await engine.close();
+    const err = await checkpoint;
+    expect(err).toBeInstanceOf(ClosedError);
+    expect((err as ClosedError).cause).toBeInstanceOf(InjectedFaultError);
   });
 });
 
