@@ -78,6 +78,59 @@ export function waitInBackground(clock: TimedClock, at: number, signal?: AbortSi
   return own !== undefined ? own(at, signal) : clock.waitUntil(at, signal);
 }
 
+/** A wait its caller may end early: `cancel` drops the timer and resolves `promise`. */
+export interface CancellableWait {
+  readonly promise: Promise<void>;
+  cancel(): void;
+}
+
+/** Where a clock's waits are real timers: a wait ended by `cancel()`, with no `AbortController`. */
+const cancellableWaitKey = Symbol("taquba.cancellableWait");
+
+interface CancellableWaits {
+  [cancellableWaitKey]?: (at: number) => CancellableWait;
+}
+
+/** `waitWithTimers` (holding the process) ended by a call instead of a signal. */
+function cancellableTimerWait(now: () => number, at: number): CancellableWait {
+  let timer: NodeJS.Timeout | undefined;
+  let done!: () => void;
+  const promise = new Promise<void>((resolve) => (done = resolve));
+  const arm = () => {
+    const remaining = at - now();
+    if (remaining <= 0) done();
+    else timer = setTimeout(arm, Math.min(remaining, MAX_TIMEOUT_MS));
+  };
+  arm();
+  return {
+    promise,
+    cancel: () => {
+      clearTimeout(timer);
+      done();
+    },
+  };
+}
+
+const WAIT_CANCELLED = new Error("wait cancelled");
+
+/**
+ * @internal `clock.waitUntil(at)` that the caller ends early with `cancel()`
+ * (which also resolves the promise). On a clock waited on with real timers
+ * it costs a timer and a promise; on any other clock it is `waitUntil` with
+ * an `AbortController`, whose rejection on `cancel` is swallowed. For a wait
+ * made and dropped often (every round of `WorkflowRuntime.wait`).
+ */
+export function cancellableWait(clock: TimedClock, at: number): CancellableWait {
+  const own = (clock as CancellableWaits)[cancellableWaitKey];
+  if (own !== undefined) return own(at);
+  const ac = new AbortController();
+  return {
+    promise: clock.waitUntil(at, ac.signal).catch(() => undefined),
+    // A shared reason: a default one is a DOMException, with a stack, per wait.
+    cancel: () => ac.abort(WAIT_CANCELLED),
+  };
+}
+
 class SystemClockImpl implements TimedClock {
   now(): number {
     return Date.now();
@@ -89,6 +142,10 @@ class SystemClockImpl implements TimedClock {
 
   [waitInBackgroundKey](at: number, signal?: AbortSignal): Promise<void> {
     return waitWithTimers(Date.now, at, signal, false);
+  }
+
+  [cancellableWaitKey](at: number): CancellableWait {
+    return cancellableTimerWait(Date.now, at);
   }
 }
 
@@ -110,10 +167,11 @@ export function timedClock(clock: Clock): TimedClock {
     const wait = clock.waitUntil;
     return { now, waitUntil: (at, signal) => wait.call(clock, at, signal) };
   }
-  const timed: TimedClock & BackgroundWaits = {
+  const timed: TimedClock & BackgroundWaits & CancellableWaits = {
     now,
     waitUntil: (at, signal) => waitWithTimers(now, at, signal),
     [waitInBackgroundKey]: (at, signal) => waitWithTimers(now, at, signal, false),
+    [cancellableWaitKey]: (at) => cancellableTimerWait(now, at),
   };
   return timed;
 }

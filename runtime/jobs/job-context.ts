@@ -5,6 +5,7 @@
  */
 import { TaqubaError, ValidationError } from "../errors.js";
 import type { Delivery } from "../workflow/steps/delivery.js";
+import { defineCancelSignal } from "../queue/cancel-state.js";
 import { JobFailure, type HeaderValues, type JobContext, type JobDefinition, type JobSubmitOptions, type JobSubmitter } from "../contract/job-definition.js";
 import type { RunnerJobHandle } from "./job-handle.js";
 
@@ -86,25 +87,26 @@ export function jobContext<Headers extends HeaderValues, Err>(ctx: JobContext<He
 
 /** @internal Builds the context of one delivery. */
 export function makeJobContext(delivery: Delivery, state: ReadonlyMap<StateKey<unknown>, unknown>, submit: SubmitJob): RunnerJobContext<HeaderValues, unknown> {
-  const ctx: RunnerJobContext<HeaderValues, unknown> & { [RUNNER_CONTEXT]: true } = {
+  const ctx = {
     [RUNNER_CONTEXT]: true,
     jobId: delivery.runId,
     attempt: delivery.attempt,
     maxAttempts: delivery.maxAttempts,
     headers: delivery.headers,
-    cancelSignal: delivery.cancelSignal,
-    delivery,
-    fail(error: unknown): never {
-      throw new JobFailure(error);
-    },
-    state<T>(key: StateKey<T>): T {
-      if (!state.has(key)) throw new StateNotRegisteredError(key.name);
-      return state.get(key) as T;
-    },
-    tryState<T>(key: StateKey<T>): T | undefined {
-      return state.get(key) as T | undefined;
-    },
-    submit,
+  } as Partial<Building<RunnerJobContext<HeaderValues, unknown>>> & { [RUNNER_CONTEXT]: true };
+  // Read through to the delivery, which makes its signal only when read (see `defineCancelSignal`).
+  defineCancelSignal(ctx, delivery);
+  ctx.delivery = delivery;
+  ctx.fail = (error: unknown): never => {
+    throw new JobFailure(error);
   };
-  return ctx;
+  ctx.state = <T>(key: StateKey<T>): T => {
+    if (!state.has(key)) throw new StateNotRegisteredError(key.name);
+    return state.get(key) as T;
+  };
+  ctx.tryState = <T>(key: StateKey<T>): T | undefined => state.get(key) as T | undefined;
+  ctx.submit = submit;
+  return ctx as RunnerJobContext<HeaderValues, unknown>;
 }
+
+type Building<T> = { -readonly [K in keyof T]: T[K] };

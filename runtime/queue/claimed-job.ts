@@ -7,6 +7,7 @@
 import type { TimedClock } from "../clock.js";
 import { validateDelay } from "../time-bounds.js";
 import { CancelRequestedError, ClaimLostError } from "./errors.js";
+import { defineCancelSignal } from "./cancel-state.js";
 import type { LeaseEntry, LeaseRegistry } from "./lease-registry.js";
 import type { JobRecord } from "./record.js";
 import type { ClaimedJob, LeaseHandle } from "./types.js";
@@ -52,7 +53,7 @@ class Lease implements LeaseHandle {
   async ensureAtLeast(ms: number): Promise<void> {
     const e = this.registry.holds(this.id, this.token);
     if (e === undefined) throw new ClaimLostError(this.id, "its lease ended before it was extended");
-    if (e.cancel.signal.aborted) throw new CancelRequestedError(this.id);
+    if (e.cancel.requested) throw new CancelRequestedError(this.id);
     validateDelay("ensureAtLeast's lease extension", ms);
     this.registry.extend(e, this.clock.now() + ms + LEASE_MARGIN_MS);
     this.#last = e.expiresAt;
@@ -76,7 +77,7 @@ export function makeClaimedJob(
 ): ClaimedJob {
   // Fields listed and the optional ones assigned, not spread: built once per claim, and a
   // literal with spreads takes a slow path in V8. The keys keep their order.
-  const job: Omit<Building, "isLastAttempt"> & Partial<Pick<Building, "isLastAttempt">> = {
+  const job: Omit<Building, "isLastAttempt" | "cancelSignal"> & Partial<Pick<Building, "isLastAttempt" | "cancelSignal">> = {
     id: r.id,
     queueName: r.queue,
     payload,
@@ -87,8 +88,9 @@ export function makeClaimedJob(
     enqueuedAt: r.enqueuedAt,
     claimedAt: r.claimedAt ?? clock.now(),
     lease: new Lease(registry, clock, r.id, entry.token, entry.expiresAt),
-    cancelSignal: entry.cancel.signal,
   };
+  // Made only when read: most claims are never cancelled and most workers never look (see `CancelState`).
+  defineCancelSignal(job, entry.cancel);
   if (r.attached !== undefined) job.attached = r.attached;
   if (r.wokenAt !== undefined) job.wokenAt = r.wokenAt;
   if (r.lastError !== undefined) job.lastError = r.lastError;

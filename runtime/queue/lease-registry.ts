@@ -4,12 +4,13 @@
  * Leases are never persisted: after a restart every claimed record is
  * requeued by recovery, so a dead process's leases are void anyway. Each
  * entry carries a claim token that fences settlement (a settlement must
- * present the token of the live claim) and the cancel controller behind
+ * present the token of the live claim) and the cancellation state behind
  * `ClaimedJob.cancelSignal`.
  */
 import { BTree } from "../store/btree.js";
 import { padTime } from "./keys.js";
 import { ConcurrencySlots, RateWindows } from "./admission.js";
+import { CancelState } from "./cancel-state.js";
 
 /** One live claim held by this process. */
 export interface LeaseEntry {
@@ -17,7 +18,7 @@ export interface LeaseEntry {
   readonly queue: string;
   readonly token: number;
   expiresAt: number;
-  readonly cancel: AbortController;
+  readonly cancel: CancelState;
   /** The concurrency slots the claim holds (see `admission`), released with the lease. */
   readonly slots?: readonly string[];
 }
@@ -43,8 +44,8 @@ export class LeaseRegistry {
   /** Registers a new claim and returns its entry. Replaces any older entry for the id. */
   add(id: string, queue: string, expiresAt: number, cancelled: boolean, slots?: readonly string[]): LeaseEntry {
     this.remove(id);
-    const cancel = new AbortController();
-    if (cancelled) cancel.abort(new Error(`cancellation of job ${id} was requested`));
+    const cancel = new CancelState();
+    if (cancelled) cancel.request(new Error(`cancellation of job ${id} was requested`));
     const e: LeaseEntry =
       slots === undefined ? { id, queue, token: this.#nextToken++, expiresAt, cancel } : { id, queue, token: this.#nextToken++, expiresAt, cancel, slots };
     this.#byId.set(id, e);

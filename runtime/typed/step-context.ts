@@ -7,6 +7,7 @@
 import type { JobHost } from "../jobs/job-context.js";
 import type { HeaderValues } from "../contract/job-definition.js";
 import type { LeaseHandle } from "../queue/types.js";
+import { defineCancelSignal } from "../queue/cancel-state.js";
 import type { Step } from "../workflow/steps/delivery.js";
 import type { EffectsHandle, KvReadHandle } from "../workflow/steps/effects-handle.js";
 import type { Memo } from "../workflow/memo/memo.js";
@@ -121,7 +122,7 @@ export function makeStepContext(
       next[target.method] = Object.freeze(now);
     }
   }
-  const ctx: AnyStepContext = {
+  const ctx = {
     workflow: definition.name,
     stepName: stepDef.name,
     step,
@@ -131,20 +132,23 @@ export function makeStepContext(
     attempt: step.attempt,
     maxAttempts: step.maxAttempts,
     isLastAttempt: () => step.isLastAttempt(),
-    cancelSignal: step.cancelSignal,
-    lease: step.lease,
-    memo: step.memo,
-    runMemo: step.runMemo,
-    effects: step.effects,
-    kv: step.kv,
-    signal,
-    jobs,
-    workflows: childWorkflowsOf(stepDef, step, resolve),
-    next: Object.freeze(next),
-    succeed: (result: unknown) => make({ kind: "succeed", result }),
-    fail: (error: unknown) => make({ kind: "fail", error }),
-    cancel: (reason?: string) => make({ kind: "cancel", reason: reason ?? "cancelled by the workflow" }),
-  };
+  } as Building<AnyStepContext>;
+  // Read through to the step, which makes its signal only when read (see `defineCancelSignal`).
+  defineCancelSignal(ctx, step);
+  ctx.lease = step.lease;
+  ctx.memo = step.memo;
+  ctx.runMemo = step.runMemo;
+  ctx.effects = step.effects;
+  ctx.kv = step.kv;
+  ctx.signal = signal;
+  ctx.jobs = jobs;
+  ctx.workflows = childWorkflowsOf(stepDef, step, resolve);
+  ctx.next = Object.freeze(next);
+  ctx.succeed = (result: unknown) => make({ kind: "succeed", result });
+  ctx.fail = (error: unknown) => make({ kind: "fail", error });
+  ctx.cancel = (reason?: string) => make({ kind: "cancel", reason: reason ?? "cancelled by the workflow" });
   // Transitions are tied to `owner`, so one built by another step's context is refused.
   return { ctx: Object.freeze(ctx), owner };
 }
+
+type Building<T> = { -readonly [K in keyof T]: T[K] };

@@ -8,7 +8,7 @@
  * `kv-keys`). The runtime object itself holds only configuration and
  * in-process wake-ups.
  */
-import { timedClock } from "../clock.js";
+import { cancellableWait, type CancellableWait, timedClock } from "../clock.js";
 import type { ObjectStore } from "../store/object-store.js";
 import type { AppliedMark } from "./records/applied-mark.js";
 import { cancelRun } from "./runs/cancel.js";
@@ -288,7 +288,8 @@ export class WorkflowRuntime {
       // Subscribe before reading, so a termination between the read and the wait is not missed.
       const sub = core.events.next(runId);
       // Made only when this round waits: most waits find the run terminated on the first read.
-      let tick: AbortController | undefined;
+      let tick: CancellableWait | undefined;
+      let faultTick: AbortController | undefined;
       try {
         // Reads retry store faults in place; one that still fails is waited out like an
         // active run (a wait has no reason to give up while the store is away), until the deadline.
@@ -317,16 +318,20 @@ export class WorkflowRuntime {
         // this queue) is announced; the poll interval only bounds how late a termination
         // committed without an announcement (by another process) is noticed.
         const slice = deadline === undefined ? core.pollIntervalMs : Math.min(core.pollIntervalMs, deadline - now);
-        tick = new AbortController();
-        const woken = [sub.promise, core.clock.waitUntil(now + slice, tick.signal).catch(() => undefined)];
+        tick = cancellableWait(core.clock, now + slice);
+        const woken = [sub.promise, tick.promise];
         // After a fault, read again within about a second of real time, whatever clock the runtime runs on.
-        if (fault !== undefined) woken.push(sleep(backoffMs(STORE_RETRY, ++faults), tick.signal));
+        if (fault !== undefined) {
+          faultTick = new AbortController();
+          woken.push(sleep(backoffMs(STORE_RETRY, ++faults), faultTick.signal));
+        }
         await Promise.race(woken);
       } finally {
         sub.dispose();
-        // Drop this round's timer at once rather than letting it run out (with a
+        // Drop this round's timers at once rather than letting them run out (with a
         // shared reason: a default one is a DOMException, with a stack, per round).
-        tick?.abort(WAIT_ROUND_OVER);
+        tick?.cancel();
+        faultTick?.abort(WAIT_ROUND_OVER);
       }
     }
   }

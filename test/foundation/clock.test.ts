@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MemoryStore, MockClock, Queue, runWorker, SystemClock, ValidationError, type Clock } from "taquba";
-import { timedClock } from "../../runtime/clock.js";
+import { cancellableWait, timedClock } from "../../runtime/clock.js";
 
 describe("MockClock", () => {
   it("wakes waiters in deadline order only when advanced past their deadline", async () => {
@@ -52,6 +52,58 @@ describe("SystemClock", () => {
     const wait = SystemClock.waitUntil(Date.now() + 60_000, ac.signal);
     ac.abort(new Error("bye"));
     await expect(wait).rejects.toThrow("bye");
+  });
+});
+
+describe("cancellableWait", () => {
+  const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+
+  it("on the system clock: resolves at the deadline, and cancel resolves at once and drops the timer", async () => {
+    const start = Date.now();
+    await cancellableWait(SystemClock, start + 20).promise;
+    expect(Date.now()).toBeGreaterThanOrEqual(start + 20);
+    const before = timeouts();
+    const w = cancellableWait(SystemClock, Date.now() + 60_000);
+    expect(timeouts()).toBe(before + 1);
+    w.cancel();
+    await expect(w.promise).resolves.toBeUndefined();
+    expect(timeouts()).toBe(before);
+    w.cancel(); // a second cancel is harmless
+  });
+
+  it("on a clock with only now(): follows its readings; cancel drops the timer", async () => {
+    let offset = 0;
+    const plain: Clock = { now: () => 5_000_000 + Date.now() + offset };
+    const timed = timedClock(plain);
+    const before = timeouts();
+    const first = cancellableWait(timed, plain.now() + 60_000);
+    first.cancel();
+    await first.promise;
+    expect(timeouts()).toBe(before);
+    // A deadline the clock already passed resolves without a timer.
+    offset = 10_000;
+    await cancellableWait(timed, plain.now() - 1).promise;
+    const start = Date.now();
+    await cancellableWait(timed, plain.now() + 30).promise;
+    expect(Date.now() - start).toBeGreaterThanOrEqual(25);
+  });
+
+  it("on a MockClock: resolves when advanced, and cancel forgets the mock timer", async () => {
+    const clock = new MockClock(1_000);
+    let done = false;
+    const w = cancellableWait(clock, 1_500);
+    void w.promise.then(() => (done = true));
+    clock.advance(400);
+    await Promise.resolve();
+    expect(done).toBe(false);
+    clock.advance(100);
+    await w.promise;
+    expect(clock.pendingTimers).toBe(0);
+    const c = cancellableWait(clock, 9_000);
+    expect(clock.pendingTimers).toBe(1);
+    c.cancel();
+    await expect(c.promise).resolves.toBeUndefined();
+    expect(clock.pendingTimers).toBe(0);
   });
 });
 

@@ -19,7 +19,7 @@ import {
 } from "taquba";
 import { validatingHandler } from "taquba/generated";
 import { addJob, emailJob, keyedEmailJob, openJobEnv, type EmailError, type EmailInput, type EmailOutput, type TestHeaders } from "./fixtures.js";
-import { settle } from "../workflow/helpers.js";
+import { settle, until } from "../workflow/helpers.js";
 
 type EmailCtx = JobContext<TestHeaders, EmailError>;
 
@@ -195,6 +195,40 @@ describe("typed jobs", () => {
     expect(await h.cancel()).toBe(true);
     expect(await h.result()).toEqual({ status: "cancelled" });
     await expect(h.output()).rejects.toBeInstanceOf(JobCancelledError);
+    await env.stop();
+  });
+
+  it("a running job's ctx.cancelSignal aborts on cancel, whether the handler read it before or only after", async () => {
+    const reasons: string[] = [];
+    let heard = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const started: string[] = [];
+    const env = await openJobEnv((b) =>
+      b.register(emailJob, {
+        async run(input: EmailInput, ctx: EmailCtx): Promise<EmailOutput> {
+          started.push(input.to);
+          // "early@…" reads the signal before the cancel and listens; "late@…" first reads it after.
+          if (input.to.startsWith("early")) ctx.cancelSignal.addEventListener("abort", () => heard++, { once: true });
+          await gate;
+          expect(ctx.cancelSignal.aborted).toBe(true);
+          expect(ctx.cancelSignal).toBe(jobContext(ctx).delivery.cancelSignal);
+          reasons.push(String(ctx.cancelSignal.reason));
+          return { message_id: "ignored" };
+        },
+      }),
+    );
+    const early = await env.runner.submit(emailJob, { to: "early@x.io" });
+    const late = await env.runner.submit(emailJob, { to: "late@x.io" });
+    await until(() => started.length === 2, "both handlers running");
+    expect(await early.cancel()).toBe(true);
+    expect(await late.cancel()).toBe(true);
+    expect(heard).toBe(1);
+    release();
+    expect(await early.result()).toEqual({ status: "cancelled" });
+    expect(await late.result()).toEqual({ status: "cancelled" });
+    expect(reasons).toHaveLength(2);
+    for (const r of reasons) expect(r).toMatch(/cancellation of job .* was requested/);
     await env.stop();
   });
 

@@ -51,6 +51,30 @@ describe("cancellation", () => {
     await env.stop();
   });
 
+  it("a step that first reads its cancelSignal after the cancel finds it aborted with the request's reason", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let started = false;
+    let seen: { aborted: boolean; reason: string; copied: boolean; again: boolean } | undefined;
+    const env = await openEnv(
+      runnerOf(async (s) => {
+        started = true;
+        await gate;
+        const signal = s.cancelSignal;
+        seen = { aborted: signal.aborted, reason: String(signal.reason), copied: { ...s }.cancelSignal === signal, again: s.cancelSignal === signal };
+        return StepOutcome.succeed(enc("ignored"));
+      }),
+    );
+    await env.runtime.submit({ input: enc("x"), runId: "late" });
+    await until(() => started, "step started");
+    expect(await env.runtime.cancel("late")).toBe(true);
+    release();
+    const end = await env.runtime.wait("late");
+    expect(seen).toEqual({ aborted: true, reason: expect.stringMatching(/cancellation of job .* was requested/), copied: true, again: true });
+    expect(end.termination).toMatchObject({ status: "cancelled", errorKind: "cancelled" });
+    await env.stop();
+  });
+
   it("signals a running step, discards its outcome and its effects", async () => {
     let started = false;
     let sawAbort = false;

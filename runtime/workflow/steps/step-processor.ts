@@ -21,6 +21,7 @@
 import { MAX_DELAY_MS } from "../../time-bounds.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import type { ClaimedJob, EnqueueOptions } from "../../queue/types.js";
+import { cancelRequestedOf } from "../../queue/cancel-state.js";
 import { makeStep } from "./delivery.js";
 import { applyStaged, EffectsHandle } from "./effects-handle.js";
 import { replayRecordKey, runKey, stepDedupKey, stepPointerKey } from "../records/kv-keys.js";
@@ -186,7 +187,7 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
     traceHeaders: traceHeaderOf(job),
   };
   const trace: StepTrace = { runId, step, name: pointer.name, memoKeys: [] };
-  if (run.cancelRequested === true || job.cancelSignal.aborted) {
+  if (run.cancelRequested === true || cancelRequestedOf(job)) {
     await terminate(core, job, slot, ending(base, "cancelled", "cancelled"), undefined, log, trace);
     return;
   }
@@ -195,7 +196,7 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
   trace.signal = signal;
   const children = childRunsFor(core, runId, step, job.headers[HEADER_SIGNAL_WAIT]);
   const verdict = await runOrReplay(core, memos, job, run, runId, step, signal, trace.memoKeys, children);
-  const externalCancel = job.cancelSignal.aborted || (await cancelRequested(core, runId, runBytes, run));
+  const externalCancel = cancelRequestedOf(job) || (await cancelRequested(core, runId, runBytes, run));
   if (verdict.ok && !verdict.replayed && !externalCancel && core.stepOutputReplay) {
     const record = { storedAtMs: core.clock.now(), outcome: verdict.outcome, effects: verdict.staged };
     const key = replayRecordKey(memos.prefix, runId, step, job.payload);
@@ -289,7 +290,7 @@ async function runOrReplay(
       jobId: job.id,
       attempt: job.attempt,
       maxAttempts: job.maxAttempts,
-      cancelSignal: job.cancelSignal,
+      cancel: job,
       lease: job.lease,
       memo: watchMemoWrites(memos.newMemo(runId, step), (k) => memoKeys.push(k)),
       runMemo: watchMemoWrites(memos.runMemo(runId), (k) => memoKeys.push(`run:${k}`)),
