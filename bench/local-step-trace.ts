@@ -8,6 +8,14 @@
  * WAL puts are also split by whether a delete (a checkpoint's cleanup) was
  * in flight at any point while they ran, to show what deletes cost them.
  *
+ * Overlap of WAL puts with the process's own work: batches per WAL object,
+ * the share of the timed wall time with at least one WAL put in flight, the
+ * most WAL puts in flight at once, and the event loop's utilization (the
+ * share of the time the main thread was busy). Many runs in flight whose
+ * steps all land in one object per round (batches per object near CONC,
+ * one put in flight at most, utilization well under 100%) move in
+ * lockstep: a round's CPU, then its put, never both at once.
+ *
  * Env: N_RUNS (30), N_STEPS (10), FS_TRIPS (0 stops counting thread-pool
  * requests, whose hook slows every promise: for timings), CONC (runs in flight, 1; the timeline is
  * printed only for 1), FLUSH_MS (engine flush window; default the engine's).
@@ -72,8 +80,30 @@ async function countFolders(dir: string): Promise<number> {
 
 /** WAL put durations, by whether a delete ran at any point during the put. */
 const walPutMs = { overlapped: [] as number[], alone: [] as number[] };
+/** Start and end of every WAL put, for the overlap figures. */
+const walPutSpans: [number, number][] = [];
 let deletesRunning = 0;
 let deletesStarted = 0;
+
+/** Share of [start, end] with at least one span open, and the most spans open at once. */
+function putOverlap(spans: readonly [number, number][], start: number, end: number): { busyShare: number; most: number } {
+  const edges = spans.flatMap(([a, b]): [number, number][] => [
+    [a, 1],
+    [b, -1],
+  ]);
+  edges.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  let open = 0;
+  let most = 0;
+  let busy = 0;
+  let last = start;
+  for (const [t, d] of edges) {
+    if (open > 0) busy += t - last;
+    open += d;
+    most = Math.max(most, open);
+    last = t;
+  }
+  return { busyShare: end > start ? busy / (end - start) : 0, most };
+}
 
 class TracedStore extends LocalStore {
   override async put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
@@ -89,6 +119,7 @@ class TracedStore extends LocalStore {
       if (key.includes("wal/")) {
         const overlapped = overlappedAtStart || deletesStarted > startedBefore;
         walPutMs[overlapped ? "overlapped" : "alone"].push(performance.now() - t);
+        walPutSpans.push([t, performance.now()]);
       }
     }
   }
@@ -155,6 +186,9 @@ await withTempDir("bench-step-trace-", async (dir) => {
   walPutMs.alone.length = 0;
   const folders0 = await countFolders(dir);
   const walPuts0 = queue.engineStats.walPuts;
+  const walBatches0 = queue.engineStats.walBatches;
+  walPutSpans.length = 0;
+  const elu0 = performance.eventLoopUtilization();
   const lat: number[] = [];
   let next = 0;
   const cpu0 = process.cpuUsage();
@@ -171,9 +205,13 @@ await withTempDir("bench-step-trace-", async (dir) => {
       }
     }),
   );
-  const elapsed = performance.now() - start;
+  const end = performance.now();
+  const elapsed = end - start;
   const cpu = process.cpuUsage(cpu0);
+  const elu = performance.eventLoopUtilization(elu0);
   const walPuts = queue.engineStats.walPuts - walPuts0;
+  const walBatches = queue.engineStats.walBatches - walBatches0;
+  const overlap = putOverlap(walPutSpans, start, end);
   const foldersMade = (await countFolders(dir)) - folders0;
   await worker.shutdown();
   await queue.close();
@@ -202,6 +240,9 @@ await withTempDir("bench-step-trace-", async (dir) => {
           xs.sort((a, b) => a - b),
           50,
         ).toFixed(2);
+  console.log(
+    `WAL batches per object ${walPuts === 0 ? "-" : (walBatches / walPuts).toFixed(1)}; a WAL put in flight ${(overlap.busyShare * 100).toFixed(0)}% of the time, at most ${overlap.most} at once; event loop busy ${(elu.utilization * 100).toFixed(0)}%`,
+  );
   console.log(
     `WAL puts: ${walPutMs.overlapped.length} overlapped a delete (p50 ${median(walPutMs.overlapped)} ms), ${walPutMs.alone.length} did not (p50 ${median(walPutMs.alone)} ms)`,
   );
