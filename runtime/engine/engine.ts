@@ -148,6 +148,8 @@ export class Engine {
   /** Commits acknowledged late (see `checkpointBacklog`) wait on this until a checkpoint publishes and pages out, or ends. */
   #backlogWait: { promise: Promise<void>; release(): void } | undefined;
   #backlogWaits = 0;
+  /** The running checkpoint has published and only deletes what it replaced: it holds no commit. */
+  #collecting = false;
   #checkpointBytes = 0;
   readonly #closedController = new AbortController();
 
@@ -359,7 +361,8 @@ export class Engine {
     // A checkpoint is due (the bound is at least the trigger): make sure one runs.
     this.#maybeCheckpoint();
     // None runs: automatic checkpoints pause after a failure, and a failing checkpoint never blocks commits.
-    if (this.#checkpointing === undefined) return undefined;
+    // One that only deletes what it replaced would hold commits for as long as the store takes (or forever).
+    if (this.#checkpointing === undefined || this.#collecting) return undefined;
     if (this.#backlogWait === undefined) {
       let release!: () => void;
       const promise = new Promise<void>((resolve) => {
@@ -591,10 +594,16 @@ export class Engine {
       // Published and paged out: the WAL it covers no longer counts, and deleting what it replaced frees no
       // memory. Commits it held go now, not after those deletes (a slow store would hold them for no bound).
       this.#releaseBacklog(false);
-      // The checkpoint is complete; what GC leaves behind the next one finds again.
-      await collectGarbage(writer, next, prev).catch((err: unknown) => {
-        if (!this.closed) this.#opts.onBackgroundError(err);
-      });
+      // The checkpoint is complete; what GC leaves behind the next one finds again. Meanwhile no commit
+      // waits for it: it can lower the WAL no further, and no other checkpoint starts until it ends.
+      this.#collecting = true;
+      try {
+        await collectGarbage(writer, next, prev).catch((err: unknown) => {
+          if (!this.closed) this.#opts.onBackgroundError(err);
+        });
+      } finally {
+        this.#collecting = false;
+      }
     } catch (err) {
       if (err instanceof FencedError) this.#fail(err);
       // A store call that close() stopped between attempts gives up with its last fault: the checkpoint
