@@ -8,7 +8,8 @@
  * key shares with the previous key of its block, always the longest common
  * prefix; 0 for a block's first entry), varint suffix length, the suffix,
  * then the value: a tag byte and
- * - `PAGED`: u32 run id (fixed width, so a compaction can re-point it in place),
+ * - `PAGED`: varint run id (runs live in memory only, so this is no stored
+ *   format; it was a fixed u32 while compactions re-pointed ids in place),
  * - `TAIL`: varint n, a value that repeats the last n characters of its key,
  * - `BYTES`: varint length and the bytes of a held or packed value,
  * - `REF`: varint index into the run's list of large values (kept as arrays,
@@ -126,7 +127,6 @@ function varintAt(buf: Uint8Array, at: number, cursor: { pos: number }): number 
 /** Where the value of an entry ends, given where it starts. */
 function valueEnd(buf: Uint8Array, at: number, p: { pos: number }): number {
   const tag = buf[at]!;
-  if (tag === PAGED) return at + 5;
   const n = varintAt(buf, at + 1, p);
   return tag === BYTES ? p.pos + n : p.pos;
 }
@@ -393,20 +393,12 @@ export class KeyRun {
   value(valueAt: number): StoredValue {
     const buf = this.bytes;
     const tag = buf[valueAt]!;
-    if (tag === PAGED) return buf.readUInt32LE(valueAt + 1);
     const n = varintAt(buf, valueAt + 1, scratch);
+    if (tag === PAGED) return n;
     if (tag === TAIL) return -n;
     if (tag === REF) return this.refs[n]!;
     const start = scratch.pos;
     return this.#u8.slice(start, start + n);
-  }
-
-  /** Re-points a paged value at `valueAt` from run `from` to run `to`, in place; false when it is not paged to `from`. */
-  repage(valueAt: number, from: number, to: number): boolean {
-    const buf = this.bytes;
-    if (buf[valueAt] !== PAGED || buf.readUInt32LE(valueAt + 1) !== from) return false;
-    buf.writeUInt32LE(to, valueAt + 1);
-    return true;
   }
 }
 
@@ -555,10 +547,9 @@ export class KeyRunBuilder {
     if (typeof v === "number") {
       if (v >= 0) {
         if (!Number.isInteger(v) || v > 0xffffffff) throw new Error(`key run: paged run id ${v} does not fit 32 bits`);
-        out.ensure(5);
+        out.ensure(1);
         out.buf[out.pos++] = PAGED;
-        out.buf.writeUInt32LE(v, out.pos);
-        out.pos += 4;
+        out.varint(v);
       } else {
         out.ensure(1);
         out.buf[out.pos++] = TAIL;
@@ -592,29 +583,6 @@ export class KeyRunBuilder {
     out.buf[out.pos++] = REF;
     out.varint(this.#refs.length);
     this.#refs.push(v);
-  }
-
-  /**
-   * Re-points the paged value of entry `index` (already added) from run
-   * `from` to run `to`, in place; false when it is not paged to `from`.
-   * Walks at most one block.
-   */
-  repage(index: number, from: number, to: number): boolean {
-    const b = Math.floor(index / BLOCK_ENTRIES);
-    if (index < 0 || index >= this.#count) return false;
-    const buf = this.#out.buf;
-    let pos = this.#starts[b]!;
-    for (let i = b * BLOCK_ENTRIES; ; i++) {
-      varintAt(buf, pos, scratch);
-      const suffix = varintAt(buf, scratch.pos, scratch);
-      const valueAt = scratch.pos + suffix;
-      if (i === index) {
-        if (buf[valueAt] !== PAGED || buf.readUInt32LE(valueAt + 1) !== from) return false;
-        buf.writeUInt32LE(to, valueAt + 1);
-        return true;
-      }
-      pos = valueEnd(buf, valueAt, scratch);
-    }
   }
 
   /** The run; the builder must not be used afterwards. */
