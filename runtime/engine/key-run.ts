@@ -8,7 +8,8 @@
  * key shares with the previous key of its block, always the longest common
  * prefix; 0 for a block's first entry), varint suffix length, the suffix,
  * then the value: a tag byte and
- * - `PAGED`: u32 run id (fixed width, so a compaction can re-point it in place),
+ * - `PAGED`: varint run id (runs live in memory only, so this is no stored
+ *   format; it was a fixed u32 while compactions re-pointed ids in place),
  * - `TAIL`: varint n, a value that repeats the last n characters of its key,
  * - `BYTES`: varint length and the bytes of a held or packed value,
  * - `REF`: varint index into the run's list of large values (kept as arrays,
@@ -44,51 +45,80 @@ const ResizableArrayBufferCtor = ArrayBuffer as unknown as new (byteLength: numb
 const GROW_IN_PLACE_BYTES = 1 << 20;
 /** Most address space one buffer reserves to grow into. */
 const MAX_RESERVE_BYTES = 2 ** 32;
+/** Bytes written to a plain chunk before they move into the resizable buffer. */
+const CHUNK_BYTES = 64 * 1024;
 
 /**
- * A growable byte buffer. Small, it grows by doubling into a new buffer;
- * past `GROW_IN_PLACE_BYTES` it moves once into a resizable `ArrayBuffer`
- * that reserves address space for far more and grows in place, so a run of
- * hundreds of MiB is never copied while it grows (a copy holds both sizes
- * at once), only the pages it fills are resident, and `trimmed()` hands back
- * exactly the bytes written, returning the rest of the reservation.
+ * A growable byte buffer, written only at its end. Small, it grows by
+ * doubling into a new buffer; past `GROW_IN_PLACE_BYTES` its bytes live in a
+ * resizable `ArrayBuffer` that reserves address space for far more and grows
+ * in place, so a run of hundreds of MiB is never copied while it grows (a
+ * copy holds both sizes at once), only the pages it fills are resident, and
+ * `trimmed()` hands back exactly the bytes written, returning the rest of
+ * the reservation. Writes then go to a plain chunk (`buf`) moved there a
+ * chunk at a time: V8 reads and writes single bytes of a resizable buffer's
+ * views several times slower than of a plain one (building the runs of a
+ * store at open spent about a third of its time so).
  */
 class Bytes {
+  /** Where writes go: the whole output while small, else the chunk not yet moved. */
   buf: Buffer;
+  /** The write position in `buf`. */
   pos = 0;
+  /** Bytes already moved into `#resizable` (before `buf`). */
+  #moved = 0;
   #resizable: ResizableArrayBuffer | undefined;
   constructor(capacity: number) {
     if (capacity <= GROW_IN_PLACE_BYTES) this.buf = Buffer.allocUnsafe(Math.max(64, capacity));
-    else this.buf = this.#reserve(capacity);
+    else {
+      this.#resizable = reserve(capacity);
+      this.buf = Buffer.allocUnsafe(CHUNK_BYTES);
+    }
   }
-  /** A resizable buffer of `size` bytes (room to grow far past it), viewed whole. */
-  #reserve(size: number): Buffer {
-    // Offsets into a run are 32-bit (`blockStarts`), so no run needs more than 4 GiB.
-    const r = new ResizableArrayBufferCtor(size, { maxByteLength: Math.max(size, Math.min(size * 8, MAX_RESERVE_BYTES)) });
-    this.#resizable = r;
-    return Buffer.from(r, 0, size);
+  /** Bytes written so far (the offset of the next byte in the output). */
+  get offset(): number {
+    return this.#moved + this.pos;
   }
   ensure(n: number): void {
     if (this.pos + n <= this.buf.length) return;
-    const want = Math.max(this.buf.length * 2, this.pos + n);
-    const r = this.#resizable;
-    if (r !== undefined && want <= r.maxByteLength) {
-      r.resize(want);
-      this.buf = Buffer.from(r, 0, want);
-      return;
+    if (this.#resizable === undefined) {
+      const want = Math.max(this.buf.length * 2, this.pos + n);
+      if (want <= GROW_IN_PLACE_BYTES) {
+        const next = Buffer.allocUnsafe(want);
+        this.buf.copy(next, 0, 0, this.pos);
+        this.buf = next;
+        return;
+      }
+      // Address space only past the small sizes: pages become resident when written.
+      this.#resizable = reserve(want);
     }
-    // Address space only past the small sizes: pages become resident when written.
-    const next = want <= GROW_IN_PLACE_BYTES ? Buffer.allocUnsafe(want) : this.#reserve(want);
-    this.buf.copy(next, 0, 0, this.pos);
-    this.buf = next;
+    this.#move();
+    if (n > this.buf.length) this.buf = Buffer.allocUnsafe(n);
+  }
+  /** Moves the chunk's bytes to the end of the resizable buffer, growing it in place (or, past its reservation, into a larger one). */
+  #move(): void {
+    let r = this.#resizable!;
+    const end = this.#moved + this.pos;
+    if (end > r.byteLength) {
+      const want = Math.max(r.byteLength * 2, end);
+      if (want <= r.maxByteLength) r.resize(want);
+      else {
+        const next = reserve(want);
+        new Uint8Array(next, 0, this.#moved).set(new Uint8Array(r, 0, this.#moved));
+        this.#resizable = r = next;
+      }
+    }
+    new Uint8Array(r, this.#moved, this.pos).set(this.buf.subarray(0, this.pos));
+    this.#moved = end;
+    this.pos = 0;
   }
   /** The bytes written, in a buffer of their size (a resizable one shrinks in place, giving its spare pages back). */
   trimmed(): Buffer {
     const r = this.#resizable;
     if (r !== undefined) {
-      r.resize(this.pos);
-      this.buf = Buffer.from(r, 0, this.pos);
-      return this.buf;
+      this.#move();
+      r.resize(this.#moved);
+      return Buffer.from(r, 0, this.#moved);
     }
     // Small: copy when more than an eighth is spare.
     return this.buf.length - this.pos > this.buf.length / 8 ? Buffer.from(this.buf.subarray(0, this.pos)) : this.buf.subarray(0, this.pos);
@@ -102,6 +132,12 @@ class Bytes {
     }
     buf[this.pos++] = v;
   }
+}
+
+/** A resizable buffer of `size` bytes, with room to grow far past it. */
+function reserve(size: number): ResizableArrayBuffer {
+  // Offsets into a run are 32-bit (`blockStarts`), so no run needs more than 4 GiB.
+  return new ResizableArrayBufferCtor(size, { maxByteLength: Math.max(size, Math.min(size * 8, MAX_RESERVE_BYTES)) });
 }
 
 /** Reads a varint at `at` of `buf`; the position after it goes to `cursor.pos`. */
@@ -126,7 +162,6 @@ function varintAt(buf: Uint8Array, at: number, cursor: { pos: number }): number 
 /** Where the value of an entry ends, given where it starts. */
 function valueEnd(buf: Uint8Array, at: number, p: { pos: number }): number {
   const tag = buf[at]!;
-  if (tag === PAGED) return at + 5;
   const n = varintAt(buf, at + 1, p);
   return tag === BYTES ? p.pos + n : p.pos;
 }
@@ -140,6 +175,14 @@ const scratch = { pos: 0 };
 /** Bits of Bloom filter per key: about 1% false positives with `FILTER_PROBES` probes. */
 const FILTER_BITS_PER_KEY = 10;
 const FILTER_PROBES = 7;
+/**
+ * 32-bit words per filter block. A key's probes all fall in one block of
+ * 512 bits (one 64 B cache line), so adding or testing a key touches one
+ * line instead of seven scattered over the filter, and every index is a
+ * small integer (no division of numbers past 2^31 per probe). Costs a little
+ * more false positives than probes spread over the whole filter.
+ */
+const FILTER_BLOCK_WORDS = 16; // `filterBlock` shifts by 4 for it
 
 /** FNV-1a over `b[from..from+len)`. */
 function hashBytes(b: Uint8Array, from: number, len: number): number {
@@ -157,16 +200,24 @@ function rehash(h: number): number {
 
 /** An empty filter sized for `count` keys. */
 function newFilter(count: number): Uint32Array {
-  return new Uint32Array(Math.max(1, Math.ceil((count * FILTER_BITS_PER_KEY) / 32)));
+  return new Uint32Array(Math.max(1, Math.ceil((count * FILTER_BITS_PER_KEY) / (32 * FILTER_BLOCK_WORDS))) * FILTER_BLOCK_WORDS);
+}
+
+/** The first word of the block of hash `h`. */
+function filterBlock(filter: Uint32Array, h: number): number {
+  // Both unsigned 32-bit, so the remainder is an integer one.
+  return ((h >>> 0) % (filter.length >>> 4)) << 4;
 }
 
 function addToFilter(filter: Uint32Array, h: number): void {
-  const bits = filter.length * 32;
-  const step = rehash(h);
-  let at = h % bits;
+  const base = filterBlock(filter, h);
+  const h2 = rehash(h);
+  // An odd step modulo 512 visits distinct bits.
+  const step = (h2 >>> 9) | 1;
+  let at = h2 & 511;
   for (let p = 0; p < FILTER_PROBES; p++) {
-    filter[at >>> 5]! |= 1 << (at & 31);
-    at = (at + step) % bits;
+    filter[base + (at >>> 5)]! |= 1 << (at & 31);
+    at = (at + step) & 511;
   }
 }
 
@@ -177,12 +228,13 @@ function buildFilter(hashes: Uint32Array, count: number): Uint32Array {
 }
 
 function mayHold(filter: Uint32Array, h: number): boolean {
-  const bits = filter.length * 32;
-  const step = rehash(h);
-  let at = h % bits;
+  const base = filterBlock(filter, h);
+  const h2 = rehash(h);
+  const step = (h2 >>> 9) | 1;
+  let at = h2 & 511;
   for (let p = 0; p < FILTER_PROBES; p++) {
-    if ((filter[at >>> 5]! & (1 << (at & 31))) === 0) return false;
-    at = (at + step) % bits;
+    if ((filter[base + (at >>> 5)]! & (1 << (at & 31))) === 0) return false;
+    at = (at + step) & 511;
   }
   return true;
 }
@@ -393,20 +445,12 @@ export class KeyRun {
   value(valueAt: number): StoredValue {
     const buf = this.bytes;
     const tag = buf[valueAt]!;
-    if (tag === PAGED) return buf.readUInt32LE(valueAt + 1);
     const n = varintAt(buf, valueAt + 1, scratch);
+    if (tag === PAGED) return n;
     if (tag === TAIL) return -n;
     if (tag === REF) return this.refs[n]!;
     const start = scratch.pos;
     return this.#u8.slice(start, start + n);
-  }
-
-  /** Re-points a paged value at `valueAt` from run `from` to run `to`, in place; false when it is not paged to `from`. */
-  repage(valueAt: number, from: number, to: number): boolean {
-    const buf = this.bytes;
-    if (buf[valueAt] !== PAGED || buf.readUInt32LE(valueAt + 1) !== from) return false;
-    buf.writeUInt32LE(to, valueAt + 1);
-    return true;
   }
 }
 
@@ -519,7 +563,7 @@ export class KeyRunBuilder {
       }
     }
     if (newBlock) {
-      this.#starts.push(out.pos);
+      this.#starts.push(out.offset);
       shared = 0;
     }
     if (this.#ascii) for (let i = shared; i < len; i++) if (key[from + i]! >= 0x80) this.#ascii = false;
@@ -555,10 +599,9 @@ export class KeyRunBuilder {
     if (typeof v === "number") {
       if (v >= 0) {
         if (!Number.isInteger(v) || v > 0xffffffff) throw new Error(`key run: paged run id ${v} does not fit 32 bits`);
-        out.ensure(5);
+        out.ensure(1);
         out.buf[out.pos++] = PAGED;
-        out.buf.writeUInt32LE(v, out.pos);
-        out.pos += 4;
+        out.varint(v);
       } else {
         out.ensure(1);
         out.buf[out.pos++] = TAIL;
@@ -594,36 +637,13 @@ export class KeyRunBuilder {
     this.#refs.push(v);
   }
 
-  /**
-   * Re-points the paged value of entry `index` (already added) from run
-   * `from` to run `to`, in place; false when it is not paged to `from`.
-   * Walks at most one block.
-   */
-  repage(index: number, from: number, to: number): boolean {
-    const b = Math.floor(index / BLOCK_ENTRIES);
-    if (index < 0 || index >= this.#count) return false;
-    const buf = this.#out.buf;
-    let pos = this.#starts[b]!;
-    for (let i = b * BLOCK_ENTRIES; ; i++) {
-      varintAt(buf, pos, scratch);
-      const suffix = varintAt(buf, scratch.pos, scratch);
-      const valueAt = scratch.pos + suffix;
-      if (i === index) {
-        if (buf[valueAt] !== PAGED || buf.readUInt32LE(valueAt + 1) !== from) return false;
-        buf.writeUInt32LE(to, valueAt + 1);
-        return true;
-      }
-      pos = valueEnd(buf, valueAt, scratch);
-    }
-  }
-
   /** The run; the builder must not be used afterwards. */
   finish(): KeyRun {
     const out = this.#out;
     const bytes = out.trimmed();
     const starts = new Uint32Array(this.#starts.length + 1);
     starts.set(this.#starts);
-    starts[this.#starts.length] = out.pos;
+    starts[this.#starts.length] = out.offset;
     const lastKey = this.#prev.toString("utf8", 0, this.#prevLen);
     const filter = this.#filter ?? buildFilter(this.#hashes, this.#count);
     this.#hashes = new Uint32Array(0);

@@ -189,23 +189,13 @@ export class LayeredState {
   }
 
   /**
-   * Replaces the value of `key` with `next` when it is still `expected`: in
-   * the memtable, the same value (arrays by identity); in a run, only a
-   * paged value re-pointed to another run (in place). False otherwise.
+   * Replaces the value of `key` with `next` when the memtable holds exactly
+   * `expected` for it (arrays by identity); false otherwise. Runs are never
+   * changed in place (a checkpoint pages out what the memtable holds).
    */
   replaceIf(key: string, expected: StoredValue, next: StoredValue): boolean {
-    const v = this.#mem.get(key);
-    if (v !== undefined) {
-      if (v !== expected) return false;
-      this.#mem.set(key, next);
-      return true;
-    }
-    if (typeof expected !== "number" || expected < 0 || typeof next !== "number" || next < 0) return false;
-    const i = this.#locate(key);
-    if (i < 0) return false;
-    const l = this.#layers[i]!;
-    if (!l.run.repage(this.#found.valueAt, expected, next)) return false;
-    if (l.input >= 0) this.#merge!.repaged(l.input, this.#foundIndex, expected, next);
+    if (this.#mem.get(key) !== expected) return false;
+    this.#mem.set(key, next);
     return true;
   }
 

@@ -4,13 +4,12 @@
  * A merge copies the live entries of its input runs into one new run, a
  * bounded number of entries per call, while the inputs stay the readable
  * copy of their keys. Its inputs keep changing while it runs: a write kills
- * an entry, a compaction re-points a paged value in place. An entry not yet
- * copied is read as it is when it is copied (the cursors skip what died, and
- * a cursor's head is checked again when it is copied); an entry already
- * copied has its copy killed or re-pointed through a map from each input
- * entry to its output entry (4 bytes per input entry while the merge runs).
- * So when the output replaces its inputs it holds exactly their live entries
- * with their current values.
+ * an entry (entries never change otherwise). An entry not yet copied is read
+ * as it is when it is copied (the cursors skip what died, and a cursor's head
+ * is checked again when it is copied); an entry already copied has its copy
+ * killed through a map from each input entry to its output entry (4 bytes
+ * per input entry while the merge runs). So when the output replaces its
+ * inputs it holds exactly their live entries.
  *
  * Pure data structure: no IO.
  */
@@ -108,13 +107,6 @@ export class RunMerge {
     if (o < 0) return;
     this.#dead[o >>> 3]! |= 1 << (o & 7);
     this.#killed++;
-  }
-
-  /** Entry `index` of input `input` was re-pointed from run `from` to `to`: so is its copy. */
-  repaged(input: number, index: number, from: number, to: number): void {
-    if (index > this.#passed[input]!) return;
-    const o = this.#outIndex[input]![index]!;
-    if (o >= 0) this.#builder.repage(o, from, to);
   }
 
   /** The output, once `done` (undefined when nothing in it stayed live); unmarks the inputs. */

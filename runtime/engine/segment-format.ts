@@ -198,7 +198,7 @@ export function readSegmentEntries(objectKey: string, bytes: Uint8Array, onEntry
         const keyAt = r.pos;
         r.skip(keyLen);
         // Bytewise, the order of `compareKeys` for the UTF-8 of keys.
-        if (prevAt >= 0 && buf.compare(buf, keyAt, keyAt + keyLen, prevAt, prevAt + prevLen) >= 0) throw corrupt(`segment keys out of order at block ${i}`);
+        if (prevAt >= 0 && !ascends(buf, prevAt, prevLen, keyAt, keyLen)) throw corrupt(`segment keys out of order at block ${i}`);
         prevAt = keyAt;
         prevLen = keyLen;
         const tagged = r.varint();
@@ -222,6 +222,21 @@ export function readSegmentEntries(objectKey: string, bytes: Uint8Array, onEntry
     if (err instanceof DecodeError) throw corrupt(`undecodable segment: ${err.message}`);
     throw err;
   }
+}
+
+/**
+ * Whether the key at `at` (`len` bytes) sorts strictly after the one at
+ * `prevAt` (`prevLen` bytes), bytewise: the order of `compareKeys` for the
+ * UTF-8 of keys. A loop, not `Buffer.compare`: keys are short, and a call
+ * into native code per entry cost more than the comparison.
+ */
+function ascends(buf: Buffer, prevAt: number, prevLen: number, at: number, len: number): boolean {
+  const n = Math.min(prevLen, len);
+  for (let i = 0; i < n; i++) {
+    const d = buf[at + i]! - buf[prevAt + i]!;
+    if (d !== 0) return d > 0;
+  }
+  return len > prevLen;
 }
 
 /** The footer fields of a segment, checked against its size. */

@@ -306,6 +306,8 @@ describe("segment damage", () => {
     damage(flipped, /block 0 checksum mismatch/);
     damage(craft([block(["b", "1"], ["a", "2"])]), /keys out of order at block 0/);
     damage(craft([block(["a", "1"], ["a", "2"])]), /keys out of order at block 0/);
+    // A key that is a proper prefix of the one before it sorts first.
+    damage(craft([block(["ab", "1"], ["a", "2"])]), /keys out of order at block 0/);
     damage(craft([block(["b", "1"]), block(["a", "2"])]), /keys out of order at block 1/);
     damage(craft([block(["a", 3, enc("x")])]), /tombstone with a value at block 0/);
     const trailing: CraftedBlock = {
