@@ -76,6 +76,13 @@ function familyRunner(log: Log): StepRunner {
   };
 }
 
+/** Run "p" of the earlier submission succeeds while its child (value "old") still runs; with `settled`, once its children are no longer listed. */
+async function earlierRunLeavesChildRunning(env: Env, settled: boolean): Promise<void> {
+  await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: false, children: [{ mode: "wait", value: "old" }] }) });
+  expect((await env.runtime.wait("p")).termination.status).toBe("succeeded");
+  if (settled) await until(async () => (await env.queue.kvScan("workflow/children/")).entries.length === 0, "the earlier run's children are settled");
+}
+
 async function resultOf(env: Env, runId: string): Promise<string> {
   const end = await env.runtime.wait(runId);
   expect(end.termination.status, end.termination.error).toBe("succeeded");
@@ -179,9 +186,7 @@ describe("a parent run id submitted again after its end", () => {
     const env = await openEnv(familyRunner(log));
     try {
       // The earlier run succeeds with its child still running (a success leaves children running).
-      await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: false, children: [{ mode: "wait", value: "old" }] }) });
-      expect((await env.runtime.wait("p")).termination.status).toBe("succeeded");
-      await until(async () => (await env.queue.kvScan("workflow/children/")).entries.length === 0, "the earlier run's children are settled");
+      await earlierRunLeavesChildRunning(env, true);
       expect((await env.runtime.status("p-s0-0"))?.state).toBe("pending");
       // The new run starts its own child, then fails: that cancels its own child only.
       await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: false, thenFail: true, children: [{ mode: "wait", value: "new" }] }) });
@@ -204,8 +209,7 @@ describe("a parent run id submitted again after its end", () => {
     const log = newLog();
     const env = await openEnv(familyRunner(log));
     try {
-      await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: false, children: [{ mode: "wait", value: "old" }] }) });
-      expect((await env.runtime.wait("p")).termination.status).toBe("succeeded");
+      await earlierRunLeavesChildRunning(env, false);
       await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: true, children: [{ mode: "wait", value: "new" }] }) });
       await until(async () => (await env.runtime.status("p"))?.step === 1, "the new run waits for its child");
       const mine = [...log.childStarts.keys()].find((id) => id !== "p-s0-0")!;
@@ -225,9 +229,7 @@ describe("a parent run id submitted again after its end", () => {
     const log = newLog();
     const env = await openEnv(familyRunner(log));
     try {
-      await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: false, children: [{ mode: "wait", value: "old" }] }) });
-      expect((await env.runtime.wait("p")).termination.status).toBe("succeeded");
-      await until(async () => (await env.queue.kvScan("workflow/children/")).entries.length === 0, "the earlier run's children are settled");
+      await earlierRunLeavesChildRunning(env, true);
       // As if that run had failed and its parent-close job had not run yet: its running child is listed again.
       await env.queue.kvPut(`workflow/children/${Q}/p/p-s0-0`, encodeChildEntry({ parentClose: "cancel" }));
       await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: true, children: [{ mode: "wait", value: "new" }] }) });
@@ -335,9 +337,7 @@ describe("a parent run id submitted again after its end", () => {
     const log = newLog();
     const env = await openEnv(familyRunner(log));
     try {
-      await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: false, children: [{ mode: "wait", value: "old" }] }) });
-      expect((await env.runtime.wait("p")).termination.status).toBe("succeeded");
-      await until(async () => (await env.queue.kvScan("workflow/children/")).entries.length === 0, "the earlier run's children are settled");
+      await earlierRunLeavesChildRunning(env, true);
       const first = decodeTerminalRecord((await env.queue.kvGet(`workflow/outcomes/${Q}/p`))!, "p").submission!;
       await env.runtime.submit({ runId: "p", input: json({ kind: "parent", wait: false, children: [{ mode: "wait", value: "new" }] }) });
       expect((await env.runtime.wait("p")).termination.status).toBe("succeeded");
