@@ -3,6 +3,8 @@
  * for crash tests: read what it reports on stdout, then kill it with
  * SIGKILL at a chosen moment, as a power cut or an OOM kill would.
  */
+import { setTimeout as delay } from "node:timers/promises";
+import type { TestRandom } from "./seed.js";
 import { spawnTied } from "./tied-children.js";
 
 /** How a child process ended. */
@@ -92,4 +94,31 @@ export function startScript(script: string, args: readonly string[], opts: { env
       return exited;
     },
   };
+}
+
+/**
+ * Runs `script` `lives` times in a row, each life killed with SIGKILL a
+ * random moment (under `maxDelayMs`) after its output first satisfies
+ * `progressed`, or at once if it exits before that; a life that ends on its
+ * own must exit with code 0. Returns how many kills landed: a late life may
+ * find the work done and exit first. Each life gets its seed from `rng`.
+ */
+export async function killLives(
+  script: string,
+  args: readonly string[],
+  opts: { lives: number; rng: TestRandom; maxDelayMs: number; progressed: (lines: readonly string[]) => boolean },
+): Promise<number> {
+  let kills = 0;
+  for (let i = 0; i < opts.lives; i++) {
+    const w = startScript(script, args, { env: opts.rng.childEnv() });
+    const progressed = await w.waitFor(opts.progressed).then(
+      () => true,
+      () => false,
+    );
+    if (progressed) await delay(opts.rng.int(opts.maxDelayMs));
+    const exit = await w.kill();
+    if (exit.signal === "SIGKILL") kills++;
+    else if (exit.code !== 0) throw new Error(`worker failed: ${w.stderr()}`);
+  }
+  return kills;
 }

@@ -11,10 +11,9 @@
 import { describe, expect, it } from "vitest";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { setTimeout as delay } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { LocalStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime } from "taquba";
-import { startScript } from "../support/child-script.js";
+import { killLives, startScript } from "../support/child-script.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
@@ -22,6 +21,8 @@ const script = fileURLToPath(new URL("./fixtures/family-worker.ts", import.meta.
 const N = 5;
 const KILLS = 4;
 const tempDir = useTempDirs("taquba-children-resubmit-");
+/** A family worker made progress: it rendered a child or joined one. */
+const familyProgressed = (lines: readonly string[]) => lines.some((l) => l.startsWith("render ") || l.startsWith("join "));
 
 async function openReader(dir: string) {
   const store = new LocalStore(dir);
@@ -47,20 +48,7 @@ describe("a batch id submitted again after its end, across crashes", () => {
       await queue.close();
     }
 
-    let kills = 0;
-    for (let i = 0; i < KILLS; i++) {
-      const w = startScript(script, [dir, String(N), marker], { env: rng.childEnv() });
-      const progressed = await w
-        .waitFor((lines) => lines.some((l) => l.startsWith("render ") || l.startsWith("join ")))
-        .then(
-          () => true,
-          () => false,
-        );
-      if (progressed) await delay(rng.int(150));
-      const exit = await w.kill();
-      if (exit.signal === "SIGKILL") kills++;
-      else if (exit.code !== 0) throw new Error(`worker failed: ${w.stderr()}`);
-    }
+    const kills = await killLives(script, [dir, String(N), marker], { lives: KILLS, rng, maxDelayMs: 150, progressed: familyProgressed });
     const last = startScript(script, [dir, String(N), marker], { env: rng.childEnv() });
     expect((await last.exited).code, last.stderr()).toBe(0);
     expect(kills).toBeGreaterThan(0);

@@ -7,10 +7,9 @@
  * every document once, in order), and no child bookkeeping is left.
  */
 import { describe, expect, it } from "vitest";
-import { setTimeout as delay } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { LocalStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime } from "taquba";
-import { startScript } from "../support/child-script.js";
+import { killLives, startScript } from "../support/child-script.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
@@ -18,6 +17,8 @@ const script = fileURLToPath(new URL("./fixtures/family-worker.ts", import.meta.
 const N = 6;
 const KILLS = 4;
 const tempDir = useTempDirs("taquba-children-crash-");
+/** A family worker made progress: it rendered a child or joined one. */
+const familyProgressed = (lines: readonly string[]) => lines.some((l) => l.startsWith("render ") || l.startsWith("join "));
 
 describe("child workflows across crashes", () => {
   it("each child exists once and its end reaches the batch exactly once, across SIGKILLs", { timeout: 180_000 }, async () => {
@@ -28,19 +29,7 @@ describe("child workflows across crashes", () => {
     // submit nothing: then a fresh batch in a fresh directory, so that the checks below follow kills.
     for (let batch = 0; batch < 5 && kills === 0; batch++) {
       dir = await tempDir();
-      for (let i = 0; i < KILLS; i++) {
-        const w = startScript(script, [dir, String(N)], { env: rng.childEnv() });
-        const progressed = await w
-          .waitFor((lines) => lines.some((l) => l.startsWith("render ") || l.startsWith("join ")))
-          .then(
-            () => true,
-            () => false,
-          );
-        if (progressed) await delay(rng.int(150));
-        const exit = await w.kill();
-        if (exit.signal === "SIGKILL") kills++;
-        else if (exit.code !== 0) throw new Error(`worker failed: ${w.stderr()}`);
-      }
+      kills = await killLives(script, [dir, String(N)], { lives: KILLS, rng, maxDelayMs: 150, progressed: familyProgressed });
     }
     const last = startScript(script, [dir, String(N)], { env: rng.childEnv() });
     expect((await last.exited).code, last.stderr()).toBe(0);

@@ -5,10 +5,9 @@
 import { describe, expect, it } from "vitest";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { setTimeout as delay } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { LocalStore, MemoStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime } from "taquba";
-import { startScript } from "../support/child-script.js";
+import { killLives, startScript } from "../support/child-script.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
@@ -23,23 +22,9 @@ describe("crash recovery", () => {
     const dir = await tempDir();
     const log = join(dir, "effects.log");
     const args = [dir, String(N_RUNS), log];
-    let kills = 0;
     const rng = testRandom("workflow crash recovery");
-    for (let i = 0; i < KILLS; i++) {
-      const w = startScript(script, args, { env: rng.childEnv() });
-      // Once this process performs a new side effect, kill it at a random point; a
-      // late life may find every run done and exit before that.
-      const progressed = await w
-        .waitFor((lines) => lines.length > 0)
-        .then(
-          () => true,
-          () => false,
-        );
-      if (progressed) await delay(rng.int(120));
-      const exit = await w.kill();
-      if (exit.signal === "SIGKILL") kills++;
-      else if (exit.code !== 0) throw new Error(`worker failed: ${w.stderr()}`);
-    }
+    // Once a life performs a new side effect (a log line), it is killed at a random point.
+    const kills = await killLives(script, args, { lives: KILLS, rng, maxDelayMs: 120, progressed: (lines) => lines.length > 0 });
     const last = startScript(script, args, { env: rng.childEnv() });
     expect((await last.exited).code, last.stderr()).toBe(0);
 
