@@ -29,8 +29,8 @@ function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new Error("aborted");
 }
 
-// setTimeout's upper bound; longer waits re-arm.
-const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+/** @internal setTimeout's longest delay (24.8 days): a longer one fires after 1 ms instead, so longer waits re-arm. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 /**
  * Waits with real timers until `now() >= at`, re-arming after each timeout

@@ -6,6 +6,7 @@
  * wherever it happens: exponential backoff from `baseDelayMs`, capped at
  * `maxDelayMs`, each wait drawn from its upper half (equal jitter).
  */
+import { MAX_TIMEOUT_MS } from "../clock.js";
 
 /** Attempts and waits of one retry loop, every field filled in. */
 export interface Backoff {
@@ -18,9 +19,6 @@ export interface Backoff {
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** setTimeout's longest delay (24.8 days): a longer one fires after 1 ms instead. */
-const MAX_BACKOFF_MS = 2 ** 31 - 1;
 
 /** How often a wait between attempts asks `stop()`: a caller that stops (an engine closing) waits this long at most, not a whole backoff. */
 const STOP_POLL_MS = 50;
@@ -41,12 +39,12 @@ async function pause(ms: number, stop: (() => boolean) | undefined): Promise<voi
 
 /**
  * The wait before attempt `n` (2 for the first retry): half fixed, half
- * random, so retries of many callers spread out. At most `MAX_BACKOFF_MS`,
+ * random, so retries of many callers spread out. At most `MAX_TIMEOUT_MS`,
  * whatever the policy: a longer timer would fire at once.
  */
 export function backoffDelay(policy: Backoff, n: number): number {
   // 2 ** 1024 is Infinity, and 0 * Infinity NaN (a wait that never ends when it can stop): the growth stops before.
-  const delay = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.min(n - 2, 1023), MAX_BACKOFF_MS);
+  const delay = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.min(n - 2, 1023), MAX_TIMEOUT_MS);
   return delay / 2 + Math.random() * (delay / 2);
 }
 
