@@ -20,7 +20,7 @@
  *
  * Pure data structure: no IO.
  */
-import { compareKeys } from "../store/keys.js";
+import { compareKeys, isWellFormed } from "../store/keys.js";
 import type { StoredValue } from "./paged-value.js";
 import type { RunLiveness } from "./run-liveness.js";
 
@@ -666,10 +666,8 @@ function repeatsKeyTail(key: Uint8Array, from: number, len: number, v: Uint8Arra
   return true;
 }
 
-/** Whether `s` has no lone surrogate (stored keys never do; a bound or a looked-up key may). */
-export function isWellFormed(s: string): boolean {
-  return (s as string & { isWellFormed(): boolean }).isWellFormed();
-}
+// Stored keys never have a lone surrogate; a bound or a looked-up key may.
+export { isWellFormed };
 
 /** Compares `a[0..al)` with `b[0..bl)` bytewise. */
 function compareBytes(a: Uint8Array, al: number, b: Uint8Array, bl: number): number {

@@ -29,6 +29,7 @@
  * never an interrupted write: it is corruption and is reported, never skipped.
  */
 import { crc32 } from "./checksum.js";
+import { isWellFormed } from "../store/keys.js";
 import { StoreCorruptedError, ValidationError } from "../errors.js";
 import { asBuffer, ByteReader, ByteWriter, DecodeError, readU64, writeU64 } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
@@ -68,7 +69,7 @@ export function validateBatchOps(ops: readonly BatchOp[]): void {
   for (let i = 0; i < ops.length && problems.length < 10; i++) {
     const op = ops[i]!;
     if (typeof op.key !== "string") problems.push(`op ${i}: the key is not a string`);
-    else if (!(op.key as string & { isWellFormed(): boolean }).isWellFormed()) {
+    else if (!isWellFormed(op.key)) {
       problems.push(`op ${i}: key ${JSON.stringify(op.key)} contains a lone surrogate, which UTF-8 cannot store`);
     }
     if (op.kind === "put") {

@@ -4,7 +4,7 @@
  */
 import { ValidationError } from "../errors.js";
 import { validateDelay } from "../time-bounds.js";
-import { validateObjectKey } from "../store/keys.js";
+import { isWellFormed, validateObjectKey } from "../store/keys.js";
 import { KvValueTooLargeError } from "./errors.js";
 
 /** Largest caller KV value, in bytes (256 KiB). Values are never offloaded. */
@@ -60,11 +60,8 @@ export function validateStoreName(name: unknown): asserts name is string {
   }
 }
 
-/** Whether `s` has no lone surrogates (so it survives UTF-8 encoding unchanged). */
-export function isWellFormed(s: string): boolean {
-  // Native since Node 20 (the engine's batch check uses it too); the ES2023 lib does not declare it.
-  return (s as string & { isWellFormed(): boolean }).isWellFormed();
-}
+/** Whether `s` has no lone surrogates (so it survives UTF-8 encoding unchanged): the store's check, for the queue's callers. */
+export { isWellFormed };
 
 export function utf8Length(s: string): number {
   return Buffer.byteLength(s, "utf8");

@@ -18,7 +18,7 @@ export function validateObjectKey(key: string): void {
   if (key.includes("\0")) problems.push("the key contains a NUL character");
   if (key.includes("\\")) problems.push("the key contains a backslash");
   // A lone surrogate has no UTF-8 spelling: encoded for a file name or a URL it becomes U+FFFD, so distinct keys would share one object.
-  if (!(key as string & { isWellFormed(): boolean }).isWellFormed()) problems.push("the key contains a lone UTF-16 surrogate (no UTF-8 spelling)");
+  if (!isWellFormed(key)) problems.push("the key contains a lone UTF-16 surrogate (no UTF-8 spelling)");
   if (key.length > 0 && !key.startsWith("/")) {
     for (const segment of key.split("/")) {
       if (segment === "") problems.push("the key has an empty segment ('//' or a trailing '/')");
@@ -29,6 +29,15 @@ export function validateObjectKey(key: string): void {
   if (problems.length > 0) {
     throw new ValidationError(`invalid object key ${JSON.stringify(key)}; use '/'-separated non-empty relative segments`, [...new Set(problems)]);
   }
+}
+
+/**
+ * Whether `s` has no lone UTF-16 surrogate, so it survives UTF-8 encoding
+ * unchanged (native since Node 20; the ES2023 lib does not declare it). The
+ * one copy: stores, the engine and the queue all call this.
+ */
+export function isWellFormed(s: string): boolean {
+  return (s as string & { isWellFormed(): boolean }).isWellFormed();
 }
 
 /** A UTF-16 surrogate: a unit of a code point above U+FFFF. */

@@ -35,7 +35,7 @@ import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 import { decodeSegment, encodeSegment } from "./file-names.js";
-import { compareKeys, validateObjectKey } from "./keys.js";
+import { compareKeys, isWellFormed, validateObjectKey } from "./keys.js";
 import { checkRange, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 
 const DIR_SUFFIX = "%2F";
@@ -217,7 +217,7 @@ export class LocalStore implements ObjectStore {
   async *list(prefix: string, opts: ListOptions = {}): AsyncIterable<ListedObject> {
     // No key contains NUL or a lone surrogate; the file system would reject the one, and the other
     // would find the directory of U+FFFD in its place and list keys that do not exist.
-    if (prefix.includes("\0") || !(prefix as string & { isWellFormed(): boolean }).isWellFormed()) return;
+    if (prefix.includes("\0") || !isWellFormed(prefix)) return;
     const startAfter = opts.startAfter;
     // Go straight to the directory of the prefix's complete segments; only
     // the last, partial segment needs filtering.

@@ -7,7 +7,7 @@
  */
 import { ValidationError } from "../errors.js";
 import { MAX_HEADER_NAME_BYTES, validateHeaders, type HeaderLimits } from "../queue/headers.js";
-import { MAX_KV_VALUE_SIZE } from "../queue/names.js";
+import { isWellFormed, MAX_KV_VALUE_SIZE } from "../queue/names.js";
 
 /** Most user headers of a run (step jobs add a few of the runtime's own). */
 export const MAX_RUN_HEADERS = 64;
@@ -40,7 +40,6 @@ const RUN_HEADER_LIMITS: HeaderLimits = {
 };
 
 const utf8 = (s: string): number => Buffer.byteLength(s, "utf8");
-const wellFormed = (s: string): boolean => (s as string & { isWellFormed(): boolean }).isWellFormed();
 
 /** A printable excerpt of a caller's string for messages: a megabyte key is not echoed whole. */
 export function excerpt(s: string): string {
@@ -55,7 +54,7 @@ export function checkRunHeaders(headers: unknown): asserts headers is Record<str
 /** Checks a signal correlation key: 1 to {@link MAX_CORRELATION_KEY_BYTES} bytes of well-formed text. */
 export function checkCorrelationKey(key: unknown): asserts key is string {
   if (typeof key !== "string" || key.length === 0) throw new ValidationError("a signal correlation key must be a non-empty string");
-  if (!wellFormed(key)) throw new ValidationError(`signal correlation key ${excerpt(key)} is not well-formed text (it has a lone surrogate)`);
+  if (!isWellFormed(key)) throw new ValidationError(`signal correlation key ${excerpt(key)} is not well-formed text (it has a lone surrogate)`);
   const n = utf8(key);
   if (n > MAX_CORRELATION_KEY_BYTES) {
     throw new ValidationError(`signal correlation key ${excerpt(key)} is ${n} bytes; keys are at most ${MAX_CORRELATION_KEY_BYTES} bytes of UTF-8`);
@@ -75,7 +74,7 @@ export function checkSignalPayload(correlationKey: string, payload: unknown): as
 /** Checks a memo key: a string of 0 to {@link MAX_MEMO_KEY_BYTES} bytes of well-formed text. */
 export function checkMemoKey(key: unknown): asserts key is string {
   if (typeof key !== "string") throw new ValidationError(`a memo key must be a string, got ${typeof key}`);
-  if (!wellFormed(key)) throw new ValidationError(`memo key ${excerpt(key)} is not well-formed text (it has a lone surrogate)`);
+  if (!isWellFormed(key)) throw new ValidationError(`memo key ${excerpt(key)} is not well-formed text (it has a lone surrogate)`);
   const n = utf8(key);
   if (n > MAX_MEMO_KEY_BYTES)
     throw new ValidationError(
@@ -99,12 +98,12 @@ export function checkRunPayload(what: string, bytes: Uint8Array): void {
 
 /** Checks a run-group id and member key. */
 export function checkGroupMember(groupId: unknown, key: unknown): void {
-  if (typeof groupId !== "string" || groupId.length === 0 || !wellFormed(groupId) || utf8(groupId) > MAX_GROUP_ID_BYTES) {
+  if (typeof groupId !== "string" || groupId.length === 0 || !isWellFormed(groupId) || utf8(groupId) > MAX_GROUP_ID_BYTES) {
     throw new ValidationError(
       `a run group id must be 1 to ${MAX_GROUP_ID_BYTES} bytes of well-formed text, got ${typeof groupId === "string" ? excerpt(groupId) : typeof groupId}`,
     );
   }
-  if (typeof key !== "string" || key.length === 0 || !wellFormed(key) || utf8(key) > MAX_GROUP_KEY_BYTES) {
+  if (typeof key !== "string" || key.length === 0 || !isWellFormed(key) || utf8(key) > MAX_GROUP_KEY_BYTES) {
     throw new ValidationError(
       `a run group member key must be 1 to ${MAX_GROUP_KEY_BYTES} bytes of well-formed text, got ${typeof key === "string" ? excerpt(key) : typeof key}`,
     );
