@@ -5,7 +5,7 @@
  */
 import { TaqubaError, ValidationError } from "../errors.js";
 import type { Delivery } from "../workflow/steps/delivery.js";
-import { defineCancelSignal } from "../queue/cancel-state.js";
+import { type Building, defineCancelSignal } from "../queue/cancel-state.js";
 import { JobFailure, type HeaderValues, type JobContext, type JobDefinition, type JobSubmitOptions, type JobSubmitter } from "../contract/job-definition.js";
 import type { RunnerJobHandle } from "./job-handle.js";
 
@@ -108,5 +108,3 @@ export function makeJobContext(delivery: Delivery, state: ReadonlyMap<StateKey<u
   ctx.submit = submit;
   return ctx as RunnerJobContext<HeaderValues, unknown>;
 }
-
-type Building<T> = { -readonly [K in keyof T]: T[K] };

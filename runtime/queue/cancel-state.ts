@@ -74,3 +74,6 @@ export function cancelRequestedOf(x: CancelSource): boolean {
   while (s !== undefined && !(s instanceof CancelState)) s = (s as { readonly [SOURCE]?: CancelSource })[SOURCE];
   return s instanceof CancelState ? s.requested : x.cancelSignal.aborted;
 }
+
+/** `T` with its fields writable: an object with a deferred `cancelSignal` is filled in field by field, then frozen. */
+export type Building<T> = { -readonly [K in keyof T]: T[K] };

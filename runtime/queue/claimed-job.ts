@@ -7,7 +7,7 @@
 import type { TimedClock } from "../clock.js";
 import { validateDelay } from "../time-bounds.js";
 import { CancelRequestedError, ClaimLostError } from "./errors.js";
-import { defineCancelSignal } from "./cancel-state.js";
+import { type Building, defineCancelSignal } from "./cancel-state.js";
 import type { LeaseEntry, LeaseRegistry } from "./lease-registry.js";
 import type { JobRecord } from "./record.js";
 import type { ClaimedJob, LeaseHandle } from "./types.js";
@@ -77,7 +77,7 @@ export function makeClaimedJob(
 ): ClaimedJob {
   // Fields listed and the optional ones assigned, not spread: built once per claim, and a
   // literal with spreads takes a slow path in V8. The keys keep their order.
-  const job: Omit<Building, "isLastAttempt" | "cancelSignal"> & Partial<Pick<Building, "isLastAttempt" | "cancelSignal">> = {
+  const job: Omit<Building<ClaimedJob>, "isLastAttempt" | "cancelSignal"> & Partial<Pick<Building<ClaimedJob>, "isLastAttempt" | "cancelSignal">> = {
     id: r.id,
     queueName: r.queue,
     payload,
@@ -98,5 +98,3 @@ export function makeClaimedJob(
   tickets.set(job, stored === undefined ? { owner, token: entry.token } : { owner, token: entry.token, claimed: { record: r, bytes: stored } });
   return Object.freeze(job as ClaimedJob);
 }
-
-type Building = { -readonly [K in keyof ClaimedJob]: ClaimedJob[K] };

@@ -7,7 +7,7 @@
 import type { JobHost } from "../jobs/job-context.js";
 import type { HeaderValues } from "../contract/job-definition.js";
 import type { LeaseHandle } from "../queue/types.js";
-import { defineCancelSignal } from "../queue/cancel-state.js";
+import { type Building, defineCancelSignal } from "../queue/cancel-state.js";
 import type { Step } from "../workflow/steps/delivery.js";
 import type { EffectsHandle, KvReadHandle } from "../workflow/steps/effects-handle.js";
 import type { Memo } from "../workflow/memo/memo.js";
@@ -150,5 +150,3 @@ export function makeStepContext(
   // Transitions are tied to `owner`, so one built by another step's context is refused.
   return { ctx: Object.freeze(ctx), owner };
 }
-
-type Building<T> = { -readonly [K in keyof T]: T[K] };

@@ -4,7 +4,7 @@
 import type { FlowRule } from "../../queue/admission.js";
 import type { WorkflowQueue } from "../queue-port.js";
 import type { LeaseHandle } from "../../queue/types.js";
-import { type CancelSource, defineCancelSignal } from "../../queue/cancel-state.js";
+import { type Building, type CancelSource, defineCancelSignal } from "../../queue/cancel-state.js";
 import { MemoryStore } from "../../store/memory-store.js";
 import type { ObjectStore } from "../../store/object-store.js";
 import { EffectsHandle, type KvReadHandle } from "./effects-handle.js";
@@ -111,8 +111,6 @@ export function makeStep(p: DeliveryParts, stepNumber: number, payload: Uint8Arr
   s.signal = signal;
   return Object.freeze(s);
 }
-
-type Building<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * The delivery's fields, in their key order, unfrozen. Built for every step run: the fields
