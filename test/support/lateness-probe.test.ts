@@ -23,4 +23,11 @@ describe("stalledWithin", () => {
     // A stall inside another adds nothing.
     expect(stalledWithin([[late(2_000, 1_000)], [late(1_800, 100)]], 0, 5_000)).toBe(1_000);
   });
+
+  it("counts reported store waits like stalls, once where they overlap a stall", () => {
+    const worker = [late(2_000, 500), "waited 2200 400 app/lease/3", "waited 6000 300 app/lease/x"];
+    // Stalled 1,500-2,000, waited 1,800-2,200 and 5,700-6,000: union 1,500-2,200 and 5,700-6,000.
+    expect(stalledWithin([worker], 0, 7_000)).toBe(700 + 300);
+    expect(stalledWithin([worker], 0, 5_000)).toBe(700);
+  });
 });

@@ -10,6 +10,12 @@
  * `late <wall-ms> <ms>` whenever it fired at least 20 ms late. The test
  * sums them over a window with `stalledWithin`, together with the test
  * process's own stalls when it serves the store (`startLocalLatenessProbe`).
+ *
+ * Store requests the timed action waits on are the other thing a loaded
+ * machine stretches (a lease put that syncs a file behind other test files'
+ * writes): the child runs them through `reportWait`, which prints
+ * `waited <wall-ms> <ms> <key>` for one that took 20 ms or more, and
+ * `stalledWithin` counts those lines as well.
  */
 
 const TICK_MS = 100;
@@ -32,6 +38,34 @@ export function startLatenessProbe(): void {
 }
 
 /**
+ * In the child: runs a store request on `key` and prints `waited <wall-ms>
+ * <ms> <key>` when it ended (or failed) at least 20 ms after it began.
+ */
+export async function reportWait<T>(key: string, request: () => Promise<T>): Promise<T> {
+  const began = performance.now();
+  try {
+    return await request();
+  } finally {
+    reportWaitSince(began, key);
+  }
+}
+
+/** `reportWait` for a listing: from its first page asked for to its end (or the reader's stop). */
+export async function* reportListingWait<T>(prefix: string, listing: AsyncIterable<T>): AsyncIterable<T> {
+  const began = performance.now();
+  try {
+    yield* listing;
+  } finally {
+    reportWaitSince(began, prefix);
+  }
+}
+
+function reportWaitSince(began: number, key: string): void {
+  const ms = Math.round(performance.now() - began);
+  if (ms >= REPORT_FROM_MS) console.log(`waited ${Date.now()} ${ms} ${key}`);
+}
+
+/**
  * In the test process, which serves the S3 protocol server to the children
  * (its stalls hold up every store answer they wait for): the same lines,
  * collected until `stop`.
@@ -44,17 +78,19 @@ export function startLocalLatenessProbe(): { lines: string[]; stop(): void } {
 
 /**
  * The time from `from` to `to` during which any of the processes whose
- * lines are given was stalled (the union of their stalls, so a stall of the
- * whole machine counts once): about the time lost to not being run then. A
- * stall is reported when it ends, so one ending just after `to` counts (it
- * held up what happened before it). Smaller stalls (under 20 ms a tick) are
- * left to the test's fixed slack.
+ * lines are given was stalled or waiting on a reported store request (the
+ * union of those spans, so a stall of the whole machine counts once): about
+ * the time lost to not being run or to the store then. A span is reported
+ * when it ends, so one ending just after `to` counts (it held up what
+ * happened before it). Smaller ones (under 20 ms) are left to the test's
+ * fixed slack. Pass only the `waited` lines of requests the timed action
+ * waits on.
  */
 export function stalledWithin(lineSets: readonly (readonly string[])[], from: number, to: number): number {
   const spans: [number, number][] = [];
   for (const lines of lineSets) {
     for (const l of lines) {
-      if (!l.startsWith("late ")) continue;
+      if (!l.startsWith("late ") && !l.startsWith("waited ")) continue;
       const [, at, ms] = l.split(" ");
       const end = Number(at);
       if (end >= from && end <= to + TICK_MS) spans.push([end - Number(ms), end]);
