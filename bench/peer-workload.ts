@@ -18,6 +18,11 @@
  * CPU per step is the process's user + system time over the timed runs
  * divided by the steps run; one at a time, per-step p50 minus it is about
  * what a step waits for besides its own work (the store write, timers).
+ * That counts every thread of the process: the system part is mostly the
+ * file system calls LocalStore's writes make on the thread pool (writes,
+ * fsyncs, links). Main thread busy per step is the event loop's active
+ * time (`performance.eventLoopUtilization`) over the same runs: the CPU
+ * that bounds throughput once the store is not the bottleneck.
  *
  * Requests per step count every object-store call made during the timed
  * runs (WAL puts, the run result record, the memo read of `wait`/`outcome`,
@@ -64,6 +69,10 @@ interface Measured {
   bytesPerStep: number;
   /** CPU time of this process per step, µs (user + system; the whole process, so the load inflates it less than wall time). */
   cpuPerStep: number;
+  /** The system part of `cpuPerStep`, µs. */
+  systemPerStep: number;
+  /** Main thread (event loop) active time per step, µs. */
+  busyPerStep: number;
 }
 
 async function measure(kind: "throughput" | "latency", storeKind: string): Promise<Measured> {
@@ -98,9 +107,11 @@ async function measure(kind: "throughput" | "latency", storeKind: string): Promi
     store.reset();
     const batches0 = queue.engineStats.walBatches;
     const cpu0 = process.cpuUsage();
+    const elu0 = performance.eventLoopUtilization();
     const n = kind === "throughput" ? N_TP : N_LAT;
     const { lat, wall } = await drive(n, kind === "throughput" ? CONC : 1);
     const cpu = process.cpuUsage(cpu0);
+    const elu = performance.eventLoopUtilization(elu0);
     const c = store.counts;
     const steps = n * M;
     const commits = queue.engineStats.walBatches - batches0;
@@ -114,6 +125,8 @@ async function measure(kind: "throughput" | "latency", storeKind: string): Promi
       commitsPerStep: commits / steps,
       bytesPerStep: c.bytesIn / steps,
       cpuPerStep: (cpu.user + cpu.system) / steps,
+      systemPerStep: cpu.system / steps,
+      busyPerStep: (elu.active * 1000) / steps,
     };
   } finally {
     await handle.shutdown();
@@ -135,9 +148,9 @@ console.log(
     .join(" ")}`,
 );
 console.log(
-  "| store | throughput steps/s | per-step p50 | per-step p99 | store requests/step (throughput) | puts/step | gets/step | requests/step (one at a time) | engine commits/step (throughput) | engine commits/step (one at a time) | bytes put/step (throughput) | CPU µs/step (throughput) | CPU µs/step (one at a time) |",
+  "| store | throughput steps/s | per-step p50 | per-step p99 | store requests/step (throughput) | puts/step | gets/step | requests/step (one at a time) | engine commits/step (throughput) | engine commits/step (one at a time) | bytes put/step (throughput) | CPU µs/step (throughput) | of it system | main thread busy µs/step (throughput) | CPU µs/step (one at a time) |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const s of STORES) {
   const tp: Measured[] = [];
   const la: Measured[] = [];
@@ -147,7 +160,7 @@ for (const s of STORES) {
   for (let i = 0; i < REPEATS; i++) la.push(await measure("latency", s));
   const name = s === "local" ? "LocalStore (fsync)" : "MemoryStore";
   console.log(
-    `| ${name} | ${f(median(tp.map((m) => m.stepsPerSec)), 0)} (${tp.map((m) => f(m.stepsPerSec, 0)).join(" / ")}) | ${f(median(la.map((m) => m.stepP50)), 3)} ms | ${f(median(la.map((m) => m.stepP99)), 3)} ms | ${f(median(tp.map((m) => m.requestsPerStep)), 3)} | ${f(median(tp.map((m) => m.putsPerStep)), 3)} | ${f(median(tp.map((m) => m.getsPerStep)), 3)} | ${f(median(la.map((m) => m.requestsPerStep)), 3)} | ${f(median(tp.map((m) => m.commitsPerStep)), 3)} | ${f(median(la.map((m) => m.commitsPerStep)), 3)} | ${f(median(tp.map((m) => m.bytesPerStep)), 0)} | ${f(median(tp.map((m) => m.cpuPerStep)), 0)} | ${f(median(la.map((m) => m.cpuPerStep)), 0)} |`,
+    `| ${name} | ${f(median(tp.map((m) => m.stepsPerSec)), 0)} (${tp.map((m) => f(m.stepsPerSec, 0)).join(" / ")}) | ${f(median(la.map((m) => m.stepP50)), 3)} ms | ${f(median(la.map((m) => m.stepP99)), 3)} ms | ${f(median(tp.map((m) => m.requestsPerStep)), 3)} | ${f(median(tp.map((m) => m.putsPerStep)), 3)} | ${f(median(tp.map((m) => m.getsPerStep)), 3)} | ${f(median(la.map((m) => m.requestsPerStep)), 3)} | ${f(median(tp.map((m) => m.commitsPerStep)), 3)} | ${f(median(la.map((m) => m.commitsPerStep)), 3)} | ${f(median(tp.map((m) => m.bytesPerStep)), 0)} | ${f(median(tp.map((m) => m.cpuPerStep)), 0)} | ${f(median(tp.map((m) => m.systemPerStep)), 0)} | ${f(median(tp.map((m) => m.busyPerStep)), 0)} | ${f(median(la.map((m) => m.cpuPerStep)), 0)} |`,
   );
 }
 console.log(
