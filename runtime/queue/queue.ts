@@ -16,6 +16,7 @@ import { loadTelemetry } from "../telemetry/tracing.js";
 import { registerQueueGauges } from "./gauges.js";
 import { timedClock, type TimedClock } from "../clock.js";
 import { Engine, type EngineOptions, type EngineStats } from "../engine/engine.js";
+import { validateEngineOptions } from "../engine/engine-options.js";
 import { ValidationError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
 import * as cw from "./cancel-wake.js";
@@ -68,8 +69,10 @@ export const DEFAULT_RECORD_CACHE_BYTES = 32 * 1024 * 1024;
  */
 function engineOptions(opts: OpenOptions): EngineOptions {
   const cache = opts.recordCacheBytes === undefined ? DEFAULT_RECORD_CACHE_BYTES : opts.recordCacheBytes;
-  if (cache !== null && (typeof cache !== "number" || !Number.isFinite(cache) || cache < 0)) {
-    throw new ValidationError(`OpenOptions.recordCacheBytes must be null or a finite number of bytes >= 0, got ${String(cache)}`);
+  if (cache !== null && (typeof cache !== "number" || !Number.isFinite(cache) || cache < 0 || cache > Number.MAX_SAFE_INTEGER)) {
+    throw new ValidationError(
+      `OpenOptions.recordCacheBytes must be null or a finite number of bytes >= 0 and <= ${Number.MAX_SAFE_INTEGER}, got ${String(cache)}`,
+    );
   }
   return {
     ...(opts.flushIntervalMs === undefined ? {} : { flushIntervalMs: opts.flushIntervalMs }),
@@ -141,6 +144,8 @@ export class Queue {
     const threshold = opts.payloadOffloadBytes === undefined ? DEFAULT_PAYLOAD_OFFLOAD_BYTES : opts.payloadOffloadBytes;
     if (threshold !== null) validatePositiveInt("OpenOptions.payloadOffloadBytes", threshold);
     const engineOpts = engineOptions(opts);
+    // Before the first store request: a bad option must leave the store as it was.
+    validateEngineOptions(engineOpts);
     // A shard's runtime gives the runs it creates ids that route back to it.
     const shard = await readShardPlacement(store, name);
     const root = new PrefixedStore(store, `${name}/`);
