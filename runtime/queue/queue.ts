@@ -63,9 +63,9 @@ export const ENGINE_PREFIX = "db/";
 export const DEFAULT_RECORD_CACHE_BYTES = 32 * 1024 * 1024;
 
 /**
- * The engine options of a queue: its flush interval, and job records (`j/`
- * keys) paged out of memory once checkpointed, read through a cache of
- * `recordCacheBytes`. Every read of a record warms it first (warm.ts).
+ * The engine options of a queue: its flush interval, its clock, and job
+ * records (`j/` keys) paged out of memory once checkpointed, read through a
+ * cache of `recordCacheBytes`. Every read of a record warms it first (warm.ts).
  */
 function engineOptions(opts: OpenOptions): EngineOptions {
   const cache = opts.recordCacheBytes === undefined ? DEFAULT_RECORD_CACHE_BYTES : opts.recordCacheBytes;
@@ -79,6 +79,8 @@ function engineOptions(opts: OpenOptions): EngineOptions {
     // Paging also checkpoints after 16 MiB of WAL instead of 64: the records not yet checkpointed stay in memory.
     ...(cache === null ? {} : { pageValues: { keyPrefixes: [K.JOB], cacheBytes: cache }, checkpointWalBytes: 16 * 1024 * 1024 }),
     ...opts.engineOptions,
+    // The pause of automatic checkpoints after a failed one runs on the queue's clock too (a MockClock moves it).
+    ...(opts.engineOptions?.clock === undefined && opts.clock !== undefined ? { clock: opts.clock } : {}),
   };
 }
 
