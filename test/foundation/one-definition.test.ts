@@ -40,4 +40,10 @@ describe("defined once", () => {
     expect(found.filter((f) => !f.startsWith("runtime/clock.ts:"))).toEqual([]);
     expect(found.length).toBe(1);
   });
+
+  it("an object filled in field by field is a Building<T> of runtime/queue/cancel-state.ts, not another spelled-out mapped type", () => {
+    const found = spelledIn(/-readonly\s*\[/);
+    expect(found.filter((f) => !f.startsWith("runtime/queue/cancel-state.ts:"))).toEqual([]);
+    expect(found.length).toBe(1);
+  });
 });
