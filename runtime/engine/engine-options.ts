@@ -2,16 +2,16 @@
  * @module The engine's options: what `Engine.open` and `Engine.commit` take,
  * the counters it reports, and the check and defaults applied once at open.
  */
-import { SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
+import { MAX_TIMEOUT_MS, SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
 import { checkPrefix } from "./layout.js";
 import type { RetryPolicy } from "./retry.js";
 
 /** Options of `Engine.open`; every field is optional. */
 export interface EngineOptions {
-  /** How long a commit may wait for others to share its WAL object. Default: 2 ms. */
+  /** How long a commit may wait for others to share its WAL object (at most 2^31 - 1, a timer's longest wait). Default: 2 ms. */
   flushIntervalMs?: number;
-  /** Most bytes per WAL object before it is flushed early. Default: 4 MiB. */
+  /** Most bytes per WAL object before it is flushed early (at most 1 GiB). Default: 4 MiB. */
   maxWalBytes?: number;
   /** Most WAL puts in flight at once (at most 63). Default: 16. */
   maxInflightWalPuts?: number;
@@ -46,10 +46,11 @@ export interface EngineOptions {
   /**
    * Largest segment a checkpoint writes before starting another. A segment
    * is finished and handed to the store in one synchronous step, so this
-   * also bounds the longest pause a checkpoint causes. Default: 4 MiB.
+   * also bounds the longest pause a checkpoint causes. At most 1 GiB (the
+   * buffer is allocated whole). Default: 4 MiB.
    */
   maxSegmentBytes?: number;
-  /** Target size of a segment block. Default: 64 KiB. */
+  /** Target size of a segment block (at most 1 GiB). Default: 64 KiB. */
   segmentBlockBytes?: number;
   /** Retries of transient store failures. */
   retry?: RetryPolicy;
@@ -175,7 +176,7 @@ export interface ResolvedEngineOptions {
  * Throws `ValidationError` listing every bad value, before any IO.
  */
 export function resolveEngineOptions(opts: EngineOptions): ResolvedEngineOptions {
-  validateOptions(opts);
+  validateEngineOptions(opts);
   return {
     flushIntervalMs: opts.flushIntervalMs ?? 2,
     maxWalBytes: opts.maxWalBytes ?? 4 * 1024 * 1024,
@@ -202,24 +203,47 @@ export function resolveEngineOptions(opts: EngineOptions): ResolvedEngineOptions
   };
 }
 
-/** Rejects option values that would make the engine misbehave, before any IO. */
-function validateOptions(opts: EngineOptions): void {
+/**
+ * Largest piece the engine builds in memory at once: a WAL object, a
+ * segment (allocated whole when a checkpoint starts) or a block of one.
+ */
+const MAX_PIECE_BYTES = 2 ** 30;
+
+/**
+ * Rejects option values that would make the engine misbehave: throws
+ * `ValidationError` listing every bad value. Pure, so a caller that does IO
+ * before opening the engine (the queue) checks them first.
+ */
+export function validateEngineOptions(opts: EngineOptions): void {
   const problems: string[] = [];
-  const check = (name: keyof EngineOptions, min: number) => {
+  // Past MAX_SAFE_INTEGER counts and sums are inexact; a size or interval that large is a mistake.
+  const check = (name: keyof EngineOptions, min: number, max = Number.MAX_SAFE_INTEGER) => {
     const v = opts[name];
-    if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min)) {
-      problems.push(`${name} must be a finite number >= ${min}, got ${String(v)}`);
+    if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max)) {
+      problems.push(`${name} must be a finite number >= ${min} and <= ${max}, got ${String(v)}`);
     }
   };
-  check("flushIntervalMs", 0);
-  check("maxWalBytes", 1);
+  const prefix = opts.prefix;
+  if (prefix !== undefined) {
+    try {
+      checkPrefix(prefix);
+    } catch (err) {
+      problems.push(err instanceof Error ? err.message : String(err));
+    }
+  }
+  // A longer timeout fires after 1 ms instead.
+  check("flushIntervalMs", 0, MAX_TIMEOUT_MS);
+  check("maxWalBytes", 1, MAX_PIECE_BYTES);
   check("maxInflightWalPuts", 1);
   check("checkpointWalObjects", 0);
   check("checkpointWalBytes", 0);
   const backlog = opts.checkpointBacklog;
   // Below 1, commits would wait before a checkpoint is due, and none would start.
-  if (backlog !== undefined && (typeof backlog !== "number" || !Number.isFinite(backlog) || (backlog !== 0 && !(backlog >= 1)))) {
-    problems.push(`checkpointBacklog must be 0 (off) or a finite number >= 1, got ${String(backlog)}`);
+  if (
+    backlog !== undefined &&
+    (typeof backlog !== "number" || !Number.isFinite(backlog) || (backlog !== 0 && !(backlog >= 1)) || backlog > Number.MAX_SAFE_INTEGER)
+  ) {
+    problems.push(`checkpointBacklog must be 0 (off) or a finite number >= 1 and <= ${Number.MAX_SAFE_INTEGER}, got ${String(backlog)}`);
   }
   const clock = opts.clock;
   if (clock !== undefined && (typeof clock !== "object" || clock === null || typeof clock.now !== "function")) {
@@ -233,8 +257,10 @@ function validateOptions(opts: EngineOptions): void {
     }
   }
   check("maxSegmentRuns", 1);
-  check("maxSegmentBytes", 1);
-  check("segmentBlockBytes", 1);
+  check("maxSegmentBytes", 1, MAX_PIECE_BYTES);
+  check("segmentBlockBytes", 1, MAX_PIECE_BYTES);
+  const onError = opts.onBackgroundError;
+  if (onError !== undefined && typeof onError !== "function") problems.push("onBackgroundError must be a function");
   const pv = opts.pageValues;
   if (pv !== undefined) {
     if (typeof pv !== "object" || pv === null || !Array.isArray(pv.keyPrefixes) || !pv.keyPrefixes.every((p) => typeof p === "string")) {
@@ -246,20 +272,21 @@ function validateOptions(opts: EngineOptions): void {
       ["readaheadBytes", 0],
     ] as const) {
       const v = pv?.[k];
-      if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min))
-        problems.push(`pageValues.${k} must be a finite number >= ${min}, got ${String(v)}`);
+      if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min || v > Number.MAX_SAFE_INTEGER))
+        problems.push(`pageValues.${k} must be a finite number >= ${min} and <= ${Number.MAX_SAFE_INTEGER}, got ${String(v)}`);
     }
   }
   const r = opts.retry;
-  if (r !== undefined) {
+  if (r !== undefined && (typeof r !== "object" || r === null)) problems.push("retry must be an object { attempts?, baseDelayMs?, maxDelayMs? }");
+  else if (r !== undefined) {
     for (const [k, min] of [
       ["attempts", 1],
       ["baseDelayMs", 0],
       ["maxDelayMs", 0],
     ] as const) {
       const v = r[k];
-      if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min)) {
-        problems.push(`retry.${k} must be a finite number >= ${min}, got ${String(v)}`);
+      if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min || v > Number.MAX_SAFE_INTEGER)) {
+        problems.push(`retry.${k} must be a finite number >= ${min} and <= ${Number.MAX_SAFE_INTEGER}, got ${String(v)}`);
       }
     }
   }

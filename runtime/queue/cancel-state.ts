@@ -75,5 +75,5 @@ export function cancelRequestedOf(x: CancelSource): boolean {
   return s instanceof CancelState ? s.requested : x.cancelSignal.aborted;
 }
 
-/** `T` with its fields writable: an object with a deferred `cancelSignal` is filled in field by field, then frozen. */
+/** `T` with its fields writable: an object filled in field by field before it is frozen or handed out read-only (one with a deferred `cancelSignal`, a history record, an outcome). */
 export type Building<T> = { -readonly [K in keyof T]: T[K] };

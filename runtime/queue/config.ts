@@ -67,7 +67,7 @@ export interface QueueConfig {
 
 /** Options of `Queue.open`. */
 export interface OpenOptions {
-  /** Time source for every timestamp and timer. Default: `SystemClock`. */
+  /** Time source for every timestamp and timer, the engine's pause after a failed checkpoint included (unless `engineOptions.clock` is set). Default: `SystemClock`. */
   clock?: Clock;
   /** Settings for queues not listed in `queueConfigs`. Default: the `QueueConfig` defaults. */
   defaultQueueConfig?: QueueConfig;

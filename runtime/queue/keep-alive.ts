@@ -4,16 +4,16 @@
  * workers stopped exits without closing its queue; a worker waiting for work
  * is a reason to stay up, even when nothing is due and no timer is armed.
  */
+import { MAX_TIMEOUT_MS } from "../clock.js";
 
-// The longest interval a timer takes: it never fires in practice, it only holds the event loop.
-const NEVER_MS = 2 ** 31 - 1;
 let holders = 0;
 let handle: ReturnType<typeof setInterval> | undefined;
 
 /** Keeps the process alive until the returned function is called (once). */
 export function holdProcess(): () => void {
   holders++;
-  handle ??= setInterval(() => undefined, NEVER_MS);
+  // The longest interval a timer takes: it never fires in practice, it only holds the event loop.
+  handle ??= setInterval(() => undefined, MAX_TIMEOUT_MS);
   let released = false;
   return () => {
     if (released) return;

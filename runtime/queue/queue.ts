@@ -16,6 +16,7 @@ import { loadTelemetry } from "../telemetry/tracing.js";
 import { registerQueueGauges } from "./gauges.js";
 import { timedClock, type TimedClock } from "../clock.js";
 import { Engine, type EngineOptions, type EngineStats } from "../engine/engine.js";
+import { validateEngineOptions } from "../engine/engine-options.js";
 import { ValidationError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
 import * as cw from "./cancel-wake.js";
@@ -62,20 +63,24 @@ export const ENGINE_PREFIX = "db/";
 export const DEFAULT_RECORD_CACHE_BYTES = 32 * 1024 * 1024;
 
 /**
- * The engine options of a queue: its flush interval, and job records (`j/`
- * keys) paged out of memory once checkpointed, read through a cache of
- * `recordCacheBytes`. Every read of a record warms it first (warm.ts).
+ * The engine options of a queue: its flush interval, its clock, and job
+ * records (`j/` keys) paged out of memory once checkpointed, read through a
+ * cache of `recordCacheBytes`. Every read of a record warms it first (warm.ts).
  */
 function engineOptions(opts: OpenOptions): EngineOptions {
   const cache = opts.recordCacheBytes === undefined ? DEFAULT_RECORD_CACHE_BYTES : opts.recordCacheBytes;
-  if (cache !== null && (typeof cache !== "number" || !Number.isFinite(cache) || cache < 0)) {
-    throw new ValidationError(`OpenOptions.recordCacheBytes must be null or a finite number of bytes >= 0, got ${String(cache)}`);
+  if (cache !== null && (typeof cache !== "number" || !Number.isFinite(cache) || cache < 0 || cache > Number.MAX_SAFE_INTEGER)) {
+    throw new ValidationError(
+      `OpenOptions.recordCacheBytes must be null or a finite number of bytes >= 0 and <= ${Number.MAX_SAFE_INTEGER}, got ${String(cache)}`,
+    );
   }
   return {
     ...(opts.flushIntervalMs === undefined ? {} : { flushIntervalMs: opts.flushIntervalMs }),
     // Paging also checkpoints after 16 MiB of WAL instead of 64: the records not yet checkpointed stay in memory.
     ...(cache === null ? {} : { pageValues: { keyPrefixes: [K.JOB], cacheBytes: cache }, checkpointWalBytes: 16 * 1024 * 1024 }),
     ...opts.engineOptions,
+    // The pause of automatic checkpoints after a failed one runs on the queue's clock too (a MockClock moves it).
+    ...(opts.engineOptions?.clock === undefined && opts.clock !== undefined ? { clock: opts.clock } : {}),
   };
 }
 
@@ -141,6 +146,8 @@ export class Queue {
     const threshold = opts.payloadOffloadBytes === undefined ? DEFAULT_PAYLOAD_OFFLOAD_BYTES : opts.payloadOffloadBytes;
     if (threshold !== null) validatePositiveInt("OpenOptions.payloadOffloadBytes", threshold);
     const engineOpts = engineOptions(opts);
+    // Before the first store request: a bad option must leave the store as it was.
+    validateEngineOptions(engineOpts);
     // A shard's runtime gives the runs it creates ids that route back to it.
     const shard = await readShardPlacement(store, name);
     const root = new PrefixedStore(store, `${name}/`);

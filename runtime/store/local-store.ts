@@ -23,7 +23,9 @@
  * again and fsyncs its parent. Not covered: another process removed and a
  * third re-created it, parent not yet fsynced (docs/stores.md; checking
  * would cost a stat per put). The store's own directory is never made again
- * once this store saw it: a put that finds it gone fails (`StoreRequestError`).
+ * once this store saw it (only checked; what is below it is made without
+ * `recursive`, so a removal right after the check fails that mkdir): a put
+ * that finds it gone fails (`StoreRequestError`).
  *
  * Cost: every file-system call is a trip to libuv's thread pool, and on a
  * loaded machine each trip waits for a core. A put makes nine, of which only
@@ -49,6 +51,8 @@ export function isTemporaryFile(name: string): boolean {
 }
 /** A put whose directory a concurrent delete removed is retried this many times. */
 const MAX_PUT_ATTEMPTS = 5;
+/** Thrown inside a put when the store's directory, seen before, is gone; `put` reports it with the key. */
+const ROOT_REMOVED = new Error("the store's directory was removed");
 
 /**
  * Whether a name is one the earlier layout wrote (every `%` spelled `%25`)
@@ -163,6 +167,7 @@ export class LocalStore implements ObjectStore {
       try {
         return await this.#putOnce(key, payload, opts.ifNoneMatch === "*");
       } catch (err) {
+        if (err === ROOT_REMOVED) throw this.#rootRemoved(key);
         // ENOENT: a concurrent delete removed a directory on our path after
         // we made sure of it. Forget what we knew and build the path again.
         if (errorCode(err) === "ENOENT" && attempt < MAX_PUT_ATTEMPTS) {
@@ -286,8 +291,6 @@ export class LocalStore implements ObjectStore {
   }
 
   async #putOnce(key: string, body: Uint8Array, createOnly: boolean): Promise<{ etag: string }> {
-    // Seen (read or written) but not yet made by a put of this store: it must still be there.
-    if (this.#rootSeen && !this.#knownDirs.has(this.root) && !(await exists(this.root))) throw this.#rootRemoved(key);
     const segments = key.split("/");
     const dir = this.#dirPath(segments.slice(0, -1));
     const known = this.#ensureDir(dir);
@@ -399,9 +402,16 @@ export class LocalStore implements ObjectStore {
     if (known) return known;
     let entry: KnownDir;
     if (dir === this.root) {
-      const made = fs.mkdir(dir, { recursive: true }).then(() => {
-        this.#rootSeen = true;
-      });
+      // Once seen, only checked: every directory below is made without
+      // `recursive`, so one removed after this check fails that mkdir
+      // (ENOENT, and the retry finds it gone) instead of being made again.
+      const made = this.#rootSeen
+        ? exists(dir).then((found) => {
+            if (!found) throw ROOT_REMOVED;
+          })
+        : fs.mkdir(dir, { recursive: true }).then(() => {
+            this.#rootSeen = true;
+          });
       entry = { made, durable: made.then(() => fsyncDir(path.dirname(dir))) };
     } else {
       const parent = path.dirname(dir);

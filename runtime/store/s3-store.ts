@@ -11,6 +11,7 @@
  */
 import { createS3Client } from "./s3-client.js";
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from "@aws-sdk/client-s3";
+import { MAX_TIMEOUT_MS } from "../clock.js";
 import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 import { bytesEqual } from "./bytes-equal.js";
 import { validateObjectKey } from "./keys.js";
@@ -150,8 +151,10 @@ export class S3Store implements ObjectStore {
         `S3Store: retry.maxAttempts must be an integer >= 1 and delays finite numbers >= 0, got ${JSON.stringify({ maxAttempts: this.#maxAttempts, baseDelayMs: String(this.#baseDelayMs), maxDelayMs: String(this.#maxDelayMs) })}`,
       );
     }
-    if (!(Number.isInteger(this.#attemptTimeoutMs) && this.#attemptTimeoutMs >= 1 && this.#attemptTimeoutMs <= 2_147_483_647)) {
-      throw new ValidationError(`S3Store: retry.attemptTimeoutMs must be a whole number of milliseconds from 1 to 2147483647, got ${retry.attemptTimeoutMs}`);
+    if (!(Number.isInteger(this.#attemptTimeoutMs) && this.#attemptTimeoutMs >= 1 && this.#attemptTimeoutMs <= MAX_TIMEOUT_MS)) {
+      throw new ValidationError(
+        `S3Store: retry.attemptTimeoutMs must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, got ${retry.attemptTimeoutMs}`,
+      );
     }
   }
 

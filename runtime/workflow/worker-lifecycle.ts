@@ -5,7 +5,7 @@
  * `WorkflowRuntime`, `JobRunner` and run-group retention so the three stop
  * the same way.
  */
-import type { TimedClock } from "../clock.js";
+import { MAX_TIMEOUT_MS, type TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
 
 /** Handle of a spawned worker. */
@@ -143,8 +143,8 @@ export class WorkerSet {
 /** @internal Validates `CloseOptions.timeoutMs`. */
 export function closeTimeout(opts: CloseOptions | undefined): number {
   const ms = opts?.timeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS;
-  if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0 || ms > 2_147_483_647) {
-    throw new ValidationError(`close takes a timeoutMs between 0 and 2147483647, got ${String(ms)}`);
+  if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0 || ms > MAX_TIMEOUT_MS) {
+    throw new ValidationError(`close takes a timeoutMs between 0 and ${MAX_TIMEOUT_MS}, got ${String(ms)}`);
   }
   return ms;
 }

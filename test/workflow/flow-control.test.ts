@@ -182,6 +182,52 @@ describe("flow control of runs", () => {
     }
   });
 
+  it("a rule that lost its concurrency limit: continued and redriven steps drop the limit header, so a reader elsewhere names no full key", async () => {
+    const g = gatedRunner();
+    let rules: Record<string, { concurrency?: { limit: number } }> = { reports: { concurrency: { limit: 1 } } };
+    const runner: StepRunner = { ...g.runner, flowRules: () => rules };
+    const store = new MemoryStore();
+    const clock = new MockClock(1_700_000_000_000);
+    const flow = { headers: { tenant: "acme" }, flow: { rule: "reports", concurrencyKey: "acme" } };
+    const first = await openEnv(runner, { store, clock });
+    await first.runtime.submit({ runId: "a1", input: enc("a1"), options: flow });
+    await until(() => g.gates.has("a1"), "a1 at its second step");
+    g.gates.get("a1")!(true);
+    expect((await first.runtime.wait("a1")).termination.status).toBe("failed");
+    await first.worker?.shutdown();
+    // Submitted while the limit was 1; its first step runs after the restart.
+    await first.runtime.submit({ runId: "c1", input: enc("c1"), options: flow });
+    expect((await first.queue.view().listJobs("workflow-steps", "pending")).items.map((j) => j.headers[FLOW_CONCURRENCY_LIMIT_HEADER])).toEqual(["1"]);
+    await first.queue.close();
+
+    // Restarted with the rule redefined without a limit; one step at a time, so a redriven step waits for the worker.
+    rules = { reports: {} };
+    g.gates.delete("a1");
+    const env = await openEnv(runner, { store, clock, configure: (b) => b.maxConcurrentSteps(1) });
+    try {
+      await until(() => g.gates.has("c1"), "c1 at its second step");
+      const claimed = (await env.queue.view().listJobs("workflow-steps", "claimed")).items;
+      expect(claimed.map((j) => [j.headers[FLOW_RULE_HEADER], Object.hasOwn(j.headers, FLOW_CONCURRENCY_LIMIT_HEADER)])).toEqual([["reports", false]]);
+      const retried = await env.runtime.retryRun("a1", { fromStep: 0 });
+      const pending = await env.queue.view().job(retried.jobId);
+      expect(pending?.state).toBe("pending");
+      expect(pending?.headers).not.toHaveProperty(FLOW_CONCURRENCY_LIMIT_HEADER);
+      // c1 holds "acme" once: by the dropped limit of 1 the key would read as full.
+      await env.queue.flush();
+      const reader = await QueueReader.open(store, "wf");
+      expect((await reader.job(retried.jobId))?.waiting).toBeUndefined();
+      g.gates.get("c1")!(false);
+      await until(() => g.gates.has("a1"), "a1 at its second step");
+      g.gates.get("a1")!(false);
+      expect((await env.runtime.wait("a1")).termination.status).toBe("succeeded");
+      expect((await env.runtime.wait("c1")).termination.status).toBe("succeeded");
+    } finally {
+      // A failed expectation leaves steps at their gates: let them end, so the worker stops.
+      for (const open of g.gates.values()) open(false);
+      await env.stop();
+    }
+  });
+
   it("shows a run held by a full concurrency key to readers in other processes: a QueueReader, a TaqubaClient, the CLI", async () => {
     const g = gatedRunner();
     const dir = await tempDir();

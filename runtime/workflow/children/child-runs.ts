@@ -63,6 +63,7 @@ import { decodeChildEnd, encodeChildEnd, type ChildEndPayload } from "./child-en
 import { ChildResultUnavailableError, errorText } from "../workflow-errors.js";
 import { isStoreFault } from "../store-retry.js";
 import type { RunRecords, WorkflowView } from "../runs/workflow-view.js";
+import type { Building } from "../../queue/cancel-state.js";
 
 export type { ParentClosePolicy } from "../records/records.js";
 export type { ChildEnd } from "./child-end.js";
@@ -314,7 +315,7 @@ async function childOutcome(core: RuntimeCore, signal: Uint8Array): Promise<RunO
   if (resultOmitted === true && (full === null || full.result === undefined)) {
     throw await resultUnavailable(core, end);
   }
-  const out: { -readonly [K in keyof RunOutcome]: RunOutcome[K] } = { ...rest, headers: {} };
+  const out: Building<RunOutcome> = { ...rest, headers: {} };
   if (resultOmitted === true) out.result = full!.result;
   // Whole error texts from the result record; the cut ones when it is gone.
   if (errorOmitted === true && full !== null) {

@@ -30,6 +30,7 @@ import {
   type StepHistory,
   type StepTransitionHistory,
 } from "./run-history.js";
+import type { Building } from "../../queue/cancel-state.js";
 
 export const HISTORY_PREFIX = `${RESERVED_KV_PREFIX}history/`;
 export const REDRIVES_PREFIX = `${RESERVED_KV_PREFIX}redrives/`;
@@ -80,7 +81,7 @@ const QUEUE_OUTCOMES: Record<string, StepAttemptOutcome> = {
 
 /** An attempt as the queue's attempt history recorded it. */
 export function attemptFromQueue(a: JobAttempt): AttemptHistory {
-  const out: { -readonly [K in keyof AttemptHistory]: AttemptHistory[K] } = {
+  const out: Building<AttemptHistory> = {
     attempt: a.attempt,
     startedAtMs: a.claimedAt ?? a.recordedAt,
     endedAtMs: a.recordedAt,
@@ -123,7 +124,7 @@ export interface StepFacts {
 export function stepRecordOf(f: StepFacts): StepRecord {
   const { attempts, dropped } = boundAttempts([...f.earlier, f.current]);
   const keys = (list: readonly string[]) => list.slice(0, HISTORY_KEYS_PER_STEP).map((k) => cut(k, KEY_CHARS));
-  const r: { -readonly [K in keyof StepRecord]: StepRecord[K] } = {
+  const r: Building<StepRecord> = {
     step: f.step,
     payloadBytes: f.payloadBytes,
     attempts,
@@ -208,7 +209,7 @@ const OUTCOMES: readonly string[] = [
 
 function attemptOf(row: unknown): AttemptHistory | undefined {
   if (!Array.isArray(row) || row.length < 4 || !isNum(row[0]) || !isNum(row[1]) || !isNum(row[2]) || !OUTCOMES.includes(row[3] as string)) return undefined;
-  const a: { -readonly [K in keyof AttemptHistory]: AttemptHistory[K] } = {
+  const a: Building<AttemptHistory> = {
     attempt: row[0],
     startedAtMs: row[1],
     endedAtMs: row[2],
@@ -251,7 +252,7 @@ export function decodeStepRecord(bytes: Uint8Array, key: string): StepRecord {
     kvDeletes,
     kvEffects: (v.kn as number | undefined) ?? kvPuts.length + kvDeletes.length,
   };
-  const w = r as { -readonly [K in keyof StepRecord]: StepRecord[K] };
+  const w = r as Building<StepRecord>;
   if (v.n !== undefined) w.name = v.n as string;
   if (v.sg !== undefined) w.signal = v.sg as SignalReceipt;
   if (v.tr !== undefined) w.transition = v.tr as StepTransitionHistory;

@@ -17,6 +17,7 @@ import { utf8 } from "../records/codec.js";
 import { encodeInlineOutcome, type InlineOutcome, type TerminalRecord } from "../records/records.js";
 import type { RunId } from "./run-id.js";
 import type { RunOutcome } from "./run-types.js";
+import type { Building } from "../../queue/cancel-state.js";
 
 /**
  * Most bytes of an outcome kept in its terminal record: the MessagePack
@@ -51,7 +52,7 @@ export function inlineOutcomeOf(o: RunOutcome): InlineOutcome | undefined {
 export function outcomeOfTerminal(t: TerminalRecord): RunOutcome | null {
   const inline = t.inline;
   if (inline === undefined) return null;
-  const o: { -readonly [K in keyof RunOutcome]: RunOutcome[K] } = {
+  const o: Building<RunOutcome> = {
     runId: t.runId as RunId,
     status: t.status,
     headers: { ...inline.headers },

@@ -11,6 +11,7 @@ import type { RunId } from "./run-id.js";
 import { activeView } from "./run-rows.js";
 import { jobIdOfToken } from "./redrive.js";
 import type { RunReads } from "./list-runs.js";
+import type { Building } from "../../queue/cancel-state.js";
 
 /** The reads `inspectRun` adds to a listing's. */
 export interface HistoryReads extends RunReads {
@@ -114,7 +115,7 @@ export async function inspectRun(reads: HistoryReads, runId: RunId): Promise<Run
   const queued = job === null || reads.attemptHistory === undefined ? [] : await reads.attemptHistory(pointer.jobId);
   const { attempts, dropped } = boundAttempts(queued.map(attemptFromQueue));
   const prev = records.find((s) => s.step === pointer.step - 1);
-  const current: { -readonly [K in keyof StepHistory]: StepHistory[K] } = {
+  const current: Building<StepHistory> = {
     step: pointer.step,
     payloadBytes: job?.payloadSize ?? 0,
     attempts,

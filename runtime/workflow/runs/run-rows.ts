@@ -10,6 +10,7 @@ import type { RunRecord, StepPointer, TerminalRecord } from "../records/records.
 import type { IndexEntry } from "./run-index.js";
 import type { RunId } from "./run-id.js";
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, RUN_LIST_STATES, type ListRunsOptions, type RunListState, type RunRow } from "./run-listing.js";
+import type { Building } from "../../queue/cancel-state.js";
 
 /** The active part of a row: what the step pointer and step job say. */
 export interface ActiveView {
@@ -49,7 +50,7 @@ export function rowOf(
     | { kind: "active"; run: RunRecord; pointer: StepPointer; view: ActiveView }
     | { kind: "ended"; terminal: TerminalRecord; stepName?: string | undefined; attempt: number },
 ): RunRow {
-  const row: { -readonly [K in keyof RunRow]: RunRow[K] } = {
+  const row: Building<RunRow> = {
     runId,
     state: "pending",
     step: 0,

@@ -78,15 +78,20 @@ export function flowHeadersOf(jobHeaders: Readonly<Record<string, string>>): Rec
 
 /**
  * Sets in `flow` (step headers, changed in place) the concurrency limit its
- * rule has in this process now, when it has one: a step enqueued after the
- * submission (the next one, a redriven one) tells readers in other
- * processes the limit the owner counts, not the one of a configuration
- * since changed. Returns `flow`.
+ * rule has in this process now, and removes the one it carried when its
+ * rule has none here (redefined without `concurrency`, or not defined:
+ * admission applies no limit then): a step enqueued after the submission
+ * (the next one, a redriven one) tells readers in other processes the
+ * limit the owner counts, not the one of a configuration since changed.
+ * A queue that cannot say (no `flowConcurrencyLimit`) leaves it as it is.
+ * Returns `flow`.
  */
 export function withCurrentLimit(core: Pick<RuntimeCore, "queue" | "queueName">, flow: Record<string, string>): Record<string, string> {
   const rule = flow[FLOW_RULE_HEADER];
-  const limit = rule === undefined ? undefined : core.queue.flowConcurrencyLimit?.(core.queueName, rule);
+  if (rule === undefined || core.queue.flowConcurrencyLimit === undefined) return flow;
+  const limit = core.queue.flowConcurrencyLimit(core.queueName, rule);
   if (limit !== undefined) flow[FLOW_CONCURRENCY_LIMIT_HEADER] = String(limit);
+  else delete flow[FLOW_CONCURRENCY_LIMIT_HEADER];
   return flow;
 }
 

@@ -47,6 +47,7 @@ import { decodeValue, encodeValue } from "../records/codec.js";
 import { StoreCorruptedError } from "../../errors.js";
 import { stageEnded } from "./index-effects.js";
 import { boundText } from "../../logger.js";
+import type { Building } from "../../queue/cancel-state.js";
 
 /**
  * Most characters of a run's error text kept in its terminal and group
@@ -185,7 +186,7 @@ export function decodeMarkerValue(bytes: Uint8Array, key: string): MarkerValue {
 
 /** The outcome the hook and `WorkflowRuntime.outcome` see for a termination. */
 export function runOutcomeOf(t: TerminationInput): RunOutcome {
-  const o: { -readonly [K in keyof RunOutcome]: RunOutcome[K] } = {
+  const o: Building<RunOutcome> = {
     runId: t.runId,
     status: t.status,
     headers: { ...t.headers },

@@ -1,0 +1,119 @@
+/**
+ * @module What `Queue.open` checks before its first store request: bad
+ * engine options (its own `flushIntervalMs` and `recordCacheBytes`, and
+ * `engineOptions`) are refused with a `ValidationError` that names them,
+ * and the store sees no request at all, not even the removal of leftover
+ * temporary files or the read of the shard placement.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  MemoryStore,
+  Queue,
+  ValidationError,
+  type ListedObject,
+  type ListOptions,
+  type ObjectStore,
+  type OpenOptions,
+  type PutOptions,
+  type StoredObject,
+} from "taquba";
+
+/** A MemoryStore that records every request made of it, leftover removals included. */
+class RecordingStore implements ObjectStore {
+  readonly requests: string[] = [];
+  readonly #inner = new MemoryStore();
+
+  get(key: string): Promise<StoredObject | null> {
+    this.requests.push(`get ${key}`);
+    return this.#inner.get(key);
+  }
+
+  getRange(key: string, offset: number, length: number): Promise<Uint8Array | null> {
+    this.requests.push(`getRange ${key}`);
+    return this.#inner.getRange(key, offset, length);
+  }
+
+  put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
+    this.requests.push(`put ${key}`);
+    return this.#inner.put(key, body, opts);
+  }
+
+  delete(key: string): Promise<void> {
+    this.requests.push(`delete ${key}`);
+    return this.#inner.delete(key);
+  }
+
+  list(prefix: string, opts?: ListOptions): AsyncIterable<ListedObject> {
+    this.requests.push(`list ${prefix}`);
+    return this.#inner.list(prefix, opts);
+  }
+
+  removeLeftovers(prefix: string): Promise<number> {
+    this.requests.push(`removeLeftovers ${prefix}`);
+    return Promise.resolve(0);
+  }
+}
+
+/** Bad values of the sizes and intervals a queue hands its engine, and the option each is named by. */
+const BAD: ReadonlyArray<readonly [OpenOptions, RegExp]> = [
+  [{ engineOptions: { flushIntervalMs: Number.NaN } }, /flushIntervalMs/],
+  [{ engineOptions: { flushIntervalMs: -1 } }, /flushIntervalMs/],
+  [{ engineOptions: { flushIntervalMs: Number.POSITIVE_INFINITY } }, /flushIntervalMs/],
+  // Longer than a timer can wait: it would fire after 1 ms instead.
+  [{ engineOptions: { flushIntervalMs: 2 ** 31 } }, /flushIntervalMs/],
+  [{ flushIntervalMs: 1e30 }, /flushIntervalMs/],
+  [{ flushIntervalMs: -5 }, /flushIntervalMs/],
+  [{ engineOptions: { maxWalBytes: 1e30 } }, /maxWalBytes/],
+  [{ engineOptions: { maxWalBytes: 0 } }, /maxWalBytes/],
+  // Allocated whole when a checkpoint starts: 1e30 would fail every checkpoint, in the background.
+  [{ engineOptions: { maxSegmentBytes: 1e30 } }, /maxSegmentBytes/],
+  [{ engineOptions: { segmentBlockBytes: Number.NaN } }, /segmentBlockBytes/],
+  [{ engineOptions: { checkpointWalObjects: -1 } }, /checkpointWalObjects/],
+  [{ engineOptions: { checkpointWalBytes: 1e30 } }, /checkpointWalBytes/],
+  [{ engineOptions: { checkpointBacklog: 0.5 } }, /checkpointBacklog/],
+  [{ engineOptions: { maxSegmentRuns: Number.NEGATIVE_INFINITY } }, /maxSegmentRuns/],
+  [{ engineOptions: { maxInflightWalPuts: 1e30 } }, /maxInflightWalPuts/],
+  [{ engineOptions: { prefix: "no-slash" } }, /prefix/],
+  [{ engineOptions: { retry: { attempts: 0 } } }, /retry\.attempts/],
+  [{ engineOptions: { retry: { maxDelayMs: 1e30 } } }, /retry\.maxDelayMs/],
+  [{ engineOptions: { pageValues: { keyPrefixes: ["j/"], cacheBytes: 1e30 } } }, /pageValues\.cacheBytes/],
+  [{ engineOptions: { onBackgroundError: "log" as unknown as () => void } }, /onBackgroundError/],
+  [{ recordCacheBytes: 1e30 }, /recordCacheBytes/],
+];
+
+describe("Queue.open checks engine options before any store request", () => {
+  it.each(
+    BAD.map(
+      ([opts, named]) => [JSON.stringify(opts, (_k, v: unknown) => (typeof v === "number" && !Number.isFinite(v) ? String(v) : v)), opts, named] as const,
+    ),
+  )("refuses %s", async (_label, opts, named) => {
+    const store = new RecordingStore();
+    const err = await Queue.open(store, "q", opts).then(
+      (q) => q.close().then(() => undefined),
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).message).toMatch(named);
+    expect(store.requests).toEqual([]);
+  });
+
+  it("lists every bad engine option at once", async () => {
+    const store = new RecordingStore();
+    const err = (await Queue.open(store, "q", { engineOptions: { maxWalBytes: -1, maxSegmentBytes: 1e30 } }).catch((e: unknown) => e)) as ValidationError;
+    expect(err).toBeInstanceOf(ValidationError);
+    expect(err.issues.join("\n")).toMatch(/maxWalBytes[\s\S]*maxSegmentBytes/);
+    expect(store.requests).toEqual([]);
+  });
+
+  it("opens with the largest values allowed, and the store it made reopens", async () => {
+    const store = new RecordingStore();
+    const limits = { flushIntervalMs: 0, engineOptions: { maxWalBytes: 2 ** 30, maxSegmentBytes: 2 ** 30, checkpointWalBytes: Number.MAX_SAFE_INTEGER } };
+    const queue = await Queue.open(store, "q", limits);
+    expect(store.requests.length).toBeGreaterThan(0);
+    await queue.enqueue("jobs", new Uint8Array([1]));
+    await queue.close();
+    const again = await Queue.open(store, "q", limits);
+    expect((await again.claim("jobs"))?.payload).toEqual(new Uint8Array([1]));
+    await again.close();
+  });
+});
