@@ -79,7 +79,7 @@ import { applyOps, readNewestManifest, type StoreContext } from "./recovery.js";
 import type { ScanOptions } from "./scan.js";
 import { orderChanges } from "./change-order.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
-import { heldValue, isPageable, isPaged, packValue, type StateMap, type StoredValue } from "./paged-value.js";
+import { heldValue, isPageable, isPaged, packValue, ValueArena, type StateMap, type StoredValue } from "./paged-value.js";
 import { ValuePager } from "./value-pager.js";
 import type { SegmentBlockInfo } from "./segment-format.js";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
@@ -112,6 +112,8 @@ export class Engine {
   #state: StateMap;
   /** Reads of paged values; undefined without `pageValues` (every value stays in memory). */
   readonly #pager: ValuePager | undefined;
+  /** Committed values waiting to be paged are copied here (see `ValueArena`); undefined without `pageValues`. */
+  readonly #arena: ValueArena | undefined;
   /**
    * Changes since the manifest's `walNext`, for the next incremental
    * checkpoint; undefined when they are not all known (too many to be
@@ -161,6 +163,7 @@ export class Engine {
     this.#state = r.tree;
     const pv = opts.pageValues;
     this.#pager = pv === undefined ? undefined : new ValuePager(r.ctx, pv, pv.cacheBytes, r.manifest, pv.readaheadBytes);
+    this.#arena = pv === undefined ? undefined : new ValueArena();
     this.#delta = r.delta;
     this.#manifest = r.manifest;
     this.#covered = { objects: -r.walk.objects, bytes: -r.walk.bytes };
@@ -328,7 +331,7 @@ export class Engine {
       }
       this.#wal.append(ops);
       const delta = this.#delta;
-      applyOps(this.#state, ops, delta, this.#pager?.policy);
+      applyOps(this.#state, ops, delta, this.#pager?.policy, this.#arena);
       if (delta !== undefined && deltaOverflows(delta, this.#state.size)) this.#delta = undefined;
     }
     if (opts.durable === false) return RESOLVED;

@@ -24,7 +24,7 @@ import {
   type WalWalk,
 } from "./recovery.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
-import { ReplayArena, type PagePolicy, type StateMap } from "./paged-value.js";
+import { ValueArena, type PagePolicy, type StateMap } from "./paged-value.js";
 import { createOnce } from "./store-ops.js";
 import { decodeWal, encodeFence } from "./wal-format.js";
 
@@ -101,7 +101,7 @@ async function claimAndFence(ctx: StoreContext, loaded: LoadedState, policy?: Pa
 async function plantFence(ctx: StoreContext, base: Manifest, mine: Manifest, loaded: LoadedState, policy?: PagePolicy): Promise<Recovered> {
   const { tree } = loaded;
   let { walk, delta } = loaded;
-  const arena = policy === undefined ? undefined : new ReplayArena();
+  const arena = policy === undefined ? undefined : new ValueArena();
   const apply = (ops: Parameters<typeof applyOps>[1]) => {
     applyOps(tree, ops, delta, policy, arena);
     if (delta !== undefined && deltaOverflows(delta, tree.size)) delta = undefined;

@@ -81,14 +81,17 @@ export function packValue(key: string, v: Uint8Array): PackedValue | Uint8Array 
 }
 
 /**
- * Copies values replayed from the WAL that wait in the memtable for a
- * checkpoint to page them (see `holdUntilPaged`) out of their WAL objects,
- * into shared chunks: a view into a WAL object keeps the whole object alive
- * (its keys, framing and every value that since changed or was packed);
- * the chunks hold only these values, back to back, and go once the
- * checkpoint has paged all of theirs.
+ * Copies values that wait in the memtable for a checkpoint to page them (see
+ * `holdUntilPaged`) into shared chunks, back to back. A replayed value is a
+ * view into its WAL object and would keep the whole object alive (its keys,
+ * framing and every value that since changed or was packed); a committed one
+ * is the caller's array, an allocation of its own: at 1M pending jobs the
+ * memtable and the checkpoint in flight held about 110,000 of them, each
+ * with its own backing store and `ArrayBuffer` object, and the allocator
+ * kept the freed ones as fragments. A chunk goes once the checkpoints have
+ * paged (or commits replaced) all of its values.
  */
-export class ReplayArena {
+export class ValueArena {
   static readonly CHUNK_BYTES = 64 * 1024;
   #chunk = new Uint8Array(0);
   #used = 0;
@@ -96,9 +99,9 @@ export class ReplayArena {
   /** A copy of `v` (a view into a shared chunk; a copy of its own when large). */
   copy(v: Uint8Array): Uint8Array {
     const n = v.byteLength;
-    if (n > ReplayArena.CHUNK_BYTES / 4) return v.slice();
+    if (n > ValueArena.CHUNK_BYTES / 4) return v.slice();
     if (this.#used + n > this.#chunk.byteLength) {
-      this.#chunk = new Uint8Array(ReplayArena.CHUNK_BYTES);
+      this.#chunk = new Uint8Array(ValueArena.CHUNK_BYTES);
       this.#used = 0;
     }
     const out = this.#chunk.subarray(this.#used, this.#used + n);

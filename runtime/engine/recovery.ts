@@ -22,7 +22,7 @@ import { decodeManifest, emptyManifest, segmentRuns, type Manifest } from "./man
 import type { RetryPolicy } from "./retry.js";
 import { readSegmentEntries } from "./segment-format.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
-import { holdUntilPaged, isPageable, packValue, ReplayArena, type PagePolicy, type StateMap } from "./paged-value.js";
+import { holdUntilPaged, isPageable, packValue, ValueArena, type PagePolicy, type StateMap } from "./paged-value.js";
 import { isWellFormed, KeyBytes, KeyRunBuilder } from "./key-run.js";
 import { LayeredState } from "./layered-state.js";
 import { firstKey, getWithRetries, listKeys } from "./store-ops.js";
@@ -359,10 +359,11 @@ export function newWalk(pos: number): WalWalk {
  * `delta` when given (the keys the next incremental checkpoint writes). With
  * a paging `policy`, values it will not page out are packed now (see
  * `packValue`), so the state never holds the caller's arrays or views into
- * WAL objects; the others stay as they are until a checkpoint pages them,
- * copied into `arena` when given (a replay: see `ReplayArena`).
+ * WAL objects; the others wait for a checkpoint to page them, copied into
+ * `arena` when given (the writer passes one for commits and replays: see
+ * `ValueArena`), else as they are.
  */
-export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaMap, policy?: PagePolicy, arena?: ReplayArena): void {
+export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaMap, policy?: PagePolicy, arena?: ValueArena): void {
   for (const op of ops) {
     if (op.kind === "put") {
       const v = policy === undefined ? op.value : isPageable(policy, op.key, op.value) ? (arena?.copy(op.value) ?? op.value) : packValue(op.key, op.value);
@@ -420,7 +421,7 @@ export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<L
   let loaded = false;
   try {
     let delta: DeltaMap | undefined = opts.trackDelta ? new Map() : undefined;
-    const arena = opts.policy === undefined ? undefined : new ReplayArena();
+    const arena = opts.policy === undefined ? undefined : new ValueArena();
     const walk = await walkWal(ctx, newWalk(manifest.walNext), (ops) => {
       applyOps(tree, ops, delta, opts.policy, arena);
       if (delta !== undefined && deltaOverflows(delta, tree.size)) delta = undefined;

@@ -1,10 +1,13 @@
 /**
- * @module Values replayed from the WAL that wait to be paged are copied out
- * of their WAL objects (ReplayArena), so the objects do not stay alive.
+ * @module Values that wait to be paged are copied into shared chunks
+ * (ValueArena): replayed ones out of their WAL objects, so the objects do
+ * not stay alive, and committed ones out of the caller's arrays, so the
+ * writer does not hold one allocation per value.
  */
 import { describe, expect, it } from "vitest";
+import { Engine, MemoryStore, WriteBatch } from "taquba";
 import { LayeredState } from "../../runtime/engine/layered-state.js";
-import { holdUntilPaged, ReplayArena, type PagePolicy } from "../../runtime/engine/paged-value.js";
+import { holdUntilPaged, ValueArena, type PagePolicy } from "../../runtime/engine/paged-value.js";
 import { applyOps } from "../../runtime/engine/recovery.js";
 import type { BatchOp } from "../../runtime/engine/write-batch.js";
 
@@ -24,13 +27,13 @@ function walBatch(sizes: number[]): { buffer: ArrayBufferLike; ops: BatchOp[] } 
   return { buffer: wal.buffer, ops };
 }
 
-describe("ReplayArena", () => {
+describe("ValueArena", () => {
   it("replayed values to page hold none of the WAL object's buffer, keep their bytes, and stay in the memtable for the page-out", () => {
     const sizes = Array.from({ length: 1000 }, (_, i) => (i % 97 === 0 ? 20_000 : 64 + (i % 300)));
     const { buffer, ops } = walBatch(sizes);
     const state = new LayeredState({ hold: holdUntilPaged(policy), memtableKeys: 100 });
     const delta = new Map();
-    applyOps(state, ops, delta, policy, new ReplayArena());
+    applyOps(state, ops, delta, policy, new ValueArena());
     const chunks = new Set<ArrayBufferLike>();
     for (const op of ops) {
       if (op.kind !== "put") continue;
@@ -45,9 +48,9 @@ describe("ReplayArena", () => {
       chunks.add(v.buffer);
     }
     // Small values share 64 KiB chunks; large ones have their own buffer.
-    const large = sizes.filter((s) => s > ReplayArena.CHUNK_BYTES / 4).length;
-    const smallBytes = sizes.filter((s) => s <= ReplayArena.CHUNK_BYTES / 4).reduce((n, s) => n + s, 0);
-    expect(chunks.size).toBeLessThanOrEqual(large + Math.ceil(smallBytes / (ReplayArena.CHUNK_BYTES - 16 * 1024)) + 1);
+    const large = sizes.filter((s) => s > ValueArena.CHUNK_BYTES / 4).length;
+    const smallBytes = sizes.filter((s) => s <= ValueArena.CHUNK_BYTES / 4).reduce((n, s) => n + s, 0);
+    expect(chunks.size).toBeLessThanOrEqual(large + Math.ceil(smallBytes / (ValueArena.CHUNK_BYTES - 16 * 1024)) + 1);
   });
 
   it("without an arena (a commit), the caller's array is kept as it is", () => {
@@ -55,5 +58,29 @@ describe("ReplayArena", () => {
     const state = new LayeredState({ hold: holdUntilPaged(policy) });
     applyOps(state, ops, undefined, policy);
     expect(state.get("j/0000")).toBe((ops[0] as { value: Uint8Array }).value);
+  });
+
+  it("a writer copies committed values to page into shared chunks and still pages them out at the next checkpoint", async () => {
+    const engine = await Engine.open(new MemoryStore(), { pageValues: { keyPrefixes: ["j/"], minBytes: 64 }, checkpointWalObjects: 0 });
+    const values = Array.from({ length: 200 }, (_, i) => new Uint8Array(100 + (i % 50)).fill((i % 250) + 1));
+    const b = new WriteBatch();
+    for (const [i, v] of values.entries()) b.put(`j/${String(i).padStart(4, "0")}`, v);
+    await engine.commit(b);
+    const buffers = new Set<ArrayBufferLike>();
+    values.forEach((v, i) => {
+      const held = engine.get(`j/${String(i).padStart(4, "0")}`)!;
+      expect(Buffer.compare(held, v)).toBe(0);
+      expect(held.buffer).not.toBe(v.buffer);
+      buffers.add(held.buffer);
+    });
+    // About 25 KiB of values: one or two chunks, not 200 buffers.
+    expect(buffers.size).toBeLessThanOrEqual(2);
+    // The page-out still finds each copy by identity.
+    await engine.checkpoint();
+    expect(() => engine.get("j/0007")).toThrow(/without warming it first/);
+    const keys = ["j/0007", "j/0150"];
+    for (let p = engine.warm(keys); p !== undefined; p = engine.warm(keys)) await p;
+    expect(Buffer.compare(engine.get("j/0150")!, values[150]!)).toBe(0);
+    await engine.close();
   });
 });

@@ -1,0 +1,84 @@
+/**
+ * @module Engine fill trace: where a fill's resident memory is at its peak.
+ *
+ * Fills N pending 64 B jobs (argv[2], default 300000) through the queue on a
+ * LocalStore in batches of 1000, sampling every 50 ms what the process
+ * holds: RSS split into mapped files and anonymous memory (Linux
+ * /proc/self/status), the V8 heap reserved and used, external memory and the
+ * array buffers among it, and the engine's checkpoint counters. Prints a
+ * sample about once a second (EVERY_MS), then the sample at the peak RSS,
+ * the first sample (the process before the fill) and the fill's time and
+ * CPU. Anonymous memory minus the heap reserved and external memory is what
+ * the allocator kept after frees, the key runs' resizable buffers (not
+ * counted as array buffers) and the process's own; run with `--trace-gc` to
+ * see each mark-compact's heap before and after.
+ *
+ *   npx tsx --expose-gc bench/engine-fill-trace.ts 300000
+ *   EVERY_MS=5000 npx tsx --expose-gc --trace-gc bench/engine-fill-trace.ts 1000000
+ */
+import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { LocalStore, Queue } from "../runtime/index.js";
+import { withTempDir } from "./support/temp-dir.js";
+
+const N = Number(process.argv[2] ?? 300_000);
+const EVERY_MS = Number(process.env.EVERY_MS ?? 1000);
+const PAYLOAD = new Uint8Array(64).fill(7);
+const MB = 1024 * 1024;
+const f = (b: number) => (b / MB).toFixed(0);
+
+/** Resident anonymous memory and mapped files, in bytes (zero where /proc is missing). */
+function residentSplit(): { anon: number; file: number } {
+  try {
+    const s = readFileSync("/proc/self/status", "utf8");
+    const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(s)?.[1] ?? 0) * 1024;
+    return { anon: kb("RssAnon"), file: kb("RssFile") };
+  } catch {
+    return { anon: 0, file: 0 };
+  }
+}
+
+await withTempDir("taquba-fill-trace-", async (dir) => {
+  const queue = await Queue.open(new LocalStore(dir), "mem", {});
+  const t0 = performance.now();
+  let jobs = 0;
+  let peak = { rss: 0, line: "" };
+  let lastPrint = -Infinity;
+  const sample = (): string => {
+    const m = process.memoryUsage();
+    const st = queue.engineStats;
+    const r = residentSplit();
+    const line =
+      `${((performance.now() - t0) / 1000).toFixed(1)} s, ${jobs.toLocaleString("en-US")} jobs: RSS ${f(m.rss)} MB (files ${f(r.file)}, anonymous ${f(r.anon)}: ` +
+      `heap ${f(m.heapTotal)} reserved / ${f(m.heapUsed)} used, external ${f(m.external)} of which array buffers ${f(m.arrayBuffers)}, ` +
+      `rest ${f(r.anon - m.heapTotal - m.external)}); checkpoints ${st.checkpoints} (compactions ${st.compactions}), WAL since the last ${f(st.walBytesSinceCheckpoint)} MB, ` +
+      `key runs ${st.keyRuns}, segment runs ${st.segmentRuns}`;
+    if (m.rss > peak.rss) peak = { rss: m.rss, line };
+    return line;
+  };
+  const first = sample();
+  const timer = setInterval(() => {
+    const line = sample();
+    if (performance.now() - lastPrint < EVERY_MS) return;
+    lastPrint = performance.now();
+    console.log(line);
+  }, 50);
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < N; i += 1000) {
+    const n = Math.min(1000, N - i);
+    await queue.enqueueBatch(Array.from({ length: n }, () => ({ queueName: "jobs", payload: PAYLOAD })));
+    jobs = i + n;
+  }
+  const cpu = process.cpuUsage(cpu0);
+  clearInterval(timer);
+  sample();
+  const s = (performance.now() - t0) / 1000;
+  console.log(`first: ${first}`);
+  console.log(`peak: ${peak.line}`);
+  console.log(
+    `fill: ${N.toLocaleString("en-US")} jobs in ${s.toFixed(1)} s (${Math.round(N / s).toLocaleString("en-US")} jobs/s), CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s, load ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")}`,
+  );
+  await queue.close();
+});
