@@ -65,6 +65,16 @@ export function detachedLease(expiresAt = Number.MAX_SAFE_INTEGER): LeaseHandle 
   return { expiresAt, ensureAtLeast: async () => {} };
 }
 
+/**
+ * `v`, or a copy of it when it is a view into a larger buffer: a record read
+ * before a checkpoint paged it sits in one of the engine's shared 64 KiB
+ * chunks (`ValueArena`), and a worker may hold its job for hours; the view
+ * would keep the whole chunk alive, every other value in it included.
+ */
+function ownBytes(v: Uint8Array): Uint8Array {
+  return v.byteLength === v.buffer.byteLength ? v : v.slice();
+}
+
 /** `stored`: the bytes the claim wrote for `r`, when known (see `ClaimTicket.claimed`). */
 export function makeClaimedJob(
   owner: object,
@@ -80,7 +90,7 @@ export function makeClaimedJob(
   const job: Omit<Building<ClaimedJob>, "isLastAttempt" | "cancelSignal"> & Partial<Pick<Building<ClaimedJob>, "isLastAttempt" | "cancelSignal">> = {
     id: r.id,
     queueName: r.queue,
-    payload,
+    payload: ownBytes(payload),
     headers: r.headers === undefined ? NO_HEADERS : Object.freeze({ ...r.headers }),
     attempt: r.attempts,
     maxAttempts: r.maxAttempts,
@@ -91,7 +101,7 @@ export function makeClaimedJob(
   };
   // Made only when read: most claims are never cancelled and most workers never look (see `CancelState`).
   defineCancelSignal(job, entry.cancel);
-  if (r.attached !== undefined) job.attached = r.attached;
+  if (r.attached !== undefined) job.attached = ownBytes(r.attached);
   if (r.wokenAt !== undefined) job.wokenAt = r.wokenAt;
   if (r.lastError !== undefined) job.lastError = r.lastError;
   job.isLastAttempt = () => r.attempts >= r.maxAttempts;
