@@ -85,12 +85,16 @@ export function makeClaimedJob(
   payload: Uint8Array,
   stored?: Uint8Array,
 ): ClaimedJob {
+  // The record the ticket keeps (below) shares the copies, so it holds no chunk either.
+  const own = ownBytes(payload);
+  if (r.payload === payload) r.payload = own;
+  if (r.attached !== undefined) r.attached = ownBytes(r.attached);
   // Fields listed and the optional ones assigned, not spread: built once per claim, and a
   // literal with spreads takes a slow path in V8. The keys keep their order.
   const job: Omit<Building<ClaimedJob>, "isLastAttempt" | "cancelSignal"> & Partial<Pick<Building<ClaimedJob>, "isLastAttempt" | "cancelSignal">> = {
     id: r.id,
     queueName: r.queue,
-    payload: ownBytes(payload),
+    payload: own,
     headers: r.headers === undefined ? NO_HEADERS : Object.freeze({ ...r.headers }),
     attempt: r.attempts,
     maxAttempts: r.maxAttempts,
@@ -101,7 +105,7 @@ export function makeClaimedJob(
   };
   // Made only when read: most claims are never cancelled and most workers never look (see `CancelState`).
   defineCancelSignal(job, entry.cancel);
-  if (r.attached !== undefined) job.attached = ownBytes(r.attached);
+  if (r.attached !== undefined) job.attached = r.attached;
   if (r.wokenAt !== undefined) job.wokenAt = r.wokenAt;
   if (r.lastError !== undefined) job.lastError = r.lastError;
   job.isLastAttempt = () => r.attempts >= r.maxAttempts;

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, Queue } from "taquba";
+import { ticketOf } from "../../runtime/queue/claimed-job.js";
 
 describe("claimed job payloads", () => {
   it("a payload held by a worker keeps no more than its own bytes alive", async () => {
@@ -23,6 +24,12 @@ describe("claimed job payloads", () => {
     }
     const retained = held.reduce((n, job) => n + job.payload.buffer.byteLength, 0);
     expect(retained).toBe(8 * 100);
+    // Nor does the claimed record the job keeps for its settlement.
+    for (const job of held) {
+      const record = ticketOf(job)?.claimed?.record;
+      expect(record).toBeDefined();
+      expect(record!.payload.buffer.byteLength).toBe(100);
+    }
     await queue.close();
   });
 
