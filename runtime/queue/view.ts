@@ -75,7 +75,9 @@ export function toJobInfo(r: JobRecord): JobInfo {
   if (r.claimedAt !== undefined) info.claimedAt = r.claimedAt;
   if (r.runAt !== undefined) info.runAt = r.runAt;
   if (r.wokenAt !== undefined) info.wokenAt = r.wokenAt;
-  if (r.attached !== undefined) info.attached = r.attached;
+  // A copy: the record's bytes may be the engine's own (a record not yet paged, in a shared
+  // 64 KiB chunk), which a reader changing them would change in memory, and keep alive.
+  if (r.attached !== undefined) info.attached = r.attached.slice();
   if (r.completedAt !== undefined) info.completedAt = r.completedAt;
   if (r.failedAt !== undefined) info.failedAt = r.failedAt;
   if (r.lastError !== undefined) info.lastError = r.lastError;
