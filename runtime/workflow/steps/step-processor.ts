@@ -156,17 +156,21 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
   }
   // The records as the settlement that claimed this step left them, when it did: read again, decoded only if changed.
   const carried = takeCarried(job);
-  let runBytes = await core.queue.kvGet(runKey(core.queueName, runId));
+  const runK = runKey(core.queueName, runId);
+  const runNow = readNow(core, runK);
+  let runBytes = runNow !== undefined ? runNow : await core.queue.kvGet(runK);
   // A dead step requeued after it ended its run re-opens the run (a redrive through the queue).
-  if (runBytes === null && (await reopenRequeued(core, job, runId, step))) runBytes = await core.queue.kvGet(runKey(core.queueName, runId));
-  const ptrBytes = await core.queue.kvGet(stepPointerKey(core.queueName, runId));
-  const pointer = ptrBytes === null ? null : decodeKnown(ptrBytes, carried?.pointer, (b) => decodeStepPointer(b, stepPointerKey(core.queueName, runId)));
+  if (runBytes === null && (await reopenRequeued(core, job, runId, step))) runBytes = await core.queue.kvGet(runK);
+  const ptrK = stepPointerKey(core.queueName, runId);
+  const ptrNow = readNow(core, ptrK);
+  const ptrBytes = ptrNow !== undefined ? ptrNow : await core.queue.kvGet(ptrK);
+  const pointer = ptrBytes === null ? null : decodeKnown(ptrBytes, carried?.pointer, decodeStepPointer, ptrK);
   if (runBytes === null || pointer === null || pointer.jobId !== job.id) {
     // The run terminated or moved past this job (a stale redelivery): nothing to do.
     await slot.freeAfterSubmitting(core.queue.ack(job));
     return;
   }
-  const run = decodeKnown(runBytes, carried?.run, (b) => decodeRunRecord(b, runKey(core.queueName, runId)));
+  const run = decodeKnown(runBytes, carried?.run, decodeRunRecord, runK);
   // The run's memo lives where its submitting runtime keeps memos, whichever runtime works this step.
   const memos = core.memos.withPrefix(run.memoPrefix ?? core.memos.prefix);
   const base: Omit<TerminationInput, "status"> = {
@@ -192,11 +196,16 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
     return;
   }
 
-  const signal = await resolveSignal(core, job, runId, step);
+  // Only a step continued on a signal has one to resolve (an async call costs even when it has nothing to wait for).
+  const signal = job.headers[HEADER_SIGNAL_WAIT] === undefined ? undefined : await resolveSignal(core, job, runId, step);
   trace.signal = signal;
   const children = childRunsFor(core, runId, step, job.headers[HEADER_SIGNAL_WAIT]);
   const verdict = await runOrReplay(core, memos, job, run, runId, step, signal, trace.memoKeys, children);
-  const externalCancel = cancelRequestedOf(job) || (await cancelRequested(core, runId, runBytes, run));
+  let externalCancel = cancelRequestedOf(job);
+  if (!externalCancel) {
+    const c = cancelRequested(core, runK, runBytes, run);
+    externalCancel = typeof c === "boolean" ? c : await c;
+  }
   if (verdict.ok && !verdict.replayed && !externalCancel && core.stepOutputReplay) {
     const record = { storedAtMs: core.clock.now(), outcome: verdict.outcome, effects: verdict.staged };
     const key = replayRecordKey(memos.prefix, runId, step, job.payload);
@@ -247,14 +256,31 @@ function ending(at: Omit<TerminationInput, "status">, status: TerminationInput["
   return t;
 }
 
-/** Whether a cancel of the run was recorded; `read` is the run record read (and decoded as `run`) before the runner ran. */
-async function cancelRequested(core: RuntimeCore, runId: string, read: Uint8Array, run: RunRecord): Promise<boolean> {
-  const b = await core.queue.kvGet(runKey(core.queueName, runId));
+/**
+ * The committed value at one of the runtime's own KV keys, read in this
+ * turn when the queue offers it (`Queue.kvGetNow`); `undefined` when the
+ * caller must await `kvGet`. The step path reads three records per step.
+ */
+function readNow(core: RuntimeCore, key: string): Uint8Array | null | undefined {
+  return core.queue.kvGetNow === undefined ? undefined : core.queue.kvGetNow(key);
+}
+
+/**
+ * Whether a cancel of the run was recorded; `read` is the run record read
+ * (and decoded as `run`) before the runner ran, at `key`. A promise only
+ * when the queue cannot read in this turn.
+ */
+function cancelRequested(core: RuntimeCore, key: string, read: Uint8Array, run: RunRecord): boolean | Promise<boolean> {
+  const now = readNow(core, key);
+  return now === undefined ? core.queue.kvGet(key).then((b) => cancelIn(b, key, read, run)) : cancelIn(now, key, read, run);
+}
+
+function cancelIn(b: Uint8Array | null, key: string, read: Uint8Array, run: RunRecord): boolean {
   if (b === null) return false;
   // The same bytes as read before: the record did not change. Compared by content, since
   // the engine may hold the value packed and hand out a fresh array per read.
   if (b === read || bytesEqual(b, read)) return run.cancelRequested === true;
-  return decodeRunRecord(b, runKey(core.queueName, runId)).cancelRequested === true;
+  return decodeRunRecord(b, key).cancelRequested === true;
 }
 
 /** Runs the runner, or replays the outcome recorded for this delivery. */
@@ -327,7 +353,8 @@ async function terminate(
   if (staged !== undefined) applyStaged(staged, effects);
   addTerminalEffects(core.terminal, t, effects);
   const error = t.status === "succeeded" || t.error === undefined ? undefined : { thrown: undefined, text: t.error };
-  await stageStepHistory(core, job, trace, { outcome: t.status, endedAtMs: t.nowMs, error, staged, keepPayload: t.status !== "succeeded" }, effects);
+  const history = stageStepHistory(core, job, trace, { outcome: t.status, endedAtMs: t.nowMs, error, staged, keepPayload: t.status !== "succeeded" }, effects);
+  if (history !== undefined) await history;
   await slot.freeAfterSubmitting(core.queue.ack(job, effects));
   core.noteTerminated(t.runId, t.nowMs);
   noteRunEnded(core, t.status);
@@ -383,14 +410,22 @@ async function failStep(
   if (!(await recordOutcome(core, job, slot, t, log))) return;
   const effects = addTerminalEffects(core.terminal, t);
   const outcome = kind === "permanent" ? "dead_lettered" : "failed";
-  await stageStepHistory(core, job, trace, { outcome, endedAtMs: t.nowMs, error: { thrown: error, text }, keepPayload: true }, effects);
+  const history = stageStepHistory(core, job, trace, { outcome, endedAtMs: t.nowMs, error: { thrown: error, text }, keepPayload: true }, effects);
+  if (history !== undefined) await history;
   if (kind === "permanent") await slot.freeAfterSubmitting(core.queue.deadLetter(job, text, effects, { cause: thrownCause(error) }));
   else await slot.freeAfterSubmitting(core.queue.nack(job, text, effects, { cause: thrownCause(error) }));
   core.noteTerminated(t.runId, t.nowMs);
   noteRunEnded(core, t.status);
 }
 
-async function continueRun(
+/**
+ * Settles a step whose runner continued the run: enqueues the next step
+ * (claiming it for this worker when it is due now and the queue allows),
+ * moves the step pointer and stages the history entry. Not itself async:
+ * a step continued at once or after a delay goes straight to the commit,
+ * without an async frame of its own.
+ */
+function continueRun(
   core: RuntimeCore,
   job: ClaimedJob,
   slot: WorkerSlot,
@@ -421,50 +456,80 @@ async function continueRun(
   const effects = applyStaged(verdict.staged, new SettlementEffects());
   // Only a step continued on a signal has signal bookkeeping to release.
   if (job.headers[HEADER_SIGNAL_WAIT] !== undefined) releaseStepSignal(core.queueName, runId, step, effects);
-  const commit = async (): Promise<void> => {
-    const transition = transitionOf(o.when, opts.runAt, now);
-    await stageStepHistory(core, job, trace, { outcome: "continued", endedAtMs: now, transition, staged: verdict.staged, next: o.payload }, effects);
-    effects.enqueue(core.queueName, o.payload, opts);
-    const pointerBytes = encodeStepPointer(pointer);
-    effects.kvPut(stepPointerKey(core.queueName, runId), pointerBytes);
-    const chain = slot.chain;
-    if (o.when.kind !== "immediate" || chain === undefined || core.queue.ackClaimingNext === undefined) {
-      await slot.freeAfterSubmitting(core.queue.ack(job, effects));
-      return;
-    }
-    // The next step, claimed for this worker in the same commit when the queue allows it.
-    let next: ClaimedJob | undefined;
+  if (o.when.kind === "immediate") stepEnqueuedNow(nextJobId);
+  else if (o.when.kind === "after") opts.runAt = now + Math.max(0, o.when.delayMs - elapsed);
+  else {
+    const commit = () => commitContinue(core, job, slot, runId, o, verdict, now, trace, run, opts, pointer, effects);
+    const wait = { runId, nextStep, nextJobId, correlationKey: o.when.correlationKey, timeoutMs: Math.max(0, o.when.timeoutMs - elapsed), now };
+    return continueOnSignal(core, job, slot, at, log, trace, wait, opts, pointer, effects, commit);
+  }
+  return commitContinue(core, job, slot, runId, o, verdict, now, trace, run, opts, pointer, effects);
+}
+
+/** Registers the wait of a step continued on a signal and commits it, the two in the key's turn. */
+async function continueOnSignal(
+  core: RuntimeCore,
+  job: ClaimedJob,
+  slot: WorkerSlot,
+  at: Omit<TerminationInput, "status">,
+  log: WorkflowLogger,
+  trace: StepTrace,
+  wait: Parameters<typeof stageSignalWait>[1],
+  opts: EnqueueOptions & { headers: Record<string, string> },
+  pointer: StepPointer,
+  effects: SettlementEffects,
+  commit: () => Promise<void>,
+): Promise<void> {
+  // Registration (check, then commit) and `signal` on one key take turns, so a signal
+  // sent while a wait registers finds either the waiter or the buffer it consumes.
+  const registered = await core.signalLock.run(wait.correlationKey, async () => {
+    let reg;
     try {
-      const claimNext = { index: effects.enqueues.length - 1, leaseMs: core.leaseMs, reserve: chain.reserve };
-      next = (await slot.freeAfterSubmitting(core.queue.ackClaimingNext(job, effects, claimNext))).next;
-      if (next !== undefined) carryTo(next, { run, pointer: { bytes: pointerBytes, value: pointer } });
-    } finally {
-      chain.handOff(next);
+      reg = await stageSignalWait(core, wait, opts, pointer, effects);
+    } catch (error) {
+      return { conflict: error };
     }
-  };
-  if (o.when.kind === "immediate") {
-    stepEnqueuedNow(nextJobId);
     await commit();
-  } else if (o.when.kind === "after") {
-    opts.runAt = now + Math.max(0, o.when.delayMs - elapsed);
-    await commit();
-  } else {
-    const { correlationKey } = o.when;
-    const timeoutMs = Math.max(0, o.when.timeoutMs - elapsed);
-    // Registration (check, then commit) and `signal` on one key take turns, so a signal
-    // sent while a wait registers finds either the waiter or the buffer it consumes.
-    const registered = await core.signalLock.run(correlationKey, async () => {
-      let reg;
-      try {
-        reg = await stageSignalWait(core, { runId, nextStep, nextJobId, correlationKey, timeoutMs, now }, opts, pointer, effects);
-      } catch (error) {
-        return { conflict: error };
-      }
-      await commit();
-      return { waitingOn: reg.waitingOn };
-    });
-    if ("conflict" in registered) await failStep(core, job, slot, at, registered.conflict, log, trace);
-    else if (registered.waitingOn !== undefined) await afterWaitRegistered(core, registered.waitingOn, nextJobId);
+    return { waitingOn: reg.waitingOn };
+  });
+  if ("conflict" in registered) await failStep(core, job, slot, at, registered.conflict, log, trace);
+  else if (registered.waitingOn !== undefined) await afterWaitRegistered(core, registered.waitingOn, wait.nextJobId);
+}
+
+/** The continuing step's settlement: its history entry, the next step's job and the step pointer, with the ack. */
+async function commitContinue(
+  core: RuntimeCore,
+  job: ClaimedJob,
+  slot: WorkerSlot,
+  runId: RunId,
+  o: Extract<StepOutcome, { kind: "continue" }>,
+  verdict: Extract<Verdict, { ok: true }>,
+  now: number,
+  trace: StepTrace,
+  run: Known<RunRecord>,
+  opts: EnqueueOptions & { headers: Record<string, string> },
+  pointer: StepPointer,
+  effects: SettlementEffects,
+): Promise<void> {
+  const transition = transitionOf(o.when, opts.runAt, now);
+  const history = stageStepHistory(core, job, trace, { outcome: "continued", endedAtMs: now, transition, staged: verdict.staged, next: o.payload }, effects);
+  if (history !== undefined) await history;
+  effects.enqueue(core.queueName, o.payload, opts);
+  const pointerBytes = encodeStepPointer(pointer);
+  effects.kvPut(stepPointerKey(core.queueName, runId), pointerBytes);
+  const chain = slot.chain;
+  if (o.when.kind !== "immediate" || chain === undefined || core.queue.ackClaimingNext === undefined) {
+    await slot.freeAfterSubmitting(core.queue.ack(job, effects));
+    return;
+  }
+  // The next step, claimed for this worker in the same commit when the queue allows it.
+  let next: ClaimedJob | undefined;
+  try {
+    const claimNext = { index: effects.enqueues.length - 1, leaseMs: core.leaseMs, reserve: chain.reserve };
+    next = (await slot.freeAfterSubmitting(core.queue.ackClaimingNext(job, effects, claimNext))).next;
+    if (next !== undefined) carryTo(next, { run, pointer: { bytes: pointerBytes, value: pointer } });
+  } finally {
+    chain.handOff(next);
   }
 }
 
