@@ -37,7 +37,16 @@ import {
   type StagedKv,
   type StepPointer,
 } from "../records/records.js";
-import { HEADER_CHILD_ENDED, HEADER_NOOP, HEADER_PARENT_ENDED, HEADER_RUN_ID, HEADER_SIGNAL_WAIT, HEADER_STEP, HEADER_TERMINAL } from "../records/reserved.js";
+import {
+  HEADER_CHILD_ENDED,
+  HEADER_NOOP,
+  HEADER_PARENT_ENDED,
+  HEADER_RUN_ID,
+  HEADER_SIGNAL_WAIT,
+  HEADER_STEP,
+  HEADER_TERMINAL,
+  HEADER_TRACEPARENT,
+} from "../records/reserved.js";
 import type { ChildRuns } from "../children/child-runs.js";
 import { childRunsFor, processChildEnded, processParentEnded } from "../children/child-runs.js";
 import { RunId } from "../runs/run-id.js";
@@ -173,25 +182,9 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
   const run = decodeKnown(runBytes, carried?.run, decodeRunRecord, runK);
   // The run's memo lives where its submitting runtime keeps memos, whichever runtime works this step.
   const memos = core.memos.withPrefix(run.memoPrefix ?? core.memos.prefix);
-  const base: Omit<TerminationInput, "status"> = {
-    runId,
-    incarnation: run.incarnation,
-    memoPrefix: memos.prefix,
-    finalStep: step,
-    headers: run.headers,
-    token: `${job.id}:${job.attempt}`,
-    nowMs: core.clock.now(),
-    priority: job.priority,
-    maxAttempts: job.maxAttempts,
-    group: run.group,
-    parent: run.parent,
-    hasChildren: run.hasChildren,
-    submittedAtMs: run.submittedAtMs,
-    submission: run.submission,
-    traceHeaders: traceHeaderOf(job),
-  };
   const trace: StepTrace = { runId, step, name: pointer.name, memoKeys: [] };
   if (run.cancelRequested === true || cancelRequestedOf(job)) {
+    const base = terminationBase(job, run, runId, step, memos, core.clock.now(), run.hasChildren);
     await terminate(core, job, slot, ending(base, "cancelled", "cancelled"), undefined, log, trace);
     return;
   }
@@ -219,27 +212,55 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
     }
   }
   const now = core.clock.now();
-  // Updated in place rather than copied (nothing else holds `base`): a spread plus fields is a slow path in V8.
-  const at = base;
-  at.nowMs = now;
   // A child started by this delivery set the run record's flag after the record above was read.
-  at.hasChildren = base.hasChildren === true || children.started();
+  const hasChildren = run.hasChildren === true || children.started();
+  // Built only on a path that needs it: a step that continues its run (most) terminates nothing.
+  const atNow = () => terminationBase(job, run, runId, step, memos, now, hasChildren);
 
   if (verdict.ok && verdict.outcome.kind === "cancel") {
-    await terminate(core, job, slot, ending(at, "cancelled", "runner", verdict.outcome.reason), verdict.staged, log, trace);
+    await terminate(core, job, slot, ending(atNow(), "cancelled", "runner", verdict.outcome.reason), verdict.staged, log, trace);
   } else if (externalCancel) {
-    await terminate(core, job, slot, ending(at, "cancelled", "cancelled"), undefined, log, trace);
+    await terminate(core, job, slot, ending(atNow(), "cancelled", "cancelled"), undefined, log, trace);
   } else if (verdict.ok) {
     const o = verdict.outcome;
-    if (o.kind === "continue") await continueRun(core, job, slot, runId, step, o, verdict, now, at, log, trace, { bytes: runBytes, value: run });
+    if (o.kind === "continue") await continueRun(core, job, slot, runId, step, o, verdict, now, atNow, log, trace, { bytes: runBytes, value: run });
     else if (o.kind === "succeed") {
-      const t = ending(at, "succeeded");
+      const t = ending(atNow(), "succeeded");
       t.result = o.result;
       await terminate(core, job, slot, t, verdict.staged, log, trace);
-    } else if (o.kind === "fail") await terminate(core, job, slot, ending(at, "failed", "runner", o.reason), verdict.staged, log, trace);
+    } else if (o.kind === "fail") await terminate(core, job, slot, ending(atNow(), "failed", "runner", o.reason), verdict.staged, log, trace);
   } else {
-    await failStep(core, job, slot, at, verdict.error, log, trace);
+    await failStep(core, job, slot, atNow(), verdict.error, log, trace);
   }
+}
+
+/** What every termination of this step records besides how it ended, with the time and the children flag as the step leaves them. */
+function terminationBase(
+  job: ClaimedJob,
+  run: RunRecord,
+  runId: RunId,
+  step: number,
+  memos: MemoStore,
+  nowMs: number,
+  hasChildren: boolean | undefined,
+): Omit<TerminationInput, "status"> {
+  return {
+    runId,
+    incarnation: run.incarnation,
+    memoPrefix: memos.prefix,
+    finalStep: step,
+    headers: run.headers,
+    token: `${job.id}:${job.attempt}`,
+    nowMs,
+    priority: job.priority,
+    maxAttempts: job.maxAttempts,
+    group: run.group,
+    parent: run.parent,
+    hasChildren,
+    submittedAtMs: run.submittedAtMs,
+    submission: run.submission,
+    traceHeaders: traceHeaderOf(job),
+  };
 }
 
 /**
@@ -434,7 +455,7 @@ function continueRun(
   o: Extract<StepOutcome, { kind: "continue" }>,
   verdict: Extract<Verdict, { ok: true }>,
   now: number,
-  at: Omit<TerminationInput, "status">,
+  at: () => Omit<TerminationInput, "status">,
   log: WorkflowLogger,
   trace: StepTrace,
   run: Known<RunRecord>,
@@ -471,7 +492,7 @@ async function continueOnSignal(
   core: RuntimeCore,
   job: ClaimedJob,
   slot: WorkerSlot,
-  at: Omit<TerminationInput, "status">,
+  at: () => Omit<TerminationInput, "status">,
   log: WorkflowLogger,
   trace: StepTrace,
   wait: Parameters<typeof stageSignalWait>[1],
@@ -492,7 +513,7 @@ async function continueOnSignal(
     await commit();
     return { waitingOn: reg.waitingOn };
   });
-  if ("conflict" in registered) await failStep(core, job, slot, at, registered.conflict, log, trace);
+  if ("conflict" in registered) await failStep(core, job, slot, at(), registered.conflict, log, trace);
   else if (registered.waitingOn !== undefined) await afterWaitRegistered(core, registered.waitingOn, wait.nextJobId);
 }
 
@@ -546,8 +567,9 @@ function nextStepHeaders(core: RuntimeCore, job: ClaimedJob, runId: RunId, nextS
   for (const k in flow) headers[k] = flow[k]!;
   headers[HEADER_RUN_ID] = runId;
   headers[HEADER_STEP] = String(nextStep);
-  const trace = traceHeaderOf(job);
-  for (const k in trace) headers[k] = trace[k]!;
+  // The trace header as `traceHeaderOf` would give it, without the object.
+  const trace = job.headers[HEADER_TRACEPARENT];
+  if (trace !== undefined) headers[HEADER_TRACEPARENT] = trace;
   return headers;
 }
 
