@@ -21,6 +21,13 @@ export interface LeaseEntry {
   readonly cancel: CancelState;
   /** The concurrency slots the claim holds (see `admission`), released with the lease. */
   readonly slots?: readonly string[];
+  /** The entry's key in the expiry index, kept so that removing it (once per claim) does not build it again. */
+  expiryKey: string;
+}
+
+/** The expiry index key of the lease of `id` expiring at `expiresAt`. */
+function expiryKeyOf(expiresAt: number, id: string): string {
+  return `${padTime(expiresAt)}/${id}`;
 }
 
 /** Lease entries by job id, plus an expiry-ordered index for the reaper. */
@@ -46,10 +53,13 @@ export class LeaseRegistry {
     this.remove(id);
     const cancel = new CancelState();
     if (cancelled) cancel.request(new Error(`cancellation of job ${id} was requested`));
+    const expiryKey = expiryKeyOf(expiresAt, id);
     const e: LeaseEntry =
-      slots === undefined ? { id, queue, token: this.#nextToken++, expiresAt, cancel } : { id, queue, token: this.#nextToken++, expiresAt, cancel, slots };
+      slots === undefined
+        ? { id, queue, token: this.#nextToken++, expiresAt, cancel, expiryKey }
+        : { id, queue, token: this.#nextToken++, expiresAt, cancel, slots, expiryKey };
     this.#byId.set(id, e);
-    this.#byExpiry.set(`${padTime(expiresAt)}/${id}`, id);
+    this.#byExpiry.set(expiryKey, id);
     return e;
   }
 
@@ -65,16 +75,17 @@ export class LeaseRegistry {
 
   extend(e: LeaseEntry, expiresAt: number): void {
     if (expiresAt <= e.expiresAt) return;
-    this.#byExpiry.delete(`${padTime(e.expiresAt)}/${e.id}`);
+    this.#byExpiry.delete(e.expiryKey);
     e.expiresAt = expiresAt;
-    this.#byExpiry.set(`${padTime(expiresAt)}/${e.id}`, e.id);
+    e.expiryKey = expiryKeyOf(expiresAt, e.id);
+    this.#byExpiry.set(e.expiryKey, e.id);
   }
 
   remove(id: string): void {
     const e = this.#byId.get(id);
     if (e === undefined) return;
     this.#byId.delete(id);
-    this.#byExpiry.delete(`${padTime(e.expiresAt)}/${id}`);
+    this.#byExpiry.delete(e.expiryKey);
     if (e.slots !== undefined) {
       for (const slot of e.slots) this.slots.release(slot);
       this.onSlotReleased?.(e.queue);

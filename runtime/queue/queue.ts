@@ -356,6 +356,15 @@ export class Queue {
 
   /** The committed value of caller key `key`, or null. */
   async kvGet(key: string): Promise<Uint8Array | null> {
+    return this.kvGetNow(key);
+  }
+
+  /**
+   * @internal `kvGet` answered in the caller's turn, for a caller that reads
+   * on every step (the workflow runtime's own records): the engine reads
+   * synchronously, so there is no promise to make and await.
+   */
+  kvGetNow(key: string): Uint8Array | null {
     validateKvKey(key);
     return this.#core.engine.get(K.userKey(key)) ?? null;
   }

@@ -1,11 +1,14 @@
 /**
- * @module The job record's MessagePack encoding written directly: the same
- * bytes the record codec's general encoder writes (named map, undefined
- * fields omitted, shortest form of each header and integer, other numbers
- * as float64), without its per-value dispatch. A job record is encoded at
- * every enqueue and claim. A record holding anything else than strings,
- * numbers, booleans, byte arrays and string maps returns undefined, for
- * the general encoder to write.
+ * @module MessagePack written directly, without the general encoder's
+ * per-value dispatch, to the very bytes it writes:
+ * - the job record (`packRecord`), as the record codec's encoder writes it
+ *   (named map, undefined fields omitted, shortest form of each header and
+ *   integer, other numbers as float64), encoded at every enqueue and claim;
+ * - plain data (`packPlain`), as the workflow records' encoder writes it
+ *   (every map with a 16-bit entry count), for the records a workflow step
+ *   writes (its history entry, the step pointer).
+ * A value holding anything else returns undefined, for the general encoder
+ * to write.
  */
 
 import { BIN_TAGS, STR_TAGS, writeSized, writeUint } from "./msgpack-sized.js";
@@ -141,14 +144,57 @@ function writeRecordValue(v: unknown): boolean {
 }
 
 /**
- * `record`'s bytes as the general encoder writes them, in an array of their
- * own; undefined when it holds a value of another kind (nested deeper than
- * a map of strings, null, arrays, other objects), or a map of 65,536
- * entries or more.
+ * Writes `o`'s own entries as a map with a 16-bit entry count (the general
+ * encoder's fixed header when it may not skip values), each value by
+ * `writePlainValue`; false for anything that encoder would write otherwise.
  */
-export function packRecord(record: object): Uint8Array | undefined {
-  pos = 0;
-  const ok = writeMap(record, writeRecordValue);
+function writeFixedMap(o: object): boolean {
+  if (Object.getPrototypeOf(o) !== Object.prototype) return false;
+  ensure(3);
+  const head = pos;
+  pos += 3;
+  let n = 0;
+  const rec = o as Record<string, unknown>;
+  for (const k in rec) {
+    // An own `hasOwnProperty` changes which entries the general encoder takes: leave such a map to it.
+    if (k === "hasOwnProperty") return false;
+    if (!Object.hasOwn(rec, k)) continue;
+    writeStr(k);
+    if (!writePlainValue(rec[k])) return false;
+    n++;
+  }
+  if (n >= 0x10000) return false;
+  buf[head] = 0xde;
+  buf[head + 1] = n >> 8;
+  buf[head + 2] = n & 0xff;
+  return true;
+}
+
+function writePlainValue(v: unknown): boolean {
+  if (typeof v === "string") writeStr(v);
+  else if (typeof v === "number") writeNum(v);
+  else if (typeof v === "boolean" || v === null) {
+    ensure(1);
+    buf[pos++] = v === null ? 0xc0 : v ? 0xc3 : 0xc2;
+  } else if (typeof v !== "object") return false;
+  else if (v.constructor === Uint8Array) writeBin(v as Uint8Array);
+  else if (v.constructor === Array) {
+    const a = v as unknown[];
+    const n = a.length;
+    ensure(5);
+    if (n < 0x10) buf[pos++] = 0x90 | n;
+    else if (n < 0x10000) {
+      buf[pos++] = 0xdc;
+      buf[pos++] = n >> 8;
+      buf[pos++] = n & 0xff;
+    } else return false;
+    for (let i = 0; i < n; i++) if (!writePlainValue(a[i])) return false;
+  } else return writeFixedMap(v);
+  return true;
+}
+
+/** Ends a direct encoding: its bytes in an array of their own, and the scratch array reset when a large value grew it. */
+function finish(ok: boolean): Uint8Array | undefined {
   const out = ok ? buf.slice(0, pos) : undefined;
   // A large payload grew the scratch array: let it go rather than hold it for good.
   if (buf.length > SCRATCH_KEEP) {
@@ -156,6 +202,29 @@ export function packRecord(record: object): Uint8Array | undefined {
     view = new DataView(buf.buffer);
   }
   return out;
+}
+
+/**
+ * `value`'s bytes as the workflow records' encoder (no value skipping, named
+ * maps) writes them, in an array of their own: maps, arrays, strings,
+ * numbers, booleans, null and byte arrays; undefined for anything else
+ * (undefined, other objects and byte views), or a map or array of 65,536
+ * entries or more.
+ */
+export function packPlain(value: unknown): Uint8Array | undefined {
+  pos = 0;
+  return finish(writePlainValue(value));
+}
+
+/**
+ * `record`'s bytes as the general encoder writes them, in an array of their
+ * own; undefined when it holds a value of another kind (nested deeper than
+ * a map of strings, null, arrays, other objects), or a map of 65,536
+ * entries or more.
+ */
+export function packRecord(record: object): Uint8Array | undefined {
+  pos = 0;
+  return finish(writeMap(record, writeRecordValue));
 }
 
 /**

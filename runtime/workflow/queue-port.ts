@@ -64,6 +64,8 @@ export interface WorkflowQueue {
   /** Moves a dead job back to pending (a redrive of the run it is the final step of). */
   requeueDead(jobId: string): Promise<boolean>;
   kvGet(key: string): Promise<Uint8Array | null>;
+  /** @internal `kvGet` answered in the caller's turn (`Queue.kvGetNow`); optional: without it the runtime awaits `kvGet`. */
+  kvGetNow?(key: string): Uint8Array | null;
   kvPut(key: string, value: Uint8Array): Promise<void>;
   kvDelete(key: string): Promise<void>;
   kvCompareAndPut(key: string, expected: Uint8Array | null, value: Uint8Array): Promise<boolean>;

@@ -6,12 +6,16 @@
 import { Packr } from "msgpackr";
 import { describe, expect, it } from "vitest";
 import { copyJob, decodeJob, encodeJob, type JobRecord } from "../../runtime/queue/record.js";
-import { packRecord, textBytes } from "../../runtime/queue/record-pack.js";
+import { packPlain, packRecord, textBytes } from "../../runtime/queue/record-pack.js";
+import { decodeValue, encodeValue } from "../../runtime/workflow/records/codec.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
 
 // The record codec's general encoder, with the record codec's options.
 const general = new Packr({ useRecords: false, mapsAsObjects: true, skipValues: [undefined] } as ConstructorParameters<typeof Packr>[0]);
 const generalBytes = (v: unknown) => new Uint8Array(general.pack(v));
+// The workflow records' general encoder, with their codec's options (no value skipping: every map gets a 16-bit count).
+const plainGeneral = new Packr({ useRecords: false, moreTypes: false });
+const plainGeneralBytes = (v: unknown) => new Uint8Array(plainGeneral.pack(v));
 
 /** Characters of every UTF-8 length, lone surrogates and a pair included. */
 const CHARS = ["a", "Z", "0", "/", "\u007f", "é", "\u07ff", "\u0800", "中", "\uffff", "😀", "\ud800", "\udfff"];
@@ -162,6 +166,85 @@ describe("packRecord: the job record written directly", () => {
       const rec = record(r, true);
       const back = decodeJob("j/x", encodeJob(rec));
       expect(Buffer.from(encodeJob(back)).equals(Buffer.from(encodeJob(rec))), `record ${i} of seed ${r.seed}`).toBe(true);
+    }
+  });
+});
+
+/**
+ * A random plain value: maps (up to 20 entries) and arrays (up to 20 items)
+ * nested to `depth`, and every scalar kind. With `wellFormedKeys`, map keys
+ * have no lone surrogates (two keys differing only in those decode alike).
+ */
+function plain(r: TestRandom, wellFormedKeys = false, depth = 3): unknown {
+  const k = r.int(depth > 0 ? 8 : 6);
+  if (k === 0) return text(r);
+  if (k === 1) return num(r);
+  if (k === 2) return r.random() < 0.5;
+  if (k === 3) return null;
+  if (k === 4) return bytes(r);
+  if (k === 5) return r.int(2 ** 20);
+  const n = r.random() < 0.8 ? r.int(5) : 15 + r.int(6);
+  if (k === 6) return Array.from({ length: n }, () => plain(r, wellFormedKeys, depth - 1));
+  const o: Record<string, unknown> = {};
+  for (let i = 0; i < n; i++) {
+    const key = text(r) || `k${i}`;
+    o[wellFormedKeys ? (key as string & { toWellFormed(): string }).toWellFormed() : key] = plain(r, wellFormedKeys, depth - 1);
+  }
+  return o;
+}
+
+describe("packPlain: plain data written as the workflow records' encoder writes it", () => {
+  it("writes the general encoder's bytes for random values (seeded)", () => {
+    const r = testRandom("plain-pack");
+    for (let i = 0; i < 1500; i++) {
+      const v = plain(r);
+      const direct = packPlain(v);
+      expect(direct, `value ${i} of seed ${r.seed}`).toBeDefined();
+      expect(Buffer.from(direct!).equals(Buffer.from(plainGeneralBytes(v))), `value ${i} of seed ${r.seed}`).toBe(true);
+    }
+  });
+
+  it("writes a step's history entry and step pointer as the general encoder does", () => {
+    const entry = {
+      s: 3,
+      b: 4,
+      a: [[1, 1_764_000_000_000, 1_764_000_000_003, "continued"]],
+      n: "charge",
+      tr: { kind: "immediate" },
+      nx: new Uint8Array([1, 2]),
+    };
+    const pointer = { step: 4, jobId: "01KBE3Y6QGZ8W4XJ0SZ4Z6TABC" };
+    for (const v of [entry, pointer]) expect(encodeValue(v)).toEqual(plainGeneralBytes(v));
+  });
+
+  it("hands values it does not cover to the general encoder, which encodeValue then uses", () => {
+    const odd: unknown[] = [
+      undefined,
+      { a: undefined },
+      [undefined],
+      new Date(0),
+      Buffer.from([1]),
+      new Uint16Array([1]),
+      new Map([["a", 1]]),
+      { hasOwnProperty: 1 },
+      10n,
+    ];
+    for (const v of odd) {
+      expect(packPlain({ x: v }), String(v)).toBeUndefined();
+      expect(encodeValue({ x: v })).toEqual(plainGeneralBytes({ x: v }));
+    }
+  });
+
+  it("returns arrays of their own, and round-trips through decodeValue", () => {
+    const a = packPlain({ id: "a", payload: new Uint8Array([1, 2, 3]) })!;
+    const copy = a.slice();
+    packPlain({ id: "bbbbbbbbbbbbbbbb", payload: new Uint8Array(100_000) });
+    expect(a).toEqual(copy);
+    expect(a.buffer.byteLength).toBe(a.byteLength);
+    const r = testRandom("plain-pack round trip");
+    for (let i = 0; i < 200; i++) {
+      const v = plain(r, true);
+      expect(Buffer.from(encodeValue(decodeValue(encodeValue(v)))).equals(Buffer.from(encodeValue(v))), `value ${i} of seed ${r.seed}`).toBe(true);
     }
   });
 });

@@ -27,7 +27,8 @@ describe("memoizing within-step side effects", () => {
       }),
     );
     await env.runtime.submit({ input: enc("doc"), runId: "m" });
-    await until(() => attempts === 1, "first attempt");
+    // Until the first attempt's retry is on record: advanced before that, the clock would move the retry with it.
+    await until(async () => attempts === 1 && (await env.queue.view().stats("workflow-steps")).scheduled === 1, "first attempt's retry scheduled");
     env.clock.advance(1000);
     const end = await env.runtime.wait("m");
     expect(dec(end.outcome!.result)).toBe("draft of doc/summary");

@@ -9,12 +9,16 @@
 import { createHash } from "node:crypto";
 import { Packr } from "msgpackr";
 import { assertPlainMessagePack } from "../../engine/plain-messagepack.js";
+import { packPlain } from "../../queue/record-pack.js";
 
 const packr = new Packr({ useRecords: false, moreTypes: false });
 
-/** Encodes `value` into a fresh byte array that owns its memory. */
+/**
+ * Encodes `value` into a fresh byte array that owns its memory. Plain data
+ * (every record a step writes) is written directly, to the same bytes.
+ */
 export function encodeValue(value: unknown): Uint8Array {
-  return new Uint8Array(packr.pack(value));
+  return packPlain(value) ?? new Uint8Array(packr.pack(value));
 }
 
 /**

@@ -120,19 +120,26 @@ export interface StepFacts {
   signalPayload?: Uint8Array | undefined;
 }
 
+const cutKey = (k: string): string => cut(k, KEY_CHARS);
+
+/** At most `HISTORY_KEYS_PER_STEP` of `list`, each cut to `KEY_CHARS`. */
+function boundKeys(list: readonly string[]): string[] {
+  return list.length === 0 ? [] : list.slice(0, HISTORY_KEYS_PER_STEP).map(cutKey);
+}
+
 /** The bounded record of one settled step. */
 export function stepRecordOf(f: StepFacts): StepRecord {
-  const { attempts, dropped } = boundAttempts([...f.earlier, f.current]);
-  const keys = (list: readonly string[]) => list.slice(0, HISTORY_KEYS_PER_STEP).map((k) => cut(k, KEY_CHARS));
+  // A first attempt (most steps) has no earlier ones to bound.
+  const { attempts, dropped } = f.earlier.length === 0 ? { attempts: [f.current], dropped: 0 } : boundAttempts([...f.earlier, f.current]);
   const r: Building<StepRecord> = {
     step: f.step,
     payloadBytes: f.payloadBytes,
     attempts,
     attemptsDropped: dropped,
-    memoKeys: keys(f.memoKeys),
+    memoKeys: boundKeys(f.memoKeys),
     memoKeysWritten: f.memoKeys.length,
-    kvPuts: keys(f.kvPuts),
-    kvDeletes: keys(f.kvDeletes),
+    kvPuts: boundKeys(f.kvPuts),
+    kvDeletes: boundKeys(f.kvDeletes),
     kvEffects: f.kvPuts.length + f.kvDeletes.length,
   };
   if (f.name !== undefined) r.name = f.name;
@@ -153,9 +160,22 @@ export function evictedStep(step: number): number | undefined {
 /** Drops `undefined` fields (MessagePack would keep them as nil). */
 function compact(o: object): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o))
+  const from = o as Record<string, unknown>;
+  // Own keys in `Object.entries` order, without its array of pairs (a transition is compacted per step).
+  for (const k in from) {
+    if (!Object.hasOwn(from, k)) continue;
+    const v = from[k];
     if (v !== undefined) out[k] = v && typeof v === "object" && !Array.isArray(v) && !(v instanceof Uint8Array) ? compact(v) : v;
+  }
   return out;
+}
+
+/** An attempt as stored: `[attempt, start, end, outcome, error?, stack?]`. */
+function attemptRow(x: AttemptHistory): unknown[] {
+  const row: unknown[] = [x.attempt, x.startedAtMs, x.endedAtMs, x.outcome];
+  if (x.error !== undefined || x.stack !== undefined) row.push(x.error ?? null);
+  if (x.stack !== undefined) row.push(x.stack);
+  return row;
 }
 
 /*
@@ -172,12 +192,7 @@ export function encodeStepRecord(r: StepRecord): Uint8Array {
   const out: Record<string, unknown> = {
     s: r.step,
     b: r.payloadBytes,
-    a: r.attempts.map((x) => {
-      const row: unknown[] = [x.attempt, x.startedAtMs, x.endedAtMs, x.outcome];
-      if (x.error !== undefined || x.stack !== undefined) row.push(x.error ?? null);
-      if (x.stack !== undefined) row.push(x.stack);
-      return row;
-    }),
+    a: r.attempts.map(attemptRow),
   };
   if (r.name !== undefined) out.n = r.name;
   if (r.attemptsDropped > 0) out.ad = r.attemptsDropped;

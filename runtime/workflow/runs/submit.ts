@@ -47,9 +47,13 @@ export function checkUserHeaders(headers: Readonly<Record<string, string>> | und
 /** The submitter's headers of a step job: every header except the reserved ones. */
 export function userHeadersOf(jobHeaders: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(jobHeaders)) if (!k.startsWith(RESERVED_HEADER_PREFIX)) out[k] = v;
+  // Own keys in `Object.entries` order, without its array of pairs: this runs for every step.
+  for (const k in jobHeaders) if (Object.hasOwn(jobHeaders, k) && !k.startsWith(RESERVED_HEADER_PREFIX)) out[k] = jobHeaders[k]!;
   return out;
 }
+
+/** The headers that carry a run's flow, in the order a step's headers list them. */
+const FLOW_HEADER_NAMES = [FLOW_RULE_HEADER, FLOW_CONCURRENCY_KEY_HEADER, FLOW_RATE_KEY_HEADER, FLOW_CONCURRENCY_LIMIT_HEADER] as const;
 
 /** The step headers that carry `RunOptions.flow`; throws `ValidationError` when it is malformed. */
 export function flowHeaders(flow: RunFlow | undefined): Record<string, string> {
@@ -70,7 +74,7 @@ export function flowHeaders(flow: RunFlow | undefined): Record<string, string> {
 /** The flow-control headers of a step job, which every next step of its run carries too. */
 export function flowHeadersOf(jobHeaders: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const h of [FLOW_RULE_HEADER, FLOW_CONCURRENCY_KEY_HEADER, FLOW_RATE_KEY_HEADER, FLOW_CONCURRENCY_LIMIT_HEADER]) {
+  for (const h of FLOW_HEADER_NAMES) {
     if (Object.hasOwn(jobHeaders, h)) out[h] = jobHeaders[h]!;
   }
   return out;

@@ -35,8 +35,9 @@ function checkValue(key: string, value: Uint8Array): void {
  * step.effects.put(`app/runs/${step.runId}`, summary);
  */
 export class EffectsHandle {
-  readonly #puts = new Map<string, Uint8Array>();
-  readonly #deletes = new Set<string>();
+  // Made on the first put or delete: every step gets a handle, and most stage nothing.
+  #puts: Map<string, Uint8Array> | undefined;
+  #deletes: Set<string> | undefined;
   #sealed = false;
 
   /** Stages a write of `value` at `key`; a later `put` of the same key replaces it. */
@@ -44,16 +45,17 @@ export class EffectsHandle {
     if (this.#sealed) throw new EffectsSealedError();
     checkKey(key);
     checkValue(key, value);
-    if (this.#deletes.has(key)) throw new InvalidEffectError(key, "it is already staged for a delete in this step; a key is either written or deleted");
-    this.#puts.set(key, value.slice());
+    if (this.#deletes?.has(key) === true)
+      throw new InvalidEffectError(key, "it is already staged for a delete in this step; a key is either written or deleted");
+    (this.#puts ??= new Map()).set(key, value.slice());
   }
 
   /** Stages a delete of `key`. */
   delete(key: string): void {
     if (this.#sealed) throw new EffectsSealedError();
     checkKey(key);
-    if (this.#puts.has(key)) throw new InvalidEffectError(key, "it is already staged for a write in this step; a key is either written or deleted");
-    this.#deletes.add(key);
+    if (this.#puts?.has(key) === true) throw new InvalidEffectError(key, "it is already staged for a write in this step; a key is either written or deleted");
+    (this.#deletes ??= new Set()).add(key);
   }
 
   /** Whether the step has returned and staging is closed. */
@@ -68,14 +70,14 @@ export class EffectsHandle {
 
   /** What is staged, in a form replay records store. */
   staged(): StagedKv {
-    return { puts: [...this.#puts.entries()], deletes: [...this.#deletes] };
+    return { puts: this.#puts === undefined ? [] : [...this.#puts.entries()], deletes: this.#deletes === undefined ? [] : [...this.#deletes] };
   }
 
   /** A handle pre-filled from a replay record, already sealed. */
   static fromStaged(staged: StagedKv): EffectsHandle {
     const h = new EffectsHandle();
-    for (const [k, v] of staged.puts) h.#puts.set(k, v);
-    for (const k of staged.deletes) h.#deletes.add(k);
+    for (const [k, v] of staged.puts) (h.#puts ??= new Map()).set(k, v);
+    for (const k of staged.deletes) (h.#deletes ??= new Set()).add(k);
     h.#sealed = true;
     return h;
   }

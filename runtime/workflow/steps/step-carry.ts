@@ -39,7 +39,7 @@ export function takeCarried(job: ClaimedJob): CarriedRun | undefined {
   return c;
 }
 
-/** `known`'s value when `bytes` are the same bytes, else `decode(bytes)`. */
-export function decodeKnown<T>(bytes: Uint8Array, known: Known<T> | undefined, decode: (b: Uint8Array) => T): T {
-  return known !== undefined && (bytes === known.bytes || bytesEqual(bytes, known.bytes)) ? known.value : decode(bytes);
+/** `known`'s value when `bytes` are the same bytes, else `decode(bytes, key)` (`key`: where they were read, for its errors). */
+export function decodeKnown<T>(bytes: Uint8Array, known: Known<T> | undefined, decode: (b: Uint8Array, key: string) => T, key: string): T {
+  return known !== undefined && (bytes === known.bytes || bytesEqual(bytes, known.bytes)) ? known.value : decode(bytes, key);
 }

@@ -39,10 +39,13 @@ export interface StepEnd {
   next?: Uint8Array | undefined;
 }
 
+/** Whether the queue may have recorded attempts of the job before this claim (a first claim with no earlier failure has none). */
+function hadEarlierAttempts(job: ClaimedJob): boolean {
+  return job.attempt > 1 || job.lastError !== undefined;
+}
+
 /** The attempts the queue recorded for the job before this claim. */
 async function earlierAttempts(core: RuntimeCore, job: ClaimedJob): Promise<AttemptHistory[]> {
-  // A first claim with no earlier failure has nothing recorded: skip the read on the common path.
-  if (job.attempt <= 1 && job.lastError === undefined) return [];
   const list = await core.queue.view().attemptHistory(job.id);
   return list.map(attemptFromQueue);
 }
@@ -53,16 +56,32 @@ function signalReceipt(job: ClaimedJob, signal: Uint8Array | null | undefined): 
   return signal === null ? { key, result: "timed_out" } : { key, result: "delivered", payloadBytes: signal.byteLength };
 }
 
-/** Stages the step's history entry (and the eviction of the oldest kept one) into `effects`. */
-export async function stageStepHistory(core: RuntimeCore, job: ClaimedJob, s: StepTrace, end: StepEnd, effects: SettlementEffects): Promise<void> {
-  const earlier = await earlierAttempts(core, job);
-  const current: AttemptHistory = {
+/**
+ * Stages the step's history entry (and the eviction of the oldest kept one)
+ * into `effects`: at once on the common path (a promise only when earlier
+ * attempts must be read first; await it then).
+ */
+export function stageStepHistory(core: RuntimeCore, job: ClaimedJob, s: StepTrace, end: StepEnd, effects: SettlementEffects): Promise<void> | undefined {
+  if (!hadEarlierAttempts(job)) {
+    stageWith(core, job, s, end, effects, []);
+    return undefined;
+  }
+  return earlierAttempts(core, job).then((earlier) => stageWith(core, job, s, end, effects, earlier));
+}
+
+function stageWith(core: RuntimeCore, job: ClaimedJob, s: StepTrace, end: StepEnd, effects: SettlementEffects, earlier: AttemptHistory[]): void {
+  // The error fields assigned, not spread into the literal (a slow path in V8, and this runs for every step).
+  const current: { -readonly [K in keyof AttemptHistory]: AttemptHistory[K] } = {
     attempt: job.attempt,
     startedAtMs: job.claimedAt,
     endedAtMs: end.endedAtMs,
     outcome: end.outcome,
-    ...(end.error === undefined ? {} : errorFieldsOf(end.error.thrown, end.error.text)),
   };
+  if (end.error !== undefined) {
+    const f = errorFieldsOf(end.error.thrown, end.error.text);
+    if (f.error !== undefined) current.error = f.error;
+    if (f.stack !== undefined) current.stack = f.stack;
+  }
   const record = stepRecordOf({
     step: s.step,
     name: s.name,

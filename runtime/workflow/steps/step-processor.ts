@@ -37,7 +37,16 @@ import {
   type StagedKv,
   type StepPointer,
 } from "../records/records.js";
-import { HEADER_CHILD_ENDED, HEADER_NOOP, HEADER_PARENT_ENDED, HEADER_RUN_ID, HEADER_SIGNAL_WAIT, HEADER_STEP, HEADER_TERMINAL } from "../records/reserved.js";
+import {
+  HEADER_CHILD_ENDED,
+  HEADER_NOOP,
+  HEADER_PARENT_ENDED,
+  HEADER_RUN_ID,
+  HEADER_SIGNAL_WAIT,
+  HEADER_STEP,
+  HEADER_TERMINAL,
+  HEADER_TRACEPARENT,
+} from "../records/reserved.js";
 import type { ChildRuns } from "../children/child-runs.js";
 import { childRunsFor, processChildEnded, processParentEnded } from "../children/child-runs.js";
 import { RunId } from "../runs/run-id.js";
@@ -156,47 +165,40 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
   }
   // The records as the settlement that claimed this step left them, when it did: read again, decoded only if changed.
   const carried = takeCarried(job);
-  let runBytes = await core.queue.kvGet(runKey(core.queueName, runId));
+  const runK = runKey(core.queueName, runId);
+  const runNow = readNow(core, runK);
+  let runBytes = runNow !== undefined ? runNow : await core.queue.kvGet(runK);
   // A dead step requeued after it ended its run re-opens the run (a redrive through the queue).
-  if (runBytes === null && (await reopenRequeued(core, job, runId, step))) runBytes = await core.queue.kvGet(runKey(core.queueName, runId));
-  const ptrBytes = await core.queue.kvGet(stepPointerKey(core.queueName, runId));
-  const pointer = ptrBytes === null ? null : decodeKnown(ptrBytes, carried?.pointer, (b) => decodeStepPointer(b, stepPointerKey(core.queueName, runId)));
+  if (runBytes === null && (await reopenRequeued(core, job, runId, step))) runBytes = await core.queue.kvGet(runK);
+  const ptrK = stepPointerKey(core.queueName, runId);
+  const ptrNow = readNow(core, ptrK);
+  const ptrBytes = ptrNow !== undefined ? ptrNow : await core.queue.kvGet(ptrK);
+  const pointer = ptrBytes === null ? null : decodeKnown(ptrBytes, carried?.pointer, decodeStepPointer, ptrK);
   if (runBytes === null || pointer === null || pointer.jobId !== job.id) {
     // The run terminated or moved past this job (a stale redelivery): nothing to do.
     await slot.freeAfterSubmitting(core.queue.ack(job));
     return;
   }
-  const run = decodeKnown(runBytes, carried?.run, (b) => decodeRunRecord(b, runKey(core.queueName, runId)));
+  const run = decodeKnown(runBytes, carried?.run, decodeRunRecord, runK);
   // The run's memo lives where its submitting runtime keeps memos, whichever runtime works this step.
   const memos = core.memos.withPrefix(run.memoPrefix ?? core.memos.prefix);
-  const base: Omit<TerminationInput, "status"> = {
-    runId,
-    incarnation: run.incarnation,
-    memoPrefix: memos.prefix,
-    finalStep: step,
-    headers: run.headers,
-    token: `${job.id}:${job.attempt}`,
-    nowMs: core.clock.now(),
-    priority: job.priority,
-    maxAttempts: job.maxAttempts,
-    group: run.group,
-    parent: run.parent,
-    hasChildren: run.hasChildren,
-    submittedAtMs: run.submittedAtMs,
-    submission: run.submission,
-    traceHeaders: traceHeaderOf(job),
-  };
   const trace: StepTrace = { runId, step, name: pointer.name, memoKeys: [] };
   if (run.cancelRequested === true || cancelRequestedOf(job)) {
+    const base = terminationBase(job, run, runId, step, memos, core.clock.now(), run.hasChildren);
     await terminate(core, job, slot, ending(base, "cancelled", "cancelled"), undefined, log, trace);
     return;
   }
 
-  const signal = await resolveSignal(core, job, runId, step);
+  // Only a step continued on a signal has one to resolve (an async call costs even when it has nothing to wait for).
+  const signal = job.headers[HEADER_SIGNAL_WAIT] === undefined ? undefined : await resolveSignal(core, job, runId, step);
   trace.signal = signal;
   const children = childRunsFor(core, runId, step, job.headers[HEADER_SIGNAL_WAIT]);
   const verdict = await runOrReplay(core, memos, job, run, runId, step, signal, trace.memoKeys, children);
-  const externalCancel = cancelRequestedOf(job) || (await cancelRequested(core, runId, runBytes, run));
+  let externalCancel = cancelRequestedOf(job);
+  if (!externalCancel) {
+    const c = cancelRequested(core, runK, runBytes, run);
+    externalCancel = typeof c === "boolean" ? c : await c;
+  }
   if (verdict.ok && !verdict.replayed && !externalCancel && core.stepOutputReplay) {
     const record = { storedAtMs: core.clock.now(), outcome: verdict.outcome, effects: verdict.staged };
     const key = replayRecordKey(memos.prefix, runId, step, job.payload);
@@ -210,27 +212,55 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
     }
   }
   const now = core.clock.now();
-  // Updated in place rather than copied (nothing else holds `base`): a spread plus fields is a slow path in V8.
-  const at = base;
-  at.nowMs = now;
   // A child started by this delivery set the run record's flag after the record above was read.
-  at.hasChildren = base.hasChildren === true || children.started();
+  const hasChildren = run.hasChildren === true || children.started();
+  // Built only on a path that needs it: a step that continues its run (most) terminates nothing.
+  const atNow = () => terminationBase(job, run, runId, step, memos, now, hasChildren);
 
   if (verdict.ok && verdict.outcome.kind === "cancel") {
-    await terminate(core, job, slot, ending(at, "cancelled", "runner", verdict.outcome.reason), verdict.staged, log, trace);
+    await terminate(core, job, slot, ending(atNow(), "cancelled", "runner", verdict.outcome.reason), verdict.staged, log, trace);
   } else if (externalCancel) {
-    await terminate(core, job, slot, ending(at, "cancelled", "cancelled"), undefined, log, trace);
+    await terminate(core, job, slot, ending(atNow(), "cancelled", "cancelled"), undefined, log, trace);
   } else if (verdict.ok) {
     const o = verdict.outcome;
-    if (o.kind === "continue") await continueRun(core, job, slot, runId, step, o, verdict, now, at, log, trace, { bytes: runBytes, value: run });
+    if (o.kind === "continue") await continueRun(core, job, slot, runId, step, o, verdict, now, atNow, log, trace, { bytes: runBytes, value: run });
     else if (o.kind === "succeed") {
-      const t = ending(at, "succeeded");
+      const t = ending(atNow(), "succeeded");
       t.result = o.result;
       await terminate(core, job, slot, t, verdict.staged, log, trace);
-    } else if (o.kind === "fail") await terminate(core, job, slot, ending(at, "failed", "runner", o.reason), verdict.staged, log, trace);
+    } else if (o.kind === "fail") await terminate(core, job, slot, ending(atNow(), "failed", "runner", o.reason), verdict.staged, log, trace);
   } else {
-    await failStep(core, job, slot, at, verdict.error, log, trace);
+    await failStep(core, job, slot, atNow(), verdict.error, log, trace);
   }
+}
+
+/** What every termination of this step records besides how it ended, with the time and the children flag as the step leaves them. */
+function terminationBase(
+  job: ClaimedJob,
+  run: RunRecord,
+  runId: RunId,
+  step: number,
+  memos: MemoStore,
+  nowMs: number,
+  hasChildren: boolean | undefined,
+): Omit<TerminationInput, "status"> {
+  return {
+    runId,
+    incarnation: run.incarnation,
+    memoPrefix: memos.prefix,
+    finalStep: step,
+    headers: run.headers,
+    token: `${job.id}:${job.attempt}`,
+    nowMs,
+    priority: job.priority,
+    maxAttempts: job.maxAttempts,
+    group: run.group,
+    parent: run.parent,
+    hasChildren,
+    submittedAtMs: run.submittedAtMs,
+    submission: run.submission,
+    traceHeaders: traceHeaderOf(job),
+  };
 }
 
 /**
@@ -247,14 +277,31 @@ function ending(at: Omit<TerminationInput, "status">, status: TerminationInput["
   return t;
 }
 
-/** Whether a cancel of the run was recorded; `read` is the run record read (and decoded as `run`) before the runner ran. */
-async function cancelRequested(core: RuntimeCore, runId: string, read: Uint8Array, run: RunRecord): Promise<boolean> {
-  const b = await core.queue.kvGet(runKey(core.queueName, runId));
+/**
+ * The committed value at one of the runtime's own KV keys, read in this
+ * turn when the queue offers it (`Queue.kvGetNow`); `undefined` when the
+ * caller must await `kvGet`. The step path reads three records per step.
+ */
+function readNow(core: RuntimeCore, key: string): Uint8Array | null | undefined {
+  return core.queue.kvGetNow === undefined ? undefined : core.queue.kvGetNow(key);
+}
+
+/**
+ * Whether a cancel of the run was recorded; `read` is the run record read
+ * (and decoded as `run`) before the runner ran, at `key`. A promise only
+ * when the queue cannot read in this turn.
+ */
+function cancelRequested(core: RuntimeCore, key: string, read: Uint8Array, run: RunRecord): boolean | Promise<boolean> {
+  const now = readNow(core, key);
+  return now === undefined ? core.queue.kvGet(key).then((b) => cancelIn(b, key, read, run)) : cancelIn(now, key, read, run);
+}
+
+function cancelIn(b: Uint8Array | null, key: string, read: Uint8Array, run: RunRecord): boolean {
   if (b === null) return false;
   // The same bytes as read before: the record did not change. Compared by content, since
   // the engine may hold the value packed and hand out a fresh array per read.
   if (b === read || bytesEqual(b, read)) return run.cancelRequested === true;
-  return decodeRunRecord(b, runKey(core.queueName, runId)).cancelRequested === true;
+  return decodeRunRecord(b, key).cancelRequested === true;
 }
 
 /** Runs the runner, or replays the outcome recorded for this delivery. */
@@ -327,7 +374,8 @@ async function terminate(
   if (staged !== undefined) applyStaged(staged, effects);
   addTerminalEffects(core.terminal, t, effects);
   const error = t.status === "succeeded" || t.error === undefined ? undefined : { thrown: undefined, text: t.error };
-  await stageStepHistory(core, job, trace, { outcome: t.status, endedAtMs: t.nowMs, error, staged, keepPayload: t.status !== "succeeded" }, effects);
+  const history = stageStepHistory(core, job, trace, { outcome: t.status, endedAtMs: t.nowMs, error, staged, keepPayload: t.status !== "succeeded" }, effects);
+  if (history !== undefined) await history;
   await slot.freeAfterSubmitting(core.queue.ack(job, effects));
   core.noteTerminated(t.runId, t.nowMs);
   noteRunEnded(core, t.status);
@@ -383,14 +431,22 @@ async function failStep(
   if (!(await recordOutcome(core, job, slot, t, log))) return;
   const effects = addTerminalEffects(core.terminal, t);
   const outcome = kind === "permanent" ? "dead_lettered" : "failed";
-  await stageStepHistory(core, job, trace, { outcome, endedAtMs: t.nowMs, error: { thrown: error, text }, keepPayload: true }, effects);
+  const history = stageStepHistory(core, job, trace, { outcome, endedAtMs: t.nowMs, error: { thrown: error, text }, keepPayload: true }, effects);
+  if (history !== undefined) await history;
   if (kind === "permanent") await slot.freeAfterSubmitting(core.queue.deadLetter(job, text, effects, { cause: thrownCause(error) }));
   else await slot.freeAfterSubmitting(core.queue.nack(job, text, effects, { cause: thrownCause(error) }));
   core.noteTerminated(t.runId, t.nowMs);
   noteRunEnded(core, t.status);
 }
 
-async function continueRun(
+/**
+ * Settles a step whose runner continued the run: enqueues the next step
+ * (claiming it for this worker when it is due now and the queue allows),
+ * moves the step pointer and stages the history entry. Not itself async:
+ * a step continued at once or after a delay goes straight to the commit,
+ * without an async frame of its own.
+ */
+function continueRun(
   core: RuntimeCore,
   job: ClaimedJob,
   slot: WorkerSlot,
@@ -399,7 +455,7 @@ async function continueRun(
   o: Extract<StepOutcome, { kind: "continue" }>,
   verdict: Extract<Verdict, { ok: true }>,
   now: number,
-  at: Omit<TerminationInput, "status">,
+  at: () => Omit<TerminationInput, "status">,
   log: WorkflowLogger,
   trace: StepTrace,
   run: Known<RunRecord>,
@@ -421,50 +477,80 @@ async function continueRun(
   const effects = applyStaged(verdict.staged, new SettlementEffects());
   // Only a step continued on a signal has signal bookkeeping to release.
   if (job.headers[HEADER_SIGNAL_WAIT] !== undefined) releaseStepSignal(core.queueName, runId, step, effects);
-  const commit = async (): Promise<void> => {
-    const transition = transitionOf(o.when, opts.runAt, now);
-    await stageStepHistory(core, job, trace, { outcome: "continued", endedAtMs: now, transition, staged: verdict.staged, next: o.payload }, effects);
-    effects.enqueue(core.queueName, o.payload, opts);
-    const pointerBytes = encodeStepPointer(pointer);
-    effects.kvPut(stepPointerKey(core.queueName, runId), pointerBytes);
-    const chain = slot.chain;
-    if (o.when.kind !== "immediate" || chain === undefined || core.queue.ackClaimingNext === undefined) {
-      await slot.freeAfterSubmitting(core.queue.ack(job, effects));
-      return;
-    }
-    // The next step, claimed for this worker in the same commit when the queue allows it.
-    let next: ClaimedJob | undefined;
+  if (o.when.kind === "immediate") stepEnqueuedNow(nextJobId);
+  else if (o.when.kind === "after") opts.runAt = now + Math.max(0, o.when.delayMs - elapsed);
+  else {
+    const commit = () => commitContinue(core, job, slot, runId, o, verdict, now, trace, run, opts, pointer, effects);
+    const wait = { runId, nextStep, nextJobId, correlationKey: o.when.correlationKey, timeoutMs: Math.max(0, o.when.timeoutMs - elapsed), now };
+    return continueOnSignal(core, job, slot, at, log, trace, wait, opts, pointer, effects, commit);
+  }
+  return commitContinue(core, job, slot, runId, o, verdict, now, trace, run, opts, pointer, effects);
+}
+
+/** Registers the wait of a step continued on a signal and commits it, the two in the key's turn. */
+async function continueOnSignal(
+  core: RuntimeCore,
+  job: ClaimedJob,
+  slot: WorkerSlot,
+  at: () => Omit<TerminationInput, "status">,
+  log: WorkflowLogger,
+  trace: StepTrace,
+  wait: Parameters<typeof stageSignalWait>[1],
+  opts: EnqueueOptions & { headers: Record<string, string> },
+  pointer: StepPointer,
+  effects: SettlementEffects,
+  commit: () => Promise<void>,
+): Promise<void> {
+  // Registration (check, then commit) and `signal` on one key take turns, so a signal
+  // sent while a wait registers finds either the waiter or the buffer it consumes.
+  const registered = await core.signalLock.run(wait.correlationKey, async () => {
+    let reg;
     try {
-      const claimNext = { index: effects.enqueues.length - 1, leaseMs: core.leaseMs, reserve: chain.reserve };
-      next = (await slot.freeAfterSubmitting(core.queue.ackClaimingNext(job, effects, claimNext))).next;
-      if (next !== undefined) carryTo(next, { run, pointer: { bytes: pointerBytes, value: pointer } });
-    } finally {
-      chain.handOff(next);
+      reg = await stageSignalWait(core, wait, opts, pointer, effects);
+    } catch (error) {
+      return { conflict: error };
     }
-  };
-  if (o.when.kind === "immediate") {
-    stepEnqueuedNow(nextJobId);
     await commit();
-  } else if (o.when.kind === "after") {
-    opts.runAt = now + Math.max(0, o.when.delayMs - elapsed);
-    await commit();
-  } else {
-    const { correlationKey } = o.when;
-    const timeoutMs = Math.max(0, o.when.timeoutMs - elapsed);
-    // Registration (check, then commit) and `signal` on one key take turns, so a signal
-    // sent while a wait registers finds either the waiter or the buffer it consumes.
-    const registered = await core.signalLock.run(correlationKey, async () => {
-      let reg;
-      try {
-        reg = await stageSignalWait(core, { runId, nextStep, nextJobId, correlationKey, timeoutMs, now }, opts, pointer, effects);
-      } catch (error) {
-        return { conflict: error };
-      }
-      await commit();
-      return { waitingOn: reg.waitingOn };
-    });
-    if ("conflict" in registered) await failStep(core, job, slot, at, registered.conflict, log, trace);
-    else if (registered.waitingOn !== undefined) await afterWaitRegistered(core, registered.waitingOn, nextJobId);
+    return { waitingOn: reg.waitingOn };
+  });
+  if ("conflict" in registered) await failStep(core, job, slot, at(), registered.conflict, log, trace);
+  else if (registered.waitingOn !== undefined) await afterWaitRegistered(core, registered.waitingOn, wait.nextJobId);
+}
+
+/** The continuing step's settlement: its history entry, the next step's job and the step pointer, with the ack. */
+async function commitContinue(
+  core: RuntimeCore,
+  job: ClaimedJob,
+  slot: WorkerSlot,
+  runId: RunId,
+  o: Extract<StepOutcome, { kind: "continue" }>,
+  verdict: Extract<Verdict, { ok: true }>,
+  now: number,
+  trace: StepTrace,
+  run: Known<RunRecord>,
+  opts: EnqueueOptions & { headers: Record<string, string> },
+  pointer: StepPointer,
+  effects: SettlementEffects,
+): Promise<void> {
+  const transition = transitionOf(o.when, opts.runAt, now);
+  const history = stageStepHistory(core, job, trace, { outcome: "continued", endedAtMs: now, transition, staged: verdict.staged, next: o.payload }, effects);
+  if (history !== undefined) await history;
+  effects.enqueue(core.queueName, o.payload, opts);
+  const pointerBytes = encodeStepPointer(pointer);
+  effects.kvPut(stepPointerKey(core.queueName, runId), pointerBytes);
+  const chain = slot.chain;
+  if (o.when.kind !== "immediate" || chain === undefined || core.queue.ackClaimingNext === undefined) {
+    await slot.freeAfterSubmitting(core.queue.ack(job, effects));
+    return;
+  }
+  // The next step, claimed for this worker in the same commit when the queue allows it.
+  let next: ClaimedJob | undefined;
+  try {
+    const claimNext = { index: effects.enqueues.length - 1, leaseMs: core.leaseMs, reserve: chain.reserve };
+    next = (await slot.freeAfterSubmitting(core.queue.ackClaimingNext(job, effects, claimNext))).next;
+    if (next !== undefined) carryTo(next, { run, pointer: { bytes: pointerBytes, value: pointer } });
+  } finally {
+    chain.handOff(next);
   }
 }
 
@@ -481,8 +567,9 @@ function nextStepHeaders(core: RuntimeCore, job: ClaimedJob, runId: RunId, nextS
   for (const k in flow) headers[k] = flow[k]!;
   headers[HEADER_RUN_ID] = runId;
   headers[HEADER_STEP] = String(nextStep);
-  const trace = traceHeaderOf(job);
-  for (const k in trace) headers[k] = trace[k]!;
+  // The trace header as `traceHeaderOf` would give it, without the object.
+  const trace = job.headers[HEADER_TRACEPARENT];
+  if (trace !== undefined) headers[HEADER_TRACEPARENT] = trace;
   return headers;
 }
 

@@ -40,7 +40,9 @@ export type WorkflowLogger = Logger;
  */
 export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log: FullLogger): Promise<void> {
   const max = core.maxConcurrentSteps;
-  const inFlight = new Set<Promise<void>>();
+  // Steps in flight, and what to call when the last one ends (while shutdown or a failure waits for them).
+  let running = 0;
+  let settled: (() => void) | undefined;
   // Slots in use: a slot is taken when a step starts and released when its settlement is submitted.
   let busy = 0;
   // Slots reserved for a run's next step, claimed with its previous step's settlement and handed over once that is durable.
@@ -72,21 +74,36 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
     };
   };
 
+  // One function for every slot: what a freed slot does does not depend on the slot.
+  const release = (): void => {
+    busy--;
+    wake();
+  };
+
   const start = (job: ClaimedJob): void => {
     busy++;
-    const slot = new WorkerSlot(() => {
-      busy--;
-      wake();
-    }, chainOf());
+    running++;
+    void work(job, new WorkerSlot(release, chainOf()));
+  };
+
+  // The step's whole life in one async function, counted in `running` rather than kept in a set of
+  // promises: a `.catch().finally()` chain costs two more promises and their closures per step.
+  const work = async (job: ClaimedJob, slot: WorkerSlot): Promise<void> => {
     const telemetry = startAttemptTelemetry(core, job);
-    const p: Promise<void> = (telemetry === undefined ? processJob(core, job, slot, log) : telemetry.run(() => processJob(core, job, slot, log)))
-      .catch((e: unknown) => log.error({ err: e, jobId: job.id }, "workflow step settlement failed; the queue will redeliver the step"))
-      .finally(() => {
-        telemetry?.end();
-        inFlight.delete(p);
-        slot.free();
-      });
-    inFlight.add(p);
+    try {
+      await (telemetry === undefined ? processJob(core, job, slot, log) : telemetry.run(() => processJob(core, job, slot, log)));
+    } catch (e) {
+      log.error({ err: e, jobId: job.id }, "workflow step settlement failed; the queue will redeliver the step");
+    } finally {
+      telemetry?.end();
+      slot.free();
+      if (--running === 0) settled?.();
+    }
+  };
+  /** Resolves once no step is in flight. */
+  const allSettled = async (): Promise<void> => {
+    while (running > 0) await new Promise<void>((r) => (settled = r));
+    settled = undefined;
   };
 
   const aborted = new Promise<void>((resolve) => {
@@ -109,7 +126,7 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
       // A queue closed under the worker ends the loop; a store fault is waited out; anything else ends it.
       if (core.queue.closed) break;
       if (!isStoreFault(e)) {
-        await Promise.allSettled([...inFlight]);
+        await allSettled();
         throw e;
       }
       claimFailures++;
@@ -121,5 +138,5 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
     for (const job of jobs) start(job);
     if (jobs.length === 0) await core.queue.waitForWork(core.queueName, epoch, signal);
   }
-  while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+  await allSettled();
 }
