@@ -7,6 +7,7 @@
  * settlement copies them into the entry.
  */
 import type { SettlementEffects } from "../../queue/effects.js";
+import type { Building } from "../../queue/cancel-state.js";
 import type { ClaimedJob } from "../../queue/types.js";
 import type { StagedKv } from "../records/records.js";
 import { HEADER_SIGNAL_WAIT } from "../records/reserved.js";
@@ -71,7 +72,7 @@ export function stageStepHistory(core: RuntimeCore, job: ClaimedJob, s: StepTrac
 
 function stageWith(core: RuntimeCore, job: ClaimedJob, s: StepTrace, end: StepEnd, effects: SettlementEffects, earlier: AttemptHistory[]): void {
   // The error fields assigned, not spread into the literal (a slow path in V8, and this runs for every step).
-  const current: { -readonly [K in keyof AttemptHistory]: AttemptHistory[K] } = {
+  const current: Building<AttemptHistory> = {
     attempt: job.attempt,
     startedAtMs: job.claimedAt,
     endedAtMs: end.endedAtMs,
