@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { JobRunner, LocalStore, Queue } from "taquba";
 import { startScript } from "../support/child-script.js";
+import { scaledForLoad } from "../support/load.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { addJob } from "./fixtures.js";
@@ -21,7 +22,11 @@ async function logLines(log: string): Promise<string[]> {
 }
 
 describe("job groups across crashes", () => {
-  it("a fan-out killed with SIGKILL mid-way completes after a restart with one result per job, in submission order", { timeout: 60_000 }, async () => {
+  // Two children that load the package through tsx (about 3 s of CPU each to start): 35-59 s of wall time on
+  // two cores at load 14-20. The limit guards against a hang and is stretched by the load (support/load.ts).
+  it("a fan-out killed with SIGKILL mid-way completes after a restart with one result per job, in submission order", {
+    timeout: scaledForLoad(60_000),
+  }, async () => {
     const dir = await tempDir();
     const log = join(dir, "runs.log");
     // The first life stalls after 6 handler runs, so it cannot finish before the kill.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { JobNotFoundError, PermanentError } from "taquba";
+import { until } from "../support/until.js";
 import { keyedEmailJob, openJobEnv } from "./fixtures.js";
 
 /**
@@ -58,11 +59,10 @@ describe("job result retention", () => {
     const h = await env.runner.submit(keyedEmailJob, { to: "a@x.io" });
     await h.result();
     env.clock.advance(3_600_000);
-    const started = Date.now();
-    while ((await env.queue.kvScan("jobs/")).entries.length > 0 || (await runRecords(env.queue)).length > 0) {
-      if (Date.now() - started > 5000) throw new Error("the worker did not sweep the job's records");
-      await new Promise((r) => setTimeout(r, 2));
-    }
+    await until(
+      "the worker's sweep of the job's records",
+      async () => (await env.queue.kvScan("jobs/")).entries.length === 0 && (await runRecords(env.queue)).length === 0,
+    );
     await expect(h.fetchResult()).rejects.toBeInstanceOf(JobNotFoundError);
     await env.stop();
   });

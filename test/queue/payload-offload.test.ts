@@ -2,9 +2,10 @@
  * @module Payload offload: large payloads in their own objects, kept while a record
  * refers to them and deleted after; missing objects and read failures.
  */
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ClaimLostError, MemoryStore, SettlementEffects, StoreUnavailableError, type DeadLetteredEvent, type ObjectStore } from "taquba";
 import { failWhen } from "../support/failing-store.js";
+import { eventually } from "../support/until.js";
 import { enc, openQueue, settle } from "./helpers.js";
 
 async function payloadObjects(store: ObjectStore, name = "q"): Promise<string[]> {
@@ -104,7 +105,7 @@ describe("payload offload", () => {
     const jobs = await queue.claimBatch("q", 2);
     expect(jobs.map((j) => j.id)).toEqual([fine.jobId]);
     expect(await queue.view().job(lost.jobId)).toMatchObject({ state: "dead", lastError: expect.stringContaining("missing") });
-    await vi.waitFor(() => expect(events.map((e) => [e.jobId, e.reason])).toEqual([[lost.jobId, "payload_missing"]]));
+    await eventually(() => expect(events.map((e) => [e.jobId, e.reason])).toEqual([[lost.jobId, "payload_missing"]]));
     await queue.close();
   });
 
@@ -125,7 +126,7 @@ describe("payload offload", () => {
       expect(jobs.map((j) => j.id)).toEqual([fine.jobId]);
       expect(jobs[0]!.payload).toEqual(big("fine"));
       expect(await queue.view().job(bad.jobId)).toMatchObject({ state: "dead", lastError: expect.stringContaining("corrupted") });
-      await vi.waitFor(() => expect(events.map((e) => [e.jobId, e.reason])).toEqual([[bad.jobId, "payload_corrupted"]]));
+      await eventually(() => expect(events.map((e) => [e.jobId, e.reason])).toEqual([[bad.jobId, "payload_corrupted"]]));
       await queue.close();
     }
   });
@@ -169,7 +170,7 @@ describe("payload offload", () => {
     await store.put("q/payloads/01ORPHAN0000000000000000AA", big("orphan"));
     const again = await openQueue({ store, clock, payloadOffloadBytes: 64 });
     // The open sweeps in the background.
-    await vi.waitFor(async () => expect(await payloadObjects(store)).toHaveLength(2));
+    await eventually(async () => expect(await payloadObjects(store)).toHaveLength(2));
     expect(await payloadObjects(store)).not.toContain("q/payloads/01ORPHAN0000000000000000AA");
     const jobs = await again.queue.claimBatch("q", 2);
     expect(jobs.map((j) => j.id)).toEqual([kept.jobId, done.jobId]);

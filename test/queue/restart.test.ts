@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { LocalStore, MemoryStore, MockClock, Queue, QueueReader, SettlementEffects, type DeadLetteredEvent } from "taquba";
 import { startScript } from "../support/child-script.js";
+import { scaledForLoad } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { dec, enc, quiesce } from "./helpers.js";
 
@@ -87,7 +88,9 @@ describe("restart", () => {
     await q.close();
   });
 
-  it("recovers the claims of a child process killed with SIGKILL; its acks and their effects are whole", async () => {
+  // A child that loads the package through tsx takes about 3 s of CPU to start, 15-25 s of wall time on two
+  // cores at load 14-20: the test's limit guards against a hang and is stretched by the load (support/load.ts).
+  it("recovers the claims of a child process killed with SIGKILL; its acks and their effects are whole", { timeout: scaledForLoad(30_000) }, async () => {
     const dir = await tempDir();
     const child = startScript(FIXTURE, [dir, "6", "2", "3"], { env: { ...process.env, NODE_OPTIONS: "" } });
     await child.waitFor((lines) => lines.length >= 1);

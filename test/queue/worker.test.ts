@@ -5,6 +5,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { MemoryStore, PermanentError, runWorker, SettlementEffects, StoreUnavailableError, ValidationError, withCounting, type ClaimedJob } from "taquba";
 import { failWhen } from "../support/failing-store.js";
+import { eventually } from "../support/until.js";
 import { dec, enc, openQueue, settle } from "./helpers.js";
 
 function deferred() {
@@ -121,7 +122,7 @@ describe("runWorker", () => {
       },
       { concurrency: 2, signal: ac.signal },
     );
-    await vi.waitFor(async () => expect((await queue.view().stats("q")).done).toBe(2));
+    await eventually(async () => expect((await queue.view().stats("q")).done).toBe(2));
     ac.abort();
     await done;
     expect(attempts).toEqual({ ok: 1, perm: 1, flaky: 2 });
@@ -153,7 +154,7 @@ describe("runWorker", () => {
       },
       { concurrency: 2, signal: ac.signal },
     );
-    await vi.waitFor(async () => expect((await queue.view().stats("q")).done).toBe(1));
+    await eventually(async () => expect((await queue.view().stats("q")).done).toBe(1));
     ac.abort();
     await done;
     expect(attempts).toEqual({ bad: 1, busy: 2 });
@@ -177,12 +178,12 @@ describe("runWorker", () => {
       },
       { signal: ac.signal },
     );
-    await vi.waitFor(async () => expect(await queue.view().job(jobId)).toMatchObject({ state: "scheduled", runAt: clock.now() + 5000 }));
+    await eventually(async () => expect(await queue.view().job(jobId)).toMatchObject({ state: "scheduled", runAt: clock.now() + 5000 }));
     clock.advance(4999);
     await settle(20);
     expect(calls).toBe(1);
     clock.advance(1);
-    await vi.waitFor(async () => expect(await queue.view().job(jobId)).toBeNull());
+    await eventually(async () => expect(await queue.view().job(jobId)).toBeNull());
     expect(calls).toBe(2);
     ac.abort();
     await done;
@@ -199,14 +200,14 @@ describe("runWorker", () => {
     const seen: string[] = [];
     const ac = new AbortController();
     const done = runWorker(queue, "q", { process: async (j) => void seen.push(dec(j.payload)) }, { signal: ac.signal });
-    await vi.waitFor(() => expect(warn).toHaveBeenCalled());
+    await eventually(() => expect(warn).toHaveBeenCalled());
     expect(seen).toEqual([]);
     down = false;
     clock.advance(999);
     await settle();
     expect(seen).toEqual([]);
     clock.advance(1);
-    await vi.waitFor(() => expect(seen).toEqual(["a payload larger than eight bytes"]));
+    await eventually(() => expect(seen).toEqual(["a payload larger than eight bytes"]));
     ac.abort();
     await done;
     warn.mockRestore();

@@ -10,11 +10,15 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { Engine, LocalStore, Queue } from "taquba";
 import { startScript } from "../support/child-script.js";
+import { scaledForLoad } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { until } from "../support/until.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/put-forever.ts", import.meta.url));
 const tempDir = useTempDirs("taquba-leftovers-");
+// A child that loads the package through tsx takes about 3 s of CPU to start, 15-25 s of wall time on two
+// cores at load 14-20: the test's limit guards against a hang and is stretched by the load (support/load.ts).
+const CHILD_TEST_MS = scaledForLoad(30_000);
 
 /** Paths, relative to `dir`, of every temporary file under it. */
 async function temporaries(dir: string): Promise<string[]> {
@@ -32,7 +36,7 @@ async function killMidPut(dir: string, key: string): Promise<void> {
 }
 
 describe("temporary files of killed writers", () => {
-  it("are removed when the next writer opens; a live process's are kept", async () => {
+  it("are removed when the next writer opens; a live process's are kept", { timeout: CHILD_TEST_MS }, async () => {
     const dir = await tempDir();
     await killMidPut(dir, "scratch/big");
     // A put in flight in this (live) process must survive the sweep.
@@ -42,7 +46,7 @@ describe("temporary files of killed writers", () => {
     expect(await temporaries(dir)).toEqual([`%tmp.${process.pid}.1.livefile`]);
   });
 
-  it("under a queue's payload folder are removed when the queue opens", async () => {
+  it("under a queue's payload folder are removed when the queue opens", { timeout: CHILD_TEST_MS }, async () => {
     const dir = await tempDir();
     await killMidPut(dir, "orders/payloads/big");
     const queue = await Queue.open(new LocalStore(dir), "orders");

@@ -22,7 +22,7 @@ import {
   MAX_RUN_PAYLOAD_BYTES,
   MAX_SIGNAL_PAYLOAD_BYTES,
 } from "../../runtime/workflow/limits.js";
-import { dec, enc, openEnv, runnerOf } from "../workflow/helpers.js";
+import { dec, enc, openEnv, runnerOf, until } from "../workflow/helpers.js";
 
 /** Asserts `p` rejects with a ValidationError whose message contains `mentions` and names no internal key. */
 async function refused(p: Promise<unknown> | (() => unknown), mentions: string): Promise<ValidationError> {
@@ -144,9 +144,8 @@ describe("signals", () => {
     expect(await env.runtime.clearSignal("key-a")).toBe(false);
     // A waiter: refused the same way, and the run still waits.
     await env.runtime.submit({ input: enc("a"), runId: "ra" });
-    await (async () => {
-      for (let i = 0; i < 200 && (await env.queue.kvScan("workflow/signal-wait/")).entries.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    })();
+    // The delivery below needs the run to wait already: a bounded loop that went on regardless buffered it instead.
+    await until(async () => (await env.queue.kvScan("workflow/signal-wait/")).entries.length > 0, "the run waiting for its signal");
     await refused(env.runtime.signal("key-a", over), '"key-a"');
     expect((await env.runtime.status("ra"))?.state).toBe("pending");
     // At the limit: delivered to the waiter, and buffered when none waits.

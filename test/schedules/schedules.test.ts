@@ -86,6 +86,22 @@ afterEach(async () => {
 
 const spec = (over: Partial<ScheduleSpec> = {}): ScheduleSpec => ({ id: "every-minute", cron: "* * * * *", run: { input: enc("tick") }, ...over });
 
+/**
+ * Waits until every run submitted so far ran its first step: no step job
+ * pending or claimed (a held run's signal wait is a job scheduled a day
+ * later, and the clock stands still here). A tick's run is submitted in the
+ * commit that decides the tick, so once the tick is decided the recorder
+ * then has every run it will see: a fixed pause instead could end before
+ * the worker ran them on a loaded machine, and could not tell a late run
+ * from none.
+ */
+async function allStarted(app: App): Promise<void> {
+  await until(async () => {
+    const s = await app.queue.view().stats("workflow-steps");
+    return s.pending === 0 && s.claimed === 0;
+  }, "every submitted run started");
+}
+
 /** Moves the clock to `at` and waits until the schedule decided that tick and `expected` of its runs started. */
 async function tickTo(clock: MockClock, at: number, rec: Recorder, id: string, expected: number, app?: App): Promise<void> {
   clock.set(at);
@@ -172,7 +188,7 @@ describe("schedules", () => {
       // The scheduler has decided when its state says every due tick was.
       const due = Math.floor(backAt / H) * H;
       await until(async () => (await b.runtime.schedules.get("hourly"))?.lastTickMs === due, "caught up");
-      await new Promise((r) => setTimeout(r, 30));
+      await allStarted(b);
       return rec.ticks("hourly").slice(1);
     }
 
@@ -205,7 +221,7 @@ describe("schedules", () => {
         clock.set(at);
         await until(async () => (await app.runtime.schedules.get("every-minute"))?.lastTickMs === at, `tick ${at} decided`);
       }
-      await new Promise((r) => setTimeout(r, 30));
+      await allStarted(app);
       return { rec, app, clock };
     }
 

@@ -21,20 +21,33 @@
 const TICK_MS = 100;
 const REPORT_FROM_MS = 20;
 
-/** Calls `report` with `late <wall-ms> <ms>` for every tick that fired late. Never keeps the process alive. */
-function probe(report: (line: string) => void): NodeJS.Timeout {
+/** Calls `report` with `late <wall-ms> <ms>` for every tick that fired late, and `ticked` after every tick. Never keeps the process alive. */
+function probe(report: (line: string) => void, ticked: () => void = () => undefined): NodeJS.Timeout {
   let last = performance.now();
   return setInterval(() => {
     const now = performance.now();
     const late = Math.round(now - last - TICK_MS);
     last = now;
     if (late >= REPORT_FROM_MS) report(`late ${Date.now()} ${late}`);
+    ticked();
   }, TICK_MS).unref();
 }
 
 /** In the child: prints `late <wall-ms> <ms>` for every tick that fired late. */
 export function startLatenessProbe(): void {
   probe((line) => console.log(line));
+}
+
+/** The probe of the test process; see `startLocalLatenessProbe`. */
+export interface LocalLatenessProbe {
+  readonly lines: string[];
+  /**
+   * How long this process was not run from `from` to `to` (wall ms, as
+   * `Date.now()`), once the probe has ticked after `to`: a stall is
+   * reported when it ends, and one that ends later held up what came before.
+   */
+  notRunWithin(from: number, to: number): Promise<number>;
+  stop(): void;
 }
 
 /**
@@ -67,13 +80,34 @@ function reportWaitSince(began: number, key: string): void {
 
 /**
  * In the test process, which serves the S3 protocol server to the children
- * (its stalls hold up every store answer they wait for): the same lines,
- * collected until `stop`.
+ * (its stalls hold up every store answer they wait for), or whose own
+ * timers a test times: the same lines, collected until `stop`.
  */
-export function startLocalLatenessProbe(): { lines: string[]; stop(): void } {
+export function startLocalLatenessProbe(): LocalLatenessProbe {
   const lines: string[] = [];
-  const timer = probe((line) => lines.push(line));
-  return { lines, stop: () => clearInterval(timer) };
+  const waiters = new Set<() => void>();
+  const timer = probe(
+    (line) => lines.push(line),
+    () => {
+      for (const w of [...waiters]) w();
+    },
+  );
+  return {
+    lines,
+    async notRunWithin(from, to) {
+      while (Date.now() <= to + TICK_MS) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            waiters.delete(done);
+            resolve();
+          };
+          waiters.add(done);
+        });
+      }
+      return stalledWithin([lines], from, to);
+    },
+    stop: () => clearInterval(timer),
+  };
 }
 
 /**

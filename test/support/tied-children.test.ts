@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { startScript } from "./child-script.js";
+import { scaledForLoad } from "./load.js";
 import { useTempDirs } from "./temp-dirs.js";
 import { spawnTied, tiedChildrenRunning } from "./tied-children.js";
 import { until } from "./until.js";
@@ -59,7 +60,8 @@ describe("tied child processes", () => {
 
   for (const mode of ["exit", "hang"] as const) {
     const how = mode === "exit" ? "exits" : "is killed with SIGKILL";
-    it(`a child's own child dies when the child ${how}`, { timeout: 20_000 }, async () => {
+    // The child loads tsx and starts a grandchild: 4-11 s of wall time on two cores at load 14-20; the limit is stretched by the load.
+    it(`a child's own child dies when the child ${how}`, { timeout: scaledForLoad(20_000) }, async () => {
       const parent = startScript(FIXTURE, [mode]);
       await parent.waitFor((lines) => lines.length > 0);
       const grandchild = Number(parent.lines[0]);

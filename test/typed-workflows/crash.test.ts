@@ -12,13 +12,16 @@ import { describe, expect, it } from "vitest";
 import { LocalStore, MockClock, NoopTerminalHook, Queue, WorkflowDispatcher, WorkflowRuntime } from "taquba";
 import { orders } from "../../generated/index.js";
 import { startScript } from "../support/child-script.js";
+import { scaledForLoad } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const FIXTURE = fileURLToPath(new URL("./fixtures/order-worker.ts", import.meta.url));
 const tempDir = useTempDirs("taquba-typed-crash-");
 
 describe("typed workflow crash recovery", () => {
-  it("resumes at the step that was running when the worker was SIGKILLed", async () => {
+  // The child takes about 3 s of CPU to load the package through tsx: 14 s of wall time on two cores at
+  // load 14-20. The limit guards against a hang and is stretched by the load (support/load.ts).
+  it("resumes at the step that was running when the worker was SIGKILLed", { timeout: scaledForLoad(30_000) }, async () => {
     const dir = await tempDir();
     const child = startScript(FIXTURE, [dir, "o-9"], { env: { ...process.env, NODE_OPTIONS: "" } });
     await child.waitFor((lines) => lines.includes("ship#1"));
@@ -64,5 +67,5 @@ describe("typed workflow crash recovery", () => {
       await worker.shutdown();
       await queue.close();
     }
-  }, 30_000);
+  });
 });
