@@ -53,6 +53,29 @@ function gatedRunner() {
   return { runner, gates, peak: () => peak };
 }
 
+/**
+ * Under the "reports" rule's limit of 1: run a1 fails at its second step,
+ * then c1 is submitted with the worker stopped (its first step pending with
+ * the limit header "1"); the queue is closed, ready for a restart.
+ */
+async function failedRunAndPendingRunUnderLimitOne(g: ReturnType<typeof gatedRunner>, runner: StepRunner): Promise<{ store: MemoryStore; clock: MockClock }> {
+  const store = new MemoryStore();
+  const clock = new MockClock(1_700_000_000_000);
+  const first = await openEnv(runner, { store, clock });
+  await first.runtime.submit({ runId: "a1", input: enc("a1"), options: REPORTS_FLOW });
+  await until(() => g.gates.has("a1"), "a1 at its second step");
+  g.gates.get("a1")!(true);
+  expect((await first.runtime.wait("a1")).termination.status).toBe("failed");
+  await first.worker?.shutdown();
+  // Submitted while the limit was 1; its first step runs after the restart.
+  await first.runtime.submit({ runId: "c1", input: enc("c1"), options: REPORTS_FLOW });
+  expect((await first.queue.view().listJobs("workflow-steps", "pending")).items.map((j) => j.headers[FLOW_CONCURRENCY_LIMIT_HEADER])).toEqual(["1"]);
+  await first.queue.close();
+  return { store, clock };
+}
+
+const REPORTS_FLOW = { headers: { tenant: "acme" }, flow: { rule: "reports", concurrencyKey: "acme" } };
+
 describe("flow control of runs", () => {
   it("holds a key's runs to its limit across steps, lets other keys pass, says why in listings, and keeps the limit on a redrive", async () => {
     const g = gatedRunner();
@@ -147,19 +170,7 @@ describe("flow control of runs", () => {
     const g = gatedRunner();
     let limit = 1;
     const runner: StepRunner = { ...g.runner, flowRules: () => ({ reports: { concurrency: { limit } } }) };
-    const store = new MemoryStore();
-    const clock = new MockClock(1_700_000_000_000);
-    const flow = { headers: { tenant: "acme" }, flow: { rule: "reports", concurrencyKey: "acme" } };
-    const first = await openEnv(runner, { store, clock });
-    await first.runtime.submit({ runId: "a1", input: enc("a1"), options: flow });
-    await until(() => g.gates.has("a1"), "a1 at its second step");
-    g.gates.get("a1")!(true);
-    expect((await first.runtime.wait("a1")).termination.status).toBe("failed");
-    await first.worker?.shutdown();
-    // Submitted while the limit was 1; its first step runs after the restart.
-    await first.runtime.submit({ runId: "c1", input: enc("c1"), options: flow });
-    expect((await first.queue.view().listJobs("workflow-steps", "pending")).items.map((j) => j.headers[FLOW_CONCURRENCY_LIMIT_HEADER])).toEqual(["1"]);
-    await first.queue.close();
+    const { store, clock } = await failedRunAndPendingRunUnderLimitOne(g, runner);
 
     // Restarted with the rule's limit raised to 2.
     limit = 2;
@@ -186,19 +197,7 @@ describe("flow control of runs", () => {
     const g = gatedRunner();
     let rules: Record<string, { concurrency?: { limit: number } }> = { reports: { concurrency: { limit: 1 } } };
     const runner: StepRunner = { ...g.runner, flowRules: () => rules };
-    const store = new MemoryStore();
-    const clock = new MockClock(1_700_000_000_000);
-    const flow = { headers: { tenant: "acme" }, flow: { rule: "reports", concurrencyKey: "acme" } };
-    const first = await openEnv(runner, { store, clock });
-    await first.runtime.submit({ runId: "a1", input: enc("a1"), options: flow });
-    await until(() => g.gates.has("a1"), "a1 at its second step");
-    g.gates.get("a1")!(true);
-    expect((await first.runtime.wait("a1")).termination.status).toBe("failed");
-    await first.worker?.shutdown();
-    // Submitted while the limit was 1; its first step runs after the restart.
-    await first.runtime.submit({ runId: "c1", input: enc("c1"), options: flow });
-    expect((await first.queue.view().listJobs("workflow-steps", "pending")).items.map((j) => j.headers[FLOW_CONCURRENCY_LIMIT_HEADER])).toEqual(["1"]);
-    await first.queue.close();
+    const { store, clock } = await failedRunAndPendingRunUnderLimitOne(g, runner);
 
     // Restarted with the rule redefined without a limit; one step at a time, so a redriven step waits for the worker.
     rules = { reports: {} };
