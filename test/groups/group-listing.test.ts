@@ -9,11 +9,17 @@ import { MemoryStore, MockClock, StepOutcome, ValidationError, type StepRunner }
 import { until } from "../workflow/helpers.js";
 import { collect, dec, enc, openGroupEnv } from "./helpers.js";
 
+/** While set, input "fail" waits for it before failing (a redriven member stays active until the test looked). */
+let failGate: Promise<void> | undefined;
+
 /** Succeeds, except inputs "fail" (fail) and "wait" (waits for a signal on its run id). */
 const runner: StepRunner = {
   async runStep(s) {
     const what = dec(s.payload);
-    if (what === "fail") return StepOutcome.fail("nope");
+    if (what === "fail") {
+      await failGate;
+      return StepOutcome.fail("nope");
+    }
     if (what === "wait" && s.stepNumber === 0) return StepOutcome.continueOnSignal(enc("waited"), `w:${s.runId}`, 3_600_000);
     return StepOutcome.succeed(enc("ok"));
   },
@@ -57,10 +63,21 @@ describe("listGroups", () => {
 
     const again = await openGroupEnv(runner, { store, clock });
     expect(await again.runtime.listGroups()).toEqual(page);
-    // A failed member redriven counts as active again (and fails again here).
-    await again.runtime.retryRun(a.runIdOf("2"));
-    expect((await again.runtime.listGroups()).groups[1]!.members).toMatchObject({ active: 2, failed: 0 });
-    await again.runtime.wait(a.runIdOf("2"));
+    // A failed member redriven counts as active again (and fails again here, once the test looked:
+    // a step that fails at once could otherwise end before the listing is read).
+    let release = () => {};
+    failGate = new Promise<void>((r) => {
+      release = r;
+    });
+    try {
+      await again.runtime.retryRun(a.runIdOf("2"));
+      expect((await again.runtime.listGroups()).groups[1]!.members).toMatchObject({ active: 2, failed: 0 });
+    } finally {
+      release();
+      failGate = undefined;
+    }
+    expect((await again.runtime.wait(a.runIdOf("2"))).termination.status).toBe("failed");
+    expect((await again.runtime.listGroups()).groups[1]!.members).toMatchObject({ active: 1, failed: 1 });
     await again.stop();
   });
 
