@@ -356,3 +356,48 @@ export function decodeBlock(
     throw err;
   }
 }
+
+/**
+ * `decodeBlock` without a string or a view per entry: verifies one block
+ * (`bytes`, exactly as `info` locates it) against its checksum and its index
+ * entry (entry count, first and last key, keys ascending) and calls `onEntry`
+ * with where each entry lies in `bytes` (see `RawEntry`).
+ */
+export function readBlockEntries(objectKey: string, blockNo: number, info: SegmentBlockInfo, bytes: Uint8Array, onEntry: RawEntry): void {
+  const buf = asBuffer(bytes);
+  const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
+  if (buf.length !== info.length) throw corrupt(`segment block ${blockNo} is ${buf.length} bytes, its index says ${info.length}`);
+  const end = info.length - 4;
+  if (crc32(buf.subarray(0, end)) !== buf.readUInt32LE(end)) throw corrupt(`segment block ${blockNo} checksum mismatch`);
+  try {
+    const r = new ByteReader(buf, 0, end);
+    let prevAt = -1;
+    let prevLen = 0;
+    for (let e = 0; e < info.entries; e++) {
+      const keyLen = r.varint();
+      const keyAt = r.pos;
+      r.skip(keyLen);
+      if (prevAt < 0 ? buf.toString("utf8", keyAt, keyAt + keyLen) !== info.firstKey : !ascends(buf, prevAt, prevLen, keyAt, keyLen)) {
+        throw corrupt(`segment keys out of order at block ${blockNo}`);
+      }
+      prevAt = keyAt;
+      prevLen = keyLen;
+      const tagged = r.varint();
+      if (tagged % 2 === 1) {
+        if (tagged !== 1) throw corrupt(`segment tombstone with a value at block ${blockNo}`);
+        onEntry(buf, keyAt, keyLen, r.pos, -1);
+      } else {
+        const valueAt = r.pos;
+        r.skip(tagged / 2);
+        onEntry(buf, keyAt, keyLen, valueAt, tagged / 2);
+      }
+    }
+    if (prevAt < 0 || buf.toString("utf8", prevAt, prevAt + prevLen) !== info.lastKey) {
+      throw corrupt(`segment block ${blockNo} does not end at the key its index lists`);
+    }
+    if (r.remaining !== 0) throw corrupt(`segment block ${blockNo} has ${r.remaining} bytes past its entries`);
+  } catch (err) {
+    if (err instanceof DecodeError) throw corrupt(`undecodable segment block ${blockNo}: ${err.message}`);
+    throw err;
+  }
+}

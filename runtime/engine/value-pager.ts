@@ -22,9 +22,9 @@ import type { Manifest, SegmentRef } from "./manifest.js";
 import { segmentRuns } from "./manifest.js";
 import type { StoreContext } from "./recovery.js";
 import { withRetries } from "./retry.js";
-import { getWithRetries } from "./store-ops.js";
 import { type CachedSegment, SegmentCache, segmentCharge } from "./segment-cache.js";
-import { decodeBlock, decodeSegmentIndex, readSegment, SEGMENT_FOOTER_BYTES, segmentIndexStart, type SegmentBlockInfo } from "./segment-format.js";
+import { decodeBlock, decodeSegmentIndex, readBlockEntries, SEGMENT_FOOTER_BYTES, segmentIndexStart, type SegmentBlockInfo } from "./segment-format.js";
+import { asBuffer } from "./byte-io.js";
 import { ColdReadError, isPageable, type PagePolicy } from "./paged-value.js";
 
 /** Bytes of a segment's tail read to find its index: most indexes fit, so one read usually does. */
@@ -58,12 +58,28 @@ function rangeOf(ranges: readonly { firstKey: string; lastKey: string }[], key: 
   return -1;
 }
 
-/** A decoded segment a compaction reads from, and the index after the last key found in it. */
-interface HeldSegment {
+/**
+ * Where a compaction reads one run: a window of consecutive blocks of one
+ * segment (`first`..`last`), read with one ranged read and verified, the
+ * positions of its entries (key offset, key length, value offset, value
+ * length, -1 for a tombstone, four numbers per entry) and the next entry to
+ * look at (keys come in ascending order).
+ */
+interface RunWindow {
   seg: SegmentRef;
-  data: CachedSegment;
-  at: number;
+  blocks: readonly SegmentBlockInfo[];
+  last: number;
+  bytes: Buffer;
+  entries: number[];
+  next: number;
 }
+
+/**
+ * Most bytes of one read of a compaction (at least one block): the memory a
+ * compaction holds per run it reads paged values from. Reading a segment
+ * whole held all of it at once (plus a key string and a view per entry).
+ */
+const COMPACTION_WINDOW_BYTES = 1024 * 1024;
 
 /** The cache name of block `i` of segment `seg`. */
 const blockName = (seg: SegmentRef, i: number) => `${seg.name}#${i}`;
@@ -351,55 +367,95 @@ export class ValuePager {
     return out;
   }
 
-  /** Reads and decodes a whole segment, outside the cache; null when it is gone. */
-  async #fetchWhole(seg: SegmentRef): Promise<CachedSegment | null> {
-    const objectKey = this.#ctx.prefix + seg.name;
-    this.fetches++;
-    const bytes = await getWithRetries(this.#ctx.store, objectKey, this.#ctx.retry);
-    if (bytes === null) return null;
-    const keys: string[] = [];
-    const values: Uint8Array[] = [];
-    const n = readSegment(objectKey, bytes, (k, v) => {
-      if (v === undefined || !isPageable(this.#policy, k, v)) return;
-      keys.push(k);
-      values.push(v);
-    });
-    if (n !== seg.entries) throw new StoreCorruptedError(objectKey, `segment holds ${n} entries, the manifest says ${seg.entries}`);
-    return { keys, values, bytes: segmentCharge(bytes.byteLength, keys.length) };
-  }
-
   /**
    * A reader of paged values for a compaction that visits keys in ascending
-   * order: it reads each segment whole, once, holds one decoded segment per
-   * run and never fills the cache. The held segment serves every key up to
-   * its last one, found by walking on from the key before.
+   * order, outside the cache: per run it holds one window of blocks (at most
+   * `COMPACTION_WINDOW_BYTES`, read with one ranged read from the block that
+   * holds the key asked for, each block verified against its checksum) and
+   * finds each key by comparing its UTF-8 bytes, walking on from the key
+   * before. Nothing is decoded into a string or a view per entry.
    */
   compactionReader(): (key: string, run: number) => Uint8Array | Promise<Uint8Array> {
-    const current = new Map<number, HeldSegment>();
+    const current = new Map<number, RunWindow>();
+    const target = new KeyTarget();
     return (key, run) => {
-      // Runs a compaction dropped are read from it: hold its segment once for all of them.
+      // Runs a compaction dropped are read from it: one window for all of them.
       const from = this.#runSegments(run)?.[0]?.run ?? run;
       const held = current.get(from);
-      if (held !== undefined && compareKeys(key, held.seg.lastKey) <= 0) return this.#pickNext(held, key);
-      const seg = this.#segment(key, run);
+      if (held !== undefined && compareKeys(key, held.blocks[held.last]!.lastKey) <= 0) return this.#pickNext(held, key, target);
+      const seg = held !== undefined && compareKeys(key, held.seg.lastKey) <= 0 ? held.seg : this.#segment(key, run);
       current.delete(from);
-      return this.#fetchWhole(seg).then((data) => {
-        if (data === null) throw this.#gone(seg);
-        const next = { seg, data, at: 0 };
+      return this.#readWindow(seg, key).then((next) => {
         current.set(from, next);
-        return this.#pickNext(next, key);
+        return this.#pickNext(next, key, target);
       });
     };
   }
 
-  /** The value of `key` in `held`, searched from where the previous key was found (keys come in ascending order). */
-  #pickNext(held: HeldSegment, key: string): Uint8Array {
-    const keys = held.data.keys;
-    let i = held.at;
-    while (i < keys.length && keys[i] !== key && compareKeys(keys[i]!, key) < 0) i++;
-    // Not ahead of the previous key: search the whole segment (and report it corrupt if it is not there).
-    if (keys[i] !== key) return this.#pick(held.data, held.seg.name, key);
-    held.at = i + 1;
-    return held.data.values[i]!;
+  /** The window of `seg` that starts at the block holding `key`; a segment gone is corrupt (the writer's manifest lists it). */
+  async #readWindow(seg: SegmentRef, key: string): Promise<RunWindow> {
+    const blocks = await this.#index(seg);
+    if (blocks === null) throw this.#gone(seg);
+    const first = this.#blockOf(seg, blocks, key);
+    let last = first;
+    let size = blocks[first]!.length;
+    while (last + 1 < blocks.length && size + blocks[last + 1]!.length <= COMPACTION_WINDOW_BYTES) size += blocks[++last]!.length;
+    const start = blocks[first]!.offset;
+    const read = await this.#readRange(seg, start, size);
+    if (read === null) throw this.#gone(seg);
+    const bytes = asBuffer(read);
+    const objectKey = this.#ctx.prefix + seg.name;
+    const entries: number[] = [];
+    let base = 0;
+    const onEntry = (_buf: Buffer, keyAt: number, keyLen: number, valueAt: number, valueLen: number) => {
+      entries.push(base + keyAt, keyLen, valueLen < 0 ? -1 : base + valueAt, valueLen);
+    };
+    for (let b = first; b <= last; b++) {
+      const info = blocks[b]!;
+      base = info.offset - start;
+      readBlockEntries(objectKey, b, info, bytes.subarray(base, base + info.length), onEntry);
+    }
+    return { seg, blocks, last, bytes, entries, next: 0 };
   }
+
+  /** The value of `key` in `w`, searched from where the previous key was found; not there is corrupt. */
+  #pickNext(w: RunWindow, key: string, target: KeyTarget): Uint8Array {
+    const t = target.set(key);
+    const { bytes, entries } = w;
+    for (let i = w.next; i < entries.length; i += 4) {
+      const c = compareBytes(bytes, entries[i]!, entries[i + 1]!, t.bytes, t.length);
+      if (c < 0) continue;
+      if (c > 0) break;
+      w.next = i + 4;
+      const valueLen = entries[i + 3]!;
+      if (valueLen < 0) break;
+      const value = new Uint8Array(bytes.buffer, bytes.byteOffset + entries[i + 2]!, valueLen);
+      if (!isPageable(this.#policy, key, value)) break;
+      return value;
+    }
+    throw new StoreCorruptedError(this.#ctx.prefix + w.seg.name, `it holds no value for a key the engine paged out to it (${JSON.stringify(key)})`);
+  }
+}
+
+/** The UTF-8 bytes of the key a compaction looks for, in a buffer reused from key to key. */
+class KeyTarget {
+  bytes = Buffer.allocUnsafe(256);
+  length = 0;
+
+  set(key: string): this {
+    const need = Buffer.byteLength(key, "utf8");
+    if (need > this.bytes.length) this.bytes = Buffer.allocUnsafe(need * 2);
+    this.length = this.bytes.write(key, 0, "utf8");
+    return this;
+  }
+}
+
+/** Bytewise order (the order of `compareKeys` for UTF-8) of `a[at..at+len)` against `b[0..blen)`. */
+function compareBytes(a: Buffer, at: number, len: number, b: Buffer, blen: number): number {
+  const n = Math.min(len, blen);
+  for (let i = 0; i < n; i++) {
+    const d = a[at + i]! - b[i]!;
+    if (d !== 0) return d;
+  }
+  return len - blen;
 }
