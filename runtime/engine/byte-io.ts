@@ -26,13 +26,39 @@ export function readU64(buf: Buffer, at: number): number {
   return buf.readUInt32LE(at) + buf.readUInt32LE(at + 4) * 0x1_0000_0000;
 }
 
-/** Appends to a buffer that grows by doubling; `pos` is the write position. */
+/** ArrayBuffer's resizable form (ES2024; Node 20 has it, the configured lib does not declare it). */
+interface ResizableArrayBuffer extends ArrayBuffer {
+  resize(byteLength: number): void;
+  readonly maxByteLength: number;
+}
+const ResizableArrayBufferCtor = ArrayBuffer as unknown as new (byteLength: number, opts: { maxByteLength: number }) => ResizableArrayBuffer;
+
+/**
+ * Past this initial capacity a writer reserves address space instead of
+ * allocating: a segment builder is asked for room for a whole segment and
+ * its index, which at the largest settings (1 GiB segments and blocks) is
+ * about 3 GiB, while most segments are far smaller.
+ */
+const RESERVE_PAST_BYTES = 16 * 1024 * 1024;
+/** What a reserving writer makes resident before the first write past it. */
+const RESERVE_START_BYTES = 1024 * 1024;
+
+/**
+ * Appends to a buffer that grows by doubling; `pos` is the write position.
+ * Asked for an initial capacity past `RESERVE_PAST_BYTES`, it reserves that
+ * much address space (a resizable `ArrayBuffer`) and grows in place as bytes
+ * are written, so only what is written becomes resident and no growth copies.
+ */
 export class ByteWriter {
   #buf: Buffer;
+  #reserved: ResizableArrayBuffer | undefined;
   pos = 0;
 
   constructor(initialCapacity = 1024) {
-    this.#buf = Buffer.allocUnsafe(Math.max(16, initialCapacity));
+    if (initialCapacity > RESERVE_PAST_BYTES) {
+      this.#reserved = new ResizableArrayBufferCtor(RESERVE_START_BYTES, { maxByteLength: initialCapacity });
+      this.#buf = Buffer.from(this.#reserved, 0, RESERVE_START_BYTES);
+    } else this.#buf = Buffer.allocUnsafe(Math.max(16, initialCapacity));
   }
 
   /** The bytes written so far, as a view (not a copy). */
@@ -46,6 +72,13 @@ export class ByteWriter {
     if (need <= this.#buf.length) return;
     let cap = this.#buf.length * 2;
     while (cap < need) cap *= 2;
+    const r = this.#reserved;
+    if (r !== undefined && need <= r.maxByteLength) {
+      r.resize(Math.min(cap, r.maxByteLength));
+      this.#buf = Buffer.from(r, 0, r.byteLength);
+      return;
+    }
+    this.#reserved = undefined;
     const next = Buffer.allocUnsafe(cap);
     this.#buf.copy(next, 0, 0, this.pos);
     this.#buf = next;
