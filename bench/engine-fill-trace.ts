@@ -15,10 +15,13 @@
  *
  *   npx tsx --expose-gc bench/engine-fill-trace.ts 300000
  *   EVERY_MS=5000 npx tsx --expose-gc --trace-gc bench/engine-fill-trace.ts 1000000
+ *
+ * `ENGINE_OPTIONS` (JSON) passes engine options to the queue, to try a
+ * setting: `ENGINE_OPTIONS='{"checkpointWalBytes":8388608}'`.
  */
 import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { LocalStore, Queue } from "../runtime/index.js";
+import { type EngineOptions, LocalStore, Queue } from "../runtime/index.js";
 import { withTempDir } from "./support/temp-dir.js";
 
 const N = Number(process.argv[2] ?? 300_000);
@@ -39,7 +42,8 @@ function residentSplit(): { anon: number; file: number } {
 }
 
 await withTempDir("taquba-fill-trace-", async (dir) => {
-  const queue = await Queue.open(new LocalStore(dir), "mem", {});
+  const engineOptions = process.env.ENGINE_OPTIONS === undefined ? {} : { engineOptions: JSON.parse(process.env.ENGINE_OPTIONS) as EngineOptions };
+  const queue = await Queue.open(new LocalStore(dir), "mem", engineOptions);
   const t0 = performance.now();
   let jobs = 0;
   let peak = { rss: 0, line: "" };
