@@ -18,3 +18,14 @@ export function scaledForLoad(ms: number): number {
   const factor = Number.isFinite(perCore) ? Math.min(MAX_FACTOR, Math.max(1, perCore)) : 1;
   return Math.round(ms * factor);
 }
+
+/**
+ * The time limit of a test that runs much work in this process alone (many
+ * random sequences against a model, a large fill in memory): a guard
+ * against a hang, not a speed check. Such a test takes seconds of CPU; on
+ * two cores under load its wall time is many times that (the queue model
+ * test, 100 sequences, ran past vitest's default 30 s at a load of 16), and
+ * a load spike while it runs is not seen by a limit read when the file was
+ * loaded, so the limit is the largest stretch of 30 s outright.
+ */
+export const CPU_HEAVY_TEST_MS = MAX_FACTOR * 30_000;
