@@ -15,6 +15,7 @@ import { compareKeys } from "../../runtime/store/keys.js";
 import { startScript } from "../support/child-script.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { scaledForLoad } from "../support/load.js";
 import { crashBatch, crashKeys } from "./fixtures/runs-batches.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/runs-crash-writer.ts", import.meta.url));
@@ -51,7 +52,8 @@ async function dumpOf(db: Engine | EngineReader): Promise<string> {
 const dumpModel = (model: Map<string, string>) => JSON.stringify([...model.keys()].sort(compareKeys).map((k) => [k, model.get(k)]));
 
 describe("engine over compact key runs, killed mid-fill", () => {
-  it("holds exactly a prefix of the batches, at least every one reported durable, after each SIGKILL (values paged by block in every other round)", async () => {
+  // Each round starts a TypeScript child, which takes seconds on a loaded machine.
+  it("holds exactly a prefix of the batches, at least every one reported durable, after each SIGKILL (values paged by block in every other round)", { timeout: scaledForLoad(120_000) }, async () => {
     const r = testRandom("engine runs crash");
     const dir = await tempDir();
     const seed = r.int(2 ** 31);
@@ -87,5 +89,5 @@ describe("engine over compact key runs, killed mid-fill", () => {
       await reader.close();
     }
     expect(applied).toBeGreaterThanOrEqual(30);
-  }, 120_000); // Each round starts a TypeScript child, which takes seconds on a loaded machine.
+  });
 });
