@@ -20,6 +20,8 @@ import { crashBatch, crashKeys } from "./fixtures/runs-batches.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/runs-crash-writer.ts", import.meta.url));
 const tempDir = useTempDirs("taquba-runs-crash-");
+// Each round starts a TypeScript child, which takes seconds on a loaded machine: a hang guard, stretched by the load.
+const LIMIT_MS = scaledForLoad(120_000);
 
 beforeAll(() => {
   stateTuning.memtableKeys = 16;
@@ -52,8 +54,9 @@ async function dumpOf(db: Engine | EngineReader): Promise<string> {
 const dumpModel = (model: Map<string, string>) => JSON.stringify([...model.keys()].sort(compareKeys).map((k) => [k, model.get(k)]));
 
 describe("engine over compact key runs, killed mid-fill", () => {
-  // Each round starts a TypeScript child, which takes seconds on a loaded machine.
-  it("holds exactly a prefix of the batches, at least every one reported durable, after each SIGKILL (values paged by block in every other round)", { timeout: scaledForLoad(120_000) }, async () => {
+  it("holds exactly a prefix of the batches, at least every one reported durable, after each SIGKILL (values paged by block in every other round)", {
+    timeout: LIMIT_MS,
+  }, async () => {
     const r = testRandom("engine runs crash");
     const dir = await tempDir();
     const seed = r.int(2 ** 31);
