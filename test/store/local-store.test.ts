@@ -135,7 +135,7 @@ describe("LocalStore on disk", () => {
     expect(await keys(store)).toEqual([]);
   });
 
-  it("deletes that together empty a directory all succeed, in one store and across two on the same directory", async () => {
+  it("deletes that together empty a directory all succeed, in one store and across two on the same directory", { timeout: HEAVY_TEST_MS }, async () => {
     const dir = await freshDir();
     const one = new LocalStore(dir);
     const other = new LocalStore(dir);
