@@ -10,8 +10,9 @@ import { AzureBlobStore, Engine, EngineReader, FencedError, WriteBatch, openStor
 import { startScript } from "../support/child-script.js";
 import { startAzurite, type TestAzurite } from "../support/azurite.js";
 import { testRandom } from "../support/seed.js";
+import { scaledForLoad } from "../support/load.js";
 
-vi.setConfig({ testTimeout: 180_000 });
+vi.setConfig({ testTimeout: scaledForLoad(180_000) });
 
 const CONTAINER = "engine";
 const fixture = fileURLToPath(new URL("./fixtures/crash-writer.ts", import.meta.url));

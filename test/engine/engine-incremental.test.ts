@@ -9,6 +9,7 @@ import { Engine, EngineReader, MemoryStore, StoreUnavailableError, WriteBatch, t
 import { orderChanges } from "../../runtime/engine/change-order.js";
 import { compareKeys } from "../../runtime/store/keys.js";
 import { failWhen } from "../support/failing-store.js";
+import { HEAVY_TEST_MS } from "../support/load.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -298,7 +299,7 @@ describe("incremental checkpoints under a crash at every store write", () => {
     return writes;
   }
 
-  it("recovers exactly the acknowledged commits wherever the writer stops, and carries on", async () => {
+  it("recovers exactly the acknowledged commits wherever the writer stops, and carries on", { timeout: HEAVY_TEST_MS }, async () => {
     const probe = await setUp();
     const total = await crashAfter(probe.inner, probe.model, Number.POSITIVE_INFINITY);
     expect(total).toBeGreaterThan(15);

@@ -15,10 +15,13 @@ import { compareKeys } from "../../runtime/store/keys.js";
 import { startScript } from "../support/child-script.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { scaledForLoad } from "../support/load.js";
 import { crashBatch, crashKeys } from "./fixtures/runs-batches.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/runs-crash-writer.ts", import.meta.url));
 const tempDir = useTempDirs("taquba-runs-crash-");
+// Each round starts a TypeScript child, which takes seconds on a loaded machine: a hang guard, stretched by the load.
+const LIMIT_MS = scaledForLoad(120_000);
 
 beforeAll(() => {
   stateTuning.memtableKeys = 16;
@@ -51,7 +54,9 @@ async function dumpOf(db: Engine | EngineReader): Promise<string> {
 const dumpModel = (model: Map<string, string>) => JSON.stringify([...model.keys()].sort(compareKeys).map((k) => [k, model.get(k)]));
 
 describe("engine over compact key runs, killed mid-fill", () => {
-  it("holds exactly a prefix of the batches, at least every one reported durable, after each SIGKILL (values paged by block in every other round)", async () => {
+  it("holds exactly a prefix of the batches, at least every one reported durable, after each SIGKILL (values paged by block in every other round)", {
+    timeout: LIMIT_MS,
+  }, async () => {
     const r = testRandom("engine runs crash");
     const dir = await tempDir();
     const seed = r.int(2 ** 31);
@@ -87,5 +92,5 @@ describe("engine over compact key runs, killed mid-fill", () => {
       await reader.close();
     }
     expect(applied).toBeGreaterThanOrEqual(30);
-  }, 120_000); // Each round starts a TypeScript child, which takes seconds on a loaded machine.
+  });
 });

@@ -6,6 +6,7 @@ import { RunLiveness } from "../../runtime/engine/run-liveness.js";
 import type { ScanOptions } from "../../runtime/engine/scan.js";
 import { compareKeys } from "../../runtime/store/keys.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
+import { HEAVY_TEST_MS } from "../support/load.js";
 
 /** What a stored value reads as: runs hand held values back as bytes, whatever form they were set in. */
 function norm(v: StoredValue | undefined): number | string | undefined {
@@ -155,7 +156,9 @@ describe("key runs", () => {
     expect(() => new KeyRunBuilder().add("k", 2 ** 32)).toThrow(/32 bits/);
   });
 
-  it("build runs past the in-place growth size through write chunks, with an entry larger than a chunk, and read every entry back", () => {
+  it("build runs past the in-place growth size through write chunks, with an entry larger than a chunk, and read every entry back", {
+    timeout: HEAVY_TEST_MS,
+  }, () => {
     const r = testRandom("key run large build");
     const keys: string[] = [];
     for (let i = 0; i < 40_000; i++) keys.push(`p/q/${String(i).padStart(6, "0")}`);

@@ -8,6 +8,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ClaimLostError, FLOW_CONCURRENCY_KEY_HEADER, FLOW_RULE_HEADER, MemoryStore, MockClock, Queue, ValidationError, type ClaimedJob } from "taquba";
+import { HEAVY_TEST_MS } from "../support/load.js";
 
 const LIMIT = 2;
 const LEASE = 500;
@@ -48,7 +49,7 @@ const open = async (store: MemoryStore, clock: MockClock) => {
 };
 
 describe("concurrency limits", () => {
-  it("never holds more than the limit of claims per key, across crashes, and claims every job in the end", async () => {
+  it("never holds more than the limit of claims per key, across crashes, and claims every job in the end", { timeout: HEAVY_TEST_MS }, async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArb, { minLength: 5, maxLength: 60 }), async (ops) => {
         const store = new MemoryStore();

@@ -6,6 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ClaimLostError, MemoryStore, MockClock, Queue, type ClaimedJob, type QueueStats } from "taquba";
+import { HEAVY_TEST_MS } from "../support/load.js";
 
 type Op =
   | { kind: "enqueue"; queue: string; priority: number; dedup?: string; delay: number }
@@ -219,7 +220,7 @@ async function runSequence(ops: Op[]): Promise<void> {
 }
 
 describe("queue against a reference model", () => {
-  it("agrees on every observable after random operation sequences", async () => {
+  it("agrees on every observable after random operation sequences", { timeout: HEAVY_TEST_MS }, async () => {
     await fc.assert(fc.asyncProperty(fc.array(opArb, { minLength: 10, maxLength: 60, size: "max" }), runSequence), { numRuns: 100 });
   });
 });

@@ -7,11 +7,12 @@
  */
 import { describe, expect, it } from "vitest";
 import { RateWindows, resolveRateLimit, slotOf } from "../../runtime/queue/admission.js";
+import { HEAVY_TEST_MS } from "../support/load.js";
 
 const HOUR = 3_600_000;
 
 describe("rate windows of many open keys", () => {
-  it("drop ended windows a few times, not once per new key, and still hold every key", () => {
+  it("drop ended windows a few times, not once per new key, and still hold every key", { timeout: HEAVY_TEST_MS }, () => {
     const windows = new RateWindows();
     const rate = resolveRateLimit({ limit: 1, periodMs: HOUR, key: "{t}" });
     const t0 = 5_000_000;

@@ -7,12 +7,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, MockClock, Queue } from "taquba";
+import { HEAVY_TEST_MS } from "../support/load.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const HOUR = 3_600_000;
 
 describe("rate windows past 10000 keys", () => {
-  it("keep a long window when a short limit's new key prunes", async () => {
+  it("keep a long window when a short limit's new key prunes", { timeout: HEAVY_TEST_MS }, async () => {
     const clock = new MockClock(5_000_000);
     const queue = await Queue.open(new MemoryStore(), "q", {
       clock,

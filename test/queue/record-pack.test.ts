@@ -9,6 +9,7 @@ import { copyJob, decodeJob, encodeJob, type JobRecord } from "../../runtime/que
 import { packPlain, packRecord, textBytes } from "../../runtime/queue/record-pack.js";
 import { decodeValue, encodeValue } from "../../runtime/workflow/records/codec.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
+import { HEAVY_TEST_MS } from "../support/load.js";
 
 // The record codec's general encoder, with the record codec's options.
 const general = new Packr({ useRecords: false, mapsAsObjects: true, skipValues: [undefined] } as ConstructorParameters<typeof Packr>[0]);
@@ -122,7 +123,7 @@ function record(r: TestRandom, validHeaderNames = false): JobRecord {
 }
 
 describe("packRecord: the job record written directly", () => {
-  it("writes the general encoder's bytes for random records (seeded)", () => {
+  it("writes the general encoder's bytes for random records (seeded)", { timeout: HEAVY_TEST_MS }, () => {
     const r = testRandom("record-pack");
     for (let i = 0; i < 1500; i++) {
       const rec = record(r);

@@ -13,6 +13,7 @@ import { startScript } from "../support/child-script.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { until } from "../support/until.js";
+import { scaledForLoad } from "../support/load.js";
 
 const script = fileURLToPath(new URL("./fixtures/debounce-submitter.ts", import.meta.url));
 const tempDir = useTempDirs("attack-debounce-crash-");
@@ -20,7 +21,9 @@ const T0 = 1_700_000_000_000;
 const dec = new TextDecoder();
 
 describe("attack: debounced runs across a SIGKILL", () => {
-  it("one run waits in the window after the kill, each answered one is it or names its successor, and it alone runs", { timeout: 120_000 }, async () => {
+  it("one run waits in the window after the kill, each answered one is it or names its successor, and it alone runs", {
+    timeout: scaledForLoad(120_000),
+  }, async () => {
     const { seed, random } = testRandom("debounce crash");
     console.log(`debounce crash: seed ${seed} (TAQUBA_TEST_SEED replays it)`);
     for (let round = 0; round < 3; round++) {

@@ -11,6 +11,7 @@ import { LocalStore } from "taquba";
 import { decodeSegment, encodeSegment } from "../../runtime/store/file-names.js";
 import { compareKeys } from "../../runtime/store/keys.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { HEAVY_TEST_MS } from "../support/load.js";
 
 /** How macOS and Windows compare names by default: case and normalisation folded. */
 const folds: ReadonlyArray<(name: string) => string> = [
@@ -25,7 +26,7 @@ const tricky = fc
 const tempDir = useTempDirs("taquba-file-names-");
 
 describe("LocalStore file names", () => {
-  it("distinct segments stay distinct under every fold, and decode back", () => {
+  it("distinct segments stay distinct under every fold, and decode back", { timeout: HEAVY_TEST_MS }, () => {
     fc.assert(
       fc.property(fc.uniqueArray(tricky, { minLength: 2, maxLength: 12 }), (segments) => {
         for (const fold of folds) {

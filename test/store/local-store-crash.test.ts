@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { LocalStore } from "taquba";
 import { startScript } from "../support/child-script.js";
+import { scaledForLoad } from "../support/load.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { labelOf } from "./fixtures/crash-bodies.js";
@@ -16,6 +17,8 @@ import { labelOf } from "./fixtures/crash-bodies.js";
 const script = fileURLToPath(new URL("./fixtures/local-put-loop.ts", import.meta.url));
 const writersScript = fileURLToPath(new URL("./fixtures/local-put-writers.ts", import.meta.url));
 const tempDir = useTempDirs("taquba-local-crash-");
+// Each round starts a child that loads the store through tsx (seconds of CPU on a loaded machine): the
+// limits guard against a hang and grow with the load (three rounds took 61 s at a load of 17 on two cores).
 
 /** Runs the put loop in a child, kills it with SIGKILL after `acked` acknowledged puts, and returns the keys it acknowledged. */
 async function runAndKill(dir: string, first: number, acked: number): Promise<string[]> {
@@ -27,7 +30,7 @@ async function runAndKill(dir: string, first: number, acked: number): Promise<st
 }
 
 describe("LocalStore after SIGKILL", () => {
-  it("holds every acknowledged put whole and never shows a torn or temporary object", async () => {
+  it("holds every acknowledged put whole and never shows a torn or temporary object", { timeout: scaledForLoad(60_000) }, async () => {
     const dir = await tempDir();
     const acknowledged: string[] = [];
     // Rounds start at spaced indexes so that each round's keys are new.
@@ -54,9 +57,9 @@ describe("LocalStore after SIGKILL", () => {
     // Temporary files may remain on disk after a kill, but are not objects.
     const onDisk = await readdir(join(dir, "objs%2F"));
     expect(onDisk.filter((n) => !n.startsWith("%tmp.")).length).toBe(listed.length - 1);
-  }, 60_000);
+  });
 
-  it("killed at random points among concurrent puts, shows no object half written under its final name", async () => {
+  it("killed at random points among concurrent puts, shows no object half written under its final name", { timeout: scaledForLoad(120_000) }, async () => {
     const rnd = testRandom("LocalStore kill points");
     const dir = await tempDir();
     const acknowledged = new Set<string>();
@@ -88,5 +91,5 @@ describe("LocalStore after SIGKILL", () => {
     await store.removeLeftovers("");
     const left = (await readdir(dir, { recursive: true })).filter((p) => String(p).split("/").pop()!.startsWith("%tmp."));
     expect(left).toEqual([]);
-  }, 120_000);
+  });
 });

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { ClosedError, Engine, LocalStore, StoreRequestError, ValidationError, WriteBatch } from "taquba";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { describeStoreConformance } from "./conformance.js";
+import { HEAVY_TEST_MS } from "../support/load.js";
 
 const freshDir = useTempDirs("taquba-local-");
 
@@ -134,7 +135,7 @@ describe("LocalStore on disk", () => {
     expect(await keys(store)).toEqual([]);
   });
 
-  it("deletes that together empty a directory all succeed, in one store and across two on the same directory", async () => {
+  it("deletes that together empty a directory all succeed, in one store and across two on the same directory", { timeout: HEAVY_TEST_MS }, async () => {
     const dir = await freshDir();
     const one = new LocalStore(dir);
     const other = new LocalStore(dir);
@@ -157,7 +158,9 @@ describe("LocalStore on disk", () => {
     expect(await readdir(dir)).toEqual([]);
   });
 
-  it("a put whose object is deleted, and its emptied directories removed, before the put's directory sync never puts it back", async () => {
+  it("a put whose object is deleted, and its emptied directories removed, before the put's directory sync never puts it back", {
+    timeout: HEAVY_TEST_MS,
+  }, async () => {
     const dir = await freshDir();
     const store = new LocalStore(dir);
     // Another process's delete, as soon as the object's file appears: unlink, then remove the emptied directories.

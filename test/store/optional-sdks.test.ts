@@ -8,6 +8,7 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ts } from "ts-morph";
 import { describe, expect, it } from "vitest";
+import { HEAVY_TEST_MS } from "../support/load.js";
 
 const root = fileURLToPath(new URL("../../runtime", import.meta.url));
 const OPTIONAL = /^(@azure\/|@google-cloud\/)/;
@@ -51,7 +52,7 @@ function runtimeImports(text: string): string[] {
 }
 
 describe("optional cloud SDKs", () => {
-  it("are never imported by runtime/ at load time", () => {
+  it("are never imported by runtime/ at load time", { timeout: HEAVY_TEST_MS }, () => {
     const offenders = sources(root).flatMap((file) =>
       runtimeImports(readFileSync(file, "utf8"))
         .filter((s) => OPTIONAL.test(s))

@@ -16,6 +16,7 @@ import { LocalStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime } fro
 import { killLives, startScript } from "../support/child-script.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { scaledForLoad } from "../support/load.js";
 
 const script = fileURLToPath(new URL("./fixtures/family-worker.ts", import.meta.url));
 const N = 5;
@@ -32,7 +33,7 @@ async function openReader(dir: string) {
 }
 
 describe("a batch id submitted again after its end, across crashes", () => {
-  it("the new run's children exist once each, apart from the first run's, and each end reaches it once", { timeout: 240_000 }, async () => {
+  it("the new run's children exist once each, apart from the first run's, and each end reaches it once", { timeout: scaledForLoad(240_000) }, async () => {
     const dir = await tempDir();
     const marker = join(await tempDir(), "first-run");
     const rng = testRandom("a batch id submitted again after its end, across crashes");

@@ -12,6 +12,7 @@ import { LocalStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime } fro
 import { killLives, startScript } from "../support/child-script.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { scaledForLoad } from "../support/load.js";
 
 const script = fileURLToPath(new URL("./fixtures/family-worker.ts", import.meta.url));
 const N = 6;
@@ -21,7 +22,7 @@ const tempDir = useTempDirs("taquba-children-crash-");
 const familyProgressed = (lines: readonly string[]) => lines.some((l) => l.startsWith("render ") || l.startsWith("join "));
 
 describe("child workflows across crashes", () => {
-  it("each child exists once and its end reaches the batch exactly once, across SIGKILLs", { timeout: 180_000 }, async () => {
+  it("each child exists once and its end reaches the batch exactly once, across SIGKILLs", { timeout: scaledForLoad(180_000) }, async () => {
     const rng = testRandom("child workflows across crashes");
     let dir = "";
     let kills = 0;

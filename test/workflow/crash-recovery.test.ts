@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { LocalStore, MemoStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime } from "taquba";
 import { killLives, startScript } from "../support/child-script.js";
+import { scaledForLoad } from "../support/load.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
@@ -16,9 +17,12 @@ const N_RUNS = 10;
 const STEPS = 5;
 const KILLS = 5;
 const tempDir = useTempDirs("wf-crash-");
+// Six lives, each a child that loads the runtime through tsx (about 3 s of CPU to start): a guard
+// against a hang, stretched by the load as the other crash tests' are (120 s ran out at a load of 18).
+const LIMIT_MS = scaledForLoad(120_000);
 
 describe("crash recovery", () => {
-  it("every run reaches exactly one terminal outcome across repeated SIGKILLs, memoized effects observed once", { timeout: 120_000 }, async () => {
+  it("every run reaches exactly one terminal outcome across repeated SIGKILLs, memoized effects observed once", { timeout: LIMIT_MS }, async () => {
     const dir = await tempDir();
     const log = join(dir, "effects.log");
     const args = [dir, String(N_RUNS), log];

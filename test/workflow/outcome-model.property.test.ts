@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { StepError, StepOutcome, type RunErrorKind, type TerminalStatus } from "taquba";
 import { enc, openEnv, runnerOf } from "./helpers.js";
+import { HEAVY_TEST_MS } from "../support/load.js";
 
 type Behaviour = "continue" | "succeed" | "fail" | "cancel" | "transient" | "permanent";
 const MAX_ATTEMPTS = 3;
@@ -35,7 +36,7 @@ const behaviour = fc.constantFrom<Behaviour>("continue", "continue", "continue",
 const scriptArb = fc.array(fc.array(behaviour, { minLength: MAX_ATTEMPTS, maxLength: MAX_ATTEMPTS }), { minLength: MAX_STEPS, maxLength: MAX_STEPS });
 
 describe("outcome precedence against a model", () => {
-  it("every script of step behaviours ends as the model says", async () => {
+  it("every script of step behaviours ends as the model says", { timeout: HEAVY_TEST_MS }, async () => {
     const scripts = new Map<string, Behaviour[][]>();
     const calls = new Map<string, number>();
     const env = await openEnv(
