@@ -4,7 +4,7 @@
  */
 import { MAX_TIMEOUT_MS, SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
-import { checkPrefix } from "./layout.js";
+import { WAL_FENCE_JUMP, checkPrefix } from "./layout.js";
 import type { RetryPolicy } from "./retry.js";
 
 /** Options of `Engine.open`; every field is optional. */
@@ -13,7 +13,11 @@ export interface EngineOptions {
   flushIntervalMs?: number;
   /** Most bytes per WAL object before it is flushed early (at most 1 GiB). Default: 4 MiB. */
   maxWalBytes?: number;
-  /** Most WAL puts in flight at once (at most 63). Default: 16. */
+  /**
+   * Most WAL puts in flight at once: at most 63, one less than the WAL
+   * sequence numbers a new writer skips when it fences the old one (a
+   * fenced writer's late puts must land in that gap). Default: 16.
+   */
   maxInflightWalPuts?: number;
   /** Key prefix of every object the engine writes: "" or ending in "/". Default: "". */
   prefix?: string;
@@ -234,7 +238,8 @@ export function validateEngineOptions(opts: EngineOptions): void {
   // A longer timeout fires after 1 ms instead.
   check("flushIntervalMs", 0, MAX_TIMEOUT_MS);
   check("maxWalBytes", 1, MAX_PIECE_BYTES);
-  check("maxInflightWalPuts", 1);
+  // A fenced writer's late puts must land in the range the next writer skips (layout.ts).
+  check("maxInflightWalPuts", 1, WAL_FENCE_JUMP - 1);
   check("checkpointWalObjects", 0);
   check("checkpointWalBytes", 0);
   const backlog = opts.checkpointBacklog;

@@ -73,6 +73,8 @@ const BAD: ReadonlyArray<readonly [OpenOptions, RegExp]> = [
   [{ engineOptions: { checkpointBacklog: 0.5 } }, /checkpointBacklog/],
   [{ engineOptions: { maxSegmentRuns: Number.NEGATIVE_INFINITY } }, /maxSegmentRuns/],
   [{ engineOptions: { maxInflightWalPuts: 1e30 } }, /maxInflightWalPuts/],
+  // One less than the WAL sequence numbers a new writer skips: more would be cut to 63 without a word.
+  [{ engineOptions: { maxInflightWalPuts: 64 } }, /maxInflightWalPuts must be .*<= 63, got 64/],
   [{ engineOptions: { prefix: "no-slash" } }, /prefix/],
   [{ engineOptions: { retry: { attempts: 0 } } }, /retry\.attempts/],
   [{ engineOptions: { retry: { maxDelayMs: 1e30 } } }, /retry\.maxDelayMs/],
@@ -107,7 +109,10 @@ describe("Queue.open checks engine options before any store request", () => {
 
   it("opens with the largest values allowed, and the store it made reopens", async () => {
     const store = new RecordingStore();
-    const limits = { flushIntervalMs: 0, engineOptions: { maxWalBytes: 2 ** 30, maxSegmentBytes: 2 ** 30, checkpointWalBytes: Number.MAX_SAFE_INTEGER } };
+    const limits = {
+      flushIntervalMs: 0,
+      engineOptions: { maxWalBytes: 2 ** 30, maxSegmentBytes: 2 ** 30, checkpointWalBytes: Number.MAX_SAFE_INTEGER, maxInflightWalPuts: 63 },
+    };
     const queue = await Queue.open(store, "q", limits);
     expect(store.requests.length).toBeGreaterThan(0);
     await queue.enqueue("jobs", new Uint8Array([1]));
