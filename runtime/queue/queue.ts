@@ -354,15 +354,17 @@ export class Queue {
 
   // ---- caller KV -------------------------------------------------------
 
-  /** The committed value of caller key `key`, or null. */
+  /** The committed value of caller key `key`, or null: bytes of the caller's own. */
   async kvGet(key: string): Promise<Uint8Array | null> {
-    return this.kvGetNow(key);
+    // A copy: the engine's own bytes, changed by the caller, would change later reads and what a checkpoint stores.
+    return this.kvGetNow(key)?.slice() ?? null;
   }
 
   /**
    * @internal `kvGet` answered in the caller's turn, for a caller that reads
    * on every step (the workflow runtime's own records): the engine reads
-   * synchronously, so there is no promise to make and await.
+   * synchronously, so there is no promise to make and await. The bytes may
+   * be the engine's own: decode them, never hand them to user code.
    */
   kvGetNow(key: string): Uint8Array | null {
     validateKvKey(key);
