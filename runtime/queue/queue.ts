@@ -16,7 +16,8 @@ import { loadTelemetry } from "../telemetry/tracing.js";
 import { registerQueueGauges } from "./gauges.js";
 import { timedClock, type TimedClock } from "../clock.js";
 import { Engine, type EngineOptions, type EngineStats } from "../engine/engine.js";
-import { validateEngineOptions } from "../engine/engine-options.js";
+import { describeValue, validateEngineOptions } from "../engine/engine-options.js";
+import { readOpenOptions } from "./open-options.js";
 import { ValidationError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
 import * as cw from "./cancel-wake.js";
@@ -71,7 +72,7 @@ function engineOptions(opts: OpenOptions): EngineOptions {
   const cache = opts.recordCacheBytes === undefined ? DEFAULT_RECORD_CACHE_BYTES : opts.recordCacheBytes;
   if (cache !== null && (typeof cache !== "number" || !Number.isFinite(cache) || cache < 0 || cache > Number.MAX_SAFE_INTEGER)) {
     throw new ValidationError(
-      `OpenOptions.recordCacheBytes must be null or a finite number of bytes >= 0 and <= ${Number.MAX_SAFE_INTEGER}, got ${String(cache)}`,
+      `OpenOptions.recordCacheBytes must be null or a finite number of bytes >= 0 and <= ${Number.MAX_SAFE_INTEGER}, got ${describeValue(cache)}`,
     );
   }
   return {
@@ -137,17 +138,18 @@ export class Queue {
    * attempt limit) before this resolves. Opening fences any other writer of
    * the same store.
    */
-  static async open(store: ObjectStore, name: string, opts: OpenOptions = {}): Promise<Queue> {
+  static async open(store: ObjectStore, name: string, given: OpenOptions = {}): Promise<Queue> {
     validateStoreName(name);
+    // Every field read once, before anything else reads one.
+    const opts = readOpenOptions(given);
     await loadTelemetry();
     new QueueConfigs(opts.defaultQueueConfig, opts.queueConfigs); // validates before any IO
     // A clock that reads no time would fail every timed step later, and in the background: refuse it now.
     if (opts.clock !== undefined) timedClock(opts.clock).now();
     const threshold = opts.payloadOffloadBytes === undefined ? DEFAULT_PAYLOAD_OFFLOAD_BYTES : opts.payloadOffloadBytes;
     if (threshold !== null) validatePositiveInt("OpenOptions.payloadOffloadBytes", threshold);
-    const engineOpts = engineOptions(opts);
     // Before the first store request: a bad option must leave the store as it was.
-    validateEngineOptions(engineOpts);
+    const engineOpts = validateEngineOptions(engineOptions(opts));
     // A shard's runtime gives the runs it creates ids that route back to it.
     const shard = await readShardPlacement(store, name);
     const root = new PrefixedStore(store, `${name}/`);
