@@ -238,7 +238,11 @@ export class LocalStore implements ObjectStore {
     const cut = prefix.lastIndexOf("/") + 1;
     const dirKey = prefix.slice(0, cut);
     if (prefix.includes("\0")) return 0;
-    return removeDeadTemps(dirKey === "" ? this.root : this.#dirPath(dirKey.slice(0, -1).split("/")));
+    try {
+      return await removeDeadTemps(dirKey === "" ? this.root : this.#dirPath(dirKey.slice(0, -1).split("/")));
+    } catch (err) {
+      throw this.#mapError(err, prefix, "removal of leftovers");
+    }
   }
 
   /** Lists one directory, sorted by key, descending into subdirectories as their turn comes. */
@@ -525,6 +529,7 @@ const REFUSALS: ReadonlyMap<string, string> = new Map([
         ["EPERM", "operation not permitted; check the permissions and attributes of the store's directory, and that its file system supports hard links"],
       ] as const)),
   ["EROFS", "the file system is mounted read-only; open the store on a writable one"],
+  ["ELOOP", "a symbolic link on the path loops back on itself; point it at a directory"],
 ]);
 
 /** Why the store's directory cannot hold objects, in the user's terms; its message goes into a `StoreRequestError`. */

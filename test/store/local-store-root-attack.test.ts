@@ -11,7 +11,7 @@ import { join, relative } from "node:path";
 import { chmod, mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { LocalStore, StoreRequestError, ValidationError } from "taquba";
+import { LocalStore, Queue, StoreRequestError, ValidationError } from "taquba";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { spawnTied } from "../support/tied-children.js";
 
@@ -151,6 +151,31 @@ describe("LocalStore on a directory it cannot use", () => {
       expect(err.message).toContain(`${root} is a file, not a directory`);
     }
     expect(await readFile(root, "utf8")).toBe("x");
+  });
+
+  it("a root that is, or lies below, a symbolic link looping back on itself fails puts and Queue.open with a non-retryable error", async () => {
+    const base = await freshDir();
+    const loop = join(base, "loop");
+    await symlink(loop, loop);
+    for (const root of [loop, join(loop, "sub")]) {
+      const store = new LocalStore(root);
+      const err = (await store.put("k", enc("1")).catch((e: unknown) => e)) as StoreRequestError;
+      expect(err, root).toBeInstanceOf(StoreRequestError);
+      expect(err.retryable).toBe(false);
+      expect(err.message).toMatch(/loops back on itself/);
+      const warned: unknown[] = [];
+      const opened = await Queue.open(store, "q", {
+        logger: { warn: (obj) => warned.push(obj), error: (obj) => warned.push(obj) },
+        engineOptions: { onBackgroundError: (err) => warned.push({ err }) },
+      }).then(
+        (q) => q.close().then(() => undefined),
+        (e: unknown) => e,
+      );
+      expect(opened, root).toBeInstanceOf(StoreRequestError);
+      // The removals of leftover temporary files (the queue's and the engine's) failed first: reported as store errors too, not raw ones.
+      expect(warned.length).toBeGreaterThan(0);
+      for (const w of warned) expect((w as { err?: unknown }).err).toBeInstanceOf(StoreRequestError);
+    }
   });
 
   it("a root this process may not enter fails put, get, listing and Queue.open with a non-retryable error saying permission was denied", async () => {
