@@ -436,7 +436,9 @@ export class Queue {
    * Resolves when the job finishes (done, dead or cancelled), at once when
    * it already has. `gone`: no record exists (it finished without
    * retention before the call, or never existed). Rejects with the
-   * signal's reason when `signal` aborts. In-process only.
+   * signal's reason when `signal` aborts. In-process only. `timeoutMs`
+   * (0 to 10 years) ends the wait with `timed_out`; anything else is a
+   * `ValidationError`.
    */
   waitForCompletion(jobId: string, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<CompletionResult> {
     return waitForCompletion(this.#core, jobId, opts);
