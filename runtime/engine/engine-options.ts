@@ -4,7 +4,7 @@
  */
 import { MAX_TIMEOUT_MS, SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
-import { checkPrefix } from "./layout.js";
+import { WAL_FENCE_JUMP, checkPrefix } from "./layout.js";
 import type { RetryPolicy } from "./retry.js";
 
 /** Options of `Engine.open`; every field is optional. */
@@ -13,7 +13,11 @@ export interface EngineOptions {
   flushIntervalMs?: number;
   /** Most bytes per WAL object before it is flushed early (at most 1 GiB). Default: 4 MiB. */
   maxWalBytes?: number;
-  /** Most WAL puts in flight at once (at most 63). Default: 16. */
+  /**
+   * Most WAL puts in flight at once: at most 63, one less than the WAL
+   * sequence numbers a new writer skips when it fences the old one (a
+   * fenced writer's late puts must land in that gap). Default: 16.
+   */
   maxInflightWalPuts?: number;
   /** Key prefix of every object the engine writes: "" or ending in "/". Default: "". */
   prefix?: string;
@@ -175,8 +179,8 @@ export interface ResolvedEngineOptions {
  * Checks `opts` and fills in the defaults documented on `EngineOptions`.
  * Throws `ValidationError` listing every bad value, before any IO.
  */
-export function resolveEngineOptions(opts: EngineOptions): ResolvedEngineOptions {
-  validateEngineOptions(opts);
+export function resolveEngineOptions(given: EngineOptions): ResolvedEngineOptions {
+  const opts = validateEngineOptions(given);
   return {
     flushIntervalMs: opts.flushIntervalMs ?? 2,
     maxWalBytes: opts.maxWalBytes ?? 4 * 1024 * 1024,
@@ -193,7 +197,7 @@ export function resolveEngineOptions(opts: EngineOptions): ResolvedEngineOptions
       opts.pageValues === undefined
         ? undefined
         : {
-            keyPrefixes: [...opts.pageValues.keyPrefixes],
+            keyPrefixes: opts.pageValues.keyPrefixes,
             minBytes: opts.pageValues.minBytes ?? 64,
             cacheBytes: opts.pageValues.cacheBytes ?? 32 * 1024 * 1024,
             readaheadBytes: opts.pageValues.readaheadBytes ?? 1024 * 1024,
@@ -209,18 +213,105 @@ export function resolveEngineOptions(opts: EngineOptions): ResolvedEngineOptions
  */
 const MAX_PIECE_BYTES = 2 ** 30;
 
+/** Most `pageValues.keyPrefixes`: each value committed is checked against them. */
+export const MAX_PAGE_KEY_PREFIXES = 1024;
+
+const TOP_KEYS = [
+  "flushIntervalMs",
+  "maxWalBytes",
+  "maxInflightWalPuts",
+  "prefix",
+  "checkpointWalObjects",
+  "checkpointWalBytes",
+  "checkpointBacklog",
+  "maxSegmentRuns",
+  "maxSegmentBytes",
+  "segmentBlockBytes",
+  "retry",
+  "pageValues",
+  "onBackgroundError",
+  "clock",
+] as const satisfies readonly (keyof EngineOptions)[];
+const RETRY_KEYS = ["attempts", "baseDelayMs", "maxDelayMs"] as const satisfies readonly (keyof RetryPolicy)[];
+const PAGE_KEYS = ["keyPrefixes", "minBytes", "cacheBytes", "readaheadBytes"] as const satisfies readonly (keyof PageValuesOptions)[];
+
+/** A value as an error message shows it: what it is, not only how `String` spells it ("100" and 100 differ). */
+export function describeValue(v: unknown): string {
+  if (typeof v === "string") return `${JSON.stringify(v.length > 64 ? `${v.slice(0, 64)}...` : v)} (a string)`;
+  if (typeof v === "bigint") return `${v}n (a bigint)`;
+  if (typeof v === "number") return Object.is(v, -0) ? "-0" : String(v);
+  if (typeof v === "function") return "a function";
+  if (typeof v === "symbol") return "a symbol";
+  if (v === null || typeof v !== "object") return String(v);
+  return Array.isArray(v) ? "an array" : "an object";
+}
+
+/**
+ * Reads each named field of `from` once into a plain object: a getter or a
+ * Proxy is asked once, so what is checked is what is used, and one that
+ * throws becomes a problem naming the field instead of escaping.
+ */
+function readFields<K extends string>(from: object, keys: readonly K[], path: string, problems: string[]): Partial<Record<K, unknown>> {
+  const out: Partial<Record<K, unknown>> = {};
+  for (const k of keys) {
+    let v: unknown;
+    try {
+      v = (from as Record<string, unknown>)[k];
+    } catch (err) {
+      problems.push(`reading ${path}${k} threw: ${err instanceof Error ? err.message : String(err)}`);
+      continue;
+    }
+    if (v !== undefined) out[k] = v;
+  }
+  return out;
+}
+
+/** The fields of `opts` the engine uses, each read once, as plain objects and arrays of their own. */
+function snapshot(opts: unknown, problems: string[]): EngineOptions {
+  if (opts === undefined) return {};
+  if (opts === null || typeof opts !== "object" || Array.isArray(opts)) {
+    problems.push(`the engine options must be an object, got ${describeValue(opts)}`);
+    return {};
+  }
+  const top = readFields(opts, TOP_KEYS, "", problems) as Record<string, unknown>;
+  const retry = top.retry;
+  if (retry !== null && typeof retry === "object" && !Array.isArray(retry)) top.retry = readFields(retry, RETRY_KEYS, "retry.", problems);
+  const pv = top.pageValues;
+  if (pv !== null && typeof pv === "object" && !Array.isArray(pv)) {
+    const fields = readFields(pv, PAGE_KEYS, "pageValues.", problems);
+    const prefixes = fields.keyPrefixes;
+    if (Array.isArray(prefixes)) {
+      try {
+        // The length first: a sparse array (or a Proxy) can claim billions of entries.
+        const n = prefixes.length;
+        // Refused below, and never walked.
+        fields.keyPrefixes = [];
+        if (!(n <= MAX_PAGE_KEY_PREFIXES)) problems.push(`pageValues.keyPrefixes may hold at most ${MAX_PAGE_KEY_PREFIXES} prefixes, got ${describeValue(n)}`);
+        else fields.keyPrefixes = Array.from({ length: n }, (_, i) => prefixes[i] as unknown);
+      } catch (err) {
+        problems.push(`reading pageValues.keyPrefixes threw: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    top.pageValues = fields;
+  }
+  return top as EngineOptions;
+}
+
 /**
  * Rejects option values that would make the engine misbehave: throws
  * `ValidationError` listing every bad value. Pure, so a caller that does IO
- * before opening the engine (the queue) checks them first.
+ * before opening the engine (the queue) checks them first. Returns the
+ * options read once (see `readFields`): use these, not `given`, so a getter
+ * answering differently on a second read cannot slip past the check.
  */
-export function validateEngineOptions(opts: EngineOptions): void {
+export function validateEngineOptions(given: EngineOptions): EngineOptions {
   const problems: string[] = [];
+  const opts = snapshot(given, problems);
   // Past MAX_SAFE_INTEGER counts and sums are inexact; a size or interval that large is a mistake.
   const check = (name: keyof EngineOptions, min: number, max = Number.MAX_SAFE_INTEGER) => {
     const v = opts[name];
     if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max)) {
-      problems.push(`${name} must be a finite number >= ${min} and <= ${max}, got ${String(v)}`);
+      problems.push(`${name} must be a finite number >= ${min} and <= ${max}, got ${describeValue(v)}`);
     }
   };
   const prefix = opts.prefix;
@@ -234,7 +325,8 @@ export function validateEngineOptions(opts: EngineOptions): void {
   // A longer timeout fires after 1 ms instead.
   check("flushIntervalMs", 0, MAX_TIMEOUT_MS);
   check("maxWalBytes", 1, MAX_PIECE_BYTES);
-  check("maxInflightWalPuts", 1);
+  // A fenced writer's late puts must land in the range the next writer skips (layout.ts).
+  check("maxInflightWalPuts", 1, WAL_FENCE_JUMP - 1);
   check("checkpointWalObjects", 0);
   check("checkpointWalBytes", 0);
   const backlog = opts.checkpointBacklog;
@@ -243,15 +335,14 @@ export function validateEngineOptions(opts: EngineOptions): void {
     backlog !== undefined &&
     (typeof backlog !== "number" || !Number.isFinite(backlog) || (backlog !== 0 && !(backlog >= 1)) || backlog > Number.MAX_SAFE_INTEGER)
   ) {
-    problems.push(`checkpointBacklog must be 0 (off) or a finite number >= 1 and <= ${Number.MAX_SAFE_INTEGER}, got ${String(backlog)}`);
+    problems.push(`checkpointBacklog must be 0 (off) or a finite number >= 1 and <= ${Number.MAX_SAFE_INTEGER}, got ${describeValue(backlog)}`);
   }
   const clock = opts.clock;
-  if (clock !== undefined && (typeof clock !== "object" || clock === null || typeof clock.now !== "function")) {
-    problems.push("clock must be an object with a now() method");
-  } else if (clock !== undefined) {
+  if (clock !== undefined) {
     // A clock that reads no time would fail later, in the background: refuse it now.
     try {
-      timedClock(clock).now();
+      if (typeof clock !== "object" || clock === null || typeof clock.now !== "function") problems.push("clock must be an object with a now() method");
+      else timedClock(clock).now();
     } catch (err) {
       problems.push(`clock: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -273,7 +364,7 @@ export function validateEngineOptions(opts: EngineOptions): void {
     ] as const) {
       const v = pv?.[k];
       if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min || v > Number.MAX_SAFE_INTEGER))
-        problems.push(`pageValues.${k} must be a finite number >= ${min} and <= ${Number.MAX_SAFE_INTEGER}, got ${String(v)}`);
+        problems.push(`pageValues.${k} must be a finite number >= ${min} and <= ${Number.MAX_SAFE_INTEGER}, got ${describeValue(v)}`);
     }
   }
   const r = opts.retry;
@@ -286,9 +377,10 @@ export function validateEngineOptions(opts: EngineOptions): void {
     ] as const) {
       const v = r[k];
       if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min || v > Number.MAX_SAFE_INTEGER)) {
-        problems.push(`retry.${k} must be a finite number >= ${min} and <= ${Number.MAX_SAFE_INTEGER}, got ${String(v)}`);
+        problems.push(`retry.${k} must be a finite number >= ${min} and <= ${Number.MAX_SAFE_INTEGER}, got ${describeValue(v)}`);
       }
     }
   }
   if (problems.length > 0) throw new ValidationError("invalid engine options; nothing was read or written", problems);
+  return opts;
 }

@@ -1,6 +1,8 @@
 /**
  * @module In-process waiting for a job to finish.
  */
+import { ValidationError } from "../errors.js";
+import { validateDelay } from "../time-bounds.js";
 import { validateJobId } from "./names.js";
 import type { Finish } from "./notifier.js";
 import type { QueueCore } from "./queue-core.js";
@@ -13,6 +15,9 @@ import { warmJobs } from "./warm.js";
 
 export async function waitForCompletion(core: QueueCore, jobId: string, opts: { timeoutMs?: number; signal?: AbortSignal }): Promise<CompletionResult> {
   validateJobId(jobId);
+  // NaN or a string would wait forever without a word (a string even turned the deadline into text).
+  if (opts === null || typeof opts !== "object") throw new ValidationError(`waitForCompletion options must be an object { timeoutMs?, signal? }`);
+  if (opts.timeoutMs !== undefined) validateDelay("waitForCompletion's timeoutMs", opts.timeoutMs);
   for (let w = warmJobs(core.engine, [jobId]); w !== undefined; w = warmJobs(core.engine, [jobId])) await w;
   // Reading the record and registering the listener happen in one turn, so no finish is missed.
   const current = readJob(core.engine, jobId);

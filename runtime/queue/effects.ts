@@ -23,11 +23,16 @@ export class SettlementEffects {
   readonly kvOps: KvOp[] = [];
   readonly enqueues: EnqueueItem[] = [];
 
-  /** Writes `value` at caller key `key`. */
+  /**
+   * Writes `value` at caller key `key`: the bytes as they are now (a copy
+   * is staged, so changing `value` later changes nothing committed).
+   */
   kvPut(key: string, value: Uint8Array): this {
     validateKvKey(key);
     validateKvValue(key, value);
-    this.kvOps.push({ kind: "put", key, value });
+    // The engine keeps what it commits as it is: the caller's array, changed later, would change
+    // what later reads in this process see (not what the WAL stored) and what a checkpoint stores.
+    this.kvOps.push({ kind: "put", key, value: value.slice() });
     return this;
   }
 

@@ -18,7 +18,8 @@ export async function kvPut(core: QueueCore, key: string, value: Uint8Array): Pr
   validateKvKey(key);
   validateKvValue(key, value);
   const txn = new Txn(core.engine);
-  txn.put(K.userKey(key), value);
+  // A copy: the engine keeps what it commits as it is (see `SettlementEffects.kvPut`).
+  txn.put(K.userKey(key), value.slice());
   await core.commit(txn, true);
 }
 
@@ -36,7 +37,7 @@ export async function kvCompareAndPut(core: QueueCore, key: string, expected: Ui
   validateKvValue(key, value);
   const txn = new Txn(core.engine);
   if (!sameValue(txn.get(K.userKey(key)), expected)) return false;
-  txn.put(K.userKey(key), value);
+  txn.put(K.userKey(key), value.slice());
   await core.commit(txn, true);
   return true;
 }

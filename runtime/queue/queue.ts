@@ -16,7 +16,8 @@ import { loadTelemetry } from "../telemetry/tracing.js";
 import { registerQueueGauges } from "./gauges.js";
 import { timedClock, type TimedClock } from "../clock.js";
 import { Engine, type EngineOptions, type EngineStats } from "../engine/engine.js";
-import { validateEngineOptions } from "../engine/engine-options.js";
+import { describeValue, validateEngineOptions } from "../engine/engine-options.js";
+import { readOpenOptions } from "./open-options.js";
 import { ValidationError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
 import * as cw from "./cancel-wake.js";
@@ -71,7 +72,7 @@ function engineOptions(opts: OpenOptions): EngineOptions {
   const cache = opts.recordCacheBytes === undefined ? DEFAULT_RECORD_CACHE_BYTES : opts.recordCacheBytes;
   if (cache !== null && (typeof cache !== "number" || !Number.isFinite(cache) || cache < 0 || cache > Number.MAX_SAFE_INTEGER)) {
     throw new ValidationError(
-      `OpenOptions.recordCacheBytes must be null or a finite number of bytes >= 0 and <= ${Number.MAX_SAFE_INTEGER}, got ${String(cache)}`,
+      `OpenOptions.recordCacheBytes must be null or a finite number of bytes >= 0 and <= ${Number.MAX_SAFE_INTEGER}, got ${describeValue(cache)}`,
     );
   }
   return {
@@ -137,17 +138,18 @@ export class Queue {
    * attempt limit) before this resolves. Opening fences any other writer of
    * the same store.
    */
-  static async open(store: ObjectStore, name: string, opts: OpenOptions = {}): Promise<Queue> {
+  static async open(store: ObjectStore, name: string, given: OpenOptions = {}): Promise<Queue> {
     validateStoreName(name);
+    // Every field read once, before anything else reads one.
+    const opts = readOpenOptions(given);
     await loadTelemetry();
     new QueueConfigs(opts.defaultQueueConfig, opts.queueConfigs); // validates before any IO
     // A clock that reads no time would fail every timed step later, and in the background: refuse it now.
     if (opts.clock !== undefined) timedClock(opts.clock).now();
     const threshold = opts.payloadOffloadBytes === undefined ? DEFAULT_PAYLOAD_OFFLOAD_BYTES : opts.payloadOffloadBytes;
     if (threshold !== null) validatePositiveInt("OpenOptions.payloadOffloadBytes", threshold);
-    const engineOpts = engineOptions(opts);
     // Before the first store request: a bad option must leave the store as it was.
-    validateEngineOptions(engineOpts);
+    const engineOpts = validateEngineOptions(engineOptions(opts));
     // A shard's runtime gives the runs it creates ids that route back to it.
     const shard = await readShardPlacement(store, name);
     const root = new PrefixedStore(store, `${name}/`);
@@ -354,15 +356,17 @@ export class Queue {
 
   // ---- caller KV -------------------------------------------------------
 
-  /** The committed value of caller key `key`, or null. */
+  /** The committed value of caller key `key`, or null: bytes of the caller's own. */
   async kvGet(key: string): Promise<Uint8Array | null> {
-    return this.kvGetNow(key);
+    // A copy: the engine's own bytes, changed by the caller, would change later reads and what a checkpoint stores.
+    return this.kvGetNow(key)?.slice() ?? null;
   }
 
   /**
    * @internal `kvGet` answered in the caller's turn, for a caller that reads
    * on every step (the workflow runtime's own records): the engine reads
-   * synchronously, so there is no promise to make and await.
+   * synchronously, so there is no promise to make and await. The bytes may
+   * be the engine's own: decode them, never hand them to user code.
    */
   kvGetNow(key: string): Uint8Array | null {
     validateKvKey(key);
@@ -432,7 +436,9 @@ export class Queue {
    * Resolves when the job finishes (done, dead or cancelled), at once when
    * it already has. `gone`: no record exists (it finished without
    * retention before the call, or never existed). Rejects with the
-   * signal's reason when `signal` aborts. In-process only.
+   * signal's reason when `signal` aborts. In-process only. `timeoutMs`
+   * (0 to 10 years) ends the wait with `timed_out`; anything else is a
+   * `ValidationError`.
    */
   waitForCompletion(jobId: string, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<CompletionResult> {
     return waitForCompletion(this.#core, jobId, opts);

@@ -202,7 +202,8 @@ export class StoreView implements QueueView {
 
   async kvGet(key: string): Promise<Uint8Array | null> {
     validateKvKey(key);
-    return this.src.get(K.userKey(key)) ?? null;
+    // A copy: the source's bytes, changed by the caller, would change its later reads (a writer's engine: also what it checkpoints).
+    return this.src.get(K.userKey(key))?.slice() ?? null;
   }
 
   async kvScan(prefix: string, opts: KvScanOptions = {}): Promise<KvPage> {
@@ -220,7 +221,8 @@ export function kvScanSync(src: ReadSource, prefix: string, opts: KvScanOptions 
   const entries: KvEntry[] = [];
   for (const [k, v] of src.scan({ ...range, limit: limit + 1 })) {
     if (entries.length === limit) return { entries, nextCursor: entries[entries.length - 1]!.key };
-    entries.push({ key: k.slice(K.USER.length), value: v });
+    // Copies, as in `kvGet`.
+    entries.push({ key: k.slice(K.USER.length), value: v.slice() });
   }
   return { entries };
 }

@@ -168,9 +168,11 @@ export class LocalStore implements ObjectStore {
         return await this.#putOnce(key, payload, opts.ifNoneMatch === "*");
       } catch (err) {
         if (err === ROOT_REMOVED) throw this.#rootRemoved(key);
+        if (err instanceof RootProblem) throw new StoreRequestError(`local put (${this.root})`, key, err.message, err.cause);
         // ENOENT: a concurrent delete removed a directory on our path after
         // we made sure of it. Forget what we knew and build the path again.
-        if (errorCode(err) === "ENOENT" && attempt < MAX_PUT_ATTEMPTS) {
+        // ENOTDIR: the store's directory was replaced by a file; the retry's check of it says so.
+        if ((errorCode(err) === "ENOENT" || errorCode(err) === "ENOTDIR") && attempt < MAX_PUT_ATTEMPTS) {
           // The next attempt checks that the store's own directory is still there (an empty one made
           // in its place would hide the loss of every object it held).
           this.#knownDirs.clear();
@@ -236,7 +238,11 @@ export class LocalStore implements ObjectStore {
     const cut = prefix.lastIndexOf("/") + 1;
     const dirKey = prefix.slice(0, cut);
     if (prefix.includes("\0")) return 0;
-    return removeDeadTemps(dirKey === "" ? this.root : this.#dirPath(dirKey.slice(0, -1).split("/")));
+    try {
+      return await removeDeadTemps(dirKey === "" ? this.root : this.#dirPath(dirKey.slice(0, -1).split("/")));
+    } catch (err) {
+      throw this.#mapError(err, prefix, "removal of leftovers");
+    }
   }
 
   /** Lists one directory, sorted by key, descending into subdirectories as their turn comes. */
@@ -406,12 +412,20 @@ export class LocalStore implements ObjectStore {
       // `recursive`, so one removed after this check fails that mkdir
       // (ENOENT, and the retry finds it gone) instead of being made again.
       const made = this.#rootSeen
-        ? exists(dir).then((found) => {
+        ? exists(dir).then(async (found) => {
             if (!found) throw ROOT_REMOVED;
+            // Replaced by a file (or a link to one): what is below it cannot be made.
+            const problem = await rootProblem(dir);
+            if (problem !== undefined) throw problem;
           })
-        : fs.mkdir(dir, { recursive: true }).then(() => {
-            this.#rootSeen = true;
-          });
+        : fs.mkdir(dir, { recursive: true }).then(
+            () => {
+              this.#rootSeen = true;
+            },
+            async (err: unknown) => {
+              throw (await rootProblem(dir)) ?? err;
+            },
+          );
       entry = { made, durable: made.then(() => fsyncDir(path.dirname(dir))) };
     } else {
       const parent = path.dirname(dir);
@@ -457,10 +471,24 @@ export class LocalStore implements ObjectStore {
     return path.join(this.#dirPath(segments.slice(0, -1)), encodeSegment(segments[segments.length - 1]!));
   }
 
-  /** File-system failures become `StoreUnavailableError`, so callers handle every store alike. */
+  /**
+   * File-system failures become `StoreUnavailableError`, so callers handle
+   * every store alike; those no retry can fix (a refused permission, a
+   * read-only file system) become `StoreRequestError`.
+   */
   #mapError(err: unknown, key: string, operation = "access"): unknown {
     if (err instanceof TaqubaError) return err;
-    if (errorCode(err) === "ENAMETOOLONG") return nameTooLong(key, this.#objectPath(key));
+    const code = errorCode(err);
+    if (code === "ENAMETOOLONG") return nameTooLong(key, this.#objectPath(key), this.root);
+    if (code !== undefined && REFUSALS.has(code)) {
+      const where = (err as { path?: unknown }).path;
+      return new StoreRequestError(
+        `local ${operation} (${this.root})`,
+        key,
+        `the file system refused it (${code}${typeof where === "string" ? ` on ${where}` : ""}): ${REFUSALS.get(code)}`,
+        err,
+      );
+    }
     return new StoreUnavailableError(`local ${operation} (${this.root})`, key, err);
   }
 }
@@ -492,6 +520,66 @@ async function removeDeadTemps(dir: string): Promise<number> {
   return removed;
 }
 
+/** File-system errors no retry fixes, and what to do about each. */
+const REFUSALS: ReadonlyMap<string, string> = new Map([
+  ["EACCES", "permission denied; give the user this process runs as read, write and search (x) permission on the store's directory and everything in it"],
+  ...(process.platform === "win32"
+    ? [] // There EPERM is also what a file held open by another program (a virus scanner) gives, which passes.
+    : ([
+        ["EPERM", "operation not permitted; check the permissions and attributes of the store's directory, and that its file system supports hard links"],
+      ] as const)),
+  ["EROFS", "the file system is mounted read-only; open the store on a writable one"],
+  ["ELOOP", "a symbolic link on the path loops back on itself; point it at a directory"],
+]);
+
+/** Why the store's directory cannot hold objects, in the user's terms; its message goes into a `StoreRequestError`. */
+class RootProblem extends Error {}
+
+/**
+ * Why `root` cannot be the store's directory (a symlink to nothing, a file,
+ * a path through a file, no permission to make it), or undefined when it is
+ * a directory or nothing explains the failure. Only called after a failure.
+ */
+async function rootProblem(root: string): Promise<RootProblem | undefined> {
+  const link = await fs.lstat(root).catch(() => undefined);
+  if (link?.isSymbolicLink()) {
+    const target = path.resolve(path.dirname(root), await fs.readlink(root).catch(() => "?"));
+    const reached = await fs.stat(root).then(
+      (stat) => ({ stat }),
+      (err: unknown) => ({ err }),
+    );
+    if ("err" in reached) {
+      const code = errorCode(reached.err);
+      if (code === "ENOENT" || code === "ENOTDIR") {
+        return new RootProblem(
+          `the store's directory ${root} is a symbolic link to ${target}, which does not exist; create that directory (or point the link at an existing one), or open the store on another directory`,
+        );
+      }
+      if (code === "ELOOP") return new RootProblem(`the store's directory ${root} is a symbolic link that loops back on itself; point it at a directory`);
+      return undefined;
+    }
+    if (!reached.stat.isDirectory()) {
+      return new RootProblem(`the store's directory ${root} is a symbolic link to ${target}, which is not a directory; point it at a directory`);
+    }
+    return undefined;
+  }
+  if (link !== undefined) {
+    return link.isDirectory()
+      ? undefined
+      : new RootProblem(`the store's directory ${root} is a file, not a directory; move the file away, or open the store on another path`);
+  }
+  // Absent: the nearest ancestor that exists tells why it could not be made.
+  for (let up = path.dirname(root), below = root; up !== below; below = up, up = path.dirname(up)) {
+    const stat = await fs.stat(up).catch(() => undefined);
+    if (stat === undefined) continue;
+    if (!stat.isDirectory()) {
+      return new RootProblem(`the store's directory ${root} cannot be made: ${up} is a file, not a directory; open the store on another path`);
+    }
+    return undefined;
+  }
+  return undefined;
+}
+
 /** Whether a process with this pid runs on this machine (an unreadable pid counts as gone). */
 function processRuns(pid: number): boolean {
   if (!Number.isSafeInteger(pid) || pid <= 0) return false;
@@ -509,7 +597,14 @@ function processRuns(pid: number): boolean {
  * makes a file name up to three times its segment's UTF-8 bytes, so the
  * key's own lengths would not explain it.
  */
-function nameTooLong(key: string, file: string): ValidationError {
+function nameTooLong(key: string, file: string, root: string): ValidationError {
+  // The store's own path may be what is too long (one name over 255 bytes, or the whole near the limit).
+  const rootName = root.split(path.sep).find((name) => Buffer.byteLength(name) > 255);
+  if (rootName !== undefined) {
+    return new ValidationError(
+      `the store's directory ${root} has a name of ${Buffer.byteLength(rootName)} bytes in its path, longer than the 255 a local file system allows; open the store on a shorter path`,
+    );
+  }
   const segments = key.split("/");
   const names = segments.map((s, i) => encodeSegment(s) + (i < segments.length - 1 ? DIR_SUFFIX : ""));
   const longest = names.reduce((a, b) => (b.length > a.length ? b : a));

@@ -3,7 +3,9 @@
  * default, resolved once by `build()`.
  */
 import { validateDelay } from "../time-bounds.js";
-import type { Clock } from "../clock.js";
+import { timedClock, type Clock } from "../clock.js";
+import { describeValue } from "../engine/engine-options.js";
+import { MAX_OBJECT_KEY_BYTES, validateObjectKey } from "../store/keys.js";
 import { ValidationError } from "../errors.js";
 import { validateQueueName } from "../queue/names.js";
 import type { ObjectStore } from "../store/object-store.js";
@@ -33,8 +35,37 @@ export interface BuilderState {
 }
 
 function positiveInt(name: string, n: number): number {
-  if (!Number.isInteger(n) || n < 1) throw new ValidationError(`${name} must be an integer >= 1, got ${n}`);
+  if (!Number.isInteger(n) || n < 1) throw new ValidationError(`${name} must be an integer >= 1, got ${describeValue(n)}`);
   return n;
+}
+
+/** Longest memo prefix: the runtime's object keys under it add up to 256 bytes (a replay record's, with a 128-character run id). */
+export const MAX_MEMO_PREFIX_BYTES = MAX_OBJECT_KEY_BYTES - 256;
+
+/** Whether `v` is an object whose `methods` are all functions (reading them may not throw). */
+function hasMethods(v: unknown, methods: readonly string[]): boolean {
+  if (v === null || (typeof v !== "object" && typeof v !== "function")) return false;
+  try {
+    return methods.every((m) => typeof (v as Record<string, unknown>)[m] === "function");
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The parts a runtime is built over, checked by `build()`: a missing one
+ * would otherwise fail only when first used, in the background.
+ */
+function checkDeps(queue: unknown, store: unknown, runner: unknown, hook: unknown): void {
+  const problems: string[] = [];
+  if (!hasMethods(queue, ["claimBatch", "ack", "kvGet"])) problems.push(`the queue must be a Queue (from Queue.open), got ${describeValue(queue)}`);
+  if (!hasMethods(store, ["get", "put", "delete", "list"]))
+    problems.push(`the store must be an ObjectStore (get, put, delete, list), got ${describeValue(store)}`);
+  if (!hasMethods(runner, ["runStep"])) problems.push(`the runner must be an object with a runStep(step) method, got ${describeValue(runner)}`);
+  if (!hasMethods(hook, ["onTermination"])) {
+    problems.push(`the terminal hook must be an object with an onTermination(outcome, effects) method (NoopTerminalHook for none), got ${describeValue(hook)}`);
+  }
+  if (problems.length > 0) throw new ValidationError("WorkflowRuntime.builder(queue, store, runner, hook) was given something else", problems);
 }
 
 /**
@@ -92,7 +123,18 @@ export class WorkflowRuntimeBuilder {
    */
   memoPrefix(prefix: string): this {
     if (typeof prefix !== "string" || prefix.length === 0 || prefix.endsWith("/"))
-      throw new ValidationError("memoPrefix must be a non-empty prefix without a trailing '/'");
+      throw new ValidationError(`memoPrefix must be a non-empty prefix without a trailing '/', got ${describeValue(prefix)}`);
+    // Every memo, replay and result record key starts with it: one it cannot start would fail them all, later.
+    try {
+      validateObjectKey(`${prefix}/x`);
+    } catch (err) {
+      throw new ValidationError(`memoPrefix ${JSON.stringify(prefix)} cannot start object keys`, err instanceof ValidationError ? err.issues : [String(err)]);
+    }
+    if (Buffer.byteLength(prefix) > MAX_MEMO_PREFIX_BYTES) {
+      throw new ValidationError(
+        `memoPrefix must be at most ${MAX_MEMO_PREFIX_BYTES} bytes (the keys under it add up to 256 of the store's ${MAX_OBJECT_KEY_BYTES}), got ${Buffer.byteLength(prefix)}`,
+      );
+    }
     this.#s.memoPrefix = prefix;
     return this;
   }
@@ -151,6 +193,9 @@ export class WorkflowRuntimeBuilder {
 
   /** The runtime's time source. Default: the queue's clock. */
   clock(clock: Clock): this {
+    // A clock that reads no time would fail every step's settlement later, and the runs would never end.
+    if (!hasMethods(clock, ["now"])) throw new ValidationError(`clock must be an object with a now() method, got ${describeValue(clock)}`);
+    timedClock(clock).now();
     this.#s.clock = clock;
     return this;
   }
@@ -167,12 +212,16 @@ export class WorkflowRuntimeBuilder {
    * logged). Default: `console` at warn level. See docs/observability.md.
    */
   logger(logger: Logger): this {
+    if (logger === null || typeof logger !== "object") {
+      throw new ValidationError(`logger must be an object with debug/info/warn/error(obj, msg) methods (a pino logger is one), got ${describeValue(logger)}`);
+    }
     this.#s.logger = fullLogger(logger);
     return this;
   }
 
   build(): WorkflowRuntime {
-    const { queue, runner } = this.#deps;
+    const { queue, store, runner, hook } = this.#deps;
+    checkDeps(queue, store, runner, hook);
     const rules = runner.flowRules?.();
     if (rules !== undefined && Object.keys(rules).length > 0) {
       if (queue.defineFlowRules === undefined) {

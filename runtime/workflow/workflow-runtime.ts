@@ -275,7 +275,8 @@ export class WorkflowRuntime {
   }
 
   /** {@link WorkflowRuntime.wait} bounded by `timeoutMs`; `null` when the timeout elapses first. */
-  waitTimeout(runId: RunId | string, timeoutMs: number): Promise<RunEnd | null> {
+  async waitTimeout(runId: RunId | string, timeoutMs: number): Promise<RunEnd | null> {
+    // Async: a bad argument rejects the promise, as every other call does, instead of throwing at the call.
     validateDelay("waitTimeout's timeout", timeoutMs);
     return this.#wait(RunId.parse(runId), this.#core.clock.now() + timeoutMs);
   }

@@ -3,7 +3,10 @@
  * engine options (its own `flushIntervalMs` and `recordCacheBytes`, and
  * `engineOptions`) are refused with a `ValidationError` that names them,
  * and the store sees no request at all, not even the removal of leftover
- * temporary files or the read of the shard placement.
+ * temporary files or the read of the shard placement. Options are read
+ * once: what is not an option (not an object, a getter that throws, a
+ * Proxy, a logger that is a string) is refused the same way, and a getter
+ * answering differently on a second read cannot slip past the checks.
  */
 import { describe, expect, it } from "vitest";
 import {
@@ -73,6 +76,8 @@ const BAD: ReadonlyArray<readonly [OpenOptions, RegExp]> = [
   [{ engineOptions: { checkpointBacklog: 0.5 } }, /checkpointBacklog/],
   [{ engineOptions: { maxSegmentRuns: Number.NEGATIVE_INFINITY } }, /maxSegmentRuns/],
   [{ engineOptions: { maxInflightWalPuts: 1e30 } }, /maxInflightWalPuts/],
+  // One less than the WAL sequence numbers a new writer skips: more would be cut to 63 without a word.
+  [{ engineOptions: { maxInflightWalPuts: 64 } }, /maxInflightWalPuts must be .*<= 63, got 64/],
   [{ engineOptions: { prefix: "no-slash" } }, /prefix/],
   [{ engineOptions: { retry: { attempts: 0 } } }, /retry\.attempts/],
   [{ engineOptions: { retry: { maxDelayMs: 1e30 } } }, /retry\.maxDelayMs/],
@@ -107,7 +112,10 @@ describe("Queue.open checks engine options before any store request", () => {
 
   it("opens with the largest values allowed, and the store it made reopens", async () => {
     const store = new RecordingStore();
-    const limits = { flushIntervalMs: 0, engineOptions: { maxWalBytes: 2 ** 30, maxSegmentBytes: 2 ** 30, checkpointWalBytes: Number.MAX_SAFE_INTEGER } };
+    const limits = {
+      flushIntervalMs: 0,
+      engineOptions: { maxWalBytes: 2 ** 30, maxSegmentBytes: 2 ** 30, checkpointWalBytes: Number.MAX_SAFE_INTEGER, maxInflightWalPuts: 63 },
+    };
     const queue = await Queue.open(store, "q", limits);
     expect(store.requests.length).toBeGreaterThan(0);
     await queue.enqueue("jobs", new Uint8Array([1]));
@@ -115,5 +123,55 @@ describe("Queue.open checks engine options before any store request", () => {
     const again = await Queue.open(store, "q", limits);
     expect((await again.claim("jobs"))?.payload).toEqual(new Uint8Array([1]));
     await again.close();
+  });
+});
+
+describe("Queue.open reads its options once, and refuses what is not an option before any store request", () => {
+  const throwingGetter = (name: string) =>
+    Object.defineProperty({}, name, {
+      enumerable: true,
+      get() {
+        throw new Error(`no ${name} today`);
+      },
+    }) as OpenOptions;
+
+  it.each([
+    ["options that are null", null, /Queue\.open options must be an object, got null/],
+    ["options that are a string", "fast", /Queue\.open options must be an object, got "fast" \(a string\)/],
+    ["engine options that are a string", { engineOptions: "fast" }, /the engine options must be an object, got "fast" \(a string\)/],
+    ["engine options that are null", { engineOptions: null }, /the engine options must be an object, got null/],
+    ["a getter that throws", throwingGetter("flushIntervalMs"), /reading OpenOptions\.flushIntervalMs threw: no flushIntervalMs today/],
+    ["an engine option getter that throws", { engineOptions: throwingGetter("maxWalBytes") }, /reading maxWalBytes threw/],
+    ["queue configs behind a Proxy", { queueConfigs: new Proxy({}, {}) }, /OpenOptions\.queueConfigs must be plain data/],
+    ["queue configs that are null", { queueConfigs: null }, /OpenOptions\.queueConfigs must be an object, got null/],
+    ["a logger that is a string (every log line would be dropped)", { logger: "pino" }, /OpenOptions\.logger must be an object/],
+    ["a clock that is null", { clock: null }, /OpenOptions\.clock must be an object with a now\(\) method, got null/],
+    ["an onClosed that is not a function", { onClosed: "exit" }, /OpenOptions\.onClosed must be a function/],
+    ["a record cache given as a string", { recordCacheBytes: "1" }, /recordCacheBytes .* got "1" \(a string\)/],
+  ])("refuses %s", async (_label, opts, says) => {
+    const store = new RecordingStore();
+    const err = await Queue.open(store, "q", opts as OpenOptions).then(
+      (q) => q.close().then(() => undefined),
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).message).toMatch(says);
+    expect(store.requests).toEqual([]);
+  });
+
+  it("a queue setting whose getter answers differently on a second read runs with the answer that was checked", async () => {
+    let reads = 0;
+    const defaultQueueConfig = {
+      get leaseMs() {
+        reads++;
+        return reads === 1 ? 60_000 : Number.NaN;
+      },
+    };
+    const queue = await Queue.open(new MemoryStore(), "q", { defaultQueueConfig });
+    expect(reads).toBe(1);
+    await queue.enqueue("jobs", new Uint8Array([1]));
+    const job = (await queue.claim("jobs"))!;
+    expect(job.lease.expiresAt - job.claimedAt).toBe(60_000);
+    await queue.close();
   });
 });

@@ -3,14 +3,19 @@
  * opened on a path that does not exist yet (nested, relative, behind a
  * symlink) makes it on its first put, also when many puts race; a root
  * removed after use is never made again; one removed and restored by hand
- * is used again. Real temporary directories, no mocks.
+ * is used again. A root that cannot be used (a symlink to nothing, a file,
+ * no permission) fails with a non-retryable error saying why. Real
+ * temporary directories, no mocks.
  */
 import { join, relative } from "node:path";
-import { mkdir, readdir, rm, symlink } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { LocalStore, StoreRequestError } from "taquba";
+import { LocalStore, Queue, StoreRequestError, ValidationError } from "taquba";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { spawnTied } from "../support/tied-children.js";
 
+const refusedScript = fileURLToPath(new URL("./fixtures/local-refused.ts", import.meta.url));
 const freshDir = useTempDirs("taquba-local-root-attack-");
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const text = async (store: LocalStore, key: string): Promise<string | undefined> => {
@@ -95,5 +100,123 @@ describe("LocalStore root attacks", () => {
     expect(await readdir(root)).toEqual([]);
     await store.put("a/b/c", enc("2"));
     expect(await text(store, "a/b/c")).toBe("2");
+  });
+});
+
+describe("LocalStore on a directory it cannot use", () => {
+  it("a root that is a symlink to a missing directory fails its first put with a non-retryable error naming the target, and makes nothing", async () => {
+    const base = await freshDir();
+    const target = join(base, "missing");
+    const link = join(base, "link");
+    await symlink(target, link);
+    const store = new LocalStore(link);
+    const err = (await store.put("a/b", enc("1")).catch((e: unknown) => e)) as StoreRequestError;
+    expect(err).toBeInstanceOf(StoreRequestError);
+    expect(err.retryable).toBe(false);
+    expect(err.message).toContain(`symbolic link to ${target}, which does not exist`);
+    expect(err.message).toMatch(/create that directory/);
+    await expect(readdir(target)).rejects.toThrow(/ENOENT/);
+    // Made by hand, it is used.
+    await mkdir(target);
+    await store.put("a/b", enc("2"));
+    expect(await text(new LocalStore(target), "a/b")).toBe("2");
+  });
+
+  it("a root that is a file, or below one, fails a put with a non-retryable error saying which path is a file", async () => {
+    const base = await freshDir();
+    const file = join(base, "file");
+    await writeFile(file, "not a directory");
+    for (const [root, says] of [
+      [file, `${file} is a file, not a directory`],
+      [join(file, "sub", "store"), `${file} is a file, not a directory`],
+    ] as const) {
+      const err = (await new LocalStore(root).put("k", enc("1")).catch((e: unknown) => e)) as StoreRequestError;
+      expect(err).toBeInstanceOf(StoreRequestError);
+      expect(err.retryable).toBe(false);
+      expect(err.message).toContain(says);
+    }
+    expect(await readFile(file, "utf8")).toBe("not a directory");
+  });
+
+  it("a root replaced by a file after use fails puts into known and new directories with a non-retryable error", async () => {
+    const root = join(await freshDir(), "store");
+    const store = new LocalStore(root);
+    await store.put("known/k", enc("1"));
+    await store.put("top", enc("1"));
+    await rm(root, { recursive: true });
+    await writeFile(root, "x");
+    for (const key of ["known/k", "fresh/x", "top"]) {
+      const err = (await store.put(key, enc("2")).catch((e: unknown) => e)) as StoreRequestError;
+      expect(err).toBeInstanceOf(StoreRequestError);
+      expect(err.message).toContain(`${root} is a file, not a directory`);
+    }
+    expect(await readFile(root, "utf8")).toBe("x");
+  });
+
+  it("a root that is, or lies below, a symbolic link looping back on itself fails puts and Queue.open with a non-retryable error", async () => {
+    const base = await freshDir();
+    const loop = join(base, "loop");
+    await symlink(loop, loop);
+    for (const root of [loop, join(loop, "sub")]) {
+      const store = new LocalStore(root);
+      const err = (await store.put("k", enc("1")).catch((e: unknown) => e)) as StoreRequestError;
+      expect(err, root).toBeInstanceOf(StoreRequestError);
+      expect(err.retryable).toBe(false);
+      expect(err.message).toMatch(/loops back on itself/);
+      const warned: unknown[] = [];
+      const opened = await Queue.open(store, "q", {
+        logger: { warn: (obj) => warned.push(obj), error: (obj) => warned.push(obj) },
+        engineOptions: { onBackgroundError: (err) => warned.push({ err }) },
+      }).then(
+        (q) => q.close().then(() => undefined),
+        (e: unknown) => e,
+      );
+      expect(opened, root).toBeInstanceOf(StoreRequestError);
+      // The removals of leftover temporary files (the queue's and the engine's) failed first: reported as store errors too, not raw ones.
+      expect(warned.length).toBeGreaterThan(0);
+      for (const w of warned) expect((w as { err?: unknown }).err).toBeInstanceOf(StoreRequestError);
+    }
+  });
+
+  it("a root this process may not enter fails put, get, listing and Queue.open with a non-retryable error saying permission was denied", async () => {
+    const base = await freshDir();
+    const locked = join(base, "locked");
+    await mkdir(locked);
+    await chmod(locked, 0o000);
+    // Root ignores permissions: then the attempts run as the unprivileged user `nobody`.
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) await chmod(base, 0o755);
+    const child = spawnTied(process.execPath, ["--import", "tsx", refusedScript, locked], {
+      stdio: ["ignore", "pipe", "pipe"],
+      ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+    });
+    let out = "";
+    let errOut = "";
+    child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr!.on("data", (d: Buffer) => (errOut += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    await chmod(locked, 0o700);
+    expect(code, errOut).toBe(0);
+    const results = out
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { what: string; outcome: string; code?: string; retryable?: boolean; message: string });
+    expect(results.map((r) => r.what)).toEqual(["put", "get", "list", "queue"]);
+    for (const r of results) {
+      expect(r, r.what).toMatchObject({ outcome: "StoreRequestError", code: "STORE_REQUEST_REFUSED", retryable: false });
+      expect(r.message).toMatch(/EACCES.*permission denied; give the user this process runs as read, write and search/);
+    }
+  });
+});
+
+describe("LocalStore on a path too long", () => {
+  it("a root with a name over 255 bytes fails put, get and listing with a ValidationError naming the store's directory, not a key", async () => {
+    const root = join(await freshDir(), "é".repeat(130));
+    const store = new LocalStore(root);
+    for (const act of [() => store.put("k", enc("1")), () => store.get("k"), async () => (await store.list("")[Symbol.asyncIterator]().next()).done]) {
+      const err = (await act().catch((e: unknown) => e)) as ValidationError;
+      expect(err).toBeInstanceOf(ValidationError);
+      expect(err.message).toMatch(/store's directory .* has a name of 260 bytes in its path, longer than the 255/);
+    }
   });
 });

@@ -1,0 +1,79 @@
+/**
+ * @module `Queue.open`'s options read once, before any IO: each field is
+ * asked for once (a getter or a Proxy answering differently on a second
+ * read cannot slip past the checks), one that throws becomes a
+ * `ValidationError` naming it, and the queue settings are copied as plain
+ * data, so what was checked is what the queue runs with.
+ */
+import { describeValue, validateEngineOptions } from "../engine/engine-options.js";
+import type { EngineOptions } from "../engine/engine.js";
+import { ValidationError } from "../errors.js";
+import type { OpenOptions } from "./config.js";
+
+const KEYS = [
+  "clock",
+  "defaultQueueConfig",
+  "queueConfigs",
+  "flushIntervalMs",
+  "payloadOffloadBytes",
+  "logger",
+  "onDeadLettered",
+  "onClosed",
+  "recordCacheBytes",
+  "engineOptions",
+] as const satisfies readonly (keyof OpenOptions)[];
+
+const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/** Plain data only (numbers, strings, objects, arrays): a copy the caller cannot change afterwards. */
+function plainCopy(name: string, v: unknown): unknown {
+  if (v === undefined) return undefined;
+  if (v === null || typeof v !== "object" || Array.isArray(v)) throw new ValidationError(`OpenOptions.${name} must be an object, got ${describeValue(v)}`);
+  try {
+    return structuredClone(v);
+  } catch (err) {
+    throw new ValidationError(`OpenOptions.${name} must be plain data (objects of numbers and strings), and reading it failed: ${message(err)}`);
+  }
+}
+
+/**
+ * `given` checked for shape and copied (every field read once); throws
+ * `ValidationError` when it is not an object, a field cannot be read, or a
+ * callback, logger, clock or set of engine options is not the kind of value
+ * it must be. The values themselves are checked where they are used.
+ */
+export function readOpenOptions(given: unknown): OpenOptions {
+  if (given === undefined) return {};
+  if (given === null || typeof given !== "object" || Array.isArray(given)) {
+    throw new ValidationError(`Queue.open options must be an object, got ${describeValue(given)}`);
+  }
+  const out: Record<string, unknown> = {};
+  for (const k of KEYS) {
+    let v: unknown;
+    try {
+      v = (given as Record<string, unknown>)[k];
+    } catch (err) {
+      throw new ValidationError(`reading OpenOptions.${k} threw: ${message(err)}`);
+    }
+    if (v !== undefined) out[k] = v;
+  }
+  out.defaultQueueConfig = plainCopy("defaultQueueConfig", out.defaultQueueConfig);
+  out.queueConfigs = plainCopy("queueConfigs", out.queueConfigs);
+  for (const k of ["onDeadLettered", "onClosed"] as const) {
+    if (out[k] !== undefined && typeof out[k] !== "function") throw new ValidationError(`OpenOptions.${k} must be a function, got ${describeValue(out[k])}`);
+  }
+  const logger = out.logger;
+  if (logger !== undefined && (logger === null || typeof logger !== "object")) {
+    throw new ValidationError(
+      `OpenOptions.logger must be an object with debug/info/warn/error(obj, msg) methods (a pino logger is one), got ${describeValue(logger)}`,
+    );
+  }
+  const clock = out.clock;
+  if (clock !== undefined && (clock === null || typeof clock !== "object")) {
+    throw new ValidationError(`OpenOptions.clock must be an object with a now() method, got ${describeValue(clock)}`);
+  }
+  // Read once here too: the queue's engine runs with this copy.
+  if (out.engineOptions !== undefined) out.engineOptions = validateEngineOptions(out.engineOptions as EngineOptions);
+  for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
+  return out as OpenOptions;
+}

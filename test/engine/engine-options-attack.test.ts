@@ -1,0 +1,116 @@
+/**
+ * @module Attacks on `Engine.open`'s options: values that are not what they
+ * seem (a numeric string, a bigint, a Number object, -0), options that are
+ * not an object, getters and Proxies that throw or answer differently on a
+ * second read, and a key prefix list claiming billions of entries. Each ends
+ * in a `ValidationError` naming the option before any store request, or
+ * opens with the value that was checked.
+ */
+import { describe, expect, it } from "vitest";
+import { Engine, MemoryStore, ValidationError, WriteBatch, type EngineOptions } from "taquba";
+import { withCounting } from "taquba/testing";
+
+async function refusal(opts: unknown): Promise<ValidationError> {
+  const store = withCounting(new MemoryStore());
+  const err = await Engine.open(store, opts as EngineOptions).then(
+    async (e) => {
+      await e.close();
+      return undefined;
+    },
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ValidationError);
+  expect(store.counts.gets + store.counts.puts + store.counts.lists + store.counts.deletes).toBe(0);
+  return err as ValidationError;
+}
+
+/** `base` with a getter for `name` that throws (spreading it would call the getter, so it is defined in place). */
+const throwing = (name: string, base: object = {}) =>
+  Object.defineProperty(base, name, {
+    enumerable: true,
+    get() {
+      throw new Error(`no ${name} today`);
+    },
+  });
+
+describe("Engine.open refuses options that are not what they seem", () => {
+  it.each([
+    ["a numeric string", { maxWalBytes: "100" }, /maxWalBytes must be .*got "100" \(a string\)/],
+    ["a bigint", { maxWalBytes: 100n }, /maxWalBytes must be .*got 100n \(a bigint\)/],
+    ["a Number object", { flushIntervalMs: new Number(2) }, /flushIntervalMs must be .*got an object/],
+    ["-0 where at least 1 is needed", { maxSegmentRuns: -0 }, /maxSegmentRuns must be .*got -0/],
+    ["more WAL puts in flight than the fence gap", { maxInflightWalPuts: 64 }, /maxInflightWalPuts must be .*<= 63, got 64/],
+  ])("%s", async (_label, opts, says) => {
+    expect((await refusal(opts)).message).toMatch(says);
+  });
+
+  it.each([
+    ["null", null],
+    ["a string", "fast"],
+    ["an array", [1]],
+  ])("options that are %s", async (_label, opts) => {
+    expect((await refusal(opts)).message).toMatch(/the engine options must be an object/);
+  });
+
+  it("getters that throw, at the top and inside retry and pageValues, are each named", async () => {
+    const err = await refusal(throwing("maxWalBytes", { retry: throwing("attempts"), pageValues: throwing("cacheBytes", { keyPrefixes: ["a/"] }) }));
+    expect(err.issues).toEqual(
+      expect.arrayContaining([
+        "reading maxWalBytes threw: no maxWalBytes today",
+        "reading retry.attempts threw: no attempts today",
+        "reading pageValues.cacheBytes threw: no cacheBytes today",
+      ]),
+    );
+  });
+
+  it("a Proxy whose traps throw, and a clock whose now getter throws", async () => {
+    const trap = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error("trapped");
+        },
+      },
+    );
+    expect((await refusal(trap)).issues).toContain("reading flushIntervalMs threw: trapped");
+    const clock = Object.defineProperty({}, "now", {
+      get() {
+        throw new Error("no time");
+      },
+    });
+    expect((await refusal({ clock })).message).toMatch(/clock: no time/);
+  });
+
+  it("a key prefix list claiming a billion entries is refused without walking it", async () => {
+    const sparse: string[] = [];
+    sparse.length = 1e9;
+    const started = performance.now();
+    expect((await refusal({ pageValues: { keyPrefixes: sparse } })).message).toMatch(/pageValues\.keyPrefixes may hold at most 1024 prefixes, got 1000000000/);
+    const liar = new Proxy(["a/"], { get: (t, k) => (k === "length" ? 2 ** 32 : Reflect.get(t, k)) });
+    expect((await refusal({ pageValues: { keyPrefixes: liar } })).message).toMatch(/at most 1024 prefixes/);
+    // Not a performance assertion: walking a billion entries would take far longer than the test's timeout.
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
+  it("a getter read once: the value checked is the value used, not a second answer", async () => {
+    let reads = 0;
+    const opts = {
+      get maxWalBytes() {
+        reads++;
+        return reads === 1 ? 64 : Number.NaN;
+      },
+      get prefix() {
+        return reads <= 1 ? "p/" : "bad";
+      },
+    };
+    const store = new MemoryStore();
+    const engine = await Engine.open(store, opts);
+    expect(reads).toBe(1);
+    await engine.commit(new WriteBatch().put("k", new Uint8Array(200)));
+    await engine.close();
+    const keys: string[] = [];
+    for await (const o of store.list("")) keys.push(o.key);
+    expect(keys.length).toBeGreaterThan(0);
+    expect(keys.every((k) => k.startsWith("p/"))).toBe(true);
+  });
+});
