@@ -17,7 +17,8 @@ import type { LeaseEntry } from "./lease-registry.js";
 import { validateMillis, validatePositiveInt, validateQueueName } from "./names.js";
 import type { Finish } from "./notifier.js";
 import type { QueueCore } from "./queue-core.js";
-import { copyJob, type JobRecord } from "./record.js";
+import { copyJob, decodeJob, type JobRecord } from "./record.js";
+import { bytesEqual } from "../store/bytes-equal.js";
 import {
   claimJob,
   completeJob,
@@ -234,16 +235,21 @@ function settle(core: QueueCore, job: ClaimedJob, effects: SettlementEffects | u
 
 /**
  * The stored record of the claimed job `id`. When the store still holds the
- * very bytes its claim wrote, the record the claim kept is used instead of
+ * bytes its claim wrote, the record the claim kept is used instead of
  * decoding them again; only for a settlement that does not write the
  * record's payload back (an ack that deletes the job), since the kept
  * record's payload is the array the claim was handed, not a decoded copy.
+ * Compared by content: the engine keeps its own copy of a job record (or
+ * packs it), so the bytes it hands back are never the array the claim wrote.
  */
 function heldRecord(txn: Txn, id: string, ticket: ClaimTicket, writesPayload: boolean): JobRecord | undefined {
+  const key = K.jobKey(id);
+  const bytes = txn.get(key);
+  if (bytes === undefined) return undefined;
   const kept = ticket.claimed;
   // Not copied: transitions build new records and never change the one they are given.
-  if (!writesPayload && kept !== undefined && txn.get(K.jobKey(id)) === kept.bytes) return kept.record;
-  return readJob(txn, id);
+  if (!writesPayload && kept !== undefined && (bytes === kept.bytes || bytesEqual(bytes, kept.bytes))) return kept.record;
+  return decodeJob(key, bytes);
 }
 
 type Settled = { record: JobRecord | undefined; enqueued: EnqueueOutcome[]; next?: ClaimedJob };
