@@ -32,6 +32,8 @@ export interface TransitionContext {
   config(queue: string): ResolvedQueueConfig;
   /** A fresh monotonic ULID. */
   newId(): string;
+  /** The high-water mark to store with a new job's `seq`, or undefined when one already durable covers it (see `SeqHighWater`). */
+  seqHighWater(seq: string): string | undefined;
 }
 
 /** An enqueue whose payload may already be offloaded. */
@@ -191,7 +193,11 @@ export function insertJobRecord(
     if (held !== undefined) return { outcome: { jobId: decoder.decode(held), newlyEnqueued: false }, record: undefined };
   }
   const seq = ctx.newId();
-  txn.put(K.SEQ_HIGH_WATER, textBytes(seq));
+  const mark = ctx.seqHighWater(seq);
+  if (mark !== undefined) {
+    txn.put(K.SEQ_HIGH_WATER, textBytes(mark));
+    txn.seqHighWater = mark;
+  }
   const id = opts.jobId ?? seq;
   if (txn.has(K.jobKey(id))) throw new DuplicateJobIdError(id);
   const cfg = ctx.config(queue);
