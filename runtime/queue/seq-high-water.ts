@@ -18,7 +18,7 @@
 import { decodeTime, encodeTime } from "ulid";
 
 /** How far ahead of a new seq the stored mark is: about one mark written per this many ms of enqueues. */
-export const AHEAD_MS = 100;
+export const AHEAD_MS = 1000;
 
 /** The largest time a ULID holds. */
 const TIME_MAX = 2 ** 48 - 1;

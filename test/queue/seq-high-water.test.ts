@@ -50,8 +50,8 @@ describe("ids and FIFO across a crash", () => {
       const ids: string[] = [];
       const sent: string[] = [];
       // Over three marks' spans, some enqueues sharing a millisecond.
-      for (let i = 0; i < AHEAD_MS; i++) {
-        if (i % 2 === 0) clock.advance(7);
+      for (let i = 0; i < 60; i++) {
+        if (i % 2 === 0) clock.advance(AHEAD_MS / 8);
         sent.push(`a${i}`);
         ids.push((await queue.enqueue("q", enc(`a${i}`))).jobId);
       }
