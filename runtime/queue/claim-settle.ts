@@ -32,6 +32,7 @@ import {
   type TransitionContext,
 } from "./transitions.js";
 import { Txn } from "./txn.js";
+import { ColdReadError } from "../engine/paged-value.js";
 import { recordRateClaim, recordRateConfig, seedRateWindows } from "./rate-records.js";
 import { warmJobs } from "./warm.js";
 import type { AckedClaimingNext, ClaimedJob, ClaimNext, DeadLetterOptions, EnqueueOutcome, NackOptions, NackOutcome } from "./types.js";
@@ -316,25 +317,31 @@ async function settleNow(
   if (ticket === undefined) throw new ValidationError("settle only ClaimedJobs returned by a queue's claim, not copies of them");
   if (ticket.owner !== core) throw new ClaimLostError(job.id, "it was claimed through another Queue instance, such as one before a restart");
   const prepared = effects === undefined ? [] : await core.prepare(effects.enqueues);
-  const warming = warmJobs(core.engine, [job.id]);
-  try {
-    for (let w = warming; w !== undefined; w = warmJobs(core.engine, [job.id])) await w;
-  } catch (err) {
-    core.discardUnused(prepared, undefined);
-    throw err;
-  }
   let outcomes: EnqueueOutcome[] | undefined;
   let result: ReturnType<Transition>;
   let commit: Promise<void>;
   let removedRef: string | undefined;
   let chained: Chained | undefined;
-  const ctx = core.ctx();
+  let ctx: TransitionContext;
   try {
-    core.checkOpen();
-    const txn = new Txn(core.engine);
-    const r = core.leases.holds(job.id, ticket.token)
-      ? heldRecord(txn, job.id, ticket, transition !== ackTransition || ackKeepsRecord(core, job.queueName))
-      : undefined;
+    let txn: Txn;
+    let r: JobRecord | undefined;
+    for (;;) {
+      core.checkOpen();
+      txn = new Txn(core.engine);
+      try {
+        r = core.leases.holds(job.id, ticket.token)
+          ? heldRecord(txn, job.id, ticket, transition !== ackTransition || ackKeepsRecord(core, job.queueName))
+          : undefined;
+        break;
+      } catch (err) {
+        if (!(err instanceof ColdReadError)) throw err;
+      }
+      // Read first, loaded only when a checkpoint paged the record out (a cold read changes nothing):
+      // warming every settlement's record first cost a lookup of its own. Then read again.
+      for (let w = warmJobs(core.engine, [job.id]); w !== undefined; w = warmJobs(core.engine, [job.id])) await w;
+    }
+    ctx = core.ctx();
     if (r === undefined || r.state !== "claimed") throw new ClaimLostError(job.id);
     result = transition(txn, ctx, r);
     if (!result.applyEffects) outcomes = [];
