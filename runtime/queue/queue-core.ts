@@ -42,6 +42,8 @@ export class QueueCore {
   /** Which seqs a durable high-water mark covers. */
   readonly #seqMarks: SeqHighWater;
   readonly #seqHighWater = (seq: string) => this.#seqMarks.markFor(seq);
+  /** Whether a superseded mark may be stored (see `TransitionContext.superseded`). */
+  readonly #superseded = { marks: false };
   /** Payload objects written for transactions not yet built; the orphan sweep leaves them alone. */
   readonly inflightRefs = new Set<string>();
   /**
@@ -126,6 +128,7 @@ export class QueueCore {
     const hwm = engine.get(K.SEQ_HIGH_WATER);
     this.#last = hwm === undefined ? "" : new TextDecoder().decode(hwm);
     this.#seqMarks = new SeqHighWater(this.#last);
+    for (const _ of engine.scan({ prefix: K.SUPERSEDED, limit: 1 })) this.#superseded.marks = true;
   }
 
   // ulid's factory is monotonic only within itself; the floor keeps ids
@@ -169,7 +172,7 @@ export class QueueCore {
 
   ctx(): TransitionContext {
     const now = this.clock.now();
-    return { now, config: (q) => this.configs.get(q), newId: () => this.#ulid(now), seqHighWater: this.#seqHighWater };
+    return { now, config: (q) => this.configs.get(q), newId: () => this.#ulid(now), seqHighWater: this.#seqHighWater, superseded: this.#superseded };
   }
 
   /** Aborted, with a `ClosedError` carrying the cause as its reason, when the queue closes or its engine fails. */

@@ -34,6 +34,12 @@ export interface TransitionContext {
   newId(): string;
   /** The high-water mark to store with a new job's `seq`, or undefined when one already durable covers it (see `SeqHighWater`). */
   seqHighWater(seq: string): string | undefined;
+  /**
+   * False while the store holds no superseded mark (`v/` key) and no
+   * transaction wrote one since the queue opened; set true before a mark
+   * is written. A caller id then needs no lookup of a stale mark to drop.
+   */
+  readonly superseded: { marks: boolean };
 }
 
 /** An enqueue whose payload may already be offloaded. */
@@ -232,12 +238,13 @@ export function insertJobRecord(
     const old = debounce.holder;
     deleteJob(txn, old);
     const retainUntil = ctx.now + SUPERSEDED_RETENTION_MS;
+    ctx.superseded.marks = true;
     txn.put(K.supersededKey(old.id), encodeSuperseded({ by: id, queue, at: ctx.now, retainUntil }));
     txn.put(K.retentionKey(retainUntil, old.id), EMPTY);
     superseded = old.id;
   }
   // A caller id may be reused after its job was superseded: the new job is not.
-  if (opts.jobId !== undefined && txn.has(K.supersededKey(id))) txn.delete(K.supersededKey(id));
+  if (opts.jobId !== undefined && ctx.superseded.marks && txn.has(K.supersededKey(id))) txn.delete(K.supersededKey(id));
   writeJob(txn, r, undefined);
   if (r.payloadRef !== undefined) txn.put(K.payloadRefKey(r.payloadRef), textBytes(id));
   if (r.dedupKey !== undefined) txn.put(K.dedupKey(queue, r.dedupKey), textBytes(id));
