@@ -17,7 +17,8 @@ import type { LeaseEntry } from "./lease-registry.js";
 import { validateMillis, validatePositiveInt, validateQueueName } from "./names.js";
 import type { Finish } from "./notifier.js";
 import type { QueueCore } from "./queue-core.js";
-import { copyJob, type JobRecord } from "./record.js";
+import { copyJob, decodeJob, type JobRecord } from "./record.js";
+import { bytesEqual } from "../store/bytes-equal.js";
 import {
   claimJob,
   completeJob,
@@ -31,6 +32,7 @@ import {
   type TransitionContext,
 } from "./transitions.js";
 import { Txn } from "./txn.js";
+import { ColdReadError } from "../engine/paged-value.js";
 import { recordRateClaim, recordRateConfig, seedRateWindows } from "./rate-records.js";
 import { warmJobs } from "./warm.js";
 import type { AckedClaimingNext, ClaimedJob, ClaimNext, DeadLetterOptions, EnqueueOutcome, NackOptions, NackOutcome } from "./types.js";
@@ -234,16 +236,21 @@ function settle(core: QueueCore, job: ClaimedJob, effects: SettlementEffects | u
 
 /**
  * The stored record of the claimed job `id`. When the store still holds the
- * very bytes its claim wrote, the record the claim kept is used instead of
+ * bytes its claim wrote, the record the claim kept is used instead of
  * decoding them again; only for a settlement that does not write the
  * record's payload back (an ack that deletes the job), since the kept
  * record's payload is the array the claim was handed, not a decoded copy.
+ * Compared by content: the engine keeps its own copy of a job record (or
+ * packs it), so the bytes it hands back are never the array the claim wrote.
  */
 function heldRecord(txn: Txn, id: string, ticket: ClaimTicket, writesPayload: boolean): JobRecord | undefined {
+  const key = K.jobKey(id);
+  const bytes = txn.get(key);
+  if (bytes === undefined) return undefined;
   const kept = ticket.claimed;
   // Not copied: transitions build new records and never change the one they are given.
-  if (!writesPayload && kept !== undefined && txn.get(K.jobKey(id)) === kept.bytes) return kept.record;
-  return readJob(txn, id);
+  if (!writesPayload && kept !== undefined && (bytes === kept.bytes || bytesEqual(bytes, kept.bytes))) return kept.record;
+  return decodeJob(key, bytes);
 }
 
 type Settled = { record: JobRecord | undefined; enqueued: EnqueueOutcome[]; next?: ClaimedJob };
@@ -310,25 +317,31 @@ async function settleNow(
   if (ticket === undefined) throw new ValidationError("settle only ClaimedJobs returned by a queue's claim, not copies of them");
   if (ticket.owner !== core) throw new ClaimLostError(job.id, "it was claimed through another Queue instance, such as one before a restart");
   const prepared = effects === undefined ? [] : await core.prepare(effects.enqueues);
-  const warming = warmJobs(core.engine, [job.id]);
-  try {
-    for (let w = warming; w !== undefined; w = warmJobs(core.engine, [job.id])) await w;
-  } catch (err) {
-    core.discardUnused(prepared, undefined);
-    throw err;
-  }
   let outcomes: EnqueueOutcome[] | undefined;
   let result: ReturnType<Transition>;
   let commit: Promise<void>;
   let removedRef: string | undefined;
   let chained: Chained | undefined;
-  const ctx = core.ctx();
+  let ctx: TransitionContext;
   try {
-    core.checkOpen();
-    const txn = new Txn(core.engine);
-    const r = core.leases.holds(job.id, ticket.token)
-      ? heldRecord(txn, job.id, ticket, transition !== ackTransition || ackKeepsRecord(core, job.queueName))
-      : undefined;
+    let txn: Txn;
+    let r: JobRecord | undefined;
+    for (;;) {
+      core.checkOpen();
+      txn = new Txn(core.engine);
+      try {
+        r = core.leases.holds(job.id, ticket.token)
+          ? heldRecord(txn, job.id, ticket, transition !== ackTransition || ackKeepsRecord(core, job.queueName))
+          : undefined;
+        break;
+      } catch (err) {
+        if (!(err instanceof ColdReadError)) throw err;
+      }
+      // Read first, loaded only when a checkpoint paged the record out (a cold read changes nothing):
+      // warming every settlement's record first cost a lookup of its own. Then read again.
+      for (let w = warmJobs(core.engine, [job.id]); w !== undefined; w = warmJobs(core.engine, [job.id])) await w;
+    }
+    ctx = core.ctx();
     if (r === undefined || r.state !== "claimed") throw new ClaimLostError(job.id);
     result = transition(txn, ctx, r);
     if (!result.applyEffects) outcomes = [];

@@ -22,7 +22,7 @@
  * | `y/<ref>` | id | offloaded payload objects still referenced (the orphan sweep reads it) |
  * | `w/<queue>/q<key>`, `w/<queue>/r<JSON [rule, key]>` | rate window | a rate-limited key's recent claims and next allowed claim (rate-records.ts) |
  * | `l/<queue>` | rate limit | the queue's own rate limit, for readers (rate-records.ts) |
- * | `m/seq` | ULID | the greatest `seq` handed out, so FIFO order survives a restart within one millisecond or a clock that went back |
+ * | `m/seq` | ULID | a bound at or above every `seq` handed out (seq-high-water.ts), so FIFO order survives a restart within one millisecond or a clock that went back |
  * | `u/<caller key>` | caller value | caller KV; callers cannot address anything else |
  *
  * Numbers are zero-padded decimals so that byte order is numeric order.

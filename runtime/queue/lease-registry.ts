@@ -7,10 +7,9 @@
  * present the token of the live claim) and the cancellation state behind
  * `ClaimedJob.cancelSignal`.
  */
-import { BTree } from "../store/btree.js";
-import { padTime } from "./keys.js";
 import { ConcurrencySlots, RateWindows } from "./admission.js";
 import { CancelState } from "./cancel-state.js";
+import { ExpiryHeap } from "./expiry-heap.js";
 
 /** One live claim held by this process. */
 export interface LeaseEntry {
@@ -21,21 +20,19 @@ export interface LeaseEntry {
   readonly cancel: CancelState;
   /** The concurrency slots the claim holds (see `admission`), released with the lease. */
   readonly slots?: readonly string[];
-  /** The entry's key in the expiry index, kept so that removing it (once per claim) does not build it again. */
-  expiryKey: string;
-}
-
-/** The expiry index key of the lease of `id` expiring at `expiresAt`. */
-function expiryKeyOf(expiresAt: number, id: string): string {
-  return `${padTime(expiresAt)}/${id}`;
 }
 
 /** Lease entries by job id, plus an expiry-ordered index for the reaper. */
 export class LeaseRegistry {
   readonly #byId = new Map<string, LeaseEntry>();
-  // Ordered by UTF-16 code units: the order among leases of the same millisecond does not matter, and
-  // this is several times cheaper than the library's default comparator, which handles mixed key types.
-  readonly #byExpiry = new BTree<string, string>(undefined, (a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  /**
+   * Expiry order for the reaper. A heap whose stale nodes (a lease removed
+   * or extended) are skipped when they come to its top: a claim and its
+   * settlement, once per job, cost a push that most often moves nothing
+   * (leases of one queue expire in the order they were taken) and a map
+   * delete, where an ordered tree cost two ordered updates and a key string.
+   */
+  readonly #byExpiry = new ExpiryHeap<LeaseEntry>((e) => this.#byId.get(e.id) === e);
   #nextToken = 1;
   /** Concurrency slots held by these leases. */
   readonly slots = new ConcurrencySlots();
@@ -53,13 +50,10 @@ export class LeaseRegistry {
     this.remove(id);
     const cancel = new CancelState();
     if (cancelled) cancel.request(new Error(`cancellation of job ${id} was requested`));
-    const expiryKey = expiryKeyOf(expiresAt, id);
     const e: LeaseEntry =
-      slots === undefined
-        ? { id, queue, token: this.#nextToken++, expiresAt, cancel, expiryKey }
-        : { id, queue, token: this.#nextToken++, expiresAt, cancel, slots, expiryKey };
+      slots === undefined ? { id, queue, token: this.#nextToken++, expiresAt, cancel } : { id, queue, token: this.#nextToken++, expiresAt, cancel, slots };
     this.#byId.set(id, e);
-    this.#byExpiry.set(expiryKey, id);
+    this.#byExpiry.push(expiresAt, e);
     return e;
   }
 
@@ -75,17 +69,19 @@ export class LeaseRegistry {
 
   extend(e: LeaseEntry, expiresAt: number): void {
     if (expiresAt <= e.expiresAt) return;
-    this.#byExpiry.delete(e.expiryKey);
     e.expiresAt = expiresAt;
-    e.expiryKey = expiryKeyOf(expiresAt, e.id);
-    this.#byExpiry.set(e.expiryKey, e.id);
+    // A removed entry has no node to move.
+    if (this.#byId.get(e.id) !== e) return;
+    // The node at the old expiry goes stale (its time is no longer the entry's).
+    this.#byExpiry.stale();
+    this.#byExpiry.push(expiresAt, e);
   }
 
   remove(id: string): void {
     const e = this.#byId.get(id);
     if (e === undefined) return;
     this.#byId.delete(id);
-    this.#byExpiry.delete(e.expiryKey);
+    this.#byExpiry.stale();
     if (e.slots !== undefined) {
       for (const slot of e.slots) this.slots.release(slot);
       this.onSlotReleased?.(e.queue);
@@ -94,21 +90,12 @@ export class LeaseRegistry {
 
   /** The earliest expiry, if any lease is held. */
   nextExpiry(): number | undefined {
-    const k = this.#byExpiry.minKey();
-    if (k === undefined) return undefined;
-    return this.#byId.get(this.#byExpiry.get(k)!)?.expiresAt;
+    return this.#byExpiry.min()?.expiresAt;
   }
 
   /** Entries whose lease expired at or before `now`, earliest first. */
   expired(now: number, limit: number): LeaseEntry[] {
-    const out: LeaseEntry[] = [];
-    for (const [, id] of this.#byExpiry.entries()) {
-      const e = this.#byId.get(id);
-      if (e === undefined) continue;
-      if (e.expiresAt > now || out.length >= limit) break;
-      out.push(e);
-    }
-    return out;
+    return this.#byExpiry.upTo(now, limit);
   }
 
   clear(): void {

@@ -23,6 +23,7 @@ import type { JobRecord } from "./record.js";
 import type { Txn } from "./txn.js";
 import type { EnqueueItem, EnqueueOutcome } from "./types.js";
 import { pooledUlids } from "./ulid-source.js";
+import { SeqHighWater } from "./seq-high-water.js";
 
 const idDecoder = new TextDecoder();
 
@@ -38,6 +39,11 @@ export class QueueCore {
   readonly #factory = pooledUlids();
   /** Every id handed out is greater than this (the persisted high-water mark, then the last id). */
   #last: string;
+  /** Which seqs a durable high-water mark covers. */
+  readonly #seqMarks: SeqHighWater;
+  readonly #seqHighWater = (seq: string) => this.#seqMarks.markFor(seq);
+  /** Whether a superseded mark may be stored (see `TransitionContext.superseded`). */
+  readonly #superseded = { marks: false };
   /** Payload objects written for transactions not yet built; the orphan sweep leaves them alone. */
   readonly inflightRefs = new Set<string>();
   /**
@@ -121,6 +127,8 @@ export class QueueCore {
     else engineClosed.addEventListener("abort", () => this.markClosed(engineClosed.reason), { once: true });
     const hwm = engine.get(K.SEQ_HIGH_WATER);
     this.#last = hwm === undefined ? "" : new TextDecoder().decode(hwm);
+    this.#seqMarks = new SeqHighWater(this.#last);
+    for (const _ of engine.scan({ prefix: K.SUPERSEDED, limit: 1 })) this.#superseded.marks = true;
   }
 
   // ulid's factory is monotonic only within itself; the floor keeps ids
@@ -164,7 +172,7 @@ export class QueueCore {
 
   ctx(): TransitionContext {
     const now = this.clock.now();
-    return { now, config: (q) => this.configs.get(q), newId: () => this.#ulid(now) };
+    return { now, config: (q) => this.configs.get(q), newId: () => this.#ulid(now), seqHighWater: this.#seqHighWater, superseded: this.#superseded };
   }
 
   /** Aborted, with a `ClosedError` carrying the cause as its reason, when the queue closes or its engine fails. */
@@ -220,6 +228,12 @@ export class QueueCore {
       p.catch(() => undefined); // surfaced by the next durable commit
       return p;
     }
+    const mark = txn.seqHighWater;
+    if (mark !== undefined)
+      p.then(
+        () => this.#seqMarks.durable(mark),
+        () => undefined,
+      );
     const ids: string[] = createdClaimed === undefined ? [] : [createdClaimed];
     for (const op of batch.ops) {
       if (op.kind === "put" && op.key.startsWith(K.PENDING)) ids.push(idDecoder.decode(op.value));

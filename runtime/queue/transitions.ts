@@ -32,6 +32,14 @@ export interface TransitionContext {
   config(queue: string): ResolvedQueueConfig;
   /** A fresh monotonic ULID. */
   newId(): string;
+  /** The high-water mark to store with a new job's `seq`, or undefined when one already durable covers it (see `SeqHighWater`). */
+  seqHighWater(seq: string): string | undefined;
+  /**
+   * False while the store holds no superseded mark (`v/` key) and no
+   * transaction wrote one since the queue opened; set true before a mark
+   * is written. A caller id then needs no lookup of a stale mark to drop.
+   */
+  readonly superseded: { marks: boolean };
 }
 
 /** An enqueue whose payload may already be offloaded. */
@@ -191,7 +199,11 @@ export function insertJobRecord(
     if (held !== undefined) return { outcome: { jobId: decoder.decode(held), newlyEnqueued: false }, record: undefined };
   }
   const seq = ctx.newId();
-  txn.put(K.SEQ_HIGH_WATER, textBytes(seq));
+  const mark = ctx.seqHighWater(seq);
+  if (mark !== undefined) {
+    txn.put(K.SEQ_HIGH_WATER, textBytes(mark));
+    txn.seqHighWater = mark;
+  }
   const id = opts.jobId ?? seq;
   if (txn.has(K.jobKey(id))) throw new DuplicateJobIdError(id);
   const cfg = ctx.config(queue);
@@ -226,12 +238,13 @@ export function insertJobRecord(
     const old = debounce.holder;
     deleteJob(txn, old);
     const retainUntil = ctx.now + SUPERSEDED_RETENTION_MS;
+    ctx.superseded.marks = true;
     txn.put(K.supersededKey(old.id), encodeSuperseded({ by: id, queue, at: ctx.now, retainUntil }));
     txn.put(K.retentionKey(retainUntil, old.id), EMPTY);
     superseded = old.id;
   }
   // A caller id may be reused after its job was superseded: the new job is not.
-  if (opts.jobId !== undefined && txn.has(K.supersededKey(id))) txn.delete(K.supersededKey(id));
+  if (opts.jobId !== undefined && ctx.superseded.marks && txn.has(K.supersededKey(id))) txn.delete(K.supersededKey(id));
   writeJob(txn, r, undefined);
   if (r.payloadRef !== undefined) txn.put(K.payloadRefKey(r.payloadRef), textBytes(id));
   if (r.dedupKey !== undefined) txn.put(K.dedupKey(queue, r.dedupKey), textBytes(id));

@@ -52,6 +52,8 @@ export class Txn {
   readonly #overlay = new Map<string, Uint8Array | null>();
   readonly #deltas = new Map<string, QueueStats>();
   readonly #stored = new Map<string, Readonly<QueueStats>>();
+  /** The seq high-water mark this transaction stores, if any (see `SeqHighWater`). */
+  seqHighWater: string | undefined = undefined;
 
   constructor(readonly src: ReadSource) {}
 

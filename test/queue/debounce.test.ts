@@ -142,6 +142,29 @@ describe("debounce", () => {
     await queue.close();
   });
 
+  it("drops a superseded job's mark when its caller id is used again, in the same process and after a restart", async () => {
+    for (const restart of [false, true]) {
+      const store = new MemoryStore();
+      const clock = new MockClock(1_000_000);
+      let queue = await open(store, clock);
+      // A job of the queue before any mark exists: a caller id then needs no mark dropped.
+      await queue.enqueue("other", enc("first"), { jobId: "early" });
+      const debounce = { key: "k", periodMs: PERIOD };
+      await queue.enqueue("jobs", enc("a"), { jobId: "reused", debounce });
+      const b = await queue.enqueue("jobs", enc("b"), { debounce });
+      expect(await queue.waitForCompletion("reused")).toEqual({ kind: "superseded", by: b.jobId });
+      if (restart) {
+        await queue.close();
+        queue = await open(store, clock);
+      }
+      await queue.enqueue("other", enc("again"), { jobId: "reused" });
+      for (let j = await queue.claim("other"); j !== null; j = await queue.claim("other")) await queue.ack(j);
+      // Done and deleted (no done retention): no record, and no mark saying it was superseded.
+      expect(await queue.waitForCompletion("reused")).toEqual({ kind: "gone" });
+      await queue.close();
+    }
+  });
+
   it("refuses bad debounce options before writing anything", async () => {
     const clock = new MockClock(1_000_000);
     const queue = await open(new MemoryStore(), clock);

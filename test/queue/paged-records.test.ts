@@ -81,6 +81,34 @@ describe("queue with paged job records", () => {
     await queue.close();
   });
 
+  it("settles claims whose records a checkpoint paged out after the claim, acks and nacks alike", async () => {
+    const clock = new MockClock(1_700_000_000_000);
+    const queue = await Queue.open(new MemoryStore(), "q", pagedOpts(clock));
+    // Records of at least 64 bytes are paged: a payload that size makes sure of it.
+    const pad = "x".repeat(64);
+    for (let i = 0; i < 3; i++) await queue.enqueue("jobs", enc(`job ${i} ${pad}`));
+    const claimed = await queue.claimBatch("jobs", 3);
+    expect(claimed).toHaveLength(3);
+    // Later commits checkpoint the claimed records out of memory; nothing keeps them cached.
+    const fetches = queue.engineStats.segmentFetches;
+    for (let i = 0; i < 6; i++) await queue.enqueue("other", enc(`filler ${i}`));
+    await queue.flush();
+    for (let i = 0; i < 50 && queue.engineStats.checkpoints < 2; i++) await settle(2);
+    expect(queue.engineStats.checkpoints).toBeGreaterThanOrEqual(2);
+    await queue.ack(claimed[0]!);
+    expect(await queue.nack(claimed[1]!, "again")).toMatchObject({ kind: "retried" });
+    await queue.ack(claimed[2]!);
+    // The settlements loaded the records they read.
+    expect(queue.engineStats.segmentFetches).toBeGreaterThan(fetches);
+    expect(await queue.view().stats("jobs")).toMatchObject({ pending: 0, scheduled: 1, claimed: 0, done: 2 });
+    clock.advance(3_600_000);
+    await queue.runMaintenance();
+    const again = await queue.claim("jobs");
+    expect(again?.id).toBe(claimed[1]!.id);
+    expect(again?.attempt).toBe(2);
+    await queue.close();
+  });
+
   it("refuses a bad recordCacheBytes before opening anything", async () => {
     await expect(Queue.open(new MemoryStore(), "q", { recordCacheBytes: -1 })).rejects.toThrow(/recordCacheBytes/);
     await expect(Queue.open(new MemoryStore(), "q", { recordCacheBytes: Number.NaN })).rejects.toThrow(/recordCacheBytes/);

@@ -1,0 +1,94 @@
+/**
+ * @module The lease registry's expiry order: what the reaper reads (earliest
+ * expiry, the expired leases in order) against a plain model, under adds,
+ * removals, re-adds and extensions, and the bound on what removed leases
+ * leave behind in the expiry heap.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ExpiryHeap } from "../../runtime/queue/expiry-heap.js";
+import { LeaseRegistry } from "../../runtime/queue/lease-registry.js";
+
+type Op = { kind: "add"; id: number; at: number } | { kind: "remove"; id: number } | { kind: "extend"; id: number; by: number } | { kind: "reap"; now: number };
+
+const op: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ kind: fc.constant("add" as const), id: fc.integer({ min: 0, max: 40 }), at: fc.integer({ min: 0, max: 200 }) }),
+  fc.record({ kind: fc.constant("remove" as const), id: fc.integer({ min: 0, max: 40 }) }),
+  fc.record({ kind: fc.constant("extend" as const), id: fc.integer({ min: 0, max: 40 }), by: fc.integer({ min: -5, max: 50 }) }),
+  fc.record({ kind: fc.constant("reap" as const), now: fc.integer({ min: 0, max: 260 }) }),
+);
+
+describe("LeaseRegistry expiry order", () => {
+  it("reports the earliest expiry and the expired leases, earliest first, as a model of the live leases does", () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 300 }), fc.integer({ min: 1, max: 8 }), (ops, limit) => {
+        const reg = new LeaseRegistry();
+        const model = new Map<string, number>();
+        for (const o of ops) {
+          const id = o.kind === "reap" ? "" : `j${o.id}`;
+          if (o.kind === "add") {
+            reg.add(id, "q", o.at, false);
+            model.set(id, o.at);
+          } else if (o.kind === "remove") {
+            reg.remove(id);
+            model.delete(id);
+          } else if (o.kind === "extend") {
+            const e = reg.get(id);
+            if (e === undefined) continue;
+            reg.extend(e, e.expiresAt + o.by);
+            model.set(id, Math.max(model.get(id)!, model.get(id)! + o.by));
+          } else {
+            // What the reaper does: read the expired leases, then end them.
+            const got = reg.expired(o.now, limit);
+            const times = got.map((e) => e.expiresAt);
+            const due = [...model.values()].filter((t) => t <= o.now).sort((a, b) => a - b);
+            expect(times).toEqual(due.slice(0, limit));
+            for (const e of got) expect(model.get(e.id)).toBe(e.expiresAt);
+            for (const e of got) {
+              reg.remove(e.id);
+              model.delete(e.id);
+            }
+          }
+          const earliest = model.size === 0 ? undefined : Math.min(...model.values());
+          expect(reg.nextExpiry()).toBe(earliest);
+          expect(reg.size).toBe(model.size);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("reading the expired leases leaves them in place until they are removed", () => {
+    const reg = new LeaseRegistry();
+    reg.add("a", "q", 10, false);
+    reg.add("b", "q", 5, false);
+    reg.add("c", "q", 30, false);
+    expect(reg.expired(20, 10).map((e) => e.id)).toEqual(["b", "a"]);
+    expect(reg.expired(20, 1).map((e) => e.id)).toEqual(["b"]);
+    reg.remove("b");
+    expect(reg.expired(20, 10).map((e) => e.id)).toEqual(["a"]);
+    expect(reg.nextExpiry()).toBe(10);
+  });
+});
+
+describe("ExpiryHeap", () => {
+  it("holds about twice the live items at most when items keep coming and going", () => {
+    const live = new Set<{ expiresAt: number }>();
+    const heap = new ExpiryHeap<{ expiresAt: number }>((i) => live.has(i));
+    const window: { expiresAt: number }[] = [];
+    // Claims and settlements of a steady stream with 50 in flight: one push and one removal each.
+    for (let t = 0; t < 100_000; t++) {
+      const item = { expiresAt: t + 30_000 };
+      live.add(item);
+      heap.push(item.expiresAt, item);
+      window.push(item);
+      if (window.length > 50) {
+        live.delete(window.shift()!);
+        heap.stale();
+      }
+    }
+    expect(heap.nodeCount).toBeLessThanOrEqual(2 * 1024);
+    expect(heap.min()).toBe(window[0]);
+    expect(heap.upTo(100_000 + 30_000, 100)).toEqual(window);
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * @module The seq high-water mark: which new seqs store a mark, and the
+ * order of ids and FIFO claims across a restart without a close (a crash)
+ * after enqueues spread over many marks, also with the clock gone back.
+ */
+import { decodeTime } from "ulid";
+import { describe, expect, it } from "vitest";
+import { MemoryStore, Queue } from "taquba";
+import { AHEAD_MS, SeqHighWater } from "../../runtime/queue/seq-high-water.js";
+import { dec, enc, openQueue } from "./helpers.js";
+
+const ulidAt = (ms: number, tail = "0000000000000001") => {
+  const chars = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+  let t = "";
+  for (let i = 0, x = ms; i < 10; i++, x = Math.floor(x / 32)) t = chars[x % 32] + t;
+  return t + tail;
+};
+
+describe("SeqHighWater", () => {
+  it("stores a mark ahead of a new seq until a durable one covers it", () => {
+    const marks = new SeqHighWater("");
+    const t = 1_700_000_000_000;
+    const first = marks.markFor(ulidAt(t))!;
+    expect(first > ulidAt(t, "ZZZZZZZZZZZZZZZZ")).toBe(true);
+    expect(decodeTime(first)).toBe(t + AHEAD_MS);
+    // Not durable yet: the next seq stores one too.
+    expect(marks.markFor(ulidAt(t + 1))).toBeDefined();
+    marks.durable(first);
+    expect(marks.markFor(ulidAt(t + 1))).toBeUndefined();
+    expect(marks.markFor(ulidAt(t + AHEAD_MS - 1, "ZZZZZZZZZZZZZZZZ"))).toBeUndefined();
+    expect(decodeTime(marks.markFor(ulidAt(t + AHEAD_MS))!)).toBe(t + 2 * AHEAD_MS);
+    // A mark durable later but lower never lowers what is covered.
+    marks.durable(ulidAt(t));
+    expect(marks.markFor(ulidAt(t + 1))).toBeUndefined();
+  });
+
+  it("covers what the queue opened with", () => {
+    const t = 1_700_000_000_000;
+    const marks = new SeqHighWater(ulidAt(t + 50));
+    expect(marks.markFor(ulidAt(t + 49))).toBeUndefined();
+    expect(marks.markFor(ulidAt(t + 51))).toBeDefined();
+  });
+});
+
+describe("ids and FIFO across a crash", () => {
+  it("orders jobs enqueued after a reopen without a close after all earlier ones, over many marks and with the clock gone back", async () => {
+    for (const back of [0, 1, 5000]) {
+      const store = new MemoryStore();
+      const { queue, clock } = await openQueue({ store });
+      const ids: string[] = [];
+      const sent: string[] = [];
+      // Over three marks' spans, some enqueues sharing a millisecond.
+      for (let i = 0; i < 60; i++) {
+        if (i % 2 === 0) clock.advance(AHEAD_MS / 8);
+        sent.push(`a${i}`);
+        ids.push((await queue.enqueue("q", enc(`a${i}`))).jobId);
+      }
+      // No close: a second process opens the store (fencing the first) at the same instant, or earlier.
+      clock.set(clock.now() - back);
+      const again = await Queue.open(store, "q", { clock, flushIntervalMs: 0 });
+      for (let i = 0; i < 3; i++) {
+        sent.push(`b${i}`);
+        const { jobId } = await again.enqueue("q", enc(`b${i}`));
+        expect(jobId > ids[ids.length - 1]!).toBe(true);
+        ids.push(jobId);
+      }
+      const got: string[] = [];
+      for (let j = await again.claim("q"); j; j = await again.claim("q")) {
+        got.push(dec(j.payload));
+        await again.ack(j);
+      }
+      expect(got).toEqual(sent);
+      await again.close();
+      await queue.close().catch(() => undefined);
+    }
+  });
+});
