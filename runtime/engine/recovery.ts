@@ -150,16 +150,18 @@ export async function loadSegments(
         const { tail } = got;
         if (tail.entryCount !== seg.entries) throw new StoreCorruptedError(key, `segment holds ${tail.entryCount} entries, the manifest says ${seg.entries}`);
         onIndex?.(seg.name, tail.blocks);
-        // A section is usable when every value it leaves in the blocks is one this open pages out.
-        let usable = tail.keys !== undefined;
+        // A section is usable when every value it leaves in the blocks is one this open pages out
+        // (so never without a policy). Segments follow the one before in that: it sets what is fetched ahead.
+        let usable = tail.keys !== undefined && policy !== undefined;
         if (usable) {
           readKeySection(key, tail, (k, keyLen, kind, valueLen) => {
             if (kind === SECTION_IN_BLOCK && !pages(k, 0, keyLen, valueLen)) usable = false;
           });
-          if (policy !== undefined && seg.entries > 0) perEntry = Math.max(perEntry * 0.5, (tail.keys!.end - tail.keys!.start) / seg.entries);
+          if (seg.entries > 0) perEntry = Math.max(perEntry * 0.5, (tail.keys!.end - tail.keys!.start) / seg.entries);
         }
         wholeAhead = !usable;
-        if (usable) {
+        // A segment read whole anyway is read as before, every block checked.
+        if (usable && got.whole === undefined) {
           let first = true;
           readKeySection(key, tail, (k, keyLen, kind, valueLen, section, valueAt) => {
             if (first && last !== undefined && compareKeys(last, k.toString("utf8", 0, keyLen)) >= 0) {

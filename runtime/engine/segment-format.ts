@@ -51,9 +51,16 @@ export const SECTION_IN_BLOCK = 3;
 
 /** Options of `SegmentBuilder`. */
 export interface SegmentBuilderOptions {
-  /** Write the key section (default true); false writes what versions before it wrote (tests of older stores). */
+  /** Write the key section (default: `segmentWriting.keySection`); false writes what versions before it wrote. */
   keySection?: boolean;
 }
+
+/**
+ * @internal Whether segment builders write the key section by default:
+ * tests turn it off to write stores as versions before it did. The
+ * library never changes it.
+ */
+export const segmentWriting = { keySection: true };
 
 /** One block of a segment, as its index lists it. */
 export interface SegmentBlockInfo {
@@ -83,7 +90,7 @@ export class SegmentBuilder {
   constructor(blockBytes = 64 * 1024, initialCapacity = 256 * 1024, opts: SegmentBuilderOptions = {}) {
     this.#blockBytes = blockBytes;
     this.#w = new ByteWriter(initialCapacity);
-    if (opts.keySection !== false) this.#keys = new ByteWriter(Math.max(1024, initialCapacity >>> 4));
+    if (opts.keySection ?? segmentWriting.keySection) this.#keys = new ByteWriter(Math.max(1024, initialCapacity >>> 4));
   }
 
   get entries(): number {
@@ -529,7 +536,8 @@ export function readKeySection(objectKey: string, tail: SegmentTail, onEntry: Se
       else if (kind === SECTION_TOMBSTONE) throw corrupt(`segment key section has an undefined value descriptor ${d} at entry ${i}`);
       else if (kind === SECTION_KEY_TAIL) {
         if (valueLen < 1 || valueLen > keyLen) throw corrupt(`segment key section has a key tail of ${valueLen} bytes for a key of ${keyLen} at entry ${i}`);
-        for (let j = keyLen - valueLen; j < keyLen; j++) if (key[j]! >= 0x80) throw corrupt(`segment key section has a key tail that is not ASCII at entry ${i}`);
+        for (let j = keyLen - valueLen; j < keyLen; j++)
+          if (key[j]! >= 0x80) throw corrupt(`segment key section has a key tail that is not ASCII at entry ${i}`);
       } else if (kind === SECTION_INLINE) {
         if (pos + valueLen > end) throw new DecodeError(`truncated: an inline value of ${valueLen} bytes at offset ${pos}`);
         at.pos = pos + valueLen;
