@@ -114,7 +114,7 @@ export async function loadSegments(
   const fetch = (i: number): Promise<FetchedSegment | null> => {
     while (fetches.length < Math.min(segments.length, i + (wholeAhead ? SEGMENTS_AHEAD : TAILS_AHEAD))) {
       const seg = segments[fetches.length]!;
-      const p = wholeAhead ? fetchWhole(ctx, seg) : fetchTail(ctx, seg, Math.ceil(seg.entries * perEntry) + TAIL_SLACK);
+      const p = wholeAhead ? fetchWhole(ctx, seg) : fetchTail(ctx, seg, Math.ceil(seg.entries * perEntry * 1.125) + TAIL_SLACK);
       p.catch(() => {});
       fetches.push(p);
     }
@@ -163,17 +163,27 @@ export async function loadSegments(
         // A segment read whole anyway is read as before, every block checked.
         if (usable && got.whole === undefined) {
           let first = true;
-          readKeySection(key, tail, (k, keyLen, kind, valueLen, section, valueAt) => {
-            if (first && last !== undefined && compareKeys(last, k.toString("utf8", 0, keyLen)) >= 0) {
-              throw new StoreCorruptedError(key, "segment key range overlaps the previous segment of its run");
-            }
-            first = false;
-            if (!oldest && state.mayHoldInRuns(kb.setBytes(k, 0, keyLen))) state.kill(k.toString("utf8", 0, keyLen));
-            if (valueLen < 0) return;
-            if (pages(k, 0, keyLen, valueLen)) builder.addPagedBytes(k, 0, keyLen, seg.run);
-            else if (kind === SECTION_KEY_TAIL) builder.addHeldBytes(k, 0, keyLen, k, keyLen - valueLen, valueLen, policy !== undefined);
-            else builder.addHeldBytes(k, 0, keyLen, section, valueAt, valueLen, policy !== undefined);
-          });
+          // The builder may trust the section's shared prefixes only between two keys it was given.
+          let prevAdded = false;
+          readKeySection(
+            key,
+            tail,
+            (k, keyLen, kind, valueLen, section, valueAt, shared) => {
+              if (first && last !== undefined && compareKeys(last, k.toString("utf8", 0, keyLen)) >= 0) {
+                throw new StoreCorruptedError(key, "segment key range overlaps the previous segment of its run");
+              }
+              const known = prevAdded ? shared : -1;
+              first = false;
+              prevAdded = false;
+              if (!oldest && state.mayHoldInRuns(kb.setBytes(k, 0, keyLen))) state.kill(k.toString("utf8", 0, keyLen));
+              if (valueLen < 0) return;
+              prevAdded = true;
+              if (pages(k, 0, keyLen, valueLen)) builder.addPagedBytes(k, 0, keyLen, seg.run, known);
+              else if (kind === SECTION_KEY_TAIL) builder.addHeldBytes(k, 0, keyLen, k, keyLen - valueLen, valueLen, policy !== undefined, known);
+              else builder.addHeldBytes(k, 0, keyLen, section, valueAt, valueLen, policy !== undefined, known);
+            },
+            true,
+          );
           if (seg.entries > 0) last = tail.blocks[tail.blocks.length - 1]!.lastKey;
           continue;
         }

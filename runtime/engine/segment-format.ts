@@ -481,9 +481,10 @@ export function decodeSegmentTail(objectKey: string, tail: Uint8Array, size: num
  * reused for the next entry), what the section says of its value (`kind`,
  * one of the `SECTION_` constants), the value's length (-1 for a
  * tombstone), and for `SECTION_INLINE` where its bytes lie in `section`
- * (for `SECTION_KEY_TAIL` they are the key's last `valueLen` bytes).
+ * (for `SECTION_KEY_TAIL` they are the key's last `valueLen` bytes), and
+ * the bytes the key shares with the previous one (checked: exactly that).
  */
-export type SectionEntry = (key: Buffer, keyLen: number, kind: number, valueLen: number, section: Buffer, valueAt: number) => void;
+export type SectionEntry = (key: Buffer, keyLen: number, kind: number, valueLen: number, section: Buffer, valueAt: number, shared: number) => void;
 
 /** The key `readKeySection` decodes into. */
 let sectionKey = Buffer.allocUnsafe(256);
@@ -496,9 +497,10 @@ let sectionKey = Buffer.allocUnsafe(256);
  * bounds, and each block is exactly as long as its entries, from the key and
  * value lengths the section gives, would make it. Anything else is
  * `StoreCorruptedError` naming the segment; entries before the damage have
- * been passed to `onEntry` by then.
+ * been passed to `onEntry` by then. `checked`: a walk of the same bytes
+ * passed those checks already, so they are skipped (decoding stays bounded).
  */
-export function readKeySection(objectKey: string, tail: SegmentTail, onEntry: SectionEntry): void {
+export function readKeySection(objectKey: string, tail: SegmentTail, onEntry: SectionEntry, checked = false): void {
   const section = tail.keys!;
   const buf = section.buf;
   const end = section.end;
@@ -517,7 +519,7 @@ export function readKeySection(objectKey: string, tail: SegmentTail, onEntry: Se
       let pos = at.pos;
       if (pos + suffix > end) throw new DecodeError(`truncated: a key suffix of ${suffix} bytes at offset ${pos}`);
       // Strictly after the previous key: it shares exactly `shared` bytes, then is greater.
-      if (shared > keyLen || (i > 0 && (suffix === 0 || (shared < keyLen && buf[pos]! <= key[shared]!)))) {
+      if (shared > keyLen || (!checked && i > 0 && (suffix === 0 || (shared < keyLen && buf[pos]! <= key[shared]!)))) {
         throw corrupt(`segment key section out of order at entry ${i}`);
       }
       if (key.length < shared + suffix) {
@@ -542,6 +544,10 @@ export function readKeySection(objectKey: string, tail: SegmentTail, onEntry: Se
         if (pos + valueLen > end) throw new DecodeError(`truncated: an inline value of ${valueLen} bytes at offset ${pos}`);
         at.pos = pos + valueLen;
       }
+      if (checked) {
+        onEntry(key, keyLen, kind, valueLen, buf, pos, shared);
+        continue;
+      }
       const info = blocks[b]!;
       if (inBlock === 0 && !sameKey(key, keyLen, info.firstKey)) throw corrupt(`segment key section disagrees with the first key of block ${b}`);
       blockBytes += varintBytes(keyLen) + keyLen + (valueLen < 0 ? 1 : varintBytes(valueLen * 2) + valueLen);
@@ -552,7 +558,7 @@ export function readKeySection(objectKey: string, tail: SegmentTail, onEntry: Se
         inBlock = 0;
         blockBytes = 0;
       }
-      onEntry(key, keyLen, kind, valueLen, buf, pos);
+      onEntry(key, keyLen, kind, valueLen, buf, pos, shared);
     }
     if (at.pos !== end) throw corrupt(`segment key section has ${end - at.pos} bytes past its entries`);
   } catch (err) {
