@@ -14,6 +14,7 @@
  * what lies beyond the gap (see its rule), and the loaders refuse to open a
  * store whose objects no manifest explains (`checkExplained`).
  */
+import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { StoreCorruptedError, StoreUnavailableError } from "../errors.js";
 import { compareKeys } from "../store/keys.js";
 import { readRange, type ObjectStore } from "../store/object-store.js";
@@ -185,6 +186,8 @@ export async function loadSegments(
             true,
           );
           if (seg.entries > 0) last = tail.blocks[tail.blocks.length - 1]!.lastKey;
+          // Tails fetched ahead are often in already: without this turn a whole run would be built in one block of the event loop.
+          await yieldToLoop();
           continue;
         }
         if (got.whole === undefined) {
