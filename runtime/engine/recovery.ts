@@ -71,8 +71,8 @@ export async function readNewestManifest(ctx: StoreContext, after = -1): Promise
 const SEGMENTS_AHEAD = 4;
 /** Segment tails fetched ahead (they are a few hundred KiB, not MiB). */
 const TAILS_AHEAD = 8;
-/** Key section bytes per entry assumed before any tail was read (queue keys take 12-20). */
-const FIRST_TAIL_GUESS = 32;
+/** Key section bytes per entry assumed before any tail was read (the queue's take about 4.5; longer ones cost a second read). */
+const FIRST_TAIL_GUESS = 8;
 /** Bytes read besides the section: the block index and footer (about 1 KB per 4 MiB segment), with room. */
 const TAIL_SLACK = 16 * 1024;
 
@@ -158,7 +158,7 @@ export async function loadSegments(
           readKeySection(key, tail, (k, keyLen, kind, valueLen) => {
             if (kind === SECTION_IN_BLOCK && !pages(k, 0, keyLen, valueLen)) usable = false;
           });
-          if (seg.entries > 0) perEntry = Math.max(perEntry * 0.5, (tail.keys!.end - tail.keys!.start) / seg.entries);
+          if (seg.entries > 0) perEntry = (tail.keys!.end - tail.keys!.start) / seg.entries;
         }
         wholeAhead = !usable;
         // A segment read whole anyway is read as before, every block checked.
