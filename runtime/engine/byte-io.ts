@@ -106,13 +106,19 @@ export class ByteWriter {
     buf[this.pos++] = v;
   }
 
-  /** Writes a length-prefixed UTF-8 string. */
-  str(s: string): void {
+  /** Writes a length-prefixed UTF-8 string; returns its byte length. */
+  str(s: string): number {
     const n = Buffer.byteLength(s, "utf8");
     this.varint(n);
     this.ensure(n);
     this.#buf.write(s, this.pos, n, "utf8");
     this.pos += n;
+    return n;
+  }
+
+  /** The buffer written into (valid until the next write that grows it; bytes past `pos` are garbage). */
+  get buffer(): Buffer {
+    return this.#buf;
   }
 
   /** Writes length-prefixed bytes. */

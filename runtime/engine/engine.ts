@@ -163,6 +163,8 @@ export class Engine {
     this.#state = r.tree;
     const pv = opts.pageValues;
     this.#pager = pv === undefined ? undefined : new ValuePager(r.ctx, pv, pv.cacheBytes, r.manifest, pv.readaheadBytes);
+    // The open read every segment's block index: the pager needs no read of its own for them.
+    if (this.#pager !== undefined) for (const [name, blocks] of r.indexes) this.#pager.addIndex(name, blocks);
     this.#arena = pv === undefined ? undefined : new ValueArena();
     this.#delta = r.delta;
     this.#manifest = r.manifest;

@@ -191,6 +191,13 @@ function hashBytes(b: Uint8Array, from: number, len: number): number {
   return h >>> 0;
 }
 
+/** Room for the hash states of a key of `n - 1` bytes; state 0 is FNV-1a's offset basis. */
+function initialHashes(n: number): Int32Array {
+  const a = new Int32Array(n);
+  a[0] = 0x811c9dc5 | 0;
+  return a;
+}
+
 /** The second hash of double hashing, derived from the first (odd, so probes spread). */
 function rehash(h: number): number {
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
@@ -461,6 +468,8 @@ export class KeyRunBuilder {
   readonly #refs: Uint8Array[] = [];
   #prev = Buffer.allocUnsafe(256);
   #prevLen = 0;
+  /** `#hashAt[i]`: the FNV-1a state after the first i bytes of the previous key (`hashBytes` without its final unsigned shift). */
+  #hashAt = initialHashes(257);
   #count = 0;
   #ascii = true;
   /** Each key's hash, for the filter built at the end. */
@@ -509,9 +518,14 @@ export class KeyRunBuilder {
     }
   }
 
-  /** Adds `key` (its UTF-8 at `key[from..from+len)`, no string made) with a value paged to run `run`. */
-  addPagedBytes(key: Buffer, from: number, len: number, run: number): void {
-    this.#addKey(key, from, len, undefined);
+  /**
+   * Adds `key` (its UTF-8 at `key[from..from+len)`, no string made) with a
+   * value paged to run `run`. `shared`, when given, is the number of bytes
+   * the key shares with the previous one, from a caller that checked the
+   * order (a key section): the comparison is then skipped.
+   */
+  addPagedBytes(key: Buffer, from: number, len: number, run: number, shared = -1): void {
+    this.#addKey(key, from, len, undefined, shared);
     this.#addValue(run);
   }
 
@@ -521,9 +535,10 @@ export class KeyRunBuilder {
    * (`packed`, as `add(key, packValue(...))`: a key tail when it repeats
    * one) or as bytes. Makes no key string, view or packed string, and never
    * keeps a view into `value`: a large value gets a copy of its own.
+   * `shared` as for `addPagedBytes`.
    */
-  addHeldBytes(key: Buffer, from: number, len: number, value: Buffer, valueAt: number, valueLen: number, packed: boolean): void {
-    this.#addKey(key, from, len, undefined);
+  addHeldBytes(key: Buffer, from: number, len: number, value: Buffer, valueAt: number, valueLen: number, packed: boolean, shared = -1): void {
+    this.#addKey(key, from, len, undefined, shared);
     const out = this.#out;
     if (valueLen > MAX_INLINE_BYTES) {
       // A copy of its own, so the run never holds the segment's bytes.
@@ -549,19 +564,31 @@ export class KeyRunBuilder {
     } else for (let j = valueAt; j < valueAt + valueLen; j++) ob[out.pos++] = value[j]!;
   }
 
-  #addKey(key: Uint8Array, from: number, len: number, keyString: string | undefined): void {
+  /**
+   * Appends a key. `knownShared`, when not -1, is the number of bytes it
+   * shares with the previous key, from a caller that checked the order
+   * already (a key section gives both): the comparison is skipped.
+   */
+  #addKey(key: Uint8Array, from: number, len: number, keyString: string | undefined, knownShared = -1): void {
     const out = this.#out;
     const newBlock = this.#count % BLOCK_ENTRIES === 0;
     let shared = 0;
     if (this.#count > 0) {
-      const prev = this.#prev;
-      const prevLen = this.#prevLen;
-      shared = commonFrom(prev, prevLen, key, from, len, 0);
-      // Strictly ascending: the first differing byte is larger, or the previous key is a proper prefix.
-      if (shared === len || (shared < prevLen && key[from + shared]! < prev[shared]!)) {
-        throw new Error(`key run: keys not strictly ascending at ${JSON.stringify(keyString ?? Buffer.from(key.subarray(from, from + len)).toString("utf8"))}`);
+      if (knownShared >= 0) shared = knownShared;
+      else {
+        const prev = this.#prev;
+        const prevLen = this.#prevLen;
+        shared = commonFrom(prev, prevLen, key, from, len, 0);
+        // Strictly ascending: the first differing byte is larger, or the previous key is a proper prefix.
+        if (shared === len || (shared < prevLen && key[from + shared]! < prev[shared]!)) {
+          throw new Error(
+            `key run: keys not strictly ascending at ${JSON.stringify(keyString ?? Buffer.from(key.subarray(from, from + len)).toString("utf8"))}`,
+          );
+        }
       }
     }
+    // Bytes the key shares with the previous one, whatever the block: `#prev` and `#hashAt` hold them already.
+    const lcp = shared;
     if (newBlock) {
       this.#starts.push(out.offset);
       shared = 0;
@@ -574,14 +601,26 @@ export class KeyRunBuilder {
     for (let j = shared; j < len; j++) ob[out.pos++] = key[from + j]!;
     if (this.#prev.length < len) {
       const grown = Buffer.allocUnsafe(len * 2);
-      this.#prev.copy(grown, 0, 0, shared);
+      this.#prev.copy(grown, 0, 0, lcp);
       this.#prev = grown;
+      const hashes = new Int32Array(len * 2 + 1);
+      hashes.set(this.#hashAt.subarray(0, lcp + 1));
+      this.#hashAt = hashes;
     }
+    // FNV-1a of the key, carried on from the state after the bytes it shares with the previous key.
     const prev = this.#prev;
-    for (let j = shared; j < len; j++) prev[j] = key[from + j]!;
+    const hashAt = this.#hashAt;
+    let h = hashAt[lcp]!;
+    for (let j = lcp; j < len; j++) {
+      const c = key[from + j]!;
+      prev[j] = c;
+      h = Math.imul(h ^ c, 0x01000193);
+      hashAt[j + 1] = h;
+    }
     this.#prevLen = len;
+    const hash = h >>> 0;
     if (this.#filter !== undefined) {
-      addToFilter(this.#filter, hashBytes(key, from, len));
+      addToFilter(this.#filter, hash);
       this.#count++;
       return;
     }
@@ -590,7 +629,7 @@ export class KeyRunBuilder {
       grown.set(this.#hashes);
       this.#hashes = grown;
     }
-    this.#hashes[this.#count] = hashBytes(key, from, len);
+    this.#hashes[this.#count] = hash;
     this.#count++;
   }
 

@@ -40,6 +40,8 @@ export interface Recovered {
   manifest: Manifest;
   firstSeq: number;
   walk: WalWalk;
+  /** The block index of each segment the open read, by name (with a paging policy), for the value pager. */
+  indexes: LoadedState["indexes"];
 }
 
 /** Loads and claims at most this many times when a checkpoint or another writer keeps changing the store. */
@@ -121,7 +123,7 @@ async function plantFence(ctx: StoreContext, base: Manifest, mine: Manifest, loa
     const res = await createOnce(ctx.store, key, fence, ctx.retry);
     if (res.created) {
       const fences = [...new Set([...base.fences, ...walk.fences, seq])].sort((a, b) => a - b);
-      return { ctx, tree, delta, manifest: { ...mine, fences }, firstSeq: seq + WAL_FENCE_JUMP, walk };
+      return { ctx, tree, delta, manifest: { ...mine, fences }, firstSeq: seq + WAL_FENCE_JUMP, walk, indexes: loaded.indexes };
     }
     if (res.existing === null) continue;
     const obj = decodeWal(key, res.existing, seq);

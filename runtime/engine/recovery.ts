@@ -14,13 +14,24 @@
  * what lies beyond the gap (see its rule), and the loaders refuse to open a
  * store whose objects no manifest explains (`checkExplained`).
  */
+import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { StoreCorruptedError, StoreUnavailableError } from "../errors.js";
 import { compareKeys } from "../store/keys.js";
-import type { ObjectStore } from "../store/object-store.js";
+import { readRange, type ObjectStore } from "../store/object-store.js";
 import { WAL_FENCE_JUMP, manifestKey, parseNumberedKey, parseSegmentKey, walKey } from "./layout.js";
-import { decodeManifest, emptyManifest, segmentRuns, type Manifest } from "./manifest.js";
-import type { RetryPolicy } from "./retry.js";
-import { readSegmentEntries } from "./segment-format.js";
+import { decodeManifest, emptyManifest, segmentRuns, type Manifest, type SegmentRef } from "./manifest.js";
+import { withRetries, type RetryPolicy } from "./retry.js";
+import {
+  decodeSegmentTail,
+  readKeySection,
+  readSegmentEntries,
+  SECTION_IN_BLOCK,
+  SECTION_KEY_TAIL,
+  SEGMENT_FOOTER_BYTES,
+  segmentIndexStart,
+  type SegmentBlockInfo,
+  type SegmentTail,
+} from "./segment-format.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
 import { holdUntilPaged, isPageable, packValue, ValueArena, type PagePolicy, type StateMap } from "./paged-value.js";
 import { isWellFormed, KeyBytes, KeyRunBuilder } from "./key-run.js";
@@ -56,32 +67,55 @@ export async function readNewestManifest(ctx: StoreContext, after = -1): Promise
   throw new StoreUnavailableError("read", `${ctx.prefix}manifest/`, new Error("the newest manifest kept disappearing between list and get"));
 }
 
-/** Segments fetched ahead of the one being read at open. */
+/** Segments fetched whole ahead of the one being read at open. */
 const SEGMENTS_AHEAD = 4;
+/** Segment tails fetched ahead (they are a few hundred KiB, not MiB). */
+const TAILS_AHEAD = 8;
+/** Key section bytes per entry assumed before any tail was read (the queue's take about 4.5; longer ones cost a second read). */
+const FIRST_TAIL_GUESS = 8;
+/** Bytes read besides the section: the block index and footer (about 1 KB per 4 MiB segment), with room. */
+const TAIL_SLACK = 16 * 1024;
+
+/** A segment as open fetched it: its tail decoded, and its bytes when read whole. */
+interface FetchedSegment {
+  tail: SegmentTail;
+  whole: Uint8Array | undefined;
+}
 
 /**
  * Loads every segment of `manifest` into a new state: each segment run
  * becomes one compact key run (key-run.ts), built straight from its
- * segments read in order (up to `SEGMENTS_AHEAD` fetched ahead); the
- * entries and tombstones of a newer run mark the older runs' entries of
- * the same keys dead. Resolves to undefined when a segment is missing: for
- * a reader that means a checkpoint replaced the manifest. Within a run, key
- * ranges must be disjoint and ascending (see manifest.ts). With a `policy`,
- * values it lets page out stay in their segments (the state holds their run
- * id) and the others are packed, so no segment object stays in memory.
+ * segments in order; the entries and tombstones of a newer run mark the
+ * older runs' entries of the same keys dead. Resolves to undefined when a
+ * segment is missing: for a reader that means a checkpoint replaced the
+ * manifest. Within a run, key ranges must be disjoint and ascending (see
+ * manifest.ts). With a `policy`, values it lets page out stay in their
+ * segments (the state holds their run id) and the others are packed, so no
+ * segment object stays in memory; each segment is then read by its tail
+ * (block index and key section, one ranged read, up to `TAILS_AHEAD`
+ * ahead) and read whole only when it has no key section or its section
+ * leaves out a value this policy holds (up to `SEGMENTS_AHEAD` ahead while
+ * segments keep needing that). Without a policy (readers) every value is
+ * held, so segments are read whole. `onIndex` hears each segment's block
+ * index (the writer's value pager keeps them).
  */
 export async function loadSegments(
   ctx: StoreContext,
   manifest: Manifest,
   onMissing: (key: string) => void = () => {},
   policy?: PagePolicy,
+  onIndex?: (name: string, blocks: readonly SegmentBlockInfo[]) => void,
 ): Promise<StateMap | undefined> {
   const state = newState(policy);
   const segments = manifest.segments;
-  const fetches: (Promise<Uint8Array | null> | undefined)[] = [];
-  const fetch = (i: number): Promise<Uint8Array | null> => {
-    while (fetches.length < Math.min(segments.length, i + SEGMENTS_AHEAD)) {
-      const p = getWithRetries(ctx.store, ctx.prefix + segments[fetches.length]!.name, ctx.retry);
+  // Tails while segments keep having usable key sections; whole segments after one that did not.
+  let wholeAhead = policy === undefined;
+  let perEntry = FIRST_TAIL_GUESS;
+  const fetches: (Promise<FetchedSegment | null> | undefined)[] = [];
+  const fetch = (i: number): Promise<FetchedSegment | null> => {
+    while (fetches.length < Math.min(segments.length, i + (wholeAhead ? SEGMENTS_AHEAD : TAILS_AHEAD))) {
+      const seg = segments[fetches.length]!;
+      const p = wholeAhead ? fetchWhole(ctx, seg) : fetchTail(ctx, seg, Math.ceil(seg.entries * perEntry * 1.125) + TAIL_SLACK);
       p.catch(() => {});
       fetches.push(p);
     }
@@ -93,6 +127,9 @@ export async function loadSegments(
   let oldest = true;
   const prefixes = new BytePrefixes(policy?.keyPrefixes ?? []);
   const kb = new KeyBytes();
+  /** Whether open pages out a value of `valueLen` bytes of the key in `key[0..keyLen)`. */
+  const pages = (key: Buffer, from: number, keyLen: number, valueLen: number) =>
+    policy !== undefined && valueLen >= policy.minBytes && prefixes.hasPrefix(key, from, keyLen);
   try {
     for (const run of segmentRuns(manifest)) {
       // Every entry takes bytes of its segment, so a manifest's counts cannot make these hints absurd.
@@ -105,12 +142,63 @@ export async function loadSegments(
       let last: string | undefined;
       for (const seg of run) {
         const key = ctx.prefix + seg.name;
-        const bytes = await fetch(i++);
-        if (bytes === null) {
+        let got = await fetch(i++);
+        if (got === null) {
           onMissing(key);
           state.stopIdleMerges();
           return undefined;
         }
+        const { tail } = got;
+        if (tail.entryCount !== seg.entries) throw new StoreCorruptedError(key, `segment holds ${tail.entryCount} entries, the manifest says ${seg.entries}`);
+        onIndex?.(seg.name, tail.blocks);
+        // A section is usable when every value it leaves in the blocks is one this open pages out
+        // (so never without a policy). Segments follow the one before in that: it sets what is fetched ahead.
+        let usable = tail.keys !== undefined && policy !== undefined;
+        if (usable) {
+          readKeySection(key, tail, (k, keyLen, kind, valueLen) => {
+            if (kind === SECTION_IN_BLOCK && !pages(k, 0, keyLen, valueLen)) usable = false;
+          });
+          if (seg.entries > 0) perEntry = (tail.keys!.end - tail.keys!.start) / seg.entries;
+        }
+        wholeAhead = !usable;
+        // A segment read whole anyway is read as before, every block checked.
+        if (usable && got.whole === undefined) {
+          let first = true;
+          // The builder may trust the section's shared prefixes only between two keys it was given.
+          let prevAdded = false;
+          readKeySection(
+            key,
+            tail,
+            (k, keyLen, kind, valueLen, section, valueAt, shared) => {
+              if (first && last !== undefined && compareKeys(last, k.toString("utf8", 0, keyLen)) >= 0) {
+                throw new StoreCorruptedError(key, "segment key range overlaps the previous segment of its run");
+              }
+              const known = prevAdded ? shared : -1;
+              first = false;
+              prevAdded = false;
+              if (!oldest && state.mayHoldInRuns(kb.setBytes(k, 0, keyLen))) state.kill(k.toString("utf8", 0, keyLen));
+              if (valueLen < 0) return;
+              prevAdded = true;
+              if (pages(k, 0, keyLen, valueLen)) builder.addPagedBytes(k, 0, keyLen, seg.run, known);
+              else if (kind === SECTION_KEY_TAIL) builder.addHeldBytes(k, 0, keyLen, k, keyLen - valueLen, valueLen, policy !== undefined, known);
+              else builder.addHeldBytes(k, 0, keyLen, section, valueAt, valueLen, policy !== undefined, known);
+            },
+            true,
+          );
+          if (seg.entries > 0) last = tail.blocks[tail.blocks.length - 1]!.lastKey;
+          // Tails fetched ahead are often in already: without this turn a whole run would be built in one block of the event loop.
+          await yieldToLoop();
+          continue;
+        }
+        if (got.whole === undefined) {
+          got = await fetchWhole(ctx, seg);
+          if (got === null) {
+            onMissing(key);
+            state.stopIdleMerges();
+            return undefined;
+          }
+        }
+        const bytes = got.whole!;
         let first = true;
         let lastAt = 0;
         let lastLen = 0;
@@ -124,7 +212,7 @@ export async function loadSegments(
           // The oldest run is a snapshot: a tombstone there only says the key is absent.
           if (!oldest && state.mayHoldInRuns(kb.setBytes(buf, keyAt, keyLen))) state.kill(buf.toString("utf8", keyAt, keyAt + keyLen));
           if (valueLen < 0) return;
-          if (policy !== undefined && valueLen >= policy.minBytes && prefixes.hasPrefix(buf, keyAt, keyLen)) builder.addPagedBytes(buf, keyAt, keyLen, seg.run);
+          if (pages(buf, keyAt, keyLen, valueLen)) builder.addPagedBytes(buf, keyAt, keyLen, seg.run);
           else builder.addHeldBytes(buf, keyAt, keyLen, buf, valueAt, valueLen, policy !== undefined);
         });
         if (n > 0) last = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8", lastAt, lastAt + lastLen);
@@ -139,6 +227,46 @@ export async function loadSegments(
     throw err;
   }
   return state;
+}
+
+/** A whole segment, its tail decoded; null when it is gone. */
+async function fetchWhole(ctx: StoreContext, seg: SegmentRef): Promise<FetchedSegment | null> {
+  const key = ctx.prefix + seg.name;
+  const whole = await getWithRetries(ctx.store, key, ctx.retry);
+  if (whole === null) return null;
+  return { tail: decodeSegmentTail(key, whole, whole.byteLength), whole };
+}
+
+/**
+ * The tail of a segment, decoded: its last `guess` bytes (all of it when
+ * smaller) with one ranged read, and one more for the rest of the filter
+ * slot when it starts earlier. Null when the segment is gone; a segment
+ * shorter than its manifest says is `StoreCorruptedError`.
+ */
+async function fetchTail(ctx: StoreContext, seg: SegmentRef, guess: number): Promise<FetchedSegment | null> {
+  const key = ctx.prefix + seg.name;
+  const size = seg.bytes;
+  if (size < SEGMENT_FOOTER_BYTES) throw new StoreCorruptedError(key, `its manifest lists ${size} bytes, shorter than a segment footer`);
+  const read = async (offset: number, length: number): Promise<Uint8Array | null> => {
+    const bytes = await withRetries(ctx.retry, "get", key, () => readRange(ctx.store, key, offset, length));
+    if (bytes !== null && bytes.byteLength !== length) {
+      throw new StoreCorruptedError(key, `segment ends before byte ${offset + length}, but its manifest lists ${size} bytes`);
+    }
+    return bytes;
+  };
+  const tailStart = size - Math.min(size, guess);
+  let tail = await read(tailStart, size - tailStart);
+  if (tail === null) return null;
+  const from = segmentIndexStart(key, tail, size);
+  if (from < tailStart) {
+    const head = await read(from, tailStart - from);
+    if (head === null) return null;
+    const joined = new Uint8Array(size - from);
+    joined.set(head, 0);
+    joined.set(tail, head.byteLength);
+    tail = joined;
+  } else tail = tail.subarray(from - tailStart);
+  return { tail: decodeSegmentTail(key, tail, size), whole: undefined };
 }
 
 /**
@@ -384,6 +512,8 @@ export interface LoadedState {
   walk: WalWalk;
   /** The changes the WAL replay made (when asked for; undefined once too many to track). */
   delta: DeltaMap | undefined;
+  /** The block index of each segment, by name (when loaded with a `policy`: the value pager's). */
+  indexes: Map<string, readonly SegmentBlockInfo[]>;
 }
 
 /** What `loadState` checks and records besides loading. */
@@ -412,7 +542,9 @@ export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<L
   const manifest = (await readNewestManifest(ctx))!;
   const newerExists = async (): Promise<Manifest | undefined> => readNewestManifest(ctx, manifest.id);
   let missingSegment = "";
-  const tree = await loadSegments(ctx, manifest, (key) => (missingSegment = key), opts.policy);
+  const indexes = new Map<string, readonly SegmentBlockInfo[]>();
+  const onIndex = opts.policy === undefined ? undefined : (name: string, blocks: readonly SegmentBlockInfo[]) => indexes.set(name, blocks);
+  const tree = await loadSegments(ctx, manifest, (key) => (missingSegment = key), opts.policy, onIndex);
   if (tree === undefined) {
     if (await newerExists()) return undefined;
     throw new StoreCorruptedError(missingSegment, `it is missing, but manifest ${manifest.id} (the newest) lists it`);
@@ -443,7 +575,7 @@ export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<L
     const newer = await newerExists();
     if (newer !== undefined && newer.walNext > walk.pos) return undefined;
     loaded = true;
-    return { manifest, tree, walk, delta: opts.trackDelta ? delta : undefined };
+    return { manifest, tree, walk, delta: opts.trackDelta ? delta : undefined, indexes };
   } finally {
     if (!loaded) tree.stopIdleMerges();
   }

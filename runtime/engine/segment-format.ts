@@ -8,13 +8,20 @@
  * block   entries, then u32 CRC-32 of the entries; an entry is varint keyLen, key UTF-8,
  *         varint (valueLen * 2 + tombstone bit), value. A tombstone (bit 1, no value) marks a
  *         deleted key; full checkpoints never write one, incremental ones do (manifest.ts)
- * filter  u8 kind (0 = none), varint length, bytes: room for a key filter later
+ * filter  u8 kind, varint length, bytes. Kind 0: nothing. Kind 1, the key section: varint
+ *         count, then per entry in key order varint shared (bytes shared with the previous
+ *         key), varint suffix length, suffix, varint value descriptor d: 0 a tombstone;
+ *         d % 4 = 1 the value is the last d / 4 bytes of its key (all ASCII); 2 the value
+ *         follows (d / 4 bytes, at most `KEY_SECTION_INLINE_BYTES`); 3 a value of d / 4
+ *         bytes held in its block only. Readers of version 1 skip the slot whatever its kind
  * index   varint blockCount, then per block: varint offset, varint length (with CRC),
  *         varint entryCount, first key, last key (length-prefixed UTF-8)
  * footer  u64 filterOffset, u32 filterLength, u64 indexOffset, u32 indexLength,
  *         u64 entryCount, u16 version, u16 flags, "TQSG", u32 CRC-32 of filter + index + footer
  * ```
- * A writer's open reads segments whole (`readSegmentEntries`: positions, no strings). Paged values are
+ * A writer's open reads each segment's tail (`segmentIndexStart`, `decodeSegmentTail`) and
+ * builds its keys from the key section (`readKeySection`, checked against the index); a
+ * segment without one is read whole (`readSegmentEntries`: positions, no strings). Paged values are
  * read by block: the footer and index with one ranged read of the tail
  * (`segmentIndexStart`, then `decodeSegmentIndex`), then single blocks
  * (`decodeBlock`), each verified against its own checksum.
@@ -32,6 +39,28 @@ const FOOTER_BYTES = 44;
 /** Bytes of the fixed footer at the end of every segment. */
 export const SEGMENT_FOOTER_BYTES = FOOTER_BYTES;
 const FILTER_NONE = 0;
+const FILTER_KEYS = 1;
+/** Values up to this many bytes are copied into the key section (larger ones stay in their block only). */
+export const KEY_SECTION_INLINE_BYTES = 64;
+
+/** What the key section says of an entry's value (`d % 4`; a tombstone is `d = 0`). */
+export const SECTION_TOMBSTONE = 0;
+export const SECTION_KEY_TAIL = 1;
+export const SECTION_INLINE = 2;
+export const SECTION_IN_BLOCK = 3;
+
+/** Options of `SegmentBuilder`. */
+export interface SegmentBuilderOptions {
+  /** Write the key section (default: `segmentWriting.keySection`); false writes what versions before it wrote. */
+  keySection?: boolean;
+}
+
+/**
+ * @internal Whether segment builders write the key section by default:
+ * tests turn it off to write stores as versions before it did. The
+ * library never changes it.
+ */
+export const segmentWriting = { keySection: true };
 
 /** One block of a segment, as its index lists it. */
 export interface SegmentBlockInfo {
@@ -52,10 +81,16 @@ export class SegmentBuilder {
   #blockFirst = "";
   #lastKey = "";
   #entries = 0;
+  /** The key section being written (see the module documentation), or undefined when not written. */
+  readonly #keys: ByteWriter | undefined;
+  /** Where the previous key's UTF-8 lies in `#w`. */
+  #prevAt = 0;
+  #prevLen = 0;
 
-  constructor(blockBytes = 64 * 1024, initialCapacity = 256 * 1024) {
+  constructor(blockBytes = 64 * 1024, initialCapacity = 256 * 1024, opts: SegmentBuilderOptions = {}) {
     this.#blockBytes = blockBytes;
     this.#w = new ByteWriter(initialCapacity);
+    if (opts.keySection ?? segmentWriting.keySection) this.#keys = new ByteWriter(Math.max(1024, initialCapacity >>> 4));
   }
 
   get entries(): number {
@@ -77,7 +112,8 @@ export class SegmentBuilder {
   /** Adds an entry; `undefined` writes a tombstone. Keys must ascend strictly. */
   add(key: string, value: Uint8Array | undefined): void {
     if (this.#blockEntries === 0) this.#blockFirst = key;
-    this.#w.str(key);
+    const keyLen = this.#w.str(key);
+    if (this.#keys !== undefined) this.#addToSection(this.#w.pos - keyLen, keyLen, value);
     if (value === undefined) this.#w.varint(1);
     else {
       this.#w.varint(value.byteLength * 2);
@@ -87,6 +123,31 @@ export class SegmentBuilder {
     this.#blockEntries++;
     this.#entries++;
     if (this.#w.pos - this.#blockStart >= this.#blockBytes) this.#endBlock();
+  }
+
+  /** Adds the key just written at `at` of `#w` (`len` bytes), with what it says of `value`, to the key section. */
+  #addToSection(at: number, len: number, value: Uint8Array | undefined): void {
+    const k = this.#keys!;
+    const buf = this.#w.buffer;
+    let shared = 0;
+    if (this.#entries > 0) {
+      const prev = this.#prevAt;
+      const n = Math.min(len, this.#prevLen);
+      while (shared < n && buf[prev + shared] === buf[at + shared]) shared++;
+    }
+    this.#prevAt = at;
+    this.#prevLen = len;
+    k.varint(shared);
+    k.varint(len - shared);
+    k.ensure(len - shared);
+    const out = k.buffer;
+    for (let i = shared; i < len; i++) out[k.pos++] = buf[at + i]!;
+    if (value === undefined) k.varint(SECTION_TOMBSTONE);
+    else if (isAsciiKeyTail(buf, at, len, value)) k.varint(value.byteLength * 4 + SECTION_KEY_TAIL);
+    else if (value.byteLength <= KEY_SECTION_INLINE_BYTES) {
+      k.varint(value.byteLength * 4 + SECTION_INLINE);
+      k.raw(value);
+    } else k.varint(value.byteLength * 4 + SECTION_IN_BLOCK);
   }
 
   #endBlock(): void {
@@ -115,8 +176,18 @@ export class SegmentBuilder {
     this.#endBlock();
     const w = this.#w;
     const filterOffset = w.pos;
-    w.u8(FILTER_NONE);
-    w.varint(0);
+    const keys = this.#keys;
+    if (keys === undefined) {
+      w.u8(FILTER_NONE);
+      w.varint(0);
+    } else {
+      const count = new ByteWriter(16);
+      count.varint(this.#entries);
+      w.u8(FILTER_KEYS);
+      w.varint(count.pos + keys.pos);
+      w.raw(count.bytes());
+      w.raw(keys.bytes());
+    }
     const indexOffset = w.pos;
     w.varint(this.#blocks.length);
     for (const b of this.#blocks) {
@@ -142,6 +213,18 @@ export class SegmentBuilder {
     buf.writeUInt32LE(crc32(buf.subarray(filterOffset, footer + 40)), footer + 40);
     return buf;
   }
+}
+
+/** Whether `v` (at least one byte) equals the last bytes of the key at `buf[at..at+len)`, all ASCII. */
+function isAsciiKeyTail(buf: Buffer, at: number, len: number, v: Uint8Array): boolean {
+  const n = v.byteLength;
+  if (n === 0 || n > len) return false;
+  const from = at + len - n;
+  for (let i = 0; i < n; i++) {
+    const c = buf[from + i]!;
+    if (c >= 0x80 || c !== v[i]) return false;
+  }
+  return true;
 }
 
 /**
@@ -400,4 +483,170 @@ export function readBlockEntries(objectKey: string, blockNo: number, info: Segme
     if (err instanceof DecodeError) throw corrupt(`undecodable segment block ${blockNo}: ${err.message}`);
     throw err;
   }
+}
+
+/** A segment's tail as `decodeSegmentTail` reads it: its block index and, when it has one, where its key section lies. */
+export interface SegmentTail {
+  blocks: SegmentBlockInfo[];
+  entryCount: number;
+  /** The key section's entries: `buf[start..end)`, `count` of them; undefined for a segment without one. */
+  keys: { buf: Buffer; count: number; start: number; end: number } | undefined;
+}
+
+/**
+ * The block index and key section of a segment of `size` bytes, from `tail`
+ * (its last bytes from the offset `segmentIndexStart` returned, or earlier):
+ * verifies what `decodeSegmentIndex` verifies (one checksum covers filter
+ * slot, index and footer), and that a key section counts the footer's
+ * entries. A filter slot of another kind is no key section.
+ */
+export function decodeSegmentTail(objectKey: string, tail: Uint8Array, size: number): SegmentTail {
+  const blocks = decodeSegmentIndex(objectKey, tail, size);
+  const buf = asBuffer(tail);
+  const start = size - buf.length;
+  const f = readFooter(objectKey, buf, start, size);
+  const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
+  const r = new ByteReader(buf, f.filterOffset - start, f.indexOffset - start);
+  if (r.remaining === 0 || buf[r.pos] !== FILTER_KEYS) return { blocks, entryCount: f.entryCount, keys: undefined };
+  try {
+    r.u8();
+    const length = r.varint();
+    if (length !== r.remaining) throw corrupt(`segment key section says ${length} bytes, its slot holds ${r.remaining}`);
+    const count = r.varint();
+    if (count !== f.entryCount) throw corrupt(`segment key section lists ${count} entries, its footer says ${f.entryCount}`);
+    return { blocks, entryCount: f.entryCount, keys: { buf, count, start: r.pos, end: r.end } };
+  } catch (err) {
+    if (err instanceof DecodeError) throw corrupt(`undecodable segment key section: ${err.message}`);
+    throw err;
+  }
+}
+
+/**
+ * One entry of a key section: its key's UTF-8 in `key[0..keyLen)` (a buffer
+ * reused for the next entry), what the section says of its value (`kind`,
+ * one of the `SECTION_` constants), the value's length (-1 for a
+ * tombstone), and for `SECTION_INLINE` where its bytes lie in `section`
+ * (for `SECTION_KEY_TAIL` they are the key's last `valueLen` bytes), and
+ * the bytes the key shares with the previous one (checked: exactly that).
+ */
+export type SectionEntry = (key: Buffer, keyLen: number, kind: number, valueLen: number, section: Buffer, valueAt: number, shared: number) => void;
+
+/** The key `readKeySection` decodes into. */
+let sectionKey = Buffer.allocUnsafe(256);
+
+/**
+ * Walks the key section of `tail` (which must have one), calling `onEntry`
+ * per entry in key order, and checks that it agrees with the block index:
+ * keys ascend strictly (front-coded by their longest shared prefix), each
+ * block's first and last keys are the section's entries at that block's
+ * bounds, and each block is exactly as long as its entries, from the key and
+ * value lengths the section gives, would make it. Anything else is
+ * `StoreCorruptedError` naming the segment; entries before the damage have
+ * been passed to `onEntry` by then. `checked`: a walk of the same bytes
+ * passed those checks already, so they are skipped (decoding stays bounded).
+ */
+export function readKeySection(objectKey: string, tail: SegmentTail, onEntry: SectionEntry, checked = false): void {
+  const section = tail.keys!;
+  const buf = section.buf;
+  const end = section.end;
+  const blocks = tail.blocks;
+  const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
+  const at = { pos: section.start };
+  let key = sectionKey;
+  let keyLen = 0;
+  let b = 0;
+  let inBlock = 0;
+  let blockBytes = 0;
+  try {
+    for (let i = 0; i < section.count; i++) {
+      const shared = sectionVarint(buf, at, end);
+      const suffix = sectionVarint(buf, at, end);
+      let pos = at.pos;
+      if (pos + suffix > end) throw new DecodeError(`truncated: a key suffix of ${suffix} bytes at offset ${pos}`);
+      // Strictly after the previous key: it shares exactly `shared` bytes, then is greater.
+      if (shared > keyLen || (!checked && i > 0 && (suffix === 0 || (shared < keyLen && buf[pos]! <= key[shared]!)))) {
+        throw corrupt(`segment key section out of order at entry ${i}`);
+      }
+      if (key.length < shared + suffix) {
+        const grown = Buffer.allocUnsafe((shared + suffix) * 2);
+        key.copy(grown, 0, 0, shared);
+        sectionKey = key = grown;
+      }
+      for (let j = 0; j < suffix; j++) key[shared + j] = buf[pos + j]!;
+      keyLen = shared + suffix;
+      at.pos = pos + suffix;
+      const d = sectionVarint(buf, at, end);
+      const kind = d % 4;
+      let valueLen = (d - kind) / 4;
+      pos = at.pos;
+      if (d === SECTION_TOMBSTONE) valueLen = -1;
+      else if (kind === SECTION_TOMBSTONE) throw corrupt(`segment key section has an undefined value descriptor ${d} at entry ${i}`);
+      else if (kind === SECTION_KEY_TAIL) {
+        if (valueLen < 1 || valueLen > keyLen) throw corrupt(`segment key section has a key tail of ${valueLen} bytes for a key of ${keyLen} at entry ${i}`);
+        for (let j = keyLen - valueLen; j < keyLen; j++)
+          if (key[j]! >= 0x80) throw corrupt(`segment key section has a key tail that is not ASCII at entry ${i}`);
+      } else if (kind === SECTION_INLINE) {
+        if (pos + valueLen > end) throw new DecodeError(`truncated: an inline value of ${valueLen} bytes at offset ${pos}`);
+        at.pos = pos + valueLen;
+      }
+      if (checked) {
+        onEntry(key, keyLen, kind, valueLen, buf, pos, shared);
+        continue;
+      }
+      const info = blocks[b]!;
+      if (inBlock === 0 && !sameKey(key, keyLen, info.firstKey)) throw corrupt(`segment key section disagrees with the first key of block ${b}`);
+      blockBytes += varintBytes(keyLen) + keyLen + (valueLen < 0 ? 1 : varintBytes(valueLen * 2) + valueLen);
+      if (++inBlock === info.entries) {
+        if (!sameKey(key, keyLen, info.lastKey)) throw corrupt(`segment key section disagrees with the last key of block ${b}`);
+        if (blockBytes + 4 !== info.length) throw corrupt(`segment key section gives block ${b} ${blockBytes + 4} bytes, its index ${info.length}`);
+        b++;
+        inBlock = 0;
+        blockBytes = 0;
+      }
+      onEntry(key, keyLen, kind, valueLen, buf, pos, shared);
+    }
+    if (at.pos !== end) throw corrupt(`segment key section has ${end - at.pos} bytes past its entries`);
+  } catch (err) {
+    if (err instanceof DecodeError) throw corrupt(`undecodable segment key section: ${err.message}`);
+    throw err;
+  }
+}
+
+/** A varint of a key section at `at.pos` (not past `end`), moving `at.pos` past it. */
+function sectionVarint(buf: Buffer, at: { pos: number }, end: number): number {
+  let result = 0;
+  let scale = 1;
+  let pos = at.pos;
+  for (let i = 0; i < 8; i++) {
+    if (pos >= end) throw new DecodeError(`truncated: a varint at offset ${pos}`);
+    const byte = buf[pos++]!;
+    result += (byte & 0x7f) * scale;
+    if (byte < 0x80) {
+      at.pos = pos;
+      return result;
+    }
+    scale *= 0x80;
+  }
+  throw new DecodeError(`varint longer than 8 bytes at offset ${pos}`);
+}
+
+/** Bytes of `v` as a varint. */
+function varintBytes(v: number): number {
+  let n = 1;
+  while (v >= 0x80) {
+    v = Math.floor(v / 0x80);
+    n++;
+  }
+  return n;
+}
+
+/** Whether `key[0..len)` is the UTF-8 of `s`. */
+function sameKey(key: Buffer, len: number, s: string): boolean {
+  if (s.length > len || s.length * 3 < len) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) return key.toString("utf8", 0, len) === s;
+    if (key[i] !== c) return false;
+  }
+  return s.length === len;
 }
