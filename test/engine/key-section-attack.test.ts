@@ -1,0 +1,181 @@
+/**
+ * @module Attacks on opening from key sections and on compactions reading
+ * paged values by windows of blocks: keys whose UTF-8 and UTF-16 orders
+ * differ, huge keys, values at the inline bounds, tombstone-only segments,
+ * stores without ranged reads, store faults; every case ends in the state a
+ * model holds or in `StoreCorruptedError` naming the segment.
+ */
+import { describe, expect, it } from "vitest";
+import { Engine, EngineReader, MemoryStore, WriteBatch, withFaults, type EngineOptions, type ObjectStore } from "taquba";
+import { compareKeys } from "../../runtime/store/keys.js";
+import { testRandom } from "../support/seed.js";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const dec = (v: Uint8Array) => new TextDecoder().decode(v);
+
+const paged = (extra: Partial<EngineOptions> = {}): EngineOptions => ({
+  pageValues: { keyPrefixes: ["j/", "\u{10000}", "\uffff"], minBytes: 64, cacheBytes: 4096 },
+  checkpointWalObjects: 0,
+  segmentBlockBytes: 512,
+  maxSegmentBytes: 8 * 1024,
+  ...extra,
+});
+
+/** Keys around the characters whose UTF-16 and UTF-8 orders disagree (U+E000..U+FFFF against U+10000 and up). */
+const heads = ["j/\uffff", "j/\u{10000}", "j/\ue000", "j/\u{1f600}", "j/é", "j/a", "\uffff/", "\u{10000}/", "o/\u{10ffff}", "o/\uffff"];
+
+/** What `engine` holds of every key ever written (`touched`), read key by key: the cache is tiny. */
+async function scanOf(engine: Engine, touched: Set<string>): Promise<[string, string][]> {
+  const out: [string, string][] = [];
+  for (const k of [...touched].sort(compareKeys)) {
+    if (!engine.has(k)) continue;
+    for (let p = engine.warm([k]); p !== undefined; p = engine.warm([k])) await p;
+    out.push([k, dec(engine.get(k)!)]);
+  }
+  return out;
+}
+
+const sorted = (m: Map<string, string>) => [...m.entries()].sort((a, b) => compareKeys(a[0], b[0]));
+
+/** Value lengths at and around the bounds: key tail, inline (64), paged (minBytes 64), large. */
+function valueFor(r: ReturnType<typeof testRandom>, key: string): string {
+  const len = [0, 1, 63, 64, 65, 200, 3000][r.int(7)]!;
+  if (len === 1 && r.int(2) === 0) return key.slice(-1).charCodeAt(0) < 0x80 ? key.slice(-1) : "z";
+  return "v".repeat(len);
+}
+
+describe("key sections and windowed compactions against keys, values and stores at the edges", () => {
+  it("keys whose UTF-16 and UTF-8 orders differ: reopen from key sections, compactions and readers agree with a model", async () => {
+    const r = testRandom("key section utf orders");
+    const store = new MemoryStore();
+    const model = new Map<string, string>();
+    const touched = new Set<string>();
+    for (let round = 0; round < 8; round++) {
+      const engine = await Engine.open(store, paged({ maxSegmentRuns: round % 3 === 0 ? 1 : 4 }));
+      expect(await scanOf(engine, touched)).toEqual(sorted(model));
+      for (let c = 0; c < 3; c++) {
+        const b = new WriteBatch();
+        for (let i = 0; i < 150; i++) {
+          const key = `${heads[r.int(heads.length)]}${r.int(300)}${["", "\uffff", "\u{10000}", "é"][r.int(4)]}`;
+          touched.add(key);
+          if (r.int(6) === 0) {
+            b.delete(key);
+            model.delete(key);
+          } else {
+            const v = valueFor(r, key);
+            b.put(key, enc(v));
+            model.set(key, v);
+          }
+        }
+        await engine.commit(b);
+        await engine.checkpoint();
+      }
+      expect(await scanOf(engine, touched)).toEqual(sorted(model));
+      await engine.close();
+      const reader = await EngineReader.open(store);
+      expect([...reader.scan()].map(([k, v]) => [k, dec(v)])).toEqual(sorted(model));
+    }
+  });
+
+  /** A store written through the engine: several runs of paged, held and deleted keys; the model of it. */
+  async function filled(name: string): Promise<{ store: MemoryStore; model: Map<string, string>; touched: Set<string> }> {
+    const r = testRandom(name);
+    const store = new MemoryStore();
+    const model = new Map<string, string>();
+    const touched = new Set<string>();
+    const engine = await Engine.open(store, paged({ maxSegmentRuns: 8 }));
+    for (let c = 0; c < 4; c++) {
+      const b = new WriteBatch();
+      for (let i = 0; i < 200; i++) {
+        const key = `${heads[r.int(heads.length)]}${r.int(400)}`;
+        touched.add(key);
+        if (r.int(6) === 0) {
+          b.delete(key);
+          model.delete(key);
+        } else {
+          const v = valueFor(r, key);
+          b.put(key, enc(v));
+          model.set(key, v);
+        }
+      }
+      await engine.commit(b);
+      await engine.checkpoint();
+    }
+    await engine.close();
+    return { store, model, touched };
+  }
+
+  /** Opens `store` paged, checks it against the model, compacts it into one run and checks again. */
+  async function openAndCompact(store: ObjectStore, model: Map<string, string>, touched: Set<string>, extra: Partial<EngineOptions> = {}) {
+    const engine = await Engine.open(store, paged({ maxSegmentRuns: 1, ...extra }));
+    try {
+      expect(await scanOf(engine, touched)).toEqual(sorted(model));
+      await engine.commit(new WriteBatch().put("x/late", enc("late")));
+      await engine.checkpoint();
+      model.set("x/late", "late");
+      touched.add("x/late");
+      expect(await scanOf(engine, touched)).toEqual(sorted(model));
+    } finally {
+      await engine.close();
+    }
+  }
+
+  it("a store without ranged reads opens from key sections and compacts to what the model holds", async () => {
+    const { store, model, touched } = await filled("key section no getRange");
+    const plain: ObjectStore = {
+      get: (k) => store.get(k),
+      put: (k, b, o) => store.put(k, b, o),
+      delete: (k) => store.delete(k),
+      list: (p, o) => store.list(p, o),
+    };
+    await openAndCompact(plain, model, touched);
+    await openAndCompact(store, model, touched);
+  });
+
+  it("reads failing at random during open and windowed compactions: retried to the model's state", async () => {
+    const { store, model, touched } = await filled("key section faults");
+    const faulty = withFaults(store, { failureRate: 0.3, seed: 7, ops: ["get"] });
+    await openAndCompact(faulty, model, touched, { retry: { attempts: 30, baseDelayMs: 0, maxDelayMs: 0 } });
+    expect(faulty.injected).toBeGreaterThan(5);
+    await openAndCompact(store, model, touched);
+  });
+
+  it("huge keys (up to 2 MiB, long shared prefixes, multi-byte) with values at the inline bounds reopen and compact to the model's state", async () => {
+    const store = new MemoryStore();
+    const model = new Map<string, string>();
+    const touched = new Set<string>();
+    const big = "é".repeat(150_000);
+    const keys = [
+      `j/${big}`,
+      `j/${big}a`,
+      `j/${big}\uffff`,
+      `j/${big}\u{10000}`,
+      `j/${"z".repeat(2 * 1024 * 1024)}`,
+      `o/${"\u{10000}".repeat(50_000)}`,
+      `j/${"q".repeat(70_000)}x`,
+    ];
+    const lens = [0, 1, 64, 65, 2000];
+    const engine = await Engine.open(store, paged({ maxSegmentRuns: 8 }));
+    for (let round = 0; round < 3; round++) {
+      const b = new WriteBatch();
+      keys.forEach((k, i) => {
+        const v = (i + round) % 6 === 5 ? undefined : "w".repeat(lens[(i + round) % lens.length]!);
+        touched.add(k);
+        if (v === undefined) {
+          b.delete(k);
+          model.delete(k);
+        } else {
+          b.put(k, enc(v));
+          model.set(k, v);
+        }
+      });
+      await engine.commit(b);
+      await engine.checkpoint();
+    }
+    await engine.close();
+    await openAndCompact(store, model, touched);
+    await openAndCompact(store, model, touched);
+    const reader = await EngineReader.open(store);
+    expect([...reader.scan()].map(([k, v]) => [k, dec(v)])).toEqual(sorted(model));
+  });
+});
