@@ -178,4 +178,29 @@ describe("key sections and windowed compactions against keys, values and stores 
     const reader = await EngineReader.open(store);
     expect([...reader.scan()].map(([k, v]) => [k, dec(v)])).toEqual(sorted(model));
   });
+
+  it("objects handed to the store are plain buffers, never resizable ones (fetch refuses them as a body), at segment and WAL sizes past 16 MiB", async () => {
+    const inner = new MemoryStore();
+    // A store that sends what it is given as a request body, as one over fetch does (no request is made).
+    const fetchLike: ObjectStore = {
+      get: (k) => inner.get(k),
+      getRange: (k, o, n) => inner.getRange(k, o, n),
+      put: (k, body, o) => {
+        new Request(`http://store.invalid/${encodeURIComponent(k)}`, { method: "PUT", body });
+        return inner.put(k, body, o);
+      },
+      delete: (k) => inner.delete(k),
+      list: (p, o) => inner.list(p, o),
+    };
+    const engine = await Engine.open(fetchLike, { maxSegmentBytes: 32 * 1024 * 1024, maxWalBytes: 64 * 1024 * 1024, checkpointWalObjects: 0 });
+    // A WAL object of 17 MiB: the next one is built with room for as much.
+    await engine.commit(new WriteBatch().put("a/big", new Uint8Array(17 * 1024 * 1024).fill(1)));
+    await engine.commit(new WriteBatch().put("a/small", enc("s")));
+    await engine.checkpoint();
+    await engine.close();
+    const reopened = await Engine.open(inner);
+    expect(dec(reopened.get("a/small")!)).toBe("s");
+    expect(reopened.get("a/big")!.byteLength).toBe(17 * 1024 * 1024);
+    await reopened.close();
+  });
 });
