@@ -6,7 +6,12 @@
  * model holds or in `StoreCorruptedError` naming the segment.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, EngineReader, MemoryStore, WriteBatch, withFaults, type EngineOptions, type ObjectStore } from "taquba";
+import { Engine, EngineReader, MemoryStore, StoreCorruptedError, WriteBatch, withFaults, type EngineOptions, type ObjectStore } from "taquba";
+import { readU64, writeU64 } from "../../runtime/engine/byte-io.js";
+import { crc32 } from "../../runtime/engine/checksum.js";
+import type { Manifest } from "../../runtime/engine/manifest.js";
+import { loadSegments } from "../../runtime/engine/recovery.js";
+import { SegmentBuilder } from "../../runtime/engine/segment-format.js";
 import { compareKeys } from "../../runtime/store/keys.js";
 import { testRandom } from "../support/seed.js";
 
@@ -177,6 +182,104 @@ describe("key sections and windowed compactions against keys, values and stores 
     await openAndCompact(store, model, touched);
     const reader = await EngineReader.open(store);
     expect([...reader.scan()].map(([k, v]) => [k, dec(v)])).toEqual(sorted(model));
+  });
+
+  it("segments of one entry and of tombstones only reopen from their key sections and compact to the model's state", async () => {
+    const store = new MemoryStore();
+    const model = new Map<string, string>();
+    const touched = new Set<string>();
+    const engine = await Engine.open(store, paged({ maxSegmentRuns: 8 }));
+    const keys = ["j/\u{10000}", "j/\uffff", "j/a", "o/1", "\uffff/x"];
+    const b = new WriteBatch();
+    for (const k of keys) {
+      b.put(k, enc("v".repeat(100)));
+      model.set(k, "v".repeat(100));
+      touched.add(k);
+    }
+    await engine.commit(b);
+    await engine.checkpoint();
+    // A run of tombstones only, then a run of one entry, then one tombstone.
+    const del = new WriteBatch();
+    for (const k of keys.slice(0, 3)) {
+      del.delete(k);
+      model.delete(k);
+    }
+    await engine.commit(del);
+    await engine.checkpoint();
+    await engine.commit(new WriteBatch().put("j/\uffff", enc("w".repeat(64))));
+    model.set("j/\uffff", "w".repeat(64));
+    await engine.checkpoint();
+    await engine.commit(new WriteBatch().delete("o/1"));
+    model.delete("o/1");
+    await engine.checkpoint();
+    await engine.close();
+    const reopened = await Engine.open(store, paged({ maxSegmentRuns: 8 }));
+    expect(await scanOf(reopened, touched)).toEqual(sorted(model));
+    await reopened.close();
+    await openAndCompact(store, model, touched);
+  });
+
+  it("random edits of the key section under a recomputed checksum: every refusal is StoreCorruptedError naming the segment, nothing else is thrown", async () => {
+    const r = testRandom("key section random edits");
+    const keys = new Set<string>();
+    while (keys.size < 300) keys.add(`${["j/", "j/\uffff", "j/\u{10000}", "o/é"][r.int(4)]}${r.int(100000)}`);
+    const entries = [...keys].sort(compareKeys).map((k): [string, Uint8Array | undefined] => {
+      return [k, r.int(5) === 0 ? undefined : new Uint8Array([0, 1, 3, 64, 65, 200][r.int(6)]!).fill(97 + r.int(3))];
+    });
+    const builder = new SegmentBuilder(300, 4096);
+    for (const [k, v] of entries) builder.add(k, v);
+    const seg = builder.finish();
+    const footer = seg.length - 44;
+    const slotAt = readU64(seg, footer);
+    const indexAt = readU64(seg, footer + 12);
+    const slot = seg.subarray(slotAt, indexAt);
+    /** `seg` with its filter slot replaced by `edited`, offsets and the tail checksum made right again. */
+    const reseal = (edited: Buffer) => {
+      const out = Buffer.concat([seg.subarray(0, slotAt), edited, seg.subarray(indexAt)]);
+      const f = out.length - 44;
+      out.writeUInt32LE(edited.length, f + 8);
+      writeU64(out, f + 12, slotAt + edited.length);
+      out.writeUInt32LE(crc32(out.subarray(slotAt, f + 40)), f + 40);
+      return out;
+    };
+    const others: string[] = [];
+    let refused = 0;
+    for (let t = 0; t < 1500; t++) {
+      const s = Buffer.from(slot);
+      const at = 1 + r.int(s.length - 1);
+      const edit = r.int(4);
+      const edited =
+        edit === 0
+          ? (s.fill(r.int(256), at, at + 1), s)
+          : edit === 1
+            ? s.subarray(0, at)
+            : edit === 2
+              ? Buffer.concat([s.subarray(0, at), Buffer.from([r.int(256)]), s.subarray(at)])
+              : Buffer.concat([s.subarray(0, at), s.subarray(at + 1 + r.int(4))]);
+      const bad = reseal(edited);
+      const store = new MemoryStore();
+      await store.put("seg/1-1", bad);
+      const manifest: Manifest = {
+        id: 1,
+        epoch: 1,
+        walNext: 1,
+        fences: [],
+        createdAt: 0,
+        segments: [{ name: "seg/1-1", bytes: bad.length, entries: entries.length, firstKey: entries[0]![0], lastKey: entries.at(-1)![0], run: 1 }],
+      };
+      try {
+        const state = await loadSegments({ store, prefix: "", retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 } }, manifest, undefined, {
+          keyPrefixes: ["j/", "o/"],
+          minBytes: 64,
+        });
+        state?.stopIdleMerges();
+      } catch (err) {
+        if (err instanceof StoreCorruptedError && err.message.includes('"seg/1-1"')) refused++;
+        else others.push(`edit ${edit} at ${at}: ${String(err)}`);
+      }
+    }
+    expect(others).toEqual([]);
+    expect(refused).toBeGreaterThan(1000);
   });
 
   it("objects handed to the store are plain buffers, never resizable ones (fetch refuses them as a body), at segment and WAL sizes past 16 MiB", async () => {
