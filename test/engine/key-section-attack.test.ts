@@ -219,6 +219,18 @@ describe("key sections and windowed compactions against keys, values and stores 
     await openAndCompact(store, model, touched);
   });
 
+  it("a paging policy changed between opens (prefixes, sizes at the inline bound, none) reopens and compacts to the model's state", async () => {
+    const { store, model, touched } = await filled("key section policy changes");
+    const policies: EngineOptions["pageValues"][] = [
+      { keyPrefixes: ["o/"], minBytes: 65, cacheBytes: 4096 },
+      { keyPrefixes: ["j/", "o/", "\uffff", "\u{10000}"], minBytes: 0, cacheBytes: 0 },
+      { keyPrefixes: ["j/\u{10000}"], minBytes: 64, cacheBytes: 4096 },
+      undefined,
+      { keyPrefixes: ["j/"], minBytes: 66, cacheBytes: 4096 },
+    ];
+    for (const pageValues of policies) await openAndCompact(store, model, touched, { pageValues });
+  });
+
   it("random edits of the key section under a recomputed checksum: every refusal is StoreCorruptedError naming the segment, nothing else is thrown", async () => {
     const r = testRandom("key section random edits");
     const keys = new Set<string>();
