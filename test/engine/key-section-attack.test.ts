@@ -137,6 +137,44 @@ describe("key sections and windowed compactions against keys, values and stores 
     await openAndCompact(store, model, touched);
   });
 
+  it("a store without ranged reads: open and a compaction read each segment once, not once per window (each read is the whole object)", async () => {
+    const store = new MemoryStore();
+    let segmentGets = 0;
+    const plain: ObjectStore = {
+      get: (k) => {
+        if (k.startsWith("seg/")) segmentGets++;
+        return store.get(k);
+      },
+      put: (k, b, o) => store.put(k, b, o),
+      delete: (k) => store.delete(k),
+      list: (p, o) => store.list(p, o),
+    };
+    const opts = paged({ maxSegmentRuns: 1, maxSegmentBytes: 8 * 1024 * 1024, segmentBlockBytes: 64 * 1024 });
+    const engine = await Engine.open(plain, opts);
+    const b = new WriteBatch();
+    // About 7 MiB of paged values: one segment of seven compaction windows.
+    for (let i = 0; i < 7000; i++) b.put(`j/${String(i).padStart(5, "0")}`, new Uint8Array(1000).fill(i & 0xff));
+    await engine.commit(b);
+    await engine.checkpoint();
+    await engine.close();
+    let segments = 0;
+    for await (const _ of store.list("seg/")) segments++;
+    expect(segments).toBe(1);
+    segmentGets = 0;
+    const reopened = await Engine.open(plain, opts);
+    expect(segmentGets).toBe(1);
+    segmentGets = 0;
+    await reopened.commit(new WriteBatch().put("o/late", enc("late")));
+    await reopened.checkpoint();
+    expect(segmentGets).toBe(1);
+    for (const i of [0, 3500, 6999]) {
+      const k = `j/${String(i).padStart(5, "0")}`;
+      for (let p = reopened.warm([k]); p !== undefined; p = reopened.warm([k])) await p;
+      expect(reopened.get(k)).toEqual(new Uint8Array(1000).fill(i & 0xff));
+    }
+    await reopened.close();
+  });
+
   it("reads failing at random during open and windowed compactions: retried to the model's state", async () => {
     const { store, model, touched } = await filled("key section faults");
     const faulty = withFaults(store, { failureRate: 0.3, seed: 7, ops: ["get"] });
