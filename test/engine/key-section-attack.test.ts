@@ -175,6 +175,33 @@ describe("key sections and windowed compactions against keys, values and stores 
     await reopened.close();
   });
 
+  it("a store without ranged reads: open reads each segment once even when its key section is longer than open guessed", async () => {
+    const store = new MemoryStore();
+    let segmentGets = 0;
+    const plain: ObjectStore = {
+      get: (k) => {
+        if (k.startsWith("seg/")) segmentGets++;
+        return store.get(k);
+      },
+      put: (k, b, o) => store.put(k, b, o),
+      delete: (k) => store.delete(k),
+      list: (p, o) => store.list(p, o),
+    };
+    const opts = paged({ maxSegmentBytes: 8 * 1024 * 1024, segmentBlockBytes: 64 * 1024 });
+    const engine = await Engine.open(plain, opts);
+    const b = new WriteBatch();
+    // Values of 64 B held in memory: the section copies them, about 75 B per entry against the 8 open guesses.
+    for (let i = 0; i < 20000; i++) b.put(`o/${String(i).padStart(5, "0")}`, new Uint8Array(64).fill(i & 0xff));
+    await engine.commit(b);
+    await engine.checkpoint();
+    await engine.close();
+    segmentGets = 0;
+    const reopened = await Engine.open(plain, opts);
+    expect(segmentGets).toBe(1);
+    expect(reopened.get("o/12345")).toEqual(new Uint8Array(64).fill(12345 & 0xff));
+    await reopened.close();
+  });
+
   it("reads failing at random during open and windowed compactions: retried to the model's state", async () => {
     const { store, model, touched } = await filled("key section faults");
     const faulty = withFaults(store, { failureRate: 0.3, seed: 7, ops: ["get"] });
