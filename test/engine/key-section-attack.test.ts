@@ -291,6 +291,30 @@ describe("key sections and windowed compactions against keys, values and stores 
     await openAndCompact(store, model, touched);
   });
 
+  it("a compaction whose window reads keep failing publishes nothing; once reads work again the next one compacts to the model's state", async () => {
+    const { store, model, touched } = await filled("key section compaction outage");
+    const faulty = withFaults(store, { failureRate: 0, seed: 3, ops: ["get"] });
+    const engine = await Engine.open(faulty, paged({ maxSegmentRuns: 1, retry: { attempts: 2, baseDelayMs: 0, maxDelayMs: 0 } }));
+    const manifests = async () => {
+      const out: string[] = [];
+      for await (const o of store.list("manifest/")) out.push(o.key);
+      return out;
+    };
+    const before = await manifests();
+    await engine.commit(new WriteBatch().put("x/late", enc("late")));
+    model.set("x/late", "late");
+    touched.add("x/late");
+    faulty.failureRate = 1;
+    await expect(engine.checkpoint()).rejects.toThrow(/get/);
+    expect(await manifests()).toEqual(before);
+    faulty.failureRate = 0;
+    await engine.checkpoint();
+    expect(await manifests()).not.toEqual(before);
+    expect(await scanOf(engine, touched)).toEqual(sorted(model));
+    await engine.close();
+    await openAndCompact(store, model, touched);
+  });
+
   it("a paging policy changed between opens (prefixes, sizes at the inline bound, none) reopens and compacts to the model's state", async () => {
     const { store, model, touched } = await filled("key section policy changes");
     const policies: EngineOptions["pageValues"][] = [
