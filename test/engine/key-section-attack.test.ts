@@ -327,6 +327,38 @@ describe("key sections and windowed compactions against keys, values and stores 
     for (const pageValues of policies) await openAndCompact(store, model, touched, { pageValues });
   });
 
+  it("a segment of no entries, with and without its key section, loads as nothing beside a segment of one entry", async () => {
+    for (const keySection of [true, false]) {
+      const store = new MemoryStore();
+      const empty = new SegmentBuilder(512, 4096, { keySection }).finish();
+      const one = new SegmentBuilder(512, 4096, { keySection });
+      one.add("j/\u{10000}", new Uint8Array(100).fill(5));
+      const oneBytes = one.finish();
+      await store.put("seg/1-1", empty);
+      await store.put("seg/1-2", oneBytes);
+      const manifest: Manifest = {
+        id: 1,
+        epoch: 1,
+        walNext: 1,
+        fences: [],
+        createdAt: 0,
+        segments: [
+          { name: "seg/1-1", bytes: empty.length, entries: 0, firstKey: "", lastKey: "", run: 1 },
+          { name: "seg/1-2", bytes: oneBytes.length, entries: 1, firstKey: "j/\u{10000}", lastKey: "j/\u{10000}", run: 2 },
+        ],
+      };
+      for (const policy of [{ keyPrefixes: ["j/"], minBytes: 64 }, { keyPrefixes: ["o/"], minBytes: 64 }, undefined]) {
+        const state = (await loadSegments({ store, prefix: "", retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 } }, manifest, undefined, policy))!;
+        state.stopIdleMerges();
+        const got = [...state.scan()];
+        expect(got.map(([k]) => k)).toEqual(["j/\u{10000}"]);
+        // Paged under j/ (the state holds its run), held otherwise.
+        if (policy?.keyPrefixes[0] === "j/") expect(got[0]![1]).toBe(2);
+        else expect(typeof got[0]![1]).not.toBe("number");
+      }
+    }
+  });
+
   it("random edits of the key section under a recomputed checksum: every refusal is StoreCorruptedError naming the segment, nothing else is thrown", async () => {
     const r = testRandom("key section random edits");
     const keys = new Set<string>();
