@@ -116,6 +116,21 @@ export class ByteWriter {
     return n;
   }
 
+
+  /**
+   * The bytes written so far, to hand out as a finished object: `bytes()`
+   * unless this writer reserved address space, then a copy of fixed length
+   * (fetch and other web APIs refuse a view of a resizable buffer as a
+   * body, and a store may pass the object straight to one).
+   */
+  finished(): Buffer {
+    const view = this.bytes();
+    if (this.#reserved === undefined) return view;
+    const out = Buffer.allocUnsafeSlow(view.length);
+    view.copy(out);
+    return out;
+  }
+
   /** The buffer written into (valid until the next write that grows it; bytes past `pos` are garbage). */
   get buffer(): Buffer {
     return this.#buf;

@@ -96,6 +96,10 @@ interface FetchedSegment {
  * ahead) and read whole only when it has no key section or its section
  * leaves out a value this policy holds (up to `SEGMENTS_AHEAD` ahead while
  * segments keep needing that). Without a policy (readers) every value is
+
+ * ahead) and read whole only when it has no key section, its section
+ * leaves out a value this policy holds (up to `SEGMENTS_AHEAD` ahead while
+ * segments keep needing that), or the store has no ranged reads. Without a policy (readers) every value is
  * held, so segments are read whole. `onIndex` hears each segment's block
  * index (the writer's value pager keeps them).
  */
@@ -110,6 +114,10 @@ export async function loadSegments(
   const segments = manifest.segments;
   // Tails while segments keep having usable key sections; whole segments after one that did not.
   let wholeAhead = policy === undefined;
+
+  // A store without ranged reads returns the whole object for every read: a tail read, and a second for a longer section, would each fetch all of it.
+  const ranged = ctx.store.getRange !== undefined;
+  let wholeAhead = policy === undefined || !ranged;
   let perEntry = FIRST_TAIL_GUESS;
   const fetches: (Promise<FetchedSegment | null> | undefined)[] = [];
   const fetch = (i: number): Promise<FetchedSegment | null> => {
@@ -161,6 +169,8 @@ export async function loadSegments(
           if (seg.entries > 0) perEntry = (tail.keys!.end - tail.keys!.start) / seg.entries;
         }
         wholeAhead = !usable;
+
+        wholeAhead = !usable || !ranged;
         // A segment read whole anyway is read as before, every block checked.
         if (usable && got.whole === undefined) {
           let first = true;

@@ -211,7 +211,7 @@ export class SegmentBuilder {
     buf.writeUInt16LE(0, footer + 34);
     buf.writeUInt32LE(MAGIC, footer + 36);
     buf.writeUInt32LE(crc32(buf.subarray(filterOffset, footer + 40)), footer + 40);
-    return buf;
+    return w.finished();
   }
 }
 

@@ -373,7 +373,9 @@ export class ValuePager {
    * `COMPACTION_WINDOW_BYTES`, read with one ranged read from the block that
    * holds the key asked for, each block verified against its checksum) and
    * finds each key by comparing its UTF-8 bytes, walking on from the key
-   * before. Nothing is decoded into a string or a view per entry.
+   * before. Nothing is decoded into a string or a view per entry. Over a
+   * store without ranged reads (each read fetches the whole object) a window
+   * runs to the segment's end, so each segment is read once as before.
    */
   compactionReader(): (key: string, run: number) => Uint8Array | Promise<Uint8Array> {
     const current = new Map<number, RunWindow>();
@@ -399,7 +401,9 @@ export class ValuePager {
     const first = this.#blockOf(seg, blocks, key);
     let last = first;
     let size = blocks[first]!.length;
-    while (last + 1 < blocks.length && size + blocks[last + 1]!.length <= COMPACTION_WINDOW_BYTES) size += blocks[++last]!.length;
+    // A store without ranged reads returns the whole object for every read: one window to the segment's end then.
+    const most = this.#ctx.store.getRange === undefined ? Number.POSITIVE_INFINITY : COMPACTION_WINDOW_BYTES;
+    while (last + 1 < blocks.length && size + blocks[last + 1]!.length <= most) size += blocks[++last]!.length;
     const start = blocks[first]!.offset;
     const read = await this.#readRange(seg, start, size);
     if (read === null) throw this.#gone(seg);

@@ -125,7 +125,7 @@ export class WalBuilder {
     const buf = w.bytes();
     writeHeader(buf, KIND_BATCHES, epoch, seq, this.#batches, distanceField(seq, watermark));
     buf.writeUInt32LE(crc32(buf.subarray(0, end)), end);
-    return buf;
+    return w.finished();
   }
 }
 
