@@ -116,7 +116,6 @@ export class ByteWriter {
     return n;
   }
 
-
   /**
    * The bytes written so far, to hand out as a finished object: `bytes()`
    * unless this writer reserved address space, then a copy of fixed length

@@ -93,10 +93,6 @@ interface FetchedSegment {
  * segments (the state holds their run id) and the others are packed, so no
  * segment object stays in memory; each segment is then read by its tail
  * (block index and key section, one ranged read, up to `TAILS_AHEAD`
- * ahead) and read whole only when it has no key section or its section
- * leaves out a value this policy holds (up to `SEGMENTS_AHEAD` ahead while
- * segments keep needing that). Without a policy (readers) every value is
-
  * ahead) and read whole only when it has no key section, its section
  * leaves out a value this policy holds (up to `SEGMENTS_AHEAD` ahead while
  * segments keep needing that), or the store has no ranged reads. Without a policy (readers) every value is
@@ -113,8 +109,6 @@ export async function loadSegments(
   const state = newState(policy);
   const segments = manifest.segments;
   // Tails while segments keep having usable key sections; whole segments after one that did not.
-  let wholeAhead = policy === undefined;
-
   // A store without ranged reads returns the whole object for every read: a tail read, and a second for a longer section, would each fetch all of it.
   const ranged = ctx.store.getRange !== undefined;
   let wholeAhead = policy === undefined || !ranged;
@@ -168,8 +162,6 @@ export async function loadSegments(
           });
           if (seg.entries > 0) perEntry = (tail.keys!.end - tail.keys!.start) / seg.entries;
         }
-        wholeAhead = !usable;
-
         wholeAhead = !usable || !ranged;
         // A segment read whole anyway is read as before, every block checked.
         if (usable && got.whole === undefined) {
