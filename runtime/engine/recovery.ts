@@ -17,18 +17,17 @@
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { StoreCorruptedError, StoreUnavailableError } from "../errors.js";
 import { compareKeys } from "../store/keys.js";
-import { readRange, type ObjectStore } from "../store/object-store.js";
+import type { ObjectStore } from "../store/object-store.js";
 import { WAL_FENCE_JUMP, manifestKey, parseNumberedKey, parseSegmentKey, walKey } from "./layout.js";
 import { decodeManifest, emptyManifest, segmentRuns, type Manifest, type SegmentRef } from "./manifest.js";
-import { withRetries, type RetryPolicy } from "./retry.js";
+import type { RetryPolicy } from "./retry.js";
+import { readSegmentRange, readSegmentTail } from "./segment-reads.js";
 import {
   decodeSegmentTail,
   readKeySection,
   readSegmentEntries,
   SECTION_IN_BLOCK,
   SECTION_KEY_TAIL,
-  SEGMENT_FOOTER_BYTES,
-  segmentIndexStart,
   type SegmentBlockInfo,
   type SegmentTail,
 } from "./segment-format.js";
@@ -239,36 +238,11 @@ async function fetchWhole(ctx: StoreContext, seg: SegmentRef): Promise<FetchedSe
   return { tail: decodeSegmentTail(key, whole, whole.byteLength), whole };
 }
 
-/**
- * The tail of a segment, decoded: its last `guess` bytes (all of it when
- * smaller) with one ranged read, and one more for the rest of the filter
- * slot when it starts earlier. Null when the segment is gone; a segment
- * shorter than its manifest says is `StoreCorruptedError`.
- */
+/** The tail of a segment, decoded (see `readSegmentTail`); null when it is gone. */
 async function fetchTail(ctx: StoreContext, seg: SegmentRef, guess: number): Promise<FetchedSegment | null> {
-  const key = ctx.prefix + seg.name;
-  const size = seg.bytes;
-  if (size < SEGMENT_FOOTER_BYTES) throw new StoreCorruptedError(key, `its manifest lists ${size} bytes, shorter than a segment footer`);
-  const read = async (offset: number, length: number): Promise<Uint8Array | null> => {
-    const bytes = await withRetries(ctx.retry, "get", key, () => readRange(ctx.store, key, offset, length));
-    if (bytes !== null && bytes.byteLength !== length) {
-      throw new StoreCorruptedError(key, `segment ends before byte ${offset + length}, but its manifest lists ${size} bytes`);
-    }
-    return bytes;
-  };
-  const tailStart = size - Math.min(size, guess);
-  let tail = await read(tailStart, size - tailStart);
+  const tail = await readSegmentTail(ctx, seg, guess, (offset, length) => readSegmentRange(ctx, seg, offset, length));
   if (tail === null) return null;
-  const from = segmentIndexStart(key, tail, size);
-  if (from < tailStart) {
-    const head = await read(from, tailStart - from);
-    if (head === null) return null;
-    const joined = new Uint8Array(size - from);
-    joined.set(head, 0);
-    joined.set(tail, head.byteLength);
-    tail = joined;
-  } else tail = tail.subarray(from - tailStart);
-  return { tail: decodeSegmentTail(key, tail, size), whole: undefined };
+  return { tail: decodeSegmentTail(ctx.prefix + seg.name, tail, seg.bytes), whole: undefined };
 }
 
 /**

@@ -17,13 +17,12 @@
  */
 import { StoreCorruptedError } from "../errors.js";
 import { compareKeys } from "../store/keys.js";
-import { readRange } from "../store/object-store.js";
 import type { Manifest, SegmentRef } from "./manifest.js";
 import { segmentRuns } from "./manifest.js";
 import type { StoreContext } from "./recovery.js";
-import { withRetries } from "./retry.js";
 import { type CachedSegment, SegmentCache, segmentCharge } from "./segment-cache.js";
-import { decodeBlock, decodeSegmentIndex, readBlockEntries, SEGMENT_FOOTER_BYTES, segmentIndexStart, type SegmentBlockInfo } from "./segment-format.js";
+import { decodeBlock, decodeSegmentIndex, readBlockEntries, type SegmentBlockInfo } from "./segment-format.js";
+import { readSegmentRange, readSegmentTail } from "./segment-reads.js";
 import { asBuffer } from "./byte-io.js";
 import { ColdReadError, isPageable, type PagePolicy } from "./paged-value.js";
 
@@ -274,32 +273,16 @@ export class ValuePager {
     return p;
   }
 
-  /** `length` bytes of `seg` from `offset`, with retries; null when the segment is gone, corrupt when it is short. */
-  async #readRange(seg: SegmentRef, offset: number, length: number): Promise<Uint8Array | null> {
-    const key = this.#ctx.prefix + seg.name;
+  /** `length` bytes of `seg` from `offset` (see `readSegmentRange`), counted in `fetches`. */
+  #readRange(seg: SegmentRef, offset: number, length: number): Promise<Uint8Array | null> {
     this.fetches++;
-    const bytes = await withRetries(this.#ctx.retry, "get", key, () => readRange(this.#ctx.store, key, offset, length));
-    if (bytes !== null && bytes.byteLength !== length) {
-      throw new StoreCorruptedError(key, `segment ends before byte ${offset + length}, but its manifest lists ${seg.bytes} bytes`);
-    }
-    return bytes;
+    return readSegmentRange(this.#ctx, seg, offset, length);
   }
 
   async #fetchIndex(seg: SegmentRef): Promise<readonly SegmentBlockInfo[] | null> {
     const key = this.#ctx.prefix + seg.name;
-    if (seg.bytes < SEGMENT_FOOTER_BYTES) throw new StoreCorruptedError(key, `its manifest lists ${seg.bytes} bytes, shorter than a segment footer`);
-    const tailStart = seg.bytes - Math.min(seg.bytes, TAIL_BYTES);
-    let tail = await this.#readRange(seg, tailStart, seg.bytes - tailStart);
+    const tail = await readSegmentTail(this.#ctx, seg, TAIL_BYTES, (offset, length) => this.#readRange(seg, offset, length));
     if (tail === null) return null;
-    const from = segmentIndexStart(key, tail, seg.bytes);
-    if (from < tailStart) {
-      const head = await this.#readRange(seg, from, tailStart - from);
-      if (head === null) return null;
-      const whole = new Uint8Array(seg.bytes - from);
-      whole.set(head, 0);
-      whole.set(tail, head.byteLength);
-      tail = whole;
-    } else tail = tail.subarray(from - tailStart);
     const blocks = decodeSegmentIndex(key, tail, seg.bytes);
     const entries = blocks.reduce((n, b) => n + b.entries, 0);
     if (entries !== seg.entries) throw new StoreCorruptedError(key, `segment holds ${entries} entries, the manifest says ${seg.entries}`);

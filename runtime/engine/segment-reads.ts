@@ -1,0 +1,57 @@
+/**
+ * @module Ranged reads of one stored segment, for the open (which reads
+ * segments by their tails) and the value pager (block indexes, blocks):
+ * a range checked against the size the manifest lists, and the tail (filter
+ * slot, index and footer) read from a guess of its length.
+ */
+import { StoreCorruptedError } from "../errors.js";
+import { readRange, type ObjectStore } from "../store/object-store.js";
+import type { SegmentRef } from "./manifest.js";
+import { withRetries, type RetryPolicy } from "./retry.js";
+import { SEGMENT_FOOTER_BYTES, segmentIndexStart } from "./segment-format.js";
+
+/** What a segment read needs of the engine's store context. */
+export interface SegmentReadContext {
+  store: ObjectStore;
+  prefix: string;
+  retry: RetryPolicy;
+}
+
+/** `length` bytes of `seg` from `offset`, with retries; null when the segment is gone, `StoreCorruptedError` when it is shorter than its manifest says. */
+export async function readSegmentRange(ctx: SegmentReadContext, seg: SegmentRef, offset: number, length: number): Promise<Uint8Array | null> {
+  const key = ctx.prefix + seg.name;
+  const bytes = await withRetries(ctx.retry, "get", key, () => readRange(ctx.store, key, offset, length));
+  if (bytes !== null && bytes.byteLength !== length) {
+    throw new StoreCorruptedError(key, `segment ends before byte ${offset + length}, but its manifest lists ${seg.bytes} bytes`);
+  }
+  return bytes;
+}
+
+/**
+ * The tail of `seg` from where its filter slot begins to its end: its last
+ * `guess` bytes (all of it when smaller) with one read, and one more for
+ * the rest when the slot starts earlier. `read` is `readSegmentRange` (or a
+ * caller's counting wrapper of it). Null when the segment is gone; a
+ * segment shorter than a footer by its manifest is `StoreCorruptedError`.
+ */
+export async function readSegmentTail(
+  ctx: SegmentReadContext,
+  seg: SegmentRef,
+  guess: number,
+  read: (offset: number, length: number) => Promise<Uint8Array | null>,
+): Promise<Uint8Array | null> {
+  const key = ctx.prefix + seg.name;
+  const size = seg.bytes;
+  if (size < SEGMENT_FOOTER_BYTES) throw new StoreCorruptedError(key, `its manifest lists ${size} bytes, shorter than a segment footer`);
+  const tailStart = size - Math.min(size, guess);
+  const tail = await read(tailStart, size - tailStart);
+  if (tail === null) return null;
+  const from = segmentIndexStart(key, tail, size);
+  if (from >= tailStart) return tail.subarray(from - tailStart);
+  const head = await read(from, tailStart - from);
+  if (head === null) return null;
+  const joined = new Uint8Array(size - from);
+  joined.set(head, 0);
+  joined.set(tail, head.byteLength);
+  return joined;
+}
