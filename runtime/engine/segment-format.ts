@@ -181,11 +181,9 @@ export class SegmentBuilder {
       w.u8(FILTER_NONE);
       w.varint(0);
     } else {
-      const count = new ByteWriter(16);
-      count.varint(this.#entries);
       w.u8(FILTER_KEYS);
-      w.varint(count.pos + keys.pos);
-      w.raw(count.bytes());
+      w.varint(varintBytes(this.#entries) + keys.pos);
+      w.varint(this.#entries);
       w.raw(keys.bytes());
     }
     const indexOffset = w.pos;
@@ -551,7 +549,7 @@ export function readKeySection(objectKey: string, tail: SegmentTail, onEntry: Se
   const end = section.end;
   const blocks = tail.blocks;
   const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
-  const at = { pos: section.start };
+  const r = new ByteReader(buf, section.start, end);
   let key = sectionKey;
   let keyLen = 0;
   let b = 0;
@@ -559,9 +557,9 @@ export function readKeySection(objectKey: string, tail: SegmentTail, onEntry: Se
   let blockBytes = 0;
   try {
     for (let i = 0; i < section.count; i++) {
-      const shared = sectionVarint(buf, at, end);
-      const suffix = sectionVarint(buf, at, end);
-      let pos = at.pos;
+      const shared = r.varint();
+      const suffix = r.varint();
+      let pos = r.pos;
       if (pos + suffix > end) throw new DecodeError(`truncated: a key suffix of ${suffix} bytes at offset ${pos}`);
       // Strictly after the previous key: it shares exactly `shared` bytes, then is greater.
       if (shared > keyLen || (!checked && i > 0 && (suffix === 0 || (shared < keyLen && buf[pos]! <= key[shared]!)))) {
@@ -574,11 +572,11 @@ export function readKeySection(objectKey: string, tail: SegmentTail, onEntry: Se
       }
       for (let j = 0; j < suffix; j++) key[shared + j] = buf[pos + j]!;
       keyLen = shared + suffix;
-      at.pos = pos + suffix;
-      const d = sectionVarint(buf, at, end);
+      r.pos = pos + suffix;
+      const d = r.varint();
       const kind = d % 4;
       let valueLen = (d - kind) / 4;
-      pos = at.pos;
+      pos = r.pos;
       if (d === SECTION_TOMBSTONE) valueLen = -1;
       else if (kind === SECTION_TOMBSTONE) throw corrupt(`segment key section has an undefined value descriptor ${d} at entry ${i}`);
       else if (kind === SECTION_KEY_TAIL) {
@@ -587,7 +585,7 @@ export function readKeySection(objectKey: string, tail: SegmentTail, onEntry: Se
           if (key[j]! >= 0x80) throw corrupt(`segment key section has a key tail that is not ASCII at entry ${i}`);
       } else if (kind === SECTION_INLINE) {
         if (pos + valueLen > end) throw new DecodeError(`truncated: an inline value of ${valueLen} bytes at offset ${pos}`);
-        at.pos = pos + valueLen;
+        r.pos = pos + valueLen;
       }
       if (checked) {
         onEntry(key, keyLen, kind, valueLen, buf, pos, shared);
@@ -605,29 +603,11 @@ export function readKeySection(objectKey: string, tail: SegmentTail, onEntry: Se
       }
       onEntry(key, keyLen, kind, valueLen, buf, pos, shared);
     }
-    if (at.pos !== end) throw corrupt(`segment key section has ${end - at.pos} bytes past its entries`);
+    if (r.remaining !== 0) throw corrupt(`segment key section has ${r.remaining} bytes past its entries`);
   } catch (err) {
     if (err instanceof DecodeError) throw corrupt(`undecodable segment key section: ${err.message}`);
     throw err;
   }
-}
-
-/** A varint of a key section at `at.pos` (not past `end`), moving `at.pos` past it. */
-function sectionVarint(buf: Buffer, at: { pos: number }, end: number): number {
-  let result = 0;
-  let scale = 1;
-  let pos = at.pos;
-  for (let i = 0; i < 8; i++) {
-    if (pos >= end) throw new DecodeError(`truncated: a varint at offset ${pos}`);
-    const byte = buf[pos++]!;
-    result += (byte & 0x7f) * scale;
-    if (byte < 0x80) {
-      at.pos = pos;
-      return result;
-    }
-    scale *= 0x80;
-  }
-  throw new DecodeError(`varint longer than 8 bytes at offset ${pos}`);
 }
 
 /** Bytes of `v` as a varint. */
