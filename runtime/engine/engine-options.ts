@@ -4,6 +4,7 @@
  */
 import { MAX_TIMEOUT_MS, SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
+import { describeValue, readFields } from "../option-values.js";
 import { WAL_FENCE_JUMP, checkPrefix } from "./layout.js";
 import type { RetryPolicy } from "./retry.js";
 
@@ -234,37 +235,6 @@ const TOP_KEYS = [
 ] as const satisfies readonly (keyof EngineOptions)[];
 const RETRY_KEYS = ["attempts", "baseDelayMs", "maxDelayMs"] as const satisfies readonly (keyof RetryPolicy)[];
 const PAGE_KEYS = ["keyPrefixes", "minBytes", "cacheBytes", "readaheadBytes"] as const satisfies readonly (keyof PageValuesOptions)[];
-
-/** A value as an error message shows it: what it is, not only how `String` spells it ("100" and 100 differ). */
-export function describeValue(v: unknown): string {
-  if (typeof v === "string") return `${JSON.stringify(v.length > 64 ? `${v.slice(0, 64)}...` : v)} (a string)`;
-  if (typeof v === "bigint") return `${v}n (a bigint)`;
-  if (typeof v === "number") return Object.is(v, -0) ? "-0" : String(v);
-  if (typeof v === "function") return "a function";
-  if (typeof v === "symbol") return "a symbol";
-  if (v === null || typeof v !== "object") return String(v);
-  return Array.isArray(v) ? "an array" : "an object";
-}
-
-/**
- * Reads each named field of `from` once into a plain object: a getter or a
- * Proxy is asked once, so what is checked is what is used, and one that
- * throws becomes a problem naming the field instead of escaping.
- */
-function readFields<K extends string>(from: object, keys: readonly K[], path: string, problems: string[]): Partial<Record<K, unknown>> {
-  const out: Partial<Record<K, unknown>> = {};
-  for (const k of keys) {
-    let v: unknown;
-    try {
-      v = (from as Record<string, unknown>)[k];
-    } catch (err) {
-      problems.push(`reading ${path}${k} threw: ${err instanceof Error ? err.message : String(err)}`);
-      continue;
-    }
-    if (v !== undefined) out[k] = v;
-  }
-  return out;
-}
 
 /** The fields of `opts` the engine uses, each read once, as plain objects and arrays of their own. */
 function snapshot(opts: unknown, problems: string[]): EngineOptions {

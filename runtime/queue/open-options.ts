@@ -5,9 +5,10 @@
  * `ValidationError` naming it, and the queue settings are copied as plain
  * data, so what was checked is what the queue runs with.
  */
-import { describeValue, validateEngineOptions } from "../engine/engine-options.js";
+import { validateEngineOptions } from "../engine/engine-options.js";
 import type { EngineOptions } from "../engine/engine.js";
 import { ValidationError } from "../errors.js";
+import { describeValue, readFields } from "../option-values.js";
 import type { OpenOptions } from "./config.js";
 
 const KEYS = [
@@ -47,16 +48,9 @@ export function readOpenOptions(given: unknown): OpenOptions {
   if (given === null || typeof given !== "object" || Array.isArray(given)) {
     throw new ValidationError(`Queue.open options must be an object, got ${describeValue(given)}`);
   }
-  const out: Record<string, unknown> = {};
-  for (const k of KEYS) {
-    let v: unknown;
-    try {
-      v = (given as Record<string, unknown>)[k];
-    } catch (err) {
-      throw new ValidationError(`reading OpenOptions.${k} threw: ${message(err)}`);
-    }
-    if (v !== undefined) out[k] = v;
-  }
+  const problems: string[] = [];
+  const out: Record<string, unknown> = readFields(given, KEYS, "OpenOptions.", problems);
+  if (problems.length > 0) throw new ValidationError(problems.join("; "));
   out.defaultQueueConfig = plainCopy("defaultQueueConfig", out.defaultQueueConfig);
   out.queueConfigs = plainCopy("queueConfigs", out.queueConfigs);
   for (const k of ["onDeadLettered", "onClosed"] as const) {

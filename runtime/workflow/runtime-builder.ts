@@ -4,7 +4,7 @@
  */
 import { validateDelay } from "../time-bounds.js";
 import { timedClock, type Clock } from "../clock.js";
-import { describeValue } from "../engine/engine-options.js";
+import { describeValue } from "../option-values.js";
 import { MAX_OBJECT_KEY_BYTES, validateObjectKey } from "../store/keys.js";
 import { ValidationError } from "../errors.js";
 import { validateQueueName } from "../queue/names.js";

@@ -21,7 +21,19 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
  * and must not import each other. Prefixes ending in `/` name folders.
  */
 const LAYERS: readonly (readonly [rank: number, name: string, prefixes: readonly string[]])[] = [
-  [0, "foundation", ["runtime/errors.ts", "runtime/clock.ts", "runtime/time-bounds.ts", "runtime/redact.ts", "runtime/logger.ts", "runtime/telemetry/"]],
+  [
+    0,
+    "foundation",
+    [
+      "runtime/errors.ts",
+      "runtime/clock.ts",
+      "runtime/time-bounds.ts",
+      "runtime/option-values.ts",
+      "runtime/redact.ts",
+      "runtime/logger.ts",
+      "runtime/telemetry/",
+    ],
+  ],
   [1, "store", ["runtime/store/"]],
   [2, "engine", ["runtime/engine/"]],
   [3, "queue", ["runtime/queue/"]],
