@@ -4,6 +4,7 @@
  * definition carrying the limits and key templates.
  */
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { generate } from "../../codegen/generate.js";
 import type { Diagnostic } from "../../codegen/analyse/diagnostics.js";
@@ -98,8 +99,10 @@ describe("flow control in a spec", () => {
   });
 
   it("generates the debounce of the documented spec's job and workflow", () => {
+    // Read from beside this file, not from the working directory: the suite runs from any checkout location.
     const file = "test/codegen/fixtures/debounce/digest.taquba.yaml";
-    const r = generate([{ file, source: readFileSync(file, "utf8") }]);
+    const source = readFileSync(fileURLToPath(new URL("./fixtures/debounce/digest.taquba.yaml", import.meta.url)), "utf8");
+    const r = generate([{ file, source }]);
     expect(r.diagnostics).toEqual([]);
     const defs = r.files.find((f) => f.path.endsWith("definitions.ts"))!.content;
     expect(defs).toContain('flowControl: { debounce: { periodMs: 30000, key: "{tenant_id}/{user_id}" } },');

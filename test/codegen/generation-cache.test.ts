@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { main, type CliIo } from "../../codegen/cli/cli.js";
 import { generate, GenerationCache, type SpecInput } from "../../codegen/generate.js";
+import { HEAVY_TEST_MS } from "../support/load.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const root = join(here, "..", "..");
@@ -39,7 +40,9 @@ function expectSameAsUncached(inputs: SpecInput[], cache: GenerationCache): void
   expect(cached.locks.map((l) => l.content)).toEqual(fresh.locks.map((l) => l.content));
 }
 
-describe("GenerationCache", () => {
+// Whole generations in this process, several a test: 1.7 s of CPU, 17 s of wall time at load 22 on two cores.
+// The limit guards against a hang.
+describe("GenerationCache", { timeout: HEAVY_TEST_MS }, () => {
   it("re-emits only the package whose spec changed, with the same output as a full pass", () => {
     const inputs = fixtureInputs();
     const minimal = inputs.findIndex((i) => i.file.endsWith("minimal.taquba.yaml"));

@@ -7,6 +7,7 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { generate } from "../../codegen/generate.js";
@@ -23,6 +24,9 @@ const laughs = (levels: number, width = 9) => {
     );
   return `${lines.join("\n")}\n`;
 };
+
+/** The CLI by its own path, not one relative to the working directory: the suite runs from any checkout location. */
+const BIN = fileURLToPath(new URL("../../codegen/bin.js", import.meta.url));
 
 const diagnosticsOf = (source: string) => generate([{ file: "p.taquba.yaml", source }]).diagnostics;
 
@@ -64,7 +68,7 @@ describe("hostile YAML", () => {
   it("the CLI reports a billion-laughs and a !!binary spec as diagnostics, exit code 1, no stack trace", async () => {
     writeFileSync(join(dir, "a.taquba.yaml"), laughs(9));
     writeFileSync(join(dir, "b.taquba.yaml"), "version: 1\npackage: b\ndescription: !!binary aGVsbG8=\n");
-    const err = await promisify(execFile)(process.execPath, ["codegen/bin.js", "codegen", dir, "--out", join(dir, "out")], {
+    const err = await promisify(execFile)(process.execPath, [BIN, "codegen", dir, "--out", join(dir, "out")], {
       // A synchronous child cannot be tied to the test: bound its life instead.
       timeout: 60_000,
       killSignal: "SIGKILL",

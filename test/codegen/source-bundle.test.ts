@@ -13,6 +13,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 // @ts-expect-error plain JavaScript without declarations, like the launcher that imports it
 import { importBundled } from "../../codegen/cli/source-bundle.js";
+import { scaledForLoad } from "../support/load.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const entry = pathToFileURL(join(root, "codegen", "cli", "cli.ts")).href;
@@ -27,7 +28,10 @@ type Manifest = { bundle: string; sources: Record<string, string> };
 const manifest = (): Manifest => JSON.parse(readFileSync(join(cache, "manifest.json"), "utf8")) as Manifest;
 const load = (): Promise<{ main?: unknown } | undefined> => (importBundled as (e: string, c: string) => Promise<{ main?: unknown } | undefined>)(entry, cache);
 
-describe("source bundle", () => {
+// The bundle is built by esbuild's own process and the last test runs the CLI in a child: 10 to 15 s of wall
+// time a test at load 22 on two cores for under 0.4 s of CPU in this process. The limit guards against a
+// hang and is stretched by the load (support/load.ts).
+describe("source bundle", { timeout: scaledForLoad(15_000) }, () => {
   it("is built once, then reused while sources and bundle are unchanged", async () => {
     const mod = await load();
     expect(typeof mod?.main).toBe("function");

@@ -16,6 +16,7 @@ import { singleStatement } from "../../codegen/print/single-statement.js";
 import { STRUCTURE_KIND } from "../../codegen/print/structure-kind.js";
 import { printStatements } from "../../codegen/print/structure-printer.js";
 import { Imports, loadTsMorph, printFile, printFileWithTsMorph, withTsMorphPrinter } from "../../codegen/print/ts-file.js";
+import { HEAVY_TEST_MS } from "../support/load.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..", "..");
@@ -32,7 +33,10 @@ const specSets: Array<[string, SpecInput[]]> = [
   ["schemas/", specsIn(join(root, "schemas"))],
 ];
 
-describe("fast structure printer", () => {
+// The first comparison loads ts-morph into this process (1.1 s of CPU, 11 s of wall time at load 22 on two
+// cores) and the last test generates in a child process through tsx (18 s there): the limit guards against
+// a hang.
+describe("fast structure printer", { timeout: HEAVY_TEST_MS }, () => {
   it.each(specSets)("%s: prints every file exactly as ts-morph does", (_name, inputs) => {
     const fast = generate(inputs);
     const reference = withTsMorphPrinter(() => generate(inputs));

@@ -9,11 +9,15 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { analyse } from "../../codegen/generate.js";
 import { scaffoldFiles } from "../../codegen/cli/scaffold.js";
+import { scaledForLoad } from "../support/load.js";
 import { expectErrorDirectives, root, useTypecheck } from "./typecheck.js";
 
 const typecheck = useTypecheck("taquba-types-");
 
-describe("generated types", () => {
+// Each test runs the compiler once or twice in a child process, about 2.3 s of CPU a run (the generated code
+// and the runtime it imports): 9.5 to 46 s of wall time for one run at load 21-24 on two cores, where a test
+// of two runs went past 30 s. The limit guards against a hang and is stretched by the load (support/load.ts).
+describe("generated types", { timeout: scaledForLoad(60_000) }, () => {
   const source = readFileSync(join(root, "test", "codegen", "typing", "generated-usage.ts"), "utf8");
   const lines = source.split("\n");
   const { marked, stripped } = expectErrorDirectives(source);

@@ -5,6 +5,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Engine, EngineReader, MemoryStore, WriteBatch, withFaults, type EngineOptions, type FaultyStore, type ObjectStore } from "taquba";
+import { HEAVY_TEST_MS } from "../support/load.js";
 
 type Op = { t: "commit"; ops: Array<{ del: boolean; key: string; value: number }>; durable: boolean } | { t: "checkpoint" } | { t: "reopen" } | { t: "reader" };
 
@@ -174,7 +175,9 @@ async function checkAgainstModel(
   if (faultSeed !== undefined) expect(faulty.reduce((n, f) => n + f.injected, 0)).toBeGreaterThan(0);
 }
 
-describe("engine against a model map", () => {
+// Each test runs up to 100 scripts in this process, with the engine's real timers (a flush window of 0 to
+// 3 ms): under a second of CPU, but up to 8 times that in wall time at a load of 15 on two cores.
+describe("engine against a model map", { timeout: HEAVY_TEST_MS }, () => {
   it("matches a plain map across commits, checkpoints, reopens and readers", async () => {
     await checkAgainstModel(undefined, 100);
   });

@@ -25,10 +25,13 @@ import { addJob } from "../jobs/fixtures.js";
 import { startScript } from "../support/child-script.js";
 import { expectExitsSoon } from "../support/exits-soon.js";
 import { scaledForLoad } from "../support/load.js";
+import { useTempDirs } from "../support/temp-dirs.js";
 import { startLocalLatenessProbe } from "../support/lateness-probe.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 /** A runner whose steps never end on their own: they wait for a signal a test never sends. */
+// The stores of the child processes: removed after each test, once its child has exited.
+const tempDir = useTempDirs("taquba-close-");
 const parked: StepRunner = { runStep: async (step) => StepOutcome.continueOnSignal(step.payload, `never-${step.runId}`, 3_600_000) };
 
 /** Settles `p` and reports how: the value, or the error it rejected with. */
@@ -242,7 +245,7 @@ describe("the process after close", () => {
       timeout: scaledForLoad(60_000),
     }, async () => {
       const script = fileURLToPath(new URL("./fixtures/close-exits.ts", import.meta.url));
-      const child = startScript(script, [mode]);
+      const child = startScript(script, [mode, await tempDir()]);
       await expectExitsSoon(child, "closed", `${mode}.close()`);
       expect(child.lines).toContain("wait: ClosedError");
       expect(child.lines).toContain("result: ClosedError");

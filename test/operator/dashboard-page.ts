@@ -2,16 +2,17 @@
  * @module Driving the dashboard in tests: the `taquba dashboard` bin in its
  * own process, and waits on the page in a headless browser.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Page } from "puppeteer-core";
+import { spawnTied } from "../support/tied-children.js";
 
 const BIN = join(fileURLToPath(new URL("../../", import.meta.url)), "codegen", "bin.js");
 
-/** Starts `taquba dashboard` and resolves with its process and the address it printed. */
+/** Starts `taquba dashboard`, tied to the test (or file) that starts it, and resolves with its process and the address it printed. */
 export function startDashboardProcess(args: readonly string[]): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [BIN, "dashboard", ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+  const child = spawnTied(process.execPath, [BIN, "dashboard", ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
   let out = "";
   let err = "";
   child.stderr!.on("data", (d: Buffer) => (err += d.toString()));

@@ -17,6 +17,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startScript } from "../support/child-script.js";
 import { startLocalLatenessProbe } from "../support/lateness-probe.js";
+import { scaledForLoad } from "../support/load.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const devVersions = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { devDependencies: Record<string, string> }).devDependencies;
@@ -27,7 +28,14 @@ let work: string;
 let project: string;
 let tarball: string;
 
-function sh(cmd: string, args: string[], cwd: string, timeout = 240_000): { status: number | null; stdout: string; stderr: string } {
+// Every limit here guards against a hang and is stretched by the load (support/load.ts), read when the
+// limit is set: each step is a chain of processes (npm, npx, tsx, tsc) whose wall time grows with the load.
+// At load 19-22 on two cores: npm pack 60 s of wall time for 8.4 s of CPU, npm install 52 s for 8.5 s, the
+// require check 9.5 s for 0.9 s, each init 9 to 19 s for 1.1 to 1.8 s, tsc 16 s for 2.8 s, the submit
+// script 19 s for 3.1 s; the end-to-end test 119 to 167 s in all.
+
+/** Runs `cmd` to its end, SIGKILLed after `timeout` ms (a synchronous child cannot be tied to the test). */
+function sh(cmd: string, args: string[], cwd: string, timeout = scaledForLoad(120_000)): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(cmd, args, { cwd, encoding: "utf8", timeout, killSignal: "SIGKILL", env: { ...process.env, npm_config_update_notifier: "false" } });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -44,7 +52,7 @@ beforeAll(() => {
   const deps = [...PEERS, ...TOOLS].map((d) => `${d}@${devVersions[d]}`);
   const installed = sh("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", tarball, ...deps], project);
   expect(installed.status, installed.stderr).toBe(0);
-}, 400_000);
+}, scaledForLoad(200_000));
 
 afterAll(() => {
   if (work !== undefined) rmSync(work, { recursive: true, force: true });
@@ -77,7 +85,7 @@ describe("the packed package", () => {
     expect(withInternal).toEqual([]);
   });
 
-  it("loads through import and require, with no AWS SDK Node-version notice", () => {
+  it("loads through import and require, with no AWS SDK Node-version notice", { timeout: scaledForLoad(15_000) }, () => {
     const script = [
       "const t = require('taquba');",
       "new t.S3Store({ bucket: 'bucket', clientConfig: { region: 'us-east-1' } });",
@@ -89,7 +97,9 @@ describe("the packed package", () => {
     expect(r.stderr).not.toContain("NodeVersionSupportWarning");
   });
 
-  it("npx taquba init, then typecheck, submit and run the worker end to end; an edited spec fails the pretest check in one line", async () => {
+  it("npx taquba init, then typecheck, submit and run the worker end to end; an edited spec fails the pretest check in one line", {
+    timeout: scaledForLoad(150_000),
+  }, async () => {
     const init = sh("npx", ["--no-install", "taquba", "init"], project);
     expect(init.status, init.stderr + init.stdout).toBe(0);
     expect(init.stdout).toContain("created schemas/app.taquba.yaml");
@@ -101,7 +111,7 @@ describe("the packed package", () => {
     const tsc = sh("npx", ["--no-install", "tsc", "-p", ".", "--skipLibCheck", "false"], project);
     expect(tsc.status, tsc.stdout + tsc.stderr).toBe(0);
 
-    const submit = sh("npm", ["run", "--silent", "submit"], project, 60_000);
+    const submit = sh("npm", ["run", "--silent", "submit"], project, scaledForLoad(30_000));
     expect(submit.status, submit.stderr).toBe(0);
     expect(submit.stdout).toContain("submitted job");
 
@@ -141,5 +151,5 @@ describe("the packed package", () => {
     const stale = sh("npm", ["run", "--silent", "pretest"], project);
     expect(stale.status).not.toBe(0);
     expect(stale.stderr.trim().split("\n")[0]).toBe("schemas/app.taquba.yaml changed since generated/app was generated: run npx taquba codegen");
-  }, 300_000);
+  });
 });
