@@ -56,7 +56,13 @@ export function consoleLogger(level: LogLevel = "warn"): FullLogger {
 export function fullLogger(logger: Logger | undefined): FullLogger {
   if (logger === undefined) return consoleLogger();
   const pick = (l: LogLevel): LogMethod => {
-    const m = logger[l];
+    let m: unknown;
+    try {
+      m = logger[l];
+    } catch {
+      // A Proxy or getter that throws: a level it cannot log at.
+      return drop;
+    }
     if (typeof m !== "function") return drop;
     return (obj, msg) => {
       // Logging is best effort: a failing logger (a broken transport) must not fail the commit, claim or run that logs.

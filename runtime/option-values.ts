@@ -12,7 +12,35 @@ export function describeValue(v: unknown): string {
   if (typeof v === "function") return "a function";
   if (typeof v === "symbol") return "a symbol";
   if (v === null || typeof v !== "object") return String(v);
-  return Array.isArray(v) ? "an array" : "an object";
+  try {
+    return Array.isArray(v) ? "an array" : "an object";
+  } catch {
+    // Array.isArray throws for a revoked Proxy and nothing else.
+    return "a revoked Proxy";
+  }
+}
+
+/** Whether `v` is an object that is not an array: a revoked Proxy, which throws at any question, is not. */
+export function isOptionObject(v: unknown): v is object {
+  if (v === null || typeof v !== "object") return false;
+  try {
+    return !Array.isArray(v);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What a caller's thrown value says, for a message; never throws itself (an
+ * object without a prototype has no text, an error's message may be a getter
+ * that throws, a revoked Proxy throws at `instanceof`).
+ */
+export function errorText(err: unknown): string {
+  try {
+    return err instanceof Error ? String(err.message) : String(err);
+  } catch {
+    return "a value that cannot be shown as text";
+  }
 }
 
 /**
@@ -27,7 +55,7 @@ export function readFields<K extends string>(from: object, keys: readonly K[], p
     try {
       v = (from as Record<string, unknown>)[k];
     } catch (err) {
-      problems.push(`reading ${path}${k} threw: ${err instanceof Error ? err.message : String(err)}`);
+      problems.push(`reading ${path}${k} threw: ${errorText(err)}`);
       continue;
     }
     if (v !== undefined) out[k] = v;

@@ -4,7 +4,7 @@
  */
 import { MAX_TIMEOUT_MS, SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, readFields } from "../option-values.js";
+import { describeValue, errorText, isOptionObject, readFields } from "../option-values.js";
 import { WAL_FENCE_JUMP, checkPrefix } from "./layout.js";
 import type { RetryPolicy } from "./retry.js";
 
@@ -236,21 +236,30 @@ const TOP_KEYS = [
 const RETRY_KEYS = ["attempts", "baseDelayMs", "maxDelayMs"] as const satisfies readonly (keyof RetryPolicy)[];
 const PAGE_KEYS = ["keyPrefixes", "minBytes", "cacheBytes", "readaheadBytes"] as const satisfies readonly (keyof PageValuesOptions)[];
 
+/** `Array.isArray`, false for a revoked Proxy (which throws at it). */
+function isArray(v: unknown): v is unknown[] {
+  try {
+    return Array.isArray(v);
+  } catch {
+    return false;
+  }
+}
+
 /** The fields of `opts` the engine uses, each read once, as plain objects and arrays of their own. */
 function snapshot(opts: unknown, problems: string[]): EngineOptions {
   if (opts === undefined) return {};
-  if (opts === null || typeof opts !== "object" || Array.isArray(opts)) {
+  if (!isOptionObject(opts)) {
     problems.push(`the engine options must be an object, got ${describeValue(opts)}`);
     return {};
   }
   const top = readFields(opts, TOP_KEYS, "", problems) as Record<string, unknown>;
   const retry = top.retry;
-  if (retry !== null && typeof retry === "object" && !Array.isArray(retry)) top.retry = readFields(retry, RETRY_KEYS, "retry.", problems);
+  if (isOptionObject(retry)) top.retry = readFields(retry, RETRY_KEYS, "retry.", problems);
   const pv = top.pageValues;
-  if (pv !== null && typeof pv === "object" && !Array.isArray(pv)) {
+  if (isOptionObject(pv)) {
     const fields = readFields(pv, PAGE_KEYS, "pageValues.", problems);
     const prefixes = fields.keyPrefixes;
-    if (Array.isArray(prefixes)) {
+    if (isArray(prefixes)) {
       try {
         // The length first: a sparse array (or a Proxy) can claim billions of entries.
         const n = prefixes.length;
@@ -259,7 +268,7 @@ function snapshot(opts: unknown, problems: string[]): EngineOptions {
         if (!(n <= MAX_PAGE_KEY_PREFIXES)) problems.push(`pageValues.keyPrefixes may hold at most ${MAX_PAGE_KEY_PREFIXES} prefixes, got ${describeValue(n)}`);
         else fields.keyPrefixes = Array.from({ length: n }, (_, i) => prefixes[i] as unknown);
       } catch (err) {
-        problems.push(`reading pageValues.keyPrefixes threw: ${err instanceof Error ? err.message : String(err)}`);
+        problems.push(`reading pageValues.keyPrefixes threw: ${errorText(err)}`);
       }
     }
     top.pageValues = fields;
@@ -289,7 +298,7 @@ export function validateEngineOptions(given: EngineOptions): EngineOptions {
     try {
       checkPrefix(prefix);
     } catch (err) {
-      problems.push(err instanceof Error ? err.message : String(err));
+      problems.push(errorText(err));
     }
   }
   // A longer timeout fires after 1 ms instead.
@@ -314,7 +323,7 @@ export function validateEngineOptions(given: EngineOptions): EngineOptions {
       if (typeof clock !== "object" || clock === null || typeof clock.now !== "function") problems.push("clock must be an object with a now() method");
       else timedClock(clock).now();
     } catch (err) {
-      problems.push(`clock: ${err instanceof Error ? err.message : String(err)}`);
+      problems.push(`clock: ${errorText(err)}`);
     }
   }
   check("maxSegmentRuns", 1);
@@ -324,21 +333,24 @@ export function validateEngineOptions(given: EngineOptions): EngineOptions {
   if (onError !== undefined && typeof onError !== "function") problems.push("onBackgroundError must be a function");
   const pv = opts.pageValues;
   if (pv !== undefined) {
-    if (typeof pv !== "object" || pv === null || !Array.isArray(pv.keyPrefixes) || !pv.keyPrefixes.every((p) => typeof p === "string")) {
+    // Read once into a plain object by `snapshot` when it is an object at all (a revoked Proxy is not).
+    const fields = isOptionObject(pv) ? pv : undefined;
+    if (fields === undefined || !isArray(fields.keyPrefixes) || !fields.keyPrefixes.every((p) => typeof p === "string")) {
       problems.push("pageValues.keyPrefixes must be an array of strings");
     }
-    for (const [k, min] of [
-      ["minBytes", 0],
-      ["cacheBytes", 0],
-      ["readaheadBytes", 0],
-    ] as const) {
-      const v = pv?.[k];
-      if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min || v > Number.MAX_SAFE_INTEGER))
-        problems.push(`pageValues.${k} must be a finite number >= ${min} and <= ${Number.MAX_SAFE_INTEGER}, got ${describeValue(v)}`);
-    }
+    if (fields !== undefined)
+      for (const [k, min] of [
+        ["minBytes", 0],
+        ["cacheBytes", 0],
+        ["readaheadBytes", 0],
+      ] as const) {
+        const v = fields[k];
+        if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min || v > Number.MAX_SAFE_INTEGER))
+          problems.push(`pageValues.${k} must be a finite number >= ${min} and <= ${Number.MAX_SAFE_INTEGER}, got ${describeValue(v)}`);
+      }
   }
   const r = opts.retry;
-  if (r !== undefined && (typeof r !== "object" || r === null)) problems.push("retry must be an object { attempts?, baseDelayMs?, maxDelayMs? }");
+  if (r !== undefined && !isOptionObject(r)) problems.push(`retry must be an object { attempts?, baseDelayMs?, maxDelayMs? }, got ${describeValue(r)}`);
   else if (r !== undefined) {
     for (const [k, min] of [
       ["attempts", 1],

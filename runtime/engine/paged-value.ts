@@ -3,6 +3,7 @@
  * memory (see value-pager.ts): the types, the policy of which values may
  * leave, and the packing that compacts the small values that stay.
  */
+import { copyBytes } from "../bytes.js";
 import type { LayeredState } from "./layered-state.js";
 
 /** A value the writer does not hold: the id of the segment run that stores it (0 or more). */
@@ -74,7 +75,7 @@ const LOOP_BYTES = 64;
  * larger, a copy of its own.
  */
 export function packValue(key: string, v: Uint8Array): PackedValue | Uint8Array {
-  if (v.byteLength > MAX_PACKED_BYTES) return v.slice();
+  if (v.byteLength > MAX_PACKED_BYTES) return copyBytes(v);
   if (repeatsKeyTail(key, v)) return -v.byteLength;
   if (v.byteLength <= LOOP_BYTES) return String.fromCharCode.apply(null, v as unknown as number[]);
   return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("latin1");
@@ -99,7 +100,7 @@ export class ValueArena {
   /** A copy of `v` (a view into a shared chunk; a copy of its own when large). */
   copy(v: Uint8Array): Uint8Array {
     const n = v.byteLength;
-    if (n > ValueArena.CHUNK_BYTES / 4) return v.slice();
+    if (n > ValueArena.CHUNK_BYTES / 4) return copyBytes(v);
     if (this.#used + n > this.#chunk.byteLength) {
       this.#chunk = new Uint8Array(ValueArena.CHUNK_BYTES);
       this.#used = 0;

@@ -74,6 +74,13 @@ const TAILS_AHEAD = 8;
 const FIRST_TAIL_GUESS = 8;
 /** Bytes read besides the section: the block index and footer (about 1 KB per 4 MiB segment), with room. */
 const TAIL_SLACK = 16 * 1024;
+/**
+ * Most keys a run's builder is told to expect. The manifest's counts are
+ * checked only as each segment is read, so a count it lies about must not
+ * size an allocation before that (2^40 entries threw a RangeError); a run
+ * of more keys than told is built right, growing as it goes.
+ */
+const MAX_HINTED_KEYS = 2 ** 24;
 
 /** A segment as open fetched it: its tail decoded, and its bytes when read whole. */
 interface FetchedSegment {
@@ -133,10 +140,11 @@ export async function loadSegments(
     policy !== undefined && valueLen >= policy.minBytes && prefixes.hasPrefix(key, from, keyLen);
   try {
     for (const run of segmentRuns(manifest)) {
-      // Every entry takes bytes of its segment, so a manifest's counts cannot make these hints absurd.
+      // Every entry takes bytes of its segment; and the manifest's counts are not yet checked (MAX_HINTED_KEYS).
       const entries = Math.min(
         run.reduce((n, seg) => n + seg.entries, 0),
         run.reduce((n, seg) => n + seg.bytes, 0),
+        MAX_HINTED_KEYS,
       );
       // Told the count, the builder fills its filter as keys come instead of keeping a hash per key for the end.
       const builder = new KeyRunBuilder(entries * 24, entries);
@@ -235,6 +243,8 @@ async function fetchWhole(ctx: StoreContext, seg: SegmentRef): Promise<FetchedSe
   const key = ctx.prefix + seg.name;
   const whole = await getWithRetries(ctx.store, key, ctx.retry);
   if (whole === null) return null;
+  // As a ranged read refuses it (readSegmentRange): later ranged reads of its values would read the wrong bytes.
+  if (whole.byteLength !== seg.bytes) throw new StoreCorruptedError(key, `segment is ${whole.byteLength} bytes, but its manifest lists ${seg.bytes}`);
   return { tail: decodeSegmentTail(key, whole, whole.byteLength), whole };
 }
 

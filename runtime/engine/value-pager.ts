@@ -15,6 +15,7 @@
  * that follow the await find it. Paging never changes what is stored: it
  * only changes what the writer holds in memory.
  */
+import { copyBytes } from "../bytes.js";
 import { StoreCorruptedError } from "../errors.js";
 import { compareKeys } from "../store/keys.js";
 import type { Manifest, SegmentRef } from "./manifest.js";
@@ -185,7 +186,7 @@ export class ValuePager {
     const cached = name === undefined ? undefined : this.cache.get(name);
     if (cached === undefined) throw new ColdReadError(key);
     this.cache.hits++;
-    return this.#pick(cached, name!, key).slice();
+    return copyBytes(this.#pick(cached, name!, key));
   }
 
   /** Whether a run the writer still reads from lists `seg`. */
@@ -335,7 +336,7 @@ export class ValuePager {
     for (let b = first; b <= last; b++) {
       const info = blocks[b]!;
       // Each block gets its own copy, so a cached block never holds its neighbours' bytes alive.
-      const own = bytes.slice(info.offset - start, info.offset - start + info.length);
+      const own = copyBytes(bytes, info.offset - start, info.offset - start + info.length);
       const keys: string[] = [];
       const values: Uint8Array[] = [];
       decodeBlock(key, b, info, own, (k, v) => {

@@ -4,6 +4,7 @@
  * A claimed job carries a claim token that only this module and the queue
  * can read, so a job obtained any other way (a view, a copy) cannot settle.
  */
+import { copyBytes } from "../bytes.js";
 import type { TimedClock } from "../clock.js";
 import { validateDelay } from "../time-bounds.js";
 import { CancelRequestedError, ClaimLostError } from "./errors.js";
@@ -72,7 +73,7 @@ export function detachedLease(expiresAt = Number.MAX_SAFE_INTEGER): LeaseHandle 
  * would keep the whole chunk alive, every other value in it included.
  */
 function ownBytes(v: Uint8Array): Uint8Array {
-  return v.byteLength === v.buffer.byteLength ? v : v.slice();
+  return v.byteLength === v.buffer.byteLength ? v : copyBytes(v);
 }
 
 /** `stored`: the bytes the claim wrote for `r`, when known (see `ClaimTicket.claimed`). */

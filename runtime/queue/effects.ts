@@ -2,6 +2,7 @@
  * @module `SettlementEffects`: caller KV writes and follow-up enqueues that
  * commit in the same transaction as a settlement, a cancel or an enqueue.
  */
+import { copyBytes } from "../bytes.js";
 import { ValidationError } from "../errors.js";
 import { validateEnqueueOptions } from "./validate-enqueue.js";
 import { validateKvKey, validateKvValue, validateQueueName } from "./names.js";
@@ -32,7 +33,7 @@ export class SettlementEffects {
     validateKvValue(key, value);
     // The engine keeps what it commits as it is: the caller's array, changed later, would change
     // what later reads in this process see (not what the WAL stored) and what a checkpoint stores.
-    this.kvOps.push({ kind: "put", key, value: value.slice() });
+    this.kvOps.push({ kind: "put", key, value: copyBytes(value) });
     return this;
   }
 

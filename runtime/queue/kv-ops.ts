@@ -2,6 +2,7 @@
  * @module Caller KV writes. Caller keys live under their own engine prefix,
  * so no caller key can address a queue record.
  */
+import { copyBytes } from "../bytes.js";
 import * as K from "./keys.js";
 import { validateKvKey, validateKvValue } from "./names.js";
 import type { QueueCore } from "./queue-core.js";
@@ -19,7 +20,7 @@ export async function kvPut(core: QueueCore, key: string, value: Uint8Array): Pr
   validateKvValue(key, value);
   const txn = new Txn(core.engine);
   // A copy: the engine keeps what it commits as it is (see `SettlementEffects.kvPut`).
-  txn.put(K.userKey(key), value.slice());
+  txn.put(K.userKey(key), copyBytes(value));
   await core.commit(txn, true);
 }
 
@@ -37,7 +38,7 @@ export async function kvCompareAndPut(core: QueueCore, key: string, expected: Ui
   validateKvValue(key, value);
   const txn = new Txn(core.engine);
   if (!sameValue(txn.get(K.userKey(key)), expected)) return false;
-  txn.put(K.userKey(key), value.slice());
+  txn.put(K.userKey(key), copyBytes(value));
   await core.commit(txn, true);
   return true;
 }

@@ -5,10 +5,11 @@
  * `ValidationError` naming it, and the queue settings are copied as plain
  * data, so what was checked is what the queue runs with.
  */
+import { type Clock, timedClock } from "../clock.js";
 import { validateEngineOptions } from "../engine/engine-options.js";
 import type { EngineOptions } from "../engine/engine.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, readFields } from "../option-values.js";
+import { describeValue, errorText, isOptionObject, readFields } from "../option-values.js";
 import type { OpenOptions } from "./config.js";
 
 const KEYS = [
@@ -24,16 +25,24 @@ const KEYS = [
   "engineOptions",
 ] as const satisfies readonly (keyof OpenOptions)[];
 
-const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
-
 /** Plain data only (numbers, strings, objects, arrays): a copy the caller cannot change afterwards. */
 function plainCopy(name: string, v: unknown): unknown {
   if (v === undefined) return undefined;
-  if (v === null || typeof v !== "object" || Array.isArray(v)) throw new ValidationError(`OpenOptions.${name} must be an object, got ${describeValue(v)}`);
+  if (!isOptionObject(v)) throw new ValidationError(`OpenOptions.${name} must be an object, got ${describeValue(v)}`);
   try {
     return structuredClone(v);
   } catch (err) {
-    throw new ValidationError(`OpenOptions.${name} must be plain data (objects of numbers and strings), and reading it failed: ${message(err)}`);
+    throw new ValidationError(`OpenOptions.${name} must be plain data (objects of numbers and strings), and reading it failed: ${errorText(err)}`);
+  }
+}
+
+/** Whether `v` is an object with these methods; false for a revoked Proxy or one whose reads throw. */
+function hasMethods(v: unknown, methods: readonly string[]): boolean {
+  if (!isOptionObject(v)) return false;
+  try {
+    return methods.every((m) => typeof (v as Record<string, unknown>)[m] === "function");
+  } catch {
+    return false;
   }
 }
 
@@ -45,7 +54,7 @@ function plainCopy(name: string, v: unknown): unknown {
  */
 export function readOpenOptions(given: unknown): OpenOptions {
   if (given === undefined) return {};
-  if (given === null || typeof given !== "object" || Array.isArray(given)) {
+  if (!isOptionObject(given)) {
     throw new ValidationError(`Queue.open options must be an object, got ${describeValue(given)}`);
   }
   const problems: string[] = [];
@@ -57,14 +66,23 @@ export function readOpenOptions(given: unknown): OpenOptions {
     if (out[k] !== undefined && typeof out[k] !== "function") throw new ValidationError(`OpenOptions.${k} must be a function, got ${describeValue(out[k])}`);
   }
   const logger = out.logger;
-  if (logger !== undefined && (logger === null || typeof logger !== "object")) {
+  if (logger !== undefined && !isOptionObject(logger)) {
     throw new ValidationError(
       `OpenOptions.logger must be an object with debug/info/warn/error(obj, msg) methods (a pino logger is one), got ${describeValue(logger)}`,
     );
   }
   const clock = out.clock;
-  if (clock !== undefined && (clock === null || typeof clock !== "object")) {
+  if (clock !== undefined && !hasMethods(clock, ["now"])) {
     throw new ValidationError(`OpenOptions.clock must be an object with a now() method, got ${describeValue(clock)}`);
+  }
+  if (clock !== undefined) {
+    // Read once now, as the engine's options are: a clock that reads no time would fail the open later with whatever it threw.
+    try {
+      timedClock(clock as Clock).now();
+    } catch (err) {
+      if (err instanceof ValidationError) throw err;
+      throw new ValidationError(`OpenOptions.clock.now() threw: ${errorText(err)}`);
+    }
   }
   // Read once here too: the queue's engine runs with this copy.
   if (out.engineOptions !== undefined) out.engineOptions = validateEngineOptions(out.engineOptions as EngineOptions);

@@ -27,6 +27,9 @@ import { SeqHighWater } from "./seq-high-water.js";
 
 const idDecoder = new TextDecoder();
 
+/** The latest time a ULID holds. */
+const ULID_TIME_MAX = 2 ** 48 - 1;
+
 export class QueueCore {
   readonly clock: TimedClock;
   readonly configs: QueueConfigs;
@@ -134,7 +137,9 @@ export class QueueCore {
   // ulid's factory is monotonic only within itself; the floor keeps ids
   // increasing across restarts too.
   #ulid(now: number): string {
-    let id = this.#factory(now);
+    // A ULID holds times up to 2^48 - 1 ms (year 10889); clocks may read up to year 275760 (a clock in
+    // microseconds does). Past it ids keep the latest time and count up in their random part, still increasing.
+    let id = this.#factory(Math.min(now, ULID_TIME_MAX));
     if (id <= this.#last) id = incrementBase32(this.#last);
     this.#last = id;
     return id;

@@ -9,6 +9,7 @@
  * operations live in `enqueue-ops`, `claim-settle`, `cancel-wake`,
  * `kv-ops` and `completion`; this class is their public face.
  */
+import { copyBytes } from "../bytes.js";
 import { seedRateWindows } from "./rate-records.js";
 import { readShardPlacement, type ShardPlacement } from "./shard-layout.js";
 import { type FullLogger, fullLogger } from "../logger.js";
@@ -360,7 +361,8 @@ export class Queue {
   /** The committed value of caller key `key`, or null: bytes of the caller's own. */
   async kvGet(key: string): Promise<Uint8Array | null> {
     // A copy: the engine's own bytes, changed by the caller, would change later reads and what a checkpoint stores.
-    return this.kvGetNow(key)?.slice() ?? null;
+    const v = this.kvGetNow(key);
+    return v === null ? null : copyBytes(v);
   }
 
   /**

@@ -2,6 +2,7 @@
  * @module Read-only views of a queue's state, shared by `Queue.view()` (over
  * the live engine) and `QueueReader` (over a reader in another process).
  */
+import { copyBytes } from "../bytes.js";
 import { ValidationError } from "../errors.js";
 import * as K from "./keys.js";
 import { validateJobId, validateKvKey, validateKvPrefix, validateQueueName } from "./names.js";
@@ -77,7 +78,7 @@ export function toJobInfo(r: JobRecord): JobInfo {
   if (r.wokenAt !== undefined) info.wokenAt = r.wokenAt;
   // A copy: the record's bytes may be the engine's own (a record not yet paged, in a shared
   // 64 KiB chunk), which a reader changing them would change in memory, and keep alive.
-  if (r.attached !== undefined) info.attached = r.attached.slice();
+  if (r.attached !== undefined) info.attached = copyBytes(r.attached);
   if (r.completedAt !== undefined) info.completedAt = r.completedAt;
   if (r.failedAt !== undefined) info.failedAt = r.failedAt;
   if (r.lastError !== undefined) info.lastError = r.lastError;
@@ -203,7 +204,8 @@ export class StoreView implements QueueView {
   async kvGet(key: string): Promise<Uint8Array | null> {
     validateKvKey(key);
     // A copy: the source's bytes, changed by the caller, would change its later reads (a writer's engine: also what it checkpoints).
-    return this.src.get(K.userKey(key))?.slice() ?? null;
+    const v = this.src.get(K.userKey(key));
+    return v === undefined ? null : copyBytes(v);
   }
 
   async kvScan(prefix: string, opts: KvScanOptions = {}): Promise<KvPage> {
@@ -222,7 +224,7 @@ export function kvScanSync(src: ReadSource, prefix: string, opts: KvScanOptions 
   for (const [k, v] of src.scan({ ...range, limit: limit + 1 })) {
     if (entries.length === limit) return { entries, nextCursor: entries[entries.length - 1]!.key };
     // Copies, as in `kvGet`.
-    entries.push({ key: k.slice(K.USER.length), value: v.slice() });
+    entries.push({ key: k.slice(K.USER.length), value: copyBytes(v) });
   }
   return { entries };
 }

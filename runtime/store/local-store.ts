@@ -31,6 +31,7 @@
  * loaded machine each trip waits for a core. A put makes nine, of which only
  * five wait on each other; a get makes four, of which three wait.
  */
+import { copyBytes } from "../bytes.js";
 import { randomBytes } from "node:crypto";
 import { constants as fsConstants, type Dirent } from "node:fs";
 import * as fs from "node:fs/promises";
@@ -162,7 +163,7 @@ export class LocalStore implements ObjectStore {
     validateObjectKey(key);
     // The write happens after awaits; a private copy keeps a caller's later
     // mutation of `body` out of the stored object.
-    const payload = body.slice();
+    const payload = copyBytes(body);
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.#putOnce(key, payload, opts.ifNoneMatch === "*");

@@ -8,6 +8,7 @@
  * the next key after the last one yielded, so puts and deletes during a
  * listing are safe: the listing sees each key at most once, in order.
  */
+import { copyBytes } from "../bytes.js";
 import { PreconditionFailedError } from "../errors.js";
 import { BTree } from "./btree.js";
 import { compareKeys, validateObjectKey } from "./keys.js";
@@ -26,21 +27,21 @@ export class MemoryStore implements ObjectStore {
   async get(key: string): Promise<StoredObject | null> {
     validateObjectKey(key);
     const found = this.#objects.get(key);
-    return found ? { body: found.body.slice(), etag: found.etag } : null;
+    return found ? { body: copyBytes(found.body), etag: found.etag } : null;
   }
 
   async getRange(key: string, offset: number, length: number): Promise<Uint8Array | null> {
     validateObjectKey(key);
     checkRange(offset, length);
     const found = this.#objects.get(key);
-    return found ? found.body.slice(offset, offset + length) : null;
+    return found ? copyBytes(found.body, offset, offset + length) : null;
   }
 
   async put(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<{ etag: string }> {
     validateObjectKey(key);
     if (opts.ifNoneMatch === "*" && this.#objects.has(key)) throw new PreconditionFailedError(key);
     const etag = `"m${++this.#version}"`;
-    this.#objects.set(key, { body: body.slice(), etag });
+    this.#objects.set(key, { body: copyBytes(body), etag });
     return { etag };
   }
 

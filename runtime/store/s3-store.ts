@@ -9,6 +9,7 @@
  * 5xx, throttling or a network error are retried through the store layer's
  * one backoff loop (retry.ts), then surface as `StoreUnavailableError`.
  */
+import { copyBytes } from "../bytes.js";
 import { createS3Client } from "./s3-client.js";
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from "@aws-sdk/client-s3";
 import { MAX_TIMEOUT_MS } from "../clock.js";
@@ -193,7 +194,7 @@ export class S3Store implements ObjectStore {
     const createOnly = opts.ifNoneMatch === "*";
     // The SDK may read the body after this call returns control; a private
     // copy keeps a caller's later mutation out of the request.
-    const payload = body.slice();
+    const payload = copyBytes(body);
     let mayHaveLanded = false;
     return this.#withRetries("put", key, async (signal) => {
       try {

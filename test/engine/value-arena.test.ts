@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, WriteBatch } from "taquba";
 import { LayeredState } from "../../runtime/engine/layered-state.js";
-import { holdUntilPaged, ValueArena, type PagePolicy } from "../../runtime/engine/paged-value.js";
+import { holdUntilPaged, packValue, ValueArena, type PagePolicy } from "../../runtime/engine/paged-value.js";
 import { applyOps } from "../../runtime/engine/recovery.js";
 import type { BatchOp } from "../../runtime/engine/write-batch.js";
 
@@ -51,6 +51,18 @@ describe("ValueArena", () => {
     const large = sizes.filter((s) => s > ValueArena.CHUNK_BYTES / 4).length;
     const smallBytes = sizes.filter((s) => s <= ValueArena.CHUNK_BYTES / 4).reduce((n, s) => n + s, 0);
     expect(chunks.size).toBeLessThanOrEqual(large + Math.ceil(smallBytes / (ValueArena.CHUNK_BYTES - 16 * 1024)) + 1);
+  });
+
+  it("values given as Buffers (whose slice is a view) get copies of their own, the large ones and the packed ones too", () => {
+    // Views into one larger Buffer, as a caller slicing a read buffer makes them.
+    const source = Buffer.alloc(60_000, 7);
+    const large = source.subarray(100, 20_100);
+    const copy = new ValueArena().copy(large);
+    expect(copy.buffer).not.toBe(source.buffer);
+    expect(Buffer.compare(copy, large)).toBe(0);
+    const packed = packValue("k/1", source.subarray(0, 2000));
+    expect((packed as Uint8Array).buffer).not.toBe(source.buffer);
+    expect(Buffer.compare(packed as Uint8Array, source.subarray(0, 2000))).toBe(0);
   });
 
   it("without an arena (a commit), the caller's array is kept as it is", () => {

@@ -11,14 +11,26 @@
 import { describe, expect, it } from "vitest";
 import { MemoryStore, Queue, QueueReader, SettlementEffects, type OpenOptions } from "taquba";
 
-const bytes = (n: number, v: number) => new Uint8Array(n).fill(v);
+/** Arrays of both kinds callers pass: a Buffer's `slice` is a view, not a copy. */
+const kinds = [
+  ["Uint8Array", (n: number) => new Uint8Array(n)],
+  ["Buffer", (n: number) => Buffer.alloc(n)],
+] as const;
 /** Checkpoint after every WAL object, so a later commit stores the state as it is in memory then. */
 const checkpointing: OpenOptions = { engineOptions: { checkpointWalObjects: 1 } };
 
-describe.each([
-  ["with record paging", checkpointing],
-  ["without record paging", { ...checkpointing, recordCacheBytes: null }],
-] as const)("caller KV bytes are copies (%s)", (_label, opts) => {
+describe.each(
+  kinds.flatMap(([kind, make]) =>
+    [
+      ["with record paging", checkpointing],
+      ["without record paging", { ...checkpointing, recordCacheBytes: null }],
+    ].map(([label, opts]) => [`${kind}, ${label as string}`, opts as OpenOptions, make] as const),
+  ),
+)("caller KV bytes are copies (%s)", (_label, opts, make) => {
+  const bytes = (n: number, v: number) => make(n).fill(v);
+  /** What a read must hold, compared as plain arrays (a read may answer with either kind). */
+  const want = (n: number, v: number) => new Uint8Array(n).fill(v);
+  const plain = (v: Uint8Array | null) => (v === null ? null : new Uint8Array(v));
   it("values changed by the caller after kvPut, kvCompareAndPut or staging an effect are stored as they were given", async () => {
     const store = new MemoryStore();
     const queue = await Queue.open(store, "q", opts);
@@ -34,12 +46,12 @@ describe.each([
     staged.fill(8);
     await queue.enqueueWithEffects("jobs", bytes(1, 0), {}, effects);
     staged.fill(9);
-    const expected = { put: bytes(10_000, 1), cas: bytes(200, 2), effect: bytes(300, 3) };
-    for (const [k, v] of Object.entries(expected)) expect(await queue.kvGet(k), k).toEqual(v);
+    const expected = { put: want(10_000, 1), cas: want(200, 2), effect: want(300, 3) };
+    for (const [k, v] of Object.entries(expected)) expect(plain(await queue.kvGet(k)), k).toEqual(v);
     await queue.kvPut("later", bytes(1, 0)); // a checkpoint of the state as it is now
     await queue.close();
     const reopened = await Queue.open(store, "q", opts);
-    for (const [k, v] of Object.entries(expected)) expect(await reopened.kvGet(k), k).toEqual(v);
+    for (const [k, v] of Object.entries(expected)) expect(plain(await reopened.kvGet(k)), k).toEqual(v);
     await reopened.close();
   });
 
@@ -55,16 +67,16 @@ describe.each([
       async () => (await queue.view().kvScan("")).entries.map((e) => e.value),
     ];
     for (const read of reads) for (const v of await read()) v!.fill(0xee);
-    for (const [k, n] of Object.entries(sizes)) expect(await queue.kvGet(k), k).toEqual(bytes(n, 5));
+    for (const [k, n] of Object.entries(sizes)) expect(plain(await queue.kvGet(k)), k).toEqual(want(n, 5));
     await queue.kvPut("later", bytes(1, 0)); // a checkpoint of the state as it is now
     await queue.close();
 
     const reader = await QueueReader.open(store, "q");
     for (const v of [await reader.kvGet("c"), ...(await reader.kvScan("")).entries.map((e) => e.value)]) v!.fill(0xee);
-    for (const [k, n] of Object.entries(sizes)) expect(await reader.kvGet(k), k).toEqual(bytes(n, 5));
+    for (const [k, n] of Object.entries(sizes)) expect(plain(await reader.kvGet(k)), k).toEqual(want(n, 5));
     await reader.close();
     const reopened = await Queue.open(store, "q", opts);
-    for (const [k, n] of Object.entries(sizes)) expect(await reopened.kvGet(k), k).toEqual(bytes(n, 5));
+    for (const [k, n] of Object.entries(sizes)) expect(plain(await reopened.kvGet(k)), k).toEqual(want(n, 5));
     await reopened.close();
   });
 });

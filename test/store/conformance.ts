@@ -72,6 +72,22 @@ export function describeStoreConformance(name: string, opts: ConformanceOptions)
       expect(dec((await store.get("k"))!.body)).toBe("abc");
     });
 
+    it("copies bytes handed in and out as a Buffer (whose slice is a view): mutating either changes nothing stored", async () => {
+      const store = await opts.makeStore();
+      const input = Buffer.from("abcdef");
+      const put = store.put("k", input);
+      input[0] = 0x7a;
+      await put;
+      input[1] = 0x7a;
+      const first = await store.get("k");
+      expect(dec(first!.body)).toBe("abcdef");
+      first!.body[2] = 0x7a;
+      const range = await store.getRange!("k", 3, 2);
+      expect(dec(range!)).toBe("de");
+      range![0] = 0x7a;
+      expect(dec((await store.get("k"))!.body)).toBe("abcdef");
+    });
+
     it("reads byte ranges: inside, clipped at the end, past the end, of an absent key, and refuses bad ranges", async () => {
       const store = await opts.makeStore();
       // Every store the project ships reads ranges; a store without it is read through a whole get.

@@ -44,6 +44,22 @@ describe.each([
     await again.stop();
   });
 
+  it("an effect staged from a Buffer (whose slice is a view) and changed after staging commits as it was staged", async () => {
+    const env = await openEnv(
+      runnerOf(async (s) => {
+        const value = Buffer.alloc(300, 4);
+        s.effects.put("app/buf", value);
+        value.fill(0xee);
+        return StepOutcome.succeed(bytes(1, 0));
+      }),
+      { queueOptions },
+    );
+    await env.runtime.submit({ runId: "r3", input: enc("in") });
+    await env.runtime.wait("r3");
+    expect(new Uint8Array((await env.queue.kvGet("app/buf"))!)).toEqual(bytes(300, 4));
+    await env.stop();
+  });
+
   it("a signal payload changed after signal() buffered it reaches the step as it was sent", async () => {
     const seen: Uint8Array[] = [];
     const env = await openEnv(

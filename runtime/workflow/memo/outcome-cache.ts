@@ -8,6 +8,7 @@
  * again and sees a record removed or damaged since. Entries are bounded in
  * count, bytes and age, and a clear of the run's memo drops them.
  */
+import { copyBytes } from "../../bytes.js";
 
 /** Records kept at once. */
 export const OUTCOME_CACHE_ENTRIES = 256;
@@ -44,7 +45,7 @@ export class OutcomeCache {
     const old = this.#entries.get(key);
     if (old !== undefined) this.#drop(key, old);
     if (bytes.byteLength > OUTCOME_CACHE_BYTES) return;
-    this.#entries.set(key, { bytes: bytes.slice(), atMs: this.#now() });
+    this.#entries.set(key, { bytes: copyBytes(bytes), atMs: this.#now() });
     this.#bytes += bytes.byteLength;
     for (const [k, e] of this.#entries) {
       if (this.#entries.size <= OUTCOME_CACHE_ENTRIES && this.#bytes <= OUTCOME_CACHE_BYTES) break;

@@ -2,6 +2,7 @@
  * @module Caller KV effects a step or a terminal hook stages, applied in the
  * transaction that settles it.
  */
+import { copyBytes } from "../../bytes.js";
 import { MAX_KV_VALUE_SIZE } from "../../queue/names.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import type { EnqueueOptions } from "../../queue/types.js";
@@ -47,7 +48,7 @@ export class EffectsHandle {
     checkValue(key, value);
     if (this.#deletes?.has(key) === true)
       throw new InvalidEffectError(key, "it is already staged for a delete in this step; a key is either written or deleted");
-    (this.#puts ??= new Map()).set(key, value.slice());
+    (this.#puts ??= new Map()).set(key, copyBytes(value));
   }
 
   /** Stages a delete of `key`. */
