@@ -52,6 +52,7 @@ import { decodeManifest } from "../workflow/groups/group-records.js";
 import { GroupNotFoundError } from "../workflow/groups/group-errors.js";
 import { GroupRecreatedError } from "./client-errors.js";
 import { ValidationError } from "../errors.js";
+import { describeValue } from "../option-values.js";
 
 /** Default listing interval on a store without change notification (S3): 3,600 LISTs an hour. */
 export const DEFAULT_LIST_INTERVAL_MS = 1000;
@@ -513,7 +514,7 @@ export function serveClients(queue: Queue, target: WorkflowRuntime | JobRunner, 
   }
   const n = opts.maxConcurrentRequests;
   if (n !== undefined && (!Number.isInteger(n) || n < 1 || n > 1000))
-    throw new ValidationError(`serveClients: maxConcurrentRequests must be a whole number from 1 to 1000, got ${String(n)}`);
+    throw new ValidationError(`serveClients: maxConcurrentRequests must be a whole number from 1 to 1000, got ${describeValue(n)}`);
   const runtime = target instanceof JobRunner ? target.runtime : target;
   const served = servedInboxes.get(queue) ?? new Set<string>();
   // Two loops over one inbox would both find a request unapplied and apply it twice.

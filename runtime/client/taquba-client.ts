@@ -65,6 +65,7 @@ import { ClientGroup, ClientJobGroup, type GroupPort } from "./client-group.js";
 import { mergeGroupPages, mergeRunPages } from "./shard-listing.js";
 import { scanOf } from "../workflow/runs/list-runs.js";
 import { DEFAULT_GROUP_LIMIT } from "../workflow/groups/group-index.js";
+import { describeValue } from "../option-values.js";
 
 /** Default time a command waits for the owner's answer. */
 export const DEFAULT_CLIENT_TIMEOUT_MS = 30_000;
@@ -108,7 +109,7 @@ export interface TaqubaClientOptions {
 function positive(name: string, v: number | undefined, min: number, max: number): number | undefined {
   if (v === undefined) return undefined;
   if (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max)
-    throw new ValidationError(`TaqubaClientOptions.${name} must be a number of ms in ${min}..${max}, got ${String(v)}`);
+    throw new ValidationError(`TaqubaClientOptions.${name} must be a number of ms in ${min}..${max}, got ${describeValue(v)}`);
   return v;
 }
 

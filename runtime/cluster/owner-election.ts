@@ -29,6 +29,7 @@ import {
   type LeaseEntry,
   type LeaseRecord,
 } from "./lease-chain.js";
+import { describeValue } from "../option-values.js";
 
 /** How long a lease lasts after its last renewal, unless set: 15 s. */
 export const DEFAULT_LEASE_DURATION_MS = 15_000;
@@ -107,7 +108,7 @@ export interface ElectionHooks {
 
 function checkMs(what: string, v: unknown, min: number, max: number): number {
   if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max) {
-    throw new ValidationError(`${what} must be a whole number of milliseconds from ${min} to ${max}, got ${String(v)}`);
+    throw new ValidationError(`${what} must be a whole number of milliseconds from ${min} to ${max}, got ${describeValue(v)}`);
   }
   return v;
 }

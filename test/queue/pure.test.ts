@@ -182,12 +182,35 @@ describe("names", () => {
   it("positive integers and milliseconds: the boundaries and the offending value in the message", () => {
     expect(() => validatePositiveInt("concurrency", 1)).not.toThrow();
     expect(() => validatePositiveInt("concurrency", Number.MAX_SAFE_INTEGER)).not.toThrow();
-    for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53, "3", null]) {
-      expect(() => validatePositiveInt("concurrency", bad)).toThrow(`concurrency must be a positive integer, got ${String(bad)}`);
+    // A string shows as a string: "3" is not the number 3 the message would otherwise seem to refuse.
+    const positives: [unknown, string][] = [
+      [0, "0"],
+      [-1, "-1"],
+      [1.5, "1.5"],
+      [Number.NaN, "NaN"],
+      [Number.POSITIVE_INFINITY, "Infinity"],
+      [2 ** 53, "9007199254740992"],
+      ["3", '"3" (a string)'],
+      [5n, "5n (a bigint)"],
+      [null, "null"],
+      [{}, "an object"],
+    ];
+    for (const [bad, shown] of positives) {
+      expect(() => validatePositiveInt("concurrency", bad)).toThrow(`concurrency must be a positive integer, got ${shown}`);
     }
     for (const ok of [0, 0.5, 1, 1e9]) expect(() => validateMillis("leaseMs", ok)).not.toThrow();
-    for (const bad of [-1, -0.5, Number.NaN, Number.POSITIVE_INFINITY, 1e30, "5", null, undefined]) {
-      expect(() => validateMillis("leaseMs", bad)).toThrow(`leaseMs must be a number of milliseconds from 0 to ${MAX_DELAY_MS} (10 years), got ${String(bad)}`);
+    const millis: [unknown, string][] = [
+      [-1, "-1"],
+      [-0.5, "-0.5"],
+      [Number.NaN, "NaN"],
+      [Number.POSITIVE_INFINITY, "Infinity"],
+      [1e30, "1e+30"],
+      ["5", '"5" (a string)'],
+      [null, "null"],
+      [undefined, "undefined"],
+    ];
+    for (const [bad, shown] of millis) {
+      expect(() => validateMillis("leaseMs", bad)).toThrow(`leaseMs must be a number of milliseconds from 0 to ${MAX_DELAY_MS} (10 years), got ${shown}`);
     }
   });
 });

@@ -11,6 +11,7 @@ import type { IndexEntry } from "./run-index.js";
 import type { RunId } from "./run-id.js";
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, RUN_LIST_STATES, type ListRunsOptions, type RunListState, type RunRow } from "./run-listing.js";
 import type { Building } from "../../queue/cancel-state.js";
+import { describeValue } from "../../option-values.js";
 
 /** The active part of a row: what the step pointer and step job say. */
 export interface ActiveView {
@@ -105,7 +106,7 @@ export function checkListOptions(o: unknown, what = "listRuns"): CheckedListOpti
   const out: CheckedListOptions = { limit: DEFAULT_LIST_LIMIT };
   if (v.limit !== undefined) {
     if (typeof v.limit !== "number" || !Number.isInteger(v.limit) || v.limit < 1 || v.limit > MAX_LIST_LIMIT) {
-      throw new ValidationError(`${what}: limit must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${String(v.limit)}`);
+      throw new ValidationError(`${what}: limit must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${describeValue(v.limit)}`);
     }
     out.limit = v.limit;
   }
