@@ -545,9 +545,9 @@ export class RunGroup {
    *
    * @internal Used by the client inbox of a sharded store.
    */
-  forgetShardPart(part: GroupPart): Promise<boolean> {
-    validateInstant("createdAtMs", part.createdAtMs);
-    return forgetGroupPart(this.#host, this.id, part, false);
+  async forgetShardPart(part: GroupPart): Promise<boolean> {
+    validateInstant("createdAtMs", part?.createdAtMs);
+    return await forgetGroupPart(this.#host, this.id, part, false);
   }
 
   /**
@@ -559,7 +559,7 @@ export class RunGroup {
    * @internal Used by the client inbox of a sharded store, once a client read every result.
    */
   async retainShardPart(part: GroupPart): Promise<boolean> {
-    validateInstant("createdAtMs", part.createdAtMs);
+    validateInstant("createdAtMs", part?.createdAtMs);
     const host = this.#host;
     if (host.retentionMs === undefined) return false;
     const at = host.clock.now() + host.retentionMs;
