@@ -39,11 +39,12 @@ export function readFields<K extends string>(from: object, keys: readonly K[], p
 /**
  * The options object `given` of an entry point, each of `keys` read once
  * (see `readFields`): throws `ValidationError` when it is not an object or
- * a field cannot be read, naming the field as `{name}.{field}`. Check and
- * use the returned copy, never `given`.
+ * a field cannot be read, naming the field as `{name}.{field}` (and the
+ * object as `what`, by default `name`). Check and use the returned copy,
+ * never `given`.
  */
-export function readOptions<K extends string>(given: unknown, keys: readonly K[], name: string): Partial<Record<K, unknown>> {
-  if (given === null || typeof given !== "object" || Array.isArray(given)) throw new ValidationError(`${name} must be an object, got ${describeValue(given)}`);
+export function readOptions<K extends string>(given: unknown, keys: readonly K[], name: string, what = name): Partial<Record<K, unknown>> {
+  if (given === null || typeof given !== "object" || Array.isArray(given)) throw new ValidationError(`${what} must be an object, got ${describeValue(given)}`);
   const problems: string[] = [];
   const out = readFields(given, keys, `${name}.`, problems);
   if (problems.length > 0) throw new ValidationError(`${name} could not be read`, problems);

@@ -8,7 +8,7 @@
 import { validateEngineOptions } from "../engine/engine-options.js";
 import type { EngineOptions } from "../engine/engine.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, readFields } from "../option-values.js";
+import { describeValue, readOptions } from "../option-values.js";
 import type { OpenOptions } from "./config.js";
 
 const KEYS = [
@@ -45,12 +45,7 @@ function plainCopy(name: string, v: unknown): unknown {
  */
 export function readOpenOptions(given: unknown): OpenOptions {
   if (given === undefined) return {};
-  if (given === null || typeof given !== "object" || Array.isArray(given)) {
-    throw new ValidationError(`Queue.open options must be an object, got ${describeValue(given)}`);
-  }
-  const problems: string[] = [];
-  const out: Record<string, unknown> = readFields(given, KEYS, "OpenOptions.", problems);
-  if (problems.length > 0) throw new ValidationError(problems.join("; "));
+  const out: Record<string, unknown> = readOptions(given, KEYS, "OpenOptions", "Queue.open options");
   out.defaultQueueConfig = plainCopy("defaultQueueConfig", out.defaultQueueConfig);
   out.queueConfigs = plainCopy("queueConfigs", out.queueConfigs);
   for (const k of ["onDeadLettered", "onClosed"] as const) {
