@@ -14,7 +14,10 @@ import {
   Queue,
   QueueReader,
   ValidationError,
+  JobRunner,
+  WebhookTerminalHook,
   WebhookWorker,
+  WorkflowDispatcher,
   WorkflowRuntime,
   createShards,
   readOwners,
@@ -76,6 +79,7 @@ async function setup(): Promise<{ store: ObjectStore; queue: Queue; runtime: Wor
 }
 
 const start = async () => ({ stop: async () => {} });
+let jobRuns = 0;
 
 describe("entry points read their options once and refuse by name", async () => {
   const env = await setup();
@@ -178,6 +182,29 @@ describe("entry points read their options once and refuse by name", async () => 
       good: () => ({ concurrency: 1, leaseMs: 1000, claimBatch: 1, signal: stopped.signal, onError: () => {} }),
       wrong: ["onError", "log it"],
       call: (opts) => runWorker(env.queue, "jobs", { process: async () => {} }, opts as never),
+    },
+    {
+      name: "JobRunner.over",
+      prefix: "JobRunnerOptions",
+      good: () => ({ pollIntervalMs: 100, resultRetentionMs: 60_000, clock: { now: () => Date.now() }, logger: undefined }),
+      wrong: ["clock", "now"],
+      call: async (opts) => {
+        // A runtime and dispatcher of its own each time: a dispatcher takes one job runner.
+        const dispatcher = WorkflowDispatcher.builder().build();
+        const runtime = WorkflowRuntime.builder(env.queue, env.store, dispatcher, NoopTerminalHook).queueName(`jobs-${++jobRuns}`).build();
+        try {
+          return JobRunner.over(env.queue, runtime, dispatcher, opts as never);
+        } finally {
+          await runtime.close();
+        }
+      },
+    },
+    {
+      name: "WebhookTerminalHook",
+      prefix: "WebhookTerminalHookOptions",
+      good: () => ({ queueName: "callbacks", headers: { "x-app": "1" }, timeoutMs: 1000, maxAttempts: 3, exposeErrorText: false }),
+      wrong: ["headers", "x-app: 1"],
+      call: async (opts) => new WebhookTerminalHook(opts as never),
     },
   ];
 
