@@ -264,7 +264,8 @@ export class ValuePager {
     if (known !== undefined) return known;
     throw new StoreCorruptedError(
       this.#ctx.prefix + seg.name,
-      "this writer holds values paged to the segment but was never handed its block index; close the engine and open it again (the open reads every segment's index)",
+      "this writer holds values paged to the segment but was never handed its block index",
+      "the stored data may be sound: close the engine and open it again (the open reads every segment's index)",
     );
   }
 
