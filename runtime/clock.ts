@@ -219,7 +219,7 @@ export class MockClock implements TimedClock {
 
   /** Moves time forward by `ms` and wakes the timers now due. */
   advance(ms: number): void {
-    if (!(ms >= 0)) throw new ValidationError(`MockClock.advance takes a non-negative number of milliseconds, got ${ms}`);
+    if (!(ms >= 0)) throw new ValidationError(`MockClock.advance takes a non-negative number of milliseconds, got ${describeValue(ms)}`);
     this.set(checkMockTime("MockClock.advance", this.#now + checkMockTime("MockClock.advance", ms)));
   }
 

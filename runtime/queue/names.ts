@@ -50,7 +50,7 @@ export function validateJobId(id: unknown): asserts id is string {
  * object key without a trailing '/'.
  */
 export function validateStoreName(name: unknown): asserts name is string {
-  if (typeof name !== "string") throw new ValidationError(`the queue store name must be a string, got ${typeof name}`);
+  if (typeof name !== "string") throw new ValidationError(`the queue store name must be a string, got ${describeValue(name)}`);
   try {
     validateObjectKey(`${name}/x`);
   } catch (e) {

@@ -100,7 +100,7 @@ export function signWebhook(secrets: WebhookSecret | readonly WebhookSecret[], i
   const list = secretList(secrets);
   if (list.length === 0) throw new ValidationError("signWebhook needs at least one secret");
   if (!Number.isSafeInteger(timestampSec) || timestampSec < 0) {
-    throw new ValidationError(`a webhook timestamp is whole seconds since the epoch, got ${timestampSec}`);
+    throw new ValidationError(`a webhook timestamp is whole seconds since the epoch, got ${describeValue(timestampSec)}`);
   }
   const bytes = toBytes(body);
   return list.map((s) => `v1,${hmac(parseWebhookSecret(s), id, timestampSec, bytes).toString("base64")}`).join(" ");

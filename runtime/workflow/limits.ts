@@ -74,7 +74,7 @@ export function checkSignalPayload(correlationKey: string, payload: unknown): as
 
 /** Checks a memo key: a string of 0 to {@link MAX_MEMO_KEY_BYTES} bytes of well-formed text. */
 export function checkMemoKey(key: unknown): asserts key is string {
-  if (typeof key !== "string") throw new ValidationError(`a memo key must be a string, got ${typeof key}`);
+  if (typeof key !== "string") throw new ValidationError(`a memo key must be a string, got ${describeValue(key)}`);
   if (!isWellFormed(key)) throw new ValidationError(`memo key ${excerpt(key)} is not well-formed text (it has a lone surrogate)`);
   const n = utf8(key);
   if (n > MAX_MEMO_KEY_BYTES)

@@ -161,7 +161,8 @@ describe("names", () => {
       expect(message(() => validateKvKey(bad))).toMatch(/^invalid KV key .*; use 1-1024 bytes of well-formed UTF-8 text/);
       expect(message(() => validateDedupKey(bad))).toMatch(/^invalid dedupKey .*; use 1-512 bytes of well-formed UTF-8 text/);
     }
-    expect(message(() => validateStoreName(5))).toBe("the queue store name must be a string, got number");
+    expect(message(() => validateStoreName(5))).toBe("the queue store name must be a string, got 5");
+    expect(message(() => validateStoreName(5n))).toBe("the queue store name must be a string, got 5n (a bigint)");
     expect(message(() => validateStoreName("../x"))).toMatch(/^invalid queue store name "\.\.\/x"; it becomes an object key prefix/);
     expect(message(() => validateQueueName("a/b"))).toContain('"a/b"');
     expect(message(() => validateJobId("a.b"))).toContain('"a.b"');

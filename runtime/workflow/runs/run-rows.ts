@@ -101,7 +101,7 @@ export interface CheckedListOptions {
 /** Checks `listRuns` options; `ValidationError` saying which one is wrong and what it takes. */
 export function checkListOptions(o: unknown, what = "listRuns"): CheckedListOptions {
   if (o === undefined || o === null) return { limit: DEFAULT_LIST_LIMIT };
-  if (typeof o !== "object" || Array.isArray(o)) throw new ValidationError(`${what} takes an options object, got ${typeof o}`);
+  if (typeof o !== "object" || Array.isArray(o)) throw new ValidationError(`${what} takes an options object, got ${describeValue(o)}`);
   const v = o as ListRunsOptions;
   const out: CheckedListOptions = { limit: DEFAULT_LIST_LIMIT };
   if (v.limit !== undefined) {
