@@ -65,3 +65,9 @@ export function hasMethods(v: unknown, methods: readonly string[]): boolean {
     return false;
   }
 }
+
+/** Throws `ValidationError` naming `path` unless `v` is absent or a finite number of milliseconds in `min..max`. */
+export function checkOptionalMs(path: string, v: unknown, min: number, max: number): asserts v is number | undefined {
+  if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max))
+    throw new ValidationError(`${path} must be a number of ms in ${min}..${max}, got ${describeValue(v)}`);
+}

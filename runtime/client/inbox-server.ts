@@ -52,7 +52,7 @@ import { decodeManifest } from "../workflow/groups/group-records.js";
 import { GroupNotFoundError } from "../workflow/groups/group-errors.js";
 import { GroupRecreatedError } from "./client-errors.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, hasMethods, readOptions } from "../option-values.js";
+import { checkOptionalMs, describeValue, hasMethods, readOptions } from "../option-values.js";
 
 /** Default listing interval on a store without change notification (S3): 3,600 LISTs an hour. */
 export const DEFAULT_LIST_INTERVAL_MS = 1000;
@@ -515,11 +515,7 @@ export function serveClients(queue: Queue, target: WorkflowRuntime | JobRunner, 
   const opts = readOptions(given, SERVE_CLIENTS_KEYS, "ServeClientsOptions") as ServeClientsOptions;
   if (!hasMethods(opts.store, ["get", "put", "list", "delete"]))
     throw new ValidationError(`ServeClientsOptions.store must be the ObjectStore given to Queue.open, got ${describeValue(opts.store)}`);
-  for (const k of ["listIntervalMs", "appliedRetentionMs"] as const) {
-    const v = opts[k];
-    if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < 1 || v > 24 * 3600 * 1000))
-      throw new ValidationError(`ServeClientsOptions.${k} must be a number of ms in 1..86400000, got ${describeValue(v)}`);
-  }
+  for (const k of ["listIntervalMs", "appliedRetentionMs"] as const) checkOptionalMs(`ServeClientsOptions.${k}`, opts[k], 1, 24 * 3600 * 1000);
   const n = opts.maxConcurrentRequests;
   if (n !== undefined && (!Number.isInteger(n) || n < 1 || n > 1000))
     throw new ValidationError(`ServeClientsOptions.maxConcurrentRequests must be a whole number from 1 to 1000, got ${describeValue(n)}`);

@@ -66,7 +66,7 @@ import { ClientGroup, ClientJobGroup, type GroupPort } from "./client-group.js";
 import { mergeGroupPages, mergeRunPages } from "./shard-listing.js";
 import { scanOf } from "../workflow/runs/list-runs.js";
 import { DEFAULT_GROUP_LIMIT } from "../workflow/groups/group-index.js";
-import { describeValue, hasMethods, readOptions } from "../option-values.js";
+import { checkOptionalMs, describeValue, hasMethods, readOptions } from "../option-values.js";
 
 /** Default time a command waits for the owner's answer. */
 export const DEFAULT_CLIENT_TIMEOUT_MS = 30_000;
@@ -116,11 +116,6 @@ const CLIENT_OPTION_KEYS = [
   "clock",
 ] as const satisfies readonly (keyof TaqubaClientOptions)[];
 
-function checkMs(name: string, v: unknown, min: number, max: number): void {
-  if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max))
-    throw new ValidationError(`TaqubaClientOptions.${name} must be a number of ms in ${min}..${max}, got ${describeValue(v)}`);
-}
-
 /** A check whose message does not say which option it refused, prefixed with the option's name. */
 function naming(path: string, check: () => void): void {
   try {
@@ -143,8 +138,8 @@ function readClientOptions(given: unknown): TaqubaClientOptions {
   naming("TaqubaClientOptions.name", () => validateStoreName(o.name));
   if (o.queueName !== undefined) naming("TaqubaClientOptions.queueName", () => validateQueueName(o.queueName));
   if (o.memoPrefix !== undefined) checkMemoPrefix("TaqubaClientOptions.memoPrefix", o.memoPrefix);
-  checkMs("timeoutMs", o.timeoutMs, 1, 24 * 3600 * 1000);
-  checkMs("pollIntervalMs", o.pollIntervalMs, MIN_CLIENT_POLL_MS, 3600 * 1000);
+  checkOptionalMs("TaqubaClientOptions.timeoutMs", o.timeoutMs, 1, 24 * 3600 * 1000);
+  checkOptionalMs("TaqubaClientOptions.pollIntervalMs", o.pollIntervalMs, MIN_CLIENT_POLL_MS, 3600 * 1000);
   if (o.clock !== undefined && !hasMethods(o.clock, ["now"]))
     throw new ValidationError(`TaqubaClientOptions.clock must be an object with a now() method (a Clock), got ${describeValue(o.clock)}`);
   return o as TaqubaClientOptions;

@@ -14,7 +14,7 @@ import type { ObjectStore } from "../store/object-store.js";
 import { TaqubaClient } from "../client/taquba-client.js";
 import { shardOfRun, shardOfSchedule, shardStoreName } from "../client/shard-route.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, readOptions } from "../option-values.js";
+import { checkOptionalMs, readOptions } from "../option-values.js";
 import type { RemoteRuns, ScheduleRouting } from "../workflow/schedules/schedule-routing.js";
 import type { WorkflowRuntime } from "../workflow/workflow-runtime.js";
 
@@ -62,8 +62,7 @@ export function routeShardSchedules(runtime: WorkflowRuntime, store: ObjectStore
   }
   const { name, shard, shards } = place;
   const { timeoutMs } = readOptions(opts, ["timeoutMs"], "ShardSchedulesOptions");
-  if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 1 || timeoutMs > 24 * 3600 * 1000))
-    throw new ValidationError(`ShardSchedulesOptions.timeoutMs must be a number of ms in 1..86400000, got ${describeValue(timeoutMs)}`);
+  checkOptionalMs("ShardSchedulesOptions.timeoutMs", timeoutMs, 1, 24 * 3600 * 1000);
   const clients = new Map<number, Promise<TaqubaClient>>();
   const clientOf = (i: number): Promise<TaqubaClient> => {
     let c = clients.get(i);

@@ -226,7 +226,7 @@ describe("key sections and windowed compactions against keys, values and stores 
     const engine = await Engine.open(store, paged({ maxSegmentRuns: 8 }));
     for (let round = 0; round < 3; round++) {
       const b = new WriteBatch();
-      keys.forEach((k, i) => write(b, model, touched, k, (i + round) % 6 === 5 ? undefined : "w".repeat(lens[(i + round) % lens.length]!)));
+      for (const [i, k] of keys.entries()) write(b, model, touched, k, (i + round) % 6 === 5 ? undefined : "w".repeat(lens[(i + round) % lens.length]!));
       await engine.commit(b);
       await engine.checkpoint();
     }
