@@ -20,6 +20,7 @@ import {
   WorkflowDispatcher,
   WorkflowRuntime,
   createShards,
+  openStore,
   readOwners,
   routeShardSchedules,
   runOwnerElection,
@@ -86,6 +87,13 @@ describe("entry points read their options once and refuse by name", async () => 
   const stopped = new AbortController();
   stopped.abort();
   const cases: Case[] = [
+    {
+      name: "openStore",
+      prefix: "OpenStoreOptions",
+      good: () => ({ env: { AWS_REGION: "us-east-1" } }),
+      wrong: ["env", "AWS_REGION=us-east-1"],
+      call: async (opts) => openStore("memory://", opts as never),
+    },
     {
       name: "serveClients",
       prefix: "ServeClientsOptions",
