@@ -17,26 +17,19 @@
  * `N=300 NL=30 ROUNDS=10 npx tsx bench/step-cpu-ab.ts <checkout A> <checkout B>`.
  */
 import { loadavg } from "node:os";
-import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { percentile } from "./support/percentile.js";
-
-type Taquba = typeof import("../runtime/index.js");
+import { loadCheckout, openStepWorkload, STEPS_PER_RUN as M, type Taquba } from "./support/step-workload.js";
 
 const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
 const N = env("N", 300);
 const NL = env("NL", 30);
 const CONC = env("CONC", 50);
 const ROUNDS = env("ROUNDS", 10);
-const M = 10;
 
 const dirs = process.argv.slice(2);
 if (dirs.length === 0) throw new Error("name one or more built checkouts");
 const mods: Taquba[] = [];
-for (const d of dirs) mods.push((await import(pathToFileURL(resolve(d, "dist/runtime/index.js")).href)) as Taquba);
-
-const enc = new TextEncoder();
-const dec = new TextDecoder();
+for (const d of dirs) mods.push(await loadCheckout(d));
 
 interface Round {
   cpu: number;
@@ -48,43 +41,16 @@ interface Round {
 }
 
 async function measure(T: Taquba, n: number, conc: number): Promise<Round> {
-  const runner: import("../runtime/index.js").StepRunner = {
-    async runStep(step) {
-      const [j, m] = dec.decode(step.payload).split("/").map(Number) as [number, number];
-      return j + 1 >= m ? T.StepOutcome.succeed(enc.encode(String(m))) : T.StepOutcome.continueNow(enc.encode(`${j + 1}/${m}`));
-    },
-  };
   const store = T.withCounting(new T.MemoryStore());
-  const queue = await T.Queue.open(store, "bench");
-  const runtime = T.WorkflowRuntime.builder(queue, store, runner, T.NoopTerminalHook).maxConcurrentSteps(64).build();
-  const handle = runtime.spawn();
-  const one = async () => {
-    const { runId } = await runtime.submit({ input: enc.encode(`0/${M}`) });
-    await runtime.wait(runId);
-    const o = await runtime.outcome(runId);
-    if (o?.status !== "succeeded") throw new Error(`run ${runId} did not succeed`);
-  };
-  const drive = async (count: number, c: number) => {
-    let next = 0;
-    const lat: number[] = [];
-    await Promise.all(
-      Array.from({ length: Math.min(c, count) }, async () => {
-        while (next++ < count) {
-          const t = performance.now();
-          await one();
-          lat.push(performance.now() - t);
-        }
-      }),
-    );
-    return lat.sort((a, b) => a - b);
-  };
+  const w = await openStepWorkload(T, store);
+  const queue = w.queue;
   try {
-    await drive(20, 10);
+    await w.drive(20, 10);
     store.reset();
     const batches0 = queue.engineStats.walBatches;
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    const lat = await drive(n, conc);
+    const lat = await w.drive(n, conc);
     const wall = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     const c = store.counts;
@@ -98,8 +64,7 @@ async function measure(T: Taquba, n: number, conc: number): Promise<Round> {
       bytes: c.bytesIn / steps,
     };
   } finally {
-    await handle.shutdown();
-    await queue.close();
+    await w.close();
   }
 }
 

@@ -6,6 +6,7 @@
  * without sleeping.
  */
 import { ValidationError } from "./errors.js";
+import { describeValue } from "./option-values.js";
 
 export interface Clock {
   /** Milliseconds since the epoch; the SDK reads them whole (fractions dropped) and refuses NaN, infinite or negative readings with `ValidationError`. */
@@ -179,7 +180,7 @@ export function timedClock(clock: Clock): TimedClock {
 /** A clock reading in whole milliseconds; throws `ValidationError` for one that is no time at all. */
 function wholeMs(ms: number): number {
   if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0 || ms > MAX_TIME_MS) {
-    throw new ValidationError(`the clock's now() must return milliseconds since the epoch, got ${String(ms)}; check the clock passed in the options`);
+    throw new ValidationError(`the clock's now() must return milliseconds since the epoch, got ${describeValue(ms)}; check the clock passed in the options`);
   }
   return Math.floor(ms);
 }
@@ -190,7 +191,7 @@ const MAX_TIME_MS = 8.64e15;
 /** Checks a time given to `MockClock`: whole milliseconds within the dates JavaScript represents (before the epoch too, to test skew). */
 function checkMockTime(what: string, ms: number): number {
   if (!Number.isSafeInteger(ms) || Math.abs(ms) > MAX_TIME_MS) {
-    throw new ValidationError(`${what} takes whole milliseconds from -${MAX_TIME_MS} to ${MAX_TIME_MS}, got ${String(ms)}`);
+    throw new ValidationError(`${what} takes whole milliseconds from -${MAX_TIME_MS} to ${MAX_TIME_MS}, got ${describeValue(ms)}`);
   }
   return ms;
 }
@@ -218,7 +219,7 @@ export class MockClock implements TimedClock {
 
   /** Moves time forward by `ms` and wakes the timers now due. */
   advance(ms: number): void {
-    if (!(ms >= 0)) throw new ValidationError(`MockClock.advance takes a non-negative number of milliseconds, got ${ms}`);
+    if (!(ms >= 0)) throw new ValidationError(`MockClock.advance takes a non-negative number of milliseconds, got ${describeValue(ms)}`);
     this.set(checkMockTime("MockClock.advance", this.#now + checkMockTime("MockClock.advance", ms)));
   }
 

@@ -3,6 +3,7 @@
  * (a getter or a Proxy answering differently on a second read cannot slip
  * past a check), and values shown in error messages for what they are.
  */
+import { ValidationError } from "./errors.js";
 
 /** A value as an error message shows it: what it is, not only how `String` spells it ("100" and 100 differ). */
 export function describeValue(v: unknown): string {
@@ -61,4 +62,40 @@ export function readFields<K extends string>(from: object, keys: readonly K[], p
     if (v !== undefined) out[k] = v;
   }
   return out;
+}
+
+/**
+ * The options object `given` of an entry point, each of `keys` read once
+ * (see `readFields`): throws `ValidationError` when it is not an object or
+ * a field cannot be read, naming the field as `{name}.{field}` (and the
+ * object as `what`, by default `name`). Check and use the returned copy,
+ * never `given`.
+ */
+export function readOptions<K extends string>(given: unknown, keys: readonly K[], name: string, what = name): Partial<Record<K, unknown>> {
+  if (!isOptionObject(given)) throw new ValidationError(`${what} must be an object, got ${describeValue(given)}`);
+  const problems: string[] = [];
+  const out = readFields(given, keys, `${name}.`, problems);
+  if (problems.length > 0) throw new ValidationError(`${name} could not be read`, problems);
+  return out;
+}
+
+/** Throws `ValidationError` naming `path` unless `v` is absent or a function. */
+export function checkOptionalFunction(path: string, v: unknown): void {
+  if (v !== undefined && typeof v !== "function") throw new ValidationError(`${path} must be a function, got ${describeValue(v)}`);
+}
+
+/** Whether `v` is an object whose `methods` are all functions (reading them may not throw): a clock, a logger, a store. */
+export function hasMethods(v: unknown, methods: readonly string[]): boolean {
+  if (v === null || (typeof v !== "object" && typeof v !== "function")) return false;
+  try {
+    return methods.every((m) => typeof (v as Record<string, unknown>)[m] === "function");
+  } catch {
+    return false;
+  }
+}
+
+/** Throws `ValidationError` naming `path` unless `v` is absent or a finite number of milliseconds in `min..max`. */
+export function checkOptionalMs(path: string, v: unknown, min: number, max: number): asserts v is number | undefined {
+  if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max))
+    throw new ValidationError(`${path} must be a number of ms in ${min}..${max}, got ${describeValue(v)}`);
 }

@@ -9,6 +9,7 @@
  * here, and the key encoding rejects anything these checks would.
  */
 import { ValidationError } from "./errors.js";
+import { describeValue } from "./option-values.js";
 
 /** The longest delay, timeout or lease extension accepted: 10 years (of 365 days), in ms. */
 export const MAX_DELAY_MS = 10 * 365 * 24 * 60 * 60 * 1000;
@@ -22,7 +23,7 @@ export const MAX_INSTANT_MS = 8_640_000_000_000_000;
  */
 export function validateDelay(what: string, ms: unknown): number {
   if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0 || ms > MAX_DELAY_MS) {
-    throw new ValidationError(`${what} must be a number of milliseconds from 0 to ${MAX_DELAY_MS} (10 years), got ${String(ms)}`);
+    throw new ValidationError(`${what} must be a number of milliseconds from 0 to ${MAX_DELAY_MS} (10 years), got ${describeValue(ms)}`);
   }
   return ms;
 }
@@ -33,7 +34,7 @@ export function validateDelay(what: string, ms: unknown): number {
  */
 export function validateInstant(what: string, at: unknown): number {
   if (typeof at !== "number" || !Number.isFinite(at) || at < 0 || at > MAX_INSTANT_MS) {
-    throw new ValidationError(`${what} must be an instant in ms since 1970 from 0 to ${MAX_INSTANT_MS}, got ${String(at)}`);
+    throw new ValidationError(`${what} must be an instant in ms since 1970 from 0 to ${MAX_INSTANT_MS}, got ${describeValue(at)}`);
   }
   return at;
 }

@@ -16,6 +16,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { TaqubaError, ValidationError } from "../../runtime/errors.js";
+import { checkOptionalFunction, describeValue, readOptions } from "../../runtime/option-values.js";
 import { RUN_LIST_STATES, type RunListState } from "../../runtime/workflow/runs/run-listing.js";
 import { encodeJsonPayload } from "../inspect/json-payload.js";
 import { RedriveRefusedError, type Operations } from "../inspect/operations.js";
@@ -158,13 +159,25 @@ class Freshness {
 
 type Handler = (url: URL, req: IncomingMessage, match: RegExpMatchArray) => Promise<unknown>;
 
-export async function startDashboard(opts: DashboardOptions): Promise<Dashboard> {
+const DASHBOARD_KEYS = ["ops", "refresh", "info", "host", "port", "token", "pollIntervalMs"] as const satisfies readonly (keyof DashboardOptions)[];
+
+export async function startDashboard(given: DashboardOptions): Promise<Dashboard> {
+  // Each field read once: the token every request is checked against is the one checked here.
+  const opts = readOptions(given, DASHBOARD_KEYS, "DashboardOptions") as DashboardOptions;
+  for (const k of ["host", "token"] as const) {
+    if (opts[k] !== undefined && typeof opts[k] !== "string")
+      throw new ValidationError(`DashboardOptions.${k} must be a string, got ${describeValue(opts[k])}`);
+  }
+  checkOptionalFunction("DashboardOptions.refresh", opts.refresh);
+  if (opts.refresh === undefined) throw new ValidationError("DashboardOptions.refresh must be a function that reads what the owner made durable");
+  if (opts.port !== undefined && (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65_535))
+    throw new ValidationError(`DashboardOptions.port must be a whole number from 0 to 65535 (0 picks a free port), got ${describeValue(opts.port)}`);
   const host = opts.host ?? "127.0.0.1";
   const problem = bindingProblem(host, opts.token);
   if (problem !== undefined) throw new ValidationError(problem);
   const pollMs = opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
   if (!Number.isInteger(pollMs) || pollMs < 200 || pollMs > 3_600_000)
-    throw new ValidationError(`the poll interval must be 200 to 3,600,000 ms, got ${pollMs}`);
+    throw new ValidationError(`DashboardOptions.pollIntervalMs (the poll interval) must be 200 to 3,600,000 ms, got ${describeValue(pollMs)}`);
   const assets: Assets = await findAssets();
   const fresh = new Freshness(opts.refresh, pollMs);
   const { ops } = opts;

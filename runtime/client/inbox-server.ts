@@ -52,6 +52,7 @@ import { decodeManifest } from "../workflow/groups/group-records.js";
 import { GroupNotFoundError } from "../workflow/groups/group-errors.js";
 import { GroupRecreatedError } from "./client-errors.js";
 import { ValidationError } from "../errors.js";
+import { checkOptionalMs, describeValue, hasMethods, readOptions } from "../option-values.js";
 
 /** Default listing interval on a store without change notification (S3): 3,600 LISTs an hour. */
 export const DEFAULT_LIST_INTERVAL_MS = 1000;
@@ -84,6 +85,14 @@ export interface ServeClientsOptions {
   /** Default: `console.error`. */
   readonly logger?: WorkflowLogger;
 }
+
+const SERVE_CLIENTS_KEYS = [
+  "store",
+  "listIntervalMs",
+  "appliedRetentionMs",
+  "maxConcurrentRequests",
+  "logger",
+] as const satisfies readonly (keyof ServeClientsOptions)[];
 
 /** What an inbox has done since it started. */
 export interface InboxStats {
@@ -501,19 +510,17 @@ export class ClientInbox {
  * // ...
  * await inbox.stop();
  */
-export function serveClients(queue: Queue, target: WorkflowRuntime | JobRunner, opts: ServeClientsOptions): ClientInbox {
-  if (opts === null || typeof opts !== "object" || opts.store === undefined)
-    throw new ValidationError("serveClients needs { store }: the store given to Queue.open");
-  for (const [k, v] of [
-    ["listIntervalMs", opts.listIntervalMs],
-    ["appliedRetentionMs", opts.appliedRetentionMs],
-  ] as const) {
-    if (v !== undefined && (!Number.isFinite(v) || v < 1 || v > 24 * 3600 * 1000))
-      throw new ValidationError(`serveClients: ${k} must be a number of ms in 1..86400000, got ${v}`);
-  }
+export function serveClients(queue: Queue, target: WorkflowRuntime | JobRunner, given: ServeClientsOptions): ClientInbox {
+  // Each field read once: what is checked is what the inbox runs with.
+  const opts = readOptions(given, SERVE_CLIENTS_KEYS, "ServeClientsOptions") as ServeClientsOptions;
+  if (!hasMethods(opts.store, ["get", "put", "list", "delete"]))
+    throw new ValidationError(`ServeClientsOptions.store must be the ObjectStore given to Queue.open, got ${describeValue(opts.store)}`);
+  for (const k of ["listIntervalMs", "appliedRetentionMs"] as const) checkOptionalMs(`ServeClientsOptions.${k}`, opts[k], 1, 24 * 3600 * 1000);
   const n = opts.maxConcurrentRequests;
   if (n !== undefined && (!Number.isInteger(n) || n < 1 || n > 1000))
-    throw new ValidationError(`serveClients: maxConcurrentRequests must be a whole number from 1 to 1000, got ${String(n)}`);
+    throw new ValidationError(`ServeClientsOptions.maxConcurrentRequests must be a whole number from 1 to 1000, got ${describeValue(n)}`);
+  if (opts.logger !== undefined && !hasMethods(opts.logger, ["error"]))
+    throw new ValidationError(`ServeClientsOptions.logger must be an object with an error(fields, msg) method, got ${describeValue(opts.logger)}`);
   const runtime = target instanceof JobRunner ? target.runtime : target;
   const served = servedInboxes.get(queue) ?? new Set<string>();
   // Two loops over one inbox would both find a request unapplied and apply it twice.

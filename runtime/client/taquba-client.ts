@@ -60,11 +60,13 @@ import { readShardLayout, shardOfRun, shardOfSchedule, shardOfSignal, shardStore
 import { checkScheduleId } from "../workflow/schedules/schedule-record.js";
 import type { ScheduleFire, ScheduleInfo } from "../workflow/schedules/schedule-types.js";
 import { BACKFILL_PART_TICKS, type BackfillPart } from "../workflow/schedules/schedules.js";
-import { validateInstant } from "../time-bounds.js";
+import { validateDelay, validateInstant } from "../time-bounds.js";
+import { checkMemoPrefix } from "../workflow/runtime-builder.js";
 import { ClientGroup, ClientJobGroup, type GroupPort } from "./client-group.js";
 import { mergeGroupPages, mergeRunPages } from "./shard-listing.js";
 import { scanOf } from "../workflow/runs/list-runs.js";
 import { DEFAULT_GROUP_LIMIT } from "../workflow/groups/group-index.js";
+import { checkOptionalMs, describeValue, hasMethods, readOptions } from "../option-values.js";
 
 /** Default time a command waits for the owner's answer. */
 export const DEFAULT_CLIENT_TIMEOUT_MS = 30_000;
@@ -105,11 +107,42 @@ export interface TaqubaClientOptions {
   readonly clock?: Clock;
 }
 
-function positive(name: string, v: number | undefined, min: number, max: number): number | undefined {
-  if (v === undefined) return undefined;
-  if (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max)
-    throw new ValidationError(`TaqubaClientOptions.${name} must be a number of ms in ${min}..${max}, got ${String(v)}`);
-  return v;
+const CLIENT_OPTION_KEYS = [
+  "name",
+  "queueName",
+  "memoPrefix",
+  "timeoutMs",
+  "pollIntervalMs",
+  "clock",
+] as const satisfies readonly (keyof TaqubaClientOptions)[];
+
+/** A check whose message does not say which option it refused, prefixed with the option's name. */
+function naming(path: string, check: () => void): void {
+  try {
+    check();
+  } catch (err) {
+    if (err instanceof ValidationError) throw new ValidationError(`${path}: ${err.message}`);
+    throw err;
+  }
+}
+
+/**
+ * `TaqubaClient.open`'s options, each field read once (a getter or Proxy is
+ * asked once, and one that throws is a `ValidationError` naming it) and
+ * checked: what the client runs with is this copy, never the caller's object.
+ */
+function readClientOptions(given: unknown): TaqubaClientOptions {
+  const o = readOptions(given, CLIENT_OPTION_KEYS, "TaqubaClientOptions");
+  if (typeof o.name !== "string")
+    throw new ValidationError(`TaqubaClientOptions.name must be the store name the owner gave Queue.open (a string), got ${describeValue(o.name)}`);
+  naming("TaqubaClientOptions.name", () => validateStoreName(o.name));
+  if (o.queueName !== undefined) naming("TaqubaClientOptions.queueName", () => validateQueueName(o.queueName));
+  if (o.memoPrefix !== undefined) checkMemoPrefix("TaqubaClientOptions.memoPrefix", o.memoPrefix);
+  checkOptionalMs("TaqubaClientOptions.timeoutMs", o.timeoutMs, 1, 24 * 3600 * 1000);
+  checkOptionalMs("TaqubaClientOptions.pollIntervalMs", o.pollIntervalMs, MIN_CLIENT_POLL_MS, 3600 * 1000);
+  if (o.clock !== undefined && !hasMethods(o.clock, ["now"]))
+    throw new ValidationError(`TaqubaClientOptions.clock must be an object with a now() method (a Clock), got ${describeValue(o.clock)}`);
+  return o as TaqubaClientOptions;
 }
 
 function isRetryable(err: unknown): boolean {
@@ -188,12 +221,8 @@ export class TaqubaClient {
    * on a sharded store every command and read goes to the run's shard
    * (see docs/cluster.md).
    */
-  static async open(store: ObjectStore | string, opts: TaqubaClientOptions): Promise<TaqubaClient> {
-    if (opts === null || typeof opts !== "object") throw new ValidationError("TaqubaClient.open takes { name, queueName? }");
-    validateStoreName(opts.name);
-    if (opts.queueName !== undefined) validateQueueName(opts.queueName);
-    positive("timeoutMs", opts.timeoutMs, 1, 24 * 3600 * 1000);
-    positive("pollIntervalMs", opts.pollIntervalMs, MIN_CLIENT_POLL_MS, 3600 * 1000);
+  static async open(store: ObjectStore | string, given: TaqubaClientOptions): Promise<TaqubaClient> {
+    const opts = readClientOptions(given);
     const s = typeof store === "string" ? openStore(store) : store;
     if (s === null || typeof s !== "object" || typeof s.get !== "function") throw new ValidationError("TaqubaClient.open takes an ObjectStore or a store URL");
     const layout = await readShardLayout(s, opts.name);
@@ -599,9 +628,9 @@ export class TaqubaClient {
   }
 
   /** {@link TaqubaClient.wait} bounded by `timeoutMs`; null when the run has not ended by then. */
-  waitTimeout(runId: RunId | string, timeoutMs: number): Promise<RunEnd | null> {
-    if (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0)
-      throw new ValidationError(`waitTimeout takes a timeout >= 0 ms, got ${timeoutMs}`);
+  async waitTimeout(runId: RunId | string, timeoutMs: number): Promise<RunEnd | null> {
+    // Async, as the runtime's: a bad argument rejects the promise instead of throwing at the call.
+    validateDelay("waitTimeout's timeout", timeoutMs);
     const id = RunId.parse(runId);
     return (this.#runShard(id) ?? this).#wait(id, Date.now() + timeoutMs);
   }

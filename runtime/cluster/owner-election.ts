@@ -29,6 +29,7 @@ import {
   type LeaseEntry,
   type LeaseRecord,
 } from "./lease-chain.js";
+import { checkOptionalFunction, describeValue, hasMethods, readOptions } from "../option-values.js";
 
 /** How long a lease lasts after its last renewal, unless set: 15 s. */
 export const DEFAULT_LEASE_DURATION_MS = 15_000;
@@ -107,9 +108,40 @@ export interface ElectionHooks {
 
 function checkMs(what: string, v: unknown, min: number, max: number): number {
   if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max) {
-    throw new ValidationError(`${what} must be a whole number of milliseconds from ${min} to ${max}, got ${String(v)}`);
+    throw new ValidationError(`${what} must be a whole number of milliseconds from ${min} to ${max}, got ${describeValue(v)}`);
   }
   return v;
+}
+
+const ELECTION_KEYS = [
+  "start",
+  "leaseDurationMs",
+  "renewIntervalMs",
+  "processId",
+  "clock",
+  "logger",
+  "onChange",
+] as const satisfies readonly (keyof OwnerElectionOptions)[];
+
+/**
+ * The options of an election (`runOwnerElection`'s, or `runShardWorkers`'s,
+ * named by `name`) read once and checked: each field is asked for once (a
+ * getter that throws is refused by name), and the copy is what runs.
+ */
+export function readElectionOptions<O>(given: O, name: string): O {
+  // runShardWorkers's options have the same fields (its start and onChange take a shard).
+  const opts: Record<string, unknown> = readOptions(given, ELECTION_KEYS, name);
+  if (typeof opts.start !== "function")
+    throw new ValidationError(`${name}.start must be a function that starts the owner's work, got ${describeValue(opts.start)}`);
+  checkOptionalFunction(`${name}.onChange`, opts.onChange);
+  if (opts.clock !== undefined && !hasMethods(opts.clock, ["now"]))
+    throw new ValidationError(`${name}.clock must be an object with a now() method (a Clock), got ${describeValue(opts.clock)}`);
+  if (opts.logger !== undefined && (opts.logger === null || typeof opts.logger !== "object"))
+    throw new ValidationError(`${name}.logger must be an object with debug/info/warn/error(obj, msg) methods, got ${describeValue(opts.logger)}`);
+  if (opts.processId !== undefined && (typeof opts.processId !== "string" || opts.processId.length === 0 || opts.processId.length > 200))
+    throw new ValidationError(`${name}.processId must be 1-200 characters, got ${describeValue(opts.processId)}`);
+  electionTimings(opts as { leaseDurationMs?: number; renewIntervalMs?: number });
+  return opts as O;
 }
 
 /** Checks the election timings and returns them with their defaults. */
@@ -148,7 +180,7 @@ export function runOwnerElection(store: ObjectStore, name: string, opts: OwnerEl
   if (typeof name !== "string" || name.length === 0)
     throw new ValidationError(`the store name of an owner election must be a non-empty string, got ${JSON.stringify(name)}`);
   validateObjectKey(`${name}/lease`);
-  return new OwnerElection(store, `${name}/`, opts);
+  return new OwnerElection(store, `${name}/`, readElectionOptions(opts, "OwnerElectionOptions"));
 }
 
 /** One process's part in an owner election; see `runOwnerElection`. */

@@ -14,6 +14,7 @@ import type { ObjectStore } from "../store/object-store.js";
 import { TaqubaClient } from "../client/taquba-client.js";
 import { shardOfRun, shardOfSchedule, shardStoreName } from "../client/shard-route.js";
 import { ValidationError } from "../errors.js";
+import { checkOptionalMs, readOptions } from "../option-values.js";
 import type { RemoteRuns, ScheduleRouting } from "../workflow/schedules/schedule-routing.js";
 import type { WorkflowRuntime } from "../workflow/workflow-runtime.js";
 
@@ -60,6 +61,8 @@ export function routeShardSchedules(runtime: WorkflowRuntime, store: ObjectStore
     throw new ValidationError(`routeShardSchedules needs the shard's place { name, shard, shards } (a ShardTerm), got ${JSON.stringify(place)}`);
   }
   const { name, shard, shards } = place;
+  const { timeoutMs } = readOptions(opts, ["timeoutMs"], "ShardSchedulesOptions");
+  checkOptionalMs("ShardSchedulesOptions.timeoutMs", timeoutMs, 1, 24 * 3600 * 1000);
   const clients = new Map<number, Promise<TaqubaClient>>();
   const clientOf = (i: number): Promise<TaqubaClient> => {
     let c = clients.get(i);
@@ -68,7 +71,7 @@ export function routeShardSchedules(runtime: WorkflowRuntime, store: ObjectStore
         name: shardStoreName(name, i),
         queueName: runtime.queueName,
         memoPrefix: runtime.memoStore.prefix,
-        ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
       });
       // A failed open (the store was unreachable) is tried again at the next use.
       c.catch(() => clients.delete(i));

@@ -17,7 +17,15 @@ import { PreconditionFailedError, ValidationError } from "../errors.js";
 import { fullLogger, type FullLogger, type Logger } from "../logger.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { checkShardCount, encodeShardLayout, readShardLayout, shardLayoutKey, shardStoreName, type ShardLayout } from "../client/shard-route.js";
-import { defaultProcessId, electionTimings, OwnerElection, type OwnedWork, type OwnerElectionState, type OwnerTerm } from "./owner-election.js";
+import {
+  defaultProcessId,
+  electionTimings,
+  OwnerElection,
+  readElectionOptions,
+  type OwnedWork,
+  type OwnerElectionState,
+  type OwnerTerm,
+} from "./owner-election.js";
 
 /**
  * Records that the store `name` is split into `shards` shards. Call it once
@@ -92,9 +100,8 @@ const memberKey = (name: string, id: string, n: number): string => `${membersFol
  * });
  * process.on("SIGTERM", () => void workers.stop());
  */
-export async function runShardWorkers(store: ObjectStore, name: string, opts: ShardWorkersOptions): Promise<ShardWorkers> {
-  if (typeof opts?.start !== "function") throw new ValidationError("runShardWorkers needs a start function that starts the owner's work of a shard");
-  electionTimings(opts);
+export async function runShardWorkers(store: ObjectStore, name: string, given: ShardWorkersOptions): Promise<ShardWorkers> {
+  const opts = readElectionOptions(given, "ShardWorkersOptions");
   const layout = await readShardLayout(store, name);
   if (layout === undefined) throw new ValidationError(`the store "${name}" is not sharded; create it with createShards(store, "${name}", count) first`);
   return new ShardWorkers(store, name, layout.shards, opts);

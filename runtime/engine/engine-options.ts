@@ -283,7 +283,7 @@ function snapshot(opts: unknown, problems: string[]): EngineOptions {
  * options read once (see `readFields`): use these, not `given`, so a getter
  * answering differently on a second read cannot slip past the check.
  */
-export function validateEngineOptions(given: EngineOptions): EngineOptions {
+export function validateEngineOptions(given: EngineOptions, what = "engine options"): EngineOptions {
   const problems: string[] = [];
   const opts = snapshot(given, problems);
   // Past MAX_SAFE_INTEGER counts and sums are inexact; a size or interval that large is a mistake.
@@ -363,6 +363,6 @@ export function validateEngineOptions(given: EngineOptions): EngineOptions {
       }
     }
   }
-  if (problems.length > 0) throw new ValidationError("invalid engine options; nothing was read or written", problems);
+  if (problems.length > 0) throw new ValidationError(`invalid ${what}; nothing was read or written`, problems);
   return opts;
 }

@@ -10,6 +10,8 @@
  * over from it. A store missing objects that no checkpoint explains fails
  * with `StoreCorruptedError` (see `loadState`).
  */
+import { validateEngineOptions } from "./engine-options.js";
+import { readOptions } from "../option-values.js";
 import { ClosedError, StoreUnavailableError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { checkPrefix } from "./layout.js";
@@ -66,7 +68,9 @@ export class EngineReader {
   }
 
   /** Loads the store's current durable state. The store need not have a writer. */
-  static async open(store: ObjectStore, opts: EngineReaderOptions = {}): Promise<EngineReader> {
+  static async open(store: ObjectStore, given: EngineReaderOptions = {}): Promise<EngineReader> {
+    // Read once and checked as the writer's are (the prefix, the retry policy's bounds).
+    const opts = validateEngineOptions(readOptions(given, ["prefix", "retry"], "EngineReaderOptions") as EngineReaderOptions, "EngineReaderOptions");
     const ctx: StoreContext = { store, prefix: checkPrefix(opts.prefix ?? ""), retry: opts.retry ?? {} };
     return new EngineReader(ctx, await loadFresh(ctx));
   }

@@ -68,7 +68,8 @@
  * The flush timer and retry backoff use real timers, not the SDK `Clock`:
  * they pace I/O and never decide anything a test needs to move.
  */
-import { ClosedError, FencedError, StoreUnavailableError, TaqubaError } from "../errors.js";
+import { ClosedError, FencedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
+import { describeValue } from "../option-values.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { collectGarbage, publishManifest, writeSegments, type CheckpointWriter } from "./checkpoint.js";
 import { resolveEngineOptions, type CommitOptions, type EngineOptions, type EngineStats, type ResolvedEngineOptions } from "./engine-options.js";
@@ -324,7 +325,9 @@ export class Engine {
   commit(batch: WriteBatch, opts: CommitOptions = {}): Promise<void> {
     if (this.#failure) return Promise.reject(this.#failure);
     if (this.#status !== "open") return Promise.reject(new ClosedError("the engine"));
-    const ops = batch.ops;
+    // A bad argument rejects, as every refusal of a commit does, rather than throwing at the call.
+    const ops = (batch as WriteBatch | undefined)?.ops;
+    if (!Array.isArray(ops)) return Promise.reject(new ValidationError(`commit takes a WriteBatch, got ${describeValue(batch)}`));
     if (ops.length > 0) {
       try {
         validateBatchOps(ops);
@@ -336,7 +339,7 @@ export class Engine {
       applyOps(this.#state, ops, delta, this.#pager?.policy, this.#arena);
       if (delta !== undefined && deltaOverflows(delta, this.#state.size)) this.#delta = undefined;
     }
-    if (opts.durable === false) return RESOLVED;
+    if (opts?.durable === false) return RESOLVED;
     const durable = timeCommit(this.#wal.waitAppended());
     // Checkpoints fell behind: the commit is stored as usual, only its acknowledgement waits.
     return this.#backlogged() ? durable.then(() => this.#whenCheckpointsCaughtUp()) : durable;

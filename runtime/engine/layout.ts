@@ -8,6 +8,7 @@
  * - `seg/<epoch>-<n>`: immutable sorted segments written by checkpoints.
  * Numbers are zero-padded to 20 digits so that key order is numeric order.
  */
+import { describeValue } from "../option-values.js";
 import { ValidationError } from "../errors.js";
 import { validateObjectKey } from "../store/keys.js";
 
@@ -24,9 +25,9 @@ const PAD = 20;
 /** Checks an engine key prefix: "" or a valid key path ending in "/". */
 export function checkPrefix(prefix: string): string {
   if (prefix === "") return prefix;
-  if (typeof prefix !== "string" || !prefix.endsWith("/")) {
-    throw new ValidationError(`the engine prefix ${JSON.stringify(prefix)} must be "" or end with "/"`);
-  }
+  if (typeof prefix !== "string")
+    throw new ValidationError(`prefix must be a string (an object key prefix ending in "/", or ""), got ${describeValue(prefix)}`);
+  if (!prefix.endsWith("/")) throw new ValidationError(`the engine prefix ${JSON.stringify(prefix)} must be "" or end with "/"`);
   validateObjectKey(`${prefix}x`);
   return prefix;
 }

@@ -151,12 +151,7 @@ export async function loadSegments(
       let last: string | undefined;
       for (const seg of run) {
         const key = ctx.prefix + seg.name;
-        let got = await fetch(i++);
-        if (got === null) {
-          onMissing(key);
-          state.stopIdleMerges();
-          return undefined;
-        }
+        let got = present(key, await fetch(i++));
         const { tail } = got;
         if (tail.entryCount !== seg.entries) throw new StoreCorruptedError(key, `segment holds ${tail.entryCount} entries, the manifest says ${seg.entries}`);
         onIndex?.(seg.name, tail.blocks);
@@ -199,14 +194,8 @@ export async function loadSegments(
           await yieldToLoop();
           continue;
         }
-        if (got.whole === undefined) {
-          got = await fetchWhole(ctx, seg);
-          if (got === null) {
-            onMissing(key);
-            state.stopIdleMerges();
-            return undefined;
-          }
-        }
+        // Gone since its tail was read: missing as well.
+        if (got.whole === undefined) got = present(key, await fetchWhole(ctx, seg));
         const bytes = got.whole!;
         let first = true;
         let lastAt = 0;
@@ -231,11 +220,24 @@ export async function loadSegments(
       oldest = false;
     }
   } catch (err) {
-    // A damaged segment: the state is dropped, so it stops merging in idle turns.
+    // A damaged or missing segment: the state is dropped, so it stops merging in idle turns.
     state.stopIdleMerges();
-    throw err;
+    if (!(err instanceof SegmentGone)) throw err;
+    onMissing(err.key);
+    return undefined;
   }
   return state;
+}
+
+/** Thrown inside `loadSegments` when a segment is missing, at its first read or its whole read after its tail: its one exit. */
+class SegmentGone {
+  constructor(readonly key: string) {}
+}
+
+/** `got`, or the end of the load when the segment `key` is gone. */
+function present(key: string, got: FetchedSegment | null): FetchedSegment {
+  if (got === null) throw new SegmentGone(key);
+  return got;
 }
 
 /** A whole segment, its tail decoded; null when it is gone. */

@@ -262,8 +262,7 @@ export function readSegmentEntries(objectKey: string, bytes: Uint8Array, onEntry
     const blockCount = index.varint();
     let expectedOffset = 0;
     let total = 0;
-    let prevAt = -1;
-    let prevLen = 0;
+    let last = NO_KEY;
     for (let i = 0; i < blockCount; i++) {
       const offset = index.varint();
       const length = index.varint();
@@ -271,28 +270,8 @@ export function readSegmentEntries(objectKey: string, bytes: Uint8Array, onEntry
       index.skip(index.varint());
       index.skip(index.varint());
       if (offset !== expectedOffset || length < 4 || offset + length > filterOffset) throw corrupt(`segment block ${i} lies outside the data`);
-      const end = offset + length - 4;
-      if (crc32(buf.subarray(offset, end)) !== buf.readUInt32LE(end)) throw corrupt(`segment block ${i} checksum mismatch`);
-      const r = new ByteReader(buf, offset, end);
-      for (let e = 0; e < entries; e++) {
-        const keyLen = r.varint();
-        const keyAt = r.pos;
-        r.skip(keyLen);
-        // Bytewise, the order of `compareKeys` for the UTF-8 of keys.
-        if (prevAt >= 0 && !ascends(buf, prevAt, prevLen, keyAt, keyLen)) throw corrupt(`segment keys out of order at block ${i}`);
-        prevAt = keyAt;
-        prevLen = keyLen;
-        const tagged = r.varint();
-        if (tagged % 2 === 1) {
-          if (tagged !== 1) throw corrupt(`segment tombstone with a value at block ${i}`);
-          onEntry(buf, keyAt, keyLen, r.pos, -1);
-        } else {
-          const valueAt = r.pos;
-          r.skip(tagged / 2);
-          onEntry(buf, keyAt, keyLen, valueAt, tagged / 2);
-        }
-      }
-      if (r.remaining !== 0) throw corrupt(`segment block ${i} has ${r.remaining} bytes past its entries`);
+      // Keys ascend across blocks too: the walk goes on from the previous block's last key.
+      last = walkBlock(objectKey, buf, i, offset, length, entries, last, undefined, onEntry);
       expectedOffset = offset + length;
       total += entries;
     }
@@ -303,6 +282,69 @@ export function readSegmentEntries(objectKey: string, bytes: Uint8Array, onEntry
     if (err instanceof DecodeError) throw corrupt(`undecodable segment: ${err.message}`);
     throw err;
   }
+}
+
+/** Where a key lies in a segment's bytes; `at` is -1 for none. */
+interface KeyAt {
+  readonly at: number;
+  readonly len: number;
+}
+const NO_KEY: KeyAt = { at: -1, len: 0 };
+
+/**
+ * The one walk over a block's entries, of a whole segment's blocks
+ * (`readSegmentEntries`) and of one block read alone (`readBlockEntries`):
+ * verifies the block at `buf[offset, offset + length)` against its checksum,
+ * that its `entries` keys ascend strictly (after `prev`, the previous
+ * block's last key, or from `bounds.firstKey` to `bounds.lastKey` when its
+ * index entry is given), that a tombstone carries no value and that no
+ * bytes follow the entries, and calls `onEntry` with where each entry lies.
+ * Returns where its last key lies. A `DecodeError` is the caller's to name.
+ */
+function walkBlock(
+  objectKey: string,
+  buf: Buffer,
+  blockNo: number,
+  offset: number,
+  length: number,
+  entries: number,
+  prev: KeyAt,
+  bounds: { readonly firstKey: string; readonly lastKey: string } | undefined,
+  onEntry: RawEntry,
+): KeyAt {
+  const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
+  const end = offset + length - 4;
+  if (crc32(buf.subarray(offset, end)) !== buf.readUInt32LE(end)) throw corrupt(`segment block ${blockNo} checksum mismatch`);
+  const r = new ByteReader(buf, offset, end);
+  let prevAt = prev.at;
+  let prevLen = prev.len;
+  for (let e = 0; e < entries; e++) {
+    const keyLen = r.varint();
+    const keyAt = r.pos;
+    r.skip(keyLen);
+    // Bytewise, the order of `compareKeys` for the UTF-8 of keys.
+    const inOrder =
+      e === 0 && bounds !== undefined
+        ? buf.toString("utf8", keyAt, keyAt + keyLen) === bounds.firstKey
+        : prevAt < 0 || ascends(buf, prevAt, prevLen, keyAt, keyLen);
+    if (!inOrder) throw corrupt(`segment keys out of order at block ${blockNo}`);
+    prevAt = keyAt;
+    prevLen = keyLen;
+    const tagged = r.varint();
+    if (tagged % 2 === 1) {
+      if (tagged !== 1) throw corrupt(`segment tombstone with a value at block ${blockNo}`);
+      onEntry(buf, keyAt, keyLen, r.pos, -1);
+    } else {
+      const valueAt = r.pos;
+      r.skip(tagged / 2);
+      onEntry(buf, keyAt, keyLen, valueAt, tagged / 2);
+    }
+  }
+  if (bounds !== undefined && (prevAt < 0 || buf.toString("utf8", prevAt, prevAt + prevLen) !== bounds.lastKey)) {
+    throw corrupt(`segment block ${blockNo} does not end at the key its index lists`);
+  }
+  if (r.remaining !== 0) throw corrupt(`segment block ${blockNo} has ${r.remaining} bytes past its entries`);
+  return { at: prevAt, len: prevLen };
 }
 
 /**
@@ -404,6 +446,8 @@ export function decodeSegmentIndex(objectKey: string, tail: Uint8Array, size: nu
  * Verifies one block (`bytes`, exactly as `info` locates it) against its
  * checksum and its index entry, and calls `onEntry` for each entry in key
  * order; `undefined` stands for a tombstone. Values are views into `bytes`.
+ * `readBlockEntries` with a string and a view per entry, as `readSegment`
+ * is `readSegmentEntries`.
  */
 export function decodeBlock(
   objectKey: string,
@@ -412,30 +456,9 @@ export function decodeBlock(
   bytes: Uint8Array,
   onEntry: (key: string, value: Uint8Array | undefined) => void,
 ): void {
-  const buf = asBuffer(bytes);
-  const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
-  if (buf.length !== info.length) throw corrupt(`segment block ${blockNo} is ${buf.length} bytes, its index says ${info.length}`);
-  const end = info.length - 4;
-  if (crc32(buf.subarray(0, end)) !== buf.readUInt32LE(end)) throw corrupt(`segment block ${blockNo} checksum mismatch`);
-  try {
-    const r = new ByteReader(buf, 0, end);
-    let prev: string | undefined;
-    for (let e = 0; e < info.entries; e++) {
-      const key = r.str();
-      if (prev === undefined ? key !== info.firstKey : compareKeys(prev, key) >= 0) throw corrupt(`segment keys out of order at block ${blockNo}`);
-      prev = key;
-      const tagged = r.varint();
-      if (tagged % 2 === 1) {
-        if (tagged !== 1) throw corrupt(`segment tombstone with a value at block ${blockNo}`);
-        onEntry(key, undefined);
-      } else onEntry(key, r.view(tagged / 2));
-    }
-    if (prev !== info.lastKey) throw corrupt(`segment block ${blockNo} does not end at the key its index lists`);
-    if (r.remaining !== 0) throw corrupt(`segment block ${blockNo} has ${r.remaining} bytes past its entries`);
-  } catch (err) {
-    if (err instanceof DecodeError) throw corrupt(`undecodable segment block ${blockNo}: ${err.message}`);
-    throw err;
-  }
+  readBlockEntries(objectKey, blockNo, info, bytes, (buf, keyAt, keyLen, valueAt, valueLen) => {
+    onEntry(buf.toString("utf8", keyAt, keyAt + keyLen), valueLen < 0 ? undefined : new Uint8Array(buf.buffer, buf.byteOffset + valueAt, valueLen));
+  });
 }
 
 /**
@@ -448,35 +471,8 @@ export function readBlockEntries(objectKey: string, blockNo: number, info: Segme
   const buf = asBuffer(bytes);
   const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
   if (buf.length !== info.length) throw corrupt(`segment block ${blockNo} is ${buf.length} bytes, its index says ${info.length}`);
-  const end = info.length - 4;
-  if (crc32(buf.subarray(0, end)) !== buf.readUInt32LE(end)) throw corrupt(`segment block ${blockNo} checksum mismatch`);
   try {
-    const r = new ByteReader(buf, 0, end);
-    let prevAt = -1;
-    let prevLen = 0;
-    for (let e = 0; e < info.entries; e++) {
-      const keyLen = r.varint();
-      const keyAt = r.pos;
-      r.skip(keyLen);
-      if (prevAt < 0 ? buf.toString("utf8", keyAt, keyAt + keyLen) !== info.firstKey : !ascends(buf, prevAt, prevLen, keyAt, keyLen)) {
-        throw corrupt(`segment keys out of order at block ${blockNo}`);
-      }
-      prevAt = keyAt;
-      prevLen = keyLen;
-      const tagged = r.varint();
-      if (tagged % 2 === 1) {
-        if (tagged !== 1) throw corrupt(`segment tombstone with a value at block ${blockNo}`);
-        onEntry(buf, keyAt, keyLen, r.pos, -1);
-      } else {
-        const valueAt = r.pos;
-        r.skip(tagged / 2);
-        onEntry(buf, keyAt, keyLen, valueAt, tagged / 2);
-      }
-    }
-    if (prevAt < 0 || buf.toString("utf8", prevAt, prevAt + prevLen) !== info.lastKey) {
-      throw corrupt(`segment block ${blockNo} does not end at the key its index lists`);
-    }
-    if (r.remaining !== 0) throw corrupt(`segment block ${blockNo} has ${r.remaining} bytes past its entries`);
+    walkBlock(objectKey, buf, blockNo, 0, info.length, info.entries, NO_KEY, info, onEntry);
   } catch (err) {
     if (err instanceof DecodeError) throw corrupt(`undecodable segment block ${blockNo}: ${err.message}`);
     throw err;

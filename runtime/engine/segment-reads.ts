@@ -1,8 +1,8 @@
 /**
  * @module Ranged reads of one stored segment, for the open (which reads
- * segments by their tails) and the value pager (block indexes, blocks):
- * a range checked against the size the manifest lists, and the tail (filter
- * slot, index and footer) read from a guess of its length.
+ * segments by their tails) and the value pager (blocks): a range checked
+ * against the size the manifest lists, and the tail (filter slot, index and
+ * footer) read from a guess of its length.
  */
 import { StoreCorruptedError } from "../errors.js";
 import { readRange, type ObjectStore } from "../store/object-store.js";

@@ -4,8 +4,8 @@
  * segment and no commit changed it since, is replaced in memory by the id
  * of the segment run that holds it (a small integer). Reading it goes
  * through a bounded cache of decoded segment blocks (segment-cache.ts): the
- * segment's block index (from the checkpoint that wrote it, or one ranged
- * read of its tail) locates the block, and one ranged read fetches it.
+ * segment's block index (from the checkpoint that wrote it, or read by the
+ * open) locates the block, and one ranged read fetches it.
  * Misses that walk a segment in order read ahead several blocks per read.
  *
  * Reads stay synchronous: `get` of a paged value that is not cached throws
@@ -22,13 +22,10 @@ import type { Manifest, SegmentRef } from "./manifest.js";
 import { segmentRuns } from "./manifest.js";
 import type { StoreContext } from "./recovery.js";
 import { type CachedSegment, SegmentCache, segmentCharge } from "./segment-cache.js";
-import { decodeBlock, decodeSegmentIndex, readBlockEntries, type SegmentBlockInfo } from "./segment-format.js";
-import { readSegmentRange, readSegmentTail } from "./segment-reads.js";
+import { decodeBlock, readBlockEntries, type SegmentBlockInfo } from "./segment-format.js";
+import { readSegmentRange } from "./segment-reads.js";
 import { asBuffer } from "./byte-io.js";
 import { ColdReadError, isPageable, type PagePolicy } from "./paged-value.js";
-
-/** Bytes of a segment's tail read to find its index: most indexes fit, so one read usually does. */
-const TAIL_BYTES = 32 * 1024;
 
 /** Index of `key` in ascending `keys`, or -1. */
 function findKey(keys: readonly string[], key: string): number {
@@ -94,12 +91,11 @@ export class ValuePager {
   #runs = new Map<number, readonly SegmentRef[]>();
   /** Block indexes of the segments of those runs, by segment name (those known so far). */
   readonly #indexes = new Map<string, readonly SegmentBlockInfo[]>();
-  readonly #indexLoads = new Map<string, Promise<readonly SegmentBlockInfo[] | null>>();
   /** Block loads under way, by cache name. */
   readonly #loading = new Map<string, Promise<CachedSegment | null>>();
   /** Per segment, the last block a read fetched, to tell an in-order walk from random reads. */
   readonly #lastFetched = new Map<string, number>();
-  /** Store reads made for paged values since open: block ranges, segment indexes, whole segments for compactions. */
+  /** Store reads made for paged values since open: block ranges, and compactions' windows of blocks. */
   fetches = 0;
   /** The run of the newest compaction this writer published (see `compacted`), if any. */
   #compaction: number | undefined;
@@ -173,7 +169,7 @@ export class ValuePager {
     return i;
   }
 
-  /** The cache name of the block holding `key` paged to `run`, or undefined while the segment's index is not known. */
+  /** The cache name of the block holding `key` paged to `run` (undefined for a segment whose index was never handed over: `#index` says why). */
   #cachedName(key: string, run: number): string | undefined {
     const seg = this.#segment(key, run);
     const blocks = this.#indexes.get(seg.name);
@@ -245,11 +241,7 @@ export class ValuePager {
     };
     const results = await Promise.allSettled(
       [...bySegment.values()].map(async ({ seg, keys }) => {
-        const blocks = await this.#index(seg);
-        if (blocks === null) {
-          if (this.#stillListed(seg)) throw this.#gone(seg);
-          return;
-        }
+        const blocks = this.#index(seg);
         const wanted = new Set(keys.map((k) => this.#blockOf(seg, blocks, k)));
         const loads = await Promise.allSettled([...wanted].map((i) => loadBlock(seg, blocks, i)));
         for (const r of loads) if (r.status === "rejected") throw r.reason;
@@ -259,36 +251,29 @@ export class ValuePager {
     for (const r of results) if (r.status === "rejected") throw r.reason;
   }
 
-  /** The block index of `seg`: known, or read from its tail (one read at a time per segment); null when it is gone. */
-  #index(seg: SegmentRef): Promise<readonly SegmentBlockInfo[] | null> | readonly SegmentBlockInfo[] {
+  /**
+   * The block index of `seg`. The writer is handed every one: the open reads
+   * each segment's index (from its tail, or from the segment read whole) and
+   * each checkpoint and compaction hands over those it wrote. The only
+   * segments it is not handed are those of a manifest adopted after an
+   * unsure publish (see `Engine`'s `#adoptLandedManifest`), and no value is
+   * paged to them: the next checkpoint is a full one, which drops their runs.
+   * So an unknown index is a writer that lost track of its own segments.
+   */
+  #index(seg: SegmentRef): readonly SegmentBlockInfo[] {
     const known = this.#indexes.get(seg.name);
     if (known !== undefined) return known;
-    let p = this.#indexLoads.get(seg.name);
-    if (p === undefined) {
-      const load = this.#fetchIndex(seg).finally(() => {
-        if (this.#indexLoads.get(seg.name) === load) this.#indexLoads.delete(seg.name);
-      });
-      this.#indexLoads.set(seg.name, load);
-      p = load;
-    }
-    return p;
+    throw new StoreCorruptedError(
+      this.#ctx.prefix + seg.name,
+      "this writer holds values paged to the segment but was never handed its block index",
+      "the stored data may be sound: close the engine and open it again (the open reads every segment's index)",
+    );
   }
 
   /** `length` bytes of `seg` from `offset` (see `readSegmentRange`), counted in `fetches`. */
   #readRange(seg: SegmentRef, offset: number, length: number): Promise<Uint8Array | null> {
     this.fetches++;
     return readSegmentRange(this.#ctx, seg, offset, length);
-  }
-
-  async #fetchIndex(seg: SegmentRef): Promise<readonly SegmentBlockInfo[] | null> {
-    const key = this.#ctx.prefix + seg.name;
-    const tail = await readSegmentTail(this.#ctx, seg, TAIL_BYTES, (offset, length) => this.#readRange(seg, offset, length));
-    if (tail === null) return null;
-    const blocks = decodeSegmentIndex(key, tail, seg.bytes);
-    const entries = blocks.reduce((n, b) => n + b.entries, 0);
-    if (entries !== seg.entries) throw new StoreCorruptedError(key, `segment holds ${entries} entries, the manifest says ${seg.entries}`);
-    if (this.#stillListed(seg)) this.#indexes.set(seg.name, blocks);
-    return blocks;
   }
 
   /**
@@ -380,8 +365,7 @@ export class ValuePager {
 
   /** The window of `seg` that starts at the block holding `key`; a segment gone is corrupt (the writer's manifest lists it). */
   async #readWindow(seg: SegmentRef, key: string): Promise<RunWindow> {
-    const blocks = await this.#index(seg);
-    if (blocks === null) throw this.#gone(seg);
+    const blocks = this.#index(seg);
     const first = this.#blockOf(seg, blocks, key);
     let last = first;
     let size = blocks[first]!.length;

@@ -11,12 +11,13 @@ import { encodeJobPayload } from "./job-codec.js";
 import { checkNotifyKey, JOB_NOTIFY_HEADER } from "./job-notice.js";
 import type { Registration } from "./job-step-runner.js";
 import type { HeaderValues, JobDefinition, JobSubmitOptions } from "../contract/job-definition.js";
+import { describeValue } from "../option-values.js";
 
 /** A definition with its types erased, as submit-side checks see it. */
 export type AnyDefinition = JobDefinition<string, unknown, unknown, unknown, never>;
 
 export function positiveInt(name: string, n: number): number {
-  if (!Number.isInteger(n) || n < 1) throw new ValidationError(`${name} must be an integer >= 1, got ${n}`);
+  if (!Number.isInteger(n) || n < 1) throw new ValidationError(`${name} must be an integer >= 1, got ${describeValue(n)}`);
   return n;
 }
 
@@ -42,7 +43,7 @@ export function prepareRunOptions(def: AnyDefinition, options: JobSubmitOptions<
   const o = options ?? {};
   const headers: Record<string, string> = { ...(o.headers ?? {}) };
   def.headers.validator.assert(headers);
-  if (o.priority !== undefined && !Number.isInteger(o.priority)) throw new ValidationError(`priority must be an integer, got ${o.priority}`);
+  if (o.priority !== undefined && !Number.isInteger(o.priority)) throw new ValidationError(`priority must be an integer, got ${describeValue(o.priority)}`);
   if (o.runAt !== undefined) validateInstant("runAt", o.runAt);
   if (o.maxAttempts !== undefined) positiveInt("maxAttempts", o.maxAttempts);
   if (

@@ -11,6 +11,7 @@
  * A slot is released when its lease goes: settled, released, reaped.
  */
 import { ValidationError } from "../errors.js";
+import { describeValue } from "../option-values.js";
 
 /** Per-queue concurrency limit (`QueueConfig.concurrency`). */
 export interface ConcurrencyConfig {
@@ -54,7 +55,7 @@ export const MAX_DEBOUNCE_MS = 86_400_000;
 /** Checks a debounce period; throws `ValidationError` naming `what`. */
 export function validateDebouncePeriod(what: string, periodMs: unknown): asserts periodMs is number {
   if (typeof periodMs !== "number" || !Number.isInteger(periodMs) || periodMs < 1 || periodMs > MAX_DEBOUNCE_MS) {
-    throw new ValidationError(`${what} must be an integer from 1 to ${MAX_DEBOUNCE_MS} (a day), got ${String(periodMs)}`);
+    throw new ValidationError(`${what} must be an integer from 1 to ${MAX_DEBOUNCE_MS} (a day), got ${describeValue(periodMs)}`);
   }
 }
 
@@ -75,10 +76,10 @@ export interface ResolvedRateLimit extends ResolvedConcurrency {
 export function resolveRateLimit(c: RateLimitConfig, what = "QueueConfig.rateLimit"): ResolvedRateLimit {
   if (c === null || typeof c !== "object") throw new ValidationError(`${what} must be an object { limit, periodMs, key? }`);
   if (!Number.isInteger(c.periodMs) || c.periodMs < 1 || c.periodMs > 31_536_000_000) {
-    throw new ValidationError(`${what}.periodMs must be an integer from 1 to 31536000000 (a year), got ${String(c.periodMs)}`);
+    throw new ValidationError(`${what}.periodMs must be an integer from 1 to 31536000000 (a year), got ${describeValue(c.periodMs)}`);
   }
   if (!Number.isInteger(c.limit) || c.limit < 1 || c.limit > 100_000) {
-    throw new ValidationError(`${what}.limit must be an integer from 1 to 100000, got ${String(c.limit)}`);
+    throw new ValidationError(`${what}.limit must be an integer from 1 to 100000, got ${describeValue(c.limit)}`);
   }
   const base = resolveConcurrency({ limit: c.limit, ...(c.key === undefined ? {} : { key: c.key }) }, what);
   return { ...base, periodMs: c.periodMs };
@@ -97,7 +98,7 @@ const PLACEHOLDER = /\{([A-Za-z0-9_.-]+)\}/g;
 export function resolveConcurrency(c: ConcurrencyConfig, what = "QueueConfig.concurrency"): ResolvedConcurrency {
   if (c === null || typeof c !== "object") throw new ValidationError(`${what} must be an object { limit, key? }`);
   if (!Number.isInteger(c.limit) || c.limit < 1 || c.limit > 1_000_000) {
-    throw new ValidationError(`${what}.limit must be an integer from 1 to 1000000, got ${String(c.limit)}`);
+    throw new ValidationError(`${what}.limit must be an integer from 1 to 1000000, got ${describeValue(c.limit)}`);
   }
   const template = c.key;
   if (template !== undefined) {

@@ -36,6 +36,7 @@ import { ColdReadError } from "../engine/paged-value.js";
 import { recordRateClaim, recordRateConfig, seedRateWindows } from "./rate-records.js";
 import { warmJobs } from "./warm.js";
 import type { AckedClaimingNext, ClaimedJob, ClaimNext, DeadLetterOptions, EnqueueOutcome, NackOptions, NackOutcome } from "./types.js";
+import { describeValue } from "../option-values.js";
 
 const decoder = new TextDecoder();
 
@@ -427,7 +428,9 @@ export async function ack(core: QueueCore, job: ClaimedJob, effects?: Settlement
  */
 export async function ackClaimingNext(core: QueueCore, job: ClaimedJob, effects: SettlementEffects, claimNext: ClaimNext): Promise<AckedClaimingNext> {
   if (!Number.isInteger(claimNext.index) || claimNext.index < 0 || claimNext.index >= effects.enqueues.length) {
-    throw new ValidationError(`ackClaimingNext's index must name one of the effects' ${effects.enqueues.length} enqueues, got ${String(claimNext.index)}`);
+    throw new ValidationError(
+      `ackClaimingNext's index must name one of the effects' ${effects.enqueues.length} enqueues, got ${describeValue(claimNext.index)}`,
+    );
   }
   if (claimNext.leaseMs !== undefined) {
     validatePositiveInt("leaseMs", claimNext.leaseMs);

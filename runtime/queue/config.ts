@@ -18,6 +18,7 @@ import {
   type ResolvedConcurrency,
   type ResolvedRateLimit,
 } from "./admission.js";
+import { describeValue } from "../option-values.js";
 
 /** Retry backoff: `delay = min(baseMs × factor^(attempts−1), maxMs)`. */
 export interface BackoffConfig {
@@ -156,7 +157,7 @@ export const DEFAULT_QUEUE_CONFIG: ResolvedQueueConfig = Object.freeze({
 /** A priority is an integer from 0 to `MAX_PRIORITY`. */
 export function validatePriority(p: unknown): asserts p is number {
   if (typeof p !== "number" || !Number.isInteger(p) || p < 0 || p > MAX_PRIORITY) {
-    throw new ValidationError(`priority must be an integer from 0 to ${MAX_PRIORITY} (lower is claimed first), got ${String(p)}`);
+    throw new ValidationError(`priority must be an integer from 0 to ${MAX_PRIORITY} (lower is claimed first), got ${describeValue(p)}`);
   }
 }
 
@@ -182,7 +183,7 @@ export function resolveQueueConfig(c: QueueConfig | undefined, base: ResolvedQue
     validateMillis("QueueConfig.backoff.maxMs", c.backoff.maxMs);
     const factor = c.backoff.factor ?? 2;
     if (!(typeof factor === "number" && factor >= 1 && Number.isFinite(factor))) {
-      throw new ValidationError(`QueueConfig.backoff.factor must be a number >= 1, got ${String(factor)}`);
+      throw new ValidationError(`QueueConfig.backoff.factor must be a number >= 1, got ${describeValue(factor)}`);
     }
     out.backoff = { baseMs: c.backoff.baseMs, maxMs: c.backoff.maxMs, factor };
   }

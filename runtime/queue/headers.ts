@@ -10,6 +10,7 @@
  */
 import { ValidationError } from "../errors.js";
 import { isWellFormed } from "./names.js";
+import { describeValue } from "../option-values.js";
 
 /** Most headers one job carries. */
 export const MAX_HEADERS = 128;
@@ -63,7 +64,7 @@ export function validateHeaders(headers: unknown, limits: HeaderLimits = QUEUE_H
       throw new ValidationError(`${what} has a header named "__proto__", which no header may use (objects cannot carry it as a field); rename it`);
     }
     const value: unknown = (headers as Record<string, unknown>)[name];
-    if (typeof value !== "string") throw new ValidationError(`header ${shown(name)} in ${what} must be a string, got ${typeof value}`);
+    if (typeof value !== "string") throw new ValidationError(`header ${shown(name)} in ${what} must be a string, got ${describeValue(value)}`);
     if (name.length === 0 || !isWellFormed(name) || !isWellFormed(value)) {
       throw new ValidationError(`header ${shown(name)} in ${what} needs a non-empty name, and name and value must be well-formed text`);
     }

@@ -31,6 +31,7 @@
  */
 
 import { ValidationError } from "../errors.js";
+import { describeValue } from "../option-values.js";
 
 /** Digits of a padded time: 2^53 has 16. */
 export const TIME_WIDTH = 16;
@@ -46,7 +47,7 @@ export function padTime(ms: number): string {
   // Most calls of one commit pad the same time (its `now`): the last answer is kept.
   if (ms === lastPadded) return lastPaddedText;
   if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0 || ms > Number.MAX_SAFE_INTEGER) {
-    throw new ValidationError(`an index time must be a number of ms from 0 to ${Number.MAX_SAFE_INTEGER}, got ${String(ms)}`);
+    throw new ValidationError(`an index time must be a number of ms from 0 to ${Number.MAX_SAFE_INTEGER}, got ${describeValue(ms)}`);
   }
   const text = Math.floor(ms).toString().padStart(TIME_WIDTH, "0");
   lastPadded = ms;

@@ -6,6 +6,7 @@ import { ValidationError } from "../errors.js";
 import { validateDelay } from "../time-bounds.js";
 import { isWellFormed, validateObjectKey } from "../store/keys.js";
 import { KvValueTooLargeError } from "./errors.js";
+import { describeValue } from "../option-values.js";
 
 /** Largest caller KV value, in bytes (256 KiB). Values are never offloaded. */
 export const MAX_KV_VALUE_SIZE = 256 * 1024;
@@ -49,7 +50,7 @@ export function validateJobId(id: unknown): asserts id is string {
  * object key without a trailing '/'.
  */
 export function validateStoreName(name: unknown): asserts name is string {
-  if (typeof name !== "string") throw new ValidationError(`the queue store name must be a string, got ${typeof name}`);
+  if (typeof name !== "string") throw new ValidationError(`the queue store name must be a string, got ${describeValue(name)}`);
   try {
     validateObjectKey(`${name}/x`);
   } catch (e) {
@@ -107,7 +108,7 @@ export function validateDedupKey(key: unknown): asserts key is string {
 
 /** Positive integer (attempt counts). */
 export function validatePositiveInt(what: string, n: unknown): asserts n is number {
-  if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 1) throw new ValidationError(`${what} must be a positive integer, got ${String(n)}`);
+  if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 1) throw new ValidationError(`${what} must be a positive integer, got ${describeValue(n)}`);
 }
 
 /** Non-negative duration or instant in milliseconds. */

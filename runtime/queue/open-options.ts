@@ -9,7 +9,7 @@ import { type Clock, timedClock } from "../clock.js";
 import { validateEngineOptions } from "../engine/engine-options.js";
 import type { EngineOptions } from "../engine/engine.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, errorText, isOptionObject, readFields } from "../option-values.js";
+import { describeValue, errorText, hasMethods, isOptionObject, readOptions } from "../option-values.js";
 import type { OpenOptions } from "./config.js";
 
 const KEYS = [
@@ -36,16 +36,6 @@ function plainCopy(name: string, v: unknown): unknown {
   }
 }
 
-/** Whether `v` is an object with these methods; false for a revoked Proxy or one whose reads throw. */
-function hasMethods(v: unknown, methods: readonly string[]): boolean {
-  if (!isOptionObject(v)) return false;
-  try {
-    return methods.every((m) => typeof (v as Record<string, unknown>)[m] === "function");
-  } catch {
-    return false;
-  }
-}
-
 /**
  * `given` checked for shape and copied (every field read once); throws
  * `ValidationError` when it is not an object, a field cannot be read, or a
@@ -54,12 +44,7 @@ function hasMethods(v: unknown, methods: readonly string[]): boolean {
  */
 export function readOpenOptions(given: unknown): OpenOptions {
   if (given === undefined) return {};
-  if (!isOptionObject(given)) {
-    throw new ValidationError(`Queue.open options must be an object, got ${describeValue(given)}`);
-  }
-  const problems: string[] = [];
-  const out: Record<string, unknown> = readFields(given, KEYS, "OpenOptions.", problems);
-  if (problems.length > 0) throw new ValidationError(problems.join("; "));
+  const out: Record<string, unknown> = readOptions(given, KEYS, "OpenOptions", "Queue.open options");
   out.defaultQueueConfig = plainCopy("defaultQueueConfig", out.defaultQueueConfig);
   out.queueConfigs = plainCopy("queueConfigs", out.queueConfigs);
   for (const k of ["onDeadLettered", "onClosed"] as const) {

@@ -464,9 +464,10 @@ export class Queue {
    * this returns; the promise resolves once the work on job records that
    * first had to be read back from the store is done too.
    */
-  runMaintenance(): Promise<void> {
+  async runMaintenance(): Promise<void> {
+    // Async: on a closed queue the promise rejects, as every other call's does, instead of throwing at the call.
     this.#core.checkOpen();
-    return this.#core.loop.runDueNow();
+    return await this.#core.loop.runDueNow();
   }
 
   /** @internal The work epoch of `queueName`, read before a claim that may find nothing. */

@@ -10,6 +10,8 @@ import type { ResolvedRateLimit } from "./admission.js";
 import { type Clock, SystemClock } from "../clock.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { validateStoreName } from "./names.js";
+import { ValidationError } from "../errors.js";
+import { describeValue, hasMethods, readOptions } from "../option-values.js";
 import { PrefixedStore } from "./prefixed-store.js";
 import { ENGINE_PREFIX } from "./queue.js";
 import type { JobAttempt, JobState, QueueStats } from "./record.js";
@@ -65,8 +67,11 @@ export class QueueReader implements QueueView {
    */
   static async open(store: ObjectStore, name: string, opts: { clock?: Clock } = {}): Promise<QueueReader> {
     validateStoreName(name);
+    const { clock } = readOptions(opts, ["clock"], "QueueReader.open's options");
+    if (clock !== undefined && !hasMethods(clock, ["now"]))
+      throw new ValidationError(`QueueReader.open's options.clock must be an object with a now() method (a Clock), got ${describeValue(clock)}`);
     const root = new PrefixedStore(store, `${name}/`);
-    return new QueueReader(await EngineReader.open(new PrefixedStore(root, ENGINE_PREFIX)), opts.clock ?? SystemClock);
+    return new QueueReader(await EngineReader.open(new PrefixedStore(root, ENGINE_PREFIX)), (clock as Clock | undefined) ?? SystemClock);
   }
 
   /** The oldest pending job of `queueName` (see `oldest-pending`): its enqueue time, and whether every priority lane was looked at. */

@@ -12,6 +12,7 @@
 import { StoreCorruptedError, ValidationError } from "../errors.js";
 import { UnsupportedFormatError } from "../engine/format-error.js";
 import type { ObjectStore } from "../store/object-store.js";
+import { describeValue } from "../option-values.js";
 
 /** The most shards a deployment may have. */
 export const MAX_SHARDS = 256;
@@ -56,7 +57,7 @@ export function shardOfRun(runId: string, shards: number): number {
 /** Checks a shard count: a whole number from 1 to `MAX_SHARDS`. */
 export function checkShardCount(shards: unknown): number {
   if (typeof shards !== "number" || !Number.isInteger(shards) || shards < 1 || shards > MAX_SHARDS) {
-    throw new ValidationError(`a shard count must be a whole number from 1 to ${MAX_SHARDS}, got ${String(shards)}`);
+    throw new ValidationError(`a shard count must be a whole number from 1 to ${MAX_SHARDS}, got ${describeValue(shards)}`);
   }
   return shards;
 }

@@ -11,6 +11,7 @@ import { readJob } from "./transitions.js";
 import type { ReadSource } from "./txn.js";
 import { warmJobs } from "./warm.js";
 import type { JobInfo, KvEntry, Page, WaitingReason } from "./types.js";
+import { describeValue } from "../option-values.js";
 
 /** A page of caller KV entries; the scan is finished when `nextCursor` is undefined. */
 export interface KvPage {
@@ -93,7 +94,7 @@ export function toJobInfo(r: JobRecord): JobInfo {
 
 function pageLimit(limit: number | undefined, dflt: number): number {
   if (limit === undefined) return dflt;
-  if (!Number.isInteger(limit) || limit < 1) throw new ValidationError(`limit must be a positive integer, got ${String(limit)}`);
+  if (!Number.isInteger(limit) || limit < 1) throw new ValidationError(`limit must be a positive integer, got ${describeValue(limit)}`);
   return limit;
 }
 

@@ -7,7 +7,8 @@
  * shutdown stops claiming and waits for every in-flight job to settle.
  */
 import { MAX_DELAY_MS } from "../time-bounds.js";
-import { ClosedError, TaqubaError } from "../errors.js";
+import { ClosedError, TaqubaError, ValidationError } from "../errors.js";
+import { checkOptionalFunction, describeValue, hasMethods, readOptions } from "../option-values.js";
 import { SettlementEffects } from "./effects.js";
 import { PermanentError } from "./errors.js";
 import { validatePositiveInt, validateQueueName } from "./names.js";
@@ -95,8 +96,15 @@ async function processOne(queue: Queue, worker: Worker, job: ClaimedJob, onError
  * ac.abort();
  * await done;
  */
-export async function runWorker(queue: Queue, queueName: string, worker: Worker, opts: RunWorkerOptions = {}): Promise<void> {
+const RUN_WORKER_KEYS = ["concurrency", "leaseMs", "claimBatch", "signal", "onError"] as const satisfies readonly (keyof RunWorkerOptions)[];
+
+export async function runWorker(queue: Queue, queueName: string, worker: Worker, given: RunWorkerOptions = {}): Promise<void> {
   validateQueueName(queueName);
+  // Each field read once, so what is checked is what runs; a getter that throws is refused by name.
+  const opts = readOptions(given, RUN_WORKER_KEYS, "RunWorkerOptions") as RunWorkerOptions;
+  if (opts.signal !== undefined && !hasMethods(opts.signal, ["addEventListener"]))
+    throw new ValidationError(`RunWorkerOptions.signal must be an AbortSignal, got ${describeValue(opts.signal)}`);
+  checkOptionalFunction("RunWorkerOptions.onError", opts.onError);
   const concurrency = opts.concurrency ?? 1;
   validatePositiveInt("RunWorkerOptions.concurrency", concurrency);
   if (opts.claimBatch !== undefined) validatePositiveInt("RunWorkerOptions.claimBatch", opts.claimBatch);

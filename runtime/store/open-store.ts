@@ -24,6 +24,7 @@
 import type { S3ClientConfig } from "@aws-sdk/client-s3";
 import { fileURLToPath } from "node:url";
 import { ValidationError } from "../errors.js";
+import { describeValue, readOptions } from "../option-values.js";
 import { LocalStore } from "./local-store.js";
 import { MemoryStore } from "./memory-store.js";
 import type { ObjectStore } from "./object-store.js";
@@ -56,7 +57,12 @@ function invalid(url: string, why: string): ValidationError {
  * const store = openStore(process.env.TAQUBA_STORE ?? "memory://");
  */
 export function openStore(url: string, opts: OpenStoreOptions = {}): ObjectStore {
-  if (typeof url !== "string") throw invalid(String(url), "not a string");
+  if (typeof url !== "string") throw new ValidationError(`a store URL must be a string, got ${describeValue(url)}; ${ACCEPTED}`);
+  // Read once (see readOptions): a getter that throws is refused by name.
+  const given = readOptions(opts, ["env"], "OpenStoreOptions").env;
+  if (given !== undefined && (given === null || typeof given !== "object"))
+    throw new ValidationError(`OpenStoreOptions.env must be an object of environment variables, got ${describeValue(given)}`);
+  const env = (given ?? process.env) as Readonly<Record<string, string | undefined>>;
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -83,7 +89,7 @@ export function openStore(url: string, opts: OpenStoreOptions = {}): ObjectStore
       return new LocalStore(dir);
     }
     case "s3:": {
-      const options = s3Options(url, parsed, opts.env ?? process.env);
+      const options = s3Options(url, parsed, env);
       try {
         return new S3Store(options);
       } catch (err) {
@@ -91,7 +97,7 @@ export function openStore(url: string, opts: OpenStoreOptions = {}): ObjectStore
       }
     }
     case "azure:":
-      return construct(url, () => new AzureBlobStore(azureOptions(url, parsed, opts.env ?? process.env)));
+      return construct(url, () => new AzureBlobStore(azureOptions(url, parsed, env)));
     case "gs:":
       return construct(url, () => new GcsStore(gcsOptions(url, parsed)));
     default:

@@ -6,6 +6,7 @@
  */
 import { MissingDependencyError, TaqubaError, ValidationError } from "../errors.js";
 import { retryWithBackoff } from "./retry.js";
+import { describeValue } from "../option-values.js";
 
 /** How failed requests are retried. */
 export interface StoreRetryOptions {
@@ -38,7 +39,7 @@ export function retrySettings(store: string, opts: StoreRetryOptions = {}): Retr
 export function requestTimeout(store: string, ms: number | undefined): number {
   const value = ms ?? 60_000;
   if (!Number.isInteger(value) || value < 1 || value > 3_600_000) {
-    throw new ValidationError(`${store}: requestTimeoutMs must be an integer from 1 to 3,600,000, got ${String(ms)}`);
+    throw new ValidationError(`${store}: requestTimeoutMs must be an integer from 1 to 3,600,000, got ${describeValue(ms)}`);
   }
   return value;
 }
@@ -47,7 +48,7 @@ export function requestTimeout(store: string, ms: number | undefined): number {
 export function listPageSize(store: string, size: number | undefined, max: number): number {
   const value = size ?? max;
   if (!Number.isInteger(value) || value < 1 || value > max) {
-    throw new ValidationError(`${store}: listPageSize must be an integer from 1 to ${max}, got ${String(size)}`);
+    throw new ValidationError(`${store}: listPageSize must be an integer from 1 to ${max}, got ${describeValue(size)}`);
   }
   return value;
 }

@@ -19,6 +19,7 @@ import { validateObjectKey } from "./keys.js";
 import { isNetworkError } from "./request-retry.js";
 import { retryWithBackoff } from "./retry.js";
 import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
+import { describeValue } from "../option-values.js";
 
 /** How failed requests are retried. */
 export interface S3RetryOptions {
@@ -154,7 +155,7 @@ export class S3Store implements ObjectStore {
     }
     if (!(Number.isInteger(this.#attemptTimeoutMs) && this.#attemptTimeoutMs >= 1 && this.#attemptTimeoutMs <= MAX_TIMEOUT_MS)) {
       throw new ValidationError(
-        `S3Store: retry.attemptTimeoutMs must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, got ${retry.attemptTimeoutMs}`,
+        `S3Store: retry.attemptTimeoutMs must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, got ${describeValue(retry.attemptTimeoutMs)}`,
       );
     }
   }

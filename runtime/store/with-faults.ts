@@ -9,6 +9,7 @@
 import { TaqubaError, ValidationError } from "../errors.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
 import { seededRandom } from "./prng.js";
+import { describeValue } from "../option-values.js";
 
 /** An operation of `ObjectStore`, as named by `withFaults`'s `ops` option. */
 export type StoreOperation = "get" | "put" | "delete" | "list";
@@ -53,7 +54,7 @@ export interface FaultyStore extends ObjectStore {
 
 function checkRate(name: string, value: number): number {
   if (typeof value !== "number" || !(value >= 0 && value <= 1)) {
-    throw new ValidationError(`withFaults: ${name} must be a number between 0 and 1, got ${String(value)}`);
+    throw new ValidationError(`withFaults: ${name} must be a number between 0 and 1, got ${describeValue(value)}`);
   }
   return value;
 }

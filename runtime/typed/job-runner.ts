@@ -19,6 +19,7 @@
  */
 import { timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ClosedError, ValidationError } from "../errors.js";
+import { describeValue, hasMethods, readOptions } from "../option-values.js";
 import { SettlementEffects } from "../queue/effects.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { runEventsFor } from "../workflow/runtime-core.js";
@@ -76,6 +77,8 @@ export interface JobRunnerOptions {
   /** Pino-style logger (see docs/observability.md). Default: `console` at warn level. */
   readonly logger?: Logger;
 }
+
+const JOB_RUNNER_KEYS = ["pollIntervalMs", "resultRetentionMs", "clock", "logger"] as const satisfies readonly (keyof JobRunnerOptions)[];
 
 /** A job submission validated and encoded by `preparePayload` and `prepareRunOptions`. */
 export interface PreparedJob {
@@ -145,7 +148,13 @@ export class JobRunner implements JobHost, WorkflowHost {
   }
 
   /** @internal Use `JobRunner.builder` or `JobRunner.over`. */
-  constructor(queue: WorkflowQueue, runtime: WorkflowRuntime, dispatcher: WorkflowDispatcher, options: JobRunnerOptions) {
+  constructor(queue: WorkflowQueue, runtime: WorkflowRuntime, dispatcher: WorkflowDispatcher, given: JobRunnerOptions) {
+    // Each field read once (see readOptions): what is checked is what runs.
+    const options = readOptions(given, JOB_RUNNER_KEYS, "JobRunnerOptions") as JobRunnerOptions;
+    if (options.clock !== undefined && !hasMethods(options.clock, ["now"]))
+      throw new ValidationError(`JobRunnerOptions.clock must be an object with a now() method (a Clock), got ${describeValue(options.clock)}`);
+    if (options.logger !== undefined && (options.logger === null || typeof options.logger !== "object"))
+      throw new ValidationError(`JobRunnerOptions.logger must be an object with debug/info/warn/error(obj, msg) methods, got ${describeValue(options.logger)}`);
     this.#queue = queue;
     this.#runtime = runtime;
     this.#resultRetentionMs = options.resultRetentionMs === undefined ? undefined : positiveInt("resultRetentionMs", options.resultRetentionMs);

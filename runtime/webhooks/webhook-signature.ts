@@ -16,6 +16,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { ValidationError } from "../errors.js";
 import { WebhookVerificationError } from "./webhook-errors.js";
+import { describeValue } from "../option-values.js";
 
 /**
  * A signing secret: `whsec_<base64>` (the Standard Webhooks form), bare
@@ -99,7 +100,7 @@ export function signWebhook(secrets: WebhookSecret | readonly WebhookSecret[], i
   const list = secretList(secrets);
   if (list.length === 0) throw new ValidationError("signWebhook needs at least one secret");
   if (!Number.isSafeInteger(timestampSec) || timestampSec < 0) {
-    throw new ValidationError(`a webhook timestamp is whole seconds since the epoch, got ${timestampSec}`);
+    throw new ValidationError(`a webhook timestamp is whole seconds since the epoch, got ${describeValue(timestampSec)}`);
   }
   const bytes = toBytes(body);
   return list.map((s) => `v1,${hmac(parseWebhookSecret(s), id, timestampSec, bytes).toString("base64")}`).join(" ");
@@ -187,9 +188,9 @@ export function verifyWebhook(
   const tolerance = opts.toleranceMs ?? DEFAULT_WEBHOOK_TOLERANCE_MS;
   // NaN compares false with everything, so an unchecked NaN (say Number of an unset variable) would accept any timestamp.
   if (!Number.isFinite(tolerance) || tolerance < 0) {
-    throw new ValidationError(`verifyWebhook: toleranceMs must be a finite number of milliseconds, 0 or more, got ${String(opts.toleranceMs)}`);
+    throw new ValidationError(`verifyWebhook: toleranceMs must be a finite number of milliseconds, 0 or more, got ${describeValue(opts.toleranceMs)}`);
   }
-  if (!Number.isFinite(now)) throw new ValidationError(`verifyWebhook: now must be finite epoch milliseconds, got ${String(opts.now)}`);
+  if (!Number.isFinite(now)) throw new ValidationError(`verifyWebhook: now must be finite epoch milliseconds, got ${describeValue(opts.now)}`);
   const skew = now - timestampSec * 1000;
   if (skew > tolerance) throw new WebhookVerificationError("timestamp-too-old", `signed ${Math.round(skew / 1000)} s ago, beyond the tolerance`);
   if (-skew > tolerance) throw new WebhookVerificationError("timestamp-too-new", `signed ${Math.round(-skew / 1000)} s in the future, beyond the tolerance`);

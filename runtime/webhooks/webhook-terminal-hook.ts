@@ -19,6 +19,8 @@ import type { TerminalEffects } from "../workflow/steps/effects-handle.js";
 import type { RunOutcome } from "../workflow/runs/run-types.js";
 import type { TerminalHook } from "../workflow/terminal-hook/terminal-hook.js";
 import { webhookEnqueueRequest } from "./webhook-request.js";
+import { ValidationError } from "../errors.js";
+import { describeValue, readOptions } from "../option-values.js";
 
 /** Run header holding the callback URL. */
 export const CALLBACK_URL_HEADER = "callback_url";
@@ -94,11 +96,17 @@ export function runFailureNotice(outcome: RunOutcome, exposeErrorText = false): 
  * // elsewhere: runWebhookWorker(queue, "callbacks", { secret, signal });
  * await runtime.submit({ input, options: { headers: { callback_url: "https://example.com/done" } } });
  */
+const HOOK_KEYS = ["queueName", "headers", "timeoutMs", "maxAttempts", "exposeErrorText"] as const satisfies readonly (keyof WebhookTerminalHookOptions)[];
+
 export class WebhookTerminalHook implements TerminalHook {
   readonly #opts: WebhookTerminalHookOptions;
 
   /** Throws `InvalidWebhookRequestError` when the static headers or timeout are unusable. */
-  constructor(opts: WebhookTerminalHookOptions) {
+  constructor(given: WebhookTerminalHookOptions) {
+    // Each field read once (see readOptions), the static headers copied: what is checked here is what every notification uses.
+    const opts = readOptions(given, HOOK_KEYS, "WebhookTerminalHookOptions") as WebhookTerminalHookOptions;
+    if (opts.headers !== undefined && (opts.headers === null || typeof opts.headers !== "object" || Array.isArray(opts.headers)))
+      throw new ValidationError(`WebhookTerminalHookOptions.headers must be an object of header names to values, got ${describeValue(opts.headers)}`);
     this.#opts = { ...opts, headers: { ...opts.headers } };
     // Checked once here, so a bad option fails at startup rather than on every termination.
     this.#build("https://example.com/", "00000000000000000000000000", "succeeded", new Uint8Array());

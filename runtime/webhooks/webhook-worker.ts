@@ -15,6 +15,7 @@
 import { type Clock, SystemClock } from "../clock.js";
 import { PermanentError, CancelRequestedError } from "../queue/errors.js";
 import { ValidationError } from "../errors.js";
+import { checkOptionalFunction, describeValue, hasMethods, readOptions } from "../option-values.js";
 import type { ClaimedJob } from "../queue/types.js";
 import type { Queue } from "../queue/queue.js";
 import { runWorker, type RunWorkerOptions, type Worker } from "../queue/worker.js";
@@ -66,6 +67,19 @@ export interface WebhookWorkerOptions extends AddressPolicyOptions {
   ca?: string | Buffer | ReadonlyArray<string | Buffer>;
 }
 
+const WEBHOOK_WORKER_KEYS = [
+  "secret",
+  "defaultTimeoutMs",
+  "maxRetryAfterMs",
+  "clock",
+  "userAgent",
+  "ca",
+  "allowLoopback",
+  "allowPrivate",
+  "allowedNetworks",
+  "resolve",
+] as const satisfies readonly (keyof WebhookWorkerOptions)[];
+
 /**
  * A queue `Worker` that sends webhook jobs. Run it with the queue's
  * `runWorker`, or through {@link runWebhookWorker}.
@@ -84,18 +98,30 @@ export class WebhookWorker implements Worker {
   readonly #ca: WebhookWorkerOptions["ca"];
 
   /** Throws a `ValidationError` naming a bad option (secret, network, timeout). */
-  constructor(opts: WebhookWorkerOptions = {}) {
+  constructor(given: WebhookWorkerOptions = {}) {
+    // Each field read once (see readOptions): what is checked is what the worker runs with.
+    const opts = readOptions(given, WEBHOOK_WORKER_KEYS, "WebhookWorkerOptions") as WebhookWorkerOptions;
+    checkOptionalFunction("WebhookWorkerOptions.resolve", opts.resolve);
+    if (opts.allowedNetworks !== undefined && !Array.isArray(opts.allowedNetworks))
+      throw new ValidationError(`WebhookWorkerOptions.allowedNetworks must be an array of CIDR strings, got ${describeValue(opts.allowedNetworks)}`);
     this.#policy = compileAddressPolicy(opts);
     const secrets = opts.secret === undefined ? [] : secretList(opts.secret);
     for (const s of secrets) parseWebhookSecret(s); // fail at startup, not per delivery
     this.#secrets = secrets;
     this.#defaultTimeoutMs = opts.defaultTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
     if (!Number.isInteger(this.#defaultTimeoutMs) || this.#defaultTimeoutMs < 1 || this.#defaultTimeoutMs > MAX_WEBHOOK_TIMEOUT_MS) {
-      throw new ValidationError(`defaultTimeoutMs must be a whole number of milliseconds from 1 to ${MAX_WEBHOOK_TIMEOUT_MS}, got ${this.#defaultTimeoutMs}`);
+      throw new ValidationError(
+        `WebhookWorkerOptions.defaultTimeoutMs must be a whole number of milliseconds from 1 to ${MAX_WEBHOOK_TIMEOUT_MS}, got ${describeValue(this.#defaultTimeoutMs)}`,
+      );
     }
     this.#maxRetryAfterMs = opts.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
-    if (!(this.#maxRetryAfterMs >= 0)) throw new ValidationError(`maxRetryAfterMs must be >= 0, got ${this.#maxRetryAfterMs}`);
+    if (typeof this.#maxRetryAfterMs !== "number" || !(this.#maxRetryAfterMs >= 0))
+      throw new ValidationError(`WebhookWorkerOptions.maxRetryAfterMs must be a number of milliseconds >= 0, got ${describeValue(this.#maxRetryAfterMs)}`);
+    if (opts.clock !== undefined && !hasMethods(opts.clock, ["now"]))
+      throw new ValidationError(`WebhookWorkerOptions.clock must be an object with a now() method (a Clock), got ${describeValue(opts.clock)}`);
     this.#clock = opts.clock ?? SystemClock;
+    if (opts.userAgent !== undefined && typeof opts.userAgent !== "string")
+      throw new ValidationError(`WebhookWorkerOptions.userAgent must be a string, got ${describeValue(opts.userAgent)}`);
     this.#userAgent = opts.userAgent ?? "taquba-webhooks";
     this.#ca = opts.ca;
   }
@@ -229,6 +255,15 @@ export interface RunWebhookWorkerOptions
   extends WebhookWorkerOptions,
     Pick<RunWorkerOptions, "concurrency" | "leaseMs" | "claimBatch" | "signal" | "onError"> {}
 
+const RUN_WEBHOOK_WORKER_KEYS = [
+  ...WEBHOOK_WORKER_KEYS,
+  "concurrency",
+  "leaseMs",
+  "claimBatch",
+  "signal",
+  "onError",
+] as const satisfies readonly (keyof RunWebhookWorkerOptions)[];
+
 /**
  * Runs a {@link WebhookWorker} over `queueName` until `opts.signal` aborts
  * (then waits for in-flight deliveries) or the queue closes.
@@ -240,7 +275,9 @@ export interface RunWebhookWorkerOptions
  * ac.abort();
  * await done;
  */
-export function runWebhookWorker(queue: Queue, queueName: string, opts: RunWebhookWorkerOptions = {}): Promise<void> {
-  const { concurrency, leaseMs, claimBatch, signal, onError, ...workerOpts } = opts;
-  return runWorker(queue, queueName, new WebhookWorker(workerOpts), { concurrency, leaseMs, claimBatch, signal, onError });
+export async function runWebhookWorker(queue: Queue, queueName: string, given: RunWebhookWorkerOptions = {}): Promise<void> {
+  // Async: bad options reject the promise, as the loop's own failures do, instead of throwing at the call.
+  const { concurrency, leaseMs, claimBatch, signal, onError, ...workerOpts } = readOptions(given, RUN_WEBHOOK_WORKER_KEYS, "RunWebhookWorkerOptions");
+  const loop = { concurrency, leaseMs, claimBatch, signal, onError } as RunWorkerOptions;
+  return await runWorker(queue, queueName, new WebhookWorker(workerOpts as WebhookWorkerOptions), loop);
 }

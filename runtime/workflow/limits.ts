@@ -6,6 +6,7 @@
  * docs/limits.md lists them with the error each gives.
  */
 import { ValidationError } from "../errors.js";
+import { describeValue } from "../option-values.js";
 import { MAX_HEADER_NAME_BYTES, validateHeaders, type HeaderLimits } from "../queue/headers.js";
 import { isWellFormed, MAX_KV_VALUE_SIZE } from "../queue/names.js";
 
@@ -73,7 +74,7 @@ export function checkSignalPayload(correlationKey: string, payload: unknown): as
 
 /** Checks a memo key: a string of 0 to {@link MAX_MEMO_KEY_BYTES} bytes of well-formed text. */
 export function checkMemoKey(key: unknown): asserts key is string {
-  if (typeof key !== "string") throw new ValidationError(`a memo key must be a string, got ${typeof key}`);
+  if (typeof key !== "string") throw new ValidationError(`a memo key must be a string, got ${describeValue(key)}`);
   if (!isWellFormed(key)) throw new ValidationError(`memo key ${excerpt(key)} is not well-formed text (it has a lone surrogate)`);
   const n = utf8(key);
   if (n > MAX_MEMO_KEY_BYTES)
@@ -100,12 +101,12 @@ export function checkRunPayload(what: string, bytes: Uint8Array): void {
 export function checkGroupMember(groupId: unknown, key: unknown): void {
   if (typeof groupId !== "string" || groupId.length === 0 || !isWellFormed(groupId) || utf8(groupId) > MAX_GROUP_ID_BYTES) {
     throw new ValidationError(
-      `a run group id must be 1 to ${MAX_GROUP_ID_BYTES} bytes of well-formed text, got ${typeof groupId === "string" ? excerpt(groupId) : typeof groupId}`,
+      `a run group id must be 1 to ${MAX_GROUP_ID_BYTES} bytes of well-formed text, got ${typeof groupId === "string" ? excerpt(groupId) : describeValue(groupId)}`,
     );
   }
   if (typeof key !== "string" || key.length === 0 || !isWellFormed(key) || utf8(key) > MAX_GROUP_KEY_BYTES) {
     throw new ValidationError(
-      `a run group member key must be 1 to ${MAX_GROUP_KEY_BYTES} bytes of well-formed text, got ${typeof key === "string" ? excerpt(key) : typeof key}`,
+      `a run group member key must be 1 to ${MAX_GROUP_KEY_BYTES} bytes of well-formed text, got ${typeof key === "string" ? excerpt(key) : describeValue(key)}`,
     );
   }
 }

@@ -4,7 +4,7 @@
  */
 import { validateDelay } from "../time-bounds.js";
 import { timedClock, type Clock } from "../clock.js";
-import { describeValue } from "../option-values.js";
+import { describeValue, hasMethods } from "../option-values.js";
 import { MAX_OBJECT_KEY_BYTES, validateObjectKey } from "../store/keys.js";
 import { ValidationError } from "../errors.js";
 import { validateQueueName } from "../queue/names.js";
@@ -42,13 +42,24 @@ function positiveInt(name: string, n: number): number {
 /** Longest memo prefix: the runtime's object keys under it add up to 256 bytes (a replay record's, with a 128-character run id). */
 export const MAX_MEMO_PREFIX_BYTES = MAX_OBJECT_KEY_BYTES - 256;
 
-/** Whether `v` is an object whose `methods` are all functions (reading them may not throw). */
-function hasMethods(v: unknown, methods: readonly string[]): boolean {
-  if (v === null || (typeof v !== "object" && typeof v !== "function")) return false;
+/**
+ * Checks a memo prefix (the builder's, or a client's copy of the owner's):
+ * every memo, replay and result record key starts with it, so one that
+ * cannot start an object key would fail them all later. `what` names it in
+ * the message.
+ */
+export function checkMemoPrefix(what: string, prefix: unknown): asserts prefix is string {
+  if (typeof prefix !== "string" || prefix.length === 0 || prefix.endsWith("/"))
+    throw new ValidationError(`${what} must be a non-empty prefix without a trailing '/', got ${describeValue(prefix)}`);
   try {
-    return methods.every((m) => typeof (v as Record<string, unknown>)[m] === "function");
-  } catch {
-    return false;
+    validateObjectKey(`${prefix}/x`);
+  } catch (err) {
+    throw new ValidationError(`${what} ${JSON.stringify(prefix)} cannot start object keys`, err instanceof ValidationError ? err.issues : [String(err)]);
+  }
+  if (Buffer.byteLength(prefix) > MAX_MEMO_PREFIX_BYTES) {
+    throw new ValidationError(
+      `${what} must be at most ${MAX_MEMO_PREFIX_BYTES} bytes (the keys under it add up to 256 of the store's ${MAX_OBJECT_KEY_BYTES}), got ${Buffer.byteLength(prefix)}`,
+    );
   }
 }
 
@@ -122,19 +133,7 @@ export class WorkflowRuntimeBuilder {
    * step queues sharing an object store must not share one.
    */
   memoPrefix(prefix: string): this {
-    if (typeof prefix !== "string" || prefix.length === 0 || prefix.endsWith("/"))
-      throw new ValidationError(`memoPrefix must be a non-empty prefix without a trailing '/', got ${describeValue(prefix)}`);
-    // Every memo, replay and result record key starts with it: one it cannot start would fail them all, later.
-    try {
-      validateObjectKey(`${prefix}/x`);
-    } catch (err) {
-      throw new ValidationError(`memoPrefix ${JSON.stringify(prefix)} cannot start object keys`, err instanceof ValidationError ? err.issues : [String(err)]);
-    }
-    if (Buffer.byteLength(prefix) > MAX_MEMO_PREFIX_BYTES) {
-      throw new ValidationError(
-        `memoPrefix must be at most ${MAX_MEMO_PREFIX_BYTES} bytes (the keys under it add up to 256 of the store's ${MAX_OBJECT_KEY_BYTES}), got ${Buffer.byteLength(prefix)}`,
-      );
-    }
+    checkMemoPrefix("memoPrefix", prefix);
     this.#s.memoPrefix = prefix;
     return this;
   }

@@ -7,6 +7,7 @@
  */
 import { MAX_TIMEOUT_MS, type TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
+import { describeValue } from "../option-values.js";
 
 /** Handle of a spawned worker. */
 export interface RunnerHandle {
@@ -144,7 +145,7 @@ export class WorkerSet {
 export function closeTimeout(opts: CloseOptions | undefined): number {
   const ms = opts?.timeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS;
   if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0 || ms > MAX_TIMEOUT_MS) {
-    throw new ValidationError(`close takes a timeoutMs between 0 and ${MAX_TIMEOUT_MS}, got ${String(ms)}`);
+    throw new ValidationError(`close takes a timeoutMs between 0 and ${MAX_TIMEOUT_MS}, got ${describeValue(ms)}`);
   }
   return ms;
 }

@@ -223,9 +223,9 @@ export class WorkflowRuntime {
    * with the step-0 enqueue and rewritten (status, error) by whichever
    * settlement terminates the run. Idempotent like `submit`.
    */
-  submitGroupMember(groupId: string, key: string, spec: RunSpec, displayId?: string): Promise<SubmitOutcome> {
+  async submitGroupMember(groupId: string, key: string, spec: RunSpec, displayId?: string): Promise<SubmitOutcome> {
     checkGroupMember(groupId, key);
-    return submitRun(this.#core, spec, { id: groupId, key }, undefined, displayId);
+    return await submitRun(this.#core, spec, { id: groupId, key }, undefined, displayId);
   }
 
   /** The run group `id`: a durable set of runs (see `RunGroup`). Naming a group writes nothing. */

@@ -111,11 +111,71 @@ describe("TaqubaClient with an owner", () => {
       await expect(client.signal("", enc(1))).rejects.toBeInstanceOf(ValidationError);
       await expect(client.signal("k", "payload" as unknown as Uint8Array)).rejects.toBeInstanceOf(ValidationError);
       await expect(client.cancel("bad id!")).rejects.toBeInstanceOf(InvalidRunIdError);
-      expect(() => client.waitTimeout("r", Number.POSITIVE_INFINITY)).toThrow(ValidationError);
+      // Rejects, as the runtime's waitTimeout does, rather than throwing at the call.
+      await expect(client.waitTimeout("r", Number.POSITIVE_INFINITY)).rejects.toThrow(/waitTimeout's timeout must be a number of milliseconds/);
+      await expect(client.waitTimeout("r", "5" as unknown as number)).rejects.toThrow(/got "5" \(a string\)/);
       expect(await keysUnder(store, `${STORE_NAME}/`)).toEqual([]);
       await expect(TaqubaClient.open(store, { name: "bad/../name" })).rejects.toBeInstanceOf(ValidationError);
       await expect(TaqubaClient.open(store, { name: STORE_NAME, pollIntervalMs: 1 })).rejects.toBeInstanceOf(ValidationError);
       await expect(TaqubaClient.open(store, { name: STORE_NAME, timeoutMs: Number.NaN })).rejects.toBeInstanceOf(ValidationError);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("open reads each option once, and a wrong or unreadable one is a ValidationError naming it", async () => {
+    const store = new LocalStore(await tempDir());
+    const refusal = async (opts: unknown): Promise<string> => {
+      const err = await TaqubaClient.open(store, opts as { name: string }).then(
+        async (c) => {
+          await c.close();
+          return undefined;
+        },
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ValidationError);
+      return (err as Error).message;
+    };
+    const throwing = Object.defineProperty({ name: STORE_NAME }, "timeoutMs", {
+      enumerable: true,
+      get() {
+        throw new Error("no timeout here");
+      },
+    });
+    expect(await refusal(throwing)).toMatch(/reading TaqubaClientOptions\.timeoutMs threw: no timeout here/);
+    expect(await refusal("app")).toMatch(/TaqubaClientOptions must be an object, got "app" \(a string\)/);
+    expect(await refusal(null)).toMatch(/TaqubaClientOptions must be an object, got null/);
+    expect(await refusal({ name: 5 })).toMatch(/TaqubaClientOptions\.name must be the store name .* got 5/);
+    expect(await refusal({ name: "bad/../name" })).toMatch(/^TaqubaClientOptions\.name: invalid queue store name/);
+    expect(await refusal({ name: STORE_NAME, queueName: "a/b" })).toMatch(/^TaqubaClientOptions\.queueName: invalid queue name "a\/b"/);
+    expect(await refusal({ name: STORE_NAME, memoPrefix: "m/" })).toMatch(/TaqubaClientOptions\.memoPrefix must be a non-empty prefix/);
+    expect(await refusal({ name: STORE_NAME, timeoutMs: "5000" })).toMatch(
+      /TaqubaClientOptions\.timeoutMs must be a number of ms in 1\.\.86400000, got "5000" \(a string\)/,
+    );
+    expect(await refusal({ name: STORE_NAME, pollIntervalMs: 1 })).toMatch(
+      /TaqubaClientOptions\.pollIntervalMs must be a number of ms in 200\.\.3600000, got 1/,
+    );
+    expect(await refusal({ name: STORE_NAME, clock: { now: 5 } })).toMatch(
+      /TaqubaClientOptions\.clock must be an object with a now\(\) method \(a Clock\), got an object/,
+    );
+
+    // A Proxy is asked for each field once: a second read answering differently cannot slip past the check.
+    const reads = new Map<string | symbol, number>();
+    const answers: Record<string, unknown[]> = { name: [STORE_NAME, "other/../x"], timeoutMs: [1000, Number.NaN] };
+    const proxy = new Proxy(
+      {},
+      {
+        get(_t, k) {
+          const n = reads.get(k) ?? 0;
+          reads.set(k, n + 1);
+          return typeof k === "string" ? answers[k]?.[Math.min(n, 1)] : undefined;
+        },
+      },
+    );
+    const client = await TaqubaClient.open(store, proxy as { name: string });
+    try {
+      expect(Object.fromEntries(reads)).toEqual({ name: 1, queueName: 1, memoPrefix: 1, timeoutMs: 1, pollIntervalMs: 1, clock: 1 });
+      expect(client.queueName).toBe("workflow-steps");
     } finally {
       await client.close();
     }

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, StoreCorruptedError, UnsupportedFormatError, ValidationError, WriteBatch } from "taquba";
-import { SegmentBuilder, decodeBlock, decodeSegmentIndex, readSegment, segmentIndexStart } from "../../runtime/engine/segment-format.js";
+import { SegmentBuilder, decodeBlock, decodeSegmentIndex, readBlockEntries, readSegment, segmentIndexStart } from "../../runtime/engine/segment-format.js";
 import { ByteWriter, writeU64 } from "../../runtime/engine/byte-io.js";
 import { WalBuilder, decodeWal, encodeFence, validateBatchOps } from "../../runtime/engine/wal-format.js";
 import type { BatchOp } from "../../runtime/engine/write-batch.js";
@@ -319,6 +319,49 @@ describe("segment damage", () => {
     };
     damage(craft([trailing]), /block 0 has 1 bytes past its entries/);
     damage(craft([{ entries: 2, write: (w) => block(["a", "1"]).write(w) }]), /undecodable segment/);
+  });
+
+  // The whole segment's read and a block read alone share one walk: damage inside a block is named alike by both.
+  it("a block read alone (raw and decoded) names the damage inside it as the whole segment's read does", () => {
+    const alone = (b: CraftedBlock, firstKey: string, lastKey: string): string[] => {
+      const seg = craft([b]);
+      const length = seg.readUInt32LE(seg.length - 44); // the filter offset: the one block ends there
+      const info = { offset: 0, length, entries: b.entries, firstKey, lastKey };
+      const bytes = seg.subarray(0, length);
+      return [() => readBlockEntries("seg/x", 0, info, bytes, () => {}), () => decodeBlock("seg/x", 0, info, bytes, () => {})].map((read) => {
+        try {
+          read();
+        } catch (e) {
+          expect(e).toBeInstanceOf(StoreCorruptedError);
+          return (e as Error).message;
+        }
+        return "read without complaint";
+      });
+    };
+    const trailing: CraftedBlock = {
+      entries: 1,
+      write: (w) => {
+        block(["a", "1"]).write(w);
+        w.u8(7);
+      },
+    };
+    const cases: Array<[CraftedBlock, string, string, RegExp]> = [
+      [block(["b", "1"], ["a", "2"]), "b", "a", /keys out of order at block 0/],
+      [block(["a", "1"], ["a", "2"]), "a", "a", /keys out of order at block 0/],
+      [block(["ab", "1"], ["a", "2"]), "ab", "a", /keys out of order at block 0/],
+      [block(["a", 3, enc("x")]), "a", "a", /tombstone with a value at block 0/],
+      [trailing, "a", "a", /block 0 has 1 bytes past its entries/],
+      [{ entries: 2, write: (w) => block(["a", "1"]).write(w) }, "a", "b", /undecodable segment/],
+    ];
+    for (const [b, firstKey, lastKey, expected] of cases) {
+      damage(craft([b]), expected);
+      for (const message of alone(b, firstKey, lastKey)) expect(message, String(expected)).toMatch(expected);
+    }
+    // What only a block read alone checks: its keys against its index entry.
+    const good = block(["a", "1"], ["b", "2"]);
+    expect(alone(good, "a", "b")).toEqual(["read without complaint", "read without complaint"]);
+    for (const m of alone(good, "0", "b")) expect(m).toMatch(/keys out of order at block 0/);
+    for (const m of alone(good, "a", "c")) expect(m).toMatch(/block 0 does not end at the key its index lists/);
   });
 });
 

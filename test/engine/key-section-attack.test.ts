@@ -49,6 +49,28 @@ function valueFor(r: ReturnType<typeof testRandom>, key: string): string {
   return "v".repeat(len);
 }
 
+/** Writes `key` into `b` and into the model of what the store holds; `value` undefined deletes it. */
+function write(b: WriteBatch, model: Map<string, string>, touched: Set<string>, key: string, value: string | undefined): void {
+  touched.add(key);
+  if (value === undefined) {
+    b.delete(key);
+    model.delete(key);
+  } else {
+    b.put(key, enc(value));
+    model.set(key, value);
+  }
+}
+
+/** A batch of `n` writes of keys drawn by `keyOf`: one in six a delete, the others of values at the bounds (`valueFor`), each recorded in the model. */
+function randomBatch(r: ReturnType<typeof testRandom>, n: number, keyOf: () => string, model: Map<string, string>, touched: Set<string>): WriteBatch {
+  const b = new WriteBatch();
+  for (let i = 0; i < n; i++) {
+    const key = keyOf();
+    write(b, model, touched, key, r.int(6) === 0 ? undefined : valueFor(r, key));
+  }
+  return b;
+}
+
 describe("key sections and windowed compactions against keys, values and stores at the edges", () => {
   it("keys whose UTF-16 and UTF-8 orders differ: reopen from key sections, compactions and readers agree with a model", async () => {
     const r = testRandom("key section utf orders");
@@ -59,20 +81,9 @@ describe("key sections and windowed compactions against keys, values and stores 
       const engine = await Engine.open(store, paged({ maxSegmentRuns: round % 3 === 0 ? 1 : 4 }));
       expect(await scanOf(engine, touched)).toEqual(sorted(model));
       for (let c = 0; c < 3; c++) {
-        const b = new WriteBatch();
-        for (let i = 0; i < 150; i++) {
-          const key = `${heads[r.int(heads.length)]}${r.int(300)}${["", "\uffff", "\u{10000}", "é"][r.int(4)]}`;
-          touched.add(key);
-          if (r.int(6) === 0) {
-            b.delete(key);
-            model.delete(key);
-          } else {
-            const v = valueFor(r, key);
-            b.put(key, enc(v));
-            model.set(key, v);
-          }
-        }
-        await engine.commit(b);
+        await engine.commit(
+          randomBatch(r, 150, () => `${heads[r.int(heads.length)]}${r.int(300)}${["", "\uffff", "\u{10000}", "é"][r.int(4)]}`, model, touched),
+        );
         await engine.checkpoint();
       }
       expect(await scanOf(engine, touched)).toEqual(sorted(model));
@@ -90,20 +101,7 @@ describe("key sections and windowed compactions against keys, values and stores 
     const touched = new Set<string>();
     const engine = await Engine.open(store, paged({ maxSegmentRuns: 8 }));
     for (let c = 0; c < 4; c++) {
-      const b = new WriteBatch();
-      for (let i = 0; i < 200; i++) {
-        const key = `${heads[r.int(heads.length)]}${r.int(400)}`;
-        touched.add(key);
-        if (r.int(6) === 0) {
-          b.delete(key);
-          model.delete(key);
-        } else {
-          const v = valueFor(r, key);
-          b.put(key, enc(v));
-          model.set(key, v);
-        }
-      }
-      await engine.commit(b);
+      await engine.commit(randomBatch(r, 200, () => `${heads[r.int(heads.length)]}${r.int(400)}`, model, touched));
       await engine.checkpoint();
     }
     await engine.close();
@@ -228,17 +226,7 @@ describe("key sections and windowed compactions against keys, values and stores 
     const engine = await Engine.open(store, paged({ maxSegmentRuns: 8 }));
     for (let round = 0; round < 3; round++) {
       const b = new WriteBatch();
-      keys.forEach((k, i) => {
-        const v = (i + round) % 6 === 5 ? undefined : "w".repeat(lens[(i + round) % lens.length]!);
-        touched.add(k);
-        if (v === undefined) {
-          b.delete(k);
-          model.delete(k);
-        } else {
-          b.put(k, enc(v));
-          model.set(k, v);
-        }
-      });
+      for (const [i, k] of keys.entries()) write(b, model, touched, k, (i + round) % 6 === 5 ? undefined : "w".repeat(lens[(i + round) % lens.length]!));
       await engine.commit(b);
       await engine.checkpoint();
     }
@@ -256,26 +244,21 @@ describe("key sections and windowed compactions against keys, values and stores 
     const engine = await Engine.open(store, paged({ maxSegmentRuns: 8 }));
     const keys = ["j/\u{10000}", "j/\uffff", "j/a", "o/1", "\uffff/x"];
     const b = new WriteBatch();
-    for (const k of keys) {
-      b.put(k, enc("v".repeat(100)));
-      model.set(k, "v".repeat(100));
-      touched.add(k);
-    }
+    for (const k of keys) write(b, model, touched, k, "v".repeat(100));
     await engine.commit(b);
     await engine.checkpoint();
     // A run of tombstones only, then a run of one entry, then one tombstone.
     const del = new WriteBatch();
-    for (const k of keys.slice(0, 3)) {
-      del.delete(k);
-      model.delete(k);
-    }
+    for (const k of keys.slice(0, 3)) write(del, model, touched, k, undefined);
     await engine.commit(del);
     await engine.checkpoint();
-    await engine.commit(new WriteBatch().put("j/\uffff", enc("w".repeat(64))));
-    model.set("j/\uffff", "w".repeat(64));
+    const one = new WriteBatch();
+    write(one, model, touched, "j/\uffff", "w".repeat(64));
+    await engine.commit(one);
     await engine.checkpoint();
-    await engine.commit(new WriteBatch().delete("o/1"));
-    model.delete("o/1");
+    const tombstone = new WriteBatch();
+    write(tombstone, model, touched, "o/1", undefined);
+    await engine.commit(tombstone);
     await engine.checkpoint();
     await engine.close();
     const reopened = await Engine.open(store, paged({ maxSegmentRuns: 8 }));

@@ -318,6 +318,39 @@ describe("opening from key sections", () => {
     }
   });
 
+  it("a segment gone at its first read, or after its tail and before its whole read, ends the load as missing", async () => {
+    const r = testRandom("open missing segment");
+    const policy: PagePolicy = { keyPrefixes: ["j/"], minBytes: 64 };
+    // Without key sections a writer's open reads each segment's tail, then the segment whole.
+    const { store, manifest } = await storeOf([randomEntries(r, 400), randomEntries(r, 200)], () => false);
+    const name = manifest.segments[2]!.name;
+    const reads: string[] = [];
+    const vanishing: MemoryStore = Object.assign(Object.create(store) as MemoryStore, {
+      getRange: async (key: string, offset: number, length: number) => {
+        const got = await store.getRange(key, offset, length);
+        reads.push(`range ${key}`);
+        // Deleted just after its tail was read.
+        if (key === name) await store.delete(key);
+        return got;
+      },
+      get: async (key: string) => {
+        reads.push(`get ${key}`);
+        return store.get(key);
+      },
+    });
+    const missing: string[] = [];
+    expect(await loadSegments(ctxOf(vanishing), manifest, (key) => missing.push(key), policy)).toBeUndefined();
+    expect(missing).toEqual([name]);
+    // The tail was read, and the whole read found nothing.
+    expect(reads).toContain(`range ${name}`);
+    expect(reads).toContain(`get ${name}`);
+
+    // Gone before any read: the same exit.
+    const again: string[] = [];
+    expect(await loadSegments(ctxOf(store), manifest, (key) => again.push(key), policy)).toBeUndefined();
+    expect(again).toEqual([name]);
+  });
+
   it("refuses a segment shorter than its manifest says, naming it", async () => {
     const r = testRandom("open short segment");
     const { store, manifest } = await storeOf([randomEntries(r, 400)], () => true);

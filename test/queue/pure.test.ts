@@ -161,7 +161,8 @@ describe("names", () => {
       expect(message(() => validateKvKey(bad))).toMatch(/^invalid KV key .*; use 1-1024 bytes of well-formed UTF-8 text/);
       expect(message(() => validateDedupKey(bad))).toMatch(/^invalid dedupKey .*; use 1-512 bytes of well-formed UTF-8 text/);
     }
-    expect(message(() => validateStoreName(5))).toBe("the queue store name must be a string, got number");
+    expect(message(() => validateStoreName(5))).toBe("the queue store name must be a string, got 5");
+    expect(message(() => validateStoreName(5n))).toBe("the queue store name must be a string, got 5n (a bigint)");
     expect(message(() => validateStoreName("../x"))).toMatch(/^invalid queue store name "\.\.\/x"; it becomes an object key prefix/);
     expect(message(() => validateQueueName("a/b"))).toContain('"a/b"');
     expect(message(() => validateJobId("a.b"))).toContain('"a.b"');
@@ -182,12 +183,35 @@ describe("names", () => {
   it("positive integers and milliseconds: the boundaries and the offending value in the message", () => {
     expect(() => validatePositiveInt("concurrency", 1)).not.toThrow();
     expect(() => validatePositiveInt("concurrency", Number.MAX_SAFE_INTEGER)).not.toThrow();
-    for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53, "3", null]) {
-      expect(() => validatePositiveInt("concurrency", bad)).toThrow(`concurrency must be a positive integer, got ${String(bad)}`);
+    // A string shows as a string: "3" is not the number 3 the message would otherwise seem to refuse.
+    const positives: [unknown, string][] = [
+      [0, "0"],
+      [-1, "-1"],
+      [1.5, "1.5"],
+      [Number.NaN, "NaN"],
+      [Number.POSITIVE_INFINITY, "Infinity"],
+      [2 ** 53, "9007199254740992"],
+      ["3", '"3" (a string)'],
+      [5n, "5n (a bigint)"],
+      [null, "null"],
+      [{}, "an object"],
+    ];
+    for (const [bad, shown] of positives) {
+      expect(() => validatePositiveInt("concurrency", bad)).toThrow(`concurrency must be a positive integer, got ${shown}`);
     }
     for (const ok of [0, 0.5, 1, 1e9]) expect(() => validateMillis("leaseMs", ok)).not.toThrow();
-    for (const bad of [-1, -0.5, Number.NaN, Number.POSITIVE_INFINITY, 1e30, "5", null, undefined]) {
-      expect(() => validateMillis("leaseMs", bad)).toThrow(`leaseMs must be a number of milliseconds from 0 to ${MAX_DELAY_MS} (10 years), got ${String(bad)}`);
+    const millis: [unknown, string][] = [
+      [-1, "-1"],
+      [-0.5, "-0.5"],
+      [Number.NaN, "NaN"],
+      [Number.POSITIVE_INFINITY, "Infinity"],
+      [1e30, "1e+30"],
+      ["5", '"5" (a string)'],
+      [null, "null"],
+      [undefined, "undefined"],
+    ];
+    for (const [bad, shown] of millis) {
+      expect(() => validateMillis("leaseMs", bad)).toThrow(`leaseMs must be a number of milliseconds from 0 to ${MAX_DELAY_MS} (10 years), got ${shown}`);
     }
   });
 });

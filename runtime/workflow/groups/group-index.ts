@@ -13,6 +13,7 @@ import { RESERVED_KV_PREFIX } from "../records/reserved.js";
 import { groupMembersPrefix } from "../records/kv-keys.js";
 import { indexSuffix, INVERTED_TIME_MAX } from "../runs/run-index.js";
 import type { GroupMemberCounts, GroupPage, GroupRow, ListGroupsOptions } from "./group-listing.js";
+import { describeValue } from "../../option-values.js";
 
 export const GROUP_INDEX_PREFIX = `${RESERVED_KV_PREFIX}group-index/`;
 /** The default and the largest `limit` of a group listing page (each group's members are counted). */
@@ -49,7 +50,7 @@ export async function listGroups(reads: GroupReads, opts: unknown): Promise<Grou
   const o = (opts ?? {}) as ListGroupsOptions;
   const limit = o.limit ?? DEFAULT_GROUP_LIMIT;
   if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_GROUP_LIMIT) {
-    throw new ValidationError(`listGroups: limit must be an integer from 1 to ${MAX_GROUP_LIMIT}, got ${String(limit)}`);
+    throw new ValidationError(`listGroups: limit must be an integer from 1 to ${MAX_GROUP_LIMIT}, got ${describeValue(limit)}`);
   }
   let after: string | undefined;
   if (o.cursor !== undefined) {

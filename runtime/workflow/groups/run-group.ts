@@ -31,6 +31,7 @@ import type { RunErrorKind, RunOptions, RunOutcome, TerminalStatus } from "../ru
 import { checkUserHeaders, flowHeaders } from "../runs/submit.js";
 import { routedOn } from "../runs/shard-placement.js";
 import { InputMismatchError } from "../workflow-errors.js";
+import { describeValue } from "../../option-values.js";
 
 /** One member to submit: a key unique in the group and the input of its run's step 0. */
 export interface GroupMember {
@@ -110,7 +111,7 @@ export function checkMembers(members: readonly GroupMember[]): void {
 export function manifestOptions(o: RunOptions | undefined): ManifestOptions {
   const headers = checkUserHeaders(o?.headers);
   const check = (name: string, n: number | undefined, min: number): void => {
-    if (n !== undefined && (!Number.isInteger(n) || n < min)) throw new ValidationError(`${name} must be an integer >= ${min}, got ${n}`);
+    if (n !== undefined && (!Number.isInteger(n) || n < min)) throw new ValidationError(`${name} must be an integer >= ${min}, got ${describeValue(n)}`);
   };
   check("priority", o?.priority, Number.MIN_SAFE_INTEGER);
   check("maxAttemptsPerStep", o?.maxAttemptsPerStep, 1);
@@ -545,9 +546,9 @@ export class RunGroup {
    *
    * @internal Used by the client inbox of a sharded store.
    */
-  forgetShardPart(part: GroupPart): Promise<boolean> {
-    validateInstant("createdAtMs", part.createdAtMs);
-    return forgetGroupPart(this.#host, this.id, part, false);
+  async forgetShardPart(part: GroupPart): Promise<boolean> {
+    validateInstant("createdAtMs", part?.createdAtMs);
+    return await forgetGroupPart(this.#host, this.id, part, false);
   }
 
   /**
@@ -559,7 +560,7 @@ export class RunGroup {
    * @internal Used by the client inbox of a sharded store, once a client read every result.
    */
   async retainShardPart(part: GroupPart): Promise<boolean> {
-    validateInstant("createdAtMs", part.createdAtMs);
+    validateInstant("createdAtMs", part?.createdAtMs);
     const host = this.#host;
     if (host.retentionMs === undefined) return false;
     const at = host.clock.now() + host.retentionMs;

@@ -67,6 +67,7 @@ import type { RetryOutcome, RetryRunOptions } from "./run-types.js";
 import type { WorkflowView } from "./workflow-view.js";
 import { withCurrentLimit } from "./submit.js";
 import { HISTORY_STEPS_PER_RUN, type RunEndHistory } from "./run-history.js";
+import { describeValue } from "../../option-values.js";
 
 /** Rounds of re-reading after a concurrent change (a worker finishing a requeued step's re-opening). */
 const MAX_ROUNDS = 8;
@@ -86,7 +87,7 @@ export function checkRetryOptions(opts: unknown): number | undefined {
   const from = (opts as RetryRunOptions).fromStep;
   if (from === undefined) return undefined;
   if (typeof from !== "number" || !Number.isInteger(from) || from < 0 || from > 1e9) {
-    throw new ValidationError(`retryRun: fromStep must be a step number (an integer >= 0), got ${String(from)}`);
+    throw new ValidationError(`retryRun: fromStep must be a step number (an integer >= 0), got ${describeValue(from)}`);
   }
   return from;
 }

@@ -7,6 +7,7 @@
  */
 import { pooledUlids } from "../../queue/ulid-source.js";
 import { InvalidRunIdError } from "../workflow-errors.js";
+import { describeValue } from "../../option-values.js";
 
 /** Longest run id, in bytes. */
 export const MAX_RUN_ID_LEN = 128;
@@ -30,7 +31,7 @@ const nextUlid = pooledUlids();
 
 /** Why `s` is not a run id, or `undefined` when it is one. */
 function problemWith(s: unknown): string | undefined {
-  if (typeof s !== "string") return `a run id must be a string, got ${typeof s}`;
+  if (typeof s !== "string") return `a run id must be a string, got ${describeValue(s)}`;
   if (s.length === 0) return "a run id must not be empty";
   if (s.length > MAX_RUN_ID_LEN) return `a run id is at most ${MAX_RUN_ID_LEN} bytes, got ${s.length}`;
   if (!RUN_ID_PATTERN.test(s)) return "a run id may contain only ASCII letters, digits, '_' and '-'";

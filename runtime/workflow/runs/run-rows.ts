@@ -11,6 +11,7 @@ import type { IndexEntry } from "./run-index.js";
 import type { RunId } from "./run-id.js";
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, RUN_LIST_STATES, type ListRunsOptions, type RunListState, type RunRow } from "./run-listing.js";
 import type { Building } from "../../queue/cancel-state.js";
+import { describeValue } from "../../option-values.js";
 
 /** The active part of a row: what the step pointer and step job say. */
 export interface ActiveView {
@@ -100,12 +101,12 @@ export interface CheckedListOptions {
 /** Checks `listRuns` options; `ValidationError` saying which one is wrong and what it takes. */
 export function checkListOptions(o: unknown, what = "listRuns"): CheckedListOptions {
   if (o === undefined || o === null) return { limit: DEFAULT_LIST_LIMIT };
-  if (typeof o !== "object" || Array.isArray(o)) throw new ValidationError(`${what} takes an options object, got ${typeof o}`);
+  if (typeof o !== "object" || Array.isArray(o)) throw new ValidationError(`${what} takes an options object, got ${describeValue(o)}`);
   const v = o as ListRunsOptions;
   const out: CheckedListOptions = { limit: DEFAULT_LIST_LIMIT };
   if (v.limit !== undefined) {
     if (typeof v.limit !== "number" || !Number.isInteger(v.limit) || v.limit < 1 || v.limit > MAX_LIST_LIMIT) {
-      throw new ValidationError(`${what}: limit must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${String(v.limit)}`);
+      throw new ValidationError(`${what}: limit must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${describeValue(v.limit)}`);
     }
     out.limit = v.limit;
   }

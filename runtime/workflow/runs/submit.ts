@@ -30,6 +30,7 @@ import { ValidationError } from "../../errors.js";
 import { checkRunHeaders, checkRunPayload } from "../limits.js";
 import { describePayload, stageForgotten, stageSubmission } from "./index-effects.js";
 import { checkRunDebounce, supersessionOf } from "./debounce.js";
+import { describeValue } from "../../option-values.js";
 
 /** Checks user headers: string values, no reserved prefix. */
 export function checkUserHeaders(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {
@@ -103,7 +104,7 @@ export function withCurrentLimit(core: Pick<RuntimeCore, "queue" | "queueName">,
 export function checkRunOptions(o: RunOptions): void {
   if (o.flow !== undefined) flowHeaders(o.flow);
   if (o.maxAttemptsPerStep !== undefined && (!Number.isInteger(o.maxAttemptsPerStep) || o.maxAttemptsPerStep < 1)) {
-    throw new ValidationError(`RunOptions.maxAttemptsPerStep must be an integer >= 1, got ${o.maxAttemptsPerStep}`);
+    throw new ValidationError(`RunOptions.maxAttemptsPerStep must be an integer >= 1, got ${describeValue(o.maxAttemptsPerStep)}`);
   }
   if (o.runAt !== undefined) validateInstant("RunOptions.runAt", o.runAt);
   checkRunDebounce(o);

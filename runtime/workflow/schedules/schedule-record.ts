@@ -12,6 +12,7 @@ import { checkRunOptions, checkUserHeaders } from "../runs/submit.js";
 import { checkRunPayload } from "../limits.js";
 import { cronProblem } from "./cron-times.js";
 import type { CatchUpPolicy, OverlapPolicy, ScheduleSpec } from "./schedule-types.js";
+import { describeValue } from "../../option-values.js";
 
 export const SCHEDULES_PREFIX = `${RESERVED_KV_PREFIX}schedules/`;
 /** Prefix of every schedule record of step queue `q`, ending in `/`. */
@@ -82,7 +83,7 @@ export function checkScheduleSpec(
   if (catchUpIssue !== undefined) issues.push(catchUpIssue);
   const jitterMs = spec.jitterMs ?? 0;
   if (!Number.isInteger(jitterMs) || jitterMs < 0 || jitterMs > 86_400_000)
-    issues.push(`jitterMs must be an integer from 0 to 86400000 (a day), got ${jitterMs}`);
+    issues.push(`jitterMs must be an integer from 0 to 86400000 (a day), got ${describeValue(jitterMs)}`);
   const run = spec.run;
   if (run === null || typeof run !== "object" || !(run.input instanceof Uint8Array || typeof run.input === "function"))
     issues.push("run.input must be a Uint8Array or a function computing each tick's input");
@@ -94,7 +95,7 @@ export function checkScheduleSpec(
   const headers = checkUserHeaders(options.headers);
   checkRunOptions(options);
   if (options.priority !== undefined && !Number.isInteger(options.priority))
-    throw new ValidationError(`${where}: run.options.priority must be an integer, got ${options.priority}`);
+    throw new ValidationError(`${where}: run.options.priority must be an integer, got ${describeValue(options.priority)}`);
   if (options.debounce !== undefined && jitterMs > 0)
     throw new ValidationError(`${where}: run.options.debounce cannot be combined with jitterMs: a debounced run starts when its window ends`);
   const computed = typeof run.input === "function";

@@ -1,0 +1,69 @@
+/**
+ * @module The side-by-side step workload of the CPU benches, over a built
+ * checkout: 10-step runs whose runner continues at once, on a runtime with
+ * `maxConcurrentSteps(64)`; each run is submitted, waited for and its
+ * outcome read. step-cpu-ab.ts times it per checkout, step-key-ops.ts
+ * counts the engine's operations under it.
+ */
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+export type Taquba = typeof import("../../runtime/index.js");
+
+/** Steps per run of the workload. */
+export const STEPS_PER_RUN = 10;
+
+/** The runtime of a checkout built with `npm run build` (its `dist/`); `path` loads another of its modules. */
+export async function loadCheckout<M = Taquba>(dir: string, path = "dist/runtime/index.js"): Promise<M> {
+  return (await import(pathToFileURL(resolve(dir, path)).href)) as M;
+}
+
+/** A running workload over one store; `drive` runs `count` runs with `conc` in flight and returns their latencies in ms, ascending. */
+export interface StepWorkload {
+  readonly queue: import("../../runtime/index.js").Queue;
+  drive(count: number, conc: number): Promise<number[]>;
+  close(): Promise<void>;
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/** Opens the workload's queue ("bench") and runtime over `store` and starts its worker. */
+export async function openStepWorkload(T: Taquba, store: import("../../runtime/index.js").ObjectStore): Promise<StepWorkload> {
+  const runner: import("../../runtime/index.js").StepRunner = {
+    async runStep(step) {
+      const [j, m] = dec.decode(step.payload).split("/").map(Number) as [number, number];
+      return j + 1 >= m ? T.StepOutcome.succeed(enc.encode(String(m))) : T.StepOutcome.continueNow(enc.encode(`${j + 1}/${m}`));
+    },
+  };
+  const queue = await T.Queue.open(store, "bench");
+  const runtime = T.WorkflowRuntime.builder(queue, store, runner, T.NoopTerminalHook).maxConcurrentSteps(64).build();
+  const handle = runtime.spawn();
+  const one = async () => {
+    const { runId } = await runtime.submit({ input: enc.encode(`0/${STEPS_PER_RUN}`) });
+    await runtime.wait(runId);
+    const o = await runtime.outcome(runId);
+    if (o?.status !== "succeeded") throw new Error(`run ${runId} did not succeed`);
+  };
+  return {
+    queue,
+    async drive(count, conc) {
+      let next = 0;
+      const lat: number[] = [];
+      await Promise.all(
+        Array.from({ length: Math.min(conc, count) }, async () => {
+          while (next++ < count) {
+            const t = performance.now();
+            await one();
+            lat.push(performance.now() - t);
+          }
+        }),
+      );
+      return lat.sort((a, b) => a - b);
+    },
+    async close() {
+      await handle.shutdown();
+      await queue.close();
+    },
+  };
+}

@@ -1,0 +1,264 @@
+/**
+ * @module The options objects of the public entry points (openers, servers,
+ * workers, elections) are read once: a getter or Proxy is asked for each
+ * field once (so a second read answering differently cannot slip past a
+ * check), one that throws is a `ValidationError` naming the field rather
+ * than the getter's own error, and a value of the wrong type is refused
+ * naming the option. Every entry point takes the same three cases.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  EngineReader,
+  MemoryStore,
+  NoopTerminalHook,
+  Queue,
+  QueueReader,
+  ValidationError,
+  JobRunner,
+  WebhookTerminalHook,
+  WebhookWorker,
+  WorkflowDispatcher,
+  WorkflowRuntime,
+  createShards,
+  openStore,
+  readOwners,
+  routeShardSchedules,
+  runOwnerElection,
+  runShardWorkers,
+  runWebhookWorker,
+  runWorker,
+  serveClients,
+  type ObjectStore,
+} from "taquba";
+import { appRunner, STEP_QUEUE } from "./fixtures/app.js";
+
+/** An entry point called with options `opts`; what it returned, or threw, as a promise (elections are stopped at once). */
+type Entry = (opts: object) => Promise<unknown>;
+
+interface Case {
+  readonly name: string;
+  /** The options the entry point accepts, with every field it reads set. */
+  readonly good: () => Record<string, unknown>;
+  /** The name its messages give the options object. */
+  readonly prefix: string;
+  /** A field and a wrong-typed value for it. */
+  readonly wrong: readonly [field: string, value: unknown];
+  /** What the refusal of the wrong value says, when not `{prefix}.{field}`. */
+  readonly wrongNamed?: RegExp;
+  readonly call: Entry;
+}
+
+async function stopIfStarted(v: unknown): Promise<void> {
+  const s = v as { stop?: () => Promise<void> } | undefined;
+  if (typeof s?.stop === "function") await s.stop();
+}
+
+async function outcome(call: Entry, opts: object): Promise<unknown> {
+  try {
+    const v = await call(opts);
+    await stopIfStarted(v);
+    return v;
+  } catch (err) {
+    return err;
+  }
+}
+
+async function setup(): Promise<{ store: ObjectStore; queue: Queue; runtime: WorkflowRuntime; close(): Promise<void> }> {
+  const store = new MemoryStore();
+  const queue = await Queue.open(store, "app");
+  const runtime = WorkflowRuntime.builder(queue, store, appRunner, NoopTerminalHook).queueName(STEP_QUEUE).build();
+  await createShards(store, "sharded", 2);
+  return {
+    store,
+    queue,
+    runtime,
+    close: async () => {
+      await runtime.close();
+      await queue.close();
+    },
+  };
+}
+
+const start = async () => ({ stop: async () => {} });
+let jobRuns = 0;
+
+describe("entry points read their options once and refuse by name", async () => {
+  const env = await setup();
+  const stopped = new AbortController();
+  stopped.abort();
+  const cases: Case[] = [
+    {
+      name: "openStore",
+      prefix: "OpenStoreOptions",
+      good: () => ({ env: { AWS_REGION: "us-east-1" } }),
+      wrong: ["env", "AWS_REGION=us-east-1"],
+      call: async (opts) => openStore("memory://", opts as never),
+    },
+    {
+      name: "serveClients",
+      prefix: "ServeClientsOptions",
+      good: () => ({ store: env.store, listIntervalMs: 1000, appliedRetentionMs: 60_000, maxConcurrentRequests: 4, logger: { error: () => {} } }),
+      wrong: ["listIntervalMs", "1000"],
+      call: async (opts) => serveClients(env.queue, env.runtime, opts as never),
+    },
+    {
+      name: "runOwnerElection",
+      prefix: "OwnerElectionOptions",
+      good: () => ({
+        start,
+        leaseDurationMs: 15_000,
+        renewIntervalMs: 5000,
+        processId: "p1",
+        clock: { now: () => Date.now() },
+        logger: undefined,
+        onChange: () => {},
+      }),
+      wrong: ["onChange", "owner"],
+      call: async (opts) => runOwnerElection(env.store, "elected", opts as never),
+    },
+    {
+      name: "runShardWorkers",
+      prefix: "ShardWorkersOptions",
+      good: () => ({ start, leaseDurationMs: 15_000, renewIntervalMs: 5000, processId: "p2", clock: { now: () => Date.now() }, onChange: () => {} }),
+      wrong: ["processId", 7],
+      call: (opts) => runShardWorkers(env.store, "sharded", opts as never),
+    },
+    {
+      name: "routeShardSchedules",
+      prefix: "ShardSchedulesOptions",
+      good: () => ({ timeoutMs: 1000 }),
+      wrong: ["timeoutMs", "1000"],
+      call: async (opts) => {
+        const r = routeShardSchedules(env.runtime, env.store, { name: "sharded", shard: 0, shards: 2 }, opts as never);
+        await r.close();
+        return r;
+      },
+    },
+    {
+      name: "readOwners",
+      prefix: "ReadOwnersOptions",
+      good: () => ({ queueName: STEP_QUEUE, now: () => Date.now() }),
+      wrong: ["now", 5],
+      call: (opts) => readOwners(env.store, "app", opts as never),
+    },
+    {
+      name: "QueueReader.open",
+      prefix: "QueueReader.open's options",
+      good: () => ({ clock: { now: () => Date.now() } }),
+      wrong: ["clock", 5],
+      call: (opts) => QueueReader.open(env.store, "app", opts as never),
+    },
+    {
+      name: "EngineReader.open",
+      prefix: "EngineReaderOptions",
+      good: () => ({ prefix: "app/db/", retry: { attempts: 2 } }),
+      wrong: ["prefix", 5],
+      wrongNamed: /invalid EngineReaderOptions; .*\n.*prefix must be a string/,
+      call: async (opts) => {
+        const r = await EngineReader.open(env.store, opts as never);
+        await r.close();
+        return r;
+      },
+    },
+    {
+      name: "WebhookWorker",
+      prefix: "WebhookWorkerOptions",
+      good: () => ({
+        defaultTimeoutMs: 1000,
+        maxRetryAfterMs: 1000,
+        userAgent: "ua",
+        allowLoopback: true,
+        allowPrivate: false,
+        allowedNetworks: [],
+        resolve: undefined,
+      }),
+      wrong: ["userAgent", 5],
+      call: async (opts) => new WebhookWorker(opts as never),
+    },
+    {
+      name: "runWebhookWorker",
+      prefix: "RunWebhookWorkerOptions",
+      good: () => ({ concurrency: 1, signal: stopped.signal, userAgent: "ua" }),
+      wrong: ["maxRetryAfterMs", "60000"],
+      // A field of the worker's options, which these extend.
+      wrongNamed: /WebhookWorkerOptions\.maxRetryAfterMs must be a number/,
+      call: (opts) => runWebhookWorker(env.queue, "webhooks", opts as never),
+    },
+    {
+      name: "runWorker",
+      prefix: "RunWorkerOptions",
+      good: () => ({ concurrency: 1, leaseMs: 1000, claimBatch: 1, signal: stopped.signal, onError: () => {} }),
+      wrong: ["onError", "log it"],
+      call: (opts) => runWorker(env.queue, "jobs", { process: async () => {} }, opts as never),
+    },
+    {
+      name: "JobRunner.over",
+      prefix: "JobRunnerOptions",
+      good: () => ({ pollIntervalMs: 100, resultRetentionMs: 60_000, clock: { now: () => Date.now() }, logger: undefined }),
+      wrong: ["clock", "now"],
+      call: async (opts) => {
+        // A runtime and dispatcher of its own each time: a dispatcher takes one job runner.
+        const dispatcher = WorkflowDispatcher.builder().build();
+        const runtime = WorkflowRuntime.builder(env.queue, env.store, dispatcher, NoopTerminalHook).queueName(`jobs-${++jobRuns}`).build();
+        try {
+          return JobRunner.over(env.queue, runtime, dispatcher, opts as never);
+        } finally {
+          await runtime.close();
+        }
+      },
+    },
+    {
+      name: "WebhookTerminalHook",
+      prefix: "WebhookTerminalHookOptions",
+      good: () => ({ queueName: "callbacks", headers: { "x-app": "1" }, timeoutMs: 1000, maxAttempts: 3, exposeErrorText: false }),
+      wrong: ["headers", "x-app: 1"],
+      call: async (opts) => new WebhookTerminalHook(opts as never),
+    },
+  ];
+
+  it.each(cases)("$name: works with good options, and asks a Proxy for each field once", async (c) => {
+    const good = c.good();
+    const reads = new Map<string, number>();
+    const proxy = new Proxy(good, {
+      get(target, k, receiver) {
+        if (typeof k === "string") reads.set(k, (reads.get(k) ?? 0) + 1);
+        return Reflect.get(target, k, receiver);
+      },
+    });
+    const result = await outcome(c.call, proxy);
+    expect(result).not.toBeInstanceOf(Error);
+    const twice = [...reads].filter(([, n]) => n > 1).map(([k]) => k);
+    expect(twice).toEqual([]);
+  });
+
+  it.each(cases)("$name: a getter that throws is a ValidationError naming the field", async (c) => {
+    const [field] = c.wrong;
+    const opts = Object.defineProperty(c.good(), field, {
+      enumerable: true,
+      get() {
+        throw new Error("unreadable here");
+      },
+    });
+    const err = await outcome(c.call, opts);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as Error).message).toContain(`reading ${c.prefix}.${field} threw: unreadable here`);
+  });
+
+  it.each(cases)("$name: a wrong type is refused naming the option", async (c) => {
+    const [field, value] = c.wrong;
+    const err = await outcome(c.call, { ...c.good(), [field]: value });
+    expect(err).toBeInstanceOf(ValidationError);
+    if (c.wrongNamed === undefined) expect((err as Error).message).toContain(`${c.prefix}.${field}`);
+    else expect((err as Error).message).toMatch(c.wrongNamed);
+  });
+
+  it.each(cases)("$name: options that are not an object are refused", async (c) => {
+    const err = await outcome(c.call, "fast" as unknown as object);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as Error).message).toContain(`${c.prefix} must be an object, got "fast" (a string)`);
+  });
+
+  it("closes what it opened", async () => {
+    await env.close();
+  });
+});
