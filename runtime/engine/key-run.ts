@@ -100,10 +100,12 @@ class Bytes {
     let r = this.#resizable!;
     const end = this.#moved + this.pos;
     if (end > r.byteLength) {
-      const want = Math.max(r.byteLength * 2, end);
+      // By quarters: pages past the end when the run is trimmed were never written, and V8 clears them
+      // as it shrinks the buffer, paging them in (about 4 ms per MiB on a loaded machine).
+      const want = Math.max(r.byteLength + (r.byteLength >>> 2), end);
       if (want <= r.maxByteLength) r.resize(want);
       else {
-        const next = reserve(want);
+        const next = reserve(want, want);
         new Uint8Array(next, 0, this.#moved).set(new Uint8Array(r, 0, this.#moved));
         this.#resizable = r = next;
       }
@@ -143,10 +145,16 @@ class Bytes {
   }
 }
 
-/** A resizable buffer of `size` bytes, with room to grow far past it. */
-function reserve(size: number): ResizableArrayBuffer {
+/**
+ * A resizable buffer with room to grow far past `size` bytes, starting at
+ * `initial` bytes (by default `GROW_IN_PLACE_BYTES` at most): a capacity is
+ * an estimate (open's is about twice what its runs take), and bytes past
+ * the end that were never written cost a clearing when the trim shrinks
+ * the buffer.
+ */
+function reserve(size: number, initial = Math.min(size, GROW_IN_PLACE_BYTES)): ResizableArrayBuffer {
   // Offsets into a run are 32-bit (`blockStarts`), so no run needs more than 4 GiB.
-  return new ResizableArrayBufferCtor(size, { maxByteLength: Math.max(size, Math.min(size * 8, MAX_RESERVE_BYTES)) });
+  return new ResizableArrayBufferCtor(initial, { maxByteLength: Math.max(size, Math.min(size * 8, MAX_RESERVE_BYTES)) });
 }
 
 /** Reads a varint at `at` of `buf`; the position after it goes to `cursor.pos`. */
