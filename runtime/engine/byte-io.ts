@@ -175,6 +175,15 @@ export class ByteReader {
   }
 
   varint(): number {
+    // One byte, the usual case (key sections read three per entry).
+    const at = this.pos;
+    if (at < this.end) {
+      const b = this.buf[at]!;
+      if (b < 0x80) {
+        this.pos = at + 1;
+        return b;
+      }
+    }
     let result = 0;
     let scale = 1;
     for (let i = 0; i < 8; i++) {

@@ -100,10 +100,12 @@ class Bytes {
     let r = this.#resizable!;
     const end = this.#moved + this.pos;
     if (end > r.byteLength) {
-      const want = Math.max(r.byteLength * 2, end);
+      // By quarters: pages past the end when the run is trimmed were never written, and V8 clears them
+      // as it shrinks the buffer, paging them in (about 4 ms per MiB on a loaded machine).
+      const want = Math.max(r.byteLength + (r.byteLength >>> 2), end);
       if (want <= r.maxByteLength) r.resize(want);
       else {
-        const next = reserve(want);
+        const next = reserve(want, want);
         new Uint8Array(next, 0, this.#moved).set(new Uint8Array(r, 0, this.#moved));
         this.#resizable = r = next;
       }
@@ -123,6 +125,15 @@ class Bytes {
     // Small: copy when more than an eighth is spare.
     return this.buf.length - this.pos > this.buf.length / 8 ? Buffer.from(this.buf.subarray(0, this.pos)) : this.buf.subarray(0, this.pos);
   }
+  /** Drops the bytes written past `offset` (an earlier `offset`): later writes go there. */
+  truncate(offset: number): void {
+    if (offset >= this.#moved) this.pos = offset - this.#moved;
+    else {
+      // The chunk is dropped whole; the resizable buffer's bytes past `offset` are overwritten by the next moves.
+      this.#moved = offset;
+      this.pos = 0;
+    }
+  }
   varint(v: number): void {
     this.ensure(8);
     const buf = this.buf;
@@ -134,10 +145,16 @@ class Bytes {
   }
 }
 
-/** A resizable buffer of `size` bytes, with room to grow far past it. */
-function reserve(size: number): ResizableArrayBuffer {
+/**
+ * A resizable buffer with room to grow far past `size` bytes, starting at
+ * `initial` bytes (by default `GROW_IN_PLACE_BYTES` at most): a capacity is
+ * an estimate (open's is about twice what its runs take), and bytes past
+ * the end that were never written cost a clearing when the trim shrinks
+ * the buffer.
+ */
+function reserve(size: number, initial = Math.min(size, GROW_IN_PLACE_BYTES)): ResizableArrayBuffer {
   // Offsets into a run are 32-bit (`blockStarts`), so no run needs more than 4 GiB.
-  return new ResizableArrayBufferCtor(size, { maxByteLength: Math.max(size, Math.min(size * 8, MAX_RESERVE_BYTES)) });
+  return new ResizableArrayBufferCtor(initial, { maxByteLength: Math.max(size, Math.min(size * 8, MAX_RESERVE_BYTES)) });
 }
 
 /** Reads a varint at `at` of `buf`; the position after it goes to `cursor.pos`. */
@@ -246,6 +263,32 @@ function mayHold(filter: Uint32Array, h: number): boolean {
   return true;
 }
 
+/**
+ * The filter hashes of keys that come in ascending order with the bytes
+ * each shares with the one before (a key section gives both): each hash
+ * carries on from the state after the shared bytes, so only the suffix is
+ * hashed. Same hash as `KeyBytes.hash`.
+ */
+export class KeyHasher {
+  /** `#at[i]`: the FNV-1a state after the first i bytes of the previous key. */
+  #at = initialHashes(257);
+  /** The hash of `key[0..len)`, whose first `shared` bytes are the previous key's. */
+  next(key: Uint8Array, len: number, shared: number): number {
+    if (this.#at.length <= len) {
+      const grown = new Int32Array(len * 2 + 1);
+      grown.set(this.#at.subarray(0, shared + 1));
+      this.#at = grown;
+    }
+    const at = this.#at;
+    let h = at[shared]!;
+    for (let j = shared; j < len; j++) {
+      h = Math.imul(h ^ key[j]!, 0x01000193);
+      at[j + 1] = h;
+    }
+    return h >>> 0;
+  }
+}
+
 /** A key's UTF-8 bytes in a reusable buffer. */
 export class KeyBytes {
   buf = Buffer.allocUnsafe(256);
@@ -256,11 +299,13 @@ export class KeyBytes {
     if (this.#hash < 0) this.#hash = hashBytes(this.buf, 0, this.len);
     return this.#hash;
   }
-  /** Takes a key already encoded, `src[from..from+len)`; returns this. */
-  setBytes(src: Uint8Array, from: number, len: number): this {
-    this.#hash = -1;
+  /** Takes a key already encoded, `src[from..from+len)`, and its hash when known (`KeyHasher`); returns this. */
+  setBytes(src: Uint8Array, from: number, len: number, hash = -1): this {
+    this.#hash = hash;
     if (this.buf.length < len) this.buf = Buffer.allocUnsafe(len * 2);
-    this.buf.set(src.subarray(from, from + len));
+    // A loop, not `set` of a subarray: keys are short, and a subarray is an allocation.
+    const buf = this.buf;
+    for (let i = 0; i < len; i++) buf[i] = src[from + i]!;
     this.len = len;
     return this;
   }
@@ -387,8 +432,13 @@ export class KeyRun {
       return lo;
     }
     const enc = kb ?? blockScratch.set(key);
-    const t = enc.buf;
-    const tl = enc.len;
+    return this.blockForBytes(enc.buf, enc.len);
+  }
+
+  /** `blockFor` of the key whose UTF-8 is `t[0..tl)`. */
+  blockForBytes(t: Uint8Array, tl: number): number {
+    let hi = this.blocks - 1;
+    if (hi < 0) return -1;
     let lo = 0;
     if (this.#compareFirst(0, t, tl) > 0) return -1;
     while (lo < hi) {
@@ -412,7 +462,18 @@ export class KeyRun {
   find(key: string, kb: KeyBytes, found: { valueAt: number }): number {
     if (this.count === 0 || !mayHold(this.#filter, kb.hash())) return -1;
     if (this.compare(key, this.lastKey) > 0) return -1;
-    const b = this.blockFor(key, kb);
+    return this.#findIn(this.blockFor(key, kb), kb, found);
+  }
+
+  /** `find` of the key in `kb` (its bytes and hash) without its string: a key from a segment's bytes. */
+  findBytes(kb: KeyBytes, found: { valueAt: number }): number {
+    if (this.count === 0 || !mayHold(this.#filter, kb.hash())) return -1;
+    // A key past the last one walks the last block and is not found there.
+    return this.#findIn(this.blockForBytes(kb.buf, kb.len), kb, found);
+  }
+
+  /** The index of the key in `kb` within block `b` (none when -1), as `find` says. */
+  #findIn(b: number, kb: KeyBytes, found: { valueAt: number }): number {
     if (b < 0) return -1;
     const buf = this.bytes;
     const t = kb.buf;
@@ -461,6 +522,16 @@ export class KeyRun {
   }
 }
 
+/** What `KeyRunBuilder.rollback` restores. */
+export interface BuilderMark {
+  readonly offset: number;
+  readonly count: number;
+  readonly blocks: number;
+  readonly refs: number;
+  readonly ascii: boolean;
+  readonly prev: Buffer;
+}
+
 /** Builds a run from entries added in strictly ascending key order. */
 export class KeyRunBuilder {
   readonly #out: Bytes;
@@ -470,6 +541,8 @@ export class KeyRunBuilder {
   #prevLen = 0;
   /** `#hashAt[i]`: the FNV-1a state after the first i bytes of the previous key (`hashBytes` without its final unsigned shift). */
   #hashAt = initialHashes(257);
+  /** `#hashAt[0..#hashedTo]` are the previous key's states; past it they are stale (keys whose hash a caller gave). */
+  #hashedTo = 0;
   #count = 0;
   #ascii = true;
   /** Each key's hash, for the filter built at the end. */
@@ -522,10 +595,11 @@ export class KeyRunBuilder {
    * Adds `key` (its UTF-8 at `key[from..from+len)`, no string made) with a
    * value paged to run `run`. `shared`, when given, is the number of bytes
    * the key shares with the previous one, from a caller that checked the
-   * order (a key section): the comparison is then skipped.
+   * order (a key section): the comparison is then skipped. `hash`, when
+   * not -1, is the key's filter hash (`KeyHasher` carried it already).
    */
-  addPagedBytes(key: Buffer, from: number, len: number, run: number, shared = -1): void {
-    this.#addKey(key, from, len, undefined, shared);
+  addPagedBytes(key: Buffer, from: number, len: number, run: number, shared = -1, hash = -1): void {
+    this.#addKey(key, from, len, undefined, shared, hash);
     this.#addValue(run);
   }
 
@@ -535,10 +609,10 @@ export class KeyRunBuilder {
    * (`packed`, as `add(key, packValue(...))`: a key tail when it repeats
    * one) or as bytes. Makes no key string, view or packed string, and never
    * keeps a view into `value`: a large value gets a copy of its own.
-   * `shared` as for `addPagedBytes`.
+   * `shared` and `hash` as for `addPagedBytes`.
    */
-  addHeldBytes(key: Buffer, from: number, len: number, value: Buffer, valueAt: number, valueLen: number, packed: boolean, shared = -1): void {
-    this.#addKey(key, from, len, undefined, shared);
+  addHeldBytes(key: Buffer, from: number, len: number, value: Buffer, valueAt: number, valueLen: number, packed: boolean, shared = -1, hash = -1): void {
+    this.#addKey(key, from, len, undefined, shared, hash);
     const out = this.#out;
     if (valueLen > MAX_INLINE_BYTES) {
       // A copy of its own, so the run never holds the segment's bytes.
@@ -569,7 +643,7 @@ export class KeyRunBuilder {
    * shares with the previous key, from a caller that checked the order
    * already (a key section gives both): the comparison is skipped.
    */
-  #addKey(key: Uint8Array, from: number, len: number, keyString: string | undefined, knownShared = -1): void {
+  #addKey(key: Uint8Array, from: number, len: number, keyString: string | undefined, knownShared = -1, knownHash = -1): void {
     const out = this.#out;
     const newBlock = this.#count % BLOCK_ENTRIES === 0;
     let shared = 0;
@@ -593,32 +667,53 @@ export class KeyRunBuilder {
       this.#starts.push(out.offset);
       shared = 0;
     }
-    if (this.#ascii) for (let i = shared; i < len; i++) if (key[from + i]! >= 0x80) this.#ascii = false;
-    out.varint(shared);
-    out.varint(len - shared);
-    out.ensure(len - shared);
+    // Varints of one byte, the usual case, written here; the suffix copied and checked for ASCII in one loop.
+    const suffixLen = len - shared;
+    if (shared < 0x80 && suffixLen < 0x80) {
+      out.ensure(2 + suffixLen);
+      out.buf[out.pos++] = shared;
+      out.buf[out.pos++] = suffixLen;
+    } else {
+      out.varint(shared);
+      out.varint(suffixLen);
+      out.ensure(suffixLen);
+    }
     const ob = out.buf;
-    for (let j = shared; j < len; j++) ob[out.pos++] = key[from + j]!;
+    let high = 0;
+    for (let j = from + shared; j < from + len; j++) {
+      const c = key[j]!;
+      high |= c;
+      ob[out.pos++] = c;
+    }
+    if (high >= 0x80) this.#ascii = false;
     if (this.#prev.length < len) {
       const grown = Buffer.allocUnsafe(len * 2);
       this.#prev.copy(grown, 0, 0, lcp);
       this.#prev = grown;
       const hashes = new Int32Array(len * 2 + 1);
-      hashes.set(this.#hashAt.subarray(0, lcp + 1));
+      hashes.set(this.#hashAt.subarray(0, Math.min(lcp, this.#hashedTo) + 1));
       this.#hashAt = hashes;
     }
-    // FNV-1a of the key, carried on from the state after the bytes it shares with the previous key.
     const prev = this.#prev;
-    const hashAt = this.#hashAt;
-    let h = hashAt[lcp]!;
-    for (let j = lcp; j < len; j++) {
-      const c = key[from + j]!;
-      prev[j] = c;
-      h = Math.imul(h ^ c, 0x01000193);
-      hashAt[j + 1] = h;
+    let hash: number;
+    if (knownHash >= 0) {
+      for (let j = lcp; j < len; j++) prev[j] = key[from + j]!;
+      hash = knownHash;
+      if (this.#hashedTo > lcp) this.#hashedTo = lcp;
+    } else {
+      // FNV-1a of the key, carried on from the state after the bytes it shares with the previous key (and has states for).
+      const hashAt = this.#hashAt;
+      const start = Math.min(lcp, this.#hashedTo);
+      for (let j = lcp; j < len; j++) prev[j] = key[from + j]!;
+      let h = hashAt[start]!;
+      for (let j = start; j < len; j++) {
+        h = Math.imul(h ^ prev[j]!, 0x01000193);
+        hashAt[j + 1] = h;
+      }
+      this.#hashedTo = len;
+      hash = h >>> 0;
     }
     this.#prevLen = len;
-    const hash = h >>> 0;
     if (this.#filter !== undefined) {
       addToFilter(this.#filter, hash);
       this.#count++;
@@ -631,6 +726,39 @@ export class KeyRunBuilder {
     }
     this.#hashes[this.#count] = hash;
     this.#count++;
+  }
+
+  /** Where the builder stands, for `rollback`: entries added after it can be taken back. */
+  mark(): BuilderMark {
+    return {
+      offset: this.#out.offset,
+      count: this.#count,
+      blocks: this.#starts.length,
+      refs: this.#refs.length,
+      ascii: this.#ascii,
+      prev: Buffer.from(this.#prev.subarray(0, this.#prevLen)),
+    };
+  }
+
+  /**
+   * Takes back every entry added since `mark` was taken (open: a key section
+   * found unusable part way through its walk). Their keys stay in the
+   * filter, which then answers "maybe" for them: more false positives, never
+   * a wrong answer.
+   */
+  rollback(mark: BuilderMark): void {
+    this.#out.truncate(mark.offset);
+    this.#count = mark.count;
+    this.#starts.length = mark.blocks;
+    this.#refs.length = mark.refs;
+    this.#ascii = mark.ascii;
+    if (this.#prev.length < mark.prev.length) {
+      this.#prev = Buffer.allocUnsafe(mark.prev.length * 2);
+      this.#hashAt = initialHashes(mark.prev.length * 2 + 1);
+    }
+    mark.prev.copy(this.#prev);
+    this.#prevLen = mark.prev.length;
+    this.#hashedTo = 0;
   }
 
   #addValue(v: StoredValue): void {

@@ -201,7 +201,11 @@ export class LayeredState {
 
   /** Marks the run entry of `key` dead; false when no run holds it live. */
   #killInRuns(key: string): boolean {
-    const i = this.#locate(key);
+    return this.#killLocated(this.#locate(key));
+  }
+
+  /** Marks dead the entry `#locate` found in layer `i` (none when -1). */
+  #killLocated(i: number): boolean {
     if (i < 0) return false;
     const l = this.#layers[i]!;
     const index = this.#foundIndex;
@@ -257,6 +261,20 @@ export class LayeredState {
   /** Marks `key` dead in the runs (open: a newer segment run's entry or tombstone supersedes it). */
   kill(key: string): boolean {
     return this.#killInRuns(key);
+  }
+
+  /** `kill` of the key in `kb` (its UTF-8 and hash), making no string: open, from a segment's bytes. */
+  killBytes(kb: KeyBytes): boolean {
+    const layers = this.#layers;
+    for (let i = layers.length - 1; i >= 0; i--) {
+      const l = layers[i]!;
+      const index = l.run.findBytes(kb, this.#found);
+      if (index >= 0 && !l.live.isDead(index)) {
+        this.#foundIndex = index;
+        return this.#killLocated(i);
+      }
+    }
+    return false;
   }
 
   /** Copies up to `entries` entries of the merge in progress (replacing its inputs when it ends); returns whether a merge is still in progress. */

@@ -33,7 +33,7 @@ import {
 } from "./segment-format.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
 import { holdUntilPaged, isPageable, packValue, ValueArena, type PagePolicy, type StateMap } from "./paged-value.js";
-import { isWellFormed, KeyBytes, KeyRunBuilder } from "./key-run.js";
+import { isWellFormed, KeyBytes, KeyHasher, KeyRunBuilder } from "./key-run.js";
 import { LayeredState } from "./layered-state.js";
 import { firstKey, getWithRetries, listKeys } from "./store-ops.js";
 import { decodeWal, type WalObject } from "./wal-format.js";
@@ -135,6 +135,7 @@ export async function loadSegments(
   let oldest = true;
   const prefixes = new BytePrefixes(policy?.keyPrefixes ?? []);
   const kb = new KeyBytes();
+  const hasher = new KeyHasher();
   /** Whether open pages out a value of `valueLen` bytes of the key in `key[0..keyLen)`. */
   const pages = (key: Buffer, from: number, keyLen: number, valueLen: number) =>
     policy !== undefined && valueLen >= policy.minBytes && prefixes.hasPrefix(key, from, keyLen);
@@ -158,41 +159,54 @@ export async function loadSegments(
         // A section is usable when every value it leaves in the blocks is one this open pages out
         // (so never without a policy). Segments follow the one before in that: it sets what is fetched ahead.
         let usable = tail.keys !== undefined && policy !== undefined;
-        if (usable) {
-          readKeySection(key, tail, (k, keyLen, kind, valueLen) => {
-            if (kind === SECTION_IN_BLOCK && !pages(k, 0, keyLen, valueLen)) usable = false;
-          });
-          if (seg.entries > 0) perEntry = (tail.keys!.end - tail.keys!.start) / seg.entries;
-        }
-        wholeAhead = !usable || !ranged;
-        // A segment read whole anyway is read as before, every block checked.
         if (usable && got.whole === undefined) {
+          // One walk checks the section and builds its entries as it goes; a section found unusable part
+          // way is taken back out of the builder, and the segment read whole below. Kills made meanwhile
+          // are the ones that read makes again. A failed check fails the open, dropping the whole state.
+          const mark = builder.mark();
           let first = true;
-          // The builder may trust the section's shared prefixes only between two keys it was given.
-          let prevAdded = false;
-          readKeySection(
-            key,
-            tail,
-            (k, keyLen, kind, valueLen, section, valueAt, shared) => {
-              if (first && last !== undefined && compareKeys(last, k.toString("utf8", 0, keyLen)) >= 0) {
+          // Bytes the key shares with the last one added (the least of the section's shared bytes since it,
+          // as keys ascend); -1 at a segment's first key, which the builder compares with the run's last.
+          let sinceAdded = -1;
+          readKeySection(key, tail, (k, keyLen, kind, valueLen, section, valueAt, shared) => {
+            if (first) {
+              if (last !== undefined && compareKeys(last, k.toString("utf8", 0, keyLen)) >= 0) {
                 throw new StoreCorruptedError(key, "segment key range overlaps the previous segment of its run");
               }
-              const known = prevAdded ? shared : -1;
-              first = false;
-              prevAdded = false;
-              if (!oldest && state.mayHoldInRuns(kb.setBytes(k, 0, keyLen))) state.kill(k.toString("utf8", 0, keyLen));
-              if (valueLen < 0) return;
-              prevAdded = true;
-              if (pages(k, 0, keyLen, valueLen)) builder.addPagedBytes(k, 0, keyLen, seg.run, known);
-              else if (kind === SECTION_KEY_TAIL) builder.addHeldBytes(k, 0, keyLen, k, keyLen - valueLen, valueLen, policy !== undefined, known);
-              else builder.addHeldBytes(k, 0, keyLen, section, valueAt, valueLen, policy !== undefined, known);
-            },
-            true,
-          );
-          if (seg.entries > 0) last = tail.blocks[tail.blocks.length - 1]!.lastKey;
-          // Tails fetched ahead are often in already: without this turn a whole run would be built in one block of the event loop.
-          await yieldToLoop();
-          continue;
+              shared = 0;
+            }
+            const hash = hasher.next(k, keyLen, shared);
+            const known = first ? -1 : Math.min(sinceAdded, shared);
+            first = false;
+            // The oldest run is a snapshot: a tombstone there only says the key is absent.
+            if (!oldest && state.mayHoldInRuns(kb.setBytes(k, 0, keyLen, hash))) state.killBytes(kb);
+            if (valueLen < 0 || !usable) {
+              sinceAdded = known;
+              return;
+            }
+            sinceAdded = Number.MAX_SAFE_INTEGER;
+            if (pages(k, 0, keyLen, valueLen)) builder.addPagedBytes(k, 0, keyLen, seg.run, known, hash);
+            else if (kind === SECTION_IN_BLOCK) usable = false;
+            else if (kind === SECTION_KEY_TAIL) builder.addHeldBytes(k, 0, keyLen, k, keyLen - valueLen, valueLen, true, known, hash);
+            else builder.addHeldBytes(k, 0, keyLen, section, valueAt, valueLen, true, known, hash);
+          });
+          if (seg.entries > 0) perEntry = (tail.keys!.end - tail.keys!.start) / seg.entries;
+          wholeAhead = !usable || !ranged;
+          if (usable) {
+            if (seg.entries > 0) last = tail.blocks[tail.blocks.length - 1]!.lastKey;
+            // Tails fetched ahead are often in already: without this turn a whole run would be built in one block of the event loop.
+            await yieldToLoop();
+            continue;
+          }
+          builder.rollback(mark);
+        } else {
+          if (usable) {
+            readKeySection(key, tail, (k, keyLen, kind, valueLen) => {
+              if (kind === SECTION_IN_BLOCK && !pages(k, 0, keyLen, valueLen)) usable = false;
+            });
+            if (seg.entries > 0) perEntry = (tail.keys!.end - tail.keys!.start) / seg.entries;
+          }
+          wholeAhead = !usable || !ranged;
         }
         // Gone since its tail was read: missing as well.
         if (got.whole === undefined) got = present(key, await fetchWhole(ctx, seg));

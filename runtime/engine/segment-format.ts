@@ -536,10 +536,9 @@ let sectionKey = Buffer.allocUnsafe(256);
  * bounds, and each block is exactly as long as its entries, from the key and
  * value lengths the section gives, would make it. Anything else is
  * `StoreCorruptedError` naming the segment; entries before the damage have
- * been passed to `onEntry` by then. `checked`: a walk of the same bytes
- * passed those checks already, so they are skipped (decoding stays bounded).
+ * been passed to `onEntry` by then.
  */
-export function readKeySection(objectKey: string, tail: SegmentTail, onEntry: SectionEntry, checked = false): void {
+export function readKeySection(objectKey: string, tail: SegmentTail, onEntry: SectionEntry): void {
   const section = tail.keys!;
   const buf = section.buf;
   const end = section.end;
@@ -558,7 +557,7 @@ export function readKeySection(objectKey: string, tail: SegmentTail, onEntry: Se
       let pos = r.pos;
       if (pos + suffix > end) throw new DecodeError(`truncated: a key suffix of ${suffix} bytes at offset ${pos}`);
       // Strictly after the previous key: it shares exactly `shared` bytes, then is greater.
-      if (shared > keyLen || (!checked && i > 0 && (suffix === 0 || (shared < keyLen && buf[pos]! <= key[shared]!)))) {
+      if (shared > keyLen || (i > 0 && (suffix === 0 || (shared < keyLen && buf[pos]! <= key[shared]!)))) {
         throw corrupt(`segment key section out of order at entry ${i}`);
       }
       if (key.length < shared + suffix) {
@@ -582,10 +581,6 @@ export function readKeySection(objectKey: string, tail: SegmentTail, onEntry: Se
       } else if (kind === SECTION_INLINE) {
         if (pos + valueLen > end) throw new DecodeError(`truncated: an inline value of ${valueLen} bytes at offset ${pos}`);
         r.pos = pos + valueLen;
-      }
-      if (checked) {
-        onEntry(key, keyLen, kind, valueLen, buf, pos, shared);
-        continue;
       }
       const info = blocks[b]!;
       if (inBlock === 0 && !sameKey(key, keyLen, info.firstKey)) throw corrupt(`segment key section disagrees with the first key of block ${b}`);
