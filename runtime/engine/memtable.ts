@@ -1,32 +1,79 @@
 /**
- * @module The memtable's key order: `compareKeys` order, at the cost of the
- * built-in string comparison while no key in the tree needs more.
+ * @module The memtable: recently written keys in `compareKeys` order (a
+ * B-tree, for scans, freezes and snapshots) beside a hash index of the same
+ * entries (for point reads, and to tell a new key from a rewritten one
+ * without a tree walk). A step reads about ten keys and writes five, most of
+ * them keys it read, so the index takes most lookups off the tree.
  *
- * Against a string whose code units are all below U+D800, UTF-16 order is
- * code point order: at the first unit where the two differ, that string's
- * unit is a BMP character below every surrogate and every U+E000..U+FFFF
- * unit, in both orders. Every comparison a B-tree makes has one of its own
- * keys on a side (the search key against a node's keys, or two node keys),
- * so while every key ever set in the tree has only such units, the built-in
- * comparison is exact. Queue and workflow keys are ASCII, so a step's
- * twenty-odd comparisons per lookup skip `compareKeys`' surrogate tests.
+ * The tree compares with the built-in string comparison while no key in it
+ * needs more. Against a string whose code units are all below U+D800, UTF-16
+ * order is code point order: at the first unit where the two differ, that
+ * string's unit is a BMP character below every surrogate and every
+ * U+E000..U+FFFF unit, in both orders. Every comparison a B-tree makes has
+ * one of its own keys on a side (the search key against a node's keys, or
+ * two node keys), so while every key in the tree has only such units, the
+ * built-in comparison is exact. The first key with a unit at or above U+D800
+ * rebuilds the tree under `compareKeys` (its keys are in that order already),
+ * so the comparator is chosen once instead of tested in every comparison.
+ * Queue and workflow keys are ASCII and never pay for the rebuild.
  */
 import { BTree } from "../store/btree.js";
-import { compareKeys, unitsBelowSurrogates } from "../store/keys.js";
+import { unitsBelowSurrogates } from "../store/keys.js";
+import { sortedMapFromSorted } from "./sorted-map.js";
 
-/** A tree ordered by `compareKeys` whose writes go through `noteKey` first. */
-export class MemtableOrder<V> {
-  /** Whether every key noted so far has only code units below U+D800; once false, stays false. */
+/** The built-in string order, as a comparator (exact while one side has only units below U+D800). */
+const plainOrder = (a: string, b: string): number => (a === b ? 0 : a < b ? -1 : 1);
+
+/** An ordered map of string keys with a hash index: see the module documentation. No value may be undefined. */
+export class Memtable<V> {
+  #tree: BTree<string, V> = new BTree<string, V>(undefined, plainOrder);
+  readonly #index = new Map<string, V>();
+  /** Whether `#tree` still compares with `plainOrder`. */
   #plain = true;
-  /** An empty tree in this order; every key set in it must be noted first. */
-  readonly tree: BTree<string, V>;
 
-  constructor() {
-    this.tree = new BTree<string, V>(undefined, (a, b) => (this.#plain ? (a === b ? 0 : a < b ? -1 : 1) : compareKeys(a, b)));
+  /** The entries in `compareKeys` order, for iteration and `clone` only: write through this class, never the tree. Replaced when the order switches. */
+  get tree(): BTree<string, V> {
+    return this.#tree;
   }
 
-  /** Call before setting `key` in the tree: a key with a unit at or above U+D800 switches the tree to `compareKeys`. */
-  noteKey(key: string): void {
-    if (this.#plain && !unitsBelowSurrogates(key)) this.#plain = false;
+  get size(): number {
+    return this.#index.size;
+  }
+
+  get(key: string): V | undefined {
+    return this.#index.get(key);
+  }
+
+  /** Sets `key`; true when it was not in the table. */
+  set(key: string, value: V): boolean {
+    const index = this.#index;
+    const before = index.size;
+    index.set(key, value);
+    if (index.size === before) {
+      this.#tree.set(key, value);
+      return false;
+    }
+    if (this.#plain && !unitsBelowSurrogates(key)) this.#switchOrder();
+    this.#tree.set(key, value);
+    return true;
+  }
+
+  /** Deletes `key`; false when it was not in the table. */
+  delete(key: string): boolean {
+    if (!this.#index.delete(key)) return false;
+    this.#tree.delete(key);
+    return true;
+  }
+
+  /** The tree again under `compareKeys`: every key in it has only units below U+D800, so their order is already that one. */
+  #switchOrder(): void {
+    this.#plain = false;
+    const keys: string[] = [];
+    const values: V[] = [];
+    for (const [k, v] of this.#tree.entries()) {
+      keys.push(k);
+      values.push(v);
+    }
+    this.#tree = sortedMapFromSorted<V>(keys, values);
   }
 }
