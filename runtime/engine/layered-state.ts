@@ -219,15 +219,22 @@ export class LayeredState {
     const builder = new KeyRunBuilder(Math.max(0, mem.size - this.#heldAtFreeze) * 48);
     const hold = this.#hold;
     const moved: string[] = [];
+    const heldKeys: string[] = [];
+    const heldValues: StoredValue[] = [];
     for (const [k, v] of mem.tree.entries()) {
-      if (hold?.(k, v)) continue;
+      if (hold?.(k, v)) {
+        heldKeys.push(k);
+        heldValues.push(v);
+        continue;
+      }
       builder.add(k, v);
       moved.push(k);
     }
-    // The held entries stay where they are: deleting what moved costs per moved key, not per held one.
-    if (moved.length === mem.size) {
-      this.#mem = new Memtable<StoredValue>();
-    } else for (const k of moved) mem.delete(k);
+    // The held entries go to a new table built at once when they are fewer than what moved; otherwise
+    // they stay where they are and what moved is deleted (a replay can leave far more held than moved).
+    if (heldKeys.length === 0) this.#mem = new Memtable<StoredValue>();
+    else if (heldKeys.length < moved.length) this.#mem = Memtable.fromSorted(heldKeys, heldValues);
+    else for (const k of moved) mem.delete(k);
     this.#heldAtFreeze = this.#mem.size;
     this.#freezeAt = this.#heldAtFreeze + this.#memtableKeys;
     this.counters.freezes++;

@@ -31,6 +31,15 @@ export class Memtable<V> {
   /** Whether `#tree` still compares with `plainOrder`. */
   #plain = true;
 
+  /** A table of `keys` (strictly ascending in `compareKeys` order, as a tree yields them) and their `values`, built in O(n). */
+  static fromSorted<V>(keys: string[], values: V[]): Memtable<V> {
+    const t = new Memtable<V>();
+    for (let i = 0; i < keys.length; i++) t.#index.set(keys[i]!, values[i]!);
+    t.#plain = keys.every(unitsBelowSurrogates);
+    t.#tree = sortedMapFromSorted<V>(keys, values, t.#plain ? plainOrder : undefined);
+    return t;
+  }
+
   /** The entries in `compareKeys` order, for iteration and `clone` only: write through this class, never the tree. Replaced when the order switches. */
   get tree(): BTree<string, V> {
     return this.#tree;

@@ -113,6 +113,35 @@ describe("Memtable", () => {
   });
 });
 
+describe("Memtable.fromSorted", () => {
+  it("holds the entries it was built from, in order, and takes further keys in code point order", () => {
+    const r = testRandom("memtable from sorted");
+    for (let round = 0; round < 60; round++) {
+      const model = new Map<string, number>();
+      const plainOnly = r.int(2) === 0;
+      for (let i = 0; i < r.int(40); i++) model.set(randomKey(r, plainOnly), i);
+      const keys = [...model.keys()].sort(reference);
+      const table = Memtable.fromSorted(
+        keys,
+        keys.map((k) => model.get(k)!),
+      );
+      expect(table.size).toBe(model.size);
+      for (let i = 0; i < 40; i++) {
+        const key = randomKey(r, r.int(2) === 0);
+        if (r.int(4) === 0) expect(table.delete(key)).toBe(model.delete(key));
+        else {
+          expect(table.get(key)).toBe(model.get(key));
+          expect(table.set(key, 100 + i)).toBe(!model.has(key));
+          model.set(key, 100 + i);
+        }
+      }
+      const expected = [...model.keys()].sort(reference);
+      expect([...table.tree.entries()]).toEqual(expected.map((k) => [k, model.get(k)]));
+      for (const k of expected) expect(table.get(k)).toBe(model.get(k));
+    }
+  });
+});
+
 describe("an engine whose memtable takes keys above U+D800 after ASCII ones", () => {
   it("scans in UTF-8 byte order before and after a checkpoint and a reopen, and refuses a lone surrogate", async () => {
     const store = new MemoryStore();
