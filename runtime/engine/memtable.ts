@@ -1,9 +1,6 @@
 /**
- * @module The memtable: recently written keys in `compareKeys` order (a
- * B-tree, for scans, freezes and snapshots) beside a hash index of the same
- * entries (for point reads, and to tell a new key from a rewritten one
- * without a tree walk). A step reads about ten keys and writes five, most of
- * them keys it read, so the index takes most lookups off the tree.
+ * @module The memtable: recently written keys in `compareKeys` order, in a
+ * B-tree (point reads, scans, freezes and snapshots).
  *
  * The tree compares with the built-in string comparison while no key in it
  * needs more. Against a string whose code units are all below U+D800, UTF-16
@@ -24,54 +21,42 @@ import { sortedMapFromSorted } from "./sorted-map.js";
 /** The built-in string order, as a comparator (exact while one side has only units below U+D800). */
 const plainOrder = (a: string, b: string): number => (a === b ? 0 : a < b ? -1 : 1);
 
-/** An ordered map of string keys with a hash index: see the module documentation. No value may be undefined. */
+/** An ordered map of string keys: see the module documentation. No value may be undefined. */
 export class Memtable<V> {
   #tree: BTree<string, V> = new BTree<string, V>(undefined, plainOrder);
-  readonly #index = new Map<string, V>();
   /** Whether `#tree` still compares with `plainOrder`. */
   #plain = true;
 
   /** A table of `keys` (strictly ascending in `compareKeys` order, as a tree yields them) and their `values`, built in O(n). */
   static fromSorted<V>(keys: string[], values: V[]): Memtable<V> {
     const t = new Memtable<V>();
-    for (let i = 0; i < keys.length; i++) t.#index.set(keys[i]!, values[i]!);
     t.#plain = keys.every(unitsBelowSurrogates);
     t.#tree = sortedMapFromSorted<V>(keys, values, t.#plain ? plainOrder : undefined);
     return t;
   }
 
-  /** The entries in `compareKeys` order, for iteration and `clone` only: write through this class, never the tree. Replaced when the order switches. */
+  /** The entries in `compareKeys` order, for iteration and `clone`: write through this class, never the tree. Replaced when the order switches. */
   get tree(): BTree<string, V> {
     return this.#tree;
   }
 
   get size(): number {
-    return this.#index.size;
+    return this.#tree.size;
   }
 
   get(key: string): V | undefined {
-    return this.#index.get(key);
+    return this.#tree.get(key);
   }
 
   /** Sets `key`; true when it was not in the table. */
   set(key: string, value: V): boolean {
-    const index = this.#index;
-    const before = index.size;
-    index.set(key, value);
-    if (index.size === before) {
-      this.#tree.set(key, value);
-      return false;
-    }
     if (this.#plain && !unitsBelowSurrogates(key)) this.#switchOrder();
-    this.#tree.set(key, value);
-    return true;
+    return this.#tree.set(key, value);
   }
 
   /** Deletes `key`; false when it was not in the table. */
   delete(key: string): boolean {
-    if (!this.#index.delete(key)) return false;
-    this.#tree.delete(key);
-    return true;
+    return this.#tree.delete(key);
   }
 
   /** The tree again under `compareKeys`: every key in it has only units below U+D800, so their order is already that one. */

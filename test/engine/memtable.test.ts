@@ -2,8 +2,8 @@
  * @module The memtable's tree keeps `compareKeys` order (code point order)
  * while it takes the built-in comparison and after it switches, for keys
  * with astral characters, U+E000..U+FFFF and lone surrogates among ASCII
- * ones, in any insertion order, and its hash index agrees with the tree;
- * and the built-in comparison agrees with that order whenever one side has
+ * ones, in any insertion order, and built whole from sorted entries; and
+ * the built-in comparison agrees with that order whenever one side has
  * only code units below U+D800. An engine whose memtable takes such
  * keys after ASCII ones scans them in UTF-8 byte order, also after a
  * checkpoint and a reopen.
