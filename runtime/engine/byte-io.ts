@@ -106,8 +106,30 @@ export class ByteWriter {
     buf[this.pos++] = v;
   }
 
-  /** Writes a length-prefixed UTF-8 string; returns its byte length. */
+  /**
+   * Writes a length-prefixed UTF-8 string; returns its byte length. A short
+   * ASCII string (every key the queue and workflows write) is copied unit by
+   * unit: cheaper than Buffer's two native calls (length, then write) for
+   * the few dozen bytes of a key; any other unit falls back to them.
+   */
   str(s: string): number {
+    const len = s.length;
+    if (len < 0x80) {
+      this.ensure(len + 1);
+      const buf = this.#buf;
+      let at = this.pos + 1;
+      let i = 0;
+      for (; i < len; i++) {
+        const c = s.charCodeAt(i);
+        if (c >= 0x80) break;
+        buf[at++] = c;
+      }
+      if (i === len) {
+        buf[this.pos] = len;
+        this.pos = at;
+        return len;
+      }
+    }
     const n = Buffer.byteLength(s, "utf8");
     this.varint(n);
     this.ensure(n);

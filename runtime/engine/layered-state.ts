@@ -22,7 +22,7 @@ import type { BTree } from "../store/btree.js";
 import { compareKeys } from "../store/keys.js";
 import { BLOCK_ENTRIES, isWellFormed, KeyBytes, type KeyRun, KeyRunBuilder, RunCursor, RunReverseCursor } from "./key-run.js";
 import type { StoredValue } from "./paged-value.js";
-import { MemtableOrder } from "./memtable-order.js";
+import { Memtable } from "./memtable.js";
 import { type Layer, layerOf, pickMerge, RunMerge } from "./run-merge.js";
 import { scanOrdered, scanTree, type ScanOptions } from "./scan.js";
 
@@ -73,9 +73,7 @@ function countOption(v: number | undefined, fallback: number, min: number): numb
 
 /** The layered map: see the module documentation. */
 export class LayeredState {
-  /** The memtable's tree and order: every key set in `#mem` is noted in `#memOrder` first. */
-  #memOrder = new MemtableOrder<StoredValue>();
-  #mem = this.#memOrder.tree;
+  #mem = new Memtable<StoredValue>();
   /** Oldest first; each holds at least one live entry, except inputs of the merge in progress. */
   #layers: Layer[] = [];
   readonly #hold: HoldInMemtable | undefined;
@@ -168,7 +166,6 @@ export class LayeredState {
 
   /** Sets `key` (in the memtable; an entry of it in a run dies). */
   set(key: string, value: StoredValue): void {
-    this.#memOrder.noteKey(key);
     if (this.#mem.set(key, value)) {
       this.#killInRuns(key);
       if (this.#mem.size >= this.#freezeAt) this.freeze();
@@ -226,16 +223,22 @@ export class LayeredState {
     const builder = new KeyRunBuilder(Math.max(0, mem.size - this.#heldAtFreeze) * 48);
     const hold = this.#hold;
     const moved: string[] = [];
-    for (const [k, v] of mem.entries()) {
-      if (hold?.(k, v)) continue;
+    const heldKeys: string[] = [];
+    const heldValues: StoredValue[] = [];
+    for (const [k, v] of mem.tree.entries()) {
+      if (hold?.(k, v)) {
+        heldKeys.push(k);
+        heldValues.push(v);
+        continue;
+      }
       builder.add(k, v);
       moved.push(k);
     }
-    // The held entries stay where they are: deleting what moved costs per moved key, not per held one.
-    if (moved.length === mem.size) {
-      this.#memOrder = new MemtableOrder<StoredValue>();
-      this.#mem = this.#memOrder.tree;
-    } else for (const k of moved) mem.delete(k);
+    // The held entries go to a new table built at once when they are fewer than what moved; otherwise
+    // they stay where they are and what moved is deleted (a replay can leave far more held than moved).
+    if (heldKeys.length === 0) this.#mem = new Memtable<StoredValue>();
+    else if (heldKeys.length < moved.length) this.#mem = Memtable.fromSorted(heldKeys, heldValues);
+    else for (const k of moved) mem.delete(k);
     this.#heldAtFreeze = this.#mem.size;
     this.#freezeAt = this.#heldAtFreeze + this.#memtableKeys;
     this.counters.freezes++;
@@ -382,8 +385,8 @@ export class LayeredState {
 
   /** Entries in key order (or reversed) within the bounds of `opts`. Do not mutate while iterating. */
   scan(opts: ScanOptions = {}): IterableIterator<[string, StoredValue]> {
-    if (this.#layers.length === 0) return scanTree(this.#mem, opts);
-    const mem = this.#mem;
+    if (this.#layers.length === 0) return scanTree(this.#mem.tree, opts);
+    const mem = this.#mem.tree;
     const layers = this.#layers;
     return scanOrdered(
       {
@@ -396,7 +399,7 @@ export class LayeredState {
 
   /** A copy of the state as it is now, that later changes do not affect (the memtable is copied on write, dead bits are copied, runs are shared). */
   snapshot(): StateSnapshot {
-    const mem = this.#mem.clone();
+    const mem = this.#mem.tree.clone();
     const layers = this.#layers.map((l) => ({ run: l.run, live: l.live.clone(), input: -1 }));
     return { entries: () => mergeForward(mem, layers, ""), memtableEntries: () => mem.entries() };
   }

@@ -215,7 +215,13 @@ function release(core: QueueCore, claims: [string, number][]): void {
   for (const q of queues) core.work.notify(q);
 }
 
-type Transition = (txn: Txn, ctx: TransitionContext, r: JobRecord) => { record: JobRecord | undefined; applyEffects: boolean; finish?: Finish };
+/** `historyless`: the settled claim vouches that the job has no attempt history (see `ClaimTicket.historyless`). */
+type Transition = (
+  txn: Txn,
+  ctx: TransitionContext,
+  r: JobRecord,
+  historyless: boolean,
+) => { record: JobRecord | undefined; applyEffects: boolean; finish?: Finish };
 
 /**
  * The shared settlement: checks the claim is still held, applies the
@@ -344,7 +350,7 @@ async function settleNow(
     }
     ctx = core.ctx();
     if (r === undefined || r.state !== "claimed") throw new ClaimLostError(job.id);
-    result = transition(txn, ctx, r);
+    result = transition(txn, ctx, r, ticket.historyless === true);
     if (!result.applyEffects) outcomes = [];
     else if (claimNext !== undefined && mayChain(core, txn, ctx.now, prepared, claimNext)) {
       const applied = core.applyEffectsClaiming(txn, ctx, effects, prepared, claimNext.index);
@@ -380,7 +386,7 @@ async function settleNow(
   // Handed out only now that the settlement that enqueued it is durable, and only while its lease holds.
   const next =
     chained !== undefined && !core.isClosed && core.leases.holds(chained.record.id, chained.entry.token) !== undefined
-      ? makeClaimedJob(core, core.leases, core.clock, chained.record, chained.entry, chained.payload, chained.stored)
+      ? makeClaimedJob(core, core.leases, core.clock, chained.record, chained.entry, chained.payload, chained.stored, true)
       : undefined;
   if (removedRef !== undefined) await core.payloads.deleteAll([removedRef]);
   const rec = result.record;
@@ -399,12 +405,12 @@ async function settleNow(
   return next === undefined ? { record: rec, enqueued: outcomes } : { record: rec, enqueued: outcomes, next };
 }
 
-const ackTransition: Transition = (txn, ctx, r) => {
+const ackTransition: Transition = (txn, ctx, r, historyless) => {
   // Without done retention the history goes with the record, so skip writing it.
   if (ctx.config(r.queue).doneRetentionMs !== undefined) {
     recordAttempt(txn, r, ctx.now, "completed");
   }
-  return { record: completeJob(txn, ctx, r), applyEffects: true, finish: { kind: "done" } };
+  return { record: completeJob(txn, ctx, r, historyless), applyEffects: true, finish: { kind: "done" } };
 };
 
 /** Whether an ack of a job of `queue` writes its record back (as a done record) rather than deleting it. */

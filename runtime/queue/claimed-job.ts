@@ -22,6 +22,14 @@ export interface ClaimTicket {
   readonly token: number;
   /** The record the claim wrote and the exact bytes it stored, so a settlement finding those bytes unchanged need not decode them again. */
   readonly claimed?: { readonly record: JobRecord; readonly bytes: Uint8Array };
+  /**
+   * The job was inserted already claimed by this claim (a chained claim), so
+   * it has no attempt history while the claim holds: a new job has none (a
+   * history goes with its job's record), and only transitions that end the
+   * claim (a settlement, the reaper) append to one. An ack then skips the
+   * history key's lookup, a miss on every step.
+   */
+  readonly historyless?: boolean;
 }
 
 const tickets = new WeakMap<object, ClaimTicket>();
@@ -76,7 +84,7 @@ function ownBytes(v: Uint8Array): Uint8Array {
   return v.byteLength === v.buffer.byteLength ? v : copyBytes(v);
 }
 
-/** `stored`: the bytes the claim wrote for `r`, when known (see `ClaimTicket.claimed`). */
+/** `stored`: the bytes the claim wrote for `r`, when known (see `ClaimTicket.claimed`); `historyless`: see `ClaimTicket.historyless`. */
 export function makeClaimedJob(
   owner: object,
   registry: LeaseRegistry,
@@ -85,6 +93,7 @@ export function makeClaimedJob(
   entry: LeaseEntry,
   payload: Uint8Array,
   stored?: Uint8Array,
+  historyless = false,
 ): ClaimedJob {
   // The record the ticket keeps (below) shares the copies, so it holds no chunk either.
   const own = ownBytes(payload);
@@ -110,6 +119,9 @@ export function makeClaimedJob(
   if (r.wokenAt !== undefined) job.wokenAt = r.wokenAt;
   if (r.lastError !== undefined) job.lastError = r.lastError;
   job.isLastAttempt = () => r.attempts >= r.maxAttempts;
-  tickets.set(job, stored === undefined ? { owner, token: entry.token } : { owner, token: entry.token, claimed: { record: r, bytes: stored } });
+  tickets.set(
+    job,
+    stored === undefined ? { owner, token: entry.token, historyless } : { owner, token: entry.token, claimed: { record: r, bytes: stored }, historyless },
+  );
   return Object.freeze(job as ClaimedJob);
 }

@@ -92,8 +92,12 @@ export function writeJob(txn: Txn, r: JobRecord, prev: JobRecord | undefined): v
   txn.move(r.queue, prev?.state ?? null, r.state);
 }
 
-/** Removes a job entirely: record, index, dedup and debounce entries and history. */
-export function deleteJob(txn: Txn, r: JobRecord): void {
+/**
+ * Removes a job entirely: record, index, dedup and debounce entries and
+ * history. `historyless`: the caller knows the job has no attempt history
+ * (see `ClaimTicket.historyless`), so its key is not looked up.
+ */
+export function deleteJob(txn: Txn, r: JobRecord, historyless = false): void {
   const key = indexKey(r);
   if (key !== undefined) txn.delete(key);
   if (r.retainUntil !== undefined) txn.delete(K.retentionKey(r.retainUntil, r.id));
@@ -101,7 +105,7 @@ export function deleteJob(txn: Txn, r: JobRecord): void {
   releaseDebounce(txn, r);
   txn.delete(K.jobKey(r.id));
   // Most jobs have no attempt history: a blind delete would cost an index update and WAL bytes per job.
-  if (txn.has(K.historyKey(r.id))) txn.delete(K.historyKey(r.id));
+  if (!historyless && txn.has(K.historyKey(r.id))) txn.delete(K.historyKey(r.id));
   if (r.payloadRef !== undefined) txn.delete(K.payloadRefKey(r.payloadRef));
   txn.move(r.queue, r.state, null);
 }
@@ -308,10 +312,10 @@ export function killJob(txn: Txn, ctx: TransitionContext, r: JobRecord, error: s
  * Ack: a done record when the queue retains done jobs, else the job is
  * deleted. Returns the done record, if kept.
  */
-export function completeJob(txn: Txn, ctx: TransitionContext, r: JobRecord): JobRecord | undefined {
+export function completeJob(txn: Txn, ctx: TransitionContext, r: JobRecord, historyless = false): JobRecord | undefined {
   const keep = ctx.config(r.queue).doneRetentionMs;
   if (keep === undefined) {
-    deleteJob(txn, r);
+    deleteJob(txn, r, historyless);
     txn.bump(r.queue, "done", 1);
     return undefined;
   }

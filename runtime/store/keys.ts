@@ -52,7 +52,7 @@ const SURROGATE = /[\ud800-\udfff]/;
  * prefixes, so strings without surrogates (nearly all keys) take the
  * built-in comparison: without surrogates, code unit order is code point
  * order. The engine's memtable skips even the surrogate tests while its
- * keys allow (engine/memtable-order.ts).
+ * keys allow (engine/memtable.ts).
  */
 export function compareKeys(a: string, b: string): number {
   if (a === b) return 0;

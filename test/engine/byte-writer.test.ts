@@ -53,3 +53,39 @@ describe("byte writer", () => {
     await reopened.close();
   });
 });
+
+describe("ByteWriter.str", () => {
+  /** The bytes a length-prefixed UTF-8 string should be: a LEB128 length, then Buffer's UTF-8. */
+  function expected(s: string): Buffer {
+    const utf8 = Buffer.from(s, "utf8");
+    const len: number[] = [];
+    let n = utf8.length;
+    while (n >= 0x80) {
+      len.push((n & 0x7f) | 0x80);
+      n >>>= 7;
+    }
+    len.push(n);
+    return Buffer.concat([Buffer.from(len), utf8]);
+  }
+
+  it("writes a varint length and the UTF-8 bytes, ASCII or not, whatever the length and where the first non-ASCII unit is", () => {
+    const units = ["a", "/", "\u007f", "\u0080", "\u00e9", "\u07ff", "\u0800", "\uffff", "\u{1f600}", "\ud800"];
+    const w = new ByteWriter(16);
+    const want: Buffer[] = [];
+    for (const len of [0, 1, 2, 31, 126, 127, 128, 129, 200, 300]) {
+      const ascii = "k".repeat(len);
+      w.str(ascii);
+      want.push(expected(ascii));
+      for (const u of units) {
+        for (const at of [0, len >> 1, len]) {
+          const s = ascii.slice(0, at) + u + ascii.slice(at);
+          const before = w.pos;
+          expect(w.str(s)).toBe(Buffer.byteLength(s, "utf8"));
+          want.push(expected(s));
+          expect(w.pos - before).toBe(want.at(-1)!.length);
+        }
+      }
+    }
+    expect(Buffer.compare(w.bytes(), Buffer.concat(want))).toBe(0);
+  });
+});

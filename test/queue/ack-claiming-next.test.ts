@@ -134,6 +134,27 @@ describe("ackClaimingNext", () => {
     await queue.close();
   });
 
+  it("an ack of a chained claim leaves no attempt history; nor does one of its job claimed again after its lease expired", async () => {
+    const { queue, clock } = await openQueue();
+    // Acked while chained: no history was ever written.
+    const first = (await queue.ackClaimingNext(await claimedOne(queue), new SettlementEffects().enqueue("steps", enc("a")), claimNext())).next!;
+    const res = await queue.ackClaimingNext(first, new SettlementEffects().enqueue("steps", enc("b")), { ...claimNext(), leaseMs: 1000 });
+    expect(await queue.view().attemptHistory(first.id)).toEqual([]);
+    // The chained claim's lease expires: the reaper records the attempt; the next claim is an ordinary one.
+    const next = res.next!;
+    clock.advance(1001);
+    await queue.runMaintenance();
+    expect((await queue.view().attemptHistory(next.id)).map((a) => a.outcome)).toEqual(["lease_expired"]);
+    const again = (await queue.claim("steps"))!;
+    expect(again.id).toBe(next.id);
+    const third = (await queue.ackClaimingNext(again, new SettlementEffects().enqueue("steps", enc("c")), claimNext())).next!;
+    expect(await queue.view().job(next.id)).toBeNull();
+    expect(await queue.view().attemptHistory(next.id)).toEqual([]);
+    await queue.ack(third);
+    expect(await queue.view().attemptHistory(third.id)).toEqual([]);
+    await queue.close();
+  });
+
   it("a claimed job requeued by its lease before the ack is durable is handed to no claim until it is", async () => {
     let holding = false;
     const store = new GatedStore(new MemoryStore(), (key) => holding && key.includes("/wal/"));

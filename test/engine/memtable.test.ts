@@ -1,15 +1,16 @@
 /**
  * @module The memtable's tree keeps `compareKeys` order (code point order)
- * while it takes the built-in comparison, for keys with astral characters,
- * U+E000..U+FFFF and lone surrogates among ASCII ones, in any insertion
- * order; and the built-in comparison agrees with that order whenever one
- * side has only code units below U+D800. An engine whose memtable takes such
+ * while it takes the built-in comparison and after it switches, for keys
+ * with astral characters, U+E000..U+FFFF and lone surrogates among ASCII
+ * ones, in any insertion order, and built whole from sorted entries; and
+ * the built-in comparison agrees with that order whenever one side has
+ * only code units below U+D800. An engine whose memtable takes such
  * keys after ASCII ones scans them in UTF-8 byte order, also after a
  * checkpoint and a reopen.
  */
 import { Engine, MemoryStore, WriteBatch } from "taquba";
 import { describe, expect, it } from "vitest";
-import { MemtableOrder } from "../../runtime/engine/memtable-order.js";
+import { Memtable } from "../../runtime/engine/memtable.js";
 import { compareKeys, unitsBelowSurrogates } from "../../runtime/store/keys.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
 
@@ -59,29 +60,31 @@ function randomKey(r: TestRandom, plainOnly: boolean): string {
   return s;
 }
 
-describe("MemtableOrder", () => {
+describe("Memtable", () => {
   it("iterates and finds keys in code point order, whatever keys it was given and in what order", () => {
     const r = testRandom("memtable order");
     for (let round = 0; round < 100; round++) {
-      const order = new MemtableOrder<number>();
-      const tree = order.tree;
+      const table = new Memtable<number>();
       const model = new Map<string, number>();
       // Some rounds stay plain for a while, then take the keys that switch the order.
       const plainFor = r.int(3) === 0 ? 1000 : r.int(60);
       for (let i = 0; i < 80; i++) {
         const key = randomKey(r, i < plainFor);
         if (r.int(5) === 0) {
-          expect(tree.delete(key)).toBe(model.delete(key));
+          expect(table.delete(key)).toBe(model.delete(key));
         } else {
-          order.noteKey(key);
-          tree.set(key, i);
+          expect(table.set(key, i)).toBe(!model.has(key));
           model.set(key, i);
         }
+        expect(table.size).toBe(model.size);
       }
+      const tree = table.tree;
       const expected = [...model.keys()].sort(reference);
       expect([...tree.keys()]).toEqual(expected);
+      expect([...tree.entries()]).toEqual(expected.map((k) => [k, model.get(k)]));
       for (let i = 0; i < 40; i++) {
         const probe = randomKey(r, false);
+        expect(table.get(probe)).toBe(model.get(probe));
         expect(tree.get(probe)).toBe(model.get(probe));
         const above = expected.find((k) => reference(k, probe) >= 0);
         expect(tree.nextHigherKey(probe)).toBe(expected.find((k) => reference(k, probe) > 0));
@@ -91,12 +94,51 @@ describe("MemtableOrder", () => {
   });
 
   it("switches from the built-in order where it would be wrong: an astral character after U+E000..U+FFFF", () => {
-    const order = new MemtableOrder<number>();
-    for (const [i, key] of ["k/a", "k/\uffff", "k/\u{1f600}", "k/\ue000", "k/z"].entries()) {
-      order.noteKey(key);
-      order.tree.set(key, i);
+    const table = new Memtable<number>();
+    for (const [i, key] of ["k/a", "k/\uffff", "k/\u{1f600}", "k/\ue000", "k/z"].entries()) table.set(key, i);
+    expect([...table.tree.keys()]).toEqual(["k/a", "k/z", "k/\ue000", "k/\uffff", "k/\u{1f600}"]);
+    // A snapshot taken before the switch keeps its entries; the table goes on in the new order.
+    const plain = new Memtable<number>();
+    plain.set("k/b", 1);
+    const before = plain.tree.clone();
+    plain.set("k/\u{1f600}", 2);
+    plain.set("k/\uffff", 3);
+    plain.set("k/b", 4);
+    expect([...before.entries()]).toEqual([["k/b", 1]]);
+    expect([...plain.tree.entries()]).toEqual([
+      ["k/b", 4],
+      ["k/\uffff", 3],
+      ["k/\u{1f600}", 2],
+    ]);
+  });
+});
+
+describe("Memtable.fromSorted", () => {
+  it("holds the entries it was built from, in order, and takes further keys in code point order", () => {
+    const r = testRandom("memtable from sorted");
+    for (let round = 0; round < 60; round++) {
+      const model = new Map<string, number>();
+      const plainOnly = r.int(2) === 0;
+      for (let i = 0; i < r.int(40); i++) model.set(randomKey(r, plainOnly), i);
+      const keys = [...model.keys()].sort(reference);
+      const table = Memtable.fromSorted(
+        keys,
+        keys.map((k) => model.get(k)!),
+      );
+      expect(table.size).toBe(model.size);
+      for (let i = 0; i < 40; i++) {
+        const key = randomKey(r, r.int(2) === 0);
+        if (r.int(4) === 0) expect(table.delete(key)).toBe(model.delete(key));
+        else {
+          expect(table.get(key)).toBe(model.get(key));
+          expect(table.set(key, 100 + i)).toBe(!model.has(key));
+          model.set(key, 100 + i);
+        }
+      }
+      const expected = [...model.keys()].sort(reference);
+      expect([...table.tree.entries()]).toEqual(expected.map((k) => [k, model.get(k)]));
+      for (const k of expected) expect(table.get(k)).toBe(model.get(k));
     }
-    expect([...order.tree.keys()]).toEqual(["k/a", "k/z", "k/\ue000", "k/\uffff", "k/\u{1f600}"]);
   });
 });
 
