@@ -26,6 +26,7 @@ export const TAQUBA_ERROR_CODES = [
   "INJECTED_FAULT",
   "UNSUPPORTED_FORMAT",
   "UNSUPPORTED_STORE",
+  "VALUE_NOT_WARMED",
   // queue
   "CLAIM_LOST",
   "DUPLICATE_JOB_ID",
@@ -184,6 +185,24 @@ export class MissingDependencyError extends TaqubaError {
     super("MISSING_DEPENDENCY", `${feature} needs the package "${packageName}", which is not installed; run: npm install ${packageName}`, {
       cause,
     });
+  }
+}
+
+/**
+ * `Engine.get` or `Engine.scan` met a value a checkpoint paged out to the
+ * store and the block cache no longer holds: reads are synchronous, so a
+ * paged value must be warmed first (`engine.warm(keys)`, awaited until it
+ * returns undefined) and read in the same turn.
+ */
+export class ValueNotWarmedError extends TaqubaError {
+  constructor(
+    /** The engine key whose value was read. */
+    readonly key: string,
+  ) {
+    super(
+      "VALUE_NOT_WARMED",
+      `the value of key ${JSON.stringify(key)} is paged out to the store and was read without warming it first: loop \`for (let p = engine.warm(keys); p; p = engine.warm(keys)) await p;\` over the keys you read, then read and commit in the same turn (see docs/engine.md)`,
+    );
   }
 }
 

@@ -22,6 +22,7 @@ export {
   StoreRequestError,
   MissingDependencyError,
   UnsupportedStoreError,
+  ValueNotWarmedError,
 } from "./errors.js";
 export type { TaqubaErrorCode } from "./errors.js";
 export { SystemClock, MockClock } from "./clock.js";

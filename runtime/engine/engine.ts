@@ -54,7 +54,7 @@
  * no commit changed it since, leaves memory and is read through a bounded
  * cache of decoded segment blocks, one ranged read per miss
  * (value-pager.ts). A synchronous read of such a value that is not cached
- * throws (`ColdReadError`): a transaction that may
+ * throws (`ValueNotWarmedError`): a transaction that may
  * read paged values first loops `for (let p = engine.warm(keys); p; p =
  * engine.warm(keys)) await p;` and then reads and commits in the same turn
  * (the cache keeps what a warm-up loaded until the next macrotask).
@@ -273,7 +273,7 @@ export class Engine {
 
   /**
    * The committed value of `key` (durable or not yet), or undefined. Do not
-   * mutate it. Throws `ColdReadError` for a paged value not warmed first.
+   * mutate it. Throws `ValueNotWarmedError` for a paged value not warmed first.
    */
   get(key: string): Uint8Array | undefined {
     const v = this.#state.get(key);

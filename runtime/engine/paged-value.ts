@@ -49,18 +49,6 @@ export function isPageable(policy: PagePolicy, key: string, value: Uint8Array): 
   return false;
 }
 
-/**
- * Thrown by a synchronous read of a paged value that is not cached: the
- * caller did not `warm` the key first. A defect of the caller, never a
- * state of the store; the read changed nothing.
- */
-export class ColdReadError extends Error {
-  constructor(readonly key: string) {
-    super(`the value of an engine key was read without warming it first (key ${JSON.stringify(key)}); this is a defect in taquba, please report it`);
-    this.name = "ColdReadError";
-  }
-}
-
 /** Values up to this many bytes are held packed in a string (see `packValue`); larger ones get a buffer of their own. */
 export const MAX_PACKED_BYTES = 1024;
 

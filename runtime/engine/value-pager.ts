@@ -9,14 +9,14 @@
  * Misses that walk a segment in order read ahead several blocks per read.
  *
  * Reads stay synchronous: `get` of a paged value that is not cached throws
- * `ColdReadError`. A transaction first calls `warm(keys)`, awaits it while
+ * `ValueNotWarmedError`. A transaction first calls `warm(keys)`, awaits it while
  * it returns a promise, and then reads and commits in the same turn; the
  * cache keeps what a warm-up loaded until the next macrotask, so the reads
  * that follow the await find it. Paging never changes what is stored: it
  * only changes what the writer holds in memory.
  */
 import { copyBytes } from "../bytes.js";
-import { StoreCorruptedError } from "../errors.js";
+import { StoreCorruptedError, ValueNotWarmedError } from "../errors.js";
 import { compareKeys } from "../store/keys.js";
 import type { Manifest, SegmentRef } from "./manifest.js";
 import { segmentRuns } from "./manifest.js";
@@ -25,7 +25,7 @@ import { type CachedSegment, SegmentCache, segmentCharge } from "./segment-cache
 import { decodeBlock, readBlockEntries, type SegmentBlockInfo } from "./segment-format.js";
 import { readSegmentRange } from "./segment-reads.js";
 import { asBuffer } from "./byte-io.js";
-import { ColdReadError, isPageable, type PagePolicy } from "./paged-value.js";
+import { isPageable, type PagePolicy } from "./paged-value.js";
 
 /** Index of `key` in ascending `keys`, or -1. */
 function findKey(keys: readonly string[], key: string): number {
@@ -176,11 +176,11 @@ export class ValuePager {
     return blocks === undefined ? undefined : blockName(seg, this.#blockOf(seg, blocks, key));
   }
 
-  /** The value of `key` paged to `run` when its block is cached (a copy); `ColdReadError` otherwise. */
+  /** The value of `key` paged to `run` when its block is cached (a copy); `ValueNotWarmedError` otherwise. */
   read(key: string, run: number): Uint8Array {
     const name = this.#cachedName(key, run);
     const cached = name === undefined ? undefined : this.cache.get(name);
-    if (cached === undefined) throw new ColdReadError(key);
+    if (cached === undefined) throw new ValueNotWarmedError(key);
     this.cache.hits++;
     return copyBytes(this.#pick(cached, name!, key));
   }

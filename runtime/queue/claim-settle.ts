@@ -5,7 +5,7 @@
  * a lost claim applies nothing.
  */
 import { instruments } from "../telemetry/metrics.js";
-import { ClosedError, StoreCorruptedError, ValidationError } from "../errors.js";
+import { ClosedError, StoreCorruptedError, ValidationError, ValueNotWarmedError } from "../errors.js";
 import { type SpanAttributes, traced, tracingWithinSpan } from "../telemetry/tracing.js";
 import { type ClaimTicket, makeClaimedJob, ticketOf } from "./claimed-job.js";
 import { ADMISSION_SCAN_BUDGET, admit, hasLimits } from "./admission.js";
@@ -32,7 +32,6 @@ import {
   type TransitionContext,
 } from "./transitions.js";
 import { Txn } from "./txn.js";
-import { ColdReadError } from "../engine/paged-value.js";
 import { recordRateClaim, recordRateConfig, seedRateWindows } from "./rate-records.js";
 import { warmJobs } from "./warm.js";
 import type { AckedClaimingNext, ClaimedJob, ClaimNext, DeadLetterOptions, EnqueueOutcome, NackOptions, NackOutcome } from "./types.js";
@@ -342,7 +341,7 @@ async function settleNow(
           : undefined;
         break;
       } catch (err) {
-        if (!(err instanceof ColdReadError)) throw err;
+        if (!(err instanceof ValueNotWarmedError)) throw err;
       }
       // Read first, loaded only when a checkpoint paged the record out (a cold read changes nothing):
       // warming every settlement's record first cost a lookup of its own. Then read again.

@@ -11,6 +11,7 @@ import {
   StoreCorruptedError,
   StoreUnavailableError,
   UnsupportedFormatError,
+  ValueNotWarmedError,
   WriteBatch,
   withCounting,
   withFaults,
@@ -72,6 +73,17 @@ describe("engine paged values", () => {
     expect(engine.warm(keys)).toBeUndefined(); // not checkpointed yet: in memory
     await engine.checkpoint();
     expect(() => engine.get("j/00003")).toThrow(/without warming it first/);
+    // A typed error naming the key, as the caller wrote it, and how to warm it.
+    let cold: unknown;
+    try {
+      engine.get("j/00003");
+    } catch (err) {
+      cold = err;
+    }
+    expect(cold).toBeInstanceOf(ValueNotWarmedError);
+    expect(cold).toMatchObject({ code: "VALUE_NOT_WARMED", key: "j/00003", retryable: false });
+    expect(String((cold as Error).message)).toMatch(/"j\/00003".*engine\.warm\(keys\)/);
+    expect(() => [...engine.scan({ prefix: "j/" })]).toThrow(ValueNotWarmedError);
     // Small values and other prefixes stay in memory.
     expect(engine.warm(["j/small", "other/1", "absent"])).toBeUndefined();
     expect(dec(engine.get("j/small"))).toBe("tiny");
