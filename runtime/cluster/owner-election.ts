@@ -178,7 +178,7 @@ export function defaultProcessId(): string {
  */
 export function runOwnerElection(store: ObjectStore, name: string, opts: OwnerElectionOptions): OwnerElection {
   if (typeof name !== "string" || name.length === 0)
-    throw new ValidationError(`the store name of an owner election must be a non-empty string, got ${JSON.stringify(name)}`);
+    throw new ValidationError(`the store name of an owner election must be a non-empty string, got ${describeValue(name)}`);
   validateObjectKey(`${name}/lease`);
   return new OwnerElection(store, `${name}/`, readElectionOptions(opts, "OwnerElectionOptions"));
 }
@@ -217,7 +217,7 @@ export class OwnerElection {
     this.#hooks = hooks;
     this.processId = opts.processId ?? defaultProcessId();
     if (typeof this.processId !== "string" || this.processId.length === 0 || this.processId.length > 200) {
-      throw new ValidationError(`processId must be 1-200 characters, got ${JSON.stringify(this.processId)}`);
+      throw new ValidationError(`processId must be 1-200 characters, got ${describeValue(this.processId)}`);
     }
     this.#done = this.#run();
   }

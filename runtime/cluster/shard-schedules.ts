@@ -17,6 +17,7 @@ import { ValidationError } from "../errors.js";
 import { checkOptionalMs, readOptions } from "../option-values.js";
 import type { RemoteRuns, ScheduleRouting } from "../workflow/schedules/schedule-routing.js";
 import type { WorkflowRuntime } from "../workflow/workflow-runtime.js";
+import { describeValue } from "../option-values.js";
 
 /** Where a runtime runs in a sharded deployment (a `ShardTerm` has these). */
 export interface ShardPlace {
@@ -58,7 +59,7 @@ export interface ShardSchedules {
  */
 export function routeShardSchedules(runtime: WorkflowRuntime, store: ObjectStore, place: ShardPlace, opts: ShardSchedulesOptions = {}): ShardSchedules {
   if (!Number.isInteger(place?.shards) || place.shards < 1 || !Number.isInteger(place.shard) || place.shard < 0 || place.shard >= place.shards) {
-    throw new ValidationError(`routeShardSchedules needs the shard's place { name, shard, shards } (a ShardTerm), got ${JSON.stringify(place)}`);
+    throw new ValidationError(`routeShardSchedules needs the shard's place { name, shard, shards } (a ShardTerm), got ${describeValue(place)}`);
   }
   const { name, shard, shards } = place;
   const { timeoutMs } = readOptions(opts, ["timeoutMs"], "ShardSchedulesOptions");

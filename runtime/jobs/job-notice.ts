@@ -23,6 +23,7 @@ import type { TerminalHook } from "../workflow/terminal-hook/terminal-hook.js";
 import { hookObserves } from "../workflow/terminal-hook/terminal-hook.js";
 import { canonicalJson } from "../contract/canonical-json.js";
 import type { ResolvedOutcome } from "./job-results.js";
+import { describeValue } from "../option-values.js";
 
 /** The job run header carrying the completion signal's correlation key. */
 export const JOB_NOTIFY_HEADER = "jobs.notify_signal";
@@ -42,7 +43,7 @@ export const noticeRunners = new WeakSet<object>();
 /** @internal Checks a `notifySignal` option; throws `ValidationError`. */
 export function checkNotifyKey(key: unknown): string {
   if (typeof key !== "string" || key.length === 0 || !isWellFormed(key) || utf8(key).byteLength > 512) {
-    throw new ValidationError(`notifySignal must be a correlation key of 1 to 512 bytes of well-formed text, got ${JSON.stringify(key)}`);
+    throw new ValidationError(`notifySignal must be a correlation key of 1 to 512 bytes of well-formed text, got ${describeValue(key)}`);
   }
   return key;
 }

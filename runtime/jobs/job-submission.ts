@@ -50,7 +50,7 @@ export function prepareRunOptions(def: AnyDefinition, options: JobSubmitOptions<
     o.idempotencyKey !== undefined &&
     (typeof o.idempotencyKey !== "string" || o.idempotencyKey.length === 0 || !isWellFormed(o.idempotencyKey) || utf8(o.idempotencyKey).byteLength > 512)
   ) {
-    throw new ValidationError(`idempotencyKey must be 1 to 512 bytes of well-formed text, got ${JSON.stringify(o.idempotencyKey)}`);
+    throw new ValidationError(`idempotencyKey must be 1 to 512 bytes of well-formed text, got ${describeValue(o.idempotencyKey)}`);
   }
   // Added after the package's validator ran: it is the runtime's header, not the package's.
   const notify: Record<string, string> = o.notifySignal === undefined ? {} : { [JOB_NOTIFY_HEADER]: checkNotifyKey(o.notifySignal) };

@@ -103,7 +103,7 @@ export function resolveConcurrency(c: ConcurrencyConfig, what = "QueueConfig.con
   const template = c.key;
   if (template !== undefined) {
     if (typeof template !== "string" || template.length === 0 || template.length > 256) {
-      throw new ValidationError(`${what}.key must be a template of 1 to 256 characters such as "{tenant_id}", got ${JSON.stringify(template)}`);
+      throw new ValidationError(`${what}.key must be a template of 1 to 256 characters such as "{tenant_id}", got ${describeValue(template)}`);
     }
     const rest = template.replace(PLACEHOLDER, "");
     if (rest.includes("{") || rest.includes("}")) {
@@ -284,7 +284,7 @@ export interface ResolvedFlowRule {
 /** Checks and compiles a `FlowRule` named `name`; throws `ValidationError`. */
 export function resolveFlowRule(name: string, rule: FlowRule): ResolvedFlowRule {
   if (typeof name !== "string" || name.length === 0 || name.length > 256) {
-    throw new ValidationError(`a flow rule name must be 1 to 256 characters, got ${JSON.stringify(name)}`);
+    throw new ValidationError(`a flow rule name must be 1 to 256 characters, got ${describeValue(name)}`);
   }
   if (rule === null || typeof rule !== "object") throw new ValidationError(`flow rule "${name}" must be an object { concurrency?, rateLimit? }`);
   // A misspelt field would otherwise leave the rule without the limit its author meant.
@@ -296,7 +296,7 @@ export function resolveFlowRule(name: string, rule: FlowRule): ResolvedFlowRule 
   });
   let concurrency: ResolvedConcurrency | undefined;
   const part = (v: unknown, what: string, shape: string) => {
-    if (v === null || typeof v !== "object") throw new ValidationError(`flow rule "${name}": ${what} must be an object ${shape}, got ${JSON.stringify(v)}`);
+    if (v === null || typeof v !== "object") throw new ValidationError(`flow rule "${name}": ${what} must be an object ${shape}, got ${describeValue(v)}`);
   };
   if (rule.concurrency !== undefined) {
     part(rule.concurrency, "concurrency", "{ limit }");

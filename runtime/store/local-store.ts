@@ -40,6 +40,7 @@ import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, Taqu
 import { decodeSegment, encodeSegment } from "./file-names.js";
 import { compareKeys, isWellFormed, validateObjectKey } from "./keys.js";
 import { checkRange, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
+import { describeValue } from "../option-values.js";
 
 const DIR_SUFFIX = "%2F";
 /** Writes through this flag are on disk when they return (undefined where the platform lacks it: then an fsync follows). */
@@ -110,7 +111,7 @@ export class LocalStore implements ObjectStore {
   /** `dir` is created on the first put if absent. */
   constructor(dir: string) {
     if (typeof dir !== "string" || dir.length === 0 || dir.includes("\0")) {
-      throw new ValidationError(`LocalStore needs a directory path, got ${JSON.stringify(dir)}`);
+      throw new ValidationError(`LocalStore needs a directory path, got ${describeValue(dir)}`);
     }
     this.root = path.resolve(dir);
   }
@@ -458,7 +459,7 @@ export class LocalStore implements ObjectStore {
    */
   directoryOf(prefix: string): string {
     if (prefix === "") return this.root;
-    if (!prefix.endsWith("/")) throw new ValidationError(`a directory prefix ends with "/", got ${JSON.stringify(prefix)}`);
+    if (!prefix.endsWith("/")) throw new ValidationError(`a directory prefix ends with "/", got ${describeValue(prefix)}`);
     validateObjectKey(`${prefix}x`);
     return this.#dirPath(prefix.slice(0, -1).split("/"));
   }

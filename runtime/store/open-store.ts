@@ -125,7 +125,7 @@ function s3Options(url: string, parsed: URL, env: Readonly<Record<string, string
   }
   const pathStyleOption = parsed.searchParams.get("forcePathStyle");
   if (pathStyleOption !== null && pathStyleOption !== "true" && pathStyleOption !== "false") {
-    throw invalid(url, `forcePathStyle must be true or false, got ${JSON.stringify(pathStyleOption)}`);
+    throw invalid(url, `forcePathStyle must be true or false, got ${describeValue(pathStyleOption)}`);
   }
   const region = parsed.searchParams.get("region") ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
   const clientConfig: S3ClientConfig = {};

@@ -64,6 +64,7 @@ import { ChildResultUnavailableError, errorText } from "../workflow-errors.js";
 import { isStoreFault } from "../store-retry.js";
 import type { RunRecords, WorkflowView } from "../runs/workflow-view.js";
 import type { Building } from "../../queue/cancel-state.js";
+import { describeValue } from "../../option-values.js";
 
 export type { ParentClosePolicy } from "../records/records.js";
 export type { ChildEnd } from "./child-end.js";
@@ -137,7 +138,7 @@ const SUBMISSION_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
  */
 export function childRunId(parentRunId: string, step: number, key: string, placement?: ShardPlacement, parentSubmission?: string): RunId {
   if (parentSubmission !== undefined && (typeof parentSubmission !== "string" || !SUBMISSION_PATTERN.test(parentSubmission))) {
-    throw new ValidationError(`a parent run's submission is 1 to 128 characters of [A-Za-z0-9_-], got ${JSON.stringify(parentSubmission)}`);
+    throw new ValidationError(`a parent run's submission is 1 to 128 characters of [A-Za-z0-9_-], got ${describeValue(parentSubmission)}`);
   }
   const tag = parentSubmission === undefined ? "" : `-p${parentSubmission}`;
   const plain = `${parentRunId}-s${step}-${key}${tag}`;
@@ -186,7 +187,7 @@ export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number
       const key = spec.key ?? String(index);
       index++;
       if (typeof key !== "string" || !KEY_PATTERN.test(key)) {
-        throw new ValidationError(`a child's key must be 1 to 64 characters of [A-Za-z0-9_-], got ${JSON.stringify(key)}`);
+        throw new ValidationError(`a child's key must be 1 to 64 characters of [A-Za-z0-9_-], got ${describeValue(key)}`);
       }
       const parentClose = checkParentClose(spec.parentClose ?? core.parentClose);
       const parentRun = await markParent(core, parentRunId);

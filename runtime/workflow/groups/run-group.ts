@@ -90,7 +90,7 @@ const MAX_ID_BYTES = MAX_GROUP_KEY_BYTES;
 /** @internal Checks a group id or member key: 1 to 512 bytes of well-formed text. */
 export function checkText(what: string, s: unknown): string {
   if (typeof s !== "string" || s.length === 0 || !isWellFormed(s) || utf8(s).byteLength > MAX_ID_BYTES) {
-    throw new ValidationError(`${what} must be 1 to ${MAX_ID_BYTES} bytes of well-formed text, got ${JSON.stringify(s)}`);
+    throw new ValidationError(`${what} must be 1 to ${MAX_ID_BYTES} bytes of well-formed text, got ${describeValue(s)}`);
   }
   return s;
 }

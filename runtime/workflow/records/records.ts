@@ -10,6 +10,7 @@ import { decodeValue, encodeValue } from "./codec.js";
 import type { RunErrorKind, RunOutcome, TerminalStatus, Termination } from "../runs/run-types.js";
 import type { RunId } from "../runs/run-id.js";
 import type { StepOutcome } from "../steps/step-outcome.js";
+import { describeValue } from "../../option-values.js";
 
 /** `workflow/runs/{runId}`: an active run. Deleted by the terminating settlement. */
 export interface RunRecord {
@@ -75,7 +76,7 @@ export const isParentClosePolicy = (v: unknown): v is ParentClosePolicy => v ===
 
 /** `policy` if it is a parent-close policy; a `ValidationError` otherwise (a caller's untyped value). */
 export function checkParentClose(policy: unknown): ParentClosePolicy {
-  if (!isParentClosePolicy(policy)) throw new ValidationError(`parentClose must be "cancel" or "abandon", got ${JSON.stringify(policy)}`);
+  if (!isParentClosePolicy(policy)) throw new ValidationError(`parentClose must be "cancel" or "abandon", got ${describeValue(policy)}`);
   return policy;
 }
 

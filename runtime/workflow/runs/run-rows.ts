@@ -118,7 +118,7 @@ export function checkListOptions(o: unknown, what = "listRuns"): CheckedListOpti
   }
   if (v.workflow !== undefined) {
     if (typeof v.workflow !== "string" || v.workflow.length === 0 || v.workflow.length > 256) {
-      throw new ValidationError(`${what}: workflow must be a name of 1 to 256 characters, got ${JSON.stringify(v.workflow)}`);
+      throw new ValidationError(`${what}: workflow must be a name of 1 to 256 characters, got ${describeValue(v.workflow)}`);
     }
     out.workflow = v.workflow;
   }

@@ -62,7 +62,7 @@ export function flowHeaders(flow: RunFlow | undefined): Record<string, string> {
   if (flow === null || typeof flow !== "object") throw new ValidationError("RunOptions.flow must be an object { rule, concurrencyKey?, rateKey? }");
   const text = (what: string, v: unknown, min: number) => {
     if (typeof v !== "string" || v.length < min || v.length > 512) {
-      throw new ValidationError(`RunOptions.flow.${what} must be a string of ${min} to 512 characters, got ${JSON.stringify(v)}`);
+      throw new ValidationError(`RunOptions.flow.${what} must be a string of ${min} to 512 characters, got ${describeValue(v)}`);
     }
     return v;
   };

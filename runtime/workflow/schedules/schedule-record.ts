@@ -25,7 +25,7 @@ const SCHEDULE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 /** Checks a schedule id given to a command (pause, trigger, ...): the form `upsert` accepts. */
 export function checkScheduleId(id: unknown): string {
   if (typeof id !== "string" || !SCHEDULE_ID.test(id)) {
-    throw new ValidationError(`a schedule id is 1 to 64 characters of [A-Za-z0-9_-], got ${JSON.stringify(id)}`);
+    throw new ValidationError(`a schedule id is 1 to 64 characters of [A-Za-z0-9_-], got ${describeValue(id)}`);
   }
   return id;
 }
@@ -77,7 +77,7 @@ export function checkScheduleSpec(
   const cron = cronProblem(spec.cron, timezone);
   if (cron !== undefined) issues.push(cron);
   const overlap = spec.overlap ?? "skip";
-  if (!OVERLAPS.includes(overlap)) issues.push(`overlap must be "skip", "buffer_one" or "allow", got ${JSON.stringify(overlap)}`);
+  if (!OVERLAPS.includes(overlap)) issues.push(`overlap must be "skip", "buffer_one" or "allow", got ${describeValue(overlap)}`);
   const catchUp = spec.catchUp ?? "none";
   const catchUpIssue = catchUpProblem(catchUp);
   if (catchUpIssue !== undefined) issues.push(catchUpIssue);
@@ -131,7 +131,7 @@ function catchUpProblem(c: unknown): string | undefined {
       }
     }
   }
-  return `catchUp must be "none", "last" or { allWithinMs: <positive integer> }, got ${JSON.stringify(c)}`;
+  return `catchUp must be "none", "last" or { allWithinMs: <positive integer> }, got ${describeValue(c)}`;
 }
 
 export function encodeScheduleRecord(r: ScheduleRecord): Uint8Array {

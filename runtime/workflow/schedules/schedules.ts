@@ -39,6 +39,7 @@ import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { InputMismatchError, ScheduleInputError, ScheduleNotFoundError } from "../workflow-errors.js";
 import { checkRunPayload } from "../limits.js";
 import { checkRunOptions } from "../runs/submit.js";
+import { describeValue } from "../../option-values.js";
 
 /** How soon a tick whose run lives on a shard that did not answer is decided again. */
 export const REMOTE_RETRY_MS = 5_000;
@@ -699,7 +700,7 @@ export class Schedules {
 
   #locked<T>(id: string, fn: (current: ScheduleRecord | null) => Promise<T>): Promise<T> {
     if (typeof id !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) {
-      return Promise.reject(new ValidationError(`a schedule id is 1 to 64 characters of [A-Za-z0-9_-], got ${JSON.stringify(id)}`));
+      return Promise.reject(new ValidationError(`a schedule id is 1 to 64 characters of [A-Za-z0-9_-], got ${describeValue(id)}`));
     }
     return this.#lock.run(`${this.#core.queueName}/${id}`, async () => fn(await this.#read(id)));
   }
