@@ -56,7 +56,7 @@ await withTempDir("taquba-fill-trace-", async (dir) => {
       `${((performance.now() - t0) / 1000).toFixed(1)} s, ${jobs.toLocaleString("en-US")} jobs: RSS ${f(m.rss)} MB (files ${f(r.file)}, anonymous ${f(r.anon)}: ` +
       `heap ${f(m.heapTotal)} reserved / ${f(m.heapUsed)} used, external ${f(m.external)} of which array buffers ${f(m.arrayBuffers)}, ` +
       `rest ${f(r.anon - m.heapTotal - m.external)}); checkpoints ${st.checkpoints} (compactions ${st.compactions}), WAL since the last ${f(st.walBytesSinceCheckpoint)} MB, ` +
-      `key runs ${st.keyRuns}, segment runs ${st.segmentRuns}`;
+      `key runs ${st.keyRuns}, segment runs ${st.segmentRuns}, checkpoints beside a compaction ${st.checkpointsBesideCompaction}`;
     if (m.rss > peak.rss) peak = { rss: m.rss, line };
     return line;
   };

@@ -125,7 +125,8 @@ export async function publishManifest(ctx: StoreContext, next: Manifest, stopped
 
 /**
  * Deletes what `current` made obsolete: segments of this or older epochs it
- * does not list, WAL objects below its `walNext` except fence markers, and
+ * does not list and `keep` does not claim (the writer's newest manifest and
+ * checkpoints still writing; asked when listing and before each delete), WAL objects below its `walNext` except fence markers, and
  * manifests more than `KEEP_MANIFESTS` behind it. Failures are left for the
  * next checkpoint, whose listing finds the same objects again.
  *
@@ -135,13 +136,18 @@ export async function publishManifest(ctx: StoreContext, next: Manifest, stopped
  * or finds that object missing next to segments no manifest lists, and
  * refuses (see `findUnexplained`) instead of stopping early in silence.
  */
-export async function collectGarbage(w: CheckpointWriter, current: Manifest, previous?: Manifest): Promise<{ deleted: number; failed: number }> {
+export async function collectGarbage(
+  w: CheckpointWriter,
+  current: Manifest,
+  previous?: Manifest,
+  keep?: (segmentKey: string) => boolean,
+): Promise<{ deleted: number; failed: number }> {
   const doomed: string[] = [];
   const live = new Set(current.segments.map((s) => w.prefix + s.name));
   for (const key of await listKeys(w.store, `${w.prefix}seg/`, w.retry)) {
     const epoch = parseSegmentEpoch(w.prefix, key);
     // Segments of newer epochs belong to a writer that fenced this one.
-    if (epoch !== undefined && epoch <= w.epoch && !live.has(key)) doomed.push(key);
+    if (epoch !== undefined && epoch <= w.epoch && !live.has(key) && keep?.(key) !== true) doomed.push(key);
   }
   const fences = new Set(current.fences);
   let first: string | undefined;
@@ -169,6 +175,8 @@ export async function collectGarbage(w: CheckpointWriter, current: Manifest, pre
   let failed = 0;
   await forEachLimit(doomed, 8, async (key) => {
     if (w.stopped()) return;
+    // Asked again just before the delete: a manifest published since the listing may list the segment.
+    if (keep?.(key) === true) return;
     try {
       await withRetries(w.retry, "delete", key, () => w.store.delete(key), w.stopped);
     } catch {

@@ -122,6 +122,8 @@ export interface EngineStats {
   checkpoints: number;
   /** Those checkpoints that rewrote the whole state (compactions); the others were incremental. */
   compactions: number;
+  /** Incremental checkpoints cut while a compaction was writing, published (before or after it; see docs/engine.md). */
+  checkpointsBesideCompaction: number;
   /** Segment runs the current manifest lists (1 after a compaction, plus one per incremental checkpoint). */
   segmentRuns: number;
   /** Bytes of segments those checkpoints wrote. */

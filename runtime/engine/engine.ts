@@ -34,7 +34,9 @@
  * one run and drops the others when the runs reach `maxSegmentRuns`, when
  * the newer runs together outgrow the oldest, when more than half the state
  * changed (the engine then stops recording changes), or after a checkpoint
- * failed.
+ * failed. Incremental checkpoints go on while a compaction writes, and its
+ * manifest keeps the runs they published (docs/engine.md, "Incremental
+ * checkpoints during a compaction").
  *
  * Recovery = newest manifest + its segment runs (oldest first, newer runs
  * winning) + WAL replay from the sequence
@@ -73,7 +75,8 @@ import { describeValue } from "../option-values.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { collectGarbage, publishManifest, writeSegments, type CheckpointWriter } from "./checkpoint.js";
 import { resolveEngineOptions, type CommitOptions, type EngineOptions, type EngineStats, type ResolvedEngineOptions } from "./engine-options.js";
-import { segmentRuns, type Manifest } from "./manifest.js";
+import { segmentRuns, type Manifest, type SegmentRef } from "./manifest.js";
+import { segmentKey } from "./layout.js";
 import { recoverAsWriter, type Recovered } from "./open-writer.js";
 import { probeConditionalCreate } from "./store-probe.js";
 import { applyOps, readNewestManifest, type StoreContext } from "./recovery.js";
@@ -82,6 +85,7 @@ import { orderChanges } from "./change-order.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
 import { heldValue, isPageable, isPaged, packValue, ValueArena, type StateMap, type StoredValue } from "./paged-value.js";
 import { ValuePager } from "./value-pager.js";
+import type { StateSnapshot } from "./layered-state.js";
 import type { SegmentBlockInfo } from "./segment-format.js";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { validateBatchOps } from "./wal-format.js";
@@ -93,6 +97,41 @@ export { scanTree, type ScanOptions } from "./scan.js";
 export type { CommitOptions, EngineOptions, EngineStats, PageValuesOptions } from "./engine-options.js";
 
 const RESOLVED = Promise.resolve();
+
+/**
+ * Segment numbers a compaction reserves once an incremental checkpoint
+ * publishes during it, so that every later manifest's `lastSegment` is above
+ * each segment the compaction writes (recovery reads an unlisted segment
+ * above it as a deleted manifest's). 2^20 segments of 4 MiB are 4 TiB.
+ */
+const COMPACTION_SEGMENT_BLOCK = 1 << 20;
+
+/** A compaction still writing; see `Engine.#compacting`. */
+interface Compacting {
+  /** The WAL sequence after its cut. */
+  walNext: number;
+  /** What the writer had sealed at its cut (see `Engine.#covered`). */
+  cover: { objects: number; bytes: number };
+  runs: Set<number>;
+  block: { next: number; top: number } | undefined;
+}
+
+/** A checkpoint as cut: the WAL it covers and what it writes. */
+interface CheckpointCut {
+  full: boolean;
+  /** The compaction that was writing when this incremental checkpoint was cut, if any. */
+  besideOf: Compacting | undefined;
+  cutSeq: number;
+  walNext: number;
+  /** What this writer had sealed at the cut (see `Engine.#covered`). */
+  cover: { objects: number; bytes: number };
+  /** An incremental checkpoint's changes. */
+  changed: DeltaMap | undefined;
+  /** A compaction's state at the cut. */
+  snapshot: StateSnapshot | undefined;
+  /** Store keys of the segments it took numbers for. */
+  owned: string[];
+}
 
 /**
  * The ordered, transactional key-value engine; see the module documentation
@@ -127,7 +166,36 @@ export class Engine {
   #failure: TaqubaError | undefined;
   readonly #failureListeners = new Set<(failure: TaqubaError) => void>();
   #closing: Promise<void> | undefined;
-  #checkpointing: Promise<void> | undefined;
+  /** The running compaction (full checkpoint), if any. */
+  #compactionRun: Promise<void> | undefined;
+  /** The running incremental checkpoint, if any: one may run while a compaction does (docs/engine.md, "Incremental checkpoints during a compaction"). */
+  #incrementalRun: Promise<void> | undefined;
+  /** Running checkpoints that have not yet published and paged out: commits held by the backlog wait only for those. */
+  #holding = 0;
+  /**
+   * While a compaction runs: the changes between the cut of the manifest it
+   * started from and its own cut, which no published run holds yet; the
+   * first incremental checkpoint during the compaction writes them along
+   * with its own. Undefined once taken (or with no compaction running).
+   */
+  #carry: DeltaMap | undefined;
+  /** While a compaction runs: its carry is not known (the delta was not), so no incremental checkpoint may run beside it. */
+  #carryLost = false;
+  /** Manifests are published one at a time: two checkpoints would otherwise claim the same number. */
+  #publishLock: Promise<void> = RESOLVED;
+  /**
+   * Segments of checkpoints that have not published (or whose manifest may
+   * have landed, see `#unsure`): garbage collection leaves them alone.
+   */
+  readonly #ownedSegments = new Set<string>();
+  #liveSegments: { manifest: Manifest; keys: Set<string> } | undefined;
+  /**
+   * While a compaction writes: the runs published by incremental checkpoints
+   * cut after it (its manifest keeps those, and only those), and the
+   * segment numbers it takes once one published: a block reserved past the
+   * counter (see `COMPACTION_SEGMENT_BLOCK`; undefined: from the counter).
+   */
+  #compacting: Compacting | undefined;
   #segmentCounter = 0;
   /** The first WAL sequence this writer puts at (past its fence marker). */
   readonly #firstSeq: number;
@@ -141,18 +209,22 @@ export class Engine {
    * open before any. The WAL since the last checkpoint is `#landed` minus this.
    */
   #covered = { objects: 0, bytes: 0 };
-  /** What a checkpoint that failed after its manifest may have landed would have covered (see `#adoptLandedManifest`). */
-  #unsureCover: { objects: number; bytes: number } | undefined;
+  /**
+   * A checkpoint whose manifest put failed may have landed all the same
+   * (see `#adoptLandedManifest`): its number, the WAL it would have
+   * covered, whether it was a compaction, and its segments (kept from
+   * garbage collection until the next publish has looked).
+   */
+  #unsure:
+    | { id: number; cover: { objects: number; bytes: number }; compaction: boolean; besideOf: Compacting | undefined; segments: readonly string[] }
+    | undefined;
   #checkpoints = 0;
   #compactions = 0;
-  /** A checkpoint failed after it may have put its manifest (a put can land and still report failure). */
-  #publishUnsure = false;
+  #besideCompaction = 0;
   #autoCheckpointPause = { until: 0, ms: 0 };
   /** Commits acknowledged late (see `checkpointBacklog`) wait on this until a checkpoint publishes and pages out, or ends. */
   #backlogWait: { promise: Promise<void>; release(): void } | undefined;
   #backlogWaits = 0;
-  /** The running checkpoint has published and only deletes what it replaced: it holds no commit. */
-  #collecting = false;
   #checkpointBytes = 0;
   readonly #closedController = new AbortController();
 
@@ -253,6 +325,7 @@ export class Engine {
       durableSeq: this.#wal.durableSeq,
       checkpoints: this.#checkpoints,
       compactions: this.#compactions,
+      checkpointsBesideCompaction: this.#besideCompaction,
       checkpointBytes: this.#checkpointBytes,
       manifestId: this.#manifest.id,
       segmentRuns: segmentRuns(this.#manifest).length,
@@ -351,10 +424,10 @@ export class Engine {
     return factor !== 0 && this.#walSinceCheckpointReaches(factor);
   }
 
-  /** Whether the WAL since the last checkpoint reached `factor` times a checkpoint trigger (objects or bytes, each when on). */
-  #walSinceCheckpointReaches(factor: number): boolean {
+  /** Whether the WAL since the last checkpoint (or since `cover`) reached `factor` times a checkpoint trigger (objects or bytes, each when on). */
+  #walSinceCheckpointReaches(factor: number, cover = this.#covered): boolean {
     const { checkpointWalObjects: maxObjects, checkpointWalBytes: maxBytes } = this.#opts;
-    const since = this.#sinceCheckpoint();
+    const since = { objects: this.#landed.objects - cover.objects, bytes: this.#landed.bytes - cover.bytes };
     return (maxObjects > 0 && since.objects >= maxObjects * factor) || (maxBytes > 0 && since.bytes >= maxBytes * factor);
   }
 
@@ -370,7 +443,7 @@ export class Engine {
     this.#maybeCheckpoint();
     // None runs: automatic checkpoints pause after a failure, and a failing checkpoint never blocks commits.
     // One that only deletes what it replaced would hold commits for as long as the store takes (or forever).
-    if (this.#checkpointing === undefined || this.#collecting) return undefined;
+    if (this.#holding === 0) return undefined;
     if (this.#backlogWait === undefined) {
       let release!: () => void;
       const promise = new Promise<void>((resolve) => {
@@ -401,7 +474,7 @@ export class Engine {
     this.#releaseBacklog(!progressed);
     if (progressed) this.#maybeCheckpoint();
     // Nothing left that would end the wait.
-    if (this.#checkpointing === undefined) this.#releaseBacklog(true);
+    if (!this.#checkpointsRunning()) this.#releaseBacklog(true);
   }
 
   /** Resolves when every commit made so far is durable. */
@@ -417,7 +490,7 @@ export class Engine {
    * is due (see the module documentation). Commits continue meanwhile.
    */
   async checkpoint(): Promise<void> {
-    while (this.#checkpointing) await this.#checkpointing.catch(() => {});
+    await this.#checkpointsEnded();
     await this.#startCheckpoint();
   }
 
@@ -443,7 +516,7 @@ export class Engine {
       }
     }
     this.#wal.stopTimers();
-    await this.#checkpointing?.catch(() => {});
+    await this.#checkpointsEnded();
     // Reads still work; nothing is written any more, so the merges need not end.
     this.#state.stopIdleMerges();
     this.#status = "closed";
@@ -492,19 +565,41 @@ export class Engine {
     this.#maybeCheckpoint();
   }
 
+  #checkpointsRunning(): boolean {
+    return this.#compactionRun !== undefined || this.#incrementalRun !== undefined;
+  }
+
+  /** Resolves once no checkpoint runs (failed ones included). */
+  async #checkpointsEnded(): Promise<void> {
+    while (this.#checkpointsRunning()) await Promise.allSettled([this.#compactionRun, this.#incrementalRun]);
+  }
+
+  /** Whether an incremental checkpoint may start beside the running compaction: the changes since the newest manifest are known. */
+  #canCheckpointBeside(): boolean {
+    return this.#delta !== undefined && !this.#carryLost;
+  }
+
   #maybeCheckpoint(): void {
-    if (this.#checkpointing || this.closed) return;
+    if (this.#incrementalRun !== undefined || this.closed) return;
+    if (this.#compactionRun !== undefined && !this.#canCheckpointBeside()) return;
     if (!this.#walSinceCheckpointReaches(1) || this.#pausedAfterFailure()) return;
+    // Beside a compaction still writing, from half a trigger of WAL past its cut: the WAL no manifest covers
+    // then stays under one and a half triggers, and a short compaction ends before any run is added beside it.
+    const compacting = this.#compacting;
+    if (this.#compactionRun !== undefined && compacting !== undefined && !this.#walSinceCheckpointReaches(0.5, compacting.cover)) return;
     this.#startCheckpoint().then(
       () => {
         this.#autoCheckpointPause = { until: 0, ms: 0 };
       },
       (err: unknown) => {
         if (this.closed) return;
-        // Back off, so a store that keeps failing is not hit on every WAL put.
-        const ms = Math.min(60_000, Math.max(1000, this.#autoCheckpointPause.ms * 2));
+        // Back off, so a store that keeps failing is not hit on every WAL put. A checkpoint that ran beside
+        // one whose failure began the pause fails in the same episode: the pause neither doubles nor moves.
         const now = this.#now();
-        this.#autoCheckpointPause = { until: Number.isFinite(now) ? now + ms : 0, ms };
+        if (now >= this.#autoCheckpointPause.until) {
+          const ms = Math.min(60_000, Math.max(1000, this.#autoCheckpointPause.ms * 2));
+          this.#autoCheckpointPause = { until: Number.isFinite(now) ? now + ms : 0, ms };
+        }
         this.#opts.onBackgroundError(err);
       },
     );
@@ -523,14 +618,26 @@ export class Engine {
     return true;
   }
 
+  /**
+   * Cuts the WAL and starts a checkpoint: a compaction or an incremental one
+   * as due when none runs, an incremental one beside a running compaction.
+   */
   #startCheckpoint(): Promise<void> {
     if (this.#failure) return Promise.reject(this.#failure);
     if (this.#status !== "open") return Promise.reject(new ClosedError("the engine"));
-    const run = this.#runCheckpoint().finally(() => {
-      if (this.#checkpointing === run) this.#checkpointing = undefined;
-    });
-    this.#checkpointing = run;
+    const cut = this.#cut();
+    if (cut === undefined) {
+      // Nothing new to cover: no commit waits on this one.
+      if (!this.#checkpointsRunning()) this.#releaseBacklog(true);
+      return RESOLVED;
+    }
     const covered = this.#covered;
+    const run = this.#runCheckpoint(cut).finally(() => {
+      if (cut.full && this.#compactionRun === run) this.#compactionRun = undefined;
+      if (!cut.full && this.#incrementalRun === run) this.#incrementalRun = undefined;
+    });
+    if (cut.full) this.#compactionRun = run;
+    else this.#incrementalRun = run;
     run.then(
       () => this.#afterCheckpoint(this.#covered !== covered),
       () => this.#afterCheckpoint(false),
@@ -538,80 +645,99 @@ export class Engine {
     return run;
   }
 
-  async #runCheckpoint(): Promise<void> {
-    if (this.#publishUnsure) await this.#adoptLandedManifest();
+  /** The cut of a new checkpoint: seals the WAL, takes the changes it will write (or a snapshot), or undefined when nothing is new. */
+  #cut(): CheckpointCut | undefined {
+    const beside = this.#compactionRun !== undefined;
+    if (beside && !this.#canCheckpointBeside()) throw new Error("an incremental checkpoint was started beside a compaction without the changes it needs");
     const cutSeq = this.#wal.seal();
     // Everything sealed so far is at or below the cut: what this checkpoint covers, once published.
     const cover = { objects: this.#wal.stats.objects, bytes: this.#wal.stats.bytes };
     const walNext = cutSeq + 1;
     const prev = this.#manifest;
-    if (walNext === prev.walNext) return;
+    if (walNext === prev.walNext) return undefined;
+    // Beside a compaction, only past its cut: a run that covers no WAL past it could be left unlisted (stopped,
+    // failed, a crash) above the compaction's `lastSegment` with no WAL past that manifest, which recovery
+    // takes for the segments of a deleted manifest (see `findUnexplained`). Nothing was sealed since then.
+    if (beside && this.#compacting !== undefined && walNext <= this.#compacting.walNext) return undefined;
     // Only fence markers since the manifest (no commit replayed at open, none
     // made since): the state is the manifest's, so no segment is written. A
     // segment written then could outlive a crash next to a WAL that holds
     // no commit, which recovery would take for a deleted manifest's.
     const commitsCovered = this.#replayUncovered || cutSeq >= this.#firstSeq;
     // The cut: commits from here on land in later WAL objects and a new delta.
-    const changed: DeltaMap | undefined = commitsCovered ? this.#delta : new Map();
+    let changed: DeltaMap | undefined = commitsCovered ? this.#delta : new Map();
     this.#delta = new Map();
+    if (beside) {
+      // The first run published during a compaction holds the changes since the manifest the compaction started
+      // from as well: the manifest it publishes lists that one's runs, which stop at its cut.
+      if (this.#carry !== undefined) {
+        for (const [k, v] of changed!) this.#carry.set(k, v);
+        changed = this.#carry;
+        this.#carry = undefined;
+      }
+      return { full: false, besideOf: this.#compacting, cutSeq, walNext, cover, changed, snapshot: undefined, owned: [] };
+    }
     const full = commitsCovered && (changed === undefined || this.#compactionDue(prev, changed.size));
-    const snapshot = full ? this.#state.snapshot() : undefined;
+    if (!full) return { full, besideOf: undefined, cutSeq, walNext, cover, changed, snapshot: undefined, owned: [] };
+    // Kept for an incremental checkpoint beside this compaction (none may run when they are not known).
+    this.#carry = changed;
+    this.#carryLost = changed === undefined;
+    this.#compacting = { walNext, cover, runs: new Set(), block: undefined };
+    return { full, besideOf: undefined, cutSeq, walNext, cover, changed: undefined, snapshot: this.#state.snapshot(), owned: [] };
+  }
+
+  /** A fresh segment number for checkpoint `cut`; the segment's name stays kept from garbage collection until it publishes or fails. */
+  #takeSegmentNumber(cut: CheckpointCut): number {
+    let n: number;
+    const block = cut.full ? this.#compacting?.block : undefined;
+    if (block === undefined) n = ++this.#segmentCounter;
+    else if (block.next < block.top) n = ++block.next;
+    else throw new Error(`a compaction needs more than ${COMPACTION_SEGMENT_BLOCK} segments; raise maxSegmentBytes`);
+    const key = segmentKey(this.#ctx.prefix, this.#epoch, n);
+    cut.owned.push(key);
+    this.#ownedSegments.add(key);
+    return n;
+  }
+
+  async #runCheckpoint(cut: CheckpointCut): Promise<void> {
+    let holding = true;
+    this.#holding++;
+    const letGo = () => {
+      if (holding) this.#holding--;
+      holding = false;
+    };
     const writer: CheckpointWriter = {
       ...this.#ctx,
       epoch: this.#epoch,
       maxSegmentBytes: this.#opts.maxSegmentBytes,
       blockBytes: this.#opts.segmentBlockBytes,
-      nextSegmentNumber: () => ++this.#segmentCounter,
+      nextSegmentNumber: () => this.#takeSegmentNumber(cut),
       stopped: () => this.closed,
     };
     let published = false;
     try {
-      await this.#wal.waitDurable(cutSeq);
-      const id = prev.id + 1;
+      await this.#wal.waitDurable(cut.cutSeq);
       const stoppedError = () => new ClosedError("the engine (the checkpoint stopped before publishing)");
-      const entries = snapshot ? snapshot.entries() : await orderChanges(changed!, writer.stopped, stoppedError);
+      const entries = cut.snapshot ? cut.snapshot.entries() : await orderChanges(cut.changed!, writer.stopped, stoppedError);
       const indexes: [string, readonly SegmentBlockInfo[]][] = [];
-      const written = await writeSegments(writer, entries, id, this.#pager?.compactionReader(), (name, blocks) => indexes.push([name, blocks]));
-      const segments = full ? written : [...prev.segments, ...written];
-      const next: Manifest = {
-        id,
-        epoch: this.#epoch,
-        walNext,
-        segments,
-        fences: prev.fences,
-        createdAt: Date.now(),
-        lastSegment: this.#segmentCounter,
-      };
+      // Runs are numbered when they publish (see `#publish`).
+      const written = await writeSegments(writer, entries, 0, this.#pager?.compactionReader(), (name, blocks) => indexes.push([name, blocks]));
       if (this.closed) throw this.#failure ?? new ClosedError("the engine");
-      await publishManifest(this.#ctx, next, () => this.#failure !== undefined);
-      this.#manifest = next;
+      const { next, previous, run } = await this.#publish(cut, written, indexes);
       published = true;
-      this.#replayUncovered = false;
-      this.#checkpoints++;
-      if (full) this.#compactions++;
-      this.#checkpointBytes += written.reduce((n, s) => n + s.bytes, 0);
-      this.#covered = cover;
-      if (this.#pager !== undefined) {
-        for (const [name, blocks] of indexes) this.#pager.addIndex(name, blocks);
-        this.#pager.addRuns(next);
-        // Values still paged to the runs a compaction dropped are read from it from now on; none is re-pointed.
-        if (full) this.#pager.compacted(next);
-        // A compaction pages only what the memtable held at the cut: everything else was paged or packed before.
-        if (!(await this.#pageOut(snapshot !== undefined ? snapshot.memtableEntries() : changed!.entries(), id))) return;
-      }
+      // A compaction pages only what the memtable held at the cut: everything else was paged or packed before.
+      if (this.#pager !== undefined && !(await this.#pageOut(cut.snapshot !== undefined ? cut.snapshot.memtableEntries() : cut.changed!.entries(), run)))
+        return;
       // Published and paged out: the WAL it covers no longer counts, and deleting what it replaced frees no
       // memory. Commits it held go now, not after those deletes (a slow store would hold them for no bound).
+      letGo();
       this.#releaseBacklog(false);
       // The checkpoint is complete; what GC leaves behind the next one finds again. Meanwhile no commit
-      // waits for it: it can lower the WAL no further, and no other checkpoint starts until it ends.
-      this.#collecting = true;
-      try {
-        await collectGarbage(writer, next, prev).catch((err: unknown) => {
-          if (!this.closed) this.#opts.onBackgroundError(err);
-        });
-      } finally {
-        this.#collecting = false;
-      }
+      // waits for it: it can lower the WAL no further. Segments the newest manifest lists, or that a
+      // checkpoint still writing owns, stay (asked again before each delete).
+      await collectGarbage(writer, next, previous, (key) => this.#ownedSegments.has(key) || this.#liveSegmentKeys().has(key)).catch((err: unknown) => {
+        if (!this.closed) this.#opts.onBackgroundError(err);
+      });
     } catch (err) {
       if (err instanceof FencedError) this.#fail(err);
       // A store call that close() stopped between attempts gives up with its last fault: the checkpoint
@@ -619,33 +745,147 @@ export class Engine {
       if (this.closed && err instanceof StoreUnavailableError) throw this.#failure ?? new ClosedError("the engine", err.cause);
       throw err;
     } finally {
-      // The changes this checkpoint took are not stored: no later one may build on them.
+      letGo();
       if (!published) {
+        // The changes this checkpoint took are not stored: no later one may build on them.
         this.#delta = undefined;
-        this.#publishUnsure = true;
-        this.#unsureCover = cover;
+        if (cut.full) {
+          this.#carry = undefined;
+          this.#carryLost = false;
+          this.#compacting = undefined;
+        }
+        // Its segments are garbage, unless its manifest may have landed (kept until the next publish looks).
+        if (this.#unsure?.segments !== cut.owned) for (const key of cut.owned) this.#ownedSegments.delete(key);
       }
     }
   }
 
   /**
-   * After a checkpoint failed: its manifest may have landed all the same. A
-   * newer manifest of this writer's epoch can only be that one (no other
-   * writer uses the epoch), so it becomes the base of the next checkpoint;
-   * publishing under its id again would look like a newer writer's and fence
-   * this one. Its segments were all stored before it; no value is paged to
-   * them, and the next checkpoint is a full one (the delta was dropped).
+   * Publishes the manifest of checkpoint `cut`, built on the newest one
+   * published (one publish at a time): an incremental run is added to the
+   * newest manifest's runs; a compaction's run replaces every run up to the
+   * manifest it started from and keeps those published since (its run then
+   * takes that manifest's id, so it orders before them). Updates the
+   * writer's view synchronously once the put succeeded.
+   */
+  async #publish(
+    cut: CheckpointCut,
+    written: readonly SegmentRef[],
+    indexes: readonly [string, readonly SegmentBlockInfo[]][],
+  ): Promise<{ next: Manifest; previous: Manifest; run: number }> {
+    const prior = this.#publishLock;
+    let unlock!: () => void;
+    this.#publishLock = new Promise<void>((resolve) => {
+      unlock = resolve;
+    });
+    await prior;
+    try {
+      if (this.#unsure !== undefined) await this.#adoptLandedManifest();
+      if (this.closed) throw this.#failure ?? new ClosedError("the engine");
+      const newest = this.#manifest;
+      const id = newest.id + 1;
+      let run = id;
+      let segments: SegmentRef[];
+      let walNext = cut.walNext;
+      let cover = cut.cover;
+      if (cut.full) {
+        // Runs cut after the compaction stay; it replaces the others (a run cut before it, then listed
+        // after it, would win over it with older values). They were all published after those it
+        // replaces: its run takes the id just below theirs.
+        const beside = this.#compacting!.runs;
+        const later = newest.segments.filter((seg) => beside.has(seg.run));
+        if (later.length > 0) run = later[0]!.run - 1;
+        segments = [...written.map((seg) => ({ ...seg, run })), ...later];
+        if (newest.walNext > cut.walNext) {
+          walNext = newest.walNext;
+          cover = this.#covered;
+        }
+      } else {
+        if (newest.walNext > cut.walNext) throw new Error(`manifest ${newest.id} covers WAL past the cut of an incremental checkpoint not yet published`);
+        segments = [...newest.segments, ...written.map((seg) => ({ ...seg, run }))];
+        // A compaction still writing numbers its segments from now on below this manifest's `lastSegment`.
+        const compacting = this.#compacting;
+        if (compacting !== undefined && compacting.block === undefined) {
+          compacting.block = { next: this.#segmentCounter, top: this.#segmentCounter + COMPACTION_SEGMENT_BLOCK };
+          this.#segmentCounter += COMPACTION_SEGMENT_BLOCK;
+        }
+      }
+      const next: Manifest = {
+        id,
+        epoch: this.#epoch,
+        walNext,
+        segments,
+        fences: newest.fences,
+        createdAt: Date.now(),
+        lastSegment: this.#segmentCounter,
+      };
+      try {
+        await publishManifest(this.#ctx, next, () => this.#failure !== undefined);
+      } catch (err) {
+        // A put can land and still report failure: the next publish looks first.
+        if (!(err instanceof FencedError)) this.#unsure = { id, cover, compaction: cut.full, besideOf: cut.besideOf, segments: cut.owned };
+        throw err;
+      }
+      this.#manifest = next;
+      this.#covered = cover;
+      this.#replayUncovered = false;
+      for (const key of cut.owned) this.#ownedSegments.delete(key);
+      if (cut.full) {
+        this.#compacting = undefined;
+        // The compaction holds what the carry held.
+        this.#carry = undefined;
+        this.#carryLost = false;
+      } else if (cut.besideOf !== undefined) {
+        if (cut.besideOf === this.#compacting) this.#compacting.runs.add(run);
+        this.#besideCompaction++;
+      }
+      this.#checkpoints++;
+      if (cut.full) this.#compactions++;
+      this.#checkpointBytes += written.reduce((n, seg) => n + seg.bytes, 0);
+      if (this.#pager !== undefined) {
+        for (const [name, blocks] of indexes) this.#pager.addIndex(name, blocks);
+        this.#pager.addRuns(next);
+        // Values still paged to the runs a compaction dropped are read from it from now on; none is re-pointed.
+        if (cut.full) this.#pager.compacted(next);
+      }
+      return { next, previous: newest, run };
+    } finally {
+      unlock();
+    }
+  }
+
+  /** The store keys of the segments the newest published manifest lists. */
+  #liveSegmentKeys(): Set<string> {
+    const manifest = this.#manifest;
+    if (this.#liveSegments?.manifest !== manifest) {
+      this.#liveSegments = { manifest, keys: new Set(manifest.segments.map((seg) => this.#ctx.prefix + seg.name)) };
+    }
+    return this.#liveSegments.keys;
+  }
+
+  /**
+   * After a manifest put failed: it may have landed all the same. A newer
+   * manifest of this writer's epoch can only be that one (no other writer
+   * uses the epoch, and publishes are one at a time), so it becomes the base
+   * of the next publish; publishing under its id again would look like a
+   * newer writer's and fence this one. Its segments were all stored before
+   * it; no value is paged to them (a compaction's is applied to the pager
+   * as one), and the next checkpoint is a full one (the delta was dropped).
    */
   async #adoptLandedManifest(): Promise<void> {
+    const unsure = this.#unsure!;
     const landed = await readNewestManifest(this.#ctx, this.#manifest.id);
     if (landed !== undefined && landed.epoch === this.#epoch && landed.id > this.#manifest.id) {
       this.#manifest = landed;
       this.#pager?.addRuns(landed);
+      if (unsure.compaction) this.#pager?.compacted(landed);
+      // Cut after the compaction still writing: that one keeps its run.
+      else if (unsure.besideOf !== undefined && unsure.besideOf === this.#compacting) this.#compacting.runs.add(landed.id);
       this.#replayUncovered = false;
-      if (this.#unsureCover !== undefined) this.#covered = this.#unsureCover;
+      this.#covered = unsure.cover;
     }
-    this.#publishUnsure = false;
-    this.#unsureCover = undefined;
+    this.#unsure = undefined;
+    for (const key of unsure.segments) this.#ownedSegments.delete(key);
   }
 
   /**

@@ -131,9 +131,11 @@ export class ValuePager {
    * `manifest` is a compaction's, published: it lists one run, which holds
    * every key live at its cut. Forgets every other run, and from now on
    * reads a value paged to an older run from it instead. That is where the
-   * value is: a key still paged to a run went unchanged since that run was
-   * paged out, which was before the compaction's cut (one checkpoint runs
-   * at a time), so the compaction read that value and wrote it. Re-pointing
+   * value is: a key still paged to a run older than the compaction's went
+   * unchanged since that run was paged out, which was before the
+   * compaction's cut (a compaction starts only once no checkpoint runs; the
+   * incremental ones that run beside it page out to newer runs, which its
+   * manifest still lists), so the compaction read that value and wrote it. Re-pointing
    * each such value instead cost a lookup per paged key, about as much CPU
    * as the compaction itself, while commits waited for it.
    */

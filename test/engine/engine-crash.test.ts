@@ -19,6 +19,8 @@ const tempDir = useTempDirs("taquba-crash-");
 const durableIds = (lines: readonly string[]) => lines.filter((l) => l.startsWith("D ")).map((l) => l.slice(2));
 
 /** Runs the writer until it has reported `target` durable batches, then SIGKILLs it at a random moment. */
+let besideSeen = 0;
+
 async function runAndKill(dir: string, tag: string, target: number, extraDelayMs: number, mode: Mode): Promise<string[]> {
   const writer = startScript(fixture, [dir, tag, "4", ...(mode === "plain" ? [] : [mode])]);
   await writer.waitFor((lines) => durableIds(lines).length >= target);
@@ -27,11 +29,12 @@ async function runAndKill(dir: string, tag: string, target: number, extraDelayMs
   await writer.kill();
   // Lines printed before the kill were still in the pipe; the exit waits for them.
   expect(writer.lines.filter((l) => l.startsWith("E "))).toEqual([]);
+  besideSeen += writer.lines.filter((l) => l.startsWith("B ")).length;
   return durableIds(writer.lines);
 }
 
 /** How the writer holds values: all in memory, paged with a cache that keeps nothing, or paged by block. */
-type Mode = "plain" | "paged" | "blocks";
+type Mode = "plain" | "paged" | "blocks" | "beside";
 
 /** Kills the writer six times; after each kill, checks the durable state an unpaged reopen sees. */
 async function crashRounds(mode: Mode): Promise<void> {
@@ -90,5 +93,14 @@ describe("engine crash recovery", () => {
 
   it("recovers the same with values read back by block through a cache of a few blocks that reads ahead", { timeout: scaledForLoad(90_000) }, async () => {
     await crashRounds("blocks");
+  });
+
+  it("recovers the same with incremental checkpoints publishing while slow compactions run (killed during either)", {
+    timeout: scaledForLoad(120_000),
+  }, async () => {
+    besideSeen = 0;
+    await crashRounds("beside");
+    // The kills really landed among overlapping checkpoints.
+    expect(besideSeen).toBeGreaterThan(0);
   });
 });

@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Engine, EngineReader, MemoryStore, WriteBatch, withFaults, type EngineOptions, type FaultyStore, type ObjectStore } from "taquba";
 import { HEAVY_TEST_MS } from "../support/load.js";
+import { SlowSegments } from "../support/slow-segments.js";
 
 type Op = { t: "commit"; ops: Array<{ del: boolean; key: string; value: number }>; durable: boolean } | { t: "checkpoint" } | { t: "reopen" } | { t: "reader" };
 
@@ -99,10 +100,12 @@ async function checkAgainstModel(
   checkSeed?: number,
   engineOpts: EngineOptions = {},
   wide = false,
+  overlap = false,
 ): Promise<void> {
   let seed = faultSeed;
   const faulty: FaultyStore[] = [];
   let pagedReads = 0;
+  let beside = 0;
   await fc.assert(
     fc.asyncProperty(fc.array(opArb, { maxLength: 40 }), fc.integer({ min: 0, max: 3 }), async (script, flushMs) => {
       let store: ObjectStore = new MemoryStore();
@@ -111,8 +114,12 @@ async function checkAgainstModel(
         faulty.push(f);
         store = f;
       }
+      // Slow segment puts: a compaction stays in flight while later WAL objects start incremental checkpoints.
+      if (overlap) store = new SlowSegments(store, 40);
       const retry = { attempts: 30, baseDelayMs: 0, maxDelayMs: 0 };
-      const opts = { ...engineOpts, flushIntervalMs: flushMs, checkpointWalObjects: 3, retry };
+      const opts = overlap
+        ? { ...engineOpts, ...OVERLAP, flushIntervalMs: flushMs, retry }
+        : { ...engineOpts, flushIntervalMs: flushMs, checkpointWalObjects: 3, retry };
       let engine = await Engine.open(store, opts);
       const model = new Map<string, number>();
       const pending: Promise<void>[] = [];
@@ -129,11 +136,14 @@ async function checkAgainstModel(
             }
           }
           pending.push(engine.commit(b, { durable: step.durable }));
+          // A few turns between commits: WAL objects land one by one and start checkpoints while others run.
+          if (overlap) for (let i = 0; i < 6; i++) await new Promise<void>((r) => setImmediate(r));
         } else if (step.t === "checkpoint") {
           await engine.checkpoint();
         } else if (step.t === "reopen") {
           await Promise.all(pending.splice(0));
           pagedReads += engine.stats.segmentFetches;
+          beside += engine.stats.checkpointsBesideCompaction;
           await engine.close();
           engine = await Engine.open(store, opts);
         } else {
@@ -158,6 +168,7 @@ async function checkAgainstModel(
       expect(new Set(keys)).toEqual(new Set(model.keys()));
       expect(snapshot(final, wide)).toEqual(modelSnapshot(model, keys));
       pagedReads += engine.stats.segmentFetches + final.stats.segmentFetches;
+      beside += engine.stats.checkpointsBesideCompaction;
       await final.close();
     }),
     {
@@ -171,9 +182,45 @@ async function checkAgainstModel(
   );
   // The paged runs must really have read values back from segments.
   if (engineOpts.pageValues !== undefined) expect(pagedReads).toBeGreaterThan(0);
+  // The overlapping runs must really have published incremental checkpoints while a compaction was writing.
+  if (overlap) expect(beside).toBeGreaterThan(0);
   // The fault runs must really have met faults.
   if (faultSeed !== undefined) expect(faulty.reduce((n, f) => n + f.injected, 0)).toBeGreaterThan(0);
 }
+
+/**
+ * Compactions and incremental checkpoints overlapping all the time: a
+ * checkpoint after every WAL object, a compaction once two runs exist, one
+ * entry per segment (a compaction writes one segment per live key) whose
+ * puts take several turns (`SlowSegments`).
+ */
+const OVERLAP: EngineOptions = { checkpointWalObjects: 1, maxSegmentRuns: 2, maxSegmentBytes: 1 };
+
+describe("engine against a model map, compactions and incremental checkpoints overlapping", { timeout: HEAVY_TEST_MS }, () => {
+  it("matches a plain map", async () => {
+    await checkAgainstModel(undefined, 60, undefined, {}, false, true);
+  });
+
+  it("matches with a fifth of all store calls failing, half of failed puts after landing", async () => {
+    await checkAgainstModel(11, 40, undefined, {}, false, true);
+  });
+
+  it("matches with every value paged out and a cache that keeps nothing", async () => {
+    await checkAgainstModel(undefined, 60, undefined, PAGED, false, true);
+  });
+
+  it("matches paged, with a fifth of all store calls failing", async () => {
+    await checkAgainstModel(12, 40, undefined, PAGED, false, true);
+  });
+
+  it("matches paged by block with some prefixes paged and values of every size", async () => {
+    await checkAgainstModel(undefined, 60, undefined, { ...PAGED_SOME, segmentBlockBytes: 1 }, true, true);
+  });
+
+  it("matches paged by block, some prefixes, values of every size, a fifth of all store calls failing", async () => {
+    await checkAgainstModel(13, 40, undefined, { ...PAGED_SOME, segmentBlockBytes: 1 }, true, true);
+  });
+});
 
 // Each test runs up to 100 scripts in this process, with the engine's real timers (a flush window of 0 to
 // 3 ms): under a second of CPU, but up to 8 times that in wall time at a load of 15 on two cores.

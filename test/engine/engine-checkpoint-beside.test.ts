@@ -1,0 +1,137 @@
+/**
+ * @module Incremental checkpoints while a compaction runs: with the
+ * compaction's segment puts held (a slow store, not a sleep), incremental
+ * checkpoints keep cutting the WAL and publishing, commits are not held by
+ * the backlog bound, and the compaction then publishes its run plus every
+ * run published since its cut. Reopens, readers and garbage collection see
+ * the same state as a plain map throughout.
+ */
+import { describe, expect, it } from "vitest";
+import { Engine, EngineReader, MemoryStore, WriteBatch, type EngineOptions } from "taquba";
+import { decodeManifest } from "../../runtime/engine/manifest.js";
+import { GatedStore } from "../support/gated-store.js";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const dec = (v: Uint8Array | undefined) => (v === undefined ? undefined : new TextDecoder().decode(v));
+const retry = { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 };
+
+async function turns(n = 20): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
+}
+
+async function readAll(engine: Engine, keys: string[]): Promise<Map<string, string>> {
+  for (let p = engine.warm(keys); p !== undefined; p = engine.warm(keys)) await p;
+  return new Map([...engine.scan()].map(([k, v]) => [k, dec(v)!]));
+}
+
+async function newestManifest(store: MemoryStore) {
+  const keys: string[] = [];
+  for await (const o of store.list("manifest/")) keys.push(o.key);
+  const key = keys.sort().at(-1)!;
+  return decodeManifest(key, (await store.get(key))!.body, Number(key.slice("manifest/".length)));
+}
+
+describe("incremental checkpoints beside a compaction", () => {
+  for (const paged of [false, true]) {
+    it(`publish while the compaction's segment puts are held, and the compaction then keeps their runs${paged ? " (values paged)" : ""}`, async () => {
+      const inner = new MemoryStore();
+      let armed = false;
+      let segmentPuts = 0;
+      // Holds the second segment put made once armed: the compaction's, whose first segment is then stored
+      // and listed by no manifest while the incremental checkpoints beside it collect garbage.
+      const store = new GatedStore(inner, (key) => {
+        if (!armed || !key.startsWith("seg/") || ++segmentPuts < 2) return false;
+        armed = false;
+        return true;
+      });
+      const opts: EngineOptions = {
+        checkpointWalObjects: 2,
+        checkpointWalBytes: 0,
+        checkpointBacklog: 2,
+        maxSegmentRuns: 3,
+        maxSegmentBytes: 256,
+        retry,
+        ...(paged ? { pageValues: { keyPrefixes: ["k/"], minBytes: 0, cacheBytes: 0 } } : {}),
+      };
+      const engine = await Engine.open(store, opts);
+      const model = new Map<string, string>();
+      const commit = async (i: number) => {
+        const b = new WriteBatch();
+        for (let j = 0; j < 4; j++) {
+          const key = `k/${(i * 7 + j * 3) % 40}`;
+          if ((i + j) % 5 === 0) {
+            b.delete(key);
+            model.delete(key);
+          } else {
+            b.put(key, enc(`${key}@${i}`));
+            model.set(key, `${key}@${i}`);
+          }
+        }
+        await engine.commit(b);
+      };
+      // A compacted state, then incremental runs up to the limit: the next checkpoint is a compaction.
+      for (let i = 0; i < 12; i++) await commit(i);
+      await engine.checkpoint();
+      for (let round = 0; round < 2; round++) {
+        await commit(100 + round);
+        await engine.checkpoint();
+      }
+      expect(engine.stats.segmentRuns).toBe(3);
+      const compactionsBefore = engine.stats.compactions;
+      const checkpointsBefore = engine.stats.checkpoints;
+      armed = true;
+      await commit(200);
+      await commit(201);
+      await store.waitHeld(1);
+      expect(engine.stats.compactions).toBe(compactionsBefore);
+
+      // The compaction is stuck at its first segment: incremental checkpoints go on beside it.
+      const waitsBefore = engine.stats.backlogWaits;
+      for (let i = 300; i < 320; i++) await commit(i);
+      for (let i = 0; i < 2000 && engine.stats.walObjectsSinceCheckpoint >= 2; i++) await turns(1);
+      expect(engine.stats.compactions, "the compaction has not published").toBe(compactionsBefore);
+      expect(engine.stats.checkpoints - checkpointsBefore).toBeGreaterThanOrEqual(5);
+      expect(engine.stats.checkpointsBesideCompaction).toBeGreaterThanOrEqual(5);
+      expect(engine.stats.backlogWaits, "no commit waited for the compaction").toBe(waitsBefore);
+      expect(engine.stats.walObjectsSinceCheckpoint).toBeLessThan(4);
+      expect(await readAll(engine, [...model.keys()])).toEqual(new Map([...model].sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)))));
+      // A reader and a reopen elsewhere see the published state: every commit so far (all were checkpointed
+      // or replayed from the WAL the manifests leave).
+      const reader = await EngineReader.open(inner, { retry });
+      expect(new Map([...reader.scan()].map(([k, v]) => [k, dec(v)!]))).toEqual(model);
+      const published = await newestManifest(inner);
+      const runsBeside = [...new Set(published.segments.map((s) => s.run))];
+
+      // The compaction goes on and publishes: its run first, then every run published beside it.
+      store.release(store.held[0]!.key);
+      for (let i = 0; i < 5000 && engine.stats.compactions === compactionsBefore; i++) await turns(1);
+      expect(engine.stats.compactions).toBe(compactionsBefore + 1);
+      const compacted = await newestManifest(inner);
+      // Garbage collection beside the compaction left every segment it lists (its own were listed by no manifest then).
+      for (const seg of compacted.segments) expect(await inner.get(seg.name), `segment ${seg.name}`).not.toBeNull();
+      const runs = [...new Set(compacted.segments.map((s) => s.run))];
+      const besideRuns = runsBeside.filter((r) => r > runsBeside[2]!);
+      expect(besideRuns.length).toBeGreaterThanOrEqual(5);
+      expect(runs.slice(1)).toEqual(besideRuns);
+      expect(runs[0]).toBeLessThan(runs[1]!);
+      expect(compacted.walNext).toBe(published.walNext);
+      expect(await readAll(engine, [...model.keys()])).toEqual(await readAll(engine, [...model.keys()]));
+      for (const [k, v] of model) {
+        for (let p = engine.warm([k]); p !== undefined; p = engine.warm([k])) await p;
+        expect(dec(engine.get(k))).toBe(v);
+      }
+      for (let i = 400; i < 406; i++) await commit(i);
+      await engine.checkpoint();
+      await engine.close();
+
+      // Garbage collection kept exactly what the newest manifest lists.
+      const last = await newestManifest(inner);
+      const segs: string[] = [];
+      for await (const o of inner.list("seg/")) segs.push(o.key);
+      expect(segs.sort()).toEqual(last.segments.map((s) => s.name).sort());
+      const reopened = await Engine.open(inner, opts);
+      expect(await readAll(reopened, [...model.keys()])).toEqual(new Map([...model].sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)))));
+      await reopened.close();
+    });
+  }
+});
