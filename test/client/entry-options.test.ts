@@ -258,6 +258,41 @@ describe("entry points read their options once and refuse by name", async () => 
     expect((err as Error).message).toContain(`${c.prefix} must be an object, got "fast" (a string)`);
   });
 
+  it.each(cases)("$name: a revoked Proxy is refused as not an object", async (c) => {
+    const { proxy, revoke } = Proxy.revocable(c.good(), {});
+    revoke();
+    const err = await outcome(c.call, proxy);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as Error).message).toContain(`${c.prefix} must be an object, got a revoked Proxy`);
+  });
+
+  it.each(cases)("$name: a getter that throws what is not an error is a ValidationError naming the field", async (c) => {
+    const [field] = c.wrong;
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const untextable = {
+      toString() {
+        throw new Error("no text");
+      },
+    };
+    for (const thrown of [Object.create(null), Symbol("s"), revoked.proxy, untextable, undefined, 42]) {
+      const opts = Object.defineProperty(c.good(), field, {
+        enumerable: true,
+        get() {
+          throw thrown;
+        },
+      });
+      const err = await outcome(c.call, opts);
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as Error).message).toContain(`reading ${c.prefix}.${field} threw`);
+    }
+  });
+
+  it.each(cases)("$name: frozen and null-prototype options work", async (c) => {
+    expect(await outcome(c.call, Object.freeze(c.good()))).not.toBeInstanceOf(Error);
+    expect(await outcome(c.call, Object.assign(Object.create(null) as object, c.good()))).not.toBeInstanceOf(Error);
+  });
+
   it("closes what it opened", async () => {
     await env.close();
   });
