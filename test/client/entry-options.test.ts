@@ -13,6 +13,7 @@ import {
   NoopTerminalHook,
   Queue,
   QueueReader,
+  TaqubaError,
   ValidationError,
   JobRunner,
   WebhookTerminalHook,
@@ -286,6 +287,32 @@ describe("entry points read their options once and refuse by name", async () => 
       expect(err).toBeInstanceOf(ValidationError);
       expect((err as Error).message).toContain(`reading ${c.prefix}.${field} threw`);
     }
+  });
+
+  it.each(cases)("$name: a revoked Proxy as any field's value is refused with a typed error, not a TypeError", async (c) => {
+    for (const field of Object.keys(c.good())) {
+      const { proxy, revoke } = Proxy.revocable({}, {});
+      revoke();
+      const err = await outcome(c.call, { ...c.good(), [field]: proxy });
+      expect({ field, err: err instanceof TaqubaError ? "typed" : err instanceof Error ? err.constructor.name : "none" }).toEqual({ field, err: "typed" });
+    }
+  });
+
+  it('switches that open a guard take only booleans: the string "false" is truthy and is refused', () => {
+    for (const k of ["allowLoopback", "allowPrivate"]) {
+      expect(() => new WebhookWorker({ [k]: "false" })).toThrow(`WebhookWorkerOptions.${k} must be true or false, got "false" (a string)`);
+    }
+    expect(() => new WebhookTerminalHook({ queueName: "callbacks", exposeErrorText: "false" as unknown as boolean })).toThrow(
+      'WebhookTerminalHookOptions.exposeErrorText must be true or false, got "false" (a string)',
+    );
+    expect(() => new WebhookTerminalHook({ queueName: "callbacks", maxAttempts: 0 })).toThrow(
+      "WebhookTerminalHookOptions.maxAttempts must be a positive integer",
+    );
+    expect(() => new WebhookTerminalHook({ queueName: 7 as unknown as string })).toThrow("WebhookTerminalHookOptions.queueName must be the name of the queue");
+  });
+
+  it("a queue name that JSON cannot show (a bigint) is refused as invalid, not a TypeError", async () => {
+    await expect(readOwners(new MemoryStore(), "app", { queueName: 10n as unknown as string })).rejects.toThrow("invalid queue name 10n (a bigint)");
   });
 
   it.each(cases)("$name: frozen and null-prototype options work", async (c) => {
