@@ -21,7 +21,7 @@ import type { TerminalHook } from "../workflow/terminal-hook/terminal-hook.js";
 import { webhookEnqueueRequest } from "./webhook-request.js";
 import { validatePositiveInt, validateQueueName } from "../queue/names.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, isOptionObject, readOptions } from "../option-values.js";
+import { describeValue, errorText, isOptionObject, readOptions } from "../option-values.js";
 
 /** Run header holding the callback URL. */
 export const CALLBACK_URL_HEADER = "callback_url";
@@ -118,7 +118,14 @@ export class WebhookTerminalHook implements TerminalHook {
       throw new ValidationError(`WebhookTerminalHookOptions.exposeErrorText must be true or false, got ${describeValue(opts.exposeErrorText)}`);
     if (opts.headers !== undefined && !isOptionObject(opts.headers))
       throw new ValidationError(`WebhookTerminalHookOptions.headers must be an object of header names to values, got ${describeValue(opts.headers)}`);
-    this.#opts = { ...opts, headers: { ...opts.headers } };
+    let headers: Record<string, string>;
+    try {
+      headers = { ...opts.headers };
+    } catch (err) {
+      // A header getter or Proxy that throws is refused by name, as a top-level field's is (readOptions).
+      throw new ValidationError(`WebhookTerminalHookOptions.headers could not be read: ${errorText(err)}`);
+    }
+    this.#opts = { ...opts, headers };
     // Checked once here, so a bad option fails at startup rather than on every termination.
     this.#build("https://example.com/", "00000000000000000000000000", "succeeded", new Uint8Array());
   }

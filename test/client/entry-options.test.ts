@@ -309,6 +309,14 @@ describe("entry points read their options once and refuse by name", async () => 
       "WebhookTerminalHookOptions.maxAttempts must be a positive integer",
     );
     expect(() => new WebhookTerminalHook({ queueName: 7 as unknown as string })).toThrow("WebhookTerminalHookOptions.queueName must be the name of the queue");
+    // A header getter that throws (here not even an error) is refused naming the option, not thrown through.
+    const headers = Object.defineProperty({}, "x-key", {
+      enumerable: true,
+      get() {
+        throw 1;
+      },
+    });
+    expect(() => new WebhookTerminalHook({ queueName: "callbacks", headers })).toThrow("WebhookTerminalHookOptions.headers could not be read: 1");
   });
 
   it("a queue name that JSON cannot show (a bigint) is refused as invalid, not a TypeError", async () => {
