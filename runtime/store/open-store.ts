@@ -24,7 +24,7 @@
 import type { S3ClientConfig } from "@aws-sdk/client-s3";
 import { fileURLToPath } from "node:url";
 import { ValidationError } from "../errors.js";
-import { describeValue, readOptions } from "../option-values.js";
+import { describeValue, isOptionObject, readOptions } from "../option-values.js";
 import { LocalStore } from "./local-store.js";
 import { MemoryStore } from "./memory-store.js";
 import type { ObjectStore } from "./object-store.js";
@@ -60,7 +60,7 @@ export function openStore(url: string, opts: OpenStoreOptions = {}): ObjectStore
   if (typeof url !== "string") throw new ValidationError(`a store URL must be a string, got ${describeValue(url)}; ${ACCEPTED}`);
   // Read once (see readOptions): a getter that throws is refused by name.
   const given = readOptions(opts, ["env"], "OpenStoreOptions").env;
-  if (given !== undefined && (given === null || typeof given !== "object"))
+  if (given !== undefined && !isOptionObject(given))
     throw new ValidationError(`OpenStoreOptions.env must be an object of environment variables, got ${describeValue(given)}`);
   const env = (given ?? process.env) as Readonly<Record<string, string | undefined>>;
   let parsed: URL;

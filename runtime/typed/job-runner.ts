@@ -19,7 +19,7 @@
  */
 import { timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ClosedError, ValidationError } from "../errors.js";
-import { describeValue, hasMethods, readOptions } from "../option-values.js";
+import { describeValue, hasMethods, isOptionObject, readOptions } from "../option-values.js";
 import { SettlementEffects } from "../queue/effects.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { runEventsFor } from "../workflow/runtime-core.js";
@@ -153,7 +153,7 @@ export class JobRunner implements JobHost, WorkflowHost {
     const options = readOptions(given, JOB_RUNNER_KEYS, "JobRunnerOptions") as JobRunnerOptions;
     if (options.clock !== undefined && !hasMethods(options.clock, ["now"]))
       throw new ValidationError(`JobRunnerOptions.clock must be an object with a now() method (a Clock), got ${describeValue(options.clock)}`);
-    if (options.logger !== undefined && (options.logger === null || typeof options.logger !== "object"))
+    if (options.logger !== undefined && !isOptionObject(options.logger))
       throw new ValidationError(`JobRunnerOptions.logger must be an object with debug/info/warn/error(obj, msg) methods, got ${describeValue(options.logger)}`);
     this.#queue = queue;
     this.#runtime = runtime;

@@ -20,6 +20,7 @@
 import { validateHeaderName, validateHeaderValue } from "node:http";
 import { InvalidWebhookRequestError } from "./webhook-errors.js";
 import { redactUrl } from "../redact.js";
+import { describeValue } from "../option-values.js";
 
 /** Job header holding the target URL. */
 export const WEBHOOK_URL_KEY = "webhook.url";
@@ -147,7 +148,7 @@ function checkMethod(method: string, issues: string[]): void {
 
 function checkTimeout(timeoutMs: number, issues: string[]): void {
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_WEBHOOK_TIMEOUT_MS) {
-    issues.push(`timeout ${timeoutMs} ms is not a whole number of milliseconds from 1 to ${MAX_WEBHOOK_TIMEOUT_MS}`);
+    issues.push(`timeout ${describeValue(timeoutMs)} ms is not a whole number of milliseconds from 1 to ${MAX_WEBHOOK_TIMEOUT_MS}`);
   }
 }
 

@@ -19,8 +19,9 @@ import type { TerminalEffects } from "../workflow/steps/effects-handle.js";
 import type { RunOutcome } from "../workflow/runs/run-types.js";
 import type { TerminalHook } from "../workflow/terminal-hook/terminal-hook.js";
 import { webhookEnqueueRequest } from "./webhook-request.js";
+import { validatePositiveInt, validateQueueName } from "../queue/names.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, readOptions } from "../option-values.js";
+import { describeValue, errorText, isOptionObject, readOptions } from "../option-values.js";
 
 /** Run header holding the callback URL. */
 export const CALLBACK_URL_HEADER = "callback_url";
@@ -105,9 +106,26 @@ export class WebhookTerminalHook implements TerminalHook {
   constructor(given: WebhookTerminalHookOptions) {
     // Each field read once (see readOptions), the static headers copied: what is checked here is what every notification uses.
     const opts = readOptions(given, HOOK_KEYS, "WebhookTerminalHookOptions") as WebhookTerminalHookOptions;
-    if (opts.headers !== undefined && (opts.headers === null || typeof opts.headers !== "object" || Array.isArray(opts.headers)))
+    // Checked here, not first at a run's end: the queue the deliveries go to.
+    if (typeof opts.queueName !== "string")
+      throw new ValidationError(
+        `WebhookTerminalHookOptions.queueName must be the name of the queue a webhook worker serves, got ${describeValue(opts.queueName)}`,
+      );
+    validateQueueName(opts.queueName);
+    if (opts.maxAttempts !== undefined) validatePositiveInt("WebhookTerminalHookOptions.maxAttempts", opts.maxAttempts);
+    // Exactly a boolean: a string such as "false" is truthy and would send internal error text to receivers.
+    if (opts.exposeErrorText !== undefined && typeof opts.exposeErrorText !== "boolean")
+      throw new ValidationError(`WebhookTerminalHookOptions.exposeErrorText must be true or false, got ${describeValue(opts.exposeErrorText)}`);
+    if (opts.headers !== undefined && !isOptionObject(opts.headers))
       throw new ValidationError(`WebhookTerminalHookOptions.headers must be an object of header names to values, got ${describeValue(opts.headers)}`);
-    this.#opts = { ...opts, headers: { ...opts.headers } };
+    let headers: Record<string, string>;
+    try {
+      headers = { ...opts.headers };
+    } catch (err) {
+      // A header getter or Proxy that throws is refused by name, as a top-level field's is (readOptions).
+      throw new ValidationError(`WebhookTerminalHookOptions.headers could not be read: ${errorText(err)}`);
+    }
+    this.#opts = { ...opts, headers };
     // Checked once here, so a bad option fails at startup rather than on every termination.
     this.#build("https://example.com/", "00000000000000000000000000", "succeeded", new Uint8Array());
   }

@@ -102,8 +102,14 @@ export class WebhookWorker implements Worker {
     // Each field read once (see readOptions): what is checked is what the worker runs with.
     const opts = readOptions(given, WEBHOOK_WORKER_KEYS, "WebhookWorkerOptions") as WebhookWorkerOptions;
     checkOptionalFunction("WebhookWorkerOptions.resolve", opts.resolve);
-    if (opts.allowedNetworks !== undefined && !Array.isArray(opts.allowedNetworks))
+    // describeValue tells an array from an object, and a revoked Proxy (at which Array.isArray throws) from both.
+    if (opts.allowedNetworks !== undefined && describeValue(opts.allowedNetworks) !== "an array")
       throw new ValidationError(`WebhookWorkerOptions.allowedNetworks must be an array of CIDR strings, got ${describeValue(opts.allowedNetworks)}`);
+    // Exactly booleans: a string such as "false" (from an environment variable) is truthy and would open the guard.
+    for (const k of ["allowLoopback", "allowPrivate"] as const) {
+      const v: unknown = opts[k];
+      if (v !== undefined && typeof v !== "boolean") throw new ValidationError(`WebhookWorkerOptions.${k} must be true or false, got ${describeValue(v)}`);
+    }
     this.#policy = compileAddressPolicy(opts);
     const secrets = opts.secret === undefined ? [] : secretList(opts.secret);
     for (const s of secrets) parseWebhookSecret(s); // fail at startup, not per delivery

@@ -13,6 +13,7 @@ import {
   NoopTerminalHook,
   Queue,
   QueueReader,
+  TaqubaError,
   ValidationError,
   JobRunner,
   WebhookTerminalHook,
@@ -256,6 +257,75 @@ describe("entry points read their options once and refuse by name", async () => 
     const err = await outcome(c.call, "fast" as unknown as object);
     expect(err).toBeInstanceOf(ValidationError);
     expect((err as Error).message).toContain(`${c.prefix} must be an object, got "fast" (a string)`);
+  });
+
+  it.each(cases)("$name: a revoked Proxy is refused as not an object", async (c) => {
+    const { proxy, revoke } = Proxy.revocable(c.good(), {});
+    revoke();
+    const err = await outcome(c.call, proxy);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as Error).message).toContain(`${c.prefix} must be an object, got a revoked Proxy`);
+  });
+
+  it.each(cases)("$name: a getter that throws what is not an error is a ValidationError naming the field", async (c) => {
+    const [field] = c.wrong;
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const untextable = {
+      toString() {
+        throw new Error("no text");
+      },
+    };
+    for (const thrown of [Object.create(null), Symbol("s"), revoked.proxy, untextable, undefined, 42]) {
+      const opts = Object.defineProperty(c.good(), field, {
+        enumerable: true,
+        get() {
+          throw thrown;
+        },
+      });
+      const err = await outcome(c.call, opts);
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as Error).message).toContain(`reading ${c.prefix}.${field} threw`);
+    }
+  });
+
+  it.each(cases)("$name: a revoked Proxy as any field's value is refused with a typed error, not a TypeError", async (c) => {
+    for (const field of Object.keys(c.good())) {
+      const { proxy, revoke } = Proxy.revocable({}, {});
+      revoke();
+      const err = await outcome(c.call, { ...c.good(), [field]: proxy });
+      expect({ field, err: err instanceof TaqubaError ? "typed" : err instanceof Error ? err.constructor.name : "none" }).toEqual({ field, err: "typed" });
+    }
+  });
+
+  it('switches that open a guard take only booleans: the string "false" is truthy and is refused', () => {
+    for (const k of ["allowLoopback", "allowPrivate"]) {
+      expect(() => new WebhookWorker({ [k]: "false" })).toThrow(`WebhookWorkerOptions.${k} must be true or false, got "false" (a string)`);
+    }
+    expect(() => new WebhookTerminalHook({ queueName: "callbacks", exposeErrorText: "false" as unknown as boolean })).toThrow(
+      'WebhookTerminalHookOptions.exposeErrorText must be true or false, got "false" (a string)',
+    );
+    expect(() => new WebhookTerminalHook({ queueName: "callbacks", maxAttempts: 0 })).toThrow(
+      "WebhookTerminalHookOptions.maxAttempts must be a positive integer",
+    );
+    expect(() => new WebhookTerminalHook({ queueName: 7 as unknown as string })).toThrow("WebhookTerminalHookOptions.queueName must be the name of the queue");
+    // A header getter that throws (here not even an error) is refused naming the option, not thrown through.
+    const headers = Object.defineProperty({}, "x-key", {
+      enumerable: true,
+      get() {
+        throw 1;
+      },
+    });
+    expect(() => new WebhookTerminalHook({ queueName: "callbacks", headers })).toThrow("WebhookTerminalHookOptions.headers could not be read: 1");
+  });
+
+  it("a queue name that JSON cannot show (a bigint) is refused as invalid, not a TypeError", async () => {
+    await expect(readOwners(new MemoryStore(), "app", { queueName: 10n as unknown as string })).rejects.toThrow("invalid queue name 10n (a bigint)");
+  });
+
+  it.each(cases)("$name: frozen and null-prototype options work", async (c) => {
+    expect(await outcome(c.call, Object.freeze(c.good()))).not.toBeInstanceOf(Error);
+    expect(await outcome(c.call, Object.assign(Object.create(null) as object, c.good()))).not.toBeInstanceOf(Error);
   });
 
   it("closes what it opened", async () => {

@@ -155,6 +155,40 @@ describe("ackClaimingNext", () => {
     await queue.close();
   });
 
+  it("a chained step that fails, is retried and acked keeps an exact history and attempt count; its old claim cannot settle", async () => {
+    for (const kept of [true, false]) {
+      const { queue, clock } = await openQueue(kept ? { queueConfigs: { steps: { doneRetentionMs: 60_000 } } } : {});
+      const step = (await queue.ackClaimingNext(await claimedOne(queue), new SettlementEffects().enqueue("steps", enc("a")), claimNext())).next!;
+      expect(step.attempt).toBe(1);
+      await queue.nack(step, "boom", undefined, { retryAfterMs: 10 });
+      expect((await queue.view().attemptHistory(step.id)).map((a) => [a.outcome, a.attempt])).toEqual([["retried", 1]]);
+      await expect(queue.ack(step)).rejects.toBeInstanceOf(ClaimLostError);
+      clock.advance(60_000);
+      await queue.runMaintenance();
+      const again = (await queue.claim("steps"))!;
+      expect({ id: again.id, attempt: again.attempt }).toEqual({ id: step.id, attempt: 2 });
+      // Released without a durable trace, then claimed again: still the same history.
+      queue.releaseClaim(again);
+      const third = (await queue.claim("steps"))!;
+      expect({ id: third.id, attempt: third.attempt }).toEqual({ id: step.id, attempt: 2 });
+      const res = await queue.ackClaimingNext(third, new SettlementEffects().enqueue("steps", enc("b")), claimNext());
+      const history = (await queue.view().attemptHistory(step.id)).map((a) => [a.outcome, a.attempt]);
+      // Kept: the retry and the completion; not kept: the history goes with the record.
+      expect(history).toEqual(
+        kept
+          ? [
+              ["retried", 1],
+              ["completed", 2],
+            ]
+          : [],
+      );
+      expect(await queue.view().job(step.id)).toEqual(kept ? expect.objectContaining({ state: "done", attempt: 2 }) : null);
+      await queue.ack(res.next!);
+      expect((await queue.view().attemptHistory(res.next!.id)).map((a) => a.outcome)).toEqual(kept ? ["completed"] : []);
+      await queue.close();
+    }
+  });
+
   it("a claimed job requeued by its lease before the ack is durable is handed to no claim until it is", async () => {
     let holding = false;
     const store = new GatedStore(new MemoryStore(), (key) => holding && key.includes("/wal/"));
