@@ -25,10 +25,11 @@
 
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { loadAverageText } from "./support/load-average.js";
 
 const JOBS = 200;
 const SIGNALS = 20;
@@ -128,10 +129,6 @@ function time(fn: () => void): number {
 }
 
 const show = (xs: number[]) => `${median(xs).toFixed(0)} ms  (runs: ${xs.map((x) => x.toFixed(0)).join(", ")})`;
-const load = () =>
-  loadavg()
-    .map((x) => x.toFixed(2))
-    .join(" ");
 
 const { values } = parseArgs({ options: { root: { type: "string" } } });
 const root = values.root === undefined ? join(dirname(fileURLToPath(import.meta.url)), "..") : resolve(values.root);
@@ -175,7 +172,7 @@ async function watchPasses(dir: string, edits: Array<() => string>): Promise<num
   }
 }
 
-const loadBefore = load();
+const loadBefore = loadAverageText();
 const dir = mkdtempSync(join(tmpdir(), "taquba-bench-codegen-"));
 try {
   mkdirSync(join(dir, "schemas"));
@@ -266,7 +263,7 @@ try {
   }
   console.log(`--watch, small spec saved -> written: ${show(watchSmall)}`);
   console.log(`--watch, large spec saved -> written: ${show(watchBig)}`);
-  console.log(`load average (1, 5, 15 min): ${loadBefore} at the start, ${load()} at the end`);
+  console.log(`load average (1, 5, 15 min): ${loadBefore} at the start, ${loadAverageText()} at the end`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

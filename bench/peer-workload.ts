@@ -35,7 +35,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalStore, MemoryStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime, withCounting, type StepRunner } from "../runtime/index.js";
-import { percentile } from "./support/percentile.js";
+import { median, percentile } from "./support/percentile.js";
 
 const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
 const N_TP = env("N_TP", 200);
@@ -135,11 +135,6 @@ async function measure(kind: "throughput" | "latency", storeKind: string): Promi
   }
 }
 
-const median = (xs: number[]) =>
-  percentile(
-    [...xs].sort((a, b) => a - b),
-    50,
-  );
 const f = (x: number, d = 2) => x.toFixed(d);
 
 console.log(

@@ -12,9 +12,9 @@
  * Run: `npm run build` in each checkout, then
  * `ROUNDS=10 npx tsx bench/segment-walk-ab.ts <checkout A> <checkout B>`.
  */
-import { loadavg } from "node:os";
-import { percentile } from "./support/percentile.js";
+import { median } from "./support/percentile.js";
 import { loadCheckout } from "./support/step-workload.js";
+import { loadAverageText } from "./support/load-average.js";
 
 type Format = typeof import("../runtime/engine/segment-format.js");
 
@@ -58,16 +58,7 @@ function measure(F: Format): { whole: number; blocks: number } {
   return { whole, blocks: ((cpu.user + cpu.system) * 1000) / entries };
 }
 
-const load = () =>
-  loadavg()
-    .map((x) => x.toFixed(2))
-    .join(" ");
-const median = (xs: number[]) =>
-  percentile(
-    [...xs].sort((a, b) => a - b),
-    50,
-  );
-console.log(`ROUNDS=${ROUNDS} SEGMENTS=${SEGMENTS} ENTRIES=${ENTRIES} load ${load()}`);
+console.log(`ROUNDS=${ROUNDS} SEGMENTS=${SEGMENTS} ENTRIES=${ENTRIES} load ${loadAverageText()}`);
 const results = dirs.map(() => ({ whole: [] as number[], blocks: [] as number[] }));
 for (let r = 0; r < ROUNDS; r++) {
   for (let i = 0; i < dirs.length; i++) {
@@ -82,4 +73,4 @@ for (let i = 0; i < dirs.length; i++) {
   const b = results[i]!.blocks.slice(2);
   console.log(`${dirs[i]}: whole segments median ${median(w).toFixed(1)} ns/entry, blocks alone median ${median(b).toFixed(1)} ns/entry`);
 }
-console.log(`load at end ${load()} (${sink > 0 ? "walked" : "nothing walked"})`);
+console.log(`load at end ${loadAverageText()} (${sink > 0 ? "walked" : "nothing walked"})`);

@@ -16,9 +16,9 @@
  * Run: `npm run build` in each checkout, then
  * `N=300 NL=30 ROUNDS=10 npx tsx bench/step-cpu-ab.ts <checkout A> <checkout B>`.
  */
-import { loadavg } from "node:os";
-import { percentile } from "./support/percentile.js";
+import { median, percentile } from "./support/percentile.js";
 import { loadCheckout, openStepWorkload, STEPS_PER_RUN as M, type Taquba } from "./support/step-workload.js";
+import { loadAverageText } from "./support/load-average.js";
 
 const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
 const N = env("N", 300);
@@ -68,16 +68,7 @@ async function measure(T: Taquba, n: number, conc: number): Promise<Round> {
   }
 }
 
-const load = () =>
-  loadavg()
-    .map((x) => x.toFixed(2))
-    .join(" ");
-const median = (xs: number[]) =>
-  percentile(
-    [...xs].sort((a, b) => a - b),
-    50,
-  );
-console.log(`N=${N} NL=${NL} CONC=${CONC} ROUNDS=${ROUNDS} load ${load()}`);
+console.log(`N=${N} NL=${NL} CONC=${CONC} ROUNDS=${ROUNDS} load ${loadAverageText()}`);
 const results = dirs.map(() => ({ tp: [] as Round[], one: [] as Round[] }));
 for (let r = 0; r < ROUNDS; r++) {
   for (let i = 0; i < dirs.length; i++) {
@@ -103,4 +94,4 @@ for (let i = 0; i < dirs.length; i++) {
         : `; one at a time ${one.map((x) => x.cpu.toFixed(0)).join(", ")} (median ${median(one.map((x) => x.cpu)).toFixed(0)} µs/step, p50 ${median(one.map((x) => x.p50)).toFixed(3)} ms)`),
   );
 }
-console.log(`load at end ${load()}`);
+console.log(`load at end ${loadAverageText()}`);

@@ -11,3 +11,11 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
+
+/** The median of `xs` (any order; not changed), as `percentile` gives it. */
+export function median(xs: readonly number[]): number {
+  return percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
+}
