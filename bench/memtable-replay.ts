@@ -18,11 +18,9 @@
  * `N=300 PASSES=20 npx tsx bench/memtable-replay.ts <checkout A> <checkout B>`.
  */
 import { loadavg } from "node:os";
-import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-import { percentile } from "./support/percentile.js";
+import { median } from "./support/percentile.js";
+import { loadCheckout, openStepWorkload, STEPS_PER_RUN as M } from "./support/step-workload.js";
 
-type Taquba = typeof import("../runtime/index.js");
 type State = typeof import("../runtime/engine/layered-state.js");
 
 const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
@@ -31,13 +29,11 @@ const CONC = env("CONC", 50);
 const PASSES = env("PASSES", 20);
 /** 0: replay the recorded key strings themselves (hashed and flattened after the first pass). */
 const FRESH = env("FRESH", 1);
-const M = 10;
 const dirs = process.argv.slice(2);
 if (dirs.length === 0) throw new Error("name one or more built checkouts");
-const load = async <X>(d: string, p: string) => (await import(pathToFileURL(resolve(d, p)).href)) as X;
 const states: State[] = [];
-for (const d of dirs) states.push(await load<State>(d, "dist/runtime/engine/layered-state.js"));
-const T = await load<Taquba>(dirs[0]!, "dist/runtime/index.js");
+for (const d of dirs) states.push(await loadCheckout<State>(d, "dist/runtime/engine/layered-state.js"));
+const T = await loadCheckout(dirs[0]!);
 
 /** One recorded operation: kind, the key in two parts (split after its last `/`), the value set. */
 type Op = [kind: 0 | 1 | 2 | 3, head: string, tail: string, value: unknown];
@@ -57,33 +53,11 @@ for (const [kind, m] of KINDS.entries()) {
   };
 }
 
-const enc = new TextEncoder();
-const dec = new TextDecoder();
-const runner: import("../runtime/index.js").StepRunner = {
-  async runStep(step) {
-    const [j, m] = dec.decode(step.payload).split("/").map(Number) as [number, number];
-    return j + 1 >= m ? T.StepOutcome.succeed(enc.encode(String(m))) : T.StepOutcome.continueNow(enc.encode(`${j + 1}/${m}`));
-  },
-};
-const store = new T.MemoryStore();
-const queue = await T.Queue.open(store, "bench");
-const runtime = T.WorkflowRuntime.builder(queue, store, runner, T.NoopTerminalHook).maxConcurrentSteps(64).build();
-const handle = runtime.spawn();
-const one = async () => {
-  const { runId } = await runtime.submit({ input: enc.encode(`0/${M}`) });
-  await runtime.wait(runId);
-  if ((await runtime.outcome(runId))?.status !== "succeeded") throw new Error(`run ${runId} did not succeed`);
-};
-let next = 0;
+const workload = await openStepWorkload(T, new T.MemoryStore());
 on = true;
-await Promise.all(
-  Array.from({ length: CONC }, async () => {
-    while (next++ < N) await one();
-  }),
-);
+await workload.drive(N, CONC);
 on = false;
-await handle.shutdown();
-await queue.close();
+await workload.close();
 for (const [kind, m] of KINDS.entries()) proto[m] = originals[kind]!;
 const steps = N * M;
 
@@ -111,11 +85,6 @@ for (let p = 0; p < PASSES; p++) {
 }
 for (const [i, d] of dirs.entries()) {
   const xs = results[i]!.slice(2);
-  console.log(
-    `${d}: ${xs.map((x) => x.toFixed(2)).join(", ")} (median ${percentile(
-      [...xs].sort((a, b) => a - b),
-      50,
-    ).toFixed(2)} µs/step)`,
-  );
+  console.log(`${d}: ${xs.map((x) => x.toFixed(2)).join(", ")} (median ${median(xs).toFixed(2)} µs/step)`);
 }
 console.log(`load at end ${loadavg()[0]!.toFixed(2)}`);
