@@ -289,12 +289,7 @@ export function validateEngineOptions(given: EngineOptions, what = "engine optio
   const problems: string[] = [];
   const opts = snapshot(given, problems);
   // Past MAX_SAFE_INTEGER counts and sums are inexact; a size or interval that large is a mistake.
-  const check = (name: keyof EngineOptions, min: number, max = Number.MAX_SAFE_INTEGER) => {
-    const v = opts[name];
-    if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max)) {
-      problems.push(`${name} must be a finite number >= ${min} and <= ${max}, got ${describeValue(v)}`);
-    }
-  };
+  const check = (name: keyof EngineOptions, min: number, max = Number.MAX_SAFE_INTEGER) => checkNumber(name, opts[name], min, max, problems);
   const prefix = opts.prefix;
   if (prefix !== undefined) {
     try {
@@ -341,30 +336,41 @@ export function validateEngineOptions(given: EngineOptions, what = "engine optio
       problems.push("pageValues.keyPrefixes must be an array of strings");
     }
     if (fields !== undefined)
-      for (const [k, min] of [
-        ["minBytes", 0],
-        ["cacheBytes", 0],
-        ["readaheadBytes", 0],
-      ] as const) {
-        const v = fields[k];
-        if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min || v > Number.MAX_SAFE_INTEGER))
-          problems.push(`pageValues.${k} must be a finite number >= ${min} and <= ${Number.MAX_SAFE_INTEGER}, got ${describeValue(v)}`);
-      }
+      checkCounts(
+        "pageValues.",
+        fields,
+        [
+          ["minBytes", 0],
+          ["cacheBytes", 0],
+          ["readaheadBytes", 0],
+        ],
+        problems,
+      );
   }
   const r = opts.retry;
   if (r !== undefined && !isOptionObject(r)) problems.push(`retry must be an object { attempts?, baseDelayMs?, maxDelayMs? }, got ${describeValue(r)}`);
-  else if (r !== undefined) {
-    for (const [k, min] of [
-      ["attempts", 1],
-      ["baseDelayMs", 0],
-      ["maxDelayMs", 0],
-    ] as const) {
-      const v = r[k];
-      if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min || v > Number.MAX_SAFE_INTEGER)) {
-        problems.push(`retry.${k} must be a finite number >= ${min} and <= ${Number.MAX_SAFE_INTEGER}, got ${describeValue(v)}`);
-      }
-    }
-  }
+  else if (r !== undefined)
+    checkCounts(
+      "retry.",
+      r,
+      [
+        ["attempts", 1],
+        ["baseDelayMs", 0],
+        ["maxDelayMs", 0],
+      ],
+      problems,
+    );
   if (problems.length > 0) throw new ValidationError(`invalid ${what}; nothing was read or written`, problems);
   return opts;
+}
+
+/** Adds a problem naming `path` unless `v` is absent or a finite number in `min..max`. */
+function checkNumber(path: string, v: unknown, min: number, max: number, problems: string[]): void {
+  if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max))
+    problems.push(`${path} must be a finite number >= ${min} and <= ${max}, got ${describeValue(v)}`);
+}
+
+/** `checkNumber` for each of `fields` of `from`, each from its minimum to `MAX_SAFE_INTEGER`. */
+function checkCounts(path: string, from: object, fields: readonly (readonly [string, number])[], problems: string[]): void {
+  for (const [k, min] of fields) checkNumber(`${path}${k}`, (from as Record<string, unknown>)[k], min, Number.MAX_SAFE_INTEGER, problems);
 }
