@@ -31,6 +31,15 @@ export function isOptionObject(v: unknown): v is object {
   }
 }
 
+/** `Array.isArray`, false for a revoked Proxy (which throws at it). */
+export function isOptionArray(v: unknown): v is unknown[] {
+  try {
+    return Array.isArray(v);
+  } catch {
+    return false;
+  }
+}
+
 /**
  * What a caller's thrown value says, for a message; never throws itself (an
  * object without a prototype has no text, an error's message may be a getter

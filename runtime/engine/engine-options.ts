@@ -4,7 +4,7 @@
  */
 import { MAX_TIMEOUT_MS, SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, errorText, isOptionObject, readFields } from "../option-values.js";
+import { describeValue, errorText, isOptionArray, isOptionObject, readFields } from "../option-values.js";
 import { WAL_FENCE_JUMP, checkPrefix } from "./layout.js";
 import type { RetryPolicy } from "./retry.js";
 
@@ -238,15 +238,6 @@ const TOP_KEYS = [
 const RETRY_KEYS = ["attempts", "baseDelayMs", "maxDelayMs"] as const satisfies readonly (keyof RetryPolicy)[];
 const PAGE_KEYS = ["keyPrefixes", "minBytes", "cacheBytes", "readaheadBytes"] as const satisfies readonly (keyof PageValuesOptions)[];
 
-/** `Array.isArray`, false for a revoked Proxy (which throws at it). */
-function isArray(v: unknown): v is unknown[] {
-  try {
-    return Array.isArray(v);
-  } catch {
-    return false;
-  }
-}
-
 /** The fields of `opts` the engine uses, each read once, as plain objects and arrays of their own. */
 function snapshot(opts: unknown, problems: string[]): EngineOptions {
   if (opts === undefined) return {};
@@ -261,7 +252,7 @@ function snapshot(opts: unknown, problems: string[]): EngineOptions {
   if (isOptionObject(pv)) {
     const fields = readFields(pv, PAGE_KEYS, "pageValues.", problems);
     const prefixes = fields.keyPrefixes;
-    if (isArray(prefixes)) {
+    if (isOptionArray(prefixes)) {
       try {
         // The length first: a sparse array (or a Proxy) can claim billions of entries.
         const n = prefixes.length;
@@ -332,7 +323,7 @@ export function validateEngineOptions(given: EngineOptions, what = "engine optio
   if (pv !== undefined) {
     // Read once into a plain object by `snapshot` when it is an object at all (a revoked Proxy is not).
     const fields = isOptionObject(pv) ? pv : undefined;
-    if (fields === undefined || !isArray(fields.keyPrefixes) || !fields.keyPrefixes.every((p) => typeof p === "string")) {
+    if (fields === undefined || !isOptionArray(fields.keyPrefixes) || !fields.keyPrefixes.every((p) => typeof p === "string")) {
       problems.push("pageValues.keyPrefixes must be an array of strings");
     }
     if (fields !== undefined)

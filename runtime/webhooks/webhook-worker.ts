@@ -15,7 +15,7 @@
 import { type Clock, SystemClock } from "../clock.js";
 import { PermanentError, CancelRequestedError } from "../queue/errors.js";
 import { ValidationError } from "../errors.js";
-import { checkOptionalFunction, describeValue, hasMethods, readOptions } from "../option-values.js";
+import { checkOptionalFunction, describeValue, hasMethods, isOptionArray, readOptions } from "../option-values.js";
 import type { ClaimedJob } from "../queue/types.js";
 import type { Queue } from "../queue/queue.js";
 import { runWorker, type RunWorkerOptions, type Worker } from "../queue/worker.js";
@@ -102,8 +102,7 @@ export class WebhookWorker implements Worker {
     // Each field read once (see readOptions): what is checked is what the worker runs with.
     const opts = readOptions(given, WEBHOOK_WORKER_KEYS, "WebhookWorkerOptions") as WebhookWorkerOptions;
     checkOptionalFunction("WebhookWorkerOptions.resolve", opts.resolve);
-    // describeValue tells an array from an object, and a revoked Proxy (at which Array.isArray throws) from both.
-    if (opts.allowedNetworks !== undefined && describeValue(opts.allowedNetworks) !== "an array")
+    if (opts.allowedNetworks !== undefined && !isOptionArray(opts.allowedNetworks))
       throw new ValidationError(`WebhookWorkerOptions.allowedNetworks must be an array of CIDR strings, got ${describeValue(opts.allowedNetworks)}`);
     // Exactly booleans: a string such as "false" (from an environment variable) is truthy and would open the guard.
     for (const k of ["allowLoopback", "allowPrivate"] as const) {
