@@ -11,9 +11,11 @@
  * key ranges. The oldest run is a full snapshot (a full checkpoint writes
  * one run and drops the others); each later run holds only the keys changed
  * since the run before it, with tombstones for deleted keys, and wins over
- * every older run. Version 1 (one snapshot, no `run` field) reads as run 0. The version is read before anything else, so
- * a store written by a newer format fails with `UnsupportedFormatError`
- * instead of a checksum or decode error.
+ * every older run. Version 1 (one snapshot, no `run` field) reads as run 0.
+ * Versions 1 and 2 checksum the body; a later version must checksum the
+ * header's first 8 bytes (magic, version, flags) and the body, so that a
+ * store written by a newer format fails with `UnsupportedFormatError` and a
+ * flipped bit in the version field with `StoreCorruptedError`.
  */
 import { crc32 } from "./checksum.js";
 import { pack, unpack } from "msgpackr";
@@ -100,8 +102,16 @@ export function decodeManifest(objectKey: string, bytes: Uint8Array, expectedId:
   if (buf.length < HEADER_BYTES) throw corrupt(`manifest is ${buf.length} bytes, shorter than its header`);
   if (buf.readUInt32LE(0) !== MAGIC) throw corrupt("not a manifest (bad magic bytes)");
   const version = buf.readUInt16LE(4);
-  if (version > MANIFEST_FORMAT_VERSION) throw new UnsupportedFormatError(objectKey, version, MANIFEST_FORMAT_VERSION);
   const body = buf.subarray(HEADER_BYTES);
+  if (version > MANIFEST_FORMAT_VERSION) {
+    // Versions 1 and 2 checksum the body only; every later one must checksum the first 8 header bytes and the body,
+    // so that a version is trusted only under a checksum that holds (a flipped bit in it is damage, not a newer taquba).
+    if (crc32(Buffer.concat([buf.subarray(0, 8), body])) !== buf.readUInt32LE(8)) {
+      throw corrupt(`manifest checksum mismatch (truncated or altered; its format version field reads ${version})`);
+    }
+    throw new UnsupportedFormatError(objectKey, version, MANIFEST_FORMAT_VERSION);
+  }
+  if (version < 1) throw corrupt(`manifest names format version ${version}, which no taquba writes`);
   if (crc32(body) !== buf.readUInt32LE(8)) throw corrupt("manifest checksum mismatch (truncated or altered)");
   let raw: unknown;
   try {

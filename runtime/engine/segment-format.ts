@@ -252,11 +252,10 @@ export type RawEntry = (buf: Buffer, keyAt: number, keyLen: number, valueAt: num
 export function readSegmentEntries(objectKey: string, bytes: Uint8Array, onEntry: RawEntry): number {
   const buf = asBuffer(bytes);
   const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
-  const { filterOffset, indexOffset, entryCount } = readFooter(objectKey, buf, 0, buf.length);
+  const f = readFooter(objectKey, buf, 0, buf.length);
+  checkFooter(objectKey, buf, 0, f);
+  const { filterOffset, indexOffset, entryCount } = f;
   const footer = buf.length - FOOTER_BYTES;
-  if (crc32(buf.subarray(filterOffset, footer + 40)) !== buf.readUInt32LE(footer + 40)) {
-    throw corrupt("segment index checksum mismatch");
-  }
   try {
     const index = new ByteReader(buf, indexOffset, footer);
     const blockCount = index.varint();
@@ -367,6 +366,8 @@ interface Footer {
   filterOffset: number;
   indexOffset: number;
   entryCount: number;
+  /** Not yet checked: see `checkFooter`. */
+  version: number;
 }
 
 /** Reads the footer that ends at `footerEnd` of `buf`, whose byte 0 is byte `bufStart` of a segment of `size` bytes. */
@@ -377,7 +378,6 @@ function readFooter(objectKey: string, buf: Buffer, bufStart: number, size: numb
   if (footer < 0) throw corrupt(`segment tail of ${buf.length} bytes holds no footer`);
   if (buf.readUInt32LE(footer + 36) !== MAGIC) throw corrupt("not a segment (bad magic bytes; truncated?)");
   const version = buf.readUInt16LE(footer + 32);
-  if (version > SEGMENT_FORMAT_VERSION) throw new UnsupportedFormatError(objectKey, version, SEGMENT_FORMAT_VERSION);
   const filterOffset = readU64(buf, footer);
   const filterLength = buf.readUInt32LE(footer + 8);
   const indexOffset = readU64(buf, footer + 12);
@@ -385,17 +385,37 @@ function readFooter(objectKey: string, buf: Buffer, bufStart: number, size: numb
   if (filterOffset + filterLength !== indexOffset || indexOffset + indexLength !== size - FOOTER_BYTES) {
     throw corrupt("segment footer offsets do not match its size");
   }
-  return { filterOffset, indexOffset, entryCount: readU64(buf, footer + 24) };
+  return { filterOffset, indexOffset, entryCount: readU64(buf, footer + 24), version };
+}
+
+/**
+ * Checks the tail checksum, which covers filter, index and footer (version
+ * included), then the version: a version is trusted only under a checksum
+ * that holds, so a flipped bit in it reads as damage, not as a newer taquba.
+ * Every format version keeps this footer envelope (see docs/engine.md).
+ */
+function checkFooter(objectKey: string, buf: Buffer, bufStart: number, f: Footer): void {
+  const footer = buf.length - FOOTER_BYTES;
+  if (crc32(buf.subarray(f.filterOffset - bufStart, footer + 40)) !== buf.readUInt32LE(footer + 40)) {
+    throw new StoreCorruptedError(objectKey, "segment index checksum mismatch");
+  }
+  if (f.version > SEGMENT_FORMAT_VERSION) throw new UnsupportedFormatError(objectKey, f.version, SEGMENT_FORMAT_VERSION);
+  if (f.version < 1) throw new StoreCorruptedError(objectKey, `segment footer names format version ${f.version}, which no taquba writes`);
 }
 
 /**
  * Where the filter and index of a segment of `size` bytes begin, read from
  * its tail: `tail` holds the segment's last `tail.byteLength` bytes (at
  * least the footer). A reader that holds less than from that offset reads
- * the rest and calls `decodeSegmentIndex`. Refuses a newer format version.
+ * the rest and calls `decodeSegmentIndex`, which checks the checksum and
+ * the version; a tail that already holds them is checked here.
  */
 export function segmentIndexStart(objectKey: string, tail: Uint8Array, size: number): number {
-  return readFooter(objectKey, asBuffer(tail), size - tail.byteLength, size).filterOffset;
+  const buf = asBuffer(tail);
+  const start = size - buf.length;
+  const f = readFooter(objectKey, buf, start, size);
+  if (f.filterOffset >= start) checkFooter(objectKey, buf, start, f);
+  return f.filterOffset;
 }
 
 /**
@@ -411,7 +431,7 @@ export function decodeSegmentIndex(objectKey: string, tail: Uint8Array, size: nu
   const f = readFooter(objectKey, buf, start, size);
   if (f.filterOffset < start) throw corrupt("segment index lies outside the bytes read");
   const footer = size - FOOTER_BYTES - start;
-  if (crc32(buf.subarray(f.filterOffset - start, footer + 40)) !== buf.readUInt32LE(footer + 40)) throw corrupt("segment index checksum mismatch");
+  checkFooter(objectKey, buf, start, f);
   try {
     const index = new ByteReader(buf, f.indexOffset - start, footer);
     const blockCount = index.varint();

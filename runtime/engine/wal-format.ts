@@ -164,11 +164,11 @@ export function decodeWal(objectKey: string, bytes: Uint8Array, expectedSeq: num
   if (buf.readUInt32LE(0) !== MAGIC) throw new StoreCorruptedError(objectKey, "not a WAL object (bad magic bytes)");
   const version = buf.readUInt16LE(4);
   const end = buf.length - TRAILER_BYTES;
-  if (crc32(buf.subarray(0, end)) !== buf.readUInt32LE(end)) {
-    if (version > WAL_FORMAT_VERSION) throw new UnsupportedFormatError(objectKey, version, WAL_FORMAT_VERSION);
-    throw new StoreCorruptedError(objectKey, "WAL checksum mismatch (truncated or altered)");
-  }
+  // The checksum covers the header, version included, in every format version: a version is trusted only under a
+  // checksum that holds, so a flipped bit in it reads as damage, not as a newer taquba.
+  if (crc32(buf.subarray(0, end)) !== buf.readUInt32LE(end)) throw new StoreCorruptedError(objectKey, "WAL checksum mismatch (truncated or altered)");
   if (version > WAL_FORMAT_VERSION) throw new UnsupportedFormatError(objectKey, version, WAL_FORMAT_VERSION);
+  if (version < 1) throw new StoreCorruptedError(objectKey, `WAL object names format version ${version}, which no taquba writes`);
   const kind = buf[6]!;
   const epoch = readU64(buf, 8);
   const seq = readU64(buf, 16);

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { ClosedError, Engine, MemoryStore, StoreCorruptedError, UnsupportedFormatError, WriteBatch, withFaults } from "taquba";
 import { InjectedFaultError } from "taquba/testing";
+import { futureManifest } from "../support/future-format.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const retry = { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 };
@@ -163,12 +164,20 @@ describe("engine corruption detection", () => {
     const store = await storeWithHistory(true);
     const manifests = await objectKeys(store, "manifest/");
     const newest = manifests[manifests.length - 1]!;
-    await tamper(store, newest, (b) => {
-      const c = b.slice();
-      c[4] = 99;
-      c[5] = 0;
-      return c;
-    });
+    const original = (await store.get(newest))!.body;
+    // A version field altered without the checksum a newer format writes over it is damage, not a newer taquba.
+    for (const version of [99, 3, 0]) {
+      await tamper(store, newest, (b) => {
+        const c = Uint8Array.from(b);
+        c[4] = version;
+        return c;
+      });
+      const damaged = await Engine.open(store).catch((e: unknown) => e);
+      expect(damaged, `version ${version}`).toBeInstanceOf(StoreCorruptedError);
+      expect((damaged as Error).message).toContain(newest);
+      await store.put(newest, original);
+    }
+    await tamper(store, newest, (b) => futureManifest(b, 99));
     const err = await Engine.open(store).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UnsupportedFormatError);
     expect((err as Error).message).toMatch(/version 99/);

@@ -19,6 +19,7 @@ import {
   type ObjectStore,
 } from "taquba";
 import { segmentWriting } from "../../runtime/engine/segment-format.js";
+import { futureManifest } from "../support/future-format.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (v: Uint8Array | undefined) => (v === undefined ? undefined : new TextDecoder().decode(v));
@@ -249,9 +250,7 @@ describe("engine paged values", () => {
     const keys: string[] = [];
     for await (const o of inner.list("manifest/")) keys.push(o.key);
     const newest = keys.sort().at(-1)!;
-    const bytes = Uint8Array.from((await inner.get(newest))!.body);
-    bytes[4] = 99; // the u16 format version after the magic bytes
-    await inner.put(newest, bytes);
+    await inner.put(newest, futureManifest((await inner.get(newest))!.body, 99));
     const engineKeys = async () => {
       const out: string[] = [];
       for (const dir of ["manifest/", "wal/", "seg/"]) for await (const o of inner.list(dir)) out.push(o.key);

@@ -10,6 +10,7 @@ import { WalBuilder, decodeWal, encodeFence, validateBatchOps } from "../../runt
 import type { BatchOp } from "../../runtime/engine/write-batch.js";
 import { pack } from "msgpackr";
 import { crc32 } from "../../runtime/engine/checksum.js";
+import { futureManifest, futureSegment } from "../support/future-format.js";
 import { decodeManifest, encodeManifest, emptyManifest, segmentRuns } from "../../runtime/engine/manifest.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -69,12 +70,16 @@ describe("segment format", () => {
     ]);
   });
 
-  it("reads an empty segment and rejects a future version", () => {
+  it("reads an empty segment and rejects a future version, but a version field altered under its checksum is damage", () => {
     const bytes = new SegmentBuilder().finish();
     expect(readAll(bytes)).toEqual([]);
-    const future = Uint8Array.from(bytes);
-    future[future.length - 12] = 9; // footer version field
-    expect(() => readAll(future)).toThrow(UnsupportedFormatError);
+    expect(() => readAll(futureSegment(bytes, 9))).toThrow(UnsupportedFormatError);
+    for (const version of [9, 0, 3]) {
+      const altered = Uint8Array.from(bytes);
+      altered[altered.length - 12] = version; // footer version field, checksum left as it was
+      expect(() => readAll(altered), `version ${version}`).toThrow(StoreCorruptedError);
+    }
+    expect(() => readAll(futureSegment(bytes, 0))).toThrow(/format version 0, which no taquba writes/);
   });
 
   it("reads the index from the segment's tail and single blocks, each checked on its own", () => {
@@ -122,18 +127,27 @@ describe("segment format", () => {
   it("the block reader refuses a segment of a newer format version, saying to upgrade", () => {
     const b = new SegmentBuilder(64);
     b.add("a", enc("1"));
-    const bytes = Uint8Array.from(b.finish());
-    bytes[bytes.length - 12] = 2; // footer version field: one past this engine's
-    const err = (() => {
+    const bytes = futureSegment(b.finish(), 2); // one past this engine's
+    const caught = (read: () => unknown) => {
       try {
-        segmentIndexStart("seg/x", bytes.subarray(bytes.length - 44), bytes.length);
+        read();
       } catch (e) {
         return e;
       }
       return undefined;
-    })();
+    };
+    // The footer alone cannot show the checksum: the reader reads on from where it starts, then refuses.
+    const start = segmentIndexStart("seg/x", bytes.subarray(bytes.length - 44), bytes.length);
+    const err = caught(() => decodeSegmentIndex("seg/x", bytes.subarray(start), bytes.length));
     expect(err).toBeInstanceOf(UnsupportedFormatError);
     expect((err as Error).message).toMatch(/seg\/x.*upgrade taquba/);
+    // A tail that holds the checksummed part is refused at once.
+    expect(caught(() => segmentIndexStart("seg/x", bytes, bytes.length))).toBeInstanceOf(UnsupportedFormatError);
+    // A version field altered without its checksum is damage, not a newer taquba.
+    const flipped = Uint8Array.from(b.finish());
+    flipped[flipped.length - 12] = 2;
+    expect(caught(() => segmentIndexStart("seg/x", flipped, flipped.length))).toBeInstanceOf(StoreCorruptedError);
+    expect(caught(() => decodeSegmentIndex("seg/x", flipped.subarray(start), flipped.length))).toBeInstanceOf(StoreCorruptedError);
   });
 });
 
@@ -421,8 +435,11 @@ describe("WAL format", () => {
     const future = sealed();
     future.writeUInt16LE(99, 4);
     damage(reseal(Buffer.from(future)), /99/, UnsupportedFormatError);
-    // A future version that also fails the checksum (its layout may differ) is still "future".
-    damage(future, /99/, UnsupportedFormatError);
+    // Every version checksums its header, version included: one that fails the checksum is damage, not "future".
+    damage(future, /checksum mismatch/);
+    const zero = sealed();
+    zero.writeUInt16LE(0, 4);
+    damage(reseal(zero), /format version 0, which no taquba writes/);
     damage(sealed(), /claims sequence 70 but is stored at 71/, StoreCorruptedError, 71);
     const fenceBackwards = Buffer.from(encodeFence(2, 5, 5));
     damage(fenceBackwards, /malformed fence marker/, StoreCorruptedError, 5);
@@ -499,9 +516,16 @@ describe("manifest format", () => {
     expect(decodeManifest("manifest/4", bytes, 4)).toEqual(m);
     expect(segmentRuns(m).map((r) => r.map((s) => s.name))).toEqual([["seg/1"], ["seg/2", "seg/3"]]);
     expect(() => decodeManifest("manifest/5", bytes, 5)).toThrow(StoreCorruptedError);
-    const future = Uint8Array.from(bytes);
-    future[4] = 3;
-    expect(() => decodeManifest("manifest/4", future, 4)).toThrow(/format version 3/);
+    expect(() => decodeManifest("manifest/4", futureManifest(bytes, 3), 4)).toThrow(UnsupportedFormatError);
+    expect(() => decodeManifest("manifest/4", futureManifest(bytes, 3), 4)).toThrow(/format version 3/);
+    // The version field altered without the checksum a later version writes: damage, whichever bit flipped.
+    for (let bit = 0; bit < 16; bit++) {
+      const altered = Buffer.from(bytes);
+      altered.writeUInt16LE(altered.readUInt16LE(4) ^ (1 << bit), 4);
+      const version = altered.readUInt16LE(4);
+      if (version === 1) continue; // an older version this engine reads: the body decides
+      expect(() => decodeManifest("manifest/4", altered, 4), `version ${version}`).toThrow(StoreCorruptedError);
+    }
   });
 
   it("round-trips the last segment number, reads a manifest without it, and rejects a malformed one", () => {
