@@ -316,73 +316,85 @@ describe("engine over compact key runs, most keys deleted", () => {
 });
 
 describe("damaged objects of an engine over compact key runs", () => {
-  it("a flipped byte or a cut anywhere in a segment, WAL object or manifest gives StoreCorruptedError, or the model's data, never other data", async () => {
-    const r = testRandom("engine runs damage");
-    const store = new MemoryStore();
-    // Several segment runs (incremental checkpoints), paged and held values, and a WAL tail after the last checkpoint.
-    const opts: EngineOptions = {
-      checkpointWalObjects: 0,
-      maxSegmentRuns: 4,
-      maxSegmentBytes: 2048,
-      segmentBlockBytes: 256,
-      pageValues: { keyPrefixes: ["n/", LONG], minBytes: 64, cacheBytes: 0 },
-    };
-    const pool = edgeKeys().sort(compareKeys);
-    const model = new Map<string, Uint8Array>();
-    const engine = await Engine.open(store, opts);
-    for (let c = 0; c < 3; c++) {
-      for (let b = 0; b < 6; b++) await engine.commit(randomBatch(r, pool, model, c));
-      await engine.checkpoint();
-    }
-    for (let b = 0; b < 4; b++) await engine.commit(randomBatch(r, pool, model, 9));
-    await engine.close();
-    const expected = modelScan(model, {});
-    const objects: string[] = [];
-    for await (const o of store.list("")) objects.push(o.key);
-    expect(objects.some((k) => k.startsWith("seg/"))).toBe(true);
-    expect(objects.some((k) => k.startsWith("wal/"))).toBe(true);
-
-    let refused = 0;
-    let intact = 0;
-    for (const key of objects) {
-      const body = (await store.get(key))!.body;
-      const edits: [string, Uint8Array][] = [];
-      for (let i = 0; i < 6; i++) {
-        const at = r.int(body.length);
-        const flipped = body.slice();
-        flipped[at] = flipped[at]! ^ (1 << r.int(8));
-        edits.push([`bit flipped at ${at}`, flipped]);
+  // Segments in two halves, WAL objects and manifests: each part opens the engine up to 600 times, which takes tens of
+  // seconds on a loaded machine.
+  const parts: [string, number, number][] = [
+    ["seg/", 0, 2],
+    ["seg/", 1, 2],
+    ["wal/", 0, 1],
+    ["manifest/", 0, 1],
+  ];
+  it.each(parts)(
+    "a flipped byte or a cut anywhere in an object under %s (part %i of every %i) gives StoreCorruptedError, or the model's data, never other data",
+    async (damagedPrefix, part, every) => {
+      const r = testRandom(`engine runs damage ${damagedPrefix} ${part}`);
+      const store = new MemoryStore();
+      // Several segment runs (incremental checkpoints), paged and held values, and a WAL tail after the last checkpoint.
+      const opts: EngineOptions = {
+        checkpointWalObjects: 0,
+        maxSegmentRuns: 4,
+        maxSegmentBytes: 2048,
+        segmentBlockBytes: 256,
+        pageValues: { keyPrefixes: ["n/", LONG], minBytes: 64, cacheBytes: 0 },
+      };
+      const pool = edgeKeys().sort(compareKeys);
+      const model = new Map<string, Uint8Array>();
+      const engine = await Engine.open(store, opts);
+      for (let c = 0; c < 3; c++) {
+        for (let b = 0; b < 6; b++) await engine.commit(randomBatch(r, pool, model, c));
+        await engine.checkpoint();
       }
-      edits.push([`cut to ${body.length - 1}`, body.slice(0, body.length - 1)]);
-      edits.push(["emptied", new Uint8Array(0)]);
-      const cut = r.int(body.length);
-      edits.push([`cut to ${cut}`, body.slice(0, cut)]);
-      for (const [what, damaged] of edits) {
-        const copy = await copyStore(store);
-        await copy.put(key, damaged);
-        const label = `${key} ${what}`;
-        // The reader first (it writes nothing), then the writer.
-        for (const open of [() => EngineReader.open(copy), () => Engine.open(copy, opts)]) {
-          const db = await open().catch((e: unknown) => e);
-          if (!(db instanceof Engine || db instanceof EngineReader)) {
-            expect(db, label).toBeInstanceOf(StoreCorruptedError);
-            refused++;
-            continue;
+      for (let b = 0; b < 4; b++) await engine.commit(randomBatch(r, pool, model, 9));
+      await engine.close();
+      const expected = modelScan(model, {});
+      const objects: string[] = [];
+      for await (const o of store.list("")) objects.push(o.key);
+      expect(objects.some((k) => k.startsWith("seg/"))).toBe(true);
+      expect(objects.some((k) => k.startsWith("wal/"))).toBe(true);
+
+      let refused = 0;
+      let intact = 0;
+      for (const key of objects.filter((k) => k.startsWith(damagedPrefix)).filter((_, i) => i % every === part)) {
+        const body = (await store.get(key))!.body;
+        const edits: [string, Uint8Array][] = [];
+        for (let i = 0; i < 6; i++) {
+          const at = r.int(body.length);
+          const flipped = body.slice();
+          flipped[at] = flipped[at]! ^ (1 << r.int(8));
+          edits.push([`bit flipped at ${at}`, flipped]);
+        }
+        edits.push([`cut to ${body.length - 1}`, body.slice(0, body.length - 1)]);
+        edits.push(["emptied", new Uint8Array(0)]);
+        const cut = r.int(body.length);
+        edits.push([`cut to ${cut}`, body.slice(0, cut)]);
+        for (const [what, damaged] of edits) {
+          const copy = await copyStore(store);
+          await copy.put(key, damaged);
+          const label = `${key} ${what}`;
+          // The reader first (it writes nothing), then the writer.
+          for (const open of [() => EngineReader.open(copy), () => Engine.open(copy, opts)]) {
+            const db = await open().catch((e: unknown) => e);
+            if (!(db instanceof Engine || db instanceof EngineReader)) {
+              expect(db, label).toBeInstanceOf(StoreCorruptedError);
+              refused++;
+              continue;
+            }
+            // Opened: damage in a paged value's block may show only when read; then it must be StoreCorruptedError too.
+            const got = await dump(db, [...model.keys()]).catch((e: unknown) => e);
+            if (got instanceof Error) {
+              expect(got, label).toBeInstanceOf(StoreCorruptedError);
+              refused++;
+            } else {
+              expect(got, label).toEqual(expected);
+              intact++;
+            }
+            await db.close();
           }
-          // Opened: damage in a paged value's block may show only when read; then it must be StoreCorruptedError too.
-          const got = await dump(db, [...model.keys()]).catch((e: unknown) => e);
-          if (got instanceof Error) {
-            expect(got, label).toBeInstanceOf(StoreCorruptedError);
-            refused++;
-          } else {
-            expect(got, label).toEqual(expected);
-            intact++;
-          }
-          await db.close();
         }
       }
-    }
-    console.log(`damage: ${objects.length} objects, ${refused} refused, ${intact} read intact`);
-    expect(refused).toBeGreaterThan(0);
-  }, 120_000);
+      console.log(`damage under ${damagedPrefix}, part ${part} of every ${every}: ${objects.length} objects, ${refused} refused, ${intact} read intact`);
+      expect(refused).toBeGreaterThan(0);
+    },
+    120_000,
+  );
 });
