@@ -306,6 +306,10 @@ export class LocalStore implements ObjectStore {
     const target = path.join(dir, encodeSegment(segments[segments.length - 1]!));
     const temp = path.join(dir, `${TEMP_PREFIX}${process.pid}.${++this.#tempCounter}.${randomBytes(6).toString("hex")}`);
     const handle = await fs.open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (O_DSYNC ?? 0), 0o644);
+    // The directory's handle for the fsync after the move is opened while the write runs, a trip off
+    // the put's sequence. The temporary file is in the directory from here on, so no delete of this
+    // store can remove it (rmdir refuses a directory that holds a file) before the move.
+    const dirHandle = openDirEarly(dir);
     let stat: { ino: bigint; size: bigint; mtimeNs: bigint };
     try {
       await writeFully(handle, body);
@@ -316,13 +320,14 @@ export class LocalStore implements ObjectStore {
       [stat] = await Promise.all([handle.stat({ bigint: true }), this.#moveIntoPlace(temp, target, key, createOnly)]);
     } catch (err) {
       closeQuietly(handle);
+      releaseDirHandle(dirHandle);
       await fs.unlink(temp).catch(() => undefined);
       throw err;
     }
     closeQuietly(handle);
     // The temporary name needs no durability (leftovers are removed at open), so its removal runs beside the directory fsync.
     try {
-      await Promise.all([this.#syncDir(dir), known.durable, createOnly ? fs.unlink(temp).catch(() => undefined) : undefined]);
+      await Promise.all([this.#syncDir(dir, dirHandle), known.durable, createOnly ? fs.unlink(temp).catch(() => undefined) : undefined]);
     } catch (err) {
       // The object is in place: never retried from here (the retry would put it back after a
       // delete, or answer a create-if-absent that happened with PreconditionFailedError).
@@ -378,9 +383,12 @@ export class LocalStore implements ObjectStore {
    * callers share fsyncs: while one runs, later callers all wait for the
    * single one that starts when it ends.
    */
-  #syncDir(dir: string): Promise<void> {
+  #syncDir(dir: string, opened?: Promise<fs.FileHandle>): Promise<void> {
     const running = this.#dirSyncs.get(dir);
-    if (running === undefined) return this.#startDirSync(dir);
+    if (running === undefined) return this.#startDirSync(dir, opened);
+    // The fsync this caller waits for starts when the running one ends and opens the directory
+    // itself (a trip more, only when fsyncs of one directory overlap): this handle is not needed.
+    if (opened !== undefined) releaseDirHandle(opened);
     running.next ??= running.done.then(
       () => this.#startDirSync(dir),
       () => this.#startDirSync(dir),
@@ -388,8 +396,8 @@ export class LocalStore implements ObjectStore {
     return running.next;
   }
 
-  #startDirSync(dir: string): Promise<void> {
-    const done = fsyncDir(dir);
+  #startDirSync(dir: string, opened?: Promise<fs.FileHandle>): Promise<void> {
+    const done = fsyncDir(dir, opened);
     const entry: DirSync = { done };
     this.#dirSyncs.set(dir, entry);
     const forget = () => {
@@ -636,13 +644,29 @@ async function exists(p: string): Promise<boolean> {
   }
 }
 
-async function fsyncDir(dir: string): Promise<void> {
-  const handle = await fs.open(dir, "r");
+/** Fsyncs `dir`, through `opened` when the caller opened it already. */
+async function fsyncDir(dir: string, opened?: Promise<fs.FileHandle>): Promise<void> {
+  const handle = await (opened ?? fs.open(dir, "r"));
   try {
     await handle.sync();
   } finally {
     closeQuietly(handle);
   }
+}
+
+/**
+ * Opens `dir` for a later fsync. A failure surfaces where the handle is used
+ * (the fsync reports it as opening there would have), not here.
+ */
+function openDirEarly(dir: string): Promise<fs.FileHandle> {
+  const opened = fs.open(dir, "r");
+  opened.catch(() => undefined);
+  return opened;
+}
+
+/** Closes a handle from `openDirEarly` that will not be used. */
+function releaseDirHandle(opened: Promise<fs.FileHandle>): void {
+  opened.then(closeQuietly, () => undefined);
 }
 
 /**
