@@ -16,7 +16,8 @@
  * checkouts can be compared in one session by alternating runs.
  * Env: N_RUNS (20 runs per round), N_STEPS (10), ROUNDS (3).
  *
- * The request names come from a stack captured at each request, which
+ * Calls made synchronously on the main thread are not requests and are not
+ * listed. The request names come from a stack captured at each request, which
  * costs main-thread time: the gaps between requests are a little longer
  * than without the probe; CPU per step is measured in a separate pass
  * without it.
@@ -44,13 +45,14 @@ const requests = new Map<number, FsRequest>();
 let probing = false;
 createHook({
   init(id, type) {
-    if (!probing || type !== "FSREQPROMISE") return;
+    if (!probing || (type !== "FSREQPROMISE" && type !== "FSREQCALLBACK")) return;
     const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 3;
-    const frame = new Error().stack?.split("\n")[3] ?? "";
+    Error.stackTraceLimit = 4;
+    const frames = new Error().stack?.split("\n") ?? [];
     Error.stackTraceLimit = limit;
-    // "at Module.open (node:internal/fs/promises...)" or "at fsync (...)".
-    const name = /at (?:Module\.|FileHandle\.)?(\w+) \(node:internal\/fs/.exec(frame)?.[1] ?? "?";
+    // The first frame in node's fs: "at Module.open (node:internal/fs/promises...)", "at Object.fsync (node:fs...)".
+    const frame = frames.find((f) => /\(node:(internal\/fs\/promises|fs):/.test(f)) ?? "";
+    const name = /at (?:Module\.|FileHandle\.|Object\.)?(\w+) \(node:/.exec(frame)?.[1] ?? "?";
     requests.set(id, { name, issued: performance.now() });
   },
   before(id) {
