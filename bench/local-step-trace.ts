@@ -21,6 +21,8 @@
  * printed only for 1), FLUSH_MS (engine flush window; default the engine's).
  */
 import { createHook } from "node:async_hooks";
+import fs from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
 import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { loadavg } from "node:os";
@@ -69,6 +71,16 @@ if (process.env.FS_TRIPS !== "0") {
       return original.call(this);
     };
   }
+  // Descriptor fsyncs through the callback API (LocalStore's put), seen by ESM importers once synced.
+  const fsModule = fs as unknown as { fsync: typeof fs.fsync; fdatasync: typeof fs.fdatasync };
+  for (const name of ["fsync", "fdatasync"] as const) {
+    const original = fsModule[name];
+    fsModule[name] = ((...args: Parameters<typeof fs.fsync>) => {
+      counts.fsyncs++;
+      return original(...args);
+    }) as typeof fs.fsync;
+  }
+  syncBuiltinESMExports();
 }
 
 /** Folders under `dir`, all depths. */

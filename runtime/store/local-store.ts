@@ -27,12 +27,18 @@
  * `recursive`, so a removal right after the check fails that mkdir): a put
  * that finds it gone fails (`StoreRequestError`).
  *
- * Cost: every file-system call is a trip to libuv's thread pool, and on a
- * loaded machine each trip waits for a core. A put makes nine, of which only
- * five wait on each other; a get makes four, of which three wait.
+ * Cost: a file-system call made through the thread pool costs two thread
+ * wake-ups besides the call, and on a loaded machine each waits for a core.
+ * A put therefore makes its metadata calls (create, stat, link or rename,
+ * close, unlink, opening the directory) on the main thread, where each is a
+ * change to the file system's cache and in-memory journal that waits for no
+ * disk write, and sends only its two disk waits, the `O_DSYNC` write and the
+ * directory fsync, to the pool: two trips in sequence. A get makes four
+ * trips, of which three wait.
  */
 import { copyBytes } from "../bytes.js";
 import { randomBytes } from "node:crypto";
+import * as fsSync from "node:fs";
 import { constants as fsConstants, type Dirent } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
@@ -305,24 +311,29 @@ export class LocalStore implements ObjectStore {
     await known.made;
     const target = path.join(dir, encodeSegment(segments[segments.length - 1]!));
     const temp = path.join(dir, `${TEMP_PREFIX}${process.pid}.${++this.#tempCounter}.${randomBytes(6).toString("hex")}`);
-    const handle = await fs.open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (O_DSYNC ?? 0), 0o644);
+    // The metadata calls (create, stat, link, close, unlink) run on the main thread: each changes the
+    // file system's cache and its journal in memory and waits for no disk write, so a trip to the thread
+    // pool (two thread wake-ups, often the larger cost) would cost more than the call. The two waits for
+    // the disk, the O_DSYNC write and the directory fsync, go to the pool.
+    const fd = fsSync.openSync(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (O_DSYNC ?? 0), 0o644);
     let stat: { ino: bigint; size: bigint; mtimeNs: bigint };
     try {
-      await writeFully(handle, body);
+      await writeFully(fd, body);
       // With nothing written, O_DSYNC has synced nothing: the new file's inode still needs an fsync.
-      if (O_DSYNC === undefined || body.length === 0) await handle.sync();
+      if (O_DSYNC === undefined || body.length === 0) await fsyncFd(fd);
+      stat = fsSync.fstatSync(fd, { bigint: true });
       // The file is whole and on disk: its final name may point at it now.
-      // Its stat (for the etag) does not depend on the move, so both run at once.
-      [stat] = await Promise.all([handle.stat({ bigint: true }), this.#moveIntoPlace(temp, target, key, createOnly)]);
+      this.#moveIntoPlace(temp, target, key, createOnly);
     } catch (err) {
-      closeQuietly(handle);
-      await fs.unlink(temp).catch(() => undefined);
+      closeQuietly(fd);
+      unlinkQuietly(temp);
       throw err;
     }
-    closeQuietly(handle);
-    // The temporary name needs no durability (leftovers are removed at open), so its removal runs beside the directory fsync.
+    closeQuietly(fd);
+    // The temporary name needs no durability (leftovers are removed at open).
+    if (createOnly) unlinkQuietly(temp);
     try {
-      await Promise.all([this.#syncDir(dir), known.durable, createOnly ? fs.unlink(temp).catch(() => undefined) : undefined]);
+      await Promise.all([this.#syncDir(dir), known.durable]);
     } catch (err) {
       // The object is in place: never retried from here (the retry would put it back after a
       // delete, or answer a create-if-absent that happened with PreconditionFailedError).
@@ -362,10 +373,13 @@ export class LocalStore implements ObjectStore {
   }
 
   /** Gives the temporary file its final name: `link()` fails when the name exists, `rename()` replaces. */
-  async #moveIntoPlace(temp: string, target: string, key: string, createOnly: boolean): Promise<void> {
-    if (!createOnly) return fs.rename(temp, target);
+  #moveIntoPlace(temp: string, target: string, key: string, createOnly: boolean): void {
+    if (!createOnly) {
+      fsSync.renameSync(temp, target);
+      return;
+    }
     try {
-      await fs.link(temp, target);
+      fsSync.linkSync(temp, target);
     } catch (err) {
       if (errorCode(err) === "EEXIST") throw new PreconditionFailedError(key);
       throw err;
@@ -636,28 +650,53 @@ async function exists(p: string): Promise<boolean> {
   }
 }
 
+/** Fsyncs `dir`: the open and close on the main thread (no disk wait), the fsync in the thread pool. */
 async function fsyncDir(dir: string): Promise<void> {
-  const handle = await fs.open(dir, "r");
+  const fd = fsSync.openSync(dir, "r");
   try {
-    await handle.sync();
+    await fsyncFd(fd);
   } finally {
-    closeQuietly(handle);
+    closeQuietly(fd);
+  }
+}
+
+/** fsync(2) of an open descriptor, in the thread pool. */
+function fsyncFd(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fsSync.fsync(fd, (err) => (err ? reject(err) : resolve())));
+}
+
+/** Removes a temporary name whose loss or survival changes nothing (a leftover is removed at open). */
+function unlinkQuietly(file: string): void {
+  try {
+    fsSync.unlinkSync(file);
+  } catch {
+    // Gone already, or left for `removeLeftovers`.
   }
 }
 
 /**
- * Closes without making the caller wait for it: the caller is done with the
- * file, and a failed close loses nothing (writes were synced before).
+ * Closes a file the caller is done with. A failed close loses nothing
+ * (writes were synced before); a descriptor is closed on the main thread,
+ * a handle without making the caller wait.
  */
-function closeQuietly(handle: fs.FileHandle): void {
-  handle.close().catch(() => undefined);
+function closeQuietly(file: fs.FileHandle | number): void {
+  if (typeof file !== "number") {
+    file.close().catch(() => undefined);
+    return;
+  }
+  try {
+    fsSync.closeSync(file);
+  } catch {
+    // Nothing to do: see above.
+  }
 }
 
-/** Writes all of `body` from the file's start (one call unless the system writes less). */
-async function writeFully(handle: fs.FileHandle, body: Uint8Array): Promise<void> {
+/** Writes all of `body` from the file's start (one call unless the system writes less), in the thread pool. */
+async function writeFully(fd: number, body: Uint8Array): Promise<void> {
   for (let done = 0; done < body.length; ) {
-    const { bytesWritten } = await handle.write(body, done, body.length - done, done);
-    done += bytesWritten;
+    done += await new Promise<number>((resolve, reject) =>
+      fsSync.write(fd, body, done, body.length - done, done, (err, written) => (err ? reject(err) : resolve(written))),
+    );
   }
 }
 

@@ -220,6 +220,23 @@ describe("LocalStore on disk", () => {
     expect(await keys(store)).toEqual([]);
   });
 
+  it("puts that succeed or lose a create-if-absent leave no temporary file and no open file behind", async () => {
+    const dir = await freshDir();
+    const store = new LocalStore(dir);
+    await store.put("d/warm", enc("v"));
+    const openFiles = async () => (process.platform === "linux" ? (await readdir("/proc/self/fd")).length : 0);
+    const before = await openFiles();
+    for (let i = 0; i < 20; i++) {
+      await store.put(`d/k${i}`, enc("v"), { ifNoneMatch: "*" });
+      await store.put(`d/k${i}`, enc("again"));
+      await expect(store.put(`d/k${i}`, enc("lost"), { ifNoneMatch: "*" })).rejects.toThrow(/already exists/);
+      await store.put(`d/e${i}`, new Uint8Array(0));
+    }
+    expect((await readdir(join(dir, "d%2F"))).filter((name) => name.startsWith("%tmp."))).toEqual([]);
+    expect(new TextDecoder().decode((await store.get("d/k3"))!.body)).toBe("again");
+    expect(await openFiles()).toBe(before);
+  });
+
   it("changes the etag when an object is replaced", async () => {
     const store = new LocalStore(await freshDir());
     const first = await store.put("k", enc("same"));

@@ -1,0 +1,58 @@
+/**
+ * @module LocalStore create-if-absent puts of a WAL-sized body from several
+ * checkouts in one process, alternating put by put (the order reversed every
+ * other round), so the machine's drift and other processes' disk traffic hit
+ * each alike: latency and the process's CPU (main thread and thread pool)
+ * per put.
+ *
+ * Usage: `npx tsx bench/local-put-ab.ts <checkout> [<checkout> ...]`, each a
+ * directory whose `runtime/` is measured. Env: N (300 puts each), BYTES (750).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { LocalStore } from "../runtime/index.js";
+import { percentile } from "./support/percentile.js";
+
+const N = Number(process.env.N ?? 300);
+const body = new Uint8Array(Number(process.env.BYTES ?? 750)).fill(7);
+const checkouts = process.argv.slice(2).map((c) => resolve(c));
+if (checkouts.length === 0) throw new Error("usage: npx tsx bench/local-put-ab.ts <checkout> [<checkout> ...]");
+
+const stores: LocalStore[] = [];
+for (const c of checkouts) {
+  const mod = (await import(pathToFileURL(join(c, "runtime/index.ts")).href)) as typeof import("../runtime/index.js");
+  stores.push(new mod.LocalStore(mkdtempSync(join(tmpdir(), "bench-put-ab-"))));
+}
+const ms: number[][] = checkouts.map(() => []);
+const cpuUs = checkouts.map(() => 0);
+try {
+  for (const s of stores) await s.put("wal/warm", body);
+  console.log(
+    `local-put-ab: N=${N} BYTES=${body.length} load ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")}`,
+  );
+  for (let i = 0; i < N; i++) {
+    const order = i % 2 === 0 ? [...stores.keys()] : [...stores.keys()].reverse();
+    for (const k of order) {
+      const cpu0 = process.cpuUsage();
+      const t = performance.now();
+      await stores[k]!.put(`wal/${String(i).padStart(20, "0")}`, body, { ifNoneMatch: "*" });
+      ms[k]!.push(performance.now() - t);
+      const cpu = process.cpuUsage(cpu0);
+      cpuUs[k]! += cpu.user + cpu.system;
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+  checkouts.forEach((c, k) => {
+    const xs = ms[k]!.sort((a, b) => a - b);
+    const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+    console.log(
+      `${c}: p50 ${percentile(xs, 50).toFixed(3)} ms, p90 ${percentile(xs, 90).toFixed(3)} ms, mean ${mean.toFixed(3)} ms, CPU ${(cpuUs[k]! / N).toFixed(0)} µs per put`,
+    );
+  });
+} finally {
+  for (const s of stores) rmSync(s.root, { recursive: true, force: true });
+}
