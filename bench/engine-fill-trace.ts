@@ -16,11 +16,19 @@
  *   npx tsx --expose-gc bench/engine-fill-trace.ts 300000
  *   EVERY_MS=5000 npx tsx --expose-gc --trace-gc bench/engine-fill-trace.ts 1000000
  *
+ * Each sample also gives the heap used and external memory 100 ms after the
+ * last mark-compact (about what was live then; V8 frees dead array buffers'
+ * memory in a background sweep after the collection) and the size of each
+ * heap space, so a peak can be split into live data, the heap's growth room
+ * (new space included) and dead external buffers.
+ *
  * `ENGINE_OPTIONS` (JSON) passes engine options to the queue, to try a
  * setting: `ENGINE_OPTIONS='{"checkpointWalBytes":8388608}'`.
  */
 import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
+import { getHeapSpaceStatistics } from "node:v8";
+import { PerformanceObserver, constants as perfConstants } from "node:perf_hooks";
 import { type EngineOptions, LocalStore, Queue } from "../runtime/index.js";
 import { withTempDir } from "./support/temp-dir.js";
 
@@ -56,10 +64,25 @@ await withTempDir("taquba-fill-trace-", async (dir) => {
       `${((performance.now() - t0) / 1000).toFixed(1)} s, ${jobs.toLocaleString("en-US")} jobs: RSS ${f(m.rss)} MB (files ${f(r.file)}, anonymous ${f(r.anon)}: ` +
       `heap ${f(m.heapTotal)} reserved / ${f(m.heapUsed)} used, external ${f(m.external)} of which array buffers ${f(m.arrayBuffers)}, ` +
       `rest ${f(r.anon - m.heapTotal - m.external)}); checkpoints ${st.checkpoints} (compactions ${st.compactions}), WAL since the last ${f(st.walBytesSinceCheckpoint)} MB, ` +
-      `key runs ${st.keyRuns}, segment runs ${st.segmentRuns}, checkpoints beside a compaction ${st.checkpointsBesideCompaction}`;
+      `key runs ${st.keyRuns}, segment runs ${st.segmentRuns}, checkpoints beside a compaction ${st.checkpointsBesideCompaction}; ` +
+      `after the last mark-compact ${afterMajor}; heap spaces reserved/used ` +
+      getHeapSpaceStatistics()
+        .filter((x) => x.space_size > 1024 * 1024)
+        .map((x) => `${x.space_name.replace("_space", "")} ${f(x.space_size)}/${f(x.space_used_size)}`)
+        .join(" ");
     if (m.rss > peak.rss) peak = { rss: m.rss, line };
     return line;
   };
+  let afterMajor = "";
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      if ((e as unknown as { detail?: { kind?: number } }).detail?.kind !== perfConstants.NODE_PERFORMANCE_GC_MAJOR) continue;
+      setTimeout(() => {
+        const m = process.memoryUsage();
+        afterMajor = `heap used ${f(m.heapUsed)}, external ${f(m.external)} (array buffers ${f(m.arrayBuffers)})`;
+      }, 100);
+    }
+  }).observe({ entryTypes: ["gc"] });
   const first = sample();
   const timer = setInterval(() => {
     const line = sample();
