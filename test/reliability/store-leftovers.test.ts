@@ -31,8 +31,8 @@ async function temporaries(dir: string): Promise<string[]> {
 async function killMidPut(dir: string, key: string): Promise<void> {
   const child = startScript(fixture, [dir, key]);
   await child.waitFor((lines) => lines.includes("READY"));
-  // Before its first temporary file the child copies the 64 MiB body (LocalStore's private copy): up to
-  // 12.7 s at load 32 on two cores, mostly the child waiting to be run, which the bound does not count.
+  // Before its first temporary file the child copies the 64 MiB body (LocalStore's private copy): 5.6 to
+  // 23.9 s at load 27-32 on two cores, 88-97% of it the child waiting to be run, which the bound does not count.
   await until("the child is mid-put", async () => (await temporaries(dir)).length > 0, 20_000, { child: child.pid });
   await child.kill();
   expect((await temporaries(dir)).length).toBeGreaterThan(0);
