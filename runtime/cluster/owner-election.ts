@@ -362,14 +362,25 @@ export class OwnerElection {
    * one GET at a time (cheaper than a listing), or undefined when there is
    * none yet. Reading on past the first keeps a standby that fell behind the
    * holder's renewals in step with it.
+   *
+   * When the next number is missing, a listing after `seen` tells "not
+   * written yet" from "written and deleted": a takeover deletes every object
+   * below the one before its own, and a renewal the one two back, so within
+   * one look the chain can move past `seen` and delete the next number. A
+   * standby that took that for "nothing new" would keep a view one term old:
+   * claim into the deleted slot a lease duration after it last saw a change
+   * (a void claim), and only then see the newest object and wait a whole
+   * lease duration more. Only a look that finds nothing new lists: while the
+   * holder renews, each look finds its newest renewal by GETs.
    */
   async #follow(seen: LeaseEntry | undefined): Promise<LeaseEntry | undefined> {
     let newest: LeaseEntry | undefined;
     for (let n = seen === undefined ? 0 : seen.n + 1; ; n++) {
       const next = await readLease(this.#store, this.#prefix, n, this.#fallback);
-      if (next === undefined) return newest;
+      if (next === undefined) break;
       newest = next;
     }
+    return newest ?? readNewestLease(this.#store, this.#prefix, this.#fallback, seen?.n);
   }
 
   /** Holds the lease from object `n` (claimed at `claimedAt`), running the work, until the term ends. */

@@ -155,6 +155,58 @@ describe("owner election", () => {
     }
   });
 
+  it("a standby whose next lease object was deleted while it looked away follows the chain past the gap", async () => {
+    // a holds, b and c stand by. a stops gracefully; c takes over at once and deletes the objects
+    // below its previous one, among them the number b reads next. b must still find c's objects, so
+    // that when c dies b takes over within the bound rather than from a view one term old.
+    const inner = new MemoryStore();
+    const clock = new MockClock();
+    const cStore = new PausableStore(inner);
+    const bClaims: string[] = [];
+    const bStore: ObjectStore = {
+      get: (k) => inner.get(k),
+      list: (p, o) => inner.list(p, o),
+      delete: (k) => inner.delete(k),
+      async put(key, body, opts) {
+        const r = await inner.put(key, body, opts);
+        if (key.startsWith("app/lease/")) bClaims.push(key);
+        return r;
+      },
+    };
+    const step = async (to: number) => {
+      while (clock.now() < to) {
+        clock.advance(10);
+        await settle();
+      }
+    };
+    const t0 = clock.now();
+    const a = node(inner, clock, "a");
+    await settle();
+    // Phases: a renews at 1000, 2000...; c looks at 1100, 2100...; b at 1600, 2600...
+    await step(t0 + 100);
+    const c = node(cStore, clock, "c");
+    await settle();
+    await step(t0 + 600);
+    const b = node(bStore, clock, "b");
+    await settle();
+    // b's look at 1600 saw a's renewal, object 1; a renewed again at 2000 and now leaves.
+    await step(t0 + 2050);
+    await a.election.stop();
+    // c looks at 2100, follows a's release and claims 4, deleting 1 and 2 before b's next look.
+    await step(t0 + 2550);
+    expect(c.election.state).toBe("owner");
+    expect(await inner.get(leaseKey("app/", 2)), "the object after b's last seen, deleted").toBeNull();
+    // c renews once more (5, at 3100) and dies.
+    await step(t0 + 3150);
+    cStore.paused = true;
+    const took = await advanceUntil(clock, () => b.election.state === "owner", LEASE * 3, 10);
+    expect(took, "b's takeover after c's death").toBeLessThanOrEqual(LEASE + RENEW);
+    expect(bClaims, "b's lease objects: one claim, none into a deleted slot").toEqual([leaseKey("app/", 6)]);
+    await b.election.stop();
+    cStore.resume();
+    await c.election.stop();
+  });
+
   it("a paused owner that wakes after losing the lease writes nothing: the new owner's open fenced it", async () => {
     const inner = new MemoryStore();
     const paused = new PausableStore(inner);

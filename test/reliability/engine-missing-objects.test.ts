@@ -75,7 +75,9 @@ describe.each(backends)("missing engine objects on $name", (backend) => {
     await expectRefused(store, raw, /WAL sequence 1 is missing/);
   });
 
-  it("opens after a crash that left a later WAL object without an earlier one, with exactly the acknowledged commits", async () => {
+  // On s3rver each store call is an HTTP exchange served by this process: 0.4 s of CPU, 7.9 s of wall time
+  // at load 27 on two cores (vitest's default limit is 30 s). The limit guards against a hang.
+  it("opens after a crash that left a later WAL object without an earlier one, with exactly the acknowledged commits", { timeout: HEAVY_TEST_MS }, async () => {
     const { store, raw } = await backend.make();
     const gated = new GatedStore(store, (key) => key === walKey(66));
     const crashed = await Engine.open(gated, { ...OPTS, maxInflightWalPuts: 8 });
@@ -96,7 +98,11 @@ describe.each(backends)("missing engine objects on $name", (backend) => {
     await reopened.close();
   });
 
-  it("an object past a crash's gap, listed but gone when read: retried as a changing store, or refused naming the gap after the claim", async () => {
+  // Three opens, one of them eight load attempts, on s3rver served by this process: 0.5-0.65 s of CPU,
+  // 4.9-8.4 s of wall time at load 27-28 on two cores. The limit guards against a hang.
+  it("an object past a crash's gap, listed but gone when read: retried as a changing store, or refused naming the gap after the claim", {
+    timeout: HEAVY_TEST_MS,
+  }, async () => {
     const { store, raw } = await backend.make();
     const gated = new GatedStore(store, (key) => key === walKey(66));
     const crashed = await Engine.open(gated, { ...OPTS, maxInflightWalPuts: 8 });

@@ -10,14 +10,18 @@
  * `FSReqCallback`; they end on their own): a timer of any length, an
  * immediate or a socket fails the check at once, whatever the machine's
  * load. The exit must then
- * come with code 0, within 5 s less the time this process was not run (the
- * exit itself is only process teardown; a wall-clock bound of 1 s failed on
- * two loaded cores with nothing but the standard streams open); a child
- * that never exits is killed after 30 s.
+ * come with code 0, within 5 s less the time this process was not run or
+ * the child waited to be run (run-queue-wait.ts), the larger of the two
+ * (the exit itself is only process teardown; a wall-clock bound of 1 s
+ * failed on two loaded cores with nothing but the standard streams open,
+ * and at load 21-36 the child's own waits were 740 and 1,088 ms of exits
+ * taking 1,094 and 1,836 ms, of which the test process's stalls showed 304
+ * and 141); a child that never exits is killed after 30 s.
  */
 import { expect } from "vitest";
 import type { ChildExit, ChildScript } from "./child-script.js";
 import { stalledWithin, startLocalLatenessProbe } from "./lateness-probe.js";
+import { watchRunQueueWait } from "./run-queue-wait.js";
 
 const BOUND_MS = 5_000;
 const HUNG_MS = 30_000;
@@ -37,8 +41,10 @@ export async function expectExitsSoon(child: ChildScript, line: string, what: st
   try {
     await child.waitFor((lines) => lines.includes(line));
     const at = Date.now();
+    const childWaits = watchRunQueueWait(child.pid);
     const exit = await Promise.race([child.exited, new Promise<"hung">((r) => setTimeout(() => r("hung"), HUNG_MS))]);
     const exitedAt = Date.now();
+    childWaits.stop();
     if (exit === "hung") await child.kill();
     const active = child.lines.find((l) => l.startsWith("active: "));
     expect(active, `the process printed no "active:" line after ${what} (stderr: ${child.stderr()})`).toBeDefined();
@@ -49,8 +55,14 @@ export async function expectExitsSoon(child: ChildScript, line: string, what: st
     expect(open, `still open one turn after ${what}, besides the standard streams and requests in flight (${active})`).toEqual([]);
     expect(exit, `the process was still alive ${HUNG_MS / 1000} s after ${what} (stderr: ${child.stderr()})`).not.toBe("hung");
     const took = exitedAt - at;
-    const notRun = stalledWithin([stalls.lines], at, exitedAt);
-    expect(took - notRun, `exit ${took} ms after ${what}, ${notRun} ms of it with the test process not run`).toBeLessThan(BOUND_MS);
+    // Either process not being run holds the exit up: the larger of the two (they overlap on a busy machine).
+    const testNotRun = stalledWithin([stalls.lines], at, exitedAt);
+    const childNotRun = childWaits.waitedMs();
+    const notRun = Math.max(testNotRun, childNotRun);
+    expect(
+      took - notRun,
+      `exit ${took} ms after ${what}; ${testNotRun} ms of it with the test process not run, ${childNotRun} ms with the process waiting to be run`,
+    ).toBeLessThan(BOUND_MS);
     expect(exit as ChildExit).toEqual({ code: 0, signal: null });
   } finally {
     stalls.stop();
