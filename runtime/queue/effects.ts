@@ -37,6 +37,18 @@ export class SettlementEffects {
     return this;
   }
 
+  /**
+   * @internal `kvPut` without the copy, for an array the caller made for
+   * this write and never changes or hands out afterwards (a record it has
+   * just encoded): the workflow stages two such records per step.
+   */
+  kvPutOwned(key: string, value: Uint8Array): this {
+    validateKvKey(key);
+    validateKvValue(key, value);
+    this.kvOps.push({ kind: "put", key, value });
+    return this;
+  }
+
   /** Deletes caller key `key` (absent: no effect). */
   kvDelete(key: string): this {
     validateKvKey(key);

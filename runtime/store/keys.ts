@@ -12,6 +12,51 @@ export const MAX_OBJECT_KEY_BYTES = 1024;
  * backslashes, lone UTF-16 surrogates, and keys longer than S3 allows.
  */
 export function validateObjectKey(key: string): void {
+  if (!isValidObjectKey(key)) throw invalidObjectKey(key);
+}
+
+/**
+ * Whether `key` passes every check of `validateObjectKey`, in one pass over
+ * its units and without allocating: every store request validates its key,
+ * and the engine puts a WAL object per commit when steps run one at a time.
+ */
+function isValidObjectKey(key: string): boolean {
+  const n = key.length;
+  // Every unit is at least one byte of UTF-8.
+  if (n === 0 || n > MAX_OBJECT_KEY_BYTES) return false;
+  let bytes = 0;
+  let segmentStart = 0;
+  for (let i = 0; i <= n; i++) {
+    const c = i === n ? 0x2f : key.charCodeAt(i);
+    if (c === 0x2f) {
+      // "/": closes the segment [segmentStart, i); an empty one is a leading '/', a '//' or a trailing '/'.
+      const len = i - segmentStart;
+      if (len === 0) return false;
+      if (key.charCodeAt(segmentStart) === 0x2e && (len === 1 || (len === 2 && key.charCodeAt(segmentStart + 1) === 0x2e))) return false;
+      segmentStart = i + 1;
+      if (i < n) bytes++;
+    } else if (c < 0x80) {
+      if (c === 0 || c === 0x5c) return false;
+      bytes++;
+    } else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdfff) {
+      // A surrogate pair (4 bytes in UTF-8) or a lone surrogate.
+      const next = i + 1 < n ? key.charCodeAt(i + 1) : 0;
+      if (c > 0xdbff || next < 0xdc00 || next > 0xdfff) return false;
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes <= MAX_OBJECT_KEY_BYTES;
+}
+
+/** The error for a key `isValidObjectKey` rejects, naming every problem. */
+function invalidObjectKey(key: string): ValidationError {
+  return new ValidationError(`invalid object key ${JSON.stringify(key)}; use '/'-separated non-empty relative segments`, objectKeyProblems(key));
+}
+
+/** @internal What is wrong with `key`, each problem once; empty when `validateObjectKey` accepts it. */
+export function objectKeyProblems(key: string): string[] {
   const problems: string[] = [];
   if (key.length === 0) problems.push("the key is empty");
   if (key.startsWith("/")) problems.push("the key is absolute (starts with '/')");
@@ -26,9 +71,7 @@ export function validateObjectKey(key: string): void {
     }
   }
   if (Buffer.byteLength(key, "utf8") > MAX_OBJECT_KEY_BYTES) problems.push(`the key is longer than ${MAX_OBJECT_KEY_BYTES} bytes`);
-  if (problems.length > 0) {
-    throw new ValidationError(`invalid object key ${JSON.stringify(key)}; use '/'-separated non-empty relative segments`, [...new Set(problems)]);
-  }
+  return [...new Set(problems)];
 }
 
 /**

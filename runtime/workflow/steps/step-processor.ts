@@ -536,8 +536,9 @@ async function commitContinue(
   const history = stageStepHistory(core, job, trace, { outcome: "continued", endedAtMs: now, transition, staged: verdict.staged, next: o.payload }, effects);
   if (history !== undefined) await history;
   effects.enqueue(core.queueName, o.payload, opts);
+  // Freshly encoded, and only read after (the carry compares it with the stored record): staged without a copy.
   const pointerBytes = encodeStepPointer(pointer);
-  effects.kvPut(stepPointerKey(core.queueName, runId), pointerBytes);
+  effects.kvPutOwned(stepPointerKey(core.queueName, runId), pointerBytes);
   const chain = slot.chain;
   if (o.when.kind !== "immediate" || chain === undefined || core.queue.ackClaimingNext === undefined) {
     await slot.freeAfterSubmitting(core.queue.ack(job, effects));
