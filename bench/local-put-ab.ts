@@ -9,10 +9,11 @@
  * directory whose `runtime/` is measured. Env: N (300 puts each), BYTES (750).
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { LocalStore } from "../runtime/index.js";
+import { loadAverageText } from "./support/load-average.js";
 import { percentile } from "./support/percentile.js";
 
 const N = Number(process.env.N ?? 300);
@@ -29,11 +30,7 @@ const ms: number[][] = checkouts.map(() => []);
 const cpuUs = checkouts.map(() => 0);
 try {
   for (const s of stores) await s.put("wal/warm", body);
-  console.log(
-    `local-put-ab: N=${N} BYTES=${body.length} load ${loadavg()
-      .map((x) => x.toFixed(2))
-      .join(" ")}`,
-  );
+  console.log(`local-put-ab: N=${N} BYTES=${body.length} load ${loadAverageText()}`);
   for (let i = 0; i < N; i++) {
     const order = i % 2 === 0 ? [...stores.keys()] : [...stores.keys()].reverse();
     for (const k of order) {

@@ -24,11 +24,13 @@
  */
 import { createHook } from "node:async_hooks";
 import { closeSync, constants as fsConstants, fsyncSync, fstatSync, linkSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type * as Runtime from "../runtime/index.js";
+import { loadAverageText } from "./support/load-average.js";
 import { percentile } from "./support/percentile.js";
+import { openStepWorkload } from "./support/step-workload.js";
 
 const N_RUNS = Number(process.env.N_RUNS ?? 20);
 const N_STEPS = Number(process.env.N_STEPS ?? 10);
@@ -73,26 +75,12 @@ class TimedStore extends T.LocalStore {
   }
 }
 
-const runner: Runtime.StepRunner = {
-  async runStep(s) {
-    return s.stepNumber + 1 < N_STEPS ? T.StepOutcome.continueNow(s.payload) : T.StepOutcome.succeed(s.payload);
-  },
-};
-
 /** Runs `n` workflow runs one at a time; per-run latencies. */
 async function runs(n: number, probe: boolean): Promise<{ lat: number[]; cpuMs: number }> {
   const dir = mkdtempSync(join(tmpdir(), "bench-put-calls-"));
   try {
-    const store = new TimedStore(dir);
-    const queue = await T.Queue.open(store, "bench");
-    const runtime = T.WorkflowRuntime.builder(queue, store, runner, T.NoopTerminalHook).maxConcurrentSteps(64).build();
-    const worker = runtime.spawn();
-    const one = async () => {
-      const { runId } = await runtime.submit({ input: new Uint8Array(16).fill(7) });
-      await runtime.wait(runId);
-      await runtime.outcome(runId);
-    };
-    for (let i = 0; i < 5; i++) await one();
+    const workload = await openStepWorkload(T, new TimedStore(dir), N_STEPS);
+    for (let i = 0; i < 5; i++) await workload.one();
     walPuts.length = 0;
     requests.clear();
     probing = probe;
@@ -100,13 +88,12 @@ async function runs(n: number, probe: boolean): Promise<{ lat: number[]; cpuMs: 
     const cpu0 = process.cpuUsage();
     for (let i = 0; i < n; i++) {
       const t = performance.now();
-      await one();
+      await workload.one();
       lat.push(performance.now() - t);
     }
     const cpu = process.cpuUsage(cpu0);
     probing = false;
-    await worker.shutdown();
-    await queue.close();
+    await workload.close();
     return { lat, cpuMs: (cpu.user + cpu.system) / 1000 };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -162,11 +149,7 @@ const sequence = new Map<string, { issued: number[]; trip: number[] }>();
 const putMs: number[] = [];
 let cpuMs = 0;
 let cpuSteps = 0;
-console.log(
-  `local-put-calls: ${checkout} N_RUNS=${N_RUNS} N_STEPS=${N_STEPS} ROUNDS=${ROUNDS} load ${loadavg()
-    .map((x) => x.toFixed(2))
-    .join(" ")}`,
-);
+console.log(`local-put-calls: ${checkout} N_RUNS=${N_RUNS} N_STEPS=${N_STEPS} ROUNDS=${ROUNDS} load ${loadAverageText()}`);
 for (let round = 0; round < ROUNDS; round++) {
   const probed = await runs(N_RUNS, true);
   lat.push(...probed.lat);
@@ -202,8 +185,4 @@ for (const [label, s] of [...sequence].sort((a, b) => med(a[1].issued) - med(b[1
 }
 console.log("The same system calls made directly (no thread pool), medians:");
 for (const [k, xs] of direct) console.log(`  ${k.padEnd(46)} ${med(xs).toFixed(3)} ms`);
-console.log(
-  `load at end ${loadavg()
-    .map((x) => x.toFixed(2))
-    .join(" ")}`,
-);
+console.log(`load at end ${loadAverageText()}`);

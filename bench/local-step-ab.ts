@@ -10,55 +10,35 @@
  * directory whose `runtime/` is measured. Env: N_RUNS (40 each), N_STEPS (10).
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { loadAverageText } from "./support/load-average.js";
 import { percentile } from "./support/percentile.js";
+import { openStepWorkload, type Taquba } from "./support/step-workload.js";
 
 const N_RUNS = Number(process.env.N_RUNS ?? 40);
 const N_STEPS = Number(process.env.N_STEPS ?? 10);
 const checkouts = process.argv.slice(2).map((c) => resolve(c));
 if (checkouts.length === 0) throw new Error("usage: npx tsx bench/local-step-ab.ts <checkout> [<checkout> ...]");
 
-interface Subject {
-  one(): Promise<void>;
-  close(): Promise<void>;
-}
-const subjects: Subject[] = [];
+const subjects: { one(): Promise<void>; close(): Promise<void> }[] = [];
 for (const c of checkouts) {
-  const T = (await import(pathToFileURL(join(c, "runtime/index.ts")).href)) as typeof import("../runtime/index.js");
+  const T = (await import(pathToFileURL(join(c, "runtime/index.ts")).href)) as Taquba;
   const dir = mkdtempSync(join(tmpdir(), "bench-step-ab-"));
-  const store = new T.LocalStore(dir);
-  const queue = await T.Queue.open(store, "bench");
-  const runner: import("../runtime/index.js").StepRunner = {
-    async runStep(s) {
-      return s.stepNumber + 1 < N_STEPS ? T.StepOutcome.continueNow(s.payload) : T.StepOutcome.succeed(s.payload);
-    },
-  };
-  const runtime = T.WorkflowRuntime.builder(queue, store, runner, T.NoopTerminalHook).maxConcurrentSteps(64).build();
-  const worker = runtime.spawn();
-  const one = async () => {
-    const { runId } = await runtime.submit({ input: new Uint8Array(16).fill(7) });
-    await runtime.wait(runId);
-    await runtime.outcome(runId);
-  };
-  for (let i = 0; i < 5; i++) await one();
+  const workload = await openStepWorkload(T, new T.LocalStore(dir), N_STEPS);
+  for (let i = 0; i < 5; i++) await workload.one();
   subjects.push({
-    one,
+    one: workload.one,
     close: async () => {
-      await worker.shutdown();
-      await queue.close();
+      await workload.close();
       rmSync(dir, { recursive: true, force: true });
     },
   });
 }
 const lat: number[][] = checkouts.map(() => []);
 const cpuUs = checkouts.map(() => 0);
-console.log(
-  `local-step-ab: N_RUNS=${N_RUNS} N_STEPS=${N_STEPS} load ${loadavg()
-    .map((x) => x.toFixed(2))
-    .join(" ")}`,
-);
+console.log(`local-step-ab: N_RUNS=${N_RUNS} N_STEPS=${N_STEPS} load ${loadAverageText()}`);
 for (let i = 0; i < N_RUNS; i++) {
   const order = i % 2 === 0 ? [...subjects.keys()] : [...subjects.keys()].reverse();
   for (const k of order) {
@@ -76,9 +56,5 @@ checkouts.forEach((c, k) => {
     `${c}: per-step p50 ${(percentile(xs, 50) / N_STEPS).toFixed(3)} ms, p90 ${(percentile(xs, 90) / N_STEPS).toFixed(3)} ms, CPU ${(cpuUs[k]! / 1000 / (N_RUNS * N_STEPS)).toFixed(3)} ms per step`,
   );
 });
-console.log(
-  `load at end ${loadavg()
-    .map((x) => x.toFixed(2))
-    .join(" ")}`,
-);
+console.log(`load at end ${loadAverageText()}`);
 for (const s of subjects) await s.close();

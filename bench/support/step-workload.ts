@@ -18,9 +18,13 @@ export async function loadCheckout<M = Taquba>(dir: string, path = "dist/runtime
   return (await import(pathToFileURL(resolve(dir, path)).href)) as M;
 }
 
-/** A running workload over one store; `drive` runs `count` runs with `conc` in flight and returns their latencies in ms, ascending. */
+/**
+ * A running workload over one store: `one` runs one run to its outcome; `drive` runs `count` runs with `conc` in
+ * flight and returns their latencies in ms, ascending.
+ */
 export interface StepWorkload {
   readonly queue: import("../../runtime/index.js").Queue;
+  one(): Promise<void>;
   drive(count: number, conc: number): Promise<number[]>;
   close(): Promise<void>;
 }
@@ -28,8 +32,8 @@ export interface StepWorkload {
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-/** Opens the workload's queue ("bench") and runtime over `store` and starts its worker. */
-export async function openStepWorkload(T: Taquba, store: import("../../runtime/index.js").ObjectStore): Promise<StepWorkload> {
+/** Opens the workload's queue ("bench") and runtime over `store`, runs of `stepsPerRun` steps, and starts its worker. */
+export async function openStepWorkload(T: Taquba, store: import("../../runtime/index.js").ObjectStore, stepsPerRun = STEPS_PER_RUN): Promise<StepWorkload> {
   const runner: import("../../runtime/index.js").StepRunner = {
     async runStep(step) {
       const [j, m] = dec.decode(step.payload).split("/").map(Number) as [number, number];
@@ -40,13 +44,14 @@ export async function openStepWorkload(T: Taquba, store: import("../../runtime/i
   const runtime = T.WorkflowRuntime.builder(queue, store, runner, T.NoopTerminalHook).maxConcurrentSteps(64).build();
   const handle = runtime.spawn();
   const one = async () => {
-    const { runId } = await runtime.submit({ input: enc.encode(`0/${STEPS_PER_RUN}`) });
+    const { runId } = await runtime.submit({ input: enc.encode(`0/${stepsPerRun}`) });
     await runtime.wait(runId);
     const o = await runtime.outcome(runId);
     if (o?.status !== "succeeded") throw new Error(`run ${runId} did not succeed`);
   };
   return {
     queue,
+    one,
     async drive(count, conc) {
       let next = 0;
       const lat: number[] = [];
