@@ -36,7 +36,8 @@
  * changed (the engine then stops recording changes), or after a checkpoint
  * failed. Incremental checkpoints go on while a compaction writes, and its
  * manifest keeps the runs they published (docs/engine.md, "Incremental
- * checkpoints during a compaction").
+ * checkpoints during a compaction"); once those reach `maxSegmentRuns`, the
+ * next one folds the newest of them into its own run (run-fold.ts).
  *
  * Recovery = newest manifest + its segment runs (oldest first, newer runs
  * winning) + WAL replay from the sequence
