@@ -196,6 +196,11 @@ await inDir(async (dir) => {
     queue = await Queue.open(new LocalStore(dir), "mem", { ...engineOpts });
     s = sampler();
     t = performance.now();
+    // The most segment runs the newest manifest listed during the fill (runs beside long compactions pile up).
+    let mostRuns = 0;
+    const runsTimer = setInterval(() => {
+      mostRuns = Math.max(mostRuns, queue.engineStats.segmentRuns);
+    }, 100);
     const tenth = Math.max(1000, Math.ceil(N / 10 / 1000) * 1000);
     for (let i = 0; i < N; i += 1000) {
       const n = Math.min(1000, N - i);
@@ -203,7 +208,15 @@ await inDir(async (dir) => {
       if (PROGRESS && (i + n) % tenth === 0) progress(i + n, queue, t);
     }
     const fillS = (performance.now() - t) / 1000;
-    row("fill", fillS, s.stop(), await settled(), `${Math.round(N / fillS).toLocaleString("en-US")} jobs/s; ${backlogNote(queue.engineStats)}`);
+    clearInterval(runsTimer);
+    const fillStats = queue.engineStats;
+    row(
+      "fill",
+      fillS,
+      s.stop(),
+      await settled(),
+      `${Math.round(N / fillS).toLocaleString("en-US")} jobs/s; ${backlogNote(fillStats)}; most segment runs ${mostRuns}, ${fillStats.checkpoints} checkpoints, ${fillStats.compactions} compactions, ${(fillStats.checkpointBytes / MB).toFixed(0)} MB of segments written`,
+    );
     await queue.close();
     if (FILL_ONLY) {
       printRows(base);

@@ -51,7 +51,7 @@ export type PagedReader = (key: string, run: number) => Uint8Array | Promise<Uin
  */
 export async function writeSegments(
   w: CheckpointWriter,
-  entries: Iterable<[string, StoredValue | null]>,
+  entries: Iterable<[string, StoredValue | null]> | AsyncIterable<[string, StoredValue | null]>,
   run: number,
   readPaged?: PagedReader,
   onSegment?: (name: string, blocks: readonly SegmentBlockInfo[]) => void,
@@ -82,22 +82,39 @@ export async function writeSegments(
   };
   let sinceCheck = 0;
   let sliceStart = performance.now();
-  for (const [k, stored] of entries) {
+  // One entry: a promise only when it had to wait (a paged value read back, a segment put, a yield).
+  const add = (k: string, stored: StoredValue | null): Promise<void> | undefined => {
     let v = stored;
     if (v !== null && !(v instanceof Uint8Array) && !isPaged(v)) v = heldValue(k, v);
     else if (v !== null && isPaged(v)) {
       if (readPaged === undefined) throw new Error(`a checkpoint met a paged value without a reader for it (key ${JSON.stringify(k)})`);
       const read = readPaged(k, v);
-      v = read instanceof Uint8Array ? read : await read;
+      if (!(read instanceof Uint8Array)) return read.then((bytes) => added(k, bytes));
+      v = read;
     }
+    return added(k, v);
+  };
+  const added = (k: string, v: Uint8Array | null): Promise<void> | undefined => {
     builder.add(k, v ?? undefined);
-    if (builder.byteLength >= w.maxSegmentBytes) await flush();
-    if (++sinceCheck < CHECK_EVERY) continue;
+    if (builder.byteLength >= w.maxSegmentBytes) return flush().then(() => paced());
+    return paced();
+  };
+  const paced = (): Promise<void> | undefined => {
+    if (++sinceCheck < CHECK_EVERY) return undefined;
     sinceCheck = 0;
-    if (performance.now() - sliceStart < SLICE_MS) continue;
-    await yieldToLoop();
-    if (w.stopped()) throw new ClosedError("the engine (the checkpoint stopped before publishing)");
-    sliceStart = performance.now();
+    if (performance.now() - sliceStart < SLICE_MS) return undefined;
+    return yieldToLoop().then(() => {
+      if (w.stopped()) throw new ClosedError("the engine (the checkpoint stopped before publishing)");
+      sliceStart = performance.now();
+    });
+  };
+  if (Symbol.asyncIterator in entries) {
+    for await (const [k, stored] of entries) await add(k, stored);
+  } else {
+    for (const [k, stored] of entries) {
+      const wait = add(k, stored);
+      if (wait !== undefined) await wait;
+    }
   }
   await flush();
   return refs;

@@ -124,6 +124,8 @@ export interface EngineStats {
   compactions: number;
   /** Incremental checkpoints cut while a compaction was writing, published (before or after it; see docs/engine.md). */
   checkpointsBesideCompaction: number;
+  /** Of those, the ones that folded the newest runs beside the compaction into their own (the runs beside it reached `maxSegmentRuns`). */
+  runsFoldedBesideCompaction: number;
   /** Segment runs the current manifest lists (1 after a compaction, plus one per incremental checkpoint). */
   segmentRuns: number;
   /** Bytes of segments those checkpoints wrote. */

@@ -36,7 +36,8 @@
  * changed (the engine then stops recording changes), or after a checkpoint
  * failed. Incremental checkpoints go on while a compaction writes, and its
  * manifest keeps the runs they published (docs/engine.md, "Incremental
- * checkpoints during a compaction").
+ * checkpoints during a compaction"); once those reach `maxSegmentRuns`, the
+ * next one folds the newest of them into its own run (run-fold.ts).
  *
  * Recovery = newest manifest + its segment runs (oldest first, newer runs
  * winning) + WAL replay from the sequence
@@ -85,6 +86,7 @@ import { orderChanges } from "./change-order.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
 import { heldValue, isPageable, isPaged, packValue, ValueArena, type StateMap, type StoredValue } from "./paged-value.js";
 import { ValuePager } from "./value-pager.js";
+import { foldRuns } from "./run-fold.js";
 import type { StateSnapshot } from "./layered-state.js";
 import type { SegmentBlockInfo } from "./segment-format.js";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
@@ -121,6 +123,14 @@ interface CheckpointCut {
   full: boolean;
   /** The compaction that was writing when this incremental checkpoint was cut, if any. */
   besideOf: Compacting | undefined;
+  /** Cut while a compaction held its slot (writing, or deleting what it replaced): its run may be folded (see `Engine.#foldable`). */
+  beside: boolean;
+  /**
+   * Beside a compaction: the newest runs published beside it that this
+   * checkpoint folds into its own run (oldest first, with their segments),
+   * which then replaces them (see `#foldDue`).
+   */
+  fold: { runs: number[]; segments: SegmentRef[][] } | undefined;
   cutSeq: number;
   walNext: number;
   /** What this writer had sealed at the cut (see `Engine.#covered`). */
@@ -196,6 +206,14 @@ export class Engine {
    * counter (see `COMPACTION_SEGMENT_BLOCK`; undefined: from the counter).
    */
   #compacting: Compacting | undefined;
+  /**
+   * Runs published by incremental checkpoints cut while a compaction held
+   * its slot (writing, or deleting what it replaced), since the last
+   * compaction's cut: the newest runs of the manifest, which a checkpoint
+   * beside a compaction folds at `maxSegmentRuns` (see `#foldDue`). Only
+   * then can runs pass `maxSegmentRuns`: otherwise a compaction is due.
+   */
+  #foldable = new Set<number>();
   #segmentCounter = 0;
   /** The first WAL sequence this writer puts at (past its fence marker). */
   readonly #firstSeq: number;
@@ -216,11 +234,21 @@ export class Engine {
    * garbage collection until the next publish has looked).
    */
   #unsure:
-    | { id: number; cover: { objects: number; bytes: number }; compaction: boolean; besideOf: Compacting | undefined; segments: readonly string[] }
+    | {
+        id: number;
+        cover: { objects: number; bytes: number };
+        compaction: boolean;
+        besideOf: Compacting | undefined;
+        beside: boolean;
+        fold: CheckpointCut["fold"];
+        indexes: readonly [string, readonly SegmentBlockInfo[]][];
+        segments: readonly string[];
+      }
     | undefined;
   #checkpoints = 0;
   #compactions = 0;
   #besideCompaction = 0;
+  #folds = 0;
   #autoCheckpointPause = { until: 0, ms: 0 };
   /** Commits acknowledged late (see `checkpointBacklog`) wait on this until a checkpoint publishes and pages out, or ends. */
   #backlogWait: { promise: Promise<void>; release(): void } | undefined;
@@ -326,6 +354,7 @@ export class Engine {
       checkpoints: this.#checkpoints,
       compactions: this.#compactions,
       checkpointsBesideCompaction: this.#besideCompaction,
+      runsFoldedBesideCompaction: this.#folds,
       checkpointBytes: this.#checkpointBytes,
       manifestId: this.#manifest.id,
       segmentRuns: segmentRuns(this.#manifest).length,
@@ -675,15 +704,19 @@ export class Engine {
         changed = this.#carry;
         this.#carry = undefined;
       }
-      return { full: false, besideOf: this.#compacting, cutSeq, walNext, cover, changed, snapshot: undefined, owned: [] };
+      // Only when commits are covered: a run written for fence markers alone could outlive a crash as a deleted manifest's.
+      const fold = commitsCovered ? this.#foldDue(prev, changed!.size) : undefined;
+      return { full: false, besideOf: this.#compacting, beside, fold, cutSeq, walNext, cover, changed, snapshot: undefined, owned: [] };
     }
     const full = commitsCovered && (changed === undefined || this.#compactionDue(prev, changed.size));
-    if (!full) return { full, besideOf: undefined, cutSeq, walNext, cover, changed, snapshot: undefined, owned: [] };
+    if (!full) return { full, besideOf: undefined, beside, fold: undefined, cutSeq, walNext, cover, changed, snapshot: undefined, owned: [] };
     // Kept for an incremental checkpoint beside this compaction (none may run when they are not known).
     this.#carry = changed;
     this.#carryLost = changed === undefined;
     this.#compacting = { walNext, cover, runs: new Set(), block: undefined };
-    return { full, besideOf: undefined, cutSeq, walNext, cover, changed: undefined, snapshot: this.#state.snapshot(), owned: [] };
+    // Every run published since the last compaction's cut is one this compaction replaces.
+    this.#foldable = new Set();
+    return { full, besideOf: undefined, beside, fold: undefined, cutSeq, walNext, cover, changed: undefined, snapshot: this.#state.snapshot(), owned: [] };
   }
 
   /** A fresh segment number for checkpoint `cut`; the segment's name stays kept from garbage collection until it publishes or fails. */
@@ -718,7 +751,11 @@ export class Engine {
     try {
       await this.#wal.waitDurable(cut.cutSeq);
       const stoppedError = () => new ClosedError("the engine (the checkpoint stopped before publishing)");
-      const entries = cut.snapshot ? cut.snapshot.entries() : await orderChanges(cut.changed!, writer.stopped, stoppedError);
+      let entries: Iterable<[string, StoredValue | null]> | AsyncIterable<[string, StoredValue | null]> = cut.snapshot
+        ? cut.snapshot.entries()
+        : await orderChanges(cut.changed!, writer.stopped, stoppedError);
+      // Folding runs beside a compaction: read them back, newest first, under this checkpoint's own changes.
+      if (cut.fold !== undefined) entries = foldRuns(this.#ctx, entries, [...cut.fold.segments].reverse(), writer.stopped);
       const indexes: [string, readonly SegmentBlockInfo[]][] = [];
       // Runs are numbered when they publish (see `#publish`).
       const written = await writeSegments(writer, entries, 0, this.#pager?.compactionReader(), (name, blocks) => indexes.push([name, blocks]));
@@ -802,7 +839,13 @@ export class Engine {
         }
       } else {
         if (newest.walNext > cut.walNext) throw new Error(`manifest ${newest.id} covers WAL past the cut of an incremental checkpoint not yet published`);
-        segments = [...newest.segments, ...written.map((seg) => ({ ...seg, run }))];
+        let kept = newest.segments;
+        if (cut.fold !== undefined) {
+          kept = foldedAway(newest, cut.fold);
+          // The folded run takes the id of the oldest run it replaces: it sits where they sat, below any later run.
+          run = cut.fold.runs[0]!;
+        }
+        segments = [...kept, ...written.map((seg) => ({ ...seg, run }))];
         // A compaction still writing numbers its segments from now on below this manifest's `lastSegment`.
         const compacting = this.#compacting;
         if (compacting !== undefined && compacting.block === undefined) {
@@ -823,7 +866,8 @@ export class Engine {
         await publishManifest(this.#ctx, next, () => this.#failure !== undefined);
       } catch (err) {
         // A put can land and still report failure: the next publish looks first.
-        if (!(err instanceof FencedError)) this.#unsure = { id, cover, compaction: cut.full, besideOf: cut.besideOf, segments: cut.owned };
+        if (!(err instanceof FencedError))
+          this.#unsure = { id, cover, compaction: cut.full, besideOf: cut.besideOf, beside: cut.beside, fold: cut.fold, indexes, segments: cut.owned };
         throw err;
       }
       this.#manifest = next;
@@ -835,15 +879,18 @@ export class Engine {
         // The compaction holds what the carry held.
         this.#carry = undefined;
         this.#carryLost = false;
-      } else if (cut.besideOf !== undefined) {
-        if (cut.besideOf === this.#compacting) this.#compacting.runs.add(run);
-        this.#besideCompaction++;
+      } else {
+        this.#besidePublished(cut, run);
+        if (cut.besideOf !== undefined) this.#besideCompaction++;
+        if (cut.fold !== undefined) this.#folds++;
       }
       this.#checkpoints++;
       if (cut.full) this.#compactions++;
       this.#checkpointBytes += written.reduce((n, seg) => n + seg.bytes, 0);
       if (this.#pager !== undefined) {
         for (const [name, blocks] of indexes) this.#pager.addIndex(name, blocks);
+        // Values still paged to runs folded into this one are read from it from now on (before `addRuns` replaces the first).
+        if (cut.fold !== undefined) this.#pager.folded(cut.fold.runs, next);
         this.#pager.addRuns(next);
         // Values still paged to the runs a compaction dropped are read from it from now on; none is re-pointed.
         if (cut.full) this.#pager.compacted(next);
@@ -852,6 +899,22 @@ export class Engine {
     } finally {
       unlock();
     }
+  }
+
+  /**
+   * Incremental checkpoint `cut` published run `run`: cut after the
+   * compaction still writing, that one keeps its run (and not the runs it
+   * folded); cut while a compaction held its slot, the run may be folded.
+   */
+  #besidePublished(cut: { besideOf: Compacting | undefined; beside: boolean; fold: CheckpointCut["fold"] }, run: number): void {
+    const folded = cut.fold?.runs ?? [];
+    if (cut.besideOf !== undefined && cut.besideOf === this.#compacting) {
+      for (const r of folded) this.#compacting.runs.delete(r);
+      this.#compacting.runs.add(run);
+    }
+    if (!cut.beside) return;
+    for (const r of folded) this.#foldable.delete(r);
+    this.#foldable.add(run);
   }
 
   /** The store keys of the segments the newest published manifest lists. */
@@ -877,10 +940,14 @@ export class Engine {
     const landed = await readNewestManifest(this.#ctx, this.#manifest.id);
     if (landed !== undefined && landed.epoch === this.#epoch && landed.id > this.#manifest.id) {
       this.#manifest = landed;
+      if (unsure.fold !== undefined) {
+        // Values stay paged to the runs it folded: they are read from its run, whose indexes this writer has.
+        for (const [name, blocks] of unsure.indexes) this.#pager?.addIndex(name, blocks);
+        this.#pager?.folded(unsure.fold.runs, landed);
+      }
       this.#pager?.addRuns(landed);
       if (unsure.compaction) this.#pager?.compacted(landed);
-      // Cut after the compaction still writing: that one keeps its run.
-      else if (unsure.besideOf !== undefined && unsure.besideOf === this.#compacting) this.#compacting.runs.add(landed.id);
+      if (!unsure.compaction) this.#besidePublished(unsure, unsure.fold?.runs[0] ?? landed.id);
       this.#replayUncovered = false;
       this.#covered = unsure.cover;
     }
@@ -914,6 +981,29 @@ export class Engine {
   }
 
   /**
+   * The runs an incremental checkpoint cut beside a compaction folds into
+   * its own (of `changedKeys` entries), or undefined: none while the runs
+   * published beside compactions since the last one's cut (`#foldable`)
+   * number under `maxSegmentRuns`. At the cap, the
+   * newest run always, and older ones while each is at most twice what the
+   * fold holds so far (size-tiered: a run is rewritten about log2 times,
+   * and the cap holds, since the fold replaces at least one run).
+   */
+  #foldDue(newest: Manifest, changedKeys: number): CheckpointCut["fold"] {
+    const runs = segmentRuns(newest).filter((run) => this.#foldable.has(run[0]!.run));
+    if (runs.length < this.#opts.maxSegmentRuns) return undefined;
+    const taken: SegmentRef[][] = [];
+    let holds = changedKeys;
+    for (let i = runs.length - 1; i >= 0; i--) {
+      const entries = runs[i]!.reduce((n, seg) => n + seg.entries, 0);
+      if (taken.length > 0 && entries > 2 * holds) break;
+      taken.unshift(runs[i]!);
+      holds += entries;
+    }
+    return { runs: taken.map((run) => run[0]!.run), segments: taken };
+  }
+
+  /**
    * Whether the next checkpoint should rewrite the whole state instead of
    * adding a run of `changedKeys` entries: too many runs, newer runs as large
    * as the oldest (the store would hold mostly superseded entries), or a
@@ -929,4 +1019,20 @@ export class Engine {
     const newer = runs.slice(1).reduce((n, run) => n + bytes(run), 0);
     return newer >= oldest;
   }
+}
+
+/**
+ * The segments of `newest` without the runs `fold` replaces, which must be
+ * its newest runs exactly as the fold read them: a fold that met anything
+ * else would drop or duplicate entries, so it fails (and the next
+ * checkpoint is a full one).
+ */
+function foldedAway(newest: Manifest, fold: { runs: number[]; segments: SegmentRef[][] }): SegmentRef[] {
+  const names = fold.segments.flat().map((seg) => seg.name);
+  const kept = newest.segments.slice(0, newest.segments.length - names.length);
+  const tail = newest.segments.slice(kept.length).map((seg) => seg.name);
+  if (tail.length !== names.length || tail.some((name, i) => name !== names[i])) {
+    throw new Error(`manifest ${newest.id} no longer ends with the runs a checkpoint folded (${fold.runs.join(", ")})`);
+  }
+  return kept;
 }

@@ -77,6 +77,13 @@ interface RunWindow {
  * whole held all of it at once (plus a key string and a view per entry).
  */
 const COMPACTION_WINDOW_BYTES = 1024 * 1024;
+/**
+ * Most bytes of the windows of one compaction together: with many runs to
+ * read, each gets a smaller window (down to `MIN_COMPACTION_WINDOW_BYTES`),
+ * so what a compaction holds is set here, not by the runs it meets.
+ */
+const COMPACTION_READ_BYTES = 8 * 1024 * 1024;
+const MIN_COMPACTION_WINDOW_BYTES = 64 * 1024;
 
 /** The cache name of block `i` of segment `seg`. */
 const blockName = (seg: SegmentRef, i: number) => `${seg.name}#${i}`;
@@ -142,10 +149,32 @@ export class ValuePager {
   compacted(manifest: Manifest): void {
     const runs = segmentRuns(manifest);
     const live = new Set(manifest.segments.map((s) => s.run));
-    for (const id of [...this.#runs.keys()]) if (!live.has(id)) this.#runs.delete(id);
     const names = new Set(manifest.segments.map((s) => s.name));
+    // A run folded into one the compaction kept (see `folded`) still reads from that one.
+    for (const [id, segs] of [...this.#runs]) if (!live.has(id) && !segs.every((seg) => names.has(seg.name))) this.#runs.delete(id);
     for (const map of [this.#indexes, this.#lastFetched]) for (const name of [...map.keys()]) if (!names.has(name)) map.delete(name);
     this.#compaction = runs.length === 0 ? undefined : runs[0]![0]!.run;
+  }
+
+  /**
+   * `runs` (oldest first) were folded into one run that took the id of the
+   * first and that `manifest` lists: a value still paged to any of them
+   * (or to a run folded into one of them before) is read from it from now
+   * on. It is there: such a value went unchanged since its run was paged
+   * out, so the fold, which read every one of those runs and wrote the
+   * newest value of each key, wrote that one.
+   */
+  folded(runs: readonly number[], manifest: Manifest): void {
+    const into = segmentRuns(manifest).find((run) => run[0]!.run === runs[0]);
+    if (into === undefined) return;
+    const gone = new Set(runs);
+    const names = new Set(into.map((seg) => seg.name));
+    for (const [id, segs] of this.#runs) {
+      if (!gone.has(segs[0]!.run)) continue;
+      for (const seg of segs) if (!names.has(seg.name)) for (const map of [this.#indexes, this.#lastFetched]) map.delete(seg.name);
+      this.#runs.set(id, into);
+    }
+    for (const id of runs) this.#runs.set(id, into);
   }
 
   /** The segments of `run`; a run older than the newest compaction this writer published is read from that compaction. */
@@ -341,7 +370,7 @@ export class ValuePager {
   /**
    * A reader of paged values for a compaction that visits keys in ascending
    * order, outside the cache: per run it holds one window of blocks (at most
-   * `COMPACTION_WINDOW_BYTES`, read with one ranged read from the block that
+   * `COMPACTION_WINDOW_BYTES`, less when many runs share `COMPACTION_READ_BYTES`; read with one ranged read from the block that
    * holds the key asked for, each block verified against its checksum) and
    * finds each key by comparing its UTF-8 bytes, walking on from the key
    * before. Nothing is decoded into a string or a view per entry. Over a
@@ -351,6 +380,8 @@ export class ValuePager {
   compactionReader(): (key: string, run: number) => Uint8Array | Promise<Uint8Array> {
     const current = new Map<number, RunWindow>();
     const target = new KeyTarget();
+    const runs = new Set([...this.#runs.values()].map((segs) => segs[0]!.run)).size;
+    const windowBytes = Math.max(MIN_COMPACTION_WINDOW_BYTES, Math.min(COMPACTION_WINDOW_BYTES, Math.floor(COMPACTION_READ_BYTES / Math.max(1, runs))));
     return (key, run) => {
       // Runs a compaction dropped are read from it: one window for all of them.
       const from = this.#runSegments(run)?.[0]?.run ?? run;
@@ -358,7 +389,7 @@ export class ValuePager {
       if (held !== undefined && compareKeys(key, held.blocks[held.last]!.lastKey) <= 0) return this.#pickNext(held, key, target);
       const seg = held !== undefined && compareKeys(key, held.seg.lastKey) <= 0 ? held.seg : this.#segment(key, run);
       current.delete(from);
-      return this.#readWindow(seg, key).then((next) => {
+      return this.#readWindow(seg, key, windowBytes).then((next) => {
         current.set(from, next);
         return this.#pickNext(next, key, target);
       });
@@ -366,13 +397,13 @@ export class ValuePager {
   }
 
   /** The window of `seg` that starts at the block holding `key`; a segment gone is corrupt (the writer's manifest lists it). */
-  async #readWindow(seg: SegmentRef, key: string): Promise<RunWindow> {
+  async #readWindow(seg: SegmentRef, key: string, windowBytes: number): Promise<RunWindow> {
     const blocks = this.#index(seg);
     const first = this.#blockOf(seg, blocks, key);
     let last = first;
     let size = blocks[first]!.length;
     // A store without ranged reads returns the whole object for every read: one window to the segment's end then.
-    const most = this.#ctx.store.getRange === undefined ? Number.POSITIVE_INFINITY : COMPACTION_WINDOW_BYTES;
+    const most = this.#ctx.store.getRange === undefined ? Number.POSITIVE_INFINITY : windowBytes;
     while (last + 1 < blocks.length && size + blocks[last + 1]!.length <= most) size += blocks[++last]!.length;
     const start = blocks[first]!.offset;
     const read = await this.#readRange(seg, start, size);

@@ -20,6 +20,7 @@ const durableIds = (lines: readonly string[]) => lines.filter((l) => l.startsWit
 
 /** Runs the writer until it has reported `target` durable batches, then SIGKILLs it at a random moment. */
 let besideSeen = 0;
+let foldsSeen = 0;
 
 async function runAndKill(dir: string, tag: string, target: number, extraDelayMs: number, mode: Mode): Promise<string[]> {
   const writer = startScript(fixture, [dir, tag, "4", ...(mode === "plain" ? [] : [mode])]);
@@ -30,6 +31,7 @@ async function runAndKill(dir: string, tag: string, target: number, extraDelayMs
   // Lines printed before the kill were still in the pipe; the exit waits for them.
   expect(writer.lines.filter((l) => l.startsWith("E "))).toEqual([]);
   besideSeen += writer.lines.filter((l) => l.startsWith("B ")).length;
+  foldsSeen += writer.lines.filter((l) => l.startsWith("F ")).length;
   return durableIds(writer.lines);
 }
 
@@ -99,8 +101,10 @@ describe("engine crash recovery", () => {
     timeout: scaledForLoad(120_000),
   }, async () => {
     besideSeen = 0;
+    foldsSeen = 0;
     await crashRounds("beside");
-    // The kills really landed among overlapping checkpoints.
+    // The kills really landed among overlapping checkpoints, some of which folded the runs beside a compaction.
     expect(besideSeen).toBeGreaterThan(0);
+    expect(foldsSeen).toBeGreaterThan(0);
   });
 });

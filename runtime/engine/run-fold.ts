@@ -1,0 +1,143 @@
+/**
+ * @module Folding runs: an incremental checkpoint beside a long compaction
+ * writes its changes together with the newest runs published beside that
+ * compaction, as one run that replaces them, so the runs beside it stay
+ * under a cap (docs/engine.md, "Runs beside a compaction folded").
+ *
+ * The runs folded in are read back from the store in key order, one window
+ * of blocks per run at a time, and merged with the checkpoint's own
+ * changes: for a key in several inputs the newest wins, tombstones stay
+ * (older runs below may hold the key).
+ */
+import { ClosedError, StoreCorruptedError } from "../errors.js";
+import { compareKeys } from "../store/keys.js";
+import type { SegmentRef } from "./manifest.js";
+import type { PackedValue } from "./paged-value.js";
+import type { StoreContext } from "./recovery.js";
+import { decodeSegmentIndex, readBlockEntries, type SegmentBlockInfo } from "./segment-format.js";
+import { readSegmentRange, readSegmentTail } from "./segment-reads.js";
+
+/** Most bytes of one read of a folded run: what a fold holds per run it reads back. */
+export const FOLD_WINDOW_BYTES = 256 * 1024;
+
+/** First guess of a segment tail's length (index, filter slot, footer): most fit, a larger one costs one more read. */
+const TAIL_GUESS = 64 * 1024;
+
+type Entry = [string, Uint8Array | PackedValue | null];
+
+/** The entries of one stored run in key order, read by windows of blocks. */
+class RunReader {
+  readonly #ctx: StoreContext;
+  readonly #segments: readonly SegmentRef[];
+  readonly #stopped: () => boolean;
+  #seg = -1;
+  #blocks: readonly SegmentBlockInfo[] = [];
+  #block = 0;
+  #keys: string[] = [];
+  #values: (Uint8Array | null)[] = [];
+  #at = 0;
+
+  constructor(ctx: StoreContext, segments: readonly SegmentRef[], stopped: () => boolean) {
+    this.#ctx = ctx;
+    this.#segments = segments;
+    this.#stopped = stopped;
+  }
+
+  /** The current entry, or undefined once the run is read. */
+  get key(): string | undefined {
+    return this.#keys[this.#at];
+  }
+
+  get value(): Uint8Array | null {
+    return this.#values[this.#at]!;
+  }
+
+  /** Moves to the next entry; a promise when the next window must be read first. */
+  advance(): Promise<void> | undefined {
+    this.#at++;
+    return this.#at < this.#keys.length ? undefined : this.#fill();
+  }
+
+  /** Reads windows until one holds an entry, or the run ends. */
+  async #fill(): Promise<void> {
+    this.#keys = [];
+    this.#values = [];
+    this.#at = 0;
+    while (this.#keys.length === 0) {
+      if (this.#stopped()) throw new ClosedError("the engine (the checkpoint stopped before publishing)");
+      if (this.#block >= this.#blocks.length) {
+        if (++this.#seg >= this.#segments.length) return;
+        this.#blocks = await this.#index(this.#segments[this.#seg]!);
+        this.#block = 0;
+        continue;
+      }
+      await this.#window(this.#segments[this.#seg]!);
+    }
+  }
+
+  async #index(seg: SegmentRef): Promise<readonly SegmentBlockInfo[]> {
+    const key = this.#ctx.prefix + seg.name;
+    const tail = await readSegmentTail(this.#ctx, seg, TAIL_GUESS, (offset, length) => readSegmentRange(this.#ctx, seg, offset, length));
+    if (tail === null) throw new StoreCorruptedError(key, "it is missing, but the writer's own manifest lists it");
+    return decodeSegmentIndex(key, tail, seg.bytes);
+  }
+
+  async #window(seg: SegmentRef): Promise<void> {
+    const blocks = this.#blocks;
+    const first = this.#block;
+    let last = first;
+    let size = blocks[first]!.length;
+    while (last + 1 < blocks.length && size + blocks[last + 1]!.length <= FOLD_WINDOW_BYTES) size += blocks[++last]!.length;
+    const start = blocks[first]!.offset;
+    const key = this.#ctx.prefix + seg.name;
+    const bytes = await readSegmentRange(this.#ctx, seg, start, size);
+    if (bytes === null) throw new StoreCorruptedError(key, "it is missing, but the writer's own manifest lists it");
+    for (let b = first; b <= last; b++) {
+      const info = blocks[b]!;
+      const at = info.offset - start;
+      readBlockEntries(key, b, info, bytes.subarray(at, at + info.length), (buf, keyAt, keyLen, valueAt, valueLen) => {
+        this.#keys.push(buf.toString("utf8", keyAt, keyAt + keyLen));
+        this.#values.push(valueLen < 0 ? null : new Uint8Array(buf.buffer, buf.byteOffset + valueAt, valueLen));
+      });
+    }
+    this.#block = last + 1;
+  }
+}
+
+/**
+ * The entries of `changes` (ascending keys, the newest input) merged with
+ * the stored `runs` (each a run's segments in key order, newest run first):
+ * per key the value of the newest input that holds it, tombstones included.
+ */
+export async function* foldRuns(
+  ctx: StoreContext,
+  changes: Iterable<Entry>,
+  runs: readonly (readonly SegmentRef[])[],
+  stopped: () => boolean,
+): AsyncGenerator<Entry> {
+  const readers = runs.map((segs) => new RunReader(ctx, segs, stopped));
+  for (const r of readers) await r.advance();
+  const own = changes[Symbol.iterator]();
+  let mine = own.next();
+  for (;;) {
+    // The smallest key among the inputs; the newest input holding it wins (the changes, then runs newest first).
+    let min: string | undefined = mine.done ? undefined : mine.value[0];
+    for (const r of readers) {
+      const k = r.key;
+      if (k !== undefined && (min === undefined || compareKeys(k, min) < 0)) min = k;
+    }
+    if (min === undefined) return;
+    let out: Entry | undefined;
+    if (!mine.done && mine.value[0] === min) {
+      out = mine.value;
+      mine = own.next();
+    }
+    for (const r of readers) {
+      if (r.key !== min) continue;
+      out ??= [min, r.value];
+      const p = r.advance();
+      if (p !== undefined) await p;
+    }
+    yield out!;
+  }
+}
