@@ -5,9 +5,23 @@
  */
 import { ValidationError } from "./errors.js";
 
+/** Characters of a string a message shows; a longer one (a 100 KB key) is cut, so the message stays readable. */
+const SHOWN_CHARS = 64;
+
+/**
+ * A refused name, key or id as a message shows it: a string quoted (cut
+ * past 64 characters), anything else as `describeValue` says (JSON cannot
+ * show a bigint or a revoked Proxy). Where the value should be a string.
+ */
+export function quoteValue(v: unknown): string {
+  if (typeof v !== "string") return describeValue(v);
+  // An escaped lone surrogate stays visible rather than turning into U+FFFD.
+  return JSON.stringify(v.length > SHOWN_CHARS ? `${v.slice(0, SHOWN_CHARS)}...` : v);
+}
+
 /** A value as an error message shows it: what it is, not only how `String` spells it ("100" and 100 differ). */
 export function describeValue(v: unknown): string {
-  if (typeof v === "string") return `${JSON.stringify(v.length > 64 ? `${v.slice(0, 64)}...` : v)} (a string)`;
+  if (typeof v === "string") return `${quoteValue(v)} (a string)`;
   if (typeof v === "bigint") return `${v}n (a bigint)`;
   if (typeof v === "number") return Object.is(v, -0) ? "-0" : String(v);
   if (typeof v === "function") return "a function";

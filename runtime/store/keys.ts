@@ -2,6 +2,7 @@
  * @module Object key validation and ordering, shared by every store.
  */
 import { ValidationError } from "../errors.js";
+import { quoteValue } from "../option-values.js";
 
 /** Longest key S3 accepts, in UTF-8 bytes. */
 export const MAX_OBJECT_KEY_BYTES = 1024;
@@ -12,6 +13,7 @@ export const MAX_OBJECT_KEY_BYTES = 1024;
  * backslashes, lone UTF-16 surrogates, and keys longer than S3 allows.
  */
 export function validateObjectKey(key: string): void {
+  if (typeof key !== "string") throw new ValidationError(`an object key must be a string, got ${quoteValue(key)}`);
   const problems: string[] = [];
   if (key.length === 0) problems.push("the key is empty");
   if (key.startsWith("/")) problems.push("the key is absolute (starts with '/')");
@@ -27,7 +29,7 @@ export function validateObjectKey(key: string): void {
   }
   if (Buffer.byteLength(key, "utf8") > MAX_OBJECT_KEY_BYTES) problems.push(`the key is longer than ${MAX_OBJECT_KEY_BYTES} bytes`);
   if (problems.length > 0) {
-    throw new ValidationError(`invalid object key ${JSON.stringify(key)}; use '/'-separated non-empty relative segments`, [...new Set(problems)]);
+    throw new ValidationError(`invalid object key ${quoteValue(key)}; use '/'-separated non-empty relative segments`, [...new Set(problems)]);
   }
 }
 
