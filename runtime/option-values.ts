@@ -54,6 +54,42 @@ export function isOptionArray(v: unknown): v is unknown[] {
   }
 }
 
+/** `v instanceof Uint8Array`, false for a revoked Proxy (which throws at it). */
+export function isOptionBytes(v: unknown): v is Uint8Array {
+  try {
+    return v instanceof Uint8Array;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A copy of the array option `v` at `path` (`what` says what it must hold),
+ * its length and each entry read once: a Proxy or getter that throws is a
+ * `ValidationError` naming `path[i]`, and a length past `max` (a Proxy can
+ * claim 2^32 - 1) is refused before anything is read.
+ */
+export function readOptionArray(path: string, v: unknown, what: string, max: number): unknown[] {
+  if (!isOptionArray(v)) throw new ValidationError(`${path} must be ${what}, got ${describeValue(v)}`);
+  let n: unknown;
+  try {
+    n = v.length;
+  } catch (err) {
+    throw new ValidationError(`reading ${path}.length threw: ${errorText(err)}`);
+  }
+  if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0 || n > max)
+    throw new ValidationError(`${path} must be ${what} of at most ${max} entries, got ${typeof n === "number" ? n : describeValue(n)} entries`);
+  const out: unknown[] = [];
+  for (let i = 0; i < n; i++) {
+    try {
+      out.push(v[i]);
+    } catch (err) {
+      throw new ValidationError(`reading ${path}[${i}] threw: ${errorText(err)}`);
+    }
+  }
+  return out;
+}
+
 /**
  * What a caller's thrown value says, for a message; never throws itself (an
  * object without a prototype has no text, an error's message may be a getter

@@ -15,7 +15,7 @@
 import { type Clock, SystemClock } from "../clock.js";
 import { PermanentError, CancelRequestedError } from "../queue/errors.js";
 import { ValidationError } from "../errors.js";
-import { checkOptionalFunction, describeValue, hasMethods, isOptionArray, readOptions } from "../option-values.js";
+import { describeValue, hasMethods, readOptions } from "../option-values.js";
 import type { ClaimedJob } from "../queue/types.js";
 import type { Queue } from "../queue/queue.js";
 import { runWorker, type RunWorkerOptions, type Worker } from "../queue/worker.js";
@@ -101,15 +101,7 @@ export class WebhookWorker implements Worker {
   constructor(given: WebhookWorkerOptions = {}) {
     // Each field read once (see readOptions): what is checked is what the worker runs with.
     const opts = readOptions(given, WEBHOOK_WORKER_KEYS, "WebhookWorkerOptions") as WebhookWorkerOptions;
-    checkOptionalFunction("WebhookWorkerOptions.resolve", opts.resolve);
-    if (opts.allowedNetworks !== undefined && !isOptionArray(opts.allowedNetworks))
-      throw new ValidationError(`WebhookWorkerOptions.allowedNetworks must be an array of CIDR strings, got ${describeValue(opts.allowedNetworks)}`);
-    // Exactly booleans: a string such as "false" (from an environment variable) is truthy and would open the guard.
-    for (const k of ["allowLoopback", "allowPrivate"] as const) {
-      const v: unknown = opts[k];
-      if (v !== undefined && typeof v !== "boolean") throw new ValidationError(`WebhookWorkerOptions.${k} must be true or false, got ${describeValue(v)}`);
-    }
-    this.#policy = compileAddressPolicy(opts);
+    this.#policy = compileAddressPolicy(opts, "WebhookWorkerOptions");
     const secrets = opts.secret === undefined ? [] : secretList(opts.secret);
     for (const s of secrets) parseWebhookSecret(s); // fail at startup, not per delivery
     this.#secrets = secrets;
