@@ -323,6 +323,61 @@ describe("entry points read their options once and refuse by name", async () => 
     await expect(readOwners(new MemoryStore(), "app", { queueName: 10n as unknown as string })).rejects.toThrow("invalid queue name 10n (a bigint)");
   });
 
+  /** Every entry point taking a logger, as the option path its refusals name and a call with that logger. */
+  const loggerTakers: readonly (readonly [path: string, call: (logger: unknown) => Promise<unknown>])[] = [
+    ["OpenOptions.logger", async (logger) => Queue.open(new MemoryStore(), "logged", { logger } as never)],
+    ["logger", async (logger) => WorkflowRuntime.builder(env.queue, env.store, appRunner, NoopTerminalHook).logger(logger as never)],
+    ...cases.filter((c) => "logger" in c.good()).map((c) => [`${c.prefix}.logger`, (logger: unknown) => c.call({ ...c.good(), logger })] as const),
+  ];
+
+  it("finds every entry point taking a logger", () => {
+    expect(loggerTakers.map(([path]) => path)).toEqual(
+      expect.arrayContaining(["OpenOptions.logger", "ServeClientsOptions.logger", "OwnerElectionOptions.logger", "JobRunnerOptions.logger"]),
+    );
+  });
+
+  it.each(loggerTakers)("%s: a logger whose level is a throwing getter or a revoked Proxy is refused naming the level", async (path, call) => {
+    const revokedFn = Proxy.revocable(() => {}, {});
+    revokedFn.revoke();
+    const revokedObj = Proxy.revocable({}, {});
+    revokedObj.revoke();
+    const throwing = Object.defineProperty({ error: () => {} }, "warn", {
+      enumerable: true,
+      get() {
+        throw new Error("no warn here");
+      },
+    });
+    const loggers: [unknown, string][] = [
+      [throwing, `reading ${path}.warn threw: no warn here`],
+      [{ error: revokedFn.proxy }, `${path}.error must be a function (obj, msg) => void, got a revoked Proxy`],
+      [{ error: () => {}, info: revokedObj.proxy }, `${path}.info must be a function (obj, msg) => void, got a revoked Proxy`],
+      [{ error: () => {}, debug: "verbose" }, `${path}.debug must be a function (obj, msg) => void, got "verbose" (a string)`],
+      [revokedObj.proxy, `${path} must be an object with debug/info/warn/error(obj, msg) methods`],
+    ];
+    for (const [logger, message] of loggers) {
+      const err = await outcome(call as Entry, logger as object);
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as Error).message).toContain(message);
+    }
+  });
+
+  it.each(loggerTakers)("%s: each level is read once, when the options are read", async (_path, call) => {
+    const reads = new Map<string, number>();
+    const logger = new Proxy(
+      { error: () => {}, warn: () => {} },
+      {
+        get(target, k, receiver) {
+          if (typeof k === "string") reads.set(k, (reads.get(k) ?? 0) + 1);
+          return Reflect.get(target, k, receiver);
+        },
+      },
+    );
+    const result = await outcome(call as Entry, logger);
+    expect(result).not.toBeInstanceOf(Error);
+    await (result as { close?: () => Promise<void> } | undefined)?.close?.();
+    expect(Object.fromEntries(reads)).toEqual({ debug: 1, info: 1, warn: 1, error: 1 });
+  });
+
   it.each(cases)("$name: frozen and null-prototype options work", async (c) => {
     expect(await outcome(c.call, Object.freeze(c.good()))).not.toBeInstanceOf(Error);
     expect(await outcome(c.call, Object.assign(Object.create(null) as object, c.good()))).not.toBeInstanceOf(Error);
