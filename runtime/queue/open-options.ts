@@ -68,7 +68,7 @@ export function readOpenOptions(given: unknown): OpenOptions {
     }
   }
   // Read once here too: the queue's engine runs with this copy.
-  if (out.engineOptions !== undefined) out.engineOptions = validateEngineOptions(out.engineOptions as EngineOptions);
+  if (out.engineOptions !== undefined) out.engineOptions = validateEngineOptions(out.engineOptions as EngineOptions, "OpenOptions.engineOptions");
   for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
   return out as OpenOptions;
 }

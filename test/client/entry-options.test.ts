@@ -46,6 +46,8 @@ interface Case {
   readonly wrong: readonly [field: string, value: unknown];
   /** What the refusal of the wrong value says, when not `{prefix}.{field}`. */
   readonly wrongNamed?: RegExp;
+  /** What a refusal of the whole options object calls it, when not `prefix`. */
+  readonly objectNamed?: string;
   readonly call: Entry;
 }
 
@@ -88,6 +90,29 @@ describe("entry points read their options once and refuse by name", async () => 
   const stopped = new AbortController();
   stopped.abort();
   const cases: Case[] = [
+    {
+      name: "Queue.open",
+      prefix: "OpenOptions",
+      objectNamed: "Queue.open options",
+      good: () => ({
+        clock: { now: () => Date.now() },
+        defaultQueueConfig: { maxAttempts: 3, backoff: { baseMs: 10, maxMs: 100 } },
+        queueConfigs: { jobs: { maxAttempts: 2 } },
+        flushIntervalMs: 2,
+        payloadOffloadBytes: 1024,
+        logger: { error: () => {} },
+        onDeadLettered: () => {},
+        onClosed: () => {},
+        recordCacheBytes: 1 << 20,
+        engineOptions: { retry: { attempts: 2 } },
+      }),
+      wrong: ["onClosed", "log it"],
+      call: async (opts) => {
+        const q = await Queue.open(new MemoryStore(), "opened", opts as never);
+        await q.close();
+        return q;
+      },
+    },
     {
       name: "openStore",
       prefix: "OpenStoreOptions",
@@ -256,7 +281,7 @@ describe("entry points read their options once and refuse by name", async () => 
   it.each(cases)("$name: options that are not an object are refused", async (c) => {
     const err = await outcome(c.call, "fast" as unknown as object);
     expect(err).toBeInstanceOf(ValidationError);
-    expect((err as Error).message).toContain(`${c.prefix} must be an object, got "fast" (a string)`);
+    expect((err as Error).message).toContain(`${c.objectNamed ?? c.prefix} must be an object, got "fast" (a string)`);
   });
 
   it.each(cases)("$name: a revoked Proxy is refused as not an object", async (c) => {
@@ -264,7 +289,7 @@ describe("entry points read their options once and refuse by name", async () => 
     revoke();
     const err = await outcome(c.call, proxy);
     expect(err).toBeInstanceOf(ValidationError);
-    expect((err as Error).message).toContain(`${c.prefix} must be an object, got a revoked Proxy`);
+    expect((err as Error).message).toContain(`${c.objectNamed ?? c.prefix} must be an object, got a revoked Proxy`);
   });
 
   it.each(cases)("$name: a getter that throws what is not an error is a ValidationError naming the field", async (c) => {
@@ -321,6 +346,24 @@ describe("entry points read their options once and refuse by name", async () => 
 
   it("a queue name that JSON cannot show (a bigint) is refused as invalid, not a TypeError", async () => {
     await expect(readOwners(new MemoryStore(), "app", { queueName: 10n as unknown as string })).rejects.toThrow("invalid queue name 10n (a bigint)");
+  });
+
+  it.each(cases)("$name: a nested option object whose fields throw when read is refused naming the option", async (c) => {
+    const found: string[] = [];
+    for (const [field, value] of Object.entries(c.good())) {
+      if (value === null || typeof value !== "object") continue;
+      // Every field read throws; a nested array's entries and length too.
+      const hostile = new Proxy(value, {
+        get() {
+          throw new Error("nested read");
+        },
+      });
+      const err = await outcome(c.call, { ...c.good(), [field]: hostile });
+      // Named as `{prefix}.{field}`, as a field of options these extend (RunWorkerOptions.signal), or in a list of the options' problems (`retry.attempts`).
+      const ok = err instanceof ValidationError && new RegExp(`(\\.${field}\\b|[ :]${field}\\.)`).test((err as Error).message);
+      if (!ok) found.push(`${field}: ${err instanceof Error ? `${err.constructor.name}: ${err.message}` : "accepted"}`);
+    }
+    expect(found).toEqual([]);
   });
 
   /** Every entry point taking a logger, as the option path its refusals name and a call with that logger. */
