@@ -5,6 +5,8 @@
  * upserted.
  */
 import { ValidationError } from "../errors.js";
+import { quoteValue } from "../option-values.js";
+import { checkedDefinition } from "../contract/definition-input.js";
 import { ScheduleInputError } from "../workflow/workflow-errors.js";
 import type { AnyWorkflowDefinition } from "../contract/workflow-definition.js";
 import type { HeaderValues, JobDefinition } from "../contract/job-definition.js";
@@ -79,10 +81,12 @@ export function defineSchedule<Input>(def: {
   readonly inputFrom?: "handler";
   readonly inputHandler?: TypedScheduleInputHandler<unknown>;
 }): ScheduleDefinition {
-  if (def.inputFrom === "handler" && def.input !== undefined) {
-    throw new ValidationError(`schedule "${def.id}" gives both a fixed input and input_from: handler; keep one`);
-  }
-  return Object.freeze({ ...def, kind: "schedule" as const, target: def.target as unknown as ScheduleTarget });
+  return checkedDefinition("defineSchedule", def, () => {
+    if (def.inputFrom === "handler" && def.input !== undefined) {
+      throw new ValidationError(`schedule ${quoteValue(def.id)} gives both a fixed input and input_from: handler; keep one`);
+    }
+    return Object.freeze({ ...def, kind: "schedule" as const, target: def.target as unknown as ScheduleTarget });
+  });
 }
 
 /**

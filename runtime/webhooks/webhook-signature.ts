@@ -35,6 +35,8 @@ export const WEBHOOK_SIGNATURE_HEADER = "webhook-signature";
 const SECRET_PREFIX = "whsec_";
 // 128 bits: shorter keys make brute-forcing the HMAC key feasible.
 const MIN_SECRET_BYTES = 16;
+/** Longest base64 text of a secret (3 KiB of key): longer is a mistake, and the pattern below overflows the stack on megabytes. */
+const MAX_SECRET_CHARS = 4096;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 /** Default tolerance between the signed timestamp and the receiver's clock: five minutes. */
 export const DEFAULT_WEBHOOK_TOLERANCE_MS = 5 * 60_000;
@@ -51,6 +53,9 @@ export function parseWebhookSecret(secret: WebhookSecret): Uint8Array {
   let key: Uint8Array;
   if (typeof secret === "string") {
     const b64 = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
+    // The pattern backtracks per group: a string of megabytes overflows the stack before it answers.
+    if (b64.length > MAX_SECRET_CHARS)
+      throw new ValidationError(`a webhook secret string is at most ${MAX_SECRET_CHARS} characters of base64, got ${b64.length}`);
     if (!BASE64.test(b64)) {
       throw new ValidationError("a webhook secret string must be base64, optionally prefixed with whsec_; pass raw key bytes as a Uint8Array");
     }
