@@ -5,7 +5,7 @@
  * upserted.
  */
 import { ValidationError } from "../errors.js";
-import { quoteValue } from "../option-values.js";
+import { describeValue, errorText, hasMethods, quoteValue } from "../option-values.js";
 import { checkedDefinition } from "../contract/definition-input.js";
 import { ScheduleInputError } from "../workflow/workflow-errors.js";
 import type { AnyWorkflowDefinition } from "../contract/workflow-definition.js";
@@ -205,8 +205,19 @@ export async function upsertSchedules(
   host: { readonly schedules: Schedules } | { readonly runtime: { readonly schedules: Schedules } },
   definitions: Iterable<ScheduleDefinition> | Readonly<Record<string, ScheduleDefinition>>,
 ): Promise<ScheduleInfo[]> {
-  const schedules = "schedules" in host ? host.schedules : host.runtime.schedules;
-  const defs = Symbol.iterator in definitions ? [...(definitions as Iterable<ScheduleDefinition>)] : Object.values(definitions);
+  let schedules: Schedules;
+  let defs: ScheduleDefinition[];
+  try {
+    schedules = "schedules" in host ? host.schedules : host.runtime.schedules;
+    defs = Symbol.iterator in definitions ? [...(definitions as Iterable<ScheduleDefinition>)] : Object.values(definitions);
+  } catch (err) {
+    // `in` throws for a primitive and a revoked Proxy; a getter may throw anything.
+    throw new ValidationError(
+      `upsertSchedules takes a runtime or job runner and the schedules' definitions (an array or record, as generated code gives), and reading them failed: ${errorText(err)}`,
+    );
+  }
+  if (!hasMethods(schedules, ["decides", "upsert"]))
+    throw new ValidationError(`upsertSchedules takes a runtime or job runner (something with schedules), got ${describeValue(host)}`);
   // Every definition is checked before anything is written.
   const specs = defs.map(scheduleSpecOf);
   const out: ScheduleInfo[] = [];

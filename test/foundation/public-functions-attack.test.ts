@@ -9,6 +9,7 @@
  */
 import { describe, expect, it } from "vitest";
 import {
+  childRunId,
   decodeWebhookJob,
   defineHeaders,
   defineJob,
@@ -20,6 +21,7 @@ import {
   shardOfSignal,
   signWebhook,
   TaqubaError,
+  upsertSchedules,
   validateJobId,
   validateObjectKey,
   validateQueueName,
@@ -54,6 +56,7 @@ const HOSTILE: readonly unknown[] = [
 ];
 
 const FUNCTIONS: Record<string, (...args: never[]) => unknown> = {
+  childRunId,
   decodeWebhookJob,
   defineHeaders,
   defineJob,
@@ -64,16 +67,17 @@ const FUNCTIONS: Record<string, (...args: never[]) => unknown> = {
   shardOfRun,
   shardOfSignal,
   signWebhook,
+  upsertSchedules,
   validateJobId,
   validateObjectKey,
   validateQueueName,
   verifyWebhook,
 };
 
-/** What calling `fn` with `args` did: "ok", "typed", or what escaped. */
-function outcome(fn: (...args: never[]) => unknown, args: unknown[]): string {
+/** What calling `fn` with `args` did (a promise's settlement included): "ok", "typed", or what escaped. */
+async function outcome(fn: (...args: never[]) => unknown, args: unknown[]): Promise<string> {
   try {
-    const r = Reflect.apply(fn, undefined, args);
+    const r = await Reflect.apply(fn, undefined, args);
     if (typeof r === "number" && !Number.isInteger(r)) return `answered ${r}`;
     return "ok";
   } catch (err) {
@@ -84,7 +88,7 @@ function outcome(fn: (...args: never[]) => unknown, args: unknown[]): string {
 }
 
 describe("exported functions given hostile arguments", () => {
-  it.each(Object.entries(FUNCTIONS))("%s refuses with a typed error or answers, at once", (_name, fn) => {
+  it.each(Object.entries(FUNCTIONS))("%s refuses with a typed error or answers, at once", async (_name, fn) => {
     const escaped: string[] = [];
     const fill: unknown[] = [undefined, undefined, undefined, undefined];
     for (let pos = 0; pos < Math.max(1, fn.length); pos++) {
@@ -92,7 +96,7 @@ describe("exported functions given hostile arguments", () => {
         const args = [...fill.slice(0, Math.max(1, fn.length))];
         args[pos] = bad;
         const started = performance.now();
-        const what = outcome(fn, args);
+        const what = await outcome(fn, args);
         const ms = performance.now() - started;
         if (what !== "ok" && what !== "typed") escaped.push(`argument ${pos} = hostile #${i}: ${what}`);
         // A 10 MB string walked as an object took minutes; anything near a second is such a walk.
