@@ -26,6 +26,9 @@ import {
   validateObjectKey,
   validateQueueName,
   verifyWebhook,
+  withCounting,
+  withFaults,
+  withLatency,
 } from "taquba";
 
 const revoked = Proxy.revocable({}, {});
@@ -72,6 +75,9 @@ const FUNCTIONS: Record<string, (...args: never[]) => unknown> = {
   validateObjectKey,
   validateQueueName,
   verifyWebhook,
+  withCounting,
+  withFaults,
+  withLatency,
 };
 
 /** What calling `fn` with `args` did (a promise's settlement included): "ok", "typed", or what escaped. */
