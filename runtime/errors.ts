@@ -27,6 +27,7 @@ export const TAQUBA_ERROR_CODES = [
   "UNSUPPORTED_FORMAT",
   "UNSUPPORTED_STORE",
   "VALUE_NOT_WARMED",
+  "COMPACTION_TOO_LARGE",
   // queue
   "CLAIM_LOST",
   "DUPLICATE_JOB_ID",
@@ -202,6 +203,26 @@ export class ValueNotWarmedError extends TaqubaError {
     super(
       "VALUE_NOT_WARMED",
       `the value of key ${JSON.stringify(key)} is paged out to the store and was read without warming it first: loop \`for (let p = engine.warm(keys); p; p = engine.warm(keys)) await p;\` over the keys you read, then read and commit in the same turn (see docs/engine.md)`,
+    );
+  }
+}
+
+/**
+ * A compaction running while incremental checkpoints publish takes its
+ * segment numbers from a block of `segments`, and needed more: the state
+ * is that many segments of `maxSegmentBytes` or more. The compaction
+ * failed without publishing: nothing durable changed.
+ */
+export class CompactionTooLargeError extends TaqubaError {
+  constructor(
+    /** Segments the compaction could number. */
+    readonly segments: number,
+    /** The engine's `maxSegmentBytes`. */
+    readonly maxSegmentBytes: number,
+  ) {
+    super(
+      "COMPACTION_TOO_LARGE",
+      `a compaction needs more than ${segments} segments of ${maxSegmentBytes} bytes (EngineOptions.maxSegmentBytes); reopen the engine with a larger maxSegmentBytes (up to 1 GiB) so the whole state fits in fewer segments`,
     );
   }
 }

@@ -23,6 +23,7 @@ export {
   MissingDependencyError,
   UnsupportedStoreError,
   ValueNotWarmedError,
+  CompactionTooLargeError,
 } from "./errors.js";
 export type { TaqubaErrorCode } from "./errors.js";
 export { SystemClock, MockClock } from "./clock.js";

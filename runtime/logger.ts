@@ -5,6 +5,8 @@
  * object with only `error` still works. Also the helpers that keep secrets
  * out of log records: header redaction and bounded error fields.
  */
+import { ValidationError } from "./errors.js";
+import { describeValue, errorText, isOptionObject } from "./option-values.js";
 
 /** One log method: a structured object first, then the message. */
 export type LogMethod = (obj: Record<string, unknown>, msg: string) => void;
@@ -63,17 +65,58 @@ export function fullLogger(logger: Logger | undefined): FullLogger {
       // A Proxy or getter that throws: a level it cannot log at.
       return drop;
     }
-    if (typeof m !== "function") return drop;
-    return (obj, msg) => {
-      // Logging is best effort: a failing logger (a broken transport) must not fail the commit, claim or run that logs.
-      try {
-        m.call(logger, obj, msg);
-      } catch {
-        // Nowhere left to report it.
-      }
-    };
+    return typeof m === "function" ? bound(logger, m as (...a: unknown[]) => unknown) : drop;
   };
   return { debug: pick("debug"), info: pick("info"), warn: pick("warn"), error: pick("error") };
+}
+
+/** `m` called on `logger`; a call that throws is dropped. */
+function bound(logger: object, m: (...a: unknown[]) => unknown): LogMethod {
+  return (obj, msg) => {
+    // Logging is best effort: a failing logger (a broken transport) must not fail the commit, claim or run that logs.
+    try {
+      m.call(logger, obj, msg);
+    } catch {
+      // Nowhere left to report it.
+    }
+  };
+}
+
+/**
+ * The `logger` option at `path`, checked and each level read once (so a
+ * getter cannot answer differently later): undefined when absent. Refuses
+ * with a `ValidationError` naming the option a value that is not an object,
+ * a level whose getter throws, a level that is not a function (or is a
+ * revoked Proxy), and a missing level of `required`.
+ */
+export function readLogger(path: string, logger: unknown, required: readonly LogLevel[] = []): FullLogger | undefined {
+  if (logger === undefined) return undefined;
+  if (!isOptionObject(logger))
+    throw new ValidationError(`${path} must be an object with debug/info/warn/error(obj, msg) methods (a pino logger is one), got ${describeValue(logger)}`);
+  const out: FullLogger = { debug: drop, info: drop, warn: drop, error: drop };
+  for (const l of LEVELS) {
+    let m: unknown;
+    try {
+      m = (logger as Record<string, unknown>)[l];
+    } catch (err) {
+      throw new ValidationError(`reading ${path}.${l} threw: ${errorText(err)}`);
+    }
+    if (m === undefined && !required.includes(l)) continue;
+    // A revoked Proxy of a function is still typeof "function", and throws at every call.
+    if (typeof m !== "function" || isRevoked(m))
+      throw new ValidationError(`${path}.${l} must be a function (obj, msg) => void, got ${isRevoked(m) ? "a revoked Proxy" : describeValue(m)}`);
+    out[l] = bound(logger, m as (...a: unknown[]) => unknown);
+  }
+  return out;
+}
+
+function isRevoked(v: unknown): boolean {
+  try {
+    Array.isArray(v);
+    return false;
+  } catch {
+    return true;
+  }
 }
 
 /** What replaces a sensitive header's value in logs and spans. */

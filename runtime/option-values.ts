@@ -5,9 +5,23 @@
  */
 import { ValidationError } from "./errors.js";
 
+/** Characters of a string a message shows; a longer one (a 100 KB key) is cut, so the message stays readable. */
+const SHOWN_CHARS = 64;
+
+/**
+ * A refused name, key or id as a message shows it: a string quoted (cut
+ * past 64 characters), anything else as `describeValue` says (JSON cannot
+ * show a bigint or a revoked Proxy). Where the value should be a string.
+ */
+export function quoteValue(v: unknown): string {
+  if (typeof v !== "string") return describeValue(v);
+  // An escaped lone surrogate stays visible rather than turning into U+FFFD.
+  return JSON.stringify(v.length > SHOWN_CHARS ? `${v.slice(0, SHOWN_CHARS)}...` : v);
+}
+
 /** A value as an error message shows it: what it is, not only how `String` spells it ("100" and 100 differ). */
 export function describeValue(v: unknown): string {
-  if (typeof v === "string") return `${JSON.stringify(v.length > 64 ? `${v.slice(0, 64)}...` : v)} (a string)`;
+  if (typeof v === "string") return `${quoteValue(v)} (a string)`;
   if (typeof v === "bigint") return `${v}n (a bigint)`;
   if (typeof v === "number") return Object.is(v, -0) ? "-0" : String(v);
   if (typeof v === "function") return "a function";
@@ -38,6 +52,42 @@ export function isOptionArray(v: unknown): v is unknown[] {
   } catch {
     return false;
   }
+}
+
+/** `v instanceof Uint8Array`, false for a revoked Proxy (which throws at it). */
+export function isOptionBytes(v: unknown): v is Uint8Array {
+  try {
+    return v instanceof Uint8Array;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A copy of the array option `v` at `path` (`what` says what it must hold),
+ * its length and each entry read once: a Proxy or getter that throws is a
+ * `ValidationError` naming `path[i]`, and a length past `max` (a Proxy can
+ * claim 2^32 - 1) is refused before anything is read.
+ */
+export function readOptionArray(path: string, v: unknown, what: string, max: number): unknown[] {
+  if (!isOptionArray(v)) throw new ValidationError(`${path} must be ${what}, got ${describeValue(v)}`);
+  let n: unknown;
+  try {
+    n = v.length;
+  } catch (err) {
+    throw new ValidationError(`reading ${path}.length threw: ${errorText(err)}`);
+  }
+  if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0 || n > max)
+    throw new ValidationError(`${path} must be ${what} of at most ${max} entries, got ${typeof n === "number" ? n : describeValue(n)} entries`);
+  const out: unknown[] = [];
+  for (let i = 0; i < n; i++) {
+    try {
+      out.push(v[i]);
+    } catch (err) {
+      throw new ValidationError(`reading ${path}[${i}] threw: ${errorText(err)}`);
+    }
+  }
+  return out;
 }
 
 /**

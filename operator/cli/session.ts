@@ -5,6 +5,7 @@
  * what it needs, and all are closed once the command ends.
  */
 import { ValidationError } from "../../runtime/errors.js";
+import { readOptions } from "../../runtime/option-values.js";
 import { TaqubaClient } from "../../runtime/client/taquba-client.js";
 import { PrefixedStore } from "../../runtime/queue/prefixed-store.js";
 import { QueueReader } from "../../runtime/queue/reader.js";
@@ -30,6 +31,8 @@ export interface SessionOptions {
   readonly store?: ObjectStore;
 }
 
+const SESSION_KEYS = ["storeUrl", "name", "stepQueue", "memoPrefix", "timeoutMs", "store"] as const satisfies readonly (keyof SessionOptions)[];
+
 /** The store holds no queue store of this name: nothing was ever written, or the name is wrong. */
 export class NoSuchStoreError extends Error {
   override readonly name = "NoSuchStoreError";
@@ -43,9 +46,10 @@ export class OperatorSession {
   #client: Promise<TaqubaClient> | undefined;
   #shards: Promise<OperatorSession[] | undefined> | undefined;
 
-  constructor(options: SessionOptions) {
-    this.options = options;
-    this.#store = options.store;
+  constructor(given: SessionOptions) {
+    // Read once: the session consults its options at every command and shard, and a getter must not answer differently later.
+    this.options = Object.freeze(readOptions(given, SESSION_KEYS, "SessionOptions") as SessionOptions);
+    this.#store = this.options.store;
   }
 
   /** The name the owner gave `Queue.open`. */

@@ -53,6 +53,7 @@ import { GroupNotFoundError } from "../workflow/groups/group-errors.js";
 import { GroupRecreatedError } from "./client-errors.js";
 import { ValidationError } from "../errors.js";
 import { checkOptionalMs, describeValue, hasMethods, readOptions } from "../option-values.js";
+import { readLogger } from "../logger.js";
 
 /** Default listing interval on a store without change notification (S3): 3,600 LISTs an hour. */
 export const DEFAULT_LIST_INTERVAL_MS = 1000;
@@ -519,8 +520,7 @@ export function serveClients(queue: Queue, target: WorkflowRuntime | JobRunner, 
   const n = opts.maxConcurrentRequests;
   if (n !== undefined && (!Number.isInteger(n) || n < 1 || n > 1000))
     throw new ValidationError(`ServeClientsOptions.maxConcurrentRequests must be a whole number from 1 to 1000, got ${describeValue(n)}`);
-  if (opts.logger !== undefined && !hasMethods(opts.logger, ["error"]))
-    throw new ValidationError(`ServeClientsOptions.logger must be an object with an error(fields, msg) method, got ${describeValue(opts.logger)}`);
+  const logger = readLogger("ServeClientsOptions.logger", opts.logger, ["error"]);
   const runtime = target instanceof JobRunner ? target.runtime : target;
   const served = servedInboxes.get(queue) ?? new Set<string>();
   // Two loops over one inbox would both find a request unapplied and apply it twice.
@@ -531,7 +531,7 @@ export function serveClients(queue: Queue, target: WorkflowRuntime | JobRunner, 
   }
   served.add(runtime.queueName);
   servedInboxes.set(queue, served);
-  return new ClientInbox(queue, target, opts, () => served.delete(runtime.queueName));
+  return new ClientInbox(queue, target, logger === undefined ? opts : { ...opts, logger }, () => served.delete(runtime.queueName));
 }
 
 /** The subject of a request handled alone: after all before it, before all after it. */

@@ -9,7 +9,7 @@
  * `payment:order-1` meets its signal when its run id is `order-1`: run ids
  * cannot contain ':', and both hash the same text.
  */
-import { stableHash } from "../queue/shard-layout.js";
+import { checkShardCount, routeText, stableHash } from "../queue/shard-layout.js";
 
 export {
   checkShardCount,
@@ -37,5 +37,5 @@ export function shardOfSchedule(scheduleId: string, shards: number): number {
 
 /** The shard a signal on `correlationKey` goes to among `shards`. */
 export function shardOfSignal(correlationKey: string, shards: number): number {
-  return stableHash(signalRoute(correlationKey)) % shards;
+  return stableHash(signalRoute(routeText("correlation key", correlationKey))) % checkShardCount(shards);
 }

@@ -13,7 +13,7 @@
 import { hostname } from "node:os";
 import { SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
 import { FencedError, ValidationError } from "../errors.js";
-import { fullLogger, type FullLogger, type Logger } from "../logger.js";
+import { fullLogger, type FullLogger, type Logger, readLogger } from "../logger.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { validateObjectKey } from "../store/keys.js";
 import { watchThrough } from "../client/store-watch.js";
@@ -29,7 +29,7 @@ import {
   type LeaseEntry,
   type LeaseRecord,
 } from "./lease-chain.js";
-import { checkOptionalFunction, describeValue, hasMethods, isOptionObject, readOptions } from "../option-values.js";
+import { checkOptionalFunction, describeValue, hasMethods, readOptions } from "../option-values.js";
 
 /** How long a lease lasts after its last renewal, unless set: 15 s. */
 export const DEFAULT_LEASE_DURATION_MS = 15_000;
@@ -136,8 +136,8 @@ export function readElectionOptions<O>(given: O, name: string): O {
   checkOptionalFunction(`${name}.onChange`, opts.onChange);
   if (opts.clock !== undefined && !hasMethods(opts.clock, ["now"]))
     throw new ValidationError(`${name}.clock must be an object with a now() method (a Clock), got ${describeValue(opts.clock)}`);
-  if (opts.logger !== undefined && !isOptionObject(opts.logger))
-    throw new ValidationError(`${name}.logger must be an object with debug/info/warn/error(obj, msg) methods, got ${describeValue(opts.logger)}`);
+  const logger = readLogger(`${name}.logger`, opts.logger);
+  if (logger !== undefined) opts.logger = logger;
   if (opts.processId !== undefined && (typeof opts.processId !== "string" || opts.processId.length === 0 || opts.processId.length > 200))
     throw new ValidationError(`${name}.processId must be 1-200 characters, got ${describeValue(opts.processId)}`);
   electionTimings(opts as { leaseDurationMs?: number; renewIntervalMs?: number });

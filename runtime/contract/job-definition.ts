@@ -10,6 +10,7 @@
  * run time. This module holds no IO so clients and workers can share it.
  */
 
+import { checkedDefinition } from "./definition-input.js";
 import { TaqubaError, ValidationError } from "../errors.js";
 import { formatIssue, type Validator } from "./validator.js";
 import { jsonErrorText } from "../redact.js";
@@ -202,13 +203,15 @@ export function defineHeaders<Headers extends HeaderValues>(spec: {
   sensitive?: readonly string[];
   validator: Validator<Headers>;
 }): HeaderSetDefinition<Headers> {
-  return Object.freeze({
-    kind: "headers",
-    package: spec.package,
-    names: Object.freeze([...spec.names]),
-    required: Object.freeze([...spec.required]),
-    sensitive: Object.freeze([...(spec.sensitive ?? [])]),
-    validator: spec.validator,
+  return checkedDefinition("defineHeaders", spec, () => {
+    return Object.freeze({
+      kind: "headers",
+      package: spec.package,
+      names: Object.freeze([...spec.names]),
+      required: Object.freeze([...spec.required]),
+      sensitive: Object.freeze([...(spec.sensitive ?? [])]),
+      validator: spec.validator,
+    });
   });
 }
 
@@ -233,22 +236,24 @@ export function defineJob<Name extends string, Input, Output, Err, Headers exten
   contractHash: string;
   flowControl?: FlowControlSpec;
 }): JobDefinition<Name, Input, Output, Err, Headers> {
-  const key = spec.idempotencyKey === undefined ? undefined : compileKeyTemplate(spec.idempotencyKey);
-  const flowControl = compileFlowControl(spec.name, spec.headers.names, spec.flowControl);
-  return Object.freeze({
-    kind: "job",
-    name: spec.name,
-    package: spec.package,
-    description: spec.description,
-    input: spec.input,
-    output: spec.output,
-    error: spec.error,
-    headers: spec.headers,
-    idempotencyKey: key === undefined ? undefined : (input: Input) => key(input),
-    maxAttempts: spec.maxAttempts,
-    priority: spec.priority,
-    contractHash: spec.contractHash,
-    ...(flowControl === undefined ? {} : { flowControl }),
+  return checkedDefinition("defineJob", spec, () => {
+    const key = spec.idempotencyKey === undefined ? undefined : compileKeyTemplate(spec.idempotencyKey);
+    const flowControl = compileFlowControl(spec.name, spec.headers.names, spec.flowControl);
+    return Object.freeze({
+      kind: "job",
+      name: spec.name,
+      package: spec.package,
+      description: spec.description,
+      input: spec.input,
+      output: spec.output,
+      error: spec.error,
+      headers: spec.headers,
+      idempotencyKey: key === undefined ? undefined : (input: Input) => key(input),
+      maxAttempts: spec.maxAttempts,
+      priority: spec.priority,
+      contractHash: spec.contractHash,
+      ...(flowControl === undefined ? {} : { flowControl }),
+    });
   });
 }
 
@@ -269,36 +274,38 @@ export function defineSignal<Name extends string, Params, Payload>(spec: {
   params: Validator<Params>;
   payload: Validator<Payload>;
 }): SignalDefinition<Name, Params, Payload> {
-  const key = compileKeyTemplate(spec.keyTemplate);
-  const params: Validator<Params> = spec.params;
-  const payload: Validator<Payload> = spec.payload;
-  return Object.freeze({
-    kind: "signal",
-    name: spec.name,
-    package: spec.package,
-    keyTemplate: spec.keyTemplate,
-    params,
-    payload,
-    key(values: Params): string {
-      params.assert(values);
-      return key(values);
-    },
-    encode(value: Payload): Uint8Array {
-      payload.assert(value);
-      return encoder.encode(JSON.stringify(value));
-    },
-    decode(bytes: Uint8Array): Payload {
-      let value: unknown;
-      try {
-        value = JSON.parse(decoder.decode(bytes));
-      } catch (e) {
-        throw new ValidationError(`${payload.name} is not UTF-8 JSON; send it through the generated signal sender`, [
-          formatIssue({ path: "", message: jsonErrorText(e) }),
-        ]);
-      }
-      payload.assert(value);
-      return value;
-    },
+  return checkedDefinition("defineSignal", spec, () => {
+    const key = compileKeyTemplate(spec.keyTemplate);
+    const params: Validator<Params> = spec.params;
+    const payload: Validator<Payload> = spec.payload;
+    return Object.freeze({
+      kind: "signal",
+      name: spec.name,
+      package: spec.package,
+      keyTemplate: spec.keyTemplate,
+      params,
+      payload,
+      key(values: Params): string {
+        params.assert(values);
+        return key(values);
+      },
+      encode(value: Payload): Uint8Array {
+        payload.assert(value);
+        return encoder.encode(JSON.stringify(value));
+      },
+      decode(bytes: Uint8Array): Payload {
+        let value: unknown;
+        try {
+          value = JSON.parse(decoder.decode(bytes));
+        } catch (e) {
+          throw new ValidationError(`${payload.name} is not UTF-8 JSON; send it through the generated signal sender`, [
+            formatIssue({ path: "", message: jsonErrorText(e) }),
+          ]);
+        }
+        payload.assert(value);
+        return value;
+      },
+    });
   });
 }
 

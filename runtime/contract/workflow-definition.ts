@@ -8,6 +8,7 @@
  * build time. No IO here, so clients and workers share it.
  */
 
+import { checkedDefinition } from "./definition-input.js";
 import { compileFlowControl, type FlowControl, type FlowControlSpec } from "./flow-control.js";
 import { ValidationError } from "../errors.js";
 import type { HeaderSetDefinition, HeaderValues, SignalDefinition } from "./job-definition.js";
@@ -115,41 +116,43 @@ export function defineWorkflow<Name extends string, Input, Result, Err, Headers 
   contractHash: string;
   flowControl?: FlowControlSpec;
 }): WorkflowDefinition<Name, Input, Result, Err, Headers, Handler> {
-  const flowControl = compileFlowControl(spec.name, spec.headers.names, spec.flowControl);
-  const problems: string[] = [];
-  if (!Object.hasOwn(spec.steps, spec.entry)) problems.push(`entry step "${spec.entry}" is not one of its steps`);
-  const steps: Record<string, WorkflowStepDefinition> = {};
-  for (const [name, s] of Object.entries(spec.steps)) {
-    for (const n of s.next) if (!Object.hasOwn(spec.steps, n)) problems.push(`step "${name}" continues to "${n}", which is not one of its steps`);
-    if (s.signal !== undefined && s.timeoutMs === undefined) problems.push(`step "${name}" waits for a signal without a timeout`);
-    if (s.signal !== undefined && s.child !== undefined) problems.push(`step "${name}" waits for both a signal and a child run`);
-    steps[name] = Object.freeze({
-      name,
-      method: s.method,
-      payload: s.payload,
-      signal: s.signal,
-      timeoutMs: s.timeoutMs,
-      next: Object.freeze([...s.next]),
-      starts: Object.freeze(
-        (s.starts ?? []).map((r) => Object.freeze({ path: Object.freeze([r.path[0], r.path[1]]) as readonly [string, string], workflow: r.workflow })),
-      ),
-      child: s.child,
+  return checkedDefinition("defineWorkflow", spec, () => {
+    const flowControl = compileFlowControl(spec.name, spec.headers.names, spec.flowControl);
+    const problems: string[] = [];
+    if (!Object.hasOwn(spec.steps, spec.entry)) problems.push(`entry step "${spec.entry}" is not one of its steps`);
+    const steps: Record<string, WorkflowStepDefinition> = {};
+    for (const [name, s] of Object.entries(spec.steps)) {
+      for (const n of s.next) if (!Object.hasOwn(spec.steps, n)) problems.push(`step "${name}" continues to "${n}", which is not one of its steps`);
+      if (s.signal !== undefined && s.timeoutMs === undefined) problems.push(`step "${name}" waits for a signal without a timeout`);
+      if (s.signal !== undefined && s.child !== undefined) problems.push(`step "${name}" waits for both a signal and a child run`);
+      steps[name] = Object.freeze({
+        name,
+        method: s.method,
+        payload: s.payload,
+        signal: s.signal,
+        timeoutMs: s.timeoutMs,
+        next: Object.freeze([...s.next]),
+        starts: Object.freeze(
+          (s.starts ?? []).map((r) => Object.freeze({ path: Object.freeze([r.path[0], r.path[1]]) as readonly [string, string], workflow: r.workflow })),
+        ),
+        child: s.child,
+      });
+    }
+    if (problems.length > 0) throw new ValidationError(`workflow "${spec.name}" is not well formed; regenerate it from its spec`, problems);
+    return Object.freeze({
+      kind: "workflow",
+      name: spec.name,
+      package: spec.package,
+      description: spec.description,
+      input: spec.input,
+      result: spec.result,
+      error: spec.error,
+      headers: spec.headers,
+      entry: spec.entry,
+      steps: Object.freeze(steps),
+      signals: Object.freeze({ ...(spec.signals ?? {}) }),
+      contractHash: spec.contractHash,
+      ...(flowControl === undefined ? {} : { flowControl }),
     });
-  }
-  if (problems.length > 0) throw new ValidationError(`workflow "${spec.name}" is not well formed; regenerate it from its spec`, problems);
-  return Object.freeze({
-    kind: "workflow",
-    name: spec.name,
-    package: spec.package,
-    description: spec.description,
-    input: spec.input,
-    result: spec.result,
-    error: spec.error,
-    headers: spec.headers,
-    entry: spec.entry,
-    steps: Object.freeze(steps),
-    signals: Object.freeze({ ...(spec.signals ?? {}) }),
-    contractHash: spec.contractHash,
-    ...(flowControl === undefined ? {} : { flowControl }),
   });
 }

@@ -92,6 +92,7 @@ import type { SegmentBlockInfo } from "./segment-format.js";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { validateBatchOps } from "./wal-format.js";
 import { WalWriter } from "./wal-writer.js";
+import { reserveSegmentBlock, takeFromBlock, type SegmentBlock } from "./compaction-block.js";
 import type { WriteBatch } from "./write-batch.js";
 import { timeCommit } from "../telemetry/metrics.js";
 
@@ -100,14 +101,6 @@ export type { CommitOptions, EngineOptions, EngineStats, PageValuesOptions } fro
 
 const RESOLVED = Promise.resolve();
 
-/**
- * Segment numbers a compaction reserves once an incremental checkpoint
- * publishes during it, so that every later manifest's `lastSegment` is above
- * each segment the compaction writes (recovery reads an unlisted segment
- * above it as a deleted manifest's). 2^20 segments of 4 MiB are 4 TiB.
- */
-const COMPACTION_SEGMENT_BLOCK = 1 << 20;
-
 /** A compaction still writing; see `Engine.#compacting`. */
 interface Compacting {
   /** The WAL sequence after its cut. */
@@ -115,7 +108,7 @@ interface Compacting {
   /** What the writer had sealed at its cut (see `Engine.#covered`). */
   cover: { objects: number; bytes: number };
   runs: Set<number>;
-  block: { next: number; top: number } | undefined;
+  block: SegmentBlock | undefined;
 }
 
 /** A checkpoint as cut: the WAL it covers and what it writes. */
@@ -724,8 +717,7 @@ export class Engine {
     let n: number;
     const block = cut.full ? this.#compacting?.block : undefined;
     if (block === undefined) n = ++this.#segmentCounter;
-    else if (block.next < block.top) n = ++block.next;
-    else throw new Error(`a compaction needs more than ${COMPACTION_SEGMENT_BLOCK} segments; raise maxSegmentBytes`);
+    else n = takeFromBlock(block, this.#opts.maxSegmentBytes);
     const key = segmentKey(this.#ctx.prefix, this.#epoch, n);
     cut.owned.push(key);
     this.#ownedSegments.add(key);
@@ -849,8 +841,8 @@ export class Engine {
         // A compaction still writing numbers its segments from now on below this manifest's `lastSegment`.
         const compacting = this.#compacting;
         if (compacting !== undefined && compacting.block === undefined) {
-          compacting.block = { next: this.#segmentCounter, top: this.#segmentCounter + COMPACTION_SEGMENT_BLOCK };
-          this.#segmentCounter += COMPACTION_SEGMENT_BLOCK;
+          compacting.block = reserveSegmentBlock(this.#segmentCounter);
+          this.#segmentCounter = compacting.block.top;
         }
       }
       const next: Manifest = {

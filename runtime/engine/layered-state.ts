@@ -135,13 +135,21 @@ export class LayeredState {
 
   /** The index in `#layers` of the run holding `key` live, or -1; sets `#found` and `#foundIndex`. */
   #locate(key: string): number {
-    const layers = this.#layers;
     // No stored key has a lone surrogate (UTF-8 cannot hold one), and its bytes would not be its own.
-    if (layers.length === 0 || !isWellFormed(key)) return -1;
-    const kb = this.#kb.set(key);
+    if (this.#layers.length === 0 || !isWellFormed(key)) return -1;
+    return this.#search(key, this.#kb.set(key));
+  }
+
+  /**
+   * The newest-first search of `#locate` for the key in `kb`; with `key`
+   * undefined (a key from a segment's bytes, no string made) each run finds
+   * it by its bytes alone.
+   */
+  #search(key: string | undefined, kb: KeyBytes): number {
+    const layers = this.#layers;
     for (let i = layers.length - 1; i >= 0; i--) {
       const l = layers[i]!;
-      const index = l.run.find(key, kb, this.#found);
+      const index = key === undefined ? l.run.findBytes(kb, this.#found) : l.run.find(key, kb, this.#found);
       if (index >= 0 && !l.live.isDead(index)) {
         this.#foundIndex = index;
         return i;
@@ -268,16 +276,7 @@ export class LayeredState {
 
   /** `kill` of the key in `kb` (its UTF-8 and hash), making no string: open, from a segment's bytes. */
   killBytes(kb: KeyBytes): boolean {
-    const layers = this.#layers;
-    for (let i = layers.length - 1; i >= 0; i--) {
-      const l = layers[i]!;
-      const index = l.run.findBytes(kb, this.#found);
-      if (index >= 0 && !l.live.isDead(index)) {
-        this.#foundIndex = index;
-        return this.#killLocated(i);
-      }
-    }
-    return false;
+    return this.#killLocated(this.#search(undefined, kb));
   }
 
   /** Copies up to `entries` entries of the merge in progress (replacing its inputs when it ends); returns whether a merge is still in progress. */

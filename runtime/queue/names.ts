@@ -6,10 +6,7 @@ import { ValidationError } from "../errors.js";
 import { validateDelay } from "../time-bounds.js";
 import { isWellFormed, validateObjectKey } from "../store/keys.js";
 import { KvValueTooLargeError } from "./errors.js";
-import { describeValue } from "../option-values.js";
-
-/** A refused name or key as a message shows it: a string quoted, anything else for what it is (JSON.stringify throws for a bigint or a revoked Proxy). */
-const shown = (v: unknown): string => (typeof v === "string" ? JSON.stringify(v) : describeValue(v));
+import { describeValue, quoteValue } from "../option-values.js";
 
 /** Largest caller KV value, in bytes (256 KiB). Values are never offloaded. */
 export const MAX_KV_VALUE_SIZE = 256 * 1024;
@@ -36,14 +33,14 @@ const JOB_ID_RE = /^[A-Za-z0-9_-]+$/;
  */
 export function validateQueueName(name: unknown): asserts name is string {
   if (typeof name !== "string" || name.length === 0 || name.length > MAX_QUEUE_NAME_LEN || !QUEUE_NAME_RE.test(name) || name === "." || name === "..") {
-    throw new ValidationError(`invalid queue name ${shown(name)}; use 1-${MAX_QUEUE_NAME_LEN} characters of letters, digits, '.', '_', ':' and '-'`);
+    throw new ValidationError(`invalid queue name ${quoteValue(name)}; use 1-${MAX_QUEUE_NAME_LEN} characters of letters, digits, '.', '_', ':' and '-'`);
   }
 }
 
 /** A caller job id is 1-128 bytes of `[A-Za-z0-9_-]`. */
 export function validateJobId(id: unknown): asserts id is string {
   if (typeof id !== "string" || id.length === 0 || id.length > MAX_JOB_ID_LEN || !JOB_ID_RE.test(id)) {
-    throw new ValidationError(`invalid job id ${shown(id)}; use 1-${MAX_JOB_ID_LEN} characters of letters, digits, '_' and '-'`);
+    throw new ValidationError(`invalid job id ${quoteValue(id)}; use 1-${MAX_JOB_ID_LEN} characters of letters, digits, '_' and '-'`);
   }
 }
 
@@ -57,7 +54,7 @@ export function validateStoreName(name: unknown): asserts name is string {
   try {
     validateObjectKey(`${name}/x`);
   } catch (e) {
-    throw new ValidationError(`invalid queue store name ${shown(name)}; it becomes an object key prefix`, e instanceof ValidationError ? e.issues : []);
+    throw new ValidationError(`invalid queue store name ${quoteValue(name)}; it becomes an object key prefix`, e instanceof ValidationError ? e.issues : []);
   }
 }
 
@@ -82,27 +79,27 @@ export function utf8Exceeds(s: string, max: number): boolean {
 /** A caller KV key: 1-1024 UTF-8 bytes of well-formed text. */
 export function validateKvKey(key: unknown): asserts key is string {
   if (typeof key !== "string" || key.length === 0 || !isWellFormed(key) || utf8Exceeds(key, MAX_KV_KEY_BYTES)) {
-    throw new ValidationError(`invalid KV key ${shown(key)}; use 1-${MAX_KV_KEY_BYTES} bytes of well-formed UTF-8 text`);
+    throw new ValidationError(`invalid KV key ${quoteValue(key)}; use 1-${MAX_KV_KEY_BYTES} bytes of well-formed UTF-8 text`);
   }
 }
 
 /** A KV prefix may be empty (the whole namespace) but must be well-formed text. */
 export function validateKvPrefix(prefix: unknown): asserts prefix is string {
   if (typeof prefix !== "string" || !isWellFormed(prefix) || utf8Length(prefix) > MAX_KV_KEY_BYTES) {
-    throw new ValidationError(`invalid KV prefix ${shown(prefix)}; use at most ${MAX_KV_KEY_BYTES} bytes of well-formed UTF-8 text`);
+    throw new ValidationError(`invalid KV prefix ${quoteValue(prefix)}; use at most ${MAX_KV_KEY_BYTES} bytes of well-formed UTF-8 text`);
   }
 }
 
 /** A KV value must be bytes of at most `MAX_KV_VALUE_SIZE`. */
 export function validateKvValue(key: string, value: unknown): asserts value is Uint8Array {
-  if (!(value instanceof Uint8Array)) throw new ValidationError(`the value for KV key ${shown(key)} must be a Uint8Array`);
+  if (!(value instanceof Uint8Array)) throw new ValidationError(`the value for KV key ${quoteValue(key)} must be a Uint8Array`);
   if (value.byteLength > MAX_KV_VALUE_SIZE) throw new KvValueTooLargeError(key, value.byteLength, MAX_KV_VALUE_SIZE);
 }
 
 /** A dedup key: 1-512 bytes of well-formed text. */
 export function validateDedupKey(key: unknown): asserts key is string {
   if (typeof key !== "string" || key.length === 0 || !isWellFormed(key) || utf8Exceeds(key, MAX_DEDUP_KEY_BYTES)) {
-    throw new ValidationError(`invalid dedupKey ${shown(key)}; use 1-${MAX_DEDUP_KEY_BYTES} bytes of well-formed UTF-8 text`);
+    throw new ValidationError(`invalid dedupKey ${quoteValue(key)}; use 1-${MAX_DEDUP_KEY_BYTES} bytes of well-formed UTF-8 text`);
   }
 }
 

@@ -10,6 +10,7 @@ import { validateEngineOptions } from "../engine/engine-options.js";
 import type { EngineOptions } from "../engine/engine.js";
 import { ValidationError } from "../errors.js";
 import { describeValue, errorText, hasMethods, isOptionObject, readOptions } from "../option-values.js";
+import { readLogger } from "../logger.js";
 import type { OpenOptions } from "./config.js";
 
 const KEYS = [
@@ -50,12 +51,9 @@ export function readOpenOptions(given: unknown): OpenOptions {
   for (const k of ["onDeadLettered", "onClosed"] as const) {
     if (out[k] !== undefined && typeof out[k] !== "function") throw new ValidationError(`OpenOptions.${k} must be a function, got ${describeValue(out[k])}`);
   }
-  const logger = out.logger;
-  if (logger !== undefined && !isOptionObject(logger)) {
-    throw new ValidationError(
-      `OpenOptions.logger must be an object with debug/info/warn/error(obj, msg) methods (a pino logger is one), got ${describeValue(logger)}`,
-    );
-  }
+  const logger = readLogger("OpenOptions.logger", out.logger);
+  if (logger === undefined) delete out.logger;
+  else out.logger = logger;
   const clock = out.clock;
   if (clock !== undefined && !hasMethods(clock, ["now"])) {
     throw new ValidationError(`OpenOptions.clock must be an object with a now() method, got ${describeValue(clock)}`);
@@ -70,7 +68,7 @@ export function readOpenOptions(given: unknown): OpenOptions {
     }
   }
   // Read once here too: the queue's engine runs with this copy.
-  if (out.engineOptions !== undefined) out.engineOptions = validateEngineOptions(out.engineOptions as EngineOptions);
+  if (out.engineOptions !== undefined) out.engineOptions = validateEngineOptions(out.engineOptions as EngineOptions, "OpenOptions.engineOptions");
   for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
   return out as OpenOptions;
 }

@@ -51,7 +51,13 @@ export function stableHash(text: string): number {
 
 /** The shard of run `runId` among `shards`. */
 export function shardOfRun(runId: string, shards: number): number {
-  return stableHash(runId) % shards;
+  return stableHash(routeText("run id", runId)) % checkShardCount(shards);
+}
+
+/** `text`, refused naming `what` unless a string: a number would hash as its digits and NaN shards would route nowhere. */
+export function routeText(what: string, text: unknown): string {
+  if (typeof text !== "string") throw new ValidationError(`a ${what} to route must be a string, got ${describeValue(text)}`);
+  return text;
 }
 
 /** Checks a shard count: a whole number from 1 to `MAX_SHARDS`. */

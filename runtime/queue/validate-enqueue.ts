@@ -2,6 +2,7 @@
  * @module Validation of enqueue options, shared by every enqueue path.
  */
 import { ValidationError } from "../errors.js";
+import { quoteValue } from "../option-values.js";
 import { validatePriority } from "./config.js";
 import { validateInstant } from "../time-bounds.js";
 import { validateHeaders } from "./headers.js";
@@ -33,6 +34,6 @@ export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): 
 /** A debounce key is text as a dedup key is: 1-512 bytes of well-formed UTF-8. */
 export function validateDebounceKey(key: unknown): asserts key is string {
   if (typeof key !== "string" || key.length === 0 || !isWellFormed(key) || utf8Exceeds(key, MAX_DEDUP_KEY_BYTES)) {
-    throw new ValidationError(`invalid debounce key ${JSON.stringify(key)}; use 1-${MAX_DEDUP_KEY_BYTES} bytes of well-formed UTF-8 text`);
+    throw new ValidationError(`invalid debounce key ${quoteValue(key)}; use 1-${MAX_DEDUP_KEY_BYTES} bytes of well-formed UTF-8 text`);
   }
 }

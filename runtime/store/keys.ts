@@ -2,6 +2,7 @@
  * @module Object key validation and ordering, shared by every store.
  */
 import { ValidationError } from "../errors.js";
+import { quoteValue } from "../option-values.js";
 
 /** Longest key S3 accepts, in UTF-8 bytes. */
 export const MAX_OBJECT_KEY_BYTES = 1024;
@@ -12,6 +13,7 @@ export const MAX_OBJECT_KEY_BYTES = 1024;
  * backslashes, lone UTF-16 surrogates, and keys longer than S3 allows.
  */
 export function validateObjectKey(key: string): void {
+  if (typeof key !== "string") throw new ValidationError(`an object key must be a string, got ${quoteValue(key)}`);
   if (!isValidObjectKey(key)) throw invalidObjectKey(key);
 }
 
@@ -52,7 +54,7 @@ function isValidObjectKey(key: string): boolean {
 
 /** The error for a key `isValidObjectKey` rejects, naming every problem. */
 function invalidObjectKey(key: string): ValidationError {
-  return new ValidationError(`invalid object key ${JSON.stringify(key)}; use '/'-separated non-empty relative segments`, objectKeyProblems(key));
+  return new ValidationError(`invalid object key ${quoteValue(key)}; use '/'-separated non-empty relative segments`, objectKeyProblems(key));
 }
 
 /** @internal What is wrong with `key`, each problem once; empty when `validateObjectKey` accepts it. */

@@ -49,6 +49,17 @@ function invalid(url: string, why: string): ValidationError {
   return new ValidationError(`invalid store URL ${JSON.stringify(redactUrl(url))}: ${why}; ${ACCEPTED}`);
 }
 
+/** The environment variables `openStore` reads. */
+const ENV_KEYS = [
+  "AWS_ENDPOINT_URL_S3",
+  "AWS_ENDPOINT_URL",
+  "AWS_REGION",
+  "AWS_DEFAULT_REGION",
+  "AZURE_STORAGE_CONNECTION_STRING",
+  "AZURE_STORAGE_ACCOUNT",
+  "AZURE_STORAGE_KEY",
+] as const;
+
 /**
  * Opens the store a URL names; see the module documentation for the forms.
  * Throws `ValidationError` naming the accepted forms for anything else.
@@ -62,7 +73,11 @@ export function openStore(url: string, opts: OpenStoreOptions = {}): ObjectStore
   const given = readOptions(opts, ["env"], "OpenStoreOptions").env;
   if (given !== undefined && !isOptionObject(given))
     throw new ValidationError(`OpenStoreOptions.env must be an object of environment variables, got ${describeValue(given)}`);
-  const env = (given ?? process.env) as Readonly<Record<string, string | undefined>>;
+  // Only the variables a store is configured from, each read once; an entry whose getter throws, or that is not text, is refused by name.
+  const env = readOptions(given ?? process.env, ENV_KEYS, "OpenStoreOptions.env") as Readonly<Record<string, string | undefined>>;
+  for (const [k, v] of Object.entries(env)) {
+    if (typeof v !== "string") throw new ValidationError(`OpenStoreOptions.env.${k} must be a string, got ${describeValue(v)}`);
+  }
   let parsed: URL;
   try {
     parsed = new URL(url);

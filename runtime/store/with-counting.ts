@@ -2,6 +2,7 @@
  * @module A wrapper that counts store requests and bytes by operation, so
  * tests and benchmarks can report what a workload costs in S3 requests.
  */
+import { checkStore } from "./store-check.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
 
 /** Requests and bytes seen by a `withCounting` store since creation or `reset()`. */
@@ -36,6 +37,7 @@ export interface CountingStore extends ObjectStore {
  * console.log(store.counts.puts); // WAL objects written for the enqueue
  */
 export function withCounting(store: ObjectStore): CountingStore {
+  checkStore("withCounting", store);
   const counts: StoreCounts = { gets: 0, puts: 0, deletes: 0, lists: 0, bytesIn: 0, bytesOut: 0 };
   return {
     counts,

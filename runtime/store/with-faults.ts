@@ -9,7 +9,8 @@
 import { TaqubaError, ValidationError } from "../errors.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
 import { seededRandom } from "./prng.js";
-import { describeValue } from "../option-values.js";
+import { describeValue, quoteValue, readOptionArray, readOptions } from "../option-values.js";
+import { checkStore } from "./store-check.js";
 
 /** An operation of `ObjectStore`, as named by `withFaults`'s `ops` option. */
 export type StoreOperation = "get" | "put" | "delete" | "list";
@@ -70,13 +71,16 @@ function checkRate(name: string, value: number): number {
  * const store = withFaults(new MemoryStore(), { failureRate: 0.1, seed: 42, ops: ["put"] });
  * // ...run the workload, then check its invariants; store.injected counts the faults.
  */
-export function withFaults(store: ObjectStore, opts: FaultOptions): FaultyStore {
+export function withFaults(store: ObjectStore, given: FaultOptions): FaultyStore {
+  checkStore("withFaults", store);
+  const opts = readOptions(given, ["failureRate", "seed", "ops", "failAfterWriteRate"], "FaultOptions") as FaultOptions;
+  if (opts.ops !== undefined) opts.ops = readOptionArray("FaultOptions.ops", opts.ops, "an array of operation names", 16) as StoreOperation[];
   let failureRate = checkRate("failureRate", opts.failureRate);
   const failAfterWriteRate = checkRate("failAfterWriteRate", opts.failAfterWriteRate ?? 0.5);
   const covered = new Set<StoreOperation>(opts.ops ?? ALL_OPERATIONS);
   for (const op of covered) {
     if (!ALL_OPERATIONS.includes(op)) {
-      throw new ValidationError(`withFaults: unknown operation ${JSON.stringify(op)} in ops; use ${ALL_OPERATIONS.join(", ")}`);
+      throw new ValidationError(`withFaults: unknown operation ${quoteValue(op)} in ops; use ${ALL_OPERATIONS.join(", ")}`);
     }
   }
   const random = seededRandom(opts.seed ?? 1);

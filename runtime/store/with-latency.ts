@@ -10,6 +10,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ValidationError } from "../errors.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
 import { seededRandom } from "./prng.js";
+import { checkStore } from "./store-check.js";
+import { describeValue, readOptions } from "../option-values.js";
 
 /** Options of `withLatency`. */
 export interface LatencyOptions {
@@ -28,10 +30,13 @@ export interface LatencyOptions {
  * @example
  * const s3Like = withLatency(new MemoryStore(), { ms: 20, jitterMs: 5 });
  */
-export function withLatency(store: ObjectStore, opts: LatencyOptions): ObjectStore {
+export function withLatency(store: ObjectStore, given: LatencyOptions): ObjectStore {
+  checkStore("withLatency", store);
+  // Read once: each delay uses what was checked here.
+  const opts = readOptions(given, ["ms", "jitterMs", "seed"], "LatencyOptions") as LatencyOptions;
   const jitter = opts.jitterMs ?? 0;
-  if (!(opts.ms >= 0) || !Number.isFinite(opts.ms) || !(jitter >= 0) || !Number.isFinite(jitter)) {
-    throw new ValidationError(`withLatency: ms and jitterMs must be finite numbers >= 0, got ms=${opts.ms} jitterMs=${jitter}`);
+  if (typeof opts.ms !== "number" || !(opts.ms >= 0) || !Number.isFinite(opts.ms) || typeof jitter !== "number" || !(jitter >= 0) || !Number.isFinite(jitter)) {
+    throw new ValidationError(`withLatency: ms and jitterMs must be finite numbers >= 0, got ms=${describeValue(opts.ms)} jitterMs=${describeValue(jitter)}`);
   }
   const random = seededRandom(opts.seed ?? 1);
   const delay = (): Promise<void> => {

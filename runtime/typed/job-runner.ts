@@ -19,7 +19,7 @@
  */
 import { timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ClosedError, ValidationError } from "../errors.js";
-import { describeValue, hasMethods, isOptionObject, readOptions } from "../option-values.js";
+import { describeValue, hasMethods, readOptions } from "../option-values.js";
 import { SettlementEffects } from "../queue/effects.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { runEventsFor } from "../workflow/runtime-core.js";
@@ -33,7 +33,7 @@ import type { WorkflowQueue } from "../workflow/queue-port.js";
 import { KeyedLock } from "../workflow/runs/run-events.js";
 import { RunId } from "../workflow/runs/run-id.js";
 import { checkRoutesHere } from "../workflow/runs/shard-placement.js";
-import { type FullLogger, fullLogger, type Logger } from "../logger.js";
+import { type FullLogger, fullLogger, type Logger, readLogger } from "../logger.js";
 import { InputMismatchError } from "../workflow/workflow-errors.js";
 import {
   closeTimeout,
@@ -153,13 +153,12 @@ export class JobRunner implements JobHost, WorkflowHost {
     const options = readOptions(given, JOB_RUNNER_KEYS, "JobRunnerOptions") as JobRunnerOptions;
     if (options.clock !== undefined && !hasMethods(options.clock, ["now"]))
       throw new ValidationError(`JobRunnerOptions.clock must be an object with a now() method (a Clock), got ${describeValue(options.clock)}`);
-    if (options.logger !== undefined && !isOptionObject(options.logger))
-      throw new ValidationError(`JobRunnerOptions.logger must be an object with debug/info/warn/error(obj, msg) methods, got ${describeValue(options.logger)}`);
+    const logger = readLogger("JobRunnerOptions.logger", options.logger);
     this.#queue = queue;
     this.#runtime = runtime;
     this.#resultRetentionMs = options.resultRetentionMs === undefined ? undefined : positiveInt("resultRetentionMs", options.resultRetentionMs);
     this.#pollIntervalMs = positiveInt("pollIntervalMs", options.pollIntervalMs ?? 100);
-    this.#logger = fullLogger(options.logger);
+    this.#logger = logger ?? fullLogger(undefined);
     const clock = options.clock === undefined ? queue.clock : timedClock(options.clock);
     this.#clock = clock;
     const retention = this.#resultRetentionMs === undefined ? undefined : { ms: this.#resultRetentionMs, clock };

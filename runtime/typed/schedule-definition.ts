@@ -5,6 +5,8 @@
  * upserted.
  */
 import { ValidationError } from "../errors.js";
+import { describeValue, errorText, hasMethods, quoteValue } from "../option-values.js";
+import { checkedDefinition } from "../contract/definition-input.js";
 import { ScheduleInputError } from "../workflow/workflow-errors.js";
 import type { AnyWorkflowDefinition } from "../contract/workflow-definition.js";
 import type { HeaderValues, JobDefinition } from "../contract/job-definition.js";
@@ -79,10 +81,12 @@ export function defineSchedule<Input>(def: {
   readonly inputFrom?: "handler";
   readonly inputHandler?: TypedScheduleInputHandler<unknown>;
 }): ScheduleDefinition {
-  if (def.inputFrom === "handler" && def.input !== undefined) {
-    throw new ValidationError(`schedule "${def.id}" gives both a fixed input and input_from: handler; keep one`);
-  }
-  return Object.freeze({ ...def, kind: "schedule" as const, target: def.target as unknown as ScheduleTarget });
+  return checkedDefinition("defineSchedule", def, () => {
+    if (def.inputFrom === "handler" && def.input !== undefined) {
+      throw new ValidationError(`schedule ${quoteValue(def.id)} gives both a fixed input and input_from: handler; keep one`);
+    }
+    return Object.freeze({ ...def, kind: "schedule" as const, target: def.target as unknown as ScheduleTarget });
+  });
 }
 
 /**
@@ -201,8 +205,19 @@ export async function upsertSchedules(
   host: { readonly schedules: Schedules } | { readonly runtime: { readonly schedules: Schedules } },
   definitions: Iterable<ScheduleDefinition> | Readonly<Record<string, ScheduleDefinition>>,
 ): Promise<ScheduleInfo[]> {
-  const schedules = "schedules" in host ? host.schedules : host.runtime.schedules;
-  const defs = Symbol.iterator in definitions ? [...(definitions as Iterable<ScheduleDefinition>)] : Object.values(definitions);
+  let schedules: Schedules;
+  let defs: ScheduleDefinition[];
+  try {
+    schedules = "schedules" in host ? host.schedules : host.runtime.schedules;
+    defs = Symbol.iterator in definitions ? [...(definitions as Iterable<ScheduleDefinition>)] : Object.values(definitions);
+  } catch (err) {
+    // `in` throws for a primitive and a revoked Proxy; a getter may throw anything.
+    throw new ValidationError(
+      `upsertSchedules takes a runtime or job runner and the schedules' definitions (an array or record, as generated code gives), and reading them failed: ${errorText(err)}`,
+    );
+  }
+  if (!hasMethods(schedules, ["decides", "upsert"]))
+    throw new ValidationError(`upsertSchedules takes a runtime or job runner (something with schedules), got ${describeValue(host)}`);
   // Every definition is checked before anything is written.
   const specs = defs.map(scheduleSpecOf);
   const out: ScheduleInfo[] = [];

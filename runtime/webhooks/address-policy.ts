@@ -14,6 +14,8 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import { type AddressClass, type Network, classifyIp, inNetwork, parseIp, parseNetwork, unmapIp } from "./ip-address.js";
 import { isCloudMetadataAddress, namesMetadataAddressExactly } from "./metadata-addresses.js";
 import { WebhookAddressRefusedError } from "./webhook-errors.js";
+import { ValidationError } from "../errors.js";
+import { checkOptionalFunction, describeValue, readOptionArray, readOptions } from "../option-values.js";
 
 /** One resolved address, as `dns.lookup` gives it. */
 export interface ResolvedAddress {
@@ -69,17 +71,45 @@ const systemResolve: HostResolver = async (hostname) => {
   return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };
 
+/** Most `allowedNetworks` entries a policy takes. */
+const MAX_ALLOWED_NETWORKS = 10_000;
+
 /**
- * Resolves defaults and parses `allowedNetworks`; throws a `ValidationError`
- * naming a malformed entry.
+ * Checks the policy's options, resolves defaults and parses
+ * `allowedNetworks`: the one place they are checked. Each field and entry is
+ * read once; a value of the wrong kind, an entry whose getter throws or a
+ * malformed network is a `ValidationError` naming it as `{path}.{field}`
+ * (`WebhookWorkerOptions.allowedNetworks[2]`).
  */
-export function compileAddressPolicy(opts: AddressPolicyOptions = {}): CompiledAddressPolicy {
+export function compileAddressPolicy(opts: AddressPolicyOptions = {}, path = "AddressPolicyOptions"): CompiledAddressPolicy {
+  const o = readOptions(opts, ADDRESS_POLICY_KEYS, path) as AddressPolicyOptions;
+  checkOptionalFunction(`${path}.resolve`, o.resolve);
+  // Exactly booleans: a string such as "false" (from an environment variable) is truthy and would open the guard.
+  for (const k of ["allowLoopback", "allowPrivate"] as const) {
+    const v: unknown = o[k];
+    if (v !== undefined && typeof v !== "boolean") throw new ValidationError(`${path}.${k} must be true or false, got ${describeValue(v)}`);
+  }
+  const where = `${path}.allowedNetworks`;
+  const entries = o.allowedNetworks === undefined ? [] : readOptionArray(where, o.allowedNetworks, "an array of CIDR strings", MAX_ALLOWED_NETWORKS);
   return {
-    allowLoopback: opts.allowLoopback ?? false,
-    allowPrivate: opts.allowPrivate ?? false,
-    allowedNetworks: (opts.allowedNetworks ?? []).map(parseNetwork),
-    resolve: opts.resolve ?? systemResolve,
+    allowLoopback: o.allowLoopback ?? false,
+    allowPrivate: o.allowPrivate ?? false,
+    allowedNetworks: entries.map((e, i) => networkEntry(`${where}[${i}]`, e)),
+    resolve: o.resolve ?? systemResolve,
   };
+}
+
+const ADDRESS_POLICY_KEYS = ["allowLoopback", "allowPrivate", "allowedNetworks", "resolve"] as const satisfies readonly (keyof AddressPolicyOptions)[];
+
+/** One `allowedNetworks` entry, parsed; refused naming `path` when it is not an address or network text. */
+function networkEntry(path: string, e: unknown): Network {
+  if (typeof e !== "string") throw new ValidationError(`${path} must be an IP address or CIDR network string, got ${describeValue(e)}`);
+  try {
+    return parseNetwork(e);
+  } catch (err) {
+    if (err instanceof ValidationError) throw new ValidationError(`${path}: ${err.message}`);
+    throw err;
+  }
 }
 
 /**

@@ -11,6 +11,7 @@
 
 import { isIPv4, isIPv6 } from "node:net";
 import { ValidationError } from "../errors.js";
+import { quoteValue } from "../option-values.js";
 
 /** What an address reaches. Only `public` is allowed by default. */
 export type AddressClass = "public" | "loopback" | "private" | "link-local" | "multicast" | "unspecified" | "reserved";
@@ -73,11 +74,11 @@ export function formatIp(bytes: Uint8Array): string {
 export function parseNetwork(text: string): Network {
   const slash = text.indexOf("/");
   const addr = parseIp(slash < 0 ? text : text.slice(0, slash));
-  if (!addr) throw new ValidationError(`"${text}" is not an IP address or CIDR network`);
+  if (!addr) throw new ValidationError(`${quoteValue(text)} is not an IP address or CIDR network`);
   const max = addr.length * 8;
   const prefix = slash < 0 ? max : Number(text.slice(slash + 1));
   if (!Number.isInteger(prefix) || prefix < 0 || prefix > max || (slash >= 0 && !/^\d+$/.test(text.slice(slash + 1)))) {
-    throw new ValidationError(`"${text}" has a bad prefix length; expected 0 to ${max}`);
+    throw new ValidationError(`${quoteValue(text)} has a bad prefix length; expected 0 to ${max}`);
   }
   return { bytes: addr, prefix };
 }

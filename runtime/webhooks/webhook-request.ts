@@ -20,7 +20,7 @@
 import { validateHeaderName, validateHeaderValue } from "node:http";
 import { InvalidWebhookRequestError } from "./webhook-errors.js";
 import { redactUrl } from "../redact.js";
-import { describeValue } from "../option-values.js";
+import { describeValue, isOptionBytes, isOptionObject, quoteValue } from "../option-values.js";
 
 /** Job header holding the target URL. */
 export const WEBHOOK_URL_KEY = "webhook.url";
@@ -200,13 +200,18 @@ export function encodeWebhookHeaders(request: WebhookRequest): Record<string, st
  * Throws `InvalidWebhookRequestError` listing every problem.
  */
 export function decodeWebhookJob(jobHeaders: Readonly<Record<string, string>>, payload: Uint8Array): DecodedWebhookRequest {
+  // A string here would be walked character by character (10 MB of them is ten million entries).
+  if (!isOptionObject(jobHeaders)) throw new InvalidWebhookRequestError([`the job headers must be an object of strings, got ${describeValue(jobHeaders)}`]);
+  if (!isOptionBytes(payload)) throw new InvalidWebhookRequestError([`the job payload must be a Uint8Array, got ${describeValue(payload)}`]);
   const issues: string[] = [];
   const headers: Record<string, string> = {};
   let url: URL | undefined;
   let method = "POST";
   let timeoutMs: number | undefined;
   for (const [key, value] of Object.entries(jobHeaders)) {
-    if (key.startsWith(WEBHOOK_HTTP_HEADER_PREFIX)) {
+    if (typeof value !== "string") {
+      issues.push(`job header ${quoteValue(key)} must be a string, got ${describeValue(value)}`);
+    } else if (key.startsWith(WEBHOOK_HTTP_HEADER_PREFIX)) {
       headers[key.slice(WEBHOOK_HTTP_HEADER_PREFIX.length)] = value;
     } else if (key === WEBHOOK_URL_KEY) {
       url = checkUrl(value, issues);

@@ -16,7 +16,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { ValidationError } from "../errors.js";
 import { WebhookVerificationError } from "./webhook-errors.js";
-import { describeValue } from "../option-values.js";
+import { describeValue, errorText, isOptionArray, isOptionBytes, quoteValue, readOptionArray, readOptions } from "../option-values.js";
 
 /**
  * A signing secret: `whsec_<base64>` (the Standard Webhooks form), bare
@@ -35,6 +35,8 @@ export const WEBHOOK_SIGNATURE_HEADER = "webhook-signature";
 const SECRET_PREFIX = "whsec_";
 // 128 bits: shorter keys make brute-forcing the HMAC key feasible.
 const MIN_SECRET_BYTES = 16;
+/** Longest base64 text of a secret (3 KiB of key): longer is a mistake, and the pattern below overflows the stack on megabytes. */
+const MAX_SECRET_CHARS = 4096;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 /** Default tolerance between the signed timestamp and the receiver's clock: five minutes. */
 export const DEFAULT_WEBHOOK_TOLERANCE_MS = 5 * 60_000;
@@ -51,12 +53,18 @@ export function parseWebhookSecret(secret: WebhookSecret): Uint8Array {
   let key: Uint8Array;
   if (typeof secret === "string") {
     const b64 = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
+    // The pattern backtracks per group: a string of megabytes overflows the stack before it answers.
+    if (b64.length > MAX_SECRET_CHARS)
+      throw new ValidationError(`a webhook secret string is at most ${MAX_SECRET_CHARS} characters of base64, got ${b64.length}`);
     if (!BASE64.test(b64)) {
       throw new ValidationError("a webhook secret string must be base64, optionally prefixed with whsec_; pass raw key bytes as a Uint8Array");
     }
     key = Buffer.from(b64, "base64");
-  } else {
+  } else if (isOptionBytes(secret)) {
     key = secret;
+  } else {
+    // A number or object would pass the length check (undefined < 32 is false) and fail at the first delivery.
+    throw new ValidationError(`a webhook secret must be a base64 string (optionally whsec_-prefixed) or a Uint8Array, got ${describeValue(secret)}`);
   }
   if (key.length < MIN_SECRET_BYTES) {
     throw new ValidationError(`a webhook secret must hold at least ${MIN_SECRET_BYTES} bytes of key, got ${key.length}; make one with generateWebhookSecret()`);
@@ -75,13 +83,22 @@ export function generateWebhookSecret(): string {
   return SECRET_PREFIX + randomBytes(32).toString("base64");
 }
 
-/** One secret or several, as a list. */
-export function secretList(secrets: WebhookSecret | readonly WebhookSecret[]): WebhookSecret[] {
-  return Array.isArray(secrets) ? [...(secrets as readonly WebhookSecret[])] : [secrets as WebhookSecret];
+/** Most secrets one signature or verification takes (several only while rotating). */
+const MAX_SECRETS = 16;
+
+/**
+ * One secret or several, as a list, each entry read once (an array whose
+ * getter throws, or a revoked Proxy, is a `ValidationError` naming `path`).
+ * The entries are checked by `parseWebhookSecret`.
+ */
+export function secretList(secrets: WebhookSecret | readonly WebhookSecret[], path = "the webhook secrets"): WebhookSecret[] {
+  return (isOptionArray(secrets) ? readOptionArray(path, secrets, "a secret or an array of secrets", MAX_SECRETS) : [secrets]) as WebhookSecret[];
 }
 
 function toBytes(body: Uint8Array | string): Uint8Array {
-  return typeof body === "string" ? Buffer.from(body, "utf8") : body;
+  if (typeof body === "string") return Buffer.from(body, "utf8");
+  if (isOptionBytes(body)) return body;
+  throw new ValidationError(`a webhook body must be the raw bytes (a Uint8Array) or a string, got ${describeValue(body)}`);
 }
 
 function hmac(key: Uint8Array, id: string, timestampSec: number, body: Uint8Array): Buffer {
@@ -99,6 +116,7 @@ function hmac(key: Uint8Array, id: string, timestampSec: number, body: Uint8Arra
 export function signWebhook(secrets: WebhookSecret | readonly WebhookSecret[], id: string, timestampSec: number, body: Uint8Array | string): string {
   const list = secretList(secrets);
   if (list.length === 0) throw new ValidationError("signWebhook needs at least one secret");
+  if (typeof id !== "string") throw new ValidationError(`a webhook id must be a string, got ${describeValue(id)}`);
   if (!Number.isSafeInteger(timestampSec) || timestampSec < 0) {
     throw new ValidationError(`a webhook timestamp is whole seconds since the epoch, got ${describeValue(timestampSec)}`);
   }
@@ -114,12 +132,25 @@ function header(headers: WebhookHeaders, name: string): string | undefined {
     return (headers as Headers).get(name) ?? undefined;
   }
   const rec = headers as Readonly<Record<string, string | readonly string[] | undefined>>;
-  let v = rec[name];
+  let v: unknown = rec[name];
   if (v === undefined) {
     const key = Object.keys(rec).find((k) => k.toLowerCase() === name);
     v = key === undefined ? undefined : rec[key];
   }
-  return Array.isArray(v) ? v.join(" ") : (v as string | undefined);
+  // Only text counts: a number or object where a header belongs is as good as a missing header.
+  if (isOptionArray(v)) return v.every((e) => typeof e === "string") ? v.join(" ") : undefined;
+  return typeof v === "string" ? v : undefined;
+}
+
+/** `header`, with headers that cannot be read (a revoked Proxy, a getter that throws) refused as a bad argument. */
+function readHeader(headers: WebhookHeaders, name: string): string | undefined {
+  if (headers === null || (typeof headers !== "object" && typeof headers !== "function"))
+    throw new ValidationError(`verifyWebhook: headers must be the request's headers (an object or a Headers), got ${describeValue(headers)}`);
+  try {
+    return header(headers, name);
+  } catch (err) {
+    throw new ValidationError(`verifyWebhook: reading the ${name} header threw: ${errorText(err)}`);
+  }
 }
 
 /** Options for {@link verifyWebhook}. */
@@ -172,9 +203,11 @@ export function verifyWebhook(
   opts: VerifyWebhookOptions = {},
 ): VerifiedWebhook {
   const keys = secretList(secrets).map(parseWebhookSecret);
-  const id = header(headers, WEBHOOK_ID_HEADER);
-  const ts = header(headers, WEBHOOK_TIMESTAMP_HEADER);
-  const sig = header(headers, WEBHOOK_SIGNATURE_HEADER);
+  const o = readOptions(opts, ["toleranceMs", "now"], "VerifyWebhookOptions");
+  const bytes = toBytes(body);
+  const id = readHeader(headers, WEBHOOK_ID_HEADER);
+  const ts = readHeader(headers, WEBHOOK_TIMESTAMP_HEADER);
+  const sig = readHeader(headers, WEBHOOK_SIGNATURE_HEADER);
   for (const [name, v] of [
     [WEBHOOK_ID_HEADER, id],
     [WEBHOOK_TIMESTAMP_HEADER, ts],
@@ -182,20 +215,20 @@ export function verifyWebhook(
   ] as const) {
     if (v === undefined || v === "") throw new WebhookVerificationError("missing-header", `the ${name} header is missing`);
   }
-  if (!/^\d{1,15}$/.test(ts!)) throw new WebhookVerificationError("invalid-timestamp", `webhook-timestamp "${ts}" is not whole seconds`);
+  if (!/^\d{1,15}$/.test(ts!)) throw new WebhookVerificationError("invalid-timestamp", `webhook-timestamp ${quoteValue(ts)} is not whole seconds`);
   const timestampSec = Number(ts);
-  const now = opts.now ?? Date.now();
-  const tolerance = opts.toleranceMs ?? DEFAULT_WEBHOOK_TOLERANCE_MS;
+  const now = o.now ?? Date.now();
+  const tolerance = o.toleranceMs ?? DEFAULT_WEBHOOK_TOLERANCE_MS;
   // NaN compares false with everything, so an unchecked NaN (say Number of an unset variable) would accept any timestamp.
-  if (!Number.isFinite(tolerance) || tolerance < 0) {
-    throw new ValidationError(`verifyWebhook: toleranceMs must be a finite number of milliseconds, 0 or more, got ${describeValue(opts.toleranceMs)}`);
+  if (typeof tolerance !== "number" || !Number.isFinite(tolerance) || tolerance < 0) {
+    throw new ValidationError(`verifyWebhook: toleranceMs must be a finite number of milliseconds, 0 or more, got ${describeValue(o.toleranceMs)}`);
   }
-  if (!Number.isFinite(now)) throw new ValidationError(`verifyWebhook: now must be finite epoch milliseconds, got ${describeValue(opts.now)}`);
+  if (typeof now !== "number" || !Number.isFinite(now))
+    throw new ValidationError(`verifyWebhook: now must be finite epoch milliseconds, got ${describeValue(o.now)}`);
   const skew = now - timestampSec * 1000;
   if (skew > tolerance) throw new WebhookVerificationError("timestamp-too-old", `signed ${Math.round(skew / 1000)} s ago, beyond the tolerance`);
   if (-skew > tolerance) throw new WebhookVerificationError("timestamp-too-new", `signed ${Math.round(-skew / 1000)} s in the future, beyond the tolerance`);
 
-  const bytes = toBytes(body);
   const expected = keys.map((k) => hmac(k, id!, timestampSec, bytes));
   let matched = false;
   for (const entry of sig!.split(" ")) {

@@ -15,7 +15,7 @@
 import { type Clock, SystemClock } from "../clock.js";
 import { PermanentError, CancelRequestedError } from "../queue/errors.js";
 import { ValidationError } from "../errors.js";
-import { checkOptionalFunction, describeValue, hasMethods, isOptionArray, readOptions } from "../option-values.js";
+import { describeValue, hasMethods, isOptionArray, isOptionBytes, readOptionArray, readOptions } from "../option-values.js";
 import type { ClaimedJob } from "../queue/types.js";
 import type { Queue } from "../queue/queue.js";
 import { runWorker, type RunWorkerOptions, type Worker } from "../queue/worker.js";
@@ -80,6 +80,34 @@ const WEBHOOK_WORKER_KEYS = [
   "resolve",
 ] as const satisfies readonly (keyof WebhookWorkerOptions)[];
 
+/** `WebhookWorkerOptions.secret` as a list, each entry read once and parsed now: a bad one fails at startup, not per delivery. */
+function readSecrets(secret: unknown): WebhookSecret[] {
+  if (secret === undefined) return [];
+  const path = "WebhookWorkerOptions.secret";
+  return secretList(secret as WebhookSecret, path).map((s, i) => {
+    try {
+      parseWebhookSecret(s as WebhookSecret);
+    } catch (err) {
+      if (err instanceof ValidationError) throw new ValidationError(`${isOptionArray(secret) ? `${path}[${i}]` : path}: ${err.message}`);
+      throw err;
+    }
+    return s as WebhookSecret;
+  });
+}
+
+/** `WebhookWorkerOptions.ca` copied and checked now: a value TLS cannot take would otherwise fail every https delivery. */
+function readCa(ca: unknown): WebhookWorkerOptions["ca"] {
+  const path = "WebhookWorkerOptions.ca";
+  const pem = (v: unknown, at: string): string | Buffer => {
+    if (typeof v === "string") return v;
+    if (isOptionBytes(v)) return Buffer.from(v);
+    throw new ValidationError(`${at} must be a PEM certificate (a string or Buffer), got ${describeValue(v)}`);
+  };
+  if (ca === undefined) return undefined;
+  if (!isOptionArray(ca)) return pem(ca, path);
+  return readOptionArray(path, ca, "certificates (strings or Buffers)", 10_000).map((v, i) => pem(v, `${path}[${i}]`));
+}
+
 /**
  * A queue `Worker` that sends webhook jobs. Run it with the queue's
  * `runWorker`, or through {@link runWebhookWorker}.
@@ -101,18 +129,8 @@ export class WebhookWorker implements Worker {
   constructor(given: WebhookWorkerOptions = {}) {
     // Each field read once (see readOptions): what is checked is what the worker runs with.
     const opts = readOptions(given, WEBHOOK_WORKER_KEYS, "WebhookWorkerOptions") as WebhookWorkerOptions;
-    checkOptionalFunction("WebhookWorkerOptions.resolve", opts.resolve);
-    if (opts.allowedNetworks !== undefined && !isOptionArray(opts.allowedNetworks))
-      throw new ValidationError(`WebhookWorkerOptions.allowedNetworks must be an array of CIDR strings, got ${describeValue(opts.allowedNetworks)}`);
-    // Exactly booleans: a string such as "false" (from an environment variable) is truthy and would open the guard.
-    for (const k of ["allowLoopback", "allowPrivate"] as const) {
-      const v: unknown = opts[k];
-      if (v !== undefined && typeof v !== "boolean") throw new ValidationError(`WebhookWorkerOptions.${k} must be true or false, got ${describeValue(v)}`);
-    }
-    this.#policy = compileAddressPolicy(opts);
-    const secrets = opts.secret === undefined ? [] : secretList(opts.secret);
-    for (const s of secrets) parseWebhookSecret(s); // fail at startup, not per delivery
-    this.#secrets = secrets;
+    this.#policy = compileAddressPolicy(opts, "WebhookWorkerOptions");
+    this.#secrets = readSecrets(opts.secret);
     this.#defaultTimeoutMs = opts.defaultTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
     if (!Number.isInteger(this.#defaultTimeoutMs) || this.#defaultTimeoutMs < 1 || this.#defaultTimeoutMs > MAX_WEBHOOK_TIMEOUT_MS) {
       throw new ValidationError(
@@ -128,7 +146,7 @@ export class WebhookWorker implements Worker {
     if (opts.userAgent !== undefined && typeof opts.userAgent !== "string")
       throw new ValidationError(`WebhookWorkerOptions.userAgent must be a string, got ${describeValue(opts.userAgent)}`);
     this.#userAgent = opts.userAgent ?? "taquba-webhooks";
-    this.#ca = opts.ca;
+    this.#ca = readCa(opts.ca);
   }
 
   /**

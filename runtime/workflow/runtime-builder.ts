@@ -11,7 +11,7 @@ import { validateQueueName } from "../queue/names.js";
 import type { ObjectStore } from "../store/object-store.js";
 import type { StepRunner } from "./steps/delivery.js";
 import type { WorkflowQueue } from "./queue-port.js";
-import { type FullLogger, fullLogger, type Logger } from "../logger.js";
+import { type FullLogger, fullLogger, type Logger, readLogger } from "../logger.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import { WorkflowRuntime } from "./workflow-runtime.js";
 import { DEFAULT_STEP_QUEUE } from "./runs/workflow-view.js";
@@ -211,10 +211,10 @@ export class WorkflowRuntimeBuilder {
    * logged). Default: `console` at warn level. See docs/observability.md.
    */
   logger(logger: Logger): this {
-    if (logger === null || typeof logger !== "object") {
-      throw new ValidationError(`logger must be an object with debug/info/warn/error(obj, msg) methods (a pino logger is one), got ${describeValue(logger)}`);
-    }
-    this.#s.logger = fullLogger(logger);
+    const read = readLogger("logger", logger);
+    if (read === undefined)
+      throw new ValidationError("logger must be an object with debug/info/warn/error(obj, msg) methods (a pino logger is one), got undefined");
+    this.#s.logger = read;
     return this;
   }
 

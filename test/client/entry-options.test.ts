@@ -46,6 +46,8 @@ interface Case {
   readonly wrong: readonly [field: string, value: unknown];
   /** What the refusal of the wrong value says, when not `{prefix}.{field}`. */
   readonly wrongNamed?: RegExp;
+  /** What a refusal of the whole options object calls it, when not `prefix`. */
+  readonly objectNamed?: string;
   readonly call: Entry;
 }
 
@@ -88,6 +90,29 @@ describe("entry points read their options once and refuse by name", async () => 
   const stopped = new AbortController();
   stopped.abort();
   const cases: Case[] = [
+    {
+      name: "Queue.open",
+      prefix: "OpenOptions",
+      objectNamed: "Queue.open options",
+      good: () => ({
+        clock: { now: () => Date.now() },
+        defaultQueueConfig: { maxAttempts: 3, backoff: { baseMs: 10, maxMs: 100 } },
+        queueConfigs: { jobs: { maxAttempts: 2 } },
+        flushIntervalMs: 2,
+        payloadOffloadBytes: 1024,
+        logger: { error: () => {} },
+        onDeadLettered: () => {},
+        onClosed: () => {},
+        recordCacheBytes: 1 << 20,
+        engineOptions: { retry: { attempts: 2 } },
+      }),
+      wrong: ["onClosed", "log it"],
+      call: async (opts) => {
+        const q = await Queue.open(new MemoryStore(), "opened", opts as never);
+        await q.close();
+        return q;
+      },
+    },
     {
       name: "openStore",
       prefix: "OpenStoreOptions",
@@ -256,7 +281,7 @@ describe("entry points read their options once and refuse by name", async () => 
   it.each(cases)("$name: options that are not an object are refused", async (c) => {
     const err = await outcome(c.call, "fast" as unknown as object);
     expect(err).toBeInstanceOf(ValidationError);
-    expect((err as Error).message).toContain(`${c.prefix} must be an object, got "fast" (a string)`);
+    expect((err as Error).message).toContain(`${c.objectNamed ?? c.prefix} must be an object, got "fast" (a string)`);
   });
 
   it.each(cases)("$name: a revoked Proxy is refused as not an object", async (c) => {
@@ -264,7 +289,7 @@ describe("entry points read their options once and refuse by name", async () => 
     revoke();
     const err = await outcome(c.call, proxy);
     expect(err).toBeInstanceOf(ValidationError);
-    expect((err as Error).message).toContain(`${c.prefix} must be an object, got a revoked Proxy`);
+    expect((err as Error).message).toContain(`${c.objectNamed ?? c.prefix} must be an object, got a revoked Proxy`);
   });
 
   it.each(cases)("$name: a getter that throws what is not an error is a ValidationError naming the field", async (c) => {
@@ -321,6 +346,79 @@ describe("entry points read their options once and refuse by name", async () => 
 
   it("a queue name that JSON cannot show (a bigint) is refused as invalid, not a TypeError", async () => {
     await expect(readOwners(new MemoryStore(), "app", { queueName: 10n as unknown as string })).rejects.toThrow("invalid queue name 10n (a bigint)");
+  });
+
+  it.each(cases)("$name: a nested option object whose fields throw when read is refused naming the option", async (c) => {
+    const found: string[] = [];
+    for (const [field, value] of Object.entries(c.good())) {
+      if (value === null || typeof value !== "object") continue;
+      // Every field read throws; a nested array's entries and length too.
+      const hostile = new Proxy(value, {
+        get() {
+          throw new Error("nested read");
+        },
+      });
+      const err = await outcome(c.call, { ...c.good(), [field]: hostile });
+      // Named as `{prefix}.{field}`, as a field of options these extend (RunWorkerOptions.signal), or in a list of the options' problems (`retry.attempts`).
+      const ok = err instanceof ValidationError && new RegExp(`(\\.${field}\\b|[ :]${field}\\.)`).test((err as Error).message);
+      if (!ok) found.push(`${field}: ${err instanceof Error ? `${err.constructor.name}: ${err.message}` : "accepted"}`);
+    }
+    expect(found).toEqual([]);
+  });
+
+  /** Every entry point taking a logger, as the option path its refusals name and a call with that logger. */
+  const loggerTakers: readonly (readonly [path: string, call: (logger: unknown) => Promise<unknown>])[] = [
+    ["OpenOptions.logger", async (logger) => Queue.open(new MemoryStore(), "logged", { logger } as never)],
+    ["logger", async (logger) => WorkflowRuntime.builder(env.queue, env.store, appRunner, NoopTerminalHook).logger(logger as never)],
+    ...cases.filter((c) => "logger" in c.good()).map((c) => [`${c.prefix}.logger`, (logger: unknown) => c.call({ ...c.good(), logger })] as const),
+  ];
+
+  it("finds every entry point taking a logger", () => {
+    expect(loggerTakers.map(([path]) => path)).toEqual(
+      expect.arrayContaining(["OpenOptions.logger", "ServeClientsOptions.logger", "OwnerElectionOptions.logger", "JobRunnerOptions.logger"]),
+    );
+  });
+
+  it.each(loggerTakers)("%s: a logger whose level is a throwing getter or a revoked Proxy is refused naming the level", async (path, call) => {
+    const revokedFn = Proxy.revocable(() => {}, {});
+    revokedFn.revoke();
+    const revokedObj = Proxy.revocable({}, {});
+    revokedObj.revoke();
+    const throwing = Object.defineProperty({ error: () => {} }, "warn", {
+      enumerable: true,
+      get() {
+        throw new Error("no warn here");
+      },
+    });
+    const loggers: [unknown, string][] = [
+      [throwing, `reading ${path}.warn threw: no warn here`],
+      [{ error: revokedFn.proxy }, `${path}.error must be a function (obj, msg) => void, got a revoked Proxy`],
+      [{ error: () => {}, info: revokedObj.proxy }, `${path}.info must be a function (obj, msg) => void, got a revoked Proxy`],
+      [{ error: () => {}, debug: "verbose" }, `${path}.debug must be a function (obj, msg) => void, got "verbose" (a string)`],
+      [revokedObj.proxy, `${path} must be an object with debug/info/warn/error(obj, msg) methods`],
+    ];
+    for (const [logger, message] of loggers) {
+      const err = await outcome(call as Entry, logger as object);
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as Error).message).toContain(message);
+    }
+  });
+
+  it.each(loggerTakers)("%s: each level is read once, when the options are read", async (_path, call) => {
+    const reads = new Map<string, number>();
+    const logger = new Proxy(
+      { error: () => {}, warn: () => {} },
+      {
+        get(target, k, receiver) {
+          if (typeof k === "string") reads.set(k, (reads.get(k) ?? 0) + 1);
+          return Reflect.get(target, k, receiver);
+        },
+      },
+    );
+    const result = await outcome(call as Entry, logger);
+    expect(result).not.toBeInstanceOf(Error);
+    await (result as { close?: () => Promise<void> } | undefined)?.close?.();
+    expect(Object.fromEntries(reads)).toEqual({ debug: 1, info: 1, warn: 1, error: 1 });
   });
 
   it.each(cases)("$name: frozen and null-prototype options work", async (c) => {

@@ -5,7 +5,8 @@ import { Packr } from "msgpackr";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_QUEUE_CONFIG, MAX_DELAY_MS, ValidationError } from "taquba";
 import { backoffDelay } from "../../runtime/queue/index.js";
-import { compareKeys } from "../../runtime/store/keys.js";
+import { compareKeys, validateObjectKey } from "../../runtime/store/keys.js";
+import { validateDebounceKey } from "../../runtime/queue/validate-enqueue.js";
 import * as K from "../../runtime/queue/keys.js";
 import { decodeJob, encodeJob, decodeStats, encodeStats, type JobRecord } from "../../runtime/queue/record.js";
 import {
@@ -13,6 +14,7 @@ import {
   validateDedupKey,
   validateJobId,
   validateKvKey,
+  validateKvPrefix,
   validateMillis,
   validatePositiveInt,
   validateQueueName,
@@ -178,6 +180,35 @@ describe("names", () => {
     expect(() => validateKvKey("😀".repeat(MAX_KV_KEY_BYTES / 4))).not.toThrow();
     expect(() => validateKvKey(`${"😀".repeat(MAX_KV_KEY_BYTES / 4)}x`)).toThrow(ValidationError);
     expect(() => validateDedupKey("€".repeat(400))).toThrow(ValidationError);
+  });
+
+  it("a 100 KB name, id or key is shown cut in the refusal, quoted as before", () => {
+    const long = `${"k".repeat(100 * 1024)}/`;
+    const shown = `"${"k".repeat(64)}..."`;
+    const refusals: [() => void, string][] = [
+      [() => validateQueueName(long), `invalid queue name ${shown}; use 1-128 characters`],
+      [() => validateJobId(long), `invalid job id ${shown}; use 1-128 characters`],
+      [() => validateKvKey(long), `invalid KV key ${shown}; use 1-1024 bytes`],
+      [() => validateKvPrefix(long), `invalid KV prefix ${shown}; use at most 1024 bytes`],
+      [() => validateDedupKey(long), `invalid dedupKey ${shown}; use 1-512 bytes`],
+      [() => validateDebounceKey(long), `invalid debounce key ${shown}; use 1-512 bytes`],
+      [() => validateStoreName(long), `invalid queue store name ${shown}; it becomes an object key prefix`],
+      [() => validateObjectKey(long), `invalid object key ${shown}; use '/'-separated`],
+    ];
+    for (const [refuse, start] of refusals) {
+      let message = "";
+      try {
+        refuse();
+      } catch (e) {
+        expect(e).toBeInstanceOf(ValidationError);
+        message = (e as Error).message;
+      }
+      expect(message.startsWith(start), message.slice(0, 200)).toBe(true);
+      expect(message.length).toBeLessThan(400);
+    }
+    // A short one is shown whole, a lone surrogate escaped.
+    expect(() => validateKvKey("a\uD800")).toThrow('invalid KV key "a\\ud800"');
+    expect(() => validateObjectKey(7 as unknown as string)).toThrow("an object key must be a string, got 7");
   });
 
   it("positive integers and milliseconds: the boundaries and the offending value in the message", () => {

@@ -111,6 +111,68 @@ describe("address policy", () => {
     expect(() => compileAddressPolicy({ allowedNetworks: ["10.0.0.0/40"] })).toThrow(ValidationError);
   });
 
+  it("checks its own options, naming each by the path it is given (the worker's and any other caller's alike)", () => {
+    const refusal = (opts: unknown, path?: string): string => {
+      try {
+        compileAddressPolicy(opts as never, path);
+      } catch (e) {
+        expect(e).toBeInstanceOf(ValidationError);
+        return (e as Error).message;
+      }
+      return "accepted";
+    };
+    // The string "false" is truthy: taken as given it would open the guard.
+    expect(refusal({ allowLoopback: "false" })).toBe('AddressPolicyOptions.allowLoopback must be true or false, got "false" (a string)');
+    expect(refusal({ allowPrivate: 1 }, "W")).toBe("W.allowPrivate must be true or false, got 1");
+    expect(refusal({ resolve: "dns" }, "W")).toBe('W.resolve must be a function, got "dns" (a string)');
+    expect(refusal({ allowedNetworks: "10.0.0.0/8" }, "W")).toBe('W.allowedNetworks must be an array of CIDR strings, got "10.0.0.0/8" (a string)');
+    expect(refusal({ allowedNetworks: ["10.0.0.0/8", 10] }, "W")).toBe("W.allowedNetworks[1] must be an IP address or CIDR network string, got 10");
+    expect(refusal({ allowedNetworks: ["10.0.0.0/8", "10.0.0.0/40"] }, "W")).toMatch(/^W\.allowedNetworks\[1\]: "10\.0\.0\.0\/40" has a bad prefix length/);
+    // A 10 MB entry is shown cut.
+    const long = refusal({ allowedNetworks: ["x".repeat(10 * 1024 * 1024)] }, "W");
+    expect(long.length).toBeLessThan(200);
+  });
+
+  it("reads allowedNetworks defensively: a throwing entry, a revoked Proxy, a lying length", () => {
+    const refusal = (allowedNetworks: unknown): unknown => {
+      try {
+        compileAddressPolicy({ allowedNetworks } as never, "W");
+      } catch (e) {
+        return e;
+      }
+      return "accepted";
+    };
+    const throwing = Object.defineProperty(["10.0.0.0/8", "x"], 1, {
+      get() {
+        throw new Error("no entry");
+      },
+    });
+    const revoked = Proxy.revocable([], {});
+    revoked.revoke();
+    const endless = new Proxy(["10.0.0.0/8"], { get: (t, k) => (k === "length" ? 2 ** 32 - 1 : Reflect.get(t, k)) });
+    const unreadableLength = new Proxy([], {
+      get(t, k) {
+        if (k === "length") throw Symbol("no length");
+        return Reflect.get(t, k);
+      },
+    });
+    const entryProxy = Proxy.revocable({}, {});
+    entryProxy.revoke();
+    const cases: [unknown, string][] = [
+      [throwing, "reading W.allowedNetworks[1] threw: no entry"],
+      [revoked.proxy, "W.allowedNetworks must be an array of CIDR strings, got a revoked Proxy"],
+      [endless, "W.allowedNetworks must be an array of CIDR strings of at most 10000 entries, got 4294967295 entries"],
+      [unreadableLength, "reading W.allowedNetworks.length threw"],
+      [[entryProxy.proxy], "W.allowedNetworks[0] must be an IP address or CIDR network string, got a revoked Proxy"],
+      [[10n], "W.allowedNetworks[0] must be an IP address or CIDR network string, got 10n (a bigint)"],
+    ];
+    for (const [given, message] of cases) {
+      const err = refusal(given);
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as Error).message).toContain(message);
+    }
+  });
+
   it("refuses a host when any of its addresses is refused", async () => {
     const resolve: HostResolver = async (h) =>
       h === "mixed.test"

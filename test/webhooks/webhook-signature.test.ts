@@ -65,6 +65,46 @@ describe("webhook signing", () => {
     expect(parseWebhookSecret(fresh)).toHaveLength(32);
     expect(generateWebhookSecret()).not.toBe(fresh);
   });
+
+  it("refuses a secret, id, body, headers or options of the wrong kind with a ValidationError, not a TypeError or a wrong answer", () => {
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const throwingHeaders = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error("headers gone");
+        },
+      },
+    );
+    const headers = headersFor(SPEC_SIG);
+    const calls: [() => unknown, string][] = [
+      // A number passed parseWebhookSecret's length check (undefined < 32 is false) and came back as the key.
+      [() => parseWebhookSecret(12345 as never), "a webhook secret must be a base64 string (optionally whsec_-prefixed) or a Uint8Array, got 12345"],
+      [() => signWebhook(revoked.proxy as never, "id", 1, ""), "got a revoked Proxy"],
+      [() => signWebhook(SPEC_SECRET, Symbol("id") as never, 1, ""), "a webhook id must be a string, got a symbol"],
+      [() => signWebhook(SPEC_SECRET, "id", 1, 5 as never), "a webhook body must be the raw bytes (a Uint8Array) or a string, got 5"],
+      [() => verifyWebhook(SPEC_SECRET, headers, revoked.proxy as never, { now: SPEC_TS * 1000 }), "a webhook body must be"],
+      [() => verifyWebhook(SPEC_SECRET, revoked.proxy as never, SPEC_BODY, { now: SPEC_TS * 1000 }), "verifyWebhook: reading the webhook-id header threw"],
+      [() => verifyWebhook(SPEC_SECRET, throwingHeaders as never, SPEC_BODY, { now: SPEC_TS * 1000 }), "reading the webhook-id header threw: headers gone"],
+      [() => verifyWebhook(SPEC_SECRET, headers, SPEC_BODY, revoked.proxy as never), "VerifyWebhookOptions must be an object, got a revoked Proxy"],
+      [() => verifyWebhook(SPEC_SECRET, headers, SPEC_BODY, { now: 5n as never }), "verifyWebhook: now must be finite epoch milliseconds, got 5n (a bigint)"],
+      [() => verifyWebhook(SPEC_SECRET, headers, SPEC_BODY, { now: SPEC_TS * 1000, toleranceMs: "300000" as never }), "toleranceMs must be a finite number"],
+    ];
+    for (const [call, message] of calls) {
+      let err: unknown;
+      try {
+        call();
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as Error).message).toContain(message);
+    }
+    // A header value that is not text is a missing header, not a TypeError from splitting it.
+    const numbered = { ...headers, "webhook-signature": 5 };
+    expect(() => verifyWebhook(SPEC_SECRET, numbered as never, SPEC_BODY, { now: SPEC_TS * 1000 })).toThrow(WebhookVerificationError);
+  });
 });
 
 describe("verifyWebhook", () => {

@@ -22,6 +22,7 @@ import {
   WebhookRejectedError,
   WebhookWorker,
   type ClaimedJob,
+  type WebhookWorkerOptions,
   type WebhookRequest,
 } from "taquba";
 import { listenOnLoopback, REFUSING_PORT, withBody } from "../support/loopback-server.js";
@@ -466,5 +467,45 @@ describe("WebhookWorker.process", () => {
     expect(() => new WebhookWorker({ secret: "whsec_short" })).toThrow();
     expect(() => new WebhookWorker({ defaultTimeoutMs: 0 })).toThrow(ValidationError);
     expect(() => new WebhookWorker({ allowedNetworks: ["nope"] })).toThrow(ValidationError);
+    expect(() => new WebhookWorker({ allowedNetworks: ["10.0.0.0/8", "nope"] })).toThrow(
+      'WebhookWorkerOptions.allowedNetworks[1]: "nope" is not an IP address',
+    );
+  });
+
+  it("refuses a secret or ca that is not text or bytes when built, not at the first delivery", () => {
+    const revoked = Proxy.revocable([], {});
+    revoked.revoke();
+    const secret = generateWebhookSecret();
+    const unreadable = Object.defineProperty([secret, secret], 1, {
+      get() {
+        throw new Error("vault sealed");
+      },
+    });
+    const refusals: [WebhookWorkerOptions, string][] = [
+      // A number passed the length check (undefined < 32 is false) and failed every delivery's signing.
+      [
+        { secret: 12345 as never },
+        "WebhookWorkerOptions.secret: a webhook secret must be a base64 string (optionally whsec_-prefixed) or a Uint8Array, got 12345",
+      ],
+      [{ secret: [secret, {} as never] }, "WebhookWorkerOptions.secret[1]: a webhook secret must be"],
+      [{ secret: unreadable }, "reading WebhookWorkerOptions.secret[1] threw: vault sealed"],
+      [
+        { secret: revoked.proxy as never },
+        "WebhookWorkerOptions.secret: a webhook secret must be a base64 string (optionally whsec_-prefixed) or a Uint8Array, got a revoked Proxy",
+      ],
+      [{ ca: 5 as never }, "WebhookWorkerOptions.ca must be a PEM certificate (a string or Buffer), got 5"],
+      [{ ca: ["pem", null as never] }, "WebhookWorkerOptions.ca[1] must be a PEM certificate (a string or Buffer), got null"],
+    ];
+    for (const [opts, message] of refusals) {
+      let err: unknown;
+      try {
+        new WebhookWorker(opts);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as Error).message).toContain(message);
+    }
+    expect(() => new WebhookWorker({ secret: [secret, new Uint8Array(32)], ca: ["pem", Buffer.from("pem")] })).not.toThrow();
   });
 });

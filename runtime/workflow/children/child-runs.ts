@@ -140,6 +140,9 @@ export function childRunId(parentRunId: string, step: number, key: string, place
   if (parentSubmission !== undefined && (typeof parentSubmission !== "string" || !SUBMISSION_PATTERN.test(parentSubmission))) {
     throw new ValidationError(`a parent run's submission is 1 to 128 characters of [A-Za-z0-9_-], got ${describeValue(parentSubmission)}`);
   }
+  if (typeof parentRunId !== "string") throw new ValidationError(`a parent run id must be a string, got ${describeValue(parentRunId)}`);
+  if (!Number.isSafeInteger(step) || step < 0) throw new ValidationError(`a step number must be a whole number >= 0, got ${describeValue(step)}`);
+  if (typeof key !== "string") throw new ValidationError(`a child key must be a string, got ${describeValue(key)}`);
   const tag = parentSubmission === undefined ? "" : `-p${parentSubmission}`;
   const plain = `${parentRunId}-s${step}-${key}${tag}`;
   const routed = placement !== undefined && placement.shards > 1 ? placement : undefined;

@@ -1,0 +1,13 @@
+/**
+ * @module The check a store wrapper makes of the store it wraps, when made:
+ * a value without the four methods (or a revoked Proxy) is refused naming
+ * the wrapper, instead of a TypeError at the first request through it.
+ */
+import { ValidationError } from "../errors.js";
+import { describeValue, hasMethods } from "../option-values.js";
+
+/** Throws `ValidationError` naming `wrapper` unless `store` has get, put, list and delete methods. */
+export function checkStore(wrapper: string, store: unknown): void {
+  if (!hasMethods(store, ["get", "put", "list", "delete"]))
+    throw new ValidationError(`${wrapper} wraps an ObjectStore (get, put, list, delete), got ${describeValue(store)}`);
+}
