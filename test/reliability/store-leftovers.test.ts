@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { Engine, LocalStore, Queue } from "taquba";
 import { startScript } from "../support/child-script.js";
-import { scaledForLoad } from "../support/load.js";
+import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { until } from "../support/until.js";
 
@@ -18,8 +18,8 @@ const fixture = fileURLToPath(new URL("./fixtures/put-forever.ts", import.meta.u
 const tempDir = useTempDirs("taquba-leftovers-");
 // The child loads only LocalStore through tsx (0.7 s of CPU; the whole package took 2 s): at load 30-35 on
 // two cores a test took 7-27 s of wall time (13-23 s with the whole package). The limit guards against a
-// hang and is stretched by the load (support/load.ts).
-const CHILD_TEST_MS = scaledForLoad(30_000);
+// hang and is stretched by the load, read while the test runs (support/load.ts).
+const CHILD_TEST_MS = 30_000;
 
 /** Paths, relative to `dir`, of every temporary file under it. */
 async function temporaries(dir: string): Promise<string[]> {
@@ -39,21 +39,25 @@ async function killMidPut(dir: string, key: string): Promise<void> {
 }
 
 describe("temporary files of killed writers", () => {
-  it("are removed when the next writer opens; a live process's are kept", { timeout: CHILD_TEST_MS }, async () => {
-    const dir = await tempDir();
-    await killMidPut(dir, "scratch/big");
-    // A put in flight in this (live) process must survive the sweep.
-    await writeFile(join(dir, `%tmp.${process.pid}.1.livefile`), "in flight");
-    const engine = await Engine.open(new LocalStore(dir));
-    await engine.close();
-    expect(await temporaries(dir)).toEqual([`%tmp.${process.pid}.1.livefile`]);
-  });
+  it("are removed when the next writer opens; a live process's are kept", { timeout: loadLimitTimeout(CHILD_TEST_MS) }, () =>
+    withinLoadLimit(CHILD_TEST_MS, async () => {
+      const dir = await tempDir();
+      await killMidPut(dir, "scratch/big");
+      // A put in flight in this (live) process must survive the sweep.
+      await writeFile(join(dir, `%tmp.${process.pid}.1.livefile`), "in flight");
+      const engine = await Engine.open(new LocalStore(dir));
+      await engine.close();
+      expect(await temporaries(dir)).toEqual([`%tmp.${process.pid}.1.livefile`]);
+    }),
+  );
 
-  it("under a queue's payload folder are removed when the queue opens", { timeout: CHILD_TEST_MS }, async () => {
-    const dir = await tempDir();
-    await killMidPut(dir, "orders/payloads/big");
-    const queue = await Queue.open(new LocalStore(dir), "orders");
-    await queue.close();
-    expect(await temporaries(dir)).toEqual([]);
-  });
+  it("under a queue's payload folder are removed when the queue opens", { timeout: loadLimitTimeout(CHILD_TEST_MS) }, () =>
+    withinLoadLimit(CHILD_TEST_MS, async () => {
+      const dir = await tempDir();
+      await killMidPut(dir, "orders/payloads/big");
+      const queue = await Queue.open(new LocalStore(dir), "orders");
+      await queue.close();
+      expect(await temporaries(dir)).toEqual([]);
+    }),
+  );
 });
