@@ -4,6 +4,7 @@
  * the next writer open removes it, while a live process's temporary file
  * stays. A refused open writes no manifest (see engine-missing-objects).
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,9 +17,10 @@ import { until } from "../support/until.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/put-forever.ts", import.meta.url));
 const tempDir = useTempDirs("taquba-leftovers-");
-// The child loads only LocalStore through tsx (0.7 s of CPU; the whole package took 2 s): at load 30-35 on
-// two cores a test took 7-27 s of wall time (13-23 s with the whole package). The limit guards against a
-// hang and is stretched by the load, read while the test runs (support/load.ts).
+// The child loads only LocalStore through tsx (the whole package took 2 s of CPU) and writes 1 MiB objects:
+// 0.7 s of CPU up to the kill, against 1.2 s with a 64 MiB object (filled and copied before its first
+// temporary file), which at load 30 on two cores took up to 41 s of wall time. The limit guards against
+// a hang and is stretched by the load, read while the test runs (support/load.ts).
 const CHILD_TEST_MS = 30_000;
 
 /** Paths, relative to `dir`, of every temporary file under it. */
@@ -27,13 +29,41 @@ async function temporaries(dir: string): Promise<string[]> {
   return all.filter((p) => p.split(/[\\/]/).pop()!.startsWith("%tmp.")).sort();
 }
 
-/** Starts a child writing `key` over and over in `dir`, and SIGKILLs it mid-put. */
+/** Whether every thread of `pid` is stopped (SIGSTOP has taken hold); true where that cannot be read (not Linux). */
+function allThreadsStopped(pid: number): boolean {
+  try {
+    // The state follows the command name in parentheses, which may itself hold spaces.
+    const states = readdirSync(`/proc/${pid}/task`).map((t) => {
+      const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, "utf8");
+      return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    });
+    return states.every((s) => s === "T" || s === "t");
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Starts a child writing `key` over and over in `dir`, and SIGKILLs it mid-put: stopped (SIGSTOP) while
+ * its temporary file is there, so the put cannot end between the look and the kill. A look that finds
+ * the put ended while the child was being stopped lets it run on and looks again.
+ */
 async function killMidPut(dir: string, key: string): Promise<void> {
   const child = startScript(fixture, [dir, key]);
   await child.waitFor((lines) => lines.includes("READY"));
-  // Before its first temporary file the child copies the 64 MiB body (LocalStore's private copy): 5.6 to
-  // 23.9 s at load 27-32 on two cores, 88-97% of it the child waiting to be run, which the bound does not count.
-  await until("the child is mid-put", async () => (await temporaries(dir)).length > 0, 20_000, { child: child.pid });
+  await until(
+    "the child is stopped mid-put",
+    async () => {
+      if ((await temporaries(dir)).length === 0) return false;
+      process.kill(child.pid, "SIGSTOP");
+      await until("the child is stopped", () => allThreadsStopped(child.pid), 20_000, { child: child.pid });
+      if ((await temporaries(dir)).length > 0) return true;
+      process.kill(child.pid, "SIGCONT");
+      return false;
+    },
+    20_000,
+    { child: child.pid },
+  );
   await child.kill();
   expect((await temporaries(dir)).length).toBeGreaterThan(0);
 }
