@@ -75,7 +75,12 @@ function bound(logger: object, m: (...a: unknown[]) => unknown): LogMethod {
   return (obj, msg) => {
     // Logging is best effort: a failing logger (a broken transport) must not fail the commit, claim or run that logs.
     try {
-      m.call(logger, obj, msg);
+      const r = m.call(logger, obj, msg);
+      // An async method's rejection, left unhandled, would end the process: dropped like a throw.
+      if (r !== null && (typeof r === "object" || typeof r === "function")) {
+        const then = (r as { then?: unknown }).then;
+        if (typeof then === "function") then.call(r, undefined, drop);
+      }
     } catch {
       // Nowhere left to report it.
     }
