@@ -39,6 +39,7 @@ describe("readLogger: a level method that fails", () => {
       },
       info: () => {
         calls++;
+        // biome-ignore lint/suspicious/noThenProperty: a hostile thenable on purpose
         return Object.defineProperty({}, "then", {
           get() {
             throw new Error("then getter threw");
