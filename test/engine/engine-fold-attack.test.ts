@@ -17,7 +17,9 @@ import {
   StoreCorruptedError,
   StoreUnavailableError,
   WriteBatch,
+  withFaults,
   type EngineOptions,
+  type FaultyStore,
   type ListOptions,
   type ListedObject,
   type ObjectStore,
@@ -82,6 +84,8 @@ async function readAll(engine: Engine, keys: string[]): Promise<Map<string, stri
 interface Setup {
   inner: MemoryStore;
   tampering: TamperingStore;
+  /** Reads fail at its rate (0 until a test raises it). */
+  faults: FaultyStore;
   gated: GatedStore;
   engine: Engine;
   model: Map<string, string>;
@@ -97,7 +101,8 @@ async function besideCompaction(paged: boolean): Promise<Setup> {
   const tampering = new TamperingStore(inner);
   let armed = false;
   let segmentPuts = 0;
-  const gated = new GatedStore(tampering, (key) => {
+  const faults = withFaults(tampering, { failureRate: 0, seed: 7, ops: ["get"] });
+  const gated = new GatedStore(faults, (key) => {
     if (!armed || !key.startsWith("seg/") || ++segmentPuts < 2) return false;
     armed = false;
     return true;
@@ -140,7 +145,7 @@ async function besideCompaction(paged: boolean): Promise<Setup> {
   await commit(200);
   await commit(201);
   await gated.waitHeld(1);
-  return { inner, tampering, gated, engine, model, errors, opts, compactionsBefore, commit };
+  return { inner, tampering, faults, gated, engine, model, errors, opts, compactionsBefore, commit };
 }
 
 interface Outcome {
@@ -184,8 +189,8 @@ async function attackFold(s: Setup, tamper: Tamper, opts: { afterFold?: () => Pr
     await engine.close();
     return out;
   }
-  expect(await readAll(engine, [...model.keys()])).toEqual(sorted(model));
   await opts.afterFold?.();
+  expect(await readAll(engine, [...model.keys()])).toEqual(sorted(model));
   for (const h of [...gated.held]) gated.release(h.key);
   for (let n = 0; n < 5000 && engine.stats.compactions === s.compactionsBefore; n++) await turns(1);
   expect(engine.stats.compactions).toBeGreaterThan(s.compactionsBefore);
@@ -269,6 +274,29 @@ describe("a fold whose runs are damaged or unreachable mid-fold", () => {
         }
       });
     }
+  }
+});
+
+describe("a fold whose ranged reads meet injected store faults (withFaults)", () => {
+  for (const paged of [false, true]) {
+    it(`at a rate past what the retries cover, the fold fails with StoreUnavailableError or publishes whole; the state stays the model's${paged ? " (values paged)" : ""}`, async () => {
+      const s = await besideCompaction(paged);
+      const out = await attackFold(
+        s,
+        async (_key, _offset, bytes) => {
+          s.faults.failureRate = 0.6;
+          return bytes;
+        },
+        {
+          afterFold: async () => {
+            s.faults.failureRate = 0;
+          },
+        },
+      );
+      expect(s.faults.injected, "faults were injected into the fold's reads").toBeGreaterThan(0);
+      for (const err of out.errors) expect(err).toBeInstanceOf(StoreUnavailableError);
+      expect(out.folds + out.errors.length).toBeGreaterThan(0);
+    });
   }
 });
 
