@@ -4,7 +4,7 @@
  */
 import { MAX_TIMEOUT_MS, SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, errorText, isOptionArray, isOptionObject, readFields } from "../option-values.js";
+import { callGuarded, describeValue, errorText, isOptionArray, isOptionObject, readFields } from "../option-values.js";
 import { WAL_FENCE_JUMP, checkPrefix } from "./layout.js";
 import type { RetryPolicy } from "./retry.js";
 
@@ -258,17 +258,11 @@ function guardedHandler(handler: (err: unknown) => void): (err: unknown) => void
     warnBackgroundError(err);
     console.warn("taquba engine: onBackgroundError failed on it:", own);
   };
-  return (err) => {
-    try {
-      const r: unknown = handler(err);
-      if (r !== null && (typeof r === "object" || typeof r === "function")) {
-        const then = (r as { then?: unknown }).then;
-        if (typeof then === "function") then.call(r, undefined, (own: unknown) => failed(err, own));
-      }
-    } catch (own) {
-      failed(err, own);
-    }
-  };
+  return (err) =>
+    callGuarded(
+      () => handler(err),
+      (own) => failed(err, own),
+    );
 }
 
 /** The fields of `opts` the engine uses, each read once, as plain objects and arrays of their own. */

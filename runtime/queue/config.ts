@@ -94,7 +94,8 @@ export interface OpenOptions {
    * its own (a `FencedError` when another process opened the store, a
    * `ClosedError` whose cause is the failed store write when a write
    * failed after its retries), or `undefined` after `close()`. An
-   * application typically exits or alerts on a reason.
+   * application typically exits or alerts on a reason. A throw, or a
+   * returned promise that rejects, is logged.
    */
   onClosed?: (reason: Error | undefined) => void;
   /**

@@ -10,7 +10,7 @@ import type { Engine } from "../engine/engine.js";
 import { ClosedError, FencedError, ValidationError } from "../errors.js";
 import { resolveFlowRule, type FlowRule, type Limits, type ResolvedFlowRule } from "./admission.js";
 import { type FullLogger, fullLogger } from "../logger.js";
-import { errorText } from "../option-values.js";
+import { callGuarded, errorText } from "../option-values.js";
 import { instruments } from "../telemetry/metrics.js";
 import { QueueConfigs, type DeadLetteredEvent, type OpenOptions } from "./config.js";
 import type { SettlementEffects } from "./effects.js";
@@ -212,15 +212,7 @@ export class QueueCore {
   #tellDeadListener(l: (e: DeadLetteredEvent) => void, e: DeadLetteredEvent): void {
     const failed = (err: unknown) =>
       this.log.error({ err, queue: this.name, jobId: e.jobId }, `queue "${this.name}": an onDeadLettered listener failed on job ${e.jobId}: ${errorText(err)}`);
-    try {
-      const r: unknown = l(e);
-      if (r !== null && (typeof r === "object" || typeof r === "function")) {
-        const then = (r as { then?: unknown }).then;
-        if (typeof then === "function") then.call(r, undefined, failed);
-      }
-    } catch (err) {
-      failed(err);
-    }
+    callGuarded(() => l(e), failed);
   }
 
   /** Tells the `onClosed` listeners, once. */
@@ -228,11 +220,11 @@ export class QueueCore {
     if (this.#closedAnnounced) return;
     this.#closedAnnounced = true;
     for (const l of this.closedListeners) {
-      try {
-        l(reason);
-      } catch (err) {
-        this.log.error({ err, queue: this.name }, `queue "${this.name}": an onClosed listener threw: ${errorText(err)}`);
-      }
+      // An async listener's rejection is logged like a throw (left unhandled, it would end the process).
+      callGuarded(
+        () => l(reason),
+        (err) => this.log.error({ err, queue: this.name }, `queue "${this.name}": an onClosed listener failed: ${errorText(err)}`),
+      );
     }
     this.closedListeners.clear();
   }

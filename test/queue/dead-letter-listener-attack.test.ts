@@ -1,5 +1,5 @@
 /**
- * @module Dead-letter listeners that fail: one that throws, or is async and
+ * @module Queue listeners that fail (and an onClosed one at the end): dead-letter listeners: one that throws, or is async and
  * rejects, is told of a job the reaper dead-lettered. Its failure must not
  * reach the process as an unhandled rejection (which ends it by default),
  * nor keep the listeners after it, or the jobs dead-lettered with it, from
@@ -51,4 +51,20 @@ describe("onDeadLettered listeners that fail", () => {
       await queue.close();
     });
   }
+
+  it("an async onClosed listener that rejects is logged, not left unhandled", async () => {
+    process.on("unhandledRejection", onUnhandled);
+    const errors: string[] = [];
+    const logger = { debug: () => {}, info: () => {}, warn: () => {}, error: (_o: unknown, msg: string) => errors.push(msg) };
+    const { queue } = await openQueue({
+      logger,
+      onClosed: async () => {
+        throw new Error("onClosed rejected");
+      },
+    });
+    await queue.close();
+    for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+    expect(unhandled).toEqual([]);
+    expect(errors.some((m) => m.includes("an onClosed listener failed: onClosed rejected"))).toBe(true);
+  });
 });
