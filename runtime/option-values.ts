@@ -158,3 +158,21 @@ export function checkOptionalMs(path: string, v: unknown, min: number, max: numb
   if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max))
     throw new ValidationError(`${path} must be a number of ms in ${min}..${max}, got ${describeValue(v)}`);
 }
+
+/**
+ * Runs `call`, code a caller gave (a listener, a handler, a logger's
+ * method), from where its failure has nowhere to go: a throw, or a returned
+ * promise's rejection (left unhandled, it would end the process), goes to
+ * `failed` instead, which must not throw.
+ */
+export function callGuarded(call: () => unknown, failed: (err: unknown) => void): void {
+  try {
+    const r = call();
+    if (r !== null && (typeof r === "object" || typeof r === "function")) {
+      const then = (r as { then?: unknown }).then;
+      if (typeof then === "function") then.call(r, undefined, failed);
+    }
+  } catch (err) {
+    failed(err);
+  }
+}

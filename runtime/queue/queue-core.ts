@@ -10,6 +10,7 @@ import type { Engine } from "../engine/engine.js";
 import { ClosedError, FencedError, ValidationError } from "../errors.js";
 import { resolveFlowRule, type FlowRule, type Limits, type ResolvedFlowRule } from "./admission.js";
 import { type FullLogger, fullLogger } from "../logger.js";
+import { callGuarded, errorText } from "../option-values.js";
 import { instruments } from "../telemetry/metrics.js";
 import { QueueConfigs, type DeadLetteredEvent, type OpenOptions } from "./config.js";
 import type { SettlementEffects } from "./effects.js";
@@ -114,7 +115,7 @@ export class QueueCore {
           { jobId: e.jobId, queue: e.queueName, reason: e.reason, lastError: e.lastError },
           `queue "${name}": job ${e.jobId} of queue "${e.queueName}" was dead-lettered (${e.reason})`,
         );
-        for (const l of this.deadListeners) l(e);
+        for (const l of this.deadListeners) this.#tellDeadListener(l, e);
       },
       deletePayloads: (refs) => this.payloads.deleteAll(refs),
       onError: (err) =>
@@ -204,16 +205,26 @@ export class QueueCore {
     if (this.isClosed) throw new ClosedError(`queue "${this.name}"`, this.engine.failure);
   }
 
+  /**
+   * Calls a dead-letter listener; its throw, or an async listener's rejection (left unhandled, it would end
+   * the process), is logged, and the listeners and jobs after it are still told.
+   */
+  #tellDeadListener(l: (e: DeadLetteredEvent) => void, e: DeadLetteredEvent): void {
+    const failed = (err: unknown) =>
+      this.log.error({ err, queue: this.name, jobId: e.jobId }, `queue "${this.name}": an onDeadLettered listener failed on job ${e.jobId}: ${errorText(err)}`);
+    callGuarded(() => l(e), failed);
+  }
+
   /** Tells the `onClosed` listeners, once. */
   announceClosed(reason: Error | undefined): void {
     if (this.#closedAnnounced) return;
     this.#closedAnnounced = true;
     for (const l of this.closedListeners) {
-      try {
-        l(reason);
-      } catch (err) {
-        this.log.error({ err, queue: this.name }, `queue "${this.name}": an onClosed listener threw: ${err instanceof Error ? err.message : String(err)}`);
-      }
+      // An async listener's rejection is logged like a throw (left unhandled, it would end the process).
+      callGuarded(
+        () => l(reason),
+        (err) => this.log.error({ err, queue: this.name }, `queue "${this.name}": an onClosed listener failed: ${errorText(err)}`),
+      );
     }
     this.closedListeners.clear();
   }
