@@ -319,6 +319,11 @@ export class WalWriter {
       return;
     }
     this.#releasing[this.#releaseHead++] = undefined;
+    // A store that keeps up never empties the queue: drop the released head now and then.
+    if (this.#releaseHead >= 1024) {
+      this.#releasing = this.#releasing.slice(this.#releaseHead);
+      this.#releaseHead = 0;
+    }
     w.resolve();
     this.#releaseTimer = setImmediate(this.#releaseNext);
   };

@@ -70,6 +70,17 @@ describe("engine release by groups", () => {
     await engine.close();
   });
 
+  it("releases more groups than the queue keeps before dropping its released head, in order and each once", async () => {
+    const engine = await Engine.open(new MemoryStore(), { flushIntervalMs: 0 });
+    const n = 1100 * RELEASE_GROUP;
+    const order: number[] = [];
+    const b = (i: number) => new WriteBatch().put(`k/${i % 100}`, enc("v"));
+    await Promise.all(Array.from({ length: n }, (_, i) => engine.commit(b(i)).then(() => void order.push(i))));
+    expect(order.length).toBe(n);
+    expect(order.every((v, i) => v === i)).toBe(true);
+    await engine.close();
+  });
+
   it("resolves groups already durable when the engine is poisoned before their turn", async () => {
     const gated = new GatedStore(new MemoryStore());
     const engine = await Engine.open(gated, { flushIntervalMs: 0 });
