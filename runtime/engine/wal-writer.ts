@@ -47,6 +47,15 @@ import { timeWalPut } from "../telemetry/metrics.js";
  */
 export const RELEASE_GROUP = 25;
 
+/**
+ * `slowPutMs`: a put that took at least this long makes the next release go by groups;
+ * a faster one releases every commit at once. Against a store that answers
+ * in well under a group's CPU (memory, a local disk), groups gain no
+ * overlap and only cost extra turns and smaller WAL objects. A mutable
+ * object, internal to the engine, so tests can pin either way.
+ */
+export const releaseTuning = { slowPutMs: 4 };
+
 /** Smallest first buffer of a WAL object, in bytes. */
 const MIN_FIRST_BUFFER = 1024;
 
@@ -106,6 +115,8 @@ export class WalWriter {
   #releasing: (Waiter | undefined)[] = [];
   #releaseHead = 0;
   #releaseTimer: NodeJS.Immediate | undefined;
+  /** Whether the last put to land took `releaseTuning.slowPutMs` or more: releases then go by groups. */
+  #slowPuts = false;
   #timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   #flushDue = false;
   /**
@@ -275,6 +286,7 @@ export class WalWriter {
 
   async #send(s: Sealed): Promise<void> {
     const key = walKey(this.#prefix, s.seq);
+    const sentAt = performance.now();
     try {
       const res = await timeWalPut(createOnce(this.#store, key, s.bytes, this.#opts.retry, () => this.#failure !== undefined));
       if (!res.created) throw this.#explainConflict(key, s.seq, res.existing);
@@ -285,6 +297,7 @@ export class WalWriter {
     }
     if (this.#failure) return;
     s.landed = true;
+    this.#slowPuts = performance.now() - sentAt >= releaseTuning.slowPutMs;
     this.#onLanded(s.seq, s.bytes.length);
     // Release durability strictly in sequence order.
     let released = false;
@@ -308,6 +321,17 @@ export class WalWriter {
   #releaseNext = (): void => {
     this.#releaseTimer = undefined;
     if (this.#failure) return;
+    if (!this.#slowPuts) {
+      // A fast store: every durable commit at once, as one wave, and the followers gathered while the put was
+      // in flight go now (the caller pumps) rather than at the end of the window.
+      if (this.#open !== undefined && this.#sealed.length === 0) this.#flushDue = true;
+      const all = this.#releasing;
+      const from = this.#releaseHead;
+      this.#releasing = [];
+      this.#releaseHead = 0;
+      for (let i = from; i < all.length; i++) all[i]?.resolve();
+      return;
+    }
     if (this.#open !== undefined) {
       if (this.#windowOpen()) this.seal();
       else this.#flushDue = true;

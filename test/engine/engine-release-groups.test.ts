@@ -5,15 +5,52 @@
  * and a group already durable resolves even when the engine is poisoned
  * before its turn.
  */
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Engine, MemoryStore, WriteBatch } from "taquba";
-import { RELEASE_GROUP } from "../../runtime/engine/wal-writer.js";
+import { RELEASE_GROUP, releaseTuning } from "../../runtime/engine/wal-writer.js";
 import { GatedStore } from "../support/gated-store.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const N = 2 * RELEASE_GROUP + 10;
 
 describe("engine release by groups", () => {
+  // Held puts land within microseconds of their release: every put counts as slow here, so releases go by groups.
+  const slowPutMs = releaseTuning.slowPutMs;
+  beforeAll(() => {
+    releaseTuning.slowPutMs = 0;
+  });
+  afterAll(() => {
+    releaseTuning.slowPutMs = slowPutMs;
+  });
+
+  it("releases every commit of an object at once after a fast put", async () => {
+    releaseTuning.slowPutMs = Number.POSITIVE_INFINITY;
+    try {
+      const gated = new GatedStore(new MemoryStore());
+      const engine = await Engine.open(gated, { flushIntervalMs: 10_000 });
+      gated.hold = (k) => k.startsWith("wal/");
+      const sentWhenRun: number[] = [];
+      const followUps: Promise<void>[] = [];
+      const commits = Array.from({ length: N }, (_, i) =>
+        engine.commit(new WriteBatch().put(`k/${i}`, enc(String(i)))).then(() => {
+          sentWhenRun.push(gated.held.length);
+          followUps.push(engine.commit(new WriteBatch().put(`next/${i}`, enc(String(i)))));
+        }),
+      );
+      await gated.waitHeld(1);
+      gated.release(gated.held[0]!.key);
+      await Promise.all(commits);
+      // One wave: every continuation ran before any follow-up was sent, and they all left in one object.
+      expect(sentWhenRun).toEqual(Array.from({ length: N }, () => 0));
+      gated.hold = () => false;
+      await Promise.all(followUps);
+      expect(engine.stats.walPuts).toBe(2);
+      await engine.close();
+    } finally {
+      releaseTuning.slowPutMs = 0;
+    }
+  });
+
   it("sends the first group's next commits before the later groups of the same object run", async () => {
     const gated = new GatedStore(new MemoryStore());
     // A long flush window: the follow-ups leave because a group step seals them, not because a window ended.
