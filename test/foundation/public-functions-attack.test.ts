@@ -33,6 +33,7 @@ import {
   MemoryStore,
   openStore,
   parseWebhookSecret,
+  routeShardSchedules,
   runFailureNotice,
   S3Store,
   scheduleSpecOf,
@@ -127,6 +128,7 @@ const FUNCTIONS: Record<string, (...args: never[]) => unknown> = {
   requireSignalSender,
   requireSubmitter,
   requireWorkflowHost,
+  routeShardSchedules,
 };
 
 /**
@@ -175,6 +177,12 @@ const FILLS: Record<string, unknown[]> = {
   requireSignalSender: [host, "digest"],
   requireSubmitter: [host, "digest"],
   requireWorkflowHost: [host, "digest"],
+  routeShardSchedules: [
+    { schedules: { routeBy: () => {} }, queueName: "workflow-steps", memoStore: { prefix: "workflow-steps-memo" } },
+    new MemoryStore(),
+    { name: "app", shard: 0, shards: 2 },
+    {},
+  ],
 };
 
 /** What calling `fn` with `args` did (a promise's settlement included): "ok", "typed", or what escaped. */
