@@ -58,7 +58,7 @@ import {
   WorkflowView,
   workflowClient,
 } from "taquba";
-import { compileKeyTemplate, encodeStepEnvelope, requireSignalSender, requireSubmitter, requireWorkflowHost } from "taquba/generated";
+import { checkContracts, compileKeyTemplate, encodeStepEnvelope, requireSignalSender, requireSubmitter, requireWorkflowHost } from "taquba/generated";
 import { dailyEuSchedule } from "../codegen/fixtures/schedule-input/expected/archive/definitions.js";
 import { searchReindexWorkflow } from "../codegen/fixtures/debounce/expected/digest/definitions.js";
 
@@ -129,6 +129,7 @@ const FUNCTIONS: Record<string, (...args: never[]) => unknown> = {
   requireSubmitter,
   requireWorkflowHost,
   routeShardSchedules,
+  checkContracts,
 };
 
 /**
@@ -177,6 +178,7 @@ const FILLS: Record<string, unknown[]> = {
   requireSignalSender: [host, "digest"],
   requireSubmitter: [host, "digest"],
   requireWorkflowHost: [host, "digest"],
+  checkContracts: [{ kvGet: async () => null, kvCompareAndPut: async () => true }, "workflow-steps", [{ name: "a.b.c", hash: "0123456789abcdef" }], false],
   routeShardSchedules: [
     { schedules: { routeBy: () => {} }, queueName: "workflow-steps", memoStore: { prefix: "workflow-steps-memo" } },
     new MemoryStore(),
