@@ -145,7 +145,7 @@ function checkUrl(raw: string, issues: string[]): URL | undefined {
 
 function checkMethod(method: unknown, issues: string[]): void {
   if (typeof method !== "string") issues.push(`method must be a string, got ${describeValue(method)}`);
-  else if (!METHOD_TOKEN.test(method)) issues.push(`method "${method}" is not an HTTP method token`);
+  else if (!METHOD_TOKEN.test(method)) issues.push(`method ${quoteValue(method)} is not an HTTP method token`);
   else if (method.toUpperCase() === "CONNECT") issues.push("method CONNECT opens a tunnel, not a webhook; use POST, PUT or another method");
 }
 
@@ -165,17 +165,17 @@ function checkHeaders(headers: Readonly<Record<string, string>>, issues: string[
     try {
       validateHeaderName(name);
     } catch {
-      issues.push(`header name "${name}" is not a valid HTTP header name`);
+      issues.push(`header name ${quoteValue(name)} is not a valid HTTP header name`);
       continue;
     }
     const lower = name.toLowerCase();
-    if (RESERVED_HEADERS.has(lower)) issues.push(`header "${name}" is set by the delivery worker and may not be given`);
-    if (seen.has(lower)) issues.push(`header "${name}" is given twice (header names ignore case)`);
+    if (RESERVED_HEADERS.has(lower)) issues.push(`header ${quoteValue(name)} is set by the delivery worker and may not be given`);
+    if (seen.has(lower)) issues.push(`header ${quoteValue(name)} is given twice (header names ignore case)`);
     seen.add(lower);
     try {
       validateHeaderValue(name, value);
     } catch {
-      issues.push(`header "${name}" has a value with characters HTTP forbids (control characters or line breaks)`);
+      issues.push(`header ${quoteValue(name)} has a value with characters HTTP forbids (control characters or line breaks)`);
     }
   }
 }
@@ -185,7 +185,11 @@ function checkHeaders(headers: Readonly<Record<string, string>>, issues: string[
  * listing every problem.
  */
 export function encodeWebhookHeaders(request: WebhookRequest): Record<string, string> {
-  const r = readRequest(request);
+  return headersOf(readRequest(request));
+}
+
+/** The job headers of a request whose fields were read (see `readRequest`). */
+function headersOf(r: Partial<Record<(typeof REQUEST_KEYS)[number], unknown>>): Record<string, string> {
   const issues: string[] = [];
   const rawUrl = isUrl(r.url) ? r.url.href : r.url;
   const url = typeof rawUrl === "string" ? checkUrl(rawUrl, issues) : (issues.push(`url must be a string or URL, got ${describeValue(rawUrl)}`), undefined);
@@ -294,8 +298,10 @@ export function decodeWebhookJob(jobHeaders: Readonly<Record<string, string>>, p
  */
 export function webhookEnqueueRequest(queueName: string, request: WebhookRequest, opts: WebhookEnqueueOptions = {}): WebhookEnqueueRequest {
   validateQueueName(queueName);
-  const headers = encodeWebhookHeaders(request);
-  const body = readRequest(request).body ?? new Uint8Array();
+  // The request is read once: what was checked is what is enqueued.
+  const r = readRequest(request);
+  const headers = headersOf(r);
+  const body = r.body ?? new Uint8Array();
   if (typeof body !== "string" && !isOptionBytes(body))
     throw new InvalidWebhookRequestError([`body must be a string or a Uint8Array, got ${describeValue(body)}`]);
   let o: Partial<WebhookEnqueueOptions>;
