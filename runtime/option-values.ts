@@ -138,6 +138,11 @@ export function readOptions<K extends string>(given: unknown, keys: readonly K[]
   return out;
 }
 
+/** Throws `ValidationError` naming `path` unless `v` is absent or a string. */
+export function checkOptionalString(path: string, v: unknown): asserts v is string | undefined {
+  if (v !== undefined && typeof v !== "string") throw new ValidationError(`${path} must be a string, got ${describeValue(v)}`);
+}
+
 /** Throws `ValidationError` naming `path` unless `v` is absent or a function. */
 export function checkOptionalFunction(path: string, v: unknown): void {
   if (v !== undefined && typeof v !== "function") throw new ValidationError(`${path} must be a function, got ${describeValue(v)}`);
