@@ -14,7 +14,7 @@ import { instruments } from "../telemetry/metrics.js";
 import { QueueConfigs, type DeadLetteredEvent, type OpenOptions } from "./config.js";
 import type { SettlementEffects } from "./effects.js";
 import * as K from "./keys.js";
-import { userEngineKey } from "./user-keys.js";
+import { keptEngineKey } from "./user-keys.js";
 import { LeaseRegistry } from "./lease-registry.js";
 import { MaintenanceLoop, type MaintenanceHost } from "./maintenance.js";
 import { CompletionNotifier, WorkNotifier } from "./notifier.js";
@@ -335,8 +335,10 @@ export class QueueCore {
   #applyKv(txn: Txn, effects: SettlementEffects | undefined): void {
     if (effects === undefined) return;
     for (const op of effects.kvOps) {
-      if (op.kind === "put") txn.put(userEngineKey(op.key), op.value);
-      else txn.delete(userEngineKey(op.key));
+      // Validated when staged.
+      const key = keptEngineKey(op.key) ?? K.userKey(op.key);
+      if (op.kind === "put") txn.put(key, op.value);
+      else txn.delete(key);
     }
   }
 

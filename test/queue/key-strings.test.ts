@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { MemoryStore, SettlementEffects, ValidationError } from "taquba";
 import type { ClaimNext } from "../../runtime/queue/types.js";
 import { statsKey } from "../../runtime/queue/keys.js";
-import { userEngineKey } from "../../runtime/queue/user-keys.js";
+import { keptEngineKey, keptUserEngineKey } from "../../runtime/queue/user-keys.js";
 import { Engine } from "../../runtime/engine/engine.js";
 import { PrefixedStore } from "../../runtime/queue/prefixed-store.js";
 import { ENGINE_PREFIX } from "../../runtime/queue/queue.js";
@@ -48,12 +48,16 @@ describe("engine keys built once", () => {
   it("maps each caller key to its engine key while keys come and go, and refuses what validateKvKey refuses", () => {
     // Keys used again after one and two generations of others: each still maps to its own engine key.
     for (let round = 0; round < 3; round++) {
-      for (let i = 0; i < 2500; i++) expect(userEngineKey(`k/${i % (700 + round * 900)}`)).toBe(`u/k/${i % (700 + round * 900)}`);
+      for (let i = 0; i < 2500; i++) {
+        const key = `k/${i % (700 + round * 900)}`;
+        expect(i % 3 === 0 ? keptUserEngineKey(key) : (keptEngineKey(key) ?? `u/${key}`)).toBe(`u/${key}`);
+      }
     }
     for (const bad of ["", "\ud800", "x".repeat(1025), 7 as unknown as string]) {
-      expect(() => userEngineKey(bad)).toThrow(ValidationError);
+      expect(() => keptUserEngineKey(bad)).toThrow(ValidationError);
       // Never kept: refused again.
-      expect(() => userEngineKey(bad)).toThrow(ValidationError);
+      expect(keptEngineKey(bad)).toBeUndefined();
+      expect(() => keptUserEngineKey(bad)).toThrow(ValidationError);
     }
   });
 
