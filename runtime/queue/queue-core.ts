@@ -15,11 +15,12 @@ import { instruments } from "../telemetry/metrics.js";
 import { QueueConfigs, type DeadLetteredEvent, type OpenOptions } from "./config.js";
 import type { SettlementEffects } from "./effects.js";
 import * as K from "./keys.js";
+import { keptEngineKey } from "./user-keys.js";
 import { LeaseRegistry } from "./lease-registry.js";
 import { MaintenanceLoop, type MaintenanceHost } from "./maintenance.js";
 import { CompletionNotifier, WorkNotifier } from "./notifier.js";
 import type { PayloadStore } from "./payloads.js";
-import { insertJob, insertJobRecord, type PreparedEnqueue, type TransitionContext } from "./transitions.js";
+import { insertJob, insertJobRecord, type JobKeys, type PreparedEnqueue, type TransitionContext } from "./transitions.js";
 import type { JobRecord } from "./record.js";
 import type { Txn } from "./txn.js";
 import type { EnqueueItem, EnqueueOutcome } from "./types.js";
@@ -318,7 +319,7 @@ export class QueueCore {
   /**
    * `applyEffects` with the enqueue at `claimIndex` inserted already claimed
    * (see `insertJobRecord`); `claimed` is its record, undefined when it was a
-   * dedup hit.
+   * dedup hit, and `keys` its engine keys.
    */
   applyEffectsClaiming(
     txn: Txn,
@@ -326,23 +327,29 @@ export class QueueCore {
     effects: SettlementEffects | undefined,
     prepared: readonly PreparedEnqueue[],
     claimIndex: number,
-  ): { outcomes: EnqueueOutcome[]; claimed: JobRecord | undefined } {
+  ): { outcomes: EnqueueOutcome[]; claimed: JobRecord | undefined; keys: JobKeys | undefined } {
     this.#applyKv(txn, effects);
     let claimed: JobRecord | undefined;
+    let keys: JobKeys | undefined;
     const outcomes = prepared.map((p, i) => {
       if (i !== claimIndex) return insertJob(txn, ctx, p);
       const inserted = insertJobRecord(txn, ctx, p, true);
-      if (inserted.record?.state === "claimed") claimed = inserted.record;
+      if (inserted.record?.state === "claimed") {
+        claimed = inserted.record;
+        keys = inserted.keys;
+      }
       return inserted.outcome;
     });
-    return { outcomes, claimed };
+    return { outcomes, claimed, keys };
   }
 
   #applyKv(txn: Txn, effects: SettlementEffects | undefined): void {
     if (effects === undefined) return;
     for (const op of effects.kvOps) {
-      if (op.kind === "put") txn.put(K.userKey(op.key), op.value);
-      else txn.delete(K.userKey(op.key));
+      // Validated when staged.
+      const key = keptEngineKey(op.key) ?? K.userKey(op.key);
+      if (op.kind === "put") txn.put(key, op.value);
+      else txn.delete(key);
     }
   }
 
