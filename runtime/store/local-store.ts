@@ -512,9 +512,17 @@ export class LocalStore implements ObjectStore {
         err,
       );
     }
-    return new StoreUnavailableError(`local ${operation} (${this.root})`, key, err);
+    return new StoreUnavailableError(`local ${operation} (${this.root})`, key, err, (code !== undefined && PASSING.get(code)) || undefined);
   }
 }
+
+/** Failures a retry may get past, with what to do about them when they last. */
+const PASSING: ReadonlyMap<string, string> = new Map([
+  ["ENOSPC", "the file system holding the store's directory is full: free space on it (the request can be retried then)"],
+  ["EDQUOT", "the disk quota of the user this process runs as is used up: free space or raise the quota (the request can be retried then)"],
+  ["EMFILE", "this process has too many files open: raise its limit (ulimit -n) or run fewer requests at once"],
+  ["ENFILE", "the system has too many files open: raise its limit or run fewer requests at once"],
+]);
 
 /**
  * Deletes, under `dir` and its subdirectories, temporary files of processes
