@@ -96,12 +96,20 @@ export function readOptionArray(path: string, v: unknown, what: string, max: num
  * that throws, a revoked Proxy throws at `instanceof`).
  */
 export function errorText(err: unknown): string {
+  let text: string;
   try {
-    return err instanceof Error ? String(err.message) : String(err);
+    text = err instanceof Error ? String(err.message) : String(err);
   } catch {
     return "a value that cannot be shown as text";
   }
+  // A caller's message goes into ours whole only when short: a thrown 10 MB string would make ours 10 MB.
+  if (text.length <= MAX_ERROR_TEXT) return text;
+  const cut = text.charCodeAt(MAX_ERROR_TEXT - 1) >= 0xd800 && text.charCodeAt(MAX_ERROR_TEXT - 1) <= 0xdbff ? MAX_ERROR_TEXT - 1 : MAX_ERROR_TEXT;
+  return `${text.slice(0, cut)}... (${text.length} characters)`;
 }
+
+/** Most characters of a caller's error message that `errorText` shows. */
+const MAX_ERROR_TEXT = 1000;
 
 /**
  * Reads each named field of `from` once into a plain object: a getter or a
