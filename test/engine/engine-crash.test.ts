@@ -10,7 +10,7 @@ import { Engine, LocalStore, S3Store, type ObjectStore } from "taquba";
 import { startScript } from "../support/child-script.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
-import { scaledForLoad } from "../support/load.js";
+import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
 import { startS3Server } from "../support/s3-server.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/crash-writer.ts", import.meta.url));
@@ -92,45 +92,64 @@ async function crashRounds(mode: Mode, given?: Place): Promise<void> {
 }
 
 describe("engine crash recovery", () => {
-  it("recovers every durable commit and no half batch after SIGKILL, repeatedly", { timeout: scaledForLoad(60_000) }, async () => {
-    await crashRounds("plain");
-  });
+  it("recovers every durable commit and no half batch after SIGKILL, repeatedly", { timeout: loadLimitTimeout(60_000) }, () =>
+    withinLoadLimit(60_000, async () => {
+      await crashRounds("plain");
+    }),
+  );
 
-  it("recovers the same with every value paged out and a cache that keeps nothing (compactions read old runs back)", {
-    timeout: scaledForLoad(90_000),
-  }, async () => {
-    await crashRounds("paged");
-  });
+  it(
+    "recovers the same with every value paged out and a cache that keeps nothing (compactions read old runs back)",
+    {
+      timeout: loadLimitTimeout(90_000),
+    },
+    () =>
+      withinLoadLimit(90_000, async () => {
+        await crashRounds("paged");
+      }),
+  );
 
-  it("recovers the same with values read back by block through a cache of a few blocks that reads ahead", { timeout: scaledForLoad(90_000) }, async () => {
-    await crashRounds("blocks");
-  });
+  it("recovers the same with values read back by block through a cache of a few blocks that reads ahead", { timeout: loadLimitTimeout(90_000) }, () =>
+    withinLoadLimit(90_000, async () => {
+      await crashRounds("blocks");
+    }),
+  );
 
-  it("recovers the same with incremental checkpoints publishing while slow compactions run (killed during either)", {
-    timeout: scaledForLoad(120_000),
-  }, async () => {
-    besideSeen = 0;
-    foldsSeen = 0;
-    await crashRounds("beside");
-    // The kills really landed among overlapping checkpoints, some of which folded the runs beside a compaction.
-    expect(besideSeen).toBeGreaterThan(0);
-    expect(foldsSeen).toBeGreaterThan(0);
-  });
+  it(
+    "recovers the same with incremental checkpoints publishing while slow compactions run (killed during either)",
+    {
+      timeout: loadLimitTimeout(120_000),
+    },
+    () =>
+      withinLoadLimit(120_000, async () => {
+        besideSeen = 0;
+        foldsSeen = 0;
+        await crashRounds("beside");
+        // The kills really landed among overlapping checkpoints, some of which folded the runs beside a compaction.
+        expect(besideSeen).toBeGreaterThan(0);
+        expect(foldsSeen).toBeGreaterThan(0);
+      }),
+  );
 
-  it("recovers the same over S3 (s3rver) with checkpoints overlapping and folding (killed during either)", {
-    timeout: scaledForLoad(180_000),
-  }, async () => {
-    const s3 = await startS3Server();
-    try {
-      const env = { ...process.env, AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1" };
-      const url = `s3://${s3.bucket}/crash-beside?endpoint=${encodeURIComponent(s3.endpoint)}&forcePathStyle=true`;
-      besideSeen = 0;
-      foldsSeen = 0;
-      await crashRounds("beside", { location: url, store: new S3Store({ bucket: s3.bucket, prefix: "crash-beside", clientConfig: s3.clientConfig }), env });
-      expect(besideSeen).toBeGreaterThan(0);
-      expect(foldsSeen).toBeGreaterThan(0);
-    } finally {
-      await s3.stop();
-    }
-  });
+  it(
+    "recovers the same over S3 (s3rver) with checkpoints overlapping and folding (killed during either)",
+    {
+      timeout: loadLimitTimeout(180_000),
+    },
+    () =>
+      withinLoadLimit(180_000, async () => {
+        const s3 = await startS3Server();
+        try {
+          const env = { ...process.env, AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1" };
+          const url = `s3://${s3.bucket}/crash-beside?endpoint=${encodeURIComponent(s3.endpoint)}&forcePathStyle=true`;
+          besideSeen = 0;
+          foldsSeen = 0;
+          await crashRounds("beside", { location: url, store: new S3Store({ bucket: s3.bucket, prefix: "crash-beside", clientConfig: s3.clientConfig }), env });
+          expect(besideSeen).toBeGreaterThan(0);
+          expect(foldsSeen).toBeGreaterThan(0);
+        } finally {
+          await s3.stop();
+        }
+      }),
+  );
 });
