@@ -43,6 +43,8 @@ export function parseKeyTemplate(template: string): Array<string | readonly stri
 
 /** The dotted paths a key template interpolates, in order (`payment:{order.id}` -> `["order.id"]`). */
 export function templateFields(template: string): string[] {
+  // Exported by taquba/codegen as well: a caller's non-string is refused here, not by matchAll.
+  if (typeof template !== "string") throw new ValidationError(`a key template must be a string, got ${describeValue(template)}`);
   return parseKeyTemplate(template).flatMap((p) => (typeof p === "string" ? [] : [p.join(".")]));
 }
 

@@ -1,0 +1,250 @@
+/**
+ * @module The code generator's exported functions called with hostile
+ * arguments in every position (undefined, null, NaN, Infinity, 1e30, -0, a
+ * bigint, a symbol, a function, a revoked Proxy, an object whose every read
+ * throws, an array with holes, a 10 MB string, lone surrogates) refuse with
+ * a typed error or answer, at once: never a raw TypeError or RangeError from
+ * deep inside, a hang (a string spread into ten million entries), or a NaN
+ * answer. Add a function here when `taquba/codegen` exports it.
+ */
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import {
+  analyse,
+  buildLock,
+  buildModel,
+  canonicalJson,
+  checkPackage,
+  compareOutput,
+  compileValidators,
+  contractHash,
+  diffLocks,
+  emitPackage,
+  generate,
+  hasDrift,
+  hasErrors,
+  loadSpec,
+  lockPathFor,
+  main,
+  normaliseSchema,
+  parseLock,
+  renderChange,
+  renderDiagnostic,
+  renderLock,
+  scaffoldFiles,
+  schemaToType,
+  selfContained,
+  sortDiagnostics,
+  templateFields,
+  validateSpec,
+  validatorRoots,
+} from "../../codegen/index.js";
+import { generate as generateStage } from "../../codegen/generate.js";
+import { TaqubaError, ValidationError } from "../../runtime/errors.js";
+
+const revoked = Proxy.revocable({}, {});
+revoked.revoke();
+const unreadable = new Proxy(
+  {},
+  {
+    get() {
+      throw new Error("every read throws");
+    },
+  },
+);
+const huge = "x".repeat(10 * 1024 * 1024);
+
+/** Hostile values, each put in every argument position in turn (the others holding `fill`). */
+const HOSTILE: readonly unknown[] = [
+  undefined,
+  null,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  1e30,
+  -0,
+  5n,
+  Symbol("s"),
+  () => {},
+  revoked.proxy,
+  unreadable,
+  // biome-ignore lint/suspicious/noSparseArray: an array with holes is the point.
+  [, , 1],
+  huge,
+  { "\uD800": "\uDC00" },
+  "\uD800",
+];
+
+const specFile = "test/codegen/fixtures/shop/shop.taquba.yaml";
+const specText = readFileSync(new URL("fixtures/shop/shop.taquba.yaml", import.meta.url), "utf8");
+const loaded = loadSpec(specFile, specText);
+const { packages } = analyse([{ file: specFile, source: specText }]);
+const pkg = packages[0];
+if (pkg === undefined) throw new Error("the shop fixture must analyse cleanly");
+const lock = buildLock(pkg);
+const files = emitPackage(pkg);
+const diagnostic = { code: "YAML_SYNTAX", severity: "error", file: specFile, line: 1, column: 1, message: "m" } as const;
+const io = { cwd: process.cwd(), out: () => {}, err: () => {} };
+
+const FUNCTIONS: Record<string, (...args: never[]) => unknown> = {
+  analyse,
+  buildLock,
+  buildModel,
+  canonicalJson,
+  checkPackage,
+  compareOutput,
+  compileValidators,
+  contractHash,
+  diffLocks,
+  emitPackage,
+  generate,
+  hasDrift,
+  hasErrors,
+  loadSpec,
+  lockPathFor,
+  main,
+  normaliseSchema,
+  parseLock,
+  renderChange,
+  renderDiagnostic,
+  renderLock,
+  scaffoldFiles,
+  schemaToType,
+  selfContained,
+  sortDiagnostics,
+  templateFields,
+  validateSpec,
+  validatorRoots,
+};
+
+/** Valid arguments for the positions not under attack, from the shop fixture the golden tests use. */
+const FILLS: Record<string, unknown[]> = {
+  analyse: [[{ file: specFile, source: specText }]],
+  buildLock: [pkg],
+  buildModel: [specFile, loaded.value],
+  canonicalJson: [{ a: 1 }],
+  checkPackage: [pkg, loaded.locator],
+  compareOutput: [files, new Map()],
+  compileValidators: [validatorRoots(pkg), pkg],
+  contractHash: [{ a: 1 }],
+  diffLocks: [lock, lock],
+  emitPackage: [pkg, specText],
+  generate: [[{ file: specFile, source: specText }]],
+  hasDrift: [{ missing: [], changed: [], stale: [] }],
+  hasErrors: [[diagnostic]],
+  loadSpec: [specFile, specText],
+  lockPathFor: [specFile],
+  // Never a real pass: "--help" answers without touching the disk.
+  main: [["--help"], io],
+  normaliseSchema: [{ type: "string" }],
+  parseLock: [renderLock(lock)],
+  renderChange: [{ breaking: true, entry: 'job "shop.a"', at: "input", message: "m" }],
+  renderDiagnostic: [diagnostic, specText],
+  renderLock: [lock],
+  scaffoldFiles: [packages, "./generated/index.js"],
+  schemaToType: [{ type: "string" }, 0],
+  selfContained: [{ type: "string" }, pkg],
+  sortDiagnostics: [[diagnostic]],
+  templateFields: ["{orderId}"],
+  validateSpec: [loaded],
+  validatorRoots: [pkg],
+};
+
+/** What calling `fn` with `args` did (a promise's settlement included): "ok", "typed", or what escaped. */
+async function outcome(fn: (...args: never[]) => unknown, args: unknown[]): Promise<string> {
+  try {
+    const r = await Reflect.apply(fn, undefined, args);
+    if (typeof r === "number" && !Number.isInteger(r)) return `answered ${r}`;
+    return "ok";
+  } catch (err) {
+    return err instanceof TaqubaError
+      ? "typed"
+      : `${err instanceof Error ? err.constructor.name : typeof err}: ${String(err instanceof Error ? err.message : "").slice(0, 120)}`;
+  }
+}
+
+describe("taquba/codegen functions given hostile arguments", () => {
+  it("every exported function is in the table with valid fills", () => {
+    expect(Object.keys(FILLS).sort()).toEqual(Object.keys(FUNCTIONS).sort());
+  });
+
+  it.each(Object.entries(FUNCTIONS))("%s refuses with a typed error or answers, at once", async (name, fn) => {
+    const escaped: string[] = [];
+    const fill = FILLS[name] ?? [];
+    const arity = Math.max(1, fn.length, fill.length);
+    for (let pos = 0; pos < arity; pos++) {
+      for (const [i, bad] of HOSTILE.entries()) {
+        const args = [...fill.slice(0, arity)];
+        args[pos] = bad;
+        // CPU time, not wall time: other work on the machine must not make a quick refusal look slow.
+        const started = process.cpuUsage();
+        const what = await outcome(fn, args);
+        const used = process.cpuUsage(started);
+        const ms = (used.user + used.system) / 1000;
+        if (what !== "ok" && what !== "typed") escaped.push(`argument ${pos} = hostile #${i}: ${what}`);
+        // A 10 MB string spread into an array of characters took seconds; anything near a second is such a walk.
+        if (ms > 1000) escaped.push(`argument ${pos} = hostile #${i}: took ${Math.round(ms)} ms of CPU`);
+      }
+    }
+    expect(escaped).toEqual([]);
+  });
+});
+
+describe("taquba/codegen refusals say what was wrong", () => {
+  it("a string where the spec inputs belong is refused at once, never spread into its characters", () => {
+    const started = process.cpuUsage();
+    expect(() => analyse(huge as never)).toThrow(/^analyse's inputs must be an array of spec inputs \(\{ file, source \}\), got "x{64}\.\.\." \(a string\)$/);
+    expect(() => generate(huge as never)).toThrow(ValidationError);
+    const used = process.cpuUsage(started);
+    expect((used.user + used.system) / 1000).toBeLessThan(1000);
+  });
+
+  it("a 10 MB spec text is a SPEC_TOO_LARGE diagnostic on its file, and nothing is generated", () => {
+    const r = generate([{ file: "big.taquba.yaml", source: huge }]);
+    expect(r.files).toEqual([]);
+    expect(r.diagnostics.map((d) => [d.code, d.file])).toEqual([["SPEC_TOO_LARGE", "big.taquba.yaml"]]);
+    expect(r.diagnostics[0]?.message).toContain("split it into several spec files");
+  });
+
+  it("an entry with a hole or without a file is named by its index", () => {
+    // biome-ignore lint/suspicious/noSparseArray: the hole is the point.
+    expect(() => generate([{ file: specFile, source: specText }, , { file: specFile, source: specText }] as never)).toThrow(
+      "generate's inputs[1] must be spec inputs ({ file, source }), got undefined",
+    );
+    expect(() => analyse([{ source: specText }] as never)).toThrow("analyse's inputs[0].file must be a file path");
+    expect(() => loadSpec("a\uD800.taquba.yaml", specText)).toThrow("loadSpec's file must be a file path");
+  });
+
+  it("values JSON cannot hold are refused rather than hashed as null", () => {
+    expect(() => contractHash({ a: Number.POSITIVE_INFINITY } as never)).toThrow("contractHash's contract.a must be a JSON value, got Infinity");
+    expect(() => canonicalJson(undefined)).toThrow("canonicalJson's value must be a JSON value, got undefined");
+    expect(() => canonicalJson([1n])).toThrow("canonicalJson's value[0] must be a JSON value, got 1n (a bigint)");
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(() => canonicalJson(cyclic)).toThrow("nested more than 200 levels deep");
+    expect(canonicalJson({ b: 1, a: [true, null] })).toBe('{"a":[true,null],"b":1}');
+  });
+
+  it("a hand-made model missing a field is a ValidationError naming the function, with the original as its cause", () => {
+    let caught: unknown;
+    try {
+      emitPackage({ name: "shop" } as never);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ValidationError);
+    expect((caught as Error).message).toMatch(/^emitPackage was given a value it cannot use \(.+\); pass what loadSpec, analyse or generate built/);
+    expect((caught as Error).cause).toBeInstanceOf(TypeError);
+  });
+
+  it("main refuses an io without out and err, and answers --help as before", async () => {
+    await expect(main(["--help"], { cwd: process.cwd() } as never)).rejects.toThrow("main's io must be an object with out and err methods, got an object");
+    const lines: string[] = [];
+    await expect(main(["--help"], { cwd: process.cwd(), out: (t) => lines.push(t), err: (t) => lines.push(t) })).resolves.toBe(0);
+    expect(lines.join("\n")).toContain("codegen");
+  });
+
+  it("valid arguments give the same files as the stage itself", () => {
+    const inputs = [{ file: specFile, source: specText }];
+    expect(generate(inputs)).toEqual(generateStage(inputs));
+  });
+});
