@@ -95,12 +95,12 @@ function rethrow(fn: string, err: unknown): never {
 }
 
 /** Deepest nesting of a JSON value accepted; a contract is a few levels deep. */
-const MAX_JSON_DEPTH = 200;
+const MAX_JSON_DEPTH = 1000;
 
 /**
  * Throws unless `v` is a JSON value: NaN, Infinity, a bigint, a symbol, a
  * function or undefined have no JSON form (JSON.stringify would write null
- * or nothing, a silently different hash), and nesting past 200 levels or a
+ * or nothing, a silently different hash), and nesting past 1000 levels or a
  * cycle is refused before it exhausts the stack.
  */
 export function argJson(at: string, v: unknown, depth = 0): void {
@@ -111,7 +111,9 @@ export function argJson(at: string, v: unknown, depth = 0): void {
   }
   if (typeof v !== "object") throw new ValidationError(`${at} must be a JSON value, got ${describeValue(v)}`);
   if (depth >= MAX_JSON_DEPTH)
-    throw new ValidationError(`${at} is nested more than ${MAX_JSON_DEPTH} levels deep (or refers to itself); a contract is a JSON value a few levels deep`);
+    throw new ValidationError(
+      `${at.length > 100 ? `${at.slice(0, 100)}...` : at} is nested more than ${MAX_JSON_DEPTH} levels deep (or refers to itself); a contract is a JSON value a few levels deep`,
+    );
   if (isOptionArray(v)) {
     const entries = readOptionArray(at, v, "a JSON array", MAX_ENTRIES);
     for (const [i, e] of entries.entries()) argJson(`${at}[${i}]`, e, depth + 1);
