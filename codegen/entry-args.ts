@@ -87,7 +87,7 @@ export function entryCall<R>(fn: string, body: () => R): R {
 function rethrow(fn: string, err: unknown): never {
   if (err instanceof TaqubaError) throw err;
   const refused = new ValidationError(
-    `${fn} was given a value it cannot use (${errorText(err)}); pass what loadSpec, analyse or generate built from your spec files, not a hand-made or changed copy`,
+    `${fn} failed on what it was given (${errorText(err)}); pass what loadSpec, analyse or generate built from your spec files, not a hand-made or changed copy (if you did, this is a bug of the generator: report it with this error's cause)`,
   );
   // The original stays reachable: a bug of the generator itself must still be traceable.
   refused.cause = err;

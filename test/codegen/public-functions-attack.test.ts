@@ -232,7 +232,7 @@ describe("taquba/codegen refusals say what was wrong", () => {
       caught = err;
     }
     expect(caught).toBeInstanceOf(ValidationError);
-    expect((caught as Error).message).toMatch(/^emitPackage was given a value it cannot use \(.+\); pass what loadSpec, analyse or generate built/);
+    expect((caught as Error).message).toMatch(/^emitPackage failed on what it was given \(.+\); pass what loadSpec, analyse or generate built/);
     expect((caught as Error).cause).toBeInstanceOf(TypeError);
   });
 
