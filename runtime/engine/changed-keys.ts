@@ -32,7 +32,7 @@ export class ChangedKeys<V = ChangedValue> {
   #values: V[] = [];
   /** Open addressing, linear probing: entry index + 1, 0 for an empty slot; a power of two, at most half full. */
   #table = new Int32Array(2048);
-  /** Left by a `#find` that missed: the empty slot, the hash and the byte length of the key it encoded. */
+  /** Left by `#find`: the key's hash; when it missed, also the empty slot and the byte length of the key it encoded. */
   #slot = 0;
   #hash = 0;
   #len = 0;
@@ -67,21 +67,17 @@ export class ChangedKeys<V = ChangedValue> {
     return e >= 0 ? this.#values[e] : undefined;
   }
 
-  /** The entry of `key`, or -1 (then `#slot` is the empty slot it would take, `#hash` its hash and `#len` its length, encoded past the used bytes). */
+  /** The entry of `key`, or -1 (then `#slot` is the empty slot it would take and `#len` its length, encoded past the used bytes; `#hash` its hash either way). */
   #find(key: string): number {
     const at = this.#used;
     const len = this.#encode(key, at);
-    const bytes = this.#bytes;
-    let h = FNV_BASIS;
-    for (let i = at; i < at + len; i++) h = Math.imul(h ^ bytes[i]!, FNV_PRIME);
-    h >>>= 0;
+    const h = this.#hash;
     const table = this.#table;
     const mask = table.length - 1;
     for (let s = h & mask; ; s = (s + 1) & mask) {
       const e = table[s]!;
       if (e === 0) {
         this.#slot = s;
-        this.#hash = h;
         this.#len = len;
         return -1;
       }
@@ -125,7 +121,7 @@ export class ChangedKeys<V = ChangedValue> {
     return this.entries();
   }
 
-  /** Writes `key`'s UTF-8 bytes at `at` (past the used bytes, not yet taken); returns their length. */
+  /** Writes `key`'s UTF-8 bytes at `at` (past the used bytes, not yet taken) and their hash into `#hash`; returns their length. */
   #encode(key: string, at: number): number {
     const n = key.length;
     if (at + n * 3 > this.#bytes.length) {
@@ -134,12 +130,25 @@ export class ChangedKeys<V = ChangedValue> {
       this.#bytes = grown;
     }
     const bytes = this.#bytes;
+    // ASCII (every queue and workflow key): encode and hash in one pass.
+    let h = FNV_BASIS;
     for (let i = 0; i < n; i++) {
       const c = key.charCodeAt(i);
-      if (c >= 0x80) return bytes.write(key, at, "utf8");
+      if (c >= 0x80) return this.#encodeUtf8(key, at);
       bytes[at + i] = c;
+      h = Math.imul(h ^ c, FNV_PRIME);
     }
+    this.#hash = h >>> 0;
     return n;
+  }
+
+  #encodeUtf8(key: string, at: number): number {
+    const bytes = this.#bytes;
+    const len = bytes.write(key, at, "utf8");
+    let h = FNV_BASIS;
+    for (let i = at; i < at + len; i++) h = Math.imul(h ^ bytes[i]!, FNV_PRIME);
+    this.#hash = h >>> 0;
+    return len;
   }
 
   /** Whether entry `e`'s key is `#bytes[at, at + len)`. */
