@@ -7,7 +7,8 @@
  * transition latency (between step k−1 and step k of one run being handed
  * to the runner: one ack with the next enqueue, one claim), run end-to-end
  * latency, object-store requests and bytes written per step and engine
- * commits (batches appended to the WAL) per step, over MemoryStore, a
+ * commits (batches appended to the WAL) per step and the process's CPU time
+ * (user + system) per step, over MemoryStore, a
  * LocalStore directory and a MemoryStore behind 20 ms ± 5 ms of latency.
  *
  * Env: N_RUNS (100), N_STEPS (10), MAX_CONCURRENT_STEPS (runtime default 16
@@ -74,6 +75,7 @@ async function bench(label: string, inner: ObjectStore, nRuns: number): Promise<
   const submittedAt = new Map<string, number>();
   const endedAt = new Map<string, number>();
   const start = performance.now();
+  const cpu0 = process.cpuUsage();
   let next = 0;
   const waits: Promise<void>[] = [];
   await Promise.all(
@@ -88,6 +90,7 @@ async function bench(label: string, inner: ObjectStore, nRuns: number): Promise<
   );
   await Promise.all(waits);
   const elapsed = (performance.now() - start) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   const commits = queue.engineStats.walBatches - batches0;
   await worker.shutdown();
   const counts = store.counts;
@@ -102,7 +105,7 @@ async function bench(label: string, inner: ObjectStore, nRuns: number): Promise<
   const stepsPerSec = steps / elapsed;
   return {
     stepsPerSec,
-    line: `| ${label} | ${nRuns}×${N_STEPS} | ${Math.round(steps / elapsed).toLocaleString("en-US")} | ${ms(percentile(transitions, 50))} | ${ms(percentile(transitions, 99))} | ${ms(percentile(e2e, 50))} | ${ms(percentile(e2e, 99))} | ${per(counts.puts - base.puts)} | ${per(counts.gets - base.gets)} | ${per(counts.lists - base.lists)} | ${per(counts.deletes - base.deletes)} | ${Math.round((counts.bytesIn - base.bytesIn) / steps)} | ${per(commits)} |`,
+    line: `| ${label} | ${nRuns}×${N_STEPS} | ${Math.round(steps / elapsed).toLocaleString("en-US")} | ${ms(percentile(transitions, 50))} | ${ms(percentile(transitions, 99))} | ${ms(percentile(e2e, 50))} | ${ms(percentile(e2e, 99))} | ${per(counts.puts - base.puts)} | ${per(counts.gets - base.gets)} | ${per(counts.lists - base.lists)} | ${per(counts.deletes - base.deletes)} | ${Math.round((counts.bytesIn - base.bytesIn) / steps)} | ${per(commits)} | ${Math.round((cpu.user + cpu.system) / steps)} |`,
   };
 }
 
@@ -119,9 +122,9 @@ console.log(
   `step-transitions: N_RUNS=${N_RUNS} N_STEPS=${N_STEPS} MAX_CONCURRENT_STEPS=${MAX_CONCURRENT_STEPS ?? "16 (runtime default)"} SUBMIT_CONCURRENCY=${SUBMIT_CONCURRENCY} PAYLOAD_BYTES=${PAYLOAD_BYTES} FLUSH_MS=${FLUSH_MS}`,
 );
 console.log(
-  "| store | runs×steps | steps/s | transition p50 | transition p99 | run e2e p50 | run e2e p99 | puts/step | gets/step | lists/step | deletes/step | bytes put/step | engine commits/step | steps/s of each run |",
+  "| store | runs×steps | steps/s | transition p50 | transition p99 | run e2e p50 | run e2e p99 | puts/step | gets/step | lists/step | deletes/step | bytes put/step | engine commits/step | CPU µs/step | steps/s of each run |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 // Warm-up (not reported): the first runs of a process pay for JIT compilation.
 await bench("warm-up", new MemoryStore(), 50);
 for (const kind of STORES) {

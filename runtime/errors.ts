@@ -160,12 +160,12 @@ export class ClosedError extends TaqubaError {
 
 /** A request to the object store failed after its retries. */
 export class StoreUnavailableError extends TaqubaError {
-  constructor(operation: string, key: string, cause: unknown) {
-    super(
-      "STORE_UNAVAILABLE",
-      `object store ${operation} of "${key}" failed: ${cause instanceof Error ? cause.message : String(cause)}; check the store's reachability and credentials`,
-      { retryable: true, cause },
-    );
+  /** `hint`: what to do, when the store knows better than the usual reachability and credentials. */
+  constructor(operation: string, key: string, cause: unknown, hint = "check the store's reachability and credentials") {
+    super("STORE_UNAVAILABLE", `object store ${operation} of "${key}" failed: ${cause instanceof Error ? cause.message : String(cause)}; ${hint}`, {
+      retryable: true,
+      cause,
+    });
   }
 }
 

@@ -6,7 +6,7 @@
  * out of log records: header redaction and bounded error fields.
  */
 import { ValidationError } from "./errors.js";
-import { describeValue, errorText, isOptionObject } from "./option-values.js";
+import { callGuarded, describeValue, errorText, isOptionObject } from "./option-values.js";
 
 /** One log method: a structured object first, then the message. */
 export type LogMethod = (obj: Record<string, unknown>, msg: string) => void;
@@ -74,11 +74,11 @@ export function fullLogger(logger: Logger | undefined): FullLogger {
 function bound(logger: object, m: (...a: unknown[]) => unknown): LogMethod {
   return (obj, msg) => {
     // Logging is best effort: a failing logger (a broken transport) must not fail the commit, claim or run that logs.
-    try {
-      m.call(logger, obj, msg);
-    } catch {
-      // Nowhere left to report it.
-    }
+    // Nowhere left to report a failure: an async method's rejection is dropped like a throw.
+    callGuarded(
+      () => m.call(logger, obj, msg),
+      () => undefined,
+    );
   };
 }
 

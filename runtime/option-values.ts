@@ -96,12 +96,20 @@ export function readOptionArray(path: string, v: unknown, what: string, max: num
  * that throws, a revoked Proxy throws at `instanceof`).
  */
 export function errorText(err: unknown): string {
+  let text: string;
   try {
-    return err instanceof Error ? String(err.message) : String(err);
+    text = err instanceof Error ? String(err.message) : String(err);
   } catch {
     return "a value that cannot be shown as text";
   }
+  // A caller's message goes into ours whole only when short: a thrown 10 MB string would make ours 10 MB.
+  if (text.length <= MAX_ERROR_TEXT) return text;
+  const cut = text.charCodeAt(MAX_ERROR_TEXT - 1) >= 0xd800 && text.charCodeAt(MAX_ERROR_TEXT - 1) <= 0xdbff ? MAX_ERROR_TEXT - 1 : MAX_ERROR_TEXT;
+  return `${text.slice(0, cut)}... (${text.length} characters)`;
 }
+
+/** Most characters of a caller's error message that `errorText` shows. */
+const MAX_ERROR_TEXT = 1000;
 
 /**
  * Reads each named field of `from` once into a plain object: a getter or a
@@ -138,6 +146,11 @@ export function readOptions<K extends string>(given: unknown, keys: readonly K[]
   return out;
 }
 
+/** Throws `ValidationError` naming `path` unless `v` is absent or a string. */
+export function checkOptionalString(path: string, v: unknown): asserts v is string | undefined {
+  if (v !== undefined && typeof v !== "string") throw new ValidationError(`${path} must be a string, got ${describeValue(v)}`);
+}
+
 /** Throws `ValidationError` naming `path` unless `v` is absent or a function. */
 export function checkOptionalFunction(path: string, v: unknown): void {
   if (v !== undefined && typeof v !== "function") throw new ValidationError(`${path} must be a function, got ${describeValue(v)}`);
@@ -157,4 +170,22 @@ export function hasMethods(v: unknown, methods: readonly string[]): boolean {
 export function checkOptionalMs(path: string, v: unknown, min: number, max: number): asserts v is number | undefined {
   if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max))
     throw new ValidationError(`${path} must be a number of ms in ${min}..${max}, got ${describeValue(v)}`);
+}
+
+/**
+ * Runs `call`, code a caller gave (a listener, a handler, a logger's
+ * method), from where its failure has nowhere to go: a throw, or a returned
+ * promise's rejection (left unhandled, it would end the process), goes to
+ * `failed` instead, which must not throw.
+ */
+export function callGuarded(call: () => unknown, failed: (err: unknown) => void): void {
+  try {
+    const r = call();
+    if (r !== null && (typeof r === "object" || typeof r === "function")) {
+      const then = (r as { then?: unknown }).then;
+      if (typeof then === "function") then.call(r, undefined, failed);
+    }
+  } catch (err) {
+    failed(err);
+  }
 }

@@ -37,5 +37,6 @@ export function shardOfSchedule(scheduleId: string, shards: number): number {
 
 /** The shard a signal on `correlationKey` goes to among `shards`. */
 export function shardOfSignal(correlationKey: string, shards: number): number {
-  return stableHash(signalRoute(routeText("correlation key", correlationKey))) % checkShardCount(shards);
+  const count = checkShardCount(shards);
+  return stableHash(signalRoute(routeText("correlation key", correlationKey))) % count;
 }

@@ -224,7 +224,8 @@ export class TaqubaClient {
   static async open(store: ObjectStore | string, given: TaqubaClientOptions): Promise<TaqubaClient> {
     const opts = readClientOptions(given);
     const s = typeof store === "string" ? openStore(store) : store;
-    if (s === null || typeof s !== "object" || typeof s.get !== "function") throw new ValidationError("TaqubaClient.open takes an ObjectStore or a store URL");
+    if (!hasMethods(s, ["get", "put", "list", "delete"]))
+      throw new ValidationError(`TaqubaClient.open takes an ObjectStore (get, put, list, delete) or a store URL, got ${describeValue(store)}`);
     const layout = await readShardLayout(s, opts.name);
     if (layout === undefined) return new TaqubaClient(s, opts);
     const router = new TaqubaClient(s, opts, true);

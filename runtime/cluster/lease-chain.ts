@@ -13,7 +13,10 @@
  * it lists (a former holder's, or one a paused process created late in a
  * slot already deleted), so the folder holds a handful of objects however
  * many takeovers there were. The newest object is never deleted: only a
- * holder of object c deletes, and only below c - 1.
+ * holder of object c deletes, and only below c - 1. It deletes one object
+ * at a time, oldest first, so an object still there means no later number
+ * was deleted: a standby checks the object it saw last with one GET before
+ * it lists.
  *
  * Nothing here compares clocks of two machines: a standby measures a lease
  * duration on its own clock from when it first saw object n.

@@ -363,15 +363,17 @@ export class OwnerElection {
    * none yet. Reading on past the first keeps a standby that fell behind the
    * holder's renewals in step with it.
    *
-   * When the next number is missing, a listing after `seen` tells "not
-   * written yet" from "written and deleted": a takeover deletes every object
-   * below the one before its own, and a renewal the one two back, so within
-   * one look the chain can move past `seen` and delete the next number. A
-   * standby that took that for "nothing new" would keep a view one term old:
-   * claim into the deleted slot a lease duration after it last saw a change
-   * (a void claim), and only then see the newest object and wait a whole
-   * lease duration more. Only a look that finds nothing new lists: while the
-   * holder renews, each look finds its newest renewal by GETs.
+   * When the next number is missing it was either not written yet or
+   * written and deleted: a takeover deletes every object below the one
+   * before its own, and a renewal the one two back, so within one look the
+   * chain can move past `seen` and delete the next number. A standby that
+   * took that for "nothing new" would keep a view one term old: claim into
+   * the deleted slot a lease duration after it last saw a change (a void
+   * claim), and only then see the newest object and wait a whole lease
+   * duration more. A holder deletes one object at a time, oldest first, so
+   * `seen` still there (the same record) means the next number was never
+   * written: one more GET. Only when `seen` is gone, or was rewritten after
+   * a delete, does the look list the numbers above it.
    */
   async #follow(seen: LeaseEntry | undefined): Promise<LeaseEntry | undefined> {
     let newest: LeaseEntry | undefined;
@@ -380,7 +382,9 @@ export class OwnerElection {
       if (next === undefined) break;
       newest = next;
     }
-    return newest ?? readNewestLease(this.#store, this.#prefix, this.#fallback, seen?.n);
+    if (newest !== undefined) return newest;
+    if (seen !== undefined && sameRecord((await readLease(this.#store, this.#prefix, seen.n, this.#fallback))?.record, seen.record)) return undefined;
+    return readNewestLease(this.#store, this.#prefix, this.#fallback, seen?.n);
   }
 
   /** Holds the lease from object `n` (claimed at `claimedAt`), running the work, until the term ends. */
@@ -404,9 +408,9 @@ export class OwnerElection {
 
     const started = this.#startWork(term);
     // The former holders' objects: all but the one just before ours (a standby may be reading it).
-    deleteLeasesBelow(this.#store, this.#prefix, n - 1).catch((err: unknown) =>
-      this.#logger.warn({ err, lease: this.leasePrefix }, "deleting old owner lease objects failed; the next owner deletes them"),
-    );
+    // Deletes run one at a time, oldest first, which a standby's look relies on (see #follow): each
+    // waits for the one before, and after a failure the next renewal lists and deletes from the oldest.
+    let tidy = this.#deleteBelow(n - 1);
     let current = n;
     let nextRenewal = claimedAt + this.#renewMs;
     let lost = false;
@@ -444,7 +448,16 @@ export class OwnerElection {
         break;
       }
       // Keep the previous object (a standby may be reading it); older ones go.
-      if (current >= 2) this.#store.delete(leaseKey(this.#prefix, current - 2)).catch(() => undefined);
+      const old = current - 2;
+      if (old >= 0)
+        tidy = tidy.then((done) =>
+          done
+            ? this.#store.delete(leaseKey(this.#prefix, old)).then(
+                () => true,
+                () => false,
+              )
+            : this.#deleteBelow(old + 1),
+        );
     }
     if (lost) lease.lost = true;
     termCtl.abort();
@@ -503,6 +516,17 @@ export class OwnerElection {
     }
   }
 
+  /** Deletes the lease objects below `below`, oldest first; false when a request failed (some may be left). */
+  async #deleteBelow(below: number): Promise<boolean> {
+    try {
+      await deleteLeasesBelow(this.#store, this.#prefix, below);
+      return true;
+    } catch (err) {
+      this.#logger.warn({ err, lease: this.leasePrefix }, "deleting old owner lease objects failed; trying again at the next renewal");
+      return false;
+    }
+  }
+
   /** Writes lease object `n` marked released. */
   async #release(n: number): Promise<void> {
     try {
@@ -542,6 +566,11 @@ export class OwnerElection {
       op.catch(() => undefined);
     }
   }
+}
+
+/** Whether `a` is the record `b` (an object rewritten in a freed slot is another record). */
+function sameRecord(a: LeaseRecord | undefined, b: LeaseRecord): boolean {
+  return a !== undefined && a.holder === b.holder && a.released === b.released && a.writtenAt === b.writtenAt;
 }
 
 /** `store` refusing writes once `lease` ran out or was lost (see `OwnerTerm.guard`). */

@@ -14,7 +14,7 @@ import type { ObjectStore } from "../store/object-store.js";
 import { TaqubaClient } from "../client/taquba-client.js";
 import { shardOfRun, shardOfSchedule, shardStoreName } from "../client/shard-route.js";
 import { ValidationError } from "../errors.js";
-import { checkOptionalMs, readOptions } from "../option-values.js";
+import { checkOptionalMs, hasMethods, isOptionObject, readOptions } from "../option-values.js";
 import type { RemoteRuns, ScheduleRouting } from "../workflow/schedules/schedule-routing.js";
 import type { WorkflowRuntime } from "../workflow/workflow-runtime.js";
 import { describeValue } from "../option-values.js";
@@ -58,10 +58,31 @@ export interface ShardSchedules {
  * }
  */
 export function routeShardSchedules(runtime: WorkflowRuntime, store: ObjectStore, place: ShardPlace, opts: ShardSchedulesOptions = {}): ShardSchedules {
-  if (!Number.isInteger(place?.shards) || place.shards < 1 || !Number.isInteger(place.shard) || place.shard < 0 || place.shard >= place.shards) {
-    throw new ValidationError(`routeShardSchedules needs the shard's place { name, shard, shards } (a ShardTerm), got ${describeValue(place)}`);
-  }
-  const { name, shard, shards } = place;
+  // The runtime's parts, read once: a revoked Proxy or a getter that throws is refused by name.
+  const rt = readOptions(runtime, ["schedules", "queueName", "memoStore"], "runtime", "routeShardSchedules' runtime");
+  const memoPrefix = isOptionObject(rt.memoStore) ? readOptions(rt.memoStore, ["prefix"], "runtime.memoStore").prefix : undefined;
+  if (!hasMethods(rt.schedules, ["routeBy"]) || typeof rt.queueName !== "string" || typeof memoPrefix !== "string")
+    throw new ValidationError(`routeShardSchedules takes a WorkflowRuntime (schedules, queueName, memoStore), got ${describeValue(runtime)}`);
+  const schedules = rt.schedules as WorkflowRuntime["schedules"];
+  const queueName = rt.queueName;
+  if (!hasMethods(store, ["get", "put", "list", "delete"]))
+    throw new ValidationError(`routeShardSchedules takes an ObjectStore (get, put, list, delete), got ${describeValue(store)}`);
+  const needs = "routeShardSchedules needs the shard's place { name, shard, shards } (a ShardTerm)";
+  // Read once: a revoked Proxy or a getter that throws is refused by name, never a TypeError.
+  const p = isOptionObject(place) ? readOptions(place, ["name", "shard", "shards"], "place") : undefined;
+  if (p === undefined) throw new ValidationError(`${needs}, got ${describeValue(place)}`);
+  const { name, shard, shards } = p;
+  if (
+    typeof shards !== "number" ||
+    !Number.isInteger(shards) ||
+    shards < 1 ||
+    typeof shard !== "number" ||
+    !Number.isInteger(shard) ||
+    shard < 0 ||
+    shard >= shards
+  )
+    throw new ValidationError(`${needs}, got shard ${describeValue(shard)} of ${describeValue(shards)}`);
+  if (typeof name !== "string") throw new ValidationError(`${needs}, got name ${describeValue(name)}`);
   const { timeoutMs } = readOptions(opts, ["timeoutMs"], "ShardSchedulesOptions");
   checkOptionalMs("ShardSchedulesOptions.timeoutMs", timeoutMs, 1, 24 * 3600 * 1000);
   const clients = new Map<number, Promise<TaqubaClient>>();
@@ -70,8 +91,8 @@ export function routeShardSchedules(runtime: WorkflowRuntime, store: ObjectStore
     if (c === undefined) {
       c = TaqubaClient.open(store, {
         name: shardStoreName(name, i),
-        queueName: runtime.queueName,
-        memoPrefix: runtime.memoStore.prefix,
+        queueName,
+        memoPrefix,
         ...(timeoutMs === undefined ? {} : { timeoutMs }),
       });
       // A failed open (the store was unreachable) is tried again at the next use.
@@ -98,7 +119,7 @@ export function routeShardSchedules(runtime: WorkflowRuntime, store: ObjectStore
       return r;
     },
   };
-  runtime.schedules.routeBy(routing);
+  schedules.routeBy(routing);
   return {
     async close() {
       const open = [...clients.values()];

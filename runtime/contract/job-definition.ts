@@ -12,6 +12,7 @@
 
 import { checkedDefinition } from "./definition-input.js";
 import { TaqubaError, ValidationError } from "../errors.js";
+import { describeValue, hasMethods, quoteValue } from "../option-values.js";
 import { formatIssue, type Validator } from "./validator.js";
 import { jsonErrorText } from "../redact.js";
 import { compileKeyTemplate } from "./key-template.js";
@@ -191,6 +192,8 @@ export class JobFailure<Err = unknown> extends TaqubaError {
     readonly error: Err,
     message = "the job failed with a typed error",
   ) {
+    // A symbol or revoked Proxy would throw a TypeError from the template below instead.
+    if (typeof message !== "string") throw new ValidationError(`a JobFailure's message must be a string, got ${describeValue(message)}`);
     super("JOB_FAILURE", `${message}; see the error payload for details`);
   }
 }
@@ -353,17 +356,23 @@ export function validatingHandler<Name extends string, Input, Output, Err, Heade
 }
 
 function isSubmitter(target: unknown): target is JobSubmitter {
-  return typeof (target as { submit?: unknown } | null)?.submit === "function";
+  return hasMethods(target, ["submit"]);
 }
 
 function isSignalSender(target: unknown): target is SignalSender {
-  return typeof (target as { signal?: unknown } | null)?.signal === "function";
+  return hasMethods(target, ["signal"]);
+}
+
+/** @internal The package name generated code passes, as a message shows it (a caller may pass anything, a symbol or 10 MB). */
+export function packageText(pkg: unknown): string {
+  return typeof pkg === "string" ? quoteValue(pkg).slice(1, -1) : describeValue(pkg);
 }
 
 /** The target of a generated client as a `JobSubmitter`, or a clear error when it is not one. */
 export function requireSubmitter(target: unknown, pkg: string): JobSubmitter {
   if (!isSubmitter(target)) {
-    throw new ValidationError(`the ${pkg} client was made over an object without submit(); pass a job runner to ${pkg}.client() to submit jobs`);
+    const p = packageText(pkg);
+    throw new ValidationError(`the ${p} client was made over an object without submit(); pass a job runner to ${p}.client() to submit jobs`);
   }
   return target;
 }
@@ -371,7 +380,8 @@ export function requireSubmitter(target: unknown, pkg: string): JobSubmitter {
 /** The target of a generated client as a `SignalSender`, or a clear error when it is not one. */
 export function requireSignalSender(target: unknown, pkg: string): SignalSender {
   if (!isSignalSender(target)) {
-    throw new ValidationError(`the ${pkg} client was made over an object without signal(); pass a workflow runtime to ${pkg}.client() to send signals`);
+    const p = packageText(pkg);
+    throw new ValidationError(`the ${p} client was made over an object without signal(); pass a workflow runtime to ${p}.client() to send signals`);
   }
   return target;
 }

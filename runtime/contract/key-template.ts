@@ -17,6 +17,7 @@
  *   `#`), so where one value ends is never ambiguous.
  */
 import { ValidationError } from "../errors.js";
+import { describeValue, errorText, quoteValue } from "../option-values.js";
 
 const PLACEHOLDER = /\{([^{}]*)\}/g;
 /** Characters an encoded value may hold, so they cannot separate two parameters. */
@@ -80,8 +81,9 @@ function escapeMarks(text: string, marks: ReadonlySet<string>): string {
  * a string, finite number or boolean.
  */
 export function compileKeyTemplate(template: string): (values: unknown) => string {
+  if (typeof template !== "string") throw new ValidationError(`a key template must be a string, got ${describeValue(template)}`);
   const problem = keyTemplateProblem(template);
-  if (problem !== undefined) throw new ValidationError(`key template "${template}" is ambiguous`, [problem]);
+  if (problem !== undefined) throw new ValidationError(`key template ${quoteValue(template)} is ambiguous`, [problem]);
   const parts = parseKeyTemplate(template);
   const literals = literalsOf(parts);
   // Marks used between parameters are escaped in values, so a value never contains its neighbour's separator.
@@ -92,7 +94,12 @@ export function compileKeyTemplate(template: string): (values: unknown) => strin
         if (typeof p === "string") return p;
         let v: unknown = values;
         // Own properties only: a field named "constructor" must not read Object.prototype.
-        for (const seg of p) v = typeof v === "object" && v !== null && Object.hasOwn(v, seg) ? (v as Record<string, unknown>)[seg] : undefined;
+        try {
+          for (const seg of p) v = typeof v === "object" && v !== null && Object.hasOwn(v, seg) ? (v as Record<string, unknown>)[seg] : undefined;
+        } catch (err) {
+          // A getter that throws, or a revoked Proxy.
+          throw new ValidationError(`key template ${quoteValue(template)} could not read "${p.join(".")}": ${errorText(err)}`);
+        }
         if (typeof v === "string") return escapeMarks(encodeURIComponent(v), marks);
         if ((typeof v === "number" && Number.isFinite(v)) || typeof v === "boolean") return `#${escapeMarks(encodeURIComponent(String(v)), marks)}`;
         throw new ValidationError(`key template "${template}" needs a string, finite number or boolean at "${p.join(".")}"`, [

@@ -10,6 +10,7 @@
  */
 
 import { ValidationError } from "../errors.js";
+import { describeValue } from "../option-values.js";
 import { canonicalJson } from "./canonical-json.js";
 import { fromUtf8, utf8 } from "../workflow/records/codec.js";
 import { jsonErrorText } from "../redact.js";
@@ -23,6 +24,8 @@ export interface StepEnvelope {
 
 /** Encodes one step's envelope; throws a `ValidationError` when the payload is not JSON-representable. */
 export function encodeStepEnvelope(workflow: string, step: string, payload: unknown): Uint8Array {
+  if (typeof workflow !== "string") throw new ValidationError(`a step envelope's workflow name must be a string, got ${describeValue(workflow)}`);
+  if (typeof step !== "string") throw new ValidationError(`a step envelope's step name must be a string, got ${describeValue(step)}`);
   return utf8(canonicalJson({ workflow, step, payload }));
 }
 

@@ -8,6 +8,7 @@
  */
 
 import { ValidationError } from "../errors.js";
+import { describeValue, readOptions } from "../option-values.js";
 
 /** One violation: where (a JSON pointer, `""` for the value itself) and what. */
 export interface ValidationIssue {
@@ -96,7 +97,12 @@ function pointerToPath(pointer: string): PropertyKey[] {
 
 /** Renders an issue as one line, `/to: must match format "email"`. */
 export function formatIssue(issue: ValidationIssue): string {
-  return `${issue.path === "" ? "(value)" : issue.path}: ${issue.message}`;
+  const { path, message } = readOptions(issue, ["path", "message"], "issue", "a validation issue");
+  if (typeof path !== "string" || typeof message !== "string")
+    throw new ValidationError(
+      `a validation issue has a path and a message, both strings (as a Validator gives), got ${describeValue(path)} and ${describeValue(message)}`,
+    );
+  return `${path === "" ? "(value)" : path}: ${message}`;
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import { MAX_TIMEOUT_MS, SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, errorText, isOptionArray, isOptionObject, readFields } from "../option-values.js";
+import { callGuarded, describeValue, errorText, isOptionArray, isOptionObject, readFields } from "../option-values.js";
 import { WAL_FENCE_JUMP, checkPrefix } from "./layout.js";
 import type { RetryPolicy } from "./retry.js";
 
@@ -64,7 +64,10 @@ export interface EngineOptions {
    * Default: off (every value stays in memory).
    */
   pageValues?: PageValuesOptions;
-  /** Called with errors of background work (automatic checkpoints). Default: `console.warn`. */
+  /**
+   * Called with errors of background work (automatic checkpoints). Default: `console.warn`.
+   * A handler that throws, or returns a promise that rejects, is warned about with the error it was given.
+   */
   onBackgroundError?: (err: unknown) => void;
   /**
    * Reads the time for the pause of automatic checkpoints after one failed
@@ -207,7 +210,7 @@ export function resolveEngineOptions(given: EngineOptions): ResolvedEngineOption
             cacheBytes: opts.pageValues.cacheBytes ?? 32 * 1024 * 1024,
             readaheadBytes: opts.pageValues.readaheadBytes ?? 1024 * 1024,
           },
-    onBackgroundError: opts.onBackgroundError ?? ((err) => console.warn("taquba engine: background work failed:", err)),
+    onBackgroundError: opts.onBackgroundError === undefined ? warnBackgroundError : guardedHandler(opts.onBackgroundError),
     clock: opts.clock === undefined ? SystemClock : timedClock(opts.clock),
   };
 }
@@ -239,6 +242,28 @@ const TOP_KEYS = [
 ] as const satisfies readonly (keyof EngineOptions)[];
 const RETRY_KEYS = ["attempts", "baseDelayMs", "maxDelayMs"] as const satisfies readonly (keyof RetryPolicy)[];
 const PAGE_KEYS = ["keyPrefixes", "minBytes", "cacheBytes", "readaheadBytes"] as const satisfies readonly (keyof PageValuesOptions)[];
+
+function warnBackgroundError(err: unknown): void {
+  console.warn("taquba engine: background work failed:", err);
+}
+
+/**
+ * The caller's `onBackgroundError`, made safe to call from background work:
+ * a throw, or an async handler's rejection (left unhandled, it would end
+ * the process), is warned about with the error it was given, never thrown
+ * into the engine.
+ */
+function guardedHandler(handler: (err: unknown) => void): (err: unknown) => void {
+  const failed = (err: unknown, own: unknown) => {
+    warnBackgroundError(err);
+    console.warn("taquba engine: onBackgroundError failed on it:", own);
+  };
+  return (err) =>
+    callGuarded(
+      () => handler(err),
+      (own) => failed(err, own),
+    );
+}
 
 /** The fields of `opts` the engine uses, each read once, as plain objects and arrays of their own. */
 function snapshot(opts: unknown, problems: string[]): EngineOptions {

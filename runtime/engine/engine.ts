@@ -608,8 +608,11 @@ export class Engine {
     if (!this.#walSinceCheckpointReaches(1) || this.#pausedAfterFailure()) return;
     // Beside a compaction still writing, from half a trigger of WAL past its cut: the WAL no manifest covers
     // then stays under one and a half triggers, and a short compaction ends before any run is added beside it.
+    // At once when commits already wait on the backlog: a compaction cut past one and a half triggers (a long
+    // WAL tail replayed at open, checkpoints paused after failures) would otherwise hold them until it ends,
+    // since callers waiting on their acknowledgements add little WAL toward the half trigger.
     const compacting = this.#compacting;
-    if (this.#compactionRun !== undefined && compacting !== undefined && !this.#walSinceCheckpointReaches(0.5, compacting.cover)) return;
+    if (this.#compactionRun !== undefined && compacting !== undefined && !this.#walSinceCheckpointReaches(0.5, compacting.cover) && !this.#backlogged()) return;
     this.#startCheckpoint().then(
       () => {
         this.#autoCheckpointPause = { until: 0, ms: 0 };

@@ -18,6 +18,18 @@
  * one write per commit and no window. While puts are in flight, commits keep
  * gathering until the oldest put lands or `flushIntervalMs` passes, whichever
  * comes first: batching grows with load instead of being paid by every commit.
+ *
+ * Release by groups: the commits of one object wait on promises shared by at
+ * most `RELEASE_GROUP` commits each. Once an object (and every earlier one)
+ * is stored, its groups are resolved one per macrotask, in order, and the
+ * commits the previous group's continuations made are sealed before the
+ * next group goes. Resolving every commit of a large object at once would
+ * run all their continuations breadth-first in one turn (the microtask
+ * queue): none would commit again until all had run, and the next put would
+ * start only after the CPU of the whole wave. By groups, the first group's
+ * next commits are on their way to the store while the later groups still
+ * run, so IO and CPU overlap and many writers awaiting one object stop
+ * moving in lock step.
  */
 import { FencedError, StoreCorruptedError, TaqubaError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
@@ -27,6 +39,22 @@ import { createOnce } from "./store-ops.js";
 import { WalBuilder, decodeWal } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
 import { timeWalPut } from "../telemetry/metrics.js";
+
+/**
+ * Commits released per macrotask once their object is durable (see the module
+ * documentation). Small enough that a group's continuations take a few
+ * milliseconds of CPU, large enough to keep the puts per commit low.
+ */
+export const RELEASE_GROUP = 25;
+
+/**
+ * `slowPutMs`: a put that took at least this long makes the next release go by groups;
+ * a faster one releases every commit at once. Against a store that answers
+ * in well under a group's CPU (memory, a local disk), groups gain no
+ * overlap and only cost extra turns and smaller WAL objects. A mutable
+ * object, internal to the engine, so tests can pin either way.
+ */
+export const releaseTuning = { slowPutMs: 4 };
 
 /** Smallest first buffer of a WAL object, in bytes. */
 const MIN_FIRST_BUFFER = 1024;
@@ -58,7 +86,8 @@ function newWaiter(): Waiter {
 interface Sealed {
   seq: number;
   bytes: Buffer;
-  waiter?: Waiter;
+  /** The groups of commits waiting for it, in commit order. */
+  waiters: Waiter[];
   landed: boolean;
 }
 
@@ -79,7 +108,15 @@ export class WalWriter {
   readonly #onFatal: (err: TaqubaError) => void;
 
   #open: WalBuilder | undefined;
-  #openWaiter: Waiter | undefined;
+  /** The groups waiting for the open object; the last one takes commits until it holds `RELEASE_GROUP`. */
+  #openWaiters: Waiter[] = [];
+  #lastGroupSize = 0;
+  /** Groups whose objects are durable, resolved one per macrotask from `#releaseHead` on. */
+  #releasing: (Waiter | undefined)[] = [];
+  #releaseHead = 0;
+  #releaseTimer: NodeJS.Immediate | undefined;
+  /** Whether the last put to land took `releaseTuning.slowPutMs` or more: releases then go by groups. */
+  #slowPuts = false;
   #timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   #flushDue = false;
   /**
@@ -141,17 +178,32 @@ export class WalWriter {
   /** A promise for the durability of everything appended so far. */
   waitAppended(): Promise<void> {
     if (this.#failure) return Promise.reject(this.#failure);
-    if (this.#open !== undefined) return (this.#openWaiter ??= newWaiter()).promise;
-    return this.waitDurable(this.lastSeq);
+    if (this.#open === undefined) return this.waitDurable(this.lastSeq);
+    const groups = this.#openWaiters;
+    let w = groups[groups.length - 1];
+    if (w === undefined || this.#lastGroupSize >= RELEASE_GROUP) {
+      groups.push((w = newWaiter()));
+      this.#lastGroupSize = 0;
+    }
+    this.#lastGroupSize++;
+    return w.promise;
   }
 
-  /** Resolves when every object up to `seq` is stored. */
+  /** Resolves when every object up to `seq` is stored (after the commits released before it). */
   waitDurable(seq: number): Promise<void> {
     if (this.#failure) return Promise.reject(this.#failure);
-    if (seq <= this.#durableSeq) return Promise.resolve();
+    if (seq <= this.#durableSeq) {
+      if (this.#releaseHead === this.#releasing.length) return Promise.resolve();
+      // Durable, but earlier commits are still being released: after them.
+      const w = newWaiter();
+      this.#releasing.push(w);
+      return w.promise;
+    }
     const s = this.#sealed[seq - this.#durableSeq - 1];
     if (s === undefined || s.seq !== seq) throw new Error(`internal: no sealed WAL object ${seq}`);
-    return (s.waiter ??= newWaiter()).promise;
+    let w = s.waiters[s.waiters.length - 1];
+    if (w === undefined) s.waiters.push((w = newWaiter()));
+    return w.promise;
   }
 
   /** Seals the open object now (if any) and returns the last assigned sequence number. */
@@ -164,9 +216,9 @@ export class WalWriter {
     const seq = this.#nextSeq++;
     const bytes = open.seal(this.#epoch, seq, this.#durableSeq);
     this.#lastSize = Math.min(this.#opts.maxWalBytes, Math.max(MIN_FIRST_BUFFER, bytes.length + (bytes.length >> 2)));
-    const sealed: Sealed = { seq, bytes, landed: false };
-    if (this.#openWaiter) sealed.waiter = this.#openWaiter;
-    this.#openWaiter = undefined;
+    const sealed: Sealed = { seq, bytes, waiters: this.#openWaiters, landed: false };
+    this.#openWaiters = [];
+    this.#lastGroupSize = 0;
     this.#sealed.push(sealed);
     this.stats.objects++;
     this.stats.bytes += bytes.length;
@@ -180,15 +232,20 @@ export class WalWriter {
     this.#clearTimer();
   }
 
-  /** Rejects every waiter with `err` and never sends again. */
+  /** Resolves the commits already durable, rejects every other waiter with `err` and never sends again. */
   fail(err: TaqubaError): void {
     if (this.#failure) return;
     this.#failure = err;
     this.#clearTimer();
-    this.#openWaiter?.reject(err);
-    this.#openWaiter = undefined;
+    if (this.#releaseTimer !== undefined) clearImmediate(this.#releaseTimer);
+    this.#releaseTimer = undefined;
+    for (let i = this.#releaseHead; i < this.#releasing.length; i++) this.#releasing[i]?.resolve();
+    this.#releasing = [];
+    this.#releaseHead = 0;
+    for (const w of this.#openWaiters) w.reject(err);
+    this.#openWaiters = [];
     this.#open = undefined;
-    for (const s of this.#sealed) s.waiter?.reject(err);
+    for (const s of this.#sealed) for (const w of s.waiters) w.reject(err);
     this.#sealed = [];
   }
 
@@ -229,6 +286,7 @@ export class WalWriter {
 
   async #send(s: Sealed): Promise<void> {
     const key = walKey(this.#prefix, s.seq);
+    const sentAt = performance.now();
     try {
       const res = await timeWalPut(createOnce(this.#store, key, s.bytes, this.#opts.retry, () => this.#failure !== undefined));
       if (!res.created) throw this.#explainConflict(key, s.seq, res.existing);
@@ -239,18 +297,60 @@ export class WalWriter {
     }
     if (this.#failure) return;
     s.landed = true;
+    this.#slowPuts = performance.now() - sentAt >= releaseTuning.slowPutMs;
     this.#onLanded(s.seq, s.bytes.length);
     // Release durability strictly in sequence order.
+    let released = false;
     while (this.#sealed.length > 0 && this.#sealed[0]!.landed) {
       const done = this.#sealed.shift()!;
       this.#durableSeq = done.seq;
-      done.waiter?.resolve();
+      for (const w of done.waiters) this.#releasing.push(w);
+      released = true;
     }
-    // The followers gathered while this put was in flight: send them now
-    // rather than at the end of the window.
-    if (this.#open !== undefined && this.#sealed.length === 0) this.#flushDue = true;
+    // A release in progress goes on at its own pace; otherwise the first group goes now.
+    if (released && this.#releaseTimer === undefined) this.#releaseNext();
     this.#pump();
   }
+
+  /**
+   * One step of the release: seals what the previous group's continuations
+   * committed (the followers gathered while the put was in flight, at the
+   * first step), then resolves the next group and comes back on the next
+   * macrotask, once that group's continuations have run.
+   */
+  #releaseNext = (): void => {
+    this.#releaseTimer = undefined;
+    if (this.#failure) return;
+    if (!this.#slowPuts) {
+      // A fast store: every durable commit at once, as one wave, and the followers gathered while the put was
+      // in flight go now (the caller pumps) rather than at the end of the window.
+      if (this.#open !== undefined && this.#sealed.length === 0) this.#flushDue = true;
+      const all = this.#releasing;
+      const from = this.#releaseHead;
+      this.#releasing = [];
+      this.#releaseHead = 0;
+      for (let i = from; i < all.length; i++) all[i]?.resolve();
+      return;
+    }
+    if (this.#open !== undefined) {
+      if (this.#windowOpen()) this.seal();
+      else this.#flushDue = true;
+    }
+    const w = this.#releasing[this.#releaseHead];
+    if (w === undefined) {
+      this.#releasing = [];
+      this.#releaseHead = 0;
+      return;
+    }
+    this.#releasing[this.#releaseHead++] = undefined;
+    // A store that keeps up never empties the queue: drop the released head now and then.
+    if (this.#releaseHead >= 1024) {
+      this.#releasing = this.#releasing.slice(this.#releaseHead);
+      this.#releaseHead = 0;
+    }
+    w.resolve();
+    this.#releaseTimer = setImmediate(this.#releaseNext);
+  };
 
   /** Why our WAL sequence number is taken: a newer writer's fence, or something unexpected. */
   #explainConflict(key: string, seq: number, existing: Uint8Array | null): TaqubaError {

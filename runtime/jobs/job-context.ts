@@ -4,6 +4,7 @@
  * state and `submit` for child jobs.
  */
 import { TaqubaError, ValidationError } from "../errors.js";
+import { isOptionObject } from "../option-values.js";
 import type { Delivery } from "../workflow/steps/delivery.js";
 import { type Building, defineCancelSignal } from "../queue/cancel-state.js";
 import { JobFailure, type HeaderValues, type JobContext, type JobDefinition, type JobSubmitOptions, type JobSubmitter } from "../contract/job-definition.js";
@@ -80,9 +81,18 @@ const RUNNER_CONTEXT = Symbol("taquba.runnerJobContext");
  * Throws when `ctx` was not made by a `JobRunner` (a hand-built test context).
  */
 export function jobContext<Headers extends HeaderValues, Err>(ctx: JobContext<Headers, Err>): RunnerJobContext<Headers, Err> {
-  if ((ctx as { [RUNNER_CONTEXT]?: unknown })[RUNNER_CONTEXT] !== true)
-    throw new ValidationError("this JobContext was not made by a JobRunner, so it has no delivery, state or submit");
+  if (!isRunnerContext(ctx)) throw new ValidationError("this JobContext was not made by a JobRunner, so it has no delivery, state or submit");
   return ctx as RunnerJobContext<Headers, Err>;
+}
+
+/** Whether `ctx` carries the runner's mark; false for a primitive, a revoked Proxy or an object whose reads throw. */
+function isRunnerContext(ctx: unknown): boolean {
+  if (!isOptionObject(ctx)) return false;
+  try {
+    return (ctx as { [RUNNER_CONTEXT]?: unknown })[RUNNER_CONTEXT] === true;
+  } catch {
+    return false;
+  }
 }
 
 /** @internal Builds the context of one delivery. */

@@ -11,7 +11,7 @@ import { encodeJobPayload } from "./job-codec.js";
 import { checkNotifyKey, JOB_NOTIFY_HEADER } from "./job-notice.js";
 import type { Registration } from "./job-step-runner.js";
 import type { HeaderValues, JobDefinition, JobSubmitOptions } from "../contract/job-definition.js";
-import { describeValue } from "../option-values.js";
+import { describeValue, hasMethods } from "../option-values.js";
 
 /** A definition with its types erased, as submit-side checks see it. */
 export type AnyDefinition = JobDefinition<string, unknown, unknown, unknown, never>;
@@ -31,7 +31,7 @@ export function checkDefinition(def: unknown): void {
 export function checkJobRegistration(definition: unknown, handler: unknown): Registration {
   checkDefinition(definition);
   const def = definition as AnyDefinition;
-  if (handler === null || typeof handler !== "object" || typeof (handler as { run?: unknown }).run !== "function") {
+  if (typeof handler !== "object" || !hasMethods(handler, ["run"])) {
     throw new ValidationError(`the handler of job "${def.name}" must have a run(input, ctx) method`);
   }
   return { definition: def, handler: handler as Registration["handler"] };

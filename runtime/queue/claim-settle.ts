@@ -28,6 +28,7 @@ import {
   recordAttempt,
   requeueJob,
   writeJob,
+  type JobKeys,
   type PreparedEnqueue,
   type TransitionContext,
 } from "./transitions.js";
@@ -214,12 +215,17 @@ function release(core: QueueCore, claims: [string, number][]): void {
   for (const q of queues) core.work.notify(q);
 }
 
-/** `historyless`: the settled claim vouches that the job has no attempt history (see `ClaimTicket.historyless`). */
+/**
+ * `historyless`: the settled claim vouches that the job has no attempt
+ * history (see `ClaimTicket.historyless`); `keys`: the job's engine keys as
+ * its claim wrote them, when it kept them (see `JobKeys`).
+ */
 type Transition = (
   txn: Txn,
   ctx: TransitionContext,
   r: JobRecord,
   historyless: boolean,
+  keys: JobKeys | undefined,
 ) => { record: JobRecord | undefined; applyEffects: boolean; finish?: Finish };
 
 /**
@@ -250,7 +256,7 @@ function settle(core: QueueCore, job: ClaimedJob, effects: SettlementEffects | u
  * packs it), so the bytes it hands back are never the array the claim wrote.
  */
 function heldRecord(txn: Txn, id: string, ticket: ClaimTicket, writesPayload: boolean): JobRecord | undefined {
-  const key = K.jobKey(id);
+  const key = ticket.keys?.job ?? K.jobKey(id);
   const bytes = txn.get(key);
   if (bytes === undefined) return undefined;
   const kept = ticket.claimed;
@@ -269,6 +275,7 @@ interface Chained {
   index: number;
   /** The bytes of `record` the settlement stored. */
   stored: Uint8Array | undefined;
+  keys: JobKeys | undefined;
 }
 
 /**
@@ -349,14 +356,15 @@ async function settleNow(
     }
     ctx = core.ctx();
     if (r === undefined || r.state !== "claimed") throw new ClaimLostError(job.id);
-    result = transition(txn, ctx, r, ticket.historyless === true);
+    result = transition(txn, ctx, r, ticket.historyless === true, ticket.keys);
     if (!result.applyEffects) outcomes = [];
     else if (claimNext !== undefined && mayChain(core, txn, ctx.now, prepared, claimNext)) {
       const applied = core.applyEffectsClaiming(txn, ctx, effects, prepared, claimNext.index);
       outcomes = applied.outcomes;
       const rec = applied.claimed;
       if (rec !== undefined) {
-        const stored = txn.get(K.jobKey(rec.id));
+        const keys = applied.keys;
+        const stored = txn.get(keys?.job ?? K.jobKey(rec.id));
         const lease = claimNext.leaseMs ?? core.configs.get(rec.queue).leaseMs;
         chained = {
           record: rec,
@@ -364,6 +372,7 @@ async function settleNow(
           payload: prepared[claimNext.index]!.payload,
           index: claimNext.index,
           stored,
+          keys,
         };
       }
     } else outcomes = core.applyEffects(txn, ctx, effects, prepared);
@@ -385,7 +394,7 @@ async function settleNow(
   // Handed out only now that the settlement that enqueued it is durable, and only while its lease holds.
   const next =
     chained !== undefined && !core.isClosed && core.leases.holds(chained.record.id, chained.entry.token) !== undefined
-      ? makeClaimedJob(core, core.leases, core.clock, chained.record, chained.entry, chained.payload, chained.stored, true)
+      ? makeClaimedJob(core, core.leases, core.clock, chained.record, chained.entry, chained.payload, chained.stored, true, chained.keys)
       : undefined;
   if (removedRef !== undefined) await core.payloads.deleteAll([removedRef]);
   const rec = result.record;
@@ -404,12 +413,12 @@ async function settleNow(
   return next === undefined ? { record: rec, enqueued: outcomes } : { record: rec, enqueued: outcomes, next };
 }
 
-const ackTransition: Transition = (txn, ctx, r, historyless) => {
+const ackTransition: Transition = (txn, ctx, r, historyless, keys) => {
   // Without done retention the history goes with the record, so skip writing it.
   if (ctx.config(r.queue).doneRetentionMs !== undefined) {
     recordAttempt(txn, r, ctx.now, "completed");
   }
-  return { record: completeJob(txn, ctx, r, historyless), applyEffects: true, finish: { kind: "done" } };
+  return { record: completeJob(txn, ctx, r, historyless, keys), applyEffects: true, finish: { kind: "done" } };
 };
 
 /** Whether an ack of a job of `queue` writes its record back (as a done record) rather than deleting it. */

@@ -11,6 +11,7 @@ import { CancelRequestedError, ClaimLostError } from "./errors.js";
 import { type Building, defineCancelSignal } from "./cancel-state.js";
 import type { LeaseEntry, LeaseRegistry } from "./lease-registry.js";
 import type { JobRecord } from "./record.js";
+import type { JobKeys } from "./transitions.js";
 import type { ClaimedJob, LeaseHandle } from "./types.js";
 
 /** Extra time `ensureAtLeast` adds, so a renewal racing the reaper still wins. */
@@ -30,6 +31,8 @@ export interface ClaimTicket {
    * history key's lookup, a miss on every step.
    */
   readonly historyless?: boolean;
+  /** The job's engine keys as the insert that claimed it wrote them (a chained claim), for its settlement (see `JobKeys`). */
+  readonly keys?: JobKeys;
 }
 
 const tickets = new WeakMap<object, ClaimTicket>();
@@ -84,7 +87,7 @@ function ownBytes(v: Uint8Array): Uint8Array {
   return v.byteLength === v.buffer.byteLength ? v : copyBytes(v);
 }
 
-/** `stored`: the bytes the claim wrote for `r`, when known (see `ClaimTicket.claimed`); `historyless`: see `ClaimTicket.historyless`. */
+/** `stored`: the bytes the claim wrote for `r`, when known (see `ClaimTicket.claimed`); `historyless` and `keys`: see `ClaimTicket`. */
 export function makeClaimedJob(
   owner: object,
   registry: LeaseRegistry,
@@ -94,6 +97,7 @@ export function makeClaimedJob(
   payload: Uint8Array,
   stored?: Uint8Array,
   historyless = false,
+  keys?: JobKeys,
 ): ClaimedJob {
   // The record the ticket keeps (below) shares the copies, so it holds no chunk either.
   const own = ownBytes(payload);
@@ -121,7 +125,9 @@ export function makeClaimedJob(
   job.isLastAttempt = () => r.attempts >= r.maxAttempts;
   tickets.set(
     job,
-    stored === undefined ? { owner, token: entry.token, historyless } : { owner, token: entry.token, claimed: { record: r, bytes: stored }, historyless },
+    stored === undefined
+      ? { owner, token: entry.token, historyless, keys }
+      : { owner, token: entry.token, claimed: { record: r, bytes: stored }, historyless, keys },
   );
   return Object.freeze(job as ClaimedJob);
 }

@@ -84,14 +84,18 @@ export interface OpenOptions {
    * methods. Default: `console` at warn level. See docs/observability.md.
    */
   logger?: Logger;
-  /** Called for every job the reaper or open-time recovery dead-letters (not for settlements). */
+  /**
+   * Called for every job the reaper or open-time recovery dead-letters (not for settlements).
+   * A throw, or a returned promise that rejects, is logged; the listeners and jobs after it are still told.
+   */
   onDeadLettered?: (event: DeadLetteredEvent) => void;
   /**
    * Called once when the queue closes: with the reason when it stopped on
    * its own (a `FencedError` when another process opened the store, a
    * `ClosedError` whose cause is the failed store write when a write
    * failed after its retries), or `undefined` after `close()`. An
-   * application typically exits or alerts on a reason.
+   * application typically exits or alerts on a reason. A throw, or a
+   * returned promise that rejects, is logged.
    */
   onClosed?: (reason: Error | undefined) => void;
   /**

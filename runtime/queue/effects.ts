@@ -6,6 +6,7 @@ import { copyBytes } from "../bytes.js";
 import { ValidationError } from "../errors.js";
 import { validateEnqueueOptions } from "./validate-enqueue.js";
 import { validateKvKey, validateKvValue, validateQueueName } from "./names.js";
+import { keptEngineKey } from "./user-keys.js";
 import type { EnqueueItem, EnqueueOptions } from "./types.js";
 
 /** One staged KV operation, in staging order; a later op on a key wins. */
@@ -43,7 +44,8 @@ export class SettlementEffects {
    * just encoded): the workflow stages two such records per step.
    */
   kvPutOwned(key: string, value: Uint8Array): this {
-    validateKvKey(key);
+    // Validated as by `kvPut`; a key kept in use (the workflow's step pointer, read every step) was validated before.
+    if (keptEngineKey(key) === undefined) validateKvKey(key);
     validateKvValue(key, value);
     this.kvOps.push({ kind: "put", key, value });
     return this;

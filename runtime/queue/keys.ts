@@ -93,7 +93,23 @@ export const retentionKey = (dueAt: number, id: string) => `${RETENTION}${padTim
 export const dedupKey = (queue: string, key: string) => `${DEDUP}${queue}/${key}`;
 export const debounceKey = (queue: string, key: string) => `${DEBOUNCE}${queue}/${key}`;
 export const supersededKey = (id: string) => `${SUPERSEDED}${id}`;
-export const statsKey = (queue: string) => `${STATS}${queue}`;
+/**
+ * `n/<queue>`: one string per queue, kept (every settlement reads and writes
+ * it, and a key built afresh is flattened by the engine on its first
+ * comparison). Bounded, since queue names come from callers.
+ */
+export function statsKey(queue: string): string {
+  let key = statsKeys.get(queue);
+  if (key === undefined) {
+    if (statsKeys.size >= MAX_KEPT_STATS_KEYS) statsKeys.clear();
+    key = `${STATS}${queue}`;
+    statsKeys.set(queue, key);
+  }
+  return key;
+}
+
+const MAX_KEPT_STATS_KEYS = 1024;
+const statsKeys = new Map<string, string>();
 export const historyKey = (id: string) => `${HISTORY}${id}`;
 export const userKey = (key: string) => `${USER}${key}`;
 

@@ -10,15 +10,17 @@ import type { Engine } from "../engine/engine.js";
 import { ClosedError, FencedError, ValidationError } from "../errors.js";
 import { resolveFlowRule, type FlowRule, type Limits, type ResolvedFlowRule } from "./admission.js";
 import { type FullLogger, fullLogger } from "../logger.js";
+import { callGuarded, errorText } from "../option-values.js";
 import { instruments } from "../telemetry/metrics.js";
 import { QueueConfigs, type DeadLetteredEvent, type OpenOptions } from "./config.js";
 import type { SettlementEffects } from "./effects.js";
 import * as K from "./keys.js";
+import { keptEngineKey } from "./user-keys.js";
 import { LeaseRegistry } from "./lease-registry.js";
 import { MaintenanceLoop, type MaintenanceHost } from "./maintenance.js";
 import { CompletionNotifier, WorkNotifier } from "./notifier.js";
 import type { PayloadStore } from "./payloads.js";
-import { insertJob, insertJobRecord, type PreparedEnqueue, type TransitionContext } from "./transitions.js";
+import { insertJob, insertJobRecord, type JobKeys, type PreparedEnqueue, type TransitionContext } from "./transitions.js";
 import type { JobRecord } from "./record.js";
 import type { Txn } from "./txn.js";
 import type { EnqueueItem, EnqueueOutcome } from "./types.js";
@@ -114,7 +116,7 @@ export class QueueCore {
           { jobId: e.jobId, queue: e.queueName, reason: e.reason, lastError: e.lastError },
           `queue "${name}": job ${e.jobId} of queue "${e.queueName}" was dead-lettered (${e.reason})`,
         );
-        for (const l of this.deadListeners) l(e);
+        for (const l of this.deadListeners) this.#tellDeadListener(l, e);
       },
       deletePayloads: (refs) => this.payloads.deleteAll(refs),
       onError: (err) =>
@@ -204,16 +206,26 @@ export class QueueCore {
     if (this.isClosed) throw new ClosedError(`queue "${this.name}"`, this.engine.failure);
   }
 
+  /**
+   * Calls a dead-letter listener; its throw, or an async listener's rejection (left unhandled, it would end
+   * the process), is logged, and the listeners and jobs after it are still told.
+   */
+  #tellDeadListener(l: (e: DeadLetteredEvent) => void, e: DeadLetteredEvent): void {
+    const failed = (err: unknown) =>
+      this.log.error({ err, queue: this.name, jobId: e.jobId }, `queue "${this.name}": an onDeadLettered listener failed on job ${e.jobId}: ${errorText(err)}`);
+    callGuarded(() => l(e), failed);
+  }
+
   /** Tells the `onClosed` listeners, once. */
   announceClosed(reason: Error | undefined): void {
     if (this.#closedAnnounced) return;
     this.#closedAnnounced = true;
     for (const l of this.closedListeners) {
-      try {
-        l(reason);
-      } catch (err) {
-        this.log.error({ err, queue: this.name }, `queue "${this.name}": an onClosed listener threw: ${err instanceof Error ? err.message : String(err)}`);
-      }
+      // An async listener's rejection is logged like a throw (left unhandled, it would end the process).
+      callGuarded(
+        () => l(reason),
+        (err) => this.log.error({ err, queue: this.name }, `queue "${this.name}": an onClosed listener failed: ${errorText(err)}`),
+      );
     }
     this.closedListeners.clear();
   }
@@ -307,7 +319,7 @@ export class QueueCore {
   /**
    * `applyEffects` with the enqueue at `claimIndex` inserted already claimed
    * (see `insertJobRecord`); `claimed` is its record, undefined when it was a
-   * dedup hit.
+   * dedup hit, and `keys` its engine keys.
    */
   applyEffectsClaiming(
     txn: Txn,
@@ -315,23 +327,29 @@ export class QueueCore {
     effects: SettlementEffects | undefined,
     prepared: readonly PreparedEnqueue[],
     claimIndex: number,
-  ): { outcomes: EnqueueOutcome[]; claimed: JobRecord | undefined } {
+  ): { outcomes: EnqueueOutcome[]; claimed: JobRecord | undefined; keys: JobKeys | undefined } {
     this.#applyKv(txn, effects);
     let claimed: JobRecord | undefined;
+    let keys: JobKeys | undefined;
     const outcomes = prepared.map((p, i) => {
       if (i !== claimIndex) return insertJob(txn, ctx, p);
       const inserted = insertJobRecord(txn, ctx, p, true);
-      if (inserted.record?.state === "claimed") claimed = inserted.record;
+      if (inserted.record?.state === "claimed") {
+        claimed = inserted.record;
+        keys = inserted.keys;
+      }
       return inserted.outcome;
     });
-    return { outcomes, claimed };
+    return { outcomes, claimed, keys };
   }
 
   #applyKv(txn: Txn, effects: SettlementEffects | undefined): void {
     if (effects === undefined) return;
     for (const op of effects.kvOps) {
-      if (op.kind === "put") txn.put(K.userKey(op.key), op.value);
-      else txn.delete(K.userKey(op.key));
+      // Validated when staged.
+      const key = keptEngineKey(op.key) ?? K.userKey(op.key);
+      if (op.kind === "put") txn.put(key, op.value);
+      else txn.delete(key);
     }
   }
 

@@ -30,7 +30,8 @@ import type { SettlementEffects } from "./effects.js";
 import * as eq from "./enqueue-ops.js";
 import * as kv from "./kv-ops.js";
 import { recoverClaims } from "./maintenance.js";
-import { validateKvKey, validatePositiveInt, validateQueueName, validateStoreName } from "./names.js";
+import { keptUserEngineKey } from "./user-keys.js";
+import { validatePositiveInt, validateQueueName, validateStoreName } from "./names.js";
 import { PAYLOAD_PREFIX, PayloadStore } from "./payloads.js";
 import { PrefixedStore } from "./prefixed-store.js";
 import { QueueCore } from "./queue-core.js";
@@ -372,8 +373,7 @@ export class Queue {
    * be the engine's own: decode them, never hand them to user code.
    */
   kvGetNow(key: string): Uint8Array | null {
-    validateKvKey(key);
-    return this.#core.engine.get(K.userKey(key)) ?? null;
+    return this.#core.engine.get(keptUserEngineKey(key)) ?? null;
   }
 
   /** Writes `value` (at most `MAX_KV_VALUE_SIZE` bytes) durably. */

@@ -51,7 +51,9 @@ export function stableHash(text: string): number {
 
 /** The shard of run `runId` among `shards`. */
 export function shardOfRun(runId: string, shards: number): number {
-  return stableHash(routeText("run id", runId)) % checkShardCount(shards);
+  // The count first: it is cheap to check, and a refusal should not hash a long id first.
+  const count = checkShardCount(shards);
+  return stableHash(routeText("run id", runId)) % count;
 }
 
 /** `text`, refused naming `what` unless a string: a number would hash as its digits and NaN shards would route nowhere. */

@@ -51,6 +51,19 @@ export interface PreparedEnqueue {
   opts: EnqueueOptions;
 }
 
+/**
+ * The engine keys of a claimed job as the insert that claimed it wrote
+ * them: its record key and its `c/` index key. The settlement of that claim
+ * hands them back, so one job's reads and writes across its insert and its
+ * settlement use the same strings: a key built afresh is a new
+ * concatenation that the engine's memtable flattens on its first
+ * comparison (a copy per use).
+ */
+export interface JobKeys {
+  readonly job: string;
+  readonly claimed: string;
+}
+
 /** The stored record of job `id`, or undefined when there is none. */
 export function readJob(txn: Pick<Txn, "get">, id: string): JobRecord | undefined {
   const key = K.jobKey(id);
@@ -78,32 +91,34 @@ function indexValue(r: JobRecord): Uint8Array {
   return r.state === "pending" ? textBytes(r.id) : EMPTY;
 }
 
-/** Writes `r` and its index entries; `prev` is the stored copy being replaced, if any. */
-export function writeJob(txn: Txn, r: JobRecord, prev: JobRecord | undefined): void {
+/** Writes `r` and its index entries; `prev` is the stored copy being replaced, if any. `jobKey`: `r`'s record key, when the caller has it. Returns the index key written. */
+export function writeJob(txn: Txn, r: JobRecord, prev: JobRecord | undefined, jobKey = K.jobKey(r.id)): string | undefined {
   const key = indexKey(r);
   if (prev !== undefined) {
     const old = indexKey(prev);
     if (old !== undefined && old !== key) txn.delete(old);
     if (prev.retainUntil !== undefined && prev.retainUntil !== r.retainUntil) txn.delete(K.retentionKey(prev.retainUntil, prev.id));
   }
-  txn.put(K.jobKey(r.id), encodeJob(r));
+  txn.put(jobKey, encodeJob(r));
   if (key !== undefined) txn.put(key, indexValue(r));
   if (r.retainUntil !== undefined) txn.put(K.retentionKey(r.retainUntil, r.id), EMPTY);
   txn.move(r.queue, prev?.state ?? null, r.state);
+  return key;
 }
 
 /**
  * Removes a job entirely: record, index, dedup and debounce entries and
  * history. `historyless`: the caller knows the job has no attempt history
- * (see `ClaimTicket.historyless`), so its key is not looked up.
+ * (see `ClaimTicket.historyless`), so its key is not looked up. `keys`: the
+ * keys of `r`, claimed, as its claim wrote them (see `JobKeys`).
  */
-export function deleteJob(txn: Txn, r: JobRecord, historyless = false): void {
-  const key = indexKey(r);
+export function deleteJob(txn: Txn, r: JobRecord, historyless = false, keys?: JobKeys): void {
+  const key = keys !== undefined && r.state === "claimed" ? keys.claimed : indexKey(r);
   if (key !== undefined) txn.delete(key);
   if (r.retainUntil !== undefined) txn.delete(K.retentionKey(r.retainUntil, r.id));
   releaseDedup(txn, r);
   releaseDebounce(txn, r);
-  txn.delete(K.jobKey(r.id));
+  txn.delete(keys?.job ?? K.jobKey(r.id));
   // Most jobs have no attempt history: a blind delete would cost an index update and WAL bytes per job.
   if (!historyless && txn.has(K.historyKey(r.id))) txn.delete(K.historyKey(r.id));
   if (r.payloadRef !== undefined) txn.delete(K.payloadRefKey(r.payloadRef));
@@ -190,13 +205,14 @@ export function insertJob(txn: Txn, ctx: TransitionContext, item: PreparedEnqueu
  * is written as it would be after `claimJob` in the same transaction
  * (attempt 1, claimed at `ctx.now`, its dedup key released), without the
  * pending index and dedup entries in between; a future job stays scheduled.
+ * `keys`: the engine keys of a job written claimed.
  */
 export function insertJobRecord(
   txn: Txn,
   ctx: TransitionContext,
   item: PreparedEnqueue,
   claimed: boolean,
-): { outcome: EnqueueOutcome; record: JobRecord | undefined } {
+): { outcome: EnqueueOutcome; record: JobRecord | undefined; keys?: JobKeys } {
   const { queueName: queue, opts } = item;
   if (opts.dedupKey !== undefined) {
     const held = txn.get(K.dedupKey(queue, opts.dedupKey));
@@ -209,7 +225,9 @@ export function insertJobRecord(
     txn.seqHighWater = mark;
   }
   const id = opts.jobId ?? seq;
-  if (txn.has(K.jobKey(id))) throw new DuplicateJobIdError(id);
+  // Built once: the existence check, the write and (claimed) the settlement of the claim use this one string.
+  const jobKey = K.jobKey(id);
+  if (txn.has(jobKey)) throw new DuplicateJobIdError(id);
   const cfg = ctx.config(queue);
   const debounce = debounceOf(txn, ctx, item);
   const runAt = debounce?.until ?? opts.runAt;
@@ -249,12 +267,12 @@ export function insertJobRecord(
   }
   // A caller id may be reused after its job was superseded: the new job is not.
   if (opts.jobId !== undefined && ctx.superseded.marks && txn.has(K.supersededKey(id))) txn.delete(K.supersededKey(id));
-  writeJob(txn, r, undefined);
+  const index = writeJob(txn, r, undefined, jobKey);
   if (r.payloadRef !== undefined) txn.put(K.payloadRefKey(r.payloadRef), textBytes(id));
   if (r.dedupKey !== undefined) txn.put(K.dedupKey(queue, r.dedupKey), textBytes(id));
   if (r.debounceKey !== undefined) txn.put(K.debounceKey(queue, r.debounceKey), textBytes(id));
   const outcome: EnqueueOutcome = superseded === undefined ? { jobId: id, newlyEnqueued: true } : { jobId: id, newlyEnqueued: true, superseded };
-  return { outcome, record: r };
+  return claim && index !== undefined ? { outcome, record: r, keys: { job: jobKey, claimed: index } } : { outcome, record: r };
 }
 
 /** Claims one pending job: attempts+1, dedup released, state claimed. */
@@ -310,12 +328,12 @@ export function killJob(txn: Txn, ctx: TransitionContext, r: JobRecord, error: s
 
 /**
  * Ack: a done record when the queue retains done jobs, else the job is
- * deleted. Returns the done record, if kept.
+ * deleted. Returns the done record, if kept. `keys`: see `deleteJob`.
  */
-export function completeJob(txn: Txn, ctx: TransitionContext, r: JobRecord, historyless = false): JobRecord | undefined {
+export function completeJob(txn: Txn, ctx: TransitionContext, r: JobRecord, historyless = false, keys?: JobKeys): JobRecord | undefined {
   const keep = ctx.config(r.queue).doneRetentionMs;
   if (keep === undefined) {
-    deleteJob(txn, r, historyless);
+    deleteJob(txn, r, historyless, keys);
     txn.bump(r.queue, "done", 1);
     return undefined;
   }

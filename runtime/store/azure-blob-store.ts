@@ -14,6 +14,7 @@
  */
 import type { ContainerClient, RestError, StoragePipelineOptions } from "@azure/storage-blob";
 import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, ValidationError } from "../errors.js";
+import { checkOptionalString, describeValue, hasMethods, quoteValue, readOptions } from "../option-values.js";
 import { bytesEqual } from "./bytes-equal.js";
 import { validateObjectKey } from "./keys.js";
 import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
@@ -105,6 +106,15 @@ function statusOf(err: unknown): number | undefined {
 
 /** Whether repeating the request may succeed: throttling, server errors, network failures. */
 export function isRetryableAzureError(err: unknown): boolean {
+  try {
+    return retryableAzure(err);
+  } catch {
+    // An error whose fields throw when read (or a revoked Proxy) is none the SDK made.
+    return false;
+  }
+}
+
+function retryableAzure(err: unknown): boolean {
   const status = statusOf(err);
   if (status !== undefined)
     return status >= 500 || status === 429 || status === 408 || errorCode(err) === "ServerBusy" || errorCode(err) === "OperationTimedOut";
@@ -115,6 +125,19 @@ function isCreateConflict(err: unknown): boolean {
   const code = errorCode(err);
   return (statusOf(err) === 412 && code !== "LeaseIdMissing") || code === "BlobAlreadyExists" || code === "ConditionNotMet";
 }
+
+const AZURE_OPTION_KEYS = [
+  "container",
+  "prefix",
+  "connectionString",
+  "account",
+  "accountKey",
+  "credential",
+  "endpoint",
+  "retry",
+  "listPageSize",
+  "requestTimeoutMs",
+] as const satisfies readonly (keyof AzureBlobStoreOptions)[];
 
 /**
  * A store whose blobs live under a prefix of one Azure container.
@@ -139,17 +162,22 @@ export class AzureBlobStore implements ObjectStore {
   readonly #timeoutMs: number;
   #client: Promise<ContainerClient> | undefined;
 
-  constructor(opts: AzureBlobStoreOptions) {
+  constructor(given: AzureBlobStoreOptions) {
+    // Each option read once: a getter or Proxy that throws is refused by name, never a TypeError.
+    const opts = readOptions(given, AZURE_OPTION_KEYS, "AzureBlobStoreOptions") as AzureBlobStoreOptions;
+    for (const k of ["prefix", "account", "accountKey", "endpoint"] as const) checkOptionalString(`AzureBlobStoreOptions.${k}`, opts[k]);
+    if (opts.credential !== undefined && !hasMethods(opts.credential, ["getToken"]))
+      throw new ValidationError(`AzureBlobStoreOptions.credential must be a token credential (with getToken()), got ${describeValue(opts.credential)}`);
     if (typeof opts.container !== "string" || !CONTAINER_NAME.test(opts.container)) {
       throw new ValidationError(
-        `AzureBlobStore: invalid container name ${JSON.stringify(opts.container)}; use 3 to 63 lowercase letters, digits and single '-' between them`,
+        `AzureBlobStore: invalid container name ${quoteValue(opts.container)}; use 3 to 63 lowercase letters, digits and single '-' between them`,
       );
     }
     const ways = [opts.connectionString, opts.accountKey, opts.credential].filter((w) => w !== undefined).length;
     if (ways > 1) throw new ValidationError("AzureBlobStore: give at most one of connectionString, accountKey and credential");
     if (opts.connectionString === undefined) {
       if (typeof opts.account !== "string" || !ACCOUNT_NAME.test(opts.account)) {
-        throw new ValidationError(`AzureBlobStore: invalid account name ${JSON.stringify(opts.account)}; use 3 to 24 lowercase letters and digits`);
+        throw new ValidationError(`AzureBlobStore: invalid account name ${quoteValue(opts.account)}; use 3 to 24 lowercase letters and digits`);
       }
     } else if (typeof opts.connectionString !== "string" || opts.connectionString.trim() === "") {
       throw new ValidationError("AzureBlobStore: connectionString is empty");

@@ -19,7 +19,9 @@
 const LITERAL = /^[a-z0-9_.-]$/;
 const DEVICE_NAME = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\.|$)/;
 const encoder = new TextEncoder();
-const decoder = new TextDecoder("utf-8", { fatal: true });
+// ignoreBOM: a segment may start with U+FEFF, which the decoder would otherwise drop, and the name would
+// then fail the canonical check below: its object stored and readable, but never listed.
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 function hex(byte: number): string {
   return `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;

@@ -15,6 +15,7 @@
 import type { ApiError, Bucket, StorageOptions } from "@google-cloud/storage";
 import { createHash } from "node:crypto";
 import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, ValidationError } from "../errors.js";
+import { checkOptionalString, quoteValue, readOptions } from "../option-values.js";
 import { bytesEqual } from "./bytes-equal.js";
 import { validateObjectKey } from "./keys.js";
 import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
@@ -72,6 +73,15 @@ function reasonOf(err: unknown): string {
 
 /** Whether repeating the request may succeed: throttling, timeouts, server errors, network failures. */
 export function isRetryableGcsError(err: unknown): boolean {
+  try {
+    return retryableGcs(err);
+  } catch {
+    // An error whose fields throw when read (or a revoked Proxy) is none the SDK made.
+    return false;
+  }
+}
+
+function retryableGcs(err: unknown): boolean {
   const status = statusOf(err);
   if (status !== undefined) return status >= 500 || status === 429 || status === 408;
   return isNetworkError(err);
@@ -84,6 +94,17 @@ function isMissingBucket(err: unknown): boolean {
 function isMissingObject(err: unknown): boolean {
   return statusOf(err) === 404 && !isMissingBucket(err);
 }
+
+const GCS_OPTION_KEYS = [
+  "bucket",
+  "prefix",
+  "projectId",
+  "keyFilename",
+  "apiEndpoint",
+  "retry",
+  "listPageSize",
+  "requestTimeoutMs",
+] as const satisfies readonly (keyof GcsStoreOptions)[];
 
 /**
  * A store whose objects live under a prefix of one Cloud Storage bucket.
@@ -105,10 +126,13 @@ export class GcsStore implements ObjectStore {
   readonly #timeoutMs: number;
   #client: Promise<Bucket> | undefined;
 
-  constructor(opts: GcsStoreOptions) {
+  constructor(given: GcsStoreOptions) {
+    // Each option read once: a getter or Proxy that throws is refused by name, never a TypeError.
+    const opts = readOptions(given, GCS_OPTION_KEYS, "GcsStoreOptions") as GcsStoreOptions;
+    for (const k of ["prefix", "projectId", "keyFilename", "apiEndpoint"] as const) checkOptionalString(`GcsStoreOptions.${k}`, opts[k]);
     if (typeof opts.bucket !== "string" || !BUCKET_NAME.test(opts.bucket) || opts.bucket.includes("..")) {
       throw new ValidationError(
-        `GcsStore: invalid bucket name ${JSON.stringify(opts.bucket)}; use 3 to 222 lowercase letters, digits, '-', '_' or '.', starting and ending with a letter or digit`,
+        `GcsStore: invalid bucket name ${quoteValue(opts.bucket)}; use 3 to 222 lowercase letters, digits, '-', '_' or '.', starting and ending with a letter or digit`,
       );
     }
     this.bucket = opts.bucket;
@@ -123,7 +147,7 @@ export class GcsStore implements ObjectStore {
         url = undefined;
       }
       if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
-        throw new ValidationError(`GcsStore: apiEndpoint ${JSON.stringify(opts.apiEndpoint)} is not an http(s) URL`);
+        throw new ValidationError(`GcsStore: apiEndpoint ${quoteValue(opts.apiEndpoint)} is not an http(s) URL`);
       }
     }
     this.apiEndpoint = opts.apiEndpoint?.replace(/\/+$/, "");

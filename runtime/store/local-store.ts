@@ -175,6 +175,8 @@ export class LocalStore implements ObjectStore {
       try {
         return await this.#putOnce(key, payload, opts.ifNoneMatch === "*");
       } catch (err) {
+        // Syncs of the directories on its path may still run: a put that failed leaves no descriptor open behind it.
+        await this.#dirSyncsEnded();
         if (err === ROOT_REMOVED) throw this.#rootRemoved(key);
         if (err instanceof RootProblem) throw new StoreRequestError(`local put (${this.root})`, key, err.message, err.cause);
         // ENOENT: a concurrent delete removed a directory on our path after
@@ -392,6 +394,11 @@ export class LocalStore implements ObjectStore {
    * callers share fsyncs: while one runs, later callers all wait for the
    * single one that starts when it ends.
    */
+  /** Resolves once the directory syncs running now have ended, each either way. */
+  async #dirSyncsEnded(): Promise<void> {
+    await Promise.all([...this.#dirSyncs.values()].map((sync) => settled(sync.next ?? sync.done)));
+  }
+
   #syncDir(dir: string): Promise<void> {
     const running = this.#dirSyncs.get(dir);
     if (running === undefined) return this.#startDirSync(dir);
@@ -442,7 +449,7 @@ export class LocalStore implements ObjectStore {
               throw (await rootProblem(dir)) ?? err;
             },
           );
-      entry = { made, durable: made.then(() => fsyncDir(path.dirname(dir))) };
+      entry = { made, durable: made.then(() => this.#syncDir(path.dirname(dir))) };
     } else {
       const parent = path.dirname(dir);
       const above = this.#ensureDir(parent);
@@ -505,9 +512,17 @@ export class LocalStore implements ObjectStore {
         err,
       );
     }
-    return new StoreUnavailableError(`local ${operation} (${this.root})`, key, err);
+    return new StoreUnavailableError(`local ${operation} (${this.root})`, key, err, (code !== undefined && PASSING.get(code)) || undefined);
   }
 }
+
+/** Failures a retry may get past, with what to do about them when they last. */
+const PASSING: ReadonlyMap<string, string> = new Map([
+  ["ENOSPC", "the file system holding the store's directory is full: free space on it (the request can be retried then)"],
+  ["EDQUOT", "the disk quota of the user this process runs as is used up: free space or raise the quota (the request can be retried then)"],
+  ["EMFILE", "this process has too many files open: raise its limit (ulimit -n) or run fewer requests at once"],
+  ["ENFILE", "the system has too many files open: raise its limit or run fewer requests at once"],
+]);
 
 /**
  * Deletes, under `dir` and its subdirectories, temporary files of processes
@@ -546,7 +561,18 @@ const REFUSALS: ReadonlyMap<string, string> = new Map([
       ] as const)),
   ["EROFS", "the file system is mounted read-only; open the store on a writable one"],
   ["ELOOP", "a symbolic link on the path loops back on itself; point it at a directory"],
+  // Not passing faults: something not made by this store sits in the store's directory under an object's name.
+  ["EISDIR", "a directory stands where the object's file belongs; this store never makes one there, so remove it (or move it out of the store's directory)"],
+  ["ENOTDIR", "a file stands where the key's directory belongs; this store never makes one there, so remove it (or move it out of the store's directory)"],
 ]);
+
+/** Resolves once `p` settled, either way (its failure is reported where it is awaited for itself). */
+function settled(p: Promise<unknown>): Promise<void> {
+  return p.then(
+    () => undefined,
+    () => undefined,
+  );
+}
 
 /** Why the store's directory cannot hold objects, in the user's terms; its message goes into a `StoreRequestError`. */
 class RootProblem extends Error {}

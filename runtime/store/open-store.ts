@@ -37,6 +37,8 @@ const ACCEPTED =
   "use memory://, file:///absolute/dir or s3://bucket/prefix (options: ?endpoint=http://host:port&forcePathStyle=true&region=us-east-1); " +
   "azure://account/container/prefix (option: ?endpoint=http://host:port); gs://bucket/prefix (option: ?endpoint=http://host:port)";
 const S3_OPTIONS = new Set(["endpoint", "forcePathStyle", "region"]);
+/** Longer is no store URL: redacting a 10 MB string for the message overflowed the stack. */
+const MAX_STORE_URL_CHARS = 8192;
 
 /** Options of `openStore`. */
 export interface OpenStoreOptions {
@@ -69,6 +71,9 @@ const ENV_KEYS = [
  */
 export function openStore(url: string, opts: OpenStoreOptions = {}): ObjectStore {
   if (typeof url !== "string") throw new ValidationError(`a store URL must be a string, got ${describeValue(url)}; ${ACCEPTED}`);
+  // Not shown: a URL may carry credentials, and this one is too long to redact.
+  if (url.length > MAX_STORE_URL_CHARS)
+    throw new ValidationError(`a store URL is at most ${MAX_STORE_URL_CHARS} characters, got one of ${url.length}; ${ACCEPTED}`);
   // Read once (see readOptions): a getter that throws is refused by name.
   const given = readOptions(opts, ["env"], "OpenStoreOptions").env;
   if (given !== undefined && !isOptionObject(given))

@@ -6,7 +6,7 @@
  */
 import { MissingDependencyError, TaqubaError, ValidationError } from "../errors.js";
 import { retryWithBackoff } from "./retry.js";
-import { describeValue } from "../option-values.js";
+import { describeValue, readOptions } from "../option-values.js";
 
 /** How failed requests are retried. */
 export interface StoreRetryOptions {
@@ -22,7 +22,8 @@ export interface StoreRetryOptions {
 export type RetrySettings = Required<StoreRetryOptions>;
 
 /** Validates `opts` and fills in the defaults; `store` names the store in the error. */
-export function retrySettings(store: string, opts: StoreRetryOptions = {}): RetrySettings {
+export function retrySettings(store: string, given: StoreRetryOptions = {}): RetrySettings {
+  const opts = readOptions(given, ["maxAttempts", "baseDelayMs", "maxDelayMs"], `${store}Options.retry`) as StoreRetryOptions;
   const settings = { maxAttempts: opts.maxAttempts ?? 6, baseDelayMs: opts.baseDelayMs ?? 50, maxDelayMs: opts.maxDelayMs ?? 2_000 };
   const finiteDelay = (n: number) => Number.isFinite(n) && n >= 0;
   if (

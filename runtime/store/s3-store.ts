@@ -19,7 +19,7 @@ import { validateObjectKey } from "./keys.js";
 import { isNetworkError } from "./request-retry.js";
 import { retryWithBackoff } from "./retry.js";
 import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
-import { describeValue } from "../option-values.js";
+import { checkOptionalString, describeValue, hasMethods, isOptionObject, quoteValue, readOptions } from "../option-values.js";
 
 /** How failed requests are retried. */
 export interface S3RetryOptions {
@@ -77,6 +77,15 @@ function nameOf(err: unknown): string {
 
 /** Whether repeating the request may succeed: server errors, throttling, network failures. */
 export function isRetryableS3Error(err: unknown): boolean {
+  try {
+    return retryableS3(err);
+  } catch {
+    // An error whose fields throw when read (or a revoked Proxy) is none the SDK made.
+    return false;
+  }
+}
+
+function retryableS3(err: unknown): boolean {
   if (typeof err !== "object" || err === null) return false;
   const status = statusOf(err);
   if (status !== undefined && (status >= 500 || status === 429)) return true;
@@ -132,16 +141,24 @@ export class S3Store implements ObjectStore {
   readonly #maxDelayMs: number;
   readonly #attemptTimeoutMs: number;
 
-  constructor(opts: S3StoreOptions) {
+  constructor(given: S3StoreOptions) {
+    // Each option read once: a getter or Proxy that throws is refused by name, never a TypeError.
+    const opts = readOptions(given, ["bucket", "prefix", "client", "clientConfig", "retry"], "S3StoreOptions");
     if (typeof opts.bucket !== "string" || !/^[a-zA-Z0-9][a-zA-Z0-9._-]{1,254}$/.test(opts.bucket)) {
-      throw new ValidationError(`S3Store: invalid bucket name ${JSON.stringify(opts.bucket)}; use letters, digits, '.', '-' or '_'`);
+      throw new ValidationError(`S3Store: invalid bucket name ${quoteValue(opts.bucket)}; use letters, digits, '.', '-' or '_'`);
     }
     this.bucket = opts.bucket;
+    checkOptionalString("S3StoreOptions.prefix", opts.prefix);
     const prefix = (opts.prefix ?? "").replace(/\/+$/, "");
     if (prefix !== "") validateObjectKey(prefix);
     this.prefix = prefix === "" ? "" : `${prefix}/`;
-    this.client = opts.client ?? createS3Client({ maxAttempts: 1, ...opts.clientConfig });
-    const retry = opts.retry ?? {};
+    if (opts.client !== undefined && !hasMethods(opts.client, ["send"]))
+      throw new ValidationError(`S3StoreOptions.client must be an S3Client (with send()), got ${describeValue(opts.client)}`);
+    // A string here would be spread into one property per character.
+    if (opts.clientConfig !== undefined && !isOptionObject(opts.clientConfig))
+      throw new ValidationError(`S3StoreOptions.clientConfig must be an object (an S3ClientConfig), got ${describeValue(opts.clientConfig)}`);
+    this.client = (opts.client as S3Client | undefined) ?? createS3Client({ maxAttempts: 1, ...(opts.clientConfig as S3ClientConfig | undefined) });
+    const retry = readOptions(opts.retry ?? {}, ["maxAttempts", "baseDelayMs", "maxDelayMs", "attemptTimeoutMs"], "S3StoreOptions.retry") as S3RetryOptions;
     this.#maxAttempts = retry.maxAttempts ?? 6;
     this.#baseDelayMs = retry.baseDelayMs ?? 50;
     this.#maxDelayMs = retry.maxDelayMs ?? 2_000;

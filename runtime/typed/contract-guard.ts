@@ -12,7 +12,9 @@
  * refuses with `ContractTooOldError` unless a downgrade is allowed (which
  * then forgets the contracts after it, so rolling forward works again).
  */
-import { TaqubaError } from "../errors.js";
+import { TaqubaError, ValidationError } from "../errors.js";
+import { describeValue, hasMethods, readOptionArray, readOptions } from "../option-values.js";
+import { validateQueueName } from "../queue/names.js";
 import { decodeValue, encodeValue } from "../workflow/records/codec.js";
 import { RESERVED_KV_PREFIX } from "../workflow/records/reserved.js";
 import type { WorkflowQueue } from "../workflow/queue-port.js";
@@ -48,13 +50,26 @@ function decodeHistory(bytes: Uint8Array | null): string[] {
   return Array.isArray(v.hashes) ? v.hashes.filter((h): h is string => typeof h === "string") : [];
 }
 
+/** More definitions than one worker registers; a Proxy may claim 2^32 - 1 entries. */
+const MAX_CONTRACTS = 100_000;
+
 /**
  * Checks every contract against the store's history, then records the
  * current ones as the newest. Throws `ContractTooOldError`, recording
  * nothing, when one is older than the newest recorded, unless
  * `allowDowngrade`.
  */
-export async function checkContracts(queue: WorkflowQueue, queueName: string, contracts: readonly ContractEntry[], allowDowngrade = false): Promise<void> {
+export async function checkContracts(queue: WorkflowQueue, queueName: string, given: readonly ContractEntry[], allowDowngrade = false): Promise<void> {
+  // Arguments checked (each entry read once) before anything is read or written.
+  if (!hasMethods(queue, ["kvGet", "kvCompareAndPut"]))
+    throw new ValidationError(`checkContracts takes a queue (kvGet, kvCompareAndPut), got ${describeValue(queue)}`);
+  validateQueueName(queueName);
+  const contracts = readOptionArray("contracts", given, "an array of { name, hash }", MAX_CONTRACTS).map((c, i) => {
+    const { name, hash } = readOptions(c, ["name", "hash"], `contracts[${i}]`);
+    if (typeof name !== "string" || typeof hash !== "string")
+      throw new ValidationError(`contracts[${i}] must have a name and a hash, both strings, got ${describeValue(name)} and ${describeValue(hash)}`);
+    return { name, hash };
+  });
   // Compare-and-put, started over on a lost race: another runtime in this
   // process may record at the same time.
   for (;;) {

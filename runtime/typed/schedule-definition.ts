@@ -96,18 +96,25 @@ export function defineSchedule<Input>(def: {
  * starts. Generated code calls it from `schedulesWith(inputs)`.
  */
 export function bindScheduleInput<Input>(def: ScheduleDefinition, handler: TypedScheduleInputHandler<Input>): ScheduleDefinition {
-  if (def === null || typeof def !== "object" || def.kind !== "schedule") throw new ValidationError("expected a schedule definition (from generated code)");
-  if (def.inputFrom !== "handler")
-    throw new ValidationError(`schedule "${def.id}" has a fixed input; only a schedule with input_from: handler takes an input handler`);
-  if (typeof handler !== "function") {
-    throw new ValidationError(`schedule "${def.id}" computes its input with a handler, and none was given; pass a function (tick) => input for it`);
-  }
-  return Object.freeze({ ...def, inputHandler: handler as TypedScheduleInputHandler<unknown> });
+  return checkedDefinition("bindScheduleInput", def, () => {
+    if (def.kind !== "schedule") throw new ValidationError("bindScheduleInput takes a schedule definition (from generated code)");
+    if (def.inputFrom !== "handler")
+      throw new ValidationError(`schedule ${quoteValue(def.id)} has a fixed input; only a schedule with input_from: handler takes an input handler`);
+    if (typeof handler !== "function") {
+      throw new ValidationError(`schedule ${quoteValue(def.id)} computes its input with a handler, and none was given; pass a function (tick) => input for it`);
+    }
+    return Object.freeze({ ...def, inputHandler: handler as TypedScheduleInputHandler<unknown> });
+  });
 }
 
 /** The untyped spec of a typed schedule: the input checked against the target and encoded as its runs expect. */
 export function scheduleSpecOf(def: ScheduleDefinition): ScheduleSpec {
-  if (def === null || typeof def !== "object" || def.kind !== "schedule") throw new ValidationError("expected a schedule definition (from generated code)");
+  // Read from a copy: a getter or Proxy that throws is a ValidationError naming the function, never a TypeError.
+  return checkedDefinition("scheduleSpecOf", def, () => specOf({ ...def }));
+}
+
+function specOf(def: ScheduleDefinition): ScheduleSpec {
+  if (def.kind !== "schedule") throw new ValidationError("scheduleSpecOf takes a schedule definition (from generated code)");
   const target: AnyScheduleTarget | undefined = def.target as AnyScheduleTarget | undefined;
   if (target?.kind !== "job" && target?.kind !== "workflow") throw new ValidationError(`schedule "${def.id}" has no job or workflow definition as its target`);
   const inputValidator: Validator<unknown> = target.input;

@@ -9,7 +9,9 @@
  */
 
 import { StoreCorruptedError, TaqubaError, ValidationError } from "../errors.js";
-import type { HeaderValues, SignalDelivery, SignalSender } from "../contract/job-definition.js";
+import { packageText, type HeaderValues, type SignalDelivery, type SignalSender } from "../contract/job-definition.js";
+import { checkedDefinition } from "../contract/definition-input.js";
+import { hasMethods } from "../option-values.js";
 import type { Validator } from "../contract/validator.js";
 import type { SettlementEffects } from "../queue/effects.js";
 import { fromUtf8 } from "../workflow/records/codec.js";
@@ -108,15 +110,15 @@ const RESULT_UNAVAILABLE: Readonly<Record<ResultUnavailableReason | "unknown", s
 };
 
 function isHost(target: unknown): target is WorkflowHost {
-  const t = target as Partial<Record<keyof WorkflowHost, unknown>> | null;
-  return typeof t?.submit === "function" && typeof t.wait === "function" && typeof t.status === "function" && typeof t.cancel === "function";
+  return hasMethods(target, ["submit", "wait", "status", "cancel"]);
 }
 
 /** The target of a generated client as a `WorkflowHost`, or a clear error when it is not one. */
 export function requireWorkflowHost(target: unknown, pkg: string): WorkflowHost {
   if (!isHost(target)) {
+    const p = packageText(pkg);
     throw new ValidationError(
-      `the ${pkg} client was made over an object that cannot run workflows; pass a JobRunner or a WorkflowRuntime to ${pkg}.client() to submit workflows`,
+      `the ${p} client was made over an object that cannot run workflows; pass a JobRunner or a WorkflowRuntime to ${p}.client() to submit workflows`,
     );
   }
   return target;
@@ -180,15 +182,22 @@ export function workflowClient<Name extends string, Input, Result, Err, Headers 
   readonly signals: Readonly<Record<string, (params: unknown, payload: unknown) => Promise<SignalDelivery>>>;
 } {
   const def = definition as unknown as AnyWorkflowDefinition;
+  // The target is checked at each call (see the module note); the package name and definition now.
+  if (typeof pkg !== "string") throw new ValidationError(`workflowClient takes the package name as a string, got ${packageText(pkg)}`);
   const host = () => requireWorkflowHost(target, pkg);
-  const signals: Record<string, (params: unknown, payload: unknown) => Promise<SignalDelivery>> = {};
-  for (const [ident, sig] of Object.entries(def.signals)) {
-    signals[ident] = async (params, payload) => {
-      const key = sig.key(params);
-      const bytes = sig.encode(payload);
-      return host().signal(key, bytes);
-    };
-  }
+  const signals = checkedDefinition("workflowClient", definition, () => {
+    if (def.kind !== "workflow")
+      throw new ValidationError(`workflowClient takes a workflow definition (from defineWorkflow), got one of kind ${packageText(def.kind)}`);
+    const out: Record<string, (params: unknown, payload: unknown) => Promise<SignalDelivery>> = {};
+    for (const [ident, sig] of Object.entries(def.signals)) {
+      out[ident] = async (params, payload) => {
+        const key = sig.key(params);
+        const bytes = sig.encode(payload);
+        return host().signal(key, bytes);
+      };
+    }
+    return out;
+  });
   return {
     async submit(input, options) {
       assertValid(def.input, input);

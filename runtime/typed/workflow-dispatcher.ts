@@ -23,6 +23,9 @@ import type { FlowRule } from "../queue/admission.js";
 import { stepSpanOf } from "../telemetry/tracing.js";
 import { checkContracts, type ContractEntry } from "./contract-guard.js";
 import { ValidationError } from "../errors.js";
+import { describeValue, errorText, hasMethods, readOptionArray } from "../option-values.js";
+import { checkedDefinition } from "../contract/definition-input.js";
+import { MAX_RUN_HEADERS } from "../workflow/limits.js";
 import type { StateKey } from "../jobs/job-context.js";
 import type { HeaderValues, JobDefinition, JobHandler, JobRegistrar } from "../contract/job-definition.js";
 import { canonicalJson } from "../contract/canonical-json.js";
@@ -76,7 +79,12 @@ export class WorkflowDispatcherBuilder implements WorkflowRegistrar, JobRegistra
     handler: Handler,
   ): this;
   register(definition: unknown, handler: unknown): this {
-    if ((definition as { kind?: unknown } | null)?.kind === "job") {
+    // A definition or handler whose reads throw is a ValidationError naming register, never a TypeError.
+    return checkedDefinition("register", definition, () => this.#register(definition, handler));
+  }
+
+  #register(definition: unknown, handler: unknown): this {
+    if ((definition as { kind?: unknown }).kind === "job") {
       const reg = checkJobRegistration(definition, handler);
       if (this.#jobs.has(reg.definition.name)) throw new ValidationError(`job "${reg.definition.name}" is registered twice; register each job once`);
       this.#jobs.set(reg.definition.name, reg);
@@ -88,7 +96,7 @@ export class WorkflowDispatcherBuilder implements WorkflowRegistrar, JobRegistra
     if (this.#registry.has(def.name)) throw new ValidationError(`workflow "${def.name}" is registered twice; register each workflow once`);
     const h = handler as Record<string, unknown>;
     const missing = Object.values(def.steps)
-      .filter((s) => h === null || typeof h !== "object" || typeof h[s.method] !== "function")
+      .filter((s) => typeof h !== "object" || !hasMethods(h, [s.method]))
       .map((s) => `${s.method}(payload, ctx) for step "${s.name}"`);
     if (missing.length > 0) throw new ValidationError(`the handler of workflow "${def.name}" lacks a method per step`, missing);
     this.#registry.set(def.name, { definition: def, handler: h });
@@ -108,6 +116,7 @@ export class WorkflowDispatcherBuilder implements WorkflowRegistrar, JobRegistra
    * saying so).
    */
   fallback(runner: StepRunner): this {
+    if (!hasMethods(runner, ["runStep"])) throw new ValidationError(`fallback takes a StepRunner (with runStep(step)), got ${describeValue(runner)}`);
     this.#fallback = runner;
     return this;
   }
@@ -181,6 +190,21 @@ function json(value: unknown, what: string): string {
   }
 }
 
+/** A fallback runner's `sensitiveHeaders`, read once: a getter that throws, or anything but an array of names, is refused. */
+function sensitiveOf(runner: StepRunner): string[] {
+  let v: unknown;
+  try {
+    v = runner.sensitiveHeaders;
+  } catch (err) {
+    throw new ValidationError(`reading the fallback runner's sensitiveHeaders threw: ${errorText(err)}`);
+  }
+  if (v === undefined) return [];
+  const names = readOptionArray("the fallback runner's sensitiveHeaders", v, "an array of header names", MAX_RUN_HEADERS);
+  const bad = names.findIndex((n) => typeof n !== "string");
+  if (bad >= 0) throw new ValidationError(`the fallback runner's sensitiveHeaders[${bad}] must be a header name (a string), got ${describeValue(names[bad])}`);
+  return names as string[];
+}
+
 /**
  * Runs the steps of every registered typed workflow and typed job.
  *
@@ -213,7 +237,7 @@ export class WorkflowDispatcher implements StepRunner {
     private readonly specFlowRules: Readonly<Record<string, FlowRule>> = {},
   ) {
     this.#jobs = jobs;
-    const names = new Set<string>([...specSensitive, ...(fallbackRunner?.sensitiveHeaders ?? [])]);
+    const names = new Set<string>([...specSensitive, ...(fallbackRunner === undefined ? [] : sensitiveOf(fallbackRunner))]);
     this.sensitiveHeaders = [...names].sort();
   }
 

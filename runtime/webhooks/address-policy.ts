@@ -15,7 +15,7 @@ import { type AddressClass, type Network, classifyIp, inNetwork, parseIp, parseN
 import { isCloudMetadataAddress, namesMetadataAddressExactly } from "./metadata-addresses.js";
 import { WebhookAddressRefusedError } from "./webhook-errors.js";
 import { ValidationError } from "../errors.js";
-import { checkOptionalFunction, describeValue, readOptionArray, readOptions } from "../option-values.js";
+import { checkOptionalFunction, describeValue, errorText, isOptionObject, readOptionArray, readOptions } from "../option-values.js";
 
 /** One resolved address, as `dns.lookup` gives it. */
 export interface ResolvedAddress {
@@ -64,6 +64,8 @@ export interface CompiledAddressPolicy {
   readonly allowPrivate: boolean;
   readonly allowedNetworks: readonly Network[];
   readonly resolve: HostResolver;
+  /** The option path of `resolve`, for refusing what it answers. */
+  readonly resolvePath: string;
 }
 
 const systemResolve: HostResolver = async (hostname) => {
@@ -96,6 +98,7 @@ export function compileAddressPolicy(opts: AddressPolicyOptions = {}, path = "Ad
     allowPrivate: o.allowPrivate ?? false,
     allowedNetworks: entries.map((e, i) => networkEntry(`${where}[${i}]`, e)),
     resolve: o.resolve ?? systemResolve,
+    resolvePath: `${path}.resolve`,
   };
 }
 
@@ -145,13 +148,43 @@ export function checkAddress(policy: CompiledAddressPolicy, address: string): { 
  */
 export async function resolveAllowedAddresses(policy: CompiledAddressPolicy, hostname: string): Promise<ResolvedAddress[]> {
   const literal = parseIp(hostname);
-  const addresses: ResolvedAddress[] = literal ? [{ address: literalText(hostname), family: literal.length === 4 ? 4 : 6 }] : await policy.resolve(hostname);
+  const addresses = literal
+    ? [{ address: literalText(hostname), family: literal.length === 4 ? 4 : 6 } as const]
+    : readResolved(policy, await policy.resolve(hostname));
   if (addresses.length === 0) throw new Error(`host "${hostname}" resolved to no addresses`);
   for (const a of addresses) {
     const verdict = checkAddress(policy, a.address);
     if (!verdict.allowed) throw new WebhookAddressRefusedError(hostname, a.address, verdict.addressClass);
   }
   return addresses;
+}
+
+/** Most addresses taken from one answer of a resolver. */
+const MAX_RESOLVED = 1024;
+
+/**
+ * A resolver's answer, each address read once into a fresh entry (a getter
+ * could answer one address to the check and another to the connection),
+ * its family the address's own; anything but an array of entries with an
+ * address string is a `ValidationError` naming the option.
+ */
+function readResolved(policy: CompiledAddressPolicy, answer: unknown): ResolvedAddress[] {
+  const path = policy.resolvePath;
+  const entries = readOptionArray(`the answer of ${path}`, answer, "an array of { address, family }", MAX_RESOLVED);
+  return entries.map((entry, i) => {
+    let address: unknown;
+    try {
+      address = isOptionObject(entry) ? (entry as { address?: unknown }).address : undefined;
+    } catch (err) {
+      throw new ValidationError(`reading the address of entry ${i} of the answer of ${path} threw: ${errorText(err)}`);
+    }
+    const bytes = typeof address === "string" ? parseIp(address) : undefined;
+    if (typeof address !== "string" || !bytes)
+      throw new ValidationError(
+        `${path} must answer IP address strings, got ${isOptionObject(entry) ? describeValue(address) : describeValue(entry)} at entry ${i}`,
+      );
+    return { address, family: bytes.length === 4 ? 4 : 6 };
+  });
 }
 
 function literalText(hostname: string): string {

@@ -10,6 +10,8 @@
  */
 
 import { bytesEqual } from "../store/bytes-equal.js";
+import { ValidationError } from "../errors.js";
+import { describeValue, isOptionBytes } from "../option-values.js";
 import { inNetwork, parseIp, unmapIp, type Network } from "./ip-address.js";
 
 /** Every refused metadata address, with the service that answers there. */
@@ -38,6 +40,8 @@ const PARSED: readonly Uint8Array[] = CLOUD_METADATA_ADDRESSES.map(([a]) => {
  * a cloud metadata endpoint.
  */
 export function isCloudMetadataAddress(addr: Uint8Array): boolean {
+  // A string ("169.254.169.254") would answer false: a wrong answer, not a refusal.
+  if (!isOptionBytes(addr)) throw new ValidationError(`isCloudMetadataAddress takes an address as 4 or 16 bytes (a Uint8Array), got ${describeValue(addr)}`);
   const candidates = [addr, unmapIp(addr)];
   // NAT64 (64:ff9b::/96) and 6to4 (2002::/16) carry an IPv4 address the packets end up at.
   if (addr.length === 16 && addr[0] === 0x00 && addr[1] === 0x64 && addr[2] === 0xff && addr[3] === 0x9b && addr.subarray(4, 12).every((b) => b === 0)) {

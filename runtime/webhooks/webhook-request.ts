@@ -20,7 +20,9 @@
 import { validateHeaderName, validateHeaderValue } from "node:http";
 import { InvalidWebhookRequestError } from "./webhook-errors.js";
 import { redactUrl } from "../redact.js";
-import { describeValue, isOptionBytes, isOptionObject, quoteValue } from "../option-values.js";
+import { describeValue, errorText, hasMethods, isOptionBytes, isOptionObject, quoteValue, readOptions } from "../option-values.js";
+import { ValidationError } from "../errors.js";
+import { validateQueueName } from "../queue/names.js";
 
 /** Job header holding the target URL. */
 export const WEBHOOK_URL_KEY = "webhook.url";
@@ -141,13 +143,14 @@ function checkUrl(raw: string, issues: string[]): URL | undefined {
   return url;
 }
 
-function checkMethod(method: string, issues: string[]): void {
-  if (!METHOD_TOKEN.test(method)) issues.push(`method "${method}" is not an HTTP method token`);
+function checkMethod(method: unknown, issues: string[]): void {
+  if (typeof method !== "string") issues.push(`method must be a string, got ${describeValue(method)}`);
+  else if (!METHOD_TOKEN.test(method)) issues.push(`method ${quoteValue(method)} is not an HTTP method token`);
   else if (method.toUpperCase() === "CONNECT") issues.push("method CONNECT opens a tunnel, not a webhook; use POST, PUT or another method");
 }
 
-function checkTimeout(timeoutMs: number, issues: string[]): void {
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_WEBHOOK_TIMEOUT_MS) {
+function checkTimeout(timeoutMs: unknown, issues: string[]): void {
+  if (typeof timeoutMs !== "number" || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_WEBHOOK_TIMEOUT_MS) {
     issues.push(`timeout ${describeValue(timeoutMs)} ms is not a whole number of milliseconds from 1 to ${MAX_WEBHOOK_TIMEOUT_MS}`);
   }
 }
@@ -155,20 +158,24 @@ function checkTimeout(timeoutMs: number, issues: string[]): void {
 function checkHeaders(headers: Readonly<Record<string, string>>, issues: string[]): void {
   const seen = new Set<string>();
   for (const [name, value] of Object.entries(headers)) {
+    if (typeof value !== "string") {
+      issues.push(`header ${quoteValue(name)} must be a string, got ${describeValue(value)}`);
+      continue;
+    }
     try {
       validateHeaderName(name);
     } catch {
-      issues.push(`header name "${name}" is not a valid HTTP header name`);
+      issues.push(`header name ${quoteValue(name)} is not a valid HTTP header name`);
       continue;
     }
     const lower = name.toLowerCase();
-    if (RESERVED_HEADERS.has(lower)) issues.push(`header "${name}" is set by the delivery worker and may not be given`);
-    if (seen.has(lower)) issues.push(`header "${name}" is given twice (header names ignore case)`);
+    if (RESERVED_HEADERS.has(lower)) issues.push(`header ${quoteValue(name)} is set by the delivery worker and may not be given`);
+    if (seen.has(lower)) issues.push(`header ${quoteValue(name)} is given twice (header names ignore case)`);
     seen.add(lower);
     try {
       validateHeaderValue(name, value);
     } catch {
-      issues.push(`header "${name}" has a value with characters HTTP forbids (control characters or line breaks)`);
+      issues.push(`header ${quoteValue(name)} has a value with characters HTTP forbids (control characters or line breaks)`);
     }
   }
 }
@@ -178,19 +185,65 @@ function checkHeaders(headers: Readonly<Record<string, string>>, issues: string[
  * listing every problem.
  */
 export function encodeWebhookHeaders(request: WebhookRequest): Record<string, string> {
+  return headersOf(readRequest(request));
+}
+
+/** The job headers of a request whose fields were read (see `readRequest`). */
+function headersOf(r: Partial<Record<(typeof REQUEST_KEYS)[number], unknown>>): Record<string, string> {
   const issues: string[] = [];
-  const rawUrl = request.url instanceof URL ? request.url.href : request.url;
-  const url = typeof rawUrl === "string" ? checkUrl(rawUrl, issues) : (issues.push("url is required"), undefined);
-  const method = request.method ?? "POST";
+  const rawUrl = isUrl(r.url) ? r.url.href : r.url;
+  const url = typeof rawUrl === "string" ? checkUrl(rawUrl, issues) : (issues.push(`url must be a string or URL, got ${describeValue(rawUrl)}`), undefined);
+  const method = r.method ?? "POST";
   checkMethod(method, issues);
-  if (request.timeoutMs !== undefined) checkTimeout(request.timeoutMs, issues);
-  checkHeaders(request.headers ?? {}, issues);
+  if (r.timeoutMs !== undefined) checkTimeout(r.timeoutMs, issues);
+  const headers = readHeaders("request.headers", r.headers, issues);
+  checkHeaders(headers, issues);
   if (issues.length > 0 || !url) throw new InvalidWebhookRequestError(issues);
 
-  const out: Record<string, string> = { [WEBHOOK_URL_KEY]: url.href, [WEBHOOK_METHOD_KEY]: method };
-  if (request.timeoutMs !== undefined) out[WEBHOOK_TIMEOUT_KEY] = String(request.timeoutMs);
-  for (const [name, value] of Object.entries(request.headers ?? {})) out[WEBHOOK_HTTP_HEADER_PREFIX + name] = value;
+  // Checked above: the method is a token string and the timeout a whole number.
+  const out: Record<string, string> = { [WEBHOOK_URL_KEY]: url.href, [WEBHOOK_METHOD_KEY]: method as string };
+  if (r.timeoutMs !== undefined) out[WEBHOOK_TIMEOUT_KEY] = String(r.timeoutMs);
+  for (const [name, value] of Object.entries(headers)) out[WEBHOOK_HTTP_HEADER_PREFIX + name] = value;
   return out;
+}
+
+const REQUEST_KEYS = ["url", "method", "headers", "timeoutMs", "body"] as const satisfies readonly (keyof WebhookRequest)[];
+
+/** `request`'s fields, each read once; one that cannot be read (or a request that is no object) is an `InvalidWebhookRequestError`. */
+function readRequest(request: unknown): Partial<Record<(typeof REQUEST_KEYS)[number], unknown>> {
+  try {
+    return readOptions(request, REQUEST_KEYS, "request", "a webhook request");
+  } catch (err) {
+    throw new InvalidWebhookRequestError(err instanceof ValidationError && err.issues.length > 0 ? err.issues : [errorText(err)]);
+  }
+}
+
+/** `v instanceof URL`, false for a revoked Proxy (which throws at it). */
+function isUrl(v: unknown): v is URL {
+  try {
+    return v instanceof URL;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A copy of the headers object `v` at `path` (empty when absent): one that is
+ * no object (a 10 MB string would be walked as ten million headers) or that
+ * throws when read is an issue.
+ */
+function readHeaders(path: string, v: unknown, issues: string[]): Record<string, string> {
+  if (v === undefined) return {};
+  if (!isOptionObject(v)) {
+    issues.push(`${path} must be an object of strings, got ${describeValue(v)}`);
+    return {};
+  }
+  try {
+    return { ...(v as Record<string, string>) };
+  } catch (err) {
+    issues.push(`reading ${path} threw: ${errorText(err)}`);
+    return {};
+  }
 }
 
 /**
@@ -244,22 +297,36 @@ export function decodeWebhookJob(jobHeaders: Readonly<Record<string, string>>, p
  * effects.enqueue(d.queueName, d.payload, d.options);
  */
 export function webhookEnqueueRequest(queueName: string, request: WebhookRequest, opts: WebhookEnqueueOptions = {}): WebhookEnqueueRequest {
-  const headers = encodeWebhookHeaders(request);
-  const clashes = Object.keys(opts.headers ?? {}).filter((k) => k.startsWith(CONFIG_PREFIX) || k.startsWith(WEBHOOK_HTTP_HEADER_PREFIX));
-  if (clashes.length > 0) {
-    throw new InvalidWebhookRequestError(
-      clashes.map((k) => `extra job header "${k}" uses a prefix reserved for the webhook itself; set it on the request instead`),
-    );
+  validateQueueName(queueName);
+  // The request is read once: what was checked is what is enqueued.
+  const r = readRequest(request);
+  const headers = headersOf(r);
+  const body = r.body ?? new Uint8Array();
+  if (typeof body !== "string" && !isOptionBytes(body))
+    throw new InvalidWebhookRequestError([`body must be a string or a Uint8Array, got ${describeValue(body)}`]);
+  let o: Partial<WebhookEnqueueOptions>;
+  try {
+    o = readOptions(opts, ENQUEUE_OPTION_KEYS, "WebhookEnqueueOptions") as Partial<WebhookEnqueueOptions>;
+  } catch (err) {
+    throw new InvalidWebhookRequestError(err instanceof ValidationError && err.issues.length > 0 ? err.issues : [errorText(err)]);
   }
-  const body = request.body ?? new Uint8Array();
+  const issues: string[] = [];
+  const extra = readHeaders("WebhookEnqueueOptions.headers", o.headers, issues);
+  for (const k of Object.keys(extra)) {
+    if (k.startsWith(CONFIG_PREFIX) || k.startsWith(WEBHOOK_HTTP_HEADER_PREFIX))
+      issues.push(`extra job header ${quoteValue(k)} uses a prefix reserved for the webhook itself; set it on the request instead`);
+  }
+  if (issues.length > 0) throw new InvalidWebhookRequestError(issues);
   const payload = typeof body === "string" ? new TextEncoder().encode(body) : body;
-  const options: WebhookEnqueueRequest["options"] = { headers: { ...opts.headers, ...headers } };
-  if (opts.priority !== undefined) options.priority = opts.priority;
-  if (opts.runAt !== undefined) options.runAt = opts.runAt;
-  if (opts.dedupKey !== undefined) options.dedupKey = opts.dedupKey;
-  if (opts.maxAttempts !== undefined) options.maxAttempts = opts.maxAttempts;
+  const options: WebhookEnqueueRequest["options"] = { headers: { ...extra, ...headers } };
+  if (o.priority !== undefined) options.priority = o.priority;
+  if (o.runAt !== undefined) options.runAt = o.runAt;
+  if (o.dedupKey !== undefined) options.dedupKey = o.dedupKey;
+  if (o.maxAttempts !== undefined) options.maxAttempts = o.maxAttempts;
   return { queueName, payload, options };
 }
+
+const ENQUEUE_OPTION_KEYS = ["priority", "runAt", "dedupKey", "maxAttempts", "headers"] as const satisfies readonly (keyof WebhookEnqueueOptions)[];
 
 /** The part of a queue `enqueueWebhook` needs. */
 export interface WebhookEnqueuer {
@@ -280,6 +347,7 @@ export async function enqueueWebhook(
   request: WebhookRequest,
   opts: WebhookEnqueueOptions = {},
 ): Promise<{ jobId: string; newlyEnqueued: boolean }> {
+  if (!hasMethods(queue, ["enqueue"])) throw new ValidationError(`enqueueWebhook takes a queue (with enqueue()), got ${describeValue(queue)}`);
   const r = webhookEnqueueRequest(queueName, request, opts);
   return queue.enqueue(r.queueName, r.payload, r.options);
 }

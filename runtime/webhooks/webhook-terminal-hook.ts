@@ -21,7 +21,7 @@ import type { TerminalHook } from "../workflow/terminal-hook/terminal-hook.js";
 import { webhookEnqueueRequest } from "./webhook-request.js";
 import { validatePositiveInt, validateQueueName } from "../queue/names.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, errorText, isOptionObject, readOptions } from "../option-values.js";
+import { checkOptionalString, describeValue, errorText, isOptionObject, readOptions } from "../option-values.js";
 
 /** Run header holding the callback URL. */
 export const CALLBACK_URL_HEADER = "callback_url";
@@ -63,7 +63,10 @@ export interface RunFailureNotice {
 }
 
 /** The notice a receiver gets for a failed or cancelled run; pure. */
-export function runFailureNotice(outcome: RunOutcome, exposeErrorText = false): RunFailureNotice {
+export function runFailureNotice(given: RunOutcome, exposeErrorText = false): RunFailureNotice {
+  // Read once: a getter or Proxy that throws is refused by name, never a TypeError.
+  const outcome = readOptions(given, ["status", "errorKind", "error", "publicError", "errorCode"], "outcome", "a run outcome") as Partial<RunOutcome>;
+  for (const k of ["error", "publicError", "errorCode"] as const) checkOptionalString(`outcome.${k}`, outcome[k]);
   const status = outcome.status === "cancelled" ? "cancelled" : "failed";
   // A runner's fail/cancel reason is text the application wrote for this purpose.
   const chosen = outcome.errorKind === "runner" ? outcome.error : outcome.publicError;

@@ -5,9 +5,9 @@
  * by the engine, damaged lease objects, absurd timings and failing starts.
  */
 import { describe, expect, it } from "vitest";
-import { FencedError, MemoryStore, MockClock, Queue, ValidationError, withFaults, type ObjectStore } from "taquba";
+import { FencedError, MemoryStore, MockClock, Queue, ValidationError, withCounting, withFaults, type ObjectStore } from "taquba";
 import { runOwnerElection, type OwnerElection, type OwnerElectionOptions } from "../../runtime/cluster/owner-election.js";
-import { leaseKey } from "../../runtime/cluster/lease-chain.js";
+import { encodeLeaseRecord, leaseKey } from "../../runtime/cluster/lease-chain.js";
 import { until } from "../support/until.js";
 
 const quiet = { error: () => undefined };
@@ -205,6 +205,97 @@ describe("owner election", () => {
     await b.election.stop();
     cStore.resume();
     await c.election.stop();
+  });
+
+  it("a standby's look costs two GETs and no listing, whether it finds a renewal or nothing new", async () => {
+    // b looks four times per renewal of a's: three of its looks find nothing new. Each reads the next
+    // number and, when that is missing, the object it saw last (still there: nothing was deleted past it).
+    const inner = new MemoryStore();
+    const clock = new MockClock();
+    const a = node(inner, clock, "a");
+    await settle();
+    clock.advance(100);
+    await settle();
+    const bStore = withCounting(inner);
+    const b = node(bStore, clock, "b", { renewIntervalMs: RENEW / 4 });
+    await settle();
+    const looks: string[] = [];
+    for (let i = 0; i < 16; i++) {
+      bStore.reset();
+      clock.advance(RENEW / 4);
+      await settle();
+      const { gets, lists, puts, deletes } = bStore.counts;
+      looks.push(`${gets} GET ${lists} LIST ${puts} PUT ${deletes} DELETE`);
+    }
+    expect(looks).toEqual(Array(16).fill("2 GET 0 LIST 0 PUT 0 DELETE"));
+    expect(b.election.state).toBe("standby");
+    await Promise.all([a.election.stop(), b.election.stop()]);
+  });
+
+  it("a standby whose last seen object was deleted and written again lists, rather than claim into a deleted slot", async () => {
+    const inner = new MemoryStore();
+    const clock = new MockClock();
+    const record = (holder: string) => encodeLeaseRecord({ holder, released: false, leaseDurationMs: LEASE, renewIntervalMs: RENEW, writtenAt: clock.now() });
+    await inner.put(leaseKey("app/", 0), record("x"));
+    const bClaims: string[] = [];
+    const bStore: ObjectStore = {
+      get: (k) => inner.get(k),
+      list: (p, o) => inner.list(p, o),
+      delete: (k) => inner.delete(k),
+      async put(key, body, opts) {
+        const r = await inner.put(key, body, opts);
+        if (key.startsWith("app/lease/")) bClaims.push(key);
+        return r;
+      },
+    };
+    const b = node(bStore, clock, "b");
+    await settle();
+    clock.advance(RENEW / 2);
+    await settle();
+    // Between two of b's looks x's chain moves past what b saw and deletes it, oldest first; then a
+    // late put (from a process paused with it under way) lands in the freed slot 0. x dies.
+    for (const n of [1, 2, 3]) await inner.put(leaseKey("app/", n), record("x"));
+    for (const n of [0, 1, 2]) await inner.delete(leaseKey("app/", n));
+    await inner.put(leaseKey("app/", 0), record("late"));
+    const took = await advanceUntil(clock, () => b.election.state === "owner", LEASE * 3, 10);
+    expect(bClaims, "b's lease objects: one claim, none into a deleted slot").toEqual([leaseKey("app/", 4)]);
+    expect(took, "b's takeover after x's death").toBeLessThanOrEqual(LEASE + RENEW);
+    await b.election.stop();
+  });
+
+  it("the holder deletes old lease objects one at a time, oldest first, also after a failed delete", async () => {
+    // Objects 0-3 left by earlier holders (3 a release); a takes over at 4, and its first delete fails.
+    const inner = new MemoryStore();
+    const clock = new MockClock();
+    for (const n of [0, 1, 2, 3]) {
+      const rec = { holder: "x", released: n === 3, leaseDurationMs: LEASE, renewIntervalMs: RENEW, writtenAt: 0 };
+      await inner.put(leaseKey("app/", n), encodeLeaseRecord(rec));
+    }
+    let failNext = true;
+    const outOfOrder: string[] = [];
+    const aStore: ObjectStore = {
+      get: (k) => inner.get(k),
+      list: (p, o) => inner.list(p, o),
+      put: (k, b, o) => inner.put(k, b, o),
+      async delete(key) {
+        if (failNext) {
+          failNext = false;
+          throw new Error("injected delete failure");
+        }
+        if ((await leaseKeys(inner)).some((k) => k < key)) outOfOrder.push(key);
+        return inner.delete(key);
+      },
+    };
+    const a = node(aStore, clock, "a", { logger: { warn: () => undefined, error: () => undefined } });
+    await settle();
+    expect(a.log).toEqual(["start 4"]);
+    for (let i = 0; i < 4; i++) {
+      clock.advance(RENEW);
+      await settle();
+    }
+    expect(outOfOrder, "objects deleted while an older one was still there").toEqual([]);
+    expect(await leaseKeys(inner)).toEqual([leaseKey("app/", 7), leaseKey("app/", 8)]);
+    await a.election.stop();
   });
 
   it("a paused owner that wakes after losing the lease writes nothing: the new owner's open fenced it", async () => {

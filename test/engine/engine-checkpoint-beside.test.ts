@@ -138,4 +138,66 @@ describe("incremental checkpoints beside a compaction", () => {
       await reopened.close();
     });
   }
+
+  it("do not leave commits held until a compaction cut past one and a half triggers ends (a long WAL tail at open)", async () => {
+    const inner = new MemoryStore();
+    const opts: EngineOptions = { checkpointWalObjects: 8, checkpointWalBytes: 0, checkpointBacklog: 2, maxSegmentRuns: 3, retry };
+    const put = (e: Engine, key: string, value: string) => e.commit(new WriteBatch().put(key, enc(value)));
+    // Three runs (a compaction is due at the next checkpoint), then 15 WAL objects no checkpoint covers.
+    const first = await Engine.open(inner, { ...opts, checkpointWalObjects: 0 });
+    const base = new WriteBatch();
+    for (let i = 0; i < 40; i++) base.put(`b/${i}`, enc(`base ${i}`));
+    await first.commit(base);
+    for (let run = 0; run < 3; run++) {
+      await put(first, `k/${run}`, `run ${run}`);
+      await first.checkpoint();
+    }
+    expect(first.stats.segmentRuns).toBe(3);
+    for (let i = 0; i < 15; i++) await put(first, `t/${i}`, `tail ${i}`);
+    await first.close();
+
+    // Reopened, the tail (15 objects, past 1.5 triggers of 8) starts a compaction at once, whose segment put is held.
+    const store = new GatedStore(inner, (key) => key.startsWith("seg/"));
+    const engine = await Engine.open(store, opts);
+    await store.waitHeld(1);
+    const compactionsBefore = engine.stats.compactions;
+    expect(engine.stats.segmentRuns, "the compaction has not published").toBe(3);
+    // One more object reaches the backlog bound (16 since the newest manifest) but only an eighth of a trigger
+    // past the cut; the commit after it waits on the backlog, and its own object (a quarter) adds too little WAL to
+    // reach the half trigger past the cut that otherwise starts a checkpoint beside a compaction.
+    await put(engine, "k/before", "before");
+    const waitsBefore = engine.stats.backlogWaits;
+    let acknowledged = false;
+    const commit = put(engine, "k/after", "after").then(() => {
+      acknowledged = true;
+    });
+    // An incremental checkpoint beside the compaction covers it: its segment put is let through.
+    for (let i = 0; i < 2000 && !acknowledged; i++) {
+      for (const h of [...store.held].slice(1)) store.release(h.key);
+      await turns(1);
+    }
+    expect(acknowledged, "the commit was acknowledged while the compaction still waits").toBe(true);
+    expect(engine.stats.compactions).toBe(compactionsBefore);
+    expect(engine.stats.backlogWaits, "it waited on the backlog").toBe(waitsBefore + 1);
+    expect(engine.stats.checkpointsBesideCompaction).toBe(1);
+    store.hold = () => false;
+    for (const h of [...store.held]) store.release(h.key);
+    await commit;
+    await engine.checkpoint();
+    expect(engine.stats.compactions).toBe(compactionsBefore + 1);
+    await engine.close();
+    const reopened = await Engine.open(inner, opts);
+    expect(new Map([...reopened.scan()].map(([k, v]) => [k, dec(v)!]))).toEqual(
+      new Map([
+        ["k/0", "run 0"],
+        ["k/1", "run 1"],
+        ["k/2", "run 2"],
+        ["k/after", "after"],
+        ["k/before", "before"],
+        ...Array.from({ length: 40 }, (_, i) => [`b/${i}`, `base ${i}`] as [string, string]),
+        ...Array.from({ length: 15 }, (_, i) => [`t/${i}`, `tail ${i}`] as [string, string]),
+      ]),
+    );
+    await reopened.close();
+  });
 });

@@ -6,11 +6,12 @@
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { Engine, LocalStore } from "taquba";
+import { Engine, LocalStore, S3Store, type ObjectStore } from "taquba";
 import { startScript } from "../support/child-script.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
-import { scaledForLoad } from "../support/load.js";
+import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
+import { startS3Server } from "../support/s3-server.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/crash-writer.ts", import.meta.url));
 const tempDir = useTempDirs("taquba-crash-");
@@ -22,8 +23,8 @@ const durableIds = (lines: readonly string[]) => lines.filter((l) => l.startsWit
 let besideSeen = 0;
 let foldsSeen = 0;
 
-async function runAndKill(dir: string, tag: string, target: number, extraDelayMs: number, mode: Mode): Promise<string[]> {
-  const writer = startScript(fixture, [dir, tag, "4", ...(mode === "plain" ? [] : [mode])]);
+async function runAndKill(dir: string, tag: string, target: number, extraDelayMs: number, mode: Mode, env?: NodeJS.ProcessEnv): Promise<string[]> {
+  const writer = startScript(fixture, [dir, tag, "4", ...(mode === "plain" ? [] : [mode])], env === undefined ? {} : { env });
   await writer.waitFor((lines) => durableIds(lines).length >= target);
   // Real time on purpose: the kill must land at an arbitrary point of the writer's IO.
   await new Promise((r) => setTimeout(r, extraDelayMs));
@@ -38,19 +39,27 @@ async function runAndKill(dir: string, tag: string, target: number, extraDelayMs
 /** How the writer holds values: all in memory, paged with a cache that keeps nothing, or paged by block. */
 type Mode = "plain" | "paged" | "blocks" | "beside";
 
+/** Where the writer's store is: a URL or directory for the child, the same store for the checks, the child's environment. */
+interface Place {
+  location: string;
+  store: ObjectStore;
+  env?: NodeJS.ProcessEnv;
+}
+
 /** Kills the writer six times; after each kill, checks the durable state an unpaged reopen sees. */
-async function crashRounds(mode: Mode): Promise<void> {
+async function crashRounds(mode: Mode, given?: Place): Promise<void> {
   {
-    const dir = await tempDir();
+    const dir = given?.location ?? (await tempDir());
+    const store = given?.store ?? new LocalStore(dir);
     const allDurable: string[] = [];
     // Real time still decides where each kill lands; the seed replays the targets and delays.
     const { int } = testRandom("engine crash recovery");
     for (let round = 0; round < 6; round++) {
       const target = 20 + int(800);
       const delay = int(40);
-      allDurable.push(...(await runAndKill(dir, `r${round}`, target, delay, mode)));
+      allDurable.push(...(await runAndKill(dir, `r${round}`, target, delay, mode, given?.env)));
 
-      const engine = await Engine.open(new LocalStore(dir));
+      const engine = await Engine.open(store);
       const batches = new Map<string, number>();
       for (const [key, value] of engine.scan({ prefix: "b/" })) {
         const id = key.split("/")[1]!;
@@ -83,28 +92,64 @@ async function crashRounds(mode: Mode): Promise<void> {
 }
 
 describe("engine crash recovery", () => {
-  it("recovers every durable commit and no half batch after SIGKILL, repeatedly", { timeout: scaledForLoad(60_000) }, async () => {
-    await crashRounds("plain");
-  });
+  it("recovers every durable commit and no half batch after SIGKILL, repeatedly", { timeout: loadLimitTimeout(60_000) }, () =>
+    withinLoadLimit(60_000, async () => {
+      await crashRounds("plain");
+    }),
+  );
 
-  it("recovers the same with every value paged out and a cache that keeps nothing (compactions read old runs back)", {
-    timeout: scaledForLoad(90_000),
-  }, async () => {
-    await crashRounds("paged");
-  });
+  it(
+    "recovers the same with every value paged out and a cache that keeps nothing (compactions read old runs back)",
+    {
+      timeout: loadLimitTimeout(90_000),
+    },
+    () =>
+      withinLoadLimit(90_000, async () => {
+        await crashRounds("paged");
+      }),
+  );
 
-  it("recovers the same with values read back by block through a cache of a few blocks that reads ahead", { timeout: scaledForLoad(90_000) }, async () => {
-    await crashRounds("blocks");
-  });
+  it("recovers the same with values read back by block through a cache of a few blocks that reads ahead", { timeout: loadLimitTimeout(90_000) }, () =>
+    withinLoadLimit(90_000, async () => {
+      await crashRounds("blocks");
+    }),
+  );
 
-  it("recovers the same with incremental checkpoints publishing while slow compactions run (killed during either)", {
-    timeout: scaledForLoad(120_000),
-  }, async () => {
-    besideSeen = 0;
-    foldsSeen = 0;
-    await crashRounds("beside");
-    // The kills really landed among overlapping checkpoints, some of which folded the runs beside a compaction.
-    expect(besideSeen).toBeGreaterThan(0);
-    expect(foldsSeen).toBeGreaterThan(0);
-  });
+  it(
+    "recovers the same with incremental checkpoints publishing while slow compactions run (killed during either)",
+    {
+      timeout: loadLimitTimeout(120_000),
+    },
+    () =>
+      withinLoadLimit(120_000, async () => {
+        besideSeen = 0;
+        foldsSeen = 0;
+        await crashRounds("beside");
+        // The kills really landed among overlapping checkpoints, some of which folded the runs beside a compaction.
+        expect(besideSeen).toBeGreaterThan(0);
+        expect(foldsSeen).toBeGreaterThan(0);
+      }),
+  );
+
+  it(
+    "recovers the same over S3 (s3rver) with checkpoints overlapping and folding (killed during either)",
+    {
+      timeout: loadLimitTimeout(180_000),
+    },
+    () =>
+      withinLoadLimit(180_000, async () => {
+        const s3 = await startS3Server();
+        try {
+          const env = { ...process.env, AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1" };
+          const url = `s3://${s3.bucket}/crash-beside?endpoint=${encodeURIComponent(s3.endpoint)}&forcePathStyle=true`;
+          besideSeen = 0;
+          foldsSeen = 0;
+          await crashRounds("beside", { location: url, store: new S3Store({ bucket: s3.bucket, prefix: "crash-beside", clientConfig: s3.clientConfig }), env });
+          expect(besideSeen).toBeGreaterThan(0);
+          expect(foldsSeen).toBeGreaterThan(0);
+        } finally {
+          await s3.stop();
+        }
+      }),
+  );
 });

@@ -31,3 +31,30 @@ describe("error tree", () => {
     expect(e.message).toContain("/b is required");
   });
 });
+
+describe("a caller's thrown message inside ours", () => {
+  it("is cut when long, saying how long it was, and never ends in half a surrogate pair", async () => {
+    const { MemoryStore, Queue } = await import("taquba");
+    const refusal = async (message: string): Promise<string> => {
+      const options = {
+        get flushIntervalMs(): number {
+          throw new Error(message);
+        },
+      };
+      const err = await Queue.open(new MemoryStore(), "jobs", options).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ValidationError);
+      return (err as ValidationError).message;
+    };
+    const short = await refusal("the getter broke");
+    expect(short).toContain("reading OpenOptions.flushIntervalMs threw: the getter broke");
+    const long = await refusal("x".repeat(10_000_000));
+    expect(long.length).toBeLessThan(2_000);
+    expect(long).toContain(`${"x".repeat(1000)}... (10000000 characters)`);
+    // A pair whose high half would be the last character kept is cut before it.
+    const pairs = await refusal(`${"y".repeat(999)}${"😀".repeat(600)}`);
+    expect(pairs).toContain(`${"y".repeat(999)}... (2199 characters)`);
+  });
+});

@@ -24,7 +24,7 @@ import {
 import { addJob } from "../jobs/fixtures.js";
 import { startScript } from "../support/child-script.js";
 import { expectExitsSoon } from "../support/exits-soon.js";
-import { scaledForLoad } from "../support/load.js";
+import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { startLocalLatenessProbe } from "../support/lateness-probe.js";
 
@@ -241,15 +241,20 @@ describe("the process after close", () => {
   // The child takes about 3 s of CPU to load the package through tsx: 21-42 s of wall time on two cores at
   // load 14-20. The limit guards against a hang and is stretched by the load (support/load.ts).
   for (const mode of ["runtime", "runner"] as const) {
-    it(`exits on its own after ${mode}.close() with waits pending, nothing left open (LocalStore, real timers)`, {
-      timeout: scaledForLoad(60_000),
-    }, async () => {
-      const script = fileURLToPath(new URL("./fixtures/close-exits.ts", import.meta.url));
-      const child = startScript(script, [mode, await tempDir()]);
-      await expectExitsSoon(child, "closed", `${mode}.close()`);
-      expect(child.lines).toContain("wait: ClosedError");
-      expect(child.lines).toContain("result: ClosedError");
-      expect(child.lines).toContain("group: ClosedError");
-    });
+    it(
+      `exits on its own after ${mode}.close() with waits pending, nothing left open (LocalStore, real timers)`,
+      {
+        timeout: loadLimitTimeout(60_000),
+      },
+      () =>
+        withinLoadLimit(60_000, async () => {
+          const script = fileURLToPath(new URL("./fixtures/close-exits.ts", import.meta.url));
+          const child = startScript(script, [mode, await tempDir()]);
+          await expectExitsSoon(child, "closed", `${mode}.close()`);
+          expect(child.lines).toContain("wait: ClosedError");
+          expect(child.lines).toContain("result: ClosedError");
+          expect(child.lines).toContain("group: ClosedError");
+        }),
+    );
   }
 });

@@ -24,7 +24,7 @@ import {
   type RunnerHandle,
 } from "../../runtime/index.js";
 import { EXIT, main } from "../../operator/cli/main.js";
-import { scaledForLoad } from "../support/load.js";
+import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { monotonicFactory } from "ulid";
 import { decodeAnswer, encodeRequest } from "../../runtime/client/request-codec.js";
@@ -248,19 +248,21 @@ describe("taquba schedules pause|resume|trigger|backfill", () => {
 
   // Three runs of the bin, each about 0.7 s of CPU: 21 s of wall time at load 21 on two cores. The limit
   // guards against a hang and is stretched by the load (support/load.ts).
-  it("the bin: exit 0 for a pause through the owner, 3 for an unknown schedule, 2 for a bad range", { timeout: scaledForLoad(30_000) }, async () => {
-    const dir = await tempDir();
-    const o = await owner(dir);
-    await o.runtime.schedules.upsert({ id: "hourly", cron: "0 * * * *", run: { input: new Uint8Array([7]) } });
-    const url = pathToFileURL(dir).href;
-    const ok = await taquba(["schedules", "pause", url, "hourly", "--name", "app"]);
-    expect(ok.code, ok.stderr).toBe(0);
-    expect(ok.stdout.trim()).toBe("schedule hourly paused; next tick -");
-    const gone = await taquba(["schedules", "trigger", url, "nightly", "--name", "app"]);
-    expect(gone.code).toBe(3);
-    expect(gone.stderr).toContain('no schedule "nightly" exists');
-    const bad = await taquba(["schedules", "backfill", url, "hourly", "--from", "2026-02-01", "--to", "2026-01-01", "--name", "app"]);
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("is before --from");
-  });
+  it("the bin: exit 0 for a pause through the owner, 3 for an unknown schedule, 2 for a bad range", { timeout: loadLimitTimeout(30_000) }, () =>
+    withinLoadLimit(30_000, async () => {
+      const dir = await tempDir();
+      const o = await owner(dir);
+      await o.runtime.schedules.upsert({ id: "hourly", cron: "0 * * * *", run: { input: new Uint8Array([7]) } });
+      const url = pathToFileURL(dir).href;
+      const ok = await taquba(["schedules", "pause", url, "hourly", "--name", "app"]);
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(ok.stdout.trim()).toBe("schedule hourly paused; next tick -");
+      const gone = await taquba(["schedules", "trigger", url, "nightly", "--name", "app"]);
+      expect(gone.code).toBe(3);
+      expect(gone.stderr).toContain('no schedule "nightly" exists');
+      const bad = await taquba(["schedules", "backfill", url, "hourly", "--from", "2026-02-01", "--to", "2026-01-01", "--name", "app"]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain("is before --from");
+    }),
+  );
 });

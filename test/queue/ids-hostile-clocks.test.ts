@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { LocalStore, MemoryStore, Queue, type Clock } from "taquba";
 import { startScript } from "../support/child-script.js";
-import { scaledForLoad } from "../support/load.js";
+import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { dec, enc } from "./helpers.js";
 
@@ -56,30 +56,35 @@ describe("job ids under hostile clocks", () => {
   });
 
   // Each child loads the package through tsx (about 3 s of CPU): the limit guards against a hang and is stretched by the load.
-  it("processes killed with SIGKILL right after their enqueues, each with its clock days or seconds off: every acknowledged id is above all before it and claims come in their order", {
-    timeout: scaledForLoad(120_000),
-  }, async () => {
-    const dir = await tempDir();
-    const ids: string[] = [];
-    const sent: string[] = [];
-    for (const [life, offset] of [0, -3 * DAY, 3 * DAY, -5000, 0].entries()) {
-      const child = startScript(FIXTURE, [dir, String(offset), "4", `life${life}`], { env: { ...process.env, NODE_OPTIONS: "" } });
-      // Killed as soon as it reported its second id: later enqueues may be under way, never acknowledged.
-      await child.waitFor((lines) => lines.length >= 2);
-      await child.kill();
-      for (const line of child.lines) {
-        const [id, payload] = line.split(" ");
-        ids.push(id!);
-        sent.push(payload!);
-      }
-    }
-    expect([...ids].sort()).toEqual(ids);
-    expect(new Set(ids).size).toBe(ids.length);
-    const queue = await Queue.open(new LocalStore(dir), "ids", { flushIntervalMs: 0 });
-    const got = await drain(queue);
-    // Enqueues under way at the kill may have landed too: the acknowledged ones come in their order among them.
-    expect(got.filter((p) => sent.includes(p))).toEqual(sent);
-    expect(new Set(got).size).toBe(got.length);
-    await queue.close();
-  });
+  it(
+    "processes killed with SIGKILL right after their enqueues, each with its clock days or seconds off: every acknowledged id is above all before it and claims come in their order",
+    {
+      timeout: loadLimitTimeout(120_000),
+    },
+    () =>
+      withinLoadLimit(120_000, async () => {
+        const dir = await tempDir();
+        const ids: string[] = [];
+        const sent: string[] = [];
+        for (const [life, offset] of [0, -3 * DAY, 3 * DAY, -5000, 0].entries()) {
+          const child = startScript(FIXTURE, [dir, String(offset), "4", `life${life}`], { env: { ...process.env, NODE_OPTIONS: "" } });
+          // Killed as soon as it reported its second id: later enqueues may be under way, never acknowledged.
+          await child.waitFor((lines) => lines.length >= 2);
+          await child.kill();
+          for (const line of child.lines) {
+            const [id, payload] = line.split(" ");
+            ids.push(id!);
+            sent.push(payload!);
+          }
+        }
+        expect([...ids].sort()).toEqual(ids);
+        expect(new Set(ids).size).toBe(ids.length);
+        const queue = await Queue.open(new LocalStore(dir), "ids", { flushIntervalMs: 0 });
+        const got = await drain(queue);
+        // Enqueues under way at the kill may have landed too: the acknowledged ones come in their order among them.
+        expect(got.filter((p) => sent.includes(p))).toEqual(sent);
+        expect(new Set(got).size).toBe(got.length);
+        await queue.close();
+      }),
+  );
 });

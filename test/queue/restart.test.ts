@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { LocalStore, MemoryStore, MockClock, Queue, QueueReader, SettlementEffects, type DeadLetteredEvent } from "taquba";
 import { startScript } from "../support/child-script.js";
-import { scaledForLoad } from "../support/load.js";
+import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { dec, enc, quiesce } from "./helpers.js";
 
@@ -90,26 +90,28 @@ describe("restart", () => {
 
   // A child that loads the package through tsx takes about 3 s of CPU to start, 15-25 s of wall time on two
   // cores at load 14-20: the test's limit guards against a hang and is stretched by the load (support/load.ts).
-  it("recovers the claims of a child process killed with SIGKILL; its acks and their effects are whole", { timeout: scaledForLoad(30_000) }, async () => {
-    const dir = await tempDir();
-    const child = startScript(FIXTURE, [dir, "6", "2", "3"], { env: { ...process.env, NODE_OPTIONS: "" } });
-    await child.waitFor((lines) => lines.length >= 1);
-    const { acked, claimed } = JSON.parse(child.lines[0]!) as { acked: string[]; claimed: string[] };
-    await child.kill();
-    expect(acked).toHaveLength(2);
-    expect(claimed).toHaveLength(3);
+  it("recovers the claims of a child process killed with SIGKILL; its acks and their effects are whole", { timeout: loadLimitTimeout(30_000) }, () =>
+    withinLoadLimit(30_000, async () => {
+      const dir = await tempDir();
+      const child = startScript(FIXTURE, [dir, "6", "2", "3"], { env: { ...process.env, NODE_OPTIONS: "" } });
+      await child.waitFor((lines) => lines.length >= 1);
+      const { acked, claimed } = JSON.parse(child.lines[0]!) as { acked: string[]; claimed: string[] };
+      await child.kill();
+      expect(acked).toHaveLength(2);
+      expect(claimed).toHaveLength(3);
 
-    const q = await Queue.open(new LocalStore(dir), "crash", { flushIntervalMs: 0 });
-    expect(new Set(q.recovery.requeued)).toEqual(new Set(claimed));
-    expect(await q.view().stats("work")).toMatchObject({ pending: 4, claimed: 0, done: 2 });
-    expect(await q.view().stats("followups")).toMatchObject({ pending: 2 });
-    for (const id of acked) {
-      expect(await q.view().job(id)).toBeNull();
-      expect(await q.kvGet(`acked/${id}`)).not.toBeNull();
-    }
-    const jobs = await q.claimBatch("work", 10);
-    expect(jobs.filter((j) => claimed.includes(j.id)).every((j) => j.attempt === 2)).toBe(true);
-    expect(jobs).toHaveLength(4);
-    await q.close();
-  });
+      const q = await Queue.open(new LocalStore(dir), "crash", { flushIntervalMs: 0 });
+      expect(new Set(q.recovery.requeued)).toEqual(new Set(claimed));
+      expect(await q.view().stats("work")).toMatchObject({ pending: 4, claimed: 0, done: 2 });
+      expect(await q.view().stats("followups")).toMatchObject({ pending: 2 });
+      for (const id of acked) {
+        expect(await q.view().job(id)).toBeNull();
+        expect(await q.kvGet(`acked/${id}`)).not.toBeNull();
+      }
+      const jobs = await q.claimBatch("work", 10);
+      expect(jobs.filter((j) => claimed.includes(j.id)).every((j) => j.attempt === 2)).toBe(true);
+      expect(jobs).toHaveLength(4);
+      await q.close();
+    }),
+  );
 });

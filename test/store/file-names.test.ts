@@ -52,6 +52,19 @@ describe("LocalStore file names", () => {
     expect(decodeSegment(name)).toBe(segment);
   });
 
+  it("a segment that starts with a byte order mark (U+FEFF) decodes back whole, and a real store lists its object and the keys under it", async () => {
+    for (const segment of ["\uFEFF", "\uFEFFbom", "\uFEFF\uFEFF"]) expect(decodeSegment(encodeSegment(segment))).toBe(segment);
+    const store = new LocalStore(await tempDir());
+    const keys = ["bom/\uFEFF", "bom/\uFEFFjob", "bom/\uFEFFdir/inner", "bom/plain"];
+    for (const key of keys) await store.put(key, new TextEncoder().encode(key));
+    const listed: string[] = [];
+    for await (const o of store.list("bom/")) listed.push(o.key);
+    expect(listed).toEqual([...keys].sort(compareKeys));
+    const under: string[] = [];
+    for await (const o of store.list("bom/\uFEFFdir/")) under.push(o.key);
+    expect(under).toEqual(["bom/\uFEFFdir/inner"]);
+  });
+
   it("refuses names that are not the canonical spelling of a segment", () => {
     for (const stray of ["%tmp.1.2", "%41", "%4f", "Order", "a b", "%C3"]) {
       const back = decodeSegment(stray);

@@ -237,6 +237,37 @@ describe("LocalStore on disk", () => {
     expect(await openFiles()).toBe(before);
   });
 
+  it("a directory where an object's file belongs, or a file where a key's directory belongs, fails puts and reads with a non-retryable error saying what to remove, leaving no temporary file or descriptor", async () => {
+    const dir = await freshDir();
+    const store = new LocalStore(dir);
+    await store.put("d/warm", enc("v"));
+    await mkdir(join(dir, "d%2F", "squat"));
+    await writeFile(join(dir, "f%2F"), "not a directory");
+    const openFiles = async () => (process.platform === "linux" ? (await readdir("/proc/self/fd")).length : 0);
+    const before = await openFiles();
+    const refused = async (p: Promise<unknown>, what: RegExp) => {
+      const err = await p.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(StoreRequestError);
+      expect((err as StoreRequestError).retryable).toBe(false);
+      expect((err as Error).message).toMatch(what);
+    };
+    await refused(store.put("d/squat", enc("v")), /directory stands where the object's file belongs/);
+    await refused(store.get("d/squat"), /directory stands where the object's file belongs/);
+    await refused(store.put("f/k", enc("v")), /file stands where the key's directory belongs/);
+    await refused(store.put("f/deeper/k", enc("v")), /file stands where the key's directory belongs/);
+    expect((await readdir(join(dir, "d%2F"))).filter((name) => name.startsWith("%tmp."))).toEqual([]);
+    expect(await openFiles()).toBe(before);
+    // Removed by hand, the same puts land.
+    await rmdir(join(dir, "d%2F", "squat"));
+    await unlink(join(dir, "f%2F"));
+    await store.put("d/squat", enc("now"));
+    await store.put("f/k", enc("now"));
+    expect(await keys(store)).toEqual(["d/squat", "d/warm", "f/k"]);
+  });
+
   it("changes the etag when an object is replaced", async () => {
     const store = new LocalStore(await freshDir());
     const first = await store.put("k", enc("same"));

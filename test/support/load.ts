@@ -10,10 +10,11 @@ import { availableParallelism, loadavg } from "node:os";
 /** The most a limit is stretched: a hang still ends the test. */
 const MAX_FACTOR = 4;
 /**
- * The least: the load is read once, when the test is declared, and a spike
- * after that (another test file starting processes) is not seen; nor is load
- * that began within the last minute, which the one-minute average shows only
- * in part (at the start of a run on a busy machine it is still low).
+ * The least: a limit read once, when the test is declared, does not see a
+ * spike after that (another test file starting processes), and none sees
+ * load that began within the last minute in full, which the one-minute
+ * average shows only in part (at the start of a run on a busy machine it is
+ * still low).
  */
 const MIN_FACTOR = 2;
 
@@ -27,15 +28,65 @@ function runnableNow(): number {
   }
 }
 
+/** The load per core (the larger of the one-minute load average and the threads runnable now), between 2 and 4. */
+function loadFactor(): number {
+  const perCore = Math.max(loadavg()[0]!, runnableNow()) / Math.max(1, availableParallelism());
+  return Number.isFinite(perCore) ? Math.min(MAX_FACTOR, Math.max(MIN_FACTOR, perCore)) : MIN_FACTOR;
+}
+
 /**
  * `ms` times the load per core (the larger of the one-minute load average
- * and the threads runnable now), between 2 and 4 times: read when the test
- * is declared, which is when its limit is set.
+ * and the threads runnable now), between 2 and 4 times, read now: given as
+ * a test's `timeout`, when the test is declared (the file loads). A test
+ * that starts processes takes `loadLimitTimeout` and `withinLoadLimit`
+ * instead, which read the load while it runs.
  */
 export function scaledForLoad(ms: number): number {
-  const perCore = Math.max(loadavg()[0]!, runnableNow()) / Math.max(1, availableParallelism());
-  const factor = Number.isFinite(perCore) ? Math.min(MAX_FACTOR, Math.max(MIN_FACTOR, perCore)) : MIN_FACTOR;
-  return Math.round(ms * factor);
+  return Math.round(ms * loadFactor());
+}
+
+/** How often `withinLoadLimit` reads the load again. */
+const RELOAD_EVERY_MS = 1_000;
+/** vitest's own timeout is this much past the largest stretch, so that the test's limit speaks first. */
+const BACKSTOP_MS = 5_000;
+
+/**
+ * The vitest `timeout` of a test whose body runs in `withinLoadLimit(ms, ...)`:
+ * the largest stretch of `ms` and a little more. vitest fixes it when the
+ * test is declared, so it only backs the limit that body sets itself.
+ */
+export function loadLimitTimeout(ms: number): number {
+  return MAX_FACTOR * ms + BACKSTOP_MS;
+}
+
+/**
+ * Runs `body` under a time limit of `ms` stretched by the load (as
+ * `scaledForLoad`), read when it starts and again every second: the limit
+ * is the largest stretch read so far, so a load that rises while the test
+ * runs (or between the file's loading and the test's start) is seen. Rejects
+ * with the limit and the stretch once the time since the start passed it;
+ * the body is not stopped (a child it started is killed after the test).
+ * Give the test `{ timeout: loadLimitTimeout(ms) }`.
+ */
+export function withinLoadLimit<T>(ms: number, body: () => Promise<T>, factor: () => number = loadFactor, everyMs = RELOAD_EVERY_MS): Promise<T> {
+  const start = Date.now();
+  let most = factor();
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const over = new Promise<never>((_, reject) => {
+    timer = setInterval(() => {
+      most = Math.max(most, factor());
+      const limit = Math.round(ms * most);
+      const took = Date.now() - start;
+      if (took > limit) {
+        reject(
+          new Error(
+            `the test ran ${took} ms, past its limit of ${limit} ms (${ms} ms stretched ${most.toFixed(2)} times by the load, the most read since it started)`,
+          ),
+        );
+      }
+    }, everyMs);
+  });
+  return Promise.race([body(), over]).finally(() => clearInterval(timer));
 }
 
 /**

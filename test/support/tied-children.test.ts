@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { startScript } from "./child-script.js";
-import { scaledForLoad } from "./load.js";
+import { loadLimitTimeout, withinLoadLimit } from "./load.js";
 import { useTempDirs } from "./temp-dirs.js";
 import { spawnTied, tiedChildrenRunning } from "./tied-children.js";
 import { until } from "./until.js";
@@ -61,16 +61,18 @@ describe("tied child processes", () => {
   for (const mode of ["exit", "hang"] as const) {
     const how = mode === "exit" ? "exits" : "is killed with SIGKILL";
     // The child loads tsx and starts a grandchild: 4-11 s of wall time on two cores at load 14-20; the limit is stretched by the load.
-    it(`a child's own child dies when the child ${how}`, { timeout: scaledForLoad(20_000) }, async () => {
-      const parent = startScript(FIXTURE, [mode]);
-      await parent.waitFor((lines) => lines.length > 0);
-      const grandchild = Number(parent.lines[0]);
-      // With `exit`, the child's exit handler may have killed it already.
-      if (mode === "hang") {
-        expect(alive(grandchild)).toBe(true);
-        expect((await parent.kill()).signal).toBe("SIGKILL");
-      } else expect((await parent.exited).code).toBe(0);
-      await until(`process ${grandchild} to end`, () => !alive(grandchild), 5_000);
-    });
+    it(`a child's own child dies when the child ${how}`, { timeout: loadLimitTimeout(20_000) }, () =>
+      withinLoadLimit(20_000, async () => {
+        const parent = startScript(FIXTURE, [mode]);
+        await parent.waitFor((lines) => lines.length > 0);
+        const grandchild = Number(parent.lines[0]);
+        // With `exit`, the child's exit handler may have killed it already.
+        if (mode === "hang") {
+          expect(alive(grandchild)).toBe(true);
+          expect((await parent.kill()).signal).toBe("SIGKILL");
+        } else expect((await parent.exited).code).toBe(0);
+        await until(`process ${grandchild} to end`, () => !alive(grandchild), 5_000);
+      }),
+    );
   }
 });

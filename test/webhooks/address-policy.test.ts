@@ -190,6 +190,54 @@ describe("address policy", () => {
     expect((err as Error).message).toMatch(/allowPrivate/);
   });
 
+  it("checks and returns the resolver's answer as read once: an address getter that answers a public address first and loopback after cannot pass the check and connect elsewhere", async () => {
+    let reads = 0;
+    const shifty = {
+      get address() {
+        return reads++ === 0 ? "8.8.8.8" : "127.0.0.1";
+      },
+      family: 4 as const,
+    };
+    const p = compileAddressPolicy({ resolve: async () => [shifty] });
+    const got = await resolveAllowedAddresses(p, "shifty.test");
+    expect(got).toEqual([{ address: "8.8.8.8", family: 4 }]);
+    expect(got[0]!.address).toBe("8.8.8.8");
+    expect(reads).toBe(1);
+    // The family is the address's own, whatever the resolver said.
+    const lying = compileAddressPolicy({ resolve: async () => [{ address: "2606:4700:4700::1111", family: 4 }] });
+    await expect(resolveAllowedAddresses(lying, "lying.test")).resolves.toEqual([{ address: "2606:4700:4700::1111", family: 6 }]);
+  });
+
+  it("refuses a resolver's answer that is not an array of addresses, naming the option", async () => {
+    const answers: unknown[] = [
+      undefined,
+      "8.8.8.8",
+      [null],
+      [{ address: 134744072, family: 4 }],
+      [{ family: 4 }],
+      // (Not a throw on every property: the promise's resolution reads `then`, and that failure is the resolver's own.)
+      new Proxy([], {
+        get(target, key) {
+          if (key === "length") throw new Error("length trap");
+          return Reflect.get(target, key);
+        },
+      }),
+      [
+        Object.defineProperty({}, "address", {
+          get() {
+            throw new Error("address getter threw");
+          },
+        }),
+      ],
+    ];
+    for (const [i, answer] of answers.entries()) {
+      const p = compileAddressPolicy({ resolve: async () => answer as never });
+      const err = await resolveAllowedAddresses(p, "broken.test").catch((e: unknown) => e);
+      expect(err, `answer ${i}`).toBeInstanceOf(ValidationError);
+      expect((err as Error).message).toContain("AddressPolicyOptions.resolve");
+    }
+  });
+
   it("checks IP literals without resolving them", async () => {
     const resolve: HostResolver = async () => {
       throw new Error("must not resolve a literal");

@@ -27,6 +27,8 @@ import { outcomeOfTerminal } from "./inline-outcome.js";
 import type { RunEnd, RunOutcome, RunStatus } from "./run-types.js";
 import { validateQueueName } from "../../queue/names.js";
 import { retryStore } from "../store-retry.js";
+import { ValidationError } from "../../errors.js";
+import { checkOptionalFunction, describeValue, hasMethods, readOptions } from "../../option-values.js";
 
 /** The builder's default step queue name. */
 export const DEFAULT_STEP_QUEUE = "workflow-steps";
@@ -70,13 +72,23 @@ export class WorkflowView {
 
   constructor(source: WorkflowReadSource, memos: MemoStore, queueName: string = DEFAULT_STEP_QUEUE) {
     validateQueueName(queueName);
+    if (!hasMethods(source, ["kvGet", "job", "kvScan"]))
+      throw new ValidationError(`a WorkflowView reads a queue's view or a QueueReader (kvGet, job, kvScan), got ${describeValue(source)}`);
+    if (!hasMethods(memos, ["withPrefix", "readOutcomeRecord"]))
+      throw new ValidationError(`a WorkflowView reads run results through a MemoStore, got ${describeValue(memos)}`);
+    // The optional reads, each asked for once: one whose getter throws is refused by name.
+    const { attemptHistory, durable } = readOptions(source, ["attemptHistory", "durable"], "source", "a WorkflowReadSource");
+    checkOptionalFunction("source.attemptHistory", attemptHistory);
+    checkOptionalFunction("source.durable", durable);
     // Reads retry store faults (a reader's source reads the bucket), so one failed read never fails a query.
     this.#src = {
       kvGet: (k) => retryStore(() => source.kvGet(k)),
       job: (id) => retryStore(() => source.job(id)),
       kvScan: (prefix, opts) => retryStore(() => source.kvScan(prefix, opts)),
-      ...(source.attemptHistory === undefined ? {} : { attemptHistory: (id: string) => retryStore(() => source.attemptHistory!(id)) }),
-      ...(source.durable === undefined ? {} : { durable: () => source.durable!() }),
+      ...(attemptHistory === undefined
+        ? {}
+        : { attemptHistory: (id: string) => retryStore(() => (attemptHistory as NonNullable<WorkflowReadSource["attemptHistory"]>).call(source, id)) }),
+      ...(durable === undefined ? {} : { durable: () => (durable as NonNullable<WorkflowReadSource["durable"]>).call(source) }),
     };
     this.#memos = memos;
     this.#queueName = queueName;

@@ -6,8 +6,10 @@
  * The next step still reads both records (another runtime may have
  * cancelled, ended or moved the run meanwhile); it only skips decoding a
  * record whose stored bytes equal the carried bytes, since equal bytes
- * decode to equal records. Held by the claimed job object, so it goes with
- * it.
+ * decode to equal records. The records' KV keys go along too: the same key
+ * strings for every step of the run, so the queue finds them among the keys
+ * in use (see queue/user-keys) instead of validating and prefixing them
+ * again. Held by the claimed job object, so it goes with it.
  */
 import type { ClaimedJob } from "../../queue/types.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
@@ -19,10 +21,17 @@ export interface Known<T> {
   readonly value: T;
 }
 
-/** The run's records as the settlement that claimed the next step left them. */
+/** The KV keys of a run's run record and step pointer. */
+export interface RunKeys {
+  readonly run: string;
+  readonly pointer: string;
+}
+
+/** The run's records as the settlement that claimed the next step left them, and their keys. */
 export interface CarriedRun {
   readonly run: Known<RunRecord>;
   readonly pointer: Known<StepPointer>;
+  readonly keys: RunKeys;
 }
 
 const carried = new WeakMap<ClaimedJob, CarriedRun>();

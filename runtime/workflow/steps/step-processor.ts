@@ -26,7 +26,7 @@ import { makeStep } from "./delivery.js";
 import { applyStaged, EffectsHandle } from "./effects-handle.js";
 import { replayRecordKey, runKey, stepDedupKey, stepPointerKey } from "../records/kv-keys.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
-import { carryTo, decodeKnown, type Known, takeCarried } from "./step-carry.js";
+import { carryTo, decodeKnown, type Known, type RunKeys, takeCarried } from "./step-carry.js";
 import {
   decodeReplayRecord,
   decodeRunRecord,
@@ -165,12 +165,13 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
   }
   // The records as the settlement that claimed this step left them, when it did: read again, decoded only if changed.
   const carried = takeCarried(job);
-  const runK = runKey(core.queueName, runId);
+  const keys: RunKeys = carried?.keys ?? { run: runKey(core.queueName, runId), pointer: stepPointerKey(core.queueName, runId) };
+  const runK = keys.run;
   const runNow = readNow(core, runK);
   let runBytes = runNow !== undefined ? runNow : await core.queue.kvGet(runK);
   // A dead step requeued after it ended its run re-opens the run (a redrive through the queue).
   if (runBytes === null && (await reopenRequeued(core, job, runId, step))) runBytes = await core.queue.kvGet(runK);
-  const ptrK = stepPointerKey(core.queueName, runId);
+  const ptrK = keys.pointer;
   const ptrNow = readNow(core, ptrK);
   const ptrBytes = ptrNow !== undefined ? ptrNow : await core.queue.kvGet(ptrK);
   const pointer = ptrBytes === null ? null : decodeKnown(ptrBytes, carried?.pointer, decodeStepPointer, ptrK);
@@ -223,7 +224,7 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
     await terminate(core, job, slot, ending(atNow(), "cancelled", "cancelled"), undefined, log, trace);
   } else if (verdict.ok) {
     const o = verdict.outcome;
-    if (o.kind === "continue") await continueRun(core, job, slot, runId, step, o, verdict, now, atNow, log, trace, { bytes: runBytes, value: run });
+    if (o.kind === "continue") await continueRun(core, job, slot, runId, step, o, verdict, now, atNow, log, trace, { bytes: runBytes, value: run }, keys);
     else if (o.kind === "succeed") {
       const t = ending(atNow(), "succeeded");
       t.result = o.result;
@@ -459,6 +460,7 @@ function continueRun(
   log: WorkflowLogger,
   trace: StepTrace,
   run: Known<RunRecord>,
+  keys: RunKeys,
 ): Promise<void> {
   const nextStep = step + 1;
   const nextJobId = core.queue.nextJobId();
@@ -480,11 +482,11 @@ function continueRun(
   if (o.when.kind === "immediate") stepEnqueuedNow(nextJobId);
   else if (o.when.kind === "after") opts.runAt = now + Math.max(0, o.when.delayMs - elapsed);
   else {
-    const commit = () => commitContinue(core, job, slot, runId, o, verdict, now, trace, run, opts, pointer, effects);
+    const commit = () => commitContinue(core, job, slot, o, verdict, now, trace, run, keys, opts, pointer, effects);
     const wait = { runId, nextStep, nextJobId, correlationKey: o.when.correlationKey, timeoutMs: Math.max(0, o.when.timeoutMs - elapsed), now };
     return continueOnSignal(core, job, slot, at, log, trace, wait, opts, pointer, effects, commit);
   }
-  return commitContinue(core, job, slot, runId, o, verdict, now, trace, run, opts, pointer, effects);
+  return commitContinue(core, job, slot, o, verdict, now, trace, run, keys, opts, pointer, effects);
 }
 
 /** Registers the wait of a step continued on a signal and commits it, the two in the key's turn. */
@@ -522,12 +524,12 @@ async function commitContinue(
   core: RuntimeCore,
   job: ClaimedJob,
   slot: WorkerSlot,
-  runId: RunId,
   o: Extract<StepOutcome, { kind: "continue" }>,
   verdict: Extract<Verdict, { ok: true }>,
   now: number,
   trace: StepTrace,
   run: Known<RunRecord>,
+  keys: RunKeys,
   opts: EnqueueOptions & { headers: Record<string, string> },
   pointer: StepPointer,
   effects: SettlementEffects,
@@ -538,7 +540,7 @@ async function commitContinue(
   effects.enqueue(core.queueName, o.payload, opts);
   // Freshly encoded, and only read after (the carry compares it with the stored record): staged without a copy.
   const pointerBytes = encodeStepPointer(pointer);
-  effects.kvPutOwned(stepPointerKey(core.queueName, runId), pointerBytes);
+  effects.kvPutOwned(keys.pointer, pointerBytes);
   const chain = slot.chain;
   if (o.when.kind !== "immediate" || chain === undefined || core.queue.ackClaimingNext === undefined) {
     await slot.freeAfterSubmitting(core.queue.ack(job, effects));
@@ -549,7 +551,7 @@ async function commitContinue(
   try {
     const claimNext = { index: effects.enqueues.length - 1, leaseMs: core.leaseMs, reserve: chain.reserve };
     next = (await slot.freeAfterSubmitting(core.queue.ackClaimingNext(job, effects, claimNext))).next;
-    if (next !== undefined) carryTo(next, { run, pointer: { bytes: pointerBytes, value: pointer } });
+    if (next !== undefined) carryTo(next, { run, pointer: { bytes: pointerBytes, value: pointer }, keys });
   } finally {
     chain.handOff(next);
   }

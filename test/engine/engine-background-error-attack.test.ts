@@ -1,0 +1,72 @@
+/**
+ * @module A hostile `onBackgroundError`: one that throws, or is async and
+ * rejects, is called when a background checkpoint fails. Its own failure
+ * must not end the process (an unhandled rejection does, by default) nor
+ * stop the engine: commits go on, and the next checkpoint once the store
+ * works again covers them.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { Engine, MemoryStore, WriteBatch, type EngineOptions } from "taquba";
+import { failWhen } from "../support/failing-store.js";
+
+const unhandled: unknown[] = [];
+const onUnhandled = (reason: unknown) => unhandled.push(reason);
+
+async function turns(n = 20): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
+}
+
+afterEach(() => {
+  process.off("unhandledRejection", onUnhandled);
+  unhandled.length = 0;
+});
+
+const hostile: [string, (calls: { n: number }) => NonNullable<EngineOptions["onBackgroundError"]>][] = [
+  [
+    "throws",
+    (calls) => () => {
+      calls.n++;
+      throw new Error("the handler itself failed");
+    },
+  ],
+  [
+    "is async and rejects",
+    (calls) => async () => {
+      calls.n++;
+      throw new Error("the handler itself failed");
+    },
+  ],
+];
+
+describe("onBackgroundError that fails itself", () => {
+  for (const [name, make] of hostile) {
+    it(`a handler that ${name}: no unhandled rejection, commits go on, the next checkpoint covers them`, async () => {
+      process.on("unhandledRejection", onUnhandled);
+      const inner = new MemoryStore();
+      let broken = true;
+      const store = failWhen(inner, (call, key) => (broken && call === "put" && key.startsWith("seg/") ? new Error("disk on fire") : undefined));
+      const calls = { n: 0 };
+      const engine = await Engine.open(store, {
+        checkpointWalObjects: 1,
+        checkpointWalBytes: 0,
+        retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
+        onBackgroundError: make(calls),
+      });
+      for (let i = 0; i < 6; i++) {
+        await engine.commit(new WriteBatch().put(`k/${i}`, new Uint8Array([i])));
+        await turns(5);
+      }
+      for (let i = 0; i < 200 && calls.n === 0; i++) await turns(1);
+      expect(calls.n, "the handler was called").toBeGreaterThan(0);
+      await turns();
+      expect(unhandled).toEqual([]);
+      broken = false;
+      await engine.commit(new WriteBatch().put("k/last", new Uint8Array([9])));
+      await engine.checkpoint();
+      await engine.close();
+      const reopened = await Engine.open(inner);
+      expect([...reopened.scan({ prefix: "k/" })].map(([k]) => k)).toEqual(["k/0", "k/1", "k/2", "k/3", "k/4", "k/5", "k/last"]);
+      await reopened.close();
+    });
+  }
+});

@@ -1,0 +1,74 @@
+/**
+ * @module A LocalStore on a full file system: a real tmpfs of 256 KiB,
+ * mounted when the tests run as root on Linux (elsewhere the file is
+ * skipped, saying why). A put that finds no space fails with a retryable
+ * `StoreUnavailableError` saying the file system is full and what to do
+ * (not the usual reachability and credentials), leaves no temporary file,
+ * keeps every earlier object whole, and succeeds once space is freed.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { LocalStore, StoreUnavailableError } from "taquba";
+
+/** A fresh directory with a 256 KiB tmpfs mounted on it, or undefined when this process may not mount one. */
+function smallFileSystem(): string | undefined {
+  if (process.platform !== "linux" || process.getuid?.() !== 0) return undefined;
+  const dir = mkdtempSync(join(tmpdir(), "taquba-full-disk-"));
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", dir], { stdio: "ignore" });
+    return dir;
+  } catch {
+    rmdirSync(dir);
+    return undefined;
+  }
+}
+
+const mounted = smallFileSystem();
+
+afterAll(() => {
+  if (mounted === undefined) return;
+  execFileSync("umount", ["-l", mounted], { stdio: "ignore" });
+  rmdirSync(mounted);
+});
+
+/** Every file name under `dir`, walked. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? filesUnder(join(dir, d.name)) : [d.name]));
+}
+
+describe.skipIf(mounted === undefined)("LocalStore on a full file system (a tmpfs; needs root on Linux)", () => {
+  it("refuses the put that finds no space with a retryable error saying so, keeps what it held, and takes puts again once space is freed", async () => {
+    const store = new LocalStore(join(mounted!, "store"));
+    const body = (i: number) => new Uint8Array(16 * 1024).fill(i);
+    const stored: string[] = [];
+    let refused: unknown;
+    for (let i = 0; i < 64 && refused === undefined; i++) {
+      try {
+        await store.put(`objects/${i}`, body(i));
+        stored.push(`objects/${i}`);
+      } catch (err) {
+        refused = err;
+      }
+    }
+    expect(stored.length, "some objects fit").toBeGreaterThan(2);
+    expect(refused).toBeInstanceOf(StoreUnavailableError);
+    const err = refused as StoreUnavailableError;
+    expect(err.retryable).toBe(true);
+    expect(err.message).toContain("is full: free space on it");
+    expect(err.message).not.toContain("credentials");
+
+    // No temporary file is left, and every object stored before is whole.
+    expect(filesUnder(join(mounted!, "store")).filter((name) => name.startsWith("%tmp."))).toEqual([]);
+    for (const [i, key] of stored.entries()) expect((await store.get(key))?.body).toEqual(body(i));
+
+    // Space freed: the same put lands.
+    await store.delete(stored[0]!);
+    await store.delete(stored[1]!);
+    const next = `objects/${stored.length}`;
+    await store.put(next, body(stored.length));
+    expect((await store.get(next))?.body).toEqual(body(stored.length));
+  });
+});
