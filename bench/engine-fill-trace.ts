@@ -24,10 +24,15 @@
  *
  * `ENGINE_OPTIONS` (JSON) passes engine options to the queue, to try a
  * setting: `ENGINE_OPTIONS='{"checkpointWalBytes":8388608}'`.
+ *
+ * `SNAPSHOT_AT` (job counts, comma separated) writes a heap snapshot
+ * (`v8.writeHeapSnapshot`, which collects garbage first, so it holds what is
+ * live) into the working directory once the fill passes each count; summarize
+ * it with `node bench/support/heap-summary.mjs <file>`.
  */
 import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { getHeapSpaceStatistics } from "node:v8";
+import { getHeapSpaceStatistics, writeHeapSnapshot } from "node:v8";
 import { PerformanceObserver, constants as perfConstants } from "node:perf_hooks";
 import { type EngineOptions, LocalStore, Queue } from "../runtime/index.js";
 import { withTempDir } from "./support/temp-dir.js";
@@ -90,11 +95,19 @@ await withTempDir("taquba-fill-trace-", async (dir) => {
     lastPrint = performance.now();
     console.log(line);
   }, 50);
+  const snapshotAt = (process.env.SNAPSHOT_AT ?? "")
+    .split(",")
+    .filter((x) => x !== "")
+    .map(Number);
   const cpu0 = process.cpuUsage();
   for (let i = 0; i < N; i += 1000) {
     const n = Math.min(1000, N - i);
     await queue.enqueueBatch(Array.from({ length: n }, () => ({ queueName: "jobs", payload: PAYLOAD })));
     jobs = i + n;
+    while (snapshotAt.length > 0 && jobs >= snapshotAt[0]!) {
+      snapshotAt.shift();
+      console.log(`heap snapshot at ${jobs.toLocaleString("en-US")} jobs: ${writeHeapSnapshot()}; ${sample()}`);
+    }
   }
   const cpu = process.cpuUsage(cpu0);
   clearInterval(timer);

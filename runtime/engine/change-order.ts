@@ -8,9 +8,8 @@
  * in the background and yields regularly.
  */
 import { setImmediate as yieldToLoop } from "node:timers/promises";
-import { compareKeys } from "../store/keys.js";
 import type { DeltaMap } from "./sorted-map.js";
-import type { PackedValue } from "./paged-value.js";
+import type { ChangedValue } from "./changed-keys.js";
 
 const CHUNK = 2048;
 const SLICE_MS = 2;
@@ -19,13 +18,17 @@ const SLICE_MS = 2;
  * The entries of `delta` (never mutated meanwhile) in ascending key order.
  * Sorting yields to the event loop after about `SLICE_MS` of work; `stopped`
  * is checked at each yield and ends the sort early with `onStop()`'s error.
+ * The sorted runs are entry numbers over the delta's key bytes, so ordering
+ * holds no key strings: each is decoded as the writer takes it.
  */
-export async function orderChanges(delta: DeltaMap, stopped: () => boolean, onStop: () => Error): Promise<Iterable<[string, Uint8Array | PackedValue | null]>> {
-  const keys = [...delta.keys()];
-  const runs: string[][] = [];
+export async function orderChanges(delta: DeltaMap, stopped: () => boolean, onStop: () => Error): Promise<Iterable<[string, ChangedValue]>> {
+  const byKey = (a: number, b: number) => delta.compare(a, b);
+  const runs: Uint32Array[] = [];
   let sliceStart = performance.now();
-  for (let i = 0; i < keys.length; i += CHUNK) {
-    runs.push(keys.slice(i, i + CHUNK).sort(compareKeys));
+  for (let i = 0; i < delta.size; i += CHUNK) {
+    const run = new Uint32Array(Math.min(CHUNK, delta.size - i));
+    for (let j = 0; j < run.length; j++) run[j] = i + j;
+    runs.push(run.sort(byKey));
     if (performance.now() - sliceStart >= SLICE_MS) {
       await yieldToLoop();
       if (stopped()) throw onStop();
@@ -36,11 +39,11 @@ export async function orderChanges(delta: DeltaMap, stopped: () => boolean, onSt
 }
 
 /** K-way merge of sorted runs of distinct keys through a binary min-heap of run heads. */
-function* mergeRuns(runs: string[][], delta: DeltaMap): Generator<[string, Uint8Array | PackedValue | null]> {
+function* mergeRuns(runs: Uint32Array[], delta: DeltaMap): Generator<[string, ChangedValue]> {
   const pos = runs.map(() => 0);
   const heap: number[] = [];
   const head = (r: number) => runs[r]![pos[r]!]!;
-  const less = (a: number, b: number) => compareKeys(head(a), head(b)) < 0;
+  const less = (a: number, b: number) => delta.compare(head(a), head(b)) < 0;
   const down = (i: number) => {
     for (;;) {
       const l = 2 * i + 1;
@@ -57,8 +60,8 @@ function* mergeRuns(runs: string[][], delta: DeltaMap): Generator<[string, Uint8
   for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(i);
   while (heap.length > 0) {
     const r = heap[0]!;
-    const key = head(r);
-    yield [key, delta.get(key)!];
+    const e = head(r);
+    yield [delta.keyAt(e), delta.valueAt(e)];
     if (++pos[r]! < runs[r]!.length) down(0);
     else {
       heap[0] = heap[heap.length - 1]!;

@@ -83,6 +83,7 @@ import { probeConditionalCreate } from "./store-probe.js";
 import { applyOps, readNewestManifest, type StoreContext } from "./recovery.js";
 import type { ScanOptions } from "./scan.js";
 import { orderChanges } from "./change-order.js";
+import { ChangedKeys } from "./changed-keys.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
 import { heldValue, isPageable, isPaged, packValue, ValueArena, type StateMap, type StoredValue } from "./paged-value.js";
 import { ValuePager } from "./value-pager.js";
@@ -690,8 +691,9 @@ export class Engine {
     // no commit, which recovery would take for a deleted manifest's.
     const commitsCovered = this.#replayUncovered || cutSeq >= this.#firstSeq;
     // The cut: commits from here on land in later WAL objects and a new delta.
-    let changed: DeltaMap | undefined = commitsCovered ? this.#delta : new Map();
-    this.#delta = new Map();
+    let changed: DeltaMap | undefined = commitsCovered ? this.#delta : new ChangedKeys();
+    // Sized as the last one, which the next one fills about as far: no doubling, no dead copies while filling.
+    this.#delta = new ChangedKeys(this.#delta?.sizing);
     if (beside) {
       // The first run published during a compaction holds the changes since the manifest the compaction started
       // from as well: the manifest it publishes lists that one's runs, which stop at its cut.

@@ -31,6 +31,7 @@ import {
   type SegmentBlockInfo,
   type SegmentTail,
 } from "./segment-format.js";
+import { ChangedKeys } from "./changed-keys.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
 import { holdUntilPaged, isPageable, packValue, ValueArena, type PagePolicy, type StateMap } from "./paged-value.js";
 import { isWellFormed, KeyBytes, KeyHasher, KeyRunBuilder } from "./key-run.js";
@@ -554,7 +555,7 @@ export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<L
   // A state not handed out (the store changed under the load, or it is damaged) stops merging in idle turns.
   let loaded = false;
   try {
-    let delta: DeltaMap | undefined = opts.trackDelta ? new Map() : undefined;
+    let delta: DeltaMap | undefined = opts.trackDelta ? new ChangedKeys() : undefined;
     const arena = opts.policy === undefined ? undefined : new ValueArena();
     const walk = await walkWal(ctx, newWalk(manifest.walNext), (ops) => {
       applyOps(tree, ops, delta, opts.policy, arena);

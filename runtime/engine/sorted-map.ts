@@ -5,7 +5,7 @@
 import * as bulkLoadModule from "sorted-btree/extended/bulkLoad.js";
 import { BTree } from "../store/btree.js";
 import { compareKeys } from "../store/keys.js";
-import type { PackedValue } from "./paged-value.js";
+import type { ChangedKeys } from "./changed-keys.js";
 
 /** The engine's state: values by key, in `compareKeys` order. */
 export type SortedMap = BTree<string, Uint8Array>;
@@ -13,11 +13,12 @@ export type SortedMap = BTree<string, Uint8Array>;
 /**
  * The keys changed since the last checkpoint cut, with their new values
  * (packed when the engine packs them, see `applyOps`); `null` marks a
- * deleted key. A hash map, so recording a change costs far
- * less than an ordered insert; an incremental checkpoint orders the keys
- * (change-order.ts) and writes them as a segment run, nulls as tombstones.
+ * deleted key. A hash map (its keys as bytes outside the heap, see
+ * changed-keys.ts), so recording a change costs far less than an ordered
+ * insert; an incremental checkpoint orders the keys (change-order.ts) and
+ * writes them as a segment run, nulls as tombstones.
  */
-export type DeltaMap = Map<string, Uint8Array | PackedValue | null>;
+export type DeltaMap = ChangedKeys;
 
 /**
  * Whether a delta has grown past what an incremental checkpoint is worth:

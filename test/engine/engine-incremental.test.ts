@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { Engine, EngineReader, MemoryStore, StoreUnavailableError, WriteBatch, type ObjectStore } from "taquba";
 import { orderChanges } from "../../runtime/engine/change-order.js";
+import { ChangedKeys } from "../../runtime/engine/changed-keys.js";
 import { compareKeys } from "../../runtime/store/keys.js";
 import { failWhen } from "../support/failing-store.js";
 import { HEAVY_TEST_MS } from "../support/load.js";
@@ -217,7 +218,7 @@ describe("incremental checkpoints", () => {
 
 describe("ordering a checkpoint's changes", () => {
   it("yields every changed key once, in compareKeys order, across many sorted chunks", async () => {
-    const delta = new Map<string, Uint8Array | null>();
+    const delta = new ChangedKeys();
     const alphabet = ["a", "b", "z", "é", "\u{ffff}", "\u{10000}", "\u{1f600}", "\ue000", "/"];
     // Every key of up to four characters of the alphabet, inserted in a scrambled order.
     const keys: string[] = [""];
@@ -240,7 +241,7 @@ describe("ordering a checkpoint's changes", () => {
   });
 
   it("stops when the engine stops", async () => {
-    const delta = new Map<string, Uint8Array | null>();
+    const delta = new ChangedKeys();
     for (let i = 0; i < 200_000; i++) delta.set(`k/${(i * 7919) % 200_003}`, null);
     await expect(
       orderChanges(

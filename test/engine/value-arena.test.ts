@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, WriteBatch } from "taquba";
+import { ChangedKeys } from "../../runtime/engine/changed-keys.js";
 import { LayeredState } from "../../runtime/engine/layered-state.js";
 import { holdUntilPaged, packValue, ValueArena, type PagePolicy } from "../../runtime/engine/paged-value.js";
 import { applyOps } from "../../runtime/engine/recovery.js";
@@ -32,7 +33,7 @@ describe("ValueArena", () => {
     const sizes = Array.from({ length: 1000 }, (_, i) => (i % 97 === 0 ? 20_000 : 64 + (i % 300)));
     const { buffer, ops } = walBatch(sizes);
     const state = new LayeredState({ hold: holdUntilPaged(policy), memtableKeys: 100 });
-    const delta = new Map();
+    const delta = new ChangedKeys();
     applyOps(state, ops, delta, policy, new ValueArena());
     const chunks = new Set<ArrayBufferLike>();
     for (const op of ops) {

@@ -1,0 +1,217 @@
+/**
+ * @module The keys changed since the last checkpoint cut, with their new
+ * values: a hash map whose keys are UTF-8 bytes back to back in one buffer
+ * outside the JavaScript heap, instead of a `Map` of key strings.
+ *
+ * A fill of 1M jobs keeps about 150,000 changed keys between checkpoints;
+ * as a `Map` they cost about 50 B of hash table and a 50-70 B string each
+ * on the heap (the string outlives the key's memtable entry once the
+ * memtable freezes), and the collector lets the heap grow to several times
+ * what is live. Here a key costs its bytes, a start offset, a hash and a
+ * table slot in typed arrays, and one slot of a value array.
+ *
+ * Only what the engine needs: `set` (insert or replace), `size` (distinct
+ * keys), iteration in insertion order (keys decoded again), and the entry
+ * order a checkpoint writes (change-order.ts compares the bytes).
+ */
+import type { PackedValue } from "./paged-value.js";
+
+/** A changed key's new value (packed when the engine packs it, see `applyOps`); `null` marks a deleted key. */
+export type ChangedValue = Uint8Array | PackedValue | null;
+
+const FNV_BASIS = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+/** How many keys and key bytes a map should have room for from the start (see `ChangedKeys.sizing`). */
+export interface ChangedKeysSizing {
+  readonly keys: number;
+  readonly bytes: number;
+}
+
+/** Room beyond the sizing asked for, so that a map a little larger than the last one does not double at its end. */
+const SLACK = 1.25;
+
+/** See the module documentation. Keys must be well-formed UTF-16 (the WAL refuses others before they reach here). */
+export class ChangedKeys<V = ChangedValue> {
+  #bytes: Buffer;
+  #used = 0;
+  /** Entry i's key is `#bytes[#starts[i], #starts[i + 1])`. */
+  #starts: Uint32Array;
+  #hashes: Uint32Array;
+  #values: V[] = [];
+  /** Open addressing, linear probing: entry index + 1, 0 for an empty slot; a power of two, at most half full. */
+  #table: Int32Array;
+
+  /**
+   * An empty map; with `sizing` (the last map's, see `sizing`), its arrays start with room for that many keys
+   * and bytes and a quarter more. The engine makes a new map at every checkpoint cut and the next one fills
+   * about as far: sized so, it does not double while filling, and leaves no dead copies for the collector.
+   */
+  constructor(sizing?: ChangedKeysSizing) {
+    const keys = Math.max(1024, Math.ceil((sizing?.keys ?? 0) * SLACK));
+    this.#hashes = new Uint32Array(keys);
+    this.#starts = new Uint32Array(keys + 1);
+    let slots = 2048;
+    while (slots < 2 * keys) slots *= 2;
+    this.#table = new Int32Array(slots);
+    this.#bytes = Buffer.allocUnsafe(Math.max(4096, Math.ceil((sizing?.bytes ?? 0) * SLACK)));
+  }
+
+  /** The keys and key bytes this map holds: what the next map should have room for. */
+  get sizing(): ChangedKeysSizing {
+    return { keys: this.#values.length, bytes: this.#used };
+  }
+
+  /** Room in the arrays without growing them, for tests and benchmarks: keys (offsets and hashes), table slots and key bytes. */
+  get capacity(): { keys: number; slots: number; bytes: number } {
+    return { keys: this.#hashes.length, slots: this.#table.length, bytes: this.#bytes.length };
+  }
+  /** Left by `#find`: the key's hash; when it missed, also the empty slot and the byte length of the key it encoded. */
+  #slot = 0;
+  #hash = 0;
+  #len = 0;
+
+  /** Distinct keys. */
+  get size(): number {
+    return this.#values.length;
+  }
+
+  /** Sets `key` to `value` (replacing its value when already present: the key keeps its place). */
+  set(key: string, value: V): this {
+    const n = this.#values.length;
+    const e = this.#find(key);
+    if (e >= 0) {
+      this.#values[e] = value;
+      return this;
+    }
+    // Not present: `#find` left the key's bytes past the used ones, its hash and its empty slot.
+    this.#table[this.#slot] = n + 1;
+    if (n + 1 >= this.#hashes.length) this.#growEntries();
+    this.#hashes[n] = this.#hash;
+    this.#used += this.#len;
+    this.#starts[n + 1] = this.#used;
+    this.#values.push(value);
+    if (2 * (n + 1) > this.#table.length) this.#growTable();
+    return this;
+  }
+
+  /** The value of `key`, or undefined when it did not change. */
+  get(key: string): V | undefined {
+    const e = this.#find(key);
+    return e >= 0 ? this.#values[e] : undefined;
+  }
+
+  /** The entry of `key`, or -1 (then `#slot` is the empty slot it would take and `#len` its length, encoded past the used bytes; `#hash` its hash either way). */
+  #find(key: string): number {
+    const at = this.#used;
+    const len = this.#encode(key, at);
+    const h = this.#hash;
+    const table = this.#table;
+    const mask = table.length - 1;
+    for (let s = h & mask; ; s = (s + 1) & mask) {
+      const e = table[s]!;
+      if (e === 0) {
+        this.#slot = s;
+        this.#len = len;
+        return -1;
+      }
+      if (this.#hashes[e - 1] === h && this.#equalsAt(e - 1, at, len)) return e - 1;
+    }
+  }
+
+  /** The value of entry `i` (insertion order). */
+  valueAt(i: number): V {
+    return this.#values[i]!;
+  }
+
+  /** The key of entry `i`, decoded. */
+  keyAt(i: number): string {
+    return this.#bytes.toString("utf8", this.#starts[i]!, this.#starts[i + 1]!);
+  }
+
+  /** Compares the keys of entries `a` and `b` in `compareKeys` order (UTF-8 byte order is code point order). */
+  compare(a: number, b: number): number {
+    const bytes = this.#bytes;
+    let i = this.#starts[a]!;
+    const ie = this.#starts[a + 1]!;
+    let j = this.#starts[b]!;
+    const je = this.#starts[b + 1]!;
+    for (; i < ie && j < je; i++, j++) {
+      const d = bytes[i]! - bytes[j]!;
+      if (d !== 0) return d;
+    }
+    return ie - i - (je - j);
+  }
+
+  *entries(): IterableIterator<[string, V]> {
+    for (let i = 0; i < this.#values.length; i++) yield [this.keyAt(i), this.#values[i]!];
+  }
+
+  *keys(): IterableIterator<string> {
+    for (let i = 0; i < this.#values.length; i++) yield this.keyAt(i);
+  }
+
+  [Symbol.iterator](): IterableIterator<[string, V]> {
+    return this.entries();
+  }
+
+  /** Writes `key`'s UTF-8 bytes at `at` (past the used bytes, not yet taken) and their hash into `#hash`; returns their length. */
+  #encode(key: string, at: number): number {
+    const n = key.length;
+    if (at + n * 3 > this.#bytes.length) {
+      const grown = Buffer.allocUnsafe(Math.max(this.#bytes.length * 2, at + n * 3));
+      this.#bytes.copy(grown, 0, 0, this.#used);
+      this.#bytes = grown;
+    }
+    const bytes = this.#bytes;
+    // ASCII (every queue and workflow key): encode and hash in one pass.
+    let h = FNV_BASIS;
+    for (let i = 0; i < n; i++) {
+      const c = key.charCodeAt(i);
+      if (c >= 0x80) return this.#encodeUtf8(key, at);
+      bytes[at + i] = c;
+      h = Math.imul(h ^ c, FNV_PRIME);
+    }
+    this.#hash = h >>> 0;
+    return n;
+  }
+
+  #encodeUtf8(key: string, at: number): number {
+    const bytes = this.#bytes;
+    const len = bytes.write(key, at, "utf8");
+    let h = FNV_BASIS;
+    for (let i = at; i < at + len; i++) h = Math.imul(h ^ bytes[i]!, FNV_PRIME);
+    this.#hash = h >>> 0;
+    return len;
+  }
+
+  /** Whether entry `e`'s key is `#bytes[at, at + len)`. */
+  #equalsAt(e: number, at: number, len: number): boolean {
+    const s = this.#starts[e]!;
+    if (this.#starts[e + 1]! - s !== len) return false;
+    const bytes = this.#bytes;
+    for (let i = 0; i < len; i++) if (bytes[s + i] !== bytes[at + i]) return false;
+    return true;
+  }
+
+  #growEntries(): void {
+    const hashes = new Uint32Array(this.#hashes.length * 2);
+    hashes.set(this.#hashes);
+    this.#hashes = hashes;
+    const starts = new Uint32Array(hashes.length + 1);
+    starts.set(this.#starts);
+    this.#starts = starts;
+  }
+
+  #growTable(): void {
+    const table = new Int32Array(this.#table.length * 2);
+    const mask = table.length - 1;
+    const hashes = this.#hashes;
+    for (let e = 0; e < this.#values.length; e++) {
+      let s = hashes[e]! & mask;
+      while (table[s] !== 0) s = (s + 1) & mask;
+      table[s] = e + 1;
+    }
+    this.#table = table;
+  }
+}

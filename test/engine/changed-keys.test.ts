@@ -1,0 +1,106 @@
+/**
+ * The checkpoint's changed keys (changed-keys.ts): a hash map over key bytes
+ * must behave as a `Map` of strings for every operation the engine uses, and
+ * order keys as `compareKeys` does.
+ */
+import { describe, expect, it } from "vitest";
+import { ChangedKeys } from "../../runtime/engine/changed-keys.js";
+import { compareKeys } from "../../runtime/store/keys.js";
+
+describe("ChangedKeys", () => {
+  it("matches a Map under inserts and replacements, past several growths of its table and buffers", () => {
+    const model = new Map<string, number | null>();
+    const keys = new ChangedKeys<number | null>();
+    const alphabet = ["a", "/", "é", "\u{1f600}", "z", "0", "\uffff"];
+    for (let i = 0; i < 20_000; i++) {
+      // Many keys come back (replacements), some are long enough to outgrow a buffer at once.
+      const n = (i * 7919) % 9001;
+      const key = `k/${n}/${alphabet[n % alphabet.length]!.repeat(1 + (n % 3))}${n % 1000 === 0 ? "x".repeat(3000) : ""}`;
+      const value = i % 11 === 0 ? null : i;
+      model.set(key, value);
+      keys.set(key, value);
+      if (i % 97 === 0) expect(keys.size).toBe(model.size);
+    }
+    expect(keys.size).toBe(model.size);
+    expect([...keys.entries()]).toEqual([...model.entries()]);
+    expect([...keys.keys()]).toEqual([...model.keys()]);
+    for (const [k, v] of model) expect(keys.get(k)).toBe(v);
+    expect(keys.get("k/absent")).toBeUndefined();
+    // A key that is a prefix of a stored one, or extends one, is another key.
+    expect(keys.get("k/1")).toBeUndefined();
+    expect(keys.get(`${[...model.keys()][0]!}!`)).toBeUndefined();
+  });
+
+  it("sized from the last map, fills as far without growing, and grows past it as an unsized one does", () => {
+    const key = (i: number) => `q/jobs/${i.toString(36)}${i % 5 === 0 ? "/é" : ""}`;
+    const first = new ChangedKeys<number>();
+    for (let i = 0; i < 30_000; i++) first.set(key(i), i);
+    expect(first.sizing.keys).toBe(30_000);
+    expect(first.sizing.bytes).toBe([...first.keys()].reduce((n, k) => n + Buffer.byteLength(k), 0));
+    // An unsized map doubled its way there.
+    const unsized = new ChangedKeys<number>().capacity;
+    expect(first.capacity.keys).toBeGreaterThan(unsized.keys);
+    const next = new ChangedKeys<number>(first.sizing);
+    const room = next.capacity;
+    expect(room.keys).toBeGreaterThanOrEqual(30_000);
+    expect(room.slots).toBeGreaterThanOrEqual(2 * 30_000);
+    expect(room.bytes).toBeGreaterThanOrEqual(first.sizing.bytes);
+    // As many keys again (other ones, the same shape), some set twice: nothing grows.
+    const model = new Map<string, number>();
+    for (let i = 0; i < 33_000; i++) {
+      const k = key(50_000 + (i % 30_000));
+      model.set(k, i);
+      next.set(k, i);
+    }
+    expect(next.capacity).toEqual(room);
+    expect([...next]).toEqual([...model]);
+    // Past its room it grows, and stays a Map.
+    for (let i = 0; i < 40_000; i++) {
+      model.set(key(100_000 + i), i);
+      next.set(key(100_000 + i), i);
+    }
+    expect(next.capacity.keys).toBeGreaterThan(room.keys);
+    expect(next.capacity.slots).toBeGreaterThan(room.slots);
+    expect(next.capacity.bytes).toBeGreaterThan(room.bytes);
+    expect(next.size).toBe(model.size);
+    expect([...next]).toEqual([...model]);
+    for (const [k, v] of model) expect(next.get(k)).toBe(v);
+    // An empty last map sizes as none does.
+    expect(new ChangedKeys(new ChangedKeys().sizing).capacity).toEqual(unsized);
+  });
+
+  it("tells apart keys whose hashes are equal", () => {
+    // FNV-1a over the key's bytes, as the map hashes them: two ASCII keys with the same 32-bit hash
+    // (found by trying `p/jobs/<n>` from 0 up).
+    const fnv = (k: string) => {
+      let h = 0x811c9dc5;
+      for (let i = 0; i < k.length; i++) h = Math.imul(h ^ k.charCodeAt(i), 0x01000193);
+      return h >>> 0;
+    };
+    const pair = ["p/jobs/462789", "p/jobs/679192"] as const;
+    expect(fnv(pair[0])).toBe(fnv(pair[1]));
+    const keys = new ChangedKeys<number>();
+    keys.set(pair[0], 1).set(pair[1], 2);
+    expect(keys.size).toBe(2);
+    expect(keys.get(pair[0])).toBe(1);
+    expect(keys.get(pair[1])).toBe(2);
+  });
+
+  it("keeps a replaced key in its first place and keeps the last value", () => {
+    const keys = new ChangedKeys<string>();
+    keys.set("b", "1").set("a", "2").set("b", "3");
+    expect([...keys]).toEqual([
+      ["b", "3"],
+      ["a", "2"],
+    ]);
+    expect(keys.size).toBe(2);
+  });
+
+  it("compares entries in compareKeys order, surrogate pairs and U+E000 to U+FFFF included", () => {
+    const keys = new ChangedKeys<null>();
+    const list = ["", "a", "ab", "a/", "é", "\ue000", "\uffff", "\u{10000}", "\u{1f600}", "z", "\u{1f600}a"];
+    for (const k of list) keys.set(k, null);
+    for (let a = 0; a < list.length; a++)
+      for (let b = 0; b < list.length; b++) expect(Math.sign(keys.compare(a, b))).toBe(Math.sign(compareKeys(list[a]!, list[b]!)));
+  });
+});
