@@ -22,50 +22,16 @@ export type ChangedValue = Uint8Array | PackedValue | null;
 const FNV_BASIS = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 
-/** How many keys and key bytes a map should have room for from the start (see `ChangedKeys.sizing`). */
-export interface ChangedKeysSizing {
-  readonly keys: number;
-  readonly bytes: number;
-}
-
-/** Room beyond the sizing asked for, so that a map a little larger than the last one does not double at its end. */
-const SLACK = 1.25;
-
 /** See the module documentation. Keys must be well-formed UTF-16 (the WAL refuses others before they reach here). */
 export class ChangedKeys<V = ChangedValue> {
-  #bytes: Buffer;
+  #bytes: Buffer = Buffer.allocUnsafe(4096);
   #used = 0;
   /** Entry i's key is `#bytes[#starts[i], #starts[i + 1])`. */
-  #starts: Uint32Array;
-  #hashes: Uint32Array;
+  #starts = new Uint32Array(1025);
+  #hashes = new Uint32Array(1024);
   #values: V[] = [];
   /** Open addressing, linear probing: entry index + 1, 0 for an empty slot; a power of two, at most half full. */
-  #table: Int32Array;
-
-  /**
-   * An empty map; with `sizing` (the last map's, see `sizing`), its arrays start with room for that many keys
-   * and bytes and a quarter more. The engine makes a new map at every checkpoint cut and the next one fills
-   * about as far: sized so, it does not double while filling, and leaves no dead copies for the collector.
-   */
-  constructor(sizing?: ChangedKeysSizing) {
-    const keys = Math.max(1024, Math.ceil((sizing?.keys ?? 0) * SLACK));
-    this.#hashes = new Uint32Array(keys);
-    this.#starts = new Uint32Array(keys + 1);
-    let slots = 2048;
-    while (slots < 2 * keys) slots *= 2;
-    this.#table = new Int32Array(slots);
-    this.#bytes = Buffer.allocUnsafe(Math.max(4096, Math.ceil((sizing?.bytes ?? 0) * SLACK)));
-  }
-
-  /** The keys and key bytes this map holds: what the next map should have room for. */
-  get sizing(): ChangedKeysSizing {
-    return { keys: this.#values.length, bytes: this.#used };
-  }
-
-  /** Room in the arrays without growing them, for tests and benchmarks: keys (offsets and hashes), table slots and key bytes. */
-  get capacity(): { keys: number; slots: number; bytes: number } {
-    return { keys: this.#hashes.length, slots: this.#table.length, bytes: this.#bytes.length };
-  }
+  #table = new Int32Array(2048);
   /** Left by `#find`: the key's hash; when it missed, also the empty slot and the byte length of the key it encoded. */
   #slot = 0;
   #hash = 0;

@@ -692,8 +692,7 @@ export class Engine {
     const commitsCovered = this.#replayUncovered || cutSeq >= this.#firstSeq;
     // The cut: commits from here on land in later WAL objects and a new delta.
     let changed: DeltaMap | undefined = commitsCovered ? this.#delta : new ChangedKeys();
-    // Sized as the last one, which the next one fills about as far: no doubling, no dead copies while filling.
-    this.#delta = new ChangedKeys(this.#delta?.sizing);
+    this.#delta = new ChangedKeys();
     if (beside) {
       // The first run published during a compaction holds the changes since the manifest the compaction started
       // from as well: the manifest it publishes lists that one's runs, which stop at its cut.
