@@ -9,6 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { HOSTILE_VALUES, hostileEscapes } from "../support/hostile-arguments.js";
 import {
   analyse,
   buildLock,
@@ -40,38 +41,18 @@ import {
   validatorRoots,
 } from "../../codegen/index.js";
 import { generate as generateStage } from "../../codegen/generate.js";
-import { TaqubaError, ValidationError } from "../../runtime/errors.js";
+import { ValidationError } from "../../runtime/errors.js";
 
-const revoked = Proxy.revocable({}, {});
-revoked.revoke();
-const unreadable = new Proxy(
-  {},
-  {
-    get() {
-      throw new Error("every read throws");
-    },
-  },
-);
 const huge = "x".repeat(10 * 1024 * 1024);
 
-/** Hostile values, each put in every argument position in turn (the others holding `fill`). */
+/** The shared hostile values, and what only the codegen's inputs meet: nothing, a function, an array with holes. */
 const HOSTILE: readonly unknown[] = [
   undefined,
   null,
-  Number.NaN,
-  Number.POSITIVE_INFINITY,
-  1e30,
-  -0,
-  5n,
-  Symbol("s"),
+  ...HOSTILE_VALUES,
   () => {},
-  revoked.proxy,
-  unreadable,
   // biome-ignore lint/suspicious/noSparseArray: an array with holes is the point.
   [, , 1],
-  huge,
-  { "\uD800": "\uDC00" },
-  "\uD800",
 ];
 
 const specFile = "test/codegen/fixtures/shop/shop.taquba.yaml";
@@ -149,42 +130,14 @@ const FILLS: Record<string, unknown[]> = {
   validatorRoots: [pkg],
 };
 
-/** What calling `fn` with `args` did (a promise's settlement included): "ok", "typed", or what escaped. */
-async function outcome(fn: (...args: never[]) => unknown, args: unknown[]): Promise<string> {
-  try {
-    const r = await Reflect.apply(fn, undefined, args);
-    if (typeof r === "number" && !Number.isInteger(r)) return `answered ${r}`;
-    return "ok";
-  } catch (err) {
-    return err instanceof TaqubaError
-      ? "typed"
-      : `${err instanceof Error ? err.constructor.name : typeof err}: ${String(err instanceof Error ? err.message : "").slice(0, 120)}`;
-  }
-}
-
 describe("taquba/codegen functions given hostile arguments", () => {
   it("every exported function is in the table with valid fills", () => {
     expect(Object.keys(FILLS).sort()).toEqual(Object.keys(FUNCTIONS).sort());
   });
 
   it.each(Object.entries(FUNCTIONS))("%s refuses with a typed error or answers, at once", async (name, fn) => {
-    const escaped: string[] = [];
     const fill = FILLS[name] ?? [];
-    const arity = Math.max(1, fn.length, fill.length);
-    for (let pos = 0; pos < arity; pos++) {
-      for (const [i, bad] of HOSTILE.entries()) {
-        const args = [...fill.slice(0, arity)];
-        args[pos] = bad;
-        // CPU time, not wall time: other work on the machine must not make a quick refusal look slow.
-        const started = process.cpuUsage();
-        const what = await outcome(fn, args);
-        const used = process.cpuUsage(started);
-        const ms = (used.user + used.system) / 1000;
-        if (what !== "ok" && what !== "typed") escaped.push(`argument ${pos} = hostile #${i}: ${what}`);
-        // A 10 MB string spread into an array of characters took seconds; anything near a second is such a walk.
-        if (ms > 1000) escaped.push(`argument ${pos} = hostile #${i}: took ${Math.round(ms)} ms of CPU`);
-      }
-    }
+    const escaped = await hostileEscapes(fn, fill, Math.max(1, fn.length, fill.length), HOSTILE);
     expect(escaped).toEqual([]);
   });
 });

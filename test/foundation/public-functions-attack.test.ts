@@ -8,6 +8,7 @@
  * function here when it is exported, and a class to the constructor table.
  */
 import { describe, expect, it } from "vitest";
+import { hostileEscapes } from "../support/hostile-arguments.js";
 import {
   AzureBlobStore,
   bindScheduleInput,
@@ -61,33 +62,6 @@ import {
 import { checkContracts, compileKeyTemplate, encodeStepEnvelope, requireSignalSender, requireSubmitter, requireWorkflowHost } from "taquba/generated";
 import { dailyEuSchedule } from "../codegen/fixtures/schedule-input/expected/archive/definitions.js";
 import { searchReindexWorkflow } from "../codegen/fixtures/debounce/expected/digest/definitions.js";
-
-const revoked = Proxy.revocable({}, {});
-revoked.revoke();
-const unreadable = new Proxy(
-  {},
-  {
-    get() {
-      throw new Error("every read throws");
-    },
-  },
-);
-const huge = "x".repeat(10 * 1024 * 1024);
-
-/** Hostile values, each put in every argument position in turn (the others holding `fill`). */
-const HOSTILE: readonly unknown[] = [
-  Number.NaN,
-  Number.POSITIVE_INFINITY,
-  1e30,
-  -0,
-  5n,
-  Symbol("s"),
-  revoked.proxy,
-  unreadable,
-  huge,
-  { "\uD800": "\uDC00" },
-  "\uD800",
-];
 
 const FUNCTIONS: Record<string, (...args: never[]) => unknown> = {
   childRunId,
@@ -187,37 +161,10 @@ const FILLS: Record<string, unknown[]> = {
   ],
 };
 
-/** What calling `fn` with `args` did (a promise's settlement included): "ok", "typed", or what escaped. */
-async function outcome(fn: (...args: never[]) => unknown, args: unknown[]): Promise<string> {
-  try {
-    const r = await Reflect.apply(fn, undefined, args);
-    if (typeof r === "number" && !Number.isInteger(r)) return `answered ${r}`;
-    return "ok";
-  } catch (err) {
-    return err instanceof TaqubaError
-      ? "typed"
-      : `${err instanceof Error ? err.constructor.name : typeof err}: ${String(err instanceof Error ? err.message : "").slice(0, 120)}`;
-  }
-}
-
 describe("exported functions given hostile arguments", () => {
   it.each(Object.entries({ ...FUNCTIONS, ...CONSTRUCTORS }))("%s refuses with a typed error or answers, at once", async (name, fn) => {
-    const escaped: string[] = [];
     const fill: unknown[] = FILLS[name] ?? [undefined, undefined, undefined, undefined];
-    for (let pos = 0; pos < Math.max(1, fn.length); pos++) {
-      for (const [i, bad] of HOSTILE.entries()) {
-        const args = [...fill.slice(0, Math.max(1, fn.length))];
-        args[pos] = bad;
-        // CPU time, not wall time: other work on the machine must not make a quick refusal look slow.
-        const started = process.cpuUsage();
-        const what = await outcome(fn, args);
-        const used = process.cpuUsage(started);
-        const ms = (used.user + used.system) / 1000;
-        if (what !== "ok" && what !== "typed") escaped.push(`argument ${pos} = hostile #${i}: ${what}`);
-        // A 10 MB string walked as an object took minutes; anything near a second is such a walk.
-        if (ms > 1000) escaped.push(`argument ${pos} = hostile #${i}: took ${Math.round(ms)} ms of CPU`);
-      }
-    }
+    const escaped = await hostileEscapes(fn, fill, Math.max(1, fn.length));
     expect(escaped).toEqual([]);
   });
 
