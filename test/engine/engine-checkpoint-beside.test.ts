@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { Engine, EngineReader, MemoryStore, WriteBatch, type EngineOptions } from "taquba";
 import { decodeManifest } from "../../runtime/engine/manifest.js";
 import { GatedStore } from "../support/gated-store.js";
+import { mixedCommits } from "../support/mixed-commits.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (v: Uint8Array | undefined) => (v === undefined ? undefined : new TextDecoder().decode(v));
@@ -55,20 +56,7 @@ describe("incremental checkpoints beside a compaction", () => {
       };
       const engine = await Engine.open(store, opts);
       const model = new Map<string, string>();
-      const commit = async (i: number) => {
-        const b = new WriteBatch();
-        for (let j = 0; j < 4; j++) {
-          const key = `k/${(i * 7 + j * 3) % 40}`;
-          if ((i + j) % 5 === 0) {
-            b.delete(key);
-            model.delete(key);
-          } else {
-            b.put(key, enc(`${key}@${i}`));
-            model.set(key, `${key}@${i}`);
-          }
-        }
-        await engine.commit(b);
-      };
+      const commit = mixedCommits(engine, model);
       // A compacted state, then incremental runs up to the limit: the next checkpoint is a compaction.
       for (let i = 0; i < 12; i++) await commit(i);
       await engine.checkpoint();

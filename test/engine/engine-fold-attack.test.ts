@@ -16,7 +16,6 @@ import {
   MemoryStore,
   StoreCorruptedError,
   StoreUnavailableError,
-  WriteBatch,
   withFaults,
   type EngineOptions,
   type FaultyStore,
@@ -27,8 +26,8 @@ import {
   type StoredObject,
 } from "taquba";
 import { GatedStore } from "../support/gated-store.js";
+import { mixedCommits } from "../support/mixed-commits.js";
 
-const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (v: Uint8Array | undefined) => (v === undefined ? undefined : new TextDecoder().decode(v));
 const retry = { attempts: 3, baseDelayMs: 1, maxDelayMs: 1 };
 
@@ -120,20 +119,7 @@ async function besideCompaction(paged: boolean): Promise<Setup> {
   };
   const engine = await Engine.open(gated, opts);
   const model = new Map<string, string>();
-  const commit = async (i: number) => {
-    const b = new WriteBatch();
-    for (let j = 0; j < 4; j++) {
-      const key = `k/${(i * 7 + j * 3) % 40}`;
-      if ((i + j) % 5 === 0) {
-        b.delete(key);
-        model.delete(key);
-      } else {
-        b.put(key, enc(`${key}@${i}`));
-        model.set(key, `${key}@${i}`);
-      }
-    }
-    await engine.commit(b);
-  };
+  const commit = mixedCommits(engine, model);
   for (let i = 0; i < 12; i++) await commit(i);
   await engine.checkpoint();
   for (let round = 0; round < 2; round++) {
