@@ -149,21 +149,6 @@ export function boundText(s: string, max: number): string {
   return s.length <= max ? s : `${s.slice(0, max)}… (${s.length - max} more characters)`;
 }
 
-/**
- * `s` cut to its first `max` characters (never between the two halves of a
- * surrogate pair), followed by a marker giving the original length, so a
- * reader knows the text is incomplete and by how much.
- */
-export function cutText(s: string, max: number): string {
-  if (s.length <= max) return s;
-  const end = max > 0 && isHighSurrogate(s.charCodeAt(max - 1)) ? max - 1 : max;
-  return `${s.slice(0, end)}… [cut: first ${end} of ${s.length} characters kept]`;
-}
-
-function isHighSurrogate(c: number): boolean {
-  return c >= 0xd800 && c <= 0xdbff;
-}
-
 /** The bounded {@link ErrorFields} of anything thrown. */
 export function errorFields(e: unknown): ErrorFields {
   if (e instanceof Error) {

@@ -103,13 +103,26 @@ export function errorText(err: unknown): string {
     return "a value that cannot be shown as text";
   }
   // A caller's message goes into ours whole only when short: a thrown 10 MB string would make ours 10 MB.
-  if (text.length <= MAX_ERROR_TEXT) return text;
-  const cut = text.charCodeAt(MAX_ERROR_TEXT - 1) >= 0xd800 && text.charCodeAt(MAX_ERROR_TEXT - 1) <= 0xdbff ? MAX_ERROR_TEXT - 1 : MAX_ERROR_TEXT;
-  return `${text.slice(0, cut)}... (${text.length} characters)`;
+  return cutText(text, MAX_ERROR_TEXT);
 }
 
 /** Most characters of a caller's error message that `errorText` shows. */
 const MAX_ERROR_TEXT = 1000;
+
+/**
+ * `s` cut to its first `max` characters (never between the two halves of a
+ * surrogate pair), followed by a marker giving the original length, so a
+ * reader knows the text is incomplete and by how much.
+ */
+export function cutText(s: string, max: number): string {
+  if (s.length <= max) return s;
+  const end = max > 0 && isHighSurrogate(s.charCodeAt(max - 1)) ? max - 1 : max;
+  return `${s.slice(0, end)}… [cut: first ${end} of ${s.length} characters kept]`;
+}
+
+function isHighSurrogate(c: number): boolean {
+  return c >= 0xd800 && c <= 0xdbff;
+}
 
 /**
  * Reads each named field of `from` once into a plain object: a getter or a

@@ -7,7 +7,8 @@ import type { ResolvedQueueConfig } from "./config.js";
 import { backoffDelay } from "./config.js";
 import { DuplicateJobIdError } from "./errors.js";
 import * as K from "./keys.js";
-import { boundText, cutText, errorFields, MAX_MESSAGE_CHARS } from "../logger.js";
+import { boundText, errorFields, MAX_MESSAGE_CHARS } from "../logger.js";
+import { cutText } from "../option-values.js";
 import {
   copyJob,
   decodeHistory,

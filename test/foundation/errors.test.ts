@@ -52,9 +52,9 @@ describe("a caller's thrown message inside ours", () => {
     expect(short).toContain("reading OpenOptions.flushIntervalMs threw: the getter broke");
     const long = await refusal("x".repeat(10_000_000));
     expect(long.length).toBeLessThan(2_000);
-    expect(long).toContain(`${"x".repeat(1000)}... (10000000 characters)`);
+    expect(long).toContain(`${"x".repeat(1000)}… [cut: first 1000 of 10000000 characters kept]`);
     // A pair whose high half would be the last character kept is cut before it.
     const pairs = await refusal(`${"y".repeat(999)}${"😀".repeat(600)}`);
-    expect(pairs).toContain(`${"y".repeat(999)}... (2199 characters)`);
+    expect(pairs).toContain(`${"y".repeat(999)}… [cut: first 999 of 2199 characters kept]`);
   });
 });
