@@ -15,7 +15,7 @@ import type { SegmentRef } from "./manifest.js";
 import type { PackedValue } from "./paged-value.js";
 import type { StoreContext } from "./recovery.js";
 import { decodeSegmentIndex, readBlockEntries, type SegmentBlockInfo } from "./segment-format.js";
-import { readSegmentRange, readSegmentTail } from "./segment-reads.js";
+import { blockWindow, readSegmentRange, readSegmentTail } from "./segment-reads.js";
 
 /** Most bytes of one read of a folded run: what a fold holds per run it reads back. */
 export const FOLD_WINDOW_BYTES = 256 * 1024;
@@ -85,9 +85,7 @@ class RunReader {
   async #window(seg: SegmentRef): Promise<void> {
     const blocks = this.#blocks;
     const first = this.#block;
-    let last = first;
-    let size = blocks[first]!.length;
-    while (last + 1 < blocks.length && size + blocks[last + 1]!.length <= FOLD_WINDOW_BYTES) size += blocks[++last]!.length;
+    const { last, bytes: size } = blockWindow(this.#ctx.store, blocks, first, FOLD_WINDOW_BYTES);
     const start = blocks[first]!.offset;
     const key = this.#ctx.prefix + seg.name;
     const bytes = await readSegmentRange(this.#ctx, seg, start, size);

@@ -8,7 +8,7 @@ import { StoreCorruptedError } from "../errors.js";
 import { readRange, type ObjectStore } from "../store/object-store.js";
 import type { SegmentRef } from "./manifest.js";
 import { withRetries, type RetryPolicy } from "./retry.js";
-import { SEGMENT_FOOTER_BYTES, segmentIndexStart } from "./segment-format.js";
+import { SEGMENT_FOOTER_BYTES, segmentIndexStart, type SegmentBlockInfo } from "./segment-format.js";
 
 /** What a segment read needs of the engine's store context. */
 export interface SegmentReadContext {
@@ -54,4 +54,19 @@ export async function readSegmentTail(
   joined.set(head, 0);
   joined.set(tail, head.byteLength);
   return joined;
+}
+
+/**
+ * The blocks `first..last` of one read of a segment and their bytes: from
+ * block `first`, as many whole blocks as fit in `most` bytes (always block
+ * `first`). A store without ranged reads returns the whole object for
+ * every read, so there the window runs to the segment's end: one read
+ * instead of one whole-object read per window.
+ */
+export function blockWindow(store: ObjectStore, blocks: readonly SegmentBlockInfo[], first: number, most: number): { last: number; bytes: number } {
+  const limit = store.getRange === undefined ? Number.POSITIVE_INFINITY : most;
+  let last = first;
+  let bytes = blocks[first]!.length;
+  while (last + 1 < blocks.length && bytes + blocks[last + 1]!.length <= limit) bytes += blocks[++last]!.length;
+  return { last, bytes };
 }

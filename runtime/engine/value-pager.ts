@@ -23,7 +23,7 @@ import { segmentRuns } from "./manifest.js";
 import type { StoreContext } from "./recovery.js";
 import { type CachedSegment, SegmentCache, segmentCharge } from "./segment-cache.js";
 import { decodeBlock, readBlockEntries, type SegmentBlockInfo } from "./segment-format.js";
-import { readSegmentRange } from "./segment-reads.js";
+import { blockWindow, readSegmentRange } from "./segment-reads.js";
 import { asBuffer } from "./byte-io.js";
 import { isPageable, type PagePolicy } from "./paged-value.js";
 
@@ -400,11 +400,7 @@ export class ValuePager {
   async #readWindow(seg: SegmentRef, key: string, windowBytes: number): Promise<RunWindow> {
     const blocks = this.#index(seg);
     const first = this.#blockOf(seg, blocks, key);
-    let last = first;
-    let size = blocks[first]!.length;
-    // A store without ranged reads returns the whole object for every read: one window to the segment's end then.
-    const most = this.#ctx.store.getRange === undefined ? Number.POSITIVE_INFINITY : windowBytes;
-    while (last + 1 < blocks.length && size + blocks[last + 1]!.length <= most) size += blocks[++last]!.length;
+    const { last, bytes: size } = blockWindow(this.#ctx.store, blocks, first, windowBytes);
     const start = blocks[first]!.offset;
     const read = await this.#readRange(seg, start, size);
     if (read === null) throw this.#gone(seg);
