@@ -32,6 +32,7 @@
 
 import { ValidationError } from "../errors.js";
 import { describeValue } from "../option-values.js";
+import { KeptStrings } from "./kept-strings.js";
 
 /** Digits of a padded time: 2^53 has 16. */
 export const TIME_WIDTH = 16;
@@ -99,17 +100,11 @@ export const supersededKey = (id: string) => `${SUPERSEDED}${id}`;
  * comparison). Bounded, since queue names come from callers.
  */
 export function statsKey(queue: string): string {
-  let key = statsKeys.get(queue);
-  if (key === undefined) {
-    if (statsKeys.size >= MAX_KEPT_STATS_KEYS) statsKeys.clear();
-    key = `${STATS}${queue}`;
-    statsKeys.set(queue, key);
-  }
-  return key;
+  return statsKeys.get(queue) ?? statsKeys.keep(queue, `${STATS}${queue}`);
 }
 
-const MAX_KEPT_STATS_KEYS = 1024;
-const statsKeys = new Map<string, string>();
+/** At most 1,024 queues' keys held (two generations of 512). */
+const statsKeys = new KeptStrings(512);
 export const historyKey = (id: string) => `${HISTORY}${id}`;
 export const userKey = (key: string) => `${USER}${key}`;
 
