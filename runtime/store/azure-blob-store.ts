@@ -22,6 +22,7 @@ import { skipThrough } from "./skip-through.js";
 import { inUtf8Order } from "./utf8-order.js";
 import {
   isNetworkError,
+  retryableUnlessUnreadable,
   listPageSize,
   loadOptionalPackage,
   requestTimeout,
@@ -106,12 +107,7 @@ function statusOf(err: unknown): number | undefined {
 
 /** Whether repeating the request may succeed: throttling, server errors, network failures. */
 export function isRetryableAzureError(err: unknown): boolean {
-  try {
-    return retryableAzure(err);
-  } catch {
-    // An error whose fields throw when read (or a revoked Proxy) is none the SDK made.
-    return false;
-  }
+  return retryableUnlessUnreadable(retryableAzure, err);
 }
 
 function retryableAzure(err: unknown): boolean {

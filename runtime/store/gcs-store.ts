@@ -21,6 +21,7 @@ import { validateObjectKey } from "./keys.js";
 import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 import {
   isNetworkError,
+  retryableUnlessUnreadable,
   listPageSize,
   loadOptionalPackage,
   requestTimeout,
@@ -73,12 +74,7 @@ function reasonOf(err: unknown): string {
 
 /** Whether repeating the request may succeed: throttling, timeouts, server errors, network failures. */
 export function isRetryableGcsError(err: unknown): boolean {
-  try {
-    return retryableGcs(err);
-  } catch {
-    // An error whose fields throw when read (or a revoked Proxy) is none the SDK made.
-    return false;
-  }
+  return retryableUnlessUnreadable(retryableGcs, err);
 }
 
 function retryableGcs(err: unknown): boolean {

@@ -100,6 +100,19 @@ const NETWORK_CODES = new Set([
   "REQUEST_SEND_ERROR",
 ]);
 
+/**
+ * `check(err)`, or false when reading `err` throws: an error whose fields
+ * throw when read (or a revoked Proxy) is none an SDK made, and a
+ * retryability test must answer rather than throw.
+ */
+export function retryableUnlessUnreadable(check: (err: unknown) => boolean, err: unknown): boolean {
+  try {
+    return check(err);
+  } catch {
+    return false;
+  }
+}
+
 /** Whether `err` (or its cause) is a failure to reach the service at all. */
 export function isNetworkError(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; typeof e === "object" && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {

@@ -16,7 +16,7 @@ import { MAX_TIMEOUT_MS } from "../clock.js";
 import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 import { bytesEqual } from "./bytes-equal.js";
 import { validateObjectKey } from "./keys.js";
-import { isNetworkError } from "./request-retry.js";
+import { isNetworkError, retryableUnlessUnreadable } from "./request-retry.js";
 import { retryWithBackoff } from "./retry.js";
 import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 import { checkOptionalString, describeValue, hasMethods, isOptionObject, quoteValue, readOptions } from "../option-values.js";
@@ -77,12 +77,7 @@ function nameOf(err: unknown): string {
 
 /** Whether repeating the request may succeed: server errors, throttling, network failures. */
 export function isRetryableS3Error(err: unknown): boolean {
-  try {
-    return retryableS3(err);
-  } catch {
-    // An error whose fields throw when read (or a revoked Proxy) is none the SDK made.
-    return false;
-  }
+  return retryableUnlessUnreadable(retryableS3, err);
 }
 
 function retryableS3(err: unknown): boolean {
