@@ -388,17 +388,17 @@ export class LocalStore implements ObjectStore {
     }
   }
 
+  /** Resolves once the directory syncs running now have ended, each either way (a failure is reported where it is awaited). */
+  async #dirSyncsEnded(): Promise<void> {
+    await Promise.allSettled([...this.#dirSyncs.values()].map((sync) => sync.next ?? sync.done));
+  }
+
   /**
    * Resolves once an fsync of `dir` that started after this call has
    * finished, so every entry changed before the call is durable. Concurrent
    * callers share fsyncs: while one runs, later callers all wait for the
    * single one that starts when it ends.
    */
-  /** Resolves once the directory syncs running now have ended, each either way. */
-  async #dirSyncsEnded(): Promise<void> {
-    await Promise.all([...this.#dirSyncs.values()].map((sync) => settled(sync.next ?? sync.done)));
-  }
-
   #syncDir(dir: string): Promise<void> {
     const running = this.#dirSyncs.get(dir);
     if (running === undefined) return this.#startDirSync(dir);
@@ -565,14 +565,6 @@ const REFUSALS: ReadonlyMap<string, string> = new Map([
   ["EISDIR", "a directory stands where the object's file belongs; this store never makes one there, so remove it (or move it out of the store's directory)"],
   ["ENOTDIR", "a file stands where the key's directory belongs; this store never makes one there, so remove it (or move it out of the store's directory)"],
 ]);
-
-/** Resolves once `p` settled, either way (its failure is reported where it is awaited for itself). */
-function settled(p: Promise<unknown>): Promise<void> {
-  return p.then(
-    () => undefined,
-    () => undefined,
-  );
-}
 
 /** Why the store's directory cannot hold objects, in the user's terms; its message goes into a `StoreRequestError`. */
 class RootProblem extends Error {}
