@@ -7,7 +7,7 @@
  * into ten million characters.
  */
 import { TaqubaError, ValidationError } from "../runtime/errors.js";
-import { describeValue, errorText, hasMethods, isOptionArray, isOptionObject, readOptionArray, readOptions } from "../runtime/option-values.js";
+import { describeValue, errorText, hasMethods, isInstance, isOptionArray, isOptionObject, readOptionArray, readOptions } from "../runtime/option-values.js";
 import { isWellFormed } from "../runtime/store/keys.js";
 
 /** Longest spec file path or import path accepted; real ones are far shorter. */
@@ -58,14 +58,8 @@ export function argMethods(at: string, v: unknown, methods: readonly string[], o
 /** Throws unless `v` is absent or an instance of `cls` (false, not a throw, for a revoked Proxy). */
 export function argInstance<T>(at: string, v: unknown, cls: abstract new (...args: never[]) => T, what: string, optional = false): T | undefined {
   if (v === undefined && optional) return undefined;
-  let ok = false;
-  try {
-    ok = v instanceof cls;
-  } catch {
-    ok = false;
-  }
-  if (!ok) throw new ValidationError(`${at} must be ${what}, got ${describeValue(v)}`);
-  return v as T;
+  if (!isInstance(v, cls)) throw new ValidationError(`${at} must be ${what}, got ${describeValue(v)}`);
+  return v;
 }
 
 /**

@@ -54,13 +54,18 @@ export function isOptionArray(v: unknown): v is unknown[] {
   }
 }
 
-/** `v instanceof Uint8Array`, false for a revoked Proxy (which throws at it). */
-export function isOptionBytes(v: unknown): v is Uint8Array {
+/** `v instanceof cls`, false for a revoked Proxy (which throws at it). */
+export function isInstance<T>(v: unknown, cls: abstract new (...args: never[]) => T): v is T {
   try {
-    return v instanceof Uint8Array;
+    return v instanceof cls;
   } catch {
     return false;
   }
+}
+
+/** `v instanceof Uint8Array`, false for a revoked Proxy (which throws at it). */
+export function isOptionBytes(v: unknown): v is Uint8Array {
+  return isInstance(v, Uint8Array);
 }
 
 /**

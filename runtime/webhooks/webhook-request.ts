@@ -20,7 +20,7 @@
 import { validateHeaderName, validateHeaderValue } from "node:http";
 import { InvalidWebhookRequestError } from "./webhook-errors.js";
 import { redactUrl } from "../redact.js";
-import { describeValue, errorText, hasMethods, isOptionBytes, isOptionObject, quoteValue, readOptions } from "../option-values.js";
+import { describeValue, errorText, hasMethods, isInstance, isOptionBytes, isOptionObject, quoteValue, readOptions } from "../option-values.js";
 import { ValidationError } from "../errors.js";
 import { validateQueueName } from "../queue/names.js";
 
@@ -191,7 +191,7 @@ export function encodeWebhookHeaders(request: WebhookRequest): Record<string, st
 /** The job headers of a request whose fields were read (see `readRequest`). */
 function headersOf(r: Partial<Record<(typeof REQUEST_KEYS)[number], unknown>>): Record<string, string> {
   const issues: string[] = [];
-  const rawUrl = isUrl(r.url) ? r.url.href : r.url;
+  const rawUrl = isInstance(r.url, URL) ? r.url.href : r.url;
   const url = typeof rawUrl === "string" ? checkUrl(rawUrl, issues) : (issues.push(`url must be a string or URL, got ${describeValue(rawUrl)}`), undefined);
   const method = r.method ?? "POST";
   checkMethod(method, issues);
@@ -215,15 +215,6 @@ function readRequest(request: unknown): Partial<Record<(typeof REQUEST_KEYS)[num
     return readOptions(request, REQUEST_KEYS, "request", "a webhook request");
   } catch (err) {
     throw new InvalidWebhookRequestError(err instanceof ValidationError && err.issues.length > 0 ? err.issues : [errorText(err)]);
-  }
-}
-
-/** `v instanceof URL`, false for a revoked Proxy (which throws at it). */
-function isUrl(v: unknown): v is URL {
-  try {
-    return v instanceof URL;
-  } catch {
-    return false;
   }
 }
 
