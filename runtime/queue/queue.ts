@@ -67,6 +67,22 @@ export const ENGINE_PREFIX = "db/";
 export const DEFAULT_RECORD_CACHE_BYTES = 32 * 1024 * 1024;
 
 /**
+ * The WAL a queue that pages its records gathers before a checkpoint: 8 MiB
+ * instead of the engine's 64. The records not yet checkpointed stay in
+ * memory, with their keys and the changed-keys bookkeeping of the next
+ * checkpoint, so this bounds most of what a fill holds live; see
+ * docs/engine.md, "The fill's peak at 1M: checkpoints every 8 MiB".
+ */
+export const QUEUE_CHECKPOINT_WAL_BYTES = 8 * 1024 * 1024;
+/**
+ * The segment runs a queue's manifest may list before a compaction: 16
+ * instead of the engine's 8, so that with checkpoints twice as frequent a
+ * compaction (a rewrite of the whole state) still comes after as much WAL
+ * (16 runs of 8 MiB, as 8 of 16 did).
+ */
+export const QUEUE_MAX_SEGMENT_RUNS = 16;
+
+/**
  * The engine options of a queue: its flush interval, its clock, and job
  * records (`j/` keys) paged out of memory once checkpointed, read through a
  * cache of `recordCacheBytes`. Every read of a record warms it first (warm.ts).
@@ -80,8 +96,14 @@ function engineOptions(opts: OpenOptions): EngineOptions {
   }
   return {
     ...(opts.flushIntervalMs === undefined ? {} : { flushIntervalMs: opts.flushIntervalMs }),
-    // Paging also checkpoints after 16 MiB of WAL instead of 64: the records not yet checkpointed stay in memory.
-    ...(cache === null ? {} : { pageValues: { keyPrefixes: [K.JOB], cacheBytes: cache }, checkpointWalBytes: 16 * 1024 * 1024 }),
+    // Paging also checkpoints more often: the records not yet checkpointed stay in memory.
+    ...(cache === null
+      ? {}
+      : {
+          pageValues: { keyPrefixes: [K.JOB], cacheBytes: cache },
+          checkpointWalBytes: QUEUE_CHECKPOINT_WAL_BYTES,
+          maxSegmentRuns: QUEUE_MAX_SEGMENT_RUNS,
+        }),
     ...opts.engineOptions,
     // The pause of automatic checkpoints after a failed one runs on the queue's clock too (a MockClock moves it).
     ...(opts.engineOptions?.clock === undefined && opts.clock !== undefined ? { clock: opts.clock } : {}),
