@@ -194,16 +194,31 @@ export function checkOptionalMs(path: string, v: unknown, min: number, max: numb
  * Runs `call`, code a caller gave (a listener, a handler, a logger's
  * method), from where its failure has nowhere to go: a throw, or a returned
  * promise's rejection (left unhandled, it would end the process), goes to
- * `failed` instead, which must not throw.
+ * `failed` instead. Should `failed` throw too (it reports a value the caller
+ * made, which may fail to show), that is dropped: thrown from the rejection
+ * handler it would reject unhandled, and thrown here it would reach the
+ * background work that called.
  */
 export function callGuarded(call: () => unknown, failed: (err: unknown) => void): void {
-  try {
-    const r = call();
-    if (r !== null && (typeof r === "object" || typeof r === "function")) {
-      const then = (r as { then?: unknown }).then;
-      if (typeof then === "function") then.call(r, undefined, failed);
+  const report = (err: unknown): void => {
+    try {
+      failed(err);
+    } catch {
+      // Nowhere left to report it.
     }
+  };
+  let r: unknown;
+  try {
+    r = call();
   } catch (err) {
-    failed(err);
+    report(err);
+    return;
+  }
+  if (r === null || (typeof r !== "object" && typeof r !== "function")) return;
+  try {
+    const then = (r as { then?: unknown }).then;
+    if (typeof then === "function") then.call(r, undefined, report);
+  } catch (err) {
+    report(err);
   }
 }

@@ -19,8 +19,34 @@ import type { PackedValue } from "./paged-value.js";
 /** A changed key's new value (packed when the engine packs it, see `applyOps`); `null` marks a deleted key. */
 export type ChangedValue = Uint8Array | PackedValue | null;
 
-const FNV_BASIS = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
+
+/**
+ * A random start for a map's hash. From one fixed start, anyone choosing
+ * keys (caller KV keys, dedup keys) can make thousands share one hash
+ * cheaply (two blocks of a few characters that reach one state, chained:
+ * 2^k keys for k birthday searches), and every insert would then walk past
+ * all the keys before it: seconds of CPU inside a commit. Collisions found
+ * from one start do not carry over to another, which the caller cannot see.
+ */
+function randomBasis(): number {
+  return crypto.getRandomValues(new Uint32Array(1))[0]!;
+}
+
+/**
+ * `h` with every bit stirred into the low ones (a bijection, so equal hashes
+ * stay equal and only equal ones). The table takes a hash's low bits, and
+ * FNV-1a's low bits depend only on the low bits of its start and of the
+ * bytes: keys made to collide from one start still crowd the same slots
+ * from most others without it.
+ */
+function mixed(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
 
 /** See the module documentation. Keys must be well-formed UTF-16 (the WAL refuses others before they reach here). */
 export class ChangedKeys<V = ChangedValue> {
@@ -36,6 +62,18 @@ export class ChangedKeys<V = ChangedValue> {
   #slot = 0;
   #hash = 0;
   #len = 0;
+  readonly #basis: number;
+  #longestProbe = 0;
+
+  /** `hashBasis`: the hash's start, random unless a test pins it. */
+  constructor(hashBasis = randomBasis()) {
+    this.#basis = hashBasis >>> 0;
+  }
+
+  /** The most table slots one lookup has looked at (for tests: keys that collide make it long). */
+  get longestProbe(): number {
+    return this.#longestProbe;
+  }
 
   /** Distinct keys. */
   get size(): number {
@@ -74,14 +112,18 @@ export class ChangedKeys<V = ChangedValue> {
     const h = this.#hash;
     const table = this.#table;
     const mask = table.length - 1;
-    for (let s = h & mask; ; s = (s + 1) & mask) {
+    for (let s = h & mask, probes = 1; ; s = (s + 1) & mask, probes++) {
       const e = table[s]!;
       if (e === 0) {
         this.#slot = s;
         this.#len = len;
+        if (probes > this.#longestProbe) this.#longestProbe = probes;
         return -1;
       }
-      if (this.#hashes[e - 1] === h && this.#equalsAt(e - 1, at, len)) return e - 1;
+      if (this.#hashes[e - 1] === h && this.#equalsAt(e - 1, at, len)) {
+        if (probes > this.#longestProbe) this.#longestProbe = probes;
+        return e - 1;
+      }
     }
   }
 
@@ -131,23 +173,23 @@ export class ChangedKeys<V = ChangedValue> {
     }
     const bytes = this.#bytes;
     // ASCII (every queue and workflow key): encode and hash in one pass.
-    let h = FNV_BASIS;
+    let h = this.#basis;
     for (let i = 0; i < n; i++) {
       const c = key.charCodeAt(i);
       if (c >= 0x80) return this.#encodeUtf8(key, at);
       bytes[at + i] = c;
       h = Math.imul(h ^ c, FNV_PRIME);
     }
-    this.#hash = h >>> 0;
+    this.#hash = mixed(h);
     return n;
   }
 
   #encodeUtf8(key: string, at: number): number {
     const bytes = this.#bytes;
     const len = bytes.write(key, at, "utf8");
-    let h = FNV_BASIS;
+    let h = this.#basis;
     for (let i = at; i < at + len; i++) h = Math.imul(h ^ bytes[i]!, FNV_PRIME);
-    this.#hash = h >>> 0;
+    this.#hash = mixed(h);
     return len;
   }
 

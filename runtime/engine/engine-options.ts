@@ -244,7 +244,16 @@ const RETRY_KEYS = ["attempts", "baseDelayMs", "maxDelayMs"] as const satisfies 
 const PAGE_KEYS = ["keyPrefixes", "minBytes", "cacheBytes", "readaheadBytes"] as const satisfies readonly (keyof PageValuesOptions)[];
 
 function warnBackgroundError(err: unknown): void {
-  console.warn("taquba engine: background work failed:", err);
+  warnOf("taquba engine: background work failed:", err);
+}
+
+/** `console.warn` of `value`, or of its text when inspecting it throws (an inspect hook or a stack getter that throws). */
+function warnOf(what: string, value: unknown): void {
+  try {
+    console.warn(what, value);
+  } catch {
+    console.warn(what, errorText(value));
+  }
 }
 
 /**
@@ -256,7 +265,7 @@ function warnBackgroundError(err: unknown): void {
 function guardedHandler(handler: (err: unknown) => void): (err: unknown) => void {
   const failed = (err: unknown, own: unknown) => {
     warnBackgroundError(err);
-    console.warn("taquba engine: onBackgroundError failed on it:", own);
+    warnOf("taquba engine: onBackgroundError failed on it:", own);
   };
   return (err) =>
     callGuarded(

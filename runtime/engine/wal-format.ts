@@ -31,6 +31,7 @@
 import { crc32 } from "./checksum.js";
 import { isWellFormed } from "../store/keys.js";
 import { StoreCorruptedError, ValidationError } from "../errors.js";
+import { describeValue, errorText, isOptionBytes, quoteValue } from "../option-values.js";
 import { asBuffer, ByteReader, ByteWriter, DecodeError, readU64, writeU64 } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
 import type { BatchOp } from "./write-batch.js";
@@ -67,14 +68,30 @@ function distanceField(seq: number, watermark: number): number {
 export function validateBatchOps(ops: readonly BatchOp[]): void {
   const problems: string[] = [];
   for (let i = 0; i < ops.length && problems.length < 10; i++) {
-    const op = ops[i]!;
-    if (typeof op.key !== "string") problems.push(`op ${i}: the key is not a string`);
-    else if (!isWellFormed(op.key)) {
-      problems.push(`op ${i}: key ${JSON.stringify(op.key)} contains a lone surrogate, which UTF-8 cannot store`);
+    // Ops built by hand may be anything: each field is read once, and what cannot be read is a problem, not a TypeError.
+    const op = ops[i] as unknown;
+    if (op === null || typeof op !== "object") {
+      problems.push(`op ${i}: not an object (got ${describeValue(op)})`);
+      continue;
     }
-    if (op.kind === "put") {
-      if (!(op.value instanceof Uint8Array)) problems.push(`op ${i}: the value of ${JSON.stringify(op.key)} is not a Uint8Array`);
-    } else if (op.kind !== "delete") problems.push(`op ${i}: unknown kind ${JSON.stringify((op as { kind: unknown }).kind)}`);
+    let kind: unknown;
+    let key: unknown;
+    let value: unknown;
+    try {
+      kind = (op as BatchOp).kind;
+      key = (op as BatchOp).key;
+      if (kind === "put") value = (op as { value: unknown }).value;
+    } catch (err) {
+      problems.push(`op ${i}: its fields cannot be read (${errorText(err)})`);
+      continue;
+    }
+    if (typeof key !== "string") problems.push(`op ${i}: the key is not a string`);
+    else if (!isWellFormed(key)) {
+      problems.push(`op ${i}: key ${quoteValue(key)} contains a lone surrogate, which UTF-8 cannot store`);
+    }
+    if (kind === "put") {
+      if (!isOptionBytes(value)) problems.push(`op ${i}: the value of ${quoteValue(key)} is not a Uint8Array`);
+    } else if (kind !== "delete") problems.push(`op ${i}: unknown kind ${quoteValue(kind)}`);
   }
   if (problems.length > 0) throw new ValidationError("the write batch was rejected and nothing was applied", problems);
 }

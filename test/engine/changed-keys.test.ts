@@ -32,7 +32,7 @@ describe("ChangedKeys", () => {
   });
 
   it("tells apart keys whose hashes are equal", () => {
-    // FNV-1a over the key's bytes, as the map hashes them: two ASCII keys with the same 32-bit hash
+    // FNV-1a over the key's bytes, as the map hashes them from this start: two ASCII keys with the same 32-bit hash
     // (found by trying `p/jobs/<n>` from 0 up).
     const fnv = (k: string) => {
       let h = 0x811c9dc5;
@@ -41,7 +41,8 @@ describe("ChangedKeys", () => {
     };
     const pair = ["p/jobs/462789", "p/jobs/679192"] as const;
     expect(fnv(pair[0])).toBe(fnv(pair[1]));
-    const keys = new ChangedKeys<number>();
+    // From the start the pair was found for (the map's hash starts at random otherwise).
+    const keys = new ChangedKeys<number>(0x811c9dc5);
     keys.set(pair[0], 1).set(pair[1], 2);
     expect(keys.size).toBe(2);
     expect(keys.get(pair[0])).toBe(1);
@@ -64,5 +65,59 @@ describe("ChangedKeys", () => {
     for (const k of list) keys.set(k, null);
     for (let a = 0; a < list.length; a++)
       for (let b = 0; b < list.length; b++) expect(Math.sign(keys.compare(a, b))).toBe(Math.sign(compareKeys(list[a]!, list[b]!)));
+  });
+});
+
+describe("ChangedKeys against keys chosen to collide", () => {
+  /** FNV-1a over ASCII from `h`, as the map hashed keys from a fixed start before. */
+  const fnvFrom = (h: number, s: string) => {
+    for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+    return h >>> 0;
+  };
+
+  /**
+   * 2^stages keys with one FNV-1a hash from the fixed start: at each stage two
+   * blocks found to lead to one state (a birthday search), so every choice
+   * of one block per stage ends in the same state.
+   */
+  function collidingKeys(stages: number): string[] {
+    let keys = ["k/"];
+    let state = fnvFrom(0x811c9dc5, "k/");
+    let seed = 1;
+    const block = () => {
+      let b = "";
+      for (let i = 0; i < 6; i++) {
+        seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+        b += String.fromCharCode(97 + ((seed >>> 16) % 26));
+      }
+      return b;
+    };
+    for (let s = 0; s < stages; s++) {
+      const seen = new Map<number, string>();
+      for (;;) {
+        const b = block();
+        const h = fnvFrom(state, b);
+        const other = seen.get(h);
+        if (other !== undefined && other !== b) {
+          keys = keys.flatMap((k) => [k + other, k + b]);
+          state = h;
+          break;
+        }
+        seen.set(h, b);
+      }
+    }
+    return keys;
+  }
+
+  it("keeps its probes short for thousands of keys that share one hash from a fixed start", () => {
+    const keys = collidingKeys(12);
+    expect(new Set(keys).size).toBe(4096);
+    expect(new Set(keys.map((k) => fnvFrom(0x811c9dc5, k))).size, "the keys collide from the fixed start").toBe(1);
+    const map = new ChangedKeys<number>();
+    for (const [i, k] of keys.entries()) map.set(k, i);
+    expect(map.size).toBe(4096);
+    for (const [i, k] of keys.entries()) expect(map.get(k)).toBe(i);
+    // From a fixed start every insert would walk past all the keys before it (8 million probes in all).
+    expect(map.longestProbe).toBeLessThan(100);
   });
 });

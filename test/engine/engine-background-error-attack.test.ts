@@ -5,7 +5,8 @@
  * stop the engine: commits go on, and the next checkpoint once the store
  * works again covers them.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { inspect } from "node:util";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { Engine, MemoryStore, WriteBatch, type EngineOptions } from "taquba";
 import { failWhen } from "../support/failing-store.js";
 
@@ -36,7 +37,30 @@ const hostile: [string, (calls: { n: number }) => NonNullable<EngineOptions["onB
       throw new Error("the handler itself failed");
     },
   ],
+  [
+    "throws a value that cannot be shown (console.warn throws on it)",
+    (calls) => () => {
+      calls.n++;
+      throw unshowable();
+    },
+  ],
+  [
+    "is async and rejects with a value that cannot be shown",
+    (calls) => async () => {
+      calls.n++;
+      throw unshowable();
+    },
+  ],
 ];
+
+/** An error whose inspection throws: `console.warn` (which inspects it) throws in turn. */
+function unshowable(): object {
+  return {
+    [inspect.custom]() {
+      throw new Error("cannot be inspected");
+    },
+  };
+}
 
 describe("onBackgroundError that fails itself", () => {
   for (const [name, make] of hostile) {
@@ -69,4 +93,37 @@ describe("onBackgroundError that fails itself", () => {
       await reopened.close();
     });
   }
+});
+
+describe("the default onBackgroundError", () => {
+  it("warns of a store failure that cannot be inspected by its text: no throw into the engine, no unhandled rejection", async () => {
+    process.on("unhandledRejection", onUnhandled);
+    const warned: unknown[][] = [];
+    const warn = vi.spyOn(console, "warn").mockImplementation((...args: unknown[]) => {
+      // Inspect as console.warn does, so a value that cannot be shown throws here as it would there.
+      warned.push(args.map((a) => (typeof a === "string" ? a : inspect(a))));
+    });
+    try {
+      const inner = new MemoryStore();
+      let broken = true;
+      const failure = Object.assign(new Error("disk on fire"), unshowable());
+      const store = failWhen(inner, (call, key) => (broken && call === "put" && key.startsWith("seg/") ? failure : undefined));
+      const engine = await Engine.open(store, { checkpointWalObjects: 1, checkpointWalBytes: 0, retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 } });
+      for (let i = 0; i < 6; i++) {
+        await engine.commit(new WriteBatch().put(`k/${i}`, new Uint8Array([i])));
+        await turns(5);
+      }
+      for (let i = 0; i < 200 && warned.length === 0; i++) await turns(1);
+      expect(warned.length, "a warning was written").toBeGreaterThan(0);
+      expect(warned[0]!.join(" ")).toContain("disk on fire");
+      await turns();
+      expect(unhandled).toEqual([]);
+      broken = false;
+      await engine.commit(new WriteBatch().put("k/last", new Uint8Array([9])));
+      await engine.checkpoint();
+      await engine.close();
+    } finally {
+      warn.mockRestore();
+    }
+  });
 });

@@ -6,33 +6,15 @@
  * (not the usual reachability and credentials), leaves no temporary file,
  * keeps every earlier object whole, and succeeds once space is freed.
  */
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { LocalStore, StoreUnavailableError } from "taquba";
+import { removeSmallFileSystem, smallFileSystem } from "../support/small-file-system.js";
 
-/** A fresh directory with a 256 KiB tmpfs mounted on it, or undefined when this process may not mount one. */
-function smallFileSystem(): string | undefined {
-  if (process.platform !== "linux" || process.getuid?.() !== 0) return undefined;
-  const dir = mkdtempSync(join(tmpdir(), "taquba-full-disk-"));
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", dir], { stdio: "ignore" });
-    return dir;
-  } catch {
-    rmdirSync(dir);
-    return undefined;
-  }
-}
+const mounted = smallFileSystem("256k");
 
-const mounted = smallFileSystem();
-
-afterAll(() => {
-  if (mounted === undefined) return;
-  execFileSync("umount", ["-l", mounted], { stdio: "ignore" });
-  rmdirSync(mounted);
-});
+afterAll(() => removeSmallFileSystem(mounted));
 
 /** Every file name under `dir`, walked. */
 function filesUnder(dir: string): string[] {
