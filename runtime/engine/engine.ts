@@ -750,8 +750,17 @@ export class Engine {
       let entries: Iterable<[string, StoredValue | null]> | AsyncIterable<[string, StoredValue | null]> = cut.snapshot
         ? cut.snapshot.entries()
         : await orderChanges(cut.changed!, writer.stopped, stoppedError);
-      // Folding runs beside a compaction: read them back, newest first, under this checkpoint's own changes.
-      if (cut.fold !== undefined) entries = foldRuns(this.#ctx, entries, [...cut.fold.segments].reverse(), writer.stopped);
+      // Folding runs beside a compaction: read them back, newest first, under this checkpoint's own changes
+      // (a paging writer holds their block indexes: no tail read each).
+      const pager = this.#pager;
+      if (cut.fold !== undefined)
+        entries = foldRuns(
+          this.#ctx,
+          entries,
+          [...cut.fold.segments].reverse(),
+          writer.stopped,
+          pager === undefined ? undefined : (seg) => pager.heldIndex(seg),
+        );
       const indexes: [string, readonly SegmentBlockInfo[]][] = [];
       // Runs are numbered when they publish (see `#publish`).
       const written = await writeSegments(writer, entries, 0, this.#pager?.compactionReader(), (name, blocks) => indexes.push([name, blocks]));
