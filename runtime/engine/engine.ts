@@ -137,6 +137,22 @@ interface CheckpointCut {
   owned: string[];
 }
 
+/** What the publish of an incremental checkpoint updates beside a compaction (see `Engine.#besidePublished`). */
+type BesideCut = Pick<CheckpointCut, "besideOf" | "beside" | "fold">;
+
+/** A checkpoint whose manifest put failed but may have landed; see `Engine.#unsure`. */
+interface UnsurePublish extends BesideCut {
+  /** Its manifest's number. */
+  id: number;
+  /** The WAL it would have covered. */
+  cover: CheckpointCut["cover"];
+  compaction: boolean;
+  /** The block indexes of the segments it wrote. */
+  indexes: readonly [string, readonly SegmentBlockInfo[]][];
+  /** Their store keys, kept from garbage collection until the next publish has looked. */
+  segments: readonly string[];
+}
+
 /**
  * The ordered, transactional key-value engine; see the module documentation
  * for its contract. One writer per store: opening fences the previous one.
@@ -227,18 +243,7 @@ export class Engine {
    * covered, whether it was a compaction, and its segments (kept from
    * garbage collection until the next publish has looked).
    */
-  #unsure:
-    | {
-        id: number;
-        cover: { objects: number; bytes: number };
-        compaction: boolean;
-        besideOf: Compacting | undefined;
-        beside: boolean;
-        fold: CheckpointCut["fold"];
-        indexes: readonly [string, readonly SegmentBlockInfo[]][];
-        segments: readonly string[];
-      }
-    | undefined;
+  #unsure: UnsurePublish | undefined;
   #checkpoints = 0;
   #compactions = 0;
   #besideCompaction = 0;
@@ -911,7 +916,7 @@ export class Engine {
    * compaction still writing, that one keeps its run (and not the runs it
    * folded); cut while a compaction held its slot, the run may be folded.
    */
-  #besidePublished(cut: { besideOf: Compacting | undefined; beside: boolean; fold: CheckpointCut["fold"] }, run: number): void {
+  #besidePublished(cut: BesideCut, run: number): void {
     const folded = cut.fold?.runs ?? [];
     if (cut.besideOf !== undefined && cut.besideOf === this.#compacting) {
       for (const r of folded) this.#compacting.runs.delete(r);
