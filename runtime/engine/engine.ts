@@ -71,6 +71,8 @@
  * The flush timer and retry backoff use real timers, not the SDK `Clock`:
  * they pace I/O and never decide anything a test needs to move.
  */
+import { ConstructionGate } from "../internal-construction.js";
+import { checkStoreArg } from "../store/store-check.js";
 import { ClosedError, FencedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 import { describeValue } from "../option-values.js";
 import type { ObjectStore } from "../store/object-store.js";
@@ -101,6 +103,9 @@ export { scanTree, type ScanOptions } from "./scan.js";
 export type { CommitOptions, EngineOptions, EngineStats, PageValuesOptions } from "./engine-options.js";
 
 const RESOLVED = Promise.resolve();
+
+/** `new Engine` is internal: use Engine.open(store, options) (see internal-construction.ts). */
+const ENGINE_GATE = new ConstructionGate("Engine", "use Engine.open(store, options)");
 
 /** A compaction still writing; see `Engine.#compacting`. */
 interface Compacting {
@@ -256,6 +261,7 @@ export class Engine {
   readonly #closedController = new AbortController();
 
   private constructor(store: ObjectStore, opts: ResolvedEngineOptions, r: Recovered) {
+    ENGINE_GATE.check();
     this.store = store;
     this.#ctx = r.ctx;
     this.#opts = opts;
@@ -295,13 +301,14 @@ export class Engine {
    * over, use `EngineReader`.
    */
   static async open(store: ObjectStore, opts: EngineOptions = {}): Promise<Engine> {
+    checkStoreArg("Engine.open's store", store);
     const resolved = resolveEngineOptions(opts);
     const ctx: StoreContext = { store, prefix: resolved.prefix, retry: resolved.retry };
     // Temporary files of writers killed mid-put; failing to remove them costs only disk space.
     await store.removeLeftovers?.(resolved.prefix).catch((err: unknown) => resolved.onBackgroundError(err));
     await probeConditionalCreate(ctx);
     const r = await recoverAsWriter(ctx, resolved.pageValues);
-    const engine = new Engine(store, resolved, r);
+    const engine = ENGINE_GATE.build(() => new Engine(store, resolved, r));
     engine.#maybeCheckpoint();
     return engine;
   }

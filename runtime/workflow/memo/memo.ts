@@ -11,7 +11,8 @@ import { memoEntryKey, runMemoRoot, runReplayRoot, runResultKey, runResultPrefix
 import { decodeOutcomeRecord, encodeOutcomeRecord, type OutcomeRecord } from "../records/records.js";
 import { RUN_OUTCOME_MEMO_KEY } from "../records/reserved.js";
 import { MemoUnavailableError, ReservedKeyError } from "../workflow-errors.js";
-import { checkMemoKey, checkMemoValue, excerpt } from "../limits.js";
+import { checkMemoKey, checkMemoPrefix, checkMemoValue, excerpt } from "../limits.js";
+import { checkStoreArg } from "../../store/store-check.js";
 import { ValidationError } from "../../errors.js";
 import { isStoreFault, retryStore } from "../store-retry.js";
 import { forEachBounded } from "../bounded.js";
@@ -184,6 +185,9 @@ export class MemoStore {
   #outcomes: OutcomeCache;
 
   constructor(store: ObjectStore, memoPrefix: string) {
+    // Checked here, not at the first read or write: a wrong store would otherwise fail inside a step, far from here.
+    checkStoreArg("new MemoStore's store", store);
+    checkMemoPrefix("new MemoStore's memoPrefix", memoPrefix);
     this.store = store;
     this.prefix = memoPrefix;
     this.#outcomes = new OutcomeCache();
