@@ -7,7 +7,17 @@
  * into ten million characters.
  */
 import { TaqubaError, ValidationError } from "../runtime/errors.js";
-import { describeValue, errorText, hasMethods, isInstance, isOptionArray, isOptionObject, readOptionArray, readOptions } from "../runtime/option-values.js";
+import {
+  cutText,
+  describeValue,
+  errorText,
+  hasMethods,
+  isInstance,
+  isOptionArray,
+  isOptionObject,
+  readOptionArray,
+  readOptions,
+} from "../runtime/option-values.js";
 import { isWellFormed } from "../runtime/store/keys.js";
 
 /** Longest spec file path or import path accepted; real ones are far shorter. */
@@ -88,32 +98,100 @@ function rethrow(fn: string, err: unknown): never {
   throw refused;
 }
 
-/** Deepest nesting of a JSON value accepted; a contract is a few levels deep. */
+/** Deepest nesting of a JSON value accepted; a contract or a schema is a few levels deep. */
 const MAX_JSON_DEPTH = 1000;
+/** Most arrays, objects and scalars one JSON value may hold, counting a shared one each time it is met (as JSON.stringify writes it); a spec holds at most as many. */
+const MAX_JSON_NODES = 200_000;
 
 /**
- * Throws unless `v` is a JSON value: NaN, Infinity, a bigint, a symbol, a
- * function or undefined have no JSON form (JSON.stringify would write null
- * or nothing, a silently different hash), and nesting past 1000 levels or a
- * cycle is refused before it exhausts the stack.
+ * A copy of the JSON value `v`, each field read once (what is checked is
+ * what is used); throws a `ValidationError` naming the path of the first
+ * value JSON cannot hold: NaN, Infinity, a bigint, a symbol, a function or
+ * undefined (JSON.stringify would write null or nothing, a silently
+ * different hash or schema), an object that is not a plain one (a Date, a
+ * Map: JSON writes it as something else or as nothing), a cycle, nesting
+ * past 1000 levels, or more than 200,000 values (an object shared by
+ * both fields of its parent, 40 levels deep, is 2^40 values once written
+ * out) are refused before they exhaust the stack or the CPU.
  */
-export function argJson(at: string, v: unknown, depth = 0): void {
-  if (v === null || typeof v === "string" || typeof v === "boolean") return;
+export function argJson(at: string, v: unknown): unknown {
+  return copyJson(at, v, { depth: 0, nodes: 0, open: new Set() });
+}
+
+/** Throws unless `v` is a JSON Schema: a JSON object (see `argJson`); returns the copy. */
+export function argSchema(at: string, v: unknown): object {
+  argObject(at, v, "a JSON Schema object");
+  return argJson(at, v) as object;
+}
+
+interface JsonWalk {
+  depth: number;
+  nodes: number;
+  /** The objects and arrays on the path to the value being read: meeting one again is a cycle. */
+  open: Set<object>;
+}
+
+const shownPath = (at: string) => (at.length > 100 ? `${at.slice(0, 100)}...` : at);
+
+function copyJson(at: string, v: unknown, walk: JsonWalk): unknown {
+  if (++walk.nodes > MAX_JSON_NODES)
+    throw new ValidationError(
+      `${shownPath(at)} is past the ${MAX_JSON_NODES.toLocaleString("en-US")}th value of a JSON value (an object shared by several fields counts each time); a contract or schema is far smaller`,
+    );
+  if (v === null || typeof v === "string" || typeof v === "boolean") return v;
   if (typeof v === "number") {
-    if (Number.isFinite(v)) return;
+    if (Number.isFinite(v)) return v;
     throw new ValidationError(`${at} must be a JSON value, got ${describeValue(v)}`);
   }
   if (typeof v !== "object") throw new ValidationError(`${at} must be a JSON value, got ${describeValue(v)}`);
-  if (depth >= MAX_JSON_DEPTH)
-    throw new ValidationError(
-      `${at.length > 100 ? `${at.slice(0, 100)}...` : at} is nested more than ${MAX_JSON_DEPTH} levels deep (or refers to itself); a contract is a JSON value a few levels deep`,
-    );
-  if (isOptionArray(v)) {
-    const entries = readOptionArray(at, v, "a JSON array", MAX_ENTRIES);
-    for (const [i, e] of entries.entries()) argJson(`${at}[${i}]`, e, depth + 1);
-    return;
+  if (walk.open.has(v)) throw new ValidationError(`${shownPath(at)} refers to an object that contains it (a cycle); a JSON value cannot`);
+  if (walk.depth >= MAX_JSON_DEPTH)
+    throw new ValidationError(`${shownPath(at)} is nested more than ${MAX_JSON_DEPTH} levels deep; a contract or schema is a JSON value a few levels deep`);
+  const array = isOptionArray(v);
+  if (!array && !isPlainObject(v)) throw new ValidationError(`${at} must be a JSON value (a plain object, an array or a scalar), got ${describeShape(v)}`);
+  walk.open.add(v);
+  walk.depth++;
+  try {
+    if (array) return readOptionArray(at, v, "a JSON array", MAX_ENTRIES).map((e, i) => copyJson(`${at}[${i}]`, e, walk));
+    const fields = readOptions(v, ownKeys(at, v), at);
+    const out: Record<string, unknown> = {};
+    for (const [k, e] of Object.entries(fields)) out[k] = copyJson(`${at}.${k}`, e, walk);
+    return out;
+  } finally {
+    walk.depth--;
+    walk.open.delete(v);
   }
-  if (!isOptionObject(v)) throw new ValidationError(`${at} must be a JSON value, got ${describeValue(v)}`);
-  const fields = readOptions(v, Object.keys(v), at);
-  for (const [k, e] of Object.entries(fields)) argJson(`${at}.${k}`, e, depth + 1);
+}
+
+/** Whether `v`'s prototype is Object.prototype or null (a Proxy whose prototype cannot be read is not). */
+function isPlainObject(v: object): boolean {
+  try {
+    const proto = Object.getPrototypeOf(v);
+    return proto === Object.prototype || proto === null;
+  } catch {
+    return false;
+  }
+}
+
+/** What kind of object `v` is, for a message: its constructor's name when it has one. */
+function describeShape(v: object): string {
+  try {
+    const name = (Object.getPrototypeOf(v) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+    if (typeof name === "string" && name !== "") return `an instance of ${cutText(name, 64)}`;
+  } catch {
+    // A Proxy that throws at its prototype: said below.
+  }
+  return describeValue(v);
+}
+
+/** The enumerable own string keys of `v`, at most MAX_ENTRIES; a Proxy that throws when asked is a `ValidationError`. */
+function ownKeys(at: string, v: object): string[] {
+  let keys: string[];
+  try {
+    keys = Object.keys(v);
+  } catch (err) {
+    throw new ValidationError(`reading the fields of ${shownPath(at)} threw: ${errorText(err)}`);
+  }
+  if (keys.length > MAX_ENTRIES) throw new ValidationError(`${shownPath(at)} must be a JSON object of at most ${MAX_ENTRIES} fields, got ${keys.length}`);
+  return keys;
 }

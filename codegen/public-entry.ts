@@ -32,7 +32,7 @@ import type { ValidatorRoot } from "./emit/compile-validators.js";
 import { schemaToType as schemaToTypeRaw } from "./emit/schema-to-type.js";
 import { ValidationError } from "../runtime/errors.js";
 import { describeValue } from "../runtime/option-values.js";
-import { argArray, argInstance, argJson, argMethods, argObject, argPath, argSpecInputs, argText, entryCall } from "./entry-args.js";
+import { argArray, argInstance, argJson, argMethods, argObject, argPath, argSchema, argSpecInputs, argText, entryCall } from "./entry-args.js";
 import {
   analyse as analyseRaw,
   emitPackage as emitPackageRaw,
@@ -47,7 +47,7 @@ const LOCK = "a contract lock (from buildLock or parseLock)";
 const DIAGNOSTIC = "a diagnostic (from loadSpec, validateSpec, analyse or generate)";
 
 const pkgArg = (at: string, v: unknown) => argObject(at, v, PKG) as PackageModel;
-const schemaArg = (at: string, v: unknown) => argObject(at, v, "a JSON Schema object") as JsonSchema;
+const schemaArg = (at: string, v: unknown) => argSchema(at, v) as JsonSchema;
 const cacheArg = (at: string, v: unknown) => argInstance(at, v, GenerationCache, "a GenerationCache or absent", true);
 
 /** Parses one spec file; problems with the spec come back as diagnostics. */
@@ -200,16 +200,14 @@ export function renderLock(lock: ContractLock): string {
 /** JSON with keys in code-unit order, the form contracts are hashed in. */
 export function canonicalJson(value: unknown): string {
   return entryCall("canonicalJson", () => {
-    argJson("canonicalJson's value", value);
-    return canonicalJsonRaw(value);
+    return canonicalJsonRaw(argJson("canonicalJson's value", value));
   });
 }
 
 /** The hash of a contract. */
 export function contractHash(contract: Parameters<typeof contractHashRaw>[0]): string {
   return entryCall("contractHash", () => {
-    argJson("contractHash's contract", contract);
-    return contractHashRaw(contract);
+    return contractHashRaw(argJson("contractHash's contract", contract) as typeof contract);
   });
 }
 

@@ -24,6 +24,7 @@
  * shard's member records, and `results` streams each member as its shard
  * commits its end.
  */
+import { ConstructionGate } from "../internal-construction.js";
 import { ValidationError } from "../errors.js";
 import type { HeaderValues, JobDefinition, JobOutcome } from "../contract/job-definition.js";
 import type { JobGroupSubmitOptions, JobMemberResult } from "../jobs/job-group.js";
@@ -41,6 +42,12 @@ import type { RunOptions, RunOutcome, RunStatus } from "../workflow/runs/run-typ
 import type { AnswerValue, InboxRequest } from "./request-codec.js";
 import { onceRequestId } from "./inbox-layout.js";
 import { checkGroupSize } from "../workflow/limits.js";
+
+/** `new ClientGroup` is internal: use client.group(id) (see internal-construction.ts). */
+export const GROUP_GATE = new ConstructionGate("ClientGroup", "use client.group(id)");
+
+/** `new ClientJobGroup` is internal: use client.jobGroup(id, definition) (see internal-construction.ts). */
+export const JOB_GROUP_GATE = new ConstructionGate("ClientJobGroup", "use client.jobGroup(id, definition)");
 
 /** @internal What a client group needs of its `TaqubaClient`, per shard (one on an unsharded store). */
 export interface GroupPort {
@@ -115,6 +122,7 @@ export class ClientGroup {
 
   /** @internal Use `TaqubaClient.group`. */
   constructor(port: GroupPort, id: string) {
+    GROUP_GATE.check();
     this.#port = port;
     this.id = checkText("a group id", id);
     this.#tag = groupTag(id);
@@ -408,11 +416,12 @@ export class ClientJobGroup<Input, Output, Err, Headers extends HeaderValues> {
 
   /** @internal Use `TaqubaClient.jobGroup`. */
   constructor(port: GroupPort, id: string, definition: JobDefinition<string, Input, Output, Err, Headers>) {
+    JOB_GROUP_GATE.check();
     if (definition === null || typeof definition !== "object" || (definition as { kind?: unknown }).kind !== "job") {
       throw new ValidationError("jobGroup takes a group id and a job definition (defineJob)");
     }
     this.#port = port;
-    this.#group = new ClientGroup(port, id);
+    this.#group = GROUP_GATE.build(() => new ClientGroup(port, id));
     this.#def = definition;
   }
 

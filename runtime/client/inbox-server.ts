@@ -20,6 +20,7 @@
  * requests alone. An object that is not a request this version understands
  * is moved to `dead/` with the reason and never stops the others.
  */
+import { ConstructionGate } from "../internal-construction.js";
 import { ClosedError, FencedError, StoreUnavailableError, TaqubaError } from "../errors.js";
 import { JobRunner } from "../typed/job-runner.js";
 import { SettlementEffects } from "../queue/effects.js";
@@ -117,6 +118,9 @@ const defaultLogger: WorkflowLogger = {
  * The owner's inbox loop; see the module documentation. Start it with
  * {@link serveClients} in the process that opened the queue.
  */
+/** `new ClientInbox` is internal: use serveClients(target, options) (see internal-construction.ts). */
+const INBOX_GATE = new ConstructionGate("ClientInbox", "use serveClients(target, options)");
+
 export class ClientInbox {
   readonly #queue: Queue;
   readonly #target: WorkflowRuntime | JobRunner;
@@ -140,6 +144,7 @@ export class ClientInbox {
 
   /** @internal Use {@link serveClients}. */
   constructor(queue: Queue, target: WorkflowRuntime | JobRunner, opts: ServeClientsOptions, release: () => void) {
+    INBOX_GATE.check();
     this.#release = release;
     this.#queue = queue;
     this.#target = target;
@@ -531,7 +536,7 @@ export function serveClients(queue: Queue, target: WorkflowRuntime | JobRunner, 
   }
   served.add(runtime.queueName);
   servedInboxes.set(queue, served);
-  return new ClientInbox(queue, target, logger === undefined ? opts : { ...opts, logger }, () => served.delete(runtime.queueName));
+  return INBOX_GATE.build(() => new ClientInbox(queue, target, logger === undefined ? opts : { ...opts, logger }, () => served.delete(runtime.queueName)));
 }
 
 /** The subject of a request handled alone: after all before it, before all after it. */

@@ -12,6 +12,7 @@
  * Bad input is refused here, before anything is written, with the same
  * checks and errors as the runtime's.
  */
+import { ConstructionGate } from "../internal-construction.js";
 import { setMaxListeners } from "node:events";
 import { decodeTime } from "ulid";
 import { ClosedError, PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
@@ -62,7 +63,7 @@ import type { ScheduleFire, ScheduleInfo } from "../workflow/schedules/schedule-
 import { BACKFILL_PART_TICKS, type BackfillPart } from "../workflow/schedules/schedules.js";
 import { validateDelay, validateInstant } from "../time-bounds.js";
 import { checkMemoPrefix } from "../workflow/runtime-builder.js";
-import { ClientGroup, ClientJobGroup, type GroupPort } from "./client-group.js";
+import { ClientGroup, ClientJobGroup, GROUP_GATE, JOB_GROUP_GATE, type GroupPort } from "./client-group.js";
 import { mergeGroupPages, mergeRunPages } from "./shard-listing.js";
 import { scanOf } from "../workflow/runs/list-runs.js";
 import { DEFAULT_GROUP_LIMIT } from "../workflow/groups/group-index.js";
@@ -161,6 +162,9 @@ function isRetryable(err: unknown): boolean {
  * const end = await client.wait(runId);
  * await client.close();
  */
+/** `new TaqubaClient` is internal: use TaqubaClient.open(store, options) (see internal-construction.ts). */
+const CLIENT_GATE = new ConstructionGate("TaqubaClient", "use TaqubaClient.open(store, options)");
+
 export class TaqubaClient {
   readonly #store: ObjectStore;
   readonly #root: PrefixedStore;
@@ -187,6 +191,7 @@ export class TaqubaClient {
   #shards: readonly TaqubaClient[] | undefined;
 
   private constructor(store: ObjectStore, opts: TaqubaClientOptions, routerOnly = false) {
+    CLIENT_GATE.check();
     this.#store = store;
     this.#name = opts.name;
     this.#clock = opts.clock;
@@ -227,9 +232,11 @@ export class TaqubaClient {
     if (!hasMethods(s, ["get", "put", "list", "delete"]))
       throw new ValidationError(`TaqubaClient.open takes an ObjectStore (get, put, list, delete) or a store URL, got ${describeValue(store)}`);
     const layout = await readShardLayout(s, opts.name);
-    if (layout === undefined) return new TaqubaClient(s, opts);
-    const router = new TaqubaClient(s, opts, true);
-    router.#shards = Array.from({ length: layout.shards }, (_, i) => new TaqubaClient(s, { ...opts, name: shardStoreName(opts.name, i) }));
+    if (layout === undefined) return CLIENT_GATE.build(() => new TaqubaClient(s, opts));
+    const router = CLIENT_GATE.build(() => new TaqubaClient(s, opts, true));
+    router.#shards = Array.from({ length: layout.shards }, (_, i) =>
+      CLIENT_GATE.build(() => new TaqubaClient(s, { ...opts, name: shardStoreName(opts.name, i) })),
+    );
     return router;
   }
 
@@ -565,7 +572,7 @@ export class TaqubaClient {
    * by the owner of the group's home shard. Naming a group writes nothing.
    */
   group(id: string): ClientGroup {
-    return new ClientGroup(this.#groupPort(), id);
+    return GROUP_GATE.build(() => new ClientGroup(this.#groupPort(), id));
   }
 
   /** The job group `id` of jobs of `definition` (see `ClientJobGroup`); the owners must serve a `JobRunner`. */
@@ -573,7 +580,7 @@ export class TaqubaClient {
     id: string,
     definition: JobDefinition<Name, Input, Output, Err, Headers>,
   ): ClientJobGroup<Input, Output, Err, Headers> {
-    return new ClientJobGroup(this.#groupPort(), id, definition);
+    return JOB_GROUP_GATE.build(() => new ClientJobGroup(this.#groupPort(), id, definition));
   }
 
   #groupPort(): GroupPort {

@@ -10,6 +10,7 @@
  * fails its next write and writes nothing. Everything is timed on the
  * given `Clock`; standbys wake on timers, once per renewal interval.
  */
+import { ConstructionGate } from "../internal-construction.js";
 import { hostname } from "node:os";
 import { SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
 import { FencedError, ValidationError } from "../errors.js";
@@ -180,10 +181,14 @@ export function runOwnerElection(store: ObjectStore, name: string, opts: OwnerEl
   if (typeof name !== "string" || name.length === 0)
     throw new ValidationError(`the store name of an owner election must be a non-empty string, got ${describeValue(name)}`);
   validateObjectKey(`${name}/lease`);
-  return new OwnerElection(store, `${name}/`, readElectionOptions(opts, "OwnerElectionOptions"));
+  const checked = readElectionOptions(opts, "OwnerElectionOptions");
+  return ELECTION_GATE.build(() => new OwnerElection(store, `${name}/`, checked));
 }
 
 /** One process's part in an owner election; see `runOwnerElection`. */
+/** `new OwnerElection` is internal: use runOwnerElection(store, name, options) (see internal-construction.ts). */
+export const ELECTION_GATE = new ConstructionGate("OwnerElection", "use runOwnerElection(store, name, options)");
+
 export class OwnerElection {
   readonly #store: ObjectStore;
   readonly #prefix: string;
@@ -204,6 +209,7 @@ export class OwnerElection {
 
   /** @internal Use `runOwnerElection`. */
   constructor(store: ObjectStore, prefix: string, opts: OwnerElectionOptions, hooks: ElectionHooks = {}) {
+    ELECTION_GATE.check();
     if (typeof opts?.start !== "function") throw new ValidationError("runOwnerElection needs a start function that starts the owner's work");
     const t = electionTimings(opts);
     this.#store = store;

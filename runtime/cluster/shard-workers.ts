@@ -12,6 +12,7 @@
  * handed-back shard at once while below its share and after a grace period
  * otherwise, and hands one shard back per interval while above it.
  */
+import { ConstructionGate } from "../internal-construction.js";
 import { SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
 import { PreconditionFailedError, ValidationError } from "../errors.js";
 import { fullLogger, type FullLogger, type Logger } from "../logger.js";
@@ -25,6 +26,7 @@ import {
   type OwnedWork,
   type OwnerElectionState,
   type OwnerTerm,
+  ELECTION_GATE,
 } from "./owner-election.js";
 
 /**
@@ -104,10 +106,13 @@ export async function runShardWorkers(store: ObjectStore, name: string, given: S
   const opts = readElectionOptions(given, "ShardWorkersOptions");
   const layout = await readShardLayout(store, name);
   if (layout === undefined) throw new ValidationError(`the store "${name}" is not sharded; create it with createShards(store, "${name}", count) first`);
-  return new ShardWorkers(store, name, layout.shards, opts);
+  return SHARDS_GATE.build(() => new ShardWorkers(store, name, layout.shards, opts));
 }
 
 /** This process's part in running a sharded store; see `runShardWorkers`. */
+/** `new ShardWorkers` is internal: use runShardWorkers(store, name, options) (see internal-construction.ts). */
+const SHARDS_GATE = new ConstructionGate("ShardWorkers", "use runShardWorkers(store, name, options)");
+
 export class ShardWorkers {
   readonly #store: ObjectStore;
   readonly #name: string;
@@ -127,6 +132,7 @@ export class ShardWorkers {
 
   /** @internal Use `runShardWorkers`. */
   constructor(store: ObjectStore, name: string, shards: number, opts: ShardWorkersOptions) {
+    SHARDS_GATE.check();
     const t = electionTimings(opts);
     this.#store = store;
     this.#name = name;
@@ -144,18 +150,21 @@ export class ShardWorkers {
     };
     this.#elections = Array.from({ length: shards }, (_, shard) => {
       const storeName = shardStoreName(name, shard);
-      return new OwnerElection(
-        store,
-        `${storeName}/`,
-        {
-          ...t,
-          processId: this.processId,
-          clock: this.#clock,
-          ...(opts.logger === undefined ? {} : { logger: opts.logger }),
-          onChange: (state) => opts.onChange?.(shard, state),
-          start: (term) => opts.start({ shard, storeName, name, shards, term }),
-        },
-        hooks,
+      return ELECTION_GATE.build(
+        () =>
+          new OwnerElection(
+            store,
+            `${storeName}/`,
+            {
+              ...t,
+              processId: this.processId,
+              clock: this.#clock,
+              ...(opts.logger === undefined ? {} : { logger: opts.logger }),
+              onChange: (state) => opts.onChange?.(shard, state),
+              start: (term) => opts.start({ shard, storeName, name, shards, term }),
+            },
+            hooks,
+          ),
       );
     });
     this.#heartbeat = this.#beatLoop();

@@ -10,6 +10,7 @@
  * over from it. A store missing objects that no checkpoint explains fails
  * with `StoreCorruptedError` (see `loadState`).
  */
+import { ConstructionGate } from "../internal-construction.js";
 import { validateEngineOptions } from "./engine-options.js";
 import { readOptions } from "../option-values.js";
 import { ClosedError, StoreUnavailableError } from "../errors.js";
@@ -46,6 +47,9 @@ function sameSegments(a: Manifest, b: Manifest): boolean {
  * console.log(reader.get("a/1"));
  * await reader.refresh(); // picks up what the writer made durable since
  */
+/** `new EngineReader` is internal: use EngineReader.open(store, options) (see internal-construction.ts). */
+const READER_GATE = new ConstructionGate("EngineReader", "use EngineReader.open(store, options)");
+
 export class EngineReader {
   /** The store this reader reads. */
   readonly store: ObjectStore;
@@ -60,6 +64,7 @@ export class EngineReader {
   #queued: Promise<boolean> | undefined;
 
   private constructor(ctx: StoreContext, loaded: Loaded) {
+    READER_GATE.check();
     this.store = ctx.store;
     this.#ctx = ctx;
     this.#state = loaded.tree;
@@ -72,7 +77,8 @@ export class EngineReader {
     // Read once and checked as the writer's are (the prefix, the retry policy's bounds).
     const opts = validateEngineOptions(readOptions(given, ["prefix", "retry"], "EngineReaderOptions") as EngineReaderOptions, "EngineReaderOptions");
     const ctx: StoreContext = { store, prefix: checkPrefix(opts.prefix ?? ""), retry: opts.retry ?? {} };
-    return new EngineReader(ctx, await loadFresh(ctx));
+    const loaded = await loadFresh(ctx);
+    return READER_GATE.build(() => new EngineReader(ctx, loaded));
   }
 
   /** True once `close` was called. */

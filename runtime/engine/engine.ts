@@ -71,6 +71,8 @@
  * The flush timer and retry backoff use real timers, not the SDK `Clock`:
  * they pace I/O and never decide anything a test needs to move.
  */
+import { ConstructionGate } from "../internal-construction.js";
+import { checkStoreArg } from "../store/store-check.js";
 import { ClosedError, FencedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 import { describeValue } from "../option-values.js";
 import type { ObjectStore } from "../store/object-store.js";
@@ -101,6 +103,9 @@ export { scanTree, type ScanOptions } from "./scan.js";
 export type { CommitOptions, EngineOptions, EngineStats, PageValuesOptions } from "./engine-options.js";
 
 const RESOLVED = Promise.resolve();
+
+/** `new Engine` is internal: use Engine.open(store, options) (see internal-construction.ts). */
+const ENGINE_GATE = new ConstructionGate("Engine", "use Engine.open(store, options)");
 
 /** A compaction still writing; see `Engine.#compacting`. */
 interface Compacting {
@@ -135,6 +140,22 @@ interface CheckpointCut {
   snapshot: StateSnapshot | undefined;
   /** Store keys of the segments it took numbers for. */
   owned: string[];
+}
+
+/** What the publish of an incremental checkpoint updates beside a compaction (see `Engine.#besidePublished`). */
+type BesideCut = Pick<CheckpointCut, "besideOf" | "beside" | "fold">;
+
+/** A checkpoint whose manifest put failed but may have landed; see `Engine.#unsure`. */
+interface UnsurePublish extends BesideCut {
+  /** Its manifest's number. */
+  id: number;
+  /** The WAL it would have covered. */
+  cover: CheckpointCut["cover"];
+  compaction: boolean;
+  /** The block indexes of the segments it wrote. */
+  indexes: readonly [string, readonly SegmentBlockInfo[]][];
+  /** Their store keys, kept from garbage collection until the next publish has looked. */
+  segments: readonly string[];
 }
 
 /**
@@ -227,18 +248,7 @@ export class Engine {
    * covered, whether it was a compaction, and its segments (kept from
    * garbage collection until the next publish has looked).
    */
-  #unsure:
-    | {
-        id: number;
-        cover: { objects: number; bytes: number };
-        compaction: boolean;
-        besideOf: Compacting | undefined;
-        beside: boolean;
-        fold: CheckpointCut["fold"];
-        indexes: readonly [string, readonly SegmentBlockInfo[]][];
-        segments: readonly string[];
-      }
-    | undefined;
+  #unsure: UnsurePublish | undefined;
   #checkpoints = 0;
   #compactions = 0;
   #besideCompaction = 0;
@@ -251,6 +261,7 @@ export class Engine {
   readonly #closedController = new AbortController();
 
   private constructor(store: ObjectStore, opts: ResolvedEngineOptions, r: Recovered) {
+    ENGINE_GATE.check();
     this.store = store;
     this.#ctx = r.ctx;
     this.#opts = opts;
@@ -290,13 +301,14 @@ export class Engine {
    * over, use `EngineReader`.
    */
   static async open(store: ObjectStore, opts: EngineOptions = {}): Promise<Engine> {
+    checkStoreArg("Engine.open's store", store);
     const resolved = resolveEngineOptions(opts);
     const ctx: StoreContext = { store, prefix: resolved.prefix, retry: resolved.retry };
     // Temporary files of writers killed mid-put; failing to remove them costs only disk space.
     await store.removeLeftovers?.(resolved.prefix).catch((err: unknown) => resolved.onBackgroundError(err));
     await probeConditionalCreate(ctx);
     const r = await recoverAsWriter(ctx, resolved.pageValues);
-    const engine = new Engine(store, resolved, r);
+    const engine = ENGINE_GATE.build(() => new Engine(store, resolved, r));
     engine.#maybeCheckpoint();
     return engine;
   }
@@ -750,8 +762,17 @@ export class Engine {
       let entries: Iterable<[string, StoredValue | null]> | AsyncIterable<[string, StoredValue | null]> = cut.snapshot
         ? cut.snapshot.entries()
         : await orderChanges(cut.changed!, writer.stopped, stoppedError);
-      // Folding runs beside a compaction: read them back, newest first, under this checkpoint's own changes.
-      if (cut.fold !== undefined) entries = foldRuns(this.#ctx, entries, [...cut.fold.segments].reverse(), writer.stopped);
+      // Folding runs beside a compaction: read them back, newest first, under this checkpoint's own changes
+      // (a paging writer holds their block indexes: no tail read each).
+      const pager = this.#pager;
+      if (cut.fold !== undefined)
+        entries = foldRuns(
+          this.#ctx,
+          entries,
+          [...cut.fold.segments].reverse(),
+          writer.stopped,
+          pager === undefined ? undefined : (seg) => pager.heldIndex(seg),
+        );
       const indexes: [string, readonly SegmentBlockInfo[]][] = [];
       // Runs are numbered when they publish (see `#publish`).
       const written = await writeSegments(writer, entries, 0, this.#pager?.compactionReader(), (name, blocks) => indexes.push([name, blocks]));
@@ -902,7 +923,7 @@ export class Engine {
    * compaction still writing, that one keeps its run (and not the runs it
    * folded); cut while a compaction held its slot, the run may be folded.
    */
-  #besidePublished(cut: { besideOf: Compacting | undefined; beside: boolean; fold: CheckpointCut["fold"] }, run: number): void {
+  #besidePublished(cut: BesideCut, run: number): void {
     const folded = cut.fold?.runs ?? [];
     if (cut.besideOf !== undefined && cut.besideOf === this.#compacting) {
       for (const r of folded) this.#compacting.runs.delete(r);

@@ -7,7 +7,9 @@
  * The runs folded in are read back from the store in key order, one window
  * of blocks per run at a time, and merged with the checkpoint's own
  * changes: for a key in several inputs the newest wins, tombstones stay
- * (older runs below may hold the key).
+ * (older runs below may hold the key). A segment's block index comes from
+ * the caller when it holds it (a paging writer holds every one), else from
+ * the segment's tail.
  */
 import { ClosedError, StoreCorruptedError } from "../errors.js";
 import { compareKeys } from "../store/keys.js";
@@ -25,11 +27,15 @@ const TAIL_GUESS = 64 * 1024;
 
 type Entry = [string, Uint8Array | PackedValue | null];
 
+/** The block index of a segment when the caller holds it (undefined: read it from the segment's tail). */
+export type HeldIndex = (seg: SegmentRef) => readonly SegmentBlockInfo[] | undefined;
+
 /** The entries of one stored run in key order, read by windows of blocks. */
 class RunReader {
   readonly #ctx: StoreContext;
   readonly #segments: readonly SegmentRef[];
   readonly #stopped: () => boolean;
+  readonly #held: HeldIndex | undefined;
   #seg = -1;
   #blocks: readonly SegmentBlockInfo[] = [];
   #block = 0;
@@ -37,10 +43,11 @@ class RunReader {
   #values: (Uint8Array | null)[] = [];
   #at = 0;
 
-  constructor(ctx: StoreContext, segments: readonly SegmentRef[], stopped: () => boolean) {
+  constructor(ctx: StoreContext, segments: readonly SegmentRef[], stopped: () => boolean, held: HeldIndex | undefined) {
     this.#ctx = ctx;
     this.#segments = segments;
     this.#stopped = stopped;
+    this.#held = held;
   }
 
   /** The current entry, or undefined once the run is read. */
@@ -76,6 +83,8 @@ class RunReader {
   }
 
   async #index(seg: SegmentRef): Promise<readonly SegmentBlockInfo[]> {
+    const held = this.#held?.(seg);
+    if (held !== undefined) return held;
     const key = this.#ctx.prefix + seg.name;
     const tail = await readSegmentTail(this.#ctx, seg, TAIL_GUESS, (offset, length) => readSegmentRange(this.#ctx, seg, offset, length));
     if (tail === null) throw new StoreCorruptedError(key, "it is missing, but the writer's own manifest lists it");
@@ -106,14 +115,17 @@ class RunReader {
  * The entries of `changes` (ascending keys, the newest input) merged with
  * the stored `runs` (each a run's segments in key order, newest run first):
  * per key the value of the newest input that holds it, tombstones included.
+ * `held` gives the block indexes the caller holds, which saves each of
+ * those segments its tail read.
  */
 export async function* foldRuns(
   ctx: StoreContext,
   changes: Iterable<Entry>,
   runs: readonly (readonly SegmentRef[])[],
   stopped: () => boolean,
+  held?: HeldIndex,
 ): AsyncGenerator<Entry> {
-  const readers = runs.map((segs) => new RunReader(ctx, segs, stopped));
+  const readers = runs.map((segs) => new RunReader(ctx, segs, stopped, held));
   for (const r of readers) await r.advance();
   const own = changes[Symbol.iterator]();
   let mine = own.next();

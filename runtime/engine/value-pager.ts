@@ -134,6 +134,11 @@ export class ValuePager {
     this.#indexes.set(segmentName, blocks);
   }
 
+  /** The block index of `seg` this writer holds, if any (a fold reads it instead of the segment's tail). */
+  heldIndex(seg: SegmentRef): readonly SegmentBlockInfo[] | undefined {
+    return this.#indexes.get(seg.name);
+  }
+
   /**
    * `manifest` is a compaction's, published: it lists one run, which holds
    * every key live at its cut. Forgets every other run, and from now on

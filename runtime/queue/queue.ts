@@ -9,6 +9,7 @@
  * operations live in `enqueue-ops`, `claim-settle`, `cancel-wake`,
  * `kv-ops` and `completion`; this class is their public face.
  */
+import { ConstructionGate } from "../internal-construction.js";
 import { copyBytes } from "../bytes.js";
 import { seedRateWindows } from "./rate-records.js";
 import { readShardPlacement, type ShardPlacement } from "./shard-layout.js";
@@ -122,6 +123,9 @@ export const DEFAULT_PAYLOAD_OFFLOAD_BYTES = 256 * 1024;
  * const job = await queue.claim("emails");
  * if (job) await queue.ack(job);
  */
+/** `new Queue` is internal: use Queue.open(store, name, options) (see internal-construction.ts). */
+const QUEUE_GATE = new ConstructionGate("Queue", "use Queue.open(store, name, options)");
+
 export class Queue {
   /** The clock every timestamp and timer of this queue uses. */
   readonly clock: TimedClock;
@@ -133,6 +137,7 @@ export class Queue {
   readonly #shard: ShardPlacement | undefined;
 
   private constructor(core: QueueCore, recovery: RecoveryReport, shard: ShardPlacement | undefined) {
+    QUEUE_GATE.check();
     this.#core = core;
     this.#shard = shard;
     this.clock = core.clock;
@@ -202,7 +207,7 @@ export class Queue {
       throw err;
     }
     core.loop.start();
-    const queue = new Queue(core, recovery, shard);
+    const queue = QUEUE_GATE.build(() => new Queue(core, recovery, shard));
     registerQueueGauges(core); // once the open can no longer fail, so a failed open leaves no source behind
     queue.sweepOrphanPayloads().catch((err) => {
       if (!core.isClosed) core.host.onError(err);

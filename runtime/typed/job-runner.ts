@@ -17,9 +17,10 @@
  * `job-step-runner.ts`), so `JobHandle.fetchResult` after a restart reads
  * exactly what the termination committed.
  */
+import { ConstructionGate } from "../internal-construction.js";
 import { timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ClosedError, ValidationError } from "../errors.js";
-import { describeValue, hasMethods, readOptions } from "../option-values.js";
+import { describeValue, hasMethods, isInstance, readOptions } from "../option-values.js";
 import { SettlementEffects } from "../queue/effects.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { runEventsFor } from "../workflow/runtime-core.js";
@@ -106,6 +107,19 @@ export interface PreparedJob {
  * const messageId = await handle.output();
  * await worker.shutdown();
  */
+/** The arguments of `JobRunner.over`, checked before any is used: a wrong one is a `ValidationError` naming it. */
+function checkOverArgs(queue: unknown, runtime: unknown, dispatcher: unknown): void {
+  const problems: string[] = [];
+  if (!hasMethods(queue, ["claimBatch", "ack", "kvGet"])) problems.push(`queue must be the runtime's Queue (from Queue.open), got ${describeValue(queue)}`);
+  if (!isInstance(runtime, WorkflowRuntime)) problems.push(`runtime must be a WorkflowRuntime (from WorkflowRuntime.builder), got ${describeValue(runtime)}`);
+  if (!hasMethods(dispatcher, ["attachJobs", "runStep"]))
+    problems.push(`dispatcher must be the runtime's WorkflowDispatcher (from WorkflowDispatcher.builder().build()), got ${describeValue(dispatcher)}`);
+  if (problems.length > 0) throw new ValidationError("JobRunner.over was given arguments it cannot use", problems);
+}
+
+/** `new JobRunner` is internal: use JobRunner.builder(queue, store) or JobRunner.over(queue, runtime, dispatcher) (see internal-construction.ts). */
+const RUNNER_GATE = new ConstructionGate("JobRunner", "use JobRunner.builder(queue, store) or JobRunner.over(queue, runtime, dispatcher)");
+
 export class JobRunner implements JobHost, WorkflowHost {
   readonly #queue: WorkflowQueue;
   readonly #runtime: WorkflowRuntime;
@@ -144,11 +158,13 @@ export class JobRunner implements JobHost, WorkflowHost {
    * const runner = JobRunner.over(queue, runtime, dispatcher);
    */
   static over(queue: WorkflowQueue, runtime: WorkflowRuntime, dispatcher: WorkflowDispatcher, options: JobRunnerOptions = {}): JobRunner {
-    return new JobRunner(queue, runtime, dispatcher, options);
+    checkOverArgs(queue, runtime, dispatcher);
+    return RUNNER_GATE.build(() => new JobRunner(queue, runtime, dispatcher, options));
   }
 
   /** @internal Use `JobRunner.builder` or `JobRunner.over`. */
   constructor(queue: WorkflowQueue, runtime: WorkflowRuntime, dispatcher: WorkflowDispatcher, given: JobRunnerOptions) {
+    RUNNER_GATE.check();
     // Each field read once (see readOptions): what is checked is what runs.
     const options = readOptions(given, JOB_RUNNER_KEYS, "JobRunnerOptions") as JobRunnerOptions;
     if (options.clock !== undefined && !hasMethods(options.clock, ["now"]))

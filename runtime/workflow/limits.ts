@@ -9,6 +9,7 @@ import { ValidationError } from "../errors.js";
 import { describeValue } from "../option-values.js";
 import { MAX_HEADER_NAME_BYTES, validateHeaders, type HeaderLimits } from "../queue/headers.js";
 import { isWellFormed, MAX_KV_VALUE_SIZE } from "../queue/names.js";
+import { MAX_OBJECT_KEY_BYTES, validateObjectKey } from "../store/keys.js";
 
 /** Most user headers of a run (step jobs add a few of the runtime's own). */
 export const MAX_RUN_HEADERS = 64;
@@ -125,6 +126,30 @@ export function checkGroupSize(groupId: string, existing: readonly { input: Uint
   if (bytes > MAX_GROUP_INPUT_BYTES) {
     throw new ValidationError(
       `the member inputs of run group ${excerpt(groupId)} would take ${bytes} bytes; a group holds at most ${MAX_GROUP_INPUT_BYTES} bytes of inputs, so pass references (object keys) as inputs or split the group`,
+    );
+  }
+}
+
+/** Longest memo prefix: the runtime's object keys under it add up to 256 bytes (a replay record's, with a 128-character run id). */
+export const MAX_MEMO_PREFIX_BYTES = MAX_OBJECT_KEY_BYTES - 256;
+
+/**
+ * Checks a memo prefix (the builder's, or a client's copy of the owner's):
+ * every memo, replay and result record key starts with it, so one that
+ * cannot start an object key would fail them all later. `what` names it in
+ * the message.
+ */
+export function checkMemoPrefix(what: string, prefix: unknown): asserts prefix is string {
+  if (typeof prefix !== "string" || prefix.length === 0 || prefix.endsWith("/"))
+    throw new ValidationError(`${what} must be a non-empty prefix without a trailing '/', got ${describeValue(prefix)}`);
+  try {
+    validateObjectKey(`${prefix}/x`);
+  } catch (err) {
+    throw new ValidationError(`${what} ${JSON.stringify(prefix)} cannot start object keys`, err instanceof ValidationError ? err.issues : [String(err)]);
+  }
+  if (Buffer.byteLength(prefix) > MAX_MEMO_PREFIX_BYTES) {
+    throw new ValidationError(
+      `${what} must be at most ${MAX_MEMO_PREFIX_BYTES} bytes (the keys under it add up to 256 of the store's ${MAX_OBJECT_KEY_BYTES}), got ${Buffer.byteLength(prefix)}`,
     );
   }
 }

@@ -5,7 +5,6 @@
 import { validateDelay } from "../time-bounds.js";
 import { timedClock, type Clock } from "../clock.js";
 import { describeValue, hasMethods } from "../option-values.js";
-import { MAX_OBJECT_KEY_BYTES, validateObjectKey } from "../store/keys.js";
 import { ValidationError } from "../errors.js";
 import { validateQueueName } from "../queue/names.js";
 import type { ObjectStore } from "../store/object-store.js";
@@ -13,7 +12,7 @@ import type { StepRunner } from "./steps/delivery.js";
 import type { WorkflowQueue } from "./queue-port.js";
 import { type FullLogger, fullLogger, type Logger, readLogger } from "../logger.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
-import { WorkflowRuntime } from "./workflow-runtime.js";
+import { RUNTIME_GATE, WorkflowRuntime } from "./workflow-runtime.js";
 import { DEFAULT_STEP_QUEUE } from "./runs/workflow-view.js";
 import { DEFAULT_SCHEDULE_INPUT_TIMEOUT_MS } from "./schedules/schedules.js";
 import { checkParentClose, type ParentClosePolicy } from "./records/records.js";
@@ -39,29 +38,9 @@ function positiveInt(name: string, n: number): number {
   return n;
 }
 
-/** Longest memo prefix: the runtime's object keys under it add up to 256 bytes (a replay record's, with a 128-character run id). */
-export const MAX_MEMO_PREFIX_BYTES = MAX_OBJECT_KEY_BYTES - 256;
+import { checkMemoPrefix } from "./limits.js";
 
-/**
- * Checks a memo prefix (the builder's, or a client's copy of the owner's):
- * every memo, replay and result record key starts with it, so one that
- * cannot start an object key would fail them all later. `what` names it in
- * the message.
- */
-export function checkMemoPrefix(what: string, prefix: unknown): asserts prefix is string {
-  if (typeof prefix !== "string" || prefix.length === 0 || prefix.endsWith("/"))
-    throw new ValidationError(`${what} must be a non-empty prefix without a trailing '/', got ${describeValue(prefix)}`);
-  try {
-    validateObjectKey(`${prefix}/x`);
-  } catch (err) {
-    throw new ValidationError(`${what} ${JSON.stringify(prefix)} cannot start object keys`, err instanceof ValidationError ? err.issues : [String(err)]);
-  }
-  if (Buffer.byteLength(prefix) > MAX_MEMO_PREFIX_BYTES) {
-    throw new ValidationError(
-      `${what} must be at most ${MAX_MEMO_PREFIX_BYTES} bytes (the keys under it add up to 256 of the store's ${MAX_OBJECT_KEY_BYTES}), got ${Buffer.byteLength(prefix)}`,
-    );
-  }
-}
+export { checkMemoPrefix, MAX_MEMO_PREFIX_BYTES } from "./limits.js";
 
 /**
  * The parts a runtime is built over, checked by `build()`: a missing one
@@ -228,6 +207,6 @@ export class WorkflowRuntimeBuilder {
       }
       queue.defineFlowRules(this.#s.queueName, rules);
     }
-    return new WorkflowRuntime(this.#deps, { ...this.#s });
+    return RUNTIME_GATE.build(() => new WorkflowRuntime(this.#deps, { ...this.#s }));
   }
 }

@@ -8,6 +8,7 @@
  * `kv-keys`). The runtime object itself holds only configuration and
  * in-process wake-ups.
  */
+import { ConstructionGate } from "../internal-construction.js";
 import { cancellableWait, type CancellableWait, timedClock } from "../clock.js";
 import type { ObjectStore } from "../store/object-store.js";
 import type { AppliedMark } from "./records/applied-mark.js";
@@ -44,7 +45,7 @@ import type { RunGroup } from "./groups/run-group.js";
 import { RunGroups } from "./groups/run-groups.js";
 import { closeTimeout, repeatEvery, spawnWorker, stopOn, WorkerSet, type CloseOptions, type RunnerHandle, type Shutdown } from "./worker-lifecycle.js";
 import { ClosedError } from "../errors.js";
-import { Schedules } from "./schedules/schedules.js";
+import { SCHEDULES_GATE, Schedules } from "./schedules/schedules.js";
 
 export type { CloseOptions, RunnerHandle, Shutdown } from "./worker-lifecycle.js";
 
@@ -57,6 +58,9 @@ export const NO_WORKER_WARNING_MS = 10_000;
 
 /** The abort reason that ends one round of a wait's timers; never seen by callers. */
 const WAIT_ROUND_OVER = new Error("wait round over");
+
+/** `new WorkflowRuntime` is internal: use WorkflowRuntime.builder(queue, store, runner, hook).build() (see internal-construction.ts). */
+export const RUNTIME_GATE = new ConstructionGate("WorkflowRuntime", "use WorkflowRuntime.builder(queue, store, runner, hook).build()");
 
 /** @internal See `WorkflowRuntime.marked`. */
 export interface MarkedCommands {
@@ -96,6 +100,7 @@ export class WorkflowRuntime {
 
   /** @internal Use the builder. */
   constructor(deps: { queue: WorkflowQueue; store: ObjectStore; runner: StepRunner; hook: TerminalHook }, s: BuilderState) {
+    RUNTIME_GATE.check();
     const memos = new MemoStore(deps.store, s.memoPrefix ?? `${s.queueName}-memo`);
     const events = runEventsFor(deps.queue);
     let sweeper: MemoSweeper | undefined;
@@ -155,16 +160,19 @@ export class WorkflowRuntime {
       cancel: (runId) => this.cancel(runId),
     });
     const view = this.#view;
-    this.#schedules = new Schedules({
-      core: this.#core,
-      submit: (spec, effects) => submitRun(this.#core, spec, undefined, undefined, undefined, effects),
-      isActive: async (runId) => {
-        const st = await view.status(runId);
-        return st !== null && st.state !== "terminated";
-      },
-      isKnown: async (runId) => (await view.status(runId)) !== null,
-      inputTimeoutMs: s.scheduleInputTimeoutMs,
-    });
+    this.#schedules = SCHEDULES_GATE.build(
+      () =>
+        new Schedules({
+          core: this.#core,
+          submit: (spec, effects) => submitRun(this.#core, spec, undefined, undefined, undefined, effects),
+          isActive: async (runId) => {
+            const st = await view.status(runId);
+            return st !== null && st.state !== "terminated";
+          },
+          isKnown: async (runId) => (await view.status(runId)) !== null,
+          inputTimeoutMs: s.scheduleInputTimeoutMs,
+        }),
+    );
   }
 
   /**

@@ -9,14 +9,9 @@ import { describe, expect, it } from "vitest";
 import { MemoryStore, MockClock, type ObjectStore } from "taquba";
 import { runOwnerElection, type OwnerElection } from "../../runtime/cluster/owner-election.js";
 import { decodeLeaseRecord, leaseKey, parseLeaseKey } from "../../runtime/cluster/lease-chain.js";
+import { LEASE, RENEW, settle } from "../support/owner-election.js";
 
 const quiet = { error: () => undefined, warn: () => undefined, info: () => undefined };
-const LEASE = 3_000;
-const RENEW = 1_000;
-
-async function settle(): Promise<void> {
-  for (let i = 0; i < 20; i++) await new Promise<void>((r) => setImmediate(r));
-}
 
 /** A store that refuses listings past `max` (so a process listing in a loop fails instead of spinning for ever). */
 class ListingBudget implements ObjectStore {

@@ -12,14 +12,9 @@ import { describe, expect, it } from "vitest";
 import { FencedError, MemoryStore, MockClock, type ObjectStore, type PutOptions } from "taquba";
 import { runOwnerElection, type OwnerElection, type OwnerTerm } from "../../runtime/cluster/owner-election.js";
 import { leaseKey } from "../../runtime/cluster/lease-chain.js";
+import { LEASE, RENEW, settle } from "../support/owner-election.js";
 
 const quiet = { error: () => undefined, warn: () => undefined };
-const LEASE = 3_000;
-const RENEW = 1_000;
-
-async function settle(): Promise<void> {
-  for (let i = 0; i < 20; i++) await new Promise<void>((r) => setImmediate(r));
-}
 
 /**
  * One process that can be stopped: its clock reads the wall clock, its
@@ -128,20 +123,30 @@ async function holders(store: ObjectStore): Promise<Array<{ n: number; holder: s
   return out;
 }
 
+/**
+ * The scenario of every case: process `a`, which can be stopped, claims the lease and renews it for ten
+ * renewal intervals (past its first lease duration, which has checks of its own); then process `b`, never
+ * stopped, starts beside it. `current` is the number of a's newest lease object when b starts.
+ */
+async function ownerRenewedThenStandby() {
+  const wall = new MockClock();
+  const inner = new MemoryStore();
+  const a = new StoppableProcess(wall, inner);
+  const aTerms: OwnerTerm[] = [];
+  const ea = elect(a.store, a.clock, "a", aTerms);
+  await settle();
+  await advance(wall, 10 * RENEW, [a]);
+  const ownedBeforeB = ea.state;
+  const current = Math.max(...(await holders(inner)).map((h) => h.n));
+  const bTerms: OwnerTerm[] = [];
+  const eb = elect(inner, wall, "b", bTerms);
+  return { wall, inner, a, aTerms, ea, ownedBeforeB, current, bTerms, eb };
+}
+
 describe("owner election: an owner stopped in the middle of a renewal", () => {
   it("that read its lease object before the stop sends no renewal after it resumes past its lease", async () => {
-    const wall = new MockClock();
-    const inner = new MemoryStore();
-    const a = new StoppableProcess(wall, inner);
-    const aTerms: OwnerTerm[] = [];
-    const ea = elect(a.store, a.clock, "a", aTerms);
-    await settle();
-    // a renews for longer than its first lease duration (which has checks of its own).
-    await advance(wall, 10 * RENEW, [a]);
-    expect(ea.state).toBe("owner");
-    const current = Math.max(...(await holders(inner)).map((h) => h.n));
-    const bTerms: OwnerTerm[] = [];
-    const eb = elect(inner, wall, "b", bTerms);
+    const { wall, inner, a, ea, ownedBeforeB, current, eb } = await ownerRenewedThenStandby();
+    expect(ownedBeforeB).toBe("owner");
     await settle();
     // a is stopped while its next renewal's read of its newest object is answered.
     a.stopAt = { when: "after", op: "get", key: leaseKey("app/", current) };
@@ -165,17 +170,8 @@ describe("owner election: an owner stopped in the middle of a renewal", () => {
   });
 
   it("whose renewal lands late in a slot the new owner deleted does not count it: its work's writes are refused at once", async () => {
-    const wall = new MockClock();
-    const inner = new MemoryStore();
-    const a = new StoppableProcess(wall, inner);
-    const aTerms: OwnerTerm[] = [];
-    const ea = elect(a.store, a.clock, "a", aTerms);
-    await settle();
-    await advance(wall, 10 * RENEW, [a]);
+    const { wall, inner, a, aTerms, ea, current, bTerms, eb } = await ownerRenewedThenStandby();
     const guarded = aTerms[0]!.guard(a.store);
-    const current = Math.max(...(await holders(inner)).map((h) => h.n));
-    const bTerms: OwnerTerm[] = [];
-    const eb = elect(inner, wall, "b", bTerms);
     // b sees a's newest object early in a's renewal interval.
     await advance(wall, RENEW / 2, [a]);
     // a is not run for most of its lease (a loaded machine): its next renewal is sent just before its deadline...

@@ -9,15 +9,9 @@ import { FencedError, MemoryStore, MockClock, Queue, ValidationError, withCounti
 import { runOwnerElection, type OwnerElection, type OwnerElectionOptions } from "../../runtime/cluster/owner-election.js";
 import { encodeLeaseRecord, leaseKey } from "../../runtime/cluster/lease-chain.js";
 import { until } from "../support/until.js";
+import { LEASE, RENEW, settle } from "../support/owner-election.js";
 
 const quiet = { error: () => undefined };
-const LEASE = 3_000;
-const RENEW = 1_000;
-
-/** Lets promise chains and store calls run to completion without moving the clock. */
-async function settle(): Promise<void> {
-  for (let i = 0; i < 20; i++) await new Promise<void>((r) => setImmediate(r));
-}
 
 /** A store whose every call waits while `paused`, as a process stopped by SIGSTOP would. */
 class PausableStore implements ObjectStore {
@@ -89,12 +83,18 @@ async function advanceUntil(clock: MockClock, cond: () => boolean, maxMs: number
   return clock.now() - from;
 }
 
+/** The scenario most cases start from: process "a" on a fresh MemoryStore and MockClock, settled (it claimed lease 0). */
+async function firstOwner(): Promise<{ store: MemoryStore; clock: MockClock; a: Node }> {
+  const store = new MemoryStore();
+  const clock = new MockClock();
+  const a = node(store, clock, "a");
+  await settle();
+  return { store, clock, a };
+}
+
 describe("owner election", () => {
   it("the first process claims lease 0, starts its work and renews, keeping two lease objects", async () => {
-    const store = new MemoryStore();
-    const clock = new MockClock();
-    const a = node(store, clock, "a");
-    await settle();
+    const { store, clock, a } = await firstOwner();
     expect(a.election.state).toBe("owner");
     expect(a.log).toEqual(["start 0"]);
     expect(await leaseKeys(store)).toEqual([leaseKey("app/", 0)]);
@@ -112,10 +112,7 @@ describe("owner election", () => {
   });
 
   it("a standby stays a standby while the owner renews, and takes over within one renewal interval of a graceful stop", async () => {
-    const store = new MemoryStore();
-    const clock = new MockClock();
-    const a = node(store, clock, "a");
-    await settle();
+    const { store, clock, a } = await firstOwner();
     const b = node(store, clock, "b");
     for (let i = 0; i < 20; i++) {
       clock.advance(RENEW / 2);
@@ -210,10 +207,7 @@ describe("owner election", () => {
   it("a standby's look costs two GETs and no listing, whether it finds a renewal or nothing new", async () => {
     // b looks four times per renewal of a's: three of its looks find nothing new. Each reads the next
     // number and, when that is missing, the object it saw last (still there: nothing was deleted past it).
-    const inner = new MemoryStore();
-    const clock = new MockClock();
-    const a = node(inner, clock, "a");
-    await settle();
+    const { store: inner, clock, a } = await firstOwner();
     clock.advance(100);
     await settle();
     const bStore = withCounting(inner);
@@ -481,10 +475,7 @@ describe("owner election", () => {
   });
 
   it("a renewal that finds the next lease object taken ends the term", async () => {
-    const store = new MemoryStore();
-    const clock = new MockClock();
-    const a = node(store, clock, "a");
-    await settle();
+    const { store, clock, a } = await firstOwner();
     await store.put(leaseKey("app/", 1), new TextEncoder().encode("not a lease"), { ifNoneMatch: "*" });
     clock.advance(RENEW);
     await settle();

@@ -142,6 +142,125 @@ describe("taquba/codegen functions given hostile arguments", () => {
   });
 });
 
+/** A schema `{ anyOf: [x, x] }` nested `levels` deep over one shared `x`: small in memory, 2^levels values once written out. */
+function sharedBothWays(levels: number): Record<string, unknown> {
+  let x: Record<string, unknown> = { type: "string" };
+  for (let i = 0; i < levels; i++) x = { anyOf: [x, x] };
+  return x;
+}
+
+function nested(levels: number): Record<string, unknown> {
+  let x: Record<string, unknown> = { type: "string" };
+  for (let i = 0; i < levels; i++) x = { type: "array", items: x };
+  return x;
+}
+
+const cyclic: Record<string, unknown> = { type: "object", properties: {} };
+(cyclic.properties as Record<string, unknown>).self = cyclic;
+const throwing = Object.defineProperty({ type: "string" }, "title", {
+  enumerable: true,
+  get() {
+    throw new Error("a getter that throws");
+  },
+});
+
+/**
+ * Schemas that are objects at the top but not JSON deeper, for the three functions that take one: each is
+ * refused at the top with a ValidationError naming the path of what is wrong (not wrapped as a failure
+ * from inside, nor silently dropped or written as null), at once.
+ */
+const HOSTILE_SCHEMAS: [string, unknown, RegExp][] = [
+  ["a function in a field", { type: "object", properties: { a: () => {} } }, /^S\.properties\.a must be a JSON value, got a function$/],
+  ["a function as the type", { type: () => "string" }, /^S\.type must be a JSON value, got a function$/],
+  ["a bigint bound", { type: "integer", minimum: 5n }, /^S\.minimum must be a JSON value, got 5n \(a bigint\)$/],
+  ["a NaN bound", { type: "number", maximum: Number.NaN }, /^S\.maximum must be a JSON value, got NaN$/],
+  ["a symbol in an enum", { enum: ["a", Symbol("s")] }, /^S\.enum\[1\] must be a JSON value, got a symbol$/],
+  ["undefined in an enum", { type: "string", enum: [undefined] }, /^S\.enum\[0\] must be a JSON value, got undefined$/],
+  // biome-ignore lint/suspicious/noSparseArray: the hole is the point.
+  ["a hole in an enum", { type: "string", enum: [, "a"] }, /^S\.enum\[0\] must be a JSON value, got undefined$/],
+  [
+    "a Date as a default",
+    { type: "string", default: new Date(0) },
+    /^S\.default must be a JSON value \(a plain object, an array or a scalar\), got an instance of Date$/,
+  ],
+  [
+    "a Map as the properties",
+    { type: "object", properties: new Map() },
+    /^S\.properties must be a JSON value \(a plain object, an array or a scalar\), got an instance of Map$/,
+  ],
+  [
+    "a revoked Proxy as the items",
+    { type: "array", items: revokedProxy() },
+    /^S\.items must be a JSON value \(a plain object, an array or a scalar\), got a revoked Proxy$/,
+  ],
+  ["a getter that throws", throwing, /^S could not be read/],
+  ["a schema that contains itself", cyclic, /^S\.properties\.self refers to an object that contains it \(a cycle\); a JSON value cannot$/],
+  [
+    "nesting 5,000 levels deep",
+    nested(5000),
+    /^S\.items\.items\.[.a-z]*\.\.\. is nested more than 1000 levels deep; a contract or schema is a JSON value a few levels deep$/,
+  ],
+  [
+    "one object shared by both fields of its parent, 40 levels deep",
+    sharedBothWays(40),
+    /^S\.anyOf\[[.a-zA-Z01[\]]*\.\.\. is past the 200,000th value of a JSON value/,
+  ],
+];
+
+function revokedProxy(): object {
+  const r = Proxy.revocable({}, {});
+  r.revoke();
+  return r.proxy;
+}
+
+const SCHEMA_TAKERS: [string, (schema: unknown) => unknown][] = [
+  ["normaliseSchema", (schema) => normaliseSchema(schema)],
+  ["selfContained", (schema) => selfContained(schema as never, pkg)],
+  ["schemaToType", (schema) => schemaToType(schema as never)],
+];
+
+describe("taquba/codegen schema arguments that are not JSON deeper down", () => {
+  for (const [fn, call] of SCHEMA_TAKERS) {
+    it.each(HOSTILE_SCHEMAS)(`${fn}: %s is a ValidationError naming its path, at once`, (_name, schema, message) => {
+      const started = process.cpuUsage();
+      let caught: unknown;
+      try {
+        call(schema);
+      } catch (err) {
+        caught = err;
+      }
+      const used = process.cpuUsage(started);
+      expect(caught).toBeInstanceOf(ValidationError);
+      // Refused at the top, not a failure from inside wrapped with its cause.
+      expect((caught as Error).cause).toBeUndefined();
+      expect((caught as Error).message.replace(`${fn}'s schema`, "S")).toMatch(message);
+      expect((used.user + used.system) / 1000).toBeLessThan(1000);
+    });
+  }
+
+  it("a schema sharing one object among its fields, JSON-shaped, gives what its written-out copy gives", () => {
+    const str = { type: "string", minLength: 1 };
+    const shared = { type: "object", properties: { a: str, b: str }, required: ["a"] };
+    const copy = JSON.parse(JSON.stringify(shared)) as typeof shared;
+    expect(normaliseSchema(shared)).toEqual(normaliseSchema(copy));
+    expect(schemaToType(shared as never)).toBe(schemaToType(copy as never));
+    expect(selfContained(shared as never, pkg)).toEqual(selfContained(copy as never, pkg));
+  });
+
+  it("a getter in a schema is read once: what was checked is what is used", () => {
+    let reads = 0;
+    const schema = Object.defineProperty({ type: "object" }, "properties", {
+      enumerable: true,
+      get() {
+        reads++;
+        return reads === 1 ? { a: { type: "string" } } : { a: () => {} };
+      },
+    });
+    expect(schemaToType(schema as never)).toContain("a?: string");
+    expect(reads).toBe(1);
+  });
+});
+
 describe("taquba/codegen refusals say what was wrong", () => {
   it("a string where the spec inputs belong is refused at once, never spread into its characters", () => {
     const started = process.cpuUsage();
@@ -173,7 +292,10 @@ describe("taquba/codegen refusals say what was wrong", () => {
     expect(() => canonicalJson([1n])).toThrow("canonicalJson's value[0] must be a JSON value, got 1n (a bigint)");
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    expect(() => canonicalJson(cyclic)).toThrow("nested more than 1000 levels deep");
+    expect(() => canonicalJson(cyclic)).toThrow("canonicalJson's value.self refers to an object that contains it (a cycle); a JSON value cannot");
+    expect(() => contractHash({ at: new Date(0) } as never)).toThrow(
+      "contractHash's contract.at must be a JSON value (a plain object, an array or a scalar), got an instance of Date",
+    );
     expect(canonicalJson({ b: 1, a: [true, null] })).toBe('{"a":[true,null],"b":1}');
   });
 

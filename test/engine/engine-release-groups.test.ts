@@ -13,6 +13,45 @@ import { GatedStore } from "../support/gated-store.js";
 const enc = (s: string) => new TextEncoder().encode(s);
 const N = 2 * RELEASE_GROUP + 10;
 
+/** An engine over a store that holds every WAL put until the test releases it. */
+async function holdingWal(flushIntervalMs: number): Promise<{ gated: GatedStore; engine: Engine }> {
+  const gated = new GatedStore(new MemoryStore());
+  const engine = await Engine.open(gated, { flushIntervalMs });
+  gated.hold = (k) => k.startsWith("wal/");
+  return { gated, engine };
+}
+
+/**
+ * N commits in one held WAL object, each continuation noting how many WAL puts were on their way to the
+ * store when it ran, then committing again; resolves once that object's put is held.
+ */
+async function heldWave(engine: Engine, gated: GatedStore): Promise<{ commits: Promise<void>[]; sentWhenRun: number[]; followUps: Promise<void>[] }> {
+  const sentWhenRun: number[] = [];
+  const followUps: Promise<void>[] = [];
+  const commits = Array.from({ length: N }, (_, i) =>
+    engine.commit(new WriteBatch().put(`k/${i}`, enc(String(i)))).then(() => {
+      sentWhenRun.push(gated.held.length);
+      followUps.push(engine.commit(new WriteBatch().put(`next/${i}`, enc(String(i)))));
+    }),
+  );
+  await gated.waitHeld(1);
+  return { commits, sentWhenRun, followUps };
+}
+
+/** The commits `first` makes, held in one WAL object, then those `second` makes, held in the next: both objects' keys, in put order. */
+async function twoHeldObjects(
+  gated: GatedStore,
+  first: () => Promise<void>[],
+  second: () => Promise<void>[],
+): Promise<{ firsts: Promise<void>[]; seconds: Promise<void>[]; k1: string; k2: string }> {
+  const firsts = first();
+  await gated.waitHeld(1);
+  const seconds = second();
+  await gated.waitHeld(2);
+  const [k1, k2] = gated.held.map((h) => h.key);
+  return { firsts, seconds, k1: k1!, k2: k2! };
+}
+
 describe("engine release by groups", () => {
   // Held puts land within microseconds of their release: every put counts as slow here, so releases go by groups.
   const slowPutMs = releaseTuning.slowPutMs;
@@ -26,18 +65,8 @@ describe("engine release by groups", () => {
   it("releases every commit of an object at once after a fast put", async () => {
     releaseTuning.slowPutMs = Number.POSITIVE_INFINITY;
     try {
-      const gated = new GatedStore(new MemoryStore());
-      const engine = await Engine.open(gated, { flushIntervalMs: 10_000 });
-      gated.hold = (k) => k.startsWith("wal/");
-      const sentWhenRun: number[] = [];
-      const followUps: Promise<void>[] = [];
-      const commits = Array.from({ length: N }, (_, i) =>
-        engine.commit(new WriteBatch().put(`k/${i}`, enc(String(i)))).then(() => {
-          sentWhenRun.push(gated.held.length);
-          followUps.push(engine.commit(new WriteBatch().put(`next/${i}`, enc(String(i)))));
-        }),
-      );
-      await gated.waitHeld(1);
+      const { gated, engine } = await holdingWal(10_000);
+      const { commits, sentWhenRun, followUps } = await heldWave(engine, gated);
       gated.release(gated.held[0]!.key);
       await Promise.all(commits);
       // One wave: every continuation ran before any follow-up was sent, and they all left in one object.
@@ -52,20 +81,9 @@ describe("engine release by groups", () => {
   });
 
   it("sends the first group's next commits before the later groups of the same object run", async () => {
-    const gated = new GatedStore(new MemoryStore());
     // A long flush window: the follow-ups leave because a group step seals them, not because a window ended.
-    const engine = await Engine.open(gated, { flushIntervalMs: 10_000 });
-    gated.hold = (k) => k.startsWith("wal/");
-    // Each continuation notes how many WAL puts were on their way to the store when it ran, then commits again.
-    const sentWhenRun: number[] = [];
-    const followUps: Promise<void>[] = [];
-    const commits = Array.from({ length: N }, (_, i) =>
-      engine.commit(new WriteBatch().put(`k/${i}`, enc(String(i)))).then(() => {
-        sentWhenRun.push(gated.held.length);
-        followUps.push(engine.commit(new WriteBatch().put(`next/${i}`, enc(String(i)))));
-      }),
-    );
-    await gated.waitHeld(1);
+    const { gated, engine } = await holdingWal(10_000);
+    const { commits, sentWhenRun, followUps } = await heldWave(engine, gated);
     expect(engine.stats.walPuts).toBe(1);
     gated.release(gated.held[0]!.key);
     await Promise.all(commits);
@@ -82,26 +100,24 @@ describe("engine release by groups", () => {
   });
 
   it("resolves commits in commit order across groups and objects that land out of order, and a flush after them", async () => {
-    const gated = new GatedStore(new MemoryStore());
-    const engine = await Engine.open(gated, { flushIntervalMs: 0 });
-    gated.hold = (k) => k.startsWith("wal/");
+    const { gated, engine } = await holdingWal(0);
     const order: number[] = [];
     const commitMany = (from: number) =>
       Array.from({ length: N }, (_, i) => engine.commit(new WriteBatch().put(`k/${from + i}`, enc("v"))).then(() => void order.push(from + i)));
-    const first = commitMany(0);
-    await gated.waitHeld(1);
-    const second = commitMany(N);
-    await gated.waitHeld(2);
-    const [k1, k2] = gated.held.map((h) => h.key);
-    gated.release(k2!);
-    await gated.landed(k2!);
+    const { firsts, seconds, k1, k2 } = await twoHeldObjects(
+      gated,
+      () => commitMany(0),
+      () => commitMany(N),
+    );
+    gated.release(k2);
+    await gated.landed(k2);
     expect(order).toEqual([]);
-    gated.release(k1!);
+    gated.release(k1);
     // Durable, but the first object's groups are still being released: the flush resolves after them.
-    await gated.landed(k1!);
+    await gated.landed(k1);
     let flushed = -1;
     const flush = engine.flush().then(() => void (flushed = order.length));
-    await Promise.all([...first, ...second, flush]);
+    await Promise.all([...firsts, ...seconds, flush]);
     expect(order).toEqual(Array.from({ length: 2 * N }, (_, i) => i));
     expect(flushed).toBe(2 * N);
     await engine.close();
@@ -119,24 +135,28 @@ describe("engine release by groups", () => {
   });
 
   it("resolves groups already durable when the engine is poisoned before their turn", async () => {
-    const gated = new GatedStore(new MemoryStore());
-    const engine = await Engine.open(gated, { flushIntervalMs: 0 });
-    gated.hold = (k) => k.startsWith("wal/");
+    const { gated, engine } = await holdingWal(0);
     const outcomes: string[] = [];
-    const durable = Array.from({ length: N }, (_, i) =>
-      engine.commit(new WriteBatch().put(`k/${i}`, enc("v"))).then(
-        () => void outcomes.push("ok"),
-        () => void outcomes.push("rejected"),
-      ),
+    const {
+      firsts: durable,
+      seconds: [doomed],
+      k1,
+      k2,
+    } = await twoHeldObjects(
+      gated,
+      () =>
+        Array.from({ length: N }, (_, i) =>
+          engine.commit(new WriteBatch().put(`k/${i}`, enc("v"))).then(
+            () => void outcomes.push("ok"),
+            () => void outcomes.push("rejected"),
+          ),
+        ),
+      () => [engine.commit(new WriteBatch().put("doomed", enc("x")))],
     );
-    await gated.waitHeld(1);
-    const doomed = engine.commit(new WriteBatch().put("doomed", enc("x")));
-    await gated.waitHeld(2);
-    const [k1, k2] = gated.held.map((h) => h.key);
     // Something else takes the second object's name: its put fails and poisons the engine.
-    await gated.inner.put(k2!, enc("not a WAL object"));
-    gated.release(k1!);
-    gated.release(k2!);
+    await gated.inner.put(k2, enc("not a WAL object"));
+    gated.release(k1);
+    gated.release(k2);
     await expect(doomed).rejects.toThrow();
     await Promise.all(durable);
     expect(outcomes).toEqual(Array.from({ length: N }, () => "ok"));

@@ -19,7 +19,10 @@ import {
   defineSchedule,
   defineSignal,
   defineWorkflow,
+  EffectsHandle,
   encodeWebhookHeaders,
+  Engine,
+  EngineReader,
   enqueueWebhook,
   formatIssue,
   GcsStore,
@@ -27,17 +30,25 @@ import {
   isRetryableAzureError,
   isRetryableGcsError,
   isRetryableS3Error,
+  ClientGroup,
+  ClientInbox,
+  ClientJobGroup,
   JobFailure,
+  JobRunner,
   jobContext,
   LocalStore,
   MemoStore,
   MemoryStore,
   openStore,
+  OwnerElection,
   parseWebhookSecret,
+  Queue,
   routeShardSchedules,
   runFailureNotice,
   S3Store,
+  Schedules,
   scheduleSpecOf,
+  ShardWorkers,
   shardOfRun,
   shardOfSignal,
   signWebhook,
@@ -45,6 +56,7 @@ import {
   TaqubaClient,
   TaqubaError,
   upsertSchedules,
+  ValidationError,
   validateJobId,
   validateObjectKey,
   validateQueueName,
@@ -56,6 +68,7 @@ import {
   withFaults,
   withLatency,
   WorkflowDispatcher,
+  WorkflowRuntime,
   WorkflowView,
   workflowClient,
 } from "taquba";
@@ -106,10 +119,14 @@ const FUNCTIONS: Record<string, (...args: never[]) => unknown> = {
   checkContracts,
 };
 
+/** A class whose constructor TypeScript hides (private or internal), as JavaScript reaches it. */
+const reachable = (cls: unknown) => cls as new (...args: unknown[]) => object;
+
 /**
  * The public constructors, each called through `new` (the arity is the
  * wrapper's), and where a class's constructor is internal the entry users
- * call instead (`TaqubaClient.open`, the dispatcher's builder).
+ * call instead (`TaqubaClient.open`, the dispatcher's builder) and the
+ * constructor itself, which JavaScript can call (refused whatever it is given).
  */
 const CONSTRUCTORS: Record<string, (...args: never[]) => unknown> = {
   "new S3Store": (opts: never) => new S3Store(opts),
@@ -125,7 +142,40 @@ const CONSTRUCTORS: Record<string, (...args: never[]) => unknown> = {
   "TaqubaClient.open": (store: never, opts: never) => TaqubaClient.open(store, opts),
   "WorkflowDispatcher.builder().fallback": (runner: never) => WorkflowDispatcher.builder().fallback(runner).build(),
   "WorkflowDispatcher.builder().register": (definition: never, handler: never) => WorkflowDispatcher.builder().register(definition, handler),
+  "Engine.open": (store: never, opts: never) => Engine.open(store, opts),
+  "EngineReader.open": (store: never, opts: never) => EngineReader.open(store, opts),
+  "Queue.open": (store: never, name: never, opts: never) => Queue.open(store, name, opts),
+  "JobRunner.over": (queue: never, runtime: never, dispatcher: never, opts: never) => JobRunner.over(queue, runtime, dispatcher, opts),
+  "EffectsHandle.fromStaged": (staged: never) => EffectsHandle.fromStaged(staged),
+  "new Engine": (a: never, b: never, c: never) => new (reachable(Engine))(a, b, c),
+  "new EngineReader": (a: never, b: never) => new (reachable(EngineReader))(a, b),
+  "new Queue": (a: never, b: never, c: never) => new (reachable(Queue))(a, b, c),
+  "new WorkflowRuntime": (a: never, b: never) => new (reachable(WorkflowRuntime))(a, b),
+  "new Schedules": (a: never) => new (reachable(Schedules))(a),
+  "new JobRunner": (a: never, b: never, c: never, d: never) => new (reachable(JobRunner))(a, b, c, d),
+  "new TaqubaClient": (a: never, b: never, c: never) => new (reachable(TaqubaClient))(a, b, c),
+  "new ClientGroup": (a: never, b: never) => new (reachable(ClientGroup))(a, b),
+  "new ClientJobGroup": (a: never, b: never, c: never) => new (reachable(ClientJobGroup))(a, b, c),
+  "new ClientInbox": (a: never, b: never, c: never, d: never) => new (reachable(ClientInbox))(a, b, c, d),
+  "new OwnerElection": (a: never, b: never, c: never, d: never) => new (reachable(OwnerElection))(a, b, c, d),
+  "new ShardWorkers": (a: never, b: never, c: never, d: never) => new (reachable(ShardWorkers))(a, b, c, d),
 };
+
+/** The internal constructors, each with what a direct `new` says to use instead. */
+const INTERNAL: [unknown, string][] = [
+  [Engine, "new Engine(...) is internal to taquba: use Engine.open(store, options)"],
+  [EngineReader, "new EngineReader(...) is internal to taquba: use EngineReader.open(store, options)"],
+  [Queue, "new Queue(...) is internal to taquba: use Queue.open(store, name, options)"],
+  [WorkflowRuntime, "new WorkflowRuntime(...) is internal to taquba: use WorkflowRuntime.builder(queue, store, runner, hook).build()"],
+  [Schedules, "new Schedules(...) is internal to taquba: read runtime.schedules"],
+  [JobRunner, "new JobRunner(...) is internal to taquba: use JobRunner.builder(queue, store) or JobRunner.over(queue, runtime, dispatcher)"],
+  [TaqubaClient, "new TaqubaClient(...) is internal to taquba: use TaqubaClient.open(store, options)"],
+  [ClientGroup, "new ClientGroup(...) is internal to taquba: use client.group(id)"],
+  [ClientJobGroup, "new ClientJobGroup(...) is internal to taquba: use client.jobGroup(id, definition)"],
+  [ClientInbox, "new ClientInbox(...) is internal to taquba: use serveClients(target, options)"],
+  [OwnerElection, "new OwnerElection(...) is internal to taquba: use runOwnerElection(store, name, options)"],
+  [ShardWorkers, "new ShardWorkers(...) is internal to taquba: use runShardWorkers(store, name, options)"],
+];
 
 const host = { submit: async () => ({}), status: async () => null, wait: async () => ({}), cancel: async () => false, signal: async () => ({}) };
 const request = { url: "https://example.com/hook", body: "{}" };
@@ -166,6 +216,32 @@ describe("exported functions given hostile arguments", () => {
     const fill: unknown[] = FILLS[name] ?? [undefined, undefined, undefined, undefined];
     const escaped = await hostileEscapes(fn, fill, Math.max(1, fn.length));
     expect(escaped).toEqual([]);
+  });
+
+  it.each(INTERNAL.map(([cls, message]) => [(cls as { name: string }).name, cls, message] as const))(
+    "new %s from JavaScript (or of a subclass) is a ValidationError naming the entry point to use",
+    (_name, cls, message) => {
+      expect(() => new (reachable(cls))()).toThrow(new ValidationError(message));
+      class Sub extends reachable(cls) {}
+      expect(() => new Sub()).toThrow(ValidationError);
+    },
+  );
+
+  it("the entry points refuse a store without the ObjectStore methods at once, not at its first use", async () => {
+    const notAStore = { get: async () => null };
+    await expect(Engine.open(notAStore as never)).rejects.toThrow(
+      new ValidationError("Engine.open's store must be an ObjectStore (with get, put, list and delete methods), got an object"),
+    );
+    expect(() => new MemoStore(notAStore as never, "workflow-steps-memo")).toThrow(
+      new ValidationError("new MemoStore's store must be an ObjectStore (with get, put, list and delete methods), got an object"),
+    );
+    expect(() => new MemoStore(new MemoryStore(), "memo/")).toThrow("new MemoStore's memoPrefix must be a non-empty prefix without a trailing '/'");
+    expect(() => EffectsHandle.fromStaged({ puts: [["k", "v"]], deletes: [] } as never)).toThrow(
+      `EffectsHandle.fromStaged's staged.puts[0] must be a [string key, Uint8Array value] pair, got ["k" (a string), "v" (a string)]`,
+    );
+    expect(() => JobRunner.over(new MemoryStore() as never, {} as never, {} as never)).toThrow(
+      /^JobRunner.over was given arguments it cannot use:\n {2}- queue must be/,
+    );
   });
 
   it("a shard answer is a shard, never NaN", () => {

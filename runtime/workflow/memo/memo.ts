@@ -11,7 +11,8 @@ import { memoEntryKey, runMemoRoot, runReplayRoot, runResultKey, runResultPrefix
 import { decodeOutcomeRecord, encodeOutcomeRecord, type OutcomeRecord } from "../records/records.js";
 import { RUN_OUTCOME_MEMO_KEY } from "../records/reserved.js";
 import { MemoUnavailableError, ReservedKeyError } from "../workflow-errors.js";
-import { checkMemoKey, checkMemoValue, excerpt } from "../limits.js";
+import { checkMemoKey, checkMemoPrefix, checkMemoValue, excerpt } from "../limits.js";
+import { checkStoreArg } from "../../store/store-check.js";
 import { ValidationError } from "../../errors.js";
 import { isStoreFault, retryStore } from "../store-retry.js";
 import { forEachBounded } from "../bounded.js";
@@ -169,6 +170,9 @@ export class Memo {
   }
 }
 
+/** Set while `MemoStore.withPrefix` builds a store beside a checked one (see the constructor). */
+let derived = false;
+
 /**
  * The memo entries of every run under one prefix. A process without a
  * runtime builds one at the runtime's memo prefix to read or clear entries.
@@ -184,6 +188,12 @@ export class MemoStore {
   #outcomes: OutcomeCache;
 
   constructor(store: ObjectStore, memoPrefix: string) {
+    // Checked here, not at the first read or write: a wrong store would otherwise fail inside a step, far from
+    // here. Not for `withPrefix`, per step: its store was checked, its prefix is one the runtime stored.
+    if (!derived) {
+      checkStoreArg("new MemoStore's store", store);
+      checkMemoPrefix("new MemoStore's memoPrefix", memoPrefix);
+    }
     this.store = store;
     this.prefix = memoPrefix;
     this.#outcomes = new OutcomeCache();
@@ -192,7 +202,13 @@ export class MemoStore {
   /** The memo entries under `memoPrefix` in the same object store (this store when the prefix is its own). */
   withPrefix(memoPrefix: string): MemoStore {
     if (memoPrefix === this.prefix) return this;
-    const other = new MemoStore(this.store, memoPrefix);
+    derived = true;
+    let other: MemoStore;
+    try {
+      other = new MemoStore(this.store, memoPrefix);
+    } finally {
+      derived = false;
+    }
     other.#outcomes = this.#outcomes;
     return other;
   }

@@ -10,6 +10,7 @@
  * clock until the next tick (or a change, or the end of a run a buffered
  * tick waits for); nothing polls.
  */
+import { ConstructionGate } from "../../internal-construction.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import type { KvPage, KvScanOptions } from "../../queue/view.js";
 import { ValidationError } from "../../errors.js";
@@ -106,6 +107,9 @@ const changes = new WeakMap<object, Set<() => void>>();
  * the durable records, so each works from any runtime over the same step
  * queue; ticks are decided by `runtime.run` (a worker) only.
  */
+/** `new Schedules` is internal: read runtime.schedules (see internal-construction.ts). */
+export const SCHEDULES_GATE = new ConstructionGate("Schedules", "read runtime.schedules");
+
 export class Schedules {
   readonly #host: ScheduleHost;
   readonly #lock: KeyedLock;
@@ -126,6 +130,7 @@ export class Schedules {
 
   /** @internal Built by the runtime. */
   constructor(host: ScheduleHost) {
+    SCHEDULES_GATE.check();
     this.#host = host;
     const q = host.core.queue;
     let l = locks.get(q);

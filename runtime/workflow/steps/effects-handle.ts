@@ -3,6 +3,8 @@
  * transaction that settles it.
  */
 import { copyBytes } from "../../bytes.js";
+import { ValidationError } from "../../errors.js";
+import { describeValue, isOptionBytes, readOptionArray, readOptions } from "../../option-values.js";
 import { MAX_KV_VALUE_SIZE } from "../../queue/names.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import type { EnqueueOptions } from "../../queue/types.js";
@@ -76,12 +78,33 @@ export class EffectsHandle {
 
   /** A handle pre-filled from a replay record, already sealed. */
   static fromStaged(staged: StagedKv): EffectsHandle {
+    const { puts, deletes } = readStaged(staged);
     const h = new EffectsHandle();
-    for (const [k, v] of staged.puts) (h.#puts ??= new Map()).set(k, v);
-    for (const k of staged.deletes) (h.#deletes ??= new Set()).add(k);
+    for (const [k, v] of puts) (h.#puts ??= new Map()).set(k, v);
+    for (const k of deletes) (h.#deletes ??= new Set()).add(k);
     h.#sealed = true;
     return h;
   }
+}
+
+/** Most entries of a staged list read back: a step stages at most as many KV operations as a settlement holds. */
+const MAX_STAGED = 100_000;
+
+/** `staged` read once and checked (a replay record's shape): a wrong one is a `ValidationError` naming the entry. */
+function readStaged(staged: unknown): StagedKv {
+  const o = readOptions(staged, ["puts", "deletes"], "EffectsHandle.fromStaged's staged");
+  const puts = readOptionArray("EffectsHandle.fromStaged's staged.puts", o.puts, "an array of [key, value] pairs", MAX_STAGED).map((e, i) => {
+    const at = `EffectsHandle.fromStaged's staged.puts[${i}]`;
+    const [k, v] = readOptionArray(at, e, "a [key, value] pair", 2);
+    if (typeof k !== "string" || !isOptionBytes(v))
+      throw new ValidationError(`${at} must be a [string key, Uint8Array value] pair, got [${describeValue(k)}, ${describeValue(v)}]`);
+    return [k, v] as [string, Uint8Array];
+  });
+  const deletes = readOptionArray("EffectsHandle.fromStaged's staged.deletes", o.deletes, "an array of keys", MAX_STAGED).map((k, i) => {
+    if (typeof k !== "string") throw new ValidationError(`EffectsHandle.fromStaged's staged.deletes[${i}] must be a string key, got ${describeValue(k)}`);
+    return k;
+  });
+  return { puts, deletes };
 }
 
 /** Adds staged KV operations to queue settlement effects. */
