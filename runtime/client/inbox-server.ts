@@ -114,13 +114,13 @@ const defaultLogger: WorkflowLogger = {
   error: (fields, msg) => console.error(`taquba client inbox: ${msg ?? ""}`, fields),
 };
 
+/** `new ClientInbox` is internal: use serveClients(target, options) (see internal-construction.ts). */
+const INBOX_GATE = new ConstructionGate("ClientInbox", "use serveClients(target, options)");
+
 /**
  * The owner's inbox loop; see the module documentation. Start it with
  * {@link serveClients} in the process that opened the queue.
  */
-/** `new ClientInbox` is internal: use serveClients(target, options) (see internal-construction.ts). */
-const INBOX_GATE = new ConstructionGate("ClientInbox", "use serveClients(target, options)");
-
 export class ClientInbox {
   readonly #queue: Queue;
   readonly #target: WorkflowRuntime | JobRunner;

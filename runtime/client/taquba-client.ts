@@ -150,6 +150,9 @@ function isRetryable(err: unknown): boolean {
   return err instanceof StoreUnavailableError || (err instanceof TaqubaError && err.retryable);
 }
 
+/** `new TaqubaClient` is internal: use TaqubaClient.open(store, options) (see internal-construction.ts). */
+const CLIENT_GATE = new ConstructionGate("TaqubaClient", "use TaqubaClient.open(store, options)");
+
 /**
  * A client of a taquba store owned by another process; see the module
  * documentation. It satisfies what generated clients need (`WorkflowHost`,
@@ -162,9 +165,6 @@ function isRetryable(err: unknown): boolean {
  * const end = await client.wait(runId);
  * await client.close();
  */
-/** `new TaqubaClient` is internal: use TaqubaClient.open(store, options) (see internal-construction.ts). */
-const CLIENT_GATE = new ConstructionGate("TaqubaClient", "use TaqubaClient.open(store, options)");
-
 export class TaqubaClient {
   readonly #store: ObjectStore;
   readonly #root: PrefixedStore;

@@ -185,10 +185,10 @@ export function runOwnerElection(store: ObjectStore, name: string, opts: OwnerEl
   return ELECTION_GATE.build(() => new OwnerElection(store, `${name}/`, checked));
 }
 
-/** One process's part in an owner election; see `runOwnerElection`. */
 /** `new OwnerElection` is internal: use runOwnerElection(store, name, options) (see internal-construction.ts). */
 export const ELECTION_GATE = new ConstructionGate("OwnerElection", "use runOwnerElection(store, name, options)");
 
+/** One process's part in an owner election; see `runOwnerElection`. */
 export class OwnerElection {
   readonly #store: ObjectStore;
   readonly #prefix: string;

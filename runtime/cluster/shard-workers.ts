@@ -109,10 +109,10 @@ export async function runShardWorkers(store: ObjectStore, name: string, given: S
   return SHARDS_GATE.build(() => new ShardWorkers(store, name, layout.shards, opts));
 }
 
-/** This process's part in running a sharded store; see `runShardWorkers`. */
 /** `new ShardWorkers` is internal: use runShardWorkers(store, name, options) (see internal-construction.ts). */
 const SHARDS_GATE = new ConstructionGate("ShardWorkers", "use runShardWorkers(store, name, options)");
 
+/** This process's part in running a sharded store; see `runShardWorkers`. */
 export class ShardWorkers {
   readonly #store: ObjectStore;
   readonly #name: string;

@@ -38,6 +38,9 @@ function sameSegments(a: Manifest, b: Manifest): boolean {
   return a.segments.length === b.segments.length && a.segments.every((s, i) => s.name === b.segments[i]!.name);
 }
 
+/** `new EngineReader` is internal: use EngineReader.open(store, options) (see internal-construction.ts). */
+const READER_GATE = new ConstructionGate("EngineReader", "use EngineReader.open(store, options)");
+
 /**
  * The durable state of an engine's store, read without taking it over; see
  * the module documentation.
@@ -47,9 +50,6 @@ function sameSegments(a: Manifest, b: Manifest): boolean {
  * console.log(reader.get("a/1"));
  * await reader.refresh(); // picks up what the writer made durable since
  */
-/** `new EngineReader` is internal: use EngineReader.open(store, options) (see internal-construction.ts). */
-const READER_GATE = new ConstructionGate("EngineReader", "use EngineReader.open(store, options)");
-
 export class EngineReader {
   /** The store this reader reads. */
   readonly store: ObjectStore;

@@ -114,6 +114,9 @@ function engineOptions(opts: OpenOptions): EngineOptions {
 /** Default `payloadOffloadBytes`: 256 KiB, as in the Rust crate. */
 export const DEFAULT_PAYLOAD_OFFLOAD_BYTES = 256 * 1024;
 
+/** `new Queue` is internal: use Queue.open(store, name, options) (see internal-construction.ts). */
+const QUEUE_GATE = new ConstructionGate("Queue", "use Queue.open(store, name, options)");
+
 /**
  * A durable task queue: many named queues in one engine.
  *
@@ -123,9 +126,6 @@ export const DEFAULT_PAYLOAD_OFFLOAD_BYTES = 256 * 1024;
  * const job = await queue.claim("emails");
  * if (job) await queue.ack(job);
  */
-/** `new Queue` is internal: use Queue.open(store, name, options) (see internal-construction.ts). */
-const QUEUE_GATE = new ConstructionGate("Queue", "use Queue.open(store, name, options)");
-
 export class Queue {
   /** The clock every timestamp and timer of this queue uses. */
   readonly clock: TimedClock;

@@ -102,14 +102,14 @@ const locks = new WeakMap<object, KeyedLock>();
 /** In-process wake-ups of the scheduler loops of one queue after a schedule changed. */
 const changes = new WeakMap<object, Set<() => void>>();
 
+/** `new Schedules` is internal: read runtime.schedules (see internal-construction.ts). */
+export const SCHEDULES_GATE = new ConstructionGate("Schedules", "read runtime.schedules");
+
 /**
  * The schedules of one runtime's step queue. Every method reads and writes
  * the durable records, so each works from any runtime over the same step
  * queue; ticks are decided by `runtime.run` (a worker) only.
  */
-/** `new Schedules` is internal: read runtime.schedules (see internal-construction.ts). */
-export const SCHEDULES_GATE = new ConstructionGate("Schedules", "read runtime.schedules");
-
 export class Schedules {
   readonly #host: ScheduleHost;
   readonly #lock: KeyedLock;
