@@ -86,8 +86,26 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   recordRateConfig(txn, queueName, limits.rateLimit);
   core.commit(txn, false);
   core.loop.rearm(now + lease);
-  // A job is handed out only once the write that made it claimable is
-  // durable; the payload reads overlap that wait.
+  // Counted until handed out: they hold their claimer's capacity already (see `mayChain`).
+  core.countClaimsInFlight(queueName, claimed.length);
+  try {
+    return await handOut(core, claimed, ids, stored);
+  } finally {
+    core.countClaimsInFlight(queueName, -claimed.length);
+  }
+}
+
+/**
+ * Hands out the jobs a claim took once the writes that made them claimable
+ * are durable, with their payloads (read meanwhile); a payload that cannot
+ * be read dead-letters its job or puts the whole batch back.
+ */
+async function handOut(
+  core: QueueCore,
+  claimed: readonly [JobRecord, LeaseEntry][],
+  ids: readonly string[],
+  stored: ReadonlyMap<string, Uint8Array | undefined>,
+): Promise<ClaimedJob[]> {
   const durable = core.claimableDurable(claimed.map(([r]) => r.id));
   const fetching = Promise.allSettled(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef, r.payloadSize))));
   if (durable !== undefined) await durable;
@@ -281,10 +299,13 @@ interface Chained {
 /**
  * Whether the settlement may enqueue `claimNext`'s job already claimed: it
  * is due now and not debounced, its queue has no concurrency or rate limit
- * and no flow rules (admission then decides, at a claim), no job already pending on its queue would be
- * claimed before it (priority, then FIFO: a chained run must not overtake
- * waiting work), and the settler reserves the capacity for it. Called in
- * the settlement's turn.
+ * and no flow rules (admission then decides, at a claim), and the settler
+ * reserves the capacity for it, leaving room for the jobs claimed and not
+ * yet handed out and for every job pending on its queue that a claim would
+ * take before it (priority, then FIFO: a chained run must not overtake
+ * waiting work). When the settler has no room for those, it may still
+ * take the job when none pending would be claimed before it. Called in the
+ * settlement's turn.
  */
 function mayChain(core: QueueCore, txn: Txn, now: number, prepared: readonly PreparedEnqueue[], claimNext: ClaimNext): boolean {
   const item = prepared[claimNext.index];
@@ -294,14 +315,19 @@ function mayChain(core: QueueCore, txn: Txn, now: number, prepared: readonly Pre
   // Limits (the queue's own and its flow rules) are decided by admission at a claim; a debounced job waits for its window.
   if (hasLimits(core.limitsOf(item.queueName))) return false;
   if (item.opts.debounce !== undefined || cfg.debounce !== undefined) return false;
-  // The new job takes the newest seq: any pending job of the same or a better priority goes first.
+  const inFlight = core.claimsInFlight(item.queueName);
   // None pending (the stats count every pending job): nothing to look for.
-  if (txn.pendingCount(item.queueName) === 0) return claimNext.reserve();
+  const pending = txn.pendingCount(item.queueName);
+  if (pending === 0) return claimNext.reserve(inFlight);
+  // Room for every pending job as well (a bound on those a claim takes first): the worker's next claim takes
+  // them all, so none waits longer for this one. Jobs pending while a claim waits for durability are common.
+  if (claimNext.reserve(inFlight + pending)) return true;
+  // The new job takes the newest seq: any pending job of the same or a better priority goes first.
   const bound = K.pendingKey(item.queueName, item.opts.priority ?? cfg.defaultPriority, "~");
   for (const [key] of core.engine.scan({ prefix: K.pendingPrefix(item.queueName), limit: 1 })) if (key < bound) return false;
   const prefix = K.pendingPrefix(item.queueName);
   for (const op of txn.batch.ops) if (op.kind === "put" && op.key.startsWith(prefix) && op.key < bound) return false;
-  return claimNext.reserve();
+  return claimNext.reserve(inFlight);
 }
 
 function settleAttributes(job: ClaimedJob): SpanAttributes {
