@@ -86,60 +86,47 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   recordRateConfig(txn, queueName, limits.rateLimit);
   core.commit(txn, false);
   core.loop.rearm(now + lease);
-  // Counted until handed out: they hold their claimer's capacity already (see `mayChain`).
+  // Counted until handed out: they hold their claimer's capacity already (see `mayChain`). In this function,
+  // not a helper it awaits: no extra await on the path that hands the jobs to the worker.
   core.countClaimsInFlight(queueName, claimed.length);
   try {
-    return await handOut(core, claimed, ids, stored);
+    const durable = core.claimableDurable(claimed.map(([r]) => r.id));
+    const fetching = Promise.allSettled(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef, r.payloadSize))));
+    if (durable !== undefined) await durable;
+    const fetched = await fetching;
+    // A missing or corrupted payload object never heals: dead-letter that job.
+    // Any other failure (the store is unreachable) may pass: put the whole
+    // batch back and report it.
+    const unreadable = (f: PromiseSettledResult<unknown>) =>
+      f.status === "rejected" && (f.reason instanceof PayloadMissingError || f.reason instanceof StoreCorruptedError);
+    if (fetched.some((f) => f.status === "rejected")) {
+      // Both paths below read the claimed records again; a checkpoint may have paged them out meanwhile.
+      for (let w = warmJobs(core.engine, ids); w !== undefined; w = warmJobs(core.engine, ids)) await w;
+    }
+    const missing = claimed.filter((_, i) => unreadable(fetched[i]!));
+    if (missing.length > 0)
+      killMissing(
+        core,
+        missing,
+        claimed.map(([r], i) => [r.id, fetched[i]!] as const),
+      );
+    const failure = fetched.find((f) => f.status === "rejected" && !unreadable(f));
+    if (failure !== undefined) {
+      release(
+        core,
+        claimed.filter(([r]) => !missing.some(([m]) => m.id === r.id)).map(([r, e]) => [r.id, e.token]),
+      );
+      throw (failure as PromiseRejectedResult).reason;
+    }
+    const out: ClaimedJob[] = [];
+    claimed.forEach(([r, e], i) => {
+      const f = fetched[i]!;
+      if (f.status === "fulfilled") out.push(makeClaimedJob(core, core.leases, core.clock, r, e, f.value, stored.get(r.id)));
+    });
+    return out;
   } finally {
     core.countClaimsInFlight(queueName, -claimed.length);
   }
-}
-
-/**
- * Hands out the jobs a claim took once the writes that made them claimable
- * are durable, with their payloads (read meanwhile); a payload that cannot
- * be read dead-letters its job or puts the whole batch back.
- */
-async function handOut(
-  core: QueueCore,
-  claimed: readonly [JobRecord, LeaseEntry][],
-  ids: readonly string[],
-  stored: ReadonlyMap<string, Uint8Array | undefined>,
-): Promise<ClaimedJob[]> {
-  const durable = core.claimableDurable(claimed.map(([r]) => r.id));
-  const fetching = Promise.allSettled(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef, r.payloadSize))));
-  if (durable !== undefined) await durable;
-  const fetched = await fetching;
-  // A missing or corrupted payload object never heals: dead-letter that job.
-  // Any other failure (the store is unreachable) may pass: put the whole
-  // batch back and report it.
-  const unreadable = (f: PromiseSettledResult<unknown>) =>
-    f.status === "rejected" && (f.reason instanceof PayloadMissingError || f.reason instanceof StoreCorruptedError);
-  if (fetched.some((f) => f.status === "rejected")) {
-    // Both paths below read the claimed records again; a checkpoint may have paged them out meanwhile.
-    for (let w = warmJobs(core.engine, ids); w !== undefined; w = warmJobs(core.engine, ids)) await w;
-  }
-  const missing = claimed.filter((_, i) => unreadable(fetched[i]!));
-  if (missing.length > 0)
-    killMissing(
-      core,
-      missing,
-      claimed.map(([r], i) => [r.id, fetched[i]!] as const),
-    );
-  const failure = fetched.find((f) => f.status === "rejected" && !unreadable(f));
-  if (failure !== undefined) {
-    release(
-      core,
-      claimed.filter(([r]) => !missing.some(([m]) => m.id === r.id)).map(([r, e]) => [r.id, e.token]),
-    );
-    throw (failure as PromiseRejectedResult).reason;
-  }
-  const out: ClaimedJob[] = [];
-  claimed.forEach(([r, e], i) => {
-    const f = fetched[i]!;
-    if (f.status === "fulfilled") out.push(makeClaimedJob(core, core.leases, core.clock, r, e, f.value, stored.get(r.id)));
-  });
-  return out;
 }
 
 /** One pending wake-up per rate-limited queue of a queue store: the earliest time a held-back job may be claimed. */
