@@ -86,42 +86,47 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   recordRateConfig(txn, queueName, limits.rateLimit);
   core.commit(txn, false);
   core.loop.rearm(now + lease);
-  // A job is handed out only once the write that made it claimable is
-  // durable; the payload reads overlap that wait.
-  const durable = core.claimableDurable(claimed.map(([r]) => r.id));
-  const fetching = Promise.allSettled(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef, r.payloadSize))));
-  if (durable !== undefined) await durable;
-  const fetched = await fetching;
-  // A missing or corrupted payload object never heals: dead-letter that job.
-  // Any other failure (the store is unreachable) may pass: put the whole
-  // batch back and report it.
-  const unreadable = (f: PromiseSettledResult<unknown>) =>
-    f.status === "rejected" && (f.reason instanceof PayloadMissingError || f.reason instanceof StoreCorruptedError);
-  if (fetched.some((f) => f.status === "rejected")) {
-    // Both paths below read the claimed records again; a checkpoint may have paged them out meanwhile.
-    for (let w = warmJobs(core.engine, ids); w !== undefined; w = warmJobs(core.engine, ids)) await w;
+  // Counted until handed out: they hold their claimer's capacity already (see `mayChain`). In this function,
+  // not a helper it awaits: no extra await on the path that hands the jobs to the worker.
+  core.countClaimsInFlight(queueName, claimed.length);
+  try {
+    const durable = core.claimableDurable(claimed.map(([r]) => r.id));
+    const fetching = Promise.allSettled(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef, r.payloadSize))));
+    if (durable !== undefined) await durable;
+    const fetched = await fetching;
+    // A missing or corrupted payload object never heals: dead-letter that job.
+    // Any other failure (the store is unreachable) may pass: put the whole
+    // batch back and report it.
+    const unreadable = (f: PromiseSettledResult<unknown>) =>
+      f.status === "rejected" && (f.reason instanceof PayloadMissingError || f.reason instanceof StoreCorruptedError);
+    if (fetched.some((f) => f.status === "rejected")) {
+      // Both paths below read the claimed records again; a checkpoint may have paged them out meanwhile.
+      for (let w = warmJobs(core.engine, ids); w !== undefined; w = warmJobs(core.engine, ids)) await w;
+    }
+    const missing = claimed.filter((_, i) => unreadable(fetched[i]!));
+    if (missing.length > 0)
+      killMissing(
+        core,
+        missing,
+        claimed.map(([r], i) => [r.id, fetched[i]!] as const),
+      );
+    const failure = fetched.find((f) => f.status === "rejected" && !unreadable(f));
+    if (failure !== undefined) {
+      release(
+        core,
+        claimed.filter(([r]) => !missing.some(([m]) => m.id === r.id)).map(([r, e]) => [r.id, e.token]),
+      );
+      throw (failure as PromiseRejectedResult).reason;
+    }
+    const out: ClaimedJob[] = [];
+    claimed.forEach(([r, e], i) => {
+      const f = fetched[i]!;
+      if (f.status === "fulfilled") out.push(makeClaimedJob(core, core.leases, core.clock, r, e, f.value, stored.get(r.id)));
+    });
+    return out;
+  } finally {
+    core.countClaimsInFlight(queueName, -claimed.length);
   }
-  const missing = claimed.filter((_, i) => unreadable(fetched[i]!));
-  if (missing.length > 0)
-    killMissing(
-      core,
-      missing,
-      claimed.map(([r], i) => [r.id, fetched[i]!] as const),
-    );
-  const failure = fetched.find((f) => f.status === "rejected" && !unreadable(f));
-  if (failure !== undefined) {
-    release(
-      core,
-      claimed.filter(([r]) => !missing.some(([m]) => m.id === r.id)).map(([r, e]) => [r.id, e.token]),
-    );
-    throw (failure as PromiseRejectedResult).reason;
-  }
-  const out: ClaimedJob[] = [];
-  claimed.forEach(([r, e], i) => {
-    const f = fetched[i]!;
-    if (f.status === "fulfilled") out.push(makeClaimedJob(core, core.leases, core.clock, r, e, f.value, stored.get(r.id)));
-  });
-  return out;
 }
 
 /** One pending wake-up per rate-limited queue of a queue store: the earliest time a held-back job may be claimed. */
@@ -281,10 +286,13 @@ interface Chained {
 /**
  * Whether the settlement may enqueue `claimNext`'s job already claimed: it
  * is due now and not debounced, its queue has no concurrency or rate limit
- * and no flow rules (admission then decides, at a claim), no job already pending on its queue would be
- * claimed before it (priority, then FIFO: a chained run must not overtake
- * waiting work), and the settler reserves the capacity for it. Called in
- * the settlement's turn.
+ * and no flow rules (admission then decides, at a claim), and the settler
+ * reserves the capacity for it, leaving room for the jobs claimed and not
+ * yet handed out and for every job pending on its queue that a claim would
+ * take before it (priority, then FIFO: a chained run must not overtake
+ * waiting work). When the settler has no room for those, it may still
+ * take the job when none pending would be claimed before it. Called in the
+ * settlement's turn.
  */
 function mayChain(core: QueueCore, txn: Txn, now: number, prepared: readonly PreparedEnqueue[], claimNext: ClaimNext): boolean {
   const item = prepared[claimNext.index];
@@ -294,14 +302,19 @@ function mayChain(core: QueueCore, txn: Txn, now: number, prepared: readonly Pre
   // Limits (the queue's own and its flow rules) are decided by admission at a claim; a debounced job waits for its window.
   if (hasLimits(core.limitsOf(item.queueName))) return false;
   if (item.opts.debounce !== undefined || cfg.debounce !== undefined) return false;
-  // The new job takes the newest seq: any pending job of the same or a better priority goes first.
+  const inFlight = core.claimsInFlight(item.queueName);
   // None pending (the stats count every pending job): nothing to look for.
-  if (txn.pendingCount(item.queueName) === 0) return claimNext.reserve();
+  const pending = txn.pendingCount(item.queueName);
+  if (pending === 0) return claimNext.reserve(inFlight);
+  // Room for every pending job as well (a bound on those a claim takes first): the worker's next claim takes
+  // them all, so none waits longer for this one. Jobs pending while a claim waits for durability are common.
+  if (claimNext.reserve(inFlight + pending)) return true;
+  // The new job takes the newest seq: any pending job of the same or a better priority goes first.
   const bound = K.pendingKey(item.queueName, item.opts.priority ?? cfg.defaultPriority, "~");
   for (const [key] of core.engine.scan({ prefix: K.pendingPrefix(item.queueName), limit: 1 })) if (key < bound) return false;
   const prefix = K.pendingPrefix(item.queueName);
   for (const op of txn.batch.ops) if (op.kind === "put" && op.key.startsWith(prefix) && op.key < bound) return false;
-  return claimNext.reserve();
+  return claimNext.reserve(inFlight);
 }
 
 function settleAttributes(job: ClaimedJob): SpanAttributes {

@@ -58,6 +58,12 @@ export class QueueCore {
    * enqueue, a wake with its attached bytes) is durable.
    */
   readonly #claimableAfter = new Map<string, Promise<void>>();
+  /**
+   * Per queue, jobs a claim has taken and not yet handed to its caller (it
+   * waits for their durability and payloads): they hold a worker's capacity
+   * already, which `ackClaimingNext` must leave to them.
+   */
+  readonly #claimsInFlight = new Map<string, number>();
   /** Set by `close()` alone (an engine failure closes the engine, not this flag), so `close()` still runs its steps once after a failure. */
   closed = false;
   /** Flow rules the owner defined per queue (`Queue.defineFlowRules`); in memory, like the claims they count. */
@@ -263,6 +269,18 @@ export class QueueCore {
       p.then(forget, forget);
     }
     return p;
+  }
+
+  /** Jobs of `queue` claimed and not yet handed to their claimer. */
+  claimsInFlight(queue: string): number {
+    return this.#claimsInFlight.get(queue) ?? 0;
+  }
+
+  /** Adds `n` (negative once they are handed out) to the jobs of `queue` claimed and not yet handed out. */
+  countClaimsInFlight(queue: string, n: number): void {
+    const left = (this.#claimsInFlight.get(queue) ?? 0) + n;
+    if (left === 0) this.#claimsInFlight.delete(queue);
+    else this.#claimsInFlight.set(queue, left);
   }
 
   /**

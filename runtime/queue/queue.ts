@@ -307,9 +307,10 @@ export class Queue {
   /**
    * @internal An ack whose enqueue at `claimNext.index` is written already
    * claimed by the caller in the ack's own commit, when the queue allows it
-   * (the job is due now, its queue has no concurrency or rate limit, no job
-   * pending there would be claimed before it, and `claimNext.reserve()`
-   * says yes): one commit where an ack then a claim take two. `next` is the
+   * (the job is due now, its queue has no concurrency or rate limit, and
+   * `claimNext.reserve(waiting)` says yes, with room for the jobs pending
+   * there that a claim takes first, or none is): one commit where an ack
+   * then a claim take two. `next` is the
    * claimed job, handed out once the commit is durable; settle it like any
    * claim, or give it back with `releaseClaim`. Its lease expires as any
    * claim's does, and a crash leaves it to recovery, which requeues it.

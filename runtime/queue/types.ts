@@ -133,9 +133,12 @@ export interface ClaimNext {
    * Called in the settlement's own turn, only when the queue would claim the
    * job: true takes the worker's capacity for it (the caller gives it back
    * when the settlement then hands out nothing), false leaves the job
-   * pending for any worker.
+   * pending for any worker. `waiting`: how many more jobs need the worker's
+   * capacity first (claimed and not yet handed out, or pending ahead of
+   * this one); say true only with room for them as well. The queue may ask
+   * again with fewer when the answer is false.
    */
-  reserve(): boolean;
+  reserve(waiting: number): boolean;
 }
 
 /** @internal What `Queue.ackClaimingNext` did: the ack's enqueue outcomes, and the job claimed with it, if any. */

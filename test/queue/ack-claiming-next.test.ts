@@ -10,18 +10,26 @@ import { MemoryStore } from "taquba";
 import { GatedStore } from "../support/gated-store.js";
 import { dec, enc, openQueue, quiesce, settle } from "./helpers.js";
 
-/** A `ClaimNext` for the effects' enqueue at `index` that counts its reservations. */
-function claimNext(index = 0, answer = true): ClaimNext & { reserved: number } {
+/**
+ * A `ClaimNext` for the effects' enqueue at `index` that counts its reservations and records how
+ * many jobs each asked it to leave room for; `answer` says yes or no, or decides from that number.
+ */
+function claimNext(index = 0, answer: boolean | ((waiting: number) => boolean) = true): ClaimNext & { reserved: number; asked: number[] } {
   const c = {
     index,
     reserved: 0,
-    reserve: () => {
+    asked: [] as number[],
+    reserve: (waiting: number) => {
       c.reserved++;
-      return answer;
+      c.asked.push(waiting);
+      return typeof answer === "boolean" ? answer : answer(waiting);
     },
   };
   return c;
 }
+
+/** A caller with room for `slots` jobs: it takes the next one only with room left for those waiting before it. */
+const roomFor = (slots: number) => (waiting: number) => waiting + 1 <= slots;
 
 async function claimedOne(queue: Queue, name = "steps") {
   await queue.enqueue(name, enc("first"));
@@ -64,18 +72,19 @@ describe("ackClaimingNext", () => {
     let res = await queue.ackClaimingNext(await claimedOne(queue), new SettlementEffects().enqueue("steps", enc("a")), c);
     expect([res.next, c.reserved]).toEqual([undefined, 1]);
     expect(await queue.view().job(res.enqueued[0]!.jobId)).toMatchObject({ state: "pending", attempt: 0 });
-    // A job already pending on that queue goes first (the one just left there).
+    // A job already pending on that queue goes first (the one just left there), when the caller has no room for both.
     const waiting = await queue.claimBatch("steps", 1);
     expect(waiting).toHaveLength(1);
     await queue.enqueue("steps", enc("waiting"));
-    c = claimNext();
+    c = claimNext(0, roomFor(1));
     res = await queue.ackClaimingNext(waiting[0]!, new SettlementEffects().enqueue("steps", enc("b")), c);
-    expect([res.next, c.reserved]).toEqual([undefined, 0]);
+    expect([res.next, c.asked]).toEqual([undefined, [1]]);
     // A better priority than the waiting job's still goes first: it would be claimed first anyway.
     const w = await queue.claim("steps");
-    c = claimNext();
+    c = claimNext(0, roomFor(1));
     res = await queue.ackClaimingNext(w!, new SettlementEffects().enqueue("steps", enc("urgent"), { priority: 0 }), c);
     expect(res.next?.payload).toEqual(enc("urgent"));
+    expect(c.asked).toEqual([1, 0]);
     await queue.ack(res.next!);
     // Due later: scheduled, not claimed.
     c = claimNext();
@@ -88,6 +97,51 @@ describe("ackClaimingNext", () => {
     res = await queue.ackClaimingNext(await claimedOne(queue, "work"), new SettlementEffects().enqueue("limited", enc("l")), c);
     expect([res.next, c.reserved]).toEqual([undefined, 0]);
     expect(await queue.view().job(res.enqueued[0]!.jobId)).toMatchObject({ state: "pending" });
+    await queue.close();
+  });
+
+  it("takes the job with work waiting when the caller has room for that work too, which a claim then takes first", async () => {
+    const { queue } = await openQueue();
+    const job = await claimedOne(queue);
+    await queue.enqueue("steps", enc("waiting 1"));
+    await queue.enqueue("steps", enc("waiting 2"));
+    const c = claimNext(0, roomFor(3));
+    const res = await queue.ackClaimingNext(job, new SettlementEffects().enqueue("steps", enc("next")), c);
+    expect(c.asked).toEqual([2]);
+    expect(res.next?.payload).toEqual(enc("next"));
+    // Not overtaken: they are still the first a claim takes.
+    expect((await queue.claimBatch("steps", 5)).map((j) => dec(j.payload))).toEqual(["waiting 1", "waiting 2"]);
+    await queue.close();
+  });
+
+  it("counts the jobs a claim took and has not handed out yet as waiting, until it hands them out", async () => {
+    let holding = false;
+    const store = new GatedStore(new MemoryStore(), (key) => holding && key.includes("/wal/"));
+    const { queue } = await openQueue({ store });
+    const first = await claimedOne(queue);
+    const second = await claimedOne(queue);
+    await quiesce(queue);
+    // Two enqueues whose WAL put is held: a claim takes both jobs, then waits for that put.
+    holding = true;
+    void queue.enqueue("steps", enc("x"));
+    void queue.enqueue("steps", enc("y"));
+    await settle(5);
+    const claiming = queue.claimBatch("steps", 5);
+    await settle(5);
+    let c = claimNext(0, roomFor(2));
+    const acked = queue.ackClaimingNext(first, new SettlementEffects().enqueue("steps", enc("a")), c);
+    await store.waitHeld(1);
+    expect(c.asked).toEqual([2]);
+    holding = false;
+    for (const h of [...store.held]) store.release(h.key);
+    expect((await claiming).map((j) => dec(j.payload))).toEqual(["x", "y"]);
+    expect((await acked).next).toBeUndefined();
+    // Handed out: no longer counted; the job left pending above is, and there is room for it.
+    c = claimNext(0, roomFor(2));
+    const res = await queue.ackClaimingNext(second, new SettlementEffects().enqueue("steps", enc("b")), c);
+    expect(c.asked).toEqual([1]);
+    expect(res.next?.payload).toEqual(enc("b"));
+    expect((await queue.claimBatch("steps", 5)).map((j) => dec(j.payload))).toEqual(["a"]);
     await queue.close();
   });
 

@@ -112,6 +112,59 @@ describe("a step that continues at once claims the next one in its settlement", 
     await env.queue.close();
   });
 
+  it("a chained run goes on while steps wait only when the worker has a slot for each of them as well", async () => {
+    for (const slots of [3, 2]) {
+      const store = holdableStore();
+      let openGate: () => void = () => undefined;
+      const gate = new Promise<void>((r) => (openGate = r));
+      const seen: string[] = [];
+      const runner = runnerOf(async (s) => {
+        const tag = dec(s.payload);
+        seen.push(`${tag}${s.stepNumber}`);
+        if (tag === "a" && s.stepNumber === 0) await gate;
+        return s.stepNumber + 1 < 2 ? StepOutcome.continueNow(enc(tag)) : StepOutcome.succeed(enc(tag));
+      });
+      const env = await openEnv(runner, { store, start: false });
+      // The steps the worker's own claims took (a chained step is not among them).
+      const claimed: string[] = [];
+      const q = env.queue;
+      const port = new Proxy(q, {
+        get(target, prop) {
+          if (prop === "claimBatch")
+            return async (name: string, max: number, leaseMs?: number) => {
+              const jobs = await target.claimBatch(name, max, leaseMs);
+              for (const j of jobs) claimed.push(`${dec(j.payload)}${j.headers["workflow.step"]}`);
+              return jobs;
+            };
+          const v: unknown = Reflect.get(target, prop, target);
+          return typeof v === "function" ? v.bind(target) : v;
+        },
+      });
+      const runtime = WorkflowRuntime.builder(port, store, runner, NoopTerminalHook).maxConcurrentSteps(slots).build();
+      const worker = runtime.spawn();
+      await runIndexBackfilled(env.queue);
+      const a = await runtime.submit({ input: enc("a") });
+      await until(() => seen.includes("a0"), "step a0 running");
+      // WAL puts held: c's first step is claimed and waits for its submission to be durable, so the
+      // worker's next claim waits too and b's first step stays pending while a0 settles.
+      store.hold();
+      const c = runtime.submit({ input: enc("c") });
+      await until(() => claimed.length > 0 || store.held > 0, "c submitted");
+      await settle(5);
+      const b = runtime.submit({ input: enc("b") });
+      await settle(5);
+      openGate();
+      await settle(5);
+      store.release();
+      for (const r of [a, await b, await c]) await runtime.wait(r.runId);
+      if (slots === 3) expect(claimed.sort()).toEqual(["a0", "b0", "c0"]);
+      // No slot for b0 beside a1 and c0: a1 waits behind b0.
+      else expect(seen.indexOf("b0")).toBeLessThan(seen.indexOf("a1"));
+      await worker.shutdown();
+      await env.queue.close();
+    }
+  });
+
   it("the next step claimed in a settlement is redelivered when its lease expires", async () => {
     const seen: Step[] = [];
     let release: () => void = () => undefined;

@@ -20,8 +20,8 @@ import type { ClaimedJob } from "../../queue/types.js";
  * once the settlement settled, with the step it claimed, if any.
  */
 export interface SlotChain {
-  /** True takes the worker's capacity for the next step: the worker is running and has a slot to spare. */
-  reserve(): boolean;
+  /** True takes the worker's capacity for the next step: the worker is running and has a slot to spare beyond `waiting` more. */
+  reserve(waiting: number): boolean;
   /** Starts `next` on this worker (or gives it back when the worker stopped meanwhile), and returns an unused reservation. Once. */
   handOff(next: ClaimedJob | undefined): void;
 }

@@ -11,9 +11,11 @@
  * A step that continues its run at once may take the next step in its own
  * settlement (the queue's `ackClaimingNext`): the slot it frees becomes a
  * reservation, and the next step starts on this worker once the settlement
- * is durable, with no claim of its own. The queue allows it only when no
- * other work waits on the step queue and it has no admission limits; a
- * worker that is stopping does not reserve.
+ * is durable, with no claim of its own. The queue allows it only when the
+ * step queue has no admission limits, and the worker takes it only with a
+ * slot left for every step already waiting there (or claimed and not yet
+ * started), so no waiting work is overtaken; a worker that is stopping
+ * does not reserve.
  */
 import type { FullLogger, Logger } from "../../logger.js";
 import type { ClaimedJob } from "../../queue/types.js";
@@ -53,8 +55,8 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
     let held = false;
     let done = false;
     return {
-      reserve: () => {
-        if (held || done || signal.aborted || core.queue.closed || busy + reserved >= max) return false;
+      reserve: (waiting) => {
+        if (held || done || signal.aborted || core.queue.closed || busy + reserved + waiting >= max) return false;
         held = true;
         reserved++;
         return true;
