@@ -329,7 +329,9 @@ async function settleNow(
   const ticket = ticketOf(job);
   if (ticket === undefined) throw new ValidationError("settle only ClaimedJobs returned by a queue's claim, not copies of them");
   if (ticket.owner !== core) throw new ClaimLostError(job.id, "it was claimed through another Queue instance, such as one before a restart");
-  const prepared = effects === undefined ? [] : await core.prepare(effects.enqueues);
+  // Awaited only when a payload is offloaded: a settlement otherwise builds its commit in the caller's turn.
+  const preparing = effects === undefined ? [] : core.prepare(effects.enqueues);
+  const prepared = Array.isArray(preparing) ? preparing : await preparing;
   let outcomes: EnqueueOutcome[] | undefined;
   let result: ReturnType<Transition>;
   let commit: Promise<void>;

@@ -278,11 +278,19 @@ export class QueueCore {
     return waits === undefined ? undefined : Promise.all(waits);
   }
 
-  /** Writes oversized payloads to their own objects, before any record refers to them. */
-  async prepare(items: readonly EnqueueItem[]): Promise<PreparedEnqueue[]> {
+  /**
+   * Writes oversized payloads to their own objects, before any record refers
+   * to them. The array itself, not a promise, when none is oversized (a
+   * settlement's usual case): awaiting would cost the caller a turn and
+   * this call an async frame for nothing to wait on.
+   */
+  prepare(items: readonly EnqueueItem[]): PreparedEnqueue[] | Promise<PreparedEnqueue[]> {
     const out: PreparedEnqueue[] = items.map((i) => ({ queueName: i.queueName, payload: i.payload, opts: i.opts ?? {} }));
     const big = out.filter((p) => this.payloads.shouldOffload(p.payload));
-    if (big.length === 0) return out;
+    return big.length === 0 ? out : this.#offload(out, big);
+  }
+
+  async #offload(out: PreparedEnqueue[], big: PreparedEnqueue[]): Promise<PreparedEnqueue[]> {
     const now = this.clock.now();
     for (const p of big) {
       p.payloadRef = this.#ulid(now);
