@@ -121,11 +121,20 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob, slot: Worke
   try {
     await processStep(core, job, slot, log);
   } catch (e) {
-    // A store fault before the settlement (a memo read that kept failing): put the step back
-    // uncounted. Anything else, or a failed settlement, goes to the caller, which logs it.
-    if (!isStoreFault(e) || slot.settlementSubmitted) throw e;
-    await putBack(core, job, slot, log, e);
+    await recoverStep(core, job, slot, log, e);
   }
+}
+
+/**
+ * What `processJob` does when `processStep` rejected with `e`: a store fault
+ * before the settlement (a memo read that kept failing) puts the step back
+ * uncounted; anything else, or a failed settlement, is thrown on for the
+ * caller to log. For a caller that awaits `processStep` itself (the worker
+ * without telemetry), to spare a step the async frame of `processJob`.
+ */
+export function recoverStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger, e: unknown): Promise<void> {
+  if (!isStoreFault(e) || slot.settlementSubmitted) throw e;
+  return putBack(core, job, slot, log, e);
 }
 
 /**
@@ -149,7 +158,8 @@ async function retryStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, l
   else await slot.freeAfterSubmitting(core.queue.nack(job, `${what}: ${errorText(error)}`));
 }
 
-async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger): Promise<void> {
+/** Processes and settles one claimed job of the step queue; `processJob` without the put-back of a store fault (see `recoverStep`). */
+export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger): Promise<void> {
   if (job.headers[HEADER_TERMINAL] !== undefined) return processNotification(core, job, slot);
   if (job.headers[HEADER_CHILD_ENDED] !== undefined) return processChildEnded(core, job, slot);
   if (job.headers[HEADER_PARENT_ENDED] !== undefined) return processParentEnded(core, job, slot);
@@ -194,7 +204,20 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
   const signal = job.headers[HEADER_SIGNAL_WAIT] === undefined ? undefined : await resolveSignal(core, job, runId, step);
   trace.signal = signal;
   const children = childRunsFor(core, runId, step, job.headers[HEADER_SIGNAL_WAIT]);
-  const verdict = await runOrReplay(core, memos, job, run, runId, step, signal, trace.memoKeys, children);
+  // The runner is awaited here rather than in a function of its own: an async frame per step for one await.
+  let verdict: Verdict | undefined = core.stepOutputReplay ? await replayedVerdict(memos, job, runId, step) : undefined;
+  if (verdict === undefined) {
+    const effects = new EffectsHandle();
+    const s = stepFor(core, memos, job, run, runId, step, signal, trace.memoKeys, children, effects);
+    try {
+      const outcome = checkOutcome(await core.runner.runStep(s));
+      verdict = { ok: true, outcome, staged: effects.staged(), replayed: false };
+    } catch (error) {
+      verdict = { ok: false, error };
+    } finally {
+      effects.seal();
+    }
+  }
   let externalCancel = cancelRequestedOf(job);
   if (!externalCancel) {
     const c = cancelRequested(core, runK, runBytes, run);
@@ -305,8 +328,22 @@ function cancelIn(b: Uint8Array | null, key: string, read: Uint8Array, run: RunR
   return decodeRunRecord(b, key).cancelRequested === true;
 }
 
-/** Runs the runner, or replays the outcome recorded for this delivery. */
-async function runOrReplay(
+/** The outcome recorded for this delivery when step output replay is on, or undefined: run the step. */
+async function replayedVerdict(memos: MemoStore, job: ClaimedJob, runId: RunId, step: number): Promise<Verdict | undefined> {
+  const key = replayRecordKey(memos.prefix, runId, step, job.payload);
+  const found = await retryStore(() => memos.store.get(key));
+  if (found === null) return undefined;
+  try {
+    const r = decodeReplayRecord(found.body, key);
+    return { ok: true, outcome: r.outcome, staged: r.effects, replayed: true, storedAtMs: r.storedAtMs };
+  } catch {
+    // An unreadable record is a miss: run the step again.
+    return undefined;
+  }
+}
+
+/** The `Step` the runner is handed for this delivery; what it stages goes to `effects`, the memo keys it writes to `memoKeys`. */
+function stepFor(
   core: RuntimeCore,
   memos: MemoStore,
   job: ClaimedJob,
@@ -316,21 +353,9 @@ async function runOrReplay(
   signal: Uint8Array | null | undefined,
   memoKeys: string[],
   children: ChildRuns,
-): Promise<Verdict> {
-  if (core.stepOutputReplay) {
-    const key = replayRecordKey(memos.prefix, runId, step, job.payload);
-    const found = await retryStore(() => memos.store.get(key));
-    if (found !== null) {
-      try {
-        const r = decodeReplayRecord(found.body, key);
-        return { ok: true, outcome: r.outcome, staged: r.effects, replayed: true, storedAtMs: r.storedAtMs };
-      } catch {
-        // An unreadable record is a miss: run the step again.
-      }
-    }
-  }
-  const effects = new EffectsHandle();
-  const s = makeStep(
+  effects: EffectsHandle,
+): ReturnType<typeof makeStep> {
+  return makeStep(
     {
       runId,
       // A copy: the decoded record may be handed on to the run's next step (see step-carry), so the runner never holds its objects.
@@ -350,14 +375,6 @@ async function runOrReplay(
     job.payload,
     signal,
   );
-  try {
-    const outcome = checkOutcome(await core.runner.runStep(s));
-    return { ok: true, outcome, staged: effects.staged(), replayed: false };
-  } catch (error) {
-    return { ok: false, error };
-  } finally {
-    effects.seal();
-  }
 }
 
 /** Writes the run result record, then commits the termination with the step's ack. */
