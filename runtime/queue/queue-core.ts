@@ -58,6 +58,8 @@ export class QueueCore {
    * enqueue, a wake with its attached bytes) is durable.
    */
   readonly #claimableAfter = new Map<string, Promise<void>>();
+  /** The ids `#claimableAfter` holds for each commit promise still pending, forgotten together when it settles. */
+  readonly #forgetAfter = new Map<Promise<void>, string[]>();
   /** Set by `close()` alone (an engine failure closes the engine, not this flag), so `close()` still runs its steps once after a failure. */
   closed = false;
   /** Flow rules the owner defined per queue (`Queue.defineFlowRules`); in memory, like the claims they count. */
@@ -251,14 +253,27 @@ export class QueueCore {
         () => this.#seqMarks.durable(mark),
         () => undefined,
       );
-    const ids: string[] = createdClaimed === undefined ? [] : [createdClaimed];
-    for (const op of batch.ops) {
-      if (op.kind === "put" && op.key.startsWith(K.PENDING)) ids.push(idDecoder.decode(op.value));
+    // The engine hands the commits of one WAL group the same promise: the first of them attaches
+    // the reaction that forgets the ids of all (one reaction per group instead of one per commit).
+    let ids = this.#forgetAfter.get(p);
+    const first = ids === undefined;
+    if (createdClaimed !== undefined) {
+      (ids ??= []).push(createdClaimed);
+      this.#claimableAfter.set(createdClaimed, p);
     }
-    if (ids.length > 0) {
-      for (const id of ids) this.#claimableAfter.set(id, p);
+    for (const op of batch.ops) {
+      if (op.kind === "put" && op.key.startsWith(K.PENDING)) {
+        const id = idDecoder.decode(op.value);
+        (ids ??= []).push(id);
+        this.#claimableAfter.set(id, p);
+      }
+    }
+    if (first && ids !== undefined) {
+      const group = ids;
+      this.#forgetAfter.set(p, group);
       const forget = () => {
-        for (const id of ids) if (this.#claimableAfter.get(id) === p) this.#claimableAfter.delete(id);
+        this.#forgetAfter.delete(p);
+        for (const id of group) if (this.#claimableAfter.get(id) === p) this.#claimableAfter.delete(id);
       };
       p.then(forget, forget);
     }
