@@ -20,13 +20,13 @@
  */
 import { MAX_DELAY_MS } from "../../time-bounds.js";
 import { SettlementEffects } from "../../queue/effects.js";
-import type { ClaimedJob, EnqueueOptions } from "../../queue/types.js";
+import type { AckedClaimingNext, ClaimedJob, EnqueueOptions } from "../../queue/types.js";
 import { cancelRequestedOf } from "../../queue/cancel-state.js";
 import { makeStep } from "./delivery.js";
 import { applyStaged, EffectsHandle } from "./effects-handle.js";
 import { replayRecordKey, runKey, stepDedupKey, stepPointerKey } from "../records/kv-keys.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
-import { carryTo, decodeKnown, type Known, type RunKeys, takeCarried } from "./step-carry.js";
+import { type CarriedRun, carryTo, decodeKnown, type Known, type RunKeys, takeCarried } from "./step-carry.js";
 import {
   decodeReplayRecord,
   decodeRunRecord,
@@ -68,7 +68,7 @@ import { errorText, isMemoFault, StepError } from "../workflow-errors.js";
 import { isStoreFault, retryStore } from "../store-retry.js";
 import type { WorkflowLogger } from "./step-worker.js";
 import { checkCorrelationKey, checkRunPayload } from "../limits.js";
-import type { WorkerSlot } from "./settlement-slots.js";
+import type { SlotChain, WorkerSlot } from "./settlement-slots.js";
 import { logFailedAttempt, noteRunEnded, thrownCause, traceHeaderOf } from "./step-log.js";
 import { stepEnqueuedNow } from "../../telemetry/metrics.js";
 
@@ -247,8 +247,19 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
     await terminate(core, job, slot, ending(atNow(), "cancelled", "cancelled"), undefined, log, trace);
   } else if (verdict.ok) {
     const o = verdict.outcome;
-    if (o.kind === "continue") await continueRun(core, job, slot, runId, step, o, verdict, now, atNow, log, trace, { bytes: runBytes, value: run }, keys);
-    else if (o.kind === "succeed") {
+    if (o.kind === "continue") {
+      const c = continueRun(core, job, slot, runId, step, o, verdict, now, atNow, log, trace, { bytes: runBytes, value: run }, keys);
+      if (!(c instanceof ChainedAck)) await c;
+      else {
+        // `settledContinue` inlined for the path most steps take: its async frame cost a promise and a turn.
+        let next: ClaimedJob | undefined;
+        try {
+          next = (await c.settled).next;
+        } finally {
+          handOffNext(c, next);
+        }
+      }
+    } else if (o.kind === "succeed") {
       const t = ending(atNow(), "succeeded");
       t.result = o.result;
       await terminate(core, job, slot, t, verdict.staged, log, trace);
@@ -462,7 +473,8 @@ async function failStep(
  * (claiming it for this worker when it is due now and the queue allows),
  * moves the step pointer and stages the history entry. Not itself async:
  * a step continued at once or after a delay goes straight to the commit,
- * without an async frame of its own.
+ * without an async frame of its own; a chained ack comes back as a
+ * `ChainedAck` for the caller to await and hand on.
  */
 function continueRun(
   core: RuntimeCore,
@@ -478,7 +490,7 @@ function continueRun(
   trace: StepTrace,
   run: Known<RunRecord>,
   keys: RunKeys,
-): Promise<void> {
+): Promise<unknown> | ChainedAck {
   const nextStep = step + 1;
   const nextJobId = core.queue.nextJobId();
   // A replayed delay keeps its original schedule: it counts from when the outcome was first stored.
@@ -499,7 +511,7 @@ function continueRun(
   if (o.when.kind === "immediate") stepEnqueuedNow(nextJobId);
   else if (o.when.kind === "after") opts.runAt = now + Math.max(0, o.when.delayMs - elapsed);
   else {
-    const commit = () => commitContinue(core, job, slot, o, verdict, now, trace, run, keys, opts, pointer, effects);
+    const commit = () => settledContinue(commitContinue(core, job, slot, o, verdict, now, trace, run, keys, opts, pointer, effects));
     const wait = { runId, nextStep, nextJobId, correlationKey: o.when.correlationKey, timeoutMs: Math.max(0, o.when.timeoutMs - elapsed), now };
     return continueOnSignal(core, job, slot, at, log, trace, wait, opts, pointer, effects, commit);
   }
@@ -536,8 +548,26 @@ async function continueOnSignal(
   else if (registered.waitingOn !== undefined) await afterWaitRegistered(core, registered.waitingOn, wait.nextJobId);
 }
 
-/** The continuing step's settlement: its history entry, the next step's job and the step pointer, with the ack. */
-async function commitContinue(
+/**
+ * The ack of a continuing step that claims the run's next step for this
+ * worker (`ackClaimingNext`), handed to the caller to await: the caller
+ * then hands the next step on with `handOffNext`, however the ack ended.
+ */
+class ChainedAck {
+  constructor(
+    readonly settled: Promise<AckedClaimingNext>,
+    readonly chain: SlotChain,
+    readonly carry: CarriedRun,
+  ) {}
+}
+
+/**
+ * The continuing step's settlement: its history entry, the next step's job
+ * and the step pointer, with the ack. Not async: a chained ack is returned
+ * for `processStep` to await itself (most steps take it), any other
+ * settlement as its promise.
+ */
+function commitContinue(
   core: RuntimeCore,
   job: ClaimedJob,
   slot: WorkerSlot,
@@ -550,27 +580,65 @@ async function commitContinue(
   opts: EnqueueOptions & { headers: Record<string, string> },
   pointer: StepPointer,
   effects: SettlementEffects,
-): Promise<void> {
+): Promise<unknown> | ChainedAck {
   const transition = transitionOf(o.when, opts.runAt, now);
   const history = stageStepHistory(core, job, trace, { outcome: "continued", endedAtMs: now, transition, staged: verdict.staged, next: o.payload }, effects);
-  if (history !== undefined) await history;
+  if (history !== undefined) return history.then(() => settledContinue(submitContinue(core, job, slot, o, run, keys, opts, pointer, effects)));
+  return submitContinue(core, job, slot, o, run, keys, opts, pointer, effects);
+}
+
+/** `commitContinue` once the history entry is staged: the next step's job and the step pointer, with the ack. */
+function submitContinue(
+  core: RuntimeCore,
+  job: ClaimedJob,
+  slot: WorkerSlot,
+  o: Extract<StepOutcome, { kind: "continue" }>,
+  run: Known<RunRecord>,
+  keys: RunKeys,
+  opts: EnqueueOptions & { headers: Record<string, string> },
+  pointer: StepPointer,
+  effects: SettlementEffects,
+): Promise<unknown> | ChainedAck {
   effects.enqueue(core.queueName, o.payload, opts);
   // Freshly encoded, and only read after (the carry compares it with the stored record): staged without a copy.
   const pointerBytes = encodeStepPointer(pointer);
   effects.kvPutOwned(keys.pointer, pointerBytes);
   const chain = slot.chain;
   if (o.when.kind !== "immediate" || chain === undefined || core.queue.ackClaimingNext === undefined) {
-    await slot.freeAfterSubmitting(core.queue.ack(job, effects));
-    return;
+    return slot.freeAfterSubmitting(core.queue.ack(job, effects));
   }
   // The next step, claimed for this worker in the same commit when the queue allows it.
-  let next: ClaimedJob | undefined;
+  let settled: Promise<AckedClaimingNext>;
   try {
     const claimNext = { index: effects.enqueues.length - 1, leaseMs: core.leaseMs, reserve: chain.reserve };
-    next = (await slot.freeAfterSubmitting(core.queue.ackClaimingNext(job, effects, claimNext))).next;
-    if (next !== undefined) carryTo(next, { run, pointer: { bytes: pointerBytes, value: pointer }, keys });
+    settled = slot.freeAfterSubmitting(core.queue.ackClaimingNext(job, effects, claimNext));
+  } catch (e) {
+    chain.handOff(undefined);
+    throw e;
+  }
+  return new ChainedAck(settled, chain, { run, pointer: { bytes: pointerBytes, value: pointer }, keys });
+}
+
+/** Awaits what `commitContinue` returned; a chained ack's next step is handed on however the ack ends. */
+async function settledContinue(c: Promise<unknown> | ChainedAck): Promise<void> {
+  if (!(c instanceof ChainedAck)) {
+    await c;
+    return;
+  }
+  let next: ClaimedJob | undefined;
+  try {
+    next = (await c.settled).next;
   } finally {
-    chain.handOff(next);
+    handOffNext(c, next);
+  }
+}
+
+/** Starts the step a chained ack claimed on this worker, with the records its settlement left (or returns the reservation). Once. */
+function handOffNext(c: ChainedAck, next: ClaimedJob | undefined): void {
+  try {
+    if (next !== undefined) carryTo(next, c.carry);
+  } finally {
+    c.chain.handOff(next);
   }
 }
 
