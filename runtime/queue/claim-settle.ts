@@ -270,7 +270,8 @@ function heldRecord(txn: Txn, id: string, ticket: ClaimTicket, writesPayload: bo
   return decodeJob(key, bytes);
 }
 
-type Settled = { record: JobRecord | undefined; enqueued: EnqueueOutcome[]; next?: ClaimedJob };
+/** `record`: what the job became; left out with `claimNext` (an ack, whose record nobody reads), which answers with `next` instead. */
+type Settled = { record?: JobRecord | undefined; enqueued: EnqueueOutcome[]; next?: ClaimedJob | undefined };
 
 /** A job a settlement enqueued already claimed for its settler (see `ackClaimingNext`). */
 interface Chained {
@@ -342,7 +343,9 @@ async function settleNow(
   const ticket = ticketOf(job);
   if (ticket === undefined) throw new ValidationError("settle only ClaimedJobs returned by a queue's claim, not copies of them");
   if (ticket.owner !== core) throw new ClaimLostError(job.id, "it was claimed through another Queue instance, such as one before a restart");
-  const prepared = effects === undefined ? [] : await core.prepare(effects.enqueues);
+  // Awaited only when a payload is offloaded: a settlement otherwise builds its commit in the caller's turn.
+  const preparing = effects === undefined ? [] : core.prepare(effects.enqueues);
+  const prepared = Array.isArray(preparing) ? preparing : await preparing;
   let outcomes: EnqueueOutcome[] | undefined;
   let result: ReturnType<Transition>;
   let commit: Promise<void>;
@@ -423,7 +426,9 @@ async function settleNow(
     );
   }
   if (result.applyEffects) core.announceInserted(prepared, outcomes, ctx.now, chained?.index);
-  return next === undefined ? { record: rec, enqueued: outcomes } : { record: rec, enqueued: outcomes, next };
+  // For `ackClaimingNext` the shape it answers with, so it can hand this promise on as it is.
+  if (claimNext !== undefined) return { enqueued: outcomes, next };
+  return { record: rec, enqueued: outcomes };
 }
 
 const ackTransition: Transition = (txn, ctx, r, historyless, keys) => {
@@ -453,18 +458,24 @@ export async function ack(core: QueueCore, job: ClaimedJob, effects?: Settlement
  * leaves it claimed and recovery requeues it). Otherwise the job is
  * enqueued pending as by `ack`.
  */
-export async function ackClaimingNext(core: QueueCore, job: ClaimedJob, effects: SettlementEffects, claimNext: ClaimNext): Promise<AckedClaimingNext> {
-  if (!Number.isInteger(claimNext.index) || claimNext.index < 0 || claimNext.index >= effects.enqueues.length) {
-    throw new ValidationError(
-      `ackClaimingNext's index must name one of the effects' ${effects.enqueues.length} enqueues, got ${describeValue(claimNext.index)}`,
-    );
+export function ackClaimingNext(core: QueueCore, job: ClaimedJob, effects: SettlementEffects, claimNext: ClaimNext): Promise<AckedClaimingNext> {
+  try {
+    if (!Number.isInteger(claimNext.index) || claimNext.index < 0 || claimNext.index >= effects.enqueues.length) {
+      throw new ValidationError(
+        `ackClaimingNext's index must name one of the effects' ${effects.enqueues.length} enqueues, got ${describeValue(claimNext.index)}`,
+      );
+    }
+    if (claimNext.leaseMs !== undefined) {
+      validatePositiveInt("leaseMs", claimNext.leaseMs);
+      validateMillis("leaseMs", claimNext.leaseMs);
+    }
+  } catch (err) {
+    // Rejected, not thrown at the call, as every other refusal of a settlement is.
+    return Promise.reject(err);
   }
-  if (claimNext.leaseMs !== undefined) {
-    validatePositiveInt("leaseMs", claimNext.leaseMs);
-    validateMillis("leaseMs", claimNext.leaseMs);
-  }
-  const res = await settle(core, job, effects, ackTransition, claimNext);
-  return { enqueued: res.enqueued, next: res.next };
+  // The settlement's own promise, not an async frame that awaits it only to reshape it:
+  // with `claimNext` it settles with `{ enqueued, next }` (see `settleNow`). Taken every step.
+  return settle(core, job, effects, ackTransition, claimNext) as Promise<AckedClaimingNext>;
 }
 
 /**

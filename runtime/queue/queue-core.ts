@@ -64,6 +64,8 @@ export class QueueCore {
    * already, which `ackClaimingNext` must leave to them.
    */
   readonly #claimsInFlight = new Map<string, number>();
+  /** The ids `#claimableAfter` holds for each commit promise still pending, forgotten together when it settles. */
+  readonly #forgetAfter = new Map<Promise<void>, string[]>();
   /** Set by `close()` alone (an engine failure closes the engine, not this flag), so `close()` still runs its steps once after a failure. */
   closed = false;
   /** Flow rules the owner defined per queue (`Queue.defineFlowRules`); in memory, like the claims they count. */
@@ -257,14 +259,27 @@ export class QueueCore {
         () => this.#seqMarks.durable(mark),
         () => undefined,
       );
-    const ids: string[] = createdClaimed === undefined ? [] : [createdClaimed];
-    for (const op of batch.ops) {
-      if (op.kind === "put" && op.key.startsWith(K.PENDING)) ids.push(idDecoder.decode(op.value));
+    // The engine hands the commits of one WAL group the same promise: the first of them attaches
+    // the reaction that forgets the ids of all (one reaction per group instead of one per commit).
+    let ids = this.#forgetAfter.get(p);
+    const first = ids === undefined;
+    if (createdClaimed !== undefined) {
+      (ids ??= []).push(createdClaimed);
+      this.#claimableAfter.set(createdClaimed, p);
     }
-    if (ids.length > 0) {
-      for (const id of ids) this.#claimableAfter.set(id, p);
+    for (const op of batch.ops) {
+      if (op.kind === "put" && op.key.startsWith(K.PENDING)) {
+        const id = idDecoder.decode(op.value);
+        (ids ??= []).push(id);
+        this.#claimableAfter.set(id, p);
+      }
+    }
+    if (first && ids !== undefined) {
+      const group = ids;
+      this.#forgetAfter.set(p, group);
       const forget = () => {
-        for (const id of ids) if (this.#claimableAfter.get(id) === p) this.#claimableAfter.delete(id);
+        this.#forgetAfter.delete(p);
+        for (const id of group) if (this.#claimableAfter.get(id) === p) this.#claimableAfter.delete(id);
       };
       p.then(forget, forget);
     }
@@ -296,11 +311,19 @@ export class QueueCore {
     return waits === undefined ? undefined : Promise.all(waits);
   }
 
-  /** Writes oversized payloads to their own objects, before any record refers to them. */
-  async prepare(items: readonly EnqueueItem[]): Promise<PreparedEnqueue[]> {
+  /**
+   * Writes oversized payloads to their own objects, before any record refers
+   * to them. The array itself, not a promise, when none is oversized (a
+   * settlement's usual case): awaiting would cost the caller a turn and
+   * this call an async frame for nothing to wait on.
+   */
+  prepare(items: readonly EnqueueItem[]): PreparedEnqueue[] | Promise<PreparedEnqueue[]> {
     const out: PreparedEnqueue[] = items.map((i) => ({ queueName: i.queueName, payload: i.payload, opts: i.opts ?? {} }));
     const big = out.filter((p) => this.payloads.shouldOffload(p.payload));
-    if (big.length === 0) return out;
+    return big.length === 0 ? out : this.#offload(out, big);
+  }
+
+  async #offload(out: PreparedEnqueue[], big: PreparedEnqueue[]): Promise<PreparedEnqueue[]> {
     const now = this.clock.now();
     for (const p of big) {
       p.payloadRef = this.#ulid(now);

@@ -58,11 +58,13 @@ describe("job result retention", () => {
     const env = await openJobEnv((b) => b.resultRetention(1_000).register(keyedEmailJob, { run: async (i) => ({ message_id: i.to }) }));
     const h = await env.runner.submit(keyedEmailJob, { to: "a@x.io" });
     await h.result();
-    env.clock.advance(3_600_000);
-    await until(
-      "the worker's sweep of the job's records",
-      async () => (await env.queue.kvScan("jobs/")).entries.length === 0 && (await runRecords(env.queue)).length === 0,
-    );
+    // A poll interval more per look: the sweep loop arms its next wait when its first sweep ends, which
+    // may be after the job's result came back (and after a single advance, which would then wake nothing).
+    await until("the worker's sweep of the job's records", async () => {
+      if ((await env.queue.kvScan("jobs/")).entries.length === 0 && (await runRecords(env.queue)).length === 0) return true;
+      env.clock.advance(3_600_000);
+      return false;
+    });
     await expect(h.fetchResult()).rejects.toBeInstanceOf(JobNotFoundError);
     await env.stop();
   });

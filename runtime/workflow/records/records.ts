@@ -223,7 +223,13 @@ const ERROR_KINDS: readonly string[] = ["runner", "transient", "permanent", "can
 /** Drops `undefined` fields so an encoded record omits them. */
 function compact<T extends object>(o: T): T {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  const from = o as Record<string, unknown>;
+  // Own keys in `Object.entries` order, without its array of pairs (the step pointer is compacted per step).
+  for (const k in from) {
+    if (!Object.hasOwn(from, k)) continue;
+    const v = from[k];
+    if (v !== undefined) out[k] = v;
+  }
   return out as T;
 }
 

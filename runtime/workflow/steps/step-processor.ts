@@ -20,13 +20,13 @@
  */
 import { MAX_DELAY_MS } from "../../time-bounds.js";
 import { SettlementEffects } from "../../queue/effects.js";
-import type { ClaimedJob, EnqueueOptions } from "../../queue/types.js";
+import type { AckedClaimingNext, ClaimedJob, EnqueueOptions } from "../../queue/types.js";
 import { cancelRequestedOf } from "../../queue/cancel-state.js";
 import { makeStep } from "./delivery.js";
 import { applyStaged, EffectsHandle } from "./effects-handle.js";
 import { replayRecordKey, runKey, stepDedupKey, stepPointerKey } from "../records/kv-keys.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
-import { carryTo, decodeKnown, type Known, type RunKeys, takeCarried } from "./step-carry.js";
+import { type CarriedRun, carryTo, decodeKnown, type Known, type RunKeys, takeCarried } from "./step-carry.js";
 import {
   decodeReplayRecord,
   decodeRunRecord,
@@ -68,7 +68,7 @@ import { errorText, isMemoFault, StepError } from "../workflow-errors.js";
 import { isStoreFault, retryStore } from "../store-retry.js";
 import type { WorkflowLogger } from "./step-worker.js";
 import { checkCorrelationKey, checkRunPayload } from "../limits.js";
-import type { WorkerSlot } from "./settlement-slots.js";
+import type { SlotChain, WorkerSlot } from "./settlement-slots.js";
 import { logFailedAttempt, noteRunEnded, thrownCause, traceHeaderOf } from "./step-log.js";
 import { stepEnqueuedNow } from "../../telemetry/metrics.js";
 
@@ -121,11 +121,20 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob, slot: Worke
   try {
     await processStep(core, job, slot, log);
   } catch (e) {
-    // A store fault before the settlement (a memo read that kept failing): put the step back
-    // uncounted. Anything else, or a failed settlement, goes to the caller, which logs it.
-    if (!isStoreFault(e) || slot.settlementSubmitted) throw e;
-    await putBack(core, job, slot, log, e);
+    await recoverStep(core, job, slot, log, e);
   }
+}
+
+/**
+ * What `processJob` does when `processStep` rejected with `e`: a store fault
+ * before the settlement (a memo read that kept failing) puts the step back
+ * uncounted; anything else, or a failed settlement, is thrown on for the
+ * caller to log. For a caller that awaits `processStep` itself (the worker
+ * without telemetry), to spare a step the async frame of `processJob`.
+ */
+export function recoverStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger, e: unknown): Promise<void> {
+  if (!isStoreFault(e) || slot.settlementSubmitted) throw e;
+  return putBack(core, job, slot, log, e);
 }
 
 /**
@@ -149,7 +158,8 @@ async function retryStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, l
   else await slot.freeAfterSubmitting(core.queue.nack(job, `${what}: ${errorText(error)}`));
 }
 
-async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger): Promise<void> {
+/** Processes and settles one claimed job of the step queue; `processJob` without the put-back of a store fault (see `recoverStep`). */
+export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger): Promise<void> {
   if (job.headers[HEADER_TERMINAL] !== undefined) return processNotification(core, job, slot);
   if (job.headers[HEADER_CHILD_ENDED] !== undefined) return processChildEnded(core, job, slot);
   if (job.headers[HEADER_PARENT_ENDED] !== undefined) return processParentEnded(core, job, slot);
@@ -194,7 +204,20 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
   const signal = job.headers[HEADER_SIGNAL_WAIT] === undefined ? undefined : await resolveSignal(core, job, runId, step);
   trace.signal = signal;
   const children = childRunsFor(core, runId, step, job.headers[HEADER_SIGNAL_WAIT]);
-  const verdict = await runOrReplay(core, memos, job, run, runId, step, signal, trace.memoKeys, children);
+  // The runner is awaited here rather than in a function of its own: an async frame per step for one await.
+  let verdict: Verdict | undefined = core.stepOutputReplay ? await replayedVerdict(memos, job, runId, step) : undefined;
+  if (verdict === undefined) {
+    const effects = new EffectsHandle();
+    const s = stepFor(core, memos, job, run, runId, step, signal, trace.memoKeys, children, effects);
+    try {
+      const outcome = checkOutcome(await core.runner.runStep(s));
+      verdict = { ok: true, outcome, staged: effects.staged(), replayed: false };
+    } catch (error) {
+      verdict = { ok: false, error };
+    } finally {
+      effects.seal();
+    }
+  }
   let externalCancel = cancelRequestedOf(job);
   if (!externalCancel) {
     const c = cancelRequested(core, runK, runBytes, run);
@@ -224,8 +247,19 @@ async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot,
     await terminate(core, job, slot, ending(atNow(), "cancelled", "cancelled"), undefined, log, trace);
   } else if (verdict.ok) {
     const o = verdict.outcome;
-    if (o.kind === "continue") await continueRun(core, job, slot, runId, step, o, verdict, now, atNow, log, trace, { bytes: runBytes, value: run }, keys);
-    else if (o.kind === "succeed") {
+    if (o.kind === "continue") {
+      const c = continueRun(core, job, slot, runId, step, o, verdict, now, atNow, log, trace, { bytes: runBytes, value: run }, keys);
+      if (!(c instanceof ChainedAck)) await c;
+      else {
+        // `settledContinue` inlined for the path most steps take: its async frame cost a promise and a turn.
+        let next: ClaimedJob | undefined;
+        try {
+          next = (await c.settled).next;
+        } finally {
+          handOffNext(c, next);
+        }
+      }
+    } else if (o.kind === "succeed") {
       const t = ending(atNow(), "succeeded");
       t.result = o.result;
       await terminate(core, job, slot, t, verdict.staged, log, trace);
@@ -305,8 +339,22 @@ function cancelIn(b: Uint8Array | null, key: string, read: Uint8Array, run: RunR
   return decodeRunRecord(b, key).cancelRequested === true;
 }
 
-/** Runs the runner, or replays the outcome recorded for this delivery. */
-async function runOrReplay(
+/** The outcome recorded for this delivery when step output replay is on, or undefined: run the step. */
+async function replayedVerdict(memos: MemoStore, job: ClaimedJob, runId: RunId, step: number): Promise<Verdict | undefined> {
+  const key = replayRecordKey(memos.prefix, runId, step, job.payload);
+  const found = await retryStore(() => memos.store.get(key));
+  if (found === null) return undefined;
+  try {
+    const r = decodeReplayRecord(found.body, key);
+    return { ok: true, outcome: r.outcome, staged: r.effects, replayed: true, storedAtMs: r.storedAtMs };
+  } catch {
+    // An unreadable record is a miss: run the step again.
+    return undefined;
+  }
+}
+
+/** The `Step` the runner is handed for this delivery; what it stages goes to `effects`, the memo keys it writes to `memoKeys`. */
+function stepFor(
   core: RuntimeCore,
   memos: MemoStore,
   job: ClaimedJob,
@@ -316,21 +364,9 @@ async function runOrReplay(
   signal: Uint8Array | null | undefined,
   memoKeys: string[],
   children: ChildRuns,
-): Promise<Verdict> {
-  if (core.stepOutputReplay) {
-    const key = replayRecordKey(memos.prefix, runId, step, job.payload);
-    const found = await retryStore(() => memos.store.get(key));
-    if (found !== null) {
-      try {
-        const r = decodeReplayRecord(found.body, key);
-        return { ok: true, outcome: r.outcome, staged: r.effects, replayed: true, storedAtMs: r.storedAtMs };
-      } catch {
-        // An unreadable record is a miss: run the step again.
-      }
-    }
-  }
-  const effects = new EffectsHandle();
-  const s = makeStep(
+  effects: EffectsHandle,
+): ReturnType<typeof makeStep> {
+  return makeStep(
     {
       runId,
       // A copy: the decoded record may be handed on to the run's next step (see step-carry), so the runner never holds its objects.
@@ -350,14 +386,6 @@ async function runOrReplay(
     job.payload,
     signal,
   );
-  try {
-    const outcome = checkOutcome(await core.runner.runStep(s));
-    return { ok: true, outcome, staged: effects.staged(), replayed: false };
-  } catch (error) {
-    return { ok: false, error };
-  } finally {
-    effects.seal();
-  }
 }
 
 /** Writes the run result record, then commits the termination with the step's ack. */
@@ -445,7 +473,8 @@ async function failStep(
  * (claiming it for this worker when it is due now and the queue allows),
  * moves the step pointer and stages the history entry. Not itself async:
  * a step continued at once or after a delay goes straight to the commit,
- * without an async frame of its own.
+ * without an async frame of its own; a chained ack comes back as a
+ * `ChainedAck` for the caller to await and hand on.
  */
 function continueRun(
   core: RuntimeCore,
@@ -461,7 +490,7 @@ function continueRun(
   trace: StepTrace,
   run: Known<RunRecord>,
   keys: RunKeys,
-): Promise<void> {
+): Promise<unknown> | ChainedAck {
   const nextStep = step + 1;
   const nextJobId = core.queue.nextJobId();
   // A replayed delay keeps its original schedule: it counts from when the outcome was first stored.
@@ -482,7 +511,7 @@ function continueRun(
   if (o.when.kind === "immediate") stepEnqueuedNow(nextJobId);
   else if (o.when.kind === "after") opts.runAt = now + Math.max(0, o.when.delayMs - elapsed);
   else {
-    const commit = () => commitContinue(core, job, slot, o, verdict, now, trace, run, keys, opts, pointer, effects);
+    const commit = () => settledContinue(commitContinue(core, job, slot, o, verdict, now, trace, run, keys, opts, pointer, effects));
     const wait = { runId, nextStep, nextJobId, correlationKey: o.when.correlationKey, timeoutMs: Math.max(0, o.when.timeoutMs - elapsed), now };
     return continueOnSignal(core, job, slot, at, log, trace, wait, opts, pointer, effects, commit);
   }
@@ -519,8 +548,26 @@ async function continueOnSignal(
   else if (registered.waitingOn !== undefined) await afterWaitRegistered(core, registered.waitingOn, wait.nextJobId);
 }
 
-/** The continuing step's settlement: its history entry, the next step's job and the step pointer, with the ack. */
-async function commitContinue(
+/**
+ * The ack of a continuing step that claims the run's next step for this
+ * worker (`ackClaimingNext`), handed to the caller to await: the caller
+ * then hands the next step on with `handOffNext`, however the ack ended.
+ */
+class ChainedAck {
+  constructor(
+    readonly settled: Promise<AckedClaimingNext>,
+    readonly chain: SlotChain,
+    readonly carry: CarriedRun,
+  ) {}
+}
+
+/**
+ * The continuing step's settlement: its history entry, the next step's job
+ * and the step pointer, with the ack. Not async: a chained ack is returned
+ * for `processStep` to await itself (most steps take it), any other
+ * settlement as its promise.
+ */
+function commitContinue(
   core: RuntimeCore,
   job: ClaimedJob,
   slot: WorkerSlot,
@@ -533,27 +580,65 @@ async function commitContinue(
   opts: EnqueueOptions & { headers: Record<string, string> },
   pointer: StepPointer,
   effects: SettlementEffects,
-): Promise<void> {
+): Promise<unknown> | ChainedAck {
   const transition = transitionOf(o.when, opts.runAt, now);
   const history = stageStepHistory(core, job, trace, { outcome: "continued", endedAtMs: now, transition, staged: verdict.staged, next: o.payload }, effects);
-  if (history !== undefined) await history;
+  if (history !== undefined) return history.then(() => settledContinue(submitContinue(core, job, slot, o, run, keys, opts, pointer, effects)));
+  return submitContinue(core, job, slot, o, run, keys, opts, pointer, effects);
+}
+
+/** `commitContinue` once the history entry is staged: the next step's job and the step pointer, with the ack. */
+function submitContinue(
+  core: RuntimeCore,
+  job: ClaimedJob,
+  slot: WorkerSlot,
+  o: Extract<StepOutcome, { kind: "continue" }>,
+  run: Known<RunRecord>,
+  keys: RunKeys,
+  opts: EnqueueOptions & { headers: Record<string, string> },
+  pointer: StepPointer,
+  effects: SettlementEffects,
+): Promise<unknown> | ChainedAck {
   effects.enqueue(core.queueName, o.payload, opts);
   // Freshly encoded, and only read after (the carry compares it with the stored record): staged without a copy.
   const pointerBytes = encodeStepPointer(pointer);
   effects.kvPutOwned(keys.pointer, pointerBytes);
   const chain = slot.chain;
   if (o.when.kind !== "immediate" || chain === undefined || core.queue.ackClaimingNext === undefined) {
-    await slot.freeAfterSubmitting(core.queue.ack(job, effects));
-    return;
+    return slot.freeAfterSubmitting(core.queue.ack(job, effects));
   }
   // The next step, claimed for this worker in the same commit when the queue allows it.
-  let next: ClaimedJob | undefined;
+  let settled: Promise<AckedClaimingNext>;
   try {
     const claimNext = { index: effects.enqueues.length - 1, leaseMs: core.leaseMs, reserve: chain.reserve };
-    next = (await slot.freeAfterSubmitting(core.queue.ackClaimingNext(job, effects, claimNext))).next;
-    if (next !== undefined) carryTo(next, { run, pointer: { bytes: pointerBytes, value: pointer }, keys });
+    settled = slot.freeAfterSubmitting(core.queue.ackClaimingNext(job, effects, claimNext));
+  } catch (e) {
+    chain.handOff(undefined);
+    throw e;
+  }
+  return new ChainedAck(settled, chain, { run, pointer: { bytes: pointerBytes, value: pointer }, keys });
+}
+
+/** Awaits what `commitContinue` returned; a chained ack's next step is handed on however the ack ends. */
+async function settledContinue(c: Promise<unknown> | ChainedAck): Promise<void> {
+  if (!(c instanceof ChainedAck)) {
+    await c;
+    return;
+  }
+  let next: ClaimedJob | undefined;
+  try {
+    next = (await c.settled).next;
   } finally {
-    chain.handOff(next);
+    handOffNext(c, next);
+  }
+}
+
+/** Starts the step a chained ack claimed on this worker, with the records its settlement left (or returns the reservation). Once. */
+function handOffNext(c: ChainedAck, next: ClaimedJob | undefined): void {
+  try {
+    if (next !== undefined) carryTo(next, c.carry);
+  } finally {
+    c.chain.handOff(next);
   }
 }
 

@@ -21,7 +21,7 @@ import type { FullLogger, Logger } from "../../logger.js";
 import type { ClaimedJob } from "../../queue/types.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { type SlotChain, WorkerSlot } from "./settlement-slots.js";
-import { processJob } from "./step-processor.js";
+import { processJob, processStep, recoverStep } from "./step-processor.js";
 import { startAttemptTelemetry } from "./step-telemetry.js";
 
 import { backoffMs, isStoreFault, sleep, type StoreRetryPolicy } from "../store-retry.js";
@@ -93,7 +93,15 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
   const work = async (job: ClaimedJob, slot: WorkerSlot): Promise<void> => {
     const telemetry = startAttemptTelemetry(core, job);
     try {
-      await (telemetry === undefined ? processJob(core, job, slot, log) : telemetry.run(() => processJob(core, job, slot, log)));
+      if (telemetry !== undefined) await telemetry.run(() => processJob(core, job, slot, log));
+      else {
+        // `processJob` inlined: its async frame, for a catch that rarely runs, cost every step a promise and a turn.
+        try {
+          await processStep(core, job, slot, log);
+        } catch (e) {
+          await recoverStep(core, job, slot, log, e);
+        }
+      }
     } catch (e) {
       log.error({ err: e, jobId: job.id }, "workflow step settlement failed; the queue will redeliver the step");
     } finally {
