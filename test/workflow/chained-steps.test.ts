@@ -49,6 +49,19 @@ describe("a step that continues at once claims the next one in its settlement", 
     await env.stop();
   });
 
+  it("a worker with one slot chains its run's steps too: the settling step's slot is the one the next step takes", async () => {
+    const seen: Step[] = [];
+    const env = await openEnv(chain(seen), { configure: (b) => b.maxConcurrentSteps(1) });
+    await runIndexBackfilled(env.queue);
+    const before = env.queue.engineStats.walBatches;
+    const { runId } = await env.runtime.submit({ input: enc("") });
+    await env.runtime.wait(runId);
+    expect(dec((await env.runtime.outcome(runId))!.result)).toBe(expected());
+    // As with many slots: the submission, the claim of step 0, then one settlement per step.
+    expect(env.queue.engineStats.walBatches - before).toBe(STEPS + 2);
+    await env.stop();
+  });
+
   it("a queue with a concurrency or rate limit falls back to ack, then claim, and admission still holds", async () => {
     for (const limit of [{ concurrency: { limit: 1 } }, { rateLimit: { limit: 1000, periodMs: 1000 } }]) {
       const seen: Step[] = [];

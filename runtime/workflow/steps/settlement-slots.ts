@@ -35,6 +35,11 @@ export class WorkerSlot {
     return this.#submitted;
   }
 
+  /** Whether the slot is still taken (not yet freed). */
+  get held(): boolean {
+    return this.#release !== undefined;
+  }
+
   /** `release` is called once, when the slot is freed. `chain`: how this slot's settlement may claim the run's next step. */
   constructor(
     release: () => void,

@@ -51,12 +51,16 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
   let reserved = 0;
   let wake: () => void = () => undefined;
 
-  const chainOf = (): SlotChain => {
+  // `ownSlotHeld`: whether the settling step still holds its slot. The queue calls `reserve` in the
+  // settlement's turn, which may come before the slot is freed on its submission; that slot is the
+  // one the next step takes, so it is not counted against the reservation.
+  const chainOf = (ownSlotHeld: () => boolean): SlotChain => {
     let held = false;
     let done = false;
     return {
       reserve: (waiting) => {
-        if (held || done || signal.aborted || core.queue.closed || busy + reserved + waiting >= max) return false;
+        const inUse = busy - (ownSlotHeld() ? 1 : 0);
+        if (held || done || signal.aborted || core.queue.closed || inUse + reserved + waiting >= max) return false;
         held = true;
         reserved++;
         return true;
@@ -85,7 +89,11 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
   const start = (job: ClaimedJob): void => {
     busy++;
     running++;
-    void work(job, new WorkerSlot(release, chainOf()));
+    const slot: WorkerSlot = new WorkerSlot(
+      release,
+      chainOf(() => slot.held),
+    );
+    void work(job, slot);
   };
 
   // The step's whole life in one async function, counted in `running` rather than kept in a set of
