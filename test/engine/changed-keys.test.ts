@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { ChangedKeys } from "../../runtime/engine/changed-keys.js";
 import { compareKeys } from "../../runtime/store/keys.js";
+import { collidingKeys, FNV_START, fnvFrom } from "../support/colliding-keys.js";
 
 describe("ChangedKeys", () => {
   it("matches a Map under inserts and replacements, past several growths of its table and buffers", () => {
@@ -69,50 +70,10 @@ describe("ChangedKeys", () => {
 });
 
 describe("ChangedKeys against keys chosen to collide", () => {
-  /** FNV-1a over ASCII from `h`, as the map hashed keys from a fixed start before. */
-  const fnvFrom = (h: number, s: string) => {
-    for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-    return h >>> 0;
-  };
-
-  /**
-   * 2^stages keys with one FNV-1a hash from the fixed start: at each stage two
-   * blocks found to lead to one state (a birthday search), so every choice
-   * of one block per stage ends in the same state.
-   */
-  function collidingKeys(stages: number): string[] {
-    let keys = ["k/"];
-    let state = fnvFrom(0x811c9dc5, "k/");
-    let seed = 1;
-    const block = () => {
-      let b = "";
-      for (let i = 0; i < 6; i++) {
-        seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-        b += String.fromCharCode(97 + ((seed >>> 16) % 26));
-      }
-      return b;
-    };
-    for (let s = 0; s < stages; s++) {
-      const seen = new Map<number, string>();
-      for (;;) {
-        const b = block();
-        const h = fnvFrom(state, b);
-        const other = seen.get(h);
-        if (other !== undefined && other !== b) {
-          keys = keys.flatMap((k) => [k + other, k + b]);
-          state = h;
-          break;
-        }
-        seen.set(h, b);
-      }
-    }
-    return keys;
-  }
-
   it("keeps its probes short for thousands of keys that share one hash from a fixed start", () => {
-    const keys = collidingKeys(12);
+    const keys = collidingKeys(12, "k/");
     expect(new Set(keys).size).toBe(4096);
-    expect(new Set(keys.map((k) => fnvFrom(0x811c9dc5, k))).size, "the keys collide from the fixed start").toBe(1);
+    expect(new Set(keys.map((k) => fnvFrom(FNV_START, k))).size, "the keys collide from the fixed start").toBe(1);
     const map = new ChangedKeys<number>();
     for (const [i, k] of keys.entries()) map.set(k, i);
     expect(map.size).toBe(4096);

@@ -6,21 +6,12 @@
  * works again covers them.
  */
 import { inspect } from "node:util";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { Engine, MemoryStore, WriteBatch, type EngineOptions } from "taquba";
 import { failWhen } from "../support/failing-store.js";
+import { turns, unhandledRejections } from "../support/unhandled-rejections.js";
 
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
-
-async function turns(n = 20): Promise<void> {
-  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
-}
-
-afterEach(() => {
-  process.off("unhandledRejection", onUnhandled);
-  unhandled.length = 0;
-});
+const unhandled = unhandledRejections();
 
 const hostile: [string, (calls: { n: number }) => NonNullable<EngineOptions["onBackgroundError"]>][] = [
   [
@@ -65,7 +56,7 @@ function unshowable(): object {
 describe("onBackgroundError that fails itself", () => {
   for (const [name, make] of hostile) {
     it(`a handler that ${name}: no unhandled rejection, commits go on, the next checkpoint covers them`, async () => {
-      process.on("unhandledRejection", onUnhandled);
+      unhandled.watch();
       const inner = new MemoryStore();
       let broken = true;
       const store = failWhen(inner, (call, key) => (broken && call === "put" && key.startsWith("seg/") ? new Error("disk on fire") : undefined));
@@ -82,8 +73,8 @@ describe("onBackgroundError that fails itself", () => {
       }
       for (let i = 0; i < 200 && calls.n === 0; i++) await turns(1);
       expect(calls.n, "the handler was called").toBeGreaterThan(0);
-      await turns();
-      expect(unhandled).toEqual([]);
+      await turns(20);
+      expect(unhandled.seen).toEqual([]);
       broken = false;
       await engine.commit(new WriteBatch().put("k/last", new Uint8Array([9])));
       await engine.checkpoint();
@@ -97,7 +88,7 @@ describe("onBackgroundError that fails itself", () => {
 
 describe("the default onBackgroundError", () => {
   it("warns of a store failure that cannot be inspected by its text: no throw into the engine, no unhandled rejection", async () => {
-    process.on("unhandledRejection", onUnhandled);
+    unhandled.watch();
     const warned: unknown[][] = [];
     const warn = vi.spyOn(console, "warn").mockImplementation((...args: unknown[]) => {
       // Inspect as console.warn does, so a value that cannot be shown throws here as it would there.
@@ -116,8 +107,8 @@ describe("the default onBackgroundError", () => {
       for (let i = 0; i < 200 && warned.length === 0; i++) await turns(1);
       expect(warned.length, "a warning was written").toBeGreaterThan(0);
       expect(warned[0]!.join(" ")).toContain("disk on fire");
-      await turns();
-      expect(unhandled).toEqual([]);
+      await turns(20);
+      expect(unhandled.seen).toEqual([]);
       broken = false;
       await engine.commit(new WriteBatch().put("k/last", new Uint8Array([9])));
       await engine.checkpoint();

@@ -4,20 +4,11 @@
  * `failed` that throws in turn (it reports a value the caller made) is
  * dropped, neither thrown to the caller nor left as an unhandled rejection.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { callGuarded } from "../../runtime/option-values.js";
+import { turns, unhandledRejections } from "../support/unhandled-rejections.js";
 
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
-
-async function turns(n = 5): Promise<void> {
-  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
-}
-
-afterEach(() => {
-  process.off("unhandledRejection", onUnhandled);
-  unhandled.length = 0;
-});
+const unhandled = unhandledRejections();
 
 describe("callGuarded", () => {
   const failing = [
@@ -62,12 +53,12 @@ describe("callGuarded", () => {
     it(`a call that ${name}: failed hears of it once`, async () => {
       const seen: unknown[] = [];
       callGuarded(make(), (err) => seen.push(err));
-      await turns();
+      await turns(5);
       expect(seen).toHaveLength(1);
     });
 
     it(`a call that ${name}, with a failed that throws too: nothing escapes, no unhandled rejection`, async () => {
-      process.on("unhandledRejection", onUnhandled);
+      unhandled.watch();
       let calls = 0;
       expect(() =>
         callGuarded(make(), () => {
@@ -75,9 +66,9 @@ describe("callGuarded", () => {
           throw new Error("the report failed");
         }),
       ).not.toThrow();
-      await turns();
+      await turns(5);
       expect(calls).toBe(1);
-      expect(unhandled).toEqual([]);
+      expect(unhandled.seen).toEqual([]);
     });
   }
 
@@ -92,7 +83,7 @@ describe("callGuarded", () => {
       () => new Promise(() => undefined),
       () => failed++,
     );
-    await turns();
+    await turns(5);
     expect(failed).toBe(0);
   });
 
@@ -104,7 +95,7 @@ describe("callGuarded", () => {
         () => v,
         () => failed++,
       );
-    await turns();
+    await turns(5);
     expect(failed).toBe(0);
   });
 });

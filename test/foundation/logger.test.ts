@@ -4,24 +4,15 @@
  * method whose promise rejects (a transport that went away) left an
  * unhandled rejection, which ends a Node process by default.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readLogger } from "../../runtime/logger.js";
+import { turns, unhandledRejections } from "../support/unhandled-rejections.js";
 
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
-
-async function turns(n = 5): Promise<void> {
-  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
-}
-
-afterEach(() => {
-  process.off("unhandledRejection", onUnhandled);
-  unhandled.length = 0;
-});
+const unhandled = unhandledRejections();
 
 describe("readLogger: a level method that fails", () => {
   it("an async method that rejects, a thenable whose then throws or is a getter that throws: the call returns, nothing is left unhandled", async () => {
-    process.on("unhandledRejection", onUnhandled);
+    unhandled.watch();
     let calls = 0;
     const logger = readLogger("Options.logger", {
       error: async () => {
@@ -52,8 +43,8 @@ describe("readLogger: a level method that fails", () => {
       },
     })!;
     for (const level of ["error", "warn", "info", "debug"] as const) expect(logger[level]({ n: 1 }, "a message")).toBeUndefined();
-    await turns();
+    await turns(5);
     expect(calls).toBe(4);
-    expect(unhandled).toEqual([]);
+    expect(unhandled.seen).toEqual([]);
   });
 });

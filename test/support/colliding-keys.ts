@@ -1,0 +1,46 @@
+/**
+ * Keys crafted to share one 32-bit FNV-1a hash from its usual start (the
+ * hash the changed-keys map used before it took a random start): each stage
+ * a birthday search finds two 6-letter blocks leading to one state, so every
+ * choice of one block per stage ends in the same state. Used by the
+ * changed-keys test and its hash benchmark.
+ */
+
+/** The usual FNV-1a start. */
+export const FNV_START = 0x811c9dc5;
+
+/** FNV-1a over the UTF-16 code units of `s`, from `h`. */
+export function fnvFrom(h: number, s: string): number {
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/** 2^stages keys starting with `prefix`, all with one FNV-1a hash from `FNV_START`. */
+export function collidingKeys(stages: number, prefix: string): string[] {
+  let keys = [prefix];
+  let state = fnvFrom(FNV_START, prefix);
+  let seed = 1;
+  const block = () => {
+    let b = "";
+    for (let i = 0; i < 6; i++) {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      b += String.fromCharCode(97 + ((seed >>> 16) % 26));
+    }
+    return b;
+  };
+  for (let s = 0; s < stages; s++) {
+    const seen = new Map<number, string>();
+    for (;;) {
+      const b = block();
+      const h = fnvFrom(state, b);
+      const other = seen.get(h);
+      if (other !== undefined && other !== b) {
+        keys = keys.flatMap((k) => [k + other, k + b]);
+        state = h;
+        break;
+      }
+      seen.set(h, b);
+    }
+  }
+  return keys;
+}
