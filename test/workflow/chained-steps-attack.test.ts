@@ -9,8 +9,8 @@
 import { metrics } from "@opentelemetry/api";
 import { MeterProvider } from "@opentelemetry/sdk-metrics";
 import { afterEach, describe, expect, it } from "vitest";
-import { MemoryStore, StepOutcome, withFaults, type Step } from "taquba";
-import { advanceUntil, dec, enc, openEnv, runIndexBackfilled, runnerOf, until } from "./helpers.js";
+import { MemoryStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime, withFaults, type Step } from "taquba";
+import { advanceUntil, dec, enc, holdableStore, openEnv, runIndexBackfilled, runnerOf, until } from "./helpers.js";
 
 const STEPS = 5;
 
@@ -102,4 +102,34 @@ describe("the chained step path under attack", () => {
       await env.stop();
     });
   }
+
+  it("the queue closed while a chained settlement waits for its WAL object: the worker ends, and a reopen finishes the run, each step once", async () => {
+    const store = holdableStore();
+    const calls: number[] = [];
+    const runner = runnerOf(async (s) => {
+      calls.push(s.stepNumber);
+      if (s.stepNumber === 1) store.hold();
+      return continueOrSucceed(s, enc(String(s.stepNumber)));
+    });
+    const env = await openEnv(runner, { store });
+    const { runId } = await env.runtime.submit({ input: enc("") });
+    await until(() => store.held > 0, "step 1's settlement written");
+    // Closed under the worker, the settlement still in flight: then its WAL object lands.
+    const closing = env.queue.close();
+    store.release();
+    await closing;
+    await env.worker!.shutdown();
+    expect(calls).toEqual([0, 1]);
+    // Whatever the close made durable, the reopened queue finishes the run without running a step that settled.
+    const queue = await Queue.open(store.inner, "wf", { flushIntervalMs: 1 });
+    const runtime = WorkflowRuntime.builder(queue, store.inner, runner, NoopTerminalHook)
+      .logger({ error: () => undefined })
+      .build();
+    const worker = runtime.spawn();
+    await runtime.wait(runId);
+    expect(dec((await runtime.outcome(runId))!.result)).toBe(`done ${STEPS - 1}`);
+    expect(calls).toEqual([0, 1, 2, 3, 4]);
+    await worker.shutdown();
+    await queue.close();
+  });
 });
