@@ -202,6 +202,20 @@ function killMissing(core: QueueCore, claims: [JobRecord, LeaseEntry][], fetched
  */
 function release(core: QueueCore, claims: [string, number][]): void {
   if (core.isClosed) return;
+  // A record a checkpoint paged out is loaded first, the claims kept meanwhile: reading it cold threw after
+  // the lease was dropped, leaving the job claimed with no lease to expire until a reopen. A load that
+  // fails leaves the lease, which expires and redelivers the job.
+  const warming = warmJobs(
+    core.engine,
+    claims.filter(([id, token]) => core.leases.holds(id, token)).map(([id]) => id),
+  );
+  if (warming !== undefined) {
+    warming.then(
+      () => release(core, claims),
+      () => undefined,
+    );
+    return;
+  }
   const txn = new Txn(core.engine);
   const queues = new Set<string>();
   for (const [id, token] of claims) {
