@@ -210,10 +210,15 @@ function release(core: QueueCore, claims: [string, number][]): void {
     claims.filter(([id, token]) => core.leases.holds(id, token)).map(([id]) => id),
   );
   if (warming !== undefined) {
-    warming.then(
-      () => release(core, claims),
-      () => undefined,
-    );
+    warming
+      .then(
+        () => release(core, claims),
+        () => undefined,
+      )
+      // No caller is left to throw to: a failure after the load (the engine failed) is logged, never unhandled.
+      .catch((err: unknown) =>
+        core.log.error({ err }, `queue "${core.name}": giving back a claim failed; the job returns when its lease expires or the queue is reopened`),
+      );
     return;
   }
   const txn = new Txn(core.engine);
