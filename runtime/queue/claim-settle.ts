@@ -202,6 +202,25 @@ function killMissing(core: QueueCore, claims: [JobRecord, LeaseEntry][], fetched
  */
 function release(core: QueueCore, claims: [string, number][]): void {
   if (core.isClosed) return;
+  // A record a checkpoint paged out is loaded first, the claims kept meanwhile: reading it cold threw after
+  // the lease was dropped, leaving the job claimed with no lease to expire until a reopen. A load that
+  // fails leaves the lease, which expires and redelivers the job.
+  const warming = warmJobs(
+    core.engine,
+    claims.filter(([id, token]) => core.leases.holds(id, token)).map(([id]) => id),
+  );
+  if (warming !== undefined) {
+    warming
+      .then(
+        () => release(core, claims),
+        () => undefined,
+      )
+      // No caller is left to throw to: a failure after the load (the engine failed) is logged, never unhandled.
+      .catch((err: unknown) =>
+        core.log.error({ err }, `queue "${core.name}": giving back a claim failed; the job returns when its lease expires or the queue is reopened`),
+      );
+    return;
+  }
   const txn = new Txn(core.engine);
   const queues = new Set<string>();
   for (const [id, token] of claims) {

@@ -322,7 +322,8 @@ export class Queue {
   /**
    * @internal Gives back a claim that will not be worked: the job returns to
    * pending with its attempt uncounted, for any worker. Not durable, like a
-   * claim. Nothing happens when the claim already ended.
+   * claim. Nothing happens when the claim already ended. A record paged out
+   * of memory is loaded first, so the job may return a few turns later.
    */
   releaseClaim(job: ClaimedJob): void {
     cs.releaseClaim(this.#core, job);

@@ -54,4 +54,46 @@ describe("a queue's checkpoint settings", () => {
     expect(queue.engineStats.compactions - compactionsAtStart).toBe(1);
     await queue.close();
   });
+
+  it("a user's engineOptions override both: runs up to its own maxSegmentRuns, checkpoints at its own WAL bytes", async () => {
+    const queue = await Queue.open(new MemoryStore(), "q", { flushIntervalMs: 0, engineOptions: { checkpointWalObjects: 1, maxSegmentRuns: 3 } });
+    await queue.enqueueBatch(Array.from({ length: 300 }, () => ({ queueName: "jobs", payload: new Uint8Array(1024) })));
+    await untilCheckpointed(queue);
+    let most = queue.engineStats.segmentRuns;
+    for (let i = 0; i < 8; i++) {
+      await queue.enqueue("jobs", new Uint8Array([i]));
+      await untilCheckpointed(queue);
+      most = Math.max(most, queue.engineStats.segmentRuns);
+    }
+    expect(most).toBe(3);
+    await queue.close();
+    // 1 MiB of WAL: a checkpoint well before the queue's 8 MiB.
+    const small = await Queue.open(new MemoryStore(), "q", { flushIntervalMs: 0, engineOptions: { checkpointWalBytes: 1024 * 1024 } });
+    await small.enqueueBatch(Array.from({ length: 20 }, () => ({ queueName: "jobs", payload: new Uint8Array(64 * 1024).fill(2) })));
+    await untilCheckpointed(small);
+    expect(small.engineStats.checkpoints).toBeGreaterThanOrEqual(1);
+    await small.close();
+  });
+
+  it("a store closed with as many segment runs as the queue lists reopens with every job, then claims them all", async () => {
+    const store = new MemoryStore();
+    const queue = await Queue.open(store, "q", { flushIntervalMs: 0, engineOptions: { checkpointWalObjects: 1 } });
+    await queue.enqueueBatch(Array.from({ length: 300 }, (_, i) => ({ queueName: "jobs", payload: new Uint8Array([i % 256, 1]) })));
+    await untilCheckpointed(queue);
+    const ids: string[] = [];
+    for (let i = 0; i < QUEUE_MAX_SEGMENT_RUNS - 1; i++) {
+      ids.push((await queue.enqueue("jobs", new Uint8Array([i, 2]))).jobId);
+      await untilCheckpointed(queue);
+    }
+    const runs = queue.engineStats.segmentRuns;
+    expect(runs).toBe(QUEUE_MAX_SEGMENT_RUNS);
+    await queue.close();
+    const again = await Queue.open(store, "q", { flushIntervalMs: 0 });
+    expect(again.engineStats.segmentRuns).toBe(runs);
+    expect(await again.view().stats("jobs")).toMatchObject({ pending: 300 + QUEUE_MAX_SEGMENT_RUNS - 1 });
+    const claimed = await again.claimBatch("jobs", 1000);
+    expect(claimed).toHaveLength(300 + QUEUE_MAX_SEGMENT_RUNS - 1);
+    for (const [i, id] of ids.entries()) expect([...claimed.find((j) => j.id === id)!.payload]).toEqual([i, 2]);
+    await again.close();
+  });
 });
