@@ -8,7 +8,8 @@
 import { describe, expect, it } from "vitest";
 import { MemoryStore, StepOutcome, withLatency } from "taquba";
 import { failWhen } from "../support/failing-store.js";
-import { dec, enc, openEnv, runIndexBackfilled, runnerOf } from "./helpers.js";
+import { GatedStore } from "../support/gated-store.js";
+import { dec, enc, openEnv, runIndexBackfilled, runnerOf, settle, until } from "./helpers.js";
 
 /** A small deterministic generator, so a failing seed can be run again. */
 function rng(seed: number): () => number {
@@ -116,5 +117,72 @@ describe("maxConcurrentSteps is never exceeded", () => {
     expect(env.queue.engineStats.walBatches - before).toBe(STEPS + 2);
     expect(env.logged.length).toBeGreaterThan(0);
     await env.stop();
+  });
+
+  it("a settlement that offloads its payload frees its slot before it reserves: a worker claim taking that slot meanwhile is counted, the limit holds", async () => {
+    // Two slots. Run "a" continues with a payload past the offload threshold; its settlement frees its slot, then
+    // awaits the payload's put (held) before it decides whether to chain. Run "b" holds the other slot throughout.
+    // Run "c", pending, is claimed by the worker into the freed slot. Between the claim's end (the queue stops
+    // counting its jobs as claimed) and the worker starting them there are a few turns; the wrapper below widens
+    // them into a window where "a"'s put lands and its settlement decides whether to chain, with "c" counted
+    // nowhere in the queue and not yet started. Without the worker counting its claim, "a" chained its next step
+    // into the slot "c" took: three runner calls at once with two slots.
+    let running = 0;
+    let most = 0;
+    let releaseA: () => void = () => undefined;
+    const aHeld = new Promise<void>((r) => (releaseA = r));
+    let releaseB: () => void = () => undefined;
+    const bHeld = new Promise<void>((r) => (releaseB = r));
+    // Run "a"'s next step stays in its runner until "c"'s has started, so the two would overlap if both had a slot.
+    let cStarted: () => void = () => undefined;
+    const cRunning = new Promise<void>((r) => (cStarted = r));
+    const runner = runnerOf(async (s) => {
+      running++;
+      most = Math.max(most, running);
+      try {
+        const input = dec(s.payload);
+        if (input === "b") await bHeld;
+        if (input === "a") await aHeld;
+        if (input === "c") cStarted();
+        if (input.startsWith("x")) await cRunning;
+        if (input === "a") return StepOutcome.continueNow(enc("x".repeat(200)));
+        return StepOutcome.succeed(enc(`done ${input.slice(0, 1)}`));
+      } finally {
+        running--;
+      }
+    });
+    const store = new GatedStore(new MemoryStore());
+    const env = await openEnv(runner, { store, queueOptions: { payloadOffloadBytes: 64 }, configure: (b) => b.maxConcurrentSteps(2), start: false });
+    let armed = false;
+    const claimBatch = env.queue.claimBatch.bind(env.queue);
+    env.queue.claimBatch = async (q, max, lease) => {
+      const jobs = await claimBatch(q, max, lease);
+      if (armed && jobs.length > 0) {
+        armed = false;
+        await store.waitHeld(1);
+        const put = store.held[0]!.key;
+        store.release(put);
+        await store.landed(put);
+        await settle();
+      }
+      return jobs;
+    };
+    const worker = env.runtime.spawn();
+    await runIndexBackfilled(env.queue);
+    const b = await env.runtime.submit({ input: enc("b") });
+    const a = await env.runtime.submit({ input: enc("a") });
+    await until(() => running === 2, "runs a and b running");
+    const c = await env.runtime.submit({ input: enc("c") });
+    store.hold = (key) => key.includes("payloads/");
+    armed = true;
+    releaseA();
+    for (const r of [a, c]) await env.runtime.wait(r.runId);
+    releaseB();
+    await env.runtime.wait(b.runId);
+    expect(dec((await env.runtime.outcome(a.runId))!.result)).toBe("done x");
+    expect(dec((await env.runtime.outcome(c.runId))!.result)).toBe("done c");
+    expect(most).toBe(2);
+    await worker.shutdown();
+    await env.queue.close();
   });
 });

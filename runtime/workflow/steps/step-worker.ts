@@ -49,17 +49,23 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
   let busy = 0;
   // Slots reserved for a run's next step, claimed with its previous step's settlement and handed over once that is durable.
   let reserved = 0;
+  // Jobs the claim in progress may hand the worker (what it asked for), from its call until they are started.
+  let claiming = 0;
   let wake: () => void = () => undefined;
 
   // `ownSlotHeld`: whether the settling step still holds its slot. The queue calls `reserve` in the
   // settlement's turn, which may come before the slot is freed on its submission; that slot is the
-  // one the next step takes, so it is not counted against the reservation.
+  // one the next step takes, so it is not counted against the reservation. A slot freed before
+  // (the settlement awaited an offloaded payload's put first) may have gone to a claim of this
+  // worker meanwhile, whose jobs the queue stops counting before the worker starts them: the jobs
+  // that claim may bring are counted too.
   const chainOf = (ownSlotHeld: () => boolean): SlotChain => {
     let held = false;
     let done = false;
     return {
       reserve: (waiting) => {
-        const inUse = busy - (ownSlotHeld() ? 1 : 0);
+        const own = ownSlotHeld();
+        const inUse = busy - (own ? 1 : 0) + (own ? 0 : claiming);
         if (held || done || signal.aborted || core.queue.closed || inUse + reserved + waiting >= max) return false;
         held = true;
         reserved++;
@@ -138,9 +144,11 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
     }
     const epoch = core.queue.workEpoch(core.queueName);
     let jobs: ClaimedJob[];
+    claiming = free;
     try {
       jobs = await core.queue.claimBatch(core.queueName, free, core.leaseMs);
     } catch (e) {
+      claiming = 0;
       // A queue closed under the worker ends the loop; a store fault is waited out; anything else ends it.
       if (core.queue.closed) break;
       if (!isStoreFault(e)) {
@@ -153,6 +161,7 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
       continue;
     }
     claimFailures = 0;
+    claiming = 0;
     for (const job of jobs) start(job);
     if (jobs.length === 0) await core.queue.waitForWork(core.queueName, epoch, signal);
   }
