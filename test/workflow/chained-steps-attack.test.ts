@@ -133,51 +133,60 @@ describe("the chained step path under attack", () => {
     await queue.close();
   });
 
-  it("a chained ack whose commit fails (a WAL put that fails for good poisons the engine) gives its reservation back: the worker ends with the queue, and a reopen finishes the run", async () => {
-    // WAL puts refused for good once poisoned: the engine fails and every commit not yet durable rejects.
-    const inner = new MemoryStore();
-    let poisoned = false;
-    const store: ObjectStore = {
-      get: (k) => inner.get(k),
-      delete: (k) => inner.delete(k),
-      list: (p, o) => inner.list(p, o),
-      async put(k, b, o) {
-        if (poisoned && k.includes("/wal/")) throw new StoreRequestError("put", k, "the credentials were revoked");
-        return inner.put(k, b, o);
-      },
-    };
-    const calls: number[] = [];
-    let reopened = false;
-    const runner = runnerOf(async (s) => {
-      calls.push(s.stepNumber);
-      // Step 1's chained ack (it reserves the worker's one slot for step 2) is the commit the failure rejects.
-      if (s.stepNumber === 1 && !reopened) poisoned = true;
-      return continueOrSucceed(s, enc(String(s.stepNumber)));
+  // A first attempt's ack is awaited in `processStep`; a retried attempt's (its history reads the earlier ones first) in `settledContinue`.
+  for (const retried of [false, true]) {
+    it(`a chained ack whose commit fails (a WAL put that fails for good poisons the engine) gives its reservation back: the worker ends with the queue, and a reopen finishes the run; ${retried ? "a retried" : "a first"} attempt`, async () => {
+      // WAL puts refused for good once poisoned: the engine fails and every commit not yet durable rejects.
+      const inner = new MemoryStore();
+      let poisoned = false;
+      const store: ObjectStore = {
+        get: (k) => inner.get(k),
+        delete: (k) => inner.delete(k),
+        list: (p, o) => inner.list(p, o),
+        async put(k, b, o) {
+          if (poisoned && k.includes("/wal/")) throw new StoreRequestError("put", k, "the credentials were revoked");
+          return inner.put(k, b, o);
+        },
+      };
+      const calls: number[] = [];
+      let reopened = false;
+      const runner = runnerOf(async (s) => {
+        calls.push(s.stepNumber);
+        // Step 1's chained ack (it reserves the worker's one slot for step 2) is the commit the failure rejects.
+        if (s.stepNumber === 1 && !reopened && retried && s.attempt === 1) throw new Error("a transient failure");
+        if (s.stepNumber === 1 && !reopened) poisoned = true;
+        return continueOrSucceed(s, enc(String(s.stepNumber)));
+      });
+      // One slot: a reservation the failed ack kept would leave the worker waiting for a slot forever, past the queue's end.
+      const queueLog: unknown[] = [];
+      const logger = { error: (o: unknown) => queueLog.push(o), warn: () => undefined, info: () => undefined, debug: () => undefined };
+      const env = await openEnv(runner, { store, queueOptions: { logger }, configure: (b) => b.maxConcurrentSteps(1) });
+      let ended = false;
+      void env.worker!.done.then(() => (ended = true));
+      const { runId } = await env.runtime.submit({ input: enc("") });
+      if (retried) {
+        await until(async () => (await env.queue.view().stats("workflow-steps")).scheduled === 1, "the failed step scheduled again");
+        env.clock.advance(60_000);
+      }
+      await until(() => env.queue.closed, "the engine poisoned");
+      // The worker sees the queue closed and ends without being told to stop.
+      await until(() => ended, "the worker ended after the failed chained ack");
+      const before = retried ? [0, 1, 1] : [0, 1];
+      expect(calls).toEqual(before);
+      expect(env.queue.closedReason?.message).toContain("the credentials were revoked");
+      await env.queue.close().catch(() => undefined);
+      // Step 1's ack never became durable: a reopen runs step 1 again (its claim was never settled) and every later step once.
+      reopened = true;
+      const queue = await Queue.open(inner, "wf", { flushIntervalMs: 1 });
+      const runtime = WorkflowRuntime.builder(queue, inner, runner, NoopTerminalHook)
+        .logger({ error: () => undefined })
+        .build();
+      const worker = runtime.spawn();
+      await runtime.wait(runId);
+      expect(dec((await runtime.outcome(runId))!.result)).toBe(`done ${STEPS - 1}`);
+      expect(calls).toEqual([...before, 1, 2, 3, 4]);
+      await worker.shutdown();
+      await queue.close();
     });
-    // One slot: a reservation the failed ack kept would leave the worker waiting for a slot forever, past the queue's end.
-    const queueLog: unknown[] = [];
-    const logger = { error: (o: unknown) => queueLog.push(o), warn: () => undefined, info: () => undefined, debug: () => undefined };
-    const env = await openEnv(runner, { store, queueOptions: { logger }, configure: (b) => b.maxConcurrentSteps(1) });
-    let ended = false;
-    void env.worker!.done.then(() => (ended = true));
-    const { runId } = await env.runtime.submit({ input: enc("") });
-    await until(() => env.queue.closed, "the engine poisoned");
-    // The worker sees the queue closed and ends without being told to stop.
-    await until(() => ended, "the worker ended after the failed chained ack");
-    expect(calls).toEqual([0, 1]);
-    expect(env.queue.closedReason?.message).toContain("the credentials were revoked");
-    await env.queue.close().catch(() => undefined);
-    // Step 1's ack never became durable: a reopen runs step 1 again (its claim was never settled) and every later step once.
-    reopened = true;
-    const queue = await Queue.open(inner, "wf", { flushIntervalMs: 1 });
-    const runtime = WorkflowRuntime.builder(queue, inner, runner, NoopTerminalHook)
-      .logger({ error: () => undefined })
-      .build();
-    const worker = runtime.spawn();
-    await runtime.wait(runId);
-    expect(dec((await runtime.outcome(runId))!.result)).toBe(`done ${STEPS - 1}`);
-    expect(calls).toEqual([0, 1, 1, 2, 3, 4]);
-    await worker.shutdown();
-    await queue.close();
-  });
+  }
 });
