@@ -271,7 +271,9 @@ await inDir(async (dir) => {
   );
   notes.push(`drain counters: ${drainCounters(before, queue.engineStats)}`);
   if (events.length > 0) notes.push(`during the drain: ${events.join("; ")}`);
-  if (claims < Math.min(N, DRAIN_LIMIT)) throw new Error(`drained ${claims} jobs, expected ${Math.min(N, DRAIN_LIMIT)}`);
+  // A store filled by an earlier run may have been partly drained by another: its drain ends when the queue is empty.
+  if (SKIP_FILL && claims < Math.min(N, DRAIN_LIMIT)) notes.push(`the queue was empty after ${claims.toLocaleString("en-US")} claims`);
+  else if (claims < Math.min(N, DRAIN_LIMIT)) throw new Error(`drained ${claims} jobs, expected ${Math.min(N, DRAIN_LIMIT)}`);
   await queue.close();
   printRows(base);
 });
