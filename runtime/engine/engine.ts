@@ -93,10 +93,10 @@ import { foldRuns } from "./run-fold.js";
 import type { StateSnapshot } from "./layered-state.js";
 import type { SegmentBlockInfo } from "./segment-format.js";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
-import { validateBatchOps } from "./wal-format.js";
+import { readBatchOps } from "./wal-format.js";
 import { WalWriter } from "./wal-writer.js";
 import { reserveSegmentBlock, takeFromBlock, type SegmentBlock } from "./compaction-block.js";
-import type { WriteBatch } from "./write-batch.js";
+import type { BatchOp, WriteBatch } from "./write-batch.js";
 import { timeCommit } from "../telemetry/metrics.js";
 
 export { scanTree, type ScanOptions } from "./scan.js";
@@ -434,11 +434,13 @@ export class Engine {
     if (this.#failure) return Promise.reject(this.#failure);
     if (this.#status !== "open") return Promise.reject(new ClosedError("the engine"));
     // A bad argument rejects, as every refusal of a commit does, rather than throwing at the call.
-    const ops = (batch as WriteBatch | undefined)?.ops;
-    if (!Array.isArray(ops)) return Promise.reject(new ValidationError(`commit takes a WriteBatch, got ${describeValue(batch)}`));
-    if (ops.length > 0) {
+    const given = (batch as WriteBatch | undefined)?.ops;
+    if (!Array.isArray(given)) return Promise.reject(new ValidationError(`commit takes a WriteBatch, got ${describeValue(batch)}`));
+    if (given.length > 0) {
+      // The WAL and memory both take the ops as read once here, never the caller's objects again.
+      let ops: BatchOp[];
       try {
-        validateBatchOps(ops);
+        ops = readBatchOps(given);
       } catch (err) {
         return Promise.reject(err);
       }

@@ -63,11 +63,18 @@ function distanceField(seq: number, watermark: number): number {
 /**
  * Checks a batch before anything is applied: string keys that are well-formed
  * UTF-16 (a lone surrogate would not survive the UTF-8 round trip and would
- * come back as a different key) and `Uint8Array` values.
+ * come back as a different key) and `Uint8Array` values. Returns the ops as
+ * read, in fresh objects: the WAL and the in-memory state are both built from
+ * this one reading, so an op whose getters (or a Proxy) answer differently on
+ * a second read cannot put one key in the WAL and another in memory. A value
+ * that is not a plain `Uint8Array` or `Buffer` (a subclass, a Proxy) is copied
+ * for the same reason: its bytes are read once.
  */
-export function validateBatchOps(ops: readonly BatchOp[]): void {
+export function readBatchOps(ops: readonly BatchOp[]): BatchOp[] {
   const problems: string[] = [];
-  for (let i = 0; i < ops.length && problems.length < 10; i++) {
+  const n = ops.length;
+  const read: BatchOp[] = new Array<BatchOp>(n);
+  for (let i = 0; i < n && problems.length < 10; i++) {
     // Ops built by hand may be anything: each field is read once, and what cannot be read is a problem, not a TypeError.
     const op = ops[i] as unknown;
     if (op === null || typeof op !== "object") {
@@ -90,10 +97,38 @@ export function validateBatchOps(ops: readonly BatchOp[]): void {
       problems.push(`op ${i}: key ${quoteValue(key)} contains a lone surrogate, which UTF-8 cannot store`);
     }
     if (kind === "put") {
-      if (!isOptionBytes(value)) problems.push(`op ${i}: the value of ${quoteValue(key)} is not a Uint8Array`);
-    } else if (kind !== "delete") problems.push(`op ${i}: unknown kind ${quoteValue(kind)}`);
+      const bytes = readValueBytes(value);
+      if (bytes === undefined) problems.push(`op ${i}: the value of ${quoteValue(key)} is not a Uint8Array`);
+      else read[i] = { kind: "put", key: key as string, value: bytes };
+    } else if (kind === "delete") read[i] = { kind: "delete", key: key as string };
+    else problems.push(`op ${i}: unknown kind ${quoteValue(kind)}`);
   }
   if (problems.length > 0) throw new ValidationError("the write batch was rejected and nothing was applied", problems);
+  return read;
+}
+
+/**
+ * `v` when it is a plain `Uint8Array` or `Buffer` (its bytes and length come
+ * from the array itself), a copy when it is another `Uint8Array` (a subclass
+ * may override `byteLength`, a Proxy answers each read anew), undefined when
+ * it is not one or cannot be read.
+ */
+function readValueBytes(v: unknown): Uint8Array | undefined {
+  if (!isOptionBytes(v)) return undefined;
+  if (ArrayBuffer.isView(v)) {
+    const proto: unknown = Object.getPrototypeOf(v);
+    // A subclass is copied from the array's own bytes, whatever its getters say.
+    return proto === Uint8Array.prototype || proto === Buffer.prototype ? v : new Uint8Array(v);
+  }
+  // A Proxy (never a view, whatever prototype it claims): its length and each byte read once.
+  try {
+    const source = v as ArrayLike<number>;
+    const copy = new Uint8Array(source.length);
+    for (let i = 0; i < copy.length; i++) copy[i] = source[i] as number;
+    return copy;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Accumulates batches for one WAL object; each batch is encoded once, when added. */

@@ -2,7 +2,9 @@
  * @module Hostile write batches handed to `Engine.commit` (a batch whose ops
  * were built by hand): whatever the ops hold, the commit rejects with a
  * `ValidationError` whose message stays short, applies nothing, and the
- * engine goes on.
+ * engine goes on. And ops that answer differently each time they are read
+ * (getters, a Proxy) are read once: the WAL holds what memory holds, so a
+ * reopen replays exactly what the commit acknowledged.
  */
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, ValidationError, WriteBatch } from "taquba";
@@ -67,3 +69,132 @@ describe("Engine.commit with hostile ops", () => {
     });
   }
 });
+
+/** Answers `answers[n]` on the n-th read (from 0), the last one on every read after them. */
+function shifting<T>(...answers: T[]): () => T {
+  let reads = 0;
+  return () => answers[Math.min(reads++, answers.length - 1)] as T;
+}
+
+describe("Engine.commit with ops that change between reads", () => {
+  const bytes = (...b: number[]) => new Uint8Array(b);
+  class LyingBytes extends Uint8Array {
+    #reads = 0;
+    override get byteLength(): number {
+      return this.#reads++ === 0 ? super.byteLength : 1;
+    }
+  }
+  const cases: [string, () => unknown[]][] = [
+    [
+      "an op whose key getter answers another key on each read",
+      () => {
+        const key = shifting("k/acked", "k/wal", "k/memory");
+        return [
+          {
+            kind: "put",
+            get key() {
+              return key();
+            },
+            value: bytes(1),
+          },
+        ];
+      },
+    ],
+    [
+      "an op whose key getter answers a lone surrogate once validated",
+      () => {
+        const key = shifting("k/acked", `k/${lone}`);
+        return [
+          {
+            kind: "put",
+            get key() {
+              return key();
+            },
+            value: bytes(1),
+          },
+        ];
+      },
+    ],
+    [
+      "an op whose kind getter turns a delete into a put",
+      () => {
+        const kind = shifting("delete", "delete", "put");
+        return [
+          { kind: "put", key: "k/acked", value: bytes(1) },
+          {
+            get kind() {
+              return kind();
+            },
+            key: "k/acked",
+            value: bytes(9),
+          },
+        ];
+      },
+    ],
+    [
+      "an op whose value getter answers other bytes on each read",
+      () => {
+        const value = shifting(bytes(1), bytes(2, 2), bytes(3, 3, 3));
+        return [
+          {
+            kind: "put",
+            key: "k/acked",
+            get value() {
+              return value();
+            },
+          },
+        ];
+      },
+    ],
+    [
+      "a Proxy op that answers another key on each read",
+      () => {
+        const key = shifting("k/acked", "k/wal", "k/memory");
+        return [new Proxy({ kind: "put", key: "", value: bytes(1) }, { get: (t, p) => (p === "key" ? key() : Reflect.get(t, p)) })];
+      },
+    ],
+    [
+      "a Proxy ops array whose element changes on each read",
+      () => {
+        const op = shifting<unknown>(
+          { kind: "put", key: "k/acked", value: bytes(1) },
+          { kind: "put", key: "k/wal", value: bytes(2) },
+          { kind: "delete", key: "k/memory" },
+        );
+        return new Proxy([undefined], { get: (t, p) => (p === "0" ? op() : Reflect.get(t, p)) });
+      },
+    ],
+    ["a Uint8Array subclass whose byteLength changes after the first read", () => [{ kind: "put", key: "k/acked", value: LyingBytes.of(1, 2, 3) }]],
+    [
+      "a Proxy value whose length changes after the first read",
+      () => {
+        const length = shifting(3, 1);
+        return [
+          {
+            kind: "put",
+            key: "k/acked",
+            value: new Proxy(bytes(1, 2, 3), { get: (t, p) => (p === "length" || p === "byteLength" ? length() : Reflect.get(t, p)) }),
+          },
+        ];
+      },
+    ],
+  ];
+  for (const [name, ops] of cases) {
+    it(`${name}: memory and a reopen hold the same state`, async () => {
+      const store = new MemoryStore();
+      const engine = await Engine.open(store);
+      await engine.commit(batchOf(ops()));
+      await engine.commit(new WriteBatch().put("k/later", bytes(7)));
+      const acked = snapshot(engine);
+      await engine.close();
+      const reopened = await Engine.open(store);
+      expect(snapshot(reopened)).toEqual(acked);
+      await reopened.close();
+    });
+  }
+});
+
+/** Every key and a copy of its value's bytes, in key order. */
+function snapshot(engine: Engine): [string, number[]][] {
+  return [...engine.scan()].map(([k, v]) => [k, [...v]]);
+}

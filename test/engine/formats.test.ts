@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, StoreCorruptedError, UnsupportedFormatError, ValidationError, WriteBatch } from "taquba";
 import { SegmentBuilder, decodeBlock, decodeSegmentIndex, readBlockEntries, readSegment, segmentIndexStart } from "../../runtime/engine/segment-format.js";
 import { ByteWriter, writeU64 } from "../../runtime/engine/byte-io.js";
-import { WalBuilder, decodeWal, encodeFence, validateBatchOps } from "../../runtime/engine/wal-format.js";
+import { WalBuilder, decodeWal, encodeFence, readBatchOps } from "../../runtime/engine/wal-format.js";
 import type { BatchOp } from "../../runtime/engine/write-batch.js";
 import { pack } from "msgpackr";
 import { crc32 } from "../../runtime/engine/checksum.js";
@@ -462,7 +462,7 @@ describe("batch validation", () => {
   it("names each bad operation (at most 10), and a rejected commit applies nothing", async () => {
     const issues = (ops: unknown[]) => {
       try {
-        validateBatchOps(ops as BatchOp[]);
+        readBatchOps(ops as BatchOp[]);
       } catch (e) {
         expect(e).toBeInstanceOf(ValidationError);
         return (e as ValidationError).issues;
