@@ -15,11 +15,22 @@
  * order a checkpoint writes (change-order.ts compares the bytes).
  */
 import type { PackedValue } from "./paged-value.js";
+import type { BatchOp } from "./write-batch.js";
 
 /** A changed key's new value (packed when the engine packs it, see `applyOps`); `null` marks a deleted key. */
 export type ChangedValue = Uint8Array | PackedValue | null;
 
 const FNV_PRIME = 0x01000193;
+
+/**
+ * The most key bytes a map takes: its offsets are 32-bit. A map refuses a
+ * key past it (a `RangeError`), but the engine never lets one reach that:
+ * it stops recording changes before a batch would take a map past half of
+ * it (`hasRoomFor`; the next checkpoint then rewrites the state, as when
+ * more than half the state changed), so a compaction's carry merged with a
+ * later map fits as well. An object only so that tests can lower it.
+ */
+export const changedKeysLimit = { bytes: 0xffff_ffff };
 
 /**
  * A random start for a map's hash. From one fixed start, anyone choosing
@@ -80,6 +91,23 @@ export class ChangedKeys<V = ChangedValue> {
     return this.#values.length;
   }
 
+  /** Bytes of the keys held. */
+  get keyBytes(): number {
+    return this.#used;
+  }
+
+  /**
+   * Whether recording the keys of `ops` keeps this map within half of
+   * `changedKeysLimit` (a bound: three bytes per UTF-16 unit, repeated keys
+   * counted each time). The engine asks before it writes a batch to the WAL
+   * and drops the map when not, so a commit never fails past the WAL append.
+   */
+  hasRoomFor(ops: readonly BatchOp[]): boolean {
+    let units = 0;
+    for (let i = 0; i < ops.length; i++) units += ops[i]!.key.length;
+    return this.#used + 3 * units <= changedKeysLimit.bytes / 2;
+  }
+
   /** Sets `key` to `value` (replacing its value when already present: the key keeps its place). */
   set(key: string, value: V): this {
     const n = this.#values.length;
@@ -88,6 +116,7 @@ export class ChangedKeys<V = ChangedValue> {
       this.#values[e] = value;
       return this;
     }
+    if (this.#used + this.#len > changedKeysLimit.bytes) throw new RangeError(`a changed-keys map holds at most ${changedKeysLimit.bytes} bytes of keys`);
     // Not present: `#find` left the key's bytes past the used ones, its hash and its empty slot.
     this.#table[this.#slot] = n + 1;
     if (n + 1 >= this.#hashes.length) this.#growEntries();

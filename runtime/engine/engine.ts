@@ -444,6 +444,8 @@ export class Engine {
       } catch (err) {
         return Promise.reject(err);
       }
+      // A delta the batch could take past what its offsets hold stops recording first (as `deltaOverflows` does).
+      if (this.#delta !== undefined && !this.#delta.hasRoomFor(ops)) this.#delta = undefined;
       this.#wal.append(ops);
       const delta = this.#delta;
       applyOps(this.#state, ops, delta, this.#pager?.policy, this.#arena);

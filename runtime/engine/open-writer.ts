@@ -105,6 +105,7 @@ async function plantFence(ctx: StoreContext, base: Manifest, mine: Manifest, loa
   let { walk, delta } = loaded;
   const arena = policy === undefined ? undefined : new ValueArena();
   const apply = (ops: Parameters<typeof applyOps>[1]) => {
+    if (delta !== undefined && !delta.hasRoomFor(ops)) delta = undefined;
     applyOps(tree, ops, delta, policy, arena);
     if (delta !== undefined && deltaOverflows(delta, tree.size)) delta = undefined;
   };

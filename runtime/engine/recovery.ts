@@ -558,6 +558,7 @@ export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<L
     let delta: DeltaMap | undefined = opts.trackDelta ? new ChangedKeys() : undefined;
     const arena = opts.policy === undefined ? undefined : new ValueArena();
     const walk = await walkWal(ctx, newWalk(manifest.walNext), (ops) => {
+      if (delta !== undefined && !delta.hasRoomFor(ops)) delta = undefined;
       applyOps(tree, ops, delta, opts.policy, arena);
       if (delta !== undefined && deltaOverflows(delta, tree.size)) delta = undefined;
     });
