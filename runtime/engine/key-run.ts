@@ -201,17 +201,30 @@ const FILTER_PROBES = 7;
  */
 const FILTER_BLOCK_WORDS = 16; // `filterBlock` shifts by 4 for it
 
-/** FNV-1a over `b[from..from+len)`. */
+/**
+ * The filter hash's start, random per process. From a fixed start anyone
+ * choosing keys (caller KV keys, dedup keys) can cheaply make thousands
+ * share one hash (test/support/colliding-keys.ts), and each lookup of an
+ * absent one would then pass every run's filter that holds one of them and
+ * search the run: not wrong, but up to a binary search per run instead of a
+ * filter miss. Collisions found from one start do not carry over to another,
+ * which nobody outside the process sees. Filters are built in memory only (at
+ * open and when a memtable freezes; segments store no filter bits), so the
+ * start is never stored and may differ from one process to the next.
+ */
+const FILTER_BASIS = crypto.getRandomValues(new Int32Array(1))[0]!;
+
+/** FNV-1a over `b[from..from+len)`, from `FILTER_BASIS`. */
 function hashBytes(b: Uint8Array, from: number, len: number): number {
-  let h = 0x811c9dc5;
+  let h = FILTER_BASIS;
   for (let i = from; i < from + len; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
   return h >>> 0;
 }
 
-/** Room for the hash states of a key of `n - 1` bytes; state 0 is FNV-1a's offset basis. */
+/** Room for the hash states of a key of `n - 1` bytes; state 0 is the start, `FILTER_BASIS`. */
 function initialHashes(n: number): Int32Array {
   const a = new Int32Array(n);
-  a[0] = 0x811c9dc5 | 0;
+  a[0] = FILTER_BASIS;
   return a;
 }
 

@@ -14,6 +14,7 @@ import { isPageable, packValue, type PagePolicy } from "../../runtime/engine/pag
 import { loadSegments, type StoreContext } from "../../runtime/engine/recovery.js";
 import { SegmentBuilder } from "../../runtime/engine/segment-format.js";
 import { compareKeys } from "../../runtime/store/keys.js";
+import { collidingKeys, FNV_START, fnvFrom } from "../support/colliding-keys.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -199,6 +200,25 @@ describe("KeyHasher", () => {
       expect(h.next(k, k.length, shared)).toBe(kb.setBytes(k, 0, k.length).hash());
       prev = k;
     }
+  });
+});
+
+describe("KeyRun filter", () => {
+  it("lets keys crafted to share one FNV-1a hash from its usual start through no more often than others", () => {
+    const crafted = collidingKeys(11, "u/");
+    expect(new Set(crafted.map((k) => fnvFrom(FNV_START, k))).size, "the keys collide from the fixed start").toBe(1);
+    // One crafted key among ordinary ones: with the fixed start, every other crafted key passes the filter.
+    const held = [crafted[0]!, ...Array.from({ length: 2000 }, (_, i) => `k/${String(i).padStart(6, "0")}`)].sort(compareKeys);
+    const b = new KeyRunBuilder();
+    for (const k of held) b.add(k, "v");
+    const run = b.finish();
+    const kb = new KeyBytes();
+    const absent = crafted.slice(1);
+    const passed = absent.filter((k) => run.mayHold(kb.set(k))).length;
+    // About 1% false positives are expected; 10% leaves room for chance.
+    expect(passed).toBeLessThan(absent.length / 10);
+    const found = { valueAt: 0 };
+    for (const k of held) expect(run.find(k, kb.set(k), found)).toBeGreaterThanOrEqual(0);
   });
 });
 

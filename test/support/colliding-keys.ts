@@ -2,8 +2,9 @@
  * Keys crafted to share one 32-bit FNV-1a hash from its usual start (the
  * hash the changed-keys map used before it took a random start): each stage
  * a birthday search finds two 6-letter blocks leading to one state, so every
- * choice of one block per stage ends in the same state. Used by the
- * changed-keys test and its hash benchmark.
+ * choice of one block per stage ends in the same state. The key-run filters
+ * hashed from that start too before they took a random one. Used by the
+ * changed-keys and key-run tests and their benchmarks.
  */
 
 /** The usual FNV-1a start. */
