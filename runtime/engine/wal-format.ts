@@ -117,8 +117,10 @@ function readValueBytes(v: unknown): Uint8Array | undefined {
   if (!isOptionBytes(v)) return undefined;
   if (ArrayBuffer.isView(v)) {
     const proto: unknown = Object.getPrototypeOf(v);
-    // A subclass is copied from the array's own bytes, whatever its getters say.
-    return proto === Uint8Array.prototype || proto === Buffer.prototype ? v : new Uint8Array(v);
+    // A subclass, or a plain array given an own accessor or method the writers use, is copied from the
+    // array's own bytes (the constructor reads its internal length, not a getter), whatever its getters say.
+    const plain = (proto === Uint8Array.prototype || proto === Buffer.prototype) && !shadowsAnAccessor(v);
+    return plain ? v : new Uint8Array(v);
   }
   // A Proxy (never a view, whatever prototype it claims): its length and each byte read once.
   try {
@@ -129,6 +131,15 @@ function readValueBytes(v: unknown): Uint8Array | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Properties the WAL, segment and value writers read from a value, which an own property could answer falsely. */
+const VALUE_ACCESSORS = ["byteLength", "length", "byteOffset", "buffer", "subarray", "slice"] as const;
+
+/** True when the array has an own property under a name the writers read (it would shadow the built-in). */
+function shadowsAnAccessor(v: Uint8Array): boolean {
+  for (const name of VALUE_ACCESSORS) if (Object.hasOwn(v, name)) return true;
+  return false;
 }
 
 /** Accumulates batches for one WAL object; each batch is encoded once, when added. */

@@ -166,6 +166,10 @@ describe("Engine.commit with ops that change between reads", () => {
     ],
     ["a Uint8Array subclass whose byteLength changes after the first read", () => [{ kind: "put", key: "k/acked", value: LyingBytes.of(1, 2, 3) }]],
     [
+      "a plain Uint8Array whose own byteLength answers falsely after the first read",
+      () => [{ kind: "put", key: "k/acked", value: lyingLength(bytes(1, 2, 3)) }],
+    ],
+    [
       "a Proxy value whose length changes after the first read",
       () => {
         const length = shifting(3, 1);
@@ -197,4 +201,11 @@ describe("Engine.commit with ops that change between reads", () => {
 /** Every key and a copy of its value's bytes, in key order. */
 function snapshot(engine: Engine): [string, number[]][] {
   return [...engine.scan()].map(([k, v]) => [k, [...v]]);
+}
+
+/** `value` with an own `byteLength` that gives the true length once, then 1 (a lie a prototype check cannot see). */
+function lyingLength(value: Uint8Array): Uint8Array {
+  let reads = 0;
+  Object.defineProperty(value, "byteLength", { get: () => (reads++ === 0 ? value.length : 1) });
+  return value;
 }
