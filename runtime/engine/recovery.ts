@@ -91,10 +91,13 @@ interface FetchedSegment {
 }
 
 /**
- * Loads every segment of `manifest` into a new state: each segment run
- * becomes one compact key run (key-run.ts), built straight from its
- * segments in order; the entries and tombstones of a newer run mark the
- * older runs' entries of the same keys dead. Resolves to undefined when a
+ * Loads every segment of `manifest` into a new state. A writer's open
+ * (a `policy`, ranged reads) of two segment runs or more merges them k-way
+ * from their key sections into one compact key run (open-merge.ts), each
+ * key's newest entry winning. Otherwise, or when a segment has no usable key
+ * section, each segment run becomes one compact key run (key-run.ts), built
+ * straight from its segments in order; the entries and tombstones of a newer
+ * run mark the older runs' entries of the same keys dead. Resolves to undefined when a
  * segment is missing: for a reader that means a checkpoint replaced the
  * manifest. Within a run, key ranges must be disjoint and ascending (see
  * manifest.ts). With a `policy`, values it lets page out stay in their
