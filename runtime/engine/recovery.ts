@@ -164,9 +164,11 @@ export async function loadSegments(
         {
           objectKey: (seg) => ctx.prefix + seg.name,
           tail: async (seg) => {
-            const p = fetchTail(ctx, seg, Math.ceil(seg.entries * FIRST_TAIL_GUESS * 1.125) + TAIL_SLACK);
+            // Sized from the sections read so far, as below (the first of each run are read at once, on the guess).
+            const p = fetchTail(ctx, seg, Math.ceil(seg.entries * perEntry * 1.125) + TAIL_SLACK);
             readEarly.set(seg.name, p);
             const { tail } = present(ctx.prefix + seg.name, await p);
+            if (tail.keys !== undefined && seg.entries > 0) perEntry = (tail.keys.end - tail.keys.start) / seg.entries;
             // Kept only while it may make the merge give up: a map of every tail would hold them all.
             if (tail.keys !== undefined) readEarly.delete(seg.name);
             return tail;
