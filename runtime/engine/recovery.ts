@@ -36,6 +36,7 @@ import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
 import { holdUntilPaged, isPageable, packValue, ValueArena, type PagePolicy, type StateMap } from "./paged-value.js";
 import { isWellFormed, KeyBytes, KeyHasher, KeyRunBuilder } from "./key-run.js";
 import { LayeredState } from "./layered-state.js";
+import { mergeSegmentRuns } from "./open-merge.js";
 import { firstKey, getWithRetries, listKeys } from "./store-ops.js";
 import { decodeWal, type WalObject } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
@@ -90,10 +91,13 @@ interface FetchedSegment {
 }
 
 /**
- * Loads every segment of `manifest` into a new state: each segment run
- * becomes one compact key run (key-run.ts), built straight from its
- * segments in order; the entries and tombstones of a newer run mark the
- * older runs' entries of the same keys dead. Resolves to undefined when a
+ * Loads every segment of `manifest` into a new state. A writer's open
+ * (a `policy`, ranged reads) of two segment runs or more merges them k-way
+ * from their key sections into one compact key run (open-merge.ts), each
+ * key's newest entry winning. Otherwise, or when a segment has no usable key
+ * section, each segment run becomes one compact key run (key-run.ts), built
+ * straight from its segments in order; the entries and tombstones of a newer
+ * run mark the older runs' entries of the same keys dead. Resolves to undefined when a
  * segment is missing: for a reader that means a checkpoint replaced the
  * manifest. Within a run, key ranges must be disjoint and ascending (see
  * manifest.ts). With a `policy`, values it lets page out stay in their
@@ -121,10 +125,15 @@ export async function loadSegments(
   let wholeAhead = policy === undefined || !ranged;
   let perEntry = FIRST_TAIL_GUESS;
   const fetches: (Promise<FetchedSegment | null> | undefined)[] = [];
+  /** Tails the merge read, by segment name, when it gave up. */
+  const readEarly = new Map<string, Promise<FetchedSegment | null>>();
   const fetch = (i: number): Promise<FetchedSegment | null> => {
     while (fetches.length < Math.min(segments.length, i + (wholeAhead ? SEGMENTS_AHEAD : TAILS_AHEAD))) {
       const seg = segments[fetches.length]!;
-      const p = wholeAhead ? fetchWhole(ctx, seg) : fetchTail(ctx, seg, Math.ceil(seg.entries * perEntry * 1.125) + TAIL_SLACK);
+      // A tail the merge below read before it gave up is not read again.
+      const early = readEarly.get(seg.name);
+      readEarly.delete(seg.name);
+      const p = early ?? (wholeAhead ? fetchWhole(ctx, seg) : fetchTail(ctx, seg, Math.ceil(seg.entries * perEntry * 1.125) + TAIL_SLACK));
       p.catch(() => {});
       fetches.push(p);
     }
@@ -140,8 +149,49 @@ export async function loadSegments(
   /** Whether open pages out a value of `valueLen` bytes of the key in `key[0..keyLen)`. */
   const pages = (key: Buffer, from: number, keyLen: number, valueLen: number) =>
     policy !== undefined && valueLen >= policy.minBytes && prefixes.hasPrefix(key, from, keyLen);
+  const runs = segmentRuns(manifest);
+  // Several runs whose segments all have usable key sections: one k-way merge (open-merge.ts), one key run.
+  if (policy !== undefined && ranged && runs.length >= 2) {
+    const entries = Math.min(
+      segments.reduce((n, seg) => n + seg.entries, 0),
+      segments.reduce((n, seg) => n + seg.bytes, 0),
+      MAX_HINTED_KEYS,
+    );
+    const builder = new KeyRunBuilder(entries * 24, entries);
+    try {
+      const merged = await mergeSegmentRuns(
+        runs,
+        {
+          objectKey: (seg) => ctx.prefix + seg.name,
+          tail: async (seg) => {
+            // Sized from the sections read so far, as below (the first of each run are read at once, on the guess).
+            const p = fetchTail(ctx, seg, Math.ceil(seg.entries * perEntry * 1.125) + TAIL_SLACK);
+            readEarly.set(seg.name, p);
+            const { tail } = present(ctx.prefix + seg.name, await p);
+            if (tail.keys !== undefined && seg.entries > 0) perEntry = (tail.keys.end - tail.keys.start) / seg.entries;
+            // Kept only while it may make the merge give up: a map of every tail would hold them all.
+            if (tail.keys !== undefined) readEarly.delete(seg.name);
+            return tail;
+          },
+          pages: (key, keyLen, valueLen) => pages(key, 0, keyLen, valueLen),
+          ...(onIndex === undefined ? {} : { onIndex: (name: string, tail: SegmentTail) => onIndex(name, tail.blocks) }),
+        },
+        builder,
+      );
+      if (merged) {
+        state.addRun(builder.finish());
+        return state;
+      }
+      for (const p of readEarly.values()) p.catch(() => {});
+    } catch (err) {
+      if (!(err instanceof SegmentGone)) throw err;
+      onMissing(err.key);
+      return undefined;
+    }
+    // A segment without a usable key section: run by run below, reading such segments whole.
+  }
   try {
-    for (const run of segmentRuns(manifest)) {
+    for (const run of runs) {
       // Every entry takes bytes of its segment; and the manifest's counts are not yet checked (MAX_HINTED_KEYS).
       const entries = Math.min(
         run.reduce((n, seg) => n + seg.entries, 0),

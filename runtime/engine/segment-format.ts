@@ -545,9 +545,6 @@ export function decodeSegmentTail(objectKey: string, tail: Uint8Array, size: num
  */
 export type SectionEntry = (key: Buffer, keyLen: number, kind: number, valueLen: number, section: Buffer, valueAt: number, shared: number) => void;
 
-/** The key `readKeySection` decodes into. */
-let sectionKey = Buffer.allocUnsafe(256);
-
 /**
  * Walks the key section of `tail` (which must have one), calling `onEntry`
  * per entry in key order, and checks that it agrees with the block index:
@@ -559,65 +556,130 @@ let sectionKey = Buffer.allocUnsafe(256);
  * been passed to `onEntry` by then.
  */
 export function readKeySection(objectKey: string, tail: SegmentTail, onEntry: SectionEntry): void {
-  const section = tail.keys!;
-  const buf = section.buf;
-  const end = section.end;
-  const blocks = tail.blocks;
-  const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
-  const r = new ByteReader(buf, section.start, end);
-  let key = sectionKey;
-  let keyLen = 0;
-  let b = 0;
-  let inBlock = 0;
-  let blockBytes = 0;
-  try {
-    for (let i = 0; i < section.count; i++) {
-      const shared = r.varint();
-      const suffix = r.varint();
-      let pos = r.pos;
-      if (pos + suffix > end) throw new DecodeError(`truncated: a key suffix of ${suffix} bytes at offset ${pos}`);
-      // Strictly after the previous key: it shares exactly `shared` bytes, then is greater.
-      if (shared > keyLen || (i > 0 && (suffix === 0 || (shared < keyLen && buf[pos]! <= key[shared]!)))) {
-        throw corrupt(`segment key section out of order at entry ${i}`);
-      }
-      if (key.length < shared + suffix) {
-        const grown = Buffer.allocUnsafe((shared + suffix) * 2);
-        key.copy(grown, 0, 0, shared);
-        sectionKey = key = grown;
-      }
-      for (let j = 0; j < suffix; j++) key[shared + j] = buf[pos + j]!;
-      keyLen = shared + suffix;
-      r.pos = pos + suffix;
-      const d = r.varint();
-      const kind = d % 4;
-      let valueLen = (d - kind) / 4;
-      pos = r.pos;
-      if (d === SECTION_TOMBSTONE) valueLen = -1;
-      else if (kind === SECTION_TOMBSTONE) throw corrupt(`segment key section has an undefined value descriptor ${d} at entry ${i}`);
-      else if (kind === SECTION_KEY_TAIL) {
-        if (valueLen < 1 || valueLen > keyLen) throw corrupt(`segment key section has a key tail of ${valueLen} bytes for a key of ${keyLen} at entry ${i}`);
-        for (let j = keyLen - valueLen; j < keyLen; j++)
-          if (key[j]! >= 0x80) throw corrupt(`segment key section has a key tail that is not ASCII at entry ${i}`);
-      } else if (kind === SECTION_INLINE) {
-        if (pos + valueLen > end) throw new DecodeError(`truncated: an inline value of ${valueLen} bytes at offset ${pos}`);
-        r.pos = pos + valueLen;
-      }
-      const info = blocks[b]!;
-      if (inBlock === 0 && !sameKey(key, keyLen, info.firstKey)) throw corrupt(`segment key section disagrees with the first key of block ${b}`);
-      blockBytes += varintBytes(keyLen) + keyLen + (valueLen < 0 ? 1 : varintBytes(valueLen * 2) + valueLen);
-      if (++inBlock === info.entries) {
-        if (!sameKey(key, keyLen, info.lastKey)) throw corrupt(`segment key section disagrees with the last key of block ${b}`);
-        if (blockBytes + 4 !== info.length) throw corrupt(`segment key section gives block ${b} ${blockBytes + 4} bytes, its index ${info.length}`);
-        b++;
-        inBlock = 0;
-        blockBytes = 0;
-      }
-      onEntry(key, keyLen, kind, valueLen, buf, pos, shared);
+  const c = new KeySectionCursor(objectKey, tail, sectionKey);
+  while (c.next()) onEntry(c.key, c.keyLen, c.kind, c.valueLen, c.section, c.valueAt, c.shared);
+  // Keep a key buffer the cursor had to grow for the next walk.
+  sectionKey = c.key;
+}
+
+/** The key buffer `readKeySection` lends its cursor (reused walk after walk). */
+let sectionKey: Buffer = Buffer.allocUnsafe(256);
+
+/**
+ * The entries of a key section one at a time, with every check
+ * `readKeySection` describes (it walks one of these): `next()` decodes the
+ * next entry into the fields (the same meanings as `SectionEntry`'s
+ * arguments; `key` is reused for the next entry) and returns false after the
+ * last, once the section is checked to end there. Open's merge of segment
+ * runs pulls several sections at once, in key order.
+ */
+export class KeySectionCursor {
+  /** The entry's key in `key[0..keyLen)`. */
+  key: Buffer;
+  keyLen = 0;
+  kind = 0;
+  /** -1 for a tombstone. */
+  valueLen = 0;
+  /** The section's bytes, where a `SECTION_INLINE` value lies at `valueAt`. */
+  readonly section: Buffer;
+  valueAt = 0;
+  /** Bytes the key shares with the previous one. */
+  shared = 0;
+  /** Entries decoded so far. */
+  #i = 0;
+  #b = 0;
+  #inBlock = 0;
+  #blockBytes = 0;
+  readonly #r: ByteReader;
+  readonly #count: number;
+  readonly #blocks: SegmentBlockInfo[];
+  readonly #objectKey: string;
+
+  constructor(objectKey: string, tail: SegmentTail, key: Buffer = Buffer.allocUnsafe(256)) {
+    const keys = tail.keys!;
+    this.#objectKey = objectKey;
+    this.section = keys.buf;
+    this.#r = new ByteReader(keys.buf, keys.start, keys.end);
+    this.#count = keys.count;
+    this.#blocks = tail.blocks;
+    this.key = key;
+  }
+
+  /** Decodes the next entry; false after the last. */
+  next(): boolean {
+    try {
+      return this.#next();
+    } catch (err) {
+      if (err instanceof DecodeError) throw this.#corrupt(`undecodable segment key section: ${err.message}`);
+      throw err;
     }
-    if (r.remaining !== 0) throw corrupt(`segment key section has ${r.remaining} bytes past its entries`);
-  } catch (err) {
-    if (err instanceof DecodeError) throw corrupt(`undecodable segment key section: ${err.message}`);
-    throw err;
+  }
+
+  #corrupt(detail: string): StoreCorruptedError {
+    return new StoreCorruptedError(this.#objectKey, detail);
+  }
+
+  #next(): boolean {
+    const r = this.#r;
+    const i = this.#i;
+    if (i >= this.#count) {
+      if (r.remaining !== 0) throw this.#corrupt(`segment key section has ${r.remaining} bytes past its entries`);
+      return false;
+    }
+    const buf = this.section;
+    const end = r.end;
+    let key = this.key;
+    const keyLen0 = this.keyLen;
+    const shared = r.varint();
+    const suffix = r.varint();
+    let pos = r.pos;
+    if (pos + suffix > end) throw new DecodeError(`truncated: a key suffix of ${suffix} bytes at offset ${pos}`);
+    // Strictly after the previous key: it shares exactly `shared` bytes, then is greater.
+    if (shared > keyLen0 || (i > 0 && (suffix === 0 || (shared < keyLen0 && buf[pos]! <= key[shared]!)))) {
+      throw this.#corrupt(`segment key section out of order at entry ${i}`);
+    }
+    if (key.length < shared + suffix) {
+      const grown = Buffer.allocUnsafe((shared + suffix) * 2);
+      key.copy(grown, 0, 0, shared);
+      this.key = key = grown;
+    }
+    for (let j = 0; j < suffix; j++) key[shared + j] = buf[pos + j]!;
+    const keyLen = shared + suffix;
+    r.pos = pos + suffix;
+    const d = r.varint();
+    const kind = d % 4;
+    let valueLen = (d - kind) / 4;
+    pos = r.pos;
+    if (d === SECTION_TOMBSTONE) valueLen = -1;
+    else if (kind === SECTION_TOMBSTONE) throw this.#corrupt(`segment key section has an undefined value descriptor ${d} at entry ${i}`);
+    else if (kind === SECTION_KEY_TAIL) {
+      if (valueLen < 1 || valueLen > keyLen)
+        throw this.#corrupt(`segment key section has a key tail of ${valueLen} bytes for a key of ${keyLen} at entry ${i}`);
+      for (let j = keyLen - valueLen; j < keyLen; j++)
+        if (key[j]! >= 0x80) throw this.#corrupt(`segment key section has a key tail that is not ASCII at entry ${i}`);
+    } else if (kind === SECTION_INLINE) {
+      if (pos + valueLen > end) throw new DecodeError(`truncated: an inline value of ${valueLen} bytes at offset ${pos}`);
+      r.pos = pos + valueLen;
+    }
+    const b = this.#b;
+    const info = this.#blocks[b]!;
+    if (this.#inBlock === 0 && !sameKey(key, keyLen, info.firstKey)) throw this.#corrupt(`segment key section disagrees with the first key of block ${b}`);
+    this.#blockBytes += varintBytes(keyLen) + keyLen + (valueLen < 0 ? 1 : varintBytes(valueLen * 2) + valueLen);
+    if (++this.#inBlock === info.entries) {
+      if (!sameKey(key, keyLen, info.lastKey)) throw this.#corrupt(`segment key section disagrees with the last key of block ${b}`);
+      if (this.#blockBytes + 4 !== info.length)
+        throw this.#corrupt(`segment key section gives block ${b} ${this.#blockBytes + 4} bytes, its index ${info.length}`);
+      this.#b = b + 1;
+      this.#inBlock = 0;
+      this.#blockBytes = 0;
+    }
+    this.#i = i + 1;
+    this.keyLen = keyLen;
+    this.kind = kind;
+    this.valueLen = valueLen;
+    this.valueAt = pos;
+    this.shared = shared;
+    return true;
   }
 }
 
