@@ -132,7 +132,7 @@ function drainCounters(a: EngineStats, b: EngineStats): string {
   const hits = d("cacheHits");
   const misses = d("cacheMisses");
   return [
-    `checkpoints ${d("checkpoints")} (compactions ${d("compactions")}, ${(d("checkpointBytes") / MB).toFixed(1)} MB of segments written), segment runs ${a.segmentRuns} -> ${b.segmentRuns}`,
+    `checkpoints ${d("checkpoints")} (compactions ${d("compactions")}, folds by tier ${d("runsFoldedByTier")}, ${(d("checkpointBytes") / MB).toFixed(1)} MB of segments written), segment runs ${a.segmentRuns} -> ${b.segmentRuns}`,
     `WAL puts ${d("walPuts")} (${(d("walBytes") / MB).toFixed(1)} MB, ${d("walBatches")} commits), WAL since the last checkpoint ${(a.walBytesSinceCheckpoint / MB).toFixed(1)} -> ${(b.walBytesSinceCheckpoint / MB).toFixed(1)} MB, commits acknowledged late ${d("backlogWaits")}`,
     `paged reads ${hits} hits, ${misses} block misses, ${d("segmentFetches")} store reads for them`,
     `key runs ${a.keyRuns} -> ${b.keyRuns}, ${d("memtableFreezes")} freezes, ${d("runMerges")} merges, ${d("runCatchUps")} catch-ups, ${d("mergedEntries").toLocaleString("en-US")} entries merged`,
@@ -149,11 +149,12 @@ function drainTimeline(queue: Queue, t0: number, claimed: () => number): { stop(
   let last = queue.engineStats;
   /** The claims made when commits started waiting, until claims move on again. */
   let stalledAt: number | undefined;
+  let mostRuns = last.segmentRuns;
   const at = () => `${((performance.now() - t0) / 1000).toFixed(2)} s (claim ${claimed().toLocaleString("en-US")})`;
   const poll = () => {
     const st = queue.engineStats;
     if (st.checkpoints !== last.checkpoints) {
-      const kind = st.compactions !== last.compactions ? "compaction" : "checkpoint";
+      const kind = st.compactions !== last.compactions ? "compaction" : st.runsFoldedByTier !== last.runsFoldedByTier ? "fold by tier" : "checkpoint";
       events.push(`${kind} ended at ${at()}, ${((st.checkpointBytes - last.checkpointBytes) / MB).toFixed(1)} MB written`);
     }
     if (stalledAt !== undefined && claimed() > stalledAt) {
@@ -165,6 +166,7 @@ function drainTimeline(queue: Queue, t0: number, claimed: () => number): { stop(
       stalledAt ??= claimed();
     }
     if (st.runCatchUps !== last.runCatchUps) events.push(`merge catch-up by ${at()}`);
+    mostRuns = Math.max(mostRuns, st.segmentRuns);
     last = st;
   };
   const timer = setInterval(poll, 50);
@@ -172,6 +174,7 @@ function drainTimeline(queue: Queue, t0: number, claimed: () => number): { stop(
     stop() {
       clearInterval(timer);
       poll();
+      events.push(`most segment runs listed ${mostRuns}`);
       return events;
     },
   };
@@ -215,7 +218,7 @@ await inDir(async (dir) => {
       fillS,
       s.stop(),
       await settled(),
-      `${Math.round(N / fillS).toLocaleString("en-US")} jobs/s; ${backlogNote(fillStats)}; most segment runs ${mostRuns}, ${fillStats.checkpoints} checkpoints, ${fillStats.compactions} compactions, ${(fillStats.checkpointBytes / MB).toFixed(0)} MB of segments written`,
+      `${Math.round(N / fillS).toLocaleString("en-US")} jobs/s; ${backlogNote(fillStats)}; most segment runs ${mostRuns}, ${fillStats.checkpoints} checkpoints, ${fillStats.compactions} compactions, ${fillStats.runsFoldedByTier} folds by tier, ${(fillStats.checkpointBytes / MB).toFixed(0)} MB of segments written`,
     );
     await queue.close();
     if (FILL_ONLY) {

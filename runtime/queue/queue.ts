@@ -104,6 +104,8 @@ function engineOptions(opts: OpenOptions): EngineOptions {
           pageValues: { keyPrefixes: [K.JOB], cacheBytes: cache },
           checkpointWalBytes: QUEUE_CHECKPOINT_WAL_BYTES,
           maxSegmentRuns: QUEUE_MAX_SEGMENT_RUNS,
+          // At the cap, fold the newest runs instead of rewriting every record (docs/engine.md, "Compaction by tiers").
+          foldRunsByTier: true,
         }),
     ...opts.engineOptions,
     // The pause of automatic checkpoints after a failed one runs on the queue's clock too (a MockClock moves it).
