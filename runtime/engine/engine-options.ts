@@ -52,8 +52,8 @@ export interface EngineOptions {
   /**
    * At `maxSegmentRuns` runs, fold the newest runs of similar size into the
    * checkpoint's own run instead of compacting; compact only when the newer
-   * runs together outgrow the oldest or the entries the runs list are twice
-   * the live keys (docs/engine.md, "Compaction by tiers"). A checkpoint then
+   * runs together outgrow the oldest or the entries the runs list are three
+   * times the live keys (docs/engine.md, "Compaction by tiers"). A checkpoint then
    * writes a fraction of the state when most of it did not change. The
    * queue turns it on. Default: false.
    */

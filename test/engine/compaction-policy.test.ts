@@ -1,10 +1,10 @@
 /**
  * @module What a checkpoint writes by tiers (compaction-policy.ts): a new
  * run, a fold of the newest runs at the cap, or a compaction when the newer
- * runs outgrow the oldest or half of what the runs list is dead.
+ * runs outgrow the oldest or two thirds of what the runs list is dead.
  */
 import { describe, expect, it } from "vitest";
-import { planCheckpoint, tierFold, type RunSize } from "../../runtime/engine/compaction-policy.js";
+import { DEAD_LISTED_FACTOR, MAX_FOLD_RUNS, planCheckpoint, tierFold, type RunSize } from "../../runtime/engine/compaction-policy.js";
 
 const run = (entries: number, bytes = entries * 100): RunSize => ({ entries, bytes });
 
@@ -13,6 +13,9 @@ describe("planCheckpoint by tiers", () => {
     const runs = [run(10_000), run(100), run(100)];
     expect(planCheckpoint(runs, 100, 10_300, 4, true)).toEqual({ kind: "add" });
     expect(planCheckpoint([...runs, run(100)], 100, 10_400, 4, true)).toEqual({ kind: "fold", fold: 3 });
+    // Many runs alike (what a fill leaves): a fold takes MAX_FOLD_RUNS of them, not all.
+    const alike = [run(100_000), ...Array.from({ length: 15 }, () => run(100))];
+    expect(planCheckpoint(alike, 100, 101_600, 16, true)).toEqual({ kind: "fold", fold: MAX_FOLD_RUNS });
   });
 
   it("never folds the oldest run, and stays at the cap (a fold replaces at least one run)", () => {
@@ -30,9 +33,10 @@ describe("planCheckpoint by tiers", () => {
     expect(planCheckpoint([run(1000), run(600), run(399)], 10, 2000, 16, true)).toEqual({ kind: "add" });
   });
 
-  it("compacts once the entries listed, with the change, reach twice the live keys (half of them dead)", () => {
+  it("compacts once the entries listed, with the change, reach three times the live keys (two thirds of them dead)", () => {
     // A drain: tombstones are small, so the newer runs stay far below the oldest in bytes.
-    const runs = [run(3000, 300_000), run(500, 5_000), run(499, 4_990)];
+    expect(DEAD_LISTED_FACTOR).toBe(3);
+    const runs = [run(3000, 300_000), run(1500, 15_000), run(1499, 14_990)];
     expect(planCheckpoint(runs, 1, 2000, 16, true)).toEqual({ kind: "full" });
     expect(planCheckpoint(runs, 0, 2000, 16, true)).toEqual({ kind: "add" });
     expect(planCheckpoint(runs, 1, 2001, 16, true)).toEqual({ kind: "add" });
@@ -58,5 +62,6 @@ describe("tierFold", () => {
     expect(tierFold([run(1000), run(81), run(20), run(10)], 10)).toBe(2);
     expect(tierFold([run(1000)], 1)).toBe(1);
     expect(tierFold([], 1)).toBe(0);
+    expect(tierFold([run(10), run(10), run(10)], 10, 2)).toBe(2);
   });
 });
