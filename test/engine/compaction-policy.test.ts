@@ -4,6 +4,7 @@
  * runs outgrow the oldest or two thirds of what the runs list is dead.
  */
 import { describe, expect, it } from "vitest";
+import { Engine, MemoryStore, ValidationError } from "taquba";
 import { DEAD_LISTED_FACTOR, MAX_FOLD_RUNS, planCheckpoint, tierFold, type RunSize } from "../../runtime/engine/compaction-policy.js";
 
 const run = (entries: number, bytes = entries * 100): RunSize => ({ entries, bytes });
@@ -63,5 +64,16 @@ describe("tierFold", () => {
     expect(tierFold([run(1000)], 1)).toBe(1);
     expect(tierFold([], 1)).toBe(0);
     expect(tierFold([run(10), run(10), run(10)], 10, 2)).toBe(2);
+  });
+});
+
+describe("EngineOptions.foldRunsByTier", () => {
+  it("refuses anything but true or false before any IO, naming the option", async () => {
+    const store = new MemoryStore();
+    await expect(Engine.open(store, { foldRunsByTier: "yes" as unknown as boolean })).rejects.toThrow(ValidationError);
+    await expect(Engine.open(store, { foldRunsByTier: 1 as unknown as boolean })).rejects.toThrow(/foldRunsByTier must be true or false, got/);
+    const left: string[] = [];
+    for await (const o of store.list("")) left.push(o.key);
+    expect(left).toEqual([]);
   });
 });
