@@ -37,7 +37,8 @@
  * checkpoint failed. With `foldRunsByTier`, a checkpoint at
  * `maxSegmentRuns` folds the newest runs of similar size into its own
  * instead, and the runs reaching it no longer compact; the entries the runs
- * list reaching three times the live keys does (compaction-policy.ts). Incremental checkpoints go on while a compaction writes, and its
+ * list reaching three times the live keys does (compaction-policy.ts).
+ * Incremental checkpoints go on while a compaction writes, and its
  * manifest keeps the runs they published (docs/engine.md, "Incremental
  * checkpoints during a compaction"); once those reach `maxSegmentRuns`, the
  * next one folds the newest of them into its own run (run-fold.ts).
