@@ -51,6 +51,8 @@ const SKIP_FILL = process.env.SKIP_FILL === "1";
 const PROGRESS = process.env.PROGRESS === "1";
 /** FILL_ONLY=1 (or STOP_AFTER_FILL=1; with STORE_DIR): stop after the fill, so a later SKIP_FILL=1 run reopens the store in a fresh process, under other limits. */
 const FILL_ONLY = process.env.FILL_ONLY === "1" || process.env.STOP_AFTER_FILL === "1";
+/** FOLD_BY_TIER=1: the engine's `foldRunsByTier` (compaction by tiers; off by default). */
+const FOLD_BY_TIER = process.env.FOLD_BY_TIER === "1";
 
 /** What a phase cost besides its time: peak RSS and heap, CPU time, and the longest event-loop block. */
 interface PhaseCost {
@@ -132,7 +134,7 @@ function drainCounters(a: EngineStats, b: EngineStats): string {
   const hits = d("cacheHits");
   const misses = d("cacheMisses");
   return [
-    `checkpoints ${d("checkpoints")} (compactions ${d("compactions")}, ${(d("checkpointBytes") / MB).toFixed(1)} MB of segments written), segment runs ${a.segmentRuns} -> ${b.segmentRuns}`,
+    `checkpoints ${d("checkpoints")} (compactions ${d("compactions")}, folds by tier ${d("runsFoldedByTier")}, ${(d("checkpointBytes") / MB).toFixed(1)} MB of segments written), segment runs ${a.segmentRuns} -> ${b.segmentRuns}`,
     `WAL puts ${d("walPuts")} (${(d("walBytes") / MB).toFixed(1)} MB, ${d("walBatches")} commits), WAL since the last checkpoint ${(a.walBytesSinceCheckpoint / MB).toFixed(1)} -> ${(b.walBytesSinceCheckpoint / MB).toFixed(1)} MB, commits acknowledged late ${d("backlogWaits")}`,
     `paged reads ${hits} hits, ${misses} block misses, ${d("segmentFetches")} store reads for them`,
     `key runs ${a.keyRuns} -> ${b.keyRuns}, ${d("memtableFreezes")} freezes, ${d("runMerges")} merges, ${d("runCatchUps")} catch-ups, ${d("mergedEntries").toLocaleString("en-US")} entries merged`,
@@ -149,11 +151,12 @@ function drainTimeline(queue: Queue, t0: number, claimed: () => number): { stop(
   let last = queue.engineStats;
   /** The claims made when commits started waiting, until claims move on again. */
   let stalledAt: number | undefined;
+  let mostRuns = last.segmentRuns;
   const at = () => `${((performance.now() - t0) / 1000).toFixed(2)} s (claim ${claimed().toLocaleString("en-US")})`;
   const poll = () => {
     const st = queue.engineStats;
     if (st.checkpoints !== last.checkpoints) {
-      const kind = st.compactions !== last.compactions ? "compaction" : "checkpoint";
+      const kind = st.compactions !== last.compactions ? "compaction" : st.runsFoldedByTier !== last.runsFoldedByTier ? "fold by tier" : "checkpoint";
       events.push(`${kind} ended at ${at()}, ${((st.checkpointBytes - last.checkpointBytes) / MB).toFixed(1)} MB written`);
     }
     if (stalledAt !== undefined && claimed() > stalledAt) {
@@ -165,6 +168,7 @@ function drainTimeline(queue: Queue, t0: number, claimed: () => number): { stop(
       stalledAt ??= claimed();
     }
     if (st.runCatchUps !== last.runCatchUps) events.push(`merge catch-up by ${at()}`);
+    mostRuns = Math.max(mostRuns, st.segmentRuns);
     last = st;
   };
   const timer = setInterval(poll, 50);
@@ -172,6 +176,7 @@ function drainTimeline(queue: Queue, t0: number, claimed: () => number): { stop(
     stop() {
       clearInterval(timer);
       poll();
+      events.push(`most segment runs listed ${mostRuns}`);
       return events;
     },
   };
@@ -184,7 +189,10 @@ function cacheNote(stats: EngineStats): string {
 }
 
 const load0 = loadavg();
-const engineOpts = recordCacheBytes === undefined ? {} : { recordCacheBytes };
+const engineOpts = {
+  ...(recordCacheBytes === undefined ? {} : { recordCacheBytes }),
+  ...(FOLD_BY_TIER ? { engineOptions: { foldRunsByTier: true } } : {}),
+};
 const inDir = (fn: (dir: string) => Promise<void>) => (STORE_DIR === undefined ? withTempDir("taquba-engine-memory-", fn) : fn(STORE_DIR));
 await inDir(async (dir) => {
   const base = await settled();
@@ -215,7 +223,7 @@ await inDir(async (dir) => {
       fillS,
       s.stop(),
       await settled(),
-      `${Math.round(N / fillS).toLocaleString("en-US")} jobs/s; ${backlogNote(fillStats)}; most segment runs ${mostRuns}, ${fillStats.checkpoints} checkpoints, ${fillStats.compactions} compactions, ${(fillStats.checkpointBytes / MB).toFixed(0)} MB of segments written`,
+      `${Math.round(N / fillS).toLocaleString("en-US")} jobs/s; ${backlogNote(fillStats)}; most segment runs ${mostRuns}, ${fillStats.checkpoints} checkpoints, ${fillStats.compactions} compactions, ${fillStats.runsFoldedByTier} folds by tier, ${(fillStats.checkpointBytes / MB).toFixed(0)} MB of segments written`,
     );
     await queue.close();
     if (FILL_ONLY) {
@@ -281,7 +289,7 @@ await inDir(async (dir) => {
 function printRows(base: { rss: number; heap: number }): void {
   const f = (b: number) => (b / MB).toFixed(0);
   console.log(
-    `engine-memory: ${N.toLocaleString("en-US")} pending jobs of 64 B, LocalStore${SKIP_FILL ? " (filled by an earlier run)" : ""}, ${DRAINERS} drainers, recordCacheBytes ${recordCacheBytes === undefined ? "default" : String(recordCacheBytes)}`,
+    `engine-memory: ${N.toLocaleString("en-US")} pending jobs of 64 B, LocalStore${SKIP_FILL ? " (filled by an earlier run)" : ""}, ${DRAINERS} drainers, recordCacheBytes ${recordCacheBytes === undefined ? "default" : String(recordCacheBytes)}${FOLD_BY_TIER ? ", runs folded by tier" : ""}`,
   );
   console.log(
     `baseline before the queue opened: RSS ${f(base.rss)} MB, heap ${f(base.heap)} MB; GC before end figures: ${gc ? "yes" : "no (run with --expose-gc)"}`,

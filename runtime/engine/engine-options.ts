@@ -44,10 +44,21 @@ export interface EngineOptions {
   /**
    * Most segment runs a manifest may list: checkpoints add one run of the
    * keys changed since the previous checkpoint; when the runs reach this
-   * number, the next checkpoint rewrites the whole state as one run
-   * (a compaction). 1 makes every checkpoint a full one. Default: 8.
+   * number, the next checkpoint rewrites the whole state as one run (a
+   * compaction), or with `foldRunsByTier` folds the newest runs into its
+   * own. 1 makes every checkpoint a full one. Default: 8.
    */
   maxSegmentRuns?: number;
+  /**
+   * At `maxSegmentRuns` runs, fold the newest runs of similar size into the
+   * checkpoint's own run instead of compacting; compact only when the newer
+   * runs together outgrow the oldest or the entries the runs list are three
+   * times the live keys (docs/engine.md, "Compaction by tiers"). A checkpoint then
+   * writes a fraction of the state when most of it did not change, at the
+   * cost of a fold holding the incremental checkpoint slot while it runs
+   * (the WAL not yet checkpointed, and memory, grow meanwhile). Default: false.
+   */
+  foldRunsByTier?: boolean;
   /**
    * Largest segment a checkpoint writes before starting another. A segment
    * is finished and handed to the store in one synchronous step, so this
@@ -129,6 +140,8 @@ export interface EngineStats {
   checkpointsBesideCompaction: number;
   /** Of those, the ones that folded the newest runs beside the compaction into their own (the runs beside it reached `maxSegmentRuns`). */
   runsFoldedBesideCompaction: number;
+  /** Checkpoints cut with no compaction running that met `maxSegmentRuns` runs and folded the newest of them into their own instead of compacting (docs/engine.md, "Compaction by tiers"). */
+  runsFoldedByTier: number;
   /** Segment runs the current manifest lists (1 after a compaction, plus one per incremental checkpoint). */
   segmentRuns: number;
   /** Bytes of segments those checkpoints wrote. */
@@ -175,6 +188,7 @@ export interface ResolvedEngineOptions {
   checkpointWalBytes: number;
   checkpointBacklog: number;
   maxSegmentRuns: number;
+  foldRunsByTier: boolean;
   maxSegmentBytes: number;
   segmentBlockBytes: number;
   retry: RetryPolicy;
@@ -198,6 +212,7 @@ export function resolveEngineOptions(given: EngineOptions): ResolvedEngineOption
     checkpointWalBytes: opts.checkpointWalBytes ?? 64 * 1024 * 1024,
     checkpointBacklog: opts.checkpointBacklog ?? 2,
     maxSegmentRuns: opts.maxSegmentRuns ?? 8,
+    foldRunsByTier: opts.foldRunsByTier ?? false,
     maxSegmentBytes: opts.maxSegmentBytes ?? 4 * 1024 * 1024,
     segmentBlockBytes: opts.segmentBlockBytes ?? 64 * 1024,
     retry: opts.retry ?? {},
@@ -233,6 +248,7 @@ const TOP_KEYS = [
   "checkpointWalBytes",
   "checkpointBacklog",
   "maxSegmentRuns",
+  "foldRunsByTier",
   "maxSegmentBytes",
   "segmentBlockBytes",
   "retry",
@@ -351,6 +367,9 @@ export function validateEngineOptions(given: EngineOptions, what = "engine optio
     }
   }
   check("maxSegmentRuns", 1);
+  if (opts.foldRunsByTier !== undefined && typeof opts.foldRunsByTier !== "boolean") {
+    problems.push(`foldRunsByTier must be true or false, got ${describeValue(opts.foldRunsByTier)}`);
+  }
   check("maxSegmentBytes", 1, MAX_PIECE_BYTES);
   check("segmentBlockBytes", 1, MAX_PIECE_BYTES);
   const onError = opts.onBackgroundError;

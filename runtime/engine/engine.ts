@@ -30,11 +30,15 @@
  * `checkpoint()`) write segments and delete the WAL they cover. Most are
  * incremental: they write only the keys changed since the previous one (a
  * new segment run, with tombstones), so their cost follows the change, not
- * the state size. A full checkpoint (compaction) rewrites the whole state as
- * one run and drops the others when the runs reach `maxSegmentRuns`, when
- * the newer runs together outgrow the oldest, when more than half the state
- * changed (the engine then stops recording changes), or after a checkpoint
- * failed. Incremental checkpoints go on while a compaction writes, and its
+ * the state size. A full checkpoint (compaction) rewrites the whole state
+ * as one run and drops the others when the runs reach `maxSegmentRuns`,
+ * when the newer runs together outgrow the oldest, when more than half the
+ * state changed (the engine then stops recording changes), or after a
+ * checkpoint failed. With `foldRunsByTier`, a checkpoint at
+ * `maxSegmentRuns` folds the newest runs of similar size into its own
+ * instead, and the runs reaching it no longer compact; the entries the runs
+ * list reaching three times the live keys does (compaction-policy.ts).
+ * Incremental checkpoints go on while a compaction writes, and its
  * manifest keeps the runs they published (docs/engine.md, "Incremental
  * checkpoints during a compaction"); once those reach `maxSegmentRuns`, the
  * next one folds the newest of them into its own run (run-fold.ts).
@@ -90,6 +94,7 @@ import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
 import { heldValue, isPageable, isPaged, packValue, ValueArena, type StateMap, type StoredValue } from "./paged-value.js";
 import { ValuePager } from "./value-pager.js";
 import { foldRuns } from "./run-fold.js";
+import { planCheckpoint, tierFold, type CheckpointPlan, type RunSize } from "./compaction-policy.js";
 import type { StateSnapshot } from "./layered-state.js";
 import type { SegmentBlockInfo } from "./segment-format.js";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
@@ -253,6 +258,7 @@ export class Engine {
   #compactions = 0;
   #besideCompaction = 0;
   #folds = 0;
+  #tierFolds = 0;
   #autoCheckpointPause = { until: 0, ms: 0 };
   /** Commits acknowledged late (see `checkpointBacklog`) wait on this until a checkpoint publishes and pages out, or ends. */
   #backlogWait: { promise: Promise<void>; release(): void } | undefined;
@@ -361,6 +367,7 @@ export class Engine {
       compactions: this.#compactions,
       checkpointsBesideCompaction: this.#besideCompaction,
       runsFoldedBesideCompaction: this.#folds,
+      runsFoldedByTier: this.#tierFolds,
       checkpointBytes: this.#checkpointBytes,
       manifestId: this.#manifest.id,
       segmentRuns: segmentRuns(this.#manifest).length,
@@ -721,8 +728,13 @@ export class Engine {
       const fold = commitsCovered ? this.#foldDue(prev, changed!.size) : undefined;
       return { full: false, besideOf: this.#compacting, beside, fold, cutSeq, walNext, cover, changed, snapshot: undefined, owned: [] };
     }
-    const full = commitsCovered && (changed === undefined || this.#compactionDue(prev, changed.size));
-    if (!full) return { full, besideOf: undefined, beside, fold: undefined, cutSeq, walNext, cover, changed, snapshot: undefined, owned: [] };
+    // Only when commits are covered: a run written for fence markers alone could outlive a crash as a deleted manifest's.
+    const plan: CheckpointPlan = !commitsCovered ? { kind: "add" } : changed === undefined ? { kind: "full" } : this.#plan(prev, changed.size);
+    const full = plan.kind === "full";
+    if (!full) {
+      const fold = plan.kind === "fold" ? foldOf(segmentRuns(prev), plan.fold) : undefined;
+      return { full, besideOf: undefined, beside, fold, cutSeq, walNext, cover, changed, snapshot: undefined, owned: [] };
+    }
     // Kept for an incremental checkpoint beside this compaction (none may run when they are not known).
     this.#carry = changed;
     this.#carryLost = changed === undefined;
@@ -903,7 +915,8 @@ export class Engine {
       } else {
         this.#besidePublished(cut, run);
         if (cut.besideOf !== undefined) this.#besideCompaction++;
-        if (cut.fold !== undefined) this.#folds++;
+        if (cut.fold !== undefined && cut.beside) this.#folds++;
+        if (cut.fold !== undefined && !cut.beside) this.#tierFolds++;
       }
       this.#checkpoints++;
       if (cut.full) this.#compactions++;
@@ -1013,33 +1026,35 @@ export class Engine {
   #foldDue(newest: Manifest, changedKeys: number): CheckpointCut["fold"] {
     const runs = segmentRuns(newest).filter((run) => this.#foldable.has(run[0]!.run));
     if (runs.length < this.#opts.maxSegmentRuns) return undefined;
-    const taken: SegmentRef[][] = [];
-    let holds = changedKeys;
-    for (let i = runs.length - 1; i >= 0; i--) {
-      const entries = runs[i]!.reduce((n, seg) => n + seg.entries, 0);
-      if (taken.length > 0 && entries > 2 * holds) break;
-      taken.unshift(runs[i]!);
-      holds += entries;
-    }
-    return { runs: taken.map((run) => run[0]!.run), segments: taken };
+    return foldOf(runs, tierFold(runs.map(runSize), changedKeys));
   }
 
   /**
-   * Whether the next checkpoint should rewrite the whole state instead of
-   * adding a run of `changedKeys` entries: too many runs, newer runs as large
-   * as the oldest (the store would hold mostly superseded entries), or a
-   * change as large as the state itself.
+   * What a checkpoint of `changedKeys` changes cut with no compaction
+   * running writes over `current`'s runs (see compaction-policy.ts): a new
+   * run, a new run that folds the newest runs into it at `maxSegmentRuns`,
+   * or the whole state.
    */
-  #compactionDue(current: Manifest, changedKeys: number): boolean {
-    const runs = segmentRuns(current);
-    if (this.#opts.maxSegmentRuns <= 1 || runs.length >= this.#opts.maxSegmentRuns) return true;
-    if (changedKeys >= this.#state.size) return true;
-    if (runs.length === 0) return false;
-    const bytes = (run: readonly { bytes: number }[]) => run.reduce((n, seg) => n + seg.bytes, 0);
-    const oldest = bytes(runs[0]!);
-    const newer = runs.slice(1).reduce((n, run) => n + bytes(run), 0);
-    return newer >= oldest;
+  #plan(current: Manifest, changedKeys: number): CheckpointPlan {
+    return planCheckpoint(segmentRuns(current).map(runSize), changedKeys, this.#state.size, this.#opts.maxSegmentRuns, this.#opts.foldRunsByTier);
   }
+}
+
+/** The entries and bytes of one run. */
+function runSize(run: readonly SegmentRef[]): RunSize {
+  let entries = 0;
+  let bytes = 0;
+  for (const seg of run) {
+    entries += seg.entries;
+    bytes += seg.bytes;
+  }
+  return { entries, bytes };
+}
+
+/** The fold of the newest `count` of `runs` (oldest first), as a cut records it. */
+function foldOf(runs: readonly SegmentRef[][], count: number): CheckpointCut["fold"] {
+  const taken = runs.slice(runs.length - count);
+  return { runs: taken.map((run) => run[0]!.run), segments: taken };
 }
 
 /**

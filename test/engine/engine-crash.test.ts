@@ -22,6 +22,7 @@ const durableIds = (lines: readonly string[]) => lines.filter((l) => l.startsWit
 /** Runs the writer until it has reported `target` durable batches, then SIGKILLs it at a random moment. */
 let besideSeen = 0;
 let foldsSeen = 0;
+let tiersSeen = 0;
 
 async function runAndKill(dir: string, tag: string, target: number, extraDelayMs: number, mode: Mode, env?: NodeJS.ProcessEnv): Promise<string[]> {
   const writer = startScript(fixture, [dir, tag, "4", ...(mode === "plain" ? [] : [mode])], env === undefined ? {} : { env });
@@ -33,11 +34,12 @@ async function runAndKill(dir: string, tag: string, target: number, extraDelayMs
   expect(writer.lines.filter((l) => l.startsWith("E "))).toEqual([]);
   besideSeen += writer.lines.filter((l) => l.startsWith("B ")).length;
   foldsSeen += writer.lines.filter((l) => l.startsWith("F ")).length;
+  tiersSeen += writer.lines.filter((l) => l.startsWith("T ")).length;
   return durableIds(writer.lines);
 }
 
 /** How the writer holds values: all in memory, paged with a cache that keeps nothing, or paged by block. */
-type Mode = "plain" | "paged" | "blocks" | "beside";
+type Mode = "plain" | "paged" | "blocks" | "beside" | "tiered";
 
 /** Where the writer's store is: a URL or directory for the child, the same store for the checks, the child's environment. */
 interface Place {
@@ -129,6 +131,15 @@ describe("engine crash recovery", () => {
         expect(besideSeen).toBeGreaterThan(0);
         expect(foldsSeen).toBeGreaterThan(0);
       }),
+  );
+
+  it("recovers the same with runs folded by tiers at the cap instead of compacting (killed during a fold)", { timeout: loadLimitTimeout(90_000) }, () =>
+    withinLoadLimit(90_000, async () => {
+      tiersSeen = 0;
+      await crashRounds("tiered");
+      // The writer really folded runs by tiers between the kills.
+      expect(tiersSeen).toBeGreaterThan(0);
+    }),
   );
 
   it(

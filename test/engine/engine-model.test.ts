@@ -111,16 +111,20 @@ async function checkAgainstModel(
   checkSeed?: number,
   engineOpts: EngineOptions = {},
   wide = false,
-  overlap: boolean | "pile" = false,
+  overlap: boolean | "pile" | "tier" = false,
 ): Promise<void> {
   let seed = faultSeed;
   const faulty: FaultyStore[] = [];
   let pagedReads = 0;
   let beside = 0;
   let folds = 0;
+  let tierFolds = 0;
+  let compactions = 0;
   await fc.assert(
     fc.asyncProperty(
-      fc.array(overlap === "pile" ? opsOf(manyKeysArb, 30) : opArb, overlap === "pile" ? { minLength: 40, maxLength: 80 } : { maxLength: 40 }),
+      overlap === "tier"
+        ? fc.array(opsOf(manyKeysArb, 12), { minLength: 30, maxLength: 60 })
+        : fc.array(overlap === "pile" ? opsOf(manyKeysArb, 30) : opArb, overlap === "pile" ? { minLength: 40, maxLength: 80 } : { maxLength: 40 }),
       fc.integer({ min: 0, max: 3 }),
       async (script, flushMs) => {
         let store: ObjectStore = new MemoryStore();
@@ -130,11 +134,14 @@ async function checkAgainstModel(
           store = f;
         }
         // Slow segment puts: a compaction stays in flight while later WAL objects start incremental checkpoints.
-        if (overlap) store = new SlowSegments(store, 40);
+        if (overlap === true || overlap === "pile") store = new SlowSegments(store, 40);
         const retry = { attempts: 30, baseDelayMs: 0, maxDelayMs: 0 };
-        const opts = overlap
-          ? { ...engineOpts, ...OVERLAP, flushIntervalMs: flushMs, retry }
-          : { ...engineOpts, flushIntervalMs: flushMs, checkpointWalObjects: 3, retry };
+        const opts =
+          overlap === "tier"
+            ? { ...engineOpts, ...TIER, flushIntervalMs: flushMs, retry }
+            : overlap
+              ? { ...engineOpts, ...OVERLAP, flushIntervalMs: flushMs, retry }
+              : { ...engineOpts, flushIntervalMs: flushMs, checkpointWalObjects: 3, retry };
         let engine = await Engine.open(store, opts);
         let opened = engine.stats.segmentRuns;
         const model = new Map<string, number>();
@@ -163,6 +170,8 @@ async function checkAgainstModel(
             pagedReads += engine.stats.segmentFetches;
             beside += engine.stats.checkpointsBesideCompaction;
             folds += engine.stats.runsFoldedBesideCompaction;
+            tierFolds += engine.stats.runsFoldedByTier;
+            compactions += engine.stats.compactions;
             await engine.close();
             engine = await Engine.open(store, opts);
             opened = engine.stats.segmentRuns;
@@ -178,7 +187,12 @@ async function checkAgainstModel(
           // the open found (a compaction stopped by a close left its runs and those beside it), or the last one's run
           // and the m kept beside it; m more go beside it. Without faults no compaction fails otherwise.
           const m = OVERLAP.maxSegmentRuns!;
-          if (overlap && faultSeed === undefined) expect(engine.stats.segmentRuns).toBeLessThanOrEqual(Math.max(opened, m + 1) + m);
+          if ((overlap === true || overlap === "pile") && faultSeed === undefined)
+            expect(engine.stats.segmentRuns).toBeLessThanOrEqual(Math.max(opened, m + 1) + m);
+          // By tiers the same bound holds (incremental checkpoints still run beside a compaction and fold there); a
+          // fold at the cap never leaves more runs than it found.
+          const t = TIER.maxSegmentRuns!;
+          if (overlap === "tier" && faultSeed === undefined) expect(engine.stats.segmentRuns).toBeLessThanOrEqual(Math.max(opened, t + 1) + t);
           for (const [k, v] of model) expect(decodeValue(engine.get(k)!, wide)).toBe(v);
           const keys = [...engine.scan()].map(([k]) => k);
           expect(new Set(keys)).toEqual(new Set(model.keys()));
@@ -195,6 +209,8 @@ async function checkAgainstModel(
         pagedReads += engine.stats.segmentFetches + final.stats.segmentFetches;
         beside += engine.stats.checkpointsBesideCompaction;
         folds += engine.stats.runsFoldedBesideCompaction;
+        tierFolds += engine.stats.runsFoldedByTier;
+        compactions += engine.stats.compactions;
         await final.close();
       },
     ),
@@ -210,7 +226,12 @@ async function checkAgainstModel(
   // The paged runs must really have read values back from segments.
   if (engineOpts.pageValues !== undefined) expect(pagedReads).toBeGreaterThan(0);
   // The overlapping runs must really have published incremental checkpoints while a compaction was writing.
-  if (overlap) expect(beside).toBeGreaterThan(0);
+  if (overlap === true || overlap === "pile") expect(beside).toBeGreaterThan(0);
+  // By tiers: runs really were folded at the cap with no compaction running, and compactions still came.
+  if (overlap === "tier") {
+    expect(tierFolds).toBeGreaterThan(0);
+    expect(compactions).toBeGreaterThan(0);
+  }
   // Runs really piled up beside slow compactions and were folded.
   if (overlap === "pile") expect(folds).toBeGreaterThan(0);
   // The fault runs must really have met faults.
@@ -224,6 +245,32 @@ async function checkAgainstModel(
  * puts take several turns (`SlowSegments`).
  */
 const OVERLAP: EngineOptions = { checkpointWalObjects: 1, maxSegmentRuns: 2, maxSegmentBytes: 1 };
+
+/**
+ * Compaction by tiers: a checkpoint after every WAL object, three runs at
+ * most, so checkpoints at the cap fold the newest runs into their own and
+ * compactions come only when the newer runs outgrow the oldest or half of
+ * what the runs list is dead.
+ */
+const TIER: EngineOptions = { checkpointWalObjects: 1, maxSegmentRuns: 3, foldRunsByTier: true, segmentBlockBytes: 64, maxSegmentBytes: 256 };
+
+describe("engine against a model map, runs folded by tiers at maxSegmentRuns instead of compacting", { timeout: HEAVY_TEST_MS }, () => {
+  it("matches a plain map", async () => {
+    await checkAgainstModel(undefined, 25, undefined, {}, false, "tier");
+  });
+
+  it("matches with a fifth of all store calls failing, half of failed puts after landing", async () => {
+    await checkAgainstModel(31, 15, undefined, {}, false, "tier");
+  });
+
+  it("matches with every value paged out and a cache that keeps nothing", async () => {
+    await checkAgainstModel(undefined, 25, undefined, PAGED, false, "tier");
+  });
+
+  it("matches paged by block with some prefixes paged, values of every size, a fifth of all store calls failing", async () => {
+    await checkAgainstModel(32, 15, undefined, { ...PAGED_SOME, segmentBlockBytes: 1 }, true, "tier");
+  });
+});
 
 describe("engine against a model map, runs piling up beside slow compactions (folded at maxSegmentRuns)", { timeout: HEAVY_TEST_MS }, () => {
   it("matches a plain map", async () => {
