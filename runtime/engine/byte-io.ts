@@ -61,6 +61,16 @@ export class ByteWriter {
     } else this.#buf = Buffer.allocUnsafe(Math.max(16, initialCapacity));
   }
 
+  /** Bytes it holds room for without growing. */
+  get capacity(): number {
+    return this.#buf.length;
+  }
+
+  /** Starts over at position 0, keeping the buffer (whatever was handed out of it before must be done with). */
+  reset(): void {
+    this.pos = 0;
+  }
+
   /** The bytes written so far, as a view (not a copy). */
   bytes(): Buffer {
     return this.#buf.subarray(0, this.pos);

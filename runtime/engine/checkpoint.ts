@@ -14,8 +14,9 @@ import { ClosedError, FencedError, StoreCorruptedError } from "../errors.js";
 import { manifestKey, parseNumberedKey, parseSegmentEpoch, segmentKey } from "./layout.js";
 import { decodeManifest, encodeManifest, type Manifest, type SegmentRef } from "./manifest.js";
 import type { StoreContext } from "./recovery.js";
-import { SegmentBuilder, type SegmentBlockInfo } from "./segment-format.js";
+import { SegmentBuilder, type SegmentBlockInfo, type SegmentBuffers } from "./segment-format.js";
 import { heldValue, isPaged, type StoredValue } from "./paged-value.js";
+import { lendBody, putBodyReleased } from "../store/put-body.js";
 import { withRetries } from "./retry.js";
 import { createOnce, forEachLimit, listKeys } from "./store-ops.js";
 
@@ -28,6 +29,34 @@ const KEEP_MANIFESTS = 2;
  */
 const SLICE_MS = 2;
 const CHECK_EVERY = 64;
+
+/**
+ * Buffers of segments already stored, for the next segment to write into:
+ * a segment buffer (a whole segment and its index, 4.25 MiB by default) is
+ * otherwise allocated per segment and, having lived through the segment's
+ * encoding and its put, dies in the old generation, where it waits for a
+ * mark-compact (a 1M-job fill wrote about 150 of them). Only buffers put
+ * to a store done with a put's body once it settles are kept (see
+ * store/put-body.ts). Shared by the engines of the process; at most
+ * `MAX_SPARE` are kept.
+ */
+const spareBuffers: SegmentBuffers[] = [];
+const MAX_SPARE = 2;
+
+function takeBuffers(capacity: number): SegmentBuffers | undefined {
+  for (let i = spareBuffers.length - 1; i >= 0; i--) {
+    const b = spareBuffers[i]!;
+    if (b.body.capacity >= capacity) {
+      spareBuffers.splice(i, 1);
+      return b;
+    }
+  }
+  return undefined;
+}
+
+function giveBack(b: SegmentBuffers): void {
+  if (spareBuffers.length < MAX_SPARE) spareBuffers.push(b);
+}
 
 /** What a checkpoint needs from the engine writing it. */
 export interface CheckpointWriter extends StoreContext {
@@ -60,25 +89,30 @@ export async function writeSegments(
   // Room for a full segment plus its index up front: growing a buffer of
   // many MiB by doubling copies it in one go, a pause no slice bounds.
   const capacity = w.maxSegmentBytes + Math.max(256 * 1024, w.blockBytes * 2);
-  const newBuilder = () => new SegmentBuilder(w.blockBytes, capacity);
-  let builder = newBuilder();
+  const newBuilder = () => new SegmentBuilder(w.blockBytes, capacity, {}, takeBuffers(capacity));
+  // Made at the first entry of each segment, so none is made after the last one.
+  let builder: SegmentBuilder | undefined;
   const flush = async () => {
-    if (builder.entries === 0) return;
+    const b = builder;
+    if (b === undefined || b.entries === 0) return;
     const n = w.nextSegmentNumber();
     const key = segmentKey(w.prefix, w.epoch, n);
-    const bytes = builder.finish();
+    const bytes = b.finish();
+    // Never written over before its put settled (then only when pooled).
+    lendBody(bytes);
     const res = await createOnce(w.store, key, bytes, w.retry, w.stopped);
     if (!res.created) throw new FencedError(`segment "${key}" already exists; another process is writing with this epoch`);
+    if (putBodyReleased(w.store)) giveBack(b.buffers);
     refs.push({
       name: key.slice(w.prefix.length),
       bytes: bytes.length,
-      entries: builder.entries,
-      firstKey: builder.firstKey!,
-      lastKey: builder.lastKey!,
+      entries: b.entries,
+      firstKey: b.firstKey!,
+      lastKey: b.lastKey!,
       run,
     });
-    onSegment?.(key.slice(w.prefix.length), builder.blocks);
-    builder = newBuilder();
+    onSegment?.(key.slice(w.prefix.length), b.blocks);
+    builder = undefined;
   };
   let sinceCheck = 0;
   let sliceStart = performance.now();
@@ -95,6 +129,7 @@ export async function writeSegments(
     return added(k, v);
   };
   const added = (k: string, v: Uint8Array | null): Promise<void> | undefined => {
+    builder ??= newBuilder();
     builder.add(k, v ?? undefined);
     if (builder.byteLength >= w.maxSegmentBytes) return flush().then(() => paced());
     return paced();

@@ -71,6 +71,16 @@ export interface SegmentBlockInfo {
   lastKey: string;
 }
 
+/**
+ * The writers a builder writes into (the segment, and its key section when
+ * written), to hand to a later builder once the object `finish` returned is
+ * stored: see `writeSegments`.
+ */
+export interface SegmentBuffers {
+  readonly body: ByteWriter;
+  readonly keys: ByteWriter | undefined;
+}
+
 /** Builds one segment from entries added in ascending key order. */
 export class SegmentBuilder {
   readonly #w: ByteWriter;
@@ -87,10 +97,20 @@ export class SegmentBuilder {
   #prevAt = 0;
   #prevLen = 0;
 
-  constructor(blockBytes = 64 * 1024, initialCapacity = 256 * 1024, opts: SegmentBuilderOptions = {}) {
+  /** `reuse`: the buffers of an earlier builder whose object is stored and no longer read (written over from the start). */
+  constructor(blockBytes = 64 * 1024, initialCapacity = 256 * 1024, opts: SegmentBuilderOptions = {}, reuse?: SegmentBuffers) {
     this.#blockBytes = blockBytes;
-    this.#w = new ByteWriter(initialCapacity);
-    if (opts.keySection ?? segmentWriting.keySection) this.#keys = new ByteWriter(Math.max(1024, initialCapacity >>> 4));
+    this.#w = reuse?.body ?? new ByteWriter(initialCapacity);
+    this.#w.reset();
+    if (opts.keySection ?? segmentWriting.keySection) {
+      this.#keys = reuse?.keys ?? new ByteWriter(Math.max(1024, initialCapacity >>> 4));
+      this.#keys.reset();
+    }
+  }
+
+  /** The writers this builder wrote into (see `SegmentBuffers`). */
+  get buffers(): SegmentBuffers {
+    return { body: this.#w, keys: this.#keys };
   }
 
   get entries(): number {

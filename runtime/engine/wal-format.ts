@@ -147,9 +147,15 @@ export class WalBuilder {
   readonly #w: ByteWriter;
   #batches = 0;
 
-  constructor(initialCapacity = 4096) {
-    this.#w = new ByteWriter(initialCapacity);
+  /** `reuse`: the writer of an earlier builder whose object is stored and no longer read (written over from the start). */
+  constructor(initialCapacity = 4096, reuse?: ByteWriter) {
+    this.#w = reuse ?? new ByteWriter(initialCapacity);
     this.#w.pos = HEADER_BYTES;
+  }
+
+  /** The writer this builder writes into (see the constructor). */
+  get writer(): ByteWriter {
+    return this.#w;
   }
 
   get batchCount(): number {

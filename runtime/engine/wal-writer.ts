@@ -36,6 +36,8 @@ import type { ObjectStore } from "../store/object-store.js";
 import { WAL_FENCE_JUMP, walKey } from "./layout.js";
 import type { RetryPolicy } from "./retry.js";
 import { createOnce } from "./store-ops.js";
+import { lendBody, putBodyReleased } from "../store/put-body.js";
+import type { ByteWriter } from "./byte-io.js";
 import { WalBuilder, decodeWal } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
 import { timeWalPut } from "../telemetry/metrics.js";
@@ -58,6 +60,9 @@ export const releaseTuning = { slowPutMs: 4 };
 
 /** Smallest first buffer of a WAL object, in bytes. */
 const MIN_FIRST_BUFFER = 1024;
+/** Stored objects' buffers kept for the next objects to write into (see `#spare`), and the largest one kept. */
+const MAX_SPARE = 2;
+const MAX_SPARE_BYTES = 1024 * 1024;
 
 /** Settings of a `WalWriter`, resolved by the engine. */
 export interface WalWriterOptions {
@@ -86,6 +91,8 @@ function newWaiter(): Waiter {
 interface Sealed {
   seq: number;
   bytes: Buffer;
+  /** The writer `bytes` lies in, handed back to `#spare` once stored. */
+  writer: ByteWriter;
   /** The groups of commits waiting for it, in commit order. */
   waiters: Waiter[];
   landed: boolean;
@@ -126,6 +133,15 @@ export class WalWriter {
    * its own, which cost about 2% of a step's CPU one at a time.
    */
   #lastSize = MIN_FIRST_BUFFER;
+  /**
+   * Buffers of objects already stored, for the next objects to write into:
+   * a fill's WAL objects (a few hundred KiB each) would otherwise each be an
+   * allocation outside the heap, and one that lived through its put dies in
+   * the old generation and waits there for a mark-compact.
+   */
+  #spare: ByteWriter[] = [];
+  /** Whether the store is done with a put's body once it settles (see store/put-body.ts): else nothing is kept. */
+  readonly #reuse: boolean;
 
   #nextSeq: number;
   #durableSeq: number;
@@ -145,6 +161,7 @@ export class WalWriter {
     onFatal: (err: TaqubaError) => void,
   ) {
     this.#store = store;
+    this.#reuse = putBodyReleased(store);
     this.#prefix = prefix;
     this.#epoch = epoch;
     this.#opts = { ...opts, maxInflight: Math.max(1, Math.min(opts.maxInflight, WAL_FENCE_JUMP - 1)) };
@@ -168,7 +185,7 @@ export class WalWriter {
   append(ops: readonly BatchOp[]): void {
     let open = this.#open;
     if (open === undefined) {
-      open = this.#open = new WalBuilder(this.#lastSize);
+      open = this.#open = new WalBuilder(this.#lastSize, this.#takeSpare());
       this.#armTimer();
     }
     open.add(ops);
@@ -215,8 +232,10 @@ export class WalWriter {
     this.#open = undefined;
     const seq = this.#nextSeq++;
     const bytes = open.seal(this.#epoch, seq, this.#durableSeq);
+    // Never written over before its put settled (then only when `#reuse`).
+    lendBody(bytes);
     this.#lastSize = Math.min(this.#opts.maxWalBytes, Math.max(MIN_FIRST_BUFFER, bytes.length + (bytes.length >> 2)));
-    const sealed: Sealed = { seq, bytes, waiters: this.#openWaiters, landed: false };
+    const sealed: Sealed = { seq, bytes, writer: open.writer, waiters: this.#openWaiters, landed: false };
     this.#openWaiters = [];
     this.#lastGroupSize = 0;
     this.#sealed.push(sealed);
@@ -225,6 +244,15 @@ export class WalWriter {
     this.stats.batches += open.batchCount;
     this.#pump();
     return seq;
+  }
+
+  /** A spare writer with room for `#lastSize` bytes, if one is kept. */
+  #takeSpare(): ByteWriter | undefined {
+    const spare = this.#spare;
+    for (let i = spare.length - 1; i >= 0; i--) {
+      if (spare[i]!.capacity >= this.#lastSize) return spare.splice(i, 1)[0];
+    }
+    return undefined;
   }
 
   /** Stops timers; pending waiters keep waiting for puts already issued. */
@@ -309,6 +337,8 @@ export class WalWriter {
     }
     // A release in progress goes on at its own pace; otherwise the first group goes now.
     if (released && this.#releaseTimer === undefined) this.#releaseNext();
+    // Stored: its bytes are read no more (the store took its own copy or is done with them).
+    if (this.#reuse && this.#spare.length < MAX_SPARE && s.writer.capacity <= MAX_SPARE_BYTES) this.#spare.push(s.writer);
     this.#pump();
   }
 

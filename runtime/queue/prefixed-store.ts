@@ -2,6 +2,7 @@
  * @module A view of an object store confined to one key prefix, so that
  * several queues (each with its own engine) can share one bucket.
  */
+import { passPutBodyReleased } from "../store/put-body.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "../store/object-store.js";
 
 /** Keys given to the view are stored at `prefix + key`; `prefix` ends with '/'. */
@@ -9,7 +10,9 @@ export class PrefixedStore implements ObjectStore {
   constructor(
     readonly inner: ObjectStore,
     readonly prefix: string,
-  ) {}
+  ) {
+    passPutBodyReleased(inner, this);
+  }
 
   get(key: string): Promise<StoredObject | null> {
     return this.inner.get(this.prefix + key);

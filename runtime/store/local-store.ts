@@ -47,6 +47,7 @@ import { decodeSegment, encodeSegment } from "./file-names.js";
 import { compareKeys, isWellFormed, validateObjectKey } from "./keys.js";
 import { checkRange, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 import { describeValue } from "../option-values.js";
+import { declarePutBodyReleased, isLentBody } from "./put-body.js";
 
 const DIR_SUFFIX = "%2F";
 /** Writes through this flag are on disk when they return (undefined where the platform lacks it: then an fsync follows). */
@@ -120,6 +121,8 @@ export class LocalStore implements ObjectStore {
       throw new ValidationError(`LocalStore needs a directory path, got ${describeValue(dir)}`);
     }
     this.root = path.resolve(dir);
+    // `put` copies the body before its first await; a subclass may put otherwise, and declares for itself.
+    if (new.target === LocalStore) declarePutBodyReleased(this);
   }
 
   /** The object's file opened for reading, or null when there is no such object. */
@@ -169,8 +172,9 @@ export class LocalStore implements ObjectStore {
   async put(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<{ etag: string }> {
     validateObjectKey(key);
     // The write happens after awaits; a private copy keeps a caller's later
-    // mutation of `body` out of the stored object.
-    const payload = copyBytes(body);
+    // mutation of `body` out of the stored object, unless the caller lent it
+    // (no mutation before the put settles: see store/put-body.ts).
+    const payload = isLentBody(body) ? body : copyBytes(body);
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.#putOnce(key, payload, opts.ifNoneMatch === "*");

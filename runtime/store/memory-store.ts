@@ -12,6 +12,7 @@ import { copyBytes } from "../bytes.js";
 import { PreconditionFailedError } from "../errors.js";
 import { BTree } from "./btree.js";
 import { compareKeys, validateObjectKey } from "./keys.js";
+import { declarePutBodyReleased } from "./put-body.js";
 import { checkRange, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 
 /**
@@ -23,6 +24,11 @@ import { checkRange, type ListOptions, type ListedObject, type ObjectStore, type
 export class MemoryStore implements ObjectStore {
   #objects: BTree<string, StoredObject> = new BTree<string, StoredObject>(undefined, compareKeys);
   #version = 0;
+
+  constructor() {
+    // `put` copies the body before its first await; a subclass may put otherwise, and declares for itself.
+    if (new.target === MemoryStore) declarePutBodyReleased(this);
+  }
 
   async get(key: string): Promise<StoredObject | null> {
     validateObjectKey(key);

@@ -4,6 +4,7 @@
  */
 import { checkStore } from "./store-check.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
+import { passPutBodyReleased } from "./put-body.js";
 
 /** Requests and bytes seen by a `withCounting` store since creation or `reset()`. */
 export interface StoreCounts {
@@ -39,7 +40,7 @@ export interface CountingStore extends ObjectStore {
 export function withCounting(store: ObjectStore): CountingStore {
   checkStore("withCounting", store);
   const counts: StoreCounts = { gets: 0, puts: 0, deletes: 0, lists: 0, bytesIn: 0, bytesOut: 0 };
-  return {
+  const wrapped: CountingStore = {
     counts,
     reset() {
       counts.gets = counts.puts = counts.deletes = counts.lists = counts.bytesIn = counts.bytesOut = 0;
@@ -77,4 +78,6 @@ export function withCounting(store: ObjectStore): CountingStore {
       return store.removeLeftovers?.(prefix) ?? Promise.resolve(0);
     },
   };
+  passPutBodyReleased(store, wrapped);
+  return wrapped;
 }

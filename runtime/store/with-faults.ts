@@ -11,6 +11,7 @@ import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject }
 import { seededRandom } from "./prng.js";
 import { describeValue, quoteValue, readOptionArray, readOptions } from "../option-values.js";
 import { checkStore } from "./store-check.js";
+import { passPutBodyReleased } from "./put-body.js";
 
 /** An operation of `ObjectStore`, as named by `withFaults`'s `ops` option. */
 export type StoreOperation = "get" | "put" | "delete" | "list";
@@ -93,7 +94,7 @@ export function withFaults(store: ObjectStore, given: FaultOptions): FaultyStore
     return fail;
   };
 
-  return {
+  const wrapped: FaultyStore = {
     get failureRate() {
       return failureRate;
     },
@@ -151,4 +152,6 @@ export function withFaults(store: ObjectStore, given: FaultOptions): FaultyStore
       return store.removeLeftovers?.(prefix) ?? Promise.resolve(0);
     },
   };
+  passPutBodyReleased(store, wrapped);
+  return wrapped;
 }

@@ -12,6 +12,7 @@ import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject }
 import { seededRandom } from "./prng.js";
 import { checkStore } from "./store-check.js";
 import { describeValue, readOptions } from "../option-values.js";
+import { passPutBodyReleased } from "./put-body.js";
 
 /** Options of `withLatency`. */
 export interface LatencyOptions {
@@ -44,7 +45,7 @@ export function withLatency(store: ObjectStore, given: LatencyOptions): ObjectSt
     return ms === 0 ? Promise.resolve() : sleep(ms);
   };
 
-  return {
+  const wrapped: ObjectStore = {
     async get(key: string): Promise<StoredObject | null> {
       await delay();
       return store.get(key);
@@ -73,4 +74,6 @@ export function withLatency(store: ObjectStore, given: LatencyOptions): ObjectSt
       return store.removeLeftovers?.(prefix) ?? Promise.resolve(0);
     },
   };
+  passPutBodyReleased(store, wrapped);
+  return wrapped;
 }
