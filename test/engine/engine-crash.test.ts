@@ -12,6 +12,7 @@ import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
 import { startS3Server } from "../support/s3-server.js";
+import { expectCrashState } from "../support/crash-state.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/crash-writer.ts", import.meta.url));
 const tempDir = useTempDirs("taquba-crash-");
@@ -62,31 +63,7 @@ async function crashRounds(mode: Mode, given?: Place): Promise<void> {
       allDurable.push(...(await runAndKill(dir, `r${round}`, target, delay, mode, given?.env)));
 
       const engine = await Engine.open(store);
-      const batches = new Map<string, number>();
-      for (const [key, value] of engine.scan({ prefix: "b/" })) {
-        const id = key.split("/")[1]!;
-        expect(new TextDecoder().decode(value)).toBe(id);
-        batches.set(id, (batches.get(id) ?? 0) + 1);
-      }
-      for (const [id, n] of batches) expect(n, `batch ${id} is half applied`).toBe(3);
-      for (const id of allDurable) expect(batches.has(id), `durable batch ${id} is missing`).toBe(true);
-      // The per-loop counter is at least the newest durable batch of that loop.
-      for (const id of allDurable.filter((d) => d.startsWith(`r${round}-`))) {
-        const [, w, i] = id.split("-");
-        const last = Number(new TextDecoder().decode(engine.get(`last/r${round}-${w}`)));
-        expect(last).toBeGreaterThanOrEqual(Number(i));
-      }
-      // Each loop of every round so far has exactly one marker: the one its last counter names.
-      const markers = new Map<string, number[]>();
-      for (const [key] of engine.scan({ prefix: "x/" })) {
-        const [, loop, n] = key.split("/");
-        markers.set(loop!, [...(markers.get(loop!) ?? []), Number(n)]);
-      }
-      for (const [loop, ns] of markers) {
-        expect(ns, `loop ${loop} has stale markers (a delete was lost)`).toHaveLength(1);
-        expect(ns[0]).toBe(Number(new TextDecoder().decode(engine.get(`last/${loop}`))));
-      }
-      for (const id of allDurable) expect(markers.has(id.split("-").slice(0, 2).join("-"))).toBe(true);
+      expectCrashState(engine, allDurable, `r${round}`);
       await engine.close();
     }
     expect(allDurable.length).toBeGreaterThan(100);

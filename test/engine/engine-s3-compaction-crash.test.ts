@@ -16,6 +16,7 @@ import { startScript } from "../support/child-script.js";
 import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
 import { startS3Server, type TestS3Server } from "../support/s3-server.js";
 import { testRandom } from "../support/seed.js";
+import { expectCrashState } from "../support/crash-state.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/compaction-crash-writer.ts", import.meta.url));
 /** Fresh stores filled, each killed `ROUNDS` times (the test's seed, printed on failure, replays the choices). */
@@ -30,7 +31,6 @@ afterAll(async () => {
   await s3?.stop();
 });
 
-const dec = (v: Uint8Array) => new TextDecoder().decode(v);
 const durableIds = (lines: readonly string[]) => lines.filter((l) => l.startsWith("D ")).map((l) => l.slice(2));
 
 /** Segment puts begun since the last compaction completed, from the writer's `S` and `C` lines. */
@@ -69,28 +69,7 @@ async function unlistedSegments(store: ObjectStore): Promise<number> {
 async function checkReopen(store: ObjectStore, allDurable: readonly string[], round: string): Promise<void> {
   const engine = await Engine.open(store);
   try {
-    const batches = new Map<string, number>();
-    for (const [key, value] of engine.scan({ prefix: "b/" })) {
-      const id = key.split("/")[1]!;
-      expect(dec(value)).toBe(id);
-      batches.set(id, (batches.get(id) ?? 0) + 1);
-    }
-    for (const [id, n] of batches) expect(n, `batch ${id} is half applied`).toBe(3);
-    for (const id of allDurable) expect(batches.has(id), `durable batch ${id} is missing`).toBe(true);
-    for (const id of allDurable.filter((d) => d.startsWith(`${round}-`))) {
-      const [, w, i] = id.split("-");
-      expect(Number(dec(engine.get(`last/${round}-${w}`)!))).toBeGreaterThanOrEqual(Number(i));
-    }
-    // Each loop has exactly one marker, the one its counter names: a lost tombstone would leave two.
-    const markers = new Map<string, number[]>();
-    for (const [key] of engine.scan({ prefix: "x/" })) {
-      const [, loop, n] = key.split("/");
-      markers.set(loop!, [...(markers.get(loop!) ?? []), Number(n)]);
-    }
-    for (const [loop, ns] of markers) {
-      expect(ns, `loop ${loop} has stale markers (a delete was lost)`).toHaveLength(1);
-      expect(ns[0]).toBe(Number(dec(engine.get(`last/${loop}`)!)));
-    }
+    expectCrashState(engine, allDurable, round);
   } finally {
     await engine.close();
   }

@@ -460,15 +460,15 @@ describe("WAL format", () => {
 
 describe("batch validation", () => {
   it("copies a plain Uint8Array that has an own property under a name the writers read, and takes other values as they are", () => {
-    const valueOf = (value: Uint8Array) => (readBatchOps([{ kind: "put", key: "k", value }])[0] as { value: Uint8Array }).value;
+    const readValue = (value: Uint8Array) => (readBatchOps([{ kind: "put", key: "k", value }])[0] as { value: Uint8Array }).value;
     const plain = enc("abc");
-    expect(valueOf(plain)).toBe(plain);
+    expect(readValue(plain)).toBe(plain);
     const buffer = Buffer.from("abc");
-    expect(valueOf(buffer)).toBe(buffer);
+    expect(readValue(buffer)).toBe(buffer);
     for (const name of ["byteLength", "length", "byteOffset", "buffer", "subarray", "slice"]) {
       const given = enc("abc");
       Object.defineProperty(given, name, { get: () => 1 });
-      const read = valueOf(given);
+      const read = readValue(given);
       expect(read, name).not.toBe(given);
       expect(Object.hasOwn(read, name), name).toBe(false);
       expect([...read], name).toEqual([...enc("abc")]);
