@@ -11,6 +11,7 @@ import { startScript } from "../support/child-script.js";
 import { startAzurite, type TestAzurite } from "../support/azurite.js";
 import { testRandom } from "../support/seed.js";
 import { scaledForLoad } from "../support/load.js";
+import { expectCrashState } from "../support/crash-state.js";
 
 vi.setConfig({ testTimeout: scaledForLoad(180_000) });
 
@@ -28,7 +29,6 @@ afterAll(async () => {
 });
 
 const enc = (s: string) => new TextEncoder().encode(s);
-const dec = (b: Uint8Array) => new TextDecoder().decode(b);
 
 function makeStore(prefix = `e${++counter}`): AzureBlobStore {
   return new AzureBlobStore({ container: CONTAINER, prefix, account: azurite.account, accountKey: azurite.accountKey, endpoint: azurite.endpoint });
@@ -85,14 +85,7 @@ describe("engine over Azure Blob Storage (Azurite on loopback)", () => {
       allDurable.push(...writer.lines.filter((l) => l.startsWith("D ")).map((l) => l.slice(2)));
 
       const engine = await Engine.open(openStore(url));
-      const batches = new Map<string, number>();
-      for (const [key, value] of engine.scan({ prefix: "b/" })) {
-        const id = key.split("/")[1]!;
-        expect(dec(value)).toBe(id);
-        batches.set(id, (batches.get(id) ?? 0) + 1);
-      }
-      for (const [id, n] of batches) expect(n, `batch ${id} is half applied`).toBe(3);
-      for (const id of allDurable) expect(batches.has(id), `durable batch ${id} is missing`).toBe(true);
+      expectCrashState(engine, allDurable, `r${round}`);
       await engine.close();
     }
     expect(allDurable.length).toBeGreaterThan(30);
