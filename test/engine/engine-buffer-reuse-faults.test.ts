@@ -2,8 +2,9 @@
  * @module The engine's reused WAL and segment buffers under hostile puts: a
  * put failing after it landed and retried, latency, two engines of one
  * process sharing the segment pool (declared store and not), a queue's
- * prefixed store, a LocalStore subclass, a checkpoint refused mid-way, and
- * a close while WAL puts are held and land newest first. After each, no
+ * prefixed store, a LocalStore subclass, a checkpoint refused mid-way, a
+ * close while WAL puts are held and land newest first, and a writer fenced
+ * with a segment put held while the new writer checkpoints. After each, no
  * body was written over while its put ran and a fresh open and a reader
  * find the model's state (their checksums checked as they read).
  */
@@ -220,6 +221,37 @@ describe("reused buffers under failing, slow and concurrent puts", () => {
     await Promise.allSettled(commits);
     expect(gated.held.length).toBe(0);
     check(w.puts);
+    await expectModel(new LocalStore(dir), model);
+  });
+
+  it("an engine fenced with a segment put held: another engine of the process writes its segments meanwhile, never into that body", async () => {
+    const dir = await tempDir();
+    let gating = false;
+    const gated = new GatedStore(new LocalStore(dir), (k) => gating && k.startsWith("seg/"));
+    declarePutBodyReleased(gated);
+    const w = watching(gated);
+    const a = await Engine.open(w.store, opts(1));
+    const model = new Map<string, Uint8Array | undefined>();
+    await fill(a, 2, "a", model);
+    for (let i = 0; i < 150; i++) {
+      const key = `k/${String(i).padStart(4, "0")}/é\u{1F600}`;
+      const v = value(i, 50, "held");
+      model.set(key, v);
+      await a.commit(new WriteBatch().put(key, v));
+    }
+    gating = true;
+    const held = a.checkpoint().catch(() => {});
+    await gated.waitHeld(1);
+    gating = false;
+    // A second writer fences the first and checkpoints through the shared segment pool.
+    const b = await Engine.open(new LocalStore(dir), opts(1));
+    await fill(b, 4, "b", model);
+    gated.release(gated.held[0]!.key);
+    // Fenced or not by then, it settles; what it left is judged by the reopen below.
+    await held;
+    await a.close().catch(() => {});
+    await b.close();
+    for (const p of w.puts) if (p.settled) expect(Buffer.compare(p.settled, p.copy), `${p.key} written over while its put ran`).toBe(0);
     await expectModel(new LocalStore(dir), model);
   });
 });
