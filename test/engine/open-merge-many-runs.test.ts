@@ -2,10 +2,12 @@
  * @module Open's k-way merge over many segment runs: 40 runs, empty ones
  * among them, tombstones for keys no older run holds and over paged
  * values, keys whose UTF-16 order differs from their UTF-8 byte order
- * (U+E000..U+FFFD against surrogate pairs), and damaged segments.
+ * (U+E000..U+FFFD against surrogate pairs), and damaged segments; and an
+ * engine's own 36 runs on real files reopened by a writer and a reader.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryStore, StoreCorruptedError } from "taquba";
+import { Engine, EngineReader, LocalStore, MemoryStore, StoreCorruptedError, WriteBatch } from "taquba";
+import { useTempDirs } from "../support/temp-dirs.js";
 import type { Manifest, SegmentRef } from "../../runtime/engine/manifest.js";
 import { heldValue, isPaged, type PagePolicy, type StoredValue } from "../../runtime/engine/paged-value.js";
 import { loadSegments, type StoreContext } from "../../runtime/engine/recovery.js";
@@ -67,7 +69,60 @@ function model(runs: Entries[]): Map<string, string> {
   return m;
 }
 
+const tempDir = useTempDirs("taquba-open-merge-runs-");
+
 describe("open merge of many runs", () => {
+  it("an engine's 36 runs on real files, paged values, deletes and keys beyond the BMP: a fresh open and a reader find the model's state", async () => {
+    const dir = await tempDir();
+    const r = testRandom("open merge engine runs");
+    const options = {
+      checkpointWalObjects: 0,
+      checkpointWalBytes: 0,
+      maxSegmentRuns: 64,
+      maxSegmentBytes: 8 * 1024,
+      segmentBlockBytes: 2 * 1024,
+      pageValues: { keyPrefixes: ["j/"], minBytes: 64 },
+      retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
+      onBackgroundError: () => {},
+    };
+    const engine = await Engine.open(new LocalStore(dir), options);
+    const want = new Map<string, string>();
+    for (let run = 0; run < 36; run++) {
+      const batch = new WriteBatch();
+      // A large first run (newer runs outweighing it would make a checkpoint compact), then small ones:
+      // every sixth covers one key only, the rest write new keys and overwrite and delete older ones.
+      for (let i = 0, n = run === 0 ? 3000 : run % 6 === 5 ? 1 : 1 + r.int(40); i < n; i++) {
+        // Mostly new keys (so no checkpoint finds the runs worth compacting), some overwritten or deleted.
+        const k = run === 0 ? `${keyOf(r)}/${i}` : r.int(3) === 0 ? keyOf(r) : `${keyOf(r)}/${run}`;
+        if (run > 0 && r.int(4) === 0) {
+          batch.delete(k);
+          want.delete(k);
+        } else {
+          const v = `${run}:${i}:`.repeat(k.startsWith("j/") && r.int(2) === 0 ? 200 : 1 + r.int(4));
+          batch.put(k, new TextEncoder().encode(v));
+          want.set(k, v);
+        }
+      }
+      await engine.commit(batch);
+      await engine.checkpoint();
+    }
+    expect(engine.stats.segmentRuns).toBeGreaterThanOrEqual(30);
+    await engine.close();
+    const reopened = await Engine.open(new LocalStore(dir), options);
+    const reader = await EngineReader.open(new LocalStore(dir));
+    try {
+      const sorted = [...want.keys()].sort(byBytes);
+      // Paged values are read back first; the scan then runs in the same turn as the last check.
+      for (let p = reopened.warm(sorted); p; p = reopened.warm(sorted)) await p;
+      for (const view of [reopened, reader]) {
+        const got = [...view.scan()].map(([k, v]) => `${k}=${Buffer.from(v).toString()}`);
+        expect(got).toEqual(sorted.map((k) => `${k}=${want.get(k)}`));
+      }
+    } finally {
+      await reopened.close();
+    }
+  });
+
   it("40 runs (some empty) with tombstones, paged values over 1 KiB and keys beyond the BMP ordered by bytes give the model's state", async () => {
     const r = testRandom("open merge attack");
     const runCounts: number[] = [];
