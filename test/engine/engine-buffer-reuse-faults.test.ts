@@ -65,8 +65,9 @@ function reused(puts: readonly Put[]): boolean {
   }
   return false;
 }
-const check = (puts: Put[]) => {
-  expect(reused(puts.filter((p) => p.key.startsWith("wal/")))).toBe(true);
+/** No body written over while its put ran; with `requireReuse`, also that WAL buffers were reused at all (else the check proves nothing). */
+const check = (puts: Put[], requireReuse = true) => {
+  if (requireReuse) expect(reused(puts.filter((p) => p.key.startsWith("wal/")))).toBe(true);
   for (const p of puts) if (p.settled) expect(Buffer.compare(p.settled, p.copy), `${p.key} written over while its put ran`).toBe(0);
 };
 
@@ -220,7 +221,9 @@ describe("reused buffers under failing, slow and concurrent puts", () => {
     await closing;
     await Promise.allSettled(commits);
     expect(gated.held.length).toBe(0);
-    check(w.puts);
+    // Whether a spare is taken here depends on which puts settle before the next object is sealed (a loaded
+    // machine can leave none free); the other cases require reuse, this one that no held body is written over.
+    check(w.puts, false);
     await expectModel(new LocalStore(dir), model);
   });
 
