@@ -137,6 +137,8 @@ export class ClientInbox {
   #wake: (() => void) | undefined;
   #woken = false;
   #draining: Promise<number> | undefined;
+  /** The pass that follows the running one, for callers that came while it ran (see `drain`). */
+  #again: Promise<number> | undefined;
   #lastSweep = 0;
   readonly stats: InboxStats = { applied: 0, replayed: 0, deadLettered: 0, listings: 0 };
 
@@ -199,12 +201,31 @@ export class ClientInbox {
     }
   }
 
-  /** Reads the inbox now and applies every request in it; resolves with how many it handled. Concurrent calls share one pass. */
+  /**
+   * Reads the inbox now and applies every request in it; resolves with how
+   * many it handled. A call while a pass runs gets the next pass, shared by
+   * every call made meanwhile: the running one may have listed the inbox
+   * before a request its caller had just written.
+   */
   drain(): Promise<number> {
-    this.#draining ??= this.#drainOnce().finally(() => {
-      this.#draining = undefined;
-    });
-    return this.#draining;
+    const running = this.#draining;
+    if (running === undefined) {
+      const pass = this.#drainOnce().finally(() => {
+        this.#draining = undefined;
+      });
+      this.#draining = pass;
+      return pass;
+    }
+    this.#again ??= running.then(
+      () => this.#drainAgain(),
+      () => this.#drainAgain(),
+    );
+    return this.#again;
+  }
+
+  #drainAgain(): Promise<number> {
+    this.#again = undefined;
+    return this.#stop.signal.aborted ? Promise.resolve(0) : this.drain();
   }
 
   async #drainOnce(): Promise<number> {
@@ -498,6 +519,7 @@ export class ClientInbox {
     this.#unwatch?.();
     this.#wake?.();
     await this.#loop;
+    await this.#again?.catch(() => {});
     await this.#draining?.catch(() => {});
     this.#release();
   }
