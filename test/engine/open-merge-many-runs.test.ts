@@ -6,17 +6,13 @@
  * engine's own 36 runs on real files reopened by a writer and a reader.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, EngineReader, LocalStore, MemoryStore, StoreCorruptedError, WriteBatch } from "taquba";
+import { Engine, EngineReader, LocalStore, StoreCorruptedError, WriteBatch } from "taquba";
 import { useTempDirs } from "../support/temp-dirs.js";
-import type { Manifest, SegmentRef } from "../../runtime/engine/manifest.js";
-import { heldValue, isPaged, type PagePolicy, type StoredValue } from "../../runtime/engine/paged-value.js";
-import { loadSegments, type StoreContext } from "../../runtime/engine/recovery.js";
-import { KEY_SECTION_INLINE_BYTES, SegmentBuilder } from "../../runtime/engine/segment-format.js";
+import { loadSegments } from "../../runtime/engine/recovery.js";
+import { KEY_SECTION_INLINE_BYTES } from "../../runtime/engine/segment-format.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
+import { ctxOf, type Entries, model, POLICY, show, storeOf } from "../support/segment-runs.js";
 
-type Entries = [string, Uint8Array | undefined][];
-const POLICY: PagePolicy = { keyPrefixes: ["j/"], minBytes: 64 };
-const ctxOf = (store: MemoryStore): StoreContext => ({ store, prefix: "", retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 } });
 const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 function keyOf(r: TestRandom): string {
@@ -37,38 +33,6 @@ function runOf(r: TestRandom, n: number): Entries {
     ];
   });
 }
-async function storeOf(runs: Entries[], perSegment: number) {
-  const store = new MemoryStore();
-  const segments: SegmentRef[] = [];
-  let n = 0;
-  for (let run = 0; run < runs.length; run++) {
-    const entries = runs[run]!;
-    for (let at = 0; at === 0 || at < entries.length; at += perSegment) {
-      const part = entries.slice(at, at + perSegment);
-      const b = new SegmentBuilder(256, 4096, {});
-      for (const [k, v] of part) b.add(k, v);
-      const seg = b.finish();
-      const name = `seg/1-${++n}`;
-      await store.put(name, seg);
-      segments.push({ name, bytes: seg.length, entries: part.length, firstKey: part[0]?.[0] ?? "", lastKey: part[part.length - 1]?.[0] ?? "", run: run + 1 });
-    }
-  }
-  const manifest: Manifest = { id: runs.length, epoch: 1, walNext: 1, segments, fences: [], createdAt: 0 };
-  return { store, manifest };
-}
-const show = (key: string, v: StoredValue | undefined) =>
-  v === undefined ? "absent" : isPaged(v) ? `paged:${v}` : `bytes:${Buffer.from(heldValue(key, v)).toString("hex")}`;
-function model(runs: Entries[]): Map<string, string> {
-  const m = new Map<string, string>();
-  runs.forEach((entries, run) => {
-    for (const [k, v] of entries) {
-      if (v === undefined) m.delete(k);
-      else m.set(k, k.startsWith("j/") && v.length >= POLICY.minBytes ? `paged:${run + 1}` : show(k, v));
-    }
-  });
-  return m;
-}
-
 const tempDir = useTempDirs("taquba-open-merge-runs-");
 
 describe("open merge of many runs", () => {

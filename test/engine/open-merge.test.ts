@@ -9,17 +9,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, StoreCorruptedError } from "taquba";
-import type { Manifest, SegmentRef } from "../../runtime/engine/manifest.js";
-import { heldValue, isPaged, type PagePolicy, type StoredValue } from "../../runtime/engine/paged-value.js";
-import { loadSegments, type StoreContext } from "../../runtime/engine/recovery.js";
-import { KEY_SECTION_INLINE_BYTES, SegmentBuilder } from "../../runtime/engine/segment-format.js";
+import type { Manifest } from "../../runtime/engine/manifest.js";
+import { loadSegments } from "../../runtime/engine/recovery.js";
+import { KEY_SECTION_INLINE_BYTES } from "../../runtime/engine/segment-format.js";
 import { compareKeys } from "../../runtime/store/keys.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
+import { ctxOf, type Entries, model, POLICY, show, storeOf } from "../support/segment-runs.js";
 
-type Entries = [string, Uint8Array | undefined][];
-
-const POLICY: PagePolicy = { keyPrefixes: ["j/"], minBytes: 64 };
-const ctxOf = (store: MemoryStore): StoreContext => ({ store, prefix: "", retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 } });
 const enc = (s: string) => new TextEncoder().encode(s);
 
 /** A key space small enough that runs overwrite and delete each other's keys often: ASCII and not, shared prefixes. */
@@ -45,43 +41,6 @@ function runOf(r: TestRandom, n: number, heldInBlocks = false): Entries {
     const held = !k.startsWith("j/");
     return [k, Uint8Array.from({ length: held && !heldInBlocks ? Math.min(len, KEY_SECTION_INLINE_BYTES) : len }, () => r.int(256))];
   });
-}
-
-/** Segments of up to `perSegment` entries (an empty run is one empty segment), each run listed by `run` number from 1. */
-async function storeOf(runs: Entries[], perSegment: number, keySection: (run: number) => boolean = () => true) {
-  const store = new MemoryStore();
-  const segments: SegmentRef[] = [];
-  let n = 0;
-  for (let run = 0; run < runs.length; run++) {
-    const entries = runs[run]!;
-    for (let at = 0; at === 0 || at < entries.length; at += perSegment) {
-      const part = entries.slice(at, at + perSegment);
-      const b = new SegmentBuilder(256, 4096, { keySection: keySection(run) });
-      for (const [k, v] of part) b.add(k, v);
-      const seg = b.finish();
-      const name = `seg/1-${++n}`;
-      await store.put(name, seg);
-      segments.push({ name, bytes: seg.length, entries: part.length, firstKey: part[0]?.[0] ?? "", lastKey: part[part.length - 1]?.[0] ?? "", run: run + 1 });
-    }
-  }
-  const manifest: Manifest = { id: runs.length, epoch: 1, walNext: 1, segments, fences: [], createdAt: 0 };
-  return { store, manifest };
-}
-
-/** A value as the model writes it: a paged one by its run, a held one (packed or not) by its bytes. */
-const show = (key: string, v: StoredValue | undefined) =>
-  v === undefined ? "absent" : isPaged(v) ? `paged:${v}` : `bytes:${Buffer.from(heldValue(key, v)).toString("hex")}`;
-
-/** The model: runs applied oldest first; a value the policy pages is its run's number, others their bytes. */
-function model(runs: Entries[]): Map<string, string> {
-  const m = new Map<string, string>();
-  runs.forEach((entries, run) => {
-    for (const [k, v] of entries) {
-      if (v === undefined) m.delete(k);
-      else m.set(k, k.startsWith("j/") && v.length >= POLICY.minBytes ? `paged:${run + 1}` : show(k, v));
-    }
-  });
-  return m;
 }
 
 async function load(store: MemoryStore, manifest: Manifest) {
