@@ -17,6 +17,7 @@ import type { StoreContext } from "./recovery.js";
 import { SegmentBuilder, type SegmentBlockInfo, type SegmentBuffers } from "./segment-format.js";
 import { heldValue, isPaged, type StoredValue } from "./paged-value.js";
 import { lendBody, putBodyReleased } from "../store/put-body.js";
+import { SpareBuffers } from "./spare-buffers.js";
 import { withRetries } from "./retry.js";
 import { createOnce, forEachLimit, listKeys } from "./store-ops.js";
 
@@ -37,26 +38,10 @@ const CHECK_EVERY = 64;
  * encoding and its put, dies in the old generation, where it waits for a
  * mark-compact (a 1M-job fill wrote about 150 of them). Only buffers put
  * to a store done with a put's body once it settles are kept (see
- * store/put-body.ts). Shared by the engines of the process; at most
- * `MAX_SPARE` are kept.
+ * store/put-body.ts). Shared by the engines of the process; at most two
+ * are kept.
  */
-const spareBuffers: SegmentBuffers[] = [];
-const MAX_SPARE = 2;
-
-function takeBuffers(capacity: number): SegmentBuffers | undefined {
-  for (let i = spareBuffers.length - 1; i >= 0; i--) {
-    const b = spareBuffers[i]!;
-    if (b.body.capacity >= capacity) {
-      spareBuffers.splice(i, 1);
-      return b;
-    }
-  }
-  return undefined;
-}
-
-function giveBack(b: SegmentBuffers): void {
-  if (spareBuffers.length < MAX_SPARE) spareBuffers.push(b);
-}
+const spareBuffers = new SpareBuffers<SegmentBuffers>(2, (b) => b.body.capacity);
 
 /** What a checkpoint needs from the engine writing it. */
 export interface CheckpointWriter extends StoreContext {
@@ -89,7 +74,7 @@ export async function writeSegments(
   // Room for a full segment plus its index up front: growing a buffer of
   // many MiB by doubling copies it in one go, a pause no slice bounds.
   const capacity = w.maxSegmentBytes + Math.max(256 * 1024, w.blockBytes * 2);
-  const newBuilder = () => new SegmentBuilder(w.blockBytes, capacity, {}, takeBuffers(capacity));
+  const newBuilder = () => new SegmentBuilder(w.blockBytes, capacity, {}, spareBuffers.take(capacity));
   // Made at the first entry of each segment, so none is made after the last one.
   let builder: SegmentBuilder | undefined;
   const flush = async () => {
@@ -102,7 +87,7 @@ export async function writeSegments(
     lendBody(bytes);
     const res = await createOnce(w.store, key, bytes, w.retry, w.stopped);
     if (!res.created) throw new FencedError(`segment "${key}" already exists; another process is writing with this epoch`);
-    if (putBodyReleased(w.store)) giveBack(b.buffers);
+    if (putBodyReleased(w.store)) spareBuffers.give(b.buffers);
     refs.push({
       name: key.slice(w.prefix.length),
       bytes: bytes.length,

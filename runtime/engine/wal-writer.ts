@@ -38,6 +38,7 @@ import type { RetryPolicy } from "./retry.js";
 import { createOnce } from "./store-ops.js";
 import { lendBody, putBodyReleased } from "../store/put-body.js";
 import type { ByteWriter } from "./byte-io.js";
+import { SpareBuffers } from "./spare-buffers.js";
 import { WalBuilder, decodeWal } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
 import { timeWalPut } from "../telemetry/metrics.js";
@@ -60,8 +61,7 @@ export const releaseTuning = { slowPutMs: 4 };
 
 /** Smallest first buffer of a WAL object, in bytes. */
 const MIN_FIRST_BUFFER = 1024;
-/** Stored objects' buffers kept for the next objects to write into (see `#spare`), and the largest one kept. */
-const MAX_SPARE = 2;
+/** The largest buffer kept for the next objects to write into (see `#spare`). */
 const MAX_SPARE_BYTES = 1024 * 1024;
 
 /** Settings of a `WalWriter`, resolved by the engine. */
@@ -139,7 +139,7 @@ export class WalWriter {
    * allocation outside the heap, and one that lived through its put dies in
    * the old generation and waits there for a mark-compact.
    */
-  #spare: ByteWriter[] = [];
+  readonly #spare = new SpareBuffers<ByteWriter>(2, (w) => w.capacity);
   /** Whether the store is done with a put's body once it settles (see store/put-body.ts): else nothing is kept. */
   readonly #reuse: boolean;
 
@@ -185,7 +185,7 @@ export class WalWriter {
   append(ops: readonly BatchOp[]): void {
     let open = this.#open;
     if (open === undefined) {
-      open = this.#open = new WalBuilder(this.#lastSize, this.#takeSpare());
+      open = this.#open = new WalBuilder(this.#lastSize, this.#spare.take(this.#lastSize));
       this.#armTimer();
     }
     open.add(ops);
@@ -244,15 +244,6 @@ export class WalWriter {
     this.stats.batches += open.batchCount;
     this.#pump();
     return seq;
-  }
-
-  /** A spare writer with room for `#lastSize` bytes, if one is kept. */
-  #takeSpare(): ByteWriter | undefined {
-    const spare = this.#spare;
-    for (let i = spare.length - 1; i >= 0; i--) {
-      if (spare[i]!.capacity >= this.#lastSize) return spare.splice(i, 1)[0];
-    }
-    return undefined;
   }
 
   /** Stops timers; pending waiters keep waiting for puts already issued. */
@@ -338,7 +329,7 @@ export class WalWriter {
     // A release in progress goes on at its own pace; otherwise the first group goes now.
     if (released && this.#releaseTimer === undefined) this.#releaseNext();
     // Stored: its bytes are read no more (the store took its own copy or is done with them).
-    if (this.#reuse && this.#spare.length < MAX_SPARE && s.writer.capacity <= MAX_SPARE_BYTES) this.#spare.push(s.writer);
+    if (this.#reuse && s.writer.capacity <= MAX_SPARE_BYTES) this.#spare.give(s.writer);
     this.#pump();
   }
 
