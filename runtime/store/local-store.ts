@@ -345,13 +345,11 @@ export class LocalStore implements ObjectStore {
       unlinkQuietly(temp);
       throw err;
     }
-    // The directory fsync goes first: closing the file and removing the temporary name wait for no disk and
-    // need no durability (a name left by a crash is removed at the next writer's open), so they run while it does.
-    const synced = Promise.all([this.#syncDir(dir), known.durable]);
     closeQuietly(fd);
+    // The temporary name needs no durability (leftovers are removed at open).
     if (createOnly) unlinkQuietly(temp);
     try {
-      await synced;
+      await Promise.all([this.#syncDir(dir), known.durable]);
     } catch (err) {
       // The object is in place: never retried from here (the retry would put it back after a
       // delete, or answer a create-if-absent that happened with PreconditionFailedError).
