@@ -40,7 +40,7 @@ const PARTS: [Kind, Kind, string][] = [
   ["putStart", "created", "put: to temporary file created"],
   ["created", "writeBack", "put: O_DSYNC write (thread-pool trip)"],
   ["writeBack", "linked", "put: back on main thread to linked"],
-  ["linked", "fsyncIssued", "put: directory opened, fsync issued"],
+  ["linked", "fsyncIssued", "put: linked to directory fsync issued (close, unlink, open)"],
   ["fsyncIssued", "fsyncBack", "put: directory fsync (thread-pool trip)"],
   ["fsyncBack", "putDone", "put: back on main thread to put resolved"],
   ["putDone", "durable", "put resolved to commit durable"],
