@@ -112,6 +112,16 @@ export class LocalStore implements ObjectStore {
   /** The directory fsync running for each directory, and the one callers that came later wait for. */
   #dirSyncs = new Map<string, DirSync>();
   #tempCounter = 0;
+  /**
+   * Random part of this store's temporary names, drawn once: the pid and the
+   * counter tell this store's puts apart, this tells stores of one process
+   * (or a process before its pid was reused) apart, without a call into the
+   * random source per put.
+   */
+  readonly #tempTag = randomBytes(6).toString("hex");
+  /** The last key directory a put went to, and its path (a run of puts into one directory spells it once). */
+  #lastDirKey = "";
+  #lastDirPath = "";
   /** The store's directory existed while this store used it: once gone, it is not made again (see `put`). */
   #rootSeen = false;
 
@@ -311,12 +321,12 @@ export class LocalStore implements ObjectStore {
   }
 
   async #putOnce(key: string, body: Uint8Array, createOnly: boolean): Promise<{ etag: string }> {
-    const segments = key.split("/");
-    const dir = this.#dirPath(segments.slice(0, -1));
+    const slash = key.lastIndexOf("/");
+    const dir = this.#putDirPath(slash === -1 ? "" : key.slice(0, slash));
     const known = this.#ensureDir(dir);
     await known.made;
-    const target = path.join(dir, encodeSegment(segments[segments.length - 1]!));
-    const temp = path.join(dir, `${TEMP_PREFIX}${process.pid}.${++this.#tempCounter}.${randomBytes(6).toString("hex")}`);
+    const target = path.join(dir, encodeSegment(key.slice(slash + 1)));
+    const temp = path.join(dir, `${TEMP_PREFIX}${process.pid}.${++this.#tempCounter}.${this.#tempTag}`);
     // The metadata calls (create, stat, link, close, unlink) run on the main thread: each changes the
     // file system's cache and its journal in memory and waits for no disk write, so a trip to the thread
     // pool (two thread wake-ups, often the larger cost) would cost more than the call. The two waits for
@@ -487,6 +497,15 @@ export class LocalStore implements ObjectStore {
     if (!prefix.endsWith("/")) throw new ValidationError(`a directory prefix ends with "/", got ${describeValue(prefix)}`);
     validateObjectKey(`${prefix}x`);
     return this.#dirPath(prefix.slice(0, -1).split("/"));
+  }
+
+  /** The directory of the keys under `dirKey` (a key's part before its last "/", "" for the store's own). */
+  #putDirPath(dirKey: string): string {
+    if (dirKey !== this.#lastDirKey || this.#lastDirPath === "") {
+      this.#lastDirPath = dirKey === "" ? this.root : this.#dirPath(dirKey.split("/"));
+      this.#lastDirKey = dirKey;
+    }
+    return this.#lastDirPath;
   }
 
   #dirPath(segments: readonly string[]): string {
