@@ -4,7 +4,9 @@
  * of its layered state (`LayeredState`), counted while the side-by-side
  * workload (bench/support/step-workload.ts, 10-step runs on a MemoryStore) runs N
  * runs with CONC in flight. Ids, times and counters in keys are folded, so
- * the families show: `get j/<id>` is every read of a job record.
+ * the families show: `get j/<id>` is every read of a job record. Then the
+ * engine's own reads by family: `Engine.get` (the value copied out of the
+ * memtable's packed form) and `Engine.valueToken` (a token, nothing copied).
  *
  * Run: `npm run build` in the checkout, then
  * `N=300 CONC=50 npx tsx bench/step-key-ops.ts <checkout>`.
@@ -12,6 +14,7 @@
 import { loadCheckout, openStepWorkload, STEPS_PER_RUN as M, type Taquba } from "./support/step-workload.js";
 
 type State = typeof import("../runtime/engine/layered-state.js");
+type EngineModule = typeof import("../runtime/engine/engine.js");
 
 const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
 const N = env("N", 300);
@@ -20,6 +23,7 @@ const dir = process.argv[2];
 if (dir === undefined) throw new Error("name a built checkout");
 const L = await loadCheckout<State>(dir, "dist/runtime/engine/layered-state.js");
 const T = await loadCheckout<Taquba>(dir);
+const E = await loadCheckout<EngineModule>(dir, "dist/runtime/engine/engine.js");
 
 const counts = new Map<string, number>();
 let on = false;
@@ -41,6 +45,21 @@ for (const m of ["get", "has", "set", "delete"]) {
   };
 }
 
+// The engine's own reads: `get` hands out the bytes (unpacked from the memtable's packed form), `valueToken` only a token.
+const reads = new Map<string, number>();
+const eproto = E.Engine.prototype as unknown as Record<string, ((this: unknown, key: string) => unknown) | undefined>;
+for (const m of ["get", "valueToken"]) {
+  const orig = eproto[m];
+  if (orig === undefined) continue;
+  eproto[m] = function (this: unknown, key: string) {
+    if (on) {
+      const f = `engine ${m} ${family(key)}`;
+      reads.set(f, (reads.get(f) ?? 0) + 1);
+    }
+    return orig.call(this, key);
+  };
+}
+
 const w = await openStepWorkload(T, new T.MemoryStore());
 await w.drive(20, 10);
 on = true;
@@ -54,3 +73,9 @@ for (const [k, v] of [...counts].sort((a, b) => b[1] - a[1])) {
   if (v / steps >= 0.01) console.log(`${(v / steps).toFixed(3).padStart(7)} ${k}`);
 }
 console.log(`${(total / steps).toFixed(2)} memtable operations per step (N=${N}, ${CONC} in flight)`);
+let copies = 0;
+for (const [k, v] of [...reads].sort((a, b) => b[1] - a[1])) {
+  if (k.startsWith("engine get ")) copies += v;
+  if (v / steps >= 0.01) console.log(`${(v / steps).toFixed(3).padStart(7)} ${k}`);
+}
+console.log(`${(copies / steps).toFixed(2)} engine reads that copy a value out per step`);

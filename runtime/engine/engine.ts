@@ -107,6 +107,10 @@ import { timeCommit } from "../telemetry/metrics.js";
 export { scanTree, type ScanOptions } from "./scan.js";
 export type { CommitOptions, EngineOptions, EngineStats, PageValuesOptions } from "./engine-options.js";
 
+declare const VALUE_TOKEN: unique symbol;
+/** What `Engine.valueToken` returns: compared with `===` only, never read. */
+export type ValueToken = { readonly [VALUE_TOKEN]: true };
+
 const RESOLVED = Promise.resolve();
 
 /** `new Engine` is internal: use Engine.open(store, options) (see internal-construction.ts). */
@@ -394,6 +398,19 @@ export class Engine {
     const v = this.#state.get(key);
     if (v === undefined || v instanceof Uint8Array) return v;
     return isPaged(v) ? this.#pager!.read(key, v) : heldValue(key, v);
+  }
+
+  /**
+   * A token for the value `key` holds now; undefined when it has none or it
+   * is paged out. Equal tokens (`===`) of one key mean equal bytes: the state
+   * holds a value as committed, or packed into a string of its bytes (see
+   * `packValue`), and never changes it in place. Unequal tokens say nothing
+   * (a value may be repacked). A caller that decoded the value it read checks
+   * the token again instead of reading, copying and comparing the bytes.
+   */
+  valueToken(key: string): ValueToken | undefined {
+    const v = this.#state.get(key);
+    return v === undefined || isPaged(v) ? undefined : (v as unknown as ValueToken);
   }
 
   /**

@@ -17,7 +17,7 @@ import { type FullLogger, fullLogger } from "../logger.js";
 import { loadTelemetry } from "../telemetry/tracing.js";
 import { registerQueueGauges } from "./gauges.js";
 import { timedClock, type TimedClock } from "../clock.js";
-import { Engine, type EngineOptions, type EngineStats } from "../engine/engine.js";
+import { Engine, type EngineOptions, type EngineStats, type ValueToken } from "../engine/engine.js";
 import { validateEngineOptions } from "../engine/engine-options.js";
 import { describeValue } from "../option-values.js";
 import { readOpenOptions } from "./open-options.js";
@@ -54,6 +54,9 @@ import type {
   WakeOutcome,
 } from "./types.js";
 import { kvScanSync, StoreView, type KvPage, type KvScanOptions, type QueueView } from "./view.js";
+
+/** @internal What `Queue.kvTokenNow` returns: compared with `===` only. */
+export type KvToken = ValueToken;
 
 /** What open-time recovery did with the claims the previous process held. */
 export interface RecoveryReport {
@@ -403,6 +406,18 @@ export class Queue {
    */
   kvGetNow(key: string): Uint8Array | null {
     return this.#core.engine.get(keptUserEngineKey(key)) ?? null;
+  }
+
+  /**
+   * @internal A token for the committed value of caller key `key`, read in
+   * the caller's turn; undefined when there is none or it is not held in
+   * memory. Equal tokens (`===`) mean equal bytes (see `Engine.valueToken`):
+   * a caller that decoded the value `kvGetNow` gave with a token taken in the
+   * same turn knows it unchanged while the token stays equal, without reading
+   * and comparing it again.
+   */
+  kvTokenNow(key: string): KvToken | undefined {
+    return this.#core.engine.valueToken(keptUserEngineKey(key));
   }
 
   /** Writes `value` (at most `MAX_KV_VALUE_SIZE` bytes) durably. */

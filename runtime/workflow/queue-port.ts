@@ -5,6 +5,7 @@
  * exactly what the runtime relies on keeps the layer boundary visible.
  */
 import type { ShardPlacement } from "../queue/shard-layout.js";
+import type { KvToken } from "../queue/queue.js";
 import type { TimedClock } from "../clock.js";
 import type { SettlementEffects } from "../queue/effects.js";
 import type {
@@ -66,6 +67,8 @@ export interface WorkflowQueue {
   kvGet(key: string): Promise<Uint8Array | null>;
   /** @internal `kvGet` answered in the caller's turn (`Queue.kvGetNow`); optional: without it the runtime awaits `kvGet`. */
   kvGetNow?(key: string): Uint8Array | null;
+  /** @internal A token for `key`'s committed value (`Queue.kvTokenNow`); optional: without it the runtime reads and compares the bytes. */
+  kvTokenNow?(key: string): KvToken | undefined;
   kvPut(key: string, value: Uint8Array): Promise<void>;
   kvDelete(key: string): Promise<void>;
   kvCompareAndPut(key: string, expected: Uint8Array | null, value: Uint8Array): Promise<boolean>;

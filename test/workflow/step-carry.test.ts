@@ -37,6 +37,34 @@ describe("a step handed the run's records by the settlement that claimed it", ()
     }
   });
 
+  it("sees a cancel recorded on the run record while its runner ran, before any job cancel: the run ends cancelled", async () => {
+    const { decodeRunRecord, encodeRunRecord } = await import("../../runtime/workflow/records/records.js");
+    const seen: string[] = [];
+    let env: Awaited<ReturnType<typeof openEnv>> | undefined;
+    const runner: StepRunner = {
+      async runStep(s) {
+        const n = Number(dec(s.payload));
+        seen.push(dec(s.payload));
+        if (n === 2) {
+          // The first half of a cancel from elsewhere: the flag on the run record, and no job cancel (yet).
+          const key = `workflow/runs/workflow-steps/${s.runId}`;
+          const run = decodeRunRecord((await env!.queue.kvGet(key))!, key);
+          await env!.queue.kvPut(key, encodeRunRecord({ ...run, cancelRequested: true }));
+        }
+        return n >= 5 ? StepOutcome.succeed(enc("done")) : StepOutcome.continueNow(enc(String(n + 1)));
+      },
+    };
+    env = await openEnv(runner);
+    try {
+      const { runId } = await env.runtime.submit({ input: enc("0") });
+      // Step 2's own check after its runner saw the flag: the run ends there, no step 3 is enqueued.
+      expect((await env.runtime.wait(runId)).termination).toMatchObject({ status: "cancelled", errorKind: "cancelled", finalStep: 2 });
+      expect(seen).toEqual(["0", "1", "2"]);
+    } finally {
+      await env.stop();
+    }
+  });
+
   it("gets the submitted headers whatever an earlier step's runner did to the headers it was given", async () => {
     const headersSeen: Record<string, string>[] = [];
     const runner: StepRunner = {

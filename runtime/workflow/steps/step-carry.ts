@@ -3,14 +3,16 @@
  * claimed that step itself (`ackClaimingNext`): the run record and the
  * step pointer it read or wrote, as bytes and decoded.
  *
- * The next step still reads both records (another runtime may have
- * cancelled, ended or moved the run meanwhile); it only skips decoding a
- * record whose stored bytes equal the carried bytes, since equal bytes
- * decode to equal records. The records' KV keys go along too: the same key
+ * The next step still checks both records (another runtime may have
+ * cancelled, ended or moved the run meanwhile); it skips reading the run
+ * record while the key's value token is the carried one (the record was not
+ * written since), and skips decoding a record whose stored bytes equal the
+ * carried bytes, since equal bytes decode to equal records. The records' KV keys go along too: the same key
  * strings for every step of the run, so the queue finds them among the keys
  * in use (see queue/user-keys) instead of validating and prefixing them
  * again. Held by the claimed job object, so it goes with it.
  */
+import type { KvToken } from "../../queue/queue.js";
 import type { ClaimedJob } from "../../queue/types.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
 import type { RunRecord, StepPointer } from "../records/records.js";
@@ -19,6 +21,8 @@ import type { RunRecord, StepPointer } from "../records/records.js";
 export interface Known<T> {
   readonly bytes: Uint8Array;
   readonly value: T;
+  /** The stored value's token taken in the turn `bytes` were read (`Queue.kvTokenNow`), when known: while it is the key's token, the record is unchanged. */
+  readonly token?: KvToken | undefined;
 }
 
 /** The KV keys of a run's run record and step pointer. */

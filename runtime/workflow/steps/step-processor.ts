@@ -21,6 +21,7 @@
 import { MAX_DELAY_MS } from "../../time-bounds.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import type { AckedClaimingNext, ClaimedJob, EnqueueOptions } from "../../queue/types.js";
+import type { KvToken } from "../../queue/queue.js";
 import { cancelRequestedOf } from "../../queue/cancel-state.js";
 import { makeStep } from "./delivery.js";
 import { applyStaged, EffectsHandle } from "./effects-handle.js";
@@ -177,8 +178,17 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
   const carried = takeCarried(job);
   const keys: RunKeys = carried?.keys ?? { run: runKey(core.queueName, runId), pointer: stepPointerKey(core.queueName, runId) };
   const runK = keys.run;
-  const runNow = readNow(core, runK);
-  let runBytes = runNow !== undefined ? runNow : await core.queue.kvGet(runK);
+  // The run record is unchanged while its token is the one the claiming settlement carried: not read, copied or compared.
+  let runToken = tokenNow(core, runK);
+  const same = runToken !== undefined && carried !== undefined && runToken === carried.run.token;
+  let runBytes: Uint8Array | null;
+  if (same) runBytes = carried.run.bytes;
+  else {
+    const runNow = readNow(core, runK);
+    // Read after an await, the bytes may be of a later value than the token's.
+    if (runNow === undefined) runToken = undefined;
+    runBytes = runNow !== undefined ? runNow : await core.queue.kvGet(runK);
+  }
   // A dead step requeued after it ended its run re-opens the run (a redrive through the queue).
   if (runBytes === null && (await reopenRequeued(core, job, runId, step))) runBytes = await core.queue.kvGet(runK);
   const ptrK = keys.pointer;
@@ -190,7 +200,7 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
     await slot.freeAfterSubmitting(core.queue.ack(job));
     return;
   }
-  const run = decodeKnown(runBytes, carried?.run, decodeRunRecord, runK);
+  const run = same ? carried.run.value : decodeKnown(runBytes, carried?.run, decodeRunRecord, runK);
   // The run's memo lives where its submitting runtime keeps memos, whichever runtime works this step.
   const memos = core.memos.withPrefix(run.memoPrefix ?? core.memos.prefix);
   const trace: StepTrace = { runId, step, name: pointer.name, memoKeys: [] };
@@ -220,7 +230,7 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
   }
   let externalCancel = cancelRequestedOf(job);
   if (!externalCancel) {
-    const c = cancelRequested(core, runK, runBytes, run);
+    const c = cancelRequested(core, runK, runBytes, run, runToken);
     externalCancel = typeof c === "boolean" ? c : await c;
   }
   if (verdict.ok && !verdict.replayed && !externalCancel && core.stepOutputReplay) {
@@ -248,7 +258,7 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
   } else if (verdict.ok) {
     const o = verdict.outcome;
     if (o.kind === "continue") {
-      const c = continueRun(core, job, slot, runId, step, o, verdict, now, atNow, log, trace, { bytes: runBytes, value: run }, keys);
+      const c = continueRun(core, job, slot, runId, step, o, verdict, now, atNow, log, trace, { bytes: runBytes, value: run, token: runToken }, keys);
       if (!(c instanceof ChainedAck)) await c;
       else {
         // `settledContinue` inlined for the path most steps take: its async frame cost a promise and a turn.
@@ -321,12 +331,20 @@ function readNow(core: RuntimeCore, key: string): Uint8Array | null | undefined 
   return core.queue.kvGetNow === undefined ? undefined : core.queue.kvGetNow(key);
 }
 
+/** The token of the value at one of the runtime's own KV keys (`Queue.kvTokenNow`), or undefined. */
+function tokenNow(core: RuntimeCore, key: string): KvToken | undefined {
+  return core.queue.kvTokenNow === undefined ? undefined : core.queue.kvTokenNow(key);
+}
+
 /**
  * Whether a cancel of the run was recorded; `read` is the run record read
- * (and decoded as `run`) before the runner ran, at `key`. A promise only
- * when the queue cannot read in this turn.
+ * (and decoded as `run`) before the runner ran, at `key`, and `token` the
+ * key's token in the turn it was read, when known. A promise only when the
+ * queue cannot read in this turn.
  */
-function cancelRequested(core: RuntimeCore, key: string, read: Uint8Array, run: RunRecord): boolean | Promise<boolean> {
+function cancelRequested(core: RuntimeCore, key: string, read: Uint8Array, run: RunRecord, token: KvToken | undefined): boolean | Promise<boolean> {
+  // The same token: the record was not written since it was read.
+  if (token !== undefined && tokenNow(core, key) === token) return run.cancelRequested === true;
   const now = readNow(core, key);
   return now === undefined ? core.queue.kvGet(key).then((b) => cancelIn(b, key, read, run)) : cancelIn(now, key, read, run);
 }
