@@ -7,9 +7,10 @@
  * after a put lands) on every call. Every key is compared with a model at
  * each step: no tombstone dropped by a fold, no old value back.
  */
-import { describe, expect, it } from "vitest";
-import { Engine, EngineReader, LocalStore, WriteBatch, withFaults, type EngineOptions, type FaultyStore } from "taquba";
+import { afterAll, describe, expect, it } from "vitest";
+import { Engine, EngineReader, LocalStore, S3Store, WriteBatch, withFaults, type EngineOptions, type FaultyStore, type ObjectStore } from "taquba";
 import { HEAVY_TEST_MS } from "../support/load.js";
+import { startS3Server, type TestS3Server } from "../support/s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const tempDir = useTempDirs("taquba-tier-fold-");
@@ -40,9 +41,9 @@ function modelEntries(model: Map<string, number>): [string, string][] {
 
 const entries = (e: { scan(): IterableIterator<[string, Uint8Array]> }): [string, string][] => [...e.scan()].map(([k, v]) => [k, text(v)]);
 
-async function attack(seed: number, faults: boolean): Promise<{ tierFolds: number; compactions: number; injected: number }> {
+async function attack(seed: number, faults: boolean, base?: ObjectStore): Promise<{ tierFolds: number; compactions: number; injected: number }> {
   const random = rng(seed);
-  const local = new LocalStore(await tempDir());
+  const local = base ?? new LocalStore(await tempDir());
   const faulty: FaultyStore | undefined = faults ? withFaults(local, { failureRate: 0.08, seed, failAfterWriteRate: 0.5 }) : undefined;
   const store = faulty ?? local;
   let byTier = true;
@@ -128,7 +129,7 @@ async function attack(seed: number, faults: boolean): Promise<{ tierFolds: numbe
   tierFolds += engine.stats.runsFoldedByTier;
   compactions += engine.stats.compactions;
   await engine.close();
-  // Without faults, a plain open of the files gives the model's state.
+  // Without faults, a plain open of the store gives the model's state.
   const plain = await Engine.open(local, { retry });
   expect(entries(plain)).toEqual(modelEntries(model));
   await plain.close();
@@ -150,4 +151,18 @@ describe("compaction by tiers over real files, toggled across reopens, drained a
       expect(injected).toBeGreaterThan(0);
     });
   }
+});
+
+describe("compaction by tiers over S3Store (s3rver on loopback), with store faults", { timeout: HEAVY_TEST_MS }, () => {
+  let server: TestS3Server | undefined;
+  afterAll(async () => {
+    await server?.stop();
+  });
+  it("seed 21: every step matches the model", async () => {
+    server = await startS3Server();
+    const store = new S3Store({ bucket: server.bucket, prefix: "tier-fold", clientConfig: server.clientConfig });
+    const { tierFolds, injected } = await attack(21, true, store);
+    expect(tierFolds).toBeGreaterThan(0);
+    expect(injected).toBeGreaterThan(0);
+  });
 });
