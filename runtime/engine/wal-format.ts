@@ -181,18 +181,29 @@ export class WalBuilder {
     return this.#w.pos + TRAILER_BYTES;
   }
 
+  /**
+   * Encodes a batch, whole or not at all: an encoding that throws part way
+   * (a buffer that cannot grow so far) leaves the object as it was, so the
+   * batches before and after it still decode.
+   */
   add(ops: readonly BatchOp[]): void {
     const w = this.#w;
-    w.varint(ops.length);
-    for (const op of ops) {
-      if (op.kind === "put") {
-        w.u8(TAG_PUT);
-        w.str(op.key);
-        w.blob(op.value);
-      } else {
-        w.u8(TAG_DELETE);
-        w.str(op.key);
+    const start = w.pos;
+    try {
+      w.varint(ops.length);
+      for (const op of ops) {
+        if (op.kind === "put") {
+          w.u8(TAG_PUT);
+          w.str(op.key);
+          w.blob(op.value);
+        } else {
+          w.u8(TAG_DELETE);
+          w.str(op.key);
+        }
       }
+    } catch (err) {
+      w.pos = start;
+      throw err;
     }
     this.#batches++;
   }
