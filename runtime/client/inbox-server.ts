@@ -180,7 +180,7 @@ export class ClientInbox {
       try {
         handled = await this.drain();
       } catch (err) {
-        if (this.#queue.closed) break;
+        if (this.#queue.closed || signal.aborted) break;
         this.#logger.error({ err }, "reading the client inbox failed; retrying at the next listing");
       }
       // A pass that found work lists again at once: more requests came while it ran.
@@ -205,9 +205,14 @@ export class ClientInbox {
    * Reads the inbox now and applies every request in it; resolves with how
    * many it handled. A call while a pass runs gets the next pass, shared by
    * every call made meanwhile: the running one may have listed the inbox
-   * before a request its caller had just written.
+   * before a request its caller had just written. Once `stop()` was called
+   * (and for a call still waiting for its pass then) rejects with
+   * `ClosedError`: no pass reads the inbox, whose requests wait in the store
+   * for the next server.
    */
   drain(): Promise<number> {
+    // A stopped inbox no longer reads or sweeps the store (another may serve it now), and resolving 0 would say it was empty.
+    if (this.#stop.signal.aborted) return Promise.reject(new ClosedError("this client inbox"));
     const running = this.#draining;
     if (running === undefined) {
       const pass = this.#drainOnce().finally(() => {
@@ -225,7 +230,7 @@ export class ClientInbox {
 
   #drainAgain(): Promise<number> {
     this.#again = undefined;
-    return this.#stop.signal.aborted ? Promise.resolve(0) : this.drain();
+    return this.drain();
   }
 
   async #drainOnce(): Promise<number> {

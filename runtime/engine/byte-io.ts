@@ -175,9 +175,12 @@ export class ByteWriter {
 
   /** Writes bytes as they are, without a length. */
   raw(b: Uint8Array): void {
-    this.ensure(b.byteLength);
+    const n = b.byteLength;
+    // Nothing to copy, and copying from a view of a detached or shrunk buffer (which reads as empty) throws.
+    if (n === 0) return;
+    this.ensure(n);
     this.#buf.set(b, this.pos);
-    this.pos += b.byteLength;
+    this.pos += n;
   }
 }
 

@@ -804,6 +804,8 @@ export class KeyRunBuilder {
     out.ensure(1);
     out.buf[out.pos++] = BYTES;
     out.varint(v.byteLength);
+    // A view of a detached or shrunk buffer reads as empty, and copying from it throws.
+    if (v.byteLength === 0) return;
     out.ensure(v.byteLength);
     out.buf.set(v, out.pos);
     out.pos += v.byteLength;

@@ -99,7 +99,11 @@ export function readBatchOps(ops: readonly BatchOp[]): BatchOp[] {
     if (kind === "put") {
       const bytes = readValueBytes(value);
       if (bytes === undefined) problems.push(`op ${i}: the value of ${quoteValue(key)} is not a Uint8Array`);
-      else read[i] = { kind: "put", key: key as string, value: bytes };
+      else if (bytes === UNREADABLE) {
+        problems.push(
+          `op ${i}: the value of ${quoteValue(key)} is a view of a detached or shrunk ArrayBuffer, whose bytes are gone; commit a view of live bytes`,
+        );
+      } else read[i] = { kind: "put", key: key as string, value: bytes };
     } else if (kind === "delete") read[i] = { kind: "delete", key: key as string };
     else problems.push(`op ${i}: unknown kind ${quoteValue(kind)}`);
   }
@@ -111,7 +115,8 @@ export function readBatchOps(ops: readonly BatchOp[]): BatchOp[] {
  * `v` when it is a plain `Uint8Array` or `Buffer` (its bytes and length come
  * from the array itself), a copy when it is another `Uint8Array` (a subclass
  * may override `byteLength`, a Proxy answers each read anew), undefined when
- * it is not one or cannot be read.
+ * it is not one or cannot be read, `UNREADABLE` when it is a view of a
+ * detached buffer or of one shrunk under it.
  */
 function readValueBytes(v: unknown): Uint8Array | undefined {
   if (!isOptionBytes(v)) return undefined;
@@ -120,7 +125,14 @@ function readValueBytes(v: unknown): Uint8Array | undefined {
     // A subclass, or a plain array given an own accessor or method the writers use, is copied from the
     // array's own bytes (the constructor reads its internal length, not a getter), whatever its getters say.
     const plain = (proto === Uint8Array.prototype || proto === Buffer.prototype) && !shadowsAnAccessor(v);
-    return plain ? v : new Uint8Array(v);
+    if (plain && v.byteLength !== 0) return v;
+    // An empty plain array is copied too (cheap): a view of a detached or shrunk buffer reads as empty, but copying
+    // its bytes (the WAL's does) throws, which part way through an append left an object no reopen decodes.
+    try {
+      return new Uint8Array(v);
+    } catch {
+      return UNREADABLE;
+    }
   }
   // A Proxy (never a view, whatever prototype it claims): its length and each byte read once.
   try {
@@ -132,6 +144,9 @@ function readValueBytes(v: unknown): Uint8Array | undefined {
     return undefined;
   }
 }
+
+/** What `readValueBytes` answers for a view whose bytes cannot be read (its buffer detached, or shrunk under it). */
+const UNREADABLE = new Uint8Array(0);
 
 /** Properties the WAL, segment and value writers read from a value, which an own property could answer falsely. */
 const VALUE_ACCESSORS = ["byteLength", "length", "byteOffset", "buffer", "subarray", "slice"] as const;
@@ -166,18 +181,29 @@ export class WalBuilder {
     return this.#w.pos + TRAILER_BYTES;
   }
 
+  /**
+   * Encodes a batch, whole or not at all: an encoding that throws part way
+   * (a buffer that cannot grow so far) leaves the object as it was, so the
+   * batches before and after it still decode.
+   */
   add(ops: readonly BatchOp[]): void {
     const w = this.#w;
-    w.varint(ops.length);
-    for (const op of ops) {
-      if (op.kind === "put") {
-        w.u8(TAG_PUT);
-        w.str(op.key);
-        w.blob(op.value);
-      } else {
-        w.u8(TAG_DELETE);
-        w.str(op.key);
+    const start = w.pos;
+    try {
+      w.varint(ops.length);
+      for (const op of ops) {
+        if (op.kind === "put") {
+          w.u8(TAG_PUT);
+          w.str(op.key);
+          w.blob(op.value);
+        } else {
+          w.u8(TAG_DELETE);
+          w.str(op.key);
+        }
       }
+    } catch (err) {
+      w.pos = start;
+      throw err;
     }
     this.#batches++;
   }

@@ -17,7 +17,7 @@ export class WriteBatch {
   /** The operations, in the order given. */
   readonly ops: BatchOp[] = [];
 
-  /** Sets `key` to `value`. The engine keeps `value` as is (a copy when it is a subclass of `Uint8Array` other than `Buffer`): do not mutate it after committing. */
+  /** Sets `key` to `value`. The engine keeps `value` as is (a copy when it is a subclass of `Uint8Array` other than `Buffer`): do not mutate it after committing. A view of a detached or shrunk buffer is refused at the commit. */
   put(key: string, value: Uint8Array): this {
     this.ops.push({ kind: "put", key, value });
     return this;

@@ -380,6 +380,27 @@ describe("segment damage", () => {
 });
 
 describe("WAL format", () => {
+  it("a batch whose encoding throws part way is left out whole: the batches before and after it decode", () => {
+    const w = new WalBuilder(16);
+    w.add([{ kind: "put", key: "a", value: enc("1") }]);
+    // A value whose length cannot be read once its key is written (as a buffer that cannot grow would throw).
+    const broken = enc("2");
+    Object.defineProperty(broken, "byteLength", {
+      get() {
+        throw new RangeError("Array buffer allocation failed");
+      },
+    });
+    expect(() =>
+      w.add([
+        { kind: "delete", key: "x" },
+        { kind: "put", key: "b", value: broken },
+      ]),
+    ).toThrow(RangeError);
+    w.add([{ kind: "put", key: "c", value: enc("3") }]);
+    const obj = decodeWal("wal/7", w.seal(1, 7), 7);
+    expect(obj.kind === "batches" && obj.batches.map((b) => b.map((o) => o.key))).toEqual([["a"], ["c"]]);
+  });
+
   it("round-trips batches and fences, and checks the sequence number against the key", () => {
     const w = new WalBuilder(16);
     w.add([
