@@ -99,16 +99,17 @@ const put = (key: string, value: number): Op => ({ t: "commit", ops: [{ del: fal
 
 /**
  * Runs piling up beside a slow compaction, whatever the random scripts do
- * and however loaded the machine: 96 live keys (a compaction writes one
- * slow segment put per key, 96 times the turns of an incremental checkpoint
+ * and however loaded the machine: 48 live keys (a compaction writes one
+ * slow segment put per key, 48 times the turns of an incremental checkpoint
  * of one key), a checkpoint that waits for those running (so the next
  * compaction carries few changes into the first checkpoint beside it), then
- * 60 commits of the same key, spaced as the script runner spaces them:
+ * 40 commits of the same key, spaced as the script runner spaces them:
  * checkpoints of one key publish one after another beside the compaction,
- * reach `maxSegmentRuns` and are folded. Alone it made 18 to 29 folds
- * piling up (with and without faults) and 3 or 4 with the overlapping
- * runs' closer commits (8 to 10 checkpoints beside), at a load of 20-33 on
- * two cores; without the checkpoint after the fill, none with faults.
+ * reach `maxSegmentRuns` and are folded. Alone it made 12 to 19 folds
+ * piling up (with and without faults) and 5 to 7 checkpoints beside a
+ * compaction with the overlapping runs' closer commits, at a load of 33-35
+ * on two cores; without the checkpoint after the fill, 0 or 1 fold with
+ * faults.
  */
 const PILES_UP: Op[] = [
   ...Array.from(
@@ -120,7 +121,7 @@ const PILES_UP: Op[] = [
     }),
   ),
   { t: "checkpoint" },
-  ...Array.from({ length: 60 }, (_, i) => put("a", 500 + i)),
+  ...Array.from({ length: 40 }, (_, i) => put("a", 500 + i)),
   { t: "reopen" },
 ];
 
