@@ -143,11 +143,28 @@ export async function writeSegments(
 /**
  * Publishes `next` with put-if-absent. Finding another manifest under that
  * number means a newer writer opened the store: this writer is fenced.
+ *
+ * So does a manifest numbered above `next` once it landed: put-if-absent
+ * alone misses a put held (a slow store) while a newer writer claimed the
+ * number, published past it and deleted it in its garbage collection. Then
+ * `next` and the segments `fresh` (store keys this writer wrote for it,
+ * listed by no other manifest) are deleted again before `FencedError`;
+ * what those deletes leave, the newer writer's next garbage collection
+ * removes (a manifest more than `KEEP_MANIFESTS` behind its own, segments
+ * of an older epoch that it does not list). The listing costs one request
+ * per publish, and finds the newer manifest whenever one was deleted to
+ * make room: a writer never deletes its newest.
  */
-export async function publishManifest(ctx: StoreContext, next: Manifest, stopped?: () => boolean): Promise<void> {
+export async function publishManifest(ctx: StoreContext, next: Manifest, stopped?: () => boolean, fresh: readonly string[] = []): Promise<void> {
   const key = manifestKey(ctx.prefix, next.id);
   const res = await createOnce(ctx.store, key, encodeManifest(next), ctx.retry, stopped);
-  if (res.created) return;
+  if (res.created) {
+    const later = await listKeys(ctx.store, `${ctx.prefix}manifest/`, ctx.retry, key);
+    const newer = later.find((k) => parseNumberedKey(ctx.prefix, "manifest", k) !== undefined);
+    if (newer === undefined) return;
+    await withdraw(ctx, key, fresh);
+    throw new FencedError(`manifest "${key}" landed after another process had published "${newer}": a newer writer opened the store`);
+  }
   let detail = "it vanished when read";
   if (res.existing !== null) {
     try {
@@ -158,6 +175,22 @@ export async function publishManifest(ctx: StoreContext, next: Manifest, stopped
     }
   }
   throw new FencedError(`manifest "${key}" was written by another process (${detail})`);
+}
+
+/**
+ * Deletes a manifest that landed after this writer was fenced, then (once
+ * it is gone, so no manifest lists a missing segment) the segments written
+ * for it. Failures are left to the newer writer's garbage collection.
+ */
+async function withdraw(ctx: StoreContext, manifest: string, segments: readonly string[]): Promise<void> {
+  try {
+    await withRetries(ctx.retry, "delete", manifest, () => ctx.store.delete(manifest));
+  } catch {
+    return;
+  }
+  await forEachLimit(segments, 8, async (key) => {
+    await withRetries(ctx.retry, "delete", key, () => ctx.store.delete(key)).catch(() => {});
+  });
 }
 
 /**

@@ -913,7 +913,12 @@ export class Engine {
         lastSegment: this.#segmentCounter,
       };
       try {
-        await publishManifest(this.#ctx, next, () => this.#failure !== undefined);
+        await publishManifest(
+          this.#ctx,
+          next,
+          () => this.#failure !== undefined,
+          written.map((seg) => this.#ctx.prefix + seg.name),
+        );
       } catch (err) {
         // A put can land and still report failure: the next publish looks first.
         if (!(err instanceof FencedError))

@@ -5,11 +5,13 @@
  * of it makes the engine stop recording changes before the WAL append (the
  * next checkpoint rewrites the state), so no commit fails after its batch
  * went to the WAL, and a reopen whose WAL replay holds more keys than that
- * opens as well.
+ * opens as well, both when the load replays them and when the opening
+ * writer replays what the previous writer landed after its load.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Engine, MemoryStore, WriteBatch } from "taquba";
 import { ChangedKeys, changedKeysLimit } from "../../runtime/engine/changed-keys.js";
+import { GatedStore } from "../support/gated-store.js";
 
 const LIMIT = 16 * 1024;
 const manual = { checkpointWalObjects: 0, checkpointWalBytes: 0, flushIntervalMs: 0 };
@@ -86,6 +88,34 @@ describe("an engine whose changed keys outgrow the map between checkpoints", () 
     await reopened.close();
     const again = await Engine.open(store, manual);
     expect(contents(again)).toHaveLength(401);
+    await again.close();
+  });
+
+  it("opens when the WAL the previous writer lands after the load (replayed by the opening writer) holds more changed keys than the map takes", async () => {
+    const store = new MemoryStore();
+    const old = await Engine.open(store, manual);
+    await old.commit(batchOf(0, 10));
+    await old.checkpoint();
+    // The opening writer has loaded the state; its claim is held while the old writer commits on.
+    const gated = new GatedStore(store, (key) => key.startsWith("manifest/"));
+    const opening = Engine.open(gated, manual);
+    await gated.waitHeld(1);
+    // 400 keys of 100 bytes: 40 kB, past the limit, none of them seen by the load.
+    for (let from = 10; from < 410; from += 20) await old.commit(batchOf(from, 20));
+    const acked = contents(old);
+    gated.hold = () => false;
+    gated.release(gated.held[0]!.key);
+    const opened = await opening;
+    await old.close();
+    expect(contents(opened)).toEqual(acked);
+    const before = opened.stats.compactions;
+    await opened.commit(batchOf(500, 1));
+    await opened.checkpoint();
+    // The delta was dropped while replaying: the checkpoint rewrote the state.
+    expect(opened.stats.compactions).toBe(before + 1);
+    await opened.close();
+    const again = await Engine.open(store, manual);
+    expect(contents(again)).toHaveLength(411);
     await again.close();
   });
 });

@@ -95,6 +95,45 @@ const PAGED_SOME: EngineOptions = { pageValues: { keyPrefixes: ["b"], minBytes: 
 /** Commits "b" with a value of 64 bytes (wide) and checkpoints: every paging policy above pages it out, and the next read fetches it. */
 const PAGES_ONE_VALUE: Op[] = [{ t: "commit", ops: [{ del: false, key: "b", value: 2 }], durable: true }, { t: "checkpoint" }, { t: "reopen" }];
 
+const put = (key: string, value: number): Op => ({ t: "commit", ops: [{ del: false, key, value }], durable: true });
+
+/**
+ * Runs piling up beside a slow compaction, whatever the random scripts do
+ * and however loaded the machine: 48 live keys (a compaction writes one
+ * slow segment put per key, 48 times the turns of an incremental checkpoint
+ * of one key), a checkpoint that waits for those running (so the next
+ * compaction carries few changes into the first checkpoint beside it), then
+ * 40 commits of the same key, spaced as the script runner spaces them:
+ * checkpoints of one key publish one after another beside the compaction,
+ * reach `maxSegmentRuns` and are folded. Alone it made 12 to 19 folds
+ * piling up (with and without faults) and 5 to 7 checkpoints beside a
+ * compaction with the overlapping runs' closer commits, at a load of 33-35
+ * on two cores; without the checkpoint after the fill, 0 or 1 fold with
+ * faults.
+ */
+const PILES_UP: Op[] = [
+  ...Array.from(
+    { length: 24 },
+    (_, i): Op => ({
+      t: "commit",
+      ops: [0, 1, 2, 3].map((j) => ({ del: false, key: `k/${i * 4 + j}`, value: i * 4 + j })),
+      durable: true,
+    }),
+  ),
+  { t: "checkpoint" },
+  ...Array.from({ length: 40 }, (_, i) => put("a", 500 + i)),
+  { t: "reopen" },
+];
+
+/**
+ * Folds by tiers and compactions, whatever the random scripts do: eight
+ * keys written over and over, a checkpoint after each commit, so the runs
+ * reach `maxSegmentRuns` again and again (folded by tiers) and most of what
+ * they list is dead (compacted): alone, 11 folds and 9 compactions in
+ * every run, with and without faults.
+ */
+const FOLDS_BY_TIER: Op[] = Array.from({ length: 48 }, (_, i): Op[] => [put(`k/${i % 8}`, i), { t: "checkpoint" }]).flat();
+
 /**
  * Warms the values of `keys` (see `Engine.warm`), then runs `read` in the
  * same synchronous run as the check that found them all warm, as the engine
@@ -120,6 +159,7 @@ async function checkAgainstModel(
   overlap: boolean | "pile" | "tier" = false,
 ): Promise<void> {
   let seed = faultSeed;
+  const examples = examplesFor(engineOpts, overlap);
   const faulty: FaultyStore[] = [];
   let pagedReads = 0;
   let beside = 0;
@@ -223,12 +263,15 @@ async function checkAgainstModel(
       },
     ),
     {
-      numRuns,
+      // The first scripts below are run besides the random ones, not instead of them.
+      numRuns: numRuns + examples.length,
       ...(checkSeed === undefined ? {} : { seed: checkSeed }),
-      // Paged: a first script that surely reads a value back from a segment (5 reads alone), so
-      // that the check below fails only when paging does not work. The random scripts alone made
-      // no paged read in one run of 40 (where 42 runs here made 8 to 27).
-      ...(engineOpts.pageValues === undefined ? {} : { examples: [[PAGES_ONE_VALUE, 0] as [Op[], number]] }),
+      // First scripts that surely meet the conditions checked below, so that each check fails only
+      // when what it counts no longer happens, not when the random scripts (or the machine's load)
+      // happen to skip it. Paged: a script that reads a value back from a segment (5 reads alone);
+      // the random scripts alone made no paged read in one run of 40 (where 42 runs here made 8 to
+      // 27). Piling up: no fold in one run of 8 random scripts with faults.
+      examples,
     },
   );
   // The paged runs must really have read values back from segments.
@@ -244,6 +287,15 @@ async function checkAgainstModel(
   if (overlap === "pile") expect(folds).toBeGreaterThan(0);
   // The fault runs must really have met faults.
   if (faultSeed !== undefined) expect(faulty.reduce((n, f) => n + f.injected, 0)).toBeGreaterThan(0);
+}
+
+/** The scripts run first, each with a flush window of 0 ms (see `checkAgainstModel`). */
+function examplesFor(engineOpts: EngineOptions, overlap: boolean | "pile" | "tier"): [Op[], number][] {
+  const scripts: Op[][] = [];
+  if (engineOpts.pageValues !== undefined) scripts.push(PAGES_ONE_VALUE);
+  if (overlap === true || overlap === "pile") scripts.push(PILES_UP);
+  if (overlap === "tier") scripts.push(FOLDS_BY_TIER);
+  return scripts.map((script) => [script, 0]);
 }
 
 /**
