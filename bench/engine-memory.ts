@@ -31,6 +31,7 @@
  *   npx tsx --expose-gc bench/engine-memory.ts 1000000
  */
 import { loadavg } from "node:os";
+import { getHeapSpaceStatistics } from "node:v8";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { LocalStore, Queue, withCounting, type EngineStats } from "../runtime/index.js";
 import { withTempDir } from "./support/temp-dir.js";
@@ -103,6 +104,43 @@ function progress(jobs: number, queue: Queue, t0: number): void {
   console.log(
     `progress: ${jobs.toLocaleString("en-US")} jobs, ${((performance.now() - t0) / 1000).toFixed(1)} s: RSS ${f(m.rss)} MB, heap ${f(m.heapUsed)} MB, buffers ${f(m.arrayBuffers)} MB; WAL objects not checkpointed ${st.walObjectsSinceCheckpoint}, checkpoints ${st.checkpoints}, compactions ${st.compactions} (${(st.checkpointBytes / MB).toFixed(0)} MB of segments written), segment runs ${st.segmentRuns}, load ${loadavg()[0]!.toFixed(1)}`,
   );
+}
+
+/**
+ * MEM_TRACE=1: during the drain, samples every 200 ms what the process holds
+ * (RSS, heap used and total per space, external, array buffers) and what the
+ * engine is doing (checkpoint or compaction running, WAL not yet
+ * checkpointed, cached blocks, key runs), and prints the samples around the
+ * peak RSS, so the peak says what set it.
+ */
+const MEM_TRACE = process.env.MEM_TRACE === "1";
+function memTrace(queue: Queue, t0: number, claimed: () => number): { stop(): string[] } {
+  const samples: { rss: number; line: string }[] = [];
+  const f = (b: number) => (b / MB).toFixed(0);
+  let last = queue.engineStats;
+  const take = () => {
+    const m = process.memoryUsage();
+    const st = queue.engineStats;
+    const spaces = getHeapSpaceStatistics()
+      .filter((sp) => sp.space_size > 0)
+      .map((sp) => `${sp.space_name.replace("_space", "")} ${f(sp.space_used_size)}/${f(sp.space_size)}`)
+      .join(", ");
+    const busy = st.checkpoints !== last.checkpoints ? " (a checkpoint ended)" : "";
+    last = st;
+    samples.push({
+      rss: m.rss,
+      line: `${((performance.now() - t0) / 1000).toFixed(1)} s, claim ${claimed()}: RSS ${f(m.rss)}, heap ${f(m.heapUsed)}/${f(m.heapTotal)}, external ${f(m.external)}, array buffers ${f(m.arrayBuffers)}, rest ${f(m.rss - m.heapTotal - m.external)} MB; spaces ${spaces}; WAL since checkpoint ${(st.walBytesSinceCheckpoint / MB).toFixed(1)} MB, cache ${(st.cacheBytes / MB).toFixed(1)} MB, runs ${st.segmentRuns}, key runs ${st.keyRuns}, checkpoints ${st.checkpoints}, compactions ${st.compactions}${busy}`,
+    });
+  };
+  const timer = setInterval(take, 200);
+  return {
+    stop() {
+      clearInterval(timer);
+      let at = 0;
+      for (let i = 1; i < samples.length; i++) if (samples[i]!.rss > samples[at]!.rss) at = i;
+      return samples.slice(Math.max(0, at - 25), at + 10).map((s, i) => `trace${i + Math.max(0, at - 25) === at ? " PEAK" : ""}: ${s.line}`);
+    },
+  };
 }
 
 const rows: string[] = [];
@@ -256,6 +294,7 @@ await inDir(async (dir) => {
   t = performance.now();
   let claims = 0;
   const timeline = drainTimeline(queue, t, () => claims);
+  const trace = MEM_TRACE ? memTrace(queue, t, () => claims) : undefined;
   await Promise.all(
     Array.from({ length: DRAINERS }, async () => {
       while (claims < DRAIN_LIMIT) {
@@ -268,6 +307,7 @@ await inDir(async (dir) => {
   );
   const drainS = (performance.now() - t) / 1000;
   const events = timeline.stop();
+  if (trace !== undefined) notes.push(...trace.stop());
   const c = store.counts;
   const perClaim = (n: number) => (n / Math.max(1, claims)).toFixed(3);
   row(

@@ -2,20 +2,30 @@
  * @module A bounded, least-recently-used cache of decoded segment blocks,
  * for the values the engine paged out of memory (see value-pager.ts).
  *
- * Entries are charged their object bytes plus a per-entry estimate of the
- * decoded keys and views. Inserting never evicts at once: trimming to the
+ * Entries are charged their object bytes plus the positions of their
+ * entries (see `CachedSegment`). Inserting never evicts at once: trimming to the
  * budget runs on the next macrotask (`setImmediate`), and segments a warm-up
  * just loaded stay pinned until then, so the promise continuation that
  * awaited them (always a microtask, which runs first) finds them cached.
  */
 
-/** Bytes charged per decoded entry beyond the object bytes: its key string, view and array slots. */
-const ENTRY_OVERHEAD = 160;
+/** Bytes charged per entry beyond the object bytes: its four positions (see `CachedSegment.at`). */
+const ENTRY_OVERHEAD = 16;
+/** Bytes charged per cached block beyond its entries: the slot, the object and its two typed arrays. */
+const BLOCK_OVERHEAD = 256;
 
-/** One decoded segment block (or whole segment): its pageable entries in key order. */
+/**
+ * One verified segment block: its bytes (a copy of its own) and, per entry
+ * with a value, in key order, four numbers: where its key starts in `block`,
+ * the key's length, where its value starts, the value's length. No key
+ * string and no view is made per entry: a block lives in the cache long
+ * enough to reach the old generation, and a string and a view per entry
+ * (about 160 B) then died there on eviction, a garbage a drain made for
+ * every record it read (see docs/engine.md, "The drain's peak at 1M").
+ */
 export interface CachedSegment {
-  readonly keys: string[];
-  readonly values: Uint8Array[];
+  readonly block: Buffer;
+  readonly at: Int32Array;
   readonly bytes: number;
 }
 
@@ -32,9 +42,9 @@ export interface SegmentCacheStats {
   segments: number;
 }
 
-/** What a decoded block (or segment) of `objectBytes` bytes holding `entries` entries is charged. */
+/** What a cached block of `objectBytes` bytes holding `entries` entries is charged. */
 export function segmentCharge(objectBytes: number, entries: number): number {
-  return objectBytes + entries * ENTRY_OVERHEAD;
+  return objectBytes + entries * ENTRY_OVERHEAD + BLOCK_OVERHEAD;
 }
 
 /** The bounded cache; see the module documentation. */

@@ -22,18 +22,22 @@ import type { Manifest, SegmentRef } from "./manifest.js";
 import { segmentRuns } from "./manifest.js";
 import type { StoreContext } from "./recovery.js";
 import { type CachedSegment, SegmentCache, segmentCharge } from "./segment-cache.js";
-import { decodeBlock, readBlockEntries, type SegmentBlockInfo } from "./segment-format.js";
+import { readBlockEntries, type SegmentBlockInfo } from "./segment-format.js";
 import { blockWindow, readSegmentRange } from "./segment-reads.js";
 import { asBuffer } from "./byte-io.js";
 import { isPageable, type PagePolicy } from "./paged-value.js";
 
-/** Index of `key` in ascending `keys`, or -1. */
-function findKey(keys: readonly string[], key: string): number {
+/**
+ * The entry of `cached` whose key has the UTF-8 bytes `t` (see `KeyTarget`):
+ * its number (index into `cached.at` over 4), or -1.
+ */
+function findKey(cached: CachedSegment, t: KeyTarget): number {
+  const { block, at } = cached;
   let lo = 0;
-  let hi = keys.length - 1;
+  let hi = at.length / 4 - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
-    const c = compareKeys(keys[mid]!, key);
+    const c = compareBytes(block, at[4 * mid]!, at[4 * mid + 1]!, t.bytes, t.length);
     if (c === 0) return mid;
     if (c < 0) lo = mid + 1;
     else hi = mid - 1;
@@ -104,6 +108,8 @@ export class ValuePager {
   readonly #lastFetched = new Map<string, number>();
   /** Store reads made for paged values since open: block ranges, and compactions' windows of blocks. */
   fetches = 0;
+  /** The UTF-8 bytes of the key a read looks for, in a buffer reused from read to read. */
+  readonly #target = new KeyTarget();
   /** The run of the newest compaction this writer published (see `compacted`), if any. */
   #compaction: number | undefined;
 
@@ -232,10 +238,15 @@ export class ValuePager {
     return name !== undefined && this.cache.has(name);
   }
 
+  /** The value of `key` in `cached` (a view into its block); a key it does not hold, or holds unpageable, is corrupt. */
   #pick(cached: CachedSegment, where: string, key: string): Uint8Array {
-    const i = findKey(cached.keys, key);
-    if (i < 0) throw new StoreCorruptedError(this.#ctx.prefix + where, `it holds no value for a key the engine paged out to it (${JSON.stringify(key)})`);
-    return cached.values[i]!;
+    const i = findKey(cached, this.#target.set(key));
+    const { block, at } = cached;
+    const value = i < 0 ? undefined : new Uint8Array(block.buffer, block.byteOffset + at[4 * i + 2]!, at[4 * i + 3]!);
+    if (value === undefined || !isPageable(this.#policy, key, value)) {
+      throw new StoreCorruptedError(this.#ctx.prefix + where, `it holds no value for a key the engine paged out to it (${JSON.stringify(key)})`);
+    }
+    return value;
   }
 
   #gone(seg: SegmentRef): StoreCorruptedError {
@@ -357,15 +368,17 @@ export class ValuePager {
     for (let b = first; b <= last; b++) {
       const info = blocks[b]!;
       // Each block gets its own copy, so a cached block never holds its neighbours' bytes alive.
-      const own = copyBytes(bytes, info.offset - start, info.offset - start + info.length);
-      const keys: string[] = [];
-      const values: Uint8Array[] = [];
-      decodeBlock(key, b, info, own, (k, v) => {
-        if (v === undefined || !isPageable(this.#policy, k, v)) return;
-        keys.push(k);
-        values.push(v);
+      const own = asBuffer(copyBytes(bytes, info.offset - start, info.offset - start + info.length));
+      const at = new Int32Array(4 * info.entries);
+      let n = 0;
+      readBlockEntries(key, b, info, own, (_buf, keyAt, keyLen, valueAt, valueLen) => {
+        if (valueLen < 0) return;
+        at[n++] = keyAt;
+        at[n++] = keyLen;
+        at[n++] = valueAt;
+        at[n++] = valueLen;
       });
-      const decoded = { keys, values, bytes: segmentCharge(info.length, keys.length) };
+      const decoded = { block: own, at: n === at.length ? at : at.slice(0, n), bytes: segmentCharge(info.length, n / 4) };
       out.push(decoded);
       if (b > first) this.cache.insert(blockName(seg, b), decoded);
     }
