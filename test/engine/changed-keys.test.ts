@@ -10,7 +10,11 @@ import { collidingKeys, FNV_START, fnvFrom } from "../support/colliding-keys.js"
 
 describe("ChangedKeys", () => {
   it("made with room for some keys, holds far more and far fewer, and yields only the entries a test picks, decoded", () => {
-    for (const expected of [{ keys: 0, keyBytes: 0 }, { keys: 50, keyBytes: 500 }, { keys: 100_000, keyBytes: 2_000_000 }]) {
+    for (const expected of [
+      { keys: 0, keyBytes: 0 },
+      { keys: 50, keyBytes: 500 },
+      { keys: 100_000, keyBytes: 2_000_000 },
+    ]) {
       const model = new Map<string, number | null>();
       const keys = new ChangedKeys<number | null>(undefined, expected);
       for (let i = 0; i < 5_000; i++) {
