@@ -61,14 +61,16 @@ function mixed(h: number): number {
 
 /** See the module documentation. Keys must be well-formed UTF-16 (the WAL refuses others before they reach here). */
 export class ChangedKeys<V = ChangedValue> {
-  #bytes: Buffer = Buffer.allocUnsafe(4096);
+  #bytes: Buffer;
   #used = 0;
   /** Entry i's key is `#bytes[#starts[i], #starts[i + 1])`. */
-  #starts = new Uint32Array(1025);
-  #hashes = new Uint32Array(1024);
-  #values: V[] = [];
+  #starts: Uint32Array;
+  #hashes: Uint32Array;
+  /** Entry i's value; `#count` entries (the array is made with room for the expected keys). */
+  #values: V[];
+  #count = 0;
   /** Open addressing, linear probing: entry index + 1, 0 for an empty slot; a power of two, at most half full. */
-  #table = new Int32Array(2048);
+  #table: Int32Array;
   /** Left by `#find`: the key's hash; when it missed, also the empty slot and the byte length of the key it encoded. */
   #slot = 0;
   #hash = 0;
@@ -76,9 +78,23 @@ export class ChangedKeys<V = ChangedValue> {
   readonly #basis: number;
   #longestProbe = 0;
 
-  /** `hashBasis`: the hash's start, random unless a test pins it. */
-  constructor(hashBasis = randomBasis()) {
+  /**
+   * `hashBasis`: the hash's start, random unless a test pins it. `expect`:
+   * the keys and key bytes to make room for at once (the engine passes the
+   * last map's, a quarter more): a map grown by doubling leaves a dead copy
+   * of its arrays at each step, and its value array (a plain array, on the
+   * heap) dies in the old generation once it outlived a few collections.
+   */
+  constructor(hashBasis = randomBasis(), expect: { keys: number; keyBytes: number } = { keys: 0, keyBytes: 0 }) {
     this.#basis = hashBasis >>> 0;
+    const keys = Math.min(Math.max(1024, Math.ceil(expect.keys * 1.25)), 1 << 22);
+    this.#bytes = Buffer.allocUnsafe(Math.min(Math.max(4096, Math.ceil(expect.keyBytes * 1.25)), changedKeysLimit.bytes));
+    this.#starts = new Uint32Array(keys + 1);
+    this.#hashes = new Uint32Array(keys);
+    this.#values = new Array<V>(keys);
+    let slots = 2048;
+    while (slots < 2 * keys) slots *= 2;
+    this.#table = new Int32Array(slots);
   }
 
   /** The most table slots one lookup has looked at (for tests: keys that collide make it long). */
@@ -88,7 +104,7 @@ export class ChangedKeys<V = ChangedValue> {
 
   /** Distinct keys. */
   get size(): number {
-    return this.#values.length;
+    return this.#count;
   }
 
   /** Bytes of the keys held. */
@@ -110,7 +126,7 @@ export class ChangedKeys<V = ChangedValue> {
 
   /** Sets `key` to `value` (replacing its value when already present: the key keeps its place). */
   set(key: string, value: V): this {
-    const n = this.#values.length;
+    const n = this.#count;
     const e = this.#find(key);
     if (e >= 0) {
       this.#values[e] = value;
@@ -123,7 +139,9 @@ export class ChangedKeys<V = ChangedValue> {
     this.#hashes[n] = this.#hash;
     this.#used += this.#len;
     this.#starts[n + 1] = this.#used;
-    this.#values.push(value);
+    if (n < this.#values.length) this.#values[n] = value;
+    else this.#values.push(value);
+    this.#count = n + 1;
     if (2 * (n + 1) > this.#table.length) this.#growTable();
     return this;
   }
@@ -181,11 +199,19 @@ export class ChangedKeys<V = ChangedValue> {
   }
 
   *entries(): IterableIterator<[string, V]> {
-    for (let i = 0; i < this.#values.length; i++) yield [this.keyAt(i), this.#values[i]!];
+    for (let i = 0; i < this.#count; i++) yield [this.keyAt(i), this.#values[i]!];
+  }
+
+  /** The entries whose value passes `test`, in insertion order; decodes only their keys. */
+  *entriesWhere(test: (v: V) => boolean): IterableIterator<[string, V]> {
+    for (let i = 0; i < this.#count; i++) {
+      const v = this.#values[i]!;
+      if (test(v)) yield [this.keyAt(i), v];
+    }
   }
 
   *keys(): IterableIterator<string> {
-    for (let i = 0; i < this.#values.length; i++) yield this.keyAt(i);
+    for (let i = 0; i < this.#count; i++) yield this.keyAt(i);
   }
 
   [Symbol.iterator](): IterableIterator<[string, V]> {
@@ -244,7 +270,7 @@ export class ChangedKeys<V = ChangedValue> {
     const table = new Int32Array(this.#table.length * 2);
     const mask = table.length - 1;
     const hashes = this.#hashes;
-    for (let e = 0; e < this.#values.length; e++) {
+    for (let e = 0; e < this.#count; e++) {
       let s = hashes[e]! & mask;
       while (table[s] !== 0) s = (s + 1) & mask;
       table[s] = e + 1;

@@ -113,6 +113,9 @@ export type ValueToken = { readonly [VALUE_TOKEN]: true };
 
 const RESOLVED = Promise.resolve();
 
+/** Whether a changed value is bytes held in memory: the only ones `#pageOut` pages or packs (it needs no key string for the others). */
+const isHeldBytes = (v: StoredValue | null): boolean => v instanceof Uint8Array;
+
 /** `new Engine` is internal: use Engine.open(store, options) (see internal-construction.ts). */
 const ENGINE_GATE = new ConstructionGate("Engine", "use Engine.open(store, options)");
 
@@ -732,7 +735,9 @@ export class Engine {
     const commitsCovered = this.#replayUncovered || cutSeq >= this.#firstSeq;
     // The cut: commits from here on land in later WAL objects and a new delta.
     let changed: DeltaMap | undefined = commitsCovered ? this.#delta : new ChangedKeys();
-    this.#delta = new ChangedKeys();
+    // Room for as many changes as the last interval made (see `ChangedKeys`).
+    const last = this.#delta;
+    this.#delta = new ChangedKeys(undefined, last === undefined ? undefined : { keys: last.size, keyBytes: last.keyBytes });
     if (beside) {
       // The first run published during a compaction holds the changes since the manifest the compaction started
       // from as well: the manifest it publishes lists that one's runs, which stop at its cut.
@@ -813,7 +818,10 @@ export class Engine {
       const { next, previous, run } = await this.#publish(cut, written, indexes);
       published = true;
       // A compaction pages only what the memtable held at the cut: everything else was paged or packed before.
-      if (this.#pager !== undefined && !(await this.#pageOut(cut.snapshot !== undefined ? cut.snapshot.memtableEntries() : cut.changed!.entries(), run)))
+      if (
+        this.#pager !== undefined &&
+        !(await this.#pageOut(cut.snapshot !== undefined ? cut.snapshot.memtableEntries() : cut.changed!.entriesWhere(isHeldBytes), run))
+      )
         return;
       // Published and paged out: the WAL it covers no longer counts, and deleting what it replaced frees no
       // memory. Commits it held go now, not after those deletes (a slow store would hold them for no bound).

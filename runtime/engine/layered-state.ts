@@ -200,7 +200,7 @@ export class LayeredState {
    */
   replaceIf(key: string, expected: StoredValue, next: StoredValue): boolean {
     if (this.#mem.get(key) !== expected) return false;
-    this.#mem.set(key, next);
+    this.#mem.replace(key, next);
     return true;
   }
 

@@ -54,6 +54,16 @@ export class Memtable<V> {
     return this.#tree.set(key, value);
   }
 
+  /**
+   * Sets the value of `key`, which the table holds, keeping the key string
+   * it holds: `set` would store the caller's (an equal string made again, as
+   * a checkpoint decodes its keys), and the table's copy would die in the
+   * old generation while the new one took its place there.
+   */
+  replace(key: string, value: V): void {
+    this.#tree.editRange(key, key, true, () => ({ value }));
+  }
+
   /** Deletes `key`; false when it was not in the table. */
   delete(key: string): boolean {
     return this.#tree.delete(key);

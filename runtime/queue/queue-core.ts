@@ -29,6 +29,14 @@ import { SeqHighWater } from "./seq-high-water.js";
 
 const idDecoder = new TextDecoder();
 
+/** The jobs one commit promise makes claimable (see `QueueCore.#claimable`). */
+interface ClaimableGroup {
+  readonly done: Promise<void>;
+  readonly ids: string[];
+  /** `ids` as a set, once a claim looked up more than a few of them (kept in step as ids are added). */
+  lookup: Set<string> | undefined;
+}
+
 /** The latest time a ULID holds. */
 const ULID_TIME_MAX = 2 ** 48 - 1;
 
@@ -57,15 +65,15 @@ export class QueueCore {
    * hand a job to a worker before the write that made it claimable (an
    * enqueue, a wake with its attached bytes) is durable.
    */
-  readonly #claimableAfter = new Map<string, Promise<void>>();
+  readonly #claimableAfter: ClaimableGroup[] = [];
   /**
    * Per queue, jobs a claim has taken and not yet handed to its caller (it
    * waits for their durability and payloads): they hold a worker's capacity
    * already, which `ackClaimingNext` must leave to them.
    */
   readonly #claimsInFlight = new Map<string, number>();
-  /** The ids `#claimableAfter` holds for each commit promise still pending, forgotten together when it settles. */
-  readonly #forgetAfter = new Map<Promise<void>, string[]>();
+  /** The group of `#claimableAfter` of each commit promise still pending (the engine hands one WAL group's commits one promise). */
+  readonly #groupOf = new Map<Promise<void>, ClaimableGroup>();
   /** Set by `close()` alone (an engine failure closes the engine, not this flag), so `close()` still runs its steps once after a failure. */
   closed = false;
   /** Flow rules the owner defined per queue (`Queue.defineFlowRules`); in memory, like the claims they count. */
@@ -261,29 +269,38 @@ export class QueueCore {
       );
     // The engine hands the commits of one WAL group the same promise: the first of them attaches
     // the reaction that forgets the ids of all (one reaction per group instead of one per commit).
-    let ids = this.#forgetAfter.get(p);
-    const first = ids === undefined;
-    if (createdClaimed !== undefined) {
-      (ids ??= []).push(createdClaimed);
-      this.#claimableAfter.set(createdClaimed, p);
-    }
+    let group = this.#groupOf.get(p);
     for (const op of batch.ops) {
-      if (op.kind === "put" && op.key.startsWith(K.PENDING)) {
-        const id = idDecoder.decode(op.value);
-        (ids ??= []).push(id);
-        this.#claimableAfter.set(id, p);
-      }
+      if (op.kind === "put" && op.key.startsWith(K.PENDING)) group = this.#claimable(group, p, idDecoder.decode(op.value));
     }
-    if (first && ids !== undefined) {
-      const group = ids;
-      this.#forgetAfter.set(p, group);
+    if (createdClaimed !== undefined) this.#claimable(group, p, createdClaimed);
+    return p;
+  }
+
+  /**
+   * Records that job `id` is claimable once `p` is durable, in `p`'s group
+   * (made, with the reaction that forgets it, when undefined). Groups hold
+   * the ids in an array: a map from id to promise, filled and emptied by
+   * every group (a fill's commits name a thousand jobs each), grew and
+   * shrank its table while the puts were in flight, and the tables died in
+   * the old generation. A claim looks ids up (`claimableDurable`).
+   */
+  #claimable(group: ClaimableGroup | undefined, p: Promise<void>, id: string): ClaimableGroup {
+    if (group === undefined) {
+      const made: ClaimableGroup = { done: p, ids: [], lookup: undefined };
+      group = made;
+      this.#groupOf.set(p, made);
+      this.#claimableAfter.push(made);
       const forget = () => {
-        this.#forgetAfter.delete(p);
-        for (const id of group) if (this.#claimableAfter.get(id) === p) this.#claimableAfter.delete(id);
+        this.#groupOf.delete(p);
+        const at = this.#claimableAfter.indexOf(made);
+        if (at >= 0) this.#claimableAfter.splice(at, 1);
       };
       p.then(forget, forget);
     }
-    return p;
+    group.ids.push(id);
+    group.lookup?.add(id);
+    return group;
   }
 
   /** Jobs of `queue` claimed and not yet handed to their claimer. */
@@ -304,9 +321,15 @@ export class QueueCore {
    */
   claimableDurable(ids: readonly string[]): Promise<unknown> | undefined {
     let waits: Promise<void>[] | undefined;
-    for (const id of ids) {
-      const p = this.#claimableAfter.get(id);
-      if (p !== undefined) (waits ??= []).push(p);
+    for (const group of this.#claimableAfter) {
+      // A few ids are searched in place; more through a set made on the first look (a fill's groups are never looked at).
+      const few = group.ids.length <= 16 && group.lookup === undefined;
+      const lookup = few ? undefined : (group.lookup ??= new Set(group.ids));
+      for (const id of ids) {
+        if (!(lookup === undefined ? group.ids.includes(id) : lookup.has(id))) continue;
+        (waits ??= []).push(group.done);
+        break;
+      }
     }
     return waits === undefined ? undefined : Promise.all(waits);
   }

@@ -9,6 +9,29 @@ import { compareKeys } from "../../runtime/store/keys.js";
 import { collidingKeys, FNV_START, fnvFrom } from "../support/colliding-keys.js";
 
 describe("ChangedKeys", () => {
+  it("made with room for some keys, holds far more and far fewer, and yields only the entries a test picks, decoded", () => {
+    for (const expected of [
+      { keys: 0, keyBytes: 0 },
+      { keys: 50, keyBytes: 500 },
+      { keys: 100_000, keyBytes: 2_000_000 },
+    ]) {
+      const model = new Map<string, number | null>();
+      const keys = new ChangedKeys<number | null>(undefined, expected);
+      for (let i = 0; i < 5_000; i++) {
+        const key = `k/${(i * 31) % 3001}/${"é".repeat(i % 4)}`;
+        const value = i % 5 === 0 ? null : i;
+        model.set(key, value);
+        keys.set(key, value);
+      }
+      expect(keys.size).toBe(model.size);
+      expect([...keys.entries()]).toEqual([...model.entries()]);
+      for (const [k, v] of model) expect(keys.get(k)).toBe(v);
+      const picked = [...model.entries()].filter(([, v]) => v !== null && v % 2 === 0);
+      expect(picked.length).toBeGreaterThan(0);
+      expect([...keys.entriesWhere((v) => v !== null && v % 2 === 0)]).toEqual(picked);
+    }
+  });
+
   it("matches a Map under inserts and replacements, past several growths of its table and buffers", () => {
     const model = new Map<string, number | null>();
     const keys = new ChangedKeys<number | null>();

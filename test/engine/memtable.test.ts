@@ -113,6 +113,23 @@ describe("Memtable", () => {
   });
 });
 
+describe("Memtable.replace", () => {
+  it("sets the value of a key it holds, leaves every other entry and a clone taken before as they were", () => {
+    for (const astral of [false, true]) {
+      const t = new Memtable<number>();
+      const keys = Array.from({ length: 500 }, (_, i) => `k/${String(i).padStart(4, "0")}${astral && i === 7 ? "\u{1f600}" : ""}`);
+      for (const [i, k] of keys.entries()) t.set(k, i);
+      const before = t.tree.clone();
+      // An equal string made again, as a checkpoint decodes its keys.
+      for (let i = 0; i < keys.length; i += 3) t.replace(Buffer.from(keys[i]!).toString(), -i);
+      expect(t.size).toBe(keys.length);
+      for (const [i, k] of keys.entries()) expect(t.get(k)).toBe(i % 3 === 0 ? -i : i);
+      expect([...t.tree.keys()]).toEqual([...keys].sort(compareKeys));
+      for (const [i, k] of keys.entries()) expect(before.get(k)).toBe(i);
+    }
+  });
+});
+
 describe("Memtable.fromSorted", () => {
   it("holds the entries it was built from, in order, and takes further keys in code point order", () => {
     const r = testRandom("memtable from sorted");

@@ -43,6 +43,28 @@ describe("jobs are handed out only once durable", () => {
     await queue.close();
   });
 
+  it("with many jobs per commit: a claim waits for the batch that made its jobs claimable, and not for one that did not", async () => {
+    const { queue, store, hold, releaseAll } = await heldQueue();
+    await queue.enqueue("q", enc("early"));
+    hold();
+    let enqueued = false;
+    const batch = queue.enqueueBatch(Array.from({ length: 40 }, (_, i) => ({ queueName: "q", payload: enc(`b${i}`) }))).then(() => (enqueued = true));
+    await store.waitHeld(1);
+    // The durable job comes first and is handed out while the batch is held.
+    const first = await queue.claim("q");
+    expect(first).not.toBeNull();
+    expect(enqueued).toBe(false);
+    let claimed: unknown[] | undefined;
+    const claim = queue.claimBatch("q", 40).then((js) => (claimed = js));
+    await settle(20);
+    expect(claimed).toBeUndefined();
+    expect(await queue.view().stats("q")).toMatchObject({ pending: 0, claimed: 41 });
+    releaseAll();
+    await Promise.all([batch, claim]);
+    expect(claimed).toHaveLength(40);
+    await queue.close();
+  });
+
   it("a claim of a job enqueued durably earlier does not wait for unrelated writes", async () => {
     const { queue, store, hold, releaseAll } = await heldQueue();
     await queue.enqueue("q", enc("early"));
