@@ -55,37 +55,15 @@ function holdingListings(inner: ObjectStore) {
 
 describe("an inbox drain while a pass runs", () => {
   it("applies a request written before the call, which the running pass listed without", async () => {
-    const dir = await tempDir();
-    const clock = new MockClock(T0);
-    const queue = await Queue.open(new LocalStore(dir), "app", { clock, flushIntervalMs: 0 });
-    const runtime = WorkflowRuntime.builder(queue, new LocalStore(dir), { runStep: async (s) => StepOutcome.succeed(s.payload) }, NoopTerminalHook).build();
-    const worker = runtime.spawn();
-    const held = holdingListings(new LocalStore(dir));
-    const inbox = serveClients(queue, runtime, { store: held.store, listIntervalMs: 60_000 });
-    closers.push(async () => {
-      held.state.held = false;
-      held.release();
-      await inbox.stop();
-      await worker.shutdown();
-      await queue.close();
-    });
-    await runtime.schedules.upsert({ id: "hourly", cron: "0 * * * *", run: { input: new Uint8Array([7]) } });
-    // Let the serving loop's first pass end, then start one whose listing (empty) is held.
-    await inbox.drain();
-    held.state.held = true;
-    const listedBefore = held.state.listed;
-    const running = inbox.drain();
-    await until("the held pass has listed the inbox", () => held.state.listed > listedBefore);
-    await new LocalStore(dir).put(
-      `app/${requestKey("workflow-steps", monotonicFactory()(T0))}`,
-      encodeRequest({ op: "schedule", action: "trigger", scheduleId: "hourly" }),
-    );
-    const mine = inbox.drain();
-    held.state.held = false;
-    held.release();
+    const s = await served(await tempDir());
+    // A pass whose listing (empty) is held, then a request written and a call made while it runs.
+    const { pass: running } = await s.holdNextPass();
+    await s.write();
+    const mine = s.inbox.drain();
+    s.letGo();
     expect(await running).toBe(0);
     expect(await mine).toBe(1);
-    expect(inbox.stats.applied).toBe(1);
+    expect(s.inbox.stats.applied).toBe(1);
   });
 });
 

@@ -9,6 +9,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { Engine, EngineReader, LocalStore, S3Store, WriteBatch, withFaults, type EngineOptions, type FaultyStore, type ObjectStore } from "taquba";
+import { seededRandom } from "../../runtime/store/prng.js";
 import { HEAVY_TEST_MS } from "../support/load.js";
 import { startS3Server, type TestS3Server } from "../support/s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
@@ -18,18 +19,6 @@ const tempDir = useTempDirs("taquba-tier-fold-");
 const retry = { attempts: 40, baseDelayMs: 0, maxDelayMs: 0 };
 /** A checkpoint per WAL object, three runs at most, small blocks and segments: folds by tier come every few commits. */
 const TIER: EngineOptions = { checkpointWalObjects: 1, maxSegmentRuns: 3, segmentBlockBytes: 64, maxSegmentBytes: 256, flushIntervalMs: 0, retry };
-
-/** A small deterministic generator (mulberry32), so a failing seed replays. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const value = (key: string, version: number) => new TextEncoder().encode(`${key}@${version}`);
 const text = (v: Uint8Array) => new TextDecoder().decode(v);
@@ -42,7 +31,7 @@ function modelEntries(model: Map<string, number>): [string, string][] {
 const entries = (e: { scan(): IterableIterator<[string, Uint8Array]> }): [string, string][] => [...e.scan()].map(([k, v]) => [k, text(v)]);
 
 async function attack(seed: number, faults: boolean, base?: ObjectStore): Promise<{ tierFolds: number; compactions: number; injected: number }> {
-  const random = rng(seed);
+  const random = seededRandom(seed);
   const local = base ?? new LocalStore(await tempDir());
   const faulty: FaultyStore | undefined = faults ? withFaults(local, { failureRate: 0.08, seed, failAfterWriteRate: 0.5 }) : undefined;
   const store = faulty ?? local;
