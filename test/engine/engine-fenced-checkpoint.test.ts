@@ -47,6 +47,8 @@ interface Scenario {
   hold: "seg/" | "manifest/";
   /** Whether the fenced writer's deletes are refused (so only the new writer's garbage collection can remove its objects). */
   refuseOldDeletes: boolean;
+  /** Whether the fenced writer's listing of manifests fails once the held put goes on (its publish cannot tell whether it was fenced). */
+  failManifestListing?: boolean;
 }
 
 /**
@@ -56,10 +58,15 @@ interface Scenario {
  * then the held put goes on. Returns what the test checks: the checkpoint's
  * outcome, the manifest key it takes and the segments it wrote.
  */
-async function heldAcrossCollection({ inner, hold, refuseOldDeletes }: Scenario) {
+async function heldAcrossCollection({ inner, hold, refuseOldDeletes, failManifestListing = false }: Scenario) {
   const gated = new GatedStore(inner);
   let refusing = false;
-  const oldStore = failWhen(gated, (call, key) => (refusing && call === "delete" ? new Error(`delete of ${key} refused`) : undefined));
+  let listingFails = false;
+  const oldStore = failWhen(gated, (call, key) => {
+    if (refusing && call === "delete") return new Error(`delete of ${key} refused`);
+    if (listingFails && call === "list" && key.startsWith("manifest/")) return new Error(`listing of ${key} refused`);
+    return undefined;
+  });
   const e1 = await Engine.open(oldStore, { ...MANUAL, retry: SHORT_RETRY });
   await e1.commit(new WriteBatch().put("a", enc("1")));
   await e1.checkpoint();
@@ -85,6 +92,7 @@ async function heldAcrossCollection({ inner, hold, refuseOldDeletes }: Scenario)
   }
 
   refusing = refuseOldDeletes;
+  listingFails = failManifestListing;
   let written: string[] = [];
   if (hold === "seg/") {
     const key = gated.held[0]!.key;
@@ -96,8 +104,17 @@ async function heldAcrossCollection({ inner, hold, refuseOldDeletes }: Scenario)
   }
   if (hold === "manifest/") gated.release(heldKey);
   const result = await outcome;
+  listingFails = false;
+  gated.hold = () => false;
+  // The writer's next checkpoint, once its store answers again (what a writer whose publish was unsure does next).
+  const next = failManifestListing
+    ? await e1.checkpoint().then(
+        () => "resolved" as const,
+        (err: unknown) => err,
+      )
+    : undefined;
   await e1.close();
-  return { e2, outcome: result, heldKey, written };
+  return { e2, outcome: result, next, heldKey, written };
 }
 
 async function checkState(inner: ObjectStore) {
@@ -145,6 +162,27 @@ describe.each(stores)("a fenced writer's checkpoint held across the new writer's
     expect(await keysUnder(inner, "seg/")).not.toContain(written[0]);
     await e2.close();
     await checkState(inner);
+  });
+
+  it("whose listing after the put fails: the checkpoint fails, the writer's next one fails with FencedError, and the new writer's collection removes what it left", async () => {
+    const inner = await makeStore();
+    const { e2, outcome, next, heldKey, written } = await heldAcrossCollection({ inner, hold: "seg/", refuseOldDeletes: false, failManifestListing: true });
+    // The publish could not tell whether it was fenced: it fails (with the store's error), and never resolves.
+    expect(outcome).toBeInstanceOf(Error);
+    expect(outcome).not.toBe("resolved");
+    // The next checkpoint meets the newer writer's manifests: fenced, never published over them.
+    expect(next).toBeInstanceOf(FencedError);
+    expect(dec(e2.get("b"))).toBe("old");
+
+    await e2.commit(new WriteBatch().put("later", enc("x")));
+    await e2.checkpoint();
+    expect(await keysUnder(inner, "manifest/")).not.toContain(heldKey);
+    for (const key of written) expect(await keysUnder(inner, "seg/")).not.toContain(key);
+    await e2.close();
+    await checkState(inner);
+    const reopened = await Engine.open(inner, MANUAL);
+    expect(dec(reopened.get("later"))).toBe("x");
+    await reopened.close();
   });
 
   it("an opening writer whose claim is held across the same collection fails with FencedError and takes the claim back", async () => {
