@@ -31,7 +31,6 @@ const idDecoder = new TextDecoder();
 
 /** The jobs one commit promise makes claimable (see `QueueCore.#claimable`). */
 interface ClaimableGroup {
-  readonly done: Promise<void>;
   readonly ids: string[];
   /** `ids` as a set, once a claim looked up more than a few of them (kept in step as ids are added). */
   lookup: Set<string> | undefined;
@@ -61,19 +60,18 @@ export class QueueCore {
   readonly inflightRefs = new Set<string>();
   /**
    * Jobs made claimable by a durable commit still on its way to the store,
-   * with that commit. A claim sees the in-memory state at once, but must not
-   * hand a job to a worker before the write that made it claimable (an
-   * enqueue, a wake with its attached bytes) is durable.
+   * by that commit's promise (the engine hands one WAL group's commits one
+   * promise), forgotten together when it settles. A claim sees the in-memory
+   * state at once, but must not hand a job to a worker before the write that
+   * made it claimable (an enqueue, a wake with its attached bytes) is durable.
    */
-  readonly #claimableAfter: ClaimableGroup[] = [];
+  readonly #claimableAfter = new Map<Promise<void>, ClaimableGroup>();
   /**
    * Per queue, jobs a claim has taken and not yet handed to its caller (it
    * waits for their durability and payloads): they hold a worker's capacity
    * already, which `ackClaimingNext` must leave to them.
    */
   readonly #claimsInFlight = new Map<string, number>();
-  /** The group of `#claimableAfter` of each commit promise still pending (the engine hands one WAL group's commits one promise). */
-  readonly #groupOf = new Map<Promise<void>, ClaimableGroup>();
   /** Set by `close()` alone (an engine failure closes the engine, not this flag), so `close()` still runs its steps once after a failure. */
   closed = false;
   /** Flow rules the owner defined per queue (`Queue.defineFlowRules`); in memory, like the claims they count. */
@@ -269,7 +267,7 @@ export class QueueCore {
       );
     // The engine hands the commits of one WAL group the same promise: the first of them attaches
     // the reaction that forgets the ids of all (one reaction per group instead of one per commit).
-    let group = this.#groupOf.get(p);
+    let group = this.#claimableAfter.get(p);
     for (const op of batch.ops) {
       if (op.kind === "put" && op.key.startsWith(K.PENDING)) group = this.#claimable(group, p, idDecoder.decode(op.value));
     }
@@ -287,14 +285,10 @@ export class QueueCore {
    */
   #claimable(group: ClaimableGroup | undefined, p: Promise<void>, id: string): ClaimableGroup {
     if (group === undefined) {
-      const made: ClaimableGroup = { done: p, ids: [], lookup: undefined };
-      group = made;
-      this.#groupOf.set(p, made);
-      this.#claimableAfter.push(made);
+      group = { ids: [], lookup: undefined };
+      this.#claimableAfter.set(p, group);
       const forget = () => {
-        this.#groupOf.delete(p);
-        const at = this.#claimableAfter.indexOf(made);
-        if (at >= 0) this.#claimableAfter.splice(at, 1);
+        this.#claimableAfter.delete(p);
       };
       p.then(forget, forget);
     }
@@ -321,13 +315,13 @@ export class QueueCore {
    */
   claimableDurable(ids: readonly string[]): Promise<unknown> | undefined {
     let waits: Promise<void>[] | undefined;
-    for (const group of this.#claimableAfter) {
+    for (const [done, group] of this.#claimableAfter) {
       // A few ids are searched in place; more through a set made on the first look (a fill's groups are never looked at).
       const few = group.ids.length <= 16 && group.lookup === undefined;
       const lookup = few ? undefined : (group.lookup ??= new Set(group.ids));
       for (const id of ids) {
         if (!(lookup === undefined ? group.ids.includes(id) : lookup.has(id))) continue;
-        (waits ??= []).push(group.done);
+        (waits ??= []).push(done);
         break;
       }
     }
