@@ -98,7 +98,7 @@ import { planCheckpoint, tierFold, type CheckpointPlan, type RunSize } from "./c
 import type { StateSnapshot } from "./layered-state.js";
 import type { SegmentBlockInfo } from "./segment-format.js";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
-import { readBatchOps } from "./wal-format.js";
+import { checkBatchSize, readBatchOps } from "./wal-format.js";
 import { WalWriter } from "./wal-writer.js";
 import { reserveSegmentBlock, takeFromBlock, type SegmentBlock } from "./compaction-block.js";
 import type { BatchOp, WriteBatch } from "./write-batch.js";
@@ -468,12 +468,14 @@ export class Engine {
       let ops: BatchOp[];
       try {
         ops = readBatchOps(given);
+        checkBatchSize(ops);
+        // Whole or not at all (see `WalBuilder.add`): a batch it cannot encode leaves the WAL and memory as they were.
+        this.#wal.append(ops);
       } catch (err) {
         return Promise.reject(err);
       }
       // A delta the batch could take past what its offsets hold stops recording first (as `deltaOverflows` does).
       if (this.#delta !== undefined && !this.#delta.hasRoomFor(ops)) this.#delta = undefined;
-      this.#wal.append(ops);
       const delta = this.#delta;
       applyOps(this.#state, ops, delta, this.#pager?.policy, this.#arena);
       if (delta !== undefined && deltaOverflows(delta, this.#state.size)) this.#delta = undefined;

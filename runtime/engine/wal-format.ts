@@ -61,6 +61,61 @@ function distanceField(seq: number, watermark: number): number {
 }
 
 /**
+ * The most bytes one batch may take encoded in the WAL: 1 GiB, the largest
+ * WAL object and segment the engine's options allow. The object holding the
+ * batch then stays under 2 GiB (the batches before it are under
+ * `maxWalBytes`, itself at most 1 GiB), which the WAL writer's buffer, grown
+ * by doubling, can hold within Node's 4 GiB Buffer limit, a single S3 PUT
+ * takes (5 GiB) and a reopen reads back into one buffer. Without it a batch
+ * near 4 GiB made the encoder throw part way through the commit.
+ */
+export const MAX_BATCH_BYTES = 2 ** 30;
+
+/** @internal The limit `checkBatchSize` applies: a mutable object so tests can lower it instead of committing a gigabyte. */
+export const batchSizeLimit = { maxBytes: MAX_BATCH_BYTES };
+
+/** Bytes a varint of `n` takes. */
+function varintBytes(n: number): number {
+  let bytes = 1;
+  while (n >= 0x80) {
+    n = Math.floor(n / 0x80);
+    bytes++;
+  }
+  return bytes;
+}
+
+/** Most bytes a varint of a safe integer takes (what the bound below counts for each length). */
+const MAX_VARINT_BYTES = 8;
+
+/**
+ * Refuses a batch (ops as `readBatchOps` returned them) whose encoding would
+ * pass `batchSizeLimit`, before anything is appended. A bound (three bytes
+ * per UTF-16 unit of a key, the longest varints) is summed first; the exact
+ * size is counted only when the bound passes the limit, so a usual commit
+ * pays one pass of additions.
+ */
+export function checkBatchSize(ops: readonly BatchOp[]): void {
+  const limit = batchSizeLimit.maxBytes;
+  let bound = MAX_VARINT_BYTES;
+  for (const op of ops) {
+    bound += 1 + MAX_VARINT_BYTES + op.key.length * 3;
+    if (op.kind === "put") bound += MAX_VARINT_BYTES + op.value.byteLength;
+  }
+  if (bound <= limit) return;
+  let size = varintBytes(ops.length);
+  for (const op of ops) {
+    const keyBytes = Buffer.byteLength(op.key, "utf8");
+    size += 1 + varintBytes(keyBytes) + keyBytes;
+    if (op.kind === "put") size += varintBytes(op.value.byteLength) + op.value.byteLength;
+  }
+  if (size <= limit) return;
+  throw new ValidationError(
+    `the write batch takes ${size} bytes in the WAL, past the limit of ${limit} bytes per commit; nothing was applied. ` +
+      "Split it into smaller batches, or store large values as objects of their own and commit only their names",
+  );
+}
+
+/**
  * Checks a batch before anything is applied: string keys that are well-formed
  * UTF-16 (a lone surrogate would not survive the UTF-8 round trip and would
  * come back as a different key) and `Uint8Array` values. Returns the ops as

@@ -181,14 +181,23 @@ export class WalWriter {
     return this.#durableSeq;
   }
 
-  /** Appends one validated batch to the open object. */
+  /** Appends one validated batch to the open object; one it cannot encode throws and leaves the WAL as it was. */
   append(ops: readonly BatchOp[]): void {
     let open = this.#open;
     if (open === undefined) {
       open = this.#open = new WalBuilder(this.#lastSize, this.#spare.take(this.#lastSize));
       this.#armTimer();
     }
-    open.add(ops);
+    try {
+      open.add(ops);
+    } catch (err) {
+      // An object opened for this batch alone would be sealed and stored empty: drop it.
+      if (open.batchCount === 0) {
+        this.#clearTimer();
+        this.#open = undefined;
+      }
+      throw err;
+    }
     if (open.byteLength >= this.#opts.maxWalBytes) this.seal();
   }
 
