@@ -14,6 +14,7 @@
  * keys), iteration in insertion order (keys decoded again), and the entry
  * order a checkpoint writes (change-order.ts compares the bytes).
  */
+import { compareBytesAt } from "./byte-io.js";
 import type { PackedValue } from "./paged-value.js";
 import type { BatchOp } from "./write-batch.js";
 
@@ -186,16 +187,10 @@ export class ChangedKeys<V = ChangedValue> {
 
   /** Compares the keys of entries `a` and `b` in `compareKeys` order (UTF-8 byte order is code point order). */
   compare(a: number, b: number): number {
-    const bytes = this.#bytes;
-    let i = this.#starts[a]!;
-    const ie = this.#starts[a + 1]!;
-    let j = this.#starts[b]!;
-    const je = this.#starts[b + 1]!;
-    for (; i < ie && j < je; i++, j++) {
-      const d = bytes[i]! - bytes[j]!;
-      if (d !== 0) return d;
-    }
-    return ie - i - (je - j);
+    const starts = this.#starts;
+    const i = starts[a]!;
+    const j = starts[b]!;
+    return compareBytesAt(this.#bytes, i, starts[a + 1]! - i, this.#bytes, j, starts[b + 1]! - j);
   }
 
   *entries(): IterableIterator<[string, V]> {
