@@ -9,7 +9,7 @@ import type { S3Client, S3ClientConfig } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { InjectedFaultError } from "../../runtime/store/with-faults.js";
 import { LocalStore, MemoryStore, PreconditionFailedError, S3Store, openStore, withCounting, withFaults, withLatency, type ObjectStore } from "taquba";
-import { startS3Server, type TestS3Server } from "../support/s3-server.js";
+import { useS3Server } from "../support/use-s3-server.js";
 import { collect, dec, enc } from "./support.js";
 
 /** The ObjectStore contract, run against each store. */
@@ -83,13 +83,7 @@ describe("LocalStore", () => {
 });
 
 describe("S3Store", () => {
-  let server: TestS3Server;
-  beforeAll(async () => {
-    server = await startS3Server();
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
+  const server = useS3Server();
 
   it("takes { bucket, prefix?, client?, clientConfig? }", () => {
     expectTypeOf<ConstructorParameters<typeof S3Store>[0]>().toHaveProperty("bucket").toEqualTypeOf<string>();

@@ -13,12 +13,12 @@
  * full 500 is run by hand, see bench/RESULTS.md).
  */
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { DEFAULT_MAX_CONCURRENT_REQUESTS } from "../../runtime/client/inbox-server.js";
 import { openStore, QueueReader, type ObjectStore } from "taquba";
 import { decodeTerminalRecord } from "../../runtime/workflow/records/records.js";
 import { startScript, type ChildScript } from "../support/child-script.js";
-import { startS3Server, type TestS3Server } from "../support/s3-server.js";
+import { useS3Server } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { ChildScenario, ScenarioTimeoutError } from "../support/child-scenario.js";
 import { STEP_QUEUE, STORE_NAME } from "./fixtures/app.js";
@@ -142,13 +142,7 @@ describe("one owner and two client processes, the owner SIGKILLed twice", () => 
   }, 600_000);
 
   describe("over the S3 protocol server", () => {
-    let s3: TestS3Server;
-    beforeAll(async () => {
-      s3 = await startS3Server();
-    });
-    afterAll(async () => {
-      await s3.stop();
-    });
+    const s3 = useS3Server();
     it("runs", async () => {
       const creds = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1" };
       const env = { ...process.env, ...creds };

@@ -13,11 +13,11 @@
  * and 12 on S3, to keep the file near a minute on two busy cores).
  */
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { openStore, QueueReader, type ObjectStore } from "taquba";
 import { decodeTerminalRecord } from "../../runtime/workflow/records/records.js";
 import { startScript, type ChildScript } from "../support/child-script.js";
-import { startS3Server, type TestS3Server } from "../support/s3-server.js";
+import { useS3Server } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { ChildScenario, ScenarioTimeoutError } from "../support/child-scenario.js";
 import { stalledWithin, startLocalLatenessProbe } from "../support/lateness-probe.js";
@@ -265,13 +265,7 @@ describe("three workers in an owner election, two clients; the owner killed, sto
   }, 600_000);
 
   describe("over the S3 protocol server", () => {
-    let s3: TestS3Server;
-    beforeAll(async () => {
-      s3 = await startS3Server();
-    });
-    afterAll(async () => {
-      await s3.stop();
-    });
+    const s3 = useS3Server();
     it("runs", async () => {
       const serverStalls = startLocalLatenessProbe();
       onTestFinished(() => serverStalls.stop());

@@ -16,12 +16,12 @@
  * shares its core; the deadline grows with the size).
  */
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { createShards, openStore, QueueReader, shardOfRun, type ObjectStore } from "taquba";
 import { decodeTerminalRecord } from "../../runtime/workflow/records/records.js";
 import { shardStoreName } from "../../runtime/client/shard-route.js";
 import { startScript, type ChildScript } from "../support/child-script.js";
-import { startS3Server, type TestS3Server } from "../support/s3-server.js";
+import { useS3Server } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { ChildScenario, ScenarioTimeoutError } from "../support/child-scenario.js";
 import { stalledWithin, startLocalLatenessProbe } from "../support/lateness-probe.js";
@@ -298,13 +298,7 @@ describe("three workers over four shards, two clients; a worker killed, another 
   );
 
   describe("over the S3 protocol server", () => {
-    let s3: TestS3Server;
-    beforeAll(async () => {
-      s3 = await startS3Server();
-    });
-    afterAll(async () => {
-      await s3.stop();
-    });
+    const s3 = useS3Server();
     it(
       "runs",
       async () => {

@@ -7,21 +7,15 @@
  * the new writer's next garbage collection removes. An opening writer's
  * claim held the same way fails too (it opened over a stale state before).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Engine, FencedError, LocalStore, S3Store, WriteBatch, type ObjectStore } from "taquba";
 import { failWhen } from "../support/failing-store.js";
 import { GatedStore } from "../support/gated-store.js";
-import { startS3Server, type TestS3Server } from "../support/s3-server.js";
+import { useS3Server } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const tempDir = useTempDirs("taquba-fenced-checkpoint-");
-let server: TestS3Server;
-beforeAll(async () => {
-  server = await startS3Server();
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const server = useS3Server();
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array | undefined) => (b === undefined ? undefined : new TextDecoder().decode(b));

@@ -8,13 +8,13 @@
  * deleted key back.
  */
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Engine, S3Store, type ObjectStore } from "taquba";
 import { parseNumberedKey } from "../../runtime/engine/layout.js";
 import { decodeManifest } from "../../runtime/engine/manifest.js";
 import { startScript } from "../support/child-script.js";
 import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
-import { startS3Server, type TestS3Server } from "../support/s3-server.js";
+import { useS3Server } from "../support/use-s3-server.js";
 import { testRandom } from "../support/seed.js";
 import { expectCrashState } from "../support/crash-state.js";
 
@@ -23,13 +23,7 @@ const fixture = fileURLToPath(new URL("./fixtures/compaction-crash-writer.ts", i
 const FILLS = 3;
 const ROUNDS = 3;
 
-let s3: TestS3Server;
-beforeAll(async () => {
-  s3 = await startS3Server();
-});
-afterAll(async () => {
-  await s3?.stop();
-});
+const s3 = useS3Server();
 
 const durableIds = (lines: readonly string[]) => lines.filter((l) => l.startsWith("D ")).map((l) => l.slice(2));
 

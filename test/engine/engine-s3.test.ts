@@ -1,17 +1,11 @@
 /**
  * @module The engine over S3Store against s3rver on loopback.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Engine, EngineReader, FencedError, S3Store, WriteBatch } from "taquba";
-import { startS3Server, type TestS3Server } from "../support/s3-server.js";
+import { useS3Server } from "../support/use-s3-server.js";
 
-let server: TestS3Server;
-beforeAll(async () => {
-  server = await startS3Server();
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const server = useS3Server();
 
 const enc = (s: string) => new TextEncoder().encode(s);
 

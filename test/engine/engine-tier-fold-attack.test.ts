@@ -7,11 +7,11 @@
  * after a put lands) on every call. Every key is compared with a model at
  * each step: no tombstone dropped by a fold, no old value back.
  */
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Engine, EngineReader, LocalStore, S3Store, WriteBatch, withFaults, type EngineOptions, type FaultyStore, type ObjectStore } from "taquba";
 import { seededRandom } from "../../runtime/store/prng.js";
 import { HEAVY_TEST_MS } from "../support/load.js";
-import { startS3Server, type TestS3Server } from "../support/s3-server.js";
+import { useS3Server } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const tempDir = useTempDirs("taquba-tier-fold-");
@@ -143,12 +143,8 @@ describe("compaction by tiers over real files, toggled across reopens, drained a
 });
 
 describe("compaction by tiers over S3Store (s3rver on loopback), with store faults", { timeout: HEAVY_TEST_MS }, () => {
-  let server: TestS3Server | undefined;
-  afterAll(async () => {
-    await server?.stop();
-  });
+  const server = useS3Server();
   it("seed 21: every step matches the model", async () => {
-    server = await startS3Server();
     const store = new S3Store({ bucket: server.bucket, prefix: "tier-fold", clientConfig: server.clientConfig });
     const { tierFolds, injected } = await attack(21, true, store);
     expect(tierFolds).toBeGreaterThan(0);

@@ -10,11 +10,11 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore, S3Store, TaqubaClient, type ObjectStore, type RunEnd } from "taquba";
 import { startScript, type ChildScript } from "../support/child-script.js";
 import { scaledForLoad } from "../support/load.js";
-import { startS3Server, type TestS3Server } from "../support/s3-server.js";
+import { useS3Server } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { until } from "../support/until.js";
 import { taquba } from "./cli-process.js";
@@ -166,13 +166,7 @@ describe("the operator CLI against a running owner", () => {
   });
 
   describe("on the S3 protocol server", () => {
-    let s3: TestS3Server;
-    beforeAll(async () => {
-      s3 = await startS3Server();
-    });
-    afterAll(async () => {
-      await s3?.stop();
-    });
+    const s3 = useS3Server();
 
     it("with the usual AWS environment", { timeout: SCENARIO_TEST_MS }, async () => {
       const env = { ...process.env, AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1", AWS_ENDPOINT_URL_S3: s3.endpoint };

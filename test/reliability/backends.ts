@@ -1,13 +1,5 @@
-/**
- * @module The stores every reliability case runs against: a real directory
- * (LocalStore), memory behind injected faults (a tenth of all calls fail,
- * half of the failed puts after landing), and the real S3 protocol server
- * on loopback. Each case gets a fresh, empty store plus a raw handle on the
- * same objects (no faults) for the test to damage the store with.
- */
-import { afterAll, beforeAll } from "vitest";
 import { LocalStore, MemoryStore, S3Store, withFaults, type EngineOptions, type ObjectStore } from "taquba";
-import { startS3Server, type TestS3Server } from "../support/s3-server.js";
+import { useS3Server } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 export interface TestStore {
@@ -31,15 +23,9 @@ export const RETRY: NonNullable<EngineOptions["retry"]> = { attempts: 30, baseDe
  */
 export function useBackends(): Backend[] {
   const tempDir = useTempDirs("taquba-reliability-");
-  let server: TestS3Server | undefined;
+  const server = useS3Server();
   let n = 0;
   let seed = 1;
-  beforeAll(async () => {
-    server = await startS3Server();
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
   return [
     {
       name: "LocalStore",
@@ -58,7 +44,7 @@ export function useBackends(): Backend[] {
     {
       name: "S3 (s3rver)",
       make: async () => {
-        const store = new S3Store({ bucket: server!.bucket, prefix: `case-${++n}`, clientConfig: server!.clientConfig });
+        const store = new S3Store({ bucket: server.bucket, prefix: `case-${++n}`, clientConfig: server.clientConfig });
         return { store, raw: store };
       },
     },

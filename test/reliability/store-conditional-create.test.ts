@@ -7,19 +7,13 @@
  * MemoryStore with faults, s3rver with the check) pass the probe and keep
  * no probe object.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Engine, Queue, S3Store, UnsupportedStoreError, WriteBatch } from "taquba";
-import { startS3Server, type TestS3Server } from "../support/s3-server.js";
+import { useS3Server } from "../support/use-s3-server.js";
 import { keysUnder, RETRY, useBackends } from "./backends.js";
 
 describe("an S3-compatible server that ignores If-None-Match", () => {
-  let server: TestS3Server;
-  beforeAll(async () => {
-    server = await startS3Server({ conditionalCreate: false });
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
+  const server = useS3Server({ conditionalCreate: false });
 
   it("is refused when a writer opens, naming the missing capability, and nothing is left behind", async () => {
     const store = new S3Store({ bucket: server.bucket, prefix: "engine", clientConfig: server.clientConfig });

@@ -6,18 +6,12 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { S3Store, StoreUnavailableError, ValidationError } from "taquba";
 import { listenOnLoopback } from "../support/loopback-server.js";
-import { startS3Server, type TestS3Server } from "../support/s3-server.js";
+import { useS3Server } from "../support/use-s3-server.js";
 
-let server: TestS3Server;
-beforeAll(async () => {
-  server = await startS3Server();
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const server = useS3Server();
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const retry = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 };

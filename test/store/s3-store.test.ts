@@ -3,20 +3,13 @@
  * retries of 5xx and throttling, 412/409 mapping, and landed retried creates.
  */
 import { S3Client } from "@aws-sdk/client-s3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PreconditionFailedError, S3Store, StoreUnavailableError, ValidationError } from "taquba";
-import { startS3Server, type TestS3Server } from "../support/s3-server.js";
+import { useS3Server } from "../support/use-s3-server.js";
 import { describeStoreConformance } from "./conformance.js";
 
-let server: TestS3Server;
+const server = useS3Server();
 let counter = 0;
-
-beforeAll(async () => {
-  server = await startS3Server();
-});
-afterAll(async () => {
-  await server?.stop();
-});
 
 /** A store under a prefix of its own, so tests sharing the bucket start empty. */
 function makeStore(retry = { baseDelayMs: 1, maxDelayMs: 5 }): S3Store {

@@ -2,18 +2,12 @@
  * @module A workflow run over `S3Store` (s3rver on loopback) across a
  * restart.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { S3Store, StepOutcome, type StepRunner } from "taquba";
-import { startS3Server, type TestS3Server } from "../support/s3-server.js";
+import { useS3Server } from "../support/use-s3-server.js";
 import { dec, enc, openEnv, until } from "./helpers.js";
 
-let server: TestS3Server;
-beforeAll(async () => {
-  server = await startS3Server();
-});
-afterAll(async () => {
-  await server.stop();
-});
+const server = useS3Server();
 
 describe("workflow over S3 (s3rver on loopback)", () => {
   it("runs a memoized multi-step workflow, survives a restart mid-run, and resumes waiting runs", async () => {

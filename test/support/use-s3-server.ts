@@ -1,0 +1,45 @@
+/**
+ * @module One s3rver on loopback for the calling test file or `describe`
+ * block: started before its first test and stopped after its last, by the
+ * hooks `useS3Server` registers where it is called.
+ */
+import { afterAll, beforeAll } from "vitest";
+import { startS3Server, type TestS3Server } from "./s3-server.js";
+
+/** The server as tests use it; the hooks stop it. */
+export type SharedS3Server = Omit<TestS3Server, "stop">;
+
+/**
+ * Registers the hooks in the calling scope and returns the server, whose
+ * fields can be read once it started: in tests and in hooks registered
+ * after this call.
+ */
+export function useS3Server(opts?: Parameters<typeof startS3Server>[0]): SharedS3Server {
+  let server: TestS3Server | undefined;
+  beforeAll(async () => {
+    server = await startS3Server(opts);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    server = undefined;
+  });
+  const started = (): TestS3Server => {
+    if (server === undefined) throw new Error("the S3 server is read before its beforeAll hook started it, or after its afterAll hook stopped it");
+    return server;
+  };
+  return {
+    get endpoint() {
+      return started().endpoint;
+    },
+    get bucket() {
+      return started().bucket;
+    },
+    get clientConfig() {
+      return started().clientConfig;
+    },
+    get requests() {
+      return started().requests;
+    },
+    failNext: (count, response) => started().failNext(count, response),
+  };
+}
