@@ -425,12 +425,17 @@ export class Engine {
   warm(keys: Iterable<string>): Promise<void> | undefined {
     const pager = this.#pager;
     if (pager === undefined) return undefined;
-    let cold: [string, number][] | undefined;
+    // A warm-up pins the blocks of the cached keys too: left unpinned, a trim while the cold ones load
+    // could evict them, and a loop over more keys than the cache holds would never see them all at once.
+    let paged: [string, number][] | undefined;
+    let cold = false;
     for (const key of keys) {
       const v = this.#state.get(key);
-      if (v !== undefined && isPaged(v) && !pager.isCached(key, v)) (cold ??= []).push([key, v]);
+      if (v === undefined || !isPaged(v)) continue;
+      (paged ??= []).push([key, v]);
+      if (!cold && !pager.isCached(key, v)) cold = true;
     }
-    return cold === undefined ? undefined : pager.warm(cold);
+    return cold ? pager.warm(paged!) : undefined;
   }
 
   /** Whether `key` has a committed value. */
