@@ -425,12 +425,25 @@ export class Engine {
   warm(keys: Iterable<string>): Promise<void> | undefined {
     const pager = this.#pager;
     if (pager === undefined) return undefined;
-    let cold: [string, number][] | undefined;
-    for (const key of keys) {
+    // Read twice (the check allocates nothing when every value is readable): a one-shot iterable is listed first.
+    const list = Array.isArray(keys) ? (keys as readonly string[]) : [...keys];
+    let cold = false;
+    for (const key of list) {
       const v = this.#state.get(key);
-      if (v !== undefined && isPaged(v) && !pager.isCached(key, v)) (cold ??= []).push([key, v]);
+      if (v !== undefined && isPaged(v) && !pager.isCached(key, v)) {
+        cold = true;
+        break;
+      }
     }
-    return cold === undefined ? undefined : pager.warm(cold);
+    if (!cold) return undefined;
+    // The warm-up pins the blocks of the cached values too: left unpinned, a trim while the cold ones load
+    // could evict them, and a loop over more values than the cache holds would never see them all at once.
+    const paged: [string, number][] = [];
+    for (const key of list) {
+      const v = this.#state.get(key);
+      if (v !== undefined && isPaged(v)) paged.push([key, v]);
+    }
+    return pager.warm(paged);
   }
 
   /** Whether `key` has a committed value. */
