@@ -269,6 +269,35 @@ describe("layered state", () => {
     }
   }, 120_000);
 
+  it("lists the held entries at a freeze only when it rebuilds the memtable from them (fewer held than moved)", () => {
+    const state = new LayeredState({ memtableKeys: Infinity, hold: (_k, v) => v === 13 });
+    const key = (i: number) => `k/${String(i).padStart(4, "0")}`;
+    const model = new Map<string, StoredValue>();
+    const memtable = () => [...state.snapshot().memtableEntries()];
+    for (let i = 0; i < 300; i++) {
+      const v = i % 10 === 0 ? 1 : 13;
+      state.set(key(i), v);
+      model.set(key(i), v);
+    }
+    // More held than moved: what moved is deleted from the table, and no held entry is listed.
+    state.freeze();
+    expect(state.counters.heldListed).toBe(0);
+    expect(memtable()).toEqual([...model].filter(([, v]) => v === 13));
+    // Fewer held than moved: the table is rebuilt from exactly the held entries, listed once.
+    for (let i = 0; i < 300; i++) {
+      if (i % 10 === 0 || i % 29 === 0) continue;
+      expect(state.replaceIf(key(i), 13, 2)).toBe(true);
+      model.set(key(i), 2);
+    }
+    const held = [...model].filter(([, v]) => v === 13);
+    expect(held.length).toBe(9);
+    state.freeze();
+    expect(state.counters.heldListed).toBe(9);
+    expect(memtable()).toEqual(held);
+    expectSameEntries(state.scan(), modelScan(model, {}));
+    for (const [k, v] of model) expect(state.get(k)).toBe(v);
+  });
+
   it("matches a plain map while merges run a slice at a time: kills, replaced memtable values, reads, scans and snapshots between slices", () => {
     const r = testRandom("layered state partial merges");
     let killsWhileMerging = 0;
