@@ -210,6 +210,13 @@ export class Engine {
   /** Running checkpoints that have not yet published and paged out: commits held by the backlog wait only for those. */
   #holding = 0;
   /**
+   * The garbage collection of incremental checkpoints already published
+   * (see `#collectAfter`), while it runs, and the newest manifest waiting
+   * for its turn.
+   */
+  #collecting: Promise<void> | undefined;
+  #toCollect: { writer: CheckpointWriter; current: Manifest; previous: Manifest } | undefined;
+  /**
    * While a compaction runs: the changes between the cut of the manifest it
    * started from and its own cut, which no published run holds yet; the
    * first incremental checkpoint during the compaction writes them along
@@ -573,6 +580,8 @@ export class Engine {
   async checkpoint(): Promise<void> {
     await this.#checkpointsEnded();
     await this.#startCheckpoint();
+    // Its deletions run after it (see `#collectAfter`): the caller is told once they ended too.
+    await this.#collecting;
   }
 
   /**
@@ -650,9 +659,10 @@ export class Engine {
     return this.#compactionRun !== undefined || this.#incrementalRun !== undefined;
   }
 
-  /** Resolves once no checkpoint runs (failed ones included). */
+  /** Resolves once no checkpoint runs (failed ones included) and no garbage collection of one does. */
   async #checkpointsEnded(): Promise<void> {
-    while (this.#checkpointsRunning()) await Promise.allSettled([this.#compactionRun, this.#incrementalRun]);
+    while (this.#checkpointsRunning() || this.#collecting !== undefined)
+      await Promise.allSettled([this.#compactionRun, this.#incrementalRun, this.#collecting]);
   }
 
   /** Whether an incremental checkpoint may start beside the running compaction: the changes since the newest manifest are known. */
@@ -843,11 +853,10 @@ export class Engine {
       letGo();
       this.#releaseBacklog(false);
       // The checkpoint is complete; what GC leaves behind the next one finds again. Meanwhile no commit
-      // waits for it: it can lower the WAL no further. Segments the newest manifest lists, or that a
-      // checkpoint still writing owns, stay (asked again before each delete).
-      await collectGarbage(writer, next, previous, (key) => this.#ownedSegments.has(key) || this.#liveSegmentKeys().has(key)).catch((err: unknown) => {
-        if (!this.closed) this.#opts.onBackgroundError(err);
-      });
+      // waits for it: it can lower the WAL no further. An incremental checkpoint's goes on after it, so
+      // the next one can start meanwhile (see `#collectAfter`).
+      if (cut.full) await this.#collect(writer, next, previous);
+      else this.#collectAfter(writer, next, previous);
     } catch (err) {
       if (err instanceof FencedError) this.#fail(err);
       // A store call that close() stopped between attempts gives up with its last fault: the checkpoint
@@ -867,6 +876,47 @@ export class Engine {
         // Its segments are garbage, unless its manifest may have landed (kept until the next publish looks).
         if (this.#unsure?.segments !== cut.owned) for (const key of cut.owned) this.#ownedSegments.delete(key);
       }
+    }
+  }
+
+  /**
+   * Deletes what `current` made obsolete. Segments the newest manifest
+   * lists, or that a checkpoint still writing owns, stay (asked again before
+   * each delete).
+   */
+  #collect(writer: CheckpointWriter, current: Manifest, previous: Manifest): Promise<void> {
+    return collectGarbage(writer, current, previous, (key) => this.#ownedSegments.has(key) || this.#liveSegmentKeys().has(key)).then(
+      () => {},
+      (err: unknown) => {
+        if (!this.closed) this.#opts.onBackgroundError(err);
+      },
+    );
+  }
+
+  /**
+   * Collects the garbage of incremental checkpoint `current` after it ended
+   * rather than as its last step: the next checkpoint can then start as
+   * soon as the WAL reaches its trigger, instead of once the deletions of
+   * the WAL objects this one covered (hundreds of them at the default
+   * trigger, seconds on a busy disk) ended, while the WAL since the last
+   * checkpoint, and the memtable's changes with it, grew past the trigger.
+   * One collection runs at a time, in publish order; of those waiting only
+   * the newest is kept, since it deletes all an older one would.
+   */
+  #collectAfter(writer: CheckpointWriter, current: Manifest, previous: Manifest): void {
+    this.#toCollect = { writer, current, previous };
+    if (this.#collecting === undefined) this.#collecting = this.#collectQueued();
+  }
+
+  async #collectQueued(): Promise<void> {
+    try {
+      for (let job = this.#toCollect; job !== undefined; job = this.#toCollect) {
+        this.#toCollect = undefined;
+        await this.#collect(job.writer, job.current, job.previous);
+      }
+    } finally {
+      // In the same turn as the last look at `#toCollect`: a job queued later starts a new collection.
+      this.#collecting = undefined;
     }
   }
 

@@ -372,12 +372,13 @@ describe("engine backpressure and the garbage collection of a checkpoint", () =>
     releaseAll(gated);
     for (let i = 0; i < 5000 && (heldDeletes.length === 0 || engine.stats.checkpoints < 2); i++) await turns(1);
     expect(heldDeletes.length).toBeGreaterThan(0);
-    expect(engine.stats.checkpoints).toBe(2);
+    // Both published (and a third may have, its deletes waiting behind theirs).
+    expect(engine.stats.checkpoints).toBeGreaterThanOrEqual(2);
     expect(engine.stats.walObjectsSinceCheckpoint).toBeLessThan(4);
     for (let i = 0; i < 200 && !waiting.settled; i++) await turns(1);
     expect(waiting, "the WAL is back under the bound once the manifest is published").toMatchObject({ settled: true, error: undefined });
-    // Commits made while those deletes hang pass the bound again, and no checkpoint can start until the
-    // deletes end: they are not held for it (the bound does not hold meanwhile, as while checkpoints fail).
+    // Commits made while those deletes hang are not held for them: the deletes run after each checkpoint,
+    // so the next ones start at the trigger meanwhile and keep the WAL under the bound.
     const later: ReturnType<typeof watch>[] = [];
     for (const k of ["h/6", "h/7", "h/8", "h/9", "h/10", "h/11"]) {
       // One at a time, each in a WAL object of its own, so the bound is passed again.
@@ -385,8 +386,9 @@ describe("engine backpressure and the garbage collection of a checkpoint", () =>
       later.push(w);
       for (let i = 0; i < 500 && !w.settled; i++) await turns(1);
     }
-    expect(engine.stats.walObjectsSinceCheckpoint).toBeGreaterThan(4);
-    expect(engine.stats.checkpoints).toBe(2);
+    expect(engine.stats.walObjectsSinceCheckpoint).toBeLessThan(4);
+    expect(engine.stats.checkpoints).toBeGreaterThan(2);
+    expect(heldDeletes.length, "the deletes still hang").toBeGreaterThan(0);
     for (const w of later) expect(w, "a commit made while a published checkpoint's deletes hang").toMatchObject({ settled: true, error: undefined });
     holdDeletes = false;
     for (const release of heldDeletes.splice(0)) release();
