@@ -52,6 +52,9 @@ const CANCEL_SIGNAL: PropertyDescriptor = {
   enumerable: true,
 };
 
+/** The descriptor of the hidden slot, filled in by `defineCancelSignal` for the one call (not writable, enumerable or configurable). */
+const SOURCE_SLOT: PropertyDescriptor = { value: undefined };
+
 /**
  * Adds to `target` an enumerable `cancelSignal` property that reads
  * `source.cancelSignal` when it is read (so a copy by spread still carries
@@ -60,7 +63,14 @@ const CANCEL_SIGNAL: PropertyDescriptor = {
  */
 export function defineCancelSignal(target: object, source: CancelSource): void {
   Object.defineProperty(target, "cancelSignal", CANCEL_SIGNAL);
-  Object.defineProperty(target, SOURCE, { value: source });
+  // One descriptor object for every slot too, its value set for the call: a fresh literal per call
+  // costs about as much again as the definition (two per step). Cleared so it holds no source.
+  SOURCE_SLOT.value = source;
+  try {
+    Object.defineProperty(target, SOURCE, SOURCE_SLOT);
+  } finally {
+    SOURCE_SLOT.value = undefined;
+  }
 }
 
 /**
