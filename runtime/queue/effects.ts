@@ -6,7 +6,7 @@ import { copyBytes } from "../bytes.js";
 import { ValidationError } from "../errors.js";
 import { validateEnqueueOptions } from "./validate-enqueue.js";
 import { validateKvKey, validateKvValue, validateQueueName } from "./names.js";
-import { keptEngineKey } from "./user-keys.js";
+import { keptEngineKey, KvKeyRef } from "./user-keys.js";
 import { userKey } from "./keys.js";
 import type { EnqueueItem, EnqueueOptions } from "./types.js";
 
@@ -15,7 +15,7 @@ export type KvOp = { kind: "put"; key: string; value: Uint8Array } | { kind: "de
 
 /**
  * A put staged with its engine key at hand (`kvPutOnce`, and `kvPutOwned` of a
- * kept key), so the commit does not look the key up among the kept ones
+ * kept key or a `KvKeyRef`), so the commit does not look the key up among the kept ones
  * again. The engine key is a private field: the op still reads, compares and
  * encodes as a plain `KvOp`.
  */
@@ -69,9 +69,16 @@ export class SettlementEffects {
   /**
    * @internal `kvPut` without the copy, for an array the caller made for
    * this write and never changes or hands out afterwards (a record it has
-   * just encoded): the workflow stages two such records per step.
+   * just encoded): the workflow stages two such records per step. `key`:
+   * a caller key, or its reference (`Queue.kvKeyRef`).
    */
-  kvPutOwned(key: string, value: Uint8Array): this {
+  kvPutOwned(key: string | KvKeyRef, value: Uint8Array): this {
+    if (typeof key !== "string") {
+      // Checked when the reference was made.
+      validateKvValue(key.key, value);
+      this.kvOps.push(new PutWithEngineKey(key.key, value, KvKeyRef.engineKeyOf(key)));
+      return this;
+    }
     // Validated as by `kvPut`; a key kept in use (the workflow's step pointer, read every step) was validated
     // before, and its engine key goes with the op, so the commit does not look it up again.
     const engineKey = keptEngineKey(key);
