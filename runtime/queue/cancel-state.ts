@@ -52,9 +52,6 @@ const CANCEL_SIGNAL: PropertyDescriptor = {
   enumerable: true,
 };
 
-/** The descriptor of the hidden slot, filled in by `defineCancelSignal` for the one call (not writable, enumerable or configurable). */
-const SOURCE_SLOT: PropertyDescriptor = { value: undefined };
-
 /**
  * Adds to `target` an enumerable `cancelSignal` property that reads
  * `source.cancelSignal` when it is read (so a copy by spread still carries
@@ -63,14 +60,7 @@ const SOURCE_SLOT: PropertyDescriptor = { value: undefined };
  */
 export function defineCancelSignal(target: object, source: CancelSource): void {
   Object.defineProperty(target, "cancelSignal", CANCEL_SIGNAL);
-  // One descriptor object for every slot too, its value set for the call: a fresh literal per call
-  // costs about as much again as the definition (two per step). Cleared so it holds no source.
-  SOURCE_SLOT.value = source;
-  try {
-    Object.defineProperty(target, SOURCE, SOURCE_SLOT);
-  } finally {
-    SOURCE_SLOT.value = undefined;
-  }
+  Object.defineProperty(target, SOURCE, { value: source });
 }
 
 /**
