@@ -6,11 +6,39 @@ import { copyBytes } from "../bytes.js";
 import { ValidationError } from "../errors.js";
 import { validateEnqueueOptions } from "./validate-enqueue.js";
 import { validateKvKey, validateKvValue, validateQueueName } from "./names.js";
-import { keptEngineKey } from "./user-keys.js";
+import { keptEngineKey, KvKeyRef } from "./user-keys.js";
+import { userKey } from "./keys.js";
 import type { EnqueueItem, EnqueueOptions } from "./types.js";
 
 /** One staged KV operation, in staging order; a later op on a key wins. */
 export type KvOp = { kind: "put"; key: string; value: Uint8Array } | { kind: "delete"; key: string };
+
+/**
+ * A put staged with its engine key at hand (`kvPutOnce`, and `kvPutOwned` of a
+ * kept key or a `KvKeyRef`), so the commit does not look the key up among the kept ones
+ * again. The engine key is a private field: the op still reads, compares and
+ * encodes as a plain `KvOp`.
+ */
+class PutWithEngineKey {
+  readonly kind = "put" as const;
+  readonly key: string;
+  readonly value: Uint8Array;
+  readonly #engineKey: string;
+
+  constructor(key: string, value: Uint8Array, engineKey: string) {
+    this.key = key;
+    this.value = value;
+    this.#engineKey = engineKey;
+  }
+
+  /** The engine key staged with `op`, or undefined for an op staged without one. */
+  static engineKeyOf(op: KvOp): string | undefined {
+    return op instanceof PutWithEngineKey ? op.#engineKey : undefined;
+  }
+}
+
+/** The engine key a staged op carries (see `SettlementEffects.kvPutOnce`), or undefined: look it up then. */
+export const stagedEngineKey = PutWithEngineKey.engineKeyOf;
 
 /**
  * Effects staged for one commit. Every operation is validated as it is
@@ -41,13 +69,35 @@ export class SettlementEffects {
   /**
    * @internal `kvPut` without the copy, for an array the caller made for
    * this write and never changes or hands out afterwards (a record it has
-   * just encoded): the workflow stages two such records per step.
+   * just encoded): the workflow stages two such records per step. `key`:
+   * a caller key, or its reference (`Queue.kvKeyRef`).
    */
-  kvPutOwned(key: string, value: Uint8Array): this {
-    // Validated as by `kvPut`; a key kept in use (the workflow's step pointer, read every step) was validated before.
-    if (keptEngineKey(key) === undefined) validateKvKey(key);
+  kvPutOwned(key: string | KvKeyRef, value: Uint8Array): this {
+    if (typeof key !== "string") {
+      // Checked when the reference was made.
+      validateKvValue(key.key, value);
+      this.kvOps.push(new PutWithEngineKey(key.key, value, KvKeyRef.engineKeyOf(key)));
+      return this;
+    }
+    // Validated as by `kvPut`; a key kept in use (the workflow's step pointer, read every step) was validated
+    // before, and its engine key goes with the op, so the commit does not look it up again.
+    const engineKey = keptEngineKey(key);
+    if (engineKey === undefined) validateKvKey(key);
     validateKvValue(key, value);
-    this.kvOps.push({ kind: "put", key, value });
+    this.kvOps.push(engineKey === undefined ? { kind: "put", key, value } : new PutWithEngineKey(key, value, engineKey));
+    return this;
+  }
+
+  /**
+   * @internal `kvPutOwned` for a key written once and never read on a hot
+   * path (a step's history entry): it is not looked up among the kept keys
+   * (a new key always misses there, and the lookup hashes and flattens it),
+   * and its engine key is made here for the commit to use.
+   */
+  kvPutOnce(key: string, value: Uint8Array): this {
+    validateKvKey(key);
+    validateKvValue(key, value);
+    this.kvOps.push(new PutWithEngineKey(key, value, userKey(key)));
     return this;
   }
 

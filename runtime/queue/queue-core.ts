@@ -13,7 +13,7 @@ import { type FullLogger, fullLogger } from "../logger.js";
 import { callGuarded, errorText } from "../option-values.js";
 import { instruments } from "../telemetry/metrics.js";
 import { QueueConfigs, type DeadLetteredEvent, type OpenOptions } from "./config.js";
-import type { SettlementEffects } from "./effects.js";
+import { type SettlementEffects, stagedEngineKey } from "./effects.js";
 import * as K from "./keys.js";
 import { keptEngineKey } from "./user-keys.js";
 import { LeaseRegistry } from "./lease-registry.js";
@@ -405,7 +405,7 @@ export class QueueCore {
     if (effects === undefined) return;
     for (const op of effects.kvOps) {
       // Validated when staged.
-      const key = keptEngineKey(op.key) ?? K.userKey(op.key);
+      const key = stagedEngineKey(op) ?? keptEngineKey(op.key) ?? K.userKey(op.key);
       if (op.kind === "put") txn.put(key, op.value);
       else txn.delete(key);
     }

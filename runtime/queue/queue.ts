@@ -31,7 +31,7 @@ import type { SettlementEffects } from "./effects.js";
 import * as eq from "./enqueue-ops.js";
 import * as kv from "./kv-ops.js";
 import { recoverClaims } from "./maintenance.js";
-import { keptUserEngineKey } from "./user-keys.js";
+import { KvKeyRef } from "./user-keys.js";
 import { validatePositiveInt, validateQueueName, validateStoreName } from "./names.js";
 import { PAYLOAD_PREFIX, PayloadStore } from "./payloads.js";
 import { PrefixedStore } from "./prefixed-store.js";
@@ -404,8 +404,17 @@ export class Queue {
    * synchronously, so there is no promise to make and await. The bytes may
    * be the engine's own: decode them, never hand them to user code.
    */
-  kvGetNow(key: string): Uint8Array | null {
-    return this.#core.engine.get(keptUserEngineKey(key)) ?? null;
+  kvGetNow(key: string | KvKeyRef): Uint8Array | null {
+    return this.#core.engine.get(KvKeyRef.engineKeyOf(key)) ?? null;
+  }
+
+  /**
+   * @internal Caller key `key` checked once, for a caller that passes it to
+   * `kvGetNow`, `kvTokenNow` and `SettlementEffects.kvPutOwned` on every
+   * step. Throws `ValidationError` for a key that is not valid.
+   */
+  kvKeyRef(key: string): KvKeyRef {
+    return KvKeyRef.of(key);
   }
 
   /**
@@ -416,8 +425,8 @@ export class Queue {
    * same turn knows it unchanged while the token stays equal, without reading
    * and comparing it again.
    */
-  kvTokenNow(key: string): KvToken | undefined {
-    return this.#core.engine.valueToken(keptUserEngineKey(key));
+  kvTokenNow(key: string | KvKeyRef): KvToken | undefined {
+    return this.#core.engine.valueToken(KvKeyRef.engineKeyOf(key));
   }
 
   /** Writes `value` (at most `MAX_KV_VALUE_SIZE` bytes) durably. */

@@ -28,3 +28,30 @@ export function keptUserEngineKey(key: string): string {
   validateKvKey(key);
   return kept.keep(key, userKey(key));
 }
+
+/**
+ * @internal A caller key checked once, with its engine key: held instead of
+ * the key by a caller that reads and writes it on every step (the
+ * workflow's run record and step pointer), so no use looks it up among the
+ * kept keys again. Made only by `KvKeyRef.of`: its engine key is always the
+ * caller key's.
+ */
+export class KvKeyRef {
+  readonly key: string;
+  readonly #engineKey: string;
+
+  private constructor(key: string, engineKey: string) {
+    this.key = key;
+    this.#engineKey = engineKey;
+  }
+
+  /** The reference of caller key `key`; throws as `validateKvKey` does for a key that is not valid. */
+  static of(key: string): KvKeyRef {
+    return new KvKeyRef(key, keptUserEngineKey(key));
+  }
+
+  /** The engine key of `key`, a caller key (looked up, kept from now on, validated when new) or a reference. */
+  static engineKeyOf(key: string | KvKeyRef): string {
+    return typeof key === "string" ? keptUserEngineKey(key) : key.#engineKey;
+  }
+}

@@ -6,6 +6,7 @@
  */
 import type { ShardPlacement } from "../queue/shard-layout.js";
 import type { KvToken } from "../queue/queue.js";
+import type { KvKeyRef } from "../queue/user-keys.js";
 import type { TimedClock } from "../clock.js";
 import type { SettlementEffects } from "../queue/effects.js";
 import type {
@@ -66,9 +67,11 @@ export interface WorkflowQueue {
   requeueDead(jobId: string): Promise<boolean>;
   kvGet(key: string): Promise<Uint8Array | null>;
   /** @internal `kvGet` answered in the caller's turn (`Queue.kvGetNow`); optional: without it the runtime awaits `kvGet`. */
-  kvGetNow?(key: string): Uint8Array | null;
+  kvGetNow?(key: string | KvKeyRef): Uint8Array | null;
   /** @internal A token for `key`'s committed value (`Queue.kvTokenNow`); optional: without it the runtime reads and compares the bytes. */
-  kvTokenNow?(key: string): KvToken | undefined;
+  kvTokenNow?(key: string | KvKeyRef): KvToken | undefined;
+  /** @internal `key` checked once, for the calls above and `SettlementEffects.kvPutOwned` (`Queue.kvKeyRef`); optional: without it the runtime passes the key. */
+  kvKeyRef?(key: string): KvKeyRef;
   kvPut(key: string, value: Uint8Array): Promise<void>;
   kvDelete(key: string): Promise<void>;
   kvCompareAndPut(key: string, expected: Uint8Array | null, value: Uint8Array): Promise<boolean>;

@@ -7,12 +7,13 @@
  * cancelled, ended or moved the run meanwhile); it skips reading the run
  * record while the key's value token is the carried one (the record was not
  * written since), and skips decoding a record whose stored bytes equal the
- * carried bytes, since equal bytes decode to equal records. The records' KV keys go along too: the same key
- * strings for every step of the run, so the queue finds them among the keys
- * in use (see queue/user-keys) instead of validating and prefixing them
- * again. Held by the claimed job object, so it goes with it.
+ * carried bytes, since equal bytes decode to equal records. The records' KV
+ * keys go along too, with their references (`Queue.kvKeyRef`, see
+ * queue/user-keys): made once per run, so no step validates, prefixes or
+ * looks them up again. Held by the claimed job object, so it goes with it.
  */
 import type { KvToken } from "../../queue/queue.js";
+import type { KvKeyRef } from "../../queue/user-keys.js";
 import type { ClaimedJob } from "../../queue/types.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
 import type { RunRecord, StepPointer } from "../records/records.js";
@@ -25,10 +26,12 @@ export interface Known<T> {
   readonly token?: KvToken | undefined;
 }
 
-/** The KV keys of a run's run record and step pointer. */
+/** The KV keys of a run's run record and step pointer, and what to read and write them by: their references when the queue makes them (`kvKeyRef`), else the keys. */
 export interface RunKeys {
   readonly run: string;
   readonly pointer: string;
+  readonly runAt: string | KvKeyRef;
+  readonly pointerAt: string | KvKeyRef;
 }
 
 /** The run's records as the settlement that claimed the next step left them, and their keys. */

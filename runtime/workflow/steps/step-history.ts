@@ -98,7 +98,7 @@ function stageWith(core: RuntimeCore, job: ClaimedJob, s: StepTrace, end: StepEn
     next: end.next,
     signalPayload: s.signal ?? undefined,
   });
-  effects.kvPutOwned(stepHistoryKey(core.queueName, s.runId, s.step), encodeStepRecord(record));
+  effects.kvPutOnce(stepHistoryKey(core.queueName, s.runId, s.step), encodeStepRecord(record));
   const evicted = evictedStep(s.step);
   if (evicted !== undefined) effects.kvDelete(stepHistoryKey(core.queueName, s.runId, evicted));
 }

@@ -22,6 +22,7 @@ import { MAX_DELAY_MS } from "../../time-bounds.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import type { AckedClaimingNext, ClaimedJob, EnqueueOptions } from "../../queue/types.js";
 import type { KvToken } from "../../queue/queue.js";
+import type { KvKeyRef } from "../../queue/user-keys.js";
 import { cancelRequestedOf } from "../../queue/cancel-state.js";
 import { makeStep } from "./delivery.js";
 import { applyStaged, EffectsHandle } from "./effects-handle.js";
@@ -176,15 +177,15 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
   }
   // The records as the settlement that claimed this step left them, when it did: read again, decoded only if changed.
   const carried = takeCarried(job);
-  const keys: RunKeys = carried?.keys ?? { run: runKey(core.queueName, runId), pointer: stepPointerKey(core.queueName, runId) };
+  const keys: RunKeys = carried?.keys ?? runKeysOf(core, runId);
   const runK = keys.run;
   // The run record is unchanged while its token is the one the claiming settlement carried: not read, copied or compared.
-  let runToken = tokenNow(core, runK);
+  let runToken = tokenNow(core, keys.runAt);
   const same = runToken !== undefined && carried !== undefined && runToken === carried.run.token;
   let runBytes: Uint8Array | null;
   if (same) runBytes = carried.run.bytes;
   else {
-    const runNow = readNow(core, runK);
+    const runNow = readNow(core, keys.runAt);
     // Read after an await, the bytes may be of a later value than the token's.
     if (runNow === undefined) runToken = undefined;
     runBytes = runNow !== undefined ? runNow : await core.queue.kvGet(runK);
@@ -192,7 +193,7 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
   // A dead step requeued after it ended its run re-opens the run (a redrive through the queue).
   if (runBytes === null && (await reopenRequeued(core, job, runId, step))) runBytes = await core.queue.kvGet(runK);
   const ptrK = keys.pointer;
-  const ptrNow = readNow(core, ptrK);
+  const ptrNow = readNow(core, keys.pointerAt);
   const ptrBytes = ptrNow !== undefined ? ptrNow : await core.queue.kvGet(ptrK);
   const pointer = ptrBytes === null ? null : decodeKnown(ptrBytes, carried?.pointer, decodeStepPointer, ptrK);
   if (runBytes === null || pointer === null || pointer.jobId !== job.id) {
@@ -230,7 +231,7 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
   }
   let externalCancel = cancelRequestedOf(job);
   if (!externalCancel) {
-    const c = cancelRequested(core, runK, runBytes, run, runToken);
+    const c = cancelRequested(core, keys, runBytes, run, runToken);
     externalCancel = typeof c === "boolean" ? c : await c;
   }
   if (verdict.ok && !verdict.replayed && !externalCancel && core.stepOutputReplay) {
@@ -327,25 +328,34 @@ function ending(at: Omit<TerminationInput, "status">, status: TerminationInput["
  * turn when the queue offers it (`Queue.kvGetNow`); `undefined` when the
  * caller must await `kvGet`. The step path reads three records per step.
  */
-function readNow(core: RuntimeCore, key: string): Uint8Array | null | undefined {
+function readNow(core: RuntimeCore, key: string | KvKeyRef): Uint8Array | null | undefined {
   return core.queue.kvGetNow === undefined ? undefined : core.queue.kvGetNow(key);
 }
 
 /** The token of the value at one of the runtime's own KV keys (`Queue.kvTokenNow`), or undefined. */
-function tokenNow(core: RuntimeCore, key: string): KvToken | undefined {
+function tokenNow(core: RuntimeCore, key: string | KvKeyRef): KvToken | undefined {
   return core.queue.kvTokenNow === undefined ? undefined : core.queue.kvTokenNow(key);
+}
+
+/** The keys of run `runId`'s records, with their references when the queue makes them (checked here once per run, not per step). */
+function runKeysOf(core: RuntimeCore, runId: string): RunKeys {
+  const run = runKey(core.queueName, runId);
+  const pointer = stepPointerKey(core.queueName, runId);
+  if (core.queue.kvKeyRef === undefined) return { run, pointer, runAt: run, pointerAt: pointer };
+  return { run, pointer, runAt: core.queue.kvKeyRef(run), pointerAt: core.queue.kvKeyRef(pointer) };
 }
 
 /**
  * Whether a cancel of the run was recorded; `read` is the run record read
- * (and decoded as `run`) before the runner ran, at `key`, and `token` the
+ * (and decoded as `run`) before the runner ran, at `keys.run`, and `token` the
  * key's token in the turn it was read, when known. A promise only when the
  * queue cannot read in this turn.
  */
-function cancelRequested(core: RuntimeCore, key: string, read: Uint8Array, run: RunRecord, token: KvToken | undefined): boolean | Promise<boolean> {
+function cancelRequested(core: RuntimeCore, keys: RunKeys, read: Uint8Array, run: RunRecord, token: KvToken | undefined): boolean | Promise<boolean> {
   // The same token: the record was not written since it was read.
-  if (token !== undefined && tokenNow(core, key) === token) return run.cancelRequested === true;
-  const now = readNow(core, key);
+  if (token !== undefined && tokenNow(core, keys.runAt) === token) return run.cancelRequested === true;
+  const key = keys.run;
+  const now = readNow(core, keys.runAt);
   return now === undefined ? core.queue.kvGet(key).then((b) => cancelIn(b, key, read, run)) : cancelIn(now, key, read, run);
 }
 
@@ -620,7 +630,7 @@ function submitContinue(
   effects.enqueue(core.queueName, o.payload, opts);
   // Freshly encoded, and only read after (the carry compares it with the stored record): staged without a copy.
   const pointerBytes = encodeStepPointer(pointer);
-  effects.kvPutOwned(keys.pointer, pointerBytes);
+  effects.kvPutOwned(keys.pointerAt, pointerBytes);
   const chain = slot.chain;
   if (o.when.kind !== "immediate" || chain === undefined || core.queue.ackClaimingNext === undefined) {
     return slot.freeAfterSubmitting(core.queue.ack(job, effects));
