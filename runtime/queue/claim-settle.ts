@@ -210,7 +210,7 @@ function release(core: QueueCore, claims: [string, number][]): void {
     claims.filter(([id, token]) => core.leases.holds(id, token)).map(([id]) => id),
   );
   if (warming !== undefined) {
-    warming
+    const loading: Promise<void> = warming
       .then(
         () => release(core, claims),
         () => undefined,
@@ -218,7 +218,9 @@ function release(core: QueueCore, claims: [string, number][]): void {
       // No caller is left to throw to: a failure after the load (the engine failed) is logged, never unhandled.
       .catch((err: unknown) =>
         core.log.error({ err }, `queue "${core.name}": giving back a claim failed; the job returns when its lease expires or the queue is reopened`),
-      );
+      )
+      .finally(() => core.releasesLoading.delete(loading));
+    core.releasesLoading.add(loading);
     return;
   }
   const txn = new Txn(core.engine);

@@ -72,6 +72,13 @@ export class QueueCore {
    * already, which `ackClaimingNext` must leave to them.
    */
   readonly #claimsInFlight = new Map<string, number>();
+  /**
+   * Claims given back (`releaseClaim`) while their records load from the
+   * store: `close()` lets them end first, or the jobs would stay claimed in
+   * the store and the next open's recovery would count the attempt their
+   * claims gave back (dead-lettering a job at its last attempt).
+   */
+  readonly releasesLoading = new Set<Promise<void>>();
   /** Set by `close()` alone (an engine failure closes the engine, not this flag), so `close()` still runs its steps once after a failure. */
   closed = false;
   /** Flow rules the owner defined per queue (`Queue.defineFlowRules`); in memory, like the claims they count. */

@@ -601,6 +601,9 @@ export class Queue {
   async close(): Promise<void> {
     const core = this.#core;
     if (core.closed) return;
+    // Claims given back while their records load end first: left claimed, the next open would count their attempts.
+    while (core.releasesLoading.size > 0) await Promise.allSettled(core.releasesLoading);
+    if (core.closed) return;
     core.closed = true;
     core.markClosed();
     await core.loop.stop();
