@@ -14,7 +14,6 @@
  * keys), iteration in insertion order (keys decoded again), and the entry
  * order a checkpoint writes (change-order.ts compares the bytes).
  */
-import { compareBytesAt } from "./byte-io.js";
 import type { PackedValue } from "./paged-value.js";
 import type { BatchOp } from "./write-batch.js";
 
@@ -187,10 +186,18 @@ export class ChangedKeys<V = ChangedValue> {
 
   /** Compares the keys of entries `a` and `b` in `compareKeys` order (UTF-8 byte order is code point order). */
   compare(a: number, b: number): number {
-    const starts = this.#starts;
-    const i = starts[a]!;
-    const j = starts[b]!;
-    return compareBytesAt(this.#bytes, i, starts[a + 1]! - i, this.#bytes, j, starts[b + 1]! - j);
+    // Its own loop over one array, not byte-io's `compareBytesAt`: as a checkpoint's sort comparator the
+    // shared function cost a 1M-job fill about a fifth more CPU (bench/RESULTS.md, wave 18's quiet passes).
+    const bytes = this.#bytes;
+    let i = this.#starts[a]!;
+    const ie = this.#starts[a + 1]!;
+    let j = this.#starts[b]!;
+    const je = this.#starts[b + 1]!;
+    for (; i < ie && j < je; i++, j++) {
+      const d = bytes[i]! - bytes[j]!;
+      if (d !== 0) return d;
+    }
+    return ie - i - (je - j);
   }
 
   *entries(): IterableIterator<[string, V]> {
