@@ -7,28 +7,6 @@
  * `Number.MAX_SAFE_INTEGER`, the largest integer a JS number holds exactly.
  */
 
-/**
- * Bytewise order of `a[at..at+al)` against `b[bt..bt+bl)`: negative, zero or
- * positive. For UTF-8 keys it is the order of `compareKeys` (UTF-8 byte
- * order is code point order). A loop, not `Buffer.compare`: keys are a few
- * dozen bytes, and a call into native code per comparison costs more than
- * the comparison. Merges, lookups and segment checks all call this one, so
- * it sees only `Buffer` and `Uint8Array` and stays cheap to inline.
- */
-export function compareBytesAt(a: Uint8Array, at: number, al: number, b: Uint8Array, bt: number, bl: number): number {
-  const n = Math.min(al, bl);
-  for (let i = 0; i < n; i++) {
-    const d = a[at + i]! - b[bt + i]!;
-    if (d !== 0) return d;
-  }
-  return al - bl;
-}
-
-/** Bytewise order of `a[0..al)` against `b[0..bl)` (see `compareBytesAt`). */
-export function compareBytes(a: Uint8Array, al: number, b: Uint8Array, bl: number): number {
-  return compareBytesAt(a, 0, al, b, 0, bl);
-}
-
 /** Thrown by `ByteReader` when the bytes end early or a field is malformed. */
 export class DecodeError extends Error {}
 

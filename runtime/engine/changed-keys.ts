@@ -186,8 +186,9 @@ export class ChangedKeys<V = ChangedValue> {
 
   /** Compares the keys of entries `a` and `b` in `compareKeys` order (UTF-8 byte order is code point order). */
   compare(a: number, b: number): number {
-    // Its own loop over one array, not byte-io's `compareBytesAt`: as a checkpoint's sort comparator the
-    // shared function cost a 1M-job fill about a fifth more CPU (bench/RESULTS.md, wave 18's quiet passes).
+    // Its own loop over one array, not a comparison shared with the merges: as a checkpoint's sort
+    // comparator a shared one cost a 1M-job fill about a fifth more CPU (bench/RESULTS.md, "One bytewise
+    // key comparison, undone").
     const bytes = this.#bytes;
     let i = this.#starts[a]!;
     const ie = this.#starts[a + 1]!;

@@ -21,7 +21,6 @@
  * Pure data structure: no IO.
  */
 import { compareKeys, isWellFormed } from "../store/keys.js";
-import { compareBytes, compareBytesAt } from "./byte-io.js";
 import type { StoredValue } from "./paged-value.js";
 import type { RunLiveness } from "./run-liveness.js";
 
@@ -402,7 +401,13 @@ export class KeyRun {
     // A block's first entry: shared (0), its length, its bytes.
     varintAt(buf, this.blockStarts[b]!, scratch);
     const len = varintAt(buf, scratch.pos, scratch);
-    return compareBytesAt(buf, scratch.pos, len, t, 0, tl);
+    const start = scratch.pos;
+    const n = Math.min(len, tl);
+    for (let i = 0; i < n; i++) {
+      const d = buf[start + i]! - t[i]!;
+      if (d !== 0) return d;
+    }
+    return len - tl;
   }
 
   /** Entries in block `b`. */
@@ -845,6 +850,13 @@ function repeatsKeyTail(key: Uint8Array, from: number, len: number, v: Uint8Arra
 
 // Stored keys never have a lone surrogate; a bound or a looked-up key may.
 export { isWellFormed };
+
+/** Compares `a[0..al)` with `b[0..bl)` bytewise. */
+function compareBytes(a: Uint8Array, al: number, b: Uint8Array, bl: number): number {
+  const n = Math.min(al, bl);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return al - bl;
+}
 
 /**
  * Walks the live entries of a run in ascending order. `advance()` decodes

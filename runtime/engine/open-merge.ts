@@ -17,7 +17,6 @@
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { StoreCorruptedError } from "../errors.js";
 import { compareKeys } from "../store/keys.js";
-import { compareBytes } from "./byte-io.js";
 import { KeyHasher, type KeyRunBuilder } from "./key-run.js";
 import type { SegmentRef } from "./manifest.js";
 import { KeySectionCursor, SECTION_IN_BLOCK, SECTION_KEY_TAIL, type SegmentTail } from "./segment-format.js";
@@ -133,6 +132,16 @@ function before(a: RunStream, b: RunStream): boolean {
   const cb = b.cursor!;
   const c = compareBytes(ca.key, ca.keyLen, cb.key, cb.keyLen);
   return c < 0 || (c === 0 && a.age > b.age);
+}
+
+/** Byte order of `a[0..al)` and `b[0..bl)` (UTF-8 byte order is the keys' order). */
+function compareBytes(a: Buffer, al: number, b: Buffer, bl: number): number {
+  const n = Math.min(al, bl);
+  for (let i = 0; i < n; i++) {
+    const d = a[i]! - b[i]!;
+    if (d !== 0) return d;
+  }
+  return al - bl;
 }
 
 /** Bytes `a[0..al)` and `b[0..bl)` share at their start. */

@@ -13,7 +13,6 @@
  *
  * Pure data structure: no IO.
  */
-import { compareBytes } from "./byte-io.js";
 import { BLOCK_ENTRIES, type KeyRun, KeyRunBuilder, RunCursor } from "./key-run.js";
 import { RunLiveness } from "./run-liveness.js";
 
@@ -83,11 +82,7 @@ export class RunMerge {
     const builder = this.#builder;
     while (budget-- > 0 && cursors.length > 0) {
       let best = 0;
-      for (let i = 1; i < cursors.length; i++) {
-        const a = cursors[i]!;
-        const b = cursors[best]!;
-        if (compareBytes(a.keyBuf, a.keyLen, b.keyBuf, b.keyLen) < 0) best = i;
-      }
+      for (let i = 1; i < cursors.length; i++) if (compareKeyBytes(cursors[i]!, cursors[best]!) < 0) best = i;
       const c = cursors[best]!;
       const input = this.#cursorInput[best]!;
       // The cursor checked this entry when it stepped on it; it may have died since.
@@ -133,6 +128,14 @@ export class RunMerge {
     }
     return out;
   }
+}
+
+function compareKeyBytes(a: RunCursor, b: RunCursor): number {
+  const ab = a.keyBuf;
+  const bb = b.keyBuf;
+  const n = Math.min(a.keyLen, b.keyLen);
+  for (let i = 0; i < n; i++) if (ab[i] !== bb[i]) return ab[i]! - bb[i]!;
+  return a.keyLen - b.keyLen;
 }
 
 /** Runs at least this large and more than half dead are rewritten alone. */

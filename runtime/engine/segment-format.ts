@@ -29,7 +29,7 @@
 import { crc32 } from "./checksum.js";
 import { StoreCorruptedError } from "../errors.js";
 import { compareKeys } from "../store/keys.js";
-import { asBuffer, ByteReader, ByteWriter, compareBytesAt, DecodeError, readU64, writeU64 } from "./byte-io.js";
+import { asBuffer, ByteReader, ByteWriter, DecodeError, readU64, writeU64 } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
 
 /** The segment format this engine writes; it reads this and older. */
@@ -369,10 +369,16 @@ function walkBlock(
 /**
  * Whether the key at `at` (`len` bytes) sorts strictly after the one at
  * `prevAt` (`prevLen` bytes), bytewise: the order of `compareKeys` for the
- * UTF-8 of keys.
+ * UTF-8 of keys. A loop, not `Buffer.compare`: keys are short, and a call
+ * into native code per entry cost more than the comparison.
  */
 function ascends(buf: Buffer, prevAt: number, prevLen: number, at: number, len: number): boolean {
-  return compareBytesAt(buf, at, len, buf, prevAt, prevLen) > 0;
+  const n = Math.min(prevLen, len);
+  for (let i = 0; i < n; i++) {
+    const d = buf[at + i]! - buf[prevAt + i]!;
+    if (d !== 0) return d > 0;
+  }
+  return len > prevLen;
 }
 
 /** The footer fields of a segment, checked against its size. */

@@ -24,7 +24,7 @@ import type { StoreContext } from "./recovery.js";
 import { type CachedSegment, SegmentCache, segmentCharge } from "./segment-cache.js";
 import { readBlockEntries, type SegmentBlockInfo } from "./segment-format.js";
 import { blockWindow, readSegmentRange } from "./segment-reads.js";
-import { asBuffer, compareBytesAt } from "./byte-io.js";
+import { asBuffer } from "./byte-io.js";
 import { isPageable, type PagePolicy } from "./paged-value.js";
 
 /**
@@ -37,7 +37,7 @@ function findKey(cached: CachedSegment, t: KeyTarget): number {
   let hi = at.length / 4 - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
-    const c = compareBytesAt(block, at[4 * mid]!, at[4 * mid + 1]!, t.bytes, 0, t.length);
+    const c = compareBytes(block, at[4 * mid]!, at[4 * mid + 1]!, t.bytes, t.length);
     if (c === 0) return mid;
     if (c < 0) lo = mid + 1;
     else hi = mid - 1;
@@ -442,7 +442,7 @@ export class ValuePager {
     const t = target.set(key);
     const { bytes, entries } = w;
     for (let i = w.next; i < entries.length; i += 4) {
-      const c = compareBytesAt(bytes, entries[i]!, entries[i + 1]!, t.bytes, 0, t.length);
+      const c = compareBytes(bytes, entries[i]!, entries[i + 1]!, t.bytes, t.length);
       if (c < 0) continue;
       if (c > 0) break;
       w.next = i + 4;
@@ -467,4 +467,14 @@ class KeyTarget {
     this.length = this.bytes.write(key, 0, "utf8");
     return this;
   }
+}
+
+/** Bytewise order (the order of `compareKeys` for UTF-8) of `a[at..at+len)` against `b[0..blen)`. */
+function compareBytes(a: Buffer, at: number, len: number, b: Buffer, blen: number): number {
+  const n = Math.min(len, blen);
+  for (let i = 0; i < n; i++) {
+    const d = a[at + i]! - b[i]!;
+    if (d !== 0) return d;
+  }
+  return len - blen;
 }
