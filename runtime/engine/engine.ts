@@ -497,7 +497,14 @@ export class Engine {
       // A delta the batch could take past what its offsets hold stops recording first (as `deltaOverflows` does).
       if (this.#delta !== undefined && !this.#delta.hasRoomFor(ops)) this.#delta = undefined;
       const delta = this.#delta;
-      applyOps(this.#state, ops, delta, this.#pager?.policy, this.#arena);
+      try {
+        applyOps(this.#state, ops, delta, this.#pager?.policy, this.#arena);
+      } catch (err) {
+        // The WAL took the batch whole and memory only part of it (an allocation failed): a state no reopen
+        // gives. The engine stops here; a reopen gives the durable state, with this batch whole or not at all.
+        this.#fail(err);
+        return Promise.reject(this.#failure);
+      }
       if (delta !== undefined && deltaOverflows(delta, this.#state.size)) this.#delta = undefined;
     }
     if (opts?.durable === false) return RESOLVED;
@@ -617,7 +624,7 @@ export class Engine {
     this.#releaseBacklog(true);
   }
 
-  #fail(err: TaqubaError): void {
+  #fail(err: unknown): void {
     if (this.#failure) return;
     const failure = err instanceof FencedError ? err : new ClosedError("the engine", err);
     this.#failure = failure;

@@ -6,7 +6,8 @@
  * committing a gigabyte would take seconds and gigabytes.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { Engine, MemoryStore, Queue, ValidationError, WriteBatch } from "taquba";
+import { ClosedError, Engine, MemoryStore, Queue, ValidationError, WriteBatch } from "taquba";
+import { ValueArena } from "../../runtime/engine/paged-value.js";
 import { MAX_BATCH_BYTES, WalBuilder, batchSizeLimit } from "../../runtime/engine/wal-format.js";
 
 afterEach(() => {
@@ -118,6 +119,33 @@ describe("a queue payload past the commit size limit", () => {
     batchSizeLimit.maxBytes = MAX_BATCH_BYTES;
     const reopened = await Queue.open(store, "big", { payloadOffloadBytes: null });
     expect(await reopened.view().stats("jobs")).toMatchObject({ pending: 1 });
+    await reopened.close();
+  });
+});
+
+describe("a batch memory cannot take after the WAL took it", () => {
+  it("stops the engine with the cause, serves no half of the batch afterwards, and a reopen has the batch whole or not at all", async () => {
+    const store = new MemoryStore();
+    const engine = await Engine.open(store, { pageValues: { keyPrefixes: ["j/"], minBytes: 1 } });
+    await engine.commit(put("before", 3));
+    // The second put's value goes to the arena, whose allocation fails once: the first put is applied already.
+    vi.spyOn(ValueArena.prototype, "copy").mockImplementationOnce(() => {
+      throw new RangeError("Array buffer allocation failed");
+    });
+    const batch = new WriteBatch().put("a", new Uint8Array([1])).put("j/x", new Uint8Array([2]));
+    const err = await outcome(() => engine.commit(batch));
+    expect(err).toBeInstanceOf(ClosedError);
+    expect((err as Error).message).toMatch(/Array buffer allocation failed/);
+    expect(engine.failure).toBe(err);
+    // Nothing more is taken on top of a memory the WAL does not match.
+    await expect(engine.commit(put("later", 1))).rejects.toBeInstanceOf(ClosedError);
+    await engine.close().catch(() => undefined);
+    vi.restoreAllMocks();
+    const reopened = await Engine.open(store, { pageValues: { keyPrefixes: ["j/"], minBytes: 1 } });
+    expect(reopened.get("before")?.byteLength).toBe(3);
+    const halves = [reopened.get("a") !== undefined, (await reopened.warm(["j/x"]), reopened.get("j/x") !== undefined)];
+    expect(halves[0]).toBe(halves[1]);
+    expect(reopened.get("later")).toBeUndefined();
     await reopened.close();
   });
 });
