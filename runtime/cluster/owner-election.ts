@@ -416,7 +416,9 @@ export class OwnerElection {
     // The former holders' objects: all but the one just before ours (a standby may be reading it).
     // Deletes run one at a time, oldest first, which a standby's look relies on (see #follow): each
     // waits for the one before, and after a failure the next renewal lists and deletes from the oldest.
-    let tidy = this.#deleteBelow(n - 1);
+    // Through the term's guard: a term resumed from a pause past its lease (SIGSTOP) sends no delete it had queued.
+    const tidyStore = guardWrites(this.#store, this.#clock, lease, this.leasePrefix);
+    let tidy = this.#deleteBelow(tidyStore, n - 1);
     let current = n;
     let nextRenewal = claimedAt + this.#renewMs;
     let lost = false;
@@ -458,11 +460,11 @@ export class OwnerElection {
       if (old >= 0)
         tidy = tidy.then((done) =>
           done
-            ? this.#store.delete(leaseKey(this.#prefix, old)).then(
+            ? tidyStore.delete(leaseKey(this.#prefix, old)).then(
                 () => true,
                 () => false,
               )
-            : this.#deleteBelow(old + 1),
+            : this.#deleteBelow(tidyStore, old + 1),
         );
     }
     if (lost) lease.lost = true;
@@ -523,9 +525,9 @@ export class OwnerElection {
   }
 
   /** Deletes the lease objects below `below`, oldest first; false when a request failed (some may be left). */
-  async #deleteBelow(below: number): Promise<boolean> {
+  async #deleteBelow(store: ObjectStore, below: number): Promise<boolean> {
     try {
-      await deleteLeasesBelow(this.#store, this.#prefix, below);
+      await deleteLeasesBelow(store, this.#prefix, below);
       return true;
     } catch (err) {
       this.#logger.warn({ err, lease: this.leasePrefix }, "deleting old owner lease objects failed; trying again at the next renewal");

@@ -29,7 +29,7 @@ class StoppableProcess {
   readonly writesAfterResume: string[] = [];
   #resumed = false;
   #waiting: Array<() => void> = [];
-  stopAt: { when: "before" | "after"; op: "get" | "put"; key: string } | undefined;
+  stopAt: { when: "before" | "after"; op: "get" | "put" | "delete"; key: string } | undefined;
   readonly clock: { now(): number; waitUntil(at: number, signal?: AbortSignal): Promise<void> };
   readonly store: ObjectStore;
 
@@ -198,5 +198,37 @@ describe("owner election: an owner stopped in the middle of a renewal", () => {
     expect(eb.state).toBe("owner");
     expect(bTerms).toHaveLength(1);
     await Promise.all([ea.stop(), eb.stop()]);
+  });
+
+  it("stopped while deleting its predecessors' lease objects, sends none of the queued deletes after it resumes past its lease", async () => {
+    const wall = new MockClock();
+    const inner = new MemoryStore();
+    // b owns first and stops gracefully: its two newest objects and the released one stay.
+    const bTerms: OwnerTerm[] = [];
+    const eb = elect(inner, wall, "b", bTerms);
+    await settle();
+    await advance(wall, 5 * RENEW, []);
+    expect(eb.state).toBe("owner");
+    await eb.stop();
+    const left = (await holders(inner)).map((h) => h.n);
+    expect(left.length).toBeGreaterThanOrEqual(3);
+    // a claims after them and deletes all but the one before its own, one at a time, oldest first:
+    // it is stopped as its first delete is sent, with the others queued behind it.
+    const a = new StoppableProcess(wall, inner);
+    a.stopAt = { when: "before", op: "delete", key: leaseKey("app/", left[0]!) };
+    const ea = elect(a.store, a.clock, "a", []);
+    await settle();
+    expect(a.stopped).toBe(true);
+    expect(ea.state).toBe("owner");
+    // c takes over once a's lease ran out, and renews.
+    const c = elect(inner, wall, "c", []);
+    await advance(wall, LEASE + 3 * RENEW, [a]);
+    expect(c.state).toBe("owner");
+    await a.resume();
+    await advance(wall, 2 * RENEW, [a]);
+    expect(a.writesAfterResume, "writes by a after it resumed").toEqual([]);
+    expect(ea.state).toBe("standby");
+    expect(c.state).toBe("owner");
+    await Promise.all([ea.stop(), c.stop()]);
   });
 });
