@@ -7,6 +7,16 @@
  * `Number.MAX_SAFE_INTEGER`, the largest integer a JS number holds exactly.
  */
 
+/** Bytes `ByteWriter.varint(v)` writes for a non-negative safe integer `v`. */
+export function varintBytes(v: number): number {
+  let n = 1;
+  while (v >= 0x80) {
+    v = Math.floor(v / 0x80);
+    n++;
+  }
+  return n;
+}
+
 /** Thrown by `ByteReader` when the bytes end early or a field is malformed. */
 export class DecodeError extends Error {}
 

@@ -29,7 +29,7 @@
 import { crc32 } from "./checksum.js";
 import { StoreCorruptedError } from "../errors.js";
 import { compareKeys } from "../store/keys.js";
-import { asBuffer, ByteReader, ByteWriter, DecodeError, readU64, writeU64 } from "./byte-io.js";
+import { asBuffer, ByteReader, ByteWriter, DecodeError, readU64, varintBytes, writeU64 } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
 
 /** The segment format this engine writes; it reads this and older. */
@@ -701,16 +701,6 @@ export class KeySectionCursor {
     this.shared = shared;
     return true;
   }
-}
-
-/** Bytes of `v` as a varint. */
-function varintBytes(v: number): number {
-  let n = 1;
-  while (v >= 0x80) {
-    v = Math.floor(v / 0x80);
-    n++;
-  }
-  return n;
 }
 
 /** Whether `key[0..len)` is the UTF-8 of `s`. */

@@ -32,7 +32,7 @@ import { crc32 } from "./checksum.js";
 import { isWellFormed } from "../store/keys.js";
 import { StoreCorruptedError, ValidationError } from "../errors.js";
 import { describeValue, errorText, isOptionBytes, quoteValue } from "../option-values.js";
-import { asBuffer, ByteReader, ByteWriter, DecodeError, readU64, writeU64 } from "./byte-io.js";
+import { asBuffer, ByteReader, ByteWriter, DecodeError, readU64, varintBytes, writeU64 } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
 import type { BatchOp } from "./write-batch.js";
 
@@ -73,16 +73,6 @@ export const MAX_BATCH_BYTES = 2 ** 30;
 
 /** @internal The limit `checkBatchSize` applies: a mutable object so tests can lower it instead of committing a gigabyte. */
 export const batchSizeLimit = { maxBytes: MAX_BATCH_BYTES };
-
-/** Bytes a varint of `n` takes. */
-function varintBytes(n: number): number {
-  let bytes = 1;
-  while (n >= 0x80) {
-    n = Math.floor(n / 0x80);
-    bytes++;
-  }
-  return bytes;
-}
 
 /** Most bytes a varint of a safe integer takes (what the bound below counts for each length). */
 const MAX_VARINT_BYTES = 8;
