@@ -10,16 +10,11 @@
  * their own windows) and a reopen. Every key reads back its own value, and
  * a warm-up of keys some of which are cached settles in one round.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Engine, LocalStore, WriteBatch, type EngineOptions } from "taquba";
+import { useTempDirs } from "../support/temp-dirs.js";
 
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
-});
+const tempDir = useTempDirs("cache-keys-");
 
 /** The key suffixes: each a case the byte search must order as `compareKeys` does. */
 const SUFFIXES = [
@@ -87,8 +82,7 @@ async function expectModel(engine: Engine, model: Map<string, Uint8Array>): Prom
 
 describe("paged values under odd keys, read through a cache that always misses", () => {
   it("every key reads its own value across checkpoints, compactions and a reopen", { timeout: 60_000 }, async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), "cache-keys-"));
-    dirs.push(dir);
+    const dir = await tempDir();
     const store = new LocalStore(dir);
     const opts: EngineOptions = {
       pageValues: { keyPrefixes: ["j/"], minBytes: 1, cacheBytes: 0 },
@@ -132,8 +126,7 @@ describe("paged values under odd keys, read through a cache that always misses",
   });
 
   it("a warm-up of two keys, one of them cached, settles in one round with no cache: the cached block is pinned too", async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), "cache-keys-"));
-    dirs.push(dir);
+    const dir = await tempDir();
     const engine = await Engine.open(new LocalStore(dir), {
       pageValues: { keyPrefixes: ["j/"], minBytes: 1, cacheBytes: 0 },
       checkpointWalObjects: 0,

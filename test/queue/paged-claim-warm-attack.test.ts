@@ -6,17 +6,12 @@
  * get them all in one warm-up, not load one half while the other half is
  * evicted, round after round, forever.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LocalStore, MockClock, Queue } from "taquba";
+import { useTempDirs } from "../support/temp-dirs.js";
 import { dec, enc } from "./helpers.js";
 
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
-});
+const tempDir = useTempDirs("paged-claim-");
 
 /** Rejects after `ms` of real time: a claim that never settles fails the test instead of hanging it. */
 function within<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
@@ -29,8 +24,7 @@ function within<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
 
 describe("claims of paged job records with no record cache", () => {
   it("a batch claim right after a view read one of its records: every job claimed once, no endless warm-up", async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), "paged-claim-"));
-    dirs.push(dir);
+    const dir = await tempDir();
     const clock = new MockClock(1_700_000_000_000);
     const opts = { clock, flushIntervalMs: 0, recordCacheBytes: 0, engineOptions: { checkpointWalObjects: 2, segmentBlockBytes: 256 } };
     let queue = await Queue.open(new LocalStore(dir), "q", opts);

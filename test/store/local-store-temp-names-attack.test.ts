@@ -8,22 +8,13 @@
  * leftovers are removed.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LocalStore, PreconditionFailedError } from "taquba";
+import { useTempDirs } from "../support/temp-dirs.js";
 
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
-});
-
-async function freshDir(): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), "temp-names-"));
-  dirs.push(dir);
-  return dir;
-}
+const freshDir = useTempDirs("temp-names-");
 
 /** `n` bytes that say which writer wrote them (every byte `tag`), so a torn or mixed object shows. */
 const body = (tag: number, n: number) => new Uint8Array(n).fill(tag);

@@ -9,12 +9,10 @@
  * starts once its run's cancel has returned, none runs twice, no signal is
  * lost and every other run ends with all its steps.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LocalStore, MockClock, StepOutcome, type Step, type StepRunner } from "taquba";
 import { dec, enc, openEnv, type Env } from "./helpers.js";
+import { useTempDirs } from "../support/temp-dirs.js";
 
 const HOUR = 3_600_000;
 
@@ -30,14 +28,10 @@ const queueOptions = {
   },
 };
 
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
-});
+const tempDir = useTempDirs("token-attack-");
 
 async function localStore(): Promise<LocalStore> {
-  const dir = await mkdtemp(path.join(tmpdir(), "token-attack-"));
-  dirs.push(dir);
+  const dir = await tempDir();
   return new LocalStore(dir);
 }
 
