@@ -98,6 +98,8 @@ export class ValuePager {
   readonly #ctx: StoreContext;
   readonly #policy: PagePolicy;
   readonly #readahead: number;
+  /** The policy's key prefixes as UTF-8 bytes, to tell paged entries while decoding a block. */
+  readonly #prefixBytes: readonly Buffer[];
   /** Runs that paged values may name, by run id. */
   #runs = new Map<number, readonly SegmentRef[]>();
   /** Block indexes of the segments of those runs, by segment name (those known so far). */
@@ -121,6 +123,7 @@ export class ValuePager {
   constructor(ctx: StoreContext, policy: PagePolicy, cacheBytes: number, manifest: Manifest, readaheadBytes = 0) {
     this.#ctx = ctx;
     this.#policy = policy;
+    this.#prefixBytes = policy.keyPrefixes.map((p) => Buffer.from(p, "utf8"));
     this.#readahead = Math.min(readaheadBytes, Math.floor(cacheBytes / 4));
     this.cache = new SegmentCache(cacheBytes);
     this.addRuns(manifest);
@@ -224,7 +227,10 @@ export class ValuePager {
     const cached = name === undefined ? undefined : this.cache.get(name);
     if (cached === undefined) throw new ValueNotWarmedError(key);
     this.cache.hits++;
-    return copyBytes(this.#pick(cached, name!, key));
+    const i = findKey(cached, this.#target.set(key));
+    const value = copyBytes(this.#pick(cached, name!, i, key));
+    this.cache.noteRead(name!, i);
+    return value;
   }
 
   /** Whether a run the writer still reads from lists `seg`. */
@@ -238,15 +244,20 @@ export class ValuePager {
     return name !== undefined && this.cache.has(name);
   }
 
-  /** The value of `key` in `cached` (a view into its block); a key it does not hold, or holds unpageable, is corrupt. */
-  #pick(cached: CachedSegment, where: string, key: string): Uint8Array {
-    const i = findKey(cached, this.#target.set(key));
+  /** The value of entry `i` (found for `key`) in `cached` (a view into its block); a key it does not hold, or holds unpageable, is corrupt. */
+  #pick(cached: CachedSegment, where: string, i: number, key: string): Uint8Array {
     const { block, at } = cached;
     const value = i < 0 ? undefined : new Uint8Array(block.buffer, block.byteOffset + at[4 * i + 2]!, at[4 * i + 3]!);
     if (value === undefined || !isPageable(this.#policy, key, value)) {
       throw new StoreCorruptedError(this.#ctx.prefix + where, `it holds no value for a key the engine paged out to it (${JSON.stringify(key)})`);
     }
     return value;
+  }
+
+  /** Whether the key at `block[at..at+len)` starts with one of the policy's prefixes (see `isPageable`). */
+  #pagedPrefix(block: Buffer, at: number, len: number): boolean {
+    for (const p of this.#prefixBytes) if (p.length <= len && block.compare(p, 0, p.length, at, at + p.length) === 0) return true;
+    return false;
   }
 
   #gone(seg: SegmentRef): StoreCorruptedError {
@@ -372,7 +383,8 @@ export class ValuePager {
       const at = new Int32Array(4 * info.entries);
       let n = 0;
       readBlockEntries(key, b, info, own, (_buf, keyAt, keyLen, valueAt, valueLen) => {
-        if (valueLen < 0) return;
+        // Only entries the policy pages are ever read here: the cache counts them to tell a block read through.
+        if (valueLen < this.#policy.minBytes || !this.#pagedPrefix(own, keyAt, keyLen)) return;
         at[n++] = keyAt;
         at[n++] = keyLen;
         at[n++] = valueAt;

@@ -487,6 +487,63 @@ describe("engine paged values read by block", () => {
     await engine.close();
   });
 
+  it("an ordered walk sets aside the blocks it read through: the cache keeps about an eighth of its budget, not every block walked", async () => {
+    const store = withCounting(new MemoryStore());
+    // 256 KiB of cache, of which 32 KiB for blocks read through; the walk covers about 90 KiB of blocks.
+    const engine = await Engine.open(store, blocky(256 * 1024, 8 * 1024));
+    const keys = keysOf(600);
+    // Every third value is too small to page: it stays in memory, yet its key is in the blocks too.
+    const value = (k: string, i: number) => (i % 3 === 0 ? `${k}:small` : big(k));
+    const b = new WriteBatch();
+    for (const [i, k] of keys.entries()) b.put(k, enc(value(k, i)));
+    await engine.commit(b);
+    await engine.checkpoint();
+    store.reset();
+    for (const [i, k] of keys.entries()) {
+      await warmAll(engine, [k]);
+      expect(dec(engine.get(k))).toBe(value(k, i));
+    }
+    await turn();
+    await turn();
+    // Left: the spent share and at most the last read-ahead window.
+    expect(engine.stats.cacheBytes).toBeLessThanOrEqual(32 * 1024 + 8 * 1024 + 2048);
+    // The walk's reads and store reads are those of a cache that kept everything: each block fetched once.
+    expect(engine.stats.cacheHits).toBe(400);
+    expect(store.counts.gets).toBe(engine.stats.segmentFetches);
+    expect(store.counts.gets).toBeLessThan(600 / 9 / 3);
+    await engine.close();
+  });
+
+  it("a block read through and then read again stays cached for good: a later walk of its keys hits", async () => {
+    const store = withCounting(new MemoryStore());
+    const engine = await Engine.open(store, blocky(256 * 1024, 8 * 1024));
+    const keys = keysOf(800);
+    await fill(engine, keys);
+    await engine.checkpoint();
+    const walk = async (some: string[]) => {
+      for (const k of some) {
+        await warmAll(engine, [k]);
+        expect(dec(engine.get(k))).toBe(big(k));
+      }
+      await turn();
+      await turn();
+    };
+    const hot = keys.slice(0, 100);
+    // Read through, then read again while still set aside: these blocks are ones readers come back to.
+    await walk(hot);
+    await walk(hot);
+    // The rest read through once pushes every spent block out of the spent share (the keys
+    // right after the hot ones are left out, so the block they share with them is not read through).
+    await walk(keys.slice(120));
+    const misses = engine.stats.cacheMisses;
+    await walk(hot);
+    expect(engine.stats.cacheMisses).toBe(misses);
+    // A block read through once only is gone: reading its keys again misses.
+    await walk(keys.slice(400, 420));
+    expect(engine.stats.cacheMisses).toBeGreaterThan(misses);
+    await engine.close();
+  });
+
   it("refuses bad read-ahead options before any IO", async () => {
     const store = withCounting(new MemoryStore());
     await expect(Engine.open(store, { pageValues: { keyPrefixes: ["j/"], readaheadBytes: -1 } })).rejects.toThrow(/pageValues.readaheadBytes/);
