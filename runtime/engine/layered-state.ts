@@ -18,11 +18,11 @@
  * Pure data structure: no IO. Never mutate while iterating a `scan` (a
  * merge step is not a mutation: it changes no entry a scan sees).
  */
-import type { BTree } from "../store/btree.js";
 import { compareKeys } from "../store/keys.js";
 import { BLOCK_ENTRIES, isWellFormed, KeyBytes, type KeyRun, KeyRunBuilder, RunCursor, RunReverseCursor } from "./key-run.js";
 import type { StoredValue } from "./paged-value.js";
 import { Memtable } from "./memtable.js";
+import type { OrderedMap } from "./ordered-map.js";
 import { type Layer, layerOf, pickMerge, RunMerge } from "./run-merge.js";
 import { scanOrdered, scanTree, type ScanOptions } from "./scan.js";
 
@@ -421,7 +421,7 @@ function orderOf(layers: readonly Layer[]): (a: string, b: string) => number {
 }
 
 /** The entries of the memtable and the runs from `lo` up, in ascending key order. */
-function* mergeForward(mem: BTree<string, StoredValue>, layers: readonly Layer[], lo: string): Generator<[string, StoredValue]> {
+function* mergeForward(mem: OrderedMap<StoredValue>, layers: readonly Layer[], lo: string): Generator<[string, StoredValue]> {
   const memIt = mem.entries(lo);
   let memHead = memIt.next();
   const kb = new KeyBytes();
@@ -452,8 +452,8 @@ function* mergeForward(mem: BTree<string, StoredValue>, layers: readonly Layer[]
 }
 
 /** The entries of the memtable and the runs at or below `hi` (all when undefined), in descending key order. */
-function* mergeReverse(mem: BTree<string, StoredValue>, layers: readonly Layer[], hi: string | undefined): Generator<[string, StoredValue]> {
-  const memIt = hi === undefined ? mem.entriesReversed() : mem.entriesReversed(hi);
+function* mergeReverse(mem: OrderedMap<StoredValue>, layers: readonly Layer[], hi: string | undefined): Generator<[string, StoredValue]> {
+  const memIt = mem.entriesReversed(hi);
   let memHead = memIt.next();
   const cursors = layers.map((l) => {
     const c = new RunReverseCursor(l.run, l.live);

@@ -1,6 +1,6 @@
 /**
- * @module The memtable: recently written keys in `compareKeys` order, in a
- * B-tree (point reads, scans, freezes and snapshots).
+ * @module The memtable: recently written keys in `compareKeys` order, in an
+ * ordered map (ordered-map.ts: point reads, scans, freezes and snapshots).
  *
  * The tree compares with the built-in string comparison while no key in it
  * needs more. Against a string whose code units are all below U+D800, UTF-16
@@ -14,29 +14,26 @@
  * so the comparator is chosen once instead of tested in every comparison.
  * Queue and workflow keys are ASCII and never pay for the rebuild.
  */
-import { BTree } from "../store/btree.js";
-import { unitsBelowSurrogates } from "../store/keys.js";
-import { sortedMapFromSorted } from "./sorted-map.js";
-
-/** The built-in string order, as a comparator (exact while one side has only units below U+D800). */
-const plainOrder = (a: string, b: string): number => (a === b ? 0 : a < b ? -1 : 1);
+import { compareKeys, unitsBelowSurrogates } from "../store/keys.js";
+import { OrderedMap } from "./ordered-map.js";
 
 /** An ordered map of string keys: see the module documentation. No value may be undefined. */
 export class Memtable<V> {
-  #tree: BTree<string, V> = new BTree<string, V>(undefined, plainOrder);
-  /** Whether `#tree` still compares with `plainOrder`. */
+  /** Built-in string order (the map's `undefined` order) until the order switches. */
+  #tree: OrderedMap<V> = new OrderedMap<V>();
+  /** Whether `#tree` still compares with the built-in order. */
   #plain = true;
 
   /** A table of `keys` (strictly ascending in `compareKeys` order, as a tree yields them) and their `values`, built in O(n). */
   static fromSorted<V>(keys: string[], values: V[]): Memtable<V> {
     const t = new Memtable<V>();
     t.#plain = keys.every(unitsBelowSurrogates);
-    t.#tree = sortedMapFromSorted<V>(keys, values, t.#plain ? plainOrder : undefined);
+    t.#tree = OrderedMap.fromSorted<V>(keys, values, t.#plain ? undefined : compareKeys);
     return t;
   }
 
   /** The entries in `compareKeys` order, for iteration and `clone`: write through this class, never the tree. Replaced when the order switches. */
-  get tree(): BTree<string, V> {
+  get tree(): OrderedMap<V> {
     return this.#tree;
   }
 
@@ -58,10 +55,11 @@ export class Memtable<V> {
    * Sets the value of `key`, which the table holds, keeping the key string
    * it holds: `set` would store the caller's (an equal string made again, as
    * a checkpoint decodes its keys), and the table's copy would die in the
-   * old generation while the new one took its place there.
+   * old generation while the new one took its place there. The map's `set`
+   * keeps the key it holds, and the order cannot switch for a key it holds.
    */
   replace(key: string, value: V): void {
-    this.#tree.editRange(key, key, true, () => ({ value }));
+    this.#tree.set(key, value);
   }
 
   /** Deletes `key`; false when it was not in the table. */
@@ -74,10 +72,10 @@ export class Memtable<V> {
     this.#plain = false;
     const keys: string[] = [];
     const values: V[] = [];
-    for (const [k, v] of this.#tree.entries()) {
+    this.#tree.forEachPair((k, v) => {
       keys.push(k);
       values.push(v);
-    }
-    this.#tree = sortedMapFromSorted<V>(keys, values);
+    });
+    this.#tree = OrderedMap.fromSorted<V>(keys, values, compareKeys);
   }
 }

@@ -2,7 +2,6 @@
  * @module Ordered range iteration over the engine's sorted map.
  */
 import { compareKeys } from "../store/keys.js";
-import type { BTree } from "../store/btree.js";
 
 /** Bounds, order and size of a scan. */
 export interface ScanOptions {
@@ -25,9 +24,15 @@ export interface OrderedSource<V> {
   fromReversed(hi: string | undefined): Iterator<[string, V]>;
 }
 
+/** An ordered map's iteration from a lower bound and, reversed, from an upper bound (both inclusive; undefined: from the end). */
+export interface OrderedEntries<V> {
+  entries(lo?: string): Iterator<[string, V]>;
+  entriesReversed(hi?: string): Iterator<[string, V]>;
+}
+
 /** Ordered iteration over a tree with prefix, bounds, limit and direction. */
-export function scanTree<V>(tree: BTree<string, V>, opts: ScanOptions): IterableIterator<[string, V]> {
-  return scanOrdered({ from: (lo) => tree.entries(lo), fromReversed: (hi) => (hi === undefined ? tree.entriesReversed() : tree.entriesReversed(hi)) }, opts);
+export function scanTree<V>(tree: OrderedEntries<V>, opts: ScanOptions): IterableIterator<[string, V]> {
+  return scanOrdered({ from: (lo) => tree.entries(lo), fromReversed: (hi) => tree.entriesReversed(hi) }, opts);
 }
 
 /** Ordered iteration over any ordered source with prefix, bounds, limit and direction. */

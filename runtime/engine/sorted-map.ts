@@ -1,14 +1,9 @@
 /**
- * @module The ordered in-memory map behind the engine: sorted-btree, keyed
- * by `compareKeys`.
+ * @module The engine's record of keys changed since the last checkpoint
+ * cut. (The ordered map of the state itself is ordered-map.ts, behind
+ * memtable.ts.)
  */
-import * as bulkLoadModule from "sorted-btree/extended/bulkLoad.js";
-import { BTree } from "../store/btree.js";
-import { compareKeys } from "../store/keys.js";
 import type { ChangedKeys } from "./changed-keys.js";
-
-/** The engine's state: values by key, in `compareKeys` order. */
-export type SortedMap = BTree<string, Uint8Array>;
 
 /**
  * The keys changed since the last checkpoint cut, with their new values
@@ -28,38 +23,4 @@ export type DeltaMap = ChangedKeys;
  */
 export function deltaOverflows(delta: DeltaMap, stateSize: number): boolean {
   return delta.size > 4096 && delta.size > stateSize / 2;
-}
-
-/** An empty map ordered by `compareKeys`. */
-export function newSortedMap(): SortedMap {
-  return new BTree<string, Uint8Array>(undefined, compareKeys);
-}
-
-type BulkLoad = typeof import("sorted-btree/extended/bulkLoad.js").bulkLoad;
-
-// Wrapped like the BTree class itself (see store/btree.ts).
-function resolveBulkLoad(): BulkLoad {
-  let candidate: unknown = bulkLoadModule;
-  for (let i = 0; i < 3 && typeof (candidate as { bulkLoad?: unknown }).bulkLoad !== "function"; i++) {
-    candidate = (candidate as { default?: unknown }).default;
-  }
-  const fn = (candidate as { bulkLoad?: unknown } | undefined)?.bulkLoad;
-  if (typeof fn !== "function") throw new Error("sorted-btree did not load: bulkLoad is missing");
-  return fn as BulkLoad;
-}
-
-const bulkLoad = resolveBulkLoad();
-
-/** Node size of every tree; sorted-btree's default. */
-const MAX_NODE_SIZE = 32;
-
-/**
- * Builds a map from keys in strictly ascending `compareKeys` order in O(n),
- * leaving room in each leaf for later inserts. Throws if the keys are not
- * strictly ascending. `compare`: the tree's comparator, when a cheaper one
- * gives the same order for these keys and the keys it will take.
- */
-export function sortedMapFromSorted<V = Uint8Array>(keys: string[], values: V[], compare: (a: string, b: string) => number = compareKeys): BTree<string, V> {
-  if (keys.length === 0) return new BTree<string, V>(undefined, compare);
-  return bulkLoad<string, V>(keys, values, MAX_NODE_SIZE, compare, 0.8) as BTree<string, V>;
 }

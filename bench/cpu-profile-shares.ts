@@ -1,0 +1,72 @@
+/**
+ * @module Shares of busy samples in a `node --cpu-prof` profile: the TOP
+ * functions by self time, the self and inclusive share of each function
+ * named in NAMES (comma separated; `name` matches the function name
+ * exactly, `name@part` also needs `part` in its file's path), and the self
+ * share of all functions in files whose path contains one of FILES (comma
+ * separated; inlined callees count in their caller's file). Busy: every
+ * sample but `(idle)` and `(program)`; shares are of those, so a profile
+ * taken under other load compares with one taken quiet.
+ *
+ * Run: `TOP=25 NAMES=processStep,get@layered-state FILES=sorted-btree,memtable npx tsx bench/cpu-profile-shares.ts <file.cpuprofile>`.
+ */
+import { readFileSync } from "node:fs";
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+}
+
+const file = process.argv[2];
+if (file === undefined) throw new Error("name a .cpuprofile file");
+const top = Number(process.env.TOP ?? 25);
+const names = (process.env.NAMES ?? "").split(",").filter((s) => s !== "");
+const files = (process.env.FILES ?? "").split(",").filter((s) => s !== "");
+const matches = (name: string, n: ProfileNode) => {
+  const [fn, part] = name.split("@");
+  return n.callFrame.functionName === fn && (part === undefined || n.callFrame.url.includes(part));
+};
+const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
+
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const parent = new Map<number, number>();
+for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+const label = (n: ProfileNode) => {
+  const url = n.callFrame.url.replace(/^.*\/(dist|node_modules)\//, "$1/");
+  return `${n.callFrame.functionName || "(anonymous)"} ${url}:${n.callFrame.lineNumber + 1}`;
+};
+
+const self = new Map<string, number>();
+const selfByName = new Map<string, number>();
+let inFiles = 0;
+const inclusiveByName = new Map<string, number>();
+let busy = 0;
+for (const id of profile.samples) {
+  const n = byId.get(id)!;
+  const fn = n.callFrame.functionName;
+  if (fn === "(idle)" || fn === "(program)") continue;
+  busy++;
+  self.set(label(n), (self.get(label(n)) ?? 0) + 1);
+  for (const name of names) if (matches(name, n)) selfByName.set(name, (selfByName.get(name) ?? 0) + 1);
+  if (files.some((f) => n.callFrame.url.includes(f))) inFiles++;
+  // Each named function once per sample, however deep it recurses.
+  const seen = new Set<string>();
+  for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+    const node = byId.get(at)!;
+    for (const name of names) {
+      if (seen.has(name) || !matches(name, node)) continue;
+      seen.add(name);
+      inclusiveByName.set(name, (inclusiveByName.get(name) ?? 0) + 1);
+    }
+  }
+}
+const pct = (x: number) => `${((100 * x) / busy).toFixed(2)} %`;
+console.log(`${busy} busy samples of ${profile.samples.length}`);
+for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(v).padStart(8)}  ${k}`);
+if (files.length > 0) console.log(`self in ${files.join(", ")}: ${pct(inFiles)}`);
+for (const name of names) console.log(`${name}: self ${pct(selfByName.get(name) ?? 0)}, inclusive ${pct(inclusiveByName.get(name) ?? 0)}`);

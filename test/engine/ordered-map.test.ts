@@ -1,0 +1,207 @@
+/**
+ * @module The memtable's ordered map against a sorted array model: random
+ * sets, overwrites and deletes (down to empty and back), clones written on
+ * both sides afterwards, iteration from arbitrary bounds in both
+ * directions, maps built from sorted entries, in the built-in order and
+ * under `compareKeys`. Sizes reach three levels of nodes, so splits,
+ * merges and root changes all happen.
+ */
+import { describe, expect, it } from "vitest";
+import { type KeyOrder, OrderedMap } from "../../runtime/engine/ordered-map.js";
+import { compareKeys } from "../../runtime/store/keys.js";
+import { testRandom, type TestRandom } from "../support/seed.js";
+
+/** A map as a sorted array of entries: obviously right, slow. */
+class Model {
+  entries: [string, number][] = [];
+  constructor(readonly order: (a: string, b: string) => number) {}
+  /** The first index whose key is at or after `key` (-1 when none). */
+  #find(key: string): number {
+    let lo = 0;
+    let hi = this.entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.order(this.entries[mid]![0], key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo === this.entries.length ? -1 : lo;
+  }
+  get(key: string): number | undefined {
+    const i = this.#find(key);
+    return i >= 0 && this.entries[i]![0] === key ? this.entries[i]![1] : undefined;
+  }
+  set(key: string, value: number): boolean {
+    const i = this.#find(key);
+    if (i >= 0 && this.entries[i]![0] === key) {
+      this.entries[i]![1] = value;
+      return false;
+    }
+    this.entries.splice(i < 0 ? this.entries.length : i, 0, [key, value]);
+    return true;
+  }
+  delete(key: string): boolean {
+    const i = this.#find(key);
+    if (i < 0 || this.entries[i]![0] !== key) return false;
+    this.entries.splice(i, 1);
+    return true;
+  }
+  from(lo: string | undefined): [string, number][] {
+    if (lo === undefined) return this.entries;
+    const i = this.#find(lo);
+    return i < 0 ? [] : this.entries.slice(i);
+  }
+  downFrom(hi: string | undefined): [string, number][] {
+    if (hi === undefined) return [...this.entries].reverse();
+    let i = this.#find(hi);
+    if (i < 0) i = this.entries.length;
+    else if (this.entries[i]![0] === hi) i++;
+    return this.entries.slice(0, i).reverse();
+  }
+  clone(): Model {
+    const m = new Model(this.order);
+    m.entries = this.entries.map(([k, v]) => [k, v]);
+    return m;
+  }
+}
+
+const plain = (a: string, b: string): number => (a === b ? 0 : a < b ? -1 : 1);
+
+/** Keys sharing queue-like prefixes; `wide` adds the characters where UTF-16 order and code point order differ. */
+function randomKey(r: TestRandom, space: number, wide: boolean): string {
+  const n = r.int(space);
+  const tail = wide && r.int(4) === 0 ? ["\u{1f600}", "\uffff", "\ue000", "\u00e9"][r.int(4)]! : "";
+  return `${["j/", "u/run/", "c/s/"][n % 3]}${String(Math.floor(n / 3)).padStart(5, "0")}${tail}`;
+}
+
+/**
+ * Fails unless `actual` lists the entries of `expected`, naming the first that differs (a deep
+ * `toEqual` of thousands of pairs costs more than the rest of the test together).
+ */
+function same(actual: Iterable<[string, number]>, expected: readonly [string, number][]): void {
+  const got = [...actual];
+  const at = got.findIndex(([k, v], i) => i >= expected.length || expected[i]![0] !== k || expected[i]![1] !== v);
+  if (at >= 0 || got.length !== expected.length) {
+    const i = at >= 0 ? at : got.length;
+    expect(got[i], `entry ${i} of ${got.length} (expected ${expected.length})`).toEqual(expected[i]);
+  }
+}
+
+/** Checks every read of `map` against `model`, iteration from random bounds both ways included. */
+function check(r: TestRandom, map: OrderedMap<number>, model: Model, space: number, wide: boolean): void {
+  expect(map.size).toBe(model.entries.length);
+  same(map.entries(), model.entries);
+  same(map.entriesReversed(), model.downFrom(undefined));
+  const seen: [string, number][] = [];
+  map.forEachPair((k, v) => seen.push([k, v]));
+  same(seen, model.entries);
+  for (let i = 0; i < 6; i++) {
+    const probe = r.int(3) === 0 && model.entries.length > 0 ? model.entries[r.int(model.entries.length)]![0] : randomKey(r, space, wide);
+    expect(map.get(probe)).toBe(model.get(probe));
+    same(map.entries(probe), model.from(probe));
+    same(map.entriesReversed(probe), model.downFrom(probe));
+  }
+}
+
+/** Random writes to `map` and `model` alike. */
+function writes(r: TestRandom, map: OrderedMap<number>, model: Model, count: number, space: number, wide: boolean, deleteShare: number): void {
+  for (let i = 0; i < count; i++) {
+    const key = randomKey(r, space, wide);
+    // `expect` only on a mismatch: one per operation would cost more than the map and the model.
+    if (r.int(100) < deleteShare) {
+      const got = map.delete(key);
+      const want = model.delete(key);
+      if (got !== want) expect(got, `delete ${key}`).toBe(want);
+    } else {
+      const value = r.int(1_000_000);
+      const got = map.set(key, value);
+      const want = model.set(key, value);
+      if (got !== want) expect(got, `set ${key}`).toBe(want);
+    }
+  }
+}
+
+describe("OrderedMap", () => {
+  for (const [name, order, model, wide] of [
+    ["the built-in order", undefined, plain, false],
+    ["compareKeys", compareKeys, compareKeys, true],
+  ] as [string, KeyOrder, (a: string, b: string) => number, boolean][]) {
+    it(`matches a sorted array through sets, deletes to empty, clones written on both sides and bulk loads (${name})`, () => {
+      const r = testRandom(`ordered map ${name}`);
+      for (let round = 0; round < 9; round++) {
+        const space = [60, 600, 2400][round % 3]!;
+        let map = new OrderedMap<number>(order);
+        let m = new Model(model);
+        if (round % 4 === 1) {
+          writes(r, map, m, space, space, wide, 0);
+          const keys = m.entries.map(([k]) => k);
+          map = OrderedMap.fromSorted(
+            keys,
+            m.entries.map(([, v]) => v),
+            order,
+          );
+        }
+        for (let phase = 0; phase < 4; phase++) {
+          writes(r, map, m, space, space, wide, [20, 50, 35, 80][phase]!);
+          check(r, map, m, space, wide);
+          // A clone, then writes on both sides: neither sees the other's.
+          const copy = map.clone();
+          const copyModel = m.clone();
+          writes(r, map, m, space >> 1, space, wide, 40);
+          writes(r, copy, copyModel, space >> 1, space, wide, 40);
+          check(r, map, m, space, wide);
+          check(r, copy, copyModel, space, wide);
+          if (r.int(2) === 0) {
+            map = copy;
+            m = copyModel;
+          }
+        }
+        // Everything deleted, in random order or from the front as a queue drains (nodes the
+        // clone shares merge into ones it does not), then written again.
+        const keys = m.entries.map(([k]) => k);
+        const before = map.clone();
+        const beforeModel = m.clone();
+        for (let i = round % 2 === 0 ? keys.length - 1 : 0; i > 0; i--) {
+          const j = r.int(i + 1);
+          [keys[i], keys[j]] = [keys[j]!, keys[i]!];
+        }
+        for (const k of keys) if (!map.delete(k)) expect.fail(`${k} was not deleted`);
+        m.entries = [];
+        check(r, map, m, space, wide);
+        expect(map.delete(keys[0] ?? "x")).toBe(false);
+        writes(r, map, m, 50, space, wide, 10);
+        check(r, map, m, space, wide);
+        check(r, before, beforeModel, space, wide);
+      }
+    });
+  }
+
+  it("sets a key it holds again in place: false, the same size, the new value, the same order", () => {
+    const map = new OrderedMap<number>();
+    for (let i = 0; i < 200; i++) map.set(`k/${String(i).padStart(3, "0")}`, i);
+    // An equal string made again, as a checkpoint decodes its keys.
+    expect(map.set(Buffer.from("k/000").toString(), 7)).toBe(false);
+    expect(map.size).toBe(200);
+    expect(map.get("k/000")).toBe(7);
+    expect([...map.keys()][0]).toBe("k/000");
+    expect([...map.keys()][1]).toBe("k/001");
+  });
+
+  it("builds from sorted entries and refuses keys out of order or a count mismatch, in its order", () => {
+    expect(() => OrderedMap.fromSorted(["b", "a"], [1, 2])).toThrow(RangeError);
+    expect(() => OrderedMap.fromSorted(["a", "a"], [1, 2])).toThrow(/strictly ascending at index 1/);
+    expect(() => OrderedMap.fromSorted(["a"], [1, 2])).toThrow(/1 keys but 2 values/);
+    // U+FFFF is before an astral character in the built-in order, after it in code point order.
+    expect(() => OrderedMap.fromSorted(["\u{1f600}", "\uffff"], [1, 2], compareKeys)).toThrow(RangeError);
+    expect(() => OrderedMap.fromSorted(["\uffff", "\u{1f600}"], [1, 2])).toThrow(RangeError);
+    const keys = Array.from({ length: 2000 }, (_, i) => `k/${String(i).padStart(4, "0")}`);
+    const map = OrderedMap.fromSorted(
+      keys,
+      keys.map((_, i) => i),
+    );
+    expect(map.size).toBe(2000);
+    expect([...map.keys()]).toEqual(keys);
+    expect(map.nextHigherKey("k/0999")).toBe("k/1000");
+    expect(map.nextHigherKey("k/1999")).toBeUndefined();
+    expect(OrderedMap.fromSorted([], []).size).toBe(0);
+  });
+});
