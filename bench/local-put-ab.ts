@@ -3,12 +3,13 @@
  * checkouts in one process, alternating put by put (the order reversed every
  * other round), so the machine's drift and other processes' disk traffic hit
  * each alike: latency and the process's CPU (main thread and thread pool)
- * per put.
+ * per put, and the main thread's own CPU and run-queue wait per put
+ * (Linux schedstat; the put thread's and the pool's work is the rest).
  *
  * Usage: `npx tsx bench/local-put-ab.ts <checkout> [<checkout> ...]`, each a
  * directory whose `runtime/` is measured. Env: N (300 puts each), BYTES (750).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -28,18 +29,34 @@ for (const c of checkouts) {
 }
 const ms: number[][] = checkouts.map(() => []);
 const cpuUs = checkouts.map(() => 0);
+const mainNs = checkouts.map(() => 0);
+const waitNs = checkouts.map(() => 0);
+
+/** The main thread's CPU time and run-queue wait so far, in ns (zeros where schedstat is missing). */
+function mainThread(): { cpu: number; wait: number } {
+  try {
+    const [cpu, wait] = readFileSync("/proc/thread-self/schedstat", "latin1").split(" ");
+    return { cpu: Number(cpu), wait: Number(wait) };
+  } catch {
+    return { cpu: 0, wait: 0 };
+  }
+}
 try {
   for (const s of stores) await s.put("wal/warm", body);
   console.log(`local-put-ab: N=${N} BYTES=${body.length} load ${loadAverageText()}`);
   for (let i = 0; i < N; i++) {
     const order = i % 2 === 0 ? [...stores.keys()] : [...stores.keys()].reverse();
     for (const k of order) {
+      const main0 = mainThread();
       const cpu0 = process.cpuUsage();
       const t = performance.now();
       await stores[k]!.put(`wal/${String(i).padStart(20, "0")}`, body, { ifNoneMatch: "*" });
       ms[k]!.push(performance.now() - t);
       const cpu = process.cpuUsage(cpu0);
+      const main1 = mainThread();
       cpuUs[k]! += cpu.user + cpu.system;
+      mainNs[k]! += main1.cpu - main0.cpu;
+      waitNs[k]! += main1.wait - main0.wait;
       await new Promise((r) => setImmediate(r));
     }
   }
@@ -47,9 +64,10 @@ try {
     const xs = ms[k]!.sort((a, b) => a - b);
     const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
     console.log(
-      `${c}: p50 ${percentile(xs, 50).toFixed(3)} ms, p90 ${percentile(xs, 90).toFixed(3)} ms, mean ${mean.toFixed(3)} ms, CPU ${(cpuUs[k]! / N).toFixed(0)} µs per put`,
+      `${c}: p50 ${percentile(xs, 50).toFixed(3)} ms, p90 ${percentile(xs, 90).toFixed(3)} ms, mean ${mean.toFixed(3)} ms, CPU ${(cpuUs[k]! / N).toFixed(0)} µs per put, main thread ${(mainNs[k]! / 1000 / N).toFixed(0)} µs (run-queue wait ${(waitNs[k]! / 1000 / N).toFixed(0)} µs)`,
     );
   });
+  console.log(`load at end ${loadAverageText()}`);
 } finally {
   for (const s of stores) rmSync(s.root, { recursive: true, force: true });
 }
