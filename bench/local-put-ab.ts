@@ -7,7 +7,9 @@
  * (Linux schedstat; the put thread's and the pool's work is the rest).
  *
  * Usage: `npx tsx bench/local-put-ab.ts <checkout> [<checkout> ...]`, each a
- * directory whose `runtime/` is measured. Env: N (300 puts each), BYTES (750).
+ * directory whose `runtime/` is measured; `<checkout>:pool` measures it with
+ * `{ putThread: false }` (every put on the thread pool). Env: N (300 puts
+ * each), BYTES (750).
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,13 +21,15 @@ import { percentile } from "./support/percentile.js";
 
 const N = Number(process.env.N ?? 300);
 const body = new Uint8Array(Number(process.env.BYTES ?? 750)).fill(7);
-const checkouts = process.argv.slice(2).map((c) => resolve(c));
+const args = process.argv.slice(2);
+const checkouts = args.map((c) => resolve(c.replace(/:pool$/, "")));
+const poolOnly = args.map((c) => c.endsWith(":pool"));
 if (checkouts.length === 0) throw new Error("usage: npx tsx bench/local-put-ab.ts <checkout> [<checkout> ...]");
 
 const stores: LocalStore[] = [];
-for (const c of checkouts) {
+for (const [k, c] of checkouts.entries()) {
   const mod = (await import(pathToFileURL(join(c, "runtime/index.ts")).href)) as typeof import("../runtime/index.js");
-  stores.push(new mod.LocalStore(mkdtempSync(join(tmpdir(), "bench-put-ab-"))));
+  stores.push(new mod.LocalStore(mkdtempSync(join(tmpdir(), "bench-put-ab-")), poolOnly[k] ? { putThread: false } : {}));
 }
 const ms: number[][] = checkouts.map(() => []);
 const cpuUs = checkouts.map(() => 0);
@@ -60,7 +64,7 @@ try {
       await new Promise((r) => setImmediate(r));
     }
   }
-  checkouts.forEach((c, k) => {
+  args.forEach((c, k) => {
     const xs = ms[k]!.sort((a, b) => a - b);
     const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
     console.log(

@@ -45,6 +45,13 @@ export class PutThreadFailure {
   ) {}
 }
 
+/** The thread could not be started: nothing was done, the put goes through the pool. */
+export class PutThreadUnavailable extends Error {
+  constructor(cause: unknown) {
+    super("the put thread could not be started", { cause });
+  }
+}
+
 /** The thread stopped with a put in flight: whether the object was written is unknown. */
 export class PutThreadStopped extends Error {
   constructor(reason: string) {
@@ -131,7 +138,14 @@ export class PutThread {
     // Zero-filled: the thread waits while the state word is idle.
     this.#buffer = new SharedArrayBuffer(HEADER_BYTES + PUT_THREAD_MAX_BODY + PATH_ROOM);
     this.#ctl = new Int32Array(this.#buffer, 0, 4);
-    const worker = new Worker(PUT_WORKER_SOURCE, { eval: true, workerData: { buffer: this.#buffer }, resourceLimits: RESOURCE_LIMITS });
+    let worker: Worker;
+    try {
+      worker = new Worker(PUT_WORKER_SOURCE, { eval: true, workerData: { buffer: this.#buffer }, resourceLimits: RESOURCE_LIMITS });
+    } catch (err) {
+      // Worker threads refused (a permission model, an embedder without them): the pool for good.
+      this.#broken = true;
+      throw new PutThreadUnavailable(err);
+    }
     const stop = (reason: string) => {
       if (this.#worker !== worker) return;
       this.#worker = undefined;

@@ -48,7 +48,7 @@ import { compareKeys, isWellFormed, validateObjectKey } from "./keys.js";
 import { checkRange, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 import { describeValue } from "../option-values.js";
 import { declarePutBodyReleased, isLentBody } from "./put-body.js";
-import { type PutThread, PutThreadFailure, PutThreadStopped, type PutThreadStat, sharedPutThread } from "./local-put-thread.js";
+import { type PutThread, PutThreadFailure, type PutThreadStat, PutThreadStopped, PutThreadUnavailable, sharedPutThread } from "./local-put-thread.js";
 
 const DIR_SUFFIX = "%2F";
 /** Writes through this flag are on disk when they return (undefined where the platform lacks it: then an fsync follows). */
@@ -400,6 +400,8 @@ export class LocalStore implements ObjectStore {
     try {
       stat = await thread.put(temp, target, dir, body, true);
     } catch (err) {
+      // Nothing was done; the thread is off for good, so this put and later ones go through the pool.
+      if (err instanceof PutThreadUnavailable) return this.#putOnce(key, body, true);
       if (err instanceof PutThreadStopped) {
         // Linked or not, the temporary name can go (a second name of the object's file at most).
         unlinkQuietly(temp);
