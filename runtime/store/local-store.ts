@@ -48,6 +48,7 @@ import { compareKeys, isWellFormed, validateObjectKey } from "./keys.js";
 import { checkRange, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 import { describeValue } from "../option-values.js";
 import { declarePutBodyReleased, isLentBody } from "./put-body.js";
+import { type PutThread, PutThreadFailure, type PutThreadStat, PutThreadStopped, PutThreadUnavailable, sharedPutThread } from "./local-put-thread.js";
 
 const DIR_SUFFIX = "%2F";
 /** Writes through this flag are on disk when they return (undefined where the platform lacks it: then an fsync follows). */
@@ -98,6 +99,18 @@ interface DirSync {
   next?: Promise<void>;
 }
 
+/** How a `LocalStore` makes its puts. */
+export interface LocalStoreOptions {
+  /**
+   * Create-if-absent puts (the engine's WAL objects) of up to 256 KiB go
+   * through one worker thread of the process, which makes the whole put in
+   * one trip, whenever that thread is free (default true). It is started by
+   * the first such put and costs about 9 MB of resident memory, once per
+   * process; false keeps every put on Node's thread pool.
+   */
+  putThread?: boolean;
+}
+
 /**
  * A store whose objects are files under one directory.
  *
@@ -124,12 +137,18 @@ export class LocalStore implements ObjectStore {
   #lastDirPath = "";
   /** The store's directory existed while this store used it: once gone, it is not made again (see `put`). */
   #rootSeen = false;
+  /** Makes create-if-absent puts in one trip when free (the process's one thread, shared by its stores), unless turned off. */
+  readonly #putThread: PutThread | undefined;
 
   /** `dir` is created on the first put if absent. */
-  constructor(dir: string) {
+  constructor(dir: string, options: LocalStoreOptions = {}) {
     if (typeof dir !== "string" || dir.length === 0 || dir.includes("\0")) {
       throw new ValidationError(`LocalStore needs a directory path, got ${describeValue(dir)}`);
     }
+    if (typeof options !== "object" || options === null) throw new ValidationError(`LocalStore's options are an object, got ${describeValue(options)}`);
+    const { putThread = true } = options;
+    if (typeof putThread !== "boolean") throw new ValidationError(`LocalStore's putThread option is true or false, got ${describeValue(putThread)}`);
+    this.#putThread = putThread ? sharedPutThread() : undefined;
     this.root = path.resolve(dir);
     // `put` copies the body before its first await; a subclass may put otherwise, and declares for itself.
     if (new.target === LocalStore) declarePutBodyReleased(this);
@@ -327,6 +346,8 @@ export class LocalStore implements ObjectStore {
     await known.made;
     const target = path.join(dir, encodeSegment(key.slice(slash + 1)));
     const temp = path.join(dir, `${TEMP_PREFIX}${process.pid}.${++this.#tempCounter}.${this.#tempTag}`);
+    const thread = this.#putThread;
+    if (createOnly && thread?.canTake(body.length)) return this.#putThroughThread(thread, key, body, dir, known, temp, target);
     // The metadata calls (create, stat, link, close, unlink) run on the main thread: each changes the
     // file system's cache and its journal in memory and waits for no disk write, so a trip to the thread
     // pool (two thread wake-ups, often the larger cost) would cost more than the call. The two waits for
@@ -356,6 +377,56 @@ export class LocalStore implements ObjectStore {
       if (errorCode(err) !== "ENOENT") throw err;
       // A directory holding a file cannot be removed, so the object was deleted since and its
       // emptied directories removed; whatever of the path still exists is synced.
+      await this.#syncExisting(dir);
+    }
+    return { etag: etagOf(stat) };
+  }
+
+  /**
+   * The put made in one trip to the put thread (local-put-thread.ts): the
+   * same calls in the same order as `#putOnce`'s, so the same crash
+   * states, and its errors answered as `#putOnce` answers them.
+   */
+  async #putThroughThread(
+    thread: PutThread,
+    key: string,
+    body: Uint8Array,
+    dir: string,
+    known: KnownDir,
+    temp: string,
+    target: string,
+  ): Promise<{ etag: string }> {
+    let stat: PutThreadStat;
+    try {
+      stat = await thread.put(temp, target, dir, body, true);
+    } catch (err) {
+      // Nothing was done; the thread is off for good, so this put and later ones go through the pool.
+      if (err instanceof PutThreadUnavailable) return this.#putOnce(key, body, true);
+      if (err instanceof PutThreadStopped) {
+        // Linked or not, the temporary name can go (a second name of the object's file at most).
+        unlinkQuietly(temp);
+        throw new StoreUnavailableError(
+          `local put (${this.root})`,
+          key,
+          err,
+          "retry the put (a create-if-absent retry may find the object written, and say so); later puts of this process go through the thread pool",
+        );
+      }
+      if (!(err instanceof PutThreadFailure)) throw err;
+      const error = err.error;
+      if (err.inPlace === undefined) {
+        if (errorCode(error) === "EEXIST" && (error as { syscall?: string }).syscall === "link") throw new PreconditionFailedError(key);
+        throw error;
+      }
+      // In place, the directory fsync failed: as in `#putOnce`, never retried; a removed directory means a delete came since.
+      if (errorCode(error) !== "ENOENT") throw error;
+      await this.#syncExisting(dir);
+      stat = err.inPlace;
+    }
+    try {
+      await known.durable;
+    } catch (err) {
+      if (errorCode(err) !== "ENOENT") throw err;
       await this.#syncExisting(dir);
     }
     return { etag: etagOf(stat) };

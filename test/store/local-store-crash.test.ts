@@ -16,6 +16,7 @@ import { labelOf } from "./fixtures/crash-bodies.js";
 
 const script = fileURLToPath(new URL("./fixtures/local-put-loop.ts", import.meta.url));
 const writersScript = fileURLToPath(new URL("./fixtures/local-put-writers.ts", import.meta.url));
+const createsScript = fileURLToPath(new URL("./fixtures/local-put-creates.ts", import.meta.url));
 const tempDir = useTempDirs("taquba-local-crash-");
 // Each round starts a child that loads the store through tsx (seconds of CPU on a loaded machine): the
 // limits guard against a hang and grow with the load (three rounds took 61 s at a load of 17 on two cores).
@@ -95,5 +96,31 @@ describe("LocalStore after SIGKILL", () => {
       const left = (await readdir(dir, { recursive: true })).filter((p) => String(p).split("/").pop()!.startsWith("%tmp."));
       expect(left).toEqual([]);
     }),
+  );
+  it(
+    "killed at random points among create-if-absent puts through the put thread, shows no object half written under its final name",
+    { timeout: loadLimitTimeout(90_000) },
+    () =>
+      withinLoadLimit(90_000, async () => {
+        const rnd = testRandom("LocalStore put thread kill points");
+        const dir = await tempDir();
+        const acknowledged = new Set<string>();
+        for (let round = 0; round < 5; round++) {
+          const creates = startScript(createsScript, [dir, String(round * 1_000_000)]);
+          await creates.waitFor((lines) => lines.length >= 1 + rnd.int(10));
+          // Within a put's time (its O_DSYNC write is most of it): before, during or after the write and the link.
+          await new Promise((r) => setTimeout(r, rnd.random() * 3));
+          const { signal } = await creates.kill();
+          if (signal !== "SIGKILL") throw new Error(`the put loop exited without being killed: ${creates.stderr()}`);
+          for (const line of creates.lines) if (line !== "") acknowledged.add(line);
+        }
+        const store = new LocalStore(dir);
+        const listed: string[] = [];
+        for await (const o of store.list("")) listed.push(o.key);
+        expect(listed).toEqual(expect.arrayContaining([...acknowledged]));
+        for (const key of listed) expect(labelOf((await store.get(key))!.body), key).toBe(key);
+        await store.removeLeftovers("");
+        expect((await readdir(join(dir, "objs%2F"))).filter((n) => n.startsWith("%tmp."))).toEqual([]);
+      }),
   );
 });

@@ -10,11 +10,17 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { LocalStore, StoreUnavailableError } from "taquba";
+import { sharedPutThread } from "../../runtime/store/local-put-thread.js";
 import { removeSmallFileSystem, smallFileSystem } from "../support/small-file-system.js";
 
 const mounted = smallFileSystem("256k");
+// Create-if-absent puts (those the put thread makes) on a file system of their own.
+const mountedForCreates = mounted === undefined ? undefined : smallFileSystem("256k");
 
-afterAll(() => removeSmallFileSystem(mounted));
+afterAll(() => {
+  removeSmallFileSystem(mounted);
+  removeSmallFileSystem(mountedForCreates);
+});
 
 /** Every file name under `dir`, walked. */
 function filesUnder(dir: string): string[] {
@@ -51,6 +57,39 @@ describe.skipIf(mounted === undefined)("LocalStore on a full file system (a tmpf
     await store.delete(stored[1]!);
     const next = `objects/${stored.length}`;
     await store.put(next, body(stored.length));
+    expect((await store.get(next))?.body).toEqual(body(stored.length));
+  });
+
+  it("refuses a create-if-absent put that finds no space the same way (through the put thread), and takes it again once space is freed", async () => {
+    const store = new LocalStore(join(mountedForCreates!, "store"));
+    const body = (i: number) => new Uint8Array(16 * 1024).fill(i);
+    const stored: string[] = [];
+    let refused: unknown;
+    for (let i = 0; i < 64 && refused === undefined; i++) {
+      try {
+        await store.put(`objects/${i}`, body(i), { ifNoneMatch: "*" });
+        stored.push(`objects/${i}`);
+      } catch (err) {
+        refused = err;
+      }
+    }
+    expect(sharedPutThread().running, "the puts went through the put thread").toBe(true);
+    expect(stored.length, "some objects fit").toBeGreaterThan(2);
+    expect(refused).toBeInstanceOf(StoreUnavailableError);
+    const err = refused as StoreUnavailableError;
+    expect(err.retryable).toBe(true);
+    expect(err.message).toContain("is full: free space on it");
+    expect(err.message).not.toContain("credentials");
+
+    // No temporary file is left, and every object stored before is whole.
+    expect(filesUnder(join(mountedForCreates!, "store")).filter((name) => name.startsWith("%tmp."))).toEqual([]);
+    for (const [i, key] of stored.entries()) expect((await store.get(key))?.body).toEqual(body(i));
+
+    // Space freed: the same put lands.
+    await store.delete(stored[0]!);
+    await store.delete(stored[1]!);
+    const next = `objects/${stored.length}`;
+    await store.put(next, body(stored.length), { ifNoneMatch: "*" });
     expect((await store.get(next))?.body).toEqual(body(stored.length));
   });
 });
