@@ -30,9 +30,10 @@
  *   npx tsx --expose-gc bench/engine-memory.ts 100000
  *   npx tsx --expose-gc bench/engine-memory.ts 1000000
  */
+import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { getHeapSpaceStatistics } from "node:v8";
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { PerformanceObserver, constants as perfConstants, monitorEventLoopDelay } from "node:perf_hooks";
 import { LocalStore, Queue, withCounting, type EngineStats } from "../runtime/index.js";
 import { withTempDir } from "./support/temp-dir.js";
 
@@ -107,17 +108,42 @@ function progress(jobs: number, queue: Queue, t0: number): void {
 }
 
 /**
- * MEM_TRACE=1: during the drain, samples every 200 ms what the process holds
- * (RSS, heap used and total per space, external, array buffers) and what the
- * engine is doing (checkpoint or compaction running, WAL not yet
- * checkpointed, cached blocks, key runs), and prints the samples around the
- * peak RSS, so the peak says what set it.
+ * MEM_TRACE=1: during the fill and the drain, samples every 200 ms what the
+ * process holds (RSS split into anonymous and file-backed pages, heap used
+ * and total per space, external, array buffers), the collections since the
+ * last sample (scavenges and mark-compacts), and what the engine is doing
+ * (checkpoint or compaction running, WAL not yet checkpointed, cached blocks,
+ * key runs), and prints the samples around the peak RSS, so the peak says
+ * what set it.
  */
 const MEM_TRACE = process.env.MEM_TRACE === "1";
-function memTrace(queue: Queue, t0: number, claimed: () => number): { stop(): string[] } {
+/** RssAnon and RssFile of /proc/self/status in MB (Linux only; empty elsewhere). */
+function rssParts(): string {
+  let status: string;
+  try {
+    status = readFileSync("/proc/self/status", "utf8");
+  } catch {
+    return "";
+  }
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(status)?.[1] ?? 0);
+  return ` (anon ${(kb("RssAnon") / 1024).toFixed(0)}, file ${(kb("RssFile") / 1024).toFixed(0)})`;
+}
+
+function memTrace(queue: Queue, t0: number, claimed: () => number, what = "claim"): { stop(): string[] } {
   const samples: { rss: number; line: string }[] = [];
   const f = (b: number) => (b / MB).toFixed(0);
   let last = queue.engineStats;
+  // Collections since the last sample: what moved between two samples is often one of them.
+  let scavenges = 0;
+  let markCompacts = 0;
+  const gcs = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = (e as { detail?: { kind?: number } }).detail?.kind;
+      if (kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) markCompacts++;
+      else if (kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
+    }
+  });
+  gcs.observe({ entryTypes: ["gc"] });
   const take = () => {
     const m = process.memoryUsage();
     const st = queue.engineStats;
@@ -127,15 +153,19 @@ function memTrace(queue: Queue, t0: number, claimed: () => number): { stop(): st
       .join(", ");
     const busy = st.checkpoints !== last.checkpoints ? " (a checkpoint ended)" : "";
     last = st;
+    const gcsSince = `${scavenges} minor ${markCompacts} major`;
+    scavenges = 0;
+    markCompacts = 0;
     samples.push({
       rss: m.rss,
-      line: `${((performance.now() - t0) / 1000).toFixed(1)} s, claim ${claimed()}: RSS ${f(m.rss)}, heap ${f(m.heapUsed)}/${f(m.heapTotal)}, external ${f(m.external)}, array buffers ${f(m.arrayBuffers)}, rest ${f(m.rss - m.heapTotal - m.external)} MB; spaces ${spaces}; WAL since checkpoint ${(st.walBytesSinceCheckpoint / MB).toFixed(1)} MB, cache ${(st.cacheBytes / MB).toFixed(1)} MB, runs ${st.segmentRuns}, key runs ${st.keyRuns}, checkpoints ${st.checkpoints}, compactions ${st.compactions}${busy}`,
+      line: `${((performance.now() - t0) / 1000).toFixed(1)} s, ${what} ${claimed()}: RSS ${f(m.rss)}${rssParts()}, GCs since last ${gcsSince}, heap ${f(m.heapUsed)}/${f(m.heapTotal)}, external ${f(m.external)}, array buffers ${f(m.arrayBuffers)}, rest ${f(m.rss - m.heapTotal - m.external)} MB; spaces ${spaces}; WAL since checkpoint ${(st.walBytesSinceCheckpoint / MB).toFixed(1)} MB, cache ${(st.cacheBytes / MB).toFixed(1)} MB, runs ${st.segmentRuns}, key runs ${st.keyRuns}, checkpoints ${st.checkpoints}, compactions ${st.compactions}${busy}`,
     });
   };
   const timer = setInterval(take, 200);
   return {
     stop() {
       clearInterval(timer);
+      gcs.disconnect();
       let at = 0;
       for (let i = 1; i < samples.length; i++) if (samples[i]!.rss > samples[at]!.rss) at = i;
       return samples.slice(Math.max(0, at - 25), at + 10).map((s, i) => `trace${i + Math.max(0, at - 25) === at ? " PEAK" : ""}: ${s.line}`);
@@ -248,13 +278,17 @@ await inDir(async (dir) => {
       mostRuns = Math.max(mostRuns, queue.engineStats.segmentRuns);
     }, 100);
     const tenth = Math.max(1000, Math.ceil(N / 10 / 1000) * 1000);
+    let filled = 0;
+    const fillTrace = MEM_TRACE ? memTrace(queue, t, () => filled, "job") : undefined;
     for (let i = 0; i < N; i += 1000) {
       const n = Math.min(1000, N - i);
       await queue.enqueueBatch(Array.from({ length: n }, () => ({ queueName: "jobs", payload: PAYLOAD })));
+      filled = i + n;
       if (PROGRESS && (i + n) % tenth === 0) progress(i + n, queue, t);
     }
     const fillS = (performance.now() - t) / 1000;
     clearInterval(runsTimer);
+    if (fillTrace !== undefined) notes.push(...fillTrace.stop());
     const fillStats = queue.engineStats;
     row(
       "fill",

@@ -59,6 +59,45 @@ function mixed(h: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
+/** A retired map's arrays (see `ChangedKeys.retire`). */
+interface KeyArrays {
+  bytes: Buffer;
+  starts: Uint32Array;
+  hashes: Uint32Array;
+  table: Int32Array;
+}
+
+/**
+ * The arrays of one retired map, for the next map to take instead of
+ * allocating its own. A map lives for a checkpoint interval and the
+ * checkpoint after it, so its arrays (outside the heap) die in the old
+ * generation: a 1M-job fill made about 80 MB of them, dead until the next
+ * mark-compact, and freed memory the allocator kept. The engine knows when a
+ * map is done (its checkpoint paged out, or it was merged into a carry): it
+ * retires the map here and makes the next one from these. At most one set is
+ * kept, of at most `MAX_BYTES`.
+ */
+export class ChangedKeysSpares {
+  static readonly MAX_BYTES = 64 * 1024 * 1024;
+  #kept: KeyArrays | undefined;
+  /** Maps made from kept arrays, in the whole process (for tests: the engine's spares are its own). */
+  static taken = 0;
+
+  /** Keeps `arrays` (dropping any kept before) unless they are larger than `MAX_BYTES`. */
+  give(arrays: KeyArrays): void {
+    const bytes = arrays.bytes.byteLength + arrays.starts.byteLength + arrays.hashes.byteLength + arrays.table.byteLength;
+    this.#kept = bytes <= ChangedKeysSpares.MAX_BYTES ? arrays : undefined;
+  }
+
+  /** The kept arrays, if any (then no longer kept). */
+  take(): KeyArrays | undefined {
+    const kept = this.#kept;
+    this.#kept = undefined;
+    if (kept !== undefined) ChangedKeysSpares.taken++;
+    return kept;
+  }
+}
+
 /** See the module documentation. Keys must be well-formed UTF-16 (the WAL refuses others before they reach here). */
 export class ChangedKeys<V = ChangedValue> {
   #bytes: Buffer;
@@ -77,6 +116,8 @@ export class ChangedKeys<V = ChangedValue> {
   #len = 0;
   readonly #basis: number;
   #longestProbe = 0;
+  /** Set by `retire`: the arrays went to another map, so any further use is a bug (it throws). */
+  #retired = false;
 
   /**
    * `hashBasis`: the hash's start, random unless a test pins it. `expect`:
@@ -85,16 +126,48 @@ export class ChangedKeys<V = ChangedValue> {
    * of its arrays at each step, and its value array (a plain array, on the
    * heap) dies in the old generation once it outlived a few collections.
    */
-  constructor(hashBasis = randomBasis(), expect: { keys: number; keyBytes: number } = { keys: 0, keyBytes: 0 }) {
+  constructor(hashBasis = randomBasis(), expect: { keys: number; keyBytes: number } = { keys: 0, keyBytes: 0 }, spares?: ChangedKeysSpares) {
     this.#basis = hashBasis >>> 0;
     const keys = Math.min(Math.max(1024, Math.ceil(expect.keys * 1.25)), 1 << 22);
-    this.#bytes = Buffer.allocUnsafe(Math.min(Math.max(4096, Math.ceil(expect.keyBytes * 1.25)), changedKeysLimit.bytes));
-    this.#starts = new Uint32Array(keys + 1);
-    this.#hashes = new Uint32Array(keys);
-    this.#values = new Array<V>(keys);
+    const keyBytes = Math.min(Math.max(4096, Math.ceil(expect.keyBytes * 1.25)), changedKeysLimit.bytes);
     let slots = 2048;
     while (slots < 2 * keys) slots *= 2;
-    this.#table = new Int32Array(slots);
+    this.#values = new Array<V>(keys);
+    // A retired map's arrays where they are large enough (a smaller one grows as it would from the sizes asked).
+    const kept = spares?.take();
+    this.#bytes = kept !== undefined && kept.bytes.length >= keyBytes ? kept.bytes : Buffer.allocUnsafe(keyBytes);
+    if (kept !== undefined && kept.hashes.length >= keys) {
+      this.#starts = kept.starts;
+      this.#hashes = kept.hashes;
+    } else {
+      this.#starts = new Uint32Array(keys + 1);
+      this.#hashes = new Uint32Array(keys);
+    }
+    if (kept !== undefined && kept.table.length >= slots) this.#table = kept.table.fill(0);
+    else this.#table = new Int32Array(slots);
+  }
+
+  /**
+   * Gives this map's arrays to `spares` for the next map: the caller must
+   * hold no other reference to this map, and any later use of it throws.
+   */
+  retire(spares: ChangedKeysSpares): void {
+    this.#live();
+    this.#retired = true;
+    spares.give({ bytes: this.#bytes, starts: this.#starts, hashes: this.#hashes, table: this.#table });
+    const none = new Uint32Array(0);
+    this.#bytes = Buffer.alloc(0);
+    this.#starts = none;
+    this.#hashes = none;
+    this.#table = new Int32Array(0);
+    this.#values = [];
+    this.#count = 0;
+    this.#used = 0;
+  }
+
+  /** Throws once the map was retired: its arrays belong to another map now, and reading them would give that map's keys. */
+  #live(): void {
+    if (this.#retired) throw new Error("a changed-keys map was used after it was retired (its arrays went to a newer map)");
   }
 
   /** The most table slots one lookup has looked at (for tests: keys that collide make it long). */
@@ -126,6 +199,7 @@ export class ChangedKeys<V = ChangedValue> {
 
   /** Sets `key` to `value` (replacing its value when already present: the key keeps its place). */
   set(key: string, value: V): this {
+    if (this.#retired) this.#live();
     const n = this.#count;
     const e = this.#find(key);
     if (e >= 0) {
@@ -148,6 +222,7 @@ export class ChangedKeys<V = ChangedValue> {
 
   /** The value of `key`, or undefined when it did not change. */
   get(key: string): V | undefined {
+    if (this.#retired) this.#live();
     const e = this.#find(key);
     return e >= 0 ? this.#values[e] : undefined;
   }
@@ -176,16 +251,19 @@ export class ChangedKeys<V = ChangedValue> {
 
   /** The value of entry `i` (insertion order). */
   valueAt(i: number): V {
+    if (this.#retired) this.#live();
     return this.#values[i]!;
   }
 
   /** The key of entry `i`, decoded. */
   keyAt(i: number): string {
+    if (this.#retired) this.#live();
     return this.#bytes.toString("utf8", this.#starts[i]!, this.#starts[i + 1]!);
   }
 
   /** Compares the keys of entries `a` and `b` in `compareKeys` order (UTF-8 byte order is code point order). */
   compare(a: number, b: number): number {
+    if (this.#retired) this.#live();
     // Its own loop over one array, not a comparison shared with the merges: as a checkpoint's sort
     // comparator a shared one cost a 1M-job fill about a fifth more CPU (bench/RESULTS.md, "One bytewise
     // key comparison, undone").
@@ -202,19 +280,24 @@ export class ChangedKeys<V = ChangedValue> {
   }
 
   *entries(): IterableIterator<[string, V]> {
-    for (let i = 0; i < this.#count; i++) yield [this.keyAt(i), this.#values[i]!];
+    this.#live();
+    // keyAt throws if the map is retired while this runs (its count drops to 0 then, which would end the loop quietly).
+    for (let i = 0; i < this.#count || this.#retired; i++) yield [this.keyAt(i), this.#values[i]!];
   }
 
   /** The entries whose value passes `test`, in insertion order; decodes only their keys. */
   *entriesWhere(test: (v: V) => boolean): IterableIterator<[string, V]> {
-    for (let i = 0; i < this.#count; i++) {
+    this.#live();
+    for (let i = 0; i < this.#count || this.#retired; i++) {
+      this.#live();
       const v = this.#values[i]!;
       if (test(v)) yield [this.keyAt(i), v];
     }
   }
 
   *keys(): IterableIterator<string> {
-    for (let i = 0; i < this.#count; i++) yield this.keyAt(i);
+    this.#live();
+    for (let i = 0; i < this.#count || this.#retired; i++) yield this.keyAt(i);
   }
 
   [Symbol.iterator](): IterableIterator<[string, V]> {

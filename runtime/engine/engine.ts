@@ -89,7 +89,7 @@ import { probeConditionalCreate } from "./store-probe.js";
 import { applyOps, readNewestManifest, type StoreContext } from "./recovery.js";
 import type { ScanOptions } from "./scan.js";
 import { orderChanges } from "./change-order.js";
-import { ChangedKeys } from "./changed-keys.js";
+import { ChangedKeys, ChangedKeysSpares } from "./changed-keys.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
 import { heldValue, isPageable, isPaged, packValue, ValueArena, type StateMap, type StoredValue } from "./paged-value.js";
 import { ValuePager } from "./value-pager.js";
@@ -197,6 +197,8 @@ export class Engine {
    * worth it, or a checkpoint took them and failed): the next one is full.
    */
   #delta: DeltaMap | undefined;
+  /** The arrays of the last changed-keys map a checkpoint was done with, for the next cut's map. */
+  readonly #changedSpares = new ChangedKeysSpares();
   #manifest: Manifest;
   #wal: WalWriter;
   #status: "open" | "closing" | "closed" = "open";
@@ -769,12 +771,14 @@ export class Engine {
     let changed: DeltaMap | undefined = commitsCovered ? this.#delta : new ChangedKeys();
     // Room for as many changes as the last interval made (see `ChangedKeys`).
     const last = this.#delta;
-    this.#delta = new ChangedKeys(undefined, last === undefined ? undefined : { keys: last.size, keyBytes: last.keyBytes });
+    this.#delta = new ChangedKeys(undefined, last === undefined ? undefined : { keys: last.size, keyBytes: last.keyBytes }, this.#changedSpares);
     if (beside) {
       // The first run published during a compaction holds the changes since the manifest the compaction started
       // from as well: the manifest it publishes lists that one's runs, which stop at its cut.
       if (this.#carry !== undefined) {
         for (const [k, v] of changed!) this.#carry.set(k, v);
+        // Merged: nothing else holds it (the engine's delta is the new map).
+        changed!.retire(this.#changedSpares);
         changed = this.#carry;
         this.#carry = undefined;
       }
@@ -855,6 +859,8 @@ export class Engine {
         !(await this.#pageOut(cut.snapshot !== undefined ? cut.snapshot.memtableEntries() : cut.changed!.entriesWhere(isHeldBytes), run))
       )
         return;
+      // Written and paged out: nothing reads its changed keys again, and the next cut's map takes their arrays.
+      cut.changed?.retire(this.#changedSpares);
       // Published and paged out: the WAL it covers no longer counts, and deleting what it replaced frees no
       // memory. Commits it held go now, not after those deletes (a slow store would hold them for no bound).
       letGo();

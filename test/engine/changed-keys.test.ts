@@ -4,7 +4,7 @@
  * order keys as `compareKeys` does.
  */
 import { describe, expect, it } from "vitest";
-import { ChangedKeys } from "../../runtime/engine/changed-keys.js";
+import { ChangedKeys, ChangedKeysSpares } from "../../runtime/engine/changed-keys.js";
 import { compareKeys } from "../../runtime/store/keys.js";
 import { collidingKeys, FNV_START, fnvFrom } from "../support/colliding-keys.js";
 
@@ -103,5 +103,83 @@ describe("ChangedKeys against keys chosen to collide", () => {
     for (const [i, k] of keys.entries()) expect(map.get(k)).toBe(i);
     // From a fixed start every insert would walk past all the keys before it (8 million probes in all).
     expect(map.longestProbe).toBeLessThan(100);
+  });
+});
+
+describe("ChangedKeys retired into spares", () => {
+  /** Fills `keys` and a model with `n` keys of `prefix`, some replaced and some deleted (null). */
+  function fill(keys: ChangedKeys<number | null>, model: Map<string, number | null>, prefix: string, n: number): void {
+    for (let i = 0; i < n; i++) {
+      const key = `${prefix}/${(i * 7) % Math.ceil(n * 0.8)}${"é".repeat(i % 3)}`;
+      const value = i % 9 === 0 ? null : i;
+      keys.set(key, value);
+      model.set(key, value);
+    }
+  }
+
+  it("hands its arrays to the next map, which holds only its own keys, in its own order", () => {
+    const spares = new ChangedKeysSpares();
+    const taken = ChangedKeysSpares.taken;
+    const first = new ChangedKeys<number | null>();
+    fill(first, new Map(), "old", 6_000);
+    const firstKeys = [...first.keys()];
+    first.retire(spares);
+    // Sized for fewer keys than the spares hold: the next map takes them whole.
+    const next = new ChangedKeys<number | null>(undefined, { keys: 100, keyBytes: 1_000 }, spares);
+    expect(ChangedKeysSpares.taken).toBe(taken + 1);
+    const model = new Map<string, number | null>();
+    fill(next, model, "new", 4_000);
+    expect(next.size).toBe(model.size);
+    expect([...next.entries()]).toEqual([...model.entries()]);
+    for (const [k, v] of model) expect(next.get(k)).toBe(v);
+    // The last map's keys left nothing behind in the table or the key bytes.
+    for (const k of firstKeys) expect(next.get(k)).toBeUndefined();
+    // One set is kept at a time: taken once, then gone.
+    expect(new ChangedKeys<number | null>(undefined, undefined, spares)).toBeDefined();
+    expect(ChangedKeysSpares.taken).toBe(taken + 1);
+  });
+
+  it("the next map finds none of the last map's keys even with the same hash start and the same keys", () => {
+    const spares = new ChangedKeysSpares();
+    const first = new ChangedKeys<number | null>(FNV_START);
+    fill(first, new Map(), "same", 3_000);
+    first.retire(spares);
+    const next = new ChangedKeys<number | null>(FNV_START, undefined, spares);
+    const model = new Map<string, number | null>();
+    fill(next, model, "same", 3_000);
+    expect(next.size).toBe(model.size);
+    expect([...next.entries()]).toEqual([...model.entries()]);
+  });
+
+  it("a map larger than the spares allocates what they lack and still matches a model", () => {
+    const spares = new ChangedKeysSpares();
+    const small = new ChangedKeys<number | null>();
+    fill(small, new Map(), "s", 100);
+    small.retire(spares);
+    const big = new ChangedKeys<number | null>(undefined, { keys: 50_000, keyBytes: 1_000_000 }, spares);
+    const model = new Map<string, number | null>();
+    fill(big, model, "b", 60_000);
+    expect([...big.entries()]).toEqual([...model.entries()]);
+    for (const [k, v] of model) expect(big.get(k)).toBe(v);
+  });
+
+  it("a retired map throws on every use, also in an iteration it was retired during", () => {
+    const spares = new ChangedKeysSpares();
+    const keys = new ChangedKeys<number | null>();
+    fill(keys, new Map(), "k", 100);
+    const walking = keys.entriesWhere(() => true);
+    walking.next();
+    const sorting = keys.entries();
+    sorting.next();
+    keys.retire(spares);
+    expect(() => walking.next()).toThrow(/retired/);
+    expect(() => sorting.next()).toThrow(/retired/);
+    expect(() => keys.set("k/1", 1)).toThrow(/retired/);
+    expect(() => keys.get("k/1")).toThrow(/retired/);
+    expect(() => keys.keyAt(0)).toThrow(/retired/);
+    expect(() => keys.valueAt(0)).toThrow(/retired/);
+    expect(() => keys.compare(0, 1)).toThrow(/retired/);
+    expect(() => [...keys.keys()]).toThrow(/retired/);
+    expect(() => keys.retire(spares)).toThrow(/retired/);
   });
 });
