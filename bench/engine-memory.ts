@@ -49,6 +49,8 @@ const MB = 1024 * 1024;
 const gc = (globalThis as { gc?: () => void }).gc;
 const STORE_DIR = process.env.STORE_DIR;
 const SKIP_FILL = process.env.SKIP_FILL === "1";
+/** PUT_THREAD=0: LocalStore without its put thread (every put through the thread pool). */
+const PUT_THREAD = process.env.PUT_THREAD !== "0";
 /** PROGRESS=1: print a line per tenth of the fill (RSS, heap, buffers, WAL not yet checkpointed, checkpoints), to see what grows with the jobs. */
 const PROGRESS = process.env.PROGRESS === "1";
 /** FILL_ONLY=1 (or STOP_AFTER_FILL=1; with STORE_DIR): stop after the fill, so a later SKIP_FILL=1 run reopens the store in a fresh process, under other limits. */
@@ -269,7 +271,7 @@ await inDir(async (dir) => {
   let t: number;
   if (!SKIP_FILL) {
     // Fill.
-    queue = await Queue.open(new LocalStore(dir), "mem", { ...engineOpts });
+    queue = await Queue.open(new LocalStore(dir, { putThread: PUT_THREAD }), "mem", { ...engineOpts });
     s = sampler();
     t = performance.now();
     // The most segment runs the newest manifest listed during the fill (runs beside long compactions pile up).
@@ -305,7 +307,7 @@ await inDir(async (dir) => {
   }
 
   // Reopen.
-  const store = withCounting(new LocalStore(dir));
+  const store = withCounting(new LocalStore(dir, { putThread: PUT_THREAD }));
   s = sampler();
   t = performance.now();
   const cpu0 = process.cpuUsage();
@@ -363,7 +365,7 @@ await inDir(async (dir) => {
 function printRows(base: { rss: number; heap: number }): void {
   const f = (b: number) => (b / MB).toFixed(0);
   console.log(
-    `engine-memory: ${N.toLocaleString("en-US")} pending jobs of 64 B, LocalStore${SKIP_FILL ? " (filled by an earlier run)" : ""}, ${DRAINERS} drainers, recordCacheBytes ${recordCacheBytes === undefined ? "default" : String(recordCacheBytes)}${FOLD_BY_TIER ? ", runs folded by tier" : ""}`,
+    `engine-memory: ${N.toLocaleString("en-US")} pending jobs of 64 B, LocalStore${SKIP_FILL ? " (filled by an earlier run)" : ""}, ${DRAINERS} drainers, recordCacheBytes ${recordCacheBytes === undefined ? "default" : String(recordCacheBytes)}${FOLD_BY_TIER ? ", runs folded by tier" : ""}${PUT_THREAD ? "" : ", put thread off"}`,
   );
   console.log(
     `baseline before the queue opened: RSS ${f(base.rss)} MB, heap ${f(base.heap)} MB; GC before end figures: ${gc ? "yes" : "no (run with --expose-gc)"}`,

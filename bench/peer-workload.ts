@@ -29,7 +29,8 @@
  * payload objects, deletes, listings), divided by the steps run.
  *
  * Env: STORES (local,memory), N_TP (200), CONC (50), N_LAT (50), M (10),
- * REPEATS (3), FLUSH_MS (engine default unless set).
+ * REPEATS (3), FLUSH_MS (engine default unless set), PUT_THREAD (1; 0 turns
+ * LocalStore's put thread off, every put through the thread pool).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -44,6 +45,7 @@ const N_LAT = env("N_LAT", 50);
 const M = env("M", 10);
 const REPEATS = env("REPEATS", 3);
 const FLUSH_MS = process.env.FLUSH_MS === undefined ? undefined : Number(process.env.FLUSH_MS);
+const PUT_THREAD = process.env.PUT_THREAD !== "0";
 const STORES = (process.env.STORES ?? "local,memory").split(",");
 
 const enc = new TextEncoder();
@@ -77,7 +79,7 @@ interface Measured {
 
 async function measure(kind: "throughput" | "latency", storeKind: string): Promise<Measured> {
   const dir = mkdtempSync(join(tmpdir(), "taquba-peer-"));
-  const store = withCounting(storeKind === "local" ? new LocalStore(dir) : new MemoryStore());
+  const store = withCounting(storeKind === "local" ? new LocalStore(dir, { putThread: PUT_THREAD }) : new MemoryStore());
   const queue = await Queue.open(store, "bench", FLUSH_MS === undefined ? undefined : { flushIntervalMs: FLUSH_MS });
   const runtime = WorkflowRuntime.builder(queue, store, runner, NoopTerminalHook).maxConcurrentSteps(64).build();
   const handle = runtime.spawn();
@@ -153,7 +155,7 @@ for (const s of STORES) {
   for (let i = 0; i < REPEATS; i++) tp.push(await measure("throughput", s));
   await measure("latency", s);
   for (let i = 0; i < REPEATS; i++) la.push(await measure("latency", s));
-  const name = s === "local" ? "LocalStore (fsync)" : "MemoryStore";
+  const name = s === "local" ? `LocalStore (fsync${PUT_THREAD ? "" : ", put thread off"})` : "MemoryStore";
   console.log(
     `| ${name} | ${f(median(tp.map((m) => m.stepsPerSec)), 0)} (${tp.map((m) => f(m.stepsPerSec, 0)).join(" / ")}) | ${f(median(la.map((m) => m.stepP50)), 3)} ms | ${f(median(la.map((m) => m.stepP99)), 3)} ms | ${f(median(tp.map((m) => m.requestsPerStep)), 3)} | ${f(median(tp.map((m) => m.putsPerStep)), 3)} | ${f(median(tp.map((m) => m.getsPerStep)), 3)} | ${f(median(la.map((m) => m.requestsPerStep)), 3)} | ${f(median(tp.map((m) => m.commitsPerStep)), 3)} | ${f(median(la.map((m) => m.commitsPerStep)), 3)} | ${f(median(tp.map((m) => m.bytesPerStep)), 0)} | ${f(median(tp.map((m) => m.cpuPerStep)), 0)} | ${f(median(tp.map((m) => m.systemPerStep)), 0)} | ${f(median(tp.map((m) => m.busyPerStep)), 0)} | ${f(median(la.map((m) => m.cpuPerStep)), 0)} |`,
   );
