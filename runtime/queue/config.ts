@@ -106,7 +106,11 @@ export interface OpenOptions {
    * memory. Default: 33554432 (32 MiB). See docs/engine.md.
    */
   recordCacheBytes?: number | null;
-  /** @internal Engine options for tests and benchmarks (checkpoint thresholds, paging). */
+  /**
+   * @internal Engine options for tests and benchmarks (checkpoint thresholds,
+   * paging). `pageValues.keyPrefixes` may only name job records (prefixes
+   * starting with `j/`): the queue reads its other keys synchronously.
+   */
   engineOptions?: EngineOptions;
 }
 
