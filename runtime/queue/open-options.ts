@@ -20,6 +20,7 @@ const KEYS = [
   "queueConfigs",
   "flushIntervalMs",
   "payloadOffloadBytes",
+  "maxPayloadBytes",
   "logger",
   "onDeadLettered",
   "onClosed",
