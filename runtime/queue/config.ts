@@ -79,6 +79,13 @@ export interface OpenOptions {
   /** Payloads larger than this many bytes live in their own objects; `null` never offloads. Default: 262144. */
   payloadOffloadBytes?: number | null;
   /**
+   * Largest job payload an enqueue takes, offloaded or not (either is held
+   * whole in memory when it is enqueued and when it is claimed); a larger
+   * one is refused with `PayloadTooLargeError` before anything is written.
+   * An integer from 1 to 2^30 (1 GiB). Default: 67108864 (64 MiB).
+   */
+  maxPayloadBytes?: number;
+  /**
    * Where fencing and dead letters (error), and background failures (warn)
    * are logged: any object with pino-style `debug/info/warn/error(obj, msg)`
    * methods. Default: `console` at warn level. See docs/observability.md.
@@ -106,7 +113,11 @@ export interface OpenOptions {
    * memory. Default: 33554432 (32 MiB). See docs/engine.md.
    */
   recordCacheBytes?: number | null;
-  /** @internal Engine options for tests and benchmarks (checkpoint thresholds, paging). */
+  /**
+   * @internal Engine options for tests and benchmarks (checkpoint thresholds,
+   * paging). `pageValues.keyPrefixes` may only name job records (prefixes
+   * starting with `j/`): the queue reads its other keys synchronously.
+   */
   engineOptions?: EngineOptions;
 }
 

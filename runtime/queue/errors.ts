@@ -43,6 +43,23 @@ export class KvValueTooLargeError extends TaqubaError {
   }
 }
 
+/**
+ * A job's payload is larger than the queue's `maxPayloadBytes`. Nothing was
+ * enqueued (in a batch or a settlement, nothing of it was applied).
+ */
+export class PayloadTooLargeError extends TaqubaError {
+  constructor(
+    readonly queueName: string,
+    readonly size: number,
+    readonly max: number,
+  ) {
+    super(
+      "PAYLOAD_TOO_LARGE",
+      `the payload of a job for queue ${JSON.stringify(queueName)} is ${size} bytes, more than the ${max} this queue takes (OpenOptions.maxPayloadBytes); nothing was enqueued. Store large data as an object of its own and enqueue its key, or open the queue with a larger maxPayloadBytes (at most 1 GiB)`,
+    );
+  }
+}
+
 /** A lease cannot be extended because a cancellation was requested for the job. */
 export class CancelRequestedError extends TaqubaError {
   constructor(readonly jobId: string) {

@@ -43,10 +43,12 @@ export {
   validateJobId,
 } from "./names.js";
 export { MAX_HEADERS, MAX_HEADER_NAME_BYTES, MAX_HEADERS_BYTES } from "./headers.js";
+export { DEFAULT_MAX_PAYLOAD_BYTES, MAX_PAYLOAD_BYTES_LIMIT } from "./payload-limit.js";
 export {
   ClaimLostError,
   DuplicateJobIdError,
   KvValueTooLargeError,
+  PayloadTooLargeError,
   CancelRequestedError,
   PayloadMissingError,
   PermanentError,

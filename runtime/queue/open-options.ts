@@ -9,9 +9,10 @@ import { type Clock, timedClock } from "../clock.js";
 import { validateEngineOptions } from "../engine/engine-options.js";
 import type { EngineOptions } from "../engine/engine.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, errorText, hasMethods, isOptionObject, readOptions } from "../option-values.js";
+import { describeValue, errorText, hasMethods, isOptionObject, quoteValue, readOptions } from "../option-values.js";
 import { readLogger } from "../logger.js";
 import type { OpenOptions } from "./config.js";
+import { JOB } from "./keys.js";
 
 const KEYS = [
   "clock",
@@ -19,6 +20,7 @@ const KEYS = [
   "queueConfigs",
   "flushIntervalMs",
   "payloadOffloadBytes",
+  "maxPayloadBytes",
   "logger",
   "onDeadLettered",
   "onClosed",
@@ -68,7 +70,31 @@ export function readOpenOptions(given: unknown): OpenOptions {
     }
   }
   // Read once here too: the queue's engine runs with this copy.
-  if (out.engineOptions !== undefined) out.engineOptions = validateEngineOptions(out.engineOptions as EngineOptions, "OpenOptions.engineOptions");
+  if (out.engineOptions !== undefined) {
+    const engine = validateEngineOptions(out.engineOptions as EngineOptions, "OpenOptions.engineOptions");
+    checkPagedPrefixes(engine);
+    out.engineOptions = engine;
+  }
   for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
   return out as OpenOptions;
+}
+
+/**
+ * The queue warms job records before it reads them and reads every other
+ * key synchronously (indexes, counters, caller KV): a value paged out under
+ * any other prefix would fail such a read later with `ValueNotWarmedError`.
+ * So only prefixes inside the job records (`j/`) may be paged.
+ */
+function checkPagedPrefixes(engine: EngineOptions): void {
+  const prefixes = engine.pageValues?.keyPrefixes ?? [];
+  const outside = prefixes.filter((p) => !p.startsWith(JOB));
+  if (outside.length === 0) return;
+  throw new ValidationError(
+    `OpenOptions.engineOptions.pageValues.keyPrefixes may only name job records (prefixes starting with ${quoteValue(JOB)}), got ${outside
+      .slice(0, 3)
+      .map(quoteValue)
+      .join(
+        ", ",
+      )}${outside.length > 3 ? ` and ${outside.length - 3} more` : ""}: the queue reads its other keys without loading them first. Use ${quoteValue(JOB)}, or leave pageValues out and size the record cache with recordCacheBytes`,
+  );
 }

@@ -26,6 +26,7 @@ import type { Txn } from "./txn.js";
 import type { EnqueueItem, EnqueueOutcome } from "./types.js";
 import { pooledUlids } from "./ulid-source.js";
 import { SeqHighWater } from "./seq-high-water.js";
+import { checkPayloadSizes, resolvePayloadLimit } from "./payload-limit.js";
 
 const idDecoder = new TextDecoder();
 
@@ -104,6 +105,9 @@ export class QueueCore {
   readonly closedListeners = new Set<(reason: Error | undefined) => void>();
   #closedAnnounced = false;
 
+  /** `OpenOptions.maxPayloadBytes` resolved: every enqueue path checks its payloads against it in `prepare`. */
+  readonly maxPayloadBytes: number;
+
   constructor(
     readonly name: string,
     readonly engine: Engine,
@@ -113,6 +117,7 @@ export class QueueCore {
     this.log = fullLogger(opts.logger);
     this.clock = timedClock(opts.clock ?? SystemClock);
     this.configs = new QueueConfigs(opts.defaultQueueConfig, opts.queueConfigs);
+    this.maxPayloadBytes = resolvePayloadLimit(opts.maxPayloadBytes);
     // A freed concurrency slot may admit a job left pending: let workers claim again.
     this.leases.onSlotReleased = (queue) => this.work.notify(queue);
     if (opts.onDeadLettered) this.deadListeners.add(opts.onDeadLettered);
@@ -342,6 +347,8 @@ export class QueueCore {
    * this call an async frame for nothing to wait on.
    */
   prepare(items: readonly EnqueueItem[]): PreparedEnqueue[] | Promise<PreparedEnqueue[]> {
+    // Before any payload is copied or written: a refused one changes nothing.
+    checkPayloadSizes(items, this.maxPayloadBytes);
     const out: PreparedEnqueue[] = items.map((i) => ({ queueName: i.queueName, payload: i.payload, opts: i.opts ?? {} }));
     const big = out.filter((p) => this.payloads.shouldOffload(p.payload));
     return big.length === 0 ? out : this.#offload(out, big);

@@ -35,6 +35,7 @@ import { KvKeyRef } from "./user-keys.js";
 import { validatePositiveInt, validateQueueName, validateStoreName } from "./names.js";
 import { PAYLOAD_PREFIX, PayloadStore } from "./payloads.js";
 import { PrefixedStore } from "./prefixed-store.js";
+import { resolvePayloadLimit } from "./payload-limit.js";
 import { QueueCore } from "./queue-core.js";
 import * as K from "./keys.js";
 import { openWindowHolder } from "./transitions.js";
@@ -181,6 +182,7 @@ export class Queue {
     if (opts.clock !== undefined) timedClock(opts.clock).now();
     const threshold = opts.payloadOffloadBytes === undefined ? DEFAULT_PAYLOAD_OFFLOAD_BYTES : opts.payloadOffloadBytes;
     if (threshold !== null) validatePositiveInt("OpenOptions.payloadOffloadBytes", threshold);
+    resolvePayloadLimit(opts.maxPayloadBytes);
     // Before the first store request: a bad option must leave the store as it was.
     const engineOpts = validateEngineOptions(engineOptions(opts));
     // A shard's runtime gives the runs it creates ids that route back to it.

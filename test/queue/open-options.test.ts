@@ -175,3 +175,36 @@ describe("Queue.open reads its options once, and refuses what is not an option b
     await queue.close();
   });
 });
+
+describe("Queue.open pages only job records", () => {
+  // Any other key is read synchronously (indexes, counters, caller KV): paged, the first such read would fail with ValueNotWarmedError.
+  it.each([
+    [["u/"], /"u\/"/],
+    [["j/", "p/"], /"p\/"/],
+    [[""], /got ""/],
+    [["j"], /got "j"/],
+  ])("refuses keyPrefixes %j before any store request, naming the prefix and the one allowed", async (keyPrefixes, named) => {
+    const store = new RecordingStore();
+    const err = await Queue.open(store, "q", { engineOptions: { pageValues: { keyPrefixes } } }).then(
+      (q) => q.close().then(() => undefined),
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).message).toMatch(named);
+    expect((err as ValidationError).message).toMatch(/starting with "j\/"/);
+    expect(store.requests).toEqual([]);
+  });
+
+  it("opens with prefixes inside the job records, and caller KV reads back after a checkpoint", async () => {
+    const store = new MemoryStore();
+    const opts: OpenOptions = { engineOptions: { pageValues: { keyPrefixes: ["j/", "j/0"], minBytes: 0 } } };
+    const queue = await Queue.open(store, "q", opts);
+    await queue.kvPut("k", new Uint8Array(100).fill(7));
+    await queue.enqueue("jobs", new Uint8Array(100).fill(1));
+    await queue.close();
+    const again = await Queue.open(store, "q", opts);
+    expect(await again.kvGet("k")).toEqual(new Uint8Array(100).fill(7));
+    expect((await again.claim("jobs"))?.payload).toEqual(new Uint8Array(100).fill(1));
+    await again.close();
+  });
+});
