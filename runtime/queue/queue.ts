@@ -135,6 +135,8 @@ export class Queue {
   /** What recovery did at open. */
   readonly recovery: RecoveryReport;
   readonly #core: QueueCore;
+  /** The running or ended `close()`, so every call waits for the one close. */
+  #closing: Promise<void> | undefined;
   readonly #view: StoreView;
 
   readonly #shard: ShardPlacement | undefined;
@@ -598,12 +600,17 @@ export class Queue {
    * later settlements fail with `ClosedError` and the jobs are recovered at
    * the next open.
    */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    // A call made while a close runs waits for that one: resolved early, its caller could reopen the
+    // store or remove its directory while this close still flushes and closes the engine.
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     const core = this.#core;
-    if (core.closed) return;
     // Claims given back while their records load end first: left claimed, the next open would count their attempts.
     while (core.releasesLoading.size > 0) await Promise.allSettled(core.releasesLoading);
-    if (core.closed) return;
     core.closed = true;
     core.markClosed();
     await core.loop.stop();
