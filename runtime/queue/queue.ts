@@ -609,8 +609,10 @@ export class Queue {
 
   async #close(): Promise<void> {
     const core = this.#core;
-    // Claims given back while their records load end first: left claimed, the next open would count their attempts.
-    while (core.releasesLoading.size > 0) await Promise.allSettled(core.releasesLoading);
+    // Claims waiting to hand out their jobs, and claims given back while their records load, end first: left
+    // claimed, the next open would count their attempts. No claim starts meanwhile.
+    core.closing = true;
+    while (core.claimsWaiting.size > 0 || core.releasesLoading.size > 0) await Promise.allSettled([...core.claimsWaiting, ...core.releasesLoading]);
     core.closed = true;
     core.markClosed();
     await core.loop.stop();
