@@ -598,7 +598,9 @@ export class Queue {
    * Stops the background work and closes the engine after everything
    * committed so far is durable. Does not wait for in-flight workers; their
    * later settlements fail with `ClosedError` and the jobs are recovered at
-   * the next open.
+   * the next open. A claim still waiting to hand its jobs out gives them
+   * back and rejects with `ClosedError`; a call made while a close runs
+   * resolves when that close ends.
    */
   close(): Promise<void> {
     // A call made while a close runs waits for that one: resolved early, its caller could reopen the
