@@ -557,7 +557,8 @@ export class Queue {
   }
 
   get closed(): boolean {
-    return this.#core.isClosed;
+    // True from the call of `close()`, also while it waits for claims to end (a worker's loop stops on it).
+    return this.#core.isClosed || this.#core.closing;
   }
 
   /**

@@ -49,6 +49,8 @@ describe("Queue.close() called twice", () => {
     );
     await settle(20);
     const closing = queue.close();
+    // Closed from the call on, while it waits for the claim (a worker's loop stops on it).
+    expect(queue.closed).toBe(true);
     await settle(20);
     // No claim starts while the close waits.
     await expect(queue.claim("q", 60_000)).rejects.toBeInstanceOf(ClosedError);
