@@ -42,6 +42,7 @@ const decoder = new TextDecoder();
 
 export async function claimBatch(core: QueueCore, queueName: string, max: number, leaseMs?: number): Promise<ClaimedJob[]> {
   core.checkOpen();
+  if (core.closing) throw new ClosedError(`queue "${core.name}"`);
   validateQueueName(queueName);
   validatePositiveInt("claimBatch max", max);
   const { leaseMs: defaultLease } = core.configs.get(queueName);
@@ -92,8 +93,23 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   try {
     const durable = core.claimableDurable(claimed.map(([r]) => r.id));
     const fetching = Promise.allSettled(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef, r.payloadSize))));
-    if (durable !== undefined) await durable;
-    const fetched = await fetching;
+    const waiting = durable === undefined ? fetching : Promise.allSettled([durable, fetching]);
+    core.claimsWaiting.add(waiting);
+    let fetched: Awaited<typeof fetching>;
+    try {
+      if (durable !== undefined) await durable;
+      fetched = await fetching;
+      // A close began meanwhile: it waits for this claim, which gives its jobs back, attempts uncounted.
+      if (core.closing) {
+        release(
+          core,
+          claimed.map(([r, e]) => [r.id, e.token]),
+        );
+        throw new ClosedError(`queue "${core.name}"`);
+      }
+    } finally {
+      core.claimsWaiting.delete(waiting);
+    }
     // A missing or corrupted payload object never heals: dead-letter that job.
     // Any other failure (the store is unreachable) may pass: put the whole
     // batch back and report it.

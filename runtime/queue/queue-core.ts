@@ -80,6 +80,15 @@ export class QueueCore {
    * claims gave back (dead-lettering a job at its last attempt).
    */
   readonly releasesLoading = new Set<Promise<void>>();
+  /**
+   * Claims made that wait for their jobs' durability or payloads before
+   * they hand the jobs out: `close()` lets them end first, and one that
+   * ends while closing gives its jobs back instead (handed out then, no one
+   * could settle them, and the next open would count their attempts).
+   */
+  readonly claimsWaiting = new Set<Promise<unknown>>();
+  /** Set by `close()` before it waits for the claims and releases above: no new claim starts. */
+  closing = false;
   /** Set by `close()` alone (an engine failure closes the engine, not this flag), so `close()` still runs its steps once after a failure. */
   closed = false;
   /** Flow rules the owner defined per queue (`Queue.defineFlowRules`); in memory, like the claims they count. */

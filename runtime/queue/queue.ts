@@ -136,6 +136,8 @@ export class Queue {
   /** What recovery did at open. */
   readonly recovery: RecoveryReport;
   readonly #core: QueueCore;
+  /** The running or ended `close()`, so every call waits for the one close. */
+  #closing: Promise<void> | undefined;
   readonly #view: StoreView;
 
   readonly #shard: ShardPlacement | undefined;
@@ -557,7 +559,8 @@ export class Queue {
   }
 
   get closed(): boolean {
-    return this.#core.isClosed;
+    // True from the call of `close()`, also while it waits for claims to end (a worker's loop stops on it).
+    return this.#core.isClosed || this.#core.closing;
   }
 
   /**
@@ -598,14 +601,23 @@ export class Queue {
    * Stops the background work and closes the engine after everything
    * committed so far is durable. Does not wait for in-flight workers; their
    * later settlements fail with `ClosedError` and the jobs are recovered at
-   * the next open.
+   * the next open. A claim still waiting to hand its jobs out gives them
+   * back and rejects with `ClosedError`; a call made while a close runs
+   * resolves when that close ends.
    */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    // A call made while a close runs waits for that one: resolved early, its caller could reopen the
+    // store or remove its directory while this close still flushes and closes the engine.
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     const core = this.#core;
-    if (core.closed) return;
-    // Claims given back while their records load end first: left claimed, the next open would count their attempts.
-    while (core.releasesLoading.size > 0) await Promise.allSettled(core.releasesLoading);
-    if (core.closed) return;
+    // Claims waiting to hand out their jobs, and claims given back while their records load, end first: left
+    // claimed, the next open would count their attempts. No claim starts meanwhile.
+    core.closing = true;
+    while (core.claimsWaiting.size > 0 || core.releasesLoading.size > 0) await Promise.allSettled([...core.claimsWaiting, ...core.releasesLoading]);
     core.closed = true;
     core.markClosed();
     await core.loop.stop();

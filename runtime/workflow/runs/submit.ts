@@ -103,8 +103,11 @@ export function withCurrentLimit(core: Pick<RuntimeCore, "queue" | "queueName">,
 /** Checks the step options a submission sets, naming them as `RunOptions` does (also in a client, before writing). */
 export function checkRunOptions(o: RunOptions): void {
   if (o.flow !== undefined) flowHeaders(o.flow);
-  if (o.maxAttemptsPerStep !== undefined && (!Number.isInteger(o.maxAttemptsPerStep) || o.maxAttemptsPerStep < 1)) {
-    throw new ValidationError(`RunOptions.maxAttemptsPerStep must be an integer >= 1, got ${describeValue(o.maxAttemptsPerStep)}`);
+  // Checked to the queue's bound here: past it the queue's own check named EnqueueOptions.maxAttempts instead.
+  if (o.maxAttemptsPerStep !== undefined && (!Number.isSafeInteger(o.maxAttemptsPerStep) || o.maxAttemptsPerStep < 1)) {
+    throw new ValidationError(
+      `RunOptions.maxAttemptsPerStep must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}, got ${describeValue(o.maxAttemptsPerStep)}`,
+    );
   }
   if (o.runAt !== undefined) validateInstant("RunOptions.runAt", o.runAt);
   checkRunDebounce(o);
