@@ -31,7 +31,7 @@ const opts: EngineOptions = {
   pageValues: { keyPrefixes: [""], minBytes: 8, cacheBytes: 0 },
 };
 
-function valueOf(n: number, len: number): Uint8Array {
+function valueBytes(n: number, len: number): Uint8Array {
   const v = new Uint8Array(len);
   for (let i = 0; i < len; i++) v[i] = (n + i) & 255;
   return v;
@@ -75,12 +75,12 @@ describe("freezes over held values, through the engine", () => {
               staged.set(key, undefined);
               // The same key put again in the same batch, sometimes.
               if (int(2) === 0) {
-                const v = valueOf(step * 7 + i, int(2) === 0 ? 3 : 8 + int(40));
+                const v = valueBytes(step * 7 + i, int(2) === 0 ? 3 : 8 + int(40));
                 b.put(key, v);
                 staged.set(key, v);
               }
             } else {
-              const v = valueOf(step * 7 + i, int(2) === 0 ? 3 : 8 + int(40));
+              const v = valueBytes(step * 7 + i, int(2) === 0 ? 3 : 8 + int(40));
               b.put(key, v);
               staged.set(key, v);
             }
