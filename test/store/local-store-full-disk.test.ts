@@ -28,68 +28,45 @@ function filesUnder(dir: string): string[] {
 }
 
 describe.skipIf(mounted === undefined)("LocalStore on a full file system (a tmpfs; needs root on Linux)", () => {
-  it("refuses the put that finds no space with a retryable error saying so, keeps what it held, and takes puts again once space is freed", async () => {
-    const store = new LocalStore(join(mounted!, "store"));
-    const body = (i: number) => new Uint8Array(16 * 1024).fill(i);
-    const stored: string[] = [];
-    let refused: unknown;
-    for (let i = 0; i < 64 && refused === undefined; i++) {
-      try {
-        await store.put(`objects/${i}`, body(i));
-        stored.push(`objects/${i}`);
-      } catch (err) {
-        refused = err;
+  // A replacing put goes through the thread pool; a create-if-absent put (the WAL's) through the put thread.
+  it.each([
+    { kind: "a put", createOnly: false },
+    { kind: "a create-if-absent put (through the put thread)", createOnly: true },
+  ])(
+    "refuses $kind that finds no space with a retryable error saying so, keeps what it held, and takes puts again once space is freed",
+    async ({ createOnly }) => {
+      const root = join(createOnly ? mountedForCreates! : mounted!, "store");
+      const store = new LocalStore(root);
+      const opts = createOnly ? { ifNoneMatch: "*" as const } : {};
+      const body = (i: number) => new Uint8Array(16 * 1024).fill(i);
+      const stored: string[] = [];
+      let refused: unknown;
+      for (let i = 0; i < 64 && refused === undefined; i++) {
+        try {
+          await store.put(`objects/${i}`, body(i), opts);
+          stored.push(`objects/${i}`);
+        } catch (err) {
+          refused = err;
+        }
       }
-    }
-    expect(stored.length, "some objects fit").toBeGreaterThan(2);
-    expect(refused).toBeInstanceOf(StoreUnavailableError);
-    const err = refused as StoreUnavailableError;
-    expect(err.retryable).toBe(true);
-    expect(err.message).toContain("is full: free space on it");
-    expect(err.message).not.toContain("credentials");
+      if (createOnly) expect(sharedPutThread().running, "the puts went through the put thread").toBe(true);
+      expect(stored.length, "some objects fit").toBeGreaterThan(2);
+      expect(refused).toBeInstanceOf(StoreUnavailableError);
+      const err = refused as StoreUnavailableError;
+      expect(err.retryable).toBe(true);
+      expect(err.message).toContain("is full: free space on it");
+      expect(err.message).not.toContain("credentials");
 
-    // No temporary file is left, and every object stored before is whole.
-    expect(filesUnder(join(mounted!, "store")).filter((name) => name.startsWith("%tmp."))).toEqual([]);
-    for (const [i, key] of stored.entries()) expect((await store.get(key))?.body).toEqual(body(i));
+      // No temporary file is left, and every object stored before is whole.
+      expect(filesUnder(root).filter((name) => name.startsWith("%tmp."))).toEqual([]);
+      for (const [i, key] of stored.entries()) expect((await store.get(key))?.body).toEqual(body(i));
 
-    // Space freed: the same put lands.
-    await store.delete(stored[0]!);
-    await store.delete(stored[1]!);
-    const next = `objects/${stored.length}`;
-    await store.put(next, body(stored.length));
-    expect((await store.get(next))?.body).toEqual(body(stored.length));
-  });
-
-  it("refuses a create-if-absent put that finds no space the same way (through the put thread), and takes it again once space is freed", async () => {
-    const store = new LocalStore(join(mountedForCreates!, "store"));
-    const body = (i: number) => new Uint8Array(16 * 1024).fill(i);
-    const stored: string[] = [];
-    let refused: unknown;
-    for (let i = 0; i < 64 && refused === undefined; i++) {
-      try {
-        await store.put(`objects/${i}`, body(i), { ifNoneMatch: "*" });
-        stored.push(`objects/${i}`);
-      } catch (err) {
-        refused = err;
-      }
-    }
-    expect(sharedPutThread().running, "the puts went through the put thread").toBe(true);
-    expect(stored.length, "some objects fit").toBeGreaterThan(2);
-    expect(refused).toBeInstanceOf(StoreUnavailableError);
-    const err = refused as StoreUnavailableError;
-    expect(err.retryable).toBe(true);
-    expect(err.message).toContain("is full: free space on it");
-    expect(err.message).not.toContain("credentials");
-
-    // No temporary file is left, and every object stored before is whole.
-    expect(filesUnder(join(mountedForCreates!, "store")).filter((name) => name.startsWith("%tmp."))).toEqual([]);
-    for (const [i, key] of stored.entries()) expect((await store.get(key))?.body).toEqual(body(i));
-
-    // Space freed: the same put lands.
-    await store.delete(stored[0]!);
-    await store.delete(stored[1]!);
-    const next = `objects/${stored.length}`;
-    await store.put(next, body(stored.length), { ifNoneMatch: "*" });
-    expect((await store.get(next))?.body).toEqual(body(stored.length));
-  });
+      // Space freed: the same put lands.
+      await store.delete(stored[0]!);
+      await store.delete(stored[1]!);
+      const next = `objects/${stored.length}`;
+      await store.put(next, body(stored.length), opts);
+      expect((await store.get(next))?.body).toEqual(body(stored.length));
+    },
+  );
 });
