@@ -176,6 +176,8 @@ export class TaqubaClient {
   readonly #clock: Clock | undefined;
   readonly #nextId = requestIds();
   readonly #closing = new AbortController();
+  /** The close under way or done, shared by every call of `close()`. */
+  #closed: Promise<void> | undefined;
   #reader: QueueReader | undefined;
   #opening: Promise<QueueReader | undefined> | undefined;
   #view: WorkflowView | undefined;
@@ -781,8 +783,13 @@ export class TaqubaClient {
   }
 
   /** Stops watching and drops the read view. Requests already written stay in the inbox and are applied. */
-  async close(): Promise<void> {
-    if (this.#closing.signal.aborted) return;
+  /** A second call waits for the first: a caller may remove the store's directory once it resolves. */
+  close(): Promise<void> {
+    this.#closed ??= this.#close();
+    return this.#closed;
+  }
+
+  async #close(): Promise<void> {
     this.#closing.abort();
     for (const wake of [...this.#sleepers]) wake();
     await Promise.all((this.#shards ?? []).map((c) => c.close()));

@@ -123,6 +123,16 @@ describe("TaqubaClient with an owner", () => {
     }
   });
 
+  it("a second close() resolves only when the first has closed the client, not at once", async () => {
+    const client = await TaqubaClient.open(new LocalStore(await tempDir()), { name: STORE_NAME, queueName: STEP_QUEUE, timeoutMs: 100 });
+    const order: string[] = [];
+    const first = client.close().then(() => order.push("first"));
+    const second = client.close().then(() => order.push("second"));
+    await Promise.all([first, second]);
+    expect(order).toEqual(["first", "second"]);
+    await expect(client.submit({ input: enc(1) })).rejects.toThrow(/closed/i);
+  });
+
   it("open reads each option once, and a wrong or unreadable one is a ValidationError naming it", async () => {
     const store = new LocalStore(await tempDir());
     const refusal = async (opts: unknown): Promise<string> => {
