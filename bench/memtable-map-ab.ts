@@ -15,28 +15,25 @@
 import { loadCheckout } from "./support/step-workload.js";
 import { loadAverageText } from "./support/load-average.js";
 import { median } from "./support/percentile.js";
+import { seededRandom } from "../runtime/store/prng.js";
 
 type MemtableModule = typeof import("../runtime/engine/memtable.js");
 
 const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
 const K = env("K", 20_000);
 const ROUNDS = env("ROUNDS", 10);
+/** Rounds left out of the medians: the first ones run while the code is still being compiled. */
+const WARMUP_ROUNDS = 2;
+if (!Number.isInteger(ROUNDS) || ROUNDS <= WARMUP_ROUNDS)
+  throw new Error(`ROUNDS must be an integer above ${WARMUP_ROUNDS} (the first ${WARMUP_ROUNDS} are warm-ups), got ${ROUNDS}`);
 
 const dirs = process.argv.slice(2);
 if (dirs.length === 0) throw new Error("name one or more built checkouts");
 const mods: MemtableModule[] = [];
 for (const d of dirs) mods.push(await loadCheckout<MemtableModule>(d, "dist/runtime/engine/memtable.js"));
 
-/** A deterministic generator, so every checkout gets the same keys in the same order. */
-function lcg(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-
-const rand = lcg(7);
+// Seeded, so every checkout gets the same keys in the same order.
+const rand = seededRandom(7);
 const id = (n: number) => `01M8TVYTZPV71T97${n.toString(36).padStart(6, "0")}`;
 const families = [(n: number) => `j/${id(n)}`, (n: number) => `q/default/0/${id(n)}`, (n: number) => `u/workflow/history/workflow-steps/${id(n)}/0003`];
 const keys = Array.from({ length: K }, (_, i) => families[i % 3]!(i * 7919));
@@ -118,7 +115,7 @@ for (let i = 0; i < ROUNDS; i++) {
 }
 console.log(["CPU ns/op", ...dirs].join("\t"));
 for (const p of PHASES) {
-  const meds = results.map((rs) => median(rs.slice(2).map((r) => r[p])));
+  const meds = results.map((rs) => median(rs.slice(WARMUP_ROUNDS).map((r) => r[p])));
   console.log([p.padEnd(18), ...meds.map((x, j) => `${x.toFixed(0)}${j > 0 ? ` (${(x / meds[0]!).toFixed(2)}x)` : ""}`)].join("\t"));
 }
 console.log(`load ${loadAverageText()} (sink ${sink > 0})`);
