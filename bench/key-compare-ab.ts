@@ -22,6 +22,7 @@
 import { median } from "./support/percentile.js";
 import { loadCheckout } from "./support/step-workload.js";
 import { loadAverageText } from "./support/load-average.js";
+import { pagedRunKey, pagedRunsOptions, pagedRunValue, writePagedRuns } from "./support/paged-runs.js";
 
 type Taquba = typeof import("../runtime/index.js");
 type KeyRuns = typeof import("../runtime/engine/key-run.js");
@@ -46,8 +47,8 @@ const checkouts = await Promise.all(
 type Checkout = (typeof checkouts)[number];
 
 /** Key `k` of the RUNS * ENTRIES keys; run `r` holds the keys with `k % RUNS === r`. */
-const keyOf = (k: number) => `j/q/01J${String(k).padStart(12, "0")}ABCDEFGHJKMNPQRS`;
-const value = new Uint8Array(64).fill(7);
+const keyOf = pagedRunKey;
+const value = pagedRunValue;
 const total = RUNS * ENTRIES;
 const cpuNs = (since: NodeJS.CpuUsage) => {
   const c = process.cpuUsage(since);
@@ -78,22 +79,9 @@ function runMerge(c: Checkout): number {
 }
 
 // One store of RUNS segment runs, written by the first checkout; every checkout opens it.
-const pageValues = { keyPrefixes: ["j/"], cacheBytes: 256 * 1024 * 1024 };
-const opts = { pageValues, maxSegmentRuns: RUNS * 2, checkpointWalObjects: 0, checkpointWalBytes: 0 };
+const opts = pagedRunsOptions(RUNS);
 const store = new checkouts[0]!.taquba.MemoryStore();
-{
-  const engine = await checkouts[0]!.taquba.Engine.open(store, opts);
-  // Every key, then RUNS - 1 runs of updates spread over the key space, each of 1/(2 * RUNS) of the keys: newer runs
-  // that together stay smaller than the oldest, so no checkpoint compacts them.
-  for (let r = 0; r < RUNS; r++) {
-    const batch = new checkouts[0]!.taquba.WriteBatch();
-    for (let k = r === 0 ? 0 : r; k < total; k += r === 0 ? 1 : 2 * RUNS) batch.put(keyOf(k), value);
-    await engine.commit(batch);
-    await engine.checkpoint();
-  }
-  if (engine.stats.segmentRuns !== RUNS) throw new Error(`expected ${RUNS} segment runs, got ${engine.stats.segmentRuns}`);
-  await engine.close();
-}
+await writePagedRuns(checkouts[0]!.taquba, store, RUNS, ENTRIES);
 /** Entries the open merges: every key, and the updates. */
 const segmentEntries = total + (RUNS - 1) * Math.ceil(total / (2 * RUNS));
 const lookupKeys = Array.from({ length: LOOKUPS }, (_, i) => keyOf((i * 7919) % total));

@@ -1,6 +1,6 @@
 /**
  * @module Cached paged reads alone, for a CPU profile: the store and keys of
- * `key-compare-ab.ts`'s lookups (RUNS segment runs of paged 64-byte values,
+ * `key-compare-ab.ts`'s lookups (support/paged-runs.ts: RUNS segment runs of paged 64-byte values,
  * keys shaped like the queue's), every block warmed into the cache first,
  * then ROUNDS rounds of LOOKUPS `get`s. Prints the CPU ns per get of each
  * round. Nothing else runs while the rounds do, so a profile's shares of
@@ -11,6 +11,7 @@
  */
 import { Engine, MemoryStore, WriteBatch } from "../runtime/index.js";
 import { loadAverageText } from "./support/load-average.js";
+import { pagedRunKey, pagedRunsOptions, writePagedRuns } from "./support/paged-runs.js";
 
 const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
 const ROUNDS = env("ROUNDS", 10);
@@ -18,22 +19,11 @@ const RUNS = env("RUNS", 8);
 const ENTRIES = env("ENTRIES", 50_000);
 const LOOKUPS = env("LOOKUPS", 100_000);
 
-const keyOf = (k: number) => `j/q/01J${String(k).padStart(12, "0")}ABCDEFGHJKMNPQRS`;
-const value = new Uint8Array(64).fill(7);
 const total = RUNS * ENTRIES;
-const opts = { pageValues: { keyPrefixes: ["j/"], cacheBytes: 256 * 1024 * 1024 }, maxSegmentRuns: RUNS * 2, checkpointWalObjects: 0, checkpointWalBytes: 0 };
+const opts = pagedRunsOptions(RUNS);
 const store = new MemoryStore();
-{
-  const engine = await Engine.open(store, opts);
-  for (let r = 0; r < RUNS; r++) {
-    const batch = new WriteBatch();
-    for (let k = r === 0 ? 0 : r; k < total; k += r === 0 ? 1 : 2 * RUNS) batch.put(keyOf(k), value);
-    await engine.commit(batch);
-    await engine.checkpoint();
-  }
-  await engine.close();
-}
-const keys = Array.from({ length: LOOKUPS }, (_, i) => keyOf((i * 7919) % total));
+await writePagedRuns({ Engine, WriteBatch }, store, RUNS, ENTRIES);
+const keys = Array.from({ length: LOOKUPS }, (_, i) => pagedRunKey((i * 7919) % total));
 const engine = await Engine.open(store, opts);
 for (let p = engine.warm(keys); p; p = engine.warm(keys)) await p;
 console.log(`ROUNDS=${ROUNDS} RUNS=${RUNS} ENTRIES=${ENTRIES} LOOKUPS=${LOOKUPS} load ${loadAverageText()}`);
