@@ -26,9 +26,26 @@ export interface SlotChain {
   handOff(next: ClaimedJob | undefined): void;
 }
 
-export class WorkerSlot {
-  #release: (() => void) | undefined;
+/**
+ * What a worker's slots report to it (one per worker): a freed slot, and a
+ * chained step's reservation and hand-off, with whether the slot was still
+ * held or had reserved. Methods of one object, not closures made per step.
+ */
+export interface SlotOwner {
+  /** The slot was freed. */
+  release(): void;
+  /** `SlotChain.reserve` of a slot that has not reserved yet; `ownSlotHeld`: the settling step still holds its slot. */
+  reserve(ownSlotHeld: boolean, waiting: number): boolean;
+  /** `SlotChain.handOff`, once per slot; `reserved`: whether the slot's `reserve` said yes. */
+  handOff(next: ClaimedJob | undefined, reserved: boolean): void;
+}
+
+export class WorkerSlot implements SlotChain {
+  readonly #owner: SlotOwner;
+  #held = true;
   #submitted = false;
+  #reserved = false;
+  #handedOff = false;
 
   /** Whether a settlement was handed to the queue through this slot: an error after that is the settlement's. */
   get settlementSubmitted(): boolean {
@@ -37,15 +54,29 @@ export class WorkerSlot {
 
   /** Whether the slot is still taken (not yet freed). */
   get held(): boolean {
-    return this.#release !== undefined;
+    return this.#held;
   }
 
-  /** `release` is called once, when the slot is freed. `chain`: how this slot's settlement may claim the run's next step. */
-  constructor(
-    release: () => void,
-    readonly chain?: SlotChain,
-  ) {
-    this.#release = release;
+  /** `owner`: the worker the slot reports to. The slot is its own chain, so a step costs one object here, not a chain and its closures. */
+  constructor(owner: SlotOwner) {
+    this.#owner = owner;
+  }
+
+  /** How this slot's settlement may claim the run's next step. */
+  get chain(): SlotChain {
+    return this;
+  }
+
+  reserve(waiting: number): boolean {
+    if (this.#reserved || this.#handedOff || !this.#owner.reserve(this.#held, waiting)) return false;
+    this.#reserved = true;
+    return true;
+  }
+
+  handOff(next: ClaimedJob | undefined): void {
+    if (this.#handedOff) return;
+    this.#handedOff = true;
+    this.#owner.handOff(next, this.#reserved);
   }
 
   /**
@@ -60,8 +91,8 @@ export class WorkerSlot {
 
   /** Frees the slot; later calls do nothing. */
   free(): void {
-    const release = this.#release;
-    this.#release = undefined;
-    release?.();
+    if (!this.#held) return;
+    this.#held = false;
+    this.#owner.release();
   }
 }

@@ -20,7 +20,7 @@
  */
 import { MAX_DELAY_MS } from "../../time-bounds.js";
 import { SettlementEffects } from "../../queue/effects.js";
-import type { AckedClaimingNext, ClaimedJob, EnqueueOptions } from "../../queue/types.js";
+import type { AckedClaimingNext, ClaimedJob, ClaimNext, EnqueueOptions } from "../../queue/types.js";
 import type { KvToken } from "../../queue/queue.js";
 import type { KvKeyRef } from "../../queue/user-keys.js";
 import { cancelRequestedOf } from "../../queue/cancel-state.js";
@@ -402,12 +402,14 @@ function stepFor(
       jobId: job.id,
       attempt: job.attempt,
       maxAttempts: job.maxAttempts,
+      // The claimed job's own: the same counts, and no closure of its own per step.
+      isLastAttempt: job.isLastAttempt,
       cancel: job,
       lease: job.lease,
       memo: watchMemoWrites(memos.newMemo(runId, step), (k) => memoKeys.push(k)),
       runMemo: watchMemoWrites(memos.runMemo(runId), (k) => memoKeys.push(`run:${k}`)),
       effects,
-      kv: { get: (key) => core.queue.kvGet(key) },
+      kv: core.stepKv,
       children,
     },
     step,
@@ -632,19 +634,32 @@ function submitContinue(
   const pointerBytes = encodeStepPointer(pointer);
   effects.kvPutOwned(keys.pointerAt, pointerBytes);
   const chain = slot.chain;
-  if (o.when.kind !== "immediate" || chain === undefined || core.queue.ackClaimingNext === undefined) {
+  if (o.when.kind !== "immediate" || core.queue.ackClaimingNext === undefined) {
     return slot.freeAfterSubmitting(core.queue.ack(job, effects));
   }
   // The next step, claimed for this worker in the same commit when the queue allows it.
   let settled: Promise<AckedClaimingNext>;
   try {
-    const claimNext = { index: effects.enqueues.length - 1, leaseMs: core.leaseMs, reserve: chain.reserve };
+    const claimNext = new NextStepClaim(effects.enqueues.length - 1, core.leaseMs, chain);
     settled = slot.freeAfterSubmitting(core.queue.ackClaimingNext(job, effects, claimNext));
   } catch (e) {
     chain.handOff(undefined);
     throw e;
   }
   return new ChainedAck(settled, chain, { run, pointer: { bytes: pointerBytes, value: pointer }, keys });
+}
+
+/** The run's next step, claimed by this step's ack when the slot's chain reserves room for it (see `ClaimNext`). */
+class NextStepClaim implements ClaimNext {
+  constructor(
+    readonly index: number,
+    readonly leaseMs: number | undefined,
+    private readonly chain: SlotChain,
+  ) {}
+
+  reserve(waiting: number): boolean {
+    return this.chain.reserve(waiting);
+  }
 }
 
 /** Awaits what `commitContinue` returned; a chained ack's next step is handed on however the ack ends. */
