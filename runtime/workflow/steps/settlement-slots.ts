@@ -12,6 +12,7 @@
  */
 
 import type { ClaimedJob } from "../../queue/types.js";
+import type { CarriedRun } from "./step-carry.js";
 
 /**
  * How a settlement submitted through a slot may take the run's next step
@@ -22,8 +23,11 @@ import type { ClaimedJob } from "../../queue/types.js";
 export interface SlotChain {
   /** True takes the worker's capacity for the next step: the worker is running and has a slot to spare beyond `waiting` more. */
   reserve(waiting: number): boolean;
-  /** Starts `next` on this worker (or gives it back when the worker stopped meanwhile), and returns an unused reservation. Once. */
-  handOff(next: ClaimedJob | undefined): void;
+  /**
+   * Starts `next` on this worker (or gives it back when the worker stopped meanwhile), and returns an unused reservation. Once.
+   * `carry`: the run's records as the settlement left them, for `next`'s slot (see step-carry).
+   */
+  handOff(next: ClaimedJob | undefined, carry?: CarriedRun): void;
 }
 
 /**
@@ -37,11 +41,12 @@ export interface SlotOwner {
   /** `SlotChain.reserve` of a slot that has not reserved yet; `ownSlotHeld`: the settling step still holds its slot. */
   reserve(ownSlotHeld: boolean, waiting: number): boolean;
   /** `SlotChain.handOff`, once per slot; `reserved`: whether the slot's `reserve` said yes. */
-  handOff(next: ClaimedJob | undefined, reserved: boolean): void;
+  handOff(next: ClaimedJob | undefined, reserved: boolean, carry: CarriedRun | undefined): void;
 }
 
 export class WorkerSlot implements SlotChain {
   readonly #owner: SlotOwner;
+  #carried: CarriedRun | undefined;
   #held = true;
   #submitted = false;
   #reserved = false;
@@ -57,9 +62,20 @@ export class WorkerSlot implements SlotChain {
     return this.#held;
   }
 
-  /** `owner`: the worker the slot reports to. The slot is its own chain, so a step costs one object here, not a chain and its closures. */
-  constructor(owner: SlotOwner) {
+  /**
+   * `owner`: the worker the slot reports to. The slot is its own chain, so a step costs one object here, not a chain and its closures.
+   * `carried`: what the settlement that claimed the slot's job handed it (see step-carry), for `takeCarried`.
+   */
+  constructor(owner: SlotOwner, carried?: CarriedRun) {
     this.#owner = owner;
+    this.#carried = carried;
+  }
+
+  /** What the settlement that claimed this slot's job handed it, once; undefined for a job claimed any other way. */
+  takeCarried(): CarriedRun | undefined {
+    const c = this.#carried;
+    this.#carried = undefined;
+    return c;
   }
 
   /** How this slot's settlement may claim the run's next step. */
@@ -73,10 +89,10 @@ export class WorkerSlot implements SlotChain {
     return true;
   }
 
-  handOff(next: ClaimedJob | undefined): void {
+  handOff(next: ClaimedJob | undefined, carry?: CarriedRun): void {
     if (this.#handedOff) return;
     this.#handedOff = true;
-    this.#owner.handOff(next, this.#reserved);
+    this.#owner.handOff(next, this.#reserved, carry);
   }
 
   /**

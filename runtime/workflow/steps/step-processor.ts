@@ -28,7 +28,7 @@ import { makeStep } from "./delivery.js";
 import { applyStaged, EffectsHandle } from "./effects-handle.js";
 import { replayRecordKey, runKey, stepDedupKey, stepPointerKey } from "../records/kv-keys.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
-import { type CarriedRun, carryTo, decodeKnown, type Known, type RunKeys, takeCarried } from "./step-carry.js";
+import { type CarriedRun, decodeKnown, type Known, type RunKeys } from "./step-carry.js";
 import {
   decodeReplayRecord,
   decodeRunRecord,
@@ -176,7 +176,7 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
     return;
   }
   // The records as the settlement that claimed this step left them, when it did: read again, decoded only if changed.
-  const carried = takeCarried(job);
+  const carried = slot.takeCarried();
   const keys: RunKeys = carried?.keys ?? runKeysOf(core, runId);
   const runK = keys.run;
   // The run record is unchanged while its token is the one the claiming settlement carried: not read, copied or compared.
@@ -678,11 +678,7 @@ async function settledContinue(c: Promise<unknown> | ChainedAck): Promise<void> 
 
 /** Starts the step a chained ack claimed on this worker, with the records its settlement left (or returns the reservation). Once. */
 function handOffNext(c: ChainedAck, next: ClaimedJob | undefined): void {
-  try {
-    if (next !== undefined) carryTo(next, c.carry);
-  } finally {
-    c.chain.handOff(next);
-  }
+  c.chain.handOff(next, next === undefined ? undefined : c.carry);
 }
 
 /**

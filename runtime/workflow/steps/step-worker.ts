@@ -21,6 +21,7 @@ import type { FullLogger, Logger } from "../../logger.js";
 import type { ClaimedJob } from "../../queue/types.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { type SlotOwner, WorkerSlot } from "./settlement-slots.js";
+import type { CarriedRun } from "./step-carry.js";
 import { processJob, processStep, recoverStep } from "./step-processor.js";
 import { startAttemptTelemetry } from "./step-telemetry.js";
 
@@ -71,11 +72,11 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
       reserved++;
       return true;
     },
-    handOff: (next, held) => {
+    handOff: (next, held, carry) => {
       if (held) reserved--;
       // A worker told to stop meanwhile does not take it: back to the queue for any worker.
       if (next !== undefined && !signal.aborted && !core.queue.closed) {
-        start(next);
+        start(next, carry);
         return;
       }
       if (next !== undefined) core.queue.releaseClaim?.(next);
@@ -83,10 +84,10 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
     },
   };
 
-  const start = (job: ClaimedJob): void => {
+  const start = (job: ClaimedJob, carried?: CarriedRun): void => {
     busy++;
     running++;
-    void work(job, new WorkerSlot(owner));
+    void work(job, new WorkerSlot(owner, carried));
   };
 
   // The step's whole life in one async function, counted in `running` rather than kept in a set of
