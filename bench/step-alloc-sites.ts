@@ -12,7 +12,10 @@
  *   objects already collected by minor and major GC kept), summed per
  *   function and line of the checkout's `dist/` (other code by function).
  *
- * Counts, not times: they do not depend on the machine's load.
+ * Counts, not times: one at a time (`CONC=1`) they repeat to within a
+ * fraction of a per cent at any load; with many in flight they move with
+ * timing (the wait loop's reads, WAL groups per step), so compare checkouts
+ * alternating, at one load.
  *
  * Run: `npm run build` in the checkout, then
  * `N=300 CONC=50 npx tsx bench/step-alloc-sites.ts <checkout>` (`CONC=1 N=60`
