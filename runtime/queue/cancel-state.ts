@@ -12,8 +12,11 @@ export interface CancelSource {
   readonly cancelSignal: AbortSignal;
 }
 
-/** Where an object with a deferred `cancelSignal` keeps what the signal comes from. */
-const SOURCE = Symbol("taquba.cancelSource");
+/**
+ * Where an object with a deferred `cancelSignal` keeps what the signal comes from (a hidden slot, see
+ * `defineCancelSignal`); a source may have one too, down to the claim's `CancelState`.
+ */
+export const CANCEL_SOURCE: unique symbol = Symbol("taquba.cancelSource");
 
 /** A claim's cancellation: the flag, and the signal made on first read. */
 export class CancelState implements CancelSource {
@@ -46,8 +49,8 @@ export class CancelState implements CancelSource {
 // hidden-class transition for them all. An object literal with its own `get`
 // accessor is built through V8's slow path and costs more than the signal saved.
 const CANCEL_SIGNAL: PropertyDescriptor = {
-  get(this: { readonly [SOURCE]: CancelSource }): AbortSignal {
-    return this[SOURCE].cancelSignal;
+  get(this: { readonly [CANCEL_SOURCE]: CancelSource }): AbortSignal {
+    return this[CANCEL_SOURCE].cancelSignal;
   },
   enumerable: true,
 };
@@ -60,7 +63,12 @@ const CANCEL_SIGNAL: PropertyDescriptor = {
  */
 export function defineCancelSignal(target: object, source: CancelSource): void {
   Object.defineProperty(target, "cancelSignal", CANCEL_SIGNAL);
-  Object.defineProperty(target, SOURCE, { value: source });
+  Object.defineProperty(target, CANCEL_SOURCE, { value: source });
+}
+
+/** What `defineCancelSignal` gave `x` as its source, or undefined. */
+export function cancelSourceOf(x: object): unknown {
+  return (x as { readonly [CANCEL_SOURCE]?: unknown })[CANCEL_SOURCE];
 }
 
 /**
@@ -69,9 +77,9 @@ export function defineCancelSignal(target: object, source: CancelSource): void {
  * when the state behind it is at hand.
  */
 export function cancelRequestedOf(x: CancelSource): boolean {
-  let s: unknown = (x as { readonly [SOURCE]?: CancelSource })[SOURCE];
-  // A step's source is its claimed job, whose source is the claim's state.
-  while (s !== undefined && !(s instanceof CancelState)) s = (s as { readonly [SOURCE]?: CancelSource })[SOURCE];
+  let s: unknown = (x as { readonly [CANCEL_SOURCE]?: CancelSource })[CANCEL_SOURCE];
+  // A step's source is its claimed job, whose source is its claim's ticket, whose source is the claim's state.
+  while (s !== undefined && !(s instanceof CancelState)) s = (s as { readonly [CANCEL_SOURCE]?: CancelSource })[CANCEL_SOURCE];
   return s instanceof CancelState ? s.requested : x.cancelSignal.aborted;
 }
 

@@ -301,9 +301,9 @@ function heldRecord(txn: Txn, id: string, ticket: ClaimTicket, writesPayload: bo
   const key = ticket.keys?.job ?? K.jobKey(id);
   const bytes = txn.get(key);
   if (bytes === undefined) return undefined;
-  const kept = ticket.claimed;
+  const kept = ticket.claimedBytes;
   // Not copied: transitions build new records and never change the one they are given.
-  if (!writesPayload && kept !== undefined && (bytes === kept.bytes || bytesEqual(bytes, kept.bytes))) return kept.record;
+  if (!writesPayload && kept !== undefined && (bytes === kept || bytesEqual(bytes, kept))) return ticket.claimedRecord;
   return decodeJob(key, bytes);
 }
 

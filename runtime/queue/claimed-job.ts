@@ -8,7 +8,7 @@ import { copyBytes } from "../bytes.js";
 import type { TimedClock } from "../clock.js";
 import { validateDelay } from "../time-bounds.js";
 import { CancelRequestedError, ClaimLostError } from "./errors.js";
-import { type Building, defineCancelSignal } from "./cancel-state.js";
+import { type Building, CANCEL_SOURCE, type CancelSource, type CancelState, cancelSourceOf, defineCancelSignal } from "./cancel-state.js";
 import type { LeaseEntry, LeaseRegistry } from "./lease-registry.js";
 import type { JobRecord } from "./record.js";
 import type { JobKeys } from "./transitions.js";
@@ -17,31 +17,48 @@ import type { ClaimedJob, LeaseHandle } from "./types.js";
 /** Extra time `ensureAtLeast` adds, so a renewal racing the reaper still wins. */
 export const LEASE_MARGIN_MS = 5000;
 
-/** The claim behind a `ClaimedJob`: which queue issued it and its token. */
-export interface ClaimTicket {
-  readonly owner: object;
-  readonly token: number;
-  /** The record the claim wrote and the exact bytes it stored, so a settlement finding those bytes unchanged need not decode them again. */
-  readonly claimed?: { readonly record: JobRecord; readonly bytes: Uint8Array };
-  /**
-   * The job was inserted already claimed by this claim (a chained claim), so
-   * it has no attempt history while the claim holds: a new job has none (a
-   * history goes with its job's record), and only transitions that end the
-   * claim (a settlement, the reaper) append to one. An ack then skips the
-   * history key's lookup, a miss on every step.
-   */
-  readonly historyless?: boolean;
-  /** The job's engine keys as the insert that claimed it wrote them (a chained claim), for its settlement (see `JobKeys`). */
-  readonly keys?: JobKeys;
-}
+/**
+ * The claim behind a `ClaimedJob`: which queue issued it and its token. Kept
+ * in the job's hidden cancel-source slot (see `defineCancelSignal`), which a
+ * copy by spread does not carry, rather than in a weak map: one insert and
+ * one lookup less per claimed job, and no weak entry for the collector.
+ */
+export class ClaimTicket implements CancelSource {
+  constructor(
+    readonly owner: object,
+    readonly token: number,
+    /** The claim's cancellation, what the job's `cancelSignal` reads. */
+    readonly cancel: CancelState,
+    /**
+     * The job was inserted already claimed by this claim (a chained claim), so
+     * it has no attempt history while the claim holds: a new job has none (a
+     * history goes with its job's record), and only transitions that end the
+     * claim (a settlement, the reaper) append to one. An ack then skips the
+     * history key's lookup, a miss on every step.
+     */
+    readonly historyless: boolean,
+    /** The job's engine keys as the insert that claimed it wrote them (a chained claim), for its settlement (see `JobKeys`). */
+    readonly keys: JobKeys | undefined,
+    /** The record the claim wrote, when its exact bytes are known (`claimedBytes`), so a settlement finding those bytes unchanged need not decode them again. */
+    readonly claimedRecord: JobRecord | undefined,
+    readonly claimedBytes: Uint8Array | undefined,
+  ) {}
 
-const tickets = new WeakMap<object, ClaimTicket>();
+  get [CANCEL_SOURCE](): CancelState {
+    return this.cancel;
+  }
+
+  get cancelSignal(): AbortSignal {
+    return this.cancel.cancelSignal;
+  }
+}
 
 /** The headers of a job enqueued without any. */
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 export function ticketOf(job: ClaimedJob): ClaimTicket | undefined {
-  return tickets.get(job);
+  const t = cancelSourceOf(job);
+  return t instanceof ClaimTicket ? t : undefined;
 }
 
 class Lease implements LeaseHandle {
@@ -109,7 +126,9 @@ export function makeClaimedJob(
     id: r.id,
     queueName: r.queue,
     payload: own,
-    headers: r.headers === undefined ? NO_HEADERS : Object.freeze({ ...r.headers }),
+    // The record's own, frozen, not copied: a record's headers are the queue's (an insert copies the enqueue's,
+    // a decode makes new ones) and no transition writes into them, so the job and its record can share them.
+    headers: r.headers === undefined ? NO_HEADERS : Object.freeze(r.headers),
     attempt: r.attempts,
     maxAttempts: r.maxAttempts,
     priority: r.priority,
@@ -118,16 +137,11 @@ export function makeClaimedJob(
     lease: new Lease(registry, clock, r.id, entry.token, entry.expiresAt),
   };
   // Made only when read: most claims are never cancelled and most workers never look (see `CancelState`).
-  defineCancelSignal(job, entry.cancel);
+  const ticket = new ClaimTicket(owner, entry.token, entry.cancel, historyless, keys, stored === undefined ? undefined : r, stored);
+  defineCancelSignal(job, ticket);
   if (r.attached !== undefined) job.attached = r.attached;
   if (r.wokenAt !== undefined) job.wokenAt = r.wokenAt;
   if (r.lastError !== undefined) job.lastError = r.lastError;
   job.isLastAttempt = () => r.attempts >= r.maxAttempts;
-  tickets.set(
-    job,
-    stored === undefined
-      ? { owner, token: entry.token, historyless, keys }
-      : { owner, token: entry.token, claimed: { record: r, bytes: stored }, historyless, keys },
-  );
   return Object.freeze(job as ClaimedJob);
 }

@@ -5,6 +5,7 @@
 import type { TimedClock } from "../clock.js";
 import type { FullLogger } from "../logger.js";
 import type { StepRunner } from "./steps/delivery.js";
+import type { KvReadHandle } from "./steps/effects-handle.js";
 import type { MemoStore } from "./memo/memo.js";
 import type { WorkflowQueue } from "./queue-port.js";
 import { ClosedError } from "../errors.js";
@@ -43,6 +44,8 @@ export interface RuntimeCore {
   readonly view: WorkflowView;
   /** The shard of a sharded store this runtime's queue is, or undefined. */
   readonly placement: ShardPlacement | undefined;
+  /** The committed-KV reads every step is handed (`Step.kv`): one per runtime, not an object and a closure per step. */
+  readonly stepKv: KvReadHandle;
   /** Called after a terminating commit is durable: wakes waiters, tells the memo sweeper about the new marker. */
   noteTerminated(runId: string, terminatedAtMs: number): void;
 }

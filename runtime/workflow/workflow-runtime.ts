@@ -126,6 +126,7 @@ export class WorkflowRuntime {
       // Set just below, once the view over this core's queue exists.
       view: undefined as unknown as WorkflowView,
       placement: deps.queue.shard,
+      stepKv: { get: (key) => deps.queue.kvGet(key) },
       noteTerminated: (runId, at) => {
         if (s.memoRetentionMs !== undefined) sweeper?.noteMarker(at + s.memoRetentionMs);
         events.terminated(runId);

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { ClaimLostError, Queue, SettlementEffects, ValidationError } from "taquba";
 import type { ClaimNext } from "../../runtime/queue/types.js";
+import { ticketOf } from "../../runtime/queue/claimed-job.js";
 import { MemoryStore } from "taquba";
 import { GatedStore } from "../support/gated-store.js";
 import { dec, enc, openQueue, quiesce, settle } from "./helpers.js";
@@ -288,5 +289,36 @@ describe("ackClaimingNext", () => {
     expect(await queue.view().job(res.next!.id)).toMatchObject({ state: "pending", attempt: 0 });
     await expect(queue.ack(res.next!)).rejects.toThrow(ClaimLostError);
     await queue.close();
+  });
+
+  it("the next job shares its claimed record's headers, frozen: neither the enqueue's caller nor a worker changes the job or its record", async () => {
+    const { queue } = await openQueue();
+    const job = await claimedOne(queue);
+    const headers: Record<string, string> = { tenant: "t1" };
+    const res = await queue.ackClaimingNext(job, new SettlementEffects().enqueue("steps", enc("second"), { headers }), claimNext());
+    const next = res.next!;
+    // One object, not a copy per claimed job: the record the settlement keeps for the job and the job itself.
+    expect(next.headers).toBe(ticketOf(next)!.claimedRecord!.headers);
+    expect(Object.isFrozen(next.headers)).toBe(true);
+    // The enqueue's caller still holds its object: the insert copied it, so writing it changes nothing of the job.
+    headers["tenant"] = "changed";
+    expect(next.headers).toEqual({ tenant: "t1" });
+    expect(() => {
+      (next.headers as Record<string, string>)["planted"] = "x";
+    }).toThrow(TypeError);
+    await queue.ack(next);
+    await queue.enqueue("steps", enc("third"), { headers: { tenant: "t1" } });
+    expect((await queue.claim("steps"))!.headers).toEqual({ tenant: "t1" });
+  });
+
+  it("a settlement finds the claim in the job itself, not in a copy or a job of another queue instance", async () => {
+    const { queue } = await openQueue();
+    const job = await claimedOne(queue);
+    const next = (await queue.ackClaimingNext(job, new SettlementEffects().enqueue("steps", enc("second")), claimNext())).next!;
+    // The claim is in the job's hidden slot: a copy carries the signal but not the claim.
+    await expect(queue.ack({ ...next })).rejects.toBeInstanceOf(ValidationError);
+    expect(next.cancelSignal.aborted).toBe(false);
+    await queue.ack(next);
+    expect(await queue.view().job(next.id)).toBeNull();
   });
 });

@@ -2,8 +2,15 @@
  * @module The deferred `cancelSignal` of claimed jobs and steps: each object
  * reads its own claim's state, and defining it leaves nothing behind.
  */
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { Queue } from "taquba";
+import { MemoryStore } from "taquba";
 import { CancelState, cancelRequestedOf, defineCancelSignal } from "../../runtime/queue/cancel-state.js";
+
+const RealAbortController = globalThis.AbortController;
+afterEach(() => {
+  globalThis.AbortController = RealAbortController;
+});
 
 describe("defineCancelSignal", () => {
   it("gives every object the state it was defined with", () => {
@@ -45,5 +52,34 @@ describe("defineCancelSignal", () => {
     defineCancelSignal(job, s);
     s.request(new Error("stop"));
     expect(cancelRequestedOf(job as unknown as CancelState)).toBe(true);
+  });
+
+  it("a claimed job's state is read through its claim without making a signal, until the signal is read", async () => {
+    let made = 0;
+    globalThis.AbortController = class extends RealAbortController {
+      constructor() {
+        super();
+        made++;
+      }
+    };
+    const queue = await Queue.open(new MemoryStore(), "q");
+    try {
+      await queue.enqueue("jobs", new Uint8Array([1]));
+      const job = (await queue.claim("jobs"))!;
+      // Counted from here: the queue's own signals are not the claim's.
+      made = 0;
+      // A step made from the job reads through the job, and the job through its claim, to the claim's state.
+      const step = { run: "r" };
+      defineCancelSignal(step, job);
+      expect(cancelRequestedOf(job)).toBe(false);
+      expect(await queue.cancelJob(job.id)).toBe("requested");
+      expect(cancelRequestedOf(job)).toBe(true);
+      expect(cancelRequestedOf(step as unknown as CancelState)).toBe(true);
+      expect(made).toBe(0);
+      expect(job.cancelSignal.aborted).toBe(true);
+      expect(made).toBe(1);
+    } finally {
+      await queue.close();
+    }
   });
 });

@@ -26,7 +26,7 @@ describe("claimed job payloads", () => {
     expect(retained).toBe(8 * 100);
     // Nor does the claimed record the job keeps for its settlement.
     for (const job of held) {
-      const record = ticketOf(job)?.claimed?.record;
+      const record = ticketOf(job)?.claimedRecord;
       expect(record).toBeDefined();
       expect(record!.payload.buffer.byteLength).toBe(100);
     }

@@ -6,7 +6,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { StepOutcome, type StepRunner } from "taquba";
+import { runKey, stepPointerKey } from "../../runtime/workflow/records/kv-keys.js";
 import { dec, enc, openEnv } from "./helpers.js";
+
+/** The KV key a `kvGetNow` or `kvTokenNow` call read: the key, or a key reference's key. */
+const keyOf = (k: unknown) => (typeof k === "string" ? k : (k as { key: string }).key);
 
 describe("a step handed the run's records by the settlement that claimed it", () => {
   it("sees the run record a child start changed: failing next, the parent cancels the child", async () => {
@@ -83,6 +87,41 @@ describe("a step handed the run's records by the settlement that claimed it", ()
       expect(end.termination.status).toBe("succeeded");
       expect(headersSeen).toEqual([{ tenant: "t1" }, { tenant: "t1" }, { tenant: "t1" }, { tenant: "t1" }]);
       expect(end.outcome?.headers).toEqual({ tenant: "t1" });
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("reads the run record for a run's first step only: every later step takes it from the settlement that claimed it", async () => {
+    const steps = 5;
+    // Counted from step 0's runner to the last step's: the reads of steps 1 to 4, none of the submit's or wait's.
+    let counting = false;
+    const reads: string[] = [];
+    let lastStep!: () => void;
+    const reachedLast = new Promise<void>((r) => (lastStep = r));
+    const runner: StepRunner = {
+      async runStep(s) {
+        const n = Number(dec(s.payload));
+        counting = n + 1 < steps;
+        if (!counting) lastStep();
+        return n + 1 >= steps ? StepOutcome.succeed(enc("done")) : StepOutcome.continueNow(enc(String(n + 1)));
+      },
+    };
+    const env = await openEnv(runner);
+    const q = env.queue as unknown as { kvGetNow(k: unknown): Uint8Array | null | undefined };
+    const kvGetNow = q.kvGetNow.bind(q);
+    q.kvGetNow = (k) => {
+      if (counting) reads.push(keyOf(k));
+      return kvGetNow(k);
+    };
+    try {
+      const { runId } = await env.runtime.submit({ input: enc("0") });
+      // Waited for only after: its reads are not the steps'.
+      await reachedLast;
+      expect((await env.runtime.wait(runId)).termination.status).toBe("succeeded");
+      // Steps 1-4 find the key's token unchanged since their claiming settlement read or wrote it; each reads the pointer.
+      expect(reads.filter((k) => k === runKey("workflow-steps", runId))).toEqual([]);
+      expect(reads.filter((k) => k === stepPointerKey("workflow-steps", runId))).toHaveLength(steps - 1);
     } finally {
       await env.stop();
     }

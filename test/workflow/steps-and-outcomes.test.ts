@@ -78,9 +78,11 @@ describe("step outcomes", () => {
 
   it("retries a transient error with backoff, then dead-letters at the attempt limit", async () => {
     const attempts: number[] = [];
+    const last: boolean[] = [];
     const env = await openEnv(
       runnerOf(async (s) => {
         attempts.push(s.attempt);
+        last.push(s.isLastAttempt());
         throw StepError.transient(new Error(`flaky ${s.attempt}`));
       }),
     );
@@ -92,6 +94,8 @@ describe("step outcomes", () => {
     env.clock.advance(2_000);
     const end = await env.runtime.wait("t");
     expect(attempts).toEqual([1, 2, 3]);
+    // Only the attempt whose transient error dead-letters the step is told so.
+    expect(last).toEqual([false, false, true]);
     expect(end.termination).toMatchObject({ status: "failed", errorKind: "transient", error: "flaky 3" });
     expect(end.outcome?.status).toBe("failed");
     const dead = await env.queue.view().deadJobs("workflow-steps");

@@ -96,6 +96,8 @@ export interface DeliveryParts {
   effects: EffectsHandle;
   kv: KvReadHandle;
   children: ChildRuns;
+  /** `isLastAttempt` as the claimed job has it already (same attempt counts); made from `attempt` and `maxAttempts` when absent. */
+  isLastAttempt?: () => boolean;
 }
 
 /** Builds a {@link Delivery} from its parts (fields listed, not spread: see `makeStep`). */
@@ -133,8 +135,12 @@ function deliveryOf(p: DeliveryParts): Building<Delivery> {
   d.effects = p.effects;
   d.kv = p.kv;
   d.children = p.children;
-  d.isLastAttempt = () => p.attempt >= p.maxAttempts;
+  d.isLastAttempt = p.isLastAttempt ?? lastAttemptOf(p.attempt, p.maxAttempts);
   return d;
+}
+
+function lastAttemptOf(attempt: number, maxAttempts: number): () => boolean {
+  return () => attempt >= maxAttempts;
 }
 
 function detachedParts(opts: DetachedOptions, step: number): DeliveryParts {

@@ -12,6 +12,7 @@
  */
 
 import type { ClaimedJob } from "../../queue/types.js";
+import type { CarriedRun } from "./step-carry.js";
 
 /**
  * How a settlement submitted through a slot may take the run's next step
@@ -22,13 +23,34 @@ import type { ClaimedJob } from "../../queue/types.js";
 export interface SlotChain {
   /** True takes the worker's capacity for the next step: the worker is running and has a slot to spare beyond `waiting` more. */
   reserve(waiting: number): boolean;
-  /** Starts `next` on this worker (or gives it back when the worker stopped meanwhile), and returns an unused reservation. Once. */
-  handOff(next: ClaimedJob | undefined): void;
+  /**
+   * Starts `next` on this worker (or gives it back when the worker stopped meanwhile), and returns an unused reservation. Once.
+   * `carry`: the run's records as the settlement left them, for `next`'s slot (see step-carry).
+   */
+  handOff(next: ClaimedJob | undefined, carry?: CarriedRun): void;
 }
 
-export class WorkerSlot {
-  #release: (() => void) | undefined;
+/**
+ * What a worker's slots report to it (one per worker): a freed slot, and a
+ * chained step's reservation and hand-off, with whether the slot was still
+ * held or had reserved. Methods of one object, not closures made per step.
+ */
+export interface SlotOwner {
+  /** The slot was freed. */
+  release(): void;
+  /** `SlotChain.reserve` of a slot that has not reserved yet; `ownSlotHeld`: the settling step still holds its slot. */
+  reserve(ownSlotHeld: boolean, waiting: number): boolean;
+  /** `SlotChain.handOff`, once per slot; `reserved`: whether the slot's `reserve` said yes. */
+  handOff(next: ClaimedJob | undefined, reserved: boolean, carry: CarriedRun | undefined): void;
+}
+
+export class WorkerSlot implements SlotChain {
+  readonly #owner: SlotOwner;
+  #carried: CarriedRun | undefined;
+  #held = true;
   #submitted = false;
+  #reserved = false;
+  #handedOff = false;
 
   /** Whether a settlement was handed to the queue through this slot: an error after that is the settlement's. */
   get settlementSubmitted(): boolean {
@@ -37,15 +59,40 @@ export class WorkerSlot {
 
   /** Whether the slot is still taken (not yet freed). */
   get held(): boolean {
-    return this.#release !== undefined;
+    return this.#held;
   }
 
-  /** `release` is called once, when the slot is freed. `chain`: how this slot's settlement may claim the run's next step. */
-  constructor(
-    release: () => void,
-    readonly chain?: SlotChain,
-  ) {
-    this.#release = release;
+  /**
+   * `owner`: the worker the slot reports to. The slot is its own chain, so a step costs one object here, not a chain and its closures.
+   * `carried`: what the settlement that claimed the slot's job handed it (see step-carry), for `takeCarried`.
+   */
+  constructor(owner: SlotOwner, carried?: CarriedRun) {
+    this.#owner = owner;
+    this.#carried = carried;
+  }
+
+  /** What the settlement that claimed this slot's job handed it, once; undefined for a job claimed any other way. */
+  takeCarried(): CarriedRun | undefined {
+    const c = this.#carried;
+    this.#carried = undefined;
+    return c;
+  }
+
+  /** How this slot's settlement may claim the run's next step. */
+  get chain(): SlotChain {
+    return this;
+  }
+
+  reserve(waiting: number): boolean {
+    if (this.#reserved || this.#handedOff || !this.#owner.reserve(this.#held, waiting)) return false;
+    this.#reserved = true;
+    return true;
+  }
+
+  handOff(next: ClaimedJob | undefined, carry?: CarriedRun): void {
+    if (this.#handedOff) return;
+    this.#handedOff = true;
+    this.#owner.handOff(next, this.#reserved, carry);
   }
 
   /**
@@ -60,8 +107,8 @@ export class WorkerSlot {
 
   /** Frees the slot; later calls do nothing. */
   free(): void {
-    const release = this.#release;
-    this.#release = undefined;
-    release?.();
+    if (!this.#held) return;
+    this.#held = false;
+    this.#owner.release();
   }
 }

@@ -10,11 +10,11 @@
  * carried bytes, since equal bytes decode to equal records. The records' KV
  * keys go along too, with their references (`Queue.kvKeyRef`, see
  * queue/user-keys): made once per run, so no step validates, prefixes or
- * looks them up again. Held by the claimed job object, so it goes with it.
+ * looks them up again. Handed to the next step's worker slot with the job
+ * (`SlotChain.handOff`), so it goes with it and is taken once.
  */
 import type { KvToken } from "../../queue/queue.js";
 import type { KvKeyRef } from "../../queue/user-keys.js";
-import type { ClaimedJob } from "../../queue/types.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
 import type { RunRecord, StepPointer } from "../records/records.js";
 
@@ -39,20 +39,6 @@ export interface CarriedRun {
   readonly run: Known<RunRecord>;
   readonly pointer: Known<StepPointer>;
   readonly keys: RunKeys;
-}
-
-const carried = new WeakMap<ClaimedJob, CarriedRun>();
-
-/** Hands `c` to the step `next` (claimed by the settlement that wrote `c.pointer`). */
-export function carryTo(next: ClaimedJob, c: CarriedRun): void {
-  carried.set(next, c);
-}
-
-/** What the settlement that claimed `job` handed it, once; undefined for a job claimed any other way. */
-export function takeCarried(job: ClaimedJob): CarriedRun | undefined {
-  const c = carried.get(job);
-  if (c !== undefined) carried.delete(job);
-  return c;
 }
 
 /** `known`'s value when `bytes` are the same bytes, else `decode(bytes, key)` (`key`: where they were read, for its errors). */

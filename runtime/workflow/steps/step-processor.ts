@@ -20,7 +20,7 @@
  */
 import { MAX_DELAY_MS } from "../../time-bounds.js";
 import { SettlementEffects } from "../../queue/effects.js";
-import type { AckedClaimingNext, ClaimedJob, EnqueueOptions } from "../../queue/types.js";
+import type { AckedClaimingNext, ClaimedJob, ClaimNext, EnqueueOptions } from "../../queue/types.js";
 import type { KvToken } from "../../queue/queue.js";
 import type { KvKeyRef } from "../../queue/user-keys.js";
 import { cancelRequestedOf } from "../../queue/cancel-state.js";
@@ -28,7 +28,7 @@ import { makeStep } from "./delivery.js";
 import { applyStaged, EffectsHandle } from "./effects-handle.js";
 import { replayRecordKey, runKey, stepDedupKey, stepPointerKey } from "../records/kv-keys.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
-import { type CarriedRun, carryTo, decodeKnown, type Known, type RunKeys, takeCarried } from "./step-carry.js";
+import { type CarriedRun, decodeKnown, type Known, type RunKeys } from "./step-carry.js";
 import {
   decodeReplayRecord,
   decodeRunRecord,
@@ -176,7 +176,7 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
     return;
   }
   // The records as the settlement that claimed this step left them, when it did: read again, decoded only if changed.
-  const carried = takeCarried(job);
+  const carried = slot.takeCarried();
   const keys: RunKeys = carried?.keys ?? runKeysOf(core, runId);
   const runK = keys.run;
   // The run record is unchanged while its token is the one the claiming settlement carried: not read, copied or compared.
@@ -402,12 +402,14 @@ function stepFor(
       jobId: job.id,
       attempt: job.attempt,
       maxAttempts: job.maxAttempts,
+      // The claimed job's own: the same counts, and no closure of its own per step.
+      isLastAttempt: job.isLastAttempt,
       cancel: job,
       lease: job.lease,
       memo: watchMemoWrites(memos.newMemo(runId, step), (k) => memoKeys.push(k)),
       runMemo: watchMemoWrites(memos.runMemo(runId), (k) => memoKeys.push(`run:${k}`)),
       effects,
-      kv: { get: (key) => core.queue.kvGet(key) },
+      kv: core.stepKv,
       children,
     },
     step,
@@ -632,19 +634,32 @@ function submitContinue(
   const pointerBytes = encodeStepPointer(pointer);
   effects.kvPutOwned(keys.pointerAt, pointerBytes);
   const chain = slot.chain;
-  if (o.when.kind !== "immediate" || chain === undefined || core.queue.ackClaimingNext === undefined) {
+  if (o.when.kind !== "immediate" || core.queue.ackClaimingNext === undefined) {
     return slot.freeAfterSubmitting(core.queue.ack(job, effects));
   }
   // The next step, claimed for this worker in the same commit when the queue allows it.
   let settled: Promise<AckedClaimingNext>;
   try {
-    const claimNext = { index: effects.enqueues.length - 1, leaseMs: core.leaseMs, reserve: chain.reserve };
+    const claimNext = new NextStepClaim(effects.enqueues.length - 1, core.leaseMs, chain);
     settled = slot.freeAfterSubmitting(core.queue.ackClaimingNext(job, effects, claimNext));
   } catch (e) {
     chain.handOff(undefined);
     throw e;
   }
   return new ChainedAck(settled, chain, { run, pointer: { bytes: pointerBytes, value: pointer }, keys });
+}
+
+/** The run's next step, claimed by this step's ack when the slot's chain reserves room for it (see `ClaimNext`). */
+class NextStepClaim implements ClaimNext {
+  constructor(
+    readonly index: number,
+    readonly leaseMs: number | undefined,
+    private readonly chain: SlotChain,
+  ) {}
+
+  reserve(waiting: number): boolean {
+    return this.chain.reserve(waiting);
+  }
 }
 
 /** Awaits what `commitContinue` returned; a chained ack's next step is handed on however the ack ends. */
@@ -663,11 +678,7 @@ async function settledContinue(c: Promise<unknown> | ChainedAck): Promise<void> 
 
 /** Starts the step a chained ack claimed on this worker, with the records its settlement left (or returns the reservation). Once. */
 function handOffNext(c: ChainedAck, next: ClaimedJob | undefined): void {
-  try {
-    if (next !== undefined) carryTo(next, c.carry);
-  } finally {
-    c.chain.handOff(next);
-  }
+  c.chain.handOff(next, next === undefined ? undefined : c.carry);
 }
 
 /**

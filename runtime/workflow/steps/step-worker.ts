@@ -20,7 +20,8 @@
 import type { FullLogger, Logger } from "../../logger.js";
 import type { ClaimedJob } from "../../queue/types.js";
 import type { RuntimeCore } from "../runtime-core.js";
-import { type SlotChain, WorkerSlot } from "./settlement-slots.js";
+import { type SlotOwner, WorkerSlot } from "./settlement-slots.js";
+import type { CarriedRun } from "./step-carry.js";
 import { processJob, processStep, recoverStep } from "./step-processor.js";
 import { startAttemptTelemetry } from "./step-telemetry.js";
 
@@ -53,53 +54,40 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
   let claiming = 0;
   let wake: () => void = () => undefined;
 
-  // `ownSlotHeld`: whether the settling step still holds its slot. The queue calls `reserve` in the
+  // What every slot reports to: one object per worker, so a step's slot makes no closures.
+  // `reserve`'s `ownSlotHeld`: whether the settling step still holds its slot. The queue calls `reserve` in the
   // settlement's turn, which may come before the slot is freed on its submission; that slot is the
   // one the next step takes, so it is not counted against the reservation. A slot freed before
   // (the settlement awaited an offloaded payload's put first) may have gone to a claim of this
   // worker meanwhile, whose jobs the queue stops counting before the worker starts them: the jobs
   // that claim may bring are counted too.
-  const chainOf = (ownSlotHeld: () => boolean): SlotChain => {
-    let held = false;
-    let done = false;
-    return {
-      reserve: (waiting) => {
-        const own = ownSlotHeld();
-        const inUse = busy - (own ? 1 : 0) + (own ? 0 : claiming);
-        if (held || done || signal.aborted || core.queue.closed || inUse + reserved + waiting >= max) return false;
-        held = true;
-        reserved++;
-        return true;
-      },
-      handOff: (next) => {
-        if (done) return;
-        done = true;
-        if (held) reserved--;
-        // A worker told to stop meanwhile does not take it: back to the queue for any worker.
-        if (next !== undefined && !signal.aborted && !core.queue.closed) {
-          start(next);
-          return;
-        }
-        if (next !== undefined) core.queue.releaseClaim?.(next);
-        if (held) wake();
-      },
-    };
+  const owner: SlotOwner = {
+    release: () => {
+      busy--;
+      wake();
+    },
+    reserve: (ownSlotHeld, waiting) => {
+      const inUse = busy - (ownSlotHeld ? 1 : 0) + (ownSlotHeld ? 0 : claiming);
+      if (signal.aborted || core.queue.closed || inUse + reserved + waiting >= max) return false;
+      reserved++;
+      return true;
+    },
+    handOff: (next, held, carry) => {
+      if (held) reserved--;
+      // A worker told to stop meanwhile does not take it: back to the queue for any worker.
+      if (next !== undefined && !signal.aborted && !core.queue.closed) {
+        start(next, carry);
+        return;
+      }
+      if (next !== undefined) core.queue.releaseClaim?.(next);
+      if (held) wake();
+    },
   };
 
-  // One function for every slot: what a freed slot does does not depend on the slot.
-  const release = (): void => {
-    busy--;
-    wake();
-  };
-
-  const start = (job: ClaimedJob): void => {
+  const start = (job: ClaimedJob, carried?: CarriedRun): void => {
     busy++;
     running++;
-    const slot: WorkerSlot = new WorkerSlot(
-      release,
-      chainOf(() => slot.held),
-    );
-    void work(job, slot);
+    void work(job, new WorkerSlot(owner, carried));
   };
 
   // The step's whole life in one async function, counted in `running` rather than kept in a set of
