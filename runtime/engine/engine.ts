@@ -413,6 +413,17 @@ export class Engine {
   }
 
   /**
+   * @internal True when a commit keeps none of the value arrays it is given:
+   * with `pageValues`, each value is packed into a string, or copied (see
+   * `applyOps`), as the WAL copies it. A caller may then commit views of
+   * memory it shares between values; otherwise the state holds each array
+   * as committed, and a view would keep all the memory it shares alive.
+   */
+  get copiesValues(): boolean {
+    return this.#pager !== undefined;
+  }
+
+  /**
    * A token for the value `key` holds now; undefined when it has none or it
    * is paged out. Equal tokens (`===`) of one key mean equal bytes: the state
    * holds a value as committed, or packed into a string of its bytes (see

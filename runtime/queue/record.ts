@@ -177,9 +177,10 @@ function unpack(key: string, bytes: Uint8Array): unknown {
   }
 }
 
-export function encodeJob(r: JobRecord): Uint8Array {
+/** `r`'s bytes; with `shared`, small ones may be a view of memory other records share (see `packRecord`). */
+export function encodeJob(r: JobRecord, shared = false): Uint8Array {
   // Written directly (the same bytes) unless the record holds something unusual.
-  return packRecord(r) ?? pack(r);
+  return packRecord(r, shared) ?? pack(r);
 }
 
 export function decodeJob(key: string, bytes: Uint8Array): JobRecord {

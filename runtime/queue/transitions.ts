@@ -100,7 +100,7 @@ export function writeJob(txn: Txn, r: JobRecord, prev: JobRecord | undefined, jo
     if (old !== undefined && old !== key) txn.delete(old);
     if (prev.retainUntil !== undefined && prev.retainUntil !== r.retainUntil) txn.delete(K.retentionKey(prev.retainUntil, prev.id));
   }
-  txn.put(jobKey, encodeJob(r));
+  txn.put(jobKey, encodeJob(r, txn.valuesCopied));
   if (key !== undefined) txn.put(key, indexValue(r));
   if (r.retainUntil !== undefined) txn.put(K.retentionKey(r.retainUntil, r.id), EMPTY);
   txn.move(r.queue, prev?.state ?? null, r.state);

@@ -21,6 +21,8 @@ export interface ReadSource {
   scan(opts?: ScanOptions): Iterable<[string, Uint8Array]>;
   /** Makes paged values readable (`Engine.warm`); absent where every value is in memory. */
   warm?(keys: Iterable<string>): Promise<void> | undefined;
+  /** True when a commit keeps none of the arrays it is given (`Engine.copiesValues`). */
+  readonly copiesValues?: boolean;
 }
 
 type StatField = keyof QueueStats;
@@ -54,8 +56,16 @@ export class Txn {
   readonly #stored = new Map<string, Readonly<QueueStats>>();
   /** The seq high-water mark this transaction stores, if any (see `SeqHighWater`). */
   seqHighWater: string | undefined = undefined;
+  /**
+   * Whether values put may be views of memory shared with other values: the
+   * engine committing the batch copies each (see `Engine.copiesValues`), so
+   * none is kept. Otherwise every value must be an array of its own.
+   */
+  readonly valuesCopied: boolean;
 
-  constructor(readonly src: ReadSource) {}
+  constructor(readonly src: ReadSource) {
+    this.valuesCopied = src.copiesValues === true;
+  }
 
   get(key: string): Uint8Array | undefined {
     const o = this.#overlay.get(key);

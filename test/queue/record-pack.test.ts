@@ -141,6 +141,32 @@ describe("packRecord: the job record written directly", () => {
     expect(a.buffer.byteLength).toBe(a.byteLength);
   });
 
+  it("shares one chunk between shared encodings, each its own bytes, whatever is encoded after (seeded)", { timeout: HEAVY_TEST_MS }, () => {
+    const r = testRandom("record-pack shared");
+    // Records of every shape: many cross the end of a chunk part way, which moves what was written so far.
+    const made: { out: Uint8Array; bytes: Uint8Array }[] = [];
+    for (let i = 0; i < 1500; i++) {
+      const rec = record(r);
+      const out = packRecord(rec, true)!;
+      const bytes = generalBytes(rec);
+      expect(Buffer.from(out).equals(Buffer.from(bytes)), `record ${i} of seed ${r.seed}`).toBe(true);
+      made.push({ out, bytes });
+      // Owned encodings and refused ones in between write from where the next shared one starts.
+      if (i % 7 === 0) packRecord(record(r));
+      if (i % 11 === 0) packRecord({ id: "x", extra: [1] });
+      if (i % 13 === 0) packPlain({ filler: "y".repeat(r.int(300)) });
+    }
+    for (const [i, { out, bytes }] of made.entries()) expect(Buffer.from(out).equals(Buffer.from(bytes)), `record ${i} of seed ${r.seed}`).toBe(true);
+    // Small ones are views, back to back in one chunk: no array buffer of their own.
+    const a = packRecord({ id: "a", payload: new Uint8Array([1]) }, true)!;
+    const b = packRecord({ id: "b", payload: new Uint8Array([2]) }, true)!;
+    expect(a.buffer.byteLength).toBeGreaterThan(a.byteLength);
+    if (a.buffer === b.buffer) expect(b.byteOffset).toBe(a.byteOffset + a.byteLength);
+    // A large one is an array of its own, so it keeps no chunk alive and no chunk keeps it.
+    const large = packRecord({ id: "c", payload: new Uint8Array(5000) }, true)!;
+    expect(large.buffer.byteLength).toBe(large.byteLength);
+  });
+
   it("hands values it does not cover to the general encoder, which encodeJob then uses", () => {
     const odd: unknown[] = [null, [1, 2], new Date(0), Buffer.from([1]), new Uint16Array([1]), { nested: { deeper: "x" } }, { n: 1 }, 10n];
     for (const v of odd) {
