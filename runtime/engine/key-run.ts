@@ -263,7 +263,8 @@ function addToFilter(filter: Uint32Array, h: number): void {
  * Key hashes of builders that did not know their key count, kept between
  * builders: each memtable freeze grew one from 1,024 entries by doubling,
  * arrays that lived for the freeze and died old (about 25 MB per 1M fill).
- * A builder takes one when it grows and gives it back once its filter is built.
+ * A builder takes it at its first growth (a large one, so it seldom grows
+ * again) and gives its array back once its filter is built.
  */
 const spareHashes = new SpareBuffers<Uint32Array<ArrayBuffer>>(1, (a) => a.length, 4 * 1024 * 1024);
 
@@ -745,7 +746,7 @@ export class KeyRunBuilder {
       const want = Math.max(1024, this.#count * 2);
       const grown = spareHashes.take(want) ?? new Uint32Array(want);
       grown.set(this.#hashes.subarray(0, this.#count));
-      if (this.#hashes.length > 0) spareHashes.give(this.#hashes);
+      // The outgrown array is not kept: a small spare would take the one place a finished builder's large one needs.
       this.#hashes = grown;
     }
     this.#hashes[this.#count] = hash;
