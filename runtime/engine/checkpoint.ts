@@ -54,7 +54,10 @@ export interface CheckpointWriter extends StoreContext {
   stopped(): boolean;
 }
 
-/** Reads a value the writer paged out to segment run `run` (see value-pager.ts). */
+/**
+ * Reads a value the writer paged out to segment run `run` (see value-pager.ts). The bytes it
+ * answers may be a view of a buffer the reader reads into again later: copy them before the call after the next one.
+ */
 export type PagedReader = (key: string, run: number) => Uint8Array | Promise<Uint8Array>;
 
 /**

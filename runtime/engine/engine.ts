@@ -860,7 +860,14 @@ export class Engine {
         );
       const indexes: [string, readonly SegmentBlockInfo[]][] = [];
       // Runs are numbered when they publish (see `#publish`).
-      const written = await writeSegments(writer, entries, 0, this.#pager?.compactionReader(), (name, blocks) => indexes.push([name, blocks]));
+      // Its windows go back to the pager's spares once the segments are written (or the writing failed).
+      const reader = this.#pager?.compactionReader();
+      let written: SegmentRef[];
+      try {
+        written = await writeSegments(writer, entries, 0, reader?.read, (name, blocks) => indexes.push([name, blocks]));
+      } finally {
+        reader?.release();
+      }
       if (this.closed) throw this.#failure ?? new ClosedError("the engine");
       const { next, previous, run } = await this.#publish(cut, written, indexes);
       published = true;

@@ -23,6 +23,7 @@
 import { compareKeys, isWellFormed } from "../store/keys.js";
 import type { StoredValue } from "./paged-value.js";
 import type { RunLiveness } from "./run-liveness.js";
+import { SpareBuffers } from "./spare-buffers.js";
 
 /** Entries per block. */
 export const BLOCK_ENTRIES = 32;
@@ -257,6 +258,15 @@ function addToFilter(filter: Uint32Array, h: number): void {
     at = (at + step) & 511;
   }
 }
+
+/**
+ * Key hashes of builders that did not know their key count, kept between
+ * builders: each memtable freeze grew one from 1,024 entries by doubling,
+ * arrays that lived for the freeze and died old (about 25 MB per 1M fill).
+ * A builder takes it at its first growth (a large one, so it seldom grows
+ * again) and gives its array back once its filter is built.
+ */
+const spareHashes = new SpareBuffers<Uint32Array<ArrayBuffer>>(1, (a) => a.length, 4 * 1024 * 1024);
 
 function buildFilter(hashes: Uint32Array, count: number): Uint32Array {
   const filter = newFilter(count);
@@ -733,8 +743,10 @@ export class KeyRunBuilder {
       return;
     }
     if (this.#hashes.length === this.#count) {
-      const grown = new Uint32Array(Math.max(1024, this.#count * 2));
-      grown.set(this.#hashes);
+      const want = Math.max(1024, this.#count * 2);
+      const grown = spareHashes.take(want) ?? new Uint32Array(want);
+      grown.set(this.#hashes.subarray(0, this.#count));
+      // The outgrown array is not kept: a small spare would take the one place a finished builder's large one needs.
       this.#hashes = grown;
     }
     this.#hashes[this.#count] = hash;
@@ -828,6 +840,8 @@ export class KeyRunBuilder {
     starts[this.#starts.length] = out.offset;
     const lastKey = this.#prev.toString("utf8", 0, this.#prevLen);
     const filter = this.#filter ?? buildFilter(this.#hashes, this.#count);
+    // The filter is built: nothing reads these hashes again, so the next builder may write over them.
+    if (this.#hashes.length > 0) spareHashes.give(this.#hashes);
     this.#hashes = new Uint32Array(0);
     return new KeyRun(this.#count, bytes, starts, lastKey, this.#refs, this.#ascii, filter);
   }

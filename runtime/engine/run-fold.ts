@@ -42,6 +42,14 @@ class RunReader {
   #keys: string[] = [];
   #values: (Uint8Array | null)[] = [];
   #at = 0;
+  /**
+   * Two buffers that windows are read into by turns, when the store reads
+   * into a caller's buffer: the entries handed out last (`#handed`) are views
+   * of one, which the caller may still hold while the next window is read,
+   * so the next read goes into the other.
+   */
+  readonly #buffers: (Buffer | undefined)[] = [undefined, undefined];
+  #handed = -1;
 
   constructor(ctx: StoreContext, segments: readonly SegmentRef[], stopped: () => boolean, held: HeldIndex | undefined) {
     this.#ctx = ctx;
@@ -70,6 +78,8 @@ class RunReader {
     this.#keys = [];
     this.#values = [];
     this.#at = 0;
+    // Every window of this fill goes into the buffer not handed out before it (an empty window hands out nothing).
+    const slot = this.#handed === 0 ? 1 : 0;
     while (this.#keys.length === 0) {
       if (this.#stopped()) throw new ClosedError("the engine (the checkpoint stopped before publishing)");
       if (this.#block >= this.#blocks.length) {
@@ -78,8 +88,9 @@ class RunReader {
         this.#block = 0;
         continue;
       }
-      await this.#window(this.#segments[this.#seg]!);
+      await this.#window(this.#segments[this.#seg]!, slot);
     }
+    this.#handed = slot;
   }
 
   async #index(seg: SegmentRef): Promise<readonly SegmentBlockInfo[]> {
@@ -91,13 +102,18 @@ class RunReader {
     return decodeSegmentIndex(key, tail, seg.bytes);
   }
 
-  async #window(seg: SegmentRef): Promise<void> {
+  async #window(seg: SegmentRef, slot: number): Promise<void> {
     const blocks = this.#blocks;
     const first = this.#block;
     const { last, bytes: size } = blockWindow(this.#ctx.store, blocks, first, FOLD_WINDOW_BYTES);
     const start = blocks[first]!.offset;
     const key = this.#ctx.prefix + seg.name;
-    const bytes = await readSegmentRange(this.#ctx, seg, start, size);
+    let into: Buffer | undefined;
+    if (this.#ctx.store.getRangeInto !== undefined) {
+      into = this.#buffers[slot];
+      if (into === undefined || into.length < size) this.#buffers[slot] = into = Buffer.allocUnsafeSlow(Math.max(size, FOLD_WINDOW_BYTES));
+    }
+    const bytes = await readSegmentRange(this.#ctx, seg, start, size, into);
     if (bytes === null) throw new StoreCorruptedError(key, "it is missing, but the writer's own manifest lists it");
     for (let b = first; b <= last; b++) {
       const info = blocks[b]!;

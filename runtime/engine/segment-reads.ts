@@ -5,7 +5,7 @@
  * footer) read from a guess of its length.
  */
 import { StoreCorruptedError } from "../errors.js";
-import { readRange, type ObjectStore } from "../store/object-store.js";
+import { readRange, readRangeInto, type ObjectStore } from "../store/object-store.js";
 import type { SegmentRef } from "./manifest.js";
 import { withRetries, type RetryPolicy } from "./retry.js";
 import { SEGMENT_FOOTER_BYTES, segmentIndexStart, type SegmentBlockInfo } from "./segment-format.js";
@@ -17,10 +17,21 @@ export interface SegmentReadContext {
   retry: RetryPolicy;
 }
 
-/** `length` bytes of `seg` from `offset`, with retries; null when the segment is gone, `StoreCorruptedError` when it is shorter than its manifest says. */
-export async function readSegmentRange(ctx: SegmentReadContext, seg: SegmentRef, offset: number, length: number): Promise<Uint8Array | null> {
+/**
+ * `length` bytes of `seg` from `offset`, with retries; null when the segment is gone, `StoreCorruptedError` when it is shorter than its manifest says.
+ * With `into` (at least `length` bytes) a store that reads into a caller's buffer reads there, and the answer is a view of it.
+ */
+export async function readSegmentRange(
+  ctx: SegmentReadContext,
+  seg: SegmentRef,
+  offset: number,
+  length: number,
+  into?: Uint8Array,
+): Promise<Uint8Array | null> {
   const key = ctx.prefix + seg.name;
-  const bytes = await withRetries(ctx.retry, "get", key, () => readRange(ctx.store, key, offset, length));
+  const bytes = await withRetries(ctx.retry, "get", key, () =>
+    into === undefined ? readRange(ctx.store, key, offset, length) : readRangeInto(ctx.store, key, offset, length, into),
+  );
   if (bytes !== null && bytes.byteLength !== length) {
     throw new StoreCorruptedError(key, `segment ends before byte ${offset + length}, but its manifest lists ${seg.bytes} bytes`);
   }

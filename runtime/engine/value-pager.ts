@@ -26,6 +26,7 @@ import { readBlockEntries, type SegmentBlockInfo } from "./segment-format.js";
 import { blockWindow, readSegmentRange } from "./segment-reads.js";
 import { asBuffer } from "./byte-io.js";
 import { isPageable, type PagePolicy } from "./paged-value.js";
+import { SpareBuffers } from "./spare-buffers.js";
 
 /**
  * The entry of `cached` whose key has the UTF-8 bytes `t` (see `KeyTarget`):
@@ -71,6 +72,8 @@ interface RunWindow {
   blocks: readonly SegmentBlockInfo[];
   last: number;
   bytes: Buffer;
+  /** The reader's own buffer `bytes` views (undefined: the store made it), handed back when the window is replaced. */
+  own: Buffer | undefined;
   entries: number[];
   next: number;
 }
@@ -88,6 +91,24 @@ const COMPACTION_WINDOW_BYTES = 1024 * 1024;
  */
 const COMPACTION_READ_BYTES = 8 * 1024 * 1024;
 const MIN_COMPACTION_WINDOW_BYTES = 64 * 1024;
+/**
+ * Windows kept between reads and between compactions: as many as one
+ * compaction holds at once (its windows, one replaced and one being read),
+ * so a store that reads into a caller's buffer is read into these instead
+ * of a fresh buffer per read, each of which died old (about 240 MB per 1M fill).
+ */
+const SPARE_WINDOW_BYTES = COMPACTION_READ_BYTES + 2 * COMPACTION_WINDOW_BYTES;
+
+/**
+ * Reads paged values for one compaction (see `ValuePager.compactionReader`).
+ * A value `read` answers is a view of a window and stays as it is until the
+ * call after the next one (the caller copies it before asking again);
+ * `release` hands the windows back once the compaction is done with them.
+ */
+export interface CompactionReader {
+  read: (key: string, run: number) => Uint8Array | Promise<Uint8Array>;
+  release: () => void;
+}
 
 /** The cache name of block `i` of segment `seg`. */
 const blockName = (seg: SegmentRef, i: number) => `${seg.name}#${i}`;
@@ -114,6 +135,10 @@ export class ValuePager {
   readonly #target = new KeyTarget();
   /** The run of the newest compaction this writer published (see `compacted`), if any. */
   #compaction: number | undefined;
+  /** Compaction windows no reader holds, to read the next windows into. */
+  readonly #spareWindows = new SpareBuffers<Buffer>(64, (b) => b.length, SPARE_WINDOW_BYTES);
+  /** Window buffers made since open, when a spare did not fit (the rest were reused). */
+  windowsMade = 0;
 
   /**
    * `readaheadBytes`: most bytes one read fetches when misses walk a segment
@@ -407,23 +432,59 @@ export class ValuePager {
    * store without ranged reads (each read fetches the whole object) a window
    * runs to the segment's end, so each segment is read once as before.
    */
-  compactionReader(): (key: string, run: number) => Uint8Array | Promise<Uint8Array> {
+  compactionReader(): CompactionReader {
     const current = new Map<number, RunWindow>();
     const target = new KeyTarget();
     const runs = new Set([...this.#runs.values()].map((segs) => segs[0]!.run)).size;
     const windowBytes = Math.max(MIN_COMPACTION_WINDOW_BYTES, Math.min(COMPACTION_WINDOW_BYTES, Math.floor(COMPACTION_READ_BYTES / Math.max(1, runs))));
-    return (key, run) => {
+    // The window replaced last: the value the previous call answered may be a view of it, so it is
+    // read into again only after one more window was read (never while the caller may still read it).
+    let replaced: Buffer | undefined;
+    let released = false;
+    const retire = (own: Buffer | undefined) => {
+      if (replaced !== undefined) this.#spareWindows.give(replaced);
+      replaced = own;
+    };
+    const read = (key: string, run: number): Uint8Array | Promise<Uint8Array> => {
+      if (released) throw new Error("a compaction reader was used after its release");
       // Runs a compaction dropped are read from it: one window for all of them.
       const from = this.#runSegments(run)?.[0]?.run ?? run;
       const held = current.get(from);
       if (held !== undefined && compareKeys(key, held.blocks[held.last]!.lastKey) <= 0) return this.#pickNext(held, key, target);
       const seg = held !== undefined && compareKeys(key, held.seg.lastKey) <= 0 ? held.seg : this.#segment(key, run);
       current.delete(from);
-      return this.#readWindow(seg, key, windowBytes).then((next) => {
-        current.set(from, next);
-        return this.#pickNext(next, key, target);
-      });
+      return this.#readWindow(seg, key, windowBytes).then(
+        (next) => {
+          retire(held?.own);
+          if (released) {
+            retire(next.own);
+            throw new Error("a compaction reader was released while it read");
+          }
+          current.set(from, next);
+          return this.#pickNext(next, key, target);
+        },
+        (err: unknown) => {
+          retire(held?.own);
+          throw err;
+        },
+      );
     };
+    const release = () => {
+      if (released) return;
+      released = true;
+      for (const w of current.values()) retire(w.own);
+      current.clear();
+      retire(undefined);
+    };
+    return { read, release };
+  }
+
+  /** A buffer of at least `size` bytes to read a window into: a spare when one fits. */
+  #takeWindow(size: number, windowBytes: number): Buffer {
+    const spare = this.#spareWindows.take(size);
+    if (spare !== undefined) return spare;
+    this.windowsMade++;
+    return Buffer.allocUnsafeSlow(Math.max(size, windowBytes));
   }
 
   /** The window of `seg` that starts at the block holding `key`; a segment gone is corrupt (the writer's manifest lists it). */
@@ -432,8 +493,22 @@ export class ValuePager {
     const first = this.#blockOf(seg, blocks, key);
     const { last, bytes: size } = blockWindow(this.#ctx.store, blocks, first, windowBytes);
     const start = blocks[first]!.offset;
-    const read = await this.#readRange(seg, start, size);
-    if (read === null) throw this.#gone(seg);
+    // Only a store that reads into a caller's buffer is given one; the others make their own.
+    const into = this.#ctx.store.getRangeInto === undefined ? undefined : this.#takeWindow(size, windowBytes);
+    let read: Uint8Array | null;
+    try {
+      this.fetches++;
+      read = await readSegmentRange(this.#ctx, seg, start, size, into);
+    } catch (err) {
+      // A failed read wrote nothing into it since it settled; what it wrote before is never read.
+      if (into !== undefined) this.#spareWindows.give(into);
+      throw err;
+    }
+    if (read === null) {
+      if (into !== undefined) this.#spareWindows.give(into);
+      throw this.#gone(seg);
+    }
+    const own = into !== undefined && read.buffer === into.buffer ? into : undefined;
     const bytes = asBuffer(read);
     const objectKey = this.#ctx.prefix + seg.name;
     const entries: number[] = [];
@@ -446,7 +521,7 @@ export class ValuePager {
       base = info.offset - start;
       readBlockEntries(objectKey, b, info, bytes.subarray(base, base + info.length), onEntry);
     }
-    return { seg, blocks, last, bytes, entries, next: 0 };
+    return { seg, blocks, last, bytes, own, entries, next: 0 };
   }
 
   /** The value of `key` in `w`, searched from where the previous key was found; not there is corrupt. */

@@ -24,6 +24,12 @@ export class PrefixedStore implements ObjectStore {
     return (key, offset, length) => inner.getRange!(this.prefix + key, offset, length);
   }
 
+  get getRangeInto(): ((key: string, offset: number, into: Uint8Array) => Promise<number | null>) | undefined {
+    const inner = this.inner;
+    if (inner.getRangeInto === undefined) return undefined;
+    return (key, offset, into) => inner.getRangeInto!(this.prefix + key, offset, into);
+  }
+
   put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
     return this.inner.put(this.prefix + key, body, opts);
   }

@@ -45,7 +45,7 @@ import * as path from "node:path";
 import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 import { decodeSegment, encodeSegment } from "./file-names.js";
 import { compareKeys, isWellFormed, validateObjectKey } from "./keys.js";
-import { checkRange, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
+import { checkRange, checkRangeInto, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 import { describeValue } from "../option-values.js";
 import { declarePutBodyReleased, isLentBody } from "./put-body.js";
 import { type PutThread, PutThreadFailure, type PutThreadStat, PutThreadStopped, PutThreadUnavailable, sharedPutThread } from "./local-put-thread.js";
@@ -191,6 +191,21 @@ export class LocalStore implements ObjectStore {
       // Never more than the file holds, whatever length was asked for.
       const size = Number((await handle.stat()).size);
       return await readFully(handle, offset, Math.max(0, Math.min(length, size - offset)));
+    } catch (err) {
+      throw this.#mapError(err, key, "get");
+    } finally {
+      closeQuietly(handle);
+    }
+  }
+
+  async getRangeInto(key: string, offset: number, into: Uint8Array): Promise<number | null> {
+    validateObjectKey(key);
+    checkRangeInto(offset, into);
+    const handle = await this.#openForRead(key);
+    if (handle === null) return null;
+    try {
+      // Each read settles before the next starts, so nothing writes into `into` once this settles.
+      return await readInto(handle, offset, into);
     } catch (err) {
       throw this.#mapError(err, key, "get");
     } finally {
@@ -813,6 +828,17 @@ async function writeFully(fd: number, body: Uint8Array): Promise<void> {
 }
 
 /** `length` bytes from `offset`, fewer only when the file ends first. */
+/** Reads from `offset` into `into` until it is full or the file ends; how many bytes it read. */
+async function readInto(handle: fs.FileHandle, offset: number, into: Uint8Array): Promise<number> {
+  let filled = 0;
+  while (filled < into.byteLength) {
+    const { bytesRead } = await handle.read(into, filled, into.byteLength - filled, offset + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return filled;
+}
+
 async function readFully(handle: fs.FileHandle, offset: number, length: number): Promise<Uint8Array> {
   const out = new Uint8Array(length);
   let filled = 0;

@@ -13,7 +13,7 @@ import { PreconditionFailedError } from "../errors.js";
 import { BTree } from "./btree.js";
 import { compareKeys, validateObjectKey } from "./keys.js";
 import { declarePutBodyReleased } from "./put-body.js";
-import { checkRange, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
+import { checkRange, checkRangeInto, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 
 /**
  * A store held in memory; everything is lost with the process.
@@ -41,6 +41,16 @@ export class MemoryStore implements ObjectStore {
     checkRange(offset, length);
     const found = this.#objects.get(key);
     return found ? copyBytes(found.body, offset, offset + length) : null;
+  }
+
+  async getRangeInto(key: string, offset: number, into: Uint8Array): Promise<number | null> {
+    validateObjectKey(key);
+    checkRangeInto(offset, into);
+    const found = this.#objects.get(key);
+    if (!found) return null;
+    const part = found.body.subarray(Math.min(offset, found.body.byteLength), Math.min(offset + into.byteLength, found.body.byteLength));
+    into.set(part, 0);
+    return part.byteLength;
   }
 
   async put(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<{ etag: string }> {

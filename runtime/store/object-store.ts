@@ -55,6 +55,16 @@ export interface ObjectStore {
    * then read the whole object (see `readRange`). Wrappers pass it through.
    */
   getRange?(key: string, offset: number, length: number): Promise<Uint8Array | null>;
+  /**
+   * Optional: the bytes of the object at `key` from byte `offset` read into
+   * `into` (at most `into.byteLength`; fewer when the object ends first),
+   * resolving to how many were read, or `null` when absent. It lets a caller
+   * read into a buffer it reuses instead of one made per read. The store
+   * writes into `into` only until the promise settles, never after; a read
+   * that rejects may have written part of it. Stores without it are read
+   * through `getRange` or `get` (see `readRangeInto`). Wrappers pass it through.
+   */
+  getRangeInto?(key: string, offset: number, into: Uint8Array): Promise<number | null>;
   /** Writes `body` at `key`. Durable once the promise resolves. */
   put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }>;
   /** Removes `key`; an absent key is not an error. */
@@ -77,12 +87,27 @@ export function checkRange(offset: number, length: number): void {
   }
 }
 
+/** Checks the arguments of `ObjectStore.getRangeInto`; implementations call it first. */
+export function checkRangeInto(offset: number, into: Uint8Array): void {
+  if (!(into instanceof Uint8Array)) throw new TypeError("getRangeInto needs a Uint8Array to read into");
+  checkRange(offset, Math.max(1, into.byteLength));
+}
+
 /**
  * The requested range out of a ranged response's `body`: a `Content-Range`
  * header (`bytes <first>-<last>/<size>`) says where the body starts; without
  * one the body is the whole object (a server that ignored the range).
  */
 export function rangeOfBody(key: string, body: Uint8Array, contentRange: string | undefined, offset: number, length: number): Uint8Array {
+  const from = offset - bodyStart(key, contentRange, offset);
+  return from === 0 && body.byteLength <= length ? body : body.slice(from, from + length);
+}
+
+/**
+ * Where a ranged response's body starts in the object (see `rangeOfBody`):
+ * 0 without a `Content-Range`; a body that starts after `offset` is refused.
+ */
+export function bodyStart(key: string, contentRange: string | undefined, offset: number): number {
   const m = contentRange === undefined ? null : /^bytes (\d+)-\d+\/(?:\d+|\*)$/.exec(contentRange.trim());
   const start = m === null ? 0 : Number(m[1]);
   if (start > offset) {
@@ -92,8 +117,7 @@ export function rangeOfBody(key: string, body: Uint8Array, contentRange: string 
       `a read from byte ${offset} was answered with bytes from ${start} (Content-Range ${contentRange}); check that the endpoint is an S3-, Azure- or GCS-compatible service`,
     );
   }
-  const from = offset - start;
-  return from === 0 && body.byteLength <= length ? body : body.slice(from, from + length);
+  return start;
 }
 
 /**
@@ -118,4 +142,27 @@ export async function readRange(store: ObjectStore, key: string, offset: number,
   }
   const found = await store.get(key);
   return found === null ? null : found.body.subarray(Math.min(offset, found.body.byteLength), Math.min(offset + length, found.body.byteLength));
+}
+
+/**
+ * Bytes `offset` to `offset + length` of `key` as `readRange` reads them,
+ * but into `into` (at least `length` bytes) when the store reads into a
+ * caller's buffer: then the answer is a view of `into`, else a buffer of its
+ * own. A rejected read may have written part of `into`.
+ */
+export async function readRangeInto(store: ObjectStore, key: string, offset: number, length: number, into: Uint8Array): Promise<Uint8Array | null> {
+  checkRange(offset, length);
+  if (into.byteLength < length) throw new RangeError(`readRangeInto needs a buffer of at least ${length} bytes, got ${into.byteLength}`);
+  if (store.getRangeInto === undefined) return readRange(store, key, offset, length);
+  const target = into.byteLength === length ? into : into.subarray(0, length);
+  const n = await store.getRangeInto(key, offset, target);
+  if (n === null) return null;
+  if (!Number.isSafeInteger(n) || n < 0 || n > length) {
+    throw new StoreRequestError(
+      "get",
+      key,
+      `a read of ${length} bytes from byte ${offset} into a buffer answered ${n}; the store's getRangeInto must resolve to the bytes it read, at most the buffer's length`,
+    );
+  }
+  return target.subarray(0, n);
 }

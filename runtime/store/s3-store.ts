@@ -18,7 +18,17 @@ import { bytesEqual } from "./bytes-equal.js";
 import { validateObjectKey } from "./keys.js";
 import { isNetworkError, retryableUnlessUnreadable } from "./request-retry.js";
 import { retryWithBackoff } from "./retry.js";
-import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
+import {
+  bodyStart,
+  checkRange,
+  checkRangeInto,
+  rangeOfBody,
+  type ListOptions,
+  type ListedObject,
+  type ObjectStore,
+  type PutOptions,
+  type StoredObject,
+} from "./object-store.js";
 import { checkOptionalString, describeValue, hasMethods, isOptionObject, quoteValue, readOptions } from "../option-values.js";
 
 /** How failed requests are retried. */
@@ -121,6 +131,29 @@ function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 /**
+ * Copies a response body into `into`, leaving out its first `skip` bytes
+ * and what passes the end of `into`. Once `signal` aborts (the attempt timed
+ * out and the caller may already be retrying into the same buffer) nothing
+ * more is written and the stream is dropped.
+ */
+async function copyBody(body: AsyncIterable<Uint8Array>, into: Uint8Array, skip: number, signal: AbortSignal): Promise<{ copied: number; received: number }> {
+  let received = 0;
+  let copied = 0;
+  for await (const chunk of body) {
+    if (signal.aborted) throw signal.reason;
+    const from = Math.max(0, skip - received);
+    received += chunk.byteLength;
+    const room = into.byteLength - copied;
+    if (from < chunk.byteLength && room > 0) {
+      const part = chunk.subarray(from, Math.min(chunk.byteLength, from + room));
+      into.set(part, copied);
+      copied += part.byteLength;
+    }
+  }
+  return { copied, received };
+}
+
+/**
  * A store whose objects live under a prefix of one S3 bucket.
  *
  * @example
@@ -197,6 +230,32 @@ export class S3Store implements ObjectStore {
         if (isNotFound(err)) return null;
         // The range starts past the end of the object.
         if (statusOf(err) === 416 || nameOf(err) === "InvalidRange") return new Uint8Array(0);
+        throw err;
+      }
+    });
+  }
+
+  async getRangeInto(key: string, offset: number, into: Uint8Array): Promise<number | null> {
+    validateObjectKey(key);
+    checkRangeInto(offset, into);
+    // S3 has no empty range: ask for one byte to tell an absent object from a present one.
+    if (into.byteLength === 0) return (await this.getRange(key, offset, 1)) === null ? null : 0;
+    return this.#withRetries("get", key, async (signal) => {
+      try {
+        const res = await this.client.send(
+          new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, Range: `bytes=${offset}-${offset + into.byteLength - 1}` }),
+          { abortSignal: signal },
+        );
+        const skip = offset - bodyStart(key, res.ContentRange, offset);
+        if (!res.Body) return 0;
+        const { copied, received } = await untilAborted(copyBody(res.Body as unknown as AsyncIterable<Uint8Array>, into, skip, signal), signal);
+        if (res.ContentLength !== undefined && received !== res.ContentLength) {
+          throw Object.assign(new Error(`the body ended after ${received} of ${res.ContentLength} bytes`), { code: "ECONNRESET" });
+        }
+        return copied;
+      } catch (err) {
+        if (isNotFound(err)) return null;
+        if (statusOf(err) === 416 || nameOf(err) === "InvalidRange") return 0;
         throw err;
       }
     });

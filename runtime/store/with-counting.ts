@@ -61,6 +61,16 @@ export function withCounting(store: ObjectStore): CountingStore {
             return found;
           },
         }),
+    ...(store.getRangeInto === undefined
+      ? {}
+      : {
+          async getRangeInto(key: string, offset: number, into: Uint8Array): Promise<number | null> {
+            counts.gets++;
+            const n = await store.getRangeInto!(key, offset, into);
+            if (n !== null) counts.bytesOut += n;
+            return n;
+          },
+        }),
     async put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
       counts.puts++;
       counts.bytesIn += body.byteLength;

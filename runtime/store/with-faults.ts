@@ -119,6 +119,19 @@ export function withFaults(store: ObjectStore, given: FaultOptions): FaultyStore
           },
         }),
 
+    ...(store.getRangeInto === undefined
+      ? {}
+      : {
+          async getRangeInto(key: string, offset: number, into: Uint8Array): Promise<number | null> {
+            if (shouldFail("get")) {
+              // A read that fails part way may leave some of the buffer written: callers must not trust it.
+              into.fill(0xee, 0, Math.ceil(into.byteLength / 2));
+              throw new InjectedFaultError("get", key, false);
+            }
+            return store.getRangeInto!(key, offset, into);
+          },
+        }),
+
     async put(key: string, body: Uint8Array, putOpts?: PutOptions): Promise<{ etag: string }> {
       if (!shouldFail("put")) return store.put(key, body, putOpts);
       // Drawn even when the rate is 0 or 1 so the sequence stays aligned.

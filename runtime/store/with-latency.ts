@@ -58,6 +58,14 @@ export function withLatency(store: ObjectStore, given: LatencyOptions): ObjectSt
             return store.getRange!(key, offset, length);
           },
         }),
+    ...(store.getRangeInto === undefined
+      ? {}
+      : {
+          async getRangeInto(key: string, offset: number, into: Uint8Array): Promise<number | null> {
+            await delay();
+            return store.getRangeInto!(key, offset, into);
+          },
+        }),
     async put(key: string, body: Uint8Array, putOpts?: PutOptions): Promise<{ etag: string }> {
       await delay();
       return store.put(key, body, putOpts);

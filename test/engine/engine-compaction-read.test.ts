@@ -36,6 +36,16 @@ class ReadLog extends MemoryStore {
     return got;
   }
 
+  // The compaction reads into windows it reuses: recorded like a ranged read.
+  override async getRangeInto(key: string, offset: number, into: Uint8Array) {
+    const got = await super.getRangeInto(key, offset, into);
+    if (key.includes("seg/")) {
+      this.ranged.push({ key, length: into.byteLength });
+      if (this.ranged.length === this.vanishAfter) await this.delete(key);
+    }
+    return got;
+  }
+
   async segments(): Promise<string[]> {
     const out: string[] = [];
     for await (const o of this.list("seg/")) out.push(o.key);

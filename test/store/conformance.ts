@@ -12,6 +12,8 @@ export interface ConformanceOptions {
   makeStore: () => Promise<ObjectStore> | ObjectStore;
   /** Key count of the listing test that crosses S3's 1,000-key page; 0 skips it. */
   paginationKeys?: number;
+  /** Whether the store reads ranges into a caller's buffer (`getRangeInto`); the others leave it out. */
+  readsInto?: boolean;
 }
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
@@ -113,6 +115,38 @@ export function describeStoreConformance(name: string, opts: ConformanceOptions)
         await expect(store.getRange!("r/obj", offset, length)).rejects.toThrow(/getRange needs/);
       }
     });
+
+    it.runIf(opts.readsInto === true)(
+      "reads byte ranges into a caller's buffer: inside, clipped at the end, past the end, of an absent key; writes nothing past what it read; refuses bad offsets",
+      async () => {
+        const store = await opts.makeStore();
+        expect(typeof store.getRangeInto).toBe("function");
+        const bytes = new Uint8Array(70_000).map((_, i) => (i * 7 + 3) & 0xff);
+        await store.put("r/obj", bytes);
+        const into = new Uint8Array(200).fill(0xaa);
+        const read = async (offset: number, length: number) => {
+          into.fill(0xaa);
+          const n = await store.getRangeInto!("r/obj", offset, into.subarray(0, length));
+          return { n, got: [...into.subarray(0, n ?? 0)], after: [...into.subarray(n ?? 0)] };
+        };
+        const untouched = (n: number) => Array.from({ length: 200 - n }, () => 0xaa);
+        expect(await read(0, 1)).toEqual({ n: 1, got: [bytes[0]], after: untouched(1) });
+        expect(await read(65_530, 100)).toEqual({ n: 100, got: [...bytes.subarray(65_530, 65_630)], after: untouched(100) });
+        // Clipped at the end: the rest of the buffer is left as it was.
+        expect(await read(69_990, 100)).toEqual({ n: 10, got: [...bytes.subarray(69_990)], after: untouched(10) });
+        expect(await read(70_000, 10)).toEqual({ n: 0, got: [], after: untouched(0) });
+        expect(await store.getRangeInto!("r/absent", 0, into)).toBeNull();
+        // A view with an offset into a larger buffer: only its own bytes are written.
+        const big = new Uint8Array(64).fill(0x55);
+        expect(await store.getRangeInto!("r/obj", 100, big.subarray(8, 24))).toBe(16);
+        expect([...big.subarray(8, 24)]).toEqual([...bytes.subarray(100, 116)]);
+        expect([...big.subarray(0, 8), ...big.subarray(24)]).toEqual(Array.from({ length: 48 }, () => 0x55));
+        for (const offset of [-1, 1.5, Number.NaN]) {
+          await expect(store.getRangeInto!("r/obj", offset, into)).rejects.toThrow(/getRange needs/);
+        }
+        expect(await read(0, 0)).toEqual({ n: 0, got: [], after: untouched(0) });
+      },
+    );
 
     it("create-if-absent creates once and then fails with PreconditionFailedError, leaving the object", async () => {
       const store = await opts.makeStore();

@@ -20,7 +20,7 @@ async function keys(store: LocalStore, prefix = ""): Promise<string[]> {
   return out;
 }
 
-describeStoreConformance("LocalStore", { makeStore: async () => new LocalStore(await freshDir()), paginationKeys: 1100 });
+describeStoreConformance("LocalStore", { makeStore: async () => new LocalStore(await freshDir()), paginationKeys: 1100, readsInto: true });
 
 describe("LocalStore on disk", () => {
   it("a ranged read asking for far more than the file holds returns what it holds, without allocating the asked length", async () => {

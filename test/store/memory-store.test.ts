@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { MemoryStore } from "taquba";
 import { describeStoreConformance } from "./conformance.js";
 
-describeStoreConformance("MemoryStore", { makeStore: () => new MemoryStore(), paginationKeys: 1100 });
+describeStoreConformance("MemoryStore", { makeStore: () => new MemoryStore(), paginationKeys: 1100, readsInto: true });
 
 describe("MemoryStore", () => {
   it("keeps listing in order while keys are deleted and added during the listing", async () => {

@@ -97,6 +97,72 @@ describe("S3Store failure paths", () => {
     expect(requests.GET).toBe(retry.maxAttempts);
   });
 
+  it("a read into a buffer whose body stops part way is read again whole into it: the answer is the second attempt's bytes", async () => {
+    const object = Buffer.from("abcdefghijklmnopqrstuvwxyz");
+    let attempt = 0;
+    const { store, requests } = await endpoint((_req, res) => {
+      if (++attempt === 1) {
+        // Ten bytes that are not the object's, then the connection drops.
+        res.writeHead(206, { "content-length": "20", "content-range": "bytes 3-22/26", etag: '"e"' });
+        res.write("ZZZZZZZZZZ");
+        setImmediate(() => res.socket?.destroy());
+        return;
+      }
+      res.writeHead(206, { "content-length": "20", "content-range": "bytes 3-22/26", etag: '"e"' });
+      res.end(object.subarray(3, 23));
+    });
+    const into = new Uint8Array(20);
+    expect(await store.getRangeInto("k", 3, into)).toBe(20);
+    expect(Buffer.from(into).toString()).toBe("defghijklmnopqrstuvw");
+    expect(requests.GET).toBe(2);
+  });
+
+  it("a read into a buffer whose first attempt timed out writes nothing more into it, even when that attempt's body delivers more after the retry succeeded", async () => {
+    // A client whose first answer sends two bytes, then stalls until the second answer was read whole, then sends the rest.
+    let secondRead: () => void = () => {};
+    const secondDone = new Promise<void>((resolve) => {
+      secondRead = resolve;
+    });
+    let lateSent: () => void = () => {};
+    const lateDone = new Promise<void>((resolve) => {
+      lateSent = resolve;
+    });
+    let attempt = 0;
+    async function* first() {
+      yield Buffer.from("ZZ");
+      await secondDone;
+      try {
+        yield Buffer.from("ZZZZZZZZ");
+      } finally {
+        lateSent();
+      }
+    }
+    async function* second() {
+      yield Buffer.from("0123456789");
+      secondRead();
+    }
+    const client = {
+      send: async () => ({ Body: ++attempt === 1 ? first() : second(), ContentLength: 10, ContentRange: "bytes 0-9/10" }),
+    };
+    const store = new S3Store({ bucket: "bucket", client: client as never, retry: { ...retry, attemptTimeoutMs: 50 } });
+    const into = new Uint8Array(10);
+    expect(await store.getRangeInto("k", 0, into)).toBe(10);
+    await lateDone;
+    await new Promise((r) => setImmediate(r));
+    expect(Buffer.from(into).toString()).toBe("0123456789");
+    expect(attempt).toBe(2);
+  });
+
+  it("a server that ignores the range and sends the whole object: the range asked for is copied out of it", async () => {
+    const { store } = await endpoint((_req, res) => {
+      res.writeHead(200, { "content-length": "26", etag: '"e"' });
+      res.end("abcdefghijklmnopqrstuvwxyz");
+    });
+    const into = new Uint8Array(5);
+    expect(await store.getRangeInto("k", 10, into)).toBe(5);
+    expect(Buffer.from(into).toString()).toBe("klmno");
+  });
+
   it("a connection reset on any operation is retried, then StoreUnavailableError", async () => {
     const { store, requests } = await endpoint((req) => req.socket.destroy());
     await failure(store.get("k"));

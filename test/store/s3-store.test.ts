@@ -18,7 +18,7 @@ function makeStore(retry = { baseDelayMs: 1, maxDelayMs: 5 }): S3Store {
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 
-describeStoreConformance("S3Store on s3rver", { makeStore: () => makeStore(), paginationKeys: 1100 });
+describeStoreConformance("S3Store on s3rver", { makeStore: () => makeStore(), paginationKeys: 1100, readsInto: true });
 
 describe("S3Store", () => {
   it("keeps stores under different prefixes apart and strips the prefix from listed keys", async () => {

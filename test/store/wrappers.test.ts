@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, StoreRequestError, TaqubaError, ValidationError, withCounting, withFaults, withLatency } from "taquba";
-import { rangeOfBody } from "../../runtime/store/object-store.js";
+import { rangeOfBody, readRangeInto } from "../../runtime/store/object-store.js";
 import { InjectedFaultError } from "taquba/testing";
 import { startLocalLatenessProbe } from "../support/lateness-probe.js";
 
@@ -183,6 +183,54 @@ describe("ranged reads through the wrappers", () => {
     // A store without ranged reads stays without them behind every wrapper.
     const plain = { get: inner.get.bind(inner), put: inner.put.bind(inner), delete: inner.delete.bind(inner), list: inner.list.bind(inner) };
     for (const w of [withCounting(plain), withLatency(plain, { ms: 0 }), withFaults(plain, { failureRate: 0 })]) expect(w.getRange).toBeUndefined();
+  });
+});
+
+describe("ranged reads into a caller's buffer through the wrappers", () => {
+  it("withCounting counts one as a get of the bytes read; withLatency passes it through; withFaults fails it having written part of the buffer", async () => {
+    const inner = new MemoryStore();
+    await inner.put("a", bytes("hello world"));
+    const into = new Uint8Array(5);
+    const counted = withCounting(inner);
+    expect(await counted.getRangeInto!("a", 6, into)).toBe(5);
+    expect(new TextDecoder().decode(into)).toBe("world");
+    expect(counted.counts).toMatchObject({ gets: 1, bytesOut: 5 });
+    expect(await withLatency(inner, { ms: 0 }).getRangeInto!("a", 0, into)).toBe(5);
+    expect(new TextDecoder().decode(into)).toBe("hello");
+    const faulty = withFaults(inner, { failureRate: 1, seed: 1, ops: ["get"] });
+    await expect(faulty.getRangeInto!("a", 0, into)).rejects.toMatchObject({ code: "INJECTED_FAULT", operation: "get" });
+    // What a failed read leaves in the buffer is not the object's bytes: callers must not use it.
+    expect(new TextDecoder().decode(into)).not.toBe("hello");
+    const plain = { get: inner.get.bind(inner), put: inner.put.bind(inner), delete: inner.delete.bind(inner), list: inner.list.bind(inner) };
+    for (const w of [withCounting(plain), withLatency(plain, { ms: 0 }), withFaults(plain, { failureRate: 0 })]) expect(w.getRangeInto).toBeUndefined();
+  });
+});
+
+describe("readRangeInto", () => {
+  it("reads into the buffer when the store can, else answers the store's own bytes; refuses a short buffer and an answer past it", async () => {
+    const inner = new MemoryStore();
+    await inner.put("a", bytes("hello world"));
+    const into = new Uint8Array(16);
+    const got = (await readRangeInto(inner, "a", 6, 5, into))!;
+    expect(got.buffer).toBe(into.buffer);
+    expect(new TextDecoder().decode(got)).toBe("world");
+    expect(await readRangeInto(inner, "absent", 0, 5, into)).toBeNull();
+    // Without getRangeInto: getRange's own buffer, the caller's left alone.
+    const ranged = {
+      get: inner.get.bind(inner),
+      getRange: inner.getRange.bind(inner),
+      put: inner.put.bind(inner),
+      delete: inner.delete.bind(inner),
+      list: inner.list.bind(inner),
+    };
+    into.fill(0);
+    const own = (await readRangeInto(ranged, "a", 0, 5, into))!;
+    expect(own.buffer).not.toBe(into.buffer);
+    expect(new TextDecoder().decode(own)).toBe("hello");
+    expect(into.every((b) => b === 0)).toBe(true);
+    await expect(readRangeInto(inner, "a", 0, 17, into)).rejects.toThrow(/at least 17 bytes/);
+    const liar = { ...ranged, getRangeInto: async () => 6 };
+    await expect(readRangeInto(liar, "a", 0, 5, into)).rejects.toThrow(/must resolve to the bytes it read/);
   });
 });
 
