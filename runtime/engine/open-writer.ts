@@ -72,7 +72,14 @@ export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy): P
   const loadOptions = { trackDelta: true, checkSegments: true, ...(policy === undefined ? {} : { policy }) };
   const loaded = await loadState(ctx, loadOptions);
   if (loaded !== undefined) {
-    const claim = await claimAfter(ctx, loaded.manifest);
+    let claim: Manifest | undefined;
+    try {
+      claim = await claimAfter(ctx, loaded.manifest);
+    } catch (err) {
+      // The open is abandoned: its loaded state is dropped, so it stops merging in idle turns.
+      loaded.tree.stopIdleMerges();
+      throw err;
+    }
     if (claim !== undefined) return fenceOrDrop(ctx, loaded.manifest, claim, loaded, policy);
     loaded.tree.stopIdleMerges(); // a checkpoint took the manifest number
   }
