@@ -6,7 +6,7 @@
  * out of log records: header redaction and bounded error fields.
  */
 import { ValidationError } from "./errors.js";
-import { callGuarded, describeValue, errorText, isOptionObject } from "./option-values.js";
+import { callGuarded, describeValue, errorText, isOptionObject, showLoneSurrogates } from "./option-values.js";
 
 /** One log method: a structured object first, then the message. */
 export type LogMethod = (obj: Record<string, unknown>, msg: string) => void;
@@ -144,9 +144,9 @@ export interface ErrorFields {
   stack?: string;
 }
 
-/** `s` cut to `max` characters, saying how many were cut. */
+/** `s` cut to `max` characters, saying how many were cut, its lone surrogates written as escapes (UTF-8 cannot store them). */
 export function boundText(s: string, max: number): string {
-  return s.length <= max ? s : `${s.slice(0, max)}… (${s.length - max} more characters)`;
+  return showLoneSurrogates(s.length <= max ? s : `${s.slice(0, max)}… (${s.length - max} more characters)`);
 }
 
 /** The bounded {@link ErrorFields} of anything thrown. */

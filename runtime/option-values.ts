@@ -120,9 +120,21 @@ const MAX_ERROR_TEXT = 1000;
  * reader knows the text is incomplete and by how much.
  */
 export function cutText(s: string, max: number): string {
-  if (s.length <= max) return s;
+  if (s.length <= max) return showLoneSurrogates(s);
   const end = max > 0 && isHighSurrogate(s.charCodeAt(max - 1)) ? max - 1 : max;
-  return `${s.slice(0, end)}… [cut: first ${end} of ${s.length} characters kept]`;
+  return `${showLoneSurrogates(s.slice(0, end))}… [cut: first ${end} of ${s.length} characters kept]`;
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * `s` with each lone surrogate written as its escape (`\ud800`, six
+ * characters). UTF-8 cannot hold one: stored as it is, an error text a
+ * caller threw would come back with U+FFFD in its place and no sign of it.
+ */
+export function showLoneSurrogates(s: string): string {
+  if ((s as string & { isWellFormed(): boolean }).isWellFormed()) return s;
+  return s.replace(LONE_SURROGATE, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 
 function isHighSurrogate(c: number): boolean {

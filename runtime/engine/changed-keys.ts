@@ -98,6 +98,16 @@ export class ChangedKeysSpares {
   }
 }
 
+/**
+ * The error of a map used after `retire`: its arrays belong to another map
+ * now, and reading them would give that map's keys. Each method checks the
+ * flag in its own body, so the check stays one field load where a call
+ * would cost the hot ones (measured with bench/changed-keys-hash.ts).
+ */
+function usedAfterRetire(): Error {
+  return new Error("a changed-keys map was used after it was retired (its arrays went to a newer map)");
+}
+
 /** See the module documentation. Keys must be well-formed UTF-16 (the WAL refuses others before they reach here). */
 export class ChangedKeys<V = ChangedValue> {
   #bytes: Buffer;
@@ -152,7 +162,7 @@ export class ChangedKeys<V = ChangedValue> {
    * hold no other reference to this map, and any later use of it throws.
    */
   retire(spares: ChangedKeysSpares): void {
-    this.#live();
+    if (this.#retired) throw usedAfterRetire();
     this.#retired = true;
     spares.give({ bytes: this.#bytes, starts: this.#starts, hashes: this.#hashes, table: this.#table });
     const none = new Uint32Array(0);
@@ -163,11 +173,6 @@ export class ChangedKeys<V = ChangedValue> {
     this.#values = [];
     this.#count = 0;
     this.#used = 0;
-  }
-
-  /** Throws once the map was retired: its arrays belong to another map now, and reading them would give that map's keys. */
-  #live(): void {
-    if (this.#retired) throw new Error("a changed-keys map was used after it was retired (its arrays went to a newer map)");
   }
 
   /** The most table slots one lookup has looked at (for tests: keys that collide make it long). */
@@ -199,7 +204,7 @@ export class ChangedKeys<V = ChangedValue> {
 
   /** Sets `key` to `value` (replacing its value when already present: the key keeps its place). */
   set(key: string, value: V): this {
-    if (this.#retired) this.#live();
+    if (this.#retired) throw usedAfterRetire();
     const n = this.#count;
     const e = this.#find(key);
     if (e >= 0) {
@@ -222,7 +227,7 @@ export class ChangedKeys<V = ChangedValue> {
 
   /** The value of `key`, or undefined when it did not change. */
   get(key: string): V | undefined {
-    if (this.#retired) this.#live();
+    if (this.#retired) throw usedAfterRetire();
     const e = this.#find(key);
     return e >= 0 ? this.#values[e] : undefined;
   }
@@ -251,19 +256,19 @@ export class ChangedKeys<V = ChangedValue> {
 
   /** The value of entry `i` (insertion order). */
   valueAt(i: number): V {
-    if (this.#retired) this.#live();
+    if (this.#retired) throw usedAfterRetire();
     return this.#values[i]!;
   }
 
   /** The key of entry `i`, decoded. */
   keyAt(i: number): string {
-    if (this.#retired) this.#live();
+    if (this.#retired) throw usedAfterRetire();
     return this.#bytes.toString("utf8", this.#starts[i]!, this.#starts[i + 1]!);
   }
 
   /** Compares the keys of entries `a` and `b` in `compareKeys` order (UTF-8 byte order is code point order). */
   compare(a: number, b: number): number {
-    if (this.#retired) this.#live();
+    if (this.#retired) throw usedAfterRetire();
     // Its own loop over one array, not a comparison shared with the merges: as a checkpoint's sort
     // comparator a shared one cost a 1M-job fill about a fifth more CPU (bench/RESULTS.md, "One bytewise
     // key comparison, undone").
@@ -280,23 +285,23 @@ export class ChangedKeys<V = ChangedValue> {
   }
 
   *entries(): IterableIterator<[string, V]> {
-    this.#live();
+    if (this.#retired) throw usedAfterRetire();
     // keyAt throws if the map is retired while this runs (its count drops to 0 then, which would end the loop quietly).
     for (let i = 0; i < this.#count || this.#retired; i++) yield [this.keyAt(i), this.#values[i]!];
   }
 
   /** The entries whose value passes `test`, in insertion order; decodes only their keys. */
   *entriesWhere(test: (v: V) => boolean): IterableIterator<[string, V]> {
-    this.#live();
+    if (this.#retired) throw usedAfterRetire();
     for (let i = 0; i < this.#count || this.#retired; i++) {
-      this.#live();
+      if (this.#retired) throw usedAfterRetire();
       const v = this.#values[i]!;
       if (test(v)) yield [this.keyAt(i), v];
     }
   }
 
   *keys(): IterableIterator<string> {
-    this.#live();
+    if (this.#retired) throw usedAfterRetire();
     for (let i = 0; i < this.#count || this.#retired; i++) yield this.keyAt(i);
   }
 

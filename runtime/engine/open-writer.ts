@@ -12,6 +12,7 @@ import { FencedError, StoreCorruptedError, StoreUnavailableError } from "../erro
 import { WAL_FENCE_JUMP, manifestKey, walKey } from "./layout.js";
 import type { Manifest } from "./manifest.js";
 import { publishManifest } from "./checkpoint.js";
+import { withRetries } from "./retry.js";
 import {
   applyOps,
   explainGap,
@@ -20,6 +21,7 @@ import {
   readNewestManifest,
   walkWal,
   type LoadedState,
+  type LoadOptions,
   type StoreContext,
   type WalWalk,
 } from "./recovery.js";
@@ -44,7 +46,11 @@ export interface Recovered {
   indexes: LoadedState["indexes"];
 }
 
-/** Loads and claims at most this many times when a checkpoint or another writer keeps changing the store. */
+/**
+ * Claims at most this many times when a live writer's checkpoints keep
+ * taking the manifest number. After the first, each attempt claims first and
+ * loads after, so only the short read-then-put of the claim can lose.
+ */
 const MAX_ATTEMPTS = 8;
 
 /**
@@ -55,37 +61,62 @@ const MAX_ATTEMPTS = 8;
  * object is a late, legitimate WAL write of the previous writer (replay it
  * and move on) or a newer writer's fence (this open lost the race). With a
  * `policy`, the values it lets page out stay in their segments.
+ *
+ * When the store changed under that first load (a live writer checkpointed
+ * meanwhile, and one that checkpoints more often than a load takes would
+ * win every time), the open claims first: the old writer's next manifest
+ * then fails, so the state under the claim holds still while it loads. A
+ * refusal found after such a claim deletes the claim before it is thrown.
  */
 export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy): Promise<Recovered> {
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const loaded = await loadState(ctx, { trackDelta: true, checkSegments: true, ...(policy === undefined ? {} : { policy }) });
-    if (loaded === undefined) continue; // a checkpoint changed the store mid-load
+  const loadOptions = { trackDelta: true, checkSegments: true, ...(policy === undefined ? {} : { policy }) };
+  const loaded = await loadState(ctx, loadOptions);
+  if (loaded !== undefined) {
+    let claim: Manifest | undefined;
     try {
-      const claimed = await claimAndFence(ctx, loaded, policy);
-      if (claimed !== undefined) return claimed;
+      claim = await claimAfter(ctx, loaded.manifest);
     } catch (err) {
       // The open is abandoned: its loaded state is dropped, so it stops merging in idle turns.
       loaded.tree.stopIdleMerges();
       throw err;
     }
-    loaded.tree.stopIdleMerges(); // a checkpoint took the manifest number: load again
+    if (claim !== undefined) return fenceOrDrop(ctx, loaded.manifest, claim, loaded, policy);
+    loaded.tree.stopIdleMerges(); // a checkpoint took the manifest number
+  }
+  for (let attempt = 1; attempt < MAX_ATTEMPTS; attempt++) {
+    const base = (await readNewestManifest(ctx))!;
+    const claim = await claimAfter(ctx, base);
+    if (claim === undefined) continue; // a checkpoint landed between the read and the claim
+    const under = await loadUnderClaim(ctx, { ...loadOptions, under: { manifest: base, claimed: claim.id } });
+    return fenceOrDrop(ctx, base, claim, under, policy);
   }
   throw new StoreUnavailableError(
     "open",
     manifestKey(ctx.prefix, 0),
-    new Error(`the store kept changing under the opening writer ${MAX_ATTEMPTS} times in a row`),
+    new Error(`another writer published a manifest before this open could claim one, ${MAX_ATTEMPTS} times in a row`),
+    "another process keeps checkpointing this store: stop it, or open again",
   );
 }
 
+/** Plants the fence; an error drops the loaded state, so it stops merging in idle turns. */
+async function fenceOrDrop(ctx: StoreContext, base: Manifest, claim: Manifest, loaded: LoadedState, policy?: PagePolicy): Promise<Recovered> {
+  try {
+    return await plantFence(ctx, base, claim, loaded, policy);
+  } catch (err) {
+    loaded.tree.stopIdleMerges();
+    throw err;
+  }
+}
+
 /**
- * Claims the manifest after `loaded` and fences the log; undefined when a
- * checkpoint of the current writer took the number (load again).
+ * Publishes the manifest after `base` with a bumped epoch; undefined when a
+ * checkpoint of the current writer took the number (try again).
  */
-async function claimAndFence(ctx: StoreContext, loaded: LoadedState, policy?: PagePolicy): Promise<Recovered | undefined> {
-  const base = loaded.manifest;
+async function claimAfter(ctx: StoreContext, base: Manifest): Promise<Manifest | undefined> {
   const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: Date.now(), lastSegment: 0 };
   try {
     await publishManifest(ctx, claim);
+    return claim;
   } catch (err) {
     if (!(err instanceof FencedError)) throw err;
     // A checkpoint of the current writer may have taken the number; only a
@@ -96,7 +127,41 @@ async function claimAndFence(ctx: StoreContext, loaded: LoadedState, policy?: Pa
     }
     return undefined;
   }
-  return plantFence(ctx, base, claim, loaded, policy);
+}
+
+/**
+ * Loads the state of the manifest under this open's claim. Only a newer
+ * writer can change it now, so a load that finds the store changed means
+ * this open lost; a load that refuses (or fails) deletes the claim first,
+ * so a refused open leaves no manifest behind.
+ */
+async function loadUnderClaim(ctx: StoreContext, opts: LoadOptions & { under: { manifest: Manifest; claimed: number } }): Promise<LoadedState> {
+  let loaded: LoadedState | undefined;
+  try {
+    loaded = await loadState(ctx, opts);
+  } catch (err) {
+    await withdrawClaim(ctx, opts.under.claimed);
+    throw err;
+  }
+  if (loaded !== undefined) return loaded;
+  const now = (await readNewestManifest(ctx))!;
+  if (now.id > opts.under.claimed) {
+    throw new FencedError(`another writer (manifest ${now.id}, epoch ${now.epoch}) opened the store while this one was opening`);
+  }
+  // No newer manifest, yet objects the loaded manifest needs vanished while read: someone else is deleting.
+  await withdrawClaim(ctx, opts.under.claimed);
+  throw new StoreUnavailableError(
+    "open",
+    manifestKey(ctx.prefix, opts.under.manifest.id),
+    new Error("objects it needs vanished while they were read"),
+    "check that nothing else deletes objects under this prefix, then open again",
+  );
+}
+
+/** Best effort: should the delete fail, the claim (the manifest before it with a higher epoch) stays. */
+async function withdrawClaim(ctx: StoreContext, id: number): Promise<void> {
+  const key = manifestKey(ctx.prefix, id);
+  await withRetries(ctx.retry, "delete", key, () => ctx.store.delete(key)).catch(() => {});
 }
 
 /** After the claim: replays what the previous writer landed since the load and fences the end of the log. */

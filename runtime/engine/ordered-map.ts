@@ -284,19 +284,6 @@ export class OrderedMap<V> {
     return new OrderedMapCursor<V>(this.#root, this.#order, true, hi);
   }
 
-  /** The keys in order. */
-  *keys(): IterableIterator<string> {
-    for (const [k] of this.entries()) yield k;
-  }
-
-  /** The smallest key after `key`, or undefined. */
-  nextHigherKey(key: string): string | undefined {
-    const it = this.entries(key);
-    let e = it.next();
-    if (!e.done && e.value[0] === key) e = it.next();
-    return e.done ? undefined : e.value[0];
-  }
-
   /** Calls `fn` with each entry in order. Do not write while iterating. */
   forEachPair(fn: (key: string, value: V) => void): void {
     walk(this.#root, fn);

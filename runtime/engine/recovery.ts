@@ -577,6 +577,12 @@ export interface LoadOptions {
   checkSegments: boolean;
   /** Leave the values this policy lets page out in their segments (a writer with a value cache). */
   policy?: PagePolicy;
+  /**
+   * Load this manifest instead of the newest, under a claim this opener has
+   * already published (manifest number `claimed`): only a manifest past the
+   * claim counts as the store changing.
+   */
+  under?: { manifest: Manifest; claimed: number };
 }
 
 /**
@@ -592,8 +598,8 @@ export interface LoadOptions {
  * objects before they were listed is never mistaken for the end of the log.
  */
 export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<LoadedState | undefined> {
-  const manifest = (await readNewestManifest(ctx))!;
-  const newerExists = async (): Promise<Manifest | undefined> => readNewestManifest(ctx, manifest.id);
+  const manifest = opts.under?.manifest ?? (await readNewestManifest(ctx))!;
+  const newerExists = async (): Promise<Manifest | undefined> => readNewestManifest(ctx, opts.under?.claimed ?? manifest.id);
   let missingSegment = "";
   const indexes = new Map<string, readonly SegmentBlockInfo[]>();
   const onIndex = opts.policy === undefined ? undefined : (name: string, blocks: readonly SegmentBlockInfo[]) => indexes.set(name, blocks);

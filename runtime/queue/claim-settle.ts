@@ -39,6 +39,7 @@ import type { AckedClaimingNext, ClaimedJob, ClaimNext, DeadLetterOptions, Enque
 import { describeValue } from "../option-values.js";
 
 const decoder = new TextDecoder();
+const noop = (): void => {};
 
 export async function claimBatch(core: QueueCore, queueName: string, max: number, leaseMs?: number): Promise<ClaimedJob[]> {
   core.checkOpen();
@@ -437,12 +438,22 @@ async function settleNow(
   } finally {
     core.discardUnused(prepared, outcomes);
   }
+  // A chained claim waits for its commit like any claim: a close that begins meanwhile waits for it (see below).
+  const waiting = chained === undefined ? undefined : commit.then(noop, noop);
+  if (waiting !== undefined) core.claimsWaiting.add(waiting);
   try {
     await commit;
+    // A close began meanwhile: the job goes back, attempt uncounted, rather than out to a caller no one lets settle it.
+    if (chained !== undefined && core.closing) {
+      release(core, [[chained.record.id, chained.entry.token]]);
+      chained = undefined;
+    }
   } catch (err) {
     // The claim of a job that never became durable goes with it.
     if (chained !== undefined && core.leases.holds(chained.record.id, chained.entry.token) !== undefined) core.leases.remove(chained.record.id);
     throw err;
+  } finally {
+    if (waiting !== undefined) core.claimsWaiting.delete(waiting);
   }
   // Handed out only now that the settlement that enqueued it is durable, and only while its lease holds.
   const next =

@@ -26,7 +26,7 @@ import type { Txn } from "./txn.js";
 import type { EnqueueItem, EnqueueOutcome } from "./types.js";
 import { pooledUlids } from "./ulid-source.js";
 import { SeqHighWater } from "./seq-high-water.js";
-import { checkPayloadSizes, resolvePayloadLimit } from "./payload-limit.js";
+import { checkPayloadSizes } from "./payload-limit.js";
 
 const idDecoder = new TextDecoder();
 
@@ -114,19 +114,17 @@ export class QueueCore {
   readonly closedListeners = new Set<(reason: Error | undefined) => void>();
   #closedAnnounced = false;
 
-  /** `OpenOptions.maxPayloadBytes` resolved: every enqueue path checks its payloads against it in `prepare`. */
-  readonly maxPayloadBytes: number;
-
   constructor(
     readonly name: string,
     readonly engine: Engine,
     readonly payloads: PayloadStore,
     opts: OpenOptions,
+    /** `OpenOptions.maxPayloadBytes` as `Queue.open` resolved it: every enqueue path checks its payloads against it in `prepare`. */
+    readonly maxPayloadBytes: number,
   ) {
     this.log = fullLogger(opts.logger);
     this.clock = timedClock(opts.clock ?? SystemClock);
     this.configs = new QueueConfigs(opts.defaultQueueConfig, opts.queueConfigs);
-    this.maxPayloadBytes = resolvePayloadLimit(opts.maxPayloadBytes);
     // A freed concurrency slot may admit a job left pending: let workers claim again.
     this.leases.onSlotReleased = (queue) => this.work.notify(queue);
     if (opts.onDeadLettered) this.deadListeners.add(opts.onDeadLettered);

@@ -184,7 +184,7 @@ export class Queue {
     if (opts.clock !== undefined) timedClock(opts.clock).now();
     const threshold = opts.payloadOffloadBytes === undefined ? DEFAULT_PAYLOAD_OFFLOAD_BYTES : opts.payloadOffloadBytes;
     if (threshold !== null) validatePositiveInt("OpenOptions.payloadOffloadBytes", threshold);
-    resolvePayloadLimit(opts.maxPayloadBytes);
+    const maxPayloadBytes = resolvePayloadLimit(opts.maxPayloadBytes);
     // Before the first store request: a bad option must leave the store as it was.
     const engineOpts = validateEngineOptions(engineOptions(opts));
     // A shard's runtime gives the runs it creates ids that route back to it.
@@ -200,7 +200,7 @@ export class Queue {
         ),
       );
     const engine = await Engine.open(new PrefixedStore(root, ENGINE_PREFIX), engineOpts);
-    const core = new QueueCore(name, engine, new PayloadStore(root, threshold), opts);
+    const core = new QueueCore(name, engine, new PayloadStore(root, threshold), opts, maxPayloadBytes);
     core.log.info(
       { queue: name, epoch: engine.epoch },
       `queue "${name}": this process is now the writer of its store (writer epoch ${engine.epoch})${engine.epoch > 1 ? "; the writer before it is fenced" : ""}`,

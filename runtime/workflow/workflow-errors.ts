@@ -6,6 +6,7 @@
  * changes.
  */
 import { TaqubaError } from "../errors.js";
+import { showLoneSurrogates } from "../option-values.js";
 import { instantText } from "../time-bounds.js";
 
 /** A run id that is empty, too long or uses characters outside `[A-Za-z0-9_-]`. */
@@ -210,9 +211,12 @@ export class StepError extends TaqubaError {
   }
 }
 
-/** The text of any thrown value, for `lastError` and terminal records. */
+/**
+ * The text of any thrown value, for `lastError` and terminal records; a lone
+ * surrogate in it is written as its escape (UTF-8 would store U+FFFD).
+ */
 export function errorText(err: unknown): string {
-  return describe(err);
+  return showLoneSurrogates(describe(err));
 }
 
 /**

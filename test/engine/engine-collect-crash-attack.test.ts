@@ -10,12 +10,12 @@
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { Engine, LocalStore, type ObjectStore } from "taquba";
+import { LocalStore, type ObjectStore } from "taquba";
 import { parseNumberedKey } from "../../runtime/engine/layout.js";
 import { decodeManifest } from "../../runtime/engine/manifest.js";
 import { ChildScenario } from "../support/child-scenario.js";
 import { startScript } from "../support/child-script.js";
-import { expectCrashState } from "../support/crash-state.js";
+import { expectReopenedCrashState } from "../support/crash-state.js";
 import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
@@ -46,12 +46,7 @@ async function missingListedSegments(store: ObjectStore): Promise<string[]> {
 /** The checks of a reopen: the durable state, and nothing the newest manifest lists deleted. */
 async function checkReopen(store: ObjectStore, allDurable: readonly string[], tag: string): Promise<void> {
   expect(await missingListedSegments(store)).toEqual([]);
-  const engine = await Engine.open(store);
-  try {
-    expectCrashState(engine, allDurable, tag);
-  } finally {
-    await engine.close();
-  }
+  await expectReopenedCrashState(store, allDurable, tag);
 }
 
 describe("garbage collection after a checkpoint, attacked with real processes", () => {

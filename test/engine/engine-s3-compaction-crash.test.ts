@@ -9,14 +9,14 @@
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { Engine, S3Store, type ObjectStore } from "taquba";
+import { S3Store, type ObjectStore } from "taquba";
 import { parseNumberedKey } from "../../runtime/engine/layout.js";
 import { decodeManifest } from "../../runtime/engine/manifest.js";
 import { startScript } from "../support/child-script.js";
 import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
 import { useS3Server } from "../support/use-s3-server.js";
 import { testRandom } from "../support/seed.js";
-import { expectCrashState } from "../support/crash-state.js";
+import { expectReopenedCrashState } from "../support/crash-state.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/compaction-crash-writer.ts", import.meta.url));
 /** Fresh stores filled, each killed `ROUNDS` times (the test's seed, printed on failure, replays the choices). */
@@ -59,16 +59,6 @@ async function unlistedSegments(store: ObjectStore): Promise<number> {
   return unlisted;
 }
 
-/** The durable state checks of a reopen after round `round` (every durable id so far in `allDurable`). */
-async function checkReopen(store: ObjectStore, allDurable: readonly string[], round: string): Promise<void> {
-  const engine = await Engine.open(store);
-  try {
-    expectCrashState(engine, allDurable, round);
-  } finally {
-    await engine.close();
-  }
-}
-
 describe("SIGKILL during a compaction over S3 (s3rver)", () => {
   it("reopens past the cut compaction's segments with every durable commit", { timeout: loadLimitTimeout(300_000) }, () =>
     withinLoadLimit(300_000, async () => {
@@ -95,7 +85,7 @@ describe("SIGKILL during a compaction over S3 (s3rver)", () => {
           allDurable.push(...durable);
           durableTotal += durable.length;
           if ((await unlistedSegments(store)) > 0) cutMidCheckpoint++;
-          await checkReopen(store, allDurable, tag);
+          await expectReopenedCrashState(store, allDurable, tag);
         }
       }
       expect(durableTotal).toBeGreaterThan(FILLS * ROUNDS * 40);

@@ -6,13 +6,15 @@
  * close()` does not find the first close still flushing and closing the
  * engine; and a claim waiting for its job's enqueue to become durable when
  * the close begins hands nothing out (no one could settle it) and gives
- * the job back, so the next open does not count an attempt no worker made.
+ * the job back, so the next open does not count an attempt no worker made;
+ * likewise the job an ack claims for its caller (`ackClaimingNext`) when
+ * the ack's commit is still on its way as the close begins.
  */
 import { describe, expect, it } from "vitest";
-import { ClosedError, LocalStore, MemoryStore, Queue } from "taquba";
+import { ClosedError, LocalStore, MemoryStore, Queue, SettlementEffects } from "taquba";
 import { GatedStore } from "../support/gated-store.js";
 import { useTempDirs } from "../support/temp-dirs.js";
-import { enc, settle } from "./helpers.js";
+import { dec, enc, settle } from "./helpers.js";
 
 const tempDir = useTempDirs("taquba-close-twice-");
 
@@ -63,6 +65,36 @@ describe("Queue.close() called twice", () => {
     expect(reopened.recovery.requeued).toEqual([]);
     expect(await reopened.view().stats("q")).toMatchObject({ pending: 1, claimed: 0 });
     expect((await reopened.claim("q", 60_000))?.attempt).toBe(1);
+    await reopened.close();
+  });
+
+  it("an ack claiming the next job whose commit is still on its way when close() begins hands nothing out and gives the job back", async () => {
+    let holding = false;
+    const inner = new MemoryStore();
+    const store = new GatedStore(inner, (key) => holding && key.includes("/wal/"));
+    const queue = await Queue.open(store, "app", { flushIntervalMs: 0 });
+    await queue.enqueue("q", enc("first"));
+    const job = (await queue.claim("q", 60_000))!;
+    holding = true;
+    const acked = queue.ackClaimingNext(job, new SettlementEffects().enqueue("q", enc("second")), { index: 0, reserve: () => true }).then(
+      (res) => res,
+      (err: unknown) => err,
+    );
+    await store.waitHeld(1);
+    const closing = queue.close();
+    await settle(20);
+    holding = false;
+    for (const h of [...store.held]) store.release(h.key);
+    const res = await acked;
+    // The ack itself is durable; the job it claimed is not handed to anyone.
+    expect(res).toMatchObject({ enqueued: [{ newlyEnqueued: true }] });
+    expect((res as { next?: unknown }).next).toBeUndefined();
+    await closing;
+    const reopened = await Queue.open(inner, "app");
+    expect(reopened.recovery.requeued).toEqual([]);
+    expect(await reopened.view().stats("q")).toMatchObject({ pending: 1, claimed: 0 });
+    const next = (await reopened.claim("q", 60_000))!;
+    expect({ payload: dec(next.payload), attempt: next.attempt }).toEqual({ payload: "second", attempt: 1 });
     await reopened.close();
   });
 });

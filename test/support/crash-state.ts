@@ -6,6 +6,7 @@
  * lost tombstone would leave two).
  */
 import { expect } from "vitest";
+import { Engine, type ObjectStore } from "taquba";
 
 /** The reads the checks need (an open engine). */
 interface ReadableState {
@@ -39,4 +40,14 @@ export function expectCrashState(engine: ReadableState, allDurable: readonly str
     expect(ns[0]).toBe(Number(dec(engine.get(`last/${loop}`))));
   }
   for (const id of allDurable) expect(markers.has(id.split("-").slice(0, 2).join("-")), `loop of ${id} has no marker`).toBe(true);
+}
+
+/** Opens a writer over `store`, checks it with {@link expectCrashState} and closes it, also when a check fails. */
+export async function expectReopenedCrashState(store: ObjectStore, allDurable: readonly string[], tag: string): Promise<void> {
+  const engine = await Engine.open(store);
+  try {
+    expectCrashState(engine, allDurable, tag);
+  } finally {
+    await engine.close();
+  }
 }

@@ -6,6 +6,8 @@
  */
 import { ValidationError } from "../../errors.js";
 import { checkCorrelationKey } from "../limits.js";
+import { isWellFormed } from "../../queue/names.js";
+import { describeValue, quoteValue } from "../../option-values.js";
 import { MAX_DELAY_MS, validateDelay } from "../../time-bounds.js";
 
 /**
@@ -44,6 +46,20 @@ export const Trigger = {
     return { kind: "onSignal", correlationKey, timeoutMs: checkDuration("Trigger.onSignal timeout", timeoutMs) };
   },
 } as const;
+
+/**
+ * Checks a fail or cancel reason: the run's result record keeps it as UTF-8,
+ * which would turn a lone surrogate into U+FFFD without a word.
+ */
+export function checkReason(what: string, reason: unknown): string {
+  if (typeof reason !== "string") throw new ValidationError(`${what}'s reason must be a string, got ${describeValue(reason)}`);
+  if (!isWellFormed(reason)) {
+    throw new ValidationError(
+      `${what}'s reason ${quoteValue(reason)} is not well-formed text (it has a lone surrogate, which UTF-8 cannot store); fix the string`,
+    );
+  }
+  return reason;
+}
 
 /**
  * A runner's verdict on a step. `continue` enqueues the next step with
@@ -92,12 +108,12 @@ export const StepOutcome = {
   succeed(result: Uint8Array): StepOutcome {
     return { kind: "succeed", result };
   },
-  /** Terminate the run as failed with `reason`. */
+  /** Terminate the run as failed with `reason` (well-formed text: it is stored as UTF-8). */
   fail(reason: string): StepOutcome {
-    return { kind: "fail", reason };
+    return { kind: "fail", reason: checkReason("StepOutcome.fail", reason) };
   },
-  /** Terminate the run as cancelled with `reason`. */
+  /** Terminate the run as cancelled with `reason` (well-formed text: it is stored as UTF-8). */
   cancel(reason: string): StepOutcome {
-    return { kind: "cancel", reason };
+    return { kind: "cancel", reason: checkReason("StepOutcome.cancel", reason) };
   },
 } as const;

@@ -55,7 +55,7 @@ import { RunId } from "../runs/run-id.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import type { MemoStore } from "../memo/memo.js";
 import { afterWaitRegistered, releaseStepSignal, resolveSignal, stageSignalWait } from "../signals/signals.js";
-import type { StepOutcome, Trigger } from "./step-outcome.js";
+import { checkReason, type StepOutcome, type Trigger } from "./step-outcome.js";
 import { stageStepHistory, type StepTrace as HistoryTrace } from "./step-history.js";
 import type { StepTransitionHistory } from "../runs/run-history.js";
 import type { RunErrorKind } from "../runs/run-types.js";
@@ -67,6 +67,7 @@ import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "../runs
 import { inlineOutcomeOf } from "../runs/inline-outcome.js";
 import { processNotification } from "../terminal-hook/notification.js";
 import { errorText, isMemoFault, StepError } from "../workflow-errors.js";
+import { showLoneSurrogates } from "../../option-values.js";
 import { isStoreFault, retryStore } from "../store-retry.js";
 import type { WorkflowLogger } from "./step-worker.js";
 import { checkCorrelationKey, checkRunPayload } from "../limits.js";
@@ -107,6 +108,8 @@ function checkOutcome(o: unknown): StepOutcome {
       if (out.when.kind === "onSignal") checkCorrelationKey(out.when.correlationKey);
     } else if (out.kind === "succeed") {
       checkRunPayload("the run result", out.result);
+    } else {
+      checkReason(`the ${out.kind} outcome`, out.reason);
     }
   } catch (e) {
     throw StepError.permanent(e);
@@ -486,7 +489,7 @@ async function failStep(
   }
   const t = ending(at, "failed", kind, text);
   t.errorCode = StepError.from(error).publicCode;
-  if (error instanceof StepError && error.publicMessage !== undefined) t.publicError = error.publicMessage;
+  if (error instanceof StepError && error.publicMessage !== undefined) t.publicError = showLoneSurrogates(error.publicMessage);
   if (!(await recordOutcome(core, job, slot, t, log))) return;
   const effects = addTerminalEffects(core.terminal, t);
   const outcome = kind === "permanent" ? "dead_lettered" : "failed";
