@@ -5,7 +5,8 @@
  */
 import { ValidationError } from "../errors.js";
 import { requireKvOnly, type SettlementEffects } from "./effects.js";
-import { validateJobId } from "./names.js";
+import { PayloadTooLargeError } from "./errors.js";
+import { MAX_KV_VALUE_SIZE, validateJobId } from "./names.js";
 import type { QueueCore } from "./queue-core.js";
 import { copyJob, type JobRecord } from "./record.js";
 import { appendHistory, deleteJob, readJob, writeJob } from "./transitions.js";
@@ -81,6 +82,10 @@ export async function wake(
   const r = readJob(txn, jobId);
   if (r === undefined || (queueName !== undefined && r.queue !== queueName)) return "not_found";
   if (r.state !== "scheduled") return "not_scheduled";
+  // Attached bytes live in the record, which every later transition rewrites and a claim copies: bounded as a
+  // payload, never below a KV value's limit (a workflow signal, up to that size, wakes its waiter with them).
+  const maxAttached = Math.max(core.maxPayloadBytes, MAX_KV_VALUE_SIZE);
+  if (attached !== undefined && attached.byteLength > maxAttached) throw new PayloadTooLargeError(r.queue, attached.byteLength, maxAttached, "attached");
   const now = core.clock.now();
   const woken = copyJob(r);
   woken.state = "pending";

@@ -44,18 +44,22 @@ export class KvValueTooLargeError extends TaqubaError {
 }
 
 /**
- * A job's payload is larger than the queue's `maxPayloadBytes`. Nothing was
- * enqueued (in a batch or a settlement, nothing of it was applied).
+ * A job's payload, or the bytes a wake attaches to a job (`part`), is larger
+ * than the queue's `maxPayloadBytes`. Nothing was enqueued or woken (in a
+ * batch or a settlement, nothing of it was applied).
  */
 export class PayloadTooLargeError extends TaqubaError {
   constructor(
     readonly queueName: string,
     readonly size: number,
     readonly max: number,
+    readonly part: "payload" | "attached" = "payload",
   ) {
     super(
       "PAYLOAD_TOO_LARGE",
-      `the payload of a job for queue ${JSON.stringify(queueName)} is ${size} bytes, more than the ${max} this queue takes (OpenOptions.maxPayloadBytes); nothing was enqueued. Store large data as an object of its own and enqueue its key, or open the queue with a larger maxPayloadBytes (at most 1 GiB)`,
+      part === "payload"
+        ? `the payload of a job for queue ${JSON.stringify(queueName)} is ${size} bytes, more than the ${max} this queue takes (OpenOptions.maxPayloadBytes); nothing was enqueued. Store large data as an object of its own and enqueue its key, or open the queue with a larger maxPayloadBytes (at most 1 GiB)`
+        : `the bytes attached to a wake of a job of queue ${JSON.stringify(queueName)} are ${size} bytes, more than the ${max} a wake takes (OpenOptions.maxPayloadBytes, or 256 KiB when that is lower: attached bytes live in the job's record); the job was not woken. Store large data as an object of its own and attach its key, or open the queue with a larger maxPayloadBytes (at most 1 GiB)`,
     );
   }
 }

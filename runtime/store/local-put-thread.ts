@@ -71,8 +71,10 @@ export class PutThread {
   #inFlight: Promise<unknown> | undefined;
   /** Set once the thread stopped on its own: the store's puts go through the pool from then on. */
   #broken = false;
-  /** Rejects the put in flight when the thread stops. */
-  #onStop: ((err: Error) => void) | undefined;
+  /** The put in flight's worker and how to fail that put when the worker stops (also after `close()` let go of it). */
+  #onStop: { worker: Worker; reject: (err: Error) => void } | undefined;
+  /** The running or last `close()`: a second call waits for it. */
+  #closing: Promise<void> | undefined;
   readonly #encoder = new TextEncoder();
 
   /** Whether a put of `bodyLength` bytes can go through the thread now. */
@@ -108,7 +110,7 @@ export class PutThread {
       ctl[SLOT.flags] = createOnly ? 1 : 0;
       worker.ref();
       const stopped = new Promise<never>((_, reject) => {
-        this.#onStop = reject;
+        this.#onStop = { worker, reject };
       });
       Atomics.store(ctl, SLOT.state, STATE.asked);
       Atomics.notify(ctl, SLOT.state);
@@ -147,10 +149,11 @@ export class PutThread {
       throw new PutThreadUnavailable(err);
     }
     const stop = (reason: string) => {
+      // Also when close() let go of this worker and waits for the put: that put would wait for an answer for ever.
+      if (this.#onStop?.worker === worker) this.#onStop.reject(new PutThreadStopped(reason));
       if (this.#worker !== worker) return;
       this.#worker = undefined;
       this.#broken = true;
-      this.#onStop?.(new PutThreadStopped(reason));
     };
     worker.on("error", (err: unknown) => stop(err instanceof Error ? err.message : String(err)));
     worker.on("exit", (code: number) => stop(`exit code ${code}`));
@@ -160,13 +163,18 @@ export class PutThread {
   }
 
   /** Ends the thread once the put in flight (if any) has settled; a later put starts a new one. */
-  async close(): Promise<void> {
+  close(): Promise<void> {
     const worker = this.#worker;
-    if (worker === undefined) return;
+    // A second call while the first waits ends with it, not before the thread did.
+    if (worker === undefined) return this.#closing ?? Promise.resolve();
     this.#worker = undefined;
-    // The thread ends between puts: one in flight finishes first.
-    await this.#inFlight?.catch(() => undefined);
-    await worker.terminate();
+    const inFlight = this.#inFlight;
+    this.#closing = (async () => {
+      // The thread ends between puts: one in flight finishes first.
+      await inFlight?.catch(() => undefined);
+      await worker.terminate();
+    })();
+    return this.#closing;
   }
 
   /** Whether the thread runs now (tests). */

@@ -1,0 +1,94 @@
+/**
+ * @module Three writer processes over one local directory, each killed with
+ * SIGKILL right after one of its manifest puts landed and before it listed
+ * the manifests (the listing that tells a writer whether a newer one fenced
+ * it): the first writer is stalled (SIGSTOP) while a second takes over,
+ * the second dies after a manifest put, the first resumes, fenced, and
+ * dies after its next manifest put if it gets that far, a third takes over
+ * and is killed at a random point. A reopen must hold every commit a
+ * writer reported durable, no half batch, no deleted key back, and every
+ * segment the newest manifest lists.
+ */
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { Engine, LocalStore, type ObjectStore } from "taquba";
+import { parseNumberedKey } from "../../runtime/engine/layout.js";
+import { decodeManifest } from "../../runtime/engine/manifest.js";
+import { ChildScenario } from "../support/child-scenario.js";
+import { startScript } from "../support/child-script.js";
+import { expectCrashState } from "../support/crash-state.js";
+import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
+import { testRandom } from "../support/seed.js";
+import { useTempDirs } from "../support/temp-dirs.js";
+
+const fixture = fileURLToPath(new URL("./fixtures/manifest-kill-writer.ts", import.meta.url));
+const tempDir = useTempDirs("taquba-manifest-kill-");
+
+const durableIds = (lines: readonly string[]) => lines.filter((l) => l.startsWith("D ")).map((l) => l.slice(2));
+const lastCount = (lines: readonly string[], letter: string) => lines.reduce((n, l) => (l.startsWith(`${letter} `) ? Math.max(n, Number(l.slice(2))) : n), 0);
+
+/** Segment objects the newest manifest lists that the store does not hold. */
+async function missingListedSegments(store: ObjectStore): Promise<string[]> {
+  let newest: { key: string; id: number } | undefined;
+  for await (const o of store.list("manifest/")) {
+    const id = parseNumberedKey("", "manifest", o.key);
+    if (id !== undefined && (newest === undefined || id > newest.id)) newest = { key: o.key, id };
+  }
+  if (newest === undefined) return [];
+  const got = await store.get(newest.key);
+  const held = new Set<string>();
+  for await (const o of store.list("seg/")) held.add(o.key);
+  return decodeManifest(newest.key, got!.body, newest.id)
+    .segments.map((s) => s.name)
+    .filter((name) => !held.has(name));
+}
+
+describe("three writers killed between a manifest put and its listing", () => {
+  it("lose nothing acknowledged, and the newest manifest's segments are all there", { timeout: loadLimitTimeout(90_000) }, () =>
+    withinLoadLimit(90_000, async () => {
+      const { int } = testRandom("manifest kill");
+      const dir = await tempDir();
+      const store = new LocalStore(dir);
+      const scenario = new ChildScenario(80_000);
+      try {
+        // The first writer checkpoints a few times, then stalls (a paused machine).
+        const a = scenario.track("a", startScript(fixture, [dir, "a", "3"]));
+        await scenario.until("a: manifests", () => lastCount(a.lines, "M") >= 2, 30_000);
+        process.kill(a.pid, "SIGSTOP");
+        // The second takes over and dies right after one of its manifest puts (the first: its open's).
+        const b = scenario.track("b", startScript(fixture, [dir, "b", "3", String(1 + int(3))]));
+        let bEnd: Awaited<typeof b.exited> | undefined;
+        void b.exited.then((e) => {
+          bEnd = e;
+        });
+        await scenario.until("b: killed after a manifest put", () => bEnd !== undefined, 30_000);
+        expect(bEnd!.signal, `b: ${b.lines.filter((l) => !l.startsWith("D ")).join(" | ")}`).toBe("SIGKILL");
+        // The first resumes, fenced, armed to die after its next manifest put: a commit fails first, or
+        // a checkpoint's manifest lands and it dies before its listing.
+        const aManifests = lastCount(a.lines, "M");
+        process.kill(a.pid, "SIGUSR2");
+        process.kill(a.pid, "SIGCONT");
+        await scenario.until("a: fenced or dead", () => a.lines.some((l) => l.startsWith("F ")) || lastCount(a.lines, "M") > aManifests, 30_000);
+        await a.kill();
+        // The third takes over after both and is killed at a random point of its own checkpoints.
+        const c = scenario.track("c", startScript(fixture, [dir, "c", "3"]));
+        const cManifests = 1 + int(3);
+        await scenario.until("c: manifests", () => lastCount(c.lines, "M") >= cManifests, 30_000);
+        await c.kill();
+        expect([...a.lines, ...b.lines, ...c.lines].filter((l) => l.startsWith("G "))).toEqual([]);
+        expect(c.lines.filter((l) => l.startsWith("F "))).toEqual([]);
+        const allDurable = [...durableIds(a.lines), ...durableIds(b.lines), ...durableIds(c.lines)];
+        expect(allDurable.length).toBeGreaterThan(0);
+        expect(await missingListedSegments(store)).toEqual([]);
+        const engine = await Engine.open(store);
+        try {
+          expectCrashState(engine, allDurable, "c");
+        } finally {
+          await engine.close();
+        }
+      } finally {
+        await scenario.stop();
+      }
+    }),
+  );
+});
