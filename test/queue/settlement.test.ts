@@ -64,6 +64,20 @@ describe("ack", () => {
     await queue.close();
     await other.close();
   });
+
+  it("a copy keeping the claimed job's lease cannot settle it; the job handed out still can", async () => {
+    const { queue } = await openQueue();
+    await queue.enqueue("q", enc("a"));
+    const job = (await queue.claim("q"))!;
+    const copy = Object.freeze({ ...job, lease: job.lease });
+    await expect(queue.ack(copy)).rejects.toBeInstanceOf(ValidationError);
+    await expect(queue.nack(copy, "e")).rejects.toBeInstanceOf(ValidationError);
+    expect(await queue.claim("q")).toBeNull();
+    await queue.ack(job);
+    expect(await queue.view().stats("q")).toMatchObject({ pending: 0, claimed: 0 });
+    await expect(queue.ack(job)).rejects.toBeInstanceOf(ClaimLostError);
+    await queue.close();
+  });
 });
 
 describe("nack", () => {
