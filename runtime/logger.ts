@@ -22,6 +22,9 @@ export interface Logger {
   error(obj: Record<string, unknown>, msg: string): void;
 }
 
+/** Where workflow worker events go; a logger such as pino's satisfies it. Kept as a name for {@link Logger}. */
+export type WorkflowLogger = Logger;
+
 /** A {@link Logger} with every level present, as the runtime calls it. */
 export interface FullLogger {
   debug: LogMethod;

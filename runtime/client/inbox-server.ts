@@ -29,7 +29,7 @@ import type { ObjectStore } from "../store/object-store.js";
 import { PrefixedStore } from "../queue/prefixed-store.js";
 import { type AppliedMark, markEffects } from "../workflow/records/applied-mark.js";
 import { encodeValue } from "../workflow/records/codec.js";
-import type { WorkflowLogger } from "../workflow/steps/step-worker.js";
+import type { WorkflowLogger } from "../logger.js";
 import type { WorkflowRuntime } from "../workflow/workflow-runtime.js";
 import { answerKey, answersPrefix, appliedKey, appliedPrefix, deadKey, isRequestId, KEEP_NAME, keepKeys, requestsPrefix, requestTime } from "./inbox-layout.js";
 import {

@@ -56,7 +56,7 @@ import type {
 } from "./types.js";
 import { kvScanSync, StoreView, type KvPage, type KvScanOptions, type QueueView } from "./view.js";
 
-/** @internal What `Queue.kvTokenNow` returns: compared with `===` only. */
+/** What `Queue.kvTokenNow` returns: compared with `===` only. Not exported by the package's entries; declared in its types because the workflow's step records name it. */
 export type KvToken = ValueToken;
 
 /** What open-time recovery did with the claims the previous process held. */

@@ -30,11 +30,12 @@ export function keptUserEngineKey(key: string): string {
 }
 
 /**
- * @internal A caller key checked once, with its engine key: held instead of
+ * A caller key checked once, with its engine key: held instead of
  * the key by a caller that reads and writes it on every step (the
  * workflow's run record and step pointer), so no use looks it up among the
  * kept keys again. Made only by `KvKeyRef.of`: its engine key is always the
- * caller key's.
+ * caller key's. Not exported by the package's entries; declared in its
+ * types because the workflow's step records name it.
  */
 export class KvKeyRef {
   readonly key: string;

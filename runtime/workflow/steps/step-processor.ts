@@ -69,7 +69,7 @@ import { processNotification } from "../terminal-hook/notification.js";
 import { errorText, isMemoFault, StepError } from "../workflow-errors.js";
 import { showLoneSurrogates } from "../../option-values.js";
 import { isStoreFault, retryStore } from "../store-retry.js";
-import type { WorkflowLogger } from "./step-worker.js";
+import type { WorkflowLogger } from "../../logger.js";
 import { checkCorrelationKey, checkRunPayload } from "../limits.js";
 import type { SlotChain, WorkerSlot } from "./settlement-slots.js";
 import { logFailedAttempt, noteRunEnded, thrownCause, traceHeaderOf } from "./step-log.js";

@@ -17,7 +17,7 @@
  * started), so no waiting work is overtaken; a worker that is stopping
  * does not reserve.
  */
-import type { FullLogger, Logger } from "../../logger.js";
+import type { FullLogger } from "../../logger.js";
 import type { ClaimedJob } from "../../queue/types.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { type SlotOwner, WorkerSlot } from "./settlement-slots.js";
@@ -29,9 +29,6 @@ import { backoffMs, isStoreFault, sleep, type StoreRetryPolicy } from "../store-
 
 /** Backoff between failed claims: from 50 ms up to 5 s while the store keeps failing. */
 const CLAIM_RETRY: StoreRetryPolicy = { attempts: Infinity, baseDelayMs: 50, maxDelayMs: 5000 };
-
-/** Where worker events go; a logger such as pino's satisfies it. Kept as a name for {@link Logger}. */
-export type WorkflowLogger = Logger;
 
 /**
  * Runs until `signal` aborts (or the queue closes), then lets every
