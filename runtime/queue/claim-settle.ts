@@ -39,7 +39,6 @@ import type { AckedClaimingNext, ClaimedJob, ClaimNext, DeadLetterOptions, Enque
 import { describeValue } from "../option-values.js";
 
 const decoder = new TextDecoder();
-const noop = (): void => {};
 
 export async function claimBatch(core: QueueCore, queueName: string, max: number, leaseMs?: number): Promise<ClaimedJob[]> {
   core.checkOpen();
@@ -439,7 +438,8 @@ async function settleNow(
     core.discardUnused(prepared, outcomes);
   }
   // A chained claim waits for its commit like any claim: a close that begins meanwhile waits for it (see below).
-  const waiting = chained === undefined ? undefined : commit.then(noop, noop);
+  // The commit's own promise, counted: no promise and reaction of its own per chained step.
+  const waiting = chained === undefined ? undefined : commit;
   if (waiting !== undefined) core.claimsWaiting.add(waiting);
   try {
     await commit;

@@ -4,6 +4,7 @@
  * loop, plus the helpers every transaction path uses. Internal: users see
  * only `Queue`.
  */
+import { CountedWaits } from "./counted-waits.js";
 import { incrementBase32 } from "ulid";
 import { SystemClock, timedClock, type TimedClock } from "../clock.js";
 import type { Engine } from "../engine/engine.js";
@@ -85,8 +86,10 @@ export class QueueCore {
    * they hand the jobs out: `close()` lets them end first, and one that
    * ends while closing gives its jobs back instead (handed out then, no one
    * could settle them, and the next open would count their attempts).
+   * A chained settlement's claim waits on its commit's promise, which the
+   * commits of one WAL group share: counted (see `CountedWaits`).
    */
-  readonly claimsWaiting = new Set<Promise<unknown>>();
+  readonly claimsWaiting = new CountedWaits();
   /** Set by `close()` before it waits for the claims and releases above: no new claim starts. */
   closing = false;
   /** Set by `close()` alone (an engine failure closes the engine, not this flag), so `close()` still runs its steps once after a failure. */

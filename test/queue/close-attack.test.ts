@@ -97,4 +97,41 @@ describe("Queue.close() called twice", () => {
     expect({ payload: dec(next.payload), attempt: next.attempt }).toEqual({ payload: "second", attempt: 1 });
     await reopened.close();
   });
+
+  it("two acks claiming next jobs in one WAL group, on their way when close() begins: neither hands its job out, both give them back", async () => {
+    let holding = false;
+    const inner = new MemoryStore();
+    const store = new GatedStore(inner, (key) => holding && key.includes("/wal/"));
+    const queue = await Queue.open(store, "app", { flushIntervalMs: 0 });
+    await queue.enqueue("q", enc("a"));
+    await queue.enqueue("q", enc("b"));
+    const [a, b] = await queue.claimBatch("q", 2, 60_000);
+    holding = true;
+    // Both in one turn: their commits go to the WAL in one group, whose promise they share.
+    const acks = [a!, b!].map((job, i) =>
+      queue.ackClaimingNext(job, new SettlementEffects().enqueue("q", enc(`next-${i}`)), { index: 0, reserve: () => true }).then(
+        (res) => res,
+        (err: unknown) => err,
+      ),
+    );
+    await store.waitHeld(1);
+    const closing = queue.close();
+    await settle(20);
+    holding = false;
+    for (const h of [...store.held]) store.release(h.key);
+    for (const res of await Promise.all(acks)) {
+      expect(res).toMatchObject({ enqueued: [{ newlyEnqueued: true }] });
+      expect((res as { next?: unknown }).next).toBeUndefined();
+    }
+    await closing;
+    const reopened = await Queue.open(inner, "app");
+    expect(reopened.recovery.requeued).toEqual([]);
+    expect(await reopened.view().stats("q")).toMatchObject({ pending: 2, claimed: 0 });
+    const next = await reopened.claimBatch("q", 2, 60_000);
+    expect(next.map((j) => ({ payload: dec(j.payload), attempt: j.attempt })).sort((x, y) => x.payload.localeCompare(y.payload))).toEqual([
+      { payload: "next-0", attempt: 1 },
+      { payload: "next-1", attempt: 1 },
+    ]);
+    await reopened.close();
+  });
 });

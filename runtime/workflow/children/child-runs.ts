@@ -175,68 +175,105 @@ export const DETACHED_CHILDREN: ChildRuns = Object.freeze({
  * that).
  */
 export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number, waitKey?: string): ChildRuns & { started(): boolean } {
-  let index = 0;
-  let started = false;
-  const waited = waitKey === undefined ? undefined : childOfCompletionKey(waitKey, parentRunId);
-  return {
-    started: () => started,
-    waitedChild: () => waited,
-    completionKey: (childId) => childCompletionKey(parentRunId, RunId.parse(childId)),
-    outcome: (signal) => childOutcome(core, signal),
-    async start(spec) {
-      if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
-        throw new ValidationError("children.start takes { input: Uint8Array, key?, options?, parentClose? }");
-      }
-      const key = spec.key ?? String(index);
-      index++;
-      if (typeof key !== "string" || !KEY_PATTERN.test(key)) {
-        throw new ValidationError(`a child's key must be 1 to 64 characters of [A-Za-z0-9_-], got ${describeValue(key)}`);
-      }
-      const parentClose = checkParentClose(spec.parentClose ?? core.parentClose);
-      const parentRun = await markParent(core, parentRunId);
-      const tag = parentRun.submission === undefined ? undefined : `-p${parentRun.submission}`;
-      // Its first id would be the second id of the key without the tag: two keys, one child.
-      if (tag !== undefined && key.length > tag.length && key.endsWith(tag)) {
-        throw new ValidationError(
-          `a child's key may not end with "-p" and this run's submission (${JSON.stringify(tag)}): the run's second id for child ` +
-            `${JSON.stringify(key.slice(0, -tag.length))} is the first id for this key, so both would name one child; choose another key`,
-        );
-      }
-      started = true;
-      const { runId, known } = await childOfThisRun(core, parentRunId, parentRun, step, key);
-      const completionKey = childCompletionKey(parentRunId, runId);
-      if (known.kind === "terminated") {
-        // The child ended before this delivery (a retried step, or a retried parent): its end is
-        // reported again, into the buffer the parent's wait reads; a buffer holds one payload,
-        // so this never makes two.
-        const outcome = await core.view.outcomeOf(known.terminal);
-        const end = outcome ?? { runId, status: known.terminal.status, finalStep: known.terminal.finalStep, headers: {} };
-        await core.signalLock.run(completionKey, () =>
-          core.queue.kvPut(
-            signalBufferKey(core.queueName, completionKey),
-            encodeChildEnd(end, { token: known.terminal.token, memoPrefix: known.terminal.memoPrefix ?? core.memos.prefix }),
-          ),
-        );
-        return { runId, newlyStarted: false, completionKey };
-      }
-      const entry = new SettlementEffects().kvPut(childEntryKey(core.queueName, parentRunId, runId), encodeChildEntry({ parentClose }));
-      const out = await submitRun(
-        core,
-        { input: spec.input, runId, ...(spec.options === undefined ? {} : { options: spec.options }) },
-        undefined,
-        undefined,
-        undefined,
-        entry,
-        {
-          runId: parentRunId,
-          step,
-          parentClose,
-          ...(parentRun.submission === undefined ? {} : { submission: parentRun.submission }),
-        },
+  return new StepChildren(core, parentRunId, step, waitKey === undefined ? undefined : childOfCompletionKey(waitKey, parentRunId));
+}
+
+/**
+ * One step delivery's `children`. Made for every step and used by few: the
+ * methods a runner reads are made then, each once and bound to this object
+ * (so `const { start } = step.children` works), rather than five closures
+ * and their context per step.
+ */
+class StepChildren implements ChildRuns {
+  #index = 0;
+  #started = false;
+  #start: ChildRuns["start"] | undefined;
+  #completionKey: ChildRuns["completionKey"] | undefined;
+  #outcome: ChildRuns["outcome"] | undefined;
+  #waitedChild: ChildRuns["waitedChild"] | undefined;
+
+  constructor(
+    private readonly core: RuntimeCore,
+    private readonly parentRunId: RunId,
+    private readonly step: number,
+    private readonly waited: RunId | undefined,
+  ) {}
+
+  /** Whether this delivery started a child. For the runtime, not the runner: a method. */
+  started(): boolean {
+    return this.#started;
+  }
+
+  get start(): ChildRuns["start"] {
+    return (this.#start ??= (spec) => this.#startChild(spec));
+  }
+
+  get completionKey(): ChildRuns["completionKey"] {
+    return (this.#completionKey ??= (childId) => childCompletionKey(this.parentRunId, RunId.parse(childId)));
+  }
+
+  get outcome(): ChildRuns["outcome"] {
+    return (this.#outcome ??= (signal) => childOutcome(this.core, signal));
+  }
+
+  get waitedChild(): ChildRuns["waitedChild"] {
+    return (this.#waitedChild ??= () => this.waited);
+  }
+
+  async #startChild(spec: ChildRunSpec): Promise<ChildRunStart> {
+    const { core, parentRunId, step } = this;
+    if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
+      throw new ValidationError("children.start takes { input: Uint8Array, key?, options?, parentClose? }");
+    }
+    const key = spec.key ?? String(this.#index);
+    this.#index++;
+    if (typeof key !== "string" || !KEY_PATTERN.test(key)) {
+      throw new ValidationError(`a child's key must be 1 to 64 characters of [A-Za-z0-9_-], got ${describeValue(key)}`);
+    }
+    const parentClose = checkParentClose(spec.parentClose ?? core.parentClose);
+    const parentRun = await markParent(core, parentRunId);
+    const tag = parentRun.submission === undefined ? undefined : `-p${parentRun.submission}`;
+    // Its first id would be the second id of the key without the tag: two keys, one child.
+    if (tag !== undefined && key.length > tag.length && key.endsWith(tag)) {
+      throw new ValidationError(
+        `a child's key may not end with "-p" and this run's submission (${JSON.stringify(tag)}): the run's second id for child ` +
+          `${JSON.stringify(key.slice(0, -tag.length))} is the first id for this key, so both would name one child; choose another key`,
       );
-      return { runId, newlyStarted: out.newlySubmitted, completionKey };
-    },
-  };
+    }
+    this.#started = true;
+    const { runId, known } = await childOfThisRun(core, parentRunId, parentRun, step, key);
+    const completionKey = childCompletionKey(parentRunId, runId);
+    if (known.kind === "terminated") {
+      // The child ended before this delivery (a retried step, or a retried parent): its end is
+      // reported again, into the buffer the parent's wait reads; a buffer holds one payload,
+      // so this never makes two.
+      const outcome = await core.view.outcomeOf(known.terminal);
+      const end = outcome ?? { runId, status: known.terminal.status, finalStep: known.terminal.finalStep, headers: {} };
+      await core.signalLock.run(completionKey, () =>
+        core.queue.kvPut(
+          signalBufferKey(core.queueName, completionKey),
+          encodeChildEnd(end, { token: known.terminal.token, memoPrefix: known.terminal.memoPrefix ?? core.memos.prefix }),
+        ),
+      );
+      return { runId, newlyStarted: false, completionKey };
+    }
+    const entry = new SettlementEffects().kvPut(childEntryKey(core.queueName, parentRunId, runId), encodeChildEntry({ parentClose }));
+    const out = await submitRun(
+      core,
+      { input: spec.input, runId, ...(spec.options === undefined ? {} : { options: spec.options }) },
+      undefined,
+      undefined,
+      undefined,
+      entry,
+      {
+        runId: parentRunId,
+        step,
+        parentClose,
+        ...(parentRun.submission === undefined ? {} : { submission: parentRun.submission }),
+      },
+    );
+    return { runId, newlyStarted: out.newlySubmitted, completionKey };
+  }
 }
 
 /**

@@ -33,12 +33,16 @@ export function contentKeyOf(input: unknown): string {
   return `content:${sha256Hex(encodeValue(input))}`;
 }
 
-/** Sets a memo's write watcher; assigned by `Memo`'s static block, which alone reaches the private field. */
-let setWriteWatcher: (memo: Memo, onWrite: (key: string) => void) => void;
+/** Sets the list a memo notes its writes in; assigned by `Memo`'s static block, which alone reaches the private field. */
+let setWriteWatcher: (memo: Memo, written: string[]) => void;
 
-/** @internal Calls `onWrite` with the user key of every entry `memo` writes (a run's history lists them). */
-export function watchMemoWrites(memo: Memo, onWrite: (key: string) => void): Memo {
-  setWriteWatcher(memo, onWrite);
+/**
+ * @internal Appends to `written` the user key of every entry `memo` writes (a run's history lists
+ * them), prefixed `run:` for the run memo. A list, not a callback: set for every step run, and a
+ * closure per memo per step was allocation for the few steps that write memo entries.
+ */
+export function watchMemoWrites(memo: Memo, written: string[]): Memo {
+  setWriteWatcher(memo, written);
   return memo;
 }
 
@@ -56,12 +60,12 @@ export class Memo {
   readonly runId: string;
   /** The step number, or `"run"` for the run-scoped namespace. */
   readonly scope: number | "run";
-  /** Who hears of each write (see `watchMemoWrites`): a field rather than a weak map entry, set for every step run. */
-  #onWrite: ((key: string) => void) | undefined;
+  /** Where each write is noted (see `watchMemoWrites`): a field rather than a weak map entry, set for every step run. */
+  #written: string[] | undefined;
 
   static {
-    setWriteWatcher = (memo, onWrite) => {
-      memo.#onWrite = onWrite;
+    setWriteWatcher = (memo, written) => {
+      memo.#written = written;
     };
   }
 
@@ -110,7 +114,7 @@ export class Memo {
     } catch (e) {
       throw isStoreFault(e) ? new MemoUnavailableError(this.runId, this.scope, key, "write", e) : e;
     }
-    this.#onWrite?.(key);
+    this.#written?.push(this.scope === "run" ? `run:${key}` : key);
   }
 
   /** The stored bytes under `key`, or `null`. */

@@ -131,13 +131,12 @@ export async function processJob(core: RuntimeCore, job: ClaimedJob, slot: Worke
 }
 
 /**
- * What `processJob` does when `processStep` rejected with `e`: a store fault
- * before the settlement (a memo read that kept failing) puts the step back
- * uncounted; anything else, or a failed settlement, is thrown on for the
- * caller to log. For a caller that awaits `processStep` itself (the worker
- * without telemetry), to spare a step the async frame of `processJob`.
+ * What `processJob` (and `processStep` for a worker) does when a step's
+ * processing threw `e`: a store fault before the settlement (a memo read
+ * that kept failing) puts the step back uncounted; anything else, or a
+ * failed settlement, is thrown on for the caller to log.
  */
-export function recoverStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger, e: unknown): Promise<void> {
+function recoverStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger, e: unknown): Promise<void> {
   if (!isStoreFault(e) || slot.settlementSubmitted) throw e;
   return putBack(core, job, slot, log, e);
 }
@@ -163,123 +162,186 @@ async function retryStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, l
   else await slot.freeAfterSubmitting(core.queue.nack(job, `${what}: ${errorText(error)}`));
 }
 
-/** Processes and settles one claimed job of the step queue; `processJob` without the put-back of a store fault (see `recoverStep`). */
-export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger): Promise<void> {
-  if (job.headers[HEADER_TERMINAL] !== undefined) return processNotification(core, job, slot);
-  if (job.headers[HEADER_CHILD_ENDED] !== undefined) return processChildEnded(core, job, slot);
-  if (job.headers[HEADER_PARENT_ENDED] !== undefined) return processParentEnded(core, job, slot);
-  if (job.headers[HEADER_NOOP] !== undefined) {
-    await slot.freeAfterSubmitting(core.queue.ack(job));
-    return;
-  }
-  const runId = job.headers[HEADER_RUN_ID];
-  const step = Number(job.headers[HEADER_STEP]);
-  if (!RunId.isValid(runId) || !Number.isInteger(step) || step < 0) {
-    await slot.freeAfterSubmitting(core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed"));
-    return;
-  }
-  // The records as the settlement that claimed this step left them, when it did: read again, decoded only if changed.
-  const carried = slot.takeCarried();
-  const keys: RunKeys = carried?.keys ?? runKeysOf(core, runId);
-  const runK = keys.run;
-  // The run record is unchanged while its token is the one the claiming settlement carried: not read, copied or compared.
-  let runToken = tokenNow(core, keys.runAt);
-  const same = runToken !== undefined && carried !== undefined && runToken === carried.run.token;
-  let runBytes: Uint8Array | null;
-  if (same) runBytes = carried.run.bytes;
-  else {
-    const runNow = readNow(core, keys.runAt);
-    // Read after an await, the bytes may be of a later value than the token's.
-    if (runNow === undefined) runToken = undefined;
-    runBytes = runNow !== undefined ? runNow : await core.queue.kvGet(runK);
-  }
-  // A dead step requeued after it ended its run re-opens the run (a redrive through the queue).
-  if (runBytes === null && (await reopenRequeued(core, job, runId, step))) runBytes = await core.queue.kvGet(runK);
-  const ptrK = keys.pointer;
-  const ptrNow = readNow(core, keys.pointerAt);
-  const ptrBytes = ptrNow !== undefined ? ptrNow : await core.queue.kvGet(ptrK);
-  const pointer = ptrBytes === null ? null : decodeKnown(ptrBytes, carried?.pointer, decodeStepPointer, ptrK);
-  if (runBytes === null || pointer === null || pointer.jobId !== job.id) {
-    // The run terminated or moved past this job (a stale redelivery): nothing to do.
-    await slot.freeAfterSubmitting(core.queue.ack(job));
-    return;
-  }
-  const run = same ? carried.run.value : decodeKnown(runBytes, carried?.run, decodeRunRecord, runK);
-  // The run's memo lives where its submitting runtime keeps memos, whichever runtime works this step.
-  const memos = core.memos.withPrefix(run.memoPrefix ?? core.memos.prefix);
-  const trace: StepTrace = { runId, step, name: pointer.name, memoKeys: [] };
-  if (run.cancelRequested === true || cancelRequestedOf(job)) {
-    const base = terminationBase(job, run, runId, step, memos, core.clock.now(), run.hasChildren);
-    await terminate(core, job, slot, ending(base, "cancelled", "cancelled"), undefined, log, trace);
-    return;
-  }
+/**
+ * What the worker does around a step it processes without telemetry (see
+ * `processStep`'s `worker`): log a settlement that failed, and hear that
+ * the step's work ended (its slot freed).
+ */
+export interface StepWorkEnd {
+  /** The step's processing or settlement failed after `recoverStep`; the queue redelivers it. */
+  stepFailed(job: ClaimedJob, error: unknown): void;
+  /** The step's work ended, however it ended; called once, after its slot was freed. */
+  stepEnded(): void;
+}
 
-  // Only a step continued on a signal has one to resolve (an async call costs even when it has nothing to wait for).
-  const signal = job.headers[HEADER_SIGNAL_WAIT] === undefined ? undefined : await resolveSignal(core, job, runId, step);
-  trace.signal = signal;
-  const children = childRunsFor(core, runId, step, job.headers[HEADER_SIGNAL_WAIT]);
-  // The runner is awaited here rather than in a function of its own: an async frame per step for one await.
-  let verdict: Verdict | undefined = core.stepOutputReplay ? await replayedVerdict(memos, job, runId, step) : undefined;
-  if (verdict === undefined) {
-    const effects = new EffectsHandle();
-    const s = stepFor(core, memos, job, run, runId, step, signal, trace.memoKeys, children, effects);
-    try {
-      const outcome = checkOutcome(await core.runner.runStep(s));
-      verdict = { ok: true, outcome, staged: effects.staged(), replayed: false };
-    } catch (error) {
-      verdict = { ok: false, error };
-    } finally {
-      effects.seal();
-    }
-  }
-  let externalCancel = cancelRequestedOf(job);
-  if (!externalCancel) {
-    const c = cancelRequested(core, keys, runBytes, run, runToken);
-    externalCancel = typeof c === "boolean" ? c : await c;
-  }
-  if (verdict.ok && !verdict.replayed && !externalCancel && core.stepOutputReplay) {
-    const record = { storedAtMs: core.clock.now(), outcome: verdict.outcome, effects: verdict.staged };
-    const key = replayRecordKey(memos.prefix, runId, step, job.payload);
-    const bytes = encodeReplayRecord(record);
-    try {
-      await retryStore(() => memos.store.put(key, bytes));
-    } catch (e) {
-      // The record is part of the settlement: without it, run the step again (uncounted after store faults).
-      await retryStep(core, job, slot, log, e, "could not write the step's replay record");
+/**
+ * Processes and settles one claimed job of the step queue; `processJob`
+ * without the put-back of a store fault (see `recoverStep`), which rejects
+ * when the step fails. With `worker`, the worker's whole handling of the
+ * step in this one async frame (a frame of the worker's own around it cost
+ * every step a promise and a turn): a failure goes through `recoverStep`
+ * and then to `worker.stepFailed`, the slot is freed and `worker.stepEnded`
+ * called, and the promise never rejects.
+ */
+export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger, worker?: StepWorkEnd): Promise<void> {
+  try {
+    if (job.headers[HEADER_TERMINAL] !== undefined) {
+      await processNotification(core, job, slot);
       return;
     }
-  }
-  const now = core.clock.now();
-  // A child started by this delivery set the run record's flag after the record above was read.
-  const hasChildren = run.hasChildren === true || children.started();
-  // Built only on a path that needs it: a step that continues its run (most) terminates nothing.
-  const atNow = () => terminationBase(job, run, runId, step, memos, now, hasChildren);
+    if (job.headers[HEADER_CHILD_ENDED] !== undefined) {
+      await processChildEnded(core, job, slot);
+      return;
+    }
+    if (job.headers[HEADER_PARENT_ENDED] !== undefined) {
+      await processParentEnded(core, job, slot);
+      return;
+    }
+    if (job.headers[HEADER_NOOP] !== undefined) {
+      await slot.freeAfterSubmitting(core.queue.ack(job));
+      return;
+    }
+    const runId = job.headers[HEADER_RUN_ID];
+    const step = Number(job.headers[HEADER_STEP]);
+    if (!RunId.isValid(runId) || !Number.isInteger(step) || step < 0) {
+      await slot.freeAfterSubmitting(
+        core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed"),
+      );
+      return;
+    }
+    // The records as the settlement that claimed this step left them, when it did: read again, decoded only if changed.
+    const carried = slot.takeCarried();
+    const keys: RunKeys = carried?.keys ?? runKeysOf(core, runId);
+    const runK = keys.run;
+    // The run record is unchanged while its token is the one the claiming settlement carried: not read, copied or compared.
+    let runToken = tokenNow(core, keys.runAt);
+    const same = runToken !== undefined && carried !== undefined && runToken === carried.run.token;
+    let runBytes: Uint8Array | null;
+    if (same) runBytes = carried.run.bytes;
+    else {
+      const runNow = readNow(core, keys.runAt);
+      // Read after an await, the bytes may be of a later value than the token's.
+      if (runNow === undefined) runToken = undefined;
+      runBytes = runNow !== undefined ? runNow : await core.queue.kvGet(runK);
+    }
+    // A dead step requeued after it ended its run re-opens the run (a redrive through the queue).
+    if (runBytes === null && (await reopenRequeued(core, job, runId, step))) runBytes = await core.queue.kvGet(runK);
+    const ptrK = keys.pointer;
+    const ptrNow = readNow(core, keys.pointerAt);
+    const ptrBytes = ptrNow !== undefined ? ptrNow : await core.queue.kvGet(ptrK);
+    const pointer = ptrBytes === null ? null : decodeKnown(ptrBytes, carried?.pointer, decodeStepPointer, ptrK);
+    if (runBytes === null || pointer === null || pointer.jobId !== job.id) {
+      // The run terminated or moved past this job (a stale redelivery): nothing to do.
+      await slot.freeAfterSubmitting(core.queue.ack(job));
+      return;
+    }
+    const run = same ? carried.run.value : decodeKnown(runBytes, carried?.run, decodeRunRecord, runK);
+    // The run's memo lives where its submitting runtime keeps memos, whichever runtime works this step.
+    const memos = core.memos.withPrefix(run.memoPrefix ?? core.memos.prefix);
+    const trace: StepTrace = { runId, step, name: pointer.name, memoKeys: [] };
+    if (run.cancelRequested === true || cancelRequestedOf(job)) {
+      const base = terminationBase(job, run, runId, step, memos, core.clock.now(), run.hasChildren);
+      await terminate(core, job, slot, ending(base, "cancelled", "cancelled"), undefined, log, trace);
+      return;
+    }
 
-  if (verdict.ok && verdict.outcome.kind === "cancel") {
-    await terminate(core, job, slot, ending(atNow(), "cancelled", "runner", verdict.outcome.reason), verdict.staged, log, trace);
-  } else if (externalCancel) {
-    await terminate(core, job, slot, ending(atNow(), "cancelled", "cancelled"), undefined, log, trace);
-  } else if (verdict.ok) {
-    const o = verdict.outcome;
-    if (o.kind === "continue") {
-      const c = continueRun(core, job, slot, runId, step, o, verdict, now, atNow, log, trace, { bytes: runBytes, value: run, token: runToken }, keys);
-      if (!(c instanceof ChainedAck)) await c;
-      else {
-        // `settledContinue` inlined for the path most steps take: its async frame cost a promise and a turn.
-        let next: ClaimedJob | undefined;
-        try {
-          next = (await c.settled).next;
-        } finally {
-          handOffNext(c, next);
-        }
+    // Only a step continued on a signal has one to resolve (an async call costs even when it has nothing to wait for).
+    const signal = job.headers[HEADER_SIGNAL_WAIT] === undefined ? undefined : await resolveSignal(core, job, runId, step);
+    trace.signal = signal;
+    const children = childRunsFor(core, runId, step, job.headers[HEADER_SIGNAL_WAIT]);
+    // The runner is awaited here rather than in a function of its own: an async frame per step for one await.
+    let verdict: Verdict | undefined = core.stepOutputReplay ? await replayedVerdict(memos, job, runId, step) : undefined;
+    if (verdict === undefined) {
+      const effects = new EffectsHandle();
+      const s = stepFor(core, memos, job, run, runId, step, signal, trace.memoKeys, children, effects);
+      try {
+        const outcome = checkOutcome(await core.runner.runStep(s));
+        verdict = { ok: true, outcome, staged: effects.staged(), replayed: false };
+      } catch (error) {
+        verdict = { ok: false, error };
+      } finally {
+        effects.seal();
       }
-    } else if (o.kind === "succeed") {
-      const t = ending(atNow(), "succeeded");
-      t.result = o.result;
-      await terminate(core, job, slot, t, verdict.staged, log, trace);
-    } else if (o.kind === "fail") await terminate(core, job, slot, ending(atNow(), "failed", "runner", o.reason), verdict.staged, log, trace);
-  } else {
-    await failStep(core, job, slot, atNow(), verdict.error, log, trace);
+    }
+    let externalCancel = cancelRequestedOf(job);
+    if (!externalCancel) {
+      const c = cancelRequested(core, keys, runBytes, run, runToken);
+      externalCancel = typeof c === "boolean" ? c : await c;
+    }
+    if (verdict.ok && !verdict.replayed && !externalCancel && core.stepOutputReplay) {
+      const record = { storedAtMs: core.clock.now(), outcome: verdict.outcome, effects: verdict.staged };
+      const key = replayRecordKey(memos.prefix, runId, step, job.payload);
+      const bytes = encodeReplayRecord(record);
+      try {
+        await retryStore(() => memos.store.put(key, bytes));
+      } catch (e) {
+        // The record is part of the settlement: without it, run the step again (uncounted after store faults).
+        await retryStep(core, job, slot, log, e, "could not write the step's replay record");
+        return;
+      }
+    }
+    const now = core.clock.now();
+    // A child started by this delivery set the run record's flag after the record above was read.
+    const hasChildren = run.hasChildren === true || children.started();
+
+    if (verdict.ok && verdict.outcome.kind === "cancel") {
+      const at = terminationBase(job, run, runId, step, memos, now, hasChildren);
+      await terminate(core, job, slot, ending(at, "cancelled", "runner", verdict.outcome.reason), verdict.staged, log, trace);
+    } else if (externalCancel) {
+      const at = terminationBase(job, run, runId, step, memos, now, hasChildren);
+      await terminate(core, job, slot, ending(at, "cancelled", "cancelled"), undefined, log, trace);
+    } else if (verdict.ok) {
+      const o = verdict.outcome;
+      if (o.kind === "continue") {
+        const c = continueRun(
+          core,
+          job,
+          slot,
+          runId,
+          step,
+          o,
+          verdict,
+          now,
+          memos,
+          hasChildren,
+          log,
+          trace,
+          { bytes: runBytes, value: run, token: runToken },
+          keys,
+        );
+        if (!(c instanceof ChainedAck)) await c;
+        else {
+          // `settledContinue` inlined for the path most steps take: its async frame cost a promise and a turn.
+          let next: ClaimedJob | undefined;
+          try {
+            next = (await c.settled).next;
+          } finally {
+            handOffNext(c, next);
+          }
+        }
+      } else if (o.kind === "succeed") {
+        const t = ending(terminationBase(job, run, runId, step, memos, now, hasChildren), "succeeded");
+        t.result = o.result;
+        await terminate(core, job, slot, t, verdict.staged, log, trace);
+      } else if (o.kind === "fail") {
+        const at = terminationBase(job, run, runId, step, memos, now, hasChildren);
+        await terminate(core, job, slot, ending(at, "failed", "runner", o.reason), verdict.staged, log, trace);
+      }
+    } else {
+      await failStep(core, job, slot, terminationBase(job, run, runId, step, memos, now, hasChildren), verdict.error, log, trace);
+    }
+  } catch (e) {
+    if (worker === undefined) throw e;
+    try {
+      await recoverStep(core, job, slot, log, e);
+    } catch (failed) {
+      worker.stepFailed(job, failed);
+    }
+  } finally {
+    if (worker !== undefined) {
+      slot.free();
+      worker.stepEnded();
+    }
   }
 }
 
@@ -409,8 +471,8 @@ function stepFor(
       isLastAttempt: job.isLastAttempt,
       cancel: job,
       lease: job.lease,
-      memo: watchMemoWrites(memos.newMemo(runId, step), (k) => memoKeys.push(k)),
-      runMemo: watchMemoWrites(memos.runMemo(runId), (k) => memoKeys.push(`run:${k}`)),
+      memo: watchMemoWrites(memos.newMemo(runId, step), memoKeys),
+      runMemo: watchMemoWrites(memos.runMemo(runId), memoKeys),
       effects,
       kv: core.stepKv,
       children,
@@ -518,7 +580,8 @@ function continueRun(
   o: Extract<StepOutcome, { kind: "continue" }>,
   verdict: Extract<Verdict, { ok: true }>,
   now: number,
-  at: () => Omit<TerminationInput, "status">,
+  memos: MemoStore,
+  hasChildren: boolean,
   log: WorkflowLogger,
   trace: StepTrace,
   run: Known<RunRecord>,
@@ -546,6 +609,8 @@ function continueRun(
   else {
     const commit = () => settledContinue(commitContinue(core, job, slot, o, verdict, now, trace, run, keys, opts, pointer, effects));
     const wait = { runId, nextStep, nextJobId, correlationKey: o.when.correlationKey, timeoutMs: Math.max(0, o.when.timeoutMs - elapsed), now };
+    // Built only on this path, where a conflicting wait fails the step: a step continued otherwise terminates nothing.
+    const at = () => terminationBase(job, run.value, runId, step, memos, now, hasChildren);
     return continueOnSignal(core, job, slot, at, log, trace, wait, opts, pointer, effects, commit);
   }
   return commitContinue(core, job, slot, o, verdict, now, trace, run, keys, opts, pointer, effects);

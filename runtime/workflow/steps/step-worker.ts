@@ -22,8 +22,8 @@ import type { ClaimedJob } from "../../queue/types.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { type SlotOwner, WorkerSlot } from "./settlement-slots.js";
 import type { CarriedRun } from "./step-carry.js";
-import { processJob, processStep, recoverStep } from "./step-processor.js";
-import { startAttemptTelemetry } from "./step-telemetry.js";
+import { processJob, processStep, type StepWorkEnd } from "./step-processor.js";
+import { type AttemptTelemetry, startAttemptTelemetry } from "./step-telemetry.js";
 
 import { backoffMs, isStoreFault, sleep, type StoreRetryPolicy } from "../store-retry.js";
 
@@ -81,32 +81,35 @@ export async function runStepWorker(core: RuntimeCore, signal: AbortSignal, log:
     },
   };
 
+  // What a step processed in `processStep`'s own frame reports at its end: one object per worker.
+  const ends: StepWorkEnd = {
+    stepFailed: (job, e) => log.error({ err: e, jobId: job.id }, "workflow step settlement failed; the queue will redeliver the step"),
+    stepEnded: () => {
+      if (--running === 0) settled?.();
+    },
+  };
+
   const start = (job: ClaimedJob, carried?: CarriedRun): void => {
     busy++;
     running++;
-    void work(job, new WorkerSlot(owner, carried));
+    const slot = new WorkerSlot(owner, carried);
+    const telemetry = startAttemptTelemetry(core, job);
+    // Without telemetry the step's whole life is `processStep`'s one async frame, counted in `running`
+    // rather than kept in a set of promises (a `.catch().finally()` chain costs more promises and closures).
+    if (telemetry === undefined) void processStep(core, job, slot, log, ends);
+    else void traced(job, slot, telemetry);
   };
 
-  // The step's whole life in one async function, counted in `running` rather than kept in a set of
-  // promises: a `.catch().finally()` chain costs two more promises and their closures per step.
-  const work = async (job: ClaimedJob, slot: WorkerSlot): Promise<void> => {
-    const telemetry = startAttemptTelemetry(core, job);
+  // A step under an attempt span: processed inside the span, which ends after the slot is freed.
+  const traced = async (job: ClaimedJob, slot: WorkerSlot, telemetry: AttemptTelemetry): Promise<void> => {
     try {
-      if (telemetry !== undefined) await telemetry.run(() => processJob(core, job, slot, log));
-      else {
-        // `processJob` inlined: its async frame, for a catch that rarely runs, cost every step a promise and a turn.
-        try {
-          await processStep(core, job, slot, log);
-        } catch (e) {
-          await recoverStep(core, job, slot, log, e);
-        }
-      }
+      await telemetry.run(() => processJob(core, job, slot, log));
     } catch (e) {
-      log.error({ err: e, jobId: job.id }, "workflow step settlement failed; the queue will redeliver the step");
+      ends.stepFailed(job, e);
     } finally {
-      telemetry?.end();
+      telemetry.end();
       slot.free();
-      if (--running === 0) settled?.();
+      ends.stepEnded();
     }
   };
   /** Resolves once no step is in flight. */
