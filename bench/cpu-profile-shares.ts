@@ -4,11 +4,15 @@
  * named in NAMES (comma separated; `name` matches the function name
  * exactly, `name@part` also needs `part` in its file's path), and the self
  * share of all functions in files whose path contains one of FILES (comma
- * separated; inlined callees count in their caller's file). Busy: every
+ * separated; inlined callees count in their caller's file), and with
+ * CALLEES=name (same form as in NAMES) the inclusive share of each function
+ * the named one calls, to DEPTH levels (2): where a function's time goes.
+ * Busy: every
  * sample but `(idle)` and `(program)`; shares are of those, so a profile
  * taken under other load compares with one taken quiet.
  *
- * Run: `TOP=25 NAMES=processStep,get@layered-state FILES=sorted-btree,memtable npx tsx bench/cpu-profile-shares.ts <file.cpuprofile>`.
+ * Run: `TOP=25 NAMES=processStep,get@layered-state FILES=sorted-btree,memtable npx tsx bench/cpu-profile-shares.ts <file.cpuprofile>`,
+ * `CALLEES=commit@runtime/engine/engine DEPTH=2 npx tsx bench/cpu-profile-shares.ts <file.cpuprofile>`.
  */
 import { readFileSync } from "node:fs";
 
@@ -70,3 +74,29 @@ console.log(`${busy} busy samples of ${profile.samples.length}`);
 for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(v).padStart(8)}  ${k}`);
 if (files.length > 0) console.log(`self in ${files.join(", ")}: ${pct(inFiles)}`);
 for (const name of names) console.log(`${name}: self ${pct(selfByName.get(name) ?? 0)}, inclusive ${pct(inclusiveByName.get(name) ?? 0)}`);
+
+// Callees of one function: each sample under it counts once for every distinct call path below it, to DEPTH levels.
+const callees = process.env.CALLEES;
+if (callees !== undefined) {
+  const depth = Number(process.env.DEPTH ?? 2);
+  const under = new Map<string, number>();
+  let total = 0;
+  for (const id of profile.samples) {
+    const n = byId.get(id)!;
+    const fn = n.callFrame.functionName;
+    if (fn === "(idle)" || fn === "(program)") continue;
+    const chain: ProfileNode[] = [];
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) chain.push(byId.get(at)!);
+    // The outermost call of the named function on this stack, then the frames it called, outermost first.
+    const top = chain.findLastIndex((node) => matches(callees, node));
+    if (top < 0) continue;
+    total++;
+    let path = "";
+    for (let d = 1; d <= depth && top - d >= 0; d++) {
+      path += `${d === 1 ? "" : " > "}${label(chain[top - d]!)}`;
+      under.set(path, (under.get(path) ?? 0) + 1);
+    }
+  }
+  console.log(`${callees}: inclusive ${pct(total)}; of it, by callee:`);
+  for (const [k, v] of [...under].sort((a, b) => (a[0] < b[0] ? -1 : 1))) if (v * 1000 >= busy) console.log(`${pct(v).padStart(8)}  ${k}`);
+}
