@@ -31,7 +31,7 @@ const options: EngineOptions = {
 const key = (i: number) => `j/${String(i).padStart(5, "0")}`;
 
 /** A value naming its key and round, `size` bytes, its filler drawn from both (so two values never share bytes by chance). */
-function valueOf(k: string, round: number, size: number): Uint8Array {
+function valueBytes(k: string, round: number, size: number): Uint8Array {
   const head = new TextEncoder().encode(`${k}@${round}:`);
   const out = new Uint8Array(Math.max(size, head.length));
   out.set(head);
@@ -77,13 +77,13 @@ async function attack(store: ObjectStore, r: TestRandom, rounds: number, count: 
           b.delete(k);
           model.delete(k);
         } else {
-          const v = valueOf(k, round, sizeOf(r));
+          const v = valueBytes(k, round, sizeOf(r));
           b.put(k, v);
           model.set(k, v);
         }
       }
       if (huge !== undefined && round % 4 === 0) {
-        const v = valueOf("j/huge", round, huge);
+        const v = valueBytes("j/huge", round, huge);
         b.put("j/huge", v);
         model.set("j/huge", v);
       }
