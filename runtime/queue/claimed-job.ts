@@ -57,6 +57,8 @@ export class ClaimTicket implements CancelSource {
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 export function ticketOf(job: ClaimedJob): ClaimTicket | undefined {
+  // Not an object (null from a claim that found nothing, passed on): no claim, refused as a copy is, not a TypeError here.
+  if (typeof job !== "object" || job === null) return undefined;
   const t = cancelSourceOf(job);
   return t instanceof ClaimTicket ? t : undefined;
 }

@@ -26,6 +26,10 @@
  * nothing), answers a PUT only once the object's file holds the whole body,
  * and makes GET and HEAD of a key wait for a PUT of that key in progress.
  *
+ * A ranged GET of an empty object is answered 416 InvalidRange, as S3 does:
+ * s3rver answers 206 with a Content-Length of 1 and sends no byte, so the
+ * client waits for the body until its attempt times out.
+ *
  * `conditionalCreate: false` leaves `If-None-Match` to s3rver, which ignores
  * it: a server without conditional create, to prove that a writer refuses it.
  */
@@ -182,6 +186,11 @@ async function untilFileHolds(path: string, size: number): Promise<void> {
   }
 }
 
+/** The size of the file at `path`, or undefined when there is none (an absent object: s3rver answers it). */
+async function fileSize(path: string): Promise<number | undefined> {
+  return (await stat(path).catch(() => undefined))?.size;
+}
+
 /** Starts s3rver on 127.0.0.1 with an ephemeral port and a fresh temporary directory. */
 export async function startS3Server(opts: { bucket?: string; conditionalCreate?: boolean } = {}): Promise<TestS3Server> {
   const conditionalCreate = opts.conditionalCreate ?? true;
@@ -220,6 +229,12 @@ export async function startS3Server(opts: { bucket?: string; conditionalCreate?:
     const lockId = `${reqBucket}/${key}`;
     if (ctx.method === "GET" || ctx.method === "HEAD") {
       await keyLocks.get(lockId);
+      if (ctx.method === "GET" && ctx.get("range") !== "" && (await fileSize(join(directory, decodeURIComponent(reqBucket), key + OBJECT_SUFFIX))) === 0) {
+        ctx.status = 416;
+        ctx.type = "application/xml";
+        ctx.body = errorXml("InvalidRange", "The requested range is not satisfiable");
+        return;
+      }
       return next();
     }
     if (ctx.method !== "PUT" && ctx.method !== "DELETE") return next();
