@@ -98,33 +98,50 @@ export function copyJob(r: JobRecord): JobRecord {
     withUnknownFields.add(kept);
     return kept;
   }
-  const c: { [K in keyof Required<JobRecord>]: JobRecord[K] } = {
-    id: r.id,
-    queue: r.queue,
-    state: r.state,
-    seq: r.seq,
-    priority: r.priority,
-    payload: r.payload,
-    payloadRef: r.payloadRef,
-    payloadSize: r.payloadSize,
-    headers: r.headers,
-    attempts: r.attempts,
-    maxAttempts: r.maxAttempts,
-    enqueuedAt: r.enqueuedAt,
-    claimedAt: r.claimedAt,
-    runAt: r.runAt,
-    wokenAt: r.wokenAt,
-    attached: r.attached,
-    completedAt: r.completedAt,
-    failedAt: r.failedAt,
-    lastError: r.lastError,
-    dedupKey: r.dedupKey,
-    debounceKey: r.debounceKey,
-    cancelRequested: r.cancelRequested,
-    retainUntil: r.retainUntil,
-  };
-  return c;
+  return new NewCopiedJob(r);
 }
+
+/** Every field of `JobRecord`, each present (absent ones undefined). */
+type AllJobFields = { [K in keyof Required<JobRecord>]: JobRecord[K] };
+
+/**
+ * Makes the records `copyJob` returns. A constructor, not an object literal:
+ * V8 may decide that every object a literal makes is to be allocated in the
+ * old generation, once most of them outlive a young-generation collection,
+ * and it does not revisit that. The claim's record copy was so decided (it
+ * lives from the claim to the settlement) and then went to the old
+ * generation on every claim, to die there (bench/RESULTS.md, "The drain's
+ * peak at 1M: the claimed record allocated young"); objects made by `new`
+ * start young. Its prototype is `Object.prototype`, so a copy is a plain
+ * object like a literal's: encoders and comparisons treat it the same.
+ */
+function CopiedJob(this: AllJobFields, r: JobRecord): void {
+  this.id = r.id;
+  this.queue = r.queue;
+  this.state = r.state;
+  this.seq = r.seq;
+  this.priority = r.priority;
+  this.payload = r.payload;
+  this.payloadRef = r.payloadRef;
+  this.payloadSize = r.payloadSize;
+  this.headers = r.headers;
+  this.attempts = r.attempts;
+  this.maxAttempts = r.maxAttempts;
+  this.enqueuedAt = r.enqueuedAt;
+  this.claimedAt = r.claimedAt;
+  this.runAt = r.runAt;
+  this.wokenAt = r.wokenAt;
+  this.attached = r.attached;
+  this.completedAt = r.completedAt;
+  this.failedAt = r.failedAt;
+  this.lastError = r.lastError;
+  this.dedupKey = r.dedupKey;
+  this.debounceKey = r.debounceKey;
+  this.cancelRequested = r.cancelRequested;
+  this.retainUntil = r.retainUntil;
+}
+CopiedJob.prototype = Object.prototype;
+const NewCopiedJob = CopiedJob as unknown as new (r: JobRecord) => AllJobFields;
 
 /** How one claim of a job ended. */
 export type AttemptOutcome = "completed" | "retried" | "dead_lettered" | "lease_expired" | "interrupted" | "requeued";

@@ -276,6 +276,33 @@ describe("packPlain: plain data written as the workflow records' encoder writes 
   });
 });
 
+/** Every field of a job record, in the order its copies list them. */
+const JOB_FIELD_ORDER: readonly (keyof JobRecord)[] = [
+  "id",
+  "queue",
+  "state",
+  "seq",
+  "priority",
+  "payload",
+  "payloadRef",
+  "payloadSize",
+  "headers",
+  "attempts",
+  "maxAttempts",
+  "enqueuedAt",
+  "claimedAt",
+  "runAt",
+  "wokenAt",
+  "attached",
+  "completedAt",
+  "failedAt",
+  "lastError",
+  "dedupKey",
+  "debounceKey",
+  "cancelRequested",
+  "retainUntil",
+];
+
 describe("copyJob", () => {
   const base: JobRecord = {
     id: "j",
@@ -295,6 +322,23 @@ describe("copyJob", () => {
     const c = copyJob(base);
     expect(c).not.toBe(base);
     expect(decodeJob("j/j", encodeJob(c))).toEqual(base);
+  });
+
+  it("is a plain object with every field in the record's order, written as a literal copy is (seeded)", () => {
+    const r = testRandom("copyJob plain");
+    for (let i = 0; i < 300; i++) {
+      const rec = record(r);
+      const c = copyJob(rec);
+      expect(Object.getPrototypeOf(c), `record ${i} of seed ${r.seed}`).toBe(Object.prototype);
+      expect(Object.keys(c), `record ${i} of seed ${r.seed}`).toEqual(JOB_FIELD_ORDER);
+      for (const k of JOB_FIELD_ORDER) expect(c[k], `field ${k} of record ${i} of seed ${r.seed}`).toBe(rec[k]);
+      // A literal with the same fields in the same order: the direct and the general encoder write it alike.
+      const literal: Record<string, unknown> = {};
+      for (const k of JOB_FIELD_ORDER) literal[k] = rec[k];
+      const bytes = generalBytes(literal);
+      expect(Buffer.from(encodeJob(c)).equals(Buffer.from(bytes)), `record ${i} of seed ${r.seed}`).toBe(true);
+      expect(Buffer.from(generalBytes(c)).equals(Buffer.from(bytes)), `record ${i} of seed ${r.seed}`).toBe(true);
+    }
   });
 
   it("keeps fields a later version wrote into a stored record, through copies", () => {
