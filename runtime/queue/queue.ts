@@ -93,12 +93,15 @@ export const QUEUE_MAX_SEGMENT_RUNS = 16;
  * cache of `recordCacheBytes`. Every read of a record warms it first (warm.ts).
  */
 function engineOptions(opts: OpenOptions): EngineOptions {
-  const cache = opts.recordCacheBytes === undefined ? DEFAULT_RECORD_CACHE_BYTES : opts.recordCacheBytes;
-  if (cache !== null && (typeof cache !== "number" || !Number.isFinite(cache) || cache < 0 || cache > Number.MAX_SAFE_INTEGER)) {
+  const given = opts.recordCacheBytes === undefined ? DEFAULT_RECORD_CACHE_BYTES : opts.recordCacheBytes;
+  // A budget in whole bytes: a fraction would be a typo, not a size.
+  if (given !== null && (typeof given !== "number" || !Number.isSafeInteger(given) || given < 0)) {
     throw new ValidationError(
-      `OpenOptions.recordCacheBytes must be null or a finite number of bytes >= 0 and <= ${Number.MAX_SAFE_INTEGER}, got ${describeValue(cache)}`,
+      `OpenOptions.recordCacheBytes must be null (keep every record in memory) or a whole number of bytes from 0 to ${Number.MAX_SAFE_INTEGER}, got ${describeValue(given)}`,
     );
   }
+  // -0 is 0, so nothing downstream sees a negative zero.
+  const cache = given === null ? null : given + 0;
   return {
     ...(opts.flushIntervalMs === undefined ? {} : { flushIntervalMs: opts.flushIntervalMs }),
     // Paging also checkpoints more often: the records not yet checkpointed stay in memory.
