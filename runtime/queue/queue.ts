@@ -16,7 +16,7 @@ import { readShardPlacement, type ShardPlacement } from "./shard-layout.js";
 import { type FullLogger, fullLogger } from "../logger.js";
 import { loadTelemetry } from "../telemetry/tracing.js";
 import { registerQueueGauges } from "./gauges.js";
-import { timedClock, type TimedClock } from "../clock.js";
+import type { TimedClock } from "../clock.js";
 import { Engine, type EngineOptions, type EngineStats, type ValueToken } from "../engine/engine.js";
 import { validateEngineOptions } from "../engine/engine-options.js";
 import { describeValue } from "../option-values.js";
@@ -182,9 +182,8 @@ export class Queue {
     // Every field read once, before anything else reads one.
     const opts = readOpenOptions(given);
     await loadTelemetry();
-    new QueueConfigs(opts.defaultQueueConfig, opts.queueConfigs); // validates before any IO
-    // A clock that reads no time would fail every timed step later, and in the background: refuse it now.
-    if (opts.clock !== undefined) timedClock(opts.clock).now();
+    // Resolved once, before any IO (a bad setting leaves the store as it was); the queue runs with this.
+    const configs = new QueueConfigs(opts.defaultQueueConfig, opts.queueConfigs);
     const threshold = opts.payloadOffloadBytes === undefined ? DEFAULT_PAYLOAD_OFFLOAD_BYTES : opts.payloadOffloadBytes;
     if (threshold !== null) validatePositiveInt("OpenOptions.payloadOffloadBytes", threshold);
     const maxPayloadBytes = resolvePayloadLimit(opts.maxPayloadBytes);
@@ -203,7 +202,7 @@ export class Queue {
         ),
       );
     const engine = await Engine.open(new PrefixedStore(root, ENGINE_PREFIX), engineOpts);
-    const core = new QueueCore(name, engine, new PayloadStore(root, threshold), opts, maxPayloadBytes);
+    const core = new QueueCore(name, engine, new PayloadStore(root, threshold), opts, configs, maxPayloadBytes);
     core.log.info(
       { queue: name, epoch: engine.epoch },
       `queue "${name}": this process is now the writer of its store (writer epoch ${engine.epoch})${engine.epoch > 1 ? "; the writer before it is fenced" : ""}`,
