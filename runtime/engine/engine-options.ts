@@ -333,6 +333,8 @@ export function validateEngineOptions(given: EngineOptions, what = "engine optio
   const opts = snapshot(given, problems);
   // Past MAX_SAFE_INTEGER counts and sums are inexact; a size or interval that large is a mistake.
   const check = (name: keyof EngineOptions, min: number, max = Number.MAX_SAFE_INTEGER) => checkNumber(name, opts[name], min, max, problems);
+  // Sizes and counts are whole: half a byte or half a WAL object has no meaning, and a fraction would only be truncated somewhere.
+  const checkWhole = (name: keyof EngineOptions, min: number, max = Number.MAX_SAFE_INTEGER) => checkWholeNumber(name, opts[name], min, max, problems);
   const prefix = opts.prefix;
   if (prefix !== undefined) {
     try {
@@ -343,11 +345,11 @@ export function validateEngineOptions(given: EngineOptions, what = "engine optio
   }
   // A longer timeout fires after 1 ms instead.
   check("flushIntervalMs", 0, MAX_TIMEOUT_MS);
-  check("maxWalBytes", 1, MAX_PIECE_BYTES);
+  checkWhole("maxWalBytes", 1, MAX_PIECE_BYTES);
   // A fenced writer's late puts must land in the range the next writer skips (layout.ts).
-  check("maxInflightWalPuts", 1, WAL_FENCE_JUMP - 1);
-  check("checkpointWalObjects", 0);
-  check("checkpointWalBytes", 0);
+  checkWhole("maxInflightWalPuts", 1, WAL_FENCE_JUMP - 1);
+  checkWhole("checkpointWalObjects", 0);
+  checkWhole("checkpointWalBytes", 0);
   const backlog = opts.checkpointBacklog;
   // Below 1, commits would wait before a checkpoint is due, and none would start.
   if (
@@ -366,12 +368,12 @@ export function validateEngineOptions(given: EngineOptions, what = "engine optio
       problems.push(`clock: ${errorText(err)}`);
     }
   }
-  check("maxSegmentRuns", 1);
+  checkWhole("maxSegmentRuns", 1);
   if (opts.foldRunsByTier !== undefined && typeof opts.foldRunsByTier !== "boolean") {
     problems.push(`foldRunsByTier must be true or false, got ${describeValue(opts.foldRunsByTier)}`);
   }
-  check("maxSegmentBytes", 1, MAX_PIECE_BYTES);
-  check("segmentBlockBytes", 1, MAX_PIECE_BYTES);
+  checkWhole("maxSegmentBytes", 1, MAX_PIECE_BYTES);
+  checkWhole("segmentBlockBytes", 1, MAX_PIECE_BYTES);
   const onError = opts.onBackgroundError;
   if (onError !== undefined && typeof onError !== "function") problems.push("onBackgroundError must be a function");
   const pv = opts.pageValues;
@@ -391,21 +393,23 @@ export function validateEngineOptions(given: EngineOptions, what = "engine optio
           ["readaheadBytes", 0],
         ],
         problems,
+        true,
       );
   }
   const r = opts.retry;
   if (r !== undefined && !isOptionObject(r)) problems.push(`retry must be an object { attempts?, baseDelayMs?, maxDelayMs? }, got ${describeValue(r)}`);
-  else if (r !== undefined)
+  else if (r !== undefined) {
+    checkCounts("retry.", r, [["attempts", 1]], problems, true);
     checkCounts(
       "retry.",
       r,
       [
-        ["attempts", 1],
         ["baseDelayMs", 0],
         ["maxDelayMs", 0],
       ],
       problems,
     );
+  }
   if (problems.length > 0) throw new ValidationError(`invalid ${what}; nothing was read or written`, problems);
   return opts;
 }
@@ -416,7 +420,14 @@ function checkNumber(path: string, v: unknown, min: number, max: number, problem
     problems.push(`${path} must be a finite number >= ${min} and <= ${max}, got ${describeValue(v)}`);
 }
 
-/** `checkNumber` for each of `fields` of `from`, each from its minimum to `MAX_SAFE_INTEGER`. */
-function checkCounts(path: string, from: object, fields: readonly (readonly [string, number])[], problems: string[]): void {
-  for (const [k, min] of fields) checkNumber(`${path}${k}`, (from as Record<string, unknown>)[k], min, Number.MAX_SAFE_INTEGER, problems);
+/** Adds a problem naming `path` unless `v` is absent or an integer in `min..max` (-0 counts as 0). */
+function checkWholeNumber(path: string, v: unknown, min: number, max: number, problems: string[]): void {
+  if (v !== undefined && (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max))
+    problems.push(`${path} must be a whole number >= ${min} and <= ${max}, got ${describeValue(v)}`);
+}
+
+/** `checkNumber` (or `checkWholeNumber`, when `whole`) for each of `fields` of `from`, each from its minimum to `MAX_SAFE_INTEGER`. */
+function checkCounts(path: string, from: object, fields: readonly (readonly [string, number])[], problems: string[], whole = false): void {
+  const check = whole ? checkWholeNumber : checkNumber;
+  for (const [k, min] of fields) check(`${path}${k}`, (from as Record<string, unknown>)[k], min, Number.MAX_SAFE_INTEGER, problems);
 }

@@ -164,6 +164,16 @@ async function withdrawClaim(ctx: StoreContext, id: number): Promise<void> {
   await withRetries(ctx.retry, "delete", key, () => ctx.store.delete(key)).catch(() => {});
 }
 
+/**
+ * Times in a row the fence may find its place taken by an object of the
+ * previous writer before the open gives up. A writer that stopped has at
+ * most `WAL_FENCE_JUMP - 1` puts in flight, so only one still committing
+ * (it learns of the claim only at its next checkpoint or at the fence) can
+ * take every place; without a bound, such a writer would hold the open off
+ * for as long as it commits.
+ */
+export const MAX_FENCE_RACES = WAL_FENCE_JUMP;
+
 /** After the claim: replays what the previous writer landed since the load and fences the end of the log. */
 async function plantFence(ctx: StoreContext, base: Manifest, mine: Manifest, loaded: LoadedState, policy?: PagePolicy): Promise<Recovered> {
   const { tree } = loaded;
@@ -174,7 +184,16 @@ async function plantFence(ctx: StoreContext, base: Manifest, mine: Manifest, loa
     applyOps(tree, ops, delta, policy, arena);
     if (delta !== undefined && deltaOverflows(delta, tree.size)) delta = undefined;
   };
-  for (;;) {
+  for (let races = 0; ; races++) {
+    if (races === MAX_FENCE_RACES) {
+      // The claim stays: the previous writer fails at its next checkpoint, and an open after that wins.
+      throw new StoreUnavailableError(
+        "open",
+        walKey(ctx.prefix, walk.pos),
+        new Error(`the log kept changing under the fence: another writer appended to it first, ${MAX_FENCE_RACES} times in a row`),
+        "another process is still committing to this store: stop it (close or end it), then open again",
+      );
+    }
     walk = await walkWal(ctx, walk, apply);
     if (walk.vanished) throw new StoreCorruptedError(walKey(ctx.prefix, walk.pos), "a WAL object vanished during recovery");
     const gap = await explainGap(ctx, walk);

@@ -110,7 +110,8 @@ export interface OpenOptions {
    * record that no operation touched since, the queue keeps only its key in
    * memory and reads the record back through a cache of this many bytes
    * when a claim, settlement or view needs it. `null` keeps every record in
-   * memory. Default: 33554432 (32 MiB). See docs/engine.md.
+   * memory. A whole number of bytes (a fraction is refused at open).
+   * Default: 33554432 (32 MiB). See docs/engine.md.
    */
   recordCacheBytes?: number | null;
   /**

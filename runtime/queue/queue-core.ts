@@ -43,7 +43,6 @@ const ULID_TIME_MAX = 2 ** 48 - 1;
 
 export class QueueCore {
   readonly clock: TimedClock;
-  readonly configs: QueueConfigs;
   readonly leases = new LeaseRegistry();
   readonly work = new WorkNotifier();
   readonly completions = new CompletionNotifier();
@@ -122,12 +121,13 @@ export class QueueCore {
     readonly engine: Engine,
     readonly payloads: PayloadStore,
     opts: OpenOptions,
+    /** Every queue's settings, resolved once by `Queue.open`. */
+    readonly configs: QueueConfigs,
     /** `OpenOptions.maxPayloadBytes` as `Queue.open` resolved it: every enqueue path checks its payloads against it in `prepare`. */
     readonly maxPayloadBytes: number,
   ) {
     this.log = fullLogger(opts.logger);
     this.clock = timedClock(opts.clock ?? SystemClock);
-    this.configs = new QueueConfigs(opts.defaultQueueConfig, opts.queueConfigs);
     // A freed concurrency slot may admit a job left pending: let workers claim again.
     this.leases.onSlotReleased = (queue) => this.work.notify(queue);
     if (opts.onDeadLettered) this.deadListeners.add(opts.onDeadLettered);

@@ -16,7 +16,7 @@ import { readShardPlacement, type ShardPlacement } from "./shard-layout.js";
 import { type FullLogger, fullLogger } from "../logger.js";
 import { loadTelemetry } from "../telemetry/tracing.js";
 import { registerQueueGauges } from "./gauges.js";
-import { timedClock, type TimedClock } from "../clock.js";
+import type { TimedClock } from "../clock.js";
 import { Engine, type EngineOptions, type EngineStats, type ValueToken } from "../engine/engine.js";
 import { validateEngineOptions } from "../engine/engine-options.js";
 import { describeValue } from "../option-values.js";
@@ -93,12 +93,15 @@ export const QUEUE_MAX_SEGMENT_RUNS = 16;
  * cache of `recordCacheBytes`. Every read of a record warms it first (warm.ts).
  */
 function engineOptions(opts: OpenOptions): EngineOptions {
-  const cache = opts.recordCacheBytes === undefined ? DEFAULT_RECORD_CACHE_BYTES : opts.recordCacheBytes;
-  if (cache !== null && (typeof cache !== "number" || !Number.isFinite(cache) || cache < 0 || cache > Number.MAX_SAFE_INTEGER)) {
+  const given = opts.recordCacheBytes === undefined ? DEFAULT_RECORD_CACHE_BYTES : opts.recordCacheBytes;
+  // A budget in whole bytes: a fraction would be a typo, not a size.
+  if (given !== null && (typeof given !== "number" || !Number.isSafeInteger(given) || given < 0)) {
     throw new ValidationError(
-      `OpenOptions.recordCacheBytes must be null or a finite number of bytes >= 0 and <= ${Number.MAX_SAFE_INTEGER}, got ${describeValue(cache)}`,
+      `OpenOptions.recordCacheBytes must be null (keep every record in memory) or a whole number of bytes from 0 to ${Number.MAX_SAFE_INTEGER}, got ${describeValue(given)}`,
     );
   }
+  // -0 is 0, so nothing downstream sees a negative zero.
+  const cache = given === null ? null : given + 0;
   return {
     ...(opts.flushIntervalMs === undefined ? {} : { flushIntervalMs: opts.flushIntervalMs }),
     // Paging also checkpoints more often: the records not yet checkpointed stay in memory.
@@ -179,9 +182,8 @@ export class Queue {
     // Every field read once, before anything else reads one.
     const opts = readOpenOptions(given);
     await loadTelemetry();
-    new QueueConfigs(opts.defaultQueueConfig, opts.queueConfigs); // validates before any IO
-    // A clock that reads no time would fail every timed step later, and in the background: refuse it now.
-    if (opts.clock !== undefined) timedClock(opts.clock).now();
+    // Resolved once, before any IO (a bad setting leaves the store as it was); the queue runs with this.
+    const configs = new QueueConfigs(opts.defaultQueueConfig, opts.queueConfigs);
     const threshold = opts.payloadOffloadBytes === undefined ? DEFAULT_PAYLOAD_OFFLOAD_BYTES : opts.payloadOffloadBytes;
     if (threshold !== null) validatePositiveInt("OpenOptions.payloadOffloadBytes", threshold);
     const maxPayloadBytes = resolvePayloadLimit(opts.maxPayloadBytes);
@@ -200,7 +202,7 @@ export class Queue {
         ),
       );
     const engine = await Engine.open(new PrefixedStore(root, ENGINE_PREFIX), engineOpts);
-    const core = new QueueCore(name, engine, new PayloadStore(root, threshold), opts, maxPayloadBytes);
+    const core = new QueueCore(name, engine, new PayloadStore(root, threshold), opts, configs, maxPayloadBytes);
     core.log.info(
       { queue: name, epoch: engine.epoch },
       `queue "${name}": this process is now the writer of its store (writer epoch ${engine.epoch})${engine.epoch > 1 ? "; the writer before it is fenced" : ""}`,

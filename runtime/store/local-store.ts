@@ -46,7 +46,7 @@ import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, Taqu
 import { decodeSegment, encodeSegment } from "./file-names.js";
 import { compareKeys, isWellFormed, validateObjectKey } from "./keys.js";
 import { checkRange, checkRangeInto, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
-import { describeValue } from "../option-values.js";
+import { describeValue, readOptions } from "../option-values.js";
 import { declarePutBodyReleased, isLentBody } from "./put-body.js";
 import { type PutThread, PutThreadFailure, type PutThreadStat, PutThreadStopped, PutThreadUnavailable, sharedPutThread } from "./local-put-thread.js";
 
@@ -145,9 +145,9 @@ export class LocalStore implements ObjectStore {
     if (typeof dir !== "string" || dir.length === 0 || dir.includes("\0")) {
       throw new ValidationError(`LocalStore needs a directory path, got ${describeValue(dir)}`);
     }
-    if (typeof options !== "object" || options === null) throw new ValidationError(`LocalStore's options are an object, got ${describeValue(options)}`);
-    const { putThread = true } = options;
-    if (typeof putThread !== "boolean") throw new ValidationError(`LocalStore's putThread option is true or false, got ${describeValue(putThread)}`);
+    // Each option read once, as every store's: a getter or Proxy that throws is refused by name, never escapes raw.
+    const { putThread = true } = readOptions(options, ["putThread"], "LocalStoreOptions");
+    if (typeof putThread !== "boolean") throw new ValidationError(`LocalStoreOptions.putThread must be true or false, got ${describeValue(putThread)}`);
     this.#putThread = putThread ? sharedPutThread() : undefined;
     this.root = path.resolve(dir);
     // `put` copies the body before its first await; a subclass may put otherwise, and declares for itself.

@@ -90,7 +90,8 @@ export function checkRange(offset: number, length: number): void {
 /** Checks the arguments of `ObjectStore.getRangeInto`; implementations call it first. */
 export function checkRangeInto(offset: number, into: Uint8Array): void {
   if (!(into instanceof Uint8Array)) throw new TypeError("getRangeInto needs a Uint8Array to read into");
-  checkRange(offset, Math.max(1, into.byteLength));
+  // Named for itself, not through checkRange: a caller of getRangeInto passed no length.
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new RangeError(`getRangeInto needs a whole offset >= 0, got offset ${offset}`);
 }
 
 /**

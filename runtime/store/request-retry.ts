@@ -10,7 +10,7 @@ import { describeValue, readOptions } from "../option-values.js";
 
 /** How failed requests are retried. */
 export interface StoreRetryOptions {
-  /** Attempts per request, the first included. Default 6. */
+  /** Attempts per request, the first included: an integer from 1 to 100. Default 6. */
   maxAttempts?: number;
   /** Backoff before the second attempt; doubles each time. Default 50 ms. */
   baseDelayMs?: number;
@@ -21,17 +21,20 @@ export interface StoreRetryOptions {
 /** `StoreRetryOptions` with every default filled in. */
 export type RetrySettings = Required<StoreRetryOptions>;
 
+/** Most attempts a store's `retry.maxAttempts` may ask for (each HTTP store). */
+export const MAX_STORE_ATTEMPTS = 100;
+
 /** Validates `opts` and fills in the defaults; `store` names the store in the error. */
 export function retrySettings(store: string, given: StoreRetryOptions = {}): RetrySettings {
   const opts = readOptions(given, ["maxAttempts", "baseDelayMs", "maxDelayMs"], `${store}Options.retry`) as StoreRetryOptions;
   const settings = { maxAttempts: opts.maxAttempts ?? 6, baseDelayMs: opts.baseDelayMs ?? 50, maxDelayMs: opts.maxDelayMs ?? 2_000 };
   const finiteDelay = (n: number) => Number.isFinite(n) && n >= 0;
   if (
-    !(Number.isInteger(settings.maxAttempts) && settings.maxAttempts >= 1 && settings.maxAttempts <= 100) ||
+    !(Number.isInteger(settings.maxAttempts) && settings.maxAttempts >= 1 && settings.maxAttempts <= MAX_STORE_ATTEMPTS) ||
     !finiteDelay(settings.baseDelayMs) ||
     !finiteDelay(settings.maxDelayMs)
   ) {
-    throw new ValidationError(`${store}: retry.maxAttempts must be an integer from 1 to 100 and delays finite numbers >= 0`);
+    throw new ValidationError(`${store}: retry.maxAttempts must be an integer from 1 to ${MAX_STORE_ATTEMPTS} and delays finite numbers >= 0`);
   }
   return settings;
 }

@@ -16,7 +16,7 @@ import { MAX_TIMEOUT_MS } from "../clock.js";
 import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 import { bytesEqual } from "./bytes-equal.js";
 import { validateObjectKey } from "./keys.js";
-import { isNetworkError, retryableUnlessUnreadable } from "./request-retry.js";
+import { isNetworkError, MAX_STORE_ATTEMPTS, retryableUnlessUnreadable } from "./request-retry.js";
 import { retryWithBackoff } from "./retry.js";
 import {
   bodyStart,
@@ -33,7 +33,7 @@ import { checkOptionalString, describeValue, hasMethods, isOptionObject, quoteVa
 
 /** How failed requests are retried. */
 export interface S3RetryOptions {
-  /** Attempts per request, the first included. Default 6. */
+  /** Attempts per request, the first included: an integer from 1 to 100. Default 6. */
   maxAttempts?: number;
   /** Backoff before the second attempt; doubles each time. Default 50 ms. */
   baseDelayMs?: number;
@@ -193,9 +193,11 @@ export class S3Store implements ObjectStore {
     this.#attemptTimeoutMs = retry.attemptTimeoutMs ?? 30_000;
     // An infinite delay would not wait forever: a timer that long fires after 1 ms.
     const finiteDelay = (n: number) => Number.isFinite(n) && n >= 0;
-    if (!(Number.isInteger(this.#maxAttempts) && this.#maxAttempts >= 1) || !finiteDelay(this.#baseDelayMs) || !finiteDelay(this.#maxDelayMs)) {
+    // At most 100 attempts, as the other HTTP stores allow: more would keep a caller waiting for hours on a store that is down.
+    const attemptsOk = Number.isInteger(this.#maxAttempts) && this.#maxAttempts >= 1 && this.#maxAttempts <= MAX_STORE_ATTEMPTS;
+    if (!attemptsOk || !finiteDelay(this.#baseDelayMs) || !finiteDelay(this.#maxDelayMs)) {
       throw new ValidationError(
-        `S3Store: retry.maxAttempts must be an integer >= 1 and delays finite numbers >= 0, got ${JSON.stringify({ maxAttempts: this.#maxAttempts, baseDelayMs: String(this.#baseDelayMs), maxDelayMs: String(this.#maxDelayMs) })}`,
+        `S3Store: retry.maxAttempts must be an integer from 1 to ${MAX_STORE_ATTEMPTS} and delays finite numbers >= 0, got ${JSON.stringify({ maxAttempts: this.#maxAttempts, baseDelayMs: String(this.#baseDelayMs), maxDelayMs: String(this.#maxDelayMs) })}`,
       );
     }
     if (!(Number.isInteger(this.#attemptTimeoutMs) && this.#attemptTimeoutMs >= 1 && this.#attemptTimeoutMs <= MAX_TIMEOUT_MS)) {

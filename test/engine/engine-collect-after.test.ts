@@ -7,6 +7,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, WriteBatch, type ListOptions, type ListedObject } from "taquba";
+import { parseNumberedKey } from "../../runtime/engine/layout.js";
+import { decodeManifest } from "../../runtime/engine/manifest.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const retry = { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 };
@@ -36,6 +38,18 @@ class HeldWalDeletes extends MemoryStore {
   release(): void {
     this.holding = false;
     for (const r of this.#waiting.splice(0)) r();
+  }
+
+  /** The WAL objects the newest manifest covers (below its `walNext`) that are not fences: garbage once it is published. */
+  async coveredWal(): Promise<string[]> {
+    const manifests: string[] = [];
+    for await (const o of super.list("manifest/")) manifests.push(o.key);
+    const key = manifests.at(-1)!;
+    const m = decodeManifest(key, (await super.get(key))!.body, parseNumberedKey("", "manifest", key)!);
+    return (await this.walKeys()).filter((k) => {
+      const seq = parseNumberedKey("", "wal", k)!;
+      return seq < m.walNext && !m.fences.includes(seq);
+    });
   }
 
   async walKeys(): Promise<string[]> {
@@ -156,5 +170,31 @@ describe("garbage collection after an incremental checkpoint", () => {
     const reopened = await Engine.open(store);
     expect([...reopened.scan({ prefix: "b/" })].map(([k]) => k)).toEqual(["b/1", "b/3", "b/4", "b/5", "b/6", "b/7", "b/8", "b/9", "b/10"].sort());
     await reopened.close();
+  });
+
+  it("a closing writer skips the deletes left in its collections; the next writer's first checkpoint removes those objects", async () => {
+    const store = new HeldWalDeletes();
+    const engine = await Engine.open(store, paced);
+    await seed(engine);
+    store.holding = true;
+    const keys = ["a", "b", "c", "d", "e", "f", "g", "h"];
+    await commitEach(engine, keys);
+    await turnsUntil(() => store.deletesHeld > 0);
+    expect(store.deletesHeld).toBeGreaterThan(0);
+    const closing = engine.close();
+    store.release();
+    await closing;
+    // The deletes the close skipped: covered WAL objects are still there.
+    const left = await store.coveredWal();
+    expect(left.length).toBeGreaterThan(1);
+
+    const next = await Engine.open(store, { retry });
+    for (const k of keys) expect(new TextDecoder().decode(next.get(k))).toBe(k);
+    await next.commit(new WriteBatch().put("after", enc("after")));
+    await next.checkpoint();
+    const still = await store.walKeys();
+    expect(left.filter((k) => still.includes(k))).toEqual([]);
+    expect(await store.coveredWal()).toEqual([]);
+    await next.close();
   });
 });

@@ -137,3 +137,33 @@ describe("Engine.open refuses hostile options with a ValidationError", () => {
     });
   }
 });
+
+describe("options without a prototype, or frozen, are taken like any other", () => {
+  const bare = <T extends object>(fields: T): T => Object.assign(Object.create(null) as T, fields);
+  const shapes: [string, <T extends object>(fields: T) => T][] = [
+    ["without a prototype", bare],
+    ["frozen", (fields) => Object.freeze(fields)],
+  ];
+  for (const [shape, make] of shapes) {
+    it(`Queue.open, with nested settings ${shape}`, async () => {
+      const store = new MemoryStore();
+      const opts = make({
+        recordCacheBytes: 1024,
+        defaultQueueConfig: make({ maxAttempts: 5, backoff: make({ baseMs: 10, maxMs: 20 }) }),
+        queueConfigs: make({ q: make({ leaseMs: 1000 }) }),
+        engineOptions: make({ retry: make({ attempts: 2 }), pageValues: make({ keyPrefixes: ["j/"], minBytes: 1 }) }),
+      });
+      const q = await Queue.open(store, "q", opts);
+      await q.enqueue("q", new Uint8Array([1]));
+      const job = await q.claim("q");
+      // The settings took: five attempts from the default config.
+      expect(job?.attempt).toBe(1);
+      expect(job?.maxAttempts).toBe(5);
+      await q.close();
+    });
+    it(`Engine.open ${shape}`, async () => {
+      const e = await Engine.open(new MemoryStore(), make({ maxWalBytes: 4096, retry: make({ attempts: 2 }) }));
+      await e.close();
+    });
+  }
+});

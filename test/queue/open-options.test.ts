@@ -84,6 +84,25 @@ const BAD: ReadonlyArray<readonly [OpenOptions, RegExp]> = [
   [{ engineOptions: { pageValues: { keyPrefixes: ["j/"], cacheBytes: 1e30 } } }, /pageValues\.cacheBytes/],
   [{ engineOptions: { onBackgroundError: "log" as unknown as () => void } }, /onBackgroundError/],
   [{ recordCacheBytes: 1e30 }, /recordCacheBytes/],
+  // Sizes and counts are whole numbers: a fraction is refused, not truncated somewhere later.
+  [{ recordCacheBytes: 1024.5 }, /recordCacheBytes must be null .*or a whole number of bytes/],
+  [{ recordCacheBytes: Number.NaN }, /recordCacheBytes/],
+  [{ recordCacheBytes: Number.POSITIVE_INFINITY }, /recordCacheBytes/],
+  [{ recordCacheBytes: -1 }, /recordCacheBytes/],
+  [{ recordCacheBytes: 2 ** 53 }, /recordCacheBytes/],
+  [{ payloadOffloadBytes: 0.5 }, /payloadOffloadBytes/],
+  [{ maxPayloadBytes: 1024.5 }, /maxPayloadBytes/],
+  [{ engineOptions: { maxWalBytes: 4096.5 } }, /maxWalBytes must be a whole number/],
+  [{ engineOptions: { maxInflightWalPuts: 2.5 } }, /maxInflightWalPuts must be a whole number/],
+  [{ engineOptions: { checkpointWalObjects: 0.5 } }, /checkpointWalObjects must be a whole number/],
+  [{ engineOptions: { checkpointWalBytes: 1024.5 } }, /checkpointWalBytes must be a whole number/],
+  [{ engineOptions: { maxSegmentRuns: 1.5 } }, /maxSegmentRuns must be a whole number/],
+  [{ engineOptions: { maxSegmentBytes: 4096.5 } }, /maxSegmentBytes must be a whole number/],
+  [{ engineOptions: { segmentBlockBytes: 256.5 } }, /segmentBlockBytes must be a whole number/],
+  [{ engineOptions: { retry: { attempts: 2.5 } } }, /retry\.attempts must be a whole number/],
+  [{ engineOptions: { pageValues: { keyPrefixes: ["j/"], cacheBytes: 0.5 } } }, /pageValues\.cacheBytes must be a whole number/],
+  [{ engineOptions: { pageValues: { keyPrefixes: ["j/"], minBytes: 1.5 } } }, /pageValues\.minBytes must be a whole number/],
+  [{ engineOptions: { pageValues: { keyPrefixes: ["j/"], readaheadBytes: 1024.5 } } }, /pageValues\.readaheadBytes must be a whole number/],
 ];
 
 describe("Queue.open checks engine options before any store request", () => {
@@ -100,6 +119,13 @@ describe("Queue.open checks engine options before any store request", () => {
     expect(err).toBeInstanceOf(ValidationError);
     expect((err as ValidationError).message).toMatch(named);
     expect(store.requests).toEqual([]);
+  });
+
+  it("takes a record cache of -0 bytes as 0, and fractions of milliseconds (a timer floors them)", async () => {
+    const queue = await Queue.open(new MemoryStore(), "q", { recordCacheBytes: -0, flushIntervalMs: 0.5 });
+    await queue.enqueue("jobs", new Uint8Array([1]));
+    expect((await queue.claim("jobs"))?.payload).toEqual(new Uint8Array([1]));
+    await queue.close();
   });
 
   it("lists every bad engine option at once", async () => {

@@ -142,7 +142,7 @@ export function describeStoreConformance(name: string, opts: ConformanceOptions)
         expect([...big.subarray(8, 24)]).toEqual([...bytes.subarray(100, 116)]);
         expect([...big.subarray(0, 8), ...big.subarray(24)]).toEqual(Array.from({ length: 48 }, () => 0x55));
         for (const offset of [-1, 1.5, Number.NaN]) {
-          await expect(store.getRangeInto!("r/obj", offset, into)).rejects.toThrow(/getRange needs/);
+          await expect(store.getRangeInto!("r/obj", offset, into)).rejects.toThrow(/getRangeInto needs a whole offset >= 0, got offset/);
         }
         expect(await read(0, 0)).toEqual({ n: 0, got: [], after: untouched(0) });
       },

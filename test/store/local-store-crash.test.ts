@@ -16,7 +16,6 @@ import { labelOf } from "./fixtures/crash-bodies.js";
 
 const script = fileURLToPath(new URL("./fixtures/local-put-loop.ts", import.meta.url));
 const writersScript = fileURLToPath(new URL("./fixtures/local-put-writers.ts", import.meta.url));
-const createsScript = fileURLToPath(new URL("./fixtures/local-put-creates.ts", import.meta.url));
 const tempDir = useTempDirs("taquba-local-crash-");
 // Each round starts a child that loads the store through tsx (seconds of CPU on a loaded machine): the
 // limits guard against a hang and grow with the load (three rounds took 61 s at a load of 17 on two cores).
@@ -62,65 +61,44 @@ describe("LocalStore after SIGKILL", () => {
     }),
   );
 
-  it("killed at random points among concurrent puts, shows no object half written under its final name", { timeout: loadLimitTimeout(120_000) }, () =>
-    withinLoadLimit(120_000, async () => {
-      const rnd = testRandom("LocalStore kill points");
-      const dir = await tempDir();
-      const acknowledged = new Set<string>();
-      for (let round = 0; round < 4; round++) {
-        const writers = startScript(writersScript, [dir, String(round * 1_000_000)]);
-        // A random point: after some acknowledged puts, then a random fraction of one more put's time.
-        const after = 1 + rnd.int(30);
-        await writers.waitFor((lines) => lines.length >= after);
-        await new Promise((r) => setTimeout(r, rnd.random() * 3));
-        const { signal } = await writers.kill();
-        if (signal !== "SIGKILL") throw new Error(`writers exited without being killed: ${writers.stderr()}`);
-        for (const line of writers.lines) if (line !== "") acknowledged.add(line);
-      }
-      const store = new LocalStore(dir);
-      const listed: string[] = [];
-      for await (const o of store.list("")) listed.push(o.key);
-      expect(listed).toEqual(expect.arrayContaining([...acknowledged]));
-      for (const key of listed) {
-        const label = labelOf((await store.get(key))!.body);
-        expect(label, key).not.toBeNull();
-        if (key === "latest") expect(label!.startsWith("latest-"), key).toBe(true);
-        else expect(label, key).toBe(key);
-      }
-      // Every file on disk under a final name (not a temporary one) is whole, listed or not.
-      const files = (await readdir(dir, { recursive: true, withFileTypes: true })).filter((d) => d.isFile() && !d.name.startsWith("%tmp."));
-      expect(files.length).toBe(listed.length);
-      for (const f of files) expect(labelOf(await readFile(join(f.parentPath ?? f.path, f.name)))).not.toBeNull();
-      // The leftovers of the killed writers go at the next writer's open.
-      await store.removeLeftovers("");
-      const left = (await readdir(dir, { recursive: true })).filter((p) => String(p).split("/").pop()!.startsWith("%tmp."));
-      expect(left).toEqual([]);
-    }),
-  );
-  it(
-    "killed at random points among create-if-absent puts through the put thread, shows no object half written under its final name",
-    { timeout: loadLimitTimeout(90_000) },
-    () =>
-      withinLoadLimit(90_000, async () => {
-        const rnd = testRandom("LocalStore put thread kill points");
+  // Both ways a put can be made: the thread pool alone, and the put thread taking create-if-absent puts whenever it is free.
+  it.each(["pool", "thread"] as const)(
+    "killed at random points among concurrent puts (%s), shows no object half written under its final name",
+    { timeout: loadLimitTimeout(120_000) },
+    (putPath) =>
+      withinLoadLimit(120_000, async () => {
+        const rnd = testRandom(`LocalStore kill points ${putPath}`);
         const dir = await tempDir();
         const acknowledged = new Set<string>();
-        for (let round = 0; round < 5; round++) {
-          const creates = startScript(createsScript, [dir, String(round * 1_000_000)]);
-          await creates.waitFor((lines) => lines.length >= 1 + rnd.int(10));
-          // Within a put's time (its O_DSYNC write is most of it): before, during or after the write and the link.
+        for (let round = 0; round < 4; round++) {
+          const writers = startScript(writersScript, [dir, String(round * 1_000_000), putPath]);
+          // A random point: after some acknowledged puts, then a random fraction of one more put's time
+          // (an O_DSYNC write is most of it): before, during or after the write and the rename or link.
+          const after = 1 + rnd.int(30);
+          await writers.waitFor((lines) => lines.length >= after);
           await new Promise((r) => setTimeout(r, rnd.random() * 3));
-          const { signal } = await creates.kill();
-          if (signal !== "SIGKILL") throw new Error(`the put loop exited without being killed: ${creates.stderr()}`);
-          for (const line of creates.lines) if (line !== "") acknowledged.add(line);
+          const { signal } = await writers.kill();
+          if (signal !== "SIGKILL") throw new Error(`writers exited without being killed: ${writers.stderr()}`);
+          for (const line of writers.lines) if (line !== "") acknowledged.add(line);
         }
         const store = new LocalStore(dir);
         const listed: string[] = [];
         for await (const o of store.list("")) listed.push(o.key);
         expect(listed).toEqual(expect.arrayContaining([...acknowledged]));
-        for (const key of listed) expect(labelOf((await store.get(key))!.body), key).toBe(key);
+        for (const key of listed) {
+          const label = labelOf((await store.get(key))!.body);
+          expect(label, key).not.toBeNull();
+          if (key === "latest") expect(label!.startsWith("latest-"), key).toBe(true);
+          else expect(label, key).toBe(key);
+        }
+        // Every file on disk under a final name (not a temporary one) is whole, listed or not.
+        const files = (await readdir(dir, { recursive: true, withFileTypes: true })).filter((d) => d.isFile() && !d.name.startsWith("%tmp."));
+        expect(files.length).toBe(listed.length);
+        for (const f of files) expect(labelOf(await readFile(join(f.parentPath ?? f.path, f.name)))).not.toBeNull();
+        // The leftovers of the killed writers go at the next writer's open.
         await store.removeLeftovers("");
-        expect((await readdir(join(dir, "objs%2F"))).filter((n) => n.startsWith("%tmp."))).toEqual([]);
+        const left = (await readdir(dir, { recursive: true })).filter((p) => String(p).split("/").pop()!.startsWith("%tmp."));
+        expect(left).toEqual([]);
       }),
   );
 });

@@ -80,7 +80,7 @@ describe("LocalStore's put thread", () => {
 
   it("is turned off by putThread: false, and refuses an option that is not true or false", async () => {
     expect(() => new LocalStore("/tmp/x", { putThread: "yes" as unknown as boolean })).toThrow(ValidationError);
-    expect(() => new LocalStore("/tmp/x", null as unknown as { putThread?: boolean })).toThrow(/options are an object/);
+    expect(() => new LocalStore("/tmp/x", null as unknown as { putThread?: boolean })).toThrow(/LocalStoreOptions must be an object, got null/);
     const thread = sharedPutThread();
     const store = new LocalStore(await tempDir(), { putThread: false });
     // While the thread is busy with another put, none of this store's could go to it anyway; so check the files instead:

@@ -202,6 +202,15 @@ describe("S3Store failure paths", () => {
     }
   });
 
+  it("refuses a number of attempts that is not a whole number from 1 to 100, as the other HTTP stores do", () => {
+    for (const maxAttempts of [0, 2.5, 101, 1e30, Number.NaN]) {
+      expect(() => new S3Store({ bucket: "bucket", retry: { maxAttempts } }), String(maxAttempts)).toThrow(
+        /retry\.maxAttempts must be an integer from 1 to 100/,
+      );
+    }
+    expect(() => new S3Store({ bucket: "bucket", retry: { maxAttempts: 100 } })).not.toThrow();
+  });
+
   it("refuses an attempt timeout that is not a usable number of milliseconds", () => {
     for (const attemptTimeoutMs of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 1e30]) {
       expect(() => new S3Store({ bucket: "bucket", retry: { attemptTimeoutMs } })).toThrow(ValidationError);

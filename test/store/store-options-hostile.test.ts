@@ -1,0 +1,110 @@
+/**
+ * @module One rule for the options of every store and store wrapper: each
+ * field is read once, and an options object whose getter throws, a Proxy
+ * whose every read throws, or a revoked Proxy is refused with a
+ * ValidationError naming the option (never the raw error); an object
+ * without a prototype or a frozen one is taken like any other.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AzureBlobStore, GcsStore, LocalStore, MemoryStore, S3Store, ValidationError, openStore, withFaults, withLatency } from "taquba";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), "taquba-store-options-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** An S3 client that is never called: the constructors only check its shape. */
+const client = { send: async () => ({}) };
+
+interface Case {
+  /** The constructor or wrapper, given an options object. */
+  make: (opts: object) => unknown;
+  /** Options it accepts. */
+  valid: Record<string, unknown>;
+  /** How its errors name the options object. */
+  name: string;
+  /** A field it reads. */
+  field: string;
+}
+
+const cases: Record<string, Case> = {
+  LocalStore: { make: (o) => new LocalStore(path.join(dir, "local"), o), valid: { putThread: false }, name: "LocalStoreOptions", field: "putThread" },
+  S3Store: { make: (o) => new S3Store(o as never), valid: { bucket: "bucket", client }, name: "S3StoreOptions", field: "bucket" },
+  "S3Store's retry": {
+    make: (o) => new S3Store({ bucket: "bucket", client: client as never, retry: o }),
+    valid: { maxAttempts: 2 },
+    name: "S3StoreOptions.retry",
+    field: "maxAttempts",
+  },
+  GcsStore: { make: (o) => new GcsStore(o as never), valid: { bucket: "bucket" }, name: "GcsStoreOptions", field: "bucket" },
+  AzureBlobStore: {
+    make: (o) => new AzureBlobStore(o as never),
+    valid: { container: "box", connectionString: "UseDevelopmentStorage=true" },
+    name: "AzureBlobStoreOptions",
+    field: "container",
+  },
+  withLatency: { make: (o) => withLatency(new MemoryStore(), o as never), valid: { ms: 0 }, name: "LatencyOptions", field: "ms" },
+  withFaults: { make: (o) => withFaults(new MemoryStore(), o as never), valid: { failureRate: 0 }, name: "FaultOptions", field: "failureRate" },
+  openStore: { make: (o) => openStore("memory://", o), valid: { env: {} }, name: "OpenStoreOptions", field: "env" },
+};
+
+function refusal(make: () => unknown): Error {
+  try {
+    make();
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error("the options were taken");
+}
+
+describe.each(Object.entries(cases))("%s's options", (_, c) => {
+  it("whose getter throws are refused with a ValidationError naming the option", () => {
+    const opts = { ...c.valid };
+    Object.defineProperty(opts, c.field, {
+      enumerable: true,
+      get() {
+        throw new Error("the getter threw");
+      },
+    });
+    const err = refusal(() => c.make(opts));
+    expect(err).toBeInstanceOf(ValidationError);
+    expect(err.message).toContain(`${c.name} could not be read`);
+    expect((err as ValidationError).issues.join("\n")).toContain(`reading ${c.name}.${c.field} threw: the getter threw`);
+  });
+
+  it("that are a Proxy throwing at every read are refused so", () => {
+    const opts = new Proxy(c.valid, {
+      get() {
+        throw new Error("the proxy threw");
+      },
+    });
+    const err = refusal(() => c.make(opts));
+    expect(err).toBeInstanceOf(ValidationError);
+    expect(err.message).toContain(`${c.name} could not be read`);
+  });
+
+  it("that are a revoked Proxy are refused as not an object", () => {
+    const p = Proxy.revocable(c.valid, {});
+    p.revoke();
+    const err = refusal(() => c.make(p.proxy));
+    expect(err).toBeInstanceOf(ValidationError);
+    expect(err.message).toMatch(/must be an object, got a revoked Proxy/);
+  });
+
+  it("that are an array are refused as not an object", () => {
+    const err = refusal(() => c.make([]));
+    expect(err).toBeInstanceOf(ValidationError);
+    expect(err.message).toMatch(/must be an object, got an array/);
+  });
+
+  it("are taken from an object without a prototype, and from a frozen one", () => {
+    expect(() => c.make(Object.assign(Object.create(null) as object, c.valid))).not.toThrow();
+    expect(() => c.make(Object.freeze({ ...c.valid }))).not.toThrow();
+  });
+});
