@@ -167,6 +167,7 @@ export {
   MAX_GROUP_ID_BYTES,
   MAX_GROUP_MEMBERS,
   MAX_GROUP_INPUT_BYTES,
+  MAX_CONCURRENT_STEPS,
 } from "./workflow/limits.js";
 export type { StepErrorExposure, StepErrorKind } from "./workflow/workflow-errors.js";
 export { StepOutcome, Trigger } from "./workflow/steps/step-outcome.js";

@@ -153,3 +153,6 @@ export function checkMemoPrefix(what: string, prefix: unknown): asserts prefix i
     );
   }
 }
+
+/** The most steps one runtime may process at once (`maxConcurrentSteps`): each slot may hold a claimed step in memory. */
+export const MAX_CONCURRENT_STEPS = 65_536;

@@ -38,7 +38,7 @@ function positiveInt(name: string, n: number): number {
   return n;
 }
 
-import { checkMemoPrefix } from "./limits.js";
+import { checkMemoPrefix, MAX_CONCURRENT_STEPS } from "./limits.js";
 
 export { checkMemoPrefix, MAX_MEMO_PREFIX_BYTES } from "./limits.js";
 
@@ -117,9 +117,14 @@ export class WorkflowRuntimeBuilder {
     return this;
   }
 
-  /** Most steps processed at once by `run`. Default: 16. */
+  /** Most steps processed at once by `run`: 1 to {@link MAX_CONCURRENT_STEPS}. Default: 16. */
   maxConcurrentSteps(n: number): this {
-    this.#s.maxConcurrentSteps = positiveInt("maxConcurrentSteps", n);
+    positiveInt("maxConcurrentSteps", n);
+    // Each free slot is a job the worker may claim and hold in memory at once.
+    if (n > MAX_CONCURRENT_STEPS) {
+      throw new ValidationError(`maxConcurrentSteps must be at most ${MAX_CONCURRENT_STEPS} (each slot may hold a claimed step in memory), got ${n}`);
+    }
+    this.#s.maxConcurrentSteps = n;
     return this;
   }
 

@@ -8,7 +8,7 @@
  * saying what was wrong.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryStore, NoopTerminalHook, Queue, StepOutcome, ValidationError, WorkflowRuntime, type Clock, type Logger } from "taquba";
+import { MAX_CONCURRENT_STEPS, MemoryStore, NoopTerminalHook, Queue, StepOutcome, ValidationError, WorkflowRuntime, type Clock, type Logger } from "taquba";
 
 const runner = { runStep: async () => StepOutcome.succeed(new Uint8Array(1)) };
 
@@ -68,5 +68,8 @@ describe("WorkflowRuntime.builder refuses what would fail later", () => {
       expect(refusal(() => b.logger(null as unknown as Logger)).message).toMatch(/logger must be an object .* got null/);
       expect(refusal(() => b.logger("pino" as unknown as Logger)).message).toMatch(/logger must be an object .* got "pino" \(a string\)/);
       expect(refusal(() => b.maxConcurrentSteps("4" as unknown as number)).message).toMatch(/maxConcurrentSteps must be an integer >= 1, got "4" \(a string\)/);
+      expect(refusal(() => b.maxConcurrentSteps(1e30)).message).toMatch(/maxConcurrentSteps must be at most 65536 .* got 1e\+30/);
+      expect(refusal(() => b.maxConcurrentSteps(MAX_CONCURRENT_STEPS + 1)).message).toMatch(/at most 65536/);
+      expect(() => b.maxConcurrentSteps(MAX_CONCURRENT_STEPS)).not.toThrow();
     }));
 });
