@@ -16,12 +16,12 @@ import { startScript } from "../support/child-script.js";
 import { expectCrashState } from "../support/crash-state.js";
 import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
 import { testRandom } from "../support/seed.js";
+import { durableIds } from "../support/crash-output.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/busy-checkpoint-writer.ts", import.meta.url));
 const tempDir = useTempDirs("taquba-busy-kill-");
 
-const durableIds = (lines: readonly string[]) => lines.filter((l) => l.startsWith("D ")).map((l) => l.slice(2));
 const epochOf = (lines: readonly string[]) => Number(lines.find((l) => l.startsWith("O "))?.slice(2) ?? Number.NaN);
 
 describe("a take-over of a writer that checkpoints without pause, attacked with SIGKILL", () => {

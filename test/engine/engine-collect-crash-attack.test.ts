@@ -11,37 +11,16 @@
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { LocalStore, type ObjectStore } from "taquba";
-import { parseNumberedKey } from "../../runtime/engine/layout.js";
-import { decodeManifest } from "../../runtime/engine/manifest.js";
 import { ChildScenario } from "../support/child-scenario.js";
 import { startScript } from "../support/child-script.js";
 import { expectReopenedCrashState } from "../support/crash-state.js";
 import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
 import { testRandom } from "../support/seed.js";
+import { durableIds, lastCount, missingListedSegments } from "../support/crash-output.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/collect-crash-writer.ts", import.meta.url));
 const tempDir = useTempDirs("taquba-collect-crash-");
-
-const durableIds = (lines: readonly string[]) => lines.filter((l) => l.startsWith("D ")).map((l) => l.slice(2));
-/** The highest `<letter> <n>` count a writer printed. */
-const lastCount = (lines: readonly string[], letter: string) => lines.reduce((n, l) => (l.startsWith(`${letter} `) ? Math.max(n, Number(l.slice(2))) : n), 0);
-
-/** Segment objects the newest manifest lists that the store does not hold. */
-async function missingListedSegments(store: ObjectStore): Promise<string[]> {
-  let newest: { key: string; id: number } | undefined;
-  for await (const o of store.list("manifest/")) {
-    const id = parseNumberedKey("", "manifest", o.key);
-    if (id !== undefined && (newest === undefined || id > newest.id)) newest = { key: o.key, id };
-  }
-  if (newest === undefined) return [];
-  const got = await store.get(newest.key);
-  const held = new Set<string>();
-  for await (const o of store.list("seg/")) held.add(o.key);
-  return decodeManifest(newest.key, got!.body, newest.id)
-    .segments.map((s) => s.name)
-    .filter((name) => !held.has(name));
-}
 
 /** The checks of a reopen: the durable state, and nothing the newest manifest lists deleted. */
 async function checkReopen(store: ObjectStore, allDurable: readonly string[], tag: string): Promise<void> {

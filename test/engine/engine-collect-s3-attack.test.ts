@@ -9,10 +9,9 @@
  * must hold every acknowledged commit of both and every segment the newest
  * manifest lists.
  */
+import { missingListedSegments } from "../support/crash-output.js";
 import { describe, expect, it } from "vitest";
 import { Engine, S3Store, WriteBatch, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "taquba";
-import { parseNumberedKey } from "../../runtime/engine/layout.js";
-import { decodeManifest } from "../../runtime/engine/manifest.js";
 import { useS3Server } from "../support/use-s3-server.js";
 
 const server = useS3Server();
@@ -52,21 +51,6 @@ class HeldDeletes implements ObjectStore {
 
 async function turnsUntil(done: () => boolean): Promise<void> {
   for (let i = 0; i < 20_000 && !done(); i++) await new Promise<void>((r) => setImmediate(r));
-}
-
-/** Segment objects the newest manifest lists that the store does not hold. */
-async function missingListedSegments(store: ObjectStore): Promise<string[]> {
-  let newest: { key: string; id: number } | undefined;
-  for await (const o of store.list("manifest/")) {
-    const id = parseNumberedKey("", "manifest", o.key);
-    if (id !== undefined && (newest === undefined || id > newest.id)) newest = { key: o.key, id };
-  }
-  const got = await store.get(newest!.key);
-  const held = new Set<string>();
-  for await (const o of store.list("seg/")) held.add(o.key);
-  return decodeManifest(newest!.key, got!.body, newest!.id)
-    .segments.map((s) => s.name)
-    .filter((n) => !held.has(n));
 }
 
 describe("collection after a checkpoint over s3rver, across a take-over", () => {

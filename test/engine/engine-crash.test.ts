@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { Engine, LocalStore, S3Store, type ObjectStore } from "taquba";
 import { startScript } from "../support/child-script.js";
 import { testRandom } from "../support/seed.js";
+import { durableIds } from "../support/crash-output.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
 import { startS3Server } from "../support/s3-server.js";
@@ -18,7 +19,6 @@ const fixture = fileURLToPath(new URL("./fixtures/crash-writer.ts", import.meta.
 const tempDir = useTempDirs("taquba-crash-");
 
 /** Ids of the batches the writer reported durable ("D <id>" lines). */
-const durableIds = (lines: readonly string[]) => lines.filter((l) => l.startsWith("D ")).map((l) => l.slice(2));
 
 /** Runs the writer until it has reported `target` durable batches, then SIGKILLs it at a random moment. */
 let besideSeen = 0;

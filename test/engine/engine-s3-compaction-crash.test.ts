@@ -7,6 +7,7 @@
  * must hold every commit the writer reported durable, no half batch and no
  * deleted key back.
  */
+import { durableIds } from "../support/crash-output.js";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { S3Store, type ObjectStore } from "taquba";
@@ -24,8 +25,6 @@ const FILLS = 3;
 const ROUNDS = 3;
 
 const s3 = useS3Server();
-
-const durableIds = (lines: readonly string[]) => lines.filter((l) => l.startsWith("D ")).map((l) => l.slice(2));
 
 /** Segment puts begun since the last compaction completed, from the writer's `S` and `C` lines. */
 function putsSinceCompaction(lines: readonly string[]): { puts: number; compactions: number } {
