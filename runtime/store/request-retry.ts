@@ -28,13 +28,18 @@ export const MAX_STORE_ATTEMPTS = 100;
 export function retrySettings(store: string, given: StoreRetryOptions = {}): RetrySettings {
   const opts = readOptions(given, ["maxAttempts", "baseDelayMs", "maxDelayMs"], `${store}Options.retry`) as StoreRetryOptions;
   const settings = { maxAttempts: opts.maxAttempts ?? 6, baseDelayMs: opts.baseDelayMs ?? 50, maxDelayMs: opts.maxDelayMs ?? 2_000 };
+  // An infinite delay would not wait forever: a timer that long fires after 1 ms.
   const finiteDelay = (n: number) => Number.isFinite(n) && n >= 0;
   if (
     !(Number.isInteger(settings.maxAttempts) && settings.maxAttempts >= 1 && settings.maxAttempts <= MAX_STORE_ATTEMPTS) ||
     !finiteDelay(settings.baseDelayMs) ||
     !finiteDelay(settings.maxDelayMs)
   ) {
-    throw new ValidationError(`${store}: retry.maxAttempts must be an integer from 1 to ${MAX_STORE_ATTEMPTS} and delays finite numbers >= 0`);
+    // Delays as strings: JSON would show NaN and Infinity as null.
+    const got = { maxAttempts: settings.maxAttempts, baseDelayMs: String(settings.baseDelayMs), maxDelayMs: String(settings.maxDelayMs) };
+    throw new ValidationError(
+      `${store}: retry.maxAttempts must be an integer from 1 to ${MAX_STORE_ATTEMPTS} and delays finite numbers >= 0, got ${JSON.stringify(got)}`,
+    );
   }
   return settings;
 }

@@ -16,7 +16,7 @@ import { MAX_TIMEOUT_MS } from "../clock.js";
 import { PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 import { bytesEqual } from "./bytes-equal.js";
 import { validateObjectKey } from "./keys.js";
-import { isNetworkError, MAX_STORE_ATTEMPTS, retryableUnlessUnreadable } from "./request-retry.js";
+import { isNetworkError, retrySettings, retryableUnlessUnreadable } from "./request-retry.js";
 import { retryWithBackoff } from "./retry.js";
 import {
   bodyStart,
@@ -187,19 +187,12 @@ export class S3Store implements ObjectStore {
       throw new ValidationError(`S3StoreOptions.clientConfig must be an object (an S3ClientConfig), got ${describeValue(opts.clientConfig)}`);
     this.client = (opts.client as S3Client | undefined) ?? createS3Client({ maxAttempts: 1, ...(opts.clientConfig as S3ClientConfig | undefined) });
     const retry = readOptions(opts.retry ?? {}, ["maxAttempts", "baseDelayMs", "maxDelayMs", "attemptTimeoutMs"], "S3StoreOptions.retry") as S3RetryOptions;
-    this.#maxAttempts = retry.maxAttempts ?? 6;
-    this.#baseDelayMs = retry.baseDelayMs ?? 50;
-    this.#maxDelayMs = retry.maxDelayMs ?? 2_000;
+    // The attempts and delays as every HTTP store takes them (at most 100 attempts, finite delays).
+    const shared = retrySettings("S3Store", retry);
+    this.#maxAttempts = shared.maxAttempts;
+    this.#baseDelayMs = shared.baseDelayMs;
+    this.#maxDelayMs = shared.maxDelayMs;
     this.#attemptTimeoutMs = retry.attemptTimeoutMs ?? 30_000;
-    // An infinite delay would not wait forever: a timer that long fires after 1 ms.
-    const finiteDelay = (n: number) => Number.isFinite(n) && n >= 0;
-    // At most 100 attempts, as the other HTTP stores allow: more would keep a caller waiting for hours on a store that is down.
-    const attemptsOk = Number.isInteger(this.#maxAttempts) && this.#maxAttempts >= 1 && this.#maxAttempts <= MAX_STORE_ATTEMPTS;
-    if (!attemptsOk || !finiteDelay(this.#baseDelayMs) || !finiteDelay(this.#maxDelayMs)) {
-      throw new ValidationError(
-        `S3Store: retry.maxAttempts must be an integer from 1 to ${MAX_STORE_ATTEMPTS} and delays finite numbers >= 0, got ${JSON.stringify({ maxAttempts: this.#maxAttempts, baseDelayMs: String(this.#baseDelayMs), maxDelayMs: String(this.#maxDelayMs) })}`,
-      );
-    }
     if (!(Number.isInteger(this.#attemptTimeoutMs) && this.#attemptTimeoutMs >= 1 && this.#attemptTimeoutMs <= MAX_TIMEOUT_MS)) {
       throw new ValidationError(
         `S3Store: retry.attemptTimeoutMs must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, got ${describeValue(retry.attemptTimeoutMs)}`,
