@@ -6,9 +6,9 @@
  * same bytes as a compaction of the values held in memory; also when reads
  * fail part way (having written into the window) and are retried.
  */
-import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { Engine, MemoryStore, WriteBatch, withFaults, type EngineOptions, type ObjectStore } from "taquba";
+import { Engine, MemoryStore, WriteBatch, withFaults, type EngineOptions } from "taquba";
+import { segmentDigests } from "../support/segment-digests.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (v: Uint8Array | undefined) => (v === undefined ? undefined : new TextDecoder().decode(v));
@@ -62,23 +62,12 @@ async function fill(engine: Engine): Promise<void> {
   }
 }
 
-async function digests(store: ObjectStore): Promise<string[]> {
-  const out: string[] = [];
-  for await (const o of store.list("seg/"))
-    out.push(
-      createHash("sha256")
-        .update((await store.get(o.key))!.body)
-        .digest("hex"),
-    );
-  return out;
-}
-
 async function inMemoryDigests(): Promise<string[]> {
   const plain = new MemoryStore();
   const engine = await Engine.open(plain, options(false));
   await fill(engine);
   await engine.close();
-  return digests(plain);
+  return segmentDigests(plain);
 }
 
 async function checkValues(engine: Engine): Promise<void> {
@@ -98,7 +87,7 @@ describe("compaction windows reused", () => {
     // Reads went into buffers the reader reuses: far fewer buffers than reads.
     expect(store.reads).toBeGreaterThan(20);
     expect(store.buffers.size).toBeLessThan(store.reads / 2);
-    expect(await digests(store)).toEqual(await inMemoryDigests());
+    expect(await segmentDigests(store)).toEqual(await inMemoryDigests());
     await checkValues(engine);
     await engine.close();
   }, 120_000);
@@ -109,7 +98,7 @@ describe("compaction windows reused", () => {
     const engine = await Engine.open(store, { ...options(true), retry: { attempts: 30, baseDelayMs: 0, maxDelayMs: 0 } });
     await fill(engine);
     expect(store.injected).toBeGreaterThan(5);
-    expect(await digests(inner)).toEqual(await inMemoryDigests());
+    expect(await segmentDigests(inner)).toEqual(await inMemoryDigests());
     await checkValues(engine);
     await engine.close();
   }, 120_000);

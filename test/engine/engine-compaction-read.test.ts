@@ -5,9 +5,9 @@
  * memory, and a damaged block or a segment gone part way through ends it
  * with `StoreCorruptedError` naming the segment, publishing nothing.
  */
-import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, StoreCorruptedError, WriteBatch, type EngineOptions } from "taquba";
+import { segmentDigests } from "../support/segment-digests.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (v: Uint8Array | undefined) => (v === undefined ? undefined : new TextDecoder().decode(v));
@@ -72,18 +72,6 @@ async function pagedOut(store: MemoryStore, keys: string[], paged = true): Promi
   return engine;
 }
 
-/** Digests of the segment objects of `store`, in key order (comparing megabytes bytewise in an assertion is slow). */
-async function digests(store: MemoryStore): Promise<string[]> {
-  const out: string[] = [];
-  for await (const o of store.list("seg/"))
-    out.push(
-      createHash("sha256")
-        .update((await store.get(o.key))!.body)
-        .digest("hex"),
-    );
-  return out;
-}
-
 describe("a compaction reading paged values back", () => {
   it("reads each segment by ranged reads of at most about 1 MiB, never whole, and writes the same segments as a compaction of values held in memory", async () => {
     const keys = keysOf(2500);
@@ -100,7 +88,7 @@ describe("a compaction reading paged values back", () => {
     const plain = new MemoryStore();
     const inMemory = await pagedOut(plain, keys, false);
     await inMemory.checkpoint();
-    expect(await digests(store)).toEqual(await digests(plain));
+    expect(await segmentDigests(store)).toEqual(await segmentDigests(plain));
     await inMemory.close();
     await engine.warm(["j/01234"]);
     expect(dec(engine.get("j/01234"))).toBe(value("j/01234"));
