@@ -21,3 +21,25 @@ export function crashBatch(tag: string, w: number, i: number): WriteBatch {
     .put(`x/${tag}-${w}/${String(i).padStart(9, "0")}`, value)
     .delete(`x/${tag}-${w}/${String(i - 1).padStart(9, "0")}`);
 }
+
+/**
+ * Commits loop `w`'s batches one after another, printing `D <id>` once each
+ * is durable; a failed commit prints `F <error name>` and ends the loop, as
+ * does `stop` (asked before each batch).
+ */
+export async function commitUntilFailure(
+  engine: { commit(batch: WriteBatch): Promise<unknown> },
+  tag: string,
+  w: number,
+  stop = (): boolean => false,
+): Promise<void> {
+  for (let i = 1; !stop(); i++) {
+    try {
+      await engine.commit(crashBatch(tag, w, i));
+    } catch (err) {
+      process.stdout.write(`F ${(err as Error).name}\n`);
+      return;
+    }
+    process.stdout.write(`D ${tag}-${w}-${i}\n`);
+  }
+}
