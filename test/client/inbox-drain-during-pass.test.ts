@@ -165,6 +165,8 @@ describe("inbox drains attacked", () => {
     const { pass: running } = await s.holdNextPass();
     await s.write();
     const waiting = [s.inbox.drain(), s.inbox.drain()];
+    // Handled from the start: they may reject before this test reads them below.
+    for (const w of waiting) w.catch(() => undefined);
     const stopping = s.stop();
     s.letGo();
     await stopping;
