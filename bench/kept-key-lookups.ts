@@ -10,7 +10,7 @@
  * Run: `npm run build` in the checkout, then
  * `N=300 CONC=50 npx tsx bench/kept-key-lookups.ts <checkout>`.
  */
-import { loadCheckout, openStepWorkload, STEPS_PER_RUN as M, type Taquba } from "./support/step-workload.js";
+import { loadCheckout, measureOnMemoryStore, STEPS_PER_RUN as M, type Taquba } from "./support/step-workload.js";
 
 type Kept = typeof import("../runtime/queue/kept-strings.js");
 
@@ -35,14 +35,8 @@ K.KeptStrings.prototype.get = function (this: InstanceType<Kept["KeptStrings"]>,
   return v;
 };
 
-const w = await openStepWorkload(T, new T.MemoryStore());
-try {
-  await w.drive(20, 10);
-  on = true;
-  await w.drive(N, CONC);
-  on = false;
-} finally {
-  await w.close();
-}
+await measureOnMemoryStore(T, N, CONC, (m) => {
+  on = m;
+});
 const steps = N * M;
 console.log(`${dir}: ${(lookups / steps).toFixed(2)} kept-key lookups per step, ${(misses / steps).toFixed(2)} finding nothing (N=${N}, ${CONC} in flight)`);

@@ -10,7 +10,7 @@
  * Run: `npm run build` in the checkout, then
  * `N=300 CONC=50 npx tsx bench/step-byte-copies.ts <checkout>`.
  */
-import { loadCheckout, openStepWorkload, STEPS_PER_RUN as M, type Taquba } from "./support/step-workload.js";
+import { loadCheckout, measureOnMemoryStore, STEPS_PER_RUN as M, type Taquba } from "./support/step-workload.js";
 
 const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
 const N = env("N", 300);
@@ -35,12 +35,9 @@ Uint8Array.prototype.slice = function (this: Uint8Array, start?: number, end?: n
   return out;
 } as typeof slice;
 
-const w = await openStepWorkload(T, new T.MemoryStore());
-await w.drive(20, 10);
-on = true;
-await w.drive(N, CONC);
-on = false;
-await w.close();
+await measureOnMemoryStore(T, N, CONC, (m) => {
+  on = m;
+});
 Uint8Array.prototype.slice = slice;
 const steps = N * M;
 console.log(

@@ -11,7 +11,7 @@
  * Run: `npm run build` in the checkout, then
  * `N=300 CONC=50 npx tsx bench/step-key-ops.ts <checkout>`.
  */
-import { loadCheckout, openStepWorkload, STEPS_PER_RUN as M, type Taquba } from "./support/step-workload.js";
+import { loadCheckout, measureOnMemoryStore, STEPS_PER_RUN as M, type Taquba } from "./support/step-workload.js";
 
 type State = typeof import("../runtime/engine/layered-state.js");
 type EngineModule = typeof import("../runtime/engine/engine.js");
@@ -60,12 +60,9 @@ for (const m of ["get", "valueToken"]) {
   };
 }
 
-const w = await openStepWorkload(T, new T.MemoryStore());
-await w.drive(20, 10);
-on = true;
-await w.drive(N, CONC);
-on = false;
-await w.close();
+await measureOnMemoryStore(T, N, CONC, (m) => {
+  on = m;
+});
 const steps = N * M;
 let total = 0;
 for (const [k, v] of [...counts].sort((a, b) => b[1] - a[1])) {

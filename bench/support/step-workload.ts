@@ -72,3 +72,19 @@ export async function openStepWorkload(T: Taquba, store: import("../../runtime/i
     },
   };
 }
+
+/**
+ * The counting benches' drive: opens the workload on a fresh MemoryStore, warms it with 20 runs (10 in flight),
+ * then runs `count` runs with `conc` in flight between `measuring(true)` and `measuring(false)`, and closes it.
+ */
+export async function measureOnMemoryStore(T: Taquba, count: number, conc: number, measuring: (on: boolean) => void): Promise<void> {
+  const w = await openStepWorkload(T, new T.MemoryStore());
+  try {
+    await w.drive(20, 10);
+    measuring(true);
+    await w.drive(count, conc);
+  } finally {
+    measuring(false);
+    await w.close();
+  }
+}

@@ -54,7 +54,13 @@ export function userHeadersOf(jobHeaders: Readonly<Record<string, string>>): Rec
 }
 
 /** The headers that carry a run's flow, in the order a step's headers list them. */
-const FLOW_HEADER_NAMES = [FLOW_RULE_HEADER, FLOW_CONCURRENCY_KEY_HEADER, FLOW_RATE_KEY_HEADER, FLOW_CONCURRENCY_LIMIT_HEADER] as const;
+export const FLOW_HEADER_NAMES = [FLOW_RULE_HEADER, FLOW_CONCURRENCY_KEY_HEADER, FLOW_RATE_KEY_HEADER, FLOW_CONCURRENCY_LIMIT_HEADER] as const;
+
+/**
+ * What every flow header's name starts with (the rule's name is the prefix of the others): a step
+ * whose headers have no name starting with it has no flow headers. A test checks the names.
+ */
+export const FLOW_HEADER_PREFIX = FLOW_RULE_HEADER;
 
 /** The step headers that carry `RunOptions.flow`; throws `ValidationError` when it is malformed. */
 export function flowHeaders(flow: RunFlow | undefined): Record<string, string> {
