@@ -389,6 +389,8 @@ async function settleNow(
   let removedRef: string | undefined;
   let chained: Chained | undefined;
   let ctx: TransitionContext;
+  /** The attempt the settled record counted, for the dead-letter log: the record's, not the job's field. */
+  let settledAttempt: number;
   try {
     let txn: Txn;
     let r: JobRecord | undefined;
@@ -396,8 +398,10 @@ async function settleNow(
       core.checkOpen();
       txn = new Txn(core.engine);
       try {
-        r = core.leases.holds(job.id, ticket.token)
-          ? heldRecord(txn, job.id, ticket, transition !== ackTransition || ackKeepsRecord(core, job.queueName))
+        // The job's id must be its claim's (a token holds only its own job); the queue is the claim's, not the
+        // job's field, which an object inheriting from the job could shadow.
+        r = core.leases.holds(job.id, ticket.claim.token)
+          ? heldRecord(txn, job.id, ticket, transition !== ackTransition || ackKeepsRecord(core, ticket.claim.queue))
           : undefined;
         break;
       } catch (err) {
@@ -409,6 +413,7 @@ async function settleNow(
     }
     ctx = core.ctx();
     if (r === undefined || r.state !== "claimed") throw new ClaimLostError(job.id);
+    settledAttempt = r.attempts;
     result = transition(txn, ctx, r, ticket.historyless === true, ticket.keys);
     if (!result.applyEffects) outcomes = [];
     else if (claimNext !== undefined && mayChain(core, txn, ctx.now, prepared, claimNext)) {
@@ -467,10 +472,11 @@ async function settleNow(
   if (rec?.retainUntil !== undefined) core.loop.rearm(rec.retainUntil);
   if (result.finish) core.completions.finished(job.id, result.finish);
   if (result.finish?.kind === "dead") {
-    instruments()?.deadLetters.add(1, { "taquba.queue": job.queueName });
+    const queue = ticket.claim.queue;
+    instruments()?.deadLetters.add(1, { "taquba.queue": queue });
     core.log.error(
-      { jobId: job.id, queue: job.queueName, attempt: job.attempt, lastError: rec?.lastError },
-      `queue "${core.name}": job ${job.id} of queue "${job.queueName}" was dead-lettered after attempt ${job.attempt}`,
+      { jobId: job.id, queue, attempt: settledAttempt, lastError: rec?.lastError },
+      `queue "${core.name}": job ${job.id} of queue "${queue}" was dead-lettered after attempt ${settledAttempt}`,
     );
   }
   if (result.applyEffects) core.announceInserted(prepared, outcomes, ctx.now, chained?.index);
@@ -534,7 +540,7 @@ export function ackClaimingNext(core: QueueCore, job: ClaimedJob, effects: Settl
 export function releaseClaim(core: QueueCore, job: ClaimedJob): void {
   const ticket = ticketOf(job);
   if (ticket === undefined || ticket.owner !== core) return;
-  release(core, [[job.id, ticket.token]]);
+  release(core, [[job.id, ticket.claim.token]]);
 }
 
 export async function nack(core: QueueCore, job: ClaimedJob, error: string, effects?: SettlementEffects, opts: NackOptions = {}): Promise<NackOutcome> {

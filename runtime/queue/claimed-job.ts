@@ -18,17 +18,21 @@ import type { ClaimedJob, LeaseHandle } from "./types.js";
 export const LEASE_MARGIN_MS = 5000;
 
 /**
- * The claim behind a `ClaimedJob`: which queue issued it and its token. Kept
- * in the job's hidden cancel-source slot (see `defineCancelSignal`), which a
- * copy by spread does not carry, rather than in a weak map: one insert and
- * one lookup less per claimed job, and no weak entry for the collector.
+ * The claim behind a `ClaimedJob`: which queue issued it and its lease entry.
+ * Kept in the job's hidden cancel-source slot (see `defineCancelSignal`),
+ * which a copy by spread does not carry, rather than in a weak map: one
+ * insert and one lookup less per claimed job, and no weak entry for the
+ * collector.
  */
 export class ClaimTicket implements CancelSource {
   constructor(
     readonly owner: object,
-    readonly token: number,
-    /** The claim's cancellation, what the job's `cancelSignal` reads. */
-    readonly cancel: CancelState,
+    /**
+     * The lease entry the claim registered: the job id, queue name, token and
+     * cancellation a settlement acts on. Read from here, not from the job
+     * handed back: an object inheriting from a job can shadow its fields.
+     */
+    readonly claim: LeaseEntry,
     /**
      * The job was inserted already claimed by this claim (a chained claim), so
      * it has no attempt history while the claim holds: a new job has none (a
@@ -45,11 +49,11 @@ export class ClaimTicket implements CancelSource {
   ) {}
 
   get [CANCEL_SOURCE](): CancelState {
-    return this.cancel;
+    return this.claim.cancel;
   }
 
   get cancelSignal(): AbortSignal {
-    return this.cancel.cancelSignal;
+    return this.claim.cancel.cancelSignal;
   }
 }
 
@@ -139,7 +143,7 @@ export function makeClaimedJob(
     lease: new Lease(registry, clock, r.id, entry.token, entry.expiresAt),
   };
   // Made only when read: most claims are never cancelled and most workers never look (see `CancelState`).
-  const ticket = new ClaimTicket(owner, entry.token, entry.cancel, historyless, keys, stored === undefined ? undefined : r, stored);
+  const ticket = new ClaimTicket(owner, entry, historyless, keys, stored === undefined ? undefined : r, stored);
   defineCancelSignal(job, ticket);
   if (r.attached !== undefined) job.attached = r.attached;
   if (r.wokenAt !== undefined) job.wokenAt = r.wokenAt;

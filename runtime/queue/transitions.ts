@@ -228,6 +228,7 @@ export function insertJobRecord(
   const id = opts.jobId ?? seq;
   // Built once: the existence check, the write and (claimed) the settlement of the claim use this one string.
   const jobKey = K.jobKey(id);
+  // Checked for generated ids too: ids drawn in one millisecond count up by one, so a caller may have taken this one.
   if (txn.has(jobKey)) throw new DuplicateJobIdError(id);
   const cfg = ctx.config(queue);
   const debounce = debounceOf(txn, ctx, item);

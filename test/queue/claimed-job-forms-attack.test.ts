@@ -4,13 +4,17 @@
  * carry that slot. Attacked with every way a caller might hand a job back
  * other than as it was given: nothing at all (null from an empty claim, a
  * string), copies made by Object.assign or a JSON round trip, an object
- * inheriting from the job but naming another job, a Proxy, a job of a second
+ * inheriting from the job but naming another job or queue, a Proxy, a job of a second
  * queue over the same store; and a job whose cancelSignal is read before and
  * after its settlement.
  */
 import { describe, expect, it } from "vitest";
-import { ClaimLostError, MemoryStore, SettlementEffects, ValidationError, type ClaimedJob } from "taquba";
-import { enc, openQueue } from "./helpers.js";
+import { ClaimLostError, EngineReader, MemoryStore, SettlementEffects, ValidationError, type ClaimedJob } from "taquba";
+import * as K from "../../runtime/queue/keys.js";
+import { PrefixedStore } from "../../runtime/queue/prefixed-store.js";
+import { ENGINE_PREFIX } from "../../runtime/queue/queue.js";
+import { decodeJob } from "../../runtime/queue/record.js";
+import { dec, enc, openQueue } from "./helpers.js";
 
 describe("settling what is not a claimed job", () => {
   it("null, undefined and primitives are refused with ValidationError by every settlement, and releaseClaim ignores them", async () => {
@@ -73,6 +77,36 @@ describe("settling what is not a claimed job", () => {
     expect(await queue.view().job(jobB.id)).toBeNull();
     expect(await queue.view().job(jobA.id)).toMatchObject({ state: "scheduled", lastError: "once" });
     await queue.close();
+  });
+
+  it("an object inheriting a job's claim but naming another queue settles by its claim's queue: retention and the dead-letter log follow the claim", async () => {
+    const errors: { queue: unknown; msg: string }[] = [];
+    const logger = { debug: () => {}, info: () => {}, warn: () => {}, error: (o: { queue?: unknown }, msg: string) => errors.push({ queue: o.queue, msg }) };
+    // "steps" keeps done jobs, "other" does not; the job is of "steps".
+    const { queue, store } = await openQueue({ queueConfigs: { steps: { doneRetentionMs: 60_000 } }, logger });
+    await queue.enqueue("steps", enc("first"));
+    const first = (await queue.claim("steps"))!;
+    const reserve = { index: 0, reserve: () => true };
+    // Chained: the claim kept the record it wrote, which shares the job's payload array.
+    const job = (await queue.ackClaimingNext(first, new SettlementEffects().enqueue("steps", enc("abc")), reserve)).next!;
+    expect(job.queueName).toBe("steps");
+    // The worker writes into its own copy of the payload; the done record must keep what was enqueued.
+    job.payload[0] = "X".charCodeAt(0);
+    const otherQueue = Object.create(job, { queueName: { value: "other", enumerable: true } }) as ClaimedJob;
+    await queue.ack(otherQueue);
+    expect(await queue.view().job(job.id)).toMatchObject({ state: "done", queueName: "steps" });
+    // A dead letter through such an object is logged under the claim's queue and the attempt its record counted.
+    await queue.enqueue("steps", enc("d"));
+    const doomed = (await queue.claim("steps"))!;
+    const lying = Object.create(doomed, { queueName: { value: "other", enumerable: true }, attempt: { value: 99, enumerable: true } }) as ClaimedJob;
+    await queue.deadLetter(lying, "bad");
+    expect(errors).toEqual([{ queue: "steps", msg: expect.stringContaining(`job ${doomed.id} of queue "steps" was dead-lettered after attempt 1`) }]);
+    await queue.close();
+    // The done record as stored (the views show no payload): the bytes enqueued, not the worker's copy.
+    const reader = await EngineReader.open(new PrefixedStore(new PrefixedStore(store, "q/"), ENGINE_PREFIX));
+    const key = K.jobKey(job.id);
+    expect(dec(decodeJob(key, reader.get(key)!).payload)).toBe("abc");
+    await reader.close();
   });
 
   it("a job claimed through one queue is refused by a second queue opened over the same store, which changes nothing", async () => {

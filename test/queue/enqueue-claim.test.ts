@@ -15,6 +15,22 @@ async function drain(queue: Queue, name: string): Promise<string[]> {
   return out;
 }
 
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/** The ULID one more than `id` (its random part counted up by one, with carry). */
+function nextUlid(id: string): string {
+  const chars = id.split("");
+  for (let i = chars.length - 1; i >= 0; i--) {
+    const d = CROCKFORD.indexOf(chars[i]!);
+    if (d < CROCKFORD.length - 1) {
+      chars[i] = CROCKFORD[d + 1]!;
+      return chars.join("");
+    }
+    chars[i] = "0";
+  }
+  throw new Error(`${id} has no successor`);
+}
+
 describe("enqueue and claim order", () => {
   it("claims FIFO within a priority, lower priority first", async () => {
     const { queue } = await openQueue();
@@ -170,6 +186,19 @@ describe("enqueueBatch", () => {
     ]);
     expect(out.map((o) => o.newlyEnqueued)).toEqual([true, true, false]);
     expect(out[2]!.jobId).toBe(out[0]!.jobId);
+    await queue.close();
+  });
+
+  it("a generated id equal to a caller id already taken refuses the enqueue and leaves the caller's job as it was", async () => {
+    // Ids generated in one millisecond count up by one, so a caller can take the id the queue generates next.
+    const { queue } = await openQueue();
+    const first = (await queue.enqueue("q", enc("first"))).jobId;
+    // The caller's enqueue draws an id of its own for its order, one more; the next generated job id is two more.
+    const taken = nextUlid(nextUlid(first));
+    await queue.enqueue("q", enc("caller's"), { jobId: taken });
+    await expect(queue.enqueue("q", enc("generated"))).rejects.toBeInstanceOf(DuplicateJobIdError);
+    expect(await queue.view().stats("q")).toMatchObject({ pending: 2 });
+    expect(await drain(queue, "q")).toEqual(["first", "caller's"]);
     await queue.close();
   });
 
