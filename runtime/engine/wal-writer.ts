@@ -37,6 +37,7 @@ import { WAL_FENCE_JUMP, walKey } from "./layout.js";
 import type { RetryPolicy } from "./retry.js";
 import { createOnce } from "./store-ops.js";
 import { lendBody, putBodyReleased } from "../store/put-body.js";
+import { putsContend } from "../store/put-contention.js";
 import type { ByteWriter } from "./byte-io.js";
 import { SpareBuffers } from "./spare-buffers.js";
 import { WalBuilder, decodeWal } from "./wal-format.js";
@@ -142,6 +143,8 @@ export class WalWriter {
   readonly #spare = new SpareBuffers<ByteWriter>(2, (w) => w.capacity);
   /** Whether the store is done with a put's body once it settles (see store/put-body.ts): else nothing is kept. */
   readonly #reuse: boolean;
+  /** Whether a slow put may switch the release to groups: not when the store's puts contend (store/put-contention.ts). */
+  readonly #groupsAfterSlowPuts: boolean;
 
   #nextSeq: number;
   #durableSeq: number;
@@ -162,6 +165,7 @@ export class WalWriter {
   ) {
     this.#store = store;
     this.#reuse = putBodyReleased(store);
+    this.#groupsAfterSlowPuts = !putsContend(store);
     this.#prefix = prefix;
     this.#epoch = epoch;
     this.#opts = { ...opts, maxInflight: Math.max(1, Math.min(opts.maxInflight, WAL_FENCE_JUMP - 1)) };
@@ -325,7 +329,7 @@ export class WalWriter {
     }
     if (this.#failure) return;
     s.landed = true;
-    this.#slowPuts = performance.now() - sentAt >= releaseTuning.slowPutMs;
+    this.#slowPuts = this.#groupsAfterSlowPuts && performance.now() - sentAt >= releaseTuning.slowPutMs;
     this.#onLanded(s.seq, s.bytes.length);
     // Release durability strictly in sequence order.
     let released = false;

@@ -3,6 +3,7 @@
  * several queues (each with its own engine) can share one bucket.
  */
 import { passPutBodyReleased } from "../store/put-body.js";
+import { passPutsContend } from "../store/put-contention.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "../store/object-store.js";
 
 /** Keys given to the view are stored at `prefix + key`; `prefix` ends with '/'. */
@@ -12,6 +13,7 @@ export class PrefixedStore implements ObjectStore {
     readonly prefix: string,
   ) {
     passPutBodyReleased(inner, this);
+    passPutsContend(inner, this);
   }
 
   get(key: string): Promise<StoredObject | null> {

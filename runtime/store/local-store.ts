@@ -48,6 +48,7 @@ import { compareKeys, isWellFormed, validateObjectKey } from "./keys.js";
 import { checkRange, checkRangeInto, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 import { describeValue, readOptions } from "../option-values.js";
 import { declarePutBodyReleased, isLentBody } from "./put-body.js";
+import { declarePutsContend } from "./put-contention.js";
 import { type PutThread, PutThreadFailure, type PutThreadStat, PutThreadStopped, PutThreadUnavailable, sharedPutThread } from "./local-put-thread.js";
 
 const DIR_SUFFIX = "%2F";
@@ -152,6 +153,8 @@ export class LocalStore implements ObjectStore {
     this.root = path.resolve(dir);
     // `put` copies the body before its first await; a subclass may put otherwise, and declares for itself.
     if (new.target === LocalStore) declarePutBodyReleased(this);
+    // Every put is a write and syncs on one disk: several in flight slow each other down.
+    declarePutsContend(this);
   }
 
   /** The object's file opened for reading, or null when there is no such object. */

@@ -4,6 +4,7 @@
  */
 import { checkStore } from "./store-check.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
+import { passPutsContend } from "./put-contention.js";
 import { passPutBodyReleased } from "./put-body.js";
 
 /** Requests and bytes seen by a `withCounting` store since creation or `reset()`. */
@@ -89,5 +90,6 @@ export function withCounting(store: ObjectStore): CountingStore {
     },
   };
   passPutBodyReleased(store, wrapped);
+  passPutsContend(store, wrapped);
   return wrapped;
 }

@@ -11,6 +11,7 @@ import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject }
 import { seededRandom } from "./prng.js";
 import { describeValue, quoteValue, readOptionArray, readOptions } from "../option-values.js";
 import { checkStore } from "./store-check.js";
+import { passPutsContend } from "./put-contention.js";
 import { passPutBodyReleased } from "./put-body.js";
 
 /** An operation of `ObjectStore`, as named by `withFaults`'s `ops` option. */
@@ -166,5 +167,6 @@ export function withFaults(store: ObjectStore, given: FaultOptions): FaultyStore
     },
   };
   passPutBodyReleased(store, wrapped);
+  passPutsContend(store, wrapped);
   return wrapped;
 }
