@@ -202,3 +202,41 @@ describe("a start in flight when its step fails the run", () => {
     await env.stop();
   });
 });
+
+describe("runs cancelled mid-step among steps of other runs", () => {
+  it("with six steps at once, the three cancelled see their own signal abort and end cancelled; the others succeed untouched", async () => {
+    const ids = ["r0", "r1", "r2", "r3", "r4", "r5"];
+    const cancelled = new Set(["r1", "r3", "r4"]);
+    const aborted: string[] = [];
+    let inFlight = 0;
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let allIn: () => void = () => {};
+    const everyoneIn = new Promise<void>((r) => {
+      allIn = r;
+    });
+    const runner = runnerOf(async (s) => {
+      const signal = s.cancelSignal;
+      signal.addEventListener("abort", () => aborted.push(s.runId));
+      if (++inFlight === ids.length) allIn();
+      await gate;
+      // The runner goes on as if nothing happened: the cancel decides the end, not this outcome.
+      return StepOutcome.succeed(enc(`done ${s.runId}`));
+    });
+    const env = await openEnv(runner, { configure: (b) => b.maxConcurrentSteps(ids.length) });
+    for (const id of ids) await env.runtime.submit({ runId: id, input: enc("x") });
+    await everyoneIn;
+    for (const id of cancelled) expect(await env.runtime.cancel(id)).toBe(true);
+    await until(() => aborted.length === cancelled.size, "the cancelled steps' signals");
+    expect([...aborted].sort()).toEqual([...cancelled].sort());
+    release();
+    for (const id of ids) {
+      const end = await env.runtime.wait(id);
+      expect(end.termination.status, id).toBe(cancelled.has(id) ? "cancelled" : "succeeded");
+      if (!cancelled.has(id)) expect(dec(end.outcome?.result)).toBe(`done ${id}`);
+    }
+    await env.stop();
+  });
+});
