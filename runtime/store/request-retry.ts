@@ -35,11 +35,9 @@ export function retrySettings(store: string, given: StoreRetryOptions = {}): Ret
     !finiteDelay(settings.baseDelayMs) ||
     !finiteDelay(settings.maxDelayMs)
   ) {
-    // Delays as strings: JSON would show NaN and Infinity as null.
-    const got = { maxAttempts: settings.maxAttempts, baseDelayMs: String(settings.baseDelayMs), maxDelayMs: String(settings.maxDelayMs) };
-    throw new ValidationError(
-      `${store}: retry.maxAttempts must be an integer from 1 to ${MAX_STORE_ATTEMPTS} and delays finite numbers >= 0, got ${JSON.stringify(got)}`,
-    );
+    // Each value described, not JSON: JSON shows NaN as null, leaves a symbol out, and throws at a bigint.
+    const got = `maxAttempts ${describeValue(settings.maxAttempts)}, baseDelayMs ${describeValue(settings.baseDelayMs)}, maxDelayMs ${describeValue(settings.maxDelayMs)}`;
+    throw new ValidationError(`${store}: retry.maxAttempts must be an integer from 1 to ${MAX_STORE_ATTEMPTS} and delays finite numbers >= 0, got ${got}`);
   }
   return settings;
 }

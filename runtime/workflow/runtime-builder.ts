@@ -136,6 +136,8 @@ export class WorkflowRuntimeBuilder {
 
   /** Record every runner outcome before settling it and replay it on redelivery. Default: off. */
   stepOutputReplay(on = true): this {
+    // A string "false" is truthy: a switch read from configuration text would turn replay on.
+    if (typeof on !== "boolean") throw new ValidationError(`stepOutputReplay takes true or false, got ${describeValue(on)}`);
     this.#s.stepOutputReplay = on;
     return this;
   }
@@ -185,7 +187,8 @@ export class WorkflowRuntimeBuilder {
 
   /** Lease of each claimed step. Default: the step queue's `leaseMs`. */
   leaseMs(ms: number): this {
-    this.#s.leaseMs = positiveInt("leaseMs", ms);
+    // Bounded here, not first at the worker's claim, where a refusal would leave every run pending.
+    this.#s.leaseMs = validateDelay("leaseMs", positiveInt("leaseMs", ms));
     return this;
   }
 

@@ -105,6 +105,8 @@ export interface ChildRuns {
    * Starts a child run on this runtime, or finds the one a previous
    * delivery of this step started. Not atomic with the step's settlement:
    * a child started by a delivery that then fails is found by the retry.
+   * Await it before the step returns: once the step returned, a call (or
+   * one still in flight) is refused with `ValidationError`.
    */
   start(spec: ChildRunSpec): Promise<ChildRunStart>;
   /** The completion key of child `childRunId` of this run (to wait for a child started by an earlier step). */
@@ -174,7 +176,7 @@ export const DETACHED_CHILDREN: ChildRuns = Object.freeze({
  * delivery started one (the run record the step read at claim predates
  * that).
  */
-export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number, waitKey?: string): ChildRuns & { started(): boolean } {
+export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number, waitKey?: string): ChildRuns & { started(): boolean; seal(): void } {
   return new StepChildren(core, parentRunId, step, waitKey === undefined ? undefined : childOfCompletionKey(waitKey, parentRunId));
 }
 
@@ -187,6 +189,8 @@ export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number
 class StepChildren implements ChildRuns {
   #index = 0;
   #started = false;
+  /** Set when the step returned: a start after it would make a child the settlement does not know of. */
+  #sealed = false;
   #start: ChildRuns["start"] | undefined;
   #completionKey: ChildRuns["completionKey"] | undefined;
   #outcome: ChildRuns["outcome"] | undefined;
@@ -204,8 +208,27 @@ class StepChildren implements ChildRuns {
     return this.#started;
   }
 
+  /**
+   * Closes the step's starts when the step returned: a later call, or a
+   * call still reading the run record then, is refused. A start past that
+   * point has set `started()` before the settlement reads it, so the run's
+   * end knows of its child.
+   */
+  seal(): void {
+    this.#sealed = true;
+  }
+
   get start(): ChildRuns["start"] {
     return (this.#start ??= (spec) => this.#startChild(spec));
+  }
+
+  #refuseWhenSealed(): void {
+    if (this.#sealed) {
+      throw new ValidationError(
+        `step ${this.step} of run "${this.parentRunId}" already returned, so its children.start can start no child run; ` +
+          "call children.start within the step and await it before the step returns",
+      );
+    }
   }
 
   get completionKey(): ChildRuns["completionKey"] {
@@ -222,6 +245,7 @@ class StepChildren implements ChildRuns {
 
   async #startChild(spec: ChildRunSpec): Promise<ChildRunStart> {
     const { core, parentRunId, step } = this;
+    this.#refuseWhenSealed();
     if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
       throw new ValidationError("children.start takes { input: Uint8Array, key?, options?, parentClose? }");
     }
@@ -240,6 +264,8 @@ class StepChildren implements ChildRuns {
           `${JSON.stringify(key.slice(0, -tag.length))} is the first id for this key, so both would name one child; choose another key`,
       );
     }
+    // Checked again after the await: the step may have returned meanwhile (a start left unawaited).
+    this.#refuseWhenSealed();
     this.#started = true;
     const { runId, known } = await childOfThisRun(core, parentRunId, parentRun, step, key);
     const completionKey = childCompletionKey(parentRunId, runId);

@@ -262,6 +262,8 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
         verdict = { ok: false, error };
       } finally {
         effects.seal();
+        // A start after this (a kept handle, or one left unawaited) would make a child this settlement does not know of.
+        children.seal();
       }
     }
     let externalCancel = cancelRequestedOf(job);
