@@ -78,7 +78,9 @@ describe("a job record's fields across claim, retry and reopen", () => {
     // Claimed in priority order, each with every field.
     const first = await queue.claimBatch("w", 4, 60_000);
     expect(first.map((j) => j.id)).toEqual(ids);
-    first.forEach((j, i) => expectFields(j, specs[i]!, 1, undefined));
+    first.forEach((j, i) => {
+      expectFields(j, specs[i]!, 1, undefined);
+    });
     // Claimed: the dedup keys are free again (a new job), which is cancelled to keep the count.
     const again = await queue.enqueue("w", enc("new"), { dedupKey: "dedup-0", runAt: T0 + 10_000_000 });
     expect(again.newlyEnqueued).toBe(true);
@@ -91,7 +93,9 @@ describe("a job record's fields across claim, retry and reopen", () => {
     await pending(queue, 4);
     const second = await queue.claimBatch("w", 4, 60_000);
     expect(second.map((j) => j.id)).toEqual(ids);
-    second.forEach((j, i) => expectFields(j, specs[i]!, 2, `failed ${i}`));
+    second.forEach((j, i) => {
+      expectFields(j, specs[i]!, 2, `failed ${i}`);
+    });
     // Back to scheduled with attached bytes, woken, claimed after a reopen: attached and fields kept.
     for (const [i, j] of second.entries()) await queue.nack(j, `again ${i}`, undefined, { retryAfterMs: 1_000_000 });
     for (const [i, id] of ids.entries()) expect(await queue.wakeScheduled("w", id, enc(`attached-${i}`))).toBe(true);
