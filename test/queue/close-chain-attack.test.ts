@@ -9,7 +9,8 @@
  * claimed.
  */
 import { describe, expect, it } from "vitest";
-import { ClosedError, LocalStore, Queue, S3Store, SettlementEffects, type ClaimedJob, type ObjectStore, type OpenOptions } from "taquba";
+import { ClosedError, Queue, SettlementEffects, type ClaimedJob } from "taquba";
+import { localStoreCase, s3Case, turns } from "./close-attack-cases.js";
 import { testRandom } from "../support/seed.js";
 import { useS3Server } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
@@ -19,34 +20,10 @@ import { enc } from "./helpers.js";
 const tempDir = useTempDirs("close-chain-");
 const server = useS3Server();
 
-const cases: [string, () => Promise<() => ObjectStore>, OpenOptions, number][] = [
-  [
-    "a LocalStore",
-    async () => {
-      const dir = await tempDir();
-      return () => new LocalStore(dir);
-    },
-    { flushIntervalMs: 1, payloadOffloadBytes: 64 },
-    3,
-  ],
-  [
-    "s3rver, records paged",
-    async () => {
-      const prefix = `chain-${Math.random().toString(36).slice(2)}`;
-      return () => new S3Store({ bucket: server.bucket, prefix, clientConfig: server.clientConfig });
-    },
-    { flushIntervalMs: 1, recordCacheBytes: 0, engineOptions: { checkpointWalObjects: 2 } },
-    1,
-  ],
+const cases = [
+  localStoreCase(tempDir, { flushIntervalMs: 1, payloadOffloadBytes: 64 }, 3),
+  s3Case("s3rver, records paged", server, "chain", { flushIntervalMs: 1, recordCacheBytes: 0, engineOptions: { checkpointWalObjects: 2 } }, 1),
 ];
-
-const turns = (n: number) =>
-  new Promise<void>((resolve) =>
-    (function next(left: number) {
-      if (left <= 0) resolve();
-      else setImmediate(() => next(left - 1));
-    })(n),
-  );
 
 describe("Queue.close() among ackClaimingNext chains", () => {
   it.each(cases)(

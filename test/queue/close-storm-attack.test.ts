@@ -8,7 +8,8 @@
  * offloaded payload object is left without its job.
  */
 import { describe, expect, it } from "vitest";
-import { ClosedError, LocalStore, Queue, S3Store, type ObjectStore, type OpenOptions } from "taquba";
+import { ClosedError, Queue } from "taquba";
+import { localStoreCase, s3Case, turns } from "./close-attack-cases.js";
 import { testRandom } from "../support/seed.js";
 import { useS3Server } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
@@ -17,35 +18,16 @@ import { enc } from "./helpers.js";
 const tempDir = useTempDirs("close-storm-");
 const server = useS3Server();
 
-/** Each case: a fresh store (and the same again for the reopen), options, rounds. */
-const cases: [string, () => Promise<() => ObjectStore>, OpenOptions, number][] = [
-  [
-    "a LocalStore",
-    async () => {
-      const dir = await tempDir();
-      return () => new LocalStore(dir);
-    },
-    { flushIntervalMs: 1, payloadOffloadBytes: 64 },
-    4,
-  ],
-  [
+const cases = [
+  localStoreCase(tempDir, { flushIntervalMs: 1, payloadOffloadBytes: 64 }, 4),
+  s3Case(
     "s3rver, records paged with no record cache",
-    async () => {
-      const prefix = `storm-${Math.random().toString(36).slice(2)}`;
-      return () => new S3Store({ bucket: server.bucket, prefix, clientConfig: server.clientConfig });
-    },
+    server,
+    "storm",
     { flushIntervalMs: 1, payloadOffloadBytes: 64, recordCacheBytes: 0, engineOptions: { checkpointWalObjects: 2, segmentBlockBytes: 256 } },
     2,
-  ],
+  ),
 ];
-
-const turns = (n: number) =>
-  new Promise<void>((resolve) =>
-    (function next(left: number) {
-      if (left <= 0) resolve();
-      else setImmediate(() => next(left - 1));
-    })(n),
-  );
 
 describe("Queue.close() storms", () => {
   it.each(cases)(

@@ -1,0 +1,45 @@
+/**
+ * @module What the close attacks share: the stores they run over (a
+ * LocalStore, and s3rver under a fresh prefix), each with the options and
+ * rounds of its attack, and a wait of a few event-loop turns.
+ */
+import { LocalStore, S3Store, type ObjectStore, type OpenOptions } from "taquba";
+import type { SharedS3Server } from "../support/use-s3-server.js";
+
+/** A case: its name, a maker of fresh stores (and the same store again for the reopen), options, rounds. */
+export type CloseCase = [string, () => Promise<() => ObjectStore>, OpenOptions, number];
+
+/** A LocalStore over a fresh temporary directory per round. */
+export function localStoreCase(tempDir: () => Promise<string>, opts: OpenOptions, rounds: number): CloseCase {
+  return [
+    "a LocalStore",
+    async () => {
+      const dir = await tempDir();
+      return () => new LocalStore(dir);
+    },
+    opts,
+    rounds,
+  ];
+}
+
+/** s3rver under a fresh prefix per round (starting with `stem`). */
+export function s3Case(name: string, server: SharedS3Server, stem: string, opts: OpenOptions, rounds: number): CloseCase {
+  return [
+    name,
+    async () => {
+      const prefix = `${stem}-${Math.random().toString(36).slice(2)}`;
+      return () => new S3Store({ bucket: server.bucket, prefix, clientConfig: server.clientConfig });
+    },
+    opts,
+    rounds,
+  ];
+}
+
+/** Resolves after `n` turns of the event loop (each a setImmediate). */
+export const turns = (n: number): Promise<void> =>
+  new Promise<void>((resolve) =>
+    (function next(left: number) {
+      if (left <= 0) resolve();
+      else setImmediate(() => next(left - 1));
+    })(n),
+  );
