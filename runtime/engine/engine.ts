@@ -112,6 +112,7 @@ declare const VALUE_TOKEN: unique symbol;
 export type ValueToken = { readonly [VALUE_TOKEN]: true };
 
 const RESOLVED = Promise.resolve();
+const noop = (): void => {};
 
 /** Whether a changed value is bytes held in memory: the only ones `#pageOut` pages or packs (it needs no key string for the others). */
 const isHeldBytes = (v: StoredValue | null): boolean => v instanceof Uint8Array;
@@ -209,6 +210,8 @@ export class Engine {
   #compactionRun: Promise<void> | undefined;
   /** The running incremental checkpoint, if any: one may run while a compaction does (docs/engine.md, "Incremental checkpoints during a compaction"). */
   #incrementalRun: Promise<void> | undefined;
+  /** The running checkpoints and the `walNext` of their cuts. */
+  readonly #runCuts = new Map<Promise<void>, number>();
   /** Running checkpoints that have not yet published and paged out: commits held by the backlog wait only for those. */
   #holding = 0;
   /**
@@ -218,6 +221,10 @@ export class Engine {
    */
   #collecting: Promise<void> | undefined;
   #toCollect: { writer: CheckpointWriter; current: Manifest; previous: Manifest } | undefined;
+  /** The id of the newest manifest whose deletions ended. */
+  #collectedId = 0;
+  /** Callers of `checkpoint()` waiting for the deletions of manifest `id` (see `#collectedThrough`). */
+  #collectWaits: { id: number; resolve: () => void }[] = [];
   /**
    * While a compaction runs: the changes between the cut of the manifest it
    * started from and its own cut, which no published run holds yet; the
@@ -596,12 +603,53 @@ export class Engine {
    * call, then deletes the WAL objects it covers: the keys changed since the
    * previous checkpoint as a new run, or the whole state when a compaction
    * is due (see the module documentation). Commits continue meanwhile.
+   * Resolves once such a manifest is published and its deletions ended: a
+   * checkpoint already running whose cut covers the call counts, and
+   * checkpoints cut after the one that covers it are not waited for (they
+   * may still run when it resolves). Rejects when its own checkpoint fails.
    */
   async checkpoint(): Promise<void> {
-    await this.#checkpointsEnded();
-    await this.#startCheckpoint();
+    if (this.#failure) throw this.#failure;
+    if (this.#status !== "open") throw new ClosedError("the engine");
+    // Every commit made before the call is in a WAL object sealed now: a manifest whose `walNext` passes it covers them.
+    const target = this.#wal.seal() + 1;
+    while (this.#manifest.walNext < target) {
+      if (this.#canStartCovering(target)) {
+        // Its own checkpoint: its failure is the caller's.
+        await this.#startCheckpoint();
+        continue;
+      }
+      // One running may cover the call (any cut after it does): wait for the next to end, never for all of them,
+      // since automatic checkpoints under a steady stream of commits start one after another.
+      await Promise.race([this.#compactionRun, this.#incrementalRun].filter((r) => r !== undefined).map((r) => r.then(noop, noop)));
+      if (this.#failure) throw this.#failure;
+      if (this.closed) throw new ClosedError("the engine");
+    }
+    const covering = this.#manifest;
+    // The checkpoint that published it pages out and queues its deletions before it ends: wait for those cut
+    // before that publish (one cut since covers WAL past it, and is not the caller's).
+    await Promise.allSettled([...this.#runCuts].filter(([, walNext]) => walNext <= covering.walNext).map(([run]) => run));
     // Its deletions run after it (see `#collectAfter`): the caller is told once they ended too.
-    await this.#collecting;
+    await this.#collectedThrough(covering.id);
+  }
+
+  /**
+   * Whether `checkpoint()` may start one now that covers WAL below `target`:
+   * none incremental runs, and no compaction does, or one does whose cut is
+   * below `target` and beside which an incremental checkpoint may run
+   * (its cut is then past the compaction's, so it covers something).
+   */
+  #canStartCovering(target: number): boolean {
+    if (this.#incrementalRun !== undefined) return false;
+    if (this.#compactionRun === undefined) return true;
+    const compacting = this.#compacting;
+    return this.#canCheckpointBeside() && (compacting === undefined || compacting.walNext < target);
+  }
+
+  /** Resolves once the deletions of manifest `id` (or of a later one, which delete all it would) ended, or none are queued. */
+  #collectedThrough(id: number): Promise<void> {
+    if (this.#collecting === undefined || this.#collectedId >= id) return RESOLVED;
+    return new Promise<void>((resolve) => this.#collectWaits.push({ id, resolve }));
   }
 
   /**
@@ -749,7 +797,9 @@ export class Engine {
     const run = this.#runCheckpoint(cut).finally(() => {
       if (cut.full && this.#compactionRun === run) this.#compactionRun = undefined;
       if (!cut.full && this.#incrementalRun === run) this.#incrementalRun = undefined;
+      this.#runCuts.delete(run);
     });
+    this.#runCuts.set(run, cut.walNext);
     if (cut.full) this.#compactionRun = run;
     else this.#incrementalRun = run;
     run.then(
@@ -944,11 +994,26 @@ export class Engine {
       for (let job = this.#toCollect; job !== undefined; job = this.#toCollect) {
         this.#toCollect = undefined;
         await this.#collect(job.writer, job.current, job.previous);
+        this.#collectedId = Math.max(this.#collectedId, job.current.id);
+        this.#releaseCollectWaits(false);
       }
     } finally {
       // In the same turn as the last look at `#toCollect`: a job queued later starts a new collection.
       this.#collecting = undefined;
+      // Nothing queued: a manifest whose deletions a caller waits for was collected, or never will be.
+      this.#releaseCollectWaits(true);
     }
+  }
+
+  /** Lets go the callers of `checkpoint()` whose manifest's deletions ended: all of them, when `all`. */
+  #releaseCollectWaits(all: boolean): void {
+    if (this.#collectWaits.length === 0) return;
+    const waiting: { id: number; resolve: () => void }[] = [];
+    for (const w of this.#collectWaits) {
+      if (all || w.id <= this.#collectedId) w.resolve();
+      else waiting.push(w);
+    }
+    this.#collectWaits = waiting;
   }
 
   /**

@@ -98,16 +98,25 @@ export function checkRunPayload(what: string, bytes: Uint8Array): void {
   }
 }
 
-/** Checks a run-group id and member key. */
-export function checkGroupMember(groupId: unknown, key: unknown): void {
-  if (typeof groupId !== "string" || groupId.length === 0 || !isWellFormed(groupId) || utf8(groupId) > MAX_GROUP_ID_BYTES) {
-    throw new ValidationError(
-      `a run group id must be 1 to ${MAX_GROUP_ID_BYTES} bytes of well-formed text, got ${typeof groupId === "string" ? excerpt(groupId) : describeValue(groupId)}`,
-    );
-  }
+/**
+ * Checks a run-group id and member key, and the group's display id (its id
+ * as its user named it, stored in run listings) when given: UTF-8 cannot
+ * hold a lone surrogate, which would be stored as U+FFFD.
+ */
+export function checkGroupMember(groupId: unknown, key: unknown, displayId?: unknown): void {
+  checkGroupId("a run group id", groupId);
+  if (displayId !== undefined) checkGroupId("a run group's display id", displayId);
   if (typeof key !== "string" || key.length === 0 || !isWellFormed(key) || utf8(key) > MAX_GROUP_KEY_BYTES) {
     throw new ValidationError(
       `a run group member key must be 1 to ${MAX_GROUP_KEY_BYTES} bytes of well-formed text, got ${typeof key === "string" ? excerpt(key) : describeValue(key)}`,
+    );
+  }
+}
+
+function checkGroupId(what: string, id: unknown): void {
+  if (typeof id !== "string" || id.length === 0 || !isWellFormed(id) || utf8(id) > MAX_GROUP_ID_BYTES) {
+    throw new ValidationError(
+      `${what} must be 1 to ${MAX_GROUP_ID_BYTES} bytes of well-formed text, got ${typeof id === "string" ? excerpt(id) : describeValue(id)}`,
     );
   }
 }

@@ -233,7 +233,7 @@ export class WorkflowRuntime {
    * settlement terminates the run. Idempotent like `submit`.
    */
   async submitGroupMember(groupId: string, key: string, spec: RunSpec, displayId?: string): Promise<SubmitOutcome> {
-    checkGroupMember(groupId, key);
+    checkGroupMember(groupId, key, displayId);
     return await submitRun(this.#core, spec, { id: groupId, key }, undefined, displayId);
   }
 

@@ -2,8 +2,10 @@
  * @module The open that claims first (open-writer.ts) attacked with real
  * processes over one directory: a writer checkpointing without pause while a
  * second process opens the same store. The second must open (the first is
- * then fenced and stops), and SIGKILL at seeded random moments of the second
- * one's start (before, during or after its claim and load) must lose nothing:
+ * then fenced and stops). Killed inside its claim's manifest put (see
+ * kill-in-put.ts), half way through the write, the second leaves no claim and
+ * the first goes on checkpointing; killed once the claim is under its name,
+ * before its load, the claim fences the first. Either way nothing is lost:
  * every batch either writer reported durable is in the reopened state, no
  * batch half applied, no stale marker, and the next writer opens over
  * whatever claim the killed one left.
@@ -15,8 +17,8 @@ import { ChildScenario } from "../support/child-scenario.js";
 import { startScript } from "../support/child-script.js";
 import { expectCrashState } from "../support/crash-state.js";
 import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
-import { testRandom } from "../support/seed.js";
-import { durableIds } from "../support/crash-output.js";
+import { durableIds, lastCount } from "../support/crash-output.js";
+import { type KillInPut, killInPutEnv } from "../support/kill-in-put.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/busy-checkpoint-writer.ts", import.meta.url));
@@ -24,48 +26,75 @@ const tempDir = useTempDirs("taquba-busy-kill-");
 
 const epochOf = (lines: readonly string[]) => Number(lines.find((l) => l.startsWith("O "))?.slice(2) ?? Number.NaN);
 
+/** Starts a second writer that kills itself in its claim (its first manifest put) at `window`. */
+function startKilledInClaim(dir: string, tag: string, window: KillInPut["window"]) {
+  const kill = killInPutEnv({ window, dirName: "manifest%2F", nth: 1 });
+  return startScript(fixture, [dir, tag, "2"], { env: { ...process.env, TAQUBA_TEST_KILL_IN_PUT: kill } });
+}
+
+/** Waits for a writer that kills itself, and checks it died in `window`. */
+async function expectKilledIn(scenario: ChildScenario, tag: string, script: ReturnType<typeof startScript>, window: string): Promise<void> {
+  // Through the scenario, so a writer that never reaches its kill fails the test with its output instead of hanging.
+  await scenario
+    .line(tag, script, (l) => l.startsWith("K "), `${tag}'s kill in its claim`, 25_000)
+    .catch(async (err: unknown) => {
+      if (!script.lines.some((l) => l.startsWith("K "))) throw err;
+    });
+  const exit = await script.exited;
+  expect(exit.signal, script.stderr()).toBe("SIGKILL");
+  expect(script.lines.find((l) => l.startsWith("K "))?.split(" ")[1]).toBe(window);
+  expect(durableIds(script.lines)).toEqual([]);
+}
+
 describe("a take-over of a writer that checkpoints without pause, attacked with SIGKILL", () => {
-  it(
-    "the second process opens and fences the first; killed at random points of its start, nothing durable is lost",
-    { timeout: loadLimitTimeout(60_000) },
-    () =>
-      withinLoadLimit(60_000, async () => {
-        const dir = await tempDir();
-        const { int } = testRandom("busy take-over kill");
-        const scenario = new ChildScenario(55_000);
-        const allDurable: string[] = [];
+  it("the second process opens and fences the first; killed inside its claim, nothing durable is lost", { timeout: loadLimitTimeout(60_000) }, () =>
+    withinLoadLimit(60_000, async () => {
+      const dir = await tempDir();
+      const scenario = new ChildScenario(55_000);
+      const allDurable: string[] = [];
+      const reopenAndCheck = async (tags: string[]) => {
+        const engine = await Engine.open(new LocalStore(dir));
         try {
-          for (let round = 0; round < 3; round++) {
-            const first = scenario.track(`a${round}`, startScript(fixture, [dir, `a${round}`, "2"]));
-            await scenario.line(`a${round}`, first, (l) => l.startsWith("C ") && Number(l.slice(2)) >= 5, "five checkpoints of the first writer", 25_000);
-            const second = scenario.track(`b${round}`, startScript(fixture, [dir, `b${round}`, "2"]));
-            if (round === 0) {
-              // Left to open: it must, in bounded time, however often the first one checkpoints.
-              await scenario.line(`b${round}`, second, (l) => l.startsWith("D "), "the second writer's first durable batch", 25_000);
-              expect(epochOf(second.lines)).toBeGreaterThan(epochOf(first.lines));
-              // The first writer's next manifest (it checkpoints all the time) meets the claim: fenced, it stops.
-              const exit = await first.exited;
-              expect(exit.code).toBe(3);
-              expect(first.lines.find((l) => l.startsWith("X "))).toBe("X FencedError");
-            } else {
-              // Killed at a drawn moment of its start: before it claimed, between its claim and its load, or after.
-              await new Promise((r) => setTimeout(r, int(2500)));
-            }
-            await second.kill();
-            await first.kill();
-            allDurable.push(...durableIds(first.lines), ...durableIds(second.lines));
-            const engine = await Engine.open(new LocalStore(dir));
-            try {
-              expectCrashState(engine, allDurable, `a${round}`);
-              expectCrashState(engine, allDurable, `b${round}`);
-            } finally {
-              await engine.close();
-            }
-          }
+          for (const tag of tags) expectCrashState(engine, allDurable, tag);
         } finally {
-          await scenario.stop();
+          await engine.close();
         }
-        expect(allDurable.length).toBeGreaterThan(30);
-      }),
+      };
+      try {
+        // Left to open: it must, in bounded time, however often the first one checkpoints.
+        const a0 = scenario.track("a0", startScript(fixture, [dir, "a0", "2"]));
+        await scenario.line("a0", a0, (l) => l.startsWith("C ") && Number(l.slice(2)) >= 5, "five checkpoints of the first writer", 25_000);
+        const b0 = scenario.track("b0", startScript(fixture, [dir, "b0", "2"]));
+        await scenario.line("b0", b0, (l) => l.startsWith("D "), "the second writer's first durable batch", 25_000);
+        expect(epochOf(b0.lines)).toBeGreaterThan(epochOf(a0.lines));
+        // The first writer's next manifest (it checkpoints all the time) meets the claim: fenced, it stops.
+        const exit = await a0.exited;
+        expect(exit.code).toBe(3);
+        expect(a0.lines.find((l) => l.startsWith("X "))).toBe("X FencedError");
+        await b0.kill();
+        allDurable.push(...durableIds(a0.lines), ...durableIds(b0.lines));
+        await reopenAndCheck(["a0", "b0"]);
+
+        const a1 = scenario.track("a1", startScript(fixture, [dir, "a1", "2"]));
+        await scenario.line("a1", a1, (l) => l.startsWith("C ") && Number(l.slice(2)) >= 5, "five checkpoints of the first writer", 25_000);
+        // Killed half way through writing its claim: no claim is visible, so the first is not fenced and
+        // goes on publishing manifests (each of which would meet a claim).
+        await expectKilledIn(scenario, "b1", scenario.track("b1", startKilledInClaim(dir, "b1", "torn-write")), "torn-write");
+        const published = lastCount(a1.lines, "C");
+        await scenario.line("a1", a1, (l) => l.startsWith("C ") && Number(l.slice(2)) >= published + 3, "checkpoints after the torn claim", 25_000);
+        expect(a1.lines.some((l) => l.startsWith("X "))).toBe(false);
+        // Killed with its claim under its name, before its load: the claim alone fences the first writer.
+        await expectKilledIn(scenario, "b2", scenario.track("b2", startKilledInClaim(dir, "b2", "after-link")), "after-link");
+        const fenced = await scenario.exit("a1", a1, 25_000);
+        expect(fenced.code).toBe(3);
+        expect(a1.lines.find((l) => l.startsWith("X "))).toBe("X FencedError");
+        allDurable.push(...durableIds(a1.lines));
+        // The next writer opens over the claim the killed one left.
+        await reopenAndCheck(["a0", "b0", "a1"]);
+      } finally {
+        await scenario.stop();
+      }
+      expect(allDurable.length).toBeGreaterThan(30);
+    }),
   );
 });

@@ -3,7 +3,7 @@
  * termination (its part of run groups).
  */
 import { describe, expect, it } from "vitest";
-import { StepOutcome } from "taquba";
+import { StepOutcome, ValidationError } from "taquba";
 import { decodeGroupMember } from "../../runtime/workflow/records/records.js";
 import { dec, enc, openEnv, runnerOf } from "./helpers.js";
 
@@ -31,5 +31,28 @@ describe("run-group member records (the runtime's part of run groups)", () => {
     expect(await member("b")).toMatchObject({ state: "failed", error: "no", errorKind: "runner" });
     await worker.shutdown();
     await env.stop();
+  });
+
+  it("a display id with a lone surrogate is refused before anything is stored (UTF-8 would store U+FFFD)", async () => {
+    const env = await openEnv(
+      runnerOf(async (s) => StepOutcome.succeed(s.payload)),
+      { start: false },
+    );
+    try {
+      for (const displayId of ["g\ud800", "\udc00", "x\ud83d"]) {
+        const refused = env.runtime.submitGroupMember("g1", "a", { input: enc("ok"), runId: "g1-a" }, displayId);
+        await expect(refused).rejects.toThrow(ValidationError);
+        await expect(env.runtime.submitGroupMember("g1", "a", { input: enc("ok"), runId: "g1-a" }, displayId)).rejects.toThrow(
+          /run group's display id .* well-formed text/,
+        );
+      }
+      expect(await env.queue.kvGet("workflow/groups/workflow-steps/g1/a")).toBeNull();
+      expect(await env.runtime.status("g1-a")).toBeNull();
+      // A well-formed one (an astral character is a whole pair) is stored as given.
+      await env.runtime.submitGroupMember("g1", "a", { input: enc("ok"), runId: "g1-a" }, "g \ud83d\ude00");
+      expect(await env.queue.kvGet("workflow/groups/workflow-steps/g1/a")).not.toBeNull();
+    } finally {
+      await env.stop();
+    }
   });
 });
