@@ -32,7 +32,8 @@
  * - The parent's end: a parent that terminates with children enqueues, in
  *   the same commit, a job that cancels its running children whose policy
  *   is `cancel` (when the parent failed or was cancelled) and drops the
- *   parent's unread child ends.
+ *   parent's unread child ends. The step's settlement commits only once the
+ *   step's starts in flight landed, so that job finds every child.
  */
 import { ValidationError } from "../../errors.js";
 import { SettlementEffects } from "../../queue/effects.js";
@@ -106,7 +107,9 @@ export interface ChildRuns {
    * delivery of this step started. Not atomic with the step's settlement:
    * a child started by a delivery that then fails is found by the retry.
    * Await it before the step returns: once the step returned, a call (or
-   * one still in flight) is refused with `ValidationError`.
+   * one still marking the run as a parent) is refused with
+   * `ValidationError`; one past that is awaited by the step's settlement,
+   * so its child is among the run's children when the run ends.
    */
   start(spec: ChildRunSpec): Promise<ChildRunStart>;
   /** The completion key of child `childRunId` of this run (to wait for a child started by an earlier step). */
@@ -176,7 +179,12 @@ export const DETACHED_CHILDREN: ChildRuns = Object.freeze({
  * delivery started one (the run record the step read at claim predates
  * that).
  */
-export function childRunsFor(core: RuntimeCore, parentRunId: RunId, step: number, waitKey?: string): ChildRuns & { started(): boolean; seal(): void } {
+export function childRunsFor(
+  core: RuntimeCore,
+  parentRunId: RunId,
+  step: number,
+  waitKey?: string,
+): ChildRuns & { started(): boolean; seal(): Promise<unknown> | undefined } {
   return new StepChildren(core, parentRunId, step, waitKey === undefined ? undefined : childOfCompletionKey(waitKey, parentRunId));
 }
 
@@ -191,6 +199,8 @@ class StepChildren implements ChildRuns {
   #started = false;
   /** Set when the step returned: a start after it would make a child the settlement does not know of. */
   #sealed = false;
+  /** Starts past the seal's last check whose child has not landed yet: the settlement waits for them (see `seal`). */
+  #landing: Set<Promise<ChildRunStart>> | undefined;
   #start: ChildRuns["start"] | undefined;
   #completionKey: ChildRuns["completionKey"] | undefined;
   #outcome: ChildRuns["outcome"] | undefined;
@@ -211,11 +221,16 @@ class StepChildren implements ChildRuns {
   /**
    * Closes the step's starts when the step returned: a later call, or a
    * call still reading the run record then, is refused. A start past that
-   * point has set `started()` before the settlement reads it, so the run's
-   * end knows of its child.
+   * point has set `started()` before the settlement reads it, and the
+   * returned promise (`undefined` when none is in flight) settles once
+   * each such start's child landed or failed to: the settlement awaits it,
+   * so the run's end, and the sweep of its children that the end
+   * enqueues, come after every child the step started is in its list.
    */
-  seal(): void {
+  seal(): Promise<unknown> | undefined {
     this.#sealed = true;
+    const landing = this.#landing;
+    return landing === undefined || landing.size === 0 ? undefined : Promise.allSettled(landing);
   }
 
   get start(): ChildRuns["start"] {
@@ -244,7 +259,7 @@ class StepChildren implements ChildRuns {
   }
 
   async #startChild(spec: ChildRunSpec): Promise<ChildRunStart> {
-    const { core, parentRunId, step } = this;
+    const { core, parentRunId } = this;
     this.#refuseWhenSealed();
     if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
       throw new ValidationError("children.start takes { input: Uint8Array, key?, options?, parentClose? }");
@@ -267,6 +282,19 @@ class StepChildren implements ChildRuns {
     // Checked again after the await: the step may have returned meanwhile (a start left unawaited).
     this.#refuseWhenSealed();
     this.#started = true;
+    const landing = this.#land(spec, key, parentClose, parentRun);
+    const inFlight = (this.#landing ??= new Set());
+    inFlight.add(landing);
+    try {
+      return await landing;
+    } finally {
+      inFlight.delete(landing);
+    }
+  }
+
+  /** Finds or submits the child of a start past the seal's checks (see `seal`). */
+  async #land(spec: ChildRunSpec, key: string, parentClose: ParentClosePolicy, parentRun: RunRecord): Promise<ChildRunStart> {
+    const { core, parentRunId, step } = this;
     const { runId, known } = await childOfThisRun(core, parentRunId, parentRun, step, key);
     const completionKey = childCompletionKey(parentRunId, runId);
     if (known.kind === "terminated") {

@@ -262,8 +262,10 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
         verdict = { ok: false, error };
       } finally {
         effects.seal();
-        // A start after this (a kept handle, or one left unawaited) would make a child this settlement does not know of.
-        children.seal();
+        // A start after this (a kept handle, or one left unawaited) would make a child this settlement does not know of;
+        // one already past the seal's checks lands first, so the run's end finds its child among the run's children.
+        const landing = children.seal();
+        if (landing !== undefined) await landing;
       }
     }
     let externalCancel = cancelRequestedOf(job);
