@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, ValidationError, WriteBatch } from "taquba";
+import type { BatchOp } from "../../runtime/engine/write-batch.js";
 
 /** A WriteBatch whose ops are `ops`, as a caller building one by hand would make it. */
 function batchOf(ops: unknown[]): WriteBatch {
@@ -196,6 +197,98 @@ describe("Engine.commit with ops that change between reads", () => {
       await reopened.close();
     });
   }
+});
+
+/**
+ * Ops `WriteBatch.put` and `delete` made, and copies of them: a commit that
+ * took the ops it made without reading them again must still read once any
+ * copy, forgery or frozen look-alike, and check the values it was given.
+ */
+describe("Engine.commit with ops WriteBatch made, and copies of them", () => {
+  const bytes = (...b: number[]) => new Uint8Array(b);
+  /** An op `put` made (each case copies it and gives the copy a key that answers another key on each read). */
+  const made = () => new WriteBatch().put("k/acked", bytes(1)).ops[0] as BatchOp;
+  const lying = (op: object): object => {
+    const key = shifting("k/acked", "k/wal", "k/memory");
+    return Object.defineProperty(op, "key", {
+      get() {
+        return key();
+      },
+      enumerable: true,
+    });
+  };
+  const cases: [string, () => unknown[]][] = [
+    ["a spread copy of a made op whose key getter answers another key on each read", () => [lying({ ...made() })]],
+    ["an op made from a made op's prototype", () => [lying(Object.assign(Object.create(Object.getPrototypeOf(made()) as object) as object, made()))]],
+    [
+      "a frozen op built by hand whose key getter answers another key on each read",
+      () => {
+        const key = shifting("k/acked", "k/wal", "k/memory");
+        return [
+          Object.freeze({
+            kind: "put",
+            get key() {
+              return key();
+            },
+            value: bytes(1),
+          }),
+        ];
+      },
+    ],
+    [
+      "a made op's value given an own byteLength that answers falsely after the first read",
+      () => new WriteBatch().put("k/acked", lyingLength(bytes(1, 2, 3))).ops,
+    ],
+    [
+      "a made op whose value is a Uint8Array subclass",
+      () => {
+        class LyingBytes extends Uint8Array {
+          #reads = 0;
+          override get byteLength(): number {
+            return this.#reads++ === 0 ? super.byteLength : 1;
+          }
+        }
+        return new WriteBatch().put("k/acked", LyingBytes.of(1, 2, 3)).ops;
+      },
+    ],
+  ];
+  for (const [name, ops] of cases) {
+    it(`${name}: memory and a reopen hold the same state`, async () => {
+      const store = new MemoryStore();
+      const engine = await Engine.open(store);
+      await engine.commit(batchOf(ops()));
+      await engine.commit(new WriteBatch().put("k/later", bytes(7)));
+      const acked = snapshot(engine);
+      await engine.close();
+      const reopened = await Engine.open(store);
+      expect(snapshot(reopened)).toEqual(acked);
+      await reopened.close();
+    });
+  }
+
+  it("a made op with a key that is not well-formed, or a value that is not bytes, is still refused whole", async () => {
+    const engine = await Engine.open(new MemoryStore());
+    for (const batch of [
+      new WriteBatch().put("first", bytes(1)).put(`k/${lone}`, bytes(1)),
+      new WriteBatch().put("first", bytes(1)).delete(`k/${lone}`),
+      new WriteBatch().put("first", bytes(1)).put("k/v", "text" as unknown as Uint8Array),
+      new WriteBatch().put("first", bytes(1)).put(7 as unknown as string, bytes(1)),
+    ]) {
+      await expect(engine.commit(batch)).rejects.toBeInstanceOf(ValidationError);
+    }
+    expect(snapshot(engine)).toEqual([]);
+    await engine.close();
+  });
+
+  it("a made op with a value of a detached buffer is refused whole", async () => {
+    const engine = await Engine.open(new MemoryStore());
+    const value = bytes(1, 2, 3);
+    const batch = new WriteBatch().put("first", bytes(1)).put("k/v", value);
+    structuredClone(value.buffer, { transfer: [value.buffer] });
+    await expect(engine.commit(batch)).rejects.toBeInstanceOf(ValidationError);
+    expect(snapshot(engine)).toEqual([]);
+    await engine.close();
+  });
 });
 
 /** Every key and a copy of its value's bytes, in key order. */
