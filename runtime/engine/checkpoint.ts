@@ -19,7 +19,7 @@ import { heldValue, isPaged, type StoredValue } from "./paged-value.js";
 import { lendBody, putBodyReleased } from "../store/put-body.js";
 import { SpareBuffers } from "./spare-buffers.js";
 import { withRetries } from "./retry.js";
-import { createOnce, forEachLimit, listKeys } from "./store-ops.js";
+import { createOnce, forEachLimit, getWithRetries, listKeys } from "./store-ops.js";
 
 /** Manifests kept behind the newest, so readers mid-load can still finish. */
 const KEEP_MANIFESTS = 2;
@@ -147,14 +147,18 @@ export async function writeSegments(
  * Publishes `next` with put-if-absent. Finding another manifest under that
  * number means a newer writer opened the store: this writer is fenced.
  *
- * So does a manifest numbered above `next` once it landed: put-if-absent
- * alone misses a put held (a slow store) while a newer writer claimed the
- * number, published past it and deleted it in its garbage collection. Then
- * `next` and the segments `fresh` (store keys this writer wrote for it,
- * listed by no other manifest) are deleted again before `FencedError`;
- * what those deletes leave, the newer writer's next garbage collection
- * removes (a manifest more than `KEEP_MANIFESTS` behind its own, segments
- * of an older epoch that it does not list). The listing costs one request
+ * So does a manifest numbered above `next` once it landed. Either the put
+ * was held (a slow store) while a newer writer claimed the number,
+ * published past it and deleted it in its garbage collection (put-if-absent
+ * alone misses that): then `next` and the segments `fresh` (store keys this
+ * writer wrote for it) are listed by no other manifest and are deleted
+ * again before `FencedError`; what those deletes leave, the newer writer's
+ * next garbage collection removes (a manifest more than `KEEP_MANIFESTS`
+ * behind its own, segments of an older epoch that it does not list). Or
+ * `next` landed in time and a newer writer opened on it (this writer was
+ * paused between the put landing and its answer): the newer manifests list
+ * `fresh`, and deleting them would leave the newest manifest listing
+ * missing segments, so nothing is deleted. The listing costs one request
  * per publish, and finds the newer manifest whenever one was deleted to
  * make room: a writer never deletes its newest.
  */
@@ -162,9 +166,14 @@ export async function publishManifest(ctx: StoreContext, next: Manifest, stopped
   const key = manifestKey(ctx.prefix, next.id);
   const res = await createOnce(ctx.store, key, encodeManifest(next), ctx.retry, stopped);
   if (res.created) {
-    const later = await listKeys(ctx.store, `${ctx.prefix}manifest/`, ctx.retry, key);
-    const newer = later.find((k) => parseNumberedKey(ctx.prefix, "manifest", k) !== undefined);
+    const later = (await listKeys(ctx.store, `${ctx.prefix}manifest/`, ctx.retry, key)).filter(
+      (k) => parseNumberedKey(ctx.prefix, "manifest", k) !== undefined,
+    );
+    const newer = later[0];
     if (newer === undefined) return;
+    if (await takenOver(ctx, later, fresh)) {
+      throw new FencedError(`another process opened the store on manifest "${key}" and published "${newer}": a newer writer opened the store`);
+    }
     await withdraw(ctx, key, fresh);
     throw new FencedError(`manifest "${key}" landed after another process had published "${newer}": a newer writer opened the store`);
   }
@@ -178,6 +187,37 @@ export async function publishManifest(ctx: StoreContext, next: Manifest, stopped
     }
   }
   throw new FencedError(`manifest "${key}" was written by another process (${detail})`);
+}
+
+/**
+ * Whether a manifest among `later` (keys of manifests numbered after this
+ * writer's) lists one of the segments `fresh` it wrote for its own: then a
+ * newer writer opened on that manifest. One that cannot be read, or that
+ * vanished since the listing, counts as listing them: leaving objects
+ * behind is what the newer writer's garbage collection mends, deleting ones
+ * it needs is not.
+ */
+async function takenOver(ctx: StoreContext, later: readonly string[], fresh: readonly string[]): Promise<boolean> {
+  if (fresh.length === 0) return false;
+  const mine = new Set(fresh);
+  for (const key of later) {
+    let bytes: Uint8Array | null;
+    try {
+      bytes = await getWithRetries(ctx.store, key, ctx.retry);
+    } catch {
+      return true;
+    }
+    // Deleted since the listing: newer ones were published since, which the listing does not show.
+    if (bytes === null) return true;
+    let listed: readonly SegmentRef[];
+    try {
+      listed = decodeManifest(key, bytes, parseNumberedKey(ctx.prefix, "manifest", key)!).segments;
+    } catch {
+      return true;
+    }
+    if (listed.some((seg) => mine.has(ctx.prefix + seg.name))) return true;
+  }
+  return false;
 }
 
 /**
