@@ -185,17 +185,7 @@ describe("Engine.commit with ops that change between reads", () => {
     ],
   ];
   for (const [name, ops] of cases) {
-    it(`${name}: memory and a reopen hold the same state`, async () => {
-      const store = new MemoryStore();
-      const engine = await Engine.open(store);
-      await engine.commit(batchOf(ops()));
-      await engine.commit(new WriteBatch().put("k/later", bytes(7)));
-      const acked = snapshot(engine);
-      await engine.close();
-      const reopened = await Engine.open(store);
-      expect(snapshot(reopened)).toEqual(acked);
-      await reopened.close();
-    });
+    it(`${name}: memory and a reopen hold the same state`, () => expectReopenHoldsWhatMemoryHeld(ops()));
   }
 });
 
@@ -253,17 +243,7 @@ describe("Engine.commit with ops WriteBatch made, and copies of them", () => {
     ],
   ];
   for (const [name, ops] of cases) {
-    it(`${name}: memory and a reopen hold the same state`, async () => {
-      const store = new MemoryStore();
-      const engine = await Engine.open(store);
-      await engine.commit(batchOf(ops()));
-      await engine.commit(new WriteBatch().put("k/later", bytes(7)));
-      const acked = snapshot(engine);
-      await engine.close();
-      const reopened = await Engine.open(store);
-      expect(snapshot(reopened)).toEqual(acked);
-      await reopened.close();
-    });
+    it(`${name}: memory and a reopen hold the same state`, () => expectReopenHoldsWhatMemoryHeld(ops()));
   }
 
   it("a made op with a key that is not well-formed, or a value that is not bytes, is still refused whole", async () => {
@@ -292,6 +272,19 @@ describe("Engine.commit with ops WriteBatch made, and copies of them", () => {
 });
 
 /** Every key and a copy of its value's bytes, in key order. */
+/** Commits `ops` and one batch after them, then checks that a reopen holds what memory held. */
+async function expectReopenHoldsWhatMemoryHeld(ops: unknown[]): Promise<void> {
+  const store = new MemoryStore();
+  const engine = await Engine.open(store);
+  await engine.commit(batchOf(ops));
+  await engine.commit(new WriteBatch().put("k/later", new Uint8Array([7])));
+  const acked = snapshot(engine);
+  await engine.close();
+  const reopened = await Engine.open(store);
+  expect(snapshot(reopened)).toEqual(acked);
+  await reopened.close();
+}
+
 function snapshot(engine: Engine): [string, number[]][] {
   return [...engine.scan()].map(([k, v]) => [k, [...v]]);
 }

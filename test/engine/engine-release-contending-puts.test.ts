@@ -9,10 +9,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { Engine, LocalStore, MemoryStore, WriteBatch, withCounting, withFaults, withLatency } from "taquba";
 import { PrefixedStore } from "../../runtime/queue/prefixed-store.js";
-import { RELEASE_GROUP, releaseTuning } from "../../runtime/engine/wal-writer.js";
+import { RELEASE_GROUP } from "../../runtime/engine/wal-writer.js";
+import { everyPutSlow } from "../support/every-put-slow.js";
 import { declarePutsContend, putsContend } from "../../runtime/store/put-contention.js";
 import { GatedStore } from "../support/gated-store.js";
 
@@ -50,13 +51,7 @@ async function releaseOneWave(contend: boolean): Promise<{ sentWhenRun: number[]
 
 describe("WAL release over a store whose puts contend", () => {
   // Every put counts as slow: without the mark, releases go by groups.
-  const slowPutMs = releaseTuning.slowPutMs;
-  beforeAll(() => {
-    releaseTuning.slowPutMs = 0;
-  });
-  afterAll(() => {
-    releaseTuning.slowPutMs = slowPutMs;
-  });
+  everyPutSlow();
 
   it("releases every commit of a slow object at once, and their next commits leave in one object", async () => {
     const { sentWhenRun, walPuts } = await releaseOneWave(true);

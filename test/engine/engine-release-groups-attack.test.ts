@@ -7,11 +7,11 @@
  * after a reopen, every commit and flush settles (a rejection is a typed
  * error), and nothing hangs.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, TaqubaError, WriteBatch, type ObjectStore, type PutOptions } from "taquba";
 import { walKey } from "../../runtime/engine/layout.js";
 import { decodeWal } from "../../runtime/engine/wal-format.js";
-import { releaseTuning } from "../../runtime/engine/wal-writer.js";
+import { everyPutSlow } from "../support/every-put-slow.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -77,13 +77,7 @@ async function walContents(store: MemoryStore): Promise<Map<string, number>> {
 type Fault = "none" | "fail" | "fail after storing";
 
 describe("WAL release by groups under faults", () => {
-  const slowPutMs = releaseTuning.slowPutMs;
-  beforeAll(() => {
-    releaseTuning.slowPutMs = 0;
-  });
-  afterAll(() => {
-    releaseTuning.slowPutMs = slowPutMs;
-  });
+  everyPutSlow();
 
   for (const [fault, ending] of [
     ["none", "close"],

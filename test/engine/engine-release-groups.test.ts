@@ -5,9 +5,10 @@
  * and a group already durable resolves even when the engine is poisoned
  * before its turn.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, WriteBatch } from "taquba";
 import { RELEASE_GROUP, releaseTuning } from "../../runtime/engine/wal-writer.js";
+import { everyPutSlow } from "../support/every-put-slow.js";
 import { GatedStore } from "../support/gated-store.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -54,13 +55,7 @@ async function twoHeldObjects(
 
 describe("engine release by groups", () => {
   // Held puts land within microseconds of their release: every put counts as slow here, so releases go by groups.
-  const slowPutMs = releaseTuning.slowPutMs;
-  beforeAll(() => {
-    releaseTuning.slowPutMs = 0;
-  });
-  afterAll(() => {
-    releaseTuning.slowPutMs = slowPutMs;
-  });
+  everyPutSlow();
 
   it("releases every commit of an object at once after a fast put", async () => {
     releaseTuning.slowPutMs = Number.POSITIVE_INFINITY;
