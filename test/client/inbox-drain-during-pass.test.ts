@@ -93,12 +93,22 @@ async function served(dir: string) {
     new LocalStore(dir).put(`app/${requestKey("workflow-steps", ids(++at))}`, encodeRequest({ op: "schedule", action: "trigger", scheduleId: "hourly" }));
   /** Holds the next listing; resolves once a pass has taken its snapshot. */
   const holdNextPass = async () => {
-    held.state.held = true;
-    const listedBefore = held.state.listed;
-    const pass = inbox.drain();
-    await until("a pass has listed the inbox", () => held.state.listed > listedBefore);
-    // In an object: an async function returning the promise itself would wait for it.
-    return { pass };
+    for (;;) {
+      held.state.held = true;
+      const listedBefore = held.state.listed;
+      const passesBefore = inbox.stats.listings;
+      const pass = inbox.drain();
+      if (inbox.stats.listings > passesBefore) {
+        await until("a pass has listed the inbox", () => held.state.listed > listedBefore);
+        // In an object: an async function returning the promise itself would wait for it.
+        return { pass };
+      }
+      // A pass of the serving loop was running (woken by a write it watched): this call got the pass after it,
+      // not one of its own. Let both run unheld, then start one again.
+      held.state.held = false;
+      held.release();
+      await pass;
+    }
   };
   const letGo = () => {
     held.state.held = false;
