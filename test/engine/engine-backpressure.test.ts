@@ -11,6 +11,7 @@ import { ClosedError, Engine, FencedError, MemoryStore, MockClock, ValidationErr
 import { InjectedFaultError } from "taquba/testing";
 import { failWhen } from "../support/failing-store.js";
 import { GatedStore } from "../support/gated-store.js";
+import { turns } from "../support/turns.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const retry = { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 };
@@ -40,11 +41,6 @@ function watch(p: Promise<void>): { readonly settled: boolean; readonly error: u
  */
 function releaseAll(store: GatedStore): void {
   for (const h of [...store.held]) store.release(h.key);
-}
-
-/** Lets `n` turns of the event loop run (store calls of a MemoryStore and their continuations). */
-async function turns(n = 20): Promise<void> {
-  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
 }
 
 /** One commit per WAL object: each awaited before the next is made. */

@@ -11,14 +11,11 @@ import { Engine, EngineReader, MemoryStore, WriteBatch, type EngineOptions } fro
 import { decodeManifest } from "../../runtime/engine/manifest.js";
 import { GatedStore } from "../support/gated-store.js";
 import { mixedCommits } from "../support/mixed-commits.js";
+import { turns } from "../support/turns.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (v: Uint8Array | undefined) => (v === undefined ? undefined : new TextDecoder().decode(v));
 const retry = { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 };
-
-async function turns(n = 20): Promise<void> {
-  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
-}
 
 async function readAll(engine: Engine, keys: string[]): Promise<Map<string, string>> {
   for (let p = engine.warm(keys); p !== undefined; p = engine.warm(keys)) await p;

@@ -12,30 +12,11 @@ import { Engine, MemoryStore, WriteBatch } from "taquba";
 import { parseNumberedKey } from "../../runtime/engine/layout.js";
 import { decodeManifest } from "../../runtime/engine/manifest.js";
 import { GatedStore } from "../support/gated-store.js";
+import { settlesWithinTurns } from "../support/turns.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 /** A checkpoint at every WAL object, no backlog bound: commits never wait on checkpoints here. */
 const eager = { checkpointWalObjects: 1, checkpointWalBytes: 0, checkpointBacklog: 0, retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 } };
-
-/** Lets `n` turns of the event loop run (a MemoryStore's calls and their continuations). */
-async function turns(n = 20): Promise<void> {
-  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
-}
-
-/** Whether `p` settled within a bound of turns (a MemoryStore answers within a few). */
-async function settlesWithinTurns(p: Promise<unknown>, bound = 500): Promise<boolean> {
-  let settled = false;
-  p.then(
-    () => {
-      settled = true;
-    },
-    () => {
-      settled = true;
-    },
-  );
-  for (let i = 0; i < bound && !settled; i++) await turns(1);
-  return settled;
-}
 
 async function newestManifest(store: MemoryStore) {
   const keys: string[] = [];

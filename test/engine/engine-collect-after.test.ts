@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, WriteBatch, type ListOptions, type ListedObject } from "taquba";
 import { parseNumberedKey } from "../../runtime/engine/layout.js";
 import { decodeManifest } from "../../runtime/engine/manifest.js";
+import { settlesWithinTurns, turns } from "../support/turns.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const retry = { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 };
@@ -59,11 +60,6 @@ class HeldWalDeletes extends MemoryStore {
   }
 }
 
-/** Lets `n` turns of the event loop run (a MemoryStore's calls and their continuations). */
-async function turns(n = 20): Promise<void> {
-  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
-}
-
 /** Turns until `done()` or a bound of turns; the caller asserts afterwards. */
 async function turnsUntil(done: () => boolean): Promise<void> {
   for (let i = 0; i < 5000 && !done(); i++) await turns(1);
@@ -79,21 +75,6 @@ async function seed(engine: Engine): Promise<void> {
 /** One commit per WAL object: each awaited before the next is made. */
 async function commitEach(engine: Engine, keys: string[]): Promise<void> {
   for (const k of keys) await engine.commit(new WriteBatch().put(k, enc(k)));
-}
-
-/** Whether `p` settled by now (after a few turns). */
-async function settledSoon(p: Promise<unknown>): Promise<boolean> {
-  let settled = false;
-  p.then(
-    () => {
-      settled = true;
-    },
-    () => {
-      settled = true;
-    },
-  );
-  await turns();
-  return settled;
 }
 
 describe("garbage collection after an incremental checkpoint", () => {
@@ -120,7 +101,7 @@ describe("garbage collection after an incremental checkpoint", () => {
 
     // checkpoint() waits for the deletes too; once they end, no WAL object the manifest covers is left.
     const cp = engine.checkpoint();
-    expect(await settledSoon(cp)).toBe(false);
+    expect(await settlesWithinTurns(cp, 20)).toBe(false);
     store.release();
     await cp;
     const left = await store.walKeys();
@@ -164,7 +145,7 @@ describe("garbage collection after an incremental checkpoint", () => {
     await commitEach(engine, ["b/9", "b/10"]);
     await turnsUntil(() => engine.stats.checkpoints === 5 && store.deletesHeld > 0);
     const closing = engine.close();
-    expect(await settledSoon(closing)).toBe(false);
+    expect(await settlesWithinTurns(closing, 20)).toBe(false);
     store.release();
     await closing;
     const reopened = await Engine.open(store);

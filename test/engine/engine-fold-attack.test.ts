@@ -27,6 +27,7 @@ import {
 } from "taquba";
 import { GatedStore } from "../support/gated-store.js";
 import { mixedCommits } from "../support/mixed-commits.js";
+import { turns } from "../support/turns.js";
 
 const dec = (v: Uint8Array | undefined) => (v === undefined ? undefined : new TextDecoder().decode(v));
 const retry = { attempts: 3, baseDelayMs: 1, maxDelayMs: 1 };
@@ -67,10 +68,6 @@ class TamperingStore implements ObjectStore {
   list(prefix: string, opts?: ListOptions): AsyncIterable<ListedObject> {
     return this.inner.list(prefix, opts);
   }
-}
-
-async function turns(n = 20): Promise<void> {
-  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
 }
 
 const sorted = (m: Map<string, string>) => new Map([...m].sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b))));

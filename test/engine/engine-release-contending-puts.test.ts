@@ -10,18 +10,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { Engine, LocalStore, MemoryStore, WriteBatch, withCounting, withFaults, withLatency } from "taquba";
+import { Engine, LocalStore, MemoryStore, withCounting, withFaults, withLatency } from "taquba";
 import { PrefixedStore } from "../../runtime/queue/prefixed-store.js";
 import { RELEASE_GROUP } from "../../runtime/engine/wal-writer.js";
 import { everyPutSlow } from "../support/every-put-slow.js";
 import { declarePutsContend, putsContend } from "../../runtime/store/put-contention.js";
 import { GatedStore } from "../support/gated-store.js";
-
-const enc = (s: string) => new TextEncoder().encode(s);
-const N = 2 * RELEASE_GROUP + 10;
+import { WAVE, heldWave } from "../support/held-wave.js";
 
 /**
- * N commits in one WAL object held until its release; each continuation notes how many WAL puts were
+ * WAVE commits in one WAL object held until its release; each continuation notes how many WAL puts were
  * held when it ran, then commits again. Returns those counts and the WAL puts made in all.
  */
 async function releaseOneWave(contend: boolean): Promise<{ sentWhenRun: number[]; walPuts: number }> {
@@ -30,15 +28,7 @@ async function releaseOneWave(contend: boolean): Promise<{ sentWhenRun: number[]
   // A long flush window: follow-ups leave because a release seals them, not because a window ended.
   const engine = await Engine.open(gated, { flushIntervalMs: 10_000 });
   gated.hold = (k) => k.startsWith("wal/");
-  const sentWhenRun: number[] = [];
-  const followUps: Promise<void>[] = [];
-  const commits = Array.from({ length: N }, (_, i) =>
-    engine.commit(new WriteBatch().put(`k/${i}`, enc(String(i)))).then(() => {
-      sentWhenRun.push(gated.held.length);
-      followUps.push(engine.commit(new WriteBatch().put(`next/${i}`, enc(String(i)))));
-    }),
-  );
-  await gated.waitHeld(1);
+  const { commits, sentWhenRun, followUps } = await heldWave(engine, gated);
   gated.release(gated.held[0]!.key);
   await Promise.all(commits);
   gated.hold = () => false;
@@ -55,13 +45,13 @@ describe("WAL release over a store whose puts contend", () => {
 
   it("releases every commit of a slow object at once, and their next commits leave in one object", async () => {
     const { sentWhenRun, walPuts } = await releaseOneWave(true);
-    expect(sentWhenRun).toEqual(Array.from({ length: N }, () => 0));
+    expect(sentWhenRun).toEqual(Array.from({ length: WAVE }, () => 0));
     expect(walPuts).toBe(2);
   });
 
   it("releases by groups over a store not so declared (the same wave)", async () => {
     const { sentWhenRun, walPuts } = await releaseOneWave(false);
-    expect(sentWhenRun).toEqual(Array.from({ length: N }, (_, i) => Math.floor(i / RELEASE_GROUP)));
+    expect(sentWhenRun).toEqual(Array.from({ length: WAVE }, (_, i) => Math.floor(i / RELEASE_GROUP)));
     expect(walPuts).toBe(4);
   });
 

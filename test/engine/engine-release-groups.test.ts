@@ -10,9 +10,10 @@ import { Engine, MemoryStore, WriteBatch } from "taquba";
 import { RELEASE_GROUP, releaseTuning } from "../../runtime/engine/wal-writer.js";
 import { everyPutSlow } from "../support/every-put-slow.js";
 import { GatedStore } from "../support/gated-store.js";
+import { WAVE, heldWave } from "../support/held-wave.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
-const N = 2 * RELEASE_GROUP + 10;
+const N = WAVE;
 
 /** An engine over a store that holds every WAL put until the test releases it. */
 async function holdingWal(flushIntervalMs: number): Promise<{ gated: GatedStore; engine: Engine }> {
@@ -20,23 +21,6 @@ async function holdingWal(flushIntervalMs: number): Promise<{ gated: GatedStore;
   const engine = await Engine.open(gated, { flushIntervalMs });
   gated.hold = (k) => k.startsWith("wal/");
   return { gated, engine };
-}
-
-/**
- * N commits in one held WAL object, each continuation noting how many WAL puts were on their way to the
- * store when it ran, then committing again; resolves once that object's put is held.
- */
-async function heldWave(engine: Engine, gated: GatedStore): Promise<{ commits: Promise<void>[]; sentWhenRun: number[]; followUps: Promise<void>[] }> {
-  const sentWhenRun: number[] = [];
-  const followUps: Promise<void>[] = [];
-  const commits = Array.from({ length: N }, (_, i) =>
-    engine.commit(new WriteBatch().put(`k/${i}`, enc(String(i)))).then(() => {
-      sentWhenRun.push(gated.held.length);
-      followUps.push(engine.commit(new WriteBatch().put(`next/${i}`, enc(String(i)))));
-    }),
-  );
-  await gated.waitHeld(1);
-  return { commits, sentWhenRun, followUps };
 }
 
 /** The commits `first` makes, held in one WAL object, then those `second` makes, held in the next: both objects' keys, in put order. */

@@ -1,7 +1,7 @@
 /**
  * @module What the close attacks share: the stores they run over (a
  * LocalStore, and s3rver under a fresh prefix), each with the options and
- * rounds of its attack, and a wait of a few event-loop turns.
+ * rounds of its attack.
  */
 import { LocalStore, S3Store, type ObjectStore, type OpenOptions } from "taquba";
 import type { SharedS3Server } from "../support/use-s3-server.js";
@@ -34,12 +34,3 @@ export function s3Case(name: string, server: SharedS3Server, stem: string, opts:
     rounds,
   ];
 }
-
-/** Resolves after `n` turns of the event loop (each a setImmediate). */
-export const turns = (n: number): Promise<void> =>
-  new Promise<void>((resolve) =>
-    (function next(left: number) {
-      if (left <= 0) resolve();
-      else setImmediate(() => next(left - 1));
-    })(n),
-  );

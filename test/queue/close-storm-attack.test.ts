@@ -9,7 +9,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { ClosedError, Queue } from "taquba";
-import { localStoreCase, s3Case, turns } from "./close-attack-cases.js";
+import { localStoreCase, s3Case } from "./close-attack-cases.js";
+import { turns } from "../support/turns.js";
 import { testRandom } from "../support/seed.js";
 import { useS3Server } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
