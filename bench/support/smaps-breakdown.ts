@@ -9,7 +9,7 @@
  *   aligned reservation (each thread that mallocs takes one, up to eight
  *   per core).
  * - `stacks`: the main stack and thread stacks (a mapping right after a
- *   small no-access guard).
+ *   small no-access guard; V8's guarded code pages, if any, land here too).
  * - `anonOther`: every other anonymous mapping: V8's heap pages (both
  *   isolates'), its code space, and malloc's blocks above the mmap
  *   threshold (large array buffers' backing stores).
