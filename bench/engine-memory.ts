@@ -36,6 +36,7 @@ import { getHeapSpaceStatistics } from "node:v8";
 import { PerformanceObserver, constants as perfConstants, monitorEventLoopDelay } from "node:perf_hooks";
 import { LocalStore, Queue, withCounting, type EngineStats } from "../runtime/index.js";
 import { withTempDir } from "./support/temp-dir.js";
+import { formatBreakdown, smapsBreakdown } from "./support/smaps-breakdown.js";
 
 const N = Number(process.argv[2] ?? 100_000);
 const DRAINERS = Number(process.env.DRAINERS ?? 128);
@@ -119,6 +120,12 @@ function progress(jobs: number, queue: Queue, t0: number): void {
  * what set it.
  */
 const MEM_TRACE = process.env.MEM_TRACE === "1";
+/**
+ * MEM_MAPS=1 (with MEM_TRACE): each sample that sets a new RSS peak also reads
+ * /proc/self/smaps and splits RSS by kind of mapping (bench/support/smaps-breakdown.ts),
+ * so the peak line says what the part outside the heap and array buffers is.
+ */
+const MEM_MAPS = process.env.MEM_MAPS === "1";
 /** RssAnon and RssFile of /proc/self/status in MB (Linux only; empty elsewhere). */
 function rssParts(): string {
   let status: string;
@@ -146,8 +153,16 @@ function memTrace(queue: Queue, t0: number, claimed: () => number, what = "claim
     }
   });
   gcs.observe({ entryTypes: ["gc"] });
+  let rssMax = 0;
   const take = () => {
     const m = process.memoryUsage();
+    let maps = "";
+    if (MEM_MAPS && m.rss > rssMax) {
+      rssMax = m.rss;
+      const b = smapsBreakdown();
+      // The rest (RSS less heap committed and external) as file + arenas + stacks + what is left of brk and other anonymous pages.
+      if (b !== null) maps = `; maps: ${formatBreakdown(b)}; rest = file + arenas + stacks + ${f(b.brk + b.anonOther - m.heapTotal - m.external)}`;
+    }
     const st = queue.engineStats;
     const spaces = getHeapSpaceStatistics()
       .filter((sp) => sp.space_size > 0)
@@ -160,7 +175,7 @@ function memTrace(queue: Queue, t0: number, claimed: () => number, what = "claim
     markCompacts = 0;
     samples.push({
       rss: m.rss,
-      line: `${((performance.now() - t0) / 1000).toFixed(1)} s, ${what} ${claimed()}: RSS ${f(m.rss)}${rssParts()}, GCs since last ${gcsSince}, heap ${f(m.heapUsed)}/${f(m.heapTotal)}, external ${f(m.external)}, array buffers ${f(m.arrayBuffers)}, rest ${f(m.rss - m.heapTotal - m.external)} MB; spaces ${spaces}; WAL since checkpoint ${(st.walBytesSinceCheckpoint / MB).toFixed(1)} MB, cache ${(st.cacheBytes / MB).toFixed(1)} MB, runs ${st.segmentRuns}, key runs ${st.keyRuns}, checkpoints ${st.checkpoints}, compactions ${st.compactions}${busy}`,
+      line: `${((performance.now() - t0) / 1000).toFixed(1)} s, ${what} ${claimed()}: RSS ${f(m.rss)}${rssParts()}, GCs since last ${gcsSince}, heap ${f(m.heapUsed)}/${f(m.heapTotal)}, external ${f(m.external)}, array buffers ${f(m.arrayBuffers)}, rest ${f(m.rss - m.heapTotal - m.external)} MB; spaces ${spaces}; WAL since checkpoint ${(st.walBytesSinceCheckpoint / MB).toFixed(1)} MB, cache ${(st.cacheBytes / MB).toFixed(1)} MB, runs ${st.segmentRuns}, key runs ${st.keyRuns}, checkpoints ${st.checkpoints}, compactions ${st.compactions}${busy}${maps}`,
     });
   };
   const timer = setInterval(take, 200);
