@@ -6,6 +6,7 @@
 import type { ResolvedQueueConfig } from "./config.js";
 import { backoffDelay } from "./config.js";
 import { DuplicateJobIdError } from "./errors.js";
+import { copyHeaders } from "./headers.js";
 import * as K from "./keys.js";
 import { boundText, errorFields, MAX_MESSAGE_CHARS } from "../logger.js";
 import { cutText } from "../option-values.js";
@@ -235,7 +236,7 @@ export function insertJobRecord(
   const runAt = debounce?.until ?? opts.runAt;
   const scheduled = runAt !== undefined && runAt > ctx.now;
   const claim = claimed && !scheduled;
-  const headers = opts.headers !== undefined && Object.keys(opts.headers).length > 0 ? { ...opts.headers } : undefined;
+  const headers = copyHeaders(opts.headers);
   const r: JobRecord = {
     id,
     queue,
