@@ -517,6 +517,10 @@ export async function ack(core: QueueCore, job: ClaimedJob, effects?: Settlement
  */
 export function ackClaimingNext(core: QueueCore, job: ClaimedJob, effects: SettlementEffects, claimNext: ClaimNext): Promise<AckedClaimingNext> {
   try {
+    // Checked before its fields are read: a TypeError from inside the settlement would not say what was wrong.
+    if (claimNext === null || typeof claimNext !== "object" || typeof claimNext.reserve !== "function") {
+      throw new ValidationError(`ackClaimingNext takes a ClaimNext { index, leaseMs?, reserve(waiting) }, got ${describeValue(claimNext)}`);
+    }
     if (!Number.isInteger(claimNext.index) || claimNext.index < 0 || claimNext.index >= effects.enqueues.length) {
       throw new ValidationError(
         `ackClaimingNext's index must name one of the effects' ${effects.enqueues.length} enqueues, got ${describeValue(claimNext.index)}`,
