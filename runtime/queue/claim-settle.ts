@@ -380,6 +380,9 @@ async function settleNow(
   const ticket = ticketOf(job);
   if (ticket === undefined) throw new ValidationError("settle only ClaimedJobs returned by a queue's claim, not copies of them");
   if (ticket.owner !== core) throw new ClaimLostError(job.id, "it was claimed through another Queue instance, such as one before a restart");
+  // Read once: an object inheriting from a job can answer each read with another id, and a later read would
+  // settle a job this claim's token does not hold (the check below reads the same value the settlement acts on).
+  const id = job.id;
   // Awaited only when a payload is offloaded: a settlement otherwise builds its commit in the caller's turn.
   const preparing = effects === undefined ? [] : core.prepare(effects.enqueues);
   const prepared = Array.isArray(preparing) ? preparing : await preparing;
@@ -400,8 +403,8 @@ async function settleNow(
       try {
         // The job's id must be its claim's (a token holds only its own job); the queue is the claim's, not the
         // job's field, which an object inheriting from the job could shadow.
-        r = core.leases.holds(job.id, ticket.claim.token)
-          ? heldRecord(txn, job.id, ticket, transition !== ackTransition || ackKeepsRecord(core, ticket.claim.queue))
+        r = core.leases.holds(id, ticket.claim.token)
+          ? heldRecord(txn, id, ticket, transition !== ackTransition || ackKeepsRecord(core, ticket.claim.queue))
           : undefined;
         break;
       } catch (err) {
@@ -409,10 +412,10 @@ async function settleNow(
       }
       // Read first, loaded only when a checkpoint paged the record out (a cold read changes nothing):
       // warming every settlement's record first cost a lookup of its own. Then read again.
-      for (let w = warmJobs(core.engine, [job.id]); w !== undefined; w = warmJobs(core.engine, [job.id])) await w;
+      for (let w = warmJobs(core.engine, [id]); w !== undefined; w = warmJobs(core.engine, [id])) await w;
     }
     ctx = core.ctx();
-    if (r === undefined || r.state !== "claimed") throw new ClaimLostError(job.id);
+    if (r === undefined || r.state !== "claimed") throw new ClaimLostError(id);
     settledAttempt = r.attempts;
     result = transition(txn, ctx, r, ticket.historyless === true, ticket.keys);
     if (!result.applyEffects) outcomes = [];
@@ -437,7 +440,7 @@ async function settleNow(
     if (result.record === undefined && r.payloadRef !== undefined) removedRef = r.payloadRef;
     commit = core.commit(txn, true, chained?.record.id);
     // Removed in the same turn as the commit, so the reaper never sees a settled claim.
-    core.leases.remove(job.id);
+    core.leases.remove(id);
     if (chained !== undefined) core.loop.rearm(chained.entry.expiresAt);
   } finally {
     core.discardUnused(prepared, outcomes);
@@ -470,13 +473,13 @@ async function settleNow(
   if (rec?.state === "scheduled") core.loop.rearm(rec.runAt!);
   if (rec?.state === "pending") core.work.notify(rec.queue);
   if (rec?.retainUntil !== undefined) core.loop.rearm(rec.retainUntil);
-  if (result.finish) core.completions.finished(job.id, result.finish);
+  if (result.finish) core.completions.finished(id, result.finish);
   if (result.finish?.kind === "dead") {
     const queue = ticket.claim.queue;
     instruments()?.deadLetters.add(1, { "taquba.queue": queue });
     core.log.error(
-      { jobId: job.id, queue, attempt: settledAttempt, lastError: rec?.lastError },
-      `queue "${core.name}": job ${job.id} of queue "${queue}" was dead-lettered after attempt ${settledAttempt}`,
+      { jobId: id, queue, attempt: settledAttempt, lastError: rec?.lastError },
+      `queue "${core.name}": job ${id} of queue "${queue}" was dead-lettered after attempt ${settledAttempt}`,
     );
   }
   if (result.applyEffects) core.announceInserted(prepared, outcomes, ctx.now, chained?.index);
@@ -514,6 +517,10 @@ export async function ack(core: QueueCore, job: ClaimedJob, effects?: Settlement
  */
 export function ackClaimingNext(core: QueueCore, job: ClaimedJob, effects: SettlementEffects, claimNext: ClaimNext): Promise<AckedClaimingNext> {
   try {
+    // Checked before its fields are read: a TypeError from inside the settlement would not say what was wrong.
+    if (claimNext === null || typeof claimNext !== "object" || typeof claimNext.reserve !== "function") {
+      throw new ValidationError(`ackClaimingNext takes a ClaimNext { index, leaseMs?, reserve(waiting) }, got ${describeValue(claimNext)}`);
+    }
     if (!Number.isInteger(claimNext.index) || claimNext.index < 0 || claimNext.index >= effects.enqueues.length) {
       throw new ValidationError(
         `ackClaimingNext's index must name one of the effects' ${effects.enqueues.length} enqueues, got ${describeValue(claimNext.index)}`,

@@ -201,6 +201,8 @@ class StepChildren implements ChildRuns {
   #sealed = false;
   /** Starts past the seal's last check whose child has not landed yet: the settlement waits for them (see `seal`). */
   #landing: Set<Promise<ChildRunStart>> | undefined;
+  /** The last start of each key still landing: the next on that key lands after it (see `#startChild`). */
+  #lastOfKey: Map<string, Promise<ChildRunStart>> | undefined;
   #start: ChildRuns["start"] | undefined;
   #completionKey: ChildRuns["completionKey"] | undefined;
   #outcome: ChildRuns["outcome"] | undefined;
@@ -282,13 +284,20 @@ class StepChildren implements ChildRuns {
     // Checked again after the await: the step may have returned meanwhile (a start left unawaited).
     this.#refuseWhenSealed();
     this.#started = true;
-    const landing = this.#land(spec, key, parentClose, parentRun);
+    // Starts on one key land one after another. Side by side, a start could find no child, then submit after
+    // the other start's child had already ended: submitting an ended run's id starts it again.
+    const lastOfKey = (this.#lastOfKey ??= new Map());
+    const before = lastOfKey.get(key);
+    const land = () => this.#land(spec, key, parentClose, parentRun);
+    const landing = before === undefined ? land() : before.then(land, land);
+    lastOfKey.set(key, landing);
     const inFlight = (this.#landing ??= new Set());
     inFlight.add(landing);
     try {
       return await landing;
     } finally {
       inFlight.delete(landing);
+      if (lastOfKey.get(key) === landing) lastOfKey.delete(key);
     }
   }
 

@@ -1,0 +1,80 @@
+/**
+ * @module Child starts attacked where a step's starts meet crowds and
+ * failures: many starts on one key at once over a LocalStore (the child
+ * ends quickly, so later starts find an ended child), and a start left
+ * unawaited whose child's submission fails while its step continues the
+ * run. One key names one child, started and run once; the step's
+ * settlement goes on once every start landed or failed, and the run knows
+ * exactly the children that exist.
+ */
+import { describe, expect, it } from "vitest";
+import { type ChildRunStart, type EnqueueOptions, LocalStore, StepOutcome } from "taquba";
+import { childrenPrefix, runKey } from "../../runtime/workflow/records/kv-keys.js";
+import { HEADER_RUN_ID } from "../../runtime/workflow/records/reserved.js";
+import { useTempDirs } from "../support/temp-dirs.js";
+import { dec, enc, openEnv, runnerOf, until } from "./helpers.js";
+
+const tempDir = useTempDirs("taquba-child-start-");
+
+describe("child starts in crowds and failures", () => {
+  it("twenty starts on one key at once over a LocalStore: one child, started once, run once", async () => {
+    let childRuns = 0;
+    let answers: ChildRunStart[] = [];
+    const runner = runnerOf(async (s) => {
+      if (dec(s.payload) === "child") {
+        childRuns++;
+        return StepOutcome.succeed(enc("done"));
+      }
+      answers = await Promise.all(Array.from({ length: 20 }, () => s.children.start({ input: enc("child"), key: "only" })));
+      return StepOutcome.succeed(enc("parent"));
+    });
+    const env = await openEnv(runner, { store: new LocalStore(await tempDir()) });
+    try {
+      await env.runtime.submit({ runId: "p", input: enc("parent") });
+      expect((await env.runtime.wait("p")).termination.status).toBe("succeeded");
+      expect(new Set(answers.map((a) => String(a.runId)))).toEqual(new Set(["p-s0-only"]));
+      expect((await env.runtime.wait("p-s0-only")).termination.status).toBe("succeeded");
+      expect(childRuns).toBe(1);
+      expect((await env.runtime.listRuns()).runs.map((r) => String(r.runId)).sort()).toEqual(["p", "p-s0-only"]);
+      expect(answers.filter((a) => a.newlyStarted)).toHaveLength(1);
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("an unawaited start whose child's submission fails: the run goes on to its next step and ends with no child and no entry", async () => {
+    let start: Promise<unknown> | undefined;
+    const runner = runnerOf(async (s) => {
+      if (dec(s.payload) === "second") return StepOutcome.succeed(enc("ended"));
+      const key = runKey("workflow-steps", s.runId);
+      const before = dec(await s.kv.get(key));
+      start = s.children.start({ input: enc("child"), parentClose: "cancel" }).then(
+        (v) => v,
+        (e: unknown) => e,
+      );
+      // The start has marked the run as a parent, so it is past the seal's checks: the step returns while it submits.
+      await until(async () => dec(await s.kv.get(key)) !== before, "the run marked as a parent");
+      return StepOutcome.continueNow(enc("second"));
+    });
+    const env = await openEnv(runner, { start: false });
+    const queue = env.queue;
+    const failure = new Error("the child's submission failed");
+    const enqueueWithEffects = queue.enqueueWithEffects.bind(queue);
+    queue.enqueueWithEffects = async (name: string, payload: Uint8Array, opts: EnqueueOptions, effects) => {
+      if (opts.headers?.[HEADER_RUN_ID] === "p-s0-0") throw failure;
+      return enqueueWithEffects(name, payload, opts, effects);
+    };
+    const worker = env.runtime.spawn();
+    try {
+      await env.runtime.submit({ runId: "p", input: enc("parent") });
+      const end = await env.runtime.wait("p");
+      expect(end.termination.status).toBe("succeeded");
+      expect(await start).toBe(failure);
+      expect(await env.runtime.status("p-s0-0")).toBeNull();
+      expect((await queue.kvScan(childrenPrefix("workflow-steps", "p"))).entries).toEqual([]);
+    } finally {
+      await worker.shutdown();
+      await env.stop();
+    }
+  });
+});
