@@ -5,6 +5,7 @@
 import { MAX_TIMEOUT_MS, SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
 import { callGuarded, describeValue, errorText, isOptionArray, isOptionObject, readFields } from "../option-values.js";
+import { MAX_STORE_ATTEMPTS } from "../store/request-retry.js";
 import { WAL_FENCE_JUMP, checkPrefix } from "./layout.js";
 import type { RetryPolicy } from "./retry.js";
 
@@ -399,7 +400,8 @@ export function validateEngineOptions(given: EngineOptions, what = "engine optio
   const r = opts.retry;
   if (r !== undefined && !isOptionObject(r)) problems.push(`retry must be an object { attempts?, baseDelayMs?, maxDelayMs? }, got ${describeValue(r)}`);
   else if (r !== undefined) {
-    checkCounts("retry.", r, [["attempts", 1]], problems, true);
+    // Bounded as the stores' own request retries are: with a zero delay a huge count retries a down store about every millisecond for ever.
+    checkWholeNumber("retry.attempts", (r as Record<string, unknown>).attempts, 1, MAX_STORE_ATTEMPTS, problems);
     checkCounts(
       "retry.",
       r,

@@ -9,7 +9,7 @@ import { retryWithBackoff } from "../store/retry.js";
 
 /** How the engine retries transient store failures (exported as `EngineRetryOptions`). */
 export interface RetryPolicy {
-  /** Attempts in all, the first included. Default: 8 (about 2 s of retrying). */
+  /** Attempts in all, the first included: a whole number from 1 to 100. Default: 8 (about 2 s of retrying). */
   attempts?: number;
   /** Delay before the first retry; doubled each time, with jitter. Default: 20 ms. */
   baseDelayMs?: number;

@@ -92,6 +92,14 @@ describe("Engine.open refuses options that are not what they seem", () => {
     expect(performance.now() - started).toBeLessThan(5_000);
   });
 
+  it("retry attempts are bounded as the stores' request retries are", async () => {
+    for (const attempts of [101, Number.MAX_SAFE_INTEGER, 1e30, Number.POSITIVE_INFINITY, Number.NaN, 0, 2.5]) {
+      expect((await refusal({ retry: { attempts, baseDelayMs: 0 } })).message).toContain("retry.attempts must be a whole number >= 1 and <= 100");
+    }
+    const engine = await Engine.open(new MemoryStore(), { retry: { attempts: 100 } });
+    await engine.close();
+  });
+
   it("a getter read once: the value checked is the value used, not a second answer", async () => {
     let reads = 0;
     const opts = {
