@@ -14,11 +14,11 @@
  * keys), iteration in insertion order (keys decoded again), and the entry
  * order a checkpoint writes (change-order.ts compares the bytes).
  */
-import type { PackedValue } from "./paged-value.js";
+import type { ArenaValue, PackedValue } from "./paged-value.js";
 import type { BatchOp } from "./write-batch.js";
 
 /** A changed key's new value (packed when the engine packs it, see `applyOps`); `null` marks a deleted key. */
-export type ChangedValue = Uint8Array | PackedValue | null;
+export type ChangedValue = Uint8Array | ArenaValue | PackedValue | null;
 
 const FNV_PRIME = 0x01000193;
 

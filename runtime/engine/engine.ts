@@ -91,7 +91,7 @@ import type { ScanOptions } from "./scan.js";
 import { orderChanges } from "./change-order.js";
 import { ChangedKeys, ChangedKeysSpares } from "./changed-keys.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
-import { heldValue, isPageable, isPaged, packValue, ValueArena, type StateMap, type StoredValue } from "./paged-value.js";
+import { heldValue, isHeldBytes, isPageable, isPaged, packValue, ValueArena, type StateMap, type StoredValue } from "./paged-value.js";
 import { ValuePager } from "./value-pager.js";
 import { foldRuns } from "./run-fold.js";
 import { planCheckpoint, tierFold, type CheckpointPlan, type RunSize } from "./compaction-policy.js";
@@ -113,9 +113,6 @@ export type ValueToken = { readonly [VALUE_TOKEN]: true };
 
 const RESOLVED = Promise.resolve();
 const noop = (): void => {};
-
-/** Whether a changed value is bytes held in memory: the only ones `#pageOut` pages or packs (it needs no key string for the others). */
-const isHeldBytes = (v: StoredValue | null): boolean => v instanceof Uint8Array;
 
 /** `new Engine` is internal: use Engine.open(store, options) (see internal-construction.ts). */
 const ENGINE_GATE = new ConstructionGate("Engine", "use Engine.open(store, options)");
@@ -1195,8 +1192,8 @@ export class Engine {
     let n = 0;
     let sliceStart = performance.now();
     for (const [key, v] of written) {
-      // Held by identity: a value committed since is a different array, and a run never holds a caller's array.
-      if (v instanceof Uint8Array && state.holds(key, v)) state.replaceIf(key, v, isPageable(policy, key, v) ? run : packValue(key, v));
+      // Held by identity: a value committed since is a different array or arena place, and a run never holds a caller's array.
+      if (isHeldBytes(v) && state.holds(key, v)) state.replaceIf(key, v, isPageable(policy, key, v) ? run : packValue(key, heldValue(key, v)));
       if (++n % 64 !== 0 || performance.now() - sliceStart < 2) continue;
       await yieldToLoop();
       if (this.closed) return false;

@@ -21,7 +21,7 @@
  * Pure data structure: no IO.
  */
 import { compareKeys, isWellFormed } from "../store/keys.js";
-import type { StoredValue } from "./paged-value.js";
+import { ArenaValue, type StoredValue } from "./paged-value.js";
 import type { RunLiveness } from "./run-liveness.js";
 import { SpareBuffers } from "./spare-buffers.js";
 
@@ -786,8 +786,10 @@ export class KeyRunBuilder {
     this.#hashedTo = 0;
   }
 
-  #addValue(v: StoredValue): void {
+  #addValue(stored: StoredValue): void {
     const out = this.#out;
+    // Values waiting to be paged stay in the memtable (`holdUntilPaged`); should one come here, its bytes are written.
+    const v = stored instanceof ArenaValue ? stored.bytes() : stored;
     if (typeof v === "number") {
       if (v >= 0) {
         if (!Number.isInteger(v) || v > 0xffffffff) throw new Error(`key run: paged run id ${v} does not fit 32 bits`);

@@ -77,9 +77,16 @@ function copyNode<V>(n: Node<V>): Node<V> {
   return new Node<V>(n.keys.slice(), null, n.children.slice());
 }
 
-/** Moves the upper half of an overfull node into a new node, returned. */
-function splitNode<V>(n: Node<V>): Node<V> {
-  const half = n.keys.length >> 1;
+/**
+ * Moves the upper half of an overfull node into a new node, returned; only
+ * its last entry when that entry was just appended (a key past every key of
+ * the map). Keys written in ascending order (a fill's job ids) always land
+ * in the last node, and an even split left every node behind them half
+ * full, with room for 41 (the growth of the array the split cut): about
+ * 59 B per entry against 23 B for nodes left full.
+ */
+function splitNode<V>(n: Node<V>, appended: boolean): Node<V> {
+  const half = appended ? n.keys.length - 1 : n.keys.length >> 1;
   const keys = n.keys.slice(half);
   n.keys.length = half;
   if (n.children === null) {
@@ -185,7 +192,7 @@ export class OrderedMap<V> {
       insertAt(keys, i, key);
       insertAt(values, i, value);
       this.#added = true;
-      return keys.length > MAX ? splitNode(node) : null;
+      return keys.length > MAX ? splitNode(node, i === keys.length - 1) : null;
     }
     // Past every key: into the last child, whose largest key it becomes.
     const at = i === keys.length ? i - 1 : i;
@@ -197,7 +204,7 @@ export class OrderedMap<V> {
     keys[at] = lastKey(child);
     insertAt(keys, at + 1, lastKey(right));
     insertAt(children, at + 1, right);
-    return keys.length > MAX ? splitNode(node) : null;
+    return keys.length > MAX ? splitNode(node, at + 1 === keys.length - 1) : null;
   }
 
   /** Deletes `key`; false when it was not in the map. */
@@ -284,10 +291,22 @@ export class OrderedMap<V> {
     return new OrderedMapCursor<V>(this.#root, this.#order, true, hi);
   }
 
+  /** How many leaves hold the entries (how full the nodes are: a measure for tests and benchmarks). */
+  leafCount(): number {
+    return countLeaves(this.#root);
+  }
+
   /** Calls `fn` with each entry in order. Do not write while iterating. */
   forEachPair(fn: (key: string, value: V) => void): void {
     walk(this.#root, fn);
   }
+}
+
+function countLeaves<V>(node: Node<V>): number {
+  if (node.children === null) return 1;
+  let n = 0;
+  for (const c of node.children) n += countLeaves(c);
+  return n;
 }
 
 function walk<V>(node: Node<V>, fn: (key: string, value: V) => void): void {

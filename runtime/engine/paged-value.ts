@@ -15,8 +15,41 @@ export type PagedValue = number;
  * entry, whose value is the job id its key ends with.
  */
 export type PackedValue = string | number;
-/** What the writer's state holds per key: a value, a paged value, or a packed one. */
-export type StoredValue = Uint8Array | PagedValue | PackedValue;
+/**
+ * A value waiting in the memtable for a checkpoint to page it out: its bytes
+ * in a chunk of a `ValueArena`. Held instead of a `Uint8Array` view of the
+ * same bytes, which costs about 96 B of heap against this object's 40 B:
+ * at 1M pending jobs up to two checkpoint intervals' worth (about 70,000)
+ * wait, and they live through mark-compacts, whose survivors set how far
+ * the heap may grow before the next one. The object keeps its chunk alive,
+ * so a chunk goes when the collector finds no value in it held, as a
+ * view's did, and it is compared by identity, as the view was (see the
+ * engine's `#pageOut` and `valueToken`). A chunk's bytes are never written
+ * again once a value is copied in, so every view `bytes` makes stays right.
+ */
+export class ArenaValue {
+  /** `offset * 2^15 + length` in one small integer (offsets below 2^16, lengths up to 2^14): a second field would cost 8 B more per value. */
+  readonly #at: number;
+  readonly #chunk: Uint8Array;
+
+  constructor(chunk: Uint8Array, offset: number, length: number) {
+    this.#chunk = chunk;
+    this.#at = offset * 32768 + length;
+  }
+
+  get byteLength(): number {
+    return this.#at & 32767;
+  }
+
+  /** The bytes, as a view made for this call that the caller must not mutate. */
+  bytes(): Uint8Array {
+    const from = Math.floor(this.#at / 32768);
+    return this.#chunk.subarray(from, from + (this.#at & 32767));
+  }
+}
+
+/** What the writer's state holds per key: a value, a value waiting to be paged, a paged value, or a packed one. */
+export type StoredValue = Uint8Array | ArenaValue | PagedValue | PackedValue;
 /** The writer's state: a value, or where it is paged, by key (a memtable over compact key runs). */
 export type StateMap = LayeredState;
 
@@ -39,11 +72,16 @@ export function isPaged(v: StoredValue): v is PagedValue {
  * engine's `#pageOut`).
  */
 export function holdUntilPaged(policy: PagePolicy): (key: string, v: StoredValue) => boolean {
-  return (key, v) => v instanceof Uint8Array && isPageable(policy, key, v);
+  return (key, v) => v instanceof ArenaValue || (v instanceof Uint8Array && isPageable(policy, key, v));
+}
+
+/** Whether `v` is bytes the writer holds as they are (its own array, or its place in an arena), as opposed to paged or packed. */
+export function isHeldBytes(v: StoredValue | null): v is Uint8Array | ArenaValue {
+  return v instanceof Uint8Array || v instanceof ArenaValue;
 }
 
 /** Whether `value` of `key` may be paged out under `policy`. */
-export function isPageable(policy: PagePolicy, key: string, value: Uint8Array): boolean {
+export function isPageable(policy: PagePolicy, key: string, value: Uint8Array | ArenaValue): boolean {
   if (value.byteLength < policy.minBytes) return false;
   for (const p of policy.keyPrefixes) if (key.startsWith(p)) return true;
   return false;
@@ -85,16 +123,16 @@ export class ValueArena {
   #chunk = new Uint8Array(0);
   #used = 0;
 
-  /** A copy of `v` (a view into a shared chunk; a copy of its own when large). */
-  copy(v: Uint8Array): Uint8Array {
+  /** A copy of `v` (its place in a shared chunk; a copy of its own when large). */
+  copy(v: Uint8Array): ArenaValue | Uint8Array {
     const n = v.byteLength;
     if (n > ValueArena.CHUNK_BYTES / 4) return copyBytes(v);
     if (this.#used + n > this.#chunk.byteLength) {
       this.#chunk = new Uint8Array(ValueArena.CHUNK_BYTES);
       this.#used = 0;
     }
-    const out = this.#chunk.subarray(this.#used, this.#used + n);
-    out.set(v);
+    this.#chunk.set(v, this.#used);
+    const out = new ArenaValue(this.#chunk, this.#used, n);
     this.#used += n;
     return out;
   }
@@ -113,8 +151,9 @@ function repeatsKeyTail(key: string, v: Uint8Array): boolean {
 }
 
 /** The bytes of a value held in memory (`v` not paged), as an array the caller must not mutate. */
-export function heldValue(key: string, v: Uint8Array | PackedValue): Uint8Array {
+export function heldValue(key: string, v: Uint8Array | ArenaValue | PackedValue): Uint8Array {
   if (v instanceof Uint8Array) return v;
+  if (v instanceof ArenaValue) return v.bytes();
   if (typeof v === "number") {
     const out = new Uint8Array(-v);
     const from = key.length + v;

@@ -14,7 +14,7 @@
 import { ClosedError, StoreCorruptedError } from "../errors.js";
 import { compareKeys } from "../store/keys.js";
 import type { SegmentRef } from "./manifest.js";
-import type { PackedValue } from "./paged-value.js";
+import type { ArenaValue, PackedValue } from "./paged-value.js";
 import type { StoreContext } from "./recovery.js";
 import { decodeSegmentIndex, readBlockEntries, type SegmentBlockInfo } from "./segment-format.js";
 import { blockWindow, readSegmentRange, readSegmentTail } from "./segment-reads.js";
@@ -25,7 +25,7 @@ export const FOLD_WINDOW_BYTES = 256 * 1024;
 /** First guess of a segment tail's length (index, filter slot, footer): most fit, a larger one costs one more read. */
 const TAIL_GUESS = 64 * 1024;
 
-type Entry = [string, Uint8Array | PackedValue | null];
+type Entry = [string, Uint8Array | ArenaValue | PackedValue | null];
 
 /** The block index of a segment when the caller holds it (undefined: read it from the segment's tail). */
 export type HeldIndex = (seg: SegmentRef) => readonly SegmentBlockInfo[] | undefined;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { cursorStats, KeyBytes, KeyRunBuilder, RunCursor } from "../../runtime/engine/key-run.js";
 import { LayeredState } from "../../runtime/engine/layered-state.js";
-import type { StoredValue } from "../../runtime/engine/paged-value.js";
+import { heldValue, type StoredValue } from "../../runtime/engine/paged-value.js";
 import { RunLiveness } from "../../runtime/engine/run-liveness.js";
 import type { ScanOptions } from "../../runtime/engine/scan.js";
 import { compareKeys } from "../../runtime/store/keys.js";
@@ -12,7 +12,7 @@ import { HEAVY_TEST_MS } from "../support/load.js";
 function norm(v: StoredValue | undefined): number | string | undefined {
   if (v === undefined || typeof v === "number") return v;
   if (typeof v === "string") return Array.from(v, (c) => c.charCodeAt(0)).join(",");
-  return v.join(",");
+  return heldValue("", v).join(",");
 }
 
 /** Expects the same entries, reporting the first difference (whole lists are slow to diff). */

@@ -187,6 +187,27 @@ describe("OrderedMap", () => {
     expect(keysOf(map)[1]).toBe("k/001");
   });
 
+  it("keys set in ascending order fill the nodes they leave behind, and every key still reads and iterates in order", () => {
+    const map = new OrderedMap<number>();
+    const keys = Array.from({ length: 10_000 }, (_, i) => `j/${String(i).padStart(6, "0")}`);
+    for (const [i, k] of keys.entries()) map.set(k, i);
+    // Full nodes of 32 entries (an even split leaves them with 16 or 17: about 600 leaves).
+    expect(map.leafCount()).toBeLessThanOrEqual(Math.ceil(10_000 / 32) + 1);
+    expect(keysOf(map)).toEqual(keys);
+    expect(keys.every((k, i) => map.get(k) === i)).toBe(true);
+    // Inserts between them and deletes still work on the full nodes.
+    for (let i = 0; i < 10_000; i += 7) map.set(`${keys[i]!}a`, -i);
+    for (let i = 0; i < 10_000; i += 3) map.delete(keys[i]!);
+    const model = new Map<string, number>();
+    keys.forEach((k, i) => {
+      if (i % 3 !== 0) model.set(k, i);
+      if (i % 7 === 0) model.set(`${k}a`, -i);
+    });
+    const sorted = [...model.keys()].sort();
+    expect(keysOf(map)).toEqual(sorted);
+    expect(sorted.every((k) => map.get(k) === model.get(k))).toBe(true);
+  });
+
   it("builds from sorted entries and refuses keys out of order or a count mismatch, in its order", () => {
     expect(() => OrderedMap.fromSorted(["b", "a"], [1, 2])).toThrow(RangeError);
     expect(() => OrderedMap.fromSorted(["a", "a"], [1, 2])).toThrow(/strictly ascending at index 1/);

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, WriteBatch } from "taquba";
 import { ChangedKeys } from "../../runtime/engine/changed-keys.js";
 import { LayeredState } from "../../runtime/engine/layered-state.js";
-import { holdUntilPaged, packValue, ValueArena, type PagePolicy } from "../../runtime/engine/paged-value.js";
+import { ArenaValue, heldValue, holdUntilPaged, packValue, ValueArena, type PagePolicy } from "../../runtime/engine/paged-value.js";
 import { applyOps } from "../../runtime/engine/recovery.js";
 import type { BatchOp } from "../../runtime/engine/write-batch.js";
 
@@ -39,14 +39,16 @@ describe("ValueArena", () => {
     for (const op of ops) {
       if (op.kind !== "put") continue;
       const held = state.get(op.key);
-      expect(held).toBeInstanceOf(Uint8Array);
-      const v = held as Uint8Array;
-      expect(v.buffer).not.toBe(buffer);
-      expect(Buffer.compare(v, op.value)).toBe(0);
+      // Small values are held as their place in a chunk (no view object each); large ones as an array of their own.
+      expect(held).toBeInstanceOf(op.value.byteLength > ValueArena.CHUNK_BYTES / 4 ? Uint8Array : ArenaValue);
+      const v = held as Uint8Array | ArenaValue;
+      const bytes = heldValue(op.key, v);
+      expect(bytes.buffer).not.toBe(buffer);
+      expect(Buffer.compare(bytes, op.value)).toBe(0);
       // The page-out finds the value by identity, in the state and in the delta.
       expect(state.holds(op.key, v)).toBe(true);
       expect(delta.get(op.key)).toBe(v);
-      chunks.add(v.buffer);
+      chunks.add(bytes.buffer);
     }
     // Small values share 64 KiB chunks; large ones have their own buffer.
     const large = sizes.filter((s) => s > ValueArena.CHUNK_BYTES / 4).length;
@@ -58,7 +60,8 @@ describe("ValueArena", () => {
     // Views into one larger Buffer, as a caller slicing a read buffer makes them.
     const source = Buffer.alloc(60_000, 7);
     const large = source.subarray(100, 20_100);
-    const copy = new ValueArena().copy(large);
+    const copy = new ValueArena().copy(large) as Uint8Array;
+    expect(copy).toBeInstanceOf(Uint8Array);
     expect(copy.buffer).not.toBe(source.buffer);
     expect(Buffer.compare(copy, large)).toBe(0);
     const packed = packValue("k/1", source.subarray(0, 2000));
@@ -94,6 +97,28 @@ describe("ValueArena", () => {
     const keys = ["j/0007", "j/0150"];
     for (let p = engine.warm(keys); p !== undefined; p = engine.warm(keys)) await p;
     expect(Buffer.compare(engine.get("j/0150")!, values[150]!)).toBe(0);
+    await engine.close();
+  });
+
+  it("values read while they wait to be paged keep their bytes after later commits, replacements, a checkpoint and its page-out", async () => {
+    const engine = await Engine.open(new MemoryStore(), { pageValues: { keyPrefixes: ["j/"], minBytes: 64 }, checkpointWalObjects: 0 });
+    const key = (i: number) => `j/${String(i).padStart(4, "0")}`;
+    const first = new WriteBatch();
+    for (let i = 0; i < 100; i++) first.put(key(i), new Uint8Array(500).fill(i + 1));
+    await engine.commit(first);
+    const read = Array.from({ length: 100 }, (_, i) => engine.get(key(i))!);
+    const token = engine.valueToken(key(5));
+    // Reads of a waiting value are equal bytes, and its token stays the same until a commit replaces it.
+    expect(Buffer.compare(engine.get(key(5))!, read[5]!)).toBe(0);
+    expect(engine.valueToken(key(5))).toBe(token);
+    // Replace every value and add enough more to fill several chunks, then page them all out.
+    const second = new WriteBatch();
+    for (let i = 0; i < 100; i++) second.put(key(i), new Uint8Array(500).fill(200));
+    for (let i = 100; i < 1100; i++) second.put(key(i), new Uint8Array(300).fill(9));
+    await engine.commit(second);
+    expect(engine.valueToken(key(5))).not.toBe(token);
+    await engine.checkpoint();
+    expect(read.map((bytes, i) => bytes.every((b) => b === i + 1))).toEqual(read.map(() => true));
     await engine.close();
   });
 });
