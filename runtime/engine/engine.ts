@@ -98,7 +98,7 @@ import { planCheckpoint, tierFold, type CheckpointPlan, type RunSize } from "./c
 import type { StateSnapshot } from "./layered-state.js";
 import type { SegmentBlockInfo } from "./segment-format.js";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
-import { checkBatchSize, readBatchOps } from "./wal-format.js";
+import { checkBatchSize, readBatchOps, readOwnedOps } from "./wal-format.js";
 import { WalWriter } from "./wal-writer.js";
 import { reserveSegmentBlock, takeFromBlock, type SegmentBlock } from "./compaction-block.js";
 import type { BatchOp, WriteBatch } from "./write-batch.js";
@@ -166,6 +166,23 @@ interface UnsurePublish extends BesideCut {
   indexes: readonly [string, readonly SegmentBlockInfo[]][];
   /** Their store keys, kept from garbage collection until the next publish has looked. */
   segments: readonly string[];
+}
+
+/** Set by `Engine`'s static block: its private owned-ops commit. */
+let commitOwnedOps: (engine: Engine, ops: BatchOp[], given: readonly number[], opts: CommitOptions) => Promise<void>;
+
+/**
+ * @internal `engine.commit` of ops its caller made with `WriteBatch` and
+ * holds where no one else can reach them (the queue's transaction), without
+ * the copy of each op `commit` makes (`readOwnedOps`): every key is checked,
+ * and the values at the indices in `given` (ascending; values from outside
+ * the caller, which someone else may hold); every other value must be a
+ * plain array the caller made. The caller must not change or hand out `ops`
+ * or their objects until the call returns; it may read them after. Not
+ * exported from the package: a caller's own ops go through `commit`.
+ */
+export function commitOwned(engine: Engine, ops: BatchOp[], given: readonly number[], opts: CommitOptions = {}): Promise<void> {
+  return commitOwnedOps(engine, ops, given, opts);
 }
 
 /**
@@ -500,30 +517,60 @@ export class Engine {
     // A bad argument rejects, as every refusal of a commit does, rather than throwing at the call.
     const given = (batch as WriteBatch | undefined)?.ops;
     if (!Array.isArray(given)) return Promise.reject(new ValidationError(`commit takes a WriteBatch, got ${describeValue(batch)}`));
-    if (given.length > 0) {
-      // The WAL and memory both take the ops as read once here, never the caller's objects again.
-      let ops: BatchOp[];
-      try {
-        ops = readBatchOps(given);
-        checkBatchSize(ops);
-        // Whole or not at all (see `WalBuilder.add`): a batch it cannot encode leaves the WAL and memory as they were.
-        this.#wal.append(ops);
-      } catch (err) {
-        return Promise.reject(err);
-      }
-      // A delta the batch could take past what its offsets hold stops recording first (as `deltaOverflows` does).
-      if (this.#delta !== undefined && !this.#delta.hasRoomFor(ops)) this.#delta = undefined;
-      const delta = this.#delta;
-      try {
-        applyOps(this.#state, ops, delta, this.#pager?.policy, this.#arena);
-      } catch (err) {
-        // The WAL took the batch whole and memory only part of it (an allocation failed): a state no reopen
-        // gives. The engine stops here; a reopen gives the durable state, with this batch whole or not at all.
-        this.#fail(err);
-        return Promise.reject(this.#failure);
-      }
-      if (delta !== undefined && deltaOverflows(delta, this.#state.size)) this.#delta = undefined;
+    if (given.length === 0) return this.#acknowledge(opts);
+    // The WAL and memory both take the ops as read once here, never the caller's objects again.
+    let ops: BatchOp[];
+    try {
+      ops = readBatchOps(given);
+    } catch (err) {
+      return Promise.reject(err);
     }
+    return this.#commitRead(ops, opts);
+  }
+
+  static {
+    commitOwnedOps = (engine, ops, given, opts) => engine.#commitOwned(ops, given, opts);
+  }
+
+  /** See `commitOwned`. */
+  #commitOwned(ops: BatchOp[], given: readonly number[], opts: CommitOptions): Promise<void> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    if (this.#status !== "open") return Promise.reject(new ClosedError("the engine"));
+    if (ops.length === 0) return this.#acknowledge(opts);
+    try {
+      readOwnedOps(ops, given);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.#commitRead(ops, opts);
+  }
+
+  /** Commits ops read once (`readBatchOps`, `readOwnedOps`): the WAL and memory both take these objects, which nobody else changes. */
+  #commitRead(ops: readonly BatchOp[], opts: CommitOptions): Promise<void> {
+    try {
+      const room = checkBatchSize(ops);
+      // Whole or not at all (see `WalBuilder.add`): a batch it cannot encode leaves the WAL and memory as they were.
+      this.#wal.append(ops, room);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    // A delta the batch could take past what its offsets hold stops recording first (as `deltaOverflows` does).
+    if (this.#delta !== undefined && !this.#delta.hasRoomFor(ops)) this.#delta = undefined;
+    const delta = this.#delta;
+    try {
+      applyOps(this.#state, ops, delta, this.#pager?.policy, this.#arena);
+    } catch (err) {
+      // The WAL took the batch whole and memory only part of it (an allocation failed): a state no reopen
+      // gives. The engine stops here; a reopen gives the durable state, with this batch whole or not at all.
+      this.#fail(err);
+      return Promise.reject(this.#failure);
+    }
+    if (delta !== undefined && deltaOverflows(delta, this.#state.size)) this.#delta = undefined;
+    return this.#acknowledge(opts);
+  }
+
+  /** The promise a commit returns once applied: resolved at once when not durable, else when durable (and the backlog allows). */
+  #acknowledge(opts: CommitOptions): Promise<void> {
     if (opts?.durable === false) return RESOLVED;
     const durable = timeCommit(this.#wal.waitAppended());
     // Checkpoints fell behind: the commit is stored as usual, only its acknowledgement waits.

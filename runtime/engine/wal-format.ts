@@ -32,7 +32,7 @@ import { crc32 } from "./checksum.js";
 import { isWellFormed } from "../store/keys.js";
 import { StoreCorruptedError, ValidationError } from "../errors.js";
 import { describeValue, errorText, isOptionBytes, quoteValue } from "../option-values.js";
-import { asBuffer, ByteReader, ByteWriter, DecodeError, readU64, varintBytes, writeU64 } from "./byte-io.js";
+import { asBuffer, ByteReader, ByteWriter, DecodeError, putShortAscii, putVarint, readU64, varintBytes, writeU64 } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
 import type { BatchOp } from "./write-batch.js";
 
@@ -78,27 +78,36 @@ export const batchSizeLimit = { maxBytes: MAX_BATCH_BYTES };
 const MAX_VARINT_BYTES = 8;
 
 /**
- * Refuses a batch (ops as `readBatchOps` returned them) whose encoding would
- * pass `batchSizeLimit`, before anything is appended. A bound (three bytes
- * per UTF-16 unit of a key, the longest varints) is summed first; the exact
- * size is counted only when the bound passes the limit, so a usual commit
- * pays one pass of additions.
+ * A bound on the bytes `WalBuilder.add` writes for `ops`: three bytes per
+ * UTF-16 unit of a key and the longest varints. One pass of additions.
  */
-export function checkBatchSize(ops: readonly BatchOp[]): void {
-  const limit = batchSizeLimit.maxBytes;
+export function batchBound(ops: readonly BatchOp[]): number {
   let bound = MAX_VARINT_BYTES;
-  for (const op of ops) {
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i]!;
     bound += 1 + MAX_VARINT_BYTES + op.key.length * 3;
     if (op.kind === "put") bound += MAX_VARINT_BYTES + op.value.byteLength;
   }
-  if (bound <= limit) return;
+  return bound;
+}
+
+/**
+ * Refuses a batch (ops as `readBatchOps` returned them) whose encoding would
+ * pass `batchSizeLimit`, before anything is appended. Returns the room to
+ * reserve for it (`WalBuilder.add`): `batchBound`, or when that passes the
+ * limit, the exact size, which only such a batch pays to count.
+ */
+export function checkBatchSize(ops: readonly BatchOp[]): number {
+  const limit = batchSizeLimit.maxBytes;
+  const bound = batchBound(ops);
+  if (bound <= limit) return bound;
   let size = varintBytes(ops.length);
   for (const op of ops) {
     const keyBytes = Buffer.byteLength(op.key, "utf8");
     size += 1 + varintBytes(keyBytes) + keyBytes;
     if (op.kind === "put") size += varintBytes(op.value.byteLength) + op.value.byteLength;
   }
-  if (size <= limit) return;
+  if (size <= limit) return size;
   throw new ValidationError(
     `the write batch takes ${size} bytes in the WAL, past the limit of ${limit} bytes per commit; nothing was applied. ` +
       "Split it into smaller batches, or store large values as objects of their own and commit only their names",
@@ -157,6 +166,38 @@ export function readBatchOps(ops: readonly BatchOp[]): BatchOp[] {
 }
 
 /**
+ * Checks, in place, ops the engine's own layers made and hold where no
+ * caller can reach them (a transaction's batch inside the queue): objects
+ * `WriteBatch` made, whose fields read the same every time. Every key is
+ * checked as `readBatchOps` checks it (a key may embed a caller's text);
+ * a value only when its index is in `given` (ascending): one from outside
+ * the layer that made the ops, which a caller may still hold. Any other value
+ * is the layer's own plain array, taken as it is. A given value
+ * `readBatchOps` would copy is replaced in its op by that copy (the same
+ * bytes). A batch `readBatchOps` refuses is refused with its error.
+ */
+export function readOwnedOps(ops: BatchOp[], given: readonly number[]): void {
+  const n = ops.length;
+  for (let i = 0; i < n; i++) {
+    const key = ops[i]!.key;
+    if (typeof key !== "string" || !isWellFormed(key)) refuseAsRead(ops);
+  }
+  for (let g = 0; g < given.length; g++) {
+    const op = ops[given[g]!]!;
+    if (op.kind !== "put") continue;
+    const bytes = readValueBytes(op.value);
+    if (bytes === undefined || bytes === UNREADABLE) refuseAsRead(ops);
+    if (bytes !== op.value) op.value = bytes!;
+  }
+}
+
+/** Throws what `readBatchOps` throws for `ops`, which a check found wrong. */
+function refuseAsRead(ops: readonly BatchOp[]): never {
+  readBatchOps(ops);
+  throw new Error("internal: an owned batch was refused, but readBatchOps took it");
+}
+
+/**
  * `v` when it is a plain `Uint8Array` or `Buffer` (its bytes and length come
  * from the array itself), a copy when it is another `Uint8Array` (a subclass
  * may override `byteLength`, a Proxy answers each read anew), undefined when
@@ -202,6 +243,15 @@ function shadowsAnAccessor(v: Uint8Array): boolean {
   return false;
 }
 
+/** Writes `key` length-prefixed at `at` of `buf`, which has room for three bytes per unit and a varint; returns the position after it. */
+function putKey(buf: Buffer, at: number, key: string): number {
+  const end = putShortAscii(buf, at, key);
+  if (end >= 0) return end;
+  const n = Buffer.byteLength(key, "utf8");
+  at = putVarint(buf, at, n);
+  return at + buf.write(key, at, n, "utf8");
+}
+
 /** Accumulates batches for one WAL object; each batch is encoded once, when added. */
 export class WalBuilder {
   readonly #w: ByteWriter;
@@ -229,23 +279,38 @@ export class WalBuilder {
   /**
    * Encodes a batch, whole or not at all: an encoding that throws part way
    * (a buffer that cannot grow so far) leaves the object as it was, so the
-   * batches before and after it still decode.
+   * batches before and after it still decode. `room`: at least the bytes
+   * the batch takes (`batchBound`, or `checkBatchSize`'s answer).
    */
-  add(ops: readonly BatchOp[]): void {
+  add(ops: readonly BatchOp[], room = batchBound(ops)): void {
     const w = this.#w;
     const start = w.pos;
     try {
-      w.varint(ops.length);
-      for (const op of ops) {
+      // Room for the whole batch at once (`room` bounds what it writes), then writes that check nothing each.
+      w.ensure(room);
+      const buf = w.buffer;
+      let at = putVarint(buf, start, ops.length);
+      for (let i = 0; i < ops.length; i++) {
+        const op = ops[i]!;
         if (op.kind === "put") {
-          w.u8(TAG_PUT);
-          w.str(op.key);
-          w.blob(op.value);
+          buf[at++] = TAG_PUT;
+          at = putKey(buf, at, op.key);
+          const v = op.value;
+          const n = v.byteLength;
+          at = putVarint(buf, at, n);
+          // Nothing to copy, and copying from a view of a detached or shrunk buffer (which reads as empty) throws.
+          if (n !== 0) {
+            buf.set(v, at);
+            at += n;
+          }
         } else {
-          w.u8(TAG_DELETE);
-          w.str(op.key);
+          buf[at++] = TAG_DELETE;
+          at = putKey(buf, at, op.key);
         }
       }
+      // A byte written past the buffer is dropped without an error: a room too small must not pass unseen.
+      if (at > buf.length) throw new Error(`internal: a WAL batch took ${at - start} bytes, past the ${room} reserved for it`);
+      w.pos = at;
     } catch (err) {
       w.pos = start;
       throw err;

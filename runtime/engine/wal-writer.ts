@@ -185,15 +185,15 @@ export class WalWriter {
     return this.#durableSeq;
   }
 
-  /** Appends one validated batch to the open object; one it cannot encode throws and leaves the WAL as it was. */
-  append(ops: readonly BatchOp[]): void {
+  /** Appends one validated batch to the open object (`room`: see `WalBuilder.add`); one it cannot encode throws and leaves the WAL as it was. */
+  append(ops: readonly BatchOp[], room?: number): void {
     let open = this.#open;
     if (open === undefined) {
       open = this.#open = new WalBuilder(this.#lastSize, this.#spare.take(this.#lastSize));
       this.#armTimer();
     }
     try {
-      open.add(ops);
+      open.add(ops, room);
     } catch (err) {
       // An object opened for this batch alone would be sealed and stored empty: drop it.
       if (open.batchCount === 0) {

@@ -20,7 +20,7 @@ export async function kvPut(core: QueueCore, key: string, value: Uint8Array): Pr
   validateKvValue(key, value);
   const txn = new Txn(core.engine);
   // A copy: the engine keeps what it commits as it is (see `SettlementEffects.kvPut`).
-  txn.put(K.userKey(key), copyBytes(value));
+  txn.putGiven(K.userKey(key), copyBytes(value));
   await core.commit(txn, true);
 }
 
@@ -38,7 +38,7 @@ export async function kvCompareAndPut(core: QueueCore, key: string, expected: Ui
   validateKvValue(key, value);
   const txn = new Txn(core.engine);
   if (!sameValue(txn.get(K.userKey(key)), expected)) return false;
-  txn.put(K.userKey(key), copyBytes(value));
+  txn.putGiven(K.userKey(key), copyBytes(value));
   await core.commit(txn, true);
   return true;
 }

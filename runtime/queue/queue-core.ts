@@ -7,7 +7,7 @@
 import { CountedWaits } from "./counted-waits.js";
 import { incrementBase32 } from "ulid";
 import { SystemClock, timedClock, type TimedClock } from "../clock.js";
-import type { Engine } from "../engine/engine.js";
+import { commitOwned, type Engine } from "../engine/engine.js";
 import { ClosedError, FencedError, ValidationError } from "../errors.js";
 import { resolveFlowRule, type FlowRule, type Limits, type ResolvedFlowRule } from "./admission.js";
 import { type FullLogger, fullLogger } from "../logger.js";
@@ -274,7 +274,8 @@ export class QueueCore {
    */
   commit(txn: Txn, durable: boolean, createdClaimed?: string): Promise<void> {
     const batch = txn.finish();
-    const p = this.engine.commit(batch, { durable });
+    // The transaction's ops never leave the queue: the engine checks its keys and the values callers gave, copying no op.
+    const p = commitOwned(this.engine, batch.ops, txn.givenValues, { durable });
     if (!durable) {
       // Non-durable commits only re-file jobs whose content is already
       // durable (claims, promotions, requeues), so nothing to track.
@@ -430,7 +431,7 @@ export class QueueCore {
     for (const op of effects.kvOps) {
       // Validated when staged.
       const key = stagedEngineKey(op) ?? keptEngineKey(op.key) ?? K.userKey(op.key);
-      if (op.kind === "put") txn.put(key, op.value);
+      if (op.kind === "put") txn.putGiven(key, op.value);
       else txn.delete(key);
     }
   }

@@ -50,7 +50,10 @@ function writtenStats(src: ReadSource): WrittenStats {
 
 /** One transaction: reads see its own writes; `finish` yields the batch to commit. */
 export class Txn {
+  /** Never handed out of the queue: the engine takes its ops as they are (`commitOwned`). */
   readonly batch = new WriteBatch();
+  /** The indices in `batch.ops` of the puts made by `putGiven`, ascending. */
+  readonly givenValues: number[] = [];
   readonly #overlay = new Map<string, Uint8Array | null>();
   readonly #deltas = new Map<string, QueueStats>();
   readonly #stored = new Map<string, Readonly<QueueStats>>();
@@ -79,9 +82,16 @@ export class Txn {
     return this.src.has === undefined ? this.src.get(key) !== undefined : this.src.has(key);
   }
 
+  /** Puts an array the queue made and holds no other reference to: the commit takes it unchecked (`commitOwned`). */
   put(key: string, value: Uint8Array): void {
     this.#overlay.set(key, value);
     this.batch.put(key, value);
+  }
+
+  /** Puts a value that came from outside the queue (a caller's staged effects): the commit checks it as `Engine.commit` does. */
+  putGiven(key: string, value: Uint8Array): void {
+    this.givenValues.push(this.batch.ops.length);
+    this.put(key, value);
   }
 
   delete(key: string): void {

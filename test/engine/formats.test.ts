@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, StoreCorruptedError, UnsupportedFormatError, ValidationError, WriteBatch } from "taquba";
 import { SegmentBuilder, decodeBlock, decodeSegmentIndex, readBlockEntries, readSegment, segmentIndexStart } from "../../runtime/engine/segment-format.js";
 import { ByteWriter, writeU64 } from "../../runtime/engine/byte-io.js";
-import { WalBuilder, decodeWal, encodeFence, readBatchOps } from "../../runtime/engine/wal-format.js";
+import { WalBuilder, batchBound, decodeWal, encodeFence, readBatchOps } from "../../runtime/engine/wal-format.js";
 import type { BatchOp } from "../../runtime/engine/write-batch.js";
 import { pack } from "msgpackr";
 import { crc32 } from "../../runtime/engine/checksum.js";
@@ -399,6 +399,32 @@ describe("WAL format", () => {
     w.add([{ kind: "put", key: "c", value: enc("3") }]);
     const obj = decodeWal("wal/7", w.seal(1, 7), 7);
     expect(obj.kind === "batches" && obj.batches.map((b) => b.map((o) => o.key))).toEqual([["a"], ["c"]]);
+  });
+
+  it("a batch larger than the room reserved for it throws and is left out whole, never written cut short", () => {
+    const w = new WalBuilder(16);
+    w.add([{ kind: "put", key: "a", value: enc("1") }]);
+    const big = [{ kind: "delete" as const, key: "k".repeat(100) }];
+    // The room given is what fits in the buffer now: every byte past it would be dropped without an error.
+    expect(() => w.add(big, 8)).toThrow(/past the 8 reserved/);
+    w.add([{ kind: "put", key: "c", value: enc("3") }]);
+    const obj = decodeWal("wal/7", w.seal(1, 7), 7);
+    expect(obj.kind === "batches" && obj.batches.map((b) => b.map((o) => o.key))).toEqual([["a"], ["c"]]);
+  });
+
+  it("the room reserved for a batch bounds its bytes for keys of every UTF-8 width, and the batch decodes as given", () => {
+    const keys = ["a".repeat(200), "é".repeat(100), "\u20ac".repeat(100), "\u{1F600}".repeat(60), "mixed-é-\u20ac-\u{1F600}"];
+    const ops = keys.map((key, i) => ({ kind: "put" as const, key, value: new Uint8Array(i * 300) }));
+    const w = new WalBuilder(16);
+    for (const op of [...ops, { kind: "delete" as const, key: keys[2]! }]) {
+      const before = w.byteLength;
+      w.add([op]);
+      expect(batchBound([op])).toBeGreaterThanOrEqual(w.byteLength - before);
+    }
+    w.add(ops);
+    const obj = decodeWal("wal/7", w.seal(1, 7), 7);
+    const read = obj.kind === "batches" ? obj.batches[obj.batches.length - 1]! : [];
+    expect(read.map((o) => [o.key, o.kind === "put" ? o.value.byteLength : -1])).toEqual(keys.map((k, i) => [k, i * 300]));
   });
 
   it("round-trips batches and fences, and checks the sequence number against the key", () => {
