@@ -127,6 +127,12 @@ interface Compacting {
   block: SegmentBlock | undefined;
 }
 
+/** A running checkpoint: settles when it ended (published and paged out, or failed), with the `walNext` of its cut. */
+interface RunningCheckpoint {
+  readonly done: Promise<void>;
+  readonly walNext: number;
+}
+
 /** A checkpoint as cut: the WAL it covers and what it writes. */
 interface CheckpointCut {
   full: boolean;
@@ -221,11 +227,9 @@ export class Engine {
   readonly #failureListeners = new Set<(failure: TaqubaError) => void>();
   #closing: Promise<void> | undefined;
   /** The running compaction (full checkpoint), if any. */
-  #compactionRun: Promise<void> | undefined;
+  #compactionRun: RunningCheckpoint | undefined;
   /** The running incremental checkpoint, if any: one may run while a compaction does (docs/engine.md, "Incremental checkpoints during a compaction"). */
-  #incrementalRun: Promise<void> | undefined;
-  /** The running checkpoints and the `walNext` of their cuts. */
-  readonly #runCuts = new Map<Promise<void>, number>();
+  #incrementalRun: RunningCheckpoint | undefined;
   /** Running checkpoints that have not yet published and paged out: commits held by the backlog wait only for those. */
   #holding = 0;
   /**
@@ -665,14 +669,15 @@ export class Engine {
       }
       // One running may cover the call (any cut after it does): wait for the next to end, never for all of them,
       // since automatic checkpoints under a steady stream of commits start one after another.
-      await Promise.race([this.#compactionRun, this.#incrementalRun].filter((r) => r !== undefined).map((r) => r.then(noop, noop)));
+      await Promise.race([this.#compactionRun, this.#incrementalRun].filter((r) => r !== undefined).map((r) => r.done.then(noop, noop)));
       if (this.#failure) throw this.#failure;
       if (this.closed) throw new ClosedError("the engine");
     }
     const covering = this.#manifest;
     // The checkpoint that published it pages out and queues its deletions before it ends: wait for those cut
     // before that publish (one cut since covers WAL past it, and is not the caller's).
-    await Promise.allSettled([...this.#runCuts].filter(([, walNext]) => walNext <= covering.walNext).map(([run]) => run));
+    const cutBefore = [this.#compactionRun, this.#incrementalRun].filter((r): r is RunningCheckpoint => r !== undefined && r.walNext <= covering.walNext);
+    await Promise.allSettled(cutBefore.map((r) => r.done));
     // Its deletions run after it (see `#collectAfter`): the caller is told once they ended too.
     await this.#collectedThrough(covering.id);
   }
@@ -774,7 +779,7 @@ export class Engine {
   /** Resolves once no checkpoint runs (failed ones included) and no garbage collection of one does. */
   async #checkpointsEnded(): Promise<void> {
     while (this.#checkpointsRunning() || this.#collecting !== undefined)
-      await Promise.allSettled([this.#compactionRun, this.#incrementalRun, this.#collecting]);
+      await Promise.allSettled([this.#compactionRun?.done, this.#incrementalRun?.done, this.#collecting]);
   }
 
   /** Whether an incremental checkpoint may start beside the running compaction: the changes since the newest manifest are known. */
@@ -839,13 +844,13 @@ export class Engine {
     }
     const covered = this.#covered;
     const run = this.#runCheckpoint(cut).finally(() => {
-      if (cut.full && this.#compactionRun === run) this.#compactionRun = undefined;
-      if (!cut.full && this.#incrementalRun === run) this.#incrementalRun = undefined;
-      this.#runCuts.delete(run);
+      if (cut.full && this.#compactionRun === running) this.#compactionRun = undefined;
+      if (!cut.full && this.#incrementalRun === running) this.#incrementalRun = undefined;
     });
-    this.#runCuts.set(run, cut.walNext);
-    if (cut.full) this.#compactionRun = run;
-    else this.#incrementalRun = run;
+    // Its cut travels with it: `checkpoint()` waits only for the runs cut at or below the manifest that covers it.
+    const running: RunningCheckpoint = { done: run, walNext: cut.walNext };
+    if (cut.full) this.#compactionRun = running;
+    else this.#incrementalRun = running;
     run.then(
       () => this.#afterCheckpoint(this.#covered !== covered),
       () => this.#afterCheckpoint(false),

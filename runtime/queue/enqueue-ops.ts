@@ -10,6 +10,9 @@ import { insertJob } from "./transitions.js";
 import { Txn } from "./txn.js";
 import type { EnqueueItem, EnqueueOptions, EnqueueOutcome } from "./types.js";
 import { validateEnqueueOptions } from "./validate-enqueue.js";
+import { userKey } from "./keys.js";
+import { sameKvValue } from "./kv-ops.js";
+import { validateKvKey } from "./names.js";
 
 /** Enqueues `items` atomically; a duplicate caller id fails the whole call. */
 export async function enqueueItems(core: QueueCore, items: readonly EnqueueItem[]): Promise<EnqueueOutcome[]> {
@@ -45,11 +48,18 @@ export interface ExpectedSupersede {
   effects: SettlementEffects;
 }
 
+/** A caller KV key and the value it must hold (`null`: absent) for a guarded enqueue to commit. */
+export interface KvExpectation {
+  readonly key: string;
+  readonly value: Uint8Array | null;
+}
+
 /**
  * One job plus `effects` in one commit; a dedup hit writes nothing. With
  * `expected`, nothing is written and `"raced"` returned when the insert
  * would supersede another job than the expected one (the window changed
- * since it was read).
+ * since it was read). With `unchanged`, nothing is written and `"raced"`
+ * returned when one of those caller keys no longer holds its value.
  */
 export async function enqueueWithEffects(
   core: QueueCore,
@@ -58,9 +68,11 @@ export async function enqueueWithEffects(
   opts: EnqueueOptions,
   effects: SettlementEffects,
   expected?: ExpectedSupersede,
+  unchanged: readonly KvExpectation[] = [],
 ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] } | "raced"> {
   core.checkOpen();
   validateQueueName(queueName);
+  for (const u of unchanged) validateKvKey(u.key);
   validateEnqueueOptions(opts ?? {}, payload);
   const extra = expected?.effects.enqueues ?? [];
   const prepared = await core.prepare([{ queueName, payload, opts: opts ?? {} }, ...effects.enqueues, ...extra]);
@@ -70,6 +82,8 @@ export async function enqueueWithEffects(
   try {
     core.checkOpen();
     const txn = new Txn(core.engine);
+    // Read in the commit's own turn: no other commit lands between this check and the insert.
+    for (const u of unchanged) if (!sameKvValue(txn.get(userKey(u.key)), u.value)) return "raced";
     const first = insertJob(txn, ctx, prepared[0]!);
     if (expected !== undefined && first.newlyEnqueued && first.superseded !== expected.jobId) return "raced";
     if (first.newlyEnqueued) {

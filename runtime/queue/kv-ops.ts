@@ -9,7 +9,8 @@ import type { QueueCore } from "./queue-core.js";
 import { requireKvOnly, type SettlementEffects } from "./effects.js";
 import { Txn } from "./txn.js";
 
-function sameValue(a: Uint8Array | undefined, b: Uint8Array | null): boolean {
+/** Whether a committed value (`undefined`: absent) is `b` (`null`: absent). */
+export function sameKvValue(a: Uint8Array | undefined, b: Uint8Array | null): boolean {
   if (a === undefined || b === null) return a === undefined && b === null;
   return a.byteLength === b.byteLength && Buffer.compare(a, b) === 0;
 }
@@ -37,7 +38,7 @@ export async function kvCompareAndPut(core: QueueCore, key: string, expected: Ui
   validateKvKey(key);
   validateKvValue(key, value);
   const txn = new Txn(core.engine);
-  if (!sameValue(txn.get(K.userKey(key)), expected)) return false;
+  if (!sameKvValue(txn.get(K.userKey(key)), expected)) return false;
   txn.putGiven(K.userKey(key), copyBytes(value));
   await core.commit(txn, true);
   return true;
@@ -48,7 +49,7 @@ export async function kvCompareAndDelete(core: QueueCore, key: string, expected:
   validateKvKey(key);
   const txn = new Txn(core.engine);
   const cur = txn.get(K.userKey(key));
-  if (cur === undefined || !sameValue(cur, expected)) return false;
+  if (cur === undefined || !sameKvValue(cur, expected)) return false;
   txn.delete(K.userKey(key));
   await core.commit(txn, true);
   return true;
@@ -68,7 +69,7 @@ export async function kvCompareAndApply(
   requireKvOnly(effects, "kvCompareAndApply");
   for (const e of expected) validateKvKey(e.key);
   const txn = new Txn(core.engine);
-  for (const e of expected) if (!sameValue(txn.get(K.userKey(e.key)), e.value)) return false;
+  for (const e of expected) if (!sameKvValue(txn.get(K.userKey(e.key)), e.value)) return false;
   core.applyEffects(txn, core.ctx(), effects, []);
   await core.commit(txn, true);
   return true;

@@ -29,6 +29,7 @@ import { waitForCompletion } from "./completion.js";
 import { QueueConfigs, type DeadLetteredEvent, type OpenOptions } from "./config.js";
 import type { SettlementEffects } from "./effects.js";
 import * as eq from "./enqueue-ops.js";
+import type { KvExpectation } from "./enqueue-ops.js";
 import * as kv from "./kv-ops.js";
 import { recoverClaims } from "./maintenance.js";
 import { KvKeyRef } from "./user-keys.js";
@@ -284,6 +285,22 @@ export class Queue {
     expected: { jobId: string | undefined; effects: SettlementEffects },
   ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] } | "raced"> {
     return eq.enqueueWithEffects(this.#core, queueName, payload, opts, effects, expected);
+  }
+
+  /**
+   * @internal `enqueueWithEffects` that commits only while every caller key
+   * of `unchanged` holds its value (`null`: absent), checked in the commit
+   * itself: `"raced"`, writing nothing, when one changed since it was read
+   * (a child run's start, held to its parent's step being current).
+   */
+  enqueueIfUnchanged(
+    queueName: string,
+    payload: Uint8Array,
+    opts: EnqueueOptions,
+    effects: SettlementEffects,
+    unchanged: readonly KvExpectation[],
+  ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] } | "raced"> {
+    return eq.enqueueWithEffects(this.#core, queueName, payload, opts, effects, undefined, unchanged);
   }
 
   /** @internal The job waiting in the open debounce window `key` of `queueName` (an enqueue with the key now would supersede it), or undefined. */

@@ -196,7 +196,8 @@ export function recordAttempt(txn: Txn, r: JobRecord, now: number, outcome: Atte
 /**
  * Inserts one job, or reports the job holding its dedup key. Throws
  * `DuplicateJobIdError` for a caller id that is in use (the caller then
- * discards the whole transaction).
+ * discards the whole transaction); a generated id in use (a caller took
+ * it) is replaced by the next one drawn.
  */
 export function insertJob(txn: Txn, ctx: TransitionContext, item: PreparedEnqueue): EnqueueOutcome {
   return insertJobRecord(txn, ctx, item, false).outcome;
@@ -220,17 +221,25 @@ export function insertJobRecord(
     const held = txn.get(K.dedupKey(queue, opts.dedupKey));
     if (held !== undefined) return { outcome: { jobId: decoder.decode(held), newlyEnqueued: false }, record: undefined };
   }
-  const seq = ctx.newId();
+  let seq = ctx.newId();
+  let id = opts.jobId ?? seq;
+  // Built once: the existence check, the write and (claimed) the settlement of the claim use this one string.
+  let jobKey = K.jobKey(id);
+  if (txn.has(jobKey)) {
+    if (opts.jobId !== undefined) throw new DuplicateJobIdError(id);
+    // A generated id a caller took (ids drawn in one millisecond count up by one): the next one is drawn
+    // instead, so an enqueue without an id never fails on one. Ends: callers hold finitely many ids.
+    do {
+      seq = ctx.newId();
+      jobKey = K.jobKey(seq);
+    } while (txn.has(jobKey));
+    id = seq;
+  }
   const mark = ctx.seqHighWater(seq);
   if (mark !== undefined) {
     txn.put(K.SEQ_HIGH_WATER, textBytes(mark));
     txn.seqHighWater = mark;
   }
-  const id = opts.jobId ?? seq;
-  // Built once: the existence check, the write and (claimed) the settlement of the claim use this one string.
-  const jobKey = K.jobKey(id);
-  // Checked for generated ids too: ids drawn in one millisecond count up by one, so a caller may have taken this one.
-  if (txn.has(jobKey)) throw new DuplicateJobIdError(id);
   const cfg = ctx.config(queue);
   const debounce = debounceOf(txn, ctx, item);
   const runAt = debounce?.until ?? opts.runAt;

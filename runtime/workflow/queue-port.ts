@@ -45,6 +45,14 @@ export interface WorkflowQueue {
     effects: SettlementEffects,
     expected: { jobId: string | undefined; effects: SettlementEffects },
   ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] } | "raced">;
+  /** @internal See `Queue.enqueueIfUnchanged`: a child run's start, held to its parent's step being current. */
+  enqueueIfUnchanged(
+    queueName: string,
+    payload: Uint8Array,
+    opts: EnqueueOptions,
+    effects: SettlementEffects,
+    unchanged: ReadonlyArray<{ readonly key: string; readonly value: Uint8Array | null }>,
+  ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] } | "raced">;
   /** @internal See `Queue.debounceHolder`; needed for debounced runs only. */
   debounceHolder?(queueName: string, key: string): { jobId: string; headers: Readonly<Record<string, string>> } | undefined;
   /** @internal See `Queue.flowConcurrencyLimit`. */

@@ -189,16 +189,25 @@ describe("enqueueBatch", () => {
     await queue.close();
   });
 
-  it("a generated id equal to a caller id already taken refuses the enqueue and leaves the caller's job as it was", async () => {
+  it("a generated id equal to a caller id already taken is drawn again: the enqueue succeeds and the caller's job is left as it was", async () => {
     // Ids generated in one millisecond count up by one, so a caller can take the id the queue generates next.
     const { queue } = await openQueue();
     const first = (await queue.enqueue("q", enc("first"))).jobId;
     // The caller's enqueue draws an id of its own for its order, one more; the next generated job id is two more.
     const taken = nextUlid(nextUlid(first));
     await queue.enqueue("q", enc("caller's"), { jobId: taken });
-    await expect(queue.enqueue("q", enc("generated"))).rejects.toBeInstanceOf(DuplicateJobIdError);
-    expect(await queue.view().stats("q")).toMatchObject({ pending: 2 });
-    expect(await drain(queue, "q")).toEqual(["first", "caller's"]);
+    const generated = await queue.enqueue("q", enc("generated"));
+    // The next id drawn after the taken one: fresh, and still after every id generated before it.
+    expect(generated).toEqual({ jobId: nextUlid(taken), newlyEnqueued: true });
+    expect(await queue.view().stats("q")).toMatchObject({ pending: 3 });
+    expect(await drain(queue, "q")).toEqual(["first", "caller's", "generated"]);
+    // Ids a caller takes in a row are all passed over: the three caller enqueues draw the next three ids for
+    // their order, and take the three after those, which the next generated id would be.
+    const idsOn = (id: string, n: number): string => (n === 0 ? id : idsOn(nextUlid(id), n - 1));
+    const takenInARow = [4, 5, 6].map((n) => idsOn(generated.jobId, n));
+    for (const [i, jobId] of takenInARow.entries()) await queue.enqueue("q", enc(`caller ${i}`), { jobId });
+    expect(await queue.enqueue("q", enc("generated again"))).toEqual({ jobId: idsOn(generated.jobId, 7), newlyEnqueued: true });
+    expect(await drain(queue, "q")).toEqual(["caller 0", "caller 1", "caller 2", "generated again"]);
     await queue.close();
   });
 

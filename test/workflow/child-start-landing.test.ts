@@ -45,13 +45,13 @@ async function raceStartAgainstEnd(parentClose: ParentClosePolicy, starts = 1) {
   const env = await openEnv(runner, { start: false });
   const queue = env.queue;
   // The child's submission is one commit (its run, its first step, the parent's child entry): held at its entry.
-  const enqueueWithEffects = queue.enqueueWithEffects.bind(queue);
-  queue.enqueueWithEffects = async (name: string, payload: Uint8Array, opts: EnqueueOptions, effects) => {
+  const enqueueIfUnchanged = queue.enqueueIfUnchanged.bind(queue);
+  queue.enqueueIfUnchanged = async (name: string, payload: Uint8Array, opts: EnqueueOptions, effects, unchanged) => {
     if (opts.headers?.[HEADER_RUN_ID] === CHILD) {
       held.open();
       await release.promise;
     }
-    return enqueueWithEffects(name, payload, opts, effects);
+    return enqueueIfUnchanged(name, payload, opts, effects, unchanged);
   };
   // The job the parent's end enqueues settles its children: observed once acked.
   const ack = queue.ack.bind(queue);

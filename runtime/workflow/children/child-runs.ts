@@ -18,6 +18,11 @@
  *   child goes (see `childOfThisRun`). A parent record without a
  *   submission (written by an earlier version) keeps the first id, as
  *   that version did.
+ * - A start is held to its step being the run's current one: the child's
+ *   submission commits only while the parent's step pointer names the
+ *   step's job (checked in that commit), so a delivery that outlived its
+ *   lease while another ended the run or moved it on starts nothing
+ *   (`ClaimLostError`).
  * - The child's run record names its parent; the parent's run record says
  *   it has children; `workflow/children/{q}/{parent}/{child}` lists the
  *   running children with their parent-close policy.
@@ -37,14 +42,25 @@
  */
 import { ValidationError } from "../../errors.js";
 import { SettlementEffects } from "../../queue/effects.js";
+import { ClaimLostError } from "../../queue/errors.js";
 import type { ClaimedJob } from "../../queue/types.js";
 import { decodeValue, sha256Hex } from "../records/codec.js";
-import { childCompletionKey, childCompletionPrefix, childEntryKey, childrenPrefix, runKey, signalBufferKey, signalWaitKey } from "../records/kv-keys.js";
+import {
+  childCompletionKey,
+  childCompletionPrefix,
+  childEntryKey,
+  childrenPrefix,
+  runKey,
+  signalBufferKey,
+  signalWaitKey,
+  stepPointerKey,
+} from "../records/kv-keys.js";
 import {
   checkParentClose,
   decodeChildEntry,
   decodeRunRecord,
   decodeSignalWait,
+  decodeStepPointer,
   encodeChildEntry,
   encodeRunRecord,
   type ParentClosePolicy,
@@ -174,7 +190,7 @@ export const DETACHED_CHILDREN: ChildRuns = Object.freeze({
 });
 
 /**
- * The child runs of step `step` of `parentRunId`, whose job waited on
+ * The child runs of step `step` of `parentRunId` (job `jobId`), whose job waited on
  * signal key `waitKey` (when it did). `started()` tells whether this
  * delivery started one (the run record the step read at claim predates
  * that).
@@ -183,9 +199,10 @@ export function childRunsFor(
   core: RuntimeCore,
   parentRunId: RunId,
   step: number,
+  jobId: string,
   waitKey?: string,
 ): ChildRuns & { started(): boolean; seal(): Promise<unknown> | undefined } {
-  return new StepChildren(core, parentRunId, step, waitKey === undefined ? undefined : childOfCompletionKey(waitKey, parentRunId));
+  return new StepChildren(core, parentRunId, step, jobId, waitKey === undefined ? undefined : childOfCompletionKey(waitKey, parentRunId));
 }
 
 /**
@@ -212,6 +229,8 @@ class StepChildren implements ChildRuns {
     private readonly core: RuntimeCore,
     private readonly parentRunId: RunId,
     private readonly step: number,
+    /** The step's job: the step pointer names it while this delivery's step is the run's current one. */
+    private readonly jobId: string,
     private readonly waited: RunId | undefined,
   ) {}
 
@@ -272,7 +291,9 @@ class StepChildren implements ChildRuns {
       throw new ValidationError(`a child's key must be 1 to 64 characters of [A-Za-z0-9_-], got ${describeValue(key)}`);
     }
     const parentClose = checkParentClose(spec.parentClose ?? core.parentClose);
-    const parentRun = await markParent(core, parentRunId);
+    // Refused before the run is marked a parent (see `submitRun`'s guard).
+    if (spec.options?.debounce !== undefined) throw new ValidationError("a child run cannot be debounced: start it without RunOptions.debounce");
+    const parentRun = await markParent(core, parentRunId, this.jobId, this.step);
     const tag = parentRun.submission === undefined ? undefined : `-p${parentRun.submission}`;
     // Its first id would be the second id of the key without the tag: two keys, one child.
     if (tag !== undefined && key.length > tag.length && key.endsWith(tag)) {
@@ -304,39 +325,70 @@ class StepChildren implements ChildRuns {
   /** Finds or submits the child of a start past the seal's checks (see `seal`). */
   async #land(spec: ChildRunSpec, key: string, parentClose: ParentClosePolicy, parentRun: RunRecord): Promise<ChildRunStart> {
     const { core, parentRunId, step } = this;
-    const { runId, known } = await childOfThisRun(core, parentRunId, parentRun, step, key);
-    const completionKey = childCompletionKey(parentRunId, runId);
-    if (known.kind === "terminated") {
-      // The child ended before this delivery (a retried step, or a retried parent): its end is
-      // reported again, into the buffer the parent's wait reads; a buffer holds one payload,
-      // so this never makes two.
-      const outcome = await core.view.outcomeOf(known.terminal);
-      const end = outcome ?? { runId, status: known.terminal.status, finalStep: known.terminal.finalStep, headers: {} };
-      await core.signalLock.run(completionKey, () =>
-        core.queue.kvPut(
+    // Each write is held to this step being the run's current one, in its own commit: a delivery
+    // that lost its lease while another ended the run (or moved it on) leaves nothing behind.
+    for (let round = 0; round < MAX_GUARD_ROUNDS; round++) {
+      const current = await this.#currentStep();
+      const { runId, known } = await childOfThisRun(core, parentRunId, parentRun, step, key);
+      const completionKey = childCompletionKey(parentRunId, runId);
+      if (known.kind === "terminated") {
+        // The child ended before this delivery (a retried step, or a retried parent): its end is
+        // reported again, into the buffer the parent's wait reads; a buffer holds one payload,
+        // so this never makes two.
+        const outcome = await core.view.outcomeOf(known.terminal);
+        const end = outcome ?? { runId, status: known.terminal.status, finalStep: known.terminal.finalStep, headers: {} };
+        const buffered = new SettlementEffects().kvPut(
           signalBufferKey(core.queueName, completionKey),
           encodeChildEnd(end, { token: known.terminal.token, memoPrefix: known.terminal.memoPrefix ?? core.memos.prefix }),
-        ),
+        );
+        if (await core.signalLock.run(completionKey, () => core.queue.kvCompareAndApply([current], buffered))) {
+          return { runId, newlyStarted: false, completionKey };
+        }
+        continue;
+      }
+      const entry = new SettlementEffects().kvPut(childEntryKey(core.queueName, parentRunId, runId), encodeChildEntry({ parentClose }));
+      const out = await submitRun(
+        core,
+        { input: spec.input, runId, ...(spec.options === undefined ? {} : { options: spec.options }) },
+        undefined,
+        undefined,
+        undefined,
+        entry,
+        {
+          runId: parentRunId,
+          step,
+          parentClose,
+          ...(parentRun.submission === undefined ? {} : { submission: parentRun.submission }),
+        },
+        [current],
       );
-      return { runId, newlyStarted: false, completionKey };
+      if (out !== "raced") return { runId, newlyStarted: out.newlySubmitted, completionKey };
     }
-    const entry = new SettlementEffects().kvPut(childEntryKey(core.queueName, parentRunId, runId), encodeChildEntry({ parentClose }));
-    const out = await submitRun(
-      core,
-      { input: spec.input, runId, ...(spec.options === undefined ? {} : { options: spec.options }) },
-      undefined,
-      undefined,
-      undefined,
-      entry,
-      {
-        runId: parentRunId,
-        step,
-        parentClose,
-        ...(parentRun.submission === undefined ? {} : { submission: parentRun.submission }),
-      },
-    );
-    return { runId, newlyStarted: out.newlySubmitted, completionKey };
+    throw new Error(`the step pointer of run "${parentRunId}" changed ${MAX_GUARD_ROUNDS} times while a child run started; the step is retried`);
   }
+
+  /**
+   * The parent's step pointer while it names this delivery's job (the guard
+   * of the start's writes); `ClaimLostError` when it does not: the step was
+   * settled by another delivery of it, or the run ended.
+   */
+  async #currentStep(): Promise<{ key: string; value: Uint8Array }> {
+    const key = stepPointerKey(this.core.queueName, this.parentRunId);
+    const value = await this.core.queue.kvGet(key);
+    if (value === null || decodeStepPointer(value, key).jobId !== this.jobId) throw staleStart(this.jobId, this.parentRunId, this.step);
+    return { key, value };
+  }
+}
+
+/** Rounds of a child start whose guard changed under it before the start gives up (the step is retried). */
+const MAX_GUARD_ROUNDS = 32;
+
+/** The refusal of a start by a delivery whose step is no longer the run's current one. */
+function staleStart(jobId: string, parentRunId: string, step: number): ClaimLostError {
+  return new ClaimLostError(
+    jobId,
+    `step ${step} of run "${parentRunId}" was settled by another delivery or the run ended, so this delivery can start no child run`,
+  );
 }
 
 /**
@@ -398,11 +450,12 @@ async function startedBy(core: RuntimeCore, r: Exclude<RunRecords, { kind: "unkn
 }
 
 /** Sets `hasChildren` on the parent's run record (once), so its termination settles its children; returns the record. */
-async function markParent(core: RuntimeCore, parentRunId: string): Promise<RunRecord> {
+async function markParent(core: RuntimeCore, parentRunId: string, jobId: string, step: number): Promise<RunRecord> {
   const key = runKey(core.queueName, parentRunId);
   for (let round = 0; round < 32; round++) {
     const bytes = await core.queue.kvGet(key);
-    if (bytes === null) throw new ValidationError(`run "${parentRunId}" is not active, so it cannot start a child run`);
+    // Only a delivery that outlived its lease sees its run ended.
+    if (bytes === null) throw staleStart(jobId, parentRunId, step);
     const run = decodeRunRecord(bytes, key);
     if (run.hasChildren === true) return run;
     if (await core.queue.kvCompareAndPut(key, bytes, encodeRunRecord({ ...run, hasChildren: true }))) return run;

@@ -125,12 +125,35 @@ export function checkEffects(effects: SettlementEffects | undefined): void {
   }
 }
 
+/** Runtime KV keys and the values they must hold for a guarded submission to commit (`null`: absent). */
+export type SubmitGuard = ReadonlyArray<{ readonly key: string; readonly value: Uint8Array | null }>;
+
 /**
  * Submits a run. Idempotent on `(runId, input)`: the durable run record
  * (written with the step-0 enqueue) catches duplicates across restarts,
  * after step 0 was claimed and its dedup key released. `mark` commits
  * with a new submission (see `applied-mark`), and so do `runtimeEffects`.
  */
+export function submitRun(
+  core: RuntimeCore,
+  spec: RunSpec,
+  group?: GroupRef,
+  mark?: AppliedMark<SubmitOutcome>,
+  groupName?: string,
+  runtimeEffects?: SettlementEffects,
+  parent?: ParentRef,
+): Promise<SubmitOutcome>;
+export function submitRun(
+  core: RuntimeCore,
+  spec: RunSpec,
+  group: GroupRef | undefined,
+  mark: AppliedMark<SubmitOutcome> | undefined,
+  groupName: string | undefined,
+  runtimeEffects: SettlementEffects | undefined,
+  parent: ParentRef | undefined,
+  unchanged: SubmitGuard,
+): Promise<SubmitOutcome | "raced">;
+// With `unchanged`, "raced" when one of its keys changed (see that parameter).
 export async function submitRun(
   core: RuntimeCore,
   spec: RunSpec,
@@ -141,7 +164,13 @@ export async function submitRun(
   runtimeEffects?: SettlementEffects,
   /** The run that starts this one as its child (see `children/child-runs`). */
   parent?: ParentRef,
-): Promise<SubmitOutcome> {
+  /**
+   * Runtime KV keys that must still hold these values when the run's first
+   * step commits (a child's start: its parent's step pointer); `"raced"`,
+   * writing nothing, when one changed.
+   */
+  unchanged?: SubmitGuard,
+): Promise<SubmitOutcome | "raced"> {
   if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
     throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
   }
@@ -155,7 +184,11 @@ export async function submitRun(
   const span = startSpan("taquba.submit", { "taquba.run.id": runId, "taquba.queue": core.queueName }, undefined, "producer");
   try {
     const traceparent = span === undefined ? undefined : traceparentOf(span);
-    const out = await submitLocked(core, spec, group, mark, runId, options, headers, inputSha256, traceparent, groupName, runtimeEffects, parent);
+    const out = await submitLocked(core, spec, group, mark, runId, options, headers, inputSha256, traceparent, groupName, runtimeEffects, parent, unchanged);
+    if (out === "raced") {
+      endOk(span, { "taquba.outcome": "raced" });
+      return out;
+    }
     endOk(span, { "taquba.outcome": out.newlySubmitted ? "submitted" : "duplicate", "taquba.job.id": out.jobId });
     if (out.newlySubmitted) instruments()?.runsSubmitted.add(1, { "taquba.queue": core.queueName });
     return out;
@@ -178,7 +211,8 @@ async function submitLocked(
   groupName: string | undefined,
   runtimeEffects: SettlementEffects | undefined,
   parent: ParentRef | undefined,
-): Promise<SubmitOutcome> {
+  unchanged: SubmitGuard | undefined,
+): Promise<SubmitOutcome | "raced"> {
   return core.submitLock.run(runId, async () => {
     const existing = await core.queue.kvGet(runKey(core.queueName, runId));
     if (existing !== null) {
@@ -238,6 +272,12 @@ async function submitLocked(
       ...(options.runAt === undefined ? {} : { runAt: options.runAt }),
       ...(options.debounce === undefined ? {} : { debounce: { key: options.debounce.key, periodMs: options.debounce.periodMs } }),
     };
+    if (unchanged !== undefined) {
+      // A debounced run's first step supersedes another in its commit, which this guarded one does not do.
+      if (options.debounce !== undefined) throw new ValidationError("a child run cannot be debounced: start it without RunOptions.debounce");
+      const out = await core.queue.enqueueIfUnchanged(core.queueName, spec.input, opts, effects, unchanged);
+      return out === "raced" ? out : { runId, jobId: out.outcome.jobId, newlySubmitted: out.outcome.newlyEnqueued };
+    }
     if (options.debounce === undefined) {
       const { outcome } = await core.queue.enqueueWithEffects(core.queueName, spec.input, opts, effects);
       return { runId, jobId: outcome.jobId, newlySubmitted: outcome.newlyEnqueued };

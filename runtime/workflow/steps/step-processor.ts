@@ -249,7 +249,7 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
     // Only a step continued on a signal has one to resolve (an async call costs even when it has nothing to wait for).
     const signal = job.headers[HEADER_SIGNAL_WAIT] === undefined ? undefined : await resolveSignal(core, job, runId, step);
     trace.signal = signal;
-    const children = childRunsFor(core, runId, step, job.headers[HEADER_SIGNAL_WAIT]);
+    const children = childRunsFor(core, runId, step, job.id, job.headers[HEADER_SIGNAL_WAIT]);
     // The runner is awaited here rather than in a function of its own: an async frame per step for one await.
     let verdict: Verdict | undefined = core.stepOutputReplay ? await replayedVerdict(memos, job, runId, step) : undefined;
     if (verdict === undefined) {
