@@ -59,10 +59,11 @@ describe("child starts in crowds and failures", () => {
     const env = await openEnv(runner, { start: false });
     const queue = env.queue;
     const failure = new Error("the child's submission failed");
-    const enqueueWithEffects = queue.enqueueWithEffects.bind(queue);
-    queue.enqueueWithEffects = async (name: string, payload: Uint8Array, opts: EnqueueOptions, effects) => {
+    // A child's submission commits through the queue's guarded enqueue (held to the parent's step being current).
+    const enqueueIfUnchanged = queue.enqueueIfUnchanged.bind(queue);
+    queue.enqueueIfUnchanged = async (name: string, payload: Uint8Array, opts: EnqueueOptions, effects, unchanged) => {
       if (opts.headers?.[HEADER_RUN_ID] === "p-s0-0") throw failure;
-      return enqueueWithEffects(name, payload, opts, effects);
+      return enqueueIfUnchanged(name, payload, opts, effects, unchanged);
     };
     const worker = env.runtime.spawn();
     try {
