@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { PutThread } from "../../runtime/store/local-put-thread.js";
 import { startScript } from "../support/child-script.js";
+import { loadLimitTimeout } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 /** One Int32 the thread's removal of a temporary name waits on while it is 0. */
@@ -105,12 +106,16 @@ describe.skipIf(process.platform !== "linux")("the put thread's tidy-up after it
     expect(readdirSync(dir).sort()).toEqual(["a", "b"]);
   });
 
-  it.each(["exit", "end"])("a process that ends (%s) right after a put waits for the thread's tidy-up: no temporary name is left", async (how) => {
-    const dir = await tempDir();
-    // The child's thread takes 300 ms to remove the temporary name; the process ends right after the put.
-    const child = startScript(fileURLToPath(new URL("./fixtures/local-put-exit-tidy.ts", import.meta.url)), [dir, how]);
-    expect(await child.exited).toEqual({ code: 0, signal: null });
-    expect(child.lines).toContain("put through the thread");
-    expect(await readdir(join(dir, "wal%2F"))).toEqual(["1"]);
-  });
+  it.for(["exit", "end"])(
+    "a process that ends (%s) right after a put waits for the thread's tidy-up: no temporary name is left",
+    { timeout: loadLimitTimeout(30_000) },
+    async (how) => {
+      const dir = await tempDir();
+      // The child's thread takes 300 ms to remove the temporary name; the process ends right after the put.
+      const child = startScript(fileURLToPath(new URL("./fixtures/local-put-exit-tidy.ts", import.meta.url)), [dir, how]);
+      expect(await child.exited).toEqual({ code: 0, signal: null });
+      expect(child.lines).toContain("put through the thread");
+      expect(await readdir(join(dir, "wal%2F"))).toEqual(["1"]);
+    },
+  );
 });
