@@ -5,9 +5,12 @@
  * pool with main-thread calls between them. The main thread wakes the
  * thread through a futex on a shared buffer and is woken once, by the
  * answer: two thread wake-ups per put instead of four, and the put's
- * metadata calls (0.05-0.3 ms on a loaded disk) off the event loop.
+ * metadata calls (0.05-0.3 ms on a loaded disk) off the event loop. The
+ * thread answers once the directory fsync returns and closes its files and
+ * removes the temporary name after that: none of those changes the put's
+ * outcome, and each may wait for the journal on a loaded disk.
  *
- * Shared buffer: four Int32 control words (see `SLOT`), three BigInt64 for
+ * Shared buffer: five Int32 control words (see `SLOT`), three BigInt64 for
  * the answer's stat, then the data area: the body followed by the
  * temporary path, the final path and the directory, joined by NUL (a
  * request), or an error's text (an answer).
@@ -15,12 +18,13 @@
  * One put at a time: the store sends a put here only when the thread is
  * idle and the body fits; others go through the pool as before. The thread
  * is started by the first put that uses it, unreferenced while idle (it
- * never keeps the process alive), and ended by `close()`. When it stops
- * on its own (killed, out of memory), a put in flight fails with
- * `PutThreadStopped` and later puts go through the pool.
+ * never keeps the process alive), and ended by `close()` (asked to stop
+ * between puts, once its tidy-up is done). When it stops on its own
+ * (killed, out of memory), a put in flight fails with `PutThreadStopped`
+ * and later puts go through the pool.
  */
 import { Worker } from "node:worker_threads";
-import { HEADER_BYTES, OUTCOME, PUT_WORKER_SOURCE, SLOT, STATE } from "./local-put-worker.js";
+import { CONTROL_WORDS, HEADER_BYTES, OUTCOME, PUT_WORKER_SOURCE, SLOT, STAT_OFFSET, STATE } from "./local-put-worker.js";
 
 /** Bodies up to this size go through the thread; larger ones (their write dominates) through the pool. */
 export const PUT_THREAD_MAX_BODY = 256 * 1024;
@@ -67,6 +71,8 @@ export class PutThread {
   #worker: Worker | undefined;
   #buffer: SharedArrayBuffer | undefined;
   #ctl: Int32Array | undefined;
+  /** Settles when the running thread has exited (for `close()`). */
+  #exited: Promise<void> | undefined;
   /** The put in flight: `close()` waits for it. */
   #inFlight: Promise<unknown> | undefined;
   /** Set once the thread stopped on its own: the store's puts go through the pool from then on. */
@@ -126,7 +132,7 @@ export class PutThread {
 
   #answer(ctl: Int32Array, data: Uint8Array): PutThreadStat {
     const outcome = ctl[SLOT.flags];
-    const stat = new BigInt64Array(this.#buffer!, 16, 3);
+    const stat = new BigInt64Array(this.#buffer!, STAT_OFFSET, 3);
     Atomics.store(ctl, SLOT.state, STATE.idle);
     const file = { ino: stat[0]!, size: stat[1]!, mtimeNs: stat[2]! };
     if (outcome === OUTCOME.done) return file;
@@ -139,7 +145,8 @@ export class PutThread {
     if (this.#worker !== undefined) return this.#worker;
     // Zero-filled: the thread waits while the state word is idle.
     this.#buffer = new SharedArrayBuffer(HEADER_BYTES + PUT_THREAD_MAX_BODY + PATH_ROOM);
-    this.#ctl = new Int32Array(this.#buffer, 0, 4);
+    const ctl = new Int32Array(this.#buffer, 0, CONTROL_WORDS);
+    this.#ctl = ctl;
     let worker: Worker;
     try {
       worker = new Worker(PUT_WORKER_SOURCE, { eval: true, workerData: { buffer: this.#buffer }, resourceLimits: RESOURCE_LIMITS });
@@ -156,9 +163,16 @@ export class PutThread {
       this.#broken = true;
     };
     worker.on("error", (err: unknown) => stop(err instanceof Error ? err.message : String(err)));
-    worker.on("exit", (code: number) => stop(`exit code ${code}`));
+    this.#exited = new Promise<void>((resolve) =>
+      worker.on("exit", (code: number) => {
+        running.delete(ctl);
+        stop(`exit code ${code}`);
+        resolve();
+      }),
+    );
     worker.unref();
     this.#worker = worker;
+    awaitTidyAtExit(ctl);
     return worker;
   }
 
@@ -169,10 +183,15 @@ export class PutThread {
     if (worker === undefined) return this.#closing ?? Promise.resolve();
     this.#worker = undefined;
     const inFlight = this.#inFlight;
+    const ctl = this.#ctl!;
+    const exited = this.#exited!;
     this.#closing = (async () => {
-      // The thread ends between puts: one in flight finishes first.
+      // The thread ends between puts: one in flight finishes first, and so does the tidy-up the thread makes
+      // after answering (closes, the temporary name's removal), which terminating it could cut short.
       await inFlight?.catch(() => undefined);
-      await worker.terminate();
+      Atomics.store(ctl, SLOT.state, STATE.stop);
+      Atomics.notify(ctl, SLOT.state);
+      await exited;
     })();
     return this.#closing;
   }
@@ -186,6 +205,27 @@ export class PutThread {
   async stopForTest(): Promise<void> {
     await this.#worker?.terminate();
   }
+}
+
+/** How long a process that exits waits for the thread's tidy-up after its last put (a hung disk must not hold the exit). */
+const EXIT_TIDY_WAIT_MS = 2_000;
+/** The control words of this process's running threads, for the exit hook. */
+const running = new Set<Int32Array>();
+let exitHooked = false;
+
+/**
+ * The thread is unreferenced between puts, so the process may exit while
+ * it still tidies up after its last answer: the exit then waits for that
+ * (microseconds as a rule), so a clean exit leaves no temporary name behind.
+ */
+function awaitTidyAtExit(ctl: Int32Array): void {
+  if (!exitHooked) {
+    exitHooked = true;
+    process.once("exit", () => {
+      for (const words of running) Atomics.wait(words, SLOT.tidy, 1, EXIT_TIDY_WAIT_MS);
+    });
+  }
+  running.add(ctl);
 }
 
 let shared: PutThread | undefined;

@@ -3,14 +3,16 @@
  * thread is started from it (`new Worker(source, { eval: true })`), so it
  * needs no file of its own beside the compiled or bundled module that
  * starts it. It runs a put's system calls synchronously, in the order a
- * put through the thread pool makes them (local-store.ts), and answers
- * through the buffer it shares with the main thread (local-put-thread.ts
- * describes the layout).
+ * put through the thread pool makes them (local-store.ts), except that the
+ * closes and the temporary name's removal come after the answer (the crash
+ * states are the same: a temporary name survives a crash after the link
+ * either way), and answers through the buffer it shares with the main
+ * thread (local-put-thread.ts describes the layout).
  */
 
 /** Slots of the shared buffer's control words (Int32). */
 export const SLOT = {
-  /** 0 idle, 1 a request is waiting, 2 it was answered. */
+  /** 0 idle, 1 a request is waiting, 2 it was answered, 3 stop (see `STATE`). */
   state: 0,
   /** Body length in bytes (request). */
   bodyLength: 1,
@@ -18,6 +20,8 @@ export const SLOT = {
   textLength: 2,
   /** 1 for a create-if-absent put (link), 0 to replace (rename); answer: the outcome, see `OUTCOME`. */
   flags: 3,
+  /** 1 from the answer until the tidy-up after it is done (closes, the temporary name's removal). */
+  tidy: 4,
 } as const;
 
 /** What a request's answer says in the `flags` slot. */
@@ -30,10 +34,15 @@ export const OUTCOME = {
   failedSync: 2,
 } as const;
 
-export const STATE = { idle: 0, asked: 1, answered: 2 } as const;
+/** `stop`: end once the last put's tidy-up (after its answer) is done; set by `close()` when no put is in flight. */
+export const STATE = { idle: 0, asked: 1, answered: 2, stop: 3 } as const;
 
-/** Bytes of the control words (4 Int32) and of the stat answer (3 BigInt64) before the data area. */
-export const HEADER_BYTES = 16 + 24;
+/** Control words: 5 Int32, padded to 24 bytes so that the stat answer (3 BigInt64) after them is aligned. */
+export const CONTROL_WORDS = 5;
+/** Where the stat answer starts, in bytes. */
+export const STAT_OFFSET = 24;
+/** Bytes of the control words and of the stat answer before the data area. */
+export const HEADER_BYTES = STAT_OFFSET + 24;
 
 /**
  * The thread's program (CommonJS, as `eval` workers run). Errors are
@@ -45,8 +54,8 @@ const { workerData } = require("node:worker_threads");
 const fs = require("node:fs");
 const C = fs.constants;
 const O_DSYNC = C.O_DSYNC;
-const ctl = new Int32Array(workerData.buffer, 0, 4);
-const stat = new BigInt64Array(workerData.buffer, 16, 3);
+const ctl = new Int32Array(workerData.buffer, 0, ${CONTROL_WORDS});
+const stat = new BigInt64Array(workerData.buffer, ${STAT_OFFSET}, 3);
 const data = new Uint8Array(workerData.buffer, ${HEADER_BYTES});
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
@@ -85,19 +94,29 @@ function put() {
     }
     return answer(${OUTCOME.failedBefore}, err);
   }
+  let dfd;
+  let syncError;
+  try {
+    dfd = fs.openSync(dir, "r");
+    fs.fsyncSync(dfd);
+  } catch (err) {
+    syncError = err;
+  }
+  Atomics.store(ctl, ${SLOT.tidy}, 1);
+  if (syncError === undefined) answer(${OUTCOME.done});
+  else answer(${OUTCOME.failedSync}, syncError);
+  // After the answer: none of these changes what the put did or its durability (a temporary name left by a
+  // crash is removed at open), and each costs a journal handle or a file table lock that a loaded disk makes wait.
+  if (dfd !== undefined) quietly(() => fs.closeSync(dfd));
   quietly(() => fs.closeSync(fd));
   if (createOnly) quietly(() => fs.unlinkSync(temp));
-  try {
-    const dfd = fs.openSync(dir, "r");
-    try { fs.fsyncSync(dfd); } finally { quietly(() => fs.closeSync(dfd)); }
-  } catch (err) {
-    return answer(${OUTCOME.failedSync}, err);
-  }
-  answer(${OUTCOME.done});
+  Atomics.store(ctl, ${SLOT.tidy}, 0);
+  Atomics.notify(ctl, ${SLOT.tidy});
 }
 for (;;) {
   const state = Atomics.load(ctl, ${SLOT.state});
   if (state === ${STATE.asked}) put();
+  else if (state === ${STATE.stop}) break;
   else Atomics.wait(ctl, ${SLOT.state}, state);
 }
 `;

@@ -402,7 +402,9 @@ export class LocalStore implements ObjectStore {
 
   /**
    * The put made in one trip to the put thread (local-put-thread.ts): the
-   * same calls in the same order as `#putOnce`'s, so the same crash
+   * same calls as `#putOnce`'s, in its order but for the closes and the
+   * temporary name's removal, which come after the answer (a temporary
+   * name survives a crash after the link either way), so the same crash
    * states, and its errors answered as `#putOnce` answers them.
    */
   async #putThroughThread(
