@@ -13,17 +13,12 @@ import { parseNumberedKey } from "../../runtime/engine/layout.js";
 import { decodeManifest } from "../../runtime/engine/manifest.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { keysUnder } from "../support/store-keys.js";
 
 const tempDir = useTempDirs("taquba-checkpoint-call-");
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array | undefined) => (b === undefined ? undefined : new TextDecoder().decode(b));
-
-async function keysUnder(store: ObjectStore, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const o of store.list(prefix)) keys.push(o.key);
-  return keys;
-}
 
 /** The highest WAL sequence number in `store` (0 when none). */
 async function newestWal(store: ObjectStore): Promise<number> {

@@ -25,6 +25,7 @@ import {
 import { parseNumberedKey } from "../../runtime/engine/layout.js";
 import { decodeManifest } from "../../runtime/engine/manifest.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { keysUnder, missingListed } from "../support/store-keys.js";
 
 const tempDir = useTempDirs("taquba-fenced-adopted-");
 
@@ -73,20 +74,6 @@ class HeldAfterLanding implements ObjectStore {
   list(prefix: string, opts?: ListOptions): AsyncIterable<ListedObject> {
     return this.inner.list(prefix, opts);
   }
-}
-
-async function keysUnder(store: ObjectStore, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const o of store.list(prefix)) keys.push(o.key);
-  return keys;
-}
-
-/** The segments the newest manifest lists that the store no longer holds. */
-async function missingListed(store: ObjectStore): Promise<string[]> {
-  const key = (await keysUnder(store, "manifest/")).at(-1)!;
-  const manifest = decodeManifest(key, (await store.get(key))!.body, parseNumberedKey("", "manifest", key)!);
-  const held = new Set(await keysUnder(store, "seg/"));
-  return manifest.segments.map((s) => s.name).filter((name) => !held.has(name));
 }
 
 const stores: [string, () => Promise<ObjectStore>][] = [

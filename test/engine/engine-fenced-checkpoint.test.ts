@@ -13,6 +13,7 @@ import { failWhen } from "../support/failing-store.js";
 import { GatedStore } from "../support/gated-store.js";
 import { useS3Server } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { keysUnder } from "../support/store-keys.js";
 
 const tempDir = useTempDirs("taquba-fenced-checkpoint-");
 const server = useS3Server();
@@ -23,12 +24,6 @@ const dec = (b: Uint8Array | undefined) => (b === undefined ? undefined : new Te
 const MANUAL = { checkpointWalObjects: 0, checkpointWalBytes: 0, flushIntervalMs: 0 } as const;
 /** Few, short retries: deletes refused on purpose fail fast. */
 const SHORT_RETRY = { attempts: 2, baseDelayMs: 1, maxDelayMs: 2 } as const;
-
-async function keysUnder(store: ObjectStore, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const o of store.list(prefix)) keys.push(o.key);
-  return keys;
-}
 
 /** The number of a `manifest/<20 digits>` key. */
 const manifestNumber = (key: string) => Number(key.slice("manifest/".length));

@@ -13,17 +13,12 @@ import { describe, expect, it } from "vitest";
 import { Engine, EngineReader, MemoryStore, WriteBatch, type EngineOptions, type ObjectStore } from "taquba";
 import { decodeManifest, encodeManifest } from "../../runtime/engine/manifest.js";
 import { GatedStore } from "../support/gated-store.js";
+import { keysUnder } from "../support/store-keys.js";
 
 const RETRY = { attempts: 30, baseDelayMs: 0, maxDelayMs: 0 };
 const PAGED: EngineOptions = { pageValues: { keyPrefixes: [""], minBytes: 0, cacheBytes: 0 } };
 const OPTS: EngineOptions = { ...PAGED, flushIntervalMs: 0, checkpointWalObjects: 3, retry: RETRY };
 const pad = (n: number) => String(n).padStart(20, "0");
-
-async function keysUnder(store: ObjectStore, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const o of store.list(prefix)) keys.push(o.key);
-  return keys;
-}
 
 /** Closes `engine` while the put `store` holds is pending, then lets that put land. */
 async function closeWhileHeld(store: GatedStore, engine: Engine): Promise<void> {

@@ -1,6 +1,7 @@
 import { LocalStore, MemoryStore, S3Store, withFaults, type EngineOptions, type ObjectStore } from "taquba";
 import { useS3Server } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+export { keysUnder } from "../support/store-keys.js";
 
 export interface TestStore {
   /** The store under test, as the engine sees it. */
@@ -52,8 +53,3 @@ export function useBackends(): Backend[] {
 }
 
 /** Every key under `prefix`, in order. */
-export async function keysUnder(store: ObjectStore, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const o of store.list(prefix)) keys.push(o.key);
-  return keys;
-}

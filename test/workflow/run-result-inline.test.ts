@@ -15,16 +15,11 @@ import { INLINE_OUTCOME_MAX_BYTES, inlineOutcomeOf } from "../../runtime/workflo
 import type { RunId } from "../../runtime/workflow/runs/run-id.js";
 import { advanceUntil, dec, enc, openEnv, overInline, runnerOf, type Env } from "./helpers.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { keysUnder } from "../support/store-keys.js";
 
 const tempDir = useTempDirs("wf-result-inline-");
 const MEMO = "workflow-steps-memo";
 const Q = "workflow-steps";
-
-async function keysUnder(store: ObjectStore, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const o of store.list(prefix)) keys.push(o.key);
-  return keys;
-}
 
 async function terminalOf(env: Env, runId: string) {
   const bytes = await env.queue.kvGet(terminalRecordKey(Q, runId));

@@ -15,15 +15,10 @@ import { RUN_OUTCOME_MEMO_KEY } from "../../runtime/workflow/records/reserved.js
 import { decodeOutcomeRecord } from "../../runtime/workflow/records/records.js";
 import { dec, enc, openEnv, overInline, runnerOf } from "./helpers.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { keysUnder } from "../support/store-keys.js";
 
 const tempDir = useTempDirs("wf-result-layout-");
 const MEMO = "workflow-steps-memo";
-
-async function keysUnder(store: ObjectStore, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const o of store.list(prefix)) keys.push(o.key);
-  return keys;
-}
 
 /** Every folder under `dir`, as paths relative to it. */
 async function foldersUnder(dir: string, rel = ""): Promise<string[]> {
