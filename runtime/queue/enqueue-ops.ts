@@ -11,7 +11,7 @@ import { Txn } from "./txn.js";
 import type { EnqueueItem, EnqueueOptions, EnqueueOutcome } from "./types.js";
 import { validateEnqueueOptions } from "./validate-enqueue.js";
 import { userKey } from "./keys.js";
-import { sameKvValue } from "./kv-ops.js";
+import { sameKvValue, type KvExpectation } from "./kv-ops.js";
 import { validateKvKey } from "./names.js";
 
 /** Enqueues `items` atomically; a duplicate caller id fails the whole call. */
@@ -46,12 +46,6 @@ export async function enqueueItems(core: QueueCore, items: readonly EnqueueItem[
 export interface ExpectedSupersede {
   jobId: string | undefined;
   effects: SettlementEffects;
-}
-
-/** A caller KV key and the value it must hold (`null`: absent) for a guarded enqueue to commit. */
-export interface KvExpectation {
-  readonly key: string;
-  readonly value: Uint8Array | null;
 }
 
 /**

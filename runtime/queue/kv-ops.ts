@@ -9,6 +9,12 @@ import type { QueueCore } from "./queue-core.js";
 import { requireKvOnly, type SettlementEffects } from "./effects.js";
 import { Txn } from "./txn.js";
 
+/** A caller KV key and the value it must hold (`null`: absent) for a guarded write to commit. */
+export interface KvExpectation {
+  readonly key: string;
+  readonly value: Uint8Array | null;
+}
+
 /** Whether a committed value (`undefined`: absent) is `b` (`null`: absent). */
 export function sameKvValue(a: Uint8Array | undefined, b: Uint8Array | null): boolean {
   if (a === undefined || b === null) return a === undefined && b === null;
@@ -60,11 +66,7 @@ export async function kvCompareAndDelete(core: QueueCore, key: string, expected:
  * every `expected` key holds its value (`null`: absent) at commit time.
  * `true` when applied.
  */
-export async function kvCompareAndApply(
-  core: QueueCore,
-  expected: ReadonlyArray<{ key: string; value: Uint8Array | null }>,
-  effects: SettlementEffects,
-): Promise<boolean> {
+export async function kvCompareAndApply(core: QueueCore, expected: readonly KvExpectation[], effects: SettlementEffects): Promise<boolean> {
   core.checkOpen();
   requireKvOnly(effects, "kvCompareAndApply");
   for (const e of expected) validateKvKey(e.key);

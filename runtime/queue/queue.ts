@@ -29,8 +29,8 @@ import { waitForCompletion } from "./completion.js";
 import { QueueConfigs, type DeadLetteredEvent, type OpenOptions } from "./config.js";
 import type { SettlementEffects } from "./effects.js";
 import * as eq from "./enqueue-ops.js";
-import type { KvExpectation } from "./enqueue-ops.js";
 import * as kv from "./kv-ops.js";
+import type { KvExpectation } from "./kv-ops.js";
 import { recoverClaims } from "./maintenance.js";
 import { KvKeyRef } from "./user-keys.js";
 import { validatePositiveInt, validateQueueName, validateStoreName } from "./names.js";
@@ -476,7 +476,7 @@ export class Queue {
    * Applies the caller KV ops of `effects` in one durable commit when every
    * `expected` key holds its value (`null`: absent); `true` when applied.
    */
-  kvCompareAndApply(expected: ReadonlyArray<{ key: string; value: Uint8Array | null }>, effects: SettlementEffects): Promise<boolean> {
+  kvCompareAndApply(expected: readonly KvExpectation[], effects: SettlementEffects): Promise<boolean> {
     return kv.kvCompareAndApply(this.#core, expected, effects);
   }
 

@@ -9,6 +9,7 @@ import type { KvToken } from "../queue/queue.js";
 import type { KvKeyRef } from "../queue/user-keys.js";
 import type { TimedClock } from "../clock.js";
 import type { SettlementEffects } from "../queue/effects.js";
+import type { KvExpectation } from "../queue/kv-ops.js";
 import type {
   AckedClaimingNext,
   CancelOutcome,
@@ -51,7 +52,7 @@ export interface WorkflowQueue {
     payload: Uint8Array,
     opts: EnqueueOptions,
     effects: SettlementEffects,
-    unchanged: ReadonlyArray<{ readonly key: string; readonly value: Uint8Array | null }>,
+    unchanged: readonly KvExpectation[],
   ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] } | "raced">;
   /** @internal See `Queue.debounceHolder`; needed for debounced runs only. */
   debounceHolder?(queueName: string, key: string): { jobId: string; headers: Readonly<Record<string, string>> } | undefined;
@@ -84,7 +85,7 @@ export interface WorkflowQueue {
   kvDelete(key: string): Promise<void>;
   kvCompareAndPut(key: string, expected: Uint8Array | null, value: Uint8Array): Promise<boolean>;
   kvCompareAndDelete(key: string, expected: Uint8Array): Promise<boolean>;
-  kvCompareAndApply(expected: ReadonlyArray<{ key: string; value: Uint8Array | null }>, effects: SettlementEffects): Promise<boolean>;
+  kvCompareAndApply(expected: readonly KvExpectation[], effects: SettlementEffects): Promise<boolean>;
   kvScan(prefix: string, opts?: KvScanOptions): Promise<KvPage>;
   view(): QueueView;
   waitForCompletion(jobId: string, opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<CompletionResult>;

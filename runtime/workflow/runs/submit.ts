@@ -4,6 +4,7 @@
 import { validateInstant } from "../../time-bounds.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import type { EnqueueOptions } from "../../queue/types.js";
+import type { KvExpectation } from "../../queue/kv-ops.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { sha256Hex } from "../records/codec.js";
 import { groupMemberKey, runKey, stepDedupKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
@@ -125,9 +126,6 @@ export function checkEffects(effects: SettlementEffects | undefined): void {
   }
 }
 
-/** Runtime KV keys and the values they must hold for a guarded submission to commit (`null`: absent). */
-export type SubmitGuard = ReadonlyArray<{ readonly key: string; readonly value: Uint8Array | null }>;
-
 /**
  * Submits a run. Idempotent on `(runId, input)`: the durable run record
  * (written with the step-0 enqueue) catches duplicates across restarts,
@@ -151,7 +149,7 @@ export function submitRun(
   groupName: string | undefined,
   runtimeEffects: SettlementEffects | undefined,
   parent: ParentRef | undefined,
-  unchanged: SubmitGuard,
+  unchanged: readonly KvExpectation[],
 ): Promise<SubmitOutcome | "raced">;
 // With `unchanged`, "raced" when one of its keys changed (see that parameter).
 export async function submitRun(
@@ -169,7 +167,7 @@ export async function submitRun(
    * step commits (a child's start: its parent's step pointer); `"raced"`,
    * writing nothing, when one changed.
    */
-  unchanged?: SubmitGuard,
+  unchanged?: readonly KvExpectation[],
 ): Promise<SubmitOutcome | "raced"> {
   if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
     throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
@@ -211,7 +209,7 @@ async function submitLocked(
   groupName: string | undefined,
   runtimeEffects: SettlementEffects | undefined,
   parent: ParentRef | undefined,
-  unchanged: SubmitGuard | undefined,
+  unchanged: readonly KvExpectation[] | undefined,
 ): Promise<SubmitOutcome | "raced"> {
   return core.submitLock.run(runId, async () => {
     const existing = await core.queue.kvGet(runKey(core.queueName, runId));
