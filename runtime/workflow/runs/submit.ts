@@ -127,6 +127,15 @@ export function checkEffects(effects: SettlementEffects | undefined): void {
 }
 
 /**
+ * Refuses a debounced run whose submission is guarded (a child's start, see
+ * `submitRun`'s `unchanged`): a debounced first step supersedes another in
+ * its commit, which a guarded one does not do.
+ */
+export function refuseGuardedDebounce(options: RunOptions | undefined): void {
+  if (options?.debounce !== undefined) throw new ValidationError("a child run cannot be debounced: start it without RunOptions.debounce");
+}
+
+/**
  * Submits a run. Idempotent on `(runId, input)`: the durable run record
  * (written with the step-0 enqueue) catches duplicates across restarts,
  * after step 0 was claimed and its dedup key released. `mark` commits
@@ -271,8 +280,7 @@ async function submitLocked(
       ...(options.debounce === undefined ? {} : { debounce: { key: options.debounce.key, periodMs: options.debounce.periodMs } }),
     };
     if (unchanged !== undefined) {
-      // A debounced run's first step supersedes another in its commit, which this guarded one does not do.
-      if (options.debounce !== undefined) throw new ValidationError("a child run cannot be debounced: start it without RunOptions.debounce");
+      refuseGuardedDebounce(options);
       const out = await core.queue.enqueueIfUnchanged(core.queueName, spec.input, opts, effects, unchanged);
       return out === "raced" ? out : { runId, jobId: out.outcome.jobId, newlySubmitted: out.outcome.newlyEnqueued };
     }
