@@ -10,22 +10,12 @@
  * segment: every later open refused it with `StoreCorruptedError`.
  */
 import { describe, expect, it } from "vitest";
-import {
-  Engine,
-  FencedError,
-  LocalStore,
-  MemoryStore,
-  WriteBatch,
-  type ListOptions,
-  type ListedObject,
-  type ObjectStore,
-  type PutOptions,
-  type StoredObject,
-} from "taquba";
+import { Engine, FencedError, LocalStore, MemoryStore, WriteBatch, type ObjectStore } from "taquba";
 import { parseNumberedKey } from "../../runtime/engine/layout.js";
 import { decodeManifest } from "../../runtime/engine/manifest.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { keysUnder, missingListed } from "../support/store-keys.js";
+import { HeldManifestPuts } from "../support/held-manifest-puts.js";
 
 const tempDir = useTempDirs("taquba-fenced-adopted-");
 
@@ -33,48 +23,6 @@ const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array | undefined) => (b === undefined ? undefined : new TextDecoder().decode(b));
 /** Only explicit checkpoints, so the test decides when each manifest is published. */
 const MANUAL = { checkpointWalObjects: 0, checkpointWalBytes: 0, flushIntervalMs: 0 } as const;
-
-/** A store whose manifest puts, while `holding`, land and then wait for `release()` before returning. */
-class HeldAfterLanding implements ObjectStore {
-  holding = false;
-  readonly landed: string[] = [];
-  #release: Array<() => void> = [];
-  #onLanded: Array<() => void> = [];
-
-  constructor(readonly inner: ObjectStore) {}
-
-  async put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
-    const result = await this.inner.put(key, body, opts);
-    if (this.holding && key.startsWith("manifest/")) {
-      this.landed.push(key);
-      for (const w of this.#onLanded.splice(0)) w();
-      await new Promise<void>((r) => this.#release.push(r));
-    }
-    return result;
-  }
-
-  /** Resolves once a held manifest put has landed. */
-  async waitLanded(): Promise<void> {
-    while (this.landed.length === 0) await new Promise<void>((r) => this.#onLanded.push(r));
-  }
-
-  release(): void {
-    this.holding = false;
-    for (const r of this.#release.splice(0)) r();
-  }
-
-  get(key: string): Promise<StoredObject | null> {
-    return this.inner.get(key);
-  }
-
-  delete(key: string): Promise<void> {
-    return this.inner.delete(key);
-  }
-
-  list(prefix: string, opts?: ListOptions): AsyncIterable<ListedObject> {
-    return this.inner.list(prefix, opts);
-  }
-}
 
 const stores: [string, () => Promise<ObjectStore>][] = [
   ["MemoryStore", async () => new MemoryStore()],
@@ -84,7 +32,7 @@ const stores: [string, () => Promise<ObjectStore>][] = [
 describe.each(stores)("a fenced writer whose landed manifest a newer writer opened on (%s)", (_name, makeStore) => {
   it("fails with FencedError and deletes neither that manifest nor the segments the newer writer lists", async () => {
     const inner = await makeStore();
-    const held = new HeldAfterLanding(inner);
+    const held = new HeldManifestPuts(inner);
     const e1 = await Engine.open(held, MANUAL);
     await e1.commit(new WriteBatch().put("a", enc("1")));
     await e1.checkpoint();
@@ -95,8 +43,7 @@ describe.each(stores)("a fenced writer whose landed manifest a newer writer open
       () => "resolved" as const,
       (err: unknown) => err,
     );
-    await held.waitLanded();
-    const [landed] = held.landed;
+    const landed = await held.waitLanded();
     const segmentsOfLanded = decodeManifest(landed!, (await inner.get(landed!))!.body, parseNumberedKey("", "manifest", landed!)!).segments.map((s) => s.name);
     expect(segmentsOfLanded.length).toBeGreaterThan(0);
 

@@ -11,20 +11,10 @@
  * segments it holds, with every commit either writer acknowledged.
  */
 import { describe, expect, it } from "vitest";
-import {
-  Engine,
-  FencedError,
-  LocalStore,
-  MemoryStore,
-  WriteBatch,
-  type ListOptions,
-  type ListedObject,
-  type ObjectStore,
-  type PutOptions,
-  type StoredObject,
-} from "taquba";
+import { Engine, FencedError, LocalStore, MemoryStore, WriteBatch, type ObjectStore, type StoredObject } from "taquba";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { missingListed } from "../support/store-keys.js";
+import { HeldManifestPuts } from "../support/held-manifest-puts.js";
 
 const tempDir = useTempDirs("taquba-fenced-reads-");
 
@@ -41,39 +31,17 @@ type ReadMode = "as stored" | "failing" | "damaged" | "vanished";
  * `holding`, land and then wait for `release()`; once released, its reads
  * of manifests numbered above the one it landed answer as `mode` says.
  */
-class PausedWriterStore implements ObjectStore {
-  holding = false;
-  landed: string | undefined;
-  #release: (() => void) | undefined;
-  #onLanded: (() => void) | undefined;
-
+class PausedWriterStore extends HeldManifestPuts {
   constructor(
-    readonly inner: ObjectStore,
+    inner: ObjectStore,
     readonly mode: ReadMode,
-  ) {}
-
-  async put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
-    const result = await this.inner.put(key, body, opts);
-    if (this.holding && key.startsWith("manifest/")) {
-      this.landed = key;
-      this.#onLanded?.();
-      await new Promise<void>((r) => (this.#release = r));
-    }
-    return result;
+  ) {
+    super(inner);
   }
 
-  async waitLanded(): Promise<string> {
-    if (this.landed === undefined) await new Promise<void>((r) => (this.#onLanded = r));
-    return this.landed!;
-  }
-
-  release(): void {
-    this.holding = false;
-    this.#release?.();
-  }
-
-  async get(key: string): Promise<StoredObject | null> {
-    const later = this.landed !== undefined && key.startsWith("manifest/") && key > this.landed;
+  override async get(key: string): Promise<StoredObject | null> {
+    const landed = this.landed[0];
+    const later = landed !== undefined && key.startsWith("manifest/") && key > landed;
     if (!later || this.mode === "as stored") return this.inner.get(key);
     if (this.mode === "failing") throw new Error(`the read of ${key} failed`);
     if (this.mode === "vanished") return null;
@@ -83,14 +51,6 @@ class PausedWriterStore implements ObjectStore {
     const at = body.length >> 1;
     body[at] = body[at]! ^ 0xff;
     return { ...got, body };
-  }
-
-  delete(key: string): Promise<void> {
-    return this.inner.delete(key);
-  }
-
-  list(prefix: string, opts?: ListOptions): AsyncIterable<ListedObject> {
-    return this.inner.list(prefix, opts);
   }
 }
 
