@@ -16,8 +16,7 @@ import { SystemClock, timedClock, type Clock, type TimedClock } from "../clock.j
 import { FencedError, ValidationError } from "../errors.js";
 import { fullLogger, type FullLogger, type Logger, readLogger } from "../logger.js";
 import type { ObjectStore } from "../store/object-store.js";
-import { passPutBodyReleased } from "../store/put-body.js";
-import { passPutsContend } from "../store/put-contention.js";
+import { passPutMarks } from "../store/pass-put-marks.js";
 import { validateObjectKey } from "../store/keys.js";
 import { watchThrough } from "../client/store-watch.js";
 import {
@@ -615,7 +614,6 @@ function guardWrites(store: ObjectStore, clock: Clock, lease: { deadline: number
   // Reads pass through unchanged: the inbox and clients can follow changes of the store underneath.
   watchThrough(guarded, store);
   // Puts go straight to `store` after a check in the caller's turn: an engine over the guard writes as over it.
-  passPutsContend(store, guarded);
-  passPutBodyReleased(store, guarded);
+  passPutMarks(store, guarded);
   return guarded;
 }

@@ -2,8 +2,7 @@
  * @module A view of an object store confined to one key prefix, so that
  * several queues (each with its own engine) can share one bucket.
  */
-import { passPutBodyReleased } from "../store/put-body.js";
-import { passPutsContend } from "../store/put-contention.js";
+import { passPutMarks } from "../store/pass-put-marks.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "../store/object-store.js";
 
 /** Keys given to the view are stored at `prefix + key`; `prefix` ends with '/'. */
@@ -12,8 +11,7 @@ export class PrefixedStore implements ObjectStore {
     readonly inner: ObjectStore,
     readonly prefix: string,
   ) {
-    passPutBodyReleased(inner, this);
-    passPutsContend(inner, this);
+    passPutMarks(inner, this);
   }
 
   get(key: string): Promise<StoredObject | null> {

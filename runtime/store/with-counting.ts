@@ -4,8 +4,7 @@
  */
 import { checkStore } from "./store-check.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
-import { passPutsContend } from "./put-contention.js";
-import { passPutBodyReleased } from "./put-body.js";
+import { passPutMarks } from "./pass-put-marks.js";
 
 /** Requests and bytes seen by a `withCounting` store since creation or `reset()`. */
 export interface StoreCounts {
@@ -89,7 +88,6 @@ export function withCounting(store: ObjectStore): CountingStore {
       return store.removeLeftovers?.(prefix) ?? Promise.resolve(0);
     },
   };
-  passPutBodyReleased(store, wrapped);
-  passPutsContend(store, wrapped);
+  passPutMarks(store, wrapped);
   return wrapped;
 }

@@ -11,8 +11,7 @@ import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject }
 import { seededRandom } from "./prng.js";
 import { describeValue, quoteValue, readOptionArray, readOptions } from "../option-values.js";
 import { checkStore } from "./store-check.js";
-import { passPutsContend } from "./put-contention.js";
-import { passPutBodyReleased } from "./put-body.js";
+import { passPutMarks } from "./pass-put-marks.js";
 
 /** An operation of `ObjectStore`, as named by `withFaults`'s `ops` option. */
 export type StoreOperation = "get" | "put" | "delete" | "list";
@@ -166,7 +165,6 @@ export function withFaults(store: ObjectStore, given: FaultOptions): FaultyStore
       return store.removeLeftovers?.(prefix) ?? Promise.resolve(0);
     },
   };
-  passPutBodyReleased(store, wrapped);
-  passPutsContend(store, wrapped);
+  passPutMarks(store, wrapped);
   return wrapped;
 }
