@@ -11,15 +11,20 @@
 import { describe, it } from "vitest";
 import { LocalStore } from "taquba";
 import { checkpointCallRounds } from "../support/checkpoint-call-rounds.js";
+import { HEAVY_TEST_MS } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const tempDir = useTempDirs("taquba-checkpoint-call-");
 
 describe("Engine.checkpoint() called among commits, faults, a close and a fencing writer (LocalStore)", () => {
-  it("every call settles, rejects only with a typed error, is covered when it resolves, and a reopen holds every acknowledged commit", async () => {
-    await checkpointCallRounds("checkpoint-call-attack", 8, async () => {
-      const dir = await tempDir();
-      return { store: new LocalStore(dir), reopen: () => new LocalStore(dir) };
-    });
-  }, 30_000);
+  it(
+    "every call settles, rejects only with a typed error, is covered when it resolves, and a reopen holds every acknowledged commit",
+    async () => {
+      await checkpointCallRounds("checkpoint-call-attack", 8, async () => {
+        const dir = await tempDir();
+        return { store: new LocalStore(dir), reopen: () => new LocalStore(dir) };
+      });
+    },
+    HEAVY_TEST_MS,
+  );
 });
