@@ -62,10 +62,10 @@ describe("a ChildScenario wait bounded by a child's CPU time", () => {
       const idle = scenario.track("idle", await child("setInterval(() => {}, 1000);"));
       await scenario.line("idle", idle, (l) => l === "ready", "ready", STARTS_MS);
       const waitStart = Date.now();
-      // The scenario's deadline is 1.5 s after the child was ready: the CPU budget, far smaller than 1.5 s, must not end the wait first.
+      // The scenario's deadline is 1.5 s after the child was ready: the CPU budget, a fifth of that, must not end the wait first.
       const short = new ChildScenario(waitStart - start + 1_500);
       short.track("idle", idle);
-      const err = await failure(short.until("a condition that never holds", () => false, { cpuMs: 100, of: idle }));
+      const err = await failure(short.until("a condition that never holds", () => false, { cpuMs: 300, of: idle }));
       expect(err).toBeInstanceOf(ScenarioTimeoutError);
       expect(err?.message).toMatch(/\(the scenario's deadline\) waiting for a condition that never holds/);
     } finally {
