@@ -13,6 +13,7 @@ import type { Manifest } from "../../runtime/engine/manifest.js";
 import { loadSegments } from "../../runtime/engine/recovery.js";
 import { SegmentBuilder } from "../../runtime/engine/segment-format.js";
 import { compareKeys } from "../../runtime/store/keys.js";
+import { HEAVY_TEST_MS } from "../support/load.js";
 import { testRandom } from "../support/seed.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -208,7 +209,10 @@ describe("key sections and windowed compactions against keys, values and stores 
     await openAndCompact(store, model, touched);
   });
 
-  it("huge keys (up to 2 MiB, long shared prefixes, multi-byte) with values at the inline bounds reopen and compact to the model's state", async () => {
+  // Seconds of CPU in this process: past vitest's default 30 s on two cores at a load of 36.
+  it("huge keys (up to 2 MiB, long shared prefixes, multi-byte) with values at the inline bounds reopen and compact to the model's state", {
+    timeout: HEAVY_TEST_MS,
+  }, async () => {
     const store = new MemoryStore();
     const model = new Map<string, string>();
     const touched = new Set<string>();

@@ -11,6 +11,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Engine, LocalStore, S3Store, WriteBatch, withFaults, type EngineOptions, type ObjectStore } from "taquba";
+import { HEAVY_TEST_MS } from "../support/load.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { useS3Server } from "../support/use-s3-server.js";
@@ -135,12 +136,12 @@ async function checkModel(engine: Engine, model: Map<string, Uint8Array>): Promi
 }
 
 describe("values held while compactions reuse their windows", () => {
-  it("over a LocalStore, with a value past the spare windows' budget and reads failing at random", { timeout: 60_000 }, async () => {
+  it("over a LocalStore, with a value past the spare windows' budget and reads failing at random", { timeout: HEAVY_TEST_MS }, async () => {
     const r = testRandom("window-held-local");
     await attack(new LocalStore(await tempDir()), r, 5, 250, 11 * 1024 * 1024);
   });
 
-  it("over s3rver, with reads failing at random", { timeout: 60_000 }, async () => {
+  it("over s3rver, with reads failing at random", { timeout: HEAVY_TEST_MS }, async () => {
     const r = testRandom("window-held-s3");
     const store = new S3Store({ bucket: server.bucket, prefix: `window-held-${r.seed}`, clientConfig: server.clientConfig });
     await attack(store, r, 4, 160, undefined);

@@ -13,10 +13,16 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { LocalStore, Queue, StoreRequestError, ValidationError } from "taquba";
 import { useTempDirs } from "../support/temp-dirs.js";
-import { spawnTied } from "../support/tied-children.js";
+import { ChildScenario } from "../support/child-scenario.js";
+import { startScript } from "../support/child-script.js";
+import { loadLimitTimeout } from "../support/load.js";
 
 const refusedScript = fileURLToPath(new URL("./fixtures/local-refused.ts", import.meta.url));
 const freshDir = useTempDirs("taquba-local-root-attack-");
+/** The permission test's guard against a hang, stretched by the load; the child's CPU time bounds its work. */
+const REFUSED_MS = 15_000;
+/** The CPU time the permission test's child may spend: it needs about 1.5 s (starting, then four refused attempts). */
+const REFUSED_CPU_MS = 10_000;
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const text = async (store: LocalStore, key: string): Promise<string | undefined> => {
   const o = await store.get(key);
@@ -178,7 +184,9 @@ describe("LocalStore on a directory it cannot use", () => {
     }
   });
 
-  it("a root this process may not enter fails put, get, listing and Queue.open with a non-retryable error saying permission was denied", async () => {
+  it("a root this process may not enter fails put, get, listing and Queue.open with a non-retryable error saying permission was denied", {
+    timeout: loadLimitTimeout(REFUSED_MS),
+  }, async () => {
     const base = await freshDir();
     const locked = join(base, "locked");
     await mkdir(locked);
@@ -186,20 +194,19 @@ describe("LocalStore on a directory it cannot use", () => {
     // Root ignores permissions: then the attempts run as the unprivileged user `nobody`.
     const asRoot = process.getuid?.() === 0;
     if (asRoot) await chmod(base, 0o755);
-    const child = spawnTied(process.execPath, ["--import", "tsx", refusedScript, locked], {
-      stdio: ["ignore", "pipe", "pipe"],
-      ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
-    });
-    let out = "";
-    let errOut = "";
-    child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr!.on("data", (d: Buffer) => (errOut += d.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-    await chmod(locked, 0o700);
-    expect(code, errOut).toBe(0);
-    const results = out
-      .trim()
-      .split("\n")
+    const scenario = ChildScenario.stretchedByLoad(REFUSED_MS);
+    const child = scenario.track("refused", startScript(refusedScript, [locked], asRoot ? { uid: 65534, gid: 65534 } : {}));
+    let exit: Awaited<typeof child.exited>;
+    try {
+      // Bounded by the child's own work (about 1.5 s of CPU), not by how long the shared cores take to run it.
+      exit = await scenario.exit("refused", child, { cpuMs: REFUSED_CPU_MS, of: child });
+    } finally {
+      await scenario.stop();
+      await chmod(locked, 0o700);
+    }
+    expect(exit.code, child.stderr()).toBe(0);
+    const results = child.lines
+      .filter((l) => l !== "")
       .map((l) => JSON.parse(l) as { what: string; outcome: string; code?: string; retryable?: boolean; message: string });
     expect(results.map((r) => r.what)).toEqual(["put", "get", "list", "queue"]);
     for (const r of results) {

@@ -6,15 +6,35 @@
  * missing), instead of hanging until the test runner gives up with nothing.
  * `stop` SIGKILLs every child (SIGCONT first, for one left stopped) and
  * waits for it to exit, so the test's directories can be removed afterwards.
+ *
+ * A wait can be bounded by a child's CPU time instead of wall time (see
+ * process-cpu.ts): it then fails when that child spent its budget without
+ * getting there (it spins), not when a loaded machine ran it slowly; the
+ * scenario's deadline, stretched by the load when made with
+ * `stretchedByLoad`, is left to catch a child that hangs without running.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChildExit, ChildScript } from "./child-script.js";
+import { loadFactor } from "./load.js";
+import { processCpuMs } from "./process-cpu.js";
 
 /** A wait of a `ChildScenario` that ran out. */
 export class ScenarioTimeoutError extends Error {
   override name = "ScenarioTimeoutError";
 }
+
+/**
+ * What bounds one wait: milliseconds of wall time, or `cpuMs` of the CPU
+ * time the child `of` spends from the wait's start (it must get there
+ * within that much of its own work, however slowly the machine runs it).
+ */
+export type WaitBound = number | { readonly cpuMs: number; readonly of: ChildScript };
+
+/** How often a CPU-bounded wait reads the child's CPU time. */
+const CPU_READ_EVERY_MS = 50;
+/** How often a deadline stretched by the load reads the load again. */
+const STRETCH_READ_EVERY_MS = 1_000;
 
 interface Tracked {
   readonly name: string;
@@ -35,11 +55,33 @@ export class ChildScenario {
   readonly #children: Tracked[] = [];
   readonly #reports: Array<() => Promise<string> | string> = [];
   readonly #started = Date.now();
-  readonly #giveUpAt: number;
+  readonly #budgetMs: number;
+  readonly #stretch: (() => number) | undefined;
+  /** The largest stretch read so far, and when it was read. */
+  #stretched = 1;
+  #stretchReadAt = 0;
 
-  /** A scenario whose waits all end by `budgetMs` from now. */
-  constructor(budgetMs: number) {
-    this.#giveUpAt = this.#started + budgetMs;
+  /** A scenario whose waits all end by `budgetMs` from now (times `stretch()`, the largest read so far, when given). */
+  constructor(budgetMs: number, stretch?: () => number) {
+    this.#budgetMs = budgetMs;
+    this.#stretch = stretch;
+  }
+
+  /**
+   * A scenario whose deadline is `budgetMs` stretched by the load as
+   * `withinLoadLimit` stretches a test's limit (2 to 4 times, the largest
+   * read so far): give its test `{ timeout: loadLimitTimeout(budgetMs) }`.
+   */
+  static stretchedByLoad(budgetMs: number): ChildScenario {
+    return new ChildScenario(budgetMs, loadFactor);
+  }
+
+  get #giveUpAt(): number {
+    if (this.#stretch !== undefined && Date.now() - this.#stretchReadAt >= STRETCH_READ_EVERY_MS) {
+      this.#stretched = Math.max(this.#stretched, this.#stretch());
+      this.#stretchReadAt = Date.now();
+    }
+    return this.#started + Math.round(this.#budgetMs * this.#stretched);
   }
 
   /** Tracks `script` under `name`: it is reported on a timeout and killed by `stop`. */
@@ -62,22 +104,33 @@ export class ChildScenario {
 
   /**
    * Resolves once `cond()` holds, checking every 5 ms; fails with the report
-   * after `timeoutMs` or at the scenario's deadline, whichever is first.
+   * once `bound` is spent (wall time, or the CPU time of a child) or at the
+   * scenario's deadline, whichever is first.
    */
-  async until(what: string, cond: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
+  async until(what: string, cond: () => Promise<boolean> | boolean, bound: WaitBound): Promise<void> {
     const start = Date.now();
-    const giveUp = Math.min(start + timeoutMs, this.#giveUpAt);
+    const cpu = typeof bound === "number" ? undefined : { ...bound, from: processCpuMs(bound.of.pid) ?? 0, spent: 0, readAt: start };
+    const ownGiveUp = typeof bound === "number" ? start + bound : Number.POSITIVE_INFINITY;
     while (!(await cond())) {
-      if (Date.now() > giveUp) {
-        const why = giveUp === this.#giveUpAt ? "the scenario's deadline" : `${timeoutMs} ms`;
-        throw new ScenarioTimeoutError(`timed out after ${Date.now() - start} ms (${why}) waiting for ${what}\n${await this.report()}`);
+      const now = Date.now();
+      const deadline = this.#giveUpAt;
+      let why: string | undefined;
+      if (now > Math.min(ownGiveUp, deadline)) why = ownGiveUp <= deadline ? `${bound as number} ms` : "the scenario's deadline";
+      else if (cpu !== undefined && now - cpu.readAt >= CPU_READ_EVERY_MS) {
+        // A reaped child reads as undefined: its last reading stands.
+        cpu.spent = (processCpuMs(cpu.of.pid) ?? cpu.from + cpu.spent) - cpu.from;
+        cpu.readAt = now;
+        if (cpu.spent > cpu.cpuMs) why = `the child spent ${cpu.spent} ms of CPU time, past its budget of ${cpu.cpuMs} ms`;
+      }
+      if (why !== undefined) {
+        throw new ScenarioTimeoutError(`timed out after ${now - start} ms (${why}) waiting for ${what}\n${await this.report()}`);
       }
       await new Promise<void>((r) => setTimeout(r, 5));
     }
   }
 
   /** Waits until `script` printed a line `match` accepts; fails at once with the report if it exits first. */
-  async line(name: string, script: ChildScript, match: (line: string) => boolean, what: string, timeoutMs: number): Promise<void> {
+  async line(name: string, script: ChildScript, match: (line: string) => boolean, what: string, bound: WaitBound): Promise<void> {
     let exited = false;
     void script.exited.then(() => (exited = true));
     await this.until(
@@ -87,15 +140,15 @@ export class ChildScenario {
         if (exited) throw new Error(`${name} exited before ${what}\n${this.#childReport(this.#find(script) ?? { name, script, exit: undefined })}`);
         return false;
       },
-      timeoutMs,
+      bound,
     );
   }
 
-  /** How `script` ended, once it did within `timeoutMs`. */
-  async exit(name: string, script: ChildScript, timeoutMs: number): Promise<ChildExit> {
+  /** How `script` ended, once it did within `bound`. */
+  async exit(name: string, script: ChildScript, bound: WaitBound): Promise<ChildExit> {
     let exit: ChildExit | undefined;
     void script.exited.then((e) => (exit = e));
-    await this.until(`${name} to exit`, () => exit !== undefined, timeoutMs);
+    await this.until(`${name} to exit`, () => exit !== undefined, bound);
     return exit!;
   }
 

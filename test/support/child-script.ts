@@ -33,15 +33,22 @@ export interface ChildScript {
 }
 
 /**
- * Starts `node --import tsx <script> ...args`, with stdout and stderr piped,
+ * Starts `node --import tsx <script> ...args`, with stdout and stderr piped
+ * (as the user and group `uid` and `gid` when given),
  * tied to the test (see tied-children.ts): it dies with the test's process,
  * and is killed after the test that started it.
  */
-export function startScript(script: string, args: readonly string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): ChildScript {
+export function startScript(
+  script: string,
+  args: readonly string[],
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string; uid?: number; gid?: number } = {},
+): ChildScript {
   const child = spawnTied(process.execPath, ["--import", "tsx", script, ...args], {
     stdio: ["ignore", "pipe", "pipe"],
     ...(opts.env === undefined ? {} : { env: opts.env }),
     ...(opts.cwd === undefined ? {} : { cwd: opts.cwd }),
+    ...(opts.uid === undefined ? {} : { uid: opts.uid }),
+    ...(opts.gid === undefined ? {} : { gid: opts.gid }),
   });
   const lines: string[] = [];
   let partial = "";

@@ -29,7 +29,7 @@ function runnableNow(): number {
 }
 
 /** The load per core (the larger of the one-minute load average and the threads runnable now), between 2 and 4. */
-function loadFactor(): number {
+export function loadFactor(): number {
   const perCore = Math.max(loadavg()[0]!, runnableNow()) / Math.max(1, availableParallelism());
   return Number.isFinite(perCore) ? Math.min(MAX_FACTOR, Math.max(MIN_FACTOR, perCore)) : MIN_FACTOR;
 }
