@@ -83,19 +83,24 @@ function copyNode<V>(n: Node<V>): Node<V> {
  * the map). Keys written in ascending order (a fill's job ids) always land
  * in the last node, and an even split left every node behind them half
  * full, with room for 41 (the growth of the array the split cut): about
- * 59 B per entry against 23 B for nodes left full.
+ * 59 B per entry against 23 B for nodes left full. A node left full keeps
+ * arrays of its exact size: the ones it grew have room for 41 entries, 4.5 B
+ * per entry that only its next split would use.
  */
 function splitNode<V>(n: Node<V>, appended: boolean): Node<V> {
   const half = appended ? n.keys.length - 1 : n.keys.length >> 1;
   const keys = n.keys.slice(half);
-  n.keys.length = half;
+  if (appended) n.keys = n.keys.slice(0, half);
+  else n.keys.length = half;
   if (n.children === null) {
     const values = n.values!.slice(half);
-    n.values!.length = half;
+    if (appended) n.values = n.values!.slice(0, half);
+    else n.values!.length = half;
     return new Node<V>(keys, values, null);
   }
   const children = n.children.slice(half);
-  n.children.length = half;
+  if (appended) n.children = n.children.slice(0, half);
+  else n.children.length = half;
   return new Node<V>(keys, null, children);
 }
 
