@@ -19,9 +19,10 @@ export type KvOp = { kind: "put"; key: string; value: Uint8Array } | { kind: "de
  * A put staged by `SettlementEffects` or `stageOwnedPut`: its key checked,
  * its value owned (a caller's copied once, or the workflow's own encoding)
  * and its engine key at hand. The commit reads the private fields only, so
- * nothing done to the public ones (or to `kvOps`) after staging reaches
- * the store unchecked; the public ones read, compare and encode as a plain
- * `KvOp`. Only this module makes one.
+ * nothing done to the op (or to `kvOps`) after staging reaches the store
+ * unchecked; the public fields read, compare and encode as a plain `KvOp`,
+ * and are frozen on an op a caller staged, so they always name what
+ * commits. Only this module makes one.
  */
 class StagedPut {
   readonly kind = "put" as const;
@@ -172,14 +173,15 @@ export class SettlementEffects {
     validateKvKey(key);
     // The engine keeps what it commits as it is: the caller's array, changed later, would change
     // what later reads in this process see (not what the WAL stored) and what a checkpoint stores.
-    this.kvOps.push(new StagedPut(key, copyCallerValue(key, value), engineKeyOf(key)));
+    // Frozen: whoever reads kvOps before the commit (the workflow's check of a submission's keys) reads what commits.
+    this.kvOps.push(Object.freeze(new StagedPut(key, copyCallerValue(key, value), engineKeyOf(key))));
     return this;
   }
 
   /** Deletes caller key `key` (absent: no effect). */
   kvDelete(key: string): this {
     validateKvKey(key);
-    this.kvOps.push(new StagedDelete(key, engineKeyOf(key)));
+    this.kvOps.push(Object.freeze(new StagedDelete(key, engineKeyOf(key))));
     return this;
   }
 

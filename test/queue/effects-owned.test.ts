@@ -129,18 +129,26 @@ describe("ops pushed onto kvOps by hand", () => {
     }
   });
 
-  it("what was staged commits, whatever is written over a staged op's public fields", async () => {
+  it("a staged op's public fields cannot be written over, and always name what commits", async () => {
     await withClaimedJob(async (queue, effects) => {
       effects.kvPut("a", new Uint8Array([1])).kvDelete("gone");
       await queue.kvPut("gone", new Uint8Array([2]));
       const [put, del] = effects.kvOps as { key: string; value?: unknown }[];
-      put!.key = "elsewhere";
-      put!.value = new Proxy(new Uint8Array(3), {});
-      del!.key = "a";
+      expect(() => {
+        put!.key = "wf/elsewhere";
+      }).toThrow(TypeError);
+      expect(() => {
+        put!.value = new Proxy(new Uint8Array(3), {});
+      }).toThrow(TypeError);
+      expect(() => {
+        del!.key = "a";
+      }).toThrow(TypeError);
+      // Past the freeze (a property redefined is refused too): the commit reads what was staged.
+      expect(() => Object.defineProperty(put!, "key", { value: "elsewhere" })).toThrow(TypeError);
       await queue.ack((await queue.claim("jobs"))!, effects);
       expect(await queue.kvGet("a")).toEqual(new Uint8Array([1]));
       expect(await queue.kvGet("gone")).toBeNull();
-      expect(await queue.kvGet("elsewhere")).toBeNull();
+      expect(await queue.kvGet("wf/elsewhere")).toBeNull();
     });
   });
 });
