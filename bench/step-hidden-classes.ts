@@ -10,8 +10,12 @@
  * difference of their map creations, over the steps the second ran more, is
  * what a step creates (start-up, loading and warm-up cancel out).
  *
+ * `TYPED=1` runs the same workload through the typed path instead
+ * (bench/support/typed-step-workload.ts: a `WorkflowDispatcher`, a typed
+ * step context and a transition per delivery).
+ *
  * Run: `npm run build` in the checkout, then
- * `RUNS=200 npx tsx bench/step-hidden-classes.ts <checkout>`.
+ * `RUNS=200 npx tsx bench/step-hidden-classes.ts <checkout>` (and with `TYPED=1`).
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -20,6 +24,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadAverageText } from "./support/load-average.js";
 import { loadCheckout, openStepWorkload, STEPS_PER_RUN, type Taquba } from "./support/step-workload.js";
+import { openTypedStepWorkload } from "./support/typed-step-workload.js";
 
 const RUNS = Number(process.env.RUNS ?? 200);
 const WARM = Number(process.env.WARM ?? 100);
@@ -29,7 +34,7 @@ if (dir === undefined) throw new Error("name a built checkout");
 if (process.env.STEP_HIDDEN_CLASSES_CHILD !== undefined) {
   // In a child: drive the workload and leave.
   const T = await loadCheckout<Taquba>(dir);
-  const w = await openStepWorkload(T, new T.MemoryStore());
+  const w = process.env.TYPED === "1" ? await openTypedStepWorkload(T, dir, new T.MemoryStore()) : await openStepWorkload(T, new T.MemoryStore());
   await w.drive(WARM, 10);
   await w.drive(Number(process.env.STEP_HIDDEN_CLASSES_CHILD), 10);
   process.exit(0);
@@ -58,7 +63,7 @@ try {
   const a = mapsOf(RUNS, scratch);
   const b = mapsOf(2 * RUNS, scratch);
   const steps = RUNS * STEPS_PER_RUN;
-  console.log(`${dir}: RUNS=${RUNS} WARM=${WARM} load ${loadAverageText()}`);
+  console.log(`${dir}: ${process.env.TYPED === "1" ? "typed path, " : ""}RUNS=${RUNS} WARM=${WARM} load ${loadAverageText()}`);
   console.log(
     `maps created per step ${((b.created - a.created) / steps).toFixed(3)}, transitions logged per step ${((b.transitions - a.transitions) / steps).toFixed(3)}`,
   );

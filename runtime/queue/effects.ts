@@ -2,10 +2,12 @@
  * @module `SettlementEffects`: caller KV writes and follow-up enqueues that
  * commit in the same transaction as a settlement, a cancel or an enqueue.
  */
-import { copyBytes } from "../bytes.js";
 import { ValidationError } from "../errors.js";
+import { describeValue, errorText } from "../option-values.js";
+import { KvValueTooLargeError } from "./errors.js";
 import { validateEnqueueOptions } from "./validate-enqueue.js";
-import { validateKvKey, validateKvValue, validateQueueName } from "./names.js";
+import { MAX_KV_VALUE_SIZE, validateKvKey, validateQueueName } from "./names.js";
+import { copyCallerValue, type OwnedBytes } from "./owned-bytes.js";
 import { keptEngineKey, KvKeyRef } from "./user-keys.js";
 import { userKey } from "./keys.js";
 import type { EnqueueItem, EnqueueOptions } from "./types.js";
@@ -14,31 +16,141 @@ import type { EnqueueItem, EnqueueOptions } from "./types.js";
 export type KvOp = { kind: "put"; key: string; value: Uint8Array } | { kind: "delete"; key: string };
 
 /**
- * A put staged with its engine key at hand (`kvPutOnce`, and `kvPutOwned` of a
- * kept key or a `KvKeyRef`), so the commit does not look the key up among the kept ones
- * again. The engine key is a private field: the op still reads, compares and
- * encodes as a plain `KvOp`.
+ * A put staged by `SettlementEffects` or `stageOwnedPut`: its key checked,
+ * its value owned (a caller's copied once, or the workflow's own encoding)
+ * and its engine key at hand. The commit reads the private fields only, so
+ * nothing done to the op (or to `kvOps`) after staging reaches the store
+ * unchecked; the public fields read, compare and encode as a plain `KvOp`,
+ * and are frozen on an op a caller staged, so they always name what
+ * commits. Only this module makes one.
  */
-class PutWithEngineKey {
+class StagedPut {
   readonly kind = "put" as const;
   readonly key: string;
   readonly value: Uint8Array;
+  readonly #value: OwnedBytes;
   readonly #engineKey: string;
 
-  constructor(key: string, value: Uint8Array, engineKey: string) {
+  constructor(key: string, value: OwnedBytes, engineKey: string) {
     this.key = key;
     this.value = value;
+    this.#value = value;
     this.#engineKey = engineKey;
   }
 
-  /** The engine key staged with `op`, or undefined for an op staged without one. */
-  static engineKeyOf(op: KvOp): string | undefined {
-    return op instanceof PutWithEngineKey ? op.#engineKey : undefined;
+  /** Puts `op` into `txn` when it was staged by this module; false for an op made by hand. */
+  static commitInto(op: object, txn: KvTxn): boolean {
+    if (!(#engineKey in op)) return false;
+    txn.put(op.#engineKey, op.#value);
+    return true;
   }
 }
 
-/** The engine key a staged op carries (see `SettlementEffects.kvPutOnce`), or undefined: look it up then. */
-export const stagedEngineKey = PutWithEngineKey.engineKeyOf;
+/** A delete staged by `SettlementEffects`, its key checked (see `StagedPut`). */
+class StagedDelete {
+  readonly kind = "delete" as const;
+  readonly key: string;
+  readonly #engineKey: string;
+
+  constructor(key: string, engineKey: string) {
+    this.key = key;
+    this.#engineKey = engineKey;
+  }
+
+  /** Deletes `op`'s key in `txn` when it was staged by this module; false for an op made by hand. */
+  static commitInto(op: object, txn: KvTxn): boolean {
+    if (!(#engineKey in op)) return false;
+    txn.delete(op.#engineKey);
+    return true;
+  }
+}
+
+/** What committing staged KV ops needs of a transaction. */
+export interface KvTxn {
+  put(key: string, value: OwnedBytes): void;
+  delete(key: string): void;
+}
+
+/** The engine key of valid caller key `key`: kept, or made. */
+function engineKeyOf(key: string): string {
+  return keptEngineKey(key) ?? userKey(key);
+}
+
+/**
+ * Applies the KV ops of `effects` in `txn`, in staging order. Ops staged
+ * through this module go in as staged; an op pushed onto `kvOps` by hand
+ * is read once, checked as `kvPut` or `kvDelete` checks and copied, and
+ * throws as they throw (before anything is committed).
+ */
+export function commitKvOps(effects: SettlementEffects, txn: KvTxn): void {
+  const ops = effects.kvOps;
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i] as unknown;
+    // A brand check throws on a primitive: those are refused as made by hand.
+    if (typeof op === "object" && op !== null && (StagedPut.commitInto(op, txn) || StagedDelete.commitInto(op, txn))) continue;
+    const read = readHandMadeOp(op, i);
+    if (read.kind === "put") txn.put(read.engineKey, read.value);
+    else txn.delete(read.engineKey);
+  }
+}
+
+/** A `KvOp` not staged through this module, each field read once and checked. */
+function readHandMadeOp(op: unknown, i: number): { kind: "put"; engineKey: string; value: OwnedBytes } | { kind: "delete"; engineKey: string } {
+  if (op === null || typeof op !== "object")
+    throw new ValidationError(`KV op ${i} of the effects must be an object, got ${describeValue(op)}; stage KV writes with kvPut and kvDelete`);
+  let kind: unknown;
+  let key: unknown;
+  let value: unknown;
+  try {
+    kind = (op as KvOp).kind;
+    key = (op as KvOp).key;
+    if (kind === "put") value = (op as { value: unknown }).value;
+  } catch (err) {
+    throw new ValidationError(`KV op ${i} of the effects cannot be read (${errorText(err)}); stage KV writes with kvPut and kvDelete`);
+  }
+  if (kind !== "put" && kind !== "delete")
+    throw new ValidationError(`KV op ${i} of the effects has kind ${describeValue(kind)}; use "put" or "delete", or stage with kvPut and kvDelete`);
+  validateKvKey(key);
+  if (kind === "delete") return { kind, engineKey: engineKeyOf(key) };
+  return { kind, engineKey: engineKeyOf(key), value: copyCallerValue(key, value) };
+}
+
+/**
+ * @internal Stages a put of `value`, an array the queue or the workflow
+ * just encoded, at caller key `key` (or its reference, `Queue.kvKeyRef`),
+ * without a copy: the workflow stages two such records per step. The key
+ * is checked (a kept key was checked before) and the size; the commit
+ * takes the value as it is. Not a method of `SettlementEffects`, and not
+ * exported by the package: a caller cannot stage an unchecked value.
+ */
+export function stageOwnedPut(effects: SettlementEffects, key: string | KvKeyRef, value: OwnedBytes): void {
+  const name = typeof key === "string" ? key : key.key;
+  // A kept key was validated before, and its engine key goes with the op (no look-up at the commit).
+  const engineKey = typeof key === "string" ? (keptEngineKey(key) ?? validKeyEngineKey(key)) : KvKeyRef.engineKeyOf(key);
+  checkSize(name, value);
+  effects.kvOps.push(new StagedPut(name, value, engineKey));
+}
+
+/**
+ * @internal `stageOwnedPut` for a key written once and never read on a hot
+ * path (a step's history entry): it is not looked up among the kept keys
+ * (a new key always misses there, and the lookup hashes and flattens it).
+ */
+export function stageOwnedPutOnce(effects: SettlementEffects, key: string, value: OwnedBytes): void {
+  const engineKey = validKeyEngineKey(key);
+  checkSize(key, value);
+  effects.kvOps.push(new StagedPut(key, value, engineKey));
+}
+
+function validKeyEngineKey(key: string): string {
+  validateKvKey(key);
+  return userKey(key);
+}
+
+/** The size limit of any KV value: an owned value holds what a caller gave too (a step's output in its history entry). */
+function checkSize(key: string, value: OwnedBytes): void {
+  if (value.byteLength > MAX_KV_VALUE_SIZE) throw new KvValueTooLargeError(key, value.byteLength, MAX_KV_VALUE_SIZE);
+}
 
 /**
  * Effects staged for one commit. Every operation is validated as it is
@@ -59,52 +171,17 @@ export class SettlementEffects {
    */
   kvPut(key: string, value: Uint8Array): this {
     validateKvKey(key);
-    validateKvValue(key, value);
     // The engine keeps what it commits as it is: the caller's array, changed later, would change
     // what later reads in this process see (not what the WAL stored) and what a checkpoint stores.
-    this.kvOps.push({ kind: "put", key, value: copyBytes(value) });
-    return this;
-  }
-
-  /**
-   * @internal `kvPut` without the copy, for an array the caller made for
-   * this write and never changes or hands out afterwards (a record it has
-   * just encoded): the workflow stages two such records per step. `key`:
-   * a caller key, or its reference (`Queue.kvKeyRef`).
-   */
-  kvPutOwned(key: string | KvKeyRef, value: Uint8Array): this {
-    if (typeof key !== "string") {
-      // Checked when the reference was made.
-      validateKvValue(key.key, value);
-      this.kvOps.push(new PutWithEngineKey(key.key, value, KvKeyRef.engineKeyOf(key)));
-      return this;
-    }
-    // Validated as by `kvPut`; a key kept in use (the workflow's step pointer, read every step) was validated
-    // before, and its engine key goes with the op, so the commit does not look it up again.
-    const engineKey = keptEngineKey(key);
-    if (engineKey === undefined) validateKvKey(key);
-    validateKvValue(key, value);
-    this.kvOps.push(engineKey === undefined ? { kind: "put", key, value } : new PutWithEngineKey(key, value, engineKey));
-    return this;
-  }
-
-  /**
-   * @internal `kvPutOwned` for a key written once and never read on a hot
-   * path (a step's history entry): it is not looked up among the kept keys
-   * (a new key always misses there, and the lookup hashes and flattens it),
-   * and its engine key is made here for the commit to use.
-   */
-  kvPutOnce(key: string, value: Uint8Array): this {
-    validateKvKey(key);
-    validateKvValue(key, value);
-    this.kvOps.push(new PutWithEngineKey(key, value, userKey(key)));
+    // Frozen: whoever reads kvOps before the commit (the workflow's check of a submission's keys) reads what commits.
+    this.kvOps.push(Object.freeze(new StagedPut(key, copyCallerValue(key, value), engineKeyOf(key))));
     return this;
   }
 
   /** Deletes caller key `key` (absent: no effect). */
   kvDelete(key: string): this {
     validateKvKey(key);
-    this.kvOps.push({ kind: "delete", key });
+    this.kvOps.push(Object.freeze(new StagedDelete(key, engineKeyOf(key))));
     return this;
   }
 

@@ -2,9 +2,9 @@
  * @module Caller KV writes. Caller keys live under their own engine prefix,
  * so no caller key can address a queue record.
  */
-import { copyBytes } from "../bytes.js";
 import * as K from "./keys.js";
-import { validateKvKey, validateKvValue } from "./names.js";
+import { validateKvKey } from "./names.js";
+import { copyCallerValue } from "./owned-bytes.js";
 import type { QueueCore } from "./queue-core.js";
 import { requireKvOnly, type SettlementEffects } from "./effects.js";
 import { Txn } from "./txn.js";
@@ -24,10 +24,10 @@ export function sameKvValue(a: Uint8Array | undefined, b: Uint8Array | null): bo
 export async function kvPut(core: QueueCore, key: string, value: Uint8Array): Promise<void> {
   core.checkOpen();
   validateKvKey(key);
-  validateKvValue(key, value);
+  // Checked and copied once: the engine keeps what it commits as it is (see `SettlementEffects.kvPut`).
+  const owned = copyCallerValue(key, value);
   const txn = new Txn(core.engine);
-  // A copy: the engine keeps what it commits as it is (see `SettlementEffects.kvPut`).
-  txn.putGiven(K.userKey(key), copyBytes(value));
+  txn.put(K.userKey(key), owned);
   await core.commit(txn, true);
 }
 
@@ -42,10 +42,10 @@ export async function kvDelete(core: QueueCore, key: string): Promise<void> {
 export async function kvCompareAndPut(core: QueueCore, key: string, expected: Uint8Array | null, value: Uint8Array): Promise<boolean> {
   core.checkOpen();
   validateKvKey(key);
-  validateKvValue(key, value);
+  const owned = copyCallerValue(key, value);
   const txn = new Txn(core.engine);
   if (!sameKvValue(txn.get(K.userKey(key)), expected)) return false;
-  txn.putGiven(K.userKey(key), copyBytes(value));
+  txn.put(K.userKey(key), owned);
   await core.commit(txn, true);
   return true;
 }

@@ -14,9 +14,8 @@ import { type FullLogger, fullLogger } from "../logger.js";
 import { callGuarded, errorText } from "../option-values.js";
 import { instruments } from "../telemetry/metrics.js";
 import { QueueConfigs, type DeadLetteredEvent, type OpenOptions } from "./config.js";
-import { type SettlementEffects, stagedEngineKey } from "./effects.js";
+import { commitKvOps, type SettlementEffects } from "./effects.js";
 import * as K from "./keys.js";
-import { keptEngineKey } from "./user-keys.js";
 import { LeaseRegistry } from "./lease-registry.js";
 import { MaintenanceLoop, type MaintenanceHost } from "./maintenance.js";
 import { CompletionNotifier, WorkNotifier } from "./notifier.js";
@@ -30,6 +29,8 @@ import { SeqHighWater } from "./seq-high-water.js";
 import { checkPayloadSizes } from "./payload-limit.js";
 
 const idDecoder = new TextDecoder();
+/** No value of a queue transaction is a caller's: each went through `Txn.put` (see owned-bytes.ts). */
+const NO_GIVEN_VALUES: readonly number[] = [];
 
 /** The jobs one commit promise makes claimable (see `QueueCore.#claimable`). */
 interface ClaimableGroup {
@@ -274,8 +275,8 @@ export class QueueCore {
    */
   commit(txn: Txn, durable: boolean, createdClaimed?: string): Promise<void> {
     const batch = txn.finish();
-    // The transaction's ops never leave the queue: the engine checks its keys and the values callers gave, copying no op.
-    const p = commitOwned(this.engine, batch.ops, txn.givenValues, { durable });
+    // The transaction's ops never leave the queue and each value is owned (`Txn.put`): the engine checks the keys, copying no op.
+    const p = commitOwned(this.engine, batch.ops, NO_GIVEN_VALUES, { durable });
     if (!durable) {
       // Non-durable commits only re-file jobs whose content is already
       // durable (claims, promotions, requeues), so nothing to track.
@@ -427,13 +428,7 @@ export class QueueCore {
   }
 
   #applyKv(txn: Txn, effects: SettlementEffects | undefined): void {
-    if (effects === undefined) return;
-    for (const op of effects.kvOps) {
-      // Validated when staged.
-      const key = stagedEngineKey(op) ?? keptEngineKey(op.key) ?? K.userKey(op.key);
-      if (op.kind === "put") txn.putGiven(key, op.value);
-      else txn.delete(key);
-    }
+    if (effects !== undefined) commitKvOps(effects, txn);
   }
 
   /** After a durable commit that inserted jobs: wake workers, or the scheduler for future jobs. `handedOut`: the index of one claimed for its settler (no one to wake). */

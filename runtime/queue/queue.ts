@@ -433,7 +433,7 @@ export class Queue {
 
   /**
    * @internal Caller key `key` checked once, for a caller that passes it to
-   * `kvGetNow`, `kvTokenNow` and `SettlementEffects.kvPutOwned` on every
+   * `kvGetNow`, `kvTokenNow` and `stageOwnedPut` (effects.ts) on every
    * step. Throws `ValidationError` for a key that is not valid.
    */
   kvKeyRef(key: string): KvKeyRef {

@@ -25,6 +25,7 @@
 import { bytesEqual } from "../store/bytes-equal.js";
 import { applied, type Limits, type RateWindows, type ResolvedRateLimit } from "./admission.js";
 import type { ReadSource, Txn } from "./txn.js";
+import { ownedBytes } from "./owned-bytes.js";
 
 /** Claim times a window record keeps: bounds its size for large limits. */
 export const RATE_TIMES_KEPT = 32;
@@ -110,7 +111,7 @@ export function recordRateClaim(txn: Txn, windows: RateWindows, limits: Limits, 
     const t = kept.map((x, i) => (i === 0 ? x : x - kept[i - 1]!));
     const record =
       times.length > kept.length ? { l: a.rate.limit, p: a.rate.periodMs, u: until, t, c: times.length } : { l: a.rate.limit, p: a.rate.periodMs, u: until, t };
-    txn.put(rateWindowKey(limits.queue, a.key, a.rule), enc.encode(JSON.stringify(record)));
+    txn.put(rateWindowKey(limits.queue, a.key, a.rule), ownedBytes(enc.encode(JSON.stringify(record))));
   }
 }
 
@@ -132,7 +133,7 @@ export function recordRateConfig(txn: Txn, queue: string, rate: ResolvedRateLimi
     return;
   }
   const bytes = encodeConfig(rate);
-  if (stored === undefined || !bytesEqual(stored, bytes)) txn.put(key, bytes);
+  if (stored === undefined || !bytesEqual(stored, bytes)) txn.put(key, ownedBytes(bytes));
 }
 
 /**

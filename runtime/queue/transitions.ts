@@ -23,6 +23,7 @@ import {
 } from "./record.js";
 import { textBytes } from "./record-pack.js";
 import type { Txn } from "./txn.js";
+import { ownedBytes } from "./owned-bytes.js";
 import type { EnqueueOptions, EnqueueOutcome } from "./types.js";
 
 const EMPTY = new Uint8Array(0);
@@ -101,9 +102,9 @@ export function writeJob(txn: Txn, r: JobRecord, prev: JobRecord | undefined, jo
     if (old !== undefined && old !== key) txn.delete(old);
     if (prev.retainUntil !== undefined && prev.retainUntil !== r.retainUntil) txn.delete(K.retentionKey(prev.retainUntil, prev.id));
   }
-  txn.put(jobKey, encodeJob(r, txn.valuesCopied));
-  if (key !== undefined) txn.put(key, indexValue(r));
-  if (r.retainUntil !== undefined) txn.put(K.retentionKey(r.retainUntil, r.id), EMPTY);
+  txn.put(jobKey, ownedBytes(encodeJob(r, txn.valuesCopied)));
+  if (key !== undefined) txn.put(key, ownedBytes(indexValue(r)));
+  if (r.retainUntil !== undefined) txn.put(K.retentionKey(r.retainUntil, r.id), ownedBytes(EMPTY));
   txn.move(r.queue, prev?.state ?? null, r.state);
   return key;
 }
@@ -173,7 +174,7 @@ export function appendHistory(txn: Txn, id: string, entry: JobAttempt): void {
   const key = K.historyKey(id);
   const list = decodeHistory(key, txn.get(key));
   list.push(entry);
-  txn.put(key, encodeHistory(list));
+  txn.put(key, ownedBytes(encodeHistory(list)));
 }
 
 /** Records how the current claim of `r` ended, in its attempt history. */
@@ -237,7 +238,7 @@ export function insertJobRecord(
   }
   const mark = ctx.seqHighWater(seq);
   if (mark !== undefined) {
-    txn.put(K.SEQ_HIGH_WATER, textBytes(mark));
+    txn.put(K.SEQ_HIGH_WATER, ownedBytes(textBytes(mark)));
     txn.seqHighWater = mark;
   }
   const cfg = ctx.config(queue);
@@ -273,16 +274,16 @@ export function insertJobRecord(
     deleteJob(txn, old);
     const retainUntil = ctx.now + SUPERSEDED_RETENTION_MS;
     ctx.superseded.marks = true;
-    txn.put(K.supersededKey(old.id), encodeSuperseded({ by: id, queue, at: ctx.now, retainUntil }));
-    txn.put(K.retentionKey(retainUntil, old.id), EMPTY);
+    txn.put(K.supersededKey(old.id), ownedBytes(encodeSuperseded({ by: id, queue, at: ctx.now, retainUntil })));
+    txn.put(K.retentionKey(retainUntil, old.id), ownedBytes(EMPTY));
     superseded = old.id;
   }
   // A caller id may be reused after its job was superseded: the new job is not.
   if (opts.jobId !== undefined && ctx.superseded.marks && txn.has(K.supersededKey(id))) txn.delete(K.supersededKey(id));
   const index = writeJob(txn, r, undefined, jobKey);
-  if (r.payloadRef !== undefined) txn.put(K.payloadRefKey(r.payloadRef), textBytes(id));
-  if (r.dedupKey !== undefined) txn.put(K.dedupKey(queue, r.dedupKey), textBytes(id));
-  if (r.debounceKey !== undefined) txn.put(K.debounceKey(queue, r.debounceKey), textBytes(id));
+  if (r.payloadRef !== undefined) txn.put(K.payloadRefKey(r.payloadRef), ownedBytes(textBytes(id)));
+  if (r.dedupKey !== undefined) txn.put(K.dedupKey(queue, r.dedupKey), ownedBytes(textBytes(id)));
+  if (r.debounceKey !== undefined) txn.put(K.debounceKey(queue, r.debounceKey), ownedBytes(textBytes(id)));
   const outcome: EnqueueOutcome = superseded === undefined ? { jobId: id, newlyEnqueued: true } : { jobId: id, newlyEnqueued: true, superseded };
   return claim && index !== undefined ? { outcome, record: r, keys: { job: jobKey, claimed: index } } : { outcome, record: r };
 }

@@ -12,6 +12,7 @@ import { bytesEqual } from "../store/bytes-equal.js";
 import { WriteBatch } from "../engine/write-batch.js";
 import { statsKey } from "./keys.js";
 import { decodeStats, encodeStats, type JobState, type QueueStats } from "./record.js";
+import type { OwnedBytes } from "./owned-bytes.js";
 
 /** The read surface the queue needs; `Engine` and `EngineReader` provide it. */
 export interface ReadSource {
@@ -52,8 +53,6 @@ function writtenStats(src: ReadSource): WrittenStats {
 export class Txn {
   /** Never handed out of the queue: the engine takes its ops as they are (`commitOwned`). */
   readonly batch = new WriteBatch();
-  /** The indices in `batch.ops` of the puts made by `putGiven`, ascending. */
-  readonly givenValues: number[] = [];
   readonly #overlay = new Map<string, Uint8Array | null>();
   readonly #deltas = new Map<string, QueueStats>();
   readonly #stored = new Map<string, Readonly<QueueStats>>();
@@ -82,16 +81,14 @@ export class Txn {
     return this.src.has === undefined ? this.src.get(key) !== undefined : this.src.has(key);
   }
 
-  /** Puts an array the queue made and holds no other reference to: the commit takes it unchecked (`commitOwned`). */
-  put(key: string, value: Uint8Array): void {
+  /**
+   * Puts an array the queue or the workflow made for this write: the
+   * commit takes it unchecked (`commitOwned`). A caller's value becomes one
+   * only through `copyCallerValue`.
+   */
+  put(key: string, value: OwnedBytes): void {
     this.#overlay.set(key, value);
     this.batch.put(key, value);
-  }
-
-  /** Puts a value that came from outside the queue (a caller's staged effects): the commit checks it as `Engine.commit` does. */
-  putGiven(key: string, value: Uint8Array): void {
-    this.givenValues.push(this.batch.ops.length);
-    this.put(key, value);
   }
 
   delete(key: string): void {

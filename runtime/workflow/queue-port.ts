@@ -79,7 +79,7 @@ export interface WorkflowQueue {
   kvGetNow?(key: string | KvKeyRef): Uint8Array | null;
   /** @internal A token for `key`'s committed value (`Queue.kvTokenNow`); optional: without it the runtime reads and compares the bytes. */
   kvTokenNow?(key: string | KvKeyRef): KvToken | undefined;
-  /** @internal `key` checked once, for the calls above and `SettlementEffects.kvPutOwned` (`Queue.kvKeyRef`); optional: without it the runtime passes the key. */
+  /** @internal `key` checked once, for the calls above and the step pointer's staged put (`Queue.kvKeyRef`); optional: without it the runtime passes the key. */
   kvKeyRef?(key: string): KvKeyRef;
   kvPut(key: string, value: Uint8Array): Promise<void>;
   kvDelete(key: string): Promise<void>;

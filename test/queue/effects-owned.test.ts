@@ -1,86 +1,162 @@
 /**
- * @module `SettlementEffects.kvPutOwned`: the workflow's freshly encoded
- * records are staged as they are (no copy), checked like any `kvPut`, and
- * committed with the settlement.
+ * @module Staged KV ops and what the commit trusts. `stageOwnedPut` and
+ * `stageOwnedPutOnce` stage the workflow's freshly encoded records as they
+ * are (no copy, no check at the commit); `kvPut` checks and copies a
+ * caller's value once. An op made by hand and pushed onto `kvOps` is
+ * checked and copied at the commit, and a bad one is refused there with
+ * nothing committed. What was staged is what commits, whatever is done to
+ * the op's public fields afterwards.
  */
 import { describe, expect, it } from "vitest";
 import { KvValueTooLargeError, MemoryStore, Queue, ValidationError } from "taquba";
-import { SettlementEffects } from "../../runtime/queue/effects.js";
+import { type KvOp, SettlementEffects, stageOwnedPut, stageOwnedPutOnce } from "../../runtime/queue/effects.js";
+import { ownedBytes } from "../../runtime/queue/owned-bytes.js";
+import { Txn } from "../../runtime/queue/txn.js";
+import * as effectsModule from "../../runtime/queue/effects.js";
 
-describe("SettlementEffects.kvPutOwned", () => {
+/** Runs `settle` on a claimed job of a fresh queue; the queue stays open for `check`. */
+async function withClaimedJob(settle: (queue: Queue, effects: SettlementEffects) => Promise<void>): Promise<void> {
+  const queue = await Queue.open(new MemoryStore(), "q");
+  try {
+    await queue.enqueue("jobs", new Uint8Array([0]));
+    await settle(queue, new SettlementEffects());
+  } finally {
+    await queue.close();
+  }
+}
+
+describe("stageOwnedPut", () => {
   it("stages the very array given, where kvPut stages a copy", () => {
     const value = new Uint8Array([1, 2, 3]);
-    const effects = new SettlementEffects().kvPutOwned("a", value).kvPut("b", value);
+    const effects = new SettlementEffects();
+    stageOwnedPut(effects, "a", ownedBytes(value));
+    effects.kvPut("b", value);
     expect(effects.kvOps[0]).toEqual({ kind: "put", key: "a", value });
     expect((effects.kvOps[0] as { value: Uint8Array }).value).toBe(value);
     expect((effects.kvOps[1] as { value: Uint8Array }).value).not.toBe(value);
+    expect(Object.keys(effects.kvOps[0]!)).toEqual(["kind", "key", "value"]);
   });
 
-  it("refuses the keys and values kvPut refuses, staging nothing", () => {
+  it("refuses the keys and sizes kvPut refuses, staging nothing", () => {
     const effects = new SettlementEffects();
-    expect(() => effects.kvPutOwned("", new Uint8Array(1))).toThrow(ValidationError);
-    expect(() => effects.kvPutOwned("k", new Uint8Array(2 * 1024 * 1024))).toThrow(KvValueTooLargeError);
-    expect(() => effects.kvPutOwned("k", "text" as unknown as Uint8Array)).toThrow(ValidationError);
+    expect(() => stageOwnedPut(effects, "", ownedBytes(new Uint8Array(1)))).toThrow(ValidationError);
+    expect(() => stageOwnedPut(effects, "k", ownedBytes(new Uint8Array(2 * 1024 * 1024)))).toThrow(KvValueTooLargeError);
+    expect(() => stageOwnedPutOnce(effects, "", ownedBytes(new Uint8Array(1)))).toThrow(ValidationError);
+    expect(() => stageOwnedPutOnce(effects, "\ud800", ownedBytes(new Uint8Array(1)))).toThrow(ValidationError);
+    expect(() => stageOwnedPutOnce(effects, "k", ownedBytes(new Uint8Array(2 * 1024 * 1024)))).toThrow(KvValueTooLargeError);
     expect(effects.kvOps).toEqual([]);
   });
 
-  it("commits with the settlement", async () => {
-    const queue = await Queue.open(new MemoryStore(), "q");
-    try {
-      await queue.enqueue("jobs", new Uint8Array([0]));
-      const job = await queue.claim("jobs");
-      await queue.ack(job!, new SettlementEffects().kvPutOwned("k", new Uint8Array([9, 8])));
-      expect(await queue.kvGet("k")).toEqual(new Uint8Array([9, 8]));
-    } finally {
-      await queue.close();
-    }
-  });
-
-  it("commits a kept key's put under that caller key, and the op reads as a plain put", async () => {
-    const queue = await Queue.open(new MemoryStore(), "q");
-    try {
+  it("commits a kept key's put and a written-once key's put with the settlement, also merged into other effects", async () => {
+    await withClaimedJob(async (queue, effects) => {
       // Read in the caller's turn: the key is kept from now on, and staging it carries its engine key.
       expect(queue.kvGetNow("runs/1")).toBeNull();
-      const value = new Uint8Array([4, 2]);
-      const effects = new SettlementEffects().kvPutOwned("runs/1", value);
-      expect(effects.kvOps).toEqual([{ kind: "put", key: "runs/1", value }]);
-      expect(Object.keys(effects.kvOps[0]!)).toEqual(["kind", "key", "value"]);
-      await queue.enqueue("jobs", new Uint8Array([0]));
+      stageOwnedPut(effects, "runs/1", ownedBytes(new Uint8Array([4, 2])));
+      const once = new SettlementEffects();
+      stageOwnedPutOnce(once, "history/1/0000000001", ownedBytes(new Uint8Array([7])));
+      effects.kvPut("a", new Uint8Array([1])).merge(once);
       await queue.ack((await queue.claim("jobs"))!, effects);
-      expect(await queue.kvGet("runs/1")).toEqual(value);
-      expect((await queue.kvScan("")).entries.map((e) => e.key)).toEqual(["runs/1"]);
-    } finally {
-      await queue.close();
-    }
+      expect(await queue.kvGet("runs/1")).toEqual(new Uint8Array([4, 2]));
+      expect(await queue.kvGet("history/1/0000000001")).toEqual(new Uint8Array([7]));
+      expect((await queue.kvScan("")).entries.map((e) => e.key)).toEqual(["a", "history/1/0000000001", "runs/1"]);
+    });
   });
-});
 
-describe("SettlementEffects.kvPutOnce", () => {
-  it("refuses the keys and values kvPut refuses, staging nothing", () => {
+  it("takes no caller array without a declaration, and the staged op classes are not reachable (type checks)", () => {
     const effects = new SettlementEffects();
-    expect(() => effects.kvPutOnce("", new Uint8Array(1))).toThrow(ValidationError);
-    expect(() => effects.kvPutOnce("\ud800", new Uint8Array(1))).toThrow(ValidationError);
-    expect(() => effects.kvPutOnce("k", new Uint8Array(2 * 1024 * 1024))).toThrow(KvValueTooLargeError);
-    expect(() => effects.kvPutOnce("k", "text" as unknown as Uint8Array)).toThrow(ValidationError);
-    expect(effects.kvOps).toEqual([]);
-  });
-
-  it("stages the array given and commits it under the caller key, also merged into other effects", async () => {
-    const queue = await Queue.open(new MemoryStore(), "q");
-    try {
-      const value = new Uint8Array([7]);
-      const once = new SettlementEffects().kvPutOnce("history/1/0000000001", value);
-      expect(once.kvOps).toEqual([{ kind: "put", key: "history/1/0000000001", value }]);
-      expect((once.kvOps[0] as { value: Uint8Array }).value).toBe(value);
-      const effects = new SettlementEffects().kvPut("a", new Uint8Array([1])).merge(once);
-      await queue.enqueue("jobs", new Uint8Array([0]));
-      await queue.ack((await queue.claim("jobs"))!, effects);
-      expect(await queue.kvGet("history/1/0000000001")).toEqual(value);
-      expect(await queue.kvGet("a")).toEqual(new Uint8Array([1]));
-      const page = await queue.kvScan("");
-      expect(page.entries.map((e) => e.key)).toEqual(["a", "history/1/0000000001"]);
-    } finally {
-      await queue.close();
-    }
+    const txn = new Txn(new MemoryOnlySource());
+    const callers = new Uint8Array([1]);
+    // @ts-expect-error a caller's array is not owned: it goes through kvPut (checked and copied) instead.
+    stageOwnedPut(effects, "k", callers);
+    // @ts-expect-error nor can a transaction take one.
+    txn.put("u/k", callers);
+    // @ts-expect-error the staged op classes are private to the effects module.
+    expect(effectsModule.StagedPut).toBeUndefined();
+    expect(Object.keys(effectsModule).filter((k) => k.startsWith("Staged"))).toEqual([]);
   });
 });
+
+describe("ops pushed onto kvOps by hand", () => {
+  it("an object dressed as a staged op (its prototype taken) is checked and copied like any hand-made op", async () => {
+    await withClaimedJob(async (queue, effects) => {
+      effects.kvPut("a", new Uint8Array([1]));
+      const staged = effects.kvOps[0]!;
+      const value = new Uint8Array([5, 6]);
+      const forged = Object.setPrototypeOf({ kind: "put", key: "b", value }, Object.getPrototypeOf(staged) as object) as KvOp;
+      effects.kvOps.push(forged);
+      await queue.ack((await queue.claim("jobs"))!, effects);
+      value[0] = 9;
+      expect(await queue.kvGet("b")).toEqual(new Uint8Array([5, 6]));
+      expect(queue.kvGetNow("b")).toEqual(new Uint8Array([5, 6]));
+    });
+  });
+
+  it("each bad op is refused at the settlement, naming it, with nothing committed and the job still claimed", async () => {
+    const detached = new Uint8Array(new ArrayBuffer(4));
+    structuredClone(detached.buffer, { transfer: [detached.buffer] });
+    const bad: [unknown, RegExp][] = [
+      [null, /KV op 1 of the effects must be an object/],
+      [{ kind: "upsert", key: "k" }, /KV op 1 of the effects has kind "upsert"/],
+      [{ kind: "put", key: "", value: new Uint8Array(1) }, /KV key/],
+      [{ kind: "delete", key: 7 }, /KV key/],
+      [{ kind: "put", key: "k", value: "text" }, /the value for KV key "k" must be a Uint8Array/],
+      [{ kind: "put", key: "k", value: new Proxy(new Uint8Array(2), {}) }, /must be a Uint8Array/],
+      [{ kind: "put", key: "k", value: detached }, /detached or shrunk ArrayBuffer/],
+      [{ kind: "put", key: "k", value: new Uint8Array(2 * 1024 * 1024) }, /k/],
+      [
+        {
+          kind: "put",
+          get key(): string {
+            throw new Error("no key here");
+          },
+        },
+        /KV op 1 of the effects cannot be read \(no key here\)/,
+      ],
+    ];
+    for (const [op, message] of bad) {
+      await withClaimedJob(async (queue, effects) => {
+        effects.kvPut("a", new Uint8Array([1]));
+        effects.kvOps.push(op as KvOp);
+        const job = (await queue.claim("jobs"))!;
+        await expect(queue.ack(job, effects)).rejects.toThrow(message);
+        expect(await queue.kvGet("a")).toBeNull();
+        expect((await queue.view().stats("jobs")).claimed).toBe(1);
+        // The same job settles once its effects are right.
+        effects.kvOps.pop();
+        await queue.ack(job, effects);
+        expect(await queue.kvGet("a")).toEqual(new Uint8Array([1]));
+      });
+    }
+  });
+
+  it("a staged op's public fields cannot be written over, and always name what commits", async () => {
+    await withClaimedJob(async (queue, effects) => {
+      effects.kvPut("a", new Uint8Array([1])).kvDelete("gone");
+      await queue.kvPut("gone", new Uint8Array([2]));
+      const [put, del] = effects.kvOps as { key: string; value?: unknown }[];
+      expect(() => {
+        put!.key = "wf/elsewhere";
+      }).toThrow(TypeError);
+      expect(() => {
+        put!.value = new Proxy(new Uint8Array(3), {});
+      }).toThrow(TypeError);
+      expect(() => {
+        del!.key = "a";
+      }).toThrow(TypeError);
+      // Past the freeze (a property redefined is refused too): the commit reads what was staged.
+      expect(() => Object.defineProperty(put!, "key", { value: "elsewhere" })).toThrow(TypeError);
+      await queue.ack((await queue.claim("jobs"))!, effects);
+      expect(await queue.kvGet("a")).toEqual(new Uint8Array([1]));
+      expect(await queue.kvGet("gone")).toBeNull();
+      expect(await queue.kvGet("wf/elsewhere")).toBeNull();
+    });
+  });
+});
+
+/** A read source with nothing in it, for a transaction that is never committed. */
+class MemoryOnlySource {
+  get(): undefined {
+    return undefined;
+  }
+  *scan(): Iterable<[string, Uint8Array]> {}
+}

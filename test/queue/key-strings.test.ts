@@ -10,6 +10,8 @@ import { MemoryStore, SettlementEffects, ValidationError } from "taquba";
 import type { ClaimNext } from "../../runtime/queue/types.js";
 import { statsKey } from "../../runtime/queue/keys.js";
 import { keptEngineKey, keptUserEngineKey } from "../../runtime/queue/user-keys.js";
+import { stageOwnedPut } from "../../runtime/queue/effects.js";
+import { ownedBytes } from "../../runtime/queue/owned-bytes.js";
 import { Engine } from "../../runtime/engine/engine.js";
 import { PrefixedStore } from "../../runtime/queue/prefixed-store.js";
 import { ENGINE_PREFIX } from "../../runtime/queue/queue.js";
@@ -61,10 +63,10 @@ describe("engine keys built once", () => {
     }
   });
 
-  it("kvGetNow and kvPutOwned refuse invalid keys as before", async () => {
+  it("kvGetNow and stageOwnedPut refuse invalid keys as before", async () => {
     const { queue } = await openQueue();
     expect(() => queue.kvGetNow("")).toThrow(ValidationError);
-    expect(() => new SettlementEffects().kvPutOwned("\udfff", new Uint8Array(1))).toThrow(ValidationError);
+    expect(() => stageOwnedPut(new SettlementEffects(), "\udfff", ownedBytes(new Uint8Array(1)))).toThrow(ValidationError);
     await queue.kvPut("a/b", enc("v"));
     expect(queue.kvGetNow("a/b")).toEqual(enc("v"));
     await queue.close();

@@ -5,6 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { SettlementEffects, ValidationError } from "taquba";
+import { stageOwnedPut } from "../../runtime/queue/effects.js";
+import { ownedBytes } from "../../runtime/queue/owned-bytes.js";
 import { enc, openQueue } from "./helpers.js";
 
 describe("Queue.kvKeyRef", () => {
@@ -34,7 +36,8 @@ describe("Queue.kvKeyRef", () => {
       const before = queue.kvTokenNow(a);
 
       await queue.enqueue("jobs", enc("j"));
-      const effects = new SettlementEffects().kvPutOwned(a, enc("3"));
+      const effects = new SettlementEffects();
+      stageOwnedPut(effects, a, ownedBytes(enc("3")));
       expect(effects.kvOps).toEqual([{ kind: "put", key: "runs/a", value: enc("3") }]);
       await queue.ack((await queue.claim("jobs"))!, effects);
       expect(await queue.kvGet("runs/a")).toEqual(enc("3"));
@@ -51,7 +54,7 @@ describe("Queue.kvKeyRef", () => {
     const { queue } = await openQueue();
     try {
       const effects = new SettlementEffects();
-      expect(() => effects.kvPutOwned(queue.kvKeyRef("k"), new Uint8Array(2 * 1024 * 1024))).toThrow(/k/);
+      expect(() => stageOwnedPut(effects, queue.kvKeyRef("k"), ownedBytes(new Uint8Array(2 * 1024 * 1024)))).toThrow(/k/);
       expect(effects.kvOps).toEqual([]);
     } finally {
       await queue.close();

@@ -1,7 +1,7 @@
 /**
  * @module A run's record and pointer keys are checked once per run and
  * carried from step to step (`RunKeys`, `Queue.kvKeyRef`), and a step's
- * history entry is written without a look-up (`kvPutOnce`). Attacked over
+ * history entry is written without a look-up (`stageOwnedPutOnce`). Attacked over
  * a local directory with two runtimes in sequence: a run cancelled while
  * it waits, its id submitted again under the next runtime, a reopen between
  * two of its steps, and another run stepping beside it all along. Each run

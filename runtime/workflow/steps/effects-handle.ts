@@ -6,7 +6,8 @@ import { copyBytes } from "../../bytes.js";
 import { ValidationError } from "../../errors.js";
 import { describeValue, isOptionBytes, readOptionArray, readOptions } from "../../option-values.js";
 import { MAX_KV_VALUE_SIZE } from "../../queue/names.js";
-import { SettlementEffects } from "../../queue/effects.js";
+import { SettlementEffects, stageOwnedPut } from "../../queue/effects.js";
+import { copyOwned, type OwnedBytes, uint8ArraySize } from "../../queue/owned-bytes.js";
 import type { EnqueueOptions } from "../../queue/types.js";
 import type { StagedKv } from "../records/records.js";
 import { RESERVED_KV_PREFIX } from "../records/reserved.js";
@@ -17,13 +18,35 @@ function checkKey(key: string): void {
   if (key.startsWith(RESERVED_KV_PREFIX)) throw new ReservedKeyError(key, `the "${RESERVED_KV_PREFIX}" KV prefix belongs to the workflow runtime`);
 }
 
-function checkValue(key: string, value: Uint8Array): void {
-  if (!(value instanceof Uint8Array)) throw new InvalidEffectError(key, "a KV value must be a Uint8Array");
-  if (value.byteLength > MAX_KV_VALUE_SIZE) {
-    throw new InvalidEffectError(
-      key,
-      `the value is ${value.byteLength} bytes, over MAX_KV_VALUE_SIZE (${MAX_KV_VALUE_SIZE}); store large values in the object store`,
-    );
+/** `value` checked and copied once: the copy is what the settlement commits (see `applyStaged`). */
+function copyValue(key: string, value: Uint8Array): OwnedBytes {
+  const size = uint8ArraySize(value);
+  if (size === undefined) throw new InvalidEffectError(key, "a KV value must be a Uint8Array");
+  if (size > MAX_KV_VALUE_SIZE) {
+    throw new InvalidEffectError(key, `the value is ${size} bytes, over MAX_KV_VALUE_SIZE (${MAX_KV_VALUE_SIZE}); store large values in the object store`);
+  }
+  const copy = copyOwned(value);
+  if (copy === undefined) throw new InvalidEffectError(key, "the value is a view of a detached or shrunk ArrayBuffer, whose bytes are gone");
+  return copy;
+}
+
+/**
+ * What a live handle staged, its values the handle's own copies, which
+ * nothing else holds: `applyStaged` stages them without another copy. A
+ * replay record's staged effects are a plain `StagedKv` and are copied.
+ */
+class HandleStaged implements StagedKv {
+  readonly puts: Array<[string, OwnedBytes]>;
+  readonly deletes: string[];
+  readonly #owned = true;
+
+  constructor(puts: Array<[string, OwnedBytes]>, deletes: string[]) {
+    this.puts = puts;
+    this.deletes = deletes;
+  }
+
+  static is(staged: StagedKv): staged is HandleStaged {
+    return #owned in staged;
   }
 }
 
@@ -39,7 +62,7 @@ function checkValue(key: string, value: Uint8Array): void {
  */
 export class EffectsHandle {
   // Made on the first put or delete: every step gets a handle, and most stage nothing.
-  #puts: Map<string, Uint8Array> | undefined;
+  #puts: Map<string, OwnedBytes> | undefined;
   #deletes: Set<string> | undefined;
   #sealed = false;
 
@@ -47,10 +70,10 @@ export class EffectsHandle {
   put(key: string, value: Uint8Array): void {
     if (this.#sealed) throw new EffectsSealedError();
     checkKey(key);
-    checkValue(key, value);
+    const copy = copyValue(key, value);
     if (this.#deletes?.has(key) === true)
       throw new InvalidEffectError(key, "it is already staged for a delete in this step; a key is either written or deleted");
-    (this.#puts ??= new Map()).set(key, copyBytes(value));
+    (this.#puts ??= new Map()).set(key, copy);
   }
 
   /** Stages a delete of `key`. */
@@ -71,16 +94,25 @@ export class EffectsHandle {
     this.#sealed = true;
   }
 
-  /** What is staged, in a form replay records store. */
+  /** What is staged, in a form replay records store: copies, so changing them changes nothing committed. */
   staged(): StagedKv {
-    return { puts: this.#puts === undefined ? [] : [...this.#puts.entries()], deletes: this.#deletes === undefined ? [] : [...this.#deletes] };
+    return {
+      puts: this.#puts === undefined ? [] : Array.from(this.#puts, ([k, v]) => [k, copyBytes(v)]),
+      deletes: this.#deletes === undefined ? [] : [...this.#deletes],
+    };
+  }
+
+  /** @internal What is staged, holding the handle's own copies, for the settlement (see `applyStaged`): not handed to step code. */
+  static stagedOwned(h: EffectsHandle): StagedKv {
+    return new HandleStaged(h.#puts === undefined ? [] : [...h.#puts], h.#deletes === undefined ? [] : [...h.#deletes]);
   }
 
   /** A handle pre-filled from a replay record, already sealed. */
   static fromStaged(staged: StagedKv): EffectsHandle {
     const { puts, deletes } = readStaged(staged);
     const h = new EffectsHandle();
-    for (const [k, v] of puts) (h.#puts ??= new Map()).set(k, v);
+    // Copied: a replay record's values are the caller's, and a settlement stages the handle's values as they are.
+    for (const [k, v] of puts) (h.#puts ??= new Map()).set(k, copyValue(k, v));
     for (const k of deletes) (h.#deletes ??= new Set()).add(k);
     h.#sealed = true;
     return h;
@@ -107,9 +139,10 @@ function readStaged(staged: unknown): StagedKv {
   return { puts, deletes };
 }
 
-/** Adds staged KV operations to queue settlement effects. */
+/** Adds staged KV operations to queue settlement effects: a live handle's copies as they are, others copied. */
 export function applyStaged(staged: StagedKv, into: SettlementEffects): SettlementEffects {
-  for (const [k, v] of staged.puts) into.kvPut(k, v);
+  if (HandleStaged.is(staged)) for (const [k, v] of staged.puts) stageOwnedPut(into, k, v);
+  else for (const [k, v] of staged.puts) into.kvPut(k, v);
   for (const k of staged.deletes) into.kvDelete(k);
   return into;
 }
@@ -150,7 +183,7 @@ export class TerminalEffects {
 
   /** Everything staged, as queue settlement effects. */
   toSettlementEffects(): SettlementEffects {
-    const out = applyStaged(this.#kv.staged(), new SettlementEffects());
+    const out = applyStaged(EffectsHandle.stagedOwned(this.#kv), new SettlementEffects());
     for (const e of this.#enqueues.enqueues) out.enqueue(e.queueName, e.payload, e.opts);
     return out;
   }

@@ -6,7 +6,8 @@
  * queue's attempt history keeps them until the step settles, and the
  * settlement copies them into the entry.
  */
-import type { SettlementEffects } from "../../queue/effects.js";
+import { type SettlementEffects, stageOwnedPutOnce } from "../../queue/effects.js";
+import { ownedBytes } from "../../queue/owned-bytes.js";
 import type { Building } from "../../queue/cancel-state.js";
 import type { ClaimedJob } from "../../queue/types.js";
 import type { StagedKv } from "../records/records.js";
@@ -98,7 +99,8 @@ function stageWith(core: RuntimeCore, job: ClaimedJob, s: StepTrace, end: StepEn
     next: end.next,
     signalPayload: s.signal ?? undefined,
   });
-  effects.kvPutOnce(stepHistoryKey(core.queueName, s.runId, s.step), encodeStepRecord(record));
+  // Freshly encoded and never changed: staged without a copy.
+  stageOwnedPutOnce(effects, stepHistoryKey(core.queueName, s.runId, s.step), ownedBytes(encodeStepRecord(record)));
   const evicted = evictedStep(s.step);
   if (evicted !== undefined) effects.kvDelete(stepHistoryKey(core.queueName, s.runId, evicted));
 }

@@ -19,7 +19,8 @@
  * hiccuped.
  */
 import { MAX_DELAY_MS } from "../../time-bounds.js";
-import { SettlementEffects } from "../../queue/effects.js";
+import { SettlementEffects, stageOwnedPut } from "../../queue/effects.js";
+import { ownedBytes } from "../../queue/owned-bytes.js";
 import type { AckedClaimingNext, ClaimedJob, ClaimNext, EnqueueOptions } from "../../queue/types.js";
 import type { KvToken } from "../../queue/queue.js";
 import type { KvKeyRef } from "../../queue/user-keys.js";
@@ -257,7 +258,7 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
       const s = stepFor(core, memos, job, run, runId, step, signal, trace.memoKeys, children, effects);
       try {
         const outcome = checkOutcome(await core.runner.runStep(s));
-        verdict = { ok: true, outcome, staged: effects.staged(), replayed: false };
+        verdict = { ok: true, outcome, staged: EffectsHandle.stagedOwned(effects), replayed: false };
       } catch (error) {
         verdict = { ok: false, error };
       } finally {
@@ -704,8 +705,8 @@ function submitContinue(
 ): Promise<unknown> | ChainedAck {
   effects.enqueue(core.queueName, o.payload, opts);
   // Freshly encoded, and only read after (the carry compares it with the stored record): staged without a copy.
-  const pointerBytes = encodeStepPointer(pointer);
-  effects.kvPutOwned(keys.pointerAt, pointerBytes);
+  const pointerBytes = ownedBytes(encodeStepPointer(pointer));
+  stageOwnedPut(effects, keys.pointerAt, pointerBytes);
   const chain = slot.chain;
   if (o.when.kind !== "immediate" || core.queue.ackClaimingNext === undefined) {
     return slot.freeAfterSubmitting(core.queue.ack(job, effects));
