@@ -4,8 +4,8 @@
  */
 import { copyBytes } from "../bytes.js";
 import { ValidationError } from "../errors.js";
-import { validateEnqueueOptions } from "./validate-enqueue.js";
-import { validateKvKey, validateKvValue, validateQueueName } from "./names.js";
+import { checkedEnqueueItem } from "./validate-enqueue.js";
+import { validateKvKey, validateKvValue } from "./names.js";
 import { keptEngineKey, KvKeyRef } from "./user-keys.js";
 import { userKey } from "./keys.js";
 import type { EnqueueItem, EnqueueOptions } from "./types.js";
@@ -110,9 +110,8 @@ export class SettlementEffects {
 
   /** Enqueues a job; its outcome is returned, aligned by index, by the settlement. */
   enqueue(queueName: string, payload: Uint8Array, opts: EnqueueOptions = {}): this {
-    validateQueueName(queueName);
-    validateEnqueueOptions(opts, payload);
-    this.enqueues.push({ queueName, payload, opts });
+    // The options as checked now: the caller may reuse or change its object before the commit.
+    this.enqueues.push(checkedEnqueueItem(queueName, payload, opts));
     return this;
   }
 

@@ -50,6 +50,17 @@ function shown(name: string): string {
  * well-formed, all of it within `maxTotalBytes`.
  */
 export function validateHeaders(headers: unknown, limits: HeaderLimits = QUEUE_HEADER_LIMITS): asserts headers is Record<string, string> {
+  checkedHeaders(headers, limits);
+}
+
+/**
+ * `validateHeaders`, returning a copy of the headers as they were checked:
+ * the names listed once and each value read once, so a header set changed
+ * afterwards (or an object whose getters answer differently on a second
+ * read) cannot put unchecked headers where the checked ones were meant to go.
+ * Built by assignment, as `copyHeaders` is, for one hidden class per name list.
+ */
+export function checkedHeaders(headers: unknown, limits: HeaderLimits = QUEUE_HEADER_LIMITS): Record<string, string> {
   const { what } = limits;
   if (headers === null || typeof headers !== "object" || Array.isArray(headers)) {
     throw new ValidationError(`${what} must be an object of string values`);
@@ -58,6 +69,7 @@ export function validateHeaders(headers: unknown, limits: HeaderLimits = QUEUE_H
   if (names.length > limits.maxCount) {
     throw new ValidationError(`${what} has ${names.length} headers; at most ${limits.maxCount} are allowed`);
   }
+  const copy: Record<string, string> = {};
   let total = 0;
   for (const name of names) {
     if (FORBIDDEN_NAMES.has(name)) {
@@ -78,7 +90,9 @@ export function validateHeaders(headers: unknown, limits: HeaderLimits = QUEUE_H
         `${what} hold more than ${limits.maxTotalBytes} bytes of names and values (header ${shown(name)} goes past it); keep headers small and put data in the payload`,
       );
     }
+    copy[name] = value;
   }
+  return copy;
 }
 
 /**
