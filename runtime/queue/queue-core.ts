@@ -11,7 +11,7 @@ import { commitOwned, type Engine } from "../engine/engine.js";
 import { ClosedError, FencedError, ValidationError } from "../errors.js";
 import { resolveFlowRule, type FlowRule, type Limits, type ResolvedFlowRule } from "./admission.js";
 import { type FullLogger, fullLogger } from "../logger.js";
-import { callGuarded, errorText } from "../option-values.js";
+import { callGuarded, describeValue, errorText } from "../option-values.js";
 import { instruments } from "../telemetry/metrics.js";
 import { QueueConfigs, type DeadLetteredEvent, type OpenOptions } from "./config.js";
 import { type SettlementEffects, stagedEngineKey } from "./effects.js";
@@ -29,6 +29,7 @@ import { pooledUlids } from "./ulid-source.js";
 import { SeqHighWater } from "./seq-high-water.js";
 import { checkPayloadSizes } from "./payload-limit.js";
 import { ownEnqueueItem } from "./validate-enqueue.js";
+import { validateKvKey, validateKvValue } from "./names.js";
 
 const idDecoder = new TextDecoder();
 
@@ -432,10 +433,16 @@ export class QueueCore {
   #applyKv(txn: Txn, effects: SettlementEffects | undefined): void {
     if (effects === undefined) return;
     for (const op of effects.kvOps) {
-      // Validated when staged.
-      const key = stagedEngineKey(op) ?? keptEngineKey(op.key) ?? K.userKey(op.key);
-      if (op.kind === "put") txn.putGiven(key, op.value);
-      else txn.delete(key);
+      // Checked when staged, and again here (each field read once): the ops array and its ops are
+      // the caller's to change or add to by hand after staging. A kept key was valid when kept.
+      const { kind, key: name } = op;
+      if (kind !== "put" && kind !== "delete") throw new ValidationError(`a staged KV operation must be a "put" or a "delete", got ${describeValue(kind)}`);
+      const key = stagedEngineKey(op) ?? (typeof name === "string" ? keptEngineKey(name) : undefined) ?? checkedUserKey(name);
+      if (kind === "put") {
+        const value = op.value;
+        validateKvValue(name, value);
+        txn.putGiven(key, value);
+      } else txn.delete(key);
     }
   }
 
@@ -462,4 +469,10 @@ function stoppedMessage(name: string, failure: Error): string {
     return `queue "${name}" stopped: another process opened this queue store and fenced this one; this process can no longer commit, and its queue is closed (${failure.message})`;
   }
   return `queue "${name}" stopped: ${failure.message}`;
+}
+
+/** The engine key of caller key `key`, which must be valid (`validateKvKey`). */
+function checkedUserKey(key: unknown): string {
+  validateKvKey(key);
+  return K.userKey(key);
 }

@@ -1,11 +1,11 @@
 /**
  * @module Attacks on what a settlement's effects stage, between its check
  * and the commit that writes it: an options object or header set reused and
- * changed for the next job, an item pushed into the effects by hand or
- * changed in place, headers whose reads answer differently each time,
- * prototype names as header names, a large payload's write awaited while
- * the options change. Every job must carry what was checked, or the commit
- * must fail with a ValidationError and write nothing.
+ * changed for the next job, an item or KV operation pushed into the effects
+ * by hand or changed in place, headers whose reads answer differently each
+ * time, prototype names as header names, a large payload's write awaited
+ * while the options change. Every job and KV value must be what was checked,
+ * or the commit must fail with a ValidationError and write nothing.
  */
 import { describe, expect, it } from "vitest";
 import { DuplicateJobIdError, MemoryStore, Queue, SettlementEffects, ValidationError, type EnqueueOptions } from "taquba";
@@ -184,5 +184,61 @@ describe("staged enqueue options", () => {
     expect(job.payload).toEqual(new Uint8Array(1024).fill(7));
     expect(await q.claim("big")).toBeNull();
     await q.close();
+  });
+});
+
+describe("staged KV operations", () => {
+  it("an operation pushed by hand or changed in place after staging is checked at the settlement: a bad one fails it and writes nothing", async () => {
+    const { q, first, store } = await openWithClaimedJob();
+    await q.kvPut("kept", enc("before"));
+    const cases: { what: string; stage: (fx: SettlementEffects) => void; error: RegExp }[] = [
+      { what: "empty key by hand", stage: (fx) => fx.kvOps.push({ kind: "put", key: "", value: enc("v") }), error: /KV key ""/ },
+      { what: "lone surrogate key by hand", stage: (fx) => fx.kvOps.push({ kind: "delete", key: "a\ud800" }), error: /KV key/ },
+      { what: "not a string key by hand", stage: (fx) => fx.kvOps.push({ kind: "put", key: 7 as unknown as string, value: enc("v") }), error: /KV key/ },
+      {
+        what: "staged key emptied in place",
+        stage: (fx) => {
+          fx.kvPut("fine", enc("v"));
+          fx.kvOps[fx.kvOps.length - 1]!.key = "";
+        },
+        error: /KV key ""/,
+      },
+      {
+        what: "staged value swapped for one past the limit",
+        stage: (fx) => {
+          fx.kvPut("fine", enc("v"));
+          (fx.kvOps[fx.kvOps.length - 1] as { value: Uint8Array }).value = new Uint8Array(2 * 1024 * 1024);
+        },
+        error: /bytes/,
+      },
+      { what: "value not bytes by hand", stage: (fx) => fx.kvOps.push({ kind: "put", key: "fine", value: "v" as unknown as Uint8Array }), error: /Uint8Array/ },
+      {
+        what: "unknown kind by hand",
+        stage: (fx) => fx.kvOps.push({ kind: "putt", key: "kept" } as unknown as { kind: "delete"; key: string }),
+        error: /"put" or a "delete"/,
+      },
+    ];
+    for (const c of cases) {
+      const fx = new SettlementEffects().kvPut("written-with-it", enc(c.what)).enqueue("next", enc(c.what));
+      c.stage(fx);
+      await expect(q.ack(first, fx), c.what).rejects.toThrow(c.error);
+    }
+    expect(await q.kvGet("written-with-it")).toBeNull();
+    expect(await q.kvGet("fine")).toBeNull();
+    expect(dec((await q.kvGet("kept"))!)).toBe("before");
+    expect(await q.claim("next")).toBeNull();
+    // A good operation pushed by hand commits, and its array changed afterwards changes nothing stored.
+    const value = enc("by hand");
+    const good = new SettlementEffects();
+    good.kvOps.push({ kind: "put", key: "fine", value });
+    await q.ack(first, good);
+    value.fill(0);
+    expect(dec((await q.kvGet("fine"))!)).toBe("by hand");
+    await q.close();
+    const reopened = await Queue.open(store, "q");
+    expect(dec((await reopened.kvGet("fine"))!)).toBe("by hand");
+    expect(dec((await reopened.kvGet("kept"))!)).toBe("before");
+    expect(await reopened.kvGet("written-with-it")).toBeNull();
+    await reopened.close();
   });
 });
