@@ -58,7 +58,10 @@ export function validateHeaders(headers: unknown, limits: HeaderLimits = QUEUE_H
  * the names listed once and each value read once, so a header set changed
  * afterwards (or an object whose getters answer differently on a second
  * read) cannot put unchecked headers where the checked ones were meant to go.
- * Built by assignment, as `copyHeaders` is, for one hidden class per name list.
+ * Built by assignment into a fresh literal, not spread: the job record takes
+ * this copy and every claim freezes it, and in V8 the frozen form of a
+ * spread copy gets a hidden class of its own each time, so every later
+ * lookup in a claimed job's headers missed the inline caches.
  */
 export function checkedHeaders(headers: unknown, limits: HeaderLimits = QUEUE_HEADER_LIMITS): Record<string, string> {
   const { what } = limits;
@@ -91,24 +94,6 @@ export function checkedHeaders(headers: unknown, limits: HeaderLimits = QUEUE_HE
       );
     }
     copy[name] = value;
-  }
-  return copy;
-}
-
-/**
- * The record's own copy of a job's validated headers (string names only, in
- * their order), or undefined when there are none. Built by assignment into a
- * fresh literal, not spread: every claim freezes the record's headers, and
- * in V8 the frozen form of a spread copy gets a hidden class of its own each
- * time, so every later lookup in a claimed job's headers missed the inline
- * caches (a header lookup cost 10 to 25 times as much).
- */
-export function copyHeaders(headers: Readonly<Record<string, string>> | undefined): Record<string, string> | undefined {
-  if (headers === undefined) return undefined;
-  let copy: Record<string, string> | undefined;
-  for (const name of Object.keys(headers)) {
-    copy ??= {};
-    copy[name] = headers[name]!;
   }
   return copy;
 }

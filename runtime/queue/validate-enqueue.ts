@@ -45,7 +45,14 @@ export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): 
     validateJobId(jobId);
     own.jobId = jobId;
   }
-  if (headers !== undefined) own.headers = Object.freeze(checkedHeaders(headers));
+  if (headers !== undefined) {
+    const copy = checkedHeaders(headers);
+    // None is stored as none (the record's field left out), not as an empty object.
+    for (const _ in copy) {
+      own.headers = Object.freeze(copy);
+      break;
+    }
+  }
   if (debounce !== undefined) {
     if (debounce === null || typeof debounce !== "object") throw new ValidationError("EnqueueOptions.debounce must be an object { key, periodMs }");
     const { key, periodMs } = debounce;
