@@ -5,8 +5,8 @@
 import { ValidationError } from "../errors.js";
 import { describeValue, errorText } from "../option-values.js";
 import { KvValueTooLargeError } from "./errors.js";
-import { validateEnqueueOptions } from "./validate-enqueue.js";
-import { MAX_KV_VALUE_SIZE, validateKvKey, validateQueueName } from "./names.js";
+import { checkedEnqueueItem } from "./validate-enqueue.js";
+import { MAX_KV_VALUE_SIZE, validateKvKey } from "./names.js";
 import { copyCallerValue, type OwnedBytes } from "./owned-bytes.js";
 import { keptEngineKey, KvKeyRef } from "./user-keys.js";
 import { userKey } from "./keys.js";
@@ -187,9 +187,8 @@ export class SettlementEffects {
 
   /** Enqueues a job; its outcome is returned, aligned by index, by the settlement. */
   enqueue(queueName: string, payload: Uint8Array, opts: EnqueueOptions = {}): this {
-    validateQueueName(queueName);
-    validateEnqueueOptions(opts, payload);
-    this.enqueues.push({ queueName, payload, opts });
+    // The options as checked now: the caller may reuse or change its object before the commit.
+    this.enqueues.push(checkedEnqueueItem(queueName, payload, opts));
     return this;
   }
 

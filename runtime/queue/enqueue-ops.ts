@@ -4,12 +4,11 @@
  * waits for its durable commit.
  */
 import type { SettlementEffects } from "./effects.js";
-import { validateQueueName } from "./names.js";
 import type { QueueCore } from "./queue-core.js";
 import { insertJob } from "./transitions.js";
 import { Txn } from "./txn.js";
 import type { EnqueueItem, EnqueueOptions, EnqueueOutcome } from "./types.js";
-import { validateEnqueueOptions } from "./validate-enqueue.js";
+import { checkedEnqueueItem } from "./validate-enqueue.js";
 import { userKey } from "./keys.js";
 import { sameKvValue, type KvExpectation } from "./kv-ops.js";
 import { validateKvKey } from "./names.js";
@@ -17,11 +16,9 @@ import { validateKvKey } from "./names.js";
 /** Enqueues `items` atomically; a duplicate caller id fails the whole call. */
 export async function enqueueItems(core: QueueCore, items: readonly EnqueueItem[]): Promise<EnqueueOutcome[]> {
   core.checkOpen();
-  for (const i of items) {
-    validateQueueName(i.queueName);
-    validateEnqueueOptions(i.opts ?? {}, i.payload);
-  }
-  const prepared = await core.prepare(items);
+  // Each item as checked now: a large payload's write is awaited before the insert, and the caller's objects may change meanwhile.
+  const own = items.map(({ queueName, payload, opts }) => checkedEnqueueItem(queueName, payload, opts));
+  const prepared = await core.prepare(own);
   let outcomes: EnqueueOutcome[] | undefined;
   let commit: Promise<void>;
   const ctx = core.ctx();
@@ -65,11 +62,10 @@ export async function enqueueWithEffects(
   unchanged: readonly KvExpectation[] = [],
 ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] } | "raced"> {
   core.checkOpen();
-  validateQueueName(queueName);
+  const own = checkedEnqueueItem(queueName, payload, opts);
   for (const u of unchanged) validateKvKey(u.key);
-  validateEnqueueOptions(opts ?? {}, payload);
   const extra = expected?.effects.enqueues ?? [];
-  const prepared = await core.prepare([{ queueName, payload, opts: opts ?? {} }, ...effects.enqueues, ...extra]);
+  const prepared = await core.prepare([own, ...effects.enqueues, ...extra]);
   let outcomes: EnqueueOutcome[] | undefined;
   let commit: Promise<void> | undefined;
   const ctx = core.ctx();

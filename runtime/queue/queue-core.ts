@@ -27,6 +27,7 @@ import type { EnqueueItem, EnqueueOutcome } from "./types.js";
 import { pooledUlids } from "./ulid-source.js";
 import { SeqHighWater } from "./seq-high-water.js";
 import { checkPayloadSizes } from "./payload-limit.js";
+import { ownEnqueueItem } from "./validate-enqueue.js";
 
 const idDecoder = new TextDecoder();
 /** No value of a queue transaction is a caller's: each went through `Txn.put` (see owned-bytes.ts). */
@@ -359,9 +360,11 @@ export class QueueCore {
    * this call an async frame for nothing to wait on.
    */
   prepare(items: readonly EnqueueItem[]): PreparedEnqueue[] | Promise<PreparedEnqueue[]> {
+    // An item pushed into a settlement's effects by hand is checked here, as staging would have.
+    const own = items.map(ownEnqueueItem);
     // Before any payload is copied or written: a refused one changes nothing.
-    checkPayloadSizes(items, this.maxPayloadBytes);
-    const out: PreparedEnqueue[] = items.map((i) => ({ queueName: i.queueName, payload: i.payload, opts: i.opts ?? {} }));
+    checkPayloadSizes(own, this.maxPayloadBytes);
+    const out: PreparedEnqueue[] = own.map((i) => ({ queueName: i.queueName, payload: i.payload, opts: i.opts! }));
     const big = out.filter((p) => this.payloads.shouldOffload(p.payload));
     return big.length === 0 ? out : this.#offload(out, big);
   }

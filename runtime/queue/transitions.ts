@@ -6,7 +6,6 @@
 import type { ResolvedQueueConfig } from "./config.js";
 import { backoffDelay } from "./config.js";
 import { DuplicateJobIdError } from "./errors.js";
-import { copyHeaders } from "./headers.js";
 import * as K from "./keys.js";
 import { boundText, errorFields, MAX_MESSAGE_CHARS } from "../logger.js";
 import { cutText } from "../option-values.js";
@@ -246,7 +245,9 @@ export function insertJobRecord(
   const runAt = debounce?.until ?? opts.runAt;
   const scheduled = runAt !== undefined && runAt > ctx.now;
   const claim = claimed && !scheduled;
-  const headers = copyHeaders(opts.headers);
+  // The frozen copy the enqueue's check made (validateEnqueueOptions), taken as it is: a record never
+  // changes its headers (a claim freezes them), so the records made from one staged item may share it.
+  const headers = opts.headers;
   const r: JobRecord = {
     id,
     queue,

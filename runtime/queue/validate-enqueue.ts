@@ -5,30 +5,97 @@ import { ValidationError } from "../errors.js";
 import { quoteValue } from "../option-values.js";
 import { validatePriority } from "./config.js";
 import { validateInstant } from "../time-bounds.js";
-import { validateHeaders } from "./headers.js";
-import { isWellFormed, MAX_DEDUP_KEY_BYTES, utf8Exceeds, validateDedupKey, validateJobId, validatePositiveInt } from "./names.js";
-import type { EnqueueOptions } from "./types.js";
+import { checkedHeaders } from "./headers.js";
+import { isWellFormed, MAX_DEDUP_KEY_BYTES, utf8Exceeds, validateDedupKey, validateJobId, validatePositiveInt, validateQueueName } from "./names.js";
+import type { EnqueueItem, EnqueueOptions } from "./types.js";
 import { validateDebouncePeriod } from "./admission.js";
 
-/** Throws `ValidationError` naming the first bad field of an enqueue, before anything is written. */
-export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): void {
+/**
+ * The options as they are now, validated: a copy taken field by field
+ * (headers and debounce too), each read once, then checked. Callers stage
+ * or commit the copy, so options changed after the call (an options object
+ * reused for the next job, a header set for the next step) change nothing
+ * of this job, and what is written is what was checked. Throws
+ * `ValidationError` naming the first bad field, before anything is written.
+ */
+export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): EnqueueOptions {
   if (!(payload instanceof Uint8Array)) throw new ValidationError("a job payload must be a Uint8Array");
   if (opts === null || typeof opts !== "object") throw new ValidationError("enqueue options must be an object");
-  if (opts.priority !== undefined) validatePriority(opts.priority);
-  if (opts.runAt !== undefined) validateInstant("EnqueueOptions.runAt", opts.runAt);
-  if (opts.dedupKey !== undefined) validateDedupKey(opts.dedupKey);
-  if (opts.maxAttempts !== undefined) validatePositiveInt("EnqueueOptions.maxAttempts", opts.maxAttempts);
-  if (opts.jobId !== undefined) validateJobId(opts.jobId);
-  if (opts.headers !== undefined) validateHeaders(opts.headers);
-  if (opts.debounce !== undefined) {
-    const d = opts.debounce;
-    if (d === null || typeof d !== "object") throw new ValidationError("EnqueueOptions.debounce must be an object { key, periodMs }");
-    validateDebounceKey(d.key);
-    validateDebouncePeriod("EnqueueOptions.debounce.periodMs", d.periodMs);
-    if (opts.runAt !== undefined) {
-      throw new ValidationError("EnqueueOptions.debounce cannot be combined with runAt: a debounced job runs when its window ends");
+  // Options this function returned (frozen) are staged again as they are (a step's effects copied into a settlement's).
+  if (checkedOptions.has(opts)) return opts;
+  const { priority, runAt, dedupKey, maxAttempts, jobId, headers, debounce } = opts;
+  const own: EnqueueOptions = {};
+  if (priority !== undefined) {
+    validatePriority(priority);
+    own.priority = priority;
+  }
+  if (runAt !== undefined) {
+    validateInstant("EnqueueOptions.runAt", runAt);
+    own.runAt = runAt;
+  }
+  if (dedupKey !== undefined) {
+    validateDedupKey(dedupKey);
+    own.dedupKey = dedupKey;
+  }
+  if (maxAttempts !== undefined) {
+    validatePositiveInt("EnqueueOptions.maxAttempts", maxAttempts);
+    own.maxAttempts = maxAttempts;
+  }
+  if (jobId !== undefined) {
+    validateJobId(jobId);
+    own.jobId = jobId;
+  }
+  if (headers !== undefined) {
+    const copy = checkedHeaders(headers);
+    // None is stored as none (the record's field left out), not as an empty object.
+    for (const _ in copy) {
+      own.headers = Object.freeze(copy);
+      break;
     }
   }
+  if (debounce !== undefined) {
+    if (debounce === null || typeof debounce !== "object") throw new ValidationError("EnqueueOptions.debounce must be an object { key, periodMs }");
+    const { key, periodMs } = debounce;
+    validateDebounceKey(key);
+    validateDebouncePeriod("EnqueueOptions.debounce.periodMs", periodMs);
+    if (runAt !== undefined) {
+      throw new ValidationError("EnqueueOptions.debounce cannot be combined with runAt: a debounced job runs when its window ends");
+    }
+    own.debounce = Object.freeze({ key, periodMs });
+  }
+  Object.freeze(own);
+  checkedOptions.add(own);
+  return own;
+}
+
+/** The options `validateEnqueueOptions` returned: frozen, so still as they were checked. */
+const checkedOptions = new WeakSet<EnqueueOptions>();
+
+/** The enqueue items `checkedEnqueueItem` made: frozen, so still as they were checked. */
+const checkedItems = new WeakSet<EnqueueItem>();
+
+/**
+ * An enqueue of `payload` to `queueName` with `opts`, checked and frozen
+ * (see `validateEnqueueOptions`), for a commit to take without checking it
+ * again (`ownEnqueueItem`).
+ */
+export function checkedEnqueueItem(queueName: string, payload: Uint8Array, opts: EnqueueOptions | undefined): EnqueueItem {
+  validateQueueName(queueName);
+  const item = Object.freeze({ queueName, payload, opts: validateEnqueueOptions(opts ?? {}, payload) });
+  checkedItems.add(item);
+  return item;
+}
+
+/**
+ * `item` when `checkedEnqueueItem` made it, else a checked copy: an item
+ * pushed into `SettlementEffects.enqueues` by hand was never checked.
+ * Throws `ValidationError` as the enqueue would.
+ */
+export function ownEnqueueItem(item: EnqueueItem): EnqueueItem {
+  if (checkedItems.has(item)) return item;
+  if (item === null || typeof item !== "object") throw new ValidationError("an enqueue item must be an object { queueName, payload, opts }");
+  const { queueName, payload, opts } = item;
+  return checkedEnqueueItem(queueName, payload, opts);
 }
 
 /** A debounce key is text as a dedup key is: 1-512 bytes of well-formed UTF-8. */
