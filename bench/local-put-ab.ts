@@ -9,7 +9,10 @@
  * Usage: `npx tsx bench/local-put-ab.ts <checkout> [<checkout> ...]`, each a
  * directory whose `runtime/` is measured; `<checkout>:pool` measures it with
  * `{ putThread: false }` (every put on the thread pool). Env: N (300 puts
- * each), BYTES (750).
+ * each), BYTES (750), GAP_US (0: the main thread computes this long after
+ * each put, outside the figures, as a step's CPU between WAL puts would;
+ * work a store does after answering then overlaps it rather than the other
+ * checkout's put).
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,6 +24,15 @@ import { percentile } from "./support/percentile.js";
 
 const N = Number(process.env.N ?? 300);
 const body = new Uint8Array(Number(process.env.BYTES ?? 750)).fill(7);
+const GAP_US = Number(process.env.GAP_US ?? 0);
+
+/** Keeps the main thread busy for `us` microseconds (no await: a step's CPU). */
+function compute(us: number): void {
+  const end = performance.now() + us / 1000;
+  while (performance.now() < end) {
+    // Busy on purpose.
+  }
+}
 const args = process.argv.slice(2);
 const checkouts = args.map((c) => resolve(c.replace(/:pool$/, "")));
 const poolOnly = args.map((c) => c.endsWith(":pool"));
@@ -47,7 +59,7 @@ function mainThread(): { cpu: number; wait: number } {
 }
 try {
   for (const s of stores) await s.put("wal/warm", body);
-  console.log(`local-put-ab: N=${N} BYTES=${body.length} load ${loadAverageText()}`);
+  console.log(`local-put-ab: N=${N} BYTES=${body.length} GAP_US=${GAP_US} load ${loadAverageText()}`);
   for (let i = 0; i < N; i++) {
     const order = i % 2 === 0 ? [...stores.keys()] : [...stores.keys()].reverse();
     for (const k of order) {
@@ -61,6 +73,7 @@ try {
       cpuUs[k]! += cpu.user + cpu.system;
       mainNs[k]! += main1.cpu - main0.cpu;
       waitNs[k]! += main1.wait - main0.wait;
+      compute(GAP_US);
       await new Promise((r) => setImmediate(r));
     }
   }

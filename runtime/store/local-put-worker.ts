@@ -8,6 +8,14 @@
  * states are the same: a temporary name survives a crash after the link
  * either way), and answers through the buffer it shares with the main
  * thread (local-put-thread.ts describes the layout).
+ *
+ * A request may name the next put's temporary file: the thread creates it
+ * (empty, opened as a put opens its file) after its tidy-up, while the main
+ * thread works, and the next put whose temporary name is that one writes
+ * into it instead of creating a file. Any other request drops it (closed,
+ * its name removed), and so does `stop`. The crash states are those of a
+ * put that died between its create and its write: an empty temporary name,
+ * never listed, removed at the next open.
  */
 
 /** Slots of the shared buffer's control words (Int32). */
@@ -16,11 +24,11 @@ export const SLOT = {
   state: 0,
   /** Body length in bytes (request). */
   bodyLength: 1,
-  /** Length in bytes of the three paths after the body (request); of the error text (answer). */
+  /** Length in bytes of the four paths after the body (request); of the error text (answer). */
   textLength: 2,
   /** 1 for a create-if-absent put (link), 0 to replace (rename); answer: the outcome, see `OUTCOME`. */
   flags: 3,
-  /** 1 from the answer until the tidy-up after it is done (closes, the temporary name's removal). */
+  /** 1 from the answer until the tidy-up after it is done (closes, the temporary name's removal, the next put's file made). */
   tidy: 4,
 } as const;
 
@@ -34,7 +42,7 @@ export const OUTCOME = {
   failedSync: 2,
 } as const;
 
-/** `stop`: end once the last put's tidy-up (after its answer) is done; set by `close()` when no put is in flight. */
+/** `stop`: end once the last put's tidy-up (after its answer) is done, its file for the next put dropped; set by `close()` when no put is in flight. */
 export const STATE = { idle: 0, asked: 1, answered: 2, stop: 3 } as const;
 
 /** Control words: 5 Int32, padded to 24 bytes so that the stat answer (3 BigInt64) after them is aligned. */
@@ -71,17 +79,41 @@ function answer(outcome, err) {
 function quietly(call) {
   try { call(); } catch {}
 }
+const CREATE = C.O_WRONLY | C.O_CREAT | C.O_EXCL | (O_DSYNC ?? 0);
+/** The next put's temporary file, made ahead: { path, fd }, or undefined. */
+let spare;
+function dropSpare() {
+  if (spare === undefined) return;
+  const { path, fd } = spare;
+  spare = undefined;
+  quietly(() => fs.closeSync(fd));
+  quietly(() => fs.unlinkSync(path));
+}
+/** The put's file: the one made ahead when the request names it, else a new one. */
+function openTemp(temp) {
+  if (spare !== undefined && spare.path === temp) {
+    const fd = spare.fd;
+    spare = undefined;
+    return fd;
+  }
+  dropSpare();
+  return fs.openSync(temp, CREATE, 0o644);
+}
 function put() {
   const n = ctl[${SLOT.bodyLength}];
   const createOnly = ctl[${SLOT.flags}] === 1;
-  const [temp, target, dir] = decoder.decode(data.subarray(n, n + ctl[${SLOT.textLength}])).split("\\0");
+  const [temp, target, dir, next] = decoder.decode(data.subarray(n, n + ctl[${SLOT.textLength}])).split("\\0");
   const body = data.subarray(0, n);
   let fd;
   try {
-    fd = fs.openSync(temp, C.O_WRONLY | C.O_CREAT | C.O_EXCL | (O_DSYNC ?? 0), 0o644);
+    fd = openTemp(temp);
     for (let done = 0; done < n; ) done += fs.writeSync(fd, body, done, n - done, done);
     if (O_DSYNC === undefined || n === 0) fs.fsyncSync(fd);
     const st = fs.fstatSync(fd, { bigint: true });
+    // A file made ahead sat under its name between puts: one that grew meanwhile was written to by another program.
+    if (st.size !== BigInt(n)) {
+      throw Object.assign(new Error("the temporary file " + temp + " held " + st.size + " bytes after a write of " + n + ": another program wrote to it"), { path: temp });
+    }
     stat[0] = st.ino;
     stat[1] = st.size;
     stat[2] = st.mtimeNs;
@@ -110,13 +142,23 @@ function put() {
   if (dfd !== undefined) quietly(() => fs.closeSync(dfd));
   quietly(() => fs.closeSync(fd));
   if (createOnly) quietly(() => fs.unlinkSync(temp));
+  // The next put's file, made while the main thread works on what this answer released; when that fails,
+  // the next put creates its own (and meets the same failure there, if it lasts).
+  if (next) {
+    try {
+      spare = { path: next, fd: fs.openSync(next, CREATE, 0o644) };
+    } catch {}
+  }
   Atomics.store(ctl, ${SLOT.tidy}, 0);
   Atomics.notify(ctl, ${SLOT.tidy});
 }
 for (;;) {
   const state = Atomics.load(ctl, ${SLOT.state});
   if (state === ${STATE.asked}) put();
-  else if (state === ${STATE.stop}) break;
+  else if (state === ${STATE.stop}) {
+    dropSpare();
+    break;
+  }
   else Atomics.wait(ctl, ${SLOT.state}, state);
 }
 `;

@@ -18,7 +18,9 @@
  * put waits for one that started after its own entry changed, so concurrent
  * puts pay for one or two, not one each. A process killed mid-put leaves its
  * temporary file behind; `removeLeftovers` deletes those whose process (the
- * pid in the name) is gone, and a writer calls it at open. Directories are
+ * pid in the name) is gone, and a writer calls it at open. So does a process
+ * killed while the put thread held the next put's file made ahead (empty,
+ * under a temporary name: see `#putThroughThread`). Directories are
  * remembered once made and fsynced; a put that finds one removed makes it
  * again and fsyncs its parent. Not covered: another process removed and a
  * third re-created it, parent not yet fsynced (docs/stores.md; checking
@@ -136,6 +138,8 @@ export class LocalStore implements ObjectStore {
   /** The last key directory a put went to, and its path (a run of puts into one directory spells it once). */
   #lastDirKey = "";
   #lastDirPath = "";
+  /** The directory of this store's last put through the put thread (a second in a row asks for a file made ahead). */
+  #lastThreadDir = "";
   /** The store's directory existed while this store used it: once gone, it is not made again (see `put`). */
   #rootSeen = false;
   /** Makes create-if-absent puts in one trip when free (the process's one thread, shared by its stores), unless turned off. */
@@ -272,6 +276,8 @@ export class LocalStore implements ObjectStore {
     // at worst it retries after ENOENT.
     const rootPrefix = this.root.endsWith(path.sep) ? this.root : this.root + path.sep;
     while (dir !== this.root && dir.startsWith(rootPrefix)) {
+      // The put thread's file made ahead for the next put into it would keep it from being empty.
+      this.#putThread?.releaseSpare(dir);
       try {
         await fs.rmdir(dir);
       } catch {
@@ -363,9 +369,9 @@ export class LocalStore implements ObjectStore {
     const known = this.#ensureDir(dir);
     await known.made;
     const target = path.join(dir, encodeSegment(key.slice(slash + 1)));
-    const temp = path.join(dir, `${TEMP_PREFIX}${process.pid}.${++this.#tempCounter}.${this.#tempTag}`);
     const thread = this.#putThread;
-    if (createOnly && thread?.canTake(body.length)) return this.#putThroughThread(thread, key, body, dir, known, temp, target);
+    if (createOnly && thread?.canTake(body.length)) return this.#putThroughThread(thread, key, body, dir, known, target);
+    const temp = this.#tempName(dir);
     // The metadata calls (create, stat, link, close, unlink) run on the main thread: each changes the
     // file system's cache and its journal in memory and waits for no disk write, so a trip to the thread
     // pool (two thread wake-ups, often the larger cost) would cost more than the call. The two waits for
@@ -400,25 +406,30 @@ export class LocalStore implements ObjectStore {
     return { etag: etagOf(stat) };
   }
 
+  /** A temporary file name in `dir` that no other put (of any store or process) uses. */
+  #tempName(dir: string): string {
+    return path.join(dir, `${TEMP_PREFIX}${process.pid}.${++this.#tempCounter}.${this.#tempTag}`);
+  }
+
   /**
    * The put made in one trip to the put thread (local-put-thread.ts): the
    * same calls as `#putOnce`'s, in its order but for the closes and the
    * temporary name's removal, which come after the answer (a temporary
    * name survives a crash after the link either way), so the same crash
    * states, and its errors answered as `#putOnce` answers them.
+   *
+   * From the second put in a row into one directory (a WAL's stream), each
+   * asks the thread to make the next one's temporary file ahead, and writes
+   * into the one made for it: one put alone leaves no file behind it.
    */
-  async #putThroughThread(
-    thread: PutThread,
-    key: string,
-    body: Uint8Array,
-    dir: string,
-    known: KnownDir,
-    temp: string,
-    target: string,
-  ): Promise<{ etag: string }> {
+  async #putThroughThread(thread: PutThread, key: string, body: Uint8Array, dir: string, known: KnownDir, target: string): Promise<{ etag: string }> {
+    const spare = thread.spareIn(dir);
+    const temp = spare ?? this.#tempName(dir);
+    const next = spare !== undefined || this.#lastThreadDir === dir ? this.#tempName(dir) : undefined;
+    this.#lastThreadDir = dir;
     let stat: PutThreadStat;
     try {
-      stat = await thread.put(temp, target, dir, body, true);
+      stat = await thread.put(temp, target, dir, body, true, next);
     } catch (err) {
       // Nothing was done; the thread is off for good, so this put and later ones go through the pool.
       if (err instanceof PutThreadUnavailable) return this.#putOnce(key, body, true);

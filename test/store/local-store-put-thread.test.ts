@@ -42,6 +42,9 @@ describe("LocalStore's put thread", () => {
     // Many in a row, an empty body among them, each whole.
     for (let i = 0; i < 50; i++) await store.put(`wal/n${i}`, enc(i === 7 ? "" : `v${i}`), { ifNoneMatch: "*" });
     for (let i = 0; i < 50; i++) expect(new TextDecoder().decode((await store.get(`wal/n${i}`))!.body)).toBe(i === 7 ? "" : `v${i}`);
+    // Puts in a row into one directory leave the thread's file made ahead for the next, empty and never listed; close() removes it.
+    expect((await readdir(join(dir, "wal%2F"))).filter((n) => n.startsWith("%tmp.")).length).toBe(1);
+    await sharedPutThread().close();
     expect((await filesUnder(dir)).filter((n) => n.startsWith("%tmp."))).toEqual([]);
   });
 
