@@ -54,12 +54,14 @@ function writeStr(s: string): void {
   // Room for the longest header and three bytes a UTF-16 unit.
   ensure(5 + n * 3);
   const head = n < 0x20 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : 5;
+  // The chunk in a local: the loop then stores without reloading the module's binding each unit.
+  const out = buf;
   let p = pos + head;
   let i = 0;
   for (; i < n; i++) {
     const c = s.charCodeAt(i);
     if (c >= 0x80) break;
-    buf[p++] = c;
+    out[p++] = c;
   }
   let len = n;
   let at = pos + head;
@@ -110,15 +112,16 @@ function writeBin(b: Uint8Array): void {
  * Writes `o`'s entries with a defined value as a map, in enumeration order,
  * each value by `writeValue`; false when `o` is not a plain object or a
  * value is not one `writeValue` writes. The entry count is known only at
- * the end: the header is written in the three bytes reserved for it, and
- * a one-byte header moves the entries up two bytes.
+ * the end: one byte is reserved for a fixmap's header (up to 15 entries,
+ * every record and nearly every header map), and a map of more entries
+ * moves them up two bytes for map16's header.
  */
 function writeMap(o: object, writeValue: (v: unknown) => boolean): boolean {
   if (Object.getPrototypeOf(o) !== Object.prototype) return false;
-  ensure(3);
+  ensure(1);
   // From `base`: a write below may move the encoding to a fresh array.
   const from = pos - base;
-  pos += 3;
+  pos += 1;
   let n = 0;
   const rec = o as Record<string, unknown>;
   for (const k in rec) {
@@ -128,18 +131,18 @@ function writeMap(o: object, writeValue: (v: unknown) => boolean): boolean {
     if (!writeValue(v)) return false;
     n++;
   }
-  const head = base + from;
   if (n < 0x10) {
-    buf[head] = 0x80 | n;
-    buf.copyWithin(head + 1, head + 3, pos);
-    pos -= 2;
-  } else if (n < 0x10000) {
-    buf[head] = 0xde;
-    buf[head + 1] = n >> 8;
-    buf[head + 2] = n & 0xff;
-  } else {
-    return false;
+    buf[base + from] = 0x80 | n;
+    return true;
   }
+  if (n >= 0x10000) return false;
+  ensure(2);
+  const head = base + from;
+  buf.copyWithin(head + 3, head + 1, pos);
+  buf[head] = 0xde;
+  buf[head + 1] = n >> 8;
+  buf[head + 2] = n & 0xff;
+  pos += 2;
   return true;
 }
 
@@ -225,7 +228,7 @@ function finish(ok: boolean, shared: boolean): Uint8Array | undefined {
   let out: Uint8Array | undefined;
   if (ok) {
     if (shared && pos - base <= SHARED_MAX_BYTES) {
-      out = buf.subarray(base, pos);
+      out = new Uint8Array(buf.buffer, base, pos - base);
       base = pos;
     } else out = buf.slice(base, pos);
   }
