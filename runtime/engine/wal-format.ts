@@ -308,8 +308,8 @@ export class WalBuilder {
           at = putKey(buf, at, op.key);
         }
       }
-      // A byte written past the buffer is dropped without an error: a room too small must not pass unseen.
-      if (at > buf.length) throw new Error(`internal: a WAL batch took ${at - start} bytes, past the ${room} reserved for it`);
+      // A byte written past the room is dropped (or lands in the next batch's room) without an error: a room too small must not pass unseen.
+      if (at > start + room) throw new Error(`internal: a WAL batch took ${at - start} bytes, past the ${room} reserved for it`);
       w.pos = at;
     } catch (err) {
       w.pos = start;

@@ -412,6 +412,21 @@ describe("WAL format", () => {
     expect(obj.kind === "batches" && obj.batches.map((b) => b.map((o) => o.key))).toEqual([["a"], ["c"]]);
   });
 
+  it("a room too small is refused even where the buffer has space left past it, and a non-ASCII key past the buffer is never cut short", () => {
+    const w = new WalBuilder(4096);
+    w.add([{ kind: "put", key: "a", value: enc("1") }]);
+    // The buffer holds 4 KiB: the batch fits the buffer but not the room given for it.
+    expect(() => w.add([{ kind: "delete", key: "k".repeat(100) }], 8)).toThrow(/past the 8 reserved/);
+    const tight = new WalBuilder(16);
+    // Two-byte characters take the slow path: its write past the buffer's end throws (RangeError), never cuts the key short.
+    expect(() => tight.add([{ kind: "delete", key: "\u00e9".repeat(100) }], 8)).toThrow(RangeError);
+    for (const b of [w, tight]) b.add([{ kind: "put", key: "c", value: enc("3") }]);
+    const obj = decodeWal("wal/7", w.seal(1, 7), 7);
+    expect(obj.kind === "batches" && obj.batches.map((b) => b.map((o) => o.key))).toEqual([["a"], ["c"]]);
+    const tightObj = decodeWal("wal/7", tight.seal(1, 7), 7);
+    expect(tightObj.kind === "batches" && tightObj.batches.map((b) => b.map((o) => o.key))).toEqual([["c"]]);
+  });
+
   it("the room reserved for a batch bounds its bytes for keys of every UTF-8 width, and the batch decodes as given", () => {
     const keys = ["a".repeat(200), "é".repeat(100), "\u20ac".repeat(100), "\u{1F600}".repeat(60), "mixed-é-\u20ac-\u{1F600}"];
     const ops = keys.map((key, i) => ({ kind: "put" as const, key, value: new Uint8Array(i * 300) }));
