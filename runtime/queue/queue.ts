@@ -331,22 +331,25 @@ export class Queue {
   }
 
   /**
-   * @internal An ack whose enqueue at `claimNext.index` is written already
-   * claimed by the caller in the ack's own commit, when the queue allows it
-   * (the job is due now, its queue has no concurrency or rate limit, and
-   * `claimNext.reserve(waiting)` says yes, with room for the jobs pending
-   * there that a claim takes first, or none is): one commit where an ack
-   * then a claim take two. `next` is the
-   * claimed job, handed out once the commit is durable; settle it like any
-   * claim, or give it back with `releaseClaim`. Its lease expires as any
-   * claim's does, and a crash leaves it to recovery, which requeues it.
+   * An ack whose enqueue at `claimNext.index` is written already claimed
+   * by the caller in the ack's own commit, when the queue allows it (the
+   * job is due now, its queue has no concurrency or rate limit, and
+   * `claimNext.reserve(waiting)` answers `true`, with room for the jobs
+   * pending there that a claim takes first, or none is): one commit where
+   * an ack then a claim take two. `next` is the claimed job, handed out
+   * once the commit is durable; settle it like any claim, or give it back
+   * with `releaseClaim`. Its lease expires as any claim's does, and a
+   * crash leaves it to recovery, which requeues it. A `claimNext` that is
+   * not a `ClaimNext`, or a `reserve` that answers anything but `true` or
+   * `false`, is refused with `ValidationError` and nothing is settled.
    */
   ackClaimingNext(job: ClaimedJob, effects: SettlementEffects, claimNext: ClaimNext): Promise<AckedClaimingNext> {
     return cs.ackClaimingNext(this.#core, job, effects, claimNext);
   }
 
   /**
-   * @internal Gives back a claim that will not be worked: the job returns to
+   * Gives back a claim that will not be worked (one `ackClaimingNext` handed
+   * out, say): the job returns to
    * pending with its attempt uncounted, for any worker. Not durable, like a
    * claim. Nothing happens when the claim already ended. A record paged out
    * of memory is loaded first, so the job may return a few turns later.
