@@ -241,9 +241,13 @@ export class Queue {
 
   // ---- enqueue ---------------------------------------------------------
 
-  /** A fresh job id, ordered after every id this queue generated, for `EnqueueOptions.jobId`. */
+  /**
+   * A fresh job id for `EnqueueOptions.jobId`: ordered after every id this
+   * queue generated, and held by no job when drawn (an id a caller took is
+   * passed over, as an enqueue without an id passes it over).
+   */
   nextJobId(): string {
-    return this.#core.newId();
+    return eq.freshJobId(this.#core);
   }
 
   /** Enqueues one job; resolves once durable. Bad input throws `ValidationError` and writes nothing. */
@@ -275,7 +279,9 @@ export class Queue {
    * @internal `enqueueWithEffects` for a debounced submission whose
    * supersession commits effects of its own (a superseded run's end):
    * `"raced"`, writing nothing, when the insert would not supersede exactly
-   * `expected.jobId` (read with `debounceHolder` before).
+   * `expected.jobId` (read with `debounceHolder` before), or, as in
+   * `enqueueIfUnchanged`, when a caller key of `unchanged` no longer holds
+   * its value (a debounced child run's start, held to its parent's step).
    */
   enqueueSuperseding(
     queueName: string,
@@ -283,8 +289,9 @@ export class Queue {
     opts: EnqueueOptions,
     effects: SettlementEffects,
     expected: { jobId: string | undefined; effects: SettlementEffects },
+    unchanged: readonly KvExpectation[] = [],
   ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] } | "raced"> {
-    return eq.enqueueWithEffects(this.#core, queueName, payload, opts, effects, expected);
+    return eq.enqueueWithEffects(this.#core, queueName, payload, opts, effects, expected, unchanged);
   }
 
   /**
