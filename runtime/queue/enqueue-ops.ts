@@ -19,12 +19,13 @@ import { validateKvKey } from "./names.js";
  * drawn that no job holds. Ids drawn within one millisecond count up by
  * one, so a caller can take the one drawn next; the workflow runtime names
  * its step jobs with these ids before it enqueues them, and a taken one
- * would fail that enqueue with `DuplicateJobIdError`. Ends: callers hold
- * finitely many ids.
+ * would fail that enqueue with `DuplicateJobIdError`. Looked up only when
+ * a caller's id at or above it was seen (`CallerIdBound`): a step's next
+ * job usually needs no lookup. Ends: callers hold finitely many ids.
  */
 export function freshJobId(core: QueueCore): string {
   let id = core.newId();
-  while (core.engine.has(jobKey(id))) id = core.newId();
+  while (core.callerIds.mayHold(id) && core.engine.has(jobKey(id))) id = core.newId();
   return id;
 }
 

@@ -4,6 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { DuplicateJobIdError, MemoryStore, Priority, Queue, ValidationError } from "taquba";
+import { encodeTime } from "ulid";
+import { AHEAD_MS } from "../../runtime/queue/seq-high-water.js";
 import { nextUlid, ulidAfter } from "../support/next-ulid.js";
 import { dec, enc, openQueue, settle } from "./helpers.js";
 
@@ -211,6 +213,23 @@ describe("enqueueBatch", () => {
     expect(await queue.cancelJob(job.jobId)).toBe("removed");
     expect(queue.nextJobId()).toBe(job.jobId);
     expect(await drain(queue, "q")).toEqual([...taken, "mine"]);
+    await queue.close();
+  });
+
+  it("nextJobId passes over ids a caller's job took before a restart; ids of other shapes change nothing", async () => {
+    const { store, clock, queue: first } = await openQueue();
+    await first.enqueue("q", enc("first"));
+    // The stored high-water mark: the lowest id of the millisecond AHEAD_MS later. After a restart the ids continue
+    // from it, so a caller can take the ones drawn first after the next open.
+    const mark = `${encodeTime(clock.now() + AHEAD_MS, 10)}${"0".repeat(16)}`;
+    const taken = Array.from({ length: 8 }, (_, i) => ulidAfter(mark, i + 1));
+    // More ids of other shapes where ULIDs sort than the open looks at: the bound settles for one of them (lookups, still right).
+    const others = ["0", "7zzz", "1234", "Z", "order-1", "zzz", ...Array.from({ length: 70 }, (_, i) => `1-${i}`)];
+    await first.enqueueBatch([...others, ...taken].map((jobId) => ({ queueName: "q", payload: enc(jobId), opts: { jobId } })));
+    await first.close();
+    const { queue } = await openQueue({ store, clock });
+    expect(queue.nextJobId()).toBe(ulidAfter(mark, 9));
+    expect(await drain(queue, "q")).toEqual(["first", ...others, ...taken]);
     await queue.close();
   });
 

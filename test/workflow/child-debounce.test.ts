@@ -7,7 +7,9 @@
  * child-start-stale.test.ts for the refused ones).
  */
 import { describe, expect, it } from "vitest";
-import { StepOutcome } from "taquba";
+import { StepOutcome, ValidationError } from "taquba";
+import { runKey } from "../../runtime/workflow/records/kv-keys.js";
+import { decodeRunRecord } from "../../runtime/workflow/records/records.js";
 import { advanceUntil, dec, enc, openEnv, runnerOf, until } from "./helpers.js";
 
 const PERIOD = 1_000;
@@ -69,6 +71,27 @@ describe("a debounced child start", () => {
       );
       expect(dec((await env.runtime.wait("second")).outcome!.result)).toBe(`${secondChild}:succeeded:`);
       expect(env.logged).toEqual([]);
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("with a bad debounce is refused before the run is marked a parent", async () => {
+    let refused: unknown;
+    const env = await openEnv(
+      runnerOf(async (s) => {
+        refused = await s.children.start({ input: enc("child"), options: { debounce: { key: "k", periodMs: Number.NaN } } }).catch((e: unknown) => e);
+        return StepOutcome.continueOnSignal(enc("waiting"), "never-sent", 3_600_000);
+      }),
+    );
+    try {
+      await env.runtime.submit({ runId: "p", input: enc("parent") });
+      await until(async () => (await env.runtime.status("p"))?.step === 1, "the run at step 1");
+      expect(refused).toBeInstanceOf(ValidationError);
+      expect((refused as Error).message).toMatch(/RunOptions\.debounce\.periodMs/);
+      const key = runKey("workflow-steps", "p");
+      expect(decodeRunRecord((await env.queue.kvGet(key))!, key).hasChildren).toBeUndefined();
+      expect(await env.runtime.status("p-s0-0")).toBeNull();
     } finally {
       await env.stop();
     }
