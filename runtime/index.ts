@@ -136,6 +136,8 @@ export type {
   Page,
   KvEntry,
   CompletionResult,
+  ClaimNext,
+  AckedClaimingNext,
 } from "./queue/index.js";
 
 // Workflow

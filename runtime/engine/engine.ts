@@ -496,6 +496,11 @@ export class Engine {
     return this.#state.has(key);
   }
 
+  /** Committed keys in order (or reversed) within the bounds of `opts`, no value read (none needs loading). Do not commit while iterating. */
+  *keys(opts: ScanOptions = {}): IterableIterator<string> {
+    for (const entry of this.#state.scan(opts)) yield entry[0];
+  }
+
   /** Committed entries in key order (or reversed), within the bounds of `opts`. Do not commit while iterating. */
   *scan(opts: ScanOptions = {}): IterableIterator<[string, Uint8Array]> {
     const pager = this.#pager;

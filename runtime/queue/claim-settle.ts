@@ -343,16 +343,29 @@ function mayChain(core: QueueCore, txn: Txn, now: number, prepared: readonly Pre
   const inFlight = core.claimsInFlight(item.queueName);
   // None pending (the stats count every pending job): nothing to look for.
   const pending = txn.pendingCount(item.queueName);
-  if (pending === 0) return claimNext.reserve(inFlight);
+  if (pending === 0) return reserved(claimNext, inFlight);
   // Room for every pending job as well (a bound on those a claim takes first): the worker's next claim takes
   // them all, so none waits longer for this one. Jobs pending while a claim waits for durability are common.
-  if (claimNext.reserve(inFlight + pending)) return true;
+  if (reserved(claimNext, inFlight + pending)) return true;
   // The new job takes the newest seq: any pending job of the same or a better priority goes first.
   const bound = K.pendingKey(item.queueName, item.opts.priority ?? cfg.defaultPriority, "~");
   for (const [key] of core.engine.scan({ prefix: K.pendingPrefix(item.queueName), limit: 1 })) if (key < bound) return false;
   const prefix = K.pendingPrefix(item.queueName);
   for (const op of txn.batch.ops) if (op.kind === "put" && op.key.startsWith(prefix) && op.key < bound) return false;
-  return claimNext.reserve(inFlight);
+  return reserved(claimNext, inFlight);
+}
+
+/**
+ * The caller's answer to `reserve`, which must be exactly `true` or `false`:
+ * a truthy stand-in (1, "no", a promise) would take capacity it may not
+ * have. Anything else throws before the settlement's commit is built.
+ */
+function reserved(claimNext: ClaimNext, waiting: number): boolean {
+  const answer: unknown = claimNext.reserve(waiting);
+  if (answer === true || answer === false) return answer;
+  throw new ValidationError(
+    `ClaimNext.reserve must answer true (take the job) or false (leave it pending), got ${describeValue(answer)}; the job was not acked and its claim is still held`,
+  );
 }
 
 function settleAttributes(job: ClaimedJob): SpanAttributes {

@@ -9,9 +9,24 @@ import { insertJob } from "./transitions.js";
 import { Txn } from "./txn.js";
 import type { EnqueueItem, EnqueueOptions, EnqueueOutcome } from "./types.js";
 import { checkedEnqueueItem } from "./validate-enqueue.js";
-import { userKey } from "./keys.js";
+import { jobKey, userKey } from "./keys.js";
 import { sameKvValue, type KvExpectation } from "./kv-ops.js";
 import { validateKvKey } from "./names.js";
+
+/**
+ * A fresh id for a caller to pass as `EnqueueOptions.jobId`: the next one
+ * drawn that no job holds. Ids drawn within one millisecond count up by
+ * one, so a caller can take the one drawn next; the workflow runtime names
+ * its step jobs with these ids before it enqueues them, and a taken one
+ * would fail that enqueue with `DuplicateJobIdError`. Looked up only when
+ * a caller's id at or above it was seen (`CallerIdBound`): a step's next
+ * job usually needs no lookup. Ends: callers hold finitely many ids.
+ */
+export function freshJobId(core: QueueCore): string {
+  let id = core.newId();
+  while (core.callerIds.mayHold(id) && core.engine.has(jobKey(id))) id = core.newId();
+  return id;
+}
 
 /** Enqueues `items` atomically; a duplicate caller id fails the whole call. */
 export async function enqueueItems(core: QueueCore, items: readonly EnqueueItem[]): Promise<EnqueueOutcome[]> {

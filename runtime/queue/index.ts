@@ -73,4 +73,6 @@ export type {
   KvEntry,
   CompletionResult,
   WaitingReason,
+  ClaimNext,
+  AckedClaimingNext,
 } from "./types.js";

@@ -20,6 +20,7 @@ import { LeaseRegistry } from "./lease-registry.js";
 import { MaintenanceLoop, type MaintenanceHost } from "./maintenance.js";
 import { CompletionNotifier, WorkNotifier } from "./notifier.js";
 import type { PayloadStore } from "./payloads.js";
+import { CallerIdBound } from "./caller-id-bound.js";
 import { insertJob, insertJobRecord, type JobKeys, type PreparedEnqueue, type TransitionContext } from "./transitions.js";
 import type { JobRecord } from "./record.js";
 import type { Txn } from "./txn.js";
@@ -118,6 +119,9 @@ export class QueueCore {
   readonly closedListeners = new Set<(reason: Error | undefined) => void>();
   #closedAnnounced = false;
 
+  /** Which generated ids a caller's job may hold (see `freshJobId`). */
+  readonly callerIds: CallerIdBound;
+
   constructor(
     readonly name: string,
     readonly engine: Engine,
@@ -130,6 +134,7 @@ export class QueueCore {
   ) {
     this.log = fullLogger(opts.logger);
     this.clock = timedClock(opts.clock ?? SystemClock);
+    this.callerIds = CallerIdBound.of(engine);
     // A freed concurrency slot may admit a job left pending: let workers claim again.
     this.leases.onSlotReleased = (queue) => this.work.notify(queue);
     if (opts.onDeadLettered) this.deadListeners.add(opts.onDeadLettered);
@@ -364,7 +369,12 @@ export class QueueCore {
     const own = items.map(ownEnqueueItem);
     // Before any payload is copied or written: a refused one changes nothing.
     checkPayloadSizes(own, this.maxPayloadBytes);
-    const out: PreparedEnqueue[] = own.map((i) => ({ queueName: i.queueName, payload: i.payload, opts: i.opts! }));
+    const out: PreparedEnqueue[] = own.map((i) => {
+      const opts = i.opts!;
+      // Before the commit, so an id drawn meanwhile is checked against it (see `freshJobId`).
+      if (opts.jobId !== undefined) this.callerIds.note(opts.jobId);
+      return { queueName: i.queueName, payload: i.payload, opts };
+    });
     const big = out.filter((p) => this.payloads.shouldOffload(p.payload));
     return big.length === 0 ? out : this.#offload(out, big);
   }

@@ -241,9 +241,13 @@ export class Queue {
 
   // ---- enqueue ---------------------------------------------------------
 
-  /** A fresh job id, ordered after every id this queue generated, for `EnqueueOptions.jobId`. */
+  /**
+   * A fresh job id for `EnqueueOptions.jobId`: ordered after every id this
+   * queue generated, and held by no job when drawn (an id a caller took is
+   * passed over, as an enqueue without an id passes it over).
+   */
   nextJobId(): string {
-    return this.#core.newId();
+    return eq.freshJobId(this.#core);
   }
 
   /** Enqueues one job; resolves once durable. Bad input throws `ValidationError` and writes nothing. */
@@ -275,7 +279,9 @@ export class Queue {
    * @internal `enqueueWithEffects` for a debounced submission whose
    * supersession commits effects of its own (a superseded run's end):
    * `"raced"`, writing nothing, when the insert would not supersede exactly
-   * `expected.jobId` (read with `debounceHolder` before).
+   * `expected.jobId` (read with `debounceHolder` before), or, as in
+   * `enqueueIfUnchanged`, when a caller key of `unchanged` no longer holds
+   * its value (a debounced child run's start, held to its parent's step).
    */
   enqueueSuperseding(
     queueName: string,
@@ -283,8 +289,9 @@ export class Queue {
     opts: EnqueueOptions,
     effects: SettlementEffects,
     expected: { jobId: string | undefined; effects: SettlementEffects },
+    unchanged: readonly KvExpectation[] = [],
   ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] } | "raced"> {
-    return eq.enqueueWithEffects(this.#core, queueName, payload, opts, effects, expected);
+    return eq.enqueueWithEffects(this.#core, queueName, payload, opts, effects, expected, unchanged);
   }
 
   /**
@@ -331,22 +338,25 @@ export class Queue {
   }
 
   /**
-   * @internal An ack whose enqueue at `claimNext.index` is written already
-   * claimed by the caller in the ack's own commit, when the queue allows it
-   * (the job is due now, its queue has no concurrency or rate limit, and
-   * `claimNext.reserve(waiting)` says yes, with room for the jobs pending
-   * there that a claim takes first, or none is): one commit where an ack
-   * then a claim take two. `next` is the
-   * claimed job, handed out once the commit is durable; settle it like any
-   * claim, or give it back with `releaseClaim`. Its lease expires as any
-   * claim's does, and a crash leaves it to recovery, which requeues it.
+   * An ack whose enqueue at `claimNext.index` is written already claimed
+   * by the caller in the ack's own commit, when the queue allows it (the
+   * job is due now, its queue has no concurrency or rate limit, and
+   * `claimNext.reserve(waiting)` answers `true`, with room for the jobs
+   * pending there that a claim takes first, or none is): one commit where
+   * an ack then a claim take two. `next` is the claimed job, handed out
+   * once the commit is durable; settle it like any claim, or give it back
+   * with `releaseClaim`. Its lease expires as any claim's does, and a
+   * crash leaves it to recovery, which requeues it. A `claimNext` that is
+   * not a `ClaimNext`, or a `reserve` that answers anything but `true` or
+   * `false`, is refused with `ValidationError` and nothing is settled.
    */
   ackClaimingNext(job: ClaimedJob, effects: SettlementEffects, claimNext: ClaimNext): Promise<AckedClaimingNext> {
     return cs.ackClaimingNext(this.#core, job, effects, claimNext);
   }
 
   /**
-   * @internal Gives back a claim that will not be worked: the job returns to
+   * Gives back a claim that will not be worked (one `ackClaimingNext` handed
+   * out, say): the job returns to
    * pending with its attempt uncounted, for any worker. Not durable, like a
    * claim. Nothing happens when the claim already ended. A record paged out
    * of memory is loaded first, so the job may return a few turns later.

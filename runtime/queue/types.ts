@@ -120,7 +120,7 @@ export interface DeadLetterOptions {
 export type NackOutcome = { kind: "retried"; runAt: number } | { kind: "dead"; enqueued: EnqueueOutcome[] };
 
 /**
- * @internal What `Queue.ackClaimingNext` needs: which of the settlement's
+ * What `Queue.ackClaimingNext` needs: which of the settlement's
  * enqueues to hand to the settling worker already claimed, for how long, and
  * how to take the worker's capacity for it.
  */
@@ -131,17 +131,19 @@ export interface ClaimNext {
   readonly leaseMs?: number;
   /**
    * Called in the settlement's own turn, only when the queue would claim the
-   * job: true takes the worker's capacity for it (the caller gives it back
-   * when the settlement then hands out nothing), false leaves the job
+   * job: `true` takes the worker's capacity for it (the caller gives it back
+   * when the settlement then hands out nothing), `false` leaves the job
    * pending for any worker. `waiting`: how many more jobs need the worker's
    * capacity first (claimed and not yet handed out, or pending ahead of
-   * this one); say true only with room for them as well. The queue may ask
-   * again with fewer when the answer is false.
+   * this one); answer `true` only with room for them as well. The queue may
+   * ask again with fewer when the answer is `false`. Any other answer (1, a
+   * string, a promise) is refused with `ValidationError`: the ack settles
+   * nothing and the claim is still held.
    */
   reserve(waiting: number): boolean;
 }
 
-/** @internal What `Queue.ackClaimingNext` did: the ack's enqueue outcomes, and the job claimed with it, if any. */
+/** What `Queue.ackClaimingNext` did: the ack's enqueue outcomes, and the job claimed with it, if any. */
 export interface AckedClaimingNext {
   enqueued: EnqueueOutcome[];
   /** The enqueued job at `ClaimNext.index`, claimed for the caller in the ack's commit; undefined when it was left pending. */

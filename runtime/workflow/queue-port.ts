@@ -38,13 +38,14 @@ export interface WorkflowQueue {
     opts: EnqueueOptions,
     effects: SettlementEffects,
   ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] }>;
-  /** @internal See `Queue.enqueueSuperseding`; needed for debounced runs only. */
+  /** @internal See `Queue.enqueueSuperseding`; needed for debounced runs only (`unchanged`: a debounced child's start). */
   enqueueSuperseding?(
     queueName: string,
     payload: Uint8Array,
     opts: EnqueueOptions,
     effects: SettlementEffects,
     expected: { jobId: string | undefined; effects: SettlementEffects },
+    unchanged?: readonly KvExpectation[],
   ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] } | "raced">;
   /** @internal See `Queue.enqueueIfUnchanged`: a child run's start, held to its parent's step being current. */
   enqueueIfUnchanged(

@@ -18,7 +18,9 @@ import {
   TaqubaError,
   ValidationError,
   runWorker,
+  type AckedClaimingNext,
   type ClaimedJob,
+  type ClaimNext,
   type EnqueueOptions,
   type EnqueueOutcome,
   type LeaseHandle,
@@ -134,6 +136,20 @@ describe("enqueue, claim, ack", () => {
     await queue.enqueueWithEffects("orders", enc("o-1"), { dedupKey: "o-1" }, new SettlementEffects().kvPut("order/o-1", enc("placed")));
     expect(dec(await queue.kvGet("order/o-1"))).toBe("placed");
     expect(await queue.view().stats("orders")).toMatchObject({ pending: 1 });
+  });
+
+  it("ackClaimingNext(job, effects, claimNext: ClaimNext) → AckedClaimingNext: the ack hands its enqueue back claimed when reserve answers true", async () => {
+    expectTypeOf(queue.ackClaimingNext).parameters.toEqualTypeOf<[job: ClaimedJob, effects: SettlementEffects, claimNext: ClaimNext]>();
+    expectTypeOf(queue.ackClaimingNext).returns.toEqualTypeOf<Promise<AckedClaimingNext>>();
+    expectTypeOf<ClaimNext["reserve"]>().toEqualTypeOf<(waiting: number) => boolean>();
+    await queue.enqueue("steps", enc("first"));
+    const job = (await queue.claim("steps"))!;
+    const claimNext: ClaimNext = { index: 0, reserve: () => true };
+    const { enqueued, next } = await queue.ackClaimingNext(job, new SettlementEffects().enqueue("steps", enc("second")), claimNext);
+    expect(next?.id).toBe(enqueued[0]!.jobId);
+    expect(dec(next!.payload)).toBe("second");
+    await queue.ack(next!);
+    expect(await queue.view().stats("steps")).toMatchObject({ pending: 0, claimed: 0 });
   });
 
   it("claimBatch(queueName, max, leaseMs) claims up to max jobs in priority order", async () => {

@@ -4,8 +4,7 @@
  * claimed job then behaves like any claim (settles, expires, is recovered).
  */
 import { describe, expect, it } from "vitest";
-import { ClaimLostError, Queue, SettlementEffects, ValidationError } from "taquba";
-import type { ClaimNext } from "../../runtime/queue/types.js";
+import { ClaimLostError, Queue, SettlementEffects, ValidationError, type ClaimNext } from "taquba";
 import { ticketOf } from "../../runtime/queue/claimed-job.js";
 import { MemoryStore } from "taquba";
 import { GatedStore } from "../support/gated-store.js";
@@ -171,6 +170,36 @@ describe("ackClaimingNext", () => {
     expect(queue.engineStats.walBatches).toBe(before);
     expect(await queue.view().job(job.id)).toMatchObject({ state: "claimed" });
     await queue.ack(job);
+    await queue.close();
+  });
+
+  it("refuses a reserve that answers anything but true or false, settling nothing; the claim stays held", async () => {
+    const { queue } = await openQueue();
+    const job = await claimedOne(queue);
+    // With work pending that a claim takes after the next job, so the queue may ask twice: both answers are checked.
+    await queue.enqueue("steps", enc("pending"), { priority: 5000 });
+    await quiesce(queue);
+    const before = queue.engineStats.walBatches;
+    const answers: unknown[] = [1, 0, "yes", "", null, undefined, {}, Promise.resolve(true), Number.NaN];
+    for (const answer of answers) {
+      const odd = { index: 0, reserve: () => answer as boolean };
+      const refused = await queue
+        .ackClaimingNext(job, new SettlementEffects().kvPut("k", enc("v")).enqueue("steps", enc("next")), odd)
+        .catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(ValidationError);
+      expect((refused as Error).message).toMatch(/ClaimNext\.reserve must answer true .* or false .*, got .*the job was not acked and its claim is still held/);
+    }
+    // An odd answer to the second question only (the first, with room asked for the pending job too, is "no").
+    const second = { index: 0, reserve: (waiting: number) => (waiting > 0 ? false : ("later" as unknown as boolean)) };
+    await expect(queue.ackClaimingNext(job, new SettlementEffects().enqueue("steps", enc("next")), second)).rejects.toThrow(ValidationError);
+    await quiesce(queue);
+    expect(queue.engineStats.walBatches).toBe(before);
+    expect(await queue.kvGet("k")).toBeNull();
+    expect(await queue.view().job(job.id)).toMatchObject({ state: "claimed" });
+    expect(await queue.view().stats("steps")).toMatchObject({ pending: 1, claimed: 1 });
+    // The claim still settles, with a proper answer.
+    const res = await queue.ackClaimingNext(job, new SettlementEffects().enqueue("steps", enc("next")), claimNext(0, true));
+    expect(res.next).toBeDefined();
     await queue.close();
   });
 

@@ -4,6 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { DuplicateJobIdError, MemoryStore, Priority, Queue, ValidationError } from "taquba";
+import { encodeTime } from "ulid";
+import { AHEAD_MS } from "../../runtime/queue/seq-high-water.js";
+import { nextUlid, ulidAfter } from "../support/next-ulid.js";
 import { dec, enc, openQueue, settle } from "./helpers.js";
 
 async function drain(queue: Queue, name: string): Promise<string[]> {
@@ -13,22 +16,6 @@ async function drain(queue: Queue, name: string): Promise<string[]> {
     await queue.ack(j);
   }
   return out;
-}
-
-const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-
-/** The ULID one more than `id` (its random part counted up by one, with carry). */
-function nextUlid(id: string): string {
-  const chars = id.split("");
-  for (let i = chars.length - 1; i >= 0; i--) {
-    const d = CROCKFORD.indexOf(chars[i]!);
-    if (d < CROCKFORD.length - 1) {
-      chars[i] = CROCKFORD[d + 1]!;
-      return chars.join("");
-    }
-    chars[i] = "0";
-  }
-  throw new Error(`${id} has no successor`);
 }
 
 describe("enqueue and claim order", () => {
@@ -208,6 +195,41 @@ describe("enqueueBatch", () => {
     for (const [i, jobId] of takenInARow.entries()) await queue.enqueue("q", enc(`caller ${i}`), { jobId });
     expect(await queue.enqueue("q", enc("generated again"))).toEqual({ jobId: idsOn(generated.jobId, 7), newlyEnqueued: true });
     expect(await drain(queue, "q")).toEqual(["caller 0", "caller 1", "caller 2", "generated again"]);
+    await queue.close();
+  });
+
+  it("nextJobId passes over ids a caller's job holds, and hands out one a caller's job left", async () => {
+    const { queue } = await openQueue();
+    const drawn = queue.nextJobId();
+    // The caller's batch draws the next two ids for its jobs' order; the two after those are the next two nextJobId would give.
+    const taken = [ulidAfter(drawn, 3), ulidAfter(drawn, 4)];
+    await queue.enqueueBatch(taken.map((jobId) => ({ queueName: "q", payload: enc(jobId), opts: { jobId } })));
+    const fresh = queue.nextJobId();
+    expect(fresh).toBe(nextUlid(taken[1]!));
+    expect((await queue.enqueue("q", enc("mine"), { jobId: fresh })).jobId).toBe(fresh);
+    // A drawn id is checked when drawn: one whose job is gone again is as fresh as any.
+    const next = queue.nextJobId();
+    const job = await queue.enqueue("q", enc("gone"), { jobId: nextUlid(nextUlid(next)) });
+    expect(await queue.cancelJob(job.jobId)).toBe("removed");
+    expect(queue.nextJobId()).toBe(job.jobId);
+    expect(await drain(queue, "q")).toEqual([...taken, "mine"]);
+    await queue.close();
+  });
+
+  it("nextJobId passes over ids a caller's job took before a restart; ids of other shapes change nothing", async () => {
+    const { store, clock, queue: first } = await openQueue();
+    await first.enqueue("q", enc("first"));
+    // The stored high-water mark: the lowest id of the millisecond AHEAD_MS later. After a restart the ids continue
+    // from it, so a caller can take the ones drawn first after the next open.
+    const mark = `${encodeTime(clock.now() + AHEAD_MS, 10)}${"0".repeat(16)}`;
+    const taken = Array.from({ length: 8 }, (_, i) => ulidAfter(mark, i + 1));
+    // More ids of other shapes where ULIDs sort than the open looks at: the bound settles for one of them (lookups, still right).
+    const others = ["0", "7zzz", "1234", "Z", "order-1", "zzz", ...Array.from({ length: 70 }, (_, i) => `1-${i}`)];
+    await first.enqueueBatch([...others, ...taken].map((jobId) => ({ queueName: "q", payload: enc(jobId), opts: { jobId } })));
+    await first.close();
+    const { queue } = await openQueue({ store, clock });
+    expect(queue.nextJobId()).toBe(ulidAfter(mark, 9));
+    expect(await drain(queue, "q")).toEqual(["first", ...others, ...taken]);
     await queue.close();
   });
 

@@ -7,7 +7,7 @@
  * lease runs out on the MockClock; the step queue's reaper redelivers.
  */
 import { describe, expect, it } from "vitest";
-import { ClaimLostError, type ChildRunStart, type EnqueueOptions, type ParentClosePolicy, StepOutcome, ValidationError } from "taquba";
+import { ClaimLostError, type ChildRunStart, type EnqueueOptions, type ParentClosePolicy, type RunOptions, StepOutcome } from "taquba";
 import { childrenPrefix, signalBufferKey } from "../../runtime/workflow/records/kv-keys.js";
 import { HEADER_RUN_ID } from "../../runtime/workflow/records/reserved.js";
 import { dec, enc, type Env, openEnv, runnerOf, until } from "./helpers.js";
@@ -37,7 +37,10 @@ async function expectNoChild(env: Env): Promise<void> {
  * Opens a runtime whose parent run `p` is ended by the second delivery of its step 0 (with `second: "wait"`,
  * moved on to step 1, which waits for a signal never sent); the first delivery runs `first`.
  */
-async function openWithStaleFirst(first: (start: (policy: ParentClosePolicy) => Promise<Landed>) => Promise<void>, second: "fail" | "wait" = "fail") {
+async function openWithStaleFirst(
+  first: (start: (policy: ParentClosePolicy, options?: RunOptions) => Promise<Landed>) => Promise<void>,
+  second: "fail" | "wait" = "fail",
+) {
   let deliveries = 0;
   const stale: { landed?: Promise<Landed> } = {};
   const runner = runnerOf(async (s) => {
@@ -47,8 +50,8 @@ async function openWithStaleFirst(first: (start: (policy: ParentClosePolicy) => 
     if (s.attempt > 1) {
       return second === "fail" ? StepOutcome.fail("the second delivery gives up") : StepOutcome.continueOnSignal(enc("next"), "never-sent", 3_600_000);
     }
-    await first((parentClose) => {
-      const landed = s.children.start({ input: enc("child"), key: "c", parentClose }).then(
+    await first((parentClose, options) => {
+      const landed = s.children.start({ input: enc("child"), key: "c", parentClose, ...(options === undefined ? {} : { options }) }).then(
         (v): Landed => v,
         (e: unknown): Landed => e as Error,
       );
@@ -144,23 +147,77 @@ describe("a child start by a step delivery whose lease ran out while another del
   });
 });
 
-describe("a guarded child start", () => {
-  it("refuses a debounced child before it marks the run a parent", async () => {
-    let refused: unknown;
-    const env = await openEnv(
-      runnerOf(async (s) => {
-        refused = await s.children.start({ input: enc("child"), options: { debounce: { key: "k", periodMs: 1_000 } } }).catch((e: unknown) => e);
-        return StepOutcome.continueOnSignal(enc("waiting"), "never-sent", 3_600_000);
-      }),
-    );
+/** A run waiting in the open window of debounce key "k" (an hour long), which a debounced child start would supersede. */
+const WINDOW = { debounce: { key: "k", periodMs: 3_600_000 } } satisfies RunOptions;
+
+/** The run waiting in the window still waits there: no stale start superseded it. */
+async function expectStillWaiting(env: Env, runId: string): Promise<void> {
+  expect(await env.runtime.status(runId)).toMatchObject({ state: "pending", step: 0 });
+  const holder = env.queue.debounceHolder(STEPS, "k");
+  expect(holder?.headers[HEADER_RUN_ID]).toBe(runId);
+  expect(await env.queue.view().job(holder!.jobId)).toMatchObject({ state: "scheduled", debounceKey: "k" });
+}
+
+describe("a debounced child start by a step delivery whose lease ran out while another delivery ended the run", () => {
+  it("started after the run's end, it is refused, starts no child and supersedes nothing", async () => {
+    const gate = latch();
+    const { env, stale, deliveries } = await openWithStaleFirst(async (start) => {
+      await gate.promise;
+      await start("cancel", WINDOW);
+    });
     try {
+      await env.runtime.submit({ runId: "w", input: enc("child"), options: WINDOW });
       await env.runtime.submit({ runId: "p", input: enc("parent") });
-      await until(async () => (await env.runtime.status("p"))?.step === 1, "the run at step 1");
-      expect(refused).toBeInstanceOf(ValidationError);
-      expect((refused as Error).message).toMatch(/a child run cannot be debounced/);
-      expect(await env.runtime.status("p-s0-0")).toBeNull();
+      await until(() => deliveries() === 1, "the first delivery");
+      env.clock.advance(10_000);
+      expect((await env.runtime.wait("p")).termination.status).toBe("failed");
+      gate.open();
+      await until(() => stale.landed !== undefined, "the stale delivery's start");
+      expect(await stale.landed!).toBeInstanceOf(ClaimLostError);
+      expect(await env.runtime.status(CHILD)).toBeNull();
       expect((await env.queue.kvScan(childrenPrefix(STEPS, "p"))).entries).toEqual([]);
+      await expectStillWaiting(env, "w");
     } finally {
+      gate.open();
+      await env.stop();
+    }
+  });
+
+  it("started while its step was current but landing after the run's end, the guarded supersession refuses it", async () => {
+    const held = latch();
+    const release = latch();
+    const { env, stale, deliveries } = await openWithStaleFirst(async (start) => {
+      await start("cancel", WINDOW);
+    });
+    // The child's submission, past every check made before its commit (the window read included), is held until the run ended.
+    const enqueueSuperseding = env.queue.enqueueSuperseding.bind(env.queue);
+    let commits = 0;
+    env.queue.enqueueSuperseding = async (name, payload, opts, effects, expected, unchanged) => {
+      if (opts.headers?.[HEADER_RUN_ID] === CHILD) {
+        commits++;
+        expect(expected.jobId).toBeDefined();
+        held.open();
+        await release.promise;
+      }
+      return enqueueSuperseding(name, payload, opts, effects, expected, unchanged);
+    };
+    try {
+      await env.runtime.submit({ runId: "w", input: enc("child"), options: WINDOW });
+      await env.runtime.submit({ runId: "p", input: enc("parent") });
+      await held.promise;
+      expect(deliveries()).toBe(1);
+      env.clock.advance(10_000);
+      expect((await env.runtime.wait("p")).termination.status).toBe("failed");
+      release.open();
+      expect(await stale.landed!).toBeInstanceOf(ClaimLostError);
+      // Refused in the commit, then by the step pointer read again: one commit tried.
+      expect(commits).toBe(1);
+      expect(await env.runtime.status(CHILD)).toBeNull();
+      expect((await env.queue.kvScan(childrenPrefix(STEPS, "p"))).entries).toEqual([]);
+      expect((await env.queue.kvScan(signalBufferKey(STEPS, "workflow.child/p/"))).entries).toEqual([]);
+      await expectStillWaiting(env, "w");
+    } finally {
+      release.open();
       await env.stop();
     }
   });

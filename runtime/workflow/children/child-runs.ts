@@ -71,7 +71,7 @@ import { decodeIndexEntry, runIndexKey } from "../runs/run-index.js";
 import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED, HEADER_PARENT_SUBMISSION } from "../records/reserved.js";
 import { MAX_RUN_ID_LEN, RunId } from "../runs/run-id.js";
 import type { RunOptions, RunOutcome, TerminalStatus } from "../runs/run-types.js";
-import { refuseGuardedDebounce, submitRun } from "../runs/submit.js";
+import { checkRunOptions, checkUserHeaders, submitRun } from "../runs/submit.js";
 import { ROUTE_SUFFIX_ROOM, routedRunId, type ShardPlacement } from "../runs/shard-placement.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import type { WorkerSlot } from "../steps/settlement-slots.js";
@@ -291,8 +291,10 @@ class StepChildren implements ChildRuns {
       throw new ValidationError(`a child's key must be 1 to 64 characters of [A-Za-z0-9_-], got ${describeValue(key)}`);
     }
     const parentClose = checkParentClose(spec.parentClose ?? core.parentClose);
-    // Refused before the run is marked a parent (see `submitRun`'s guard).
-    refuseGuardedDebounce(spec.options);
+    // Bad options (a debounce period of NaN, say) are refused before the run is marked a parent.
+    const options = spec.options ?? {};
+    checkUserHeaders(options.headers);
+    checkRunOptions(options);
     const parentRun = await markParent(core, parentRunId, this.jobId, this.step);
     const tag = parentRun.submission === undefined ? undefined : `-p${parentRun.submission}`;
     // Its first id would be the second id of the key without the tag: two keys, one child.
@@ -364,7 +366,9 @@ class StepChildren implements ChildRuns {
       );
       if (out !== "raced") return { runId, newlyStarted: out.newlySubmitted, completionKey };
     }
-    throw new Error(`the step pointer of run "${parentRunId}" changed ${MAX_GUARD_ROUNDS} times while a child run started; the step is retried`);
+    throw new Error(
+      `the step pointer of run "${parentRunId}", or the debounce window of the child it started, changed ${MAX_GUARD_ROUNDS} times while the child run started; the step is retried`,
+    );
   }
 
   /**
@@ -380,7 +384,7 @@ class StepChildren implements ChildRuns {
   }
 }
 
-/** Rounds of a child start whose guard changed under it before the start gives up (the step is retried). */
+/** Rounds of a child start whose guard (or debounce window) changed under it before the start gives up (the step is retried). */
 const MAX_GUARD_ROUNDS = 32;
 
 /** The refusal of a start by a delivery whose step is no longer the run's current one. */

@@ -50,6 +50,7 @@ import { afterWaitRegistered, stageSignalWait } from "../signals/signals.js";
 import { signalDeliveredKey, signalTimedOutKey } from "../records/kv-keys.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { RunNotFoundError, RunNotRetryableError } from "../workflow-errors.js";
+import { drawnIdTaken } from "./drawn-job-id.js";
 import {
   decodeRedrives,
   decodeStepRecord,
@@ -332,57 +333,63 @@ export async function retryRun(
         continue;
       }
       const jobId = core.queue.nextJobId();
-      const pointer: StepPointer = { step, jobId, ...(source.name === undefined ? {} : { name: source.name }) };
-      const opts: EnqueueOptions & { headers: Record<string, string> } = {
-        jobId,
-        dedupKey: stepDedupKey(runId, step),
-        headers: { ...entry.headers, ...withCurrentLimit(core, { ...entry.flow }), [HEADER_RUN_ID]: runId, [HEADER_STEP]: String(step) },
-        ...(entry.priority === undefined ? {} : { priority: entry.priority }),
-        ...(entry.maxAttempts === undefined ? {} : { maxAttempts: entry.maxAttempts }),
-      };
-      const plan = await signalPlan(core, runId, step);
-      const commit = async (effects: SettlementEffects): Promise<RetryOutcome> => {
-        await reopenEffects(core, t, entry, pointer, effects);
-        if (extra !== undefined) effects.merge(extra);
-        const out: RetryOutcome = { runId, step, jobId };
-        if (mark !== undefined) markEffects(mark, out, effects);
-        const { outcome } = await core.queue.enqueueWithEffects(core.queueName, source.payload, opts, effects);
-        if (outcome.newlyEnqueued) return out;
-        throw new RunNotRetryableError(runId, "active", `a job of its step ${step} is already queued (job ${outcome.jobId}); wait for it to run`);
-      };
-      if (plan === undefined) return await commit(new SettlementEffects());
-      if (plan.payload !== undefined || plan.timeoutMs === undefined) {
-        // The step observed a signal the history kept (or its wait is no longer known): it sees the same again.
-        opts.headers[HEADER_SIGNAL_WAIT] = plan.key;
-        if (plan.payload !== undefined) opts.headers[HEADER_SIGNAL_DELIVERED] = "1";
-        const effects = new SettlementEffects();
-        stageObservedSignal(core.queueName, runId, step, plan, effects);
-        return await commit(effects);
-      }
-      // The step waits for its signal again, as when the step before continued on it.
-      const { key, timeoutMs } = plan;
-      const registered = await core.signalLock.run(key, async () => {
-        const effects = new SettlementEffects();
-        let reg;
-        try {
-          reg = await stageSignalWait(
-            core,
-            { runId, nextStep: step, nextJobId: jobId, correlationKey: key, timeoutMs, now: core.clock.now() },
-            opts,
-            pointer,
-            effects,
-          );
-        } catch (e) {
-          throw new RunNotRetryableError(
-            runId,
-            "signal_key_taken",
-            `its step ${step} waits for signal "${key}", which another run waits for now (${e instanceof Error ? e.message : String(e)}); retry once that wait ended`,
-          );
+      try {
+        const pointer: StepPointer = { step, jobId, ...(source.name === undefined ? {} : { name: source.name }) };
+        const opts: EnqueueOptions & { headers: Record<string, string> } = {
+          jobId,
+          dedupKey: stepDedupKey(runId, step),
+          headers: { ...entry.headers, ...withCurrentLimit(core, { ...entry.flow }), [HEADER_RUN_ID]: runId, [HEADER_STEP]: String(step) },
+          ...(entry.priority === undefined ? {} : { priority: entry.priority }),
+          ...(entry.maxAttempts === undefined ? {} : { maxAttempts: entry.maxAttempts }),
+        };
+        const plan = await signalPlan(core, runId, step);
+        const commit = async (effects: SettlementEffects): Promise<RetryOutcome> => {
+          await reopenEffects(core, t, entry, pointer, effects);
+          if (extra !== undefined) effects.merge(extra);
+          const out: RetryOutcome = { runId, step, jobId };
+          if (mark !== undefined) markEffects(mark, out, effects);
+          const { outcome } = await core.queue.enqueueWithEffects(core.queueName, source.payload, opts, effects);
+          if (outcome.newlyEnqueued) return out;
+          throw new RunNotRetryableError(runId, "active", `a job of its step ${step} is already queued (job ${outcome.jobId}); wait for it to run`);
+        };
+        if (plan === undefined) return await commit(new SettlementEffects());
+        if (plan.payload !== undefined || plan.timeoutMs === undefined) {
+          // The step observed a signal the history kept (or its wait is no longer known): it sees the same again.
+          opts.headers[HEADER_SIGNAL_WAIT] = plan.key;
+          if (plan.payload !== undefined) opts.headers[HEADER_SIGNAL_DELIVERED] = "1";
+          const effects = new SettlementEffects();
+          stageObservedSignal(core.queueName, runId, step, plan, effects);
+          return await commit(effects);
         }
-        return { out: await commit(effects), waitingOn: reg.waitingOn };
-      });
-      if (registered.waitingOn !== undefined) await afterWaitRegistered(core, registered.waitingOn, jobId);
-      return registered.out;
+        // The step waits for its signal again, as when the step before continued on it.
+        const { key, timeoutMs } = plan;
+        const registered = await core.signalLock.run(key, async () => {
+          const effects = new SettlementEffects();
+          let reg;
+          try {
+            reg = await stageSignalWait(
+              core,
+              { runId, nextStep: step, nextJobId: jobId, correlationKey: key, timeoutMs, now: core.clock.now() },
+              opts,
+              pointer,
+              effects,
+            );
+          } catch (e) {
+            throw new RunNotRetryableError(
+              runId,
+              "signal_key_taken",
+              `its step ${step} waits for signal "${key}", which another run waits for now (${e instanceof Error ? e.message : String(e)}); retry once that wait ended`,
+            );
+          }
+          return { out: await commit(effects), waitingOn: reg.waitingOn };
+        });
+        if (registered.waitingOn !== undefined) await afterWaitRegistered(core, registered.waitingOn, jobId);
+        return registered.out;
+      } catch (e) {
+        // The run's records name the step's new job: an id a caller's job took meanwhile is drawn again.
+        if (drawnIdTaken(e, jobId)) continue;
+        throw e;
+      }
     }
     throw new RunNotRetryableError(runId, "active", "it kept changing while the redrive was prepared; try again");
   });

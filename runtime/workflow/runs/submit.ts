@@ -31,6 +31,7 @@ import { ValidationError } from "../../errors.js";
 import { checkRunHeaders, checkRunPayload } from "../limits.js";
 import { describePayload, stageForgotten, stageSubmission } from "./index-effects.js";
 import { checkRunDebounce, supersessionOf } from "./debounce.js";
+import { drawnIdTaken } from "./drawn-job-id.js";
 import { describeValue } from "../../option-values.js";
 
 /** Checks user headers: string values, no reserved prefix. */
@@ -127,15 +128,6 @@ export function checkEffects(effects: SettlementEffects | undefined): void {
 }
 
 /**
- * Refuses a debounced run whose submission is guarded (a child's start, see
- * `submitRun`'s `unchanged`): a debounced first step supersedes another in
- * its commit, which a guarded one does not do.
- */
-export function refuseGuardedDebounce(options: RunOptions | undefined): void {
-  if (options?.debounce !== undefined) throw new ValidationError("a child run cannot be debounced: start it without RunOptions.debounce");
-}
-
-/**
  * Submits a run. Idempotent on `(runId, input)`: the durable run record
  * (written with the step-0 enqueue) catches duplicates across restarts,
  * after step 0 was claimed and its dedup key released. `mark` commits
@@ -229,70 +221,87 @@ async function submitLocked(
       const jobId = pointer === null ? record.incarnation : decodeStepPointer(pointer, stepPointerKey(core.queueName, runId)).jobId;
       return { runId, jobId, newlySubmitted: false };
     }
-    const jobId = core.queue.nextJobId();
-    const submittedAtMs = core.clock.now();
-    const record: RunRecord = {
-      runId,
-      submittedAtMs,
-      inputSha256,
-      incarnation: jobId,
-      // Told apart from every other run under this id: children name it (see `children/child-runs`).
-      submission: jobId,
-      headers,
-      memoPrefix: core.memos.prefix,
-      ...(options.priority === undefined ? {} : { priority: options.priority }),
-      ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttempts: options.maxAttemptsPerStep }),
-      ...(group === undefined ? {} : { group: { id: group.id, key: group.key } }),
-      ...(parent === undefined ? {} : { parent: { ...parent } }),
-    };
-    const effects = new SettlementEffects();
-    if (spec.effects !== undefined) effects.merge(spec.effects);
-    // The runtime's own writes (a schedule's state) may use the reserved prefix the caller's may not.
-    if (runtimeEffects !== undefined) effects.merge(runtimeEffects);
-    effects.kvPut(runKey(core.queueName, runId), encodeRunRecord(record));
-    const described = describePayload(core.runner, spec.input);
-    effects.kvPut(
-      stepPointerKey(core.queueName, runId),
-      encodeStepPointer({ step: 0, jobId, ...(described?.step === undefined ? {} : { name: described.step }) }),
-    );
-    // A terminal record of an earlier run under this id no longer describes the run, nor do
-    // that run's index entries and history.
-    const tk = terminalRecordKey(core.queueName, runId);
-    const earlier = await core.queue.kvGet(tk);
-    if (earlier !== null) {
-      effects.kvDelete(tk);
-      await stageForgotten(core.queue, core.queueName, decodeTerminalRecord(earlier, tk), effects);
+    // The run's records name its first step's job: an id a caller's job took meanwhile is drawn again.
+    for (;;) {
+      const jobId = core.queue.nextJobId();
+      try {
+        return await submitAs(jobId);
+      } catch (e) {
+        if (!drawnIdTaken(e, jobId)) throw e;
+      }
     }
-    // The rule's limit travels with the steps, so readers in other processes can tell a full key.
-    const flow = withCurrentLimit(core, flowHeaders(options.flow));
-    stageSubmission(core.queueName, record, described, spec.input, effects, groupName, flow);
-    if (mark !== undefined) markEffects(mark, { runId, jobId, newlySubmitted: true }, effects);
-    if (group !== undefined) {
-      effects.kvPut(groupMemberKey(core.queueName, group.id, group.key), encodeGroupMember({ key: group.key, runId, incarnation: jobId, state: "active" }));
-    }
-    const opts: EnqueueOptions = {
-      jobId,
-      dedupKey: stepDedupKey(runId, 0),
-      headers: { ...headers, ...flow, [HEADER_RUN_ID]: runId, [HEADER_STEP]: "0", ...(traceparent === undefined ? {} : { [HEADER_TRACEPARENT]: traceparent }) },
-      ...(options.priority === undefined ? {} : { priority: options.priority }),
-      ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttempts: options.maxAttemptsPerStep }),
-      ...(options.runAt === undefined ? {} : { runAt: options.runAt }),
-      ...(options.debounce === undefined ? {} : { debounce: { key: options.debounce.key, periodMs: options.debounce.periodMs } }),
-    };
-    if (unchanged !== undefined) {
-      refuseGuardedDebounce(options);
-      const out = await core.queue.enqueueIfUnchanged(core.queueName, spec.input, opts, effects, unchanged);
-      return out === "raced" ? out : { runId, jobId: out.outcome.jobId, newlySubmitted: out.outcome.newlyEnqueued };
-    }
-    if (options.debounce === undefined) {
+    async function submitAs(jobId: string): Promise<SubmitOutcome | "raced"> {
+      const submittedAtMs = core.clock.now();
+      const record: RunRecord = {
+        runId,
+        submittedAtMs,
+        inputSha256,
+        incarnation: jobId,
+        // Told apart from every other run under this id: children name it (see `children/child-runs`).
+        submission: jobId,
+        headers,
+        memoPrefix: core.memos.prefix,
+        ...(options.priority === undefined ? {} : { priority: options.priority }),
+        ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttempts: options.maxAttemptsPerStep }),
+        ...(group === undefined ? {} : { group: { id: group.id, key: group.key } }),
+        ...(parent === undefined ? {} : { parent: { ...parent } }),
+      };
+      const effects = new SettlementEffects();
+      if (spec.effects !== undefined) effects.merge(spec.effects);
+      // The runtime's own writes (a schedule's state) may use the reserved prefix the caller's may not.
+      if (runtimeEffects !== undefined) effects.merge(runtimeEffects);
+      effects.kvPut(runKey(core.queueName, runId), encodeRunRecord(record));
+      const described = describePayload(core.runner, spec.input);
+      effects.kvPut(
+        stepPointerKey(core.queueName, runId),
+        encodeStepPointer({ step: 0, jobId, ...(described?.step === undefined ? {} : { name: described.step }) }),
+      );
+      // A terminal record of an earlier run under this id no longer describes the run, nor do
+      // that run's index entries and history.
+      const tk = terminalRecordKey(core.queueName, runId);
+      const earlier = await core.queue.kvGet(tk);
+      if (earlier !== null) {
+        effects.kvDelete(tk);
+        await stageForgotten(core.queue, core.queueName, decodeTerminalRecord(earlier, tk), effects);
+      }
+      // The rule's limit travels with the steps, so readers in other processes can tell a full key.
+      const flow = withCurrentLimit(core, flowHeaders(options.flow));
+      stageSubmission(core.queueName, record, described, spec.input, effects, groupName, flow);
+      if (mark !== undefined) markEffects(mark, { runId, jobId, newlySubmitted: true }, effects);
+      if (group !== undefined) {
+        effects.kvPut(groupMemberKey(core.queueName, group.id, group.key), encodeGroupMember({ key: group.key, runId, incarnation: jobId, state: "active" }));
+      }
+      const opts: EnqueueOptions = {
+        jobId,
+        dedupKey: stepDedupKey(runId, 0),
+        headers: {
+          ...headers,
+          ...flow,
+          [HEADER_RUN_ID]: runId,
+          [HEADER_STEP]: "0",
+          ...(traceparent === undefined ? {} : { [HEADER_TRACEPARENT]: traceparent }),
+        },
+        ...(options.priority === undefined ? {} : { priority: options.priority }),
+        ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttempts: options.maxAttemptsPerStep }),
+        ...(options.runAt === undefined ? {} : { runAt: options.runAt }),
+        ...(options.debounce === undefined ? {} : { debounce: { key: options.debounce.key, periodMs: options.debounce.periodMs } }),
+      };
+      if (options.debounce !== undefined) return submitDebounced(core, runId, spec.input, opts, effects, options.debounce, unchanged);
+      if (unchanged !== undefined) {
+        const out = await core.queue.enqueueIfUnchanged(core.queueName, spec.input, opts, effects, unchanged);
+        return out === "raced" ? out : { runId, jobId: out.outcome.jobId, newlySubmitted: out.outcome.newlyEnqueued };
+      }
       const { outcome } = await core.queue.enqueueWithEffects(core.queueName, spec.input, opts, effects);
       return { runId, jobId: outcome.jobId, newlySubmitted: outcome.newlyEnqueued };
     }
-    return submitDebounced(core, runId, spec.input, opts, effects, options.debounce);
   });
 }
 
-/** The enqueue of a debounced run's first step, with the end of the run it replaces in the same commit. */
+/**
+ * The enqueue of a debounced run's first step, with the end of the run it
+ * replaces in the same commit. With `unchanged` (a child's start), a race
+ * is handed back: the caller reads its guard again, and this the window.
+ */
 async function submitDebounced(
   core: RuntimeCore,
   runId: RunId,
@@ -300,13 +309,17 @@ async function submitDebounced(
   opts: EnqueueOptions,
   effects: SettlementEffects,
   debounce: NonNullable<RunOptions["debounce"]>,
-): Promise<SubmitOutcome> {
+  unchanged: readonly KvExpectation[] | undefined,
+): Promise<SubmitOutcome | "raced"> {
   const enqueue = core.queue.enqueueSuperseding;
   if (enqueue === undefined) throw new ValidationError("RunOptions.debounce needs a runtime over a Queue (this queue port cannot supersede runs)");
   for (;;) {
     const replaced = await supersessionOf(core, debounce, runId);
-    const out = await enqueue.call(core.queue, core.queueName, input, opts, effects, replaced);
-    if (out === "raced") continue;
+    const out = await enqueue.call(core.queue, core.queueName, input, opts, effects, replaced, unchanged);
+    if (out === "raced") {
+      if (unchanged !== undefined) return out;
+      continue;
+    }
     if (out.outcome.newlyEnqueued && replaced.ended !== undefined) {
       core.noteTerminated(replaced.ended.runId, replaced.ended.atMs);
       instruments()?.runsTerminated.add(1, { "taquba.queue": core.queueName, "taquba.outcome": "cancelled" });

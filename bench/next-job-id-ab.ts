@@ -1,0 +1,71 @@
+/**
+ * @module CPU per `Queue.nextJobId()` call of two or more compiled
+ * checkouts, round by round in one process (the same load for each). Each
+ * checkout's queue holds JOBS pending jobs over a MemoryStore, closed and
+ * reopened (their keys in the engine's runs) and then JOBS / 10 more in the
+ * memtable, so a check of an id against the jobs held looks in both. A round
+ * times CALLS calls per checkout (`process.cpuUsage`, user + system);
+ * reported per round, then the median of the rounds after the first two.
+ *
+ * Run: `npm run build` in each checkout, then
+ * `JOBS=100000 CALLS=200000 ROUNDS=10 npx tsx bench/next-job-id-ab.ts <checkout A> <checkout B>`.
+ */
+import { median } from "./support/percentile.js";
+import { loadCheckout, type Taquba } from "./support/step-workload.js";
+import { loadAverageText } from "./support/load-average.js";
+
+type AnyQueue = import("../runtime/index.js").Queue;
+
+const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
+const JOBS = env("JOBS", 100_000);
+const CALLS = env("CALLS", 200_000);
+const ROUNDS = env("ROUNDS", 10);
+
+const dirs = process.argv.slice(2);
+if (dirs.length === 0) throw new Error("name one or more built checkouts");
+
+async function openFilled(T: Taquba): Promise<AnyQueue> {
+  const store = new T.MemoryStore();
+  const payload = new Uint8Array(16);
+  const fill = async (queue: AnyQueue, n: number) => {
+    for (let i = 0; i < n; i += 1000) {
+      await queue.enqueueBatch(Array.from({ length: Math.min(1000, n - i) }, () => ({ queueName: "q", payload })));
+    }
+  };
+  const first = await T.Queue.open(store, "ids", { flushIntervalMs: 1 });
+  await fill(first, JOBS);
+  // A close checkpoints: the reopened queue holds these keys in runs.
+  await first.close();
+  const queue = await T.Queue.open(store, "ids", { flushIntervalMs: 1 });
+  await fill(queue, Math.floor(JOBS / 10));
+  return queue;
+}
+
+const queues: AnyQueue[] = [];
+for (const d of dirs) queues.push(await openFilled(await loadCheckout(d)));
+
+let sink = 0;
+function measure(queue: AnyQueue): number {
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < CALLS; i++) sink += queue.nextJobId().length;
+  const cpu = process.cpuUsage(cpu0);
+  return ((cpu.user + cpu.system) * 1000) / CALLS;
+}
+
+console.log(`nextJobId CPU ns per call; JOBS=${JOBS} (+${Math.floor(JOBS / 10)} in the memtable) CALLS=${CALLS} ROUNDS=${ROUNDS}`);
+for (const [i, d] of dirs.entries()) console.log(`${d}: key runs ${queues[i]!.engineStats.keyRuns}, pending ${(await queues[i]!.view().stats("q")).pending}`);
+const rounds: number[][] = dirs.map(() => []);
+for (let r = 0; r < ROUNDS; r++) {
+  // Alternating which goes first, so neither always runs after the other's garbage.
+  const order = r % 2 === 0 ? dirs.map((_, i) => i) : dirs.map((_, i) => dirs.length - 1 - i);
+  const line: string[] = [];
+  for (const i of order) {
+    const ns = measure(queues[i]!);
+    rounds[i]!.push(ns);
+    line.push(`${dirs[i]}: ${ns.toFixed(0)}`);
+  }
+  console.log(`round ${r + 1} (load ${loadAverageText()}): ${line.join(", ")}`);
+}
+for (const [i, d] of dirs.entries()) console.log(`median after 2 rounds ${d}: ${median(rounds[i]!.slice(2)).toFixed(0)} ns per call`);
+for (const q of queues) await q.close();
+if (sink === 0) console.log("");

@@ -1,0 +1,14 @@
+/**
+ * @module The job ids the runtime draws itself (`nextJobId`) for a run's
+ * first step or a redriven step: the run's records name the id before the
+ * enqueue commits, so a caller's job that takes it in between (ids drawn
+ * within one millisecond count up by one) fails that enqueue. The runtime
+ * then draws another id and builds the records again; a caller's own
+ * `jobId` is never replaced.
+ */
+import { DuplicateJobIdError } from "../../queue/errors.js";
+
+/** Whether `e` is the queue's refusal of `jobId`, an id the runtime drew, because a caller's job took it since. */
+export function drawnIdTaken(e: unknown, jobId: string): boolean {
+  return e instanceof DuplicateJobIdError && e.jobId === jobId;
+}

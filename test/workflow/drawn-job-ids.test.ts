@@ -1,0 +1,181 @@
+/**
+ * @module The job ids the runtime draws itself (a next step's, a
+ * submission's first step, a redriven step) when a caller's job took the
+ * id drawn next. Ids drawn within one millisecond count up by one (the
+ * MockClock is not advanced), so a caller can name and take that id: the
+ * runtime passes it over, whether the caller took it before the draw or
+ * between the draw and the commit, and the caller's job is left as it was.
+ * A caller's own id that is taken is still refused.
+ */
+import { describe, expect, it } from "vitest";
+import { DuplicateJobIdError, type EnqueueOptions, SettlementEffects, StepOutcome, type Queue } from "taquba";
+import { HEADER_RUN_ID } from "../../runtime/workflow/records/reserved.js";
+import { nextUlid, ulidAfter } from "../support/next-ulid.js";
+import { dec, enc, type Env, openEnv, runnerOf, until } from "./helpers.js";
+
+/** A promise and the function that resolves it. */
+function latch(): { promise: Promise<void>; open(): void } {
+  let open!: () => void;
+  const promise = new Promise<void>((r) => (open = r));
+  return { promise, open };
+}
+
+/**
+ * Takes the id the queue draws next with a caller's job in queue "mine":
+ * the caller's enqueue draws one id for its order, so the id after that.
+ */
+async function takeNextId(queue: Queue): Promise<string> {
+  const taken = ulidAfter(queue.nextJobId(), 2);
+  await queue.enqueue("mine", enc("the caller's"), { jobId: taken });
+  return taken;
+}
+
+/** The caller's job is as it enqueued it: pending in its own queue, untouched by the run. */
+async function expectCallersJob(env: Env, taken: string): Promise<void> {
+  expect(await env.queue.view().job(taken)).toMatchObject({ id: taken, queueName: "mine", state: "pending", headers: {}, attempt: 0 });
+  const claimed = await env.queue.claim("mine");
+  expect([claimed?.id, dec(claimed?.payload)]).toEqual([taken, "the caller's"]);
+}
+
+async function ended(env: Env, runId: string): Promise<string | undefined> {
+  await until(async () => (await env.runtime.status(runId))?.state === "terminated", `run ${runId} ended`);
+  return (await env.runtime.outcome(runId))?.status;
+}
+
+/**
+ * Runs of two steps: step 0 continues (after `beforeStep0` returned), step 1 fails
+ * while `failing` holds and succeeds otherwise; each step's job id is recorded.
+ */
+function twoSteps(state: { failing: boolean; jobIds: string[] }, beforeStep0: () => Promise<void> = async () => {}) {
+  return runnerOf(async (s) => {
+    state.jobIds.push(s.jobId);
+    if (s.stepNumber === 0) {
+      await beforeStep0();
+      return StepOutcome.continueNow(enc("next"));
+    }
+    return state.failing ? StepOutcome.fail("failing") : StepOutcome.succeed(enc("done"));
+  });
+}
+
+/** Has the caller take the id of the first enqueue of run `runId` that `method` commits, just before that commit. */
+function takeAtCommit(env: Env, method: "enqueueWithEffects" | "enqueueSuperseding", runId: string): { taken: string | undefined } {
+  const took: { taken: string | undefined } = { taken: undefined };
+  const queue = env.queue as unknown as Record<string, (name: string, payload: Uint8Array, opts: EnqueueOptions, ...rest: unknown[]) => Promise<unknown>>;
+  const original = queue[method]!.bind(env.queue);
+  queue[method] = async (name, payload, opts, ...rest) => {
+    if (took.taken === undefined && opts.headers?.[HEADER_RUN_ID] === runId && opts.jobId !== undefined) {
+      took.taken = opts.jobId;
+      await env.queue.enqueue("mine", enc("the caller's"), { jobId: opts.jobId });
+    }
+    return original(name, payload, opts, ...rest);
+  };
+  return took;
+}
+
+describe("a job id the runtime draws that a caller's job took", () => {
+  it("is passed over by a step's next step: the run goes on and the caller's job stays as it was", async () => {
+    const entered = latch();
+    const gate = latch();
+    const state = { failing: false, jobIds: [] as string[] };
+    const env = await openEnv(
+      twoSteps(state, async () => {
+        entered.open();
+        await gate.promise;
+      }),
+    );
+    try {
+      await env.runtime.submit({ runId: "r", input: enc("in") });
+      await entered.promise;
+      // Taken while step 0 runs, before its settlement draws the id of step 1's job.
+      const taken = await takeNextId(env.queue);
+      gate.open();
+      expect(await ended(env, "r")).toBe("succeeded");
+      expect(state.jobIds[1]).toBe(nextUlid(taken));
+      await expectCallersJob(env, taken);
+      expect(env.logged).toEqual([]);
+    } finally {
+      gate.open();
+      await env.stop();
+    }
+  });
+
+  it("is passed over by a submission, taken before it or between its draw and its commit", async () => {
+    const state = { failing: false, jobIds: [] as string[] };
+    const env = await openEnv(twoSteps(state));
+    try {
+      const before = await takeNextId(env.queue);
+      const out = await env.runtime.submit({ runId: "a", input: enc("in") });
+      expect(out).toEqual({ runId: "a", jobId: nextUlid(before), newlySubmitted: true });
+      const took = takeAtCommit(env, "enqueueWithEffects", "b");
+      const second = await env.runtime.submit({ runId: "b", input: enc("in") });
+      expect(took.taken).toBeDefined();
+      expect(second.newlySubmitted).toBe(true);
+      expect(second.jobId).not.toBe(took.taken);
+      expect([await ended(env, "a"), await ended(env, "b")]).toEqual(["succeeded", "succeeded"]);
+      // Each run's first step ran as the job the submission reported.
+      expect(state.jobIds).toContain(out.jobId);
+      expect(state.jobIds).toContain(second.jobId);
+      expect(await env.queue.view().job(before)).toMatchObject({ queueName: "mine", state: "pending" });
+      await expectCallersJob(env, before);
+      await expectCallersJob(env, took.taken!);
+      expect(env.logged).toEqual([]);
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("is passed over by a debounced submission taken between its draw and its commit", async () => {
+    const state = { failing: false, jobIds: [] as string[] };
+    const env = await openEnv(twoSteps(state));
+    try {
+      const took = takeAtCommit(env, "enqueueSuperseding", "d");
+      const out = await env.runtime.submit({ runId: "d", input: enc("in"), options: { debounce: { key: "k", periodMs: 1_000 } } });
+      expect(took.taken).toBeDefined();
+      expect(out.jobId).not.toBe(took.taken);
+      expect(await env.queue.view().job(out.jobId)).toMatchObject({ state: "scheduled", debounceKey: "k" });
+      await expectCallersJob(env, took.taken!);
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("is passed over by a redrive, taken before it or between its draw and its commit", async () => {
+    const state = { failing: true, jobIds: [] as string[] };
+    const env = await openEnv(twoSteps(state));
+    try {
+      await env.runtime.submit({ runId: "r", input: enc("in") });
+      expect(await ended(env, "r")).toBe("failed");
+      const before = await takeNextId(env.queue);
+      const out = await env.runtime.retryRun("r");
+      expect(out).toEqual({ runId: "r", step: 1, jobId: nextUlid(before) });
+      expect(await ended(env, "r")).toBe("failed");
+      await expectCallersJob(env, before);
+      state.failing = false;
+      const took = takeAtCommit(env, "enqueueWithEffects", "r");
+      const again = await env.runtime.retryRun("r");
+      expect(took.taken).toBeDefined();
+      expect(again.jobId).not.toBe(took.taken);
+      expect(await ended(env, "r")).toBe("succeeded");
+      expect(state.jobIds.at(-1)).toBe(again.jobId);
+      await expectCallersJob(env, took.taken!);
+      expect(env.logged).toEqual([]);
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("a caller's own job id in a submission's effects that is taken is refused, not replaced, and the run is not submitted", async () => {
+    const env = await openEnv(twoSteps({ failing: false, jobIds: [] }));
+    try {
+      await env.queue.enqueue("mine", enc("first"), { jobId: "caller-1" });
+      const effects = new SettlementEffects().enqueue("mine", enc("second"), { jobId: "caller-1" });
+      const refused = await env.runtime.submit({ runId: "e", input: enc("in"), effects }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(DuplicateJobIdError);
+      expect((refused as DuplicateJobIdError).jobId).toBe("caller-1");
+      expect(await env.runtime.status("e")).toBeNull();
+      expect(await env.queue.view().stats("mine")).toMatchObject({ pending: 1 });
+    } finally {
+      await env.stop();
+    }
+  });
+});
