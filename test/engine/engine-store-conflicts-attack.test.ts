@@ -20,14 +20,11 @@ import {
   StoreCorruptedError,
   TaqubaError,
   WriteBatch,
-  type ListOptions,
-  type ListedObject,
-  type ObjectStore,
   type PutOptions,
-  type StoredObject,
 } from "taquba";
 import { parseNumberedKey } from "../../runtime/engine/layout.js";
 import { encodeFence } from "../../runtime/engine/wal-format.js";
+import { ForwardingStore } from "../support/forwarding-store.js";
 import { keysUnder } from "../support/store-keys.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
@@ -40,13 +37,12 @@ const OPTS = { checkpointWalObjects: 0, checkpointWalBytes: 0, flushIntervalMs: 
 type Squatter = { bytes: (key: string) => Uint8Array } | "vanishing";
 
 /** `inner`, where the next create-if-absent put under `prefix` finds `squatter` at its key. */
-class Squatted implements ObjectStore {
+class Squatted extends ForwardingStore {
   next: { prefix: string; squatter: Squatter } | undefined;
   /** The key the squatter took. */
   taken: string | undefined;
-  constructor(readonly inner: ObjectStore) {}
 
-  async put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
+  override async put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
     const next = this.next;
     if (next === undefined || !key.startsWith(next.prefix) || opts?.ifNoneMatch !== "*") return this.inner.put(key, body, opts);
     this.next = undefined;
@@ -61,15 +57,6 @@ class Squatted implements ObjectStore {
     } finally {
       await this.inner.delete(key);
     }
-  }
-  get(key: string): Promise<StoredObject | null> {
-    return this.inner.get(key);
-  }
-  delete(key: string): Promise<void> {
-    return this.inner.delete(key);
-  }
-  list(prefix: string, opts?: ListOptions): AsyncIterable<ListedObject> {
-    return this.inner.list(prefix, opts);
   }
 }
 

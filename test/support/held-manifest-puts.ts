@@ -3,19 +3,18 @@
  * fenced-writer tests pause a writer between its manifest's put landing and
  * the put returning, open a newer writer meanwhile, then let it go on.
  */
-import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "taquba";
+import type { PutOptions } from "taquba";
+import { ForwardingStore } from "./forwarding-store.js";
 
 /** Manifest puts made while `holding` land, then wait for `release()` before returning. */
-export class HeldManifestPuts implements ObjectStore {
+export class HeldManifestPuts extends ForwardingStore {
   holding = false;
   /** The manifests whose held puts landed, in order. */
   readonly landed: string[] = [];
   #release: Array<() => void> = [];
   #onLanded: Array<() => void> = [];
 
-  constructor(readonly inner: ObjectStore) {}
-
-  async put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
+  override async put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
     const result = await this.inner.put(key, body, opts);
     if (this.holding && key.startsWith("manifest/")) {
       this.landed.push(key);
@@ -35,17 +34,5 @@ export class HeldManifestPuts implements ObjectStore {
   release(): void {
     this.holding = false;
     for (const r of this.#release.splice(0)) r();
-  }
-
-  get(key: string): Promise<StoredObject | null> {
-    return this.inner.get(key);
-  }
-
-  delete(key: string): Promise<void> {
-    return this.inner.delete(key);
-  }
-
-  list(prefix: string, opts?: ListOptions): AsyncIterable<ListedObject> {
-    return this.inner.list(prefix, opts);
   }
 }
