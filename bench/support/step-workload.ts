@@ -42,13 +42,33 @@ export async function openStepWorkload(T: Taquba, store: import("../../runtime/i
   };
   const queue = await T.Queue.open(store, "bench");
   const runtime = T.WorkflowRuntime.builder(queue, store, runner, T.NoopTerminalHook).maxConcurrentSteps(64).build();
-  const handle = runtime.spawn();
   const one = async () => {
     const { runId } = await runtime.submit({ input: enc.encode(`0/${stepsPerRun}`) });
     await runtime.wait(runId);
     const o = await runtime.outcome(runId);
     if (o?.status !== "succeeded") throw new Error(`run ${runId} did not succeed`);
   };
+  return workloadOf(queue, runtime.spawn(), one);
+}
+
+/**
+ * The counting benches' drive: opens the workload on a fresh MemoryStore, warms it with 20 runs (10 in flight),
+ * then runs `count` runs with `conc` in flight between `measuring(true)` and `measuring(false)`, and closes it.
+ */
+export async function measureOnMemoryStore(T: Taquba, count: number, conc: number, measuring: (on: boolean) => void): Promise<void> {
+  const w = await openStepWorkload(T, new T.MemoryStore());
+  try {
+    await w.drive(20, 10);
+    measuring(true);
+    await w.drive(count, conc);
+  } finally {
+    measuring(false);
+    await w.close();
+  }
+}
+
+/** The workload around a started runtime: `one` runs one run to its outcome; the handle is shut down, then the queue closed. */
+export function workloadOf(queue: import("../../runtime/index.js").Queue, handle: { shutdown(): Promise<void> }, one: () => Promise<void>): StepWorkload {
   return {
     queue,
     one,
@@ -71,20 +91,4 @@ export async function openStepWorkload(T: Taquba, store: import("../../runtime/i
       await queue.close();
     },
   };
-}
-
-/**
- * The counting benches' drive: opens the workload on a fresh MemoryStore, warms it with 20 runs (10 in flight),
- * then runs `count` runs with `conc` in flight between `measuring(true)` and `measuring(false)`, and closes it.
- */
-export async function measureOnMemoryStore(T: Taquba, count: number, conc: number, measuring: (on: boolean) => void): Promise<void> {
-  const w = await openStepWorkload(T, new T.MemoryStore());
-  try {
-    await w.drive(20, 10);
-    measuring(true);
-    await w.drive(count, conc);
-  } finally {
-    measuring(false);
-    await w.close();
-  }
 }

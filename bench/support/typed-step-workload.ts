@@ -5,7 +5,7 @@
  * its steps, served by a `WorkflowDispatcher`. Each delivery builds a typed
  * step context, its continuations and its transition.
  */
-import { loadCheckout, STEPS_PER_RUN, type StepWorkload, type Taquba } from "./step-workload.js";
+import { loadCheckout, STEPS_PER_RUN, type StepWorkload, type Taquba, workloadOf } from "./step-workload.js";
 
 type Generated = typeof import("../../runtime/generated.js");
 
@@ -54,26 +54,5 @@ export async function openTypedStepWorkload(
     const o = await runtime.outcome(runId);
     if (o?.status !== "succeeded") throw new Error(`run ${runId} did not succeed: ${JSON.stringify(o)}`);
   };
-  return {
-    queue,
-    one,
-    async drive(count, conc) {
-      let next = 0;
-      const lat: number[] = [];
-      await Promise.all(
-        Array.from({ length: Math.min(conc, count) }, async () => {
-          while (next++ < count) {
-            const t = performance.now();
-            await one();
-            lat.push(performance.now() - t);
-          }
-        }),
-      );
-      return lat.sort((a, b) => a - b);
-    },
-    async close() {
-      await handle.shutdown();
-      await queue.close();
-    },
-  };
+  return workloadOf(queue, handle, one);
 }
