@@ -296,11 +296,11 @@ export class TaqubaClient {
     const o = spec.options ?? {};
     const headers = checkUserHeaders(o.headers);
     checkRunOptions(o);
-    checkEffects(spec.effects);
-    if (spec.effects !== undefined && spec.effects.enqueues.length > 0) {
+    const effects = checkEffects(spec.effects);
+    if (effects !== undefined && effects.enqueues.length > 0) {
       throw new ValidationError("a TaqubaClient submission carries caller KV effects only; enqueue follow-up jobs from a step instead");
     }
-    const kvOps: KvOp[] = [...(spec.effects?.kvOps ?? [])];
+    const kvOps: KvOp[] = [...(effects?.kvOps ?? [])];
     const runOptions = {
       headers,
       ...(o.priority === undefined ? {} : { priority: o.priority }),

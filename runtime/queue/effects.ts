@@ -44,6 +44,10 @@ class StagedPut {
     txn.put(op.#engineKey, op.#value);
     return true;
   }
+
+  static isStaged(op: object): boolean {
+    return #engineKey in op;
+  }
 }
 
 /** A delete staged by `SettlementEffects`, its key checked (see `StagedPut`). */
@@ -62,6 +66,10 @@ class StagedDelete {
     if (!(#engineKey in op)) return false;
     txn.delete(op.#engineKey);
     return true;
+  }
+
+  static isStaged(op: object): boolean {
+    return #engineKey in op;
   }
 }
 
@@ -95,7 +103,10 @@ export function commitKvOps(effects: SettlementEffects, txn: KvTxn): void {
 }
 
 /** A `KvOp` not staged through this module, each field read once and checked. */
-function readHandMadeOp(op: unknown, i: number): { kind: "put"; engineKey: string; value: OwnedBytes } | { kind: "delete"; engineKey: string } {
+function readHandMadeOp(
+  op: unknown,
+  i: number,
+): { kind: "put"; key: string; engineKey: string; value: OwnedBytes } | { kind: "delete"; key: string; engineKey: string } {
   if (op === null || typeof op !== "object")
     throw new ValidationError(`KV op ${i} of the effects must be an object, got ${describeValue(op)}; stage KV writes with kvPut and kvDelete`);
   let kind: unknown;
@@ -111,8 +122,36 @@ function readHandMadeOp(op: unknown, i: number): { kind: "put"; engineKey: strin
   if (kind !== "put" && kind !== "delete")
     throw new ValidationError(`KV op ${i} of the effects has kind ${describeValue(kind)}; use "put" or "delete", or stage with kvPut and kvDelete`);
   validateKvKey(key);
-  if (kind === "delete") return { kind, engineKey: engineKeyOf(key) };
-  return { kind, engineKey: engineKeyOf(key), value: copyCallerValue(key, value) };
+  if (kind === "delete") return { kind, key, engineKey: engineKeyOf(key) };
+  return { kind, key, engineKey: engineKeyOf(key), value: copyCallerValue(key, value) };
+}
+
+/**
+ * `effects` with every KV op staged (frozen, checked, its value owned): an
+ * op pushed onto `kvOps` by hand is read once, checked and copied, in a new
+ * `SettlementEffects` (the caller's is left as it is). A check of the ops'
+ * keys made on the answer holds for what commits: a hand-made op's getter
+ * cannot answer one key to the check and another to the commit.
+ */
+export function withStagedKvOps(effects: SettlementEffects): SettlementEffects {
+  const ops = effects.kvOps;
+  if (ops.every((op) => isStaged(op))) return effects;
+  const out = new SettlementEffects();
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i] as unknown;
+    if (isStaged(op)) {
+      out.kvOps.push(op);
+      continue;
+    }
+    const read = readHandMadeOp(op, i);
+    out.kvOps.push(Object.freeze(read.kind === "put" ? new StagedPut(read.key, read.value, read.engineKey) : new StagedDelete(read.key, read.engineKey)));
+  }
+  out.enqueues.push(...effects.enqueues);
+  return out;
+}
+
+function isStaged(op: unknown): op is KvOp {
+  return typeof op === "object" && op !== null && (StagedPut.isStaged(op) || StagedDelete.isStaged(op));
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import { ValidationError } from "../errors.js";
 import { describeValue } from "../option-values.js";
-import { MAX_HEADER_NAME_BYTES, validateHeaders, type HeaderLimits } from "../queue/headers.js";
+import { checkedHeaders, MAX_HEADER_NAME_BYTES, type HeaderLimits } from "../queue/headers.js";
 import { isWellFormed, MAX_KV_VALUE_SIZE } from "../queue/names.js";
 import { MAX_OBJECT_KEY_BYTES, validateObjectKey } from "../store/keys.js";
 
@@ -49,8 +49,8 @@ export function excerpt(s: string): string {
 }
 
 /** Checks a run's headers against the run limits (and every queue header rule). */
-export function checkRunHeaders(headers: unknown): asserts headers is Record<string, string> {
-  validateHeaders(headers, RUN_HEADER_LIMITS);
+export function checkRunHeaders(headers: unknown): Record<string, string> {
+  return checkedHeaders(headers, RUN_HEADER_LIMITS);
 }
 
 /** Checks a signal correlation key: 1 to {@link MAX_CORRELATION_KEY_BYTES} bytes of well-formed text. */

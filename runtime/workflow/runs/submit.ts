@@ -2,7 +2,7 @@
  * @module Submitting a run: step 0 and the durable run record in one commit.
  */
 import { validateInstant } from "../../time-bounds.js";
-import { SettlementEffects } from "../../queue/effects.js";
+import { SettlementEffects, withStagedKvOps } from "../../queue/effects.js";
 import type { EnqueueOptions } from "../../queue/types.js";
 import type { KvExpectation } from "../../queue/kv-ops.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
@@ -36,14 +36,11 @@ import { describeValue } from "../../option-values.js";
 
 /** Checks user headers: string values, no reserved prefix. */
 export function checkUserHeaders(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (headers === undefined) return out;
+  if (headers === undefined) return {};
   // Names, sizes and `__proto__` first: a header the record could not carry is refused, never dropped.
-  checkRunHeaders(headers);
-  for (const [k, v] of Object.entries(headers)) {
-    if (k.startsWith(RESERVED_HEADER_PREFIX)) throw new ReservedHeaderError(k);
-    out[k] = v;
-  }
+  // The copy as checked (each value read once) is what the run carries, not a second read of the caller's object.
+  const out = checkRunHeaders(headers);
+  for (const k in out) if (k.startsWith(RESERVED_HEADER_PREFIX)) throw new ReservedHeaderError(k);
   return out;
 }
 
@@ -121,10 +118,14 @@ export function checkRunOptions(o: RunOptions): void {
   checkRunDebounce(o);
 }
 
-export function checkEffects(effects: SettlementEffects | undefined): void {
-  for (const op of effects?.kvOps ?? []) {
+export function checkEffects(effects: SettlementEffects | undefined): SettlementEffects | undefined {
+  if (effects === undefined) return undefined;
+  // Every op staged (read once, frozen) first: the keys checked here are the keys that commit.
+  const own = withStagedKvOps(effects);
+  for (const op of own.kvOps) {
     if (op.key.startsWith(RESERVED_KV_PREFIX)) throw new ReservedKeyError(op.key, `the "${RESERVED_KV_PREFIX}" KV prefix belongs to the workflow runtime`);
   }
+  return own;
 }
 
 /**
@@ -178,7 +179,8 @@ export async function submitRun(
   const headers = checkUserHeaders(options.headers);
   checkRunPayload(`the input of run "${runId}"`, spec.input);
   checkRunOptions(options);
-  checkEffects(spec.effects);
+  const effects = checkEffects(spec.effects);
+  if (effects !== spec.effects) spec = { ...spec, effects };
   const inputSha256 = sha256Hex(spec.input);
   const span = startSpan("taquba.submit", { "taquba.run.id": runId, "taquba.queue": core.queueName }, undefined, "producer");
   try {
