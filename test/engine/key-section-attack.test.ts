@@ -73,7 +73,9 @@ function randomBatch(r: ReturnType<typeof testRandom>, n: number, keyOf: () => s
 }
 
 describe("key sections and windowed compactions against keys, values and stores at the edges", () => {
-  it("keys whose UTF-16 and UTF-8 orders differ: reopen from key sections, compactions and readers agree with a model", async () => {
+  it("keys whose UTF-16 and UTF-8 orders differ: reopen from key sections, compactions and readers agree with a model", {
+    timeout: HEAVY_TEST_MS,
+  }, async () => {
     const r = testRandom("key section utf orders");
     const store = new MemoryStore();
     const model = new Map<string, string>();
@@ -201,7 +203,7 @@ describe("key sections and windowed compactions against keys, values and stores 
     await reopened.close();
   });
 
-  it("reads failing at random during open and windowed compactions: retried to the model's state", async () => {
+  it("reads failing at random during open and windowed compactions: retried to the model's state", { timeout: HEAVY_TEST_MS }, async () => {
     const { store, model, touched } = await filled("key section faults");
     const faulty = withFaults(store, { failureRate: 0.3, seed: 7, ops: ["get"] });
     await openAndCompact(faulty, model, touched, { retry: { attempts: 30, baseDelayMs: 0, maxDelayMs: 0 } });

@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { LocalStore, Queue, type EngineOptions } from "taquba";
+import { HEAVY_TEST_MS } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const tempDir = useTempDirs("taquba-tier-queue-");
@@ -31,7 +32,9 @@ async function untilCheckpointed(queue: Queue, max = 500): Promise<void> {
 }
 
 describe("a queue with runs folded by tiers", () => {
-  it("filled, half drained, reopened with the option off and on, drained to empty and refilled: every job once, none acknowledged back", async () => {
+  it("filled, half drained, reopened with the option off and on, drained to empty and refilled: every job once, none acknowledged back", {
+    timeout: HEAVY_TEST_MS,
+  }, async () => {
     const dir = await tempDir();
     const open = (byTier: boolean) => Queue.open(new LocalStore(dir), "q", { flushIntervalMs: 0, engineOptions: { ...TIER, foldRunsByTier: byTier } });
     let queue = await open(true);
