@@ -12,16 +12,7 @@
  * own put.
  */
 import { describe, expect, it } from "vitest";
-import {
-  ClosedError,
-  Engine,
-  FencedError,
-  LocalStore,
-  StoreCorruptedError,
-  TaqubaError,
-  WriteBatch,
-  type PutOptions,
-} from "taquba";
+import { ClosedError, Engine, FencedError, LocalStore, StoreCorruptedError, TaqubaError, WriteBatch, type PutOptions } from "taquba";
 import { parseNumberedKey } from "../../runtime/engine/layout.js";
 import { encodeFence } from "../../runtime/engine/wal-format.js";
 import { ForwardingStore } from "../support/forwarding-store.js";
