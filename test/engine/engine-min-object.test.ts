@@ -3,7 +3,7 @@
  * objects of at least `MIN_OBJECT_BATCHES` commits: the follow-ups of a
  * released wave leave in objects of two groups instead of one each; a
  * smaller object goes once fewer commits wait (no timer needed); a window of
- * 0 holds nothing.
+ * 0 holds nothing; a failed put rejects what was held behind it.
  */
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, WriteBatch } from "taquba";
@@ -80,6 +80,21 @@ describe("engine WAL objects while many commits wait", () => {
     expect(order.at(-1)).toBe("late");
     expect(order).toHaveLength(wave + 1);
     await engine.close();
+  });
+
+  it("rejects a held object's commits, without waiting, when the put it waits behind fails", async () => {
+    const { gated, engine } = await holdingWal(10_000);
+    const wave = Array.from({ length: MIN_OBJECT_BATCHES + 10 }, (_, i) => engine.commit(new WriteBatch().put(`k/${i}`, enc("v"))));
+    await gated.waitHeld(1);
+    const late = engine.commit(new WriteBatch().put("late", enc("v")));
+    // Something else takes the held object's name: its put fails and poisons the engine.
+    const k1 = gated.held[0]!.key;
+    await gated.inner.put(k1, enc("not a WAL object"));
+    gated.release(k1);
+    await expect(late).rejects.toThrow();
+    for (const c of wave) await expect(c).rejects.toThrow();
+    expect(engine.stats.walPuts).toBe(1);
+    expect(engine.closed).toBe(true);
   });
 
   it("holds nothing with a window of 0", async () => {
