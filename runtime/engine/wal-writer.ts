@@ -18,6 +18,14 @@
  * one write per commit and no window. While puts are in flight, commits keep
  * gathering until the oldest put lands or `flushIntervalMs` passes, whichever
  * comes first: batching grows with load instead of being paid by every commit.
+ * While at least `MIN_OBJECT_BATCHES` commits wait in objects not yet
+ * stored or not yet released, a smaller open object keeps gathering past
+ * its window and past release steps, until it reaches that size or those
+ * commits drop below it (each landing and release step lowers them; no
+ * timer polls). Their release brings the next commits: against a slow
+ * store an object then holds two release groups instead of one, half the
+ * puts per commit, for a wait of at most the puts already in flight. One
+ * committer at a time never waits for it (nothing is in flight).
  *
  * Release by groups: the commits of one object wait on promises shared by at
  * most `RELEASE_GROUP` commits each. Once an object (and every earlier one)
@@ -60,6 +68,13 @@ export const RELEASE_GROUP = 25;
  */
 export const releaseTuning = { slowPutMs: 4 };
 
+/**
+ * The fewest commits an object is sealed with while at least as many wait
+ * in objects not yet stored or released (see the module documentation): two release
+ * groups, so that a slow store's objects stop shrinking to one group each.
+ */
+export const MIN_OBJECT_BATCHES = 2 * RELEASE_GROUP;
+
 /** Smallest first buffer of a WAL object, in bytes. */
 const MIN_FIRST_BUFFER = 1024;
 /** The largest buffer kept for the next objects to write into (see `#spare`). */
@@ -75,6 +90,8 @@ export interface WalWriterOptions {
 
 interface Waiter {
   promise: Promise<void>;
+  /** The commits appended under it (none for a wait on a sequence number). */
+  commits: number;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -86,7 +103,7 @@ function newWaiter(): Waiter {
     resolve = res;
     reject = rej;
   });
-  return { promise, resolve, reject };
+  return { promise, resolve, reject, commits: 0 };
 }
 
 interface Sealed {
@@ -96,6 +113,8 @@ interface Sealed {
   writer: ByteWriter;
   /** The groups of commits waiting for it, in commit order. */
   waiters: Waiter[];
+  /** How many commits it holds. */
+  batches: number;
   landed: boolean;
 }
 
@@ -151,6 +170,10 @@ export class WalWriter {
   /** Sealed objects not yet durable, in sequence order (sent or waiting for the window). */
   #sealed: Sealed[] = [];
   #sentUpTo: number;
+  /** Commits in `#sealed`: while there are many, their release brings the next ones (see `#holdOpen`). */
+  #batchesNotStored = 0;
+  /** Commits stored but not yet released: they run and commit again within a few macrotasks. */
+  #commitsToRelease = 0;
   #failure: TaqubaError | undefined;
   readonly stats: WalStats = { objects: 0, bytes: 0, batches: 0 };
 
@@ -216,6 +239,7 @@ export class WalWriter {
       this.#lastGroupSize = 0;
     }
     this.#lastGroupSize++;
+    w.commits++;
     return w.promise;
   }
 
@@ -248,7 +272,8 @@ export class WalWriter {
     // Never written over before its put settled (then only when `#reuse`).
     lendBody(bytes);
     this.#lastSize = Math.min(this.#opts.maxWalBytes, Math.max(MIN_FIRST_BUFFER, bytes.length + (bytes.length >> 2)));
-    const sealed: Sealed = { seq, bytes, writer: open.writer, waiters: this.#openWaiters, landed: false };
+    const sealed: Sealed = { seq, bytes, writer: open.writer, waiters: this.#openWaiters, batches: open.batchCount, landed: false };
+    this.#batchesNotStored += open.batchCount;
     this.#openWaiters = [];
     this.#lastGroupSize = 0;
     this.#sealed.push(sealed);
@@ -274,11 +299,13 @@ export class WalWriter {
     for (let i = this.#releaseHead; i < this.#releasing.length; i++) this.#releasing[i]?.resolve();
     this.#releasing = [];
     this.#releaseHead = 0;
+    this.#commitsToRelease = 0;
     for (const w of this.#openWaiters) w.reject(err);
     this.#openWaiters = [];
     this.#open = undefined;
     for (const s of this.#sealed) for (const w of s.waiters) w.reject(err);
     this.#sealed = [];
+    this.#batchesNotStored = 0;
   }
 
   #armTimer(): void {
@@ -299,8 +326,24 @@ export class WalWriter {
     return this.#sentUpTo + 1 <= this.#durableSeq + this.#opts.maxInflight;
   }
 
+  /**
+   * Whether the open object should keep gathering past its window: it is
+   * small and enough commits wait in objects not yet stored, or stored and
+   * not yet released, that their release will bring more. Bounded: each
+   * release step and each landing lowers that count, and once it is below
+   * `MIN_OBJECT_BATCHES` the object goes.
+   */
+  #holdOpen(): boolean {
+    const open = this.#open;
+    // A window of 0 asked for no gathering at all.
+    if (open === undefined || this.#opts.flushIntervalMs <= 0) return false;
+    return open.batchCount < MIN_OBJECT_BATCHES && this.#batchesNotStored + this.#commitsToRelease >= MIN_OBJECT_BATCHES;
+  }
+
   #onTimer(): void {
     this.#timer = undefined;
+    // Held: the next landing or release step seals it.
+    if (this.#holdOpen()) return;
     // With the window full, keep gathering: the object is sealed when a slot frees.
     if (this.#windowOpen()) this.seal();
     else this.#flushDue = true;
@@ -336,7 +379,11 @@ export class WalWriter {
     while (this.#sealed.length > 0 && this.#sealed[0]!.landed) {
       const done = this.#sealed.shift()!;
       this.#durableSeq = done.seq;
-      for (const w of done.waiters) this.#releasing.push(w);
+      this.#batchesNotStored -= done.batches;
+      for (const w of done.waiters) {
+        this.#releasing.push(w);
+        this.#commitsToRelease += w.commits;
+      }
       released = true;
     }
     // A release in progress goes on at its own pace; otherwise the first group goes now.
@@ -363,10 +410,11 @@ export class WalWriter {
       const from = this.#releaseHead;
       this.#releasing = [];
       this.#releaseHead = 0;
+      this.#commitsToRelease = 0;
       for (let i = from; i < all.length; i++) all[i]?.resolve();
       return;
     }
-    if (this.#open !== undefined) {
+    if (this.#open !== undefined && !this.#holdOpen()) {
       if (this.#windowOpen()) this.seal();
       else this.#flushDue = true;
     }
@@ -377,6 +425,7 @@ export class WalWriter {
       return;
     }
     this.#releasing[this.#releaseHead++] = undefined;
+    this.#commitsToRelease -= w.commits;
     // A store that keeps up never empties the queue: drop the released head now and then.
     if (this.#releaseHead >= 1024) {
       this.#releasing = this.#releasing.slice(this.#releaseHead);

@@ -1,0 +1,113 @@
+/**
+ * @module While many commits wait for a slow store, the WAL writer seals
+ * objects of at least `MIN_OBJECT_BATCHES` commits: the follow-ups of a
+ * released wave leave in objects of two groups instead of one each; a
+ * smaller object goes once fewer commits wait (no timer needed); a window of
+ * 0 holds nothing; a failed put rejects what was held behind it.
+ */
+import { describe, expect, it } from "vitest";
+import { Engine, MemoryStore, WriteBatch } from "taquba";
+import { decodeWal } from "../../runtime/engine/wal-format.js";
+import { MIN_OBJECT_BATCHES, RELEASE_GROUP } from "../../runtime/engine/wal-writer.js";
+import { everyPutSlow } from "../support/every-put-slow.js";
+import { GatedStore } from "../support/gated-store.js";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+
+/** An engine over a store that holds every WAL put until the test releases it. */
+async function holdingWal(flushIntervalMs: number): Promise<{ gated: GatedStore; engine: Engine }> {
+  const gated = new GatedStore(new MemoryStore());
+  const engine = await Engine.open(gated, { flushIntervalMs });
+  gated.hold = (k) => k.startsWith("wal/");
+  return { gated, engine };
+}
+
+/** Commits in each stored WAL object after the first `skip`, in sequence order. */
+async function batchesPerObject(store: MemoryStore, skip: number): Promise<number[]> {
+  const out: number[] = [];
+  for await (const { key } of store.list("wal/")) {
+    const obj = await store.get(key);
+    const wal = decodeWal(key, obj!.body, Number(key.slice("wal/".length)));
+    if (wal.kind === "batches") out.push(wal.batches.length);
+  }
+  return out.slice(skip);
+}
+
+describe("engine WAL objects while many commits wait", () => {
+  // Held puts land within microseconds of their release: every put counts as slow, so releases go by groups.
+  everyPutSlow();
+
+  it("seals a released wave's follow-ups in objects of two groups, not one each", async () => {
+    expect(MIN_OBJECT_BATCHES).toBe(2 * RELEASE_GROUP);
+    // A long window: only the release steps and the object size seal here.
+    const { gated, engine } = await holdingWal(10_000);
+    const wave = 4 * RELEASE_GROUP;
+    const followUps: Promise<void>[] = [];
+    const commits = Array.from({ length: wave }, (_, i) =>
+      engine.commit(new WriteBatch().put(`k/${i}`, enc("v"))).then(() => {
+        followUps.push(engine.commit(new WriteBatch().put(`next/${i}`, enc("v"))));
+      }),
+    );
+    await gated.waitHeld(1);
+    gated.release(gated.held[0]!.key);
+    await Promise.all(commits);
+    await gated.waitHeld(2);
+    // Each group's follow-ups alone would have left in four objects of 25.
+    expect(engine.stats.walPuts).toBe(3);
+    gated.hold = () => false;
+    for (const h of [...gated.held]) gated.release(h.key);
+    await Promise.all(followUps);
+    expect(await batchesPerObject(gated.inner as MemoryStore, 1)).toEqual([MIN_OBJECT_BATCHES, MIN_OBJECT_BATCHES]);
+    await engine.close();
+    const reopened = await Engine.open(gated.inner);
+    expect([...reopened.scan({ prefix: "next/" })]).toHaveLength(wave);
+    await reopened.close();
+  });
+
+  it("sends a small object once fewer than two groups' commits wait, without waiting for its window", async () => {
+    const { gated, engine } = await holdingWal(10_000);
+    const wave = MIN_OBJECT_BATCHES + 10;
+    const order: string[] = [];
+    const commits = Array.from({ length: wave }, (_, i) => engine.commit(new WriteBatch().put(`k/${i}`, enc("v"))).then(() => void order.push(`k/${i}`)));
+    await gated.waitHeld(1);
+    const late = engine.commit(new WriteBatch().put("late", enc("v"))).then(() => void order.push("late"));
+    gated.release(gated.held[0]!.key);
+    // Sixty commits released, none committing again: after the first group fewer than fifty wait and the held one goes.
+    await gated.waitHeld(1);
+    gated.release(gated.held[0]!.key);
+    await Promise.all([...commits, late]);
+    expect(await batchesPerObject(gated.inner as MemoryStore, 0)).toEqual([wave, 1]);
+    expect(order.at(-1)).toBe("late");
+    expect(order).toHaveLength(wave + 1);
+    await engine.close();
+  });
+
+  it("rejects a held object's commits, without waiting, when the put it waits behind fails", async () => {
+    const { gated, engine } = await holdingWal(10_000);
+    const wave = Array.from({ length: MIN_OBJECT_BATCHES + 10 }, (_, i) => engine.commit(new WriteBatch().put(`k/${i}`, enc("v"))));
+    await gated.waitHeld(1);
+    const late = engine.commit(new WriteBatch().put("late", enc("v")));
+    // Something else takes the held object's name: its put fails and poisons the engine.
+    const k1 = gated.held[0]!.key;
+    await gated.inner.put(k1, enc("not a WAL object"));
+    gated.release(k1);
+    await expect(late).rejects.toThrow();
+    for (const c of wave) await expect(c).rejects.toThrow();
+    expect(engine.stats.walPuts).toBe(1);
+    expect(engine.closed).toBe(true);
+  });
+
+  it("holds nothing with a window of 0", async () => {
+    const { gated, engine } = await holdingWal(0);
+    const commits = Array.from({ length: MIN_OBJECT_BATCHES + 10 }, (_, i) => engine.commit(new WriteBatch().put(`k/${i}`, enc("v"))));
+    await gated.waitHeld(1);
+    const late = engine.commit(new WriteBatch().put("late", enc("v")));
+    // Sent beside the object still held, as before.
+    await gated.waitHeld(2);
+    gated.hold = () => false;
+    for (const h of [...gated.held]) gated.release(h.key);
+    await Promise.all([...commits, late]);
+    expect(await batchesPerObject(gated.inner as MemoryStore, 0)).toEqual([MIN_OBJECT_BATCHES + 10, 1]);
+    await engine.close();
+  });
+});
