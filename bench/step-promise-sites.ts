@@ -49,12 +49,14 @@ try {
       if (!counting || type !== "PROMISE") return;
       promises++;
       Error.captureStackTrace(holder);
-      const frames = (holder.stack ?? "").split("\n").slice(1);
+      const all = (holder.stack ?? "").split("\n");
+      // The hook's own frames, down to the engine's promise hook, name no site.
+      const frames = all.slice(all.findIndex((f) => f.includes("promiseInitHook")) + 1);
       if (process.env.SHOW && promises < 5) console.log(holder.stack);
       const mine = frames.filter((f) => f.includes(root) || f.includes("step-workload")).slice(0, DEPTH);
       const site =
         mine.length === 0
-          ? `(outside) ${frames.slice(3, 5).join(" ")}`
+          ? `(outside) ${frames.slice(0, 2).join(" ")}`
           : mine
               .map((f) =>
                 f

@@ -92,13 +92,16 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   core.countClaimsInFlight(queueName, claimed.length);
   try {
     const durable = core.claimableDurable(claimed.map(([r]) => r.id));
-    const fetching = Promise.allSettled(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef, r.payloadSize))));
-    const waiting = durable === undefined ? fetching : Promise.allSettled([durable, fetching]);
-    core.claimsWaiting.add(waiting);
-    let fetched: Awaited<typeof fetching>;
+    // Payloads held in the records (most) need no read: no promise per job, and no wait when the claims are durable.
+    const fetching = claimed.some(([r]) => r.payloadRef !== undefined)
+      ? Promise.allSettled(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef, r.payloadSize))))
+      : undefined;
+    const waiting = fetching === undefined ? durable : durable === undefined ? fetching : Promise.allSettled([durable, fetching]);
+    if (waiting !== undefined) core.claimsWaiting.add(waiting);
+    let fetched: PromiseSettledResult<Uint8Array>[];
     try {
       if (durable !== undefined) await durable;
-      fetched = await fetching;
+      fetched = fetching !== undefined ? await fetching : claimed.map(([r]) => ({ status: "fulfilled", value: r.payload }));
       // A close began meanwhile: it waits for this claim, which gives its jobs back, attempts uncounted.
       if (core.closing) {
         release(
@@ -108,7 +111,7 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
         throw new ClosedError(`queue "${core.name}"`);
       }
     } finally {
-      core.claimsWaiting.delete(waiting);
+      if (waiting !== undefined) core.claimsWaiting.delete(waiting);
     }
     // A missing or corrupted payload object never heals: dead-letter that job.
     // Any other failure (the store is unreachable) may pass: put the whole
