@@ -85,6 +85,13 @@ describe("ackClaimingNextInTurn", () => {
     await expect(refused).rejects.toThrow(ValidationError);
     const odd = queue.ackClaimingNextInTurn(job, effects, { index: 0, reserve: () => "yes" as unknown as boolean });
     await expect(odd instanceof Promise ? odd : Promise.resolve()).rejects.toThrow(/reserve must answer true/);
+    for (const bad of [null, { index: Number.NaN, reserve: () => true }, { index: 0, leaseMs: Number.POSITIVE_INFINITY, reserve: () => true }]) {
+      const r = queue.ackClaimingNextInTurn(job, effects, bad as unknown as ClaimNext);
+      await expect(r instanceof Promise ? r : Promise.resolve()).rejects.toThrow(ValidationError);
+    }
+    // A copy of the claimed job is not a claim.
+    const copy = queue.ackClaimingNextInTurn({ ...job }, effects, takeIt);
+    await expect(copy instanceof Promise ? copy : Promise.resolve()).rejects.toThrow(/settle only ClaimedJobs/);
     expect(await queue.view().job(job.id)).toMatchObject({ state: "claimed" });
     // Still held: it acks.
     await queue.ack(job);
