@@ -92,16 +92,13 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   core.countClaimsInFlight(queueName, claimed.length);
   try {
     const durable = core.claimableDurable(claimed.map(([r]) => r.id));
-    // Payloads held in the records (most) need no read: no promise per job, and no wait when the claims are durable.
-    const fetching = claimed.some(([r]) => r.payloadRef !== undefined)
-      ? Promise.allSettled(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef, r.payloadSize))))
-      : undefined;
-    const waiting = fetching === undefined ? durable : durable === undefined ? fetching : Promise.allSettled([durable, fetching]);
-    if (waiting !== undefined) core.claimsWaiting.add(waiting);
-    let fetched: PromiseSettledResult<Uint8Array>[];
+    const fetching = Promise.allSettled(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef, r.payloadSize))));
+    const waiting = durable === undefined ? fetching : Promise.allSettled([durable, fetching]);
+    core.claimsWaiting.add(waiting);
+    let fetched: Awaited<typeof fetching>;
     try {
       if (durable !== undefined) await durable;
-      fetched = fetching !== undefined ? await fetching : claimed.map(([r]) => ({ status: "fulfilled", value: r.payload }));
+      fetched = await fetching;
       // A close began meanwhile: it waits for this claim, which gives its jobs back, attempts uncounted.
       if (core.closing) {
         release(
@@ -111,7 +108,7 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
         throw new ClosedError(`queue "${core.name}"`);
       }
     } finally {
-      if (waiting !== undefined) core.claimsWaiting.delete(waiting);
+      core.claimsWaiting.delete(waiting);
     }
     // A missing or corrupted payload object never heals: dead-letter that job.
     // Any other failure (the store is unreachable) may pass: put the whole
