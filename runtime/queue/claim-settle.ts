@@ -382,13 +382,38 @@ function settleErrorKind(e: unknown): { kind: string } {
   return { kind: e instanceof ClaimLostError ? "claim_lost" : e instanceof ClosedError ? "closed" : "commit" };
 }
 
-async function settleNow(
+function settleNow(core: QueueCore, job: ClaimedJob, effects: SettlementEffects | undefined, transition: Transition, claimNext?: ClaimNext): Promise<Settled> {
+  try {
+    return settledAfter(startSettlement(core, job, effects, transition, claimNext));
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+/** Waits for a started settlement's commit and ends it (see `Submitted`). */
+async function settledAfter(started: Submitted | Promise<Submitted>): Promise<Settled> {
+  const s = started instanceof Submitted ? started : await started;
+  try {
+    await s.durable;
+  } catch (err) {
+    s.failed(err);
+    throw err;
+  }
+  return s.settled();
+}
+
+/**
+ * Checks the claim and builds and submits the settlement's commit: in the
+ * caller's turn when nothing needs loading (the common case), else after
+ * loading an offloaded payload or a paged-out record.
+ */
+function startSettlement(
   core: QueueCore,
   job: ClaimedJob,
   effects: SettlementEffects | undefined,
   transition: Transition,
-  claimNext?: ClaimNext,
-): Promise<Settled> {
+  claimNext: ClaimNext | undefined,
+): Submitted | Promise<Submitted> {
   core.checkOpen();
   const ticket = ticketOf(job);
   if (ticket === undefined) throw new ValidationError("settle only ClaimedJobs returned by a queue's claim, not copies of them");
@@ -398,39 +423,68 @@ async function settleNow(
   const id = job.id;
   // Awaited only when a payload is offloaded: a settlement otherwise builds its commit in the caller's turn.
   const preparing = effects === undefined ? [] : core.prepare(effects.enqueues);
+  if (!Array.isArray(preparing)) return startPrepared(core, id, ticket, effects, transition, claimNext, preparing);
+  const s = submitSettlement(core, id, ticket, effects, transition, claimNext, preparing);
+  return s !== undefined ? s : startPrepared(core, id, ticket, effects, transition, claimNext, preparing, true);
+}
+
+/** `startSettlement` once the enqueues are prepared, loading the job's record while a checkpoint has it paged out. */
+async function startPrepared(
+  core: QueueCore,
+  id: string,
+  ticket: ClaimTicket,
+  effects: SettlementEffects | undefined,
+  transition: Transition,
+  claimNext: ClaimNext | undefined,
+  preparing: readonly PreparedEnqueue[] | Promise<readonly PreparedEnqueue[]>,
+  cold = false,
+): Promise<Submitted> {
   const prepared = Array.isArray(preparing) ? preparing : await preparing;
+  for (let warm = cold; ; warm = true) {
+    // Read first, loaded only when a checkpoint paged the record out (a cold read changes nothing):
+    // warming every settlement's record first cost a lookup of its own. Then read again.
+    if (warm) for (let w = warmJobs(core.engine, [id]); w !== undefined; w = warmJobs(core.engine, [id])) await w;
+    const s = submitSettlement(core, id, ticket, effects, transition, claimNext, prepared);
+    if (s !== undefined) return s;
+  }
+}
+
+/**
+ * Builds the settlement's transaction and submits its commit, all in this
+ * turn; undefined (nothing done) when the job's record is paged out. The
+ * prepared enqueues the settlement does not use are discarded, except when
+ * it returns undefined (they are the next try's).
+ */
+function submitSettlement(
+  core: QueueCore,
+  id: string,
+  ticket: ClaimTicket,
+  effects: SettlementEffects | undefined,
+  transition: Transition,
+  claimNext: ClaimNext | undefined,
+  prepared: readonly PreparedEnqueue[],
+): Submitted | undefined {
   let outcomes: EnqueueOutcome[] | undefined;
-  let result: ReturnType<Transition>;
-  let commit: Promise<void>;
-  let removedRef: string | undefined;
-  let chained: Chained | undefined;
-  let ctx: TransitionContext;
-  /** The attempt the settled record counted, for the dead-letter log: the record's, not the job's field. */
-  let settledAttempt: number;
+  let cold = false;
   try {
-    let txn: Txn;
+    core.checkOpen();
+    const txn = new Txn(core.engine);
     let r: JobRecord | undefined;
-    for (;;) {
-      core.checkOpen();
-      txn = new Txn(core.engine);
-      try {
-        // The job's id must be its claim's (a token holds only its own job); the queue is the claim's, not the
-        // job's field, which an object inheriting from the job could shadow.
-        r = core.leases.holds(id, ticket.claim.token)
-          ? heldRecord(txn, id, ticket, transition !== ackTransition || ackKeepsRecord(core, ticket.claim.queue))
-          : undefined;
-        break;
-      } catch (err) {
-        if (!(err instanceof ValueNotWarmedError)) throw err;
-      }
-      // Read first, loaded only when a checkpoint paged the record out (a cold read changes nothing):
-      // warming every settlement's record first cost a lookup of its own. Then read again.
-      for (let w = warmJobs(core.engine, [id]); w !== undefined; w = warmJobs(core.engine, [id])) await w;
+    try {
+      // The job's id must be its claim's (a token holds only its own job); the queue is the claim's, not the
+      // job's field, which an object inheriting from the job could shadow.
+      r = core.leases.holds(id, ticket.claim.token)
+        ? heldRecord(txn, id, ticket, transition !== ackTransition || ackKeepsRecord(core, ticket.claim.queue))
+        : undefined;
+    } catch (err) {
+      if (!(err instanceof ValueNotWarmedError)) throw err;
+      cold = true;
+      return undefined;
     }
-    ctx = core.ctx();
+    const ctx = core.ctx();
     if (r === undefined || r.state !== "claimed") throw new ClaimLostError(id);
-    settledAttempt = r.attempts;
-    result = transition(txn, ctx, r, ticket.historyless === true, ticket.keys);
+    const result = transition(txn, ctx, r, ticket.historyless === true, ticket.keys);
+    let chained: Chained | undefined;
     if (!result.applyEffects) outcomes = [];
     else if (claimNext !== undefined && mayChain(core, txn, ctx.now, prepared, claimNext)) {
       const applied = core.applyEffectsClaiming(txn, ctx, effects, prepared, claimNext.index);
@@ -450,55 +504,115 @@ async function settleNow(
         };
       }
     } else outcomes = core.applyEffects(txn, ctx, effects, prepared);
-    if (result.record === undefined && r.payloadRef !== undefined) removedRef = r.payloadRef;
-    commit = core.commit(txn, true, chained?.record.id);
+    const removedRef = result.record === undefined && r.payloadRef !== undefined ? r.payloadRef : undefined;
+    const commit = core.commit(txn, true, chained?.record.id);
     // Removed in the same turn as the commit, so the reaper never sees a settled claim.
     core.leases.remove(id);
     if (chained !== undefined) core.loop.rearm(chained.entry.expiresAt);
+    // The attempt the settled record counted, for the dead-letter log: the record's, not the job's field.
+    return new Submitted(core, id, ticket.claim.queue, commit, result, outcomes, prepared, ctx.now, r.attempts, removedRef, chained, claimNext !== undefined);
   } finally {
-    core.discardUnused(prepared, outcomes);
+    if (!cold) core.discardUnused(prepared, outcomes);
   }
-  // A chained claim waits for its commit like any claim: a close that begins meanwhile waits for it (see below).
-  // The commit's own promise, counted: no promise and reaction of its own per chained step.
-  const waiting = chained === undefined ? undefined : commit;
-  if (waiting !== undefined) core.claimsWaiting.add(waiting);
-  try {
-    await commit;
+}
+
+/** An ack submitted in its caller's turn (`ackClaimingNextInTurn`): await `durable` once, then call `settled()`, or `failed(err)` when it rejected, at once. */
+export interface SubmittedAck {
+  readonly durable: Promise<void>;
+  settled(): AckedClaimingNext | Promise<AckedClaimingNext>;
+  failed(err: unknown): void;
+}
+
+/**
+ * A settlement whose commit is submitted. Its holder awaits `durable` once
+ * and then calls `settled()`, or `failed(err)` when it rejected, at once
+ * (no other await between): a close waits for a chained claim's commit and
+ * counts on its hand-out having run when that commit settles.
+ */
+export class Submitted {
+  #chained: Chained | undefined;
+  readonly #waiting: Promise<void> | undefined;
+
+  constructor(
+    private readonly core: QueueCore,
+    private readonly id: string,
+    private readonly queue: string,
+    /** The settlement's commit: resolves when durable. */
+    readonly durable: Promise<void>,
+    private readonly result: ReturnType<Transition>,
+    private readonly outcomes: EnqueueOutcome[],
+    private readonly prepared: readonly PreparedEnqueue[],
+    private readonly now: number,
+    private readonly settledAttempt: number,
+    private readonly removedRef: string | undefined,
+    chained: Chained | undefined,
+    private readonly claiming: boolean,
+  ) {
+    this.#chained = chained;
+    // A chained claim waits for its commit like any claim: a close that begins meanwhile waits for it.
+    // The commit's own promise, counted: no promise and reaction of its own per chained step.
+    this.#waiting = chained === undefined ? undefined : durable;
+    if (this.#waiting !== undefined) core.claimsWaiting.add(this.#waiting);
+  }
+
+  /** The commit failed: the claim of a job that never became durable goes with it. */
+  failed(_err: unknown): void {
+    const chained = this.#chained;
+    this.#stopWaiting();
+    if (chained !== undefined && this.core.leases.holds(chained.record.id, chained.entry.token) !== undefined) this.core.leases.remove(chained.record.id);
+  }
+
+  /** The commit is durable: hands out the chained job and tells everyone else what the settlement did. */
+  settled(): Settled | Promise<Settled> {
+    const core = this.core;
+    let chained = this.#chained;
     // A close began meanwhile: the job goes back, attempt uncounted, rather than out to a caller no one lets settle it.
     if (chained !== undefined && core.closing) {
-      release(core, [[chained.record.id, chained.entry.token]]);
+      try {
+        release(core, [[chained.record.id, chained.entry.token]]);
+      } catch (err) {
+        this.failed(err);
+        throw err;
+      }
       chained = undefined;
     }
-  } catch (err) {
-    // The claim of a job that never became durable goes with it.
-    if (chained !== undefined && core.leases.holds(chained.record.id, chained.entry.token) !== undefined) core.leases.remove(chained.record.id);
-    throw err;
-  } finally {
-    if (waiting !== undefined) core.claimsWaiting.delete(waiting);
+    this.#stopWaiting();
+    // Handed out only now that the settlement that enqueued it is durable, and only while its lease holds.
+    const next =
+      chained !== undefined && !core.isClosed && core.leases.holds(chained.record.id, chained.entry.token) !== undefined
+        ? makeClaimedJob(core, core.leases, core.clock, chained.record, chained.entry, chained.payload, chained.stored, true, chained.keys)
+        : undefined;
+    if (this.removedRef !== undefined) return core.payloads.deleteAll([this.removedRef]).then(() => this.#announce(next, chained?.index));
+    return this.#announce(next, chained?.index);
   }
-  // Handed out only now that the settlement that enqueued it is durable, and only while its lease holds.
-  const next =
-    chained !== undefined && !core.isClosed && core.leases.holds(chained.record.id, chained.entry.token) !== undefined
-      ? makeClaimedJob(core, core.leases, core.clock, chained.record, chained.entry, chained.payload, chained.stored, true, chained.keys)
-      : undefined;
-  if (removedRef !== undefined) await core.payloads.deleteAll([removedRef]);
-  const rec = result.record;
-  if (rec?.state === "scheduled") core.loop.rearm(rec.runAt!);
-  if (rec?.state === "pending") core.work.notify(rec.queue);
-  if (rec?.retainUntil !== undefined) core.loop.rearm(rec.retainUntil);
-  if (result.finish) core.completions.finished(id, result.finish);
-  if (result.finish?.kind === "dead") {
-    const queue = ticket.claim.queue;
-    instruments()?.deadLetters.add(1, { "taquba.queue": queue });
-    core.log.error(
-      { jobId: id, queue, attempt: settledAttempt, lastError: rec?.lastError },
-      `queue "${core.name}": job ${id} of queue "${queue}" was dead-lettered after attempt ${settledAttempt}`,
-    );
+
+  #stopWaiting(): void {
+    if (this.#waiting !== undefined) this.core.claimsWaiting.delete(this.#waiting);
+    this.#chained = undefined;
   }
-  if (result.applyEffects) core.announceInserted(prepared, outcomes, ctx.now, chained?.index);
-  // For `ackClaimingNext` the shape it answers with, so it can hand this promise on as it is.
-  if (claimNext !== undefined) return { enqueued: outcomes, next };
-  return { record: rec, enqueued: outcomes };
+
+  #announce(next: ClaimedJob | undefined, chainedIndex: number | undefined): Settled {
+    const core = this.core;
+    const { result, outcomes, id } = this;
+    const rec = result.record;
+    if (rec?.state === "scheduled") core.loop.rearm(rec.runAt!);
+    if (rec?.state === "pending") core.work.notify(rec.queue);
+    if (rec?.retainUntil !== undefined) core.loop.rearm(rec.retainUntil);
+    if (result.finish) core.completions.finished(id, result.finish);
+    if (result.finish?.kind === "dead") {
+      const queue = this.queue;
+      const attempt = this.settledAttempt;
+      instruments()?.deadLetters.add(1, { "taquba.queue": queue });
+      core.log.error(
+        { jobId: id, queue, attempt, lastError: rec?.lastError },
+        `queue "${core.name}": job ${id} of queue "${queue}" was dead-lettered after attempt ${attempt}`,
+      );
+    }
+    if (result.applyEffects) core.announceInserted(this.prepared, outcomes, this.now, chainedIndex);
+    // For `ackClaimingNext` the shape it answers with, so it can hand this promise on as it is.
+    if (this.claiming) return { enqueued: outcomes, next };
+    return { record: rec, enqueued: outcomes };
+  }
 }
 
 const ackTransition: Transition = (txn, ctx, r, historyless, keys) => {
@@ -530,26 +644,60 @@ export async function ack(core: QueueCore, job: ClaimedJob, effects?: Settlement
  */
 export function ackClaimingNext(core: QueueCore, job: ClaimedJob, effects: SettlementEffects, claimNext: ClaimNext): Promise<AckedClaimingNext> {
   try {
-    // Checked before its fields are read: a TypeError from inside the settlement would not say what was wrong.
-    if (claimNext === null || typeof claimNext !== "object" || typeof claimNext.reserve !== "function") {
-      throw new ValidationError(`ackClaimingNext takes a ClaimNext { index, leaseMs?, reserve(waiting) }, got ${describeValue(claimNext)}`);
-    }
-    if (!Number.isInteger(claimNext.index) || claimNext.index < 0 || claimNext.index >= effects.enqueues.length) {
-      throw new ValidationError(
-        `ackClaimingNext's index must name one of the effects' ${effects.enqueues.length} enqueues, got ${describeValue(claimNext.index)}`,
-      );
-    }
-    if (claimNext.leaseMs !== undefined) {
-      validatePositiveInt("leaseMs", claimNext.leaseMs);
-      validateMillis("leaseMs", claimNext.leaseMs);
-    }
+    checkClaimNext(effects, claimNext);
   } catch (err) {
     // Rejected, not thrown at the call, as every other refusal of a settlement is.
     return Promise.reject(err);
   }
   // The settlement's own promise, not an async frame that awaits it only to reshape it:
-  // with `claimNext` it settles with `{ enqueued, next }` (see `settleNow`). Taken every step.
+  // with `claimNext` it settles with `{ enqueued, next }` (see `Submitted.settled`).
   return settle(core, job, effects, ackTransition, claimNext) as Promise<AckedClaimingNext>;
+}
+
+/**
+ * `ackClaimingNext` for a caller that awaits the commit in its own frame:
+ * when the settlement can be built in this turn (nothing to load, no
+ * settlement span), its `Submitted` (await `durable`, then call `settled()`
+ * or `failed(err)`, see there), else the promise `ackClaimingNext` gives.
+ * Never throws: a refusal is a rejected promise. Taken by every step that
+ * continues its run at once; it saves the step an async frame, a promise
+ * and a turn.
+ */
+export function ackClaimingNextInTurn(
+  core: QueueCore,
+  job: ClaimedJob,
+  effects: SettlementEffects,
+  claimNext: ClaimNext,
+): SubmittedAck | Promise<AckedClaimingNext> {
+  try {
+    checkClaimNext(effects, claimNext);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  if (tracingWithinSpan()) return settle(core, job, effects, ackTransition, claimNext) as Promise<AckedClaimingNext>;
+  try {
+    const started = startSettlement(core, job, effects, ackTransition, claimNext);
+    // With `claimNext`, `settled()` answers `{ enqueued, next }`.
+    return started instanceof Submitted ? (started as unknown as SubmittedAck) : (settledAfter(started) as Promise<AckedClaimingNext>);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+/** Refuses a `claimNext` that cannot be used with `effects`. Checked before its fields are read: a TypeError from inside the settlement would not say what was wrong. */
+function checkClaimNext(effects: SettlementEffects, claimNext: ClaimNext): void {
+  if (claimNext === null || typeof claimNext !== "object" || typeof claimNext.reserve !== "function") {
+    throw new ValidationError(`ackClaimingNext takes a ClaimNext { index, leaseMs?, reserve(waiting) }, got ${describeValue(claimNext)}`);
+  }
+  if (!Number.isInteger(claimNext.index) || claimNext.index < 0 || claimNext.index >= effects.enqueues.length) {
+    throw new ValidationError(
+      `ackClaimingNext's index must name one of the effects' ${effects.enqueues.length} enqueues, got ${describeValue(claimNext.index)}`,
+    );
+  }
+  if (claimNext.leaseMs !== undefined) {
+    validatePositiveInt("leaseMs", claimNext.leaseMs);
+    validateMillis("leaseMs", claimNext.leaseMs);
+  }
 }
 
 /**

@@ -355,6 +355,15 @@ export class Queue {
   }
 
   /**
+   * @internal `ackClaimingNext` for a caller that awaits the commit in its
+   * own async frame: a `SubmittedAck` when the settlement was built in this
+   * turn, else the promise `ackClaimingNext` gives. Never throws.
+   */
+  ackClaimingNextInTurn(job: ClaimedJob, effects: SettlementEffects, claimNext: ClaimNext): cs.SubmittedAck | Promise<AckedClaimingNext> {
+    return cs.ackClaimingNextInTurn(this.#core, job, effects, claimNext);
+  }
+
+  /**
    * Gives back a claim that will not be worked (one `ackClaimingNext` handed
    * out, say): the job returns to
    * pending with its attempt uncounted, for any worker. Not durable, like a

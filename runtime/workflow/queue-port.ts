@@ -7,6 +7,7 @@
 import type { ShardPlacement } from "../queue/shard-layout.js";
 import type { KvToken } from "../queue/queue.js";
 import type { KvKeyRef } from "../queue/user-keys.js";
+import type { SubmittedAck } from "../queue/claim-settle.js";
 import type { TimedClock } from "../clock.js";
 import type { SettlementEffects } from "../queue/effects.js";
 import type { KvExpectation } from "../queue/kv-ops.js";
@@ -67,6 +68,8 @@ export interface WorkflowQueue {
    * Optional: without it the runtime acks, and the next step is claimed as any job.
    */
   ackClaimingNext?(job: ClaimedJob, effects: SettlementEffects, claimNext: ClaimNext): Promise<AckedClaimingNext>;
+  /** @internal `ackClaimingNext` whose commit the caller awaits itself (`Queue.ackClaimingNextInTurn`); optional: without it the runtime calls `ackClaimingNext`. */
+  ackClaimingNextInTurn?(job: ClaimedJob, effects: SettlementEffects, claimNext: ClaimNext): SubmittedAck | Promise<AckedClaimingNext>;
   /** @internal Gives back a claim that will not be worked (`Queue.releaseClaim`). */
   releaseClaim?(job: ClaimedJob): void;
   nack(job: ClaimedJob, error: string, effects?: SettlementEffects, opts?: NackOptions): Promise<NackOutcome>;

@@ -99,7 +99,7 @@ export class WorkerSlot implements SlotChain {
    * Frees the slot and returns `settlement` for the caller to await its
    * durability. Call it with the settlement the queue was just handed.
    */
-  freeAfterSubmitting<T>(settlement: Promise<T>): Promise<T> {
+  freeAfterSubmitting<T>(settlement: T): T {
     this.#submitted = true;
     this.free();
     return settlement;

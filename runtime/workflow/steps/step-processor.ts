@@ -23,6 +23,7 @@ import { SettlementEffects, stageOwnedPut } from "../../queue/effects.js";
 import { ownedBytes } from "../../queue/owned-bytes.js";
 import type { AckedClaimingNext, ClaimedJob, ClaimNext, EnqueueOptions } from "../../queue/types.js";
 import type { KvToken } from "../../queue/queue.js";
+import type { SubmittedAck } from "../../queue/claim-settle.js";
 import type { KvKeyRef } from "../../queue/user-keys.js";
 import { cancelRequestedOf } from "../../queue/cancel-state.js";
 import { makeStep } from "./delivery.js";
@@ -320,7 +321,19 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
           // `settledContinue` inlined for the path most steps take: its async frame cost a promise and a turn.
           let next: ClaimedJob | undefined;
           try {
-            next = (await c.settled).next;
+            const s = c.settled;
+            if (s instanceof Promise) next = (await s).next;
+            else {
+              // The ack's commit awaited here rather than in a settlement frame of the queue's own: a promise and a turn per step.
+              try {
+                await s.durable;
+              } catch (e) {
+                s.failed(e);
+                throw e;
+              }
+              const done = s.settled();
+              next = (done instanceof Promise ? await done : done).next;
+            }
           } finally {
             handOffNext(c, next);
           }
@@ -659,7 +672,8 @@ async function continueOnSignal(
  */
 class ChainedAck {
   constructor(
-    readonly settled: Promise<AckedClaimingNext>,
+    /** The ack, or its commit for the caller to await (see `SubmittedAck`). */
+    readonly settled: Promise<AckedClaimingNext> | SubmittedAck,
     readonly chain: SlotChain,
     readonly carry: CarriedRun,
   ) {}
@@ -708,14 +722,18 @@ function submitContinue(
   const pointerBytes = ownedBytes(encodeStepPointer(pointer));
   stageOwnedPut(effects, keys.pointerAt, pointerBytes);
   const chain = slot.chain;
-  if (o.when.kind !== "immediate" || core.queue.ackClaimingNext === undefined) {
-    return slot.freeAfterSubmitting(core.queue.ack(job, effects));
+  const q = core.queue;
+  const ackClaimingNext = q.ackClaimingNext;
+  if (o.when.kind !== "immediate" || ackClaimingNext === undefined) {
+    return slot.freeAfterSubmitting(q.ack(job, effects));
   }
   // The next step, claimed for this worker in the same commit when the queue allows it.
-  let settled: Promise<AckedClaimingNext>;
+  let settled: Promise<AckedClaimingNext> | SubmittedAck;
   try {
     const claimNext = new NextStepClaim(effects.enqueues.length - 1, core.leaseMs, chain);
-    settled = slot.freeAfterSubmitting(core.queue.ackClaimingNext(job, effects, claimNext));
+    settled = slot.freeAfterSubmitting(
+      q.ackClaimingNextInTurn !== undefined ? q.ackClaimingNextInTurn(job, effects, claimNext) : ackClaimingNext.call(q, job, effects, claimNext),
+    );
   } catch (e) {
     chain.handOff(undefined);
     throw e;
@@ -744,7 +762,18 @@ async function settledContinue(c: Promise<unknown> | ChainedAck): Promise<void> 
   }
   let next: ClaimedJob | undefined;
   try {
-    next = (await c.settled).next;
+    const s = c.settled;
+    if (s instanceof Promise) next = (await s).next;
+    else {
+      try {
+        await s.durable;
+      } catch (e) {
+        s.failed(e);
+        throw e;
+      }
+      const done = s.settled();
+      next = (done instanceof Promise ? await done : done).next;
+    }
   } finally {
     handOffNext(c, next);
   }
