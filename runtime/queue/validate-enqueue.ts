@@ -2,7 +2,7 @@
  * @module Validation of enqueue options, shared by every enqueue path.
  */
 import { ValidationError } from "../errors.js";
-import { quoteValue } from "../option-values.js";
+import { errorText, quoteValue } from "../option-values.js";
 import { validatePriority } from "./config.js";
 import { validateInstant } from "../time-bounds.js";
 import { checkedHeaders } from "./headers.js";
@@ -122,7 +122,14 @@ export function checkedEnqueueItem(queueName: string, payload: Uint8Array, opts:
 export function ownEnqueueItem(item: EnqueueItem): EnqueueItem {
   if (item === null || typeof item !== "object") throw new ValidationError("an enqueue item must be an object { queueName, payload, opts }");
   if (CheckedItem.made(item)) return item;
-  const { queueName, payload, opts } = item;
+  let queueName: string;
+  let payload: Uint8Array;
+  let opts: EnqueueOptions | undefined;
+  try {
+    ({ queueName, payload, opts } = item);
+  } catch (err) {
+    throw new ValidationError(`an enqueue item of the effects cannot be read (${errorText(err)}); stage enqueues with SettlementEffects.enqueue`);
+  }
   return checkedEnqueueItem(queueName, payload, opts);
 }
 
