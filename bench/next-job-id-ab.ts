@@ -6,6 +6,8 @@
  * memtable, so a check of an id against the jobs held looks in both. A round
  * times CALLS calls per checkout (`process.cpuUsage`, user + system);
  * reported per round, then the median of the rounds after the first two.
+ * With FAR_FUTURE=1 one more job holds a caller's ULID of the greatest
+ * time a ULID holds, above every id drawn.
  *
  * Run: `npm run build` in each checkout, then
  * `JOBS=100000 CALLS=200000 ROUNDS=10 npx tsx bench/next-job-id-ab.ts <checkout A> <checkout B>`.
@@ -20,6 +22,7 @@ const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number
 const JOBS = env("JOBS", 100_000);
 const CALLS = env("CALLS", 200_000);
 const ROUNDS = env("ROUNDS", 10);
+const FAR_FUTURE = env("FAR_FUTURE", 0) === 1;
 
 const dirs = process.argv.slice(2);
 if (dirs.length === 0) throw new Error("name one or more built checkouts");
@@ -38,6 +41,7 @@ async function openFilled(T: Taquba): Promise<AnyQueue> {
   await first.close();
   const queue = await T.Queue.open(store, "ids", { flushIntervalMs: 1 });
   await fill(queue, Math.floor(JOBS / 10));
+  if (FAR_FUTURE) await queue.enqueue("q", payload, { jobId: "7ZZZZZZZZZZZZZZZZZZZZZZZZZ" });
   return queue;
 }
 
@@ -52,7 +56,9 @@ function measure(queue: AnyQueue): number {
   return ((cpu.user + cpu.system) * 1000) / CALLS;
 }
 
-console.log(`nextJobId CPU ns per call; JOBS=${JOBS} (+${Math.floor(JOBS / 10)} in the memtable) CALLS=${CALLS} ROUNDS=${ROUNDS}`);
+console.log(
+  `nextJobId CPU ns per call; JOBS=${JOBS} (+${Math.floor(JOBS / 10)} in the memtable) CALLS=${CALLS} ROUNDS=${ROUNDS} FAR_FUTURE=${FAR_FUTURE ? 1 : 0}`,
+);
 for (const [i, d] of dirs.entries()) console.log(`${d}: key runs ${queues[i]!.engineStats.keyRuns}, pending ${(await queues[i]!.view().stats("q")).pending}`);
 const rounds: number[][] = dirs.map(() => []);
 for (let r = 0; r < ROUNDS; r++) {

@@ -1,10 +1,16 @@
 /**
  * @module Which freshly generated job ids a job may already hold. A
  * generated id is a ULID after every id the queue generated before, so
- * only a caller's own `jobId` shaped like a ULID can equal one. The bound
- * is the greatest such id a job may hold: the greatest one held when the
- * queue opened, raised by each caller id an enqueue brings. A generated id
- * above it needs no lookup; one at or below it does (see `freshJobId`).
+ * only a caller's own `jobId` shaped like a ULID can equal one, and only
+ * one above the ids drawn so far can equal a later draw.
+ *
+ * Two marks keep the lookups few (see `freshJobId`). The bound is the
+ * greatest such id a job may hold (the greatest held at open, raised by
+ * each caller id an enqueue brings): a draw above it needs no lookup. The
+ * next mark is the least such id at or above the last scan's draw that a
+ * job may hold, read from the keys when a draw reaches it: a draw below it
+ * needs no lookup either, so a caller holding one far-future id costs one
+ * scan, not a lookup at every draw until the clock reaches that id.
  */
 import type { Engine } from "../engine/engine.js";
 import { jobKey } from "./keys.js";
@@ -12,13 +18,34 @@ import { jobKey } from "./keys.js";
 /** A ULID as the queue generates them: 26 Crockford digits, the first 0-7 (48 bits of time). */
 const ULID_SHAPED = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 
-/** Keys looked at from the top at open before the bound settles for the last one seen (a bound too high only costs lookups). */
-const OPEN_SCAN_LIMIT = 64;
+/** Keys looked at in one scan before it settles for the last one seen (a mark too low only costs another scan). */
+const SCAN_LIMIT = 64;
+
+/**
+ * Caller ids noted above the draws and kept for the scans (a noted id's
+ * commit may land after a scan that missed it). Past this many at once, not
+ * yet committed, lookups go back to every draw up to the bound.
+ */
+const AHEAD_LIMIT = 64;
+
+/** Sorts after every job id (`~` follows every character an id may hold). */
+const ABOVE_ALL = "~";
 
 export class CallerIdBound {
+  readonly #engine: Engine;
   #bound: string;
+  /** No job holds a ULID-shaped id in [`#scannedFrom`, `#next`); draws only grow, so this holds for every later draw below `#next`. */
+  #scannedFrom = "";
+  #next = "";
+  /** The greatest id asked about: a caller id at or below it is never drawn again. */
+  #drawn = "";
+  /** Caller ids noted above `#drawn`, perhaps not committed yet: a scan of the keys could miss them. */
+  readonly #ahead: string[] = [];
+  /** Set when more than `AHEAD_LIMIT` such ids were in flight: `#next` is then not kept, and every draw up to the bound is looked up. */
+  #overflowed = false;
 
-  private constructor(bound: string) {
+  private constructor(engine: Engine, bound: string) {
+    this.#engine = engine;
     this.#bound = bound;
   }
 
@@ -30,21 +57,59 @@ export class CallerIdBound {
     // Every ULID-shaped id sorts in [j/0, j/8); ids of other shapes in it are passed over, up to the limit.
     for (const key of engine.keys({ start: jobKey("0"), end: jobKey("8"), reverse: true })) {
       const id = key.slice(prefix.length);
-      if (ULID_SHAPED.test(id) || ++seen >= OPEN_SCAN_LIMIT) {
+      if (ULID_SHAPED.test(id) || ++seen >= SCAN_LIMIT) {
         bound = id;
         break;
       }
     }
-    return new CallerIdBound(bound);
+    return new CallerIdBound(engine, bound);
   }
 
-  /** Raises the bound to a caller's id about to be enqueued, before its commit. */
+  /** Notes a caller's id about to be enqueued, before its commit. */
   note(id: string): void {
-    if (id > this.#bound && id.length === 26 && ULID_SHAPED.test(id)) this.#bound = id;
+    if (id <= this.#drawn || id.length !== 26 || !ULID_SHAPED.test(id)) return;
+    if (id > this.#bound) this.#bound = id;
+    if (this.#overflowed) return;
+    if (id >= this.#scannedFrom && id < this.#next) this.#next = id;
+    if (this.#ahead.length >= AHEAD_LIMIT) this.#pruneAhead();
+    if (this.#ahead.length >= AHEAD_LIMIT) this.#overflowed = true;
+    else this.#ahead.push(id);
   }
 
-  /** Whether a job may hold the generated id `id`. */
+  /** Whether a job may hold the generated id `id`; ids asked about must grow, as the queue draws them. */
   mayHold(id: string): boolean {
-    return id <= this.#bound;
+    this.#drawn = id;
+    if (id > this.#bound) return false;
+    if (this.#overflowed) return true;
+    if (id >= this.#scannedFrom && id < this.#next) return false;
+    this.#next = this.#leastHeldFrom(id);
+    this.#scannedFrom = id;
+    return this.#next === id;
+  }
+
+  /** The least ULID-shaped id at or above `from` that a job may hold: a committed key, or a noted id. */
+  #leastHeldFrom(from: string): string {
+    let least = ABOVE_ALL;
+    let kept = 0;
+    for (const id of this.#ahead) {
+      if (id < from) continue;
+      if (id < least) least = id;
+      this.#ahead[kept++] = id;
+    }
+    this.#ahead.length = kept;
+    const prefix = jobKey("");
+    let seen = 0;
+    for (const key of this.#engine.keys({ start: jobKey(from), end: jobKey(least < "8" ? least : "8") })) {
+      const id = key.slice(prefix.length);
+      if (ULID_SHAPED.test(id) || ++seen >= SCAN_LIMIT) return id;
+    }
+    return least;
+  }
+
+  /** Drops the noted ids the draws passed and those committed (a scan finds those in the keys). */
+  #pruneAhead(): void {
+    let kept = 0;
+    for (const id of this.#ahead) if (id > this.#drawn && !this.#engine.has(jobKey(id))) this.#ahead[kept++] = id;
+    this.#ahead.length = kept;
   }
 }

@@ -2,7 +2,7 @@
  * @module Validation of enqueue options, shared by every enqueue path.
  */
 import { ValidationError } from "../errors.js";
-import { quoteValue } from "../option-values.js";
+import { errorText, quoteValue } from "../option-values.js";
 import { validatePriority } from "./config.js";
 import { validateInstant } from "../time-bounds.js";
 import { checkedHeaders } from "./headers.js";
@@ -22,9 +22,9 @@ export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): 
   if (!(payload instanceof Uint8Array)) throw new ValidationError("a job payload must be a Uint8Array");
   if (opts === null || typeof opts !== "object") throw new ValidationError("enqueue options must be an object");
   // Options this function returned (frozen) are staged again as they are (a step's effects copied into a settlement's).
-  if (checkedOptions.has(opts)) return opts;
+  if (CheckedOptions.made(opts)) return opts;
   const { priority, runAt, dedupKey, maxAttempts, jobId, headers, debounce } = opts;
-  const own: EnqueueOptions = {};
+  const own = new CheckedOptions();
   if (priority !== undefined) {
     validatePriority(priority);
     own.priority = priority;
@@ -63,16 +63,46 @@ export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): 
     }
     own.debounce = Object.freeze({ key, periodMs });
   }
-  Object.freeze(own);
-  checkedOptions.add(own);
-  return own;
+  return Object.freeze(own);
 }
 
-/** The options `validateEnqueueOptions` returned: frozen, so still as they were checked. */
-const checkedOptions = new WeakSet<EnqueueOptions>();
+/**
+ * Options `validateEnqueueOptions` made: frozen once filled in, so still as
+ * they were checked. The private field is the brand (`#checked in x`): a
+ * copy, a look-alike or an object inheriting from one lacks it, and
+ * telling costs no weak-table insert or lookup. The fields are declared
+ * only (none is defined until set), so a field left out is absent, as in
+ * the caller's options.
+ */
+class CheckedOptions implements EnqueueOptions {
+  declare priority?: number;
+  declare runAt?: number;
+  declare dedupKey?: string;
+  declare maxAttempts?: number;
+  declare jobId?: string;
+  declare headers?: Record<string, string>;
+  declare debounce?: { key: string; periodMs: number };
+  readonly #checked = true;
 
-/** The enqueue items `checkedEnqueueItem` made: frozen, so still as they were checked. */
-const checkedItems = new WeakSet<EnqueueItem>();
+  static made(x: object): boolean {
+    return #checked in x;
+  }
+}
+
+/** An enqueue item `checkedEnqueueItem` made, frozen (see `CheckedOptions` for the brand). */
+class CheckedItem implements EnqueueItem {
+  readonly #checked = true;
+
+  constructor(
+    readonly queueName: string,
+    readonly payload: Uint8Array,
+    readonly opts: EnqueueOptions,
+  ) {}
+
+  static made(x: object): boolean {
+    return #checked in x;
+  }
+}
 
 /**
  * An enqueue of `payload` to `queueName` with `opts`, checked and frozen
@@ -81,9 +111,7 @@ const checkedItems = new WeakSet<EnqueueItem>();
  */
 export function checkedEnqueueItem(queueName: string, payload: Uint8Array, opts: EnqueueOptions | undefined): EnqueueItem {
   validateQueueName(queueName);
-  const item = Object.freeze({ queueName, payload, opts: validateEnqueueOptions(opts ?? {}, payload) });
-  checkedItems.add(item);
-  return item;
+  return Object.freeze(new CheckedItem(queueName, payload, validateEnqueueOptions(opts ?? {}, payload)));
 }
 
 /**
@@ -92,9 +120,16 @@ export function checkedEnqueueItem(queueName: string, payload: Uint8Array, opts:
  * Throws `ValidationError` as the enqueue would.
  */
 export function ownEnqueueItem(item: EnqueueItem): EnqueueItem {
-  if (checkedItems.has(item)) return item;
   if (item === null || typeof item !== "object") throw new ValidationError("an enqueue item must be an object { queueName, payload, opts }");
-  const { queueName, payload, opts } = item;
+  if (CheckedItem.made(item)) return item;
+  let queueName: string;
+  let payload: Uint8Array;
+  let opts: EnqueueOptions | undefined;
+  try {
+    ({ queueName, payload, opts } = item);
+  } catch (err) {
+    throw new ValidationError(`an enqueue item of the effects cannot be read (${errorText(err)}); stage enqueues with SettlementEffects.enqueue`);
+  }
   return checkedEnqueueItem(queueName, payload, opts);
 }
 

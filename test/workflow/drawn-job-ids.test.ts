@@ -179,3 +179,67 @@ describe("a job id the runtime draws that a caller's job took", () => {
     }
   });
 });
+
+/**
+ * Has the caller take the next step's job id that the first continuing
+ * settlement of run `runId` names, just before that settlement commits
+ * (after its draw, its pointer and history are built).
+ */
+function takeAtAck(env: Env, runId: string): { taken: string | undefined } {
+  const took: { taken: string | undefined } = { taken: undefined };
+  const queue = env.queue as unknown as Record<string, ((job: unknown, effects?: SettlementEffects, ...rest: unknown[]) => Promise<unknown>) | undefined>;
+  for (const method of ["ack", "ackClaimingNext"]) {
+    const original = queue[method]?.bind(env.queue);
+    if (original === undefined) continue;
+    queue[method] = async (job, effects, ...rest) => {
+      const next = effects?.enqueues.find((i) => i.opts?.headers?.[HEADER_RUN_ID] === runId);
+      if (took.taken === undefined && next?.opts?.jobId !== undefined) {
+        took.taken = next.opts.jobId;
+        await env.queue.enqueue("mine", enc("the caller's"), { jobId: next.opts.jobId });
+      }
+      return original(job, effects, ...rest);
+    };
+  }
+  return took;
+}
+
+describe("a next step's job id a caller's job takes between the draw and the settlement's commit", () => {
+  const cases: { what: string; continueWith: () => StepOutcome; release?: (env: Env) => Promise<unknown> }[] = [
+    { what: "continued at once", continueWith: () => StepOutcome.continueNow(enc("next")) },
+    {
+      what: "continued after a delay",
+      continueWith: () => StepOutcome.continueAfter(enc("next"), 5_000),
+      release: async (env) => env.clock.advance(5_000),
+    },
+    {
+      what: "continued on a signal",
+      continueWith: () => StepOutcome.continueOnSignal(enc("next"), "order-7", 60_000),
+      release: (env) => env.runtime.signal("order-7", enc("paid")),
+    },
+  ];
+  for (const c of cases) {
+    it(`is passed over at once by a step ${c.what}: the settlement draws again, the run goes on and the caller's job stays as it was`, async () => {
+      const jobIds: string[] = [];
+      const env = await openEnv(
+        runnerOf(async (s) => {
+          jobIds.push(s.jobId);
+          return s.stepNumber === 0 ? c.continueWith() : StepOutcome.succeed(enc("done"));
+        }),
+      );
+      try {
+        const took = takeAtAck(env, "r");
+        await env.runtime.submit({ runId: "r", input: enc("in") });
+        await until(async () => took.taken !== undefined && (await env.runtime.status("r"))?.step === 1, "step 1 pointed at");
+        await c.release?.(env);
+        // No lease runs out (the clock stands still but for a delay's own time): the step was settled again at once.
+        expect(await ended(env, "r")).toBe("succeeded");
+        expect(jobIds).toHaveLength(2);
+        expect(jobIds[1]).not.toBe(took.taken);
+        await expectCallersJob(env, took.taken!);
+        expect(env.logged).toEqual([]);
+      } finally {
+        await env.stop();
+      }
+    });
+  }
+});

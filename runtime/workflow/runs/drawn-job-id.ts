@@ -4,11 +4,23 @@
  * enqueue commits, so a caller's job that takes it in between (ids drawn
  * within one millisecond count up by one) fails that enqueue. The runtime
  * then draws another id and builds the records again; a caller's own
- * `jobId` is never replaced.
+ * `jobId` is never replaced. A continuing step's settlement does the same
+ * for its next step's job (its pointer, history entry and any signal wait
+ * name the id).
  */
 import { DuplicateJobIdError } from "../../queue/errors.js";
 
 /** Whether `e` is the queue's refusal of `jobId`, an id the runtime drew, because a caller's job took it since. */
 export function drawnIdTaken(e: unknown, jobId: string): boolean {
   return e instanceof DuplicateJobIdError && e.jobId === jobId;
+}
+
+/**
+ * Whether `e` refuses a continuing step's settlement because a caller's job
+ * took its next step's id since the draw: that job is the only enqueue such
+ * a settlement makes (the step's own effects are KV writes), so a taken id
+ * there is always one the runtime drew.
+ */
+export function nextStepIdTaken(e: unknown): boolean {
+  return e instanceof DuplicateJobIdError;
 }

@@ -70,6 +70,7 @@ import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "../runs
 import { inlineOutcomeOf } from "../runs/inline-outcome.js";
 import { processNotification } from "../terminal-hook/notification.js";
 import { errorText, isMemoFault, StepError } from "../workflow-errors.js";
+import { nextStepIdTaken } from "../runs/drawn-job-id.js";
 import { showLoneSurrogates } from "../../option-values.js";
 import { isStoreFault, retryStore } from "../store-retry.js";
 import type { WorkflowLogger } from "../../logger.js";
@@ -300,43 +301,34 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
     } else if (verdict.ok) {
       const o = verdict.outcome;
       if (o.kind === "continue") {
-        const c = continueRun(
-          core,
-          job,
-          slot,
-          runId,
-          step,
-          o,
-          verdict,
-          now,
-          memos,
-          hasChildren,
-          log,
-          trace,
-          { bytes: runBytes, value: run, token: runToken },
-          keys,
-        );
-        if (!(c instanceof ChainedAck)) await c;
-        else {
-          // `settledContinue` inlined for the path most steps take: its async frame cost a promise and a turn.
-          let next: ClaimedJob | undefined;
-          try {
-            const s = c.settled;
-            if (s instanceof Promise) next = (await s).next;
-            else {
-              // The ack's commit awaited here rather than in a settlement frame of the queue's own: a promise and a turn per step.
-              try {
-                await s.durable;
-              } catch (e) {
-                s.failed(e);
-                throw e;
+        const runNow: Known<RunRecord> = { bytes: runBytes, value: run, token: runToken };
+        try {
+          const c = continueRun(core, job, slot, runId, step, o, verdict, now, memos, hasChildren, log, trace, runNow, keys);
+          if (!(c instanceof ChainedAck)) await c;
+          else {
+            // `settledContinue` inlined for the path most steps take: its async frame cost a promise and a turn.
+            let next: ClaimedJob | undefined;
+            try {
+              const s = c.settled;
+              if (s instanceof Promise) next = (await s).next;
+              else {
+                // The ack's commit awaited here rather than in a settlement frame of the queue's own: a promise and a turn per step.
+                try {
+                  await s.durable;
+                } catch (e) {
+                  s.failed(e);
+                  throw e;
+                }
+                const done = s.settled();
+                next = (done instanceof Promise ? await done : done).next;
               }
-              const done = s.settled();
-              next = (done instanceof Promise ? await done : done).next;
+            } finally {
+              handOffNext(c, next);
             }
-          } finally {
-            handOffNext(c, next);
           }
+        } catch (e) {
+          if (!nextStepIdTaken(e)) throw e;
+          await continueRedrawn(() => continueRun(core, job, slot, runId, step, o, verdict, now, memos, hasChildren, log, trace, runNow, keys));
         }
       } else if (o.kind === "succeed") {
         const t = ending(terminationBase(job, run, runId, step, memos, now, hasChildren), "succeeded");
@@ -751,6 +743,24 @@ class NextStepClaim implements ClaimNext {
 
   reserve(waiting: number): boolean {
     return this.chain.reserve(waiting);
+  }
+}
+
+/**
+ * Settles a continuing step again, with its next step's id drawn again and
+ * its settlement built around it, for as long as a caller's job takes the
+ * id between the draw and the commit (nothing of a refused settlement was
+ * committed, and the job is still claimed). Each round waits for that
+ * caller's commit, so this is no busy loop.
+ */
+async function continueRedrawn(again: () => Promise<unknown> | ChainedAck): Promise<void> {
+  for (;;) {
+    try {
+      await settledContinue(again());
+      return;
+    } catch (e) {
+      if (!nextStepIdTaken(e)) throw e;
+    }
   }
 }
 

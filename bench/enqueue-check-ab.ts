@@ -1,0 +1,54 @@
+/**
+ * @module CPU per checked enqueue item of two or more compiled checkouts,
+ * round by round in one process: what a step's next job costs to stage
+ * (`checkedEnqueueItem`, as `SettlementEffects.enqueue` calls it) and to
+ * take at the commit (`ownEnqueueItem`, as `prepare` calls it), with the
+ * options a step's next job has (job id, dedup key, priority, attempts,
+ * two headers). Reported per round (`process.cpuUsage`, user + system),
+ * then the median of the rounds after the first two.
+ *
+ * Run: `npm run build` in each checkout, then
+ * `CALLS=1000000 ROUNDS=10 npx tsx bench/enqueue-check-ab.ts <checkout A> <checkout B>`.
+ */
+import { median } from "./support/percentile.js";
+import { loadAverageText } from "./support/load-average.js";
+import { loadCheckout } from "./support/step-workload.js";
+
+type Checks = typeof import("../runtime/queue/validate-enqueue.js");
+
+const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
+const CALLS = env("CALLS", 1_000_000);
+const ROUNDS = env("ROUNDS", 10);
+
+const dirs = process.argv.slice(2);
+if (dirs.length === 0) throw new Error("name one or more built checkouts");
+const mods: Checks[] = [];
+for (const d of dirs) mods.push(await loadCheckout<Checks>(d, "dist/runtime/queue/validate-enqueue.js"));
+
+const payload = new Uint8Array(32);
+let sink = 0;
+function measure(m: Checks): number {
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < CALLS; i++) {
+    const opts = { jobId: "01JEQ000000000000000000000", dedupKey: `run-1/${i}`, priority: 0, maxAttempts: 3, headers: { "x-run": "run-1", "x-step": "1" } };
+    const item = m.checkedEnqueueItem("steps", payload, opts);
+    sink += m.ownEnqueueItem(item).queueName.length;
+  }
+  const cpu = process.cpuUsage(cpu0);
+  return ((cpu.user + cpu.system) * 1000) / CALLS;
+}
+
+console.log(`checked enqueue item CPU ns per item (staged, then taken at the commit); CALLS=${CALLS} ROUNDS=${ROUNDS}`);
+const rounds: number[][] = dirs.map(() => []);
+for (let r = 0; r < ROUNDS; r++) {
+  const order = r % 2 === 0 ? dirs.map((_, i) => i) : dirs.map((_, i) => dirs.length - 1 - i);
+  const line: string[] = [];
+  for (const i of order) {
+    const ns = measure(mods[i]!);
+    rounds[i]!.push(ns);
+    line.push(`${dirs[i]}: ${ns.toFixed(0)}`);
+  }
+  console.log(`round ${r + 1} (load ${loadAverageText()}): ${line.join(", ")}`);
+}
+for (const [i, d] of dirs.entries()) console.log(`median after 2 rounds ${d}: ${median(rounds[i]!.slice(2)).toFixed(0)} ns per item`);
+if (sink === 0) console.log("");
