@@ -7,16 +7,15 @@
  * of an ordered tree; the ordering cost moves to the checkpoint, which runs
  * in the background and yields regularly.
  */
-import { setImmediate as yieldToLoop } from "node:timers/promises";
+import { TurnPacer } from "./checkpoint-pace.js";
 import type { DeltaMap } from "./sorted-map.js";
 import type { ChangedValue } from "./changed-keys.js";
 
 const CHUNK = 2048;
-const SLICE_MS = 2;
 
 /**
  * The entries of `delta` (never mutated meanwhile) in ascending key order.
- * Sorting yields to the event loop after about `SLICE_MS` of work; `stopped`
+ * Sorting yields to the event loop in the slices of a `TurnPacer`; `stopped`
  * is checked at each yield and ends the sort early with `onStop()`'s error.
  * The sorted runs are entry numbers over the delta's key bytes, so ordering
  * holds no key strings: each is decoded as the writer takes it.
@@ -24,15 +23,14 @@ const SLICE_MS = 2;
 export async function orderChanges(delta: DeltaMap, stopped: () => boolean, onStop: () => Error): Promise<Iterable<[string, ChangedValue]>> {
   const byKey = (a: number, b: number) => delta.compare(a, b);
   const runs: Uint32Array[] = [];
-  let sliceStart = performance.now();
+  const pace = new TurnPacer();
   for (let i = 0; i < delta.size; i += CHUNK) {
     const run = new Uint32Array(Math.min(CHUNK, delta.size - i));
     for (let j = 0; j < run.length; j++) run[j] = i + j;
     runs.push(run.sort(byKey));
-    if (performance.now() - sliceStart >= SLICE_MS) {
-      await yieldToLoop();
+    if (pace.due()) {
+      await pace.turn();
       if (stopped()) throw onStop();
-      sliceStart = performance.now();
     }
   }
   return { [Symbol.iterator]: () => mergeRuns(runs, delta) };

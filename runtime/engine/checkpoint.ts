@@ -9,7 +9,6 @@
  * never publish one), then deletions. A crash between steps leaves only
  * unreferenced objects, which a later checkpoint's listing removes.
  */
-import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { ClosedError, FencedError, StoreCorruptedError } from "../errors.js";
 import { manifestKey, parseNumberedKey, parseSegmentEpoch, segmentKey } from "./layout.js";
 import { decodeManifest, encodeManifest, type Manifest, type SegmentRef } from "./manifest.js";
@@ -18,17 +17,16 @@ import { SegmentBuilder, type SegmentBlockInfo, type SegmentBuffers } from "./se
 import { heldValue, isPaged, type StoredValue } from "./paged-value.js";
 import { lendBody, putBodyReleased } from "../store/put-body.js";
 import { SpareBuffers } from "./spare-buffers.js";
+import { TurnPacer } from "./checkpoint-pace.js";
 import { withRetries } from "./retry.js";
 import { createOnce, forEachLimit, getWithRetries, listKeys } from "./store-ops.js";
 
 /** Manifests kept behind the newest, so readers mid-load can still finish. */
 const KEEP_MANIFESTS = 2;
 /**
- * Most milliseconds of encoding between yields to the event loop, so commits
- * and claims sharing the loop wait at most about this long behind a
- * checkpoint; the clock is read every `CHECK_EVERY` entries.
+ * Entries encoded between reads of the clock; the slices of encoding
+ * between yields to the event loop are a `TurnPacer`'s (checkpoint-pace.ts).
  */
-const SLICE_MS = 2;
 const CHECK_EVERY = 64;
 
 /**
@@ -103,7 +101,7 @@ export async function writeSegments(
     builder = undefined;
   };
   let sinceCheck = 0;
-  let sliceStart = performance.now();
+  const pace = new TurnPacer();
   // One entry: a promise only when it had to wait (a paged value read back, a segment put, a yield).
   const add = (k: string, stored: StoredValue | null): Promise<void> | undefined => {
     let v = stored;
@@ -125,10 +123,9 @@ export async function writeSegments(
   const paced = (): Promise<void> | undefined => {
     if (++sinceCheck < CHECK_EVERY) return undefined;
     sinceCheck = 0;
-    if (performance.now() - sliceStart < SLICE_MS) return undefined;
-    return yieldToLoop().then(() => {
+    if (!pace.due()) return undefined;
+    return pace.turn().then(() => {
       if (w.stopped()) throw new ClosedError("the engine (the checkpoint stopped before publishing)");
-      sliceStart = performance.now();
     });
   };
   if (Symbol.asyncIterator in entries) {

@@ -37,8 +37,8 @@ export interface MergeSource {
   onIndex?: (name: string, tail: SegmentTail) => void;
 }
 
-/** Entries merged between turns of the event loop, so a large open does not block it in one go. */
-const ENTRIES_PER_TURN = 32_768;
+/** Entries read (merged or passed over) between turns of the event loop, so a large open does not block it in one go. */
+const ENTRIES_PER_TURN = 8_192;
 
 /** One segment run's entries in key order, segment after segment. */
 class RunStream {
@@ -219,10 +219,11 @@ export async function mergeSegmentRuns(runs: readonly (readonly SegmentRef[])[],
       }
       for (let i = shared; i < keyLen; i++) done[i] = key[i]!;
       doneLen = keyLen;
-      if (++sinceTurn >= ENTRIES_PER_TURN) {
-        sinceTurn = 0;
-        await yieldToLoop();
-      }
+    }
+    // Entries passed over count too: a store of many runs holding the same keys has more of them than of the others.
+    if (++sinceTurn >= ENTRIES_PER_TURN) {
+      sinceTurn = 0;
+      await yieldToLoop();
     }
     if (top.next() || (await top.nextSegment())) siftDown(heap, 0);
     else {

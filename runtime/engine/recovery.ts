@@ -49,7 +49,10 @@ export interface StoreContext {
   retry: RetryPolicy;
 }
 
+/** WAL objects fetched ahead of the one being replayed. */
 const PREFETCH = 64;
+/** Ops replayed between turns of the event loop (a batch is never split), so a long WAL tail does not block it in one go. */
+const OPS_PER_TURN = 4_096;
 
 /** The newest manifest, or the empty manifest of a fresh store. */
 export async function readNewestManifest(ctx: StoreContext, after = -1): Promise<Manifest | undefined> {
@@ -388,16 +391,19 @@ export async function walkWal(ctx: StoreContext, walk: WalWalk, apply: (ops: Bat
     const s = parseNumberedKey(ctx.prefix, "wal", k);
     if (s !== undefined) seqs.push(s);
   }
-  const fetches: Promise<Uint8Array | null>[] = [];
+  const fetches: (Promise<Uint8Array | null> | undefined)[] = [];
   const fetch = (i: number): Promise<Uint8Array | null> => {
     while (fetches.length < Math.min(seqs.length, i + PREFETCH)) {
       const p = getWithRetries(ctx.store, walKey(ctx.prefix, seqs[fetches.length]!), ctx.retry);
       p.catch(() => {});
       fetches.push(p);
     }
-    return fetches[i]!;
+    const p = fetches[i]!;
+    fetches[i] = undefined; // let its bytes go once replayed
+    return p;
   };
   walk = { ...walk, beyond: -1 };
+  let sinceTurn = 0;
   for (let i = 0; i < seqs.length; i++) {
     const seq = seqs[i]!;
     if (seq < walk.pos) continue; // inside a fence's skipped range
@@ -409,7 +415,20 @@ export async function walkWal(ctx: StoreContext, walk: WalWalk, apply: (ops: Bat
     if (bytes === null) return { ...walk, vanished: true };
     const key = walKey(ctx.prefix, seq);
     const obj = decodeWal(key, bytes, seq);
-    walk = applyWalObject(walk, obj, bytes.byteLength, apply);
+    if (replaysBatches(walk, obj)) {
+      // Prefetched objects are in already, and awaiting one is no turn of the event loop: without
+      // turns a long log would replay in one block. Only between batches, so a reader's state
+      // holds whole commits at every turn.
+      for (const ops of obj.batches) {
+        if (sinceTurn >= OPS_PER_TURN) {
+          sinceTurn = 0;
+          await yieldToLoop();
+        }
+        apply(ops);
+        sinceTurn += ops.length;
+      }
+    }
+    walk = passWalObject(walk, obj, bytes.byteLength);
   }
   return walk;
 }
@@ -512,8 +531,13 @@ export async function findUnexplained(
   return undefined;
 }
 
-/** Advances a walk over one verified WAL object. */
-export function applyWalObject(walk: WalWalk, obj: WalObject, size: number, apply: (ops: BatchOp[]) => void): WalWalk {
+/** Whether a walk at `walk` applies the batches of `obj`: a fence has none, and an object of an older epoch than one replayed is skipped. */
+function replaysBatches(walk: WalWalk, obj: WalObject): obj is WalObject & { kind: "batches" } {
+  return obj.kind === "batches" && obj.epoch >= walk.maxEpoch;
+}
+
+/** The walk after one verified WAL object, its batches applied or skipped (`replaysBatches`). */
+function passWalObject(walk: WalWalk, obj: WalObject, size: number): WalWalk {
   const next = { ...walk, objects: walk.objects + 1, bytes: walk.bytes + size };
   if (obj.kind === "fence") {
     next.fences = [...walk.fences, obj.seq];
@@ -522,10 +546,7 @@ export function applyWalObject(walk: WalWalk, obj: WalObject, size: number, appl
     return next;
   }
   next.replayed++;
-  if (obj.epoch >= walk.maxEpoch) {
-    for (const ops of obj.batches) apply(ops);
-    next.maxEpoch = obj.epoch;
-  }
+  if (obj.epoch >= walk.maxEpoch) next.maxEpoch = obj.epoch;
   next.pos = obj.seq + 1;
   return next;
 }

@@ -158,4 +158,28 @@ describe("open merge of many runs", () => {
     expect(refused).toBeGreaterThan(100);
     // About 2,100 opens of a segment run: seconds when quiet, tens of seconds on a loaded machine.
   }, 120_000);
+
+  it("runs that hold the same keys again and again: the entries passed over count toward the turns the merge gives the event loop", async () => {
+    // 5,000 keys in each of 20 runs, the newer runs deleting or writing them again: 100,000 entries read,
+    // 5,000 taken. Counting only the taken ones, this merge gave the event loop no turn.
+    const keys = Array.from({ length: 5000 }, (_, i) => `a/${String(i).padStart(5, "0")}`);
+    const runs: Entries[] = Array.from({ length: 20 }, (_, run) =>
+      keys.map((k, i): [string, Uint8Array | undefined] => [k, (i + run) % 3 === 0 ? undefined : Uint8Array.of(run, i & 0xff)]),
+    );
+    const { store, manifest } = await storeOf(runs, 5000);
+    let turns = 0;
+    let done = false;
+    const tick = () => {
+      if (done) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const state = (await loadSegments(ctxOf(store), manifest, undefined, POLICY).finally(() => (done = true)))!;
+    state.stopIdleMerges();
+    expect(turns).toBeGreaterThanOrEqual(10);
+    const want = model(runs);
+    expect(state.size).toBe(want.size);
+    for (const k of keys) expect(show(k, state.get(k)), k).toBe(want.get(k) ?? "absent");
+  });
 });
