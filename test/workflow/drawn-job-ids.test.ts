@@ -180,6 +180,13 @@ describe("a job id the runtime draws that a caller's job took", () => {
   });
 });
 
+/** The parts of a submitted in-turn ack the hook below settles. */
+interface SubmittedLike {
+  readonly durable: Promise<void>;
+  failed(e: unknown): void;
+  settled(): unknown;
+}
+
 /**
  * Has the caller take the next step's job id that the first continuing
  * settlement of run `runId` names, just before that settlement commits
@@ -187,17 +194,36 @@ describe("a job id the runtime draws that a caller's job took", () => {
  */
 function takeAtAck(env: Env, runId: string): { taken: string | undefined } {
   const took: { taken: string | undefined } = { taken: undefined };
-  const queue = env.queue as unknown as Record<string, ((job: unknown, effects?: SettlementEffects, ...rest: unknown[]) => Promise<unknown>) | undefined>;
+  const take = async (effects: SettlementEffects | undefined): Promise<void> => {
+    const next = effects?.enqueues.find((i) => i.opts?.headers?.[HEADER_RUN_ID] === runId);
+    if (took.taken === undefined && next?.opts?.jobId !== undefined) {
+      took.taken = next.opts.jobId;
+      await env.queue.enqueue("mine", enc("the caller's"), { jobId: next.opts.jobId });
+    }
+  };
+  const queue = env.queue as unknown as Record<string, ((job: unknown, effects?: SettlementEffects, ...rest: unknown[]) => unknown) | undefined>;
   for (const method of ["ack", "ackClaimingNext"]) {
     const original = queue[method]?.bind(env.queue);
     if (original === undefined) continue;
     queue[method] = async (job, effects, ...rest) => {
-      const next = effects?.enqueues.find((i) => i.opts?.headers?.[HEADER_RUN_ID] === runId);
-      if (took.taken === undefined && next?.opts?.jobId !== undefined) {
-        took.taken = next.opts.jobId;
-        await env.queue.enqueue("mine", enc("the caller's"), { jobId: next.opts.jobId });
-      }
+      await take(effects);
       return original(job, effects, ...rest);
+    };
+  }
+  const inTurn = queue.ackClaimingNextInTurn?.bind(env.queue);
+  if (inTurn !== undefined) {
+    // The in-turn ack answers with its submitted commit; a hook that must wait first answers as `ackClaimingNext` does.
+    queue.ackClaimingNextInTurn = async (job, effects, ...rest) => {
+      await take(effects);
+      const s = inTurn(job, effects, ...rest) as Promise<unknown> | SubmittedLike;
+      if (s instanceof Promise) return s;
+      try {
+        await s.durable;
+      } catch (e) {
+        s.failed(e);
+        throw e;
+      }
+      return s.settled();
     };
   }
   return took;
