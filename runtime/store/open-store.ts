@@ -167,9 +167,9 @@ function construct(url: string, make: () => ObjectStore): ObjectStore {
 /** The `endpoint` option of a cloud URL, checked; the only option these schemes take. */
 function endpointOption(url: string, parsed: URL, scheme: string): string | undefined {
   if (parsed.username !== "" || parsed.password !== "" || parsed.port !== "") {
-    throw invalid(url, `credentials and ports do not belong in a ${scheme} URL; use the environment or the endpoint option`);
+    throw invalid(url, `credentials and ports do not belong in ${scheme}:// URLs; use the environment or the endpoint option`);
   }
-  if (parsed.hash !== "") throw invalid(url, `a ${scheme} URL takes no fragment`);
+  if (parsed.hash !== "") throw invalid(url, `${scheme}:// URLs take no fragment`);
   for (const name of parsed.searchParams.keys()) {
     if (name !== "endpoint") throw invalid(url, `unknown option "${name}"`);
   }
