@@ -46,7 +46,7 @@ describe("store refusals", () => {
     [{ ms: -1 }, "ms=-1"],
     [{ ms: Number.POSITIVE_INFINITY }, "ms=Infinity"],
     [{ ms: "5" }, 'ms="5" (a string)'],
-    [{ ms: 1, jitterMs: 1e400 }, "jitterMs=Infinity"],
+    [{ ms: 1, jitterMs: Number.NEGATIVE_INFINITY }, "jitterMs=-Infinity"],
     [{ ms: 1, jitterMs: -0.5 }, "jitterMs=-0.5"],
   ])("withLatency(%j) is refused naming the value", (opts, shown) => {
     const err = refusal(() => withLatency(new MemoryStore(), opts as never));
