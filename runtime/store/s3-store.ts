@@ -192,7 +192,9 @@ export class S3Store implements ObjectStore {
       "S3StoreOptions.retry",
     ) as S3RetryOptions;
     // The attempts and delays as every HTTP store takes them (at most 100 attempts, finite delays).
-    const shared = retrySettings("S3Store", retry);
+    // Without the timeout, which is S3's own: the shared check refuses a field it does not take.
+    const { attemptTimeoutMs: _ownTimeout, ...sharedRetry } = retry;
+    const shared = retrySettings("S3Store", sharedRetry);
     this.#maxAttempts = shared.maxAttempts;
     this.#baseDelayMs = shared.baseDelayMs;
     this.#maxDelayMs = shared.maxDelayMs;
