@@ -162,6 +162,30 @@ export function readFields<K extends string>(from: object, keys: readonly K[], p
 }
 
 /**
+ * Adds a problem for each own enumerable string key of `from` that is not
+ * one of `keys`: a misspelt option would otherwise be dropped without a
+ * word and its default used. Named as `{path}{key}`, with the keys taken.
+ */
+export function checkKnownFields(from: object, keys: readonly string[], path: string, problems: string[]): void {
+  let own: string[];
+  try {
+    own = Object.keys(from);
+  } catch (err) {
+    problems.push(`listing the fields of ${path || "the options"} threw: ${errorText(err)}`);
+    return;
+  }
+  const known = new Set(keys);
+  for (const k of own) {
+    if (!known.has(k)) problems.push(`${path}${quoteKey(k)} is not an option (misspelt?); the options are ${keys.join(", ")}`);
+  }
+}
+
+/** A field name as a message shows it: bare when it is a plain name, quoted otherwise (an empty or odd key stays visible). */
+function quoteKey(k: string): string {
+  return /^[A-Za-z_$][\w$]{0,63}$/.test(k) ? k : quoteValue(k);
+}
+
+/**
  * The options object `given` of an entry point, each of `keys` read once
  * (see `readFields`): throws `ValidationError` when it is not an object or
  * a field cannot be read, naming the field as `{name}.{field}` (and the
@@ -173,6 +197,18 @@ export function readOptions<K extends string>(given: unknown, keys: readonly K[]
   const problems: string[] = [];
   const out = readFields(given, keys, `${name}.`, problems);
   if (problems.length > 0) throw new ValidationError(`${name} could not be read`, problems);
+  return out;
+}
+
+/**
+ * `readOptions`, refusing a field that is not one of `keys` as well, so a
+ * misspelt option is an error instead of a default used in silence.
+ */
+export function readExactOptions<K extends string>(given: unknown, keys: readonly K[], name: string, what = name): Partial<Record<K, unknown>> {
+  const out = readOptions(given, keys, name, what);
+  const problems: string[] = [];
+  checkKnownFields(given as object, keys, `${name}.`, problems);
+  if (problems.length > 0) throw new ValidationError(`${what} has a field that is not an option`, problems);
   return out;
 }
 

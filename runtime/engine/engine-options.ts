@@ -4,7 +4,7 @@
  */
 import { MAX_TIMEOUT_MS, SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
-import { callGuarded, describeValue, errorText, isOptionArray, isOptionObject, readFields } from "../option-values.js";
+import { callGuarded, checkKnownFields, describeValue, errorText, isOptionArray, isOptionObject, readFields } from "../option-values.js";
 import { MAX_STORE_ATTEMPTS } from "../store/request-retry.js";
 import { WAL_FENCE_JUMP, checkPrefix } from "./layout.js";
 import type { RetryPolicy } from "./retry.js";
@@ -298,11 +298,17 @@ function snapshot(opts: unknown, problems: string[]): EngineOptions {
     problems.push(`the engine options must be an object, got ${describeValue(opts)}`);
     return {};
   }
+  // A misspelt option is refused rather than left to its default.
+  checkKnownFields(opts, TOP_KEYS, "", problems);
   const top = readFields(opts, TOP_KEYS, "", problems) as Record<string, unknown>;
   const retry = top.retry;
-  if (isOptionObject(retry)) top.retry = readFields(retry, RETRY_KEYS, "retry.", problems);
+  if (isOptionObject(retry)) {
+    checkKnownFields(retry, RETRY_KEYS, "retry.", problems);
+    top.retry = readFields(retry, RETRY_KEYS, "retry.", problems);
+  }
   const pv = top.pageValues;
   if (isOptionObject(pv)) {
+    checkKnownFields(pv, PAGE_KEYS, "pageValues.", problems);
     const fields = readFields(pv, PAGE_KEYS, "pageValues.", problems);
     const prefixes = fields.keyPrefixes;
     if (isOptionArray(prefixes)) {

@@ -9,7 +9,7 @@ import { type Clock, timedClock } from "../clock.js";
 import { validateEngineOptions } from "../engine/engine-options.js";
 import type { EngineOptions } from "../engine/engine.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, errorText, hasMethods, isOptionObject, quoteValue, readOptions } from "../option-values.js";
+import { describeValue, errorText, hasMethods, isOptionObject, quoteValue, readExactOptions } from "../option-values.js";
 import { readLogger } from "../logger.js";
 import type { OpenOptions } from "./config.js";
 import { JOB } from "./keys.js";
@@ -47,7 +47,7 @@ function plainCopy(name: string, v: unknown): unknown {
  */
 export function readOpenOptions(given: unknown): OpenOptions {
   if (given === undefined) return {};
-  const out: Record<string, unknown> = readOptions(given, KEYS, "OpenOptions", "Queue.open options");
+  const out: Record<string, unknown> = readExactOptions(given, KEYS, "OpenOptions", "Queue.open options");
   out.defaultQueueConfig = plainCopy("defaultQueueConfig", out.defaultQueueConfig);
   out.queueConfigs = plainCopy("queueConfigs", out.queueConfigs);
   for (const k of ["onDeadLettered", "onClosed"] as const) {

@@ -14,7 +14,7 @@
  */
 import type { ContainerClient, RestError, StoragePipelineOptions } from "@azure/storage-blob";
 import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, ValidationError } from "../errors.js";
-import { checkOptionalString, describeValue, hasMethods, quoteValue, readOptions } from "../option-values.js";
+import { checkOptionalString, describeValue, hasMethods, quoteValue, readExactOptions } from "../option-values.js";
 import { bytesEqual } from "./bytes-equal.js";
 import { validateObjectKey } from "./keys.js";
 import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
@@ -160,7 +160,7 @@ export class AzureBlobStore implements ObjectStore {
 
   constructor(given: AzureBlobStoreOptions) {
     // Each option read once: a getter or Proxy that throws is refused by name, never a TypeError.
-    const opts = readOptions(given, AZURE_OPTION_KEYS, "AzureBlobStoreOptions") as AzureBlobStoreOptions;
+    const opts = readExactOptions(given, AZURE_OPTION_KEYS, "AzureBlobStoreOptions") as AzureBlobStoreOptions;
     for (const k of ["prefix", "account", "accountKey", "endpoint"] as const) checkOptionalString(`AzureBlobStoreOptions.${k}`, opts[k]);
     if (opts.credential !== undefined && !hasMethods(opts.credential, ["getToken"]))
       throw new ValidationError(`AzureBlobStoreOptions.credential must be a token credential (with getToken()), got ${describeValue(opts.credential)}`);

@@ -15,7 +15,7 @@
 import type { ApiError, Bucket, StorageOptions } from "@google-cloud/storage";
 import { createHash } from "node:crypto";
 import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, ValidationError } from "../errors.js";
-import { checkOptionalString, quoteValue, readOptions } from "../option-values.js";
+import { checkOptionalString, quoteValue, readExactOptions } from "../option-values.js";
 import { bytesEqual } from "./bytes-equal.js";
 import { validateObjectKey } from "./keys.js";
 import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
@@ -124,7 +124,7 @@ export class GcsStore implements ObjectStore {
 
   constructor(given: GcsStoreOptions) {
     // Each option read once: a getter or Proxy that throws is refused by name, never a TypeError.
-    const opts = readOptions(given, GCS_OPTION_KEYS, "GcsStoreOptions") as GcsStoreOptions;
+    const opts = readExactOptions(given, GCS_OPTION_KEYS, "GcsStoreOptions") as GcsStoreOptions;
     for (const k of ["prefix", "projectId", "keyFilename", "apiEndpoint"] as const) checkOptionalString(`GcsStoreOptions.${k}`, opts[k]);
     if (typeof opts.bucket !== "string" || !BUCKET_NAME.test(opts.bucket) || opts.bucket.includes("..")) {
       throw new ValidationError(

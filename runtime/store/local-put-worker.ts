@@ -89,11 +89,15 @@ function dropSpare() {
   quietly(() => fs.closeSync(fd));
   quietly(() => fs.unlinkSync(path));
 }
+/** Whether the put's file was made ahead (and sat under its name between puts). */
+let madeAhead = false;
 /** The put's file: the one made ahead when the request names it, else a new one. */
 function openTemp(temp) {
+  madeAhead = false;
   if (spare !== undefined && spare.path === temp) {
     const fd = spare.fd;
     spare = undefined;
+    madeAhead = true;
     return fd;
   }
   dropSpare();
@@ -113,6 +117,11 @@ function put() {
     // A file made ahead sat under its name between puts: one that grew meanwhile was written to by another program.
     if (st.size !== BigInt(n)) {
       throw Object.assign(new Error("the temporary file " + temp + " held " + st.size + " bytes after a write of " + n + ": another program wrote to it"), { path: temp });
+    }
+    // Its name may also have been given to another file meanwhile (removed and made again, or renamed over):
+    // the link below goes by name, and would store that file's bytes.
+    if (madeAhead && fs.lstatSync(temp, { bigint: true }).ino !== st.ino) {
+      throw Object.assign(new Error("the temporary file " + temp + " was replaced by another program's file between puts"), { path: temp });
     }
     stat[0] = st.ino;
     stat[1] = st.size;

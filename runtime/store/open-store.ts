@@ -24,7 +24,7 @@
 import type { S3ClientConfig } from "@aws-sdk/client-s3";
 import { fileURLToPath } from "node:url";
 import { ValidationError } from "../errors.js";
-import { describeValue, isOptionObject, readOptions } from "../option-values.js";
+import { describeValue, isOptionObject, readExactOptions, readOptions } from "../option-values.js";
 import { LocalStore } from "./local-store.js";
 import { MemoryStore } from "./memory-store.js";
 import type { ObjectStore } from "./object-store.js";
@@ -75,7 +75,7 @@ export function openStore(url: string, opts: OpenStoreOptions = {}): ObjectStore
   if (url.length > MAX_STORE_URL_CHARS)
     throw new ValidationError(`a store URL is at most ${MAX_STORE_URL_CHARS} characters, got one of ${url.length}; ${ACCEPTED}`);
   // Read once (see readOptions): a getter that throws is refused by name.
-  const given = readOptions(opts, ["env"], "OpenStoreOptions").env;
+  const given = readExactOptions(opts, ["env"], "OpenStoreOptions").env;
   if (given !== undefined && !isOptionObject(given))
     throw new ValidationError(`OpenStoreOptions.env must be an object of environment variables, got ${describeValue(given)}`);
   // Only the variables a store is configured from, each read once; an entry whose getter throws, or that is not text, is refused by name.
@@ -167,9 +167,9 @@ function construct(url: string, make: () => ObjectStore): ObjectStore {
 /** The `endpoint` option of a cloud URL, checked; the only option these schemes take. */
 function endpointOption(url: string, parsed: URL, scheme: string): string | undefined {
   if (parsed.username !== "" || parsed.password !== "" || parsed.port !== "") {
-    throw invalid(url, `credentials and ports do not belong in a ${scheme} URL; use the environment or the endpoint option`);
+    throw invalid(url, `credentials and ports do not belong in ${scheme}:// URLs; use the environment or the endpoint option`);
   }
-  if (parsed.hash !== "") throw invalid(url, `a ${scheme} URL takes no fragment`);
+  if (parsed.hash !== "") throw invalid(url, `${scheme}:// URLs take no fragment`);
   for (const name of parsed.searchParams.keys()) {
     if (name !== "endpoint") throw invalid(url, `unknown option "${name}"`);
   }

@@ -79,11 +79,13 @@ describe("garbage collection after a checkpoint, attacked with real processes", 
         const startedWhenHeld = lastCount(old.lines, "X");
         process.kill(old.pid, "SIGCONT");
         process.kill(old.pid, "SIGUSR2");
-        await scenario.line("old", old, (l) => l === "Q", "its deletes to end", 20_000);
+        await scenario.line("old", old, (l) => l.startsWith("Q "), "its held deletes and the queued collection to end", 20_000);
         await next.kill();
         await old.kill();
-        // The queued collection ran after the take-over: more deletes than the ones held.
-        expect(lastCount(old.lines, "Y")).toBeGreaterThan(startedWhenHeld);
+        // The queued collection ran after the take-over (it listed the store as the new writer left it), and the held
+        // deletes went on. How many it deleted is the new writer's doing: its own collection may have got there first.
+        expect(lastCount(old.lines, "Q")).toBeGreaterThanOrEqual(1);
+        expect(lastCount(old.lines, "Y")).toBeGreaterThanOrEqual(startedWhenHeld);
         expect(next.lines.filter((l) => l.startsWith("F ") || l.startsWith("G "))).toEqual([]);
         const allDurable = [...durableIds(old.lines), ...durableIds(next.lines)];
         expect(durableIds(old.lines).length).toBeGreaterThan(0);

@@ -7,7 +7,7 @@
  * opens with the value that was checked.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, MemoryStore, ValidationError, WriteBatch, type EngineOptions } from "taquba";
+import { Engine, EngineReader, MemoryStore, ValidationError, WriteBatch, type EngineOptions } from "taquba";
 import { withCounting } from "taquba/testing";
 
 async function refusal(opts: unknown): Promise<ValidationError> {
@@ -120,5 +120,22 @@ describe("Engine.open refuses options that are not what they seem", () => {
     for await (const o of store.list("")) keys.push(o.key);
     expect(keys.length).toBeGreaterThan(0);
     expect(keys.every((k) => k.startsWith("p/"))).toBe(true);
+  });
+
+  it("a misspelt option, at the top, in retry or in pageValues, is refused naming it and the options taken", async () => {
+    const top = await refusal({ flushIntervalMS: 5 });
+    expect(top.issues).toEqual([expect.stringMatching(/^flushIntervalMS is not an option \(misspelt\?\); the options are .*\bflushIntervalMs\b/)]);
+    const nested = await refusal({ retry: { attempt: 3 }, pageValues: { keyPrefixes: ["a/"], minByte: 10 } });
+    expect(nested.issues).toEqual([expect.stringContaining("retry.attempt is not an option"), expect.stringContaining("pageValues.minByte is not an option")]);
+    // The reader's options too, and its retry's (read by the writer's check).
+    const reader = await EngineReader.open(new MemoryStore(), { prefx: "a/", retry: { attempt: 2 } } as never).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(reader).toBeInstanceOf(ValidationError);
+    expect((reader as ValidationError).message).toContain("EngineReaderOptions.prefx is not an option");
+    // Spelt right, they open.
+    const engine = await Engine.open(new MemoryStore(), { flushIntervalMs: 5, retry: { attempts: 3 }, pageValues: { keyPrefixes: ["a/"], minBytes: 10 } });
+    await engine.close();
   });
 });

@@ -203,6 +203,33 @@ describe("ackClaimingNext", () => {
     await queue.close();
   });
 
+  it("a reserve that throws rejects the ack with what it threw, settling nothing; the claim stays held", async () => {
+    const { queue } = await openQueue();
+    const job = await claimedOne(queue);
+    await quiesce(queue);
+    const before = queue.engineStats.walBatches;
+    const thrown = new Error("the pool is shutting down");
+    const throwing = {
+      index: 0,
+      reserve: (): boolean => {
+        throw thrown;
+      },
+    };
+    const refused = await queue
+      .ackClaimingNext(job, new SettlementEffects().kvPut("k", enc("v")).enqueue("steps", enc("next")), throwing)
+      .catch((e: unknown) => e);
+    expect(refused).toBe(thrown);
+    await quiesce(queue);
+    expect(queue.engineStats.walBatches).toBe(before);
+    expect(await queue.kvGet("k")).toBeNull();
+    expect(await queue.view().job(job.id)).toMatchObject({ state: "claimed" });
+    expect(await queue.view().stats("steps")).toMatchObject({ pending: 0, claimed: 1 });
+    // The claim still settles.
+    const res = await queue.ackClaimingNext(job, new SettlementEffects().enqueue("steps", enc("next")), claimNext(0, true));
+    expect(res.next).toBeDefined();
+    await queue.close();
+  });
+
   it("the claimed job's lease expires like any claim's: it is requeued and its holder's settlement is refused", async () => {
     const { queue, clock } = await openQueue();
     const res = await queue.ackClaimingNext(await claimedOne(queue), new SettlementEffects().enqueue("steps", enc("n")), { ...claimNext(), leaseMs: 1000 });

@@ -20,8 +20,10 @@ export async function quiesce(queue: Queue): Promise<void> {
 }
 
 export async function openQueue(opts: OpenOptions & { store?: ObjectStore; name?: string } = {}) {
-  const clock = (opts.clock as MockClock | undefined) ?? new MockClock(1_700_000_000_000);
-  const store = opts.store ?? new MemoryStore();
-  const queue = await Queue.open(store, opts.name ?? "q", { flushIntervalMs: 0, ...opts, clock });
+  const { store: given, name, ...options } = opts;
+  const clock = (options.clock as MockClock | undefined) ?? new MockClock(1_700_000_000_000);
+  const store = given ?? new MemoryStore();
+  // Only the queue's own options: it refuses a field it does not take.
+  const queue = await Queue.open(store, name ?? "q", { flushIntervalMs: 0, ...options, clock });
   return { queue, clock, store };
 }

@@ -167,3 +167,24 @@ describe("options without a prototype, or frozen, are taken like any other", () 
     });
   }
 });
+
+describe("a field that is no option is refused, not left to a default in silence", () => {
+  it("at Queue.open's top and in its engineOptions, naming the field and the options taken, before any IO", async () => {
+    const store = new MemoryStore();
+    const top = await Queue.open(store, "q", { flushIntervalMS: 5 } as never).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(top).toBeInstanceOf(ValidationError);
+    expect((top as ValidationError).issues).toEqual([expect.stringMatching(/^OpenOptions\.flushIntervalMS is not an option .*\bflushIntervalMs\b/)]);
+    const nested = await Queue.open(store, "q", { engineOptions: { checkpointWalObject: 4 } as never }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(nested).toBeInstanceOf(ValidationError);
+    expect((nested as ValidationError).message).toContain("checkpointWalObject is not an option");
+    const written: string[] = [];
+    for await (const o of store.list("")) written.push(o.key);
+    expect(written).toEqual([]);
+  });
+});

@@ -2,7 +2,9 @@
  * @module One rule for the options of every store and store wrapper: each
  * field is read once, and an options object whose getter throws, a Proxy
  * whose every read throws, or a revoked Proxy is refused with a
- * ValidationError naming the option (never the raw error); an object
+ * ValidationError naming the option (never the raw error); so is a field
+ * that is no option (a misspelling would otherwise leave the option at its
+ * default without a word), named with the options taken; an object
  * without a prototype or a frozen one is taken like any other.
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -38,7 +40,8 @@ const cases: Record<string, Case> = {
   S3Store: { make: (o) => new S3Store(o as never), valid: { bucket: "bucket", client }, name: "S3StoreOptions", field: "bucket" },
   "S3Store's retry": {
     make: (o) => new S3Store({ bucket: "bucket", client: client as never, retry: o }),
-    valid: { maxAttempts: 2 },
+    // With the timeout S3 takes beside the retry fields every HTTP store shares (checked apart from them).
+    valid: { maxAttempts: 2, attemptTimeoutMs: 1000 },
     name: "S3StoreOptions.retry",
     field: "maxAttempts",
   },
@@ -106,5 +109,39 @@ describe.each(Object.entries(cases))("%s's options", (_, c) => {
   it("are taken from an object without a prototype, and from a frozen one", () => {
     expect(() => c.make(Object.assign(Object.create(null) as object, c.valid))).not.toThrow();
     expect(() => c.make(Object.freeze({ ...c.valid }))).not.toThrow();
+  });
+
+  it("with a field that is no option (a misspelling) are refused naming it and the options taken", () => {
+    const misspelt = `${c.field.slice(0, -1)}${c.field.slice(-1).toUpperCase()}s`;
+    const err = refusal(() => c.make({ ...c.valid, [misspelt]: c.valid[c.field] ?? 1 }));
+    expect(err).toBeInstanceOf(ValidationError);
+    const issues = (err as ValidationError).issues;
+    expect(issues).toHaveLength(1);
+    expect(issues[0]).toContain(`${c.name}.${misspelt} is not an option`);
+    expect(issues[0]).toMatch(new RegExp(`the options are .*\\b${c.field}\\b`));
+    // Spelt right, the same options are taken.
+    expect(() => c.make({ ...c.valid })).not.toThrow();
+  });
+
+  it("with a key no option could spell, or a field set to undefined, are refused so; a symbol key is no field", () => {
+    const odd = refusal(() => c.make({ ...c.valid, "": 1, "a b": 2 }));
+    expect(odd).toBeInstanceOf(ValidationError);
+    expect((odd as ValidationError).issues).toEqual([
+      expect.stringContaining(`${c.name}."" is not an option`),
+      expect.stringContaining(`${c.name}."a b" is not an option`),
+    ]);
+    expect(refusal(() => c.make({ ...c.valid, nope: undefined }))).toBeInstanceOf(ValidationError);
+    expect(() => c.make({ ...c.valid, [Symbol("tag")]: 1 })).not.toThrow();
+  });
+
+  it("that are a Proxy whose keys cannot be listed are refused with a ValidationError, not the raw error", () => {
+    const opts = new Proxy(c.valid, {
+      ownKeys() {
+        throw new Error("the keys threw");
+      },
+    });
+    const err = refusal(() => c.make(opts));
+    expect(err).toBeInstanceOf(ValidationError);
+    expect(err.message).toContain("threw: the keys threw");
   });
 });
