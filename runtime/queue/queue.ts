@@ -471,6 +471,15 @@ export class Queue {
     return this.#core.engine.valueToken(KvKeyRef.engineKeyOf(key));
   }
 
+  /**
+   * @internal True when this queue's commits keep none of the value arrays
+   * staged into them (`Engine.copiesValues`): the workflow may then stage
+   * its own records as views of memory they share (`CommitOnlyBytes`).
+   */
+  get copiesCommittedValues(): boolean {
+    return this.#core.engine.copiesValues;
+  }
+
   /** Writes `value` (at most `MAX_KV_VALUE_SIZE` bytes) durably. */
   kvPut(key: string, value: Uint8Array): Promise<void> {
     return kv.kvPut(this.#core, key, value);

@@ -6,7 +6,7 @@
  *   integer, other numbers as float64), encoded at every enqueue and claim;
  * - plain data (`packPlain`), as the workflow records' encoder writes it
  *   (every map with a 16-bit entry count), for the records a workflow step
- *   writes (its history entry, the step pointer).
+ *   writes (its history entry, the step pointer) and a run's own records.
  * A value holding anything else returns undefined, for the general encoder
  * to write.
  *
@@ -243,14 +243,16 @@ function finish(ok: boolean, shared: boolean): Uint8Array | undefined {
 
 /**
  * `value`'s bytes as the workflow records' encoder (no value skipping, named
- * maps) writes them, in an array of their own: maps, arrays, strings,
- * numbers, booleans, null and byte arrays; undefined for anything else
- * (undefined, other objects and byte views), or a map or array of 65,536
- * entries or more.
+ * maps) writes them: maps, arrays, strings, numbers, booleans, null and byte
+ * arrays; undefined for anything else (undefined, other objects and byte
+ * views), or a map or array of 65,536 entries or more. In an array of their
+ * own, unless `shared`: then, up to `SHARED_MAX_BYTES`, a view of the chunk
+ * (as `packRecord`'s), for a value that goes only into a commit whose
+ * engine copies it (the workflow's `CommitOnlyBytes`).
  */
-export function packPlain(value: unknown): Uint8Array | undefined {
+export function packPlain(value: unknown, shared = false): Uint8Array | undefined {
   pos = base;
-  return finish(writePlainValue(value), false);
+  return finish(writePlainValue(value), shared);
 }
 
 /**

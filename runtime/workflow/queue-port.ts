@@ -85,6 +85,8 @@ export interface WorkflowQueue {
   kvTokenNow?(key: string | KvKeyRef): KvToken | undefined;
   /** @internal `key` checked once, for the calls above and the step pointer's staged put (`Queue.kvKeyRef`); optional: without it the runtime passes the key. */
   kvKeyRef?(key: string): KvKeyRef;
+  /** @internal Whether commits copy the values staged into them (`Queue.copiesCommittedValues`); absent means they may keep them, and the runtime stages arrays of their own. */
+  readonly copiesCommittedValues?: boolean;
   kvPut(key: string, value: Uint8Array): Promise<void>;
   kvDelete(key: string): Promise<void>;
   kvCompareAndPut(key: string, expected: Uint8Array | null, value: Uint8Array): Promise<boolean>;

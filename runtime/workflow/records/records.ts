@@ -7,6 +7,7 @@
  */
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { decodeValue, encodeValue } from "./codec.js";
+import { type CommitOnlyBytes, type CommitTarget, encodeForCommit } from "./commit-bytes.js";
 import type { RunErrorKind, RunOutcome, TerminalStatus, Termination } from "../runs/run-types.js";
 import type { RunId } from "../runs/run-id.js";
 import type { StepOutcome } from "../steps/step-outcome.js";
@@ -237,6 +238,11 @@ export function encodeRunRecord(r: RunRecord): Uint8Array {
   return encodeValue(compact(r));
 }
 
+/** `encodeRunRecord` for a put staged into a commit of `target` (see `CommitOnlyBytes`). */
+export function runRecordForCommit(r: RunRecord, target: CommitTarget): CommitOnlyBytes {
+  return encodeForCommit(compact(r), target);
+}
+
 export function decodeRunRecord(bytes: Uint8Array, key: string): RunRecord {
   return decodeChecked<RunRecord>(bytes, key, "run record", (v) => {
     if (!isStr(v.runId) || !isNum(v.submittedAtMs) || !isStr(v.inputSha256) || !isStr(v.incarnation)) return "lacks its identity fields";
@@ -255,6 +261,11 @@ export function encodeStepPointer(p: StepPointer): Uint8Array {
   return encodeValue(compact(p));
 }
 
+/** `encodeStepPointer` for a put staged into a commit of `target` that nothing reads back (a submission's). */
+export function stepPointerForCommit(p: StepPointer, target: CommitTarget): CommitOnlyBytes {
+  return encodeForCommit(compact(p), target);
+}
+
 export function decodeStepPointer(bytes: Uint8Array, key: string): StepPointer {
   return decodeChecked<StepPointer>(bytes, key, "step pointer", (v) =>
     isNum(v.step) && isStr(v.jobId) && optional(v.signalWait, isStr) && optional(v.name, isStr) ? undefined : "lacks its step or job id",
@@ -271,7 +282,16 @@ function terminationProblem(v: Record<string, unknown>): string | undefined {
 }
 
 export function encodeTerminalRecord(r: TerminalRecord): Uint8Array {
-  return encodeValue(compact(r.inline === undefined ? r : { ...r, inline: compact(r.inline) }));
+  return encodeValue(storedTerminal(r));
+}
+
+/** `encodeTerminalRecord` for a put staged into a commit of `target` (see `CommitOnlyBytes`). */
+export function terminalRecordForCommit(r: TerminalRecord, target: CommitTarget): CommitOnlyBytes {
+  return encodeForCommit(storedTerminal(r), target);
+}
+
+function storedTerminal(r: TerminalRecord): TerminalRecord {
+  return compact(r.inline === undefined ? r : { ...r, inline: compact(r.inline) });
 }
 
 /** The encoding of an inline outcome as a terminal record holds it (its size is what the inline bound measures). */
@@ -383,6 +403,11 @@ export interface SignalWaitRecord {
 
 export function encodeSignalWait(r: SignalWaitRecord): Uint8Array {
   return encodeValue(r);
+}
+
+/** `encodeSignalWait` for a put staged into a commit of `target` (see `CommitOnlyBytes`). */
+export function signalWaitForCommit(r: SignalWaitRecord, target: CommitTarget): CommitOnlyBytes {
+  return encodeForCommit(r, target);
 }
 
 export function decodeSignalWait(bytes: Uint8Array, key: string): SignalWaitRecord {

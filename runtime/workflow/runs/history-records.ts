@@ -15,6 +15,7 @@
 import { StoreCorruptedError } from "../../errors.js";
 import type { JobAttempt } from "../../queue/record.js";
 import { decodeValue, encodeValue } from "../records/codec.js";
+import { type CommitOnlyBytes, type CommitTarget, encodeForCommit } from "../records/commit-bytes.js";
 import { decodeMap } from "../records/records.js";
 import { RESERVED_KV_PREFIX } from "../records/reserved.js";
 import {
@@ -189,6 +190,15 @@ function attemptRow(x: AttemptHistory): unknown[] {
  */
 
 export function encodeStepRecord(r: StepRecord): Uint8Array {
+  return encodeValue(storedStepRecord(r));
+}
+
+/** `encodeStepRecord` for the put a step's settlement stages into a commit of `target`: the same bytes, maybe shared (see `CommitOnlyBytes`). */
+export function encodeStepRecordForCommit(r: StepRecord, target: CommitTarget): CommitOnlyBytes {
+  return encodeForCommit(storedStepRecord(r), target);
+}
+
+function storedStepRecord(r: StepRecord): Record<string, unknown> {
   const out: Record<string, unknown> = {
     s: r.step,
     b: r.payloadBytes,
@@ -206,7 +216,7 @@ export function encodeStepRecord(r: StepRecord): Uint8Array {
   if (r.payload !== undefined) out.p = r.payload;
   if (r.next !== undefined) out.nx = r.next;
   if (r.signalPayload !== undefined) out.sp = r.signalPayload;
-  return encodeValue(out);
+  return out;
 }
 
 const isNum = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);

@@ -6,7 +6,8 @@
 import type { SettlementEffects } from "../../queue/effects.js";
 import type { KvScanner } from "../../queue/expiry-index.js";
 import type { RunRecord, TerminalRecord } from "../records/records.js";
-import { decodeIndexEntry, EMPTY_VALUE, encodeIndexEntry, INDEX_INPUT_BYTES, runEndedKey, runIndexKey, runNameKey, type IndexEntry } from "./run-index.js";
+import { type CommitTarget, stageCommitOnly } from "../records/commit-bytes.js";
+import { decodeIndexEntry, EMPTY_VALUE, indexEntryForCommit, INDEX_INPUT_BYTES, runEndedKey, runIndexKey, runNameKey, type IndexEntry } from "./run-index.js";
 import { redrivesKey, runHistoryPrefix } from "./history-records.js";
 import type { StepDescription, StepRunner } from "../steps/delivery.js";
 import type { TerminalStatus } from "./run-types.js";
@@ -29,7 +30,7 @@ export function describePayload(runner: StepRunner, payload: Uint8Array): StepDe
 /** Names longer than this are not indexed by name (a runner's `describe` is not trusted to be sensible). */
 const MAX_NAME_CHARS = 256;
 
-/** The index entries of a new run: the time entry and, for a typed run, the name entry (`input` undefined when not known). */
+/** The index entries of a new run: the time entry and, for a typed run, the name entry (`input` undefined when not known), for a commit of `target`. */
 export function stageSubmission(
   q: string,
   run: RunRecord,
@@ -38,6 +39,7 @@ export function stageSubmission(
   effects: SettlementEffects,
   groupName?: string,
   flow?: Record<string, string>,
+  target: CommitTarget = {},
 ): void {
   const { runId, submittedAtMs, group } = run;
   const named = d !== undefined && d.name.length > 0 && d.name.length <= MAX_NAME_CHARS ? d : undefined;
@@ -53,7 +55,7 @@ export function stageSubmission(
   if (run.parent !== undefined) entry.parent = { ...run.parent };
   if (run.submission !== undefined) entry.submission = run.submission;
   if (input !== undefined && input.byteLength <= INDEX_INPUT_BYTES) entry.input = input;
-  effects.kvPut(runIndexKey(q, submittedAtMs, runId), encodeIndexEntry(entry));
+  stageCommitOnly(effects, runIndexKey(q, submittedAtMs, runId), indexEntryForCommit(entry, target));
   if (named !== undefined) effects.kvPut(runNameKey(q, named.name, submittedAtMs, runId), EMPTY_VALUE);
 }
 

@@ -21,6 +21,7 @@ import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { MAX_INSTANT_MS } from "../../time-bounds.js";
 import { decodeMap } from "../records/records.js";
 import { encodeValue, sha256Hex } from "../records/codec.js";
+import { type CommitOnlyBytes, type CommitTarget, encodeForCommit } from "../records/commit-bytes.js";
 import { RESERVED_KV_PREFIX } from "../records/reserved.js";
 import type { TerminalStatus } from "./run-types.js";
 
@@ -91,6 +92,15 @@ const EMPTY = new Uint8Array(0);
 export const EMPTY_VALUE = EMPTY;
 
 export function encodeIndexEntry(e: IndexEntry): Uint8Array {
+  return encodeValue(storedIndexEntry(e));
+}
+
+/** `encodeIndexEntry` for a put staged into a commit of `target` (see `CommitOnlyBytes`). */
+export function indexEntryForCommit(e: IndexEntry, target: CommitTarget): CommitOnlyBytes {
+  return encodeForCommit(storedIndexEntry(e), target);
+}
+
+function storedIndexEntry(e: IndexEntry): Record<string, unknown> {
   const out: Record<string, unknown> = { submittedAtMs: e.submittedAtMs, headers: e.headers };
   if (e.workflow !== undefined) out.workflow = e.workflow;
   if (e.kind !== undefined) out.kind = e.kind;
@@ -103,7 +113,7 @@ export function encodeIndexEntry(e: IndexEntry): Uint8Array {
   if (e.submission !== undefined) out.submission = e.submission;
   // Entries written before this field have none: their redrives carry no flow headers, as then.
   if (e.flow !== undefined) out.flow = { ...e.flow };
-  return encodeValue(out);
+  return out;
 }
 
 const isStr = (x: unknown): x is string => typeof x === "string";

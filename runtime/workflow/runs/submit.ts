@@ -7,14 +7,15 @@ import type { EnqueueOptions } from "../../queue/types.js";
 import type { KvExpectation } from "../../queue/kv-ops.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { sha256Hex } from "../records/codec.js";
+import { stageCommitOnly } from "../records/commit-bytes.js";
 import { groupMemberKey, runKey, stepDedupKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
 import {
   decodeRunRecord,
   decodeStepPointer,
   decodeTerminalRecord,
   encodeGroupMember,
-  encodeRunRecord,
-  encodeStepPointer,
+  runRecordForCommit,
+  stepPointerForCommit,
   type GroupRef,
   type ParentRef,
   type RunRecord,
@@ -252,11 +253,13 @@ async function submitLocked(
       if (spec.effects !== undefined) effects.merge(spec.effects);
       // The runtime's own writes (a schedule's state) may use the reserved prefix the caller's may not.
       if (runtimeEffects !== undefined) effects.merge(runtimeEffects);
-      effects.kvPut(runKey(core.queueName, runId), encodeRunRecord(record));
+      // The runtime's own records, encoded for this commit alone: staged without kvPut's copy.
+      stageCommitOnly(effects, runKey(core.queueName, runId), runRecordForCommit(record, core.queue));
       const described = describePayload(core.runner, spec.input);
-      effects.kvPut(
+      stageCommitOnly(
+        effects,
         stepPointerKey(core.queueName, runId),
-        encodeStepPointer({ step: 0, jobId, ...(described?.step === undefined ? {} : { name: described.step }) }),
+        stepPointerForCommit({ step: 0, jobId, ...(described?.step === undefined ? {} : { name: described.step }) }, core.queue),
       );
       // A terminal record of an earlier run under this id no longer describes the run, nor do
       // that run's index entries and history.
@@ -268,7 +271,7 @@ async function submitLocked(
       }
       // The rule's limit travels with the steps, so readers in other processes can tell a full key.
       const flow = withCurrentLimit(core, flowHeaders(options.flow));
-      stageSubmission(core.queueName, record, described, spec.input, effects, groupName, flow);
+      stageSubmission(core.queueName, record, described, spec.input, effects, groupName, flow, core.queue);
       if (mark !== undefined) markEffects(mark, { runId, jobId, newlySubmitted: true }, effects);
       if (group !== undefined) {
         effects.kvPut(groupMemberKey(core.queueName, group.id, group.key), encodeGroupMember({ key: group.key, runId, incarnation: jobId, state: "active" }));

@@ -24,7 +24,7 @@ import {
 import {
   encodeGroupMember,
   encodeRunOutcome,
-  encodeTerminalRecord,
+  terminalRecordForCommit,
   type GroupRef,
   type InlineOutcome,
   type ParentRef,
@@ -44,6 +44,7 @@ import type { RunId } from "./run-id.js";
 import type { RunErrorKind, RunOutcome, TerminalStatus } from "./run-types.js";
 import { hookObserves, type TerminalHook } from "../terminal-hook/terminal-hook.js";
 import { decodeValue, encodeValue } from "../records/codec.js";
+import { type CommitTarget, stageCommitOnly } from "../records/commit-bytes.js";
 import { StoreCorruptedError } from "../../errors.js";
 import { stageEnded } from "./index-effects.js";
 import { boundText } from "../../logger.js";
@@ -64,6 +65,8 @@ export interface TerminalSettings {
   memoRetentionMs: number | undefined;
   /** Where retention markers go (see `terminalMarkersFor`). */
   markers: ExpiryIndex;
+  /** The queue the terminal effects commit to, which tells whether its commits copy what they take (see `CommitOnlyBytes`). */
+  commits: CommitTarget;
 }
 
 /** One termination of a run. */
@@ -230,7 +233,7 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     ...(t.supersededBy === undefined ? {} : { supersededBy: t.supersededBy }),
     ...(t.inline === undefined ? {} : { inline: t.inline }),
   };
-  into.kvPut(terminalRecordKey(s.queueName, t.runId), encodeTerminalRecord(record));
+  stageCommitOnly(into, terminalRecordKey(s.queueName, t.runId), terminalRecordForCommit(record, s.commits));
   stageEnded(s.queueName, t.runId, t.submittedAtMs, t.status, into);
   if (t.group !== undefined) {
     into.kvPut(

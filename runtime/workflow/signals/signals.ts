@@ -16,7 +16,8 @@ import { endOk, endWithError, startSpan, traceSignalWait } from "../../telemetry
 import type { ClaimedJob, EnqueueOptions } from "../../queue/types.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import { signalBufferKey, signalDeliveredKey, signalTimedOutKey, signalWaitKey } from "../records/kv-keys.js";
-import { decodeSignalWait, encodeSignalWait, type StepPointer } from "../records/records.js";
+import { decodeSignalWait, signalWaitForCommit, type StepPointer } from "../records/records.js";
+import { stageCommitOnly } from "../records/commit-bytes.js";
 import { HEADER_NOOP, HEADER_RUN_ID, HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from "../records/reserved.js";
 import type { SignalOutcome } from "../runs/run-types.js";
 import type { RuntimeCore } from "../runtime-core.js";
@@ -122,7 +123,7 @@ export async function stageSignalWait(
     return { waitingOn: undefined };
   }
   opts.runAt = args.now + args.timeoutMs;
-  effects.kvPut(waitKey, encodeSignalWait({ jobId: nextJobId, runId, step: nextStep }));
+  stageCommitOnly(effects, waitKey, signalWaitForCommit({ jobId: nextJobId, runId, step: nextStep }, core.queue));
   pointer.signalWait = correlationKey;
   return { waitingOn: correlationKey };
 }

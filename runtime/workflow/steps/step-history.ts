@@ -6,13 +6,13 @@
  * queue's attempt history keeps them until the step settles, and the
  * settlement copies them into the entry.
  */
-import { type SettlementEffects, stageOwnedPutOnce } from "../../queue/effects.js";
-import { ownedBytes } from "../../queue/owned-bytes.js";
+import type { SettlementEffects } from "../../queue/effects.js";
 import type { Building } from "../../queue/cancel-state.js";
 import type { ClaimedJob } from "../../queue/types.js";
 import type { StagedKv } from "../records/records.js";
 import { HEADER_SIGNAL_WAIT } from "../records/reserved.js";
-import { attemptFromQueue, encodeStepRecord, errorFieldsOf, evictedStep, stepHistoryKey, stepRecordOf } from "../runs/history-records.js";
+import { stageCommitOnlyOnce } from "../records/commit-bytes.js";
+import { attemptFromQueue, encodeStepRecordForCommit, errorFieldsOf, evictedStep, stepHistoryKey, stepRecordOf } from "../runs/history-records.js";
 import type { AttemptHistory, SignalReceipt, StepAttemptOutcome, StepTransitionHistory } from "../runs/run-history.js";
 import type { RuntimeCore } from "../runtime-core.js";
 
@@ -99,8 +99,8 @@ function stageWith(core: RuntimeCore, job: ClaimedJob, s: StepTrace, end: StepEn
     next: end.next,
     signalPayload: s.signal ?? undefined,
   });
-  // Freshly encoded and never changed: staged without a copy.
-  stageOwnedPutOnce(effects, stepHistoryKey(core.queueName, s.runId, s.step), ownedBytes(encodeStepRecord(record)));
+  // Written once and never read back here: staged without a copy, as a view of the encoder's chunk when the commit copies it.
+  stageCommitOnlyOnce(effects, stepHistoryKey(core.queueName, s.runId, s.step), encodeStepRecordForCommit(record, core.queue));
   const evicted = evictedStep(s.step);
   if (evicted !== undefined) effects.kvDelete(stepHistoryKey(core.queueName, s.runId, evicted));
 }
