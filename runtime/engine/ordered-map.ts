@@ -308,8 +308,12 @@ export class OrderedMap<V> {
     if (children === null) {
       const found = leafFind(node, key, this.#order);
       if (found < 0) return false;
-      unpack(node);
-      removeAt(node.keys, found);
+      const rest = node.packed?.without(found) ?? null;
+      if (rest !== null) node.packed = rest;
+      else {
+        unpack(node);
+        removeAt(node.keys, found);
+      }
       removeAt(node.values!, found);
       return true;
     }
@@ -324,7 +328,9 @@ export class OrderedMap<V> {
       removeAt(keys, i);
       removeAt(children, i);
     } else {
-      keys[i] = lastKey(child);
+      // A packed leaf's last key would be made again as a string; the key it lost is still above
+      // every key it holds and below the next child's, so the search goes where it did.
+      if (child.packed === null) keys[i] = lastKey(child);
       if (n < MIN) this.#mergeNeighbours(node, i);
     }
     return true;

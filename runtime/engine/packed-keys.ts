@@ -21,17 +21,22 @@ export class PackedKeys {
   readonly count: number;
   /**
    * With `stride` > 0, the suffixes of `stride` units each; with 0 (keys of
-   * different lengths), `count + 1` offsets (one unit each, into what
-   * follows them) and then the suffixes.
+   * different lengths), `header` offsets (one unit each, into what follows
+   * them: one per key packed and one past the last) and then the suffixes.
    */
   readonly #units: string;
   readonly #stride: number;
+  readonly #header: number;
+  /** The index in `#units` of key 0: keys taken from the front leave their units behind. */
+  readonly #base: number;
 
-  private constructor(prefix: string, count: number, units: string, stride: number) {
+  private constructor(prefix: string, count: number, units: string, stride: number, header: number, base: number) {
     this.prefix = prefix;
     this.count = count;
     this.#units = units;
     this.#stride = stride;
+    this.#header = header;
+    this.#base = base;
   }
 
   /** `keys` (at least one, strictly ascending in code unit order) packed; null when their suffixes are too long to address. */
@@ -52,7 +57,7 @@ export class PackedKeys {
     const suffixes = new Array<string>(count);
     for (let i = 0; i < count; i++) suffixes[i] = keys[i]!.slice(shared);
     // join makes one flat string; `+=` would leave a rope of every part.
-    if (sameLength) return new PackedKeys(first.slice(0, shared), count, suffixes.join(""), stride);
+    if (sameLength) return new PackedKeys(first.slice(0, shared), count, suffixes.join(""), stride, 0, 0);
     if (total > MAX_UNITS) return null;
     const offsets = new Array<number>(count + 1);
     let at = 0;
@@ -61,7 +66,19 @@ export class PackedKeys {
       at += suffixes[i]!.length;
     }
     offsets[count] = at;
-    return new PackedKeys(first.slice(0, shared), count, String.fromCharCode(...offsets) + suffixes.join(""), 0);
+    return new PackedKeys(first.slice(0, shared), count, String.fromCharCode(...offsets) + suffixes.join(""), 0, count + 1, 0);
+  }
+
+  /**
+   * These keys but the first (`first`) or the last, sharing the units: a
+   * queue takes its oldest entries from the front of a leaf, and the leaf
+   * stays packed instead of making every key it holds a string. Null when
+   * one key is left, or for a key between (the caller unpacks).
+   */
+  without(i: number): PackedKeys | null {
+    const count = this.count;
+    if (count < 2 || (i !== 0 && i !== count - 1)) return null;
+    return new PackedKeys(this.prefix, count - 1, this.#units, this.#stride, this.#header, i === 0 ? this.#base + 1 : this.#base);
   }
 
   /** The index of `key` when held; otherwise `-(i + 1)`, where `i` is the index of the first key after it (`count` when none). */
@@ -95,12 +112,14 @@ export class PackedKeys {
 
   #start(i: number): number {
     const stride = this.#stride;
-    return stride > 0 ? i * stride : this.count + 1 + this.#units.charCodeAt(i);
+    const at = this.#base + i;
+    return stride > 0 ? at * stride : this.#header + this.#units.charCodeAt(at);
   }
 
   #end(i: number): number {
     const stride = this.#stride;
-    return stride > 0 ? (i + 1) * stride : this.count + 1 + this.#units.charCodeAt(i + 1);
+    const at = this.#base + i + 1;
+    return stride > 0 ? at * stride : this.#header + this.#units.charCodeAt(at);
   }
 
   /** Key `i`'s suffix against `key` past its first `from` units (the prefix): negative, zero or positive as the built-in order puts key `i` before, at or after `key`. */
