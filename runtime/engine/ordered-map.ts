@@ -9,7 +9,17 @@
  * write that reaches a shared node copies it first (marking the copied
  * branch's children shared in turn), so each map copies only the path it
  * changes and never changes a node the other can reach.
+ *
+ * A leaf may hold its keys packed (packed-keys.ts) instead of as strings:
+ * a leaf left full behind an ascending insert, and each leaf built from
+ * sorted entries (a freeze's held table), while the map uses the built-in
+ * order. Waiting records sit in such leaves until a checkpoint pages their
+ * values out, and a key string is the largest part of what each costs on
+ * the heap. A packed leaf is searched and its values overwritten without
+ * making key strings; its first insert or delete makes its keys strings
+ * again, and a walk makes each key it yields.
  */
+import { PackedKeys } from "./packed-keys.js";
 
 /** An order of string keys; `undefined` stands for the built-in comparison, inlined in the searches. */
 export type KeyOrder = ((a: string, b: string) => number) | undefined;
@@ -21,13 +31,19 @@ const MIN = MAX >> 1;
 /** Entries per node when built from sorted entries: room left for later inserts. */
 const BULK_FILL = 26;
 
+/** The keys of a packed leaf: empty and frozen, so a write that forgot to unpack the leaf throws instead of losing keys. */
+const NO_KEYS = Object.freeze([]) as unknown as string[];
+
 /** A leaf (`children` null) or a branch (`values` null): one class, so every node has one hidden class. */
 class Node<V> {
+  /** A leaf's are `NO_KEYS` while `packed` holds them. */
   keys: string[];
   values: V[] | null;
   children: Node<V>[] | null;
   /** Reachable from more than one map: copied before any change. */
   shared = false;
+  /** A leaf's keys when packed; immutable, so copies share it. */
+  packed: PackedKeys | null = null;
 
   constructor(keys: string[], values: V[] | null, children: Node<V>[] | null) {
     this.keys = keys;
@@ -56,6 +72,44 @@ function lowerBound(keys: string[], key: string, order: KeyOrder): number {
   return lo;
 }
 
+/** Entries of a leaf, children of a branch. */
+function entryCount<V>(n: Node<V>): number {
+  return n.children === null ? n.values!.length : n.keys.length;
+}
+
+/** Leaf entry `i`'s key; made as a string when the leaf is packed. */
+function keyAt<V>(leaf: Node<V>, i: number): string {
+  return leaf.packed === null ? leaf.keys[i]! : leaf.packed.keyAt(i);
+}
+
+/** The index of `key` in `leaf` when there; otherwise `-(i + 1)` for the first index after it. */
+function leafFind<V>(leaf: Node<V>, key: string, order: KeyOrder): number {
+  if (leaf.packed !== null) return leaf.packed.find(key);
+  const keys = leaf.keys;
+  const i = lowerBound(keys, key, order);
+  return i < keys.length && keys[i] === key ? i : -(i + 1);
+}
+
+/** A leaf's keys as strings, without changing its form (it may be another map's too). */
+function leafKeys<V>(leaf: Node<V>): string[] {
+  return leaf.packed === null ? leaf.keys : leaf.packed.keys();
+}
+
+/** Makes a leaf (not shared) hold its keys as strings, before a structural write. */
+function unpack<V>(leaf: Node<V>): void {
+  if (leaf.packed === null) return;
+  leaf.keys = leaf.packed.keys();
+  leaf.packed = null;
+}
+
+/** Packs a leaf's keys (left as strings when they cannot be). */
+function pack<V>(leaf: Node<V>): void {
+  const packed = PackedKeys.of(leaf.keys);
+  if (packed === null) return;
+  leaf.packed = packed;
+  leaf.keys = NO_KEYS;
+}
+
 // Shifting by hand: `splice` allocates the array of what it removed.
 function insertAt<T>(a: T[], i: number, x: T): void {
   let j = a.length;
@@ -72,7 +126,12 @@ function removeAt<T>(a: T[], i: number): void {
 
 /** A private copy of a shared node; a branch's children become shared with the original. */
 function copyNode<V>(n: Node<V>): Node<V> {
-  if (n.children === null) return new Node<V>(n.keys.slice(), n.values!.slice(), null);
+  if (n.children === null) {
+    if (n.packed === null) return new Node<V>(n.keys.slice(), n.values!.slice(), null);
+    const copy = new Node<V>(NO_KEYS, n.values!.slice(), null);
+    copy.packed = n.packed;
+    return copy;
+  }
   for (const c of n.children) c.shared = true;
   return new Node<V>(n.keys.slice(), null, n.children.slice());
 }
@@ -85,9 +144,10 @@ function copyNode<V>(n: Node<V>): Node<V> {
  * full, with room for 41 (the growth of the array the split cut): about
  * 59 B per entry against 23 B for nodes left full. A node left full keeps
  * arrays of its exact size: the ones it grew have room for 41 entries, 4.5 B
- * per entry that only its next split would use.
+ * per entry that only its next split would use. With `packLeft`, a leaf left
+ * full that way packs its keys: ascending inserts never come back to it.
  */
-function splitNode<V>(n: Node<V>, appended: boolean): Node<V> {
+function splitNode<V>(n: Node<V>, appended: boolean, packLeft: boolean): Node<V> {
   const half = appended ? n.keys.length - 1 : n.keys.length >> 1;
   const keys = n.keys.slice(half);
   if (appended) n.keys = n.keys.slice(0, half);
@@ -96,6 +156,7 @@ function splitNode<V>(n: Node<V>, appended: boolean): Node<V> {
     const values = n.values!.slice(half);
     if (appended) n.values = n.values!.slice(0, half);
     else n.values!.length = half;
+    if (appended && packLeft) pack(n);
     return new Node<V>(keys, values, null);
   }
   const children = n.children.slice(half);
@@ -105,7 +166,7 @@ function splitNode<V>(n: Node<V>, appended: boolean): Node<V> {
 }
 
 function lastKey<V>(n: Node<V>): string {
-  return n.keys[n.keys.length - 1]!;
+  return n.packed === null ? n.keys[n.keys.length - 1]! : n.packed.keyAt(n.packed.count - 1);
 }
 
 /** The ordered map: see the module documentation. No value may be undefined. */
@@ -135,20 +196,29 @@ export class OrderedMap<V> {
     }
     if (n === 0) return map;
     let level: Node<V>[] = [];
+    // Each node's largest key, taken from `keys`: a packed leaf would make it again.
+    let largest: string[] = [];
     const leaves = Math.ceil(n / BULK_FILL);
     for (let l = 0; l < leaves; l++) {
       const from = Math.floor((l * n) / leaves);
       const to = Math.floor(((l + 1) * n) / leaves);
-      level.push(new Node<V>(keys.slice(from, to), values.slice(from, to), null));
+      const leaf = new Node<V>(keys.slice(from, to), values.slice(from, to), null);
+      if (order === undefined) pack(leaf);
+      level.push(leaf);
+      largest.push(keys[to - 1]!);
     }
     while (level.length > 1) {
       const parents: Node<V>[] = [];
+      const parentsLargest: string[] = [];
       const count = Math.ceil(level.length / BULK_FILL);
       for (let p = 0; p < count; p++) {
-        const children = level.slice(Math.floor((p * level.length) / count), Math.floor(((p + 1) * level.length) / count));
-        parents.push(new Node<V>(children.map(lastKey), null, children));
+        const from = Math.floor((p * level.length) / count);
+        const to = Math.floor(((p + 1) * level.length) / count);
+        parents.push(new Node<V>(largest.slice(from, to), null, level.slice(from, to)));
+        parentsLargest.push(largest[to - 1]!);
       }
       level = parents;
+      largest = parentsLargest;
     }
     map.#root = level[0]!;
     map.#size = n;
@@ -167,8 +237,8 @@ export class OrderedMap<V> {
       if (i === node.keys.length) return undefined;
       node = node.children[i]!;
     }
-    const i = lowerBound(node.keys, key, order);
-    return i < node.keys.length && node.keys[i] === key ? node.values![i] : undefined;
+    const i = leafFind(node, key, order);
+    return i >= 0 ? node.values![i] : undefined;
   }
 
   /** Sets `key`; true when it was not in the map. An existing key keeps the string the map holds. */
@@ -184,21 +254,26 @@ export class OrderedMap<V> {
 
   /** Inserts into or overwrites in `node` (not shared); returns the new right sibling when `node` split. */
   #insert(node: Node<V>, key: string, value: V): Node<V> | null {
-    const keys = node.keys;
-    const i = lowerBound(keys, key, this.#order);
+    const order = this.#order;
     const children = node.children;
     if (children === null) {
       const values = node.values!;
-      if (i < keys.length && keys[i] === key) {
-        values[i] = value;
+      const found = leafFind(node, key, order);
+      if (found >= 0) {
+        values[found] = value;
         this.#added = false;
         return null;
       }
-      insertAt(keys, i, key);
-      insertAt(values, i, value);
+      unpack(node);
+      const leafKeys = node.keys;
+      const at = -found - 1;
+      insertAt(leafKeys, at, key);
+      insertAt(values, at, value);
       this.#added = true;
-      return keys.length > MAX ? splitNode(node, i === keys.length - 1) : null;
+      return leafKeys.length > MAX ? splitNode(node, at === leafKeys.length - 1, order === undefined) : null;
     }
+    const keys = node.keys;
+    const i = lowerBound(keys, key, order);
     // Past every key: into the last child, whose largest key it becomes.
     const at = i === keys.length ? i - 1 : i;
     let child = children[at]!;
@@ -209,7 +284,7 @@ export class OrderedMap<V> {
     keys[at] = lastKey(child);
     insertAt(keys, at + 1, lastKey(right));
     insertAt(children, at + 1, right);
-    return keys.length > MAX ? splitNode(node, at + 1 === keys.length - 1) : null;
+    return keys.length > MAX ? splitNode(node, at + 1 === keys.length - 1, false) : null;
   }
 
   /** Deletes `key`; false when it was not in the map. */
@@ -229,25 +304,33 @@ export class OrderedMap<V> {
 
   /** Removes `key` from under `node` (not shared); false when it is not there. */
   #remove(node: Node<V>, key: string): boolean {
+    const children = node.children;
+    if (children === null) {
+      const found = leafFind(node, key, this.#order);
+      if (found < 0) return false;
+      const rest = node.packed?.without(found) ?? null;
+      if (rest !== null) node.packed = rest;
+      else {
+        unpack(node);
+        removeAt(node.keys, found);
+      }
+      removeAt(node.values!, found);
+      return true;
+    }
     const keys = node.keys;
     const i = lowerBound(keys, key, this.#order);
     if (i === keys.length) return false;
-    const children = node.children;
-    if (children === null) {
-      if (keys[i] !== key) return false;
-      removeAt(keys, i);
-      removeAt(node.values!, i);
-      return true;
-    }
     let child = children[i]!;
     if (child.shared) children[i] = child = copyNode(child);
     if (!this.#remove(child, key)) return false;
-    const n = child.keys.length;
+    const n = entryCount(child);
     if (n === 0) {
       removeAt(keys, i);
       removeAt(children, i);
     } else {
-      keys[i] = lastKey(child);
+      // A packed leaf's last key would be made again as a string; the key it lost is still above
+      // every key it holds and below the next child's, so the search goes where it did.
+      if (child.packed === null) keys[i] = lastKey(child);
       if (n < MIN) this.#mergeNeighbours(node, i);
     }
     return true;
@@ -260,9 +343,10 @@ export class OrderedMap<V> {
     const at = i > 0 ? i - 1 : i;
     let left = children[at]!;
     const right = children[at + 1]!;
-    if (left.keys.length + right.keys.length > MAX) return;
+    if (entryCount(left) + entryCount(right) > MAX) return;
     if (left.shared) children[at] = left = copyNode(left);
-    for (const k of right.keys) left.keys.push(k);
+    if (left.children === null) unpack(left);
+    for (const k of left.children === null ? leafKeys(right) : right.keys) left.keys.push(k);
     if (left.children === null) {
       for (const v of right.values!) left.values!.push(v);
     } else {
@@ -298,7 +382,12 @@ export class OrderedMap<V> {
 
   /** How many leaves hold the entries (how full the nodes are: a measure for tests and benchmarks). */
   leafCount(): number {
-    return countLeaves(this.#root);
+    return countLeaves(this.#root, false);
+  }
+
+  /** How many leaves hold their keys packed (a measure for tests and benchmarks). */
+  packedLeafCount(): number {
+    return countLeaves(this.#root, true);
   }
 
   /** Calls `fn` with each entry in order. Do not write while iterating. */
@@ -307,10 +396,10 @@ export class OrderedMap<V> {
   }
 }
 
-function countLeaves<V>(node: Node<V>): number {
-  if (node.children === null) return 1;
+function countLeaves<V>(node: Node<V>, packedOnly: boolean): number {
+  if (node.children === null) return packedOnly && node.packed === null ? 0 : 1;
   let n = 0;
-  for (const c of node.children) n += countLeaves(c);
+  for (const c of node.children) n += countLeaves(c, packedOnly);
   return n;
 }
 
@@ -320,9 +409,8 @@ function walk<V>(node: Node<V>, fn: (key: string, value: V) => void): void {
     for (const c of children) walk(c, fn);
     return;
   }
-  const keys = node.keys;
   const values = node.values!;
-  for (let i = 0; i < keys.length; i++) fn(keys[i]!, values[i]!);
+  for (let i = 0; i < values.length; i++) fn(keyAt(node, i), values[i]!);
 }
 
 /** An iterator over an `OrderedMap` in either direction: the path of branches to the current leaf and the index in each. */
@@ -355,11 +443,11 @@ export class OrderedMapCursor<V> implements IterableIterator<[string, V]> {
       node = node.children[i]!;
     }
     this.#leaf = node;
-    if (bound === undefined) this.#i = reverse ? node.keys.length - 1 : 0;
+    if (bound === undefined) this.#i = reverse ? node.values!.length - 1 : 0;
     else {
-      const i = lowerBound(node.keys, bound, order);
+      const found = leafFind(node, bound, order);
       // Reversed, the bound is the first key taken when present, else the one before it.
-      this.#i = reverse && !(i < node.keys.length && node.keys[i] === bound) ? i - 1 : i;
+      this.#i = found >= 0 ? found : reverse ? -found - 2 : -found - 1;
     }
   }
 
@@ -370,13 +458,13 @@ export class OrderedMapCursor<V> implements IterableIterator<[string, V]> {
   next(): IteratorResult<[string, V]> {
     let leaf = this.#leaf;
     if (leaf === null) return { done: true, value: undefined };
-    if (this.#reverse ? this.#i < 0 : this.#i >= leaf.keys.length) {
+    if (this.#reverse ? this.#i < 0 : this.#i >= leaf.values!.length) {
       leaf = this.#step();
       if (leaf === null) return { done: true, value: undefined };
     }
     const i = this.#i;
     this.#i = this.#reverse ? i - 1 : i + 1;
-    return { done: false, value: [leaf.keys[i]!, leaf.values![i]!] };
+    return { done: false, value: [keyAt(leaf, i), leaf.values![i]!] };
   }
 
   /** Moves to the next leaf in the direction (its first entry that way); null at the end. */
@@ -399,7 +487,7 @@ export class OrderedMapCursor<V> implements IterableIterator<[string, V]> {
       node = node.children![i]!;
     }
     this.#leaf = node;
-    this.#i = reverse ? node.keys.length - 1 : 0;
+    this.#i = reverse ? node.values!.length - 1 : 0;
     return node;
   }
 }

@@ -87,8 +87,8 @@ function same(actual: Iterable<[string, number]>, expected: readonly [string, nu
   }
 }
 
-/** Checks every read of `map` against `model`, iteration from random bounds both ways included. */
-function check(r: TestRandom, map: OrderedMap<number>, model: Model, space: number, wide: boolean): void {
+/** Checks every read of `map` against `model`, iteration from random bounds both ways included; probes from `keyOf` when given. */
+function check(r: TestRandom, map: OrderedMap<number>, model: Model, space: number, wide: boolean, keyOf?: (c: number) => string): void {
   expect(map.size).toBe(model.entries.length);
   same(map.entries(), model.entries);
   same(map.entriesReversed(), model.downFrom(undefined));
@@ -96,7 +96,8 @@ function check(r: TestRandom, map: OrderedMap<number>, model: Model, space: numb
   map.forEachPair((k, v) => seen.push([k, v]));
   same(seen, model.entries);
   for (let i = 0; i < 6; i++) {
-    const probe = r.int(3) === 0 && model.entries.length > 0 ? model.entries[r.int(model.entries.length)]![0] : randomKey(r, space, wide);
+    const absent = keyOf === undefined ? randomKey(r, space, wide) : keyOf(r.int(space + 1));
+    const probe = r.int(3) === 0 && model.entries.length > 0 ? model.entries[r.int(model.entries.length)]![0] : absent;
     expect(map.get(probe)).toBe(model.get(probe));
     same(map.entries(probe), model.from(probe));
     same(map.entriesReversed(probe), model.downFrom(probe));
@@ -121,7 +122,127 @@ function writes(r: TestRandom, map: OrderedMap<number>, model: Model, count: num
   }
 }
 
+/** Key families for the packed leaves: each key is ascending in its counter `c`, so runs of rising counters append past every key. */
+const FAMILIES: Record<string, (c: number, r: TestRandom) => string> = {
+  // One length, as job keys: the packed form without offsets.
+  "one length": (c) => `j/jobs/${String(c).padStart(16, "0")}`,
+  // Tails of 0-5 units after the counter: the packed form with offsets.
+  "different lengths": (c, r) => `q/${String(c).padStart(7, "0")}${["", "a", "zz", "~", "é", "b0c1d"][r.int(6)]!}`,
+  // Units up to U+D7FF (the map stays in the built-in order), one and two bytes a unit in V8.
+  "non-ASCII": (c, r) => `é/中/${String(c).padStart(6, "0")}${["", "Ω", "\u00ff", "\ud7ff", "x中"][r.int(5)]!}`,
+  // The first unit changes every 8 counters (up into two-byte units): leaves whose keys share no prefix.
+  "no shared prefix": (c, r) => `${String.fromCharCode(0x30 + (c >> 3))}${c & 7}${r.int(3) === 0 ? "." : ""}`,
+};
+
+/** Keys from `family` with rising counters from `from`: ascending inserts (the form that packs leaves) and overwrites of the last. */
+function ascendingRun(r: TestRandom, map: OrderedMap<number>, model: Model, key: (c: number) => string, from: number, count: number): number {
+  let c = from;
+  for (let i = 0; i < count; i++) {
+    c += 1 + r.int(3);
+    const k = key(c);
+    const value = r.int(1_000_000);
+    const got = map.set(k, value);
+    const want = model.set(k, value);
+    if (got !== want) expect(got, `set ${k}`).toBe(want);
+  }
+  return c;
+}
+
+/** Random inserts between held keys, overwrites of held keys, and deletes (random and from the front): into leaves of either form. */
+function scattered(r: TestRandom, map: OrderedMap<number>, model: Model, key: (c: number) => string, top: number, count: number, deleteShare: number): void {
+  for (let i = 0; i < count; i++) {
+    const held = model.entries.length > 0 && r.int(2) === 0 ? model.entries[r.int(model.entries.length)]![0] : undefined;
+    const k = r.int(10) === 0 && model.entries.length > 0 ? model.entries[0]![0] : (held ?? key(r.int(top + 1)));
+    if (r.int(100) < deleteShare) {
+      const got = map.delete(k);
+      const want = model.delete(k);
+      if (got !== want) expect(got, `delete ${k}`).toBe(want);
+    } else {
+      const value = r.int(1_000_000);
+      const got = map.set(k, value);
+      const want = model.set(k, value);
+      if (got !== want) expect(got, `set ${k}`).toBe(want);
+    }
+  }
+}
+
+/** Deletes `count` held keys downward from a random one: a leaf emptied from its end merges with the one before it, packed or not. */
+function descendingDeletes(r: TestRandom, map: OrderedMap<number>, model: Model, count: number): void {
+  if (model.entries.length === 0) return;
+  const from = r.int(model.entries.length);
+  const keys = model.entries.slice(Math.max(0, from - count), from + 1).map(([k]) => k);
+  for (let i = keys.length - 1; i >= 0; i--) {
+    const k = keys[i]!;
+    if (!map.delete(k)) expect.fail(`${k} was not deleted`);
+    model.delete(k);
+  }
+}
+
 describe("OrderedMap", () => {
+  for (const [family, key] of Object.entries(FAMILIES)) {
+    it(`matches a sorted array with leaves packed and not: ascending runs, bulk loads, inserts, deletes, overwrites, clones and cursors across them (${family})`, () => {
+      const r = testRandom(`ordered map packed ${family}`);
+      const keyOf = (c: number) => key(c, r);
+      let everPacked = 0;
+      let everMixed = 0;
+      for (let round = 0; round < 6; round++) {
+        let map = new OrderedMap<number>();
+        let m = new Model(plain);
+        let top = ascendingRun(r, map, m, keyOf, 0, [200, 1500, 4000][round % 3]!);
+        check(r, map, m, top, false, keyOf);
+        for (let phase = 0; phase < 5; phase++) {
+          if (round % 2 === 1 && phase === 1) {
+            // A held table as a freeze builds it: every leaf packed.
+            const kept = m.entries.filter(() => r.int(4) !== 0);
+            map = OrderedMap.fromSorted(
+              kept.map(([k]) => k),
+              kept.map(([, v]) => v),
+            );
+            m.entries = kept.map(([k, v]) => [k, v]);
+            expect(map.packedLeafCount()).toBe(map.leafCount());
+            descendingDeletes(r, map, m, 20 + r.int(40));
+          }
+          // A cursor part-way through, then a clone written with scattered writes and appends: the
+          // cursor (over the original's leaves, packed ones among them) still yields what it held.
+          const reversed = r.int(2) === 0;
+          const bound = m.entries.length > 0 && r.int(4) !== 0 ? m.entries[r.int(m.entries.length)]![0] : r.int(2) === 0 ? keyOf(r.int(top + 1)) : undefined;
+          const wanted = (reversed ? m.downFrom(bound) : m.from(bound)).map(([k, v]): [string, number] => [k, v]);
+          const cursor = reversed ? map.entriesReversed(bound) : map.entries(bound);
+          const first = cursor.next();
+          const copy = map.clone();
+          const copyModel = m.clone();
+          scattered(r, copy, copyModel, keyOf, top, 300, [10, 50, 30, 70, 20][phase]!);
+          const packed = map.packedLeafCount();
+          everPacked += packed;
+          everMixed += packed > 0 && packed < map.leafCount() ? 1 : 0;
+          top = ascendingRun(r, copy, copyModel, keyOf, top, 100 + r.int(200));
+          same(first.done ? [] : [first.value, ...cursor], wanted);
+          check(r, map, m, top, false, keyOf);
+          check(r, copy, copyModel, top, false, keyOf);
+          // The original written too: its packed leaves are copied or unpacked, the clone's stay.
+          scattered(r, map, m, keyOf, top, 200, 40);
+          check(r, map, m, top, false, keyOf);
+          check(r, copy, copyModel, top, false, keyOf);
+          if (r.int(2) === 0) {
+            map = copy;
+            m = copyModel;
+          }
+        }
+        // Drained from the front as a queue takes its oldest: packed leaves unpacked one by one, merged.
+        const keys = m.entries.map(([k]) => k);
+        const before = map.clone();
+        const beforeModel = m.clone();
+        for (const k of keys) if (!map.delete(k)) expect.fail(`${k} was not deleted`);
+        m.entries = [];
+        check(r, map, m, top, false, keyOf);
+        check(r, before, beforeModel, top, false, keyOf);
+      }
+      // Both forms were met, in the same map.
+      expect(everPacked).toBeGreaterThan(0);
+      expect(everMixed).toBeGreaterThan(0);
+    });
+  }
+
   for (const [name, order, model, wide] of [
     ["the built-in order", undefined, plain, false],
     ["compareKeys", compareKeys, compareKeys, true],
@@ -175,6 +296,33 @@ describe("OrderedMap", () => {
       }
     });
   }
+
+  it("packs keys that are prefixes of each other and an empty key, and leaves keys too long to address as strings", () => {
+    const check = (keys: string[], probes: string[]): OrderedMap<number> => {
+      const map = new OrderedMap<number>();
+      const model = new Model(plain);
+      for (const [i, k] of keys.entries()) {
+        map.set(k, i);
+        model.set(k, i);
+      }
+      same(map.entries(), model.entries);
+      for (const p of probes) {
+        expect(map.get(p), p.slice(0, 20)).toBe(model.get(p));
+        same(map.entries(p), model.from(p));
+        same(map.entriesReversed(p), model.downFrom(p));
+      }
+      return map;
+    };
+    // "", "a", "aa", ... : each key a prefix of the next; the first leaf shares the empty prefix.
+    const nested = Array.from({ length: 100 }, (_, i) => "a".repeat(i));
+    const map = check(nested, ["", "a", "a".repeat(50), `${"a".repeat(50)}b`, "b", "`", "a".repeat(200)]);
+    expect(map.packedLeafCount()).toBeGreaterThan(0);
+    // 40 keys of 3,000 units past their shared prefix: more than one leaf's offsets can address.
+    const long = Array.from({ length: 40 }, (_, i) => `${String(i).padStart(2, "0")}${"x".repeat(2999 + (i % 2))}`);
+    const longMap = check(long, [long[5]!, `${long[5]!}x`, long[5]!.slice(0, 100), "", "zz"]);
+    expect(longMap.packedLeafCount()).toBe(0);
+    expect(longMap.leafCount()).toBe(2);
+  });
 
   it("sets a key it holds again in place: false, the same size, the new value, the same order", () => {
     const map = new OrderedMap<number>();
