@@ -141,8 +141,14 @@ export function describeStoreConformance(name: string, opts: ConformanceOptions)
         expect(await store.getRangeInto!("r/obj", 100, big.subarray(8, 24))).toBe(16);
         expect([...big.subarray(8, 24)]).toEqual([...bytes.subarray(100, 116)]);
         expect([...big.subarray(0, 8), ...big.subarray(24)]).toEqual(Array.from({ length: 48 }, () => 0x55));
-        for (const offset of [-1, 1.5, Number.NaN]) {
+        for (const offset of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53]) {
           await expect(store.getRangeInto!("r/obj", offset, into)).rejects.toThrow(/getRangeInto needs a whole offset >= 0, got offset/);
+        }
+        // Something not a byte array to read into (a plain array, a bare ArrayBuffer, null) is refused, not written into.
+        for (const notBytes of [[0, 0, 0], new ArrayBuffer(8), null]) {
+          const refused = store.getRangeInto!("r/obj", 0, notBytes as unknown as Uint8Array);
+          await expect(refused).rejects.toThrow(TypeError);
+          await expect(refused).rejects.toThrow(/getRangeInto needs a Uint8Array to read into/);
         }
         expect(await read(0, 0)).toEqual({ n: 0, got: [], after: untouched(0) });
       },
