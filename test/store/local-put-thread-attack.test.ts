@@ -12,7 +12,7 @@ import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { LocalStore, PreconditionFailedError } from "taquba";
-import { PUT_THREAD_MAX_BODY } from "../../runtime/store/local-put-thread.js";
+import { PUT_THREAD_MAX_BODY, sharedPutThread } from "../../runtime/store/local-put-thread.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
@@ -67,6 +67,9 @@ describe("LocalStore's put thread under attack", () => {
       }
       expect(Buffer.from((await apart.get(key))!.body).equals(Buffer.from(own))).toBe(true);
     }
+    // A put may have left the thread's file made ahead for a next put into its directory (an empty temporary name,
+    // never listed): it goes when the thread stops, which a later put starts again. Anything else left is a defect.
+    await sharedPutThread().close();
     expect([...(await tempsUnder(one)), ...(await tempsUnder(two))]).toEqual([]);
   });
 
