@@ -65,13 +65,16 @@ function signalReceipt(job: ClaimedJob, signal: Uint8Array | null | undefined): 
  */
 export function stageStepHistory(core: RuntimeCore, job: ClaimedJob, s: StepTrace, end: StepEnd, effects: SettlementEffects): Promise<void> | undefined {
   if (!hadEarlierAttempts(job)) {
-    stageWith(core, job, s, end, effects, []);
+    stageWith(core, job, s, end, effects, NONE);
     return undefined;
   }
   return earlierAttempts(core, job).then((earlier) => stageWith(core, job, s, end, effects, earlier));
 }
 
-function stageWith(core: RuntimeCore, job: ClaimedJob, s: StepTrace, end: StepEnd, effects: SettlementEffects, earlier: AttemptHistory[]): void {
+/** What a step with no earlier attempts, no memo writes or no staged puts lists: one array for every such step, never written (the record only encodes it). */
+const NONE: readonly never[] = Object.freeze([]);
+
+function stageWith(core: RuntimeCore, job: ClaimedJob, s: StepTrace, end: StepEnd, effects: SettlementEffects, earlier: readonly AttemptHistory[]): void {
   // The error fields assigned, not spread into the literal (a slow path in V8, and this runs for every step).
   const current: Building<AttemptHistory> = {
     attempt: job.attempt,
@@ -92,9 +95,9 @@ function stageWith(core: RuntimeCore, job: ClaimedJob, s: StepTrace, end: StepEn
     current,
     signal: signalReceipt(job, s.signal),
     transition: end.transition,
-    memoKeys: s.memoKeys ?? [],
-    kvPuts: end.staged?.puts.map(([k]) => k) ?? [],
-    kvDeletes: end.staged?.deletes ?? [],
+    memoKeys: s.memoKeys ?? NONE,
+    kvPuts: end.staged === undefined || end.staged.puts.length === 0 ? NONE : end.staged.puts.map(([k]) => k),
+    kvDeletes: end.staged?.deletes ?? NONE,
     payload: end.keepPayload === true ? job.payload : undefined,
     next: end.next,
     signalPayload: s.signal ?? undefined,

@@ -84,15 +84,18 @@ type Verdict = { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boo
 /** What the history entry of the step being processed needs from every settlement path. */
 type StepTrace = HistoryTrace & { memoKeys: string[] };
 
+/** The same bounds as Trigger.after / onSignal: an outcome built by hand gets no looser check. */
+function validDelay(x: unknown): boolean {
+  return typeof x === "number" && Number.isFinite(x) && x >= 0 && x <= MAX_DELAY_MS;
+}
+
 /** Rejects what is not a StepOutcome, so a runner bug fails the step instead of corrupting a record. */
 function validTrigger(w: unknown): boolean {
   const t = w as { kind?: unknown; delayMs?: unknown; correlationKey?: unknown; timeoutMs?: unknown } | null;
   if (t === null || typeof t !== "object") return false;
-  // The same bounds as Trigger.after / onSignal: an outcome built by hand gets no looser check.
-  const ms = (x: unknown) => typeof x === "number" && Number.isFinite(x) && x >= 0 && x <= MAX_DELAY_MS;
   if (t.kind === "immediate") return true;
-  if (t.kind === "after") return ms(t.delayMs);
-  return t.kind === "onSignal" && typeof t.correlationKey === "string" && t.correlationKey.length > 0 && ms(t.timeoutMs);
+  if (t.kind === "after") return validDelay(t.delayMs);
+  return t.kind === "onSignal" && typeof t.correlationKey === "string" && t.correlationKey.length > 0 && validDelay(t.timeoutMs);
 }
 
 function checkOutcome(o: unknown): StepOutcome {
