@@ -92,6 +92,12 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   core.countClaimsInFlight(queueName, claimed.length);
   try {
     const durable = core.claimableDurable(claimed.map(([r]) => r.id));
+    // Nothing to wait for (every claim durable, every payload inline): handed out in this turn, without
+    // `allSettled`'s promises and turns. So a claim never promises its caller's callers a turn before its jobs
+    // run: a worker may claim, run and settle a job before a reader that enqueued it reads it again.
+    // A close that began while the scan waited takes the path below, which gives the jobs back.
+    if (durable === undefined && !core.closing && claimed.every(([r]) => r.payloadRef === undefined))
+      return claimed.map(([r, e]) => makeClaimedJob(core, core.leases, core.clock, r, e, r.payload, stored.get(r.id)));
     const fetching = Promise.allSettled(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef, r.payloadSize))));
     const waiting = durable === undefined ? fetching : Promise.allSettled([durable, fetching]);
     core.claimsWaiting.add(waiting);
@@ -391,15 +397,8 @@ function settleNow(core: QueueCore, job: ClaimedJob, effects: SettlementEffects 
 }
 
 /** Waits for a started settlement's commit and ends it (see `Submitted`). */
-async function settledAfter(started: Submitted | Promise<Submitted>): Promise<Settled> {
-  const s = started instanceof Submitted ? started : await started;
-  try {
-    await s.durable;
-  } catch (err) {
-    s.failed(err);
-    throw err;
-  }
-  return s.settled();
+function settledAfter(started: Submitted | Promise<Submitted>): Promise<Settled> {
+  return started instanceof Submitted ? settledInTurn(started) : started.then(settledInTurn);
 }
 
 /**
@@ -521,6 +520,22 @@ export interface SubmittedAck {
   readonly durable: Promise<void>;
   settled(): AckedClaimingNext | Promise<AckedClaimingNext>;
   failed(err: unknown): void;
+}
+
+/**
+ * Ends a settlement submitted in its caller's turn (a `SubmittedAck`, or the
+ * queue's own `Submitted`): awaits its commit, then `settled()`; when the
+ * commit failed, `failed(err)` and the error again. Nothing else awaited in
+ * between, as `Submitted` requires.
+ */
+export async function settledInTurn<T>(s: { readonly durable: Promise<void>; settled(): T | Promise<T>; failed(err: unknown): void }): Promise<T> {
+  try {
+    await s.durable;
+  } catch (err) {
+    s.failed(err);
+    throw err;
+  }
+  return s.settled();
 }
 
 /**

@@ -33,6 +33,7 @@ import * as kv from "./kv-ops.js";
 import type { KvExpectation } from "./kv-ops.js";
 import { recoverClaims } from "./maintenance.js";
 import { KvKeyRef } from "./user-keys.js";
+import { type BorrowedBytes, lend } from "./borrowed-bytes.js";
 import { validatePositiveInt, validateQueueName, validateStoreName } from "./names.js";
 import { PAYLOAD_PREFIX, PayloadStore } from "./payloads.js";
 import { PrefixedStore } from "./prefixed-store.js";
@@ -448,6 +449,17 @@ export class Queue {
    */
   kvGetNow(key: string | KvKeyRef): Uint8Array | null {
     return this.#core.engine.get(KvKeyRef.engineKeyOf(key)) ?? null;
+  }
+
+  /**
+   * @internal `kvGet` without the copy, for a caller that decodes the value
+   * at once and keeps only what it decoded (the workflow runtime's reads of
+   * a run's outcome and waits): answered in the caller's turn, no promise,
+   * no array of its own. See `BorrowedBytes`.
+   */
+  kvBorrowNow(key: string | KvKeyRef): BorrowedBytes | null {
+    const v = this.kvGetNow(key);
+    return v === null ? null : lend(v);
   }
 
   /**

@@ -53,6 +53,10 @@ export class KvKeyRef {
 
   /** The engine key of `key`, a caller key (looked up, kept from now on, validated when new) or a reference. */
   static engineKeyOf(key: string | KvKeyRef): string {
-    return typeof key === "string" ? keptUserEngineKey(key) : key.#engineKey;
+    if (typeof key === "string") return keptUserEngineKey(key);
+    if (key instanceof KvKeyRef) return key.#engineKey;
+    // An untyped caller's value (a number, null): refused as a key, not read as a reference.
+    validateKvKey(key);
+    return keptUserEngineKey(key);
   }
 }

@@ -7,6 +7,7 @@
 import type { ShardPlacement } from "../queue/shard-layout.js";
 import type { KvToken } from "../queue/queue.js";
 import type { KvKeyRef } from "../queue/user-keys.js";
+import type { BorrowedBytes } from "../queue/borrowed-bytes.js";
 import type { SubmittedAck } from "../queue/claim-settle.js";
 import type { TimedClock } from "../clock.js";
 import type { SettlementEffects } from "../queue/effects.js";
@@ -81,6 +82,8 @@ export interface WorkflowQueue {
   kvGet(key: string): Promise<Uint8Array | null>;
   /** @internal `kvGet` answered in the caller's turn (`Queue.kvGetNow`); optional: without it the runtime awaits `kvGet`. */
   kvGetNow?(key: string | KvKeyRef): Uint8Array | null;
+  /** @internal `kvGet` lent for one decode, without the copy (`Queue.kvBorrowNow`); optional: without it the runtime awaits `kvGet`. */
+  kvBorrowNow?(key: string | KvKeyRef): BorrowedBytes | null;
   /** @internal A token for `key`'s committed value (`Queue.kvTokenNow`); optional: without it the runtime reads and compares the bytes. */
   kvTokenNow?(key: string | KvKeyRef): KvToken | undefined;
   /** @internal `key` checked once, for the calls above and the step pointer's staged put (`Queue.kvKeyRef`); optional: without it the runtime passes the key. */

@@ -143,6 +143,7 @@ export class WorkflowRuntime {
     this.#view = new WorkflowView(
       {
         kvGet: (k) => deps.queue.kvGet(k),
+        ...(deps.queue.kvBorrowNow === undefined ? {} : { kvBorrowNow: (k: string) => deps.queue.kvBorrowNow!(k) }),
         job: (id) => deps.queue.view().job(id),
         kvScan: (prefix, opts) => deps.queue.kvScan(prefix, opts),
         attemptHistory: (id) => deps.queue.view().attemptHistory(id),
@@ -311,7 +312,7 @@ export class WorkflowRuntime {
         // active run (a wait has no reason to give up while the store is away), until the deadline.
         let fault: unknown;
         try {
-          const r = await this.#view.records(runId);
+          const r = await this.#view.state(runId);
           // Answer only from what is durable: a termination still in flight is not reported yet.
           if (r.kind !== "active") await this.#view.durable();
           if (r.kind === "terminated") return await this.#view.endOf(r.terminal);

@@ -10,6 +10,7 @@
 import { describe, expect, it } from "vitest";
 import { DuplicateJobIdError, type EnqueueOptions, SettlementEffects, StepOutcome, type Queue } from "taquba";
 import { HEADER_RUN_ID } from "../../runtime/workflow/records/reserved.js";
+import { settledInTurn, type SubmittedAck } from "../../runtime/queue/claim-settle.js";
 import { nextUlid, ulidAfter } from "../support/next-ulid.js";
 import { dec, enc, type Env, openEnv, runnerOf, until } from "./helpers.js";
 
@@ -180,13 +181,6 @@ describe("a job id the runtime draws that a caller's job took", () => {
   });
 });
 
-/** The parts of a submitted in-turn ack the hook below settles. */
-interface SubmittedLike {
-  readonly durable: Promise<void>;
-  failed(e: unknown): void;
-  settled(): unknown;
-}
-
 /**
  * Has the caller take the next step's job id that the first continuing
  * settlement of run `runId` names, just before that settlement commits
@@ -215,15 +209,8 @@ function takeAtAck(env: Env, runId: string): { taken: string | undefined } {
     // The in-turn ack answers with its submitted commit; a hook that must wait first answers as `ackClaimingNext` does.
     queue.ackClaimingNextInTurn = async (job, effects, ...rest) => {
       await take(effects);
-      const s = inTurn(job, effects, ...rest) as Promise<unknown> | SubmittedLike;
-      if (s instanceof Promise) return s;
-      try {
-        await s.durable;
-      } catch (e) {
-        s.failed(e);
-        throw e;
-      }
-      return s.settled();
+      const s = inTurn(job, effects, ...rest) as Promise<unknown> | SubmittedAck;
+      return s instanceof Promise ? s : settledInTurn(s);
     };
   }
   return took;

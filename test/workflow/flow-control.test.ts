@@ -17,6 +17,7 @@ import {
   StepOutcome,
   TaqubaClient,
   ValidationError,
+  type RunnerHandle,
   type StepRunner,
 } from "taquba";
 import { main } from "../../operator/cli/main.js";
@@ -28,11 +29,16 @@ import { dec, enc, openEnv, until } from "./helpers.js";
 const tempDir = useTempDirs("taquba-flow-readers-");
 const YEAR = 31_536_000_000;
 
-/** Two steps per run; step 1 waits for its run's gate, then succeeds or fails as the gate says. */
+/**
+ * Two steps per run; step 1 waits for its run's gate, then succeeds or fails
+ * as the gate says. `openAll` opens every gate, also those reached later, so
+ * a test that failed midway still lets its worker stop.
+ */
 function gatedRunner() {
   const gates = new Map<string, (fail: boolean) => void>();
   const running = new Map<string, number>();
   let peak = 0;
+  let allOpen = false;
   const runner: StepRunner = {
     flowRules: () => ({ reports: { concurrency: { limit: 1 } } }),
     async runStep(step) {
@@ -42,7 +48,7 @@ function gatedRunner() {
       if (tenant === "acme") peak = Math.max(peak, n);
       try {
         if (step.stepNumber === 0) return StepOutcome.continueNow(step.payload);
-        const fail = await new Promise<boolean>((resolve) => gates.set(dec(step.payload), resolve));
+        const fail = allOpen ? false : await new Promise<boolean>((resolve) => gates.set(dec(step.payload), resolve));
         if (fail) throw StepError.permanent("report failed");
         return StepOutcome.succeed(step.payload);
       } finally {
@@ -50,7 +56,11 @@ function gatedRunner() {
       }
     },
   };
-  return { runner, gates, peak: () => peak };
+  const openAll = () => {
+    allOpen = true;
+    for (const open of gates.values()) open(false);
+  };
+  return { runner, gates, peak: () => peak, openAll };
 }
 
 /**
@@ -178,10 +188,13 @@ describe("flow control of runs", () => {
     // Restarted with the rule's limit raised to 2.
     limit = 2;
     g.gates.delete("a1");
-    const env = await openEnv(runner, { store, clock });
+    const env = await openEnv(runner, { store, clock, start: false });
+    let worker: RunnerHandle | undefined;
     try {
       const retried = await env.runtime.retryRun("a1", { fromStep: 0 });
+      // Read before a worker runs: one would claim the step, run it and continue the run (its job gone) without giving up the thread.
       expect((await env.queue.view().job(retried.jobId))?.headers[FLOW_CONCURRENCY_LIMIT_HEADER]).toBe("2");
+      worker = env.runtime.spawn();
       await until(() => g.gates.has("a1") && g.gates.has("c1"), "both runs at their second step (the limit of 2 admits both)");
       const claimed = (await env.queue.view().listJobs("workflow-steps", "claimed")).items;
       expect(claimed.map((j) => j.headers[FLOW_CONCURRENCY_LIMIT_HEADER])).toEqual(["2", "2"]);
@@ -190,8 +203,9 @@ describe("flow control of runs", () => {
       expect((await env.runtime.wait("a1")).termination.status).toBe("succeeded");
       expect((await env.runtime.wait("c1")).termination.status).toBe("succeeded");
     } finally {
-      // A failed expectation leaves steps at their gates: let them end, so the worker stops.
-      for (const open of g.gates.values()) open(false);
+      // A failed expectation leaves steps at their gates, or on their way there: let them end, so the worker stops.
+      g.openAll();
+      await worker?.shutdown();
       await env.stop();
     }
   });
@@ -224,8 +238,8 @@ describe("flow control of runs", () => {
       expect((await env.runtime.wait("a1")).termination.status).toBe("succeeded");
       expect((await env.runtime.wait("c1")).termination.status).toBe("succeeded");
     } finally {
-      // A failed expectation leaves steps at their gates: let them end, so the worker stops.
-      for (const open of g.gates.values()) open(false);
+      // A failed expectation leaves steps at their gates, or on their way there: let them end, so the worker stops.
+      g.openAll();
       await env.stop();
     }
   });

@@ -27,6 +27,7 @@ import { outcomeOfTerminal } from "./inline-outcome.js";
 import type { RunEnd, RunOutcome, RunStatus } from "./run-types.js";
 import { validateQueueName } from "../../queue/names.js";
 import { retryStore } from "../store-retry.js";
+import { type BorrowedBytes, decodeBorrowed } from "../../queue/borrowed-bytes.js";
 import { ValidationError } from "../../errors.js";
 import { checkOptionalFunction, describeValue, hasMethods, readOptions } from "../../option-values.js";
 
@@ -47,6 +48,11 @@ export interface WorkflowReadSource {
    * that reads only durable state (a `QueueReader`) leaves it out.
    */
   durable?(): Promise<void>;
+  /**
+   * @internal A value lent for one decode in the caller's turn, without a
+   * copy (`Queue.kvBorrowNow`): the runtime's own view over its live queue.
+   */
+  kvBorrowNow?(key: string): BorrowedBytes | null;
 }
 
 /** A run as its records describe it at one moment. */
@@ -54,6 +60,9 @@ export type RunRecords =
   | { kind: "active"; run: RunRecord; pointer: StepPointer; runBytes: Uint8Array }
   | { kind: "terminated"; terminal: TerminalRecord }
   | { kind: "unknown" };
+
+/** A run as its records describe it, decoded only (`WorkflowView.state`): no bytes kept. */
+export type RunState = { kind: "active"; run: RunRecord; pointer: StepPointer } | Exclude<RunRecords, { kind: "active" }>;
 
 /**
  * Status and outcome queries over the queue's KV namespace and the memo
@@ -69,6 +78,7 @@ export class WorkflowView {
   readonly #src: WorkflowReadSource;
   readonly #memos: MemoStore;
   readonly #queueName: string;
+  readonly #borrow: ((key: string) => BorrowedBytes | null) | undefined;
 
   constructor(source: WorkflowReadSource, memos: MemoStore, queueName: string = DEFAULT_STEP_QUEUE) {
     validateQueueName(queueName);
@@ -77,9 +87,11 @@ export class WorkflowView {
     if (!hasMethods(memos, ["withPrefix", "readOutcomeRecord"]))
       throw new ValidationError(`a WorkflowView reads run results through a MemoStore, got ${describeValue(memos)}`);
     // The optional reads, each asked for once: one whose getter throws is refused by name.
-    const { attemptHistory, durable } = readOptions(source, ["attemptHistory", "durable"], "source", "a WorkflowReadSource");
+    const { attemptHistory, durable, kvBorrowNow } = readOptions(source, ["attemptHistory", "durable", "kvBorrowNow"], "source", "a WorkflowReadSource");
     checkOptionalFunction("source.attemptHistory", attemptHistory);
     checkOptionalFunction("source.durable", durable);
+    checkOptionalFunction("source.kvBorrowNow", kvBorrowNow);
+    this.#borrow = kvBorrowNow === undefined ? undefined : (kvBorrowNow as NonNullable<WorkflowReadSource["kvBorrowNow"]>).bind(source);
     // Reads retry store faults (a reader's source reads the bucket), so one failed read never fails a query.
     this.#src = {
       kvGet: (k) => retryStore(() => source.kvGet(k)),
@@ -123,13 +135,45 @@ export class WorkflowView {
   }
 
   /**
+   * @internal `records` without the run record's bytes, for a caller that
+   * needs only the decoded records (a status, an outcome, a wait). Over a
+   * source that lends its values (the runtime's own view) it reads them in
+   * this turn, without copies: one read sees one commit, so nothing to retry.
+   */
+  state(runId: string): Promise<RunState> {
+    const borrow = this.#borrow;
+    if (borrow === undefined) return this.records(runId);
+    try {
+      return Promise.resolve(this.#stateNow(runId, borrow));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  #stateNow(runId: string, borrow: (key: string) => BorrowedBytes | null): RunState {
+    const q = this.#queueName;
+    const rk = runKey(q, runId);
+    const run = borrow(rk);
+    if (run !== null) {
+      const pk = stepPointerKey(q, runId);
+      const ptr = borrow(pk);
+      // The pointer is written and removed with the record in one commit: both or neither.
+      if (ptr === null) return { kind: "unknown" };
+      return { kind: "active", run: decodeBorrowed(run, rk, decodeRunRecord), pointer: decodeBorrowed(ptr, pk, decodeStepPointer) };
+    }
+    const tk = terminalRecordKey(q, runId);
+    const t = borrow(tk);
+    return t === null ? { kind: "unknown" } : { kind: "terminated", terminal: decodeBorrowed(t, tk, decodeTerminalRecord) };
+  }
+
+  /**
    * The run's status: pending, running or cancelling with its current step,
    * terminated with its termination, or `null` when the run is unknown
    * (never submitted, or swept).
    */
   async status(runId: RunId | string): Promise<RunStatus | null> {
     const id = RunId.parse(runId);
-    const r = await this.records(id);
+    const r = await this.state(id);
     let status: RunStatus | null;
     if (r.kind === "unknown") status = null;
     else if (r.kind === "terminated") status = { ...terminationOf(r.terminal), state: "terminated", step: r.terminal.finalStep };
@@ -160,7 +204,7 @@ export class WorkflowView {
    */
   async outcome(runId: RunId | string): Promise<RunOutcome | null> {
     const id = RunId.parse(runId);
-    const r = await this.records(id);
+    const r = await this.state(id);
     await this.durable();
     if (r.kind !== "terminated") return null;
     return this.outcomeOf(r.terminal);

@@ -23,7 +23,7 @@ import { SettlementEffects, stageOwnedPut } from "../../queue/effects.js";
 import { ownedBytes } from "../../queue/owned-bytes.js";
 import type { AckedClaimingNext, ClaimedJob, ClaimNext, EnqueueOptions } from "../../queue/types.js";
 import type { KvToken } from "../../queue/queue.js";
-import type { SubmittedAck } from "../../queue/claim-settle.js";
+import { settledInTurn, type SubmittedAck } from "../../queue/claim-settle.js";
 import type { KvKeyRef } from "../../queue/user-keys.js";
 import { cancelRequestedOf } from "../../queue/cancel-state.js";
 import { makeStep } from "./delivery.js";
@@ -776,17 +776,7 @@ async function settledContinue(c: Promise<unknown> | ChainedAck): Promise<void> 
   let next: ClaimedJob | undefined;
   try {
     const s = c.settled;
-    if (s instanceof Promise) next = (await s).next;
-    else {
-      try {
-        await s.durable;
-      } catch (e) {
-        s.failed(e);
-        throw e;
-      }
-      const done = s.settled();
-      next = (done instanceof Promise ? await done : done).next;
-    }
+    next = (await (s instanceof Promise ? s : settledInTurn(s))).next;
   } finally {
     handOffNext(c, next);
   }
