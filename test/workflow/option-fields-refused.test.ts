@@ -6,6 +6,7 @@
  * raised before anything is written. The same objects spelt right are taken.
  */
 import { describe, expect, it } from "vitest";
+import { dec, openEnv, runnerOf } from "./helpers.js";
 import {
   MemoryStore,
   NoopTerminalHook,
@@ -146,6 +147,41 @@ describe("the workflow runtime's option objects refuse a field that is no option
       await runtime.schedules.upsert({ id: "nightly", cron: "0 2 * * *", jitterMs: 5, run: { input: enc("x"), options: { priority: 2 } } });
       expect((await runtime.schedules.list()).map((s) => s.id)).toEqual(["nightly"]);
     }));
+});
+
+describe("a child's start refuses a field that is no option, before marking its parent", () => {
+  it("in the spec and in its options; spelt right, the child starts", async () => {
+    const refusals: unknown[] = [];
+    const runner = runnerOf(async (s) => {
+      if (dec(s.payload) === "child") return StepOutcome.succeed(enc("done"));
+      for (const spec of [
+        { input: enc("child"), parentclose: "abandon" },
+        { input: enc("child"), options: { maxAttempts: 2 } },
+      ]) {
+        refusals.push(
+          await s.children.start(spec as never).then(
+            () => undefined,
+            (e: unknown) => e,
+          ),
+        );
+      }
+      // Nothing of the refused starts was written: the one spelt right is the run's only child.
+      const started = await s.children.start({ input: enc("child"), key: "ok", options: { maxAttemptsPerStep: 2 } });
+      return StepOutcome.succeed(enc(String(started.runId)));
+    });
+    const env = await openEnv(runner);
+    try {
+      await env.runtime.submit({ runId: "p", input: enc("parent") });
+      const end = await env.runtime.wait("p");
+      expect(end.termination.status).toBe("succeeded");
+      expect(dec(end.outcome?.result)).toBe("p-s0-ok");
+      expectRefused(refusals[0] as ValidationError, "children.start.parentclose", "input, key, options, parentClose", "parentClose");
+      expectRefused(refusals[1] as ValidationError, "children.start.options.maxAttempts", RUN_OPTIONS, undefined);
+      expect((await env.runtime.listRuns()).runs.map((r) => String(r.runId)).sort()).toEqual(["p", "p-s0-ok"]);
+    } finally {
+      await env.stop();
+    }
+  });
 });
 
 describe("the client's and the cluster entries' options refuse a field that is no option, before any store request", () => {
