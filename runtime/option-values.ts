@@ -171,7 +171,7 @@ export function checkKnownFields(from: object, keys: readonly string[], path: st
   try {
     own = Object.keys(from);
   } catch (err) {
-    problems.push(`listing the fields of ${path || "the options"} threw: ${errorText(err)}`);
+    problems.push(`listing the fields of ${path.replace(/\.$/, "") || "the options"} threw: ${errorText(err)}`);
     return;
   }
   const known = new Set(keys);

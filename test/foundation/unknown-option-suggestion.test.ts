@@ -54,6 +54,18 @@ describe("a refused option field suggests the option it most likely meant", () =
     ]);
   });
 
+  it("an object whose fields cannot be listed is named without the path's trailing dot", () => {
+    const hostile = new Proxy(
+      {},
+      {
+        ownKeys() {
+          throw new Error("boom");
+        },
+      },
+    );
+    expect(issuesOf(hostile)).toEqual(["listing the fields of O threw: boom"]);
+  });
+
   it("refuseUnknownFields throws one ValidationError listing every such field, and nothing for known ones", () => {
     expect(() => refuseUnknownFields({ limit: 1, cursor: "c" }, KEYS, "O.", "O")).not.toThrow();
     const err = (() => {
