@@ -21,9 +21,11 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { LocalStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime, type StepRunner } from "../runtime/index.js";
+import * as T from "../runtime/index.js";
+import { LocalStore, Queue, StepOutcome, type StepRunner } from "../runtime/index.js";
 import type { PutOptions } from "../runtime/store/object-store.js";
 import { percentile } from "./support/percentile.js";
+import { runtimeWorkload } from "./support/step-workload.js";
 import { withTempDir } from "./support/temp-dir.js";
 
 const N_RUNS = Number(process.env.N_RUNS ?? 200);
@@ -77,32 +79,19 @@ async function round(timed: boolean): Promise<void> {
   await withTempDir("bench-inflight-cpu-", async (dir) => {
     const store = new TimedStore(dir);
     const queue = await Queue.open(store, "bench");
-    const runtime = WorkflowRuntime.builder(queue, store, runner, NoopTerminalHook).maxConcurrentSteps(64).build();
-    const worker = runtime.spawn();
-    const payload = new Uint8Array(16).fill(7);
-    const one = async () => {
-      const { runId } = await runtime.submit({ input: payload });
-      await runtime.wait(runId);
-      await runtime.outcome(runId);
-    };
-    for (let i = 0; i < 10; i++) await one();
+    const w = runtimeWorkload(T, queue, store, runner, new Uint8Array(16).fill(7));
+    for (let i = 0; i < 10; i++) await w.one();
     const stats0 = queue.engineStats;
     walPutMs.length = 0;
     const s0 = schedstats();
     const elu0 = performance.eventLoopUtilization();
     const start = performance.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: CONC }, async () => {
-        for (let i = next++; i < N_RUNS; i = next++) await one();
-      }),
-    );
+    await w.drive(N_RUNS, CONC);
     const wall = performance.now() - start;
     const elu = performance.eventLoopUtilization(elu0);
     const s1 = schedstats();
     const stats1 = queue.engineStats;
-    await worker.shutdown();
-    await queue.close();
+    await w.close();
     if (!timed) return;
     const steps = N_RUNS * N_STEPS;
     const puts = stats1.walPuts - stats0.walPuts;

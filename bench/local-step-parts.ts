@@ -20,10 +20,12 @@
 import fs from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import { Engine } from "../runtime/engine/engine.js";
-import { LocalStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime, type StepRunner } from "../runtime/index.js";
+import * as T from "../runtime/index.js";
+import { LocalStore, Queue, StepOutcome, type StepRunner } from "../runtime/index.js";
 import type { PutOptions } from "../runtime/store/object-store.js";
 import { loadAverageText } from "./support/load-average.js";
 import { percentile } from "./support/percentile.js";
+import { runtimeWorkload } from "./support/step-workload.js";
 import { withTempDir } from "./support/temp-dir.js";
 
 const N_RUNS = Number(process.env.N_RUNS ?? 60);
@@ -121,31 +123,18 @@ const runner: StepRunner = {
 
 await withTempDir("bench-step-parts-", async (dir) => {
   const store = new MarkedStore(dir);
-  const queue = await Queue.open(store, "bench");
-  const runtime = WorkflowRuntime.builder(queue, store, runner, NoopTerminalHook).maxConcurrentSteps(64).build();
-  const worker = runtime.spawn();
-  const payload = new Uint8Array(16).fill(7);
-  const one = async () => {
-    const { runId } = await runtime.submit({ input: payload });
-    await runtime.wait(runId);
-    await runtime.outcome(runId);
-  };
+  const w = runtimeWorkload(T, await Queue.open(store, "bench"), store, runner, new Uint8Array(16).fill(7));
   console.log(`local-step-parts: N_RUNS=${N_RUNS} N_STEPS=${N_STEPS} WARM_RUNS=${WARM_RUNS} load ${loadAverageText()}`);
-  for (let i = 0; i < WARM_RUNS; i++) await one();
-  const lat: number[] = [];
+  for (let i = 0; i < WARM_RUNS; i++) await w.one();
   const elu0 = performance.eventLoopUtilization();
   const cpu0 = process.cpuUsage();
   recording = true;
-  for (let i = 0; i < N_RUNS; i++) {
-    const t = performance.now();
-    await one();
-    lat.push(performance.now() - t);
-  }
+  // One run at a time; the latencies come back sorted.
+  const lat = await w.drive(N_RUNS, 1);
   recording = false;
   const cpu = process.cpuUsage(cpu0);
   const elu = performance.eventLoopUtilization(elu0);
-  await worker.shutdown();
-  await queue.close();
+  await w.close();
 
   // Cut the events at each step's start; keep intervals that end at a next step of the same run and hold one of each kind.
   const parts = new Map<string, number[]>(PARTS.map(([, , name]) => [name, []]));
@@ -179,7 +168,6 @@ await withTempDir("bench-step-parts-", async (dir) => {
       50,
     );
   const steps = N_RUNS * N_STEPS;
-  lat.sort((a, b) => a - b);
   console.log(
     `run p50 ${percentile(lat, 50).toFixed(2)} ms (per step ${(percentile(lat, 50) / N_STEPS).toFixed(3)} ms); CPU ${((cpu.user + cpu.system) / 1000 / steps).toFixed(3)} ms per step (user ${(cpu.user / 1000 / steps).toFixed(3)}, system ${(cpu.system / 1000 / steps).toFixed(3)}); main thread busy ${(elu.utilization * 100).toFixed(0)}%`,
   );

@@ -27,9 +27,11 @@ import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { loadavg } from "node:os";
 import { Engine } from "../runtime/engine/engine.js";
-import { LocalStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime, type StepRunner } from "../runtime/index.js";
+import * as T from "../runtime/index.js";
+import { LocalStore, Queue, StepOutcome, type StepRunner } from "../runtime/index.js";
 import type { ListOptions, ListedObject, PutOptions } from "../runtime/store/object-store.js";
 import { percentile } from "./support/percentile.js";
+import { runtimeWorkload } from "./support/step-workload.js";
 import { withTempDir } from "./support/temp-dir.js";
 
 const N_RUNS = Number(process.env.N_RUNS ?? 30);
@@ -184,15 +186,8 @@ const runner: StepRunner = {
 await withTempDir("bench-step-trace-", async (dir) => {
   const store = new TracedStore(dir);
   const queue = await Queue.open(store, "bench", FLUSH_MS === undefined ? {} : { flushIntervalMs: FLUSH_MS });
-  const runtime = WorkflowRuntime.builder(queue, store, runner, NoopTerminalHook).maxConcurrentSteps(64).build();
-  const worker = runtime.spawn();
-  const payload = new Uint8Array(16).fill(7);
-  const one = async () => {
-    const { runId } = await runtime.submit({ input: payload });
-    await runtime.wait(runId);
-    await runtime.outcome(runId);
-  };
-  for (let i = 0; i < 5; i++) await one(); // warm-up
+  const w = runtimeWorkload(T, queue, store, runner, new Uint8Array(16).fill(7));
+  for (let i = 0; i < 5; i++) await w.one(); // warm-up
   const base = { ...counts };
   walPutMs.overlapped.length = 0;
   walPutMs.alone.length = 0;
@@ -211,7 +206,7 @@ await withTempDir("bench-step-trace-", async (dir) => {
         if (CONC === 1 && i === N_RUNS - 1) events = [];
         const t = performance.now();
         mark("submit");
-        await one();
+        await w.one();
         mark("outcome read");
         lat.push(performance.now() - t);
       }
@@ -225,8 +220,7 @@ await withTempDir("bench-step-trace-", async (dir) => {
   const walBatches = queue.engineStats.walBatches - walBatches0;
   const overlap = putOverlap(walPutSpans, start, end);
   const foldersMade = (await countFolders(dir)) - folders0;
-  await worker.shutdown();
-  await queue.close();
+  await w.close();
   const steps = N_RUNS * N_STEPS;
   const per = (k: keyof typeof counts) => ((counts[k] - base[k]) / steps).toFixed(2);
   lat.sort((a, b) => a - b);

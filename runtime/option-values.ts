@@ -171,13 +171,69 @@ export function checkKnownFields(from: object, keys: readonly string[], path: st
   try {
     own = Object.keys(from);
   } catch (err) {
-    problems.push(`listing the fields of ${path || "the options"} threw: ${errorText(err)}`);
+    problems.push(`listing the fields of ${path.replace(/\.$/, "") || "the options"} threw: ${errorText(err)}`);
     return;
   }
   const known = new Set(keys);
   for (const k of own) {
-    if (!known.has(k)) problems.push(`${path}${quoteKey(k)} is not an option (misspelt?); the options are ${keys.join(", ")}`);
+    if (known.has(k)) continue;
+    const near = closestName(k, keys);
+    problems.push(
+      `${path}${quoteKey(k)} is not an option (misspelt?); the options are ${keys.join(", ")}${near === undefined ? "" : `; did you mean ${near}?`}`,
+    );
   }
+}
+
+/**
+ * `checkKnownFields` as a throw: `ValidationError` saying `what` has a field
+ * that is no option, one issue per such field, when `from` has any. For an
+ * option object whose fields are read where they are used.
+ */
+export function refuseUnknownFields(from: object, keys: readonly string[], path: string, what: string): void {
+  const problems: string[] = [];
+  checkKnownFields(from, keys, path, problems);
+  if (problems.length > 0) throw new ValidationError(`${what} has a field that is not an option`, problems);
+}
+
+/** Longest name compared for a suggestion: a longer one (a 100 KB key) is no typo of an option. */
+const MAX_SUGGESTED_NAME = 64;
+
+/**
+ * The one of `names` a typo `k` most likely meant: equal but for case, or
+ * within two edits (one for names under five characters); none when two are
+ * as close.
+ */
+function closestName(k: string, names: readonly string[]): string | undefined {
+  if (k.length > MAX_SUGGESTED_NAME) return undefined;
+  const lower = k.toLowerCase();
+  const sameButCase = names.filter((n) => n.toLowerCase() === lower);
+  if (sameButCase.length === 1) return sameButCase[0];
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  let tied = false;
+  for (const n of names) {
+    const d = editDistance(lower, n.toLowerCase());
+    if (d < bestDistance) [best, bestDistance, tied] = [n, d, false];
+    else if (d === bestDistance) tied = true;
+  }
+  const allowed = Math.min(k.length, best?.length ?? 0) < 5 ? 1 : 2;
+  return bestDistance <= allowed && !tied ? best : undefined;
+}
+
+/** Edits (insert, delete, replace, swap of neighbours) turning `a` into `b`. */
+function editDistance(a: string, b: string): number {
+  let before = Array.from({ length: b.length + 1 }, () => 0);
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      let d = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, before[j - 2]! + 1);
+      row.push(d);
+    }
+    [before, prev] = [prev, row];
+  }
+  return prev[b.length]!;
 }
 
 /** A field name as a message shows it: bare when it is a plain name, quoted otherwise (an empty or odd key stays visible). */
@@ -206,9 +262,7 @@ export function readOptions<K extends string>(given: unknown, keys: readonly K[]
  */
 export function readExactOptions<K extends string>(given: unknown, keys: readonly K[], name: string, what = name): Partial<Record<K, unknown>> {
   const out = readOptions(given, keys, name, what);
-  const problems: string[] = [];
-  checkKnownFields(given as object, keys, `${name}.`, problems);
-  if (problems.length > 0) throw new ValidationError(`${what} has a field that is not an option`, problems);
+  refuseUnknownFields(given as object, keys, `${name}.`, what);
   return out;
 }
 

@@ -3,7 +3,9 @@
  * checkout: 10-step runs whose runner continues at once, on a runtime with
  * `maxConcurrentSteps(64)`; each run is submitted, waited for and its
  * outcome read. step-cpu-ab.ts times it per checkout, step-key-ops.ts
- * counts the engine's operations under it.
+ * counts the engine's operations under it; the LocalStore benches
+ * (local-inflight-cpu.ts, local-step-parts.ts, local-step-trace.ts) run it
+ * with runners and stores of their own through `runtimeWorkload`.
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -40,10 +42,24 @@ export async function openStepWorkload(T: Taquba, store: import("../../runtime/i
       return j + 1 >= m ? T.StepOutcome.succeed(enc.encode(String(m))) : T.StepOutcome.continueNow(enc.encode(`${j + 1}/${m}`));
     },
   };
-  const queue = await T.Queue.open(store, "bench");
+  return runtimeWorkload(T, await T.Queue.open(store, "bench"), store, runner, enc.encode(`0/${stepsPerRun}`));
+}
+
+/**
+ * The workload's runtime (`maxConcurrentSteps(64)`, no terminal hook) over an opened `queue` and its `store`, with
+ * `runner`, started: `one` submits a run of `input`, waits for it and reads its outcome, which must be a success.
+ * For benches that wrap the store or open the queue with options of their own.
+ */
+export function runtimeWorkload(
+  T: Taquba,
+  queue: import("../../runtime/index.js").Queue,
+  store: import("../../runtime/index.js").ObjectStore,
+  runner: import("../../runtime/index.js").StepRunner,
+  input: Uint8Array,
+): StepWorkload {
   const runtime = T.WorkflowRuntime.builder(queue, store, runner, T.NoopTerminalHook).maxConcurrentSteps(64).build();
   const one = async () => {
-    const { runId } = await runtime.submit({ input: enc.encode(`0/${stepsPerRun}`) });
+    const { runId } = await runtime.submit({ input });
     await runtime.wait(runId);
     const o = await runtime.outcome(runId);
     if (o?.status !== "succeeded") throw new Error(`run ${runId} did not succeed`);

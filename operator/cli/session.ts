@@ -5,7 +5,7 @@
  * what it needs, and all are closed once the command ends.
  */
 import { ValidationError } from "../../runtime/errors.js";
-import { readOptions } from "../../runtime/option-values.js";
+import { readExactOptions } from "../../runtime/option-values.js";
 import { TaqubaClient } from "../../runtime/client/taquba-client.js";
 import { PrefixedStore } from "../../runtime/queue/prefixed-store.js";
 import { QueueReader } from "../../runtime/queue/reader.js";
@@ -48,7 +48,7 @@ export class OperatorSession {
 
   constructor(given: SessionOptions) {
     // Read once: the session consults its options at every command and shard, and a getter must not answer differently later.
-    this.options = Object.freeze(readOptions(given, SESSION_KEYS, "SessionOptions") as SessionOptions);
+    this.options = Object.freeze(readExactOptions(given, SESSION_KEYS, "SessionOptions") as SessionOptions);
     this.#store = this.options.store;
   }
 

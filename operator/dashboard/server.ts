@@ -16,7 +16,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { TaqubaError, ValidationError } from "../../runtime/errors.js";
-import { checkOptionalFunction, describeValue, readOptions } from "../../runtime/option-values.js";
+import { checkOptionalFunction, describeValue, readExactOptions } from "../../runtime/option-values.js";
 import { RUN_LIST_STATES, type RunListState } from "../../runtime/workflow/runs/run-listing.js";
 import { encodeJsonPayload } from "../inspect/json-payload.js";
 import { RedriveRefusedError, type Operations } from "../inspect/operations.js";
@@ -163,7 +163,7 @@ const DASHBOARD_KEYS = ["ops", "refresh", "info", "host", "port", "token", "poll
 
 export async function startDashboard(given: DashboardOptions): Promise<Dashboard> {
   // Each field read once: the token every request is checked against is the one checked here.
-  const opts = readOptions(given, DASHBOARD_KEYS, "DashboardOptions") as DashboardOptions;
+  const opts = readExactOptions(given, DASHBOARD_KEYS, "DashboardOptions") as DashboardOptions;
   for (const k of ["host", "token"] as const) {
     if (opts[k] !== undefined && typeof opts[k] !== "string")
       throw new ValidationError(`DashboardOptions.${k} must be a string, got ${describeValue(opts[k])}`);

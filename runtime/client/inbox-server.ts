@@ -53,7 +53,7 @@ import { decodeManifest } from "../workflow/groups/group-records.js";
 import { GroupNotFoundError } from "../workflow/groups/group-errors.js";
 import { GroupRecreatedError } from "./client-errors.js";
 import { ValidationError } from "../errors.js";
-import { checkOptionalMs, describeValue, hasMethods, readOptions } from "../option-values.js";
+import { checkOptionalMs, describeValue, hasMethods, readExactOptions } from "../option-values.js";
 import { readLogger } from "../logger.js";
 
 /** Default listing interval on a store without change notification (S3): 3,600 LISTs an hour. */
@@ -545,7 +545,7 @@ export class ClientInbox {
  */
 export function serveClients(queue: Queue, target: WorkflowRuntime | JobRunner, given: ServeClientsOptions): ClientInbox {
   // Each field read once: what is checked is what the inbox runs with.
-  const opts = readOptions(given, SERVE_CLIENTS_KEYS, "ServeClientsOptions") as ServeClientsOptions;
+  const opts = readExactOptions(given, SERVE_CLIENTS_KEYS, "ServeClientsOptions") as ServeClientsOptions;
   if (!hasMethods(opts.store, ["get", "put", "list", "delete"]))
     throw new ValidationError(`ServeClientsOptions.store must be the ObjectStore given to Queue.open, got ${describeValue(opts.store)}`);
   for (const k of ["listIntervalMs", "appliedRetentionMs"] as const) checkOptionalMs(`ServeClientsOptions.${k}`, opts[k], 1, 24 * 3600 * 1000);

@@ -40,6 +40,7 @@ import { checkRetryOptions } from "../workflow/runs/redrive.js";
 import { checkListOptions } from "../workflow/runs/run-rows.js";
 import { checkCorrelationKey } from "../workflow/limits.js";
 import { checkEffects, checkRunOptions, checkUserHeaders } from "../workflow/runs/submit.js";
+import { refuseUnknownRunSpecFields } from "../workflow/runs/run-option-fields.js";
 import { RunNotFoundError } from "../workflow/workflow-errors.js";
 import { DEFAULT_STEP_QUEUE, WorkflowView } from "../workflow/runs/workflow-view.js";
 import { TimeoutError } from "./client-errors.js";
@@ -67,7 +68,7 @@ import { ClientGroup, ClientJobGroup, GROUP_GATE, JOB_GROUP_GATE, type GroupPort
 import { mergeGroupPages, mergeRunPages } from "./shard-listing.js";
 import { scanOf } from "../workflow/runs/list-runs.js";
 import { DEFAULT_GROUP_LIMIT } from "../workflow/groups/group-index.js";
-import { checkOptionalMs, describeValue, hasMethods, readOptions } from "../option-values.js";
+import { checkOptionalMs, describeValue, hasMethods, readExactOptions } from "../option-values.js";
 
 /** Default time a command waits for the owner's answer. */
 export const DEFAULT_CLIENT_TIMEOUT_MS = 30_000;
@@ -133,7 +134,7 @@ function naming(path: string, check: () => void): void {
  * checked: what the client runs with is this copy, never the caller's object.
  */
 function readClientOptions(given: unknown): TaqubaClientOptions {
-  const o = readOptions(given, CLIENT_OPTION_KEYS, "TaqubaClientOptions");
+  const o = readExactOptions(given, CLIENT_OPTION_KEYS, "TaqubaClientOptions");
   if (typeof o.name !== "string")
     throw new ValidationError(`TaqubaClientOptions.name must be the store name the owner gave Queue.open (a string), got ${describeValue(o.name)}`);
   naming("TaqubaClientOptions.name", () => validateStoreName(o.name));
@@ -290,6 +291,7 @@ export class TaqubaClient {
     if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
       throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
     }
+    refuseUnknownRunSpecFields(spec);
     const runId = spec.runId === undefined ? RunId.generate() : RunId.parse(spec.runId);
     const shard = this.#runShard(runId);
     if (shard !== undefined) return shard.#submitRun({ ...spec, runId }, unlessKnown);

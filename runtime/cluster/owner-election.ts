@@ -31,7 +31,7 @@ import {
   type LeaseEntry,
   type LeaseRecord,
 } from "./lease-chain.js";
-import { checkOptionalFunction, describeValue, hasMethods, readOptions } from "../option-values.js";
+import { checkOptionalFunction, describeValue, hasMethods, readExactOptions } from "../option-values.js";
 
 /** How long a lease lasts after its last renewal, unless set: 15 s. */
 export const DEFAULT_LEASE_DURATION_MS = 15_000;
@@ -132,7 +132,7 @@ const ELECTION_KEYS = [
  */
 export function readElectionOptions<O>(given: O, name: string): O {
   // runShardWorkers's options have the same fields (its start and onChange take a shard).
-  const opts: Record<string, unknown> = readOptions(given, ELECTION_KEYS, name);
+  const opts: Record<string, unknown> = readExactOptions(given, ELECTION_KEYS, name);
   if (typeof opts.start !== "function")
     throw new ValidationError(`${name}.start must be a function that starts the owner's work, got ${describeValue(opts.start)}`);
   checkOptionalFunction(`${name}.onChange`, opts.onChange);

@@ -32,6 +32,18 @@ import { compareKeys } from "../store/keys.js";
 import { asBuffer, ByteReader, ByteWriter, DecodeError, readU64, varintBytes, writeU64 } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
 
+/**
+ * The error of a damaged segment: the key alone means nothing to a user, so
+ * it says what the object is, that the store is corrupt, and what to do.
+ */
+export function segmentCorrupted(objectKey: string, detail: string): StoreCorruptedError {
+  return new StoreCorruptedError(
+    objectKey,
+    `${detail}; it is one of the store's checkpoint segments, so the store is corrupt`,
+    "restore the store from a backup or remove its data: the keys this segment holds cannot be read until then",
+  );
+}
+
 /** The segment format this engine writes; it reads this and older. */
 export const SEGMENT_FORMAT_VERSION = 1;
 const MAGIC = 0x47535154; // "TQSG" read as little-endian u32
@@ -271,7 +283,7 @@ export type RawEntry = (buf: Buffer, keyAt: number, keyLen: number, valueAt: num
  */
 export function readSegmentEntries(objectKey: string, bytes: Uint8Array, onEntry: RawEntry): number {
   const buf = asBuffer(bytes);
-  const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
+  const corrupt = (detail: string) => segmentCorrupted(objectKey, detail);
   const f = readFooter(objectKey, buf, 0, buf.length);
   checkFooter(objectKey, buf, 0, f);
   const { filterOffset, indexOffset, entryCount } = f;
@@ -331,7 +343,7 @@ function walkBlock(
   bounds: { readonly firstKey: string; readonly lastKey: string } | undefined,
   onEntry: RawEntry,
 ): KeyAt {
-  const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
+  const corrupt = (detail: string) => segmentCorrupted(objectKey, detail);
   const end = offset + length - 4;
   if (crc32(buf.subarray(offset, end)) !== buf.readUInt32LE(end)) throw corrupt(`segment block ${blockNo} checksum mismatch`);
   const r = new ByteReader(buf, offset, end);
@@ -392,7 +404,7 @@ interface Footer {
 
 /** Reads the footer that ends at `footerEnd` of `buf`, whose byte 0 is byte `bufStart` of a segment of `size` bytes. */
 function readFooter(objectKey: string, buf: Buffer, bufStart: number, size: number): Footer {
-  const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
+  const corrupt = (detail: string) => segmentCorrupted(objectKey, detail);
   if (size < FOOTER_BYTES) throw corrupt(`segment is ${size} bytes, shorter than its footer`);
   const footer = size - FOOTER_BYTES - bufStart;
   if (footer < 0) throw corrupt(`segment tail of ${buf.length} bytes holds no footer`);
@@ -417,10 +429,10 @@ function readFooter(objectKey: string, buf: Buffer, bufStart: number, size: numb
 function checkFooter(objectKey: string, buf: Buffer, bufStart: number, f: Footer): void {
   const footer = buf.length - FOOTER_BYTES;
   if (crc32(buf.subarray(f.filterOffset - bufStart, footer + 40)) !== buf.readUInt32LE(footer + 40)) {
-    throw new StoreCorruptedError(objectKey, "segment index checksum mismatch");
+    throw segmentCorrupted(objectKey, "segment index checksum mismatch");
   }
   if (f.version > SEGMENT_FORMAT_VERSION) throw new UnsupportedFormatError(objectKey, f.version, SEGMENT_FORMAT_VERSION);
-  if (f.version < 1) throw new StoreCorruptedError(objectKey, `segment footer names format version ${f.version}, which no taquba writes`);
+  if (f.version < 1) throw segmentCorrupted(objectKey, `segment footer names format version ${f.version}, which no taquba writes`);
 }
 
 /**
@@ -447,7 +459,7 @@ export function segmentIndexStart(objectKey: string, tail: Uint8Array, size: num
 export function decodeSegmentIndex(objectKey: string, tail: Uint8Array, size: number): SegmentBlockInfo[] {
   const buf = asBuffer(tail);
   const start = size - buf.length;
-  const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
+  const corrupt = (detail: string) => segmentCorrupted(objectKey, detail);
   const f = readFooter(objectKey, buf, start, size);
   if (f.filterOffset < start) throw corrupt("segment index lies outside the bytes read");
   const footer = size - FOOTER_BYTES - start;
@@ -509,7 +521,7 @@ export function decodeBlock(
  */
 export function readBlockEntries(objectKey: string, blockNo: number, info: SegmentBlockInfo, bytes: Uint8Array, onEntry: RawEntry): void {
   const buf = asBuffer(bytes);
-  const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
+  const corrupt = (detail: string) => segmentCorrupted(objectKey, detail);
   if (buf.length !== info.length) throw corrupt(`segment block ${blockNo} is ${buf.length} bytes, its index says ${info.length}`);
   try {
     walkBlock(objectKey, buf, blockNo, 0, info.length, info.entries, NO_KEY, info, onEntry);
@@ -539,7 +551,7 @@ export function decodeSegmentTail(objectKey: string, tail: Uint8Array, size: num
   const buf = asBuffer(tail);
   const start = size - buf.length;
   const f = readFooter(objectKey, buf, start, size);
-  const corrupt = (detail: string) => new StoreCorruptedError(objectKey, detail);
+  const corrupt = (detail: string) => segmentCorrupted(objectKey, detail);
   const r = new ByteReader(buf, f.filterOffset - start, f.indexOffset - start);
   if (r.remaining === 0 || buf[r.pos] !== FILTER_KEYS) return { blocks, entryCount: f.entryCount, keys: undefined };
   try {
@@ -636,7 +648,7 @@ export class KeySectionCursor {
   }
 
   #corrupt(detail: string): StoreCorruptedError {
-    return new StoreCorruptedError(this.#objectKey, detail);
+    return segmentCorrupted(this.#objectKey, detail);
   }
 
   #next(): boolean {

@@ -36,6 +36,18 @@ import { asBuffer, ByteReader, ByteWriter, DecodeError, putShortAscii, putVarint
 import { UnsupportedFormatError } from "./format-error.js";
 import type { BatchOp } from "./write-batch.js";
 
+/**
+ * The error of a damaged WAL object: the key alone means nothing to a user,
+ * so it says what the object is, that the store is corrupt, and what to do.
+ */
+export function walCorrupted(objectKey: string, detail: string): StoreCorruptedError {
+  return new StoreCorruptedError(
+    objectKey,
+    `${detail}; it is one of the store's write-ahead log objects, which hold its latest commits, so the store is corrupt`,
+    "restore the store from a backup or remove its data; nothing was replayed from this object",
+  );
+}
+
 /** The WAL format this engine writes; it reads this and older. */
 export const WAL_FORMAT_VERSION = 1;
 const MAGIC = 0x4c575154; // "TQWL" read as little-endian u32
@@ -365,22 +377,22 @@ export function encodeFence(epoch: number, seq: number, resumeAt: number): Buffe
 /** Decodes WAL object `seq` after checking its magic, version, checksum and sequence number. */
 export function decodeWal(objectKey: string, bytes: Uint8Array, expectedSeq: number): WalObject {
   const buf = asBuffer(bytes);
-  if (buf.length < HEADER_BYTES + TRAILER_BYTES) throw new StoreCorruptedError(objectKey, `WAL object is ${buf.length} bytes, shorter than its header`);
-  if (buf.readUInt32LE(0) !== MAGIC) throw new StoreCorruptedError(objectKey, "not a WAL object (bad magic bytes)");
+  if (buf.length < HEADER_BYTES + TRAILER_BYTES) throw walCorrupted(objectKey, `WAL object is ${buf.length} bytes, shorter than its header`);
+  if (buf.readUInt32LE(0) !== MAGIC) throw walCorrupted(objectKey, "not a WAL object (bad magic bytes)");
   const version = buf.readUInt16LE(4);
   const end = buf.length - TRAILER_BYTES;
   // The checksum covers the header, version included, in every format version: a version is trusted only under a
   // checksum that holds, so a flipped bit in it reads as damage, not as a newer taquba.
-  if (crc32(buf.subarray(0, end)) !== buf.readUInt32LE(end)) throw new StoreCorruptedError(objectKey, "WAL checksum mismatch (truncated or altered)");
+  if (crc32(buf.subarray(0, end)) !== buf.readUInt32LE(end)) throw walCorrupted(objectKey, "WAL checksum mismatch (truncated or altered)");
   if (version > WAL_FORMAT_VERSION) throw new UnsupportedFormatError(objectKey, version, WAL_FORMAT_VERSION);
-  if (version < 1) throw new StoreCorruptedError(objectKey, `WAL object names format version ${version}, which no taquba writes`);
+  if (version < 1) throw walCorrupted(objectKey, `WAL object names format version ${version}, which no taquba writes`);
   const kind = buf[6]!;
   const epoch = readU64(buf, 8);
   const seq = readU64(buf, 16);
   const count = buf.readUInt32LE(24);
   const distance = buf.readUInt32LE(28);
   const watermark = distance === 0 || distance > seq ? -1 : seq - distance;
-  if (seq !== expectedSeq) throw new StoreCorruptedError(objectKey, `WAL object claims sequence ${seq} but is stored at ${expectedSeq}`);
+  if (seq !== expectedSeq) throw walCorrupted(objectKey, `WAL object claims sequence ${seq} but is stored at ${expectedSeq}`);
   const r = new ByteReader(buf, HEADER_BYTES, end);
   try {
     if (kind === KIND_FENCE) {
@@ -405,7 +417,7 @@ export function decodeWal(objectKey: string, bytes: Uint8Array, expectedSeq: num
     if (r.remaining !== 0) throw new DecodeError(`${r.remaining} unexpected bytes after the last batch`);
     return { kind: "batches", epoch, seq, watermark, batches };
   } catch (err) {
-    if (err instanceof DecodeError) throw new StoreCorruptedError(objectKey, `undecodable WAL object: ${err.message}`);
+    if (err instanceof DecodeError) throw walCorrupted(objectKey, `undecodable WAL object: ${err.message}`);
     throw err;
   }
 }

@@ -11,7 +11,7 @@ import { encodeJobPayload } from "./job-codec.js";
 import { checkNotifyKey, JOB_NOTIFY_HEADER } from "./job-notice.js";
 import type { Registration } from "./job-step-runner.js";
 import type { HeaderValues, JobDefinition, JobSubmitOptions } from "../contract/job-definition.js";
-import { describeValue, hasMethods } from "../option-values.js";
+import { describeValue, hasMethods, isOptionObject, refuseUnknownFields } from "../option-values.js";
 
 /** A definition with its types erased, as submit-side checks see it. */
 export type AnyDefinition = JobDefinition<string, unknown, unknown, unknown, never>;
@@ -37,9 +37,19 @@ export function checkJobRegistration(definition: unknown, handler: unknown): Reg
   return { definition: def, handler: handler as Registration["handler"] };
 }
 
+const JOB_SUBMIT_FIELDS = Object.keys({
+  headers: 0,
+  priority: 0,
+  runAt: 0,
+  idempotencyKey: 0,
+  maxAttempts: 0,
+  notifySignal: 0,
+} satisfies Record<keyof JobSubmitOptions, 0>);
+
 /** @internal Checks a submission's headers and options and turns them into run options; throws `ValidationError`. */
 export function prepareRunOptions(def: AnyDefinition, options: JobSubmitOptions<HeaderValues> | undefined): RunOptions {
   checkDefinition(def);
+  if (isOptionObject(options)) refuseUnknownFields(options, JOB_SUBMIT_FIELDS, "JobSubmitOptions.", "JobSubmitOptions");
   const o = options ?? {};
   const headers: Record<string, string> = { ...(o.headers ?? {}) };
   def.headers.validator.assert(headers);

@@ -18,6 +18,7 @@ import type { RunId } from "../workflow/runs/run-id.js";
 import type { Step } from "../workflow/steps/delivery.js";
 import { StepError } from "../workflow/workflow-errors.js";
 import type { WorkflowRunEnd } from "./workflow-client.js";
+import { refuseUnknownFields } from "../option-values.js";
 
 /** The end of a child run as the waiting step receives it (`ctx.signal`): the child's typed result, or why it failed or was cancelled. */
 export type ChildOutcome<Result, Err> = WorkflowRunEnd<Result, Err>;
@@ -50,6 +51,14 @@ export interface ChildStartOptions<Headers extends HeaderValues = HeaderValues> 
   /** What happens to the child when this run fails or is cancelled while it runs. Default: `"cancel"`. */
   readonly parentClose?: ParentClosePolicy;
 }
+
+const CHILD_START_FIELDS = Object.keys({
+  key: 0,
+  headers: 0,
+  priority: 0,
+  maxAttemptsPerStep: 0,
+  parentClose: 0,
+} satisfies Record<keyof ChildStartOptions, 0>);
 
 /** A child run of this run, started or found: continue to a step that waits for it with `onComplete`. */
 export interface ChildRun<Result, Err> {
@@ -147,6 +156,7 @@ export function childWorkflowsOf(
       async start(input: unknown, options?: ChildStartOptions) {
         const d = def();
         if (options !== undefined && (options === null || typeof options !== "object")) throw new ValidationError("start options must be an object");
+        if (options !== undefined) refuseUnknownFields(options, CHILD_START_FIELDS, "ChildStartOptions.", "ChildStartOptions");
         const inputCheck: Validator<unknown> = d.input;
         inputCheck.assert(input);
         const headers = options?.headers ?? {};

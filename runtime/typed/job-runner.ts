@@ -20,7 +20,7 @@
 import { ConstructionGate } from "../internal-construction.js";
 import { timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ClosedError, ValidationError } from "../errors.js";
-import { describeValue, hasMethods, isInstance, readOptions } from "../option-values.js";
+import { describeValue, hasMethods, isInstance, readExactOptions } from "../option-values.js";
 import { SettlementEffects } from "../queue/effects.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { runEventsFor } from "../workflow/runtime-core.js";
@@ -166,7 +166,7 @@ export class JobRunner implements JobHost, WorkflowHost {
   constructor(queue: WorkflowQueue, runtime: WorkflowRuntime, dispatcher: WorkflowDispatcher, given: JobRunnerOptions) {
     RUNNER_GATE.check();
     // Each field read once (see readOptions): what is checked is what runs.
-    const options = readOptions(given, JOB_RUNNER_KEYS, "JobRunnerOptions") as JobRunnerOptions;
+    const options = readExactOptions(given, JOB_RUNNER_KEYS, "JobRunnerOptions") as JobRunnerOptions;
     if (options.clock !== undefined && !hasMethods(options.clock, ["now"]))
       throw new ValidationError(`JobRunnerOptions.clock must be an object with a now() method (a Clock), got ${describeValue(options.clock)}`);
     const logger = readLogger("JobRunnerOptions.logger", options.logger);

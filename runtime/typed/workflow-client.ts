@@ -11,7 +11,7 @@
 import { StoreCorruptedError, TaqubaError, ValidationError } from "../errors.js";
 import { packageText, type HeaderValues, type SignalDelivery, type SignalSender } from "../contract/job-definition.js";
 import { checkedDefinition } from "../contract/definition-input.js";
-import { hasMethods } from "../option-values.js";
+import { hasMethods, isOptionObject, refuseUnknownFields } from "../option-values.js";
 import type { Validator } from "../contract/validator.js";
 import type { SettlementEffects } from "../queue/effects.js";
 import { fromUtf8 } from "../workflow/records/codec.js";
@@ -46,6 +46,15 @@ export interface WorkflowSubmitOptions<Headers extends HeaderValues = HeaderValu
   /** Caller KV writes applied atomically with the entry step's enqueue; dropped on a duplicate. */
   readonly effects?: SettlementEffects;
 }
+
+const WORKFLOW_SUBMIT_FIELDS = Object.keys({
+  headers: 0,
+  runId: 0,
+  priority: 0,
+  maxAttemptsPerStep: 0,
+  runAt: 0,
+  effects: 0,
+} satisfies Record<keyof WorkflowSubmitOptions, 0>);
 
 /** How a typed workflow run ended. */
 export type WorkflowRunEnd<Result, Err> =
@@ -205,6 +214,7 @@ export function workflowClient<Name extends string, Input, Result, Err, Headers 
       assertValid(def.headers.validator, headers);
       const h = host();
       if (options !== undefined && options !== null && typeof options !== "object") throw new ValidationError("submit options must be an object");
+      if (isOptionObject(options)) refuseUnknownFields(options, WORKFLOW_SUBMIT_FIELDS, "WorkflowSubmitOptions.", "WorkflowSubmitOptions");
       return h.submit({
         input: encodeStepEnvelope(def.name, def.entry, input),
         ...(options?.runId === undefined ? {} : { runId: options.runId }),

@@ -7,7 +7,7 @@
  */
 import { MAX_TIMEOUT_MS, type TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
-import { describeValue } from "../option-values.js";
+import { describeValue, isOptionObject, refuseUnknownFields } from "../option-values.js";
 
 /** Handle of a spawned worker. */
 export interface RunnerHandle {
@@ -141,8 +141,11 @@ export class WorkerSet {
   }
 }
 
-/** @internal Validates `CloseOptions.timeoutMs`. */
+const CLOSE_FIELDS = Object.keys({ timeoutMs: 0 } satisfies Record<keyof CloseOptions, 0>);
+
+/** @internal Validates `CloseOptions.timeoutMs`; refuses a field that is no option. */
 export function closeTimeout(opts: CloseOptions | undefined): number {
+  if (isOptionObject(opts)) refuseUnknownFields(opts, CLOSE_FIELDS, "close.", "close's options");
   const ms = opts?.timeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS;
   if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0 || ms > MAX_TIMEOUT_MS) {
     throw new ValidationError(`close takes a timeoutMs between 0 and ${MAX_TIMEOUT_MS}, got ${describeValue(ms)}`);

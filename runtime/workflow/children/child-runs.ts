@@ -81,7 +81,7 @@ import { ChildResultUnavailableError, errorText } from "../workflow-errors.js";
 import { isStoreFault } from "../store-retry.js";
 import type { RunRecords, WorkflowView } from "../runs/workflow-view.js";
 import type { Building } from "../../queue/cancel-state.js";
-import { describeValue } from "../../option-values.js";
+import { describeValue, refuseUnknownFields } from "../../option-values.js";
 
 export type { ParentClosePolicy } from "../records/records.js";
 export type { ChildEnd } from "./child-end.js";
@@ -102,6 +102,8 @@ export interface ChildRunSpec {
   /** What happens to the child when the parent fails or is cancelled while it runs. Default: `"cancel"`. */
   readonly parentClose?: ParentClosePolicy;
 }
+
+const CHILD_SPEC_FIELDS = Object.keys({ input: 0, key: 0, options: 0, parentClose: 0 } satisfies Record<keyof ChildRunSpec, 0>);
 
 /** What `step.children.start` returns. */
 export interface ChildRunStart {
@@ -285,6 +287,7 @@ class StepChildren implements ChildRuns {
     if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
       throw new ValidationError("children.start takes { input: Uint8Array, key?, options?, parentClose? }");
     }
+    refuseUnknownFields(spec, CHILD_SPEC_FIELDS, "children.start.", "children.start's spec");
     const key = spec.key ?? String(this.#index);
     this.#index++;
     if (typeof key !== "string" || !KEY_PATTERN.test(key)) {
@@ -294,7 +297,7 @@ class StepChildren implements ChildRuns {
     // Bad options (a debounce period of NaN, say) are refused before the run is marked a parent.
     const options = spec.options ?? {};
     checkUserHeaders(options.headers);
-    checkRunOptions(options);
+    checkRunOptions(options, "children.start.options");
     const parentRun = await markParent(core, parentRunId, this.jobId, this.step);
     const tag = parentRun.submission === undefined ? undefined : `-p${parentRun.submission}`;
     // Its first id would be the second id of the key without the tag: two keys, one child.

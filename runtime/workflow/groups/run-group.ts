@@ -31,7 +31,8 @@ import type { RunErrorKind, RunOptions, RunOutcome, TerminalStatus } from "../ru
 import { checkUserHeaders, flowHeaders } from "../runs/submit.js";
 import { routedOn } from "../runs/shard-placement.js";
 import { InputMismatchError } from "../workflow-errors.js";
-import { describeValue } from "../../option-values.js";
+import { describeValue, isOptionObject, refuseUnknownFields } from "../../option-values.js";
+import { refuseUnknownRunOptionFields } from "../runs/run-option-fields.js";
 
 /** One member to submit: a key unique in the group and the input of its run's step 0. */
 export interface GroupMember {
@@ -95,6 +96,8 @@ export function checkText(what: string, s: unknown): string {
   return s;
 }
 
+const MEMBER_FIELDS = Object.keys({ key: 0, input: 0 } satisfies Record<keyof GroupMember, 0>);
+
 /** @internal Checks a submission's members: keys well formed and distinct, inputs bytes. */
 export function checkMembers(members: readonly GroupMember[]): void {
   if (!Array.isArray(members)) throw new ValidationError("submit takes an array of { key, input } members");
@@ -102,6 +105,7 @@ export function checkMembers(members: readonly GroupMember[]): void {
   for (const m of members) {
     checkText("a member key", m?.key);
     if (!(m.input instanceof Uint8Array)) throw new ValidationError(`member "${m.key}" needs a Uint8Array input`);
+    refuseUnknownFields(m, MEMBER_FIELDS, `member "${m.key}".`, `member "${m.key}"`);
     if (seen.has(m.key)) throw new ValidationError(`member key "${m.key}" appears twice; keys identify members within a group`);
     seen.add(m.key);
   }
@@ -109,6 +113,7 @@ export function checkMembers(members: readonly GroupMember[]): void {
 
 /** @internal Checks a group submission's options; what the manifest keeps of them. */
 export function manifestOptions(o: RunOptions | undefined): ManifestOptions {
+  if (isOptionObject(o)) refuseUnknownRunOptionFields(o, "the group's RunOptions");
   const headers = checkUserHeaders(o?.headers);
   const check = (name: string, n: number | undefined, min: number): void => {
     if (n !== undefined && (!Number.isInteger(n) || n < min)) throw new ValidationError(`${name} must be an integer >= ${min}, got ${describeValue(n)}`);

@@ -69,6 +69,7 @@ import type { WorkflowView } from "./workflow-view.js";
 import { withCurrentLimit } from "./submit.js";
 import { HISTORY_STEPS_PER_RUN, type RunEndHistory } from "./run-history.js";
 import { describeValue } from "../../option-values.js";
+import { refuseUnknownRetryFields } from "./run-option-fields.js";
 
 /** Rounds of re-reading after a concurrent change (a worker finishing a requeued step's re-opening). */
 const MAX_ROUNDS = 8;
@@ -85,6 +86,7 @@ export function jobIdOfToken(token: string): string | undefined {
 export function checkRetryOptions(opts: unknown): number | undefined {
   if (opts === undefined || opts === null) return undefined;
   if (typeof opts !== "object" || Array.isArray(opts)) throw new ValidationError("retryRun takes an options object ({ fromStep? })");
+  refuseUnknownRetryFields(opts);
   const from = (opts as RetryRunOptions).fromStep;
   if (from === undefined) return undefined;
   if (typeof from !== "number" || !Number.isInteger(from) || from < 0 || from > 1e9) {

@@ -33,7 +33,8 @@ import { checkRunHeaders, checkRunPayload } from "../limits.js";
 import { describePayload, stageForgotten, stageSubmission } from "./index-effects.js";
 import { checkRunDebounce, supersessionOf } from "./debounce.js";
 import { drawnIdTaken } from "./drawn-job-id.js";
-import { describeValue } from "../../option-values.js";
+import { describeValue, isOptionObject } from "../../option-values.js";
+import { refuseUnknownRunOptionFields, refuseUnknownRunSpecFields } from "./run-option-fields.js";
 
 /** Checks user headers: string values, no reserved prefix. */
 export function checkUserHeaders(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {
@@ -106,8 +107,13 @@ export function withCurrentLimit(core: Pick<RuntimeCore, "queue" | "queueName">,
   return flow;
 }
 
-/** Checks the step options a submission sets, naming them as `RunOptions` does (also in a client, before writing). */
-export function checkRunOptions(o: RunOptions): void {
+/**
+ * Checks the step options a submission sets, naming them as `RunOptions`
+ * does, or as `path` when they sit elsewhere (a schedule's `run.options`);
+ * also in a client, before writing. A field that is no option is refused.
+ */
+export function checkRunOptions(o: RunOptions, path = "RunOptions"): void {
+  if (isOptionObject(o)) refuseUnknownRunOptionFields(o, path);
   if (o.flow !== undefined) flowHeaders(o.flow);
   // Checked to the queue's bound here: past it the queue's own check named EnqueueOptions.maxAttempts instead.
   if (o.maxAttemptsPerStep !== undefined && (!Number.isSafeInteger(o.maxAttemptsPerStep) || o.maxAttemptsPerStep < 1)) {
@@ -175,6 +181,7 @@ export async function submitRun(
   if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
     throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
   }
+  refuseUnknownRunSpecFields(spec);
   const runId = spec.runId === undefined ? RunId.generate(core.clock.now()) : RunId.parse(spec.runId);
   const options: RunOptions = spec.options ?? {};
   const headers = checkUserHeaders(options.headers);

@@ -11,8 +11,19 @@ import { RESERVED_KV_PREFIX } from "../records/reserved.js";
 import { checkRunOptions, checkUserHeaders } from "../runs/submit.js";
 import { checkRunPayload } from "../limits.js";
 import { cronProblem } from "./cron-times.js";
-import type { CatchUpPolicy, OverlapPolicy, ScheduleSpec } from "./schedule-types.js";
-import { describeValue } from "../../option-values.js";
+import type { CatchUpPolicy, OverlapPolicy, ScheduledRun, ScheduleSpec } from "./schedule-types.js";
+import { checkKnownFields, describeValue, isOptionObject } from "../../option-values.js";
+
+const SCHEDULE_FIELDS = Object.keys({
+  id: 0,
+  cron: 0,
+  timezone: 0,
+  run: 0,
+  overlap: 0,
+  catchUp: 0,
+  jitterMs: 0,
+} satisfies Record<keyof ScheduleSpec, 0>);
+const SCHEDULED_RUN_FIELDS = Object.keys({ input: 0, options: 0 } satisfies Record<keyof ScheduledRun, 0>);
 
 export const SCHEDULES_PREFIX = `${RESERVED_KV_PREFIX}schedules/`;
 /** Prefix of every schedule record of step queue `q`, ending in `/`. */
@@ -72,6 +83,9 @@ export function checkScheduleSpec(
   if (spec === null || typeof spec !== "object") throw new ValidationError("a schedule must be an object with id, cron and run");
   const where = `schedule ${JSON.stringify(spec.id)}`;
   const issues: string[] = [];
+  // A misspelt field (`jitterMS`, `catchup`) would leave its default in use without a word.
+  checkKnownFields(spec, SCHEDULE_FIELDS, "", issues);
+  if (isOptionObject(spec.run)) checkKnownFields(spec.run, SCHEDULED_RUN_FIELDS, "run.", issues);
   if (typeof spec.id !== "string" || !SCHEDULE_ID.test(spec.id)) issues.push("id must be 1 to 64 characters of [A-Za-z0-9_-]");
   const timezone = spec.timezone ?? "UTC";
   const cron = cronProblem(spec.cron, timezone);
@@ -93,7 +107,7 @@ export function checkScheduleSpec(
   if (issues.length > 0) throw new ValidationError(`${where} is not valid`, issues);
   const options = run.options ?? {};
   const headers = checkUserHeaders(options.headers);
-  checkRunOptions(options);
+  checkRunOptions(options, `${where}: run.options`);
   if (options.priority !== undefined && !Number.isInteger(options.priority))
     throw new ValidationError(`${where}: run.options.priority must be an integer, got ${describeValue(options.priority)}`);
   if (options.debounce !== undefined && jitterMs > 0)
