@@ -662,6 +662,24 @@ export class KeyRunBuilder {
   }
 
   /**
+   * `addHeldBytes` of a value that repeats the last `tailLen` bytes of its
+   * key (1 to `len` of them, all ASCII), as a key section's key tail is read
+   * (the section checks both): stored as a key tail without comparing the
+   * bytes again.
+   */
+  addKeyTailBytes(key: Buffer, from: number, len: number, tailLen: number, shared = -1, hash = -1): void {
+    if (tailLen > MAX_INLINE_BYTES) {
+      this.addHeldBytes(key, from, len, key, from + len - tailLen, tailLen, true, shared, hash);
+      return;
+    }
+    this.#addKey(key, from, len, undefined, shared, hash);
+    const out = this.#out;
+    out.ensure(1);
+    out.buf[out.pos++] = TAIL;
+    out.varint(tailLen);
+  }
+
+  /**
    * Appends a key. `knownShared`, when not -1, is the number of bytes it
    * shares with the previous key, from a caller that checked the order
    * already (a key section gives both): the comparison is skipped.
