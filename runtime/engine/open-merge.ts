@@ -50,6 +50,12 @@ class RunStream {
   hash = 0;
   /** False once a segment had no key section. */
   usable = true;
+  /**
+   * Whether the cursor's entry follows another of its segment: its `shared`
+   * is then exactly the bytes it shares with that entry (the section's
+   * order check holds it so), which the merge uses to compare less.
+   */
+  continues = false;
   readonly #hasher = new KeyHasher();
   /** The index in `segs` of the segment after the open one, and its tail, read ahead. */
   #next = 0;
@@ -81,6 +87,7 @@ class RunStream {
   next(): boolean {
     const c = this.cursor;
     if (c === undefined || !c.next()) return false;
+    this.continues = !this.#first;
     if (this.#first) {
       this.#first = false;
       if (this.#prevLast !== undefined && compareKeys(this.#prevLast, c.key.toString("utf8", 0, c.keyLen)) >= 0) {
@@ -130,24 +137,22 @@ class RunStream {
 function before(a: RunStream, b: RunStream): boolean {
   const ca = a.cursor!;
   const cb = b.cursor!;
-  const c = compareBytes(ca.key, ca.keyLen, cb.key, cb.keyLen);
-  return c < 0 || (c === 0 && a.age > b.age);
+  return leadsAt(a, b, commonPrefix(ca.key, ca.keyLen, cb.key, cb.keyLen, 0));
 }
 
-/** Byte order of `a[0..al)` and `b[0..bl)` (UTF-8 byte order is the keys' order). */
-function compareBytes(a: Buffer, al: number, b: Buffer, bl: number): number {
-  const n = Math.min(al, bl);
-  for (let i = 0; i < n; i++) {
-    const d = a[i]! - b[i]!;
-    if (d !== 0) return d;
-  }
-  return al - bl;
+/** `before(a, b)`, given the first byte `d` at which their keys differ (the shorter key's length when one starts the other). */
+function leadsAt(a: RunStream, b: RunStream, d: number): boolean {
+  const ca = a.cursor!;
+  const cb = b.cursor!;
+  if (d === ca.keyLen) return d < cb.keyLen || a.age > b.age;
+  if (d === cb.keyLen) return false;
+  return ca.key[d]! < cb.key[d]!;
 }
 
-/** Bytes `a[0..al)` and `b[0..bl)` share at their start. */
-function commonPrefix(a: Buffer, al: number, b: Buffer, bl: number): number {
+/** Bytes `a[0..al)` and `b[0..bl)` share at their start, the first `from` of them known to be shared. */
+function commonPrefix(a: Buffer, al: number, b: Buffer, bl: number, from: number): number {
   const n = Math.min(al, bl);
-  let i = 0;
+  let i = from;
   while (i < n && a[i] === b[i]) i++;
   return i;
 }
@@ -182,6 +187,21 @@ export async function mergeSegmentRuns(runs: readonly (readonly SegmentRef[])[],
     else if (!s.usable) return false;
   }
   for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(heap, i);
+  // The runs of a fill hold ascending keys, so one run keeps the lead for long stretches. While it
+  // does, its next entry is compared with the least of the others (`rival`, the better child of the
+  // heap's root) from the first byte where the entry before it differed from that key (`diff`): an
+  // entry sharing more than that with the one before leads too, one sharing less does not, and
+  // neither needs a comparison; only one sharing exactly that many compares, from there.
+  let rival: RunStream | undefined;
+  let diff = 0;
+  const settle = (): void => {
+    rival = heap.length < 2 ? undefined : heap.length === 2 || before(heap[1]!, heap[2]!) ? heap[1]! : heap[2]!;
+    if (rival === undefined) return;
+    const a = heap[0]!.cursor!;
+    const b = rival.cursor!;
+    diff = commonPrefix(a.key, a.keyLen, b.key, b.keyLen, 0);
+  };
+  settle();
   /** The key just taken (added, or left out as a tombstone), to pass over older runs' entries of it; -1 before any. */
   let done: Buffer = Buffer.allocUnsafe(256);
   let doneLen = -1;
@@ -196,8 +216,8 @@ export async function mergeSegmentRuns(runs: readonly (readonly SegmentRef[])[],
     const key = c.key;
     const keyLen = c.keyLen;
     // (A segment's first entry shares 0 bytes by its section: compare with `done` then.)
-    const same = doneFrom === top && c.shared > 0;
-    const shared = same ? c.shared : doneLen < 0 ? 0 : commonPrefix(key, keyLen, done, doneLen);
+    const same = doneFrom === top && top.continues;
+    const shared = same ? c.shared : doneLen < 0 ? 0 : commonPrefix(key, keyLen, done, doneLen, 0);
     // Not an older run's entry of the key just taken (which is dead): take it. Keys come strictly
     // ascending (each run's are checked so, the heap takes the least), so the builder is told the
     // bytes shared with its last key instead of comparing again.
@@ -209,7 +229,7 @@ export async function mergeSegmentRuns(runs: readonly (readonly SegmentRef[])[],
       if (valueLen >= 0) {
         if (src.pages(key, keyLen, valueLen)) builder.addPagedBytes(key, 0, keyLen, top.seg!.run, known, top.hash);
         else if (c.kind === SECTION_IN_BLOCK) return false;
-        else if (c.kind === SECTION_KEY_TAIL) builder.addHeldBytes(key, 0, keyLen, key, keyLen - valueLen, valueLen, true, known, top.hash);
+        else if (c.kind === SECTION_KEY_TAIL) builder.addKeyTailBytes(key, 0, keyLen, valueLen, known, top.hash);
         else builder.addHeldBytes(key, 0, keyLen, c.section, c.valueAt, valueLen, true, known, top.hash);
       }
       if (done.length < keyLen) {
@@ -225,8 +245,22 @@ export async function mergeSegmentRuns(runs: readonly (readonly SegmentRef[])[],
       sinceTurn = 0;
       await yieldToLoop();
     }
-    if (top.next() || (await top.nextSegment())) siftDown(heap, 0);
-    else {
+    if (top.next() || (await top.nextSegment())) {
+      if (rival === undefined) continue;
+      const a = top.cursor!;
+      const b = rival.cursor!;
+      let leads: boolean;
+      if (!top.continues) {
+        diff = commonPrefix(a.key, a.keyLen, b.key, b.keyLen, 0);
+        leads = leadsAt(top, rival, diff);
+      } else if (a.shared < diff) leads = false;
+      else {
+        if (a.shared === diff) diff = commonPrefix(a.key, a.keyLen, b.key, b.keyLen, diff);
+        leads = leadsAt(top, rival, diff);
+      }
+      if (leads) continue;
+      siftDown(heap, 0);
+    } else {
       if (!top.usable) return false;
       const last = heap.pop()!;
       if (heap.length > 0) {
@@ -234,6 +268,7 @@ export async function mergeSegmentRuns(runs: readonly (readonly SegmentRef[])[],
         siftDown(heap, 0);
       }
     }
+    settle();
   }
   return true;
 }

@@ -16,8 +16,10 @@
  * order. Waiting records sit in such leaves until a checkpoint pages their
  * values out, and a key string is the largest part of what each costs on
  * the heap. A packed leaf is searched and its values overwritten without
- * making key strings; its first insert or delete makes its keys strings
- * again, and a walk makes each key it yields.
+ * making key strings; a delete of its first or last key narrows the packed
+ * keys in place (each leaf owns its packed keys; a copy takes its own), its
+ * first other insert or delete makes its keys strings again, and a walk
+ * makes each key it yields.
  */
 import { PackedKeys } from "./packed-keys.js";
 
@@ -42,7 +44,7 @@ class Node<V> {
   children: Node<V>[] | null;
   /** Reachable from more than one map: copied before any change. */
   shared = false;
-  /** A leaf's keys when packed; immutable, so copies share it. */
+  /** A leaf's keys when packed; each leaf owns its own (a copy takes `copy()`), so a delete narrows it in place. */
   packed: PackedKeys | null = null;
 
   constructor(keys: string[], values: V[] | null, children: Node<V>[] | null) {
@@ -129,7 +131,7 @@ function copyNode<V>(n: Node<V>): Node<V> {
   if (n.children === null) {
     if (n.packed === null) return new Node<V>(n.keys.slice(), n.values!.slice(), null);
     const copy = new Node<V>(NO_KEYS, n.values!.slice(), null);
-    copy.packed = n.packed;
+    copy.packed = n.packed.copy();
     return copy;
   }
   for (const c of n.children) c.shared = true;
@@ -308,9 +310,7 @@ export class OrderedMap<V> {
     if (children === null) {
       const found = leafFind(node, key, this.#order);
       if (found < 0) return false;
-      const rest = node.packed?.without(found) ?? null;
-      if (rest !== null) node.packed = rest;
-      else {
+      if (node.packed === null || !node.packed.drop(found)) {
         unpack(node);
         removeAt(node.keys, found);
       }

@@ -18,7 +18,7 @@ const MAX_UNITS = 0xffff;
 export class PackedKeys {
   /** What every key starts with. */
   readonly prefix: string;
-  readonly count: number;
+  #count: number;
   /**
    * With `stride` > 0, the suffixes of `stride` units each; with 0 (keys of
    * different lengths), `header` offsets (one unit each, into what follows
@@ -28,11 +28,11 @@ export class PackedKeys {
   readonly #stride: number;
   readonly #header: number;
   /** The index in `#units` of key 0: keys taken from the front leave their units behind. */
-  readonly #base: number;
+  #base: number;
 
   private constructor(prefix: string, count: number, units: string, stride: number, header: number, base: number) {
     this.prefix = prefix;
-    this.count = count;
+    this.#count = count;
     this.#units = units;
     this.#stride = stride;
     this.#header = header;
@@ -69,16 +69,30 @@ export class PackedKeys {
     return new PackedKeys(first.slice(0, shared), count, String.fromCharCode(...offsets) + suffixes.join(""), 0, count + 1, 0);
   }
 
+  /** Keys held. */
+  get count(): number {
+    return this.#count;
+  }
+
   /**
-   * These keys but the first (`first`) or the last, sharing the units: a
-   * queue takes its oldest entries from the front of a leaf, and the leaf
-   * stays packed instead of making every key it holds a string. Null when
-   * one key is left, or for a key between (the caller unpacks).
+   * Drops key `i` when it is the first or the last, in place, the units
+   * staying shared: a queue takes its oldest entries from the front of a
+   * leaf, and the leaf stays packed instead of making every key it holds a
+   * string. False (nothing dropped) when one key is left, or for a key
+   * between (the caller unpacks). Only for keys one leaf owns: a copy of the
+   * leaf takes `copy()`.
    */
-  without(i: number): PackedKeys | null {
-    const count = this.count;
-    if (count < 2 || (i !== 0 && i !== count - 1)) return null;
-    return new PackedKeys(this.prefix, count - 1, this.#units, this.#stride, this.#header, i === 0 ? this.#base + 1 : this.#base);
+  drop(i: number): boolean {
+    const count = this.#count;
+    if (count < 2 || (i !== 0 && i !== count - 1)) return false;
+    if (i === 0) this.#base++;
+    this.#count = count - 1;
+    return true;
+  }
+
+  /** The same keys in an object of their own (the units shared), for a copy of the leaf holding them. */
+  copy(): PackedKeys {
+    return new PackedKeys(this.prefix, this.#count, this.#units, this.#stride, this.#header, this.#base);
   }
 
   /** The index of `key` when held; otherwise `-(i + 1)`, where `i` is the index of the first key after it (`count` when none). */
@@ -87,7 +101,7 @@ export class PackedKeys {
     if (!key.startsWith(prefix)) return key < prefix ? -1 : -(this.count + 1);
     const from = prefix.length;
     let lo = 0;
-    let hi = this.count;
+    let hi = this.#count;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       const c = this.#compareAt(mid, key, from);
@@ -105,8 +119,8 @@ export class PackedKeys {
 
   /** Every key made as a string, in order. */
   keys(): string[] {
-    const out = new Array<string>(this.count);
-    for (let i = 0; i < this.count; i++) out[i] = this.keyAt(i);
+    const out = new Array<string>(this.#count);
+    for (let i = 0; i < this.#count; i++) out[i] = this.keyAt(i);
     return out;
   }
 

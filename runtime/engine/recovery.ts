@@ -241,7 +241,7 @@ export async function loadSegments(
             sinceAdded = Number.MAX_SAFE_INTEGER;
             if (pages(k, 0, keyLen, valueLen)) builder.addPagedBytes(k, 0, keyLen, seg.run, known, hash);
             else if (kind === SECTION_IN_BLOCK) usable = false;
-            else if (kind === SECTION_KEY_TAIL) builder.addHeldBytes(k, 0, keyLen, k, keyLen - valueLen, valueLen, true, known, hash);
+            else if (kind === SECTION_KEY_TAIL) builder.addKeyTailBytes(k, 0, keyLen, valueLen, known, hash);
             else builder.addHeldBytes(k, 0, keyLen, section, valueAt, valueLen, true, known, hash);
           });
           if (seg.entries > 0) perEntry = (tail.keys!.end - tail.keys!.start) / seg.entries;

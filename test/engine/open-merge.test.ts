@@ -96,6 +96,45 @@ describe("open merges segment runs k-way", () => {
     }
   });
 
+  it("runs shaped as a fill's checkpoints (ascending stretches that touch, overlap or nest) give the model's state", async () => {
+    // One run leads for long stretches here, and the merge then compares a run's next key with the
+    // least of the others from where the key before it differed: keys that are prefixes of others,
+    // stretches whose ends overlap, a run that jumps back below another's, and tombstones test that.
+    const r = testRandom("open merge fill stretches");
+    const idOf = (n: number, width: number) => (width === 0 ? String(n) : String(n).padStart(width, "0"));
+    for (let round = 0; round < 8; round++) {
+      const width = [0, 4, 10][r.int(3)]!;
+      const families = ["j/jobs/", "p/0/", "p/00/", "j/jobs/x"].slice(0, 1 + r.int(4));
+      const runs: Entries[] = [];
+      let next = r.int(50);
+      for (let run = 0, count = 3 + r.int(18); run < count; run++) {
+        // Mostly just past the last stretch; sometimes back into it, or well below it.
+        const start = r.int(4) === 0 ? r.int(next + 1) : Math.max(0, next - r.int(4));
+        const length = r.int(6) === 0 ? 0 : 1 + r.int(250);
+        next = Math.max(next, start + length);
+        const entries: Entries = [];
+        for (const family of families) {
+          for (let id = start; id < start + length; id++) {
+            const key = `${family}${idOf(id, width)}`;
+            const form = r.int(10);
+            entries.push([
+              key,
+              form === 0 ? undefined : form < 4 ? enc(key.slice(-1 - r.int(3))) : enc(`${family.length}`.repeat(form === 9 ? 64 : 1 + r.int(10))),
+            ]);
+          }
+        }
+        const unique = new Map(entries);
+        runs.push([...unique].sort(([a], [b]) => compareKeys(a, b)));
+      }
+      const want = model(runs);
+      const space = Array.from({ length: 1500 }, () => `${families[r.int(families.length)]}${idOf(r.int(next + 20), width)}`);
+      const merged = await storeOf(runs, 1 + r.int(120));
+      const state = await load(merged.store, merged.manifest);
+      expect(state.runCount).toBe(1);
+      expectState(state, want, space);
+    }
+  });
+
   it("a tombstone in the oldest run only says the key is absent; in a newer one it hides every older entry", async () => {
     const v = (s: string) => enc(s);
     const runs: Entries[] = [
