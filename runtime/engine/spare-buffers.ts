@@ -39,6 +39,12 @@ export class SpareBuffers<T> {
     return undefined;
   }
 
+  /** Drops every spare kept, for the collector to take once nothing else holds them. */
+  clear(): void {
+    this.#items.length = 0;
+    this.#bytes = 0;
+  }
+
   /** Keeps `item` unless `max` are kept already or it would pass `maxBytes`. */
   give(item: T): void {
     const cap = this.#capacity(item);

@@ -92,10 +92,14 @@ const COMPACTION_WINDOW_BYTES = 1024 * 1024;
 const COMPACTION_READ_BYTES = 8 * 1024 * 1024;
 const MIN_COMPACTION_WINDOW_BYTES = 64 * 1024;
 /**
- * Windows kept between reads and between compactions: as many as one
+ * Windows kept between reads while a compaction runs: as many as one
  * compaction holds at once (its windows, one replaced and one being read),
  * so a store that reads into a caller's buffer is read into these instead
  * of a fresh buffer per read, each of which died old (about 240 MB per 1M fill).
+ * They go when the last compaction reader is released: kept from one
+ * compaction to the next they were about 10 MB held all the time, while a
+ * compaction comes every few hundred thousand changes and makes its ten or
+ * so windows again in its first reads.
  */
 const SPARE_WINDOW_BYTES = COMPACTION_READ_BYTES + 2 * COMPACTION_WINDOW_BYTES;
 
@@ -135,8 +139,10 @@ export class ValuePager {
   readonly #target = new KeyTarget();
   /** The run of the newest compaction this writer published (see `compacted`), if any. */
   #compaction: number | undefined;
-  /** Compaction windows no reader holds, to read the next windows into. */
+  /** Compaction windows no reader holds, to read the next windows into (none while no reader is open). */
   readonly #spareWindows = new SpareBuffers<Buffer>(64, (b) => b.length, SPARE_WINDOW_BYTES);
+  /** Compaction readers made and not yet released. */
+  #openReaders = 0;
   /** Window buffers made since open, when a spare did not fit (the rest were reused). */
   windowsMade = 0;
 
@@ -441,8 +447,9 @@ export class ValuePager {
     // read into again only after one more window was read (never while the caller may still read it).
     let replaced: Buffer | undefined;
     let released = false;
+    this.#openReaders++;
     const retire = (own: Buffer | undefined) => {
-      if (replaced !== undefined) this.#spareWindows.give(replaced);
+      if (replaced !== undefined) this.#giveWindow(replaced);
       replaced = own;
     };
     const read = (key: string, run: number): Uint8Array | Promise<Uint8Array> => {
@@ -472,11 +479,17 @@ export class ValuePager {
     const release = () => {
       if (released) return;
       released = true;
+      if (--this.#openReaders === 0) this.#spareWindows.clear();
       for (const w of current.values()) retire(w.own);
       current.clear();
       retire(undefined);
     };
     return { read, release };
+  }
+
+  /** Keeps a window no reader holds for the next read, while a compaction reader is open (see `SPARE_WINDOW_BYTES`). */
+  #giveWindow(window: Buffer): void {
+    if (this.#openReaders > 0) this.#spareWindows.give(window);
   }
 
   /** A buffer of at least `size` bytes to read a window into: a spare when one fits. */
@@ -501,11 +514,11 @@ export class ValuePager {
       read = await readSegmentRange(this.#ctx, seg, start, size, into);
     } catch (err) {
       // A failed read wrote nothing into it since it settled; what it wrote before is never read.
-      if (into !== undefined) this.#spareWindows.give(into);
+      if (into !== undefined) this.#giveWindow(into);
       throw err;
     }
     if (read === null) {
-      if (into !== undefined) this.#spareWindows.give(into);
+      if (into !== undefined) this.#giveWindow(into);
       throw this.#gone(seg);
     }
     const own = into !== undefined && read.buffer === into.buffer ? into : undefined;

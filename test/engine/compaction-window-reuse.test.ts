@@ -1,10 +1,11 @@
 /**
  * @module A compaction reading paged values back into windows it reuses:
  * over a store that reads into a caller's buffer, the windows of several
- * runs read by turns, and of one compaction after another, go back to a
- * spare list and are read into again, and the segments written are the
- * same bytes as a compaction of the values held in memory; also when reads
- * fail part way (having written into the window) and are retried.
+ * runs read by turns go back to a spare list and are read into again while
+ * the compaction runs, none is kept from one compaction to the next, and
+ * the segments written are the same bytes as a compaction of the values
+ * held in memory; also when reads fail part way (having written into the
+ * window) and are retried.
  */
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, WriteBatch, withFaults, type EngineOptions } from "taquba";
@@ -21,11 +22,17 @@ const value = (i: number, round: number) => `${key(i)}:${round}:${"v".repeat(100
 class IntoLog extends MemoryStore {
   reads = 0;
   readonly buffers = new Set<ArrayBufferLike>();
+  /** The buffers read into, by the number of checkpoints finished before the read. */
+  readonly byCheckpoint = new Map<number, Set<ArrayBufferLike>>();
+  checkpointsDone = 0;
 
   override async getRangeInto(k: string, offset: number, into: Uint8Array) {
     if (k.includes("seg/")) {
       this.reads++;
       this.buffers.add(into.buffer);
+      let seen = this.byCheckpoint.get(this.checkpointsDone);
+      if (seen === undefined) this.byCheckpoint.set(this.checkpointsDone, (seen = new Set()));
+      seen.add(into.buffer);
     }
     return super.getRangeInto(k, offset, into);
   }
@@ -45,20 +52,24 @@ const options = (paged: boolean): EngineOptions => ({
  * quarter at a time, one checkpoint each: the runs hold every fourth key, so
  * the compaction that follows reads their windows by turns. Twice.
  */
-async function fill(engine: Engine): Promise<void> {
+async function fill(engine: Engine, log?: IntoLog): Promise<void> {
+  const checkpoint = async () => {
+    await engine.checkpoint();
+    if (log !== undefined) log.checkpointsDone++;
+  };
   for (let round = 0; round < 2; round++) {
     const all = new WriteBatch();
     for (let i = 0; i < N; i++) all.put(key(i), enc(value(i, 10 * round)));
     await engine.commit(all);
-    await engine.checkpoint();
+    await checkpoint();
     for (let part = 1; part <= 3; part++) {
       const b = new WriteBatch();
       for (let i = part; i < N; i += 4) b.put(key(i), enc(value(i, 10 * round + part)));
       await engine.commit(b);
-      await engine.checkpoint();
+      await checkpoint();
     }
     await engine.commit(new WriteBatch().put(`x/${round}`, enc("late")));
-    await engine.checkpoint();
+    await checkpoint();
   }
 }
 
@@ -79,14 +90,20 @@ async function checkValues(engine: Engine): Promise<void> {
 }
 
 describe("compaction windows reused", () => {
-  it("reads the runs' windows by turns into buffers it reuses, within and across compactions, and writes the same segments as with values in memory", async () => {
+  it("reads the runs' windows by turns into buffers it reuses within a compaction, keeps none for the next, and writes the same segments as with values in memory", async () => {
     const store = new IntoLog();
     const engine = await Engine.open(store, options(true));
-    await fill(engine);
+    await fill(engine, store);
     expect(engine.stats.compactions).toBeGreaterThanOrEqual(3);
     // Reads went into buffers the reader reuses: far fewer buffers than reads.
     expect(store.reads).toBeGreaterThan(20);
     expect(store.buffers.size).toBeLessThan(store.reads / 2);
+    // Each compaction read into buffers of its own: none was kept from an earlier one.
+    const compactions = [...store.byCheckpoint.values()];
+    expect(compactions.length).toBeGreaterThanOrEqual(2);
+    let total = 0;
+    for (const buffers of compactions) total += buffers.size;
+    expect(store.buffers.size).toBe(total);
     expect(await segmentDigests(store)).toEqual(await inMemoryDigests());
     await checkValues(engine);
     await engine.close();
