@@ -175,10 +175,23 @@ export function checkKnownFields(from: object, keys: readonly string[], path: st
     return;
   }
   const known = new Set(keys);
+  let unknown = 0;
   for (const k of own) {
-    if (!known.has(k)) problems.push(`${path}${quoteKey(k)} is not an option (misspelt?); the options are ${keys.join(", ")}`);
+    if (known.has(k)) continue;
+    if (++unknown <= MAX_UNKNOWN_NAMED) problems.push(`${path}${quoteKey(k)} is not an option (misspelt?); the options are ${keys.join(", ")}`);
   }
+  if (unknown > MAX_UNKNOWN_NAMED)
+    problems.push(
+      `${unknown - MAX_UNKNOWN_NAMED} more fields of ${path === "" ? "the options" : path.slice(0, -1)} are not options either (${unknown} in all)`,
+    );
 }
+
+/**
+ * Most fields that are no option a refusal names one by one: an object
+ * spread from a large configuration (100,000 fields) made a message of
+ * some 29 MB, each line listing the options again.
+ */
+const MAX_UNKNOWN_NAMED = 10;
 
 /** A field name as a message shows it: bare when it is a plain name, quoted otherwise (an empty or odd key stays visible). */
 function quoteKey(k: string): string {

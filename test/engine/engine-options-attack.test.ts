@@ -122,6 +122,16 @@ describe("Engine.open refuses options that are not what they seem", () => {
     expect(keys.every((k) => k.startsWith("p/"))).toBe(true);
   });
 
+  it("thousands of fields that are no option, at the top and in retry, are refused in a message of bounded size", async () => {
+    const stray: Record<string, number> = {};
+    for (let i = 0; i < 20_000; i++) stray[`setting${i}`] = i;
+    const err = await refusal({ ...stray, retry: { ...stray } });
+    expect(err.issues).toHaveLength(22);
+    expect(err.issues[10]).toBe("19990 more fields of the options are not options either (20000 in all)");
+    expect(err.issues[21]).toBe("19990 more fields of retry are not options either (20000 in all)");
+    expect(err.message.length).toBeLessThan(10_000);
+  });
+
   it("a misspelt option, at the top, in retry or in pageValues, is refused naming it and the options taken", async () => {
     const top = await refusal({ flushIntervalMS: 5 });
     expect(top.issues).toEqual([expect.stringMatching(/^flushIntervalMS is not an option \(misspelt\?\); the options are .*\bflushIntervalMs\b/)]);
