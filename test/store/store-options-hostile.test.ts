@@ -134,6 +134,13 @@ describe.each(Object.entries(cases))("%s's options", (_, c) => {
     expect(() => c.make({ ...c.valid, [Symbol("tag")]: 1 })).not.toThrow();
   });
 
+  it("with an own __proto__ field (options parsed from JSON) are refused naming it; the prototype it would set is not taken", () => {
+    const parsed = JSON.parse('{"__proto__": {"smuggled": true}}') as object;
+    const err = refusal(() => c.make(Object.assign(parsed, c.valid)));
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).issues).toEqual([expect.stringContaining(`${c.name}.__proto__ is not an option`)]);
+  });
+
   it("with 20,000 fields that are no option (a large configuration spread in) are refused in a message of bounded size", () => {
     const stray: Record<string, number> = {};
     for (let i = 0; i < 20_000; i++) stray[`setting${i}`] = i;
