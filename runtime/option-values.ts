@@ -175,14 +175,27 @@ export function checkKnownFields(from: object, keys: readonly string[], path: st
     return;
   }
   const known = new Set(keys);
+  let unknown = 0;
   for (const k of own) {
     if (known.has(k)) continue;
+    if (++unknown > MAX_UNKNOWN_NAMED) continue;
     const near = closestName(k, keys);
     problems.push(
       `${path}${quoteKey(k)} is not an option (misspelt?); the options are ${keys.join(", ")}${near === undefined ? "" : `; did you mean ${near}?`}`,
     );
   }
+  if (unknown > MAX_UNKNOWN_NAMED)
+    problems.push(
+      `${unknown - MAX_UNKNOWN_NAMED} more fields of ${path === "" ? "the options" : path.slice(0, -1)} are not options either (${unknown} in all)`,
+    );
 }
+
+/**
+ * Most fields that are no option a refusal names one by one: an object
+ * spread from a large configuration (100,000 fields) made a message of
+ * some 29 MB, each line listing the options again.
+ */
+const MAX_UNKNOWN_NAMED = 10;
 
 /**
  * `checkKnownFields` as a throw: `ValidationError` saying `what` has a field

@@ -155,7 +155,17 @@ export class EngineReader {
     const tree = this.#state;
     // WAL first, manifests after: a checkpoint publishes before it deletes,
     // so a walk cut short by its deletions always meets its manifest below.
-    const walk = await walkWal(this.#ctx, this.#walk, (ops) => applyOps(tree, ops));
+    // Kept as each object is passed: a refresh that fails past some objects leaves their commits in the
+    // state, and the next one must go on after them, not apply them again over later ones (a key would
+    // show an older value beside newer keys, a state no commit order made).
+    const walk = await walkWal(
+      this.#ctx,
+      this.#walk,
+      (ops) => applyOps(tree, ops),
+      (w) => {
+        if (this.#state === tree) this.#walk = { ...w, vanished: false };
+      },
+    );
     this.#walk = { ...walk, vanished: false };
     const newer = await readNewestManifest(this.#ctx, this.#manifest.id);
     const reload =

@@ -383,8 +383,10 @@ export interface WalWalk {
 /**
  * Replays the WAL from `walk.pos` to the first gap, calling `apply` per batch
  * in order. Every object is verified before any batch of it is applied.
+ * `passed` hears the walk after each whole object: when a later one fails
+ * (corrupt, or the store unavailable), that is where what was applied ends.
  */
-export async function walkWal(ctx: StoreContext, walk: WalWalk, apply: (ops: BatchOp[]) => void): Promise<WalWalk> {
+export async function walkWal(ctx: StoreContext, walk: WalWalk, apply: (ops: BatchOp[]) => void, passed: (walk: WalWalk) => void = () => {}): Promise<WalWalk> {
   const keys = await listKeys(ctx.store, `${ctx.prefix}wal/`, ctx.retry, walKey(ctx.prefix, walk.pos - 1));
   const seqs: number[] = [];
   for (const k of keys) {
@@ -429,6 +431,7 @@ export async function walkWal(ctx: StoreContext, walk: WalWalk, apply: (ops: Bat
       }
     }
     walk = passWalObject(walk, obj, bytes.byteLength);
+    passed(walk);
   }
   return walk;
 }

@@ -16,6 +16,20 @@ import type { EnqueueItem, EnqueueOptions } from "./types.js";
 export type KvOp = { kind: "put"; key: string; value: Uint8Array } | { kind: "delete"; key: string };
 
 /**
+ * What this module alone hands the staged ops' constructors. A caller
+ * reaches them through a staged op (`op.constructor`); without this, `new`
+ * would give it an op the commit takes unchecked, under any engine key.
+ */
+const MINT = Symbol("staged KV op");
+
+function refuseUnminted(mint: symbol): void {
+  if (mint !== MINT)
+    throw new ValidationError(
+      "KV operations are staged by SettlementEffects.kvPut and kvDelete (or given as plain objects { kind, key, value }), not by calling the constructor of a staged one",
+    );
+}
+
+/**
  * A put staged by `SettlementEffects` or `stageOwnedPut`: its key checked,
  * its value owned (a caller's copied once, or the workflow's own encoding)
  * and its engine key at hand. The commit reads the private fields only, so
@@ -31,7 +45,8 @@ class StagedPut {
   readonly #value: OwnedBytes;
   readonly #engineKey: string;
 
-  constructor(key: string, value: OwnedBytes, engineKey: string) {
+  constructor(mint: symbol, key: string, value: OwnedBytes, engineKey: string) {
+    refuseUnminted(mint);
     this.key = key;
     this.value = value;
     this.#value = value;
@@ -56,7 +71,8 @@ class StagedDelete {
   readonly key: string;
   readonly #engineKey: string;
 
-  constructor(key: string, engineKey: string) {
+  constructor(mint: symbol, key: string, engineKey: string) {
+    refuseUnminted(mint);
     this.key = key;
     this.#engineKey = engineKey;
   }
@@ -144,7 +160,9 @@ export function withStagedKvOps(effects: SettlementEffects): SettlementEffects {
       continue;
     }
     const read = readHandMadeOp(op, i);
-    out.kvOps.push(Object.freeze(read.kind === "put" ? new StagedPut(read.key, read.value, read.engineKey) : new StagedDelete(read.key, read.engineKey)));
+    out.kvOps.push(
+      Object.freeze(read.kind === "put" ? new StagedPut(MINT, read.key, read.value, read.engineKey) : new StagedDelete(MINT, read.key, read.engineKey)),
+    );
   }
   out.enqueues.push(...effects.enqueues);
   return out;
@@ -167,7 +185,7 @@ export function stageOwnedPut(effects: SettlementEffects, key: string | KvKeyRef
   // A kept key was validated before, and its engine key goes with the op (no look-up at the commit).
   const engineKey = typeof key === "string" ? (keptEngineKey(key) ?? validKeyEngineKey(key)) : KvKeyRef.engineKeyOf(key);
   checkSize(name, value);
-  effects.kvOps.push(new StagedPut(name, value, engineKey));
+  effects.kvOps.push(new StagedPut(MINT, name, value, engineKey));
 }
 
 /**
@@ -178,7 +196,7 @@ export function stageOwnedPut(effects: SettlementEffects, key: string | KvKeyRef
 export function stageOwnedPutOnce(effects: SettlementEffects, key: string, value: OwnedBytes): void {
   const engineKey = validKeyEngineKey(key);
   checkSize(key, value);
-  effects.kvOps.push(new StagedPut(key, value, engineKey));
+  effects.kvOps.push(new StagedPut(MINT, key, value, engineKey));
 }
 
 function validKeyEngineKey(key: string): string {
@@ -213,14 +231,14 @@ export class SettlementEffects {
     // The engine keeps what it commits as it is: the caller's array, changed later, would change
     // what later reads in this process see (not what the WAL stored) and what a checkpoint stores.
     // Frozen: whoever reads kvOps before the commit (the workflow's check of a submission's keys) reads what commits.
-    this.kvOps.push(Object.freeze(new StagedPut(key, copyCallerValue(key, value), engineKeyOf(key))));
+    this.kvOps.push(Object.freeze(new StagedPut(MINT, key, copyCallerValue(key, value), engineKeyOf(key))));
     return this;
   }
 
   /** Deletes caller key `key` (absent: no effect). */
   kvDelete(key: string): this {
     validateKvKey(key);
-    this.kvOps.push(Object.freeze(new StagedDelete(key, engineKeyOf(key))));
+    this.kvOps.push(Object.freeze(new StagedDelete(MINT, key, engineKeyOf(key))));
     return this;
   }
 

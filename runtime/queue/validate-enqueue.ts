@@ -24,7 +24,7 @@ export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): 
   // Options this function returned (frozen) are staged again as they are (a step's effects copied into a settlement's).
   if (CheckedOptions.made(opts)) return opts;
   const { priority, runAt, dedupKey, maxAttempts, jobId, headers, debounce } = opts;
-  const own = new CheckedOptions();
+  const own = new CheckedOptions(MINT);
   if (priority !== undefined) {
     validatePriority(priority);
     own.priority = priority;
@@ -67,6 +67,21 @@ export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): 
 }
 
 /**
+ * What this module alone hands the checked classes' constructors. A caller
+ * reaches them through a staged item (`item.constructor`, or a class
+ * extending it); without this, `new` would give it a branded object the
+ * commit takes unchecked.
+ */
+const MINT = Symbol("checked enqueue");
+
+function refuseUnminted(mint: symbol): void {
+  if (mint !== MINT)
+    throw new ValidationError(
+      "enqueue items and options are made by SettlementEffects.enqueue (or given as plain objects { queueName, payload, opts }), not by calling the constructor of a staged one",
+    );
+}
+
+/**
  * Options `validateEnqueueOptions` made: frozen once filled in, so still as
  * they were checked. The private field is the brand (`#checked in x`): a
  * copy, a look-alike or an object inheriting from one lacks it, and
@@ -84,6 +99,10 @@ class CheckedOptions implements EnqueueOptions {
   declare debounce?: { key: string; periodMs: number };
   readonly #checked = true;
 
+  constructor(mint: symbol) {
+    refuseUnminted(mint);
+  }
+
   static made(x: object): boolean {
     return #checked in x;
   }
@@ -94,10 +113,13 @@ class CheckedItem implements EnqueueItem {
   readonly #checked = true;
 
   constructor(
+    mint: symbol,
     readonly queueName: string,
     readonly payload: Uint8Array,
     readonly opts: EnqueueOptions,
-  ) {}
+  ) {
+    refuseUnminted(mint);
+  }
 
   static made(x: object): boolean {
     return #checked in x;
@@ -111,7 +133,7 @@ class CheckedItem implements EnqueueItem {
  */
 export function checkedEnqueueItem(queueName: string, payload: Uint8Array, opts: EnqueueOptions | undefined): EnqueueItem {
   validateQueueName(queueName);
-  return Object.freeze(new CheckedItem(queueName, payload, validateEnqueueOptions(opts ?? {}, payload)));
+  return Object.freeze(new CheckedItem(MINT, queueName, payload, validateEnqueueOptions(opts ?? {}, payload)));
 }
 
 /**

@@ -5,13 +5,13 @@
  * against held and failing segment puts, close, fencing, and the backoff of
  * a failed checkpoint on a MockClock.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { LayeredState } from "../../runtime/engine/layered-state.js";
 import { ClosedError, Engine, FencedError, MemoryStore, MockClock, ValidationError, WriteBatch, type EngineOptions, type ObjectStore } from "taquba";
 import { InjectedFaultError } from "taquba/testing";
 import { failWhen } from "../support/failing-store.js";
 import { GatedStore } from "../support/gated-store.js";
-import { turns } from "../support/turns.js";
+import { settlesWithinTurns, turns } from "../support/turns.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const retry = { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 };
@@ -395,6 +395,25 @@ describe("engine backpressure and the garbage collection of a checkpoint", () =>
   });
 });
 
+/**
+ * Counts the waits a store retry loop starts between attempts (each a timer set from
+ * runtime/store/retry.ts), so a test waits for the loop to be waiting, not for a spell of time.
+ */
+function watchRetryWaits(): { readonly count: number; stop(): void } {
+  const original = globalThis.setTimeout;
+  let count = 0;
+  const spy = vi.spyOn(globalThis, "setTimeout").mockImplementation(((fn: () => void, ms?: number) => {
+    if (/[/\\]store[/\\]retry\.(ts|js)/.test(new Error().stack ?? "")) count++;
+    return original(fn, ms);
+  }) as typeof setTimeout);
+  return {
+    get count() {
+      return count;
+    },
+    stop: () => spy.mockRestore(),
+  };
+}
+
 describe("engine close and a checkpoint waiting out a retry backoff", () => {
   it("close does not wait out the backoff of a failing checkpoint's store call (a minute here): the checkpoint stops at once", async () => {
     const inner = new MemoryStore();
@@ -409,15 +428,21 @@ describe("engine close and a checkpoint waiting out a retry backoff", () => {
       retry: { attempts: 5, baseDelayMs: 60_000, maxDelayMs: 60_000 },
       onBackgroundError: () => undefined,
     });
-    await commitEach(engine, ["r/1", "r/2"]);
-    for (let i = 0; i < 5000 && attempts === 0; i++) await turns(1);
+    const waits = watchRetryWaits();
+    try {
+      await commitEach(engine, ["r/1", "r/2"]);
+      // The failure reached the retry loop: the checkpoint now waits 30 to 60 s (real timers) before its second attempt.
+      for (let i = 0; i < 5000 && waits.count === 0; i++) await turns(1);
+      expect(waits.count, "the retry loop waiting").toBeGreaterThan(0);
+    } finally {
+      waits.stop();
+    }
     expect(attempts).toBe(1);
-    // Let the failure reach the retry loop: the checkpoint then sleeps 30 to 60 s (real timers) before its second attempt.
-    await new Promise((r) => setTimeout(r, 100));
-    const closed = watch(engine.close());
-    const deadline = Date.now() + 5000;
-    while (!closed.settled && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(closed, "close ends without waiting for the retry").toMatchObject({ settled: true, error: undefined });
+    // The loop asks whether to stop every 50 ms of its wait: close ends within a few of those, long before the
+    // 30 s the wait lasts (turns, not wall time: a loaded machine stretches both alike).
+    const closed = engine.close();
+    expect(await settlesWithinTurns(closed, 100_000), "close ends without waiting for the retry").toBe(true);
+    await closed;
     expect(attempts).toBe(1);
     const reopened = await Engine.open(inner);
     expect([...reopened.scan({ prefix: "r/" })].length).toBe(2);
@@ -432,12 +457,19 @@ describe("engine close and a checkpoint waiting out a retry backoff", () => {
       onBackgroundError: () => undefined,
     });
     await engine.commit(new WriteBatch().put("r/1", enc("r/1")));
-    const checkpoint = engine.checkpoint().then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    // Let the first put fail and the retry loop start its 30 to 60 s wait.
-    await new Promise((r) => setTimeout(r, 100));
+    const waits = watchRetryWaits();
+    let checkpoint: Promise<unknown>;
+    try {
+      checkpoint = engine.checkpoint().then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      // The first put failed and the retry loop started its 30 to 60 s wait.
+      for (let i = 0; i < 5000 && waits.count === 0; i++) await turns(1);
+      expect(waits.count, "the retry loop waiting").toBeGreaterThan(0);
+    } finally {
+      waits.stop();
+    }
     await engine.close();
     const err = await checkpoint;
     expect(err).toBeInstanceOf(ClosedError);

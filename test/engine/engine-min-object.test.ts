@@ -6,7 +6,7 @@
  * 0 holds nothing; a failed put rejects what was held behind it.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, MemoryStore, WriteBatch } from "taquba";
+import { Engine, FencedError, MemoryStore, WriteBatch } from "taquba";
 import { decodeWal } from "../../runtime/engine/wal-format.js";
 import { MIN_OBJECT_BATCHES, RELEASE_GROUP } from "../../runtime/engine/wal-writer.js";
 import { everyPutSlow } from "../support/every-put-slow.js";
@@ -95,6 +95,57 @@ describe("engine WAL objects while many commits wait", () => {
     for (const c of wave) await expect(c).rejects.toThrow();
     expect(engine.stats.walPuts).toBe(1);
     expect(engine.closed).toBe(true);
+  });
+
+  for (const how of ["close", "flush"] as const) {
+    it(`sends a held object at once on ${how}, and every commit in it is durable`, async () => {
+      const { gated, engine } = await holdingWal(10_000);
+      const wave = Array.from({ length: MIN_OBJECT_BATCHES + 10 }, (_, i) => engine.commit(new WriteBatch().put(`k/${i}`, enc("v"))));
+      await gated.waitHeld(1);
+      // Held behind the wave's put: no landing, no release step and no window end comes to send it.
+      const late = engine.commit(new WriteBatch().put("late", enc("v")));
+      const ended = how === "close" ? engine.close() : engine.flush();
+      await gated.waitHeld(2);
+      expect(gated.held.map((h) => h.key)).toHaveLength(2);
+      gated.hold = () => false;
+      for (const h of [...gated.held]) gated.release(h.key);
+      await Promise.all([...wave, late, ended]);
+      expect(await batchesPerObject(gated.inner as MemoryStore, 0)).toEqual([MIN_OBJECT_BATCHES + 10, 1]);
+      if (how === "flush") await engine.close();
+      const reopened = await Engine.open(gated.inner);
+      expect(reopened.get("late")).toEqual(enc("v"));
+      expect([...reopened.scan({ prefix: "k/" })]).toHaveLength(MIN_OBJECT_BATCHES + 10);
+      await reopened.close();
+    });
+  }
+
+  it("a newer writer opening while an object is held fences this one: the held commits reject, the newer writer has every commit that resolved", async () => {
+    const { gated, engine } = await holdingWal(10_000);
+    const wave = Array.from({ length: MIN_OBJECT_BATCHES + 10 }, (_, i) =>
+      engine.commit(new WriteBatch().put(`k/${i}`, enc("v"))).then(
+        () => true,
+        () => false,
+      ),
+    );
+    await gated.waitHeld(1);
+    const late = engine.commit(new WriteBatch().put("late", enc("v"))).then(
+      () => true,
+      (e: unknown) => e,
+    );
+    const newer = await Engine.open(gated.inner);
+    gated.hold = () => false;
+    for (const h of [...gated.held]) gated.release(h.key);
+    const lateResult = await late;
+    const waveResults = await Promise.all(wave);
+    await engine.close();
+    // Every commit that resolved is in the store once the newer writer is gone too.
+    await newer.close();
+    const reopened = await Engine.open(gated.inner);
+    // The held object goes out under the fenced epoch once the wave lands: refused as fenced, never durable.
+    expect(lateResult).toBeInstanceOf(FencedError);
+    expect(reopened.get("late")).toBeUndefined();
+    for (const [i, ok] of waveResults.entries()) if (ok) expect(reopened.get(`k/${i}`), `k/${i}`).toEqual(enc("v"));
+    await reopened.close();
   });
 
   it("holds nothing with a window of 0", async () => {

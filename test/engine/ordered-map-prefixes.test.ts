@@ -6,10 +6,14 @@
  * at one end and deletes at the other, and a branch whose first separator
  * falls below the prefix its other keys share.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { type KeyOrder, OrderedMap } from "../../runtime/engine/ordered-map.js";
 import { compareKeys } from "../../runtime/store/keys.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
+import { scaledForLoad } from "../support/load.js";
+
+// CPU-bound rounds that took 23-32 s at a load of 38 on two cores, past the default 30 s: the limit is only a backstop.
+vi.setConfig({ testTimeout: scaledForLoad(30_000) });
 
 const builtIn = (a: string, b: string): number => (a === b ? 0 : a < b ? -1 : 1);
 

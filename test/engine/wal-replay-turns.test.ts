@@ -4,7 +4,7 @@
  * replays and must hold whole commits at every turn.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, EngineReader, MemoryStore, WriteBatch } from "taquba";
+import { Engine, EngineReader, MemoryStore, StoreCorruptedError, WriteBatch } from "taquba";
 
 const COMMITS = 24;
 const PAIRS = 1_000;
@@ -88,6 +88,62 @@ describe("WAL replay in turns", () => {
     expect(seen.some((n) => n > 0 && n < COMMITS * PAIRS)).toBe(true);
     expect(count("a/")).toBe(COMMITS * PAIRS);
     expect(count("b/")).toBe(COMMITS * PAIRS);
+    await reader.close();
+    await writer.close();
+  });
+
+  it("a refresh that fails at a corrupt WAL object part way keeps the whole commits before it, and the next goes on after them: no key shows an older value", async () => {
+    const store = new MemoryStore();
+    const writer = await Engine.open(store, noCheckpoints);
+    const reader = await EngineReader.open(store);
+    // Each commit writes PAIRS keys of its own and overwrites "last" with its number.
+    for (let c = 0; c < COMMITS; c++) {
+      const b = new WriteBatch();
+      for (let i = 0; i < 2 * PAIRS; i++) b.put(`a/${String(c * 2 * PAIRS + i).padStart(6, "0")}`, enc("v"));
+      await writer.commit(b.put("last", enc(String(c))));
+    }
+    const wal: string[] = [];
+    for await (const o of store.list("wal/")) wal.push(o.key);
+    const victim = wal[COMMITS / 2]!;
+    const good = (await store.get(victim))!.body;
+    await store.put(victim, enc("not a WAL object"));
+
+    const last = () => {
+      const v = reader.get("last");
+      return v === undefined ? -1 : Number(new TextDecoder().decode(v));
+    };
+    const seen: number[] = [];
+    const wrong: string[] = [];
+    const look = () => {
+      let keys = 0;
+      for (const _ of reader.scan({ prefix: "a/" })) keys++;
+      // Whole commits, in order: the keys of commits 0..last and no others.
+      if (keys !== (last() + 1) * 2 * PAIRS) wrong.push(`${keys} keys beside "last" = ${last()}`);
+      seen.push(last());
+    };
+    const failed = await countTurns(
+      () =>
+        reader.refresh().then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+      look,
+    );
+    expect(failed.result).toBeInstanceOf(StoreCorruptedError);
+    expect((failed.result as Error).message).toContain(victim);
+    const kept = last();
+    expect(kept).toBeGreaterThan(0);
+    look();
+
+    await store.put(victim, good);
+    seen.length = 0;
+    await countTurns(() => reader.refresh(), look);
+    look();
+    expect(seen.length).toBeGreaterThan(1);
+    expect(seen[0]).toBeGreaterThanOrEqual(kept);
+    for (let i = 1; i < seen.length; i++) if (seen[i]! < seen[i - 1]!) expect.fail(`"last" went back from ${seen[i - 1]} to ${seen[i]} during the refresh`);
+    expect(wrong).toEqual([]);
+    expect(last()).toBe(COMMITS - 1);
     await reader.close();
     await writer.close();
   });

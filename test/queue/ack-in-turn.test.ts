@@ -7,6 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { MemoryStore, Queue, SettlementEffects, ValidationError, type ClaimNext } from "taquba";
 import type { SubmittedAck } from "../../runtime/queue/claim-settle.js";
+import { InjectedFaultError } from "taquba/testing";
+import { failWhen } from "../support/failing-store.js";
 import { GatedStore } from "../support/gated-store.js";
 import { dec, enc, openQueue, quiesce, settle } from "./helpers.js";
 
@@ -73,6 +75,34 @@ describe("ackClaimingNextInTurn", () => {
     expect(await reopened.view().stats("steps")).toMatchObject({ pending: 1, claimed: 0 });
     const again = await reopened.claim("steps");
     expect({ payload: dec(again!.payload), attempt: again!.attempt }).toEqual({ payload: "second", attempt: 1 });
+    await reopened.close();
+  });
+
+  it("a commit the store refuses rejects durable; failed() hands nothing out, and after a reopen the job is still there to work, the next never enqueued", async () => {
+    let failing = false;
+    const inner = new MemoryStore();
+    const store = failWhen(inner, (call, key) => (failing && call === "put" && key.includes("/wal/") ? new InjectedFaultError("put", key, false) : undefined));
+    const { queue } = await openQueue({ store });
+    const job = await claimedOne(queue);
+    await quiesce(queue);
+    failing = true;
+    const sub = submitted(queue.ackClaimingNextInTurn(job, new SettlementEffects().kvPut("k", enc("v")).enqueue("steps", enc("second")), takeIt));
+    const err = await sub.durable.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(Error);
+    sub.failed(err);
+    // The queue is poisoned by the failed write: nothing more is handed out or committed.
+    expect(queue.closed).toBe(true);
+    await expect(queue.claim("steps")).rejects.toThrow();
+    await queue.close();
+    failing = false;
+    const reopened = await Queue.open(inner, "q", { flushIntervalMs: 0 });
+    expect(await reopened.kvGet("k")).toBeNull();
+    expect(await reopened.view().stats("steps")).toMatchObject({ pending: 1, claimed: 0, done: 0 });
+    const again = await reopened.claim("steps");
+    expect(dec(again!.payload)).toBe("first");
     await reopened.close();
   });
 

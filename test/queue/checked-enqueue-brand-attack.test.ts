@@ -59,6 +59,39 @@ describe("items and options made to pass for checked ones", () => {
     });
   }
 
+  it("a staged item's or options' class, called by hand, extended or constructed through Reflect, makes nothing: a ValidationError, and the settlement commits only what was checked", async () => {
+    const { q, first } = await openWithClaimedJob();
+    const staged = stagedItem();
+    // Reachable by any caller holding a staged item: the brand must not be had without the check.
+    const Item = staged.constructor as new (...args: unknown[]) => EnqueueItem;
+    const Opts = staged.opts!.constructor as new (...args: unknown[]) => EnqueueOptions;
+    class Extended extends Item {}
+    const attempts: [string, () => unknown][] = [
+      ["the item's constructor", () => new Item("", "not bytes", { jobId: "", priority: Number.NaN })],
+      ["the item's constructor with a guessed first argument", () => new Item(Symbol("checked enqueue"), "", "not bytes", {})],
+      ["a class extending the item's", () => new Extended("", "not bytes", {})],
+      ["Reflect.construct of the item's", () => Reflect.construct(Item, ["", "not bytes", {}], Extended)],
+      ["the options' constructor", () => new Opts()],
+      ["a class extending the options'", () => new (class extends Opts {})()],
+    ];
+    for (const [what, make] of attempts) {
+      let made: unknown;
+      try {
+        made = make();
+      } catch (err) {
+        expect(err, what).toBeInstanceOf(ValidationError);
+        expect((err as Error).message, what).toMatch(/made by SettlementEffects\.enqueue/);
+        continue;
+      }
+      expect.fail(`${what} made ${String(made)}, which a commit would take as checked`);
+    }
+    const fx = new SettlementEffects().kvPut("written-with-it", enc("x")).enqueue("next", enc("y"), { jobId: "checked" });
+    await q.ack(first, fx);
+    expect(await q.kvGet("written-with-it")).toEqual(enc("x"));
+    expect((await q.claim("next"))?.id).toBe("checked");
+    await q.close();
+  });
+
   it("a staged item's options reused for a second item by hand commit as they were checked", async () => {
     const { q, first } = await openWithClaimedJob();
     const staged = stagedItem();

@@ -225,6 +225,35 @@ describe("staged KV operations", () => {
     expect(await reopened.kvGet("written-with-it")).toBeNull();
     await reopened.close();
   });
+  it("a staged operation's class, called by hand or extended, makes nothing: a ValidationError, and only what was checked commits", async () => {
+    const { q, first } = await openWithClaimedJob();
+    const fx = new SettlementEffects().kvPut("fine", enc("v")).kvDelete("gone");
+    // Reachable from any staged op: called, it would stage a write under any engine key, the queue's own records included.
+    const Put = fx.kvOps[0]!.constructor as new (...args: unknown[]) => object;
+    const Delete = fx.kvOps[1]!.constructor as new (...args: unknown[]) => object;
+    const attempts: [string, () => unknown][] = [
+      ["the put's constructor", () => new Put("looks-fine", enc("evil"), "q/anything")],
+      ["the put's constructor with a guessed first argument", () => new Put(Symbol("staged KV op"), "looks-fine", enc("evil"), "q/anything")],
+      ["a class extending the put's", () => new (class extends Put {})("looks-fine", enc("evil"), "q/anything")],
+      ["Reflect.construct of the delete's", () => Reflect.construct(Delete, ["looks-fine", "q/anything"])],
+    ];
+    for (const [what, make] of attempts) {
+      let made: unknown;
+      try {
+        made = make();
+      } catch (err) {
+        expect(err, what).toBeInstanceOf(ValidationError);
+        expect((err as Error).message, what).toMatch(/staged by SettlementEffects\.kvPut and kvDelete/);
+        continue;
+      }
+      expect.fail(`${what} made ${String(made)}, which a commit would write unchecked`);
+    }
+    await q.ack(first, fx);
+    expect(dec((await q.kvGet("fine"))!)).toBe("v");
+    expect(await q.kvGet("looks-fine")).toBeNull();
+    await q.close();
+  });
+
   it("a staged operation cannot be changed in place: its key and value stay what was checked, and commit", async () => {
     const { q, first } = await openWithClaimedJob();
     const fx = new SettlementEffects().kvPut("fine", enc("v"));

@@ -134,6 +134,25 @@ describe.each(Object.entries(cases))("%s's options", (_, c) => {
     expect(() => c.make({ ...c.valid, [Symbol("tag")]: 1 })).not.toThrow();
   });
 
+  it("with an own __proto__ field (options parsed from JSON) are refused naming it; the prototype it would set is not taken", () => {
+    const parsed = JSON.parse('{"__proto__": {"smuggled": true}}') as object;
+    const err = refusal(() => c.make(Object.assign(parsed, c.valid)));
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).issues).toEqual([expect.stringContaining(`${c.name}.__proto__ is not an option`)]);
+  });
+
+  it("with 20,000 fields that are no option (a large configuration spread in) are refused in a message of bounded size", () => {
+    const stray: Record<string, number> = {};
+    for (let i = 0; i < 20_000; i++) stray[`setting${i}`] = i;
+    const err = refusal(() => c.make({ ...c.valid, ...stray }));
+    expect(err).toBeInstanceOf(ValidationError);
+    const issues = (err as ValidationError).issues;
+    expect(issues).toHaveLength(11);
+    expect(issues[0]).toContain(`${c.name}.setting0 is not an option`);
+    expect(issues[10]).toBe(`19990 more fields of ${c.name} are not options either (20000 in all)`);
+    expect(err.message.length).toBeLessThan(5_000);
+  });
+
   it("that are a Proxy whose keys cannot be listed are refused with a ValidationError, not the raw error", () => {
     const opts = new Proxy(c.valid, {
       ownKeys() {
