@@ -6,13 +6,15 @@
  *
  * Everything that can refuse the open (a missing WAL object, segment or
  * manifest, unexplained objects) runs before the claim, so a refused open
- * writes no manifest and changes nothing durable.
+ * writes no manifest and changes nothing durable; except when the store
+ * changed under that load and the open claimed first: a refusal under the
+ * claim leaves it (a copy of the newest manifest with the epoch bumped, so
+ * the durable state is the same), since another opener may have read it.
  */
 import { FencedError, StoreCorruptedError, StoreUnavailableError } from "../errors.js";
 import { WAL_FENCE_JUMP, manifestKey, walKey } from "./layout.js";
 import type { Manifest } from "./manifest.js";
 import { publishManifest } from "./checkpoint.js";
-import { withRetries } from "./retry.js";
 import {
   applyOps,
   explainGap,
@@ -66,7 +68,10 @@ const MAX_ATTEMPTS = 8;
  * meanwhile, and one that checkpoints more often than a load takes would
  * win every time), the open claims first: the old writer's next manifest
  * then fails, so the state under the claim holds still while it loads. A
- * refusal found after such a claim deletes the claim before it is thrown.
+ * claim that landed is never deleted, even by a refused open: another
+ * opener may have read it as the newest manifest, and deleting it would
+ * free its number for the old writer's next checkpoint, whose garbage
+ * collection then deletes WAL the other opener still needs.
  */
 export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy): Promise<Recovered> {
   const loadOptions = { trackDelta: true, checkSegments: true, ...(policy === undefined ? {} : { policy }) };
@@ -132,36 +137,25 @@ async function claimAfter(ctx: StoreContext, base: Manifest): Promise<Manifest |
 /**
  * Loads the state of the manifest under this open's claim. Only a newer
  * writer can change it now, so a load that finds the store changed means
- * this open lost; a load that refuses (or fails) deletes the claim first,
- * so a refused open leaves no manifest behind.
+ * this open lost. A load that refuses (or fails) leaves the claim: it holds
+ * the state of the manifest it copies, so nothing is lost, and the old
+ * writer fails at its next checkpoint while every commit it acknowledged
+ * stays in the WAL for the next open to replay.
  */
 async function loadUnderClaim(ctx: StoreContext, opts: LoadOptions & { under: { manifest: Manifest; claimed: number } }): Promise<LoadedState> {
-  let loaded: LoadedState | undefined;
-  try {
-    loaded = await loadState(ctx, opts);
-  } catch (err) {
-    await withdrawClaim(ctx, opts.under.claimed);
-    throw err;
-  }
+  const loaded = await loadState(ctx, opts);
   if (loaded !== undefined) return loaded;
   const now = (await readNewestManifest(ctx))!;
   if (now.id > opts.under.claimed) {
     throw new FencedError(`another writer (manifest ${now.id}, epoch ${now.epoch}) opened the store while this one was opening`);
   }
   // No newer manifest, yet objects the loaded manifest needs vanished while read: someone else is deleting.
-  await withdrawClaim(ctx, opts.under.claimed);
   throw new StoreUnavailableError(
     "open",
     manifestKey(ctx.prefix, opts.under.manifest.id),
     new Error("objects it needs vanished while they were read"),
     "check that nothing else deletes objects under this prefix, then open again",
   );
-}
-
-/** Best effort: should the delete fail, the claim (the manifest before it with a higher epoch) stays. */
-async function withdrawClaim(ctx: StoreContext, id: number): Promise<void> {
-  const key = manifestKey(ctx.prefix, id);
-  await withRetries(ctx.retry, "delete", key, () => ctx.store.delete(key)).catch(() => {});
 }
 
 /**

@@ -9,7 +9,7 @@
  * answered only after a newer writer opened on it.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, FencedError, LocalStore, WriteBatch, type ObjectStore } from "taquba";
+import { Engine, FencedError, LocalStore, StoreUnavailableError, WriteBatch, type ObjectStore } from "taquba";
 import { ForwardingStore } from "../support/forwarding-store.js";
 import { HeldManifestPuts } from "../support/held-manifest-puts.js";
 import { keysUnder } from "../support/store-keys.js";
@@ -20,6 +20,13 @@ const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array | undefined) => (b === undefined ? undefined : new TextDecoder().decode(b));
 const MANUAL = { checkpointWalObjects: 0, checkpointWalBytes: 0, flushIntervalMs: 0 } as const;
 const FAST_RETRY = { retry: { attempts: 2, baseDelayMs: 0, maxDelayMs: 1 } } as const;
+
+/** A promise with its resolver outside. */
+function signal(): { promise: Promise<void>; fire: () => void } {
+  let fire = () => {};
+  const promise = new Promise<void>((r) => (fire = r));
+  return { promise, fire };
+}
 
 /** `inner`, each get of a key under `seg/` first awaiting `onSegmentGet`, which may also fail it. */
 class SegmentGetHook extends ForwardingStore {
@@ -50,6 +57,69 @@ async function ownedStore(): Promise<{ dir: string; store: LocalStore; old: Engi
 }
 
 describe("an open's claim, once landed, stays", () => {
+  it("a refusal under the claim while another opener has read it: the claim stays, the owner's next checkpoint is fenced, and the other opener loses no acknowledged commit", async () => {
+    const { dir, store, old } = await ownedStore();
+    const manifestsBefore = await keysUnder(store, "manifest/");
+    // The other opener has read the newest manifest (the claim) and waits at its first segment read.
+    const otherReading = signal();
+    const otherGoOn = signal();
+    let otherHeld = false;
+    const otherStore = new SegmentGetHook(new LocalStore(dir), async () => {
+      if (otherHeld) return;
+      otherHeld = true;
+      otherReading.fire();
+      await otherGoOn.promise;
+    });
+    let other: Promise<Engine> | undefined;
+    let loads = 0;
+    const opener = new SegmentGetHook(store, async () => {
+      loads++;
+      // The first load meets a checkpoint, so the open claims first and loads again under its claim.
+      if (loads === 1) {
+        await old.commit(new WriteBatch().put("b", enc("3")));
+        await old.checkpoint();
+        return;
+      }
+      // Under the claim: the other opener starts and reads the claim; then this load's reads fail.
+      if (other === undefined) {
+        other = Engine.open(otherStore, MANUAL);
+        other.catch(() => {});
+        await otherReading.promise;
+      }
+      throw new Error("injected read fault");
+    });
+    const err = await Engine.open(opener, { ...MANUAL, ...FAST_RETRY }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreUnavailableError);
+    expect((err as Error).message).toMatch(/injected read fault/);
+    const claim = (await keysUnder(store, "manifest/")).filter((k) => !manifestsBefore.includes(k)).at(-1);
+    // The owner's checkpoint during the first load, and the claim after it.
+    expect((await keysUnder(store, "manifest/")).length).toBe(manifestsBefore.length + 2);
+    expect(claim).toBeDefined();
+
+    // The owner acknowledges a commit; its checkpoint cannot take the claim's number, so the WAL holding the commit stays.
+    await old.commit(new WriteBatch().put("x", enc("acked")));
+    await expect(old.checkpoint()).rejects.toBeInstanceOf(FencedError);
+    expect(await keysUnder(store, "manifest/")).toContain(claim);
+
+    otherGoOn.fire();
+    const opened = await other!;
+    for (const [k, v] of [
+      ["a", "1"],
+      ["a2", "2"],
+      ["b", "3"],
+      ["x", "acked"],
+    ] as const)
+      expect(dec(opened.get(k)), k).toBe(v);
+    await opened.commit(new WriteBatch().put("n", enc("n")));
+    await opened.checkpoint();
+    await opened.close();
+    await old.close();
+    const again = await Engine.open(new LocalStore(dir), MANUAL);
+    expect(dec(again.get("x"))).toBe("acked");
+    expect(dec(again.get("n"))).toBe("n");
+    await again.close();
+  });
+
   it("a claim answered only after a newer writer opened on it: the open is fenced, and the claim stays as that writer's base", async () => {
     const { dir, store, old } = await ownedStore();
     const held = new HeldManifestPuts(store);
