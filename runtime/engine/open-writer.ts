@@ -58,7 +58,7 @@ const MAX_ATTEMPTS = 8;
 /**
  * Takes over the store: loads and checks the state (refusing with
  * `StoreCorruptedError` before writing anything), claims the next manifest
- * with a bumped epoch, then walks on to the end of the log and plants a
+ * with a bumped epoch (dated by `now`, the engine's clock), then walks on to the end of the log and plants a
  * fence marker there. A fence that lands on an existing object means the
  * object is a late, legitimate WAL write of the previous writer (replay it
  * and move on) or a newer writer's fence (this open lost the race). With a
@@ -73,13 +73,13 @@ const MAX_ATTEMPTS = 8;
  * free its number for the old writer's next checkpoint, whose garbage
  * collection then deletes WAL the other opener still needs.
  */
-export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy): Promise<Recovered> {
+export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy, now: () => number = Date.now): Promise<Recovered> {
   const loadOptions = { trackDelta: true, checkSegments: true, ...(policy === undefined ? {} : { policy }) };
   const loaded = await loadState(ctx, loadOptions);
   if (loaded !== undefined) {
     let claim: Manifest | undefined;
     try {
-      claim = await claimAfter(ctx, loaded.manifest);
+      claim = await claimAfter(ctx, loaded.manifest, now);
     } catch (err) {
       // The open is abandoned: its loaded state is dropped, so it stops merging in idle turns.
       loaded.tree.stopIdleMerges();
@@ -90,7 +90,7 @@ export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy): P
   }
   for (let attempt = 1; attempt < MAX_ATTEMPTS; attempt++) {
     const base = (await readNewestManifest(ctx))!;
-    const claim = await claimAfter(ctx, base);
+    const claim = await claimAfter(ctx, base, now);
     if (claim === undefined) continue; // a checkpoint landed between the read and the claim
     const under = await loadUnderClaim(ctx, { ...loadOptions, under: { manifest: base, claimed: claim.id } });
     return fenceOrDrop(ctx, base, claim, under, policy);
@@ -117,8 +117,8 @@ async function fenceOrDrop(ctx: StoreContext, base: Manifest, claim: Manifest, l
  * Publishes the manifest after `base` with a bumped epoch; undefined when a
  * checkpoint of the current writer took the number (try again).
  */
-async function claimAfter(ctx: StoreContext, base: Manifest): Promise<Manifest | undefined> {
-  const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: Date.now(), lastSegment: 0 };
+async function claimAfter(ctx: StoreContext, base: Manifest, now: () => number): Promise<Manifest | undefined> {
+  const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: now(), lastSegment: 0 };
   try {
     await publishManifest(ctx, claim);
     return claim;
@@ -126,9 +126,9 @@ async function claimAfter(ctx: StoreContext, base: Manifest): Promise<Manifest |
     if (!(err instanceof FencedError)) throw err;
     // A checkpoint of the current writer may have taken the number; only a
     // manifest with an epoch as high as ours means another writer opened.
-    const now = (await readNewestManifest(ctx))!;
-    if (now.epoch >= claim.epoch) {
-      throw new FencedError(`another writer opened the store at the same time (manifest ${now.id} has epoch ${now.epoch})`);
+    const newest = (await readNewestManifest(ctx))!;
+    if (newest.epoch >= claim.epoch) {
+      throw new FencedError(`another writer opened the store at the same time (manifest ${newest.id} has epoch ${newest.epoch})`);
     }
     return undefined;
   }
