@@ -11,6 +11,7 @@
  * claim leaves it (a copy of the newest manifest with the epoch bumped, so
  * the durable state is the same), since another opener may have read it.
  */
+import { randomBytes } from "node:crypto";
 import { FencedError, StoreCorruptedError, StoreUnavailableError } from "../errors.js";
 import { WAL_FENCE_JUMP, manifestKey, walKey } from "./layout.js";
 import type { Manifest } from "./manifest.js";
@@ -58,9 +59,9 @@ const MAX_ATTEMPTS = 8;
 /**
  * Takes over the store: loads and checks the state (refusing with
  * `StoreCorruptedError` before writing anything), claims the next manifest
- * with a bumped epoch (dated by `now`, the engine's clock), then walks on to the end of the log and plants a
- * fence marker there. A fence that lands on an existing object means the
- * object is a late, legitimate WAL write of the previous writer (replay it
+ * with a bumped epoch (dated by `now`, the engine's clock), then walks on to
+ * the end of the log and plants a fence marker there. A fence that lands on
+ * an existing object means the object is a late, legitimate WAL write of the previous writer (replay it
  * and move on) or a newer writer's fence (this open lost the race). With a
  * `policy`, the values it lets page out stay in their segments.
  *
@@ -115,10 +116,14 @@ async function fenceOrDrop(ctx: StoreContext, base: Manifest, claim: Manifest, l
 
 /**
  * Publishes the manifest after `base` with a bumped epoch; undefined when a
- * checkpoint of the current writer took the number (try again).
+ * checkpoint of the current writer took the number (try again). The claim
+ * carries an id of its own (`Manifest.opener`): create-if-absent takes its
+ * own bytes found in place for a retried put that landed, so two opens
+ * racing from one base must never write the same bytes.
  */
 async function claimAfter(ctx: StoreContext, base: Manifest, now: () => number): Promise<Manifest | undefined> {
-  const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: now(), lastSegment: 0 };
+  const opener = randomBytes(12).toString("base64url");
+  const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: now(), lastSegment: 0, opener };
   try {
     await publishManifest(ctx, claim);
     return claim;
