@@ -155,7 +155,12 @@ export async function writeSegments(
  * `next` landed in time and a newer writer opened on it (this writer was
  * paused between the put landing and its answer): the newer manifests list
  * `fresh`, and deleting them would leave the newest manifest listing
- * missing segments, so nothing is deleted. The listing costs one request
+ * missing segments, so nothing is deleted. A manifest with no segments of
+ * its own (an open's claim) is deleted only when the newest is more than
+ * `KEEP_MANIFESTS` past it: nothing else tells the two cases apart, a
+ * claim a newer writer opened on stays (the base of the newer writer's
+ * manifests), and that far behind the newer writer's garbage collection
+ * deletes it anyway. The listing costs one request
  * per publish, and finds the newer manifest whenever one was deleted to
  * make room: a writer never deletes its newest.
  */
@@ -168,6 +173,12 @@ export async function publishManifest(ctx: StoreContext, next: Manifest, stopped
     );
     const newer = later[0];
     if (newer === undefined) return;
+    // With no segments of its own (an open's claim), a late landing looks like a newer writer having opened on it: kept
+    // until the newest is past what that writer's garbage collection keeps (below the newest, it is never read as such).
+    const newest = parseNumberedKey(ctx.prefix, "manifest", later[later.length - 1]!)!;
+    if (fresh.length === 0 && newest <= next.id + KEEP_MANIFESTS) {
+      throw new FencedError(`another process published "${newer}" after manifest "${key}": a newer writer opened the store`);
+    }
     if (await takenOver(ctx, later, fresh)) {
       throw new FencedError(`another process opened the store on manifest "${key}" and published "${newer}": a newer writer opened the store`);
     }

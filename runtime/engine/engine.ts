@@ -344,8 +344,10 @@ export class Engine {
    * `StoreCorruptedError` when objects are missing (a WAL object from the
    * middle of the log, a listed segment, the manifests) and with
    * `UnsupportedStoreError` when the store ignores create-if-absent; a
-   * refused open writes no manifest. To look at a store without taking it
-   * over, use `EngineReader`.
+   * refused open writes no manifest, but for the claim of one that met a
+   * checkpoint during its load and claimed first (it stays: another opener
+   * may have read it). To look at a store without taking it over, use
+   * `EngineReader`.
    */
   static async open(store: ObjectStore, opts: EngineOptions = {}): Promise<Engine> {
     checkStoreArg("Engine.open's store", store);
@@ -354,7 +356,7 @@ export class Engine {
     // Temporary files of writers killed mid-put; failing to remove them costs only disk space.
     await store.removeLeftovers?.(resolved.prefix).catch((err: unknown) => resolved.onBackgroundError(err));
     await probeConditionalCreate(ctx);
-    const r = await recoverAsWriter(ctx, resolved.pageValues);
+    const r = await recoverAsWriter(ctx, resolved.pageValues, () => resolved.clock.now());
     const engine = ENGINE_GATE.build(() => new Engine(store, resolved, r));
     engine.#maybeCheckpoint();
     return engine;

@@ -63,6 +63,14 @@ export interface Manifest {
    * list is garbage. Absent in manifests of earlier versions.
    */
   lastSegment?: number;
+  /**
+   * A random id of the open that wrote this manifest as its claim. Two opens
+   * claiming the same number from the same base in the same millisecond
+   * would otherwise write the same bytes, and the one whose put lost would
+   * take the other's for its own retried put and open too. Absent in other
+   * manifests, and ignored by versions that do not know it.
+   */
+  opener?: string;
 }
 
 /** The state of a store no writer has opened yet. */
@@ -80,6 +88,7 @@ export function encodeManifest(m: Manifest): Buffer {
     fences: m.fences,
     createdAt: m.createdAt,
     ...(m.lastSegment === undefined ? {} : { lastSegment: m.lastSegment }),
+    ...(m.opener === undefined ? {} : { opener: m.opener }),
   });
   const out = Buffer.allocUnsafe(HEADER_BYTES + body.length);
   out.writeUInt32LE(MAGIC, 0);
@@ -143,7 +152,8 @@ export function decodeManifest(objectKey: string, bytes: Uint8Array, expectedId:
     !Array.isArray(m.fences) ||
     !m.fences.every(isNat) ||
     typeof m.createdAt !== "number" ||
-    (m.lastSegment !== undefined && !isNat(m.lastSegment))
+    (m.lastSegment !== undefined && !isNat(m.lastSegment)) ||
+    (m.opener !== undefined && typeof m.opener !== "string")
   ) {
     throw corrupt("manifest fields are missing or malformed");
   }

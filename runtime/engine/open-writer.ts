@@ -6,13 +6,16 @@
  *
  * Everything that can refuse the open (a missing WAL object, segment or
  * manifest, unexplained objects) runs before the claim, so a refused open
- * writes no manifest and changes nothing durable.
+ * writes no manifest and changes nothing durable; except when the store
+ * changed under that load and the open claimed first: a refusal under the
+ * claim leaves it (a copy of the newest manifest with the epoch bumped, so
+ * the durable state is the same), since another opener may have read it.
  */
+import { randomBytes } from "node:crypto";
 import { FencedError, StoreCorruptedError, StoreUnavailableError } from "../errors.js";
 import { WAL_FENCE_JUMP, manifestKey, walKey } from "./layout.js";
 import type { Manifest } from "./manifest.js";
 import { publishManifest } from "./checkpoint.js";
-import { withRetries } from "./retry.js";
 import {
   applyOps,
   explainGap,
@@ -56,9 +59,9 @@ const MAX_ATTEMPTS = 8;
 /**
  * Takes over the store: loads and checks the state (refusing with
  * `StoreCorruptedError` before writing anything), claims the next manifest
- * with a bumped epoch, then walks on to the end of the log and plants a
- * fence marker there. A fence that lands on an existing object means the
- * object is a late, legitimate WAL write of the previous writer (replay it
+ * with a bumped epoch (dated by `now`, the engine's clock), then walks on to
+ * the end of the log and plants a fence marker there. A fence that lands on
+ * an existing object means the object is a late, legitimate WAL write of the previous writer (replay it
  * and move on) or a newer writer's fence (this open lost the race). With a
  * `policy`, the values it lets page out stay in their segments.
  *
@@ -66,15 +69,18 @@ const MAX_ATTEMPTS = 8;
  * meanwhile, and one that checkpoints more often than a load takes would
  * win every time), the open claims first: the old writer's next manifest
  * then fails, so the state under the claim holds still while it loads. A
- * refusal found after such a claim deletes the claim before it is thrown.
+ * claim that landed is never deleted, even by a refused open: another
+ * opener may have read it as the newest manifest, and deleting it would
+ * free its number for the old writer's next checkpoint, whose garbage
+ * collection then deletes WAL the other opener still needs.
  */
-export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy): Promise<Recovered> {
+export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy, now: () => number = Date.now): Promise<Recovered> {
   const loadOptions = { trackDelta: true, checkSegments: true, ...(policy === undefined ? {} : { policy }) };
   const loaded = await loadState(ctx, loadOptions);
   if (loaded !== undefined) {
     let claim: Manifest | undefined;
     try {
-      claim = await claimAfter(ctx, loaded.manifest);
+      claim = await claimAfter(ctx, loaded.manifest, now);
     } catch (err) {
       // The open is abandoned: its loaded state is dropped, so it stops merging in idle turns.
       loaded.tree.stopIdleMerges();
@@ -85,7 +91,7 @@ export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy): P
   }
   for (let attempt = 1; attempt < MAX_ATTEMPTS; attempt++) {
     const base = (await readNewestManifest(ctx))!;
-    const claim = await claimAfter(ctx, base);
+    const claim = await claimAfter(ctx, base, now);
     if (claim === undefined) continue; // a checkpoint landed between the read and the claim
     const under = await loadUnderClaim(ctx, { ...loadOptions, under: { manifest: base, claimed: claim.id } });
     return fenceOrDrop(ctx, base, claim, under, policy);
@@ -110,10 +116,14 @@ async function fenceOrDrop(ctx: StoreContext, base: Manifest, claim: Manifest, l
 
 /**
  * Publishes the manifest after `base` with a bumped epoch; undefined when a
- * checkpoint of the current writer took the number (try again).
+ * checkpoint of the current writer took the number (try again). The claim
+ * carries an id of its own (`Manifest.opener`): create-if-absent takes its
+ * own bytes found in place for a retried put that landed, so two opens
+ * racing from one base must never write the same bytes.
  */
-async function claimAfter(ctx: StoreContext, base: Manifest): Promise<Manifest | undefined> {
-  const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: Date.now(), lastSegment: 0 };
+async function claimAfter(ctx: StoreContext, base: Manifest, now: () => number): Promise<Manifest | undefined> {
+  const opener = randomBytes(12).toString("base64url");
+  const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: now(), lastSegment: 0, opener };
   try {
     await publishManifest(ctx, claim);
     return claim;
@@ -121,9 +131,9 @@ async function claimAfter(ctx: StoreContext, base: Manifest): Promise<Manifest |
     if (!(err instanceof FencedError)) throw err;
     // A checkpoint of the current writer may have taken the number; only a
     // manifest with an epoch as high as ours means another writer opened.
-    const now = (await readNewestManifest(ctx))!;
-    if (now.epoch >= claim.epoch) {
-      throw new FencedError(`another writer opened the store at the same time (manifest ${now.id} has epoch ${now.epoch})`);
+    const newest = (await readNewestManifest(ctx))!;
+    if (newest.epoch >= claim.epoch) {
+      throw new FencedError(`another writer opened the store at the same time (manifest ${newest.id} has epoch ${newest.epoch})`);
     }
     return undefined;
   }
@@ -132,36 +142,25 @@ async function claimAfter(ctx: StoreContext, base: Manifest): Promise<Manifest |
 /**
  * Loads the state of the manifest under this open's claim. Only a newer
  * writer can change it now, so a load that finds the store changed means
- * this open lost; a load that refuses (or fails) deletes the claim first,
- * so a refused open leaves no manifest behind.
+ * this open lost. A load that refuses (or fails) leaves the claim: it holds
+ * the state of the manifest it copies, so nothing is lost, and the old
+ * writer fails at its next checkpoint while every commit it acknowledged
+ * stays in the WAL for the next open to replay.
  */
 async function loadUnderClaim(ctx: StoreContext, opts: LoadOptions & { under: { manifest: Manifest; claimed: number } }): Promise<LoadedState> {
-  let loaded: LoadedState | undefined;
-  try {
-    loaded = await loadState(ctx, opts);
-  } catch (err) {
-    await withdrawClaim(ctx, opts.under.claimed);
-    throw err;
-  }
+  const loaded = await loadState(ctx, opts);
   if (loaded !== undefined) return loaded;
   const now = (await readNewestManifest(ctx))!;
   if (now.id > opts.under.claimed) {
     throw new FencedError(`another writer (manifest ${now.id}, epoch ${now.epoch}) opened the store while this one was opening`);
   }
   // No newer manifest, yet objects the loaded manifest needs vanished while read: someone else is deleting.
-  await withdrawClaim(ctx, opts.under.claimed);
   throw new StoreUnavailableError(
     "open",
     manifestKey(ctx.prefix, opts.under.manifest.id),
     new Error("objects it needs vanished while they were read"),
     "check that nothing else deletes objects under this prefix, then open again",
   );
-}
-
-/** Best effort: should the delete fail, the claim (the manifest before it with a higher epoch) stays. */
-async function withdrawClaim(ctx: StoreContext, id: number): Promise<void> {
-  const key = manifestKey(ctx.prefix, id);
-  await withRetries(ctx.retry, "delete", key, () => ctx.store.delete(key)).catch(() => {});
 }
 
 /**

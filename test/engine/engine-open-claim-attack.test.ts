@@ -1,17 +1,18 @@
 /**
  * @module The refusals of an open that claims first (open-writer.ts),
  * each driven in one process over a real directory: the store changing
- * under the claimed load with no newer writer (objects vanish: the claim
- * is taken back and the open fails as unavailable), a newer writer opening
- * during the claimed load (this open is fenced; its claim, the newer
- * writer's base, stays), and a live writer whose checkpoints take the
- * number at every claim (the open gives up after its attempts, leaving no
- * claim). Each refusal says what happened in the caller's terms, and
- * leaves the writer that owns the store able to go on with nothing lost.
+ * under the claimed load with no newer writer (objects vanish: the open
+ * fails as unavailable, and its claim stays, so the owner is fenced at its
+ * next checkpoint with every acknowledged commit kept for the next open), a
+ * newer writer opening during the claimed load (this open is fenced; its
+ * claim, the newer writer's base, stays), and a live writer whose
+ * checkpoints take the number at every claim (the open gives up after its
+ * attempts, leaving no claim). Each refusal says what happened in the
+ * caller's terms, and loses nothing acknowledged.
  */
 import { describe, expect, it } from "vitest";
 import { Engine, FencedError, LocalStore, StoreUnavailableError, WriteBatch, type ObjectStore } from "taquba";
-import { parseNumberedKey } from "../../runtime/engine/layout.js";
+import { manifestKey, parseNumberedKey } from "../../runtime/engine/layout.js";
 import { decodeManifest } from "../../runtime/engine/manifest.js";
 import { keysUnder } from "../support/store-keys.js";
 import { useTempDirs } from "../support/temp-dirs.js";
@@ -22,13 +23,22 @@ const dec = (b: Uint8Array | undefined) => (b === undefined ? undefined : new Te
 const MANUAL = { checkpointWalObjects: 0, checkpointWalBytes: 0, flushIntervalMs: 0 } as const;
 const FAST_RETRY = { retry: { attempts: 2, baseDelayMs: 0, maxDelayMs: 1 } } as const;
 
-/** `inner` with its gets, puts and lists passed through `hooks` first. */
-function hooked(inner: ObjectStore, hooks: { get?: (key: string) => Promise<"missing" | undefined>; put?: (key: string) => Promise<void> }): ObjectStore {
+/**
+ * `inner` with its gets and puts passed through `hooks`: `get` and `put`
+ * before the call, `landed` once a put is stored (a put-if-absent that
+ * finds its key taken never lands).
+ */
+function hooked(
+  inner: ObjectStore,
+  hooks: { get?: (key: string) => Promise<"missing" | undefined>; put?: (key: string) => Promise<void>; landed?: (key: string) => void },
+): ObjectStore {
   return {
     get: async (k) => ((await hooks.get?.(k)) === "missing" ? null : inner.get(k)),
     put: async (k, body, opts) => {
       await hooks.put?.(k);
-      return inner.put(k, body, opts);
+      const done = await inner.put(k, body, opts);
+      hooks.landed?.(k);
+      return done;
     },
     delete: (k) => inner.delete(k),
     list: (prefix, opts) => inner.list(prefix, opts),
@@ -57,7 +67,7 @@ async function ownedStore(): Promise<{ dir: string; store: LocalStore; old: Engi
 }
 
 describe("an open that claims first, refused", () => {
-  it("objects vanishing under the claimed load with no newer writer: the claim is taken back, the open fails as unavailable, the owner goes on", async () => {
+  it("objects vanishing under the claimed load with no newer writer: the open fails as unavailable, its claim stays, the owner is fenced with nothing lost", async () => {
     const { dir, store, old } = await ownedStore();
     let claimed: string | undefined;
     let firstLoadMet = false;
@@ -73,7 +83,7 @@ describe("an open that claims first, refused", () => {
         // Under the claim, every WAL object the load reads is gone, and no newer manifest explains it.
         return claimed !== undefined && k.startsWith("wal/") ? "missing" : undefined;
       },
-      put: async (k) => {
+      landed: (k) => {
         if (k.startsWith("manifest/")) claimed = k;
       },
     });
@@ -82,12 +92,12 @@ describe("an open that claims first, refused", () => {
     expect(err).toBeInstanceOf(StoreUnavailableError);
     expect(err.message).toMatch(/objects it needs vanished while they were read; check that nothing else deletes objects under this prefix, then open again/);
     expect(claimed).toBeDefined();
+    // The claim stays: another opener may have read it as the newest manifest.
     const after = await manifestEpochs(store);
-    expect(after.has(claimed!)).toBe(false);
-    expect(Math.max(...after.values())).toBe(Math.max(...before.values()));
-    // Not fenced by a claim that is gone.
+    expect(after.get(claimed!)).toBe(Math.max(...before.values()) + 1);
+    // The owner acknowledges a commit, then its checkpoint cannot take the claim's number; the commit stays in the WAL.
     await old.commit(new WriteBatch().put("d", enc("4")));
-    await old.checkpoint();
+    await expect(old.checkpoint()).rejects.toBeInstanceOf(FencedError);
     await old.close();
     const again = await Engine.open(new LocalStore(dir), MANUAL);
     for (const [k, v] of [
@@ -105,7 +115,7 @@ describe("an open that claims first, refused", () => {
     const { dir, store, old } = await ownedStore();
     let claimed: string | undefined;
     let firstLoadMet = false;
-    let newer: Engine | undefined;
+    let opening: Promise<Engine> | undefined;
     const opener = hooked(store, {
       get: async (k) => {
         if (k.startsWith("seg/") && !firstLoadMet) {
@@ -113,27 +123,33 @@ describe("an open that claims first, refused", () => {
           await old.commit(new WriteBatch().put("b", enc("2")));
           await old.checkpoint();
         }
-        // Under the claim, a third process opens (on the claim), and the segment this load reads is gone meanwhile.
-        if (k.startsWith("seg/") && claimed !== undefined && newer === undefined) {
-          newer = await Engine.open(new LocalStore(dir), MANUAL);
+        // Under the claim, a third process opens on it, and the segments this load reads are gone meanwhile.
+        // One open for every read: the load reads segments ahead, so several reads wait here at once.
+        if (k.startsWith("seg/") && claimed !== undefined) {
+          opening ??= Engine.open(new LocalStore(dir), MANUAL);
+          await opening;
           return "missing";
         }
         return undefined;
       },
-      put: async (k) => {
-        if (k.startsWith("manifest/")) claimed ??= k;
+      landed: (k) => {
+        if (k.startsWith("manifest/")) claimed = k;
       },
     });
     const err = (await Engine.open(opener, { ...MANUAL, ...FAST_RETRY }).catch((e: unknown) => e)) as FencedError;
     expect(err).toBeInstanceOf(FencedError);
     expect(err.message).toMatch(/another writer \(manifest \d+, epoch \d+\) opened the store while this one was opening/);
-    expect(newer).toBeDefined();
-    // The claim is the newer writer's base: taking it back would leave it on a missing manifest.
-    expect((await manifestEpochs(store)).has(claimed!)).toBe(true);
+    const newer = await opening!;
+    // The claim that landed is the newer writer's base: the manifest after it is the newer writer's.
+    const epochs = await manifestEpochs(store);
+    const claimId = parseNumberedKey("", "manifest", claimed!)!;
+    expect(epochs.get(claimed!)).toBe(old.epoch + 1);
+    expect(epochs.get(manifestKey("", claimId + 1))).toBe(newer.epoch);
+    expect(newer.epoch).toBe(old.epoch + 2);
     await expect(old.commit(new WriteBatch().put("old", enc("x")))).rejects.toBeInstanceOf(FencedError);
-    await newer!.commit(new WriteBatch().put("n", enc("n")));
-    await newer!.checkpoint();
-    await newer!.close();
+    await newer.commit(new WriteBatch().put("n", enc("n")));
+    await newer.checkpoint();
+    await newer.close();
     await old.close();
     const again = await Engine.open(new LocalStore(dir), MANUAL);
     expect(dec(again.get("a"))).toBe("1");
