@@ -9,6 +9,7 @@
  * entry) would only make the kept keys outlive the young generation of the
  * collector for nothing.
  */
+import { ValidationError } from "../errors.js";
 import { userKey } from "./keys.js";
 import { KeptStrings } from "./kept-strings.js";
 import { validateKvKey } from "./names.js";
@@ -29,6 +30,9 @@ export function keptUserEngineKey(key: string): string {
   return kept.keep(key, userKey(key));
 }
 
+/** What only this module hands `KvKeyRef`'s constructor. */
+const KEY_REF_MINT = Symbol("KV key reference");
+
 /**
  * A caller key checked once, with its engine key: held instead of
  * the key by a caller that reads and writes it on every step (the
@@ -41,14 +45,16 @@ export class KvKeyRef {
   readonly key: string;
   readonly #engineKey: string;
 
-  private constructor(key: string, engineKey: string) {
+  private constructor(mint: symbol, key: string, engineKey: string) {
+    // The constructor is reachable from any reference (`ref.constructor`): without the mint, a caller could pair a key it shows with any engine key.
+    if (mint !== KEY_REF_MINT) throw new ValidationError("a KV key reference is made by the queue from a key, not by calling the constructor of one");
     this.key = key;
     this.#engineKey = engineKey;
   }
 
   /** The reference of caller key `key`; throws as `validateKvKey` does for a key that is not valid. */
   static of(key: string): KvKeyRef {
-    return new KvKeyRef(key, keptUserEngineKey(key));
+    return new KvKeyRef(KEY_REF_MINT, key, keptUserEngineKey(key));
   }
 
   /** The engine key of `key`, a caller key (looked up, kept from now on, validated when new) or a reference. */

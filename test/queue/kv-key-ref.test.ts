@@ -19,6 +19,21 @@ describe("Queue.kvKeyRef", () => {
     }
   });
 
+  it("refuses a reference made by calling the constructor of one, so no shown key pairs with another engine key", async () => {
+    const { queue } = await openQueue();
+    try {
+      await queue.kvPut("shown", enc("caller's"));
+      const ref = queue.kvKeyRef("shown");
+      // The constructor is private to the type checker only; any reference reaches it at run time.
+      const Forge = ref.constructor as unknown as new (...args: unknown[]) => typeof ref;
+      expect(() => new Forge("shown", "x")).toThrow(ValidationError);
+      expect(() => Reflect.construct(Forge, [Symbol("KV key reference"), "shown", "x"])).toThrow(/not by calling the constructor/);
+      expect(queue.kvGetNow(ref)).toEqual(enc("caller's"));
+    } finally {
+      await queue.close();
+    }
+  });
+
   it("reads, tokens and writes the key's own value, also after thousands of other keys were kept", async () => {
     const { queue } = await openQueue();
     try {
