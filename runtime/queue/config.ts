@@ -18,7 +18,7 @@ import {
   type ResolvedConcurrency,
   type ResolvedRateLimit,
 } from "./admission.js";
-import { describeValue } from "../option-values.js";
+import { describeValue, isOptionObject, refuseUnknownFields } from "../option-values.js";
 
 /** Retry backoff: `delay = min(baseMs × factor^(attempts−1), maxMs)`. */
 export interface BackoffConfig {
@@ -177,9 +177,27 @@ export function validatePriority(p: unknown): asserts p is number {
   }
 }
 
-/** Merges `c` over `base`, validating every given field. */
-export function resolveQueueConfig(c: QueueConfig | undefined, base: ResolvedQueueConfig = DEFAULT_QUEUE_CONFIG): ResolvedQueueConfig {
+/** Every field of `QueueConfig`: a field given that is none of them is refused (a misspelt one would leave its default in force). */
+const QUEUE_CONFIG_FIELDS = Object.keys({
+  leaseMs: 0,
+  maxAttempts: 0,
+  defaultPriority: 0,
+  backoff: 0,
+  doneRetentionMs: 0,
+  deadRetention: 0,
+  concurrency: 0,
+  rateLimit: 0,
+  debounce: 0,
+} satisfies Record<keyof QueueConfig, 0>);
+
+const BACKOFF_FIELDS = Object.keys({ baseMs: 0, maxMs: 0, factor: 0 } satisfies Record<keyof BackoffConfig, 0>);
+
+/** Merges `c` over `base`, validating every given field; `path` names `c` in a refusal. */
+export function resolveQueueConfig(c: QueueConfig | undefined, base: ResolvedQueueConfig = DEFAULT_QUEUE_CONFIG, path = "QueueConfig"): ResolvedQueueConfig {
   if (c === undefined) return base;
+  if (!isOptionObject(c)) throw new ValidationError(`${path} must be an object of queue settings, got ${describeValue(c)}`);
+  refuseUnknownFields(c, QUEUE_CONFIG_FIELDS, `${path}.`, path);
+  if (c.backoff !== undefined && isOptionObject(c.backoff)) refuseUnknownFields(c.backoff, BACKOFF_FIELDS, `${path}.backoff.`, `${path}.backoff`);
   const out: ResolvedQueueConfig = { ...base, backoff: { ...base.backoff } };
   if (c.leaseMs !== undefined) {
     validatePositiveInt("QueueConfig.leaseMs", c.leaseMs);
@@ -223,10 +241,10 @@ export class QueueConfigs {
   readonly #byName = new Map<string, ResolvedQueueConfig>();
 
   constructor(defaults: QueueConfig | undefined, perQueue: Record<string, QueueConfig> | undefined) {
-    this.#base = resolveQueueConfig(defaults);
+    this.#base = resolveQueueConfig(defaults, DEFAULT_QUEUE_CONFIG, "defaultQueueConfig");
     for (const [name, c] of Object.entries(perQueue ?? {})) {
       validateQueueName(name);
-      this.#byName.set(name, resolveQueueConfig(c, this.#base));
+      this.#byName.set(name, resolveQueueConfig(c, this.#base, `queueConfigs.${name}`));
     }
   }
 

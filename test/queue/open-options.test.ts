@@ -174,6 +174,18 @@ describe("Queue.open reads its options once, and refuses what is not an option b
     ["a clock that is null", { clock: null }, /OpenOptions\.clock must be an object with a now\(\) method, got null/],
     ["an onClosed that is not a function", { onClosed: "exit" }, /OpenOptions\.onClosed must be a function/],
     ["a record cache given as a string", { recordCacheBytes: "1" }, /recordCacheBytes .* got "1" \(a string\)/],
+    [
+      "a misspelt default queue setting",
+      { defaultQueueConfig: { maxAtempts: 3 } },
+      /defaultQueueConfig\.maxAtempts is not an option.*did you mean maxAttempts\?/,
+    ],
+    ["a misspelt setting of one queue", { queueConfigs: { jobs: { visibilityTimeoutMS: 5 } } }, /queueConfigs\.jobs\.visibilityTimeoutMS is not an option/],
+    [
+      "a misspelt backoff field",
+      { queueConfigs: { jobs: { backoff: { baseMs: 1, maxMs: 2, factr: 3 } } } },
+      /queueConfigs\.jobs\.backoff\.factr is not an option/,
+    ],
+    ["a queue's settings that are a number", { queueConfigs: { jobs: 5 } }, /queueConfigs\.jobs must be an object of queue settings, got 5/],
   ])("refuses %s", async (_label, opts, says) => {
     const store = new RecordingStore();
     const err = await Queue.open(store, "q", opts as OpenOptions).then(
