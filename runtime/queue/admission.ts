@@ -316,7 +316,9 @@ export function resolveFlowRule(name: string, rule: FlowRule): ResolvedFlowRule 
 
 function refuseUnknownFields(value: object, known: readonly string[], what: string): void {
   for (const field of Object.keys(value)) {
-    if (!known.includes(field)) throw new ValidationError(`${what} has no field "${field}" (it takes ${known.join(", ")}); check its spelling`);
+    // A field name is the caller's and can be of any length: the message shows its start.
+    const shown = field.length > 64 ? `${field.slice(0, 64)}… (${field.length} characters)` : field;
+    if (!known.includes(field)) throw new ValidationError(`${what} has no field "${shown}" (it takes ${known.join(", ")}); check its spelling`);
   }
 }
 
