@@ -14,22 +14,13 @@ import {
   MemoryStore,
   NoopTerminalHook,
   Queue,
-  ValidationError,
   WorkflowDispatcher,
   workflowClient,
   WorkflowRuntime,
   withCounting,
 } from "taquba";
 import { emailJob, openJobEnv } from "./fixtures.js";
-
-async function refusal(act: () => unknown): Promise<ValidationError> {
-  const err = await (async () => act())().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ValidationError);
-  return err as ValidationError;
-}
+import { refusal } from "../support/refusal.js";
 
 const anything = createValidator<{ text: string }>(
   "echo input",

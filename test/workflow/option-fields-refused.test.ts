@@ -25,19 +25,10 @@ import {
   type RunSpec,
   type ScheduleSpec,
 } from "taquba";
+import { refusal } from "../support/refusal.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const runner = { runStep: async () => StepOutcome.succeed(enc("done")) };
-
-/** The refusal `act` throws or rejects with. */
-async function refusal(act: () => unknown): Promise<ValidationError> {
-  const err = await (async () => act())().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ValidationError);
-  return err as ValidationError;
-}
 
 /** Asserts `err` refuses `field` alone, lists `options`, and suggests `near` (when given). */
 function expectRefused(err: ValidationError, field: string, options: string, near?: string): void {
