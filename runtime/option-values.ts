@@ -270,6 +270,14 @@ export function readOptions<K extends string>(given: unknown, keys: readonly K[]
 }
 
 /**
+ * `true` when `Keys` names every field of `T`, else the fields it misses:
+ * `true satisfies AllFieldsOf<T, typeof KEYS>` keeps a list of the options
+ * an entry point takes from falling behind its type (a new option left out
+ * would be refused as misspelt).
+ */
+export type AllFieldsOf<T, Keys extends readonly PropertyKey[]> = [Exclude<keyof T, Keys[number]>] extends [never] ? true : Exclude<keyof T, Keys[number]>;
+
+/**
  * `readOptions`, refusing a field that is not one of `keys` as well, so a
  * misspelt option is an error instead of a default used in silence.
  */

@@ -8,7 +8,7 @@
  */
 import { MAX_DELAY_MS } from "../time-bounds.js";
 import { ClosedError, TaqubaError, ValidationError } from "../errors.js";
-import { checkOptionalFunction, describeValue, hasMethods, readOptions } from "../option-values.js";
+import { type AllFieldsOf, checkOptionalFunction, describeValue, hasMethods, readExactOptions } from "../option-values.js";
 import { SettlementEffects } from "./effects.js";
 import { PermanentError } from "./errors.js";
 import { validatePositiveInt, validateQueueName } from "./names.js";
@@ -97,11 +97,12 @@ async function processOne(queue: Queue, worker: Worker, job: ClaimedJob, onError
  * await done;
  */
 const RUN_WORKER_KEYS = ["concurrency", "leaseMs", "claimBatch", "signal", "onError"] as const satisfies readonly (keyof RunWorkerOptions)[];
+true satisfies AllFieldsOf<RunWorkerOptions, typeof RUN_WORKER_KEYS>;
 
 export async function runWorker(queue: Queue, queueName: string, worker: Worker, given: RunWorkerOptions = {}): Promise<void> {
   validateQueueName(queueName);
   // Each field read once, so what is checked is what runs; a getter that throws is refused by name.
-  const opts = readOptions(given, RUN_WORKER_KEYS, "RunWorkerOptions") as RunWorkerOptions;
+  const opts = readExactOptions(given, RUN_WORKER_KEYS, "RunWorkerOptions") as RunWorkerOptions;
   if (opts.signal !== undefined && !hasMethods(opts.signal, ["addEventListener"]))
     throw new ValidationError(`RunWorkerOptions.signal must be an AbortSignal, got ${describeValue(opts.signal)}`);
   checkOptionalFunction("RunWorkerOptions.onError", opts.onError);

@@ -20,7 +20,18 @@
 import { validateHeaderName, validateHeaderValue } from "node:http";
 import { InvalidWebhookRequestError } from "./webhook-errors.js";
 import { redactUrl } from "../redact.js";
-import { describeValue, errorText, hasMethods, isInstance, isOptionBytes, isOptionObject, quoteValue, readOptions } from "../option-values.js";
+import {
+  type AllFieldsOf,
+  describeValue,
+  errorText,
+  hasMethods,
+  isInstance,
+  isOptionBytes,
+  isOptionObject,
+  quoteValue,
+  readExactOptions,
+  readOptions,
+} from "../option-values.js";
 import { ValidationError } from "../errors.js";
 import { validateQueueName } from "../queue/names.js";
 
@@ -297,7 +308,7 @@ export function webhookEnqueueRequest(queueName: string, request: WebhookRequest
     throw new InvalidWebhookRequestError([`body must be a string or a Uint8Array, got ${describeValue(body)}`]);
   let o: Partial<WebhookEnqueueOptions>;
   try {
-    o = readOptions(opts, ENQUEUE_OPTION_KEYS, "WebhookEnqueueOptions") as Partial<WebhookEnqueueOptions>;
+    o = readExactOptions(opts, ENQUEUE_OPTION_KEYS, "WebhookEnqueueOptions") as Partial<WebhookEnqueueOptions>;
   } catch (err) {
     throw new InvalidWebhookRequestError(err instanceof ValidationError && err.issues.length > 0 ? err.issues : [errorText(err)]);
   }
@@ -318,6 +329,7 @@ export function webhookEnqueueRequest(queueName: string, request: WebhookRequest
 }
 
 const ENQUEUE_OPTION_KEYS = ["priority", "runAt", "dedupKey", "maxAttempts", "headers"] as const satisfies readonly (keyof WebhookEnqueueOptions)[];
+true satisfies AllFieldsOf<WebhookEnqueueOptions, typeof ENQUEUE_OPTION_KEYS>;
 
 /** The part of a queue `enqueueWebhook` needs. */
 export interface WebhookEnqueuer {

@@ -16,7 +16,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { ValidationError } from "../errors.js";
 import { WebhookVerificationError } from "./webhook-errors.js";
-import { describeValue, errorText, isOptionArray, isOptionBytes, quoteValue, readOptionArray, readOptions } from "../option-values.js";
+import { type AllFieldsOf, describeValue, errorText, isOptionArray, isOptionBytes, quoteValue, readExactOptions, readOptionArray } from "../option-values.js";
 
 /**
  * A signing secret: `whsec_<base64>` (the Standard Webhooks form), bare
@@ -172,6 +172,9 @@ export interface VerifiedWebhook {
   timestampMs: number;
 }
 
+const VERIFY_KEYS = ["toleranceMs", "now"] as const satisfies readonly (keyof VerifyWebhookOptions)[];
+true satisfies AllFieldsOf<VerifyWebhookOptions, typeof VERIFY_KEYS>;
+
 /**
  * Checks a received webhook's signature and timestamp. Pass the raw body
  * bytes exactly as received (not re-serialized JSON). Accepts the request
@@ -203,7 +206,7 @@ export function verifyWebhook(
   opts: VerifyWebhookOptions = {},
 ): VerifiedWebhook {
   const keys = secretList(secrets).map(parseWebhookSecret);
-  const o = readOptions(opts, ["toleranceMs", "now"], "VerifyWebhookOptions");
+  const o = readExactOptions(opts, VERIFY_KEYS, "VerifyWebhookOptions");
   const bytes = toBytes(body);
   const id = readHeader(headers, WEBHOOK_ID_HEADER);
   const ts = readHeader(headers, WEBHOOK_TIMESTAMP_HEADER);

@@ -21,7 +21,7 @@ import type { TerminalHook } from "../workflow/terminal-hook/terminal-hook.js";
 import { webhookEnqueueRequest } from "./webhook-request.js";
 import { validatePositiveInt, validateQueueName } from "../queue/names.js";
 import { ValidationError } from "../errors.js";
-import { checkOptionalString, describeValue, errorText, isOptionObject, readOptions } from "../option-values.js";
+import { type AllFieldsOf, checkOptionalString, describeValue, errorText, isOptionObject, readExactOptions, readOptions } from "../option-values.js";
 
 /** Run header holding the callback URL. */
 export const CALLBACK_URL_HEADER = "callback_url";
@@ -101,6 +101,7 @@ export function runFailureNotice(given: RunOutcome, exposeErrorText = false): Ru
  * await runtime.submit({ input, options: { headers: { callback_url: "https://example.com/done" } } });
  */
 const HOOK_KEYS = ["queueName", "headers", "timeoutMs", "maxAttempts", "exposeErrorText"] as const satisfies readonly (keyof WebhookTerminalHookOptions)[];
+true satisfies AllFieldsOf<WebhookTerminalHookOptions, typeof HOOK_KEYS>;
 
 export class WebhookTerminalHook implements TerminalHook {
   readonly #opts: WebhookTerminalHookOptions;
@@ -108,7 +109,7 @@ export class WebhookTerminalHook implements TerminalHook {
   /** Throws `InvalidWebhookRequestError` when the static headers or timeout are unusable. */
   constructor(given: WebhookTerminalHookOptions) {
     // Each field read once (see readOptions), the static headers copied: what is checked here is what every notification uses.
-    const opts = readOptions(given, HOOK_KEYS, "WebhookTerminalHookOptions") as WebhookTerminalHookOptions;
+    const opts = readExactOptions(given, HOOK_KEYS, "WebhookTerminalHookOptions") as WebhookTerminalHookOptions;
     // Checked here, not first at a run's end: the queue the deliveries go to.
     if (typeof opts.queueName !== "string")
       throw new ValidationError(

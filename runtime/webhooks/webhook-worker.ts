@@ -15,7 +15,7 @@
 import { type Clock, SystemClock } from "../clock.js";
 import { PermanentError, CancelRequestedError } from "../queue/errors.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, hasMethods, isOptionArray, isOptionBytes, readOptionArray, readOptions } from "../option-values.js";
+import { type AllFieldsOf, describeValue, hasMethods, isOptionArray, isOptionBytes, readExactOptions, readOptionArray } from "../option-values.js";
 import type { ClaimedJob } from "../queue/types.js";
 import type { Queue } from "../queue/queue.js";
 import { runWorker, type RunWorkerOptions, type Worker } from "../queue/worker.js";
@@ -79,6 +79,7 @@ const WEBHOOK_WORKER_KEYS = [
   "allowedNetworks",
   "resolve",
 ] as const satisfies readonly (keyof WebhookWorkerOptions)[];
+true satisfies AllFieldsOf<WebhookWorkerOptions, typeof WEBHOOK_WORKER_KEYS>;
 
 /** `WebhookWorkerOptions.secret` as a list, each entry read once and parsed now: a bad one fails at startup, not per delivery. */
 function readSecrets(secret: unknown): WebhookSecret[] {
@@ -128,7 +129,7 @@ export class WebhookWorker implements Worker {
   /** Throws a `ValidationError` naming a bad option (secret, network, timeout). */
   constructor(given: WebhookWorkerOptions = {}) {
     // Each field read once (see readOptions): what is checked is what the worker runs with.
-    const opts = readOptions(given, WEBHOOK_WORKER_KEYS, "WebhookWorkerOptions") as WebhookWorkerOptions;
+    const opts = readExactOptions(given, WEBHOOK_WORKER_KEYS, "WebhookWorkerOptions") as WebhookWorkerOptions;
     this.#policy = compileAddressPolicy(opts, "WebhookWorkerOptions");
     this.#secrets = readSecrets(opts.secret);
     this.#defaultTimeoutMs = opts.defaultTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
@@ -286,6 +287,7 @@ const RUN_WEBHOOK_WORKER_KEYS = [
   "signal",
   "onError",
 ] as const satisfies readonly (keyof RunWebhookWorkerOptions)[];
+true satisfies AllFieldsOf<RunWebhookWorkerOptions, typeof RUN_WEBHOOK_WORKER_KEYS>;
 
 /**
  * Runs a {@link WebhookWorker} over `queueName` until `opts.signal` aborts
@@ -300,7 +302,7 @@ const RUN_WEBHOOK_WORKER_KEYS = [
  */
 export async function runWebhookWorker(queue: Queue, queueName: string, given: RunWebhookWorkerOptions = {}): Promise<void> {
   // Async: bad options reject the promise, as the loop's own failures do, instead of throwing at the call.
-  const { concurrency, leaseMs, claimBatch, signal, onError, ...workerOpts } = readOptions(given, RUN_WEBHOOK_WORKER_KEYS, "RunWebhookWorkerOptions");
+  const { concurrency, leaseMs, claimBatch, signal, onError, ...workerOpts } = readExactOptions(given, RUN_WEBHOOK_WORKER_KEYS, "RunWebhookWorkerOptions");
   const loop = { concurrency, leaseMs, claimBatch, signal, onError } as RunWorkerOptions;
   return await runWorker(queue, queueName, new WebhookWorker(workerOpts as WebhookWorkerOptions), loop);
 }
