@@ -27,6 +27,7 @@ import {
   readKeySection,
   readSegmentEntries,
   SECTION_IN_BLOCK,
+  segmentCorrupted,
   SECTION_KEY_TAIL,
   type SegmentBlockInfo,
   type SegmentTail,
@@ -208,7 +209,7 @@ export async function loadSegments(
         const key = ctx.prefix + seg.name;
         let got = present(key, await fetch(i++));
         const { tail } = got;
-        if (tail.entryCount !== seg.entries) throw new StoreCorruptedError(key, `segment holds ${tail.entryCount} entries, the manifest says ${seg.entries}`);
+        if (tail.entryCount !== seg.entries) throw segmentCorrupted(key, `segment holds ${tail.entryCount} entries, the manifest says ${seg.entries}`);
         onIndex?.(seg.name, tail.blocks);
         // A section is usable when every value it leaves in the blocks is one this open pages out
         // (so never without a policy). Segments follow the one before in that: it sets what is fetched ahead.
@@ -225,7 +226,7 @@ export async function loadSegments(
           readKeySection(key, tail, (k, keyLen, kind, valueLen, section, valueAt, shared) => {
             if (first) {
               if (last !== undefined && compareKeys(last, k.toString("utf8", 0, keyLen)) >= 0) {
-                throw new StoreCorruptedError(key, "segment key range overlaps the previous segment of its run");
+                throw segmentCorrupted(key, "segment key range overlaps the previous segment of its run");
               }
               shared = 0;
             }
@@ -270,7 +271,7 @@ export async function loadSegments(
         let lastLen = 0;
         const n = readSegmentEntries(key, bytes, (buf, keyAt, keyLen, valueAt, valueLen) => {
           if (first && last !== undefined && compareKeys(last, buf.toString("utf8", keyAt, keyAt + keyLen)) >= 0) {
-            throw new StoreCorruptedError(key, "segment key range overlaps the previous segment of its run");
+            throw segmentCorrupted(key, "segment key range overlaps the previous segment of its run");
           }
           first = false;
           lastAt = keyAt;
@@ -282,7 +283,7 @@ export async function loadSegments(
           else builder.addHeldBytes(buf, keyAt, keyLen, buf, valueAt, valueLen, policy !== undefined);
         });
         if (n > 0) last = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8", lastAt, lastAt + lastLen);
-        if (n !== seg.entries) throw new StoreCorruptedError(key, `segment holds ${n} entries, the manifest says ${seg.entries}`);
+        if (n !== seg.entries) throw segmentCorrupted(key, `segment holds ${n} entries, the manifest says ${seg.entries}`);
       }
       state.addRun(builder.finish());
       oldest = false;
@@ -314,7 +315,7 @@ async function fetchWhole(ctx: StoreContext, seg: SegmentRef): Promise<FetchedSe
   const whole = await getWithRetries(ctx.store, key, ctx.retry);
   if (whole === null) return null;
   // As a ranged read refuses it (readSegmentRange): later ranged reads of its values would read the wrong bytes.
-  if (whole.byteLength !== seg.bytes) throw new StoreCorruptedError(key, `segment is ${whole.byteLength} bytes, but its manifest lists ${seg.bytes}`);
+  if (whole.byteLength !== seg.bytes) throw segmentCorrupted(key, `segment is ${whole.byteLength} bytes, but its manifest lists ${seg.bytes}`);
   return { tail: decodeSegmentTail(key, whole, whole.byteLength), whole };
 }
 
@@ -630,7 +631,7 @@ export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<L
   const tree = await loadSegments(ctx, manifest, (key) => (missingSegment = key), opts.policy, onIndex);
   if (tree === undefined) {
     if (await newerExists()) return undefined;
-    throw new StoreCorruptedError(missingSegment, `it is missing, but manifest ${manifest.id} (the newest) lists it`);
+    throw segmentCorrupted(missingSegment, `it is missing, but manifest ${manifest.id} (the newest) lists it`);
   }
   // A state not handed out (the store changed under the load, or it is damaged) stops merging in idle turns.
   let loaded = false;

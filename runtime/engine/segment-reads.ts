@@ -4,11 +4,10 @@
  * against the size the manifest lists, and the tail (filter slot, index and
  * footer) read from a guess of its length.
  */
-import { StoreCorruptedError } from "../errors.js";
 import { readRange, readRangeInto, type ObjectStore } from "../store/object-store.js";
 import type { SegmentRef } from "./manifest.js";
 import { withRetries, type RetryPolicy } from "./retry.js";
-import { SEGMENT_FOOTER_BYTES, segmentIndexStart, type SegmentBlockInfo } from "./segment-format.js";
+import { SEGMENT_FOOTER_BYTES, segmentCorrupted, segmentIndexStart, type SegmentBlockInfo } from "./segment-format.js";
 
 /** What a segment read needs of the engine's store context. */
 export interface SegmentReadContext {
@@ -33,7 +32,7 @@ export async function readSegmentRange(
     into === undefined ? readRange(ctx.store, key, offset, length) : readRangeInto(ctx.store, key, offset, length, into),
   );
   if (bytes !== null && bytes.byteLength !== length) {
-    throw new StoreCorruptedError(key, `segment ends before byte ${offset + length}, but its manifest lists ${seg.bytes} bytes`);
+    throw segmentCorrupted(key, `segment ends before byte ${offset + length}, but its manifest lists ${seg.bytes} bytes`);
   }
   return bytes;
 }
@@ -53,7 +52,7 @@ export async function readSegmentTail(
 ): Promise<Uint8Array | null> {
   const key = ctx.prefix + seg.name;
   const size = seg.bytes;
-  if (size < SEGMENT_FOOTER_BYTES) throw new StoreCorruptedError(key, `its manifest lists ${size} bytes, shorter than a segment footer`);
+  if (size < SEGMENT_FOOTER_BYTES) throw segmentCorrupted(key, `its manifest lists ${size} bytes, shorter than a segment footer`);
   const tailStart = size - Math.min(size, guess);
   const tail = await read(tailStart, size - tailStart);
   if (tail === null) return null;

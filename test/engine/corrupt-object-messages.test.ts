@@ -138,3 +138,35 @@ describe("a damaged store object is reported in the user's terms", () => {
     });
   }
 });
+
+describe("a segment cut short or gone is reported as a checkpoint segment", () => {
+  const SEGMENT_ADVICE = "restore the store from a backup or remove its data: the keys this segment holds cannot be read until then";
+
+  it("LocalStore: a segment file cut short", async () => {
+    const dir = await tempDir();
+    const store = new LocalStore(dir);
+    await fill(store, true);
+    const key = (await keysOf(store, "seg/"))[0]!;
+    const file = await fileOf(dir, key);
+    const bytes = await readFile(file);
+    await writeFile(file, bytes.subarray(0, bytes.length - 100));
+    const err = await reopenError(store);
+    expect(err.objectKey).toBe(key);
+    expect(err.message).toMatch(/bytes.*; it is one of the store's checkpoint segments, so the store is corrupt/);
+    expect(err.message.endsWith(SEGMENT_ADVICE)).toBe(true);
+  });
+
+  it("LocalStore: a segment the newest manifest lists, deleted", async () => {
+    const dir = await tempDir();
+    const store = new LocalStore(dir);
+    await fill(store, true);
+    const key = (await keysOf(store, "seg/"))[0]!;
+    await store.delete(key);
+    const err = await reopenError(store);
+    expect(err.objectKey).toBe(key);
+    expect(err.message).toMatch(
+      /it is missing, but manifest \d+ \(the newest\) lists it; it is one of the store's checkpoint segments, so the store is corrupt/,
+    );
+    expect(err.message.endsWith(SEGMENT_ADVICE)).toBe(true);
+  });
+});
