@@ -12,6 +12,7 @@ import { Engine, EngineReader, StoreCorruptedError, StoreUnavailableError, Write
 import { GatedStore } from "../support/gated-store.js";
 import { HEAVY_TEST_MS } from "../support/load.js";
 import { until } from "../support/until.js";
+import { decodeManifest, type Manifest } from "../../runtime/engine/manifest.js";
 import { keysUnder, RETRY, useBackends } from "./backends.js";
 
 const backends = useBackends();
@@ -126,13 +127,24 @@ describe.each(backends)("missing engine objects on $name", (backend) => {
         list: (prefix, opts) => store.list(prefix, opts),
       };
     };
-    // Gone from the first read: as if a checkpoint kept deleting under the open, which retries, then
-    // gives up with a retryable StoreUnavailableError, having written nothing.
+    // Gone from the first read: as if a checkpoint kept deleting under the open, which retries, claims
+    // first to stop the checkpoints, then gives up with a retryable StoreUnavailableError. Its claim
+    // stays (another opener may have read it and built on it): the newest manifest again, its epoch
+    // one higher and nothing else changed; the WAL and the segments are as they were.
     const manifests = await keysUnder(raw, "manifest/");
+    const wal = await keysUnder(raw, "wal/");
+    const newestBefore = await manifestAt(raw, manifests[manifests.length - 1]!);
     const unavailable = await Engine.open(vanishing(true), OPTS).catch((e: unknown) => e);
     expect(unavailable).toBeInstanceOf(StoreUnavailableError);
     expect((unavailable as StoreUnavailableError).retryable).toBe(true);
-    expect(await keysUnder(raw, "manifest/")).toEqual(manifests);
+    const after = await keysUnder(raw, "manifest/");
+    expect(after.slice(0, manifests.length)).toEqual(manifests);
+    expect(after.length).toBe(manifests.length + 1);
+    const claim = await manifestAt(raw, after[after.length - 1]!);
+    expect(claim.epoch).toBe(newestBefore.epoch + 1);
+    expect(claim.walNext).toBe(newestBefore.walNext);
+    expect(claim.segments).toEqual(newestBefore.segments);
+    expect(await keysUnder(raw, "wal/")).toEqual(wal);
     // Readable while loading, gone when the writer walks on after its claim: the gap at 66 is refused, named.
     const err = await Engine.open(vanishing(false), OPTS).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StoreCorruptedError);
@@ -175,3 +187,9 @@ describe.each(backends)("missing engine objects on $name", (backend) => {
     await expectRefused(store, raw, new RegExp(`${segment}.*is missing`));
   });
 });
+
+/** The manifest stored at `key` (its id is the key's number). */
+async function manifestAt(raw: ObjectStore, key: string): Promise<Manifest> {
+  const got = await raw.get(key);
+  return decodeManifest(key, got!.body, Number(key.slice(key.lastIndexOf("/") + 1)));
+}
