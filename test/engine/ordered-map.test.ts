@@ -104,21 +104,30 @@ function check(r: TestRandom, map: OrderedMap<number>, model: Model, space: numb
   }
 }
 
+/**
+ * `key` set to `value` in `map` and `model` alike; fails when they answer
+ * differently (`expect` only on a mismatch: one per operation would cost
+ * more than the map and the model).
+ */
+function setBoth(map: OrderedMap<number>, model: Model, key: string, value: number): void {
+  const got = map.set(key, value);
+  const want = model.set(key, value);
+  if (got !== want) expect(got, `set ${key}`).toBe(want);
+}
+
+/** `key` deleted from `map` and `model` alike; fails when they answer differently. */
+function deleteBoth(map: OrderedMap<number>, model: Model, key: string): void {
+  const got = map.delete(key);
+  const want = model.delete(key);
+  if (got !== want) expect(got, `delete ${key}`).toBe(want);
+}
+
 /** Random writes to `map` and `model` alike. */
 function writes(r: TestRandom, map: OrderedMap<number>, model: Model, count: number, space: number, wide: boolean, deleteShare: number): void {
   for (let i = 0; i < count; i++) {
     const key = randomKey(r, space, wide);
-    // `expect` only on a mismatch: one per operation would cost more than the map and the model.
-    if (r.int(100) < deleteShare) {
-      const got = map.delete(key);
-      const want = model.delete(key);
-      if (got !== want) expect(got, `delete ${key}`).toBe(want);
-    } else {
-      const value = r.int(1_000_000);
-      const got = map.set(key, value);
-      const want = model.set(key, value);
-      if (got !== want) expect(got, `set ${key}`).toBe(want);
-    }
+    if (r.int(100) < deleteShare) deleteBoth(map, model, key);
+    else setBoth(map, model, key, r.int(1_000_000));
   }
 }
 
@@ -139,11 +148,7 @@ function ascendingRun(r: TestRandom, map: OrderedMap<number>, model: Model, key:
   let c = from;
   for (let i = 0; i < count; i++) {
     c += 1 + r.int(3);
-    const k = key(c);
-    const value = r.int(1_000_000);
-    const got = map.set(k, value);
-    const want = model.set(k, value);
-    if (got !== want) expect(got, `set ${k}`).toBe(want);
+    setBoth(map, model, key(c), r.int(1_000_000));
   }
   return c;
 }
@@ -153,16 +158,8 @@ function scattered(r: TestRandom, map: OrderedMap<number>, model: Model, key: (c
   for (let i = 0; i < count; i++) {
     const held = model.entries.length > 0 && r.int(2) === 0 ? model.entries[r.int(model.entries.length)]![0] : undefined;
     const k = r.int(10) === 0 && model.entries.length > 0 ? model.entries[0]![0] : (held ?? key(r.int(top + 1)));
-    if (r.int(100) < deleteShare) {
-      const got = map.delete(k);
-      const want = model.delete(k);
-      if (got !== want) expect(got, `delete ${k}`).toBe(want);
-    } else {
-      const value = r.int(1_000_000);
-      const got = map.set(k, value);
-      const want = model.set(k, value);
-      if (got !== want) expect(got, `set ${k}`).toBe(want);
-    }
+    if (r.int(100) < deleteShare) deleteBoth(map, model, k);
+    else setBoth(map, model, k, r.int(1_000_000));
   }
 }
 
