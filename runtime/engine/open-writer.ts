@@ -195,6 +195,11 @@ async function plantFence(ctx: StoreContext, base: Manifest, mine: Manifest, loa
     }
     walk = await walkWal(ctx, walk, apply);
     if (walk.vanished) throw new StoreCorruptedError(walKey(ctx.prefix, walk.pos), "a WAL object vanished during recovery");
+    // A newer writer's fence (or its commits) in the log: it opened on this claim. A fence planted past it would let
+    // this open acknowledge commits that every later replay skips as an older epoch's.
+    if (walk.maxEpoch > mine.epoch) {
+      throw new FencedError(`another writer (epoch ${walk.maxEpoch}) fenced the store while this one was opening`);
+    }
     const gap = await explainGap(ctx, walk);
     if (gap !== undefined) {
       const now = (await readNewestManifest(ctx))!;

@@ -473,15 +473,18 @@ export async function explainGap(ctx: StoreContext, walk: WalWalk): Promise<stri
  * manifest found), or undefined when they are: WAL objects or segments
  * written by a writer epoch newer than any manifest records (a writer
  * publishes its manifest before writing anything), or any WAL object or
- * segment while no manifest exists at all. `segments` also lists the
- * segment objects to check their epochs (a writer's open does; readers
- * skip that listing). Returns the key of the unexplained object with why.
+ * segment while no manifest exists at all. `segmentKeys`, the store's
+ * segment objects listed before `walk` began (a writer's open lists them;
+ * readers skip that listing), are checked too. Listed after the walk, a
+ * live writer's checkpoint could show a segment covering WAL objects stored
+ * after the walk's listing: taken for a deleted manifest's. Returns the key
+ * of the unexplained object with why.
  */
 export async function findUnexplained(
   ctx: StoreContext,
   base: Manifest,
   walk: WalWalk,
-  segments: boolean,
+  segmentKeys: readonly string[] | undefined,
 ): Promise<{ key: string; detail: string } | undefined> {
   if (base.id === 0) {
     for (const dir of ["wal/", "seg/"]) {
@@ -496,7 +499,7 @@ export async function findUnexplained(
       detail: `it is missing: WAL objects of writer epoch ${walk.maxEpoch} exist, but the newest manifest (${base.id}) has epoch ${base.epoch}`,
     };
   }
-  if (!segments) return undefined;
+  if (segmentKeys === undefined) return undefined;
   // Segments are named by writer epoch and a per-writer counter, so names order by age.
   type Name = { epoch: number; n: number };
   const newer = (a: Name, b: Name) => a.epoch > b.epoch || (a.epoch === b.epoch && a.n > b.n);
@@ -506,7 +509,7 @@ export async function findUnexplained(
     const parsed = parseSegmentKey(ctx.prefix, key);
     if (parsed !== undefined && newer(parsed, newestLive)) newestLive = parsed;
   }
-  for (const key of await listKeys(ctx.store, `${ctx.prefix}seg/`, ctx.retry)) {
+  for (const key of segmentKeys) {
     const parsed = parseSegmentKey(ctx.prefix, key);
     if (parsed === undefined) continue;
     if (parsed.epoch > base.epoch) {
@@ -638,6 +641,9 @@ export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<L
   try {
     let delta: DeltaMap | undefined = opts.trackDelta ? new ChangedKeys() : undefined;
     const arena = opts.policy === undefined ? undefined : new ValueArena();
+    // Listed before the walk: a checkpoint writes its segments only once the WAL they cover is stored, so a
+    // segment listed now covers WAL objects the walk will find, unless a newer manifest let them be deleted.
+    const segmentKeys = opts.checkSegments ? await listKeys(ctx.store, `${ctx.prefix}seg/`, ctx.retry) : undefined;
     const walk = await walkWal(ctx, newWalk(manifest.walNext), (ops) => {
       if (delta !== undefined && !delta.hasRoomFor(ops)) delta = undefined;
       applyOps(tree, ops, delta, opts.policy, arena);
@@ -650,7 +656,7 @@ export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<L
       if (await newerExists()) return undefined;
       throw missingWalError(ctx, walk.pos, gap);
     }
-    const unexplained = await findUnexplained(ctx, manifest, walk, opts.checkSegments);
+    const unexplained = await findUnexplained(ctx, manifest, walk, segmentKeys);
     if (unexplained !== undefined) {
       if (await newerExists()) return undefined;
       throw new StoreCorruptedError(unexplained.key, unexplained.detail);
