@@ -768,6 +768,12 @@ export class Engine {
     }
   }
 
+  /** When a manifest is published, by the engine's clock (as an open's claim is); a clock that broke since the open falls back to the system's, a manifest needing a finite time. */
+  #manifestTime(): number {
+    const now = this.#now();
+    return Number.isFinite(now) ? now : Date.now();
+  }
+
   /** The WAL landed since the last checkpoint's cut (what a reopen now would replay, besides objects in flight). */
   #sinceCheckpoint(): { objects: number; bytes: number } {
     return { objects: this.#landed.objects - this.#covered.objects, bytes: this.#landed.bytes - this.#covered.bytes };
@@ -1134,7 +1140,7 @@ export class Engine {
         walNext,
         segments,
         fences: newest.fences,
-        createdAt: Date.now(),
+        createdAt: this.#manifestTime(),
         lastSegment: this.#segmentCounter,
       };
       try {
