@@ -13,7 +13,10 @@ export type CreateResult = { created: true } | { created: false; existing: Uint8
  * Creates `key` with put-if-absent. A retried put whose first attempt landed
  * finds its own bytes there; that counts as created. Otherwise the bytes
  * already stored are returned (`null` if the object vanished meanwhile) for
- * the caller to judge: usually another writer got there first.
+ * the caller to judge: usually another writer got there first. So two
+ * writers must never put the same bytes under one key: the loser would take
+ * the winner's object for its own (a manifest claim carries a random opener
+ * id, a WAL object or fence its writer's epoch, for that reason).
  */
 export async function createOnce(store: ObjectStore, key: string, bytes: Uint8Array, policy: RetryPolicy, stop?: () => boolean): Promise<CreateResult> {
   try {
