@@ -23,7 +23,9 @@
  *
  * A key past every key of the map goes straight to the last leaf when it
  * has room (`#appendPastLast`): the family of keys that sorts last grows
- * only there, and the search of every level is one comparison instead.
+ * only there, and the search of every level is one comparison instead. It
+ * is tried only for a few sets after a key went past every key, so a map
+ * written in random order pays nothing for it.
  */
 import { PackedKeys } from "./packed-keys.js";
 
@@ -36,6 +38,9 @@ const MAX = 32;
 const MIN = MAX >> 1;
 /** Entries per node when built from sorted entries: room left for later inserts. */
 const BULK_FILL = 26;
+
+/** Sets that try the last leaf first after a key past every key: a fill's batches interleave one appending family with others. */
+const APPEND_HINT = 4;
 
 /** The keys of a packed leaf: empty and frozen, so a write that forgot to unpack the leaf throws instead of losing keys. */
 const NO_KEYS = Object.freeze([]) as unknown as string[];
@@ -180,6 +185,8 @@ export class OrderedMap<V> {
   #root: Node<V>;
   #size: number;
   readonly #order: KeyOrder;
+  /** Sets left to try `#appendPastLast` first: refilled by each key past every key, so maps nothing is appended to pay no comparison for it. */
+  #appendHint = 0;
   /** Set by `#insert`: whether the key was new. A field, so no result object is made per insert. */
   #added = false;
 
@@ -250,9 +257,13 @@ export class OrderedMap<V> {
   /** Sets `key`; true when it was not in the map. An existing key keeps the string the map holds. */
   set(key: string, value: V): boolean {
     let root = this.#root;
-    if (root.children !== null && this.#appendPastLast(root, key, value)) {
-      this.#size++;
-      return true;
+    if (this.#appendHint > 0 && root.children !== null) {
+      if (this.#appendPastLast(root, key, value)) {
+        this.#appendHint = APPEND_HINT;
+        this.#size++;
+        return true;
+      }
+      this.#appendHint--;
     }
     if (root.shared) this.#root = root = copyNode(root);
     const right = this.#insert(root, key, value);
@@ -318,7 +329,11 @@ export class OrderedMap<V> {
     let child = children[at]!;
     if (child.shared) children[at] = child = copyNode(child);
     const right = this.#insert(child, key, value);
-    if (i === keys.length) keys[at] = key;
+    if (i === keys.length) {
+      keys[at] = key;
+      // Past every key of the map: appends are under way, so the next sets try the last leaf first.
+      if (node === this.#root) this.#appendHint = APPEND_HINT;
+    }
     if (right === null) return null;
     keys[at] = lastKey(child);
     insertAt(keys, at + 1, lastKey(right));
