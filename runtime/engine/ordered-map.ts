@@ -20,6 +20,12 @@
  * keys in place (each leaf owns its packed keys; a copy takes its own), its
  * first other insert or delete makes its keys strings again, and a walk
  * makes each key it yields.
+ *
+ * A key past every key of the map goes straight to the last leaf when it
+ * has room (`#appendPastLast`): the family of keys that sorts last grows
+ * only there, and the search of every level is one comparison instead. It
+ * is tried only for a few sets after a key went past every key, so a map
+ * written in random order pays nothing for it.
  */
 import { PackedKeys } from "./packed-keys.js";
 
@@ -32,6 +38,9 @@ const MAX = 32;
 const MIN = MAX >> 1;
 /** Entries per node when built from sorted entries: room left for later inserts. */
 const BULK_FILL = 26;
+
+/** Sets that try the last leaf first after a key past every key: a fill's batches interleave one appending family with others. */
+const APPEND_HINT = 4;
 
 /** The keys of a packed leaf: empty and frozen, so a write that forgot to unpack the leaf throws instead of losing keys. */
 const NO_KEYS = Object.freeze([]) as unknown as string[];
@@ -176,6 +185,8 @@ export class OrderedMap<V> {
   #root: Node<V>;
   #size: number;
   readonly #order: KeyOrder;
+  /** Sets left to try `#appendPastLast` first: refilled by each key past every key, so maps nothing is appended to pay no comparison for it. */
+  #appendHint = 0;
   /** Set by `#insert`: whether the key was new. A field, so no result object is made per insert. */
   #added = false;
 
@@ -246,11 +257,48 @@ export class OrderedMap<V> {
   /** Sets `key`; true when it was not in the map. An existing key keeps the string the map holds. */
   set(key: string, value: V): boolean {
     let root = this.#root;
+    if (this.#appendHint > 0 && root.children !== null) {
+      if (this.#appendPastLast(root, key, value)) {
+        this.#appendHint = APPEND_HINT;
+        this.#size++;
+        return true;
+      }
+      this.#appendHint--;
+    }
     if (root.shared) this.#root = root = copyNode(root);
     const right = this.#insert(root, key, value);
     if (right !== null) this.#root = new Node<V>([lastKey(root), lastKey(right)], null, [root, right]);
     if (!this.#added) return false;
     this.#size++;
+    return true;
+  }
+
+  /**
+   * Appends `key` to the last leaf when it is past every key of the map and
+   * the leaf has room: one comparison instead of a search at every level.
+   * The family of keys that sorts last (a queue's pending entries, a fill's
+   * index keys) grows only at the end, in commits and in a reopen's replay.
+   * False, with nothing changed, when the general insert must run instead
+   * (not past the last key, a shared node on the way, or a full or packed leaf).
+   */
+  #appendPastLast(root: Node<V>, key: string, value: V): boolean {
+    const keys = root.keys;
+    const last = keys[keys.length - 1]!;
+    if (this.#order === undefined ? !(key > last) : this.#order(last, key) >= 0) return false;
+    let node = root;
+    while (node.children !== null) {
+      if (node.shared) return false;
+      node = node.children[node.children.length - 1]!;
+    }
+    if (node.shared || node.packed !== null || node.values!.length >= MAX) return false;
+    // The largest key of every node on the right edge becomes `key`.
+    node = root;
+    while (node.children !== null) {
+      node.keys[node.keys.length - 1] = key;
+      node = node.children[node.children.length - 1]!;
+    }
+    node.keys.push(key);
+    node.values!.push(value);
     return true;
   }
 
@@ -281,7 +329,11 @@ export class OrderedMap<V> {
     let child = children[at]!;
     if (child.shared) children[at] = child = copyNode(child);
     const right = this.#insert(child, key, value);
-    if (i === keys.length) keys[at] = key;
+    if (i === keys.length) {
+      keys[at] = key;
+      // Past every key of the map: appends are under way, so the next sets try the last leaf first.
+      if (node === this.#root) this.#appendHint = APPEND_HINT;
+    }
     if (right === null) return null;
     keys[at] = lastKey(child);
     insertAt(keys, at + 1, lastKey(right));

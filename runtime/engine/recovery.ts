@@ -34,13 +34,17 @@ import {
 } from "./segment-format.js";
 import { ChangedKeys } from "./changed-keys.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
-import { holdUntilPaged, isPageable, packValue, ValueArena, type PagePolicy, type StateMap } from "./paged-value.js";
+import { holdUntilPaged, ValueArena, type PagePolicy, type StateMap } from "./paged-value.js";
+import { applyOps } from "./apply-ops.js";
 import { isWellFormed, KeyBytes, KeyHasher, KeyRunBuilder } from "./key-run.js";
 import { LayeredState } from "./layered-state.js";
 import { mergeSegmentRuns } from "./open-merge.js";
 import { firstKey, getWithRetries, listKeys } from "./store-ops.js";
 import { decodeWal, type WalObject } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
+
+/** Where the replay's ops meet the state; re-exported for the loaders that import it from here. */
+export { applyOps };
 
 /** The store an engine reads and writes, where in it, and how it retries. */
 export interface StoreContext {
@@ -561,28 +565,6 @@ function passWalObject(walk: WalWalk, obj: WalObject, size: number): WalWalk {
 /** A walk that has read nothing yet and starts at sequence `pos`. */
 export function newWalk(pos: number): WalWalk {
   return { pos, maxEpoch: 0, fences: [], objects: 0, replayed: 0, bytes: 0, vanished: false, beyond: -1 };
-}
-
-/**
- * Applies one batch to a state, in op order, and records each change in
- * `delta` when given (the keys the next incremental checkpoint writes). With
- * a paging `policy`, values it will not page out are packed now (see
- * `packValue`), so the state never holds the caller's arrays or views into
- * WAL objects; the others wait for a checkpoint to page them, copied into
- * `arena` when given (the writer passes one for commits and replays: see
- * `ValueArena`), else as they are.
- */
-export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaMap, policy?: PagePolicy, arena?: ValueArena): void {
-  for (const op of ops) {
-    if (op.kind === "put") {
-      const v = policy === undefined ? op.value : isPageable(policy, op.key, op.value) ? (arena?.copy(op.value) ?? op.value) : packValue(op.key, op.value);
-      tree.set(op.key, v);
-      delta?.set(op.key, v);
-    } else {
-      tree.delete(op.key);
-      delta?.set(op.key, null);
-    }
-  }
 }
 
 /** A state loaded from a store: the manifest it starts from, the tree, and how far the WAL replay got. */

@@ -371,4 +371,47 @@ describe("OrderedMap", () => {
     expect(nextHigherKey(map, "k/1999")).toBeUndefined();
     expect(OrderedMap.fromSorted([], []).size).toBe(0);
   });
+
+  for (const [name, order] of [
+    ["the built-in order", undefined],
+    ["compareKeys", compareKeys],
+  ] as const) {
+    it(`appends keys past its last one as a fill's batches do, with clones written on both sides and deletes between, no leaf past 32 entries (${name})`, () => {
+      const r = testRandom(`ordered map appends ${name}`);
+      const model = new Model(order ?? plain);
+      let map = new OrderedMap<number>(order);
+      // Two families whose counters rise in step, the second sorting after every key of the first.
+      const record = (c: number) => `j/${String(c).padStart(8, "0")}`;
+      const pending = (c: number) => `p/jobs/0000001000/${String(c).padStart(8, "0")}`;
+      let clone: { map: OrderedMap<number>; model: Model } | undefined;
+      for (let c = 0; c < 6000; c++) {
+        setBoth(map, model, record(c), c);
+        setBoth(map, model, pending(c), -c);
+        // Overwrites of the last key appended and of an earlier one: nothing new, the size stays.
+        if (r.int(5) === 0) setBoth(map, model, pending(c), c);
+        if (r.int(9) === 0) setBoth(map, model, pending(r.int(c + 1)), 7);
+        if (r.int(11) === 0) deleteBoth(map, model, pending(r.int(c + 1)));
+        // A key past every one, then taken away: the right edge's largest keys go back down.
+        if (r.int(13) === 0) {
+          setBoth(map, model, `z/${c}`, c);
+          deleteBoth(map, model, `z/${c}`);
+        }
+        if (r.int(400) === 0) {
+          if (clone !== undefined) check(r, clone.map, clone.model, 6000, false, pending);
+          clone = { map: map.clone(), model: model.clone() };
+          // The copy goes on as the map: both sides are written from here.
+          if (r.int(2) === 0) [map, clone.map] = [clone.map, map];
+        }
+        if (clone !== undefined && r.int(3) === 0) setBoth(clone.map, clone.model, pending(6000 + c), c);
+      }
+      check(r, map, model, 6000, false, pending);
+      if (clone !== undefined) check(r, clone.map, clone.model, 12_000, false, pending);
+      for (const [k, v] of model.entries) if (map.get(k) !== v) expect(map.get(k), k).toBe(v);
+      // Appends alone: a full last leaf splits as any leaf does, so no leaf holds more than 32.
+      const appended = new OrderedMap<number>(order);
+      for (let c = 0; c < 3200; c++) appended.set(pending(c), c);
+      expect(appended.leafCount()).toBeGreaterThanOrEqual(100);
+      expect(keysOf(appended)).toEqual(Array.from({ length: 3200 }, (_, c) => pending(c)));
+    });
+  }
 });

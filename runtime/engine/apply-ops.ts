@@ -1,0 +1,31 @@
+/**
+ * @module Applying a batch's ops to a state: the memtable, the delta of
+ * changed keys the next incremental checkpoint writes, and the packing of
+ * values a paging policy keeps in memory. Used by commits and by the WAL
+ * replay of the writer's open and of readers.
+ */
+import { isPageable, packValue, type PagePolicy, type StateMap, type ValueArena } from "./paged-value.js";
+import type { DeltaMap } from "./sorted-map.js";
+import type { BatchOp } from "./write-batch.js";
+
+/**
+ * Applies one batch to a state, in op order, and records each change in
+ * `delta` when given (the keys the next incremental checkpoint writes). With
+ * a paging `policy`, values it will not page out are packed now (see
+ * `packValue`), so the state never holds the caller's arrays or views into
+ * WAL objects; the others wait for a checkpoint to page them, copied into
+ * `arena` when given (the writer passes one for commits and replays: see
+ * `ValueArena`), else as they are.
+ */
+export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaMap, policy?: PagePolicy, arena?: ValueArena): void {
+  for (const op of ops) {
+    if (op.kind === "put") {
+      const v = policy === undefined ? op.value : isPageable(policy, op.key, op.value) ? (arena?.copy(op.value) ?? op.value) : packValue(op.key, op.value);
+      tree.set(op.key, v);
+      delta?.set(op.key, v);
+    } else {
+      tree.delete(op.key);
+      delta?.set(op.key, null);
+    }
+  }
+}
