@@ -16,8 +16,8 @@ import { FencedError, StoreCorruptedError, StoreUnavailableError } from "../erro
 import { WAL_FENCE_JUMP, manifestKey, walKey } from "./layout.js";
 import type { Manifest } from "./manifest.js";
 import { publishManifest } from "./checkpoint.js";
+import { applyOps } from "./apply-ops.js";
 import {
-  applyOps,
   explainGap,
   loadState,
   missingWalError,

@@ -44,7 +44,6 @@ import { decodeWal, type WalObject } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
 
 /** Where the replay's ops meet the state; re-exported for the loaders that import it from here. */
-export { applyOps };
 
 /** The store an engine reads and writes, where in it, and how it retries. */
 export interface StoreContext {

@@ -9,7 +9,7 @@ import { Engine, MemoryStore, WriteBatch } from "taquba";
 import { ChangedKeys } from "../../runtime/engine/changed-keys.js";
 import { LayeredState } from "../../runtime/engine/layered-state.js";
 import { ArenaValue, heldValue, holdUntilPaged, packValue, ValueArena, type PagePolicy } from "../../runtime/engine/paged-value.js";
-import { applyOps } from "../../runtime/engine/recovery.js";
+import { applyOps } from "../../runtime/engine/apply-ops.js";
 import type { BatchOp } from "../../runtime/engine/write-batch.js";
 
 const policy: PagePolicy = { keyPrefixes: ["j/"], minBytes: 64 };
