@@ -4,8 +4,10 @@
  * (`checkedEnqueueItem`, as `SettlementEffects.enqueue` calls it) and to
  * take at the commit (`ownEnqueueItem`, as `prepare` calls it), with the
  * options a step's next job has (job id, dedup key, priority, attempts,
- * two headers). Reported per round (`process.cpuUsage`, user + system),
- * then the median of the rounds after the first two.
+ * two headers). A checkout with `rebuiltEnqueueItem` (the workflow's next
+ * step, whose strings are not checked again) is measured that way too, as
+ * `<checkout>:rebuilt`. Reported per round (`process.cpuUsage`, user +
+ * system), then the median of the rounds after the first two.
  *
  * Run: `npm run build` in each checkout, then
  * `CALLS=1000000 ROUNDS=10 npx tsx bench/enqueue-check-ab.ts <checkout A> <checkout B>`.
@@ -20,18 +22,36 @@ const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number
 const CALLS = env("CALLS", 1_000_000);
 const ROUNDS = env("ROUNDS", 10);
 
-const dirs = process.argv.slice(2);
-if (dirs.length === 0) throw new Error("name one or more built checkouts");
+const checkouts = process.argv.slice(2);
+if (checkouts.length === 0) throw new Error("name one or more built checkouts");
+const dirs: string[] = [];
 const mods: Checks[] = [];
-for (const d of dirs) mods.push(await loadCheckout<Checks>(d, "dist/runtime/queue/validate-enqueue.js"));
+const stages: Stage[] = [];
+for (const d of checkouts) {
+  const m = await loadCheckout<Checks & { rebuiltEnqueueItem?: Stage }>(d, "dist/runtime/queue/validate-enqueue.js");
+  dirs.push(d);
+  mods.push(m);
+  stages.push(m.checkedEnqueueItem);
+  if (m.rebuiltEnqueueItem === undefined) continue;
+  dirs.push(`${d}:rebuilt`);
+  mods.push(m);
+  stages.push(m.rebuiltEnqueueItem);
+}
 
 const payload = new Uint8Array(32);
 let sink = 0;
-function measure(m: Checks): number {
+/** The staging function of a checkout: the checked one, or the rebuilt one where it has it and `rebuilt` is asked. */
+type Stage = (
+  queue: string,
+  payload: Uint8Array,
+  opts: { jobId: string; dedupKey: string; priority: number; maxAttempts: number; headers: Record<string, string> },
+) => ReturnType<Checks["checkedEnqueueItem"]>;
+
+function measure(m: Checks, stage: Stage): number {
   const cpu0 = process.cpuUsage();
   for (let i = 0; i < CALLS; i++) {
     const opts = { jobId: "01JEQ000000000000000000000", dedupKey: `run-1/${i}`, priority: 0, maxAttempts: 3, headers: { "x-run": "run-1", "x-step": "1" } };
-    const item = m.checkedEnqueueItem("steps", payload, opts);
+    const item = stage("steps", payload, opts);
     sink += m.ownEnqueueItem(item).queueName.length;
   }
   const cpu = process.cpuUsage(cpu0);
@@ -44,7 +64,7 @@ for (let r = 0; r < ROUNDS; r++) {
   const order = r % 2 === 0 ? dirs.map((_, i) => i) : dirs.map((_, i) => dirs.length - 1 - i);
   const line: string[] = [];
   for (const i of order) {
-    const ns = measure(mods[i]!);
+    const ns = measure(mods[i]!, stages[i]!);
     rounds[i]!.push(ns);
     line.push(`${dirs[i]}: ${ns.toFixed(0)}`);
   }

@@ -5,7 +5,7 @@
 import { ValidationError } from "../errors.js";
 import { describeValue, errorText } from "../option-values.js";
 import { KvValueTooLargeError } from "./errors.js";
-import { checkedEnqueueItem } from "./validate-enqueue.js";
+import { checkedEnqueueItem, rebuiltEnqueueItem, type RebuiltEnqueueOptions } from "./validate-enqueue.js";
 import { MAX_KV_VALUE_SIZE, validateKvKey } from "./names.js";
 import { copyCallerValue, type OwnedBytes } from "./owned-bytes.js";
 import { keptEngineKey, KvKeyRef } from "./user-keys.js";
@@ -197,6 +197,16 @@ export function stageOwnedPutOnce(effects: SettlementEffects, key: string, value
   const engineKey = validKeyEngineKey(key);
   checkSize(key, value);
   effects.kvOps.push(new StagedPut(MINT, key, value, engineKey));
+}
+
+/**
+ * @internal Stages an enqueue of options rebuilt from a job the queue
+ * checked (see `rebuiltEnqueueItem`): the workflow's next step, once per
+ * step. Not a method of `SettlementEffects`, and not exported by the
+ * package: a caller's enqueue is always checked.
+ */
+export function stageRebuiltEnqueue(effects: SettlementEffects, queueName: string, payload: Uint8Array, opts: RebuiltEnqueueOptions): void {
+  effects.enqueues.push(rebuiltEnqueueItem(queueName, payload, opts));
 }
 
 function validKeyEngineKey(key: string): string {

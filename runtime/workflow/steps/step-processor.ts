@@ -19,9 +19,9 @@
  * hiccuped.
  */
 import { MAX_DELAY_MS } from "../../time-bounds.js";
-import { SettlementEffects, stageOwnedPut } from "../../queue/effects.js";
+import { SettlementEffects, stageOwnedPut, stageRebuiltEnqueue } from "../../queue/effects.js";
 import { ownedBytes } from "../../queue/owned-bytes.js";
-import type { AckedClaimingNext, ClaimedJob, ClaimNext, EnqueueOptions } from "../../queue/types.js";
+import type { AckedClaimingNext, ClaimedJob, ClaimNext } from "../../queue/types.js";
 import type { KvToken } from "../../queue/queue.js";
 import { settledInTurn, type SubmittedAck } from "../../queue/claim-settle.js";
 import type { KvKeyRef } from "../../queue/user-keys.js";
@@ -359,6 +359,9 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
   }
 }
 
+/** The next step job's options, built by `continueRun` from this step's job (the signal path adds its headers and deadline). */
+type NextStepOptions = { jobId: string; dedupKey: string; priority: number; maxAttempts: number; headers: Record<string, string>; runAt?: number };
+
 /** What every termination of this step records besides how it ended, with the time and the children flag as the step leaves them. */
 function terminationBase(
   job: ClaimedJob,
@@ -605,7 +608,7 @@ function continueRun(
   const nextJobId = core.queue.nextJobId();
   // A replayed delay keeps its original schedule: it counts from when the outcome was first stored.
   const elapsed = verdict.replayed && verdict.storedAtMs !== undefined ? Math.max(0, now - verdict.storedAtMs) : 0;
-  const opts: EnqueueOptions & { headers: Record<string, string> } = {
+  const opts: NextStepOptions = {
     jobId: nextJobId,
     dedupKey: stepDedupKey(runId, nextStep),
     priority: job.priority,
@@ -639,7 +642,7 @@ async function continueOnSignal(
   log: WorkflowLogger,
   trace: StepTrace,
   wait: Parameters<typeof stageSignalWait>[1],
-  opts: EnqueueOptions & { headers: Record<string, string> },
+  opts: NextStepOptions,
   pointer: StepPointer,
   effects: SettlementEffects,
   commit: () => Promise<void>,
@@ -690,7 +693,7 @@ function commitContinue(
   trace: StepTrace,
   run: Known<RunRecord>,
   keys: RunKeys,
-  opts: EnqueueOptions & { headers: Record<string, string> },
+  opts: NextStepOptions,
   pointer: StepPointer,
   effects: SettlementEffects,
 ): Promise<unknown> | ChainedAck {
@@ -708,11 +711,12 @@ function submitContinue(
   o: Extract<StepOutcome, { kind: "continue" }>,
   run: Known<RunRecord>,
   keys: RunKeys,
-  opts: EnqueueOptions & { headers: Record<string, string> },
+  opts: NextStepOptions,
   pointer: StepPointer,
   effects: SettlementEffects,
 ): Promise<unknown> | ChainedAck {
-  effects.enqueue(core.queueName, o.payload, opts);
+  // Built here from the step job's checked fields: staged without checking its strings again (see `rebuiltEnqueueItem`).
+  stageRebuiltEnqueue(effects, core.queueName, o.payload, opts);
   // Freshly encoded, and only read after (the carry compares it with the stored record): staged without a copy.
   const pointerBytes = ownedBytes(encodeStepPointer(pointer));
   stageOwnedPut(effects, keys.pointerAt, pointerBytes);
