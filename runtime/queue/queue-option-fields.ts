@@ -5,8 +5,8 @@
  * `retryAfterMS`) is refused before anything is written, rather than left
  * to its default in silence.
  */
-import type { ValidationError } from "../errors.js";
-import { isOptionObject, optionFields, refuseUnknownFields, unknownFieldsRefusal } from "../option-values.js";
+import { ValidationError } from "../errors.js";
+import { describeValue, isOptionObject, optionFields, refuseUnknownFields, unknownFieldsRefusal } from "../option-values.js";
 import type { DeadLetterOptions, EnqueueItem, EnqueueOptions, NackOptions } from "./types.js";
 import type { KvScanOptions, ListJobsOptions } from "./view.js";
 
@@ -34,9 +34,10 @@ export function refuseUnknownEnqueueFields(opts: object): void {
   if (isOptionObject(debounce)) refuseUnknownFields(debounce, DEBOUNCE_FIELDS, "EnqueueOptions.debounce.", "EnqueueOptions.debounce");
 }
 
-/** Refuses a field of `enqueueBatch`'s item number `i` that an item does not take. */
+/** Refuses `enqueueBatch`'s item number `i` when it is not an object, or has a field that an item does not take. */
 export function refuseUnknownItemFields(item: unknown, i: number): void {
-  if (isOptionObject(item)) refuseUnknownFields(item, ITEM_FIELDS, `enqueueBatch item ${i}: `, `enqueueBatch item ${i}`);
+  if (!isOptionObject(item)) throw new ValidationError(`enqueueBatch item ${i} must be an object { queueName, payload, opts? }, got ${describeValue(item)}`);
+  refuseUnknownFields(item, ITEM_FIELDS, `enqueueBatch item ${i}: `, `enqueueBatch item ${i}`);
 }
 
 /** Refuses a field of `kvScan`'s options that they do not take. */
@@ -53,7 +54,8 @@ export function refuseUnknownListFields(opts: unknown, dead: boolean): void {
 
 /** The refusal of a field of `nack`'s options (`deadLetter`'s when `deadLetter`) that they do not take, if any. */
 export function settleOptionsRefusal(opts: unknown, deadLetter: boolean): ValidationError | undefined {
-  if (!isOptionObject(opts)) return undefined;
+  if (opts === undefined) return undefined;
+  if (!isOptionObject(opts)) return new ValidationError(`${deadLetter ? "DeadLetterOptions" : "NackOptions"} must be an object, got ${describeValue(opts)}`);
   return deadLetter
     ? unknownFieldsRefusal(opts, DEAD_LETTER_FIELDS, "DeadLetterOptions.", "DeadLetterOptions")
     : unknownFieldsRefusal(opts, NACK_FIELDS, "NackOptions.", "NackOptions");

@@ -44,6 +44,7 @@ describe("the queue's per-call options refuse a field that is no option, writing
         "enqueueBatch item 1: opt",
         "opts",
       );
+      await expect(queue.enqueueBatch([null as never])).rejects.toThrow(/^enqueueBatch item 0 must be an object \{ queueName, payload, opts\? \}, got null$/);
       expect(() => new SettlementEffects().enqueue("jobs", enc("a"), { priorty: 1 } as never)).toThrow(/EnqueueOptions\.priorty is not an option/);
       expect(store.counts.puts).toBe(0);
       expect(await queue.view().stats("jobs")).toMatchObject({ pending: 0, scheduled: 0 });
@@ -60,6 +61,8 @@ describe("the queue's per-call options refuse a field that is no option, writing
       const job = (await queue.claim("jobs"))!;
       expectRefused(await refusal(() => queue.nack(job, "boom", undefined, { retryAfterMS: 10 } as never)), "NackOptions.retryAfterMS", "retryAfterMs");
       expectRefused(await refusal(() => queue.deadLetter(job, "boom", undefined, { caus: 1 } as never)), "DeadLetterOptions.caus", "cause");
+      await expect(queue.nack(job, "boom", undefined, null as never)).rejects.toThrow(/^NackOptions must be an object, got null$/);
+      await expect(queue.deadLetter(job, "boom", undefined, 5 as never)).rejects.toThrow(/^DeadLetterOptions must be an object, got 5$/);
       expect(await queue.view().stats("jobs")).toMatchObject({ claimed: 1, dead: 0 });
       expect(await queue.view().attemptHistory(job.id)).toEqual([]);
       await expect(queue.nack(job, "boom", undefined, { retryAfterMs: 10 })).resolves.toMatchObject({ kind: "retried" });
