@@ -26,6 +26,7 @@ const LIST_JOBS_FIELDS = optionFields<ListJobsOptions>({ cursor: true, limit: tr
 const DEAD_JOBS_FIELDS = optionFields<{ after?: string; limit?: number }>({ after: true, limit: true });
 const NACK_FIELDS = optionFields<NackOptions>({ retryAfterMs: true, countAttempt: true, cause: true });
 const DEAD_LETTER_FIELDS = optionFields<DeadLetterOptions>({ cause: true });
+const WAIT_FIELDS = optionFields<{ timeoutMs?: number; signal?: AbortSignal }>({ timeoutMs: true, signal: true });
 
 /** Refuses a field of enqueue options `opts` (an object) or of their `debounce` that they do not take. */
 export function refuseUnknownEnqueueFields(opts: object): void {
@@ -50,6 +51,11 @@ export function refuseUnknownListFields(opts: unknown, dead: boolean): void {
   if (!isOptionObject(opts)) return;
   if (dead) refuseUnknownFields(opts, DEAD_JOBS_FIELDS, "deadJobs' options.", "deadJobs' options");
   else refuseUnknownFields(opts, LIST_JOBS_FIELDS, "ListJobsOptions.", "ListJobsOptions");
+}
+
+/** Refuses a field of `waitForCompletion`'s options that they do not take. */
+export function refuseUnknownWaitFields(opts: object): void {
+  refuseUnknownFields(opts, WAIT_FIELDS, "waitForCompletion's options.", "waitForCompletion's options");
 }
 
 /** The refusal of a field of `nack`'s options (`deadLetter`'s when `deadLetter`) that they do not take, if any. */

@@ -1,8 +1,8 @@
 /**
  * @module The queue's per-call option objects refuse a field that is none
  * of theirs: enqueue options and their debounce (also staged in a
- * settlement's effects), `enqueueBatch`'s items, `nack`'s and
- * `deadLetter`'s options, and the reads' (`kvScan`, `listJobs`,
+ * settlement's effects), `enqueueBatch`'s items, `nack`'s,
+ * `deadLetter`'s and `waitForCompletion`'s options, and the reads' (`kvScan`, `listJobs`,
  * `deadJobs`). Each names the field and suggests the close name before
  * anything is written (a misspelt `maxAtempts` used to leave the queue's 3
  * attempts in force); spelt right, each is taken.
@@ -55,7 +55,7 @@ describe("the queue's per-call options refuse a field that is no option, writing
       expect(await queue.view().stats("jobs")).toMatchObject({ pending: 2 });
     }));
 
-  it("nack and deadLetter: refused, the claim still held and its attempt not counted", () =>
+  it("nack, deadLetter and waitForCompletion: refused, the claim still held and its attempt not counted", () =>
     withQueue(async (queue) => {
       await queue.enqueue("jobs", enc("a"), { maxAttempts: 5 });
       const job = (await queue.claim("jobs"))!;
@@ -65,6 +65,8 @@ describe("the queue's per-call options refuse a field that is no option, writing
       await expect(queue.deadLetter(job, "boom", undefined, 5 as never)).rejects.toThrow(/^DeadLetterOptions must be an object, got 5$/);
       expect(await queue.view().stats("jobs")).toMatchObject({ claimed: 1, dead: 0 });
       expect(await queue.view().attemptHistory(job.id)).toEqual([]);
+      // A misspelt timeout would wait for ever: refused at once instead.
+      expectRefused(await refusal(() => queue.waitForCompletion(job.id, { timeoutMS: 5 } as never)), "waitForCompletion's options.timeoutMS", "timeoutMs");
       await expect(queue.nack(job, "boom", undefined, { retryAfterMs: 10 })).resolves.toMatchObject({ kind: "retried" });
       expect(await queue.view().stats("jobs")).toMatchObject({ claimed: 0, scheduled: 1 });
     }));
