@@ -5,6 +5,11 @@
  * store created per step (counted on disk: none are removed), and a
  * timeline of one run's step.
  *
+ * Commits are the queue's (every commit of the runtime and the queue goes
+ * through it, not through `Engine.prototype.commit`); fsyncs are counted on
+ * the main thread and inside LocalStore's put thread, which makes a put's
+ * calls synchronously in a worker (support/put-thread-marks.ts).
+ *
  * WAL puts are also split by whether a delete (a checkpoint's cleanup) was
  * in flight at any point while they ran, to show what deletes cost them.
  *
@@ -26,11 +31,12 @@ import { syncBuiltinESMExports } from "node:module";
 import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { loadavg } from "node:os";
-import { Engine } from "../runtime/engine/engine.js";
 import * as T from "../runtime/index.js";
 import { LocalStore, Queue, StepOutcome, type StepRunner } from "../runtime/index.js";
+import { QueueCore } from "../runtime/queue/queue-core.js";
 import type { ListOptions, ListedObject, PutOptions } from "../runtime/store/object-store.js";
 import { percentile } from "./support/percentile.js";
+import { markPutThread, nowMs } from "./support/put-thread-marks.js";
 import { runtimeWorkload } from "./support/step-workload.js";
 import { withTempDir } from "./support/temp-dir.js";
 
@@ -44,8 +50,19 @@ interface Ev {
   what: string;
 }
 let events: Ev[] | undefined;
-const mark = (what: string) => events?.push({ t: performance.now(), what });
-const counts = { puts: 0, gets: 0, lists: 0, deletes: 0, commits: 0, durableCommits: 0, fsReqs: 0, fsyncs: 0 };
+const mark = (what: string) => events?.push({ t: nowMs(), what });
+const counts = { puts: 0, gets: 0, lists: 0, deletes: 0, commits: 0, durableCommits: 0, fsReqs: 0, fsyncs: 0, threadPuts: 0, threadFsyncs: 0 };
+const thread = markPutThread();
+/** Adds the put thread's puts and fsyncs since the last call to `counts`. */
+let threadSeen = 0;
+function countThread(): void {
+  const { marks } = thread.since(threadSeen);
+  threadSeen += marks.length;
+  for (const m of marks) {
+    if (m.kind === "threadWoke") counts.threadPuts++;
+    else if (m.kind === "threadSynced") counts.threadFsyncs++;
+  }
+}
 const fsTypes = new Map<string, number>();
 
 // Every fs promise request is one trip to the thread pool. The hook also sees
@@ -160,14 +177,13 @@ class TracedStore extends LocalStore {
   }
 }
 
-const commit = Engine.prototype.commit;
-Engine.prototype.commit = function (this: Engine, batch, opts) {
+const commit = QueueCore.prototype.commit;
+QueueCore.prototype.commit = function (this: QueueCore, txn, durable, createdClaimed) {
   counts.commits++;
-  const durable = opts?.durable !== false;
   if (durable) counts.durableCommits++;
   const n = counts.commits;
-  mark(`commit #${n} ${durable ? "durable" : "background"} (${batch.ops.length} ops)`);
-  const p = commit.call(this, batch, opts);
+  const p = commit.call(this, txn, durable, createdClaimed);
+  mark(`commit #${n} ${durable ? "durable" : "background"} (${txn.batch.ops.length} ops)`);
   if (durable)
     void p.then(
       () => mark(`commit #${n} durable`),
@@ -188,6 +204,7 @@ await withTempDir("bench-step-trace-", async (dir) => {
   const queue = await Queue.open(store, "bench", FLUSH_MS === undefined ? {} : { flushIntervalMs: FLUSH_MS });
   const w = runtimeWorkload(T, queue, store, runner, new Uint8Array(16).fill(7));
   for (let i = 0; i < 5; i++) await w.one(); // warm-up
+  countThread();
   const base = { ...counts };
   walPutMs.overlapped.length = 0;
   walPutMs.alone.length = 0;
@@ -198,12 +215,16 @@ await withTempDir("bench-step-trace-", async (dir) => {
   const elu0 = performance.eventLoopUtilization();
   const lat: number[] = [];
   let next = 0;
+  let lastRunThreadFrom = 0;
   const cpu0 = process.cpuUsage();
   const start = performance.now();
   await Promise.all(
     Array.from({ length: CONC }, async () => {
       for (let i = next++; i < N_RUNS; i = next++) {
-        if (CONC === 1 && i === N_RUNS - 1) events = [];
+        if (CONC === 1 && i === N_RUNS - 1) {
+          events = [];
+          lastRunThreadFrom = thread.position();
+        }
         const t = performance.now();
         mark("submit");
         await w.one();
@@ -216,6 +237,7 @@ await withTempDir("bench-step-trace-", async (dir) => {
   const elapsed = end - start;
   const cpu = process.cpuUsage(cpu0);
   const elu = performance.eventLoopUtilization(elu0);
+  countThread();
   const walPuts = queue.engineStats.walPuts - walPuts0;
   const walBatches = queue.engineStats.walBatches - walBatches0;
   const overlap = putOverlap(walPutSpans, start, end);
@@ -230,7 +252,7 @@ await withTempDir("bench-step-trace-", async (dir) => {
       .join(" ")}`,
   );
   console.log(
-    `per step: puts ${per("puts")} gets ${per("gets")} lists ${per("lists")} deletes ${per("deletes")} commits ${per("commits")} (durable ${per("durableCommits")}) WAL objects ${(walPuts / steps).toFixed(2)} fsync calls ${per("fsyncs")} fs requests ${per("fsReqs")} folders made ${(foldersMade / steps).toFixed(3)}`,
+    `per step: puts ${per("puts")} gets ${per("gets")} lists ${per("lists")} deletes ${per("deletes")} commits ${per("commits")} (durable ${per("durableCommits")}) WAL objects ${(walPuts / steps).toFixed(2)} fsync calls ${per("fsyncs")} main thread, ${per("threadFsyncs")} put thread; puts by the put thread ${per("threadPuts")}; fs requests ${per("fsReqs")} folders made ${(foldersMade / steps).toFixed(3)}`,
   );
   console.log(`CPU (user + system, all threads) ${((cpu.user + cpu.system) / 1000 / steps).toFixed(3)} ms per step`);
   console.log(
@@ -253,6 +275,9 @@ await withTempDir("bench-step-trace-", async (dir) => {
     `WAL puts: ${walPutMs.overlapped.length} overlapped a delete (p50 ${median(walPutMs.overlapped)} ms), ${walPutMs.alone.length} did not (p50 ${median(walPutMs.alone)} ms)`,
   );
   if (events === undefined) return;
+  // The put thread's marks of the last run, on the same clock.
+  for (const m of thread.since(lastRunThreadFrom).marks) events.push({ t: m.t, what: `  put thread: ${m.kind.replace(/^thread/, "").toLowerCase()}` });
+  events.sort((a, b) => a.t - b.t);
   console.log("timeline of the last run (ms since submit):");
   const t0 = events![0]!.t;
   for (const e of events!) console.log(`  ${(e.t - t0).toFixed(3).padStart(8)}  ${e.what}`);

@@ -162,19 +162,19 @@ export function readFields<K extends string>(from: object, keys: readonly K[], p
 }
 
 /**
- * Adds a problem for each own enumerable string key of `from` that is not
- * one of `keys`: a misspelt option would otherwise be dropped without a
+ * Adds a problem for each field of `from` (see `optionFieldNames`) that is
+ * not one of `keys`: a misspelt option would otherwise be dropped without a
  * word and its default used. Named as `{path}{key}`, with the keys taken.
  */
 export function checkKnownFields(from: object, keys: readonly string[], path: string, problems: string[]): void {
+  const known = knownSetOf(keys);
   let own: string[];
   try {
-    own = Object.keys(from);
+    own = optionFieldNames(from);
   } catch (err) {
     problems.push(`listing the fields of ${path.replace(/\.$/, "") || "the options"} threw: ${errorText(err)}`);
     return;
   }
-  const known = new Set(keys);
   let unknown = 0;
   for (const k of own) {
     if (known.has(k)) continue;
@@ -190,6 +190,47 @@ export function checkKnownFields(from: object, keys: readonly string[], path: st
     );
 }
 
+/** Each field list's names as a set, made once per list (a submission checks its options on every call). */
+const knownSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+
+function knownSetOf(keys: readonly string[]): ReadonlySet<string> {
+  let set = knownSets.get(keys);
+  if (set === undefined) {
+    set = new Set(keys);
+    knownSets.set(keys, set);
+  }
+  return set;
+}
+
+/** Most prototypes above an option object whose fields count as its own: a Proxy can make the chain endless. */
+const MAX_PROTOTYPE_DEPTH = 32;
+
+/**
+ * The fields an option object holds, as every reader checks them: its own
+ * enumerable string keys and those it inherits (`Object.create(defaults)`,
+ * a class instance's), since a reader's `o.field` sees both; not those of
+ * `Object.prototype` (every object inherits it: a field added there is not
+ * the caller's), and not symbols or non-enumerable properties (no option
+ * is either). A key `__proto__` made by `JSON.parse` is a field like any
+ * other. Reads no field, so no getter runs.
+ */
+export function optionFieldNames(from: object): string[] {
+  const names = Object.keys(from);
+  let proto = Object.getPrototypeOf(from) as object | null;
+  if (proto === null || proto === Object.prototype) return names;
+  const seen = new Set(names);
+  for (let depth = 0; proto !== null && proto !== Object.prototype; depth++) {
+    if (depth === MAX_PROTOTYPE_DEPTH) throw new Error(`its prototype chain is over ${MAX_PROTOTYPE_DEPTH} objects long`);
+    for (const k of Object.keys(proto)) {
+      if (seen.has(k)) continue;
+      seen.add(k);
+      names.push(k);
+    }
+    proto = Object.getPrototypeOf(proto) as object | null;
+  }
+  return names;
+}
+
 /**
  * Most fields that are no option a refusal names one by one: an object
  * spread from a large configuration (100,000 fields) made a message of
@@ -203,9 +244,15 @@ const MAX_UNKNOWN_NAMED = 10;
  * option object whose fields are read where they are used.
  */
 export function refuseUnknownFields(from: object, keys: readonly string[], path: string, what: string): void {
+  const refusal = unknownFieldsRefusal(from, keys, path, what);
+  if (refusal !== undefined) throw refusal;
+}
+
+/** The `ValidationError` `refuseUnknownFields` throws, or undefined: for an entry point that must reject rather than throw. */
+export function unknownFieldsRefusal(from: object, keys: readonly string[], path: string, what: string): ValidationError | undefined {
   const problems: string[] = [];
   checkKnownFields(from, keys, path, problems);
-  if (problems.length > 0) throw new ValidationError(`${what} has a field that is not an option`, problems);
+  return problems.length > 0 ? new ValidationError(`${what} has a field that is not an option`, problems) : undefined;
 }
 
 /** Longest name compared for a suggestion: a longer one (a 100 KB key) is no typo of an option. */
@@ -270,12 +317,15 @@ export function readOptions<K extends string>(given: unknown, keys: readonly K[]
 }
 
 /**
- * `true` when `Keys` names every field of `T`, else the fields it misses:
- * `true satisfies AllFieldsOf<T, typeof KEYS>` keeps a list of the options
- * an entry point takes from falling behind its type (a new option left out
- * would be refused as misspelt).
+ * The field names of the option type `T`, from an object literal naming
+ * each once (`optionFields<RunOptions>({ headers: true, ... })`): a field of
+ * `T` left out, or a name that is none of its fields, fails to compile, so
+ * the list an entry point checks cannot fall behind its type (a new option
+ * left out would be refused as misspelt).
  */
-export type AllFieldsOf<T, Keys extends readonly PropertyKey[]> = [Exclude<keyof T, Keys[number]>] extends [never] ? true : Exclude<keyof T, Keys[number]>;
+export function optionFields<T>(fields: { readonly [K in keyof T]-?: true }): readonly Extract<keyof T, string>[] {
+  return Object.freeze(Object.keys(fields)) as readonly Extract<keyof T, string>[];
+}
 
 /**
  * `readOptions`, refusing a field that is not one of `keys` as well, so a

@@ -53,7 +53,7 @@ import { decodeManifest } from "../workflow/groups/group-records.js";
 import { GroupNotFoundError } from "../workflow/groups/group-errors.js";
 import { GroupRecreatedError } from "./client-errors.js";
 import { ValidationError } from "../errors.js";
-import { checkOptionalMs, describeValue, hasMethods, readExactOptions } from "../option-values.js";
+import { checkOptionalMs, describeValue, hasMethods, optionFields, readExactOptions } from "../option-values.js";
 import { readLogger } from "../logger.js";
 
 /** Default listing interval on a store without change notification (S3): 3,600 LISTs an hour. */
@@ -88,13 +88,13 @@ export interface ServeClientsOptions {
   readonly logger?: WorkflowLogger;
 }
 
-const SERVE_CLIENTS_KEYS = [
-  "store",
-  "listIntervalMs",
-  "appliedRetentionMs",
-  "maxConcurrentRequests",
-  "logger",
-] as const satisfies readonly (keyof ServeClientsOptions)[];
+const SERVE_CLIENTS_KEYS = optionFields<ServeClientsOptions>({
+  store: true,
+  listIntervalMs: true,
+  appliedRetentionMs: true,
+  maxConcurrentRequests: true,
+  logger: true,
+});
 
 /** What an inbox has done since it started. */
 export interface InboxStats {

@@ -68,7 +68,7 @@ import { ClientGroup, ClientJobGroup, GROUP_GATE, JOB_GROUP_GATE, type GroupPort
 import { mergeGroupPages, mergeRunPages } from "./shard-listing.js";
 import { scanOf } from "../workflow/runs/list-runs.js";
 import { DEFAULT_GROUP_LIMIT } from "../workflow/groups/group-index.js";
-import { checkOptionalMs, describeValue, hasMethods, readExactOptions } from "../option-values.js";
+import { checkOptionalMs, describeValue, hasMethods, optionFields, readExactOptions } from "../option-values.js";
 
 /** Default time a command waits for the owner's answer. */
 export const DEFAULT_CLIENT_TIMEOUT_MS = 30_000;
@@ -109,14 +109,14 @@ export interface TaqubaClientOptions {
   readonly clock?: Clock;
 }
 
-const CLIENT_OPTION_KEYS = [
-  "name",
-  "queueName",
-  "memoPrefix",
-  "timeoutMs",
-  "pollIntervalMs",
-  "clock",
-] as const satisfies readonly (keyof TaqubaClientOptions)[];
+const CLIENT_OPTION_KEYS = optionFields<TaqubaClientOptions>({
+  name: true,
+  queueName: true,
+  memoPrefix: true,
+  timeoutMs: true,
+  pollIntervalMs: true,
+  clock: true,
+});
 
 /** A check whose message does not say which option it refused, prefixed with the option's name. */
 function naming(path: string, check: () => void): void {

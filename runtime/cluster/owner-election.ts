@@ -31,7 +31,7 @@ import {
   type LeaseEntry,
   type LeaseRecord,
 } from "./lease-chain.js";
-import { checkOptionalFunction, describeValue, hasMethods, readExactOptions } from "../option-values.js";
+import { checkOptionalFunction, describeValue, hasMethods, optionFields, readExactOptions } from "../option-values.js";
 
 /** How long a lease lasts after its last renewal, unless set: 15 s. */
 export const DEFAULT_LEASE_DURATION_MS = 15_000;
@@ -115,15 +115,15 @@ function checkMs(what: string, v: unknown, min: number, max: number): number {
   return v;
 }
 
-const ELECTION_KEYS = [
-  "start",
-  "leaseDurationMs",
-  "renewIntervalMs",
-  "processId",
-  "clock",
-  "logger",
-  "onChange",
-] as const satisfies readonly (keyof OwnerElectionOptions)[];
+const ELECTION_KEYS = optionFields<OwnerElectionOptions>({
+  start: true,
+  leaseDurationMs: true,
+  renewIntervalMs: true,
+  processId: true,
+  clock: true,
+  logger: true,
+  onChange: true,
+});
 
 /**
  * The options of an election (`runOwnerElection`'s, or `runShardWorkers`'s,

@@ -7,7 +7,7 @@ import { decodeTime } from "ulid";
 import { requestsPrefix, KEEP_NAME } from "../client/inbox-layout.js";
 import { readShardLayout, shardStoreName } from "../client/shard-route.js";
 import { validateQueueName, validateStoreName } from "../queue/names.js";
-import { checkOptionalFunction, readExactOptions } from "../option-values.js";
+import { checkOptionalFunction, optionFields, readExactOptions } from "../option-values.js";
 import { QueueReader } from "../queue/reader.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { DEFAULT_STEP_QUEUE } from "../workflow/runs/workflow-view.js";
@@ -45,7 +45,7 @@ export interface ReadOwnersOptions {
 /** The owner, lease and backlog of every shard of `name` (one line when the store is not sharded). */
 export async function readOwners(store: ObjectStore, name: string, given: ReadOwnersOptions = {}): Promise<OwnerStatus[]> {
   validateStoreName(name);
-  const opts = readExactOptions(given, ["queueName", "now"], "ReadOwnersOptions");
+  const opts = readExactOptions(given, optionFields<ReadOwnersOptions>({ queueName: true, now: true }), "ReadOwnersOptions");
   if (opts.queueName !== undefined) validateQueueName(opts.queueName);
   checkOptionalFunction("ReadOwnersOptions.now", opts.now);
   const q = (opts.queueName as string | undefined) ?? DEFAULT_STEP_QUEUE;

@@ -14,7 +14,7 @@ import type { ObjectStore } from "../store/object-store.js";
 import { TaqubaClient } from "../client/taquba-client.js";
 import { shardOfRun, shardOfSchedule, shardStoreName } from "../client/shard-route.js";
 import { ValidationError } from "../errors.js";
-import { checkOptionalMs, hasMethods, isOptionObject, readExactOptions, readOptions } from "../option-values.js";
+import { checkOptionalMs, hasMethods, isOptionObject, optionFields, readExactOptions, readOptions } from "../option-values.js";
 import type { RemoteRuns, ScheduleRouting } from "../workflow/schedules/schedule-routing.js";
 import type { WorkflowRuntime } from "../workflow/workflow-runtime.js";
 import { describeValue } from "../option-values.js";
@@ -83,7 +83,7 @@ export function routeShardSchedules(runtime: WorkflowRuntime, store: ObjectStore
   )
     throw new ValidationError(`${needs}, got shard ${describeValue(shard)} of ${describeValue(shards)}`);
   if (typeof name !== "string") throw new ValidationError(`${needs}, got name ${describeValue(name)}`);
-  const { timeoutMs } = readExactOptions(opts, ["timeoutMs"], "ShardSchedulesOptions");
+  const { timeoutMs } = readExactOptions(opts, optionFields<ShardSchedulesOptions>({ timeoutMs: true }), "ShardSchedulesOptions");
   checkOptionalMs("ShardSchedulesOptions.timeoutMs", timeoutMs, 1, 24 * 3600 * 1000);
   const clients = new Map<number, Promise<TaqubaClient>>();
   const clientOf = (i: number): Promise<TaqubaClient> => {

@@ -10,8 +10,9 @@ import type { RunOptions } from "../workflow/runs/run-types.js";
 import { encodeJobPayload } from "./job-codec.js";
 import { checkNotifyKey, JOB_NOTIFY_HEADER } from "./job-notice.js";
 import type { Registration } from "./job-step-runner.js";
+import type { JobGroupSubmitOptions } from "./job-group.js";
 import type { HeaderValues, JobDefinition, JobSubmitOptions } from "../contract/job-definition.js";
-import { describeValue, hasMethods, isOptionObject, refuseUnknownFields } from "../option-values.js";
+import { describeValue, hasMethods, isOptionObject, optionFields, refuseUnknownFields } from "../option-values.js";
 
 /** A definition with its types erased, as submit-side checks see it. */
 export type AnyDefinition = JobDefinition<string, unknown, unknown, unknown, never>;
@@ -37,19 +38,28 @@ export function checkJobRegistration(definition: unknown, handler: unknown): Reg
   return { definition: def, handler: handler as Registration["handler"] };
 }
 
-const JOB_SUBMIT_FIELDS = Object.keys({
-  headers: 0,
-  priority: 0,
-  runAt: 0,
-  idempotencyKey: 0,
-  maxAttempts: 0,
-  notifySignal: 0,
-} satisfies Record<keyof JobSubmitOptions, 0>);
+const JOB_SUBMIT_FIELDS = optionFields<JobSubmitOptions>({
+  headers: true,
+  priority: true,
+  runAt: true,
+  idempotencyKey: true,
+  maxAttempts: true,
+  notifySignal: true,
+});
+const JOB_GROUP_SUBMIT_FIELDS = optionFields<JobGroupSubmitOptions<HeaderValues>>({ headers: true, priority: true, runAt: true, maxAttempts: true });
 
-/** @internal Checks a submission's headers and options and turns them into run options; throws `ValidationError`. */
-export function prepareRunOptions(def: AnyDefinition, options: JobSubmitOptions<HeaderValues> | undefined): RunOptions {
+/**
+ * @internal Checks a submission's headers and options and turns them into run options; throws `ValidationError`.
+ * `fields` and `what`: the options a group's submission takes, and their name in a refusal.
+ */
+export function prepareRunOptions(
+  def: AnyDefinition,
+  options: JobSubmitOptions<HeaderValues> | undefined,
+  fields: readonly string[] = JOB_SUBMIT_FIELDS,
+  what = "JobSubmitOptions",
+): RunOptions {
   checkDefinition(def);
-  if (isOptionObject(options)) refuseUnknownFields(options, JOB_SUBMIT_FIELDS, "JobSubmitOptions.", "JobSubmitOptions");
+  if (isOptionObject(options)) refuseUnknownFields(options, fields, `${what}.`, what);
   const o = options ?? {};
   const headers: Record<string, string> = { ...(o.headers ?? {}) };
   def.headers.validator.assert(headers);
@@ -131,7 +141,7 @@ export function prepareGroupSubmission(
       `job "${def.name}" keys its flow control (concurrency or rate limit) by input fields, and a group's members share one set of options; submit its jobs one by one, or key the limit by headers`,
     );
   }
-  const runOptions = withFlow(def, undefined, prepareRunOptions(def, options));
+  const runOptions = withFlow(def, undefined, prepareRunOptions(def, options, JOB_GROUP_SUBMIT_FIELDS, "JobGroupSubmitOptions"));
   const members = inputs.map((input, i) => {
     try {
       return { key: keyOf(input, i), input: preparePayload(def, input) };

@@ -11,7 +11,7 @@
  * A slot is released when its lease goes: settled, released, reaped.
  */
 import { ValidationError } from "../errors.js";
-import { describeValue } from "../option-values.js";
+import { describeValue, optionFields, refuseUnknownFields } from "../option-values.js";
 
 /** Per-queue concurrency limit (`QueueConfig.concurrency`). */
 export interface ConcurrencyConfig {
@@ -260,6 +260,10 @@ export interface FlowRule {
   rateLimit?: { limit: number; periodMs: number };
 }
 
+const FLOW_RULE_FIELDS = optionFields<FlowRule>({ concurrency: true, rateLimit: true });
+const FLOW_CONCURRENCY_FIELDS = optionFields<NonNullable<FlowRule["concurrency"]>>({ limit: true });
+const FLOW_RATE_FIELDS = optionFields<NonNullable<FlowRule["rateLimit"]>>({ limit: true, periodMs: true });
+
 /** The header naming a job's flow rule. */
 export const FLOW_RULE_HEADER = "workflow.flow";
 /** The header carrying a job's concurrency key under its flow rule. */
@@ -288,7 +292,7 @@ export function resolveFlowRule(name: string, rule: FlowRule): ResolvedFlowRule 
   }
   if (rule === null || typeof rule !== "object") throw new ValidationError(`flow rule "${name}" must be an object { concurrency?, rateLimit? }`);
   // A misspelt field would otherwise leave the rule without the limit its author meant.
-  refuseUnknownFields(rule, ["concurrency", "rateLimit"], `flow rule "${name}"`);
+  refuseUnknownFields(rule, FLOW_RULE_FIELDS, `flow rule "${name}": `, `flow rule "${name}"`);
   const keyed = (header: string) => ({
     limit: 0,
     key: undefined,
@@ -300,26 +304,18 @@ export function resolveFlowRule(name: string, rule: FlowRule): ResolvedFlowRule 
   };
   if (rule.concurrency !== undefined) {
     part(rule.concurrency, "concurrency", "{ limit }");
-    refuseUnknownFields(rule.concurrency, ["limit"], `flow rule "${name}": concurrency`);
+    refuseUnknownFields(rule.concurrency, FLOW_CONCURRENCY_FIELDS, `flow rule "${name}": concurrency.`, `flow rule "${name}": concurrency`);
     const c = resolveConcurrency({ limit: rule.concurrency.limit }, `flow rule "${name}": concurrency`);
     concurrency = { ...keyed(FLOW_CONCURRENCY_KEY_HEADER), limit: c.limit };
   }
   let rateLimit: ResolvedRateLimit | undefined;
   if (rule.rateLimit !== undefined) {
     part(rule.rateLimit, "rateLimit", "{ limit, periodMs }");
-    refuseUnknownFields(rule.rateLimit, ["limit", "periodMs"], `flow rule "${name}": rateLimit`);
+    refuseUnknownFields(rule.rateLimit, FLOW_RATE_FIELDS, `flow rule "${name}": rateLimit.`, `flow rule "${name}": rateLimit`);
     const r = resolveRateLimit({ limit: rule.rateLimit.limit, periodMs: rule.rateLimit.periodMs }, `flow rule "${name}": rateLimit`);
     rateLimit = { ...keyed(FLOW_RATE_KEY_HEADER), limit: r.limit, periodMs: r.periodMs };
   }
   return { name, concurrency, rateLimit };
-}
-
-function refuseUnknownFields(value: object, known: readonly string[], what: string): void {
-  for (const field of Object.keys(value)) {
-    // A field name is the caller's and can be of any length: the message shows its start.
-    const shown = field.length > 64 ? `${field.slice(0, 64)}… (${field.length} characters)` : field;
-    if (!known.includes(field)) throw new ValidationError(`${what} has no field "${shown}" (it takes ${known.join(", ")}); check its spelling`);
-  }
 }
 
 /** The limits that apply to one job: its queue's, then its flow rule's. Slot names keep them apart. */

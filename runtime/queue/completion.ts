@@ -12,11 +12,14 @@ import { readJob } from "./transitions.js";
 import type { CompletionResult } from "./types.js";
 import { toJobInfo } from "./view.js";
 import { warmJobs } from "./warm.js";
+import { refuseUnknownWaitFields } from "./queue-option-fields.js";
 
 export async function waitForCompletion(core: QueueCore, jobId: string, opts: { timeoutMs?: number; signal?: AbortSignal }): Promise<CompletionResult> {
   validateJobId(jobId);
   // NaN or a string would wait forever without a word (a string even turned the deadline into text).
   if (opts === null || typeof opts !== "object") throw new ValidationError(`waitForCompletion options must be an object { timeoutMs?, signal? }`);
+  // A misspelt `timeoutMS` would wait for ever.
+  refuseUnknownWaitFields(opts);
   if (opts.timeoutMs !== undefined) validateDelay("waitForCompletion's timeoutMs", opts.timeoutMs);
   for (let w = warmJobs(core.engine, [jobId]); w !== undefined; w = warmJobs(core.engine, [jobId])) await w;
   // Reading the record and registering the listener happen in one turn, so no finish is missed.

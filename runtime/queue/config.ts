@@ -18,7 +18,7 @@ import {
   type ResolvedConcurrency,
   type ResolvedRateLimit,
 } from "./admission.js";
-import { describeValue, isOptionObject, refuseUnknownFields } from "../option-values.js";
+import { describeValue, isOptionObject, optionFields, refuseUnknownFields } from "../option-values.js";
 
 /** Retry backoff: `delay = min(baseMs × factor^(attempts−1), maxMs)`. */
 export interface BackoffConfig {
@@ -178,19 +178,19 @@ export function validatePriority(p: unknown): asserts p is number {
 }
 
 /** Every field of `QueueConfig`: a field given that is none of them is refused (a misspelt one would leave its default in force). */
-const QUEUE_CONFIG_FIELDS = Object.keys({
-  leaseMs: 0,
-  maxAttempts: 0,
-  defaultPriority: 0,
-  backoff: 0,
-  doneRetentionMs: 0,
-  deadRetention: 0,
-  concurrency: 0,
-  rateLimit: 0,
-  debounce: 0,
-} satisfies Record<keyof QueueConfig, 0>);
+const QUEUE_CONFIG_FIELDS = optionFields<QueueConfig>({
+  leaseMs: true,
+  maxAttempts: true,
+  defaultPriority: true,
+  backoff: true,
+  doneRetentionMs: true,
+  deadRetention: true,
+  concurrency: true,
+  rateLimit: true,
+  debounce: true,
+});
 
-const BACKOFF_FIELDS = Object.keys({ baseMs: 0, maxMs: 0, factor: 0 } satisfies Record<keyof BackoffConfig, 0>);
+const BACKOFF_FIELDS = optionFields<BackoffConfig>({ baseMs: true, maxMs: true, factor: true });
 
 /** Merges `c` over `base`, validating every given field; `path` names `c` in a refusal. */
 export function resolveQueueConfig(c: QueueConfig | undefined, base: ResolvedQueueConfig = DEFAULT_QUEUE_CONFIG, path = "QueueConfig"): ResolvedQueueConfig {

@@ -9,24 +9,24 @@ import { type Clock, timedClock } from "../clock.js";
 import { validateEngineOptions } from "../engine/engine-options.js";
 import type { EngineOptions } from "../engine/engine.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, errorText, hasMethods, isOptionObject, quoteValue, readExactOptions } from "../option-values.js";
+import { describeValue, errorText, hasMethods, isOptionObject, optionFields, quoteValue, readExactOptions } from "../option-values.js";
 import { readLogger } from "../logger.js";
 import type { OpenOptions } from "./config.js";
 import { JOB } from "./keys.js";
 
-const KEYS = [
-  "clock",
-  "defaultQueueConfig",
-  "queueConfigs",
-  "flushIntervalMs",
-  "payloadOffloadBytes",
-  "maxPayloadBytes",
-  "logger",
-  "onDeadLettered",
-  "onClosed",
-  "recordCacheBytes",
-  "engineOptions",
-] as const satisfies readonly (keyof OpenOptions)[];
+const KEYS = optionFields<OpenOptions>({
+  clock: true,
+  defaultQueueConfig: true,
+  queueConfigs: true,
+  flushIntervalMs: true,
+  payloadOffloadBytes: true,
+  maxPayloadBytes: true,
+  logger: true,
+  onDeadLettered: true,
+  onClosed: true,
+  recordCacheBytes: true,
+  engineOptions: true,
+});
 
 /** Plain data only (numbers, strings, objects, arrays): a copy the caller cannot change afterwards. */
 function plainCopy(name: string, v: unknown): unknown {

@@ -57,6 +57,7 @@ import type {
   WakeOutcome,
 } from "./types.js";
 import { kvScanSync, StoreView, type KvPage, type KvScanOptions, type QueueView } from "./view.js";
+import { settleOptionsRefusal } from "./queue-option-fields.js";
 
 /** What `Queue.kvTokenNow` returns: compared with `===` only. Not exported by the package's entries; declared in its types because the workflow's step records name it. */
 export type KvToken = ValueToken;
@@ -381,11 +382,15 @@ export class Queue {
    * goes dead.
    */
   nack(job: ClaimedJob, error: string, effects?: SettlementEffects, opts?: NackOptions): Promise<NackOutcome> {
+    const refused = settleOptionsRefusal(opts, false);
+    if (refused !== undefined) return Promise.reject(refused);
     return cs.nack(this.#core, job, error, effects, opts);
   }
 
   /** Dead-letters the job now, whatever its attempt count; effects apply. */
   deadLetter(job: ClaimedJob, error: string, effects?: SettlementEffects, opts?: DeadLetterOptions): Promise<EnqueueOutcome[]> {
+    const refused = settleOptionsRefusal(opts, true);
+    if (refused !== undefined) return Promise.reject(refused);
     return cs.deadLetter(this.#core, job, error, effects, opts);
   }
 

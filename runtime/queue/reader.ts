@@ -11,7 +11,7 @@ import { type Clock, SystemClock } from "../clock.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { validateStoreName } from "./names.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, hasMethods, readExactOptions } from "../option-values.js";
+import { describeValue, hasMethods, optionFields, readExactOptions } from "../option-values.js";
 import { PrefixedStore } from "./prefixed-store.js";
 import { ENGINE_PREFIX } from "./queue.js";
 import type { JobAttempt, JobState, QueueStats } from "./record.js";
@@ -67,7 +67,7 @@ export class QueueReader implements QueueView {
    */
   static async open(store: ObjectStore, name: string, opts: { clock?: Clock } = {}): Promise<QueueReader> {
     validateStoreName(name);
-    const { clock } = readExactOptions(opts, ["clock"], "QueueReader.open's options");
+    const { clock } = readExactOptions(opts, optionFields<{ clock?: Clock }>({ clock: true }), "QueueReader.open's options");
     if (clock !== undefined && !hasMethods(clock, ["now"]))
       throw new ValidationError(`QueueReader.open's options.clock must be an object with a now() method (a Clock), got ${describeValue(clock)}`);
     const root = new PrefixedStore(store, `${name}/`);

@@ -9,6 +9,7 @@ import { checkedHeaders } from "./headers.js";
 import { isWellFormed, MAX_DEDUP_KEY_BYTES, utf8Exceeds, validateDedupKey, validateJobId, validatePositiveInt, validateQueueName } from "./names.js";
 import type { EnqueueItem, EnqueueOptions } from "./types.js";
 import { validateDebouncePeriod } from "./admission.js";
+import { refuseUnknownEnqueueFields } from "./queue-option-fields.js";
 
 /**
  * The options as they are now, validated: a copy taken field by field
@@ -23,6 +24,7 @@ export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): 
   if (opts === null || typeof opts !== "object") throw new ValidationError("enqueue options must be an object");
   // Options this function returned (frozen) are staged again as they are (a step's effects copied into a settlement's).
   if (CheckedOptions.made(opts)) return opts;
+  refuseUnknownEnqueueFields(opts);
   const { priority, runAt, dedupKey, maxAttempts, jobId, headers, debounce } = opts;
   const own = new CheckedOptions(MINT);
   if (priority !== undefined) {

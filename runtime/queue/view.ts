@@ -12,6 +12,7 @@ import type { ReadSource } from "./txn.js";
 import { warmJobs } from "./warm.js";
 import type { JobInfo, KvEntry, Page, WaitingReason } from "./types.js";
 import { describeValue } from "../option-values.js";
+import { refuseUnknownKvScanFields, refuseUnknownListFields } from "./queue-option-fields.js";
 
 /** A page of caller KV entries; the scan is finished when `nextCursor` is undefined. */
 export interface KvPage {
@@ -138,6 +139,7 @@ export class StoreView implements QueueView {
   async listJobs(queueName: string, state: JobState, opts: ListJobsOptions = {}): Promise<Page<JobInfo>> {
     validateQueueName(queueName);
     if (!JOB_STATES.includes(state)) throw new ValidationError(`unknown job state ${JSON.stringify(state)}; use one of ${JOB_STATES.join(", ")}`);
+    refuseUnknownListFields(opts, false);
     const limit = pageLimit(opts.limit, 100);
     const prefix = {
       pending: K.pendingPrefix(queueName),
@@ -183,6 +185,7 @@ export class StoreView implements QueueView {
 
   async deadJobs(queueName: string, opts: { after?: string; limit?: number } = {}): Promise<JobInfo[]> {
     validateQueueName(queueName);
+    refuseUnknownListFields(opts, true);
     const limit = pageLimit(opts.limit, 100);
     const prefix = K.deadPrefix(queueName);
     const out: JobInfo[] = [];
@@ -217,6 +220,7 @@ export class StoreView implements QueueView {
 /** One page of caller KV entries under `prefix`, read synchronously from `src`. */
 export function kvScanSync(src: ReadSource, prefix: string, opts: KvScanOptions = {}): KvPage {
   validateKvPrefix(prefix);
+  refuseUnknownKvScanFields(opts);
   if (opts.after !== undefined) validateKvKey(opts.after);
   const limit = pageLimit(opts.limit, 1000);
   const full = K.userKey(prefix);

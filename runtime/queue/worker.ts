@@ -8,7 +8,7 @@
  */
 import { MAX_DELAY_MS } from "../time-bounds.js";
 import { ClosedError, TaqubaError, ValidationError } from "../errors.js";
-import { type AllFieldsOf, checkOptionalFunction, describeValue, hasMethods, readExactOptions } from "../option-values.js";
+import { checkOptionalFunction, describeValue, hasMethods, optionFields, readExactOptions } from "../option-values.js";
 import { SettlementEffects } from "./effects.js";
 import { PermanentError } from "./errors.js";
 import { validatePositiveInt, validateQueueName } from "./names.js";
@@ -96,8 +96,7 @@ async function processOne(queue: Queue, worker: Worker, job: ClaimedJob, onError
  * ac.abort();
  * await done;
  */
-const RUN_WORKER_KEYS = ["concurrency", "leaseMs", "claimBatch", "signal", "onError"] as const satisfies readonly (keyof RunWorkerOptions)[];
-true satisfies AllFieldsOf<RunWorkerOptions, typeof RUN_WORKER_KEYS>;
+const RUN_WORKER_KEYS = optionFields<RunWorkerOptions>({ concurrency: true, leaseMs: true, claimBatch: true, signal: true, onError: true });
 
 export async function runWorker(queue: Queue, queueName: string, worker: Worker, given: RunWorkerOptions = {}): Promise<void> {
   validateQueueName(queueName);

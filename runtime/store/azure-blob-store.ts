@@ -14,7 +14,7 @@
  */
 import type { ContainerClient, RestError, StoragePipelineOptions } from "@azure/storage-blob";
 import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, ValidationError } from "../errors.js";
-import { checkOptionalString, describeValue, hasMethods, quoteValue, readExactOptions } from "../option-values.js";
+import { checkOptionalString, describeValue, hasMethods, optionFields, quoteValue, readExactOptions } from "../option-values.js";
 import { bytesEqual } from "./bytes-equal.js";
 import { validateObjectKey } from "./keys.js";
 import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
@@ -122,18 +122,18 @@ function isCreateConflict(err: unknown): boolean {
   return (statusOf(err) === 412 && code !== "LeaseIdMissing") || code === "BlobAlreadyExists" || code === "ConditionNotMet";
 }
 
-const AZURE_OPTION_KEYS = [
-  "container",
-  "prefix",
-  "connectionString",
-  "account",
-  "accountKey",
-  "credential",
-  "endpoint",
-  "retry",
-  "listPageSize",
-  "requestTimeoutMs",
-] as const satisfies readonly (keyof AzureBlobStoreOptions)[];
+const AZURE_OPTION_KEYS = optionFields<AzureBlobStoreOptions>({
+  container: true,
+  prefix: true,
+  connectionString: true,
+  account: true,
+  accountKey: true,
+  credential: true,
+  endpoint: true,
+  retry: true,
+  listPageSize: true,
+  requestTimeoutMs: true,
+});
 
 /**
  * A store whose blobs live under a prefix of one Azure container.

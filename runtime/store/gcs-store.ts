@@ -15,7 +15,7 @@
 import type { ApiError, Bucket, StorageOptions } from "@google-cloud/storage";
 import { createHash } from "node:crypto";
 import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, ValidationError } from "../errors.js";
-import { checkOptionalString, quoteValue, readExactOptions } from "../option-values.js";
+import { checkOptionalString, optionFields, quoteValue, readExactOptions } from "../option-values.js";
 import { bytesEqual } from "./bytes-equal.js";
 import { validateObjectKey } from "./keys.js";
 import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
@@ -91,16 +91,16 @@ function isMissingObject(err: unknown): boolean {
   return statusOf(err) === 404 && !isMissingBucket(err);
 }
 
-const GCS_OPTION_KEYS = [
-  "bucket",
-  "prefix",
-  "projectId",
-  "keyFilename",
-  "apiEndpoint",
-  "retry",
-  "listPageSize",
-  "requestTimeoutMs",
-] as const satisfies readonly (keyof GcsStoreOptions)[];
+const GCS_OPTION_KEYS = optionFields<GcsStoreOptions>({
+  bucket: true,
+  prefix: true,
+  projectId: true,
+  keyFilename: true,
+  apiEndpoint: true,
+  retry: true,
+  listPageSize: true,
+  requestTimeoutMs: true,
+});
 
 /**
  * A store whose objects live under a prefix of one Cloud Storage bucket.

@@ -48,7 +48,7 @@ import { PreconditionFailedError, StoreRequestError, StoreUnavailableError, Taqu
 import { decodeSegment, encodeSegment } from "./file-names.js";
 import { compareKeys, isWellFormed, validateObjectKey } from "./keys.js";
 import { checkRange, checkRangeInto, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
-import { describeValue, readExactOptions } from "../option-values.js";
+import { describeValue, optionFields, readExactOptions } from "../option-values.js";
 import { declarePutBodyReleased, isLentBody } from "./put-body.js";
 import { declarePutsContend } from "./put-contention.js";
 import { type PutThread, PutThreadFailure, type PutThreadStat, PutThreadStopped, PutThreadUnavailable, sharedPutThread } from "./local-put-thread.js";
@@ -151,7 +151,7 @@ export class LocalStore implements ObjectStore {
       throw new ValidationError(`LocalStore needs a directory path, got ${describeValue(dir)}`);
     }
     // Each option read once, as every store's: a getter or Proxy that throws is refused by name, never escapes raw.
-    const { putThread = true } = readExactOptions(options, ["putThread"], "LocalStoreOptions");
+    const { putThread = true } = readExactOptions(options, optionFields<LocalStoreOptions>({ putThread: true }), "LocalStoreOptions");
     if (typeof putThread !== "boolean") throw new ValidationError(`LocalStoreOptions.putThread must be true or false, got ${describeValue(putThread)}`);
     this.#putThread = putThread ? sharedPutThread() : undefined;
     this.root = path.resolve(dir);

@@ -24,7 +24,7 @@
 import type { S3ClientConfig } from "@aws-sdk/client-s3";
 import { fileURLToPath } from "node:url";
 import { ValidationError } from "../errors.js";
-import { describeValue, isOptionObject, readExactOptions, readOptions } from "../option-values.js";
+import { describeValue, isOptionObject, optionFields, readExactOptions, readOptions } from "../option-values.js";
 import { LocalStore } from "./local-store.js";
 import { MemoryStore } from "./memory-store.js";
 import type { ObjectStore } from "./object-store.js";
@@ -75,7 +75,7 @@ export function openStore(url: string, opts: OpenStoreOptions = {}): ObjectStore
   if (url.length > MAX_STORE_URL_CHARS)
     throw new ValidationError(`a store URL is at most ${MAX_STORE_URL_CHARS} characters, got one of ${url.length}; ${ACCEPTED}`);
   // Read once (see readOptions): a getter that throws is refused by name.
-  const given = readExactOptions(opts, ["env"], "OpenStoreOptions").env;
+  const given = readExactOptions(opts, optionFields<OpenStoreOptions>({ env: true }), "OpenStoreOptions").env;
   if (given !== undefined && !isOptionObject(given))
     throw new ValidationError(`OpenStoreOptions.env must be an object of environment variables, got ${describeValue(given)}`);
   // Only the variables a store is configured from, each read once; an entry whose getter throws, or that is not text, is refused by name.

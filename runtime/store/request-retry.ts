@@ -6,7 +6,7 @@
  */
 import { MissingDependencyError, TaqubaError, ValidationError } from "../errors.js";
 import { retryWithBackoff } from "./retry.js";
-import { describeValue, readExactOptions } from "../option-values.js";
+import { describeValue, optionFields, readExactOptions } from "../option-values.js";
 
 /** How failed requests are retried. */
 export interface StoreRetryOptions {
@@ -18,6 +18,8 @@ export interface StoreRetryOptions {
   maxDelayMs?: number;
 }
 
+const RETRY_FIELDS = optionFields<StoreRetryOptions>({ maxAttempts: true, baseDelayMs: true, maxDelayMs: true });
+
 /** `StoreRetryOptions` with every default filled in. */
 export type RetrySettings = Required<StoreRetryOptions>;
 
@@ -26,7 +28,7 @@ export const MAX_STORE_ATTEMPTS = 100;
 
 /** Validates `opts` and fills in the defaults; `store` names the store in the error. */
 export function retrySettings(store: string, given: StoreRetryOptions = {}): RetrySettings {
-  const opts = readExactOptions(given, ["maxAttempts", "baseDelayMs", "maxDelayMs"], `${store}Options.retry`) as StoreRetryOptions;
+  const opts = readExactOptions(given, RETRY_FIELDS, `${store}Options.retry`) as StoreRetryOptions;
   const settings = { maxAttempts: opts.maxAttempts ?? 6, baseDelayMs: opts.baseDelayMs ?? 50, maxDelayMs: opts.maxDelayMs ?? 2_000 };
   // An infinite delay would not wait forever: a timer that long fires after 1 ms.
   const finiteDelay = (n: number) => Number.isFinite(n) && n >= 0;

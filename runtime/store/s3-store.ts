@@ -29,7 +29,7 @@ import {
   type PutOptions,
   type StoredObject,
 } from "./object-store.js";
-import { checkOptionalString, describeValue, hasMethods, isOptionObject, quoteValue, readExactOptions } from "../option-values.js";
+import { checkOptionalString, describeValue, hasMethods, isOptionObject, optionFields, quoteValue, readExactOptions } from "../option-values.js";
 
 /** How failed requests are retried. */
 export interface S3RetryOptions {
@@ -64,6 +64,9 @@ export interface S3StoreOptions {
   clientConfig?: S3ClientConfig;
   retry?: S3RetryOptions;
 }
+
+const S3_OPTION_FIELDS = optionFields<S3StoreOptions>({ bucket: true, prefix: true, client: true, clientConfig: true, retry: true });
+const S3_RETRY_FIELDS = optionFields<S3RetryOptions>({ maxAttempts: true, baseDelayMs: true, maxDelayMs: true, attemptTimeoutMs: true });
 
 const THROTTLING_NAMES = new Set(["SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "RequestThrottled", "TooManyRequests"]);
 
@@ -171,7 +174,7 @@ export class S3Store implements ObjectStore {
 
   constructor(given: S3StoreOptions) {
     // Each option read once: a getter or Proxy that throws is refused by name, never a TypeError.
-    const opts = readExactOptions(given, ["bucket", "prefix", "client", "clientConfig", "retry"], "S3StoreOptions");
+    const opts = readExactOptions(given, S3_OPTION_FIELDS, "S3StoreOptions");
     if (typeof opts.bucket !== "string" || !/^[a-zA-Z0-9][a-zA-Z0-9._-]{1,254}$/.test(opts.bucket)) {
       throw new ValidationError(`S3Store: invalid bucket name ${quoteValue(opts.bucket)}; use letters, digits, '.', '-' or '_'`);
     }
@@ -186,11 +189,7 @@ export class S3Store implements ObjectStore {
     if (opts.clientConfig !== undefined && !isOptionObject(opts.clientConfig))
       throw new ValidationError(`S3StoreOptions.clientConfig must be an object (an S3ClientConfig), got ${describeValue(opts.clientConfig)}`);
     this.client = (opts.client as S3Client | undefined) ?? createS3Client({ maxAttempts: 1, ...(opts.clientConfig as S3ClientConfig | undefined) });
-    const retry = readExactOptions(
-      opts.retry ?? {},
-      ["maxAttempts", "baseDelayMs", "maxDelayMs", "attemptTimeoutMs"],
-      "S3StoreOptions.retry",
-    ) as S3RetryOptions;
+    const retry = readExactOptions(opts.retry ?? {}, S3_RETRY_FIELDS, "S3StoreOptions.retry") as S3RetryOptions;
     // The attempts and delays as every HTTP store takes them (at most 100 attempts, finite delays).
     // Without the timeout, which is S3's own: the shared check refuses a field it does not take.
     const { attemptTimeoutMs: _ownTimeout, ...sharedRetry } = retry;

@@ -9,7 +9,7 @@
 import { TaqubaError, ValidationError } from "../errors.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
 import { seededRandom } from "./prng.js";
-import { describeValue, quoteValue, readOptionArray, readExactOptions } from "../option-values.js";
+import { describeValue, optionFields, quoteValue, readExactOptions, readOptionArray } from "../option-values.js";
 import { checkStore } from "./store-check.js";
 import { passPutMarks } from "./pass-put-marks.js";
 
@@ -74,7 +74,11 @@ function checkRate(name: string, value: number): number {
  */
 export function withFaults(store: ObjectStore, given: FaultOptions): FaultyStore {
   checkStore("withFaults", store);
-  const opts = readExactOptions(given, ["failureRate", "seed", "ops", "failAfterWriteRate"], "FaultOptions") as FaultOptions;
+  const opts = readExactOptions(
+    given,
+    optionFields<FaultOptions>({ failureRate: true, seed: true, ops: true, failAfterWriteRate: true }),
+    "FaultOptions",
+  ) as FaultOptions;
   if (opts.ops !== undefined) opts.ops = readOptionArray("FaultOptions.ops", opts.ops, "an array of operation names", 16) as StoreOperation[];
   let failureRate = checkRate("failureRate", opts.failureRate);
   const failAfterWriteRate = checkRate("failAfterWriteRate", opts.failAfterWriteRate ?? 0.5);

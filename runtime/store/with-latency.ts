@@ -11,7 +11,7 @@ import { ValidationError } from "../errors.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "./object-store.js";
 import { seededRandom } from "./prng.js";
 import { checkStore } from "./store-check.js";
-import { describeValue, readExactOptions } from "../option-values.js";
+import { describeValue, optionFields, readExactOptions } from "../option-values.js";
 import { passPutBodyReleased } from "./put-body.js";
 
 /** Options of `withLatency`. */
@@ -34,7 +34,7 @@ export interface LatencyOptions {
 export function withLatency(store: ObjectStore, given: LatencyOptions): ObjectStore {
   checkStore("withLatency", store);
   // Read once: each delay uses what was checked here.
-  const opts = readExactOptions(given, ["ms", "jitterMs", "seed"], "LatencyOptions") as LatencyOptions;
+  const opts = readExactOptions(given, optionFields<LatencyOptions>({ ms: true, jitterMs: true, seed: true }), "LatencyOptions") as LatencyOptions;
   const jitter = opts.jitterMs ?? 0;
   if (typeof opts.ms !== "number" || !(opts.ms >= 0) || !Number.isFinite(opts.ms) || typeof jitter !== "number" || !(jitter >= 0) || !Number.isFinite(jitter)) {
     throw new ValidationError(`withLatency: ms and jitterMs must be finite numbers >= 0, got ms=${describeValue(opts.ms)} jitterMs=${describeValue(jitter)}`);

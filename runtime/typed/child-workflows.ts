@@ -18,7 +18,7 @@ import type { RunId } from "../workflow/runs/run-id.js";
 import type { Step } from "../workflow/steps/delivery.js";
 import { StepError } from "../workflow/workflow-errors.js";
 import type { WorkflowRunEnd } from "./workflow-client.js";
-import { refuseUnknownFields } from "../option-values.js";
+import { optionFields, refuseUnknownFields } from "../option-values.js";
 
 /** The end of a child run as the waiting step receives it (`ctx.signal`): the child's typed result, or why it failed or was cancelled. */
 export type ChildOutcome<Result, Err> = WorkflowRunEnd<Result, Err>;
@@ -52,13 +52,7 @@ export interface ChildStartOptions<Headers extends HeaderValues = HeaderValues> 
   readonly parentClose?: ParentClosePolicy;
 }
 
-const CHILD_START_FIELDS = Object.keys({
-  key: 0,
-  headers: 0,
-  priority: 0,
-  maxAttemptsPerStep: 0,
-  parentClose: 0,
-} satisfies Record<keyof ChildStartOptions, 0>);
+const CHILD_START_FIELDS = optionFields<ChildStartOptions>({ key: true, headers: true, priority: true, maxAttemptsPerStep: true, parentClose: true });
 
 /** A child run of this run, started or found: continue to a step that waits for it with `onComplete`. */
 export interface ChildRun<Result, Err> {

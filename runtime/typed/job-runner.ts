@@ -20,7 +20,7 @@
 import { ConstructionGate } from "../internal-construction.js";
 import { timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ClosedError, ValidationError } from "../errors.js";
-import { describeValue, hasMethods, isInstance, readExactOptions } from "../option-values.js";
+import { describeValue, hasMethods, isInstance, optionFields, readExactOptions } from "../option-values.js";
 import { SettlementEffects } from "../queue/effects.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { runEventsFor } from "../workflow/runtime-core.js";
@@ -79,7 +79,7 @@ export interface JobRunnerOptions {
   readonly logger?: Logger;
 }
 
-const JOB_RUNNER_KEYS = ["pollIntervalMs", "resultRetentionMs", "clock", "logger"] as const satisfies readonly (keyof JobRunnerOptions)[];
+const JOB_RUNNER_KEYS = optionFields<JobRunnerOptions>({ pollIntervalMs: true, resultRetentionMs: true, clock: true, logger: true });
 
 /** A job submission validated and encoded by `preparePayload` and `prepareRunOptions`. */
 export interface PreparedJob {

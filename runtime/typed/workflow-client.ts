@@ -11,7 +11,7 @@
 import { StoreCorruptedError, TaqubaError, ValidationError } from "../errors.js";
 import { packageText, type HeaderValues, type SignalDelivery, type SignalSender } from "../contract/job-definition.js";
 import { checkedDefinition } from "../contract/definition-input.js";
-import { hasMethods, isOptionObject, refuseUnknownFields } from "../option-values.js";
+import { hasMethods, isOptionObject, optionFields, refuseUnknownFields } from "../option-values.js";
 import type { Validator } from "../contract/validator.js";
 import type { SettlementEffects } from "../queue/effects.js";
 import { fromUtf8 } from "../workflow/records/codec.js";
@@ -47,14 +47,14 @@ export interface WorkflowSubmitOptions<Headers extends HeaderValues = HeaderValu
   readonly effects?: SettlementEffects;
 }
 
-const WORKFLOW_SUBMIT_FIELDS = Object.keys({
-  headers: 0,
-  runId: 0,
-  priority: 0,
-  maxAttemptsPerStep: 0,
-  runAt: 0,
-  effects: 0,
-} satisfies Record<keyof WorkflowSubmitOptions, 0>);
+const WORKFLOW_SUBMIT_FIELDS = optionFields<WorkflowSubmitOptions>({
+  headers: true,
+  runId: true,
+  priority: true,
+  maxAttemptsPerStep: true,
+  runAt: true,
+  effects: true,
+});
 
 /** How a typed workflow run ended. */
 export type WorkflowRunEnd<Result, Err> =

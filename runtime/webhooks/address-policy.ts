@@ -15,7 +15,7 @@ import { type AddressClass, type Network, classifyIp, inNetwork, parseIp, parseN
 import { isCloudMetadataAddress, namesMetadataAddressExactly } from "./metadata-addresses.js";
 import { WebhookAddressRefusedError } from "./webhook-errors.js";
 import { ValidationError } from "../errors.js";
-import { checkOptionalFunction, describeValue, errorText, isOptionObject, readOptionArray, readOptions } from "../option-values.js";
+import { checkOptionalFunction, describeValue, errorText, isOptionObject, optionFields, readOptionArray, readOptions } from "../option-values.js";
 
 /** One resolved address, as `dns.lookup` gives it. */
 export interface ResolvedAddress {
@@ -102,7 +102,7 @@ export function compileAddressPolicy(opts: AddressPolicyOptions = {}, path = "Ad
   };
 }
 
-const ADDRESS_POLICY_KEYS = ["allowLoopback", "allowPrivate", "allowedNetworks", "resolve"] as const satisfies readonly (keyof AddressPolicyOptions)[];
+const ADDRESS_POLICY_KEYS = optionFields<AddressPolicyOptions>({ allowLoopback: true, allowPrivate: true, allowedNetworks: true, resolve: true });
 
 /** One `allowedNetworks` entry, parsed; refused naming `path` when it is not an address or network text. */
 function networkEntry(path: string, e: unknown): Network {

@@ -21,13 +21,13 @@ import { validateHeaderName, validateHeaderValue } from "node:http";
 import { InvalidWebhookRequestError } from "./webhook-errors.js";
 import { redactUrl } from "../redact.js";
 import {
-  type AllFieldsOf,
   describeValue,
   errorText,
   hasMethods,
   isInstance,
   isOptionBytes,
   isOptionObject,
+  optionFields,
   quoteValue,
   readExactOptions,
   readOptions,
@@ -218,7 +218,7 @@ function headersOf(r: Partial<Record<(typeof REQUEST_KEYS)[number], unknown>>): 
   return out;
 }
 
-const REQUEST_KEYS = ["url", "method", "headers", "timeoutMs", "body"] as const satisfies readonly (keyof WebhookRequest)[];
+const REQUEST_KEYS = optionFields<WebhookRequest>({ url: true, method: true, headers: true, timeoutMs: true, body: true });
 
 /** `request`'s fields, each read once; one that cannot be read (or a request that is no object) is an `InvalidWebhookRequestError`. */
 function readRequest(request: unknown): Partial<Record<(typeof REQUEST_KEYS)[number], unknown>> {
@@ -328,8 +328,7 @@ export function webhookEnqueueRequest(queueName: string, request: WebhookRequest
   return { queueName, payload, options };
 }
 
-const ENQUEUE_OPTION_KEYS = ["priority", "runAt", "dedupKey", "maxAttempts", "headers"] as const satisfies readonly (keyof WebhookEnqueueOptions)[];
-true satisfies AllFieldsOf<WebhookEnqueueOptions, typeof ENQUEUE_OPTION_KEYS>;
+const ENQUEUE_OPTION_KEYS = optionFields<WebhookEnqueueOptions>({ priority: true, runAt: true, dedupKey: true, maxAttempts: true, headers: true });
 
 /** The part of a queue `enqueueWebhook` needs. */
 export interface WebhookEnqueuer {

@@ -16,7 +16,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { ValidationError } from "../errors.js";
 import { WebhookVerificationError } from "./webhook-errors.js";
-import { type AllFieldsOf, describeValue, errorText, isOptionArray, isOptionBytes, quoteValue, readExactOptions, readOptionArray } from "../option-values.js";
+import { describeValue, errorText, isOptionArray, isOptionBytes, optionFields, quoteValue, readExactOptions, readOptionArray } from "../option-values.js";
 
 /**
  * A signing secret: `whsec_<base64>` (the Standard Webhooks form), bare
@@ -172,8 +172,7 @@ export interface VerifiedWebhook {
   timestampMs: number;
 }
 
-const VERIFY_KEYS = ["toleranceMs", "now"] as const satisfies readonly (keyof VerifyWebhookOptions)[];
-true satisfies AllFieldsOf<VerifyWebhookOptions, typeof VERIFY_KEYS>;
+const VERIFY_KEYS = optionFields<VerifyWebhookOptions>({ toleranceMs: true, now: true });
 
 /**
  * Checks a received webhook's signature and timestamp. Pass the raw body

@@ -21,7 +21,7 @@ import type { TerminalHook } from "../workflow/terminal-hook/terminal-hook.js";
 import { webhookEnqueueRequest } from "./webhook-request.js";
 import { validatePositiveInt, validateQueueName } from "../queue/names.js";
 import { ValidationError } from "../errors.js";
-import { type AllFieldsOf, checkOptionalString, describeValue, errorText, isOptionObject, readExactOptions, readOptions } from "../option-values.js";
+import { checkOptionalString, describeValue, errorText, isOptionObject, optionFields, readExactOptions, readOptions } from "../option-values.js";
 
 /** Run header holding the callback URL. */
 export const CALLBACK_URL_HEADER = "callback_url";
@@ -100,8 +100,7 @@ export function runFailureNotice(given: RunOutcome, exposeErrorText = false): Ru
  * // elsewhere: runWebhookWorker(queue, "callbacks", { secret, signal });
  * await runtime.submit({ input, options: { headers: { callback_url: "https://example.com/done" } } });
  */
-const HOOK_KEYS = ["queueName", "headers", "timeoutMs", "maxAttempts", "exposeErrorText"] as const satisfies readonly (keyof WebhookTerminalHookOptions)[];
-true satisfies AllFieldsOf<WebhookTerminalHookOptions, typeof HOOK_KEYS>;
+const HOOK_KEYS = optionFields<WebhookTerminalHookOptions>({ queueName: true, headers: true, timeoutMs: true, maxAttempts: true, exposeErrorText: true });
 
 export class WebhookTerminalHook implements TerminalHook {
   readonly #opts: WebhookTerminalHookOptions;

@@ -15,7 +15,7 @@
 import { type Clock, SystemClock } from "../clock.js";
 import { PermanentError, CancelRequestedError } from "../queue/errors.js";
 import { ValidationError } from "../errors.js";
-import { type AllFieldsOf, describeValue, hasMethods, isOptionArray, isOptionBytes, readExactOptions, readOptionArray } from "../option-values.js";
+import { describeValue, hasMethods, isOptionArray, isOptionBytes, optionFields, readExactOptions, readOptionArray } from "../option-values.js";
 import type { ClaimedJob } from "../queue/types.js";
 import type { Queue } from "../queue/queue.js";
 import { runWorker, type RunWorkerOptions, type Worker } from "../queue/worker.js";
@@ -67,19 +67,18 @@ export interface WebhookWorkerOptions extends AddressPolicyOptions {
   ca?: string | Buffer | ReadonlyArray<string | Buffer>;
 }
 
-const WEBHOOK_WORKER_KEYS = [
-  "secret",
-  "defaultTimeoutMs",
-  "maxRetryAfterMs",
-  "clock",
-  "userAgent",
-  "ca",
-  "allowLoopback",
-  "allowPrivate",
-  "allowedNetworks",
-  "resolve",
-] as const satisfies readonly (keyof WebhookWorkerOptions)[];
-true satisfies AllFieldsOf<WebhookWorkerOptions, typeof WEBHOOK_WORKER_KEYS>;
+const WEBHOOK_WORKER_KEYS = optionFields<WebhookWorkerOptions>({
+  secret: true,
+  defaultTimeoutMs: true,
+  maxRetryAfterMs: true,
+  clock: true,
+  userAgent: true,
+  ca: true,
+  allowLoopback: true,
+  allowPrivate: true,
+  allowedNetworks: true,
+  resolve: true,
+});
 
 /** `WebhookWorkerOptions.secret` as a list, each entry read once and parsed now: a bad one fails at startup, not per delivery. */
 function readSecrets(secret: unknown): WebhookSecret[] {
@@ -279,15 +278,23 @@ export interface RunWebhookWorkerOptions
   extends WebhookWorkerOptions,
     Pick<RunWorkerOptions, "concurrency" | "leaseMs" | "claimBatch" | "signal" | "onError"> {}
 
-const RUN_WEBHOOK_WORKER_KEYS = [
-  ...WEBHOOK_WORKER_KEYS,
-  "concurrency",
-  "leaseMs",
-  "claimBatch",
-  "signal",
-  "onError",
-] as const satisfies readonly (keyof RunWebhookWorkerOptions)[];
-true satisfies AllFieldsOf<RunWebhookWorkerOptions, typeof RUN_WEBHOOK_WORKER_KEYS>;
+const RUN_WEBHOOK_WORKER_KEYS = optionFields<RunWebhookWorkerOptions>({
+  secret: true,
+  defaultTimeoutMs: true,
+  maxRetryAfterMs: true,
+  clock: true,
+  userAgent: true,
+  ca: true,
+  allowLoopback: true,
+  allowPrivate: true,
+  allowedNetworks: true,
+  resolve: true,
+  concurrency: true,
+  leaseMs: true,
+  claimBatch: true,
+  signal: true,
+  onError: true,
+});
 
 /**
  * Runs a {@link WebhookWorker} over `queueName` until `opts.signal` aborts

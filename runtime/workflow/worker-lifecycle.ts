@@ -7,7 +7,7 @@
  */
 import { MAX_TIMEOUT_MS, type TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, isOptionObject, refuseUnknownFields } from "../option-values.js";
+import { describeValue, isOptionObject, optionFields, refuseUnknownFields } from "../option-values.js";
 
 /** Handle of a spawned worker. */
 export interface RunnerHandle {
@@ -141,7 +141,7 @@ export class WorkerSet {
   }
 }
 
-const CLOSE_FIELDS = Object.keys({ timeoutMs: 0 } satisfies Record<keyof CloseOptions, 0>);
+const CLOSE_FIELDS = optionFields<CloseOptions>({ timeoutMs: true });
 
 /** @internal Validates `CloseOptions.timeoutMs`; refuses a field that is no option. */
 export function closeTimeout(opts: CloseOptions | undefined): number {

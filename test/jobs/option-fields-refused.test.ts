@@ -64,6 +64,28 @@ describe("the typed layer's options refuse a field that is no option", () => {
     }
   });
 
+  it("a job group's submit options, refused under their own name and list, before anything is written", async () => {
+    const store = withCounting(new MemoryStore());
+    const env = await openJobEnv((b) => b.register(emailJob, { run: async () => ({ message_id: "m" }) }), { store, start: false });
+    try {
+      store.reset();
+      const group = env.runner.group("g-1", emailJob);
+      const err = await refusal(() => group.submit([{ to: "a@b.c" }], { priorty: 2 } as never));
+      expect(err.message).toMatch(/^JobGroupSubmitOptions has a field that is not an option/);
+      expect(err.issues).toEqual([
+        "JobGroupSubmitOptions.priorty is not an option (misspelt?); the options are headers, priority, runAt, maxAttempts; did you mean priority?",
+      ]);
+      // The fields a group refuses by name keep their own, clearer message.
+      await expect(group.submit([{ to: "a@b.c" }], { idempotencyKey: "k" } as never)).rejects.toThrow(/drop idempotencyKey/);
+      expect(store.counts.puts).toBe(0);
+      expect((await env.runner.listJobs()).runs).toEqual([]);
+      await group.submit([{ to: "a@b.c" }], { priority: 2 });
+      expect((await env.runner.listJobs()).runs).toHaveLength(1);
+    } finally {
+      await env.stop();
+    }
+  });
+
   it("a typed workflow client's submit options, before anything is written", async () => {
     const store = withCounting(new MemoryStore());
     const queue = await Queue.open(store, "app");

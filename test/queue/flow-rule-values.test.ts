@@ -21,10 +21,13 @@ describe("flow rule values", () => {
         [{ a: { rateLimit: { limit: 1, periodMs: Number.POSITIVE_INFINITY } } }, /flow rule "a": rateLimit.periodMs must be an integer/],
         [{ a: { rateLimit: { limit: 0, periodMs: 1000 } } }, /flow rule "a": rateLimit.limit must be an integer/],
         [{ b: { concurrency: { limit: 3 } }, a: { rateLimit: { limit: 1e30, periodMs: 1000 } } }, /flow rule "a": rateLimit.limit must be an integer/],
-        [{ a: { concurency: { limit: 1 } } }, /flow rule "a" has no field "concurency"/],
-        [{ a: { concurrency: { limit: 1, key: "{tenant}" } } }, /flow rule "a": concurrency has no field "key"/],
-        [{ a: { rateLimit: { limit: 1, period_ms: 1000 } } }, /flow rule "a": rateLimit has no field "period_ms"/],
-        [{ a: { ["x".repeat(1_000_000)]: 1 } }, /^[\s\S]{0,400}has no field "x{64}… \(1000000 characters\)" \(it takes [\s\S]{0,400}$/],
+        [
+          { a: { concurency: { limit: 1 } } },
+          /flow rule "a": concurency is not an option \(misspelt\?\); the options are concurrency, rateLimit; did you mean concurrency\?/,
+        ],
+        [{ a: { concurrency: { limit: 1, key: "{tenant}" } } }, /flow rule "a": concurrency\.key is not an option \(misspelt\?\); the options are limit$/m],
+        [{ a: { rateLimit: { limit: 1, period_ms: 1000 } } }, /flow rule "a": rateLimit\.period_ms is not an option .*; did you mean periodMs\?/],
+        [{ a: { ["x".repeat(1_000_000)]: 1 } }, /^[\s\S]{0,400}flow rule "a": "x{64}\.\.\." is not an option \(misspelt\?\); the options are [\s\S]{0,400}$/],
       ];
       for (const [rules, message] of cases) {
         let caught: unknown;

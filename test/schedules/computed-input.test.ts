@@ -163,7 +163,9 @@ describe("a schedule's input computed by a handler", () => {
     for (const i of [1, 2]) {
       clock.set(tick(i));
       await until(async () => (await app.runtime.schedules.get("report"))?.lastFailure?.tickMs === tick(i), `the failure of tick ${i}`);
-      expect((await app.runtime.schedules.get("report"))!.lastFailure!.error).toContain("returned object, not a Uint8Array or { input: Uint8Array, flow? }");
+      expect((await app.runtime.schedules.get("report"))!.lastFailure!.error).toContain(
+        "returned object, not a Uint8Array or { input: Uint8Array, flow?, debounce? }",
+      );
       expect(await app.runtime.status(runOf(tick(i)))).toBeNull();
     }
   });

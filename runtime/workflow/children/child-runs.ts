@@ -81,7 +81,7 @@ import { ChildResultUnavailableError, errorText } from "../workflow-errors.js";
 import { isStoreFault } from "../store-retry.js";
 import type { RunRecords, WorkflowView } from "../runs/workflow-view.js";
 import type { Building } from "../../queue/cancel-state.js";
-import { describeValue, refuseUnknownFields } from "../../option-values.js";
+import { describeValue, optionFields, refuseUnknownFields } from "../../option-values.js";
 
 export type { ParentClosePolicy } from "../records/records.js";
 export type { ChildEnd } from "./child-end.js";
@@ -103,7 +103,7 @@ export interface ChildRunSpec {
   readonly parentClose?: ParentClosePolicy;
 }
 
-const CHILD_SPEC_FIELDS = Object.keys({ input: 0, key: 0, options: 0, parentClose: 0 } satisfies Record<keyof ChildRunSpec, 0>);
+const CHILD_SPEC_FIELDS = optionFields<ChildRunSpec>({ input: true, key: true, options: true, parentClose: true });
 
 /** What `step.children.start` returns. */
 export interface ChildRunStart {

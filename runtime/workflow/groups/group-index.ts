@@ -13,7 +13,7 @@ import { RESERVED_KV_PREFIX } from "../records/reserved.js";
 import { groupMembersPrefix } from "../records/kv-keys.js";
 import { indexSuffix, INVERTED_TIME_MAX } from "../runs/run-index.js";
 import type { GroupMemberCounts, GroupPage, GroupRow, ListGroupsOptions } from "./group-listing.js";
-import { describeValue, refuseUnknownFields } from "../../option-values.js";
+import { describeValue, optionFields, refuseUnknownFields } from "../../option-values.js";
 
 export const GROUP_INDEX_PREFIX = `${RESERVED_KV_PREFIX}group-index/`;
 /** The default and the largest `limit` of a group listing page (each group's members are counted). */
@@ -42,7 +42,7 @@ export interface GroupReads {
 
 const SUFFIX_RE = /^(\d{16})([0-9a-f]{20})$/;
 
-const GROUP_LIST_FIELDS = Object.keys({ cursor: 0, limit: 0 } satisfies Record<keyof ListGroupsOptions, 0>);
+const GROUP_LIST_FIELDS = optionFields<ListGroupsOptions>({ cursor: true, limit: true });
 
 const CURSOR_RE = /^g1\.(\d{16}[0-9a-f]{20})$/;
 

@@ -31,7 +31,7 @@ import type { RunErrorKind, RunOptions, RunOutcome, TerminalStatus } from "../ru
 import { checkUserHeaders, flowHeaders } from "../runs/submit.js";
 import { routedOn } from "../runs/shard-placement.js";
 import { InputMismatchError } from "../workflow-errors.js";
-import { describeValue, isOptionObject, refuseUnknownFields } from "../../option-values.js";
+import { describeValue, isOptionObject, optionFields, refuseUnknownFields } from "../../option-values.js";
 import { refuseUnknownRunOptionFields } from "../runs/run-option-fields.js";
 
 /** One member to submit: a key unique in the group and the input of its run's step 0. */
@@ -96,7 +96,7 @@ export function checkText(what: string, s: unknown): string {
   return s;
 }
 
-const MEMBER_FIELDS = Object.keys({ key: 0, input: 0 } satisfies Record<keyof GroupMember, 0>);
+const MEMBER_FIELDS = optionFields<GroupMember>({ key: true, input: true });
 
 /** @internal Checks a submission's members: keys well formed and distinct, inputs bytes. */
 export function checkMembers(members: readonly GroupMember[]): void {

@@ -4,21 +4,14 @@
  * before anything is written, rather than left to its default in silence.
  * Each list is checked against its type, so a new option cannot be left out.
  */
-import { isOptionObject, refuseUnknownFields } from "../../option-values.js";
+import { isOptionObject, optionFields, refuseUnknownFields } from "../../option-values.js";
 import type { RetryRunOptions, RunDebounce, RunFlow, RunOptions, RunSpec } from "./run-types.js";
 
-const RUN_SPEC_FIELDS = Object.keys({ input: 0, runId: 0, options: 0, effects: 0 } satisfies Record<keyof RunSpec, 0>);
-const RUN_OPTION_FIELDS = Object.keys({
-  headers: 0,
-  priority: 0,
-  maxAttemptsPerStep: 0,
-  runAt: 0,
-  flow: 0,
-  debounce: 0,
-} satisfies Record<keyof RunOptions, 0>);
-const RUN_FLOW_FIELDS = Object.keys({ rule: 0, concurrencyKey: 0, rateKey: 0 } satisfies Record<keyof RunFlow, 0>);
-const RUN_DEBOUNCE_FIELDS = Object.keys({ key: 0, periodMs: 0 } satisfies Record<keyof RunDebounce, 0>);
-const RETRY_RUN_FIELDS = Object.keys({ fromStep: 0 } satisfies Record<keyof RetryRunOptions, 0>);
+const RUN_SPEC_FIELDS = optionFields<RunSpec>({ input: true, runId: true, options: true, effects: true });
+const RUN_OPTION_FIELDS = optionFields<RunOptions>({ headers: true, priority: true, maxAttemptsPerStep: true, runAt: true, flow: true, debounce: true });
+const RUN_FLOW_FIELDS = optionFields<RunFlow>({ rule: true, concurrencyKey: true, rateKey: true });
+const RUN_DEBOUNCE_FIELDS = optionFields<RunDebounce>({ key: true, periodMs: true });
+const RETRY_RUN_FIELDS = optionFields<RetryRunOptions>({ fromStep: true });
 
 /** Refuses a field of `spec` (an object) that a `RunSpec` does not take; its options are checked with `checkRunOptions`. */
 export function refuseUnknownRunSpecFields(spec: object, what = "RunSpec"): void {

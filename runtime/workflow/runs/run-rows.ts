@@ -11,7 +11,7 @@ import type { IndexEntry } from "./run-index.js";
 import type { RunId } from "./run-id.js";
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, RUN_LIST_STATES, type ListRunsOptions, type RunListState, type RunRow } from "./run-listing.js";
 import type { Building } from "../../queue/cancel-state.js";
-import { describeValue, refuseUnknownFields } from "../../option-values.js";
+import { describeValue, optionFields, refuseUnknownFields } from "../../option-values.js";
 
 /** The active part of a row: what the step pointer and step job say. */
 export interface ActiveView {
@@ -98,14 +98,7 @@ export interface CheckedListOptions {
   limit: number;
 }
 
-const LIST_FIELDS = Object.keys({
-  state: 0,
-  workflow: 0,
-  submittedAfter: 0,
-  submittedBefore: 0,
-  cursor: 0,
-  limit: 0,
-} satisfies Record<keyof ListRunsOptions, 0>);
+const LIST_FIELDS = optionFields<ListRunsOptions>({ state: true, workflow: true, submittedAfter: true, submittedBefore: true, cursor: true, limit: true });
 
 /** Checks `listRuns` options; `ValidationError` saying which one is wrong and what it takes. */
 export function checkListOptions(o: unknown, what = "listRuns"): CheckedListOptions {

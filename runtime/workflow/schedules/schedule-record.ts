@@ -12,18 +12,10 @@ import { checkRunOptions, checkUserHeaders } from "../runs/submit.js";
 import { checkRunPayload } from "../limits.js";
 import { cronProblem } from "./cron-times.js";
 import type { CatchUpPolicy, OverlapPolicy, ScheduledRun, ScheduleSpec } from "./schedule-types.js";
-import { checkKnownFields, describeValue, isOptionObject } from "../../option-values.js";
+import { checkKnownFields, describeValue, isOptionObject, optionFields } from "../../option-values.js";
 
-const SCHEDULE_FIELDS = Object.keys({
-  id: 0,
-  cron: 0,
-  timezone: 0,
-  run: 0,
-  overlap: 0,
-  catchUp: 0,
-  jitterMs: 0,
-} satisfies Record<keyof ScheduleSpec, 0>);
-const SCHEDULED_RUN_FIELDS = Object.keys({ input: 0, options: 0 } satisfies Record<keyof ScheduledRun, 0>);
+const SCHEDULE_FIELDS = optionFields<ScheduleSpec>({ id: true, cron: true, timezone: true, run: true, overlap: true, catchUp: true, jitterMs: true });
+const SCHEDULED_RUN_FIELDS = optionFields<ScheduledRun>({ input: true, options: true });
 
 export const SCHEDULES_PREFIX = `${RESERVED_KV_PREFIX}schedules/`;
 /** Prefix of every schedule record of step queue `q`, ending in `/`. */

@@ -40,7 +40,7 @@ import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { InputMismatchError, ScheduleInputError, ScheduleNotFoundError } from "../workflow-errors.js";
 import { checkRunPayload } from "../limits.js";
 import { checkRunOptions } from "../runs/submit.js";
-import { describeValue } from "../../option-values.js";
+import { describeValue, isOptionBytes, isOptionObject, optionFields, readExactOptions } from "../../option-values.js";
 
 /** How soon a tick whose run lives on a shard that did not answer is decided again. */
 export const REMOTE_RETRY_MS = 5_000;
@@ -649,19 +649,23 @@ export class Schedules {
         `its input handler did not answer within ${timeoutMs} ms (WorkflowRuntimeBuilder.scheduleInputTimeout); the tick started no run`,
       );
     }
-    const run = computedRunOf(answer);
+    let run: ComputedTickRun | undefined;
+    try {
+      run = computedRunOf(answer);
+      if (run !== undefined) {
+        checkRunPayload(`the input of schedule "${id}"`, run.input);
+        // Refused here, naming the answer: a misspelt field would leave the schedule's own flow or debounce in force.
+        if (run.flow !== undefined || run.debounce !== undefined) checkRunOptions({ flow: run.flow, debounce: run.debounce }, "answer");
+      }
+    } catch (e) {
+      throw new ScheduleInputError(id, tickMs, e instanceof Error ? e.message : String(e));
+    }
     if (run === undefined) {
       throw new ScheduleInputError(
         id,
         tickMs,
-        `its input handler returned ${answer === null ? "null" : typeof answer}, not a Uint8Array or { input: Uint8Array, flow? }`,
+        `its input handler returned ${answer === null ? "null" : typeof answer}, not a Uint8Array or { input: Uint8Array, flow?, debounce? }`,
       );
-    }
-    try {
-      checkRunPayload(`the input of schedule "${id}"`, run.input);
-      if (run.debounce !== undefined) checkRunOptions({ debounce: run.debounce });
-    } catch (e) {
-      throw new ScheduleInputError(id, tickMs, e instanceof Error ? e.message : String(e));
     }
     return run;
   }
@@ -806,11 +810,18 @@ function abortOf(signal: AbortSignal): Promise<void> {
   });
 }
 
-/** A handler's answer as a tick's run, or undefined when it is neither bytes nor `{ input: bytes, flow? }` with a flow rule. */
+const COMPUTED_RUN_FIELDS = optionFields<ComputedTickRun>({ input: true, flow: true, debounce: true });
+
+/**
+ * A handler's answer as a tick's run; undefined when it is neither bytes
+ * nor `{ input: bytes, flow?, debounce? }` with a flow rule. Its fields are
+ * read once; one that is none of them is refused (`ValidationError`): a
+ * misspelt `flow` would leave the schedule's own in force.
+ */
 function computedRunOf(answer: unknown): ComputedTickRun | undefined {
-  if (answer instanceof Uint8Array) return { input: answer };
-  if (answer === null || typeof answer !== "object") return undefined;
-  const { input, flow, debounce } = answer as { input?: unknown; flow?: unknown; debounce?: unknown };
+  if (isOptionBytes(answer)) return { input: answer };
+  if (!isOptionObject(answer)) return undefined;
+  const { input, flow, debounce } = readExactOptions(answer, COMPUTED_RUN_FIELDS, "answer", "its input handler's answer");
   if (!(input instanceof Uint8Array)) return undefined;
   if (flow !== undefined && (flow === null || typeof flow !== "object" || typeof (flow as { rule?: unknown }).rule !== "string")) return undefined;
   if (debounce !== undefined && (debounce === null || typeof debounce !== "object")) return undefined;

@@ -12,6 +12,7 @@ import { Memo } from "../memo/memo.js";
 import { RunId } from "../runs/run-id.js";
 import type { StepOutcome } from "./step-outcome.js";
 import { DETACHED_CHILDREN, type ChildRuns } from "../children/child-runs.js";
+import { readDetachedOptions } from "./detached-options.js";
 
 /**
  * One delivery of a queue job of a run: who it is for and the handles it
@@ -167,7 +168,8 @@ function detachedParts(opts: DetachedOptions, step: number): DeliveryParts {
 /** Builders of deliveries bound to no queue, for tests. */
 export const Delivery = {
   /** A delivery bound to no queue: a no-op lease, memos over `opts.store` (default: a fresh memory store). */
-  detached(opts: DetachedOptions = {}): Delivery {
+  detached(given?: DetachedOptions): Delivery {
+    const opts = readDetachedOptions(given, "Delivery.detached");
     return makeDelivery(detachedParts(opts, opts.stepNumber ?? 0));
   },
 } as const;
@@ -180,7 +182,8 @@ export const Step = {
    * @example
    * const out = await runner.runStep(Step.detached(new TextEncoder().encode("hi")));
    */
-  detached(payload: Uint8Array, opts: DetachedOptions = {}): Step {
+  detached(payload: Uint8Array, given?: DetachedOptions): Step {
+    const opts = readDetachedOptions(given, "Step.detached");
     const n = opts.stepNumber ?? 0;
     return makeStep(detachedParts(opts, n), n, payload, opts.signal);
   },

@@ -1,0 +1,68 @@
+/**
+ * @module The fields the queue's per-call option objects take: enqueue
+ * options (and their debounce), a batch's items, `kvScan`'s, `nack`'s and
+ * `deadLetter`'s. A field that is none of them (a misspelt `priorty`,
+ * `retryAfterMS`) is refused before anything is written, rather than left
+ * to its default in silence.
+ */
+import { ValidationError } from "../errors.js";
+import { describeValue, isOptionObject, optionFields, refuseUnknownFields, unknownFieldsRefusal } from "../option-values.js";
+import type { DeadLetterOptions, EnqueueItem, EnqueueOptions, NackOptions } from "./types.js";
+import type { KvScanOptions, ListJobsOptions } from "./view.js";
+
+const ENQUEUE_FIELDS = optionFields<EnqueueOptions>({
+  priority: true,
+  runAt: true,
+  dedupKey: true,
+  maxAttempts: true,
+  headers: true,
+  jobId: true,
+  debounce: true,
+});
+const DEBOUNCE_FIELDS = optionFields<NonNullable<EnqueueOptions["debounce"]>>({ key: true, periodMs: true });
+const ITEM_FIELDS = optionFields<EnqueueItem>({ queueName: true, payload: true, opts: true });
+const KV_SCAN_FIELDS = optionFields<KvScanOptions>({ after: true, limit: true });
+const LIST_JOBS_FIELDS = optionFields<ListJobsOptions>({ cursor: true, limit: true });
+const DEAD_JOBS_FIELDS = optionFields<{ after?: string; limit?: number }>({ after: true, limit: true });
+const NACK_FIELDS = optionFields<NackOptions>({ retryAfterMs: true, countAttempt: true, cause: true });
+const DEAD_LETTER_FIELDS = optionFields<DeadLetterOptions>({ cause: true });
+const WAIT_FIELDS = optionFields<{ timeoutMs?: number; signal?: AbortSignal }>({ timeoutMs: true, signal: true });
+
+/** Refuses a field of enqueue options `opts` (an object) or of their `debounce` that they do not take. */
+export function refuseUnknownEnqueueFields(opts: object): void {
+  refuseUnknownFields(opts, ENQUEUE_FIELDS, "EnqueueOptions.", "EnqueueOptions");
+  const { debounce } = opts as EnqueueOptions;
+  if (isOptionObject(debounce)) refuseUnknownFields(debounce, DEBOUNCE_FIELDS, "EnqueueOptions.debounce.", "EnqueueOptions.debounce");
+}
+
+/** Refuses `enqueueBatch`'s item number `i` when it is not an object, or has a field that an item does not take. */
+export function refuseUnknownItemFields(item: unknown, i: number): void {
+  if (!isOptionObject(item)) throw new ValidationError(`enqueueBatch item ${i} must be an object { queueName, payload, opts? }, got ${describeValue(item)}`);
+  refuseUnknownFields(item, ITEM_FIELDS, `enqueueBatch item ${i}: `, `enqueueBatch item ${i}`);
+}
+
+/** Refuses a field of `kvScan`'s options that they do not take. */
+export function refuseUnknownKvScanFields(opts: unknown): void {
+  if (isOptionObject(opts)) refuseUnknownFields(opts, KV_SCAN_FIELDS, "KvScanOptions.", "KvScanOptions");
+}
+
+/** Refuses a field of `listJobs`'s options (`deadJobs`'s when `dead`) that they do not take. */
+export function refuseUnknownListFields(opts: unknown, dead: boolean): void {
+  if (!isOptionObject(opts)) return;
+  if (dead) refuseUnknownFields(opts, DEAD_JOBS_FIELDS, "deadJobs' options.", "deadJobs' options");
+  else refuseUnknownFields(opts, LIST_JOBS_FIELDS, "ListJobsOptions.", "ListJobsOptions");
+}
+
+/** Refuses a field of `waitForCompletion`'s options that they do not take. */
+export function refuseUnknownWaitFields(opts: object): void {
+  refuseUnknownFields(opts, WAIT_FIELDS, "waitForCompletion's options.", "waitForCompletion's options");
+}
+
+/** The refusal of a field of `nack`'s options (`deadLetter`'s when `deadLetter`) that they do not take, if any. */
+export function settleOptionsRefusal(opts: unknown, deadLetter: boolean): ValidationError | undefined {
+  if (opts === undefined) return undefined;
+  if (!isOptionObject(opts)) return new ValidationError(`${deadLetter ? "DeadLetterOptions" : "NackOptions"} must be an object, got ${describeValue(opts)}`);
+  return deadLetter
+    ? unknownFieldsRefusal(opts, DEAD_LETTER_FIELDS, "DeadLetterOptions.", "DeadLetterOptions")
+    : unknownFieldsRefusal(opts, NACK_FIELDS, "NackOptions.", "NackOptions");
+}
