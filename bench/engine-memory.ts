@@ -126,6 +126,12 @@ const MEM_TRACE = process.env.MEM_TRACE === "1";
  * so the peak line says what the part outside the heap and array buffers is.
  */
 const MEM_MAPS = process.env.MEM_MAPS === "1";
+/**
+ * MEM_PEAK_LIVE=1 (with MEM_TRACE): prints a sample as soon as it sets an RSS
+ * peak 8 MB or more above the last one printed, so a long fill stopped before
+ * its end (a 10M fill on a busy machine) still says its peak so far and what made it.
+ */
+const MEM_PEAK_LIVE = process.env.MEM_PEAK_LIVE === "1";
 /** RssAnon and RssFile of /proc/self/status in MB (Linux only; empty elsewhere). */
 function rssParts(): string {
   let status: string;
@@ -154,6 +160,7 @@ function memTrace(queue: Queue, t0: number, claimed: () => number, what = "claim
   });
   gcs.observe({ entryTypes: ["gc"] });
   let rssMax = 0;
+  let printedPeak = 0;
   const take = () => {
     const m = process.memoryUsage();
     let maps = "";
@@ -177,6 +184,10 @@ function memTrace(queue: Queue, t0: number, claimed: () => number, what = "claim
       rss: m.rss,
       line: `${((performance.now() - t0) / 1000).toFixed(1)} s, ${what} ${claimed()}: RSS ${f(m.rss)}${rssParts()}, GCs since last ${gcsSince}, heap ${f(m.heapUsed)}/${f(m.heapTotal)}, external ${f(m.external)}, array buffers ${f(m.arrayBuffers)}, rest ${f(m.rss - m.heapTotal - m.external)} MB; spaces ${spaces}; WAL since checkpoint ${(st.walBytesSinceCheckpoint / MB).toFixed(1)} MB, cache ${(st.cacheBytes / MB).toFixed(1)} MB, runs ${st.segmentRuns}, key runs ${st.keyRuns}, checkpoints ${st.checkpoints}, compactions ${st.compactions}${busy}${maps}`,
     });
+    if (MEM_PEAK_LIVE && m.rss >= printedPeak + 8 * MB) {
+      printedPeak = m.rss;
+      console.log(`peak so far (load ${loadavg()[0]!.toFixed(1)}): ${samples[samples.length - 1]!.line}`);
+    }
   };
   const timer = setInterval(take, 200);
   return {
