@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { Engine, EngineReader, LocalStore, StoreCorruptedError, WriteBatch } from "taquba";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { HEAVY_TEST_MS, scaledForLoad } from "../support/load.js";
 import { loadSegments } from "../../runtime/engine/recovery.js";
 import { KEY_SECTION_INLINE_BYTES } from "../../runtime/engine/segment-format.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
@@ -35,7 +36,8 @@ function runOf(r: TestRandom, n: number): Entries {
 }
 const tempDir = useTempDirs("taquba-open-merge-runs-");
 
-describe("open merge of many runs", () => {
+// CPU-bound merges of dozens of runs: under several suites at once on two cores they ran past the default 30 s.
+describe("open merge of many runs", { timeout: HEAVY_TEST_MS }, () => {
   it("an engine's 36 runs on real files, paged values, deletes and keys beyond the BMP: a fresh open and a reader find the model's state", async () => {
     const dir = await tempDir();
     const r = testRandom("open merge engine runs");
@@ -129,35 +131,39 @@ describe("open merge of many runs", () => {
     }
   });
 
-  it("a flip of any byte of a segment is refused naming it, or leaves the model's state", async () => {
-    const r = testRandom("open merge every byte");
-    const runs = Array.from({ length: 12 }, () => runOf(r, 30));
-    const want = model(runs);
-    const { store, manifest } = await storeOf(runs, 10);
-    const victim = manifest.segments[17]!.name;
-    const orig = (await store.get(victim))!.body;
-    let refused = 0;
-    for (let at = 0; at < orig.length; at++) {
-      const bad = Uint8Array.from(orig);
-      bad[at] = bad[at]! ^ 0x01;
-      await store.put(victim, bad);
-      let state: Awaited<ReturnType<typeof loadSegments>>;
-      try {
-        state = await loadSegments(ctxOf(store), manifest, undefined, POLICY);
-      } catch (err) {
-        expect(err, `flip at ${at}`).toBeInstanceOf(StoreCorruptedError);
-        expect((err as Error).message).toContain(victim);
-        refused++;
-        continue;
+  it(
+    "a flip of any byte of a segment is refused naming it, or leaves the model's state",
+    async () => {
+      const r = testRandom("open merge every byte");
+      const runs = Array.from({ length: 12 }, () => runOf(r, 30));
+      const want = model(runs);
+      const { store, manifest } = await storeOf(runs, 10);
+      const victim = manifest.segments[17]!.name;
+      const orig = (await store.get(victim))!.body;
+      let refused = 0;
+      for (let at = 0; at < orig.length; at++) {
+        const bad = Uint8Array.from(orig);
+        bad[at] = bad[at]! ^ 0x01;
+        await store.put(victim, bad);
+        let state: Awaited<ReturnType<typeof loadSegments>>;
+        try {
+          state = await loadSegments(ctxOf(store), manifest, undefined, POLICY);
+        } catch (err) {
+          expect(err, `flip at ${at}`).toBeInstanceOf(StoreCorruptedError);
+          expect((err as Error).message).toContain(victim);
+          refused++;
+          continue;
+        }
+        // Not refused: the flip is in a block open does not read (its values come from the key section, or are paged).
+        expect(state, `flip at ${at}`).toBeDefined();
+        state!.stopIdleMerges();
+        for (const k of want.keys()) expect(show(k, state!.get(k)), `flip at ${at}: ${k}`).toBe(want.get(k));
       }
-      // Not refused: the flip is in a block open does not read (its values come from the key section, or are paged).
-      expect(state, `flip at ${at}`).toBeDefined();
-      state!.stopIdleMerges();
-      for (const k of want.keys()) expect(show(k, state!.get(k)), `flip at ${at}: ${k}`).toBe(want.get(k));
-    }
-    expect(refused).toBeGreaterThan(100);
-    // About 2,100 opens of a segment run: seconds when quiet, tens of seconds on a loaded machine.
-  }, 120_000);
+      expect(refused).toBeGreaterThan(100);
+      // About 2,100 opens of a segment run: seconds when quiet, 168 s at a load of 30-40 on two cores.
+    },
+    scaledForLoad(60_000),
+  );
 
   it("runs that hold the same keys again and again: the entries passed over count toward the turns the merge gives the event loop", async () => {
     // 5,000 keys in each of 20 runs, the newer runs deleting or writing them again: 100,000 entries read,

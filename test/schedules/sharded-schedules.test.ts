@@ -128,6 +128,25 @@ async function openShard(store: LocalStore, clock: MockClock, rec: Recorder, sha
 }
 
 /** Every (schedule, tick) in `ticks` ran exactly once, on its run id's shard, and nothing else ran. */
+/**
+ * Waits until every run submitted on any shard so far ran its first step
+ * (no step job pending or claimed): a tick decided twice would have
+ * submitted its second run by then, and it would show. A fixed pause could
+ * end before a slow machine ran it.
+ */
+async function allStarted(shards: readonly Owner[]): Promise<void> {
+  for (const s of shards) {
+    await until(
+      async () => {
+        const st = await s.queue.view().stats("workflow-steps");
+        return st.pending === 0 && st.claimed === 0;
+      },
+      `every run submitted on shard ${s.shard} started`,
+      WAIT_MS,
+    );
+  }
+}
+
 function expectOnePerTick(rec: Recorder, ticks: number[]): void {
   const expected = IDS.flatMap((id) => ticks.map((t) => tickRunId(id, t))).sort();
   expect([...rec.runs.keys()].sort()).toEqual(expected);
@@ -182,8 +201,8 @@ describe("schedules on a sharded store", () => {
         await until(async () => (await home.runtime.schedules.get(id))?.lastRunId === tickRunId(id, t3), `${id} decided its tick`, WAIT_MS);
         expect(await home.runtime.schedules.get(id), id).toMatchObject({ lastTickMs: t3, lastRunId: tickRunId(id, t3) });
       }
-      // Every loop settled: nothing more ran than one run per tick.
-      await new Promise((r) => setTimeout(r, 300));
+      // Every run submitted so far started: nothing more ran than one run per tick.
+      await allStarted(shards);
       expectOnePerTick(rec, ticks);
     },
     scaledForLoad(120_000),
@@ -218,7 +237,7 @@ describe("schedules on a sharded store", () => {
       // The down shard's own schedules see their tick within the grace, on time.
       await until(allRan(rec, [t1]), "every run of the tick", WAIT_MS);
       await until(async () => (await home.runtime.schedules.get(id))?.lastRunId === tickRunId(id, t1), "the tick decided", WAIT_MS);
-      await new Promise((r) => setTimeout(r, 300));
+      await allStarted(shards);
       expectOnePerTick(rec, [t1]);
     },
     scaledForLoad(120_000),

@@ -68,7 +68,7 @@ import type { RetryOutcome, RetryRunOptions } from "./run-types.js";
 import type { WorkflowView } from "./workflow-view.js";
 import { withCurrentLimit } from "./submit.js";
 import { HISTORY_STEPS_PER_RUN, type RunEndHistory } from "./run-history.js";
-import { describeValue } from "../../option-values.js";
+import { describeValue, isOptionObject, readOptions } from "../../option-values.js";
 import { refuseUnknownRetryFields } from "./run-option-fields.js";
 
 /** Rounds of re-reading after a concurrent change (a worker finishing a requeued step's re-opening). */
@@ -85,9 +85,9 @@ export function jobIdOfToken(token: string): string | undefined {
 /** Checks `retryRun` options; returns `fromStep`. `ValidationError` for anything else (also in a client, before writing). */
 export function checkRetryOptions(opts: unknown): number | undefined {
   if (opts === undefined || opts === null) return undefined;
-  if (typeof opts !== "object" || Array.isArray(opts)) throw new ValidationError("retryRun takes an options object ({ fromStep? })");
+  if (!isOptionObject(opts)) throw new ValidationError("retryRun takes an options object ({ fromStep? })");
   refuseUnknownRetryFields(opts);
-  const from = (opts as RetryRunOptions).fromStep;
+  const { fromStep: from } = readOptions(opts, ["fromStep"], "RetryRunOptions");
   if (from === undefined) return undefined;
   if (typeof from !== "number" || !Number.isInteger(from) || from < 0 || from > 1e9) {
     throw new ValidationError(`retryRun: fromStep must be a step number (an integer >= 0), got ${describeValue(from)}`);

@@ -4,7 +4,8 @@
  * before anything is written, rather than left to its default in silence.
  * Each list is checked against its type, so a new option cannot be left out.
  */
-import { isOptionObject, optionFields, refuseUnknownFields } from "../../option-values.js";
+import { ValidationError } from "../../errors.js";
+import { describeValue, isOptionArray, isOptionObject, optionFields, readOptions, refuseUnknownFields } from "../../option-values.js";
 import type { RetryRunOptions, RunDebounce, RunFlow, RunOptions, RunSpec } from "./run-types.js";
 
 const RUN_SPEC_FIELDS = optionFields<RunSpec>({ input: true, runId: true, options: true, effects: true });
@@ -29,4 +30,44 @@ export function refuseUnknownRunOptionFields(o: object, path = "RunOptions"): vo
 /** Refuses a field of `retryRun`'s options that `RetryRunOptions` does not take. */
 export function refuseUnknownRetryFields(o: object): void {
   refuseUnknownFields(o, RETRY_RUN_FIELDS, "RetryRunOptions.", "RetryRunOptions");
+}
+
+/** Throws `ValidationError` for an object no question can be asked of (a revoked Proxy): every read of it would throw a TypeError. */
+function refuseUnreadable(path: string, v: unknown): void {
+  if (v !== null && typeof v === "object" && !isOptionObject(v) && !isOptionArray(v))
+    throw new ValidationError(`${path} must be an object, got ${describeValue(v)}`);
+}
+
+/**
+ * A submission's spec, its options and their flow and debounce, each field
+ * read once into a plain copy after refusing a field none of them takes: a
+ * getter or Proxy that answers differently on a second read cannot pass the
+ * checks with one value and be submitted with another, and one that throws
+ * is a `ValidationError` naming the field. Anything that is no object is
+ * returned as given, for the caller's own refusal.
+ */
+export function readRunSpec(given: unknown, what = "RunSpec"): unknown {
+  refuseUnreadable(`the ${what}`, given);
+  if (!isOptionObject(given)) return given;
+  refuseUnknownRunSpecFields(given, what);
+  const spec: Record<string, unknown> = readOptions(given, RUN_SPEC_FIELDS, what, `the ${what}`);
+  refuseUnreadable("RunOptions", spec.options);
+  if (isOptionObject(spec.options)) spec.options = readRunOptions(spec.options);
+  return spec;
+}
+
+function readRunOptions(given: object): Record<string, unknown> {
+  refuseUnknownFields(given, RUN_OPTION_FIELDS, "RunOptions.", "RunOptions");
+  const o: Record<string, unknown> = readOptions(given, RUN_OPTION_FIELDS, "RunOptions");
+  for (const [k, fields] of [
+    ["flow", RUN_FLOW_FIELDS],
+    ["debounce", RUN_DEBOUNCE_FIELDS],
+  ] as const) {
+    const sub = o[k];
+    refuseUnreadable(`RunOptions.${k}`, sub);
+    if (!isOptionObject(sub)) continue;
+    refuseUnknownFields(sub, fields, `RunOptions.${k}.`, `RunOptions.${k}`);
+    o[k] = readOptions(sub, fields, `RunOptions.${k}`);
+  }
+  return o;
 }

@@ -11,7 +11,7 @@ import type { IndexEntry } from "./run-index.js";
 import type { RunId } from "./run-id.js";
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, RUN_LIST_STATES, type ListRunsOptions, type RunListState, type RunRow } from "./run-listing.js";
 import type { Building } from "../../queue/cancel-state.js";
-import { describeValue, optionFields, refuseUnknownFields } from "../../option-values.js";
+import { describeValue, isOptionObject, optionFields, readOptions, refuseUnknownFields } from "../../option-values.js";
 
 /** The active part of a row: what the step pointer and step job say. */
 export interface ActiveView {
@@ -103,9 +103,10 @@ const LIST_FIELDS = optionFields<ListRunsOptions>({ state: true, workflow: true,
 /** Checks `listRuns` options; `ValidationError` saying which one is wrong and what it takes. */
 export function checkListOptions(o: unknown, what = "listRuns"): CheckedListOptions {
   if (o === undefined || o === null) return { limit: DEFAULT_LIST_LIMIT };
-  if (typeof o !== "object" || Array.isArray(o)) throw new ValidationError(`${what} takes an options object, got ${describeValue(o)}`);
+  if (!isOptionObject(o)) throw new ValidationError(`${what} takes an options object, got ${describeValue(o)}`);
   refuseUnknownFields(o, LIST_FIELDS, `${what}.`, `${what}'s options`);
-  const v = o as ListRunsOptions;
+  // Each field read once: a limit checked is the limit used.
+  const v = readOptions(o, LIST_FIELDS, what, `${what}'s options`) as ListRunsOptions;
   const out: CheckedListOptions = { limit: DEFAULT_LIST_LIMIT };
   if (v.limit !== undefined) {
     if (typeof v.limit !== "number" || !Number.isInteger(v.limit) || v.limit < 1 || v.limit > MAX_LIST_LIMIT) {

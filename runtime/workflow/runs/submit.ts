@@ -34,7 +34,7 @@ import { describePayload, stageForgotten, stageSubmission } from "./index-effect
 import { checkRunDebounce, supersessionOf } from "./debounce.js";
 import { drawnIdTaken } from "./drawn-job-id.js";
 import { describeValue, isOptionObject } from "../../option-values.js";
-import { refuseUnknownRunOptionFields, refuseUnknownRunSpecFields } from "./run-option-fields.js";
+import { readRunSpec, refuseUnknownRunOptionFields, refuseUnknownRunSpecFields } from "./run-option-fields.js";
 
 /** Checks user headers: string values, no reserved prefix. */
 export function checkUserHeaders(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {
@@ -178,6 +178,8 @@ export async function submitRun(
    */
   unchanged?: readonly KvExpectation[],
 ): Promise<SubmitOutcome | "raced"> {
+  // Each field read once: the spec checked below is the spec submitted.
+  spec = readRunSpec(spec) as RunSpec;
   if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
     throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
   }
