@@ -4,7 +4,7 @@
  */
 import { MAX_TIMEOUT_MS, SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
-import { callGuarded, checkKnownFields, describeValue, errorText, isOptionArray, isOptionObject, readFields } from "../option-values.js";
+import { callGuarded, checkKnownFields, describeValue, errorText, isOptionArray, isOptionObject, optionFields, readFields } from "../option-values.js";
 import { MAX_STORE_ATTEMPTS } from "../store/request-retry.js";
 import { WAL_FENCE_JUMP, checkPrefix } from "./layout.js";
 import type { RetryPolicy } from "./retry.js";
@@ -240,25 +240,25 @@ const MAX_PIECE_BYTES = 2 ** 30;
 /** Most `pageValues.keyPrefixes`: each value committed is checked against them. */
 export const MAX_PAGE_KEY_PREFIXES = 1024;
 
-const TOP_KEYS = [
-  "flushIntervalMs",
-  "maxWalBytes",
-  "maxInflightWalPuts",
-  "prefix",
-  "checkpointWalObjects",
-  "checkpointWalBytes",
-  "checkpointBacklog",
-  "maxSegmentRuns",
-  "foldRunsByTier",
-  "maxSegmentBytes",
-  "segmentBlockBytes",
-  "retry",
-  "pageValues",
-  "onBackgroundError",
-  "clock",
-] as const satisfies readonly (keyof EngineOptions)[];
-const RETRY_KEYS = ["attempts", "baseDelayMs", "maxDelayMs"] as const satisfies readonly (keyof RetryPolicy)[];
-const PAGE_KEYS = ["keyPrefixes", "minBytes", "cacheBytes", "readaheadBytes"] as const satisfies readonly (keyof PageValuesOptions)[];
+const TOP_KEYS = optionFields<EngineOptions>({
+  flushIntervalMs: true,
+  maxWalBytes: true,
+  maxInflightWalPuts: true,
+  prefix: true,
+  checkpointWalObjects: true,
+  checkpointWalBytes: true,
+  checkpointBacklog: true,
+  maxSegmentRuns: true,
+  foldRunsByTier: true,
+  maxSegmentBytes: true,
+  segmentBlockBytes: true,
+  retry: true,
+  pageValues: true,
+  onBackgroundError: true,
+  clock: true,
+});
+const RETRY_KEYS = optionFields<RetryPolicy>({ attempts: true, baseDelayMs: true, maxDelayMs: true });
+const PAGE_KEYS = optionFields<PageValuesOptions>({ keyPrefixes: true, minBytes: true, cacheBytes: true, readaheadBytes: true });
 
 function warnBackgroundError(err: unknown): void {
   warnOf("taquba engine: background work failed:", err);

@@ -12,7 +12,7 @@
  */
 import { ConstructionGate } from "../internal-construction.js";
 import { validateEngineOptions } from "./engine-options.js";
-import { readExactOptions } from "../option-values.js";
+import { optionFields, readExactOptions } from "../option-values.js";
 import { ClosedError, StoreUnavailableError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { checkPrefix } from "./layout.js";
@@ -30,6 +30,8 @@ export interface EngineReaderOptions {
   /** Retries of transient store failures. */
   retry?: RetryPolicy;
 }
+
+const READER_FIELDS = optionFields<EngineReaderOptions>({ prefix: true, retry: true });
 
 const MAX_RELOADS = 10;
 
@@ -76,7 +78,7 @@ export class EngineReader {
   /** Loads the store's current durable state. The store need not have a writer. */
   static async open(store: ObjectStore, given: EngineReaderOptions = {}): Promise<EngineReader> {
     // Read once and checked as the writer's are (the prefix, the retry policy's bounds).
-    const opts = validateEngineOptions(readExactOptions(given, ["prefix", "retry"], "EngineReaderOptions") as EngineReaderOptions, "EngineReaderOptions");
+    const opts = validateEngineOptions(readExactOptions(given, READER_FIELDS, "EngineReaderOptions") as EngineReaderOptions, "EngineReaderOptions");
     const ctx: StoreContext = { store, prefix: checkPrefix(opts.prefix ?? ""), retry: opts.retry ?? {} };
     const loaded = await loadFresh(ctx);
     return READER_GATE.build(() => new EngineReader(ctx, loaded));
