@@ -12,7 +12,7 @@ import { checkRunOptions, checkUserHeaders } from "../runs/submit.js";
 import { checkRunPayload } from "../limits.js";
 import { cronProblem } from "./cron-times.js";
 import type { CatchUpPolicy, OverlapPolicy, ScheduledRun, ScheduleSpec } from "./schedule-types.js";
-import { checkKnownFields, describeValue, isOptionObject, optionFields } from "../../option-values.js";
+import { checkKnownFields, describeValue, errorText, isOptionArray, isOptionObject, optionFieldNames, optionFields, readFields } from "../../option-values.js";
 
 const SCHEDULE_FIELDS = optionFields<ScheduleSpec>({ id: true, cron: true, timezone: true, run: true, overlap: true, catchUp: true, jitterMs: true });
 const SCHEDULED_RUN_FIELDS = optionFields<ScheduledRun>({ input: true, options: true });
@@ -24,6 +24,41 @@ export const schedulesPrefix = (q: string): string => `${SCHEDULES_PREFIX}${q}/`
 export const scheduleKey = (q: string, id: string): string => `${schedulesPrefix(q)}${id}`;
 
 const SCHEDULE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * `given` and its `run` with every field read once into plain copies (a
+ * field none of them takes included, for `checkScheduleSpec` to refuse by
+ * name): a getter or Proxy that answers differently on a second read cannot
+ * pass the checks with one value and be kept with another, and one that
+ * throws (a revoked Proxy) is a `ValidationError` naming the field.
+ * Anything that is no object is returned as given, for the check's refusal.
+ */
+export function readScheduleSpec(given: ScheduleSpec): ScheduleSpec {
+  if (unreadable(given)) throw new ValidationError(`a schedule must be an object with id, cron and run, got ${describeValue(given)}`);
+  if (!isOptionObject(given)) return given;
+  const problems: string[] = [];
+  const spec = readEveryField(given, "", problems);
+  if (spec !== undefined && unreadable(spec.run)) problems.push(`run must be an object, got ${describeValue(spec.run)}`);
+  else if (spec !== undefined && isOptionObject(spec.run)) spec.run = readEveryField(spec.run, "run.", problems);
+  if (problems.length > 0 || spec === undefined) throw new ValidationError("a schedule could not be read", problems);
+  return spec as unknown as ScheduleSpec;
+}
+
+/** A revoked Proxy: an object that throws at any question. */
+function unreadable(v: unknown): boolean {
+  return v !== null && typeof v === "object" && !isOptionObject(v) && !isOptionArray(v);
+}
+
+function readEveryField(from: object, path: string, problems: string[]): Record<string, unknown> | undefined {
+  let names: string[];
+  try {
+    names = optionFieldNames(from);
+  } catch (err) {
+    problems.push(`listing the fields of ${path === "" ? "the schedule" : path.slice(0, -1)} threw: ${errorText(err)}`);
+    return undefined;
+  }
+  return readFields(from, names, path, problems);
+}
 
 /** Checks a schedule id given to a command (pause, trigger, ...): the form `upsert` accepts. */
 export function checkScheduleId(id: unknown): string {

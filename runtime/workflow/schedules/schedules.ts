@@ -24,6 +24,7 @@ import { cronTimes, type CronTimes } from "./cron-times.js";
 import {
   checkScheduleId,
   checkScheduleSpec,
+  readScheduleSpec,
   decodeScheduleRecord,
   encodeScheduleRecord,
   scheduleKey,
@@ -201,7 +202,8 @@ export class Schedules {
    * ({@link Schedules.decides} tells which; `upsertSchedules` registers
    * only those).
    */
-  async upsert(spec: ScheduleSpec): Promise<ScheduleInfo> {
+  async upsert(given: ScheduleSpec): Promise<ScheduleInfo> {
+    const spec = readScheduleSpec(given);
     const def = checkScheduleSpec(spec);
     if (!this.decides(def.id)) {
       throw new ValidationError(
