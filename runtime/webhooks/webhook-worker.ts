@@ -67,7 +67,8 @@ export interface WebhookWorkerOptions extends AddressPolicyOptions {
   ca?: string | Buffer | ReadonlyArray<string | Buffer>;
 }
 
-const WEBHOOK_WORKER_KEYS = optionFields<WebhookWorkerOptions>({
+/** Each field of `WebhookWorkerOptions`, for its list and for `runWebhookWorker`'s, which takes them too. */
+const WEBHOOK_WORKER_FIELDS: { readonly [K in keyof WebhookWorkerOptions]-?: true } = {
   secret: true,
   defaultTimeoutMs: true,
   maxRetryAfterMs: true,
@@ -78,7 +79,8 @@ const WEBHOOK_WORKER_KEYS = optionFields<WebhookWorkerOptions>({
   allowPrivate: true,
   allowedNetworks: true,
   resolve: true,
-});
+};
+const WEBHOOK_WORKER_KEYS = optionFields<WebhookWorkerOptions>(WEBHOOK_WORKER_FIELDS);
 
 /** `WebhookWorkerOptions.secret` as a list, each entry read once and parsed now: a bad one fails at startup, not per delivery. */
 function readSecrets(secret: unknown): WebhookSecret[] {
@@ -279,16 +281,7 @@ export interface RunWebhookWorkerOptions
     Pick<RunWorkerOptions, "concurrency" | "leaseMs" | "claimBatch" | "signal" | "onError"> {}
 
 const RUN_WEBHOOK_WORKER_KEYS = optionFields<RunWebhookWorkerOptions>({
-  secret: true,
-  defaultTimeoutMs: true,
-  maxRetryAfterMs: true,
-  clock: true,
-  userAgent: true,
-  ca: true,
-  allowLoopback: true,
-  allowPrivate: true,
-  allowedNetworks: true,
-  resolve: true,
+  ...WEBHOOK_WORKER_FIELDS,
   concurrency: true,
   leaseMs: true,
   claimBatch: true,

@@ -17,6 +17,16 @@ const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array | undefined) => (b === undefined ? undefined : new TextDecoder().decode(b));
 const MANUAL = { checkpointWalObjects: 0, checkpointWalBytes: 0, flushIntervalMs: 0 } as const;
 
+/** `engine` holds the three commits each case makes and keeps: a, b and c. */
+function expectABC(engine: Engine): void {
+  for (const [k, v] of [
+    ["a", "1"],
+    ["b", "2"],
+    ["c", "3"],
+  ] as const)
+    expect(dec(engine.get(k)), k).toBe(v);
+}
+
 /** `inner`, whose first listing under `prefix` once `armed()` holds first awaits `before`. */
 class ListHook extends ForwardingStore {
   #done = false;
@@ -81,12 +91,7 @@ describe("an open beside other writers", () => {
     await opened.close();
     await owner.close().catch(() => {});
     const again = await Engine.open(new LocalStore(dir), MANUAL);
-    for (const [k, v] of [
-      ["a", "1"],
-      ["b", "2"],
-      ["c", "3"],
-    ] as const)
-      expect(dec(again.get(k)), k).toBe(v);
+    expectABC(again);
     await again.close();
   });
 
@@ -123,12 +128,7 @@ describe("an open beside other writers", () => {
     await newer!.commit(new WriteBatch().put("c", enc("3")));
     await newer!.close();
     const again = await Engine.open(new LocalStore(dir), MANUAL);
-    for (const [k, v] of [
-      ["a", "1"],
-      ["b", "2"],
-      ["c", "3"],
-    ] as const)
-      expect(dec(again.get(k)), k).toBe(v);
+    expectABC(again);
     expect(again.has("lost")).toBe(false);
     await again.close();
   });
