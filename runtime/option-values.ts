@@ -45,6 +45,11 @@ export function isOptionObject(v: unknown): v is object {
   }
 }
 
+/** Whether `v` is an object no question can be asked of (a revoked Proxy): every read of it throws a TypeError. */
+export function isUnreadableObject(v: unknown): boolean {
+  return v !== null && typeof v === "object" && !isOptionObject(v) && !isOptionArray(v);
+}
+
 /** `Array.isArray`, false for a revoked Proxy (which throws at it). */
 export function isOptionArray(v: unknown): v is unknown[] {
   try {

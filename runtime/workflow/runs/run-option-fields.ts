@@ -5,7 +5,7 @@
  * Each list is checked against its type, so a new option cannot be left out.
  */
 import { ValidationError } from "../../errors.js";
-import { describeValue, isOptionArray, isOptionObject, optionFields, readOptions, refuseUnknownFields } from "../../option-values.js";
+import { describeValue, isOptionObject, isUnreadableObject, optionFields, readOptions, refuseUnknownFields } from "../../option-values.js";
 import type { RetryRunOptions, RunDebounce, RunFlow, RunOptions, RunSpec } from "./run-types.js";
 
 const RUN_SPEC_FIELDS = optionFields<RunSpec>({ input: true, runId: true, options: true, effects: true });
@@ -34,8 +34,7 @@ export function refuseUnknownRetryFields(o: object): void {
 
 /** Throws `ValidationError` for an object no question can be asked of (a revoked Proxy): every read of it would throw a TypeError. */
 function refuseUnreadable(path: string, v: unknown): void {
-  if (v !== null && typeof v === "object" && !isOptionObject(v) && !isOptionArray(v))
-    throw new ValidationError(`${path} must be an object, got ${describeValue(v)}`);
+  if (isUnreadableObject(v)) throw new ValidationError(`${path} must be an object, got ${describeValue(v)}`);
 }
 
 /**

@@ -12,7 +12,16 @@ import { checkRunOptions, checkUserHeaders } from "../runs/submit.js";
 import { checkRunPayload } from "../limits.js";
 import { cronProblem } from "./cron-times.js";
 import type { CatchUpPolicy, OverlapPolicy, ScheduledRun, ScheduleSpec } from "./schedule-types.js";
-import { checkKnownFields, describeValue, errorText, isOptionArray, isOptionObject, optionFieldNames, optionFields, readFields } from "../../option-values.js";
+import {
+  checkKnownFields,
+  describeValue,
+  errorText,
+  isOptionObject,
+  isUnreadableObject,
+  optionFieldNames,
+  optionFields,
+  readFields,
+} from "../../option-values.js";
 
 const SCHEDULE_FIELDS = optionFields<ScheduleSpec>({ id: true, cron: true, timezone: true, run: true, overlap: true, catchUp: true, jitterMs: true });
 const SCHEDULED_RUN_FIELDS = optionFields<ScheduledRun>({ input: true, options: true });
@@ -34,19 +43,14 @@ const SCHEDULE_ID = /^[A-Za-z0-9_-]{1,64}$/;
  * Anything that is no object is returned as given, for the check's refusal.
  */
 export function readScheduleSpec(given: ScheduleSpec): ScheduleSpec {
-  if (unreadable(given)) throw new ValidationError(`a schedule must be an object with id, cron and run, got ${describeValue(given)}`);
+  if (isUnreadableObject(given)) throw new ValidationError(`a schedule must be an object with id, cron and run, got ${describeValue(given)}`);
   if (!isOptionObject(given)) return given;
   const problems: string[] = [];
   const spec = readEveryField(given, "", problems);
-  if (spec !== undefined && unreadable(spec.run)) problems.push(`run must be an object, got ${describeValue(spec.run)}`);
+  if (spec !== undefined && isUnreadableObject(spec.run)) problems.push(`run must be an object, got ${describeValue(spec.run)}`);
   else if (spec !== undefined && isOptionObject(spec.run)) spec.run = readEveryField(spec.run, "run.", problems);
   if (problems.length > 0 || spec === undefined) throw new ValidationError("a schedule could not be read", problems);
   return spec as unknown as ScheduleSpec;
-}
-
-/** A revoked Proxy: an object that throws at any question. */
-function unreadable(v: unknown): boolean {
-  return v !== null && typeof v === "object" && !isOptionObject(v) && !isOptionArray(v);
 }
 
 function readEveryField(from: object, path: string, problems: string[]): Record<string, unknown> | undefined {
