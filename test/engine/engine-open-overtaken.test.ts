@@ -3,14 +3,18 @@
  * the S3 protocol (s3rver on loopback), each driven in one order by hooks
  * on the store's listings: an open overtaken by a newer open that is
  * itself overtaken by a third (both older opens fenced, the newest
- * writer's commits kept), and an open whose first load a live owner
- * overtakes with commits, checkpoints and the garbage collection that
- * deletes the log the open had started to read (the open goes on from the
- * owner's newest manifest and keeps every commit the owner acknowledged).
+ * writer's commits kept), an open beside a live owner whose commit and
+ * checkpoint segment land between the open's segment listing and its walk
+ * (the commit taken, the store not refused as corrupt), and an open whose
+ * first load a live owner overtakes with commits, checkpoints and the
+ * garbage collection that deletes the log the open had started to read
+ * (the open goes on from the owner's newest manifest and keeps every
+ * commit the owner acknowledged).
  */
 import { describe, expect, it } from "vitest";
 import { Engine, FencedError, LocalStore, S3Store, WriteBatch, type ListOptions, type ListedObject, type ObjectStore, type PutOptions } from "taquba";
 import { ForwardingStore } from "../support/forwarding-store.js";
+import { GatedStore } from "../support/gated-store.js";
 import { keysUnder, missingListed } from "../support/store-keys.js";
 import { useS3Server } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
@@ -127,6 +131,42 @@ describe("an open overtaken while it walks the log", () => {
       expect(["a", "b", "c"].map((k) => dec(again.get(k)))).toEqual(["1", "2", "3"]);
       expect([again.has("lost/first"), again.has("lost/second")]).toEqual([false, false]);
       expect(again.epoch).toBe(epoch + 1);
+      await again.close();
+      expect(await missingListed(store())).toEqual([]);
+    });
+
+    it(`a live owner's commit and its checkpoint's segment land between the open's segment listing and its walk: the open takes the commit, not the store for corrupt (${name})`, {
+      timeout: 60_000,
+    }, async () => {
+      const store = await backend();
+      const ownerStore = new GatedStore(store());
+      const owner = await Engine.open(ownerStore, MANUAL);
+      await owner.commit(new WriteBatch().put("a", enc("1")));
+      await owner.checkpoint();
+      // The owner's next manifest is held: its checkpoint has written its segment, not published it.
+      ownerStore.hold = (key) => key.startsWith("manifest/");
+      let checkpointing: Promise<unknown> | undefined;
+      const opener = new ListHook(
+        store(),
+        "seg/",
+        () => true,
+        async () => {
+          await owner.commit(new WriteBatch().put("b", enc("2")));
+          checkpointing = owner.checkpoint().catch((e: unknown) => e);
+          await ownerStore.waitHeld(1);
+        },
+      );
+      const opened = await Engine.open(opener, MANUAL);
+      expect(opener.fired).toBe(true);
+      expect(["a", "b"].map((k) => dec(opened.get(k)))).toEqual(["1", "2"]);
+      ownerStore.release(ownerStore.held[0]!.key);
+      expect(await checkpointing).toBeInstanceOf(FencedError);
+      await owner.close().catch(() => {});
+      await opened.commit(new WriteBatch().put("c", enc("3")));
+      await opened.checkpoint();
+      await opened.close();
+      const again = await Engine.open(store(), MANUAL);
+      expect(["a", "b", "c"].map((k) => dec(again.get(k)))).toEqual(["1", "2", "3"]);
       await again.close();
       expect(await missingListed(store())).toEqual([]);
     });
