@@ -56,7 +56,7 @@ export async function cancelJob(core: QueueCore, jobId: string, effects?: Settle
   await commit;
   if (outcome === "requested") {
     const e = core.leases.get(jobId);
-    if (e !== undefined && !e.cancel.requested) e.cancel.request(new Error(`cancellation of job ${jobId} was requested`));
+    if (e !== undefined && !e.requested) e.request(new Error(`cancellation of job ${jobId} was requested`));
   }
   if (removed !== undefined) {
     if (removed.payloadRef !== undefined) await core.payloads.deleteAll([removed.payloadRef]);

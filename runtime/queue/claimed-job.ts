@@ -49,11 +49,11 @@ export class ClaimTicket implements CancelSource {
   ) {}
 
   get [CANCEL_SOURCE](): CancelState {
-    return this.claim.cancel;
+    return this.claim;
   }
 
   get cancelSignal(): AbortSignal {
-    return this.claim.cancel.cancelSignal;
+    return this.claim.cancelSignal;
   }
 }
 
@@ -88,7 +88,7 @@ class Lease implements LeaseHandle {
   async ensureAtLeast(ms: number): Promise<void> {
     const e = this.registry.holds(this.id, this.token);
     if (e === undefined) throw new ClaimLostError(this.id, "its lease ended before it was extended");
-    if (e.cancel.requested) throw new CancelRequestedError(this.id);
+    if (e.requested) throw new CancelRequestedError(this.id);
     validateDelay("ensureAtLeast's lease extension", ms);
     this.registry.extend(e, this.clock.now() + ms + LEASE_MARGIN_MS);
     this.#last = e.expiresAt;

@@ -11,15 +11,22 @@ import { ConcurrencySlots, RateWindows } from "./admission.js";
 import { CancelState } from "./cancel-state.js";
 import { ExpiryHeap } from "./expiry-heap.js";
 
-/** One live claim held by this process. */
-export interface LeaseEntry {
-  readonly id: string;
-  readonly queue: string;
-  readonly token: number;
-  expiresAt: number;
-  readonly cancel: CancelState;
-  /** The concurrency slots the claim holds (see `admission`), released with the lease. */
-  readonly slots?: readonly string[];
+/**
+ * One live claim held by this process, and its cancellation: the entry is
+ * its own `CancelState` rather than holding one, so a claim costs one object
+ * (most are never cancelled, and a step claims one per run step).
+ */
+export class LeaseEntry extends CancelState {
+  constructor(
+    readonly id: string,
+    readonly queue: string,
+    readonly token: number,
+    public expiresAt: number,
+    /** The concurrency slots the claim holds (see `admission`), released with the lease. */
+    readonly slots: readonly string[] | undefined,
+  ) {
+    super();
+  }
 }
 
 /** Lease entries by job id, plus an expiry-ordered index for the reaper. */
@@ -48,10 +55,8 @@ export class LeaseRegistry {
   /** Registers a new claim and returns its entry. Replaces any older entry for the id. */
   add(id: string, queue: string, expiresAt: number, cancelled: boolean, slots?: readonly string[]): LeaseEntry {
     this.remove(id);
-    const cancel = new CancelState();
-    if (cancelled) cancel.request(new Error(`cancellation of job ${id} was requested`));
-    const e: LeaseEntry =
-      slots === undefined ? { id, queue, token: this.#nextToken++, expiresAt, cancel } : { id, queue, token: this.#nextToken++, expiresAt, cancel, slots };
+    const e = new LeaseEntry(id, queue, this.#nextToken++, expiresAt, slots);
+    if (cancelled) e.request(new Error(`cancellation of job ${id} was requested`));
     this.#byId.set(id, e);
     this.#byExpiry.push(expiresAt, e);
     return e;

@@ -131,6 +131,11 @@ function writeMap(o: object, writeValue: (v: unknown) => boolean): boolean {
     if (!writeValue(v)) return false;
     n++;
   }
+  return closeMap(from, n);
+}
+
+/** Writes the header of a map of `n` entries whose one reserved header byte is at `from` (from `base`); false past 65,535 entries. */
+function closeMap(from: number, n: number): boolean {
   if (n < 0x10) {
     buf[base + from] = 0x80 | n;
     return true;
@@ -239,6 +244,83 @@ function finish(ok: boolean, shared: boolean): Uint8Array | undefined {
     base = pos = 0;
   }
   return out;
+}
+
+/**
+ * A field name as `packRecord` writes it (a MessagePack string), for
+ * `packField`: written once, where `packRecord` writes every name of every
+ * record it encodes again.
+ */
+export function fieldName(name: string): Uint8Array {
+  pos = base;
+  writeStr(name);
+  const out = buf.slice(base, pos);
+  pos = base;
+  return out;
+}
+
+/** Where the map `beginFields` opened starts, from `base`; how many fields it holds; whether each was one `packRecord` writes. */
+let fieldsFrom = 0;
+let fieldCount = 0;
+let fieldsOk = true;
+
+/**
+ * Starts a record written field by field (`packField`, then `endFields`):
+ * for a caller that knows its record's own keys and their order (it made
+ * the record), so no enumeration, no own-key check and no name encoding.
+ */
+export function beginFields(): void {
+  pos = base;
+  ensure(1);
+  fieldsFrom = 0;
+  pos += 1;
+  fieldCount = 0;
+  fieldsOk = true;
+}
+
+/** Writes one field (`name` from `fieldName`), skipped when `value` is undefined, as `packRecord` skips it. */
+export function packField(name: Uint8Array, value: unknown): void {
+  if (value === undefined || !fieldsOk) return;
+  writeName(name);
+  if (!writeRecordValue(value)) fieldsOk = false;
+}
+
+/** `packField` for a field that holds a string: written without asking what the value is, unless it is not one. */
+export function packStringField(name: Uint8Array, value: string | undefined): void {
+  if (value === undefined || !fieldsOk) return;
+  if (typeof value !== "string") packField(name, value);
+  else {
+    writeName(name);
+    writeStr(value);
+  }
+}
+
+/** `packField` for a field that holds a number. */
+export function packNumberField(name: Uint8Array, value: number | undefined): void {
+  if (value === undefined || !fieldsOk) return;
+  if (typeof value !== "number") packField(name, value);
+  else {
+    writeName(name);
+    writeNum(value);
+  }
+}
+
+function writeName(name: Uint8Array): void {
+  const n = name.length;
+  ensure(n);
+  const out = buf;
+  for (let i = 0; i < n; i++) out[pos + i] = name[i]!;
+  pos += n;
+  fieldCount++;
+}
+
+/**
+ * Ends a record `beginFields` started: the bytes `packRecord` writes for a
+ * record whose own keys are the fields given, in that order (see
+ * `finish` for `shared`); undefined when a value was not one it writes.
+ */
+export function endFields(shared: boolean): Uint8Array | undefined {
+  return finish(fieldsOk && closeMap(fieldsFrom, fieldCount), shared);
 }
 
 /**

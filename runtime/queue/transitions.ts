@@ -21,6 +21,7 @@ import {
   type JobRecord,
 } from "./record.js";
 import { textBytes } from "./record-pack.js";
+import { encodeInsertedJob } from "./inserted-record.js";
 import type { Txn } from "./txn.js";
 import { ownedBytes } from "./owned-bytes.js";
 import type { EnqueueOptions, EnqueueOutcome } from "./types.js";
@@ -93,15 +94,26 @@ function indexValue(r: JobRecord): Uint8Array {
   return r.state === "pending" ? textBytes(r.id) : EMPTY;
 }
 
-/** Writes `r` and its index entries; `prev` is the stored copy being replaced, if any. `jobKey`: `r`'s record key, when the caller has it. Returns the index key written. */
-export function writeJob(txn: Txn, r: JobRecord, prev: JobRecord | undefined, jobKey = K.jobKey(r.id)): string | undefined {
+/**
+ * Writes `r` and its index entries; `prev` is the stored copy being
+ * replaced, if any. `jobKey`: `r`'s record key, when the caller has it;
+ * `bytes`: `r` encoded, when the caller wrote it itself. Returns the index
+ * key written.
+ */
+export function writeJob(
+  txn: Txn,
+  r: JobRecord,
+  prev: JobRecord | undefined,
+  jobKey = K.jobKey(r.id),
+  bytes: Uint8Array = encodeJob(r, txn.valuesCopied),
+): string | undefined {
   const key = indexKey(r);
   if (prev !== undefined) {
     const old = indexKey(prev);
     if (old !== undefined && old !== key) txn.delete(old);
     if (prev.retainUntil !== undefined && prev.retainUntil !== r.retainUntil) txn.delete(K.retentionKey(prev.retainUntil, prev.id));
   }
-  txn.put(jobKey, ownedBytes(encodeJob(r, txn.valuesCopied)));
+  txn.put(jobKey, ownedBytes(bytes));
   if (key !== undefined) txn.put(key, ownedBytes(indexValue(r)));
   if (r.retainUntil !== undefined) txn.put(K.retentionKey(r.retainUntil, r.id), ownedBytes(EMPTY));
   txn.move(r.queue, prev?.state ?? null, r.state);
@@ -266,7 +278,8 @@ export function insertJobRecord(
     dedupKey: claim ? undefined : opts.dedupKey,
     debounceKey: claim ? undefined : debounce?.key,
   };
-  // Assigned, not spread into the literal (a slow path in V8, and this runs once per enqueue).
+  // Assigned, not spread into the literal (a slow path in V8, and this runs once per enqueue). The literal's
+  // keys and their order, `claimedAt` last, are what `encodeInsertedJob` writes: change them together.
   if (claim) r.claimedAt = ctx.now;
   let superseded: string | undefined;
   if (debounce?.holder !== undefined) {
@@ -281,7 +294,7 @@ export function insertJobRecord(
   }
   // A caller id may be reused after its job was superseded: the new job is not.
   if (opts.jobId !== undefined && ctx.superseded.marks && txn.has(K.supersededKey(id))) txn.delete(K.supersededKey(id));
-  const index = writeJob(txn, r, undefined, jobKey);
+  const index = writeJob(txn, r, undefined, jobKey, encodeInsertedJob(r, txn.valuesCopied));
   if (r.payloadRef !== undefined) txn.put(K.payloadRefKey(r.payloadRef), ownedBytes(textBytes(id)));
   if (r.dedupKey !== undefined) txn.put(K.dedupKey(queue, r.dedupKey), ownedBytes(textBytes(id)));
   if (r.debounceKey !== undefined) txn.put(K.debounceKey(queue, r.debounceKey), ownedBytes(textBytes(id)));

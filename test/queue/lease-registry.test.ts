@@ -92,3 +92,29 @@ describe("ExpiryHeap", () => {
     expect(heap.upTo(100_000 + 30_000, 100)).toEqual(window);
   });
 });
+
+describe("LeaseRegistry entries as their claims' cancel state", () => {
+  it("keeps each claim's cancellation apart: a request reaches its own entry's flag and signal, a re-add starts uncancelled, a claim made cancelled starts aborted", () => {
+    const reg = new LeaseRegistry();
+    const a = reg.add("a", "q", 10, false);
+    const b = reg.add("b", "q", 10, false);
+    const signalA = a.cancelSignal;
+    expect(a.requested).toBe(false);
+    a.request(new Error("stop a"));
+    a.request(new Error("again"));
+    expect(a.requested).toBe(true);
+    expect(signalA.aborted).toBe(true);
+    expect(signalA.reason).toEqual(new Error("stop a"));
+    expect(b.requested).toBe(false);
+    expect(b.cancelSignal.aborted).toBe(false);
+    // A new claim of the same job is a new entry: the old claim's request does not carry over.
+    const again = reg.add("a", "q", 20, false);
+    expect(again).not.toBe(a);
+    expect(again.requested).toBe(false);
+    expect(again.cancelSignal.aborted).toBe(false);
+    const flagged = reg.add("c", "q", 10, true);
+    expect(flagged.requested).toBe(true);
+    expect(flagged.cancelSignal.aborted).toBe(true);
+    expect(String(flagged.cancelSignal.reason)).toContain("cancellation of job c was requested");
+  });
+});
