@@ -801,7 +801,10 @@ export class KeyRunBuilder {
       if (v >= 0) {
         if (!Number.isInteger(v) || v > 0xffffffff) throw new Error(`key run: paged run id ${v} does not fit 32 bits`);
         this.#stageTagged(PAGED, v);
-      } else this.#stageTagged(TAIL, -v);
+      } else {
+        if (!Number.isInteger(v) || v < -0xffffffff) throw new Error(`key run: key tail length ${-v} is not a whole number of 32 bits`);
+        this.#stageTagged(TAIL, -v);
+      }
       return undefined;
     }
     if (v.length + 2 > STAGED_BYTES) {

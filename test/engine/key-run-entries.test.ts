@@ -153,6 +153,22 @@ describe("key-run entries", () => {
     );
   });
 
+  it("a page reference or key tail that is no whole number of 32 bits is refused before its key is written, and the key can be added again", () => {
+    const b = new KeyRunBuilder();
+    b.add("k/a", 3);
+    for (const bad of [2 ** 32, 1e30, Number.POSITIVE_INFINITY, 1.5]) expect(() => b.add("k/b", bad)).toThrow(/does not fit 32 bits/);
+    for (const bad of [Number.NaN, Number.NEGATIVE_INFINITY, -1e30, -2.5]) expect(() => b.add("k/b", bad)).toThrow(/key tail length/);
+    b.add("k/b", 3);
+    expectReads(
+      b.finish(),
+      [
+        ["k/a", 3],
+        ["k/b", 3],
+      ],
+      testRandom("refused value"),
+    );
+  });
+
   it("a key out of order is refused and leaves the builder as it was", () => {
     const b = new KeyRunBuilder();
     b.add("k/b", 3);
