@@ -37,6 +37,8 @@ import { PerformanceObserver, constants as perfConstants, monitorEventLoopDelay 
 import { LocalStore, Queue, withCounting, type EngineStats } from "../runtime/index.js";
 import { withTempDir } from "./support/temp-dir.js";
 import { formatBreakdown, smapsBreakdown } from "./support/smaps-breakdown.js";
+import { trackKeyRuns } from "../runtime/engine/key-run-tally.js";
+import { keyRunFamilies, keyRunLine } from "./support/key-run-walk.js";
 
 const N = Number(process.argv[2] ?? 100_000);
 const DRAINERS = Number(process.env.DRAINERS ?? 128);
@@ -58,6 +60,14 @@ const PROGRESS = process.env.PROGRESS === "1";
 const FILL_ONLY = process.env.FILL_ONLY === "1" || process.env.STOP_AFTER_FILL === "1";
 /** FOLD_BY_TIER=1: the engine's `foldRunsByTier` (compaction by tiers; off by default). */
 const FOLD_BY_TIER = process.env.FOLD_BY_TIER === "1";
+/**
+ * KEY_RUNS=1: tracks the engine's key runs; the trace and progress lines add
+ * their sums (runs, entries, bytes, resizable buffers and what they reserve),
+ * and the end of the fill adds, after a full GC, the sums and a walk of
+ * their keys by family (bench/support/key-run-walk.ts).
+ */
+const KEY_RUNS = process.env.KEY_RUNS === "1";
+if (KEY_RUNS) trackKeyRuns();
 
 /** What a phase cost besides its time: peak RSS and heap, CPU time, and the longest event-loop block. */
 interface PhaseCost {
@@ -106,7 +116,7 @@ function progress(jobs: number, queue: Queue, t0: number): void {
   const st = queue.engineStats;
   const f = (b: number) => (b / MB).toFixed(0);
   console.log(
-    `progress: ${jobs.toLocaleString("en-US")} jobs, ${((performance.now() - t0) / 1000).toFixed(1)} s: RSS ${f(m.rss)} MB, heap ${f(m.heapUsed)} MB, buffers ${f(m.arrayBuffers)} MB; WAL objects not checkpointed ${st.walObjectsSinceCheckpoint}, checkpoints ${st.checkpoints}, compactions ${st.compactions} (${(st.checkpointBytes / MB).toFixed(0)} MB of segments written), segment runs ${st.segmentRuns}, load ${loadavg()[0]!.toFixed(1)}`,
+    `progress: ${jobs.toLocaleString("en-US")} jobs, ${((performance.now() - t0) / 1000).toFixed(1)} s: RSS ${f(m.rss)} MB, heap ${f(m.heapUsed)} MB, buffers ${f(m.arrayBuffers)} MB; WAL objects not checkpointed ${st.walObjectsSinceCheckpoint}, checkpoints ${st.checkpoints}, compactions ${st.compactions} (${(st.checkpointBytes / MB).toFixed(0)} MB of segments written), segment runs ${st.segmentRuns}, load ${loadavg()[0]!.toFixed(1)}${KEY_RUNS ? `; ${keyRunLine()}` : ""}`,
   );
 }
 
@@ -182,7 +192,7 @@ function memTrace(queue: Queue, t0: number, claimed: () => number, what = "claim
     markCompacts = 0;
     samples.push({
       rss: m.rss,
-      line: `${((performance.now() - t0) / 1000).toFixed(1)} s, ${what} ${claimed()}: RSS ${f(m.rss)}${rssParts()}, GCs since last ${gcsSince}, heap ${f(m.heapUsed)}/${f(m.heapTotal)}, external ${f(m.external)}, array buffers ${f(m.arrayBuffers)}, rest ${f(m.rss - m.heapTotal - m.external)} MB; spaces ${spaces}; WAL since checkpoint ${(st.walBytesSinceCheckpoint / MB).toFixed(1)} MB, cache ${(st.cacheBytes / MB).toFixed(1)} MB, runs ${st.segmentRuns}, key runs ${st.keyRuns}, checkpoints ${st.checkpoints}, compactions ${st.compactions}${busy}${maps}`,
+      line: `${((performance.now() - t0) / 1000).toFixed(1)} s, ${what} ${claimed()}: RSS ${f(m.rss)}${rssParts()}, GCs since last ${gcsSince}, heap ${f(m.heapUsed)}/${f(m.heapTotal)}, external ${f(m.external)}, array buffers ${f(m.arrayBuffers)}, rest ${f(m.rss - m.heapTotal - m.external)} MB; spaces ${spaces}; WAL since checkpoint ${(st.walBytesSinceCheckpoint / MB).toFixed(1)} MB, cache ${(st.cacheBytes / MB).toFixed(1)} MB, runs ${st.segmentRuns}, key runs ${st.keyRuns}, checkpoints ${st.checkpoints}, compactions ${st.compactions}${busy}${maps}${KEY_RUNS ? `; ${keyRunLine()}` : ""}`,
     });
     if (MEM_PEAK_LIVE && m.rss >= printedPeak + 8 * MB) {
       printedPeak = m.rss;
@@ -318,6 +328,10 @@ await inDir(async (dir) => {
     clearInterval(runsTimer);
     if (fillTrace !== undefined) notes.push(...fillTrace.stop());
     const fillStats = queue.engineStats;
+    if (KEY_RUNS) {
+      await settled();
+      notes.push(`after the fill, after a full GC: ${keyRunLine()}`, ...keyRunFamilies());
+    }
     row(
       "fill",
       fillS,

@@ -4,10 +4,19 @@
  * docs/engine.md, "Stage 2b, first step").
  *
  * Layout: entries in ascending `compareKeys` order (the byte order of their
- * UTF-8), in blocks of `BLOCK_ENTRIES`. An entry is varint shared (bytes its
- * key shares with the previous key of its block, always the longest common
- * prefix; 0 for a block's first entry), varint suffix length, the suffix,
- * then the value: a tag byte and
+ * UTF-8), in blocks of `BLOCK_ENTRIES`. An entry is a header, the key's
+ * suffix (past the bytes it shares with the previous key of its block,
+ * always the longest common prefix; none for a block's first entry), then
+ * its value unless the header says it repeats the previous entry's. The
+ * header is one byte when the key is as long as the previous one and its
+ * suffix at most `SHORT_SUFFIX` bytes: `SHORT`, `SAME_VALUE` when the value
+ * repeats, the suffix length (the keys of pending jobs, sequential ids of
+ * one length, mostly differ in their last byte or two, and most neighbours
+ * hold the same page reference or key tail: such an entry takes 2 or 3
+ * bytes). Otherwise a byte of `SAME_VALUE` and the shared length (or
+ * `LONG_SHARED` and a varint of it), then a varint suffix length: a block's
+ * first entry starts with a 0 byte and its key's length. A value is a tag
+ * byte and
  * - `PAGED`: varint run id (runs live in memory only, so this is no stored
  *   format; it was a fixed u32 while compactions re-pointed ids in place),
  * - `TAIL`: varint n, a value that repeats the last n characters of its key,
@@ -23,6 +32,7 @@
 import { compareKeys, isWellFormed } from "../store/keys.js";
 import { ArenaValue, type StoredValue } from "./paged-value.js";
 import type { RunLiveness } from "./run-liveness.js";
+import { noteKeyRun } from "./key-run-tally.js";
 import { SpareBuffers } from "./spare-buffers.js";
 
 /** Entries per block. */
@@ -34,6 +44,17 @@ const PAGED = 0;
 const TAIL = 1;
 const BYTES = 2;
 const REF = 3;
+
+/** Entry header bit: the key is as long as the previous one, and the low bits are its suffix's length. */
+const SHORT = 0x80;
+/** Entry header bit: the value is the previous entry's (the same encoded bytes), not written again. */
+const SAME_VALUE = 0x40;
+/** The longest suffix a short header holds. */
+const SHORT_SUFFIX = 0x3f;
+/** In a long header, the shared length itself up to this; this value means a varint of it follows. */
+const LONG_SHARED = 0x3f;
+/** The longest encoded value an entry may share with the one before it (staged before its key is written). */
+const STAGED_BYTES = 24;
 
 /** ArrayBuffer's resizable form (ES2024; Node 20 has it, the configured lib does not declare it). */
 interface ResizableArrayBuffer extends ArrayBuffer {
@@ -182,6 +203,34 @@ function valueEnd(buf: Uint8Array, at: number, p: { pos: number }): number {
   const tag = buf[at]!;
   const n = varintAt(buf, at + 1, p);
   return tag === BYTES ? p.pos + n : p.pos;
+}
+
+/** An entry's key header, decoded: bytes shared with the previous key, the suffix's length, where the suffix starts. */
+const entry = { shared: 0, suffix: 0, start: 0 };
+
+/**
+ * Decodes the header of the entry at `at` into `out`, given the length of
+ * the previous key of its block (`prevLen`); returns the header byte, whose
+ * `SAME_VALUE` bit says whether the entry repeats the previous one's value.
+ */
+function readHeader(buf: Uint8Array, at: number, prevLen: number, out: typeof entry): number {
+  const h = buf[at]!;
+  if ((h & SHORT) !== 0) {
+    out.suffix = h & SHORT_SUFFIX;
+    out.shared = prevLen - out.suffix;
+    out.start = at + 1;
+    return h;
+  }
+  let shared = h & LONG_SHARED;
+  let p = at + 1;
+  if (shared === LONG_SHARED) {
+    shared = varintAt(buf, p, scratch);
+    p = scratch.pos;
+  }
+  out.shared = shared;
+  out.suffix = varintAt(buf, p, scratch);
+  out.start = scratch.pos;
+  return h;
 }
 
 /** Entries cursors decoded, live or dead (a test checks that draining stays linear). */
@@ -394,6 +443,7 @@ export class KeyRun {
     this.refs = refs;
     this.ascii = ascii;
     this.#u8 = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    noteKeyRun(this);
   }
 
   /** Blocks. */
@@ -508,15 +558,19 @@ export class KeyRun {
     const n = this.blockSize(b);
     // m: bytes the previous entry shares with the key, which it sorts before.
     let m = 0;
+    let len = 0;
+    let valueAt = 0;
     for (let i = 0; i < n; i++) {
-      const shared = varintAt(buf, pos, scratch);
-      const suffix = varintAt(buf, scratch.pos, scratch);
-      const start = scratch.pos;
-      const valueAt = start + suffix;
+      const h = readHeader(buf, pos, len, entry);
+      const shared = entry.shared;
+      const suffix = entry.suffix;
+      const start = entry.start;
+      len = shared + suffix;
+      const same = (h & SAME_VALUE) !== 0;
+      if (!same) valueAt = start + suffix;
       if (shared === m) {
         // This entry agrees with the key up to m: compare the rest.
         let j = m;
-        const len = shared + suffix;
         const end = Math.min(len, tl);
         while (j < end && buf[start + j - shared] === t[j]) j++;
         if (j === len && j === tl) {
@@ -530,7 +584,7 @@ export class KeyRun {
         return -1;
       }
       // shared > m: it sorts like the previous entry, before the key.
-      pos = valueEnd(buf, valueAt, scratch);
+      pos = same ? start + suffix : valueEnd(buf, valueAt, scratch);
     }
     return -1;
   }
@@ -585,6 +639,12 @@ export class KeyRunBuilder {
   #filterBatch: Uint32Array | undefined;
   #batched = 0;
   readonly #kb = new KeyBytes();
+  /** The next entry's value, encoded, when short (`#staged` bytes; 0: none, the caller writes it after the key). */
+  #stage = Buffer.allocUnsafe(STAGED_BYTES);
+  #staged = 0;
+  /** The previous entry's value, encoded (`#lastLen` bytes; 0: none to repeat). */
+  #last = Buffer.allocUnsafe(STAGED_BYTES);
+  #lastLen = 0;
 
   /** `expectedKeys`: at most this many keys will come (more stay correct, with more false positives). */
   constructor(capacity = 4096, expectedKeys = 0) {
@@ -611,22 +671,31 @@ export class KeyRunBuilder {
   /** Adds `key` with `value`; throws when keys are not strictly ascending. */
   add(key: string, value: StoredValue): void {
     const kb = this.#kb.set(key);
+    const rest = this.#stageValue(value);
     this.#addKey(kb.buf, 0, kb.len, key);
-    this.#addValue(value);
+    if (rest !== undefined) this.#addValue(rest);
   }
 
   /** Adds an entry of `src` (key bytes `key[0..keyLen)`, value at `valueAt` of `src.bytes`), copying its value as it is. */
   addFrom(src: KeyRun, key: Buffer, keyLen: number, valueAt: number): void {
-    this.#addKey(key, 0, keyLen, undefined);
     const buf = src.bytes;
-    const out = this.#out;
     const tag = buf[valueAt]!;
+    const end = valueEnd(buf, valueAt, scratch);
+    if (tag !== REF && end - valueAt <= STAGED_BYTES) {
+      const stage = this.#stage;
+      for (let j = valueAt; j < end; j++) stage[j - valueAt] = buf[j]!;
+      this.#staged = end - valueAt;
+      this.#addKey(key, 0, keyLen, undefined);
+      return;
+    }
+    this.#staged = 0;
+    this.#addKey(key, 0, keyLen, undefined);
+    const out = this.#out;
     if (tag === REF) {
       const ref = src.refs[varintAt(buf, valueAt + 1, scratch)]!;
       this.#addRef(ref);
       return;
     }
-    const end = valueEnd(buf, valueAt, scratch);
     out.ensure(end - valueAt);
     if (end - valueAt > 64) {
       buf.copy(out.buf, out.pos, valueAt, end);
@@ -645,8 +714,8 @@ export class KeyRunBuilder {
    * not -1, is the key's filter hash (`KeyHasher` carried it already).
    */
   addPagedBytes(key: Buffer, from: number, len: number, run: number, shared = -1, hash = -1): void {
+    this.#stageValue(run);
     this.#addKey(key, from, len, undefined, shared, hash);
-    this.#addValue(run);
   }
 
   /**
@@ -658,6 +727,21 @@ export class KeyRunBuilder {
    * `shared` and `hash` as for `addPagedBytes`.
    */
   addHeldBytes(key: Buffer, from: number, len: number, value: Buffer, valueAt: number, valueLen: number, packed: boolean, shared = -1, hash = -1): void {
+    if (valueLen <= MAX_INLINE_BYTES && packed && repeatsKeyTail(key, from, len, value, valueAt, valueLen)) {
+      this.#stageTagged(TAIL, valueLen);
+      this.#addKey(key, from, len, undefined, shared, hash);
+      return;
+    }
+    if (valueLen + 2 <= STAGED_BYTES) {
+      const stage = this.#stage;
+      stage[0] = BYTES;
+      stage[1] = valueLen;
+      for (let j = 0; j < valueLen; j++) stage[2 + j] = value[valueAt + j]!;
+      this.#staged = valueLen + 2;
+      this.#addKey(key, from, len, undefined, shared, hash);
+      return;
+    }
+    this.#staged = 0;
     this.#addKey(key, from, len, undefined, shared, hash);
     const out = this.#out;
     if (valueLen > MAX_INLINE_BYTES) {
@@ -665,12 +749,6 @@ export class KeyRunBuilder {
       const own = new Uint8Array(valueLen);
       own.set(value.subarray(valueAt, valueAt + valueLen));
       this.#addRef(own);
-      return;
-    }
-    if (packed && repeatsKeyTail(key, from, len, value, valueAt, valueLen)) {
-      out.ensure(1);
-      out.buf[out.pos++] = TAIL;
-      out.varint(valueLen);
       return;
     }
     out.ensure(1);
@@ -695,11 +773,52 @@ export class KeyRunBuilder {
       this.addHeldBytes(key, from, len, key, from + len - tailLen, tailLen, true, shared, hash);
       return;
     }
+    this.#stageTagged(TAIL, tailLen);
     this.#addKey(key, from, len, undefined, shared, hash);
-    const out = this.#out;
-    out.ensure(1);
-    out.buf[out.pos++] = TAIL;
-    out.varint(tailLen);
+  }
+
+  /** Stages a `PAGED` or `TAIL` value (`#addKey` writes it, or marks it the same as the previous entry's). */
+  #stageTagged(tag: number, n: number): void {
+    const stage = this.#stage;
+    stage[0] = tag;
+    let at = 1;
+    while (n >= 0x80) {
+      stage[at++] = (n & 0x7f) | 0x80;
+      n = Math.floor(n / 0x80);
+    }
+    stage[at++] = n;
+    this.#staged = at;
+  }
+
+  /**
+   * Stages `stored` when its encoding is short (`STAGED_BYTES`); otherwise
+   * stages nothing and returns the value for `#addValue` to write after the key.
+   */
+  #stageValue(stored: StoredValue): string | Uint8Array | undefined {
+    // Values waiting to be paged stay in the memtable (`holdUntilPaged`); should one come here, its bytes are written.
+    const v = stored instanceof ArenaValue ? stored.bytes() : stored;
+    if (typeof v === "number") {
+      if (v >= 0) {
+        if (!Number.isInteger(v) || v > 0xffffffff) throw new Error(`key run: paged run id ${v} does not fit 32 bits`);
+        this.#stageTagged(PAGED, v);
+      } else {
+        if (!Number.isInteger(v) || v < -0xffffffff) throw new Error(`key run: key tail length ${-v} is not a whole number of 32 bits`);
+        this.#stageTagged(TAIL, -v);
+      }
+      return undefined;
+    }
+    if (v.length + 2 > STAGED_BYTES) {
+      this.#staged = 0;
+      return v;
+    }
+    const stage = this.#stage;
+    stage[0] = BYTES;
+    stage[1] = v.length;
+    if (typeof v === "string") stage.write(v, 2, "latin1");
+    // A view of a detached or shrunk buffer reads as empty.
+    else if (v.byteLength > 0) stage.set(v, 2);
+    this.#staged = 2 + v.length;
+    return undefined;
   }
 
   /**
@@ -731,18 +850,32 @@ export class KeyRunBuilder {
       this.#starts.push(out.offset);
       shared = 0;
     }
-    // Varints of one byte, the usual case, written here; the suffix copied and checked for ASCII in one loop.
-    const suffixLen = len - shared;
-    if (shared < 0x80 && suffixLen < 0x80) {
-      out.ensure(2 + suffixLen);
-      out.buf[out.pos++] = shared;
-      out.buf[out.pos++] = suffixLen;
-    } else {
-      out.varint(shared);
-      out.varint(suffixLen);
-      out.ensure(suffixLen);
+    // The staged value, when it repeats the previous entry's of the block, is not written again.
+    const staged = this.#staged;
+    let same = !newBlock && staged > 0 && staged === this.#lastLen;
+    if (same) {
+      const stage = this.#stage;
+      const last = this.#last;
+      for (let j = 0; j < staged; j++)
+        if (stage[j] !== last[j]) {
+          same = false;
+          break;
+        }
     }
-    const ob = out.buf;
+    const sameBit = same ? SAME_VALUE : 0;
+    // The suffix copied and checked for ASCII in one loop, after a header of one byte when the key is as long as the one before.
+    const suffixLen = len - shared;
+    if (!newBlock && len === this.#prevLen && suffixLen <= SHORT_SUFFIX) {
+      out.ensure(1 + suffixLen + staged);
+      out.buf[out.pos++] = SHORT | sameBit | suffixLen;
+    } else {
+      out.ensure(1);
+      out.buf[out.pos++] = sameBit | Math.min(shared, LONG_SHARED);
+      if (shared >= LONG_SHARED) out.varint(shared);
+      out.varint(suffixLen);
+      out.ensure(suffixLen + staged);
+    }
+    let ob = out.buf;
     let high = 0;
     for (let j = from + shared; j < from + len; j++) {
       const c = key[j]!;
@@ -750,6 +883,19 @@ export class KeyRunBuilder {
       ob[out.pos++] = c;
     }
     if (high >= 0x80) this.#ascii = false;
+    if (staged > 0) {
+      if (!same) {
+        ob = out.buf;
+        const stage = this.#stage;
+        for (let j = 0; j < staged; j++) ob[out.pos++] = stage[j]!;
+      }
+      // The stage becomes the last value; the old last is the next stage.
+      const last = this.#last;
+      this.#last = this.#stage;
+      this.#stage = last;
+      this.#staged = 0;
+    }
+    this.#lastLen = staged;
     if (this.#prev.length < len) {
       const grown = Buffer.allocUnsafe(len * 2);
       this.#prev.copy(grown, 0, 0, lcp);
@@ -827,25 +973,13 @@ export class KeyRunBuilder {
     mark.prev.copy(this.#prev);
     this.#prevLen = mark.prev.length;
     this.#hashedTo = 0;
+    // The entry before the mark keeps its value; the next one writes its own rather than compare with one taken back.
+    this.#lastLen = 0;
   }
 
-  #addValue(stored: StoredValue): void {
+  /** Writes a value `#stageValue` did not stage, after its key. */
+  #addValue(v: string | Uint8Array): void {
     const out = this.#out;
-    // Values waiting to be paged stay in the memtable (`holdUntilPaged`); should one come here, its bytes are written.
-    const v = stored instanceof ArenaValue ? stored.bytes() : stored;
-    if (typeof v === "number") {
-      if (v >= 0) {
-        if (!Number.isInteger(v) || v > 0xffffffff) throw new Error(`key run: paged run id ${v} does not fit 32 bits`);
-        out.ensure(1);
-        out.buf[out.pos++] = PAGED;
-        out.varint(v);
-      } else {
-        out.ensure(1);
-        out.buf[out.pos++] = TAIL;
-        out.varint(-v);
-      }
-      return;
-    }
     if (typeof v === "string") {
       out.ensure(1);
       out.buf[out.pos++] = BYTES;
@@ -980,9 +1114,10 @@ export class RunCursor {
         continue;
       }
       cursorStats.decoded++;
-      const shared = varintAt(buf, this.#pos, scratch);
-      const suffix = varintAt(buf, scratch.pos, scratch);
-      const start = scratch.pos;
+      const h = readHeader(buf, this.#pos, this.keyLen, entry);
+      const shared = entry.shared;
+      const suffix = entry.suffix;
+      const start = entry.start;
       const len = shared + suffix;
       if (this.keyBuf.length < len) {
         const grown = Buffer.allocUnsafe(len * 2);
@@ -992,8 +1127,11 @@ export class RunCursor {
       const kb = this.keyBuf;
       for (let j = 0; j < suffix; j++) kb[shared + j] = buf[start + j]!;
       this.keyLen = len;
-      this.valueAt = start + suffix;
-      this.#pos = valueEnd(buf, this.valueAt, scratch);
+      if ((h & SAME_VALUE) !== 0) this.#pos = start + suffix;
+      else {
+        this.valueAt = start + suffix;
+        this.#pos = valueEnd(buf, this.valueAt, scratch);
+      }
       const index = this.#block * BLOCK_ENTRIES + this.#i++;
       if (this.#live.isDead(index)) continue;
       this.index = index;

@@ -1,0 +1,90 @@
+/**
+ * @module What the key runs of a process hold in memory, for benchmarks:
+ * off unless `trackKeyRuns()` was called, so a run costs nothing to track
+ * otherwise. Runs made while tracking are held weakly; a run the engine
+ * dropped counts until the collector frees it, which is when its memory
+ * comes back too.
+ *
+ * Pure bookkeeping: no IO.
+ */
+
+/** What a tally reads of a run. */
+export interface TalliedRun {
+  readonly count: number;
+  readonly bytes: Uint8Array;
+  readonly blockStarts: Uint32Array;
+  readonly memoryBytes: number;
+}
+
+/** Sums over the runs not yet collected. */
+export interface KeyRunTally {
+  runs: number;
+  entries: number;
+  /** Bytes of the runs' entry buffers. */
+  bytes: number;
+  /** Of those, the buffers that are resizable (V8 allocates them itself: not in `arrayBuffers`). */
+  resizableRuns: number;
+  resizableBytes: number;
+  /** Address space those resizable buffers reserve (`maxByteLength`; resident only where written). */
+  reservedBytes: number;
+  /** Block offsets and Bloom filters. */
+  indexBytes: number;
+  /** The largest run's entries. */
+  largestEntries: number;
+}
+
+let tracked: Set<WeakRef<TalliedRun>> | undefined;
+let registry: FinalizationRegistry<WeakRef<TalliedRun>> | undefined;
+
+/** Starts tracking the runs made from now on. */
+export function trackKeyRuns(): void {
+  if (tracked !== undefined) return;
+  const set = new Set<WeakRef<TalliedRun>>();
+  tracked = set;
+  registry = new FinalizationRegistry((ref) => set.delete(ref));
+}
+
+/** Called by each run as it is made. */
+export function noteKeyRun(run: TalliedRun): void {
+  if (tracked === undefined) return;
+  const ref = new WeakRef(run);
+  tracked.add(ref);
+  registry!.register(run, ref);
+}
+
+/** Whether a buffer is resizable (ES2024; the configured lib does not declare it). */
+function resizable(buf: ArrayBufferLike): { maxByteLength: number } | undefined {
+  const b = buf as ArrayBufferLike & { resizable?: boolean; maxByteLength?: number };
+  return b.resizable === true ? { maxByteLength: b.maxByteLength! } : undefined;
+}
+
+/** Sums over the tracked runs not yet collected (empty when not tracking). */
+export function keyRunTally(): KeyRunTally {
+  const t: KeyRunTally = { runs: 0, entries: 0, bytes: 0, resizableRuns: 0, resizableBytes: 0, reservedBytes: 0, indexBytes: 0, largestEntries: 0 };
+  for (const ref of tracked ?? []) {
+    const run = ref.deref();
+    if (run === undefined) continue;
+    t.runs++;
+    t.entries += run.count;
+    t.bytes += run.bytes.byteLength;
+    t.indexBytes += run.memoryBytes - run.bytes.byteLength;
+    t.largestEntries = Math.max(t.largestEntries, run.count);
+    const r = resizable(run.bytes.buffer);
+    if (r !== undefined) {
+      t.resizableRuns++;
+      t.resizableBytes += run.bytes.buffer.byteLength;
+      t.reservedBytes += r.maxByteLength;
+    }
+  }
+  return t;
+}
+
+/** The tracked runs not yet collected (for a walk of their keys). */
+export function trackedKeyRuns<R extends TalliedRun>(): R[] {
+  const out: R[] = [];
+  for (const ref of tracked ?? []) {
+    const run = ref.deref();
+    if (run !== undefined) out.push(run as R);
+  }
+  return out;
+}
