@@ -40,7 +40,7 @@ import { checkRetryOptions } from "../workflow/runs/redrive.js";
 import { checkListOptions } from "../workflow/runs/run-rows.js";
 import { checkCorrelationKey } from "../workflow/limits.js";
 import { checkEffects, checkRunOptions, checkUserHeaders } from "../workflow/runs/submit.js";
-import { refuseUnknownRunSpecFields } from "../workflow/runs/run-option-fields.js";
+import { readRunSpec, refuseUnknownRunSpecFields } from "../workflow/runs/run-option-fields.js";
 import { RunNotFoundError } from "../workflow/workflow-errors.js";
 import { DEFAULT_STEP_QUEUE, WorkflowView } from "../workflow/runs/workflow-view.js";
 import { TimeoutError } from "./client-errors.js";
@@ -287,7 +287,9 @@ export class TaqubaClient {
     return this.#submitRun(spec, true);
   }
 
-  async #submitRun(spec: RunSpec, unlessKnown: boolean): Promise<SubmitOutcome> {
+  async #submitRun(given: RunSpec, unlessKnown: boolean): Promise<SubmitOutcome> {
+    // Each field read once: the spec checked is the spec sent.
+    const spec = readRunSpec(given) as RunSpec;
     if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
       throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
     }

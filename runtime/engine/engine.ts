@@ -81,6 +81,7 @@ import { ClosedError, FencedError, StoreUnavailableError, TaqubaError, Validatio
 import { describeValue } from "../option-values.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { collectGarbage, publishManifest, writeSegments, type CheckpointWriter } from "./checkpoint.js";
+import { waitInBackground } from "../clock.js";
 import { resolveEngineOptions, type CommitOptions, type EngineOptions, type EngineStats, type ResolvedEngineOptions } from "./engine-options.js";
 import { segmentRuns, type Manifest, type SegmentRef } from "./manifest.js";
 import { segmentKey } from "./layout.js";
@@ -302,6 +303,8 @@ export class Engine {
   #folds = 0;
   #tierFolds = 0;
   #autoCheckpointPause = { until: 0, ms: 0 };
+  /** The wait for the end of that pause, when one is armed (see `#lookAfterPause`). */
+  #pauseLook: { at: number; stop: AbortController } | undefined;
   /** Commits acknowledged late (see `checkpointBacklog`) wait on this until a checkpoint publishes and pages out, or ends. */
   #backlogWait: { promise: Promise<void>; release(): void } | undefined;
   #backlogWaits = 0;
@@ -804,7 +807,12 @@ export class Engine {
   #maybeCheckpoint(): void {
     if (this.#incrementalRun !== undefined || this.closed) return;
     if (this.#compactionRun !== undefined && !this.#canCheckpointBeside()) return;
-    if (!this.#walSinceCheckpointReaches(1) || this.#pausedAfterFailure()) return;
+    if (!this.#walSinceCheckpointReaches(1)) return;
+    if (this.#pausedAfterFailure()) {
+      // No write may land once the pause ends (an idle writer, the last commits of a burst): look again then.
+      this.#lookAfterPause();
+      return;
+    }
     // Beside a compaction still writing, from half a trigger of WAL past its cut: the WAL no manifest covers
     // then stays under one and a half triggers, and a short compaction ends before any run is added beside it.
     // At once when commits already wait on the backlog: a compaction cut past one and a half triggers (a long
@@ -826,6 +834,36 @@ export class Engine {
           this.#autoCheckpointPause = { until: Number.isFinite(now) ? now + ms : 0, ms };
         }
         this.#opts.onBackgroundError(err);
+        // The WAL it did not cover is still due: looked at again when the pause ends, not only at the next write.
+        // (A clock that broke sets no end: writes look again, as before.)
+        if (this.#autoCheckpointPause.until > 0) this.#lookAfterPause();
+      },
+    );
+  }
+
+  /**
+   * Looks for a due checkpoint again when the pause after a failed one ends
+   * (by the engine's clock, on a timer that does not hold the process). One
+   * wait at a time: a later end (the pause grew) is waited for when the
+   * earlier one finds it still paused; an earlier one (the clock was set
+   * back) replaces it. Ends with the engine.
+   */
+  #lookAfterPause(): void {
+    const at = this.#autoCheckpointPause.until;
+    const armed = this.#pauseLook;
+    if (armed !== undefined && armed.at <= at) return;
+    armed?.stop.abort();
+    const stop = new AbortController();
+    this.#pauseLook = { at, stop };
+    waitInBackground(this.#opts.clock, at, AbortSignal.any([stop.signal, this.#closedController.signal])).then(
+      () => {
+        if (this.#pauseLook?.stop !== stop) return;
+        this.#pauseLook = undefined;
+        this.#maybeCheckpoint();
+      },
+      () => {
+        // Replaced by an earlier look, or the engine stopped.
+        if (this.#pauseLook?.stop === stop) this.#pauseLook = undefined;
       },
     );
   }

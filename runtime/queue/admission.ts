@@ -11,7 +11,7 @@
  * A slot is released when its lease goes: settled, released, reaped.
  */
 import { ValidationError } from "../errors.js";
-import { describeValue, optionFields, refuseUnknownFields } from "../option-values.js";
+import { describeValue, isOptionObject, optionFields, readOptions, refuseUnknownFields } from "../option-values.js";
 
 /** Per-queue concurrency limit (`QueueConfig.concurrency`). */
 export interface ConcurrencyConfig {
@@ -286,33 +286,35 @@ export interface ResolvedFlowRule {
 }
 
 /** Checks and compiles a `FlowRule` named `name`; throws `ValidationError`. */
-export function resolveFlowRule(name: string, rule: FlowRule): ResolvedFlowRule {
+export function resolveFlowRule(name: string, given: FlowRule): ResolvedFlowRule {
   if (typeof name !== "string" || name.length === 0 || name.length > 256) {
     throw new ValidationError(`a flow rule name must be 1 to 256 characters, got ${describeValue(name)}`);
   }
-  if (rule === null || typeof rule !== "object") throw new ValidationError(`flow rule "${name}" must be an object { concurrency?, rateLimit? }`);
+  if (!isOptionObject(given)) throw new ValidationError(`flow rule "${name}" must be an object { concurrency?, rateLimit? }, got ${describeValue(given)}`);
   // A misspelt field would otherwise leave the rule without the limit its author meant.
-  refuseUnknownFields(rule, FLOW_RULE_FIELDS, `flow rule "${name}": `, `flow rule "${name}"`);
+  refuseUnknownFields(given, FLOW_RULE_FIELDS, `flow rule "${name}": `, `flow rule "${name}"`);
+  // Each field read once, its parts too: the limits checked are the limits kept.
+  const rule = readOptions(given, FLOW_RULE_FIELDS, `flow rule "${name}"`);
   const keyed = (header: string) => ({
     limit: 0,
     key: undefined,
     keyOf: (headers: Readonly<Record<string, string>> | undefined) => (headers !== undefined && Object.hasOwn(headers, header) ? headers[header]! : ""),
   });
-  let concurrency: ResolvedConcurrency | undefined;
-  const part = (v: unknown, what: string, shape: string) => {
-    if (v === null || typeof v !== "object") throw new ValidationError(`flow rule "${name}": ${what} must be an object ${shape}, got ${describeValue(v)}`);
+  const part = <K extends string>(v: unknown, what: string, shape: string, fields: readonly K[]) => {
+    if (!isOptionObject(v)) throw new ValidationError(`flow rule "${name}": ${what} must be an object ${shape}, got ${describeValue(v)}`);
+    refuseUnknownFields(v, fields, `flow rule "${name}": ${what}.`, `flow rule "${name}": ${what}`);
+    return readOptions(v, fields, `flow rule "${name}": ${what}`);
   };
+  let concurrency: ResolvedConcurrency | undefined;
   if (rule.concurrency !== undefined) {
-    part(rule.concurrency, "concurrency", "{ limit }");
-    refuseUnknownFields(rule.concurrency, FLOW_CONCURRENCY_FIELDS, `flow rule "${name}": concurrency.`, `flow rule "${name}": concurrency`);
-    const c = resolveConcurrency({ limit: rule.concurrency.limit }, `flow rule "${name}": concurrency`);
+    const { limit } = part(rule.concurrency, "concurrency", "{ limit }", FLOW_CONCURRENCY_FIELDS);
+    const c = resolveConcurrency({ limit } as ConcurrencyConfig, `flow rule "${name}": concurrency`);
     concurrency = { ...keyed(FLOW_CONCURRENCY_KEY_HEADER), limit: c.limit };
   }
   let rateLimit: ResolvedRateLimit | undefined;
   if (rule.rateLimit !== undefined) {
-    part(rule.rateLimit, "rateLimit", "{ limit, periodMs }");
-    refuseUnknownFields(rule.rateLimit, FLOW_RATE_FIELDS, `flow rule "${name}": rateLimit.`, `flow rule "${name}": rateLimit`);
-    const r = resolveRateLimit({ limit: rule.rateLimit.limit, periodMs: rule.rateLimit.periodMs }, `flow rule "${name}": rateLimit`);
+    const { limit, periodMs } = part(rule.rateLimit, "rateLimit", "{ limit, periodMs }", FLOW_RATE_FIELDS);
+    const r = resolveRateLimit({ limit, periodMs } as RateLimitConfig, `flow rule "${name}": rateLimit`);
     rateLimit = { ...keyed(FLOW_RATE_KEY_HEADER), limit: r.limit, periodMs: r.periodMs };
   }
   return { name, concurrency, rateLimit };

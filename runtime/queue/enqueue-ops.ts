@@ -12,7 +12,6 @@ import { checkedEnqueueItem } from "./validate-enqueue.js";
 import { jobKey, userKey } from "./keys.js";
 import { sameKvValue, type KvExpectation } from "./kv-ops.js";
 import { validateKvKey } from "./names.js";
-import { refuseUnknownItemFields } from "./queue-option-fields.js";
 
 /**
  * A fresh id for a caller to pass as `EnqueueOptions.jobId`: the next one
@@ -30,11 +29,13 @@ export function freshJobId(core: QueueCore): string {
   return id;
 }
 
-/** Enqueues `items` atomically; a duplicate caller id fails the whole call. */
+/**
+ * Enqueues `items` atomically; a duplicate caller id fails the whole call.
+ * Each item's fields are read once already (`readEnqueueItems`, or built by the queue).
+ */
 export async function enqueueItems(core: QueueCore, items: readonly EnqueueItem[]): Promise<EnqueueOutcome[]> {
   core.checkOpen();
   // Each item as checked now: a large payload's write is awaited before the insert, and the caller's objects may change meanwhile.
-  items.forEach(refuseUnknownItemFields);
   const own = items.map(({ queueName, payload, opts }) => checkedEnqueueItem(queueName, payload, opts));
   const prepared = await core.prepare(own);
   let outcomes: EnqueueOutcome[] | undefined;

@@ -10,7 +10,7 @@
  */
 import { ValidationError } from "../errors.js";
 import { isWellFormed } from "./names.js";
-import { describeValue } from "../option-values.js";
+import { describeValue, errorText, isOptionObject } from "../option-values.js";
 
 /** Most headers one job carries. */
 export const MAX_HEADERS = 128;
@@ -65,10 +65,14 @@ export function validateHeaders(headers: unknown, limits: HeaderLimits = QUEUE_H
  */
 export function checkedHeaders(headers: unknown, limits: HeaderLimits = QUEUE_HEADER_LIMITS): Record<string, string> {
   const { what } = limits;
-  if (headers === null || typeof headers !== "object" || Array.isArray(headers)) {
-    throw new ValidationError(`${what} must be an object of string values`);
+  if (!isOptionObject(headers)) throw new ValidationError(`${what} must be an object of string values, got ${describeValue(headers)}`);
+  let names: string[];
+  try {
+    names = Object.keys(headers);
+  } catch (err) {
+    // A Proxy's ownKeys trap can throw.
+    throw new ValidationError(`listing the names of ${what} threw: ${errorText(err)}`);
   }
-  const names = Object.keys(headers);
   if (names.length > limits.maxCount) {
     throw new ValidationError(`${what} has ${names.length} headers; at most ${limits.maxCount} are allowed`);
   }
@@ -78,7 +82,12 @@ export function checkedHeaders(headers: unknown, limits: HeaderLimits = QUEUE_HE
     if (FORBIDDEN_NAMES.has(name)) {
       throw new ValidationError(`${what} has a header named "__proto__", which no header may use (objects cannot carry it as a field); rename it`);
     }
-    const value: unknown = (headers as Record<string, unknown>)[name];
+    let value: unknown;
+    try {
+      value = (headers as Record<string, unknown>)[name];
+    } catch (err) {
+      throw new ValidationError(`reading header ${shown(name)} of ${what} threw: ${errorText(err)}`);
+    }
     if (typeof value !== "string") throw new ValidationError(`header ${shown(name)} in ${what} must be a string, got ${describeValue(value)}`);
     if (name.length === 0 || !isWellFormed(name) || !isWellFormed(value)) {
       throw new ValidationError(`header ${shown(name)} in ${what} needs a non-empty name, and name and value must be well-formed text`);

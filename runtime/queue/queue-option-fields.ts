@@ -6,7 +6,7 @@
  * to its default in silence.
  */
 import { ValidationError } from "../errors.js";
-import { describeValue, isOptionObject, optionFields, refuseUnknownFields, unknownFieldsRefusal } from "../option-values.js";
+import { describeValue, errorText, isOptionObject, optionFields, readOptions, refuseUnknownFields, unknownFieldsRefusal } from "../option-values.js";
 import type { DeadLetterOptions, EnqueueItem, EnqueueOptions, NackOptions } from "./types.js";
 import type { KvScanOptions, ListJobsOptions } from "./view.js";
 
@@ -28,17 +28,53 @@ const NACK_FIELDS = optionFields<NackOptions>({ retryAfterMs: true, countAttempt
 const DEAD_LETTER_FIELDS = optionFields<DeadLetterOptions>({ cause: true });
 const WAIT_FIELDS = optionFields<{ timeoutMs?: number; signal?: AbortSignal }>({ timeoutMs: true, signal: true });
 
-/** Refuses a field of enqueue options `opts` (an object) or of their `debounce` that they do not take. */
+/** Refuses a field of enqueue options `opts` (an object) that they do not take. Reads no field: see `refuseUnknownDebounceFields`. */
 export function refuseUnknownEnqueueFields(opts: object): void {
   refuseUnknownFields(opts, ENQUEUE_FIELDS, "EnqueueOptions.", "EnqueueOptions");
-  const { debounce } = opts as EnqueueOptions;
-  if (isOptionObject(debounce)) refuseUnknownFields(debounce, DEBOUNCE_FIELDS, "EnqueueOptions.debounce.", "EnqueueOptions.debounce");
 }
 
-/** Refuses `enqueueBatch`'s item number `i` when it is not an object, or has a field that an item does not take. */
-export function refuseUnknownItemFields(item: unknown, i: number): void {
+/** Refuses a field of `EnqueueOptions.debounce` (an object, as read once) that it does not take. */
+export function refuseUnknownDebounceFields(debounce: object): void {
+  refuseUnknownFields(debounce, DEBOUNCE_FIELDS, "EnqueueOptions.debounce.", "EnqueueOptions.debounce");
+}
+
+/**
+ * `enqueueBatch`'s items as plain copies: the array's length and each entry
+ * read once, and each item's fields, after refusing one that is not an
+ * object or has a field an item does not take. A getter answering another
+ * payload or queue on a second read cannot enqueue what the checks never
+ * saw, and one that throws is a `ValidationError` naming the item and field.
+ */
+export function readEnqueueItems(items: readonly unknown[]): EnqueueItem[] {
+  let n: unknown;
+  try {
+    n = items.length;
+  } catch (err) {
+    throw new ValidationError(`reading the length of enqueueBatch's items threw: ${errorText(err)}`);
+  }
+  // A Proxy can claim any length: past the largest an array has, it is no array's.
+  if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0 || n > MAX_ARRAY_LENGTH)
+    throw new ValidationError(`enqueueBatch's items claim a length of ${describeValue(n)}, which no array has`);
+  const out: EnqueueItem[] = [];
+  for (let i = 0; i < n; i++) {
+    let item: unknown;
+    try {
+      item = items[i];
+    } catch (err) {
+      throw new ValidationError(`reading enqueueBatch item ${i} threw: ${errorText(err)}`);
+    }
+    out.push(readEnqueueItem(item, i));
+  }
+  return out;
+}
+
+/** Most entries an array holds. */
+const MAX_ARRAY_LENGTH = 2 ** 32 - 1;
+
+function readEnqueueItem(item: unknown, i: number): EnqueueItem {
   if (!isOptionObject(item)) throw new ValidationError(`enqueueBatch item ${i} must be an object { queueName, payload, opts? }, got ${describeValue(item)}`);
   refuseUnknownFields(item, ITEM_FIELDS, `enqueueBatch item ${i}: `, `enqueueBatch item ${i}`);
+  return readOptions(item, ITEM_FIELDS, `enqueueBatch item ${i}`) as EnqueueItem;
 }
 
 /** Refuses a field of `kvScan`'s options that they do not take. */

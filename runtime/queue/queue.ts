@@ -19,7 +19,7 @@ import { registerQueueGauges } from "./gauges.js";
 import type { TimedClock } from "../clock.js";
 import { Engine, type EngineOptions, type EngineStats, type ValueToken } from "../engine/engine.js";
 import { validateEngineOptions } from "../engine/engine-options.js";
-import { describeValue } from "../option-values.js";
+import { describeValue, isOptionArray } from "../option-values.js";
 import { readOpenOptions } from "./open-options.js";
 import { ValidationError } from "../errors.js";
 import type { ObjectStore } from "../store/object-store.js";
@@ -57,7 +57,7 @@ import type {
   WakeOutcome,
 } from "./types.js";
 import { kvScanSync, StoreView, type KvPage, type KvScanOptions, type QueueView } from "./view.js";
-import { settleOptionsRefusal } from "./queue-option-fields.js";
+import { readEnqueueItems, settleOptionsRefusal } from "./queue-option-fields.js";
 
 /** What `Queue.kvTokenNow` returns: compared with `===` only. Not exported by the package's entries; declared in its types because the workflow's step records name it. */
 export type KvToken = ValueToken;
@@ -259,8 +259,9 @@ export class Queue {
 
   /** Enqueues every item in one atomic commit; outcomes align with `items`. */
   async enqueueBatch(items: readonly EnqueueItem[]): Promise<EnqueueOutcome[]> {
-    if (!Array.isArray(items)) throw new ValidationError("enqueueBatch takes an array of { queueName, payload, opts? }");
-    return items.length === 0 ? [] : eq.enqueueItems(this.#core, items);
+    if (!isOptionArray(items)) throw new ValidationError(`enqueueBatch takes an array of { queueName, payload, opts? }, got ${describeValue(items)}`);
+    const given = readEnqueueItems(items);
+    return given.length === 0 ? [] : eq.enqueueItems(this.#core, given);
   }
 
   /**

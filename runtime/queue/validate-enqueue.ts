@@ -2,14 +2,16 @@
  * @module Validation of enqueue options, shared by every enqueue path.
  */
 import { ValidationError } from "../errors.js";
-import { errorText, quoteValue } from "../option-values.js";
+import { describeValue, errorText, isOptionBytes, isOptionObject, optionFields, quoteValue, readOptions } from "../option-values.js";
 import { validatePriority } from "./config.js";
 import { validateInstant } from "../time-bounds.js";
 import { checkedHeaders } from "./headers.js";
 import { isWellFormed, MAX_DEDUP_KEY_BYTES, utf8Exceeds, validateDedupKey, validateJobId, validatePositiveInt, validateQueueName } from "./names.js";
 import type { EnqueueItem, EnqueueOptions } from "./types.js";
 import { validateDebouncePeriod } from "./admission.js";
-import { refuseUnknownEnqueueFields } from "./queue-option-fields.js";
+import { refuseUnknownDebounceFields, refuseUnknownEnqueueFields } from "./queue-option-fields.js";
+
+const DEBOUNCE_KEYS = optionFields<NonNullable<EnqueueOptions["debounce"]>>({ key: true, periodMs: true });
 
 /**
  * The options as they are now, validated: a copy taken field by field
@@ -20,12 +22,37 @@ import { refuseUnknownEnqueueFields } from "./queue-option-fields.js";
  * `ValidationError` naming the first bad field, before anything is written.
  */
 export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): EnqueueOptions {
-  if (!(payload instanceof Uint8Array)) throw new ValidationError("a job payload must be a Uint8Array");
-  if (opts === null || typeof opts !== "object") throw new ValidationError("enqueue options must be an object");
+  if (!isOptionBytes(payload)) throw new ValidationError("a job payload must be a Uint8Array");
+  if (!isOptionObject(opts)) throw new ValidationError(`enqueue options must be an object, got ${describeValue(opts)}`);
   // Options this function returned (frozen) are staged again as they are (a step's effects copied into a settlement's).
   if (CheckedOptions.made(opts)) return opts;
   refuseUnknownEnqueueFields(opts);
-  const { priority, runAt, dedupKey, maxAttempts, jobId, headers, debounce } = opts;
+  // Each field read once, by name rather than by a loop over a field list: this runs for every job enqueued.
+  let field = "priority";
+  let priority: EnqueueOptions["priority"];
+  let runAt: EnqueueOptions["runAt"];
+  let dedupKey: EnqueueOptions["dedupKey"];
+  let maxAttempts: EnqueueOptions["maxAttempts"];
+  let jobId: EnqueueOptions["jobId"];
+  let headers: EnqueueOptions["headers"];
+  let debounce: EnqueueOptions["debounce"];
+  try {
+    priority = opts.priority;
+    field = "runAt";
+    runAt = opts.runAt;
+    field = "dedupKey";
+    dedupKey = opts.dedupKey;
+    field = "maxAttempts";
+    maxAttempts = opts.maxAttempts;
+    field = "jobId";
+    jobId = opts.jobId;
+    field = "headers";
+    headers = opts.headers;
+    field = "debounce";
+    debounce = opts.debounce;
+  } catch (err) {
+    throw new ValidationError(`reading EnqueueOptions.${field} threw: ${errorText(err)}`);
+  }
   const own = new CheckedOptions(MINT);
   if (priority !== undefined) {
     validatePriority(priority);
@@ -56,8 +83,9 @@ export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): 
     }
   }
   if (debounce !== undefined) {
-    if (debounce === null || typeof debounce !== "object") throw new ValidationError("EnqueueOptions.debounce must be an object { key, periodMs }");
-    const { key, periodMs } = debounce;
+    if (!isOptionObject(debounce)) throw new ValidationError(`EnqueueOptions.debounce must be an object { key, periodMs }, got ${describeValue(debounce)}`);
+    refuseUnknownDebounceFields(debounce);
+    const { key, periodMs } = readOptions(debounce, DEBOUNCE_KEYS, "EnqueueOptions.debounce");
     validateDebounceKey(key);
     validateDebouncePeriod("EnqueueOptions.debounce.periodMs", periodMs);
     if (runAt !== undefined) {

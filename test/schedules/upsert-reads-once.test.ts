@@ -65,4 +65,53 @@ describe("schedules.upsert reads a schedule once", () => {
     expect((revokedRun as Error).message).toMatch(/run must be an object/);
     expect(await runtime.schedules.list()).toEqual([]);
   });
+
+  it("reads its run's options, their flow and debounce, and catchUp once: the values checked are the values kept", async () => {
+    const runtime = await openRuntime();
+    const options = changing({ maxAttemptsPerStep: 2 }, "priority", 3, 1.5);
+    const flow = changing({}, "rule", "r", "");
+    const catchUp = changing({}, "allWithinMs", 60_000, -1);
+    const info = await runtime.schedules.upsert({
+      id: "s1",
+      cron: "* * * * *",
+      catchUp: catchUp as never,
+      run: { input: enc("x"), options: Object.defineProperties({ flow }, Object.getOwnPropertyDescriptors(options)) as never },
+    } as ScheduleSpec);
+    expect(info.id).toBe("s1");
+    expect((await runtime.schedules.list()).map((s) => s.id)).toEqual(["s1"]);
+  });
+
+  it("a getter that throws, or a revoked Proxy, in its run's options or catchUp is a ValidationError naming it, and nothing is written", async () => {
+    const runtime = await openRuntime();
+    const throwingPriority = Object.defineProperty({}, "priority", {
+      enumerable: true,
+      get: () => {
+        throw new Error("no priority today");
+      },
+    });
+    const gone = () => {
+      const { proxy, revoke } = Proxy.revocable({}, {});
+      revoke();
+      return proxy;
+    };
+    const cases: [unknown, RegExp][] = [
+      [{ options: throwingPriority }, /reading run\.options\.priority threw: no priority today/],
+      [{ options: gone() }, /run\.options must be an object, got a revoked Proxy/],
+      [{ options: { flow: gone() } }, /run\.options\.flow must be an object, got a revoked Proxy/],
+      [{ options: { debounce: gone() } }, /run\.options\.debounce must be an object, got a revoked Proxy/],
+    ];
+    for (const [run, says] of cases) {
+      const err = await runtime.schedules
+        .upsert({ id: "s1", cron: "* * * * *", run: { input: enc("x"), ...(run as object) } } as ScheduleSpec)
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ValidationError);
+      expect([(err as Error).message, ...((err as ValidationError).issues ?? [])].join("\n")).toMatch(says);
+    }
+    const err = await runtime.schedules
+      .upsert({ id: "s1", cron: "* * * * *", catchUp: gone() as never, run: { input: enc("x") } } as ScheduleSpec)
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect([(err as Error).message, ...((err as ValidationError).issues ?? [])].join("\n")).toMatch(/catchUp must be an object, got a revoked Proxy/);
+    expect(await runtime.schedules.list()).toEqual([]);
+  });
 });

@@ -81,7 +81,8 @@ import { ChildResultUnavailableError, errorText } from "../workflow-errors.js";
 import { isStoreFault } from "../store-retry.js";
 import type { RunRecords, WorkflowView } from "../runs/workflow-view.js";
 import type { Building } from "../../queue/cancel-state.js";
-import { describeValue, optionFields, refuseUnknownFields } from "../../option-values.js";
+import { describeValue, isOptionBytes, isOptionObject, optionFields, readOptions, refuseUnknownFields } from "../../option-values.js";
+import { readRunOptions } from "../runs/run-option-fields.js";
 
 export type { ParentClosePolicy } from "../records/records.js";
 export type { ChildEnd } from "./child-end.js";
@@ -104,6 +105,25 @@ export interface ChildRunSpec {
 }
 
 const CHILD_SPEC_FIELDS = optionFields<ChildRunSpec>({ input: true, key: true, options: true, parentClose: true });
+const CHILD_SPEC_SHAPE = "children.start takes { input: Uint8Array, key?, options?, parentClose? }";
+const CHILD_OPTIONS_PATH = "children.start.options";
+
+/**
+ * A child's spec with each field read once into a plain copy, its options
+ * too (see `readRunOptions`): the spec checked is the spec the child is
+ * submitted with, after the awaits between (a getter answering another
+ * input or key on a second read would start a child no check saw), and a
+ * field that cannot be read is a `ValidationError` naming it.
+ */
+function readChildSpec(given: unknown): ChildRunSpec {
+  if (!isOptionObject(given)) throw new ValidationError(`${CHILD_SPEC_SHAPE}, got ${describeValue(given)}`);
+  refuseUnknownFields(given, CHILD_SPEC_FIELDS, "children.start.", "children.start's spec");
+  const spec: Record<string, unknown> = readOptions(given, CHILD_SPEC_FIELDS, "children.start", "children.start's spec");
+  if (!isOptionBytes(spec.input)) throw new ValidationError(`${CHILD_SPEC_SHAPE}; its input is ${describeValue(spec.input)}`);
+  spec.options = readRunOptions(spec.options, CHILD_OPTIONS_PATH);
+  if (spec.options === undefined) delete spec.options;
+  return spec as unknown as ChildRunSpec;
+}
 
 /** What `step.children.start` returns. */
 export interface ChildRunStart {
@@ -281,13 +301,10 @@ class StepChildren implements ChildRuns {
     return (this.#waitedChild ??= () => this.waited);
   }
 
-  async #startChild(spec: ChildRunSpec): Promise<ChildRunStart> {
+  async #startChild(given: ChildRunSpec): Promise<ChildRunStart> {
     const { core, parentRunId } = this;
     this.#refuseWhenSealed();
-    if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
-      throw new ValidationError("children.start takes { input: Uint8Array, key?, options?, parentClose? }");
-    }
-    refuseUnknownFields(spec, CHILD_SPEC_FIELDS, "children.start.", "children.start's spec");
+    const spec = readChildSpec(given);
     const key = spec.key ?? String(this.#index);
     this.#index++;
     if (typeof key !== "string" || !KEY_PATTERN.test(key)) {
@@ -297,7 +314,7 @@ class StepChildren implements ChildRuns {
     // Bad options (a debounce period of NaN, say) are refused before the run is marked a parent.
     const options = spec.options ?? {};
     checkUserHeaders(options.headers);
-    checkRunOptions(options, "children.start.options");
+    checkRunOptions(options, CHILD_OPTIONS_PATH);
     const parentRun = await markParent(core, parentRunId, this.jobId, this.step);
     const tag = parentRun.submission === undefined ? undefined : `-p${parentRun.submission}`;
     // Its first id would be the second id of the key without the tag: two keys, one child.

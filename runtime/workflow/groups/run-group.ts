@@ -31,8 +31,8 @@ import type { RunErrorKind, RunOptions, RunOutcome, TerminalStatus } from "../ru
 import { checkUserHeaders, flowHeaders } from "../runs/submit.js";
 import { routedOn } from "../runs/shard-placement.js";
 import { InputMismatchError } from "../workflow-errors.js";
-import { describeValue, isOptionObject, optionFields, refuseUnknownFields } from "../../option-values.js";
-import { refuseUnknownRunOptionFields } from "../runs/run-option-fields.js";
+import { describeValue, optionFields, refuseUnknownFields } from "../../option-values.js";
+import { readRunOptions } from "../runs/run-option-fields.js";
 
 /** One member to submit: a key unique in the group and the input of its run's step 0. */
 export interface GroupMember {
@@ -111,9 +111,12 @@ export function checkMembers(members: readonly GroupMember[]): void {
   }
 }
 
+const GROUP_OPTIONS_PATH = "the group's RunOptions";
+
 /** @internal Checks a group submission's options; what the manifest keeps of them. */
-export function manifestOptions(o: RunOptions | undefined): ManifestOptions {
-  if (isOptionObject(o)) refuseUnknownRunOptionFields(o, "the group's RunOptions");
+export function manifestOptions(given: RunOptions | undefined): ManifestOptions {
+  // Each field read once: the options checked are those every member runs with.
+  const o = readRunOptions(given, GROUP_OPTIONS_PATH) as RunOptions | undefined;
   const headers = checkUserHeaders(o?.headers);
   const check = (name: string, n: number | undefined, min: number): void => {
     if (n !== undefined && (!Number.isInteger(n) || n < min)) throw new ValidationError(`${name} must be an integer >= ${min}, got ${describeValue(n)}`);
@@ -314,8 +317,10 @@ export class RunGroup {
    * cancelled runs again. A key already in the manifest with a different
    * input throws `InputMismatchError` before anything is written.
    */
-  async submit(members: readonly GroupMember[], options?: RunOptions): Promise<GroupSubmitOutcome> {
+  async submit(members: readonly GroupMember[], given?: RunOptions): Promise<GroupSubmitOutcome> {
     checkMembers(members);
+    // Each field read once: the options checked are those every member runs with.
+    const options = readRunOptions(given, GROUP_OPTIONS_PATH) as RunOptions | undefined;
     const opts = manifestOptions(options);
     const createdAtMs = await this.#recordManifest(members, opts, options !== undefined);
     return this.#submitMembers(members, { ...opts, ...(options?.runAt === undefined ? {} : { runAt: options.runAt }) }, createdAtMs, true);

@@ -6,6 +6,7 @@
  */
 import { ValidationError } from "../../errors.js";
 import { describeValue, isOptionObject, isUnreadableObject, optionFields, readOptions, refuseUnknownFields } from "../../option-values.js";
+import { checkRunHeaders } from "../limits.js";
 import type { RetryRunOptions, RunDebounce, RunFlow, RunOptions, RunSpec } from "./run-types.js";
 
 const RUN_SPEC_FIELDS = optionFields<RunSpec>({ input: true, runId: true, options: true, effects: true });
@@ -50,23 +51,34 @@ export function readRunSpec(given: unknown, what = "RunSpec"): unknown {
   if (!isOptionObject(given)) return given;
   refuseUnknownRunSpecFields(given, what);
   const spec: Record<string, unknown> = readOptions(given, RUN_SPEC_FIELDS, what, `the ${what}`);
-  refuseUnreadable("RunOptions", spec.options);
-  if (isOptionObject(spec.options)) spec.options = readRunOptions(spec.options);
+  spec.options = readRunOptions(spec.options);
+  if (spec.options === undefined) delete spec.options;
   return spec;
 }
 
-function readRunOptions(given: object): Record<string, unknown> {
-  refuseUnknownFields(given, RUN_OPTION_FIELDS, "RunOptions.", "RunOptions");
-  const o: Record<string, unknown> = readOptions(given, RUN_OPTION_FIELDS, "RunOptions");
+/**
+ * Run options as `readRunSpec` reads them, wherever they sit (a child's
+ * start, a run group's submission; `path` names them): every field, those
+ * of `flow` and `debounce` and each header read once into plain copies,
+ * after refusing a field none of them takes. The copy's headers are checked
+ * as a run's are (`checkRunHeaders`). Anything that is no object is
+ * returned as given, for the caller's own refusal.
+ */
+export function readRunOptions(given: unknown, path = "RunOptions"): unknown {
+  refuseUnreadable(path, given);
+  if (!isOptionObject(given)) return given;
+  refuseUnknownFields(given, RUN_OPTION_FIELDS, `${path}.`, path);
+  const o: Record<string, unknown> = readOptions(given, RUN_OPTION_FIELDS, path);
   for (const [k, fields] of [
     ["flow", RUN_FLOW_FIELDS],
     ["debounce", RUN_DEBOUNCE_FIELDS],
   ] as const) {
     const sub = o[k];
-    refuseUnreadable(`RunOptions.${k}`, sub);
+    refuseUnreadable(`${path}.${k}`, sub);
     if (!isOptionObject(sub)) continue;
-    refuseUnknownFields(sub, fields, `RunOptions.${k}.`, `RunOptions.${k}`);
-    o[k] = readOptions(sub, fields, `RunOptions.${k}`);
+    refuseUnknownFields(sub, fields, `${path}.${k}.`, `${path}.${k}`);
+    o[k] = readOptions(sub, fields, `${path}.${k}`);
   }
+  if (o.headers !== undefined) o.headers = checkRunHeaders(o.headers);
   return o;
 }

@@ -113,7 +113,8 @@ export function withCurrentLimit(core: Pick<RuntimeCore, "queue" | "queueName">,
  * also in a client, before writing. A field that is no option is refused.
  */
 export function checkRunOptions(o: RunOptions, path = "RunOptions"): void {
-  if (isOptionObject(o)) refuseUnknownRunOptionFields(o, path);
+  if (!isOptionObject(o)) throw new ValidationError(`${path} must be an object, got ${describeValue(o)}`);
+  refuseUnknownRunOptionFields(o, path);
   if (o.flow !== undefined) flowHeaders(o.flow);
   // Checked to the queue's bound here: past it the queue's own check named EnqueueOptions.maxAttempts instead.
   if (o.maxAttemptsPerStep !== undefined && (!Number.isSafeInteger(o.maxAttemptsPerStep) || o.maxAttemptsPerStep < 1)) {

@@ -47,10 +47,31 @@ export function readScheduleSpec(given: ScheduleSpec): ScheduleSpec {
   if (!isOptionObject(given)) return given;
   const problems: string[] = [];
   const spec = readEveryField(given, "", problems);
-  if (spec !== undefined && isUnreadableObject(spec.run)) problems.push(`run must be an object, got ${describeValue(spec.run)}`);
-  else if (spec !== undefined && isOptionObject(spec.run)) spec.run = readEveryField(spec.run, "run.", problems);
+  if (spec !== undefined) {
+    copyObjectField(spec, "catchUp", "", problems);
+    const run = copyObjectField(spec, "run", "", problems);
+    const options = run === undefined ? undefined : copyObjectField(run, "options", "run.", problems);
+    if (options !== undefined) for (const k of ["flow", "debounce"]) copyObjectField(options, k, "run.options.", problems);
+  }
   if (problems.length > 0 || spec === undefined) throw new ValidationError("a schedule could not be read", problems);
   return spec as unknown as ScheduleSpec;
+}
+
+/**
+ * Replaces `parent[k]`, when it is an object, with a copy of its every
+ * field read once (see `readEveryField`), and returns the copy; an object
+ * nothing can be read from (a revoked Proxy) is a problem naming it.
+ */
+function copyObjectField(parent: Record<string, unknown>, k: string, path: string, problems: string[]): Record<string, unknown> | undefined {
+  const v = parent[k];
+  if (isUnreadableObject(v)) {
+    problems.push(`${path}${k} must be an object, got ${describeValue(v)}`);
+    return undefined;
+  }
+  if (!isOptionObject(v)) return undefined;
+  const copy = readEveryField(v, `${path}${k}.`, problems);
+  if (copy !== undefined) parent[k] = copy;
+  return copy;
 }
 
 function readEveryField(from: object, path: string, problems: string[]): Record<string, unknown> | undefined {

@@ -16,7 +16,8 @@ import type { KvPage, KvScanOptions } from "../../queue/view.js";
 import { ValidationError } from "../../errors.js";
 import { validateInstant } from "../../time-bounds.js";
 import type { RuntimeCore } from "../runtime-core.js";
-import type { RunDebounce, RunFlow, RunSpec, SubmitOutcome } from "../runs/run-types.js";
+import type { RunDebounce, RunFlow, RunOptions, RunSpec, SubmitOutcome } from "../runs/run-types.js";
+import { readRunOptions } from "../runs/run-option-fields.js";
 import { KeyedLock } from "../runs/run-events.js";
 import { backoffMs, isStoreFault, sleep, STORE_RETRY } from "../store-retry.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
@@ -823,10 +824,12 @@ const COMPUTED_RUN_FIELDS = optionFields<ComputedTickRun>({ input: true, flow: t
 function computedRunOf(answer: unknown): ComputedTickRun | undefined {
   if (isOptionBytes(answer)) return { input: answer };
   if (!isOptionObject(answer)) return undefined;
-  const { input, flow, debounce } = readExactOptions(answer, COMPUTED_RUN_FIELDS, "answer", "its input handler's answer");
-  if (!(input instanceof Uint8Array)) return undefined;
-  if (flow !== undefined && (flow === null || typeof flow !== "object" || typeof (flow as { rule?: unknown }).rule !== "string")) return undefined;
-  if (debounce !== undefined && (debounce === null || typeof debounce !== "object")) return undefined;
+  const { input, ...options } = readExactOptions(answer, COMPUTED_RUN_FIELDS, "answer", "its input handler's answer");
+  if (!isOptionBytes(input)) return undefined;
+  // Their fields read once as well: the flow and debounce checked are those the tick's run carries.
+  const { flow, debounce } = readRunOptions(options, "answer") as RunOptions;
+  if (flow !== undefined && (!isOptionObject(flow) || typeof flow.rule !== "string")) return undefined;
+  if (debounce !== undefined && !isOptionObject(debounce)) return undefined;
   return {
     input,
     ...(flow === undefined ? {} : { flow: flow as RunFlow }),
