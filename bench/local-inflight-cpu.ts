@@ -5,7 +5,8 @@
  * /proc/self/task/<tid>/schedstat (nanoseconds, unlike the 10 ms ticks of
  * `stat`) over the timed runs, and the group commit's figures: WAL puts
  * and bytes per put, commits per put, the put's wall time, and the main
- * thread's time idle in the event loop.
+ * thread's time idle in the event loop and its context switches (slept,
+ * preempted; /proc/self/task/<pid>/status).
  *
  * Threads: the main thread (the process id); those started before the
  * first put (V8's platform workers: garbage collection, compilation); those
@@ -59,6 +60,13 @@ function schedstats(): Map<number, { run: number; wait: number; user: number; sy
   return out;
 }
 
+/** The main thread's voluntary (it slept) and involuntary (it was preempted) context switches so far. */
+function mainSwitches(): { voluntary: number; involuntary: number } {
+  const status = readFileSync(`/proc/self/task/${process.pid}/status`, "utf8");
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s*(\\d+)`, "m").exec(status)?.[1]);
+  return { voluntary: field("voluntary_ctxt_switches"), involuntary: field("nonvoluntary_ctxt_switches") };
+}
+
 const threadsBeforePuts = new Set(schedstats().keys());
 const walPutMs: number[] = [];
 class TimedStore extends LocalStore {
@@ -92,12 +100,14 @@ async function round(timed: boolean, cohorts: number | undefined): Promise<void>
     const stats0 = queue.engineStats;
     walPutMs.length = 0;
     const s0 = schedstats();
+    const sw0 = mainSwitches();
     const elu0 = performance.eventLoopUtilization();
     const start = performance.now();
     await w.drive(N_RUNS, CONC);
     const wall = performance.now() - start;
     const elu = performance.eventLoopUtilization(elu0);
     const s1 = schedstats();
+    const sw1 = mainSwitches();
     const stats1 = queue.engineStats;
     await w.close();
     if (!timed) return;
@@ -129,7 +139,7 @@ async function round(timed: boolean, cohorts: number | undefined): Promise<void>
       `${setting}, load ${loadavg()[0]!.toFixed(2)}: ${Math.round(steps / (wall / 1000))} steps/s; WAL puts/step ${(puts / steps).toFixed(4)}, commits (WAL batches)/put ${((stats1.walBatches - stats0.walBatches) / puts).toFixed(1)}, bytes/put ${Math.round((stats1.walBytes - stats0.walBytes) / puts)}, put p50 ${percentile(walPutMs, 50).toFixed(3)} ms p90 ${percentile(walPutMs, 90).toFixed(3)} ms`,
     );
     console.log(
-      `  µs per step, CPU (run-queue wait): main ${us(main.run, steps)} (${us(main.wait, steps)}), main idle ${us(elu.idle * 1e6, steps)}; V8 platform threads ${us(platform.run, steps)} (${us(platform.wait, steps)}); later threads ${later
+      `  µs per step, CPU (run-queue wait): main ${us(main.run, steps)} (${us(main.wait, steps)}), main idle ${us(elu.idle * 1e6, steps)}, main context switches per 100 steps ${(((sw1.voluntary - sw0.voluntary) * 100) / steps).toFixed(2)} slept, ${(((sw1.involuntary - sw0.involuntary) * 100) / steps).toFixed(2)} preempted; V8 platform threads ${us(platform.run, steps)} (${us(platform.wait, steps)}); later threads ${later
         .map((t) => `${us(t.run, steps)} (${us(t.wait, steps)})`)
         .join(
           ", ",
