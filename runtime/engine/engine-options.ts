@@ -8,6 +8,10 @@ import { callGuarded, checkKnownFields, describeValue, errorText, isOptionArray,
 import { MAX_STORE_ATTEMPTS } from "../store/request-retry.js";
 import { WAL_FENCE_JUMP, checkPrefix } from "./layout.js";
 import type { RetryPolicy } from "./retry.js";
+import { MAX_WAL_COHORTS } from "./wal-cohorts.js";
+
+/** `walCohorts` when not given (bench/RESULTS.md, "Cohorts at 50 in flight"). */
+const DEFAULT_WAL_COHORTS = 1;
 
 /** Options of `Engine.open`; every field is optional. */
 export interface EngineOptions {
@@ -21,6 +25,19 @@ export interface EngineOptions {
    * fenced writer's late puts must land in that gap). Default: 16.
    */
   maxInflightWalPuts?: number;
+  /**
+   * How many cohorts the commits of writers released together are split
+   * into. 1: the open WAL object is sealed at the end of the turn, so
+   * writers that share an object keep moving together (a cycle is their CPU,
+   * then the put, one after the other). 2 or more: while fewer than
+   * `walCohorts - 1` WAL puts are on their way, the open object is sealed as
+   * soon as it holds that share of the last wave (at least 16 commits), so
+   * its put runs while the rest of the wave still works; it pays off when
+   * the put runs beside the main thread on a spare core (a local disk's put
+   * thread), and costs a put per cohort where CPU is short. A whole number
+   * from 1 to 16. Default: 1.
+   */
+  walCohorts?: number;
   /** Key prefix of every object the engine writes: "" or ending in "/". Default: "". */
   prefix?: string;
   /** Checkpoint automatically after this many WAL objects; 0 disables. Default: 1000. */
@@ -184,6 +201,7 @@ export interface ResolvedEngineOptions {
   flushIntervalMs: number;
   maxWalBytes: number;
   maxInflightWalPuts: number;
+  walCohorts: number;
   prefix: string;
   checkpointWalObjects: number;
   checkpointWalBytes: number;
@@ -208,6 +226,7 @@ export function resolveEngineOptions(given: EngineOptions): ResolvedEngineOption
     flushIntervalMs: opts.flushIntervalMs ?? 2,
     maxWalBytes: opts.maxWalBytes ?? 4 * 1024 * 1024,
     maxInflightWalPuts: opts.maxInflightWalPuts ?? 16,
+    walCohorts: opts.walCohorts ?? DEFAULT_WAL_COHORTS,
     prefix: checkPrefix(opts.prefix ?? ""),
     checkpointWalObjects: opts.checkpointWalObjects ?? 1000,
     checkpointWalBytes: opts.checkpointWalBytes ?? 64 * 1024 * 1024,
@@ -244,6 +263,7 @@ const TOP_KEYS = optionFields<EngineOptions>({
   flushIntervalMs: true,
   maxWalBytes: true,
   maxInflightWalPuts: true,
+  walCohorts: true,
   prefix: true,
   checkpointWalObjects: true,
   checkpointWalBytes: true,
@@ -355,6 +375,7 @@ export function validateEngineOptions(given: EngineOptions, what = "engine optio
   checkWhole("maxWalBytes", 1, MAX_PIECE_BYTES);
   // A fenced writer's late puts must land in the range the next writer skips (layout.ts).
   checkWhole("maxInflightWalPuts", 1, WAL_FENCE_JUMP - 1);
+  checkWhole("walCohorts", 1, MAX_WAL_COHORTS);
   checkWhole("checkpointWalObjects", 0);
   checkWhole("checkpointWalBytes", 0);
   const backlog = opts.checkpointBacklog;

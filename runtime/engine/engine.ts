@@ -333,7 +333,13 @@ export class Engine {
       r.ctx.prefix,
       this.#epoch,
       r.firstSeq,
-      { flushIntervalMs: opts.flushIntervalMs, maxWalBytes: opts.maxWalBytes, maxInflight: opts.maxInflightWalPuts, retry: opts.retry },
+      {
+        flushIntervalMs: opts.flushIntervalMs,
+        maxWalBytes: opts.maxWalBytes,
+        maxInflight: opts.maxInflightWalPuts,
+        retry: opts.retry,
+        cohorts: opts.walCohorts,
+      },
       (_seq, bytes) => this.#onLanded(bytes),
       (err) => this.#fail(err),
     );

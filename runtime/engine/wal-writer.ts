@@ -25,7 +25,9 @@
  * timer polls). Their release brings the next commits: against a slow
  * store an object then holds two release groups instead of one, half the
  * puts per commit, for a wait of at most the puts already in flight. One
- * committer at a time never waits for it (nothing is in flight).
+ * committer at a time never waits for it (nothing is in flight). With
+ * `walCohorts` above 1, an object may also go before the end of its turn,
+ * once it holds its cohort's share of the last wave (wal-cohorts.ts).
  *
  * Release by groups: the commits of one object wait on promises shared by at
  * most `RELEASE_GROUP` commits each. Once an object (and every earlier one)
@@ -48,6 +50,7 @@ import { lendBody, putBodyReleased } from "../store/put-body.js";
 import { putsContend } from "../store/put-contention.js";
 import type { ByteWriter } from "./byte-io.js";
 import { SpareBuffers } from "./spare-buffers.js";
+import { CohortSeal } from "./wal-cohorts.js";
 import { WalBuilder, decodeWal } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
 import { timeWalPut } from "../telemetry/metrics.js";
@@ -86,6 +89,8 @@ export interface WalWriterOptions {
   maxWalBytes: number;
   maxInflight: number;
   retry: RetryPolicy;
+  /** Cohorts a wave of commits is split into (wal-cohorts.ts); 1 seals at the end of the turn only. */
+  cohorts: number;
 }
 
 interface Waiter {
@@ -175,6 +180,7 @@ export class WalWriter {
   /** Commits stored but not yet released: they run and commit again within a few macrotasks. */
   #commitsToRelease = 0;
   #failure: TaqubaError | undefined;
+  readonly #cohortSeal: CohortSeal;
   readonly stats: WalStats = { objects: 0, bytes: 0, batches: 0 };
 
   constructor(
@@ -197,6 +203,7 @@ export class WalWriter {
     this.#sentUpTo = firstSeq - 1;
     this.#onLanded = onLanded;
     this.#onFatal = onFatal;
+    this.#cohortSeal = new CohortSeal(opts.cohorts, putsContend(store));
   }
 
   /** The last sequence number assigned (the open object has none yet). */
@@ -240,6 +247,8 @@ export class WalWriter {
     }
     this.#lastGroupSize++;
     w.commits++;
+    // A cohort's share gathered: its put starts while the rest of the wave still runs.
+    if (this.#cohortSeal.sealsEarly(this.#open.batchCount, this.#sealed.length) && !this.#holdOpen()) this.seal();
     return w.promise;
   }
 
@@ -344,6 +353,11 @@ export class WalWriter {
     this.#timer = undefined;
     // Held: the next landing or release step seals it.
     if (this.#holdOpen()) return;
+    // Not beside the cohorts' puts over a store whose puts contend: the next landing seals it.
+    if (this.#cohortSeal.waitsForLanding(this.#sealed.length)) {
+      this.#flushDue = true;
+      return;
+    }
     // With the window full, keep gathering: the object is sealed when a slot frees.
     if (this.#windowOpen()) this.seal();
     else this.#flushDue = true;
@@ -376,16 +390,19 @@ export class WalWriter {
     this.#onLanded(s.seq, s.bytes.length);
     // Release durability strictly in sequence order.
     let released = false;
+    let durableCommits = 0;
     while (this.#sealed.length > 0 && this.#sealed[0]!.landed) {
       const done = this.#sealed.shift()!;
       this.#durableSeq = done.seq;
       this.#batchesNotStored -= done.batches;
+      durableCommits += done.batches;
       for (const w of done.waiters) {
         this.#releasing.push(w);
         this.#commitsToRelease += w.commits;
       }
       released = true;
     }
+    if (released) this.#cohortSeal.noteLanding(durableCommits, this.#open?.batchCount ?? 0, this.#batchesNotStored);
     // A release in progress goes on at its own pace; otherwise the first group goes now.
     if (released && this.#releaseTimer === undefined) this.#releaseNext();
     // Stored: its bytes are read no more (the store took its own copy or is done with them).

@@ -39,8 +39,8 @@ async function runAndKill(dir: string, tag: string, target: number, extraDelayMs
   return durableIds(writer.lines);
 }
 
-/** How the writer holds values: all in memory, paged with a cache that keeps nothing, or paged by block. */
-type Mode = "plain" | "paged" | "blocks" | "beside" | "tiered";
+/** How the writer holds values (all in memory, paged with a cache that keeps nothing, or paged by block), or writes in cohorts. */
+type Mode = "plain" | "paged" | "blocks" | "beside" | "tiered" | "cohorts";
 
 /** Where the writer's store is: a URL or directory for the child, the same store for the checks, the child's environment. */
 interface Place {
@@ -90,6 +90,12 @@ describe("engine crash recovery", () => {
       withinLoadLimit(90_000, async () => {
         await crashRounds("paged");
       }),
+  );
+
+  it("recovers the same with 64 writers whose waves go in two WAL objects each (walCohorts 2)", { timeout: loadLimitTimeout(60_000) }, () =>
+    withinLoadLimit(60_000, async () => {
+      await crashRounds("cohorts");
+    }),
   );
 
   it("recovers the same with values read back by block through a cache of a few blocks that reads ahead", { timeout: loadLimitTimeout(90_000) }, () =>

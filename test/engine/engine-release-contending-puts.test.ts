@@ -25,8 +25,9 @@ import { WAVE, heldWave } from "../support/held-wave.js";
 async function releaseOneWave(contend: boolean): Promise<{ sentWhenRun: number[]; walPuts: number }> {
   const gated = new GatedStore(new MemoryStore());
   if (contend) declarePutsContend(gated);
-  // A long flush window: follow-ups leave because a release seals them, not because a window ended.
-  const engine = await Engine.open(gated, { flushIntervalMs: 10_000 });
+  // A long flush window: follow-ups leave because a release seals them, not because a window ended. One
+  // cohort: the wave's follow-ups stay together (engine-wal-cohorts.test.ts splits them).
+  const engine = await Engine.open(gated, { flushIntervalMs: 10_000, walCohorts: 1 });
   gated.hold = (k) => k.startsWith("wal/");
   const { commits, sentWhenRun, followUps } = await heldWave(engine, gated);
   gated.release(gated.held[0]!.key);

@@ -16,9 +16,9 @@ const enc = (s: string) => new TextEncoder().encode(s);
 const N = WAVE;
 
 /** An engine over a store that holds every WAL put until the test releases it. */
-async function holdingWal(flushIntervalMs: number): Promise<{ gated: GatedStore; engine: Engine }> {
+async function holdingWal(flushIntervalMs: number, walCohorts?: number): Promise<{ gated: GatedStore; engine: Engine }> {
   const gated = new GatedStore(new MemoryStore());
-  const engine = await Engine.open(gated, { flushIntervalMs });
+  const engine = await Engine.open(gated, walCohorts === undefined ? { flushIntervalMs } : { flushIntervalMs, walCohorts });
   gated.hold = (k) => k.startsWith("wal/");
   return { gated, engine };
 }
@@ -44,7 +44,8 @@ describe("engine release by groups", () => {
   it("releases every commit of an object at once after a fast put", async () => {
     releaseTuning.slowPutMs = Number.POSITIVE_INFINITY;
     try {
-      const { gated, engine } = await holdingWal(10_000);
+      // One cohort: the wave's follow-ups stay together (engine-wal-cohorts.test.ts splits them).
+      const { gated, engine } = await holdingWal(10_000, 1);
       const { commits, sentWhenRun, followUps } = await heldWave(engine, gated);
       gated.release(gated.held[0]!.key);
       await Promise.all(commits);

@@ -78,6 +78,8 @@ const BAD: ReadonlyArray<readonly [OpenOptions, RegExp]> = [
   [{ engineOptions: { maxInflightWalPuts: 1e30 } }, /maxInflightWalPuts/],
   // One less than the WAL sequence numbers a new writer skips: more would be cut to 63 without a word.
   [{ engineOptions: { maxInflightWalPuts: 64 } }, /maxInflightWalPuts must be .*<= 63, got 64/],
+  [{ engineOptions: { walCohorts: 0 } }, /walCohorts must be a whole number >= 1 and <= 16, got 0/],
+  [{ engineOptions: { walCohorts: 17 } }, /walCohorts must be .*<= 16, got 17/],
   [{ engineOptions: { prefix: "no-slash" } }, /prefix/],
   [{ engineOptions: { retry: { attempts: 0 } } }, /retry\.attempts/],
   [{ engineOptions: { retry: { maxDelayMs: 1e30 } } }, /retry\.maxDelayMs/],
