@@ -7,9 +7,9 @@
  * acknowledged commits that every later open skips as an older epoch's.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, FencedError, LocalStore, WriteBatch, type ListOptions, type ListedObject, type ObjectStore, type PutOptions } from "taquba";
-import { ForwardingStore } from "../support/forwarding-store.js";
+import { Engine, FencedError, LocalStore, WriteBatch } from "taquba";
 import { GatedStore } from "../support/gated-store.js";
+import { ClaimNoted, ListHook } from "../support/open-hooks.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const tempDir = useTempDirs("taquba-open-beside-");
@@ -25,37 +25,6 @@ function expectABC(engine: Engine): void {
     ["c", "3"],
   ] as const)
     expect(dec(engine.get(k)), k).toBe(v);
-}
-
-/** `inner`, whose first listing under `prefix` once `armed()` holds first awaits `before`. */
-class ListHook extends ForwardingStore {
-  #done = false;
-  constructor(
-    inner: ObjectStore,
-    readonly prefix: string,
-    readonly armed: () => boolean,
-    readonly before: () => Promise<void>,
-  ) {
-    super(inner);
-  }
-
-  override async *list(prefix: string, opts?: ListOptions): AsyncIterable<ListedObject> {
-    if (!this.#done && prefix === this.prefix && this.armed()) {
-      this.#done = true;
-      await this.before();
-    }
-    yield* this.inner.list(prefix, opts);
-  }
-}
-
-/** `inner`, noting when a manifest put of its own has landed. */
-class ClaimNoted extends ForwardingStore {
-  claimed = false;
-  override async put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
-    const res = await this.inner.put(key, body, opts);
-    if (key.startsWith("manifest/")) this.claimed = true;
-    return res;
-  }
 }
 
 describe("an open beside other writers", () => {

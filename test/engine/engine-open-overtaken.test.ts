@@ -12,9 +12,9 @@
  * commit the owner acknowledged).
  */
 import { describe, expect, it } from "vitest";
-import { Engine, FencedError, LocalStore, S3Store, WriteBatch, type ListOptions, type ListedObject, type ObjectStore, type PutOptions } from "taquba";
-import { ForwardingStore } from "../support/forwarding-store.js";
+import { Engine, FencedError, LocalStore, S3Store, WriteBatch, type ObjectStore } from "taquba";
 import { GatedStore } from "../support/gated-store.js";
+import { ClaimNoted, ListHook } from "../support/open-hooks.js";
 import { keysUnder, missingListed } from "../support/store-keys.js";
 import { useS3Server } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
@@ -24,37 +24,6 @@ const server = useS3Server();
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array | undefined) => (b === undefined ? undefined : new TextDecoder().decode(b));
 const MANUAL = { checkpointWalObjects: 0, checkpointWalBytes: 0, flushIntervalMs: 0 } as const;
-
-/** `inner`, whose first listing under `prefix` once `armed()` holds first awaits `before`. */
-class ListHook extends ForwardingStore {
-  fired = false;
-  constructor(
-    inner: ObjectStore,
-    readonly prefix: string,
-    readonly armed: () => boolean,
-    readonly before: () => Promise<void>,
-  ) {
-    super(inner);
-  }
-
-  override async *list(prefix: string, opts?: ListOptions): AsyncIterable<ListedObject> {
-    if (!this.fired && prefix === this.prefix && this.armed()) {
-      this.fired = true;
-      await this.before();
-    }
-    yield* this.inner.list(prefix, opts);
-  }
-}
-
-/** `inner`, noting when a manifest put of its own (an open's claim) has landed. */
-class ClaimNoted extends ForwardingStore {
-  claimed = false;
-  override async put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
-    const res = await this.inner.put(key, body, opts);
-    if (key.startsWith("manifest/")) this.claimed = true;
-    return res;
-  }
-}
 
 /** The open's outcome: the error it failed with, or undefined when it opened (then it commits, so a second writer's loss would show). */
 async function openOutcome(store: ObjectStore, name: string): Promise<unknown> {

@@ -10,39 +10,8 @@
 import { describe, expect, it } from "vitest";
 import { MemoryStore, StepOutcome, withCounting, type ListRunsOptions, type RunSpec } from "taquba";
 import { dec, enc, openEnv, runnerOf } from "./helpers.js";
+import { flipping, revoked, throwing } from "../support/hostile-options.js";
 import { refusal } from "../support/refusal.js";
-
-/** `fields` as enumerable getters on a fresh object, each answering `first` on its first read and `later` on every read after. */
-function flipping(fields: Record<string, [first: unknown, later: unknown]>): { value: object; reads: Map<string, number> } {
-  const reads = new Map<string, number>();
-  const value = {};
-  for (const [k, [first, later]] of Object.entries(fields)) {
-    Object.defineProperty(value, k, {
-      enumerable: true,
-      get() {
-        const n = (reads.get(k) ?? 0) + 1;
-        reads.set(k, n);
-        return n === 1 ? first : later;
-      },
-    });
-  }
-  return { value, reads };
-}
-
-function throwing(field: string, extra: object = {}): object {
-  return Object.defineProperty({ ...extra }, field, {
-    enumerable: true,
-    get() {
-      throw new Error(`no ${field} today`);
-    },
-  });
-}
-
-function revoked(): object {
-  const p = Proxy.revocable({}, {});
-  p.revoke();
-  return p.proxy;
-}
 
 async function withEnv(act: (env: Awaited<ReturnType<typeof openEnv>>, seen: string[]) => Promise<void>, start = true): Promise<void> {
   const seen: string[] = [];
