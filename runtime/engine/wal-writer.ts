@@ -429,6 +429,8 @@ export class WalWriter {
       this.#releaseHead = 0;
       this.#commitsToRelease = 0;
       for (let i = from; i < all.length; i++) all[i]?.resolve();
+      // From the release timer nothing else pumps: an object held for this release would otherwise never go.
+      this.#pump();
       return;
     }
     if (this.#open !== undefined && !this.#holdOpen()) {
