@@ -331,4 +331,15 @@ describe("a run rewritten alone (attack)", () => {
       expect(merge.finish(), when).toBeUndefined();
     }
   });
+
+  it("an entry killed twice over the merge's own call leaves every other entry in the output", () => {
+    const { layer, keys } = pendingRun(n);
+    const merge = new RunMerge([layer]);
+    merge.step(Infinity);
+    kill(layer, merge, 5);
+    // The engine calls `killed` once per death; a second call for the same entry must not count it twice.
+    merge.killed(0, 5);
+    for (let i = 0; i < n; i++) if (i !== 5 && i !== 6) kill(layer, merge, i);
+    expect(liveKeys(merge.finish())).toEqual([keys[6]]);
+  });
 });
