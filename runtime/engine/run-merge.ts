@@ -145,7 +145,10 @@ export class RunMerge {
     if (index > this.#passed[input]!) return;
     const o = this.#outputOf(input, index);
     if (o < 0) return;
-    this.#dead[o >>> 3]! |= 1 << (o & 7);
+    // Counted once: a second call for the same entry would make `finish` drop a live output.
+    const bit = 1 << (o & 7);
+    if ((this.#dead[o >>> 3]! & bit) !== 0) return;
+    this.#dead[o >>> 3]! |= bit;
     this.#killed++;
   }
 
