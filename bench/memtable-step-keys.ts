@@ -1,0 +1,118 @@
+/**
+ * @module The memtable's writes of a workflow step, replayed on one
+ * checkout's compiled `Memtable` with nothing else around them, for
+ * counting machine instructions with callgrind. The keys are the ones a
+ * continuing step commits (bench/step-key-ops.ts): the next job's record and
+ * claim marker set, the acked job's deleted, a history entry added, the
+ * run's step pointer and the queue's counters written over; with READS=1
+ * also the step's reads of the run record, the step pointer, the job record
+ * and the counters. Before the steps the table holds K finished runs (a run
+ * record, a step pointer and ten history entries each) and CONC runs in
+ * flight; steps go round the runs in flight, as a busy queue's do.
+ *
+ * Run it at N and 2N steps with KEYS at 2N (the keys made for that many
+ * steps in both runs) and subtract: start-up, compilation and the keys'
+ * making cancel, what is left is the cost of N steps in that checkout's map.
+ *
+ *   npx esbuild bench/memtable-step-keys.ts --bundle --packages=external --platform=node --format=esm --outfile=bench/.out/step-keys.mjs
+ *   N=20000 KEYS=40000 valgrind --tool=callgrind --callgrind-out-file=/dev/null node --single-threaded bench/.out/step-keys.mjs <checkout>
+ *
+ * (`npm run build` in the checkout first; callgrind prints the total as
+ * "Collected".) Without callgrind it prints the wall time per step, which a
+ * shared machine makes noisy.
+ */
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+type MemtableModule = typeof import("../runtime/engine/memtable.js");
+
+const dir = process.argv[2];
+if (dir === undefined) throw new Error("name a built checkout");
+const { Memtable } = (await import(pathToFileURL(resolve(dir, "dist/runtime/engine/memtable.js")).href)) as MemtableModule;
+const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
+const N = env("N", 20_000);
+const K = env("K", 2_000);
+const CONC = env("CONC", 50);
+const READS = env("READS", 0);
+const KEYS = env("KEYS", N);
+for (const [name, v] of Object.entries({ N, K, CONC, KEYS })) {
+  if (!Number.isInteger(v) || v <= 0) throw new Error(`${name} must be a positive integer, got ${v}`);
+}
+
+/** A flat copy of `s`: template literals make concatenations, the engine's keys are flat (decoded or built once). */
+const flat = (s: string) => Buffer.from(s, "latin1").toString("latin1");
+const RUN = "u/workflow/runs/workflow-steps/";
+const HISTORY = "u/workflow/history/workflow-steps/";
+const STEP = "u/workflow/steps/workflow-steps/";
+const COUNTERS = flat("n/workflow-steps");
+const id = (n: number) => `01M8TVYTZPV71T97${n.toString(36).padStart(10, "0")}`;
+const value = new Uint8Array(64);
+
+const t = new Memtable<Uint8Array>();
+let next = 0;
+for (let r = 0; r < K; r++) {
+  const run = id(next++);
+  t.set(flat(RUN + run), value);
+  t.set(flat(STEP + run), value);
+  for (let s = 0; s < 10; s++) t.set(flat(`${HISTORY}${run}/${s}`), value);
+}
+const runs: string[] = [];
+const jobs: string[] = [];
+const steps: number[] = [];
+for (let r = 0; r < CONC; r++) {
+  runs.push(id(next++));
+  jobs.push(id(next++));
+  steps.push(0);
+  t.set(flat(RUN + runs[r]!), value);
+  t.set(flat(`j/${jobs[r]}`), value);
+  t.set(flat(`c/workflow-steps/${jobs[r]}`), value);
+}
+
+// Every key made before the steps, for KEYS steps whatever N is, so runs at N and 2N with one KEYS differ only in the steps.
+interface StepKeys {
+  job: string;
+  claim: string;
+  oldJob: string;
+  oldClaim: string;
+  history: string;
+  step: string;
+  run: string;
+}
+const plan: StepKeys[] = [];
+for (let i = 0; i < Math.max(N, KEYS); i++) {
+  const r = i % CONC;
+  const job = id(next++);
+  const old = jobs[r]!;
+  jobs[r] = job;
+  const s = steps[r]!++;
+  plan.push({
+    job: flat(`j/${job}`),
+    claim: flat(`c/workflow-steps/${job}`),
+    oldJob: flat(`j/${old}`),
+    oldClaim: flat(`c/workflow-steps/${old}`),
+    history: flat(`${HISTORY}${runs[r]}/${s}`),
+    step: flat(STEP + runs[r]),
+    run: flat(RUN + runs[r]),
+  });
+}
+
+let sink = 0;
+const t0 = performance.now();
+for (let i = 0; i < N; i++) {
+  const p = plan[i]!;
+  if (READS !== 0) {
+    if (t.get(p.run) !== undefined) sink++;
+    if (t.get(p.step) !== undefined) sink++;
+    if (t.get(p.oldJob) !== undefined) sink++;
+    if (t.get(COUNTERS) !== undefined) sink++;
+  }
+  t.set(p.job, value);
+  t.set(p.claim, value);
+  t.delete(p.oldClaim);
+  t.delete(p.oldJob);
+  t.set(p.history, value);
+  t.set(p.step, value);
+  t.set(COUNTERS, value);
+}
+const ms = performance.now() - t0;
+console.log(`memtable-step-keys: N=${N} K=${K} CONC=${CONC} READS=${READS} size ${t.size} (sink ${sink}); ${((ms * 1e6) / N).toFixed(0)} ns per step`);
