@@ -68,7 +68,7 @@ import { ClientGroup, ClientJobGroup, GROUP_GATE, JOB_GROUP_GATE, type GroupPort
 import { mergeGroupPages, mergeRunPages } from "./shard-listing.js";
 import { scanOf } from "../workflow/runs/list-runs.js";
 import { DEFAULT_GROUP_LIMIT } from "../workflow/groups/group-index.js";
-import { checkOptionalMs, describeValue, hasMethods, optionFields, readExactOptions } from "../option-values.js";
+import { checkOptionalMs, describeValue, hasMethods, NO_OPTIONS, optionFields, readExactOptions } from "../option-values.js";
 
 /** Default time a command waits for the owner's answer. */
 export const DEFAULT_CLIENT_TIMEOUT_MS = 30_000;
@@ -297,7 +297,7 @@ export class TaqubaClient {
     const runId = spec.runId === undefined ? RunId.generate() : RunId.parse(spec.runId);
     const shard = this.#runShard(runId);
     if (shard !== undefined) return shard.#submitRun({ ...spec, runId }, unlessKnown);
-    const o = spec.options ?? {};
+    const o: NonNullable<RunSpec["options"]> = spec.options ?? NO_OPTIONS;
     const headers = checkUserHeaders(o.headers);
     checkRunOptions(o);
     const effects = checkEffects(spec.effects);
