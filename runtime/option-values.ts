@@ -181,12 +181,16 @@ export function readFields<K extends string>(from: object, keys: readonly K[], p
 export function isBaseField(from: object, k: string): boolean {
   if (!(k in Function.prototype)) return false;
   let o: object | null = from;
-  for (let depth = 0; o !== null && o !== Object.prototype && o !== Function.prototype; depth++) {
+  for (let depth = 0; o !== null; depth++) {
     if (depth === MAX_PROTOTYPE_DEPTH) throw new Error(`its prototype chain is over ${MAX_PROTOTYPE_DEPTH} objects long`);
+    // Reaching a base prototype that does not hold `k` (an object's chain has no `Function.prototype`,
+    // whose `name` and `length` are its own), the value came from above it: a Proxy's answer.
+    if (o === Object.prototype) return Object.hasOwn(o, k);
+    if (o === Function.prototype) return k in o;
     if (Object.hasOwn(o, k)) return false;
     o = Object.getPrototypeOf(o) as object | null;
   }
-  return true;
+  return false;
 }
 
 /** `isBaseField`, true as well when `from` cannot say (a Proxy whose traps throw): such a field is taken as absent. */

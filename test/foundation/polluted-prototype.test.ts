@@ -18,6 +18,7 @@ import { readRunOptions, readRunSpec } from "../../runtime/workflow/runs/run-opt
 import { checkScheduleSpec, readScheduleSpec } from "../../runtime/workflow/schedules/schedule-record.js";
 import { checkMembers, manifestOptions, readGroupOptions } from "../../runtime/workflow/groups/run-group.js";
 import type { EnqueueItem, EnqueueOptions } from "../../runtime/queue/types.js";
+import { closeTimeout } from "../../runtime/workflow/worker-lifecycle.js";
 import type { ScheduleSpec } from "../../runtime/workflow/schedules/schedule-types.js";
 
 /**
@@ -63,6 +64,9 @@ describe("the shared readers", () => {
       }
     }
     expect({ ...answered({ limit: 9, cursor: "x" }, () => readExactOptions(new Settings(), FIELDS, "Opts")) }).toEqual({ limit: 7 });
+    // A name Function.prototype holds (its own `name`) is no base field of an object whose chain lacks it: a Proxy's answer counts.
+    const proxy = new Proxy({}, { get: (_t, k) => (k === "name" ? "app" : undefined) });
+    expect({ ...readOptions(proxy, optionFields<{ name?: string }>({ name: true }), "Opts") }).toEqual({ name: "app" });
     const bare = Object.assign(Object.create(null) as object, { cursor: "n" });
     expect({ ...answered({ limit: 9 }, () => readOptions(bare, FIELDS, "Opts")) }).toEqual({ cursor: "n" });
   });
@@ -174,5 +178,10 @@ describe("every reader of a caller's options", () => {
       manifestOptions(readGroupOptions({ maxAttemptsPerStep: 2 })),
     );
     expect(kept).toEqual({ headers: {}, maxAttemptsPerStep: 2 });
+  });
+
+  it("close's options: a timeout set on the prototype is none", () => {
+    expect(answered({ timeoutMs: 1 }, () => closeTimeout({}))).toBe(closeTimeout(undefined));
+    expect(answered({ timeoutMs: 1 }, () => closeTimeout({ timeoutMs: 5 }))).toBe(5);
   });
 });
