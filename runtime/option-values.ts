@@ -147,23 +147,85 @@ function isHighSurrogate(c: number): boolean {
 }
 
 /**
- * Reads each named field of `from` once into a plain object: a getter or a
- * Proxy is asked once, so what is checked is what is used, and one that
- * throws becomes a problem naming the field instead of escaping.
+ * Reads each named field of `from` once into a copy (see `blankCopy`): a
+ * getter or a Proxy is asked once, so what is checked is what is used, and
+ * one that throws becomes a problem naming the field instead of escaping.
+ * A field `from` only inherits from `Object.prototype` or
+ * `Function.prototype` is left out (see `isBaseField`).
  */
 export function readFields<K extends string>(from: object, keys: readonly K[], path: string, problems: string[]): Partial<Record<K, unknown>> {
-  const out: Partial<Record<K, unknown>> = {};
+  const out = blankCopy<Partial<Record<K, unknown>>>();
   for (const k of keys) {
     let v: unknown;
     try {
       v = (from as Record<string, unknown>)[k];
     } catch (err) {
-      problems.push(`reading ${path}${k} threw: ${errorText(err)}`);
+      if (!isBaseFieldOrUnreadable(from, k)) problems.push(`reading ${path}${k} threw: ${errorText(err)}`);
       continue;
     }
-    if (v !== undefined) out[k] = v;
+    // Absent fields, the common case, are not looked up again.
+    if (v === undefined || isBaseFieldOrUnreadable(from, k)) continue;
+    out[k] = v;
   }
   return out;
+}
+
+/**
+ * Whether `from[k]` finds its value on `Object.prototype` or
+ * `Function.prototype` rather than on `from` or a prototype below them
+ * (`Object.create(defaults)`, a class's getter): a field there is set for
+ * every object of the process (a library that merged a parsed
+ * `{"__proto__": ...}` into one), so it is not the caller's option. Asks
+ * nothing of `from` unless one of those holds `k`.
+ */
+export function isBaseField(from: object, k: string): boolean {
+  if (!(k in Function.prototype)) return false;
+  let o: object | null = from;
+  for (let depth = 0; o !== null; depth++) {
+    if (depth === MAX_PROTOTYPE_DEPTH) throw new Error(`its prototype chain is over ${MAX_PROTOTYPE_DEPTH} objects long`);
+    // Reaching a base prototype that does not hold `k` (an object's chain has no `Function.prototype`,
+    // whose `name` and `length` are its own), the value came from above it: a Proxy's answer.
+    if (o === Object.prototype) return Object.hasOwn(o, k);
+    if (o === Function.prototype) return k in o;
+    if (Object.hasOwn(o, k)) return false;
+    o = Object.getPrototypeOf(o) as object | null;
+  }
+  return false;
+}
+
+/** `isBaseField`, true as well when `from` cannot say (a Proxy whose traps throw): such a field is taken as absent. */
+function isBaseFieldOrUnreadable(from: object, k: string): boolean {
+  try {
+    return isBaseField(from, k);
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * `from[k]`, or undefined when that field is one `from` inherits from
+ * `Object.prototype` or `Function.prototype` (see `isBaseField`), whose
+ * getter then does not run. For a reader that names its fields one by one.
+ */
+export function callerField(from: object, k: string): unknown {
+  return isBaseField(from, k) ? undefined : (from as Record<string, unknown>)[k];
+}
+
+/**
+ * A prototype for copies of a caller's fields that inherits nothing: an
+ * option left out reads as undefined even when `Object.prototype` has a
+ * field of that name. A class rather than `Object.create(null)`, whose
+ * objects V8 keeps as slow dictionaries.
+ */
+class BlankCopy {}
+Object.setPrototypeOf(BlankCopy.prototype, null);
+
+/** Options left out, for a reader to read fields of: empty and inheriting nothing (see `BlankCopy`). */
+export const NO_OPTIONS: Readonly<Record<string, never>> = Object.freeze(new BlankCopy() as Record<string, never>);
+
+/** A fresh, empty copy object (see `BlankCopy`). */
+export function blankCopy<T extends object>(): T {
+  return new BlankCopy() as T;
 }
 
 /**
@@ -214,17 +276,18 @@ const MAX_PROTOTYPE_DEPTH = 32;
  * The fields an option object holds, as every reader checks them: its own
  * enumerable string keys and those it inherits (`Object.create(defaults)`,
  * a class instance's), since a reader's `o.field` sees both; not those of
- * `Object.prototype` (every object inherits it: a field added there is not
- * the caller's), and not symbols or non-enumerable properties (no option
+ * `Object.prototype` or `Function.prototype` (every object inherits them:
+ * a field added there is not the caller's, see `isBaseField`), nor those
+ * of `BlankCopy.prototype` (a reader's own copy), and not symbols or non-enumerable properties (no option
  * is either). A key `__proto__` made by `JSON.parse` is a field like any
  * other. Reads no field, so no getter runs.
  */
 export function optionFieldNames(from: object): string[] {
   const names = Object.keys(from);
   let proto = Object.getPrototypeOf(from) as object | null;
-  if (proto === null || proto === Object.prototype) return names;
+  if (proto === null || isBasePrototype(proto)) return names;
   const seen = new Set(names);
-  for (let depth = 0; proto !== null && proto !== Object.prototype; depth++) {
+  for (let depth = 0; proto !== null && !isBasePrototype(proto); depth++) {
     if (depth === MAX_PROTOTYPE_DEPTH) throw new Error(`its prototype chain is over ${MAX_PROTOTYPE_DEPTH} objects long`);
     for (const k of Object.keys(proto)) {
       if (seen.has(k)) continue;
@@ -234,6 +297,11 @@ export function optionFieldNames(from: object): string[] {
     proto = Object.getPrototypeOf(proto) as object | null;
   }
   return names;
+}
+
+/** Whether `proto` is where every object's inherited fields come from, or a reader's copy's (which has none of its own). */
+function isBasePrototype(proto: object): boolean {
+  return proto === Object.prototype || proto === Function.prototype || proto === BlankCopy.prototype;
 }
 
 /**

@@ -34,7 +34,15 @@ import { prepareGroupSubmission, type AnyDefinition } from "../jobs/job-submissi
 import { GroupActiveError, GroupNotFoundError } from "../workflow/groups/group-errors.js";
 import { groupMembersPrefix, groupTag, manifestKey, memberRunId } from "../workflow/groups/group-keys.js";
 import { decodeManifest, type GroupManifest } from "../workflow/groups/group-records.js";
-import { checkMembers, checkText, manifestOptions, type GroupMember, type GroupStatus, type MemberResult } from "../workflow/groups/run-group.js";
+import {
+  checkMembers,
+  checkText,
+  manifestOptions,
+  readGroupOptions,
+  type GroupMember,
+  type GroupStatus,
+  type MemberResult,
+} from "../workflow/groups/run-group.js";
 import type { MemoStore } from "../workflow/memo/memo.js";
 import { decodeGroupMember, type GroupMemberRecord } from "../workflow/records/records.js";
 import type { RunId } from "../workflow/runs/run-id.js";
@@ -146,9 +154,11 @@ export class ClientGroup {
    * submitted; invalid members or options are refused before anything is
    * written.
    */
-  async submit(members: readonly GroupMember[], options?: RunOptions): Promise<ClientGroupSubmitOutcome> {
+  async submit(givenMembers: readonly GroupMember[], given?: RunOptions): Promise<ClientGroupSubmitOutcome> {
     this.#port.checkOpen();
-    checkMembers(members);
+    const members = checkMembers(givenMembers);
+    // Each field read once: the options checked are those sent.
+    const options = readGroupOptions(given);
     manifestOptions(options);
     checkGroupSize(this.id, [], members);
     const list = members.map((m) => ({ key: m.key, input: m.input }));

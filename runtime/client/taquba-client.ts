@@ -68,7 +68,7 @@ import { ClientGroup, ClientJobGroup, GROUP_GATE, JOB_GROUP_GATE, type GroupPort
 import { mergeGroupPages, mergeRunPages } from "./shard-listing.js";
 import { scanOf } from "../workflow/runs/list-runs.js";
 import { DEFAULT_GROUP_LIMIT } from "../workflow/groups/group-index.js";
-import { checkOptionalMs, describeValue, hasMethods, optionFields, readExactOptions } from "../option-values.js";
+import { callerField, checkOptionalMs, describeValue, hasMethods, isOptionObject, NO_OPTIONS, optionFields, readExactOptions } from "../option-values.js";
 
 /** Default time a command waits for the owner's answer. */
 export const DEFAULT_CLIENT_TIMEOUT_MS = 30_000;
@@ -297,7 +297,7 @@ export class TaqubaClient {
     const runId = spec.runId === undefined ? RunId.generate() : RunId.parse(spec.runId);
     const shard = this.#runShard(runId);
     if (shard !== undefined) return shard.#submitRun({ ...spec, runId }, unlessKnown);
-    const o = spec.options ?? {};
+    const o: NonNullable<RunSpec["options"]> = spec.options ?? NO_OPTIONS;
     const headers = checkUserHeaders(o.headers);
     checkRunOptions(o);
     const effects = checkEffects(spec.effects);
@@ -320,7 +320,8 @@ export class TaqubaClient {
   async #submitJob(def: AnyDefinition, input: unknown, options: JobSubmitOptions<HeaderValues> | undefined): Promise<JobHandle<unknown, unknown>> {
     const payload = preparePayload(def, input);
     const runOptions = withFlow(def, input, prepareRunOptions(def, options));
-    const key = options?.idempotencyKey ?? def.idempotencyKey?.(input as never);
+    // A key set on Object.prototype is none (see `isBaseField`).
+    const key = (isOptionObject(options) ? (callerField(options, "idempotencyKey") as string | undefined) : undefined) ?? def.idempotencyKey?.(input as never);
     const job: PreparedJob = { name: def.name, payload, runOptions, ...(key === undefined ? { runId: RunId.generate() } : { idempotencyKey: key }) };
     // On a sharded store the job goes to the shard of the run id its owner will use.
     const shard = this.#runShard(job.runId ?? keyedJobRunId(this.#q, def.name, key!));

@@ -12,7 +12,7 @@ import { checkNotifyKey, JOB_NOTIFY_HEADER } from "./job-notice.js";
 import type { Registration } from "./job-step-runner.js";
 import type { JobGroupSubmitOptions } from "./job-group.js";
 import type { HeaderValues, JobDefinition, JobSubmitOptions } from "../contract/job-definition.js";
-import { describeValue, hasMethods, isOptionObject, optionFields, refuseUnknownFields } from "../option-values.js";
+import { describeValue, hasMethods, isOptionObject, NO_OPTIONS, optionFields, readOptions, refuseUnknownFields } from "../option-values.js";
 
 /** A definition with its types erased, as submit-side checks see it. */
 export type AnyDefinition = JobDefinition<string, unknown, unknown, unknown, never>;
@@ -60,7 +60,8 @@ export function prepareRunOptions(
 ): RunOptions {
   checkDefinition(def);
   if (isOptionObject(options)) refuseUnknownFields(options, fields, `${what}.`, what);
-  const o = options ?? {};
+  // Each field read once into a copy: what is checked is what is submitted, and a field set on Object.prototype is none.
+  const o: JobSubmitOptions<HeaderValues> = isOptionObject(options) ? readOptions(options, fields, what) : (options ?? NO_OPTIONS);
   const headers: Record<string, string> = { ...(o.headers ?? {}) };
   def.headers.validator.assert(headers);
   if (o.priority !== undefined && !Number.isInteger(o.priority)) throw new ValidationError(`priority must be an integer, got ${describeValue(o.priority)}`);

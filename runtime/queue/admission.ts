@@ -49,6 +49,11 @@ export interface ResolvedDebounce {
   keyOf(headers: Readonly<Record<string, string>> | undefined): string;
 }
 
+// Each config read once into a copy (see `readOptions`): a limit set on Object.prototype is none.
+const CONCURRENCY_FIELDS = optionFields<ConcurrencyConfig>({ limit: true, key: true });
+const RATE_LIMIT_FIELDS = optionFields<RateLimitConfig>({ limit: true, periodMs: true, key: true });
+const DEBOUNCE_FIELDS = optionFields<DebounceConfig>({ periodMs: true, key: true });
+
 /** Longest debounce window: a day. */
 export const MAX_DEBOUNCE_MS = 86_400_000;
 
@@ -61,7 +66,8 @@ export function validateDebouncePeriod(what: string, periodMs: unknown): asserts
 
 /** Checks and compiles a `DebounceConfig`; throws `ValidationError`. */
 export function resolveDebounce(c: DebounceConfig): ResolvedDebounce {
-  if (c === null || typeof c !== "object") throw new ValidationError("QueueConfig.debounce must be an object { periodMs, key? }");
+  if (!isOptionObject(c)) throw new ValidationError(`QueueConfig.debounce must be an object { periodMs, key? }, got ${describeValue(c)}`);
+  c = readOptions(c, DEBOUNCE_FIELDS, "QueueConfig.debounce") as DebounceConfig;
   validateDebouncePeriod("QueueConfig.debounce.periodMs", c.periodMs);
   const base = resolveConcurrency({ limit: 1, ...(c.key === undefined ? {} : { key: c.key }) }, "QueueConfig.debounce");
   return { periodMs: c.periodMs, key: base.key, keyOf: base.keyOf };
@@ -74,7 +80,8 @@ export interface ResolvedRateLimit extends ResolvedConcurrency {
 
 /** Checks and compiles a `RateLimitConfig`; throws `ValidationError`. */
 export function resolveRateLimit(c: RateLimitConfig, what = "QueueConfig.rateLimit"): ResolvedRateLimit {
-  if (c === null || typeof c !== "object") throw new ValidationError(`${what} must be an object { limit, periodMs, key? }`);
+  if (!isOptionObject(c)) throw new ValidationError(`${what} must be an object { limit, periodMs, key? }, got ${describeValue(c)}`);
+  c = readOptions(c, RATE_LIMIT_FIELDS, what) as RateLimitConfig;
   if (!Number.isInteger(c.periodMs) || c.periodMs < 1 || c.periodMs > 31_536_000_000) {
     throw new ValidationError(`${what}.periodMs must be an integer from 1 to 31536000000 (a year), got ${describeValue(c.periodMs)}`);
   }
@@ -96,7 +103,8 @@ const PLACEHOLDER = /\{([A-Za-z0-9_.-]+)\}/g;
 
 /** Checks and compiles a `ConcurrencyConfig`; throws `ValidationError`. */
 export function resolveConcurrency(c: ConcurrencyConfig, what = "QueueConfig.concurrency"): ResolvedConcurrency {
-  if (c === null || typeof c !== "object") throw new ValidationError(`${what} must be an object { limit, key? }`);
+  if (!isOptionObject(c)) throw new ValidationError(`${what} must be an object { limit, key? }, got ${describeValue(c)}`);
+  c = readOptions(c, CONCURRENCY_FIELDS, what) as ConcurrencyConfig;
   if (!Number.isInteger(c.limit) || c.limit < 1 || c.limit > 1_000_000) {
     throw new ValidationError(`${what}.limit must be an integer from 1 to 1000000, got ${describeValue(c.limit)}`);
   }
@@ -340,7 +348,8 @@ export interface Applied {
 /** The limits that apply to a job with `headers`, its flow rule's first. */
 export function applied(l: Limits, headers: Readonly<Record<string, string>> | undefined): Applied[] {
   const out: Applied[] = [];
-  const name = headers?.[FLOW_RULE_HEADER];
+  // An own header only: a name set on Object.prototype would put every job under a rule.
+  const name = headers !== undefined && Object.hasOwn(headers, FLOW_RULE_HEADER) ? headers[FLOW_RULE_HEADER] : undefined;
   const rule = name === undefined ? undefined : l.rules?.get(name);
   // The rule's limits first: when both are full, the views name the more specific reason.
   if (rule !== undefined) {

@@ -18,7 +18,7 @@ import {
   type ResolvedConcurrency,
   type ResolvedRateLimit,
 } from "./admission.js";
-import { describeValue, isOptionObject, optionFields, refuseUnknownFields } from "../option-values.js";
+import { describeValue, isOptionObject, optionFields, readOptions, refuseUnknownFields } from "../option-values.js";
 
 /** Retry backoff: `delay = min(baseMs × factor^(attempts−1), maxMs)`. */
 export interface BackoffConfig {
@@ -197,7 +197,13 @@ export function resolveQueueConfig(c: QueueConfig | undefined, base: ResolvedQue
   if (c === undefined) return base;
   if (!isOptionObject(c)) throw new ValidationError(`${path} must be an object of queue settings, got ${describeValue(c)}`);
   refuseUnknownFields(c, QUEUE_CONFIG_FIELDS, `${path}.`, path);
-  if (c.backoff !== undefined && isOptionObject(c.backoff)) refuseUnknownFields(c.backoff, BACKOFF_FIELDS, `${path}.backoff.`, `${path}.backoff`);
+  // Each field read once into a copy: what is checked is what is kept, and a field set on Object.prototype is none.
+  c = readOptions(c, QUEUE_CONFIG_FIELDS, path) as QueueConfig;
+  if (c.backoff !== undefined) {
+    if (!isOptionObject(c.backoff)) throw new ValidationError(`${path}.backoff must be an object { baseMs, maxMs, factor? }, got ${describeValue(c.backoff)}`);
+    refuseUnknownFields(c.backoff, BACKOFF_FIELDS, `${path}.backoff.`, `${path}.backoff`);
+    c.backoff = readOptions(c.backoff, BACKOFF_FIELDS, `${path}.backoff`) as BackoffConfig;
+  }
   const out: ResolvedQueueConfig = { ...base, backoff: { ...base.backoff } };
   if (c.leaseMs !== undefined) {
     validatePositiveInt("QueueConfig.leaseMs", c.leaseMs);

@@ -12,6 +12,26 @@ import { validateDebouncePeriod } from "./admission.js";
 import { refuseUnknownDebounceFields, refuseUnknownEnqueueFields } from "./queue-option-fields.js";
 
 const DEBOUNCE_KEYS = optionFields<NonNullable<EnqueueOptions["debounce"]>>({ key: true, periodMs: true });
+const ENQUEUE_KEYS = optionFields<EnqueueOptions>({
+  priority: true,
+  runAt: true,
+  dedupKey: true,
+  maxAttempts: true,
+  headers: true,
+  jobId: true,
+  debounce: true,
+});
+
+/**
+ * Whether `Object.prototype` or `Function.prototype` holds a field named
+ * as an enqueue option (set there for every object: see `isBaseField`),
+ * when the options are read the slower way that skips it. Each name
+ * written out, so each test is one cached lookup: this runs per job.
+ */
+function baseHoldsEnqueueField(): boolean {
+  const base = Function.prototype;
+  return "priority" in base || "runAt" in base || "dedupKey" in base || "maxAttempts" in base || "headers" in base || "jobId" in base || "debounce" in base;
+}
 
 /**
  * The options as they are now, validated: a copy taken field by field
@@ -37,20 +57,25 @@ export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): 
   let headers: EnqueueOptions["headers"];
   let debounce: EnqueueOptions["debounce"];
   try {
-    priority = opts.priority;
-    field = "runAt";
-    runAt = opts.runAt;
-    field = "dedupKey";
-    dedupKey = opts.dedupKey;
-    field = "maxAttempts";
-    maxAttempts = opts.maxAttempts;
-    field = "jobId";
-    jobId = opts.jobId;
-    field = "headers";
-    headers = opts.headers;
-    field = "debounce";
-    debounce = opts.debounce;
+    if (baseHoldsEnqueueField()) {
+      ({ priority, runAt, dedupKey, maxAttempts, jobId, headers, debounce } = readOptions(opts, ENQUEUE_KEYS, "EnqueueOptions") as EnqueueOptions);
+    } else {
+      priority = opts.priority;
+      field = "runAt";
+      runAt = opts.runAt;
+      field = "dedupKey";
+      dedupKey = opts.dedupKey;
+      field = "maxAttempts";
+      maxAttempts = opts.maxAttempts;
+      field = "jobId";
+      jobId = opts.jobId;
+      field = "headers";
+      headers = opts.headers;
+      field = "debounce";
+      debounce = opts.debounce;
+    }
   } catch (err) {
+    if (err instanceof ValidationError) throw err;
     throw new ValidationError(`reading EnqueueOptions.${field} threw: ${errorText(err)}`);
   }
   const own = new CheckedOptions(MINT);
@@ -137,6 +162,8 @@ class CheckedOptions implements EnqueueOptions {
     return #checked in x;
   }
 }
+// A field left out reads as undefined, never as one set on `Object.prototype`: the commit reads these options by name.
+Object.setPrototypeOf(CheckedOptions.prototype, null);
 
 /** An enqueue item `checkedEnqueueItem` made, frozen (see `CheckedOptions` for the brand). */
 class CheckedItem implements EnqueueItem {
@@ -221,16 +248,12 @@ export function rebuiltEnqueueItem(queueName: string, payload: Uint8Array, opts:
 export function ownEnqueueItem(item: EnqueueItem): EnqueueItem {
   if (item === null || typeof item !== "object") throw new ValidationError("an enqueue item must be an object { queueName, payload, opts }");
   if (CheckedItem.made(item)) return item;
-  let queueName: string;
-  let payload: Uint8Array;
-  let opts: EnqueueOptions | undefined;
-  try {
-    ({ queueName, payload, opts } = item);
-  } catch (err) {
-    throw new ValidationError(`an enqueue item of the effects cannot be read (${errorText(err)}); stage enqueues with SettlementEffects.enqueue`);
-  }
+  // A field that throws is named in the refusal's issues.
+  const { queueName, payload, opts } = readOptions(item, ITEM_KEYS, "an enqueue item of the effects") as EnqueueItem;
   return checkedEnqueueItem(queueName, payload, opts);
 }
+
+const ITEM_KEYS = optionFields<EnqueueItem>({ queueName: true, payload: true, opts: true });
 
 /** A debounce key is text as a dedup key is: 1-512 bytes of well-formed UTF-8. */
 export function validateDebounceKey(key: unknown): asserts key is string {

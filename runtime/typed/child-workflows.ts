@@ -18,7 +18,7 @@ import type { RunId } from "../workflow/runs/run-id.js";
 import type { Step } from "../workflow/steps/delivery.js";
 import { StepError } from "../workflow/workflow-errors.js";
 import type { WorkflowRunEnd } from "./workflow-client.js";
-import { optionFields, refuseUnknownFields } from "../option-values.js";
+import { optionFields, readOptions, refuseUnknownFields } from "../option-values.js";
 
 /** The end of a child run as the waiting step receives it (`ctx.signal`): the child's typed result, or why it failed or was cancelled. */
 export type ChildOutcome<Result, Err> = WorkflowRunEnd<Result, Err>;
@@ -147,10 +147,12 @@ export function childWorkflowsOf(
     const [pkg, wf] = ref.path;
     const group = (out[pkg] ??= {});
     group[wf] = Object.freeze({
-      async start(input: unknown, options?: ChildStartOptions) {
+      async start(input: unknown, given?: ChildStartOptions) {
         const d = def();
-        if (options !== undefined && (options === null || typeof options !== "object")) throw new ValidationError("start options must be an object");
-        if (options !== undefined) refuseUnknownFields(options, CHILD_START_FIELDS, "ChildStartOptions.", "ChildStartOptions");
+        if (given !== undefined && (given === null || typeof given !== "object")) throw new ValidationError("start options must be an object");
+        if (given !== undefined) refuseUnknownFields(given, CHILD_START_FIELDS, "ChildStartOptions.", "ChildStartOptions");
+        // Each field read once into a copy: a field set on Object.prototype is none.
+        const options = given === undefined ? undefined : (readOptions(given, CHILD_START_FIELDS, "ChildStartOptions") as ChildStartOptions);
         const inputCheck: Validator<unknown> = d.input;
         inputCheck.assert(input);
         const headers = options?.headers ?? {};

@@ -20,7 +20,7 @@
 import { ConstructionGate } from "../internal-construction.js";
 import { timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ClosedError, ValidationError } from "../errors.js";
-import { describeValue, hasMethods, isInstance, optionFields, readExactOptions } from "../option-values.js";
+import { callerField, describeValue, hasMethods, isInstance, isOptionObject, optionFields, readExactOptions } from "../option-values.js";
 import { SettlementEffects } from "../queue/effects.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { runEventsFor } from "../workflow/runtime-core.js";
@@ -261,7 +261,8 @@ export class JobRunner implements JobHost, WorkflowHost {
   ): Promise<RunnerJobHandle<Output, Err>> {
     const payload = preparePayload(def, input);
     const runOptions = withFlow(def, input, prepareRunOptions(def, options));
-    const key = options?.idempotencyKey ?? def.idempotencyKey?.(input as never);
+    // A key set on Object.prototype is none (see `isBaseField`).
+    const key = (isOptionObject(options) ? (callerField(options, "idempotencyKey") as string | undefined) : undefined) ?? def.idempotencyKey?.(input as never);
     const out = await this.submitPrepared({ name: def.name, payload, runOptions, ...(key === undefined ? {} : { idempotencyKey: key }) });
     return new RunnerJobHandle<Output, Err>(this.#reader, out.runId, out.newlySubmitted);
   }

@@ -11,7 +11,7 @@
 import { StoreCorruptedError, TaqubaError, ValidationError } from "../errors.js";
 import { packageText, type HeaderValues, type SignalDelivery, type SignalSender } from "../contract/job-definition.js";
 import { checkedDefinition } from "../contract/definition-input.js";
-import { hasMethods, isOptionObject, optionFields, refuseUnknownFields } from "../option-values.js";
+import { hasMethods, isOptionObject, optionFields, readOptions, refuseUnknownFields } from "../option-values.js";
 import type { Validator } from "../contract/validator.js";
 import type { SettlementEffects } from "../queue/effects.js";
 import { fromUtf8 } from "../workflow/records/codec.js";
@@ -208,13 +208,15 @@ export function workflowClient<Name extends string, Input, Result, Err, Headers 
     return out;
   });
   return {
-    async submit(input, options) {
+    async submit(input, given) {
       assertValid(def.input, input);
+      if (given !== undefined && given !== null && typeof given !== "object") throw new ValidationError("submit options must be an object");
+      if (isOptionObject(given)) refuseUnknownFields(given, WORKFLOW_SUBMIT_FIELDS, "WorkflowSubmitOptions.", "WorkflowSubmitOptions");
+      // Each field read once into a copy: what is checked is what is submitted, and a field set on Object.prototype is none.
+      const options = isOptionObject(given) ? (readOptions(given, WORKFLOW_SUBMIT_FIELDS, "WorkflowSubmitOptions") as typeof given) : given;
       const headers = options?.headers ?? {};
       assertValid(def.headers.validator, headers);
       const h = host();
-      if (options !== undefined && options !== null && typeof options !== "object") throw new ValidationError("submit options must be an object");
-      if (isOptionObject(options)) refuseUnknownFields(options, WORKFLOW_SUBMIT_FIELDS, "WorkflowSubmitOptions.", "WorkflowSubmitOptions");
       return h.submit({
         input: encodeStepEnvelope(def.name, def.entry, input),
         ...(options?.runId === undefined ? {} : { runId: options.runId }),

@@ -48,9 +48,9 @@ export function excerpt(s: string): string {
   return JSON.stringify(s.length > 80 ? `${s.slice(0, 80)}...` : s);
 }
 
-/** Checks a run's headers against the run limits (and every queue header rule). */
-export function checkRunHeaders(headers: unknown): Record<string, string> {
-  return checkedHeaders(headers, RUN_HEADER_LIMITS);
+/** Checks a run's headers against the run limits (and every queue header rule); `what` names them as the caller wrote them. */
+export function checkRunHeaders(headers: unknown, what = RUN_HEADER_LIMITS.what): Record<string, string> {
+  return checkedHeaders(headers, what === RUN_HEADER_LIMITS.what ? RUN_HEADER_LIMITS : { ...RUN_HEADER_LIMITS, what });
 }
 
 /** Checks a signal correlation key: 1 to {@link MAX_CORRELATION_KEY_BYTES} bytes of well-formed text. */

@@ -7,7 +7,7 @@
  */
 import { MAX_TIMEOUT_MS, type TimedClock } from "../clock.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, isOptionObject, optionFields, refuseUnknownFields } from "../option-values.js";
+import { callerField, describeValue, isOptionObject, optionFields, refuseUnknownFields } from "../option-values.js";
 
 /** Handle of a spawned worker. */
 export interface RunnerHandle {
@@ -146,7 +146,8 @@ const CLOSE_FIELDS = optionFields<CloseOptions>({ timeoutMs: true });
 /** @internal Validates `CloseOptions.timeoutMs`; refuses a field that is no option. */
 export function closeTimeout(opts: CloseOptions | undefined): number {
   if (isOptionObject(opts)) refuseUnknownFields(opts, CLOSE_FIELDS, "close.", "close's options");
-  const ms = opts?.timeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS;
+  // A timeout set on Object.prototype is none (see `isBaseField`).
+  const ms = (isOptionObject(opts) ? callerField(opts, "timeoutMs") : undefined) ?? DEFAULT_CLOSE_TIMEOUT_MS;
   if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0 || ms > MAX_TIMEOUT_MS) {
     throw new ValidationError(`close takes a timeoutMs between 0 and ${MAX_TIMEOUT_MS}, got ${describeValue(ms)}`);
   }

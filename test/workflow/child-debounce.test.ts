@@ -88,7 +88,7 @@ describe("a debounced child start", () => {
       await env.runtime.submit({ runId: "p", input: enc("parent") });
       await until(async () => (await env.runtime.status("p"))?.step === 1, "the run at step 1");
       expect(refused).toBeInstanceOf(ValidationError);
-      expect((refused as Error).message).toMatch(/RunOptions\.debounce\.periodMs/);
+      expect((refused as Error).message).toMatch(/^children\.start\.options\.debounce\.periodMs/);
       const key = runKey("workflow-steps", "p");
       expect(decodeRunRecord((await env.queue.kvGet(key))!, key).hasChildren).toBeUndefined();
       expect(await env.runtime.status("p-s0-0")).toBeNull();

@@ -54,7 +54,7 @@ describe("children.start reads its spec once", () => {
       expect(answers.get("options throw")).toMatch(/^ValidationError: [\s\S]*reading children\.start\.options\.priority threw: no priority today/);
       expect(answers.get("options revoked")).toMatch(/^ValidationError: children\.start\.options must be an object, got a revoked Proxy/);
       expect(answers.get("flow revoked")).toMatch(/^ValidationError: children\.start\.options\.flow must be an object, got a revoked Proxy/);
-      expect(answers.get("header throws")).toMatch(/^ValidationError: reading header "tenant" of RunOptions\.headers threw: no tenant today/);
+      expect(answers.get("header throws")).toMatch(/^ValidationError: reading header "tenant" of children\.start\.options\.headers threw: no tenant today/);
       expect(answers.get("flipping")).toMatch(/^started /);
       expect(mostReads(flip.reads)).toBe(1);
       const child = answers.get("flipping")!.slice("started ".length);

@@ -81,7 +81,7 @@ import { ChildResultUnavailableError, errorText } from "../workflow-errors.js";
 import { isStoreFault } from "../store-retry.js";
 import type { RunRecords, WorkflowView } from "../runs/workflow-view.js";
 import type { Building } from "../../queue/cancel-state.js";
-import { describeValue, isOptionBytes, isOptionObject, optionFields, readOptions, refuseUnknownFields } from "../../option-values.js";
+import { describeValue, isOptionBytes, isOptionObject, NO_OPTIONS, optionFields, readOptions, refuseUnknownFields } from "../../option-values.js";
 import { readRunOptions } from "../runs/run-option-fields.js";
 
 export type { ParentClosePolicy } from "../records/records.js";
@@ -312,8 +312,8 @@ class StepChildren implements ChildRuns {
     }
     const parentClose = checkParentClose(spec.parentClose ?? core.parentClose);
     // Bad options (a debounce period of NaN, say) are refused before the run is marked a parent.
-    const options = spec.options ?? {};
-    checkUserHeaders(options.headers);
+    const options: RunOptions = spec.options ?? NO_OPTIONS;
+    checkUserHeaders(options.headers, `${CHILD_OPTIONS_PATH}.headers`);
     checkRunOptions(options, CHILD_OPTIONS_PATH);
     const parentRun = await markParent(core, parentRunId, this.jobId, this.step);
     const tag = parentRun.submission === undefined ? undefined : `-p${parentRun.submission}`;

@@ -9,7 +9,7 @@
  * else is kept: every method works after a restart and from any runtime
  * over the same queue and store.
  */
-import { checkGroupSize, MAX_GROUP_KEY_BYTES } from "../limits.js";
+import { checkGroupSize, MAX_GROUP_KEY_BYTES, MAX_GROUP_MEMBERS } from "../limits.js";
 import { validateInstant } from "../../time-bounds.js";
 import { ValidationError } from "../../errors.js";
 import { isWellFormed } from "../../queue/names.js";
@@ -31,7 +31,17 @@ import type { RunErrorKind, RunOptions, RunOutcome, TerminalStatus } from "../ru
 import { checkUserHeaders, flowHeaders } from "../runs/submit.js";
 import { routedOn } from "../runs/shard-placement.js";
 import { InputMismatchError } from "../workflow-errors.js";
-import { describeValue, optionFields, refuseUnknownFields } from "../../option-values.js";
+import {
+  describeValue,
+  isOptionArray,
+  isOptionBytes,
+  isOptionObject,
+  optionFields,
+  quoteValue,
+  readOptionArray,
+  readOptions,
+  refuseUnknownFields,
+} from "../../option-values.js";
 import { readRunOptions } from "../runs/run-option-fields.js";
 
 /** One member to submit: a key unique in the group and the input of its run's step 0. */
@@ -98,38 +108,57 @@ export function checkText(what: string, s: unknown): string {
 
 const MEMBER_FIELDS = optionFields<GroupMember>({ key: true, input: true });
 
-/** @internal Checks a submission's members: keys well formed and distinct, inputs bytes. */
-export function checkMembers(members: readonly GroupMember[]): void {
-  if (!Array.isArray(members)) throw new ValidationError("submit takes an array of { key, input } members");
+/**
+ * @internal A submission's members as checked copies: keys well formed and
+ * distinct, inputs bytes. The array and each member's fields are read once
+ * (a getter answering another key on a second read cannot pass the check
+ * with one key and be submitted under another); use the copies, never
+ * `members`.
+ */
+export function checkMembers(members: readonly GroupMember[]): GroupMember[] {
+  if (!isOptionArray(members)) throw new ValidationError(`submit takes an array of { key, input } members, got ${describeValue(members)}`);
+  const given = readOptionArray("the group's members", members, "an array of { key, input } members", MAX_GROUP_MEMBERS);
   const seen = new Set<string>();
-  for (const m of members) {
-    checkText("a member key", m?.key);
-    if (!(m.input instanceof Uint8Array)) throw new ValidationError(`member "${m.key}" needs a Uint8Array input`);
-    refuseUnknownFields(m, MEMBER_FIELDS, `member "${m.key}".`, `member "${m.key}"`);
-    if (seen.has(m.key)) throw new ValidationError(`member key "${m.key}" appears twice; keys identify members within a group`);
-    seen.add(m.key);
+  const out: GroupMember[] = [];
+  for (const [i, m] of given.entries()) {
+    if (!isOptionObject(m)) throw new ValidationError(`member ${i} of the group must be an object { key, input }, got ${describeValue(m)}`);
+    const fields = readOptions(m, MEMBER_FIELDS, `member ${i} of the group`);
+    const key = checkText("a member key", fields.key);
+    const input = fields.input;
+    if (!isOptionBytes(input)) throw new ValidationError(`member ${quoteValue(key)} needs a Uint8Array input, got ${describeValue(input)}`);
+    refuseUnknownFields(m, MEMBER_FIELDS, `member ${quoteValue(key)}.`, `member ${quoteValue(key)}`);
+    if (seen.has(key)) throw new ValidationError(`member key ${quoteValue(key)} appears twice; keys identify members within a group`);
+    seen.add(key);
+    out.push({ key, input });
   }
+  return out;
 }
 
 const GROUP_OPTIONS_PATH = "the group's RunOptions";
+
+/** @internal A group submission's options, each field read once into a copy (see `readRunOptions`). */
+export function readGroupOptions(given: RunOptions | undefined): RunOptions | undefined {
+  return readRunOptions(given, GROUP_OPTIONS_PATH) as RunOptions | undefined;
+}
 
 /** @internal Checks a group submission's options; what the manifest keeps of them. */
 export function manifestOptions(given: RunOptions | undefined): ManifestOptions {
   // Each field read once: the options checked are those every member runs with.
   const o = readRunOptions(given, GROUP_OPTIONS_PATH) as RunOptions | undefined;
-  const headers = checkUserHeaders(o?.headers);
+  const headers = checkUserHeaders(o?.headers, `${GROUP_OPTIONS_PATH}.headers`);
   const check = (name: string, n: number | undefined, min: number): void => {
-    if (n !== undefined && (!Number.isInteger(n) || n < min)) throw new ValidationError(`${name} must be an integer >= ${min}, got ${describeValue(n)}`);
+    if (n !== undefined && (!Number.isInteger(n) || n < min))
+      throw new ValidationError(`${GROUP_OPTIONS_PATH}.${name} must be an integer >= ${min}, got ${describeValue(n)}`);
   };
   check("priority", o?.priority, Number.MIN_SAFE_INTEGER);
   check("maxAttemptsPerStep", o?.maxAttemptsPerStep, 1);
-  if (o?.runAt !== undefined) validateInstant("runAt", o.runAt);
+  if (o?.runAt !== undefined) validateInstant(`${GROUP_OPTIONS_PATH}.runAt`, o.runAt);
   // Members share one set of options: with one debounce key, each would replace the one before.
   if (o?.debounce !== undefined)
     throw new ValidationError("a run group's members cannot be debounced (they would replace each other); submit the runs one by one");
   // Kept for every member and for `resume`: a job group's members obey their definition's flow rule.
   const flow = o?.flow;
-  flowHeaders(flow);
+  flowHeaders(flow, `${GROUP_OPTIONS_PATH}.flow`);
   return {
     headers,
     ...(o?.priority === undefined ? {} : { priority: o.priority }),
@@ -317,8 +346,8 @@ export class RunGroup {
    * cancelled runs again. A key already in the manifest with a different
    * input throws `InputMismatchError` before anything is written.
    */
-  async submit(members: readonly GroupMember[], given?: RunOptions): Promise<GroupSubmitOutcome> {
-    checkMembers(members);
+  async submit(givenMembers: readonly GroupMember[], given?: RunOptions): Promise<GroupSubmitOutcome> {
+    const members = checkMembers(givenMembers);
     // Each field read once: the options checked are those every member runs with.
     const options = readRunOptions(given, GROUP_OPTIONS_PATH) as RunOptions | undefined;
     const opts = manifestOptions(options);
@@ -334,8 +363,8 @@ export class RunGroup {
    *
    * @internal Used by the client inbox of a sharded store.
    */
-  async recordShardedManifest(members: readonly GroupMember[], options: RunOptions | undefined): Promise<number> {
-    checkMembers(members);
+  async recordShardedManifest(givenMembers: readonly GroupMember[], options: RunOptions | undefined): Promise<number> {
+    const members = checkMembers(givenMembers);
     return this.#recordManifest(members, manifestOptions(options), options !== undefined);
   }
 
@@ -348,8 +377,8 @@ export class RunGroup {
    *
    * @internal Used by the client inbox of a sharded store.
    */
-  async submitShardMembers(members: readonly GroupMember[], options: RunOptions | undefined, createdAtMs: number): Promise<string[]> {
-    checkMembers(members);
+  async submitShardMembers(givenMembers: readonly GroupMember[], options: RunOptions | undefined, createdAtMs: number): Promise<string[]> {
+    const members = checkMembers(givenMembers);
     validateInstant("createdAtMs", createdAtMs);
     const opts = manifestOptions(options);
     const out = await this.#submitMembers(members, { ...opts, ...(options?.runAt === undefined ? {} : { runAt: options.runAt }) }, createdAtMs, false);

@@ -21,18 +21,18 @@ import type { RunDebounce, RunOptions } from "./run-types.js";
 import { addTerminalEffects, terminationOfActive } from "./terminal.js";
 
 /** Checks `RunOptions.debounce`; throws `ValidationError` naming the option. */
-export function checkRunDebounce(o: RunOptions): void {
+export function checkRunDebounce(o: RunOptions, path = "RunOptions"): void {
   const d = o.debounce;
   if (d === undefined) return;
-  if (d === null || typeof d !== "object") throw new ValidationError("RunOptions.debounce must be an object { key, periodMs }");
+  if (d === null || typeof d !== "object") throw new ValidationError(`${path}.debounce must be an object { key, periodMs }`);
   try {
     validateDebounceKey(d.key);
   } catch (e) {
-    if (e instanceof ValidationError) throw new ValidationError(`RunOptions.debounce.key: ${e.message}`);
+    if (e instanceof ValidationError) throw new ValidationError(`${path}.debounce.key: ${e.message}`);
     throw e;
   }
-  validateDebouncePeriod("RunOptions.debounce.periodMs", d.periodMs);
-  if (o.runAt !== undefined) throw new ValidationError("RunOptions.debounce cannot be combined with runAt: a debounced run starts when its window ends");
+  validateDebouncePeriod(`${path}.debounce.periodMs`, d.periodMs);
+  if (o.runAt !== undefined) throw new ValidationError(`${path}.debounce cannot be combined with runAt: a debounced run starts when its window ends`);
 }
 
 /** The run a debounced submission would replace now, and what ending it commits. */

@@ -79,6 +79,6 @@ export function readRunOptions(given: unknown, path = "RunOptions"): unknown {
     refuseUnknownFields(sub, fields, `${path}.${k}.`, `${path}.${k}`);
     o[k] = readOptions(sub, fields, `${path}.${k}`);
   }
-  if (o.headers !== undefined) o.headers = checkRunHeaders(o.headers);
+  if (o.headers !== undefined) o.headers = checkRunHeaders(o.headers, `${path}.headers`);
   return o;
 }

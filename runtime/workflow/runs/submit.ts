@@ -33,15 +33,15 @@ import { checkRunHeaders, checkRunPayload } from "../limits.js";
 import { describePayload, stageForgotten, stageSubmission } from "./index-effects.js";
 import { checkRunDebounce, supersessionOf } from "./debounce.js";
 import { drawnIdTaken } from "./drawn-job-id.js";
-import { describeValue, isOptionObject } from "../../option-values.js";
+import { describeValue, isOptionObject, NO_OPTIONS } from "../../option-values.js";
 import { readRunSpec, refuseUnknownRunOptionFields, refuseUnknownRunSpecFields } from "./run-option-fields.js";
 
-/** Checks user headers: string values, no reserved prefix. */
-export function checkUserHeaders(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {
+/** Checks user headers: string values, no reserved prefix; `what` names them as the caller wrote them. */
+export function checkUserHeaders(headers: Readonly<Record<string, string>> | undefined, what = "RunOptions.headers"): Record<string, string> {
   if (headers === undefined) return {};
   // Names, sizes and `__proto__` first: a header the record could not carry is refused, never dropped.
   // The copy as checked (each value read once) is what the run carries, not a second read of the caller's object.
-  const out = checkRunHeaders(headers);
+  const out = checkRunHeaders(headers, what);
   for (const k in out) if (k.startsWith(RESERVED_HEADER_PREFIX)) throw new ReservedHeaderError(k);
   return out;
 }
@@ -63,13 +63,13 @@ export const FLOW_HEADER_NAMES = [FLOW_RULE_HEADER, FLOW_CONCURRENCY_KEY_HEADER,
  */
 export const FLOW_HEADER_PREFIX = FLOW_RULE_HEADER;
 
-/** The step headers that carry `RunOptions.flow`; throws `ValidationError` when it is malformed. */
-export function flowHeaders(flow: RunFlow | undefined): Record<string, string> {
+/** The step headers that carry `RunOptions.flow` (`path` names it as the caller wrote it); throws `ValidationError` when it is malformed. */
+export function flowHeaders(flow: RunFlow | undefined, path = "RunOptions.flow"): Record<string, string> {
   if (flow === undefined) return {};
-  if (flow === null || typeof flow !== "object") throw new ValidationError("RunOptions.flow must be an object { rule, concurrencyKey?, rateKey? }");
+  if (!isOptionObject(flow)) throw new ValidationError(`${path} must be an object { rule, concurrencyKey?, rateKey? }, got ${describeValue(flow)}`);
   const text = (what: string, v: unknown, min: number) => {
     if (typeof v !== "string" || v.length < min || v.length > 512) {
-      throw new ValidationError(`RunOptions.flow.${what} must be a string of ${min} to 512 characters, got ${describeValue(v)}`);
+      throw new ValidationError(`${path}.${what} must be a string of ${min} to 512 characters, got ${describeValue(v)}`);
     }
     return v;
   };
@@ -115,15 +115,13 @@ export function withCurrentLimit(core: Pick<RuntimeCore, "queue" | "queueName">,
 export function checkRunOptions(o: RunOptions, path = "RunOptions"): void {
   if (!isOptionObject(o)) throw new ValidationError(`${path} must be an object, got ${describeValue(o)}`);
   refuseUnknownRunOptionFields(o, path);
-  if (o.flow !== undefined) flowHeaders(o.flow);
+  if (o.flow !== undefined) flowHeaders(o.flow, `${path}.flow`);
   // Checked to the queue's bound here: past it the queue's own check named EnqueueOptions.maxAttempts instead.
   if (o.maxAttemptsPerStep !== undefined && (!Number.isSafeInteger(o.maxAttemptsPerStep) || o.maxAttemptsPerStep < 1)) {
-    throw new ValidationError(
-      `RunOptions.maxAttemptsPerStep must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}, got ${describeValue(o.maxAttemptsPerStep)}`,
-    );
+    throw new ValidationError(`${path}.maxAttemptsPerStep must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}, got ${describeValue(o.maxAttemptsPerStep)}`);
   }
-  if (o.runAt !== undefined) validateInstant("RunOptions.runAt", o.runAt);
-  checkRunDebounce(o);
+  if (o.runAt !== undefined) validateInstant(`${path}.runAt`, o.runAt);
+  checkRunDebounce(o, path);
 }
 
 export function checkEffects(effects: SettlementEffects | undefined): SettlementEffects | undefined {
@@ -186,7 +184,7 @@ export async function submitRun(
   }
   refuseUnknownRunSpecFields(spec);
   const runId = spec.runId === undefined ? RunId.generate(core.clock.now()) : RunId.parse(spec.runId);
-  const options: RunOptions = spec.options ?? {};
+  const options: RunOptions = spec.options ?? NO_OPTIONS;
   const headers = checkUserHeaders(options.headers);
   checkRunPayload(`the input of run "${runId}"`, spec.input);
   checkRunOptions(options);

@@ -18,6 +18,7 @@ import {
   errorText,
   isOptionObject,
   isUnreadableObject,
+  NO_OPTIONS,
   optionFieldNames,
   optionFields,
   readFields,
@@ -157,8 +158,8 @@ export function checkScheduleSpec(
   if (run?.options !== undefined && (run.options as { runAt?: unknown }).runAt !== undefined)
     issues.push("run.options.runAt is not allowed: each tick sets when its run starts");
   if (issues.length > 0) throw new ValidationError(`${where} is not valid`, issues);
-  const options = run.options ?? {};
-  const headers = checkUserHeaders(options.headers);
+  const options = run.options ?? NO_OPTIONS;
+  const headers = checkUserHeaders(options.headers, `${where}: run.options.headers`);
   checkRunOptions(options, `${where}: run.options`);
   if (options.priority !== undefined && !Number.isInteger(options.priority))
     throw new ValidationError(`${where}: run.options.priority must be an integer, got ${describeValue(options.priority)}`);
