@@ -39,6 +39,9 @@ import { withTempDir } from "./support/temp-dir.js";
 import { formatBreakdown, smapsBreakdown } from "./support/smaps-breakdown.js";
 import { trackKeyRuns } from "../runtime/engine/key-run-tally.js";
 import { keyRunFamilies, keyRunLine } from "./support/key-run-walk.js";
+import { LayeredState } from "../runtime/engine/layered-state.js";
+import { RunMerge } from "../runtime/engine/run-merge.js";
+import { KeyRunBuilder } from "../runtime/engine/key-run.js";
 
 const N = Number(process.argv[2] ?? 100_000);
 const DRAINERS = Number(process.env.DRAINERS ?? 128);
@@ -211,6 +214,83 @@ function memTrace(queue: Queue, t0: number, claimed: () => number, what = "claim
   };
 }
 
+/**
+ * The longest event-loop blocks of a phase and where they happened: a 10 ms
+ * timer notes each turn that came more than 50 ms late, with the jobs or
+ * claims so far and what the engine's counters did across it (key runs,
+ * merges started, catch-ups, freezes, checkpoints), so a block says whether
+ * a merge's catch-up, a freeze or a checkpoint ran in it. The five longest
+ * are printed below the table.
+ */
+function blockTrace(queue: Queue, t0: number, done: () => number, what: string): { stop(): string[] } {
+  const found: { ms: number; line: string }[] = [];
+  let prev = performance.now();
+  let last = queue.engineStats;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    const st = queue.engineStats;
+    const late = now - prev - 10;
+    if (late > 50) {
+      const d = (k: keyof EngineStats) => (st[k] as number) - (last[k] as number);
+      found.push({
+        ms: late,
+        line: `${late.toFixed(0)} ms late at ${((now - t0) / 1000).toFixed(1)} s, ${what} ${done().toLocaleString("en-US")}: key runs ${last.keyRuns} -> ${st.keyRuns}, merges started ${d("runMerges")}, catch-ups ${d("runCatchUps")}, freezes ${d("memtableFreezes")}, entries merged ${d("mergedEntries").toLocaleString("en-US")}, checkpoints ${d("checkpoints")}, load ${loadavg()[0]!.toFixed(1)}`,
+      });
+      found.sort((a, b) => b.ms - a.ms);
+      found.length = Math.min(found.length, 5);
+    }
+    prev = now;
+    last = st;
+  }, 10);
+  return {
+    stop() {
+      clearInterval(timer);
+      return found.map((b, i) => `block ${i + 1}: ${b.line}`);
+    },
+  };
+}
+
+/**
+ * OP_TIMES=1: times the key-run work that runs inside one turn (a write with
+ * its freeze and merge share, a freeze, a merge's slice, its last step that
+ * builds the output and replaces the inputs, a run's build) and prints, per
+ * operation, its calls, total and longest time and how many took over 20 ms:
+ * which of them an event-loop block was, in wall time of this process alone.
+ */
+const OP_TIMES = process.env.OP_TIMES === "1";
+const opTimes = new Map<string, { calls: number; totalMs: number; maxMs: number; over20: number }>();
+function timeMethod(proto: object, name: string, label: string): void {
+  const target = proto as Record<string, (...args: unknown[]) => unknown>;
+  const original = target[name]!;
+  const t: { calls: number; totalMs: number; maxMs: number; over20: number } = { calls: 0, totalMs: 0, maxMs: 0, over20: 0 };
+  opTimes.set(label, t);
+  target[name] = function (this: unknown, ...args: unknown[]) {
+    const t0 = performance.now();
+    try {
+      return original.apply(this, args);
+    } finally {
+      const ms = performance.now() - t0;
+      t.calls++;
+      t.totalMs += ms;
+      if (ms > t.maxMs) t.maxMs = ms;
+      if (ms > 20) t.over20++;
+    }
+  };
+}
+if (OP_TIMES) {
+  for (const m of ["set", "delete", "freeze", "addRun", "mergeStep", "finishMerges"]) timeMethod(LayeredState.prototype, m, `LayeredState.${m}`);
+  for (const m of ["step", "finish"]) timeMethod(RunMerge.prototype, m, `RunMerge.${m}`);
+  timeMethod(KeyRunBuilder.prototype, "finish", "KeyRunBuilder.finish");
+}
+function opTimeLines(): string[] {
+  return [...opTimes]
+    .filter(([, t]) => t.calls > 0)
+    .map(
+      ([k, t]) =>
+        `op ${k}: ${t.calls.toLocaleString("en-US")} calls, ${t.totalMs.toFixed(0)} ms in all, longest ${t.maxMs.toFixed(1)} ms, ${t.over20} over 20 ms`,
+    );
+}
+
 const rows: string[] = [];
 function row(phase: string, seconds: number, peak: PhaseCost, end: { rss: number; heap: number; buffers: number }, extra = ""): void {
   const f = (b: number) => (b / MB).toFixed(0);
@@ -318,6 +398,7 @@ await inDir(async (dir) => {
     const tenth = Math.max(1000, Math.ceil(N / 10 / 1000) * 1000);
     let filled = 0;
     const fillTrace = MEM_TRACE ? memTrace(queue, t, () => filled, "job") : undefined;
+    const fillBlocks = blockTrace(queue, t, () => filled, "job");
     for (let i = 0; i < N; i += 1000) {
       const n = Math.min(1000, N - i);
       await queue.enqueueBatch(Array.from({ length: n }, () => ({ queueName: "jobs", payload: PAYLOAD })));
@@ -327,6 +408,11 @@ await inDir(async (dir) => {
     const fillS = (performance.now() - t) / 1000;
     clearInterval(runsTimer);
     if (fillTrace !== undefined) notes.push(...fillTrace.stop());
+    notes.push(...fillBlocks.stop());
+    if (OP_TIMES) {
+      notes.push("fill:", ...opTimeLines());
+      for (const t of opTimes.values()) Object.assign(t, { calls: 0, totalMs: 0, maxMs: 0, over20: 0 });
+    }
     const fillStats = queue.engineStats;
     if (KEY_RUNS) {
       await settled();
@@ -371,6 +457,7 @@ await inDir(async (dir) => {
   let claims = 0;
   const timeline = drainTimeline(queue, t, () => claims);
   const trace = MEM_TRACE ? memTrace(queue, t, () => claims) : undefined;
+  const drainBlocks = blockTrace(queue, t, () => claims, "claim");
   await Promise.all(
     Array.from({ length: DRAINERS }, async () => {
       while (claims < DRAIN_LIMIT) {
@@ -384,6 +471,8 @@ await inDir(async (dir) => {
   const drainS = (performance.now() - t) / 1000;
   const events = timeline.stop();
   if (trace !== undefined) notes.push(...trace.stop());
+  notes.push(...drainBlocks.stop());
+  if (OP_TIMES) notes.push("drain:", ...opTimeLines());
   const c = store.counts;
   const perClaim = (n: number) => (n / Math.max(1, claims)).toFixed(3);
   row(

@@ -40,3 +40,26 @@ for (const dir of args) {
     merge.step(1);
   }
 }
+
+console.log("");
+console.log("| checkout | dead share | input run | output run | output / input |");
+console.log("|---|---|---|---|---|");
+for (const dir of args) {
+  const kr = (await import(resolve(dir, "runtime/engine/key-run.ts"))) as typeof KeyRunModule;
+  const rm = (await import(resolve(dir, "runtime/engine/run-merge.ts"))) as typeof RunMergeModule;
+  for (const dead of [0.5, 0.75]) {
+    const b = new kr.KeyRunBuilder();
+    for (let i = 0; i < entries; i++) b.add(key(i), Uint8Array.of(1));
+    const input = rm.layerOf(b.finish());
+    const killed = Math.floor(entries * dead) + 1;
+    for (let i = 0; i < killed; i++) input.live.kill(i, Math.floor(i / kr.BLOCK_ENTRIES));
+    const merge = new rm.RunMerge([input]);
+    while (merge.step(65_536));
+    const out = merge.finish();
+    const inBytes = input.run.memoryBytes;
+    const outBytes = out?.run.memoryBytes ?? 0;
+    console.log(
+      `| ${dir} | ${killed.toLocaleString("en-US")} of ${entries.toLocaleString("en-US")} | ${inBytes.toLocaleString("en-US")} B | ${outBytes.toLocaleString("en-US")} B | ${(outBytes / inBytes).toFixed(3)} |`,
+    );
+  }
+}

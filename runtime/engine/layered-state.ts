@@ -11,9 +11,13 @@
  * Runs merge a slice at a time (run-merge.ts): each write copies a few
  * entries of the merge in progress, and idle turns (`setImmediate`) copy
  * more; the inputs stay the readable copy of their keys until the merge ends
- * and its output replaces them in one step. When merges fall behind so far
- * that more than `maxRuns` runs exist, the write that adds one finishes
- * merges synchronously.
+ * and its output replaces them in one step. When more than `maxRuns` runs
+ * exist, a merge of the smallest is started and copied in slices like any
+ * other; only when writes add runs so fast that `mergeRatio` more pile up
+ * past `maxRuns` does the write that adds one finish merges synchronously
+ * (`addRun`, which open calls with no writes to pace a merge, does so past
+ * `maxRuns`). Finishing them at `maxRuns` blocked a 10M-job fill's writes
+ * for seconds: the runs by then are millions of entries each.
  *
  * Pure data structure: no IO. Never mutate while iterating a `scan` (a
  * merge step is not a mutation: it changes no entry a scan sees).
@@ -45,7 +49,11 @@ export interface LayeredStateOptions {
   writeSlice?: number;
   /** Entries copied per idle turn (`setImmediate`) while a merge is in progress; 0: none. Default 16,384. */
   idleSlice?: number;
-  /** More runs than this make the write that adds one finish merges synchronously. Default 24. */
+  /**
+   * More runs than this start a merge of the smallest (copied in slices);
+   * `mergeRatio` more make the write that adds one finish merges
+   * synchronously, and so does `addRun` past this. Default 24.
+   */
   maxRuns?: number;
   /**
    * Largest run a tier merge aims to make: runs of more than this over
@@ -83,10 +91,14 @@ export class LayeredState {
   readonly #idleSlice: number;
   readonly #maxRuns: number;
   readonly #maxMergeEntries: number;
+  /** Runs past which a freeze finishes merges synchronously: `maxRuns` and the runs one merge takes (`mergeRatio`, at most `maxRuns` more). */
+  readonly #mostRuns: number;
   #freezeAt: number;
   /** Memtable keys the last freeze kept (held ones). */
   #heldAtFreeze = 0;
   #merge: RunMerge | undefined;
+  /** The least a write copies of the merge in progress (set past `maxRuns`, see `#work`); 0: none. */
+  #pace = 0;
   #idle: ReturnType<typeof setImmediate> | undefined;
   /** Set by `stopIdleMerges`: no more idle turns (the state was dropped). */
   #idleStopped = false;
@@ -109,6 +121,7 @@ export class LayeredState {
     this.#idleSlice = countOption(opts.idleSlice, 16_384, 0);
     this.#maxRuns = countOption(opts.maxRuns, 24, 2);
     this.#maxMergeEntries = countOption(opts.maxMergeEntries, 2_097_152, 2);
+    this.#mostRuns = this.#maxRuns + Math.min(this.#ratio, this.#maxRuns);
     this.#freezeAt = this.#memtableKeys;
   }
 
@@ -259,7 +272,9 @@ export class LayeredState {
     const run = builder.finish();
     this.counters.frozenEntries += run.count;
     this.counters.frozenBytes += run.bytes.length;
-    this.addRun(run);
+    this.#push(run);
+    // Writes pace the merges (`#work`): only runs piling up past that finish them here, one at a time.
+    if (this.#layers.length > this.#mostRuns) this.#catchUp(this.#mostRuns);
   }
 
   /**
@@ -269,9 +284,14 @@ export class LayeredState {
    */
   addRun(run: KeyRun): void {
     if (run.count === 0) return;
+    this.#push(run);
+    if (this.#layers.length > this.#maxRuns) this.#catchUp(this.#maxRuns);
+  }
+
+  /** Adds `run` as the newest and starts a merge if one is due. */
+  #push(run: KeyRun): void {
     this.#layers.push(layerOf(run));
     this.#startMerges();
-    if (this.#layers.length > this.#maxRuns) this.#catchUp();
   }
 
   /** Marks `key` dead in the runs (open: a newer segment run's entry or tombstone supersedes it). */
@@ -295,12 +315,20 @@ export class LayeredState {
     while (this.#merge !== undefined) this.#advance(Infinity);
   }
 
-  /** A write's share of the merge in progress: enough to end it before the memtable fills twice more. */
+  /**
+   * A write's share of the merge in progress: enough to end it before the
+   * memtable fills twice more; past `maxRuns`, at least its entries over a
+   * memtable's keys from the first write that finds it there, so it ends
+   * within `memtableKeys` writes, during which at most one freeze adds a run
+   * (the share by what is left would halve at each freeze, and runs grew
+   * faster than merges past `maxRuns` took them away).
+   */
   #work(): void {
     const merge = this.#merge;
     if (merge === undefined) return;
+    if (this.#pace === 0 && this.#layers.length > this.#maxRuns) this.#pace = Math.ceil(merge.remaining / this.#memtableKeys);
     const room = this.#freezeAt - this.#mem.size + this.#memtableKeys;
-    this.#advance(Math.max(this.#writeSlice, Math.ceil(merge.remaining / Math.max(1, room))));
+    this.#advance(Math.max(this.#writeSlice, this.#pace, Math.ceil(merge.remaining / Math.max(1, room))));
   }
 
   #advance(entries: number): void {
@@ -315,6 +343,7 @@ export class LayeredState {
     const inputs = merge.inputs;
     const out = merge.finish();
     this.#merge = undefined;
+    this.#pace = 0;
     if (out !== undefined) {
       this.counters.mergedEntries += out.run.count;
       this.counters.mergedBytes += out.run.bytes.length;
@@ -347,10 +376,10 @@ export class LayeredState {
     }
   }
 
-  /** Merges fell behind: finish them here until at most `maxRuns` runs remain. */
-  #catchUp(): void {
+  /** Merges fell behind: finish them here until at most `limit` runs remain. */
+  #catchUp(limit: number): void {
     this.counters.catchUps++;
-    while (this.#layers.length > this.#maxRuns) {
+    while (this.#layers.length > limit) {
       if (this.#merge === undefined) this.#startMerges();
       if (this.#merge === undefined) return;
       this.#advance(Infinity);

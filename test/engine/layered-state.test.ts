@@ -3,6 +3,7 @@ import { cursorStats, KeyBytes, KeyRunBuilder, RunCursor } from "../../runtime/e
 import { LayeredState } from "../../runtime/engine/layered-state.js";
 import { heldValue, type StoredValue } from "../../runtime/engine/paged-value.js";
 import { RunLiveness } from "../../runtime/engine/run-liveness.js";
+import { RunMerge } from "../../runtime/engine/run-merge.js";
 import type { ScanOptions } from "../../runtime/engine/scan.js";
 import { compareKeys } from "../../runtime/store/keys.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
@@ -436,6 +437,84 @@ describe("layered state", () => {
     // The bound was in play: some run grew past it over the ratio and so stopped taking part in tier merges.
     expect(bounded).toBeGreaterThan(0);
   }, 60_000);
+
+  it("past maxRuns merges the smallest runs a slice per write, never finishing one inside a write, and holds maxRuns + mergeRatio runs at most", () => {
+    const r = testRandom("layered state paced catch-up");
+    // Entries each merge step passed, summed per write (a step is where a merge's time goes).
+    let passed = 0;
+    const step = RunMerge.prototype.step;
+    RunMerge.prototype.step = function (this: RunMerge, budget: number): boolean {
+      const before = this.remaining;
+      try {
+        return step.call(this, budget);
+      } finally {
+        passed += before - this.remaining;
+      }
+    };
+    try {
+      const memtableKeys = 32 + r.int(64);
+      const ratio = 2 + r.int(3);
+      const maxRuns = 4 + r.int(6);
+      // Runs of more than 256 / ratio live entries join no tier merge: only the forced merges past maxRuns take them.
+      const state = new LayeredState({ memtableKeys, mergeRatio: ratio, maxMergeEntries: 256, writeSlice: 1, idleSlice: 0, maxRuns });
+      const model = new Map<string, StoredValue>();
+      const key = (family: string, i: number) => `${family}/${String(i).padStart(7, "0")}`;
+      let mostRuns = 0;
+      let mostPassed = 0;
+      let forcedSteps = 0;
+      for (let job = 0; job < 12_000; job++) {
+        // A queue's fill and drain: a job record and its index entry, and now and then a claim of an early job.
+        const writes: [string, StoredValue | undefined][] = [
+          [key("j", job), r.int(50)],
+          [key("p", job), -(1 + r.int(6))],
+        ];
+        if (r.int(3) === 0) {
+          const old = r.int(job + 1);
+          writes.push([key("p", old), undefined], [key("j", old), undefined]);
+        }
+        for (const [k, v] of writes) {
+          const entries = state.layout.runs.reduce((n, l) => n + l.entries, 0);
+          const overRuns = state.layout.runs.length > maxRuns;
+          passed = 0;
+          if (v === undefined) expect(state.delete(k)).toBe(model.delete(k));
+          else {
+            state.set(k, v);
+            model.set(k, v);
+          }
+          // A write's share: the merge's entries over the keys until the memtable fills twice (at least one memtable).
+          expect(passed).toBeLessThanOrEqual(Math.max(1, Math.ceil(entries / memtableKeys)));
+          if (overRuns && passed > 0) forcedSteps++;
+          mostPassed = Math.max(mostPassed, passed);
+          mostRuns = Math.max(mostRuns, state.layout.runs.length);
+          expect(state.layout.runs.length).toBeLessThanOrEqual(maxRuns + Math.min(ratio, maxRuns));
+        }
+        if (job % 997 === 0) for (let i = 0; i <= job; i += 61) expect(norm(state.get(key("j", i)))).toEqual(norm(model.get(key("j", i))));
+      }
+      // It went past maxRuns and merged there in slices, with no synchronous catch-up.
+      expect(mostRuns).toBeGreaterThan(maxRuns);
+      expect(forcedSteps).toBeGreaterThan(100);
+      expect(state.counters.catchUps).toBe(0);
+      expectSameEntries(state.scan(), modelScan(model, {}));
+
+      // Freezes with no writes between them pace nothing: past maxRuns + mergeRatio the freeze finishes merges itself.
+      let next = 12_000;
+      for (let f = 0; f < 4 * (maxRuns + ratio); f++) {
+        for (let i = 0; i < 2; i++, next++) {
+          state.set(key("j", next), 1);
+          model.set(key("j", next), 1);
+        }
+        state.freeze();
+        expect(state.layout.runs.length).toBeLessThanOrEqual(maxRuns + Math.min(ratio, maxRuns));
+      }
+      expect(state.counters.catchUps).toBeGreaterThan(0);
+      expectSameEntries(state.scan(), modelScan(model, {}));
+      state.finishMerges();
+      expectSameEntries(state.scan({ reverse: true }), modelScan(model, { reverse: true }));
+      expect(mostPassed).toBeGreaterThan(0);
+    } finally {
+      RunMerge.prototype.step = step;
+    }
+  }, 120_000);
 
   it("builds a run past 1 MiB that holds exactly its bytes, whatever the capacity hint", () => {
     const key = (i: number) => `j/${String(i).padStart(10, "0")}`;
