@@ -9,7 +9,7 @@
  * bounded number of event loop turns, not as a hang of the test.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { Engine, MemoryStore, WriteBatch } from "taquba";
+import { Engine, MemoryStore, TaqubaError, WriteBatch } from "taquba";
 import { RELEASE_GROUP, releaseTuning } from "../../runtime/engine/wal-writer.js";
 import { GatedStore } from "../support/gated-store.js";
 import { settlesWithinTurns } from "../support/turns.js";
@@ -35,10 +35,11 @@ describe("a WAL object held for the release's next step", () => {
   /**
    * Object A holds a wave of WAVE commits, object B one commit sent behind it; both puts are held. A lands
    * slow: the first group goes, and its continuations each commit again, gathering one group in the open
-   * object, which the next step holds (three groups still wait). From the last of them B is let go and lands
-   * fast, so the next step, from the release timer, releases everything at once.
+   * object, held while three groups wait to be released. From the last of them B is let go and lands fast,
+   * so the next step, from the release timer, releases everything at once. `beforeB` runs once both puts
+   * are held.
    */
-  async function slowThenFastWhileHeld(engine: Engine, gated: GatedStore) {
+  async function slowThenFastWhileHeld(engine: Engine, gated: GatedStore, beforeB: (key: string) => Promise<unknown> = async () => {}) {
     const followUps: Promise<void>[] = [];
     let letB: () => void = () => {
       throw new Error("B's put was not held");
@@ -55,6 +56,7 @@ describe("a WAL object held for the release's next step", () => {
     const flushB = engine.flush();
     await gated.waitHeld(2);
     const [kA, kB] = gated.held.map((h) => h.key);
+    await beforeB(kB!);
     gated.hold = () => false;
     letB = () => {
       landsFast();
@@ -62,27 +64,51 @@ describe("a WAL object held for the release's next step", () => {
     };
     landsSlow();
     gated.release(kA!);
+    return { wave, b, flushB, followUps };
+  }
+
+  /** An engine over a memory store whose WAL puts are held, with a window longer than the test. */
+  async function heldEngine(): Promise<{ gated: GatedStore; engine: Engine }> {
+    const gated = new GatedStore(new MemoryStore());
+    const engine = await Engine.open(gated, { flushIntervalMs: WINDOW_MS, walCohorts: 1 });
+    gated.hold = (k) => k.startsWith("wal/");
+    return { gated, engine };
+  }
+
+  it("is sent by a fast step run from the release timer, and every commit settles", async () => {
+    const { gated, engine } = await heldEngine();
+    const { wave, b, flushB, followUps } = await slowThenFastWhileHeld(engine, gated);
     const settled = Promise.all([...wave, b, flushB]).then(() => {
       expect(followUps).toHaveLength(RELEASE_GROUP);
       return Promise.all(followUps);
     });
-    return { settled, puts: () => engine.stats.walPuts };
-  }
-
-  it("is sent by a fast step run from the release timer, and every commit settles", async () => {
-    const gated = new GatedStore(new MemoryStore());
-    const engine = await Engine.open(gated, { flushIntervalMs: WINDOW_MS, walCohorts: 1 });
-    gated.hold = (k) => k.startsWith("wal/");
-    const { settled, puts } = await slowThenFastWhileHeld(engine, gated);
     expect(await settlesWithinTurns(settled, TURNS)).toBe(true);
     await settled;
     // A, B and the follow-ups' object: the held object went as one.
-    expect(puts()).toBe(3);
+    expect(engine.stats.walPuts).toBe(3);
     await engine.close();
     const reopened = await Engine.open(gated.inner);
     expect([...reopened.scan({ prefix: "k/" })]).toHaveLength(WAVE);
     expect([...reopened.scan({ prefix: "next/" })]).toHaveLength(RELEASE_GROUP);
     expect(reopened.get("b")).toEqual(enc("b"));
     await reopened.close();
+  });
+
+  it("settles every commit when the put that would have landed fast fails instead: the stored wave resolves, the rest reject", async () => {
+    const { gated, engine } = await heldEngine();
+    // Something else takes B's name: its put fails, and the engine stops while an object is held.
+    const { wave, b, flushB, followUps } = await slowThenFastWhileHeld(engine, gated, (kB) => gated.inner.put(kB, enc("not a WAL object")));
+    const outcomes = Promise.all(wave).then(() => Promise.allSettled([b, flushB, ...followUps]));
+    expect(await settlesWithinTurns(outcomes, TURNS)).toBe(true);
+    const rest = await outcomes;
+    expect(rest).toHaveLength(2 + RELEASE_GROUP);
+    for (const o of rest) {
+      expect(o.status).toBe("rejected");
+      expect((o as PromiseRejectedResult).reason).toBeInstanceOf(TaqubaError);
+    }
+    expect(engine.closed).toBe(true);
+    const reopened = await Engine.open(gated.inner).catch((e: unknown) => e);
+    // B's name holds no WAL object: the reopen refuses the store rather than skip it.
+    expect(reopened).toBeInstanceOf(TaqubaError);
   });
 });
