@@ -403,25 +403,33 @@ export class WalWriter {
       released = true;
     }
     if (released) this.#cohortSeal.noteLanding(durableCommits, this.#open?.batchCount ?? 0, this.#batchesNotStored);
-    // A release in progress goes on at its own pace; otherwise the first group goes now.
-    if (released && this.#releaseTimer === undefined) this.#releaseNext();
+    // A release in progress goes on at its own pace; otherwise the first group goes now (the pump below sends what it made due).
+    if (released && this.#releaseTimer === undefined) this.#releaseStep();
     // Stored: its bytes are read no more (the store took its own copy or is done with them).
     if (this.#reuse && s.writer.capacity <= MAX_SPARE_BYTES) this.#spare.give(s.writer);
     this.#pump();
   }
 
-  /**
-   * One step of the release: seals what the previous group's continuations
-   * committed (the followers gathered while the put was in flight, at the
-   * first step), then resolves the next group and comes back on the next
-   * macrotask, once that group's continuations have run.
-   */
-  #releaseNext = (): void => {
+  /** A release step run from its timer: no caller follows it, so it sends what the step made due itself. */
+  #onReleaseTimer = (): void => {
     this.#releaseTimer = undefined;
+    this.#releaseStep();
+    this.#pump();
+  };
+
+  /**
+   * One step of the release: marks due what the previous group's
+   * continuations committed (the followers gathered while the put was in
+   * flight, at the first step), then resolves the next group and comes back
+   * on the next macrotask, once that group's continuations have run. Its
+   * caller pumps, which sends what it marked due before those continuations
+   * run (they are microtasks).
+   */
+  #releaseStep(): void {
     if (this.#failure) return;
     if (!this.#slowPuts) {
       // A fast store: every durable commit at once, as one wave, and the followers gathered while the put was
-      // in flight go now (the caller pumps) rather than at the end of the window.
+      // in flight go now rather than at the end of the window.
       if (this.#open !== undefined && this.#sealed.length === 0) this.#flushDue = true;
       const all = this.#releasing;
       const from = this.#releaseHead;
@@ -429,14 +437,9 @@ export class WalWriter {
       this.#releaseHead = 0;
       this.#commitsToRelease = 0;
       for (let i = from; i < all.length; i++) all[i]?.resolve();
-      // From the release timer nothing else pumps: an object held for this release would otherwise never go.
-      this.#pump();
       return;
     }
-    if (this.#open !== undefined && !this.#holdOpen()) {
-      if (this.#windowOpen()) this.seal();
-      else this.#flushDue = true;
-    }
+    if (this.#open !== undefined && !this.#holdOpen()) this.#flushDue = true;
     const w = this.#releasing[this.#releaseHead];
     if (w === undefined) {
       this.#releasing = [];
@@ -451,8 +454,8 @@ export class WalWriter {
       this.#releaseHead = 0;
     }
     w.resolve();
-    this.#releaseTimer = setImmediate(this.#releaseNext);
-  };
+    this.#releaseTimer = setImmediate(this.#onReleaseTimer);
+  }
 
   /** Why our WAL sequence number is taken: a newer writer's fence, or something unexpected. */
   #explainConflict(key: string, seq: number, existing: Uint8Array | null): TaqubaError {

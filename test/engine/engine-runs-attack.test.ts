@@ -316,8 +316,8 @@ describe("engine over compact key runs, most keys deleted", () => {
 });
 
 describe("damaged objects of an engine over compact key runs", () => {
-  // Segments in two halves, WAL objects and manifests: each part opens the engine up to 600 times, which takes tens of
-  // seconds on a loaded machine.
+  // Segments in two halves, WAL objects and manifests: each part opens the engine a few hundred times, which takes
+  // tens of seconds on a loaded machine.
   const parts: [string, number, number][] = [
     ["seg/", 0, 2],
     ["seg/", 1, 2],
@@ -330,10 +330,12 @@ describe("damaged objects of an engine over compact key runs", () => {
       const r = testRandom(`engine runs damage ${damagedPrefix} ${part}`);
       const store = new MemoryStore();
       // Several segment runs (incremental checkpoints), paged and held values, and a WAL tail after the last checkpoint.
+      // Segments of up to 8 KiB, each still its blocks, key section, index and footer: about a third of the objects
+      // 2 KiB made (some 24 segments, not 67), each damaged and opened as before.
       const opts: EngineOptions = {
         checkpointWalObjects: 0,
         maxSegmentRuns: 4,
-        maxSegmentBytes: 2048,
+        maxSegmentBytes: 8192,
         segmentBlockBytes: 256,
         pageValues: { keyPrefixes: ["n/", LONG], minBytes: 64, cacheBytes: 0 },
       };

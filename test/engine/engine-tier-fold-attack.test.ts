@@ -30,7 +30,21 @@ function modelEntries(model: Map<string, number>): [string, string][] {
 
 const entries = (e: { scan(): IterableIterator<[string, Uint8Array]> }): [string, string][] => [...e.scan()].map(([k, v]) => [k, text(v)]);
 
-async function attack(seed: number, faults: boolean, base?: ObjectStore): Promise<{ tierFolds: number; compactions: number; injected: number }> {
+/** How much each round writes: its keys (filled three to a commit, drained four to a commit) and its churn commits. */
+interface Rounds {
+  keys: number;
+  churn: number;
+}
+
+/** Over files: 20 fill commits, 40 churn and up to 15 drain a round. */
+const FULL: Rounds = { keys: 60, churn: 40 };
+
+async function attack(
+  seed: number,
+  faults: boolean,
+  base?: ObjectStore,
+  size: Rounds = FULL,
+): Promise<{ tierFolds: number; compactions: number; injected: number }> {
   const random = seededRandom(seed);
   const local = base ?? new LocalStore(await tempDir());
   const faulty: FaultyStore | undefined = faults ? withFaults(local, { failureRate: 0.08, seed, failAfterWriteRate: 0.5 }) : undefined;
@@ -76,7 +90,7 @@ async function attack(seed: number, faults: boolean, base?: ObjectStore): Promis
     check(`reopened with foldRunsByTier ${byTier}`);
   };
 
-  const keys = Array.from({ length: 60 }, (_, i) => `k/${String(i).padStart(3, "0")}`);
+  const keys = Array.from({ length: size.keys }, (_, i) => `k/${String(i).padStart(3, "0")}`);
   for (let round = 0; round < 2; round++) {
     // Fill: new keys a few per commit, each commit its own WAL object and checkpoint.
     for (let i = 0; i < keys.length; i += 3) {
@@ -88,7 +102,7 @@ async function attack(seed: number, faults: boolean, base?: ObjectStore): Promis
     check("after the fill");
     await reopen(!byTier);
     // Churn: rewrite, delete and re-put keys across the checkpoints that fold.
-    for (let i = 0; i < 40; i++) {
+    for (let i = 0; i < size.churn; i++) {
       const b = new WriteBatch();
       for (let j = 0; j < 3; j++) {
         const k = keys[Math.floor(random() * keys.length)]!;
@@ -144,9 +158,11 @@ describe("compaction by tiers over real files, toggled across reopens, drained a
 
 describe("compaction by tiers over S3Store (s3rver on loopback), with store faults", { timeout: HEAVY_TEST_MS }, () => {
   const server = useS3Server();
+  // Every commit is a WAL object and a checkpoint, each several HTTP exchanges: half the rounds' commits, with
+  // the same steps (fill, toggled reopens, churn, drain to empty, refill over the tombstones, readers during folds).
   it("seed 21: every step matches the model", async () => {
     const store = new S3Store({ bucket: server.bucket, prefix: "tier-fold", clientConfig: server.clientConfig });
-    const { tierFolds, injected } = await attack(21, true, store);
+    const { tierFolds, injected } = await attack(21, true, store, { keys: 30, churn: 20 });
     expect(tierFolds).toBeGreaterThan(0);
     expect(injected).toBeGreaterThan(0);
   });
