@@ -14,7 +14,9 @@ import {
   HISTORY_FINAL_PAYLOAD_BYTES,
   HISTORY_NEXT_PAYLOAD_BYTES,
   HISTORY_SIGNAL_PAYLOAD_BYTES,
+  runHistoryPrefix,
   type StepFacts,
+  stepHistoryKey,
   stepRecordOf,
   writeStepFacts,
 } from "../../runtime/workflow/runs/history-records.js";
@@ -229,5 +231,15 @@ describe("a step's history entry written field by field", () => {
       expect(writeStepFacts(f, true)).toBeUndefined();
       expectSameBytes(f);
     }
+  });
+});
+
+describe("a step's history key", () => {
+  it("is the run's prefix and the step in 10 digits, for steps in any order, past the kept ones and odd numbers, sorting by step", () => {
+    const steps = [1023, 0, 7, 1024, 5000, 999_999_999, 2 ** 40, 1.5, -1, Number.NaN];
+    for (const step of steps) expect(stepHistoryKey("q", "run-1", step)).toBe(`${runHistoryPrefix("q", "run-1")}${String(step).padStart(10, "0")}`);
+    expect(stepHistoryKey("q", "r", 9)).toBe("workflow/history/q/r/0000000009");
+    const keys = [12, 3, 1024, 1023, 0].map((s) => stepHistoryKey("q", "r", s));
+    expect([...keys].sort()).toEqual([0, 3, 12, 1023, 1024].map((s) => stepHistoryKey("q", "r", s)));
   });
 });

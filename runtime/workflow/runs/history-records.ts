@@ -58,7 +58,22 @@ export const HISTORY_SIGNAL_PAYLOAD_BYTES = 4096;
 const KEY_CHARS = 256;
 
 export const runHistoryPrefix = (q: string, runId: string): string => `${HISTORY_PREFIX}${q}/${runId}/`;
-export const stepHistoryKey = (q: string, runId: string, step: number): string => `${runHistoryPrefix(q, runId)}${String(step).padStart(10, "0")}`;
+export const stepHistoryKey = (q: string, runId: string, step: number): string => `${HISTORY_PREFIX}${q}/${runId}/${paddedStep(step)}`;
+
+/** Steps whose padded text is kept: every settlement pads its step, and a run's steps count up from 0. */
+const PADDED_STEPS_KEPT = 1024;
+const paddedSteps: string[] = [];
+
+/** `step` as 10 zero-padded digits, made once for the first steps of runs. */
+function paddedStep(step: number): string {
+  if (!(step >= 0 && step < PADDED_STEPS_KEPT && Number.isInteger(step))) return String(step).padStart(10, "0");
+  let text = paddedSteps[step];
+  if (text === undefined) {
+    while (paddedSteps.length <= step) paddedSteps.push(String(paddedSteps.length).padStart(10, "0"));
+    text = paddedSteps[step]!;
+  }
+  return text;
+}
 export const redrivesKey = (q: string, runId: string): string => `${REDRIVES_PREFIX}${q}/${runId}`;
 
 /** One step's durable history: the public fields and the payloads a redrive needs. */
