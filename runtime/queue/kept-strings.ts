@@ -35,7 +35,8 @@ export class KeptStrings {
 
   /** The string kept for `name`, or undefined. */
   get(name: string): string | undefined {
-    const n = name.length;
+    // An untyped caller's value (null, a number) is looked up, as before, to miss.
+    const n = typeof name === "string" ? name.length : COUNTED_LENGTHS;
     if (n < COUNTED_LENGTHS && this.#youngLengths[n] === 0 && this.#oldLengths[n] === 0) return undefined;
     const kept = this.#young.get(name);
     if (kept !== undefined) return kept;

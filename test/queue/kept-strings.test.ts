@@ -15,13 +15,12 @@ describe("kept strings", () => {
     // Model: which generation holds each name, as the class documents it.
     let young = new Map<string, string>();
     let old = new Map<string, string>();
-    const keep = (name: string) => {
+    const modelKeep = (name: string) => {
       if (young.size >= 64) {
         old = young;
         young = new Map();
       }
       young.set(name, `v:${name}`);
-      kept.keep(name, `v:${name}`);
     };
     for (let i = 0; i < 5000; i++) {
       const len = r.int(4) === 0 ? 500 + r.int(100) : 1 + r.int(40);
@@ -29,8 +28,12 @@ describe("kept strings", () => {
       const expected = young.get(name) ?? old.get(name);
       const got = kept.get(name);
       expect(got, `${i}: a name of ${len} characters`).toBe(expected);
-      if (got !== undefined && !young.has(name)) keep(name);
-      else if (got === undefined && r.int(2) === 0) keep(name);
+      // A name found in the old generation moved to the young one (`get` kept it there).
+      if (got !== undefined && !young.has(name)) modelKeep(name);
+      else if (got === undefined && r.int(2) === 0) {
+        modelKeep(name);
+        kept.keep(name, `v:${name}`);
+      }
     }
   });
 
@@ -52,5 +55,7 @@ describe("kept strings", () => {
     expect(kept.get("fghi")).toBe("7");
     expect(kept.get("ab")).toBeUndefined();
     expect(kept.get("")).toBeUndefined();
+    // An untyped caller's value misses, as any name never kept does.
+    for (const odd of [null, undefined, 7, {}]) expect(kept.get(odd as unknown as string)).toBeUndefined();
   });
 });
