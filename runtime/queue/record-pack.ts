@@ -365,3 +365,112 @@ export function textBytes(s: string): Uint8Array {
   }
   return out;
 }
+
+/*
+ * Plain records written field by field: `packPlain`'s bytes for a map whose
+ * fields its writer knows (the workflow step's history entry), with the
+ * field names encoded once (`fieldName`) and no intermediate record. The
+ * map takes `packPlain`'s 16-bit entry count. A value these writers do not
+ * take fails the record (`endPlainFields` answers undefined) for the caller
+ * to encode the general way.
+ */
+
+/** Starts a plain record written field by field: `plainField` and the value writers below, then `endPlainFields`. */
+export function beginPlainFields(): void {
+  pos = base;
+  ensure(3);
+  fieldsFrom = 0;
+  pos += 3;
+  fieldCount = 0;
+  fieldsOk = true;
+}
+
+/** Writes the name of the next field (from `fieldName`); its value follows. */
+export function plainField(name: Uint8Array): void {
+  if (fieldsOk) writeName(name);
+}
+
+/** A number as `packPlain` writes it. */
+export function plainNumber(v: number): void {
+  if (!fieldsOk) return;
+  if (typeof v === "number") writeNum(v);
+  else fieldsOk = false;
+}
+
+/** A string as `packPlain` writes it. */
+export function plainString(v: string): void {
+  if (!fieldsOk) return;
+  if (typeof v === "string") writeStr(v);
+  else fieldsOk = false;
+}
+
+/** Null, as `packPlain` writes it. */
+export function plainNull(): void {
+  if (!fieldsOk) return;
+  ensure(1);
+  buf[pos++] = 0xc0;
+}
+
+/** Exactly a Uint8Array's bytes (another byte view fails the record, as `packPlain` refuses it). */
+export function plainBytes(v: Uint8Array): void {
+  if (!fieldsOk) return;
+  if (v.constructor === Uint8Array) writeBin(v);
+  else fieldsOk = false;
+}
+
+/** The header of an array of `n` items, which follow. */
+export function plainArray(n: number): void {
+  if (!fieldsOk) return;
+  ensure(3);
+  if (n < 0x10) buf[pos++] = 0x90 | n;
+  else if (n < 0x10000) {
+    buf[pos++] = 0xdc;
+    buf[pos++] = n >> 8;
+    buf[pos++] = n & 0xff;
+  } else fieldsOk = false;
+}
+
+/**
+ * `o` without its undefined fields, as `packPlain` writes such a copy:
+ * own fields in enumeration order; a nested plain object likewise. Arrays
+ * and other values are written as `packPlain` writes them.
+ */
+export function plainCompact(o: object): void {
+  if (fieldsOk && !writeCompactMap(o)) fieldsOk = false;
+}
+
+function writeCompactMap(o: object): boolean {
+  if (Object.getPrototypeOf(o) !== Object.prototype) return false;
+  ensure(3);
+  const from = pos - base;
+  pos += 3;
+  let n = 0;
+  const rec = o as Record<string, unknown>;
+  for (const k in rec) {
+    if (k === "hasOwnProperty") return false;
+    if (!Object.hasOwn(rec, k)) continue;
+    const v = rec[k];
+    if (v === undefined) continue;
+    writeStr(k);
+    const nested = v !== null && typeof v === "object" && !Array.isArray(v) && !(v instanceof Uint8Array);
+    if (!(nested ? writeCompactMap(v) : writePlainValue(v))) return false;
+    n++;
+  }
+  if (n >= 0x10000) return false;
+  const head = base + from;
+  buf[head] = 0xde;
+  buf[head + 1] = n >> 8;
+  buf[head + 2] = n & 0xff;
+  return true;
+}
+
+/** Ends a plain record `beginPlainFields` started (see `finish` for `shared`); undefined when a value was not one these writers take. */
+export function endPlainFields(shared: boolean): Uint8Array | undefined {
+  if (fieldsOk && fieldCount < 0x10000) {
+    const head = base + fieldsFrom;
+    buf[head] = 0xde;
+    buf[head + 1] = fieldCount >> 8;
+    buf[head + 2] = fieldCount & 0xff;
+  } else fieldsOk = false;
+  return finish(fieldsOk, shared);
+}

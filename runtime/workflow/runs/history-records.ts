@@ -17,6 +17,18 @@ import type { JobAttempt } from "../../queue/record.js";
 import { decodeValue, encodeValue } from "../records/codec.js";
 import { type CommitOnlyBytes, type CommitTarget, encodeForCommit } from "../records/commit-bytes.js";
 import { decodeMap } from "../records/records.js";
+import {
+  beginPlainFields,
+  endPlainFields,
+  fieldName,
+  plainArray,
+  plainBytes,
+  plainCompact,
+  plainField,
+  plainNull,
+  plainNumber,
+  plainString,
+} from "../../queue/record-pack.js";
 import { RESERVED_KV_PREFIX } from "../records/reserved.js";
 import {
   HISTORY_ATTEMPTS_PER_STEP,
@@ -46,7 +58,22 @@ export const HISTORY_SIGNAL_PAYLOAD_BYTES = 4096;
 const KEY_CHARS = 256;
 
 export const runHistoryPrefix = (q: string, runId: string): string => `${HISTORY_PREFIX}${q}/${runId}/`;
-export const stepHistoryKey = (q: string, runId: string, step: number): string => `${runHistoryPrefix(q, runId)}${String(step).padStart(10, "0")}`;
+export const stepHistoryKey = (q: string, runId: string, step: number): string => `${HISTORY_PREFIX}${q}/${runId}/${paddedStep(step)}`;
+
+/** Steps whose padded text is kept: every settlement pads its step, and a run's steps count up from 0. */
+const PADDED_STEPS_KEPT = 1024;
+const paddedSteps: string[] = [];
+
+/** `step` as 10 zero-padded digits, made once for the first steps of runs. */
+function paddedStep(step: number): string {
+  if (!(step >= 0 && step < PADDED_STEPS_KEPT && Number.isInteger(step))) return String(step).padStart(10, "0");
+  let text = paddedSteps[step];
+  if (text === undefined) {
+    while (paddedSteps.length <= step) paddedSteps.push(String(paddedSteps.length).padStart(10, "0"));
+    text = paddedSteps[step]!;
+  }
+  return text;
+}
 export const redrivesKey = (q: string, runId: string): string => `${REDRIVES_PREFIX}${q}/${runId}`;
 
 /** One step's durable history: the public fields and the payloads a redrive needs. */
@@ -196,6 +223,123 @@ export function encodeStepRecord(r: StepRecord): Uint8Array {
 /** `encodeStepRecord` for the put a step's settlement stages into a commit of `target`: the same bytes, maybe shared (see `CommitOnlyBytes`). */
 export function encodeStepRecordForCommit(r: StepRecord, target: CommitTarget): CommitOnlyBytes {
   return encodeForCommit(storedStepRecord(r), target);
+}
+
+const F_STEP = fieldName("s");
+const F_NAME = fieldName("n");
+const F_PAYLOAD_BYTES = fieldName("b");
+const F_ATTEMPTS = fieldName("a");
+const F_ATTEMPTS_DROPPED = fieldName("ad");
+const F_MEMO_KEYS = fieldName("m");
+const F_MEMO_KEYS_WRITTEN = fieldName("mn");
+const F_KV_PUTS = fieldName("kp");
+const F_KV_DELETES = fieldName("kd");
+const F_KV_EFFECTS = fieldName("kn");
+const F_SIGNAL = fieldName("sg");
+const F_TRANSITION = fieldName("tr");
+const F_PAYLOAD = fieldName("p");
+const F_NEXT = fieldName("nx");
+const F_SIGNAL_PAYLOAD = fieldName("sp");
+
+/**
+ * `encodeStepRecordForCommit(stepRecordOf(f), target)`, written field by
+ * field from the facts: the same bytes, without the record, its lists and
+ * its stored form built first (a settled step writes one). A value the
+ * direct writer does not take goes the general way, as it would there.
+ */
+export function encodeStepFactsForCommit(f: StepFacts, target: CommitTarget): CommitOnlyBytes {
+  const bytes = writeStepFacts(f, target.copiesCommittedValues === true);
+  return bytes === undefined ? encodeStepRecordForCommit(stepRecordOf(f), target) : (bytes as unknown as CommitOnlyBytes);
+}
+
+/**
+ * The fields in `storedStepRecord`'s order, under its conditions
+ * (test/workflow/step-record-writer.test.ts holds the two equal); undefined
+ * when a value is not one the direct writer takes.
+ */
+export function writeStepFacts(f: StepFacts, shared: boolean): Uint8Array | undefined {
+  beginPlainFields();
+  plainField(F_STEP);
+  plainNumber(f.step);
+  plainField(F_PAYLOAD_BYTES);
+  plainNumber(f.payloadBytes);
+  plainField(F_ATTEMPTS);
+  let dropped = 0;
+  if (f.earlier.length === 0) {
+    plainArray(1);
+    writeAttempt(f.current);
+  } else {
+    const bounded = boundAttempts([...f.earlier, f.current]);
+    dropped = bounded.dropped;
+    plainArray(bounded.attempts.length);
+    for (const a of bounded.attempts) writeAttempt(a);
+  }
+  if (f.name !== undefined) {
+    plainField(F_NAME);
+    plainString(f.name);
+  }
+  if (dropped > 0) {
+    plainField(F_ATTEMPTS_DROPPED);
+    plainNumber(dropped);
+  }
+  const memo = f.memoKeys.length;
+  if (memo > 0) writeKeys(F_MEMO_KEYS, f.memoKeys);
+  if (memo > HISTORY_KEYS_PER_STEP) {
+    plainField(F_MEMO_KEYS_WRITTEN);
+    plainNumber(memo);
+  }
+  const puts = f.kvPuts.length;
+  const deletes = f.kvDeletes.length;
+  if (puts > 0) writeKeys(F_KV_PUTS, f.kvPuts);
+  if (deletes > 0) writeKeys(F_KV_DELETES, f.kvDeletes);
+  if (puts + deletes > Math.min(puts, HISTORY_KEYS_PER_STEP) + Math.min(deletes, HISTORY_KEYS_PER_STEP)) {
+    plainField(F_KV_EFFECTS);
+    plainNumber(puts + deletes);
+  }
+  if (f.signal !== undefined) {
+    plainField(F_SIGNAL);
+    plainCompact(f.signal);
+  }
+  if (f.transition !== undefined) {
+    plainField(F_TRANSITION);
+    plainCompact(f.transition);
+  }
+  writeBytesField(F_PAYLOAD, f.payload, HISTORY_FINAL_PAYLOAD_BYTES);
+  writeBytesField(F_NEXT, f.next, HISTORY_NEXT_PAYLOAD_BYTES);
+  writeBytesField(F_SIGNAL_PAYLOAD, f.signalPayload, HISTORY_SIGNAL_PAYLOAD_BYTES);
+  return endPlainFields(shared);
+}
+
+/** `attemptRow`'s list, written. */
+function writeAttempt(x: AttemptHistory): void {
+  const hasStack = x.stack !== undefined;
+  const more = hasStack ? 2 : x.error !== undefined ? 1 : 0;
+  plainArray(4 + more);
+  plainNumber(x.attempt);
+  plainNumber(x.startedAtMs);
+  plainNumber(x.endedAtMs);
+  plainString(x.outcome);
+  if (more === 0) return;
+  if (x.error === undefined) plainNull();
+  else plainString(x.error);
+  if (hasStack) plainString(x.stack!);
+}
+
+/** `boundKeys`'s list, written: at most `HISTORY_KEYS_PER_STEP` keys, each cut to `KEY_CHARS`. */
+function writeKeys(name: Uint8Array, list: readonly string[]): void {
+  plainField(name);
+  const n = Math.min(list.length, HISTORY_KEYS_PER_STEP);
+  plainArray(n);
+  for (let i = 0; i < n; i++) {
+    const k = list[i]!;
+    plainString(typeof k === "string" && k.length > KEY_CHARS ? cutKey(k) : k);
+  }
+}
+
+function writeBytesField(name: Uint8Array, b: Uint8Array | undefined, max: number): void {
+  if (b === undefined || b.byteLength > max) return;
+  plainField(name);
+  plainBytes(b);
 }
 
 function storedStepRecord(r: StepRecord): Record<string, unknown> {

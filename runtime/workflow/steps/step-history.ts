@@ -12,7 +12,7 @@ import type { ClaimedJob } from "../../queue/types.js";
 import type { StagedKv } from "../records/records.js";
 import { HEADER_SIGNAL_WAIT } from "../records/reserved.js";
 import { stageCommitOnlyOnce } from "../records/commit-bytes.js";
-import { attemptFromQueue, encodeStepRecordForCommit, errorFieldsOf, evictedStep, stepHistoryKey, stepRecordOf } from "../runs/history-records.js";
+import { attemptFromQueue, encodeStepFactsForCommit, errorFieldsOf, evictedStep, type StepFacts, stepHistoryKey } from "../runs/history-records.js";
 import type { AttemptHistory, SignalReceipt, StepAttemptOutcome, StepTransitionHistory } from "../runs/run-history.js";
 import type { RuntimeCore } from "../runtime-core.js";
 
@@ -87,7 +87,7 @@ function stageWith(core: RuntimeCore, job: ClaimedJob, s: StepTrace, end: StepEn
     if (f.error !== undefined) current.error = f.error;
     if (f.stack !== undefined) current.stack = f.stack;
   }
-  const record = stepRecordOf({
+  const facts: StepFacts = {
     step: s.step,
     name: s.name,
     payloadBytes: job.payload.byteLength,
@@ -101,9 +101,9 @@ function stageWith(core: RuntimeCore, job: ClaimedJob, s: StepTrace, end: StepEn
     payload: end.keepPayload === true ? job.payload : undefined,
     next: end.next,
     signalPayload: s.signal ?? undefined,
-  });
-  // Written once and never read back here: staged without a copy, as a view of the encoder's chunk when the commit copies it.
-  stageCommitOnlyOnce(effects, stepHistoryKey(core.queueName, s.runId, s.step), encodeStepRecordForCommit(record, core.queue));
+  };
+  // Written once and never read back here: written from the facts without a record built first, and staged without a copy, as a view of the encoder's chunk when the commit copies it.
+  stageCommitOnlyOnce(effects, stepHistoryKey(core.queueName, s.runId, s.step), encodeStepFactsForCommit(facts, core.queue));
   const evicted = evictedStep(s.step);
   if (evicted !== undefined) effects.kvDelete(stepHistoryKey(core.queueName, s.runId, evicted));
 }
