@@ -3,7 +3,11 @@
  * process: the bytes a run takes per entry (its entry buffer, and its
  * offsets and filter), and the CPU of the reads a queue makes of them: a
  * lookup of every key (an ack kills its job's entries through one) and a
- * cursor walk over the run (a claim's scan of the pending index).
+ * cursor walk over the run (a claim's scan of the pending index), and a
+ * lookup of keys the runs do not hold but that fall between their keys (a
+ * record's id with one more character: what an enqueue's checks of new ids
+ * ask of the runs), which the filter turns away or, when it says "maybe"
+ * falsely, a search of one block does; with the share the filter let through.
  *
  * The keys are those a queue writes per pending job (queue/keys.ts): its
  * record `j/<id>`, paged to a segment run that changes every `PER_RUN`
@@ -49,6 +53,7 @@ function ids(n: number): string[] {
 const jobIds = ids(jobs);
 const recordKeys = jobIds.map((id) => `j/${id}`);
 const pendingKeys = jobIds.map((id) => `p/jobs/0000000000/${id}`);
+const absentKeys = jobIds.map((id) => `j/${id}0`);
 
 function build(m: Mod): { records: KeyRunModule.KeyRun; pending: KeyRunModule.KeyRun } {
   const r = new m.KeyRunBuilder();
@@ -74,6 +79,18 @@ function lookups(m: Mod, r: typeof runs.base): number {
   return n;
 }
 
+/** Looks up keys between the records run's keys, none of them held; returns how many the filter let through. */
+function absentLookups(m: Mod, r: typeof runs.base): number {
+  const kb = new m.KeyBytes();
+  const found = { valueAt: 0 };
+  let passed = 0;
+  for (const k of absentKeys) {
+    if (r.records.mayHold(kb.set(k))) passed++;
+    if (r.records.find(k, kb, found) >= 0) throw new Error(`found ${k}, which no run holds`);
+  }
+  return passed;
+}
+
 /** Walks both runs with a cursor, reading each value; returns the entries walked. */
 function walks(m: Mod, r: typeof runs.base): number {
   let n = 0;
@@ -84,7 +101,10 @@ function walks(m: Mod, r: typeof runs.base): number {
   return n;
 }
 
-const cpu = { base: { lookup: [] as number[], walk: [] as number[] }, current: { lookup: [] as number[], walk: [] as number[] } };
+const cpu = {
+  base: { lookup: [] as number[], walk: [] as number[], absent: [] as number[], passed: 0 },
+  current: { lookup: [] as number[], walk: [] as number[], absent: [] as number[], passed: 0 },
+};
 for (let round = 0; round < rounds; round++) {
   for (const which of (round % 2 === 0 ? ["current", "base"] : ["base", "current"]) as ("base" | "current")[]) {
     let t = process.cpuUsage();
@@ -97,11 +117,15 @@ for (let round = 0; round < rounds; round++) {
     used = process.cpuUsage(t);
     if (walked !== 2 * jobs) throw new Error(`${which}: walked ${walked} of ${2 * jobs}`);
     if (round >= 2) cpu[which].walk.push(((used.user + used.system) * 1000) / (2 * jobs));
+    t = process.cpuUsage();
+    cpu[which].passed = absentLookups(mods[which], runs[which]);
+    used = process.cpuUsage(t);
+    if (round >= 2) cpu[which].absent.push(((used.user + used.system) * 1000) / jobs);
   }
 }
 console.log(`${jobs.toLocaleString("en-US")} jobs (${2 * jobs} entries), ${rounds} rounds alternating, the first two not counted`);
 for (const which of ["base", "current"] as const) {
   console.log(
-    `${which}: median ${median(cpu[which].lookup).toFixed(0)} ns CPU per lookup, ${median(cpu[which].walk).toFixed(0)} ns per cursor step and value read`,
+    `${which}: median ${median(cpu[which].lookup).toFixed(0)} ns CPU per lookup, ${median(cpu[which].walk).toFixed(0)} ns per cursor step and value read, ${median(cpu[which].absent).toFixed(0)} ns per lookup of an absent key (filter and find; ${((100 * cpu[which].passed) / jobs).toFixed(2)} % let through)`,
   );
 }

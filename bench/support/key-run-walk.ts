@@ -23,7 +23,7 @@ interface Family {
 export function keyRunLine(): string {
   const t = keyRunTally();
   const f = (b: number) => (b / MB).toFixed(1);
-  return `key runs ${t.runs} (largest ${t.largestEntries.toLocaleString("en-US")} entries), ${t.entries.toLocaleString("en-US")} entries, bytes ${f(t.bytes)} MB (resizable ${t.resizableRuns}: ${f(t.resizableBytes)} MB, reserving ${f(t.reservedBytes)} MB), offsets and filters ${f(t.indexBytes)} MB, ${(t.bytes / Math.max(1, t.entries)).toFixed(1)} + ${(t.indexBytes / Math.max(1, t.entries)).toFixed(1)} B per entry`;
+  return `key runs ${t.runs} (largest ${t.largestEntries.toLocaleString("en-US")} entries), ${t.entries.toLocaleString("en-US")} entries, bytes ${f(t.bytes)} MB (resizable ${t.resizableRuns}: ${f(t.resizableBytes)} MB, reserving ${f(t.reservedBytes)} MB), offsets and filters ${f(t.indexBytes)} MB (filters ${f(t.filterBytes)} MB), ${(t.bytes / Math.max(1, t.entries)).toFixed(1)} + ${(t.indexBytes / Math.max(1, t.entries)).toFixed(1)} B per entry`;
 }
 
 /** Lines of per-family figures over every run not yet collected. */

@@ -32,7 +32,7 @@
 import { compareKeys, isWellFormed } from "../store/keys.js";
 import { ArenaValue, type StoredValue } from "./paged-value.js";
 import type { RunLiveness } from "./run-liveness.js";
-import { noteKeyRun } from "./key-run-tally.js";
+import { countingFilterProbes, FilterOutcome, noteFilterProbe, noteKeyRun } from "./key-run-tally.js";
 import { SpareBuffers } from "./spare-buffers.js";
 
 /** Entries per block. */
@@ -242,9 +242,31 @@ const scratch = { pos: 0 };
 /** Hashes a builder told its key count adds to its filter at once (16 KiB of them). */
 const FILTER_BATCH = 4096;
 
-/** Bits of Bloom filter per key: about 1% false positives with `FILTER_PROBES` probes. */
-const FILTER_BITS_PER_KEY = 10;
-const FILTER_PROBES = 7;
+/** Bits of Bloom filter per key of a run of at most `SMALL_RUN_KEYS`: about 1% false positives with `SMALL_RUN_PROBES` probes. */
+const SMALL_RUN_BITS_PER_KEY = 10;
+const SMALL_RUN_PROBES = 7;
+/**
+ * Past this many keys a run's filter takes `LARGE_RUN_BITS_PER_KEY` bits per
+ * key (about 9% false positives with `LARGE_RUN_PROBES` probes). Runs hold
+ * their keys in memory, so a false positive costs a search of one block
+ * there, never a read of the store; the largest runs hold most keys, so most
+ * of the filters' bytes, and a lookup that reaches them mostly finds its key
+ * in them. The small runs of recent writes, asked first by every lookup,
+ * keep the finer filter for few bytes.
+ */
+const SMALL_RUN_KEYS = 1 << 18;
+const LARGE_RUN_BITS_PER_KEY = 5;
+const LARGE_RUN_PROBES = 3;
+
+/** Bits per key of the filter of a run of `keys`. */
+function filterBitsPerKey(keys: number): number {
+  return keys > SMALL_RUN_KEYS ? LARGE_RUN_BITS_PER_KEY : SMALL_RUN_BITS_PER_KEY;
+}
+
+/** The probes per key of a filter of `bitsPerKey`. */
+function filterProbes(bitsPerKey: number): number {
+  return bitsPerKey === LARGE_RUN_BITS_PER_KEY ? LARGE_RUN_PROBES : SMALL_RUN_PROBES;
+}
 /**
  * 32-bit words per filter block. A key's probes all fall in one block of
  * 512 bits (one 64 B cache line), so adding or testing a key touches one
@@ -288,9 +310,9 @@ function rehash(h: number): number {
   return ((h ^ (h >>> 16)) | 1) >>> 0;
 }
 
-/** An empty filter sized for `count` keys. */
-function newFilter(count: number): Uint32Array {
-  return new Uint32Array(Math.max(1, Math.ceil((count * FILTER_BITS_PER_KEY) / (32 * FILTER_BLOCK_WORDS))) * FILTER_BLOCK_WORDS);
+/** An empty filter sized for `count` keys of `bitsPerKey` bits each. */
+function newFilter(count: number, bitsPerKey: number): Uint32Array {
+  return new Uint32Array(Math.max(1, Math.ceil((count * bitsPerKey) / (32 * FILTER_BLOCK_WORDS))) * FILTER_BLOCK_WORDS);
 }
 
 /** The first word of the block of hash `h`. */
@@ -299,13 +321,13 @@ function filterBlock(filter: Uint32Array, h: number): number {
   return ((h >>> 0) % (filter.length >>> 4)) << 4;
 }
 
-function addToFilter(filter: Uint32Array, h: number): void {
+function addToFilter(filter: Uint32Array, h: number, probes: number): void {
   const base = filterBlock(filter, h);
   const h2 = rehash(h);
   // An odd step modulo 512 visits distinct bits.
   const step = (h2 >>> 9) | 1;
   let at = h2 & 511;
-  for (let p = 0; p < FILTER_PROBES; p++) {
+  for (let p = 0; p < probes; p++) {
     filter[base + (at >>> 5)]! |= 1 << (at & 31);
     at = (at + step) & 511;
   }
@@ -320,18 +342,19 @@ function addToFilter(filter: Uint32Array, h: number): void {
  */
 const spareHashes = new SpareBuffers<Uint32Array<ArrayBuffer>>(1, (a) => a.length, 4 * 1024 * 1024);
 
-function buildFilter(hashes: Uint32Array, count: number): Uint32Array {
-  const filter = newFilter(count);
-  for (let i = 0; i < count; i++) addToFilter(filter, hashes[i]!);
+function buildFilter(hashes: Uint32Array, count: number, bitsPerKey: number): Uint32Array {
+  const filter = newFilter(count, bitsPerKey);
+  const probes = filterProbes(bitsPerKey);
+  for (let i = 0; i < count; i++) addToFilter(filter, hashes[i]!, probes);
   return filter;
 }
 
-function mayHold(filter: Uint32Array, h: number): boolean {
+function mayHold(filter: Uint32Array, h: number, probes: number): boolean {
   const base = filterBlock(filter, h);
   const h2 = rehash(h);
   const step = (h2 >>> 9) | 1;
   let at = h2 & 511;
-  for (let p = 0; p < FILTER_PROBES; p++) {
+  for (let p = 0; p < probes; p++) {
     if ((filter[base + (at >>> 5)]! & (1 << (at & 31))) === 0) return false;
     at = (at + step) & 511;
   }
@@ -431,11 +454,23 @@ export class KeyRun {
   /** `bytes` as a plain array, so copies out of it are plain arrays too. */
   readonly #u8: Uint8Array;
 
-  /** A Bloom filter of the keys (`FILTER_BITS_PER_KEY` bits each), so most lookups of an absent key skip the run. */
+  /** A Bloom filter of the keys (`filterBitsPerKey` bits each), so most lookups of an absent key skip the run. */
   readonly #filter: Uint32Array;
+  /** The filter's probes per key. */
+  readonly #probes: number;
 
-  constructor(count: number, bytes: Buffer, blockStarts: Uint32Array, lastKey: string, refs: Uint8Array[], ascii: boolean, filter: Uint32Array) {
+  constructor(
+    count: number,
+    bytes: Buffer,
+    blockStarts: Uint32Array,
+    lastKey: string,
+    refs: Uint8Array[],
+    ascii: boolean,
+    filter: Uint32Array,
+    probes: number,
+  ) {
     this.#filter = filter;
+    this.#probes = probes;
     this.count = count;
     this.bytes = bytes;
     this.blockStarts = blockStarts;
@@ -483,6 +518,11 @@ export class KeyRun {
     return this.bytes.length + this.blockStarts.byteLength + this.#filter.byteLength;
   }
 
+  /** Bytes of the filter. */
+  get filterBytes(): number {
+    return this.#filter.byteLength;
+  }
+
   /** Compares keys in `compareKeys` order; against an ASCII run's keys the built-in comparison is that order. */
   compare(a: string, b: string): number {
     if (this.ascii) return a === b ? 0 : a < b ? -1 : 1;
@@ -527,7 +567,9 @@ export class KeyRun {
 
   /** False when the run surely does not hold the key in `kb` (its Bloom filter); true when it may. */
   mayHold(kb: KeyBytes): boolean {
-    return this.count > 0 && mayHold(this.#filter, kb.hash());
+    const maybe = this.count > 0 && mayHold(this.#filter, kb.hash(), this.#probes);
+    if (countingFilterProbes) noteFilterProbe(kb.buf[0]!, maybe ? FilterOutcome.AskedMaybe : FilterOutcome.AskedRejected);
+    return maybe;
   }
 
   /**
@@ -536,16 +578,33 @@ export class KeyRun {
    * bytes where an entry and the key can differ.
    */
   find(key: string, kb: KeyBytes, found: { valueAt: number }): number {
-    if (this.count === 0 || !mayHold(this.#filter, kb.hash())) return -1;
-    if (this.compare(key, this.lastKey) > 0) return -1;
-    return this.#findIn(this.blockFor(key, kb), kb, found);
+    if (this.count === 0) return -1;
+    if (!mayHold(this.#filter, kb.hash(), this.#probes)) {
+      if (countingFilterProbes) this.#noteRejected(kb);
+      return -1;
+    }
+    const index = this.compare(key, this.lastKey) > 0 ? -1 : this.#findIn(this.blockFor(key, kb), kb, found);
+    if (countingFilterProbes) noteFilterProbe(kb.buf[0]!, index >= 0 ? FilterOutcome.MaybeHeld : FilterOutcome.MaybeAbsent);
+    return index;
   }
 
   /** `find` of the key in `kb` (its bytes and hash) without its string: a key from a segment's bytes. */
   findBytes(kb: KeyBytes, found: { valueAt: number }): number {
-    if (this.count === 0 || !mayHold(this.#filter, kb.hash())) return -1;
+    if (this.count === 0) return -1;
+    if (!mayHold(this.#filter, kb.hash(), this.#probes)) {
+      if (countingFilterProbes) this.#noteRejected(kb);
+      return -1;
+    }
     // A key past the last one walks the last block and is not found there.
-    return this.#findIn(this.blockForBytes(kb.buf, kb.len), kb, found);
+    const index = this.#findIn(this.blockForBytes(kb.buf, kb.len), kb, found);
+    if (countingFilterProbes) noteFilterProbe(kb.buf[0]!, index >= 0 ? FilterOutcome.MaybeHeld : FilterOutcome.MaybeAbsent);
+    return index;
+  }
+
+  /** Counts a "no" of the filter, telling apart a key the run's bounds would have turned away too (benchmarks only). */
+  #noteRejected(kb: KeyBytes): void {
+    const outside = this.blockForBytes(kb.buf, kb.len) < 0 || compareKeys(kb.buf.toString("utf8", 0, kb.len), this.lastKey) > 0;
+    noteFilterProbe(kb.buf[0]!, outside ? FilterOutcome.RejectedOutOfRange : FilterOutcome.RejectedInRange);
   }
 
   /** The index of the key in `kb` within block `b` (none when -1), as `find` says. */
@@ -629,6 +688,8 @@ export class KeyRunBuilder {
   #hashes = new Uint32Array(0);
   /** The filter, filled as keys come when the builder was told how many to expect (so `finish` does not hash them all at once). */
   #filter: Uint32Array | undefined;
+  /** That filter's bits per key (from the keys expected). */
+  #filterBits = 0;
   /**
    * Hashes of keys added since the filter last took them: it takes them
    * `FILTER_BATCH` at a time, in a loop of nothing else, so the processor
@@ -650,7 +711,8 @@ export class KeyRunBuilder {
   constructor(capacity = 4096, expectedKeys = 0) {
     this.#out = new Bytes(capacity);
     if (expectedKeys > 0) {
-      this.#filter = newFilter(expectedKeys);
+      this.#filterBits = filterBitsPerKey(expectedKeys);
+      this.#filter = newFilter(expectedKeys, this.#filterBits);
       this.#filterBatch = new Uint32Array(Math.min(FILTER_BATCH, expectedKeys));
     }
   }
@@ -659,7 +721,8 @@ export class KeyRunBuilder {
   #flushFilter(): void {
     const filter = this.#filter!;
     const batch = this.#filterBatch!;
-    for (let i = 0; i < this.#batched; i++) addToFilter(filter, batch[i]!);
+    const probes = filterProbes(this.#filterBits);
+    for (let i = 0; i < this.#batched; i++) addToFilter(filter, batch[i]!, probes);
     this.#batched = 0;
   }
 
@@ -1019,11 +1082,12 @@ export class KeyRunBuilder {
     starts[this.#starts.length] = out.offset;
     const lastKey = this.#prev.toString("utf8", 0, this.#prevLen);
     if (this.#batched > 0) this.#flushFilter();
-    const filter = this.#filter ?? buildFilter(this.#hashes, this.#count);
+    const bits = this.#filter === undefined ? filterBitsPerKey(this.#count) : this.#filterBits;
+    const filter = this.#filter ?? buildFilter(this.#hashes, this.#count, bits);
     // The filter is built: nothing reads these hashes again, so the next builder may write over them.
     if (this.#hashes.length > 0) spareHashes.give(this.#hashes);
     this.#hashes = new Uint32Array(0);
-    return new KeyRun(this.#count, bytes, starts, lastKey, this.#refs, this.#ascii, filter);
+    return new KeyRun(this.#count, bytes, starts, lastKey, this.#refs, this.#ascii, filter, filterProbes(bits));
   }
 }
 
