@@ -9,7 +9,8 @@
  * JITTER_MS (5), STORES (comma list of memory,local,latency,azurite,gcs;
  * azurite and gcs are AzureBlobStore on Azurite and GcsStore on the JSON API
  * stand-in, both on loopback, and also print emulator HTTP requests per commit),
- * COHORTS (`walCohorts`; unset, the engine's default).
+ * COHORTS (`walCohorts`; unset, the engine's default), MEMTABLE_KEYS
+ * (`memtableKeys`; unset, the engine's default).
  */
 import { tmpdir } from "node:os";
 import { Engine, LocalStore, MemoryStore, WriteBatch, withCounting, withLatency, type ObjectStore } from "../runtime/index.js";
@@ -27,10 +28,11 @@ const LATENCY_MS = env("LATENCY_MS", 20);
 const JITTER_MS = env("JITTER_MS", 5);
 const STORES = (process.env.STORES ?? "memory,local,latency").split(",");
 const COHORTS = process.env.COHORTS === undefined ? {} : { walCohorts: Number(process.env.COHORTS) };
+const MEMTABLE = process.env.MEMTABLE_KEYS === undefined ? {} : { memtableKeys: Number(process.env.MEMTABLE_KEYS) };
 
 async function run(label: string, store: ObjectStore, httpRequests?: () => number): Promise<void> {
   const counted = withCounting(store);
-  const engine = await Engine.open(counted, { flushIntervalMs: FLUSH_MS, ...COHORTS });
+  const engine = await Engine.open(counted, { flushIntervalMs: FLUSH_MS, ...COHORTS, ...MEMTABLE });
   counted.reset();
   const startStats = engine.stats;
   const startRequests = httpRequests?.() ?? 0;
@@ -71,7 +73,7 @@ async function run(label: string, store: ObjectStore, httpRequests?: () => numbe
 }
 
 console.log(
-  `engine-commit: C=${C} DURATION_MS=${DURATION_MS} FLUSH_MS=${FLUSH_MS} COHORTS=${process.env.COHORTS ?? "(default)"} KEYS=${KEYS} VALUE_BYTES=${VALUE_BYTES} ` +
+  `engine-commit: C=${C} DURATION_MS=${DURATION_MS} FLUSH_MS=${FLUSH_MS} COHORTS=${process.env.COHORTS ?? "(default)"} MEMTABLE_KEYS=${process.env.MEMTABLE_KEYS ?? "(default)"} KEYS=${KEYS} VALUE_BYTES=${VALUE_BYTES} ` +
     `latency store=${LATENCY_MS}±${JITTER_MS} ms, node ${process.version}`,
 );
 for (const name of STORES) {

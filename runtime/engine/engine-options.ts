@@ -12,6 +12,10 @@ import { MAX_WAL_COHORTS } from "./wal-cohorts.js";
 
 /** `walCohorts` when not given (bench/RESULTS.md, "Cohorts at 50 in flight"). */
 const DEFAULT_WAL_COHORTS = 1;
+/** `memtableKeys` when not given, and its bounds. */
+const DEFAULT_MEMTABLE_KEYS = 32_768;
+export const MIN_MEMTABLE_KEYS = 1_024;
+export const MAX_MEMTABLE_KEYS = 4_194_304;
 
 /** Options of `Engine.open`; every field is optional. */
 export interface EngineOptions {
@@ -40,6 +44,17 @@ export interface EngineOptions {
   walCohorts?: number;
   /** Key prefix of every object the engine writes: "" or ending in "/". Default: "". */
   prefix?: string;
+  /**
+   * Keys the writer keeps in its memtable (an ordered map holding each
+   * key's string) before it freezes them into a compact key run (about 10 B
+   * per key). A write to a key that lives in a run first finds it there, so
+   * a working set of keys rewritten over and over that outgrows the memtable
+   * pays a run search per write, and its runs churn (bench/RESULTS.md, "The
+   * memtable's size against a rewritten working set"): size this above such
+   * a working set when its memory is affordable. Nothing stored depends on
+   * it. A whole number from 1,024 to 4,194,304. Default: 32,768.
+   */
+  memtableKeys?: number;
   /** Checkpoint automatically after this many WAL objects; 0 disables. Default: 1000. */
   checkpointWalObjects?: number;
   /** Checkpoint automatically after this many WAL bytes; 0 disables. Default: 64 MiB. */
@@ -203,6 +218,7 @@ export interface ResolvedEngineOptions {
   maxInflightWalPuts: number;
   walCohorts: number;
   prefix: string;
+  memtableKeys: number;
   checkpointWalObjects: number;
   checkpointWalBytes: number;
   checkpointBacklog: number;
@@ -228,6 +244,7 @@ export function resolveEngineOptions(given: EngineOptions): ResolvedEngineOption
     maxInflightWalPuts: opts.maxInflightWalPuts ?? 16,
     walCohorts: opts.walCohorts ?? DEFAULT_WAL_COHORTS,
     prefix: checkPrefix(opts.prefix ?? ""),
+    memtableKeys: opts.memtableKeys ?? DEFAULT_MEMTABLE_KEYS,
     checkpointWalObjects: opts.checkpointWalObjects ?? 1000,
     checkpointWalBytes: opts.checkpointWalBytes ?? 64 * 1024 * 1024,
     checkpointBacklog: opts.checkpointBacklog ?? 2,
@@ -265,6 +282,7 @@ const TOP_KEYS = optionFields<EngineOptions>({
   maxInflightWalPuts: true,
   walCohorts: true,
   prefix: true,
+  memtableKeys: true,
   checkpointWalObjects: true,
   checkpointWalBytes: true,
   checkpointBacklog: true,
@@ -376,6 +394,7 @@ export function validateEngineOptions(given: EngineOptions, what = "engine optio
   // A fenced writer's late puts must land in the range the next writer skips (layout.ts).
   checkWhole("maxInflightWalPuts", 1, WAL_FENCE_JUMP - 1);
   checkWhole("walCohorts", 1, MAX_WAL_COHORTS);
+  checkWhole("memtableKeys", MIN_MEMTABLE_KEYS, MAX_MEMTABLE_KEYS);
   checkWhole("checkpointWalObjects", 0);
   checkWhole("checkpointWalBytes", 0);
   const backlog = opts.checkpointBacklog;

@@ -74,8 +74,13 @@ const MAX_ATTEMPTS = 8;
  * free its number for the old writer's next checkpoint, whose garbage
  * collection then deletes WAL the other opener still needs.
  */
-export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy, now: () => number = Date.now): Promise<Recovered> {
-  const loadOptions = { trackDelta: true, checkSegments: true, ...(policy === undefined ? {} : { policy }) };
+export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy, now: () => number = Date.now, memtableKeys?: number): Promise<Recovered> {
+  const loadOptions = {
+    trackDelta: true,
+    checkSegments: true,
+    ...(policy === undefined ? {} : { policy }),
+    ...(memtableKeys === undefined ? {} : { memtableKeys }),
+  };
   const loaded = await loadState(ctx, loadOptions);
   if (loaded !== undefined) {
     let claim: Manifest | undefined;

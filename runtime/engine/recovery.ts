@@ -123,8 +123,9 @@ export async function loadSegments(
   onMissing: (key: string) => void = () => {},
   policy?: PagePolicy,
   onIndex?: (name: string, blocks: readonly SegmentBlockInfo[]) => void,
+  memtableKeys?: number,
 ): Promise<StateMap | undefined> {
-  const state = newState(policy);
+  const state = newState(policy, memtableKeys);
   const segments = manifest.segments;
   // Tails while segments keep having usable key sections; whole segments after one that did not.
   // A store without ranged reads returns the whole object for every read: a tail read, and a second for a longer section, would each fetch all of it.
@@ -355,9 +356,14 @@ class BytePrefixes {
   }
 }
 
-/** An empty state; with a paging `policy`, its memtable keeps the values a checkpoint will page out. */
-export function newState(policy?: PagePolicy): StateMap {
-  const { memtableKeys, idleSlice } = stateTuning;
+/**
+ * An empty state; with a paging `policy`, its memtable keeps the values a
+ * checkpoint will page out. `memtableKeys` (the engine's option) sizes its
+ * memtable; `stateTuning` still overrides it for tests.
+ */
+export function newState(policy?: PagePolicy, givenMemtableKeys?: number): StateMap {
+  const { idleSlice } = stateTuning;
+  const memtableKeys = stateTuning.memtableKeys ?? givenMemtableKeys;
   return new LayeredState({
     ...(policy === undefined ? {} : { hold: holdUntilPaged(policy) }),
     ...(memtableKeys === undefined ? {} : { memtableKeys }),
@@ -586,6 +592,8 @@ export interface LoadOptions {
   checkSegments: boolean;
   /** Leave the values this policy lets page out in their segments (a writer with a value cache). */
   policy?: PagePolicy;
+  /** Keys the state's memtable holds before it freezes them into a key run (`EngineOptions.memtableKeys`). */
+  memtableKeys?: number;
   /**
    * Load this manifest instead of the newest, under a claim this opener has
    * already published (manifest number `claimed`): only a manifest past the
@@ -612,7 +620,7 @@ export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<L
   let missingSegment = "";
   const indexes = new Map<string, readonly SegmentBlockInfo[]>();
   const onIndex = opts.policy === undefined ? undefined : (name: string, blocks: readonly SegmentBlockInfo[]) => indexes.set(name, blocks);
-  const tree = await loadSegments(ctx, manifest, (key) => (missingSegment = key), opts.policy, onIndex);
+  const tree = await loadSegments(ctx, manifest, (key) => (missingSegment = key), opts.policy, onIndex, opts.memtableKeys);
   if (tree === undefined) {
     if (await newerExists()) return undefined;
     throw segmentCorrupted(missingSegment, `it is missing, but manifest ${manifest.id} (the newest) lists it`);
