@@ -10,7 +10,8 @@ import { describeValue, errorText, isOptionObject, optionFields, readOptions, re
 import type { DeadLetterOptions, EnqueueItem, EnqueueOptions, NackOptions } from "./types.js";
 import type { KvScanOptions, ListJobsOptions } from "./view.js";
 
-const ENQUEUE_FIELDS = optionFields<EnqueueOptions>({
+/** The fields of `EnqueueOptions`, for the readers and the unknown-field check. */
+export const ENQUEUE_FIELDS = optionFields<EnqueueOptions>({
   priority: true,
   runAt: true,
   dedupKey: true,
@@ -19,7 +20,7 @@ const ENQUEUE_FIELDS = optionFields<EnqueueOptions>({
   jobId: true,
   debounce: true,
 });
-const DEBOUNCE_FIELDS = optionFields<NonNullable<EnqueueOptions["debounce"]>>({ key: true, periodMs: true });
+export const DEBOUNCE_FIELDS = optionFields<NonNullable<EnqueueOptions["debounce"]>>({ key: true, periodMs: true });
 const ITEM_FIELDS = optionFields<EnqueueItem>({ queueName: true, payload: true, opts: true });
 const KV_SCAN_FIELDS = optionFields<KvScanOptions>({ after: true, limit: true });
 const LIST_JOBS_FIELDS = optionFields<ListJobsOptions>({ cursor: true, limit: true });

@@ -9,18 +9,7 @@ import { checkedHeaders } from "./headers.js";
 import { isWellFormed, MAX_DEDUP_KEY_BYTES, utf8Exceeds, validateDedupKey, validateJobId, validatePositiveInt, validateQueueName } from "./names.js";
 import type { EnqueueItem, EnqueueOptions } from "./types.js";
 import { validateDebouncePeriod } from "./admission.js";
-import { refuseUnknownDebounceFields, refuseUnknownEnqueueFields } from "./queue-option-fields.js";
-
-const DEBOUNCE_KEYS = optionFields<NonNullable<EnqueueOptions["debounce"]>>({ key: true, periodMs: true });
-const ENQUEUE_KEYS = optionFields<EnqueueOptions>({
-  priority: true,
-  runAt: true,
-  dedupKey: true,
-  maxAttempts: true,
-  headers: true,
-  jobId: true,
-  debounce: true,
-});
+import { DEBOUNCE_FIELDS, ENQUEUE_FIELDS, refuseUnknownDebounceFields, refuseUnknownEnqueueFields } from "./queue-option-fields.js";
 
 /**
  * Whether `Object.prototype` or `Function.prototype` holds a field named
@@ -58,7 +47,7 @@ export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): 
   let debounce: EnqueueOptions["debounce"];
   try {
     if (baseHoldsEnqueueField()) {
-      ({ priority, runAt, dedupKey, maxAttempts, jobId, headers, debounce } = readOptions(opts, ENQUEUE_KEYS, "EnqueueOptions") as EnqueueOptions);
+      ({ priority, runAt, dedupKey, maxAttempts, jobId, headers, debounce } = readOptions(opts, ENQUEUE_FIELDS, "EnqueueOptions") as EnqueueOptions);
     } else {
       priority = opts.priority;
       field = "runAt";
@@ -110,7 +99,7 @@ export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): 
   if (debounce !== undefined) {
     if (!isOptionObject(debounce)) throw new ValidationError(`EnqueueOptions.debounce must be an object { key, periodMs }, got ${describeValue(debounce)}`);
     refuseUnknownDebounceFields(debounce);
-    const { key, periodMs } = readOptions(debounce, DEBOUNCE_KEYS, "EnqueueOptions.debounce");
+    const { key, periodMs } = readOptions(debounce, DEBOUNCE_FIELDS, "EnqueueOptions.debounce");
     validateDebounceKey(key);
     validateDebouncePeriod("EnqueueOptions.debounce.periodMs", periodMs);
     if (runAt !== undefined) {
