@@ -134,6 +134,16 @@ function writeMap(o: object, writeValue: (v: unknown) => boolean): boolean {
   return closeMap(from, n);
 }
 
+/** Writes the 16-bit header of a map of `n` entries into the three bytes reserved at `from` (from `base`); false past 65,535 entries. */
+function closeFixedMap(from: number, n: number): boolean {
+  if (n >= 0x10000) return false;
+  const head = base + from;
+  buf[head] = 0xde;
+  buf[head + 1] = n >> 8;
+  buf[head + 2] = n & 0xff;
+  return true;
+}
+
 /** Writes the header of a map of `n` entries whose one reserved header byte is at `from` (from `base`); false past 65,535 entries. */
 function closeMap(from: number, n: number): boolean {
   if (n < 0x10) {
@@ -193,12 +203,7 @@ function writeFixedMap(o: object): boolean {
     if (!writePlainValue(rec[k])) return false;
     n++;
   }
-  if (n >= 0x10000) return false;
-  const head = base + from;
-  buf[head] = 0xde;
-  buf[head + 1] = n >> 8;
-  buf[head + 2] = n & 0xff;
-  return true;
+  return closeFixedMap(from, n);
 }
 
 function writePlainValue(v: unknown): boolean {
@@ -456,21 +461,11 @@ function writeCompactMap(o: object): boolean {
     if (!(nested ? writeCompactMap(v) : writePlainValue(v))) return false;
     n++;
   }
-  if (n >= 0x10000) return false;
-  const head = base + from;
-  buf[head] = 0xde;
-  buf[head + 1] = n >> 8;
-  buf[head + 2] = n & 0xff;
-  return true;
+  return closeFixedMap(from, n);
 }
 
 /** Ends a plain record `beginPlainFields` started (see `finish` for `shared`); undefined when a value was not one these writers take. */
 export function endPlainFields(shared: boolean): Uint8Array | undefined {
-  if (fieldsOk && fieldCount < 0x10000) {
-    const head = base + fieldsFrom;
-    buf[head] = 0xde;
-    buf[head + 1] = fieldCount >> 8;
-    buf[head + 2] = fieldCount & 0xff;
-  } else fieldsOk = false;
+  if (fieldsOk && !closeFixedMap(fieldsFrom, fieldCount)) fieldsOk = false;
   return finish(fieldsOk, shared);
 }
