@@ -9,7 +9,7 @@ import { checkedEnqueueItem, rebuiltEnqueueItem, type RebuiltEnqueueOptions } fr
 import { MAX_KV_VALUE_SIZE, validateKvKey } from "./names.js";
 import { copyCallerValue, type OwnedBytes } from "./owned-bytes.js";
 import { keptEngineKey, KvKeyRef } from "./user-keys.js";
-import { userKey } from "./keys.js";
+import { USER, userKey } from "./keys.js";
 import type { EnqueueItem, EnqueueOptions } from "./types.js";
 
 /** One staged KV operation, in staging order; a later op on a key wins. */
@@ -194,9 +194,14 @@ export function stageOwnedPut(effects: SettlementEffects, key: string | KvKeyRef
  * (a new key always misses there, and the lookup hashes and flattens it).
  */
 export function stageOwnedPutOnce(effects: SettlementEffects, key: string, value: OwnedBytes): void {
-  const engineKey = validKeyEngineKey(key);
-  checkSize(key, value);
-  effects.kvOps.push(new StagedPut(MINT, key, value, engineKey));
+  if (typeof key !== "string") validateKvKey(key);
+  // The engine key is built first and flattened once, by the check of the caller key cut out of it: checked
+  // on its own, the caller key (a concatenation) was flattened there and its engine key again by the memtable.
+  const engineKey = userKey(key);
+  const name = engineKey.slice(USER.length);
+  validateKvKey(name);
+  checkSize(name, value);
+  effects.kvOps.push(new StagedPut(MINT, name, value, engineKey));
 }
 
 /**

@@ -47,6 +47,34 @@ describe("stageOwnedPut", () => {
     expect(effects.kvOps).toEqual([]);
   });
 
+  it("refuses a written-once key with kvPut's error, for any value a caller could pass", () => {
+    const bad: unknown[] = ["", "\ud800", "a\udc00b", "k".repeat(1025), "é".repeat(513), null, undefined, 7, Number.NaN, {}, Symbol("k")];
+    for (const key of bad) {
+      const once = new SettlementEffects();
+      let expected: unknown;
+      try {
+        new SettlementEffects().kvPut(key as string, new Uint8Array(1));
+      } catch (e) {
+        expected = e;
+      }
+      expect(expected).toBeInstanceOf(ValidationError);
+      expect(() => stageOwnedPutOnce(once, key as string, ownedBytes(new Uint8Array(1)))).toThrow((expected as Error).message);
+      expect(once.kvOps).toEqual([]);
+    }
+  });
+
+  it("stages a written-once key built by concatenation as the caller key it names", () => {
+    const effects = new SettlementEffects();
+    const parts = ["workflow/history/", "q", "/", "01JRUN", "/", "0000000003"];
+    stageOwnedPutOnce(effects, parts.join(""), ownedBytes(new Uint8Array([1])));
+    stageOwnedPutOnce(effects, "k".repeat(1024), ownedBytes(new Uint8Array([2])));
+    stageOwnedPutOnce(effects, "é😀", ownedBytes(new Uint8Array([3])));
+    expect(effects.kvOps.map((op) => op.key)).toEqual(["workflow/history/q/01JRUN/0000000003", "k".repeat(1024), "é😀"]);
+    const txn = new Txn(new MemoryOnlySource());
+    effectsModule.commitKvOps(effects, txn);
+    expect(txn.batch.ops.map((op) => op.key)).toEqual(["u/workflow/history/q/01JRUN/0000000003", `u/${"k".repeat(1024)}`, "u/é😀"]);
+  });
+
   it("commits a kept key's put and a written-once key's put with the settlement, also merged into other effects", async () => {
     await withClaimedJob(async (queue, effects) => {
       // Read in the caller's turn: the key is kept from now on, and staging it carries its engine key.

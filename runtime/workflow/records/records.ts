@@ -8,6 +8,7 @@
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { decodeValue, encodeValue } from "./codec.js";
 import { type CommitOnlyBytes, type CommitTarget, encodeForCommit } from "./commit-bytes.js";
+import { beginPlainFields, endPlainFields, fieldName, plainField, plainNumber, plainString } from "../../queue/record-pack.js";
 import type { RunErrorKind, RunOutcome, TerminalStatus, Termination } from "../runs/run-types.js";
 import type { RunId } from "../runs/run-id.js";
 import type { StepOutcome } from "../steps/step-outcome.js";
@@ -259,6 +260,37 @@ export function decodeRunRecord(bytes: Uint8Array, key: string): RunRecord {
 
 export function encodeStepPointer(p: StepPointer): Uint8Array {
   return encodeValue(compact(p));
+}
+
+const P_STEP = fieldName("step");
+const P_JOB_ID = fieldName("jobId");
+const P_NAME = fieldName("name");
+const P_SIGNAL_WAIT = fieldName("signalWait");
+
+/**
+ * `encodeStepPointer`'s bytes for a pointer whose fields were set in the
+ * order step, jobId, name, signalWait (a continuing step's: `continueRun`,
+ * then `stageSignalWait`), written field by field: no compacted copy, and
+ * the field names encoded once. A value the writer does not take goes to
+ * `encodeStepPointer`. test/workflow/step-pointer-writer.test.ts holds the
+ * two equal.
+ */
+export function encodeNextStepPointer(p: StepPointer): Uint8Array {
+  beginPlainFields();
+  plainField(P_STEP);
+  plainNumber(p.step);
+  plainField(P_JOB_ID);
+  plainString(p.jobId);
+  const { name, signalWait } = p;
+  if (name !== undefined) {
+    plainField(P_NAME);
+    plainString(name);
+  }
+  if (signalWait !== undefined) {
+    plainField(P_SIGNAL_WAIT);
+    plainString(signalWait);
+  }
+  return endPlainFields(false) ?? encodeStepPointer(p);
 }
 
 /** `encodeStepPointer` for a put staged into a commit of `target` that nothing reads back (a submission's). */

@@ -36,7 +36,7 @@ import {
   decodeRunRecord,
   decodeStepPointer,
   encodeReplayRecord,
-  encodeStepPointer,
+  encodeNextStepPointer,
   type RunRecord,
   type StagedKv,
   type StepPointer,
@@ -718,7 +718,7 @@ function submitContinue(
   // Built here from the step job's checked fields: staged without checking its strings again (see `rebuiltEnqueueItem`).
   stageRebuiltEnqueue(effects, core.queueName, o.payload, opts);
   // Freshly encoded, and only read after (the carry compares it with the stored record): staged without a copy.
-  const pointerBytes = ownedBytes(encodeStepPointer(pointer));
+  const pointerBytes = ownedBytes(encodeNextStepPointer(pointer));
   stageOwnedPut(effects, keys.pointerAt, pointerBytes);
   const chain = slot.chain;
   const q = core.queue;
