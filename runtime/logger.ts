@@ -6,7 +6,7 @@
  * out of log records: header redaction and bounded error fields.
  */
 import { ValidationError } from "./errors.js";
-import { callGuarded, describeValue, errorText, isOptionObject, showLoneSurrogates } from "./option-values.js";
+import { callGuarded, codePointCut, describeValue, errorText, isOptionObject, showLoneSurrogates } from "./option-values.js";
 
 /** One log method: a structured object first, then the message. */
 export type LogMethod = (obj: Record<string, unknown>, msg: string) => void;
@@ -149,7 +149,9 @@ export interface ErrorFields {
 
 /** `s` cut to `max` characters, saying how many were cut, its lone surrogates written as escapes (UTF-8 cannot store them). */
 export function boundText(s: string, max: number): string {
-  return showLoneSurrogates(s.length <= max ? s : `${s.slice(0, max)}… (${s.length - max} more characters)`);
+  if (s.length <= max) return showLoneSurrogates(s);
+  const end = codePointCut(s, max);
+  return showLoneSurrogates(`${s.slice(0, end)}… (${s.length - end} more characters)`);
 }
 
 /** The bounded {@link ErrorFields} of anything thrown. */

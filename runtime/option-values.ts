@@ -16,7 +16,7 @@ const SHOWN_CHARS = 64;
 export function quoteValue(v: unknown): string {
   if (typeof v !== "string") return describeValue(v);
   // An escaped lone surrogate stays visible rather than turning into U+FFFD.
-  return JSON.stringify(v.length > SHOWN_CHARS ? `${v.slice(0, SHOWN_CHARS)}...` : v);
+  return JSON.stringify(v.length > SHOWN_CHARS ? `${v.slice(0, codePointCut(v, SHOWN_CHARS))}...` : v);
 }
 
 /** A value as an error message shows it: what it is, not only how `String` spells it ("100" and 100 differ). */
@@ -126,7 +126,7 @@ const MAX_ERROR_TEXT = 1000;
  */
 export function cutText(s: string, max: number): string {
   if (s.length <= max) return showLoneSurrogates(s);
-  const end = max > 0 && isHighSurrogate(s.charCodeAt(max - 1)) ? max - 1 : max;
+  const end = codePointCut(s, max);
   return `${showLoneSurrogates(s.slice(0, end))}… [cut: first ${end} of ${s.length} characters kept]`;
 }
 
@@ -142,8 +142,16 @@ export function showLoneSurrogates(s: string): string {
   return s.replace(LONE_SURROGATE, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 
-function isHighSurrogate(c: number): boolean {
-  return c >= 0xd800 && c <= 0xdbff;
+/**
+ * Where to cut `s` to keep at most its first `end` characters: `end`, or
+ * one less when that would split a surrogate pair (an emoji), whose half
+ * left alone UTF-8 cannot hold.
+ */
+export function codePointCut(s: string, end: number): number {
+  if (end <= 0 || end >= s.length) return Math.max(0, Math.min(end, s.length));
+  const high = s.charCodeAt(end - 1);
+  const low = s.charCodeAt(end);
+  return high >= 0xd800 && high <= 0xdbff && low >= 0xdc00 && low <= 0xdfff ? end - 1 : end;
 }
 
 /**
