@@ -164,16 +164,17 @@ export function codePointCut(s: string, end: number): number {
 export function readFields<K extends string>(from: object, keys: readonly K[], path: string, problems: string[]): Partial<Record<K, unknown>> {
   const out = blankCopy<Partial<Record<K, unknown>>>();
   for (const k of keys) {
+    // Asked before the read, so a getter set on Object.prototype never runs; for a name no base
+    // prototype holds (the common case) it is one lookup that asks nothing of `from`.
+    if (isBaseFieldOrUnreadable(from, k)) continue;
     let v: unknown;
     try {
       v = (from as Record<string, unknown>)[k];
     } catch (err) {
-      if (!isBaseFieldOrUnreadable(from, k)) problems.push(`reading ${path}${k} threw: ${errorText(err)}`);
+      problems.push(`reading ${path}${k} threw: ${errorText(err)}`);
       continue;
     }
-    // Absent fields, the common case, are not looked up again.
-    if (v === undefined || isBaseFieldOrUnreadable(from, k)) continue;
-    out[k] = v;
+    if (v !== undefined) out[k] = v;
   }
   return out;
 }
@@ -428,11 +429,17 @@ export function checkOptionalFunction(path: string, v: unknown): void {
   if (v !== undefined && typeof v !== "function") throw new ValidationError(`${path} must be a function, got ${describeValue(v)}`);
 }
 
-/** Whether `v` is an object whose `methods` are all functions (reading them may not throw): a clock, a logger, a store. */
+/**
+ * Whether `v` is an object whose `methods` are all functions (reading them
+ * may not throw): a clock, a logger, a store. A method counts when `v` or a
+ * prototype below `Object.prototype` and `Function.prototype` holds it (a
+ * class's method does): one found only there (`Object.prototype.now = ...`,
+ * or its own `toString`) would make any object pass, and is not read.
+ */
 export function hasMethods(v: unknown, methods: readonly string[]): boolean {
   if (v === null || (typeof v !== "object" && typeof v !== "function")) return false;
   try {
-    return methods.every((m) => typeof (v as Record<string, unknown>)[m] === "function");
+    return methods.every((m) => !isBaseField(v, m) && typeof (v as Record<string, unknown>)[m] === "function");
   } catch {
     return false;
   }
