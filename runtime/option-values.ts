@@ -148,7 +148,10 @@ export function showLoneSurrogates(s: string): string {
  * left alone UTF-8 cannot hold.
  */
 export function codePointCut(s: string, end: number): number {
-  if (end <= 0 || end >= s.length) return Math.max(0, Math.min(end, s.length));
+  // NaN and negative bounds keep nothing; a fractional one keeps the whole characters below it.
+  if (!(end > 0)) return 0;
+  if (end >= s.length) return s.length;
+  end = Math.floor(end);
   const high = s.charCodeAt(end - 1);
   const low = s.charCodeAt(end);
   return high >= 0xd800 && high <= 0xdbff && low >= 0xdc00 && low <= 0xdfff ? end - 1 : end;
