@@ -31,7 +31,14 @@ describe("cuts at a character boundary", () => {
         expect(isWellFormed(text.slice(0, at)), `end ${end}`).toBe(true);
       }
     }
-    for (const [end, at] of [[Number.NaN, 0], [-1e30, 0], [Number.POSITIVE_INFINITY, MIXED.length], [1e30, MIXED.length], [4.5, 3], [5.9, 5]] as const)
+    for (const [end, at] of [
+      [Number.NaN, 0],
+      [-1e30, 0],
+      [Number.POSITIVE_INFINITY, MIXED.length],
+      [1e30, MIXED.length],
+      [4.5, 3],
+      [5.9, 5],
+    ] as const)
       expect(codePointCut(MIXED, end), `end ${end}`).toBe(at);
     // A lone surrogate the text has is no pair: the cut stays where asked.
     expect(codePointCut("a\ud800b", 2)).toBe(2);
