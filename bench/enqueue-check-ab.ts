@@ -12,8 +12,7 @@
  * Run: `npm run build` in each checkout, then
  * `CALLS=1000000 ROUNDS=10 npx tsx bench/enqueue-check-ab.ts <checkout A> <checkout B>`.
  */
-import { median } from "./support/percentile.js";
-import { loadAverageText } from "./support/load-average.js";
+import { alternateRounds, printMedians } from "./support/alternate-rounds.js";
 import { loadCheckout } from "./support/step-workload.js";
 
 type Checks = typeof import("../runtime/queue/validate-enqueue.js");
@@ -59,16 +58,5 @@ function measure(m: Checks, stage: Stage): number {
 }
 
 console.log(`checked enqueue item CPU ns per item (staged, then taken at the commit); CALLS=${CALLS} ROUNDS=${ROUNDS}`);
-const rounds: number[][] = dirs.map(() => []);
-for (let r = 0; r < ROUNDS; r++) {
-  const order = r % 2 === 0 ? dirs.map((_, i) => i) : dirs.map((_, i) => dirs.length - 1 - i);
-  const line: string[] = [];
-  for (const i of order) {
-    const ns = measure(mods[i]!, stages[i]!);
-    rounds[i]!.push(ns);
-    line.push(`${dirs[i]}: ${ns.toFixed(0)}`);
-  }
-  console.log(`round ${r + 1} (load ${loadAverageText()}): ${line.join(", ")}`);
-}
-for (const [i, d] of dirs.entries()) console.log(`median after 2 rounds ${d}: ${median(rounds[i]!.slice(2)).toFixed(0)} ns per item`);
+printMedians(dirs, await alternateRounds(dirs, ROUNDS, (i) => measure(mods[i]!, stages[i]!)), "ns per item");
 if (sink === 0) console.log("");

@@ -13,8 +13,7 @@
  * Run: `npm run build` in each checkout, then
  * `ITEMS=500000 ROUNDS=8 npx tsx bench/enqueue-read-ab.ts <checkout A> <checkout B>`.
  */
-import { median } from "./support/percentile.js";
-import { loadAverageText } from "./support/load-average.js";
+import { alternateRounds, printMedians } from "./support/alternate-rounds.js";
 import { loadCheckout } from "./support/step-workload.js";
 
 type Fields = typeof import("../runtime/queue/queue-option-fields.js");
@@ -54,16 +53,5 @@ function measure({ fields, checks }: (typeof mods)[number]): number {
 }
 
 console.log(`enqueueBatch's reading and checking, CPU ns per item; ITEMS=${ITEMS} ROUNDS=${ROUNDS} BATCH=${BATCH}`);
-const rounds: number[][] = dirs.map(() => []);
-for (let r = 0; r < ROUNDS; r++) {
-  const order = r % 2 === 0 ? dirs.map((_, i) => i) : dirs.map((_, i) => dirs.length - 1 - i);
-  const line: string[] = [];
-  for (const i of order) {
-    const ns = measure(mods[i]!);
-    rounds[i]!.push(ns);
-    line.push(`${dirs[i]}: ${ns.toFixed(0)}`);
-  }
-  console.log(`round ${r + 1} (load ${loadAverageText()}): ${line.join(", ")}`);
-}
-for (const [i, d] of dirs.entries()) console.log(`median after 2 rounds ${d}: ${median(rounds[i]!.slice(2)).toFixed(0)} ns per item`);
+printMedians(dirs, await alternateRounds(dirs, ROUNDS, (i) => measure(mods[i]!)), "ns per item");
 if (sink === 0) console.log("");

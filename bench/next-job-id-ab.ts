@@ -12,9 +12,8 @@
  * Run: `npm run build` in each checkout, then
  * `JOBS=100000 CALLS=200000 ROUNDS=10 npx tsx bench/next-job-id-ab.ts <checkout A> <checkout B>`.
  */
-import { median } from "./support/percentile.js";
+import { alternateRounds, printMedians } from "./support/alternate-rounds.js";
 import { loadCheckout, type Taquba } from "./support/step-workload.js";
-import { loadAverageText } from "./support/load-average.js";
 
 type AnyQueue = import("../runtime/index.js").Queue;
 
@@ -60,18 +59,6 @@ console.log(
   `nextJobId CPU ns per call; JOBS=${JOBS} (+${Math.floor(JOBS / 10)} in the memtable) CALLS=${CALLS} ROUNDS=${ROUNDS} FAR_FUTURE=${FAR_FUTURE ? 1 : 0}`,
 );
 for (const [i, d] of dirs.entries()) console.log(`${d}: key runs ${queues[i]!.engineStats.keyRuns}, pending ${(await queues[i]!.view().stats("q")).pending}`);
-const rounds: number[][] = dirs.map(() => []);
-for (let r = 0; r < ROUNDS; r++) {
-  // Alternating which goes first, so neither always runs after the other's garbage.
-  const order = r % 2 === 0 ? dirs.map((_, i) => i) : dirs.map((_, i) => dirs.length - 1 - i);
-  const line: string[] = [];
-  for (const i of order) {
-    const ns = measure(queues[i]!);
-    rounds[i]!.push(ns);
-    line.push(`${dirs[i]}: ${ns.toFixed(0)}`);
-  }
-  console.log(`round ${r + 1} (load ${loadAverageText()}): ${line.join(", ")}`);
-}
-for (const [i, d] of dirs.entries()) console.log(`median after 2 rounds ${d}: ${median(rounds[i]!.slice(2)).toFixed(0)} ns per call`);
+printMedians(dirs, await alternateRounds(dirs, ROUNDS, (i) => measure(queues[i]!)), "ns per call");
 for (const q of queues) await q.close();
 if (sink === 0) console.log("");

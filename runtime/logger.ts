@@ -6,7 +6,7 @@
  * out of log records: header redaction and bounded error fields.
  */
 import { ValidationError } from "./errors.js";
-import { callGuarded, describeValue, errorText, isOptionObject, showLoneSurrogates } from "./option-values.js";
+import { callerField, callGuarded, codePointCut, describeValue, errorText, isOptionObject, showLoneSurrogates } from "./option-values.js";
 
 /** One log method: a structured object first, then the message. */
 export type LogMethod = (obj: Record<string, unknown>, msg: string) => void;
@@ -63,7 +63,7 @@ export function fullLogger(logger: Logger | undefined): FullLogger {
   const pick = (l: LogLevel): LogMethod => {
     let m: unknown;
     try {
-      m = logger[l];
+      m = callerField(logger, l);
     } catch {
       // A Proxy or getter that throws: a level it cannot log at.
       return drop;
@@ -100,7 +100,8 @@ export function readLogger(path: string, logger: unknown, required: readonly Log
   for (const l of LEVELS) {
     let m: unknown;
     try {
-      m = (logger as Record<string, unknown>)[l];
+      // A level set on Object.prototype is none (see `isBaseField`): any object would log through it.
+      m = callerField(logger, l);
     } catch (err) {
       throw new ValidationError(`reading ${path}.${l} threw: ${errorText(err)}`);
     }
@@ -149,7 +150,9 @@ export interface ErrorFields {
 
 /** `s` cut to `max` characters, saying how many were cut, its lone surrogates written as escapes (UTF-8 cannot store them). */
 export function boundText(s: string, max: number): string {
-  return showLoneSurrogates(s.length <= max ? s : `${s.slice(0, max)}… (${s.length - max} more characters)`);
+  if (s.length <= max) return showLoneSurrogates(s);
+  const end = codePointCut(s, max);
+  return showLoneSurrogates(`${s.slice(0, end)}… (${s.length - end} more characters)`);
 }
 
 /** The bounded {@link ErrorFields} of anything thrown. */

@@ -16,7 +16,7 @@ const SHOWN_CHARS = 64;
 export function quoteValue(v: unknown): string {
   if (typeof v !== "string") return describeValue(v);
   // An escaped lone surrogate stays visible rather than turning into U+FFFD.
-  return JSON.stringify(v.length > SHOWN_CHARS ? `${v.slice(0, SHOWN_CHARS)}...` : v);
+  return JSON.stringify(v.length > SHOWN_CHARS ? `${v.slice(0, codePointCut(v, SHOWN_CHARS))}...` : v);
 }
 
 /** A value as an error message shows it: what it is, not only how `String` spells it ("100" and 100 differ). */
@@ -126,7 +126,7 @@ const MAX_ERROR_TEXT = 1000;
  */
 export function cutText(s: string, max: number): string {
   if (s.length <= max) return showLoneSurrogates(s);
-  const end = max > 0 && isHighSurrogate(s.charCodeAt(max - 1)) ? max - 1 : max;
+  const end = codePointCut(s, max);
   return `${showLoneSurrogates(s.slice(0, end))}… [cut: first ${end} of ${s.length} characters kept]`;
 }
 
@@ -142,8 +142,19 @@ export function showLoneSurrogates(s: string): string {
   return s.replace(LONE_SURROGATE, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 
-function isHighSurrogate(c: number): boolean {
-  return c >= 0xd800 && c <= 0xdbff;
+/**
+ * Where to cut `s` to keep at most its first `end` characters: `end`, or
+ * one less when that would split a surrogate pair (an emoji), whose half
+ * left alone UTF-8 cannot hold.
+ */
+export function codePointCut(s: string, end: number): number {
+  // NaN and negative bounds keep nothing; a fractional one keeps the whole characters below it.
+  if (!(end > 0)) return 0;
+  if (end >= s.length) return s.length;
+  end = Math.floor(end);
+  const high = s.charCodeAt(end - 1);
+  const low = s.charCodeAt(end);
+  return high >= 0xd800 && high <= 0xdbff && low >= 0xdc00 && low <= 0xdfff ? end - 1 : end;
 }
 
 /**
@@ -156,16 +167,17 @@ function isHighSurrogate(c: number): boolean {
 export function readFields<K extends string>(from: object, keys: readonly K[], path: string, problems: string[]): Partial<Record<K, unknown>> {
   const out = blankCopy<Partial<Record<K, unknown>>>();
   for (const k of keys) {
+    // Asked before the read, so a getter set on Object.prototype never runs; for a name no base
+    // prototype holds (the common case) it is one lookup that asks nothing of `from`.
+    if (isBaseFieldOrUnreadable(from, k)) continue;
     let v: unknown;
     try {
       v = (from as Record<string, unknown>)[k];
     } catch (err) {
-      if (!isBaseFieldOrUnreadable(from, k)) problems.push(`reading ${path}${k} threw: ${errorText(err)}`);
+      problems.push(`reading ${path}${k} threw: ${errorText(err)}`);
       continue;
     }
-    // Absent fields, the common case, are not looked up again.
-    if (v === undefined || isBaseFieldOrUnreadable(from, k)) continue;
-    out[k] = v;
+    if (v !== undefined) out[k] = v;
   }
   return out;
 }
@@ -420,11 +432,17 @@ export function checkOptionalFunction(path: string, v: unknown): void {
   if (v !== undefined && typeof v !== "function") throw new ValidationError(`${path} must be a function, got ${describeValue(v)}`);
 }
 
-/** Whether `v` is an object whose `methods` are all functions (reading them may not throw): a clock, a logger, a store. */
+/**
+ * Whether `v` is an object whose `methods` are all functions (reading them
+ * may not throw): a clock, a logger, a store. A method counts when `v` or a
+ * prototype below `Object.prototype` and `Function.prototype` holds it (a
+ * class's method does): one found only there (`Object.prototype.now = ...`,
+ * or its own `toString`) would make any object pass, and is not read.
+ */
 export function hasMethods(v: unknown, methods: readonly string[]): boolean {
   if (v === null || (typeof v !== "object" && typeof v !== "function")) return false;
   try {
-    return methods.every((m) => typeof (v as Record<string, unknown>)[m] === "function");
+    return methods.every((m) => !isBaseField(v, m) && typeof (v as Record<string, unknown>)[m] === "function");
   } catch {
     return false;
   }

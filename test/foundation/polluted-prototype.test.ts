@@ -71,7 +71,7 @@ describe("the shared readers", () => {
     expect({ ...answered({ limit: 9 }, () => readOptions(bare, FIELDS, "Opts")) }).toEqual({ cursor: "n" });
   });
 
-  it("ignore a getter Object.prototype holds, even one that throws (it runs once, as any read of the name would run it)", () => {
+  it("ignore a getter Object.prototype holds, even one that throws, without running it", () => {
     let ran = 0;
     Object.defineProperty(Object.prototype, "limit", {
       configurable: true,
@@ -87,7 +87,7 @@ describe("the shared readers", () => {
       delete (Object.prototype as Record<string, unknown>).limit;
     }
     expect(read).toEqual({ cursor: "c" });
-    expect(ran).toBe(1);
+    expect(ran).toBe(0);
   });
 
   it("ignore Function.prototype's fields as well, and list neither prototype's", () => {

@@ -156,7 +156,7 @@ describe("a step's history entry written field by field", () => {
         expect(bytesEqual(written, old), `facts ${i}`).toBe(true);
       }
       expectSameBytes(f);
-      // Equal bytes decode alike; the entry reads back with its step (a cut can split a surrogate pair, stored as U+FFFD either way).
+      // Equal bytes decode alike; the entry reads back with its step.
       expect(decodeStepRecord(bytesOf(encodeStepFactsForCommit(f, COPIES)), "k").step === f.step).toBe(true);
     }
     // Every seeded fact is plain data: the direct writer takes them all.

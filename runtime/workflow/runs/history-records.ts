@@ -13,6 +13,7 @@
  * and by a new submission under the same run id.
  */
 import { StoreCorruptedError } from "../../errors.js";
+import { codePointCut } from "../../option-values.js";
 import type { JobAttempt } from "../../queue/record.js";
 import { decodeValue, encodeValue } from "../records/codec.js";
 import { type CommitOnlyBytes, type CommitTarget, encodeForCommit } from "../records/commit-bytes.js";
@@ -86,8 +87,13 @@ export interface StepRecord extends Omit<StepHistory, "retryable"> {
   signalPayload?: Uint8Array;
 }
 
-function cut(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+/**
+ * `text` within `max` characters, its end replaced by `…` when cut. Never
+ * between the two halves of a surrogate pair (an emoji): UTF-8 cannot hold
+ * the half left, so the stored text would end in U+FFFD.
+ */
+export function cutHistoryText(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, codePointCut(text, max - 1))}…`;
 }
 
 /** Keeps the first attempt and the latest ones, within {@link HISTORY_ATTEMPTS_PER_STEP}. */
@@ -116,17 +122,17 @@ export function attemptFromQueue(a: JobAttempt): AttemptHistory {
     outcome: QUEUE_OUTCOMES[a.outcome] ?? "retried",
   };
   if (a.outcome === "lease_expired") out.error = "the lease expired before the step settled: its worker stopped, or stalled without renewing it";
-  else if (a.error !== undefined) out.error = cut(a.error, HISTORY_ERROR_CHARS);
-  if (a.errorStack !== undefined) out.stack = cut(a.errorStack, HISTORY_STACK_CHARS);
+  else if (a.error !== undefined) out.error = cutHistoryText(a.error, HISTORY_ERROR_CHARS);
+  if (a.errorStack !== undefined) out.stack = cutHistoryText(a.errorStack, HISTORY_STACK_CHARS);
   return out;
 }
 
 /** An attempt's error text and stack, bounded. */
 export function errorFieldsOf(error: unknown, text: string | undefined): { error?: string; stack?: string } {
   const out: { error?: string; stack?: string } = {};
-  if (text !== undefined) out.error = cut(text, HISTORY_ERROR_CHARS);
+  if (text !== undefined) out.error = cutHistoryText(text, HISTORY_ERROR_CHARS);
   const stack = error instanceof Error ? error.stack : undefined;
-  if (typeof stack === "string") out.stack = cut(stack, HISTORY_STACK_CHARS);
+  if (typeof stack === "string") out.stack = cutHistoryText(stack, HISTORY_STACK_CHARS);
   return out;
 }
 
@@ -148,7 +154,7 @@ export interface StepFacts {
   signalPayload?: Uint8Array | undefined;
 }
 
-const cutKey = (k: string): string => cut(k, KEY_CHARS);
+const cutKey = (k: string): string => cutHistoryText(k, KEY_CHARS);
 
 /** At most `HISTORY_KEYS_PER_STEP` of `list`, each cut to `KEY_CHARS`. */
 function boundKeys(list: readonly string[]): string[] {

@@ -33,7 +33,7 @@ import { checkRunHeaders, checkRunPayload } from "../limits.js";
 import { describePayload, stageForgotten, stageSubmission } from "./index-effects.js";
 import { checkRunDebounce, supersessionOf } from "./debounce.js";
 import { drawnIdTaken } from "./drawn-job-id.js";
-import { describeValue, isOptionObject, NO_OPTIONS } from "../../option-values.js";
+import { blankCopy, callerField, describeValue, isOptionObject, NO_OPTIONS } from "../../option-values.js";
 import { readRunSpec, refuseUnknownRunOptionFields, refuseUnknownRunSpecFields } from "./run-option-fields.js";
 
 /** Checks user headers: string values, no reserved prefix; `what` names them as the caller wrote them. */
@@ -46,10 +46,15 @@ export function checkUserHeaders(headers: Readonly<Record<string, string>> | und
   return out;
 }
 
-/** The submitter's headers of a step job: every header except the reserved ones. */
+/**
+ * The submitter's headers of a step job: every header except the reserved
+ * ones, the job's own only. The copy inherits nothing (see `blankCopy`): a
+ * name set on `Object.prototype` is no header of it, and a `__proto__`
+ * name is a header like any other rather than the copy's prototype.
+ */
 export function userHeadersOf(jobHeaders: Readonly<Record<string, string>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  // Own keys in `Object.entries` order, without its array of pairs: this runs for every step.
+  const out = blankCopy<Record<string, string>>();
+  // Own keys in `Object.entries` order, without its array of pairs.
   for (const k in jobHeaders) if (Object.hasOwn(jobHeaders, k) && !k.startsWith(RESERVED_HEADER_PREFIX)) out[k] = jobHeaders[k]!;
   return out;
 }
@@ -73,15 +78,23 @@ export function flowHeaders(flow: RunFlow | undefined, path = "RunOptions.flow")
     }
     return v;
   };
-  const out: Record<string, string> = { [FLOW_RULE_HEADER]: text("rule", flow.rule, 1) };
-  if (flow.concurrencyKey !== undefined) out[FLOW_CONCURRENCY_KEY_HEADER] = text("concurrencyKey", flow.concurrencyKey, 0);
-  if (flow.rateKey !== undefined) out[FLOW_RATE_KEY_HEADER] = text("rateKey", flow.rateKey, 0);
+  // The caller's fields only (see `callerField`): a key set on Object.prototype would put every run under one.
+  const out: Record<string, string> = { [FLOW_RULE_HEADER]: text("rule", callerField(flow, "rule"), 1) };
+  const concurrencyKey = callerField(flow, "concurrencyKey");
+  if (concurrencyKey !== undefined) out[FLOW_CONCURRENCY_KEY_HEADER] = text("concurrencyKey", concurrencyKey, 0);
+  const rateKey = callerField(flow, "rateKey");
+  if (rateKey !== undefined) out[FLOW_RATE_KEY_HEADER] = text("rateKey", rateKey, 0);
   return out;
 }
 
-/** The flow-control headers of a step job, which every next step of its run carries too. */
+/**
+ * The flow-control headers of a step job, which every next step of its run
+ * carries too: the job's own only, in a copy that inherits nothing (see
+ * `blankCopy`), so a `for...in` over it or a lookup of a name it lacks does
+ * not reach a header name set on `Object.prototype`.
+ */
 export function flowHeadersOf(jobHeaders: Readonly<Record<string, string>>): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = blankCopy<Record<string, string>>();
   for (const h of FLOW_HEADER_NAMES) {
     if (Object.hasOwn(jobHeaders, h)) out[h] = jobHeaders[h]!;
   }
@@ -99,7 +112,8 @@ export function flowHeadersOf(jobHeaders: Readonly<Record<string, string>>): Rec
  * Returns `flow`.
  */
 export function withCurrentLimit(core: Pick<RuntimeCore, "queue" | "queueName">, flow: Record<string, string>): Record<string, string> {
-  const rule = flow[FLOW_RULE_HEADER];
+  // Its own rule only: a rule header set on Object.prototype would give a step with no flow a limit.
+  const rule = Object.hasOwn(flow, FLOW_RULE_HEADER) ? flow[FLOW_RULE_HEADER] : undefined;
   if (rule === undefined || core.queue.flowConcurrencyLimit === undefined) return flow;
   const limit = core.queue.flowConcurrencyLimit(core.queueName, rule);
   if (limit !== undefined) flow[FLOW_CONCURRENCY_LIMIT_HEADER] = String(limit);
