@@ -9,6 +9,11 @@
  * queue entries, workflow history: 22-50 ASCII characters sharing long
  * prefixes, made flat as the engine's are) inserted in random order, read,
  * overwritten, then deleted; N counts those rounds' operations.
+ * WORKLOAD=inserts: only the random-order inserts of those rounds (N counts
+ * inserts); WORKLOAD=insdel: each round's inserts then its deletes in random
+ * order (N counts both; a delete costs this per operation times two, less
+ * the inserts' figure); WORKLOAD=gets: N reads of keys drawn at random from a
+ * table of K keys made once (a seventh of them absent).
  * WORKLOAD=queue: a queue's pattern on a table already holding K keys:
  * each operation appends a pending entry past the others and takes the
  * oldest one, plus an overwrite of a job record (KEYS: how many
@@ -41,13 +46,34 @@ const families = [(n: number) => `j/${id(n)}`, (n: number) => `q/default/0/${id(
 const value = new Uint8Array(64);
 let sink = 0;
 
-if (workload === "mixed") {
-  const keys = Array.from({ length: K }, (_, i) => flat(families[i % 3]!(i * 7919)));
-  const shuffled = [...keys];
-  for (let i = shuffled.length - 1; i > 0; i--) {
+const shuffle = (a: string[]) => {
+  for (let i = a.length - 1; i > 0; i--) {
     const j = Math.floor(rand() * (i + 1));
-    [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
+    [a[i], a[j]] = [a[j]!, a[i]!];
   }
+  return a;
+};
+if (workload === "inserts" || workload === "insdel") {
+  const keys = Array.from({ length: K }, (_, i) => flat(families[i % 3]!(i * 7919)));
+  const shuffled = shuffle([...keys]);
+  const drops = shuffle([...keys]);
+  const perRound = workload === "inserts" ? K : 2 * K;
+  for (let done = 0; done < N; done += perRound) {
+    const t = new Memtable<Uint8Array>();
+    for (const k of shuffled) t.set(k, value);
+    if (workload === "insdel") for (const k of drops) if (t.delete(k)) sink++;
+    sink += t.size;
+  }
+} else if (workload === "gets") {
+  const keys = Array.from({ length: K }, (_, i) => flat(families[i % 3]!(i * 7919)));
+  const t = new Memtable<Uint8Array>();
+  for (const k of shuffle(keys.filter((_, i) => i % 7 !== 0))) t.set(k, value);
+  // Reads drawn before any is timed, for KEYS reads whatever N is.
+  const reads = Array.from({ length: Math.max(N, Number(process.env.KEYS ?? N)) }, () => keys[Math.floor(rand() * K)]!);
+  for (let i = 0; i < N; i++) if (t.get(reads[i]!) !== undefined) sink++;
+} else if (workload === "mixed") {
+  const keys = Array.from({ length: K }, (_, i) => flat(families[i % 3]!(i * 7919)));
+  const shuffled = shuffle([...keys]);
   // One round: K inserts, K gets, K overwrites, K deletes.
   for (let done = 0; done < N; done += 4 * K) {
     const t = new Memtable<Uint8Array>();
@@ -73,5 +99,5 @@ if (workload === "mixed") {
     t.set(record, value);
   }
   sink += t.size;
-} else throw new Error(`WORKLOAD must be mixed or queue, got ${workload}`);
+} else throw new Error(`WORKLOAD must be mixed, inserts, insdel, gets or queue, got ${workload}`);
 console.log(`memtable-map-instructions: ${workload} N=${N} K=${K} (sink ${sink})`);
