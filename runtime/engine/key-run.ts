@@ -458,6 +458,7 @@ export class KeyRun {
   readonly #filter: Uint32Array;
   /** The filter's probes per key. */
   readonly #probes: number;
+  #first: string | undefined;
 
   constructor(
     count: number,
@@ -491,6 +492,12 @@ export class KeyRun {
     varintAt(this.bytes, this.blockStarts[b]!, scratch);
     const len = varintAt(this.bytes, scratch.pos, scratch);
     return this.bytes.toString("utf8", scratch.pos, scratch.pos + len);
+  }
+
+  /** The run's first key, decoded at the first lookup that asks (runs no lookup reaches make none). */
+  #firstKey(): string {
+    this.#first ??= this.firstKey(0);
+    return this.#first;
   }
 
   /** Compares the first key of block `b` with the UTF-8 key `t[0..tl)`, bytewise (`compareKeys` order). */
@@ -579,6 +586,12 @@ export class KeyRun {
    */
   find(key: string, kb: KeyBytes, found: { valueAt: number }): number {
     if (this.count === 0) return -1;
+    // An ASCII run's bounds are two comparisons of strings, cheaper than hashing the key and
+    // probing the filter: new keys (ULID-ordered ids and index entries) mostly sort past them.
+    if (this.ascii && (key > this.lastKey || key < this.#firstKey())) {
+      if (countingFilterProbes) noteFilterProbe(kb.buf[0]!, FilterOutcome.SkippedOutOfRange);
+      return -1;
+    }
     if (!mayHold(this.#filter, kb.hash(), this.#probes)) {
       if (countingFilterProbes) this.#noteRejected(kb);
       return -1;
