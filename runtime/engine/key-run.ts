@@ -585,18 +585,32 @@ export class KeyRun {
    * bytes where an entry and the key can differ.
    */
   find(key: string, kb: KeyBytes, found: { valueAt: number }): number {
-    if (this.count === 0) return -1;
-    // An ASCII run's bounds are two comparisons of strings, cheaper than hashing the key and
-    // probing the filter: new keys (ULID-ordered ids and index entries) mostly sort past them.
-    if (this.ascii && (key > this.lastKey || key < this.#firstKey())) {
-      if (countingFilterProbes) noteFilterProbe(kb.buf[0]!, FilterOutcome.SkippedOutOfRange);
-      return -1;
-    }
+    return this.outside(key) ? -1 : this.findInside(key, kb, found);
+  }
+
+  /**
+   * True when the run surely holds no `key` (well-formed) by its bounds
+   * alone: it is empty, or ASCII and `key` sorts before its first key or
+   * after its last. Two comparisons of strings, cheaper than encoding and
+   * hashing the key for the filter: new keys (ULID-ordered ids and index
+   * entries) mostly sort past every run. A run of other keys answers false
+   * (its strings do not compare in key order).
+   */
+  outside(key: string): boolean {
+    if (this.count === 0) return true;
+    if (!this.ascii || (key <= this.lastKey && key >= this.#firstKey())) return false;
+    if (countingFilterProbes) noteFilterProbe(Buffer.from(key, "utf8")[0] ?? 0, FilterOutcome.SkippedOutOfRange);
+    return true;
+  }
+
+  /** `find` of a key `outside` did not turn away. */
+  findInside(key: string, kb: KeyBytes, found: { valueAt: number }): number {
     if (!mayHold(this.#filter, kb.hash(), this.#probes)) {
       if (countingFilterProbes) this.#noteRejected(kb);
       return -1;
     }
-    const index = this.compare(key, this.lastKey) > 0 ? -1 : this.#findIn(this.blockFor(key, kb), kb, found);
+    // An ASCII run's last key was compared already (`outside`).
+    const index = !this.ascii && this.compare(key, this.lastKey) > 0 ? -1 : this.#findIn(this.blockFor(key, kb), kb, found);
     if (countingFilterProbes) noteFilterProbe(kb.buf[0]!, index >= 0 ? FilterOutcome.MaybeHeld : FilterOutcome.MaybeAbsent);
     return index;
   }
