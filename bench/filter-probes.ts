@@ -33,6 +33,7 @@ const OUTCOME_NAMES: Record<FilterOutcome, string> = {
   [FilterOutcome.MaybeAbsent]: "maybe, absent",
   [FilterOutcome.AskedMaybe]: "asked: maybe",
   [FilterOutcome.AskedRejected]: "asked: no",
+  [FilterOutcome.SkippedOutOfRange]: "not asked (out of range)",
 };
 
 function report(phase: string, per: number, perName: string): void {

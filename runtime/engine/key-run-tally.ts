@@ -117,9 +117,11 @@ export const FilterOutcome = {
   AskedMaybe: 4,
   /** "No" to a caller that only asks. */
   AskedRejected: 5,
+  /** Not asked: the key sorts outside an ASCII run's first and last keys, which `find` compares first. */
+  SkippedOutOfRange: 6,
 } as const;
 export type FilterOutcome = (typeof FilterOutcome)[keyof typeof FilterOutcome];
-const OUTCOMES = 6;
+const OUTCOMES = 7;
 
 /** Counts per outcome of the lookups of keys starting with one byte. */
 export interface FilterProbeCounts {

@@ -458,6 +458,7 @@ export class KeyRun {
   readonly #filter: Uint32Array;
   /** The filter's probes per key. */
   readonly #probes: number;
+  #first: string | undefined;
 
   constructor(
     count: number,
@@ -491,6 +492,12 @@ export class KeyRun {
     varintAt(this.bytes, this.blockStarts[b]!, scratch);
     const len = varintAt(this.bytes, scratch.pos, scratch);
     return this.bytes.toString("utf8", scratch.pos, scratch.pos + len);
+  }
+
+  /** The run's first key, decoded at the first lookup that asks (runs no lookup reaches make none). */
+  #firstKey(): string {
+    this.#first ??= this.firstKey(0);
+    return this.#first;
   }
 
   /** Compares the first key of block `b` with the UTF-8 key `t[0..tl)`, bytewise (`compareKeys` order). */
@@ -578,12 +585,32 @@ export class KeyRun {
    * bytes where an entry and the key can differ.
    */
   find(key: string, kb: KeyBytes, found: { valueAt: number }): number {
-    if (this.count === 0) return -1;
+    return this.outside(key) ? -1 : this.findInside(key, kb, found);
+  }
+
+  /**
+   * True when the run surely holds no `key` (well-formed) by its bounds
+   * alone: it is empty, or ASCII and `key` sorts before its first key or
+   * after its last. Two comparisons of strings, cheaper than encoding and
+   * hashing the key for the filter: new keys (ULID-ordered ids and index
+   * entries) mostly sort past every run. A run of other keys answers false
+   * (its strings do not compare in key order).
+   */
+  outside(key: string): boolean {
+    if (this.count === 0) return true;
+    if (!this.ascii || (key <= this.lastKey && key >= this.#firstKey())) return false;
+    if (countingFilterProbes) noteFilterProbe(Buffer.from(key, "utf8")[0] ?? 0, FilterOutcome.SkippedOutOfRange);
+    return true;
+  }
+
+  /** `find` of a key `outside` did not turn away. */
+  findInside(key: string, kb: KeyBytes, found: { valueAt: number }): number {
     if (!mayHold(this.#filter, kb.hash(), this.#probes)) {
       if (countingFilterProbes) this.#noteRejected(kb);
       return -1;
     }
-    const index = this.compare(key, this.lastKey) > 0 ? -1 : this.#findIn(this.blockFor(key, kb), kb, found);
+    // An ASCII run's last key was compared already (`outside`).
+    const index = !this.ascii && this.compare(key, this.lastKey) > 0 ? -1 : this.#findIn(this.blockFor(key, kb), kb, found);
     if (countingFilterProbes) noteFilterProbe(kb.buf[0]!, index >= 0 ? FilterOutcome.MaybeHeld : FilterOutcome.MaybeAbsent);
     return index;
   }

@@ -149,21 +149,30 @@ export class LayeredState {
 
   /** The index in `#layers` of the run holding `key` live, or -1; sets `#found` and `#foundIndex`. */
   #locate(key: string): number {
+    const layers = this.#layers;
     // No stored key has a lone surrogate (UTF-8 cannot hold one), and its bytes would not be its own.
-    if (this.#layers.length === 0 || !isWellFormed(key)) return -1;
-    return this.#search(key, this.#kb.set(key));
+    if (layers.length === 0 || !isWellFormed(key)) return -1;
+    // Encoded for the first run whose bounds may hold it: a new key past every run's is never encoded.
+    let kb: KeyBytes | undefined;
+    for (let i = layers.length - 1; i >= 0; i--) {
+      const l = layers[i]!;
+      if (l.run.outside(key)) continue;
+      kb ??= this.#kb.set(key);
+      const index = l.run.findInside(key, kb, this.#found);
+      if (index >= 0 && !l.live.isDead(index)) {
+        this.#foundIndex = index;
+        return i;
+      }
+    }
+    return -1;
   }
 
-  /**
-   * The newest-first search of `#locate` for the key in `kb`; with `key`
-   * undefined (a key from a segment's bytes, no string made) each run finds
-   * it by its bytes alone.
-   */
-  #search(key: string | undefined, kb: KeyBytes): number {
+  /** `#locate` of the key in `kb` (a key from a segment's bytes, no string made): each run finds it by its bytes alone. */
+  #searchBytes(kb: KeyBytes): number {
     const layers = this.#layers;
     for (let i = layers.length - 1; i >= 0; i--) {
       const l = layers[i]!;
-      const index = key === undefined ? l.run.findBytes(kb, this.#found) : l.run.find(key, kb, this.#found);
+      const index = l.run.findBytes(kb, this.#found);
       if (index >= 0 && !l.live.isDead(index)) {
         this.#foundIndex = index;
         return i;
@@ -301,7 +310,7 @@ export class LayeredState {
 
   /** `kill` of the key in `kb` (its UTF-8 and hash), making no string: open, from a segment's bytes. */
   killBytes(kb: KeyBytes): boolean {
-    return this.#killLocated(this.#search(undefined, kb));
+    return this.#killLocated(this.#searchBytes(kb));
   }
 
   /** Copies up to `entries` entries of the merge in progress (replacing its inputs when it ends); returns whether a merge is still in progress. */

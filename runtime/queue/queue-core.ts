@@ -494,6 +494,10 @@ class CoreTransitionContext implements TransitionContext {
   newId(): string {
     return this.#core.newId(this.now);
   }
+
+  mayHoldDrawn(id: string): boolean {
+    return this.#core.callerIds.mayHold(id);
+  }
 }
 
 /** What the log says when the queue stops on its own: fenced by another process, or its store kept failing. */

@@ -35,6 +35,12 @@ export interface TransitionContext {
   config(queue: string): ResolvedQueueConfig;
   /** A fresh monotonic ULID. */
   newId(): string;
+  /**
+   * Whether a job may already hold `id`, just drawn by `newId` (see
+   * `CallerIdBound`: only a caller's own ULID-shaped id can); absent, every
+   * drawn id is looked up. Ids asked about must grow, as draws do.
+   */
+  mayHoldDrawn?(id: string): boolean;
   /** The high-water mark to store with a new job's `seq`, or undefined when one already durable covers it (see `SeqHighWater`). */
   seqHighWater(seq: string): string | undefined;
   /**
@@ -215,6 +221,11 @@ export function insertJob(txn: Txn, ctx: TransitionContext, item: PreparedEnqueu
   return insertJobRecord(txn, ctx, item, false).outcome;
 }
 
+/** Whether a job holds the drawn id `id` (record key `key`), asking the transaction only when a caller's job may. */
+function drawnTaken(txn: Txn, ctx: TransitionContext, id: string, key: string): boolean {
+  return ctx.mayHoldDrawn?.(id) !== false && txn.has(key);
+}
+
 /**
  * `insertJob`, returning the record it wrote. With `claimed`, a job due now
  * is written as it would be after `claimJob` in the same transaction
@@ -237,14 +248,15 @@ export function insertJobRecord(
   let id = opts.jobId ?? seq;
   // Built once: the existence check, the write and (claimed) the settlement of the claim use this one string.
   let jobKey = K.jobKey(id);
-  if (txn.has(jobKey)) {
+  // A drawn id no caller's job can hold is not looked up: a fill's new key missed in the transaction and every key run.
+  if (opts.jobId === undefined ? drawnTaken(txn, ctx, seq, jobKey) : txn.has(jobKey)) {
     if (opts.jobId !== undefined) throw new DuplicateJobIdError(id);
     // A generated id a caller took (ids drawn in one millisecond count up by one): the next one is drawn
     // instead, so an enqueue without an id never fails on one. Ends: callers hold finitely many ids.
     do {
       seq = ctx.newId();
       jobKey = K.jobKey(seq);
-    } while (txn.has(jobKey));
+    } while (drawnTaken(txn, ctx, seq, jobKey));
     id = seq;
   }
   const mark = ctx.seqHighWater(seq);
