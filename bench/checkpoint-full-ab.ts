@@ -20,8 +20,12 @@
  *
  * Run: `npm run build` in each checkout, then
  * `ROUNDS=5 npx tsx bench/checkpoint-full-ab.ts <checkout A> <checkout B>`.
+ * With ALLOC=1 the heap bytes each checkpoint allocated are sampled (the
+ * inspector's sampling heap profiler, every 256 B, objects collected since
+ * included) and reported per checkpointed key.
  * With PROFILE=<dir> and one checkout, the timed full checkpoints alone are
- * CPU-profiled into <dir>/full.cpuprofile (read with bench/cpu-profile-shares.ts).
+ * CPU-profiled into <dir>/full-<n>.cpuprofile, and the reopen after them into
+ * <dir>/full-reopen.cpuprofile (read with bench/cpu-profile-shares.ts).
  */
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
@@ -38,6 +42,8 @@ const CHANGES = env("CHANGES", 2000);
 const CHECKPOINTS = env("CHECKPOINTS", 6);
 const ROUNDS = env("ROUNDS", 5);
 const PROFILE = process.env.PROFILE;
+/** Mean bytes between allocation samples (ALLOC=1). */
+const ALLOC_INTERVAL = 256;
 
 const dirs = process.argv.slice(2);
 if (dirs.length === 0) throw new Error("name one or more built checkouts");
@@ -57,6 +63,8 @@ interface ModeFigures {
   max: number;
   cpuUsPerKey: number;
   scavenges: number;
+  /** Heap bytes allocated per checkpointed key (ALLOC=1 only: sampled, collected objects included). */
+  allocBytesPerKey: number;
   reopenMs: number;
 }
 
@@ -76,6 +84,7 @@ async function measure(T: Taquba, mode: "full" | "incremental", session: Session
   const ms: number[] = [];
   let cpu = 0;
   let scav = 0;
+  let allocated = 0;
   for (let c = 0; c < CHECKPOINTS; c++) {
     for (let i = 0; i < CHANGES; i += 100) {
       const b = new T.WriteBatch();
@@ -88,12 +97,26 @@ async function measure(T: Taquba, mode: "full" | "incremental", session: Session
     }
     await engine.flush();
     if (session !== undefined) await session.post("Profiler.start");
+    if (allocSession !== undefined) {
+      await allocSession.post("HeapProfiler.startSampling", {
+        samplingInterval: ALLOC_INTERVAL,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      } as never);
+    }
     const s0 = scavenges;
     const c0 = process.cpuUsage();
     const t0 = performance.now();
     await engine.checkpoint();
     ms.push(performance.now() - t0);
     const used = process.cpuUsage(c0);
+    if (allocSession !== undefined) {
+      const { profile } = await allocSession.post("HeapProfiler.stopSampling");
+      // A sample caught an allocation of `size` bytes with chance 1 - e^(-size/interval): it stands for size over that
+      // chance (V8's own scaling of its sampled profiles). The typings omit `samples`.
+      const { samples } = profile as unknown as { samples: { size: number }[] };
+      for (const x of samples) allocated += x.size / (1 - Math.exp(-x.size / ALLOC_INTERVAL));
+    }
     cpu += used.user + used.system;
     if (session !== undefined) {
       const { profile } = await session.post("Profiler.stop");
@@ -104,9 +127,14 @@ async function measure(T: Taquba, mode: "full" | "incremental", session: Session
     scav += scavenges - s0;
   }
   await engine.close();
+  if (session !== undefined) await session.post("Profiler.start");
   const t1 = performance.now();
   const reopened = await T.Engine.open(store, opts);
   const reopenMs = performance.now() - t1;
+  if (session !== undefined) {
+    const { profile } = await session.post("Profiler.stop");
+    writeFileSync(join(PROFILE!, `${mode}-reopen.cpuprofile`), JSON.stringify(profile));
+  }
   await reopened.close();
   ms.sort((a, b) => a - b);
   const keysPerCheckpoint = mode === "full" ? KEYS : CHANGES;
@@ -115,11 +143,17 @@ async function measure(T: Taquba, mode: "full" | "incremental", session: Session
     max: ms[ms.length - 1]!,
     cpuUsPerKey: cpu / CHECKPOINTS / keysPerCheckpoint,
     scavenges: scav / CHECKPOINTS,
+    allocBytesPerKey: allocated / CHECKPOINTS / keysPerCheckpoint,
     reopenMs,
   };
 }
 
 const session = PROFILE === undefined ? undefined : new Session();
+const allocSession = process.env.ALLOC === "1" ? new Session() : undefined;
+if (allocSession !== undefined) {
+  allocSession.connect();
+  await allocSession.post("HeapProfiler.enable");
+}
 if (session !== undefined) {
   session.connect();
   await session.post("Profiler.enable");
@@ -131,7 +165,7 @@ console.log(
 const modes = ["full", "incremental"] as const;
 const rounds: ModeFigures[][][] = dirs.map(() => modes.map(() => []));
 const show = (f: ModeFigures) =>
-  `p50 ${f.p50.toFixed(0)} ms, max ${f.max.toFixed(0)} ms, CPU ${f.cpuUsPerKey.toFixed(2)} µs/key, ${f.scavenges.toFixed(1)} scavenges, reopen ${f.reopenMs.toFixed(0)} ms`;
+  `p50 ${f.p50.toFixed(0)} ms, max ${f.max.toFixed(0)} ms, CPU ${f.cpuUsPerKey.toFixed(2)} µs/key, ${f.scavenges.toFixed(1)} scavenges,${allocSession === undefined ? "" : ` ${f.allocBytesPerKey.toFixed(0)} B allocated/key,`} reopen ${f.reopenMs.toFixed(0)} ms`;
 for (let r = 0; r < ROUNDS; r++) {
   for (let i = 0; i < dirs.length; i++) {
     for (let m = 0; m < modes.length; m++) {
@@ -151,9 +185,11 @@ for (let i = 0; i < dirs.length && ROUNDS > 1; i++) {
         max: med((f) => f.max),
         cpuUsPerKey: med((f) => f.cpuUsPerKey),
         scavenges: med((f) => f.scavenges),
+        allocBytesPerKey: med((f) => f.allocBytesPerKey),
         reopenMs: med((f) => f.reopenMs),
       })}`,
     );
   }
 }
 session?.disconnect();
+allocSession?.disconnect();
