@@ -85,7 +85,7 @@ function embedded(r: TestRandom, bytes: Uint8Array): { buf: Uint8Array; at: numb
 function readChecked(bytes: Uint8Array): [string, number][] {
   const tail = decodeSegmentTail("seg", bytes, bytes.byteLength);
   if (tail.keys !== undefined) readKeySection("seg", tail, () => {});
-  tail.blocks.forEach((info, b) => decodeBlock("seg", b, info, bytes.subarray(info.offset, info.offset + info.length), () => {}));
+  for (const [b, info] of tail.blocks.entries()) decodeBlock("seg", b, info, bytes.subarray(info.offset, info.offset + info.length), () => {});
   const read: [string, number][] = [];
   readSegment("seg", bytes, (k, v) => read.push([k, v === undefined ? -1 : v.byteLength]));
   return read;
