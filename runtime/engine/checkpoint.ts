@@ -17,6 +17,8 @@ import { SegmentBuilder, type SegmentBlockInfo, type SegmentBuffers } from "./se
 import { heldValue, isPaged, type StoredValue } from "./paged-value.js";
 import { lendBody, putBodyReleased } from "../store/put-body.js";
 import { SpareBuffers } from "./spare-buffers.js";
+import { SnapshotMerge } from "./snapshot-merge.js";
+import { SPAN_HELD, SPAN_PAGED, type ValueSpan } from "./key-run.js";
 import { TurnPacer } from "./checkpoint-pace.js";
 import { withRetries } from "./retry.js";
 import { createOnce, forEachLimit, getWithRetries, listKeys } from "./store-ops.js";
@@ -128,7 +130,26 @@ export async function writeSegments(
       if (w.stopped()) throw new ClosedError("the engine (the checkpoint stopped before publishing)");
     });
   };
-  if (Symbol.asyncIterator in entries) {
+  if (entries instanceof SnapshotMerge) {
+    // A full checkpoint: a run's entries go from the run's bytes straight into the segment (see snapshot-merge.ts).
+    const span: ValueSpan = { kind: SPAN_HELD, bytes: undefined, at: 0, len: 0 };
+    for (let at = entries.step(); at !== SnapshotMerge.END; at = entries.step()) {
+      let wait: Promise<void> | undefined;
+      if (at === SnapshotMerge.MEMTABLE) wait = add(entries.key, entries.value);
+      else {
+        const c = entries.cursor!;
+        const kind = c.run.valueSpan(c.valueAt, span);
+        if (kind === SPAN_PAGED) wait = add(c.keyString(), span.len);
+        else {
+          builder ??= newBuilder();
+          if (kind === SPAN_HELD) builder.addBytes(c.keyBuf, 0, c.keyLen, span.bytes, span.at, span.len);
+          else builder.addBytes(c.keyBuf, 0, c.keyLen, c.keyBuf, c.keyLen - span.len, span.len);
+          wait = builder.byteLength >= w.maxSegmentBytes ? flush().then(() => paced()) : paced();
+        }
+      }
+      if (wait !== undefined) await wait;
+    }
+  } else if (Symbol.asyncIterator in entries) {
     for await (const [k, stored] of entries) await add(k, stored);
   } else {
     for (const [k, stored] of entries) {

@@ -686,6 +686,50 @@ export class KeyRun {
     const start = scratch.pos;
     return this.#u8.slice(start, start + n);
   }
+
+  /**
+   * Where the value stored at `valueAt` lies, without copying it (a
+   * checkpoint copies it straight into a segment): held bytes as
+   * `span.bytes[span.at..span.at+span.len)` (the run's own bytes, or a large
+   * value's array); a paged value or a key tail as `span.bytes` undefined
+   * and `span.len` the run id (`SPAN_PAGED`) or the tail's length in bytes
+   * (`SPAN_KEY_TAIL`). Returns the kind.
+   */
+  valueSpan(valueAt: number, span: ValueSpan): number {
+    const buf = this.bytes;
+    const tag = buf[valueAt]!;
+    const n = varintAt(buf, valueAt + 1, scratch);
+    if (tag === BYTES) {
+      span.bytes = buf;
+      span.at = scratch.pos;
+      span.len = n;
+      return (span.kind = SPAN_HELD);
+    }
+    if (tag === REF) {
+      const v = this.refs[n]!;
+      span.bytes = v;
+      span.at = 0;
+      span.len = v.byteLength;
+      return (span.kind = SPAN_HELD);
+    }
+    span.bytes = undefined;
+    span.at = 0;
+    span.len = n;
+    return (span.kind = tag === PAGED ? SPAN_PAGED : SPAN_KEY_TAIL);
+  }
+}
+
+/** `KeyRun.valueSpan`'s kinds: held bytes, a paged value's run id, a value repeating its key's last bytes. */
+export const SPAN_HELD = 0;
+export const SPAN_PAGED = 1;
+export const SPAN_KEY_TAIL = 2;
+
+/** Where a run's value lies, as `KeyRun.valueSpan` answers it (one object, reused value after value). */
+export interface ValueSpan {
+  kind: number;
+  bytes: Uint8Array | undefined;
+  at: number;
+  len: number;
 }
 
 /** What `KeyRunBuilder.rollback` restores. */

@@ -28,6 +28,7 @@ import type { StoredValue } from "./paged-value.js";
 import { Memtable } from "./memtable.js";
 import type { OrderedMap } from "./ordered-map.js";
 import { type Layer, layerOf, pickMerge, RunMerge } from "./run-merge.js";
+import { SnapshotMerge } from "./snapshot-merge.js";
 import { scanOrdered, scanTree, type ScanOptions } from "./scan.js";
 
 /** Whether a memtable entry must stay in the memtable when it freezes (a value a checkpoint still has to page by identity). */
@@ -443,7 +444,7 @@ export class LayeredState {
   snapshot(): StateSnapshot {
     const mem = this.#mem.tree.clone();
     const layers = this.#layers.map((l) => ({ run: l.run, live: l.live.clone(), input: -1 }));
-    return { entries: () => mergeForward(mem, layers, ""), memtableEntries: () => mem.entries() };
+    return { entries: () => new SnapshotMerge(mem, layers), memtableEntries: () => mem.entries() };
   }
 }
 

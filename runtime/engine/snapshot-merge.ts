@@ -1,0 +1,120 @@
+/**
+ * @module The entries of a state snapshot (a memtable over key runs) in key
+ * order, for a full checkpoint to write without copying them out first: an
+ * entry from a run stays where it lies (its key's UTF-8 in the run cursor's
+ * buffer, its value in the run's bytes), so the segment builder copies it
+ * once, into the segment (`SegmentBuilder.addBytes`). The generic path (a
+ * key string and a fresh value array per run entry) cost a full checkpoint
+ * of 200,000 keys 2.4x the time of the engine before key runs.
+ *
+ * Every comparison is of UTF-8 bytes (the order of `compareKeys` for stored
+ * keys, which are well-formed): a memtable key is encoded once when it
+ * becomes the memtable's head. Live keys of the memtable and of the runs
+ * never overlap (a write kills its key in the runs), as the state's own
+ * merge assumes.
+ *
+ * Also an iterator of `[key, value]` pairs for any other reader of a snapshot.
+ */
+import type { OrderedMap, OrderedMapCursor } from "./ordered-map.js";
+import { KeyBytes, type KeyRun, RunCursor } from "./key-run.js";
+import type { RunLiveness } from "./run-liveness.js";
+import type { StoredValue } from "./paged-value.js";
+
+/** One run of a snapshot: its entries and which of them are live. */
+export interface SnapshotRun {
+  readonly run: KeyRun;
+  readonly live: RunLiveness;
+}
+
+/** Compares `a[0..al)` with `b[0..bl)` bytewise. */
+function compareBytes(a: Uint8Array, al: number, b: Uint8Array, bl: number): number {
+  const n = Math.min(al, bl);
+  for (let i = 0; i < n; i++) {
+    const d = a[i]! - b[i]!;
+    if (d !== 0) return d;
+  }
+  return al - bl;
+}
+
+/**
+ * Walks a snapshot's entries in ascending key order. `step()` moves to the
+ * next entry and says which source it is in: `MEMTABLE` (`key`, `value`) or
+ * a run (`cursor`: its `keyBuf[0..keyLen)`, `run` and `valueAt`, valid until
+ * the next step).
+ */
+export class SnapshotMerge implements IterableIterator<[string, StoredValue]> {
+  /** `step`'s answer for an entry of the memtable. */
+  static readonly MEMTABLE = -1;
+  /** `step`'s answer once every entry was walked. */
+  static readonly END = -2;
+  readonly #mem: OrderedMapCursor<StoredValue>;
+  #memHead: IteratorResult<[string, StoredValue]>;
+  readonly #memKey = new KeyBytes();
+  readonly #cursors: RunCursor[];
+  /** Per cursor, whether it stands on an entry not yet handed out. */
+  readonly #ready: boolean[];
+  #current = -2;
+  /** The current memtable entry's key and value (after `step()` answered `MEMTABLE`). */
+  key = "";
+  value: StoredValue = 0;
+  /** The cursor of the current run entry (after `step()` answered its index). */
+  cursor: RunCursor | undefined;
+
+  constructor(mem: OrderedMap<StoredValue>, runs: readonly SnapshotRun[]) {
+    this.#mem = mem.entries();
+    this.#memHead = this.#mem.next();
+    if (!this.#memHead.done) this.#memKey.set(this.#memHead.value[0]);
+    this.#cursors = runs.map((r) => new RunCursor(r.run, r.live));
+    this.#ready = this.#cursors.map((c) => c.advance());
+  }
+
+  /**
+   * Moves to the next entry: answers `MEMTABLE`, the index of the run
+   * holding it, or `END`. The entry before is no longer readable.
+   */
+  step(): number {
+    const cursors = this.#cursors;
+    const ready = this.#ready;
+    // The run entry handed out last is consumed only now: its key and value stayed readable until this call.
+    if (this.#current >= 0) ready[this.#current] = cursors[this.#current]!.advance();
+    let best = SnapshotMerge.END;
+    let bestBuf: Uint8Array | undefined;
+    let bestLen = 0;
+    if (!this.#memHead.done) {
+      best = SnapshotMerge.MEMTABLE;
+      bestBuf = this.#memKey.buf;
+      bestLen = this.#memKey.len;
+    }
+    for (let i = 0; i < cursors.length; i++) {
+      if (!ready[i]) continue;
+      const c = cursors[i]!;
+      if (bestBuf === undefined || compareBytes(c.keyBuf, c.keyLen, bestBuf, bestLen) < 0) {
+        best = i;
+        bestBuf = c.keyBuf;
+        bestLen = c.keyLen;
+      }
+    }
+    this.#current = best;
+    if (best === SnapshotMerge.MEMTABLE) {
+      const [k, v] = (this.#memHead as IteratorYieldResult<[string, StoredValue]>).value;
+      this.key = k;
+      this.value = v;
+      this.cursor = undefined;
+      this.#memHead = this.#mem.next();
+      if (!this.#memHead.done) this.#memKey.set(this.#memHead.value[0]);
+    } else this.cursor = best >= 0 ? cursors[best] : undefined;
+    return best;
+  }
+
+  next(): IteratorResult<[string, StoredValue]> {
+    const at = this.step();
+    if (at === SnapshotMerge.END) return { done: true, value: undefined };
+    if (at === SnapshotMerge.MEMTABLE) return { done: false, value: [this.key, this.value] };
+    const c = this.cursor!;
+    return { done: false, value: [c.keyString(), c.run.value(c.valueAt)] };
+  }
+
+  [Symbol.iterator](): this {
+    return this;
+  }
+}
