@@ -740,6 +740,8 @@ export interface BuilderMark {
   readonly refs: number;
   readonly ascii: boolean;
   readonly prev: Buffer;
+  /** The value of the entry before the mark, encoded, for the next entry to repeat (empty: none). */
+  readonly last: Buffer;
 }
 
 /** Builds a run from entries added in strictly ascending key order. */
@@ -1085,6 +1087,7 @@ export class KeyRunBuilder {
       refs: this.#refs.length,
       ascii: this.#ascii,
       prev: Buffer.from(this.#prev.subarray(0, this.#prevLen)),
+      last: Buffer.from(this.#last.subarray(0, this.#lastLen)),
     };
   }
 
@@ -1107,8 +1110,10 @@ export class KeyRunBuilder {
     mark.prev.copy(this.#prev);
     this.#prevLen = mark.prev.length;
     this.#hashedTo = 0;
-    // The entry before the mark keeps its value; the next one writes its own rather than compare with one taken back.
-    this.#lastLen = 0;
+    // The next entry compares its value with the one before the mark, as it would have without the entries taken back
+    // (else the run differs by a value written again from the one an open that never took back builds).
+    mark.last.copy(this.#last);
+    this.#lastLen = mark.last.length;
   }
 
   /** Writes a value `#stageValue` did not stage, after its key. */
