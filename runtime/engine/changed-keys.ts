@@ -14,13 +14,12 @@
  * keys), iteration in insertion order (keys decoded again), and the entry
  * order a checkpoint writes (change-order.ts compares the bytes).
  */
+import { hashStep } from "./key-hash.js";
 import type { ArenaValue, PackedValue } from "./paged-value.js";
 import type { BatchOp } from "./write-batch.js";
 
 /** A changed key's new value (packed when the engine packs it, see `applyOps`); `null` marks a deleted key. */
 export type ChangedValue = Uint8Array | ArenaValue | PackedValue | null;
-
-const FNV_PRIME = 0x01000193;
 
 /**
  * The most key bytes a map takes: its offsets are 32-bit. A map refuses a
@@ -38,7 +37,8 @@ export const changedKeysLimit = { bytes: 0xffff_ffff };
  * cheaply (two blocks of a few characters that reach one state, chained:
  * 2^k keys for k birthday searches), and every insert would then walk past
  * all the keys before it: seconds of CPU inside a commit. Collisions found
- * from one start do not carry over to another, which the caller cannot see.
+ * from one start do not carry over to another (key-hash.ts says why the
+ * step rotates), which the caller cannot see.
  */
 function randomBasis(): number {
   return crypto.getRandomValues(new Uint32Array(1))[0]!;
@@ -47,9 +47,8 @@ function randomBasis(): number {
 /**
  * `h` with every bit stirred into the low ones (a bijection, so equal hashes
  * stay equal and only equal ones). The table takes a hash's low bits, and
- * FNV-1a's low bits depend only on the low bits of its start and of the
- * bytes: keys made to collide from one start still crowd the same slots
- * from most others without it.
+ * the last bytes of a key reach the high bits of its hash more than the low
+ * ones: keys that differ only at their end would crowd neighbouring slots.
  */
 function mixed(h: number): number {
   h ^= h >>> 16;
@@ -324,7 +323,7 @@ export class ChangedKeys<V = ChangedValue> {
       const c = key.charCodeAt(i);
       if (c >= 0x80) return this.#encodeUtf8(key, at);
       bytes[at + i] = c;
-      h = Math.imul(h ^ c, FNV_PRIME);
+      h = hashStep(h, c);
     }
     this.#hash = mixed(h);
     return n;
@@ -334,7 +333,7 @@ export class ChangedKeys<V = ChangedValue> {
     const bytes = this.#bytes;
     const len = bytes.write(key, at, "utf8");
     let h = this.#basis;
-    for (let i = at; i < at + len; i++) h = Math.imul(h ^ bytes[i]!, FNV_PRIME);
+    for (let i = at; i < at + len; i++) h = hashStep(h, bytes[i]!);
     this.#hash = mixed(h);
     return len;
   }

@@ -30,6 +30,7 @@
  * Pure data structure: no IO.
  */
 import { compareKeys, isWellFormed } from "../store/keys.js";
+import { hashStep } from "./key-hash.js";
 import { ArenaValue, type StoredValue } from "./paged-value.js";
 import type { RunLiveness } from "./run-liveness.js";
 import { countingFilterProbes, FilterOutcome, noteFilterProbe, noteKeyRun } from "./key-run-tally.js";
@@ -282,17 +283,18 @@ const FILTER_BLOCK_WORDS = 16; // `filterBlock` shifts by 4 for it
  * share one hash (test/support/colliding-keys.ts), and each lookup of an
  * absent one would then pass every run's filter that holds one of them and
  * search the run: not wrong, but up to a binary search per run instead of a
- * filter miss. Collisions found from one start do not carry over to another,
- * which nobody outside the process sees. Filters are built in memory only (at
+ * filter miss. Collisions found from one start do not carry over to another
+ * (key-hash.ts says why the step rotates), which nobody outside the process
+ * sees. Filters are built in memory only (at
  * open and when a memtable freezes; segments store no filter bits), so the
  * start is never stored and may differ from one process to the next.
  */
 const FILTER_BASIS = crypto.getRandomValues(new Int32Array(1))[0]!;
 
-/** FNV-1a over `b[from..from+len)`, from `FILTER_BASIS`. */
+/** The key hash (key-hash.ts) of `b[from..from+len)`, from `FILTER_BASIS`. */
 function hashBytes(b: Uint8Array, from: number, len: number): number {
   let h = FILTER_BASIS;
-  for (let i = from; i < from + len; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+  for (let i = from; i < from + len; i++) h = hashStep(h, b[i]!);
   return h >>> 0;
 }
 
@@ -368,7 +370,7 @@ function mayHold(filter: Uint32Array, h: number, probes: number): boolean {
  * hashed. Same hash as `KeyBytes.hash`.
  */
 export class KeyHasher {
-  /** `#at[i]`: the FNV-1a state after the first i bytes of the previous key. */
+  /** `#at[i]`: the hash state after the first i bytes of the previous key. */
   #at = initialHashes(257);
   /** The hash of `key[0..len)`, whose first `shared` bytes are the previous key's. */
   next(key: Uint8Array, len: number, shared: number): number {
@@ -380,7 +382,7 @@ export class KeyHasher {
     const at = this.#at;
     let h = at[shared]!;
     for (let j = shared; j < len; j++) {
-      h = Math.imul(h ^ key[j]!, 0x01000193);
+      h = hashStep(h, key[j]!);
       at[j + 1] = h;
     }
     return h >>> 0;
@@ -751,7 +753,7 @@ export class KeyRunBuilder {
   readonly #refs: Uint8Array[] = [];
   #prev = Buffer.allocUnsafe(256);
   #prevLen = 0;
-  /** `#hashAt[i]`: the FNV-1a state after the first i bytes of the previous key (`hashBytes` without its final unsigned shift). */
+  /** `#hashAt[i]`: the hash state after the first i bytes of the previous key (`hashBytes` without its final unsigned shift). */
   #hashAt = initialHashes(257);
   /** `#hashAt[0..#hashedTo]` are the previous key's states; past it they are stale (keys whose hash a caller gave). */
   #hashedTo = 0;
@@ -1047,13 +1049,13 @@ export class KeyRunBuilder {
       hash = knownHash;
       if (this.#hashedTo > lcp) this.#hashedTo = lcp;
     } else {
-      // FNV-1a of the key, carried on from the state after the bytes it shares with the previous key (and has states for).
+      // The key's hash, carried on from the state after the bytes it shares with the previous key (and has states for).
       const hashAt = this.#hashAt;
       const start = Math.min(lcp, this.#hashedTo);
       for (let j = lcp; j < len; j++) prev[j] = key[from + j]!;
       let h = hashAt[start]!;
       for (let j = start; j < len; j++) {
-        h = Math.imul(h ^ prev[j]!, 0x01000193);
+        h = hashStep(h, prev[j]!);
         hashAt[j + 1] = h;
       }
       this.#hashedTo = len;

@@ -5,8 +5,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { ChangedKeys, ChangedKeysSpares } from "../../runtime/engine/changed-keys.js";
+import { hashFrom } from "../../runtime/engine/key-hash.js";
 import { compareKeys } from "../../runtime/store/keys.js";
 import { collidingKeys, FNV_START, fnvFrom } from "../support/colliding-keys.js";
+import { testRandom } from "../support/seed.js";
 
 describe("ChangedKeys", () => {
   it("made with room for some keys, holds far more and far fewer, and yields only the entries a test picks, decoded", () => {
@@ -103,6 +105,26 @@ describe("ChangedKeys against keys chosen to collide", () => {
     for (const [i, k] of keys.entries()) expect(map.get(k)).toBe(i);
     // From a fixed start every insert would walk past all the keys before it (8 million probes in all).
     expect(map.longestProbe).toBeLessThan(100);
+  });
+
+  it("keeps keys that collide from one start apart from every other start, however the start's low bits fall", () => {
+    // FNV-1a's collisions from one start held from every start with the same low 7 bits (one map in 128).
+    const r = testRandom("changed keys from many starts");
+    const fixed = 0x811c9dc5;
+    const keys = collidingKeys(12, "k/", hashFrom, fixed, 7);
+    expect(new Set(keys.map((k) => hashFrom(fixed, k))).size, "the keys collide under the map's hash from the fixed start").toBe(1);
+    const pinned = new ChangedKeys<number>(fixed);
+    for (const [i, k] of keys.entries()) pinned.set(k, i);
+    expect(pinned.longestProbe, "the crafted keys crowd one chain from the start they were made for").toBeGreaterThan(4000);
+    // Starts that share the fixed start's low 7 bits, then any.
+    const sameLowBits = Array.from({ length: 128 }, () => ((r.int(2 ** 25) << 7) | (fixed & 0x7f)) >>> 0);
+    const starts = [...sameLowBits, ...Array.from({ length: 172 }, () => r.int(2 ** 32))];
+    for (const [n, start] of starts.entries()) {
+      if (start === fixed) continue;
+      const map = new ChangedKeys<number>(start);
+      for (const [i, k] of keys.entries()) map.set(k, i);
+      expect(map.longestProbe, `start ${n} (${start})`).toBeLessThan(100);
+    }
   });
 });
 

@@ -10,6 +10,7 @@ import { MemoryStore } from "taquba";
 import type { Manifest, SegmentRef } from "../../runtime/engine/manifest.js";
 import { KeyBytes, KeyHasher, KeyRunBuilder, type KeyRun } from "../../runtime/engine/key-run.js";
 import { LayeredState } from "../../runtime/engine/layered-state.js";
+import { hashFrom } from "../../runtime/engine/key-hash.js";
 import { isPageable, packValue, type PagePolicy } from "../../runtime/engine/paged-value.js";
 import { loadSegments, type StoreContext } from "../../runtime/engine/recovery.js";
 import { SegmentBuilder } from "../../runtime/engine/segment-format.js";
@@ -219,6 +220,33 @@ describe("KeyRun filter", () => {
     expect(passed).toBeLessThan(absent.length / 10);
     const found = { valueAt: 0 };
     for (const k of held) expect(run.find(k, kb.set(k), found)).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe("The key hash (key-hash.ts) the filters take", () => {
+  it("spreads keys made to collide from one start from every other start, however the start's low bits fall", () => {
+    // FNV-1a's collisions from one start held from every start with the same low 7 bits (one process in 128).
+    const r = testRandom("key hash from many starts");
+    const fixed = 0x811c9dc5;
+    const crafted = collidingKeys(11, "u/", hashFrom, fixed, 7);
+    expect(new Set(crafted.map((k) => hashFrom(fixed, k))).size, "the keys collide from the fixed start").toBe(1);
+    // Starts that share the fixed start's low 7 bits, then any.
+    const sameLowBits = Array.from({ length: 128 }, () => ((r.int(2 ** 25) << 7) | (fixed & 0x7f)) >>> 0);
+    for (const start of [...sameLowBits, ...Array.from({ length: 72 }, () => r.int(2 ** 32))]) {
+      if (start === fixed) continue;
+      expect(new Set(crafted.map((k) => hashFrom(start, k))).size, `start ${start}`).toBeGreaterThan(crafted.length - 8);
+    }
+  });
+
+  it("lets keys crafted against it from a fixed start through a run's filter no more often than others", () => {
+    const crafted = collidingKeys(11, "u/", hashFrom, 0x811c9dc5, 7);
+    const held = [crafted[0]!, ...Array.from({ length: 2000 }, (_, i) => `k/${String(i).padStart(6, "0")}`)].sort(compareKeys);
+    const b = new KeyRunBuilder();
+    for (const k of held) b.add(k, "v");
+    const run = b.finish();
+    const kb = new KeyBytes();
+    const passed = crafted.slice(1).filter((k) => run.mayHold(kb.set(k))).length;
+    expect(passed).toBeLessThan((crafted.length - 1) / 10);
   });
 });
 
