@@ -67,6 +67,8 @@ async function run(label: string, store: ObjectStore, httpRequests?: () => numbe
       `  commits per put    ${(commits / walPuts).toFixed(1)}`,
       `  WAL bytes/commit   ${(walBytes / commits).toFixed(1)}`,
       `  store bytes/commit ${(counted.counts.bytesIn / commits).toFixed(1)}  (WAL + ${stats.checkpoints} checkpoints)`,
+      // Older engines lack the memtable's size in their stats.
+      `  memtable          ${stats.memtableFreezes - startStats.memtableFreezes} freezes, ${stats.keyRuns} key runs at the end${"memtableKeys" in stats ? `, ${stats.memtableKeys} keys at the end (${stats.memtableGrows} grows, ${stats.memtableShrinks} shrinks)` : ""}`,
       ...(httpRequests ? [`  HTTP requests/commit ${(requests / commits).toFixed(3)}  (${requests} requests reached the emulator)`] : []),
     ].join("\n"),
   );
