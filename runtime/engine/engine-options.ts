@@ -49,10 +49,10 @@ export interface EngineOptions {
    * per key). A write to a key that lives in a run first finds it there, so
    * a working set of keys rewritten over and over that outgrows the memtable
    * pays a run search per write, and its runs churn. When not given, the
-   * engine chooses at each freeze between 32,768 and 262,144 keys: it doubles
-   * them while the writes kill entries of the runs recent freezes made (a
+   * engine chooses at each freeze between 32,768 and 262,144 keys: it grows
+   * them eightfold while the writes kill entries of the runs recent freezes made (a
    * rewritten working set), and halves them while they do not (keys written
-   * once, as a queue's); see docs/engine.md, "The memtable's size". Given,
+   * once, as a queue's); see docs/engine.md, "A memtable that sizes itself". Given,
    * the memtable always freezes at this many. Either way it also freezes
    * when its entries hold about 64 MiB. Nothing stored depends on it. A
    * whole number from 1,024 to 4,194,304. Default: chosen by the engine.
@@ -208,7 +208,7 @@ export interface EngineStats {
   memtableFreezes: number;
   /** Keys at which the memtable freezes now: `memtableKeys`, or the size the engine chose last. */
   memtableKeys: number;
-  /** Times since open the engine doubled and halved the memtable's keys (none when `memtableKeys` is given). */
+  /** Times since open the engine grew and halved the memtable's keys (none when `memtableKeys` is given). */
   memtableGrows: number;
   memtableShrinks: number;
   /** Key-run merges started since open: of two runs or more, and rewrites of one run that was mostly dead. */

@@ -19,6 +19,11 @@
  * `maxRuns`). Finishing them at `maxRuns` blocked a 10M-job fill's writes
  * for seconds: the runs by then are millions of entries each.
  *
+ * The memtable freezes at `memtableKeys` keys when given; otherwise at a
+ * size chosen at each freeze (memtable-size.ts) from how many young run
+ * entries the writes killed; and whatever its keys, at an estimated
+ * `memtableBytes`.
+ *
  * Pure data structure: no IO. Never mutate while iterating a `scan` (a
  * merge step is not a mutation: it changes no entry a scan sees).
  */
@@ -112,7 +117,7 @@ export class LayeredState {
   #bytes = 0;
   /** The estimated bytes of the entries the last freeze kept. */
   #heldBytes = 0;
-  /** New memtable keys since the last freeze, and entries of `#young` runs killed since then (see memtable-size.ts). */
+  /** New memtable keys since the last freeze, and young entries (of runs made within `YOUNG_FREEZES` freezes) killed since then (see memtable-size.ts). */
   #added = 0;
   #youngKills = 0;
   /**

@@ -26,15 +26,16 @@ function key(i: number): string {
 }
 
 describe("nextMemtableKeys", () => {
-  it("doubles when a full memtable's writes killed young entries, up to the range's top", () => {
+  it("grows eightfold when a full memtable's writes killed young entries, up to the range's top", () => {
     let keys = RANGE.minKeys;
     const seen = [keys];
-    for (let i = 0; i < 8; i++) {
+    for (let i = 0; i < 4; i++) {
       keys = nextMemtableKeys(keys, { added: keys, youngKills: keys, full: true }, RANGE);
       seen.push(keys);
     }
-    expect(seen).toEqual([64, 128, 256, 512, 1024, 1024, 1024, 1024, 1024]);
-    expect(nextMemtableKeys(100, { added: 100, youngKills: Math.ceil(100 * GROW_SHARE), full: true }, RANGE)).toBe(200);
+    expect(seen).toEqual([64, 512, 1024, 1024, 1024]);
+    expect(nextMemtableKeys(100, { added: 100, youngKills: Math.ceil(100 * GROW_SHARE), full: true }, RANGE)).toBe(800);
+    expect(nextMemtableKeys(100, { added: 100, youngKills: Math.floor(100 * GROW_SHARE) - 1, full: true }, RANGE)).toBe(100);
   });
 
   it("does not grow for keys written once, and halves back to the range's bottom", () => {
