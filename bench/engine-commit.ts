@@ -10,7 +10,9 @@
  * azurite and gcs are AzureBlobStore on Azurite and GcsStore on the JSON API
  * stand-in, both on loopback, and also print emulator HTTP requests per commit),
  * COHORTS (`walCohorts`; unset, the engine's default), MEMTABLE_KEYS
- * (`memtableKeys`; unset, the engine's default).
+ * (`memtableKeys`; unset, the engine's default), COMMITS (commits per
+ * committer instead of DURATION_MS: a fixed amount of work, whose CPU time
+ * per commit a loaded machine disturbs less than its rate).
  */
 import { tmpdir } from "node:os";
 import { Engine, LocalStore, MemoryStore, WriteBatch, withCounting, withLatency, type ObjectStore } from "../runtime/index.js";
@@ -28,6 +30,7 @@ const LATENCY_MS = env("LATENCY_MS", 20);
 const JITTER_MS = env("JITTER_MS", 5);
 const STORES = (process.env.STORES ?? "memory,local,latency").split(",");
 const COHORTS = process.env.COHORTS === undefined ? {} : { walCohorts: Number(process.env.COHORTS) };
+const COMMITS = process.env.COMMITS === undefined ? undefined : Number(process.env.COMMITS);
 const MEMTABLE = process.env.MEMTABLE_KEYS === undefined ? {} : { memtableKeys: Number(process.env.MEMTABLE_KEYS) };
 
 async function run(label: string, store: ObjectStore, httpRequests?: () => number): Promise<void> {
@@ -40,8 +43,10 @@ async function run(label: string, store: ObjectStore, httpRequests?: () => numbe
   const latencies: number[] = [];
   const deadline = performance.now() + DURATION_MS;
   const started = performance.now();
+  const cpu0 = process.cpuUsage();
+  const more = (i: number) => (COMMITS === undefined ? performance.now() < deadline : i < COMMITS);
   const committer = async (w: number) => {
-    for (let i = 0; performance.now() < deadline; i++) {
+    for (let i = 0; more(i); i++) {
       const batch = new WriteBatch();
       for (let k = 0; k < KEYS; k++) batch.put(`bench/${w}/${(i * KEYS + k) % 512}`, value);
       const t0 = performance.now();
@@ -51,6 +56,7 @@ async function run(label: string, store: ObjectStore, httpRequests?: () => numbe
   };
   await Promise.all(Array.from({ length: C }, (_, w) => committer(w)));
   const elapsed = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   const stats = engine.stats;
   const requests = (httpRequests?.() ?? 0) - startRequests;
   await engine.close();
@@ -62,18 +68,25 @@ async function run(label: string, store: ObjectStore, httpRequests?: () => numbe
     [
       `${label}:`,
       `  commits/s          ${(commits / elapsed).toFixed(0)}  (${commits} commits in ${elapsed.toFixed(2)} s)`,
+      `  CPU per commit     ${((cpu.user + cpu.system) / latencies.length).toFixed(2)} µs (user and system, the whole process)`,
       `  commit p50 / p99   ${percentile(sorted, 50).toFixed(2)} ms / ${percentile(sorted, 99).toFixed(2)} ms`,
       `  WAL puts/s         ${(walPuts / elapsed).toFixed(0)}`,
       `  commits per put    ${(commits / walPuts).toFixed(1)}`,
       `  WAL bytes/commit   ${(walBytes / commits).toFixed(1)}`,
       `  store bytes/commit ${(counted.counts.bytesIn / commits).toFixed(1)}  (WAL + ${stats.checkpoints} checkpoints)`,
+      // Older engines lack the memtable's counters in their stats, or its size.
+      ...("keyRuns" in stats
+        ? [
+            `  memtable          ${stats.memtableFreezes - startStats.memtableFreezes} freezes, ${stats.keyRuns} key runs at the end${"memtableKeys" in stats ? `, ${stats.memtableKeys} keys at the end (${stats.memtableGrows} grows, ${stats.memtableShrinks} shrinks)` : ""}`,
+          ]
+        : []),
       ...(httpRequests ? [`  HTTP requests/commit ${(requests / commits).toFixed(3)}  (${requests} requests reached the emulator)`] : []),
     ].join("\n"),
   );
 }
 
 console.log(
-  `engine-commit: C=${C} DURATION_MS=${DURATION_MS} FLUSH_MS=${FLUSH_MS} COHORTS=${process.env.COHORTS ?? "(default)"} MEMTABLE_KEYS=${process.env.MEMTABLE_KEYS ?? "(default)"} KEYS=${KEYS} VALUE_BYTES=${VALUE_BYTES} ` +
+  `engine-commit: C=${C} ${COMMITS === undefined ? `DURATION_MS=${DURATION_MS}` : `COMMITS=${COMMITS}`} FLUSH_MS=${FLUSH_MS} COHORTS=${process.env.COHORTS ?? "(default)"} MEMTABLE_KEYS=${process.env.MEMTABLE_KEYS ?? "(default)"} KEYS=${KEYS} VALUE_BYTES=${VALUE_BYTES} ` +
     `latency store=${LATENCY_MS}±${JITTER_MS} ms, node ${process.version}`,
 );
 for (const name of STORES) {

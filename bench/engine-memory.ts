@@ -314,6 +314,13 @@ function openState(st: EngineStats): string {
   return `WAL replayed and not yet checkpointed ${st.walObjectsSinceCheckpoint} objects, ${(st.walBytesSinceCheckpoint / MB).toFixed(1)} MB; segment runs ${st.segmentRuns}; key runs in memory ${st.keyRuns} (${st.memtableFreezes} freezes, ${st.runMerges} merges, ${st.runCatchUps} catch-ups, ${st.mergedEntries.toLocaleString("en-US")} entries merged while opening)`;
 }
 
+/** The memtable's size now and how often the engine changed it (older engines lack these counters). */
+function memtableLine(st: EngineStats): string {
+  const { memtableKeys, memtableGrows, memtableShrinks } = st as Partial<EngineStats>;
+  if (memtableKeys === undefined) return "memtable size not reported by this engine";
+  return `memtable freezes at ${memtableKeys.toLocaleString("en-US")} keys (${memtableGrows} grows, ${memtableShrinks} shrinks since open)`;
+}
+
 /** The engine's work between two readings of its counters: where a drain's time may go besides the claims. */
 function drainCounters(a: EngineStats, b: EngineStats): string {
   const d = (k: keyof EngineStats) => (b[k] as number) - (a[k] as number);
@@ -414,6 +421,7 @@ await inDir(async (dir) => {
       for (const t of opTimes.values()) Object.assign(t, { calls: 0, totalMs: 0, maxMs: 0, over20: 0 });
     }
     const fillStats = queue.engineStats;
+    notes.push(`after the fill: ${memtableLine(fillStats)}`);
     if (KEY_RUNS) {
       await settled();
       notes.push(`after the fill, after a full GC: ${keyRunLine()}`, ...keyRunFamilies());
@@ -483,6 +491,7 @@ await inDir(async (dir) => {
     `${Math.round(claims / drainS).toLocaleString("en-US")} claims/s; per claim ${perClaim(c.gets)} gets, ${perClaim(c.puts)} puts${cacheNote(queue.engineStats)}`,
   );
   notes.push(`drain counters: ${drainCounters(before, queue.engineStats)}`);
+  notes.push(`after the drain: ${memtableLine(queue.engineStats)}`);
   if (events.length > 0) notes.push(`during the drain: ${events.join("; ")}`);
   // A store filled by an earlier run may have been partly drained by another: its drain ends when the queue is empty.
   if (SKIP_FILL && claims < Math.min(N, DRAIN_LIMIT)) notes.push(`the queue was empty after ${claims.toLocaleString("en-US")} claims`);

@@ -12,8 +12,7 @@ import { MAX_WAL_COHORTS } from "./wal-cohorts.js";
 
 /** `walCohorts` when not given (bench/RESULTS.md, "Cohorts at 50 in flight"). */
 const DEFAULT_WAL_COHORTS = 1;
-/** `memtableKeys` when not given, and its bounds. */
-const DEFAULT_MEMTABLE_KEYS = 32_768;
+/** The bounds of `memtableKeys` (when not given, the engine chooses: memtable-size.ts). */
 export const MIN_MEMTABLE_KEYS = 1_024;
 export const MAX_MEMTABLE_KEYS = 4_194_304;
 
@@ -49,10 +48,14 @@ export interface EngineOptions {
    * key's string) before it freezes them into a compact key run (about 10 B
    * per key). A write to a key that lives in a run first finds it there, so
    * a working set of keys rewritten over and over that outgrows the memtable
-   * pays a run search per write, and its runs churn (bench/RESULTS.md, "The
-   * memtable's size against a rewritten working set"): size this above such
-   * a working set when its memory is affordable. Nothing stored depends on
-   * it. A whole number from 1,024 to 4,194,304. Default: 32,768.
+   * pays a run search per write, and its runs churn. When not given, the
+   * engine chooses at each freeze between 32,768 and 262,144 keys: it grows
+   * them eightfold while the writes kill entries of the runs recent freezes made (a
+   * rewritten working set), and halves them while they do not (keys written
+   * once, as a queue's); see docs/engine.md, "A memtable that sizes itself". Given,
+   * the memtable always freezes at this many. Either way it also freezes
+   * when its entries hold about 64 MiB. Nothing stored depends on it. A
+   * whole number from 1,024 to 4,194,304. Default: chosen by the engine.
    */
   memtableKeys?: number;
   /** Checkpoint automatically after this many WAL objects; 0 disables. Default: 1000. */
@@ -203,6 +206,11 @@ export interface EngineStats {
   keyRuns: number;
   /** Times the memtable froze into a new key run since open. */
   memtableFreezes: number;
+  /** Keys at which the memtable freezes now: `memtableKeys`, or the size the engine chose last. */
+  memtableKeys: number;
+  /** Times since open the engine grew and halved the memtable's keys (none when `memtableKeys` is given). */
+  memtableGrows: number;
+  memtableShrinks: number;
   /** Key-run merges started since open: of two runs or more, and rewrites of one run that was mostly dead. */
   runMerges: number;
   /** Writes that had to finish merges synchronously because runs piled up past their bound. */
@@ -218,7 +226,8 @@ export interface ResolvedEngineOptions {
   maxInflightWalPuts: number;
   walCohorts: number;
   prefix: string;
-  memtableKeys: number;
+  /** Undefined: the engine chooses. */
+  memtableKeys: number | undefined;
   checkpointWalObjects: number;
   checkpointWalBytes: number;
   checkpointBacklog: number;
@@ -244,7 +253,7 @@ export function resolveEngineOptions(given: EngineOptions): ResolvedEngineOption
     maxInflightWalPuts: opts.maxInflightWalPuts ?? 16,
     walCohorts: opts.walCohorts ?? DEFAULT_WAL_COHORTS,
     prefix: checkPrefix(opts.prefix ?? ""),
-    memtableKeys: opts.memtableKeys ?? DEFAULT_MEMTABLE_KEYS,
+    memtableKeys: opts.memtableKeys,
     checkpointWalObjects: opts.checkpointWalObjects ?? 1000,
     checkpointWalBytes: opts.checkpointWalBytes ?? 64 * 1024 * 1024,
     checkpointBacklog: opts.checkpointBacklog ?? 2,

@@ -19,6 +19,11 @@
  * `maxRuns`). Finishing them at `maxRuns` blocked a 10M-job fill's writes
  * for seconds: the runs by then are millions of entries each.
  *
+ * The memtable freezes at `memtableKeys` keys when given; otherwise at a
+ * size chosen at each freeze (memtable-size.ts) from how many young run
+ * entries the writes killed; and whatever its keys, at an estimated
+ * `memtableBytes`.
+ *
  * Pure data structure: no IO. Never mutate while iterating a `scan` (a
  * merge step is not a mutation: it changes no entry a scan sees).
  */
@@ -26,6 +31,7 @@ import { compareKeys } from "../store/keys.js";
 import { BLOCK_ENTRIES, isWellFormed, KeyBytes, type KeyRun, KeyRunBuilder, RunCursor, RunReverseCursor } from "./key-run.js";
 import type { StoredValue } from "./paged-value.js";
 import { Memtable } from "./memtable.js";
+import { DEFAULT_MEMTABLE_BYTES, DEFAULT_MEMTABLE_RANGE, entryBytes, type MemtableRange, nextMemtableKeys } from "./memtable-size.js";
 import type { OrderedMap } from "./ordered-map.js";
 import { type Layer, layerOf, pickMerge, RunMerge } from "./run-merge.js";
 import { SnapshotMerge } from "./snapshot-merge.js";
@@ -38,8 +44,12 @@ export type HoldInMemtable = (key: string, value: StoredValue) => boolean;
 export interface LayeredStateOptions {
   /** Values that stay in the memtable when it freezes. */
   hold?: HoldInMemtable;
-  /** Memtable keys that trigger a freeze. Default 32,768. */
+  /** Memtable keys that trigger a freeze, always. Default: chosen within `memtableRange` (memtable-size.ts). */
   memtableKeys?: number;
+  /** Without `memtableKeys`, the keys the memtable's size is chosen within. Default 32,768 to 262,144. */
+  memtableRange?: MemtableRange;
+  /** Estimated memtable bytes (past the entries a freeze kept) that trigger a freeze, whatever its keys. Default 64 MiB. */
+  memtableBytes?: number;
   /** Runs of one tier (live entries within a factor of this) merge when this many share it. Default 4. */
   mergeRatio?: number;
   /**
@@ -80,13 +90,43 @@ function countOption(v: number | undefined, fallback: number, min: number): numb
   return Math.max(min, Math.floor(v));
 }
 
+/**
+ * Freezes back within which a run's entries count as young when a write
+ * kills them: a memtable this many times larger would have held them.
+ */
+const YOUNG_FREEZES = 8;
+
+/** `memtableRange` checked: whole numbers, at least 1, the larger at least the smaller; the default when absent or not numbers. */
+function rangeOption(range: MemtableRange | undefined): MemtableRange {
+  if (range === undefined) return DEFAULT_MEMTABLE_RANGE;
+  const minKeys = countOption(range.minKeys, DEFAULT_MEMTABLE_RANGE.minKeys, 1);
+  return { minKeys, maxKeys: Math.max(minKeys, countOption(range.maxKeys, DEFAULT_MEMTABLE_RANGE.maxKeys, 1)) };
+}
+
 /** The layered map: see the module documentation. */
 export class LayeredState {
   #mem = new Memtable<StoredValue>();
   /** Oldest first; each holds at least one live entry, except inputs of the merge in progress. */
   #layers: Layer[] = [];
   readonly #hold: HoldInMemtable | undefined;
-  readonly #memtableKeys: number;
+  /** Memtable keys (past those a freeze kept) that trigger a freeze now. */
+  #memtableKeys: number;
+  /** Where `#memtableKeys` is chosen at each freeze; undefined: it is fixed. */
+  readonly #range: MemtableRange | undefined;
+  readonly #memtableBytes: number;
+  /** At least the memtable's estimated bytes (`entryBytes`): sets add to it, nothing takes away until a recount. */
+  #bytes = 0;
+  /** The estimated bytes of the entries the last freeze kept. */
+  #heldBytes = 0;
+  /** New memtable keys since the last freeze, and young entries (of runs made within `YOUNG_FREEZES` freezes) killed since then (see memtable-size.ts). */
+  #added = 0;
+  #youngKills = 0;
+  /**
+   * The freeze (by `counters.freezes`) that made each run made by freezes,
+   * or for a merge of such runs only, the oldest input's; runs read at open
+   * and merges with one are not here.
+   */
+  readonly #frozenBy = new Map<Layer, number>();
   readonly #ratio: number;
   readonly #writeSlice: number;
   readonly #idleSlice: number;
@@ -112,11 +152,29 @@ export class LayeredState {
    * entries and bytes written by freezes and by merges.
    */
   /** `heldListed`: held entries freezes listed to rebuild the memtable from them (see `freeze`). */
-  readonly counters = { freezes: 0, merges: 0, rewrites: 0, catchUps: 0, frozenEntries: 0, frozenBytes: 0, mergedEntries: 0, mergedBytes: 0, heldListed: 0 };
+  /** `grows`, `shrinks`: changes of the memtable's size at freezes; `byteFreezes`: freezes its bytes made; `recounts`: walks of it to count its bytes. */
+  readonly counters = {
+    freezes: 0,
+    merges: 0,
+    rewrites: 0,
+    catchUps: 0,
+    frozenEntries: 0,
+    frozenBytes: 0,
+    mergedEntries: 0,
+    mergedBytes: 0,
+    heldListed: 0,
+    grows: 0,
+    shrinks: 0,
+    byteFreezes: 0,
+    recounts: 0,
+  };
 
   constructor(opts: LayeredStateOptions = {}) {
     this.#hold = opts.hold;
-    this.#memtableKeys = countOption(opts.memtableKeys, 32_768, 1);
+    const fixed = opts.memtableKeys !== undefined && !Number.isNaN(opts.memtableKeys);
+    this.#range = fixed ? undefined : rangeOption(opts.memtableRange);
+    this.#memtableKeys = fixed ? countOption(opts.memtableKeys, 0, 1) : this.#range!.minKeys;
+    this.#memtableBytes = countOption(opts.memtableBytes, DEFAULT_MEMTABLE_BYTES, 1);
     this.#ratio = countOption(opts.mergeRatio, 4, 2);
     this.#writeSlice = countOption(opts.writeSlice, 16, 1);
     this.#idleSlice = countOption(opts.idleSlice, 16_384, 0);
@@ -131,6 +189,11 @@ export class LayeredState {
     let n = this.#mem.size;
     for (const l of this.#layers) n += l.live.live;
     return n;
+  }
+
+  /** Memtable keys (past those the last freeze kept) at which it freezes now. */
+  get memtableTarget(): number {
+    return this.#memtableKeys;
   }
 
   /** Runs the state is layered in now (besides the memtable). */
@@ -198,11 +261,33 @@ export class LayeredState {
 
   /** Sets `key` (in the memtable; an entry of it in a run dies). */
   set(key: string, value: StoredValue): void {
+    this.#bytes += entryBytes(key, value);
     if (this.#mem.set(key, value)) {
+      this.#added++;
       this.#killInRuns(key);
-      if (this.#mem.size >= this.#freezeAt) this.freeze();
+      if (this.#mem.size >= this.#freezeAt) this.#freeze(true);
     }
+    if (this.#bytes - this.#heldBytes >= this.#memtableBytes) this.#recount();
     this.#work();
+  }
+
+  /**
+   * The estimate `#bytes` reached the bound: counts the memtable's bytes
+   * again (rewrites and deletes only ever added to the estimate), and
+   * freezes when they are past half the bound. So a recount comes after at
+   * least half the bound's bytes of writes, and its walk, of at most that
+   * many entries' bytes, costs each write a bounded share.
+   */
+  #recount(): void {
+    this.counters.recounts++;
+    let bytes = 0;
+    this.#mem.tree.forEachPair((k, v) => {
+      bytes += entryBytes(k, v);
+    });
+    this.#bytes = bytes;
+    if (bytes - this.#heldBytes < this.#memtableBytes / 2) return;
+    this.counters.byteFreezes++;
+    this.#freeze(false);
   }
 
   /** Deletes `key`; false when it had no value. */
@@ -239,9 +324,13 @@ export class LayeredState {
     const l = this.#layers[i]!;
     const index = this.#foundIndex;
     l.live.kill(index, Math.floor(index / BLOCK_ENTRIES));
+    const by = this.#frozenBy.get(l);
+    if (by !== undefined && this.counters.freezes - by <= YOUNG_FREEZES) this.#youngKills++;
     if (l.input >= 0) this.#merge!.killed(l.input, index);
-    else if (l.live.live === 0) this.#layers.splice(i, 1);
-    else if (this.#merge === undefined && l.live.live * 2 < l.run.count && (l.live.live + 1) * 2 >= l.run.count) this.#startMerges();
+    else if (l.live.live === 0) {
+      this.#layers.splice(i, 1);
+      this.#frozenBy.delete(l);
+    } else if (this.#merge === undefined && l.live.live * 2 < l.run.count && (l.live.live + 1) * 2 >= l.run.count) this.#startMerges();
     return true;
   }
 
@@ -250,6 +339,11 @@ export class LayeredState {
    * then starts a merge if one is due (see `addRun`).
    */
   freeze(): void {
+    this.#freeze(false);
+  }
+
+  /** `freeze`; `full` when the memtable reached its keys (the only freeze after which it may grow). */
+  #freeze(full: boolean): void {
     const mem = this.#mem;
     // Sized for the keys added since the last freeze (not from `#freezeAt`, which an Infinity memtable makes Infinity).
     const builder = new KeyRunBuilder(Math.max(0, mem.size - this.#heldAtFreeze) * 48);
@@ -260,9 +354,11 @@ export class LayeredState {
     // space, of which one side was never read.
     let held = 0;
     let moved = 0;
+    let heldBytes = 0;
     mem.tree.forEachPair((k, v) => {
       if (hold?.(k, v)) {
         held++;
+        heldBytes += entryBytes(k, v);
         return;
       }
       builder.add(k, v);
@@ -276,15 +372,32 @@ export class LayeredState {
       this.counters.heldListed += held;
     } else for (const k of movedKeys(mem, hold!, moved)) mem.delete(k);
     this.#heldAtFreeze = this.#mem.size;
+    this.#heldBytes = heldBytes;
+    this.#bytes = heldBytes;
+    this.#resize(full);
     this.#freezeAt = this.#heldAtFreeze + this.#memtableKeys;
     this.counters.freezes++;
     if (builder.count === 0) return;
     const run = builder.finish();
     this.counters.frozenEntries += run.count;
     this.counters.frozenBytes += run.bytes.length;
-    this.#push(run);
+    this.#push(run, true);
     // Writes pace the merges (`#work`): only runs piling up past that finish them here, one at a time.
     if (this.#layers.length > this.#mostRuns) this.#catchUp(this.#mostRuns);
+  }
+
+  /** Chooses the memtable's keys for the next interval (when the state chooses them) from what the last one's writes did. */
+  #resize(full: boolean): void {
+    const range = this.#range;
+    const added = this.#added;
+    const youngKills = this.#youngKills;
+    this.#added = 0;
+    this.#youngKills = 0;
+    if (range === undefined) return;
+    const before = this.#memtableKeys;
+    this.#memtableKeys = nextMemtableKeys(before, { added, youngKills, full }, range);
+    if (this.#memtableKeys > before) this.counters.grows++;
+    else if (this.#memtableKeys < before) this.counters.shrinks++;
   }
 
   /**
@@ -298,9 +411,11 @@ export class LayeredState {
     if (this.#layers.length > this.#maxRuns) this.#catchUp(this.#maxRuns);
   }
 
-  /** Adds `run` as the newest and starts a merge if one is due. */
-  #push(run: KeyRun): void {
-    this.#layers.push(layerOf(run));
+  /** Adds `run` as the newest (`young` when a freeze made it) and starts a merge if one is due. */
+  #push(run: KeyRun, young = false): void {
+    const layer = layerOf(run);
+    if (young) this.#frozenBy.set(layer, this.counters.freezes);
+    this.#layers.push(layer);
     this.#startMerges();
   }
 
@@ -360,6 +475,13 @@ export class LayeredState {
     }
     const next: Layer[] = [];
     let newest = -1;
+    let oldest: number | undefined = Infinity;
+    for (const l of inputs) {
+      const by = this.#frozenBy.get(l);
+      oldest = by === undefined || oldest === undefined ? undefined : Math.min(oldest, by);
+      this.#frozenBy.delete(l);
+    }
+    if (out !== undefined && oldest !== undefined && oldest !== Infinity) this.#frozenBy.set(out, oldest);
     for (const l of this.#layers) {
       if (inputs.includes(l)) newest = next.length;
       else next.push(l);

@@ -38,6 +38,7 @@ import { holdUntilPaged, ValueArena, type PagePolicy, type StateMap } from "./pa
 import { applyOps } from "./apply-ops.js";
 import { isWellFormed, KeyBytes, KeyHasher, KeyRunBuilder } from "./key-run.js";
 import { LayeredState } from "./layered-state.js";
+import type { MemtableRange } from "./memtable-size.js";
 import { mergeSegmentRuns } from "./open-merge.js";
 import { firstKey, getWithRetries, listKeys } from "./store-ops.js";
 import { decodeWal, type WalObject } from "./wal-format.js";
@@ -331,12 +332,12 @@ async function fetchTail(ctx: StoreContext, seg: SegmentRef, guess: number): Pro
 }
 
 /**
- * @internal Memtable size (and entries merged per idle turn) of every state
+ * @internal Memtable size or the range it is chosen in (and entries merged per idle turn) of every state
  * built from now on in this process (writers' and readers'): tests lower it
  * so that small fills freeze and merge runs (and merges last). Undefined
  * keeps the state's default; the library never sets it.
  */
-export const stateTuning: { memtableKeys: number | undefined; idleSlice?: number } = { memtableKeys: undefined };
+export const stateTuning: { memtableKeys: number | undefined; idleSlice?: number; memtableRange?: MemtableRange } = { memtableKeys: undefined };
 
 /** Key prefixes as UTF-8, to test keys still in bytes (a prefix with a lone surrogate matches no stored key, so it is left out). */
 class BytePrefixes {
@@ -362,12 +363,13 @@ class BytePrefixes {
  * memtable; `stateTuning` still overrides it for tests.
  */
 export function newState(policy?: PagePolicy, givenMemtableKeys?: number): StateMap {
-  const { idleSlice } = stateTuning;
+  const { idleSlice, memtableRange } = stateTuning;
   const memtableKeys = stateTuning.memtableKeys ?? givenMemtableKeys;
   return new LayeredState({
     ...(policy === undefined ? {} : { hold: holdUntilPaged(policy) }),
     ...(memtableKeys === undefined ? {} : { memtableKeys }),
     ...(idleSlice === undefined ? {} : { idleSlice }),
+    ...(memtableRange === undefined ? {} : { memtableRange }),
   });
 }
 
