@@ -486,3 +486,13 @@ export function callGuarded(call: () => unknown, failed: (err: unknown) => void)
     report(err);
   }
 }
+
+/**
+ * Header `name` of `headers` when the headers hold it themselves, else
+ * undefined: a job's headers are a plain object, and a name set on
+ * `Object.prototype` (a reserved `workflow.` name included) is no header of
+ * it.
+ */
+export function ownHeader(headers: Readonly<Record<string, string>>, name: string): string | undefined {
+  return Object.hasOwn(headers, name) ? headers[name] : undefined;
+}

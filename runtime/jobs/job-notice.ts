@@ -23,7 +23,7 @@ import type { TerminalHook } from "../workflow/terminal-hook/terminal-hook.js";
 import { hookObserves } from "../workflow/terminal-hook/terminal-hook.js";
 import { canonicalJson } from "../contract/canonical-json.js";
 import type { ResolvedOutcome } from "./job-results.js";
-import { describeValue } from "../option-values.js";
+import { describeValue, ownHeader } from "../option-values.js";
 
 /** The job run header carrying the completion signal's correlation key. */
 export const JOB_NOTIFY_HEADER = "jobs.notify_signal";
@@ -68,7 +68,7 @@ export function encodeJobNotice(notice: JobNotice): Uint8Array {
  * one. `send` is bound once the runner exists.
  */
 export function withJobNotices(inner: TerminalHook, send: () => ((runId: string, key: string) => Promise<void>) | undefined): TerminalHook {
-  const keyOf = (o: RunOutcome): string | undefined => o.headers[JOB_NOTIFY_HEADER];
+  const keyOf = (o: RunOutcome): string | undefined => ownHeader(o.headers, JOB_NOTIFY_HEADER);
   return {
     observes: (o) => keyOf(o) !== undefined || hookObserves(inner, o),
     async onTermination(o: RunOutcome, effects: TerminalEffects): Promise<void> {

@@ -10,6 +10,7 @@
  * process or restart works it.
  */
 import type * as Otel from "@opentelemetry/api";
+import { ownHeader } from "../option-values.js";
 
 /** The reserved run header that carries the submit span's traceparent (the workflow layer's `HEADER_TRACEPARENT`). */
 export const RUN_TRACEPARENT = "workflow.traceparent";
@@ -196,7 +197,7 @@ export function traceSignalWait(
 ): void {
   if (activeTracer() === undefined) return;
   const attributes = { "taquba.run.id": runId, "taquba.step": step, "taquba.queue": queue, "taquba.job.id": job.id };
-  const span = startSpan("taquba.signal.wait", attributes, job.headers[RUN_TRACEPARENT] ?? "", "internal", job.enqueuedAt);
+  const span = startSpan("taquba.signal.wait", attributes, ownHeader(job.headers, RUN_TRACEPARENT) ?? "", "internal", job.enqueuedAt);
   const endAt = timedOut ? job.claimedAt : (job.wokenAt ?? job.claimedAt);
   endOk(span, { "taquba.outcome": timedOut ? "timed_out" : "delivered" }, Math.max(job.enqueuedAt, endAt));
 }

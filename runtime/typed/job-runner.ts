@@ -20,7 +20,7 @@
 import { ConstructionGate } from "../internal-construction.js";
 import { timedClock, type Clock, type TimedClock } from "../clock.js";
 import { ClosedError, ValidationError } from "../errors.js";
-import { callerField, describeValue, hasMethods, isInstance, isOptionObject, optionFields, readExactOptions } from "../option-values.js";
+import { callerField, describeValue, hasMethods, isInstance, isOptionObject, optionFields, ownHeader, readExactOptions } from "../option-values.js";
 import { SettlementEffects } from "../queue/effects.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { runEventsFor } from "../workflow/runtime-core.js";
@@ -274,7 +274,7 @@ export class JobRunner implements JobHost, WorkflowHost {
    * `applied-mark`).
    */
   async submitPrepared(job: PreparedJob, mark?: AppliedMark<SubmitOutcome>): Promise<SubmitOutcome> {
-    if (job.runOptions.headers?.[JOB_NOTIFY_HEADER] !== undefined && !noticeRunners.has(this)) {
+    if (job.runOptions.headers !== undefined && ownHeader(job.runOptions.headers, JOB_NOTIFY_HEADER) !== undefined && !noticeRunners.has(this)) {
       throw new ValidationError(
         "notifySignal needs the runner's terminal hook, which only JobRunner.builder(...) installs; build the runtime that way, or wait on the handle instead",
       );

@@ -15,7 +15,7 @@
 import { type Clock, SystemClock } from "../clock.js";
 import { PermanentError, CancelRequestedError } from "../queue/errors.js";
 import { ValidationError } from "../errors.js";
-import { describeValue, hasMethods, isOptionArray, isOptionBytes, optionFields, readExactOptions, readOptionArray } from "../option-values.js";
+import { describeValue, hasMethods, isOptionArray, isOptionBytes, optionFields, ownHeader, readExactOptions, readOptionArray } from "../option-values.js";
 import type { ClaimedJob } from "../queue/types.js";
 import type { Queue } from "../queue/queue.js";
 import { runWorker, type RunWorkerOptions, type Worker } from "../queue/worker.js";
@@ -166,7 +166,7 @@ export class WebhookWorker implements Worker {
       () => this.#deliver(job),
       () => ({ "taquba.outcome": "delivered" }),
       (e) => deliveryFailure(job, e),
-      job.headers[RUN_TRACEPARENT],
+      ownHeader(job.headers, RUN_TRACEPARENT),
     );
   }
 

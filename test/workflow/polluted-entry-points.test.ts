@@ -77,3 +77,40 @@ describe("entry points under a polluted Object.prototype", () => {
     expect(member.outcome?.headers).toEqual({});
   });
 });
+
+describe("a run under reserved header names set on Object.prototype", () => {
+  // Non-enumerable, as a polluting library would most likely set them: no `for...in` sees them, only a lookup by name.
+  const RESERVED = [
+    "workflow.terminal",
+    "workflow.noop",
+    "workflow.signal_wait",
+    "workflow.child_ended",
+    "workflow.parent_ended",
+    "workflow.parent_submission",
+    "workflow.parent_status",
+  ];
+  afterEach(() => {
+    for (const name of RESERVED) delete (Object.prototype as Record<string, unknown>)[name];
+  });
+
+  it("runs every step and ends with its output: a job's reserved headers are its own only", async () => {
+    const steps: number[] = [];
+    const env = await openEnv(
+      runnerOf(async (s) => {
+        steps.push(s.stepNumber);
+        return s.stepNumber < 2 ? StepOutcome.continueNow(enc(`step ${s.stepNumber}`)) : StepOutcome.succeed(enc("done"));
+      }),
+    );
+    stops.push(() => env.stop());
+    for (const name of RESERVED) Object.defineProperty(Object.prototype, name, { value: "1", configurable: true, writable: true });
+    await env.runtime.submit({ runId: "r", input: enc("x") });
+    // Its own bound, well under the test's: a step taken for a no-op is acked without running, and the run never ends.
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`run r did not end in 15 s; steps run: ${steps.join(", ")}`)), 15_000);
+    });
+    const ended = await Promise.race([env.runtime.wait("r"), stuck]).finally(() => clearTimeout(timer));
+    expect(ended.outcome?.status).toBe("succeeded");
+    expect(steps).toEqual([0, 1, 2]);
+  });
+});

@@ -81,7 +81,7 @@ import { ChildResultUnavailableError, errorText } from "../workflow-errors.js";
 import { isStoreFault } from "../store-retry.js";
 import type { RunRecords, WorkflowView } from "../runs/workflow-view.js";
 import type { Building } from "../../queue/cancel-state.js";
-import { describeValue, isOptionBytes, isOptionObject, NO_OPTIONS, optionFields, readOptions, refuseUnknownFields } from "../../option-values.js";
+import { describeValue, isOptionBytes, isOptionObject, NO_OPTIONS, optionFields, ownHeader, readOptions, refuseUnknownFields } from "../../option-values.js";
 import { readRunOptions } from "../runs/run-option-fields.js";
 
 export type { ParentClosePolicy } from "../records/records.js";
@@ -549,7 +549,7 @@ async function resultUnavailable(core: RuntimeCore, end: ChildEndPayload): Promi
 
 /** Processes a job a child's termination enqueued: wakes the parent's step that waits for it. */
 export async function processChildEnded(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot): Promise<void> {
-  const key = job.headers[HEADER_CHILD_ENDED]!;
+  const key = ownHeader(job.headers, HEADER_CHILD_ENDED)!;
   const parent = decodeValue(job.payload);
   if (typeof parent !== "string") {
     await slot.freeAfterSubmitting(core.queue.deadLetter(job, "the job that reports a child run's end lacks its parent's run id"));
@@ -631,14 +631,15 @@ export function parentOfCompletionKey(key: string): string | undefined {
  * end) keeps only the children it started itself.
  */
 export async function processParentEnded(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot): Promise<void> {
-  const parent = job.headers[HEADER_PARENT_ENDED]!;
+  const parent = ownHeader(job.headers, HEADER_PARENT_ENDED)!;
   const status = decodeValue(job.payload) as TerminalStatus;
   try {
     const key = runKey(core.queueName, parent);
     const bytes = await core.queue.kvGet(key);
     const now = bytes === null ? undefined : decodeRunRecord(bytes, key);
     // A record without a submission cannot tell its own children from an earlier run's: all are kept, as before.
-    if (now === undefined || now.submission !== undefined) await settleChildren(core, core.view, parent, status, now, job.headers[HEADER_PARENT_SUBMISSION]);
+    if (now === undefined || now.submission !== undefined)
+      await settleChildren(core, core.view, parent, status, now, ownHeader(job.headers, HEADER_PARENT_SUBMISSION));
   } catch (e) {
     // The store failing is not the job's fault: the worker puts it back uncounted.
     if (isStoreFault(e)) throw e;

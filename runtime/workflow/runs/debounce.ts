@@ -19,6 +19,7 @@ import type { RuntimeCore } from "../runtime-core.js";
 import { RunId } from "./run-id.js";
 import type { RunDebounce, RunOptions } from "./run-types.js";
 import { addTerminalEffects, terminationOfActive } from "./terminal.js";
+import { ownHeader } from "../../option-values.js";
 
 /** Checks `RunOptions.debounce`; throws `ValidationError` naming the option. */
 export function checkRunDebounce(o: RunOptions, path = "RunOptions"): void {
@@ -48,9 +49,10 @@ export interface Supersession {
 export async function supersessionOf(core: RuntimeCore, d: RunDebounce, by: RunId): Promise<Supersession> {
   const holder = core.queue.debounceHolder?.(core.queueName, d.key);
   if (holder === undefined) return { jobId: undefined, effects: new SettlementEffects() };
-  const runId = holder.headers[HEADER_RUN_ID];
+  const runId = ownHeader(holder.headers, HEADER_RUN_ID);
   // Only a run's first step carries a debounce; anything else in the window is replaced as a plain job.
-  if (runId === undefined || !RunId.isValid(runId) || holder.headers[HEADER_STEP] !== "0") return { jobId: holder.jobId, effects: new SettlementEffects() };
+  if (runId === undefined || !RunId.isValid(runId) || ownHeader(holder.headers, HEADER_STEP) !== "0")
+    return { jobId: holder.jobId, effects: new SettlementEffects() };
   const r = await core.view.records(runId);
   if (r.kind !== "active" || r.pointer.jobId !== holder.jobId) return { jobId: holder.jobId, effects: new SettlementEffects() };
   const now = core.clock.now();

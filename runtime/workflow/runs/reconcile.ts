@@ -31,24 +31,25 @@ import type { RuntimeCore } from "../runtime-core.js";
 import { addTerminalEffects, terminationOfActive } from "./terminal.js";
 import { instruments } from "../../telemetry/metrics.js";
 import type { WorkflowView } from "./workflow-view.js";
+import { ownHeader } from "../../option-values.js";
 
 /** Terminates the run whose current step is the dead job `jobId`, if any. `true` when it did. */
 export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jobId: string): Promise<boolean> {
   const info = await core.queue.view().job(jobId);
   if (info === null || info.state !== "dead" || info.queueName !== core.queueName) return false;
-  if (info.headers[HEADER_TERMINAL] !== undefined) return false;
-  const childEnded = info.headers[HEADER_CHILD_ENDED];
+  if (ownHeader(info.headers, HEADER_TERMINAL) !== undefined) return false;
+  const childEnded = ownHeader(info.headers, HEADER_CHILD_ENDED);
   if (childEnded !== undefined) {
     const parent = parentOfCompletionKey(childEnded);
     if (parent !== undefined) await wakeParent(core, childEnded, parent);
     return false;
   }
-  const parentEnded = info.headers[HEADER_PARENT_ENDED];
+  const parentEnded = ownHeader(info.headers, HEADER_PARENT_ENDED);
   if (parentEnded !== undefined) {
-    await settleEndedParent(core, view, parentEnded, info.headers[HEADER_PARENT_SUBMISSION], info.headers[HEADER_PARENT_STATUS]);
+    await settleEndedParent(core, view, parentEnded, ownHeader(info.headers, HEADER_PARENT_SUBMISSION), ownHeader(info.headers, HEADER_PARENT_STATUS));
     return false;
   }
-  const runId = info.headers[HEADER_RUN_ID];
+  const runId = ownHeader(info.headers, HEADER_RUN_ID);
   if (!RunId.isValid(runId)) return false;
   const r = await view.records(runId);
   if (r.kind !== "active" || r.pointer.jobId !== jobId) return false;

@@ -68,7 +68,7 @@ import type { RetryOutcome, RetryRunOptions } from "./run-types.js";
 import type { WorkflowView } from "./workflow-view.js";
 import { withCurrentLimit } from "./submit.js";
 import { HISTORY_STEPS_PER_RUN, type RunEndHistory } from "./run-history.js";
-import { describeValue, isOptionObject, readOptions } from "../../option-values.js";
+import { describeValue, isOptionObject, ownHeader, readOptions } from "../../option-values.js";
 import { refuseUnknownRetryFields } from "./run-option-fields.js";
 
 /** Rounds of re-reading after a concurrent change (a worker finishing a requeued step's re-opening). */
@@ -431,7 +431,8 @@ export async function reopenRequeued(core: RuntimeCore, job: ClaimedJob, runId: 
     const own = await readStep(core, runId, step);
     await core.memos.withPrefix(t.memoPrefix ?? core.memos.prefix).clearReplaysFrom(runId, step);
     const effects = new SettlementEffects();
-    if (job.headers[HEADER_SIGNAL_WAIT] !== undefined) stageObservedSignal(core.queueName, runId, step, await signalPlan(core, runId, step), effects);
+    if (ownHeader(job.headers, HEADER_SIGNAL_WAIT) !== undefined)
+      stageObservedSignal(core.queueName, runId, step, await signalPlan(core, runId, step), effects);
     await reopenEffects(core, t, entry, { step, jobId: job.id, ...(own?.name === undefined ? {} : { name: own.name }) }, effects);
     return core.queue.kvCompareAndApply([{ key: tk, value: tBytes }], effects);
   });

@@ -24,6 +24,7 @@ import type { RuntimeCore } from "../runtime-core.js";
 import { checkCorrelationKey, checkSignalPayload } from "../limits.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { StepError } from "../workflow-errors.js";
+import { ownHeader } from "../../option-values.js";
 
 const TIMED_OUT = new Uint8Array([1]);
 
@@ -45,7 +46,7 @@ async function releaseWait(core: RuntimeCore, correlationKey: string, jobId: str
  * on a signal, the payload when one arrived, `null` when its timeout fired.
  */
 export async function resolveSignal(core: RuntimeCore, job: ClaimedJob, runId: string, step: number): Promise<Uint8Array | null | undefined> {
-  const correlationKey = job.headers[HEADER_SIGNAL_WAIT];
+  const correlationKey = ownHeader(job.headers, HEADER_SIGNAL_WAIT);
   if (correlationKey === undefined) return undefined;
   const signal = await resolveWait(core, job, runId, step, correlationKey);
   // The first attempt of the woken step ends the wait; a redelivery would only repeat it.

@@ -15,6 +15,7 @@ import { stageCommitOnlyOnce } from "../records/commit-bytes.js";
 import { attemptFromQueue, encodeStepFactsForCommit, errorFieldsOf, evictedStep, type StepFacts, stepHistoryKey } from "../runs/history-records.js";
 import type { AttemptHistory, SignalReceipt, StepAttemptOutcome, StepTransitionHistory } from "../runs/run-history.js";
 import type { RuntimeCore } from "../runtime-core.js";
+import { ownHeader } from "../../option-values.js";
 
 /** What the history needs of the step being processed, gathered while it runs. */
 export interface StepTrace {
@@ -53,7 +54,7 @@ async function earlierAttempts(core: RuntimeCore, job: ClaimedJob): Promise<Atte
 }
 
 function signalReceipt(job: ClaimedJob, signal: Uint8Array | null | undefined): SignalReceipt | undefined {
-  const key = job.headers[HEADER_SIGNAL_WAIT];
+  const key = ownHeader(job.headers, HEADER_SIGNAL_WAIT);
   if (key === undefined || signal === undefined) return undefined;
   return signal === null ? { key, result: "timed_out" } : { key, result: "delivered", payloadBytes: signal.byteLength };
 }

@@ -12,6 +12,7 @@ import { StepError } from "../workflow-errors.js";
 import { HEADER_TRACEPARENT } from "../records/reserved.js";
 import { endWithError, stepSpanOf } from "../../telemetry/tracing.js";
 import { instruments } from "../../telemetry/metrics.js";
+import { ownHeader } from "../../option-values.js";
 
 // The attempts logFailedAttempt saw, so the worker counts the others as completed.
 const failedAttempts = new WeakSet<ClaimedJob>();
@@ -28,7 +29,7 @@ export function noteRunEnded(core: RuntimeCore, status: string): void {
 
 /** The reserved trace header a step passes on to the next step of its run. */
 export function traceHeaderOf(job: ClaimedJob): Record<string, string> {
-  const t = job.headers[HEADER_TRACEPARENT];
+  const t = ownHeader(job.headers, HEADER_TRACEPARENT);
   return t === undefined ? {} : { [HEADER_TRACEPARENT]: t };
 }
 

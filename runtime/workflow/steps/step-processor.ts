@@ -71,7 +71,7 @@ import { inlineOutcomeOf } from "../runs/inline-outcome.js";
 import { processNotification } from "../terminal-hook/notification.js";
 import { errorText, isMemoFault, StepError } from "../workflow-errors.js";
 import { nextStepIdTaken } from "../runs/drawn-job-id.js";
-import { showLoneSurrogates } from "../../option-values.js";
+import { ownHeader, showLoneSurrogates } from "../../option-values.js";
 import { isStoreFault, retryStore } from "../store-retry.js";
 import type { WorkflowLogger } from "../../logger.js";
 import { checkCorrelationKey, checkRunPayload } from "../limits.js";
@@ -192,24 +192,24 @@ export interface StepWorkEnd {
  */
 export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger, worker?: StepWorkEnd): Promise<void> {
   try {
-    if (job.headers[HEADER_TERMINAL] !== undefined) {
+    if (ownHeader(job.headers, HEADER_TERMINAL) !== undefined) {
       await processNotification(core, job, slot);
       return;
     }
-    if (job.headers[HEADER_CHILD_ENDED] !== undefined) {
+    if (ownHeader(job.headers, HEADER_CHILD_ENDED) !== undefined) {
       await processChildEnded(core, job, slot);
       return;
     }
-    if (job.headers[HEADER_PARENT_ENDED] !== undefined) {
+    if (ownHeader(job.headers, HEADER_PARENT_ENDED) !== undefined) {
       await processParentEnded(core, job, slot);
       return;
     }
-    if (job.headers[HEADER_NOOP] !== undefined) {
+    if (ownHeader(job.headers, HEADER_NOOP) !== undefined) {
       await slot.freeAfterSubmitting(core.queue.ack(job));
       return;
     }
-    const runId = job.headers[HEADER_RUN_ID];
-    const step = Number(job.headers[HEADER_STEP]);
+    const runId = ownHeader(job.headers, HEADER_RUN_ID);
+    const step = Number(ownHeader(job.headers, HEADER_STEP));
     if (!RunId.isValid(runId) || !Number.isInteger(step) || step < 0) {
       await slot.freeAfterSubmitting(
         core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed"),
@@ -253,9 +253,9 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
     }
 
     // Only a step continued on a signal has one to resolve (an async call costs even when it has nothing to wait for).
-    const signal = job.headers[HEADER_SIGNAL_WAIT] === undefined ? undefined : await resolveSignal(core, job, runId, step);
+    const signal = ownHeader(job.headers, HEADER_SIGNAL_WAIT) === undefined ? undefined : await resolveSignal(core, job, runId, step);
     trace.signal = signal;
-    const children = childRunsFor(core, runId, step, job.id, job.headers[HEADER_SIGNAL_WAIT]);
+    const children = childRunsFor(core, runId, step, job.id, ownHeader(job.headers, HEADER_SIGNAL_WAIT));
     // The runner is awaited here rather than in a function of its own: an async frame per step for one await.
     let verdict: Verdict | undefined = core.stepOutputReplay ? await replayedVerdict(memos, job, runId, step) : undefined;
     if (verdict === undefined) {
@@ -620,7 +620,7 @@ function continueRun(
   if (nextName !== undefined) pointer.name = nextName;
   const effects = applyStaged(verdict.staged, new SettlementEffects());
   // Only a step continued on a signal has signal bookkeeping to release.
-  if (job.headers[HEADER_SIGNAL_WAIT] !== undefined) releaseStepSignal(core.queueName, runId, step, effects);
+  if (ownHeader(job.headers, HEADER_SIGNAL_WAIT) !== undefined) releaseStepSignal(core.queueName, runId, step, effects);
   if (o.when.kind === "immediate") stepEnqueuedNow(nextJobId);
   else if (o.when.kind === "after") opts.runAt = now + Math.max(0, o.when.delayMs - elapsed);
   else {

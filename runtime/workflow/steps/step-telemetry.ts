@@ -13,6 +13,7 @@ import { endOk, forgetStepSpan, registerStepSpan, startSpan, tracing, withActive
 import { HEADER_NOOP, HEADER_RUN_ID, HEADER_STEP, HEADER_TERMINAL, HEADER_TRACEPARENT } from "../records/reserved.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { attemptFailed } from "./step-log.js";
+import { ownHeader } from "../../option-values.js";
 
 /** What the worker holds for a job while telemetry is on. */
 export interface AttemptTelemetry {
@@ -26,15 +27,15 @@ export interface AttemptTelemetry {
 export function startAttemptTelemetry(core: RuntimeCore, job: ClaimedJob): AttemptTelemetry | undefined {
   const m = instruments();
   // `tracing()` first: without a tracer the span's attributes would be built for nothing on every step.
-  const span = job.headers[HEADER_NOOP] !== undefined || !tracing() ? undefined : startJobSpan(core, job);
+  const span = ownHeader(job.headers, HEADER_NOOP) !== undefined || !tracing() ? undefined : startJobSpan(core, job);
   if (m === undefined && span === undefined) return undefined;
-  const terminal = job.headers[HEADER_TERMINAL] !== undefined;
+  const terminal = ownHeader(job.headers, HEADER_TERMINAL) !== undefined;
   const startedAt = performance.now();
-  if (m !== undefined && !terminal && job.headers[HEADER_NOOP] === undefined) noteClaim(m, core, job);
+  if (m !== undefined && !terminal && ownHeader(job.headers, HEADER_NOOP) === undefined) noteClaim(m, core, job);
   return {
     run: (fn) => withActiveSpan(span, fn),
     end() {
-      if (m !== undefined && !terminal && job.headers[HEADER_NOOP] === undefined) {
+      if (m !== undefined && !terminal && ownHeader(job.headers, HEADER_NOOP) === undefined) {
         m.stepDuration.record((performance.now() - startedAt) / 1000, { "taquba.queue": core.queueName });
         if (!attemptFailed(job)) m.stepAttempts.add(1, { "taquba.queue": core.queueName, "taquba.outcome": "completed" });
       }
@@ -48,18 +49,18 @@ export function startAttemptTelemetry(core: RuntimeCore, job: ClaimedJob): Attem
 
 /** The span of one step attempt or notification, registered so the dispatcher and the failure log can reach it. */
 function startJobSpan(core: RuntimeCore, job: ClaimedJob) {
-  const terminal = job.headers[HEADER_TERMINAL] !== undefined;
+  const terminal = ownHeader(job.headers, HEADER_TERMINAL) !== undefined;
   const attributes = {
-    "taquba.run.id": job.headers[HEADER_RUN_ID] ?? "",
+    "taquba.run.id": ownHeader(job.headers, HEADER_RUN_ID) ?? "",
     "taquba.attempt": job.attempt,
     "taquba.queue": core.queueName,
     "taquba.job.id": job.id,
-    ...(terminal ? {} : { "taquba.step": Number(job.headers[HEADER_STEP]) }),
+    ...(terminal ? {} : { "taquba.step": Number(ownHeader(job.headers, HEADER_STEP)) }),
   };
   const span = startSpan(
     terminal ? "taquba.terminal_hook" : "taquba.step",
     attributes,
-    job.headers[HEADER_TRACEPARENT] ?? "",
+    ownHeader(job.headers, HEADER_TRACEPARENT) ?? "",
     terminal ? "internal" : "consumer",
   );
   registerStepSpan(job.id, job.attempt, span);
@@ -69,7 +70,7 @@ function startJobSpan(core: RuntimeCore, job: ClaimedJob) {
 /** Submit-to-first-step latency (step 0's first claim, on the queue clock) and step transition latency (measured in this process). */
 function noteClaim(m: Instruments, core: RuntimeCore, job: ClaimedJob): void {
   const attrs = { "taquba.queue": core.queueName };
-  if (job.headers[HEADER_STEP] === "0" && job.attempt === 1) m.runStartDelay.record(Math.max(0, job.claimedAt - job.enqueuedAt) / 1000, attrs);
+  if (ownHeader(job.headers, HEADER_STEP) === "0" && job.attempt === 1) m.runStartDelay.record(Math.max(0, job.claimedAt - job.enqueuedAt) / 1000, attrs);
   const enqueuedAt = stepClaimed(job.id);
   if (enqueuedAt !== undefined) recordSince(m.stepTransition, enqueuedAt, attrs);
 }
