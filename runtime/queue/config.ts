@@ -170,10 +170,10 @@ export const DEFAULT_QUEUE_CONFIG: ResolvedQueueConfig = Object.freeze({
   debounce: undefined,
 });
 
-/** A priority is an integer from 0 to `MAX_PRIORITY`. */
-export function validatePriority(p: unknown): asserts p is number {
+/** A priority is an integer from 0 to `MAX_PRIORITY`; `path` names it as the caller wrote it. */
+export function validatePriority(p: unknown, path = "priority"): asserts p is number {
   if (typeof p !== "number" || !Number.isInteger(p) || p < 0 || p > MAX_PRIORITY) {
-    throw new ValidationError(`priority must be an integer from 0 to ${MAX_PRIORITY} (lower is claimed first), got ${describeValue(p)}`);
+    throw new ValidationError(`${path} must be an integer from 0 to ${MAX_PRIORITY} (lower is claimed first), got ${describeValue(p)}`);
   }
 }
 
@@ -215,7 +215,7 @@ export function resolveQueueConfig(c: QueueConfig | undefined, base: ResolvedQue
     out.maxAttempts = c.maxAttempts;
   }
   if (c.defaultPriority !== undefined) {
-    validatePriority(c.defaultPriority);
+    validatePriority(c.defaultPriority, "QueueConfig.defaultPriority");
     out.defaultPriority = c.defaultPriority;
   }
   if (c.backoff !== undefined) {

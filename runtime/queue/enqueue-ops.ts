@@ -3,6 +3,7 @@
  * everything first, offloads large payloads, then runs one transaction and
  * waits for its durable commit.
  */
+import { TaqubaError } from "../errors.js";
 import type { SettlementEffects } from "./effects.js";
 import type { QueueCore } from "./queue-core.js";
 import { insertJob } from "./transitions.js";
@@ -33,10 +34,10 @@ export function freshJobId(core: QueueCore): string {
  * Enqueues `items` atomically; a duplicate caller id fails the whole call.
  * Each item's fields are read once already (`readEnqueueItems`, or built by the queue).
  */
-export async function enqueueItems(core: QueueCore, items: readonly EnqueueItem[]): Promise<EnqueueOutcome[]> {
+export async function enqueueItems(core: QueueCore, items: readonly EnqueueItem[], inBatch = false): Promise<EnqueueOutcome[]> {
   core.checkOpen();
   // Each item as checked now: a large payload's write is awaited before the insert, and the caller's objects may change meanwhile.
-  const own = items.map(({ queueName, payload, opts }) => checkedEnqueueItem(queueName, payload, opts));
+  const own = inBatch ? items.map(checkedBatchItem) : items.map(({ queueName, payload, opts }) => checkedEnqueueItem(queueName, payload, opts));
   const prepared = await core.prepare(own);
   let outcomes: EnqueueOutcome[] | undefined;
   let commit: Promise<void>;
@@ -52,6 +53,16 @@ export async function enqueueItems(core: QueueCore, items: readonly EnqueueItem[
   await commit;
   core.announceInserted(prepared, outcomes, ctx.now);
   return outcomes;
+}
+
+/** `checkedEnqueueItem` of `enqueueBatch`'s item `i`: a refusal (of any class) names the item. */
+function checkedBatchItem(item: EnqueueItem, i: number): EnqueueItem {
+  try {
+    return checkedEnqueueItem(item.queueName, item.payload, item.opts);
+  } catch (err) {
+    if (err instanceof TaqubaError) err.message = `enqueueBatch item ${i}: ${err.message}`;
+    throw err;
+  }
 }
 
 /**

@@ -261,7 +261,7 @@ export class Queue {
   async enqueueBatch(items: readonly EnqueueItem[]): Promise<EnqueueOutcome[]> {
     if (!isOptionArray(items)) throw new ValidationError(`enqueueBatch takes an array of { queueName, payload, opts? }, got ${describeValue(items)}`);
     const given = readEnqueueItems(items);
-    return given.length === 0 ? [] : eq.enqueueItems(this.#core, given);
+    return given.length === 0 ? [] : eq.enqueueItems(this.#core, given, true);
   }
 
   /**

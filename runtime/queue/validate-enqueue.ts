@@ -69,7 +69,7 @@ export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): 
   }
   const own = new CheckedOptions(MINT);
   if (priority !== undefined) {
-    validatePriority(priority);
+    validatePriority(priority, "EnqueueOptions.priority");
     own.priority = priority;
   }
   if (runAt !== undefined) {
@@ -210,7 +210,7 @@ export interface RebuiltEnqueueOptions {
 export function rebuiltEnqueueItem(queueName: string, payload: Uint8Array, opts: RebuiltEnqueueOptions): EnqueueItem {
   if (!(payload instanceof Uint8Array)) throw new ValidationError("a job payload must be a Uint8Array");
   const { jobId, dedupKey, priority, maxAttempts, headers, runAt } = opts;
-  validatePriority(priority);
+  validatePriority(priority, "EnqueueOptions.priority");
   validatePositiveInt("EnqueueOptions.maxAttempts", maxAttempts);
   const own = new CheckedOptions(MINT);
   own.priority = priority;

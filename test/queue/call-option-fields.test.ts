@@ -45,6 +45,17 @@ describe("the queue's per-call options refuse a field that is no option, writing
         "opts",
       );
       await expect(queue.enqueueBatch([null as never])).rejects.toThrow(/^enqueueBatch item 0 must be an object \{ queueName, payload, opts\? \}, got null$/);
+      // A bad value in an item's options is named by the item and by the option's path.
+      await expect(
+        queue.enqueueBatch([
+          { queueName: "jobs", payload: enc("a") },
+          { queueName: "jobs", payload: enc("b"), opts: { headers: { t: 5 as never } } },
+        ]),
+      ).rejects.toThrow(/^enqueueBatch item 1: header "t" in EnqueueOptions\.headers /);
+      await expect(queue.enqueueBatch([{ queueName: "jobs", payload: enc("a"), opts: { priority: 1.5 } }])).rejects.toThrow(
+        /^enqueueBatch item 0: EnqueueOptions\.priority must be an integer from 0 to \d+ \(lower is claimed first\), got 1\.5$/,
+      );
+      await expect(queue.enqueue("jobs", enc("a"), { priority: Number.NaN })).rejects.toThrow(/^EnqueueOptions\.priority must be an integer/);
       expect(() => new SettlementEffects().enqueue("jobs", enc("a"), { priorty: 1 } as never)).toThrow(/EnqueueOptions\.priorty is not an option/);
       expect(store.counts.puts).toBe(0);
       expect(await queue.view().stats("jobs")).toMatchObject({ pending: 0, scheduled: 0 });
