@@ -3,6 +3,7 @@
  * (a getter or a Proxy answering differently on a second read cannot slip
  * past a check), and values shown in error messages for what they are.
  */
+import { types } from "node:util";
 import { ValidationError } from "./errors.js";
 
 /** Characters of a string a message shows; a longer one (a 100 KB key) is cut, so the message stays readable. */
@@ -193,16 +194,30 @@ export function readFields<K extends string>(from: object, keys: readonly K[], p
 export function isBaseField(from: object, k: string): boolean {
   if (!(k in Function.prototype)) return false;
   let o: object | null = from;
+  let proxied = false;
   for (let depth = 0; o !== null; depth++) {
     if (depth === MAX_PROTOTYPE_DEPTH) throw new Error(`its prototype chain is over ${MAX_PROTOTYPE_DEPTH} objects long`);
     // Reaching a base prototype that does not hold `k` (an object's chain has no `Function.prototype`,
     // whose `name` and `length` are its own), the value came from above it: a Proxy's answer.
-    if (o === Object.prototype) return Object.hasOwn(o, k);
-    if (o === Function.prototype) return k in o;
+    if (o === Object.prototype) return Object.hasOwn(o, k) && (!proxied || answersAsBase(from, o, k));
+    if (o === Function.prototype) return k in o && (!proxied || answersAsBase(from, o, k));
     if (Object.hasOwn(o, k)) return false;
+    proxied ||= types.isProxy(o);
     o = Object.getPrototypeOf(o) as object | null;
   }
   return false;
+}
+
+/**
+ * For a chain through a Proxy that does not own `k` but may answer it from
+ * its `get` trap: whether its answer is the base prototype's own value
+ * (then it is the base's field). A getter there is taken as the base's
+ * without being run; a Proxy that answers exactly the value set on the base
+ * prototype cannot be told from one that forwards to it.
+ */
+function answersAsBase(from: object, base: object, k: string): boolean {
+  const d = Object.getOwnPropertyDescriptor(base, k);
+  return d === undefined || !("value" in d) || Object.is((from as Record<string, unknown>)[k], d.value);
 }
 
 /** `isBaseField`, true as well when `from` cannot say (a Proxy whose traps throw): such a field is taken as absent. */

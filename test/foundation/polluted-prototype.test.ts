@@ -71,6 +71,21 @@ describe("the shared readers", () => {
     expect({ ...answered({ limit: 9 }, () => readOptions(bare, FIELDS, "Opts")) }).toEqual({ cursor: "n" });
   });
 
+  it("take a Proxy's own answers for names the polluted prototype holds, and not what it forwards from there", () => {
+    const answers: Record<string, unknown> = { limit: 3, cursor: "p" };
+    const answering = new Proxy({}, { get: (_t, k) => (typeof k === "string" ? answers[k] : undefined) });
+    expect({ ...answered({ limit: 9, cursor: "x" }, () => readOptions(answering, FIELDS, "Opts")) }).toEqual({ limit: 3, cursor: "p" });
+    // A Proxy that forwards every read reaches the prototype's values: those stay out, as for a plain object.
+    const forwarding = new Proxy({}, { get: (t, k, r) => Reflect.get(t, k, r) });
+    expect({ ...answered({ limit: 9, cursor: "x" }, () => readOptions(forwarding, FIELDS, "Opts")) }).toEqual({});
+    // Through the enqueue, the queue configuration and close's timeout, as a caller passes them.
+    const opts = new Proxy({}, { get: (_t, k) => ({ priority: 3, leaseMs: 1234, timeoutMs: 5 })[k as "priority"] });
+    const pollution = { priority: 9, leaseMs: 99_999, timeoutMs: 7 };
+    expect(answered(pollution, () => checkedEnqueueItem("jobs", bytes, opts as EnqueueOptions)).opts?.priority).toBe(3);
+    expect(answered(pollution, () => resolveQueueConfig(opts)).leaseMs).toBe(1234);
+    expect(answered(pollution, () => closeTimeout(opts as { timeoutMs?: number }))).toBe(5);
+  });
+
   it("ignore a getter Object.prototype holds, even one that throws, without running it", () => {
     let ran = 0;
     Object.defineProperty(Object.prototype, "limit", {
