@@ -305,13 +305,15 @@ describe("layered state", () => {
     let catchUps = 0;
     // Six rounds: with three, a seed (4165983950) drew settings under which few kills met a merge.
     for (let round = 0; round < 6; round++) {
+      const mergeRatio = 2 + r.int(4);
+      const maxRuns = round === 0 ? 2 : 3 + r.int(8);
       const state = new LayeredState({
         // A large memtable freezes only when the test says: writes then copy one entry each, so merges last long.
         memtableKeys: round % 2 === 0 ? 4096 : 8 + r.int(120),
-        mergeRatio: 2 + r.int(4),
+        mergeRatio,
         writeSlice: 1,
         idleSlice: 0,
-        maxRuns: round === 0 ? 2 : 3 + r.int(8),
+        maxRuns,
         hold: (_k, v) => v === 13,
       });
       const model = new Map<string, StoredValue>();
@@ -360,6 +362,15 @@ describe("layered state", () => {
           expect(state.layout.merging).toBe(0);
         }
         expect(state.size).toBe(model.size);
+      }
+      // Runs frozen faster than writes copy their merges (one key each, no merge step between), past
+      // maxRuns + mergeRatio: the synchronous catch-up must take them, whatever the seed drew above.
+      for (let i = 0; i < 16; i++) {
+        const key = `p/z/${round}/${String(i).padStart(3, "0")}`;
+        state.set(key, i);
+        model.set(key, i);
+        state.freeze();
+        expect(state.layout.runs.length).toBeLessThanOrEqual(maxRuns + mergeRatio);
       }
       expectSameEntries(state.scan(), modelScan(model, {}));
       expectSameEntries(state.scan({ reverse: true }), modelScan(model, { reverse: true }));
