@@ -10,8 +10,7 @@ import { Engine } from "taquba";
 import { encodeTime } from "ulid";
 import { AHEAD_MS } from "../../runtime/queue/seq-high-water.js";
 import { nextUlid, ulidAfter } from "../support/next-ulid.js";
-import { dec, enc, openQueue } from "./helpers.js";
-import type { Queue } from "taquba";
+import { drainPayloads, enc, openQueue } from "./helpers.js";
 
 const realHas = Engine.prototype.has;
 
@@ -28,15 +27,6 @@ function countJobLookups(): { count: number } {
 afterEach(() => {
   Engine.prototype.has = realHas;
 });
-
-async function drain(queue: Queue, name: string): Promise<string[]> {
-  const out: string[] = [];
-  for (let j = await queue.claim(name); j; j = await queue.claim(name)) {
-    out.push(dec(j.payload));
-    await queue.ack(j);
-  }
-  return out;
-}
 
 describe("lookups of drawn job ids", () => {
   it("a batch of generated ids looks none of them up; a caller's id is looked up", async () => {
@@ -62,7 +52,7 @@ describe("lookups of drawn job ids", () => {
     ]);
     expect(out[0]).toEqual({ jobId: taken, newlyEnqueued: true });
     expect(out[1]!.jobId).toBe(nextUlid(taken));
-    expect(await drain(queue, "q")).toEqual(["first", "caller's", "generated"]);
+    expect(await drainPayloads(queue, "q")).toEqual(["first", "caller's", "generated"]);
     await queue.close();
   });
 
@@ -80,7 +70,7 @@ describe("lookups of drawn job ids", () => {
     const out = await queue.enqueueBatch(Array.from({ length: 10 }, (_, i) => ({ queueName: "q", payload: enc(`g${i}`) })));
     expect(out.map((o) => o.jobId)).toEqual([1, 2, 3, 4, 6, 7, 8, 9, 10, 11].map((n) => ulidAfter(mark, n)));
     expect(lookups.count).toBe(1);
-    expect(await drain(queue, "q")).toEqual(["first", "caller's", ...out.map((_, i) => `g${i}`)]);
+    expect(await drainPayloads(queue, "q")).toEqual(["first", "caller's", ...out.map((_, i) => `g${i}`)]);
     await queue.close();
   });
 });

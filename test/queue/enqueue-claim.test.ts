@@ -7,16 +7,7 @@ import { DuplicateJobIdError, MemoryStore, Priority, Queue, ValidationError } fr
 import { encodeTime } from "ulid";
 import { AHEAD_MS } from "../../runtime/queue/seq-high-water.js";
 import { nextUlid, ulidAfter } from "../support/next-ulid.js";
-import { dec, enc, openQueue, settle } from "./helpers.js";
-
-async function drain(queue: Queue, name: string): Promise<string[]> {
-  const out: string[] = [];
-  for (let j = await queue.claim(name); j; j = await queue.claim(name)) {
-    out.push(dec(j.payload));
-    await queue.ack(j);
-  }
-  return out;
-}
+import { dec, drainPayloads, enc, openQueue, settle } from "./helpers.js";
 
 describe("enqueue and claim order", () => {
   it("claims FIFO within a priority, lower priority first", async () => {
@@ -27,14 +18,14 @@ describe("enqueue and claim order", () => {
     await queue.enqueue("q", enc("high"), { priority: Priority.HIGH });
     await queue.enqueue("q", enc("zero"), { priority: 0 });
     await queue.enqueue("q", enc("n3"));
-    expect(await drain(queue, "q")).toEqual(["zero", "high", "n1", "n2", "n3", "low"]);
+    expect(await drainPayloads(queue, "q")).toEqual(["zero", "high", "n1", "n2", "n3", "low"]);
     await queue.close();
   });
 
   it("keeps FIFO for caller ids that do not sort by time", async () => {
     const { queue } = await openQueue();
     for (const id of ["zz", "aa", "mm"]) await queue.enqueue("q", enc(id), { jobId: id });
-    expect(await drain(queue, "q")).toEqual(["zz", "aa", "mm"]);
+    expect(await drainPayloads(queue, "q")).toEqual(["zz", "aa", "mm"]);
     await queue.close();
   });
 
@@ -42,8 +33,8 @@ describe("enqueue and claim order", () => {
     const { queue } = await openQueue();
     await queue.enqueue("a", enc("1"));
     await queue.enqueue("ab", enc("2"));
-    expect(await drain(queue, "a")).toEqual(["1"]);
-    expect(await drain(queue, "ab")).toEqual(["2"]);
+    expect(await drainPayloads(queue, "a")).toEqual(["1"]);
+    expect(await drainPayloads(queue, "ab")).toEqual(["2"]);
     expect(await queue.view().listQueues()).toEqual(["a", "ab"]);
     await queue.close();
   });
@@ -91,7 +82,7 @@ describe("FIFO across restarts", () => {
       const again = await Queue.open(store, "q", { clock, flushIntervalMs: 0 });
       const second = await again.enqueue("q", enc("second"));
       expect(second.jobId > first.jobId).toBe(true);
-      expect(await drain(again, "q")).toEqual(["first", "second"]);
+      expect(await drainPayloads(again, "q")).toEqual(["first", "second"]);
       await again.close();
     }
   });
@@ -187,14 +178,14 @@ describe("enqueueBatch", () => {
     // The next id drawn after the taken one: fresh, and still after every id generated before it.
     expect(generated).toEqual({ jobId: nextUlid(taken), newlyEnqueued: true });
     expect(await queue.view().stats("q")).toMatchObject({ pending: 3 });
-    expect(await drain(queue, "q")).toEqual(["first", "caller's", "generated"]);
+    expect(await drainPayloads(queue, "q")).toEqual(["first", "caller's", "generated"]);
     // Ids a caller takes in a row are all passed over: the three caller enqueues draw the next three ids for
     // their order, and take the three after those, which the next generated id would be.
     const idsOn = (id: string, n: number): string => (n === 0 ? id : idsOn(nextUlid(id), n - 1));
     const takenInARow = [4, 5, 6].map((n) => idsOn(generated.jobId, n));
     for (const [i, jobId] of takenInARow.entries()) await queue.enqueue("q", enc(`caller ${i}`), { jobId });
     expect(await queue.enqueue("q", enc("generated again"))).toEqual({ jobId: idsOn(generated.jobId, 7), newlyEnqueued: true });
-    expect(await drain(queue, "q")).toEqual(["caller 0", "caller 1", "caller 2", "generated again"]);
+    expect(await drainPayloads(queue, "q")).toEqual(["caller 0", "caller 1", "caller 2", "generated again"]);
     await queue.close();
   });
 
@@ -212,7 +203,7 @@ describe("enqueueBatch", () => {
     const job = await queue.enqueue("q", enc("gone"), { jobId: nextUlid(nextUlid(next)) });
     expect(await queue.cancelJob(job.jobId)).toBe("removed");
     expect(queue.nextJobId()).toBe(job.jobId);
-    expect(await drain(queue, "q")).toEqual([...taken, "mine"]);
+    expect(await drainPayloads(queue, "q")).toEqual([...taken, "mine"]);
     await queue.close();
   });
 
@@ -229,7 +220,7 @@ describe("enqueueBatch", () => {
     await first.close();
     const { queue } = await openQueue({ store, clock });
     expect(queue.nextJobId()).toBe(ulidAfter(mark, 9));
-    expect(await drain(queue, "q")).toEqual(["first", ...others, ...taken]);
+    expect(await drainPayloads(queue, "q")).toEqual(["first", ...others, ...taken]);
     await queue.close();
   });
 

@@ -1,11 +1,21 @@
 /**
- * @module Shared helpers of the queue tests: byte encoding, letting background work
- * run, and opening a queue on a MockClock.
+ * @module Shared helpers of the queue tests: byte encoding, draining a queue, letting
+ * background work run, and opening a queue on a MockClock.
  */
 import { MockClock, MemoryStore, Queue, type ObjectStore, type OpenOptions } from "taquba";
 
 export const enc = (s: string) => new TextEncoder().encode(s);
 export const dec = (b: Uint8Array) => new TextDecoder().decode(b);
+
+/** Claims and acks every ready job of queue `name`, in claim order; their payloads as text. */
+export async function drainPayloads(queue: Queue, name: string): Promise<string[]> {
+  const out: string[] = [];
+  for (let j = await queue.claim(name); j; j = await queue.claim(name)) {
+    out.push(dec(j.payload));
+    await queue.ack(j);
+  }
+  return out;
+}
 
 /** Lets queued microtasks and immediates run (background loops, notifications). */
 export async function settle(rounds = 5): Promise<void> {
