@@ -62,6 +62,8 @@ describe("key run bounds before the filter", () => {
 
   it("a layered state matches a plain map over runs of mixed families, with keys deleted, at and around every run's bounds", () => {
     const r = testRandom("key run bounds model");
+    // Rounds that ended with more than one run (merges may leave one): at least one must, for the bounds between runs.
+    let severalRuns = 0;
     for (let round = 0; round < 4; round++) {
       const state = new LayeredState({ memtableKeys: 8 + r.int(200), maxRuns: 64 });
       const model = new Map<string, number>();
@@ -83,7 +85,7 @@ describe("key run bounds before the filter", () => {
         expect(state.delete(k)).toBe(true);
         model.delete(k);
       }
-      expect(state.runCount).toBeGreaterThan(1);
+      if (state.runCount > 1) severalRuns++;
       const asked = new Set<string>();
       for (const k of written) for (const n of [k, ...neighbours(k)]) asked.add(n);
       for (const f of FAMILIES) for (const n of [f, ...neighbours(f), `${f}99999`, `${f}~`]) asked.add(n);
@@ -93,6 +95,7 @@ describe("key run bounds before the filter", () => {
       }
       expect([...state.scan()].map(([k]) => k)).toEqual([...model.keys()].sort(compareKeys));
     }
+    expect(severalRuns).toBeGreaterThan(0);
   }, 60_000);
 
   it("a key past every run's last key asks no filter; one before every first key neither; one inside asks", () => {
