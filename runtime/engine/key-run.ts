@@ -1187,8 +1187,8 @@ function repeatsKeyTail(key: Uint8Array, from: number, len: number, v: Uint8Arra
 // Stored keys never have a lone surrogate; a bound or a looked-up key may.
 export { isWellFormed };
 
-/** Compares `a[0..al)` with `b[0..bl)` bytewise. */
-function compareBytes(a: Uint8Array, al: number, b: Uint8Array, bl: number): number {
+/** Compares `a[0..al)` with `b[0..bl)` bytewise (the order of `compareKeys` for the UTF-8 of stored keys). */
+export function compareBytes(a: Uint8Array, al: number, b: Uint8Array, bl: number): number {
   const n = Math.min(al, bl);
   for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
   return al - bl;

@@ -17,7 +17,7 @@
  *
  * Pure data structure: no IO.
  */
-import { BLOCK_ENTRIES, type KeyRun, KeyRunBuilder, RunCursor } from "./key-run.js";
+import { BLOCK_ENTRIES, compareBytes, type KeyRun, KeyRunBuilder, RunCursor } from "./key-run.js";
 import { RunLiveness } from "./run-liveness.js";
 
 /** A run with its dead bits; `input` is its index among the inputs of the merge in progress, or -1. */
@@ -174,11 +174,7 @@ export class RunMerge {
 }
 
 function compareKeyBytes(a: RunCursor, b: RunCursor): number {
-  const ab = a.keyBuf;
-  const bb = b.keyBuf;
-  const n = Math.min(a.keyLen, b.keyLen);
-  for (let i = 0; i < n; i++) if (ab[i] !== bb[i]) return ab[i]! - bb[i]!;
-  return a.keyLen - b.keyLen;
+  return compareBytes(a.keyBuf, a.keyLen, b.keyBuf, b.keyLen);
 }
 
 /** Runs at least this large and more than half dead are rewritten alone. */

@@ -16,7 +16,7 @@
  * Also an iterator of `[key, value]` pairs for any other reader of a snapshot.
  */
 import type { OrderedMap, OrderedMapCursor } from "./ordered-map.js";
-import { KeyBytes, type KeyRun, RunCursor } from "./key-run.js";
+import { compareBytes, KeyBytes, type KeyRun, RunCursor } from "./key-run.js";
 import type { RunLiveness } from "./run-liveness.js";
 import type { StoredValue } from "./paged-value.js";
 
@@ -24,16 +24,6 @@ import type { StoredValue } from "./paged-value.js";
 export interface SnapshotRun {
   readonly run: KeyRun;
   readonly live: RunLiveness;
-}
-
-/** Compares `a[0..al)` with `b[0..bl)` bytewise. */
-function compareBytes(a: Uint8Array, al: number, b: Uint8Array, bl: number): number {
-  const n = Math.min(al, bl);
-  for (let i = 0; i < n; i++) {
-    const d = a[i]! - b[i]!;
-    if (d !== 0) return d;
-  }
-  return al - bl;
 }
 
 /**
