@@ -119,9 +119,10 @@ export async function writeSegments(
   const added = (k: string, v: Uint8Array | null): Promise<void> | undefined => {
     builder ??= newBuilder();
     builder.add(k, v ?? undefined);
-    if (builder.byteLength >= w.maxSegmentBytes) return flush().then(() => paced());
-    return paced();
+    return afterAdd();
   };
+  // After an entry went into the builder: the segment put when it is full, then the pace.
+  const afterAdd = (): Promise<void> | undefined => (builder!.byteLength >= w.maxSegmentBytes ? flush().then(() => paced()) : paced());
   const paced = (): Promise<void> | undefined => {
     if (++sinceCheck < CHECK_EVERY) return undefined;
     sinceCheck = 0;
@@ -144,7 +145,7 @@ export async function writeSegments(
           builder ??= newBuilder();
           if (kind === SPAN_HELD) builder.addBytes(c.keyBuf, 0, c.keyLen, span.bytes, span.at, span.len);
           else builder.addBytes(c.keyBuf, 0, c.keyLen, c.keyBuf, c.keyLen - span.len, span.len);
-          wait = builder.byteLength >= w.maxSegmentBytes ? flush().then(() => paced()) : paced();
+          wait = afterAdd();
         }
       }
       if (wait !== undefined) await wait;
