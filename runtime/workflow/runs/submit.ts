@@ -33,7 +33,7 @@ import { checkRunHeaders, checkRunPayload } from "../limits.js";
 import { describePayload, stageForgotten, stageSubmission } from "./index-effects.js";
 import { checkRunDebounce, supersessionOf } from "./debounce.js";
 import { drawnIdTaken } from "./drawn-job-id.js";
-import { blankCopy, callerField, describeValue, isOptionObject, NO_OPTIONS } from "../../option-values.js";
+import { blankCopy, callerField, describeValue, isOptionObject, NO_OPTIONS, ownHeader } from "../../option-values.js";
 import { readRunSpec, refuseUnknownRunOptionFields, refuseUnknownRunSpecFields } from "./run-option-fields.js";
 
 /** Checks user headers: string values, no reserved prefix; `what` names them as the caller wrote them. */
@@ -113,7 +113,7 @@ export function flowHeadersOf(jobHeaders: Readonly<Record<string, string>>): Rec
  */
 export function withCurrentLimit(core: Pick<RuntimeCore, "queue" | "queueName">, flow: Record<string, string>): Record<string, string> {
   // Its own rule only: a rule header set on Object.prototype would give a step with no flow a limit.
-  const rule = Object.hasOwn(flow, FLOW_RULE_HEADER) ? flow[FLOW_RULE_HEADER] : undefined;
+  const rule = ownHeader(flow, FLOW_RULE_HEADER);
   if (rule === undefined || core.queue.flowConcurrencyLimit === undefined) return flow;
   const limit = core.queue.flowConcurrencyLimit(core.queueName, rule);
   if (limit !== undefined) flow[FLOW_CONCURRENCY_LIMIT_HEADER] = String(limit);
