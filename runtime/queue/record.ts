@@ -228,25 +228,25 @@ export function decodeHistory(key: string, bytes: Uint8Array | undefined): JobAt
 }
 
 export function encodeStats(s: QueueStats): Uint8Array {
-  const counts = [s.pending, s.scheduled, s.claimed, s.done, s.dead];
-  return counts.every(isUint32) ? packUint32Array(counts) : pack(counts);
+  const { pending, scheduled, claimed, done, dead } = s;
+  if (isUint32(pending) && isUint32(scheduled) && isUint32(claimed) && isUint32(done) && isUint32(dead)) {
+    return packCounts(pending, scheduled, claimed, done, dead);
+  }
+  return pack([pending, scheduled, claimed, done, dead]);
 }
 
 const isUint32 = (n: number) => Number.isInteger(n) && n >= 0 && n <= 0xffff_ffff;
 
 /**
- * The MessagePack array of unsigned integers below 2^32 that the general
- * encoder writes (shortest form of each), without its per-call setup: the
- * stats record is written by every commit that moves a job.
+ * The MessagePack array of five unsigned integers below 2^32 that the
+ * general encoder writes (shortest form of each), without its per-call
+ * setup or a list of the counts: every commit that moves a job writes one.
  */
-function packUint32Array(values: readonly number[]): Uint8Array {
+function packCounts(a: number, b: number, c: number, d: number, e: number): Uint8Array {
   // Sized exactly: a subarray of a larger array would move its bytes out of the heap first.
-  let size = 1;
-  for (const v of values) size += uintBytes(v);
-  const out = new Uint8Array(size);
-  out[0] = 0x90 | values.length;
-  let pos = 1;
-  for (const v of values) pos = writeUint(out, pos, v);
+  const out = new Uint8Array(1 + uintBytes(a) + uintBytes(b) + uintBytes(c) + uintBytes(d) + uintBytes(e));
+  out[0] = 0x95;
+  writeUint(out, writeUint(out, writeUint(out, writeUint(out, writeUint(out, 1, a), b), c), d), e);
   return out;
 }
 

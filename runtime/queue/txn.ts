@@ -49,13 +49,31 @@ function writtenStats(src: ReadSource): WrittenStats {
   return w;
 }
 
+/**
+ * Ops a transaction searches from its end for its own writes before it
+ * indexes them by key: a step's settlement writes about seven, and a map
+ * filled per transaction cost more (its table, growth and every key
+ * hashed) than the few comparisons a read makes.
+ */
+const SCANNED_OPS = 16;
+
+/** One queue's stats in a transaction: the moves so far and the stored counts, once read. */
+interface StatsSlot {
+  readonly queue: string;
+  readonly key: string;
+  readonly delta: QueueStats;
+  stored: Readonly<QueueStats> | undefined;
+}
+
 /** One transaction: reads see its own writes; `finish` yields the batch to commit. */
 export class Txn {
   /** Never handed out of the queue: the engine takes its ops as they are (`commitOwned`). */
   readonly batch = new WriteBatch();
-  readonly #overlay = new Map<string, Uint8Array | null>();
-  readonly #deltas = new Map<string, QueueStats>();
-  readonly #stored = new Map<string, Readonly<QueueStats>>();
+  /** The batch's latest value per key (null: deleted), made once the batch passes `SCANNED_OPS`. */
+  #index: Map<string, Uint8Array | null> | undefined = undefined;
+  /** The first queue whose stats move (most transactions move one), then any others by name. */
+  #stats: StatsSlot | undefined = undefined;
+  #moreStats: Map<string, StatsSlot> | undefined = undefined;
   /** The seq high-water mark this transaction stores, if any (see `SeqHighWater`). */
   seqHighWater: string | undefined = undefined;
   /**
@@ -70,15 +88,35 @@ export class Txn {
   }
 
   get(key: string): Uint8Array | undefined {
-    const o = this.#overlay.get(key);
+    const o = this.#written(key);
     if (o !== undefined) return o ?? undefined;
     return this.src.get(key);
   }
 
   has(key: string): boolean {
-    const o = this.#overlay.get(key);
+    const o = this.#written(key);
     if (o !== undefined) return o !== null;
     return this.src.has === undefined ? this.src.get(key) !== undefined : this.src.has(key);
+  }
+
+  /** What this transaction last wrote to `key`: its value, null when it deleted it, undefined when it did not write it. */
+  #written(key: string): Uint8Array | null | undefined {
+    if (this.#index !== undefined) return this.#index.get(key);
+    const ops = this.batch.ops;
+    if (ops.length > SCANNED_OPS) return this.#indexOps().get(key);
+    for (let i = ops.length - 1; i >= 0; i--) {
+      const op = ops[i]!;
+      if (op.key === key) return op.kind === "put" ? op.value : null;
+    }
+    return undefined;
+  }
+
+  /** Indexes the batch's ops by key (a later op wins); kept up to date by `put` and `delete` from then on. */
+  #indexOps(): Map<string, Uint8Array | null> {
+    const index = new Map<string, Uint8Array | null>();
+    for (const op of this.batch.ops) index.set(op.key, op.kind === "put" ? op.value : null);
+    this.#index = index;
+    return index;
   }
 
   /**
@@ -87,29 +125,43 @@ export class Txn {
    * only through `copyCallerValue`.
    */
   put(key: string, value: OwnedBytes): void {
-    this.#overlay.set(key, value);
+    this.#index?.set(key, value);
     this.batch.put(key, value);
   }
 
   delete(key: string): void {
-    this.#overlay.set(key, null);
+    this.#index?.set(key, null);
     this.batch.delete(key);
   }
 
   /** Adds `delta` to one counter of `queue`. */
   bump(queue: string, field: StatField, delta: number): void {
-    let d = this.#deltas.get(queue);
-    if (d === undefined) {
-      d = { pending: 0, scheduled: 0, claimed: 0, done: 0, dead: 0 };
-      this.#deltas.set(queue, d);
-    }
-    d[field] += delta;
+    this.#slot(queue).delta[field] += delta;
   }
 
   /** Moves one job of `queue` between state counters (`done` only grows). */
   move(queue: string, from: JobState | null, to: JobState | null): void {
-    if (from !== null && from !== "done") this.bump(queue, from, -1);
-    if (to !== null) this.bump(queue, to, 1);
+    const leaves = from !== null && from !== "done";
+    if (!leaves && to === null) return;
+    const d = this.#slot(queue).delta;
+    if (leaves) d[from] -= 1;
+    if (to !== null) d[to] += 1;
+  }
+
+  /** The stats slot of `queue`, made on its first move: the stats are put in the order the queues first moved. */
+  #slot(queue: string): StatsSlot {
+    let s = this.#slotOf(queue);
+    if (s === undefined) {
+      s = { queue, key: statsKey(queue), delta: { pending: 0, scheduled: 0, claimed: 0, done: 0, dead: 0 }, stored: undefined };
+      if (this.#stats === undefined) this.#stats = s;
+      else (this.#moreStats ??= new Map()).set(queue, s);
+    }
+    return s;
+  }
+
+  #slotOf(queue: string): StatsSlot | undefined {
+    const first = this.#stats;
+    return first === undefined || first.queue === queue ? first : this.#moreStats?.get(queue);
   }
 
   /**
@@ -118,42 +170,51 @@ export class Txn {
    * queue is pending (every pending job is counted with its index entry).
    */
   pendingCount(queue: string): number {
-    return this.#storedStats(queue).pending + (this.#deltas.get(queue)?.pending ?? 0);
+    const s = this.#slotOf(queue);
+    if (s === undefined) return this.#readStats(statsKey(queue)).pending;
+    return this.#storedStats(s).pending + s.delta.pending;
   }
 
-  /** The stored stats of `queue`, read once per transaction (the stats key is written only by `finish`). */
-  #storedStats(queue: string): Readonly<QueueStats> {
-    let was = this.#stored.get(queue);
-    if (was === undefined) {
-      const key = statsKey(queue);
-      const stored = this.get(key);
-      const known = stored === undefined ? undefined : writtenStats(this.src).get(key);
-      was = known !== undefined && bytesEqual(known.bytes, stored!) ? known.stats : decodeStats(key, stored);
-      this.#stored.set(queue, was);
-    }
-    return was;
+  /** The stored stats of a slot's queue, read once per transaction (the stats key is written only by `finish`). */
+  #storedStats(s: StatsSlot): Readonly<QueueStats> {
+    s.stored ??= this.#readStats(s.key);
+    return s.stored;
+  }
+
+  /** The stats stored at `key`, decoded unless a transaction over this source wrote the same bytes. */
+  #readStats(key: string): Readonly<QueueStats> {
+    const stored = this.get(key);
+    const known = stored === undefined ? undefined : writtenStats(this.src).get(key);
+    return known !== undefined && bytesEqual(known.bytes, stored!) ? known.stats : decodeStats(key, stored);
   }
 
   /** Folds the stats deltas into the batch and returns it. Call once, right before commit. */
   finish(): WriteBatch {
-    if (this.#deltas.size === 0) return this.batch;
+    const first = this.#stats;
+    if (first === undefined) return this.batch;
+    this.#stats = undefined;
+    const more = this.#moreStats;
+    this.#moreStats = undefined;
     const last = writtenStats(this.src);
-    for (const [queue, d] of this.#deltas) {
-      if (d.pending === 0 && d.scheduled === 0 && d.claimed === 0 && d.done === 0 && d.dead === 0) continue;
-      const key = statsKey(queue);
-      const was = this.#storedStats(queue);
-      const s: QueueStats = {
-        pending: was.pending + d.pending,
-        scheduled: was.scheduled + d.scheduled,
-        claimed: was.claimed + d.claimed,
-        done: was.done + d.done,
-        dead: was.dead + d.dead,
-      };
-      const bytes = encodeStats(s);
-      last.set(key, { bytes, stats: s });
-      this.batch.put(key, bytes);
-    }
-    this.#deltas.clear();
+    this.#fold(first, last);
+    if (more !== undefined) for (const s of more.values()) this.#fold(s, last);
     return this.batch;
+  }
+
+  /** Puts a slot's new counts, unless its moves cancel out. */
+  #fold(s: StatsSlot, last: WrittenStats): void {
+    const d = s.delta;
+    if (d.pending === 0 && d.scheduled === 0 && d.claimed === 0 && d.done === 0 && d.dead === 0) return;
+    const was = this.#storedStats(s);
+    const next: QueueStats = {
+      pending: was.pending + d.pending,
+      scheduled: was.scheduled + d.scheduled,
+      claimed: was.claimed + d.claimed,
+      done: was.done + d.done,
+      dead: was.dead + d.dead,
+    };
+    const bytes = encodeStats(next);
+    last.set(s.key, { bytes, stats: next });
+    this.batch.put(s.key, bytes);
   }
 }

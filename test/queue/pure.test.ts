@@ -101,6 +101,12 @@ describe("record codec", () => {
       expect(Buffer.from(bytes).toString("hex"), `value ${n}`).toBe(Buffer.from(general.pack([n, 0, 0x80, n, 0xffff])).toString("hex"));
       expect(decodeStats("n/q", bytes)).toEqual(s);
     }
+    // Each field at each width, beside four others of other widths: a field written in another's place shows.
+    for (let i = 0; i < widths.length; i++) {
+      const [a, b, c, d, e] = [0, 2, 4, 6, 8].map((k) => widths[(i + k) % widths.length]!) as [number, number, number, number, number];
+      const s = { pending: a, scheduled: b, claimed: c, done: d, dead: e };
+      expect(Buffer.from(encodeStats(s)).toString("hex"), `counts ${[a, b, c, d, e]}`).toBe(Buffer.from(general.pack([a, b, c, d, e])).toString("hex"));
+    }
     // Outside the unsigned 32-bit range (a done count past 2^32, or a count a bug drove negative) the general encoder writes it.
     for (const n of [2 ** 32, 2 ** 53 - 1, -1, 0.5]) {
       const s = { pending: 0, scheduled: 0, claimed: 0, done: n, dead: 0 };
