@@ -31,7 +31,15 @@ import { compareKeys } from "../store/keys.js";
 import { BLOCK_ENTRIES, isWellFormed, KeyBytes, type KeyRun, KeyRunBuilder, RunCursor, RunReverseCursor } from "./key-run.js";
 import type { StoredValue } from "./paged-value.js";
 import { Memtable } from "./memtable.js";
-import { DEFAULT_MEMTABLE_BYTES, DEFAULT_MEMTABLE_RANGE, entryBytes, type MemtableRange, nextMemtableKeys } from "./memtable-size.js";
+import {
+  DEFAULT_MEMTABLE_BYTES,
+  DEFAULT_MEMTABLE_RANGE,
+  EARLY_SHARE,
+  earlyMemtableKeys,
+  entryBytes,
+  type MemtableRange,
+  nextMemtableKeys,
+} from "./memtable-size.js";
 import type { OrderedMap } from "./ordered-map.js";
 import { type Layer, layerOf, pickMerge, RunMerge } from "./run-merge.js";
 import { SnapshotMerge } from "./snapshot-merge.js";
@@ -121,6 +129,8 @@ export class LayeredState {
   /** New memtable keys since the last freeze, and young entries (of runs made within `YOUNG_FREEZES` freezes) killed since then (see memtable-size.ts). */
   #added = 0;
   #youngKills = 0;
+  /** `#added` at which the writes' young kills are weighed before the freeze (`earlyMemtableKeys`); Infinity when the size is fixed. */
+  #earlyAt = Infinity;
   /**
    * The freeze (by `counters.freezes`) that made each run made by freezes,
    * or for a merge of such runs only, the oldest input's; runs read at open
@@ -152,7 +162,7 @@ export class LayeredState {
    * entries and bytes written by freezes and by merges.
    */
   /** `heldListed`: held entries freezes listed to rebuild the memtable from them (see `freeze`). */
-  /** `grows`, `shrinks`: changes of the memtable's size at freezes; `byteFreezes`: freezes its bytes made; `recounts`: walks of it to count its bytes. */
+  /** `grows`, `shrinks`: changes of the memtable's size (`earlyGrows`: grows before a freeze, of `grows`); `byteFreezes`: freezes its bytes made; `recounts`: walks of it to count its bytes. */
   readonly counters = {
     freezes: 0,
     merges: 0,
@@ -164,6 +174,7 @@ export class LayeredState {
     mergedBytes: 0,
     heldListed: 0,
     grows: 0,
+    earlyGrows: 0,
     shrinks: 0,
     byteFreezes: 0,
     recounts: 0,
@@ -182,6 +193,7 @@ export class LayeredState {
     this.#maxMergeEntries = countOption(opts.maxMergeEntries, 2_097_152, 2);
     this.#mostRuns = this.#maxRuns + Math.min(this.#ratio, this.#maxRuns);
     this.#freezeAt = this.#memtableKeys;
+    this.#earlyAt = this.#nextEarly();
   }
 
   /** Keys with a value. */
@@ -266,9 +278,33 @@ export class LayeredState {
       this.#added++;
       this.#killInRuns(key);
       if (this.#mem.size >= this.#freezeAt) this.#freeze(true);
+      else if (this.#added >= this.#earlyAt) this.#growEarly();
     }
     if (this.#bytes - this.#heldBytes >= this.#memtableBytes) this.#recount();
     this.#work();
+  }
+
+  /** `#added` at which `#growEarly` next weighs the writes: an eighth of the memtable's keys on. */
+  #nextEarly(): number {
+    return this.#range === undefined ? Infinity : this.#added + Math.max(1, Math.ceil(this.#memtableKeys * EARLY_SHARE));
+  }
+
+  /**
+   * Grows the memtable now, without a freeze, when the writes since the
+   * last one killed enough young entries (`earlyMemtableKeys`): a rewritten
+   * working set is told apart an eighth of a memtable into the pass after
+   * its first, not a whole memtable and a freeze later.
+   */
+  #growEarly(): void {
+    const before = this.#memtableKeys;
+    const next = earlyMemtableKeys(before, { added: this.#added, youngKills: this.#youngKills }, this.#range!);
+    if (next > before) {
+      this.#memtableKeys = next;
+      this.#freezeAt = this.#heldAtFreeze + next;
+      this.counters.grows++;
+      this.counters.earlyGrows++;
+    }
+    this.#earlyAt = this.#nextEarly();
   }
 
   /**
@@ -376,6 +412,7 @@ export class LayeredState {
     this.#bytes = heldBytes;
     this.#resize(full);
     this.#freezeAt = this.#heldAtFreeze + this.#memtableKeys;
+    this.#earlyAt = this.#nextEarly();
     this.counters.freezes++;
     if (builder.count === 0) return;
     const run = builder.finish();
