@@ -26,14 +26,14 @@ function modelScan(model: Map<string, StoredValue>, opts: ScanOptions): [string,
 }
 
 describe("a freeze copied in slices", () => {
-  it("reads, scans and snapshots what a plain map holds between its slices, entries killed before and after their copy", () => {
-    for (let seed = 0; seed < 6; seed++) {
+  it("reads, scans and snapshots what a plain map holds between its slices, entries killed before and after their copy", { timeout: 120_000 }, () => {
+    for (let seed = 0; seed < 4; seed++) {
       const r = testRandom(`frozen memtable model ${seed}`);
       const state = new LayeredState({ memtableKeys: 40 + r.int(200), mergeRatio: 2 + r.int(3), writeSlice: 1 + r.int(4), idleSlice: 0 });
       const model = new Map<string, StoredValue>();
       let snap: { view: ReturnType<LayeredState["snapshot"]>; model: [string, StoredValue][] } | undefined;
       let sawFrozen = 0;
-      for (let op = 0; op < 6_000; op++) {
+      for (let op = 0; op < 4_000; op++) {
         const k = key(r.int(800));
         const pick = r.int(100);
         if (pick < 60) {
@@ -98,6 +98,48 @@ describe("a freeze copied in slices", () => {
     state.finishMerges();
     expect(state.layout.runs[0]!.live).toBe(66);
     for (let i = 0; i < 100; i++) expect(state.get(key(i))).toEqual(i % 3 === 0 ? held : i);
+  });
+
+  it("moves what is not held out of a memtable that holds more than it moves", () => {
+    const held = new Uint8Array([4, 5]);
+    const state = new LayeredState({ memtableKeys: 90, writeSlice: 1, idleSlice: 0, hold: (_k, v) => v instanceof Uint8Array });
+    for (let i = 0; i < 90; i++) state.set(key(i), i % 3 === 0 ? i : held);
+    expect(state.layout.memtableKeys).toBe(60);
+    expect(state.layout.frozen).toBeGreaterThan(0);
+    state.set(key(3), "new"); // frozen, maybe copied
+    expect(state.delete(key(87))).toBe(true); // frozen, not yet copied
+    state.finishMerges();
+    expect(state.layout.runs[0]!.live).toBe(28);
+    for (let i = 0; i < 90; i++) expect(state.get(key(i))).toEqual(i === 3 ? "new" : i === 87 ? undefined : i % 3 === 0 ? i : held);
+    expect([...state.scan()].length).toBe(89);
+  });
+
+  it("keeps key order between the frozen table and the memtable for keys past the BMP and above the surrogates", { timeout: 60_000 }, () => {
+    const r = testRandom("frozen memtable odd keys");
+    const odd = ["a", "é", "\u{10FFFF}", "\uE000", "\uFFFF", "z", "\u{1F600}", "\uD7FF"];
+    const name = () => `${odd[r.int(odd.length)]}${odd[r.int(odd.length)]}${r.int(40)}`;
+    const state = new LayeredState({ memtableKeys: 64, writeSlice: 1, idleSlice: 0 });
+    const model = new Map<string, StoredValue>();
+    const byCodePoint = (a: string, b: string) => {
+      const x = [...a].map((c) => c.codePointAt(0)!);
+      const y = [...b].map((c) => c.codePointAt(0)!);
+      for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
+      return x.length - y.length;
+    };
+    for (let op = 0; op < 3_000; op++) {
+      const k = name();
+      if (r.int(5) === 0) expect(state.delete(k)).toBe(model.delete(k));
+      else {
+        state.set(k, op);
+        model.set(k, op);
+      }
+      if (op % 97 === 0) {
+        const expected = [...model.entries()].sort(([a], [b]) => byCodePoint(a, b));
+        expect([...state.scan()]).toEqual(expected);
+        expect([...state.scan({ reverse: true })]).toEqual(expected.reverse());
+      }
+    }
+    expect(state.counters.freezes).toBeGreaterThan(3);
   });
 
   it("is copied in idle turns with no writes, and stops when told", async () => {
