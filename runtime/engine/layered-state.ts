@@ -137,7 +137,7 @@ export class LayeredState {
   #mem = new Memtable<StoredValue>();
   /** The memtable the last freeze moved aside, until its run is made; below `#mem`, above the runs. */
   #frozen: FrozenMemtable | undefined;
-  /** Entries of `#frozen` each write copies, at least (it ends within `FREEZE_COPY_SHARE` of the memtable's keys). */
+  /** Entries of `#frozen` each write copies (it ends within `FREEZE_COPY_SHARE` of the memtable's keys' writes). */
   #frozenPace = 0;
   /** Oldest first; each holds at least one live entry, except inputs of the merge in progress. */
   #layers: Layer[] = [];
@@ -463,7 +463,7 @@ export class LayeredState {
     this.counters.freezes++;
     if (frozen.size === 0) return;
     this.#frozen = new FrozenMemtable(frozen, this.counters.freezes);
-    this.#frozenPace = Math.ceil(frozen.size / Math.max(1, this.#memtableKeys * FREEZE_COPY_SHARE));
+    this.#frozenPace = Math.max(1, Math.ceil(frozen.size / Math.max(1, this.#memtableKeys * FREEZE_COPY_SHARE)));
     if (this.#writeSlice === Infinity) this.#finishFrozen();
     else this.#scheduleIdle();
   }
@@ -563,7 +563,8 @@ export class LayeredState {
     const frozen = this.#frozen;
     // A frozen memtable's copy comes first: the merges that wait for its run pace themselves by what is left.
     if (frozen !== undefined) {
-      if (frozen.step(Math.max(this.#writeSlice, this.#frozenPace))) this.#installFrozen();
+      // Its own pace, not `writeSlice`'s floor: a batch of thousands of writes in one turn would copy it whole.
+      if (frozen.step(this.#frozenPace)) this.#installFrozen();
       return;
     }
     const merge = this.#merge;
