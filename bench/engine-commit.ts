@@ -13,6 +13,10 @@
  * (`memtableKeys`; unset, the engine's default), COMMITS (commits per
  * committer instead of DURATION_MS: a fixed amount of work, whose CPU time
  * per commit a loaded machine disturbs less than its rate).
+ *
+ * Also prints the memtable's warm-up: the commits, time and CPU until its
+ * first grow, and the freezes and run merges made by then (looked at every
+ * 256 commits).
  */
 import { tmpdir } from "node:os";
 import { Engine, LocalStore, MemoryStore, WriteBatch, withCounting, withLatency, type ObjectStore } from "../runtime/index.js";
@@ -33,6 +37,12 @@ const COHORTS = process.env.COHORTS === undefined ? {} : { walCohorts: Number(pr
 const COMMITS = process.env.COMMITS === undefined ? undefined : Number(process.env.COMMITS);
 const MEMTABLE = process.env.MEMTABLE_KEYS === undefined ? {} : { memtableKeys: Number(process.env.MEMTABLE_KEYS) };
 
+/** A figure of an engine's stats, 0 when this engine has none by that name. */
+function figure(stats: object, name: string): number {
+  const v = (stats as Record<string, unknown>)[name];
+  return typeof v === "number" ? v : 0;
+}
+
 async function run(label: string, store: ObjectStore, httpRequests?: () => number): Promise<void> {
   const counted = withCounting(store);
   const engine = await Engine.open(counted, { flushIntervalMs: FLUSH_MS, ...COHORTS, ...MEMTABLE });
@@ -45,6 +55,22 @@ async function run(label: string, store: ObjectStore, httpRequests?: () => numbe
   const started = performance.now();
   const cpu0 = process.cpuUsage();
   const more = (i: number) => (COMMITS === undefined ? performance.now() < deadline : i < COMMITS);
+  // The first grow, as the stats show it every 256 commits (older engines have no `memtableGrows`).
+  let grown: { commits: number; ms: number; cpuMs: number; freezes: number; merges: number; mergedEntries: number } | undefined;
+  const watchGrow = () => {
+    if (grown !== undefined || latencies.length % 256 !== 0) return;
+    const s = engine.stats;
+    if (!(figure(s, "memtableGrows") > figure(startStats, "memtableGrows"))) return;
+    const c = process.cpuUsage(cpu0);
+    grown = {
+      commits: latencies.length,
+      ms: performance.now() - started,
+      cpuMs: (c.user + c.system) / 1000,
+      freezes: figure(s, "memtableFreezes") - figure(startStats, "memtableFreezes"),
+      merges: figure(s, "runMerges") - figure(startStats, "runMerges"),
+      mergedEntries: figure(s, "mergedEntries") - figure(startStats, "mergedEntries"),
+    };
+  };
   const committer = async (w: number) => {
     for (let i = 0; more(i); i++) {
       const batch = new WriteBatch();
@@ -52,6 +78,7 @@ async function run(label: string, store: ObjectStore, httpRequests?: () => numbe
       const t0 = performance.now();
       await engine.commit(batch);
       latencies.push(performance.now() - t0);
+      watchGrow();
     }
   };
   await Promise.all(Array.from({ length: C }, (_, w) => committer(w)));
@@ -78,6 +105,13 @@ async function run(label: string, store: ObjectStore, httpRequests?: () => numbe
       ...("keyRuns" in stats
         ? [
             `  memtable          ${stats.memtableFreezes - startStats.memtableFreezes} freezes, ${stats.keyRuns} key runs at the end${"memtableKeys" in stats ? `, ${stats.memtableKeys} keys at the end (${stats.memtableGrows} grows, ${stats.memtableShrinks} shrinks)` : ""}`,
+          ]
+        : []),
+      ...("memtableGrows" in stats
+        ? [
+            grown === undefined
+              ? "  first grow        none"
+              : `  first grow        after ${grown.commits} commits, ${grown.ms.toFixed(0)} ms, ${grown.cpuMs.toFixed(0)} ms CPU, ${grown.freezes} freezes, ${grown.merges} run merges (${grown.mergedEntries} entries)`,
           ]
         : []),
       ...(httpRequests ? [`  HTTP requests/commit ${(requests / commits).toFixed(3)}  (${requests} requests reached the emulator)`] : []),

@@ -19,6 +19,12 @@
  * `maxRuns`). Finishing them at `maxRuns` blocked a 10M-job fill's writes
  * for seconds: the runs by then are millions of entries each.
  *
+ * A freeze moves the memtable aside as a frozen table (frozen-memtable.ts),
+ * read below the new memtable and above the runs, and copies it into a run
+ * a slice at a time with the merges' writes and idle turns; the run
+ * replaces it when done. A freeze while one is still copied, a snapshot, and
+ * the open's calls finish it first.
+ *
  * The memtable freezes at `memtableKeys` keys when given; otherwise at a
  * size chosen at each freeze (memtable-size.ts) from how many young run
  * entries the writes killed; and whatever its keys, at an estimated
@@ -28,14 +34,22 @@
  * merge step is not a mutation: it changes no entry a scan sees).
  */
 import { compareKeys } from "../store/keys.js";
-import { BLOCK_ENTRIES, isWellFormed, KeyBytes, type KeyRun, KeyRunBuilder, RunCursor, RunReverseCursor } from "./key-run.js";
+import { FrozenMemtable } from "./frozen-memtable.js";
+import { BLOCK_ENTRIES, isWellFormed, KeyBytes, type KeyRun, RunCursor, RunReverseCursor } from "./key-run.js";
 import type { StoredValue } from "./paged-value.js";
 import { Memtable } from "./memtable.js";
-import { DEFAULT_MEMTABLE_BYTES, DEFAULT_MEMTABLE_RANGE, entryBytes, type MemtableRange, nextMemtableKeys } from "./memtable-size.js";
-import type { OrderedMap } from "./ordered-map.js";
+import {
+  DEFAULT_MEMTABLE_BYTES,
+  DEFAULT_MEMTABLE_RANGE,
+  EARLY_SHARE,
+  earlyMemtableKeys,
+  entryBytes,
+  type MemtableRange,
+  nextMemtableKeys,
+} from "./memtable-size.js";
 import { type Layer, layerOf, pickMerge, RunMerge } from "./run-merge.js";
 import { SnapshotMerge } from "./snapshot-merge.js";
-import { scanOrdered, scanTree, type ScanOptions } from "./scan.js";
+import { type OrderedEntries, scanOrdered, scanTree, type ScanOptions } from "./scan.js";
 
 /** Whether a memtable entry must stay in the memtable when it freezes (a value a checkpoint still has to page by identity). */
 export type HoldInMemtable = (key: string, value: StoredValue) => boolean;
@@ -96,6 +110,21 @@ function countOption(v: number | undefined, fallback: number, min: number): numb
  */
 const YOUNG_FREEZES = 8;
 
+/**
+ * Entries of a frozen memtable copied per idle turn, at most (`idleSlice`
+ * when smaller): a run's entry costs several times a merge's to copy (its
+ * key's filter hash and front coding), and a slice should stay well under
+ * 20 ms on a quiet core.
+ */
+const FREEZE_IDLE_SLICE = 8_192;
+
+/**
+ * The fraction of the next memtable's writes within which a frozen
+ * memtable is copied into its run, at the least: a quarter, so the merges
+ * that wait for its run have the rest of the interval.
+ */
+const FREEZE_COPY_SHARE = 1 / 4;
+
 /** `memtableRange` checked: whole numbers, at least 1, the larger at least the smaller; the default when absent or not numbers. */
 function rangeOption(range: MemtableRange | undefined): MemtableRange {
   if (range === undefined) return DEFAULT_MEMTABLE_RANGE;
@@ -106,6 +135,10 @@ function rangeOption(range: MemtableRange | undefined): MemtableRange {
 /** The layered map: see the module documentation. */
 export class LayeredState {
   #mem = new Memtable<StoredValue>();
+  /** The memtable the last freeze moved aside, until its run is made; below `#mem`, above the runs. */
+  #frozen: FrozenMemtable | undefined;
+  /** Entries of `#frozen` each write copies (it ends within `FREEZE_COPY_SHARE` of the memtable's keys' writes). */
+  #frozenPace = 0;
   /** Oldest first; each holds at least one live entry, except inputs of the merge in progress. */
   #layers: Layer[] = [];
   readonly #hold: HoldInMemtable | undefined;
@@ -121,6 +154,8 @@ export class LayeredState {
   /** New memtable keys since the last freeze, and young entries (of runs made within `YOUNG_FREEZES` freezes) killed since then (see memtable-size.ts). */
   #added = 0;
   #youngKills = 0;
+  /** `#added` at which the writes' young kills are weighed before the freeze (`earlyMemtableKeys`); Infinity when the size is fixed. */
+  #earlyAt = Infinity;
   /**
    * The freeze (by `counters.freezes`) that made each run made by freezes,
    * or for a merge of such runs only, the oldest input's; runs read at open
@@ -152,7 +187,7 @@ export class LayeredState {
    * entries and bytes written by freezes and by merges.
    */
   /** `heldListed`: held entries freezes listed to rebuild the memtable from them (see `freeze`). */
-  /** `grows`, `shrinks`: changes of the memtable's size at freezes; `byteFreezes`: freezes its bytes made; `recounts`: walks of it to count its bytes. */
+  /** `grows`, `shrinks`: changes of the memtable's size (`earlyGrows`: grows before a freeze, of `grows`); `byteFreezes`: freezes its bytes made; `recounts`: walks of it to count its bytes. */
   readonly counters = {
     freezes: 0,
     merges: 0,
@@ -164,6 +199,7 @@ export class LayeredState {
     mergedBytes: 0,
     heldListed: 0,
     grows: 0,
+    earlyGrows: 0,
     shrinks: 0,
     byteFreezes: 0,
     recounts: 0,
@@ -182,11 +218,12 @@ export class LayeredState {
     this.#maxMergeEntries = countOption(opts.maxMergeEntries, 2_097_152, 2);
     this.#mostRuns = this.#maxRuns + Math.min(this.#ratio, this.#maxRuns);
     this.#freezeAt = this.#memtableKeys;
+    this.#earlyAt = this.#nextEarly();
   }
 
   /** Keys with a value. */
   get size(): number {
-    let n = this.#mem.size;
+    let n = this.#mem.size + (this.#frozen?.size ?? 0);
     for (const l of this.#layers) n += l.live.live;
     return n;
   }
@@ -201,9 +238,14 @@ export class LayeredState {
     return this.#layers.length;
   }
 
-  /** Memtable keys, live entries and bytes per run (oldest first), the runs the merge in progress reads and the entries it has left to copy. */
-  get layout(): { memtableKeys: number; runs: { live: number; entries: number; bytes: number }[]; merging: number; mergeRemaining: number } {
+  /**
+   * Memtable keys, live entries and bytes per run (oldest first), the runs
+   * the merge in progress reads and the entries it has left to copy, and the
+   * entries of a frozen memtable left to copy into its run.
+   */
+  get layout(): { memtableKeys: number; runs: { live: number; entries: number; bytes: number }[]; merging: number; mergeRemaining: number; frozen: number } {
     return {
+      frozen: this.#frozen?.remaining ?? 0,
       memtableKeys: this.#mem.size,
       runs: this.#layers.map((l) => ({ live: l.live.live, entries: l.run.count, bytes: l.run.memoryBytes })),
       merging: this.#merge?.inputs.length ?? 0,
@@ -247,7 +289,7 @@ export class LayeredState {
 
   /** The stored value of `key`, or undefined. Held bytes from a run come back as a fresh array. */
   get(key: string): StoredValue | undefined {
-    const v = this.#mem.get(key);
+    const v = this.#mem.get(key) ?? this.#frozen?.get(key);
     if (v !== undefined) return v;
     const i = this.#locate(key);
     return i < 0 ? undefined : this.#layers[i]!.run.value(this.#found.valueAt);
@@ -256,7 +298,7 @@ export class LayeredState {
   /** Whether `key` has a value. */
   has(key: string): boolean {
     // `get`, not the tree's `has` (a range walk): no stored value is undefined.
-    return this.#mem.get(key) !== undefined || this.#locate(key) >= 0;
+    return this.#mem.get(key) !== undefined || this.#frozen?.get(key) !== undefined || this.#locate(key) >= 0;
   }
 
   /** Sets `key` (in the memtable; an entry of it in a run dies). */
@@ -266,9 +308,33 @@ export class LayeredState {
       this.#added++;
       this.#killInRuns(key);
       if (this.#mem.size >= this.#freezeAt) this.#freeze(true);
+      else if (this.#added >= this.#earlyAt) this.#growEarly();
     }
     if (this.#bytes - this.#heldBytes >= this.#memtableBytes) this.#recount();
     this.#work();
+  }
+
+  /** `#added` at which `#growEarly` next weighs the writes: an eighth of the memtable's keys on. */
+  #nextEarly(): number {
+    return this.#range === undefined ? Infinity : this.#added + Math.max(1, Math.ceil(this.#memtableKeys * EARLY_SHARE));
+  }
+
+  /**
+   * Grows the memtable now, without a freeze, when the writes since the
+   * last one killed enough young entries (`earlyMemtableKeys`): a rewritten
+   * working set is told apart an eighth of a memtable into the pass after
+   * its first, not a whole memtable and a freeze later.
+   */
+  #growEarly(): void {
+    const before = this.#memtableKeys;
+    const next = earlyMemtableKeys(before, { added: this.#added, youngKills: this.#youngKills }, this.#range!);
+    if (next > before) {
+      this.#memtableKeys = next;
+      this.#freezeAt = this.#heldAtFreeze + next;
+      this.counters.grows++;
+      this.counters.earlyGrows++;
+    }
+    this.#earlyAt = this.#nextEarly();
   }
 
   /**
@@ -313,8 +379,12 @@ export class LayeredState {
     return true;
   }
 
-  /** Marks the run entry of `key` dead; false when no run holds it live. */
+  /** Marks the run entry of `key` dead (or takes it from the frozen memtable, whose entries are the youngest); false when no run holds it live. */
   #killInRuns(key: string): boolean {
+    if (this.#frozen?.kill(key)) {
+      this.#youngKills++;
+      return true;
+    }
     return this.#killLocated(this.#locate(key));
   }
 
@@ -336,52 +406,85 @@ export class LayeredState {
 
   /**
    * Moves the memtable's entries into a new run (except those `hold` keeps),
-   * then starts a merge if one is due (see `addRun`).
+   * whole before it returns, then starts a merge if one is due (see `addRun`).
    */
   freeze(): void {
     this.#freeze(false);
+    this.#finishFrozen();
   }
 
-  /** `freeze`; `full` when the memtable reached its keys (the only freeze after which it may grow). */
+  /**
+   * `freeze`, its run copied in later slices (whole when `writeSlice` is
+   * Infinity); `full` when the memtable reached its keys (the only freeze
+   * after which it may grow).
+   */
   #freeze(full: boolean): void {
+    this.#finishFrozen();
     const mem = this.#mem;
-    // Sized for the keys added since the last freeze (not from `#freezeAt`, which an Infinity memtable makes Infinity).
-    const builder = new KeyRunBuilder(Math.max(0, mem.size - this.#heldAtFreeze) * 48);
     const hold = this.#hold;
-    // The pass lists nothing: it counts, and a second pass lists the one side the table is then
-    // made from, into an array of its exact size. Listing both sides each time made arrays of
-    // every entry (about 150,000 per freeze in a 1M fill), grown by copies in the large-object
-    // space, of which one side was never read.
+    // The pass lists nothing: it counts, and a second pass lists the smaller side into arrays of
+    // their exact size. Listing both sides each time made arrays of every entry (about 150,000 per
+    // freeze in a 1M fill), grown by copies in the large-object space, of which one side was never read.
     let held = 0;
     let moved = 0;
     let heldBytes = 0;
-    mem.tree.forEachPair((k, v) => {
-      if (hold?.(k, v)) {
-        held++;
-        heldBytes += entryBytes(k, v);
-        return;
-      }
-      builder.add(k, v);
-      moved++;
-    });
-    // The held entries go to a new table built at once when they are fewer than what moved; otherwise
-    // they stay where they are and what moved is deleted (a replay can leave far more held than moved).
-    if (held === 0) this.#mem = new Memtable<StoredValue>();
-    else if (held < moved) {
-      this.#mem = heldTable(mem, hold!, held);
+    if (hold !== undefined)
+      mem.tree.forEachPair((k, v) => {
+        if (hold(k, v)) {
+          held++;
+          heldBytes += entryBytes(k, v);
+        } else moved++;
+      });
+    else moved = mem.size;
+    // What moves becomes the frozen table: the old table itself when it keeps nothing or more moved than
+    // stayed (the held then go to a new table built at once, and leave the old one); otherwise a table of
+    // what moved, built at once, and what moved leaves the old one (a replay can leave far more held than moved).
+    let frozen: Memtable<StoredValue>;
+    if (held === 0) {
+      frozen = mem;
+      this.#mem = new Memtable<StoredValue>();
+    } else if (held < moved) {
+      const [keys, values] = listWhere(mem, hold!, true, held);
+      this.#mem = Memtable.fromSorted(keys, values);
+      for (const k of keys) mem.delete(k);
+      frozen = mem;
       this.counters.heldListed += held;
-    } else for (const k of movedKeys(mem, hold!, moved)) mem.delete(k);
+    } else {
+      const [keys, values] = listWhere(mem, hold!, false, moved);
+      for (const k of keys) mem.delete(k);
+      frozen = Memtable.fromSorted(keys, values);
+    }
     this.#heldAtFreeze = this.#mem.size;
     this.#heldBytes = heldBytes;
     this.#bytes = heldBytes;
     this.#resize(full);
     this.#freezeAt = this.#heldAtFreeze + this.#memtableKeys;
+    this.#earlyAt = this.#nextEarly();
     this.counters.freezes++;
-    if (builder.count === 0) return;
-    const run = builder.finish();
-    this.counters.frozenEntries += run.count;
-    this.counters.frozenBytes += run.bytes.length;
-    this.#push(run, true);
+    if (frozen.size === 0) return;
+    this.#frozen = new FrozenMemtable(frozen, this.counters.freezes);
+    this.#frozenPace = Math.max(1, Math.ceil(frozen.size / Math.max(1, this.#memtableKeys * FREEZE_COPY_SHARE)));
+    if (this.#writeSlice === Infinity) this.#finishFrozen();
+    else this.#scheduleIdle();
+  }
+
+  /** Copies what is left of the frozen memtable into its run and installs it. */
+  #finishFrozen(): void {
+    const frozen = this.#frozen;
+    if (frozen === undefined) return;
+    frozen.step(Infinity);
+    this.#installFrozen();
+  }
+
+  /** Replaces the frozen memtable, all copied, with its run (the newest), then merges or catches up as a freeze does. */
+  #installFrozen(): void {
+    const frozen = this.#frozen!;
+    this.#frozen = undefined;
+    const layer = frozen.finish();
+    this.counters.frozenEntries += layer.run.count;
+    this.counters.frozenBytes += layer.run.bytes.length;
+    if (layer.live.live === 0) return;
+    this.#pushLayer(layer, frozen.freezeNumber);
     // Writes pace the merges (`#work`): only runs piling up past that finish them here, one at a time.
     if (this.#layers.length > this.#mostRuns) this.#catchUp(this.#mostRuns);
   }
@@ -407,14 +510,14 @@ export class LayeredState {
    */
   addRun(run: KeyRun): void {
     if (run.count === 0) return;
-    this.#push(run);
+    this.#finishFrozen();
+    this.#pushLayer(layerOf(run), undefined);
     if (this.#layers.length > this.#maxRuns) this.#catchUp(this.#maxRuns);
   }
 
-  /** Adds `run` as the newest (`young` when a freeze made it) and starts a merge if one is due. */
-  #push(run: KeyRun, young = false): void {
-    const layer = layerOf(run);
-    if (young) this.#frozenBy.set(layer, this.counters.freezes);
+  /** Adds `layer` as the newest (`frozenBy`: the freeze that made it, if one did) and starts a merge if one is due. */
+  #pushLayer(layer: Layer, frozenBy: number | undefined): void {
+    if (frozenBy !== undefined) this.#frozenBy.set(layer, frozenBy);
     this.#layers.push(layer);
     this.#startMerges();
   }
@@ -426,17 +529,25 @@ export class LayeredState {
 
   /** `kill` of the key in `kb` (its UTF-8 and hash), making no string: open, from a segment's bytes. */
   killBytes(kb: KeyBytes): boolean {
+    this.#finishFrozen();
     return this.#killLocated(this.#searchBytes(kb));
   }
 
-  /** Copies up to `entries` entries of the merge in progress (replacing its inputs when it ends); returns whether a merge is still in progress. */
+  /**
+   * Copies up to `entries` entries of the frozen memtable, or else of the
+   * merge in progress (replacing what they replace when done); returns
+   * whether either is still in progress.
+   */
   mergeStep(entries: number): boolean {
-    if (this.#merge !== undefined) this.#advance(entries);
-    return this.#merge !== undefined;
+    if (this.#frozen !== undefined) {
+      if (this.#frozen.step(entries)) this.#installFrozen();
+    } else if (this.#merge !== undefined) this.#advance(entries);
+    return this.#frozen !== undefined || this.#merge !== undefined;
   }
 
-  /** Runs every due merge to its end, synchronously. */
+  /** Copies the frozen memtable and runs every due merge to its end, synchronously. */
   finishMerges(): void {
+    this.#finishFrozen();
     while (this.#merge !== undefined) this.#advance(Infinity);
   }
 
@@ -449,6 +560,13 @@ export class LayeredState {
    * faster than merges past `maxRuns` took them away).
    */
   #work(): void {
+    const frozen = this.#frozen;
+    // A frozen memtable's copy comes first: the merges that wait for its run pace themselves by what is left.
+    if (frozen !== undefined) {
+      // Its own pace, not `writeSlice`'s floor: a batch of thousands of writes in one turn would copy it whole.
+      if (frozen.step(this.#frozenPace)) this.#installFrozen();
+      return;
+    }
     const merge = this.#merge;
     if (merge === undefined) return;
     if (this.#pace === 0 && this.#layers.length > this.#maxRuns) this.#pace = Math.ceil(merge.remaining / this.#memtableKeys);
@@ -530,28 +648,32 @@ export class LayeredState {
     this.#idle = undefined;
   }
 
-  /** Copies `idleSlice` entries in a later turn, and again until the merges end. */
+  /** Copies a slice of the frozen memtable, or else `idleSlice` entries of the merge, in a later turn, and again until both end. */
   #scheduleIdle(): void {
     if (this.#idleSlice <= 0 || this.#idle !== undefined || this.#idleStopped) return;
     this.#idle = setImmediate(() => {
       this.#idle = undefined;
-      if (this.#merge === undefined) return;
-      this.#advance(this.#idleSlice);
-      if (this.#merge !== undefined) this.#scheduleIdle();
+      const frozen = this.#frozen;
+      if (frozen !== undefined) {
+        if (frozen.step(Math.min(this.#idleSlice, FREEZE_IDLE_SLICE))) this.#installFrozen();
+      } else if (this.#merge !== undefined) this.#advance(this.#idleSlice);
+      if (this.#frozen !== undefined || this.#merge !== undefined) this.#scheduleIdle();
     });
     this.#idle.unref();
   }
 
   /** False when no run holds the key encoded in `kb` (by the runs' filters), so `kill` would find nothing; open skips making its string then. */
   mayHoldInRuns(kb: KeyBytes): boolean {
+    this.#finishFrozen();
     for (const l of this.#layers) if (l.run.mayHold(kb)) return true;
     return false;
   }
 
   /** Entries in key order (or reversed) within the bounds of `opts`. Do not mutate while iterating. */
   scan(opts: ScanOptions = {}): IterableIterator<[string, StoredValue]> {
-    if (this.#layers.length === 0) return scanTree(this.#mem.tree, opts);
-    const mem = this.#mem.tree;
+    const frozen = this.#frozen;
+    if (this.#layers.length === 0 && frozen === undefined) return scanTree(this.#mem.tree, opts);
+    const mem = frozen === undefined ? this.#mem.tree : frozen.under(this.#mem.tree);
     const layers = this.#layers;
     return scanOrdered(
       {
@@ -562,8 +684,13 @@ export class LayeredState {
     );
   }
 
-  /** A copy of the state as it is now, that later changes do not affect (the memtable is copied on write, dead bits are copied, runs are shared). */
+  /**
+   * A copy of the state as it is now, that later changes do not affect (the
+   * memtable is copied on write, dead bits are copied, runs are shared). A
+   * frozen memtable is first copied whole into its run.
+   */
   snapshot(): StateSnapshot {
+    this.#finishFrozen();
     const mem = this.#mem.tree.clone();
     const layers = this.#layers.map((l) => ({ run: l.run, live: l.live.clone(), input: -1 }));
     return { entries: () => new SnapshotMerge(mem, layers), memtableEntries: () => mem.entries() };
@@ -582,7 +709,7 @@ function orderOf(layers: readonly Layer[]): (a: string, b: string) => number {
 }
 
 /** The entries of the memtable and the runs from `lo` up, in ascending key order. */
-function* mergeForward(mem: OrderedMap<StoredValue>, layers: readonly Layer[], lo: string): Generator<[string, StoredValue]> {
+function* mergeForward(mem: OrderedEntries<StoredValue>, layers: readonly Layer[], lo: string): Generator<[string, StoredValue]> {
   const memIt = mem.entries(lo);
   let memHead = memIt.next();
   const kb = new KeyBytes();
@@ -613,7 +740,7 @@ function* mergeForward(mem: OrderedMap<StoredValue>, layers: readonly Layer[], l
 }
 
 /** The entries of the memtable and the runs at or below `hi` (all when undefined), in descending key order. */
-function* mergeReverse(mem: OrderedMap<StoredValue>, layers: readonly Layer[], hi: string | undefined): Generator<[string, StoredValue]> {
+function* mergeReverse(mem: OrderedEntries<StoredValue>, layers: readonly Layer[], hi: string | undefined): Generator<[string, StoredValue]> {
   const memIt = mem.entriesReversed(hi);
   let memHead = memIt.next();
   const cursors = layers.map((l) => {
@@ -645,25 +772,15 @@ function* mergeReverse(mem: OrderedMap<StoredValue>, layers: readonly Layer[], h
   }
 }
 
-/** The `count` keys of `mem` that `hold` does not keep, in order (see `LayeredState.freeze`). */
-function movedKeys(mem: Memtable<StoredValue>, hold: HoldInMemtable, count: number): string[] {
-  const keys = new Array<string>(count);
-  let n = 0;
-  mem.tree.forEachPair((k, v) => {
-    if (!hold(k, v)) keys[n++] = k;
-  });
-  return keys;
-}
-
-/** A table of the `count` entries of `mem` that `hold` keeps, built at once (see `LayeredState.freeze`). */
-function heldTable(mem: Memtable<StoredValue>, hold: HoldInMemtable, count: number): Memtable<StoredValue> {
+/** The `count` keys of `mem` that `hold` keeps (or, `kept` false, does not), with their values, in order (see `LayeredState.freeze`). */
+function listWhere(mem: Memtable<StoredValue>, hold: HoldInMemtable, kept: boolean, count: number): [string[], StoredValue[]] {
   const keys = new Array<string>(count);
   const values = new Array<StoredValue>(count);
   let n = 0;
   mem.tree.forEachPair((k, v) => {
-    if (!hold(k, v)) return;
+    if (hold(k, v) !== kept) return;
     keys[n] = k;
     values[n++] = v;
   });
-  return Memtable.fromSorted(keys, values);
+  return [keys, values];
 }

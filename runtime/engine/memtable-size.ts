@@ -15,8 +15,14 @@
  * times its keys; few, and it halves them; never outside its range. It
  * grows in one step because until the working set fits, every write still
  * searches a run: doubling from 32,768 took three more freezes, about
- * 360,000 writes of engine-commit's, at the cost of the size before. Its bytes are
- * bounded apart from this, by the state (`memtableBytes`).
+ * 360,000 writes of engine-commit's, at the cost of the size before. And it
+ * may grow before the freeze, as soon as an eighth of the memtable's keys
+ * were added with twice that share of young kills (a part of the interval
+ * must show it plainly): the first pass over a working set looks like keys
+ * written once, so only the writes after it can tell, and waiting for the
+ * freeze made a whole memtable of them search and kill run entries at the
+ * old cost, then froze it. Its bytes are bounded apart
+ * from this, by the state (`memtableBytes`).
  *
  * Pure logic: no IO, no clock.
  */
@@ -68,6 +74,24 @@ export function nextMemtableKeys(keys: number, interval: FreezeInterval, range: 
   if (share >= GROW_SHARE && interval.full) return Math.min(range.maxKeys, within * GROW_FACTOR);
   if (share < SHRINK_SHARE) return Math.max(range.minKeys, Math.floor(within / 2));
   return within;
+}
+
+/** The share of the memtable's keys added since the last freeze after which the writes' young kills may grow it before the freeze. */
+export const EARLY_SHARE = 1 / 8;
+/** Young entries killed per key added at or above which the memtable grows before the freeze: twice `GROW_SHARE`, as it weighs part of an interval. */
+export const EARLY_GROW_SHARE = 2 * GROW_SHARE;
+
+/**
+ * The keys the memtable takes now, before it is full, from `keys`: the
+ * grown size of `nextMemtableKeys` once the writes since the last freeze
+ * added at least `EARLY_SHARE` of `keys` and killed `EARLY_GROW_SHARE` of a
+ * young entry per key they added; otherwise `keys` (within `range`). Never
+ * shrinks: that waits for the freeze, which sees the whole interval.
+ */
+export function earlyMemtableKeys(keys: number, interval: Omit<FreezeInterval, "full">, range: MemtableRange): number {
+  const within = nextMemtableKeys(keys, { added: 0, youngKills: 0, full: false }, range);
+  if (!(interval.added >= Math.max(1, within * EARLY_SHARE)) || !(interval.youngKills >= interval.added * EARLY_GROW_SHARE)) return within;
+  return Math.min(range.maxKeys, within * GROW_FACTOR);
 }
 
 /** What a memtable value is, for `entryBytes` (the state's `StoredValue`). */

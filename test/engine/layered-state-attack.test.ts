@@ -236,6 +236,8 @@ describe("layered state, merges attacked", () => {
   it("stops merging in idle turns once told (a dropped state): the merge stays in progress and reads stay whole", async () => {
     const state = new LayeredState({ memtableKeys: 1000, mergeRatio: 2, writeSlice: 1, idleSlice: 10 });
     for (let i = 0; i < 2000; i++) state.set(key(i), i);
+    // The second freeze's run is copied first; the merge of the two starts when it is made.
+    while (state.layout.frozen > 0) state.mergeStep(100);
     expect(state.layout.merging).toBe(2);
     await new Promise((resolve) => setImmediate(resolve));
     // This state's own progress, not the process-wide cursor counter: states of earlier tests here may still merge in idle turns.

@@ -8,7 +8,17 @@
  */
 import { describe, expect, it } from "vitest";
 import { LayeredState } from "../../runtime/engine/layered-state.js";
-import { DEFAULT_MEMTABLE_RANGE, entryBytes, GROW_SHARE, nextMemtableKeys, SHRINK_SHARE, type MemtableRange } from "../../runtime/engine/memtable-size.js";
+import {
+  DEFAULT_MEMTABLE_RANGE,
+  EARLY_GROW_SHARE,
+  EARLY_SHARE,
+  earlyMemtableKeys,
+  entryBytes,
+  GROW_SHARE,
+  nextMemtableKeys,
+  SHRINK_SHARE,
+  type MemtableRange,
+} from "../../runtime/engine/memtable-size.js";
 import { heldValue, type StoredValue } from "../../runtime/engine/paged-value.js";
 import { testRandom } from "../support/seed.js";
 
@@ -76,6 +86,38 @@ describe("nextMemtableKeys", () => {
   });
 });
 
+describe("earlyMemtableKeys", () => {
+  it("grows before the freeze once an eighth of the memtable's keys were added with twice the grow share of young kills", () => {
+    const eighth = RANGE.minKeys * EARLY_SHARE;
+    expect(earlyMemtableKeys(64, { added: eighth, youngKills: eighth }, RANGE)).toBe(512);
+    expect(earlyMemtableKeys(64, { added: eighth, youngKills: Math.ceil(eighth * EARLY_GROW_SHARE) }, RANGE)).toBe(512);
+    // The share that grows the memtable at a freeze waits for the freeze.
+    expect(earlyMemtableKeys(64, { added: 40, youngKills: 40 * GROW_SHARE }, RANGE)).toBe(64);
+    // Too few keys added yet to tell, however many kills.
+    expect(earlyMemtableKeys(64, { added: eighth - 1, youngKills: 1000 }, RANGE)).toBe(64);
+    // Keys written once.
+    expect(earlyMemtableKeys(64, { added: 60, youngKills: 0 }, RANGE)).toBe(64);
+    expect(earlyMemtableKeys(64, { added: 60, youngKills: Math.floor(60 * GROW_SHARE) - 1 }, RANGE)).toBe(64);
+    expect(earlyMemtableKeys(512, { added: 500, youngKills: 500 }, RANGE)).toBe(1024);
+    expect(earlyMemtableKeys(1024, { added: 1000, youngKills: 1000 }, RANGE)).toBe(1024);
+  });
+
+  it("never shrinks (that waits for the freeze) and stays within its range whatever the figures", () => {
+    expect(earlyMemtableKeys(512, { added: 500, youngKills: 0 }, RANGE)).toBe(512);
+    const r = testRandom("early memtable size range");
+    const odd = [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -1, 0, 1e30, 0.5];
+    for (let i = 0; i < 2000; i++) {
+      const pick = () => (r.int(3) === 0 ? odd[r.int(odd.length)]! : r.int(5000));
+      const before = pick();
+      const keys = earlyMemtableKeys(before, { added: pick(), youngKills: pick() }, RANGE);
+      expect(Number.isInteger(keys)).toBe(true);
+      expect(keys).toBeGreaterThanOrEqual(RANGE.minKeys);
+      expect(keys).toBeLessThanOrEqual(RANGE.maxKeys);
+      if (before >= RANGE.minKeys && before <= RANGE.maxKeys && Number.isInteger(before)) expect(keys).toBeGreaterThanOrEqual(before);
+    }
+  });
+});
+
 describe("LayeredState's memtable size", () => {
   it("starts at 32,768 keys, and a given memtableKeys never changes", () => {
     expect(new LayeredState().memtableTarget).toBe(DEFAULT_MEMTABLE_RANGE.minKeys);
@@ -98,6 +140,41 @@ describe("LayeredState's memtable size", () => {
     expect(state.counters.freezes).toBe(freezes);
     expect(state.layout.memtableKeys).toBe(400);
     expect(state.runCount).toBe(0);
+  });
+
+  it("grows an eighth of a memtable into the second pass over a rewritten working set, before the memtable fills again", () => {
+    // Four memtables wide, rewritten in order: the first pass writes each key once (as a queue's
+    // fill would), and only the pass after it kills the entries its freezes made.
+    const width = 4 * RANGE.minKeys;
+    const state = new LayeredState({ memtableRange: RANGE, idleSlice: 0 });
+    for (let i = 0; i < width; i++) state.set(key(i), 0);
+    expect(state.counters.freezes).toBe(4);
+    expect(state.counters.grows).toBe(0);
+    let writes = 0;
+    while (state.counters.grows === 0 && writes < width) state.set(key(writes++), 1);
+    expect(writes).toBe(RANGE.minKeys * EARLY_SHARE);
+    expect(state.counters.earlyGrows).toBe(1);
+    expect(state.counters.freezes).toBe(4);
+    expect(state.memtableTarget).toBe(512);
+    // The rest of the second pass moves the working set into the memtable; after it, nothing freezes.
+    for (let round = 1; round < 4; round++) for (let i = 0; i < width; i++) state.set(key(i), round);
+    expect(state.counters.freezes).toBe(4);
+    expect(state.runCount).toBe(0);
+    for (let i = 0; i < width; i++) expect(state.get(key(i))).toBe(3);
+  });
+
+  it("does not grow early for keys written once, nor for a working set whose kills are too few", () => {
+    const once = new LayeredState({ memtableRange: RANGE });
+    for (let i = 0; i < 20 * RANGE.minKeys; i++) once.set(key(i), i);
+    expect(once.counters.grows).toBe(0);
+    // One key in five rewritten from the previous memtable: a share that grows it only at a freeze, seeing the whole interval.
+    const mixed = new LayeredState({ memtableRange: RANGE });
+    let fresh = 0;
+    for (let i = 0; i < 20 * RANGE.minKeys; i++) {
+      if (i % 5 === 4 && fresh > RANGE.minKeys) mixed.set(key(fresh - RANGE.minKeys), i);
+      else mixed.set(key(fresh++), i);
+    }
+    expect(mixed.counters.earlyGrows).toBe(0);
   });
 
   it("does not grow for a working set more than eight of its memtables wide, rewritten in order (no larger memtable in its range would hold it)", () => {
