@@ -47,4 +47,29 @@ describe("a claimed job", () => {
       await q.close();
     }
   });
+
+  it("has its fields as its own with Object.prototype polluted by their names while it is claimed", async () => {
+    const q = await Queue.open(new MemoryStore(), "q");
+    const proto = Object.prototype as Record<string, unknown>;
+    // Not the optional fields: a record read under the pollution inherits them (the record, not the job, would carry them).
+    const names = [...KEYS.filter((k) => k !== "cancelSignal"), "isLastAttempt"];
+    try {
+      await q.enqueue("jobs", new Uint8Array([7]), { headers: { tenant: "a" } });
+      let job: ClaimedJob | null;
+      for (const k of names) proto[k] = "polluted";
+      try {
+        job = await q.claim("jobs");
+      } finally {
+        for (const k of names) delete proto[k];
+      }
+      expectPlainJob(job!, []);
+      expect(job!.payload).toEqual(new Uint8Array([7]));
+      expect(job!.headers).toEqual({ tenant: "a" });
+      expect(job!.isLastAttempt()).toBe(false);
+      await q.ack(job!);
+      expect(await q.claim("jobs")).toBeNull();
+    } finally {
+      await q.close();
+    }
+  });
 });
