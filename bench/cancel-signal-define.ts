@@ -26,6 +26,23 @@ const ACCESSOR: PropertyDescriptor = {
   },
   enumerable: true,
 };
+// A private field added to any object: a base class whose constructor returns the object it is given.
+class ReturnsGiven {
+  constructor(o: object) {
+    // biome-ignore lint/correctness/noConstructorReturn: the trick that lets a private field stamp an object made elsewhere
+    return o;
+  }
+}
+class SourceStamp extends ReturnsGiven {
+  #source: object;
+  constructor(o: object, s: object) {
+    super(o);
+    this.#source = s;
+  }
+  static sourceOf(o: object): object | undefined {
+    return #source in o ? o.#source : undefined;
+  }
+}
 const sharedSlot: PropertyDescriptor = { value: undefined };
 const both: PropertyDescriptorMap = { cancelSignal: ACCESSOR, [SOURCE]: { value: undefined } };
 
@@ -48,6 +65,13 @@ const ways: Record<string, (target: object, source: object) => void> = {
   "slot first": (t, s) => {
     Object.defineProperty(t, SOURCE, { value: s });
     Object.defineProperty(t, "cancelSignal", ACCESSOR);
+  },
+  "accessor, slot a private field": (t, s) => {
+    Object.defineProperty(t, "cancelSignal", ACCESSOR);
+    new SourceStamp(t, s);
+  },
+  "private field alone": (t, s) => {
+    new SourceStamp(t, s);
   },
   "accessor alone": (t) => {
     Object.defineProperty(t, "cancelSignal", ACCESSOR);
@@ -82,3 +106,4 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 for (const n of names) console.log(`${n}: median after 2 rounds ${median(rounds.get(n)!.slice(2)).toFixed(0)} ns per object`);
 if (sink === 0) console.log("");
+if (SourceStamp.sourceOf({}) !== undefined) console.log("");

@@ -126,28 +126,53 @@ export function makeClaimedJob(
   const own = ownBytes(payload);
   if (r.payload === payload) r.payload = own;
   if (r.attached !== undefined) r.attached = ownBytes(r.attached);
-  // Fields listed and the optional ones assigned, not spread: built once per claim, and a
-  // literal with spreads takes a slow path in V8. The keys keep their order.
-  const job: Omit<Building<ClaimedJob>, "isLastAttempt" | "cancelSignal"> & Partial<Pick<Building<ClaimedJob>, "isLastAttempt" | "cancelSignal">> = {
-    id: r.id,
-    queueName: r.queue,
-    payload: own,
-    // The record's own, frozen, not copied: a record's headers are the queue's (an insert copies the enqueue's,
-    // a decode makes new ones) and no transition writes into them, so the job and its record can share them.
-    headers: r.headers === undefined ? NO_HEADERS : Object.freeze(r.headers),
-    attempt: r.attempts,
-    maxAttempts: r.maxAttempts,
-    priority: r.priority,
-    enqueuedAt: r.enqueuedAt,
-    claimedAt: r.claimedAt ?? clock.now(),
-    lease: new Lease(registry, clock, r.id, entry.token, entry.expiresAt),
-  };
+  const headers = r.headers === undefined ? NO_HEADERS : Object.freeze(r.headers);
+  const claimedAt = r.claimedAt ?? clock.now();
+  const lease = new Lease(registry, clock, r.id, entry.token, entry.expiresAt);
   // Made only when read: most claims are never cancelled and most workers never look (see `CancelState`).
   const ticket = new ClaimTicket(owner, entry, historyless, keys, stored === undefined ? undefined : r, stored);
-  defineCancelSignal(job, ticket);
-  if (r.attached !== undefined) job.attached = r.attached;
-  if (r.wokenAt !== undefined) job.wokenAt = r.wokenAt;
-  if (r.lastError !== undefined) job.lastError = r.lastError;
-  job.isLastAttempt = () => r.attempts >= r.maxAttempts;
-  return Object.freeze(job as ClaimedJob);
+  return Object.freeze(new ClaimedJobFields(r, own, headers, claimedAt, lease, ticket));
 }
+
+/**
+ * A claimed job's fields, in their key order, unfrozen. Fields assigned, not spread: built once
+ * per claim, and a literal with spreads takes a slow path in V8. Built by `new`: V8 then sizes
+ * the object for every field this constructor assigns, where a literal of the first ten grew a
+ * separate property store for the rest. Its prototype is `Object.prototype` (set below), so the
+ * job is a plain object as before: the same prototype, `constructor`, keys and descriptors.
+ */
+const ClaimedJobFields = function ClaimedJobFields(
+  this: Building<ClaimedJob>,
+  r: JobRecord,
+  payload: Uint8Array,
+  headers: Readonly<Record<string, string>>,
+  claimedAt: number,
+  lease: LeaseHandle,
+  ticket: ClaimTicket,
+): void {
+  this.id = r.id;
+  this.queueName = r.queue;
+  this.payload = payload;
+  // The record's own, frozen, not copied: a record's headers are the queue's (an insert copies the enqueue's,
+  // a decode makes new ones) and no transition writes into them, so the job and its record can share them.
+  this.headers = headers;
+  this.attempt = r.attempts;
+  this.maxAttempts = r.maxAttempts;
+  this.priority = r.priority;
+  this.enqueuedAt = r.enqueuedAt;
+  this.claimedAt = claimedAt;
+  this.lease = lease;
+  defineCancelSignal(this, ticket);
+  if (r.attached !== undefined) this.attached = r.attached;
+  if (r.wokenAt !== undefined) this.wokenAt = r.wokenAt;
+  if (r.lastError !== undefined) this.lastError = r.lastError;
+  this.isLastAttempt = () => r.attempts >= r.maxAttempts;
+} as unknown as new (
+  r: JobRecord,
+  payload: Uint8Array,
+  headers: Readonly<Record<string, string>>,
+  claimedAt: number,
+  lease: LeaseHandle,
+  ticket: ClaimTicket,
+) => Building<ClaimedJob>;
+ClaimedJobFields.prototype = Object.prototype;

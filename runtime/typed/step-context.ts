@@ -122,31 +122,60 @@ export function makeStepContext(
       next[target.method] = Object.freeze(now);
     }
   }
-  const ctx = {
-    workflow: definition.name,
-    stepName: stepDef.name,
-    step,
-    runId: step.runId,
-    stepNumber: step.stepNumber,
-    headers: step.headers,
-    attempt: step.attempt,
-    maxAttempts: step.maxAttempts,
-    isLastAttempt: () => step.isLastAttempt(),
-  } as Building<AnyStepContext>;
-  // Read through to the step, which makes its signal only when read (see `defineCancelSignal`).
-  defineCancelSignal(ctx, step);
-  ctx.lease = step.lease;
-  ctx.memo = step.memo;
-  ctx.runMemo = step.runMemo;
-  ctx.effects = step.effects;
-  ctx.kv = step.kv;
-  ctx.signal = signal;
-  ctx.jobs = jobs;
-  ctx.workflows = childWorkflowsOf(stepDef, step, resolve);
-  ctx.next = Object.freeze(next);
-  ctx.succeed = (result: unknown) => make({ kind: "succeed", result });
-  ctx.fail = (error: unknown) => make({ kind: "fail", error });
-  ctx.cancel = (reason?: string) => make({ kind: "cancel", reason: reason ?? "cancelled by the workflow" });
+  const ctx = new StepContextFields(definition.name, stepDef.name, step, signal, jobs, childWorkflowsOf(stepDef, step, resolve), Object.freeze(next), make);
   // Transitions are tied to `owner`, so one built by another step's context is refused.
   return { ctx: Object.freeze(ctx), owner };
 }
+
+/**
+ * A step context's fields, in their key order, unfrozen. Built by `new` for every typed step:
+ * V8 then sizes the object for every field this constructor assigns, where a literal of the
+ * first nine grew a separate property store four times over. Its prototype is
+ * `Object.prototype` (set below), so the context is a plain object as before: the same
+ * prototype, `constructor`, keys and descriptors.
+ */
+const StepContextFields = function StepContextFields(
+  this: Building<AnyStepContext>,
+  workflow: string,
+  stepName: string,
+  step: Step,
+  signal: unknown,
+  jobs: JobHost,
+  workflows: AnyStepContext["workflows"],
+  next: AnyStepContext["next"],
+  make: (record: TransitionRecord) => never,
+): void {
+  this.workflow = workflow;
+  this.stepName = stepName;
+  this.step = step;
+  this.runId = step.runId;
+  this.stepNumber = step.stepNumber;
+  this.headers = step.headers;
+  this.attempt = step.attempt;
+  this.maxAttempts = step.maxAttempts;
+  this.isLastAttempt = () => step.isLastAttempt();
+  // Read through to the step, which makes its signal only when read (see `defineCancelSignal`).
+  defineCancelSignal(this, step);
+  this.lease = step.lease;
+  this.memo = step.memo;
+  this.runMemo = step.runMemo;
+  this.effects = step.effects;
+  this.kv = step.kv;
+  this.signal = signal;
+  this.jobs = jobs;
+  this.workflows = workflows;
+  this.next = next;
+  this.succeed = (result: unknown) => make({ kind: "succeed", result });
+  this.fail = (error: unknown) => make({ kind: "fail", error });
+  this.cancel = (reason?: string) => make({ kind: "cancel", reason: reason ?? "cancelled by the workflow" });
+} as unknown as new (
+  workflow: string,
+  stepName: string,
+  step: Step,
+  signal: unknown,
+  jobs: JobHost,
+  workflows: AnyStepContext["workflows"],
+  next: AnyStepContext["next"],
+  make: (record: TransitionRecord) => never,
+) => Building<AnyStepContext>;
+StepContextFields.prototype = Object.prototype;

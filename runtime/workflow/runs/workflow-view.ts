@@ -12,6 +12,7 @@ import type { ListRunsOptions, RunPage } from "./run-listing.js";
 import type { RunHistory } from "./run-history.js";
 import type { GroupPage, ListGroupsOptions } from "../groups/group-listing.js";
 import { runKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
+import { ViewRunKeys } from "./view-run-keys.js";
 import type { MemoStore } from "../memo/memo.js";
 import {
   decodeRunRecord,
@@ -79,6 +80,8 @@ export class WorkflowView {
   readonly #memos: MemoStore;
   readonly #queueName: string;
   readonly #borrow: ((key: string) => BorrowedBytes | null) | undefined;
+  /** The keys of the runs read last in this turn (`#stateNow`), built once per run. */
+  readonly #runKeys: ViewRunKeys;
 
   constructor(source: WorkflowReadSource, memos: MemoStore, queueName: string = DEFAULT_STEP_QUEUE) {
     validateQueueName(queueName);
@@ -92,6 +95,7 @@ export class WorkflowView {
     checkOptionalFunction("source.durable", durable);
     checkOptionalFunction("source.kvBorrowNow", kvBorrowNow);
     this.#borrow = kvBorrowNow === undefined ? undefined : (kvBorrowNow as NonNullable<WorkflowReadSource["kvBorrowNow"]>).bind(source);
+    this.#runKeys = new ViewRunKeys(queueName);
     // Reads retry store faults (a reader's source reads the bucket), so one failed read never fails a query.
     this.#src = {
       kvGet: (k) => retryStore(() => source.kvGet(k)),
@@ -151,19 +155,16 @@ export class WorkflowView {
   }
 
   #stateNow(runId: string, borrow: (key: string) => BorrowedBytes | null): RunState {
-    const q = this.#queueName;
-    const rk = runKey(q, runId);
-    const run = borrow(rk);
+    const k = this.#runKeys.of(runId);
+    const run = borrow(k.run);
     if (run !== null) {
-      const pk = stepPointerKey(q, runId);
-      const ptr = borrow(pk);
+      const ptr = borrow(k.pointer);
       // The pointer is written and removed with the record in one commit: both or neither.
       if (ptr === null) return { kind: "unknown" };
-      return { kind: "active", run: decodeBorrowed(run, rk, decodeRunRecord), pointer: decodeBorrowed(ptr, pk, decodeStepPointer) };
+      return { kind: "active", run: decodeBorrowed(run, k.run, decodeRunRecord), pointer: decodeBorrowed(ptr, k.pointer, decodeStepPointer) };
     }
-    const tk = terminalRecordKey(q, runId);
-    const t = borrow(tk);
-    return t === null ? { kind: "unknown" } : { kind: "terminated", terminal: decodeBorrowed(t, tk, decodeTerminalRecord) };
+    const t = borrow(k.terminal);
+    return t === null ? { kind: "unknown" } : { kind: "terminated", terminal: decodeBorrowed(t, k.terminal, decodeTerminalRecord) };
   }
 
   /**

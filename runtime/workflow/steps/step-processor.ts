@@ -245,7 +245,8 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
     const run = same ? carried.run.value : decodeKnown(runBytes, carried?.run, decodeRunRecord, runK);
     // The run's memo lives where its submitting runtime keeps memos, whichever runtime works this step.
     const memos = core.memos.withPrefix(run.memoPrefix ?? core.memos.prefix);
-    const trace: StepTrace = { runId, step, name: pointer.name, memoKeys: [] };
+    // `signal` in the literal, set below: added after, it would cost the object a second hidden class and a property store.
+    const trace: StepTrace = { runId, step, name: pointer.name, signal: undefined, memoKeys: [] };
     if (run.cancelRequested === true || cancelRequestedOf(job)) {
       const base = terminationBase(job, run, runId, step, memos, core.clock.now(), run.hasChildren);
       await terminate(core, job, slot, ending(base, "cancelled", "cancelled"), undefined, log, trace);

@@ -1,0 +1,82 @@
+/**
+ * @module The step a runner is handed is a plain frozen object: prototype
+ * `Object.prototype`, its keys in their documented order, data fields
+ * read-only, `cancelSignal` an enumerable accessor, one hidden symbol slot
+ * that a spread does not carry, printed as a plain object. How the runtime
+ * builds it (fields assigned in a constructor) must show in none of these.
+ */
+import { inspect } from "node:util";
+import { describe, expect, it } from "vitest";
+import { Step, StepOutcome, type Step as StepType } from "taquba";
+import { enc, openEnv, runnerOf } from "./helpers.js";
+
+const STEP_KEYS = [
+  "runId",
+  "headers",
+  "jobId",
+  "attempt",
+  "maxAttempts",
+  "cancelSignal",
+  "lease",
+  "memo",
+  "runMemo",
+  "effects",
+  "kv",
+  "children",
+  "isLastAttempt",
+  "stepNumber",
+  "payload",
+  "signal",
+];
+
+function expectPlainStep(step: StepType): void {
+  expect(Object.getPrototypeOf(step)).toBe(Object.prototype);
+  expect(step.constructor).toBe(Object);
+  expect(Object.keys(step)).toEqual(STEP_KEYS);
+  expect(Object.isFrozen(step)).toBe(true);
+  for (const k of STEP_KEYS) {
+    const d = Object.getOwnPropertyDescriptor(step, k)!;
+    if (k === "cancelSignal") {
+      expect(d.get).toBeTypeOf("function");
+      expect(d).toMatchObject({ enumerable: true, configurable: false });
+    } else {
+      expect(d, k).toMatchObject({ writable: false, enumerable: true, configurable: false });
+    }
+  }
+  const symbols = Object.getOwnPropertySymbols(step);
+  expect(symbols).toHaveLength(1);
+  expect(Object.getOwnPropertyDescriptor(step, symbols[0]!)).toMatchObject({ writable: false, enumerable: false, configurable: false });
+  const copy = { ...step };
+  expect(Object.keys(copy)).toEqual(STEP_KEYS);
+  expect(Object.getOwnPropertySymbols(copy)).toHaveLength(0);
+  expect(copy.cancelSignal).toBe(step.cancelSignal);
+  expect(inspect(step, { depth: 0 }).startsWith("{")).toBe(true);
+  expect(() => {
+    (step as { stepNumber: number }).stepNumber = 99;
+  }).toThrow(TypeError);
+}
+
+describe("the step a runner is handed", () => {
+  it("is a plain frozen object, from the runtime and from Step.detached", async () => {
+    const seen: StepType[] = [];
+    const env = await openEnv(
+      runnerOf(async (step) => {
+        seen.push(step);
+        return step.stepNumber === 0 ? StepOutcome.continueNow(enc("next")) : StepOutcome.succeed(enc("done"));
+      }),
+    );
+    try {
+      const { runId } = await env.runtime.submit({ input: enc("in"), options: { headers: { tenant: "acme" } } });
+      await env.runtime.wait(runId);
+    } finally {
+      await env.stop();
+    }
+    expect(seen.map((s) => s.stepNumber)).toEqual([0, 1]);
+    for (const s of seen) {
+      expectPlainStep(s);
+      expect(s.headers).toEqual({ tenant: "acme" });
+      expect(s.isLastAttempt()).toBe(false);
+    }
+    expectPlainStep(Step.detached(enc("in"), { signal: null, stepNumber: 3 }));
+  });
+});
