@@ -208,8 +208,9 @@ export async function loadSegments(
         MAX_HINTED_KEYS,
       );
       // Told the count, the builder fills its filter as keys come instead of keeping a hash per key for the end.
-      // Read whole, a run's segments bound its bytes (`wholeRunBound`): one buffer, never grown.
-      const builder = new KeyRunBuilder(entries * 24, entries, wholeAhead ? wholeRunBound(run, entries) : -1);
+      // Read whole with every value held, a run's segments bound its bytes (`wholeRunBound`): one buffer, never grown.
+      // (Values paged out leave the run a fraction of its segments: that bound would be mostly spare.)
+      const builder = new KeyRunBuilder(entries * 24, entries, policy === undefined ? wholeRunBound(run, entries) : -1);
       let last: string | undefined;
       for (const seg of run) {
         const key = ctx.prefix + seg.name;

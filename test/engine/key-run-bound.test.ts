@@ -176,10 +176,10 @@ describe("open of segment runs read whole", () => {
     expect(state.size).toBe([...model.values()].filter((v) => v !== undefined).length);
   });
 
-  it("refuses a manifest that lists a segment far larger than it is, without sizing anything from it", async () => {
+  it("refuses a manifest that lists a segment far larger than it is, whatever size it lists", async () => {
     const r = testRandom("open bound lie");
     const { ctx, manifest } = await storeOf([randomEntries(r, 500)], 2);
-    for (const bytes of [2 ** 40, 2 ** 31, Number.MAX_SAFE_INTEGER]) {
+    for (const bytes of [2 ** 29, 2 ** 40, 2 ** 31, Number.MAX_SAFE_INTEGER]) {
       const lying: Manifest = { ...manifest, segments: manifest.segments.map((s, i) => (i === 1 ? { ...s, bytes } : s)) };
       await expect(loadSegments(ctx, lying)).rejects.toThrow(StoreCorruptedError);
       await expect(loadSegments(ctx, lying)).rejects.toThrow(/segment is \d+ bytes, but its manifest lists/);
