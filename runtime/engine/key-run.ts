@@ -70,6 +70,8 @@ const GROW_IN_PLACE_BYTES = 1 << 20;
 const MAX_RESERVE_BYTES = 2 ** 32;
 /** Bytes written to a plain chunk before they move into the resizable buffer. */
 const CHUNK_BYTES = 64 * 1024;
+/** Largest bound a buffer takes whole up front (a larger one is an estimate: a manifest's sizes are not yet checked when it is given). */
+const MAX_BOUND_BYTES = 1 << 30;
 
 /**
  * A growable byte buffer, written only at its end. Small, it grows by
@@ -82,17 +84,30 @@ const CHUNK_BYTES = 64 * 1024;
  * chunk at a time: V8 reads and writes single bytes of a resizable buffer's
  * views several times slower than of a plain one (building the runs of a
  * store at open spent about a third of its time so).
+ *
+ * Given a `bound` instead (a caller that knows the bytes to come, such as
+ * open from the segments it reads), it writes into one plain buffer of that
+ * size and hands back a view of it: no chunk moved, no growth, no clearing
+ * of the reservation's spare pages at the trim. Pages past the bytes written
+ * are never touched, so they are address space only, not resident memory.
+ * A bound too small (a manifest that lied) carries on as above.
  */
 class Bytes {
-  /** Where writes go: the whole output while small, else the chunk not yet moved. */
+  /** Where writes go: the whole output while small or bounded, else the chunk not yet moved. */
   buf: Buffer;
   /** The write position in `buf`. */
   pos = 0;
   /** Bytes already moved into `#resizable` (before `buf`). */
   #moved = 0;
   #resizable: ResizableArrayBuffer | undefined;
-  constructor(capacity: number) {
-    if (capacity <= GROW_IN_PLACE_BYTES) this.buf = Buffer.allocUnsafe(Math.max(64, capacity));
+  /** Whether `buf` is a bound's buffer (handed back as a view, whatever it leaves spare). */
+  #bounded = false;
+  constructor(capacity: number, bound = false) {
+    if (bound) {
+      // Slow: its own memory, not a slice of the shared pool, and the untouched pages of a large one stay unmapped.
+      this.buf = Buffer.allocUnsafeSlow(Math.max(64, capacity));
+      this.#bounded = true;
+    } else if (capacity <= GROW_IN_PLACE_BYTES) this.buf = Buffer.allocUnsafe(Math.max(64, capacity));
     else {
       this.#resizable = reserve(capacity);
       this.buf = Buffer.allocUnsafe(CHUNK_BYTES);
@@ -114,6 +129,13 @@ class Bytes {
       }
       // Address space only past the small sizes: pages become resident when written.
       this.#resizable = reserve(want);
+      if (this.#bounded) {
+        // Past its bound: the bytes move once, and later writes go through chunks as for an estimate.
+        this.#bounded = false;
+        this.#move();
+        this.buf = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, n));
+        return;
+      }
     }
     this.#move();
     if (n > this.buf.length) this.buf = Buffer.allocUnsafe(n);
@@ -145,8 +167,11 @@ class Bytes {
       r.resize(this.#moved);
       return Buffer.from(r, 0, this.#moved);
     }
-    // Small: copy when more than an eighth is spare.
-    return this.buf.length - this.pos > this.buf.length / 8 ? Buffer.from(this.buf.subarray(0, this.pos)) : this.buf.subarray(0, this.pos);
+    // Small: copy when more than an eighth is spare. A bound's spare pages were never touched: a view costs them no memory.
+    const spare = this.buf.length - this.pos;
+    return spare > this.buf.length / 8 && !(this.#bounded && this.buf.length > GROW_IN_PLACE_BYTES)
+      ? Buffer.from(this.buf.subarray(0, this.pos))
+      : this.buf.subarray(0, this.pos);
   }
   /** Drops the bytes written past `offset` (an earlier `offset`): later writes go there. */
   truncate(offset: number): void {
@@ -156,6 +181,17 @@ class Bytes {
       this.#moved = offset;
       this.pos = 0;
     }
+  }
+  /** Appends `src[at..at+len)`. */
+  copy(src: Uint8Array, at: number, len: number): void {
+    this.ensure(len);
+    const buf = this.buf;
+    if (len > 64) {
+      // A plain view, not `Buffer.copy` nor a Buffer's subarray: both make a Buffer per call, which cost most of
+      // the copy of a value of some hundred bytes (open copies one per entry of its segments).
+      buf.set(new Uint8Array(src.buffer, src.byteOffset + at, len), this.pos);
+      this.pos += len;
+    } else for (let j = at; j < at + len; j++) buf[this.pos++] = src[j]!;
   }
   varint(v: number): void {
     this.ensure(8);
@@ -782,9 +818,14 @@ export class KeyRunBuilder {
   #last = Buffer.allocUnsafe(STAGED_BYTES);
   #lastLen = 0;
 
-  /** `expectedKeys`: at most this many keys will come (more stay correct, with more false positives). */
-  constructor(capacity = 4096, expectedKeys = 0) {
-    this.#out = new Bytes(capacity);
+  /**
+   * `capacity`: an estimate of the run's bytes. `expectedKeys`: at most this
+   * many keys will come (more stay correct, with more false positives).
+   * `boundBytes`, when given: at most this many bytes will come, written
+   * into one buffer of that size (`Bytes`); more stay correct, copied once.
+   */
+  constructor(capacity = 4096, expectedKeys = 0, boundBytes = -1) {
+    this.#out = boundBytes >= 0 && boundBytes <= MAX_BOUND_BYTES ? new Bytes(boundBytes, true) : new Bytes(capacity);
     if (expectedKeys > 0) {
       this.#filterBits = filterBitsPerKey(expectedKeys);
       this.#filter = newFilter(expectedKeys, this.#filterBits);
@@ -834,14 +875,7 @@ export class KeyRunBuilder {
       this.#addRef(ref);
       return;
     }
-    out.ensure(end - valueAt);
-    if (end - valueAt > 64) {
-      buf.copy(out.buf, out.pos, valueAt, end);
-      out.pos += end - valueAt;
-    } else {
-      const ob = out.buf;
-      for (let j = valueAt; j < end; j++) ob[out.pos++] = buf[j]!;
-    }
+    out.copy(buf, valueAt, end - valueAt);
   }
 
   /**
@@ -892,12 +926,7 @@ export class KeyRunBuilder {
     out.ensure(1);
     out.buf[out.pos++] = BYTES;
     out.varint(valueLen);
-    out.ensure(valueLen);
-    const ob = out.buf;
-    if (valueLen > 64) {
-      value.copy(ob, out.pos, valueAt, valueAt + valueLen);
-      out.pos += valueLen;
-    } else for (let j = valueAt; j < valueAt + valueLen; j++) ob[out.pos++] = value[j]!;
+    out.copy(value, valueAt, valueLen);
   }
 
   /**

@@ -208,7 +208,9 @@ export async function loadSegments(
         MAX_HINTED_KEYS,
       );
       // Told the count, the builder fills its filter as keys come instead of keeping a hash per key for the end.
-      const builder = new KeyRunBuilder(entries * 24, entries);
+      // Read whole with every value held, a run's segments bound its bytes (`wholeRunBound`): one buffer, never grown.
+      // (Values paged out leave the run a fraction of its segments: that bound would be mostly spare.)
+      const builder = new KeyRunBuilder(entries * 24, entries, policy === undefined ? wholeRunBound(run, entries) : -1);
       let last: string | undefined;
       for (const seg of run) {
         const key = ctx.prefix + seg.name;
@@ -301,6 +303,20 @@ export async function loadSegments(
     return undefined;
   }
   return state;
+}
+
+/**
+ * Most bytes a key run built from the segments `run` read whole takes
+ * (`entries` of them, as hinted): an entry there is never longer than in
+ * its segment plus a header byte and a value tag (its key's suffix and
+ * length are no longer, its value's length no longer than the segment's
+ * tagged one), and the segments also hold checksums, an index and a key
+ * section. Keys whose shared bytes take a varint of their own, or values
+ * paged to a run id longer than the value, can pass it: the builder then
+ * carries on growing.
+ */
+function wholeRunBound(run: readonly SegmentRef[], entries: number): number {
+  return run.reduce((n, seg) => n + seg.bytes, 0) + 2 * entries;
 }
 
 /** Thrown inside `loadSegments` when a segment is missing, at its first read or its whole read after its tail: its one exit. */
