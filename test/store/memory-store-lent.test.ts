@@ -9,6 +9,11 @@ import { describe, expect, it } from "vitest";
 import { MemoryStore, PreconditionFailedError } from "taquba";
 import { lendBody } from "../../runtime/store/put-body.js";
 
+const collect = async (store: MemoryStore) => {
+  const out: [string, number][] = [];
+  for await (const o of store.list("")) out.push([o.key, o.size]);
+  return out;
+};
 const text = async (store: MemoryStore, key: string) => Buffer.from((await store.get(key))!.body).toString("latin1");
 
 /** A lent body of `n` bytes of "a" on a buffer of its own. */
@@ -43,7 +48,7 @@ describe("MemoryStore and lent bodies", () => {
     expect(await text(store, "less")).toBe("c".repeat(3071));
   });
 
-  it("copies a body not lent, a subarray of a lent one, a small lent one in Node's shared slab, and one on a resizable buffer", async () => {
+  it("copies a body not lent, a subarray of a lent one, a small lent one in Node's shared slab, and lent ones on a resizable or a shared buffer", async () => {
     const store = new MemoryStore();
     const mine = Buffer.allocUnsafeSlow(64 * 1024).fill("d");
     const sub = lentBody(64 * 1024).subarray(0);
@@ -55,12 +60,16 @@ describe("MemoryStore and lent bodies", () => {
     await store.put("mine", mine);
     await store.put("sub", sub);
     await store.put("small", small);
+    const shared = new Uint8Array(new SharedArrayBuffer(16)).fill(0x66);
+    lendBody(shared);
     await store.put("resizable", resizable);
-    for (const b of [mine, sub, small, resizable]) b[0] = 0x7a;
+    await store.put("shared", shared);
+    for (const b of [mine, sub, small, resizable, shared]) b[0] = 0x7a;
     expect(await text(store, "mine")).toBe("d".repeat(64 * 1024));
     expect(await text(store, "sub")).toBe("a".repeat(64 * 1024));
     expect(await text(store, "small")).toBe("small body");
     expect(await text(store, "resizable")).toBe("e".repeat(8));
+    expect(await text(store, "shared")).toBe("f".repeat(16));
   });
 
   it("keeps nothing of a lent body whose create-if-absent put was refused", async () => {
@@ -70,6 +79,15 @@ describe("MemoryStore and lent bodies", () => {
     await expect(store.put("k", body, { ifNoneMatch: "*" })).rejects.toBeInstanceOf(PreconditionFailedError);
     body[0] = 0x7a;
     expect(await text(store, "k")).toBe("first");
+  });
+
+  it("keeps an empty lent body and answers it empty", async () => {
+    const store = new MemoryStore();
+    const empty = new Uint8Array(0);
+    lendBody(empty);
+    await store.put("e", empty);
+    expect((await store.get("e"))!.body.byteLength).toBe(0);
+    expect([...(await collect(store))]).toEqual([["e", 0]]);
   });
 
   it("answers a get with a copy even of a kept lent body", async () => {
