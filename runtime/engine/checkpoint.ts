@@ -13,9 +13,10 @@ import { ClosedError, FencedError, StoreCorruptedError } from "../errors.js";
 import { manifestKey, parseNumberedKey, parseSegmentEpoch, segmentKey } from "./layout.js";
 import { decodeManifest, encodeManifest, type Manifest, type SegmentRef } from "./manifest.js";
 import type { StoreContext } from "./recovery.js";
-import { SegmentBuilder, type SegmentBlockInfo, type SegmentBuffers } from "./segment-format.js";
+import { SegmentBuilder, type SegmentBlockInfo } from "./segment-format.js";
+import type { ByteWriter } from "./byte-io.js";
 import { heldValue, isPaged, type StoredValue } from "./paged-value.js";
-import { lendBody, putBodyReleased } from "../store/put-body.js";
+import { keepsAsItIs, lendBody, putBodyReleased } from "../store/put-body.js";
 import { SpareBuffers } from "./spare-buffers.js";
 import { SnapshotMerge } from "./snapshot-merge.js";
 import { SPAN_HELD, SPAN_PAGED, type ValueSpan } from "./key-run.js";
@@ -36,12 +37,16 @@ const CHECK_EVERY = 64;
  * a segment buffer (a whole segment and its index, 4.25 MiB by default) is
  * otherwise allocated per segment and, having lived through the segment's
  * encoding and its put, dies in the old generation, where it waits for a
- * mark-compact (a 1M-job fill wrote about 150 of them). Only buffers put
- * to a store done with a put's body once it settles are kept (see
- * store/put-body.ts). Shared by the engines of the process; at most two
- * are kept.
+ * mark-compact (a 1M-job fill wrote about 150 of them). Kept are buffers
+ * put to a store done with a put's body once it settles (see
+ * store/put-body.ts), and those of segments too small to hand over as they
+ * are (copied for the put instead); any other store was handed the
+ * segment's buffer for good, and may keep it as the object (`MemoryStore`
+ * does). Shared by the engines of the process; at most two are kept.
  */
-const spareBuffers = new SpareBuffers<SegmentBuffers>(2, (b) => b.body.capacity);
+const spareBodies = new SpareBuffers<ByteWriter>(2, (w) => w.capacity);
+/** Key section buffers, which never reach a put (`finish` copies the section into the segment): kept whatever the store. */
+const spareKeys = new SpareBuffers<ByteWriter>(2, (w) => w.capacity);
 
 /** What a checkpoint needs from the engine writing it. */
 export interface CheckpointWriter extends StoreContext {
@@ -77,7 +82,7 @@ export async function writeSegments(
   // Room for a full segment plus its index up front: growing a buffer of
   // many MiB by doubling copies it in one go, a pause no slice bounds.
   const capacity = w.maxSegmentBytes + Math.max(256 * 1024, w.blockBytes * 2);
-  const newBuilder = () => new SegmentBuilder(w.blockBytes, capacity, {}, spareBuffers.take(capacity));
+  const newBuilder = () => new SegmentBuilder(w.blockBytes, capacity, {}, { body: spareBodies.take(capacity), keys: spareKeys.take(0) });
   // Made at the first entry of each segment, so none is made after the last one.
   let builder: SegmentBuilder | undefined;
   const flush = async () => {
@@ -85,12 +90,19 @@ export async function writeSegments(
     if (b === undefined || b.entries === 0) return;
     const n = w.nextSegmentNumber();
     const key = segmentKey(w.prefix, w.epoch, n);
-    const bytes = b.finish();
-    // Never written over before its put settled (then only when pooled).
+    const { body, keys } = b.buffers;
+    const released = putBodyReleased(w.store);
+    let bytes = b.finish();
+    if (keys !== undefined) spareKeys.give(keys);
+    // A store that keeps what it is given gets a small segment as a copy of its own: the builder's buffer, sized for
+    // a whole segment, then never reaches a put and is kept for the next segment.
+    const copied = !released && !keepsAsItIs(bytes);
+    if (copied) bytes = Buffer.from(bytes);
+    // Never written over before its put settled, then only for a store done with it (see store/put-body.ts).
     lendBody(bytes);
     const res = await createOnce(w.store, key, bytes, w.retry, w.stopped);
     if (!res.created) throw new FencedError(`segment "${key}" already exists; another process is writing with this epoch`);
-    if (putBodyReleased(w.store)) spareBuffers.give(b.buffers);
+    if (released || copied) spareBodies.give(body);
     refs.push({
       name: key.slice(w.prefix.length),
       bytes: bytes.length,
@@ -188,7 +200,10 @@ export async function writeSegments(
  */
 export async function publishManifest(ctx: StoreContext, next: Manifest, stopped?: () => boolean, fresh: readonly string[] = []): Promise<void> {
   const key = manifestKey(ctx.prefix, next.id);
-  const res = await createOnce(ctx.store, key, encodeManifest(next), ctx.retry, stopped);
+  const bytes = encodeManifest(next);
+  // Written into by nothing after the put: a store may keep it (see store/put-body.ts).
+  lendBody(bytes);
+  const res = await createOnce(ctx.store, key, bytes, ctx.retry, stopped);
   if (res.created) {
     const later = (await listKeys(ctx.store, `${ctx.prefix}manifest/`, ctx.retry, key)).filter(
       (k) => parseNumberedKey(ctx.prefix, "manifest", k) !== undefined,

@@ -85,8 +85,9 @@ export interface SegmentBlockInfo {
 
 /**
  * The writers a builder writes into (the segment, and its key section when
- * written), to hand to a later builder once the object `finish` returned is
- * stored: see `writeSegments`.
+ * written), to hand to a later builder: the key section's once `finish`
+ * copied it into the segment, the segment's only once the object `finish`
+ * returned is stored and its store done with it (see `writeSegments`).
  */
 export interface SegmentBuffers {
   readonly body: ByteWriter;
@@ -112,8 +113,8 @@ export class SegmentBuilder {
   #prevAt = 0;
   #prevLen = 0;
 
-  /** `reuse`: the buffers of an earlier builder whose object is stored and no longer read (written over from the start). */
-  constructor(blockBytes = 64 * 1024, initialCapacity = 256 * 1024, opts: SegmentBuilderOptions = {}, reuse?: SegmentBuffers) {
+  /** `reuse`: buffers of earlier builders nothing reads any more (see `SegmentBuffers`; written over from the start). */
+  constructor(blockBytes = 64 * 1024, initialCapacity = 256 * 1024, opts: SegmentBuilderOptions = {}, reuse?: Partial<SegmentBuffers>) {
     this.#blockBytes = blockBytes;
     this.#w = reuse?.body ?? new ByteWriter(initialCapacity);
     this.#w.reset();

@@ -65,7 +65,14 @@ export interface ObjectStore {
    * through `getRange` or `get` (see `readRangeInto`). Wrappers pass it through.
    */
   getRangeInto?(key: string, offset: number, into: Uint8Array): Promise<number | null>;
-  /** Writes `body` at `key`. Durable once the promise resolves. */
+  /**
+   * Writes `body` at `key`. Durable once the promise resolves. The store
+   * never writes into `body`, and its caller does not until the promise
+   * settles. A store keeps `body` itself past that (not a copy) only when
+   * the caller lent it and the store was not declared done with bodies
+   * once a put settles: the caller then never writes it again (see
+   * store/put-body.ts; `MemoryStore` keeps such a body as the object).
+   */
   put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }>;
   /** Removes `key`; an absent key is not an error. */
   delete(key: string): Promise<void>;
