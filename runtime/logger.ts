@@ -6,7 +6,7 @@
  * out of log records: header redaction and bounded error fields.
  */
 import { ValidationError } from "./errors.js";
-import { callerField, callGuarded, codePointCut, describeValue, errorText, isOptionObject, showLoneSurrogates } from "./option-values.js";
+import { blankCopy, callerField, callGuarded, codePointCut, describeValue, errorText, isOptionObject, showLoneSurrogates } from "./option-values.js";
 
 /** One log method: a structured object first, then the message. */
 export type LogMethod = (obj: Record<string, unknown>, msg: string) => void;
@@ -128,10 +128,12 @@ export const REDACTED = "[redacted]";
 
 /**
  * A copy of `headers` for a log record or span: the values of the header
- * names in `sensitive` (compared case-insensitively) are replaced.
+ * names in `sensitive` (compared case-insensitively) are replaced. The copy
+ * inherits nothing, so a header named `__proto__` stays a header instead of
+ * setting the copy's prototype.
  */
 export function redactHeaders(headers: Readonly<Record<string, string>>, sensitive: ReadonlySet<string>): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = blankCopy<Record<string, string>>();
   for (const [k, v] of Object.entries(headers)) out[k] = sensitive.has(k.toLowerCase()) ? REDACTED : v;
   return out;
 }

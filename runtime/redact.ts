@@ -9,6 +9,8 @@
  * path) while replacing those parts with `***`.
  */
 
+import { codePointCut } from "./option-values.js";
+
 const MASK = "***";
 
 /**
@@ -69,7 +71,8 @@ export function redactSecretsIn(text: string): string {
 export function safeExcerpt(text: string, max = 200): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this flattens.
   const flat = redactSecretsIn(text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\s]+/g, " ").trim());
-  return flat.length <= max ? flat : `${flat.slice(0, max)}...`;
+  // Cut at a character boundary: half an emoji would be stored as U+FFFD.
+  return flat.length <= max ? flat : `${flat.slice(0, codePointCut(flat, max))}...`;
 }
 
 /**

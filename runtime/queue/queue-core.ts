@@ -372,7 +372,8 @@ export class QueueCore {
       const opts = i.opts!;
       // Before the commit, so an id drawn meanwhile is checked against it (see `freshJobId`).
       if (opts.jobId !== undefined) this.callerIds.note(opts.jobId);
-      return { queueName: i.queueName, payload: i.payload, opts };
+      // payloadRef its own field: left out, the insert would read one set on Object.prototype and lose the payload.
+      return { queueName: i.queueName, payload: i.payload, payloadRef: undefined, opts };
     });
     // The list of payloads to offload made only when there is one: a settlement has one item, and none.
     let big: PreparedEnqueue[] | undefined;

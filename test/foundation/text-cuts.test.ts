@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { boundText } from "../../runtime/logger.js";
 import { codePointCut, cutText, quoteValue } from "../../runtime/option-values.js";
+import { safeExcerpt } from "../../runtime/redact.js";
 
 /** Whether `s` has no lone surrogate (`String.prototype.isWellFormed`, past this project's lib target). */
 const isWellFormed = (s: string): boolean => (s as string & { isWellFormed(): boolean }).isWellFormed();
@@ -82,5 +83,23 @@ describe("cuts at a character boundary", () => {
       }
     }
     expect(boundText("x\ud800", 5)).toBe("x\\ud800");
+  });
+
+  it("safeExcerpt (a receiver's response body) cuts at every bound without half a pair", () => {
+    for (const text of [...TEXTS, `${"ab ".repeat(66)}😀😀 ${"🇯🇵".repeat(4)}`]) {
+      const whole = safeExcerpt(text, Number.POSITIVE_INFINITY);
+      for (let max = 0; max <= whole.length + 1; max++) {
+        const excerpt = safeExcerpt(text, max);
+        if (whole.length <= max) {
+          expect(excerpt).toBe(whole);
+          continue;
+        }
+        expect(excerpt.endsWith("..."), `max ${max}`).toBe(true);
+        const kept = excerpt.slice(0, -3);
+        expect(whole.startsWith(kept), `max ${max}`).toBe(true);
+        expect(isWellFormed(kept), `max ${max}`).toBe(true);
+        expect(kept.length === max || kept.length === max - 1, `max ${max}`).toBe(true);
+      }
+    }
   });
 });

@@ -8,6 +8,7 @@
  * read is that end's, even when the child was re-opened and ended again.
  */
 import { StoreCorruptedError } from "../../errors.js";
+import { codePointCut } from "../../option-values.js";
 import { MAX_KV_VALUE_SIZE } from "../../queue/names.js";
 import { decodeValue, encodeValue } from "../records/codec.js";
 import type { RunOutcome } from "../runs/run-types.js";
@@ -51,7 +52,8 @@ export function encodeChildEnd(o: RunOutcome, source: EndSource): Uint8Array {
   for (const field of ["error", "publicError", "errorCode"] as const) {
     const text = o[field];
     if (text === undefined) continue;
-    out[field] = text.length > MAX_INLINE_ERROR_CHARS ? `${text.slice(0, MAX_INLINE_ERROR_CHARS)}...` : text;
+    // Cut at a character boundary: half an emoji would reach the parent as U+FFFD.
+    out[field] = text.length > MAX_INLINE_ERROR_CHARS ? `${text.slice(0, codePointCut(text, MAX_INLINE_ERROR_CHARS))}...` : text;
     if (text.length > MAX_INLINE_ERROR_CHARS) out.errorOmitted = true;
   }
   return encodeValue(out);
