@@ -10,18 +10,12 @@
  * record, a step pointer and ten history entries each) and CONC runs in
  * flight; steps go round the runs in flight, as a busy queue's do.
  *
- * HINTS=1 writes through `setNear`/`deleteNear` (checkouts that have them)
- * with a hint per family, as a queue could keep: the job records' sets,
- * their deletes, the claim markers' sets and deletes, the counters; HINTS=2
- * also gives each run in flight a hint for its history and one for its step
- * pointer, as a workflow could keep beside the run.
- *
  * Run it at N and 2N steps with KEYS at 2N (the keys made for that many
  * steps in both runs) and subtract: start-up, compilation and the keys'
  * making cancel, what is left is the cost of N steps in that checkout's map.
  *
  *   npx esbuild bench/memtable-step-keys.ts --bundle --packages=external --platform=node --format=esm --outfile=bench/.out/step-keys.mjs
- *   N=20000 KEYS=40000 valgrind --tool=callgrind --callgrind-out-file=/dev/null node --single-threaded bench/.out/step-keys.mjs <checkout>
+ *   N=20000 KEYS=40000 valgrind --tool=callgrind --callgrind-out-file=/dev/null node --single-threaded --no-concurrent-recompilation --expose-gc bench/.out/step-keys.mjs <checkout>
  *
  * (`npm run build` in the checkout first; callgrind prints the total as
  * "Collected".) Without callgrind it prints the wall time per step, which a
@@ -41,7 +35,6 @@ const K = env("K", 2_000);
 const CONC = env("CONC", 50);
 const READS = env("READS", 0);
 const KEYS = env("KEYS", N);
-const HINTS = env("HINTS", 0);
 for (const [name, v] of Object.entries({ N, K, CONC, KEYS })) {
   if (!Number.isInteger(v) || v <= 0) throw new Error(`${name} must be a positive integer, got ${v}`);
 }
@@ -104,55 +97,24 @@ for (let i = 0; i < Math.max(N, KEYS); i++) {
 }
 
 let sink = 0;
+// With --expose-gc, the garbage of the keys' making is collected before the steps instead of during them.
+(globalThis as { gc?: () => void }).gc?.();
 const t0 = performance.now();
-if (HINTS !== 0) {
-  const { LeafHint } = (await import(
-    pathToFileURL(resolve(dir, "dist/runtime/engine/ordered-map.js")).href
-  )) as typeof import("../runtime/engine/ordered-map.js");
-  const [jobSet, claimSet, jobDrop, claimDrop, counters] = Array.from({ length: 5 }, () => new LeafHint());
-  const perRun = HINTS === 2;
-  const history = Array.from({ length: CONC }, () => new LeafHint());
-  const step = Array.from({ length: CONC }, () => new LeafHint());
-  for (let i = 0; i < N; i++) {
-    const p = plan[i]!;
-    const r = i % CONC;
-    if (READS !== 0) {
-      if (t.get(p.run) !== undefined) sink++;
-      if (t.get(p.step) !== undefined) sink++;
-      if (t.get(p.oldJob) !== undefined) sink++;
-      if (t.get(COUNTERS) !== undefined) sink++;
-    }
-    t.setNear(p.job, value, jobSet!);
-    t.setNear(p.claim, value, claimSet!);
-    t.deleteNear(p.oldClaim, claimDrop!);
-    t.deleteNear(p.oldJob, jobDrop!);
-    if (perRun) {
-      t.setNear(p.history, value, history[r]!);
-      t.setNear(p.step, value, step[r]!);
-    } else {
-      t.set(p.history, value);
-      t.set(p.step, value);
-    }
-    t.setNear(COUNTERS, value, counters!);
+for (let i = 0; i < N; i++) {
+  const p = plan[i]!;
+  if (READS !== 0) {
+    if (t.get(p.run) !== undefined) sink++;
+    if (t.get(p.step) !== undefined) sink++;
+    if (t.get(p.oldJob) !== undefined) sink++;
+    if (t.get(COUNTERS) !== undefined) sink++;
   }
-} else
-  for (let i = 0; i < N; i++) {
-    const p = plan[i]!;
-    if (READS !== 0) {
-      if (t.get(p.run) !== undefined) sink++;
-      if (t.get(p.step) !== undefined) sink++;
-      if (t.get(p.oldJob) !== undefined) sink++;
-      if (t.get(COUNTERS) !== undefined) sink++;
-    }
-    t.set(p.job, value);
-    t.set(p.claim, value);
-    t.delete(p.oldClaim);
-    t.delete(p.oldJob);
-    t.set(p.history, value);
-    t.set(p.step, value);
-    t.set(COUNTERS, value);
-  }
+  t.set(p.job, value);
+  t.set(p.claim, value);
+  t.delete(p.oldClaim);
+  t.delete(p.oldJob);
+  t.set(p.history, value);
+  t.set(p.step, value);
+  t.set(COUNTERS, value);
+}
 const ms = performance.now() - t0;
-console.log(
-  `memtable-step-keys: N=${N} K=${K} CONC=${CONC} READS=${READS} HINTS=${HINTS} size ${t.size} (sink ${sink}); ${((ms * 1e6) / N).toFixed(0)} ns per step`,
-);
+console.log(`memtable-step-keys: N=${N} K=${K} CONC=${CONC} READS=${READS} size ${t.size} (sink ${sink}); ${((ms * 1e6) / N).toFixed(0)} ns per step`);

@@ -15,7 +15,7 @@
  * Queue and workflow keys are ASCII and never pay for the rebuild.
  */
 import { compareKeys, unitsBelowSurrogates } from "../store/keys.js";
-import { type LeafHint, OrderedMap } from "./ordered-map.js";
+import { OrderedMap } from "./ordered-map.js";
 
 /** An ordered map of string keys: see the module documentation. No value may be undefined. */
 export class Memtable<V> {
@@ -51,12 +51,6 @@ export class Memtable<V> {
     return this.#tree.set(key, value);
   }
 
-  /** `set` through `hint`, the caller's for one family of keys: see `OrderedMap.setNear`. */
-  setNear(key: string, value: V, hint: LeafHint): boolean {
-    if (this.#plain && !unitsBelowSurrogates(key)) this.#switchOrder();
-    return this.#tree.setNear(key, value, hint);
-  }
-
   /**
    * Sets the value of `key`, which the table holds, keeping the key string
    * it holds: `set` would store the caller's (an equal string made again, as
@@ -71,11 +65,6 @@ export class Memtable<V> {
   /** Deletes `key`; false when it was not in the table. */
   delete(key: string): boolean {
     return this.#tree.delete(key);
-  }
-
-  /** `delete` through `hint`: see `OrderedMap.deleteNear`. */
-  deleteNear(key: string, hint: LeafHint): boolean {
-    return this.#tree.deleteNear(key, hint);
   }
 
   /** The tree again under `compareKeys`: every key in it has only units below U+D800, so their order is already that one. */

@@ -26,13 +26,6 @@
  * only there, and the search of every level is one comparison instead. It
  * is tried only for a few sets after a key went past every key, so a map
  * written in random order pays nothing for it.
- *
- * A caller that writes one family of keys again and again (a queue's
- * records, a run's history) may write through `setNear` and `deleteNear`
- * with a `LeafHint` of its own: the leaf its last write reached, tried
- * before any search from the root. They are methods apart from `set` and
- * `delete`, whose compiled code (the first levels of the recursive insert
- * inlined into the memtable's `set`) the hinted path must not change.
  */
 import { PackedKeys } from "./packed-keys.js";
 
@@ -68,52 +61,6 @@ class Node<V> {
     this.values = values;
     this.children = children;
   }
-}
-
-/** Each map's stamp, renewed by `clone`: a hint made under another stamp is not trusted. */
-let nextStamp = 0;
-
-/** What `LeafHint.index` holds when the last hinted write found nothing to keep. */
-const NO_INDEX = -1;
-/** `nearIndex`'s answer when the hinted leaf cannot take the key. */
-const MISS = -0x7fffffff;
-
-/**
- * Where a caller's last hinted write landed: kept by the caller, one per
- * family of keys it writes, and passed to `setNear` or `deleteNear`. It
- * holds the leaf (at most `MAX` entries) alive until the next write through it.
- */
-export class LeafHint {
-  /** @internal The stamp of the map `leaf` was reached in. */
-  stamp = 0;
-  /** @internal A `Node` of that map (typed loosely: the node class is this module's own). */
-  leaf: object | null = null;
-  /** @internal The index the last write found or put its key at. */
-  index = NO_INDEX;
-}
-
-/**
- * Where `key` is or goes in `leaf`, a leaf the caller may write (not shared,
- * not packed, built-in order): its index when there, `-(i + 1)` when it goes
- * at `i` strictly between the leaf's first and last keys, `MISS` when it lies
- * outside them (it may belong to a neighbour). Tries the key at `i` (an
- * overwrite, a family's front taken again) and the gap after it (a family's
- * next key) before searching the leaf.
- */
-function nearIndex(keys: string[], key: string, i: number): number {
-  const n = keys.length;
-  if (i >= 0 && i + 1 < n) {
-    const here = keys[i]!;
-    if (here === key) return i;
-    if (here < key) {
-      const next = keys[i + 1]!;
-      if (key < next) return -(i + 2);
-      if (key === next) return i + 1;
-    }
-  } else if (i >= 0 && i < n && keys[i] === key) return i;
-  if (n === 0 || key < keys[0]! || keys[n - 1]! < key) return MISS;
-  const j = lowerBound(keys, key, undefined);
-  return keys[j] === key ? j : -(j + 1);
 }
 
 /** The first index whose key is at or after `key` in `order` (`keys.length` when none). */
@@ -242,8 +189,6 @@ export class OrderedMap<V> {
   #appendHint = 0;
   /** Set by `#insert`: whether the key was new. A field, so no result object is made per insert. */
   #added = false;
-  /** Renewed by `clone`: a hint's leaf reached under an older stamp may be another map's too. */
-  #stamp = ++nextStamp;
 
   /** An empty map in `order` (the built-in string comparison when undefined). */
   constructor(order?: KeyOrder) {
@@ -411,116 +356,6 @@ export class OrderedMap<V> {
     return true;
   }
 
-  /**
-   * `set` through `hint`: the leaf the hint's last write reached takes `key`
-   * when it lies between that leaf's first and last keys and the leaf has
-   * room; otherwise a search from the root, which records the leaf it
-   * reaches, or `set` itself when the write would split a leaf, go past every
-   * key or copy a shared node.
-   */
-  setNear(key: string, value: V, hint: LeafHint): boolean {
-    const leaf = hint.leaf as Node<V> | null;
-    if (leaf !== null && hint.stamp === this.#stamp && !leaf.shared && leaf.packed === null) {
-      const keys = leaf.keys;
-      const at = nearIndex(keys, key, hint.index);
-      if (at >= 0) {
-        leaf.values![at] = value;
-        hint.index = at;
-        return false;
-      }
-      if (at !== MISS && keys.length < MAX) {
-        const i = -at - 1;
-        insertAt(keys, i, key);
-        insertAt(leaf.values!, i, value);
-        hint.index = i;
-        this.#size++;
-        return true;
-      }
-    }
-    return this.#setFromRoot(key, value, hint);
-  }
-
-  /** `setNear` past its hint: the leaf found from the root, written in place when nothing above it changes. */
-  #setFromRoot(key: string, value: V, hint: LeafHint): boolean {
-    const leaf = this.#order === undefined ? this.#privateLeaf(key) : null;
-    if (leaf !== null) {
-      const found = leafFind(leaf, key, undefined);
-      if (found >= 0) {
-        leaf.values![found] = value;
-        this.#hold(hint, leaf, found);
-        return false;
-      }
-      // The key is at most the separator above (the search chose this leaf), so even as the leaf's new last key it stays under it.
-      if (leaf.packed === null && leaf.keys.length < MAX) {
-        const i = -found - 1;
-        insertAt(leaf.keys, i, key);
-        insertAt(leaf.values!, i, value);
-        this.#size++;
-        this.#hold(hint, leaf, i);
-        return true;
-      }
-    }
-    hint.leaf = null;
-    return this.set(key, value);
-  }
-
-  /**
-   * `delete` through `hint`: the hinted leaf loses `key` in place when it
-   * lies between that leaf's first and last keys (false when it is not
-   * there) and the leaf holds more than `MIN` keys, so no merge follows;
-   * otherwise as `setNear` falls back.
-   */
-  deleteNear(key: string, hint: LeafHint): boolean {
-    const leaf = hint.leaf as Node<V> | null;
-    if (leaf !== null && hint.stamp === this.#stamp && !leaf.shared && leaf.packed === null && leaf.keys.length > MIN) {
-      const at = nearIndex(leaf.keys, key, hint.index);
-      if (at !== MISS) {
-        hint.index = at >= 0 ? at : -at - 1;
-        if (at < 0) return false;
-        removeAt(leaf.keys, at);
-        removeAt(leaf.values!, at);
-        this.#size--;
-        return true;
-      }
-    }
-    return this.#deleteFromRoot(key, hint);
-  }
-
-  /** `deleteNear` past its hint. A leaf's last key may go without changing the separator above: separators are upper bounds, as a packed leaf's delete leaves them. */
-  #deleteFromRoot(key: string, hint: LeafHint): boolean {
-    const leaf = this.#order === undefined && this.#size > 0 ? this.#privateLeaf(key) : null;
-    if (leaf !== null && leaf.packed === null && leaf.keys.length > MIN) {
-      const found = leafFind(leaf, key, undefined);
-      this.#hold(hint, leaf, found >= 0 ? found : -found - 1);
-      if (found < 0) return false;
-      removeAt(leaf.keys, found);
-      removeAt(leaf.values!, found);
-      this.#size--;
-      return true;
-    }
-    hint.leaf = null;
-    return this.delete(key);
-  }
-
-  /** The leaf `key` belongs in when no node on the way is shared and the key is not past every key; null otherwise. */
-  #privateLeaf(key: string): Node<V> | null {
-    let node = this.#root;
-    while (node.children !== null) {
-      if (node.shared) return null;
-      const keys = node.keys;
-      const i = lowerBound(keys, key, undefined);
-      if (i === keys.length) return null;
-      node = node.children[i]!;
-    }
-    return node.shared ? null : node;
-  }
-
-  #hold(hint: LeafHint, leaf: Node<V>, index: number): void {
-    hint.stamp = this.#stamp;
-    hint.leaf = leaf;
-    hint.index = index;
-  }
-
   /** Removes `key` from under `node` (not shared); false when it is not there. */
   #remove(node: Node<V>, key: string): boolean {
     const children = node.children;
@@ -576,8 +411,6 @@ export class OrderedMap<V> {
     node.keys[at] = lastKey(left);
     removeAt(node.keys, at + 1);
     removeAt(children, at + 1);
-    // Out of this map now, but a hint may still hold it: never written again.
-    right.shared = true;
   }
 
   /** A map with the same entries now, that later writes to either do not affect: O(1), nodes are copied when first written. */
@@ -586,7 +419,6 @@ export class OrderedMap<V> {
     this.#root.shared = true;
     copy.#root = this.#root;
     copy.#size = this.#size;
-    this.#stamp = ++nextStamp;
     return copy;
   }
 
