@@ -23,6 +23,9 @@ import type { StoredValue } from "./paged-value.js";
 import { type Layer, layerOf } from "./run-merge.js";
 import type { OrderedEntries } from "./scan.js";
 
+/** Entries frozen memtables copied into their runs (a test checks that a dropped state stops copying). */
+export const frozenCopyStats = { copied: 0 };
+
 /** A frozen memtable being copied into a run: see the module documentation. */
 export class FrozenMemtable {
   readonly #table: Memtable<StoredValue>;
@@ -78,11 +81,15 @@ export class FrozenMemtable {
       const next = it.next();
       if (next.done) {
         this.#done = true;
+        frozenCopyStats.copied += n;
         return true;
       }
       const [k, v] = next.value;
       if (k === from) continue;
-      if (n >= entries) return false;
+      if (n >= entries) {
+        frozenCopyStats.copied += n;
+        return false;
+      }
       builder.add(k, v);
       this.#copiedTo = k;
       n++;
