@@ -141,7 +141,7 @@ export function makeClaimedJob(
  * separate property store for the rest. Its prototype is `Object.prototype` (set below), so the
  * job is a plain object as before: the same prototype, `constructor`, keys and descriptors.
  */
-const ClaimedJobFields = function ClaimedJobFields(
+function claimedJobFields(
   this: Building<ClaimedJob>,
   r: JobRecord,
   payload: Uint8Array,
@@ -167,12 +167,6 @@ const ClaimedJobFields = function ClaimedJobFields(
   if (r.wokenAt !== undefined) this.wokenAt = r.wokenAt;
   if (r.lastError !== undefined) this.lastError = r.lastError;
   this.isLastAttempt = () => r.attempts >= r.maxAttempts;
-} as unknown as new (
-  r: JobRecord,
-  payload: Uint8Array,
-  headers: Readonly<Record<string, string>>,
-  claimedAt: number,
-  lease: LeaseHandle,
-  ticket: ClaimTicket,
-) => Building<ClaimedJob>;
-ClaimedJobFields.prototype = Object.prototype;
+}
+claimedJobFields.prototype = Object.prototype;
+const ClaimedJobFields = claimedJobFields as unknown as new (...args: Parameters<typeof claimedJobFields>) => Building<ClaimedJob>;

@@ -134,7 +134,7 @@ export function makeStepContext(
  * `Object.prototype` (set below), so the context is a plain object as before: the same
  * prototype, `constructor`, keys and descriptors.
  */
-const StepContextFields = function StepContextFields(
+function stepContextFields(
   this: Building<AnyStepContext>,
   workflow: string,
   stepName: string,
@@ -168,14 +168,6 @@ const StepContextFields = function StepContextFields(
   this.succeed = (result: unknown) => make({ kind: "succeed", result });
   this.fail = (error: unknown) => make({ kind: "fail", error });
   this.cancel = (reason?: string) => make({ kind: "cancel", reason: reason ?? "cancelled by the workflow" });
-} as unknown as new (
-  workflow: string,
-  stepName: string,
-  step: Step,
-  signal: unknown,
-  jobs: JobHost,
-  workflows: AnyStepContext["workflows"],
-  next: AnyStepContext["next"],
-  make: (record: TransitionRecord) => never,
-) => Building<AnyStepContext>;
-StepContextFields.prototype = Object.prototype;
+}
+stepContextFields.prototype = Object.prototype;
+const StepContextFields = stepContextFields as unknown as new (...args: Parameters<typeof stepContextFields>) => Building<AnyStepContext>;

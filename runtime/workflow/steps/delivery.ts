@@ -120,13 +120,7 @@ export function makeStep(p: DeliveryParts, stepNumber: number, payload: Uint8Arr
  * (set below), so the step is a plain object as before: the same prototype,
  * `constructor`, keys, descriptors and printed form.
  */
-const StepFields = function StepFields(
-  this: Building<Step>,
-  p: DeliveryParts,
-  stepNumber: number,
-  payload: Uint8Array,
-  signal: Uint8Array | null | undefined,
-): void {
+function stepFields(this: Building<Step>, p: DeliveryParts, stepNumber: number, payload: Uint8Array, signal: Uint8Array | null | undefined): void {
   this.runId = p.runId;
   this.headers = p.headers;
   this.jobId = p.jobId;
@@ -143,13 +137,9 @@ const StepFields = function StepFields(
   this.stepNumber = stepNumber;
   this.payload = payload;
   this.signal = signal;
-} as unknown as new (
-  p: DeliveryParts,
-  stepNumber: number,
-  payload: Uint8Array,
-  signal: Uint8Array | null | undefined,
-) => Building<Step>;
-StepFields.prototype = Object.prototype;
+}
+stepFields.prototype = Object.prototype;
+const StepFields = stepFields as unknown as new (...args: Parameters<typeof stepFields>) => Building<Step>;
 
 /**
  * The delivery's fields, in their key order, unfrozen. Built for every step run: the fields
