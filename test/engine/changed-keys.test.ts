@@ -9,6 +9,7 @@ import { hashFrom } from "../../runtime/engine/key-hash.js";
 import { compareKeys } from "../../runtime/store/keys.js";
 import { collidingKeys, FNV_START, fnvFrom } from "../support/colliding-keys.js";
 import { testRandom } from "../support/seed.js";
+import { HEAVY_TEST_MS } from "../support/load.js";
 
 describe("ChangedKeys", () => {
   it("made with room for some keys, holds far more and far fewer, and yields only the entries a test picks, decoded", () => {
@@ -107,7 +108,8 @@ describe("ChangedKeys against keys chosen to collide", () => {
     expect(map.longestProbe).toBeLessThan(100);
   });
 
-  it("keeps keys that collide from one start apart from every other start, however the start's low bits fall", () => {
+  // 300 maps of 4,096 keys: about 6 s of CPU on a quiet core, so given the heavy tests' bound.
+  it("keeps keys that collide from one start apart from every other start, however the start's low bits fall", { timeout: HEAVY_TEST_MS }, () => {
     // FNV-1a's collisions from one start held from every start with the same low 7 bits (one map in 128).
     const r = testRandom("changed keys from many starts");
     const fixed = 0x811c9dc5;
