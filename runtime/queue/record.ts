@@ -200,11 +200,48 @@ export function encodeJob(r: JobRecord, shared = false): Uint8Array {
   return packRecord(r, shared) ?? pack(r);
 }
 
+/**
+ * Whether `Object.prototype` holds the name of a job record's optional
+ * field (a library merged a parsed `{"__proto__": ...}` into one). A
+ * decoded record is a plain object, so a field it lacks would be read from
+ * there: a `payloadRef` made the claim look for a payload object of that
+ * name and dead-letter the job, `headers` or `lastError` went into the
+ * claimed job. Asked at every decode (the prototype can change at any
+ * time); each name written out, which V8 answers from its caches in a few
+ * ns where a loop over a list of them took over 100.
+ */
+function prototypeHoldsJobField(): boolean {
+  const p = Object.prototype;
+  return (
+    "payloadRef" in p ||
+    "payloadSize" in p ||
+    "headers" in p ||
+    "claimedAt" in p ||
+    "runAt" in p ||
+    "wokenAt" in p ||
+    "attached" in p ||
+    "completedAt" in p ||
+    "failedAt" in p ||
+    "lastError" in p ||
+    "dedupKey" in p ||
+    "debounceKey" in p ||
+    "cancelRequested" in p ||
+    "retainUntil" in p
+  );
+}
+
+/** Gives `o` every field of a job record it lacks as its own, undefined (the codec omits them), so none is read through the prototype. */
+function ownEveryField(o: JobRecord): void {
+  const own = o as unknown as Record<string, unknown>;
+  for (const k of JOB_FIELDS) if (!Object.hasOwn(own, k)) own[k] = undefined;
+}
+
 export function decodeJob(key: string, bytes: Uint8Array): JobRecord {
   const o = unpack(key, bytes) as JobRecord | null;
   if (o === null || typeof o !== "object" || typeof o.id !== "string" || typeof o.state !== "string") {
     throw new StoreCorruptedError(key, "not a job record");
   }
+  if (prototypeHoldsJobField()) ownEveryField(o);
   o.payload = asBytes(o.payload);
   if (o.attached !== undefined) o.attached = asBytes(o.attached);
   for (const k in o) {
