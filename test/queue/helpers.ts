@@ -7,6 +7,17 @@ import { MockClock, MemoryStore, Queue, type ObjectStore, type OpenOptions } fro
 export const enc = (s: string) => new TextEncoder().encode(s);
 export const dec = (b: Uint8Array) => new TextDecoder().decode(b);
 
+/** Runs `body` with `fields` set on `Object.prototype` by plain assignment (enumerable), then removes them. */
+export async function whilePolluted(fields: Record<string, unknown>, body: () => Promise<void>): Promise<void> {
+  const proto = Object.prototype as Record<string, unknown>;
+  for (const [k, v] of Object.entries(fields)) proto[k] = v;
+  try {
+    await body();
+  } finally {
+    for (const k of Object.keys(fields)) delete proto[k];
+  }
+}
+
 /** Claims and acks every ready job of queue `name`, in claim order; their payloads as text. */
 export async function drainPayloads(queue: Queue, name: string): Promise<string[]> {
   const out: string[] = [];

@@ -8,18 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { decodeJob, encodeJob } from "../../runtime/queue/record.js";
-import { enc, openQueue } from "./helpers.js";
-
-/** Runs `body` with `fields` set on `Object.prototype` by plain assignment (enumerable), then removes them. */
-async function whilePolluted(fields: Record<string, unknown>, body: () => Promise<void>): Promise<void> {
-  const proto = Object.prototype as Record<string, unknown>;
-  for (const [k, v] of Object.entries(fields)) proto[k] = v;
-  try {
-    await body();
-  } finally {
-    for (const k of Object.keys(fields)) delete proto[k];
-  }
-}
+import { enc, openQueue, whilePolluted } from "./helpers.js";
 
 const POLLUTION = {
   payloadRef: "01HZZZZZZZZZZZZZZZZZZZZZZZ",

@@ -6,18 +6,7 @@
  * object of that name, and the job's payload was lost for good.
  */
 import { describe, expect, it } from "vitest";
-import { drainPayloads, enc, openQueue } from "./helpers.js";
-
-/** Runs `body` with `fields` set on `Object.prototype` by plain assignment (enumerable), then removes them. */
-async function whilePolluted(fields: Record<string, unknown>, body: () => Promise<void>): Promise<void> {
-  const proto = Object.prototype as Record<string, unknown>;
-  for (const [k, v] of Object.entries(fields)) proto[k] = v;
-  try {
-    await body();
-  } finally {
-    for (const k of Object.keys(fields)) delete proto[k];
-  }
-}
+import { drainPayloads, enc, openQueue, whilePolluted } from "./helpers.js";
 
 describe("an enqueue under a polluted Object.prototype", () => {
   it("writes the caller's payload, not a payload object named on the prototype", async () => {
