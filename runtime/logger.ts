@@ -6,7 +6,7 @@
  * out of log records: header redaction and bounded error fields.
  */
 import { ValidationError } from "./errors.js";
-import { blankCopy, callerField, callGuarded, codePointCut, describeValue, errorText, isOptionObject, showLoneSurrogates } from "./option-values.js";
+import { blankCopy, callerField, callGuarded, codePointCut, describeValue, isOptionObject, showLoneSurrogates } from "./option-values.js";
 
 /** One log method: a structured object first, then the message. */
 export type LogMethod = (obj: Record<string, unknown>, msg: string) => void;
@@ -63,7 +63,7 @@ export function fullLogger(logger: Logger | undefined): FullLogger {
   const pick = (l: LogLevel): LogMethod => {
     let m: unknown;
     try {
-      m = callerField(logger, l);
+      m = callerField(logger, l, `logger.${l}`);
     } catch {
       // A Proxy or getter that throws: a level it cannot log at.
       return drop;
@@ -98,13 +98,8 @@ export function readLogger(path: string, logger: unknown, required: readonly Log
     throw new ValidationError(`${path} must be an object with debug/info/warn/error(obj, msg) methods (a pino logger is one), got ${describeValue(logger)}`);
   const out: FullLogger = { debug: drop, info: drop, warn: drop, error: drop };
   for (const l of LEVELS) {
-    let m: unknown;
-    try {
-      // A level set on Object.prototype is none (see `isBaseField`): any object would log through it.
-      m = callerField(logger, l);
-    } catch (err) {
-      throw new ValidationError(`reading ${path}.${l} threw: ${errorText(err)}`);
-    }
+    // A level set on Object.prototype is none (see `isBaseField`): any object would log through it.
+    const m = callerField(logger, l, `${path}.${l}`);
     if (m === undefined && !required.includes(l)) continue;
     // A revoked Proxy of a function is still typeof "function", and throws at every call.
     if (typeof m !== "function" || isRevoked(m))

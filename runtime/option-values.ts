@@ -163,16 +163,18 @@ export function codePointCut(s: string, end: number): number {
  * getter or a Proxy is asked once, so what is checked is what is used, and
  * one that throws becomes a problem naming the field instead of escaping.
  * A field `from` only inherits from `Object.prototype` or
- * `Function.prototype` is left out (see `isBaseField`).
+ * `Function.prototype` is left out (see `isBaseField`); one whose origin
+ * cannot be told (a Proxy trap throws while asked) is a problem as well,
+ * never taken as absent.
  */
 export function readFields<K extends string>(from: object, keys: readonly K[], path: string, problems: string[]): Partial<Record<K, unknown>> {
   const out = blankCopy<Partial<Record<K, unknown>>>();
   for (const k of keys) {
-    // Asked before the read, so a getter set on Object.prototype never runs; for a name no base
-    // prototype holds (the common case) it is one lookup that asks nothing of `from`.
-    if (isBaseFieldOrUnreadable(from, k)) continue;
     let v: unknown;
     try {
+      // Asked before the read, so a getter set on Object.prototype never runs; for a name no base
+      // prototype holds (the common case) it is one lookup that asks nothing of `from`.
+      if (isBaseField(from, k)) continue;
       v = (from as Record<string, unknown>)[k];
     } catch (err) {
       problems.push(`reading ${path}${k} threw: ${errorText(err)}`);
@@ -220,22 +222,19 @@ function answersAsBase(from: object, base: object, k: string): boolean {
   return d === undefined || !("value" in d) || Object.is((from as Record<string, unknown>)[k], d.value);
 }
 
-/** `isBaseField`, true as well when `from` cannot say (a Proxy whose traps throw): such a field is taken as absent. */
-function isBaseFieldOrUnreadable(from: object, k: string): boolean {
-  try {
-    return isBaseField(from, k);
-  } catch {
-    return true;
-  }
-}
-
 /**
  * `from[k]`, or undefined when that field is one `from` inherits from
  * `Object.prototype` or `Function.prototype` (see `isBaseField`), whose
- * getter then does not run. For a reader that names its fields one by one.
+ * getter then does not run. For a reader that names its fields one by one;
+ * a getter or Proxy trap that throws, while read or while asked where the
+ * field comes from, is a `ValidationError` naming the field as `path`.
  */
-export function callerField(from: object, k: string): unknown {
-  return isBaseField(from, k) ? undefined : (from as Record<string, unknown>)[k];
+export function callerField(from: object, k: string, path: string): unknown {
+  try {
+    return isBaseField(from, k) ? undefined : (from as Record<string, unknown>)[k];
+  } catch (err) {
+    throw new ValidationError(`reading ${path} threw: ${errorText(err)}`);
+  }
 }
 
 /**

@@ -16,6 +16,7 @@ import { JobNotFoundError } from "../jobs/job-errors.js";
 import { GroupNotFoundError } from "../workflow/groups/group-errors.js";
 import { GroupRecreatedError } from "./client-errors.js";
 import { ValidationError } from "../errors.js";
+import { ownFieldsIfPolluted } from "../own-fields.js";
 
 const FORMAT = 1;
 
@@ -145,10 +146,23 @@ function bytes(m: Record<string, unknown>, k: string): Uint8Array {
   return v;
 }
 
-function map(v: unknown, what: string): Record<string, unknown> {
+/**
+ * `v` as a decoded map; `optional`: the names of its fields a writer may
+ * leave out, made its own (undefined) while `Object.prototype` holds one
+ * (see `ownFieldsIfPolluted`), so a left-out one is not read from there.
+ */
+function map(v: unknown, what: string, optional: readonly string[] = NO_FIELDS): Record<string, unknown> {
   if (v === null || typeof v !== "object" || Array.isArray(v) || v instanceof Uint8Array) fail(`${what} must be a map`);
+  ownFieldsIfPolluted(v, optional);
   return v as Record<string, unknown>;
 }
+
+const NO_FIELDS: readonly string[] = [];
+const REQUEST_OPTIONAL: readonly string[] = ["unlessKnown", "options", "fromStep", "job", "maxTicks"];
+const JOB_OPTIONAL: readonly string[] = ["idempotencyKey", "runId"];
+const OPTIONS_OPTIONAL: readonly string[] = ["headers", "priority", "maxAttemptsPerStep", "runAt", "flow", "debounce"];
+const FLOW_OPTIONAL: readonly string[] = ["concurrencyKey", "rateKey"];
+const ANSWERED_ERROR_OPTIONAL: readonly string[] = ["runId", "reason", "groupId", "createdAtMs", "manifestCreatedAtMs"];
 
 function optNumber(m: Record<string, unknown>, k: string): number | undefined {
   const v = m[k];
@@ -158,7 +172,7 @@ function optNumber(m: Record<string, unknown>, k: string): number | undefined {
 }
 
 function runOptions(v: unknown): RunOptions {
-  const m = map(v ?? {}, "options");
+  const m = map(v ?? {}, "options", OPTIONS_OPTIONAL);
   const headersIn = map(m["headers"] ?? {}, "options.headers");
   const headers: Record<string, string> = {};
   for (const [k, x] of Object.entries(headersIn)) {
@@ -192,7 +206,7 @@ function runDebounce(v: unknown): RunDebounce | undefined {
 
 function runFlow(v: unknown): RunFlow | undefined {
   if (v === undefined) return undefined;
-  const m = map(v, "options.flow");
+  const m = map(v, "options.flow", FLOW_OPTIONAL);
   const text = (k: string) => {
     const x = m[k];
     if (x !== undefined && typeof x !== "string") fail(`field "options.flow.${k}" must be a string`);
@@ -233,7 +247,7 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
   } catch (e) {
     fail(`not MessagePack (${e instanceof Error ? e.message : String(e)})`);
   }
-  const m = map(raw, "the request");
+  const m = map(raw, "the request", REQUEST_OPTIONAL);
   if (m["v"] !== FORMAT) fail(`unknown format version ${JSON.stringify(m["v"])} (this version reads ${FORMAT})`);
   switch (m["op"]) {
     case "submit":
@@ -247,7 +261,7 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
         ...(m["unlessKnown"] === true ? { unlessKnown: true } : {}),
       };
     case "job": {
-      const j = map(m["job"], "job");
+      const j = map(m["job"], "job", JOB_OPTIONAL);
       const idempotencyKey = j["idempotencyKey"] === undefined ? undefined : str(j, "idempotencyKey");
       const runId = j["runId"] === undefined ? undefined : str(j, "runId");
       return {
@@ -355,7 +369,7 @@ export function decodeAnswer(body: Uint8Array): InboxAnswer {
   if (m["v"] !== FORMAT) fail(`unknown answer format ${JSON.stringify(m["v"])}`);
   if (m["ok"] === true && isAnswerValue(m["value"])) return { ok: true, value: m["value"] };
   if (m["ok"] === false) {
-    const e = map(m["error"], "the answer's error");
+    const e = map(m["error"], "the answer's error", ANSWERED_ERROR_OPTIONAL);
     return {
       ok: false,
       error: { name: str(e, "name"), code: str(e, "code"), message: str(e, "message"), ...errorFields(e) },

@@ -321,7 +321,9 @@ export class TaqubaClient {
     const payload = preparePayload(def, input);
     const runOptions = withFlow(def, input, prepareRunOptions(def, options));
     // A key set on Object.prototype is none (see `isBaseField`).
-    const key = (isOptionObject(options) ? (callerField(options, "idempotencyKey") as string | undefined) : undefined) ?? def.idempotencyKey?.(input as never);
+    const key =
+      (isOptionObject(options) ? (callerField(options, "idempotencyKey", "JobSubmitOptions.idempotencyKey") as string | undefined) : undefined) ??
+      def.idempotencyKey?.(input as never);
     const job: PreparedJob = { name: def.name, payload, runOptions, ...(key === undefined ? { runId: RunId.generate() } : { idempotencyKey: key }) };
     // On a sharded store the job goes to the shard of the run id its owner will use.
     const shard = this.#runShard(job.runId ?? keyedJobRunId(this.#q, def.name, key!));

@@ -29,7 +29,7 @@ export async function cancelJob(core: QueueCore, jobId: string, effects?: Settle
   let outcome: CancelOutcome;
   let commit: Promise<void> | undefined;
   let removed: JobRecord | undefined;
-  const ctx = core.ctx();
+  const ctx = core.ctx(prepared);
   try {
     core.checkOpen();
     const txn = new Txn(core.engine);

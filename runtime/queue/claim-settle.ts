@@ -480,7 +480,7 @@ function submitSettlement(
       cold = true;
       return undefined;
     }
-    const ctx = core.ctx();
+    const ctx = core.ctx(prepared);
     if (r === undefined || r.state !== "claimed") throw new ClaimLostError(id);
     const result = transition(txn, ctx, r, ticket.historyless === true, ticket.keys);
     let chained: Chained | undefined;

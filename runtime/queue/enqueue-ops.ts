@@ -41,7 +41,7 @@ export async function enqueueItems(core: QueueCore, items: readonly EnqueueItem[
   const prepared = await core.prepare(own);
   let outcomes: EnqueueOutcome[] | undefined;
   let commit: Promise<void>;
-  const ctx = core.ctx();
+  const ctx = core.ctx(prepared);
   try {
     core.checkOpen();
     const txn = new Txn(core.engine);
@@ -98,7 +98,7 @@ export async function enqueueWithEffects(
   const prepared = await core.prepare([own, ...effects.enqueues, ...extra]);
   let outcomes: EnqueueOutcome[] | undefined;
   let commit: Promise<void> | undefined;
-  const ctx = core.ctx();
+  const ctx = core.ctx(prepared);
   try {
     core.checkOpen();
     const txn = new Txn(core.engine);

@@ -19,12 +19,21 @@ export class ClaimLostError extends TaqubaError {
   }
 }
 
-/** A caller-chosen job id is already used by a job that still exists. */
+/**
+ * A caller-chosen job id is already used by a job that still exists, or
+ * (`namedAt`, the two items' positions) the jobs enqueued together in one
+ * call name it twice.
+ */
 export class DuplicateJobIdError extends TaqubaError {
-  constructor(readonly jobId: string) {
+  constructor(
+    readonly jobId: string,
+    namedAt?: readonly [number, number],
+  ) {
     super(
       "DUPLICATE_JOB_ID",
-      `job id ${JSON.stringify(jobId)} is already used by an existing job; choose another id or use a dedupKey for idempotent enqueues`,
+      namedAt === undefined
+        ? `job id ${JSON.stringify(jobId)} is already used by an existing job; choose another id or use a dedupKey for idempotent enqueues`
+        : `job id ${JSON.stringify(jobId)} is named twice by the jobs enqueued together in this batch (items ${namedAt[0]} and ${namedAt[1]}); give each job its own id, or leave jobId out to have one generated. Nothing was enqueued`,
     );
   }
 }

@@ -21,6 +21,7 @@ import { MaintenanceLoop, type MaintenanceHost } from "./maintenance.js";
 import { CompletionNotifier, WorkNotifier } from "./notifier.js";
 import type { PayloadStore } from "./payloads.js";
 import { CallerIdBound } from "./caller-id-bound.js";
+import { callerIdsOfCommit } from "./commit-caller-ids.js";
 import { insertJob, insertJobRecord, type JobKeys, type PreparedEnqueue, type TransitionContext } from "./transitions.js";
 import type { JobRecord } from "./record.js";
 import type { Txn } from "./txn.js";
@@ -220,8 +221,11 @@ export class QueueCore {
     return this.#ulid(now);
   }
 
-  ctx(): TransitionContext {
-    return new CoreTransitionContext(this, this.clock.now(), this.#seqHighWater, this.#superseded);
+  /** A transaction's context; `prepared`: the jobs it will insert, whose caller ids its draws pass over. */
+  ctx(prepared?: readonly PreparedEnqueue[]): TransitionContext {
+    const ctx = new CoreTransitionContext(this, this.clock.now(), this.#seqHighWater, this.#superseded);
+    if (prepared !== undefined) ctx.callerIdsInCommit = callerIdsOfCommit(prepared);
+    return ctx;
   }
 
   /** Aborted, with a `ClosedError` carrying the cause as its reason, when the queue closes or its engine fails. */
@@ -368,6 +372,7 @@ export class QueueCore {
     const own = items.map(ownEnqueueItem);
     // Before any payload is copied or written: a refused one changes nothing.
     checkPayloadSizes(own, this.maxPayloadBytes);
+    callerIdsOfCommit(own);
     const out: PreparedEnqueue[] = own.map((i) => {
       const opts = i.opts!;
       // Before the commit, so an id drawn meanwhile is checked against it (see `freshJobId`).
@@ -495,6 +500,8 @@ class CoreTransitionContext implements TransitionContext {
   newId(): string {
     return this.#core.newId(this.now);
   }
+
+  callerIdsInCommit: ReadonlySet<string> | undefined = undefined;
 
   mayHoldDrawn(id: string): boolean {
     return this.#core.callerIds.mayHold(id);

@@ -26,6 +26,7 @@ import { bytesEqual } from "../store/bytes-equal.js";
 import { applied, type Limits, type RateWindows, type ResolvedRateLimit } from "./admission.js";
 import type { ReadSource, Txn } from "./txn.js";
 import { ownedBytes } from "./owned-bytes.js";
+import { ownFieldsIfPolluted } from "../own-fields.js";
 
 /** Claim times a window record keeps: bounds its size for large limits. */
 export const RATE_TIMES_KEPT = 32;
@@ -62,10 +63,16 @@ export interface RateConfigRecord {
 
 const isTime = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 
+/** The fields of a window record and of a rate limit record their encodings may leave out. */
+const WINDOW_OPTIONAL: readonly string[] = ["c"];
+const CONFIG_OPTIONAL: readonly string[] = ["k"];
+
 /** Decodes a window record; undefined for damaged bytes (a reader then shows no reason rather than a wrong one). */
 export function decodeRateWindow(bytes: Uint8Array): RateWindowRecord | undefined {
   try {
     const v = JSON.parse(dec.decode(bytes)) as { l?: unknown; p?: unknown; u?: unknown; t?: unknown; c?: unknown };
+    // Its count is left out by older writers: one Object.prototype holds is not the window's.
+    if (v !== null && typeof v === "object") ownFieldsIfPolluted(v, WINDOW_OPTIONAL);
     if (!isTime(v.l) || v.l < 1 || !isTime(v.p) || v.p < 1 || !isTime(v.u) || !Array.isArray(v.t) || !v.t.every(Number.isSafeInteger)) return undefined;
     // A record written before counts were kept has none: it counted the times it keeps.
     const count = v.c === undefined ? v.t.length : v.c;
@@ -84,6 +91,8 @@ export function decodeRateWindow(bytes: Uint8Array): RateWindowRecord | undefine
 export function decodeRateConfig(bytes: Uint8Array): RateConfigRecord | undefined {
   try {
     const v = JSON.parse(dec.decode(bytes)) as { l?: unknown; p?: unknown; k?: unknown };
+    // A limit without a key leaves it out: one Object.prototype holds is not the limit's.
+    if (v !== null && typeof v === "object") ownFieldsIfPolluted(v, CONFIG_OPTIONAL);
     if (!isTime(v.l) || v.l < 1 || !isTime(v.p) || v.p < 1 || (v.k !== undefined && typeof v.k !== "string")) return undefined;
     return { limit: v.l, periodMs: v.p, key: v.k };
   } catch {

@@ -5,6 +5,7 @@
 import { Packr } from "msgpackr";
 import { assertPlainMessagePack } from "../engine/plain-messagepack.js";
 import { StoreCorruptedError } from "../errors.js";
+import { ownEveryField } from "../own-fields.js";
 import { packRecord } from "./record-pack.js";
 import { uintBytes, writeUint } from "./msgpack-sized.js";
 
@@ -230,18 +231,12 @@ function prototypeHoldsJobField(): boolean {
   );
 }
 
-/** Gives `o` every field of a job record it lacks as its own, undefined (the codec omits them), so none is read through the prototype. */
-function ownEveryField(o: JobRecord): void {
-  const own = o as unknown as Record<string, unknown>;
-  for (const k of JOB_FIELDS) if (!Object.hasOwn(own, k)) own[k] = undefined;
-}
-
 export function decodeJob(key: string, bytes: Uint8Array): JobRecord {
   const o = unpack(key, bytes) as JobRecord | null;
   if (o === null || typeof o !== "object" || typeof o.id !== "string" || typeof o.state !== "string") {
     throw new StoreCorruptedError(key, "not a job record");
   }
-  if (prototypeHoldsJobField()) ownEveryField(o);
+  if (prototypeHoldsJobField()) ownEveryField(o, JOB_FIELDS);
   o.payload = asBytes(o.payload);
   if (o.attached !== undefined) o.attached = asBytes(o.attached);
   for (const k in o) {

@@ -41,6 +41,12 @@ export interface TransitionContext {
    * drawn id is looked up. Ids asked about must grow, as draws do.
    */
   mayHoldDrawn?(id: string): boolean;
+  /**
+   * The ids the callers name for the jobs this transaction inserts (see
+   * `callerIdsOfCommit`), undefined when none can meet a draw: a drawn id
+   * passes over them, since a later item's is not written yet.
+   */
+  readonly callerIdsInCommit?: ReadonlySet<string> | undefined;
   /** The high-water mark to store with a new job's `seq`, or undefined when one already durable covers it (see `SeqHighWater`). */
   seqHighWater(seq: string): string | undefined;
   /**
@@ -221,8 +227,9 @@ export function insertJob(txn: Txn, ctx: TransitionContext, item: PreparedEnqueu
   return insertJobRecord(txn, ctx, item, false).outcome;
 }
 
-/** Whether a job holds the drawn id `id` (record key `key`), asking the transaction only when a caller's job may. */
+/** Whether a job holds the drawn id `id` (record key `key`), or an item of the same commit names it; the transaction asked only when a caller's job may hold it. */
 function drawnTaken(txn: Txn, ctx: TransitionContext, id: string, key: string): boolean {
+  if (ctx.callerIdsInCommit?.has(id) === true) return true;
   return ctx.mayHoldDrawn?.(id) !== false && txn.has(key);
 }
 

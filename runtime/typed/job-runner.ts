@@ -262,7 +262,9 @@ export class JobRunner implements JobHost, WorkflowHost {
     const payload = preparePayload(def, input);
     const runOptions = withFlow(def, input, prepareRunOptions(def, options));
     // A key set on Object.prototype is none (see `isBaseField`).
-    const key = (isOptionObject(options) ? (callerField(options, "idempotencyKey") as string | undefined) : undefined) ?? def.idempotencyKey?.(input as never);
+    const key =
+      (isOptionObject(options) ? (callerField(options, "idempotencyKey", "JobSubmitOptions.idempotencyKey") as string | undefined) : undefined) ??
+      def.idempotencyKey?.(input as never);
     const out = await this.submitPrepared({ name: def.name, payload, runOptions, ...(key === undefined ? {} : { idempotencyKey: key }) });
     return new RunnerJobHandle<Output, Err>(this.#reader, out.runId, out.newlySubmitted);
   }

@@ -147,7 +147,7 @@ const CLOSE_FIELDS = optionFields<CloseOptions>({ timeoutMs: true });
 export function closeTimeout(opts: CloseOptions | undefined): number {
   if (isOptionObject(opts)) refuseUnknownFields(opts, CLOSE_FIELDS, "close.", "close's options");
   // A timeout set on Object.prototype is none (see `isBaseField`).
-  const ms = (isOptionObject(opts) ? callerField(opts, "timeoutMs") : undefined) ?? DEFAULT_CLOSE_TIMEOUT_MS;
+  const ms = (isOptionObject(opts) ? callerField(opts, "timeoutMs", "close.timeoutMs") : undefined) ?? DEFAULT_CLOSE_TIMEOUT_MS;
   if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0 || ms > MAX_TIMEOUT_MS) {
     throw new ValidationError(`close takes a timeoutMs between 0 and ${MAX_TIMEOUT_MS}, got ${describeValue(ms)}`);
   }

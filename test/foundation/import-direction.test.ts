@@ -29,6 +29,7 @@ const LAYERS: readonly (readonly [rank: number, name: string, prefixes: readonly
       "runtime/clock.ts",
       "runtime/time-bounds.ts",
       "runtime/option-values.ts",
+      "runtime/own-fields.ts",
       "runtime/internal-construction.ts",
       "runtime/bytes.ts",
       "runtime/redact.ts",

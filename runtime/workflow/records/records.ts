@@ -13,6 +13,7 @@ import type { RunErrorKind, RunOutcome, TerminalStatus, Termination } from "../r
 import type { RunId } from "../runs/run-id.js";
 import type { StepOutcome } from "../steps/step-outcome.js";
 import { describeValue } from "../../option-values.js";
+import { ownFieldsIfPolluted } from "../../own-fields.js";
 
 /** `workflow/runs/{runId}`: an active run. Deleted by the terminating settlement. */
 export interface RunRecord {
@@ -117,12 +118,20 @@ export function encodeGroupMember(r: GroupMemberRecord): Uint8Array {
   return encodeValue(compact(r));
 }
 
+const MEMBER_OPTIONAL = fieldsOf<GroupMemberRecord>("error", "errorKind", "terminatedAtMs");
+
 export function decodeGroupMember(bytes: Uint8Array, key: string): GroupMemberRecord {
-  return decodeChecked<GroupMemberRecord>(bytes, key, "group member record", (v) => {
-    if (!isStr(v.key) || !isStr(v.runId) || !isStr(v.incarnation)) return "lacks its key, run or incarnation";
-    if (v.state !== "active" && !(isStr(v.state) && TERMINAL_STATUSES.includes(v.state))) return "has an unknown state";
-    return optional(v.error, isStr) && optional(v.terminatedAtMs, isNum) ? undefined : "has a malformed termination";
-  });
+  return decodeChecked<GroupMemberRecord>(
+    bytes,
+    key,
+    "group member record",
+    (v) => {
+      if (!isStr(v.key) || !isStr(v.runId) || !isStr(v.incarnation)) return "lacks its key, run or incarnation";
+      if (v.state !== "active" && !(isStr(v.state) && TERMINAL_STATUSES.includes(v.state))) return "has an unknown state";
+      return optional(v.error, isStr) && optional(v.terminatedAtMs, isNum) ? undefined : "has a malformed termination";
+    },
+    MEMBER_OPTIONAL,
+  );
 }
 
 /** `workflow/steps/{runId}`: which queue job is the run's current step. */
@@ -188,8 +197,13 @@ export interface ReplayRecord {
 
 type Check = (v: Record<string, unknown>) => string | undefined;
 
-/** @internal Decodes the record `what` at `key` as a MessagePack map; anything else is a `StoreCorruptedError`. */
-export function decodeMap(bytes: Uint8Array, key: string, what: string): Record<string, unknown> {
+/**
+ * @internal Decodes the record `what` at `key` as a MessagePack map; anything
+ * else is a `StoreCorruptedError`. `optional`: the record's fields its
+ * encoding may leave out, made its own (undefined) while `Object.prototype`
+ * holds one of those names (see `ownFieldsIfPolluted`), so none is read from there.
+ */
+export function decodeMap(bytes: Uint8Array, key: string, what: string, optional: readonly string[] = NO_FIELDS): Record<string, unknown> {
   let v: unknown;
   try {
     v = decodeValue(bytes);
@@ -197,11 +211,25 @@ export function decodeMap(bytes: Uint8Array, key: string, what: string): Record<
     throw new StoreCorruptedError(key, `${what} is not MessagePack: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (v === null || typeof v !== "object" || Array.isArray(v)) throw new StoreCorruptedError(key, `${what} is not a map`);
+  ownFieldsIfPolluted(v, optional);
   return v as Record<string, unknown>;
 }
 
-function decodeChecked<T>(bytes: Uint8Array, key: string, what: string, check: Check): T {
-  const v = decodeMap(bytes, key, what);
+const NO_FIELDS: readonly string[] = [];
+
+/** `optional` names as `decodeMap` takes them, each a field of `T` (checked when compiled). */
+function fieldsOf<T>(...names: (keyof T & string)[]): readonly string[] {
+  return names;
+}
+
+/** A nested map `v[k]` of a decoded record, given its own optional fields as `decodeMap` gives the record's. */
+function ownNested(v: Record<string, unknown>, k: string, optional: readonly string[]): void {
+  const o = v[k];
+  if (o !== null && typeof o === "object") ownFieldsIfPolluted(o, optional);
+}
+
+function decodeChecked<T>(bytes: Uint8Array, key: string, what: string, check: Check, optional: readonly string[] = NO_FIELDS): T {
+  const v = decodeMap(bytes, key, what, optional);
   const problem = check(v);
   if (problem !== undefined) throw new StoreCorruptedError(key, `${what} ${problem}`);
   return v as T;
@@ -244,18 +272,28 @@ export function runRecordForCommit(r: RunRecord, target: CommitTarget): CommitOn
   return encodeForCommit(compact(r), target);
 }
 
+const RUN_OPTIONAL = fieldsOf<RunRecord>("submission", "priority", "maxAttempts", "cancelRequested", "group", "parent", "hasChildren", "memoPrefix");
+const PARENT_OPTIONAL = fieldsOf<ParentRef>("parentClose", "submission");
+
 export function decodeRunRecord(bytes: Uint8Array, key: string): RunRecord {
-  return decodeChecked<RunRecord>(bytes, key, "run record", (v) => {
-    if (!isStr(v.runId) || !isNum(v.submittedAtMs) || !isStr(v.inputSha256) || !isStr(v.incarnation)) return "lacks its identity fields";
-    if (!isStrMap(v.headers)) return "has malformed headers";
-    if (!optional(v.priority, isNum) || !optional(v.maxAttempts, isNum)) return "has malformed step options";
-    if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
-    if (!absentOr(v.submission, isStr)) return "has a malformed submission";
-    if (!optional(v.group, (g) => g !== null && typeof g === "object" && isStr((g as GroupRef).id) && isStr((g as GroupRef).key)))
-      return "has a malformed group";
-    if (!optional(v.parent, isParentRef)) return "has a malformed parent";
-    return undefined;
-  });
+  return decodeChecked<RunRecord>(
+    bytes,
+    key,
+    "run record",
+    (v) => {
+      ownNested(v, "parent", PARENT_OPTIONAL);
+      if (!isStr(v.runId) || !isNum(v.submittedAtMs) || !isStr(v.inputSha256) || !isStr(v.incarnation)) return "lacks its identity fields";
+      if (!isStrMap(v.headers)) return "has malformed headers";
+      if (!optional(v.priority, isNum) || !optional(v.maxAttempts, isNum)) return "has malformed step options";
+      if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
+      if (!absentOr(v.submission, isStr)) return "has a malformed submission";
+      if (!optional(v.group, (g) => g !== null && typeof g === "object" && isStr((g as GroupRef).id) && isStr((g as GroupRef).key)))
+        return "has a malformed group";
+      if (!optional(v.parent, isParentRef)) return "has a malformed parent";
+      return undefined;
+    },
+    RUN_OPTIONAL,
+  );
 }
 
 export function encodeStepPointer(p: StepPointer): Uint8Array {
@@ -298,9 +336,15 @@ export function stepPointerForCommit(p: StepPointer, target: CommitTarget): Comm
   return encodeForCommit(compact(p), target);
 }
 
+const POINTER_OPTIONAL = fieldsOf<StepPointer>("signalWait", "name");
+
 export function decodeStepPointer(bytes: Uint8Array, key: string): StepPointer {
-  return decodeChecked<StepPointer>(bytes, key, "step pointer", (v) =>
-    isNum(v.step) && isStr(v.jobId) && optional(v.signalWait, isStr) && optional(v.name, isStr) ? undefined : "lacks its step or job id",
+  return decodeChecked<StepPointer>(
+    bytes,
+    key,
+    "step pointer",
+    (v) => (isNum(v.step) && isStr(v.jobId) && optional(v.signalWait, isStr) && optional(v.name, isStr) ? undefined : "lacks its step or job id"),
+    POINTER_OPTIONAL,
   );
 }
 
@@ -337,16 +381,28 @@ function isInlineOutcome(x: unknown): boolean {
   return absentOr(o.result, isBytes) && isStrMap(o.headers) && absentOr(o.publicError, isStr) && absentOr(o.errorCode, isStr);
 }
 
+const TERMINATION_OPTIONAL = fieldsOf<Termination>("error", "errorKind", "supersededBy");
+const TERMINAL_OPTIONAL = [...TERMINATION_OPTIONAL, ...fieldsOf<TerminalRecord>("memoPrefix", "submittedAtMs", "submission", "inline")];
+const INLINE_OPTIONAL = fieldsOf<InlineOutcome>("result", "publicError", "errorCode");
+const OUTCOME_OPTIONAL = [...TERMINATION_OPTIONAL, ...fieldsOf<RunOutcome>("result", "publicError", "errorCode")];
+
 export function decodeTerminalRecord(bytes: Uint8Array, key: string): TerminalRecord {
-  return decodeChecked<TerminalRecord>(bytes, key, "terminal record", (v) => {
-    const p = terminationProblem(v);
-    if (p !== undefined) return p;
-    if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
-    if (!optional(v.submittedAtMs, isNum)) return "has a malformed submission time";
-    if (!absentOr(v.submission, isStr)) return "has a malformed submission";
-    if (!absentOr(v.inline, isInlineOutcome)) return "has a malformed inline outcome";
-    return isNum(v.terminatedAtMs) && isStr(v.incarnation) && isStr(v.token) ? undefined : "lacks its time or token";
-  });
+  return decodeChecked<TerminalRecord>(
+    bytes,
+    key,
+    "terminal record",
+    (v) => {
+      ownNested(v, "inline", INLINE_OPTIONAL);
+      const p = terminationProblem(v);
+      if (p !== undefined) return p;
+      if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
+      if (!optional(v.submittedAtMs, isNum)) return "has a malformed submission time";
+      if (!absentOr(v.submission, isStr)) return "has a malformed submission";
+      if (!absentOr(v.inline, isInlineOutcome)) return "has a malformed inline outcome";
+      return isNum(v.terminatedAtMs) && isStr(v.incarnation) && isStr(v.token) ? undefined : "lacks its time or token";
+    },
+    TERMINAL_OPTIONAL,
+  );
 }
 
 /** The {@link Termination} part of a terminal record, without its bookkeeping fields. */
@@ -367,13 +423,19 @@ export function encodeRunOutcome(o: RunOutcome): Uint8Array {
 }
 
 export function decodeRunOutcome(bytes: Uint8Array, key: string): RunOutcome {
-  return decodeChecked<RunOutcome>(bytes, key, "run outcome", (v) => {
-    const p = terminationProblem(v);
-    if (p !== undefined) return p;
-    if (!optional(v.result, isBytes)) return "has a malformed result";
-    if (!optional(v.publicError, isStr) || !optional(v.errorCode, isStr)) return "has a malformed public error";
-    return isStrMap(v.headers) ? undefined : "has malformed headers";
-  });
+  return decodeChecked<RunOutcome>(
+    bytes,
+    key,
+    "run outcome",
+    (v) => {
+      const p = terminationProblem(v);
+      if (p !== undefined) return p;
+      if (!optional(v.result, isBytes)) return "has a malformed result";
+      if (!optional(v.publicError, isStr) || !optional(v.errorCode, isStr)) return "has a malformed public error";
+      return isStrMap(v.headers) ? undefined : "has malformed headers";
+    },
+    OUTCOME_OPTIONAL,
+  );
 }
 
 export function encodeOutcomeRecord(r: OutcomeRecord): Uint8Array {

@@ -79,10 +79,10 @@ export function flowHeaders(flow: RunFlow | undefined, path = "RunOptions.flow")
     return v;
   };
   // The caller's fields only (see `callerField`): a key set on Object.prototype would put every run under one.
-  const out: Record<string, string> = { [FLOW_RULE_HEADER]: text("rule", callerField(flow, "rule"), 1) };
-  const concurrencyKey = callerField(flow, "concurrencyKey");
+  const out: Record<string, string> = { [FLOW_RULE_HEADER]: text("rule", callerField(flow, "rule", `${path}.rule`), 1) };
+  const concurrencyKey = callerField(flow, "concurrencyKey", `${path}.concurrencyKey`);
   if (concurrencyKey !== undefined) out[FLOW_CONCURRENCY_KEY_HEADER] = text("concurrencyKey", concurrencyKey, 0);
-  const rateKey = callerField(flow, "rateKey");
+  const rateKey = callerField(flow, "rateKey", `${path}.rateKey`);
   if (rateKey !== undefined) out[FLOW_RATE_KEY_HEADER] = text("rateKey", rateKey, 0);
   return out;
 }

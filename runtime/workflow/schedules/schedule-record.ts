@@ -6,6 +6,7 @@
 import type { RunDebounce, RunFlow } from "../runs/run-types.js";
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { validateDelay } from "../../time-bounds.js";
+import { ownFieldsIfPolluted } from "../../own-fields.js";
 import { decodeValue, encodeValue, sha256Hex } from "../records/codec.js";
 import { RESERVED_KV_PREFIX } from "../records/reserved.js";
 import { checkRunOptions, checkUserHeaders } from "../runs/submit.js";
@@ -207,6 +208,17 @@ export function encodeScheduleRecord(r: ScheduleRecord): Uint8Array {
   return encodeValue(out);
 }
 
+/** The fields a schedule record's encoding leaves out when absent (see `ownFieldsIfPolluted`). */
+const SCHEDULE_OPTIONAL: readonly (keyof ScheduleRecord & string)[] = [
+  "computed",
+  "priority",
+  "maxAttemptsPerStep",
+  "flow",
+  "debounce",
+  "lastFailure",
+  "lastTrigger",
+];
+
 export function decodeScheduleRecord(bytes: Uint8Array, key: string): ScheduleRecord {
   let v: unknown;
   try {
@@ -215,6 +227,8 @@ export function decodeScheduleRecord(bytes: Uint8Array, key: string): ScheduleRe
     throw new StoreCorruptedError(key, `schedule record is not MessagePack: ${e instanceof Error ? e.message : String(e)}`);
   }
   const r = v as Record<string, unknown> | null;
+  // A field left out would read as the one Object.prototype holds, if it holds one: a flow rule or a debounce for every tick.
+  if (r !== null && typeof r === "object") ownFieldsIfPolluted(r, SCHEDULE_OPTIONAL);
   const str = (x: unknown) => typeof x === "string";
   const num = (x: unknown) => typeof x === "number" && Number.isFinite(x);
   const ok =
