@@ -11,11 +11,10 @@
  * claim leaves it (a copy of the newest manifest with the epoch bumped, so
  * the durable state is the same), since another opener may have read it.
  */
-import { randomBytes } from "node:crypto";
 import { FencedError, StoreCorruptedError, StoreUnavailableError } from "../errors.js";
 import { WAL_FENCE_JUMP, manifestKey, walKey } from "./layout.js";
 import type { Manifest } from "./manifest.js";
-import { publishManifest } from "./checkpoint.js";
+import { ClaimRace, claimAfter, newestFrom, type ClaimOutcome } from "./open-claim.js";
 import { applyOps } from "./apply-ops.js";
 import {
   explainGap,
@@ -50,13 +49,6 @@ export interface Recovered {
 }
 
 /**
- * Claims at most this many times when a live writer's checkpoints keep
- * taking the manifest number. After the first, each attempt claims first and
- * loads after, so only the short read-then-put of the claim can lose.
- */
-const MAX_ATTEMPTS = 8;
-
-/**
  * Takes over the store: loads and checks the state (refusing with
  * `StoreCorruptedError` before writing anything), claims the next manifest
  * with a bumped epoch (dated by `now`, the engine's clock), then walks on to
@@ -69,10 +61,12 @@ const MAX_ATTEMPTS = 8;
  * meanwhile, and one that checkpoints more often than a load takes would
  * win every time), the open claims first: the old writer's next manifest
  * then fails, so the state under the claim holds still while it loads. A
- * claim that landed is never deleted, even by a refused open: another
- * opener may have read it as the newest manifest, and deleting it would
- * free its number for the old writer's next checkpoint, whose garbage
- * collection then deletes WAL the other opener still needs.
+ * claim that lost its number is retried on the manifest that took it
+ * (open-claim.ts), until the bound of `ClaimRace`. A claim that landed is
+ * never deleted, even by a refused open: another opener may have read it
+ * as the newest manifest, and deleting it would free its number for the
+ * old writer's next checkpoint, whose garbage collection then deletes WAL
+ * the other opener still needs.
  */
 export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy, now: () => number = Date.now, memtableKeys?: number): Promise<Recovered> {
   const loadOptions = {
@@ -82,31 +76,35 @@ export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy, no
     ...(memtableKeys === undefined ? {} : { memtableKeys }),
   };
   const loaded = await loadState(ctx, loadOptions);
+  const race = new ClaimRace(ctx.prefix, now);
+  let base: Manifest;
   if (loaded !== undefined) {
-    let claim: Manifest | undefined;
+    let first: ClaimOutcome;
     try {
-      claim = await claimAfter(ctx, loaded.manifest, now);
+      first = await claimAfter(ctx, loaded.manifest, now);
     } catch (err) {
       // The open is abandoned: its loaded state is dropped, so it stops merging in idle turns.
       loaded.tree.stopIdleMerges();
       throw err;
     }
-    if (claim !== undefined) return fenceOrDrop(ctx, loaded.manifest, claim, loaded, policy);
+    if ("claim" in first) return fenceOrDrop(ctx, loaded.manifest, first.claim, loaded, policy);
     loaded.tree.stopIdleMerges(); // a checkpoint took the manifest number
+    base = first.lostTo;
+    await race.lost();
+  } else {
+    base = (await readNewestManifest(ctx))!;
   }
-  for (let attempt = 1; attempt < MAX_ATTEMPTS; attempt++) {
-    const base = (await readNewestManifest(ctx))!;
-    const claim = await claimAfter(ctx, base, now);
-    if (claim === undefined) continue; // a checkpoint landed between the read and the claim
-    const under = await loadUnderClaim(ctx, { ...loadOptions, under: { manifest: base, claimed: claim.id } });
-    return fenceOrDrop(ctx, base, claim, under, policy);
+  for (;;) {
+    base = await newestFrom(ctx, base, race);
+    const out = await claimAfter(ctx, base, now);
+    if ("claim" in out) {
+      const under = await loadUnderClaim(ctx, { ...loadOptions, under: { manifest: base, claimed: out.claim.id } });
+      return fenceOrDrop(ctx, base, out.claim, under, policy);
+    }
+    // A checkpoint landed between the read and the claim: the manifest it published is the next base.
+    base = out.lostTo;
+    await race.lost();
   }
-  throw new StoreUnavailableError(
-    "open",
-    manifestKey(ctx.prefix, 0),
-    new Error(`another writer published a manifest before this open could claim one, ${MAX_ATTEMPTS} times in a row`),
-    "another process keeps checkpointing this store: stop it, or open again",
-  );
 }
 
 /** Plants the fence; an error drops the loaded state, so it stops merging in idle turns. */
@@ -116,31 +114,6 @@ async function fenceOrDrop(ctx: StoreContext, base: Manifest, claim: Manifest, l
   } catch (err) {
     loaded.tree.stopIdleMerges();
     throw err;
-  }
-}
-
-/**
- * Publishes the manifest after `base` with a bumped epoch; undefined when a
- * checkpoint of the current writer took the number (try again). The claim
- * carries an id of its own (`Manifest.opener`): create-if-absent takes its
- * own bytes found in place for a retried put that landed, so two opens
- * racing from one base must never write the same bytes.
- */
-async function claimAfter(ctx: StoreContext, base: Manifest, now: () => number): Promise<Manifest | undefined> {
-  const opener = randomBytes(12).toString("base64url");
-  const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: now(), lastSegment: 0, opener };
-  try {
-    await publishManifest(ctx, claim);
-    return claim;
-  } catch (err) {
-    if (!(err instanceof FencedError)) throw err;
-    // A checkpoint of the current writer may have taken the number; only a
-    // manifest with an epoch as high as ours means another writer opened.
-    const newest = (await readNewestManifest(ctx))!;
-    if (newest.epoch >= claim.epoch) {
-      throw new FencedError(`another writer opened the store at the same time (manifest ${newest.id} has epoch ${newest.epoch})`);
-    }
-    return undefined;
   }
 }
 

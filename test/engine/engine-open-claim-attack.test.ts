@@ -6,12 +6,13 @@
  * next checkpoint with every acknowledged commit kept for the next open), a
  * newer writer opening during the claimed load (this open is fenced; its
  * claim, the newer writer's base, stays), and a live writer whose
- * checkpoints take the number at every claim (the open gives up after its
- * attempts, leaving no claim). Each refusal says what happened in the
- * caller's terms, and loses nothing acknowledged.
+ * checkpoints take the number at every claim (the open gives up once its
+ * patience ran out by the engine's clock, leaving no claim). Each refusal
+ * says what happened in the caller's terms, and loses nothing acknowledged.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, FencedError, LocalStore, StoreUnavailableError, WriteBatch, type ObjectStore } from "taquba";
+import { Engine, FencedError, LocalStore, MockClock, StoreUnavailableError, WriteBatch, type ObjectStore } from "taquba";
+import { CLAIM_PATIENCE_MS } from "../../runtime/engine/open-claim.js";
 import { manifestKey, parseNumberedKey } from "../../runtime/engine/layout.js";
 import { decodeManifest } from "../../runtime/engine/manifest.js";
 import { keysUnder } from "../support/store-keys.js";
@@ -160,25 +161,30 @@ describe("an open that claims first, refused", () => {
     await again.close();
   });
 
-  it("a live writer's checkpoint taking the number at every claim: the open gives up after its attempts, leaves no claim, and the owner goes on", async () => {
+  it("a live writer's checkpoint taking the number at every claim: the open gives up once its patience ran out by its clock, leaves no claim, and the owner goes on", async () => {
     const { dir, store, old } = await ownedStore();
+    const clock = new MockClock();
+    const startedAt = clock.now();
     const claims: string[] = [];
     let committed = 0;
     const opener = hooked(store, {
-      // Right before each claim lands, the owner publishes a checkpoint under that number.
+      // Right before each claim lands, the owner publishes a checkpoint under that number, and 2 s pass.
       put: async (k) => {
         if (!k.startsWith("manifest/")) return;
         claims.push(k);
         await old.commit(new WriteBatch().put(`busy/${committed++}`, enc("x")));
         await old.checkpoint();
+        clock.advance(2_000);
       },
     });
-    const err = (await Engine.open(opener, { ...MANUAL, ...FAST_RETRY }).catch((e: unknown) => e)) as StoreUnavailableError;
+    const err = (await Engine.open(opener, { ...MANUAL, ...FAST_RETRY, clock }).catch((e: unknown) => e)) as StoreUnavailableError;
     expect(err).toBeInstanceOf(StoreUnavailableError);
     expect(err.message).toMatch(
-      /another writer published a manifest before this open could claim one, 8 times in a row; another process keeps checkpointing this store: stop it, or open again/,
+      /another writer published a manifest before each of this open's 15 claims, for 30 s; another process keeps checkpointing this store: stop it, or open again/,
     );
-    expect(claims).toHaveLength(8);
+    // Past the fixed count of earlier versions (8): the bound is the patience, by the engine's clock.
+    expect(claims).toHaveLength(CLAIM_PATIENCE_MS / 2_000);
+    expect(clock.now() - startedAt).toBe(CLAIM_PATIENCE_MS);
     // Every manifest is the owner's: the open left none of its own.
     expect(new Set((await manifestEpochs(store)).values())).toEqual(new Set([old.epoch]));
     await old.commit(new WriteBatch().put("after", enc("y")));

@@ -1,0 +1,133 @@
+/**
+ * @module An open's claim of the next manifest number, against a live writer
+ * whose checkpoints may take that number first.
+ *
+ * A claim copies the manifest just before its number with the epoch bumped:
+ * the old writer's garbage collection keeps only what its newest manifest
+ * needs, so a claim that copied an older one could name deleted objects.
+ * After a lost claim the open therefore rebases on the very manifest that
+ * took the number, read by its number, and finds anything newer by reading
+ * the numbers after it one by one until one is absent: no listing between a
+ * loss and the next claim, so the window the live writer has to win in is
+ * one read long. The open gives up only after both `MIN_LOST_CLAIMS` losses
+ * and `CLAIM_PATIENCE_MS` of the engine's clock, so a slow machine, whose
+ * every step takes longer, gets as many tries as it needs.
+ */
+import { randomBytes } from "node:crypto";
+import { setTimeout as pause } from "node:timers/promises";
+import { FencedError, StoreUnavailableError } from "../errors.js";
+import { manifestKey } from "./layout.js";
+import { decodeManifest, type Manifest } from "./manifest.js";
+import { publishManifest } from "./checkpoint.js";
+import { readNewestManifest, type StoreContext } from "./recovery.js";
+import { getWithRetries } from "./store-ops.js";
+
+/** How long (by the engine's clock) an open keeps claiming while a live writer's checkpoints take every number. */
+export const CLAIM_PATIENCE_MS = 30_000;
+/** The fewest claims an open loses before it gives up, however the clock moves (a clock set forward must not end it at once). */
+export const MIN_LOST_CLAIMS = 8;
+/**
+ * Longest pause before a claim after two losses in a row. The pause is
+ * random, up to the last attempt's length: an open whose read-and-claim
+ * takes as long as the old writer's checkpoint would otherwise meet that
+ * checkpoint at the same point of its round every time.
+ */
+const MAX_PAUSE_MS = 50;
+
+/** A claim that landed, or the manifest that took its number first (the base of the next claim). */
+export type ClaimOutcome = { claim: Manifest } | { lostTo: Manifest };
+
+/**
+ * Publishes the manifest after `base` with a bumped epoch, dated by `now`.
+ * The claim carries an id of its own (`Manifest.opener`): create-if-absent
+ * takes its own bytes found in place for a retried put that landed, so two
+ * opens racing from one base must never write the same bytes. A number
+ * taken by a manifest of a newer epoch means another writer opened:
+ * `FencedError`.
+ */
+export async function claimAfter(ctx: StoreContext, base: Manifest, now: () => number): Promise<ClaimOutcome> {
+  const opener = randomBytes(12).toString("base64url");
+  const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: now(), lastSegment: 0, opener };
+  try {
+    await publishManifest(ctx, claim);
+    return { claim };
+  } catch (err) {
+    if (!(err instanceof FencedError)) throw err;
+  }
+  // Usually a checkpoint of the current writer took the number: it is the next base.
+  const taken = await readManifestAt(ctx, claim.id);
+  if (taken !== undefined && taken.opener !== opener) {
+    if (taken.epoch >= claim.epoch) throw anotherOpened(taken);
+    return { lostTo: taken };
+  }
+  // This claim landed below a newer manifest (publishManifest refused it), or the one that took the number is
+  // already collected: the live writer moved on by more than a read would catch up with, so list.
+  const newest = (await readNewestManifest(ctx))!;
+  if (newest.epoch >= claim.epoch) throw anotherOpened(newest);
+  return { lostTo: newest };
+}
+
+/**
+ * The newest manifest from `known` on, read by number (one read per newer
+ * manifest, and one that finds the next number free). A newer epoch among
+ * them means another writer opened: `FencedError`. `race` ends a walk that
+ * never reaches a free number.
+ */
+export async function newestFrom(ctx: StoreContext, known: Manifest, race: ClaimRace): Promise<Manifest> {
+  let newest = known;
+  for (;;) {
+    const next = await readManifestAt(ctx, newest.id + 1);
+    if (next === undefined) return newest;
+    if (next.epoch > newest.epoch) throw anotherOpened(next);
+    newest = next;
+    race.check();
+  }
+}
+
+/** Manifest `id`, or undefined when it is absent. */
+async function readManifestAt(ctx: StoreContext, id: number): Promise<Manifest | undefined> {
+  const key = manifestKey(ctx.prefix, id);
+  const bytes = await getWithRetries(ctx.store, key, ctx.retry);
+  return bytes === null ? undefined : decodeManifest(key, bytes, id);
+}
+
+function anotherOpened(m: Manifest): FencedError {
+  return new FencedError(`another writer opened the store at the same time (manifest ${m.id} has epoch ${m.epoch})`);
+}
+
+/** The claims an open lost, and when it gives up. */
+export class ClaimRace {
+  readonly #prefix: string;
+  readonly #now: () => number;
+  readonly #startedAt: number;
+  #lost = 0;
+  #attemptStartedAt = performance.now();
+
+  constructor(prefix: string, now: () => number) {
+    this.#prefix = prefix;
+    this.#now = now;
+    this.#startedAt = now();
+  }
+
+  /** Throws `StoreUnavailableError` once the open has lost enough claims for long enough. */
+  check(): void {
+    const elapsed = this.#now() - this.#startedAt;
+    if (this.#lost < MIN_LOST_CLAIMS || elapsed < CLAIM_PATIENCE_MS) return;
+    throw new StoreUnavailableError(
+      "open",
+      `${this.#prefix}manifest/`,
+      new Error(`another writer published a manifest before each of this open's ${this.#lost} claims, for ${Math.round(elapsed / 1000)} s`),
+      "another process keeps checkpointing this store: stop it, or open again",
+    );
+  }
+
+  /** Counts a lost claim; throws once past the bound, and from the second loss in a row pauses a random while. */
+  async lost(): Promise<void> {
+    this.#lost++;
+    this.check();
+    const attemptMs = performance.now() - this.#attemptStartedAt;
+    // Real time, not the engine's clock: the pause is sized from the store's round trips, and a mock clock must not hold an open.
+    if (this.#lost >= 2) await pause(Math.random() * Math.min(attemptMs, MAX_PAUSE_MS));
+    this.#attemptStartedAt = performance.now();
+  }
+}
