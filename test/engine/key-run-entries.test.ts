@@ -11,6 +11,7 @@ import { BLOCK_ENTRIES, KeyBytes, type KeyRun, KeyRunBuilder, RunCursor, RunReve
 import type { StoredValue } from "../../runtime/engine/paged-value.js";
 import { RunLiveness } from "../../runtime/engine/run-liveness.js";
 import { compareKeys } from "../../runtime/store/keys.js";
+import { HEAVY_TEST_MS } from "../support/load.js";
 import { type TestRandom, testRandom } from "../support/seed.js";
 
 /** A value as a run gives it back: held bytes as bytes, page references and key tails as numbers. */
@@ -117,7 +118,7 @@ describe("key-run entries", () => {
       while (c.advance()) b.addFrom(run, c.keyBuf, c.keyLen, c.valueAt);
       expectReads(b.finish(), kept, r);
     }
-  });
+  }, HEAVY_TEST_MS);
 
   it("takes two bytes plus the block's first key per entry for sequential keys of one length paged to one run", () => {
     const keys = Array.from({ length: 32 * 100 }, (_, i) => `j/01M92CFMXPEHEBCDJEEMS${i.toString(36).padStart(5, "0")}`);
