@@ -11,7 +11,7 @@
  * (as a process killed with requests in flight). A reopen must hold exactly
  * one marker, the newest, and every other key.
  */
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   Engine,
   MemoryStore,
@@ -23,6 +23,7 @@ import {
   type ListOptions,
   type ListedObject,
 } from "taquba";
+import { stateTuning } from "../../runtime/engine/recovery.js";
 import { GatedStore } from "../support/gated-store.js";
 import { ForwardingStore } from "../support/forwarding-store.js";
 import { turns } from "../support/turns.js";
@@ -224,6 +225,11 @@ async function run(hold: Hold, end: End, beside: number, tail: number): Promise<
   }
   for (let t = 0; t < tail; t++) await w.commit();
 
+  if (stateTuning.memtableKeys !== undefined) {
+    // The writer's state is in runs, merged as it goes.
+    expect(engine.stats.memtableFreezes).toBeGreaterThan(0);
+    expect(engine.stats.runMerges).toBeGreaterThan(0);
+  }
   const held = gated.held[0]!.key;
   if (end === "finish") {
     gated.release(held);
@@ -240,15 +246,33 @@ async function run(hold: Hold, end: End, beside: number, tail: number): Promise<
   await expectReopened(inner, w, opts);
 }
 
-describe("deletes of the greatest key across a compaction", () => {
-  for (const hold of ["first segment", "second segment", "manifest"] as const) {
-    for (const end of ["finish", "stop, held put lost", "stop, held put lands late"] as const) {
-      it(`hold at its ${hold}, ${end}`, async () => {
-        // No run beside it; one; two (at maxSegmentRuns); five (folded beside it).
-        for (const beside of [0, 1, 2, 5]) {
-          for (const tail of [0, 2]) await run(hold, end, beside, tail);
-        }
-      });
+/** The state as sized by default (the writer's fits its memtable), or in small runs that merge a few entries per idle turn. */
+const TUNINGS = [
+  { name: "", memtableKeys: undefined, idleSlice: undefined },
+  { name: " (state in runs of 4 keys, merged 2 entries per idle turn)", memtableKeys: 4, idleSlice: 2 },
+] as const;
+
+for (const tuning of TUNINGS) {
+  describe(`deletes of the greatest key across a compaction${tuning.name}`, () => {
+    // Every state of the process: the writer's (its memtable freezes into runs that merge) and the reopened one's
+    // (the runs it loads merge while it reads the rest and replays the WAL, deletes of run entries included).
+    beforeAll(() => {
+      stateTuning.memtableKeys = tuning.memtableKeys;
+      stateTuning.idleSlice = tuning.idleSlice;
+    });
+    afterAll(() => {
+      stateTuning.memtableKeys = undefined;
+      stateTuning.idleSlice = undefined;
+    });
+    for (const hold of ["first segment", "second segment", "manifest"] as const) {
+      for (const end of ["finish", "stop, held put lost", "stop, held put lands late"] as const) {
+        it(`hold at its ${hold}, ${end}`, async () => {
+          // No run beside it; one; two (at maxSegmentRuns); five (folded beside it).
+          for (const beside of [0, 1, 2, 5]) {
+            for (const tail of [0, 2]) await run(hold, end, beside, tail);
+          }
+        });
+      }
     }
-  }
-});
+  });
+}
