@@ -7,6 +7,7 @@
  */
 import { expect } from "vitest";
 import { Engine, type ObjectStore } from "taquba";
+import { traceKeys } from "./key-trace.js";
 
 /** The reads the checks need (an open engine). */
 interface ReadableState {
@@ -42,11 +43,30 @@ export function expectCrashState(engine: ReadableState, allDurable: readonly str
   for (const id of allDurable) expect(markers.has(id.split("-").slice(0, 2).join("-")), `loop of ${id} has no marker`).toBe(true);
 }
 
-/** Opens a writer over `store`, checks it with {@link expectCrashState} and closes it, also when a check fails. */
+/** The markers of loops that hold more than one, each loop's counter included: the keys to place when a delete was lost. */
+function markersOfLoopsWithMore(engine: ReadableState): string[] {
+  const byLoop = new Map<string, string[]>();
+  for (const [key] of engine.scan({ prefix: "x/" })) {
+    const loop = key.split("/")[1]!;
+    byLoop.set(loop, [...(byLoop.get(loop) ?? []), key]);
+  }
+  return [...byLoop].filter(([, keys]) => keys.length > 1).flatMap(([loop, keys]) => [...keys, `last/${loop}`]);
+}
+
+/**
+ * Opens a writer over `store`, checks it with {@link expectCrashState} and
+ * closes it, also when a check fails. A loop left with more than one marker
+ * (a lost delete) adds to the failure where each of its markers lives in the
+ * store (see key-trace.ts), read before the close.
+ */
 export async function expectReopenedCrashState(store: ObjectStore, allDurable: readonly string[], tag: string): Promise<void> {
   const engine = await Engine.open(store);
   try {
     expectCrashState(engine, allDurable, tag);
+  } catch (err) {
+    const stale = markersOfLoopsWithMore(engine);
+    if (stale.length > 0 && err instanceof Error) err.message += `\n${(await traceKeys(store, stale)).join("\n")}`;
+    throw err;
   } finally {
     await engine.close();
   }
