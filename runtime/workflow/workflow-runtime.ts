@@ -144,6 +144,7 @@ export class WorkflowRuntime {
       {
         kvGet: (k) => deps.queue.kvGet(k),
         ...(deps.queue.kvBorrowNow === undefined ? {} : { kvBorrowNow: (k: string) => deps.queue.kvBorrowNow!(k) }),
+        ...(deps.queue.kvTokenNow === undefined ? {} : { kvTokenNow: (k: string) => deps.queue.kvTokenNow!(k) }),
         job: (id) => deps.queue.view().job(id),
         kvScan: (prefix, opts) => deps.queue.kvScan(prefix, opts),
         attemptHistory: (id) => deps.queue.view().attemptHistory(id),

@@ -2,12 +2,15 @@
  * @module A view's lent reads build a run's keys once per run: the keys of
  * the runs read last are kept (bounded), and a run read again reads the
  * same keys as its state moves from active to terminated; a run evicted
- * from the bound still answers, with its keys built again.
+ * from the bound still answers, with its keys built again. A terminated
+ * run's record is decoded once per stored value: read again while its
+ * value token holds, read anew once the record is rewritten or removed.
  */
 import { describe, expect, it } from "vitest";
 import { MemoStore, StepOutcome, WorkflowView } from "taquba";
 import { ViewRunKeys } from "../../runtime/workflow/runs/view-run-keys.js";
 import { runKey, stepPointerKey, terminalRecordKey } from "../../runtime/workflow/records/kv-keys.js";
+import { decodeTerminalRecord, encodeTerminalRecord } from "../../runtime/workflow/records/records.js";
 import { dec, enc, openEnv, runnerOf, until } from "./helpers.js";
 
 describe("ViewRunKeys", () => {
@@ -93,6 +96,98 @@ describe("a view's lent reads of a run's records", () => {
       }
       for (const id of ids) expect((await env.runtime.view().state(id)).kind).toBe("terminated");
       expect(dec((await env.runtime.outcome(ids[0]!))!.result!)).toBe(`result of ${ids[0]}`);
+    } finally {
+      await env.stop();
+    }
+  });
+});
+
+describe("a view's terminal records", () => {
+  it("are decoded once per stored value: the same answers while the token holds, the rewritten record's after", async () => {
+    const runner = runnerOf(async (step) => StepOutcome.succeed(enc(`result of ${dec(step.payload)}`)));
+    const env = await openEnv(runner);
+    try {
+      const q = env.queue;
+      const tk = terminalRecordKey("workflow-steps", "r");
+      let borrowed = 0;
+      const view = new WorkflowView(
+        {
+          kvGet: (k) => q.kvGet(k),
+          job: (id) => q.view().job(id),
+          kvScan: (p, o) => q.kvScan(p, o),
+          kvBorrowNow: (k: string) => {
+            if (k === tk) borrowed++;
+            return q.kvBorrowNow(k);
+          },
+          kvTokenNow: (k: string) => q.kvTokenNow(k),
+        },
+        new MemoStore(env.store, "workflow-steps-memo"),
+      );
+      await env.runtime.submit({ runId: "r", input: enc("r") });
+      await env.runtime.wait("r");
+      const first = await view.outcome("r");
+      expect(dec(first!.result!)).toBe("result of r");
+      // An answer of the caller's own: changing it changes no later answer from the kept record.
+      first!.result!.fill(0x21);
+      for (let i = 0; i < 3; i++) {
+        expect(dec((await view.outcome("r"))!.result!)).toBe("result of r");
+        expect((await view.status("r"))?.step).toBe(0);
+      }
+      expect(borrowed).toBe(1);
+
+      // Rewritten (same run, another final step and result): the next read decodes the new value.
+      const t = decodeTerminalRecord((await q.kvGet(tk))!, tk);
+      await q.kvPut(tk, encodeTerminalRecord({ ...t, finalStep: 7, inline: { ...t.inline!, result: enc("rewritten") } }));
+      expect((await view.status("r"))?.step).toBe(7);
+      expect(dec((await view.outcome("r"))!.result!)).toBe("rewritten");
+      expect(borrowed).toBe(2);
+
+      // Removed: unknown, not the record kept.
+      await q.kvDelete(tk);
+      expect(await view.status("r")).toBeNull();
+      expect(await view.outcome("r")).toBeNull();
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("are decoded on every read by a view whose source gives no tokens", async () => {
+    const runner = runnerOf(async (step) => StepOutcome.succeed(enc(`result of ${dec(step.payload)}`)));
+    const env = await openEnv(runner);
+    try {
+      const q = env.queue;
+      const tk = terminalRecordKey("workflow-steps", "r");
+      let borrowed = 0;
+      const view = new WorkflowView(
+        {
+          kvGet: (k) => q.kvGet(k),
+          job: (id) => q.view().job(id),
+          kvScan: (p, o) => q.kvScan(p, o),
+          kvBorrowNow: (k: string) => {
+            if (k === tk) borrowed++;
+            return q.kvBorrowNow(k);
+          },
+        },
+        new MemoStore(env.store, "workflow-steps-memo"),
+      );
+      await env.runtime.submit({ runId: "r", input: enc("r") });
+      await env.runtime.wait("r");
+      for (let i = 0; i < 3; i++) expect(dec((await view.outcome("r"))!.result!)).toBe("result of r");
+      expect(borrowed).toBe(3);
+      const t = decodeTerminalRecord((await q.kvGet(tk))!, tk);
+      await q.kvPut(tk, encodeTerminalRecord({ ...t, finalStep: 7 }));
+      expect((await view.status("r"))?.step).toBe(7);
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("refuses a token reader that is not a function", async () => {
+    const env = await openEnv(runnerOf(async () => StepOutcome.succeed(enc("x"))));
+    try {
+      const q = env.queue;
+      const source = { kvGet: (k: string) => q.kvGet(k), job: (id: string) => q.view().job(id), kvScan: (p: string) => q.kvScan(p), kvTokenNow: 3 };
+      expect(() => new WorkflowView(source as never, new MemoStore(env.store, "workflow-steps-memo"))).toThrow(/source\.kvTokenNow/);
     } finally {
       await env.stop();
     }

@@ -58,7 +58,8 @@ export function outcomeOfTerminal(t: TerminalRecord): RunOutcome | null {
     headers: { ...inline.headers },
     finalStep: t.finalStep,
   };
-  if (inline.result !== undefined) o.result = inline.result;
+  // A copy: the record may be shared by later reads (a view decodes a terminal record once per stored value).
+  if (inline.result !== undefined) o.result = inline.result.slice();
   // Absent fields of a termination may be stored as null (see `terminationOf`).
   const error = t.error ?? undefined;
   const errorKind = t.errorKind ?? undefined;

@@ -54,6 +54,13 @@ export interface WorkflowReadSource {
    * copy (`Queue.kvBorrowNow`): the runtime's own view over its live queue.
    */
   kvBorrowNow?(key: string): BorrowedBytes | null;
+  /**
+   * @internal With `kvBorrowNow`: a token for the value of `key` in the
+   * caller's turn (`Queue.kvTokenNow`), compared with `===` only; equal
+   * tokens mean equal bytes, undefined says nothing. A terminal record is
+   * then decoded once per stored value, however often it is read.
+   */
+  kvTokenNow?(key: string): unknown;
 }
 
 /** A run as its records describe it at one moment. */
@@ -80,6 +87,7 @@ export class WorkflowView {
   readonly #memos: MemoStore;
   readonly #queueName: string;
   readonly #borrow: ((key: string) => BorrowedBytes | null) | undefined;
+  readonly #token: ((key: string) => unknown) | undefined;
   /** The keys of the runs read last in this turn (`#stateNow`), built once per run. */
   readonly #runKeys: ViewRunKeys;
 
@@ -90,11 +98,18 @@ export class WorkflowView {
     if (!hasMethods(memos, ["withPrefix", "readOutcomeRecord"]))
       throw new ValidationError(`a WorkflowView reads run results through a MemoStore, got ${describeValue(memos)}`);
     // The optional reads, each asked for once: one whose getter throws is refused by name.
-    const { attemptHistory, durable, kvBorrowNow } = readOptions(source, ["attemptHistory", "durable", "kvBorrowNow"], "source", "a WorkflowReadSource");
+    const { attemptHistory, durable, kvBorrowNow, kvTokenNow } = readOptions(
+      source,
+      ["attemptHistory", "durable", "kvBorrowNow", "kvTokenNow"],
+      "source",
+      "a WorkflowReadSource",
+    );
     checkOptionalFunction("source.attemptHistory", attemptHistory);
     checkOptionalFunction("source.durable", durable);
     checkOptionalFunction("source.kvBorrowNow", kvBorrowNow);
+    checkOptionalFunction("source.kvTokenNow", kvTokenNow);
     this.#borrow = kvBorrowNow === undefined ? undefined : (kvBorrowNow as NonNullable<WorkflowReadSource["kvBorrowNow"]>).bind(source);
+    this.#token = kvTokenNow === undefined ? undefined : (kvTokenNow as NonNullable<WorkflowReadSource["kvTokenNow"]>).bind(source);
     this.#runKeys = new ViewRunKeys(queueName);
     // Reads retry store faults (a reader's source reads the bucket), so one failed read never fails a query.
     this.#src = {
@@ -143,6 +158,8 @@ export class WorkflowView {
    * needs only the decoded records (a status, an outcome, a wait). Over a
    * source that lends its values (the runtime's own view) it reads them in
    * this turn, without copies: one read sees one commit, so nothing to retry.
+   * A terminated run's record may be the one an earlier read answered with
+   * (see `ViewRunKeys`): callers read it and never change it.
    */
   state(runId: string): Promise<RunState> {
     const borrow = this.#borrow;
@@ -163,8 +180,17 @@ export class WorkflowView {
       if (ptr === null) return { kind: "unknown" };
       return { kind: "active", run: decodeBorrowed(run, k.run, decodeRunRecord), pointer: decodeBorrowed(ptr, k.pointer, decodeStepPointer) };
     }
+    // The wait's end and the outcome read find the same terminal record: decoded once while its token holds.
+    const token = this.#token?.(k.terminal);
+    if (token !== undefined && token === k.terminalToken) return { kind: "terminated", terminal: k.terminalRecord! };
     const t = borrow(k.terminal);
-    return t === null ? { kind: "unknown" } : { kind: "terminated", terminal: decodeBorrowed(t, k.terminal, decodeTerminalRecord) };
+    if (t === null) return { kind: "unknown" };
+    const terminal = decodeBorrowed(t, k.terminal, decodeTerminalRecord);
+    if (token !== undefined) {
+      k.terminalToken = token;
+      k.terminalRecord = terminal;
+    }
+    return { kind: "terminated", terminal };
   }
 
   /**

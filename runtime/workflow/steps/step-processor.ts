@@ -285,7 +285,7 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
       const key = replayRecordKey(memos.prefix, runId, step, job.payload);
       const bytes = encodeReplayRecord(record);
       try {
-        await retryStore(() => memos.store.put(key, bytes));
+        await putReplayRecord(memos, key, bytes);
       } catch (e) {
         // The record is part of the settlement: without it, run the step again (uncounted after store faults).
         await retryStep(core, job, slot, log, e, "could not write the step's replay record");
@@ -332,7 +332,7 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
           }
         } catch (e) {
           if (!nextStepIdTaken(e)) throw e;
-          await continueRedrawn(() => continueRun(core, job, slot, runId, step, o, verdict, now, memos, hasChildren, log, trace, runNow, keys));
+          await continueAgain(core, job, slot, runId, step, o, verdict, now, memos, hasChildren, log, trace, runNow, keys);
         }
       } else if (o.kind === "succeed") {
         const t = ending(terminationBase(job, run, runId, step, memos, now, hasChildren), "succeeded");
@@ -752,6 +752,20 @@ class NextStepClaim implements ClaimNext {
   reserve(waiting: number): boolean {
     return this.chain.reserve(waiting);
   }
+}
+
+/**
+ * `continueRun` settled again through `continueRedrawn`: the closure made
+ * here, not in `processStep`, where a closure keeps the variables it names
+ * in a context allocated on every step.
+ */
+function continueAgain(...args: Parameters<typeof continueRun>): Promise<void> {
+  return continueRedrawn(() => continueRun(...args));
+}
+
+/** The step's replay record put, retrying store faults; outside `processStep` for the reason `continueAgain` is. */
+function putReplayRecord(memos: MemoStore, key: string, bytes: Uint8Array): Promise<unknown> {
+  return retryStore(() => memos.store.put(key, bytes));
 }
 
 /**
