@@ -63,6 +63,35 @@ describe("workflow records decoded under a polluted Object.prototype", () => {
     });
   }
 
+  /** A termination's optional fields, each set to what a succeeded run must never carry. */
+  const TERMINATION_POLLUTANTS: Record<string, unknown>[] = [
+    { errorKind: "fatal" },
+    { error: "polluted" },
+    { supersededBy: "r0" },
+    { publicError: "polluted" },
+    { errorCode: "POLLUTED" },
+  ];
+  for (const fields of TERMINATION_POLLUTANTS) {
+    const [name] = Object.keys(fields);
+    it(`a run that ends while Object.prototype holds ${name} records and reports no ${name}`, async () => {
+      const env = await openEnv(twoSteps);
+      try {
+        await whilePolluted(fields, async () => {
+          const { runId } = await env.runtime.submit({ runId: "r1", input: enc("first") });
+          await env.runtime.wait(runId);
+        });
+        const end = await env.runtime.wait("r1" as RunId);
+        expect(end.termination.status).toBe("succeeded");
+        expect(Object.hasOwn(end.outcome!, name!)).toBe(false);
+        expect(Object.hasOwn(end.termination, name!)).toBe(false);
+        expect(dec(end.outcome?.result)).toBe("done second");
+        expect(env.logged).toEqual([]);
+      } finally {
+        await env.stop();
+      }
+    });
+  }
+
   it("each decoder reads an optional field it was written without as absent, nested ones included", async () => {
     const run: RunRecord = {
       runId: "r1",

@@ -49,6 +49,7 @@ import { StoreCorruptedError } from "../../errors.js";
 import { stageEnded } from "./index-effects.js";
 import { boundText } from "../../logger.js";
 import type { Building } from "../../queue/cancel-state.js";
+import { ownFieldsIfPolluted } from "../../own-fields.js";
 
 /**
  * Most characters of a run's error text kept in its terminal and group
@@ -109,6 +110,32 @@ export interface TerminationInput {
   /** The outcome the worker recorded in the terminal record instead of a run result record (see `inline-outcome`). */
   inline?: InlineOutcome | undefined;
 }
+
+/**
+ * The optional fields of a `TerminationInput`. Its builders leave an absent
+ * one out, so under a polluted `Object.prototype` (see `own-fields`) reading
+ * it would find the prototype's value and record it as the run's.
+ */
+const TERMINATION_INPUT_OPTIONAL: readonly (keyof TerminationInput)[] = [
+  "error",
+  "errorKind",
+  "publicError",
+  "errorCode",
+  "result",
+  "priority",
+  "maxAttempts",
+  "signalWait",
+  "group",
+  "submission",
+  "parent",
+  "hasChildren",
+  "supersededBy",
+  "traceHeaders",
+  "inline",
+];
+
+/** The optional fields of a `RunOutcome`, given as its own by `runOutcomeOf` under a polluted prototype. */
+const OUTCOME_OPTIONAL: readonly (keyof RunOutcome)[] = ["result", "error", "errorKind", "publicError", "errorCode", "supersededBy"];
 
 /** How a run ends that no step settlement ends: a debounce replacing it, reconciliation of its dead step, a cancel. */
 export interface EndOfActiveRun {
@@ -189,6 +216,7 @@ export function decodeMarkerValue(bytes: Uint8Array, key: string): MarkerValue {
 
 /** The outcome the hook and `WorkflowRuntime.outcome` see for a termination. */
 export function runOutcomeOf(t: TerminationInput): RunOutcome {
+  ownFieldsIfPolluted(t, TERMINATION_INPUT_OPTIONAL);
   const o: Building<RunOutcome> = {
     runId: t.runId,
     status: t.status,
@@ -201,6 +229,8 @@ export function runOutcomeOf(t: TerminationInput): RunOutcome {
   if (t.publicError !== undefined) o.publicError = t.publicError;
   if (t.errorCode !== undefined) o.errorCode = t.errorCode;
   if (t.supersededBy !== undefined) o.supersededBy = t.supersededBy;
+  // Its readers (the inline outcome, a parent's child end, the hook's job) read absent fields too.
+  ownFieldsIfPolluted(o, OUTCOME_OPTIONAL);
   return o;
 }
 
@@ -211,7 +241,7 @@ export function runOutcomeOf(t: TerminationInput): RunOutcome {
  * notification job (when the hook observes the outcome).
  */
 export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, into: SettlementEffects = new SettlementEffects()): SettlementEffects {
-  const outcome = runOutcomeOf(t);
+  const outcome = runOutcomeOf(t); // first: it gives `t` its optional fields as its own under a polluted prototype
   const error = t.error === undefined ? undefined : boundText(t.error, MAX_RECORDED_ERROR_CHARS);
   into.kvDelete(runKey(s.queueName, t.runId));
   into.kvDelete(stepPointerKey(s.queueName, t.runId));
