@@ -28,7 +28,10 @@
  * The memtable freezes at `memtableKeys` keys when given; otherwise at a
  * size chosen at each freeze (memtable-size.ts) from how many young run
  * entries the writes killed; and whatever its keys, at an estimated
- * `memtableBytes`.
+ * `memtableBytes`. When it grows, it takes the young runs that fit back
+ * (run-take-back.ts), a slice with each write, so the rewrites of their
+ * keys find them in the memtable instead of searching and killing them in
+ * the runs, and no merge copies entries about to die.
  *
  * Pure data structure: no IO. Never mutate while iterating a `scan` (a
  * merge step is not a mutation: it changes no entry a scan sees).
@@ -46,8 +49,11 @@ import {
   entryBytes,
   type MemtableRange,
   nextMemtableKeys,
+  TAKE_BACK_SHARE,
+  takenBackBytes,
 } from "./memtable-size.js";
 import { type Layer, layerOf, pickMerge, RunMerge } from "./run-merge.js";
+import { RunTakeBack, type TakeEntry } from "./run-take-back.js";
 import { SnapshotMerge } from "./snapshot-merge.js";
 import { type OrderedEntries, scanOrdered, scanTree, type ScanOptions } from "./scan.js";
 
@@ -125,6 +131,17 @@ const FREEZE_IDLE_SLICE = 8_192;
  */
 const FREEZE_COPY_SHARE = 1 / 4;
 
+/**
+ * The fraction of the grown memtable's keys within whose writes the young
+ * runs are taken back into it, at the most: each write of a key not yet
+ * taken back still searches and kills it in its run, so the sooner the
+ * better, as long as one write's share stays small (30 entries for
+ * engine-commit's 121,000 taken back into 262,144 keys).
+ */
+const TAKE_BACK_WRITES_SHARE = 1 / 64;
+/** Entries each write takes back, at least, while runs are taken back. */
+const TAKE_BACK_WRITE_SLICE = 16;
+
 /** `memtableRange` checked: whole numbers, at least 1, the larger at least the smaller; the default when absent or not numbers. */
 function rangeOption(range: MemtableRange | undefined): MemtableRange {
   if (range === undefined) return DEFAULT_MEMTABLE_RANGE;
@@ -173,6 +190,13 @@ export class LayeredState {
   /** Memtable keys the last freeze kept (held ones). */
   #heldAtFreeze = 0;
   #merge: RunMerge | undefined;
+  /** Young runs being taken back into the memtable after it grew; merges leave them alone meanwhile. */
+  #takeBack: RunTakeBack | undefined;
+  /** Entries of `#takeBack` each write takes back. */
+  #takeBackPace = 0;
+  /** Set when the memtable grew while a frozen memtable was still copied: the take-back starts once its run is made. */
+  #takeBackDue = false;
+  readonly #takeEntry: TakeEntry = (layer, index, key, valueAt) => this.#take(layer, index, key, valueAt);
   /** The least a write copies of the merge in progress (set past `maxRuns`, see `#work`); 0: none. */
   #pace = 0;
   #idle: ReturnType<typeof setImmediate> | undefined;
@@ -188,6 +212,7 @@ export class LayeredState {
    */
   /** `heldListed`: held entries freezes listed to rebuild the memtable from them (see `freeze`). */
   /** `grows`, `shrinks`: changes of the memtable's size (`earlyGrows`: grows before a freeze, of `grows`); `byteFreezes`: freezes its bytes made; `recounts`: walks of it to count its bytes. */
+  /** `takeBacks`: grows that took young runs back; `takenBack`: entries they moved into the memtable; `droppedMerges`: merges dropped as a take-back emptied all their inputs. */
   readonly counters = {
     freezes: 0,
     merges: 0,
@@ -203,6 +228,9 @@ export class LayeredState {
     shrinks: 0,
     byteFreezes: 0,
     recounts: 0,
+    takeBacks: 0,
+    takenBack: 0,
+    droppedMerges: 0,
   };
 
   constructor(opts: LayeredStateOptions = {}) {
@@ -333,8 +361,94 @@ export class LayeredState {
       this.#freezeAt = this.#heldAtFreeze + next;
       this.counters.grows++;
       this.counters.earlyGrows++;
+      this.#takeBackAfterGrow();
     }
     this.#earlyAt = this.#nextEarly();
+  }
+
+  /** Takes the young runs back now, or once the frozen memtable's run is made (so it is taken back too). */
+  #takeBackAfterGrow(): void {
+    if (this.#frozen !== undefined) this.#takeBackDue = true;
+    else this.#startTakeBack();
+  }
+
+  /**
+   * Starts taking back into the memtable the runs made by the last
+   * `YOUNG_FREEZES` freezes, newest first, as many as fit with the keys it
+   * holds within `TAKE_BACK_SHARE` of its keys and half its bytes (see
+   * run-take-back.ts): after a grow for a rewritten working set they hold
+   * the rest of it.
+   */
+  #startTakeBack(): void {
+    this.#takeBackDue = false;
+    if (this.#takeBack !== undefined) return;
+    let room = this.#heldAtFreeze + Math.floor(this.#memtableKeys * TAKE_BACK_SHARE) - this.#mem.size;
+    let bytes = this.#memtableBytes / 2 - (this.#bytes - this.#heldBytes);
+    const pick: Layer[] = [];
+    let entries = 0;
+    for (let i = this.#layers.length - 1; i >= 0; i--) {
+      const l = this.#layers[i]!;
+      const by = this.#frozenBy.get(l);
+      if (by === undefined || this.counters.freezes - by > YOUNG_FREEZES) continue;
+      const live = l.live.live;
+      const b = takenBackBytes(live, l.run.count, l.run.bytes.length);
+      if (live > room || b > bytes) continue;
+      pick.push(l);
+      room -= live;
+      bytes -= b;
+      entries += live;
+    }
+    if (pick.length === 0) return;
+    this.counters.takeBacks++;
+    this.#takeBack = new RunTakeBack(pick);
+    this.#takeBackPace = Math.max(TAKE_BACK_WRITE_SLICE, Math.ceil(entries / Math.max(1, this.#memtableKeys * TAKE_BACK_WRITES_SHARE)));
+    if (this.#writeSlice === Infinity) this.#stepTakeBack(Infinity);
+  }
+
+  /** Takes back up to `entries` entries; ends the take-back when none is left. */
+  #stepTakeBack(entries: number): void {
+    const takeBack = this.#takeBack!;
+    const done = takeBack.step(entries, this.#takeEntry);
+    // A freeze by bytes ends the take-back (`#freeze`): what it moved so far goes with the freeze.
+    if (this.#bytes - this.#heldBytes >= this.#memtableBytes) this.#recount();
+    if (done && this.#takeBack === takeBack) this.#endTakeBack();
+  }
+
+  /**
+   * Moves a run entry the take-back walked into the memtable and marks it
+   * dead in its run; an entry `hold` would keep in the memtable stays in its
+   * run (a value read from a run is a fresh array, which no checkpoint pages out).
+   */
+  #take(layer: Layer, index: number, key: string, valueAt: number): void {
+    const value = layer.run.value(valueAt);
+    if (this.#hold?.(key, value)) return;
+    this.#mem.set(key, value);
+    this.#bytes += entryBytes(key, value);
+    layer.live.kill(index, Math.floor(index / BLOCK_ENTRIES));
+    this.counters.takenBack++;
+    if (layer.input >= 0) this.#merge!.killed(layer.input, index);
+    else if (layer.live.live === 0) this.#dropLayer(layer);
+  }
+
+  /** Removes `layer`, which has no live entry, from the runs. */
+  #dropLayer(layer: Layer): void {
+    const i = this.#layers.indexOf(layer);
+    if (i >= 0) this.#layers.splice(i, 1);
+    this.#frozenBy.delete(layer);
+  }
+
+  /** The take-back walked every run: a merge whose inputs it emptied is dropped, and merges go on. */
+  #endTakeBack(): void {
+    this.#takeBack = undefined;
+    const merge = this.#merge;
+    if (merge?.inputs.every((l) => l.live.live === 0)) {
+      this.#merge = undefined;
+      this.#pace = 0;
+      this.counters.droppedMerges++;
+      for (const l of merge.inputs) this.#dropLayer(l);
+    }
+    if (this.#merge === undefined) this.#startMerges();
+    else this.#scheduleIdle();
   }
 
   /**
@@ -420,6 +534,9 @@ export class LayeredState {
    */
   #freeze(full: boolean): void {
     this.#finishFrozen();
+    // The memtable filled (or its bytes did) before the take-back ended: what is left stays in the runs.
+    if (this.#takeBack !== undefined) this.#endTakeBack();
+    this.#takeBackDue = false;
     const mem = this.#mem;
     const hold = this.#hold;
     // The pass lists nothing: it counts, and a second pass lists the smaller side into arrays of
@@ -457,11 +574,17 @@ export class LayeredState {
     this.#heldAtFreeze = this.#mem.size;
     this.#heldBytes = heldBytes;
     this.#bytes = heldBytes;
+    const before = this.#memtableKeys;
     this.#resize(full);
     this.#freezeAt = this.#heldAtFreeze + this.#memtableKeys;
     this.#earlyAt = this.#nextEarly();
     this.counters.freezes++;
-    if (frozen.size === 0) return;
+    const grew = this.#memtableKeys > before;
+    if (frozen.size === 0) {
+      if (grew) this.#startTakeBack();
+      return;
+    }
+    this.#takeBackDue = grew;
     this.#frozen = new FrozenMemtable(frozen, this.counters.freezes);
     this.#frozenPace = Math.max(1, Math.ceil(frozen.size / Math.max(1, this.#memtableKeys * FREEZE_COPY_SHARE)));
     if (this.#writeSlice === Infinity) this.#finishFrozen();
@@ -483,10 +606,12 @@ export class LayeredState {
     const layer = frozen.finish();
     this.counters.frozenEntries += layer.run.count;
     this.counters.frozenBytes += layer.run.bytes.length;
-    if (layer.live.live === 0) return;
-    this.#pushLayer(layer, frozen.freezeNumber);
-    // Writes pace the merges (`#work`): only runs piling up past that finish them here, one at a time.
-    if (this.#layers.length > this.#mostRuns) this.#catchUp(this.#mostRuns);
+    if (layer.live.live > 0) {
+      this.#pushLayer(layer, frozen.freezeNumber);
+      // Writes pace the merges (`#work`): only runs piling up past that finish them here, one at a time.
+      if (this.#layers.length > this.#mostRuns) this.#catchUp(this.#mostRuns);
+    }
+    if (this.#takeBackDue) this.#startTakeBack();
   }
 
   /** Chooses the memtable's keys for the next interval (when the state chooses them) from what the last one's writes did. */
@@ -539,15 +664,17 @@ export class LayeredState {
    * whether either is still in progress.
    */
   mergeStep(entries: number): boolean {
-    if (this.#frozen !== undefined) {
+    if (this.#takeBack !== undefined) this.#stepTakeBack(entries);
+    else if (this.#frozen !== undefined) {
       if (this.#frozen.step(entries)) this.#installFrozen();
     } else if (this.#merge !== undefined) this.#advance(entries);
-    return this.#frozen !== undefined || this.#merge !== undefined;
+    return this.#takeBack !== undefined || this.#frozen !== undefined || this.#merge !== undefined;
   }
 
-  /** Copies the frozen memtable and runs every due merge to its end, synchronously. */
+  /** Copies the frozen memtable, takes back what a grow takes back, and runs every due merge to its end, synchronously. */
   finishMerges(): void {
     this.#finishFrozen();
+    if (this.#takeBack !== undefined) this.#stepTakeBack(Infinity);
     while (this.#merge !== undefined) this.#advance(Infinity);
   }
 
@@ -560,6 +687,11 @@ export class LayeredState {
    * faster than merges past `maxRuns` took them away).
    */
   #work(): void {
+    // A take-back comes first: the merges it would empty wait for it (no frozen memtable is copied meanwhile).
+    if (this.#takeBack !== undefined) {
+      this.#stepTakeBack(this.#takeBackPace);
+      return;
+    }
     const frozen = this.#frozen;
     // A frozen memtable's copy comes first: the merges that wait for its run pace themselves by what is left.
     if (frozen !== undefined) {
@@ -611,7 +743,9 @@ export class LayeredState {
   /** Starts the next due merge (a whole one at a time when `writeSlice` is Infinity). */
   #startMerges(): void {
     while (this.#merge === undefined) {
-      const pick = pickMerge(this.#layers, this.#memtableKeys, this.#ratio, this.#layers.length > this.#maxRuns, this.#maxMergeEntries);
+      const takeBack = this.#takeBack;
+      const layers = takeBack === undefined ? this.#layers : this.#layers.filter((l) => !takeBack.includes(l));
+      const pick = pickMerge(layers, this.#memtableKeys, this.#ratio, this.#layers.length > this.#maxRuns, this.#maxMergeEntries);
       if (pick === undefined) return;
       if (pick.length >= 2) this.counters.merges++;
       else this.counters.rewrites++;
@@ -653,11 +787,14 @@ export class LayeredState {
     if (this.#idleSlice <= 0 || this.#idle !== undefined || this.#idleStopped) return;
     this.#idle = setImmediate(() => {
       this.#idle = undefined;
+      // A take-back moves entries between the memtable and the runs, which a scan held across turns would
+      // see; it goes on with writes only, and the merge with the next write after it.
+      if (this.#takeBack !== undefined) return;
       const frozen = this.#frozen;
       if (frozen !== undefined) {
         if (frozen.step(Math.min(this.#idleSlice, FREEZE_IDLE_SLICE))) this.#installFrozen();
       } else if (this.#merge !== undefined) this.#advance(this.#idleSlice);
-      if (this.#frozen !== undefined || this.#merge !== undefined) this.#scheduleIdle();
+      if (this.#takeBack === undefined && (this.#frozen !== undefined || this.#merge !== undefined)) this.#scheduleIdle();
     });
     this.#idle.unref();
   }

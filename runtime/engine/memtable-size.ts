@@ -94,6 +94,23 @@ export function earlyMemtableKeys(keys: number, interval: Omit<FreezeInterval, "
   return Math.min(range.maxKeys, within * GROW_FACTOR);
 }
 
+/**
+ * The share of the grown memtable's keys that runs taken back into it may
+ * fill, with the keys it holds (see docs/engine.md, "A grown memtable takes
+ * its young runs back"): the rest stays for new keys, so taking a run back
+ * does not bring the next freeze near.
+ */
+export const TAKE_BACK_SHARE = 3 / 4;
+
+/**
+ * About what `entries` live entries of a run of `runEntries` entries in
+ * `runBytes` bytes take in the memtable once taken back: `entryBytes` of
+ * an entry of the run's average size, its value a fresh array.
+ */
+export function takenBackBytes(entries: number, runEntries: number, runBytes: number): number {
+  return entries * (ENTRY_OVERHEAD + ARRAY_OVERHEAD + runBytes / Math.max(1, runEntries));
+}
+
 /** What a memtable value is, for `entryBytes` (the state's `StoredValue`). */
 type HeldValue = Uint8Array | { readonly byteLength: number } | string | number;
 
