@@ -100,25 +100,29 @@ function expectReads(run: KeyRun, list: [string, StoredValue][], r: TestRandom):
 }
 
 describe("key-run entries", () => {
-  it("read back keys of shared prefixes of every length, non-ASCII keys and repeating, empty and large values, and so do their copies", () => {
-    const r = testRandom("key-run entries");
-    for (let round = 0; round < 6; round++) {
-      const list = entries(r, 50 + r.int(900));
-      const run = build(list);
-      expectReads(run, list, r);
-      // A copy entry by entry (what a merge does) reads the same, dead entries left out.
-      const live = new RunLiveness(run.count, BLOCK_ENTRIES);
-      const kept: [string, StoredValue][] = [];
-      for (const [i, e] of list.entries()) {
-        if (r.random() < 0.3) live.kill(i, Math.floor(i / BLOCK_ENTRIES));
-        else kept.push(e);
+  it(
+    "read back keys of shared prefixes of every length, non-ASCII keys and repeating, empty and large values, and so do their copies",
+    () => {
+      const r = testRandom("key-run entries");
+      for (let round = 0; round < 6; round++) {
+        const list = entries(r, 50 + r.int(900));
+        const run = build(list);
+        expectReads(run, list, r);
+        // A copy entry by entry (what a merge does) reads the same, dead entries left out.
+        const live = new RunLiveness(run.count, BLOCK_ENTRIES);
+        const kept: [string, StoredValue][] = [];
+        for (const [i, e] of list.entries()) {
+          if (r.random() < 0.3) live.kill(i, Math.floor(i / BLOCK_ENTRIES));
+          else kept.push(e);
+        }
+        const b = new KeyRunBuilder();
+        const c = new RunCursor(run, live);
+        while (c.advance()) b.addFrom(run, c.keyBuf, c.keyLen, c.valueAt);
+        expectReads(b.finish(), kept, r);
       }
-      const b = new KeyRunBuilder();
-      const c = new RunCursor(run, live);
-      while (c.advance()) b.addFrom(run, c.keyBuf, c.keyLen, c.valueAt);
-      expectReads(b.finish(), kept, r);
-    }
-  }, HEAVY_TEST_MS);
+    },
+    HEAVY_TEST_MS,
+  );
 
   it("takes two bytes plus the block's first key per entry for sequential keys of one length paged to one run", () => {
     const keys = Array.from({ length: 32 * 100 }, (_, i) => `j/01M92CFMXPEHEBCDJEEMS${i.toString(36).padStart(5, "0")}`);
