@@ -591,6 +591,7 @@ function guardWrites(store: ObjectStore, clock: Clock, lease: { deadline: number
   };
   const guarded: ObjectStore = {
     get: (key) => store.get(key),
+    ...(store.getBorrowed === undefined ? {} : { getBorrowed: (key: string) => store.getBorrowed!(key) }),
     ...(store.getRange === undefined ? {} : { getRange: (key: string, offset: number, length: number) => store.getRange!(key, offset, length) }),
     ...(store.getRangeInto === undefined ? {} : { getRangeInto: (key: string, offset: number, into: Uint8Array) => store.getRangeInto!(key, offset, into) }),
     list: (prefix, opts) => store.list(prefix, opts),

@@ -40,7 +40,7 @@ import { isWellFormed, KeyBytes, KeyHasher, KeyRunBuilder } from "./key-run.js";
 import { LayeredState } from "./layered-state.js";
 import type { MemtableRange } from "./memtable-size.js";
 import { mergeSegmentRuns } from "./open-merge.js";
-import { firstKey, getWithRetries, listKeys } from "./store-ops.js";
+import { borrowWithRetries, firstKey, getWithRetries, listKeys } from "./store-ops.js";
 import { decodeWal, type WalObject } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
 
@@ -330,10 +330,13 @@ function present(key: string, got: FetchedSegment | null): FetchedSegment {
   return got;
 }
 
-/** A whole segment, its tail decoded; null when it is gone. */
+/**
+ * A whole segment, its tail decoded; null when it is gone. Borrowed: the
+ * load copies every key and value it keeps out of it and never writes it.
+ */
 async function fetchWhole(ctx: StoreContext, seg: SegmentRef): Promise<FetchedSegment | null> {
   const key = ctx.prefix + seg.name;
-  const whole = await getWithRetries(ctx.store, key, ctx.retry);
+  const whole = await borrowWithRetries(ctx.store, key, ctx.retry);
   if (whole === null) return null;
   // As a ranged read refuses it (readSegmentRange): later ranged reads of its values would read the wrong bytes.
   if (whole.byteLength !== seg.bytes) throw segmentCorrupted(key, `segment is ${whole.byteLength} bytes, but its manifest lists ${seg.bytes}`);

@@ -3,7 +3,7 @@
  * idempotent create-if-absent and bounded-concurrency fan-out.
  */
 import { PreconditionFailedError } from "../errors.js";
-import type { ObjectStore } from "../store/object-store.js";
+import { readBorrowed, type ObjectStore } from "../store/object-store.js";
 import { withRetries, type RetryPolicy } from "./retry.js";
 
 /** What `createOnce` found: our object created, or the bytes already there. */
@@ -33,6 +33,16 @@ export async function createOnce(store: ObjectStore, key: string, bytes: Uint8Ar
 /** Reads `key` with retries; `null` when absent. */
 export async function getWithRetries(store: ObjectStore, key: string, policy: RetryPolicy, stop?: () => boolean): Promise<Uint8Array | null> {
   const found = await withRetries(policy, "get", key, () => store.get(key), stop);
+  return found?.body ?? null;
+}
+
+/**
+ * Reads `key` with retries for a caller that never writes into the answer
+ * (see `ObjectStore.getBorrowed`): it may be the store's own bytes, so it
+ * must not reach anything that writes, nor a user; `null` when absent.
+ */
+export async function borrowWithRetries(store: ObjectStore, key: string, policy: RetryPolicy): Promise<Uint8Array | null> {
+  const found = await withRetries(policy, "get", key, () => readBorrowed(store, key));
   return found?.body ?? null;
 }
 

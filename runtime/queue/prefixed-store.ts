@@ -18,6 +18,12 @@ export class PrefixedStore implements ObjectStore {
     return this.inner.get(this.prefix + key);
   }
 
+  get getBorrowed(): ((key: string) => Promise<StoredObject | null>) | undefined {
+    const inner = this.inner;
+    if (inner.getBorrowed === undefined) return undefined;
+    return (key) => inner.getBorrowed!(this.prefix + key);
+  }
+
   get getRange(): ((key: string, offset: number, length: number) => Promise<Uint8Array | null>) | undefined {
     const inner = this.inner;
     if (inner.getRange === undefined) return undefined;

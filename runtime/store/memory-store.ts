@@ -4,7 +4,9 @@
  * alter stored bytes, except a lent body (store/put-body.ts), which its
  * caller never writes again: it is kept as it is when it fills most of its
  * buffer (a full checkpoint of the engine puts about 34 MB of segments, a
- * copy it no longer pays).
+ * copy it no longer pays); and a borrowed read (`getBorrowed`), whose caller
+ * never writes into it, answers the kept bytes themselves (the engine's
+ * reopen reads its segments so, and no longer copies each).
  *
  * Objects sit in a B+tree ordered like S3 (UTF-8 byte order), so a listing
  * seeks to its start and walks only the keys it yields. Each step looks up
@@ -32,6 +34,13 @@ export class MemoryStore implements ObjectStore {
     validateObjectKey(key);
     const found = this.#objects.get(key);
     return found ? { body: copyBytes(found.body), etag: found.etag } : null;
+  }
+
+  /** The kept bytes themselves: the caller promised never to write into them (see `ObjectStore.getBorrowed`). */
+  async getBorrowed(key: string): Promise<StoredObject | null> {
+    validateObjectKey(key);
+    const found = this.#objects.get(key);
+    return found ? { body: found.body, etag: found.etag } : null;
   }
 
   async getRange(key: string, offset: number, length: number): Promise<Uint8Array | null> {

@@ -9,7 +9,10 @@ import { StoreRequestError } from "../errors.js";
 
 /** An object as read from a store. */
 export interface StoredObject {
-  /** The object's bytes, owned by the caller. */
+  /**
+   * The object's bytes: the caller's own from `get`; from `getBorrowed`
+   * possibly the store's, which the caller reads and never writes into.
+   */
   body: Uint8Array;
   /** A tag that changes whenever the object is replaced. */
   etag: string;
@@ -47,6 +50,16 @@ export interface ListOptions {
 export interface ObjectStore {
   /** The object at `key`, or `null` when absent. */
   get(key: string): Promise<StoredObject | null>;
+  /**
+   * Optional: the object at `key` as `get` reads it, for a caller that
+   * promises never to write into its body (nor to hand it to anything that
+   * might) for as long as it holds it: the store may answer bytes it keeps,
+   * which every later read also sees, instead of a copy. A store whose `get`
+   * makes fresh bytes anyway omits it; callers then read through `get` (see
+   * `readBorrowed`). Wrappers pass it through. The mirror of a lent put body
+   * (store/put-body.ts); `MemoryStore` answers the bytes it holds.
+   */
+  getBorrowed?(key: string): Promise<StoredObject | null>;
   /**
    * Optional: `length` bytes of the object at `key` starting at byte
    * `offset` (fewer when the object ends first, none when it ends before
@@ -126,6 +139,15 @@ export function bodyStart(key: string, contentRange: string | undefined, offset:
     );
   }
   return start;
+}
+
+/**
+ * The object at `key` for a caller that never writes into its body (see
+ * `ObjectStore.getBorrowed`): the store's own bytes when it lends them, else
+ * a `get`'s copy.
+ */
+export function readBorrowed(store: ObjectStore, key: string): Promise<StoredObject | null> {
+  return store.getBorrowed !== undefined ? store.getBorrowed(key) : store.get(key);
 }
 
 /**

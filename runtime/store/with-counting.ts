@@ -51,6 +51,16 @@ export function withCounting(store: ObjectStore): CountingStore {
       if (found) counts.bytesOut += found.body.byteLength;
       return found;
     },
+    ...(store.getBorrowed === undefined
+      ? {}
+      : {
+          async getBorrowed(key: string): Promise<StoredObject | null> {
+            counts.gets++;
+            const found = await store.getBorrowed!(key);
+            if (found) counts.bytesOut += found.body.byteLength;
+            return found;
+          },
+        }),
     ...(store.getRange === undefined
       ? {}
       : {

@@ -114,6 +114,15 @@ export function withFaults(store: ObjectStore, given: FaultOptions): FaultyStore
       return store.get(key);
     },
 
+    ...(store.getBorrowed === undefined
+      ? {}
+      : {
+          async getBorrowed(key: string): Promise<StoredObject | null> {
+            if (shouldFail("get")) throw new InjectedFaultError("get", key, false);
+            return store.getBorrowed!(key);
+          },
+        }),
+
     ...(store.getRange === undefined
       ? {}
       : {

@@ -50,6 +50,14 @@ export function withLatency(store: ObjectStore, given: LatencyOptions): ObjectSt
       await delay();
       return store.get(key);
     },
+    ...(store.getBorrowed === undefined
+      ? {}
+      : {
+          async getBorrowed(key: string): Promise<StoredObject | null> {
+            await delay();
+            return store.getBorrowed!(key);
+          },
+        }),
     ...(store.getRange === undefined
       ? {}
       : {

@@ -337,6 +337,11 @@ describe("opening from key sections", () => {
         reads.push(`get ${key}`);
         return store.get(key);
       },
+      // The open reads segments whole borrowed: a whole read as well.
+      getBorrowed: async (key: string) => {
+        reads.push(`get ${key}`);
+        return store.getBorrowed(key);
+      },
     });
     const missing: string[] = [];
     expect(await loadSegments(ctxOf(vanishing), manifest, (key) => missing.push(key), policy)).toBeUndefined();

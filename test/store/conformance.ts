@@ -90,6 +90,22 @@ export function describeStoreConformance(name: string, opts: ConformanceOptions)
       expect(dec((await store.get("k"))!.body)).toBe("abcdef");
     });
 
+    it("answers a borrowed read (where the store has one) as get does, and a get after it is still the caller's copy", async () => {
+      const store = await opts.makeStore();
+      if (store.getBorrowed === undefined) return;
+      expect(await store.getBorrowed("b/absent")).toBeNull();
+      const { etag } = await store.put("b/k", enc("borrowed"));
+      const lent = (await store.getBorrowed("b/k"))!;
+      expect(dec(lent.body)).toBe("borrowed");
+      expect(lent.etag).toBe(etag);
+      const own = (await store.get("b/k"))!;
+      own.body[0] = 0x7a;
+      expect(dec(lent.body)).toBe("borrowed");
+      expect(dec((await store.getBorrowed("b/k"))!.body)).toBe("borrowed");
+      await store.delete("b/k");
+      expect(await store.getBorrowed("b/k")).toBeNull();
+    });
+
     it("reads byte ranges: inside, clipped at the end, past the end, of an absent key, and refuses bad ranges", async () => {
       const store = await opts.makeStore();
       // Every store the project ships reads ranges; a store without it is read through a whole get.
