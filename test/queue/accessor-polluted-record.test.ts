@@ -6,7 +6,9 @@
  * record without it: the job's headers were lost for good; so did the
  * copy a transition makes of a record) nor fails the
  * read as a corrupted object (it told the operator to remove the store's
- * data).
+ * data). The job a claim hands out holds its fields as its own too: its
+ * constructor's assignments gave its headers to such a setter and left the
+ * worker without them.
  */
 import { describe, expect, it } from "vitest";
 import { StoreCorruptedError } from "taquba";
@@ -78,6 +80,30 @@ describe("a job record read under an accessor or a read-only field on Object.pro
     expect(again!.attempt).toBe(2);
     expect({ ...again!.headers }).toEqual({ tenant: "a" });
     await queue.ack(again!);
+    await queue.close();
+  });
+});
+
+describe("a job claimed under accessors on Object.prototype named as its fields", () => {
+  it("holds every field as its own, gives none to a setter, and is a plain frozen object", async () => {
+    const { queue } = await openQueue();
+    await queue.enqueue("q", enc("own payload"), { headers: { tenant: "a" }, priority: 2 });
+    const names = ["id", "queueName", "payload", "headers", "attempt", "maxAttempts", "priority", "enqueuedAt", "claimedAt", "lease", "isLastAttempt"];
+    const given: unknown[] = [];
+    const accessor = { get: () => undefined, set: (v: unknown) => given.push(v) };
+    await whileDefined(Object.fromEntries(names.map((n) => [n, accessor])), async () => {
+      const job = (await queue.claim("q"))!;
+      for (const n of names) expect(Object.hasOwn(job, n), n).toBe(true);
+      expect(Object.getPrototypeOf(job)).toBe(Object.prototype);
+      expect(Object.isFrozen(job)).toBe(true);
+      expect(new TextDecoder().decode(job.payload)).toBe("own payload");
+      expect({ ...job.headers }).toEqual({ tenant: "a" });
+      expect(job.priority).toBe(2);
+      expect(job.isLastAttempt()).toBe(false);
+      await queue.ack(job);
+    });
+    expect(given).toEqual([]);
+    expect((await queue.view().stats("q")).done).toBe(1);
     await queue.close();
   });
 });
