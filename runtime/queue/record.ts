@@ -5,6 +5,7 @@
 import { Packr } from "msgpackr";
 import { assertPlainMessagePack } from "../engine/plain-messagepack.js";
 import { StoreCorruptedError } from "../errors.js";
+import { ownObjects } from "./own-objects.js";
 import { packRecord } from "./record-pack.js";
 import { uintBytes, writeUint } from "./msgpack-sized.js";
 
@@ -197,34 +198,31 @@ function asBytes(v: unknown): Uint8Array {
 }
 
 function unpack(key: string, bytes: Uint8Array, own = false): unknown {
+  // Checked first, and apart: the second decode below must never take what this refuses.
   try {
     assertPlainMessagePack(bytes);
+  } catch (e) {
+    throw corrupted(key, e);
+  }
+  try {
     return own ? ownObjects(mapPackr.unpack(bytes)) : packr.unpack(bytes);
   } catch (e) {
     // The decoder's assignment threw on a read-only field of Object.prototype: the record is not at fault.
-    if (!own && bytes.length > 0) {
+    if (!own) {
       try {
         return ownObjects(mapPackr.unpack(bytes));
       } catch {}
     }
-    throw new StoreCorruptedError(key, `undecodable record: ${e instanceof Error ? e.message : String(e)}`);
+    throw corrupted(key, e);
   }
+}
+
+function corrupted(key: string, e: unknown): StoreCorruptedError {
+  return new StoreCorruptedError(key, `undecodable record: ${e instanceof Error ? e.message : String(e)}`);
 }
 
 /** Decodes maps as `Map`s, for `ownObjects`. */
 const mapPackr = new Packr({ useRecords: false, mapsAsObjects: false } as ConstructorParameters<typeof Packr>[0]);
-
-/**
- * `v` with its maps made objects by `Object.fromEntries`, which defines
- * each field as the object's own: no accessor or read-only field of
- * `Object.prototype` takes or refuses one, as they do the decoder's
- * assignments.
- */
-function ownObjects(v: unknown): unknown {
-  if (v instanceof Map) return Object.fromEntries(Array.from(v, ([k, x]) => [k, ownObjects(x)]));
-  if (Array.isArray(v)) return v.map(ownObjects);
-  return v;
-}
 
 /** `r`'s bytes; with `shared`, small ones may be a view of memory other records share (see `packRecord`). */
 export function encodeJob(r: JobRecord, shared = false): Uint8Array {
