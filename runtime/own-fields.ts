@@ -19,10 +19,16 @@ export function prototypeHoldsAny(names: readonly string[]): boolean {
   return false;
 }
 
-/** Gives `o` each of `names` it lacks as its own field, undefined (what the codec's omission meant), so none is read through the prototype. */
+/**
+ * Gives `o` each of `names` it lacks as its own field, undefined (what the
+ * codec's omission meant), so none is read through the prototype. Defined,
+ * not assigned: an assignment would call a setter the prototype holds under
+ * that name, or throw on a read-only one, and leave the field unowned.
+ */
 export function ownEveryField(o: object, names: Iterable<string>): void {
-  const own = o as Record<string, unknown>;
-  for (const k of names) if (!Object.hasOwn(own, k)) own[k] = undefined;
+  for (const k of names) {
+    if (!Object.hasOwn(o, k)) Object.defineProperty(o, k, { value: undefined, writable: true, enumerable: true, configurable: true });
+  }
 }
 
 /** `ownEveryField` when `Object.prototype` holds one of `names`: for a decoded record `o` that is an object. */

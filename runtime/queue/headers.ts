@@ -102,7 +102,10 @@ export function checkedHeaders(headers: unknown, limits: HeaderLimits = QUEUE_HE
         `${what} hold more than ${limits.maxTotalBytes} bytes of names and values (header ${shown(name)} goes past it); keep headers small and put data in the payload`,
       );
     }
-    copy[name] = value;
+    // Defined, not assigned, under a name Object.prototype holds: a read-only field there (every one, in a realm
+    // whose intrinsics are frozen) refuses the assignment, and an accessor's setter takes the header.
+    if (name in Object.prototype) Object.defineProperty(copy, name, { value, writable: true, enumerable: true, configurable: true });
+    else copy[name] = value;
   }
   return copy;
 }

@@ -6,6 +6,7 @@ import { Packr } from "msgpackr";
 import { assertPlainMessagePack } from "../engine/plain-messagepack.js";
 import { StoreCorruptedError } from "../errors.js";
 import { ownEveryField } from "../own-fields.js";
+import { ownObjects } from "./own-objects.js";
 import { packRecord } from "./record-pack.js";
 import { uintBytes, writeUint } from "./msgpack-sized.js";
 
@@ -99,7 +100,18 @@ export function copyJob(r: JobRecord): JobRecord {
     withUnknownFields.add(kept);
     return kept;
   }
+  // The constructor assigns: an accessor of Object.prototype named as a field would take it (see `prototypeHoldsJobField`).
+  if (prototypeHoldsJobField()) return ownFieldsCopy(r);
   return new NewCopiedJob(r);
+}
+
+/** `copyJob`'s copy with every field defined as its own, in `JOB_FIELDS` order, whatever `Object.prototype` holds. */
+function ownFieldsCopy(r: JobRecord): JobRecord {
+  const copy = {} as JobRecord;
+  for (const k of JOB_FIELDS) {
+    Object.defineProperty(copy, k, { value: (r as unknown as Record<string, unknown>)[k], writable: true, enumerable: true, configurable: true });
+  }
+  return copy;
 }
 
 /** Every field of `JobRecord`, each present (absent ones undefined). */
@@ -186,14 +198,32 @@ function asBytes(v: unknown): Uint8Array {
   return new Uint8Array(0);
 }
 
-function unpack(key: string, bytes: Uint8Array): unknown {
+function unpack(key: string, bytes: Uint8Array, own = false): unknown {
+  // Checked first, and apart: the second decode below must never take what this refuses.
   try {
     assertPlainMessagePack(bytes);
-    return packr.unpack(bytes);
   } catch (e) {
-    throw new StoreCorruptedError(key, `undecodable record: ${e instanceof Error ? e.message : String(e)}`);
+    throw corrupted(key, e);
+  }
+  try {
+    return own ? ownObjects(mapPackr.unpack(bytes)) : packr.unpack(bytes);
+  } catch (e) {
+    // The decoder's assignment threw on a read-only field of Object.prototype: the record is not at fault.
+    if (!own) {
+      try {
+        return ownObjects(mapPackr.unpack(bytes));
+      } catch {}
+    }
+    throw corrupted(key, e);
   }
 }
+
+function corrupted(key: string, e: unknown): StoreCorruptedError {
+  return new StoreCorruptedError(key, `undecodable record: ${e instanceof Error ? e.message : String(e)}`);
+}
+
+/** Decodes maps as `Map`s, for `ownObjects`. */
+const mapPackr = new Packr({ useRecords: false, mapsAsObjects: false } as ConstructorParameters<typeof Packr>[0]);
 
 /** `r`'s bytes; with `shared`, small ones may be a view of memory other records share (see `packRecord`). */
 export function encodeJob(r: JobRecord, shared = false): Uint8Array {
@@ -202,14 +232,17 @@ export function encodeJob(r: JobRecord, shared = false): Uint8Array {
 }
 
 /**
- * Whether `Object.prototype` holds the name of a job record's optional
- * field (a library merged a parsed `{"__proto__": ...}` into one). A
- * decoded record is a plain object, so a field it lacks would be read from
- * there: a `payloadRef` made the claim look for a payload object of that
- * name and dead-letter the job, `headers` or `lastError` went into the
- * claimed job. Asked at every decode (the prototype can change at any
- * time); each name written out, which V8 answers from its caches in a few
- * ns where a loop over a list of them took over 100.
+ * Whether `Object.prototype` holds the name of a job record's field (a
+ * library merged a parsed `{"__proto__": ...}` into one, or defined an
+ * accessor or a read-only field). A decoded record is a plain object, so a
+ * field it lacks would be read from there: a `payloadRef` made the claim
+ * look for a payload object of that name and dead-letter the job, `headers`
+ * or `lastError` went into the claimed job; and the decoder's assignment of
+ * a field it has went to an accessor's setter (a nack then stored the
+ * record without it) or threw on a read-only one. Asked at every decode
+ * (the prototype can change at any time); each name written out, which V8
+ * answers from its caches in a few ns where a loop over a list of them took
+ * over 100.
  */
 function prototypeHoldsJobField(): boolean {
   const p = Object.prototype;
@@ -227,16 +260,26 @@ function prototypeHoldsJobField(): boolean {
     "dedupKey" in p ||
     "debounceKey" in p ||
     "cancelRequested" in p ||
-    "retainUntil" in p
+    "retainUntil" in p ||
+    "id" in p ||
+    "queue" in p ||
+    "state" in p ||
+    "seq" in p ||
+    "priority" in p ||
+    "payload" in p ||
+    "attempts" in p ||
+    "maxAttempts" in p ||
+    "enqueuedAt" in p
   );
 }
 
 export function decodeJob(key: string, bytes: Uint8Array): JobRecord {
-  const o = unpack(key, bytes) as JobRecord | null;
+  const polluted = prototypeHoldsJobField();
+  const o = unpack(key, bytes, polluted) as JobRecord | null;
   if (o === null || typeof o !== "object" || typeof o.id !== "string" || typeof o.state !== "string") {
     throw new StoreCorruptedError(key, "not a job record");
   }
-  if (prototypeHoldsJobField()) ownEveryField(o, JOB_FIELDS);
+  if (polluted) ownEveryField(o, JOB_FIELDS);
   o.payload = asBytes(o.payload);
   if (o.attached !== undefined) o.attached = asBytes(o.attached);
   for (const k in o) {

@@ -9,9 +9,12 @@
 import { createHash } from "node:crypto";
 import { Packr } from "msgpackr";
 import { assertPlainMessagePack } from "../../engine/plain-messagepack.js";
+import { ownObjects } from "../../queue/own-objects.js";
 import { packPlain } from "../../queue/record-pack.js";
 
 const packr = new Packr({ useRecords: false, moreTypes: false });
+/** Decodes maps as `Map`s, for `ownObjects` (see `decodeValue`). */
+const mapPackr = new Packr({ useRecords: false, moreTypes: false, mapsAsObjects: false } as ConstructorParameters<typeof Packr>[0]);
 
 /**
  * Encodes `value` into a fresh byte array that owns its memory. Plain data
@@ -28,7 +31,18 @@ export function encodeValue(value: unknown): Uint8Array {
  */
 export function decodeValue(bytes: Uint8Array): unknown {
   assertPlainMessagePack(bytes);
-  return normalize(packr.unpack(bytes));
+  let v: unknown;
+  try {
+    v = packr.unpack(bytes);
+  } catch (e) {
+    // A read-only field of Object.prototype refused the decoder's assignment of a key of its name (own-objects.ts).
+    try {
+      v = ownObjects(mapPackr.unpack(bytes));
+    } catch {
+      throw e;
+    }
+  }
+  return normalize(v);
 }
 
 /**
