@@ -35,3 +35,16 @@ export function ownEveryField(o: object, names: Iterable<string>): void {
 export function ownFieldsIfPolluted(o: object, names: readonly string[]): void {
   if (prototypeHoldsAny(names)) ownEveryField(o, names);
 }
+
+/**
+ * The object `fill` builds by assignments (a constructor function's body),
+ * built on an object with no prototype and given `Object.prototype` after:
+ * for when the prototype holds one of its field names, whose setter would
+ * take an assignment (and leave the field unowned) or whose read-only field
+ * would refuse it.
+ */
+export function filledWithoutPrototype<A extends unknown[], T extends object>(fill: (this: T, ...args: A) => void, ...args: A): T {
+  const o = Object.create(null) as T;
+  fill.apply(o, args);
+  return Object.setPrototypeOf(o, Object.prototype) as T;
+}

@@ -5,6 +5,7 @@
  * can read, so a job obtained any other way (a view, a copy) cannot settle.
  */
 import { copyBytes } from "../bytes.js";
+import { filledWithoutPrototype } from "../own-fields.js";
 import type { TimedClock } from "../clock.js";
 import { validateDelay } from "../time-bounds.js";
 import { CancelRequestedError, ClaimLostError } from "./errors.js";
@@ -132,7 +133,7 @@ export function makeClaimedJob(
   // Made only when read: most claims are never cancelled and most workers never look (see `CancelState`).
   const ticket = new ClaimTicket(owner, entry, historyless, keys, stored === undefined ? undefined : r, stored);
   const job = prototypeHoldsClaimedJobField()
-    ? ownFields(claimedJobFields, r, own, headers, claimedAt, lease, ticket)
+    ? filledWithoutPrototype(claimedJobFields, r, own, headers, claimedAt, lease, ticket)
     : new ClaimedJobFields(r, own, headers, claimedAt, lease, ticket);
   return Object.freeze(job);
 }
@@ -161,17 +162,6 @@ function prototypeHoldsClaimedJobField(): boolean {
     "lastError" in p ||
     "isLastAttempt" in p
   );
-}
-
-/**
- * What `new` of `fill` makes, but assigned into an object that inherits
- * nothing, which only then takes `Object.prototype`: every field is its own
- * whatever that prototype holds.
- */
-function ownFields<A extends unknown[], T extends object>(fill: (this: T, ...args: A) => void, ...args: A): T {
-  const o = Object.create(null) as T;
-  fill.apply(o, args);
-  return Object.setPrototypeOf(o, Object.prototype) as T;
 }
 
 /**

@@ -8,6 +8,7 @@ import type { JobHost } from "../jobs/job-context.js";
 import type { HeaderValues } from "../contract/job-definition.js";
 import type { LeaseHandle } from "../queue/types.js";
 import { type Building, defineCancelSignal } from "../queue/cancel-state.js";
+import { filledWithoutPrototype } from "../own-fields.js";
 import type { Step } from "../workflow/steps/delivery.js";
 import type { EffectsHandle, KvReadHandle } from "../workflow/steps/effects-handle.js";
 import type { Memo } from "../workflow/memo/memo.js";
@@ -122,7 +123,11 @@ export function makeStepContext(
       next[target.method] = Object.freeze(now);
     }
   }
-  const ctx = new StepContextFields(definition.name, stepDef.name, step, signal, jobs, childWorkflowsOf(stepDef, step, resolve), Object.freeze(next), make);
+  const workflows = childWorkflowsOf(stepDef, step, resolve);
+  const frozenNext = Object.freeze(next);
+  const ctx = prototypeHoldsContextField()
+    ? filledWithoutPrototype(stepContextFields, definition.name, stepDef.name, step, signal, jobs, workflows, frozenNext, make)
+    : new StepContextFields(definition.name, stepDef.name, step, signal, jobs, workflows, frozenNext, make);
   // Transitions are tied to `owner`, so one built by another step's context is refused.
   return { ctx: Object.freeze(ctx), owner };
 }
@@ -170,4 +175,36 @@ function stepContextFields(
   this.cancel = (reason?: string) => make({ kind: "cancel", reason: reason ?? "cancelled by the workflow" });
 }
 stepContextFields.prototype = Object.prototype;
+
+/**
+ * Whether `Object.prototype` holds the name of a field `stepContextFields`
+ * assigns: a setter there would take it from the context (and a read-only
+ * field refuse it). Each name written out: a few ns per step.
+ */
+function prototypeHoldsContextField(): boolean {
+  const p = Object.prototype;
+  return (
+    "workflow" in p ||
+    "stepName" in p ||
+    "step" in p ||
+    "runId" in p ||
+    "stepNumber" in p ||
+    "headers" in p ||
+    "attempt" in p ||
+    "maxAttempts" in p ||
+    "isLastAttempt" in p ||
+    "lease" in p ||
+    "memo" in p ||
+    "runMemo" in p ||
+    "effects" in p ||
+    "kv" in p ||
+    "signal" in p ||
+    "jobs" in p ||
+    "workflows" in p ||
+    "next" in p ||
+    "succeed" in p ||
+    "fail" in p ||
+    "cancel" in p
+  );
+}
 const StepContextFields = stepContextFields as unknown as new (...args: Parameters<typeof stepContextFields>) => Building<AnyStepContext>;

@@ -13,17 +13,7 @@
 import { describe, expect, it } from "vitest";
 import { StoreCorruptedError } from "taquba";
 import { decodeJob, encodeJob } from "../../runtime/queue/record.js";
-import { enc, openQueue } from "./helpers.js";
-
-/** Runs `body` with `descriptors` defined on `Object.prototype`, then removes them. */
-async function whileDefined(descriptors: Record<string, PropertyDescriptor>, body: () => Promise<void>): Promise<void> {
-  for (const [k, d] of Object.entries(descriptors)) Object.defineProperty(Object.prototype, k, { ...d, configurable: true });
-  try {
-    await body();
-  } finally {
-    for (const k of Object.keys(descriptors)) delete (Object.prototype as Record<string, unknown>)[k];
-  }
-}
+import { enc, openQueue, whileDefined } from "./helpers.js";
 
 const RECORD = {
   id: "01HAAAAAAAAAAAAAAAAAAAAAAA",

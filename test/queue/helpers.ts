@@ -18,6 +18,16 @@ export async function whilePolluted(fields: Record<string, unknown>, body: () =>
   }
 }
 
+/** Runs `body` with `descriptors` defined on `Object.prototype` (accessors, read-only fields), then removes them. */
+export async function whileDefined(descriptors: Record<string, PropertyDescriptor>, body: () => Promise<void>): Promise<void> {
+  for (const [k, d] of Object.entries(descriptors)) Object.defineProperty(Object.prototype, k, { ...d, configurable: true });
+  try {
+    await body();
+  } finally {
+    for (const k of Object.keys(descriptors)) delete (Object.prototype as Record<string, unknown>)[k];
+  }
+}
+
 /** Claims and acks every ready job of queue `name`, in claim order; their payloads as text. */
 export async function drainPayloads(queue: Queue, name: string): Promise<string[]> {
   const out: string[] = [];

@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { Step, WorkflowDispatcher } from "taquba";
 import { encodeStepEnvelope } from "taquba/generated";
 import { orders } from "../../generated/index.js";
+import { whileDefined } from "../queue/helpers.js";
 
 const KEYS = [
   "workflow",
@@ -36,42 +37,52 @@ const KEYS = [
   "cancel",
 ];
 
-describe("a typed step context", () => {
-  it("is a plain frozen object whose cancelSignal is the step's", async () => {
-    let seen: object | undefined;
-    const d = orders
-      .registerWorkflows(WorkflowDispatcher.builder(), {
-        orderFulfil: {
-          reserve: async (p, ctx) => ctx.next.awaitPayment.onSignal({ order_id: p.order_id }, { order_id: p.order_id, reservation_id: "r", total_cents: 1 }),
-          awaitPayment: async (p, ctx) => ctx.next.pack({ order_id: p.order_id, reservation_id: p.reservation_id, paid_cents: 1 }),
-          pack: async (p, ctx) => ctx.next.ship({ order_id: p.order_id, parcel_id: "p", paid_cents: p.paid_cents }),
-          ship: async (p, ctx) => {
-            seen = ctx;
-            return ctx.succeed({ order_id: p.order_id, paid_cents: p.paid_cents, tracking_number: "T" });
-          },
+/** Runs a typed step and checks the context its handler was handed. */
+async function expectPlainContext(): Promise<void> {
+  let seen: object | undefined;
+  const d = orders
+    .registerWorkflows(WorkflowDispatcher.builder(), {
+      orderFulfil: {
+        reserve: async (p, ctx) => ctx.next.awaitPayment.onSignal({ order_id: p.order_id }, { order_id: p.order_id, reservation_id: "r", total_cents: 1 }),
+        awaitPayment: async (p, ctx) => ctx.next.pack({ order_id: p.order_id, reservation_id: p.reservation_id, paid_cents: 1 }),
+        pack: async (p, ctx) => ctx.next.ship({ order_id: p.order_id, parcel_id: "p", paid_cents: p.paid_cents }),
+        ship: async (p, ctx) => {
+          seen = ctx;
+          return ctx.succeed({ order_id: p.order_id, paid_cents: p.paid_cents, tracking_number: "T" });
         },
-      })
-      .build();
-    const ac = new AbortController();
-    const step = Step.detached(encodeStepEnvelope("orders.order.fulfil", "ship", { order_id: "o", parcel_id: "p", paid_cents: 1 }), {
-      cancelSignal: ac.signal,
-      stepNumber: 3,
-    });
-    expect((await d.runStep(step)).kind).toBe("succeed");
-    const ctx = seen as Record<string, unknown>;
-    expect(Object.getPrototypeOf(ctx)).toBe(Object.prototype);
-    expect(ctx.constructor).toBe(Object);
-    expect(Object.keys(ctx)).toEqual(KEYS);
-    expect(Object.isFrozen(ctx)).toBe(true);
-    for (const k of KEYS) {
-      const desc = Object.getOwnPropertyDescriptor(ctx, k)!;
-      if (k === "cancelSignal") expect(desc).toMatchObject({ enumerable: true, configurable: false });
-      else expect(desc, k).toMatchObject({ writable: false, enumerable: true, configurable: false });
-    }
-    expect(inspect(ctx, { depth: 0 }).startsWith("{")).toBe(true);
-    expect(ctx.step).toBe(step);
-    expect(ctx.stepNumber).toBe(3);
-    expect(ctx.cancelSignal).toBe(ac.signal);
-    expect((ctx.isLastAttempt as () => boolean)()).toBe(false);
+      },
+    })
+    .build();
+  const ac = new AbortController();
+  const step = Step.detached(encodeStepEnvelope("orders.order.fulfil", "ship", { order_id: "o", parcel_id: "p", paid_cents: 1 }), {
+    cancelSignal: ac.signal,
+    stepNumber: 3,
+  });
+  expect((await d.runStep(step)).kind).toBe("succeed");
+  const ctx = seen as Record<string, unknown>;
+  expect(Object.getPrototypeOf(ctx)).toBe(Object.prototype);
+  expect(ctx.constructor).toBe(Object);
+  expect(Object.keys(ctx)).toEqual(KEYS);
+  expect(Object.isFrozen(ctx)).toBe(true);
+  for (const k of KEYS) {
+    const desc = Object.getOwnPropertyDescriptor(ctx, k)!;
+    if (k === "cancelSignal") expect(desc).toMatchObject({ enumerable: true, configurable: false });
+    else expect(desc, k).toMatchObject({ writable: false, enumerable: true, configurable: false });
+  }
+  expect(inspect(ctx, { depth: 0 }).startsWith("{")).toBe(true);
+  expect(ctx.step).toBe(step);
+  expect(ctx.stepNumber).toBe(3);
+  expect(ctx.cancelSignal).toBe(ac.signal);
+  expect((ctx.isLastAttempt as () => boolean)()).toBe(false);
+}
+
+describe("a typed step context", () => {
+  it("is a plain frozen object whose cancelSignal is the step's", expectPlainContext);
+
+  it("is the same, its fields its own, while Object.prototype has setters of their names, handing none to them", async () => {
+    const swallowed: unknown[] = [];
+    const accessor = { get: () => undefined, set: (v: unknown) => swallowed.push(v) };
+    await whileDefined({ stepName: accessor, step: accessor, jobs: accessor, workflows: accessor, succeed: accessor, cancel: accessor }, expectPlainContext);
+    expect(swallowed).toEqual([]);
   });
 });

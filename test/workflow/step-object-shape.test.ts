@@ -9,6 +9,7 @@ import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { Step, StepOutcome, type Step as StepType } from "taquba";
 import { enc, openEnv, runnerOf } from "./helpers.js";
+import { whileDefined } from "../queue/helpers.js";
 
 const STEP_KEYS = [
   "runId",
@@ -78,5 +79,32 @@ describe("the step a runner is handed", () => {
       expect(s.isLastAttempt()).toBe(false);
     }
     expectPlainStep(Step.detached(enc("in"), { signal: null, stepNumber: 3 }));
+  });
+
+  it("holds its own fields while Object.prototype has setters of their names, handing none to them", async () => {
+    const swallowed: unknown[] = [];
+    const accessor = { get: () => undefined, set: (v: unknown) => swallowed.push(v) };
+    const seen: { stepNumber: number; payload: string; headers: Record<string, string>; runId: string; own: boolean }[] = [];
+    const env = await openEnv(
+      runnerOf(async (step) => {
+        const own = ["memo", "stepNumber", "payload", "signal", "lease"].every((k) => Object.hasOwn(step, k));
+        seen.push({ stepNumber: step.stepNumber, payload: new TextDecoder().decode(step.payload), headers: { ...step.headers }, runId: step.runId, own });
+        return step.stepNumber === 0 ? StepOutcome.continueNow(enc("next")) : StepOutcome.succeed(enc("done"));
+      }),
+    );
+    try {
+      await whileDefined({ memo: accessor, stepNumber: accessor, payload: accessor, signal: accessor, lease: accessor }, async () => {
+        const { runId } = await env.runtime.submit({ runId: "r1", input: enc("in"), options: { headers: { tenant: "acme" } } });
+        await env.runtime.wait(runId);
+        expectPlainStep(Step.detached(enc("in"), { signal: null, stepNumber: 3 }));
+      });
+    } finally {
+      await env.stop();
+    }
+    expect(seen).toEqual([
+      { stepNumber: 0, payload: "in", headers: { tenant: "acme" }, runId: "r1", own: true },
+      { stepNumber: 1, payload: "next", headers: { tenant: "acme" }, runId: "r1", own: true },
+    ]);
+    expect(swallowed).toEqual([]);
   });
 });

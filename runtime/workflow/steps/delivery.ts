@@ -5,6 +5,7 @@ import type { FlowRule } from "../../queue/admission.js";
 import type { WorkflowQueue } from "../queue-port.js";
 import type { LeaseHandle } from "../../queue/types.js";
 import { type Building, type CancelSource, defineCancelSignal } from "../../queue/cancel-state.js";
+import { filledWithoutPrototype } from "../../own-fields.js";
 import { MemoryStore } from "../../store/memory-store.js";
 import type { ObjectStore } from "../../store/object-store.js";
 import { EffectsHandle, type KvReadHandle } from "./effects-handle.js";
@@ -108,7 +109,35 @@ export function makeDelivery(p: DeliveryParts): Delivery {
 
 /** Builds a {@link Step} from a delivery's parts and the step's own fields. */
 export function makeStep(p: DeliveryParts, stepNumber: number, payload: Uint8Array, signal: Uint8Array | null | undefined): Step {
-  return Object.freeze(new StepFields(p, stepNumber, payload, signal));
+  const step = prototypeHoldsStepField() ? filledWithoutPrototype(stepFields, p, stepNumber, payload, signal) : new StepFields(p, stepNumber, payload, signal);
+  return Object.freeze(step);
+}
+
+/**
+ * Whether `Object.prototype` holds the name of a field `stepFields` assigns:
+ * a setter there would take the step's payload or headers (the runner then
+ * reads the setter's getter) and a read-only field would refuse the
+ * assignment. Each name written out: a few ns per step.
+ */
+function prototypeHoldsStepField(): boolean {
+  const p = Object.prototype;
+  return (
+    "runId" in p ||
+    "headers" in p ||
+    "jobId" in p ||
+    "attempt" in p ||
+    "maxAttempts" in p ||
+    "lease" in p ||
+    "memo" in p ||
+    "runMemo" in p ||
+    "effects" in p ||
+    "kv" in p ||
+    "children" in p ||
+    "isLastAttempt" in p ||
+    "stepNumber" in p ||
+    "payload" in p ||
+    "signal" in p
+  );
 }
 
 /**
@@ -148,13 +177,13 @@ const StepFields = stepFields as unknown as new (...args: Parameters<typeof step
  * rather than as a `get` in the literal (also a slow path).
  */
 function deliveryOf(p: DeliveryParts): Building<Delivery> {
-  const d = {
-    runId: p.runId,
-    headers: p.headers,
-    jobId: p.jobId,
-    attempt: p.attempt,
-    maxAttempts: p.maxAttempts,
-  } as Building<Delivery>;
+  // Assigned into an object that inherits nothing, so a setter on `Object.prototype` takes no field (see `prototypeHoldsStepField`).
+  const d = Object.create(null) as Building<Delivery>;
+  d.runId = p.runId;
+  d.headers = p.headers;
+  d.jobId = p.jobId;
+  d.attempt = p.attempt;
+  d.maxAttempts = p.maxAttempts;
   defineCancelSignal(d, p.cancel);
   d.lease = p.lease;
   d.memo = p.memo;
@@ -163,7 +192,7 @@ function deliveryOf(p: DeliveryParts): Building<Delivery> {
   d.kv = p.kv;
   d.children = p.children;
   d.isLastAttempt = p.isLastAttempt ?? lastAttemptOf(p.attempt, p.maxAttempts);
-  return d;
+  return Object.setPrototypeOf(d, Object.prototype) as Building<Delivery>;
 }
 
 function lastAttemptOf(attempt: number, maxAttempts: number): () => boolean {
