@@ -5,39 +5,17 @@
  * and a reader opened after each life reads what was acknowledged.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, EngineReader, MemoryStore, WriteBatch, withFaults, type ObjectStore, type PutOptions } from "taquba";
+import { Engine, EngineReader, MemoryStore, WriteBatch, withFaults } from "taquba";
 import { crc32 } from "../../runtime/engine/checksum.js";
-import { passPutBodyReleased, putBodyReleased } from "../../runtime/store/put-body.js";
+import { putBodyReleased } from "../../runtime/store/put-body.js";
+import { checksumming } from "../support/checksumming-store.js";
 import { testRandom } from "../support/seed.js";
-
-interface Put {
-  key: string;
-  body: Uint8Array;
-  crc: number;
-}
-
-/** Keeps (by reference) and checksums each body it hands to `inner`; declared as `inner` is. */
-function keeping(inner: MemoryStore): { store: ObjectStore; puts: Put[] } {
-  const puts: Put[] = [];
-  const store: ObjectStore = {
-    get: (k) => inner.get(k),
-    getRange: (k, o, l) => inner.getRange(k, o, l),
-    put(key: string, body: Uint8Array, opts?: PutOptions) {
-      puts.push({ key, body, crc: crc32(body) });
-      return inner.put(key, body, opts);
-    },
-    delete: (k) => inner.delete(k),
-    list: (p, o) => inner.list(p, o),
-  };
-  passPutBodyReleased(inner, store);
-  return { store, puts };
-}
 
 describe("bodies kept by a store whose puts fail after keeping them", () => {
   it("are retried as they were, never written into, and every reopen reads what was acknowledged", { timeout: 180_000 }, async () => {
     const rnd = testRandom("bodies kept, puts failing");
     const inner = new MemoryStore();
-    const { store: kept, puts } = keeping(inner);
+    const { store: kept, puts } = checksumming(inner);
     const store = withFaults(kept, { failureRate: 0.2, ops: ["put"], failAfterWriteRate: 1, seed: rnd.int(2 ** 31) });
     expect(putBodyReleased(store)).toBe(false);
     const model = new Map<string, Uint8Array>();

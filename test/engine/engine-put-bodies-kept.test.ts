@@ -9,33 +9,11 @@
  * as `MemoryStore` is, would see any write into one.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, EngineReader, MemoryStore, WriteBatch, type ObjectStore, type PutOptions } from "taquba";
+import { Engine, EngineReader, MemoryStore, WriteBatch } from "taquba";
 import { crc32 } from "../../runtime/engine/checksum.js";
-import { keepsAsItIs, passPutBodyReleased, putBodyReleased } from "../../runtime/store/put-body.js";
+import { keepsAsItIs, putBodyReleased } from "../../runtime/store/put-body.js";
+import { checksumming } from "../support/checksumming-store.js";
 import { testRandom } from "../support/seed.js";
-
-interface Put {
-  key: string;
-  body: Uint8Array;
-  crc: number;
-}
-
-/** Hands each body straight to `inner` after checksumming it; declared as `inner` is. */
-function checksumming(inner: MemoryStore): { store: ObjectStore; puts: Put[] } {
-  const puts: Put[] = [];
-  const store: ObjectStore = {
-    get: (k) => inner.get(k),
-    getRange: (k, o, l) => inner.getRange(k, o, l),
-    put(key: string, body: Uint8Array, opts?: PutOptions) {
-      puts.push({ key, body, crc: crc32(body) });
-      return inner.put(key, body, opts);
-    },
-    delete: (k) => inner.delete(k),
-    list: (p, o) => inner.list(p, o),
-  };
-  passPutBodyReleased(inner, store);
-  return { store, puts };
-}
 
 const opts = {
   checkpointWalObjects: 0,

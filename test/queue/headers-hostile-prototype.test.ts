@@ -8,18 +8,7 @@
  * job keeps them through a claim, a nack and a claim again.
  */
 import { describe, expect, it } from "vitest";
-import { enc, openQueue } from "./helpers.js";
-
-/** Runs `body` with `names` of `Object.prototype` made read-only, as frozen intrinsics make them, then restores them. */
-async function whileReadOnly(names: string[], body: () => Promise<void>): Promise<void> {
-  const was = names.map((n) => Object.getOwnPropertyDescriptor(Object.prototype, n)!);
-  for (const [i, n] of names.entries()) Object.defineProperty(Object.prototype, n, { ...was[i], writable: false });
-  try {
-    await body();
-  } finally {
-    for (const [i, n] of names.entries()) Object.defineProperty(Object.prototype, n, was[i]!);
-  }
-}
+import { enc, openQueue, whileReadOnly } from "./helpers.js";
 
 describe("headers under a hostile Object.prototype", () => {
   it("are enqueued, claimed, nacked and claimed again whole when the prototype's own names are read-only", async () => {

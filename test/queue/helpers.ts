@@ -28,6 +28,17 @@ export async function whileDefined(descriptors: Record<string, PropertyDescripto
   }
 }
 
+/** Runs `body` with `names` of `Object.prototype` made read-only, as frozen intrinsics make them, then restores them. */
+export async function whileReadOnly(names: string[], body: () => Promise<void>): Promise<void> {
+  const was = names.map((n) => Object.getOwnPropertyDescriptor(Object.prototype, n)!);
+  for (const [i, n] of names.entries()) Object.defineProperty(Object.prototype, n, { ...was[i], writable: false });
+  try {
+    await body();
+  } finally {
+    for (const [i, n] of names.entries()) Object.defineProperty(Object.prototype, n, was[i]!);
+  }
+}
+
 /** Claims and acks every ready job of queue `name`, in claim order; their payloads as text. */
 export async function drainPayloads(queue: Queue, name: string): Promise<string[]> {
   const out: string[] = [];

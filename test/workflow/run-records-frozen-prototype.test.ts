@@ -9,17 +9,7 @@ import { describe, expect, it } from "vitest";
 import { StepOutcome } from "taquba";
 import { decodeValue, encodeValue } from "../../runtime/workflow/records/codec.js";
 import { enc, openEnv, runnerOf } from "./helpers.js";
-
-/** Runs `body` with `names` of `Object.prototype` made read-only, then restores them. */
-async function whileReadOnly(names: string[], body: () => Promise<void>): Promise<void> {
-  const was = names.map((n) => Object.getOwnPropertyDescriptor(Object.prototype, n)!);
-  for (const [i, n] of names.entries()) Object.defineProperty(Object.prototype, n, { ...was[i], writable: false });
-  try {
-    await body();
-  } finally {
-    for (const [i, n] of names.entries()) Object.defineProperty(Object.prototype, n, was[i]!);
-  }
-}
+import { whileReadOnly } from "../queue/helpers.js";
 
 const HEADERS = { constructor: "c", toString: "t", tenant: "a" };
 
