@@ -11,7 +11,7 @@ import { MemoStore, StepOutcome, WorkflowView } from "taquba";
 import { ViewRunKeys } from "../../runtime/workflow/runs/view-run-keys.js";
 import { runKey, stepPointerKey, terminalRecordKey } from "../../runtime/workflow/records/kv-keys.js";
 import { decodeTerminalRecord, encodeTerminalRecord } from "../../runtime/workflow/records/records.js";
-import { dec, enc, openEnv, runnerOf, until } from "./helpers.js";
+import { dec, enc, type Env, openEnv, runnerOf, until } from "./helpers.js";
 
 describe("ViewRunKeys", () => {
   it("keeps the keys of the last runs asked for, the oldest dropped first", () => {
@@ -102,6 +102,23 @@ describe("a view's lent reads of a run's records", () => {
   });
 });
 
+/** A view over `env`'s queue that counts its borrowed reads of `key`, with the queue's value tokens or without. */
+function countingView(env: Env, key: string, tokens: boolean): { view: WorkflowView; borrowed: () => number } {
+  const q = env.queue;
+  let borrowed = 0;
+  const source = {
+    kvGet: (k: string) => q.kvGet(k),
+    job: (id: string) => q.view().job(id),
+    kvScan: (p: string, o?: Parameters<typeof q.kvScan>[1]) => q.kvScan(p, o),
+    kvBorrowNow: (k: string) => {
+      if (k === key) borrowed++;
+      return q.kvBorrowNow(k);
+    },
+    ...(tokens ? { kvTokenNow: (k: string) => q.kvTokenNow(k) } : {}),
+  };
+  return { view: new WorkflowView(source, new MemoStore(env.store, "workflow-steps-memo")), borrowed: () => borrowed };
+}
+
 describe("a view's terminal records", () => {
   it("are decoded once per stored value: the same answers while the token holds, the rewritten record's after", async () => {
     const runner = runnerOf(async (step) => StepOutcome.succeed(enc(`result of ${dec(step.payload)}`)));
@@ -109,20 +126,7 @@ describe("a view's terminal records", () => {
     try {
       const q = env.queue;
       const tk = terminalRecordKey("workflow-steps", "r");
-      let borrowed = 0;
-      const view = new WorkflowView(
-        {
-          kvGet: (k) => q.kvGet(k),
-          job: (id) => q.view().job(id),
-          kvScan: (p, o) => q.kvScan(p, o),
-          kvBorrowNow: (k: string) => {
-            if (k === tk) borrowed++;
-            return q.kvBorrowNow(k);
-          },
-          kvTokenNow: (k: string) => q.kvTokenNow(k),
-        },
-        new MemoStore(env.store, "workflow-steps-memo"),
-      );
+      const { view, borrowed } = countingView(env, tk, true);
       await env.runtime.submit({ runId: "r", input: enc("r") });
       await env.runtime.wait("r");
       const first = await view.outcome("r");
@@ -133,14 +137,14 @@ describe("a view's terminal records", () => {
         expect(dec((await view.outcome("r"))!.result!)).toBe("result of r");
         expect((await view.status("r"))?.step).toBe(0);
       }
-      expect(borrowed).toBe(1);
+      expect(borrowed()).toBe(1);
 
       // Rewritten (same run, another final step and result): the next read decodes the new value.
       const t = decodeTerminalRecord((await q.kvGet(tk))!, tk);
       await q.kvPut(tk, encodeTerminalRecord({ ...t, finalStep: 7, inline: { ...t.inline!, result: enc("rewritten") } }));
       expect((await view.status("r"))?.step).toBe(7);
       expect(dec((await view.outcome("r"))!.result!)).toBe("rewritten");
-      expect(borrowed).toBe(2);
+      expect(borrowed()).toBe(2);
 
       // Removed: unknown, not the record kept.
       await q.kvDelete(tk);
@@ -157,23 +161,11 @@ describe("a view's terminal records", () => {
     try {
       const q = env.queue;
       const tk = terminalRecordKey("workflow-steps", "r");
-      let borrowed = 0;
-      const view = new WorkflowView(
-        {
-          kvGet: (k) => q.kvGet(k),
-          job: (id) => q.view().job(id),
-          kvScan: (p, o) => q.kvScan(p, o),
-          kvBorrowNow: (k: string) => {
-            if (k === tk) borrowed++;
-            return q.kvBorrowNow(k);
-          },
-        },
-        new MemoStore(env.store, "workflow-steps-memo"),
-      );
+      const { view, borrowed } = countingView(env, tk, false);
       await env.runtime.submit({ runId: "r", input: enc("r") });
       await env.runtime.wait("r");
       for (let i = 0; i < 3; i++) expect(dec((await view.outcome("r"))!.result!)).toBe("result of r");
-      expect(borrowed).toBe(3);
+      expect(borrowed()).toBe(3);
       const t = decodeTerminalRecord((await q.kvGet(tk))!, tk);
       await q.kvPut(tk, encodeTerminalRecord({ ...t, finalStep: 7 }));
       expect((await view.status("r"))?.step).toBe(7);
