@@ -21,6 +21,7 @@ import { describe, expect, it } from "vitest";
 import { Engine, LocalStore } from "taquba";
 import { ChildScenario } from "../support/child-scenario.js";
 import { type ChildScript, startScript } from "../support/child-script.js";
+import { backgroundFailures } from "../support/background-errors.js";
 import { expectCrashState } from "../support/crash-state.js";
 import { loadLimitTimeout } from "../support/load.js";
 import { durableIds, lastCount } from "../support/crash-output.js";
@@ -60,6 +61,7 @@ async function expectKilledIn(scenario: ChildScenario, tag: string, script: Retu
   expect(exit.signal, script.stderr()).toBe("SIGKILL");
   expect(script.lines.find((l) => l.startsWith("K "))?.split(" ")[1]).toBe(window);
   expect(durableIds(script.lines)).toEqual([]);
+  expect(backgroundFailures(script)).toEqual([]);
 }
 
 describe("a take-over of a writer that checkpoints without pause, attacked with SIGKILL", () => {
@@ -89,6 +91,8 @@ describe("a take-over of a writer that checkpoints without pause, attacked with 
       expect(exit.code).toBe(3);
       expect(a0.lines.find((l) => l.startsWith("X "))).toBe("X FencedError");
       await b0.kill();
+      // Fenced, the first writer fails its commits, not its background work.
+      expect([a0, b0].flatMap(backgroundFailures)).toEqual([]);
       allDurable.push(...durableIds(a0.lines), ...durableIds(b0.lines));
       await reopenAndCheck(["a0", "b0"]);
 
@@ -106,6 +110,7 @@ describe("a take-over of a writer that checkpoints without pause, attacked with 
       expect(fenced.code).toBe(3);
       expect(a1.lines.find((l) => l.startsWith("X "))).toBe("X FencedError");
       allDurable.push(...durableIds(a1.lines));
+      expect(backgroundFailures(a1)).toEqual([]);
       // The next writer opens over the claim the killed one left.
       await reopenAndCheck(["a0", "b0", "a1"]);
     } finally {

@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { AzureBlobStore, Engine, EngineReader, FencedError, WriteBatch, openStore } from "taquba";
 import { startScript } from "../support/child-script.js";
+import { backgroundFailures } from "../support/background-errors.js";
 import { startAzurite, type TestAzurite } from "../support/azurite.js";
 import { testRandom } from "../support/seed.js";
 import { scaledForLoad } from "../support/load.js";
@@ -82,6 +83,7 @@ describe("engine over Azure Blob Storage (Azurite on loopback)", () => {
       // Real time on purpose: the kill must land at an arbitrary point of the writer's IO.
       await new Promise((r) => setTimeout(r, int(40)));
       await writer.kill();
+      expect(backgroundFailures(writer)).toEqual([]);
       allDurable.push(...writer.lines.filter((l) => l.startsWith("D ")).map((l) => l.slice(2)));
 
       const engine = await Engine.open(openStore(url));

@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { Engine, LocalStore, S3Store, type ObjectStore } from "taquba";
 import { startScript } from "../support/child-script.js";
+import { backgroundFailures } from "../support/background-errors.js";
 import { testRandom } from "../support/seed.js";
 import { durableIds } from "../support/crash-output.js";
 import { useTempDirs } from "../support/temp-dirs.js";
@@ -33,6 +34,7 @@ async function runAndKill(dir: string, tag: string, target: number, extraDelayMs
   await writer.kill();
   // Lines printed before the kill were still in the pipe; the exit waits for them.
   expect(writer.lines.filter((l) => l.startsWith("E "))).toEqual([]);
+  expect(backgroundFailures(writer)).toEqual([]);
   besideSeen += writer.lines.filter((l) => l.startsWith("B ")).length;
   foldsSeen += writer.lines.filter((l) => l.startsWith("F ")).length;
   tiersSeen += writer.lines.filter((l) => l.startsWith("T ")).length;

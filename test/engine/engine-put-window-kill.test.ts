@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { Engine, LocalStore } from "taquba";
 import { startScript } from "../support/child-script.js";
+import { backgroundFailures } from "../support/background-errors.js";
 import { durableIds } from "../support/crash-output.js";
 import { expectCrashState } from "../support/crash-state.js";
 import { type KillInPut, killInPutEnv, PUT_WINDOWS } from "../support/kill-in-put.js";
@@ -43,6 +44,7 @@ async function runUntilKilled(dir: string, tag: string, kill: KillInPut): Promis
   expect(k, `${tag} was killed before reaching ${kill.window}`).toBeDefined();
   const [, window, temp] = k!.split(" ");
   expect(window).toBe(kill.window);
+  expect(backgroundFailures(child)).toEqual([]);
   return { lines: child.lines, temp: temp! };
 }
 

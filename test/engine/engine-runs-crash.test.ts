@@ -13,6 +13,7 @@ import { Engine, EngineReader, LocalStore } from "taquba";
 import { stateTuning } from "../../runtime/engine/recovery.js";
 import { compareKeys } from "../../runtime/store/keys.js";
 import { startScript } from "../support/child-script.js";
+import { backgroundFailures } from "../support/background-errors.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { scaledForLoad } from "../support/load.js";
@@ -70,6 +71,7 @@ describe("engine over compact key runs, killed mid-fill", () => {
       // Real time on purpose: the kill must land at an arbitrary point of the writer's work.
       await new Promise((resolve) => setTimeout(resolve, r.int(30)));
       await writer.kill();
+      expect(backgroundFailures(writer)).toEqual([]);
       const durable = writer.lines.filter((l) => l.startsWith("D ")).map((l) => Number(l.slice(2)));
       const lastDurable = Math.max(...durable);
       // Every batch up to the last durable one, then up to a few that were in flight.

@@ -21,6 +21,7 @@ import { parseNumberedKey } from "../../runtime/engine/layout.js";
 import { decodeManifest } from "../../runtime/engine/manifest.js";
 import { ChildScenario } from "../support/child-scenario.js";
 import { startScript } from "../support/child-script.js";
+import { backgroundFailures } from "../support/background-errors.js";
 import { missingListedSegments } from "../support/crash-output.js";
 import { loadLimitTimeout } from "../support/load.js";
 import { keysUnder } from "../support/store-keys.js";
@@ -85,6 +86,7 @@ describe.each(["landed", "withdrawn"] as const)("a writer SIGKILLed in the fence
       else expect(await keysUnder(store, "manifest/")).not.toContain(stalled);
       expect((await a.kill()).signal).toBe("SIGKILL");
       expect(a.lines.some((l) => l.startsWith("R "))).toBe(false);
+      expect(backgroundFailures(a)).toEqual([]);
 
       // The newer writer acknowledges one more commit; then a new owner opens over what the killed writer left.
       await b.commit(new WriteBatch().put("b/last", enc("last")));

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { JobRunner, LocalStore, Queue } from "taquba";
 import { startScript } from "../support/child-script.js";
+import { backgroundFailures } from "../support/background-errors.js";
 import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
@@ -39,11 +40,13 @@ describe("job groups across crashes", () => {
         const w = startScript(script, [dir, String(N), log, "6"], { env: rng.childEnv() });
         await w.waitFor((lines) => lines.length >= 6);
         expect((await w.kill()).signal, w.stderr()).toBe("SIGKILL");
+        expect(backgroundFailures(w)).toEqual([]);
         const before = (await logLines(log)).length;
         expect(before).toBeLessThan(N);
 
         const again = startScript(script, [dir, String(N), log], { env: rng.childEnv() });
         expect((await again.exited).code, again.stderr()).toBe(0);
+        expect(backgroundFailures(again)).toEqual([]);
 
         const store = new LocalStore(dir);
         const queue = await Queue.open(store, "q");

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { LocalStore, MemoryStore, Queue, type Clock } from "taquba";
 import { startScript } from "../support/child-script.js";
+import { backgroundFailures } from "../support/background-errors.js";
 import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { dec, enc } from "./helpers.js";
@@ -71,6 +72,7 @@ describe("job ids under hostile clocks", () => {
           // Killed as soon as it reported its second id: later enqueues may be under way, never acknowledged.
           await child.waitFor((lines) => lines.length >= 2);
           await child.kill();
+          expect(backgroundFailures(child)).toEqual([]);
           for (const line of child.lines) {
             const [id, payload] = line.split(" ");
             ids.push(id!);

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { LocalStore, MemoryStore, MockClock, Queue, QueueReader, SettlementEffects, type DeadLetteredEvent } from "taquba";
 import { startScript } from "../support/child-script.js";
+import { backgroundFailures } from "../support/background-errors.js";
 import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { dec, enc, quiesce } from "./helpers.js";
@@ -97,6 +98,7 @@ describe("restart", () => {
       await child.waitFor((lines) => lines.length >= 1);
       const { acked, claimed } = JSON.parse(child.lines[0]!) as { acked: string[]; claimed: string[] };
       await child.kill();
+      expect(backgroundFailures(child)).toEqual([]);
       expect(acked).toHaveLength(2);
       expect(claimed).toHaveLength(3);
 

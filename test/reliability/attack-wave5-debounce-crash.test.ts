@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { LocalStore, MockClock, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime } from "taquba";
 import { startScript } from "../support/child-script.js";
+import { backgroundFailures } from "../support/background-errors.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { until } from "../support/until.js";
@@ -36,6 +37,7 @@ describe("attack: debounced runs across a SIGKILL", () => {
           const killAfter = 1 + Math.floor(random() * 40);
           await child.waitFor((lines) => lines.length >= killAfter);
           expect((await child.kill()).signal, child.stderr()).toBe("SIGKILL");
+          expect(backgroundFailures(child)).toEqual([]);
           const answered = child.lines.filter((l) => l.startsWith("d-"));
           expect(answered.length).toBeGreaterThanOrEqual(killAfter);
 

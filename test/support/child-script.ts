@@ -4,6 +4,7 @@
  * SIGKILL at a chosen moment, as a power cut or an OOM kill would.
  */
 import { setTimeout as delay } from "node:timers/promises";
+import { backgroundFailures } from "./background-errors.js";
 import type { TestRandom } from "./seed.js";
 import { spawnTied } from "./tied-children.js";
 
@@ -111,7 +112,9 @@ export function startScript(
  * progress: on a quiet machine a whole run can end within `maxDelayMs` of
  * its first sign, and then no life would be killed mid-run at all. Returns
  * how many kills landed: a late life may find the work done and exit first.
- * Each life gets its seed from `rng`.
+ * Each life gets its seed from `rng`. Throws if a life reported a failure
+ * of its background work (see background-errors.ts): killed or not, its
+ * checkpoints must not fail.
  */
 export async function killLives(
   script: string,
@@ -128,6 +131,8 @@ export async function killLives(
     const wait = opts.rng.int(opts.maxDelayMs);
     if (progressed && i > 0) await delay(wait);
     const exit = await w.kill();
+    const failures = backgroundFailures(w);
+    if (failures.length > 0) throw new Error(`life ${i + 1} of ${script} reported background failures: ${failures.join(" | ")}`);
     if (exit.signal === "SIGKILL") kills++;
     else if (exit.code !== 0) throw new Error(`worker failed: ${w.stderr()}`);
   }

@@ -12,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import { LocalStore, MockClock, NoopTerminalHook, Queue, WorkflowDispatcher, WorkflowRuntime } from "taquba";
 import { orders } from "../../generated/index.js";
 import { startScript } from "../support/child-script.js";
+import { backgroundFailures } from "../support/background-errors.js";
 import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
@@ -29,6 +30,7 @@ describe("typed workflow crash recovery", () => {
       const child = startScript(FIXTURE, [dir, "o-9"], { env: { ...process.env, NODE_OPTIONS: "" } });
       await child.waitFor((lines) => lines.includes("ship#1"));
       expect(await child.kill()).toMatchObject({ signal: "SIGKILL" });
+      expect(backgroundFailures(child)).toEqual([]);
       const reserved = child.lines.find((l) => l.startsWith("reserve#1 "))?.slice("reserve#1 ".length);
       expect(child.lines.filter((l) => !l.startsWith("reserve#1")).sort()).toEqual(["await_payment#1", "pack#1", "ship#1", "submitted"].sort());
 

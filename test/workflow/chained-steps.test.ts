@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { LocalStore, MemoryStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime, type ObjectStore, type Step } from "taquba";
 import { startScript } from "../support/child-script.js";
+import { backgroundFailures } from "../support/background-errors.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { advanceUntil, dec, enc, holdableStore, openEnv, runIndexBackfilled, runnerOf, settle, until } from "./helpers.js";
 
@@ -367,6 +368,7 @@ describe("a crash right after a settlement that claimed the next step", () => {
     await child.waitFor((lines) => lines.some((l) => l.startsWith("step1 ")));
     const exit = await child.kill();
     expect(exit.signal, child.stderr()).toBe("SIGKILL");
+    expect(backgroundFailures(child)).toEqual([]);
     const [, jobId, attempt, commits] = child.lines.find((l) => l.startsWith("step1 "))!.split(" ");
     expect(attempt).toBe("1");
     // The submission, step 0's claim and step 0's settlement, which claimed step 1 (no claim of its own).

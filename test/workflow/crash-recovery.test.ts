@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { LocalStore, MemoStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime } from "taquba";
 import { killLives, startScript } from "../support/child-script.js";
+import { BACKGROUND_FAILURE_PREFIX, backgroundFailures } from "../support/background-errors.js";
 import { scaledForLoad } from "../support/load.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
@@ -28,9 +29,15 @@ describe("crash recovery", () => {
     const args = [dir, String(N_RUNS), log];
     const rng = testRandom("workflow crash recovery");
     // Once a life performs a new side effect (a log line), it is killed at a random point.
-    const kills = await killLives(script, args, { lives: KILLS, rng, maxDelayMs: 120, progressed: (lines) => lines.length > 0 });
+    const kills = await killLives(script, args, {
+      lives: KILLS,
+      rng,
+      maxDelayMs: 120,
+      progressed: (lines) => lines.some((l) => !l.startsWith(BACKGROUND_FAILURE_PREFIX)),
+    });
     const last = startScript(script, args, { env: rng.childEnv() });
     expect((await last.exited).code, last.stderr()).toBe(0);
+    expect(backgroundFailures(last)).toEqual([]);
 
     const store = new LocalStore(dir);
     const queue = await Queue.open(store, "wf");
