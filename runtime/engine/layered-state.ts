@@ -28,10 +28,11 @@
  * The memtable freezes at `memtableKeys` keys when given; otherwise at a
  * size chosen at each freeze (memtable-size.ts) from how many young run
  * entries the writes killed; and whatever its keys, at an estimated
- * `memtableBytes`. When it grows, it takes the young runs that fit back
- * (run-take-back.ts), a slice with each write, so the rewrites of their
- * keys find them in the memtable instead of searching and killing them in
- * the runs, and no merge copies entries about to die.
+ * `memtableBytes`. When it grows, and once the writes kill one of its
+ * young runs fast enough for it to die soon (`runDiesSoon`), it takes the
+ * young runs that fit back (run-take-back.ts), a slice with each write, so
+ * the rewrites of their keys find them in the memtable instead of searching
+ * and killing them in the runs, and no merge copies entries about to die.
  *
  * Pure data structure: no IO. Never mutate while iterating a `scan` (a
  * merge step is not a mutation: it changes no entry a scan sees).
@@ -49,6 +50,7 @@ import {
   entryBytes,
   type MemtableRange,
   nextMemtableKeys,
+  runDiesSoon,
   TAKE_BACK_SHARE,
   takenBackBytes,
 } from "./memtable-size.js";
@@ -196,6 +198,15 @@ export class LayeredState {
   #takeBackPace = 0;
   /** Set when the memtable grew while a frozen memtable was still copied: the take-back starts once its run is made. */
   #takeBackDue = false;
+  /** `#added` at which a grow whose young runs were not dying soon looks at them again; Infinity: not looking (until a grow). */
+  #takeBackLookAt = Infinity;
+  /**
+   * Young entries each young run lost to kills since the last freeze, and
+   * `#added` when it came (0: there at the freeze): the kill rate by which
+   * a grow tells a rewritten working set's runs (`runDiesSoon`). Kept only
+   * when the state sizes the memtable (it grows only then).
+   */
+  readonly #runKills = new Map<Layer, { kills: number; from: number }>();
   readonly #takeEntry: TakeEntry = (layer, index, key, valueAt) => this.#take(layer, index, key, valueAt);
   /** The least a write copies of the merge in progress (set past `maxRuns`, see `#work`); 0: none. */
   #pace = 0;
@@ -337,6 +348,7 @@ export class LayeredState {
       this.#killInRuns(key);
       if (this.#mem.size >= this.#freezeAt) this.#freeze(true);
       else if (this.#added >= this.#earlyAt) this.#growEarly();
+      else if (this.#added >= this.#takeBackLookAt) this.#takeBackAfterGrow();
     }
     if (this.#bytes - this.#heldBytes >= this.#memtableBytes) this.#recount();
     this.#work();
@@ -377,11 +389,20 @@ export class LayeredState {
    * `YOUNG_FREEZES` freezes, newest first, as many as fit with the keys it
    * holds within `TAKE_BACK_SHARE` of its keys and half its bytes (see
    * run-take-back.ts): after a grow for a rewritten working set they hold
-   * the rest of it.
+   * the rest of it. Only when one of them dies soon; otherwise looks again
+   * after `TAKE_BACK_WRITES_SHARE` of the memtable's keys are added, until
+   * the next freeze.
    */
   #startTakeBack(): void {
     this.#takeBackDue = false;
+    this.#takeBackLookAt = Infinity;
     if (this.#takeBack !== undefined) return;
+    // Sparse rewrites of a large young state grow the memtable too, but their entries would sit in it
+    // until its next freeze: only a run dying soon says the young runs are a working set rewritten.
+    if (!this.#youngRunDying()) {
+      this.#takeBackLookAt = this.#added + Math.max(1, Math.ceil(this.#memtableKeys * TAKE_BACK_WRITES_SHARE));
+      return;
+    }
     let room = this.#heldAtFreeze + Math.floor(this.#memtableKeys * TAKE_BACK_SHARE) - this.#mem.size;
     let bytes = this.#memtableBytes / 2 - (this.#bytes - this.#heldBytes);
     const pick: Layer[] = [];
@@ -403,6 +424,23 @@ export class LayeredState {
     this.#takeBack = new RunTakeBack(pick);
     this.#takeBackPace = Math.max(TAKE_BACK_WRITE_SLICE, Math.ceil(entries / Math.max(1, this.#memtableKeys * TAKE_BACK_WRITES_SHARE)));
     if (this.#writeSlice === Infinity) this.#stepTakeBack(Infinity);
+  }
+
+  /** Whether a young run dies soon at the rate the writes since the last freeze killed it (`runDiesSoon`). */
+  #youngRunDying(): boolean {
+    for (const l of this.#layers) {
+      const seen = this.#runKills.get(l);
+      if (seen === undefined) continue;
+      if (runDiesSoon(l.live.live, seen.kills, this.#added - seen.from, this.#memtableKeys)) return true;
+    }
+    return false;
+  }
+
+  /** Counts a kill of a young entry of `layer` for `#youngRunDying`. */
+  #countRunKill(layer: Layer): void {
+    const seen = this.#runKills.get(layer);
+    if (seen !== undefined) seen.kills++;
+    else this.#runKills.set(layer, { kills: 1, from: 0 });
   }
 
   /** Takes back up to `entries` entries; ends the take-back when none is left. */
@@ -435,6 +473,7 @@ export class LayeredState {
     const i = this.#layers.indexOf(layer);
     if (i >= 0) this.#layers.splice(i, 1);
     this.#frozenBy.delete(layer);
+    this.#runKills.delete(layer);
   }
 
   /** The take-back walked every run: a merge whose inputs it emptied is dropped, and merges go on. */
@@ -509,11 +548,15 @@ export class LayeredState {
     const index = this.#foundIndex;
     l.live.kill(index, Math.floor(index / BLOCK_ENTRIES));
     const by = this.#frozenBy.get(l);
-    if (by !== undefined && this.counters.freezes - by <= YOUNG_FREEZES) this.#youngKills++;
+    if (by !== undefined && this.counters.freezes - by <= YOUNG_FREEZES) {
+      this.#youngKills++;
+      if (this.#range !== undefined) this.#countRunKill(l);
+    }
     if (l.input >= 0) this.#merge!.killed(l.input, index);
     else if (l.live.live === 0) {
       this.#layers.splice(i, 1);
       this.#frozenBy.delete(l);
+      this.#runKills.delete(l);
     } else if (this.#merge === undefined && l.live.live * 2 < l.run.count && (l.live.live + 1) * 2 >= l.run.count) this.#startMerges();
     return true;
   }
@@ -537,6 +580,7 @@ export class LayeredState {
     // The memtable filled (or its bytes did) before the take-back ended: what is left stays in the runs.
     if (this.#takeBack !== undefined) this.#endTakeBack();
     this.#takeBackDue = false;
+    this.#takeBackLookAt = Infinity;
     const mem = this.#mem;
     const hold = this.#hold;
     // The pass lists nothing: it counts, and a second pass lists the smaller side into arrays of
@@ -621,6 +665,7 @@ export class LayeredState {
     const youngKills = this.#youngKills;
     this.#added = 0;
     this.#youngKills = 0;
+    this.#runKills.clear();
     if (range === undefined) return;
     const before = this.#memtableKeys;
     this.#memtableKeys = nextMemtableKeys(before, { added, youngKills, full }, range);
@@ -642,9 +687,17 @@ export class LayeredState {
 
   /** Adds `layer` as the newest (`frozenBy`: the freeze that made it, if one did) and starts a merge if one is due. */
   #pushLayer(layer: Layer, frozenBy: number | undefined): void {
-    if (frozenBy !== undefined) this.#frozenBy.set(layer, frozenBy);
+    if (frozenBy !== undefined) {
+      this.#frozenBy.set(layer, frozenBy);
+      this.#watchRunKills(layer);
+    }
     this.#layers.push(layer);
     this.#startMerges();
+  }
+
+  /** Starts counting the young kills of `layer`, which came after the last freeze, from now. */
+  #watchRunKills(layer: Layer): void {
+    if (this.#range !== undefined) this.#runKills.set(layer, { kills: 0, from: this.#added });
   }
 
   /** Marks `key` dead in the runs (open: a newer segment run's entry or tombstone supersedes it). */
@@ -730,8 +783,12 @@ export class LayeredState {
       const by = this.#frozenBy.get(l);
       oldest = by === undefined || oldest === undefined ? undefined : Math.min(oldest, by);
       this.#frozenBy.delete(l);
+      this.#runKills.delete(l);
     }
-    if (out !== undefined && oldest !== undefined && oldest !== Infinity) this.#frozenBy.set(out, oldest);
+    if (out !== undefined && oldest !== undefined && oldest !== Infinity) {
+      this.#frozenBy.set(out, oldest);
+      this.#watchRunKills(out);
+    }
     for (const l of this.#layers) {
       if (inputs.includes(l)) newest = next.length;
       else next.push(l);

@@ -103,6 +103,33 @@ export function earlyMemtableKeys(keys: number, interval: Omit<FreezeInterval, "
 export const TAKE_BACK_SHARE = 3 / 4;
 
 /**
+ * The share of the grown memtable's keys within whose writes a young run
+ * must die, at the rate the writes since the last freeze killed its
+ * entries, for the grow to take the young runs back (see docs/engine.md,
+ * "A grown memtable takes its young runs back").
+ */
+export const TAKE_BACK_HORIZON_SHARE = 1 / 4;
+/** The least share of the writes since a run was there whose kills fell in it, and the fewest kills, for its kill rate to count (a few kills in a small run say nothing). */
+export const TAKE_BACK_KILL_SHARE = 1 / 4;
+export const TAKE_BACK_MIN_KILLS = 16;
+
+/**
+ * Whether a run with `live` live entries, of which the `writes` keys added
+ * to the memtable since it was looked at killed `kills`, dies soon: those
+ * kills are at least `TAKE_BACK_KILL_SHARE` of the writes (and
+ * `TAKE_BACK_MIN_KILLS`), and at their
+ * rate its live entries die within `TAKE_BACK_HORIZON_SHARE` of
+ * `memtableKeys` more writes. A pass over a rewritten working set kills
+ * its runs one after the other, each within a run's size of writes;
+ * sparse rewrites of a large state kill every run slowly, each within
+ * about the state's size of writes.
+ */
+export function runDiesSoon(live: number, kills: number, writes: number, memtableKeys: number): boolean {
+  if (!(kills >= TAKE_BACK_MIN_KILLS) || kills < writes * TAKE_BACK_KILL_SHARE) return false;
+  return live * writes <= kills * memtableKeys * TAKE_BACK_HORIZON_SHARE;
+}
+
+/**
  * About what `entries` live entries of a run of `runEntries` entries in
  * `runBytes` bytes take in the memtable once taken back: `entryBytes` of
  * an entry of the run's average size, its value a fresh array.

@@ -4,7 +4,8 @@
  * merged or rewritten for entries about to die, reads and scans see every
  * key once while the take-back is half done, values a checkpoint would
  * page stay in their runs, and a freeze before it ends leaves the rest in
- * the runs.
+ * the runs; sparse rewrites of a large young state, which grow the memtable
+ * too, take nothing back.
  */
 import { describe, expect, it } from "vitest";
 import { LayeredState } from "../../runtime/engine/layered-state.js";
@@ -68,8 +69,12 @@ describe("LayeredState's take-back of young runs after a grow", () => {
   it("reads, scans and counts what a plain map holds while the take-back is half done: sets, deletes and new keys between its slices", () => {
     const random = testRandom("take-back model");
     const { state, writes } = grownState();
+    // The pass goes on in order until the take-back starts (random writes alone kill no run fast).
+    let rewritten = writes;
+    while (state.counters.takeBacks === 0 && rewritten < WIDTH) state.set(key(rewritten++), 1);
+    expect(state.counters.takeBacks).toBe(1);
     const model = new Map<string, StoredValue>();
-    for (let i = 0; i < WIDTH; i++) model.set(key(i), i < writes ? 1 : 0);
+    for (let i = 0; i < WIDTH; i++) model.set(key(i), i < rewritten ? 1 : 0);
     let checked = 0;
     for (let step = 0; step < 40; step++) {
       const r = random.int(10);
@@ -139,5 +144,37 @@ describe("LayeredState's take-back of young runs after a grow", () => {
     expect(state.size).toBe(WIDTH + 4);
     for (let i = 0; i < WIDTH; i++) expect((state.get(key(i)) as Uint8Array)[0]).toBe(i < 8 ? 2 : i < rewritten ? 1 : 0);
     for (let i = 0; i < 4; i++) expect((state.get(key(WIDTH + i)) as Uint8Array).length).toBe(400_000);
+  });
+
+  it("takes nothing back when random rewrites of a larger young state grow the memtable, and takes back once a pass over the keys starts killing a run fast", () => {
+    const random = testRandom("take-back sparse");
+    // Eight of the smallest memtables, all young: random rewrites kill a young entry nearly every write,
+    // which grows the memtable early, but they kill each run at its share of the state's keys, so none
+    // would die within a quarter of the grown memtable's writes.
+    const size = 8 * RANGE.minKeys;
+    const state = new LayeredState({ memtableRange: RANGE, idleSlice: 0 });
+    const model = new Map<string, StoredValue>();
+    for (let i = 0; i < size; i++) {
+      state.set(key(i), 0);
+      model.set(key(i), 0);
+    }
+    for (let w = 1; w <= size / 2; w++) {
+      const k = key(random.int(size));
+      state.set(k, w);
+      model.set(k, w);
+    }
+    expect(state.counters.grows).toBeGreaterThan(0);
+    expect(state.counters.takeBacks).toBe(0);
+    expect(state.counters.takenBack).toBe(0);
+    expect(state.runCount).toBeGreaterThan(0);
+    // A pass in key order kills the run holding the lowest keys one entry a write: the next look takes the young runs back.
+    for (let i = 0; i < size; i++) {
+      state.set(key(i), -1);
+      model.set(key(i), -1);
+    }
+    expect(state.counters.takeBacks).toBe(1);
+    expect(state.counters.takenBack).toBeGreaterThan(0);
+    expect(state.size).toBe(model.size);
+    for (const [k, v] of model) expect(state.get(k)).toBe(v);
   });
 });
