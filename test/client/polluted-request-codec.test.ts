@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { decodeAnswer, decodeRequest, encodeAnswer, encodeRequest, type InboxRequest } from "../../runtime/client/request-codec.js";
-import { whilePolluted } from "../queue/helpers.js";
+import { whilePolluted } from "../support/polluted-prototype.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 

@@ -7,19 +7,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { REDACTED, redactHeaders } from "../../runtime/logger.js";
+import { withPolluted } from "../support/polluted-prototype.js";
 
 const SENSITIVE = new Set(["authorization", "x-api-key"]);
-
-/** Runs `body` with `fields` set on `Object.prototype` (enumerable, as a careless assignment makes them), then removes them. */
-function withPollutedPrototype<T>(fields: Record<string, string>, body: () => T): T {
-  const proto = Object.prototype as Record<string, unknown>;
-  for (const [k, v] of Object.entries(fields)) proto[k] = v;
-  try {
-    return body();
-  } finally {
-    for (const k of Object.keys(fields)) delete proto[k];
-  }
-}
 
 describe("redactHeaders", () => {
   it("keeps a parsed __proto__ header as a header, in the job's order", () => {
@@ -42,7 +32,7 @@ describe("redactHeaders", () => {
 
   it("shows nothing a polluted Object.prototype holds, and still every header of the job", () => {
     const headers = JSON.parse('{"__proto__":"p","x-api-key":"k","region":"eu"}') as Record<string, string>;
-    const out = withPollutedPrototype({ authorization: "leaked", "x-injected": "i", region: "polluted" }, () => {
+    const out = withPolluted({ authorization: "leaked", "x-injected": "i", region: "polluted" }, () => {
       const copy = redactHeaders(headers, SENSITIVE);
       // Read while the prototype is still polluted: a name the job lacks reads as absent.
       expect(copy.authorization).toBeUndefined();

@@ -10,7 +10,8 @@
 import { describe, expect, it } from "vitest";
 import { type EnqueueOptions, type RunOptions, SettlementEffects, StepOutcome, ValidationError } from "taquba";
 import { callerField, readExactOptions, readFields, readOptions } from "../../runtime/option-values.js";
-import { enc, openQueue, whilePolluted } from "../queue/helpers.js";
+import { enc, openQueue } from "../queue/helpers.js";
+import { whilePolluted } from "../support/polluted-prototype.js";
 import { openEnv } from "../workflow/helpers.js";
 
 const trapError = (what: string) => () => {

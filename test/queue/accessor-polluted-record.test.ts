@@ -13,7 +13,8 @@
 import { describe, expect, it } from "vitest";
 import { StoreCorruptedError } from "taquba";
 import { decodeJob, encodeJob } from "../../runtime/queue/record.js";
-import { enc, openQueue, whileDefined } from "./helpers.js";
+import { enc, openQueue } from "./helpers.js";
+import { whileDefined } from "../support/polluted-prototype.js";
 
 const RECORD = {
   id: "01HAAAAAAAAAAAAAAAAAAAAAAA",

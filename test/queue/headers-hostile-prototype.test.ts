@@ -8,7 +8,8 @@
  * job keeps them through a claim, a nack and a claim again.
  */
 import { describe, expect, it } from "vitest";
-import { enc, openQueue, whileReadOnly } from "./helpers.js";
+import { enc, openQueue } from "./helpers.js";
+import { whileReadOnly } from "../support/polluted-prototype.js";
 
 describe("headers under a hostile Object.prototype", () => {
   it("are enqueued, claimed, nacked and claimed again whole when the prototype's own names are read-only", async () => {

@@ -8,7 +8,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { decodeJob, encodeJob } from "../../runtime/queue/record.js";
-import { enc, openQueue, whilePolluted } from "./helpers.js";
+import { enc, openQueue } from "./helpers.js";
+import { whilePolluted } from "../support/polluted-prototype.js";
 
 const POLLUTION = {
   payloadRef: "01HZZZZZZZZZZZZZZZZZZZZZZZ",

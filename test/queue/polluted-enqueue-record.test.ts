@@ -6,7 +6,8 @@
  * object of that name, and the job's payload was lost for good.
  */
 import { describe, expect, it } from "vitest";
-import { drainPayloads, enc, openQueue, whilePolluted } from "./helpers.js";
+import { drainPayloads, enc, openQueue } from "./helpers.js";
+import { whilePolluted } from "../support/polluted-prototype.js";
 
 describe("an enqueue under a polluted Object.prototype", () => {
   it("writes the caller's payload, not a payload object named on the prototype", async () => {

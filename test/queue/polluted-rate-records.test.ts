@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { decodeRateConfig, decodeRateWindow } from "../../runtime/queue/rate-records.js";
-import { whilePolluted } from "./helpers.js";
+import { whilePolluted } from "../support/polluted-prototype.js";
 
 const bytesOf = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 

@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { MemoryStore, MockClock, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime } from "../../runtime/index.js";
-import { whilePolluted } from "../queue/helpers.js";
+import { whilePolluted } from "../support/polluted-prototype.js";
 import { enc } from "../workflow/helpers.js";
 
 const T0 = Date.parse("2026-01-05T00:00:30Z");

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { Step, WorkflowDispatcher } from "taquba";
 import { encodeStepEnvelope } from "taquba/generated";
 import { orders } from "../../generated/index.js";
-import { whileDefined } from "../queue/helpers.js";
+import { whileDefined } from "../support/polluted-prototype.js";
 
 const KEYS = [
   "workflow",

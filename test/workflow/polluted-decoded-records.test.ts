@@ -24,7 +24,7 @@ import {
 } from "../../runtime/workflow/records/records.js";
 import type { RunId } from "../../runtime/workflow/runs/run-id.js";
 import type { RunOutcome } from "../../runtime/workflow/runs/run-types.js";
-import { whilePolluted } from "../queue/helpers.js";
+import { whilePolluted } from "../support/polluted-prototype.js";
 import { dec, enc, openEnv } from "./helpers.js";
 
 const twoSteps: StepRunner = {

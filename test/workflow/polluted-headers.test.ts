@@ -13,17 +13,7 @@ import { MemoryStore, Queue } from "taquba";
 import { FLOW_CONCURRENCY_KEY_HEADER, FLOW_CONCURRENCY_LIMIT_HEADER, FLOW_RATE_KEY_HEADER, FLOW_RULE_HEADER } from "../../runtime/queue/admission.js";
 import { HEADER_RUN_ID, HEADER_STEP, HEADER_TERMINAL } from "../../runtime/workflow/records/reserved.js";
 import { flowHeaders, flowHeadersOf, userHeadersOf, withCurrentLimit } from "../../runtime/workflow/runs/submit.js";
-
-/** Runs `read` with `fields` set on `Object.prototype` as a plain assignment would set them, then removes them; what `read` returned. */
-function polluted<T>(fields: Record<string, unknown>, read: () => T): T {
-  const proto = Object.prototype as Record<string, unknown>;
-  for (const [k, v] of Object.entries(fields)) proto[k] = v;
-  try {
-    return read();
-  } finally {
-    for (const k of Object.keys(fields)) delete proto[k];
-  }
-}
+import { withPolluted } from "../support/polluted-prototype.js";
 
 /** Every name a `for...in` over `o` visits, own or inherited, with its value, read while still polluted. */
 function visited(o: object): Record<string, unknown> {
@@ -48,7 +38,7 @@ afterEach(async () => {
 describe("a step job's headers under a polluted Object.prototype", () => {
   it("userHeadersOf: the job's own user headers only, in a copy that inherits none", () => {
     const job = { region: "eu", [HEADER_RUN_ID]: "r", [HEADER_STEP]: "2" };
-    const { keys, tenant, seen } = polluted(POLLUTION, () => {
+    const { keys, tenant, seen } = withPolluted(POLLUTION, () => {
       const users = userHeadersOf(job);
       return { keys: Object.keys(users), tenant: users.tenant, seen: visited(users) };
     });
@@ -65,9 +55,9 @@ describe("a step job's headers under a polluted Object.prototype", () => {
   });
 
   it("flowHeadersOf: a job without flow headers hands on none, whatever a for...in over the copy visits", () => {
-    const none = polluted(POLLUTION, () => visited(flowHeadersOf({ [HEADER_RUN_ID]: "r" })));
+    const none = withPolluted(POLLUTION, () => visited(flowHeadersOf({ [HEADER_RUN_ID]: "r" })));
     expect(none).toEqual({});
-    const own = polluted(POLLUTION, () => visited(flowHeadersOf({ [FLOW_RULE_HEADER]: "r", [FLOW_RATE_KEY_HEADER]: "k" })));
+    const own = withPolluted(POLLUTION, () => visited(flowHeadersOf({ [FLOW_RULE_HEADER]: "r", [FLOW_RATE_KEY_HEADER]: "k" })));
     expect(own).toEqual({ [FLOW_RULE_HEADER]: "r", [FLOW_RATE_KEY_HEADER]: "k" });
   });
 
@@ -77,18 +67,18 @@ describe("a step job's headers under a polluted Object.prototype", () => {
     queue.defineFlowRules("steps", { "evil-rule": { concurrency: { limit: 3 } }, r: { concurrency: { limit: 2 } } });
     const core = { queue, queueName: "steps" };
     // The headers of a submission without RunOptions.flow: a plain object, which inherits the polluted names.
-    const noFlow = polluted(POLLUTION, () => Object.keys(withCurrentLimit(core, {})));
+    const noFlow = withPolluted(POLLUTION, () => Object.keys(withCurrentLimit(core, {})));
     expect(noFlow).toEqual([]);
-    const fromJob = polluted(POLLUTION, () => visited(withCurrentLimit(core, flowHeadersOf({ [HEADER_STEP]: "1" }))));
+    const fromJob = withPolluted(POLLUTION, () => visited(withCurrentLimit(core, flowHeadersOf({ [HEADER_STEP]: "1" }))));
     expect(fromJob).toEqual({});
     // A step that has a rule still gets its rule's limit.
-    const ruled = polluted(POLLUTION, () => ({ ...withCurrentLimit(core, flowHeadersOf({ [FLOW_RULE_HEADER]: "r" })) }));
+    const ruled = withPolluted(POLLUTION, () => ({ ...withCurrentLimit(core, flowHeadersOf({ [FLOW_RULE_HEADER]: "r" })) }));
     expect(ruled).toEqual({ [FLOW_RULE_HEADER]: "r", [FLOW_CONCURRENCY_LIMIT_HEADER]: "2" });
   });
 
   it("flowHeaders: RunOptions.flow takes no key from the prototype", () => {
-    const headers = polluted({ concurrencyKey: "evil", rateKey: "evil" }, () => flowHeaders({ rule: "r" }));
+    const headers = withPolluted({ concurrencyKey: "evil", rateKey: "evil" }, () => flowHeaders({ rule: "r" }));
     expect(headers).toEqual({ [FLOW_RULE_HEADER]: "r" });
-    expect(() => polluted({ rule: "evil" }, () => flowHeaders({} as never))).toThrow(/RunOptions\.flow\.rule must be a string/);
+    expect(() => withPolluted({ rule: "evil" }, () => flowHeaders({} as never))).toThrow(/RunOptions\.flow\.rule must be a string/);
   });
 });

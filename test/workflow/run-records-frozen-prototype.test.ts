@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { StepOutcome } from "taquba";
 import { decodeValue, encodeValue } from "../../runtime/workflow/records/codec.js";
 import { enc, openEnv, runnerOf } from "./helpers.js";
-import { whileReadOnly } from "../queue/helpers.js";
+import { whileReadOnly } from "../support/polluted-prototype.js";
 
 const HEADERS = { constructor: "c", toString: "t", tenant: "a" };
 

@@ -9,7 +9,7 @@ import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { Step, StepOutcome, type Step as StepType } from "taquba";
 import { enc, openEnv, runnerOf } from "./helpers.js";
-import { whileDefined } from "../queue/helpers.js";
+import { whileDefined } from "../support/polluted-prototype.js";
 
 const STEP_KEYS = [
   "runId",

@@ -1,0 +1,48 @@
+/**
+ * @module `Object.prototype` changed for the length of a test's body, the
+ * way a careless library changes it (an assigned field, an accessor, a
+ * read-only intrinsic), and restored after whatever the body did.
+ */
+
+/** Runs `read` with `fields` set on `Object.prototype` by plain assignment (enumerable), then removes them; what `read` returned. */
+export function withPolluted<T>(fields: Record<string, unknown>, read: () => T): T {
+  const proto = Object.prototype as Record<string, unknown>;
+  for (const [k, v] of Object.entries(fields)) proto[k] = v;
+  try {
+    return read();
+  } finally {
+    for (const k of Object.keys(fields)) delete proto[k];
+  }
+}
+
+/** Runs `body` with `fields` set on `Object.prototype` by plain assignment (enumerable), then removes them. */
+export async function whilePolluted(fields: Record<string, unknown>, body: () => Promise<void>): Promise<void> {
+  const proto = Object.prototype as Record<string, unknown>;
+  for (const [k, v] of Object.entries(fields)) proto[k] = v;
+  try {
+    await body();
+  } finally {
+    for (const k of Object.keys(fields)) delete proto[k];
+  }
+}
+
+/** Runs `body` with `descriptors` defined on `Object.prototype` (accessors, read-only fields), then removes them. */
+export async function whileDefined(descriptors: Record<string, PropertyDescriptor>, body: () => Promise<void>): Promise<void> {
+  for (const [k, d] of Object.entries(descriptors)) Object.defineProperty(Object.prototype, k, { ...d, configurable: true });
+  try {
+    await body();
+  } finally {
+    for (const k of Object.keys(descriptors)) delete (Object.prototype as Record<string, unknown>)[k];
+  }
+}
+
+/** Runs `body` with `names` of `Object.prototype` made read-only, as frozen intrinsics make them, then restores them. */
+export async function whileReadOnly(names: string[], body: () => Promise<void>): Promise<void> {
+  const was = names.map((n) => Object.getOwnPropertyDescriptor(Object.prototype, n)!);
+  for (const [i, n] of names.entries()) Object.defineProperty(Object.prototype, n, { ...was[i], writable: false });
+  try {
+    await body();
+  } finally {
+    for (const [i, n] of names.entries()) Object.defineProperty(Object.prototype, n, was[i]!);
+  }
+}
