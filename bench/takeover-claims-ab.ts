@@ -18,7 +18,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "../runtime/index.js";
+import type { ListOptions, ListedObject, PutOptions } from "../runtime/index.js";
+import { ForwardingStore } from "../test/support/forwarding-store.js";
 import { loadAverageText } from "./support/load-average.js";
 import { median } from "./support/percentile.js";
 import { loadCheckout } from "./support/step-workload.js";
@@ -48,23 +49,16 @@ async function writer(checkout: string, dir: string): Promise<void> {
 }
 
 /** `inner` with its manifest puts and listings counted; ranged reads left out (whole objects read). */
-class Counted implements ObjectStore {
+class Counted extends ForwardingStore {
   claims = 0;
   manifestListings = 0;
-  constructor(readonly inner: ObjectStore) {}
-  put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
+  override put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
     if (key.startsWith("manifest/")) this.claims++;
-    return this.inner.put(key, body, opts);
+    return super.put(key, body, opts);
   }
-  get(key: string): Promise<StoredObject | null> {
-    return this.inner.get(key);
-  }
-  delete(key: string): Promise<void> {
-    return this.inner.delete(key);
-  }
-  list(prefix: string, opts?: ListOptions): AsyncIterable<ListedObject> {
+  override list(prefix: string, opts?: ListOptions): AsyncIterable<ListedObject> {
     if (prefix.startsWith("manifest/")) this.manifestListings++;
-    return this.inner.list(prefix, opts);
+    return super.list(prefix, opts);
   }
 }
 
