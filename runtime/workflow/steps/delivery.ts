@@ -171,10 +171,9 @@ stepFields.prototype = Object.prototype;
 const StepFields = stepFields as unknown as new (...args: Parameters<typeof stepFields>) => Building<Step>;
 
 /**
- * The delivery's fields, in their key order, unfrozen. Built for every step run: the fields
- * are listed, not spread (V8 builds a spread copy of `p` plus a closure field through its slow
- * path, which cost tens of µs per step), and `cancelSignal` is added by `defineCancelSignal`
- * rather than as a `get` in the literal (also a slow path).
+ * The delivery's fields, in their key order, unfrozen: the first fields of a step (`stepFields`),
+ * for a detached delivery. Fields listed, not spread (V8 builds a spread copy of `p` plus a
+ * closure field through its slow path), and `cancelSignal` added by `defineCancelSignal`.
  */
 function deliveryOf(p: DeliveryParts): Building<Delivery> {
   // Assigned into an object that inherits nothing, so a setter on `Object.prototype` takes no field (see `prototypeHoldsStepField`).
