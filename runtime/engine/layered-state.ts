@@ -468,10 +468,9 @@ export class LayeredState {
     else if (layer.live.live === 0) this.#dropLayer(layer);
   }
 
-  /** Removes `layer`, which has no live entry, from the runs. */
-  #dropLayer(layer: Layer): void {
-    const i = this.#layers.indexOf(layer);
-    if (i >= 0) this.#layers.splice(i, 1);
+  /** Removes `layer`, which has no live entry, from the runs (`at`: its index there, when known). */
+  #dropLayer(layer: Layer, at = this.#layers.indexOf(layer)): void {
+    if (at >= 0) this.#layers.splice(at, 1);
     this.#frozenBy.delete(layer);
     this.#runKills.delete(layer);
   }
@@ -553,11 +552,8 @@ export class LayeredState {
       if (this.#range !== undefined) this.#countRunKill(l);
     }
     if (l.input >= 0) this.#merge!.killed(l.input, index);
-    else if (l.live.live === 0) {
-      this.#layers.splice(i, 1);
-      this.#frozenBy.delete(l);
-      this.#runKills.delete(l);
-    } else if (this.#merge === undefined && l.live.live * 2 < l.run.count && (l.live.live + 1) * 2 >= l.run.count) this.#startMerges();
+    else if (l.live.live === 0) this.#dropLayer(l, i);
+    else if (this.#merge === undefined && l.live.live * 2 < l.run.count && (l.live.live + 1) * 2 >= l.run.count) this.#startMerges();
     return true;
   }
 
