@@ -5,7 +5,8 @@
  * (reversed every other round), each round on a fresh store. Per round and
  * checkout: steps/s, the process's CPU per step (`process.cpuUsage`, every
  * thread), the main thread's CPU per step (Linux schedstat), WAL puts per
- * step, commits per put and bytes per put; with `STRACE=1` also the system
+ * step, commits per put, bytes per put and the share of puts whose
+ * temporary file the put thread fsynced ahead; with `STRACE=1` also the system
  * calls of the timed runs per step, every thread (`strace -c -f` attached
  * to the process for the timed runs only): fsyncs, links, renames, opens,
  * writes, stats, unlinks and futex calls. At the end, each checkout's
@@ -99,6 +100,10 @@ for (const arg of args) {
   const memory = arg.endsWith(":memory");
   const checkout = resolve(arg.replace(/:memory$/, ""));
   const T = (await import(pathToFileURL(join(checkout, "runtime/index.ts")).href)) as Taquba;
+  // The checkout's put thread, for the files it fsynced ahead (checkouts before that count have none).
+  const thread = (
+    (await import(pathToFileURL(join(checkout, "runtime/store/local-put-thread.ts")).href)) as { sharedPutThread(): { syncedAhead?: number } }
+  ).sharedPutThread();
   const figures: Figures = { rate: [], cpu: [], mainCpu: [], puts: [], calls: [] };
   subjects.push({
     name: arg,
@@ -112,6 +117,7 @@ for (const arg of args) {
         for (let i = 0; i < 10; i++) await w.one();
         await w.drive(50, CONC);
         const stats0 = queue.engineStats;
+        const synced0 = thread.syncedAhead;
         const trace = STRACE ? await traceCalls() : undefined;
         const cpu0 = process.cpuUsage();
         const main0 = mainThreadNs();
@@ -122,6 +128,7 @@ for (const arg of args) {
         const cpu = process.cpuUsage(cpu0);
         const calls = await trace?.stop();
         const stats1 = queue.engineStats;
+        const synced = synced0 === undefined ? undefined : thread.syncedAhead! - synced0;
         await w.close();
         const steps = N_RUNS * N_STEPS;
         const puts = stats1.walPuts - stats0.walPuts;
@@ -133,7 +140,8 @@ for (const arg of args) {
         const perStep = calls ? `; calls/step ${COUNTED.map((c) => `${c} ${((calls.get(c) ?? 0) / steps).toFixed(3)}`).join(", ")}` : "";
         return (
           `${Math.round(steps / (wall / 1000))} steps/s, CPU ${((cpu.user + cpu.system) / steps).toFixed(1)} µs/step (main thread ${(main / 1000 / steps).toFixed(1)}), ` +
-          `WAL puts/step ${(puts / steps).toFixed(4)}, commits/put ${((stats1.walBatches - stats0.walBatches) / puts).toFixed(1)}, bytes/put ${Math.round((stats1.walBytes - stats0.walBytes) / puts)}${perStep}`
+          `WAL puts/step ${(puts / steps).toFixed(4)}, commits/put ${((stats1.walBatches - stats0.walBatches) / puts).toFixed(1)}, bytes/put ${Math.round((stats1.walBytes - stats0.walBytes) / puts)}, ` +
+          `puts with their file fsynced ahead ${synced === undefined ? "-" : `${((100 * synced) / puts).toFixed(0)} %`}${perStep}`
         );
       } finally {
         rmSync(dir, { recursive: true, force: true });
