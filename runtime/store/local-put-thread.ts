@@ -14,12 +14,15 @@
  * it after the tidy-up, while the main thread runs what the answer
  * released, and the next put into that directory passes that name as its
  * temporary one and writes into the open file (the create, 0.1-0.8 ms at load 7-23, off
- * its path). That file is dropped by any other put, by `close()`, by a
+ * its path). The thread also fsyncs that file while the gaps between its
+ * answers and the next requests leave it the time (`SYNC_AHEAD_POLICY`),
+ * which takes a directory write off the next put's `O_DSYNC` write on ext4
+ * without a journal. That file is dropped by any other put, by `close()`, by a
  * delete that empties its directory (`releaseSpare`) and at the process's
  * exit; a crash leaves it as an empty temporary name, removed at the next
  * open like a put's.
  *
- * Shared buffer: five Int32 control words (see `SLOT`), three BigInt64 for
+ * Shared buffer: six Int32 control words (see `SLOT`), three BigInt64 for
  * the answer's stat, then the data area: the body followed by the
  * temporary path, the final path, the directory and the next put's
  * temporary path (empty for none), joined by NUL (a request), or an error's
@@ -245,6 +248,11 @@ export class PutThread {
       await exited;
     })();
     return this.#closing;
+  }
+
+  /** How many files made ahead the running thread fsynced so far (benches and tests). */
+  get syncedAhead(): number {
+    return this.#ctl === undefined || this.#worker === undefined ? 0 : Atomics.load(this.#ctl, SLOT.syncedAhead);
   }
 
   /** Whether the thread runs now (tests). */
