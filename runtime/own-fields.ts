@@ -6,6 +6,10 @@
  * `{"__proto__": ...}` sets it for every object of the process). A decoder
  * asks `prototypeHoldsAny` at every decode (the prototype can change at any
  * time) and, only then, gives the record each optional field as its own.
+ * The decoder itself assigns each field of a map, and an assignment calls
+ * a setter the prototype holds under that name: `decodedWithOwnFields`
+ * decodes again, defining each field, when the objects own fewer fields
+ * than the bytes hold.
  */
 
 /**
@@ -47,4 +51,65 @@ export function filledWithoutPrototype<A extends unknown[], T extends object>(fi
   const o = Object.create(null) as T;
   fill.apply(o, args);
   return Object.setPrototypeOf(o, Object.prototype) as T;
+}
+
+/**
+ * `v`, a decode with maps as `Map`s, with every `Map` made an object by
+ * `Object.fromEntries` and arrays copied. `fromEntries` defines each field:
+ * a decoder's assignment `o[key] = value` would instead call a setter
+ * `Object.prototype` holds under `key` (leaving the field unowned) or throw
+ * on a read-only field there (every field, in a realm whose intrinsics are
+ * frozen).
+ */
+export function ownObjects(v: unknown): unknown {
+  if (v instanceof Map) return Object.fromEntries(Array.from(v, ([k, x]) => [k, ownObjects(x)]));
+  if (Array.isArray(v)) return v.map(ownObjects);
+  return v;
+}
+
+/**
+ * How many fields the plain objects in `v` own, nested ones included: a
+ * decode by assignment owns as many as the bytes' maps hold pairs, unless a
+ * setter of `Object.prototype` took one (or a map repeated a key).
+ */
+export function ownKeyCount(v: unknown): number {
+  if (v === null || typeof v !== "object") return 0;
+  let n = 0;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) n += ownKeyCount(v[i]);
+    return n;
+  }
+  if (Object.getPrototypeOf(v) !== Object.prototype) return 0;
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  n = keys.length;
+  for (let i = 0; i < keys.length; i++) n += ownKeyCount(o[keys[i]!]);
+  return n;
+}
+
+/**
+ * What `byAssignment` decodes, a decoder assigning each map's fields, when
+ * its objects own all `entries` fields the bytes' maps hold; otherwise (a
+ * setter of `Object.prototype` took a field, or a read-only field there
+ * refused one) what `asMaps` decodes from the same bytes with maps as
+ * `Map`s, made objects by `ownObjects`. A decode both refuse throws the
+ * first one's error.
+ */
+export function decodedWithOwnFields(entries: number, byAssignment: () => unknown, asMaps: () => unknown): unknown {
+  let v: unknown;
+  try {
+    v = byAssignment();
+  } catch (e) {
+    try {
+      return ownObjects(asMaps());
+    } catch {
+      throw e;
+    }
+  }
+  return ownKeyCount(v) === entries ? v : ownObjects(asMaps());
+}
+
+/** Gives `o` its own field `k` holding `v`, defined (not assigned, see `ownEveryField`): for a record a decoder builds. */
+export function defineOwn(o: object, k: string, v: unknown): void {
+  Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
 }

@@ -18,9 +18,10 @@
  * flipped bit in the version field with `StoreCorruptedError`.
  */
 import { crc32 } from "./checksum.js";
-import { pack, unpack } from "msgpackr";
+import { pack, Unpackr, unpack } from "msgpackr";
 import { assertPlainMessagePack } from "./plain-messagepack.js";
 import { StoreCorruptedError } from "../errors.js";
+import { decodedWithOwnFields, ownFieldsIfPolluted, ownObjects, prototypeHoldsAny } from "../own-fields.js";
 import { asBuffer } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
 
@@ -99,6 +100,13 @@ export function encodeManifest(m: Manifest): Buffer {
   return out;
 }
 
+/** Decodes maps as `Map`s, for `decodedWithOwnFields`. */
+const mapUnpackr = new Unpackr({ useRecords: false, mapsAsObjects: false } as ConstructorParameters<typeof Unpackr>[0]);
+
+/** A manifest's fields and a segment's: each made the decoded map's own while `Object.prototype` holds its name, so an absent one reads as absent. */
+const MANIFEST_FIELDS: readonly (keyof Manifest)[] = ["id", "epoch", "walNext", "segments", "fences", "createdAt", "lastSegment", "opener"];
+const SEGMENT_FIELDS: readonly (keyof SegmentRef)[] = ["name", "bytes", "entries", "firstKey", "lastKey", "run"];
+
 const isNat = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 
 /**
@@ -124,12 +132,24 @@ export function decodeManifest(objectKey: string, bytes: Uint8Array, expectedId:
   if (crc32(body) !== buf.readUInt32LE(8)) throw corrupt("manifest checksum mismatch (truncated or altered)");
   let raw: unknown;
   try {
-    assertPlainMessagePack(body);
-    raw = unpack(body);
+    const entries = assertPlainMessagePack(body);
+    // Maps at once while Object.prototype holds a field's name, so that no setter of it is called with the field.
+    raw =
+      prototypeHoldsAny(MANIFEST_FIELDS) || prototypeHoldsAny(SEGMENT_FIELDS)
+        ? ownObjects(mapUnpackr.unpack(body))
+        : decodedWithOwnFields(
+            entries,
+            () => unpack(body),
+            () => mapUnpackr.unpack(body),
+          );
   } catch (err) {
     throw corrupt(`undecodable manifest: ${err instanceof Error ? err.message : String(err)}`);
   }
   const m = raw as Partial<Manifest> | null;
+  if (m !== null && typeof m === "object") {
+    ownFieldsIfPolluted(m, MANIFEST_FIELDS);
+    if (Array.isArray(m.segments)) for (const s of m.segments as unknown[]) if (s !== null && typeof s === "object") ownFieldsIfPolluted(s, SEGMENT_FIELDS);
+  }
   const segmentsOk =
     Array.isArray(m?.segments) &&
     m.segments.every(

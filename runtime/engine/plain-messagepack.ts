@@ -16,20 +16,24 @@ export class MessagePackExtensionError extends Error {}
 /**
  * Throws `MessagePackExtensionError` when `bytes` holds an extension other
  * than undefined or a timestamp, or a reserved byte. Truncated input is left
- * to the decoder, which reports it.
+ * to the decoder, which reports it. Returns how many key-value pairs its
+ * maps hold in all: a decoder's objects own as many fields unless a setter
+ * of `Object.prototype` took one (or a map repeats a key), see `ownKeyCount`.
  *
  * Runs on every record decode, so it allocates nothing: no closures, no
  * DataView, byte reads straight from the array (a read past the end is 0).
  */
-export function assertPlainMessagePack(bytes: Uint8Array): void {
+export function assertPlainMessagePack(bytes: Uint8Array): number {
   const end = bytes.length;
   let pos = 0;
   let pending = 1;
+  let entries = 0;
   while (pending > 0 && pos < end) {
     pending--;
     const b = bytes[pos]!;
     if (b <= 0x7f || b >= 0xe0 || b === 0xc0 || b === 0xc2 || b === 0xc3) pos += 1;
     else if (b <= 0x8f) {
+      entries += b & 0x0f;
       pending += 2 * (b & 0x0f);
       pos += 1;
     } else if (b <= 0x9f) {
@@ -62,13 +66,16 @@ export function assertPlainMessagePack(bytes: Uint8Array): void {
       pending += u32(bytes, pos + 1);
       pos += 5;
     } else if (b === 0xde) {
+      entries += u16(bytes, pos + 1);
       pending += 2 * u16(bytes, pos + 1);
       pos += 3;
     } else if (b === 0xdf) {
+      entries += u32(bytes, pos + 1);
       pending += 2 * u32(bytes, pos + 1);
       pos += 5;
     } else throw new MessagePackExtensionError(`holds the reserved MessagePack byte 0x${b.toString(16)}`);
   }
+  return entries;
 }
 
 // Big-endian reads; a read past the end is 0 (the decoder reports the truncation).

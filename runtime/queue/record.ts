@@ -5,8 +5,7 @@
 import { Packr } from "msgpackr";
 import { assertPlainMessagePack } from "../engine/plain-messagepack.js";
 import { StoreCorruptedError } from "../errors.js";
-import { ownEveryField } from "../own-fields.js";
-import { ownObjects } from "./own-objects.js";
+import { decodedWithOwnFields, ownEveryField, ownObjects, prototypeHoldsAny } from "../own-fields.js";
 import { packRecord } from "./record-pack.js";
 import { uintBytes, writeUint } from "./msgpack-sized.js";
 
@@ -198,23 +197,46 @@ function asBytes(v: unknown): Uint8Array {
   return new Uint8Array(0);
 }
 
-function unpack(key: string, bytes: Uint8Array, own = false): unknown {
-  // Checked first, and apart: the second decode below must never take what this refuses.
+/** How many key-value pairs the maps of the record `bytes` hold, once they are known to be plain MessagePack. */
+function plainEntries(key: string, bytes: Uint8Array): number {
+  // Checked first, and apart: no decode below may take what this refuses.
   try {
-    assertPlainMessagePack(bytes);
+    return assertPlainMessagePack(bytes);
   } catch (e) {
     throw corrupted(key, e);
   }
+}
+
+/** The value `bytes` hold, every map an object that owns each of its fields whatever `Object.prototype` holds. */
+function unpack(key: string, bytes: Uint8Array): unknown {
+  const entries = plainEntries(key, bytes);
   try {
-    return own ? ownObjects(mapPackr.unpack(bytes)) : packr.unpack(bytes);
+    return decodedWithOwnFields(
+      entries,
+      () => packr.unpack(bytes),
+      () => mapPackr.unpack(bytes),
+    );
+  } catch (e) {
+    throw corrupted(key, e);
+  }
+}
+
+/** The value `bytes` hold, decoded by assignment: `decodeJob` checks the fields it owns itself. Falls back as `unpack` does on a refused assignment. */
+function unpackAssigning(key: string, bytes: Uint8Array): unknown {
+  try {
+    return packr.unpack(bytes);
   } catch (e) {
     // The decoder's assignment threw on a read-only field of Object.prototype: the record is not at fault.
-    if (!own) {
-      try {
-        return ownObjects(mapPackr.unpack(bytes));
-      } catch {}
-    }
-    throw corrupted(key, e);
+    return unpackAsMaps(key, bytes, e);
+  }
+}
+
+/** The value `bytes` hold, maps decoded as `Map`s and made objects that own their fields; `first`, an earlier decode's error to report instead. */
+function unpackAsMaps(key: string, bytes: Uint8Array, first?: unknown): unknown {
+  try {
+    return ownObjects(mapPackr.unpack(bytes));
+  } catch (e) {
+    throw corrupted(key, first ?? e);
   }
 }
 
@@ -274,31 +296,68 @@ function prototypeHoldsJobField(): boolean {
 }
 
 export function decodeJob(key: string, bytes: Uint8Array): JobRecord {
+  const entries = plainEntries(key, bytes);
   const polluted = prototypeHoldsJobField();
-  const o = unpack(key, bytes, polluted) as JobRecord | null;
+  let o = (polluted ? unpackAsMaps(key, bytes) : unpackAssigning(key, bytes)) as JobRecord | null;
   if (o === null || typeof o !== "object" || typeof o.id !== "string" || typeof o.state !== "string") {
     throw new StoreCorruptedError(key, "not a job record");
   }
-  if (polluted) ownEveryField(o, JOB_FIELDS);
+  if (polluted) {
+    ownEveryField(o, JOB_FIELDS);
+    markUnknownFields(o);
+  } else if (ownFieldCount(o) !== entries) {
+    // A setter of Object.prototype named as a header (or as a field this version does not know) took it: decode again, defining each field.
+    o = unpackAsMaps(key, bytes) as JobRecord;
+    markUnknownFields(o);
+  }
   o.payload = asBytes(o.payload);
   if (o.attached !== undefined) o.attached = asBytes(o.attached);
+  return o;
+}
+
+/**
+ * How many fields the decoded `o` owns, its headers' included, remembering
+ * it if it holds fields outside `JOB_FIELDS` (see `markUnknownFields`): one
+ * pass over its fields, on every decode. Its job fields are its own
+ * (`decodeJob` asks this only while `Object.prototype` holds none of their
+ * names); another is counted only if its own.
+ */
+function ownFieldCount(o: JobRecord): number {
+  let n = 0;
   for (const k in o) {
-    if (!JOB_FIELDS.has(k)) {
+    if (JOB_FIELDS.has(k)) n++;
+    else if (Object.hasOwn(o, k)) {
+      n++;
       withUnknownFields.add(o);
-      break;
     }
   }
-  return o;
+  const h = o.headers as unknown;
+  if (h !== null && typeof h === "object") n += Object.keys(h).length;
+  return n;
+}
+
+/** Remembers a record holding fields outside `JOB_FIELDS` (written by a later version), for `copyJob` to keep them. */
+function markUnknownFields(o: JobRecord): void {
+  for (const k in o) {
+    if (!JOB_FIELDS.has(k) && Object.hasOwn(o, k)) {
+      withUnknownFields.add(o);
+      return;
+    }
+  }
 }
 
 export function encodeHistory(entries: readonly JobAttempt[]): Uint8Array {
   return pack(entries);
 }
 
+/** The fields an attempt's encoding leaves out when absent, made its own while `Object.prototype` holds one of their names. */
+const ATTEMPT_OPTIONAL: readonly (keyof JobAttempt)[] = ["claimedAt", "error", "errorName", "errorStack"];
+
 export function decodeHistory(key: string, bytes: Uint8Array | undefined): JobAttempt[] {
   if (bytes === undefined) return [];
   const o = unpack(key, bytes);
   if (!Array.isArray(o)) throw new StoreCorruptedError(key, "not an attempt history");
+  if (prototypeHoldsAny(ATTEMPT_OPTIONAL)) for (const a of o) if (a !== null && typeof a === "object") ownEveryField(a, ATTEMPT_OPTIONAL);
   return o as JobAttempt[];
 }
 

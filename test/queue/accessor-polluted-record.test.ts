@@ -12,9 +12,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { StoreCorruptedError } from "taquba";
-import { decodeJob, encodeJob } from "../../runtime/queue/record.js";
+import { decodeHistory, decodeJob, decodeSuperseded, encodeHistory, encodeJob, encodeSuperseded } from "../../runtime/queue/record.js";
 import { enc, openQueue } from "./helpers.js";
-import { whileDefined } from "../support/polluted-prototype.js";
+import { whileDefined, withPolluted } from "../support/polluted-prototype.js";
 
 const RECORD = {
   id: "01HAAAAAAAAAAAAAAAAAAAAAAA",
@@ -57,6 +57,50 @@ describe("a job record read under an accessor or a read-only field on Object.pro
       expect(Object.hasOwn(r!, "runAt")).toBe(true);
       expect(r!.runAt).toBeUndefined();
     });
+  });
+
+  it("decodes headers named as a setter no job field is named as, each the headers' own", async () => {
+    const bytes = encodeJob({ ...RECORD, headers: { tenant: "a", region: "eu" } });
+    await whileDefined({ tenant: { get: () => undefined, set: () => {} } }, async () => {
+      const r = decodeJob("j/x", bytes);
+      expect(Object.hasOwn(r.headers!, "tenant")).toBe(true);
+      expect({ ...r.headers }).toEqual({ tenant: "a", region: "eu" });
+      expect(Buffer.from(encodeJob(r)).equals(Buffer.from(bytes))).toBe(true);
+    });
+  });
+
+  it("decodes an attempt history and a superseded mark to their own fields under setters of their names", async () => {
+    const history = encodeHistory([{ attempt: 1, claimedAt: 2, recordedAt: 3, outcome: "retried", error: "boom" }]);
+    const mark = encodeSuperseded({ by: "01HB", queue: "q", at: 1, retainUntil: 2 });
+    const setter = { get: () => undefined, set: () => {} };
+    await whileDefined({ error: setter, outcome: setter, by: setter, retainUntil: setter }, async () => {
+      expect({ ...decodeHistory("h/x", history)[0] }).toEqual({ attempt: 1, claimedAt: 2, recordedAt: 3, outcome: "retried", error: "boom" });
+      expect({ ...decodeSuperseded("v/x", mark) }).toEqual({ by: "01HB", queue: "q", at: 1, retainUntil: 2 });
+    });
+  });
+
+  it("reads an attempt's absent error fields as absent while Object.prototype holds values of their names", () => {
+    const history = encodeHistory([{ attempt: 1, recordedAt: 3, outcome: "lease_expired" }]);
+    const read = withPolluted({ claimedAt: 9, error: "planted", errorName: "Planted", errorStack: "planted" }, () => {
+      const a = decodeHistory("h/x", history)[0]!;
+      return [a.claimedAt, a.error, a.errorName, a.errorStack];
+    });
+    expect(read).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
+  it("keeps a job's headers through a claim and a nack under a swallowing setter named as a header, and claims it again with them", async () => {
+    const { queue } = await openQueue({ defaultQueueConfig: { backoff: { baseMs: 0, maxMs: 0 } } });
+    await queue.enqueue("q", enc("own payload"), { headers: { tenant: "a" } });
+    await whileDefined({ tenant: { get: () => undefined, set: () => {} } }, async () => {
+      const job = await queue.claim("q");
+      expect({ ...job!.headers }).toEqual({ tenant: "a" });
+      await queue.nack(job!, "again");
+    });
+    const again = await queue.claim("q");
+    expect(again!.attempt).toBe(2);
+    expect({ ...again!.headers }).toEqual({ tenant: "a" });
+    await queue.ack(again!);
+    await queue.close();
   });
 
   it("keeps a job's headers through a claim and a nack under a swallowing setter, and claims it again with them", async () => {

@@ -10,7 +10,8 @@
 import { StoreCorruptedError } from "../../errors.js";
 import { codePointCut } from "../../option-values.js";
 import { MAX_KV_VALUE_SIZE } from "../../queue/names.js";
-import { decodeValue, encodeValue } from "../records/codec.js";
+import { decodeValue, decodeValueAsMaps, encodeValue } from "../records/codec.js";
+import { ownEveryField, prototypeHoldsAny } from "../../own-fields.js";
 import type { RunOutcome } from "../runs/run-types.js";
 
 /** Room left in a signal payload for the outcome's other fields. */
@@ -61,14 +62,31 @@ export function encodeChildEnd(o: RunOutcome, source: EndSource): Uint8Array {
 
 const STATUSES = new Set(["succeeded", "failed", "cancelled"]);
 
+/** The fields an end's encoding leaves out when absent, made its own while `Object.prototype` holds one of their names. */
+const CHILD_END_OPTIONAL: readonly (keyof ChildEndPayload)[] = [
+  "result",
+  "error",
+  "errorKind",
+  "publicError",
+  "errorCode",
+  "supersededBy",
+  "resultOmitted",
+  "errorOmitted",
+  "token",
+  "memoPrefix",
+];
+
 /** Decodes a child's end; a `StoreCorruptedError` naming `where` when `bytes` is not one. */
 export function decodeChildEnd(bytes: Uint8Array, where: string): ChildEndPayload {
+  // Asked before the decode, so that a setter of one of those names is not called with the end's field.
+  const polluted = prototypeHoldsAny(CHILD_END_OPTIONAL);
   let v: unknown;
   try {
-    v = decodeValue(bytes);
+    v = polluted ? decodeValueAsMaps(bytes) : decodeValue(bytes);
   } catch {
     v = undefined;
   }
+  if (polluted && v !== null && typeof v === "object") ownEveryField(v, CHILD_END_OPTIONAL);
   const r = v as Record<string, unknown> | undefined;
   const ok =
     r !== null &&

@@ -9,6 +9,7 @@
 import { StoreCorruptedError } from "../../errors.js";
 import { encodeValue } from "../records/codec.js";
 import { decodeMap } from "../records/records.js";
+import { ownFieldsIfPolluted } from "../../own-fields.js";
 import type { RunFlow } from "../runs/run-types.js";
 
 /** The options members are submitted with, as the manifest keeps them for `resume`. */
@@ -58,9 +59,17 @@ export function encodeManifest(m: GroupManifest): Uint8Array {
   return encodeValue({ ...m, options: compact(m.options) });
 }
 
+const OPTIONS_OPTIONAL: readonly (keyof ManifestOptions)[] = ["priority", "maxAttemptsPerStep", "flow"];
+const FLOW_OPTIONAL: readonly (keyof RunFlow)[] = ["concurrencyKey", "rateKey"];
+const NESTED_OPTIONAL: readonly string[] = [...OPTIONS_OPTIONAL, ...FLOW_OPTIONAL];
+
 export function decodeManifest(bytes: Uint8Array, key: string): GroupManifest {
-  const v = decodeMap(bytes, key, "group manifest");
+  const v = decodeMap(bytes, key, "group manifest", undefined, NESTED_OPTIONAL);
   const o = v.options as Record<string, unknown> | null;
+  if (o !== null && typeof o === "object") {
+    ownFieldsIfPolluted(o, OPTIONS_OPTIONAL);
+    if (o.flow !== null && typeof o.flow === "object") ownFieldsIfPolluted(o.flow, FLOW_OPTIONAL);
+  }
   const ok =
     isStr(v.groupId) &&
     isNum(v.createdAtMs) &&

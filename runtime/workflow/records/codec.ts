@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import { Packr } from "msgpackr";
 import { assertPlainMessagePack } from "../../engine/plain-messagepack.js";
-import { ownObjects } from "../../queue/own-objects.js";
+import { ownObjects } from "../../own-fields.js";
 import { packPlain } from "../../queue/record-pack.js";
 
 const packr = new Packr({ useRecords: false, moreTypes: false });
@@ -28,27 +28,52 @@ export function encodeValue(value: unknown): Uint8Array {
  * Decodes bytes written by {@link encodeValue}; throws when they are not
  * MessagePack or hold an extension type other than undefined and timestamps
  * (plain data only: a bucket writer cannot plant a RegExp, Error or Set).
+ * Every map decodes to an object owning each of its fields, whatever
+ * `Object.prototype` holds: the decoder assigns each field, and when the
+ * objects own fewer than the bytes' maps hold (a setter there took one) or
+ * an assignment threw (on a read-only field there), the bytes are decoded
+ * again with maps as `Map`s, made objects that define each field.
  */
 export function decodeValue(bytes: Uint8Array): unknown {
-  assertPlainMessagePack(bytes);
+  const entries = assertPlainMessagePack(bytes);
   let v: unknown;
   try {
     v = packr.unpack(bytes);
   } catch (e) {
-    // A read-only field of Object.prototype refused the decoder's assignment of a key of its name (own-objects.ts).
     try {
-      v = ownObjects(mapPackr.unpack(bytes));
+      return decodeAsMaps(bytes);
     } catch {
       throw e;
     }
   }
-  return normalize(v);
+  ownKeysSeen = 0;
+  v = normalize(v);
+  // Fewer fields owned than the maps hold: a setter took one (or a map repeated a key).
+  return ownKeysSeen === entries ? v : decodeAsMaps(bytes);
 }
+
+/**
+ * `decodeValue` decoding maps as `Map`s at once, made objects that define
+ * each field: for a caller that found `Object.prototype` holding one of its
+ * record's field names, so that no setter of those names is called.
+ */
+export function decodeValueAsMaps(bytes: Uint8Array): unknown {
+  assertPlainMessagePack(bytes);
+  return decodeAsMaps(bytes);
+}
+
+function decodeAsMaps(bytes: Uint8Array): unknown {
+  return normalize(ownObjects(mapPackr.unpack(bytes)));
+}
+
+/** The fields `normalize` found the objects it walked to own, counted without a second walk. */
+let ownKeysSeen = 0;
 
 /**
  * Replaces Buffers with plain arrays of their own, in place: the decoder's
  * objects and arrays are fresh and this module's alone, so only what
- * changes is written (no copy of every record read per step).
+ * changes is written (no copy of every record read per step). Adds the
+ * fields of each plain object to `ownKeysSeen`.
  */
 function normalize(v: unknown): unknown {
   if (v instanceof Uint8Array) return v.constructor === Uint8Array ? v : new Uint8Array(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
@@ -61,7 +86,9 @@ function normalize(v: unknown): unknown {
   }
   if (v !== null && typeof v === "object" && Object.getPrototypeOf(v) === Object.prototype) {
     const o = v as Record<string, unknown>;
-    for (const k of Object.keys(o)) {
+    const keys = Object.keys(o);
+    ownKeysSeen += keys.length;
+    for (const k of keys) {
       const x = o[k];
       if (x !== null && typeof x === "object") o[k] = normalize(x);
     }

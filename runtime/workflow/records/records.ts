@@ -6,14 +6,14 @@
  * is reported, never half-read.
  */
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
-import { decodeValue, encodeValue } from "./codec.js";
+import { decodeValue, decodeValueAsMaps, encodeValue } from "./codec.js";
 import { type CommitOnlyBytes, type CommitTarget, encodeForCommit } from "./commit-bytes.js";
 import { beginPlainFields, endPlainFields, fieldName, plainField, plainNumber, plainString } from "../../queue/record-pack.js";
 import type { RunErrorKind, RunOutcome, TerminalStatus, Termination } from "../runs/run-types.js";
 import type { RunId } from "../runs/run-id.js";
 import type { StepOutcome } from "../steps/step-outcome.js";
 import { describeValue } from "../../option-values.js";
-import { ownFieldsIfPolluted } from "../../own-fields.js";
+import { ownFieldsIfPolluted, prototypeHoldsAny } from "../../own-fields.js";
 
 /** `workflow/runs/{runId}`: an active run. Deleted by the terminating settlement. */
 export interface RunRecord {
@@ -202,16 +202,28 @@ type Check = (v: Record<string, unknown>) => string | undefined;
  * else is a `StoreCorruptedError`. `optional`: the record's fields its
  * encoding may leave out, made its own (undefined) while `Object.prototype`
  * holds one of those names (see `ownFieldsIfPolluted`), so none is read from there.
+ * `nested`: the optional fields of maps it holds, which the caller makes
+ * their own; while the prototype holds one of those names or of
+ * `optional`, the record is decoded so that no setter of that name is
+ * called (see `decodeValueAsMaps`).
  */
-export function decodeMap(bytes: Uint8Array, key: string, what: string, optional: readonly string[] = NO_FIELDS): Record<string, unknown> {
+export function decodeMap(
+  bytes: Uint8Array,
+  key: string,
+  what: string,
+  optional: readonly string[] = NO_FIELDS,
+  nested: readonly string[] = NO_FIELDS,
+): Record<string, unknown> {
+  // Asked before the decode, so that a setter of one of those names is not called with the record's field.
+  const polluted = prototypeHoldsAny(optional) || (nested.length > 0 && prototypeHoldsAny(nested));
   let v: unknown;
   try {
-    v = decodeValue(bytes);
+    v = polluted ? decodeValueAsMaps(bytes) : decodeValue(bytes);
   } catch (e) {
     throw new StoreCorruptedError(key, `${what} is not MessagePack: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (v === null || typeof v !== "object" || Array.isArray(v)) throw new StoreCorruptedError(key, `${what} is not a map`);
-  ownFieldsIfPolluted(v, optional);
+  if (polluted && optional.length > 0) ownFieldsIfPolluted(v, optional);
   return v as Record<string, unknown>;
 }
 
@@ -258,7 +270,10 @@ function compact<T extends object>(o: T): T {
   for (const k in from) {
     if (!Object.hasOwn(from, k)) continue;
     const v = from[k];
-    if (v !== undefined) out[k] = v;
+    if (v === undefined) continue;
+    // Defined where Object.prototype holds the name: a setter there would take an assignment, and the record be stored without it.
+    if (k in Object.prototype) Object.defineProperty(out, k, { value: v, writable: true, enumerable: true, configurable: true });
+    else out[k] = v;
   }
   return out as T;
 }

@@ -15,7 +15,8 @@
 import { StoreCorruptedError } from "../../errors.js";
 import { codePointCut } from "../../option-values.js";
 import type { JobAttempt } from "../../queue/record.js";
-import { decodeValue, encodeValue } from "../records/codec.js";
+import { decodeValue, decodeValueAsMaps, encodeValue } from "../records/codec.js";
+import { defineOwn, ownFieldsIfPolluted, prototypeHoldsAny } from "../../own-fields.js";
 import { type CommitOnlyBytes, type CommitTarget, encodeForCommit } from "../records/commit-bytes.js";
 import { decodeMap } from "../records/records.js";
 import {
@@ -39,6 +40,7 @@ import {
   HISTORY_STEPS_PER_RUN,
   type AttemptHistory,
   type RedriveHistory,
+  type RunEndHistory,
   type SignalReceipt,
   type StepAttemptOutcome,
   type StepHistory,
@@ -390,13 +392,27 @@ function attemptOf(row: unknown): AttemptHistory | undefined {
     endedAtMs: row[2],
     outcome: row[3] as StepAttemptOutcome,
   };
-  if (typeof row[4] === "string") a.error = row[4];
-  if (typeof row[5] === "string") a.stack = row[5];
+  // Defined, and given as undefined when absent, so that Object.prototype's field of the name neither takes nor answers for it.
+  if (typeof row[4] === "string") defineOwn(a, "error", row[4]);
+  if (typeof row[5] === "string") defineOwn(a, "stack", row[5]);
+  ownFieldsIfPolluted(a, ATTEMPT_OPTIONAL);
   return a;
 }
 
+const ATTEMPT_OPTIONAL: readonly (keyof AttemptHistory)[] = ["error", "stack"];
+/** The stored step record's optional fields, by their stored names. */
+const STORED_STEP_OPTIONAL = ["n", "ad", "m", "mn", "kp", "kd", "kn", "sg", "tr", "p", "nx", "sp"];
+/** The optional fields of its signal receipt and transition. */
+const SIGNAL_OPTIONAL: readonly string[] = ["payloadBytes"];
+const TRANSITION_OPTIONAL: readonly string[] = ["delayMs", "runAtMs", "key", "timeoutMs", "deadlineMs"];
+/** The optional fields of a decoded step record, its attempts' included (see `decodeMap`'s `nested`). */
+const STEP_OPTIONAL: readonly (keyof StepRecord)[] = ["name", "signal", "transition", "payload", "next", "signalPayload"];
+const STEP_NESTED = [...SIGNAL_OPTIONAL, ...TRANSITION_OPTIONAL, ...STEP_OPTIONAL, ...ATTEMPT_OPTIONAL];
+
 export function decodeStepRecord(bytes: Uint8Array, key: string): StepRecord {
-  const v = decodeMap(bytes, key, "step history entry");
+  const v = decodeMap(bytes, key, "step history entry", STORED_STEP_OPTIONAL, STEP_NESTED);
+  if (v.sg !== null && typeof v.sg === "object") ownFieldsIfPolluted(v.sg, SIGNAL_OPTIONAL);
+  if (v.tr !== null && typeof v.tr === "object") ownFieldsIfPolluted(v.tr, TRANSITION_OPTIONAL);
   const attempts = Array.isArray(v.a) ? v.a.map(attemptOf) : [undefined];
   const lists = [v.m, v.kp, v.kd].every((l) => l === undefined || isStrList(l));
   const counts = [v.ad, v.mn, v.kn].every((c) => c === undefined || isNum(c));
@@ -427,13 +443,14 @@ export function decodeStepRecord(bytes: Uint8Array, key: string): StepRecord {
     kvDeletes,
     kvEffects: (v.kn as number | undefined) ?? kvPuts.length + kvDeletes.length,
   };
-  const w = r as Building<StepRecord>;
-  if (v.n !== undefined) w.name = v.n as string;
-  if (v.sg !== undefined) w.signal = v.sg as SignalReceipt;
-  if (v.tr !== undefined) w.transition = v.tr as StepTransitionHistory;
-  if (v.p !== undefined) w.payload = v.p as Uint8Array;
-  if (v.nx !== undefined) w.next = v.nx as Uint8Array;
-  if (v.sp !== undefined) w.signalPayload = v.sp as Uint8Array;
+  // Defined, and given as undefined when absent, so that Object.prototype's field of the name neither takes nor answers for it.
+  if (v.n !== undefined) defineOwn(r, "name", v.n as string);
+  if (v.sg !== undefined) defineOwn(r, "signal", v.sg as SignalReceipt);
+  if (v.tr !== undefined) defineOwn(r, "transition", v.tr as StepTransitionHistory);
+  if (v.p !== undefined) defineOwn(r, "payload", v.p as Uint8Array);
+  if (v.nx !== undefined) defineOwn(r, "next", v.nx as Uint8Array);
+  if (v.sp !== undefined) defineOwn(r, "signalPayload", v.sp as Uint8Array);
+  ownFieldsIfPolluted(r, STEP_OPTIONAL);
   return r;
 }
 
@@ -444,12 +461,23 @@ export function encodeRedrives(list: readonly RedriveHistory[]): Uint8Array {
   return encodeValue(list.slice(-MAX_REDRIVES).map((r) => compact({ ...r, replaced: compact(r.replaced) })));
 }
 
+/** A redrive's fields and those of the end it replaced. */
+const REDRIVE_FIELDS: readonly string[] = ["step", "atMs", "replaced", "status", "finalStep"];
+const REPLACED_OPTIONAL: readonly (keyof RunEndHistory)[] = ["error", "errorKind", "supersededBy"];
+
 export function decodeRedrives(bytes: Uint8Array, key: string): RedriveHistory[] {
   let list: unknown;
   try {
-    list = decodeValue(bytes);
+    // Maps at once while Object.prototype holds a field's name, so that no setter of it is called with the field.
+    list = prototypeHoldsAny(REDRIVE_FIELDS) || prototypeHoldsAny(REPLACED_OPTIONAL) ? decodeValueAsMaps(bytes) : decodeValue(bytes);
   } catch {
     throw new StoreCorruptedError(key, "redrive list is not MessagePack");
+  }
+  if (Array.isArray(list)) {
+    for (const r of list) {
+      const rep = r !== null && typeof r === "object" ? (r as Record<string, unknown>).replaced : undefined;
+      if (rep !== null && typeof rep === "object") ownFieldsIfPolluted(rep, REPLACED_OPTIONAL);
+    }
   }
   const ok =
     Array.isArray(list) &&

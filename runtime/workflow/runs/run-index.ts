@@ -20,6 +20,7 @@
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { MAX_INSTANT_MS } from "../../time-bounds.js";
 import { decodeMap } from "../records/records.js";
+import { ownFieldsIfPolluted } from "../../own-fields.js";
 import { encodeValue, sha256Hex } from "../records/codec.js";
 import { type CommitOnlyBytes, type CommitTarget, encodeForCommit } from "../records/commit-bytes.js";
 import { RESERVED_KV_PREFIX } from "../records/reserved.js";
@@ -118,8 +119,26 @@ function storedIndexEntry(e: IndexEntry): Record<string, unknown> {
 
 const isStr = (x: unknown): x is string => typeof x === "string";
 
+const INDEX_OPTIONAL: readonly (keyof IndexEntry)[] = [
+  "workflow",
+  "kind",
+  "group",
+  "input",
+  "inputSha256",
+  "priority",
+  "maxAttempts",
+  "parent",
+  "submission",
+  "flow",
+];
+const GROUP_OPTIONAL: readonly string[] = ["tag"];
+const PARENT_OPTIONAL: readonly string[] = ["parentClose", "submission"];
+const NESTED_OPTIONAL = [...GROUP_OPTIONAL, ...PARENT_OPTIONAL];
+
 export function decodeIndexEntry(bytes: Uint8Array, key: string): IndexEntry {
-  const v = decodeMap(bytes, key, "run index entry");
+  const v = decodeMap(bytes, key, "run index entry", INDEX_OPTIONAL, NESTED_OPTIONAL);
+  if (v.group !== null && typeof v.group === "object") ownFieldsIfPolluted(v.group, GROUP_OPTIONAL);
+  if (v.parent !== null && typeof v.parent === "object") ownFieldsIfPolluted(v.parent, PARENT_OPTIONAL);
   const h = v.headers;
   const headersOk = h !== null && typeof h === "object" && !Array.isArray(h) && Object.values(h as object).every(isStr);
   const g = v.group as { id?: unknown; key?: unknown } | undefined | null;
