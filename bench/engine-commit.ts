@@ -16,7 +16,8 @@
  *
  * Also prints the memtable's warm-up: the commits, time and CPU until its
  * first grow, and the freezes and run merges made by then (looked at every
- * 256 commits).
+ * 256 commits); and what the grows took back into it (runs' entries, and
+ * merges dropped as their runs emptied).
  */
 import { tmpdir } from "node:os";
 import { Engine, LocalStore, MemoryStore, WriteBatch, withCounting, withLatency, type ObjectStore } from "../runtime/index.js";
@@ -112,6 +113,12 @@ async function run(label: string, store: ObjectStore, httpRequests?: () => numbe
             grown === undefined
               ? "  first grow        none"
               : `  first grow        after ${grown.commits} commits, ${grown.ms.toFixed(0)} ms, ${grown.cpuMs.toFixed(0)} ms CPU, ${grown.freezes} freezes, ${grown.merges} run merges (${grown.mergedEntries} entries)`,
+          ]
+        : []),
+      // Older engines lack the take-back's counters.
+      ...("takeBacks" in stats
+        ? [
+            `  taken back        ${stats.takeBacks - startStats.takeBacks} take-backs, ${stats.takenBack - startStats.takenBack} entries, ${stats.takeBackDroppedMerges - startStats.takeBackDroppedMerges} merges dropped`,
           ]
         : []),
       ...(httpRequests ? [`  HTTP requests/commit ${(requests / commits).toFixed(3)}  (${requests} requests reached the emulator)`] : []),

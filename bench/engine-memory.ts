@@ -314,11 +314,12 @@ function openState(st: EngineStats): string {
   return `WAL replayed and not yet checkpointed ${st.walObjectsSinceCheckpoint} objects, ${(st.walBytesSinceCheckpoint / MB).toFixed(1)} MB; segment runs ${st.segmentRuns}; key runs in memory ${st.keyRuns} (${st.memtableFreezes} freezes, ${st.runMerges} merges, ${st.runCatchUps} catch-ups, ${st.mergedEntries.toLocaleString("en-US")} entries merged while opening)`;
 }
 
-/** The memtable's size now and how often the engine changed it (older engines lack these counters). */
+/** The memtable's size now, how often the engine changed it and what its grows took back (older engines lack these counters). */
 function memtableLine(st: EngineStats): string {
-  const { memtableKeys, memtableGrows, memtableShrinks } = st as Partial<EngineStats>;
+  const { memtableKeys, memtableGrows, memtableShrinks, takeBacks, takenBack } = st as Partial<EngineStats>;
   if (memtableKeys === undefined) return "memtable size not reported by this engine";
-  return `memtable freezes at ${memtableKeys.toLocaleString("en-US")} keys (${memtableGrows} grows, ${memtableShrinks} shrinks since open)`;
+  const taken = takeBacks === undefined ? "" : `, ${takeBacks} take-backs of ${takenBack?.toLocaleString("en-US")} run entries`;
+  return `memtable freezes at ${memtableKeys.toLocaleString("en-US")} keys (${memtableGrows} grows, ${memtableShrinks} shrinks${taken} since open)`;
 }
 
 /** The engine's work between two readings of its counters: where a drain's time may go besides the claims. */

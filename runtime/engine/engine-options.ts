@@ -217,6 +217,16 @@ export interface EngineStats {
   runCatchUps: number;
   /** Entries those merges wrote (each a copy of a live key, and its value or page reference). */
   mergedEntries: number;
+  /**
+   * Grows of the memtable since open that took its young key runs back into
+   * it (a rewritten working set; see docs/engine.md, "A grown memtable takes
+   * its young runs back").
+   */
+  takeBacks: number;
+  /** Run entries those take-backs moved into the memtable. */
+  takenBack: number;
+  /** Merges in progress dropped because a take-back emptied every run they were merging. */
+  takeBackDroppedMerges: number;
 }
 
 /** `EngineOptions` checked, with every default filled in; made once at open. */

@@ -439,6 +439,9 @@ export class Engine {
       runMerges: c.merges + c.rewrites,
       runCatchUps: c.catchUps,
       mergedEntries: c.mergedEntries,
+      takeBacks: c.takeBacks,
+      takenBack: c.takenBack,
+      takeBackDroppedMerges: c.droppedMerges,
     };
   }
 

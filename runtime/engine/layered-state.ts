@@ -33,6 +33,9 @@
  * young runs that fit back (run-take-back.ts), a slice with each write, so
  * the rewrites of their keys find them in the memtable instead of searching
  * and killing them in the runs, and no merge copies entries about to die.
+ * While a grow is possible, merges wait after a freeze until the writes
+ * have been looked at once (an eighth of the memtable's keys): a first
+ * pass's runs are taken back, not merged first.
  *
  * Pure data structure: no IO. Never mutate while iterating a `scan` (a
  * merge step is not a mutation: it changes no entry a scan sees).
@@ -175,6 +178,13 @@ export class LayeredState {
   #youngKills = 0;
   /** `#added` at which the writes' young kills are weighed before the freeze (`earlyMemtableKeys`); Infinity when the size is fixed. */
   #earlyAt = Infinity;
+  /**
+   * Writes left before merges may start (while the runs are within
+   * `maxRuns`), counted from a freeze after which the memtable may still
+   * grow: until the interval's first look at its writes' young kills
+   * (`#growEarly`). 0: merges start when due.
+   */
+  #mergeHold = 0;
   /**
    * The freeze (by `counters.freezes`) that made each run made by freezes,
    * or for a merge of such runs only, the oldest input's; runs read at open
@@ -420,6 +430,8 @@ export class LayeredState {
       entries += live;
     }
     if (pick.length === 0) return;
+    // The runs the writes kill fastest first: each of their entries not yet taken back costs its rewrite a search.
+    pick.sort((a, b) => (this.#runKills.get(b)?.kills ?? 0) - (this.#runKills.get(a)?.kills ?? 0));
     this.counters.takeBacks++;
     this.#takeBack = new RunTakeBack(pick);
     this.#takeBackPace = Math.max(TAKE_BACK_WRITE_SLICE, Math.ceil(entries / Math.max(1, this.#memtableKeys * TAKE_BACK_WRITES_SHARE)));
@@ -618,6 +630,8 @@ export class LayeredState {
     this.#resize(full);
     this.#freezeAt = this.#heldAtFreeze + this.#memtableKeys;
     this.#earlyAt = this.#nextEarly();
+    // One more than the writes to the look: the write that freezes counts one, and the look comes in the write after them.
+    this.#mergeHold = this.#range !== undefined && this.#memtableKeys < this.#range.maxKeys ? this.#earlyAt - this.#added + 1 : 0;
     this.counters.freezes++;
     const grew = this.#memtableKeys > before;
     if (frozen.size === 0) {
@@ -651,7 +665,10 @@ export class LayeredState {
       // Writes pace the merges (`#work`): only runs piling up past that finish them here, one at a time.
       if (this.#layers.length > this.#mostRuns) this.#catchUp(this.#mostRuns);
     }
-    if (this.#takeBackDue) this.#startTakeBack();
+    if (this.#takeBackDue) {
+      this.#startTakeBack();
+      if (this.#merge === undefined) this.#startMerges();
+    }
   }
 
   /** Chooses the memtable's keys for the next interval (when the state chooses them) from what the last one's writes did. */
@@ -723,6 +740,7 @@ export class LayeredState {
   /** Copies the frozen memtable, takes back what a grow takes back, and runs every due merge to its end, synchronously. */
   finishMerges(): void {
     this.#finishFrozen();
+    this.#endMergeHold();
     if (this.#takeBack !== undefined) this.#stepTakeBack(Infinity);
     while (this.#merge !== undefined) this.#advance(Infinity);
   }
@@ -736,6 +754,7 @@ export class LayeredState {
    * faster than merges past `maxRuns` took them away).
    */
   #work(): void {
+    if (this.#mergeHold > 0 && --this.#mergeHold === 0 && this.#merge === undefined) this.#startMerges();
     // A take-back comes first: the merges it would empty wait for it (no frozen memtable is copied meanwhile).
     if (this.#takeBack !== undefined) {
       this.#stepTakeBack(this.#takeBackPace);
@@ -795,6 +814,10 @@ export class LayeredState {
 
   /** Starts the next due merge (a whole one at a time when `writeSlice` is Infinity). */
   #startMerges(): void {
+    // The runs of a first pass over a working set were merged only to be taken back and dropped once the
+    // next pass grew the memtable: a merge waits for that look (`#mergeHold`), which a write-once load
+    // pays with one merge started an eighth of the memtable's writes later, and for a take-back due.
+    if ((this.#mergeHold > 0 || this.#takeBackDue) && this.#layers.length <= this.#maxRuns) return;
     while (this.#merge === undefined) {
       const takeBack = this.#takeBack;
       const layers = takeBack === undefined ? this.#layers : this.#layers.filter((l) => !takeBack.includes(l));
@@ -811,6 +834,13 @@ export class LayeredState {
       merge.step(Infinity);
       this.#install(merge);
     }
+  }
+
+  /** Lets merges start now, not after the writes `#mergeHold` waits for. */
+  #endMergeHold(): void {
+    if (this.#mergeHold === 0) return;
+    this.#mergeHold = 0;
+    if (this.#merge === undefined) this.#startMerges();
   }
 
   /** Merges fell behind: finish them here until at most `limit` runs remain. */

@@ -106,6 +106,34 @@ describe("the memtable's size chosen by the engine", () => {
     }),
   );
 
+  it("counts in its stats the young runs a grow takes back and the entries it moves, none for keys written once", async () => {
+    const engine = await Engine.open(new LocalStore(await tempDir()), { checkpointWalObjects: 0, checkpointWalBytes: 0 });
+    const put = async (keys: number[], round: number) => {
+      const b = new WriteBatch();
+      for (const i of keys) b.put(key(i), enc.encode(`${round}`));
+      await engine.commit(b);
+    };
+    // 2,000 keys written once: freezes, and nothing to take back.
+    const fresh = (at: number) => Array.from({ length: 50 }, (_, i) => 1_000_000 + at + i);
+    for (let at = 0; at < 2_000; at += 50) await put(fresh(at), 0);
+    expect(engine.stats.memtableFreezes).toBeGreaterThan(20);
+    expect(engine.stats.takeBacks).toBe(0);
+    expect(engine.stats.takenBack).toBe(0);
+    // A working set of four of the smallest memtables rewritten in order: the second pass grows the
+    // memtable and takes the first pass's runs back, most of their 256 entries.
+    const chunk = (at: number) => Array.from({ length: 16 }, (_, i) => at + i);
+    for (let round = 1; round <= 3; round++) for (let at = 0; at < 256; at += 16) await put(chunk(at), round);
+    const s = engine.stats;
+    expect(s.memtableGrows).toBe(1);
+    expect(s.takeBacks).toBe(1);
+    expect(s.takenBack).toBeGreaterThan(128);
+    expect(s.takenBack).toBeLessThanOrEqual(256);
+    // At most the merge in progress at each take-back is dropped.
+    expect(s.takeBackDroppedMerges).toBeLessThanOrEqual(s.takeBacks);
+    for (let i = 0; i < 256; i++) expect(dec.decode(engine.get(key(i)))).toBe("3");
+    await engine.close();
+  });
+
   it("keeps a given memtableKeys whatever the writes", async () => {
     const engine = await Engine.open(new LocalStore(await tempDir()), { memtableKeys: 1_024, checkpointWalObjects: 0, checkpointWalBytes: 0 });
     for (let round = 0; round < 10; round++) {
@@ -115,6 +143,7 @@ describe("the memtable's size chosen by the engine", () => {
     }
     expect(engine.stats.memtableKeys).toBe(1_024);
     expect(engine.stats.memtableGrows + engine.stats.memtableShrinks).toBe(0);
+    expect(engine.stats.takeBacks).toBe(0);
     expect(engine.stats.memtableFreezes).toBeGreaterThan(10);
     await engine.close();
   });

@@ -146,6 +146,57 @@ describe("LayeredState's take-back of young runs after a grow", () => {
     for (let i = 0; i < 4; i++) expect((state.get(key(WIDTH + i)) as Uint8Array).length).toBe(400_000);
   });
 
+  it("merges none of a first pass's runs before the next pass's writes are weighed, idle turns between, so the grow takes them back with no merge copied", async () => {
+    // Large enough that the first look of the second pass (an eighth of the memtable) sees a run dying.
+    const range: MemtableRange = { minKeys: 256, maxKeys: 2048 };
+    const width = 4 * range.minKeys;
+    const state = new LayeredState({ memtableRange: range });
+    const turns = async (n: number) => {
+      for (let t = 0; t < n; t++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    for (let i = 0; i < width; i++) state.set(key(i), 0);
+    // Idle turns copy the last frozen memtable into its run: four runs of one tier, a merge due.
+    await turns(20);
+    expect(state.runCount).toBe(4);
+    expect(state.layout.frozen).toBe(0);
+    expect(state.counters.merges).toBe(0);
+    let writes = 0;
+    while (state.counters.takeBacks === 0 && writes < width) {
+      state.set(key(writes++), 1);
+      await turns(1);
+    }
+    expect(writes).toBe(range.minKeys * EARLY_SHARE);
+    for (let i = writes; i < width; i++) state.set(key(i), 1);
+    await turns(20);
+    expect(state.counters.merges).toBe(0);
+    expect(state.counters.droppedMerges).toBe(0);
+    expect(state.counters.mergedEntries).toBe(0);
+    expect(state.runCount).toBe(0);
+    expect(state.counters.takenBack).toBeGreaterThan(width - 2 * writes);
+    for (let i = 0; i < width; i++) expect(state.get(key(i))).toBe(1);
+  });
+
+  it("merges keys written once as before, once an eighth of the memtable's writes after the last freeze showed no rewrites", async () => {
+    const range: MemtableRange = { minKeys: 256, maxKeys: 2048 };
+    const state = new LayeredState({ memtableRange: range });
+    let next = 0;
+    for (; next < 4 * range.minKeys; next++) state.set(key(next), 0);
+    for (let t = 0; t < 20; t++) await new Promise((resolve) => setImmediate(resolve));
+    expect(state.runCount).toBe(4);
+    expect(state.counters.merges).toBe(0);
+    // The write that froze counted one: the look, and the merge, come with the eighth's last write.
+    for (let i = 1; i < range.minKeys * EARLY_SHARE; i++) state.set(key(next++), 0);
+    expect(state.counters.merges).toBe(0);
+    state.set(key(next++), 0);
+    expect(state.counters.merges).toBe(1);
+    expect(state.counters.grows).toBe(0);
+    for (let t = 0; t < 20; t++) await new Promise((resolve) => setImmediate(resolve));
+    expect(state.counters.mergedEntries).toBe(4 * range.minKeys);
+    expect(state.runCount).toBe(1);
+    expect(state.size).toBe(next);
+    for (let i = 0; i < next; i++) expect(state.get(key(i))).toBe(0);
+  });
+
   it("takes nothing back when random rewrites of a larger young state grow the memtable, and takes back once a pass over the keys starts killing a run fast", () => {
     const random = testRandom("take-back sparse");
     // Eight of the smallest memtables, all young: random rewrites kill a young entry nearly every write,
