@@ -11,6 +11,10 @@
  * job may hold, read from the keys when a draw reaches it: a draw below it
  * needs no lookup either, so a caller holding one far-future id costs one
  * scan, not a lookup at every draw until the clock reaches that id.
+ *
+ * A noted id is also counted in flight until its enqueue's commit is built
+ * (or never will be): no key holds it yet, but a draw must pass over it all
+ * the same, or the caller's commit would find its own id taken.
  */
 import type { Engine } from "../engine/engine.js";
 import { jobKey } from "./keys.js";
@@ -43,6 +47,13 @@ export class CallerIdBound {
   readonly #ahead: string[] = [];
   /** Set when more than `AHEAD_LIMIT` such ids were in flight: `#next` is then not kept, and every draw up to the bound is looked up. */
   #overflowed = false;
+  /**
+   * Noted ids whose enqueues have not built their commits yet, with how
+   * many enqueues name each (two callers may name one id; the second is
+   * refused only once the first holds it). Holds only ids a draw can still
+   * meet, of enqueues under way: each holds its payload meanwhile.
+   */
+  readonly #inFlight = new Map<string, number>();
 
   private constructor(engine: Engine, bound: string) {
     this.#engine = engine;
@@ -65,15 +76,36 @@ export class CallerIdBound {
     return new CallerIdBound(engine, bound);
   }
 
-  /** Notes a caller's id about to be enqueued, before its commit. */
-  note(id: string): void {
-    if (id <= this.#drawn || id.length !== 26 || !ULID_SHAPED.test(id)) return;
+  /**
+   * Notes a caller's id about to be enqueued, before its commit. True when
+   * a later draw could meet it: it is then in flight until `landed(id)`,
+   * which the enqueue calls once its commit is built or will never be.
+   */
+  note(id: string): boolean {
+    if (id <= this.#drawn || id.length !== 26 || !ULID_SHAPED.test(id)) return false;
+    this.#inFlight.set(id, (this.#inFlight.get(id) ?? 0) + 1);
     if (id > this.#bound) this.#bound = id;
-    if (this.#overflowed) return;
+    if (this.#overflowed) return true;
     if (id >= this.#scannedFrom && id < this.#next) this.#next = id;
     if (this.#ahead.length >= AHEAD_LIMIT) this.#pruneAhead();
     if (this.#ahead.length >= AHEAD_LIMIT) this.#overflowed = true;
     else this.#ahead.push(id);
+    return true;
+  }
+
+  /** Ends one enqueue's flight of `id`, noted by `note` (its commit is built, or it failed first). */
+  landed(id: string): void {
+    const left = (this.#inFlight.get(id) ?? 0) - 1;
+    if (left > 0) this.#inFlight.set(id, left);
+    else this.#inFlight.delete(id);
+  }
+
+  /**
+   * Whether an enqueue not yet committed names `id`: a draw passes over it.
+   * Asked only of ids `mayHold` allows (it does every id in flight).
+   */
+  inFlight(id: string): boolean {
+    return this.#inFlight.has(id);
   }
 
   /** Whether a job may hold the generated id `id`; ids asked about must grow, as the queue draws them. */

@@ -20,13 +20,14 @@ import { validateKvKey } from "./names.js";
  * one, so a caller can take the one drawn next; the workflow runtime names
  * its step jobs with these ids before it enqueues them, and a taken one
  * would fail that enqueue with `DuplicateJobIdError`. Looked up only when
- * a caller's job may hold that very id (`CallerIdBound`): a step's next
+ * a caller's job may hold that very id (`CallerIdBound`), and passed over
+ * when an enqueue under way names it: a step's next
  * job usually needs no lookup, nor does a draw below a far-future caller
  * id. Ends: callers hold finitely many ids.
  */
 export function freshJobId(core: QueueCore): string {
   let id = core.newId();
-  while (core.callerIds.mayHold(id) && core.engine.has(jobKey(id))) id = core.newId();
+  while (core.callerIds.mayHold(id) && (core.callerIds.inFlight(id) || core.engine.has(jobKey(id)))) id = core.newId();
   return id;
 }
 

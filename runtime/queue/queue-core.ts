@@ -375,10 +375,10 @@ export class QueueCore {
     callerIdsOfCommit(own);
     const out: PreparedEnqueue[] = own.map((i) => {
       const opts = i.opts!;
-      // Before the commit, so an id drawn meanwhile is checked against it (see `freshJobId`).
-      if (opts.jobId !== undefined) this.callerIds.note(opts.jobId);
+      // Before the commit, so an id drawn meanwhile, by this enqueue or another, passes over it (see `freshJobId`).
+      const callerIdInFlight = opts.jobId !== undefined && this.callerIds.note(opts.jobId);
       // payloadRef its own field: left out, the insert would read one set on Object.prototype and lose the payload.
-      return { queueName: i.queueName, payload: i.payload, payloadRef: undefined, opts };
+      return { queueName: i.queueName, payload: i.payload, payloadRef: undefined, opts, callerIdInFlight };
     });
     // The list of payloads to offload made only when there is one: a settlement has one item, and none.
     let big: PreparedEnqueue[] | undefined;
@@ -395,6 +395,8 @@ export class QueueCore {
     const results = await Promise.allSettled(big.map((p) => this.payloads.write(p.payloadRef!, p.payload)));
     const failed = results.find((r) => r.status === "rejected");
     if (failed) {
+      // No commit follows: the caller ids stop holding off draws, and the payload objects are deleted.
+      this.#landCallerIds(out);
       for (const p of big) this.inflightRefs.delete(p.payloadRef!);
       await this.payloads.deleteAll(big.map((p) => p.payloadRef!));
       throw (failed as PromiseRejectedResult).reason;
@@ -411,6 +413,8 @@ export class QueueCore {
   discardUnused(prepared: readonly PreparedEnqueue[], outcomes: readonly EnqueueOutcome[] | undefined): void {
     let offloaded = false;
     for (const p of prepared) {
+      // Its record is in memory now (a draw finds its key), or never will be.
+      if (p.callerIdInFlight) this.#landCallerId(p);
       if (p.payloadRef === undefined) continue;
       this.inflightRefs.delete(p.payloadRef);
       offloaded = true;
@@ -419,6 +423,16 @@ export class QueueCore {
     if (!offloaded) return;
     const unused = prepared.filter((p, i) => p.payloadRef !== undefined && outcomes?.[i]?.newlyEnqueued !== true).map((p) => p.payloadRef!);
     if (unused.length > 0) void this.payloads.deleteAll(unused);
+  }
+
+  #landCallerIds(prepared: readonly PreparedEnqueue[]): void {
+    for (const p of prepared) if (p.callerIdInFlight) this.#landCallerId(p);
+  }
+
+  /** Ends the flight of `p`'s caller id, once (the flag is cleared). */
+  #landCallerId(p: PreparedEnqueue): void {
+    p.callerIdInFlight = false;
+    this.callerIds.landed(p.opts.jobId!);
   }
 
   /** Applies caller KV ops and effect enqueues inside `txn`; outcomes align with `prepared`. */
@@ -505,6 +519,10 @@ class CoreTransitionContext implements TransitionContext {
 
   mayHoldDrawn(id: string): boolean {
     return this.#core.callerIds.mayHold(id);
+  }
+
+  callerIdInFlight(id: string): boolean {
+    return this.#core.callerIds.inFlight(id);
   }
 }
 

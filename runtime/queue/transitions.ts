@@ -42,6 +42,13 @@ export interface TransitionContext {
    */
   mayHoldDrawn?(id: string): boolean;
   /**
+   * Whether an enqueue still under way (its payload being written, its
+   * commit not built) names `id` as its job's: a drawn id passes over it,
+   * or that caller would find its own id taken. Asked only of ids
+   * `mayHoldDrawn` allows.
+   */
+  callerIdInFlight?(id: string): boolean;
+  /**
    * The ids the callers name for the jobs this transaction inserts (see
    * `callerIdsOfCommit`), undefined when none can meet a draw: a drawn id
    * passes over them, since a later item's is not written yet.
@@ -64,6 +71,8 @@ export interface PreparedEnqueue {
   payload: Uint8Array;
   payloadRef?: string;
   opts: EnqueueOptions;
+  /** Whether `opts.jobId` is counted in flight (`CallerIdBound.note`) until `QueueCore.discardUnused` ends that; `prepare` always sets it. */
+  callerIdInFlight?: boolean;
 }
 
 /**
@@ -227,10 +236,15 @@ export function insertJob(txn: Txn, ctx: TransitionContext, item: PreparedEnqueu
   return insertJobRecord(txn, ctx, item, false).outcome;
 }
 
-/** Whether a job holds the drawn id `id` (record key `key`), or an item of the same commit names it; the transaction asked only when a caller's job may hold it. */
+/**
+ * Whether a job holds the drawn id `id` (record key `key`), an item of the
+ * same commit names it, or an enqueue in flight does; the transaction
+ * asked only when a caller's job may hold it.
+ */
 function drawnTaken(txn: Txn, ctx: TransitionContext, id: string, key: string): boolean {
   if (ctx.callerIdsInCommit?.has(id) === true) return true;
-  return ctx.mayHoldDrawn?.(id) !== false && txn.has(key);
+  if (ctx.mayHoldDrawn?.(id) === false) return false;
+  return ctx.callerIdInFlight?.(id) === true || txn.has(key);
 }
 
 /**

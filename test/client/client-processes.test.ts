@@ -23,6 +23,7 @@ import { useTempDirs } from "../support/temp-dirs.js";
 import { ChildScenario, ScenarioTimeoutError } from "../support/child-scenario.js";
 import { STEP_QUEUE, STORE_NAME } from "./fixtures/app.js";
 import { missingRuns } from "./fixtures/missing-runs.js";
+import { OWNER_KILLED_FAILURES } from "./fixtures/expected-failures.js";
 
 const OWNER = fileURLToPath(new URL("./fixtures/owner-process.ts", import.meta.url));
 const CLIENT = fileURLToPath(new URL("./fixtures/client-process.ts", import.meta.url));
@@ -95,6 +96,8 @@ async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv, listI
     // Every child SIGKILLed and gone before the directory is removed.
     await run.stop();
   }
+  // The clients expect none: an owner killed mid-answer only delays theirs.
+  run.expectNoUnexpectedFailures((name) => (name.startsWith("owner ") ? OWNER_KILLED_FAILURES : []));
 
   const lines = clients.flatMap((c) => c.lines.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as RunLine));
   expect(lines).toHaveLength(perClient * 2);

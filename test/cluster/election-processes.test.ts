@@ -23,6 +23,7 @@ import { ChildScenario, ScenarioTimeoutError } from "../support/child-scenario.j
 import { stalledWithin, startLocalLatenessProbe } from "../support/lateness-probe.js";
 import { STEP_QUEUE, STORE_NAME } from "../client/fixtures/app.js";
 import { missingRuns } from "../client/fixtures/missing-runs.js";
+import { ELECTED_OWNER_FAILURES } from "../client/fixtures/expected-failures.js";
 
 const WORKER = fileURLToPath(new URL("./fixtures/worker-process.ts", import.meta.url));
 const CLIENT = fileURLToPath(new URL("../client/fixtures/client-process.ts", import.meta.url));
@@ -228,6 +229,8 @@ async function scenario(
     // Every child SIGKILLed and gone before the directory is removed.
     await run.stop();
   }
+  // The clients expect none: a takeover only delays their answers.
+  run.expectNoUnexpectedFailures((name) => (name.startsWith("worker ") ? ELECTED_OWNER_FAILURES : []));
 
   const lines = clients.flatMap((c) => c.lines.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as RunLine));
   expect(lines).toHaveLength(perClient * 2);

@@ -28,6 +28,7 @@ import { stalledWithin, startLocalLatenessProbe } from "../support/lateness-prob
 import { testRandom, type TestRandom } from "../support/seed.js";
 import { STEP_QUEUE } from "../client/fixtures/app.js";
 import { missingRuns } from "../client/fixtures/missing-runs.js";
+import { ELECTED_OWNER_FAILURES } from "../client/fixtures/expected-failures.js";
 
 const WORKER = fileURLToPath(new URL("./fixtures/shard-worker-process.ts", import.meta.url));
 const CLIENT = fileURLToPath(new URL("../client/fixtures/client-process.ts", import.meta.url));
@@ -258,6 +259,8 @@ async function scenario(
     // Every child SIGKILLed and gone before the directory is removed.
     await run.stop();
   }
+  // The clients expect none: a takeover only delays their answers.
+  run.expectNoUnexpectedFailures((name) => (name.startsWith("worker ") ? ELECTED_OWNER_FAILURES : []));
 
   const lines = clients.flatMap((c) => c.lines.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as RunLine));
   expect(lines).toHaveLength(perClient * 2);

@@ -9,6 +9,7 @@ import { startScript } from "../support/child-script.js";
 import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
 import { expectExitsSoon } from "../support/exits-soon.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { expectNoUnexpectedFailures } from "../support/background-errors.js";
 
 const FIXTURE = fileURLToPath(new URL("./fixtures/shutdown-exits.ts", import.meta.url));
 // The child takes about 3 s of CPU to load the package through tsx: 20-39 s of wall time per test on two cores
@@ -36,6 +37,7 @@ describe("the process after its workers stopped, queue left open", () => {
       const exit = await child.exited;
       expect(child.lines, child.stderr()).toContain("processed");
       expect(exit).toEqual({ code: 0, signal: null });
+      expectNoUnexpectedFailures("the idle process", child);
     }),
   );
 });

@@ -18,7 +18,8 @@ import { useS3Server } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { until } from "../support/until.js";
 import { taquba } from "./cli-process.js";
-import { STEP_QUEUE, STORE_NAME } from "./fixtures/ops-app.js";
+import { OPS_OWNER_FAILURES, STEP_QUEUE, STORE_NAME } from "./fixtures/ops-app.js";
+import { expectNoUnexpectedFailures } from "../support/background-errors.js";
 
 const OWNER = fileURLToPath(new URL("./fixtures/ops-owner.ts", import.meta.url));
 const tempDir = useTempDirs("taquba-opscli-proc-");
@@ -157,6 +158,7 @@ async function scenario(url: string, env: NodeJS.ProcessEnv, work: string, store
     await client.close();
     await owner.kill();
   }
+  expectNoUnexpectedFailures("the owner process", owner, OPS_OWNER_FAILURES);
 }
 
 describe("the operator CLI against a running owner", () => {

@@ -20,7 +20,8 @@ import { findBrowser, launchBrowser } from "../support/browser.js";
 import { startScript, type ChildScript } from "../support/child-script.js";
 import { taquba } from "./cli-process.js";
 import { click, startDashboardProcess, stopProcess, waitText, waitUntil } from "./dashboard-page.js";
-import { STEP_QUEUE, STORE_NAME } from "./fixtures/ops-app.js";
+import { OPS_OWNER_FAILURES, STEP_QUEUE, STORE_NAME } from "./fixtures/ops-app.js";
+import { expectNoUnexpectedFailures } from "../support/background-errors.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const OWNER = fileURLToPath(new URL("./fixtures/ops-owner.ts", import.meta.url));
@@ -70,6 +71,7 @@ describe("the dashboard in a headless browser", () => {
     await client?.close();
     await owner?.kill();
     if (work !== "") rmSync(work, { recursive: true, force: true });
+    if (owner !== undefined) expectNoUnexpectedFailures("the owner process", owner, OPS_OWNER_FAILURES);
   }, 60_000);
 
   it("lists runs, opens a failed run, retries it, signals and cancels through the owner", async (ctx) => {

@@ -6,6 +6,13 @@
  * fixture passes `reportBackgroundErrors()` as its engine's (or queue's
  * engine's) `onBackgroundError`; the test then checks
  * `backgroundFailures(child)` is empty, or matches the failure it injects.
+ *
+ * A child beside peers that are killed (a cluster's workers, an owner and
+ * its clients) also sees failures that are the designed answer to that
+ * (a lease lost while the machine stalled, a writer fenced by the owner
+ * that took over): its test lists them as `ExpectedFailure`s and fails on
+ * any other (`expectNoUnexpectedFailures`), naming the child, the failure
+ * and its stack.
  */
 import { writeSync } from "node:fs";
 
@@ -17,12 +24,32 @@ export const BACKGROUND_FAILURE_PREFIX = "G ";
  * is given (or the handler threw), and what the default logger of the
  * queue and the workflow runtime writes for an error.
  */
-const STDERR_FAILURES = ["taquba engine:", "taquba error:"];
+const STDERR_FAILURES = ["taquba engine:", "taquba error:", "taquba client inbox:"];
 
-/** `name: message` of `err` on one line. */
+/** Stack frames kept on a failure's line: where it was thrown, without a line that runs on for the whole stack. */
+const STACK_FRAMES = 12;
+
+/** The fields of an error, or of the plain copy of one the workflow runtime logs (`{ name, message, stack }`). */
+function errorFields(err: unknown): { name: string; message: string; stack: string | undefined } | undefined {
+  if (err === null || typeof err !== "object") return undefined;
+  const { name, message, stack } = err as { name?: unknown; message?: unknown; stack?: unknown };
+  if (typeof message !== "string") return undefined;
+  return { name: typeof name === "string" ? name : "Error", message, stack: typeof stack === "string" ? stack : undefined };
+}
+
+/** `name: message` of `err` on one line, then (for an error with a stack) ` | at <frame> < at <frame> ...`. */
 function describe(err: unknown): string {
-  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-  return text.replace(/\s*\n\s*/g, " ");
+  const fields = errorFields(err);
+  const text = fields === undefined ? String(err) : `${fields.name}: ${fields.message}`;
+  const frames = fields?.stack === undefined ? [] : fields.stack.split("\n").filter((l) => /^\s+at /.test(l));
+  const stack =
+    frames.length === 0
+      ? ""
+      : ` | ${frames
+          .slice(0, STACK_FRAMES)
+          .map((f) => f.trim())
+          .join(" < ")}`;
+  return `${text.replace(/\s*\n\s*/g, " ")}${stack}`;
 }
 
 /** Written synchronously: the test may SIGKILL the child right after. */
@@ -75,4 +102,36 @@ export function backgroundFailures(child: { readonly lines: readonly string[]; s
     .split("\n")
     .filter((l) => STDERR_FAILURES.some((s) => l.includes(s)));
   return [...printed, ...warned];
+}
+
+/** A background failure a child's test expects: the lines `pattern` matches, and why they are no defect. */
+export interface ExpectedFailure {
+  readonly pattern: RegExp;
+  readonly why: string;
+}
+
+/** The background failures of `child` that none of `expected` matches. */
+export function unexpectedFailures(child: { readonly lines: readonly string[]; stderr(): string }, expected: readonly ExpectedFailure[] = []): string[] {
+  return backgroundFailures(child).filter((f) => !expected.some((e) => e.pattern.test(f)));
+}
+
+/**
+ * Throws when `child` (called `name` in the message) reported a background
+ * failure that none of `expected` matches: each such failure on its own
+ * line, with its stack.
+ */
+export function expectNoUnexpectedFailures(
+  name: string,
+  child: { readonly lines: readonly string[]; stderr(): string },
+  expected: readonly ExpectedFailure[] = [],
+): void {
+  const found = unexpectedFailures(child, expected);
+  if (found.length === 0) return;
+  const shown = found.map((f) => `  ${f.replace(/ \| at /, "\n    at ").replaceAll(" < at ", "\n    at ")}`);
+  throw new Error(`${name} reported ${found.length} unexpected background failure${found.length === 1 ? "" : "s"}:\n${shown.join("\n")}`);
+}
+
+/** What a child's queue, workflow runtime, inbox and engine take to report their failures on G lines. */
+export function backgroundReporting(): { logger: { error(obj: Record<string, unknown>, msg: string): void }; onBackgroundError: (err: unknown) => void } {
+  return { logger: backgroundErrorLogger(), onBackgroundError: reportBackgroundErrors() };
 }

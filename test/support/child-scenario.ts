@@ -16,6 +16,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChildExit, ChildScript } from "./child-script.js";
+import { type ExpectedFailure, unexpectedFailures } from "./background-errors.js";
 import { loadFactor } from "./load.js";
 import { processCpuMs } from "./process-cpu.js";
 
@@ -198,6 +199,19 @@ export class ChildScenario {
       }
     }
     return parts.join("\n");
+  }
+
+  /**
+   * Throws when a tracked child reported a background failure (a `G` line,
+   * or an error on its stderr; see background-errors.ts) that
+   * `expected(name)` does not list: each one under its child's name, with
+   * its stack.
+   */
+  expectNoUnexpectedFailures(expected: (name: string) => readonly ExpectedFailure[]): void {
+    const found = this.#children.flatMap((t) => unexpectedFailures(t.script, expected(t.name)).map((f) => ({ name: t.name, f })));
+    if (found.length === 0) return;
+    const shown = found.map(({ name, f }) => `  ${name}: ${f.replace(/ \| at /, "\n    at ").replaceAll(" < at ", "\n    at ")}`);
+    throw new Error(`${found.length} unexpected background failure${found.length === 1 ? "" : "s"} of the children:\n${shown.join("\n")}`);
   }
 
   /** SIGKILLs every child still running (after a SIGCONT, for one left stopped) and waits until each exited. */

@@ -22,6 +22,7 @@ import { expect } from "vitest";
 import type { ChildExit, ChildScript } from "./child-script.js";
 import { stalledWithin, startLocalLatenessProbe } from "./lateness-probe.js";
 import { watchRunQueueWait } from "./run-queue-wait.js";
+import { expectNoUnexpectedFailures } from "./background-errors.js";
 
 const BOUND_MS = 5_000;
 const HUNG_MS = 30_000;
@@ -35,7 +36,11 @@ export function printActiveResources(): void {
   setImmediate(() => console.log(`active: ${process.getActiveResourcesInfo().join(",")}`));
 }
 
-/** Waits for `line`, then for the exit; fails if anything but the standard streams was open, or unless the child exited soon with code 0. */
+/**
+ * Waits for `line`, then for the exit; fails if anything but the standard
+ * streams was open, unless the child exited soon with code 0, or when it
+ * reported a background failure (none is expected of a process closing).
+ */
 export async function expectExitsSoon(child: ChildScript, line: string, what: string): Promise<void> {
   const stalls = startLocalLatenessProbe();
   try {
@@ -64,6 +69,7 @@ export async function expectExitsSoon(child: ChildScript, line: string, what: st
       `exit ${took} ms after ${what}; ${testNotRun} ms of it with the test process not run, ${childNotRun} ms with the process waiting to be run`,
     ).toBeLessThan(BOUND_MS);
     expect(exit as ChildExit).toEqual({ code: 0, signal: null });
+    expectNoUnexpectedFailures(`the process exiting after ${what}`, child);
   } finally {
     stalls.stop();
   }
