@@ -11,7 +11,9 @@
  * loss and the next claim, so the window the live writer has to win in is
  * one read long. The open gives up only after both `MIN_LOST_CLAIMS` losses
  * and `CLAIM_PATIENCE_MS` of the engine's clock, so a slow machine, whose
- * every step takes longer, gets as many tries as it needs.
+ * every step takes longer, gets as many tries as it needs. Only the clock's
+ * forward steps count: set back an hour, it would otherwise keep the open
+ * claiming for that hour.
  */
 import { randomBytes } from "node:crypto";
 import { setTimeout as pause } from "node:timers/promises";
@@ -99,19 +101,29 @@ function anotherOpened(m: Manifest): FencedError {
 export class ClaimRace {
   readonly #prefix: string;
   readonly #now: () => number;
-  readonly #startedAt: number;
+  /** The clock's forward steps since the open started: a clock set back must not buy the open more claims. */
+  #elapsed = 0;
+  #seenAt: number;
   #lost = 0;
   #attemptStartedAt = performance.now();
 
   constructor(prefix: string, now: () => number) {
     this.#prefix = prefix;
     this.#now = now;
-    this.#startedAt = now();
+    this.#seenAt = now();
+  }
+
+  /** Adds the time the clock moved forward since it was last read; a step back only moves where the next step starts. */
+  #tick(): number {
+    const now = this.#now();
+    if (now > this.#seenAt) this.#elapsed += now - this.#seenAt;
+    this.#seenAt = now;
+    return this.#elapsed;
   }
 
   /** Throws `StoreUnavailableError` once the open has lost enough claims for long enough. */
   check(): void {
-    const elapsed = this.#now() - this.#startedAt;
+    const elapsed = this.#tick();
     if (this.#lost < MIN_LOST_CLAIMS || elapsed < CLAIM_PATIENCE_MS) return;
     throw new StoreUnavailableError(
       "open",
