@@ -244,6 +244,33 @@ describe("exported functions given hostile arguments", () => {
     );
   });
 
+  it("the entry points and wrappers refuse an optional store method set to something other than a function, at once", async () => {
+    // A store written in JS with `getBorrowed: null` used to fail every reopen after retries, as if the store were unreachable.
+    const plain = new MemoryStore();
+    const withNull = {
+      get: plain.get.bind(plain),
+      put: plain.put.bind(plain),
+      list: plain.list.bind(plain),
+      delete: plain.delete.bind(plain),
+      getBorrowed: null,
+    };
+    await expect(Engine.open(withNull as never)).rejects.toThrow(
+      new ValidationError("Engine.open's store has getBorrowed set to null; an optional store method must be a function or left out (not null)"),
+    );
+    expect(() => withCounting({ ...withNull, getBorrowed: undefined, getRange: 5 } as never)).toThrow(
+      new ValidationError("the store withCounting wraps has getRange set to 5; an optional store method must be a function or left out (not null)"),
+    );
+    const throwing = Object.defineProperty({ ...withNull, getBorrowed: undefined }, "getRangeInto", {
+      get() {
+        throw new Error("nope");
+      },
+    });
+    await expect(Engine.open(throwing as never)).rejects.toThrow(/^Engine.open's store threw when its optional method getRangeInto was read/);
+    // Left out, undefined or a function: all taken.
+    const engine = await Engine.open({ ...withNull, getBorrowed: undefined } as never);
+    await engine.close();
+  });
+
   it("a shard answer is a shard, never NaN", () => {
     expect(shardOfRun("run-1", 4)).toBeGreaterThanOrEqual(0);
     expect(() => shardOfRun("run-1", Number.NaN)).toThrow("a shard count must be a whole number from 1 to 256, got NaN");
