@@ -228,6 +228,8 @@ async function workload(store: ObjectStore, model: ModelWriter, variant: Variant
     await publishBeside(engine);
   }
   expect(engine.stats.compactions, "the compaction is still held").toBe(compactions);
+  // Past maxSegmentRuns (2) runs beside it, the next one beside it folds the newest of them into its own.
+  if (variant.beside >= 3) expect(engine.stats.runsFoldedBesideCompaction).toBeGreaterThan(0);
   if (variant.hold === "manifest") {
     // Its segments all stored, its manifest put held: one more incremental checkpoint waits to publish after it.
     armed = "manifest";
