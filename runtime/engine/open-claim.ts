@@ -65,6 +65,10 @@ export async function claimAfter(ctx: StoreContext, base: Manifest, now: () => n
   // This claim landed below a newer manifest (publishManifest refused it), or the one that took the number is
   // already collected: the live writer moved on by more than a read would catch up with, so list.
   const newest = (await readNewestManifest(ctx))!;
+  // The claim lost to a manifest at its number or past it, so a listing that found none lost them to the live
+  // writer's deletes (a listing is not a snapshot): the next claim walks on from this one's base instead of from
+  // the empty store's manifest, whose claim every manifest of the live epoch would refuse as another writer's.
+  if (newest.id < claim.id) return { lostTo: base };
   if (newest.epoch >= claim.epoch) throw anotherOpened(newest);
   return { lostTo: newest };
 }

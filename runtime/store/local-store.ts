@@ -64,6 +64,13 @@ export function isTemporaryFile(name: string): boolean {
 }
 /** A put whose directory a concurrent delete removed is retried this many times. */
 const MAX_PUT_ATTEMPTS = 5;
+/**
+ * Reads of one directory a listing makes while objects it read vanish
+ * before their turn: each read after the first finds only keys written
+ * since, so a writer must keep replacing the objects faster than they are
+ * listed to use them all up, and the listing then ends as before.
+ */
+const MAX_LIST_PASSES = 8;
 /** Thrown inside a put when the store's directory, seen before, is gone; `put` reports it with the key. */
 const ROOT_REMOVED = new Error("the store's directory was removed");
 
@@ -312,13 +319,50 @@ export class LocalStore implements ObjectStore {
     }
   }
 
-  /** Lists one directory, sorted by key, descending into subdirectories as their turn comes. */
+  /**
+   * Lists one directory, sorted by key, descending into subdirectories as
+   * their turn comes. An object read from the directory and deleted before
+   * its turn is left out (a listing is not a snapshot); when one was, the
+   * directory is read again for the keys after the last one given, since a
+   * writer that deletes objects may have written newer ones meanwhile (the
+   * engine deletes a manifest only once three newer ones exist, so a listing
+   * that lost every manifest it read must still find the newest).
+   */
   async *#walk(dirPath: string, dirKey: string, prefix: string, startAfter: string | undefined): AsyncGenerator<ListedObject> {
+    let after = startAfter;
+    for (let pass = 0; pass < MAX_LIST_PASSES; pass++) {
+      const entries = await this.#readListed(dirPath, dirKey, prefix, after);
+      if (entries === undefined) return;
+      let vanished = false;
+      for (const entry of entries) {
+        const entryPath = path.join(dirPath, entry.name);
+        if (entry.dir) {
+          for await (const o of this.#walk(entryPath, entry.key, prefix, after)) {
+            after = o.key;
+            yield o;
+          }
+          continue;
+        }
+        try {
+          const stat = await fs.stat(entryPath);
+          after = entry.key;
+          yield { key: entry.key, size: stat.size };
+        } catch (err) {
+          if (errorCode(err) !== "ENOENT") throw this.#mapError(err, entry.key, "list");
+          vanished = true;
+        }
+      }
+      if (!vanished) return;
+    }
+  }
+
+  /** The entries of one directory that a listing of `prefix` after `startAfter` gives, sorted by key; undefined when it is gone. */
+  async #readListed(dirPath: string, dirKey: string, prefix: string, startAfter: string | undefined): Promise<ListEntry[] | undefined> {
     let dirents: Dirent[];
     try {
       dirents = await fs.readdir(dirPath, { withFileTypes: true });
     } catch (err) {
-      if (errorCode(err) === "ENOENT" || errorCode(err) === "ENOTDIR") return;
+      if (errorCode(err) === "ENOENT" || errorCode(err) === "ENOTDIR") return undefined;
       throw this.#mapError(err, prefix, "list");
     }
     if (dirPath === this.root) this.#rootSeen = true;
@@ -347,20 +391,7 @@ export class LocalStore implements ObjectStore {
       entries.push({ key, dir: isDir, name: d.name });
     }
     entries.sort((a, b) => compareKeys(a.key, b.key));
-    for (const entry of entries) {
-      const entryPath = path.join(dirPath, entry.name);
-      if (entry.dir) {
-        yield* this.#walk(entryPath, entry.key, prefix, startAfter);
-        continue;
-      }
-      try {
-        const stat = await fs.stat(entryPath);
-        yield { key: entry.key, size: stat.size };
-      } catch (err) {
-        // Deleted since readdir: a listing is not a snapshot.
-        if (errorCode(err) !== "ENOENT") throw this.#mapError(err, entry.key, "list");
-      }
-    }
+    return entries;
   }
 
   async #putOnce(key: string, body: Uint8Array, createOnly: boolean): Promise<{ etag: string }> {

@@ -15,6 +15,7 @@ import { declarePutBodyReleased, putBodyReleased } from "../../runtime/store/put
 import { PrefixedStore } from "../../runtime/queue/prefixed-store.js";
 import { GatedStore } from "../support/gated-store.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { HEAVY_TEST_MS } from "../support/load.js";
 
 const tempDir = useTempDirs("taquba-reuse-attack-");
 const opts = (attempts: number) => ({
@@ -114,7 +115,7 @@ async function expectModel(store: ObjectStore, model: Map<string, Uint8Array | u
 }
 
 describe("reused buffers under failing, slow and concurrent puts", () => {
-  it("faults after landing, retries, latency; two engines on a declared LocalStore and an undeclared store at once", async () => {
+  it("faults after landing, retries, latency; two engines on a declared LocalStore and an undeclared store at once", { timeout: HEAVY_TEST_MS }, async () => {
     const dir = await tempDir();
     const local = new LocalStore(dir);
     const faulty = withFaults(withLatency(local, { ms: 1, jitterMs: 1, seed: 3 }), { failureRate: 0.3, seed: 7, ops: ["put"], failAfterWriteRate: 0.7 });
@@ -153,7 +154,7 @@ describe("reused buffers under failing, slow and concurrent puts", () => {
     await expectModel(new PrefixedStore(new LocalStore(path.join(dir, "pre")), "q/"), m2);
   });
 
-  it("a checkpoint failing mid-way, then the next reusing buffers", async () => {
+  it("a checkpoint failing mid-way, then the next reusing buffers", { timeout: HEAVY_TEST_MS }, async () => {
     const dir = await tempDir();
     let refuse = 0;
     let segPuts = 0;
