@@ -31,7 +31,7 @@ export function prototypeHoldsAny(names: readonly string[]): boolean {
  */
 export function ownEveryField(o: object, names: Iterable<string>): void {
   for (const k of names) {
-    if (!Object.hasOwn(o, k)) Object.defineProperty(o, k, { value: undefined, writable: true, enumerable: true, configurable: true });
+    if (!Object.hasOwn(o, k)) defineOwn(o, k, undefined);
   }
 }
 
@@ -112,4 +112,15 @@ export function decodedWithOwnFields(entries: number, byAssignment: () => unknow
 /** Gives `o` its own field `k` holding `v`, defined (not assigned, see `ownEveryField`): for a record a decoder builds. */
 export function defineOwn(o: object, k: string, v: unknown): void {
   Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
+}
+
+/**
+ * Gives `o` its own field `k` holding `v`: assigned (the fast path) unless
+ * `Object.prototype` holds `k`, where a setter would take the assignment
+ * (and `o` be written without the field) or a read-only field refuse it,
+ * and the field is defined instead.
+ */
+export function setOwn(o: Record<string, unknown>, k: string, v: unknown): void {
+  if (k in Object.prototype) defineOwn(o, k, v);
+  else o[k] = v;
 }

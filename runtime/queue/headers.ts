@@ -11,6 +11,7 @@
 import { ValidationError } from "../errors.js";
 import { isWellFormed } from "./names.js";
 import { describeValue, errorText, isOptionObject } from "../option-values.js";
+import { setOwn } from "../own-fields.js";
 
 /** Most headers one job carries. */
 export const MAX_HEADERS = 128;
@@ -104,8 +105,7 @@ export function checkedHeaders(headers: unknown, limits: HeaderLimits = QUEUE_HE
     }
     // Defined, not assigned, under a name Object.prototype holds: a read-only field there (every one, in a realm
     // whose intrinsics are frozen) refuses the assignment, and an accessor's setter takes the header.
-    if (name in Object.prototype) Object.defineProperty(copy, name, { value, writable: true, enumerable: true, configurable: true });
-    else copy[name] = value;
+    setOwn(copy, name, value);
   }
   return copy;
 }

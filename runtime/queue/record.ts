@@ -5,7 +5,7 @@
 import { Packr } from "msgpackr";
 import { assertPlainMessagePack } from "../engine/plain-messagepack.js";
 import { StoreCorruptedError } from "../errors.js";
-import { decodedWithOwnFields, ownEveryField, ownObjects, prototypeHoldsAny } from "../own-fields.js";
+import { decodedWithOwnFields, defineOwn, ownEveryField, ownObjects, prototypeHoldsAny } from "../own-fields.js";
 import { packRecord } from "./record-pack.js";
 import { uintBytes, writeUint } from "./msgpack-sized.js";
 
@@ -107,9 +107,7 @@ export function copyJob(r: JobRecord): JobRecord {
 /** `copyJob`'s copy with every field defined as its own, in `JOB_FIELDS` order, whatever `Object.prototype` holds. */
 function ownFieldsCopy(r: JobRecord): JobRecord {
   const copy = {} as JobRecord;
-  for (const k of JOB_FIELDS) {
-    Object.defineProperty(copy, k, { value: (r as unknown as Record<string, unknown>)[k], writable: true, enumerable: true, configurable: true });
-  }
+  for (const k of JOB_FIELDS) defineOwn(copy, k, (r as unknown as Record<string, unknown>)[k]);
   return copy;
 }
 

@@ -13,7 +13,7 @@ import type { RunErrorKind, RunOutcome, TerminalStatus, Termination } from "../r
 import type { RunId } from "../runs/run-id.js";
 import type { StepOutcome } from "../steps/step-outcome.js";
 import { describeValue } from "../../option-values.js";
-import { ownFieldsIfPolluted, prototypeHoldsAny } from "../../own-fields.js";
+import { ownFieldsIfPolluted, prototypeHoldsAny, setOwn } from "../../own-fields.js";
 
 /** `workflow/runs/{runId}`: an active run. Deleted by the terminating settlement. */
 export interface RunRecord {
@@ -272,8 +272,7 @@ function compact<T extends object>(o: T): T {
     const v = from[k];
     if (v === undefined) continue;
     // Defined where Object.prototype holds the name: a setter there would take an assignment, and the record be stored without it.
-    if (k in Object.prototype) Object.defineProperty(out, k, { value: v, writable: true, enumerable: true, configurable: true });
-    else out[k] = v;
+    setOwn(out, k, v);
   }
   return out as T;
 }
