@@ -13,113 +13,20 @@
  * reopened state must be the model's after some prefix of the batches,
  * every acknowledged one included.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  Engine,
-  MemoryStore,
-  WriteBatch,
-  type EngineOptions,
-  type ListOptions,
-  type ListedObject,
-  type ObjectStore,
-  type PutOptions,
-  type StoredObject,
-} from "taquba";
-import { stateTuning } from "../../runtime/engine/recovery.js";
-import { ForwardingStore } from "../support/forwarding-store.js";
-import { GatedStore } from "../support/gated-store.js";
+import { describe, expect, it } from "vitest";
+import { Engine, MemoryStore, WriteBatch, type EngineOptions, type ObjectStore } from "taquba";
 import { traceKeys } from "../support/key-trace.js";
 import { HEAVY_TEST_MS } from "../support/load.js";
 import { seededRandom } from "../../runtime/store/prng.js";
 import { testRandom } from "../support/seed.js";
 import { turns } from "../support/turns.js";
+import { CompactionGate, type Hold, holdCompaction, type Kill, STATE_TUNINGS, StoppingStore, useStateTuning } from "./fixtures/held-compaction.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);
 const marker = (i: number) => `x/${String(i).padStart(4, "0")}`;
 const KEYS = 40;
 const plainKey = (n: number) => `k/${String(n).padStart(2, "0")}`;
-
-/** How a store write ends the writer: it lands and nothing after it does, or it never lands while later ones still do for a while. */
-type Kill = "lands, then nothing" | "lost, later ones land";
-
-/** Turns of the event loop during which writes after a lost one still land (as requests sent before a kill land after it). */
-const LATER_LANDING_TURNS = 3;
-
-/**
- * A store that stops answering its writer at its `limit`-th write (put or
- * delete), as a process killed there: with "lands, then nothing" that write
- * lands and its answer, and every later call, never comes; with "lost,
- * later ones land" that write never lands nor answers, later calls go on
- * for `LATER_LANDING_TURNS` turns, and then nothing answers. `limit`
- * undefined counts without stopping.
- */
-class StopAfterWrites extends ForwardingStore {
-  writes = 0;
-  stopped = false;
-  readonly #never = new Promise<never>(() => {});
-  #onStop: () => void = () => {};
-  readonly stop = new Promise<void>((resolve) => {
-    this.#onStop = resolve;
-  });
-
-  constructor(
-    inner: ObjectStore,
-    readonly limit: number | undefined,
-    readonly kill: Kill = "lands, then nothing",
-  ) {
-    super(inner);
-  }
-
-  #stopNow(): void {
-    this.stopped = true;
-    this.#onStop();
-  }
-
-  async #write<T>(call: () => Promise<T>): Promise<T> {
-    if (this.stopped) return this.#never;
-    this.writes++;
-    if (this.writes !== this.limit) return this.#read(call);
-    if (this.kill === "lost, later ones land") {
-      turns(LATER_LANDING_TURNS).then(
-        () => this.#stopNow(),
-        () => {},
-      );
-      return this.#never;
-    }
-    this.#stopNow();
-    await call();
-    return this.#never;
-  }
-
-  async #read<T>(call: () => Promise<T>): Promise<T> {
-    if (this.stopped) return this.#never;
-    const result = await call();
-    if (this.stopped) return this.#never;
-    return result;
-  }
-
-  override put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
-    return this.#write(() => super.put(key, body, opts));
-  }
-
-  override delete(key: string): Promise<void> {
-    return this.#write(() => super.delete(key));
-  }
-
-  override get(key: string): Promise<StoredObject | null> {
-    return this.#read(() => super.get(key));
-  }
-
-  override async *list(prefix: string, opts?: ListOptions): AsyncIterable<ListedObject> {
-    const keys = await this.#read(async () => {
-      const got: ListedObject[] = [];
-      for await (const o of super.list(prefix, opts)) got.push(o);
-      return got;
-    });
-    yield* keys;
-  }
-}
 
 type State = ReadonlyMap<string, string>;
 
@@ -183,64 +90,28 @@ const opts: EngineOptions = {
   retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
 };
 
-/** Where the compaction is held while checkpoints publish beside it. */
-type Hold = "first segment" | "manifest";
-
 interface Variant {
-  hold: Hold;
+  /** Where the compaction is held while checkpoints publish beside it. */
+  hold: Exclude<Hold, "second segment">;
   /** Incremental checkpoints published beside the held compaction (past `maxSegmentRuns`, the later ones fold). */
   beside: number;
 }
 
-/** Starts an incremental checkpoint beside the held compaction and waits until it published. */
-async function publishBeside(engine: Engine): Promise<void> {
-  const before = engine.stats.checkpointsBesideCompaction;
-  engine.checkpoint().catch(() => {});
-  for (let i = 0; i < 10_000 && engine.stats.checkpointsBesideCompaction === before; i++) await turns(1);
-  expect(engine.stats.checkpointsBesideCompaction, "an incremental checkpoint published beside the compaction").toBe(before + 1);
-}
-
 /** The workload of the module's comment, over `store`; with `stop` given, what it meets once that store stopped is not checked. */
 async function workload(store: ObjectStore, model: ModelWriter, variant: Variant, errors: unknown[]): Promise<void> {
-  let armed: "segment" | "manifest" | undefined;
-  const gated = new GatedStore(store, (key) => {
-    if (armed === undefined || !key.startsWith(armed === "segment" ? "seg/" : "manifest/")) return false;
-    armed = undefined;
-    return true;
-  });
-  const engine = await Engine.open(gated, { ...opts, onBackgroundError: (err) => errors.push(err) });
+  const gate = new CompactionGate(store);
+  const engine = await Engine.open(gate, { ...opts, onBackgroundError: (err) => errors.push(err) });
   const commit = () => model.commit(engine);
-  // Two runs: the next checkpoint is a compaction.
-  for (let i = 0; i < 8; i++) await commit();
-  await engine.checkpoint();
+  const { compaction, compactions } = await holdCompaction(engine, gate, commit, {
+    hold: variant.hold,
+    fill: 8,
+    beside: variant.beside,
+    batchesBeside: 2,
+    segmentBeforeManifest: 1,
+    settleTurns: 20,
+  });
   await commit();
-  await engine.checkpoint();
-  expect(engine.stats.segmentRuns).toBe(2);
-  const compactions = engine.stats.compactions;
-  armed = "segment";
-  await commit();
-  const compaction = engine.checkpoint();
-  compaction.catch(() => {});
-  await gated.waitHeld(1);
-  for (let b = 0; b < variant.beside; b++) {
-    await commit();
-    await commit();
-    await publishBeside(engine);
-  }
-  expect(engine.stats.compactions, "the compaction is still held").toBe(compactions);
-  // Past maxSegmentRuns (2) runs beside it, the next one beside it folds the newest of them into its own.
-  if (variant.beside >= 3) expect(engine.stats.runsFoldedBesideCompaction).toBeGreaterThan(0);
-  if (variant.hold === "manifest") {
-    // Its segments all stored, its manifest put held: one more incremental checkpoint waits to publish after it.
-    armed = "manifest";
-    gated.release(gated.held[0]!.key);
-    await gated.waitHeld(1);
-    await commit();
-    engine.checkpoint().catch(() => {});
-    await turns(20);
-  }
-  await commit();
-  gated.release(gated.held[0]!.key);
+  gate.release(gate.held[0]!.key);
   await compaction;
   expect(engine.stats.compactions).toBe(compactions + 1);
   // An incremental checkpoint after the compaction (its collection deletes the WAL the compaction covered), then a tail no checkpoint covers.
@@ -291,7 +162,7 @@ async function expectReopenedWithin(inner: ObjectStore, states: readonly State[]
  */
 async function stopAfter(seed: number, variant: Variant, kill: Kill, k: number): Promise<boolean> {
   const inner = new MemoryStore();
-  const stopping = new StopAfterWrites(inner, k, kill);
+  const stopping = new StoppingStore(inner, k, kill);
   const errors: unknown[] = [];
   const model = new ModelWriter(seededRandom(seed));
   const run = workload(stopping, model, variant, errors);
@@ -314,11 +185,6 @@ async function stopAfter(seed: number, variant: Variant, kill: Kill, k: number):
   return true;
 }
 
-const TUNINGS = [
-  { name: "", memtableKeys: undefined, idleSlice: undefined },
-  { name: " (state in runs of 4 keys, merged 2 entries per idle turn)", memtableKeys: 4, idleSlice: 2 },
-] as const;
-
 const KILLS: Kill[] = ["lands, then nothing", "lost, later ones land"];
 
 const VARIANTS: Variant[] = [
@@ -328,16 +194,9 @@ const VARIANTS: Variant[] = [
   { hold: "manifest", beside: 4 },
 ];
 
-for (const tuning of TUNINGS) {
+for (const tuning of STATE_TUNINGS) {
   describe(`a writer stopped after every store write of a compaction's workload${tuning.name}`, () => {
-    beforeAll(() => {
-      stateTuning.memtableKeys = tuning.memtableKeys;
-      stateTuning.idleSlice = tuning.idleSlice;
-    });
-    afterAll(() => {
-      stateTuning.memtableKeys = undefined;
-      stateTuning.idleSlice = undefined;
-    });
+    useStateTuning(tuning);
     for (const variant of VARIANTS) {
       for (const kill of KILLS) {
         it(

@@ -11,67 +11,15 @@
  * (as a process killed with requests in flight). A reopen must hold exactly
  * one marker, the newest, and every other key.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  Engine,
-  MemoryStore,
-  WriteBatch,
-  type EngineOptions,
-  type ObjectStore,
-  type PutOptions,
-  type StoredObject,
-  type ListOptions,
-  type ListedObject,
-} from "taquba";
+import { describe, expect, it } from "vitest";
+import { Engine, MemoryStore, WriteBatch, type EngineOptions, type ObjectStore, type StoredObject, type ListOptions, type ListedObject } from "taquba";
 import { stateTuning } from "../../runtime/engine/recovery.js";
-import { GatedStore } from "../support/gated-store.js";
 import { ForwardingStore } from "../support/forwarding-store.js";
 import { turns } from "../support/turns.js";
+import { CompactionGate, type Hold, holdCompaction, STATE_TUNINGS, StoppingStore, useStateTuning } from "./fixtures/held-compaction.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const marker = (i: number) => `x/${String(i).padStart(6, "0")}`;
-
-/**
- * A store whose writer stops for good at `sever()`, as a killed process:
- * every later call, and the answer of every call still in flight, never
- * comes (what a call in flight does to the store beneath still happens).
- */
-class SeveredStore extends ForwardingStore {
-  #severed = false;
-  readonly #never = new Promise<never>(() => {});
-
-  sever(): void {
-    this.#severed = true;
-  }
-
-  async #call<T>(call: () => Promise<T>): Promise<T> {
-    if (this.#severed) return this.#never;
-    const result = await call();
-    if (this.#severed) return this.#never;
-    return result;
-  }
-
-  override put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
-    return this.#call(() => super.put(key, body, opts));
-  }
-
-  override get(key: string): Promise<StoredObject | null> {
-    return this.#call(() => super.get(key));
-  }
-
-  override delete(key: string): Promise<void> {
-    return this.#call(() => super.delete(key));
-  }
-
-  override async *list(prefix: string, opts?: ListOptions): AsyncIterable<ListedObject> {
-    const keys = await this.#call(async () => {
-      const got: ListedObject[] = [];
-      for await (const o of super.list(prefix, opts)) got.push(o);
-      return got;
-    });
-    yield* keys;
-  }
-}
 
 /**
  * A store whose reads each take a turn of the event loop, as a remote
@@ -153,20 +101,6 @@ const opts: EngineOptions = {
   retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
 };
 
-/**
- * Starts an incremental checkpoint beside the held compaction and waits
- * until it published (its `checkpoint()` call resolves only once the
- * compaction, cut before it, ended too).
- */
-async function publishBeside(engine: Engine): Promise<void> {
-  const before = engine.stats.checkpointsBesideCompaction;
-  engine.checkpoint().catch(() => {});
-  for (let i = 0; i < 10_000 && engine.stats.checkpointsBesideCompaction === before; i++) await turns(1);
-  expect(engine.stats.checkpointsBesideCompaction, "an incremental checkpoint published beside the compaction").toBe(before + 1);
-}
-
-/** Where the compaction is held. */
-type Hold = "first segment" | "second segment" | "manifest";
 /** How the writer ends: finishing, or stopping with the held put never landing or landing after it stopped. */
 type End = "finish" | "stop, held put lost" | "stop, held put lands late";
 
@@ -178,51 +112,18 @@ type End = "finish" | "stop, held put lost" | "stop, held put lands late";
  */
 async function run(hold: Hold, end: End, beside: number, tail: number): Promise<void> {
   const inner = new MemoryStore();
-  let armed: Hold | undefined;
-  let segmentPuts = 0;
-  const gated = new GatedStore(inner, (key) => {
-    if (armed === undefined) return false;
-    if (armed === "manifest") {
-      if (!key.startsWith("manifest/")) return false;
-    } else if (!key.startsWith("seg/") || ++segmentPuts < (armed === "first segment" ? 1 : 2)) return false;
-    armed = undefined;
-    return true;
-  });
-  const severed = new SeveredStore(gated);
+  const gate = new CompactionGate(inner);
+  const severed = new StoppingStore(gate);
   const engine = await Engine.open(severed, opts);
   const w = new MarkerWriter(engine);
-  // Two runs: the next checkpoint is a compaction.
-  for (let i = 0; i < 12; i++) await w.commit();
-  await engine.checkpoint();
-  await w.commit();
-  await engine.checkpoint();
-  expect(engine.stats.segmentRuns).toBe(2);
-  const compactions = engine.stats.compactions;
-
-  armed = hold === "manifest" ? "second segment" : hold;
-  await w.commit();
-  const compaction = engine.checkpoint();
-  compaction.catch(() => {});
-  await gated.waitHeld(1);
-  const besideBefore = engine.stats.checkpointsBesideCompaction;
-  for (let b = 0; b < beside; b++) {
-    await w.commit();
-    await publishBeside(engine);
-  }
-  expect(engine.stats.checkpointsBesideCompaction - besideBefore).toBe(beside);
-  // At maxSegmentRuns (2) runs beside it, the next one beside it folds the newest of them into its own.
-  if (beside >= 3) expect(engine.stats.runsFoldedBesideCompaction).toBeGreaterThan(0);
-  expect(engine.stats.compactions, "the compaction is still held").toBe(compactions);
-  if (hold === "manifest") {
-    // Its segments all stored, its manifest put held: one more incremental checkpoint waits to publish after it.
-    armed = "manifest";
-    gated.release(gated.held[0]!.key);
-    await gated.waitHeld(1);
-    await w.commit();
-    const waiting = engine.checkpoint();
-    waiting.catch(() => {});
-    await turns(50);
-  }
+  const { compaction, compactions } = await holdCompaction(engine, gate, () => w.commit(), {
+    hold,
+    fill: 12,
+    beside,
+    batchesBeside: 1,
+    segmentBeforeManifest: 2,
+    settleTurns: 50,
+  });
   for (let t = 0; t < tail; t++) await w.commit();
 
   if (stateTuning.memtableKeys !== undefined) {
@@ -230,40 +131,27 @@ async function run(hold: Hold, end: End, beside: number, tail: number): Promise<
     expect(engine.stats.memtableFreezes).toBeGreaterThan(0);
     expect(engine.stats.runMerges).toBeGreaterThan(0);
   }
-  const held = gated.held[0]!.key;
+  const held = gate.held[0]!.key;
   if (end === "finish") {
-    gated.release(held);
+    gate.release(held);
     await compaction;
     expect(engine.stats.compactions).toBe(compactions + 1);
     await engine.close();
   } else {
     severed.sever();
     if (end === "stop, held put lands late") {
-      gated.release(held);
-      await gated.landed(held);
+      gate.release(held);
+      await gate.landed(held);
     }
   }
   await expectReopened(inner, w, opts);
 }
 
-/** The state as sized by default (the writer's fits its memtable), or in small runs that merge a few entries per idle turn. */
-const TUNINGS = [
-  { name: "", memtableKeys: undefined, idleSlice: undefined },
-  { name: " (state in runs of 4 keys, merged 2 entries per idle turn)", memtableKeys: 4, idleSlice: 2 },
-] as const;
-
-for (const tuning of TUNINGS) {
+for (const tuning of STATE_TUNINGS) {
   describe(`deletes of the greatest key across a compaction${tuning.name}`, () => {
     // Every state of the process: the writer's (its memtable freezes into runs that merge) and the reopened one's
     // (the runs it loads merge while it reads the rest and replays the WAL, deletes of run entries included).
-    beforeAll(() => {
-      stateTuning.memtableKeys = tuning.memtableKeys;
-      stateTuning.idleSlice = tuning.idleSlice;
-    });
-    afterAll(() => {
-      stateTuning.memtableKeys = undefined;
-      stateTuning.idleSlice = undefined;
-    });
+    useStateTuning(tuning);
     for (const hold of ["first segment", "second segment", "manifest"] as const) {
       for (const end of ["finish", "stop, held put lost", "stop, held put lands late"] as const) {
         it(`hold at its ${hold}, ${end}`, async () => {

@@ -6,21 +6,48 @@ import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Page } from "puppeteer-core";
+import { expectNoUnexpectedFailures } from "../support/background-errors.js";
+import { FailureMonitor } from "../support/failure-monitor.js";
 import { spawnTied } from "../support/tied-children.js";
 
 const BIN = join(fileURLToPath(new URL("../../", import.meta.url)), "codegen", "bin.js");
 
-/** Starts `taquba dashboard`, tied to the test (or file) that starts it, and resolves with its process and the address it printed. */
-export function startDashboardProcess(args: readonly string[]): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawnTied(process.execPath, [BIN, "dashboard", ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+/** A running `taquba dashboard`: its process, the address it printed, and its stderr so far. */
+export interface DashboardProcess {
+  readonly child: ChildProcess;
+  readonly url: string;
+  stderr(): string;
+  /**
+   * Throws when the dashboard threw past its own error handling, left a
+   * promise rejected unhandled or raised a process warning so far (reported
+   * on a file: its stderr is the operator's), naming each with its stack.
+   */
+  expectNoFailures(): void;
+}
+
+/** Starts `taquba dashboard`, tied to the test (or file) that starts it, and resolves once it printed its address. */
+export function startDashboardProcess(args: readonly string[]): Promise<DashboardProcess> {
+  const monitor = new FailureMonitor();
+  const child = spawnTied(process.execPath, [...monitor.execArgv, BIN, "dashboard", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: monitor.env({ ...process.env, NO_COLOR: "1" }),
+  });
   let out = "";
   let err = "";
+  const stderr = () => err;
   child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+  // Read at its end, so a test that never checks still leaves no report file behind.
+  let ended: ReturnType<FailureMonitor["report"]> | undefined;
+  child.once("exit", () => {
+    ended = monitor.report(stderr);
+    monitor.dispose();
+  });
+  const expectNoFailures = () => expectNoUnexpectedFailures("the dashboard process", ended ?? monitor.report(stderr));
   return new Promise((resolve, reject) => {
     child.stdout!.on("data", (d: Buffer) => {
       out += d.toString();
       const m = /at (http:\/\/\S+)/.exec(out);
-      if (m !== null) resolve({ child, url: m[1]!, stderr: () => err });
+      if (m !== null) resolve({ child, url: m[1]!, stderr, expectNoFailures });
     });
     child.on("exit", (code) => reject(new Error(`taquba dashboard exited with ${code}: ${err}`)));
   });

@@ -8,7 +8,6 @@
  * shard and a dead job is redriven on its shard; the owners page shows
  * each shard's owner.
  */
-import type { ChildProcess } from "node:child_process";
 import { pathToFileURL } from "node:url";
 import type { Browser } from "puppeteer-core";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -17,7 +16,7 @@ import { openOwner, STEP_QUEUE } from "../client/fixtures/app.js";
 import { findBrowser, launchBrowser } from "../support/browser.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { until } from "../support/until.js";
-import { click, startDashboardProcess, stopProcess, waitText, waitUntil } from "./dashboard-page.js";
+import { click, type DashboardProcess, startDashboardProcess, stopProcess, waitText, waitUntil } from "./dashboard-page.js";
 
 const tempDir = useTempDirs("taquba-dashboard-sharded-");
 const SHARDS = 3;
@@ -29,7 +28,7 @@ const browserFound = findBrowser();
 
 describe("the dashboard of a sharded store in a headless browser", () => {
   let workers: ShardWorkers | undefined;
-  let dashboard: ChildProcess | undefined;
+  let dashboard: DashboardProcess | undefined;
   let browser: { browser: Browser; close(): Promise<void> } | undefined;
   let client: TaqubaClient | undefined;
   const queues = new Map<number, Queue>();
@@ -66,9 +65,8 @@ describe("the dashboard of a sharded store in a headless browser", () => {
     await group.join();
     expect(new Set(Array.from({ length: 6 }, (_, k) => group.shardOf(`k${k}`))).size, "members on several shards").toBeGreaterThan(1);
 
-    const started = await startDashboardProcess([pathToFileURL(dir).href, "--name", "app", "--step-queue", STEP_QUEUE, "--port", "0", "--poll", "300"]);
-    dashboard = started.child;
-    url = started.url;
+    dashboard = await startDashboardProcess([pathToFileURL(dir).href, "--name", "app", "--step-queue", STEP_QUEUE, "--port", "0", "--poll", "300"]);
+    url = dashboard.url;
     browser = await launchBrowser(browserFound.path);
   }, 300_000);
 
@@ -76,9 +74,10 @@ describe("the dashboard of a sharded store in a headless browser", () => {
   // worker renewing a lease while the directory is removed fails the removal with ENOTEMPTY.
   afterEach(async () => {
     await browser?.close();
-    await stopProcess(dashboard);
+    await stopProcess(dashboard?.child);
     await client?.close();
     await workers?.stop();
+    dashboard?.expectNoFailures();
   }, 60_000);
 
   it("merges runs of every shard, follows them live, opens runs and groups on their shards, and shows owners", async (ctx) => {

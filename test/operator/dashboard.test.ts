@@ -8,7 +8,6 @@
  * page is written to .tmp/test-output/operator/. Also: the token a
  * non-loopback binding needs, and that every request must carry it.
  */
-import type { ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,7 +18,7 @@ import { openStore, TaqubaClient } from "taquba";
 import { findBrowser, launchBrowser } from "../support/browser.js";
 import { startScript, type ChildScript } from "../support/child-script.js";
 import { taquba } from "./cli-process.js";
-import { click, startDashboardProcess, stopProcess, waitText, waitUntil } from "./dashboard-page.js";
+import { click, type DashboardProcess, startDashboardProcess, stopProcess, waitText, waitUntil } from "./dashboard-page.js";
 import { OPS_OWNER_FAILURES, STEP_QUEUE, STORE_NAME } from "./fixtures/ops-app.js";
 import { expectNoUnexpectedFailures } from "../support/background-errors.js";
 
@@ -33,7 +32,7 @@ const browserFound = findBrowser();
 
 describe("the dashboard in a headless browser", () => {
   let owner: ChildScript | undefined;
-  let dashboard: ChildProcess | undefined;
+  let dashboard: DashboardProcess | undefined;
   let browser: { browser: Browser; close(): Promise<void> } | undefined;
   let client: TaqubaClient | undefined;
   let url = "";
@@ -59,19 +58,19 @@ describe("the dashboard in a headless browser", () => {
     await client.submit({ runId: "order-stuck", input: enc.encode(JSON.stringify({ wait: "never" })) });
     expect((await client.wait("order-fail")).termination.status).toBe("failed");
     expect((await client.wait("order-evil")).termination.status).toBe("failed");
-    const started = await startDashboardProcess([storeUrl, "--name", STORE_NAME, "--step-queue", STEP_QUEUE, "--port", "0", "--poll", "300"]);
-    dashboard = started.child;
-    url = started.url;
+    dashboard = await startDashboardProcess([storeUrl, "--name", STORE_NAME, "--step-queue", STEP_QUEUE, "--port", "0", "--poll", "300"]);
+    url = dashboard.url;
     browser = await launchBrowser(browserFound.path);
   }, 900_000);
 
   afterAll(async () => {
     await browser?.close();
-    await stopProcess(dashboard);
+    await stopProcess(dashboard?.child);
     await client?.close();
     await owner?.kill();
     if (work !== "") rmSync(work, { recursive: true, force: true });
     if (owner !== undefined) expectNoUnexpectedFailures("the owner process", owner, OPS_OWNER_FAILURES);
+    dashboard?.expectNoFailures();
   }, 60_000);
 
   it("lists runs, opens a failed run, retries it, signals and cancels through the owner", async (ctx) => {
@@ -219,5 +218,6 @@ describe("the dashboard in a headless browser", () => {
     } finally {
       await stopProcess(guarded.child);
     }
+    guarded.expectNoFailures();
   }, 300_000);
 });

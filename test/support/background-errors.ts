@@ -38,7 +38,7 @@ function errorFields(err: unknown): { name: string; message: string; stack: stri
 }
 
 /** `name: message` of `err` on one line, then (for an error with a stack) ` | at <frame> < at <frame> ...`. */
-function describe(err: unknown): string {
+export function describeFailure(err: unknown): string {
   const fields = errorFields(err);
   const text = fields === undefined ? String(err) : `${fields.name}: ${fields.message}`;
   const frames = fields?.stack === undefined ? [] : fields.stack.split("\n").filter((l) => /^\s+at /.test(l));
@@ -69,15 +69,15 @@ export function reportBackgroundErrors(): (err: unknown) => void {
   if (!hooked) {
     hooked = true;
     process.on("unhandledRejection", (reason) => {
-      print(`unhandled rejection ${describe(reason)}`);
+      print(`unhandled rejection ${describeFailure(reason)}`);
       process.exit(1);
     });
     process.on("warning", (warning) => {
       // Notices of experimental Node features say nothing about the writer's work.
-      if (warning.name !== "ExperimentalWarning") print(`warning ${describe(warning)}`);
+      if (warning.name !== "ExperimentalWarning") print(`warning ${describeFailure(warning)}`);
     });
   }
-  return (err) => print(describe(err));
+  return (err) => print(describeFailure(err));
 }
 
 /**
@@ -87,7 +87,7 @@ export function reportBackgroundErrors(): (err: unknown) => void {
  */
 export function backgroundErrorLogger(): { error(obj: Record<string, unknown>, msg: string): void } {
   reportBackgroundErrors();
-  return { error: (obj, msg) => print(`${msg}${obj.err === undefined ? "" : `: ${describe(obj.err)}`}`) };
+  return { error: (obj, msg) => print(`${msg}${obj.err === undefined ? "" : `: ${describeFailure(obj.err)}`}`) };
 }
 
 /**

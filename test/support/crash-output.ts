@@ -30,3 +30,25 @@ export async function missingListedSegments(store: ObjectStore): Promise<string[
     .segments.map((s) => s.name)
     .filter((name) => !held.has(name));
 }
+
+/**
+ * Where the manifest a killed open's claim put under its name sits, found
+ * by its bytes (`claim`, read from the temporary file a kill after the link
+ * leaves): "newest" when no manifest is numbered after it, "below" when one
+ * is or when it is gone. A claim lands below when the live writer moved
+ * more than three manifests on while the open read its base, and deleted
+ * the number the claim took; nothing reads a claim there, so it fences no
+ * one (a claim above the live writer's newest is never deleted by it).
+ */
+export async function claimPlace(store: ObjectStore, claim: Uint8Array): Promise<"newest" | "below"> {
+  let newest = -1;
+  let claimed = -1;
+  for await (const o of store.list("manifest/")) {
+    const id = parseNumberedKey("", "manifest", o.key);
+    if (id === undefined) continue;
+    newest = Math.max(newest, id);
+    const got = await store.get(o.key);
+    if (got !== null && Buffer.from(got.body).equals(claim)) claimed = id;
+  }
+  return claimed >= 0 && claimed === newest ? "newest" : "below";
+}
