@@ -106,12 +106,13 @@ export class KeyedLock {
   readonly #tails = new Map<string, Promise<void>>();
 
   async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.#tails.get(key) ?? Promise.resolve();
+    const prev = this.#tails.get(key);
     let release!: () => void;
     const mine = new Promise<void>((r) => (release = r));
-    const tail = prev.then(() => mine);
+    // A key nobody holds (most submits'): `fn` starts in this call, with no promise chained or awaited before it.
+    const tail = prev === undefined ? mine : prev.then(() => mine);
     this.#tails.set(key, tail);
-    await prev;
+    if (prev !== undefined) await prev;
     try {
       return await fn();
     } finally {
