@@ -112,6 +112,76 @@ function cancellableTimerWait(now: () => number, at: number): CancellableWait {
   };
 }
 
+/** A call its caller may drop before it is due: `cancel` drops the timer, and the call is not made. */
+export interface CancellableCall {
+  cancel(): void;
+}
+
+/** Where a clock's waits are real timers: a call at a time, with no promise and no `AbortController`. */
+const cancellableCallKey = Symbol("taquba.cancellableCall");
+
+interface CancellableCalls {
+  [cancellableCallKey]?: (at: number, fn: () => void) => CancellableCall;
+}
+
+/** `cancellableTimerWait` calling `fn` instead of resolving a promise. */
+function cancellableTimerCall(now: () => number, at: number, fn: () => void): CancellableCall {
+  const timer = new TimerCall(now, at, fn);
+  timer.arm();
+  return timer;
+}
+
+/** One re-armed timer of `cancellableTimerCall`: its own object, handed to the timer, so a call costs no closure. */
+class TimerCall implements CancellableCall {
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly now: () => number,
+    private readonly at: number,
+    private readonly fn: () => void,
+  ) {}
+
+  arm(): void {
+    const remaining = this.at - this.now();
+    if (remaining <= 0) {
+      this.#timer = undefined;
+      this.fn();
+    } else this.#timer = setTimeout(armAgain, Math.min(remaining, MAX_TIMEOUT_MS), this);
+  }
+
+  cancel(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+}
+
+function armAgain(t: TimerCall): void {
+  t.arm();
+}
+
+/**
+ * @internal Calls `fn` once `clock.now() >= at` (at once when it already
+ * is), unless `cancel()` comes first. On a clock waited on with real timers
+ * it costs a timer and no promise; on any other clock it is `waitUntil`
+ * with an `AbortController`. For a wake-up made and dropped often (every
+ * round of `WorkflowRuntime.wait`), where a promise of its own would only
+ * be raced against another.
+ */
+export function cancellableCall(clock: TimedClock, at: number, fn: () => void): CancellableCall {
+  const own = (clock as CancellableCalls)[cancellableCallKey];
+  if (own !== undefined) return own(at, fn);
+  const ac = new AbortController();
+  // Checked when the wait ends: a cancel after the clock passed `at` but before this reaction ran still drops the call.
+  clock.waitUntil(at, ac.signal).then(
+    () => {
+      if (!ac.signal.aborted) fn();
+    },
+    () => undefined,
+  );
+  // A shared reason: a default one is a DOMException, with a stack, per call.
+  return { cancel: () => ac.abort(WAIT_CANCELLED) };
+}
+
 const WAIT_CANCELLED = new Error("wait cancelled");
 
 /**
@@ -148,6 +218,10 @@ class SystemClockImpl implements TimedClock {
   [cancellableWaitKey](at: number): CancellableWait {
     return cancellableTimerWait(Date.now, at);
   }
+
+  [cancellableCallKey](at: number, fn: () => void): CancellableCall {
+    return cancellableTimerCall(Date.now, at, fn);
+  }
 }
 
 /** Wall-clock time. */
@@ -168,11 +242,12 @@ export function timedClock(clock: Clock): TimedClock {
     const wait = clock.waitUntil;
     return { now, waitUntil: (at, signal) => wait.call(clock, at, signal) };
   }
-  const timed: TimedClock & BackgroundWaits & CancellableWaits = {
+  const timed: TimedClock & BackgroundWaits & CancellableWaits & CancellableCalls = {
     now,
     waitUntil: (at, signal) => waitWithTimers(now, at, signal),
     [waitInBackgroundKey]: (at, signal) => waitWithTimers(now, at, signal, false),
     [cancellableWaitKey]: (at) => cancellableTimerWait(now, at),
+    [cancellableCallKey]: (at, fn) => cancellableTimerCall(now, at, fn),
   };
   return timed;
 }

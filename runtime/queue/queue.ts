@@ -609,8 +609,9 @@ export class Queue {
   }
 
   /** Resolves when every commit made so far (claims and background work included) is durable. */
-  async flush(): Promise<void> {
-    await this.#core.engine.flush();
+  flush(): Promise<void> {
+    // The engine's own promise (it rejects rather than throws), not an async frame that only awaits it.
+    return this.#core.engine.flush();
   }
 
   /** @internal The queue's `logger` option, every level filled in: where the loops built on the queue log too. */

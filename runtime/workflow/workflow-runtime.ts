@@ -9,7 +9,7 @@
  * in-process wake-ups.
  */
 import { ConstructionGate } from "../internal-construction.js";
-import { cancellableWait, type CancellableWait, timedClock } from "../clock.js";
+import { cancellableCall, type CancellableCall, timedClock } from "../clock.js";
 import type { ObjectStore } from "../store/object-store.js";
 import type { AppliedMark } from "./records/applied-mark.js";
 import { cancelRun } from "./runs/cancel.js";
@@ -287,8 +287,13 @@ export class WorkflowRuntime {
    * record (never submitted, or terminated and swept). Reports a
    * termination only once it is durable.
    */
-  async wait(runId: RunId | string): Promise<RunEnd> {
-    return (await this.#wait(RunId.parse(runId), undefined))!;
+  wait(runId: RunId | string): Promise<RunEnd> {
+    // The wait's own promise, not an async frame around it; a bad id still rejects rather than throws.
+    try {
+      return this.#wait(RunId.parse(runId), undefined) as Promise<RunEnd>;
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /** {@link WorkflowRuntime.wait} bounded by `timeoutMs`; `null` when the timeout elapses first. */
@@ -306,17 +311,18 @@ export class WorkflowRuntime {
       // Subscribe before reading, so a termination between the read and the wait is not missed.
       const sub = core.events.next(runId);
       // Made only when this round waits: most waits find the run terminated on the first read.
-      let tick: CancellableWait | undefined;
+      let tick: CancellableCall | undefined;
       let faultTick: AbortController | undefined;
       try {
         // Reads retry store faults in place; one that still fails is waited out like an
         // active run (a wait has no reason to give up while the store is away), until the deadline.
         let fault: unknown;
         try {
-          const r = await this.#view.state(runId);
+          // Read in this turn when the view can: no promise and no turn per round.
+          const r = this.#view.stateNow(runId) ?? (await this.#view.state(runId));
           // Answer only from what is durable: a termination still in flight is not reported yet.
           if (r.kind !== "active") await this.#view.durable();
-          if (r.kind === "terminated") return await this.#view.endOf(r.terminal);
+          if (r.kind === "terminated") return this.#view.endNow(r.terminal) ?? (await this.#view.endOf(r.terminal));
           if (r.kind === "unknown") throw new RunNotFoundError(runId);
         } catch (e) {
           if (!isStoreFault(e) || e instanceof RunNotFoundError) throw e;
@@ -336,14 +342,14 @@ export class WorkflowRuntime {
         // this queue) is announced; the poll interval only bounds how late a termination
         // committed without an announcement (by another process) is noticed.
         const slice = deadline === undefined ? core.pollIntervalMs : Math.min(core.pollIntervalMs, deadline - now);
-        tick = cancellableWait(core.clock, now + slice);
-        const woken = [sub.promise, tick.promise];
+        // The poll's timer wakes the same promise a termination does: one promise per round, nothing raced.
+        tick = cancellableCall(core.clock, now + slice, sub.wake);
         // After a fault, read again within about a second of real time, whatever clock the runtime runs on.
         if (fault !== undefined) {
           faultTick = new AbortController();
-          woken.push(sleep(backoffMs(STORE_RETRY, ++faults), faultTick.signal));
+          sleep(backoffMs(STORE_RETRY, ++faults), faultTick.signal).then(sub.wake, () => undefined);
         }
-        await Promise.race(woken);
+        await sub.promise;
       } finally {
         sub.dispose();
         // Drop this round's timers at once rather than letting them run out (with a

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MemoryStore, MockClock, Queue, runWorker, SystemClock, ValidationError, type Clock } from "taquba";
-import { cancellableWait, timedClock } from "../../runtime/clock.js";
+import { cancellableCall, cancellableWait, timedClock } from "../../runtime/clock.js";
 
 describe("MockClock", () => {
   it("wakes waiters in deadline order only when advanced past their deadline", async () => {
@@ -104,6 +104,73 @@ describe("cancellableWait", () => {
     c.cancel();
     await expect(c.promise).resolves.toBeUndefined();
     expect(clock.pendingTimers).toBe(0);
+  });
+});
+
+describe("cancellableCall", () => {
+  const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+
+  it("on the system clock: calls once at the deadline; cancel drops the timer and the call", async () => {
+    const start = Date.now();
+    let calls = 0;
+    await new Promise<void>((resolve) =>
+      cancellableCall(SystemClock, start + 20, () => {
+        calls++;
+        resolve();
+      }),
+    );
+    expect(Date.now()).toBeGreaterThanOrEqual(start + 20);
+    const before = timeouts();
+    let cancelled = 0;
+    const c = cancellableCall(SystemClock, Date.now() + 30, () => cancelled++);
+    expect(timeouts()).toBe(before + 1);
+    c.cancel();
+    expect(timeouts()).toBe(before);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(cancelled).toBe(0);
+    expect(calls).toBe(1);
+    c.cancel(); // a second cancel is harmless
+  });
+
+  it("on a clock with only now(): follows its readings, and calls at once for a deadline already passed", async () => {
+    let offset = 0;
+    const plain: Clock = { now: () => 5_000_000 + Date.now() + offset };
+    const timed = timedClock(plain);
+    let calls = 0;
+    cancellableCall(timed, plain.now() - 1, () => calls++);
+    expect(calls).toBe(1);
+    const before = timeouts();
+    const later = cancellableCall(timed, plain.now() + 60_000, () => calls++);
+    // The clock jumps past the deadline: the timer, when it fires, re-reads the clock rather than trusting its delay.
+    offset = 120_000;
+    later.cancel();
+    expect(timeouts()).toBe(before);
+    const start = Date.now();
+    await new Promise<void>((resolve) => cancellableCall(timed, plain.now() + 30, resolve));
+    expect(Date.now() - start).toBeGreaterThanOrEqual(25);
+    expect(calls).toBe(1);
+  });
+
+  it("on a MockClock: calls when advanced; a cancel, even after the clock passed the deadline in the same turn, drops the call", async () => {
+    const clock = new MockClock(1_000);
+    let calls = 0;
+    cancellableCall(clock, 1_500, () => calls++);
+    clock.advance(400);
+    await new Promise((r) => setImmediate(r));
+    expect(calls).toBe(0);
+    clock.advance(100);
+    await new Promise((r) => setImmediate(r));
+    expect(calls).toBe(1);
+    expect(clock.pendingTimers).toBe(0);
+    const c = cancellableCall(clock, 9_000, () => calls++);
+    expect(clock.pendingTimers).toBe(1);
+    c.cancel();
+    expect(clock.pendingTimers).toBe(0);
+    const late = cancellableCall(clock, clock.now() + 1_000, () => calls++);
+    clock.advance(1_000);
+    late.cancel();
+    await new Promise((r) => setImmediate(r));
+    expect(calls).toBe(1);
   });
 });
 

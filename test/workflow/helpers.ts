@@ -134,12 +134,19 @@ export function runnerOf(fn: StepRunner["runStep"]): StepRunner {
 
 /**
  * Moves a mock clock from timer to timer, never past `limitMs`, until `cond`
- * holds: "this happens by `limitMs`" for work on clock timers.
+ * holds: "this happens by `limitMs`" for work on clock timers. The clock
+ * moves only once work already queued on the event loop has had a turn and
+ * `cond` still fails: time passes while the process waits on a timer, never
+ * between two parts of one operation (a jump there expired the lease of a
+ * step whose commit was being released, whenever `cond` took fewer turns
+ * than the step).
  */
 export async function advanceUntil(clock: MockClock, limitMs: number, cond: () => Promise<boolean>, what = "condition"): Promise<void> {
   const start = Date.now();
   while (!(await cond())) {
     if (Date.now() - start > 5000) throw new Error(`timed out waiting for ${what} by ${limitMs - clock.now()} ms from now`);
+    await new Promise<void>((r) => setImmediate(r));
+    if (await cond()) return;
     const next = clock.nextDeadline;
     if (next !== undefined && next <= limitMs && next > clock.now()) clock.set(next);
     else await new Promise<void>((r) => setTimeout(r, 2));

@@ -7,7 +7,7 @@
  * step job (reconciliation of a dead step) and lets waiters wake at once.
  */
 export class RunEvents {
-  readonly #waiters = new Map<string, Set<() => void>>();
+  readonly #waiters = new Map<string, Set<RunWait>>();
   #closed: Error | undefined;
   /** Step workers running in this process, per step queue name (for the no-worker warning of waits). */
   readonly #workers = new Map<string, number>();
@@ -26,7 +26,7 @@ export class RunEvents {
     this.#closed = error;
     const all = [...this.#waiters.values()];
     this.#waiters.clear();
-    for (const ws of all) for (const w of ws) w();
+    for (const ws of all) for (const w of ws) w.wake();
   }
 
   /** Counts a step worker on `queueName` for as long as `run` lasts. */
@@ -51,28 +51,53 @@ export class RunEvents {
     const ws = this.#waiters.get(runId);
     if (ws === undefined) return;
     this.#waiters.delete(runId);
-    for (const w of ws) w();
+    for (const w of ws) w.wake();
   }
 
-  /** A promise resolved at the next termination of `runId`, and a function that drops the registration. */
-  next(runId: string): { promise: Promise<void>; dispose: () => void } {
-    if (this.#closed !== undefined) return { promise: Promise.resolve(), dispose: () => undefined };
-    let fn!: () => void;
-    const promise = new Promise<void>((resolve) => (fn = resolve));
+  /**
+   * A wait resolved at the next termination of `runId`, or when its holder
+   * calls `wake` (a timer of its own, say), and which `dispose` drops.
+   */
+  next(runId: string): RunWait {
+    const w = new RunWait(this, runId);
+    if (this.#closed !== undefined) {
+      w.wake();
+      return w;
+    }
     let set = this.#waiters.get(runId);
     if (set === undefined) {
       set = new Set();
       this.#waiters.set(runId, set);
     }
-    set.add(fn);
-    return {
-      promise,
-      dispose: () => {
-        const s = this.#waiters.get(runId);
-        s?.delete(fn);
-        if (s?.size === 0) this.#waiters.delete(runId);
-      },
-    };
+    set.add(w);
+    return w;
+  }
+
+  /** @internal Drops `w` from the waiters of `runId` (`RunWait.dispose`). */
+  drop(runId: string, w: RunWait): void {
+    const s = this.#waiters.get(runId);
+    if (s === undefined || !s.delete(w)) return;
+    if (s.size === 0) this.#waiters.delete(runId);
+  }
+}
+
+/**
+ * One waiter of a run's termination. Its own object with the promise's
+ * resolve as `wake`, so a waiter that also waits for a timer hands the timer
+ * `wake` and awaits one promise, instead of racing a second one.
+ */
+export class RunWait {
+  readonly promise: Promise<void>;
+  /** Resolves `promise`; any later call does nothing. */
+  readonly wake: () => void;
+  /** Drops the registration (the promise stays as it is). A function of its own: callers hand it on detached. */
+  readonly dispose: () => void;
+
+  constructor(events: RunEvents, runId: string) {
+    let wake!: () => void;
+    this.promise = new Promise<void>((resolve) => (wake = resolve));
+    this.wake = wake;
+    this.dispose = () => events.drop(runId, this);
   }
 }
 
@@ -81,12 +106,13 @@ export class KeyedLock {
   readonly #tails = new Map<string, Promise<void>>();
 
   async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.#tails.get(key) ?? Promise.resolve();
+    const prev = this.#tails.get(key);
     let release!: () => void;
     const mine = new Promise<void>((r) => (release = r));
-    const tail = prev.then(() => mine);
+    // A key nobody holds (most submits'): `fn` starts in this call, with no promise chained or awaited before it.
+    const tail = prev === undefined ? mine : prev.then(() => mine);
     this.#tails.set(key, tail);
-    await prev;
+    if (prev !== undefined) await prev;
     try {
       return await fn();
     } finally {

@@ -222,6 +222,15 @@ export async function submitRun(
   }
 }
 
+/**
+ * The committed value at one of the runtime's own keys, for a caller that
+ * only decodes it, read in this turn when the queue offers it (no copy, no
+ * promise, no turn); undefined when the caller must await `kvGet`.
+ */
+function readNow(core: RuntimeCore, key: string): Uint8Array | null | undefined {
+  return core.queue.kvGetNow === undefined ? undefined : core.queue.kvGetNow(key);
+}
+
 async function submitLocked(
   core: RuntimeCore,
   spec: RunSpec,
@@ -238,7 +247,8 @@ async function submitLocked(
   unchanged: readonly KvExpectation[] | undefined,
 ): Promise<SubmitOutcome | "raced"> {
   return core.submitLock.run(runId, async () => {
-    const existing = await core.queue.kvGet(runKey(core.queueName, runId));
+    const existingNow = readNow(core, runKey(core.queueName, runId));
+    const existing = existingNow !== undefined ? existingNow : await core.queue.kvGet(runKey(core.queueName, runId));
     if (existing !== null) {
       const record = decodeRunRecord(existing, runKey(core.queueName, runId));
       if (record.inputSha256 !== inputSha256) throw new InputMismatchError(runId);
@@ -286,7 +296,8 @@ async function submitLocked(
       // A terminal record of an earlier run under this id no longer describes the run, nor do
       // that run's index entries and history.
       const tk = terminalRecordKey(core.queueName, runId);
-      const earlier = await core.queue.kvGet(tk);
+      const earlierNow = readNow(core, tk);
+      const earlier = earlierNow !== undefined ? earlierNow : await core.queue.kvGet(tk);
       if (earlier !== null) {
         effects.kvDelete(tk);
         await stageForgotten(core.queue, core.queueName, decodeTerminalRecord(earlier, tk), effects);

@@ -171,6 +171,17 @@ export class WorkflowView {
     }
   }
 
+  /**
+   * @internal `state` answered in the caller's turn, or undefined when the
+   * source cannot lend its values (then await `state`): a caller that
+   * reads in a loop (a wait) takes no promise and no turn per read. Throws
+   * what `state` rejects with.
+   */
+  stateNow(runId: string): RunState | undefined {
+    const borrow = this.#borrow;
+    return borrow === undefined ? undefined : this.#stateNow(runId, borrow);
+  }
+
   #stateNow(runId: string, borrow: (key: string) => BorrowedBytes | null): RunState {
     const k = this.#runKeys.of(runId);
     const run = borrow(k.run);
@@ -218,8 +229,13 @@ export class WorkflowView {
    * an answer never reports a commit (a termination, say) that a crash
    * could still undo. Free when no commit is in flight.
    */
-  async durable(): Promise<void> {
-    await this.#src.durable?.();
+  durable(): Promise<void> {
+    // The source's own promise, not an async frame that only awaits it.
+    try {
+      return this.#src.durable?.() ?? Promise.resolve();
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /**
@@ -231,10 +247,11 @@ export class WorkflowView {
    */
   async outcome(runId: RunId | string): Promise<RunOutcome | null> {
     const id = RunId.parse(runId);
-    const r = await this.state(id);
+    const r = this.stateNow(id) ?? (await this.state(id));
     await this.durable();
     if (r.kind !== "terminated") return null;
-    return this.outcomeOf(r.terminal);
+    // An outcome kept in the record is returned as it is: a promise returned from here would cost two more turns.
+    return outcomeOfTerminal(r.terminal) ?? this.outcomeOf(r.terminal);
   }
 
   /**
@@ -249,6 +266,16 @@ export class WorkflowView {
     const memos = this.#memos.withPrefix(terminal.memoPrefix ?? this.#memos.prefix);
     const stored = await memos.hasOutcomeRecord(terminal.runId, terminal.token);
     return { termination, outcome: null, resultUnavailable: stored ? "damaged" : "removed" };
+  }
+
+  /**
+   * @internal `endOf` answered in the caller's turn when the outcome is kept
+   * in the record (most runs'), else undefined (then await `endOf`, which
+   * reads the result record).
+   */
+  endNow(terminal: TerminalRecord): RunEnd | undefined {
+    const inline = outcomeOfTerminal(terminal);
+    return inline === null ? undefined : { termination: terminationOf(terminal), outcome: inline };
   }
 
   /** @internal The outcome recorded for `terminal`: kept in it, else its run result record, if one was written. */

@@ -1,0 +1,80 @@
+/**
+ * @module The runtime's per-key lock (submits of one run id, signal waits of
+ * one key): one holder per key at a time, in arrival order, a failed holder
+ * releasing the key, and a free key's work started in the call.
+ */
+import { describe, expect, it } from "vitest";
+import { KeyedLock } from "../../runtime/workflow/runs/run-events.js";
+
+describe("KeyedLock", () => {
+  it("runs the holders of one key one at a time, in arrival order; other keys do not wait", async () => {
+    const lock = new KeyedLock();
+    const log: string[] = [];
+    const gates: (() => void)[] = [];
+    const hold = (name: string) => async () => {
+      log.push(`${name} in`);
+      await new Promise<void>((r) => gates.push(r));
+      log.push(`${name} out`);
+      return name;
+    };
+    const a = lock.run("k", hold("a"));
+    const b = lock.run("k", hold("b"));
+    const c = lock.run("k", hold("c"));
+    const other = lock.run("other", hold("other"));
+    await new Promise((r) => setImmediate(r));
+    expect(log).toEqual(["a in", "other in"]);
+    gates.shift()!();
+    gates.shift()!();
+    expect(await a).toBe("a");
+    expect(await other).toBe("other");
+    await new Promise((r) => setImmediate(r));
+    expect(log).toEqual(["a in", "other in", "a out", "other out", "b in"]);
+    gates.shift()!();
+    expect(await b).toBe("b");
+    await new Promise((r) => setImmediate(r));
+    gates.shift()!();
+    expect(await c).toBe("c");
+    expect(log.slice(5)).toEqual(["b out", "c in", "c out"]);
+  });
+
+  it("a holder that fails releases the key to the next", async () => {
+    const lock = new KeyedLock();
+    const failed = lock.run("k", async () => {
+      await Promise.resolve();
+      throw new Error("first failed");
+    });
+    const next = lock.run("k", async () => "second ran");
+    await expect(failed).rejects.toThrow("first failed");
+    expect(await next).toBe("second ran");
+    // The key is free again: a later holder starts in its call.
+    let started = false;
+    const later = lock.run("k", async () => {
+      started = true;
+    });
+    expect(started).toBe(true);
+    await later;
+  });
+
+  it("a free key's holder starts in the call, before the caller's next line", async () => {
+    const lock = new KeyedLock();
+    let started = false;
+    const p = lock.run("free", async () => {
+      started = true;
+    });
+    expect(started).toBe(true);
+    await p;
+    // Held: the next holder of that key waits for the first to end.
+    let release!: () => void;
+    const first = lock.run("busy", () => new Promise<void>((r) => (release = r)));
+    let second = false;
+    const after = lock.run("busy", async () => {
+      second = true;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(second).toBe(false);
+    release();
+    await first;
+    await after;
+    expect(second).toBe(true);
+  });
+});
