@@ -120,7 +120,7 @@ export function defineOwn(o: object, k: string, v: unknown): void {
  * (and `o` be written without the field) or a read-only field refuse it,
  * and the field is defined instead.
  */
-export function setOwn(o: Record<string, unknown>, k: string, v: unknown): void {
+export function setOwn<T extends object, K extends keyof T & string>(o: T, k: K, v: T[K]): void {
   if (k in Object.prototype) defineOwn(o, k, v);
   else o[k] = v;
 }
