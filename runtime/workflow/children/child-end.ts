@@ -10,7 +10,7 @@
 import { StoreCorruptedError } from "../../errors.js";
 import { codePointCut } from "../../option-values.js";
 import { MAX_KV_VALUE_SIZE } from "../../queue/names.js";
-import { decodeValue, decodeValueAsMaps, encodeValue } from "../records/codec.js";
+import { decodeValue, decodeValueDefining, encodeValue } from "../records/codec.js";
 import { ownEveryField, prototypeHoldsAny, setOwn } from "../../own-fields.js";
 import type { RunOutcome } from "../runs/run-types.js";
 
@@ -83,7 +83,7 @@ export function decodeChildEnd(bytes: Uint8Array, where: string): ChildEndPayloa
   const polluted = prototypeHoldsAny(CHILD_END_OPTIONAL);
   let v: unknown;
   try {
-    v = polluted ? decodeValueAsMaps(bytes) : decodeValue(bytes);
+    v = polluted ? decodeValueDefining(bytes) : decodeValue(bytes);
   } catch {
     v = undefined;
   }

@@ -15,8 +15,8 @@
 import { StoreCorruptedError } from "../../errors.js";
 import { codePointCut } from "../../option-values.js";
 import type { JobAttempt } from "../../queue/record.js";
-import { decodeValue, decodeValueAsMaps, encodeValue } from "../records/codec.js";
-import { defineOwn, ownFieldsIfPolluted, prototypeHoldsAny, setOwn } from "../../own-fields.js";
+import { decodeValue, decodeValueDefining, encodeValue } from "../records/codec.js";
+import { appendOwn, defineOwn, ownFieldsIfPolluted, prototypeHoldsAny, setOwn } from "../../own-fields.js";
 import { type CommitOnlyBytes, type CommitTarget, encodeForCommit } from "../records/commit-bytes.js";
 import { decodeMap } from "../records/records.js";
 import {
@@ -72,7 +72,8 @@ function paddedStep(step: number): string {
   if (!(step >= 0 && step < PADDED_STEPS_KEPT && Number.isInteger(step))) return String(step).padStart(10, "0");
   let text = paddedSteps[step];
   if (text === undefined) {
-    while (paddedSteps.length <= step) paddedSteps.push(String(paddedSteps.length).padStart(10, "0"));
+    // Defined, not pushed: a setter of a prototype named as an index would keep that step's text from the cache for good.
+    while (paddedSteps.length <= step) appendOwn(paddedSteps, String(paddedSteps.length).padStart(10, "0"));
     text = paddedSteps[step]!;
   }
   return text;
@@ -208,12 +209,15 @@ function compact(o: object): Record<string, unknown> {
   return out;
 }
 
-/** An attempt as stored: `[attempt, start, end, outcome, error?, stack?]`. */
+/**
+ * An attempt as stored: `[attempt, start, end, outcome, error?, stack?]`.
+ * Each row a literal, which defines its elements: a push would hand the
+ * error or stack to a setter a prototype holds under index 4 or 5.
+ */
 function attemptRow(x: AttemptHistory): unknown[] {
-  const row: unknown[] = [x.attempt, x.startedAtMs, x.endedAtMs, x.outcome];
-  if (x.error !== undefined || x.stack !== undefined) row.push(x.error ?? null);
-  if (x.stack !== undefined) row.push(x.stack);
-  return row;
+  if (x.stack !== undefined) return [x.attempt, x.startedAtMs, x.endedAtMs, x.outcome, x.error ?? null, x.stack];
+  if (x.error !== undefined) return [x.attempt, x.startedAtMs, x.endedAtMs, x.outcome, x.error];
+  return [x.attempt, x.startedAtMs, x.endedAtMs, x.outcome];
 }
 
 /*
@@ -472,7 +476,7 @@ export function decodeRedrives(bytes: Uint8Array, key: string): RedriveHistory[]
   let list: unknown;
   try {
     // Maps at once while Object.prototype holds a field's name, so that no setter of it is called with the field.
-    list = prototypeHoldsAny(REDRIVE_FIELDS) || prototypeHoldsAny(REPLACED_OPTIONAL) ? decodeValueAsMaps(bytes) : decodeValue(bytes);
+    list = prototypeHoldsAny(REDRIVE_FIELDS) || prototypeHoldsAny(REPLACED_OPTIONAL) ? decodeValueDefining(bytes) : decodeValue(bytes);
   } catch {
     throw new StoreCorruptedError(key, "redrive list is not MessagePack");
   }
