@@ -5,6 +5,7 @@
  */
 import { types } from "node:util";
 import { ValidationError } from "./errors.js";
+import { appendOwn } from "./own-fields.js";
 
 /** Characters of a string a message shows; a longer one (a 100 KB key) is cut, so the message stays readable. */
 const SHOWN_CHARS = 64;
@@ -93,7 +94,8 @@ export function readOptionArray(path: string, v: unknown, what: string, max: num
   const out: unknown[] = [];
   for (let i = 0; i < n; i++) {
     try {
-      out.push(v[i]);
+      // Defined, not pushed: a setter of a prototype named as the index would take the element from the copy.
+      appendOwn(out, v[i]);
     } catch (err) {
       throw new ValidationError(`reading ${path}[${i}] threw: ${errorText(err)}`);
     }

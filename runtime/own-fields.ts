@@ -35,6 +35,19 @@ export function ownEveryField(o: object, names: Iterable<string>): void {
   }
 }
 
+/**
+ * Whether `Array.prototype` holds a field named as an index, or
+ * `Object.prototype` the index "0": a decoder that assigns the elements of
+ * the arrays it makes would hand one to a setter there, or throw on a
+ * read-only one. `Array.prototype` is itself an array, whose length grows
+ * past any index defined on it; `Object.prototype` has no such length, and
+ * asking it for every index would cost each decode, so an index above 0
+ * there is found after the decode instead (see `ownKeyCount`).
+ */
+export function prototypesHoldAnIndex(): boolean {
+  return Array.prototype.length !== 0 || "0" in Object.prototype;
+}
+
 /** `ownEveryField` when `Object.prototype` holds one of `names`: for a decoded record `o` that is an object. */
 export function ownFieldsIfPolluted(o: object, names: readonly string[]): void {
   if (prototypeHoldsAny(names)) ownEveryField(o, names);
@@ -70,13 +83,18 @@ export function ownObjects(v: unknown): unknown {
 /**
  * How many fields the plain objects in `v` own, nested ones included: a
  * decode by assignment owns as many as the bytes' maps hold pairs, unless a
- * setter of `Object.prototype` took one (or a map repeated a key).
+ * setter of `Object.prototype` took one (or a map repeated a key). NaN when
+ * an array lacks an element: a setter of `Array.prototype` or
+ * `Object.prototype` named as its index took it.
  */
 export function ownKeyCount(v: unknown): number {
   if (v === null || typeof v !== "object") return 0;
   let n = 0;
   if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) n += ownKeyCount(v[i]);
+    for (let i = 0; i < v.length; i++) {
+      if (!Object.hasOwn(v, i)) return Number.NaN;
+      n += ownKeyCount(v[i]);
+    }
     return n;
   }
   if (Object.getPrototypeOf(v) !== Object.prototype) return 0;
@@ -88,25 +106,25 @@ export function ownKeyCount(v: unknown): number {
 }
 
 /**
- * What `byAssignment` decodes, a decoder assigning each map's fields, when
- * its objects own all `entries` fields the bytes' maps hold; otherwise (a
- * setter of `Object.prototype` took a field, or a read-only field there
- * refused one) what `asMaps` decodes from the same bytes with maps as
- * `Map`s, made objects by `ownObjects`. A decode both refuse throws the
- * first one's error.
+ * What `byAssignment` decodes, a decoder assigning each map's fields and
+ * array's elements, when its objects own all `entries` fields the bytes'
+ * maps hold and its arrays every element; otherwise (a setter of a
+ * prototype took one, or a read-only field there refused one) what
+ * `defining` decodes from the same bytes, a decoder that defines each. A
+ * decode both refuse throws the first one's error.
  */
-export function decodedWithOwnFields(entries: number, byAssignment: () => unknown, asMaps: () => unknown): unknown {
+export function decodedWithOwnFields(entries: number, byAssignment: () => unknown, defining: () => unknown): unknown {
   let v: unknown;
   try {
     v = byAssignment();
   } catch (e) {
     try {
-      return ownObjects(asMaps());
+      return defining();
     } catch {
       throw e;
     }
   }
-  return ownKeyCount(v) === entries ? v : ownObjects(asMaps());
+  return ownKeyCount(v) === entries ? v : defining();
 }
 
 /** Gives `o` its own field `k` holding `v`, defined (not assigned, see `ownEveryField`): for a record a decoder builds. */
@@ -120,7 +138,18 @@ export function defineOwn(o: object, k: string, v: unknown): void {
  * (and `o` be written without the field) or a read-only field refuse it,
  * and the field is defined instead.
  */
-export function setOwn(o: Record<string, unknown>, k: string, v: unknown): void {
+export function setOwn<T extends object, K extends keyof T & string>(o: T, k: K, v: T[K]): void {
   if (k in Object.prototype) defineOwn(o, k, v);
   else o[k] = v;
+}
+
+/**
+ * Appends `v` to `list`, defined as its own element: `push` assigns, and an
+ * assignment to an index the array does not own yet calls a setter
+ * `Array.prototype` or `Object.prototype` holds under that index (the
+ * element is then missing, read from the prototype) or throws on a
+ * read-only one there. For the lists a record is written from.
+ */
+export function appendOwn<T>(list: T[], v: T): void {
+  Object.defineProperty(list, list.length, { value: v, writable: true, enumerable: true, configurable: true });
 }

@@ -70,8 +70,16 @@ export function encodeJobResult(r: JobResultRecord): Uint8Array {
   return encodeValue(r);
 }
 
+/**
+ * A result record's fields, each absent from one of its two forms (or from a
+ * damaged record): made its own while `Object.prototype` holds one of their
+ * names, so a field the record lacks is never read from there (a planted
+ * `output` made a failed job's record read as a success).
+ */
+const JOB_RESULT_FIELDS: readonly string[] = ["incarnation", "status", "output", "error", "message"];
+
 export function decodeJobResult(bytes: Uint8Array, key: string): JobResultRecord {
-  const r = decodeMap(bytes, key, "job result record");
+  const r = decodeMap(bytes, key, "job result record", JOB_RESULT_FIELDS);
   const ok =
     typeof r.incarnation === "string" &&
     ((r.status === "succeeded" && typeof r.output === "string") || (r.status === "failed" && typeof r.error === "string" && typeof r.message === "string"));
@@ -83,8 +91,11 @@ export function encodeDedup(inputSha256: string): Uint8Array {
   return encodeValue({ inputSha256 });
 }
 
+/** The dedup record's one field, made its own while `Object.prototype` holds its name: a record without it is damaged, never the prototype's hash. */
+const DEDUP_FIELDS: readonly string[] = ["inputSha256"];
+
 export function decodeDedup(bytes: Uint8Array, key: string): string {
-  const v = decodeMap(bytes, key, "job dedup record");
+  const v = decodeMap(bytes, key, "job dedup record", DEDUP_FIELDS);
   if (typeof v.inputSha256 !== "string") throw new StoreCorruptedError(key, "job dedup record lacks its input hash");
   return v.inputSha256;
 }

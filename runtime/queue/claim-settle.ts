@@ -442,7 +442,16 @@ async function startPrepared(
   for (let warm = cold; ; warm = true) {
     // Read first, loaded only when a checkpoint paged the record out (a cold read changes nothing):
     // warming every settlement's record first cost a lookup of its own. Then read again.
-    if (warm) for (let w = warmJobs(core.engine, [id]); w !== undefined; w = warmJobs(core.engine, [id])) await w;
+    if (warm) {
+      try {
+        for (let w = warmJobs(core.engine, [id]); w !== undefined; w = warmJobs(core.engine, [id])) await w;
+      } catch (err) {
+        // No commit follows: the enqueues' caller ids stop holding off draws and their offloaded payloads are deleted,
+        // or every failed load would keep one more in flight for the life of the queue.
+        core.discardUnused(prepared, undefined);
+        throw err;
+      }
+    }
     const s = submitSettlement(core, id, ticket, effects, transition, claimNext, prepared);
     if (s !== undefined) return s;
   }

@@ -111,7 +111,8 @@ export async function enqueueWithEffects(
       const own = prepared.slice(1, 1 + effects.enqueues.length);
       outcomes = [first, ...core.applyEffects(txn, ctx, effects, own)];
       if (expected !== undefined && expected.jobId !== undefined)
-        outcomes.push(...core.applyEffects(txn, ctx, expected.effects, prepared.slice(1 + own.length)));
+        // A new list, not a push: its elements are defined, none handed to a setter a prototype holds under its index.
+        outcomes = [...outcomes, ...core.applyEffects(txn, ctx, expected.effects, prepared.slice(1 + own.length))];
       commit = core.commit(txn, true);
     } else outcomes = [first];
   } finally {

@@ -5,7 +5,8 @@
 import { Packr } from "msgpackr";
 import { assertPlainMessagePack } from "../engine/plain-messagepack.js";
 import { StoreCorruptedError } from "../errors.js";
-import { decodedWithOwnFields, defineOwn, ownEveryField, ownObjects, prototypeHoldsAny } from "../own-fields.js";
+import { decodeDefining } from "../engine/defining-decode.js";
+import { decodedWithOwnFields, defineOwn, ownEveryField, prototypeHoldsAny, prototypesHoldAnIndex } from "../own-fields.js";
 import { packRecord } from "./record-pack.js";
 import { uintBytes, writeUint } from "./msgpack-sized.js";
 
@@ -208,11 +209,13 @@ function plainEntries(key: string, bytes: Uint8Array): number {
 /** The value `bytes` hold, every map an object that owns each of its fields whatever `Object.prototype` holds. */
 function unpack(key: string, bytes: Uint8Array): unknown {
   const entries = plainEntries(key, bytes);
+  // Defined at once, so that no setter of an index is called with an element (or the decoder's own lists).
+  if (prototypesHoldAnIndex()) return unpackDefining(key, bytes);
   try {
     return decodedWithOwnFields(
       entries,
       () => packr.unpack(bytes),
-      () => mapPackr.unpack(bytes),
+      () => decodeDefining(bytes),
     );
   } catch (e) {
     throw corrupted(key, e);
@@ -225,14 +228,14 @@ function unpackAssigning(key: string, bytes: Uint8Array): unknown {
     return packr.unpack(bytes);
   } catch (e) {
     // The decoder's assignment threw on a read-only field of Object.prototype: the record is not at fault.
-    return unpackAsMaps(key, bytes, e);
+    return unpackDefining(key, bytes, e);
   }
 }
 
-/** The value `bytes` hold, maps decoded as `Map`s and made objects that own their fields; `first`, an earlier decode's error to report instead. */
-function unpackAsMaps(key: string, bytes: Uint8Array, first?: unknown): unknown {
+/** The value `bytes` hold, decoded defining every field and element (see `decodeDefining`); `first`, an earlier decode's error to report instead. */
+function unpackDefining(key: string, bytes: Uint8Array, first?: unknown): unknown {
   try {
-    return ownObjects(mapPackr.unpack(bytes));
+    return decodeDefining(bytes);
   } catch (e) {
     throw corrupted(key, first ?? e);
   }
@@ -241,9 +244,6 @@ function unpackAsMaps(key: string, bytes: Uint8Array, first?: unknown): unknown 
 function corrupted(key: string, e: unknown): StoreCorruptedError {
   return new StoreCorruptedError(key, `undecodable record: ${e instanceof Error ? e.message : String(e)}`);
 }
-
-/** Decodes maps as `Map`s, for `ownObjects`. */
-const mapPackr = new Packr({ useRecords: false, mapsAsObjects: false } as ConstructorParameters<typeof Packr>[0]);
 
 /** `r`'s bytes; with `shared`, small ones may be a view of memory other records share (see `packRecord`). */
 export function encodeJob(r: JobRecord, shared = false): Uint8Array {
@@ -295,8 +295,9 @@ function prototypeHoldsJobField(): boolean {
 
 export function decodeJob(key: string, bytes: Uint8Array): JobRecord {
   const entries = plainEntries(key, bytes);
-  const polluted = prototypeHoldsJobField();
-  let o = (polluted ? unpackAsMaps(key, bytes) : unpackAssigning(key, bytes)) as JobRecord | null;
+  // An index on a prototype: msgpackr's key cache would hand a setter there the bytes of field names.
+  const polluted = prototypeHoldsJobField() || prototypesHoldAnIndex();
+  let o = (polluted ? unpackDefining(key, bytes) : unpackAssigning(key, bytes)) as JobRecord | null;
   if (o === null || typeof o !== "object" || typeof o.id !== "string" || typeof o.state !== "string") {
     throw new StoreCorruptedError(key, "not a job record");
   }
@@ -305,7 +306,7 @@ export function decodeJob(key: string, bytes: Uint8Array): JobRecord {
     markUnknownFields(o);
   } else if (ownFieldCount(o) !== entries) {
     // A setter of Object.prototype named as a header (or as a field this version does not know) took it: decode again, defining each field.
-    o = unpackAsMaps(key, bytes) as JobRecord;
+    o = unpackDefining(key, bytes) as JobRecord;
     markUnknownFields(o);
   }
   o.payload = asBytes(o.payload);

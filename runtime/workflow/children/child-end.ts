@@ -10,8 +10,8 @@
 import { StoreCorruptedError } from "../../errors.js";
 import { codePointCut } from "../../option-values.js";
 import { MAX_KV_VALUE_SIZE } from "../../queue/names.js";
-import { decodeValue, decodeValueAsMaps, encodeValue } from "../records/codec.js";
-import { ownEveryField, prototypeHoldsAny } from "../../own-fields.js";
+import { decodeValue, decodeValueDefining, encodeValue } from "../records/codec.js";
+import { ownEveryField, prototypeHoldsAny, setOwn } from "../../own-fields.js";
 import type { RunOutcome } from "../runs/run-types.js";
 
 /** Room left in a signal payload for the outcome's other fields. */
@@ -46,16 +46,17 @@ export interface EndSource {
 export function encodeChildEnd(o: RunOutcome, source: EndSource): Uint8Array {
   const big = o.result !== undefined && o.result.byteLength > MAX_INLINE_RESULT_BYTES;
   const out: Record<string, unknown> = { runId: o.runId, status: o.status, finalStep: o.finalStep, token: source.token, memoPrefix: source.memoPrefix };
-  if (o.result !== undefined && !big) out.result = o.result;
-  if (big) out.resultOmitted = true;
-  if (o.errorKind !== undefined) out.errorKind = o.errorKind;
+  // Each optional field set own (see `setOwn`): a setter of Object.prototype named as one would take an assignment.
+  if (o.result !== undefined && !big) setOwn(out, "result", o.result);
+  if (big) setOwn(out, "resultOmitted", true);
+  if (o.errorKind !== undefined) setOwn(out, "errorKind", o.errorKind);
   // Error texts are bounded so the end always fits a signal payload, whatever the child's error held.
   for (const field of ["error", "publicError", "errorCode"] as const) {
     const text = o[field];
     if (text === undefined) continue;
     // Cut at a character boundary: half an emoji would reach the parent as U+FFFD.
-    out[field] = text.length > MAX_INLINE_ERROR_CHARS ? `${text.slice(0, codePointCut(text, MAX_INLINE_ERROR_CHARS))}...` : text;
-    if (text.length > MAX_INLINE_ERROR_CHARS) out.errorOmitted = true;
+    setOwn(out, field, text.length > MAX_INLINE_ERROR_CHARS ? `${text.slice(0, codePointCut(text, MAX_INLINE_ERROR_CHARS))}...` : text);
+    if (text.length > MAX_INLINE_ERROR_CHARS) setOwn(out, "errorOmitted", true);
   }
   return encodeValue(out);
 }
@@ -82,7 +83,7 @@ export function decodeChildEnd(bytes: Uint8Array, where: string): ChildEndPayloa
   const polluted = prototypeHoldsAny(CHILD_END_OPTIONAL);
   let v: unknown;
   try {
-    v = polluted ? decodeValueAsMaps(bytes) : decodeValue(bytes);
+    v = polluted ? decodeValueDefining(bytes) : decodeValue(bytes);
   } catch {
     v = undefined;
   }

@@ -9,7 +9,7 @@
 import { StoreCorruptedError } from "../../errors.js";
 import { encodeValue } from "../records/codec.js";
 import { decodeMap } from "../records/records.js";
-import { ownFieldsIfPolluted } from "../../own-fields.js";
+import { ownFieldsIfPolluted, setOwn } from "../../own-fields.js";
 import type { RunFlow } from "../runs/run-types.js";
 
 /** The options members are submitted with, as the manifest keeps them for `resume`. */
@@ -51,7 +51,8 @@ const isFlow = (x: unknown): boolean => {
 
 function compact<T extends object>(o: T): T {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  // Defined where Object.prototype holds the name (see `setOwn`): a setter there would take an assignment.
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) setOwn(out, k, v);
   return out as T;
 }
 

@@ -9,6 +9,7 @@
  * else is kept: every method works after a restart and from any runtime
  * over the same queue and store.
  */
+import { appendOwn } from "../../own-fields.js";
 import { checkGroupSize, MAX_GROUP_KEY_BYTES, MAX_GROUP_MEMBERS } from "../limits.js";
 import { validateInstant } from "../../time-bounds.js";
 import { ValidationError } from "../../errors.js";
@@ -129,7 +130,8 @@ export function checkMembers(members: readonly GroupMember[]): GroupMember[] {
     refuseUnknownFields(m, MEMBER_FIELDS, `member ${quoteValue(key)}.`, `member ${quoteValue(key)}`);
     if (seen.has(key)) throw new ValidationError(`member key ${quoteValue(key)} appears twice; keys identify members within a group`);
     seen.add(key);
-    out.push({ key, input });
+    // Defined, not pushed: a setter of a prototype named as the index would take the member, and the manifest be written without it.
+    appendOwn(out, { key, input });
   }
   return out;
 }
@@ -398,7 +400,7 @@ export class RunGroup {
       const added: ManifestMember[] = [];
       for (const m of members) {
         const had = byKey.get(m.key);
-        if (had === undefined) added.push({ key: m.key, input: m.input });
+        if (had === undefined) appendOwn(added, { key: m.key, input: m.input });
         else if (!bytesEqual(had.input, m.input)) throw new InputMismatchError(hostRunId(this.#host, this.#tag, m.key));
       }
       checkGroupSize(this.id, existing?.members ?? [], added);

@@ -8,13 +8,12 @@
  */
 import { createHash } from "node:crypto";
 import { Packr } from "msgpackr";
+import { decodeDefining } from "../../engine/defining-decode.js";
 import { assertPlainMessagePack } from "../../engine/plain-messagepack.js";
-import { ownObjects } from "../../own-fields.js";
+import { prototypesHoldAnIndex } from "../../own-fields.js";
 import { packPlain } from "../../queue/record-pack.js";
 
 const packr = new Packr({ useRecords: false, moreTypes: false });
-/** Decodes maps as `Map`s, for `ownObjects` (see `decodeValue`). */
-const mapPackr = new Packr({ useRecords: false, moreTypes: false, mapsAsObjects: false } as ConstructorParameters<typeof Packr>[0]);
 
 /**
  * Encodes `value` into a fresh byte array that owns its memory. Plain data
@@ -28,45 +27,45 @@ export function encodeValue(value: unknown): Uint8Array {
  * Decodes bytes written by {@link encodeValue}; throws when they are not
  * MessagePack or hold an extension type other than undefined and timestamps
  * (plain data only: a bucket writer cannot plant a RegExp, Error or Set).
- * Every map decodes to an object owning each of its fields, whatever
- * `Object.prototype` holds: the decoder assigns each field, and when the
- * objects own fewer than the bytes' maps hold (a setter there took one) or
- * an assignment threw (on a read-only field there), the bytes are decoded
- * again with maps as `Map`s, made objects that define each field.
+ * Every map decodes to an object owning each of its fields, and every array
+ * owns each of its elements, whatever `Object.prototype` and
+ * `Array.prototype` hold: the decoder assigns each field and element, and
+ * when the objects own fewer fields than the bytes' maps hold (a setter
+ * there took one), an array lacks an element (a setter named as its index
+ * took it) or an assignment threw (on a read-only field there), the bytes
+ * are decoded again by `decodeDefining`, which defines each one.
  */
 export function decodeValue(bytes: Uint8Array): unknown {
   const entries = assertPlainMessagePack(bytes);
+  // Defined at once, so that no setter of an index is called with an element (or the decoder's own lists).
+  if (prototypesHoldAnIndex()) return decodeDefining(bytes);
   let v: unknown;
   try {
     v = packr.unpack(bytes);
   } catch (e) {
     try {
-      return decodeAsMaps(bytes);
+      return decodeDefining(bytes);
     } catch {
       throw e;
     }
   }
   ownKeysSeen = 0;
   v = normalize(v);
-  // Fewer fields owned than the maps hold: a setter took one (or a map repeated a key).
-  return ownKeysSeen === entries ? v : decodeAsMaps(bytes);
+  // Fewer fields owned than the maps hold (NaN when an array lacks an element): a setter took one (or a map repeated a key).
+  return ownKeysSeen === entries ? v : decodeDefining(bytes);
 }
 
 /**
- * `decodeValue` decoding maps as `Map`s at once, made objects that define
- * each field: for a caller that found `Object.prototype` holding one of its
- * record's field names, so that no setter of those names is called.
+ * `decodeValue` decoding by definition at once: for a caller that found
+ * `Object.prototype` holding one of its record's field names, so that no
+ * setter of those names is called.
  */
-export function decodeValueAsMaps(bytes: Uint8Array): unknown {
+export function decodeValueDefining(bytes: Uint8Array): unknown {
   assertPlainMessagePack(bytes);
-  return decodeAsMaps(bytes);
+  return decodeDefining(bytes);
 }
 
-function decodeAsMaps(bytes: Uint8Array): unknown {
-  return normalize(ownObjects(mapPackr.unpack(bytes)));
-}
-
-/** The fields `normalize` found the objects it walked to own, counted without a second walk. */
+/** The fields `normalize` found the objects it walked to own, counted without a second walk; NaN once an array lacked an element. */
 let ownKeysSeen = 0;
 
 /**
@@ -79,6 +78,8 @@ function normalize(v: unknown): unknown {
   if (v instanceof Uint8Array) return v.constructor === Uint8Array ? v : new Uint8Array(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
+      // An element the decoder's assignment handed to a setter of the prototypes is missing here.
+      if (!Object.hasOwn(v, i)) ownKeysSeen = Number.NaN;
       const x = v[i];
       if (x !== null && typeof x === "object") v[i] = normalize(x);
     }

@@ -6,7 +6,7 @@
  * is reported, never half-read.
  */
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
-import { decodeValue, decodeValueAsMaps, encodeValue } from "./codec.js";
+import { decodeValue, decodeValueDefining, encodeValue } from "./codec.js";
 import { type CommitOnlyBytes, type CommitTarget, encodeForCommit } from "./commit-bytes.js";
 import { beginPlainFields, endPlainFields, fieldName, plainField, plainNumber, plainString } from "../../queue/record-pack.js";
 import type { RunErrorKind, RunOutcome, TerminalStatus, Termination } from "../runs/run-types.js";
@@ -205,7 +205,7 @@ type Check = (v: Record<string, unknown>) => string | undefined;
  * `nested`: the optional fields of maps it holds, which the caller makes
  * their own; while the prototype holds one of those names or of
  * `optional`, the record is decoded so that no setter of that name is
- * called (see `decodeValueAsMaps`).
+ * called (see `decodeValueDefining`).
  */
 export function decodeMap(
   bytes: Uint8Array,
@@ -218,7 +218,7 @@ export function decodeMap(
   const polluted = prototypeHoldsAny(optional) || (nested.length > 0 && prototypeHoldsAny(nested));
   let v: unknown;
   try {
-    v = polluted ? decodeValueAsMaps(bytes) : decodeValue(bytes);
+    v = polluted ? decodeValueDefining(bytes) : decodeValue(bytes);
   } catch (e) {
     throw new StoreCorruptedError(key, `${what} is not MessagePack: ${e instanceof Error ? e.message : String(e)}`);
   }

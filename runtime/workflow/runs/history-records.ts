@@ -15,8 +15,8 @@
 import { StoreCorruptedError } from "../../errors.js";
 import { codePointCut } from "../../option-values.js";
 import type { JobAttempt } from "../../queue/record.js";
-import { decodeValue, decodeValueAsMaps, encodeValue } from "../records/codec.js";
-import { defineOwn, ownFieldsIfPolluted, prototypeHoldsAny } from "../../own-fields.js";
+import { decodeValue, decodeValueDefining, encodeValue } from "../records/codec.js";
+import { appendOwn, defineOwn, ownFieldsIfPolluted, prototypeHoldsAny, setOwn } from "../../own-fields.js";
 import { type CommitOnlyBytes, type CommitTarget, encodeForCommit } from "../records/commit-bytes.js";
 import { decodeMap } from "../records/records.js";
 import {
@@ -72,7 +72,8 @@ function paddedStep(step: number): string {
   if (!(step >= 0 && step < PADDED_STEPS_KEPT && Number.isInteger(step))) return String(step).padStart(10, "0");
   let text = paddedSteps[step];
   if (text === undefined) {
-    while (paddedSteps.length <= step) paddedSteps.push(String(paddedSteps.length).padStart(10, "0"));
+    // Defined, not pushed: a setter of a prototype named as an index would keep that step's text from the cache for good.
+    while (paddedSteps.length <= step) appendOwn(paddedSteps, String(paddedSteps.length).padStart(10, "0"));
     text = paddedSteps[step]!;
   }
   return text;
@@ -123,18 +124,19 @@ export function attemptFromQueue(a: JobAttempt): AttemptHistory {
     endedAtMs: a.recordedAt,
     outcome: QUEUE_OUTCOMES[a.outcome] ?? "retried",
   };
-  if (a.outcome === "lease_expired") out.error = "the lease expired before the step settled: its worker stopped, or stalled without renewing it";
-  else if (a.error !== undefined) out.error = cutHistoryText(a.error, HISTORY_ERROR_CHARS);
-  if (a.errorStack !== undefined) out.stack = cutHistoryText(a.errorStack, HISTORY_STACK_CHARS);
+  // Each optional field set own: a setter of Object.prototype named as one would take an assignment (see `setOwn`).
+  if (a.outcome === "lease_expired") setOwn(out, "error", "the lease expired before the step settled: its worker stopped, or stalled without renewing it");
+  else if (a.error !== undefined) setOwn(out, "error", cutHistoryText(a.error, HISTORY_ERROR_CHARS));
+  if (a.errorStack !== undefined) setOwn(out, "stack", cutHistoryText(a.errorStack, HISTORY_STACK_CHARS));
   return out;
 }
 
 /** An attempt's error text and stack, bounded. */
 export function errorFieldsOf(error: unknown, text: string | undefined): { error?: string; stack?: string } {
   const out: { error?: string; stack?: string } = {};
-  if (text !== undefined) out.error = cutHistoryText(text, HISTORY_ERROR_CHARS);
+  if (text !== undefined) setOwn(out, "error", cutHistoryText(text, HISTORY_ERROR_CHARS));
   const stack = error instanceof Error ? error.stack : undefined;
-  if (typeof stack === "string") out.stack = cutHistoryText(stack, HISTORY_STACK_CHARS);
+  if (typeof stack === "string") setOwn(out, "stack", cutHistoryText(stack, HISTORY_STACK_CHARS));
   return out;
 }
 
@@ -178,12 +180,12 @@ export function stepRecordOf(f: StepFacts): StepRecord {
     kvDeletes: boundKeys(f.kvDeletes),
     kvEffects: f.kvPuts.length + f.kvDeletes.length,
   };
-  if (f.name !== undefined) r.name = f.name;
-  if (f.signal !== undefined) r.signal = f.signal;
-  if (f.transition !== undefined) r.transition = f.transition;
-  if (f.payload !== undefined && f.payload.byteLength <= HISTORY_FINAL_PAYLOAD_BYTES) r.payload = f.payload;
-  if (f.next !== undefined && f.next.byteLength <= HISTORY_NEXT_PAYLOAD_BYTES) r.next = f.next;
-  if (f.signalPayload !== undefined && f.signalPayload.byteLength <= HISTORY_SIGNAL_PAYLOAD_BYTES) r.signalPayload = f.signalPayload;
+  if (f.name !== undefined) setOwn(r, "name", f.name);
+  if (f.signal !== undefined) setOwn(r, "signal", f.signal);
+  if (f.transition !== undefined) setOwn(r, "transition", f.transition);
+  if (f.payload !== undefined && f.payload.byteLength <= HISTORY_FINAL_PAYLOAD_BYTES) setOwn(r, "payload", f.payload);
+  if (f.next !== undefined && f.next.byteLength <= HISTORY_NEXT_PAYLOAD_BYTES) setOwn(r, "next", f.next);
+  if (f.signalPayload !== undefined && f.signalPayload.byteLength <= HISTORY_SIGNAL_PAYLOAD_BYTES) setOwn(r, "signalPayload", f.signalPayload);
   return r;
 }
 
@@ -201,17 +203,21 @@ function compact(o: object): Record<string, unknown> {
   for (const k in from) {
     if (!Object.hasOwn(from, k)) continue;
     const v = from[k];
-    if (v !== undefined) out[k] = v && typeof v === "object" && !Array.isArray(v) && !(v instanceof Uint8Array) ? compact(v) : v;
+    // Defined where Object.prototype holds the name (see `setOwn`): a setter there would take an assignment.
+    if (v !== undefined) setOwn(out, k, v && typeof v === "object" && !Array.isArray(v) && !(v instanceof Uint8Array) ? compact(v) : v);
   }
   return out;
 }
 
-/** An attempt as stored: `[attempt, start, end, outcome, error?, stack?]`. */
+/**
+ * An attempt as stored: `[attempt, start, end, outcome, error?, stack?]`.
+ * Each row a literal, which defines its elements: a push would hand the
+ * error or stack to a setter a prototype holds under index 4 or 5.
+ */
 function attemptRow(x: AttemptHistory): unknown[] {
-  const row: unknown[] = [x.attempt, x.startedAtMs, x.endedAtMs, x.outcome];
-  if (x.error !== undefined || x.stack !== undefined) row.push(x.error ?? null);
-  if (x.stack !== undefined) row.push(x.stack);
-  return row;
+  if (x.stack !== undefined) return [x.attempt, x.startedAtMs, x.endedAtMs, x.outcome, x.error ?? null, x.stack];
+  if (x.error !== undefined) return [x.attempt, x.startedAtMs, x.endedAtMs, x.outcome, x.error];
+  return [x.attempt, x.startedAtMs, x.endedAtMs, x.outcome];
 }
 
 /*
@@ -356,18 +362,19 @@ function storedStepRecord(r: StepRecord): Record<string, unknown> {
     b: r.payloadBytes,
     a: r.attempts.map(attemptRow),
   };
-  if (r.name !== undefined) out.n = r.name;
-  if (r.attemptsDropped > 0) out.ad = r.attemptsDropped;
-  if (r.memoKeys.length > 0) out.m = r.memoKeys;
-  if (r.memoKeysWritten > r.memoKeys.length) out.mn = r.memoKeysWritten;
-  if (r.kvPuts.length > 0) out.kp = r.kvPuts;
-  if (r.kvDeletes.length > 0) out.kd = r.kvDeletes;
-  if (r.kvEffects > r.kvPuts.length + r.kvDeletes.length) out.kn = r.kvEffects;
-  if (r.signal !== undefined) out.sg = compact(r.signal);
-  if (r.transition !== undefined) out.tr = compact(r.transition);
-  if (r.payload !== undefined) out.p = r.payload;
-  if (r.next !== undefined) out.nx = r.next;
-  if (r.signalPayload !== undefined) out.sp = r.signalPayload;
+  // Each optional field set own (see `setOwn`): a setter of Object.prototype named as one would take an assignment.
+  if (r.name !== undefined) setOwn(out, "n", r.name);
+  if (r.attemptsDropped > 0) setOwn(out, "ad", r.attemptsDropped);
+  if (r.memoKeys.length > 0) setOwn(out, "m", r.memoKeys);
+  if (r.memoKeysWritten > r.memoKeys.length) setOwn(out, "mn", r.memoKeysWritten);
+  if (r.kvPuts.length > 0) setOwn(out, "kp", r.kvPuts);
+  if (r.kvDeletes.length > 0) setOwn(out, "kd", r.kvDeletes);
+  if (r.kvEffects > r.kvPuts.length + r.kvDeletes.length) setOwn(out, "kn", r.kvEffects);
+  if (r.signal !== undefined) setOwn(out, "sg", compact(r.signal));
+  if (r.transition !== undefined) setOwn(out, "tr", compact(r.transition));
+  if (r.payload !== undefined) setOwn(out, "p", r.payload);
+  if (r.next !== undefined) setOwn(out, "nx", r.next);
+  if (r.signalPayload !== undefined) setOwn(out, "sp", r.signalPayload);
   return out;
 }
 
@@ -469,7 +476,7 @@ export function decodeRedrives(bytes: Uint8Array, key: string): RedriveHistory[]
   let list: unknown;
   try {
     // Maps at once while Object.prototype holds a field's name, so that no setter of it is called with the field.
-    list = prototypeHoldsAny(REDRIVE_FIELDS) || prototypeHoldsAny(REPLACED_OPTIONAL) ? decodeValueAsMaps(bytes) : decodeValue(bytes);
+    list = prototypeHoldsAny(REDRIVE_FIELDS) || prototypeHoldsAny(REPLACED_OPTIONAL) ? decodeValueDefining(bytes) : decodeValue(bytes);
   } catch {
     throw new StoreCorruptedError(key, "redrive list is not MessagePack");
   }

@@ -20,7 +20,7 @@
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { MAX_INSTANT_MS } from "../../time-bounds.js";
 import { decodeMap } from "../records/records.js";
-import { ownFieldsIfPolluted } from "../../own-fields.js";
+import { ownFieldsIfPolluted, setOwn } from "../../own-fields.js";
 import { encodeValue, sha256Hex } from "../records/codec.js";
 import { type CommitOnlyBytes, type CommitTarget, encodeForCommit } from "../records/commit-bytes.js";
 import { RESERVED_KV_PREFIX } from "../records/reserved.js";
@@ -103,17 +103,18 @@ export function indexEntryForCommit(e: IndexEntry, target: CommitTarget): Commit
 
 function storedIndexEntry(e: IndexEntry): Record<string, unknown> {
   const out: Record<string, unknown> = { submittedAtMs: e.submittedAtMs, headers: e.headers };
-  if (e.workflow !== undefined) out.workflow = e.workflow;
-  if (e.kind !== undefined) out.kind = e.kind;
-  if (e.group !== undefined) out.group = { id: e.group.id, key: e.group.key, ...(e.group.tag === undefined ? {} : { tag: e.group.tag }) };
-  if (e.input !== undefined) out.input = e.input;
-  if (e.inputSha256 !== undefined) out.inputSha256 = e.inputSha256;
-  if (e.priority !== undefined) out.priority = e.priority;
-  if (e.maxAttempts !== undefined) out.maxAttempts = e.maxAttempts;
-  if (e.parent !== undefined) out.parent = { ...e.parent };
-  if (e.submission !== undefined) out.submission = e.submission;
+  // Each optional field set own (see `setOwn`): a setter of Object.prototype named as one would take an assignment.
+  if (e.workflow !== undefined) setOwn(out, "workflow", e.workflow);
+  if (e.kind !== undefined) setOwn(out, "kind", e.kind);
+  if (e.group !== undefined) setOwn(out, "group", { id: e.group.id, key: e.group.key, ...(e.group.tag === undefined ? {} : { tag: e.group.tag }) });
+  if (e.input !== undefined) setOwn(out, "input", e.input);
+  if (e.inputSha256 !== undefined) setOwn(out, "inputSha256", e.inputSha256);
+  if (e.priority !== undefined) setOwn(out, "priority", e.priority);
+  if (e.maxAttempts !== undefined) setOwn(out, "maxAttempts", e.maxAttempts);
+  if (e.parent !== undefined) setOwn(out, "parent", { ...e.parent });
+  if (e.submission !== undefined) setOwn(out, "submission", e.submission);
   // Entries written before this field have none: their redrives carry no flow headers, as then.
-  if (e.flow !== undefined) out.flow = { ...e.flow };
+  if (e.flow !== undefined) setOwn(out, "flow", { ...e.flow });
   return out;
 }
 

@@ -6,7 +6,7 @@
 import type { RunDebounce, RunFlow } from "../runs/run-types.js";
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { validateDelay } from "../../time-bounds.js";
-import { ownFieldsIfPolluted } from "../../own-fields.js";
+import { ownFieldsIfPolluted, setOwn } from "../../own-fields.js";
 import { decodeValue, encodeValue, sha256Hex } from "../records/codec.js";
 import { RESERVED_KV_PREFIX } from "../records/reserved.js";
 import { checkRunOptions, checkUserHeaders } from "../runs/submit.js";
@@ -204,7 +204,8 @@ function catchUpProblem(c: unknown): string | undefined {
 
 export function encodeScheduleRecord(r: ScheduleRecord): Uint8Array {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(r)) if (v !== undefined) out[k] = v;
+  // Defined where Object.prototype holds the name (see `setOwn`): a setter there would take an assignment.
+  for (const [k, v] of Object.entries(r)) if (v !== undefined) setOwn(out, k, v);
   return encodeValue(out);
 }
 
