@@ -70,6 +70,13 @@ const GROW_IN_PLACE_BYTES = 1 << 20;
 const MAX_RESERVE_BYTES = 2 ** 32;
 /** Bytes written to a plain chunk before they move into the resizable buffer. */
 const CHUNK_BYTES = 64 * 1024;
+/**
+ * Largest run copied out of its resizable buffer into a plain one when it is
+ * finished: a run built without a bound (a freeze's) holds the run twice for
+ * the copy, so only runs of a few MiB are copied; larger ones keep a view of
+ * the resizable buffer.
+ */
+const MAX_PLAIN_COPY_BYTES = 16 * 1024 * 1024;
 /** Largest bound a buffer takes whole up front (a larger one is an estimate: a manifest's sizes are not yet checked when it is given). */
 const MAX_BOUND_BYTES = 1 << 30;
 
@@ -80,15 +87,17 @@ const MAX_BOUND_BYTES = 1 << 30;
  * in place, so a run of hundreds of MiB is never copied while it grows (a
  * copy holds both sizes at once), only the pages it fills are resident, and
  * `trimmed()` hands back exactly the bytes written, returning the rest of
- * the reservation. Writes then go to a plain chunk (`buf`) moved there a
- * chunk at a time: V8 reads and writes single bytes of a resizable buffer's
+ * the reservation (copied into a plain buffer when at most
+ * `MAX_PLAIN_COPY_BYTES`). Writes then go to a plain chunk (`buf`) moved
+ * there a chunk at a time: V8 reads and writes single bytes of a resizable buffer's
  * views several times slower than of a plain one (building the runs of a
  * store at open spent about a third of its time so).
  *
  * Given a `bound` instead (a caller that knows the bytes to come, such as
  * open from the segments it reads), it writes into one plain buffer of that
  * size and hands back a view of it: no chunk moved, no growth, no clearing
- * of the reservation's spare pages at the trim. Pages past the bytes written
+ * of the reservation's spare pages at the trim (a merge bounds its output
+ * so from its inputs). Pages past the bytes written
  * are never touched, so they are address space only, not resident memory.
  * A bound too small (a manifest that lied) carries on as above.
  */
@@ -164,8 +173,17 @@ class Bytes {
     const r = this.#resizable;
     if (r !== undefined) {
       this.#move();
-      r.resize(this.#moved);
-      return Buffer.from(r, 0, this.#moved);
+      const n = this.#moved;
+      if (n <= MAX_PLAIN_COPY_BYTES) {
+        // Read through a plain buffer from now on (a resizable one's views read each byte about 1.7x slower, and a
+        // full checkpoint reads every byte of every run); the resizable one shrinks to nothing at once.
+        const plain = Buffer.allocUnsafeSlow(n);
+        plain.set(new Uint8Array(r, 0, n));
+        r.resize(0);
+        return plain;
+      }
+      r.resize(n);
+      return Buffer.from(r, 0, n);
     }
     // Small: copy when more than an eighth is spare. A bound's spare pages were never touched: a view costs them no memory.
     const spare = this.buf.length - this.pos;

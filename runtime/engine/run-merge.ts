@@ -20,6 +20,9 @@
 import { BLOCK_ENTRIES, compareBytes, type KeyRun, KeyRunBuilder, RunCursor } from "./key-run.js";
 import { RunLiveness } from "./run-liveness.js";
 
+/** Merges of inputs of at least this many bytes write into a buffer bounded up front. */
+const MIN_BOUNDED_BYTES = 64 * 1024;
+
 /** A run with its dead bits; `input` is its index among the inputs of the merge in progress, or -1. */
 export interface Layer {
   run: KeyRun;
@@ -64,7 +67,12 @@ export class RunMerge {
       this.#remaining += l.live.live;
       estimate += Math.ceil((l.run.bytes.length * l.live.live) / Math.max(1, l.run.count));
     }
-    this.#builder = new KeyRunBuilder(estimate + 1024, this.#remaining);
+    // Bounded up front, so the output is written into one plain buffer, never copied nor grown: pages past the bytes
+    // written are never touched. An entry can take a few bytes more than in its input (a block's first key written
+    // whole, a value no longer the same as its new neighbour's); past the bound, the builder still carries on. A small
+    // merge keeps the shared pool's buffers (its run is plain either way).
+    const bound = estimate >= MIN_BOUNDED_BYTES ? estimate + Math.ceil(estimate / 8) + 1024 : -1;
+    this.#builder = new KeyRunBuilder(estimate + 1024, this.#remaining, bound);
     this.#dead = new Uint8Array(Math.ceil(this.#remaining / 8) + 1);
     if (inputs.length === 1) {
       const run = inputs[0]!.run;
